@@ -1,0 +1,271 @@
+/**
+ * The decision path: one agent request in, one answer out, one audit line written.
+ * read → parse → authenticate → evaluate → (remote actions) → combine → render.
+ * Nothing here throws to the caller: every failure becomes a fail-mode answer.
+ */
+import { authenticate } from "../core/auth.js";
+import { combineEffects, type RuleEffect } from "../core/decision.js";
+import { FAIL_MODE_SOURCE, type RequestError } from "../core/errors.js";
+import { type Evaluation, evaluatePolicy, failureEffect, type RuleExplanation } from "../core/evaluate.js";
+import { parseHookEvent, sniffEventName } from "../core/events.js";
+import type { Dialect, HookEvent } from "../core/hook-event.js";
+import { maskValue } from "../core/mask.js";
+import { type CompiledRule, type Policy, ruleOnError } from "../core/policy.js";
+import type { FailMode } from "../core/policy-schema.js";
+import type { Clock, IdGenerator, Logger, Sha256 } from "../core/ports.js";
+import { type Answer, renderDecision, renderRequestFailure } from "../core/render.js";
+
+export interface HookRequest {
+  /** The body as text, or the reason it could not be read. */
+  readonly body:
+    | { readonly ok: true; readonly text: string }
+    | { readonly ok: false; readonly error: RequestError };
+  readonly contentType: string | undefined;
+  readonly authorization: string | undefined;
+  /** The dialect the route names; undefined on `/v1/hooks`, where the body decides. */
+  readonly dialect: Dialect | undefined;
+}
+
+export interface HookOutcome {
+  readonly answer: Answer;
+  readonly decisionId: string;
+  readonly policyHash: string;
+  readonly error?: RequestError | undefined;
+  readonly audit: AuditRecord;
+  /** Present when asked for (simulate): every candidate rule and why it did or did not apply. */
+  readonly explanations?: readonly RuleExplanation[] | undefined;
+}
+
+export interface AuditRecord {
+  readonly decisionId: string;
+  readonly policy: string;
+  readonly team: string | undefined;
+  readonly client: Dialect | undefined;
+  readonly event: string | undefined;
+  readonly tool: string | undefined;
+  readonly sessionId: string | undefined;
+  readonly rules: readonly string[];
+  readonly shadow: readonly { readonly rule: string; readonly decision: string }[];
+  readonly pending: readonly { readonly rule: string; readonly action: string; readonly outcome: string }[];
+  readonly notify: readonly string[];
+  readonly decision: string;
+  readonly reason: string | undefined;
+  readonly error: string | undefined;
+  readonly latencyMs: number;
+  readonly toolInput?: unknown;
+  readonly prompt?: unknown;
+}
+
+export interface HookDeps {
+  readonly policy: () => Policy;
+  readonly clock: Clock;
+  readonly newId: IdGenerator;
+  readonly sha256: Sha256;
+  readonly logger: Logger;
+}
+
+export interface HandleOptions {
+  /** Collect why each rule did or did not apply (simulate). */
+  readonly explain?: boolean;
+  /** Write the audit line (false for simulate, which has no side effects). */
+  readonly audit?: boolean;
+}
+
+const JSON_CONTENT_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
+
+export async function handleHook(
+  deps: HookDeps,
+  request: HookRequest,
+  options: HandleOptions = {},
+): Promise<HookOutcome> {
+  const started = deps.clock.monotonic();
+  const policy = deps.policy();
+  const decisionId = deps.newId();
+  const finish = (outcome: Omit<HookOutcome, "decisionId" | "policyHash" | "audit">, audit: AuditFields) => {
+    const record = auditRecord(decisionId, policy, audit, outcome, deps.clock.monotonic() - started);
+    if (options.audit !== false) deps.logger.log("info", "decision", { ...record });
+    return { ...outcome, decisionId, policyHash: policy.hash, audit: record };
+  };
+
+  try {
+    const parsed = parseRequest(request);
+    if (!parsed.ok) {
+      const failure = requestFailure(policy, parsed.error, parsed.dialect);
+      return finish(failure, { client: parsed.dialect, event: parsed.error.eventName });
+    }
+    const event = parsed.event;
+    const auth = await authenticate(request.authorization, policy, deps.sha256);
+    if (!auth.ok) {
+      const error = { code: auth.code, message: auth.message, eventName: event.name };
+      return finish(requestFailure(policy, error, event.dialect), eventFields(event));
+    }
+    const evaluation = evaluatePolicy(policy, event, { team: auth.team }, options.explain === true);
+    const remote = resolvePending(evaluation.pending, event, policy);
+    const decision = combineEffects([...evaluation.enforced.map((m) => m.effect), ...remote.effects]);
+    const answer = renderDecision(decision, event.name, event.dialect);
+    return finish(
+      { answer, explanations: evaluation.explanations },
+      {
+        ...eventFields(event),
+        team: auth.team,
+        evaluation,
+        pending: remote.audit,
+        decision: decision.kind,
+        reason: decision.reason,
+      },
+    );
+  } catch (e) {
+    deps.logger.log("error", "internal error on the decision path", { decisionId, error: describe(e) });
+    const error: RequestError = {
+      code: "INTERNAL_ERROR",
+      message: "hookgate hit an internal error; see its log",
+    };
+    return finish(requestFailure(policy, error, request.dialect), {
+      client: request.dialect,
+      event: undefined,
+    });
+  }
+}
+
+type ParsedRequest =
+  | { ok: true; event: HookEvent }
+  | { ok: false; error: RequestError; dialect: Dialect | undefined };
+
+function parseRequest(request: HookRequest): ParsedRequest {
+  const dialect = request.dialect;
+  if (!request.body.ok) return { ok: false, error: request.body.error, dialect };
+  const text = request.body.text;
+  if (request.contentType === undefined || !JSON_CONTENT_TYPE.test(request.contentType)) {
+    return {
+      ok: false,
+      dialect,
+      error: {
+        code: "UNSUPPORTED_CONTENT_TYPE",
+        message: `the hook sent Content-Type ${JSON.stringify(request.contentType ?? "(none)")}; send application/json (curl: -H 'Content-Type: application/json')`,
+        eventName: sniffEventName(text),
+      },
+    };
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch (e) {
+    const why = e instanceof Error ? e.message : String(e);
+    return {
+      ok: false,
+      dialect,
+      error: {
+        code: "MALFORMED_JSON",
+        message: `the hook's body is not valid JSON (${why})`,
+        eventName: sniffEventName(text),
+      },
+    };
+  }
+  const event = parseHookEvent(body, routedDialect(dialect, body));
+  if (!event.ok) {
+    return {
+      ok: false,
+      dialect,
+      error: { code: event.error.code, message: event.error.message, eventName: event.error.eventName },
+    };
+  }
+  return { ok: true, event: event.value };
+}
+
+/** deepagents legacy adapters may post dotted events to the deepagents route; the body tells. */
+function routedDialect(dialect: Dialect | undefined, body: unknown): Dialect | undefined {
+  if (dialect !== "deepagents" || body === null || typeof body !== "object") return dialect;
+  const record = body as Record<string, unknown>;
+  return typeof record.event === "string" && record.hook_event_name === undefined
+    ? "deepagents-legacy"
+    : dialect;
+}
+
+function requestFailure(policy: Policy, error: RequestError, dialect: Dialect | undefined) {
+  const mode: FailMode =
+    FAIL_MODE_SOURCE[error.code] === "auth" ? (policy.auth?.onFailure ?? "deny") : policy.defaults.onError;
+  const message = `hookgate: ${error.message} [${error.code}]`;
+  const { answer, kind } = renderRequestFailure(mode, error.eventName, dialect ?? "claude-code", message);
+  return { answer, error, kind };
+}
+
+/**
+ * Prompt and forward rules need the judge and egress modules, which are not built yet: each
+ * such rule answers with its onError now, and the audit line says so.
+ */
+function resolvePending(rules: readonly CompiledRule[], event: HookEvent, policy: Policy) {
+  const effects: RuleEffect[] = [];
+  const audit: { rule: string; action: string; outcome: string }[] = [];
+  for (const rule of rules) {
+    const mode = ruleOnError(rule, policy);
+    const reason = `hookgate: ${rule.action.kind} rules are not active yet; rule "${rule.id}" answered with its onError (${mode})`;
+    effects.push(failureEffect(rule, event, mode, reason));
+    audit.push({ rule: rule.id, action: rule.action.kind, outcome: `NOT_ACTIVE:${mode}` });
+  }
+  return { effects, audit };
+}
+
+interface AuditFields {
+  client: Dialect | undefined;
+  event: string | undefined;
+  team?: string;
+  tool?: string | undefined;
+  sessionId?: string | undefined;
+  toolInput?: unknown;
+  prompt?: unknown;
+  evaluation?: Evaluation;
+  pending?: readonly { rule: string; action: string; outcome: string }[];
+  decision?: string;
+  reason?: string | undefined;
+}
+
+function eventFields(event: HookEvent): AuditFields {
+  const prompt = event.payload.prompt;
+  return {
+    client: event.dialect,
+    event: event.name,
+    tool: event.toolName,
+    sessionId: event.sessionId,
+    toolInput: event.toolInput === undefined ? undefined : maskValue(event.toolInput),
+    prompt: typeof prompt === "string" ? maskValue(prompt) : undefined,
+  };
+}
+
+function auditRecord(
+  decisionId: string,
+  policy: Policy,
+  fields: AuditFields,
+  outcome: { answer: Answer; error?: RequestError | undefined; kind?: string },
+  latencyMs: number,
+): AuditRecord {
+  const evaluation = fields.evaluation;
+  return {
+    decisionId,
+    policy: policy.hash,
+    team: fields.team,
+    client: fields.client,
+    event: fields.event,
+    tool: fields.tool,
+    sessionId: fields.sessionId,
+    rules: [
+      ...(evaluation?.enforced ?? []).map((m) => m.rule.id),
+      ...(evaluation?.pending ?? []).map((r) => r.id),
+    ],
+    shadow: (evaluation?.shadowed ?? []).map((m) => ({
+      rule: m.rule.id,
+      decision: m.effect.decision ?? "none",
+    })),
+    pending: fields.pending ?? [],
+    notify: (evaluation?.notify ?? []).flatMap((n) => n.sinks),
+    decision: fields.decision ?? outcome.kind ?? "none",
+    reason: fields.reason ?? outcome.error?.message,
+    error: outcome.error?.code,
+    latencyMs: Math.round(latencyMs * 1000) / 1000,
+    ...(fields.toolInput !== undefined ? { toolInput: fields.toolInput } : {}),
+    ...(fields.prompt !== undefined ? { prompt: fields.prompt } : {}),
+  };
+}
+
+function describe(e: unknown): string {
+  return e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+}

@@ -1,0 +1,157 @@
+/**
+ * Which rules apply to one event, and what each says. Pure and synchronous: rules that need a
+ * remote call (prompt, forward) come back as pending, for the use case to run under its deadline.
+ */
+import type { RuleEffect } from "./decision.js";
+import { honouredDecision } from "./event-capabilities.js";
+import { TOOL_EVENTS } from "./events.js";
+import type { HookEvent } from "./hook-event.js";
+import { eventReadsMatcher, matcherValue } from "./matcher.js";
+import { matchesPermissionRule } from "./permission-rule.js";
+import type { CompiledRule, Policy } from "./policy.js";
+import type { FailMode } from "./policy-schema.js";
+
+export interface RuleMatch {
+  readonly rule: CompiledRule;
+  readonly effect: RuleEffect;
+}
+
+/** Why a rule did or did not apply; collected only when asked (simulate), off the hot path. */
+export interface RuleExplanation {
+  readonly ruleId: string;
+  readonly applied: boolean;
+  readonly mode: CompiledRule["mode"];
+  readonly why: string;
+}
+
+export interface Evaluation {
+  /** Enforcing rules that applied, with their static effect (pending rules have none yet). */
+  readonly enforced: readonly RuleMatch[];
+  /** Shadow rules that applied: what they would have said, never sent. */
+  readonly shadowed: readonly RuleMatch[];
+  /** Enforcing prompt and forward rules that applied and still need their remote call. */
+  readonly pending: readonly CompiledRule[];
+  /** Sinks to notify, per applied enforcing rule. */
+  readonly notify: readonly { readonly ruleId: string; readonly sinks: readonly string[] }[];
+  readonly explanations?: readonly RuleExplanation[];
+}
+
+export interface Caller {
+  readonly team: string;
+}
+
+export function evaluatePolicy(
+  policy: Policy,
+  event: HookEvent,
+  caller: Caller,
+  explain = false,
+): Evaluation {
+  const enforced: RuleMatch[] = [];
+  const shadowed: RuleMatch[] = [];
+  const pending: CompiledRule[] = [];
+  const notify: { ruleId: string; sinks: readonly string[] }[] = [];
+  const explanations: RuleExplanation[] | undefined = explain ? [] : undefined;
+
+  for (const rule of policy.rulesFor(event.name)) {
+    const miss = whyNot(rule, event, caller);
+    explanations?.push({
+      ruleId: rule.id,
+      applied: miss === undefined,
+      mode: rule.mode,
+      why: miss ?? whyApplied(rule, event),
+    });
+    if (miss !== undefined) continue;
+    const pendingRemote = rule.action.kind === "prompt" || rule.action.kind === "forward";
+    const match = { rule, effect: staticEffect(rule, event) };
+    if (rule.mode === "shadow") {
+      shadowed.push(match);
+      continue;
+    }
+    if (pendingRemote) pending.push(rule);
+    else enforced.push(match);
+    if (rule.notify.length > 0) notify.push({ ruleId: rule.id, sinks: rule.notify });
+  }
+  return explanations
+    ? { enforced, shadowed, pending, notify, explanations }
+    : { enforced, shadowed, pending, notify };
+}
+
+/** The first condition of the rule that does not hold for this event, or undefined if all hold. */
+function whyNot(rule: CompiledRule, event: HookEvent, caller: Caller): string | undefined {
+  if (rule.teams && !rule.teams.has(caller.team)) return `caller's team "${caller.team}" is not in teams`;
+  if (rule.matcher && eventReadsMatcher(event.name)) {
+    const value = matcherValue(event);
+    if (!rule.matcher(value))
+      return `matcher "${rule.document.matcher}" does not match ${JSON.stringify(value ?? null)}`;
+  }
+  if (rule.ifRules) {
+    if (!TOOL_EVENTS.has(event.name) || event.toolName === undefined)
+      return `"if" applies only to tool events`;
+    const quantifier = rule.action.kind === "decide" && rule.action.decision === "allow" ? "all" : "any";
+    const call = {
+      toolName: event.toolName,
+      toolInput: event.toolInput,
+      cwd: event.cwd,
+      transcriptPath: event.transcriptPath,
+    };
+    if (!rule.ifRules.some((r) => matchesPermissionRule(r, call, quantifier))) {
+      return `no "if" permission rule matches the ${event.toolName} call`;
+    }
+  }
+  for (const [i, predicate] of rule.where.entries()) {
+    if (!predicate(event.payload))
+      return `where "${Object.keys(rule.document.where ?? {})[i]}" does not hold`;
+  }
+  return undefined;
+}
+
+function whyApplied(rule: CompiledRule, event: HookEvent): string {
+  const parts = [`on ${event.name}`];
+  if (rule.teams) parts.push("team listed");
+  if (rule.document.matcher && eventReadsMatcher(event.name))
+    parts.push(`matcher "${rule.document.matcher}" matched`);
+  if (rule.ifRules) parts.push(`"if" matched`);
+  if (rule.where.length > 0) parts.push("every where condition held");
+  return parts.join(", ");
+}
+
+function staticEffect(rule: CompiledRule, event: HookEvent): RuleEffect {
+  const action = rule.action;
+  switch (action.kind) {
+    case "decide": {
+      const decision = honouredDecision(event.name, action.decision);
+      return {
+        ruleId: rule.id,
+        decision,
+        reason: decision ? (action.reason ?? defaultReason(rule.id, decision)) : undefined,
+        context: action.context,
+        systemMessage: action.systemMessage,
+        updatedInput: decision === "allow" ? action.updatedInput : undefined,
+      };
+    }
+    case "context":
+      return { ruleId: rule.id, context: action.text, systemMessage: action.systemMessage };
+    default:
+      return { ruleId: rule.id };
+  }
+}
+
+/** A deny, block or ask without a reason still tells the agent which rule spoke; an allow needs none. */
+function defaultReason(ruleId: string, decision: string): string | undefined {
+  return decision === "allow" ? undefined : `hookgate policy rule "${ruleId}" decided ${decision}`;
+}
+
+/**
+ * The effect of a rule whose remote action failed (or is not available): `allow` means no
+ * opinion; `deny` answers as if the rule had decided deny; `ask` as if it had decided ask.
+ */
+export function failureEffect(
+  rule: CompiledRule,
+  event: HookEvent,
+  mode: FailMode,
+  reason: string,
+): RuleEffect {
+  if (mode === "allow") return { ruleId: rule.id };
+  const decision = honouredDecision(event.name, mode);
+  return { ruleId: rule.id, decision, reason: decision ? reason : undefined };
+}

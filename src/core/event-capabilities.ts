@@ -1,0 +1,101 @@
+/**
+ * What each event can carry back to its client, from reference/clients.md §4–§6. The renderer
+ * and `hookgate check` both read these tables, so a decision a client cannot honour is never
+ * sent and is always warned about.
+ */
+import type { Dialect } from "./hook-event.js";
+import type { DecisionKind } from "./policy-schema.js";
+
+/** The field a rule's `matcher` is checked against, per event (POLICY.md). Others ignore it. */
+export const MATCHER_FIELD: Readonly<Record<string, string>> = {
+  PreToolUse: "tool_name",
+  PostToolUse: "tool_name",
+  PostToolUseFailure: "tool_name",
+  PermissionRequest: "tool_name",
+  PermissionDenied: "tool_name",
+  SessionStart: "source",
+  ConfigChange: "source",
+  Setup: "trigger",
+  PreCompact: "trigger",
+  PostCompact: "trigger",
+  SubagentStart: "agent_type",
+  SubagentStop: "agent_type",
+  Notification: "notification_type",
+  SessionEnd: "reason",
+  StopFailure: "error",
+  UserPromptExpansion: "command_name",
+  InstructionsLoaded: "load_reason",
+  FileChanged: "file_basename",
+};
+
+/** Events answered with `permissionDecision` (allow / deny / ask / defer). */
+export const PERMISSION_EVENTS: ReadonlySet<string> = new Set(["PreToolUse", "PermissionRequest"]);
+
+/**
+ * Events where top-level `decision: "block"` has an effect (Claude Code's "Decision control"
+ * table, clients.md §6.2 and §7.4). PreModelSwitch and PreSkillShellCommand are guarded events
+ * in 2.1.332 (§4.3) whose block goes through the same generic path.
+ */
+export const BLOCKABLE_EVENTS: ReadonlySet<string> = new Set([
+  "UserPromptSubmit",
+  "UserPromptExpansion",
+  "PostToolUse",
+  "PostToolUseFailure",
+  "PostToolBatch",
+  "Stop",
+  "SubagentStop",
+  "PreCompact",
+  "ConfigChange",
+  "TaskCreated",
+  "TaskCompleted",
+  "TeammateIdle",
+  "PreModelSwitch",
+  "PreSkillShellCommand",
+]);
+
+/**
+ * Events with a `hookSpecificOutput.additionalContext` variant on every Claude Code version we
+ * support (§6.1). Stop and SubagentStop gained one only in 2.1.3xx; 2.1.112 rejects it, so it
+ * is never sent there.
+ */
+const CLAUDE_CODE_CONTEXT_EVENTS: ReadonlySet<string> = new Set([
+  "PreToolUse",
+  "UserPromptSubmit",
+  "PostToolUse",
+  "PostToolUseFailure",
+  "Notification",
+  "Setup",
+  "SubagentStart",
+  "SessionStart",
+]);
+
+/** deepagents v2 accepts only nine `hookSpecificOutput` variants; any other invalidates the output (§6.4). */
+const DEEPAGENTS_CONTEXT_EVENTS: ReadonlySet<string> = new Set([
+  "PreToolUse",
+  "UserPromptSubmit",
+  "PostToolUse",
+  "PostToolUseFailure",
+  "SubagentStart",
+  "SessionStart",
+]);
+
+export function carriesContext(event: string, dialect: Dialect): boolean {
+  if (dialect === "deepagents-legacy") return false;
+  if (dialect === "deepagents") return DEEPAGENTS_CONTEXT_EVENTS.has(event);
+  return CLAUDE_CODE_CONTEXT_EVENTS.has(event) || event === "PreCompact";
+}
+
+/**
+ * The decision an event can honour for a rule's `decide`, or undefined when the client has no
+ * way to act on it (then it is not sent, and `check` warns). Block and deny are one thing said
+ * two ways: PreToolUse and PermissionRequest say deny, the blockable events say block.
+ */
+export function honouredDecision(event: string, kind: DecisionKind): DecisionKind | undefined {
+  if (event === "PreToolUse") return kind === "block" ? "deny" : kind;
+  if (event === "PermissionRequest") {
+    if (kind === "allow") return "allow";
+    return kind === "deny" || kind === "block" ? "deny" : undefined;
+  }
+  if (BLOCKABLE_EVENTS.has(event)) return kind === "deny" || kind === "block" ? "block" : undefined;
+  return undefined;
+}

@@ -1,0 +1,384 @@
+/**
+ * Hook request bodies → HookEvent: event lists, dialect detection and per-event validation
+ * (reference/clients.md §5). Runs on every request and on Workers, so it imports only
+ * `zod/mini` (the classic entry bloats the Worker bundle), builds every schema once at load,
+ * and never throws: a bad body is an EventError value.
+ */
+import * as z from "zod/mini";
+import type { Dialect, HookEvent } from "./hook-event.js";
+import { err, ok, type Result } from "./result.js";
+
+const CLAUDE_CODE_EVENT_NAMES = Object.freeze([
+  "PreToolUse",
+  "PostToolUse",
+  "PostToolUseFailure",
+  "PostToolBatch",
+  "Notification",
+  "UserPromptSubmit",
+  "UserPromptExpansion",
+  "SessionStart",
+  "SessionEnd",
+  "Stop",
+  "StopFailure",
+  "SubagentStart",
+  "SubagentStop",
+  "PreCompact",
+  "PostCompact",
+  "PermissionRequest",
+  "PermissionDenied",
+  "Setup",
+  "TeammateIdle",
+  "TaskCreated",
+  "TaskCompleted",
+  "Elicitation",
+  "ElicitationResult",
+  "ConfigChange",
+  "WorktreeCreate",
+  "WorktreeRemove",
+  "InstructionsLoaded",
+  "CwdChanged",
+  "FileChanged",
+  "MessageDisplay",
+  "DirectoryAdded",
+  "PreModelSwitch",
+  "PostModelSwitch",
+  "PreSkillShellCommand",
+] as const);
+type ClaudeCodeEventName = (typeof CLAUDE_CODE_EVENT_NAMES)[number];
+
+const DEEPAGENTS_V2_EVENT_NAMES = Object.freeze([
+  "SessionStart",
+  "UserPromptSubmit",
+  "SessionEnd",
+  "PermissionRequest",
+  "Notification",
+  "PreToolUse",
+  "PostToolUse",
+  "PostToolUseFailure",
+  "PreCompact",
+  "Stop",
+  "SubagentStart",
+  "SubagentStop",
+] as const satisfies readonly ClaudeCodeEventName[]);
+
+const DEEPAGENTS_LEGACY_EVENT_NAMES = Object.freeze([
+  "tool.use",
+  "tool.result",
+  "tool.error",
+  "permission.request",
+  "session.start",
+  "user.prompt",
+  "task.complete",
+  "session.end",
+  "input.required",
+  "context.offload",
+  "context.compact",
+  "user.name.set",
+] as const);
+type LegacyEventName = (typeof DEEPAGENTS_LEGACY_EVENT_NAMES)[number];
+
+/** The 34 events of Claude Code 2.1.332 (clients.md §5.2); deepcode uses the same names. */
+export const CLAUDE_CODE_EVENTS: readonly string[] = CLAUDE_CODE_EVENT_NAMES;
+/** The 12 events deepagents v2 (`dcode`) sends to a command adapter (clients.md §5.4). */
+export const DEEPAGENTS_V2_EVENTS: readonly string[] = DEEPAGENTS_V2_EVENT_NAMES;
+/** The dotted events of deepagents' legacy hooks (clients.md §5.5). */
+export const DEEPAGENTS_LEGACY_EVENTS: readonly string[] = DEEPAGENTS_LEGACY_EVENT_NAMES;
+/** Events whose body carries `tool_name`. */
+export const TOOL_EVENTS: ReadonlySet<string> = new Set<ClaudeCodeEventName>([
+  "PreToolUse",
+  "PostToolUse",
+  "PostToolUseFailure",
+  "PermissionRequest",
+  "PermissionDenied",
+]);
+
+const ALL_EVENTS: ReadonlySet<string> = new Set([
+  ...CLAUDE_CODE_EVENT_NAMES,
+  ...DEEPAGENTS_V2_EVENT_NAMES,
+  ...DEEPAGENTS_LEGACY_EVENT_NAMES,
+]);
+
+export function isKnownEvent(name: string): boolean {
+  return ALL_EVENTS.has(name);
+}
+
+export interface EventError {
+  code: "EVENT_NOT_OBJECT" | "EVENT_NAME_MISSING" | "EVENT_INVALID";
+  message: string;
+  eventName?: string;
+  /** Dotted path of the offending field (`tool_name`, `effort.level`, `tool_calls.0.tool_name`). */
+  path?: string;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+// Field builders. Every field is optional and enum-like fields are plain strings: clients add
+// values (deepcode sends SessionEnd `reason:"exit"`, Notification `notification_type:"permission"`).
+// The error texts complete "<path> ..." and never echo the input, which may hold secrets.
+const str = z.optional(z.string({ error: "must be a string" }));
+const strOrNull = z.optional(z.nullable(z.string({ error: "must be a string or null" })));
+const num = z.optional(z.number({ error: "must be a number" }));
+const bool = z.optional(z.boolean({ error: "must be a boolean" }));
+const obj = z.optional(z.custom<Record<string, unknown>>(isObject, { error: "must be an object" }));
+const list = z.optional(z.array(z.unknown(), { error: "must be an array" }));
+const strList = z.optional(z.array(z.string({ error: "must be a string" }), { error: "must be an array" }));
+const requiredToolName = z
+  .string({ error: (issue) => (issue.input === undefined ? "is required" : "must be a string") })
+  .check(z.minLength(1, { error: "must not be empty" }));
+
+type EventSchema = z.ZodMiniType<Record<string, unknown>>;
+
+/** Claude Code common fields (§5.1); deepcode and deepagents v2 send a subset of them. */
+const COMMON_FIELDS = {
+  session_id: str,
+  transcript_path: str,
+  cwd: str,
+  scratchpad_dir: str,
+  prompt_id: str,
+  permission_mode: str,
+  agent_id: str,
+  agent_type: str,
+  effort: z.optional(z.looseObject({ level: str }, { error: "must be an object" })),
+};
+
+/** `tool_desc` is deepcode's; `tool_input` is optional because deepcode's PermissionRequest omits it. */
+const TOOL_FIELDS = { tool_name: requiredToolName, tool_input: obj, tool_use_id: str, tool_desc: str };
+
+const STOP_FIELDS = {
+  stop_hook_active: bool,
+  last_assistant_message: str,
+  background_tasks: list,
+  session_crons: list,
+};
+
+const TASK_FIELDS = {
+  task_id: str,
+  task_subject: str,
+  task_description: str,
+  teammate_name: str,
+  team_name: str,
+};
+
+function ccEvent(fields: z.core.$ZodLooseShape = {}): EventSchema {
+  return z.looseObject({ ...COMMON_FIELDS, ...fields });
+}
+
+// Per-event fields of §5.2 plus the deepcode variants of §5.3. A field whose type neither source
+// states (command_args, error_details, content, ...) is left to the catch-all.
+const CLAUDE_CODE_SCHEMAS: Readonly<Record<ClaudeCodeEventName, EventSchema>> = {
+  PreToolUse: ccEvent(TOOL_FIELDS),
+  PostToolUse: ccEvent({ ...TOOL_FIELDS, duration_ms: num }),
+  PostToolUseFailure: ccEvent({ ...TOOL_FIELDS, error: str, is_interrupt: bool, duration_ms: num }),
+  PostToolBatch: ccEvent({
+    tool_calls: z.optional(
+      z.array(
+        z.looseObject({ tool_name: str, tool_input: obj, tool_use_id: str }, { error: "must be an object" }),
+        { error: "must be an array" },
+      ),
+    ),
+  }),
+  Notification: ccEvent({ message: str, title: str, notification_type: str }),
+  UserPromptSubmit: ccEvent({ prompt: str, session_title: str }),
+  UserPromptExpansion: ccEvent({ expansion_type: str, command_name: str, command_source: str, prompt: str }),
+  SessionStart: ccEvent({ source: str, model: str, session_title: str }),
+  SessionEnd: ccEvent({ reason: str }),
+  Stop: ccEvent(STOP_FIELDS),
+  StopFailure: ccEvent({ error: str, last_assistant_message: str }),
+  SubagentStart: ccEvent(),
+  SubagentStop: ccEvent({ ...STOP_FIELDS, agent_transcript_path: str }),
+  // Claude Code 2.1.332 sends `custom_instructions: null`; deepcode sends `messages_count` instead.
+  PreCompact: ccEvent({ trigger: str, custom_instructions: strOrNull, messages_count: num }),
+  // deepcode sends `summary` (and counts) where Claude Code sends `compact_summary`.
+  PostCompact: ccEvent({
+    trigger: str,
+    compact_summary: str,
+    summary: str,
+    truncated: bool,
+    messages_before: num,
+    messages_after: num,
+  }),
+  PermissionRequest: ccEvent({ ...TOOL_FIELDS, permission_suggestions: list }),
+  PermissionDenied: ccEvent({ ...TOOL_FIELDS, reason: str }),
+  Setup: ccEvent({ trigger: str }),
+  TeammateIdle: ccEvent({ teammate_name: str, team_name: str }),
+  TaskCreated: ccEvent(TASK_FIELDS),
+  TaskCompleted: ccEvent(TASK_FIELDS),
+  Elicitation: ccEvent({
+    mcp_server_name: str,
+    message: str,
+    mode: str,
+    url: str,
+    elicitation_id: str,
+    requested_schema: obj,
+  }),
+  ElicitationResult: ccEvent({ mcp_server_name: str, elicitation_id: str, mode: str, action: str }),
+  ConfigChange: ccEvent({ source: str, file_path: str }),
+  WorktreeCreate: ccEvent({ name: str }),
+  WorktreeRemove: ccEvent({ worktree_path: str }),
+  InstructionsLoaded: ccEvent({
+    file_path: str,
+    memory_type: str,
+    load_reason: str,
+    trigger_file_path: str,
+    parent_file_path: str,
+  }),
+  CwdChanged: ccEvent({ old_cwd: str, new_cwd: str }),
+  FileChanged: ccEvent({ file_path: str, event: str }),
+  MessageDisplay: ccEvent({ turn_id: str, message_id: str, index: num, final: bool, delta: str }),
+  DirectoryAdded: ccEvent(),
+  PreModelSwitch: ccEvent(),
+  PostModelSwitch: ccEvent(),
+  PreSkillShellCommand: ccEvent(),
+};
+
+function legacyEvent(fields: z.core.$ZodLooseShape = {}): EventSchema {
+  return z.looseObject({ thread_id: str, ...fields });
+}
+
+const LEGACY_TOOL_FIELDS = { tool_name: requiredToolName, tool_id: str, tool_args: obj };
+
+/** Payloads of §5.5; `json.dumps` spacing and `\uXXXX` escapes are JSON.parse's concern, not ours. */
+const LEGACY_SCHEMAS: Readonly<Record<LegacyEventName, EventSchema>> = {
+  "tool.use": legacyEvent(LEGACY_TOOL_FIELDS),
+  "tool.result": legacyEvent({
+    ...LEGACY_TOOL_FIELDS,
+    tool_id: strOrNull,
+    tool_status: str,
+    tool_output: str,
+  }),
+  "tool.error": legacyEvent({ tool_names: strList }),
+  "permission.request": legacyEvent({ tool_names: strList }),
+  "session.start": legacyEvent(),
+  "user.prompt": legacyEvent(),
+  "task.complete": legacyEvent(),
+  "session.end": legacyEvent(),
+  "input.required": legacyEvent(),
+  "context.offload": legacyEvent(),
+  "context.compact": legacyEvent(),
+  "user.name.set": legacyEvent({ name: str, assistant_id: str }),
+};
+
+// Maps, not object lookups, so that names like `constructor` or `__proto__` are simply unknown.
+const claudeCodeSchemas: ReadonlyMap<string, EventSchema> = new Map(
+  CLAUDE_CODE_EVENT_NAMES.map((name) => [name, CLAUDE_CODE_SCHEMAS[name]]),
+);
+const deepagentsSchemas: ReadonlyMap<string, EventSchema> = new Map(
+  DEEPAGENTS_V2_EVENT_NAMES.map((name) => [name, CLAUDE_CODE_SCHEMAS[name]]),
+);
+const legacySchemas: ReadonlyMap<string, EventSchema> = new Map(
+  DEEPAGENTS_LEGACY_EVENT_NAMES.map((name) => [name, LEGACY_SCHEMAS[name]]),
+);
+
+interface DialectSchemas {
+  readonly known: ReadonlyMap<string, EventSchema>;
+  /** For an event name the dialect does not define: the common fields only. */
+  readonly generic: EventSchema;
+}
+
+const genericClaudeCode = ccEvent();
+const SCHEMAS_BY_DIALECT: Readonly<Record<Dialect, DialectSchemas>> = {
+  "claude-code": { known: claudeCodeSchemas, generic: genericClaudeCode },
+  deepcode: { known: claudeCodeSchemas, generic: genericClaudeCode },
+  deepagents: { known: deepagentsSchemas, generic: genericClaudeCode },
+  "deepagents-legacy": { known: legacySchemas, generic: legacyEvent() },
+};
+
+/**
+ * Which wire format a body speaks when the route does not say. Never `deepagents`: its v2
+ * bodies are Claude Code-shaped, so only the route can tell them apart.
+ */
+export function detectDialect(body: Readonly<Record<string, unknown>>): Dialect {
+  // Claude Code's FileChanged carries `event: "change"` next to `hook_event_name`.
+  if (typeof body.event === "string" && !Object.hasOwn(body, "hook_event_name")) return "deepagents-legacy";
+  if (Object.hasOwn(body, "tool_desc") || !Object.hasOwn(body, "transcript_path")) return "deepcode";
+  return "claude-code";
+}
+
+function describeNonObject(body: unknown): string {
+  if (body === null || body === undefined) return String(body);
+  if (Array.isArray(body)) return "an array";
+  return `a ${typeof body}`;
+}
+
+function firstIssueError(eventName: string, issues: readonly z.core.$ZodIssue[]): EventError {
+  const issue = issues[0];
+  if (issue === undefined)
+    return { code: "EVENT_INVALID", message: `${eventName} body is invalid`, eventName };
+  const path = issue.path.map(String).join(".");
+  return { code: "EVENT_INVALID", message: `${path} ${issue.message}`, eventName, path };
+}
+
+type MutableHookEvent = { -readonly [K in keyof HookEvent]: HookEvent[K] };
+
+function parseObject(body: Record<string, unknown>, dialect: Dialect): Result<HookEvent, EventError> {
+  const legacy = dialect === "deepagents-legacy";
+  // The dialect's own key wins; the other one is used only when the dialect's key is absent.
+  const primaryKey = legacy ? "event" : "hook_event_name";
+  const otherKey = legacy ? "hook_event_name" : "event";
+  const nameKey = !Object.hasOwn(body, primaryKey) && Object.hasOwn(body, otherKey) ? otherKey : primaryKey;
+  const name = Object.hasOwn(body, nameKey) ? body[nameKey] : undefined;
+  if (name === undefined) {
+    return err({ code: "EVENT_NAME_MISSING", message: `hook body has no ${primaryKey}` });
+  }
+  if (typeof name !== "string" || name === "") {
+    return err({
+      code: "EVENT_NAME_MISSING",
+      message: `${nameKey} must be a non-empty string`,
+      path: nameKey,
+    });
+  }
+
+  const schemas = SCHEMAS_BY_DIALECT[dialect];
+  const schema = schemas.known.get(name);
+  const checked = (schema ?? schemas.generic).safeParse(body);
+  if (!checked.success) return err(firstIssueError(name, checked.error.issues));
+
+  // The payload stays the caller's object: zod's output is a copy that may differ in key order.
+  const event: MutableHookEvent = { name, dialect, known: schema !== undefined, payload: body };
+  const sessionId = legacy ? body.thread_id : body.session_id;
+  if (typeof sessionId === "string") event.sessionId = sessionId;
+  if (typeof body.transcript_path === "string") event.transcriptPath = body.transcript_path;
+  if (typeof body.cwd === "string") event.cwd = body.cwd;
+  if (typeof body.tool_name === "string" && body.tool_name !== "") event.toolName = body.tool_name;
+  const toolInput = legacy ? body.tool_args : body.tool_input;
+  if (isObject(toolInput)) event.toolInput = toolInput;
+  return ok(event);
+}
+
+/**
+ * Validates an already JSON.parse'd hook body and names its event. `dialect` is the route's
+ * dialect; without it the body decides (`detectDialect`). Unknown event names are accepted with
+ * `known: false`, since clients add events faster than we do.
+ */
+export function parseHookEvent(body: unknown, dialect?: Dialect): Result<HookEvent, EventError> {
+  if (!isObject(body)) {
+    return err({
+      code: "EVENT_NOT_OBJECT",
+      message: `hook body must be a JSON object, got ${describeNonObject(body)}`,
+    });
+  }
+  try {
+    // A dialect outside the union can only come from untyped code; the body decides then.
+    const supported = dialect !== undefined && Object.hasOwn(SCHEMAS_BY_DIALECT, dialect);
+    return parseObject(body, supported ? dialect : detectDialect(body));
+  } catch {
+    // Only reachable for bodies JSON.parse cannot produce (throwing getters, proxies).
+    return err({ code: "EVENT_INVALID", message: "hook body could not be read" });
+  }
+}
+
+const SNIFF_LIMIT = 64 * 1024;
+// Linear: matching starts only at a quote and each attempt stops at the next quote or non-name
+// character. One pattern for both keys, so the first occurrence wins: `event` comes first in a
+// legacy body, and Claude Code's FileChanged `event` field comes after `hook_event_name`.
+const SNIFF_PATTERN = /"(?:hook_event_name"\s*:\s*"([A-Za-z]+)|event"\s*:\s*"([a-z.]+))"/;
+
+/** The event name of a body too large to parse, read from its first 64 KiB; only known names. */
+export function sniffEventName(text: string): string | undefined {
+  if (typeof text !== "string") return undefined;
+  const match = SNIFF_PATTERN.exec(text.length > SNIFF_LIMIT ? text.slice(0, SNIFF_LIMIT) : text);
+  const name = match?.[1] ?? match?.[2];
+  return name !== undefined && ALL_EVENTS.has(name) ? name : undefined;
+}

@@ -1,0 +1,51 @@
+/**
+ * Masking for anything that leaves the process as text (audit lines, logs, recorded events).
+ * Values under secret-looking keys are replaced whole; inside strings, well-known credential
+ * shapes are replaced. The patterns have no nested quantifiers, so they stay linear in the input.
+ */
+
+export const MASK = "[masked]";
+
+const SECRET_KEY = /passw(?:or)?d|secret|token|api[_-]?key|authorization|credential|private[_-]?key|cookie/i;
+
+const SECRET_SHAPES: readonly [RegExp, string][] = [
+  [/-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]{0,8192}?-----END [A-Z ]*PRIVATE KEY-----/g, MASK],
+  [/\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g, MASK],
+  [/\bgh[pousr]_[A-Za-z0-9]{20,255}/g, MASK],
+  [/\bgithub_pat_[A-Za-z0-9_]{20,255}/g, MASK],
+  [/\bxox[abposr]-[A-Za-z0-9-]{10,255}/g, MASK],
+  [/\bsk-[A-Za-z0-9_-]{20,255}/g, MASK],
+  [/\bwhsec_[A-Za-z0-9+/=]{8,255}/g, MASK],
+  [/\beyJ[A-Za-z0-9_-]{8,4096}\.[A-Za-z0-9_-]{8,4096}\.[A-Za-z0-9_-]{8,4096}/g, MASK],
+  [/(hooks\.slack\.com\/services\/)[A-Za-z0-9/]{8,255}/g, `$1${MASK}`],
+  [/\b(Bearer|Basic|Token)[ \t]+[A-Za-z0-9._~+/=-]{8,4096}/gi, `$1 ${MASK}`],
+  [/(\/\/[^/\s:@]{1,256}:)[^/\s@]{1,256}@/g, `$1${MASK}@`],
+  [
+    /\b([A-Za-z0-9_]{0,64}(?:PASSWORD|PASSWD|SECRET|TOKEN|API_?KEY)[A-Za-z0-9_]{0,64})=(?:"[^"]{0,4096}"|'[^']{0,4096}'|[^\s"']{1,4096})/gi,
+    `$1=${MASK}`,
+  ],
+];
+
+export function maskString(text: string): string {
+  let out = text;
+  for (const [pattern, replacement] of SECRET_SHAPES) out = out.replace(pattern, replacement);
+  return out;
+}
+
+/** A masked deep copy; strings longer than `maxString` are cut with a visible marker. */
+export function maskValue(value: unknown, maxString = 2000, depth = 0): unknown {
+  if (typeof value === "string") return truncate(maskString(value), maxString);
+  if (value === null || typeof value !== "object") return value;
+  if (depth > 16) return "[too deep]";
+  if (Array.isArray(value)) return value.map((item) => maskValue(item, maxString, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) {
+    out[key] =
+      typeof item === "string" && SECRET_KEY.test(key) ? MASK : maskValue(item, maxString, depth + 1);
+  }
+  return out;
+}
+
+function truncate(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max)}…[${text.length - max} more characters]` : text;
+}

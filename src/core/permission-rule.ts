@@ -1,0 +1,447 @@
+/**
+ * Claude Code's permission-rule grammar (`Tool` or `Tool(specifier)`), used by a policy rule's
+ * `if` (POLICY.md). Parsing happens once at policy load; matching is pure and never throws, so
+ * it runs unchanged on Node, Lambda and Workers.
+ */
+import { Minimatch } from "minimatch";
+import { err, ok, type Result } from "./result.js";
+import { canonicalCommandPattern, splitCommand } from "./shell-command.js";
+
+export interface PermissionRule {
+  /** The rule as written in the policy. */
+  readonly source: string;
+  readonly target: RuleTarget;
+}
+
+export interface ToolCall {
+  readonly toolName: string;
+  readonly toolInput?: Readonly<Record<string, unknown>> | undefined;
+  /** The event's cwd (project root proxy). */
+  readonly cwd?: string | undefined;
+  /** e.g. /home/dev/.claude/projects/x/y.jsonl, used to infer the home dir. */
+  readonly transcriptPath?: string | undefined;
+}
+
+type RuleTarget =
+  | { readonly kind: "tool"; readonly name: string }
+  | { readonly kind: "mcp"; readonly pattern: Glob }
+  | { readonly kind: "bash"; readonly pattern: Glob }
+  | { readonly kind: "path"; readonly tools: ReadonlySet<string>; readonly pattern: PathPattern }
+  | { readonly kind: "domain"; readonly domain: string; readonly subdomainsOnly: boolean }
+  | { readonly kind: "text"; readonly tool: string; readonly field: string; readonly pattern: Glob };
+
+// ---------------------------------------------------------------------------------------------
+// Parsing
+// ---------------------------------------------------------------------------------------------
+
+const TOOL_NAME = /^[A-Za-z][A-Za-z0-9_-]*$/;
+const MCP_NAME = /^mcp__[A-Za-z0-9_*-]+$/;
+
+/**
+ * Tools each path rule covers. Claude Code applies Read rules to every built-in tool that
+ * reads files and Edit rules to every tool that edits them; other names cover only themselves.
+ */
+const PATH_RULE_TOOLS: Readonly<Record<string, readonly string[]>> = {
+  Read: ["Read", "Glob", "Grep", "LS", "NotebookRead"],
+  Edit: ["Edit", "Write", "MultiEdit", "NotebookEdit"],
+  Write: ["Write"],
+  MultiEdit: ["MultiEdit"],
+  NotebookEdit: ["NotebookEdit"],
+  NotebookRead: ["NotebookRead"],
+  Glob: ["Glob"],
+  Grep: ["Grep"],
+  LS: ["LS"],
+};
+
+export function parsePermissionRule(text: string): Result<PermissionRule, string> {
+  const split = splitRule(text);
+  if (!split.ok) return split;
+  const { name, specifier } = split.value;
+  const target = name.startsWith("mcp__") ? mcpTarget(name, specifier) : toolTarget(name, specifier);
+  if (!target.ok) return err(`"${text}": ${target.error}`);
+  return ok({ source: text, target: target.value });
+}
+
+/** `Tool(specifier)` into its parts, with `\(` and `\)` unescaped in the specifier. */
+function splitRule(text: string): Result<{ name: string; specifier: string | undefined }, string> {
+  const trimmed = text.trim();
+  if (trimmed === "")
+    return err("is empty; write a tool name such as Bash, or Tool(specifier) such as Bash(npm test)");
+  const open = trimmed.indexOf("(");
+  if (open < 0) {
+    if (trimmed.includes(")")) return err(`"${text}" has a ")" without a matching "("`);
+    return ok({ name: trimmed, specifier: undefined });
+  }
+  if (!trimmed.endsWith(")")) return err(`"${text}" must end with ")" closing the "(" after the tool name`);
+  const inner = trimmed.slice(open + 1, -1);
+  if (!parensBalance(inner)) {
+    return err(`"${text}" has unbalanced parentheses; write a literal one as \\( or \\)`);
+  }
+  if (inner.trim() === "") {
+    return err(
+      `"${text}" has an empty specifier; write "${trimmed.slice(0, open)}" alone to match every call`,
+    );
+  }
+  return ok({ name: trimmed.slice(0, open), specifier: inner.replace(/\\([()])/g, "$1") });
+}
+
+function parensBalance(text: string): boolean {
+  let depth = 0;
+  for (let i = 0; i < text.length; i += 1) {
+    const c = text.charAt(i);
+    if (c === "\\") i += 1;
+    else if (c === "(") depth += 1;
+    else if (c === ")" && --depth < 0) return false;
+  }
+  return depth === 0;
+}
+
+function mcpTarget(name: string, specifier: string | undefined): Result<RuleTarget, string> {
+  if (!MCP_NAME.test(name) || name === "mcp__") {
+    return err("is not an MCP tool name; write mcp__server, mcp__server__tool or mcp__server__*");
+  }
+  if (specifier !== undefined) return err("MCP rules take no specifier; write mcp__server__tool alone");
+  // Two segments (`mcp__github`) cover every tool of that server, as in Claude Code.
+  const pattern = name.split("__").length === 2 && !name.includes("*") ? `${name}__*` : name;
+  return ok({ kind: "mcp", pattern: compileGlob(pattern) });
+}
+
+function toolTarget(name: string, specifier: string | undefined): Result<RuleTarget, string> {
+  if (!TOOL_NAME.test(name)) {
+    return err(
+      `"${name}" is not a tool name; a tool name is letters, digits, "_" and "-" (Bash, Read, mcp__server__tool)`,
+    );
+  }
+  const pathTools = PATH_RULE_TOOLS[name];
+  if (pathTools !== undefined && specifier !== undefined) {
+    const pattern = parsePathPattern(specifier);
+    return pattern.ok ? ok({ kind: "path", tools: new Set(pathTools), pattern: pattern.value }) : pattern;
+  }
+  // Claude Code documents `Bash(*)` as the same rule as `Bash`.
+  if (specifier === undefined || specifier.trim() === "*") return ok({ kind: "tool", name });
+  if (name === "Bash") return bashTarget(specifier);
+  if (name === "WebFetch") return domainTarget(specifier);
+  if (name === "WebSearch")
+    return ok({ kind: "text", tool: name, field: "query", pattern: compileGlob(specifier) });
+  // Other tools have no specifier grammar in Claude Code. We match it against a string
+  // `command`, the one input field whose meaning is the same across agent tools, and nothing else.
+  return ok({ kind: "text", tool: name, field: "command", pattern: compileGlob(specifier) });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Command globs: `*` matches any run of characters, matched without backtracking.
+// ---------------------------------------------------------------------------------------------
+
+/** A `*` glob as its literal pieces: the text is segments[0] * segments[1] * ... */
+interface Glob {
+  readonly segments: readonly string[];
+  /** A trailing ` *` also matches the bare command: `ls *` matches `ls` (Claude Code). */
+  readonly optionalTail: boolean;
+}
+
+/** Markers for escaped characters while the specifier passes through the shell tokenizer. */
+const LITERAL_STAR = "\uE001";
+const LITERAL_BACKSLASH = "\uE002";
+
+/** `\*` is a literal star and `\\` a literal backslash, as in Claude Code's rule syntax. */
+function protectEscapes(text: string): string {
+  return text
+    .replace(/[\uE001\uE002]/g, "\uFFFD")
+    .replace(/\\([*\\])/g, (_, c: string) => (c === "*" ? LITERAL_STAR : LITERAL_BACKSLASH));
+}
+
+function compileGlob(text: string): Glob {
+  const collapsed = collapse(protectEscapes(text));
+  return globFromProtected(collapsed);
+}
+
+function globFromProtected(text: string): Glob {
+  const restore = (s: string) => s.replaceAll(LITERAL_STAR, "*").replaceAll(LITERAL_BACKSLASH, "\\");
+  return { segments: text.split("*").map(restore), optionalTail: text.endsWith(" *") };
+}
+
+function bashTarget(specifier: string): Result<RuleTarget, string> {
+  // The legacy `prefix:*` means `prefix *` (Claude Code keeps it for old settings files).
+  const modern = specifier.trimEnd().endsWith(":*") ? `${specifier.trimEnd().slice(0, -2)} *` : specifier;
+  const canonical = canonicalCommandPattern(protectEscapes(modern));
+  if (canonical === "") return err("has a specifier that is empty once quotes are removed");
+  return ok({ kind: "bash", pattern: globFromProtected(canonical) });
+}
+
+function collapse(text: string): string {
+  return text.replace(/\s+/g, " ").trim();
+}
+
+/** Whether `text` matches the whole glob. Linear in practice: each literal piece is found once, leftmost. */
+function globMatches(glob: Glob, text: string): boolean {
+  if (matchSegments(glob.segments, text)) return true;
+  if (!glob.optionalTail) return false;
+  const head = glob.segments.slice(0, -1);
+  const last = head[head.length - 1] ?? "";
+  return matchSegments([...head.slice(0, -1), last.slice(0, -1)], text);
+}
+
+function matchSegments(segments: readonly string[], text: string): boolean {
+  const first = segments[0] ?? "";
+  if (segments.length === 1) return text === first;
+  const last = segments[segments.length - 1] ?? "";
+  if (text.length < first.length + last.length || !text.startsWith(first) || !text.endsWith(last))
+    return false;
+  let at = first.length;
+  const end = text.length - last.length;
+  for (const middle of segments.slice(1, -1)) {
+    const found = text.indexOf(middle, at);
+    if (found < 0 || found + middle.length > end) return false;
+    at = found + middle.length;
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Path patterns: gitignore-style anchors resolved against the event's cwd and home.
+// ---------------------------------------------------------------------------------------------
+
+type Anchor = "root" | "home" | "project" | "anywhere";
+
+interface PathPattern {
+  readonly anchor: Anchor;
+  /** `..` segments at the start of the pattern, applied to the anchor directory. */
+  readonly up: number;
+  /** Matches the path relative to the anchor; undefined matches the anchor directory itself. */
+  readonly glob: Minimatch | undefined;
+}
+
+/** Longer paths fail with ENAMETOOLONG on Linux and macOS, so they can reach no file to protect. */
+const MAX_PATH_LENGTH = 4096;
+
+/** `!` and `#` are plain characters in a permission rule, never minimatch negation or comments. */
+const MINIMATCH_OPTIONS = { dot: true, nonegate: true, nocomment: true, platform: "linux" } as const;
+
+function parsePathPattern(specifier: string): Result<PathPattern, string> {
+  const { anchor, rest } = classifyPath(specifier.trim());
+  const normalized = normalizePath(rest.replace(/^\/+|\/+$/g, ""));
+  const segments = normalized === "." ? [] : normalized.split("/");
+  let up = 0;
+  while (segments[up] === "..") up += 1;
+  const remainder = segments.slice(up).join("/");
+  if (remainder === "") return ok({ anchor, up, glob: undefined });
+  try {
+    const pattern = anchor === "anywhere" ? `**/${remainder}` : remainder;
+    return ok({ anchor, up, glob: new Minimatch(pattern, MINIMATCH_OPTIONS) });
+  } catch (error) {
+    return err(
+      `has a path pattern minimatch cannot read (${error instanceof Error ? error.message : "invalid"})`,
+    );
+  }
+}
+
+/**
+ * Claude Code's anchors: `//abs` is absolute, `~/x` is in the home directory, `/x` is in the
+ * project root and `./x` or `a/b` in the cwd (both the event's cwd here). A pattern with no
+ * slash but a trailing one matches at any depth, as in gitignore, and so does `**\/x`.
+ */
+function classifyPath(spec: string): { anchor: Anchor; rest: string } {
+  if (spec.startsWith("//")) return { anchor: "root", rest: spec.slice(2) };
+  if (spec === "~" || spec.startsWith("~/")) return { anchor: "home", rest: spec.slice(2) };
+  if (spec.startsWith("/")) return { anchor: "project", rest: spec.slice(1) };
+  if (spec === "." || spec.startsWith("./")) return { anchor: "project", rest: spec.slice(2) };
+  const body = spec.replace(/\/+$/, "");
+  if (!body.includes("/")) return { anchor: "anywhere", rest: body };
+  if (body.startsWith("**/")) return { anchor: "anywhere", rest: body.slice(3) };
+  return { anchor: "project", rest: body };
+}
+
+/** POSIX normalization without a filesystem: drops `.` and empty segments, resolves `..`. */
+function normalizePath(path: string): string {
+  const absolute = path.startsWith("/");
+  const out: string[] = [];
+  for (const segment of path.split("/")) {
+    if (segment === "" || segment === ".") continue;
+    if (segment !== "..") out.push(segment);
+    else if (out.length > 0 && out[out.length - 1] !== "..") out.pop();
+    else if (!absolute) out.push("..");
+  }
+  const joined = out.join("/");
+  if (absolute) return `/${joined}`;
+  return joined === "" ? "." : joined;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Matching
+// ---------------------------------------------------------------------------------------------
+
+/** "any": deny-style rules (any subcommand matching is enough). "all": allow rules (every subcommand must match). */
+export function matchesPermissionRule(
+  rule: PermissionRule,
+  call: ToolCall,
+  quantifier: "any" | "all",
+): boolean {
+  const target = rule.target;
+  const input = isRecord(call.toolInput) ? call.toolInput : {};
+  switch (target.kind) {
+    case "tool":
+      return call.toolName === target.name;
+    case "mcp":
+      return globMatches(target.pattern, call.toolName);
+    case "bash":
+      return call.toolName === "Bash" && matchesCommand(target.pattern, input.command, quantifier);
+    case "path":
+      return target.tools.has(call.toolName) && matchesPath(target.pattern, input, call);
+    case "domain":
+      return call.toolName === "WebFetch" && matchesDomain(target, input.url);
+    case "text": {
+      const value = input[target.field];
+      return (
+        call.toolName === target.tool &&
+        typeof value === "string" &&
+        globMatches(target.pattern, collapse(value))
+      );
+    }
+  }
+}
+
+function isRecord(value: unknown): value is Readonly<Record<string, unknown>> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * An allow rule ("all") must match every subcommand exactly as written, and never approves an
+ * opaque command. A deny rule ("any") needs one match, and also accepts a subcommand without
+ * its redirections or with its command path dropped (`/bin/rm -rf / 2>/dev/null`), so those
+ * spellings cannot slip past it.
+ */
+function matchesCommand(pattern: Glob, command: unknown, quantifier: "any" | "all"): boolean {
+  if (typeof command !== "string") return false;
+  const split = splitCommand(command);
+  if (quantifier === "any") {
+    return split.subcommands.some(
+      (s) => globMatches(pattern, s.text) || s.variants.some((v) => globMatches(pattern, v)),
+    );
+  }
+  if (split.opaque || split.subcommands.length === 0) return false;
+  return split.subcommands.every((s) => globMatches(pattern, s.text));
+}
+
+function matchesDomain(target: { domain: string; subdomainsOnly: boolean }, url: unknown): boolean {
+  if (typeof url !== "string") return false;
+  let host: string;
+  try {
+    host = new URL(url).hostname.toLowerCase().replace(/\.$/, "");
+  } catch {
+    return false;
+  }
+  if (host === "") return false;
+  return target.subdomainsOnly ? host.endsWith(`.${target.domain}`) : host === target.domain;
+}
+
+/** `domain:example.com` or `domain:*.example.com`; the host is normalized as URL would (IDNA, case). */
+function domainTarget(specifier: string): Result<RuleTarget, string> {
+  const match = /^domain:(.+)$/.exec(specifier.trim());
+  if (!match) return err("WebFetch rules take domain:HOST, such as WebFetch(domain:example.com)");
+  const raw = (match[1] as string).trim().toLowerCase();
+  const subdomainsOnly = raw.startsWith("*.");
+  const host = subdomainsOnly ? raw.slice(2) : raw;
+  if (host === "" || /[*/?#@:\\\s[\]]/.test(host)) {
+    return err(`"${raw}" is not a host name; write domain:example.com or domain:*.example.com`);
+  }
+  let domain: string;
+  try {
+    domain = new URL(`http://${host}`).hostname.replace(/\.$/, "");
+  } catch {
+    return err(`"${raw}" is not a host name; write domain:example.com or domain:*.example.com`);
+  }
+  return ok({ kind: "domain", domain, subdomainsOnly });
+}
+
+function matchesPath(
+  pattern: PathPattern,
+  input: Readonly<Record<string, unknown>>,
+  call: ToolCall,
+): boolean {
+  const raw = [input.file_path, input.notebook_path, input.path].find(
+    (v) => typeof v === "string" && v !== "",
+  );
+  if (typeof raw !== "string") return false;
+  const home = inferHome(call.transcriptPath);
+  const cwd = typeof call.cwd === "string" && call.cwd.startsWith("/") ? normalizePath(call.cwd) : undefined;
+  const path = resolvePath(raw, cwd, home);
+  if (path.length > MAX_PATH_LENGTH) return false;
+  return anchorBases(pattern.anchor, path, cwd, home).some((base) => matchesUnder(pattern, path, base));
+}
+
+/** Claude Code keeps transcripts under ~/.claude/projects, so the home dir is what precedes /.claude/. */
+function inferHome(transcriptPath: string | undefined): string | undefined {
+  if (typeof transcriptPath !== "string") return undefined;
+  const at = transcriptPath.indexOf("/.claude/");
+  return at > 0 && transcriptPath.startsWith("/") ? normalizePath(transcriptPath.slice(0, at)) : undefined;
+}
+
+/**
+ * The absolute, normalized path; relative when there is no cwd to resolve it against. A
+ * leading `~` is the home directory (Claude Code expands it), kept as `~/...` when unknown.
+ */
+function resolvePath(raw: string, cwd: string | undefined, home: string | undefined): string {
+  const tilde = raw === "~" || raw.startsWith("~/");
+  if (tilde) return normalizePath(home === undefined ? raw : home + raw.slice(1));
+  if (raw.startsWith("/") || cwd === undefined) return normalizePath(raw);
+  return normalizePath(`${cwd}/${raw}`);
+}
+
+/**
+ * The directories the pattern's remainder is relative to. With no known home, `~/x` is
+ * checked under /root, /home/NAME and /Users/NAME, and against a path still spelled `~/...`.
+ */
+function anchorBases(
+  anchor: Anchor,
+  path: string,
+  cwd: string | undefined,
+  home: string | undefined,
+): string[] {
+  switch (anchor) {
+    case "root":
+      return ["/"];
+    case "project":
+      return cwd === undefined ? [] : [cwd];
+    case "home": {
+      if (home !== undefined) return [home];
+      const user = /^\/(?:home|Users)\/[^/]+/.exec(path);
+      return ["/root", "~", ...(user ? [user[0]] : [])];
+    }
+    case "anywhere":
+      return [path.startsWith("/") ? "/" : ""];
+  }
+}
+
+/** Whether the path, or a directory above it (gitignore: a matched directory covers its contents), matches. */
+function matchesUnder(pattern: PathPattern, path: string, anchorDir: string): boolean {
+  const base = applyUp(anchorDir, pattern.up);
+  if (base === undefined) return false;
+  const relative = relativeTo(path, base);
+  if (relative === undefined) return false;
+  const glob = pattern.glob;
+  if (glob === undefined) return true;
+  let candidate = relative;
+  for (;;) {
+    if (candidate !== "" && glob.match(candidate)) return true;
+    const slash = candidate.lastIndexOf("/");
+    if (slash < 0) return false;
+    candidate = candidate.slice(0, slash);
+  }
+}
+
+function applyUp(dir: string, up: number): string | undefined {
+  if (up === 0) return dir;
+  if (!dir.startsWith("/")) return undefined;
+  return normalizePath(`${dir}${"/..".repeat(up)}`);
+}
+
+/**
+ * `path` relative to `base`, or undefined when it is not inside it. The empty base is the
+ * "anywhere" base of a relative path: leading `..` segments are dropped, the rest compared.
+ */
+function relativeTo(path: string, base: string): string | undefined {
+  if (base === "") return path.replace(/^(?:\.\.\/)*(?:\.\.$)?/, "");
+  if (base === "/") return path.startsWith("/") ? path.slice(1) : undefined;
+  if (path === base) return "";
+  return path.startsWith(`${base}/`) ? path.slice(base.length + 1) : undefined;
+}

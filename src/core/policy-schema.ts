@@ -1,0 +1,175 @@
+/**
+ * The policy file format (POLICY.md, version 1) as one zod schema. It is a public contract:
+ * names here are never renamed. `hookgate schema` prints the JSON Schema generated from it.
+ *
+ * zod/mini keeps the Worker bundle small (DESIGN.md). Objects are strict: an unknown key in a
+ * security policy is almost always a typo (`decison`), and ignoring it silently would let
+ * traffic through that the author meant to stop.
+ */
+import * as z from "zod/mini";
+
+export const DECISION_KINDS = ["allow", "deny", "ask", "defer", "block"] as const;
+export type DecisionKind = (typeof DECISION_KINDS)[number];
+
+export const FAIL_MODES = ["allow", "deny", "ask"] as const;
+export type FailMode = (typeof FAIL_MODES)[number];
+
+const nonEmpty = () => z.string().check(z.minLength(1, "must not be empty"));
+const oneOrMany = () =>
+  z.union([nonEmpty(), z.array(nonEmpty()).check(z.minLength(1, "must list at least one"))]);
+const failMode = () => z.enum(FAIL_MODES);
+const positiveInt = () => z.number().check(z.int(), z.positive());
+const jsonLiteral = () => z.union([z.string(), z.number(), z.boolean(), z.null()]);
+
+/** `where` operators: exactly one per object; `not` wraps any of them. */
+export interface WhereOperator {
+  equals?: unknown;
+  regex?: string | undefined;
+  glob?: string | undefined;
+  contains?: unknown;
+  startsWith?: string | undefined;
+  in?: unknown[] | undefined;
+  exists?: boolean | undefined;
+  not?: WhereOperator | undefined;
+}
+
+export const WHERE_OPERATORS = [
+  "equals",
+  "regex",
+  "glob",
+  "contains",
+  "startsWith",
+  "in",
+  "exists",
+  "not",
+] as const;
+
+export const WhereOperatorSchema: z.ZodMiniType<WhereOperator> = z
+  .strictObject({
+    equals: z.optional(z.unknown()),
+    regex: z.optional(z.string()),
+    glob: z.optional(z.string()),
+    contains: z.optional(z.unknown()),
+    startsWith: z.optional(z.string()),
+    in: z.optional(z.array(z.unknown())),
+    exists: z.optional(z.boolean()),
+    not: z.optional(z.lazy(() => WhereOperatorSchema)),
+  })
+  .check(
+    z.refine((op) => Object.keys(op).length === 1, {
+      message: `an operator object takes exactly one of: ${WHERE_OPERATORS.join(", ")}`,
+    }),
+  );
+
+export const WhereSchema = z.record(nonEmpty(), z.union([jsonLiteral(), WhereOperatorSchema]));
+
+export const PromptActionSchema = z.strictObject({
+  text: nonEmpty(),
+  model: nonEmpty(),
+  timeoutMs: z.optional(positiveInt()),
+  onError: z.optional(failMode()),
+  stop: z.optional(z.boolean()),
+});
+
+export const ForwardActionSchema = z.strictObject({
+  url: nonEmpty(),
+  headers: z.optional(z.record(nonEmpty(), z.string())),
+  allowedEnvVars: z.optional(z.array(nonEmpty())),
+  timeoutMs: z.optional(positiveInt()),
+  onError: z.optional(failMode()),
+});
+
+export const RuleSchema = z.strictObject({
+  id: nonEmpty(),
+  description: z.optional(z.string()),
+  on: oneOrMany(),
+  matcher: z.optional(z.string()),
+  if: z.optional(oneOrMany()),
+  where: z.optional(WhereSchema),
+  teams: z.optional(z.array(nonEmpty()).check(z.minLength(1, "must list at least one team"))),
+  mode: z.optional(z.enum(["enforce", "shadow", "off"])),
+  decide: z.optional(z.enum(DECISION_KINDS)),
+  reason: z.optional(z.string()),
+  context: z.optional(z.string()),
+  systemMessage: z.optional(z.string()),
+  updatedInput: z.optional(z.record(z.string(), z.unknown())),
+  prompt: z.optional(PromptActionSchema),
+  forward: z.optional(ForwardActionSchema),
+  notify: z.optional(z.array(nonEmpty())),
+});
+
+const TokenSchema = z.union([
+  z.strictObject({
+    team: nonEmpty(),
+    sha256: z
+      .string()
+      .check(z.regex(/^[0-9a-f]{64}$/, "must be 64 lowercase hex characters (hookgate token hash)")),
+  }),
+  z.strictObject({ team: nonEmpty(), env: z.string().check(z.regex(/^[A-Za-z_][A-Za-z0-9_]*$/)) }),
+]);
+
+export const AuthSchema = z.strictObject({
+  tokens: z.array(TokenSchema),
+  onFailure: z.optional(failMode()),
+});
+
+export const DefaultsSchema = z.strictObject({
+  onError: z.optional(failMode()),
+  deadlineMs: z.optional(positiveInt()),
+  /** Largest request body read, in bytes (default 1 MiB). Larger ones answer with `onError`. */
+  maxBodyBytes: z.optional(positiveInt()),
+});
+
+export const EgressSchema = z.strictObject({
+  allowedHttpHookUrls: z.optional(z.array(z.string())),
+  httpHookAllowedEnvVars: z.optional(z.array(nonEmpty())),
+  allowCidrs: z.optional(z.array(nonEmpty())),
+  denyCidrs: z.optional(z.array(nonEmpty())),
+  allowNat64: z.optional(z.boolean()),
+});
+
+export const SinkSchema = z.discriminatedUnion("type", [
+  z.strictObject({ type: z.literal("slack"), url: nonEmpty(), link: z.optional(z.string()) }),
+  z.strictObject({ type: z.literal("discord"), url: nonEmpty(), link: z.optional(z.string()) }),
+  z.strictObject({ type: z.literal("webhook"), url: nonEmpty(), secret: z.optional(nonEmpty()) }),
+  z.strictObject({
+    type: z.literal("github-dispatch"),
+    repo: z.string().check(z.regex(/^[\w.-]+\/[\w.-]+$/, "must be owner/name")),
+    eventType: nonEmpty(),
+    token: nonEmpty(),
+    url: z.optional(nonEmpty()),
+  }),
+]);
+
+export const ModelSchema = z.strictObject({
+  provider: z.enum(["anthropic", "openai"]),
+  model: nonEmpty(),
+  apiKey: nonEmpty(),
+  url: z.optional(nonEmpty()),
+  cacheTtlSeconds: z.optional(z.number().check(z.int(), z.nonnegative())),
+  maxConcurrent: z.optional(positiveInt()),
+  dailyCallsPerTeam: z.optional(positiveInt()),
+});
+
+export const PolicySchema = z.strictObject({
+  $schema: z.optional(z.string()),
+  version: z.literal(1),
+  auth: z.optional(AuthSchema),
+  defaults: z.optional(DefaultsSchema),
+  egress: z.optional(EgressSchema),
+  rules: z.array(RuleSchema),
+  sinks: z.optional(z.record(nonEmpty(), SinkSchema)),
+  models: z.optional(z.record(nonEmpty(), ModelSchema)),
+});
+
+export type PolicyDocument = z.infer<typeof PolicySchema>;
+export type RuleDocument = z.infer<typeof RuleSchema>;
+export type SinkDocument = z.infer<typeof SinkSchema>;
+export type ModelDocument = z.infer<typeof ModelSchema>;
+export type PromptAction = z.infer<typeof PromptActionSchema>;
+export type ForwardAction = z.infer<typeof ForwardActionSchema>;
+
+/** The JSON Schema of the policy file, generated (never hand-written). */
+export function policyJsonSchema(): Record<string, unknown> {
+  return z.toJSONSchema(PolicySchema, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
+}

@@ -1,0 +1,351 @@
+/**
+ * Loading a policy: parse the JSON, validate it against the schema, compile every matcher,
+ * `if` and `where` once, and index the rules by event. Every problem is reported with its
+ * JSON path, all at once, so a user fixes a file in one pass.
+ */
+import type * as z from "zod/mini";
+import { compileMatcher, type Matcher } from "./matcher.js";
+import { type PermissionRule, parsePermissionRule } from "./permission-rule.js";
+import {
+  type DecisionKind,
+  type FailMode,
+  type ForwardAction,
+  type PolicyDocument,
+  PolicySchema,
+  type PromptAction,
+  type RuleDocument,
+} from "./policy-schema.js";
+import type { EnvReader, Sha256 } from "./ports.js";
+import { err, ok, type Result } from "./result.js";
+import { compileWhere, type Predicate } from "./where.js";
+
+export interface PolicyIssue {
+  readonly severity: "error" | "warning";
+  /** JSON path into the policy file, e.g. `$.rules[2].matcher`. */
+  readonly path: string;
+  readonly message: string;
+}
+
+export type RuleAction =
+  | {
+      readonly kind: "decide";
+      readonly decision: DecisionKind;
+      readonly reason?: string | undefined;
+      readonly context?: string | undefined;
+      readonly systemMessage?: string | undefined;
+      readonly updatedInput?: Readonly<Record<string, unknown>> | undefined;
+    }
+  | { readonly kind: "context"; readonly text: string; readonly systemMessage?: string | undefined }
+  | { readonly kind: "prompt"; readonly prompt: PromptAction }
+  | { readonly kind: "forward"; readonly forward: ForwardAction }
+  | { readonly kind: "notify" };
+
+export interface CompiledRule {
+  readonly id: string;
+  readonly index: number;
+  /** `$.rules[i]`, for messages. */
+  readonly path: string;
+  /** Event names, or "*" for every event. */
+  readonly events: readonly string[] | "*";
+  readonly matcher: Matcher;
+  readonly ifRules: readonly PermissionRule[] | undefined;
+  readonly where: readonly Predicate[];
+  readonly teams: ReadonlySet<string> | undefined;
+  readonly mode: "enforce" | "shadow" | "off";
+  readonly action: RuleAction;
+  readonly notify: readonly string[];
+  readonly document: RuleDocument;
+}
+
+export interface TeamToken {
+  readonly team: string;
+  /** SHA-256 of the token, lowercase hex; undefined when its env variable is unset. */
+  readonly sha256: string | undefined;
+  /** Where the token came from, for messages: `sha256` or the env variable's name. */
+  readonly source: string;
+}
+
+export interface Policy {
+  readonly document: PolicyDocument;
+  /** Short hash of the policy file's bytes, sent as `x-hookgate-policy`. */
+  readonly hash: string;
+  readonly rules: readonly CompiledRule[];
+  readonly auth: { readonly tokens: readonly TeamToken[]; readonly onFailure: FailMode } | undefined;
+  readonly defaults: {
+    readonly onError: FailMode;
+    readonly deadlineMs: number;
+    readonly maxBodyBytes: number;
+  };
+  /** The rules that may apply to an event of this name, in file order (mode `off` left out). */
+  rulesFor(eventName: string): readonly CompiledRule[];
+}
+
+export const DEFAULT_DEADLINE_MS = 5000;
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+
+export interface LoadedPolicy {
+  readonly policy: Policy;
+  /** Problems that do not stop the policy from loading (unset token variables, ...). */
+  readonly warnings: readonly PolicyIssue[];
+}
+
+export interface PolicyDeps {
+  readonly env: EnvReader;
+  readonly sha256: Sha256;
+}
+
+/** Parse and compile a policy file's text. Errors list every problem; nothing is half-loaded. */
+export async function loadPolicy(
+  text: string,
+  deps: PolicyDeps,
+): Promise<Result<LoadedPolicy, PolicyIssue[]>> {
+  const parsed = parsePolicyDocument(text);
+  if (!parsed.ok) return parsed;
+  const document = parsed.value;
+  const issues: PolicyIssue[] = [];
+  const rules = compileRules(document, issues);
+  const warnings: PolicyIssue[] = [];
+  const tokens = await resolveTokens(document, deps, warnings);
+  if (issues.length > 0) return err(issues);
+  const hash = (await deps.sha256(text)).slice(0, 16);
+  return ok({ policy: createPolicy(document, hash, rules, tokens), warnings });
+}
+
+/** JSON and schema only: the first half of `loadPolicy`, shared with `hookgate check`. */
+export function parsePolicyDocument(text: string): Result<PolicyDocument, PolicyIssue[]> {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (e) {
+    const why = e instanceof Error ? e.message : String(e);
+    return err([{ severity: "error", path: "$", message: `is not valid JSON: ${why}` }]);
+  }
+  const result = PolicySchema.safeParse(json);
+  if (!result.success) return err(result.error.issues.map(schemaIssue));
+  return ok(result.data);
+}
+
+/** zod/mini ships no message locale (it would grow the Worker bundle); say it in our own words. */
+function schemaIssue(issue: z.core.$ZodIssue): PolicyIssue {
+  return { severity: "error", path: jsonPath(issue.path), message: issueMessage(issue) };
+}
+
+function issueMessage(issue: z.core.$ZodIssue): string {
+  switch (issue.code) {
+    case "unrecognized_keys":
+      return `unknown key${issue.keys.length > 1 ? "s" : ""} ${issue.keys.map((k) => `"${k}"`).join(", ")}`;
+    case "invalid_union":
+      return "does not match any of the accepted forms";
+    case "invalid_value":
+      return `must be ${issue.values.length > 1 ? "one of " : ""}${issue.values.map((v) => JSON.stringify(v)).join(", ")}`;
+    case "invalid_type":
+      return issue.message === "Invalid input" ? `expected ${issue.expected}` : issue.message;
+    case "too_small":
+      if (issue.message !== "Invalid input") return issue.message;
+      return `must be ${issue.inclusive ? "at least" : "greater than"} ${String(issue.minimum)}`;
+    default:
+      return issue.message;
+  }
+}
+
+export function jsonPath(path: readonly PropertyKey[]): string {
+  let out = "$";
+  for (const key of path) {
+    if (typeof key === "number") out += `[${key}]`;
+    else if (typeof key === "string" && /^[A-Za-z_$][\w$]*$/.test(key)) out += `.${key}`;
+    else out += `[${JSON.stringify(String(key))}]`;
+  }
+  return out;
+}
+
+function compileRules(document: PolicyDocument, issues: PolicyIssue[]): CompiledRule[] {
+  const seen = new Map<string, number>();
+  const compiled: CompiledRule[] = [];
+  document.rules.forEach((rule, index) => {
+    const path = `$.rules[${index}]`;
+    const before = seen.get(rule.id);
+    if (before !== undefined) {
+      issues.push({
+        severity: "error",
+        path: `${path}.id`,
+        message: `"${rule.id}" is already the id of $.rules[${before}]`,
+      });
+    }
+    seen.set(rule.id, index);
+    const result = compileRule(rule, index, path, document);
+    if (result.ok) compiled.push(result.value);
+    else issues.push(...result.error);
+  });
+  return compiled;
+}
+
+function compileRule(
+  rule: RuleDocument,
+  index: number,
+  path: string,
+  document: PolicyDocument,
+): Result<CompiledRule, PolicyIssue[]> {
+  const issues: PolicyIssue[] = [];
+  const error = (at: string, message: string) =>
+    issues.push({ severity: "error", path: `${path}${at}`, message });
+
+  const matcher = compileMatcher(rule.matcher);
+  if (!matcher.ok) error(".matcher", matcher.error);
+
+  let ifRules: PermissionRule[] | undefined;
+  if (rule.if !== undefined) {
+    const sources = typeof rule.if === "string" ? [rule.if] : rule.if;
+    ifRules = [];
+    sources.forEach((source, i) => {
+      const parsed = parsePermissionRule(source);
+      if (parsed.ok) ifRules?.push(parsed.value);
+      else error(typeof rule.if === "string" ? ".if" : `.if[${i}]`, parsed.error);
+    });
+  }
+
+  let where: Predicate[] = [];
+  if (rule.where !== undefined) {
+    const compiled = compileWhere(rule.where);
+    if (compiled.ok) where = compiled.value;
+    else
+      for (const issue of compiled.error) error(jsonPath(["where", ...issue.path]).slice(1), issue.message);
+  }
+
+  const action = ruleAction(rule, error);
+  for (const [i, sink] of (rule.notify ?? []).entries()) {
+    if (!document.sinks || !Object.hasOwn(document.sinks, sink)) {
+      error(`.notify[${i}]`, `names the sink "${sink}", which $.sinks does not define`);
+    }
+  }
+  if (rule.prompt && (!document.models || !Object.hasOwn(document.models, rule.prompt.model))) {
+    error(".prompt.model", `names the model "${rule.prompt.model}", which $.models does not define`);
+  }
+
+  if (issues.length > 0 || !matcher.ok || !action) return err(issues);
+  const events = typeof rule.on === "string" ? [rule.on] : rule.on;
+  return ok({
+    id: rule.id,
+    index,
+    path,
+    events: events.includes("*") ? "*" : events,
+    matcher: matcher.value,
+    ifRules,
+    where,
+    teams: rule.teams ? new Set(rule.teams) : undefined,
+    mode: rule.mode ?? "enforce",
+    action,
+    notify: rule.notify ?? [],
+    document: rule,
+  });
+}
+
+function ruleAction(
+  rule: RuleDocument,
+  error: (at: string, message: string) => void,
+): RuleAction | undefined {
+  const named = [
+    rule.decide !== undefined && "decide",
+    rule.decide === undefined && rule.context !== undefined && "context",
+    rule.prompt !== undefined && "prompt",
+    rule.forward !== undefined && "forward",
+  ].filter((a): a is string => typeof a === "string");
+  if (named.length > 1) {
+    error(
+      "",
+      `has ${named.join(" and ")}; a rule takes at most one action (decide, context, prompt or forward)`,
+    );
+    return undefined;
+  }
+  if (rule.decide === undefined) {
+    if (rule.reason !== undefined) error(".reason", "goes with decide; this rule has no decide");
+    if (rule.updatedInput !== undefined) error(".updatedInput", "goes with decide; this rule has no decide");
+  }
+  if (rule.decide !== undefined) {
+    return {
+      kind: "decide",
+      decision: rule.decide,
+      reason: rule.reason,
+      context: rule.context,
+      systemMessage: rule.systemMessage,
+      updatedInput: rule.updatedInput,
+    };
+  }
+  if (rule.context !== undefined)
+    return { kind: "context", text: rule.context, systemMessage: rule.systemMessage };
+  if (rule.prompt) return { kind: "prompt", prompt: rule.prompt };
+  if (rule.forward) return { kind: "forward", forward: rule.forward };
+  if (rule.notify && rule.notify.length > 0) return { kind: "notify" };
+  error("", "does nothing: give it decide, context, prompt, forward or notify");
+  return undefined;
+}
+
+async function resolveTokens(
+  document: PolicyDocument,
+  deps: PolicyDeps,
+  warnings: PolicyIssue[],
+): Promise<TeamToken[]> {
+  const tokens: TeamToken[] = [];
+  for (const [i, token] of (document.auth?.tokens ?? []).entries()) {
+    if ("sha256" in token) {
+      tokens.push({ team: token.team, sha256: token.sha256, source: "sha256" });
+      continue;
+    }
+    const value = deps.env(token.env);
+    if (value === undefined || value === "") {
+      warnings.push({
+        severity: "warning",
+        path: `$.auth.tokens[${i}].env`,
+        message: `the variable ${token.env} is not set, so team "${token.team}" cannot authenticate with it`,
+      });
+    }
+    tokens.push({
+      team: token.team,
+      sha256: value ? await deps.sha256(value) : undefined,
+      source: token.env,
+    });
+  }
+  return tokens;
+}
+
+function createPolicy(
+  document: PolicyDocument,
+  hash: string,
+  rules: CompiledRule[],
+  tokens: TeamToken[],
+): Policy {
+  const active = rules.filter((r) => r.mode !== "off");
+  const wildcard = active.filter((r) => r.events === "*");
+  const byEvent = new Map<string, CompiledRule[]>();
+  for (const rule of active) {
+    if (rule.events === "*") continue;
+    for (const name of rule.events) {
+      if (!byEvent.has(name)) byEvent.set(name, [...wildcard]);
+      byEvent.get(name)?.push(rule);
+    }
+  }
+  for (const list of byEvent.values()) list.sort((a, b) => a.index - b.index);
+  return {
+    document,
+    hash,
+    rules,
+    auth: document.auth ? { tokens, onFailure: document.auth.onFailure ?? "deny" } : undefined,
+    defaults: {
+      onError: document.defaults?.onError ?? "allow",
+      deadlineMs: document.defaults?.deadlineMs ?? DEFAULT_DEADLINE_MS,
+      maxBodyBytes: document.defaults?.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+    },
+    rulesFor: (eventName) => byEvent.get(eventName) ?? wildcard,
+  };
+}
+
+/** The fail mode that applies when a rule's remote action fails: its own, else the policy's. */
+export function ruleOnError(rule: CompiledRule, policy: Policy): FailMode {
+  const action = rule.action;
+  const own =
+    action.kind === "prompt"
+      ? action.prompt.onError
+      : action.kind === "forward"
+        ? action.forward.onError
+        : undefined;
+  return own ?? policy.defaults.onError;
+}

@@ -1,0 +1,27 @@
+/**
+ * The capabilities the core and the use cases need from the outside world.
+ * Each runtime's composition root (src/entry/) supplies them, so tests can drive
+ * time, ids and output, and the core never touches a runtime API itself.
+ */
+
+/** Milliseconds since the epoch (wall clock) and a monotonic reading for durations. */
+export interface Clock {
+  now(): number;
+  monotonic(): number;
+}
+
+/** A fresh, unique id for each decision. */
+export type IdGenerator = () => string;
+
+/** SHA-256 of a UTF-8 string, as lowercase hex. */
+export type Sha256 = (text: string) => Promise<string>;
+
+/** Reads a secret or setting by name: `process.env` on Node, bindings on Workers. */
+export type EnvReader = (name: string) => string | undefined;
+
+export type LogLevel = "debug" | "info" | "warn" | "error";
+
+/** Structured log sink: one JSON object per line on Node. Never given a secret in clear. */
+export interface Logger {
+  log(level: LogLevel, message: string, fields?: Record<string, unknown>): void;
+}

@@ -1,0 +1,113 @@
+/**
+ * A decision as the bytes a client understands (reference/clients.md §6 and §10). Always a 2xx:
+ * a status code never carries a decision, because Claude Code ignores the body of a non-2xx and
+ * lets the action through while deepcode blocks on it.
+ */
+import type { Decision } from "./decision.js";
+import { BLOCKABLE_EVENTS, carriesContext } from "./event-capabilities.js";
+import type { Dialect } from "./hook-event.js";
+import type { DecisionKind, FailMode } from "./policy-schema.js";
+
+export interface Answer {
+  readonly status: 200;
+  /** Undefined for an empty body. */
+  readonly contentType: "application/json" | "text/plain; charset=utf-8" | undefined;
+  readonly body: string;
+}
+
+const EMPTY: Answer = { status: 200, contentType: undefined, body: "" };
+const STOP_EVENTS: ReadonlySet<string> = new Set(["Stop", "SubagentStop"]);
+
+const json = (value: Record<string, unknown>): Answer => ({
+  status: 200,
+  contentType: "application/json",
+  body: JSON.stringify(value),
+});
+
+export function renderDecision(decision: Decision, event: string, dialect: Dialect): Answer {
+  // deepagents legacy hooks read nothing back (stdout goes to /dev/null).
+  if (dialect === "deepagents-legacy") return EMPTY;
+  if (event === "PreCompact") return renderPreCompact(decision, dialect);
+
+  const out: Record<string, unknown> = {};
+  if (decision.stop && decision.kind !== "none" && decision.kind !== "allow") {
+    out.continue = false;
+    out.stopReason = decision.reason;
+  }
+  if (decision.kind === "block" && BLOCKABLE_EVENTS.has(event)) {
+    out.decision = "block";
+    out.reason = decision.reason;
+  }
+  if (decision.systemMessage) out.systemMessage = decision.systemMessage;
+  const specific = hookSpecificOutput(decision, event, dialect);
+  if (specific) out.hookSpecificOutput = specific;
+  return Object.keys(out).length > 0 ? json(out) : EMPTY;
+}
+
+function hookSpecificOutput(
+  decision: Decision,
+  event: string,
+  dialect: Dialect,
+): Record<string, unknown> | undefined {
+  // Never on Stop/SubagentStop: Claude Code 2.1.112 rejects the whole answer (TV-16).
+  if (STOP_EVENTS.has(event)) return undefined;
+  const specific: Record<string, unknown> = { hookEventName: event };
+  if (event === "PreToolUse" && decision.kind !== "none" && decision.kind !== "block") {
+    specific.permissionDecision = decision.kind;
+    if (decision.reason) specific.permissionDecisionReason = decision.reason;
+    if (decision.kind === "allow" && decision.updatedInput) specific.updatedInput = decision.updatedInput;
+  }
+  if (event === "PermissionRequest" && (decision.kind === "allow" || decision.kind === "deny")) {
+    // Both shapes: Claude Code reads `decision.behavior`, deepcode reads `permissionDecision` (TV-20).
+    specific.decision =
+      decision.kind === "allow"
+        ? { behavior: "allow", ...(decision.updatedInput ? { updatedInput: decision.updatedInput } : {}) }
+        : { behavior: "deny", ...(decision.reason ? { message: decision.reason } : {}) };
+    specific.permissionDecision = decision.kind;
+    if (decision.reason) specific.permissionDecisionReason = decision.reason;
+  }
+  if (decision.context && carriesContext(event, dialect)) specific.additionalContext = decision.context;
+  return Object.keys(specific).length > 1 ? specific : undefined;
+}
+
+/**
+ * Claude Code appends any non-blocking PreCompact body, raw, to its compaction instructions
+ * (clients.md §4.4): even `{}` or a systemMessage would end up there. So the body is empty,
+ * the instructions as plain text, or a block.
+ */
+function renderPreCompact(decision: Decision, dialect: Dialect): Answer {
+  if (decision.kind === "block") return json({ decision: "block", reason: decision.reason });
+  if (decision.context && carriesContext("PreCompact", dialect)) {
+    return { status: 200, contentType: "text/plain; charset=utf-8", body: decision.context };
+  }
+  return EMPTY;
+}
+
+/**
+ * The answer to a request hookgate could not judge (bad token, malformed body, internal error),
+ * under a request-level fail mode (POLICY.md "Fail modes"): `deny` denies PreToolUse and
+ * PermissionRequest only, every other event gets no decision and a systemMessage saying what is
+ * wrong, and an event that cannot be identified gets the top-level block every client accepts.
+ * `allow` is no opinion, never an explicit allow; the systemMessage still tells the user.
+ */
+export function renderRequestFailure(
+  mode: FailMode,
+  event: string | undefined,
+  dialect: Dialect,
+  message: string,
+): { readonly answer: Answer; readonly kind: DecisionKind | "none" } {
+  if (event === undefined) {
+    const kind: DecisionKind | "none" = mode === "allow" ? "none" : "block";
+    if (dialect === "deepagents-legacy" || kind === "none") return { answer: EMPTY, kind };
+    return { answer: json({ decision: "block", reason: message }), kind };
+  }
+  const guarded = event === "PreToolUse" || (event === "PermissionRequest" && mode === "deny");
+  const kind: DecisionKind | "none" = mode === "allow" || !guarded ? "none" : mode;
+  const decision: Decision = {
+    kind,
+    reason: kind === "none" ? undefined : message,
+    systemMessage: message,
+    decidedBy: [],
+  };
+  return { answer: renderDecision(decision, event, dialect), kind };
+}

@@ -1,0 +1,605 @@
+/**
+ * Splits a Bash command into the simple commands it runs, the way Claude Code's permission
+ * checks see them: each subcommand of `&&`, `||`, `;`, `|`, `&` and newlines is checked on
+ * its own, after quote removal and after stripping wrappers (`timeout`, `nice`, `nohup`...)
+ * that run another command. Pure: shell-quote for the words, no runtime imports.
+ */
+import { type ParseEntry, parse, quote } from "shell-quote";
+
+export interface Subcommand {
+  /** The subcommand as words joined by single spaces, redirections last (`rm -rf / 2>/dev/null`). */
+  readonly text: string;
+  /**
+   * Other spellings a deny-style rule should also recognise: without the redirections, and
+   * with an absolute command path reduced to its name (`/bin/rm` -> `rm`).
+   */
+  readonly variants: readonly string[];
+}
+
+export interface CommandSplit {
+  readonly subcommands: readonly Subcommand[];
+  /** True when part of what runs cannot be seen: substitutions, heredocs, a changed PATH... */
+  readonly opaque: boolean;
+}
+
+/** Nested `sh -c` / `$(...)` levels followed; deeper text is kept whole and marked opaque. */
+const MAX_DEPTH = 8;
+/** shell-quote is fast but not linear on every input; longer commands get the crude split. */
+const MAX_COMMAND_LENGTH = 200_000;
+/** Marks a file-descriptor number written against its redirection (`2>`), which shell-quote separates. */
+const FD_MARK = "\uE000";
+/** Private-use characters this module and permission-rule.ts use as markers; never taken from input. */
+const RESERVED_CHARS = /[\uE000-\uE00F]/g;
+
+const SEPARATORS = new Set(["&&", "||", ";", "|", "&", "|&", ";;", ";&", ";;&", "(", ")", "<(", ">("]);
+
+export function splitSubcommands(command: string): { subcommands: string[]; opaque: boolean } {
+  const split = splitCommand(command);
+  return { subcommands: split.subcommands.map((s) => s.text), opaque: split.opaque };
+}
+
+export function splitCommand(command: string): CommandSplit {
+  const out: Output = { subcommands: [], seen: new Set(), opaque: false };
+  splitInto(sanitize(command), 0, [], out);
+  return { subcommands: out.subcommands, opaque: out.opaque };
+}
+
+/**
+ * A permission-rule specifier in the same canonical form as `Subcommand.text` (quotes removed,
+ * whitespace collapsed, redirections last), so `Bash(git commit -m "x")` compares like a command.
+ * Operators stay as literal text and no wrapper is stripped: the specifier is a pattern, not a script.
+ * Characters U+E001..U+E00F pass through unchanged, for the caller's own markers.
+ */
+export function canonicalCommandPattern(text: string): string {
+  const scanned = scan(text.replace(/\uE000/g, "\uFFFD"), true);
+  const entries = tokenize(scanned.text);
+  if (entries === undefined) return collapse(stripMark(scanned.text));
+  const parts: string[] = [];
+  let words: Word[] = [];
+  for (const entry of entries) {
+    if (entry.kind === "separator") {
+      parts.push(render(toCommand(words)), entry.text);
+      words = [];
+    } else words.push(entry);
+  }
+  parts.push(render(toCommand(words)));
+  return collapse(parts.join(" "));
+}
+
+interface Output {
+  readonly subcommands: Subcommand[];
+  readonly seen: Set<string>;
+  opaque: boolean;
+}
+
+function sanitize(text: string): string {
+  return text.replace(RESERVED_CHARS, "\uFFFD");
+}
+
+function collapse(text: string): string {
+  return text.replace(/\s+/g, " ").trim();
+}
+
+function splitInto(text: string, depth: number, suffix: readonly string[], out: Output): void {
+  if (depth > MAX_DEPTH || text.length > MAX_COMMAND_LENGTH) {
+    out.opaque = true;
+    crudeSplit(text, depth, suffix, out);
+    return;
+  }
+  const scanned = scan(text, false);
+  if (scanned.opaque) out.opaque = true;
+  const entries = tokenize(scanned.text);
+  if (entries === undefined) {
+    out.opaque = true;
+    crudeSplit(scanned.text, depth, suffix, out);
+  } else {
+    for (const words of splitOnSeparators(entries)) expand(toCommand(words), depth, suffix, out);
+  }
+  // One script of all the substitutions, one per line: one tokenizer pass however many there are.
+  if (scanned.substitutions.size > 0) splitInto([...scanned.substitutions].join("\n"), depth + 1, [], out);
+}
+
+/** Best effort when the words cannot be read: split on operator characters, no quote removal. */
+function crudeSplit(text: string, depth: number, suffix: readonly string[], out: Output): void {
+  for (const piece of text.split(/[;&|()\n`]+/)) {
+    const args = piece
+      .split(/\s+/)
+      .filter((w) => w !== "")
+      .map((w): Word => ({ kind: "word", text: w }));
+    expand({ args, redirects: [] }, MAX_DEPTH, suffix, out);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scanning: the few things shell-quote does not model, found in one quote-aware pass.
+// ---------------------------------------------------------------------------------------------
+
+interface Scanned {
+  /** The text with unquoted newlines as `;`, comments dropped and substitutions as a placeholder. */
+  readonly text: string;
+  /** The inner text of each `$(...)`, backtick, `<(...)` and `>(...)`. */
+  readonly substitutions: ReadonlySet<string>;
+  readonly opaque: boolean;
+}
+
+/**
+ * shell-quote treats newlines as spaces, drops everything after a `#` even mid-word
+ * (`a#b; rm -rf /` would lose `rm`), reads `$(...)` inside double quotes as plain text and
+ * loses the adjacency of `2>`. This pass fixes those before it runs. In pattern mode every
+ * `#` is literal, newlines are spaces and substitutions stay as written.
+ */
+function scan(text: string, patternMode: boolean): Scanned {
+  const s: ScanState = { text, i: 0, out: "", prev: "", substitutions: new Set(), opaque: false, quote: "" };
+  while (s.i < text.length) step(s, patternMode);
+  if (s.quote !== "") s.opaque = true;
+  return { text: s.out, substitutions: s.substitutions, opaque: s.opaque };
+}
+
+interface ScanState {
+  readonly text: string;
+  i: number;
+  out: string;
+  /** The last character appended to `out`; reading `out` itself would flatten it on every call. */
+  prev: string;
+  readonly substitutions: Set<string>;
+  opaque: boolean;
+  quote: "" | "'" | '"' | "$'";
+}
+
+function step(s: ScanState, patternMode: boolean): void {
+  const c = s.text.charAt(s.i);
+  if (s.quote === "'" || s.quote === "$'") stepInSingleQuotes(s, c);
+  else if (c === "\\") stepBackslash(s);
+  else if (!patternMode && (s.text.startsWith("$(", s.i) || c === "`")) substitute(s);
+  else if (s.quote === '"') stepInDoubleQuotes(s, c);
+  else stepUnquoted(s, c, patternMode);
+}
+
+function stepInSingleQuotes(s: ScanState, c: string): void {
+  if (c === "\\" && s.quote === "$'") {
+    emit(s, s.text.slice(s.i, s.i + 2));
+  } else {
+    if (c === "'") s.quote = "";
+    emit(s, c);
+  }
+}
+
+function stepInDoubleQuotes(s: ScanState, c: string): void {
+  if (c === '"') s.quote = "";
+  emit(s, c);
+}
+
+function stepBackslash(s: ScanState): void {
+  // A backslash-newline is a line continuation in bash, outside single quotes.
+  if (s.text.charAt(s.i + 1) === "\n") s.i += 2;
+  else emit(s, s.text.slice(s.i, s.i + 2));
+}
+
+function stepUnquoted(s: ScanState, c: string, patternMode: boolean): void {
+  if (c === "$" && s.text.charAt(s.i + 1) === "'") {
+    s.quote = "$'";
+    emit(s, "$'");
+  } else if (c === "\n") {
+    // A newline ends a command like `;` (an empty command after `&&\n` is dropped later).
+    emit(s, patternMode ? " " : ";", 1);
+  } else if (c === "#") {
+    hash(s, patternMode);
+  } else if (!patternMode && (s.text.startsWith("<(", s.i) || s.text.startsWith(">(", s.i))) {
+    substitute(s);
+  } else if (s.text.startsWith("<<", s.i)) {
+    heredocOrHereString(s, patternMode);
+  } else if (c >= "0" && c <= "9" && atWordStart(s)) {
+    digits(s);
+  } else {
+    if (c === "'" || c === '"') s.quote = c;
+    emit(s, c);
+  }
+}
+
+/** Appends `chunk` to the output and moves past the `consumed` characters of input it stands for. */
+function emit(s: ScanState, chunk: string, consumed = chunk.length): void {
+  s.out += chunk;
+  if (chunk !== "") s.prev = chunk.charAt(chunk.length - 1);
+  s.i += consumed;
+}
+
+function atWordStart(s: ScanState): boolean {
+  return s.prev === "" || /[\s;&|()<>]/.test(s.prev);
+}
+
+/** bash starts a comment only at the start of a word; elsewhere `#` is a plain character. */
+function hash(s: ScanState, patternMode: boolean): void {
+  if (patternMode || !atWordStart(s)) {
+    emit(s, "\\#", 1);
+  } else {
+    const end = s.text.indexOf("\n", s.i);
+    s.i = end < 0 ? s.text.length : end;
+  }
+}
+
+/** `<<<` is a here-string (data on one line); `<<` starts a heredoc whose body we do not parse. */
+function heredocOrHereString(s: ScanState, patternMode: boolean): void {
+  const here = s.text.startsWith("<<<", s.i);
+  if (!here && !patternMode) s.opaque = true;
+  emit(s, here ? "<<<" : "<<");
+}
+
+/** `2>` and `2>&1` name a file descriptor only when the digits touch the operator. */
+function digits(s: ScanState): void {
+  let end = s.i;
+  while (end < s.text.length && s.text.charCodeAt(end) >= 48 && s.text.charCodeAt(end) <= 57) end += 1;
+  const run = s.text.slice(s.i, end);
+  const next = s.text.charAt(end);
+  emit(s, next === ">" || next === "<" ? FD_MARK + run : run, run.length);
+}
+
+/**
+ * `$(...)`, backticks and `<(...)` run commands we cannot see in place: record their text
+ * (split later as extra subcommands) and leave a literal placeholder in the line.
+ */
+function substitute(s: ScanState): void {
+  s.opaque = true;
+  const isBacktick = s.text.charAt(s.i) === "`";
+  const open = isBacktick ? "`" : s.text.slice(s.i, s.i + 2);
+  const start = s.i + open.length;
+  const end = isBacktick ? closingBacktick(s.text, start) : closingParen(s.text, start);
+  s.substitutions.add(s.text.slice(start, end));
+  const placeholder = isBacktick ? "`...`" : `${open}...)`;
+  emit(s, s.quote === '"' ? placeholder : `"${placeholder}"`, Math.min(end + 1, s.text.length) - s.i);
+}
+
+function closingBacktick(text: string, from: number): number {
+  for (let i = from; i < text.length; i += 1) {
+    if (text.charAt(i) === "\\") i += 1;
+    else if (text.charAt(i) === "`") return i;
+  }
+  return text.length;
+}
+
+/** The index of the `)` closing a `(` just before `from`, skipping quoted text; the end if none. */
+function closingParen(text: string, from: number): number {
+  let depth = 1;
+  let quote = "";
+  for (let i = from; i < text.length; i += 1) {
+    const c = text.charAt(i);
+    if (quote === "'") {
+      if (c === "'") quote = "";
+    } else if (c === "\\") {
+      i += 1;
+    } else if (quote === '"') {
+      if (c === '"') quote = "";
+    } else if (c === "'" || c === '"') {
+      quote = c;
+    } else if (c === "(") {
+      depth += 1;
+    } else if (c === ")") {
+      depth -= 1;
+      if (depth === 0) return i;
+    }
+  }
+  return text.length;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Words: shell-quote's tokens, grouped into simple commands.
+// ---------------------------------------------------------------------------------------------
+
+type Word =
+  | { readonly kind: "word"; readonly text: string }
+  | { readonly kind: "glob"; readonly text: string }
+  | { readonly kind: "redirect"; readonly text: string };
+
+type Entry = Word | { readonly kind: "separator"; readonly text: string };
+
+interface Command {
+  readonly args: readonly Word[];
+  /** Each redirection with its descriptor and target, as one word (`2>&1`, `>out.txt`). */
+  readonly redirects: readonly string[];
+}
+
+/** Variables stay literal (`$HOME`): expanding them would guess at an environment we do not have. */
+const literalVariable = (name: string): string => `$${name}`;
+
+function tokenize(line: string): Entry[] | undefined {
+  let parsed: ParseEntry[];
+  try {
+    parsed = parse(line, literalVariable);
+  } catch {
+    return undefined; // shell-quote throws on `${}` and unclosed `${`
+  }
+  const entries: Entry[] = [];
+  for (const token of parsed) {
+    if (typeof token === "string") entries.push({ kind: "word", text: token });
+    else if ("comment" in token) continue;
+    else if (token.op === "glob") entries.push({ kind: "glob", text: token.pattern });
+    else if (SEPARATORS.has(token.op)) entries.push({ kind: "separator", text: token.op });
+    else entries.push({ kind: "redirect", text: token.op });
+  }
+  return entries;
+}
+
+function splitOnSeparators(entries: readonly Entry[]): Word[][] {
+  const commands: Word[][] = [[]];
+  for (const entry of entries) {
+    if (entry.kind === "separator") commands.push([]);
+    else commands[commands.length - 1]?.push(entry);
+  }
+  return commands;
+}
+
+function toCommand(words: readonly Word[]): Command {
+  const args: Word[] = [];
+  const redirects: string[] = [];
+  for (let i = 0; i < words.length; i += 1) {
+    const word = words[i] as Word;
+    const next = words[i + 1];
+    if (word.kind === "redirect") {
+      const target = next !== undefined && next.kind !== "redirect" ? next.text : "";
+      if (target !== "") i += 1;
+      redirects.push(word.text + stripMark(target));
+    } else if (word.text.startsWith(FD_MARK) && next?.kind === "redirect") {
+      const target = words[i + 2];
+      const targetText = target !== undefined && target.kind !== "redirect" ? target.text : "";
+      redirects.push(word.text.slice(1) + next.text + stripMark(targetText));
+      i += targetText === "" ? 1 : 2;
+    } else {
+      args.push({ kind: word.kind, text: stripMark(word.text) });
+    }
+  }
+  return { args, redirects };
+}
+
+function stripMark(text: string): string {
+  return text.replace(/\uE000/g, "");
+}
+
+function render(command: Command): string {
+  return collapse([...command.args.map((a) => a.text), ...command.redirects].join(" "));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Wrappers: commands that run the rest of their arguments as another command.
+// ---------------------------------------------------------------------------------------------
+
+interface WrapperSpec {
+  /** Options taking a value, as `-k 5`, `-k5`, `--kill-after 5` or `--kill-after=5`. */
+  readonly valued: readonly string[];
+  readonly flags: readonly string[];
+  /** Positional words before the wrapped command (timeout's duration). */
+  readonly operands: number;
+  /** nice accepts the adjustment as `-N`. */
+  readonly numericFlag?: boolean;
+}
+
+const WRAPPERS: Readonly<Record<string, WrapperSpec>> = {
+  timeout: {
+    valued: ["-s", "--signal", "-k", "--kill-after"],
+    flags: ["--preserve-status", "--foreground", "-v", "--verbose"],
+    operands: 1,
+  },
+  nice: { valued: ["-n", "--adjustment"], flags: [], operands: 0, numericFlag: true },
+  nohup: { valued: [], flags: [], operands: 0 },
+  // `command -v`/`-V` only print what a name resolves to, so those are not wrappers.
+  command: { valued: [], flags: ["-p"], operands: 0 },
+  exec: { valued: ["-a"], flags: ["-c", "-l"], operands: 0 },
+  time: { valued: [], flags: ["-p"], operands: 0 },
+  stdbuf: { valued: ["-i", "--input", "-o", "--output", "-e", "--error"], flags: [], operands: 0 },
+};
+
+/** Shell keywords that can precede a command in a compound statement (`if x; then rm -rf /; fi`). */
+const KEYWORDS = new Set(["!", "{", "}", "if", "then", "else", "elif", "fi", "do", "done", "while", "until"]);
+
+const SHELLS = new Set(["sh", "bash", "zsh", "dash", "ksh"]);
+
+/**
+ * Leading assignments that cannot change which program runs or what it loads. Any other
+ * (`PATH=/tmp/x npm test`, `LD_PRELOAD=...`) makes the command opaque, as Claude Code only
+ * strips a fixed list of safe variables before matching.
+ */
+const SAFE_VARIABLES = new Set([
+  "CI",
+  "DEBUG",
+  "NODE_ENV",
+  "NO_COLOR",
+  "FORCE_COLOR",
+  "TERM",
+  "COLORTERM",
+  "TZ",
+  "LANG",
+  "LANGUAGE",
+  "LC_ALL",
+  "LC_CTYPE",
+  "LC_MESSAGES",
+  "LC_TIME",
+  "RUST_BACKTRACE",
+  "RUST_LOG",
+  "GOOS",
+  "GOARCH",
+  "CGO_ENABLED",
+  "GO111MODULE",
+  "PYTHONUNBUFFERED",
+  "PYTHONDONTWRITEBYTECODE",
+]);
+
+const ASSIGNMENT = /^([A-Za-z_][A-Za-z0-9_]*)\+?=/;
+
+/** What peeling one wrapper off leaves: the index of the wrapped command, or a script to split. */
+type Peeled = { readonly at: number } | { readonly script: string } | undefined;
+
+/** Strips wrappers, follows `sh -c`/`eval`, and records what is left as a subcommand. */
+function expand(command: Command, depth: number, suffix: readonly string[], out: Output): void {
+  const redirects = [...command.redirects, ...suffix];
+  const { args } = command;
+  // An index, not slices: a command of thousands of `nohup`s must stay linear.
+  let at = 0;
+  for (;;) {
+    const peeled = peel(args, at, out);
+    if (peeled === undefined) break;
+    if ("script" in peeled) {
+      if (depth < MAX_DEPTH) {
+        splitInto(peeled.script, depth + 1, redirects, out);
+        return;
+      }
+      out.opaque = true; // too deep to follow: keep the shell's own words as the subcommand
+      break;
+    }
+    at = peeled.at;
+  }
+  const first = args[at];
+  if (first === undefined) return;
+  // A glob or a variable in command position runs a program we cannot name.
+  if (first.kind === "glob" || first.text.includes("$")) out.opaque = true;
+  record({ args: args.slice(at), redirects }, out);
+}
+
+function record(command: Command, out: Output): void {
+  const text = render(command);
+  if (text === "" || out.seen.has(text)) return;
+  out.seen.add(text);
+  const named = commandName(command.args);
+  const variants = [render({ args: command.args, redirects: [] })];
+  if (named)
+    variants.push(
+      render({ args: named, redirects: command.redirects }),
+      render({ args: named, redirects: [] }),
+    );
+  out.subcommands.push({ text, variants: [...new Set(variants)].filter((v) => v !== text) });
+}
+
+/** `/usr/bin/rm -rf /` with its command reduced to `rm`, or undefined when it has no directory. */
+function commandName(args: readonly Word[]): Word[] | undefined {
+  const first = args[0];
+  if (first === undefined || !first.text.startsWith("/") || first.text.endsWith("/")) return undefined;
+  return [{ kind: "word", text: first.text.slice(first.text.lastIndexOf("/") + 1) }, ...args.slice(1)];
+}
+
+function peel(args: readonly Word[], at: number, out: Output): Peeled {
+  const first = args[at];
+  if (first === undefined || first.kind !== "word") return undefined;
+  const assignment = ASSIGNMENT.exec(first.text);
+  if (assignment) {
+    noteAssignment(assignment[1] as string, out);
+    return { at: at + 1 };
+  }
+  if (KEYWORDS.has(first.text)) return { at: at + 1 };
+  const name = programName(first.text);
+  if (name === "env") return peelEnv(args, at, out);
+  if (name === "eval") return peelEval(args, at, out);
+  if (SHELLS.has(name)) return peelShell(args, at);
+  const spec = WRAPPERS[name];
+  if (spec === undefined) return undefined;
+  const start = skipOptions(args, at, spec);
+  if (start === undefined || start + spec.operands >= args.length) return undefined;
+  return { at: start + spec.operands };
+}
+
+function noteAssignment(name: string, out: Output): void {
+  if (!SAFE_VARIABLES.has(name)) out.opaque = true;
+}
+
+/** A wrapper named bare or by its usual absolute path; `./timeout` could be anything. */
+function programName(word: string): string {
+  const match = /^(?:\/usr)?(?:\/local)?\/s?bin\/([^/]+)$/.exec(word);
+  return match ? (match[1] as string) : word;
+}
+
+/** The index of the first argument after the wrapper's options, or undefined on an unknown option. */
+function skipOptions(args: readonly Word[], at: number, spec: WrapperSpec): number | undefined {
+  let i = at + 1;
+  while (i < args.length) {
+    const arg = (args[i] as Word).text;
+    if (arg === "--") return i + 1;
+    if (!arg.startsWith("-") || arg === "-") return i;
+    const width = optionWidth(arg, spec);
+    if (width === undefined) return undefined;
+    i += width;
+  }
+  return i;
+}
+
+function optionWidth(arg: string, spec: WrapperSpec): number | undefined {
+  if (spec.flags.includes(arg)) return 1;
+  if (spec.valued.includes(arg)) return 2;
+  if (spec.numericFlag && /^-(?:-|\+)?\d+$/.test(arg)) return 1;
+  const attached = spec.valued.some((o) =>
+    o.startsWith("--") ? arg.startsWith(`${o}=`) : arg.startsWith(o) && arg.length > o.length,
+  );
+  return attached ? 1 : undefined;
+}
+
+const ENV_SPEC: WrapperSpec = {
+  valued: ["-u", "--unset", "-C", "--chdir"],
+  flags: ["-i", "--ignore-environment", "-0", "--null", "-v", "--debug", "-"],
+  operands: 0,
+};
+
+/** `env [options] [VAR=value...] command`; `-S STRING` splits STRING into the command's words. */
+function peelEnv(args: readonly Word[], at: number, out: Output): Peeled {
+  let i = at + 1;
+  while (i < args.length) {
+    const arg = (args[i] as Word).text;
+    const split = splitStringOption(args, i);
+    if (split !== undefined) return split;
+    const assignment = ASSIGNMENT.exec(arg);
+    if (assignment) {
+      noteAssignment(assignment[1] as string, out);
+      i += 1;
+    } else if (arg === "--") {
+      i += 1;
+      break;
+    } else if (!arg.startsWith("-") || arg === "-") {
+      break;
+    } else {
+      const width = optionWidth(arg, ENV_SPEC);
+      if (width === undefined) return undefined;
+      i += width;
+    }
+  }
+  return i < args.length ? { at: i } : undefined;
+}
+
+/** `env -S 'rm -rf' /` runs `rm -rf /`: the string's words followed by the remaining arguments. */
+function splitStringOption(args: readonly Word[], i: number): Peeled {
+  const arg = (args[i] as Word).text;
+  let value: string | undefined;
+  let restAt = i + 1;
+  if (arg === "-S" || arg === "--split-string") {
+    value = args[i + 1]?.text ?? "";
+    restAt = i + 2;
+  } else if (arg.startsWith("--split-string=")) {
+    value = arg.slice("--split-string=".length);
+  } else if (arg.startsWith("-S")) {
+    value = arg.slice(2);
+  }
+  if (value === undefined) return undefined;
+  return { script: `${value} ${quote(args.slice(restAt).map((w) => w.text))}` };
+}
+
+/** `eval WORDS` runs its words joined by spaces, re-read after expansion we do not perform. */
+function peelEval(args: readonly Word[], at: number, out: Output): Peeled {
+  if (at + 1 >= args.length) return undefined;
+  out.opaque = true;
+  return {
+    script: args
+      .slice(at + 1)
+      .map((a) => a.text)
+      .join(" "),
+  };
+}
+
+/**
+ * The script a shell is told to run: `bash -c STRING`, `sh -lc STRING`, `bash -o pipefail -c STRING`.
+ * Claude Code matches the commands inside, so `bash -c 'rm -rf /'` is `rm -rf /`.
+ */
+function peelShell(args: readonly Word[], at: number): Peeled {
+  let hasC = false;
+  for (let i = at + 1; i < args.length; i += 1) {
+    const arg = (args[i] as Word).text;
+    if (hasC && !/^[-+]/.test(arg)) return { script: arg };
+    if (arg === "--") return hasC && args[i + 1] ? { script: (args[i + 1] as Word).text } : undefined;
+    if (/^-[A-Za-z]*c[A-Za-z]*$/.test(arg)) hasC = true;
+    else if (arg === "-o" || arg === "+o" || arg === "-O" || arg === "+O") i += 1;
+    else if (!/^[-+]/.test(arg)) return undefined;
+  }
+  return undefined;
+}

@@ -1,0 +1,111 @@
+/**
+ * A rule's `where`: dotted paths into the event body, each with a literal (equality) or one
+ * operator. Compiled once at load; evaluation never throws.
+ */
+import { Minimatch } from "minimatch";
+import type { WhereOperator } from "./policy-schema.js";
+import { compileRegex } from "./regex.js";
+import { err, ok, type Result } from "./result.js";
+
+export type Predicate = (payload: Readonly<Record<string, unknown>>) => boolean;
+type ValueTest = (value: unknown, present: boolean) => boolean;
+
+export interface WhereIssue {
+  path: string[];
+  message: string;
+}
+
+export function compileWhere(where: Readonly<Record<string, unknown>>): Result<Predicate[], WhereIssue[]> {
+  const predicates: Predicate[] = [];
+  const issues: WhereIssue[] = [];
+  for (const [path, condition] of Object.entries(where)) {
+    const segments = path.split(".");
+    if (segments.some((s) => s === "")) {
+      issues.push({ path: [path], message: `"${path}" is not a dotted path (empty segment)` });
+      continue;
+    }
+    const test = compileCondition(condition, [path], issues);
+    if (test) predicates.push((payload) => evaluatePath(payload, segments, test));
+  }
+  return issues.length > 0 ? err(issues) : ok(predicates);
+}
+
+function evaluatePath(
+  payload: Readonly<Record<string, unknown>>,
+  segments: string[],
+  test: ValueTest,
+): boolean {
+  let value: unknown = payload;
+  for (const segment of segments) {
+    if (value === null || typeof value !== "object" || !Object.hasOwn(value, segment))
+      return test(undefined, false);
+    value = (value as Record<string, unknown>)[segment];
+  }
+  return test(value, true);
+}
+
+function compileCondition(condition: unknown, path: string[], issues: WhereIssue[]): ValueTest | undefined {
+  if (condition === null || typeof condition !== "object") {
+    return (value) => deepEqual(value, condition);
+  }
+  const op = condition as WhereOperator;
+  if ("equals" in op) return (value) => deepEqual(value, op.equals);
+  if (op.regex !== undefined) {
+    const compiled = compileRegex(op.regex);
+    if (!compiled.ok) {
+      issues.push({ path: [...path, "regex"], message: `"${op.regex}" ${compiled.error}` });
+      return undefined;
+    }
+    const test = compiled.value;
+    return (value) => typeof value === "string" && test(value);
+  }
+  if (op.glob !== undefined) {
+    const glob = new Minimatch(op.glob, { dot: true });
+    return (value) => typeof value === "string" && glob.match(value);
+  }
+  if ("contains" in op) {
+    const needle = op.contains;
+    return (value) =>
+      typeof value === "string"
+        ? typeof needle === "string" && value.includes(needle)
+        : Array.isArray(value) && value.some((item) => deepEqual(item, needle));
+  }
+  if (op.startsWith !== undefined) {
+    const prefix = op.startsWith;
+    return (value) => typeof value === "string" && value.startsWith(prefix);
+  }
+  if (op.in !== undefined) {
+    const options = op.in;
+    return (value) => options.some((option) => deepEqual(value, option));
+  }
+  if (op.exists !== undefined) {
+    const wanted = op.exists;
+    return (value, present) => (present && value !== null) === wanted;
+  }
+  if (op.not !== undefined) {
+    const inner = compileCondition(op.not, [...path, "not"], issues);
+    return inner && ((value, present) => !inner(value, present));
+  }
+  issues.push({ path, message: "an operator object needs one operator" });
+  return undefined;
+}
+
+/** JSON equality: same primitives, arrays in order, objects with the same keys. */
+export function deepEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (a === null || b === null || typeof a !== "object" || typeof b !== "object") return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a) && Array.isArray(b)) {
+    return a.length === b.length && a.every((item, i) => deepEqual(item, b[i]));
+  }
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  return (
+    ka.length === kb.length &&
+    ka.every(
+      (k) =>
+        Object.hasOwn(b, k) &&
+        deepEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]),
+    )
+  );
+}

@@ -1,0 +1,206 @@
+/**
+ * The `hookgate` command. Exit codes: 0 success, 1 a failed check or a run-time failure,
+ * 2 a usage error.
+ */
+import { randomUUID } from "node:crypto";
+import { readFile } from "node:fs/promises";
+import { parseArgs } from "node:util";
+import { nodeSha256 } from "../adapters/hash/node-crypto.js";
+import { formatIssues, loadPolicyFile } from "../adapters/policy-source/file.js";
+import { handleHook } from "../app/handle-hook.js";
+import { DIALECTS, type Dialect } from "../core/hook-event.js";
+import type { Policy } from "../core/policy.js";
+import { lintPolicy } from "../core/policy-lint.js";
+import { policyJsonSchema } from "../core/policy-schema.js";
+import { simulation } from "../http/app.js";
+import { PolicyLoadError, startGateway } from "./node.js";
+
+const USAGE = `hookgate: a hook gateway for AI coding agents
+
+Usage:
+  hookgate serve --policy FILE [--host 127.0.0.1] [--port 8787]
+  hookgate check FILE
+  hookgate simulate --policy FILE [--client claude-code|deepcode|deepagents|deepagents-legacy] [--token T] [--json] EVENT.json|-
+  hookgate schema
+  hookgate token hash            (reads the token on stdin)
+`;
+
+class UsageError extends Error {}
+
+type Io = { out: (text: string) => void; err: (text: string) => void; stdin: () => Promise<string> };
+
+const io: Io = {
+  out: (text) => process.stdout.write(text),
+  err: (text) => process.stderr.write(text),
+  stdin: readStdin,
+};
+
+export async function main(argv: readonly string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case "serve":
+        return await serveCommand(rest);
+      case "check":
+        return await checkCommand(rest);
+      case "simulate":
+        return await simulateCommand(rest);
+      case "schema":
+        io.out(`${JSON.stringify(policyJsonSchema(), null, 2)}\n`);
+        return 0;
+      case "token":
+        return await tokenCommand(rest);
+      case undefined:
+      case "help":
+      case "--help":
+      case "-h":
+        io.out(USAGE);
+        return command === undefined ? 2 : 0;
+      default:
+        throw new UsageError(`unknown command "${command}"`);
+    }
+  } catch (e) {
+    if (
+      e instanceof UsageError ||
+      (e instanceof TypeError && "code" in e && String(e.code).startsWith("ERR_PARSE_ARGS"))
+    ) {
+      io.err(`hookgate: ${e.message}\n\n${USAGE}`);
+      return 2;
+    }
+    if (e instanceof PolicyLoadError) {
+      io.err(`hookgate: ${e.message}\n`);
+      return 1;
+    }
+    io.err(`hookgate: ${e instanceof Error ? e.message : String(e)}\n`);
+    return 1;
+  }
+}
+
+const policyDeps = { env: (name: string) => process.env[name], sha256: nodeSha256 };
+
+async function serveCommand(args: readonly string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: [...args],
+    options: { policy: { type: "string" }, host: { type: "string" }, port: { type: "string" } },
+  });
+  if (!values.policy) throw new UsageError("serve needs --policy FILE");
+  const port = Number(values.port ?? "8787");
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new UsageError(`--port ${values.port} is not a port`);
+  const gateway = await startGateway({ policyPath: values.policy, host: values.host ?? "127.0.0.1", port });
+  process.on("SIGHUP", () => void gateway.reload());
+  await new Promise<void>((resolve) => {
+    const stop = () => void gateway.close().finally(resolve);
+    process.once("SIGTERM", stop);
+    process.once("SIGINT", stop);
+  });
+  return 0;
+}
+
+async function checkCommand(args: readonly string[]): Promise<number> {
+  const { positionals } = parseArgs({ args: [...args], allowPositionals: true });
+  const [file] = positionals;
+  if (!file || positionals.length > 1) throw new UsageError("check takes one policy file");
+  const loaded = await loadPolicyFile(file, policyDeps);
+  if (!loaded.ok) {
+    io.out(
+      `${formatIssues(loaded.error)}\n${file}: invalid (${loaded.error.length} problem${loaded.error.length > 1 ? "s" : ""})\n`,
+    );
+    return 1;
+  }
+  const warnings = [...loaded.value.warnings, ...lintPolicy(loaded.value.policy)];
+  if (warnings.length > 0) io.out(`${formatIssues(warnings)}\n`);
+  const policy = loaded.value.policy;
+  io.out(
+    `${file}: valid, ${policy.rules.length} rules, ${warnings.length} warnings, policy ${policy.hash}\n`,
+  );
+  return 0;
+}
+
+async function simulateCommand(args: readonly string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: [...args],
+    allowPositionals: true,
+    options: {
+      policy: { type: "string" },
+      client: { type: "string" },
+      token: { type: "string" },
+      json: { type: "boolean" },
+    },
+  });
+  if (!values.policy) throw new UsageError("simulate needs --policy FILE");
+  const [file] = positionals;
+  if (!file || positionals.length > 1) throw new UsageError("simulate takes one event file (or - for stdin)");
+  const client = values.client;
+  if (client !== undefined && !(DIALECTS as readonly string[]).includes(client)) {
+    throw new UsageError(`--client must be one of ${DIALECTS.join(", ")}`);
+  }
+  const loaded = await loadPolicyFile(values.policy, policyDeps);
+  if (!loaded.ok) throw new PolicyLoadError(values.policy, loaded.error);
+  const text = file === "-" ? await io.stdin() : await readFile(file, "utf8");
+  const outcome = await simulate(loaded.value.policy, text, client as Dialect | undefined, values.token);
+  const result = simulation(outcome);
+  io.out(values.json ? `${JSON.stringify(result, null, 2)}\n` : describeSimulation(result));
+  return 0;
+}
+
+export function simulate(
+  policy: Policy,
+  body: string,
+  client: Dialect | undefined,
+  token: string | undefined,
+) {
+  return handleHook(
+    {
+      policy: () => policy,
+      clock: { now: Date.now, monotonic: () => performance.now() },
+      newId: randomUUID,
+      sha256: nodeSha256,
+      logger: { log: () => undefined },
+    },
+    {
+      body: { ok: true, text: body },
+      contentType: "application/json",
+      authorization: token === undefined ? undefined : `Bearer ${token}`,
+      dialect: client,
+    },
+    { explain: true, audit: false },
+  );
+}
+
+function describeSimulation(result: ReturnType<typeof simulation>): string {
+  const lines = [
+    `status: ${result.answer.status}`,
+    `content-type: ${result.answer.contentType ?? "(none)"}`,
+    `body: ${result.answer.body === "" ? "(empty)" : result.answer.body}`,
+    "",
+    `client: ${result.client ?? "unknown"}  event: ${result.event ?? "unknown"}  team: ${result.team ?? "-"}`,
+    `decision: ${result.decision}${result.reason ? ` (${result.reason})` : ""}`,
+  ];
+  if (result.error) lines.push(`error: ${result.error.code}: ${result.error.message}`);
+  if (result.rules.length > 0) lines.push("rules:");
+  for (const rule of result.rules) {
+    const mark = rule.applied ? (rule.mode === "shadow" ? "~" : "+") : "-";
+    lines.push(`  ${mark} ${rule.ruleId} [${rule.mode}]: ${rule.why}`);
+  }
+  for (const s of result.shadowed) lines.push(`shadow: ${s.rule} would have decided ${s.decision}`);
+  for (const p of result.pending) lines.push(`pending: ${p.rule} (${p.action}): ${p.outcome}`);
+  return `${lines.join("\n")}\n`;
+}
+
+async function tokenCommand(args: readonly string[]): Promise<number> {
+  if (args[0] !== "hash" || args.length > 1) throw new UsageError('token takes one subcommand: "hash"');
+  const token = (await io.stdin()).replace(/\r?\n$/, "");
+  if (token === "") {
+    io.err('hookgate: no token on stdin (try: printf %s "$HOOKGATE_TOKEN" | hookgate token hash)\n');
+    return 1;
+  }
+  io.out(`${await nodeSha256(token)}\n`);
+  return 0;
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
+}

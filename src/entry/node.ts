@@ -1,0 +1,100 @@
+/**
+ * Composition root for plain Node: the Hono app on @hono/node-server, the policy from a file
+ * (reloaded on SIGHUP; a reload that fails validation keeps the running policy), JSON logs on
+ * stdout.
+ */
+import { randomUUID } from "node:crypto";
+import type { AddressInfo } from "node:net";
+import { serve } from "@hono/node-server";
+import { nodeSha256 } from "../adapters/hash/node-crypto.js";
+import { createJsonLogger } from "../adapters/log/json-lines.js";
+import { formatIssues, loadPolicyFile } from "../adapters/policy-source/file.js";
+import type { Policy, PolicyIssue } from "../core/policy.js";
+import type { Logger } from "../core/ports.js";
+import { createApp } from "../http/app.js";
+
+export interface ServeOptions {
+  readonly policyPath: string;
+  readonly host: string;
+  readonly port: number;
+  readonly logger?: Logger;
+  readonly env?: NodeJS.ProcessEnv;
+}
+
+export interface RunningGateway {
+  readonly url: string;
+  readonly port: number;
+  policy(): Policy;
+  /** Re-reads the policy file; on failure keeps the running policy and returns the problems. */
+  reload(): Promise<readonly PolicyIssue[]>;
+  close(): Promise<void>;
+}
+
+export class PolicyLoadError extends Error {
+  constructor(
+    readonly path: string,
+    readonly issues: readonly PolicyIssue[],
+  ) {
+    super(`policy ${path} is invalid:\n${formatIssues(issues)}`);
+  }
+}
+
+export async function startGateway(options: ServeOptions): Promise<RunningGateway> {
+  const logger = options.logger ?? createJsonLogger(process.stdout);
+  const env = options.env ?? process.env;
+  const policyDeps = { env: (name: string) => env[name], sha256: nodeSha256 };
+  const load = async () => {
+    const loaded = await loadPolicyFile(options.policyPath, policyDeps);
+    if (loaded.ok) {
+      for (const w of loaded.value.warnings)
+        logger.log("warn", "policy warning", { path: w.path, problem: w.message });
+    }
+    return loaded;
+  };
+
+  const first = await load();
+  if (!first.ok) throw new PolicyLoadError(options.policyPath, first.error);
+  let current = first.value.policy;
+
+  const app = createApp({
+    policy: () => current,
+    clock: { now: Date.now, monotonic: () => performance.now() },
+    newId: randomUUID,
+    sha256: nodeSha256,
+    logger,
+  });
+  const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
+    const s = serve({ fetch: app.fetch, hostname: options.host, port: options.port }, () => resolve(s));
+  });
+  const port = (server.address() as AddressInfo).port;
+  const host = options.host.includes(":") ? `[${options.host}]` : options.host;
+  logger.log("info", "hookgate listening", {
+    url: `http://${host}:${port}`,
+    policy: current.hash,
+    rules: current.rules.length,
+  });
+
+  return {
+    url: `http://${host}:${port}`,
+    port,
+    policy: () => current,
+    async reload() {
+      const next = await load();
+      if (!next.ok) {
+        logger.log("error", "policy reload failed; keeping the running policy", {
+          policy: current.hash,
+          problems: next.error.map((i) => `${i.path}: ${i.message}`),
+        });
+        return next.error;
+      }
+      current = next.value.policy;
+      logger.log("info", "policy reloaded", { policy: current.hash, rules: current.rules.length });
+      return [];
+    },
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.close((e) => (e ? reject(e) : resolve()));
+        if ("closeIdleConnections" in server) server.closeIdleConnections();
+      }),
+  };
+}

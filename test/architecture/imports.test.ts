@@ -1,0 +1,94 @@
+/**
+ * The import rules of DESIGN.md: imports point inward, and only src/entry knows its runtime.
+ * Reads every source file's import specifiers and checks them against the layer's allowance.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+
+const SRC = fileURLToPath(new URL("../../src/", import.meta.url));
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return sourceFiles(path);
+    return entry.name.endsWith(".ts") ? [path] : [];
+  });
+}
+
+function importsOf(text: string): string[] {
+  const specifiers = [...text.matchAll(/(?:^|\n)\s*(?:import|export)\s[^;]*?from\s+"([^"]+)"/g)].map(
+    (m) => m[1] ?? "",
+  );
+  const dynamic = [...text.matchAll(/\bimport\(\s*"([^"]+)"\s*\)/g)].map((m) => m[1] ?? "");
+  return [...specifiers, ...dynamic];
+}
+
+const files = sourceFiles(SRC).map((path) => {
+  const rel = relative(SRC, path);
+  // Comments may name what the code must not use; only code counts.
+  const text = readFileSync(path, "utf8")
+    .replace(/\/\*[\s\S]*?\*\//g, "")
+    .replace(/^\s*\/\/.*$/gm, "");
+  return { rel, layer: rel.split("/")[0] ?? "", text, imports: importsOf(text) };
+});
+
+const CORE_PACKAGES = new Set(["zod/mini", "re2js", "minimatch", "shell-quote"]);
+
+describe("architecture", () => {
+  it("finds the source files it checks", () => {
+    expect(files.length).toBeGreaterThan(20);
+    expect(files.some((f) => f.rel === "core/policy.ts" && f.imports.includes("zod/mini"))).toBe(true);
+  });
+
+  it.each(files.filter((f) => f.layer === "core"))(
+    "core/$rel imports only core and pure libraries",
+    ({ imports, text }) => {
+      for (const spec of imports) {
+        const pure = spec.startsWith("./") || CORE_PACKAGES.has(spec);
+        expect(pure, `core imports ${spec}`).toBe(true);
+      }
+      expect(text).not.toMatch(/\bDate\.now\(|\bMath\.random\(|\bfetch\(|\bprocess\./);
+    },
+  );
+
+  it.each(files.filter((f) => f.layer === "app"))("app/$rel imports only core and app", ({ imports }) => {
+    for (const spec of imports) expect(spec.startsWith("../core/") || spec.startsWith("./"), spec).toBe(true);
+  });
+
+  it.each(files.filter((f) => f.layer === "http"))(
+    "http/$rel imports only hono, app and core",
+    ({ imports }) => {
+      for (const spec of imports) {
+        const ok =
+          spec === "hono" ||
+          spec.startsWith("hono/") ||
+          /^\.\.\/(core|app)\//.test(spec) ||
+          spec.startsWith("./");
+        expect(ok, spec).toBe(true);
+      }
+    },
+  );
+
+  it.each(files.filter((f) => f.layer === "adapters"))(
+    "adapters/$rel never imports http or entry",
+    ({ imports }) => {
+      for (const spec of imports) expect(spec, spec).not.toMatch(/\/(http|entry)\//);
+    },
+  );
+
+  it("uses only zod/mini, never the classic zod entry, anywhere in src", () => {
+    for (const f of files)
+      expect(
+        f.imports.filter((s) => s === "zod" || s.startsWith("zod/v")),
+        f.rel,
+      ).toEqual([]);
+  });
+
+  it("keeps a README in every top-level folder of src", () => {
+    for (const layer of ["core", "app", "http", "adapters", "entry"]) {
+      expect(() => readFileSync(join(SRC, layer, "README.md"), "utf8")).not.toThrow();
+    }
+  });
+});

@@ -1,0 +1,148 @@
+import { describe, expect, it } from "vitest";
+import { authPolicy, jsonOf, testApp } from "../support/app.js";
+
+const rules = [{ id: "no-rm", on: "PreToolUse", if: "Bash(rm *)", decide: "deny", reason: "no rm" }];
+const denyApp = await testApp(await authPolicy(rules, { defaults: { onError: "deny", maxBodyBytes: 4096 } }));
+const allowApp = await testApp(
+  await authPolicy(rules, { defaults: { onError: "allow", maxBodyBytes: 4096 } }),
+);
+
+const pre = JSON.stringify({
+  session_id: "s",
+  transcript_path: "/t",
+  cwd: "/p",
+  hook_event_name: "PreToolUse",
+  tool_name: "Bash",
+  tool_input: { command: "ls" },
+});
+
+/** Every bad request on an agent route answers 200 with a fail-mode body and names its error. */
+describe.each([
+  ["defaults.onError deny", denyApp, "deny"],
+  ["defaults.onError allow", allowApp, "allow"],
+] as const)("bad input under %s", (_name, app, mode) => {
+  const expectDenied = async (res: Response, code: string) => {
+    expect(res.status).toBe(200);
+    expect(res.headers.get("x-hookgate-error")).toBe(code);
+    expect(res.headers.get("x-hookgate-decision-id")).toBeTruthy();
+    const body = await jsonOf(res);
+    expect(body.systemMessage).toContain(code);
+    expect(body.hookSpecificOutput?.permissionDecision).toBe(mode === "deny" ? "deny" : undefined);
+    return body;
+  };
+
+  it("truncated JSON, with the event sniffed from what arrived", async () => {
+    const body = await expectDenied(await app.post("/v1/hooks", pre.slice(0, -10)), "MALFORMED_JSON");
+    expect(body.systemMessage).toMatch(/not valid JSON/);
+  });
+
+  it("a wrong content type, with the fix in the message", async () => {
+    const body = await expectDenied(
+      await app.post("/v1/hooks", pre, { "content-type": "application/x-www-form-urlencoded" }),
+      "UNSUPPORTED_CONTENT_TYPE",
+    );
+    expect(body.systemMessage).toMatch(/Content-Type: application\/json/);
+  });
+
+  it("a body over defaults.maxBodyBytes", async () => {
+    const big = pre.replace('"ls"', JSON.stringify("x".repeat(10_000)));
+    const body = await expectDenied(await app.post("/v1/hooks", big), "BODY_TOO_LARGE");
+    expect(body.systemMessage).toMatch(/at most 4096/);
+  });
+
+  it("a field of the wrong type", async () => {
+    const body = await expectDenied(
+      await app.post("/v1/hooks", pre.replace('"Bash"', "42")),
+      "EVENT_INVALID",
+    );
+    expect(body.systemMessage).toMatch(/tool_name must be a string/);
+  });
+
+  it("invalid UTF-8", async () => {
+    const bytes = new Uint8Array([...new TextEncoder().encode(pre.slice(0, -2)), 0xff, 0xfe, 0x7d, 0x7d]);
+    const res = await app.request("/v1/hooks", {
+      method: "POST",
+      body: bytes,
+      headers: { "content-type": "application/json", authorization: "Bearer team-a-token" },
+    });
+    await expectDenied(res, "BODY_NOT_UTF8");
+  });
+
+  it("an unidentifiable body gets the top-level block under deny, nothing under allow", async () => {
+    for (const [body, code] of [
+      ["[1,2]", "EVENT_NOT_OBJECT"],
+      ['{"cwd":"/p"}', "EVENT_NAME_MISSING"],
+      ["nonsense", "MALFORMED_JSON"],
+    ]) {
+      const res = await app.post("/v1/hooks", body as string);
+      expect(res.status).toBe(200);
+      expect(res.headers.get("x-hookgate-error")).toBe(code);
+      const text = await res.text();
+      if (mode === "deny")
+        expect(JSON.parse(text)).toEqual({
+          decision: "block",
+          reason: expect.stringContaining(code as string),
+        });
+      else expect(text).toBe("");
+    }
+  });
+
+  it("an unknown client route answers with the fail mode and the routes to use", async () => {
+    const res = await app.post("/v1/hooks/claude", pre);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("x-hookgate-error")).toBe("UNKNOWN_CLIENT_ROUTE");
+    if (mode === "deny") expect(JSON.parse(await res.text())).toMatchObject({ decision: "block" });
+  });
+});
+
+describe("authentication failures answer with auth.onFailure as a 2xx decision (TV-21)", () => {
+  const app = denyApp;
+  it.each([
+    ["no header", {}, "AUTH_MISSING", /Authorization/],
+    ["an empty Bearer", { authorization: "Bearer " }, "AUTH_EMPTY_TOKEN", /allowedEnvVars/],
+    ["Bearer with no token", { authorization: "Bearer" }, "AUTH_EMPTY_TOKEN", /allowedEnvVars/],
+    ["another scheme", { authorization: "Basic dTpw" }, "AUTH_MALFORMED", /Bearer <token>/],
+    ["an unknown token", { authorization: "Bearer guess" }, "AUTH_UNKNOWN_TOKEN", /HOOKGATE_TOKEN/],
+  ])("%s denies PreToolUse and says what to fix", async (_name, headers, code, message) => {
+    const init: Record<string, string> = { "content-type": "application/json", ...headers };
+    const res = await app.request("/v1/hooks", {
+      method: "POST",
+      body: pre.replace('"ls"', '"rm x"'),
+      headers: init,
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("x-hookgate-error")).toBe(code);
+    const body = await jsonOf(res);
+    expect(body.hookSpecificOutput).toMatchObject({
+      hookEventName: "PreToolUse",
+      permissionDecision: "deny",
+    });
+    expect(body.systemMessage).toMatch(message);
+  });
+
+  it("answers a Notification with no decision and the systemMessage only", async () => {
+    const res = await app.request("/v1/hooks", {
+      method: "POST",
+      body: JSON.stringify({
+        session_id: "s",
+        transcript_path: "/t",
+        cwd: "/p",
+        hook_event_name: "Notification",
+        message: "m",
+        notification_type: "idle_prompt",
+      }),
+      headers: { "content-type": "application/json", authorization: "Bearer " },
+    });
+    expect(await jsonOf(res)).toEqual({ systemMessage: expect.stringMatching(/empty Bearer token/) });
+  });
+
+  it("never lets a failed token reach the rules", async () => {
+    const res = await app.request("/v1/hooks", {
+      method: "POST",
+      body: pre.replace('"ls"', '"ls"'),
+      headers: { "content-type": "application/json", authorization: "Bearer guess" },
+    });
+    expect((await jsonOf(res)).hookSpecificOutput.permissionDecision).toBe("deny");
+    expect(app.logs.at(-1)).toMatchObject({ error: "AUTH_UNKNOWN_TOKEN", team: undefined, rules: [] });
+  });
+});

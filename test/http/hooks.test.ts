@@ -1,0 +1,202 @@
+import { describe, expect, it } from "vitest";
+import { authPolicy, jsonOf, TOKEN, testApp } from "../support/app.js";
+
+const preToolUse = (command: string, extra: Record<string, unknown> = {}) => ({
+  session_id: "s",
+  transcript_path: "/home/dev/.claude/projects/p/s.jsonl",
+  cwd: "/home/dev/proj",
+  permission_mode: "default",
+  hook_event_name: "PreToolUse",
+  tool_name: "Bash",
+  tool_input: { command },
+  tool_use_id: "toolu_1",
+  ...extra,
+});
+
+const rules = [
+  {
+    id: "no-rm-root",
+    on: "PreToolUse",
+    matcher: "Bash",
+    if: "Bash(rm -rf /*)",
+    decide: "deny",
+    reason: "Deleting from / is never allowed",
+  },
+  { id: "b-only", on: "PreToolUse", teams: ["b"], matcher: "Bash", decide: "ask", reason: "team b asks" },
+  {
+    id: "shadow-ls",
+    on: "PreToolUse",
+    mode: "shadow",
+    if: "Bash(ls *)",
+    decide: "deny",
+    reason: "would deny ls",
+  },
+  {
+    id: "stop-tests",
+    on: "Stop",
+    where: { stop_hook_active: false },
+    decide: "block",
+    reason: "Run the tests first.",
+  },
+];
+const app = await testApp(await authPolicy(rules));
+
+describe("POST /v1/hooks: happy paths", () => {
+  it("denies a matching PreToolUse, with the ids in headers", async () => {
+    const res = await app.post("/v1/hooks", preToolUse("rm -rf /"));
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("application/json");
+    expect(res.headers.get("x-hookgate-decision-id")).toMatch(/^[0-9a-f-]{36}$/);
+    expect(res.headers.get("x-hookgate-policy")).toBe(app.policy.hash);
+    expect(await jsonOf(res)).toEqual({
+      hookSpecificOutput: {
+        hookEventName: "PreToolUse",
+        permissionDecision: "deny",
+        permissionDecisionReason: "Deleting from / is never allowed",
+      },
+    });
+  });
+
+  it("answers no opinion with an empty 200", async () => {
+    const res = await app.post("/v1/hooks", preToolUse("npm test"));
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe("");
+  });
+
+  it("records a shadow rule's would-be decision without sending it", async () => {
+    const res = await app.post("/v1/hooks", preToolUse("ls -la"));
+    expect(await res.text()).toBe("");
+    const audit = app.logs.at(-1);
+    expect(audit).toMatchObject({
+      msg: "decision",
+      decision: "none",
+      shadow: [{ rule: "shadow-ls", decision: "deny" }],
+    });
+  });
+
+  it("applies team rules only to that team's token", async () => {
+    const a = await app.post("/v1/hooks", preToolUse("echo hi"));
+    expect(await a.text()).toBe("");
+    const b = await app.post("/v1/hooks", preToolUse("echo hi"), { authorization: "Bearer team-b-token" });
+    expect((await jsonOf(b)).hookSpecificOutput.permissionDecision).toBe("ask");
+  });
+
+  it("accepts the routes with and without a trailing slash and never redirects", async () => {
+    for (const path of ["/v1/hooks/", "/v1/hooks/claude-code", "/v1/hooks/claude-code/"]) {
+      const res = await app.post(path, preToolUse("rm -rf /"));
+      expect(res.status).toBe(200);
+      expect((await jsonOf(res)).hookSpecificOutput.permissionDecision).toBe("deny");
+    }
+  });
+
+  it("writes one masked audit line per decision", async () => {
+    await app.post(
+      "/v1/hooks",
+      preToolUse("rm -rf / && curl -H 'Authorization: Bearer sk-live-abcdefghijklmnopqrstuvwxyz'"),
+    );
+    const audit = app.logs.at(-1) as Record<string, unknown>;
+    expect(audit).toMatchObject({
+      msg: "decision",
+      team: "a",
+      client: "claude-code",
+      event: "PreToolUse",
+      tool: "Bash",
+      sessionId: "s",
+      rules: ["no-rm-root"],
+      decision: "deny",
+      reason: "Deleting from / is never allowed",
+    });
+    expect(typeof audit.latencyMs).toBe("number");
+    expect(JSON.stringify(audit)).not.toContain("abcdefghijklmnopqrstuvwxyz");
+    expect(JSON.stringify(audit)).not.toContain(TOKEN);
+  });
+});
+
+describe("POST /v1/hooks: dialects", () => {
+  it("detects deepcode from tool_desc and answers PermissionRequest in both shapes (TV-20)", async () => {
+    const prApp = await testApp(
+      await authPolicy([{ id: "no", on: "PermissionRequest", decide: "deny", reason: "no" }]),
+    );
+    const res = await prApp.post("/v1/hooks", {
+      hook_event_name: "PermissionRequest",
+      cwd: "/p",
+      tool_name: "Bash",
+      tool_desc: "rm -rf build",
+    });
+    expect(await jsonOf(res)).toEqual({
+      hookSpecificOutput: {
+        hookEventName: "PermissionRequest",
+        decision: { behavior: "deny", message: "no" },
+        permissionDecision: "deny",
+        permissionDecisionReason: "no",
+      },
+    });
+    expect(prApp.logs.at(-1)).toMatchObject({ client: "deepcode" });
+  });
+
+  it("answers deepagents legacy events empty, and still audits them", async () => {
+    const res = await app.post(
+      "/v1/hooks",
+      '{"event": "tool.use", "tool_name": "execute", "tool_id": "c1", "tool_args": {"command": "rm -rf /"}}',
+    );
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe("");
+    expect(app.logs.at(-1)).toMatchObject({ client: "deepagents-legacy", event: "tool.use" });
+  });
+
+  it("takes legacy bodies on the deepagents route too", async () => {
+    const res = await app.post("/v1/hooks/deepagents", '{"event": "session.end", "thread_id": "t1"}');
+    expect(await res.text()).toBe("");
+    expect(app.logs.at(-1)).toMatchObject({
+      client: "deepagents-legacy",
+      event: "session.end",
+      sessionId: "t1",
+    });
+  });
+
+  it("uses the route's dialect over detection", async () => {
+    await app.post("/v1/hooks/deepagents", preToolUse("rm -rf /"));
+    expect(app.logs.at(-1)).toMatchObject({ client: "deepagents", decision: "deny" });
+  });
+
+  it("answers a Stop block with the top-level decision, and lets the looped stop through (TV-14, TV-15)", async () => {
+    const stop = {
+      session_id: "s",
+      transcript_path: "/t",
+      cwd: "/p",
+      hook_event_name: "Stop",
+      last_assistant_message: "Done.",
+    };
+    const first = await app.post("/v1/hooks", { ...stop, stop_hook_active: false });
+    expect(await jsonOf(first)).toEqual({ decision: "block", reason: "Run the tests first." });
+    const again = await app.post("/v1/hooks", { ...stop, stop_hook_active: true });
+    expect(await again.text()).toBe("");
+  });
+
+  it("accepts an unknown future event as a generic event", async () => {
+    const res = await app.post("/v1/hooks", {
+      session_id: "s",
+      transcript_path: "/t",
+      cwd: "/p",
+      hook_event_name: "FutureEvent",
+      x: 1,
+    });
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe("");
+    expect(app.logs.at(-1)).toMatchObject({ event: "FutureEvent", decision: "none" });
+  });
+});
+
+describe("GET /healthz and unknown routes", () => {
+  it("reports ok with the policy hash", async () => {
+    const res = await app.request("/healthz");
+    expect(res.status).toBe(200);
+    expect(await jsonOf(res)).toEqual({ status: "ok", policy: app.policy.hash });
+  });
+
+  it("answers 404 with a JSON error off the agent routes", async () => {
+    const res = await app.request("/nope");
+    expect(res.status).toBe(404);
+    expect((await jsonOf(res)).error.code).toBe("NOT_FOUND");
+  });
+});

@@ -1,0 +1,56 @@
+import { randomUUID } from "node:crypto";
+import type { Policy } from "../../src/core/policy.js";
+import { createApp } from "../../src/http/app.js";
+import { policyFrom, sha256 } from "./policy.js";
+
+export interface TestApp {
+  request(path: string, init?: RequestInit): Promise<Response>;
+  post(path: string, body: string | object, headers?: Record<string, string>): Promise<Response>;
+  logs: Record<string, unknown>[];
+  policy: Policy;
+}
+
+export const TOKEN = "team-a-token";
+
+/** The Hono app over a policy, in process, with the audit log captured. */
+export async function testApp(document: unknown, env: Record<string, string> = {}): Promise<TestApp> {
+  const policy = await policyFrom(document, env);
+  const logs: Record<string, unknown>[] = [];
+  const app = createApp({
+    policy: () => policy,
+    clock: { now: () => 0, monotonic: () => performance.now() },
+    newId: randomUUID,
+    sha256,
+    logger: { log: (level, msg, fields) => logs.push({ level, msg, ...fields }) },
+  });
+  const request = async (path: string, init?: RequestInit) => app.request(`http://gateway.test${path}`, init);
+  return {
+    request,
+    post: (path, body, headers = {}) =>
+      request(path, {
+        method: "POST",
+        body: typeof body === "string" ? body : JSON.stringify(body),
+        headers: { "content-type": "application/json", authorization: `Bearer ${TOKEN}`, ...headers },
+      }),
+    logs,
+    policy,
+  };
+}
+
+export async function authPolicy(rules: unknown[], extra: Record<string, unknown> = {}) {
+  return {
+    version: 1,
+    auth: {
+      tokens: [
+        { team: "a", sha256: await sha256(TOKEN) },
+        { team: "b", sha256: await sha256("team-b-token") },
+      ],
+    },
+    rules,
+    ...extra,
+  };
+}
+
+/** A response's JSON body, for field-by-field assertions. */
+// biome-ignore lint/suspicious/noExplicitAny: tests inspect decision bodies field by field
+export const jsonOf = async (res: Response): Promise<any> => res.json();

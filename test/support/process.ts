@@ -1,0 +1,112 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+
+export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+export const BIN = fileURLToPath(new URL("../../dist/entry/bin.js", import.meta.url));
+
+export interface ServerProcess {
+  url: string;
+  child: ChildProcess;
+  /** Every JSON log line the server has printed so far. */
+  lines: Record<string, unknown>[];
+  waitForLine(
+    predicate: (line: Record<string, unknown>) => boolean,
+    timeoutMs?: number,
+  ): Promise<Record<string, unknown>>;
+  stop(): Promise<number | null>;
+}
+
+/** Starts `hookgate serve` as a real process on a free loopback port. */
+export async function startServerProcess(
+  policyPath: string,
+  env: Record<string, string> = {},
+): Promise<ServerProcess> {
+  const child = spawn(
+    process.execPath,
+    [BIN, "serve", "--policy", policyPath, "--host", "127.0.0.1", "--port", "0"],
+    {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? "", ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
+  const lines: Record<string, unknown>[] = [];
+  const waiters = new Set<() => void>();
+  let stderr = "";
+  child.stderr?.on("data", (chunk) => {
+    stderr += chunk;
+  });
+  createInterface({ input: child.stdout as NodeJS.ReadableStream }).on("line", (line) => {
+    try {
+      lines.push(JSON.parse(line));
+    } catch {
+      lines.push({ raw: line });
+    }
+    for (const wake of waiters) wake();
+  });
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+
+  const waitForLine = (predicate: (line: Record<string, unknown>) => boolean, timeoutMs = 10_000) =>
+    new Promise<Record<string, unknown>>((resolve, reject) => {
+      const check = () => {
+        const found = lines.find(predicate);
+        if (found) {
+          waiters.delete(check);
+          clearTimeout(timer);
+          resolve(found);
+        }
+      };
+      const timer = setTimeout(() => {
+        waiters.delete(check);
+        reject(new Error(`no matching log line in ${timeoutMs} ms; stderr: ${stderr}`));
+      }, timeoutMs);
+      waiters.add(check);
+      void exited.then(() => {
+        if (waiters.has(check)) {
+          waiters.delete(check);
+          clearTimeout(timer);
+          reject(new Error(`server exited; stderr: ${stderr}`));
+        }
+      });
+      check();
+    });
+
+  const listening = await waitForLine((l) => l.msg === "hookgate listening");
+  return {
+    url: String(listening.url),
+    child,
+    lines,
+    waitForLine,
+    stop: async () => {
+      if (child.exitCode === null) child.kill("SIGTERM");
+      return exited;
+    },
+  };
+}
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the built `hookgate` command with optional stdin. */
+export function runCli(args: string[], stdin = "", env: Record<string, string> = {}): Promise<CliResult> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BIN, ...args], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? "", ...env },
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (c) => {
+      stdout += c;
+    });
+    child.stderr.on("data", (c) => {
+      stderr += c;
+    });
+    child.on("exit", (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(stdin);
+  });
+}

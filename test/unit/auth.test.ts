@@ -1,0 +1,58 @@
+import { describe, expect, it } from "vitest";
+import { authenticate, constantTimeEqual } from "../../src/core/auth.js";
+import { policyFrom, sha256 } from "../support/policy.js";
+
+const tokens = {
+  version: 1,
+  rules: [],
+  auth: {
+    tokens: [
+      { team: "platform", sha256: await sha256("platform-token") },
+      { team: "mobile", env: "MOBILE_TOKEN" },
+      { team: "unset", env: "NOT_SET" },
+    ],
+  },
+};
+const policy = await policyFrom(tokens, { MOBILE_TOKEN: "mobile-token" });
+
+describe("authenticate", () => {
+  it.each([
+    ["Bearer platform-token", "platform"],
+    ["bearer platform-token", "platform"],
+    ["Bearer   mobile-token  ", "mobile"],
+  ])("maps %j to team %s", async (header, team) => {
+    expect(await authenticate(header, policy, sha256)).toEqual({ ok: true, team });
+  });
+
+  it.each([
+    [undefined, "AUTH_MISSING", /no Authorization header/],
+    ["", "AUTH_MISSING", /allowedEnvVars/],
+    ["Bearer ", "AUTH_EMPTY_TOKEN", /allowedEnvVars/],
+    ["Bearer", "AUTH_EMPTY_TOKEN", /empty Bearer token/],
+    ["Basic dXNlcjpwYXNz", "AUTH_MALFORMED", /Bearer <token>/],
+    ["Bearer wrong", "AUTH_UNKNOWN_TOKEN", /not one this gateway knows/],
+    ["Bearer ", "AUTH_EMPTY_TOKEN", /export it/],
+  ])("refuses %j with %s", async (header, code, message) => {
+    const outcome = await authenticate(header, policy, sha256);
+    expect(outcome.ok).toBe(false);
+    if (!outcome.ok) {
+      expect(outcome.code).toBe(code);
+      expect(outcome.message).toMatch(message);
+    }
+  });
+
+  it("never matches a token whose variable was unset at load, even an empty one", async () => {
+    expect((await authenticate("Bearer undefined", policy, sha256)).ok).toBe(false);
+  });
+
+  it("accepts everyone as team default when the policy has no auth", async () => {
+    const open = await policyFrom({ version: 1, rules: [] });
+    expect(await authenticate(undefined, open, sha256)).toEqual({ ok: true, team: "default" });
+  });
+
+  it("compares digests without regard to where they differ", () => {
+    expect(constantTimeEqual("abcd", "abcd")).toBe(true);
+    expect(constantTimeEqual("abcd", "abce")).toBe(false);
+    expect(constantTimeEqual("abcd", "abc")).toBe(false);
+  });
+});

@@ -1,0 +1,52 @@
+import { describe, expect, it } from "vitest";
+import { combineEffects } from "../../src/core/decision.js";
+
+describe("combineEffects", () => {
+  it("is no decision when nothing has an opinion", () => {
+    expect(combineEffects([])).toEqual({ kind: "none", decidedBy: [] });
+    expect(combineEffects([{ ruleId: "a" }]).kind).toBe("none");
+  });
+
+  it.each([
+    [["allow", "deny"], "deny"],
+    [["ask", "allow"], "ask"],
+    [["ask", "defer"], "defer"],
+    [["defer", "deny"], "deny"],
+    [["block", "allow"], "block"],
+    [["allow", "allow"], "allow"],
+  ] as const)("%j combine to %s", (kinds, expected) => {
+    const effects = kinds.map((decision, i) => ({ ruleId: `r${i}`, decision }));
+    expect(combineEffects(effects).kind).toBe(expected);
+  });
+
+  it("joins the reasons of the winning kind only, in rule order", () => {
+    const decision = combineEffects([
+      { ruleId: "a", decision: "deny", reason: "first" },
+      { ruleId: "b", decision: "ask", reason: "loser" },
+      { ruleId: "c", decision: "deny", reason: "second" },
+    ]);
+    expect(decision.reason).toBe("first; second");
+    expect(decision.decidedBy).toEqual(["a", "c"]);
+  });
+
+  it("concatenates every context in rule order, whatever the decision", () => {
+    const decision = combineEffects([
+      { ruleId: "a", context: "one" },
+      { ruleId: "b", decision: "deny", context: "two" },
+    ]);
+    expect(decision.context).toBe("one\n\ntwo");
+  });
+
+  it("uses updatedInput only when the final decision is allow", () => {
+    const input = { file_path: "/p/.env.example" };
+    expect(combineEffects([{ ruleId: "a", decision: "allow", updatedInput: input }]).updatedInput).toEqual(
+      input,
+    );
+    expect(
+      combineEffects([
+        { ruleId: "a", decision: "allow", updatedInput: input },
+        { ruleId: "b", decision: "ask" },
+      ]).updatedInput,
+    ).toBeUndefined();
+  });
+});

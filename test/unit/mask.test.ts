@@ -1,0 +1,61 @@
+import { describe, expect, it } from "vitest";
+import { MASK, maskString, maskValue } from "../../src/core/mask.js";
+
+describe("maskString", () => {
+  it.each([
+    ["AKIAIOSFODNN7EXAMPLE", "AKIA"],
+    ["ghp_abcdefghijklmnopqrstuvwxyz0123456789", "ghp_"],
+    ["github_pat_11ABCDEFG0123456789_abcdefghijklmnop", "github_pat_"],
+    ["xoxb-1234567890-abcdefghij", "xoxb-"],
+    ["sk-ant-api03-abcdefghijklmnopqrstuvwxyz", "sk-ant"],
+    ["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "whsec_"],
+    ["eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U", "eyJ"],
+    ["https://hooks.slack.com/services/T000/B000/XXXXXXXXXXXXXXXX", "XXXXXXXX"],
+    ["curl -H 'Authorization: Bearer abcdef123456789'", "abcdef123456789"],
+    ["psql postgres://admin:hunter22@db/prod", "hunter22"],
+    ["export API_KEY=supersecretvalue && run", "supersecretvalue"],
+    ['DB_PASSWORD="two words"', "two words"],
+    ["-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----", "MIIE"],
+  ])("masks %j", (text, secret) => {
+    const masked = maskString(text);
+    expect(masked).toContain(MASK);
+    expect(masked).not.toContain(secret);
+  });
+
+  it("leaves ordinary commands alone", () => {
+    expect(maskString("git push --force origin main")).toBe("git push --force origin main");
+    expect(maskString("npm test -- --token-count 3")).toBe("npm test -- --token-count 3");
+  });
+});
+
+describe("maskValue", () => {
+  it("masks string values under secret-looking keys and recurses", () => {
+    expect(
+      maskValue({
+        command: "ls",
+        headers: { Authorization: "Basic xyz", "x-api-key": "k" },
+        password: "p",
+        count: 3,
+        nested: [{ token: "t" }],
+      }),
+    ).toEqual({
+      command: "ls",
+      headers: { Authorization: MASK, "x-api-key": MASK },
+      password: MASK,
+      count: 3,
+      nested: [{ token: MASK }],
+    });
+  });
+
+  it("cuts long strings with a visible marker", () => {
+    const masked = maskValue("a".repeat(2500)) as string;
+    expect(masked).toHaveLength(2000 + "…[500 more characters]".length);
+    expect(masked.endsWith("…[500 more characters]")).toBe(true);
+  });
+
+  it("does not recurse without bound", () => {
+    let deep: unknown = "x";
+    for (let i = 0; i < 100; i++) deep = { d: deep };
+    expect(JSON.stringify(maskValue(deep))).toContain("[too deep]");
+  });
+});

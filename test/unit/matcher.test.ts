@@ -1,0 +1,87 @@
+import { describe, expect, it } from "vitest";
+import type { HookEvent } from "../../src/core/hook-event.js";
+import { compileMatcher, matcherValue } from "../../src/core/matcher.js";
+
+function matches(matcher: string | undefined, value: string | undefined): boolean {
+  const compiled = compileMatcher(matcher);
+  if (!compiled.ok) throw new Error(compiled.error);
+  return compiled.value === undefined || compiled.value(value);
+}
+
+describe("compileMatcher", () => {
+  it.each([
+    [undefined, "Bash", true],
+    ["", "Bash", true],
+    ["*", "anything", true],
+    ["*", undefined, true],
+    ["Bash", "Bash", true],
+    ["Bash", "BashOutput", false],
+    ["Bash", "bash", false],
+    ["Write|Edit", "Edit", true],
+    ["Write|Edit", "Write", true],
+    ["Write|Edit", "MultiEdit", false],
+    ["mcp__.*", "mcp__github__create_issue", true],
+    ["mcp__.*", "Bash", false],
+    ["mcp__(github|gitlab)__.*", "mcp__gitlab__merge", true],
+    ["mcp__(github|gitlab)__.*", "mcp__jira__x", false],
+    ["Notebook.*", "NotebookEdit", true],
+    ["^Read$", "Read", true],
+    ["^Read$", "ReadMore", false],
+    ["Bash", undefined, false],
+    ["mcp__.*", undefined, false],
+  ])("matcher %j against %j is %s", (matcher, value, expected) => {
+    expect(matches(matcher, value)).toBe(expected);
+  });
+
+  it("runs regexes unanchored, as Claude Code does", () => {
+    expect(matches("Edit", "MultiEdit")).toBe(false);
+    expect(matches("Ed.t", "MultiEdit")).toBe(true);
+  });
+
+  it("rejects a matcher over 200 characters", () => {
+    const result = compileMatcher(`${"a|".repeat(100)}b`);
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.error).toMatch(/201 characters long; a matcher may have at most 200/);
+  });
+
+  it.each(["(", "a)", "(?=Bash)", "(a)\\1"])("rejects %j, which does not compile under RE2", (pattern) => {
+    const result = compileMatcher(pattern);
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.error).toMatch(/not a valid RE2 regular expression/);
+  });
+
+  it("stays linear on an evil pattern and a long input", () => {
+    const result = compileMatcher("^(a|aa)+$");
+    expect(result.ok).toBe(true);
+    if (result.ok && result.value) expect(result.value(`${"a".repeat(50_000)}b`)).toBe(false);
+  });
+});
+
+describe("matcherValue", () => {
+  const event = (name: string, payload: Record<string, unknown>): HookEvent => ({
+    name,
+    dialect: "claude-code",
+    known: true,
+    payload: { hook_event_name: name, ...payload },
+  });
+
+  it.each([
+    ["PreToolUse", { tool_name: "Bash" }, "Bash"],
+    ["PermissionDenied", { tool_name: "Write" }, "Write"],
+    ["SessionStart", { source: "resume" }, "resume"],
+    ["ConfigChange", { source: "user_settings" }, "user_settings"],
+    ["PreCompact", { trigger: "auto" }, "auto"],
+    ["SubagentStop", { agent_type: "Explore" }, "Explore"],
+    ["Notification", { notification_type: "idle_prompt" }, "idle_prompt"],
+    ["SessionEnd", { reason: "logout" }, "logout"],
+    ["StopFailure", { error: "rate_limit" }, "rate_limit"],
+    ["UserPromptExpansion", { command_name: "review" }, "review"],
+    ["InstructionsLoaded", { load_reason: "session_start" }, "session_start"],
+    ["FileChanged", { file_path: "/p/src/app.ts" }, "app.ts"],
+    ["Stop", { reason: "x" }, undefined],
+    ["UserPromptSubmit", { prompt: "hi" }, undefined],
+    ["PreToolUse", { tool_name: 7 }, undefined],
+  ])("%s reads %j as %j", (name, payload, expected) => {
+    expect(matcherValue(event(name, payload))).toBe(expected);
+  });
+});

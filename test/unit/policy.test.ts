@@ -1,0 +1,140 @@
+import { describe, expect, it } from "vitest";
+import { parsePolicyDocument } from "../../src/core/policy.js";
+import { loaded, policyFrom, problemsOf } from "../support/policy.js";
+
+const rule = (fields: Record<string, unknown>) => ({ id: "r", on: "PreToolUse", decide: "deny", ...fields });
+const policyWith = (...rules: unknown[]) => ({ version: 1, rules });
+
+describe("loadPolicy", () => {
+  it("loads the POLICY.md shape with defaults filled in", async () => {
+    const policy = await policyFrom(policyWith(rule({})));
+    expect(policy.defaults).toEqual({ onError: "allow", deadlineMs: 5000, maxBodyBytes: 1048576 });
+    expect(policy.auth).toBeUndefined();
+    expect(policy.hash).toMatch(/^[0-9a-f]{16}$/);
+  });
+
+  it("reports invalid JSON at the root", async () => {
+    const problems = await problemsOf("{ not json");
+    expect(problems).toEqual([
+      expect.objectContaining({ path: "$", message: expect.stringMatching(/not valid JSON/) }),
+    ]);
+  });
+
+  it("lists every problem at once, each with its JSON path", async () => {
+    const problems = await problemsOf({
+      version: 2,
+      rules: [
+        rule({ decide: "approve" }),
+        rule({ id: "", matcher: "(" }),
+        { id: "x", on: "Stop", decison: "block" },
+      ],
+      defaults: { deadlineMs: -1 },
+    });
+    const paths = problems.map((p) => p.path);
+    expect(paths).toEqual(
+      expect.arrayContaining([
+        "$.version",
+        "$.rules[0].decide",
+        "$.rules[1].id",
+        "$.rules[2]",
+        "$.defaults.deadlineMs",
+      ]),
+    );
+    expect(problems.find((p) => p.path === "$.rules[2]")?.message).toBe('unknown key "decison"');
+    expect(problems.find((p) => p.path === "$.rules[0].decide")?.message).toMatch(/allow/);
+  });
+
+  it("compiles matchers, if rules and where regexes, reporting each failure with its path", async () => {
+    const problems = await problemsOf(
+      policyWith(
+        rule({ id: "a", matcher: "x".repeat(201) }),
+        rule({ id: "b", matcher: "(?=Bash)" }),
+        rule({ id: "c", if: ["Bash(npm test)", "Bash("] }),
+        rule({ id: "d", where: { "tool_input.command": { regex: "(a)\\1" } } }),
+      ),
+    );
+    expect(problems.map((p) => p.path)).toEqual([
+      "$.rules[0].matcher",
+      "$.rules[1].matcher",
+      "$.rules[2].if[1]",
+      '$.rules[3].where["tool_input.command"].regex',
+    ]);
+  });
+
+  it("rejects duplicate ids, several actions, no action, and dangling sink or model names", async () => {
+    const problems = await problemsOf(
+      policyWith(
+        rule({ id: "dup" }),
+        rule({ id: "dup" }),
+        rule({ id: "two", prompt: { text: "t", model: "fast" } }),
+        { id: "idle", on: "Stop" },
+        { id: "n", on: "SessionEnd", notify: ["nowhere"] },
+        { id: "p", on: "PreToolUse", prompt: { text: "t", model: "missing" } },
+        { id: "reason-alone", on: "Stop", context: "c", reason: "r" },
+      ),
+    );
+    const messages = problems.map((p) => `${p.path} ${p.message}`);
+    expect(messages).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^\$\.rules\[1\]\.id "dup" is already the id of \$\.rules\[0\]/),
+        expect.stringMatching(/^\$\.rules\[2\] has decide and prompt/),
+        expect.stringMatching(/^\$\.rules\[3\] does nothing/),
+        expect.stringMatching(/^\$\.rules\[4\]\.notify\[0\] names the sink "nowhere"/),
+        expect.stringMatching(/^\$\.rules\[5\]\.prompt\.model names the model "missing"/),
+        expect.stringMatching(/^\$\.rules\[6\]\.reason goes with decide/),
+      ]),
+    );
+  });
+
+  it("requires exactly one operator per where object", async () => {
+    const problems = await problemsOf(policyWith(rule({ where: { cwd: { regex: "a", glob: "b" } } })));
+    expect(problems[0]?.message).toMatch(/exactly one of/);
+  });
+
+  it("rejects a token hash that is not 64 lowercase hex characters", async () => {
+    const problems = await problemsOf({
+      version: 1,
+      rules: [],
+      auth: { tokens: [{ team: "t", sha256: "ABC" }] },
+    });
+    expect(problems[0]).toMatchObject({
+      path: "$.auth.tokens[0].sha256",
+      message: expect.stringMatching(/64 lowercase hex/),
+    });
+  });
+
+  it("reads env tokens at load and warns, without failing, when the variable is unset", async () => {
+    const document = { version: 1, rules: [], auth: { tokens: [{ team: "mobile", env: "TOKEN_MOBILE" }] } };
+    const withEnv = await loaded(document, { TOKEN_MOBILE: "s3cret" });
+    expect(withEnv.warnings).toEqual([]);
+    expect(withEnv.policy.auth?.tokens[0]?.sha256).toMatch(/^[0-9a-f]{64}$/);
+    expect(withEnv.policy.auth?.onFailure).toBe("deny");
+    const without = await loaded(document);
+    expect(without.warnings[0]?.path).toBe("$.auth.tokens[0].env");
+    expect(without.policy.auth?.tokens[0]?.sha256).toBeUndefined();
+  });
+
+  it("indexes rules by event, keeping file order with wildcard rules, and leaves off rules out", async () => {
+    const policy = await policyFrom(
+      policyWith(
+        rule({ id: "pre" }),
+        { id: "all", on: "*", context: "c" },
+        { id: "stop", on: ["Stop", "PreToolUse"], decide: "block", where: { stop_hook_active: false } },
+        rule({ id: "off", mode: "off" }),
+      ),
+    );
+    expect(policy.rulesFor("PreToolUse").map((r) => r.id)).toEqual(["pre", "all", "stop"]);
+    expect(policy.rulesFor("Stop").map((r) => r.id)).toEqual(["all", "stop"]);
+    expect(policy.rulesFor("SomeFutureEvent").map((r) => r.id)).toEqual(["all"]);
+  });
+
+  it("hashes the file's bytes, so any change changes x-hookgate-policy", async () => {
+    const a = await policyFrom(policyWith(rule({})));
+    const b = await policyFrom(policyWith(rule({ reason: "changed" })));
+    expect(a.hash).not.toBe(b.hash);
+  });
+
+  it("parses the document half alone for tools that need only the schema", () => {
+    expect(parsePolicyDocument('{"version":1,"rules":[]}').ok).toBe(true);
+  });
+});

@@ -1,0 +1,199 @@
+import { describe, expect, it } from "vitest";
+import type { Decision } from "../../src/core/decision.js";
+import type { Dialect } from "../../src/core/hook-event.js";
+import { renderDecision, renderRequestFailure } from "../../src/core/render.js";
+
+const d = (fields: Partial<Decision>): Decision => ({ kind: "none", decidedBy: [], ...fields });
+const body = (decision: Decision, event: string, dialect: Dialect = "claude-code") => {
+  const answer = renderDecision(decision, event, dialect);
+  expect(answer.status).toBe(200);
+  return answer.body === "" ? "" : JSON.parse(answer.body);
+};
+
+describe("renderDecision", () => {
+  it("answers no opinion with an empty 200 (TV-05)", () => {
+    expect(renderDecision(d({}), "PreToolUse", "claude-code")).toEqual({
+      status: 200,
+      contentType: undefined,
+      body: "",
+    });
+  });
+
+  it("denies PreToolUse with permissionDecision and echoes the event (TV-01)", () => {
+    expect(body(d({ kind: "deny", reason: "rm -rf / is forbidden" }), "PreToolUse")).toEqual({
+      hookSpecificOutput: {
+        hookEventName: "PreToolUse",
+        permissionDecision: "deny",
+        permissionDecisionReason: "rm -rf / is forbidden",
+      },
+    });
+  });
+
+  it.each(["allow", "ask", "defer"] as const)("passes %s through on PreToolUse (TV-02, TV-03)", (kind) => {
+    expect(body(d({ kind, reason: "why" }), "PreToolUse").hookSpecificOutput.permissionDecision).toBe(kind);
+  });
+
+  it("sends updatedInput with an allow only (TV-04)", () => {
+    const updatedInput = { file_path: "/p/.env.example", content: "X" };
+    expect(body(d({ kind: "allow", updatedInput }), "PreToolUse").hookSpecificOutput.updatedInput).toEqual(
+      updatedInput,
+    );
+    expect(
+      body(d({ kind: "ask", updatedInput }), "PreToolUse").hookSpecificOutput.updatedInput,
+    ).toBeUndefined();
+  });
+
+  it("answers PermissionRequest with both decision.behavior and permissionDecision (TV-20)", () => {
+    expect(body(d({ kind: "deny", reason: "no" }), "PermissionRequest", "deepcode")).toEqual({
+      hookSpecificOutput: {
+        hookEventName: "PermissionRequest",
+        decision: { behavior: "deny", message: "no" },
+        permissionDecision: "deny",
+        permissionDecisionReason: "no",
+      },
+    });
+    expect(body(d({ kind: "allow" }), "PermissionRequest").hookSpecificOutput).toEqual({
+      hookEventName: "PermissionRequest",
+      decision: { behavior: "allow" },
+      permissionDecision: "allow",
+    });
+  });
+
+  it("blocks Stop with a top-level decision and never a hookSpecificOutput (TV-14, TV-16)", () => {
+    const out = body(d({ kind: "block", reason: "Run npm test", context: "extra" }), "Stop");
+    expect(out).toEqual({ decision: "block", reason: "Run npm test" });
+    expect(body(d({ context: "only context" }), "SubagentStop")).toBe("");
+  });
+
+  it("blocks UserPromptSubmit and adds context there (TV-17, TV-18)", () => {
+    expect(body(d({ kind: "block", reason: "Prompt contains a credential" }), "UserPromptSubmit")).toEqual({
+      decision: "block",
+      reason: "Prompt contains a credential",
+    });
+    expect(body(d({ context: "Repo policy: use pnpm" }), "UserPromptSubmit")).toEqual({
+      hookSpecificOutput: { hookEventName: "UserPromptSubmit", additionalContext: "Repo policy: use pnpm" },
+    });
+  });
+
+  it("feeds a PostToolUse block back with its reason (TV-27)", () => {
+    expect(body(d({ kind: "block", reason: "Lint failed: 3 errors" }), "PostToolUse")).toEqual({
+      decision: "block",
+      reason: "Lint failed: 3 errors",
+    });
+  });
+
+  it("answers PreCompact with an empty body, or its instructions as plain text (TV-22, TV-23)", () => {
+    expect(renderDecision(d({}), "PreCompact", "claude-code").body).toBe("");
+    expect(renderDecision(d({ systemMessage: "x" }), "PreCompact", "claude-code").body).toBe("");
+    expect(
+      renderDecision(
+        d({ context: "Preserve every API-contract decision verbatim." }),
+        "PreCompact",
+        "claude-code",
+      ),
+    ).toEqual({
+      status: 200,
+      contentType: "text/plain; charset=utf-8",
+      body: "Preserve every API-contract decision verbatim.",
+    });
+  });
+
+  it("never sends decision approve, on any event", () => {
+    for (const event of ["PreToolUse", "PermissionRequest", "Stop", "UserPromptSubmit", "PostToolUse"]) {
+      expect(renderDecision(d({ kind: "allow", reason: "ok" }), event, "claude-code").body).not.toMatch(
+        /approve/,
+      );
+    }
+  });
+
+  it("sends no decision an event cannot honour", () => {
+    expect(body(d({ kind: "deny", reason: "x" }), "Notification")).toBe("");
+    expect(body(d({ kind: "ask", reason: "x" }), "PermissionRequest")).toBe("");
+  });
+
+  it("sends deepagents v2 context only on its own variants", () => {
+    expect(body(d({ context: "c" }), "Notification", "claude-code")).toEqual({
+      hookSpecificOutput: { hookEventName: "Notification", additionalContext: "c" },
+    });
+    expect(body(d({ context: "c" }), "Notification", "deepagents")).toBe("");
+    expect(body(d({ context: "c" }), "PreCompact", "deepagents")).toBe("");
+  });
+
+  it("answers every deepagents legacy event with an empty body", () => {
+    expect(
+      renderDecision(d({ kind: "deny", reason: "x", systemMessage: "y" }), "tool.use", "deepagents-legacy")
+        .body,
+    ).toBe("");
+  });
+
+  it("ends the turn with continue false when a rule asks to stop (TV-36)", () => {
+    expect(body(d({ kind: "deny", reason: "outside src", stop: true }), "PreToolUse")).toEqual({
+      continue: false,
+      stopReason: "outside src",
+      hookSpecificOutput: {
+        hookEventName: "PreToolUse",
+        permissionDecision: "deny",
+        permissionDecisionReason: "outside src",
+      },
+    });
+  });
+});
+
+describe("renderRequestFailure", () => {
+  const message = "hookgate: bad token";
+
+  it("denies PreToolUse under deny, with the systemMessage (TV-21)", () => {
+    const { answer, kind } = renderRequestFailure("deny", "PreToolUse", "claude-code", message);
+    expect(kind).toBe("deny");
+    expect(JSON.parse(answer.body)).toEqual({
+      systemMessage: message,
+      hookSpecificOutput: {
+        hookEventName: "PreToolUse",
+        permissionDecision: "deny",
+        permissionDecisionReason: message,
+      },
+    });
+  });
+
+  it("denies PermissionRequest under deny", () => {
+    const { answer } = renderRequestFailure("deny", "PermissionRequest", "claude-code", message);
+    expect(JSON.parse(answer.body).hookSpecificOutput.decision).toEqual({ behavior: "deny", message });
+  });
+
+  it.each(["UserPromptSubmit", "Stop", "Notification", "PostToolUse", "SessionEnd"])(
+    "answers %s under deny with no decision, only the systemMessage",
+    (event) => {
+      const { answer, kind } = renderRequestFailure("deny", event, "claude-code", message);
+      expect(kind).toBe("none");
+      expect(JSON.parse(answer.body)).toEqual({ systemMessage: message });
+    },
+  );
+
+  it("answers an unidentified event under deny with the top-level block", () => {
+    const { answer } = renderRequestFailure("deny", undefined, "claude-code", message);
+    expect(JSON.parse(answer.body)).toEqual({ decision: "block", reason: message });
+  });
+
+  it("never allows explicitly under allow", () => {
+    const { answer, kind } = renderRequestFailure("allow", "PreToolUse", "claude-code", message);
+    expect(kind).toBe("none");
+    expect(JSON.parse(answer.body)).toEqual({ systemMessage: message });
+    expect(renderRequestFailure("allow", undefined, "claude-code", message).answer.body).toBe("");
+  });
+
+  it("asks on PreToolUse under ask, and leaves PermissionRequest to its own dialog", () => {
+    expect(
+      JSON.parse(renderRequestFailure("ask", "PreToolUse", "claude-code", message).answer.body)
+        .hookSpecificOutput.permissionDecision,
+    ).toBe("ask");
+    expect(
+      JSON.parse(renderRequestFailure("ask", "PermissionRequest", "claude-code", message).answer.body),
+    ).toEqual({
+      systemMessage: message,
+    });
+  });
+
+  it("keeps PreCompact empty whatever the failure", () => {
+    expect(renderRequestFailure("deny", "PreCompact", "claude-code", message).answer.body).toBe("");
+  });
+});

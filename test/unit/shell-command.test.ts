@@ -1,0 +1,189 @@
+import { describe, expect, it } from "vitest";
+import { canonicalCommandPattern, splitCommand, splitSubcommands } from "../../src/core/shell-command.js";
+
+describe("splitSubcommands", () => {
+  it.each([
+    ["rm -rf /", ["rm -rf /"]],
+    ["  ls    -la  ", ["ls -la"]],
+    ["cd / && rm -rf /tmp", ["cd /", "rm -rf /tmp"]],
+    ["a || b", ["a", "b"]],
+    ["a; b", ["a", "b"]],
+    ["a | b", ["a", "b"]],
+    ["a & b", ["a", "b"]],
+    ["a |& b", ["a", "b"]],
+    ["a ;; b", ["a", "b"]],
+    ["a\nb", ["a", "b"]],
+    ["(cd x; rm -rf /)", ["cd x", "rm -rf /"]],
+    ["a && b || c; d | e", ["a", "b", "c", "d", "e"]],
+  ])("splits %j on its control operators", (command, expected) => {
+    expect(splitSubcommands(command)).toEqual({ subcommands: expected, opaque: false });
+  });
+
+  it.each([
+    ["timeout 10 rm -rf /", "rm -rf /"],
+    ["timeout -s KILL --kill-after=5 10 rm -rf /", "rm -rf /"],
+    ["nice -n 5 nohup rm -rf /", "rm -rf /"],
+    ["nice -5 rm -rf /", "rm -rf /"],
+    ["nice --adjustment=5 rm -rf /", "rm -rf /"],
+    ["command -p rm -rf /", "rm -rf /"],
+    ["NODE_ENV=test CI=1 npm test", "npm test"],
+    ["env -i NODE_ENV=test npm test", "npm test"],
+    ["/usr/bin/timeout 10 /usr/bin/nohup rm -rf /", "rm -rf /"],
+    ["time -p exec rm -rf /", "rm -rf /"],
+    ["{ rm -rf /; }", "rm -rf /"],
+    ["env -S 'rm -rf' /", "rm -rf /"],
+  ])("strips the wrappers of %j", (command, expected) => {
+    expect(splitSubcommands(command)).toEqual({ subcommands: [expected], opaque: false });
+  });
+
+  it.each([
+    ["command -v rm", "command -v rm"],
+    ["timeout 10", "timeout 10"],
+    ["nohup", "nohup"],
+    ["./timeout 10 rm x", "./timeout 10 rm x"],
+    ["env --no-such-option rm x", "env --no-such-option rm x"],
+  ])("leaves %j alone when it wraps nothing", (command, expected) => {
+    expect(splitSubcommands(command).subcommands).toEqual([expected]);
+  });
+
+  it("strips leading assignments and marks those that could change the program run as opaque", () => {
+    expect(splitSubcommands("FOO=1 env BAR=2 command rm -rf /")).toEqual({
+      subcommands: ["rm -rf /"],
+      opaque: true,
+    });
+    expect(splitSubcommands("PATH=/tmp/evil npm test").opaque).toBe(true);
+    expect(splitSubcommands("LD_PRELOAD=/tmp/x.so ls").opaque).toBe(true);
+  });
+
+  it.each([
+    ["bash -c 'rm -rf /'", ["rm -rf /"]],
+    ['sh -c "cd / && rm -rf /tmp"', ["cd /", "rm -rf /tmp"]],
+    ["zsh -lc 'rm -rf /'", ["rm -rf /"]],
+    ["bash -e -c 'a; b'", ["a", "b"]],
+    ["bash -o pipefail -c 'a | b'", ["a", "b"]],
+    ["timeout 5 bash -c 'sh -c \"rm -rf /\"'", ["rm -rf /"]],
+    ["bash -c 'echo hi' > out.txt", ["echo hi >out.txt"]],
+    ["bash script.sh", ["bash script.sh"]],
+  ])("replaces a shell's -c script %j by its subcommands", (command, expected) => {
+    expect(splitSubcommands(command)).toEqual({ subcommands: expected, opaque: false });
+  });
+
+  it.each([
+    [`r"m" -rf /`, "rm -rf /"],
+    ["'rm' -rf /", "rm -rf /"],
+    ["\\rm -rf /", "rm -rf /"],
+    ['rm -rf "/"', "rm -rf /"],
+    ["$'\\x72m' -rf /", "rm -rf /"],
+    ["rm \\\n -rf /", "rm -rf /"],
+    ['git commit -m "fix   the  bug"', "git commit -m fix the bug"],
+  ])("removes quotes so %j reads as %j", (command, expected) => {
+    expect(splitSubcommands(command).subcommands).toEqual([expected]);
+  });
+
+  it.each([
+    ["echo a#b; rm -rf /", ["echo a#b", "rm -rf /"]],
+    ["echo hi # rm -rf /\nls", ["echo hi", "ls"]],
+    ["echo '# not a comment' && ls", ["echo # not a comment", "ls"]],
+  ])("treats # as a comment only at the start of a word: %j", (command, expected) => {
+    expect(splitSubcommands(command).subcommands).toEqual(expected);
+  });
+
+  it.each([
+    ["npm test 2>&1", "npm test 2>&1"],
+    ["npm test > out.txt", "npm test >out.txt"],
+    [">out.txt echo hi", "echo hi >out.txt"],
+    ["echo 2 > out.txt", "echo 2 >out.txt"],
+    ["cat < in.txt >> log 2>/dev/null", "cat <in.txt >>log 2>/dev/null"],
+  ])("keeps redirections as literal text, last: %j", (command, expected) => {
+    expect(splitSubcommands(command).subcommands).toEqual([expected]);
+  });
+
+  it("keeps globs as their pattern and variables literal", () => {
+    expect(splitSubcommands("rm -rf /* $HOME ${TMPDIR}").subcommands).toEqual(["rm -rf /* $HOME $TMPDIR"]);
+  });
+
+  it.each([
+    ["echo $(rm -rf /)", ["echo $(...)", "rm -rf /"]],
+    ['echo "$(rm -rf /)"', ["echo $(...)", "rm -rf /"]],
+    ["echo `rm -rf /`", ["echo `...`", "rm -rf /"]],
+    ["diff <(ls a) <(ls b)", ["diff <(...) <(...)", "ls a", "ls b"]],
+    ["tee >(rm -rf /)", ["tee >(...)", "rm -rf /"]],
+    ["echo $(echo $(rm -rf /))", ["echo $(...)", "rm -rf /"]],
+    ["x=$(cat f) && ls", ["ls", "cat f"]],
+  ])("marks %j opaque and still lists what the substitutions run", (command, expected) => {
+    expect(splitSubcommands(command)).toEqual({ subcommands: expected, opaque: true });
+  });
+
+  it.each([
+    ['echo "unterminated'],
+    ["echo ${}"],
+    ["cat <<EOF\nhi\nEOF"],
+    ["eval 'rm -rf /'"],
+    ["$CMD --force"],
+    ["/bin/r? -rf /"],
+  ])("marks %j opaque", (command) => {
+    expect(splitSubcommands(command).opaque).toBe(true);
+  });
+
+  it("does not treat a single-quoted $( as a substitution", () => {
+    expect(splitSubcommands("echo '$(rm -rf /)'")).toEqual({
+      subcommands: ["echo $(rm -rf /)"],
+      opaque: false,
+    });
+  });
+
+  it("stops following nested shells at a depth limit and marks the command opaque", () => {
+    let command = "rm -rf /";
+    for (let i = 0; i < 12; i += 1) command = `bash -c ${JSON.stringify(command)}`;
+    const split = splitSubcommands(command);
+    expect(split.opaque).toBe(true);
+    expect(split.subcommands.length).toBeGreaterThan(0);
+  });
+
+  it("returns nothing for an empty command", () => {
+    expect(splitSubcommands("   ")).toEqual({ subcommands: [], opaque: false });
+  });
+});
+
+describe("splitCommand variants", () => {
+  it("offers a deny rule the subcommand without redirections and without its command's directory", () => {
+    expect(splitCommand("/bin/rm -rf / 2>/dev/null").subcommands).toEqual([
+      { text: "/bin/rm -rf / 2>/dev/null", variants: ["/bin/rm -rf /", "rm -rf / 2>/dev/null", "rm -rf /"] },
+    ]);
+  });
+
+  it("has no variants for a plain subcommand", () => {
+    expect(splitCommand("rm -rf /").subcommands).toEqual([{ text: "rm -rf /", variants: [] }]);
+  });
+});
+
+describe("canonicalCommandPattern", () => {
+  it.each([
+    ['git commit -m "fix bug"', "git commit -m fix bug"],
+    ["  npm    test ", "npm test"],
+    ["npm test 2>&1", "npm test 2>&1"],
+    ["rm -rf /*", "rm -rf /*"],
+    ["echo #x", "echo #x"],
+    ["cd x && make", "cd x && make"],
+    ["timeout 10 npm test", "timeout 10 npm test"],
+  ])("reads the specifier %j as %j", (pattern, expected) => {
+    expect(canonicalCommandPattern(pattern)).toBe(expected);
+  });
+});
+
+describe("robustness", () => {
+  it.each([
+    ["a".repeat(300_000)],
+    ["a && ".repeat(50_000)],
+    ["$(".repeat(5_000)],
+    ["'".repeat(100_001)],
+    ['"'.repeat(100_001)],
+    ["(".repeat(20_000)],
+    ["bash -c ".repeat(5_000)],
+    ["\u0000\uE000\uD800 rm\u00a0-rf /"],
+  ])("splits a hostile command quickly without throwing (%#)", (command) => {
+    const started = performance.now();
+    expect(() => splitSubcommands(command)).not.toThrow();
+    expect(performance.now() - started).toBeLessThan(2_000);
+  });
+});

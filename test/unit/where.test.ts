@@ -1,0 +1,69 @@
+import { describe, expect, it } from "vitest";
+import { compileWhere, deepEqual } from "../../src/core/where.js";
+
+function holds(where: Record<string, unknown>, payload: Record<string, unknown>): boolean {
+  const compiled = compileWhere(where);
+  if (!compiled.ok) throw new Error(JSON.stringify(compiled.error));
+  return compiled.value.every((p) => p(payload));
+}
+
+const event = {
+  cwd: "/home/dev/proj",
+  stop_hook_active: false,
+  tool_input: { command: "git push --force origin main", file_path: "/home/dev/proj/src/a.ts", n: 3 },
+  tags: ["a", "b"],
+  custom_instructions: null,
+};
+
+describe("where", () => {
+  it.each([
+    ["literal equality", { stop_hook_active: false }, true],
+    ["literal inequality", { stop_hook_active: true }, false],
+    ["literal against a missing path", { "tool_input.missing": "x" }, false],
+    ["null literal against null", { custom_instructions: null }, true],
+    ["equals", { "tool_input.n": { equals: 3 } }, true],
+    ["equals an object", { tool_input: { equals: { ...event.tool_input } } }, true],
+    ["regex, unanchored", { "tool_input.command": { regex: "--force" } }, true],
+    ["regex anchored miss", { "tool_input.command": { regex: "^git pull" } }, false],
+    ["regex on a non-string", { "tool_input.n": { regex: "3" } }, false],
+    ["glob", { "tool_input.file_path": { glob: "/home/dev/proj/src/**" } }, true],
+    ["glob miss", { "tool_input.file_path": { glob: "/etc/**" } }, false],
+    ["contains in a string", { cwd: { contains: "dev" } }, true],
+    ["contains in an array", { tags: { contains: "b" } }, true],
+    ["contains missing from an array", { tags: { contains: "c" } }, false],
+    ["startsWith", { cwd: { startsWith: "/home/" } }, true],
+    ["in", { "tool_input.n": { in: [1, 2, 3] } }, true],
+    ["not in", { "tool_input.n": { in: [1, 2] } }, false],
+    ["exists true", { "tool_input.command": { exists: true } }, true],
+    ["exists false on a missing key", { "tool_input.nope": { exists: false } }, true],
+    ["exists treats null as absent", { custom_instructions: { exists: false } }, true],
+    ["not", { "tool_input.command": { not: { regex: "^rm " } } }, true],
+    ["not not", { "tool_input.command": { not: { not: { regex: "^git" } } } }, true],
+    ["several conditions all hold", { stop_hook_active: false, cwd: { startsWith: "/home" } }, true],
+    ["one of several fails", { stop_hook_active: false, cwd: { startsWith: "/root" } }, false],
+    ["a path through a string", { "cwd.length": 14 }, false],
+  ])("%s", (_name, where, expected) => {
+    expect(holds(where, event)).toBe(expected);
+  });
+
+  it("reports a regex RE2 cannot compile with its path", () => {
+    const compiled = compileWhere({ "tool_input.command": { regex: "(?<=x)y" } });
+    expect(compiled.ok).toBe(false);
+    if (!compiled.ok) {
+      expect(compiled.error[0]?.path).toEqual(["tool_input.command", "regex"]);
+      expect(compiled.error[0]?.message).toMatch(/RE2/);
+    }
+  });
+
+  it("reports an empty path segment", () => {
+    const compiled = compileWhere({ "tool_input..command": "x" });
+    expect(compiled.ok).toBe(false);
+  });
+
+  it("compares JSON values structurally", () => {
+    expect(deepEqual({ a: [1, { b: 2 }] }, { a: [1, { b: 2 }] })).toBe(true);
+    expect(deepEqual({ a: 1 }, { a: 1, b: undefined })).toBe(false);
+    expect(deepEqual([1, 2], [2, 1])).toBe(false);
+    expect(deepEqual(null, {})).toBe(false);
+  });
+});
