@@ -200,3 +200,35 @@ describe("GET /healthz and unknown routes", () => {
     expect((await jsonOf(res)).error.code).toBe("NOT_FOUND");
   });
 });
+
+describe("POST /v1/simulate", () => {
+  it("answers with the client's body and the explanation, and writes no audit line", async () => {
+    const before = app.logs.length;
+    const res = await app.post("/v1/simulate?client=claude-code", preToolUse("rm -rf /etc"));
+    expect(res.status).toBe(200);
+    const result = await jsonOf(res);
+    expect(JSON.parse(result.answer.body).hookSpecificOutput.permissionDecision).toBe("deny");
+    expect(result).toMatchObject({
+      decision: "deny",
+      team: "a",
+      client: "claude-code",
+      event: "PreToolUse",
+      applied: ["no-rm-root"],
+    });
+    expect(result.rules.find((r: { ruleId: string }) => r.ruleId === "b-only")).toMatchObject({
+      applied: false,
+      why: expect.stringMatching(/team/),
+    });
+    expect(app.logs.length).toBe(before);
+  });
+
+  it("uses the same authentication as the hook routes", async () => {
+    const res = await app.post("/v1/simulate", preToolUse("ls"), { authorization: "Bearer nope" });
+    expect((await jsonOf(res)).error.code).toBe("AUTH_UNKNOWN_TOKEN");
+  });
+
+  it("refuses an unknown client with a 400", async () => {
+    const res = await app.post("/v1/simulate?client=cursor", preToolUse("ls"));
+    expect(res.status).toBe(400);
+  });
+});

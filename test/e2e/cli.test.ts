@@ -1,0 +1,187 @@
+/** The `hookgate` command as a user runs it: output and exit codes. */
+import { createHash } from "node:crypto";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { ROOT, runCli } from "../support/process.js";
+
+const dir = mkdtempSync(join(tmpdir(), "hookgate-cli-"));
+const file = (name: string, content: unknown) => {
+  const path = join(dir, name);
+  writeFileSync(path, typeof content === "string" ? content : JSON.stringify(content));
+  return path;
+};
+
+const rmEvent = file("rm.json", {
+  session_id: "s",
+  transcript_path: "/t",
+  cwd: "/p",
+  hook_event_name: "PreToolUse",
+  tool_name: "Bash",
+  tool_input: { command: "rm -rf /" },
+});
+
+describe("hookgate check", () => {
+  it("passes examples/policy.json, printing its warnings", async () => {
+    const { code, stdout } = await runCli(["check", "examples/policy.json"]);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/examples\/policy.json: valid, 7 rules/);
+    expect(stdout).toMatch(
+      /warning: \$\.auth\.tokens\[1\]\.env: the variable HOOKGATE_TOKEN_MOBILE is not set/,
+    );
+  });
+
+  it("fails with every problem and its JSON path", async () => {
+    const bad = file("bad.json", {
+      version: 1,
+      rules: [
+        { id: "a", on: "PreToolUse", matcher: "(", decide: "deny" },
+        { id: "a", on: "Stop", decide: "stop" },
+      ],
+    });
+    const { code, stdout } = await runCli(["check", bad]);
+    expect(code).toBe(1);
+    expect(stdout).toMatch(
+      /error: \$\.rules\[1\]\.decide: must be one of "allow", "deny", "ask", "defer", "block"/,
+    );
+    expect(stdout).toMatch(/invalid \(1 problem\)/);
+    const compileErrors = await runCli([
+      "check",
+      file("bad2.json", {
+        version: 1,
+        rules: [
+          { id: "a", on: "PreToolUse", matcher: "(", decide: "deny" },
+          { id: "a", on: "Stop", decide: "block" },
+        ],
+      }),
+    ]);
+    expect(compileErrors.stdout).toMatch(/error: \$\.rules\[0\]\.matcher: is not a valid RE2/);
+    expect(compileErrors.stdout).toMatch(
+      /error: \$\.rules\[1\]\.id: "a" is already the id of \$\.rules\[0\]/,
+    );
+  });
+
+  it("warns about what no client can honour and about unreachable rules", async () => {
+    const policy = file("warn.json", {
+      version: 1,
+      rules: [
+        { id: "ask-pr", on: "PermissionRequest", decide: "ask" },
+        { id: "deny-note", on: "Notification", decide: "deny" },
+        { id: "if-stop", on: "Stop", if: "Bash(ls)", decide: "block", where: { stop_hook_active: false } },
+        { id: "loop", on: "Stop", decide: "block" },
+        { id: "future", on: "BrandNewEvent", context: "x" },
+        { id: "start", on: "SessionStart", context: "hi" },
+      ],
+      models: { m: { provider: "anthropic", model: "claude-haiku-4-5", apiKey: "sk-ant-inline" } },
+    });
+    const { code, stdout } = await runCli(["check", policy]);
+    expect(code).toBe(0);
+    for (const pattern of [
+      /\$: has no "auth"/,
+      /\$\.rules\[0\]\.decide: no client can honour "ask" on PermissionRequest/,
+      /\$\.rules\[1\]\.decide: no client can honour "deny" on Notification/,
+      /\$\.rules\[2\]\.on: "if" applies only to tool events, so this rule never applies to Stop/,
+      /\$\.rules\[3\]\.where: blocks Stop without checking stop_hook_active/,
+      /\$\.rules\[4\]\.on: "BrandNewEvent" is not an event any supported client sends/,
+      /\$\.rules\[5\]\.on: Claude Code never sends http hooks on SessionStart/,
+      /\$\.models\.m\.apiKey: is an inline secret/,
+    ]) {
+      expect(stdout).toMatch(pattern);
+    }
+  });
+
+  it("is a usage error without a file", async () => {
+    expect((await runCli(["check"])).code).toBe(2);
+  });
+});
+
+describe("hookgate simulate", () => {
+  it("prints the exact body and which rules applied", async () => {
+    const { code, stdout } = await runCli([
+      "simulate",
+      "--policy",
+      "examples/policy.json",
+      "--token",
+      "hookgate-dev-token",
+      rmEvent,
+    ]);
+    expect(code).toBe(0);
+    expect(stdout).toContain(
+      'body: {"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"Deleting from / is never allowed"}}',
+    );
+    expect(stdout).toMatch(/\+ no-rm-root \[enforce\]: on PreToolUse, matcher "Bash" matched, "if" matched/);
+    expect(stdout).toMatch(
+      /- tests-need-no-prompt \[enforce\]: no "if" permission rule matches the Bash call/,
+    );
+    expect(stdout).toMatch(/team: platform/);
+  });
+
+  it("shows an authentication failure as the client would get it, and --json for machines", async () => {
+    const { stdout } = await runCli(["simulate", "--policy", "examples/policy.json", "--json", rmEvent]);
+    const result = JSON.parse(stdout);
+    expect(result.error.code).toBe("AUTH_MISSING");
+    expect(JSON.parse(result.answer.body).hookSpecificOutput.permissionDecision).toBe("deny");
+  });
+
+  it("reads the event from stdin and takes a client", async () => {
+    const legacy = '{"event": "tool.use", "tool_name": "execute", "tool_id": "1", "tool_args": {}}';
+    const { code, stdout } = await runCli(
+      [
+        "simulate",
+        "--policy",
+        "examples/policy.json",
+        "--token",
+        "hookgate-dev-token",
+        "--client",
+        "deepagents-legacy",
+        "-",
+      ],
+      legacy,
+    );
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/body: \(empty\)/);
+    expect(stdout).toMatch(/client: deepagents-legacy\s+event: tool.use/);
+  });
+
+  it("rejects an unknown client as a usage error", async () => {
+    expect(
+      (await runCli(["simulate", "--policy", "examples/policy.json", "--client", "cursor", rmEvent])).code,
+    ).toBe(2);
+  });
+});
+
+describe("hookgate schema and token hash", () => {
+  it("prints the JSON Schema generated from the zod schema, the same as examples/policy.schema.json", async () => {
+    const { code, stdout } = await runCli(["schema"]);
+    expect(code).toBe(0);
+    const schema = JSON.parse(stdout);
+    expect(schema.$schema).toBe("https://json-schema.org/draft/2020-12/schema");
+    expect(schema.required).toEqual(expect.arrayContaining(["version", "rules"]));
+    expect(stdout).toBe(readFileSync(join(ROOT, "examples/policy.schema.json"), "utf8"));
+  });
+
+  it("hashes the token on stdin, ignoring one trailing newline", async () => {
+    const expected = createHash("sha256").update("hookgate-dev-token").digest("hex");
+    expect((await runCli(["token", "hash"], "hookgate-dev-token\n")).stdout).toBe(`${expected}\n`);
+    expect(expected).toBe("0af148632bfc2bdf9076bdc41fa58336a206cd23532da915cc5d2f9e9c3f6a50");
+    const empty = await runCli(["token", "hash"], "");
+    expect(empty.code).toBe(1);
+    expect(empty.stderr).toMatch(/no token on stdin/);
+  });
+
+  it("refuses unknown commands and a serve without a policy", async () => {
+    expect((await runCli(["frobnicate"])).code).toBe(2);
+    expect((await runCli(["serve"])).stderr).toMatch(/serve needs --policy FILE/);
+  });
+
+  it("refuses to serve an invalid policy, listing its problems", async () => {
+    const bad = file("serve-bad.json", {
+      version: 1,
+      rules: [{ id: "x", on: "PreToolUse", decide: "maybe" }],
+    });
+    const { code, stderr } = await runCli(["serve", "--policy", bad, "--port", "0"]);
+    expect(code).toBe(1);
+    expect(stderr).toMatch(/\$\.rules\[0\]\.decide: must be one of/);
+  });
+});

@@ -1,0 +1,184 @@
+/**
+ * `hookgate serve` as a real process: the real Claude Code requests of test/fixtures replayed
+ * with their captured headers against examples/policy.json, SIGHUP reloads, and staying up.
+ */
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { request as httpRequest } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ROOT, type ServerProcess, startServerProcess } from "../support/process.js";
+
+const FIXTURES = join(ROOT, "test/fixtures/claude-code");
+const HARNESS_TOKEN = "harness-secret-123";
+
+/** What examples/policy.json answers to each captured request. */
+const EXPECTED: Record<string, { type: string | null; body: string }> = {
+  PreToolUse: { type: null, body: "" },
+  PostToolUse: { type: null, body: "" },
+  Notification: { type: null, body: "" },
+  SessionEnd: { type: null, body: "" },
+  Stop: { type: null, body: "" },
+  PreCompact: { type: "text/plain; charset=utf-8", body: "Preserve every API-contract decision verbatim." },
+  UserPromptSubmit: {
+    type: "application/json",
+    body: JSON.stringify({
+      hookSpecificOutput: {
+        hookEventName: "UserPromptSubmit",
+        additionalContext: "This repository uses pnpm, never npm.",
+      },
+    }),
+  },
+};
+
+const fixtures = readdirSync(FIXTURES, { withFileTypes: true })
+  .filter((d) => d.isDirectory())
+  .flatMap((d) =>
+    readdirSync(join(FIXTURES, d.name))
+      .filter((f) => f.endsWith(".json") && !f.endsWith(".headers.json"))
+      .map((f) => {
+        const event = f.replace(/\.json$/, "");
+        const headers = JSON.parse(readFileSync(join(FIXTURES, d.name, `${event}.headers.json`), "utf8"))
+          .headers as [string, string][];
+        return { version: d.name, event, body: readFileSync(join(FIXTURES, d.name, f)), headers };
+      }),
+  );
+
+/** Sends bytes with exactly the captured headers (but a true Host and Content-Length). */
+function replay(url: string, body: Buffer, headers: [string, string][]) {
+  const target = new URL("/v1/hooks", url);
+  return new Promise<{
+    status: number;
+    type: string | undefined;
+    text: string;
+    decisionId: string | undefined;
+  }>((resolve, reject) => {
+    // Insertion order is wire order for node:http, so the captured order is kept.
+    const wire: Record<string, string> = {};
+    for (const [name, value] of headers) {
+      if (name === "Host" || name === "Content-Length") continue;
+      wire[name] = name === "Authorization" ? `Bearer ${HARNESS_TOKEN}` : value;
+    }
+    wire["Content-Length"] = String(body.length);
+    const req = httpRequest(target, { method: "POST", headers: wire }, (res) => {
+      let text = "";
+      res.setEncoding("utf8");
+      res.on("data", (c) => {
+        text += c;
+      });
+      res.on("end", () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          type: res.headers["content-type"],
+          text,
+          decisionId: res.headers["x-hookgate-decision-id"] as string | undefined,
+        }),
+      );
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+let dir: string;
+let server: ServerProcess;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "hookgate-serve-"));
+  copyFileSync(join(ROOT, "examples/policy.json"), join(dir, "policy.json"));
+  server = await startServerProcess(join(dir, "policy.json"), { HOOKGATE_TOKEN_MOBILE: HARNESS_TOKEN });
+});
+afterAll(async () => {
+  await server?.stop();
+});
+
+describe("real Claude Code requests against examples/policy.json", () => {
+  it("has the captured fixtures to replay", () => {
+    expect(fixtures.length).toBe(13);
+  });
+
+  it.each(fixtures)("$version $event gets its expected answer", async ({ event, body, headers }) => {
+    const res = await replay(server.url, body, headers);
+    const want = EXPECTED[event];
+    expect(want, `no expectation for ${event}`).toBeDefined();
+    expect(res.status).toBe(200);
+    expect(res.type).toBe(want?.type ?? undefined);
+    expect(res.text).toBe(want?.body);
+    const audit = await server.waitForLine((l) => l.msg === "decision" && l.decisionId === res.decisionId);
+    expect(audit).toMatchObject({ team: "mobile", client: "claude-code", event });
+  });
+
+  it("records the shadowed Stop rule as a would-be block", async () => {
+    const stop = fixtures.find((f) => f.version === "2.1.332" && f.event === "Stop");
+    const res = await replay(server.url, stop?.body ?? Buffer.from(""), stop?.headers ?? []);
+    const audit = await server.waitForLine((l) => l.decisionId === res.decisionId);
+    expect(audit.shadow).toEqual([{ rule: "run-tests-first", decision: "block" }]);
+    expect(audit.decision).toBe("none");
+  });
+});
+
+describe("policy reload on SIGHUP", () => {
+  const send = async (command: string) => {
+    const res = await fetch(`${server.url}/v1/hooks`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${HARNESS_TOKEN}` },
+      body: JSON.stringify({
+        session_id: "s",
+        transcript_path: "/t",
+        cwd: "/p",
+        hook_event_name: "PreToolUse",
+        tool_name: "Bash",
+        tool_input: { command },
+      }),
+    });
+    return { text: await res.text(), policy: res.headers.get("x-hookgate-policy") };
+  };
+
+  it("swaps in a valid policy, and keeps the running one when the new file is invalid", async () => {
+    const before = await send("make deploy");
+    expect(before.text).toBe("");
+    const policy = JSON.parse(readFileSync(join(dir, "policy.json"), "utf8"));
+    policy.rules.push({
+      id: "no-deploy",
+      on: "PreToolUse",
+      if: "Bash(make deploy)",
+      decide: "deny",
+      reason: "deploys go through CI",
+    });
+    writeFileSync(join(dir, "policy.json"), JSON.stringify(policy));
+    server.child.kill("SIGHUP");
+    await server.waitForLine((l) => l.msg === "policy reloaded");
+    const after = await send("make deploy");
+    expect(JSON.parse(after.text).hookSpecificOutput.permissionDecisionReason).toBe("deploys go through CI");
+    expect(after.policy).not.toBe(before.policy);
+
+    writeFileSync(
+      join(dir, "policy.json"),
+      '{"version": 1, "rules": [{"id": "x", "on": "PreToolUse", "decide": "nope"}]}',
+    );
+    server.child.kill("SIGHUP");
+    const failed = await server.waitForLine(
+      (l) => l.msg === "policy reload failed; keeping the running policy",
+    );
+    expect(failed.problems).toEqual([expect.stringMatching(/^\$\.rules\[0\]\.decide: must be one of/)]);
+    const still = await send("make deploy");
+    expect(still.policy).toBe(after.policy);
+    expect(JSON.parse(still.text).hookSpecificOutput.permissionDecision).toBe("deny");
+  });
+});
+
+describe("staying up", () => {
+  it("answers 2xx to a burst of malformed requests and stays healthy", async () => {
+    const bodies = ["", "{", "[]", "null", '{"hook_event_name": 5}', "\u0000", "x".repeat(2 * 1024 * 1024)];
+    for (const body of bodies) {
+      const res = await fetch(`${server.url}/v1/hooks`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body,
+      });
+      expect(res.status).toBe(200);
+      await res.text();
+    }
+    expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+  });
+});

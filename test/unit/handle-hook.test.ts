@@ -1,0 +1,91 @@
+import { describe, expect, it } from "vitest";
+import { type HookRequest, handleHook } from "../../src/app/handle-hook.js";
+import { policyFrom, sha256 } from "../support/policy.js";
+
+const policy = await policyFrom({
+  version: 1,
+  defaults: { onError: "allow" },
+  rules: [
+    {
+      id: "judge",
+      on: "PreToolUse",
+      matcher: "Write",
+      prompt: { text: "ok? $ARGUMENTS", model: "m", onError: "deny" },
+    },
+    { id: "relay", on: "PreToolUse", matcher: "Edit", forward: { url: "https://policy.example/hook" } },
+  ],
+  models: { m: { provider: "anthropic", model: "claude-haiku-4-5", apiKey: "env:K" } },
+});
+
+const logs: Record<string, unknown>[] = [];
+const deps = {
+  policy: () => policy,
+  clock: { now: () => 0, monotonic: () => 0 },
+  newId: () => "id-1",
+  sha256,
+  logger: {
+    log: (_l: string, msg: string, fields?: Record<string, unknown>) => logs.push({ msg, ...fields }),
+  },
+};
+const request = (tool: string): HookRequest => ({
+  body: {
+    ok: true,
+    text: JSON.stringify({
+      session_id: "s",
+      transcript_path: "/t",
+      cwd: "/p",
+      hook_event_name: "PreToolUse",
+      tool_name: tool,
+      tool_input: { file_path: "/p/a" },
+    }),
+  },
+  contentType: "application/json",
+  authorization: undefined,
+  dialect: undefined,
+});
+
+describe("handleHook with actions that are not active yet", () => {
+  it("answers a prompt rule with its onError, saying why", async () => {
+    const outcome = await handleHook(deps, request("Write"));
+    const body = JSON.parse(outcome.answer.body);
+    expect(body.hookSpecificOutput.permissionDecision).toBe("deny");
+    expect(body.hookSpecificOutput.permissionDecisionReason).toMatch(
+      /prompt rules are not active yet; rule "judge" answered with its onError \(deny\)/,
+    );
+    expect(outcome.audit.pending).toEqual([{ rule: "judge", action: "prompt", outcome: "NOT_ACTIVE:deny" }]);
+  });
+
+  it("answers a forward rule with the policy's onError (allow: no opinion)", async () => {
+    const outcome = await handleHook(deps, request("Edit"));
+    expect(outcome.answer.body).toBe("");
+    expect(outcome.audit).toMatchObject({
+      decision: "none",
+      rules: ["relay"],
+      pending: [{ rule: "relay", outcome: "NOT_ACTIVE:allow" }],
+    });
+  });
+
+  it("writes no audit line when asked not to (simulate)", async () => {
+    const before = logs.length;
+    await handleHook(deps, request("Edit"), { audit: false });
+    expect(logs.length).toBe(before);
+  });
+
+  it("turns an unexpected failure into the fail-mode answer and an INTERNAL_ERROR", async () => {
+    const broken = {
+      ...deps,
+      policy: () => ({
+        ...policy,
+        rulesFor: () => {
+          throw new Error("boom");
+        },
+      }),
+    };
+    const outcome = await handleHook(broken, request("Write"));
+    expect(outcome.error?.code).toBe("INTERNAL_ERROR");
+    expect(outcome.answer.status).toBe(200);
+    expect(
+      logs.some((l) => l.msg === "internal error on the decision path" && l.error === "Error: boom"),
+    ).toBe(true);
+  });
+});
