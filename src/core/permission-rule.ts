@@ -237,8 +237,8 @@ function parsePathPattern(specifier: string): Result<PathPattern, string> {
 
 /**
  * Claude Code's anchors: `//abs` is absolute, `~/x` is in the home directory, `/x` is in the
- * project root and `./x` or `a/b` in the cwd (both the event's cwd here). A pattern with no
- * slash but a trailing one matches at any depth, as in gitignore, and so does `**\/x`.
+ * project root and `./x` or `a/b` in the cwd (both the event's cwd here). A pattern without a
+ * slash (a trailing one aside) matches at any depth, as in gitignore, and so does `**\/x`.
  */
 function classifyPath(spec: string): { anchor: Anchor; rest: string } {
   if (spec.startsWith("//")) return { anchor: "root", rest: spec.slice(2) };

@@ -25,7 +25,7 @@ export interface CommandSplit {
 /** Nested `sh -c` / `$(...)` levels followed; deeper text is kept whole and marked opaque. */
 const MAX_DEPTH = 8;
 /** shell-quote is fast but not linear on every input; longer commands get the crude split. */
-const MAX_COMMAND_LENGTH = 200_000;
+const MAX_COMMAND_LENGTH = 100_000;
 /** Marks a file-descriptor number written against its redirection (`2>`), which shell-quote separates. */
 const FD_MARK = "\uE000";
 /** Private-use characters this module and permission-rule.ts use as markers; never taken from input. */
@@ -83,7 +83,7 @@ function collapse(text: string): string {
 function splitInto(text: string, depth: number, suffix: readonly string[], out: Output): void {
   if (depth > MAX_DEPTH || text.length > MAX_COMMAND_LENGTH) {
     out.opaque = true;
-    crudeSplit(text, depth, suffix, out);
+    crudeSplit(text, suffix, out);
     return;
   }
   const scanned = scan(text, false);
@@ -91,7 +91,7 @@ function splitInto(text: string, depth: number, suffix: readonly string[], out: 
   const entries = tokenize(scanned.text);
   if (entries === undefined) {
     out.opaque = true;
-    crudeSplit(scanned.text, depth, suffix, out);
+    crudeSplit(scanned.text, suffix, out);
   } else {
     for (const words of splitOnSeparators(entries)) expand(toCommand(words), depth, suffix, out);
   }
@@ -100,12 +100,12 @@ function splitInto(text: string, depth: number, suffix: readonly string[], out: 
 }
 
 /** Best effort when the words cannot be read: split on operator characters, no quote removal. */
-function crudeSplit(text: string, depth: number, suffix: readonly string[], out: Output): void {
+function crudeSplit(text: string, suffix: readonly string[], out: Output): void {
   for (const piece of text.split(/[;&|()\n`]+/)) {
     const args = piece
       .split(/\s+/)
       .filter((w) => w !== "")
-      .map((w): Word => ({ kind: "word", text: w }));
+      .map((w): Word => ({ kind: "word", text: stripMark(w) }));
     expand({ args, redirects: [] }, MAX_DEPTH, suffix, out);
   }
 }
@@ -458,11 +458,12 @@ function record(command: Command, out: Output): void {
   out.seen.add(text);
   const named = commandName(command.args);
   const variants = [render({ args: command.args, redirects: [] })];
-  if (named)
+  if (named) {
     variants.push(
       render({ args: named, redirects: command.redirects }),
       render({ args: named, redirects: [] }),
     );
+  }
   out.subcommands.push({ text, variants: [...new Set(variants)].filter((v) => v !== text) });
 }
 

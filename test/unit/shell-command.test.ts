@@ -99,6 +99,7 @@ describe("splitSubcommands", () => {
   });
 
   it("keeps globs as their pattern and variables literal", () => {
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: shell syntax under test, not a template
     expect(splitSubcommands("rm -rf /* $HOME ${TMPDIR}").subcommands).toEqual(["rm -rf /* $HOME $TMPDIR"]);
   });
 
@@ -116,6 +117,7 @@ describe("splitSubcommands", () => {
 
   it.each([
     ['echo "unterminated'],
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: shell syntax under test, not a template
     ["echo ${}"],
     ["cat <<EOF\nhi\nEOF"],
     ["eval 'rm -rf /'"],
@@ -173,13 +175,17 @@ describe("canonicalCommandPattern", () => {
 
 describe("robustness", () => {
   it.each([
-    ["a".repeat(300_000)],
+    ["a".repeat(150_000)],
     ["a && ".repeat(50_000)],
     ["$(".repeat(5_000)],
     ["'".repeat(100_001)],
     ['"'.repeat(100_001)],
     ["(".repeat(20_000)],
     ["bash -c ".repeat(5_000)],
+    ["eval ".repeat(19_000)],
+    ["env -S a ".repeat(11_000)],
+    ["nohup ".repeat(16_000)],
+    ["2>".repeat(49_000)],
     ["\u0000\uE000\uD800 rm\u00a0-rf /"],
   ])("splits a hostile command quickly without throwing (%#)", (command) => {
     const started = performance.now();

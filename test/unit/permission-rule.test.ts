@@ -1,0 +1,398 @@
+import { describe, expect, it } from "vitest";
+import {
+  matchesPermissionRule,
+  type PermissionRule,
+  parsePermissionRule,
+  type ToolCall,
+} from "../../src/core/permission-rule.js";
+
+function rule(text: string): PermissionRule {
+  const parsed = parsePermissionRule(text);
+  if (!parsed.ok) throw new Error(`${text} should parse: ${parsed.error}`);
+  return parsed.value;
+}
+
+const HOME_TRANSCRIPT = "/home/dev/.claude/projects/-p/session.jsonl";
+
+function bash(command: unknown): ToolCall {
+  return { toolName: "Bash", toolInput: { command }, cwd: "/p", transcriptPath: HOME_TRANSCRIPT };
+}
+
+function both(text: string, call: ToolCall): { any: boolean; all: boolean } {
+  const parsed = rule(text);
+  return { any: matchesPermissionRule(parsed, call, "any"), all: matchesPermissionRule(parsed, call, "all") };
+}
+
+describe("parsePermissionRule", () => {
+  it.each([
+    ["", /empty/],
+    ["   ", /empty/],
+    ["Bash()", /empty specifier.*"Bash" alone/],
+    ["Bash(  )", /empty specifier/],
+    ["Bash(", /must end with "\)"/],
+    ["Bash(ls", /must end with "\)"/],
+    ["Bash(ls))", /unbalanced/],
+    ["Bash(a(b)", /unbalanced/],
+    ["Bash)", /without a matching "\("/],
+    ["Bash(ls) -la", /must end with "\)"/],
+    ["(ls)", /not a tool name/],
+    ["Ba sh", /not a tool name/],
+    ["Bash*", /not a tool name/],
+    ["mcp__", /not an MCP tool name/],
+    ["mcp__github__create(x)", /MCP rules take no specifier/],
+    ["WebFetch(example.com)", /domain:HOST/],
+    ["WebFetch(domain:)", /domain:HOST/],
+    ["WebFetch(domain:evil.com/x)", /not a host name/],
+    ["WebFetch(domain:a*.example.com)", /not a host name/],
+    ['Bash("")', /empty once quotes are removed/],
+  ])("rejects %j with a message saying what to write", (text, message) => {
+    const parsed = parsePermissionRule(text);
+    expect(parsed.ok).toBe(false);
+    if (!parsed.ok) expect(parsed.error).toMatch(message);
+  });
+
+  it.each([
+    "Bash",
+    "Bash(*)",
+    "Bash(npm run:*)",
+    "Bash(echo \\(x\\))",
+    "Read(**/.env)",
+    "mcp__github",
+    "mcp__github__*",
+    "WebFetch(domain:*.example.com)",
+    "WebSearch(claude *)",
+    "Task(anything)",
+  ])("accepts %j and keeps it as the source", (text) => {
+    expect(rule(text).source).toBe(text);
+  });
+});
+
+describe("bare tool names", () => {
+  it.each([
+    ["Bash", "Bash", true],
+    ["Bash", "bash", false],
+    ["Read", "Read", true],
+    ["Read", "Glob", false],
+    ["Bash(*)", "Bash", true],
+    ["WebFetch(*)", "WebFetch", true],
+  ])("%s against tool %s is %s", (text, toolName, expected) => {
+    expect(matchesPermissionRule(rule(text), { toolName }, "any")).toBe(expected);
+  });
+});
+
+describe("MCP rules", () => {
+  it.each([
+    ["mcp__github__create_issue", "mcp__github__create_issue", true],
+    ["mcp__github__create_issue", "mcp__github__create_issue_comment", false],
+    ["mcp__github__create_issue", "mcp__github__list", false],
+    ["mcp__github__*", "mcp__github__list", true],
+    ["mcp__github__*", "mcp__gitlab__list", false],
+    ["mcp__github__*", "mcp__githubx__list", false],
+    ["mcp__github", "mcp__github__list", true],
+    ["mcp__github", "mcp__githubx__list", false],
+    ["mcp__github", "Bash", false],
+    ["mcp__*", "mcp__slack__post", true],
+    ["mcp__*", "Bash", false],
+  ])("%s against %s is %s", (text, toolName, expected) => {
+    expect(matchesPermissionRule(rule(text), { toolName }, "any")).toBe(expected);
+  });
+});
+
+describe("Bash rules", () => {
+  it.each([
+    // `*` anywhere, anchored at both ends
+    ["Bash(rm -rf /*)", "rm -rf /", true, true],
+    ["Bash(rm -rf /*)", "rm -rf /etc", true, true],
+    ["Bash(rm -rf /*)", "cd / && rm -rf /tmp", true, false],
+    ["Bash(rm -rf /*)", "rm -rf ./build", false, false],
+    ["Bash(rm -rf /*)", "echo rm -rf /", false, false],
+    ["Bash(git * main)", "git push origin main", true, true],
+    ["Bash(git * main)", "git checkout main", true, true],
+    ["Bash(git * main)", "git push origin main --force", false, false],
+    ["Bash(git * main)", "git main", false, false],
+    // a trailing ` *` also matches the bare command
+    ["Bash(ls *)", "ls", true, true],
+    ["Bash(ls *)", "ls -la", true, true],
+    ["Bash(ls *)", "lsof", false, false],
+    ["Bash(ls *)", "ls -la && lsof", true, false],
+    ["Bash(npm run test*)", "npm run test:unit", true, true],
+    // exact
+    ["Bash(npm test)", "npm test", true, true],
+    ["Bash(npm test)", "  npm    test  ", true, true],
+    ["Bash(npm test)", "npm test --watch", false, false],
+    ["Bash(npm test)", "npm tests", false, false],
+    ['Bash(git commit -m "fix bug")', "git commit -m 'fix bug'", true, true],
+    ["Bash(echo \\*)", "echo '*'", true, true],
+    ["Bash(echo \\*)", "echo hi", false, false],
+  ])("%s against %j: any=%s all=%s", (text, command, any, all) => {
+    expect(both(text, bash(command))).toEqual({ any, all });
+  });
+
+  it.each([
+    ["npm run", true],
+    ["npm run build", true],
+    ["npm running", false],
+    ["npm", false],
+  ])("reads the legacy :* like a trailing space-star (%j: %s)", (command, expected) => {
+    expect(both("Bash(npm run:*)", bash(command))).toEqual({ any: expected, all: expected });
+    expect(both("Bash(npm run *)", bash(command))).toEqual({ any: expected, all: expected });
+  });
+
+  it.each(["&&", "||", ";", "|", "&", "|&", "\n", ";;"])(
+    "checks each side of %j on its own: deny sees rm, allow needs both",
+    (operator) => {
+      const call = bash(`echo hi ${operator} rm -rf /`);
+      expect(both("Bash(rm -rf /*)", call)).toEqual({ any: true, all: false });
+      expect(both("Bash(echo *)", call)).toEqual({ any: true, all: false });
+    },
+  );
+
+  it("checks the commands inside a subshell", () => {
+    expect(both("Bash(rm -rf /*)", bash("(cd /tmp; rm -rf /)"))).toEqual({ any: true, all: false });
+  });
+
+  it.each([
+    ["timeout 10 rm -rf /", true],
+    ["nice -n 5 nohup rm -rf /", true],
+    ["bash -c 'rm -rf /'", true],
+    ['sh -c "cd / && rm -rf /"', false],
+    // an unknown leading variable could change which program runs: allow rules step back
+    ["FOO=1 env BAR=2 command rm -rf /", false],
+  ])("sees through the wrappers of %j (allow also matches: %s)", (command, all) => {
+    expect(both("Bash(rm -rf /*)", bash(command))).toEqual({ any: true, all });
+  });
+
+  it.each([
+    [`r"m" -rf /`],
+    ["'rm' -rf /"],
+    ["\\rm -rf /"],
+    ['rm -rf "/"'],
+    ["$'\\x72m' -rf /"],
+    ["rm -rf /\\\n"],
+  ])("defeats the quoting trick %j", (command) => {
+    expect(both("Bash(rm -rf /*)", bash(command))).toEqual({ any: true, all: true });
+  });
+
+  it("does not let a mid-word # hide the rest of the line", () => {
+    expect(both("Bash(rm -rf /*)", bash("echo a#b; rm -rf /"))).toEqual({ any: true, all: false });
+  });
+
+  it.each([["echo $(rm -rf /)"], ["echo `rm -rf /`"], ['echo "$(rm -rf /)"'], ["cat <(rm -rf /)"]])(
+    "never lets an allow rule approve the substitution in %j, while a deny rule sees inside it",
+    (command) => {
+      expect(both("Bash(rm -rf /*)", bash(command))).toEqual({ any: true, all: false });
+      expect(both("Bash(*)", bash(command))).toEqual({ any: true, all: true });
+      expect(matchesPermissionRule(rule("Bash(echo *)"), bash(command), "all")).toBe(false);
+    },
+  );
+
+  it("lets a deny rule see past redirections and absolute command paths; an allow rule must match as written", () => {
+    expect(both("Bash(rm -rf /)", bash("rm -rf / 2>/dev/null"))).toEqual({ any: true, all: false });
+    expect(both("Bash(rm -rf /*)", bash("/bin/rm -rf /"))).toEqual({ any: true, all: false });
+    expect(both("Bash(npm test 2>&1)", bash("npm test 2>&1"))).toEqual({ any: true, all: true });
+  });
+
+  it.each([
+    ["missing", { toolName: "Bash", toolInput: {} }],
+    ["a number", { toolName: "Bash", toolInput: { command: 42 } }],
+    ["no tool_input", { toolName: "Bash" }],
+    [
+      "an array tool_input",
+      { toolName: "Bash", toolInput: ["rm -rf /"] as unknown as Record<string, unknown> },
+    ],
+    [
+      "a string tool_input",
+      { toolName: "Bash", toolInput: "rm -rf /" as unknown as Record<string, unknown> },
+    ],
+    ["another tool", { toolName: "Run", toolInput: { command: "rm -rf /" } }],
+  ])("never matches when the command is %s", (_, call: ToolCall) => {
+    expect(both("Bash(rm -rf *)", call)).toEqual({ any: false, all: false });
+    expect(both("Bash(*)", call).any).toBe(call.toolName === "Bash");
+  });
+
+  it("does not let an empty command satisfy an allow rule", () => {
+    expect(both("Bash(ls *)", bash("   "))).toEqual({ any: false, all: false });
+  });
+});
+
+describe("path rules", () => {
+  const at = (
+    toolName: string,
+    toolInput: Record<string, unknown>,
+    extra: Partial<ToolCall> = {},
+  ): ToolCall => ({
+    toolName,
+    toolInput,
+    cwd: "/p",
+    transcriptPath: HOME_TRANSCRIPT,
+    ...extra,
+  });
+  const noHome = { transcriptPath: undefined };
+  const noCwd = { cwd: undefined };
+
+  it.each([
+    ["Read(**/.env)", at("Read", { file_path: "/p/.env" }), true],
+    ["Read(**/.env)", at("Read", { file_path: "/p/config/.env" }), true],
+    ["Read(**/.env)", at("Read", { file_path: "/elsewhere/.env" }), true],
+    ["Read(**/.env)", at("Read", { file_path: "/p/.env.example" }), false],
+    ["Read(**/.env)", at("Grep", { path: "/p/.env" }), true],
+    ["Read(**/.env)", at("Glob", { path: "/p/.env" }), true],
+    ["Read(**/.env)", at("Edit", { file_path: "/p/.env" }), false],
+    ["Read(./.env)", at("Read", { file_path: "/p/.env" }), true],
+    ["Read(./.env)", at("Read", { file_path: ".env" }), true],
+    ["Read(./.env)", at("Read", { file_path: "/p/src/../.env" }), true],
+    ["Read(./.env)", at("Read", { file_path: "/p//./.env" }), true],
+    ["Read(./.env)", at("Read", { file_path: "/p/sub/.env" }), false],
+    ["Read(./.env)", at("Read", { file_path: "/q/.env" }), false],
+    ["Read(./.env)", at("Read", { file_path: "/p/.env" }, noCwd), false],
+    ["Read(.env)", at("Read", { file_path: "/p/src/../.env" }), true],
+    ["Read(.env)", at("Read", { file_path: "../x/.env" }, noCwd), true],
+    ["Read(//etc/passwd)", at("Read", { file_path: "/etc/passwd" }), true],
+    ["Read(//etc/passwd)", at("Read", { file_path: "/etc/passwd" }, noCwd), true],
+    ["Read(//etc/passwd)", at("Read", { file_path: "/tmp/../etc/passwd" }), true],
+    ["Read(//etc/passwd)", at("Read", { file_path: "/etc/passwd2" }), false],
+    ["Read(//etc/passwd)", at("Read", { file_path: "/p/etc/passwd" }), false],
+    ["Read(//etc/passwd)", at("Read", { file_path: "etc/passwd" }, { cwd: "/" }), true],
+    ["Read(~/.ssh/**)", at("Read", { file_path: "/home/dev/.ssh/id_rsa" }), true],
+    ["Read(~/.ssh/**)", at("Read", { file_path: "~/.ssh/id_rsa" }), true],
+    ["Read(~/.ssh/**)", at("Read", { file_path: "/home/other/.ssh/id_rsa" }), false],
+    ["Read(~/.ssh/**)", at("Read", { file_path: "/home/dev/.sshx/id_rsa" }), false],
+    ["Read(~/.ssh/**)", at("Read", { file_path: "/home/other/.ssh/id_rsa" }, noHome), true],
+    ["Read(~/.ssh/**)", at("Read", { file_path: "/Users/me/.ssh/id_rsa" }, noHome), true],
+    ["Read(~/.ssh/**)", at("Read", { file_path: "/root/.ssh/id_rsa" }, noHome), true],
+    ["Read(~/.ssh/**)", at("Read", { file_path: "~/.ssh/id_rsa" }, noHome), true],
+    ["Read(~/.ssh/**)", at("Read", { file_path: "/srv/.ssh/id_rsa" }, noHome), false],
+    ["Read(~/.ssh/**)", at("Read", { file_path: "/home/dev/.ssh/id_rsa" }, noCwd), true],
+    ["Edit(src/**)", at("Edit", { file_path: "/p/src/a.ts" }), true],
+    ["Edit(src/**)", at("Write", { file_path: "/p/src/a.ts" }), true],
+    ["Edit(src/**)", at("MultiEdit", { file_path: "/p/src/deep/a.ts" }), true],
+    ["Edit(src/**)", at("NotebookEdit", { notebook_path: "/p/src/n.ipynb" }), true],
+    ["Edit(src/**)", at("Edit", { file_path: "src/a.ts" }), true],
+    ["Edit(src/**)", at("Read", { file_path: "/p/src/a.ts" }), false],
+    ["Edit(src/**)", at("Edit", { file_path: "/p/lib/a.ts" }), false],
+    ["Edit(src/**)", at("Edit", { file_path: "/p/src/../lib/a.ts" }), false],
+    ["Edit(src/**)", at("Edit", { file_path: "/q/src/a.ts" }), false],
+    ["Edit(src/**)", at("Edit", { file_path: "/p/src/a.ts" }, noCwd), false],
+    ["Write(src/**)", at("Write", { file_path: "/p/src/a.ts" }), true],
+    ["Write(src/**)", at("Edit", { file_path: "/p/src/a.ts" }), false],
+    ["Read(/secrets/**)", at("Read", { file_path: "/p/secrets/key" }), true],
+    ["Read(/secrets/**)", at("Read", { file_path: "/secrets/key" }), false],
+    ["Read(*.pem)", at("Read", { file_path: "/p/a/b/key.pem" }), true],
+    ["Read(*.pem)", at("Read", { file_path: "/key.pem" }, noCwd), true],
+    ["Read(*.pem)", at("Read", { file_path: "/p/key.pem.txt" }), false],
+    ["Read(./secrets)", at("Read", { file_path: "/p/secrets/key" }), true],
+    ["Read(secrets/)", at("Read", { file_path: "/p/a/secrets/key" }), true],
+    ["Read(./!x)", at("Read", { file_path: "/p/y" }), false],
+    ["Read(./!x)", at("Read", { file_path: "/p/!x" }), true],
+    ["Read(./#x)", at("Read", { file_path: "/p/#x" }), true],
+    ["Read(*)", at("Glob", { path: "/anything" }), true],
+    ["Read(*)", at("Glob", { pattern: "**/*" }), false],
+    ["Read(**/.env)", at("Read", { file_path: 7 }), false],
+    ["Read(**/.env)", at("Read", { file_path: "" }), false],
+    ["Read(**/.env)", { toolName: "Read", toolInput: { file_path: "/p/.env" } }, true],
+    ["Read(**/.env)", at("Read", { file_path: `/p/${"a/".repeat(3000)}.env` }), false],
+  ])("%s against %j is %s", (text, call, expected) => {
+    expect(matchesPermissionRule(rule(text), call, "any")).toBe(expected);
+    expect(matchesPermissionRule(rule(text), call, "all")).toBe(expected);
+  });
+
+  it("resolves a relative cwd as unknown rather than guessing", () => {
+    const call = at("Read", { file_path: "/p/.env" }, { cwd: "p" });
+    expect(matchesPermissionRule(rule("Read(./.env)"), call, "any")).toBe(false);
+  });
+});
+
+describe("WebFetch rules", () => {
+  const fetchOf = (url: unknown): ToolCall => ({ toolName: "WebFetch", toolInput: { url } });
+  it.each([
+    ["domain:example.com", "https://example.com/x", true],
+    ["domain:example.com", "https://EXAMPLE.com./x", true],
+    ["domain:example.com", "https://user@example.com", true],
+    ["domain:example.com", "https://sub.example.com", false],
+    ["domain:example.com", "https://evil.com/.example.com", false],
+    ["domain:example.com", "https://example.com.evil.com", false],
+    ["domain:example.com", "https://example.com@evil.com", false],
+    ["domain:Example.COM", "https://example.com", true],
+    ["domain:*.example.com", "https://a.example.com/x", true],
+    ["domain:*.example.com", "https://a.b.example.com", true],
+    ["domain:*.example.com", "https://example.com", false],
+    ["domain:*.example.com", "https://evil.com/.example.com", false],
+    ["domain:*.example.com", "https://notexample.com", false],
+    ["domain:*.example.com", "not a url", false],
+    ["domain:*.example.com", 42, false],
+    ["domain:bücher.de", "https://xn--bcher-kva.de/", true],
+  ])("WebFetch(%s) against %j is %s", (specifier, url, expected) => {
+    expect(matchesPermissionRule(rule(`WebFetch(${specifier})`), fetchOf(url), "any")).toBe(expected);
+  });
+
+  it("applies only to WebFetch", () => {
+    const call = { toolName: "WebSearch", toolInput: { url: "https://example.com" } };
+    expect(matchesPermissionRule(rule("WebFetch(domain:example.com)"), call, "any")).toBe(false);
+  });
+});
+
+describe("other tools with a specifier", () => {
+  it.each([
+    ["WebSearch(claude *)", { toolName: "WebSearch", toolInput: { query: "claude code  hooks" } }, true],
+    ["WebSearch(claude *)", { toolName: "WebSearch", toolInput: { query: "claude" } }, true],
+    ["WebSearch(claude *)", { toolName: "WebSearch", toolInput: { query: "about claude" } }, false],
+    ["WebSearch(claude *)", { toolName: "WebFetch", toolInput: { query: "claude x" } }, false],
+    ["Custom(deploy *)", { toolName: "Custom", toolInput: { command: "deploy prod" } }, true],
+    ["Custom(deploy *)", { toolName: "Custom", toolInput: { command: "undeploy prod" } }, false],
+    ["Custom(deploy *)", { toolName: "Custom", toolInput: { target: "deploy prod" } }, false],
+    ["Custom(deploy *)", { toolName: "Other", toolInput: { command: "deploy prod" } }, false],
+  ])("%s against %j is %s", (text, call: ToolCall, expected) => {
+    expect(matchesPermissionRule(rule(text), call, "any")).toBe(expected);
+  });
+});
+
+describe("robustness", () => {
+  it("matches a many-star glob against a long command in linear time", () => {
+    const started = performance.now();
+    const parsed = rule("Bash(*a*a*a*a*a*a*a*a*b)");
+    expect(matchesPermissionRule(parsed, bash("a".repeat(90_000)), "any")).toBe(false);
+    expect(performance.now() - started).toBeLessThan(1_000);
+  });
+
+  it("never throws on odd input", () => {
+    const rules = [
+      "Bash(rm *)",
+      "Read(**/.env)",
+      "Read(~/x)",
+      "Edit(src/**)",
+      "WebFetch(domain:*.a.com)",
+      "Foo(x*)",
+    ];
+    const values: unknown[] = [
+      undefined,
+      null,
+      42,
+      "",
+      "\uD800",
+      "\u0000/..\u202E",
+      "~",
+      "/".repeat(10_000),
+      "http://[::1",
+      { toString: 1 },
+      ["x"],
+    ];
+    for (const text of rules) {
+      for (const value of values) {
+        const toolInput = { command: value, file_path: value, url: value, path: value } as Record<
+          string,
+          unknown
+        >;
+        for (const toolName of ["Bash", "Read", "Edit", "WebFetch", "Foo"]) {
+          const call: ToolCall = {
+            toolName,
+            toolInput,
+            cwd: value as string,
+            transcriptPath: value as string,
+          };
+          expect(() => matchesPermissionRule(rule(text), call, "any")).not.toThrow();
+          expect(() => matchesPermissionRule(rule(text), call, "all")).not.toThrow();
+        }
+      }
+    }
+  });
+});
