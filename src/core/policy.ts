@@ -4,6 +4,7 @@
  * JSON path, all at once, so a user fixes a file in one pass.
  */
 import type * as z from "zod/mini";
+import { compileEgressPolicy, type EgressPolicy } from "./egress/policy.js";
 import { compileMatcher, type Matcher } from "./matcher.js";
 import { type PermissionRule, parsePermissionRule } from "./permission-rule.js";
 import {
@@ -76,6 +77,8 @@ export interface Policy {
     readonly deadlineMs: number;
     readonly maxBodyBytes: number;
   };
+  /** The compiled `egress` section: URL allowlist and address rules for every outbound call. */
+  readonly egress: EgressPolicy;
   /** The rules that may apply to an event of this name, in file order (mode `off` left out). */
   rulesFor(eventName: string): readonly CompiledRule[];
 }
@@ -104,11 +107,13 @@ export async function loadPolicy(
   const document = parsed.value;
   const issues: PolicyIssue[] = [];
   const rules = compileRules(document, issues);
-  const warnings: PolicyIssue[] = [];
+  const egress = compileEgressPolicy(document.egress);
+  issues.push(...egress.errors.map((e) => ({ severity: "error" as const, ...e })));
+  const warnings: PolicyIssue[] = egress.warnings.map((w) => ({ severity: "warning" as const, ...w }));
   const tokens = await resolveTokens(document, deps, warnings);
   if (issues.length > 0) return err(issues);
   const hash = (await deps.sha256(text)).slice(0, 16);
-  return ok({ policy: createPolicy(document, hash, rules, tokens), warnings });
+  return ok({ policy: createPolicy(document, hash, rules, tokens, egress.policy), warnings });
 }
 
 /** JSON and schema only: the first half of `loadPolicy`, shared with `hookgate check`. */
@@ -312,6 +317,7 @@ function createPolicy(
   hash: string,
   rules: CompiledRule[],
   tokens: TeamToken[],
+  egress: EgressPolicy,
 ): Policy {
   const active = rules.filter((r) => r.mode !== "off");
   const wildcard = active.filter((r) => r.events === "*");
@@ -334,6 +340,7 @@ function createPolicy(
       deadlineMs: document.defaults?.deadlineMs ?? DEFAULT_DEADLINE_MS,
       maxBodyBytes: document.defaults?.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     },
+    egress,
     rulesFor: (eventName) => byEvent.get(eventName) ?? wildcard,
   };
 }

@@ -3,6 +3,8 @@
  * Each runtime's composition root (src/entry/) supplies them, so tests can drive
  * time, ids and output, and the core never touches a runtime API itself.
  */
+import type { EgressRefusal } from "./egress/refusal.js";
+import type { Result } from "./result.js";
 
 /** Milliseconds since the epoch (wall clock) and a monotonic reading for durations. */
 export interface Clock {
@@ -25,3 +27,23 @@ export type LogLevel = "debug" | "info" | "warn" | "error";
 export interface Logger {
   log(level: LogLevel, message: string, fields?: Record<string, unknown>): void;
 }
+
+/** One outbound HTTP request; only the egress module (src/adapters/egress) performs it. */
+export interface EgressRequest {
+  readonly url: string;
+  readonly method: "GET" | "POST";
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body?: string | undefined;
+  /** The whole exchange, connect to last byte. */
+  readonly timeoutMs: number;
+  readonly signal?: AbortSignal | undefined;
+}
+
+export interface EgressResponse {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: string;
+}
+
+/** Sends a request through the SSRF guard; a refusal or a failure is a value with a code. */
+export type Egress = (request: EgressRequest) => Promise<Result<EgressResponse, EgressRefusal>>;

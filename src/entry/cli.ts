@@ -13,7 +13,9 @@ import type { Policy } from "../core/policy.js";
 import { lintPolicy } from "../core/policy-lint.js";
 import { policyJsonSchema } from "../core/policy-schema.js";
 import { simulation } from "../http/app.js";
+import { egressCheck } from "./egress-check.js";
 import { PolicyLoadError, startGateway } from "./node.js";
+import { UsageError } from "./usage-error.js";
 
 const USAGE = `hookgate: a hook gateway for AI coding agents
 
@@ -21,11 +23,10 @@ Usage:
   hookgate serve --policy FILE [--host 127.0.0.1] [--port 8787]
   hookgate check FILE
   hookgate simulate --policy FILE [--client claude-code|deepcode|deepagents|deepagents-legacy] [--token T] [--json] EVENT.json|-
+  hookgate egress-check URL [--policy FILE] [--allow GLOB]... [--resolve HOST:ADDR]...
   hookgate schema
   hookgate token hash            (reads the token on stdin)
 `;
-
-class UsageError extends Error {}
 
 type Io = { out: (text: string) => void; err: (text: string) => void; stdin: () => Promise<string> };
 
@@ -45,6 +46,11 @@ export async function main(argv: readonly string[]): Promise<number> {
         return await checkCommand(rest);
       case "simulate":
         return await simulateCommand(rest);
+      case "egress-check": {
+        const result = await egressCheck(rest);
+        io.out(`${JSON.stringify(result)}\n`);
+        return result.decision === "allow" ? 0 : 1;
+      }
       case "schema":
         io.out(`${JSON.stringify(policyJsonSchema(), null, 2)}\n`);
         return 0;

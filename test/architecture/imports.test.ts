@@ -34,7 +34,15 @@ const files = sourceFiles(SRC).map((path) => {
   return { rel, layer: rel.split("/")[0] ?? "", text, imports: importsOf(text) };
 });
 
-const CORE_PACKAGES = new Set(["zod/mini", "re2js", "minimatch", "shell-quote"]);
+const CORE_PACKAGES = new Set(["zod/mini", "re2js", "minimatch", "shell-quote", "ipaddr.js"]);
+
+/** The src-relative path a relative import points at. */
+function resolveFrom(rel: string, spec: string): string {
+  return join(rel, "..", spec).replaceAll("\\", "/");
+}
+
+/** Only the egress adapters may speak to the network: no other file imports an HTTP client or socket API, or calls fetch. */
+const NETWORK_MODULES = /^(undici|node:(net|tls|http|https|http2|dgram)|net|tls|http|https)$/;
 
 describe("architecture", () => {
   it("finds the source files it checks", () => {
@@ -43,11 +51,11 @@ describe("architecture", () => {
   });
 
   it.each(files.filter((f) => f.layer === "core"))(
-    "core/$rel imports only core and pure libraries",
-    ({ imports, text }) => {
+    "$rel imports only core and pure libraries",
+    ({ rel, imports, text }) => {
       for (const spec of imports) {
-        const pure = spec.startsWith("./") || CORE_PACKAGES.has(spec);
-        expect(pure, `core imports ${spec}`).toBe(true);
+        const inCore = spec.startsWith(".") && resolveFrom(rel, spec).startsWith("core/");
+        expect(inCore || CORE_PACKAGES.has(spec), `core imports ${spec}`).toBe(true);
       }
       expect(text).not.toMatch(/\bDate\.now\(|\bMath\.random\(|\bfetch\(|\bprocess\./);
     },
@@ -77,6 +85,25 @@ describe("architecture", () => {
       for (const spec of imports) expect(spec, spec).not.toMatch(/\/(http|entry)\//);
     },
   );
+
+  it.each(files.filter((f) => !f.rel.startsWith("adapters/egress/")))(
+    "$rel opens no connection of its own",
+    ({ rel, text }) => {
+      // Type-only imports (the listening address's type) carry no code.
+      const valueImports = [...text.matchAll(/(?:^|\n)\s*import\s+(?!type\s)[^;]*?from\s+"([^"]+)"/g)].map(
+        (m) => m[1] ?? "",
+      );
+      for (const spec of valueImports)
+        expect(NETWORK_MODULES.test(spec), `${rel} imports ${spec}`).toBe(false);
+      expect(text, `${rel} calls fetch`).not.toMatch(/(?<![.\w])fetch\(/);
+    },
+  );
+
+  it("sees an undici import where there is one", () => {
+    expect(files.some((f) => f.rel === "adapters/egress/undici.ts" && f.imports.includes("undici"))).toBe(
+      true,
+    );
+  });
 
   it("uses only zod/mini, never the classic zod entry, anywhere in src", () => {
     for (const f of files)

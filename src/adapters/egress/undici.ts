@@ -1,0 +1,239 @@
+/**
+ * Egress on Node and Lambda: every outbound request hookgate makes goes through here.
+ *
+ * The URL is checked first (scheme, userinfo, ports, names, allowlist); then an undici Agent
+ * whose connector refuses blocked IP literals itself (Node never calls `lookup` for a literal)
+ * and whose `lookup` checks every DNS answer and hands back only checked addresses. The socket
+ * can dial nothing else, so a second, rebinding answer is never used (the pin). Redirects are
+ * never followed, proxies from the environment are never used (the dispatcher is always ours),
+ * and connect, header and body time and the response size are bounded.
+ */
+import { lookup as dnsLookup } from "node:dns/promises";
+import { isIP, type LookupFunction } from "node:net";
+import { Agent, buildConnector, request } from "undici";
+import { classifyAddress } from "../../core/egress/address.js";
+import { type EgressPolicy, judgeAnswers } from "../../core/egress/policy.js";
+import { EgressError, type EgressRefusal } from "../../core/egress/refusal.js";
+import { checkUrl } from "../../core/egress/url.js";
+import type { Egress, EgressRequest, EgressResponse } from "../../core/ports.js";
+import { err, ok, type Result } from "../../core/result.js";
+
+export interface ResolvedAddress {
+  readonly address: string;
+  readonly family: 4 | 6;
+}
+
+/** DNS as a port, so tests and `egress-check --resolve` can answer for a name. */
+export type Resolver = (hostname: string) => Promise<readonly ResolvedAddress[]>;
+
+export const systemResolver: Resolver = async (hostname) =>
+  (await dnsLookup(hostname, { all: true, verbatim: true })).map((a) => ({
+    address: a.address,
+    family: a.family === 6 ? 6 : 4,
+  }));
+
+export interface UndiciEgressOptions {
+  /** Read on every request and every connect, so a policy reload takes effect at once. */
+  readonly policy: () => EgressPolicy;
+  readonly resolve?: Resolver;
+  readonly connectTimeoutMs?: number;
+  /** Largest response body read (default 1 MiB). */
+  readonly maxResponseBytes?: number;
+  /** Called once per refusal, to log and count it. */
+  readonly onRefusal?: (refusal: EgressRefusal, url: string) => void;
+}
+
+export interface UndiciEgress {
+  readonly send: Egress;
+  /** Judges a URL the way `send` would, resolving but never connecting (`hookgate egress-check`). */
+  judge(url: string): Promise<Result<{ url: URL; addresses: readonly string[] }, EgressRefusal>>;
+  close(): Promise<void>;
+}
+
+const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
+
+export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
+  const resolve = options.resolve ?? systemResolver;
+  const agent = new Agent({
+    connect: guardedConnector(options.policy, resolve, options.connectTimeoutMs ?? 5000),
+  });
+  const maxBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+  const refuse = (refusal: EgressRefusal, url: string) => {
+    options.onRefusal?.(refusal, url);
+    return err(refusal);
+  };
+
+  async function send(req: EgressRequest): Promise<Result<EgressResponse, EgressRefusal>> {
+    const verdict = checkUrl(req.url, options.policy().allowlist);
+    if (!verdict.ok) return refuse(verdict.refusal, req.url);
+    const timeout = AbortSignal.timeout(req.timeoutMs);
+    const signal = req.signal ? AbortSignal.any([req.signal, timeout]) : timeout;
+    try {
+      const res = await request(verdict.url, {
+        method: req.method,
+        headers: sanitizeHeaders(req.headers),
+        body: req.body ?? null,
+        dispatcher: agent,
+        signal,
+        headersTimeout: req.timeoutMs,
+        bodyTimeout: req.timeoutMs,
+      });
+      if (res.statusCode >= 300 && res.statusCode < 400) {
+        await res.body.dump();
+        const location = String(res.headers.location ?? "(none)");
+        return refuse(
+          {
+            code: "EGRESS_REDIRECT",
+            stage: "response",
+            reason: `${verdict.url.href} answered ${res.statusCode} to ${location}; redirects are never followed`,
+          },
+          req.url,
+        );
+      }
+      const body = await readCapped(res.body, maxBytes);
+      if (body === undefined) {
+        return refuse(
+          {
+            code: "EGRESS_RESPONSE_TOO_LARGE",
+            stage: "response",
+            reason: `${verdict.url.href} answered with more than ${maxBytes} bytes`,
+          },
+          req.url,
+        );
+      }
+      return ok({ status: res.statusCode, headers: flattenHeaders(res.headers), body });
+    } catch (e) {
+      return refuse(describeFailure(e, verdict.url, timeout.aborted, req.timeoutMs), req.url);
+    }
+  }
+
+  async function judge(
+    raw: string,
+  ): Promise<Result<{ url: URL; addresses: readonly string[] }, EgressRefusal>> {
+    const policy = options.policy();
+    const verdict = checkUrl(raw, policy.allowlist);
+    if (!verdict.ok) return err(verdict.refusal);
+    let addresses: string[];
+    if (isIP(verdict.host)) {
+      addresses = [verdict.host];
+    } else {
+      try {
+        addresses = (await resolve(verdict.host)).map((a) => a.address);
+      } catch (e) {
+        return err(dnsFailure(verdict.host, e));
+      }
+    }
+    const refusal = judgeAnswers(verdict.host, addresses, policy.addresses);
+    return refusal ? err(refusal) : ok({ url: verdict.url, addresses });
+  }
+
+  return { send, judge, close: () => agent.close() };
+}
+
+function guardedConnector(
+  policy: () => EgressPolicy,
+  resolve: Resolver,
+  timeout: number,
+): buildConnector.connector {
+  const lookup: LookupFunction = (hostname, lookupOptions, callback) => {
+    resolve(hostname).then(
+      (answers) => {
+        const refusal = judgeAnswers(
+          hostname,
+          answers.map((a) => a.address),
+          policy().addresses,
+        );
+        if (refusal) return callback(new EgressError(refusal), "", 4);
+        // Only the addresses checked above are handed back: this is the pin.
+        if (lookupOptions.all)
+          return callback(
+            null,
+            answers.map((a) => ({ address: a.address, family: a.family })),
+          );
+        const first = answers[0] as ResolvedAddress;
+        return callback(null, first.address, first.family);
+      },
+      (e) => callback(new EgressError(dnsFailure(hostname, e)), "", 4),
+    );
+  };
+  const connect = buildConnector({ lookup, timeout });
+  return (opts, callback) => {
+    const host = opts.hostname.replace(/^\[|\]$/g, "");
+    if (isIP(host)) {
+      const verdict = classifyAddress(host, policy().addresses);
+      if (!verdict.allowed) {
+        const refusal: EgressRefusal = {
+          code: "EGRESS_BLOCKED_ADDRESS",
+          stage: "address",
+          reason: verdict.reason,
+          address: verdict.address,
+          range: verdict.range,
+        };
+        return callback(new EgressError(refusal), null);
+      }
+    }
+    return connect(opts, callback);
+  };
+}
+
+function dnsFailure(host: string, e: unknown): EgressRefusal {
+  const code = (e as { code?: string })?.code ?? "";
+  const why = e instanceof Error ? e.message : String(e);
+  return {
+    code: "EGRESS_DNS_FAILED",
+    stage: "dns",
+    reason: `${host} could not be resolved (${code || why})`,
+  };
+}
+
+function describeFailure(e: unknown, url: URL, timedOut: boolean, timeoutMs: number): EgressRefusal {
+  for (let cause: unknown = e; cause; cause = (cause as { cause?: unknown }).cause) {
+    if (cause instanceof EgressError) return cause.refusal;
+  }
+  const name = (e as { name?: string; code?: string })?.code ?? (e as { name?: string })?.name ?? "";
+  if (timedOut || /Timeout/i.test(name)) {
+    return {
+      code: "EGRESS_TIMEOUT",
+      stage: "response",
+      reason: `${url.href} did not answer within ${timeoutMs} ms`,
+    };
+  }
+  const why = e instanceof Error ? e.message : String(e);
+  return {
+    code: "EGRESS_CONNECT_FAILED",
+    stage: "connect",
+    reason: `${url.href} failed: ${name ? `${name}: ` : ""}${why}`,
+  };
+}
+
+/** CR, LF and NUL never reach the wire (header injection), whatever built the value. */
+function sanitizeHeaders(headers: Readonly<Record<string, string>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) out[name] = value.replace(/[\r\n\0]/g, "");
+  return out;
+}
+
+function flattenHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value !== undefined) out[name] = Array.isArray(value) ? value.join(", ") : value;
+  }
+  return out;
+}
+
+async function readCapped(
+  body: AsyncIterable<Uint8Array> & { destroy(): unknown },
+  maxBytes: number,
+): Promise<string | undefined> {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.byteLength;
+    if (size > maxBytes) {
+      body.destroy();
+      return undefined;
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}

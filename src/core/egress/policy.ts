@@ -1,0 +1,69 @@
+/**
+ * The egress section of a policy, compiled once: the URL allowlist and the address rules, plus
+ * the one judgement both the Node connector and the Workers pre-check make on DNS answers.
+ */
+import type { PolicyDocument } from "../policy-schema.js";
+import { type AddressRules, classifyAddress, compileAddressRules } from "./address.js";
+import type { EgressRefusal } from "./refusal.js";
+import { type Allowlist, compileAllowlist } from "./url.js";
+
+export interface EgressPolicy {
+  readonly allowlist: Allowlist;
+  readonly addresses: AddressRules;
+}
+
+export interface EgressIssue {
+  readonly path: string;
+  readonly message: string;
+}
+
+export function compileEgressPolicy(egress: PolicyDocument["egress"]): {
+  policy: EgressPolicy;
+  errors: EgressIssue[];
+  warnings: EgressIssue[];
+} {
+  const urls = compileAllowlist(egress?.allowedHttpHookUrls);
+  const addresses = compileAddressRules({
+    allowCidrs: egress?.allowCidrs,
+    denyCidrs: egress?.denyCidrs,
+    allowNat64: egress?.allowNat64,
+  });
+  const at = (i: number) => `$.egress.allowedHttpHookUrls[${i}]`;
+  return {
+    policy: { allowlist: urls.allowlist, addresses: addresses.rules },
+    errors: [
+      ...urls.errors.map((e) => ({ path: at(e.index), message: e.message })),
+      ...addresses.errors.map((e) => ({ path: `$.egress.${e.field}[${e.index}]`, message: e.message })),
+    ],
+    warnings: urls.warnings.map((w) => ({ path: at(w.index), message: w.message })),
+  };
+}
+
+/**
+ * A name is refused whole when any of its answers is blocked (as Claude Code and
+ * request-filtering-agent do): a mixed answer is how rebinding setups look, and only checked
+ * addresses may ever be dialed. No answers is refused too.
+ */
+export function judgeAnswers(
+  host: string,
+  answers: readonly string[],
+  rules: AddressRules,
+): EgressRefusal | undefined {
+  if (answers.length === 0) {
+    return { code: "EGRESS_NO_ADDRESS", stage: "dns", reason: `${host} resolved to no address` };
+  }
+  for (const answer of answers) {
+    const verdict = classifyAddress(answer, rules);
+    if (!verdict.allowed) {
+      const via = verdict.address === host ? "" : `${host} resolves to ${verdict.address}: `;
+      return {
+        code: "EGRESS_BLOCKED_ADDRESS",
+        stage: "address",
+        reason: `${via}${verdict.reason}`,
+        address: verdict.address,
+        range: verdict.range,
+      };
+    }
+  }
+  return undefined;
+}

@@ -1,0 +1,45 @@
+/**
+ * Every egress refusal is a value with a stable code, the stage that refused it, and a reason a
+ * person can act on (which rule, which range and its RFC). The egress adapters log and count them.
+ */
+
+export type EgressStage = "url" | "allowlist" | "name" | "address" | "dns" | "connect" | "response";
+
+export type EgressCode =
+  | "EGRESS_BAD_URL"
+  | "EGRESS_BAD_SCHEME"
+  | "EGRESS_USERINFO"
+  | "EGRESS_BAD_PORT"
+  | "EGRESS_NOT_ALLOWLISTED"
+  | "EGRESS_BLOCKED_NAME"
+  | "EGRESS_BLOCKED_ADDRESS"
+  | "EGRESS_NO_ADDRESS"
+  | "EGRESS_DNS_FAILED"
+  | "EGRESS_REDIRECT"
+  | "EGRESS_TIMEOUT"
+  | "EGRESS_RESPONSE_TOO_LARGE"
+  | "EGRESS_CONNECT_FAILED";
+
+/** A special-purpose range that matched, e.g. `{ cidr: "169.254.0.0/16", name: "Link-Local", rfc: "RFC 3927" }`. */
+export interface RangeMatch {
+  readonly cidr: string;
+  readonly name: string;
+  readonly rfc: string;
+}
+
+export interface EgressRefusal {
+  readonly code: EgressCode;
+  readonly stage: EgressStage;
+  /** One sentence: what was refused and why. */
+  readonly reason: string;
+  /** The address judged, for address-stage refusals. */
+  readonly address?: string | undefined;
+  readonly range?: RangeMatch | undefined;
+}
+
+export class EgressError extends Error {
+  constructor(readonly refusal: EgressRefusal) {
+    super(refusal.reason);
+    this.name = "EgressError";
+  }
+}

@@ -1,0 +1,468 @@
+/**
+ * The URL half of the egress guard (ssrf.md §0, §3.3, §3.4, §6.2). The hook URL is parsed once by
+ * the WHATWG parser, and every rule runs on that parse, never on the raw string: the parser is what
+ * fetch uses, so a second reading can only disagree with it (ssrf.md §1.3). Pure: it runs unchanged
+ * on Workers. Which addresses the host resolves to is the address stage's business, not this one's.
+ */
+import type { EgressRefusal } from "./refusal.js";
+
+/** The Fetch standard's bad-port list ("port blocking"), as undici's `lib/web/fetch/constants.js`. */
+export const BAD_PORTS: ReadonlySet<number> = new Set([
+  1, 7, 9, 11, 13, 15, 17, 19, 20, 21, 22, 23, 25, 37, 42, 43, 53, 69, 77, 79, 87, 95, 101, 102, 103, 104,
+  109, 110, 111, 113, 115, 117, 119, 123, 135, 137, 139, 143, 161, 179, 389, 427, 465, 512, 513, 514, 515,
+  526, 530, 531, 532, 540, 548, 554, 556, 563, 587, 601, 636, 989, 990, 993, 995, 1719, 1720, 1723, 2049,
+  3659, 4045, 4190, 5060, 5061, 6000, 6566, 6665, 6666, 6667, 6668, 6669, 6679, 6697, 10080,
+]);
+
+type Scheme = "http" | "https";
+const DEFAULT_PORT: Readonly<Record<Scheme, number>> = { http: 80, https: 443 };
+
+type HostRule =
+  | { readonly kind: "any" }
+  | { readonly kind: "exact"; readonly host: string }
+  /** One or more labels before `domain`; never the apex itself (smokescreen, URLPattern). */
+  | { readonly kind: "subdomain"; readonly domain: string };
+
+/** `default`: the URL scheme's default port only. */
+type PortRule = "default" | "any" | number;
+
+export interface UrlPattern {
+  /** The pattern as configured. */
+  readonly source: string;
+  /** The pattern as it is matched (host and path normalized), for logs. */
+  readonly normalized: string;
+  readonly schemes: readonly Scheme[];
+  readonly host: HostRule;
+  readonly port: PortRule;
+  /** The normalized path split on `*`: one piece means an exact path. */
+  readonly path: readonly string[];
+}
+
+export interface Allowlist {
+  /** `undefined`: unrestricted. `[]`: nothing is allowed. Invalid patterns are never in here. */
+  readonly patterns: readonly UrlPattern[] | undefined;
+  /** How many configured patterns were invalid and left out, for the refusal's reason. */
+  readonly invalid: number;
+}
+
+export interface PatternError {
+  readonly index: number;
+  readonly pattern: string;
+  readonly message: string;
+}
+
+export type UrlVerdict =
+  | {
+      readonly ok: true;
+      /** Exactly what is to be sent. */
+      readonly url: URL;
+      /** hostname without brackets or trailing dots */
+      readonly host: string;
+      /** The effective port: explicit, or the scheme's default. */
+      readonly port: number;
+    }
+  | { readonly ok: false; readonly refusal: EgressRefusal };
+
+// ---------------------------------------------------------------------------------------------
+// checkUrl
+
+export function checkUrl(raw: string, allowlist: Allowlist): UrlVerdict {
+  try {
+    return check(raw, allowlist);
+  } catch {
+    // Nothing below is expected to throw; if something does, fail closed.
+    return refuse("EGRESS_BAD_URL", "url", "the hook URL could not be checked, so it is refused");
+  }
+}
+
+function check(raw: string, allowlist: Allowlist): UrlVerdict {
+  if (typeof raw !== "string") {
+    return refuse("EGRESS_BAD_URL", "url", `the hook URL is a ${typeof raw}, not a string`);
+  }
+  const url = parseUrl(raw);
+  // The raw string is not echoed: it may carry credentials.
+  if (url === undefined) return refuse("EGRESS_BAD_URL", "url", "the hook URL is not a valid absolute URL");
+
+  const scheme = url.protocol.slice(0, -1);
+  if (scheme !== "http" && scheme !== "https") {
+    return refuse(
+      "EGRESS_BAD_SCHEME",
+      "url",
+      `the scheme ${url.protocol} is not allowed; hook URLs must use http: or https:`,
+    );
+  }
+  const host = bareHost(url.hostname);
+  if (host === "") return refuse("EGRESS_BAD_URL", "url", `the hook URL ${describe(url)} has an empty host`);
+
+  // `http://@host/` leaves username and password empty, yet the parser consumed an `@`: a URL
+  // that another parser may read differently is refused too (ssrf.md §3.4).
+  if (url.username !== "" || url.password !== "" || authorityHasAt(raw)) {
+    return refuse(
+      "EGRESS_USERINFO",
+      "url",
+      `the hook URL ${describe(url)} has userinfo (user:password@) before the host; credentials in URLs are refused`,
+    );
+  }
+
+  const port = url.port === "" ? DEFAULT_PORT[scheme] : Number(url.port);
+  if (port === 0 || BAD_PORTS.has(port)) {
+    const why = port === 0 ? "port 0 is not a real port" : "it is on the Fetch standard's bad-port list";
+    return refuse("EGRESS_BAD_PORT", "url", `the hook URL ${describe(url)} uses port ${port}; ${why}`);
+  }
+
+  const blocked = blockedName(host);
+  if (blocked !== undefined) {
+    return refuse("EGRESS_BLOCKED_NAME", "name", `the host ${host} of ${describe(url)} ${blocked}`);
+  }
+
+  const patterns = allowlist.patterns;
+  if (patterns !== undefined && !patterns.some((p) => matchesPattern(url, scheme, host, port, p))) {
+    return refuse(
+      "EGRESS_NOT_ALLOWLISTED",
+      "allowlist",
+      notAllowlisted(url, patterns.length, allowlist.invalid),
+    );
+  }
+  return { ok: true, url, host, port };
+}
+
+function refuse(code: EgressRefusal["code"], stage: EgressRefusal["stage"], reason: string): UrlVerdict {
+  return { ok: false, refusal: { code, stage, reason } };
+}
+
+function parseUrl(raw: string): URL | undefined {
+  try {
+    return new URL(raw);
+  } catch {
+    return undefined;
+  }
+}
+
+/** `[::1]` → `::1`; `example.com..` → `example.com` (RFC 6761 §6.3 reads names without the root dot). */
+function bareHost(hostname: string): string {
+  if (hostname.startsWith("[") && hostname.endsWith("]")) return hostname.slice(1, -1);
+  let end = hostname.length;
+  while (end > 0 && hostname[end - 1] === ".") end--;
+  return hostname.slice(0, end);
+}
+
+/**
+ * Whether the authority of an http(s) URL contains an `@`, read as the WHATWG parser reads it:
+ * tabs and newlines removed, C0-or-space trimmed, any run of `/` and `\` after the scheme skipped,
+ * and the authority ending at `/`, `\`, `?` or `#`. Only called once the scheme is known to be http(s).
+ */
+function authorityHasAt(raw: string): boolean {
+  let start = 0;
+  let end = raw.length;
+  while (start < end && raw.charCodeAt(start) <= 0x20) start++;
+  while (end > start && raw.charCodeAt(end - 1) <= 0x20) end--;
+  let i = raw.indexOf(":", start) + 1;
+  if (i === 0) return false;
+  const skipped = (c: string | undefined) => c === "\t" || c === "\n" || c === "\r";
+  while (i < end && (raw[i] === "/" || raw[i] === "\\" || skipped(raw[i]))) i++;
+  for (; i < end; i++) {
+    const c = raw[i];
+    if (c === "@") return true;
+    if (c === "/" || c === "\\" || c === "?" || c === "#") return false;
+  }
+  return false;
+}
+
+const METADATA_NAMES: ReadonlySet<string> = new Set([
+  "metadata.google.internal",
+  "metadata",
+  "instance-data",
+  "metadata.azure.internal",
+]);
+
+/** Why a host name is refused before DNS (ssrf.md §3.3), or undefined. */
+function blockedName(host: string): string | undefined {
+  if (host === "localhost" || host.endsWith(".localhost")) {
+    return "is a loopback name (RFC 6761 §6.3)";
+  }
+  if (METADATA_NAMES.has(host)) return "is a cloud metadata service name";
+  // ICANN reserved .internal for private use (2024); GCP and AWS put their metadata names there.
+  if (host === "internal" || host.endsWith(".internal")) return "is under the private-use .internal domain";
+  return undefined;
+}
+
+/** The URL for a reason: origin and path, the query elided since it may carry a token. */
+function describe(url: URL): string {
+  const origin = url.protocol === "http:" || url.protocol === "https:" ? url.origin : url.protocol;
+  return `${origin}${url.pathname}${url.search === "" ? "" : "?…"}`;
+}
+
+function notAllowlisted(url: URL, checked: number, invalid: number): string {
+  const ignored =
+    invalid === 0 ? "" : ` (${invalid} invalid pattern${invalid === 1 ? " was" : "s were"} ignored)`;
+  if (checked === 0) {
+    return `${describe(url)} is not allowed: allowedHttpHookUrls has no valid pattern${ignored}, so no hook URL is allowed`;
+  }
+  const noun = checked === 1 ? "the 1 pattern" : `any of the ${checked} patterns`;
+  return `${describe(url)} does not match ${noun} in allowedHttpHookUrls${ignored}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Matching (ssrf.md §6.2): structural, on the parsed URL only.
+
+function matchesPattern(url: URL, scheme: Scheme, host: string, port: number, pattern: UrlPattern): boolean {
+  if (url.username !== "" || url.password !== "") return false;
+  if (!pattern.schemes.includes(scheme)) return false;
+  if (!hostMatches(pattern.host, host)) return false;
+  if (
+    pattern.port === "default"
+      ? port !== DEFAULT_PORT[scheme]
+      : pattern.port !== "any" && pattern.port !== port
+  ) {
+    return false;
+  }
+  // The fragment is never sent, so it never decides.
+  return globMatches(pattern.path, upperEscapes(url.pathname + url.search));
+}
+
+function hostMatches(rule: HostRule, host: string): boolean {
+  switch (rule.kind) {
+    case "any":
+      return true;
+    case "exact":
+      return host === rule.host;
+    case "subdomain":
+      return host.endsWith(`.${rule.domain}`);
+  }
+}
+
+/**
+ * `pieces` is a glob split on `*`; each `*` spans any run of characters, `/` and `?` included.
+ * Placing each middle piece at its leftmost occurrence is optimal when there is one wildcard
+ * class, so this is linear scans only: no regex, no backtracking.
+ */
+function globMatches(pieces: readonly string[], text: string): boolean {
+  const first = pieces[0] ?? "";
+  if (pieces.length === 1) return text === first;
+  const last = pieces[pieces.length - 1] ?? "";
+  if (text.length < first.length + last.length || !text.startsWith(first) || !text.endsWith(last)) {
+    return false;
+  }
+  const end = text.length - last.length;
+  let at = first.length;
+  for (let i = 1; i < pieces.length - 1; i++) {
+    const piece = pieces[i] ?? "";
+    const found = text.indexOf(piece, at);
+    if (found < 0 || found + piece.length > end) return false;
+    at = found + piece.length;
+  }
+  return true;
+}
+
+/** `%2f` and `%2F` are the same octet (RFC 3986 §6.2.2.1); the parser keeps whichever was written. */
+function upperEscapes(s: string): string {
+  return s.replace(/%[0-9a-f]{2}/gi, (e) => e.toUpperCase());
+}
+
+// ---------------------------------------------------------------------------------------------
+// compileAllowlist
+
+type Compiled =
+  | { readonly ok: true; readonly pattern: UrlPattern; readonly warning?: string }
+  | { readonly ok: false; readonly message: string };
+
+export function compileAllowlist(patterns: readonly string[] | undefined): {
+  allowlist: Allowlist;
+  errors: PatternError[];
+  warnings: PatternError[];
+} {
+  const errors: PatternError[] = [];
+  const warnings: PatternError[] = [];
+  if (patterns === undefined) {
+    return { allowlist: Object.freeze({ patterns: undefined, invalid: 0 }), errors, warnings };
+  }
+  if (!Array.isArray(patterns)) {
+    // Fail closed: a malformed list allows nothing rather than everything.
+    errors.push({ index: -1, pattern: "", message: "allowedHttpHookUrls must be an array of strings" });
+    return { allowlist: Object.freeze({ patterns: Object.freeze([]), invalid: 0 }), errors, warnings };
+  }
+  const compiled: UrlPattern[] = [];
+  patterns.forEach((source: unknown, index) => {
+    if (typeof source !== "string") {
+      errors.push({ index, pattern: "", message: `is a ${typeof source}, not a string` });
+      return;
+    }
+    let result: Compiled;
+    try {
+      result = compilePattern(source);
+    } catch {
+      result = { ok: false, message: "could not be read as a URL pattern" };
+    }
+    if (!result.ok) {
+      errors.push({ index, pattern: source, message: result.message });
+      return;
+    }
+    compiled.push(result.pattern);
+    if (result.warning !== undefined) warnings.push({ index, pattern: source, message: result.warning });
+  });
+  return {
+    allowlist: Object.freeze({ patterns: Object.freeze(compiled), invalid: errors.length }),
+    errors,
+    warnings,
+  };
+}
+
+const GRAMMAR = "a pattern is scheme://host[:port]/path, e.g. https://hooks.example.com/*";
+
+function fail(message: string): Compiled {
+  return { ok: false, message };
+}
+
+/** `scheme://host[:port]path`, ssrf.md §6.2. */
+function compilePattern(raw: string): Compiled {
+  if (hasControl(raw)) return fail("contains a control character (tab, newline, …)");
+  // Leading and trailing spaces are trimmed, as the URL parser trims them.
+  const source = raw.replace(/^ +| +$/g, "");
+  const sep = source.indexOf("://");
+  if (sep < 0) {
+    if (source === "*") {
+      return fail(`has no "://"; to allow every URL leave allowedHttpHookUrls unset, or use *://*:*/*`);
+    }
+    return fail(`has no "://"; ${GRAMMAR}`);
+  }
+
+  const schemeText = source.slice(0, sep).toLowerCase();
+  let schemes: readonly Scheme[];
+  if (schemeText === "http" || schemeText === "https") schemes = [schemeText];
+  else if (schemeText === "*") schemes = ["http", "https"];
+  else return fail(`has the scheme "${source.slice(0, sep)}"; only http, https and * (either) are allowed`);
+
+  const rest = source.slice(sep + 3);
+  const slash = rest.indexOf("/");
+  const authority = slash < 0 ? rest : rest.slice(0, slash);
+  const pathText = slash < 0 ? undefined : rest.slice(slash);
+
+  if (authority.includes("@"))
+    return fail("has userinfo (an @ before the path); credentials are not allowed");
+  const stray = /[\\?#]/.exec(authority);
+  if (stray !== null) return fail(`has "${stray[0]}" before the path; the path must start with /`);
+
+  const split = splitHostPort(authority);
+  if (!split.ok) return fail(split.message);
+  const host = compileHost(split.host);
+  if (!host.ok) return fail(host.message);
+  const port = compilePort(split.port);
+  if (!port.ok) return fail(port.message);
+
+  const path = compilePath(pathText ?? "/");
+  if (!path.ok) return fail(path.message);
+
+  const portText = port.rule === "default" ? "" : port.rule === "any" ? ":*" : `:${port.rule}`;
+  const pattern: UrlPattern = Object.freeze({
+    source: raw,
+    normalized: `${schemeText}://${host.display}${portText}${path.pieces.join("*")}`,
+    schemes,
+    host: host.rule,
+    port: port.rule,
+    path: Object.freeze(path.pieces),
+  });
+
+  const warnings: string[] = [];
+  if (host.rule.kind === "any") warnings.push("matches any host (host *); the address checks still apply");
+  if (pathText === undefined) {
+    warnings.push(
+      `has no path, so it matches the path / only; write ${source}/* for any path (Claude Code reads a pattern without a path as any path)`,
+    );
+  }
+  return warnings.length === 0 ? { ok: true, pattern } : { ok: true, pattern, warning: warnings.join("; ") };
+}
+
+function hasControl(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x20 || c === 0x7f) return true;
+  }
+  return false;
+}
+
+type Step<T> = ({ readonly ok: true } & T) | { readonly ok: false; readonly message: string };
+
+function splitHostPort(authority: string): Step<{ host: string; port: string | undefined }> {
+  // `[::1]` and `*.[::1]` (refused later, with a reason) keep their colons inside the brackets.
+  if (authority.startsWith("[") || authority.startsWith("*.[")) {
+    const close = authority.indexOf("]");
+    if (close < 0) return { ok: false, message: `has an unclosed [ in the host "${authority}"` };
+    const after = authority.slice(close + 1);
+    if (after !== "" && !after.startsWith(":")) {
+      return { ok: false, message: `has "${after}" after the IPv6 address; only :port may follow it` };
+    }
+    return { ok: true, host: authority.slice(0, close + 1), port: after === "" ? undefined : after.slice(1) };
+  }
+  const colon = authority.indexOf(":");
+  if (colon < 0) return { ok: true, host: authority, port: undefined };
+  return { ok: true, host: authority.slice(0, colon), port: authority.slice(colon + 1) };
+}
+
+function compileHost(text: string): Step<{ rule: HostRule; display: string }> {
+  if (text === "") return { ok: false, message: "has no host" };
+  if (text === "*") return { ok: true, rule: { kind: "any" }, display: "*" };
+  const wildcard = text.startsWith("*.");
+  const literal = wildcard ? text.slice(2) : text;
+  if (literal.includes("*")) {
+    return {
+      ok: false,
+      message: `has a * in the host "${text}"; the only host wildcard is a whole leading "*." label (or a bare *)`,
+    };
+  }
+  const host = normalizeHost(literal);
+  if (host === undefined)
+    return { ok: false, message: `has a host "${literal}" that is not a valid host name` };
+  const isIp = isIpv4(host) || host.includes(":");
+  const display = host.includes(":") ? `[${host}]` : host;
+  if (wildcard) {
+    if (isIp)
+      return { ok: false, message: `puts "*." before the IP address ${display}, which never matches` };
+    return { ok: true, rule: { kind: "subdomain", domain: host }, display: `*.${display}` };
+  }
+  return { ok: true, rule: { kind: "exact", host }, display };
+}
+
+/** Lower-case, punycode, canonical IPv4 and IPv6, trailing dots stripped: what `checkUrl` compares. */
+function normalizeHost(text: string): string | undefined {
+  const url = parseUrl(`http://${text}/`);
+  if (url === undefined || url.username !== "" || url.password !== "" || url.port !== "") return undefined;
+  if (url.pathname !== "/" || url.search !== "" || url.hash !== "") return undefined;
+  const host = bareHost(url.hostname);
+  return host === "" ? undefined : host;
+}
+
+function isIpv4(host: string): boolean {
+  return /^\d+\.\d+\.\d+\.\d+$/.test(host);
+}
+
+function compilePort(text: string | undefined): Step<{ rule: PortRule }> {
+  if (text === undefined) return { ok: true, rule: "default" };
+  if (text === "*") return { ok: true, rule: "any" };
+  const port = /^\d{1,5}$/.test(text) ? Number(text) : Number.NaN;
+  if (!(port >= 1 && port <= 65535)) {
+    return { ok: false, message: `has the port "${text}"; a port is 1-65535 or *` };
+  }
+  return { ok: true, rule: port };
+}
+
+/**
+ * The path goes through the same WHATWG path and query encoders as the URL it will be compared
+ * with, so `/a b`, `/v1/%2e%2e/x` and `\` read the same on both sides. Each `*` is carried through
+ * as a run of letters the encoders leave alone and that the path does not already contain.
+ */
+function compilePath(text: string): Step<{ pieces: string[] }> {
+  const stars = text.split("*").length - 1;
+  let sentinel = "QZXJQ";
+  while (text.includes(sentinel)) sentinel += "Q";
+  const url = parseUrl(`http://h${text.replaceAll("*", sentinel)}`);
+  if (url === undefined || url.host !== "h")
+    return { ok: false, message: `has a path "${text}" that does not parse` };
+  if (url.hash !== "")
+    return { ok: false, message: "has a fragment (#); fragments are never sent, so it never matches" };
+  const normalized = upperEscapes(url.pathname + url.search);
+  const pieces = normalized.split(sentinel);
+  if (pieces.length - 1 !== stars) {
+    return { ok: false, message: `has a "." or ".." segment that removes a * from the path "${text}"` };
+  }
+  return { ok: true, pieces };
+}

@@ -1,0 +1,106 @@
+/**
+ * `hookgate egress-check URL [--policy FILE] [--allow GLOB]... [--resolve HOST:ADDR]...`:
+ * judges one URL exactly as the egress module would, resolving but never connecting.
+ * Prints one JSON line and exits 0 for allow, 1 for deny (2 for usage, from the caller).
+ */
+import { readFile } from "node:fs/promises";
+import { parseArgs } from "node:util";
+import {
+  createUndiciEgress,
+  type ResolvedAddress,
+  type Resolver,
+  systemResolver,
+} from "../adapters/egress/undici.js";
+import { formatIssues } from "../adapters/policy-source/file.js";
+import { isIpLiteral } from "../core/egress/address.js";
+import { compileEgressPolicy } from "../core/egress/policy.js";
+import { parsePolicyDocument } from "../core/policy.js";
+import type { PolicyDocument } from "../core/policy-schema.js";
+import { UsageError } from "./usage-error.js";
+
+export interface EgressCheckResult {
+  readonly url: string;
+  readonly decision: "allow" | "deny";
+  readonly reason: string;
+  readonly stage: string;
+}
+
+export async function egressCheck(args: readonly string[]): Promise<EgressCheckResult> {
+  const { values, positionals } = parseArgs({
+    args: [...args],
+    allowPositionals: true,
+    options: {
+      policy: { type: "string" },
+      allow: { type: "string", multiple: true },
+      resolve: { type: "string", multiple: true },
+    },
+  });
+  const [url] = positionals;
+  if (!url || positionals.length > 1) throw new UsageError("egress-check takes one URL");
+
+  let egress: PolicyDocument["egress"] = values.allow ? { allowedHttpHookUrls: [] } : undefined;
+  if (values.policy) {
+    const parsed = parsePolicyDocument(await readFile(values.policy, "utf8"));
+    if (!parsed.ok)
+      throw new UsageError(`policy ${values.policy} is invalid:\n${formatIssues(parsed.error)}`);
+    egress = parsed.value.egress;
+  }
+  if (values.allow) {
+    egress = { ...egress, allowedHttpHookUrls: [...(egress?.allowedHttpHookUrls ?? []), ...values.allow] };
+  }
+  const compiled = compileEgressPolicy(egress);
+  const egressModule = createUndiciEgress({
+    policy: () => compiled.policy,
+    resolve: resolverWith(values.resolve ?? []),
+  });
+  try {
+    const verdict = await egressModule.judge(url);
+    if (verdict.ok) {
+      return {
+        url: verdict.value.url.href,
+        decision: "allow",
+        reason: `allowed: ${describeAddresses(verdict.value.addresses)}`,
+        stage: "address",
+      };
+    }
+    const invalid = compiled.errors.map((e) => `${e.path}: ${e.message}`);
+    const note =
+      verdict.error.stage === "allowlist" && invalid.length > 0
+        ? ` (invalid patterns never match: ${invalid.join("; ")})`
+        : "";
+    return {
+      url,
+      decision: "deny",
+      reason: `${verdict.error.code}: ${verdict.error.reason}${note}`,
+      stage: verdict.error.stage,
+    };
+  } finally {
+    await egressModule.close();
+  }
+}
+
+function describeAddresses(addresses: readonly string[]): string {
+  return addresses.length === 1
+    ? `${addresses[0]} is a public address`
+    : `every answer is public (${addresses.join(", ")})`;
+}
+
+/**
+ * Answers DNS for the names given with --resolve (curl style: split at the first colon, the
+ * address with or without brackets, repeatable, names compared case-insensitively and without
+ * trailing dots); other names go to the system resolver.
+ */
+export function resolverWith(entries: readonly string[]): Resolver {
+  const table = new Map<string, ResolvedAddress[]>();
+  for (const entry of entries) {
+    const colon = entry.indexOf(":");
+    if (colon <= 0) throw new UsageError(`--resolve ${entry}: expected HOST:ADDR`);
+    const host = normalizeHost(entry.slice(0, colon));
+    const address = entry.slice(colon + 1).replace(/^\[(.*)\]$/, "$1");
+    if (!isIpLiteral(address)) throw new UsageError(`--resolve ${entry}: "${address}" is not an IP address`);
+    table.set(host, [...(table.get(host) ?? []), { address, family: address.includes(":") ? 6 : 4 }]);
+  }
+  return async (hostname) => table.get(normalizeHost(hostname)) ?? systemResolver(hostname);
+}
+
+const normalizeHost = (host: string) => host.toLowerCase().replace(/\.+$/, "");

@@ -1,0 +1,246 @@
+/**
+ * The Node egress module against real loopback servers: the allowed path, every refusal
+ * path, the pin against DNS rebinding, redirects, timeouts, size caps and proxies.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import {
+  createUndiciEgress,
+  type ResolvedAddress,
+  type UndiciEgress,
+} from "../../src/adapters/egress/undici.js";
+import { compileEgressPolicy } from "../../src/core/egress/policy.js";
+import type { PolicyDocument } from "../../src/core/policy-schema.js";
+import { type LoopbackServer, loopbackServer } from "../support/loopback.js";
+
+const LOOPBACK_ONLY = { allowCidrs: ["127.0.0.1/32"] };
+
+function egressWith(
+  egress: PolicyDocument["egress"],
+  answers: Record<string, string[] | (() => string[])> = {},
+) {
+  const compiled = compileEgressPolicy(egress);
+  expect(compiled.errors).toEqual([]);
+  const lookups: string[] = [];
+  const module = createUndiciEgress({
+    policy: () => compiled.policy,
+    resolve: async (host): Promise<ResolvedAddress[]> => {
+      lookups.push(host);
+      const entry = answers[host];
+      if (!entry) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: "ENOTFOUND" });
+      const list = typeof entry === "function" ? entry() : entry;
+      return list.map((address) => ({ address, family: address.includes(":") ? 6 : 4 }));
+    },
+  });
+  opened.push(module);
+  return { module, lookups };
+}
+
+const opened: UndiciEgress[] = [];
+let a: LoopbackServer;
+let b: LoopbackServer;
+
+beforeAll(async () => {
+  a = await loopbackServer((req, res) => {
+    if (req.url === "/redirect") {
+      res.writeHead(302, { location: "http://169.254.169.254/latest/meta-data/" }).end();
+    } else if (req.url === "/hang") {
+      // never answers
+    } else if (req.url === "/big") {
+      res.end("x".repeat(4096));
+    } else {
+      res
+        .writeHead(200, { "content-type": "application/json" })
+        .end(JSON.stringify({ seen: req.headers["x-probe"] ?? null }));
+    }
+  });
+  b = await loopbackServer((_req, res) => res.end("rebound"), "127.0.0.2", a.port);
+});
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((m) => m.close()));
+});
+afterAll(async () => {
+  await a.close();
+  await b.close();
+});
+
+const post = (module: UndiciEgress, url: string, extra: Partial<Parameters<UndiciEgress["send"]>[0]> = {}) =>
+  module.send({
+    url,
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: "{}",
+    timeoutMs: 2000,
+    ...extra,
+  });
+
+describe("the allowed path", () => {
+  it("reaches a loopback server that the policy allows by CIDR", async () => {
+    const { module } = egressWith(LOOPBACK_ONLY);
+    const res = await post(module, `${a.url}/hook`, { headers: { "x-probe": "1" } });
+    expect(res.ok && res.value.status).toBe(200);
+    expect(res.ok && JSON.parse(res.value.body)).toEqual({ seen: "1" });
+  });
+
+  it("reaches it by name when the name resolves to an allowed address", async () => {
+    const { module, lookups } = egressWith(LOOPBACK_ONLY, { "hooks.test": ["127.0.0.1"] });
+    const res = await post(module, `http://hooks.test:${a.port}/hook`);
+    expect(res.ok).toBe(true);
+    expect(lookups).toEqual(["hooks.test"]);
+    expect(a.received.at(-1)?.headers.host).toBe(`hooks.test:${a.port}`);
+  });
+});
+
+describe("refusals", () => {
+  it("refuses a loopback literal by default, before any connection", async () => {
+    const before = a.received.length;
+    const { module } = egressWith(undefined);
+    const res = await post(module, `${a.url}/hook`);
+    expect(res.ok).toBe(false);
+    if (!res.ok) {
+      expect(res.error).toMatchObject({
+        code: "EGRESS_BLOCKED_ADDRESS",
+        stage: "address",
+        address: "127.0.0.1",
+      });
+      expect(res.error.range?.cidr).toBe("127.0.0.0/8");
+    }
+    expect(a.received.length).toBe(before);
+  });
+
+  it("refuses a name that resolves to a blocked address", async () => {
+    const { module } = egressWith(undefined, { "internal.test": ["169.254.169.254"] });
+    const res = await post(module, "http://internal.test/");
+    expect(!res.ok && res.error.code).toBe("EGRESS_BLOCKED_ADDRESS");
+    expect(!res.ok && res.error.reason).toMatch(/^internal\.test resolves to 169\.254\.169\.254/);
+  });
+
+  it("refuses a name whole when any one of its answers is blocked", async () => {
+    const { module } = egressWith(LOOPBACK_ONLY, { "mixed.test": ["127.0.0.1", "10.0.0.7"] });
+    const res = await post(module, `http://mixed.test:${a.port}/`);
+    expect(!res.ok && res.error.address).toBe("10.0.0.7");
+  });
+
+  it("refuses a name with no answers, and one that does not resolve", async () => {
+    const { module } = egressWith(undefined, { "empty.test": [] });
+    const none = await post(module, "http://empty.test/");
+    expect(!none.ok && none.error.code).toBe("EGRESS_NO_ADDRESS");
+    const missing = await post(module, "http://missing.test/");
+    expect(!missing.ok && missing.error).toMatchObject({
+      code: "EGRESS_DNS_FAILED",
+      reason: expect.stringMatching(/ENOTFOUND/),
+    });
+  });
+
+  it("refuses what the URL rules refuse, without resolving", async () => {
+    const { module, lookups } = egressWith({ allowedHttpHookUrls: ["https://hooks.example.com/*"] }, {});
+    for (const [url, code] of [
+      ["ftp://hooks.example.com/x", "EGRESS_BAD_SCHEME"],
+      ["https://user:pw@hooks.example.com/x", "EGRESS_USERINFO"],
+      ["https://hooks.example.com:22/x", "EGRESS_BAD_PORT"],
+      ["https://other.example.com/x", "EGRESS_NOT_ALLOWLISTED"],
+      ["http://localhost/x", "EGRESS_BLOCKED_NAME"],
+    ]) {
+      const res = await post(module, url as string);
+      expect(!res.ok && res.error.code, url).toBe(code);
+    }
+    expect(lookups).toEqual([]);
+  });
+});
+
+describe("the pin", () => {
+  // The resolver answers the allowed server first and a second server on every later call,
+  // the shape of a DNS rebinding attack against a check-then-connect guard.
+  const rebinding = () => {
+    let calls = 0;
+    return () => (calls++ === 0 ? ["127.0.0.1"] : ["127.0.0.2"]);
+  };
+
+  it("checks and dials the same answer: one lookup per connection, never a second one", async () => {
+    const { module, lookups } = egressWith(LOOPBACK_ONLY, { "rebind.test": rebinding() });
+    const beforeA = a.received.length;
+    const beforeB = b.received.length;
+    const res = await post(module, `http://rebind.test:${a.port}/hook`);
+    expect(res.ok).toBe(true);
+    expect(lookups).toEqual(["rebind.test"]);
+    expect(a.received.length).toBe(beforeA + 1);
+    expect(b.received.length).toBe(beforeB);
+  });
+
+  it("checks the answer again for every new connection, and refuses the rebound address", async () => {
+    const { module } = egressWith(LOOPBACK_ONLY, { "rebind2.test": rebinding() });
+    const beforeB = b.received.length;
+    expect(
+      (await post(module, `http://rebind2.test:${a.port}/hook`, { headers: { connection: "close" } })).ok,
+    ).toBe(true);
+    for (let i = 0; i < 3; i++) {
+      const again = await post(module, `http://rebind2.test:${a.port}/hook`, {
+        headers: { connection: "close" },
+      });
+      expect(!again.ok && again.error).toMatchObject({
+        code: "EGRESS_BLOCKED_ADDRESS",
+        address: "127.0.0.2",
+      });
+    }
+    expect(b.received.length).toBe(beforeB);
+  });
+});
+
+describe("responses", () => {
+  it("never follows a redirect, and names where it pointed", async () => {
+    const { module } = egressWith(LOOPBACK_ONLY);
+    const res = await post(module, `${a.url}/redirect`);
+    expect(!res.ok && res.error).toMatchObject({
+      code: "EGRESS_REDIRECT",
+      reason: expect.stringContaining("169.254.169.254"),
+    });
+  });
+
+  it("gives up at the timeout", async () => {
+    const { module } = egressWith(LOOPBACK_ONLY);
+    const res = await post(module, `${a.url}/hang`, { timeoutMs: 200 });
+    expect(!res.ok && res.error.code).toBe("EGRESS_TIMEOUT");
+  });
+
+  it("stops reading past the response size cap", async () => {
+    const compiled = compileEgressPolicy(LOOPBACK_ONLY);
+    const module = createUndiciEgress({ policy: () => compiled.policy, maxResponseBytes: 1024 });
+    opened.push(module);
+    const res = await post(module, `${a.url}/big`);
+    expect(!res.ok && res.error.code).toBe("EGRESS_RESPONSE_TOO_LARGE");
+  });
+
+  it("strips CR, LF and NUL from header values", async () => {
+    const { module } = egressWith(LOOPBACK_ONLY);
+    const res = await post(module, `${a.url}/hook`, { headers: { "x-probe": "a\r\nX-Evil: 1\0" } });
+    expect(res.ok && JSON.parse(res.value.body)).toEqual({ seen: "aX-Evil: 1" });
+    expect(a.received.at(-1)?.headers["x-evil"]).toBeUndefined();
+  });
+
+  it("ignores HTTP_PROXY from the environment", async () => {
+    const proxy = await loopbackServer((_r, res) => res.end("proxied"));
+    const saved = process.env.HTTP_PROXY;
+    process.env.HTTP_PROXY = proxy.url;
+    try {
+      const { module } = egressWith(LOOPBACK_ONLY);
+      const res = await post(module, `${a.url}/hook`);
+      expect(res.ok && res.value.body).not.toBe("proxied");
+      expect(proxy.received).toEqual([]);
+    } finally {
+      if (saved === undefined) delete process.env.HTTP_PROXY;
+      else process.env.HTTP_PROXY = saved;
+      await proxy.close();
+    }
+  });
+
+  it("reports every refusal to its observer", async () => {
+    const compiled = compileEgressPolicy(undefined);
+    const seen: string[] = [];
+    const module = createUndiciEgress({
+      policy: () => compiled.policy,
+      onRefusal: (r, url) => seen.push(`${r.code} ${url}`),
+    });
+    opened.push(module);
+    await post(module, `${a.url}/hook`);
+    expect(seen).toEqual([`EGRESS_BLOCKED_ADDRESS ${a.url}/hook`]);
+  });
+});

@@ -1,0 +1,103 @@
+/** `hookgate egress-check`: one JSON line, exit 0 allow, 1 deny, 2 usage; never connects. */
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { runCli } from "../support/process.js";
+
+const check = async (...args: string[]) => {
+  const { code, stdout, stderr } = await runCli(["egress-check", ...args]);
+  return { code, line: stdout.trim() ? JSON.parse(stdout) : undefined, stderr };
+};
+
+describe("hookgate egress-check", () => {
+  it("allows a public address and says so", async () => {
+    const { code, line } = await check("https://93.184.215.14/hook");
+    expect(code).toBe(0);
+    expect(line).toEqual({
+      url: "https://93.184.215.14/hook",
+      decision: "allow",
+      reason: expect.stringMatching(/public/),
+      stage: "address",
+    });
+  });
+
+  it.each([
+    ["http://169.254.169.254/latest/meta-data/", "address", /169\.254\.0\.0\/16.*RFC 3927/],
+    ["http://0x7f.1/", "address", /127\.0\.0\.0\/8/],
+    ["http://[::ffff:127.0.0.1]/", "address", /127\.0\.0\.1/],
+    ["http://[64:ff9b::808:808]/", "address", /NAT64|64:ff9b/],
+    ["http://localhost:8080/", "name", /localhost/],
+    ["file:///etc/passwd", "url", /scheme|http/],
+    ["https://a:b@example.com/", "url", /userinfo/],
+  ])("denies %s at the %s stage", async (url, stage, reason) => {
+    const { code, line } = await check(url);
+    expect(code).toBe(1);
+    expect(line).toMatchObject({ decision: "deny", stage });
+    expect(line.reason).toMatch(reason);
+  });
+
+  it("answers DNS from --resolve, curl style, and refuses a name with any blocked answer", async () => {
+    const ok = await check("https://hooks.example.com/x", "--resolve", "hooks.example.com:93.184.215.14");
+    expect(ok.code).toBe(0);
+    const mixed = await check(
+      "https://HOOKS.example.com./x",
+      "--resolve",
+      "hooks.example.com:93.184.215.14",
+      "--resolve",
+      "hooks.example.com:[fd00:ec2::254]",
+    );
+    expect(mixed.code).toBe(1);
+    expect(mixed.line.reason).toMatch(/fd00:ec2::254/);
+  });
+
+  it("applies --allow globs and a policy's egress section", async () => {
+    const allowed = await check(
+      "https://hooks.slack.com/services/T/B/x",
+      "--allow",
+      "https://hooks.slack.com/services/*",
+      "--resolve",
+      "hooks.slack.com:93.184.215.14",
+    );
+    expect(allowed.code).toBe(0);
+    const other = await check(
+      "https://evil.example/x",
+      "--allow",
+      "https://hooks.slack.com/services/*",
+      "--resolve",
+      "evil.example:93.184.215.14",
+    );
+    expect(other.line).toMatchObject({ decision: "deny", stage: "allowlist" });
+
+    const dir = mkdtempSync(join(tmpdir(), "hookgate-egress-"));
+    const policy = join(dir, "policy.json");
+    writeFileSync(
+      policy,
+      JSON.stringify({
+        version: 1,
+        rules: [],
+        egress: { allowedHttpHookUrls: ["http://127.0.0.1:*/*"], allowCidrs: ["127.0.0.1/32"] },
+      }),
+    );
+    expect((await check("http://127.0.0.1:9000/hook", "--policy", policy)).code).toBe(0);
+    expect((await check("http://127.0.0.2:9000/hook", "--policy", policy)).code).toBe(1);
+  });
+
+  it("denies with the reason when the only pattern is invalid", async () => {
+    const { code, line } = await check(
+      "https://hooks.slack.com.evil.net/x",
+      "--allow",
+      "https://hooks.slack.com*",
+      "--resolve",
+      "hooks.slack.com.evil.net:93.184.215.14",
+    );
+    expect(code).toBe(1);
+    expect(line.reason).toMatch(/invalid patterns never match/);
+  });
+
+  it("is a usage error without a URL or with a bad --resolve", async () => {
+    expect((await check()).code).toBe(2);
+    expect((await check("https://x.example/", "--resolve", "x.example")).code).toBe(2);
+    expect((await check("https://x.example/", "--resolve", "x.example:not-an-ip")).code).toBe(2);
+  });
+});

@@ -1,0 +1,705 @@
+import { describe, expect, it } from "vitest";
+import { type Allowlist, BAD_PORTS, checkUrl, compileAllowlist } from "../../src/core/egress/url.js";
+
+const UNRESTRICTED = compileAllowlist(undefined).allowlist;
+
+/** "ok" or the refusal code. */
+function codeOf(raw: string, allowlist: Allowlist = UNRESTRICTED): string {
+  const verdict = checkUrl(raw, allowlist);
+  return verdict.ok ? "ok" : verdict.refusal.code;
+}
+
+function hostOf(raw: string): string {
+  const verdict = checkUrl(raw, UNRESTRICTED);
+  if (!verdict.ok) throw new Error(`${raw} was refused: ${verdict.refusal.reason}`);
+  return verdict.host;
+}
+
+/** Compiles one pattern that must be valid, and returns "ok" or the refusal code for `raw`. */
+function against(pattern: string, raw: string): string {
+  const { allowlist, errors } = compileAllowlist([pattern]);
+  expect(errors).toEqual([]);
+  return codeOf(raw, allowlist);
+}
+
+describe("checkUrl: odd IPv4 spellings come out as the dotted quad the address stage classifies", () => {
+  it.each([
+    ["http://127.1/", "127.0.0.1"],
+    ["http://2130706433/", "127.0.0.1"],
+    ["http://0x7f.1/", "127.0.0.1"],
+    ["http://0177.0.0.1/", "127.0.0.1"],
+    ["http://012.0.0.1/", "10.0.0.1"],
+    ["http://①②⑦.0.0.1/", "127.0.0.1"],
+    ["http://127。0。0。1/", "127.0.0.1"],
+    ["http://１２７.０.０.１/", "127.0.0.1"],
+    ["http://%31%32%37.0.0.1/", "127.0.0.1"],
+    ["http://127.0.0.1./", "127.0.0.1"],
+    ["http://0x/", "0.0.0.0"],
+    ["http://169.254.43518/", "169.254.169.254"],
+    ["http://169.16689662/", "169.254.169.254"],
+  ])("%s has host %s", (raw, host) => {
+    expect(hostOf(raw)).toBe(host);
+  });
+
+  it.each(["http://08.0.0.1/", "http://256.0.0.1/", "http://1.2.3.4.5/", "http://0x41414141A9FEA9FE/"])(
+    "%s does not parse and is EGRESS_BAD_URL",
+    (raw) => {
+      const verdict = checkUrl(raw, UNRESTRICTED);
+      expect(verdict.ok).toBe(false);
+      if (!verdict.ok) expect(verdict.refusal).toMatchObject({ code: "EGRESS_BAD_URL", stage: "url" });
+    },
+  );
+});
+
+describe("checkUrl: IPv6 hosts come out compressed, lower-case and without brackets", () => {
+  it.each([
+    ["http://[::ffff:127.0.0.1]/", "::ffff:7f00:1"],
+    ["http://[::FFFF:7F00:1]/", "::ffff:7f00:1"],
+    ["http://[::127.0.0.1]/", "::7f00:1"],
+    ["http://[0:0:0:0:0:0:0:1]/", "::1"],
+    ["http://[64:ff9b::127.0.0.1]/", "64:ff9b::7f00:1"],
+  ])("%s has host %s", (raw, host) => {
+    expect(hostOf(raw)).toBe(host);
+  });
+
+  it("keeps the brackets in the URL that is sent", () => {
+    const verdict = checkUrl("http://[::ffff:127.0.0.1]:8080/x", UNRESTRICTED);
+    expect(verdict).toMatchObject({ ok: true, host: "::ffff:7f00:1", port: 8080 });
+    if (verdict.ok) expect(verdict.url.href).toBe("http://[::ffff:7f00:1]:8080/x");
+  });
+
+  it.each(["http://[::1%25eth0]/", "http://[::1]./", "http://[::1/"])("%s is EGRESS_BAD_URL", (raw) => {
+    expect(codeOf(raw)).toBe("EGRESS_BAD_URL");
+  });
+});
+
+describe("checkUrl: trailing dots", () => {
+  it.each([
+    ["http://localhost./", "EGRESS_BLOCKED_NAME"],
+    ["http://localhost../", "EGRESS_BLOCKED_NAME"],
+    ["http://a.localhost./", "EGRESS_BLOCKED_NAME"],
+    ["http://metadata.google.internal./", "EGRESS_BLOCKED_NAME"],
+    ["http://./", "EGRESS_BAD_URL"],
+    ["http://example.com./", "ok"],
+  ])("%s is %s", (raw, code) => {
+    expect(codeOf(raw)).toBe(code);
+  });
+
+  it("strips them from the host it returns", () => {
+    expect(hostOf("https://example.com../x")).toBe("example.com");
+  });
+
+  it.each([
+    ["https://example.com/*", "https://example.com./x", "ok"],
+    ["https://example.com/*", "https://example.com../x", "ok"],
+    ["https://example.com./*", "https://example.com/x", "ok"],
+    ["https://*.example.com./*", "https://a.example.com./x", "ok"],
+    ["https://example.com/*", "https://example.com.evil.net./x", "EGRESS_NOT_ALLOWLISTED"],
+  ])("%s against %s is %s", (pattern, raw, code) => {
+    expect(against(pattern, raw)).toBe(code);
+  });
+});
+
+describe("checkUrl: userinfo and backslash tricks", () => {
+  it.each([
+    "http://a.com:80@b.com/",
+    "http://[::1]:80@evil.com/",
+    "https://hooks.example.com@evil.com/",
+    "https://hooks.example.com:443@evil.com/",
+    "http://localhost:80@evil.com/",
+    "http://user:pass@example.com/",
+    "http://@example.com/",
+    "http://:@example.com/",
+    "http:\\\\a@example.com/",
+    "http:a@example.com/",
+    " http://a@example.com/ ",
+    "http://a\t@example.com/",
+  ])("%s is EGRESS_USERINFO", (raw) => {
+    const verdict = checkUrl(raw, UNRESTRICTED);
+    expect(verdict.ok).toBe(false);
+    if (!verdict.ok) expect(verdict.refusal).toMatchObject({ code: "EGRESS_USERINFO", stage: "url" });
+  });
+
+  it.each([
+    ["http://x\\@y/", "x", "/@y/"],
+    ["http://example.com/p@q", "example.com", "/p@q"],
+    ["http://example.com/?a@b", "example.com", "/"],
+    ["http://example.com#@evil.com", "example.com", "/"],
+    ["http://example.com\\@evil.com/", "example.com", "/@evil.com/"],
+  ])("%s is not userinfo: host %s, path %s", (raw, host, path) => {
+    const verdict = checkUrl(raw, UNRESTRICTED);
+    expect(verdict).toMatchObject({ ok: true, host });
+    if (verdict.ok) expect(verdict.url.pathname).toBe(path);
+  });
+
+  it.each([
+    ["https://hooks.example.com/*", "https://hooks.example.com@evil.com/"],
+    ["https://hooks.example.com/*", "https://hooks.example.com:443@evil.com/"],
+    ["https://*.example.com/*", "https://a.example.com@evil.com/"],
+  ])("%s does not let %s through", (pattern, raw) => {
+    expect(against(pattern, raw)).toBe("EGRESS_USERINFO");
+  });
+
+  it("does not echo the credentials", () => {
+    const verdict = checkUrl("https://alice:s3cr3t@example.com/hook", UNRESTRICTED);
+    expect(verdict.ok).toBe(false);
+    if (!verdict.ok) {
+      expect(verdict.refusal.reason).toContain("https://example.com/hook");
+      expect(verdict.refusal.reason).not.toMatch(/alice|s3cr3t/);
+    }
+  });
+});
+
+describe("checkUrl: percent-encoded and internationalized hosts", () => {
+  it.each([
+    ["http://%6c%6f%63%61%6c%68%6f%73%74/", "EGRESS_BLOCKED_NAME"],
+    ["http://ⓛⓞⓒⓐⓛⓗⓞⓢⓣ/", "EGRESS_BLOCKED_NAME"],
+    ["http://LOCALHOST/", "EGRESS_BLOCKED_NAME"],
+    ["http://ｌｏｃａｌｈｏｓｔ/", "EGRESS_BLOCKED_NAME"],
+    ["http://example%00.com/", "EGRESS_BAD_URL"],
+    ["http://example%40evil.com/", "EGRESS_BAD_URL"],
+    ["http://example%2Fevil.com/", "EGRESS_BAD_URL"],
+  ])("%s is %s", (raw, code) => {
+    expect(codeOf(raw)).toBe(code);
+  });
+
+  it.each([
+    ["https://hooks.exаmple.com/x", "hooks.xn--exmple-4nf.com"],
+    ["https://hooks.example.com%E3%80%82evil.com/x", "hooks.example.com.evil.com"],
+    ["https://bücher.example/", "xn--bcher-kva.example"],
+  ])("%s has host %s", (raw, host) => {
+    expect(hostOf(raw)).toBe(host);
+  });
+
+  it.each([
+    ["https://hooks.example.com/*", "https://hooks.exаmple.com/x", "EGRESS_NOT_ALLOWLISTED"],
+    ["https://hooks.example.com/*", "https://hooks.example.com%E3%80%82evil.com/x", "EGRESS_NOT_ALLOWLISTED"],
+    ["https://*.example.com/*", "https://hooks.example.com%E3%80%82evil.com/x", "EGRESS_NOT_ALLOWLISTED"],
+    ["https://bücher.example/*", "https://xn--bcher-kva.example/x", "ok"],
+    ["https://xn--bcher-kva.example/*", "https://BÜCHER.example/x", "ok"],
+    ["https://*.bücher.example/*", "https://a.xn--bcher-kva.example/x", "ok"],
+  ])("%s against %s is %s", (pattern, raw, code) => {
+    expect(against(pattern, raw)).toBe(code);
+  });
+});
+
+describe("checkUrl: names refused before DNS (RFC 6761 §6.3, cloud metadata, .internal)", () => {
+  it.each([
+    "http://localhost/",
+    "http://a.b.localhost/",
+    "http://metadata.google.internal/computeMetadata/v1/",
+    "http://METADATA.GOOGLE.INTERNAL./",
+    "http://metadata/",
+    "http://instance-data/latest/meta-data/",
+    "http://metadata.azure.internal/",
+    "http://instance-data.ec2.internal/",
+    "http://anything.internal/",
+    "http://internal/",
+  ])("%s is EGRESS_BLOCKED_NAME at stage name", (raw) => {
+    const verdict = checkUrl(raw, UNRESTRICTED);
+    expect(verdict.ok).toBe(false);
+    if (!verdict.ok) expect(verdict.refusal).toMatchObject({ code: "EGRESS_BLOCKED_NAME", stage: "name" });
+  });
+
+  it.each([
+    "http://mylocalhost/",
+    "http://localhost.example.com/",
+    "http://localhostx/",
+    "http://metadata.example.com/",
+    "http://internal.example.com/",
+    "http://xinternal/",
+    "http://instance-data.example/",
+  ])("%s is not a blocked name", (raw) => {
+    expect(codeOf(raw)).toBe("ok");
+  });
+});
+
+describe("checkUrl: Claude Code's allowedHttpHookUrls matrix (clients.md §3.2) under hookgate's semantics", () => {
+  // Claude Code matches the raw string (≤2.1.112) or a looser parse (later); hookgate matches the
+  // parsed URL structurally (ssrf.md §6.2). Rows where the two differ are marked.
+  it.each([
+    ["https://hooks.example.com/claude/pre", "https://hooks.example.com/*", "ok"],
+    ["https://hooks.example.com", "https://hooks.example.com/*", "ok"],
+    ["https://hooks.example.com:443/a", "https://hooks.example.com/*", "ok"],
+    ["https://hooks.example.com:8443/a", "https://hooks.example.com/*", "EGRESS_NOT_ALLOWLISTED"],
+    ["https://HOOKS.example.com/a", "https://hooks.example.com/*", "ok"],
+    // CC ≥2.1.128 reads a path-less pattern as any path; hookgate as "/" only (and warns).
+    ["https://hooks.example.com/a", "https://hooks.example.com", "EGRESS_NOT_ALLOWLISTED"],
+    ["https://hooks.example.com/a", "https://hooks.example.com/", "EGRESS_NOT_ALLOWLISTED"],
+    ["https://a.b.example.com/x", "https://*.example.com/*", "ok"],
+    ["https://example.com/x", "https://*.example.com/*", "EGRESS_NOT_ALLOWLISTED"],
+    ["https://evilexample.com/x", "https://*.example.com/*", "EGRESS_NOT_ALLOWLISTED"],
+    // CC ≤2.1.112 and deepcode match this one: the raw string contains ".example.com/".
+    ["https://evil.com/.example.com/x", "https://*.example.com/*", "EGRESS_NOT_ALLOWLISTED"],
+    ["https://evil.com?.example.com/x", "https://*.example.com/*", "EGRESS_NOT_ALLOWLISTED"],
+    ["https://evil.com#.example.com/x", "https://*.example.com/*", "EGRESS_NOT_ALLOWLISTED"],
+    ["https://a.example.com:9000/x", "https://*.example.com/*", "EGRESS_NOT_ALLOWLISTED"],
+    // localhost is refused by name before the allowlist is consulted.
+    ["http://localhost:8080/hook", "http://localhost:*", "EGRESS_BLOCKED_NAME"],
+    ["http://localhost/hook", "http://localhost:*", "EGRESS_BLOCKED_NAME"],
+    // The same two rows with a host that is not refused by name: no path means "/" only.
+    ["http://hooks.test:8080/hook", "http://hooks.test:*", "EGRESS_NOT_ALLOWLISTED"],
+    ["http://hooks.test:8080/", "http://hooks.test:*", "ok"],
+    ["http://hooks.test:8080/hook", "http://hooks.test:*/*", "ok"],
+    ["http://hooks.test/hook", "http://hooks.test:*/*", "ok"],
+    ["http://hooks.example.com/x", "https://hooks.example.com/*", "EGRESS_NOT_ALLOWLISTED"],
+    ["https://hooks.example.com/x", "*://hooks.example.com/*", "ok"],
+  ])("%s against %s is %s", (raw, pattern, code) => {
+    expect(against(pattern, raw)).toBe(code);
+  });
+
+  // Invalid in hookgate, so they match nothing, where Claude Code matched the last row everywhere.
+  it.each([
+    ["https://hooks.example.com/x", "*.example.com"],
+    ["https://hooks.example.com/x", "hooks.example.com/*"],
+    ["https://hooks.example.com.evil.net/x", "https://hooks.example.com*"],
+    ["https://hooks.example.com/x", "https://hooks.example.com*"],
+  ])("%s against the invalid pattern %s is refused", (raw, pattern) => {
+    const { allowlist, errors } = compileAllowlist([pattern]);
+    expect(errors).toHaveLength(1);
+    expect(codeOf(raw, allowlist)).toBe("EGRESS_NOT_ALLOWLISTED");
+  });
+});
+
+describe("checkUrl: port rules", () => {
+  it.each([
+    ["https://x.example/*", "https://x.example/a", "ok"],
+    ["https://x.example/*", "https://x.example:443/a", "ok"],
+    ["https://x.example/*", "https://x.example:8443/a", "EGRESS_NOT_ALLOWLISTED"],
+    ["https://x.example/*", "https://x.example:80/a", "EGRESS_NOT_ALLOWLISTED"],
+    ["http://x.example/*", "http://x.example:080/a", "ok"],
+    ["http://x.example/*", "http://x.example:443/a", "EGRESS_NOT_ALLOWLISTED"],
+    ["http://x.example:80/*", "http://x.example/a", "ok"],
+    ["*://x.example/*", "http://x.example/a", "ok"],
+    ["*://x.example/*", "https://x.example/a", "ok"],
+    ["*://x.example/*", "http://x.example:443/a", "EGRESS_NOT_ALLOWLISTED"],
+    ["*://x.example/*", "https://x.example:80/a", "EGRESS_NOT_ALLOWLISTED"],
+    ["https://x.example:*/*", "https://x.example:8443/a", "ok"],
+    ["https://x.example:*/*", "https://x.example/a", "ok"],
+    ["https://x.example:*/*", "https://x.example:65535/a", "ok"],
+    ["https://x.example:8443/*", "https://x.example:8443/a", "ok"],
+    ["https://x.example:08443/*", "https://x.example:8443/a", "ok"],
+    ["https://x.example:8443/*", "https://x.example/a", "EGRESS_NOT_ALLOWLISTED"],
+    ["https://x.example:8443/*", "https://x.example:8444/a", "EGRESS_NOT_ALLOWLISTED"],
+    ["https://*.x.example:8443/*", "https://a.x.example:8443/a", "ok"],
+  ])("%s against %s is %s", (pattern, raw, code) => {
+    expect(against(pattern, raw)).toBe(code);
+  });
+
+  it.each([
+    [80, "http://x.example/", 80],
+    [443, "https://x.example/", 443],
+    [8080, "http://x.example:8080/", 8080],
+    [443, "https://x.example:443/", 443],
+  ])("reports the effective port %i for %s", (_label, raw, port) => {
+    expect(checkUrl(raw, UNRESTRICTED)).toMatchObject({ ok: true, port });
+  });
+});
+
+describe("checkUrl: port 0 and the Fetch bad ports", () => {
+  it.each([
+    "http://x.example:0/",
+    "http://x.example:22/",
+    "http://x.example:6000/",
+    "https://x.example:10080/",
+    "http://x.example:1/",
+    "http://x.example:25/",
+    "https://x.example:6697/",
+  ])("%s is EGRESS_BAD_PORT", (raw) => {
+    const verdict = checkUrl(raw, UNRESTRICTED);
+    expect(verdict.ok).toBe(false);
+    if (!verdict.ok) expect(verdict.refusal).toMatchObject({ code: "EGRESS_BAD_PORT", stage: "url" });
+  });
+
+  it.each(["http://x.example:21/", "http://x.example:6000/"])(
+    "%s is refused even when a :* pattern allows it",
+    (raw) => {
+      expect(against("http://x.example:*/*", raw)).toBe("EGRESS_BAD_PORT");
+    },
+  );
+
+  it.each([
+    "http://x.example:2/",
+    "http://x.example:5999/",
+    "http://x.example:6001/",
+    "http://x.example:10079/",
+    "http://x.example:10081/",
+    "http://x.example:8080/",
+    "http://x.example:65535/",
+  ])("%s, just outside the list, is allowed", (raw) => {
+    expect(codeOf(raw)).toBe("ok");
+  });
+
+  it("holds the Fetch standard's list", () => {
+    expect(BAD_PORTS.size).toBe(82);
+    for (const port of [1, 22, 25, 53, 587, 2049, 4190, 6000, 6566, 6679, 10080])
+      expect(BAD_PORTS.has(port)).toBe(true);
+    for (const port of [0, 80, 443, 8080, 8443]) expect(BAD_PORTS.has(port)).toBe(false);
+  });
+});
+
+describe("checkUrl: schemes other than http and https", () => {
+  it.each([
+    "file:///etc/passwd",
+    "file://localhost/etc/passwd",
+    "gopher://x.example:70/_GET",
+    "ftp://x.example/",
+    "data:text/plain,hi",
+    "javascript:alert(1)",
+    "ws://x.example/",
+    "wss://x.example/",
+    "dict://x.example:11211/",
+    "ldap://x.example/",
+    "blob:https://x.example/uuid",
+  ])("%s is EGRESS_BAD_SCHEME", (raw) => {
+    const verdict = checkUrl(raw, UNRESTRICTED);
+    expect(verdict.ok).toBe(false);
+    if (!verdict.ok) expect(verdict.refusal).toMatchObject({ code: "EGRESS_BAD_SCHEME", stage: "url" });
+  });
+
+  it.each(["HTTP://x.example/", "HtTpS://x.example/"])(
+    "%s is accepted: the scheme is case-insensitive",
+    (raw) => {
+      expect(codeOf(raw)).toBe("ok");
+    },
+  );
+});
+
+describe("checkUrl: paths", () => {
+  it.each([
+    ["https://x.example/hooks/*", "https://x.example/hooks/a/b?c=d", "ok"],
+    ["https://x.example/hooks/*", "https://x.example/hooks/", "ok"],
+    ["https://x.example/hooks/*", "https://x.example/hooks", "EGRESS_NOT_ALLOWLISTED"],
+    ["https://x.example/hooks/*", "https://x.example/hooksX/a", "EGRESS_NOT_ALLOWLISTED"],
+    ["https://x.example/hooks*", "https://x.example/hooks", "ok"],
+    ["https://x.example/hooks*", "https://x.example/hooks?x=1", "ok"],
+    ["https://x.example/a*z", "https://x.example/a/b/c?q=z", "ok"],
+    ["https://x.example/a*z", "https://x.example/a/b?q=zz", "ok"],
+    ["https://x.example/a*z", "https://x.example/a/b#z", "EGRESS_NOT_ALLOWLISTED"],
+    ["https://x.example/*/pre", "https://x.example/a/b/pre", "ok"],
+    ["https://x.example/*/pre", "https://x.example/pre", "EGRESS_NOT_ALLOWLISTED"],
+    ["https://x.example/a*b*c", "https://x.example/abc", "ok"],
+    ["https://x.example/a*b*c", "https://x.example/acb", "EGRESS_NOT_ALLOWLISTED"],
+    ["https://x.example/a*bb*bc", "https://x.example/abbbc", "ok"],
+    ["https://x.example/a*bb*bc", "https://x.example/abbc", "EGRESS_NOT_ALLOWLISTED"],
+    ["https://x.example/ab*b*c", "https://x.example/abxc", "EGRESS_NOT_ALLOWLISTED"],
+    ["https://x.example/a*c*b*z", "https://x.example/abcz", "EGRESS_NOT_ALLOWLISTED"],
+    ["https://x.example/a*c*b*z", "https://x.example/acbz", "ok"],
+    ["https://x.example/a*bb*bc", "https://x.example/abbxbc", "ok"],
+    ["https://x.example/Hooks/*", "https://x.example/hooks/a", "EGRESS_NOT_ALLOWLISTED"],
+    ["https://x.example/hook", "https://x.example/hook", "ok"],
+    ["https://x.example/hook", "https://x.example/hook/", "EGRESS_NOT_ALLOWLISTED"],
+    ["https://x.example/hook", "https://x.example/hook?x", "EGRESS_NOT_ALLOWLISTED"],
+    ["https://x.example/hook", "https://x.example/hook#frag", "ok"],
+    ["https://x.example/h?token=*", "https://x.example/h?token=abc", "ok"],
+    ["https://x.example/h?token=*", "https://x.example/h?other=1", "EGRESS_NOT_ALLOWLISTED"],
+    ["https://x.example/a%2fb", "https://x.example/a%2Fb", "ok"],
+    ["https://x.example/a%2Fb", "https://x.example/a%2fb", "ok"],
+    ["https://x.example/a%2Fb", "https://x.example/a/b", "EGRESS_NOT_ALLOWLISTED"],
+    ["https://x.example/a b/*", "https://x.example/a%20b/x", "ok"],
+    ["https://x.example/a\\b", "https://x.example/a/b", "ok"],
+    ["https://x.example/ü/*", "https://x.example/%C3%BC/x", "ok"],
+  ])("%s against %s is %s", (pattern, raw, code) => {
+    expect(against(pattern, raw)).toBe(code);
+  });
+
+  it("stays linear on many stars and a long path", () => {
+    const { allowlist } = compileAllowlist([`https://x.example/${"*a".repeat(30)}b`]);
+    const start = performance.now();
+    expect(codeOf(`https://x.example/${"a".repeat(100_000)}`, allowlist)).toBe("EGRESS_NOT_ALLOWLISTED");
+    expect(performance.now() - start).toBeLessThan(1_000);
+  });
+});
+
+describe("checkUrl: dot segments are resolved before matching", () => {
+  it.each([
+    ["https://x.example/v1/%2e%2e/admin", "/admin"],
+    ["https://x.example/v1/%2E%2E/admin", "/admin"],
+    ["https://x.example/v1/../admin", "/admin"],
+    ["https://x.example/v1/.%2e/admin", "/admin"],
+    ["https://x.example/v1/./hook", "/v1/hook"],
+    ["https://x.example/v1\\..\\admin", "/admin"],
+  ])("%s is sent as %s and does not match /v1/*", (raw, path) => {
+    const verdict = checkUrl(raw, UNRESTRICTED);
+    expect(verdict.ok).toBe(true);
+    if (verdict.ok) expect(verdict.url.pathname).toBe(path);
+    expect(against("https://x.example/v1/*", raw)).toBe(
+      path.startsWith("/v1/") ? "ok" : "EGRESS_NOT_ALLOWLISTED",
+    );
+  });
+
+  it("normalizes dot segments in the pattern too", () => {
+    expect(against("https://x.example/v1/../v2/*", "https://x.example/v2/a")).toBe("ok");
+    expect(against("https://x.example/v1/../v2/*", "https://x.example/v1/v2/a")).toBe(
+      "EGRESS_NOT_ALLOWLISTED",
+    );
+  });
+});
+
+describe("checkUrl: presence semantics", () => {
+  it("an empty list allows nothing, and says so", () => {
+    const { allowlist, errors } = compileAllowlist([]);
+    expect(errors).toEqual([]);
+    const verdict = checkUrl("https://hooks.example.com/x", allowlist);
+    expect(verdict.ok).toBe(false);
+    if (!verdict.ok) {
+      expect(verdict.refusal).toMatchObject({ code: "EGRESS_NOT_ALLOWLISTED", stage: "allowlist" });
+      expect(verdict.refusal.reason).toContain("https://hooks.example.com/x");
+      expect(verdict.refusal.reason).toMatch(/no valid pattern/);
+    }
+  });
+
+  it.each([
+    ["https://hooks.example.com/x", "ok"],
+    ["http://203.0.113.7:8080/anything?q=1", "ok"],
+    ["file:///etc/passwd", "EGRESS_BAD_SCHEME"],
+    ["gopher://x.example/", "EGRESS_BAD_SCHEME"],
+    ["https://u:p@hooks.example.com/", "EGRESS_USERINFO"],
+    ["http://localhost:8080/", "EGRESS_BLOCKED_NAME"],
+    ["http://x.example:22/", "EGRESS_BAD_PORT"],
+  ])("an unset list allows %s unless another rule refuses it: %s", (raw, code) => {
+    expect(codeOf(raw, UNRESTRICTED)).toBe(code);
+  });
+
+  it("a refusal names the URL and how many patterns were checked, eliding the query", () => {
+    const { allowlist } = compileAllowlist(["https://a.example/*", "https://b.example/*", "nope"]);
+    const verdict = checkUrl("https://c.example/hook?token=secret", allowlist);
+    expect(verdict.ok).toBe(false);
+    if (!verdict.ok) {
+      expect(verdict.refusal.reason).toContain("https://c.example/hook?…");
+      expect(verdict.refusal.reason).toContain("any of the 2 patterns");
+      expect(verdict.refusal.reason).toContain("1 invalid pattern was ignored");
+      expect(verdict.refusal.reason).not.toContain("secret");
+    }
+  });
+
+  it("a list is allowed if any one pattern matches", () => {
+    const { allowlist } = compileAllowlist(["https://a.example/*", "https://b.example/hooks/*"]);
+    expect(codeOf("https://b.example/hooks/1", allowlist)).toBe("ok");
+    expect(codeOf("https://b.example/other", allowlist)).toBe("EGRESS_NOT_ALLOWLISTED");
+  });
+});
+
+describe("checkUrl: the order of the checks", () => {
+  const none = compileAllowlist([]).allowlist;
+  it.each([
+    ["not a url", "EGRESS_BAD_URL"],
+    ["ftp://u:p@localhost:22/", "EGRESS_BAD_SCHEME"],
+    ["http://u@localhost:22/", "EGRESS_USERINFO"],
+    ["http://localhost:22/", "EGRESS_BAD_PORT"],
+    ["http://localhost/", "EGRESS_BLOCKED_NAME"],
+    ["http://example.com/", "EGRESS_NOT_ALLOWLISTED"],
+  ])("%s against [] is %s", (raw, code) => {
+    expect(codeOf(raw, none)).toBe(code);
+  });
+
+  it("returns the parsed URL that is to be sent", () => {
+    const verdict = checkUrl("  HTTPS://Hooks.Example.COM.:443/a/../b?x=1#frag\n", UNRESTRICTED);
+    expect(verdict).toMatchObject({ ok: true, host: "hooks.example.com", port: 443 });
+    if (verdict.ok) {
+      expect(verdict.url).toBeInstanceOf(URL);
+      expect(verdict.url.href).toBe("https://hooks.example.com./b?x=1#frag");
+    }
+  });
+});
+
+describe("compileAllowlist: pattern normalization", () => {
+  it.each([
+    ["https://HOOKS.Example.COM./*", "https://hooks.example.com/*"],
+    ["HTTPS://hooks.example.com/*", "https://hooks.example.com/*"],
+    ["http://127.1/*", "http://127.0.0.1/*"],
+    ["http://0x7f.0.0.1:8080/x", "http://127.0.0.1:8080/x"],
+    ["http://[::FFFF:127.0.0.1]/*", "http://[::ffff:7f00:1]/*"],
+    ["https://*.BÜCHER.example/*", "https://*.xn--bcher-kva.example/*"],
+    ["*://*.example.com:*/a b/*", "*://*.example.com:*/a%20b/*"],
+    ["https://x.example/v1/%2e%2e/v2/*", "https://x.example/v2/*"],
+    ["https://x.example/a%2fb?q=%7e", "https://x.example/a%2Fb?q=%7E"],
+    ["https://x.example", "https://x.example/"],
+    ["  https://x.example/*  ", "https://x.example/*"],
+  ])("%s is matched as %s", (source, normalized) => {
+    const { allowlist, errors } = compileAllowlist([source]);
+    expect(errors).toEqual([]);
+    expect(allowlist.patterns?.[0]).toMatchObject({ source, normalized });
+  });
+
+  it.each([
+    ["http://127.1/*", "http://2130706433/x"],
+    ["http://127.1/*", "http://127.0.0.1/x"],
+    ["http://[::ffff:127.0.0.1]/*", "http://[::ffff:7f00:1]/x"],
+    ["https://HOOKS.example.COM/*", "https://hooks.example.com/x"],
+  ])("%s matches %s (the address stage still judges the address)", (pattern, raw) => {
+    expect(against(pattern, raw)).toBe("ok");
+  });
+
+  it("a bare * host matches any host on the default port, with a warning", () => {
+    const { allowlist, errors, warnings } = compileAllowlist(["https://*/*"]);
+    expect(errors).toEqual([]);
+    expect(warnings).toEqual([
+      { index: 0, pattern: "https://*/*", message: expect.stringMatching(/any host/) },
+    ]);
+    expect(codeOf("https://anything.example/x", allowlist)).toBe("ok");
+    expect(codeOf("https://203.0.113.9/x", allowlist)).toBe("ok");
+    expect(codeOf("https://anything.example:8443/x", allowlist)).toBe("EGRESS_NOT_ALLOWLISTED");
+    expect(codeOf("http://anything.example/x", allowlist)).toBe("EGRESS_NOT_ALLOWLISTED");
+  });
+});
+
+describe("compileAllowlist: a pattern without a path", () => {
+  it("matches the path / only and warns with the /* form", () => {
+    const { allowlist, errors, warnings } = compileAllowlist([
+      "https://a.example/*",
+      "https://hooks.example.com",
+    ]);
+    expect(errors).toEqual([]);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatchObject({ index: 1, pattern: "https://hooks.example.com" });
+    expect(warnings[0]?.message).toContain("https://hooks.example.com/*");
+    expect(warnings[0]?.message).toMatch(/Claude Code/);
+    expect(codeOf("https://hooks.example.com", allowlist)).toBe("ok");
+    expect(codeOf("https://hooks.example.com/", allowlist)).toBe("ok");
+    expect(codeOf("https://hooks.example.com/#x", allowlist)).toBe("ok");
+    expect(codeOf("https://hooks.example.com/a", allowlist)).toBe("EGRESS_NOT_ALLOWLISTED");
+    expect(codeOf("https://hooks.example.com/?q=1", allowlist)).toBe("EGRESS_NOT_ALLOWLISTED");
+  });
+
+  it.each(["http://x.example:8080", "*://*.x.example:*"])("%s warns too", (pattern) => {
+    const { errors, warnings } = compileAllowlist([pattern]);
+    expect(errors).toEqual([]);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]?.message).toContain(`${pattern}/*`);
+  });
+
+  it.each(["https://x.example/", "https://x.example/*", "*://*.x.example:*/hooks"])(
+    "%s does not warn",
+    (pattern) => {
+      expect(compileAllowlist([pattern]).warnings).toEqual([]);
+    },
+  );
+});
+
+describe("compileAllowlist: invalid patterns are reported and never match", () => {
+  it.each([
+    // userinfo
+    ["https://user@hooks.example.com/*", "https://hooks.example.com/x", /userinfo/],
+    ["https://u:p@hooks.example.com/*", "https://hooks.example.com/x", /userinfo/],
+    ["http://localhost:80@evil.com/*", "http://evil.com/x", /userinfo/],
+    // a * in the host other than a whole leading "*." label
+    ["https://hooks.slack.com*", "https://hooks.slack.com.evil.com/", /\* in the host/],
+    ["https://hooks.slack.com*/*", "https://hooks.slack.com/x", /\* in the host/],
+    ["https://login.*.example.com/*", "https://login.a.example.com/x", /\* in the host/],
+    ["https://*example.com/*", "https://evilexample.com/x", /\* in the host/],
+    ["https://ex*ample.com/*", "https://example.com/x", /\* in the host/],
+    ["https://*.*.example.com/*", "https://a.b.example.com/x", /\* in the host/],
+    ["https://**.example.com/*", "https://a.example.com/x", /\* in the host/],
+    ["https://*.example.*/*", "https://a.example.com/x", /\* in the host/],
+    // schemes
+    ["ftp://x.example/*", "https://x.example/x", /scheme/],
+    ["ws://x.example/*", "http://x.example/x", /scheme/],
+    ["http*://x.example/*", "https://x.example/x", /scheme/],
+    ["://x.example/*", "https://x.example/x", /scheme/],
+    // no "://"
+    ["*", "https://x.example/x", /no "::\/\/"|unset/],
+    ["*.example.com", "https://a.example.com/x", /no ":\/\/"/],
+    ["hooks.example.com/*", "https://hooks.example.com/x", /no ":\/\/"/],
+    ["https:/x.example/*", "https://x.example/x", /no ":\/\/"/],
+    // hosts that do not parse, or are empty
+    ["https:///*", "https://x.example/x", /no host/],
+    ["https://:443/*", "https://x.example/x", /no host/],
+    ["https://exa mple.com/*", "https://example.com/x", /not a valid host/],
+    ["https://256.0.0.1/*", "https://x.example/x", /not a valid host/],
+    ["https://[::1/*", "http://[::1]/x", /unclosed \[/],
+    ["https://[::1]x/*", "http://[::1]/x", /after the IPv6 address/],
+    ["https://[::1%25eth0]/*", "http://[::1]/x", /not a valid host/],
+    ["https://*./*", "https://a.example/x", /not a valid host/],
+    ["https://*.127.0.0.1/*", "https://127.0.0.1/x", /IP address/],
+    ["https://*.[::1]/*", "https://[::1]/x", /IP address/],
+    // ports
+    ["https://x.example:0/*", "https://x.example/x", /port/],
+    ["https://x.example:65536/*", "https://x.example/x", /port/],
+    ["https://x.example:-1/*", "https://x.example/x", /port/],
+    ["https://x.example:abc/*", "https://x.example/x", /port/],
+    ["https://x.example:/*", "https://x.example/x", /port/],
+    ["https://x.example:4*/*", "https://x.example:443/x", /port/],
+    ["https://x.example:443:443/*", "https://x.example/x", /port/],
+    ["https://x.example:1e3/*", "https://x.example:1000/x", /port/],
+    // the path must start with "/"
+    ["https://x.example?q=*", "https://x.example/?q=1", /path must start with \//],
+    ["https://x.example#*", "https://x.example/", /path must start with \//],
+    ["https://x.example\\*", "https://x.example/x", /path must start with \//],
+    // fragments, control characters, a * removed by a dot segment
+    ["https://x.example/a#*", "https://x.example/a", /fragment/],
+    ["https://x.example/\t*", "https://x.example/x", /control character/],
+    ["https://x.example/a\n/*", "https://x.example/a/x", /control character/],
+    ["https://x.example/*/../b", "https://x.example/b", /removes a \*/],
+  ])("%j is an error and does not match %s", (pattern, raw, message) => {
+    const { allowlist, errors, warnings } = compileAllowlist(["https://unrelated.example/*", pattern]);
+    expect(errors).toEqual([{ index: 1, pattern, message: expect.stringMatching(message) }]);
+    expect(warnings).toEqual([]);
+    expect(allowlist.patterns).toHaveLength(1);
+    expect(codeOf(raw, allowlist)).toBe("EGRESS_NOT_ALLOWLISTED");
+  });
+
+  it("a list of only invalid patterns allows nothing", () => {
+    const { allowlist, errors } = compileAllowlist(["https://hooks.slack.com*", "*"]);
+    expect(errors.map((e) => e.index)).toEqual([0, 1]);
+    expect(allowlist.patterns).toEqual([]);
+    const verdict = checkUrl("https://hooks.slack.com/x", allowlist);
+    expect(verdict.ok).toBe(false);
+    if (!verdict.ok) expect(verdict.refusal.reason).toContain("2 invalid patterns were ignored");
+  });
+
+  it("reports entries that are not strings", () => {
+    const { allowlist, errors } = compileAllowlist([42, null, "https://x.example/*"] as unknown as string[]);
+    expect(errors.map((e) => e.index)).toEqual([0, 1]);
+    expect(errors[0]?.message).toMatch(/not a string/);
+    expect(allowlist.patterns).toHaveLength(1);
+  });
+
+  it("fails closed on a list that is not an array", () => {
+    const { allowlist, errors } = compileAllowlist("https://x.example/*" as unknown as string[]);
+    expect(errors).toHaveLength(1);
+    expect(codeOf("https://x.example/x", allowlist)).toBe("EGRESS_NOT_ALLOWLISTED");
+  });
+});
+
+describe("never throws", () => {
+  it.each([
+    "",
+    " ",
+    "http://",
+    "http:",
+    "https://[",
+    "http://%zz/",
+    "\u0000",
+    "http://\u0000/",
+    `http://x.example/${"a".repeat(100_000)}`,
+    `http://${"a.".repeat(200)}example/`,
+    "http://x.example:99999999999999999999/",
+    "\uD800",
+  ])("checkUrl(%j) returns a verdict", (raw) => {
+    expect(() => checkUrl(raw, UNRESTRICTED)).not.toThrow();
+    expect(typeof checkUrl(raw, UNRESTRICTED).ok).toBe("boolean");
+  });
+
+  it.each([[undefined], [null], [42], [{}]])("checkUrl(%j) is EGRESS_BAD_URL", (raw) => {
+    expect(codeOf(raw as unknown as string)).toBe("EGRESS_BAD_URL");
+  });
+
+  it("compileAllowlist survives odd entries", () => {
+    const odd = [
+      "",
+      "://",
+      "*://",
+      "*://*",
+      "[",
+      "https://[",
+      "https://\uD800/*",
+      "https://x.example/\uD800",
+      "%",
+      "https://%/",
+    ];
+    expect(() => compileAllowlist(odd)).not.toThrow();
+    const { allowlist, errors } = compileAllowlist(odd);
+    expect(errors.length + (allowlist.patterns?.length ?? 0)).toBe(odd.length);
+  });
+});
