@@ -12,7 +12,7 @@ import type { Dialect, HookEvent } from "../core/hook-event.js";
 import { maskValue } from "../core/mask.js";
 import { type CompiledRule, type Policy, ruleOnError } from "../core/policy.js";
 import type { FailMode } from "../core/policy-schema.js";
-import type { Clock, IdGenerator, Logger, Sha256 } from "../core/ports.js";
+import type { Clock, IdGenerator, Logger, Metrics, Sha256 } from "../core/ports.js";
 import { type Answer, renderDecision, renderRequestFailure } from "../core/render.js";
 
 export interface HookRequest {
@@ -62,6 +62,7 @@ export interface HookDeps {
   readonly newId: IdGenerator;
   readonly sha256: Sha256;
   readonly logger: Logger;
+  readonly metrics?: Metrics | undefined;
 }
 
 export interface HandleOptions {
@@ -83,7 +84,15 @@ export async function handleHook(
   const decisionId = deps.newId();
   const finish = (outcome: Omit<HookOutcome, "decisionId" | "policyHash" | "audit">, audit: AuditFields) => {
     const record = auditRecord(decisionId, policy, audit, outcome, deps.clock.monotonic() - started);
-    if (options.audit !== false) deps.logger.log("info", "decision", { ...record });
+    if (options.audit !== false) {
+      deps.logger.log("info", "decision", { ...record });
+      deps.metrics?.increment("hookgate_decisions_total", {
+        event: record.event ?? "unknown",
+        client: record.client ?? "unknown",
+        decision: record.decision,
+      });
+      if (record.error) deps.metrics?.increment("hookgate_request_errors_total", { code: record.error });
+    }
     return { ...outcome, decisionId, policyHash: policy.hash, audit: record };
   };
 

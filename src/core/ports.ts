@@ -47,3 +47,8 @@ export interface EgressResponse {
 
 /** Sends a request through the SSRF guard; a refusal or a failure is a value with a code. */
 export type Egress = (request: EgressRequest) => Promise<Result<EgressResponse, EgressRefusal>>;
+
+/** Counters for what the gateway did; exposed in Prometheus text on Node (`GET /metrics`). */
+export interface Metrics {
+  increment(name: string, labels?: Readonly<Record<string, string>>): void;
+}

@@ -8,6 +8,7 @@ import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
 import { nodeSha256 } from "../adapters/hash/node-crypto.js";
 import { createJsonLogger } from "../adapters/log/json-lines.js";
+import { createPrometheusRegistry } from "../adapters/metrics/prometheus.js";
 import { formatIssues, loadPolicyFile } from "../adapters/policy-source/file.js";
 import type { Policy, PolicyIssue } from "../core/policy.js";
 import type { Logger } from "../core/ports.js";
@@ -56,7 +57,10 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
   if (!first.ok) throw new PolicyLoadError(options.policyPath, first.error);
   let current = first.value.policy;
 
+  const metrics = createPrometheusRegistry();
   const app = createApp({
+    metrics,
+    metricsText: () => metrics.render(),
     policy: () => current,
     clock: { now: Date.now, monotonic: () => performance.now() },
     newId: randomUUID,

@@ -8,7 +8,10 @@ import type { RequestError } from "../core/errors.js";
 import { DIALECTS, type Dialect } from "../core/hook-event.js";
 import { readBody } from "./read-body.js";
 
-export type AppDeps = HookDeps;
+export interface AppDeps extends HookDeps {
+  /** Prometheus text for `GET /metrics`; the route exists only where a registry is given. */
+  readonly metricsText?: (() => string) | undefined;
+}
 
 const ROUTE_DIALECTS: ReadonlySet<string> = new Set(DIALECTS);
 
@@ -39,6 +42,12 @@ export function createApp(deps: AppDeps): Hono {
   });
 
   app.get("/healthz", (c) => c.json({ status: "ok", policy: deps.policy().hash }));
+  const metricsText = deps.metricsText;
+  if (metricsText) {
+    app.get("/metrics", (c) =>
+      c.text(metricsText(), 200, { "content-type": "text/plain; version=0.0.4; charset=utf-8" }),
+    );
+  }
 
   app.notFound((c) =>
     c.json({ error: { code: "NOT_FOUND", message: `no route ${c.req.method} ${c.req.path}` } }, 404),
@@ -62,6 +71,9 @@ async function answerHook(
   const outcome = await runHook(deps, request, dialect, routeError, false);
   const headers = outcomeHeaders(outcome);
   if (outcome.answer.contentType) headers["content-type"] = outcome.answer.contentType;
+  // The rest of an oversized body was never read, so this connection cannot carry another
+  // request; say so, or a keep-alive client (Claude Code shares one per session) would reuse it.
+  if (outcome.error?.code === "BODY_TOO_LARGE") headers.connection = "close";
   return new Response(outcome.answer.body, { status: outcome.answer.status, headers });
 }
 

@@ -181,4 +181,30 @@ describe("staying up", () => {
     }
     expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
   });
+
+  it("closes the connection after an oversized body, so a keep-alive client never reuses it", async () => {
+    const big = await fetch(`${server.url}/v1/hooks`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "x".repeat(2 * 1024 * 1024),
+    });
+    expect(big.headers.get("x-hookgate-error")).toBe("BODY_TOO_LARGE");
+    expect(big.headers.get("connection")).toBe("close");
+    await big.text();
+    const next = await fetch(`${server.url}/healthz`);
+    expect(next.status).toBe(200);
+  });
+});
+
+describe("GET /metrics", () => {
+  it("counts decisions by event, client and kind, and request errors by code, in Prometheus text", async () => {
+    const res = await fetch(`${server.url}/metrics`);
+    expect(res.headers.get("content-type")).toMatch(/^text\/plain; version=0\.0\.4/);
+    const text = await res.text();
+    expect(text).toMatch(/# TYPE hookgate_decisions_total counter/);
+    expect(text).toMatch(
+      /hookgate_decisions_total\{client="claude-code",decision="none",event="PreToolUse"\} \d+/,
+    );
+    expect(text).toMatch(/hookgate_request_errors_total\{code="MALFORMED_JSON"\} \d+/);
+  });
 });

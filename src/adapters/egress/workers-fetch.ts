@@ -1,0 +1,193 @@
+/**
+ * Egress on Cloudflare Workers, where no socket hook exists: the same URL and literal-address
+ * rules as Node, then a DNS-over-HTTPS look-up of the name judged by the same address rules,
+ * then `fetch` with `redirect: "manual"` (any 3xx is refused). This cannot pin the connection:
+ * Cloudflare's own resolver answers the `fetch`, so a name that rebinds between the check and the
+ * request (TTL 0) is not caught here. See README.md beside this file for the residual risk.
+ */
+import { classifyAddress, isIpLiteral } from "../../core/egress/address.js";
+import { type EgressPolicy, judgeAnswers } from "../../core/egress/policy.js";
+import type { EgressRefusal } from "../../core/egress/refusal.js";
+import { checkUrl } from "../../core/egress/url.js";
+import type { Egress, EgressRequest, EgressResponse } from "../../core/ports.js";
+import { err, ok, type Result } from "../../core/result.js";
+
+/** Resolves a name to every A and AAAA answer, or throws with a reason. */
+export type DohResolver = (hostname: string) => Promise<readonly string[]>;
+
+export interface DohOptions {
+  /** A DoH JSON endpoint (default Cloudflare's). */
+  readonly endpoint?: string;
+  readonly fetch?: typeof fetch;
+  readonly now?: () => number;
+  /** Longest time an answer is reused, whatever its TTL (default 60 s). */
+  readonly maxCacheSeconds?: number;
+}
+
+interface DohAnswer {
+  readonly type: number;
+  readonly data: string;
+  readonly TTL?: number;
+}
+
+const A = 1;
+const AAAA = 28;
+
+/** DNS-over-HTTPS with the JSON API (`application/dns-json`), answers cached for min(TTL, 60 s). */
+export function createDohResolver(options: DohOptions = {}): DohResolver {
+  const endpoint = options.endpoint ?? "https://cloudflare-dns.com/dns-query";
+  const doFetch = options.fetch ?? fetch;
+  const now = options.now ?? Date.now;
+  const maxCache = (options.maxCacheSeconds ?? 60) * 1000;
+  const cache = new Map<string, { addresses: string[]; until: number }>();
+
+  const query = async (name: string, type: "A" | "AAAA"): Promise<DohAnswer[]> => {
+    const url = `${endpoint}?name=${encodeURIComponent(name)}&type=${type}`;
+    const res = await doFetch(url, { headers: { accept: "application/dns-json" }, redirect: "manual" });
+    if (res.status !== 200) throw new Error(`DoH answered HTTP ${res.status}`);
+    const body = (await res.json()) as { Status?: number; Answer?: DohAnswer[] };
+    if (body.Status !== 0 && body.Status !== 3) throw new Error(`DoH status ${body.Status}`);
+    return body.Answer ?? [];
+  };
+
+  return async (hostname) => {
+    const cached = cache.get(hostname);
+    if (cached && cached.until > now()) return cached.addresses;
+    const answers = (await Promise.all([query(hostname, "A"), query(hostname, "AAAA")])).flat();
+    const records = answers.filter((a) => a.type === A || a.type === AAAA);
+    const ttl = Math.min(maxCache, ...records.map((a) => (a.TTL ?? 0) * 1000));
+    const addresses = records.map((a) => a.data);
+    if (ttl > 0) cache.set(hostname, { addresses, until: now() + ttl });
+    return addresses;
+  };
+}
+
+export interface WorkersEgressOptions {
+  readonly policy: () => EgressPolicy;
+  readonly resolve: DohResolver;
+  readonly fetch?: typeof fetch;
+  readonly maxResponseBytes?: number;
+  readonly onRefusal?: (refusal: EgressRefusal, url: string) => void;
+}
+
+export function createWorkersEgress(options: WorkersEgressOptions): { send: Egress } {
+  const doFetch = options.fetch ?? fetch;
+  const maxBytes = options.maxResponseBytes ?? 1024 * 1024;
+  const refuse = (refusal: EgressRefusal, url: string) => {
+    options.onRefusal?.(refusal, url);
+    return err(refusal);
+  };
+
+  async function send(req: EgressRequest): Promise<Result<EgressResponse, EgressRefusal>> {
+    const policy = options.policy();
+    const verdict = checkUrl(req.url, policy.allowlist);
+    if (!verdict.ok) return refuse(verdict.refusal, req.url);
+    const precheck = await judgeHost(verdict.host, policy, options.resolve);
+    if (precheck) return refuse(precheck, req.url);
+    const timeout = AbortSignal.timeout(req.timeoutMs);
+    try {
+      const res = await doFetch(verdict.url.href, {
+        method: req.method,
+        headers: Object.fromEntries(
+          Object.entries(req.headers).map(([k, v]) => [k, v.replace(/[\r\n\0]/g, "")]),
+        ),
+        body: req.body ?? null,
+        redirect: "manual",
+        signal: req.signal ? AbortSignal.any([req.signal, timeout]) : timeout,
+      });
+      if (res.status >= 300 && res.status < 400) {
+        await res.body?.cancel();
+        const location = res.headers.get("location") ?? "(none)";
+        return refuse(
+          {
+            code: "EGRESS_REDIRECT",
+            stage: "response",
+            reason: `${verdict.url.href} answered ${res.status} to ${location}; redirects are never followed`,
+          },
+          req.url,
+        );
+      }
+      const text = await readCapped(res, maxBytes);
+      if (text === undefined) {
+        return refuse(
+          {
+            code: "EGRESS_RESPONSE_TOO_LARGE",
+            stage: "response",
+            reason: `${verdict.url.href} answered with more than ${maxBytes} bytes`,
+          },
+          req.url,
+        );
+      }
+      return ok({ status: res.status, headers: Object.fromEntries(res.headers), body: text });
+    } catch (e) {
+      const why = e instanceof Error ? e.message : String(e);
+      return refuse(
+        timeout.aborted
+          ? {
+              code: "EGRESS_TIMEOUT",
+              stage: "response",
+              reason: `${verdict.url.href} did not answer within ${req.timeoutMs} ms`,
+            }
+          : { code: "EGRESS_CONNECT_FAILED", stage: "connect", reason: `${verdict.url.href} failed: ${why}` },
+        req.url,
+      );
+    }
+  }
+
+  return { send };
+}
+
+async function judgeHost(
+  host: string,
+  policy: EgressPolicy,
+  resolve: DohResolver,
+): Promise<EgressRefusal | undefined> {
+  if (isIpLiteral(host)) {
+    const verdict = classifyAddress(host, policy.addresses);
+    return verdict.allowed
+      ? undefined
+      : {
+          code: "EGRESS_BLOCKED_ADDRESS",
+          stage: "address",
+          reason: verdict.reason,
+          address: verdict.address,
+          range: verdict.range,
+        };
+  }
+  let answers: readonly string[];
+  try {
+    answers = await resolve(host);
+  } catch (e) {
+    const why = e instanceof Error ? e.message : String(e);
+    return {
+      code: "EGRESS_DNS_FAILED",
+      stage: "dns",
+      reason: `${host} could not be resolved over DoH (${why})`,
+    };
+  }
+  return judgeAnswers(host, answers, policy.addresses);
+}
+
+async function readCapped(res: Response, maxBytes: number): Promise<string | undefined> {
+  if (!res.body) return "";
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel();
+      return undefined;
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return new TextDecoder().decode(bytes);
+}

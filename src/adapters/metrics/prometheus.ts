@@ -1,0 +1,36 @@
+/** The Metrics port as an in-process registry of counters, rendered in Prometheus text format. */
+import type { Metrics } from "../../core/ports.js";
+
+export interface PrometheusRegistry extends Metrics {
+  render(): string;
+}
+
+const HELP: Readonly<Record<string, string>> = {
+  hookgate_decisions_total: "Hook requests answered, by event, client and final decision.",
+  hookgate_request_errors_total: "Hook requests answered with a fail mode, by error code.",
+  hookgate_egress_refused_total: "Outbound requests refused by the egress guard, by code.",
+};
+
+export function createPrometheusRegistry(): PrometheusRegistry {
+  const counters = new Map<string, Map<string, number>>();
+  return {
+    increment(name, labels = {}) {
+      const series = counters.get(name) ?? new Map<string, number>();
+      counters.set(name, series);
+      const key = Object.entries(labels)
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([k, v]) => `${k}="${v.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n")}"`)
+        .join(",");
+      series.set(key, (series.get(key) ?? 0) + 1);
+    },
+    render() {
+      const lines: string[] = [];
+      for (const [name, series] of [...counters].sort(([a], [b]) => a.localeCompare(b))) {
+        if (HELP[name]) lines.push(`# HELP ${name} ${HELP[name]}`);
+        lines.push(`# TYPE ${name} counter`);
+        for (const [key, value] of series) lines.push(`${name}${key ? `{${key}}` : ""} ${value}`);
+      }
+      return `${lines.join("\n")}\n`;
+    },
+  };
+}

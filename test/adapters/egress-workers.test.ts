@@ -1,0 +1,125 @@
+/**
+ * The Workers egress module, run under Node's fetch (the same WHATWG fetch contract) against
+ * a loopback DNS-over-HTTPS server speaking the JSON API and a loopback target. In workerd it
+ * runs with Cloudflare's fetch and resolver; the decisions are the same code.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createDohResolver, createWorkersEgress } from "../../src/adapters/egress/workers-fetch.js";
+import { compileEgressPolicy } from "../../src/core/egress/policy.js";
+import { type LoopbackServer, loopbackServer } from "../support/loopback.js";
+
+const zone: Record<string, { A?: string[]; AAAA?: string[]; status?: number }> = {
+  "hooks.test": { A: ["127.0.0.1"] },
+  "metadata.test": { A: ["169.254.169.254"] },
+  "mixed.test": { A: ["127.0.0.1"], AAAA: ["fd00:ec2::254"] },
+  "gone.test": { status: 3 },
+};
+
+let doh: LoopbackServer;
+let target: LoopbackServer;
+
+beforeAll(async () => {
+  doh = await loopbackServer((req, res) => {
+    const url = new URL(req.url, "http://doh");
+    const name = url.searchParams.get("name") ?? "";
+    const type = url.searchParams.get("type") as "A" | "AAAA";
+    const entry = zone[name] ?? { status: 3 };
+    const data = entry[type] ?? [];
+    res.writeHead(200, { "content-type": "application/dns-json" });
+    res.end(
+      JSON.stringify({
+        Status: entry.status ?? 0,
+        Answer: data.map((d) => ({ name, type: type === "A" ? 1 : 28, TTL: 30, data: d })),
+      }),
+    );
+  });
+  target = await loopbackServer((req, res) => {
+    if (req.url === "/redirect") res.writeHead(307, { location: "http://127.0.0.1:1/internal" }).end();
+    else res.end(`got ${req.body}`);
+  });
+});
+afterAll(async () => {
+  await doh.close();
+  await target.close();
+});
+
+const egress = (allowCidrs: string[] = ["127.0.0.1/32"]) => {
+  const compiled = compileEgressPolicy({ allowCidrs });
+  return createWorkersEgress({
+    policy: () => compiled.policy,
+    resolve: createDohResolver({ endpoint: `${doh.url}/dns-query` }),
+  });
+};
+const post = (url: string, allowCidrs?: string[]) =>
+  egress(allowCidrs).send({
+    url,
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: "{}",
+    timeoutMs: 2000,
+  });
+
+describe("Workers egress", () => {
+  it("reaches an allowed name after the DoH pre-check", async () => {
+    // The platform resolves for fetch itself (no pin); here a fetch that resolves hooks.test
+    // to loopback stands in for Cloudflare's resolver.
+    const compiled = compileEgressPolicy({ allowCidrs: ["127.0.0.1/32"] });
+    const fetched: string[] = [];
+    const module = createWorkersEgress({
+      policy: () => compiled.policy,
+      resolve: createDohResolver({ endpoint: `${doh.url}/dns-query` }),
+      fetch: (input, init) => {
+        fetched.push(String(input));
+        return fetch(String(input).replace("hooks.test", "127.0.0.1"), init);
+      },
+    });
+    const res = await module.send({
+      url: `http://hooks.test:${target.port}/x`,
+      method: "POST",
+      headers: {},
+      body: "{}",
+      timeoutMs: 2000,
+    });
+    expect(res.ok && res.value.body).toBe("got {}");
+    expect(fetched).toEqual([`http://hooks.test:${target.port}/x`]);
+  });
+
+  it("judges every A and AAAA answer from DoH", async () => {
+    const blocked = await post("http://metadata.test/");
+    expect(!blocked.ok && blocked.error).toMatchObject({
+      code: "EGRESS_BLOCKED_ADDRESS",
+      address: "169.254.169.254",
+    });
+    const mixed = await post("http://mixed.test/");
+    expect(!mixed.ok && mixed.error.address).toBe("fd00:ec2::254");
+    const gone = await post("http://gone.test/");
+    expect(!gone.ok && gone.error.code).toBe("EGRESS_NO_ADDRESS");
+  });
+
+  it("refuses a blocked literal without asking DoH", async () => {
+    const before = doh.received.length;
+    const res = await post("http://[::ffff:169.254.169.254]/", []);
+    expect(!res.ok && res.error.code).toBe("EGRESS_BLOCKED_ADDRESS");
+    expect(doh.received.length).toBe(before);
+  });
+
+  it("caches DoH answers for min(TTL, 60 s)", async () => {
+    let now = 0;
+    const resolve = createDohResolver({ endpoint: `${doh.url}/dns-query`, now: () => now });
+    const before = doh.received.length;
+    await resolve("hooks.test");
+    await resolve("hooks.test");
+    expect(doh.received.length - before).toBe(2); // one A and one AAAA query, once
+    now = 31_000;
+    await resolve("hooks.test");
+    expect(doh.received.length - before).toBe(4);
+  });
+
+  it("refuses a redirect with redirect manual", async () => {
+    const res = await post(`${target.url}/redirect`);
+    expect(!res.ok && res.error).toMatchObject({
+      code: "EGRESS_REDIRECT",
+      reason: expect.stringContaining("127.0.0.1:1/internal"),
+    });
+  });
+});
