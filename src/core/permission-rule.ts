@@ -305,6 +305,21 @@ function isRecord(value: unknown): value is Readonly<Record<string, unknown>> {
 }
 
 /**
+ * Every `if` rule of every policy rule checks the same command of one event in turn; splitting
+ * it once instead of once per pattern is most of a decision's cost (bench/README.md). The split
+ * is a pure function of the text, so a one-entry memo is exact.
+ */
+let memoCommand: string | undefined;
+let memoSplit: ReturnType<typeof splitCommand> | undefined;
+function splitOnce(command: string): ReturnType<typeof splitCommand> {
+  if (memoCommand !== command || memoSplit === undefined) {
+    memoSplit = splitCommand(command);
+    memoCommand = command;
+  }
+  return memoSplit;
+}
+
+/**
  * An allow rule ("all") must match every subcommand exactly as written, and never approves an
  * opaque command. A deny rule ("any") needs one match, and also accepts a subcommand without
  * its redirections or with its command path dropped (`/bin/rm -rf / 2>/dev/null`), so those
@@ -312,7 +327,7 @@ function isRecord(value: unknown): value is Readonly<Record<string, unknown>> {
  */
 function matchesCommand(pattern: Glob, command: unknown, quantifier: "any" | "all"): boolean {
   if (typeof command !== "string") return false;
-  const split = splitCommand(command);
+  const split = splitOnce(command);
   if (quantifier === "any") {
     return split.subcommands.some(
       (s) => globMatches(pattern, s.text) || s.variants.some((v) => globMatches(pattern, v)),

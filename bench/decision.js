@@ -1,0 +1,493 @@
+/**
+ * Decision latency and throughput of `POST /v1/hooks` on loopback, beside a bare node:http
+ * server answering the same bytes, both measured in this run (STYLE.md: speed is measured, not
+ * asserted; no thresholds here, only medians and ratios).
+ *
+ *   node bench/decision.js [--rounds 5] [--duration 10] [--connections 10] [--warmup 3]
+ *                          [--quiet-wait 60] [--cpu-prof]
+ *
+ * Needs `npm run build` first (it runs dist/entry/bin.js). Loopback only; stops by itself.
+ * Writes bench/results/decision-<date>.json and prints a Markdown table.
+ */
+import { spawn } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
+import os from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import autocannon from "autocannon";
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const ROOT = dirname(HERE);
+const GATEWAY_BIN = join(ROOT, "dist", "entry", "bin.js");
+const POLICY = join(HERE, "policy.json");
+const BARE_SERVER = join(HERE, "bare-server.js");
+const FIXTURE = join(ROOT, "test", "fixtures", "claude-code", "2.1.332", "PreToolUse.json");
+const RESULTS = join(HERE, "results");
+const START_TIMEOUT_MS = 15_000;
+/** Linux reports /proc times in USER_HZ, 100 per second on every architecture Node runs on. */
+const TICK_MS = 10;
+
+/** The platform team's token in bench/policy.json (its sha256 is stored there). */
+const TOKEN = "hookgate-dev-token";
+
+/** What Claude Code 2.1.332 sends (test/fixtures/.../PreToolUse.headers.json); autocannon adds Host, Content-Length, Connection. */
+const HEADERS = {
+  accept: "application/json, text/plain, */*",
+  "content-type": "application/json",
+  authorization: `Bearer ${TOKEN}`,
+  "user-agent": "axios/1.15.2",
+  "accept-encoding": "gzip, compress, deflate, br",
+};
+
+const { values: flags } = parseArgs({
+  options: {
+    rounds: { type: "string", default: "5" },
+    duration: { type: "string", default: "10" },
+    connections: { type: "string", default: "10" },
+    warmup: { type: "string", default: "3" },
+    "quiet-wait": { type: "string", default: "60" },
+    "cpu-prof": { type: "boolean", default: false },
+  },
+});
+
+const options = {
+  rounds: boundedInt("rounds", flags.rounds, 1, 50),
+  durationSeconds: boundedInt("duration", flags.duration, 1, 120),
+  connections: boundedInt("connections", flags.connections, 1, 1000),
+  warmupSeconds: boundedInt("warmup", flags.warmup, 0, 60),
+  /** Total time the run may spend waiting for other processes to go quiet before a round. */
+  quietWaitSeconds: boundedInt("quiet-wait", flags["quiet-wait"], 0, 120),
+  pipelining: 1,
+  cpuProfile: flags["cpu-prof"] === true,
+};
+
+function boundedInt(name, text, min, max) {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    process.stderr.write(`decision.js: --${name} must be an integer from ${min} to ${max}, got ${text}\n`);
+    process.exit(2);
+  }
+  return n;
+}
+
+const children = new Set();
+process.on("exit", () => {
+  for (const child of children) child.kill("SIGKILL");
+});
+for (const signal of ["SIGINT", "SIGTERM"]) process.once(signal, () => process.exit(130));
+
+await main();
+
+async function main() {
+  if (!existsSync(GATEWAY_BIN)) fail(`${GATEWAY_BIN} is missing: run npm run build first`);
+  const requestBody = await benchmarkRequestBody();
+
+  const profileDir = join(RESULTS, "profiles");
+  if (options.cpuProfile) await mkdir(profileDir, { recursive: true });
+  const nodeFlags = options.cpuProfile ? ["--cpu-prof", "--cpu-prof-dir", profileDir] : [];
+  const gateway = await startGateway(nodeFlags);
+  const expected = await checkGatewayAnswer(gateway.url, requestBody);
+  const bare = await startBare(expected.body);
+  await checkBareAnswer(bare.url, requestBody, expected.body);
+
+  const targets = [
+    { name: "gateway", url: `${gateway.url}/v1/hooks`, pid: gateway.child.pid },
+    { name: "bare", url: `${bare.url}/`, pid: bare.child.pid },
+  ];
+  const load = {
+    requestBody,
+    expectBody: expected.body,
+    pids: [process.pid, gateway.child.pid, bare.child.pid],
+  };
+
+  log(
+    `decision: ${options.rounds} rounds x ${options.durationSeconds}s per target, ${options.connections} connections`,
+  );
+  if (options.warmupSeconds > 0) {
+    for (const target of targets) await measure(target, options.warmupSeconds, load);
+  }
+  const rounds = [];
+  let quietBudget = options.quietWaitSeconds;
+  for (let round = 1; round <= options.rounds; round++) {
+    for (const target of targets) {
+      const waitedSeconds = Math.round(10 * (await waitForQuiet(load.pids, quietBudget))) / 10;
+      quietBudget = Math.max(0, quietBudget - waitedSeconds);
+      const m = await measure(target, options.durationSeconds, load);
+      rounds.push({ round, target: target.name, ...m, waitedForQuietSeconds: waitedSeconds });
+      log(
+        `round ${round}/${options.rounds} ${target.name.padEnd(7)} ${m.requestsPerSecond.toFixed(0)} req/s, ` +
+          `p50 ${m.p50Ms.toFixed(3)} ms, p99 ${m.p99Ms.toFixed(3)} ms, server CPU ${m.serverCpuUsPerRequest ?? "?"} us/req, ` +
+          `non-2xx ${m.non2xx}, errors ${m.errors}, mismatches ${m.mismatches}, ` +
+          `other processes ${m.otherProcessesCpuPercent ?? "?"}% of a core`,
+      );
+    }
+  }
+
+  // The answer must still be the rule's deny after the load, not a fail-mode answer.
+  await checkGatewayAnswer(gateway.url, requestBody);
+  const requestsServed = rounds.filter((r) => r.target === "gateway").reduce((n, r) => n + r.requests, 0);
+  await stop(bare.child);
+  await stop(gateway.child);
+
+  const summary = summarize(rounds);
+  const result = {
+    benchmark: "decision",
+    date: new Date().toISOString(),
+    machine: machine(),
+    options: { ...options, headers: Object.keys(HEADERS) },
+    request: {
+      route: "POST /v1/hooks",
+      bytes: Buffer.byteLength(requestBody),
+      command: "rm -rf /",
+      expectedRule: "no-rm-root",
+    },
+    answer: { status: expected.status, bytes: Buffer.byteLength(expected.body), body: expected.body },
+    gatewayLog: {
+      note: "gateway stdout is piped to the benchmark and discarded, as a log shipper would read it",
+      bytes: gateway.logBytes(),
+      bytesPerMeasuredDecision: Math.round(gateway.logBytes() / Math.max(1, requestsServed)),
+    },
+    rounds,
+    summary,
+  };
+  await mkdir(RESULTS, { recursive: true });
+  const file = join(RESULTS, `decision-${result.date.slice(0, 10)}.json`);
+  await writeFile(file, `${JSON.stringify(result, null, 2)}\n`);
+  process.stdout.write(`\n${markdown(summary)}\n\nwritten to ${file}\n`);
+  if (options.cpuProfile) process.stdout.write(`gateway CPU profile in ${profileDir}\n`);
+}
+
+/** The real Claude Code PreToolUse body with its command swapped for `rm -rf /`. */
+async function benchmarkRequestBody() {
+  const fixture = JSON.parse(await readFile(FIXTURE, "utf8"));
+  fixture.tool_input.command = "rm -rf /";
+  fixture.tool_input.description = "Delete everything";
+  return JSON.stringify(fixture);
+}
+
+async function startGateway(nodeFlags) {
+  const child = spawn(
+    process.execPath,
+    [...nodeFlags, GATEWAY_BIN, "serve", "--policy", POLICY, "--host", "127.0.0.1", "--port", "0"],
+    { stdio: ["ignore", "pipe", "pipe"] },
+  );
+  children.add(child);
+  let stderr = "";
+  child.stderr.setEncoding("utf8");
+  child.stderr.on("data", (text) => {
+    stderr += text;
+  });
+  let logBytes = 0;
+  const url = await new Promise((resolve, reject) => {
+    let pending = "";
+    const timer = setTimeout(
+      () => reject(new Error("the gateway did not start listening in time")),
+      START_TIMEOUT_MS,
+    );
+    const onData = (chunk) => {
+      logBytes += chunk.length;
+      pending += chunk.toString("utf8");
+      let newline = pending.indexOf("\n");
+      while (newline !== -1) {
+        const line = pending.slice(0, newline);
+        pending = pending.slice(newline + 1);
+        newline = pending.indexOf("\n");
+        let entry;
+        try {
+          entry = JSON.parse(line);
+        } catch {
+          continue;
+        }
+        if (entry.level === "warn" || entry.level === "error") log(`gateway: ${line}`);
+        if (entry.msg === "hookgate listening") {
+          clearTimeout(timer);
+          // From here on every audit line is read and dropped: logging costs what it costs in production,
+          // without a terminal in the way.
+          child.stdout.off("data", onData);
+          child.stdout.on("data", (c) => {
+            logBytes += c.length;
+          });
+          resolve(entry.url);
+          return;
+        }
+      }
+    };
+    child.stdout.on("data", onData);
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`the gateway exited with ${code} before listening:\n${stderr}`));
+    });
+  }).catch((e) => fail(e.message));
+  return { child, url, logBytes: () => logBytes };
+}
+
+async function startBare(body) {
+  const child = spawn(process.execPath, [BARE_SERVER], {
+    stdio: ["ignore", "pipe", "inherit"],
+    env: { ...process.env, BENCH_BODY: body },
+  });
+  children.add(child);
+  const url = await new Promise((resolve, reject) => {
+    let text = "";
+    const timer = setTimeout(
+      () => reject(new Error("the bare server did not start in time")),
+      START_TIMEOUT_MS,
+    );
+    child.stdout.setEncoding("utf8");
+    child.stdout.on("data", (chunk) => {
+      text += chunk;
+      const newline = text.indexOf("\n");
+      if (newline === -1) return;
+      clearTimeout(timer);
+      resolve(JSON.parse(text.slice(0, newline)).url);
+    });
+    child.once("exit", (code) => reject(new Error(`the bare server exited with ${code}`)));
+  }).catch((e) => fail(e.message));
+  return { child, url };
+}
+
+/** The benchmark is void unless the gateway denies through the rule: abort otherwise. */
+async function checkGatewayAnswer(url, requestBody) {
+  const response = await fetch(`${url}/v1/hooks`, { method: "POST", headers: HEADERS, body: requestBody });
+  const body = await response.text();
+  let decision;
+  try {
+    decision = JSON.parse(body).hookSpecificOutput?.permissionDecision;
+  } catch {
+    decision = undefined;
+  }
+  if (response.status !== 200 || decision !== "deny" || response.headers.get("x-hookgate-error")) {
+    fail(
+      `the gateway's answer is not the expected deny (status ${response.status}, ` +
+        `x-hookgate-error ${response.headers.get("x-hookgate-error")}): ${body}`,
+    );
+  }
+  return { status: response.status, body };
+}
+
+async function checkBareAnswer(url, requestBody, expectedBody) {
+  const response = await fetch(url, { method: "POST", headers: HEADERS, body: requestBody });
+  const body = await response.text();
+  if (response.status !== 200 || body !== expectedBody)
+    fail(`the bare server answered ${response.status}: ${body}`);
+}
+
+/**
+ * One autocannon run. autocannon's own histogram keeps whole milliseconds, too coarse on
+ * loopback, so latencies are also taken from its `response` events at full resolution.
+ */
+async function measure(target, durationSeconds, load) {
+  let latencies = new Float64Array(1 << 16);
+  let count = 0;
+  const instance = autocannon({
+    url: target.url,
+    method: "POST",
+    headers: HEADERS,
+    body: load.requestBody,
+    expectBody: load.expectBody,
+    connections: options.connections,
+    pipelining: options.pipelining,
+    duration: durationSeconds,
+  });
+  instance.on("response", (_client, _status, _bytes, responseTimeMs) => {
+    if (count === latencies.length) {
+      const grown = new Float64Array(latencies.length * 2);
+      grown.set(latencies);
+      latencies = grown;
+    }
+    latencies[count++] = responseTimeMs;
+  });
+  const cpuBefore = cpuTicks(load.pids);
+  const result = await instance;
+  const cpu = cpuDelta(cpuBefore, cpuTicks(load.pids), target.pid);
+  const sorted = latencies.subarray(0, count).sort();
+  return {
+    requestsPerSecond: result.requests.mean,
+    p50Ms: round3(percentile(sorted, 0.5)),
+    p99Ms: round3(percentile(sorted, 0.99)),
+    requests: result.requests.total,
+    non2xx: result.non2xx,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    mismatches: result.mismatches,
+    durationSeconds: result.duration,
+    autocannonLatencyMs: { p50: result.latency.p50, p99: result.latency.p99, resolution: "whole ms" },
+    serverCpuUsPerRequest: cpu
+      ? Math.round((cpu.targetTicks * TICK_MS * 1000) / Math.max(1, result.requests.total))
+      : null,
+    otherProcessesCpuPercent: cpu
+      ? Math.max(0, Math.round((100 * cpu.otherTicks * TICK_MS) / 1000 / result.duration))
+      : null,
+  };
+}
+
+/**
+ * CPU ticks from /proc (Linux; undefined elsewhere): the whole machine's busy time, and each
+ * benchmark process's own. They give two things per round: the server's CPU time per request,
+ * which other load barely moves, and the CPU that processes outside the benchmark took, in
+ * percent of one core, because on a shared machine a teammate's test run would otherwise pass
+ * for a slow gateway.
+ */
+function cpuTicks(pids) {
+  try {
+    const fields = readFileSync("/proc/stat", "utf8")
+      .split("\n")[0]
+      .trim()
+      .split(/\s+/)
+      .slice(1, 9)
+      .map(Number);
+    const busy = fields.reduce((a, b) => a + b, 0) - (fields[3] ?? 0) - (fields[4] ?? 0);
+    const perPid = new Map();
+    for (const pid of pids) {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      const after = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      perPid.set(pid, Number(after[11]) + Number(after[12]));
+    }
+    return { busy, perPid };
+  } catch {
+    return undefined;
+  }
+}
+
+function cpuDelta(before, after, pid) {
+  if (!before || !after) return undefined;
+  let own = 0;
+  for (const [p, ticks] of after.perPid) own += ticks - (before.perPid.get(p) ?? ticks);
+  return {
+    otherTicks: after.busy - before.busy - own,
+    targetTicks: (after.perPid.get(pid) ?? 0) - (before.perPid.get(pid) ?? 0),
+  };
+}
+
+/** Waits, up to `budgetSeconds`, for a second in which other processes use under a quarter of a core. */
+async function waitForQuiet(pids, budgetSeconds) {
+  const started = performance.now();
+  while ((performance.now() - started) / 1000 < budgetSeconds) {
+    const before = cpuTicks(pids);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const delta = cpuDelta(before, cpuTicks(pids), 0);
+    if (!delta || delta.otherTicks * TICK_MS < 250) break;
+  }
+  return (performance.now() - started) / 1000;
+}
+
+/** Nearest-rank percentile of a sorted array. */
+function percentile(sorted, p) {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))];
+}
+
+function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+function round3(n) {
+  return Math.round(n * 1000) / 1000;
+}
+
+function summarize(rounds) {
+  const perTarget = (name) => {
+    const rs = rounds.filter((r) => r.target === name);
+    return {
+      rounds: rs.length,
+      requestsPerSecond: Math.round(median(rs.map((r) => r.requestsPerSecond))),
+      p50Ms: round3(median(rs.map((r) => r.p50Ms))),
+      p99Ms: round3(median(rs.map((r) => r.p99Ms))),
+      serverCpuUsPerRequest: rs.every((r) => r.serverCpuUsPerRequest !== null)
+        ? median(rs.map((r) => r.serverCpuUsPerRequest))
+        : null,
+      non2xx: rs.reduce((n, r) => n + r.non2xx, 0),
+      errors: rs.reduce((n, r) => n + r.errors, 0),
+      timeouts: rs.reduce((n, r) => n + r.timeouts, 0),
+      mismatches: rs.reduce((n, r) => n + r.mismatches, 0),
+      otherProcessesCpuPercentMax: Math.max(...rs.map((r) => r.otherProcessesCpuPercent ?? 0)),
+    };
+  };
+  const gateway = perTarget("gateway");
+  const bare = perTarget("bare");
+  // Each gateway round is paired with the bare round that follows it, so slow drift cancels.
+  const paired = rounds
+    .filter((r) => r.target === "gateway")
+    .map((g) => [g, rounds.find((b) => b.target === "bare" && b.round === g.round)])
+    .filter(([, b]) => b !== undefined);
+  return {
+    gateway,
+    bare,
+    ratio: {
+      throughput: round3(gateway.requestsPerSecond / bare.requestsPerSecond),
+      p50DiffMs: round3(gateway.p50Ms - bare.p50Ms),
+      p99DiffMs: round3(gateway.p99Ms - bare.p99Ms),
+      serverCpuPerRequest:
+        gateway.serverCpuUsPerRequest && bare.serverCpuUsPerRequest
+          ? round3(gateway.serverCpuUsPerRequest / bare.serverCpuUsPerRequest)
+          : null,
+      pairedThroughputMedian: round3(
+        median(paired.map(([g, b]) => g.requestsPerSecond / b.requestsPerSecond)),
+      ),
+      pairedThroughputRange: [
+        round3(Math.min(...paired.map(([g, b]) => g.requestsPerSecond / b.requestsPerSecond))),
+        round3(Math.max(...paired.map(([g, b]) => g.requestsPerSecond / b.requestsPerSecond))),
+      ],
+    },
+  };
+}
+
+function markdown(summary) {
+  const { gateway: g, bare: b, ratio } = summary;
+  const cpu = (t) => (t.serverCpuUsPerRequest === null ? "?" : String(t.serverCpuUsPerRequest));
+  const row = (name, t) =>
+    `| ${name} | ${t.requestsPerSecond} | ${t.p50Ms.toFixed(3)} | ${t.p99Ms.toFixed(3)} | ${cpu(t)} | ` +
+    `${t.non2xx} | ${t.errors + t.timeouts} | ${t.mismatches} | ${t.otherProcessesCpuPercentMax}% |`;
+  const signed = (n) => `${n >= 0 ? "+" : ""}${n.toFixed(3)}`;
+  const cpuRatio = ratio.serverCpuPerRequest === null ? "?" : `${ratio.serverCpuPerRequest.toFixed(1)}x`;
+  return [
+    `Medians of ${g.rounds} rounds, ${options.durationSeconds}s each, ${options.connections} connections, pipelining 1:`,
+    "",
+    "| target | req/s | p50 ms | p99 ms | server CPU us/req | non-2xx | errors | body mismatches | other load (max) |",
+    "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    row("hookgate `POST /v1/hooks`", g),
+    row("bare node:http, same answer bytes", b),
+    `| **gateway vs bare** | **${ratio.throughput.toFixed(2)}x** | **${signed(ratio.p50DiffMs)}** | ` +
+      `**${signed(ratio.p99DiffMs)}** | **${cpuRatio}** | | | | |`,
+    "",
+    `Paired per-round throughput ratio: median ${ratio.pairedThroughputMedian.toFixed(2)}, ` +
+      `range ${ratio.pairedThroughputRange.map((n) => n.toFixed(2)).join("-")}. ` +
+      "Other load: CPU taken by processes outside the benchmark, in % of one core, worst round.",
+  ].join("\n");
+}
+
+function machine() {
+  const cpus = os.cpus();
+  return {
+    cpus: cpus.length,
+    cpuModel: cpus[0]?.model ?? "unknown",
+    memoryGiB: Math.round(os.totalmem() / 2 ** 30),
+    os: `${os.type()} ${os.release()} ${os.arch()}`,
+    node: process.version,
+    loadAverageAtEnd: os.loadavg().map((n) => Math.round(n * 100) / 100),
+    note: "load generator (this process) and both servers share these cores",
+  };
+}
+
+async function stop(child) {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  child.kill("SIGTERM");
+  const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
+  await exited;
+  clearTimeout(timer);
+  children.delete(child);
+}
+
+function log(line) {
+  process.stderr.write(`${line}\n`);
+}
+
+function fail(message) {
+  process.stderr.write(`decision.js: ${message}\nbenchmark aborted\n`);
+  process.exit(1);
+}

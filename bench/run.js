@@ -1,0 +1,27 @@
+/**
+ * `npm run bench`: every benchmark in bench/, one after the other (never in parallel: they
+ * would share the cores they measure), each at its defaults. Under 5 minutes in total.
+ * Exits non-zero if one fails; a benchmark never fails on a timing, only on a wrong answer.
+ */
+import { spawn } from "node:child_process";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+
+/** Each one measures its own baseline in the same run (bench/README.md). */
+const BENCHMARKS = ["decision.js"];
+
+let failed = 0;
+for (const name of BENCHMARKS) {
+  process.stdout.write(`\n## bench/${name}\n\n`);
+  const code = await new Promise((resolve) => {
+    const child = spawn(process.execPath, [join(HERE, name)], { stdio: "inherit" });
+    child.once("exit", (exitCode, signal) => resolve(exitCode ?? (signal ? 1 : 0)));
+  });
+  if (code !== 0) {
+    failed++;
+    process.stderr.write(`bench/${name} exited with ${code}\n`);
+  }
+}
+process.exitCode = failed > 0 ? 1 : 0;
