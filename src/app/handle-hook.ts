@@ -4,16 +4,18 @@
  * Nothing here throws to the caller: every failure becomes a fail-mode answer.
  */
 import { authenticate } from "../core/auth.js";
+import { requestDeadlineMs } from "../core/deadline.js";
 import { combineEffects, type RuleEffect } from "../core/decision.js";
 import { FAIL_MODE_SOURCE, type RequestError } from "../core/errors.js";
-import { type Evaluation, evaluatePolicy, failureEffect, type RuleExplanation } from "../core/evaluate.js";
+import { type Evaluation, evaluatePolicy, type RuleExplanation } from "../core/evaluate.js";
 import { parseHookEvent, sniffEventName } from "../core/events.js";
 import type { Dialect, HookEvent } from "../core/hook-event.js";
 import { maskValue } from "../core/mask.js";
-import { type CompiledRule, type Policy, ruleOnError } from "../core/policy.js";
+import type { CompiledRule, Policy } from "../core/policy.js";
 import type { FailMode } from "../core/policy-schema.js";
 import type { Clock, IdGenerator, Logger, Metrics, Sha256 } from "../core/ports.js";
 import { type Answer, renderDecision, renderRequestFailure } from "../core/render.js";
+import type { RemoteActions, RemoteAudit } from "./remote-actions.js";
 
 export interface HookRequest {
   /** The body as text, or the reason it could not be read. */
@@ -24,6 +26,8 @@ export interface HookRequest {
   readonly authorization: string | undefined;
   /** The dialect the route names; undefined on `/v1/hooks`, where the body decides. */
   readonly dialect: Dialect | undefined;
+  /** `x-hookgate-timeout`: the hook's own timeout in seconds, written by `hookgate init`. */
+  readonly timeoutHeader?: string | undefined;
 }
 
 export interface HookOutcome {
@@ -46,7 +50,7 @@ export interface AuditRecord {
   readonly sessionId: string | undefined;
   readonly rules: readonly string[];
   readonly shadow: readonly { readonly rule: string; readonly decision: string }[];
-  readonly pending: readonly { readonly rule: string; readonly action: string; readonly outcome: string }[];
+  readonly pending: readonly RemoteAudit[];
   readonly notify: readonly string[];
   readonly decision: string;
   readonly reason: string | undefined;
@@ -63,6 +67,8 @@ export interface HookDeps {
   readonly sha256: Sha256;
   readonly logger: Logger;
   readonly metrics?: Metrics | undefined;
+  /** Runs prompt and forward rules; without it they are reported as not run. */
+  readonly remote?: RemoteActions | undefined;
 }
 
 export interface HandleOptions {
@@ -70,6 +76,8 @@ export interface HandleOptions {
   readonly explain?: boolean;
   /** Write the audit line (false for simulate, which has no side effects). */
   readonly audit?: boolean;
+  /** Call models and downstream hooks (false for simulate). */
+  readonly runRemote?: boolean;
 }
 
 const JSON_CONTENT_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
@@ -109,7 +117,7 @@ export async function handleHook(
       return finish(requestFailure(policy, error, event.dialect), eventFields(event));
     }
     const evaluation = evaluatePolicy(policy, event, { team: auth.team }, options.explain === true);
-    const remote = resolvePending(evaluation.pending, event, policy);
+    const remote = await runPending(deps, options, request, evaluation, event, auth.team, policy);
     const decision = combineEffects([...evaluation.enforced.map((m) => m.effect), ...remote.effects]);
     const answer = renderDecision(decision, event.name, event.dialect);
     return finish(
@@ -199,20 +207,41 @@ function requestFailure(policy: Policy, error: RequestError, dialect: Dialect | 
 }
 
 /**
- * Prompt and forward rules need the judge and egress modules, which are not built yet: each
- * such rule answers with its onError now, and the audit line says so.
+ * Prompt and forward rules: skipped when a static rule already denies (nothing can outrank it),
+ * not run by simulate (no side effects), otherwise run in parallel under the request deadline.
  */
-function resolvePending(rules: readonly CompiledRule[], event: HookEvent, policy: Policy) {
-  const effects: RuleEffect[] = [];
-  const audit: { rule: string; action: string; outcome: string }[] = [];
-  for (const rule of rules) {
-    const mode = ruleOnError(rule, policy);
-    const reason = `hookgate: ${rule.action.kind} rules are not active yet; rule "${rule.id}" answered with its onError (${mode})`;
-    effects.push(failureEffect(rule, event, mode, reason));
-    audit.push({ rule: rule.id, action: rule.action.kind, outcome: `NOT_ACTIVE:${mode}` });
+async function runPending(
+  deps: HookDeps,
+  options: HandleOptions,
+  request: HookRequest,
+  evaluation: Evaluation,
+  event: HookEvent,
+  team: string,
+  policy: Policy,
+): Promise<{ effects: RuleEffect[]; audit: RemoteAudit[] }> {
+  const rules = evaluation.pending;
+  if (rules.length === 0) return { effects: [], audit: [] };
+  const skip = (outcome: string, detail: string) => ({
+    effects: [],
+    audit: rules.map((r) => ({ rule: r.id, action: actionOf(r), outcome, ms: 0, detail })),
+  });
+  if (evaluation.enforced.some((m) => m.effect.decision === "deny" || m.effect.decision === "block")) {
+    return skip("SKIPPED", "a static rule already denies");
   }
-  return { effects, audit };
+  if (options.runRemote === false || !deps.remote || !request.body.ok) {
+    return skip("NOT_RUN", "simulate does not call models or downstream hooks");
+  }
+  const deadlineMs = requestDeadlineMs(
+    event.name,
+    event.dialect,
+    policy.defaults.deadlineMs,
+    request.timeoutHeader,
+  );
+  return deps.remote.run({ rules, event, body: request.body.text, team, policy, deadlineMs });
 }
+
+const actionOf = (rule: CompiledRule): "prompt" | "forward" =>
+  rule.action.kind === "prompt" ? "prompt" : "forward";
 
 interface AuditFields {
   client: Dialect | undefined;
@@ -223,7 +252,7 @@ interface AuditFields {
   toolInput?: unknown;
   prompt?: unknown;
   evaluation?: Evaluation;
-  pending?: readonly { rule: string; action: string; outcome: string }[];
+  pending?: readonly RemoteAudit[];
   decision?: string;
   reason?: string | undefined;
 }

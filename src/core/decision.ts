@@ -14,6 +14,8 @@ export interface RuleEffect {
   readonly updatedInput?: Readonly<Record<string, unknown>> | undefined;
   /** Also end the agent's turn (`continue: false`), as Claude Code's own prompt hooks do. */
   readonly stop?: boolean | undefined;
+  /** What the user is shown when the turn ends (`stopReason`); defaults to `reason`. */
+  readonly stopReason?: string | undefined;
 }
 
 export interface Decision {
@@ -24,6 +26,7 @@ export interface Decision {
   readonly systemMessage?: string | undefined;
   readonly updatedInput?: Readonly<Record<string, unknown>> | undefined;
   readonly stop?: boolean | undefined;
+  readonly stopReason?: string | undefined;
   /** Ids of the rules whose decision won (all of the winning kind). */
   readonly decidedBy: readonly string[];
 }
@@ -49,7 +52,9 @@ export function combineEffects(effects: readonly RuleEffect[]): Decision {
     context: contexts.length > 0 ? contexts.join("\n\n") : undefined,
     systemMessage: messages.length > 0 ? messages.join("\n") : undefined,
     updatedInput,
-    stop: winning.some((e) => e.stop) || undefined,
+    // `continue: false` outranks every decision in Claude Code, so any rule may end the turn.
+    stop: effects.some((e) => e.stop) || undefined,
+    stopReason: effects.find((e) => e.stop)?.stopReason,
     decidedBy: winning.map((e) => e.ruleId),
   };
 }

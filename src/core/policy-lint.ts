@@ -3,6 +3,8 @@
  * reach, decisions a client cannot honour, inline secrets, no auth. `hookgate check` prints them;
  * `serve` logs them at start.
  */
+
+import { checkUrl } from "./egress/url.js";
 import {
   BLOCKABLE_EVENTS,
   carriesContext,
@@ -10,10 +12,9 @@ import {
   PERMISSION_EVENTS,
 } from "./event-capabilities.js";
 import { isKnownEvent, TOOL_EVENTS } from "./events.js";
+import { DEFAULT_MODEL_URLS } from "./judge.js";
 import { eventReadsMatcher } from "./matcher.js";
 import type { CompiledRule, Policy, PolicyIssue } from "./policy.js";
-
-const NOT_ACTIVE = "is parsed but not active yet in this version: the rule answers with its onError";
 
 export function lintPolicy(policy: Policy): PolicyIssue[] {
   const warnings: PolicyIssue[] = [];
@@ -26,6 +27,7 @@ export function lintPolicy(policy: Policy): PolicyIssue[] {
   }
   for (const rule of policy.rules) lintRule(rule, warn);
   lintInlineSecrets(policy, warn);
+  lintEgressTargets(policy, warn);
   return warnings;
 }
 
@@ -51,8 +53,6 @@ function lintRule(rule: CompiledRule, warn: (path: string, message: string) => v
     }
     lintAction(rule, name, warn);
   }
-  if (rule.action.kind === "prompt" || rule.action.kind === "forward")
-    warn(`${p}.${rule.action.kind}`, NOT_ACTIVE);
   if (rule.notify.length > 0)
     warn(`${p}.notify`, "is parsed but not active yet in this version: nothing is delivered");
 }
@@ -120,5 +120,26 @@ function lintInlineSecrets(policy: Policy, warn: (path: string, message: string)
         );
       }
     }
+  }
+}
+
+/** A forward or model URL the egress guard will refuse: a warning, since it fails at call time into onError. */
+function lintEgressTargets(policy: Policy, warn: (path: string, message: string) => void): void {
+  const judge = (path: string, url: string) => {
+    const verdict = checkUrl(url, policy.egress.allowlist);
+    if (!verdict.ok)
+      warn(
+        path,
+        `the egress guard will refuse it (${verdict.refusal.code}: ${verdict.refusal.reason}); the rule will answer with onError`,
+      );
+  };
+  for (const rule of policy.rules) {
+    if (rule.document.forward) judge(`${rule.path}.forward.url`, rule.document.forward.url);
+  }
+  for (const model of policy.models.values()) {
+    judge(
+      `$.models.${model.name}${model.url ? ".url" : ""}`,
+      model.url ?? DEFAULT_MODEL_URLS[model.provider],
+    );
   }
 }

@@ -66,6 +66,19 @@ export interface TeamToken {
   readonly source: string;
 }
 
+/** A `models` entry with its secret read and its defaults filled in. */
+export interface CompiledModel {
+  readonly name: string;
+  readonly provider: "anthropic" | "openai";
+  readonly model: string;
+  /** Undefined when its `env:` variable is unset: calls then fail and `onError` applies. */
+  readonly apiKey: string | undefined;
+  readonly url: string | undefined;
+  readonly cacheTtlSeconds: number;
+  readonly maxConcurrent: number;
+  readonly dailyCallsPerTeam: number | undefined;
+}
+
 export interface Policy {
   readonly document: PolicyDocument;
   /** Short hash of the policy file's bytes, sent as `x-hookgate-policy`. */
@@ -79,6 +92,7 @@ export interface Policy {
   };
   /** The compiled `egress` section: URL allowlist and address rules for every outbound call. */
   readonly egress: EgressPolicy;
+  readonly models: ReadonlyMap<string, CompiledModel>;
   /** The rules that may apply to an event of this name, in file order (mode `off` left out). */
   rulesFor(eventName: string): readonly CompiledRule[];
 }
@@ -111,9 +125,10 @@ export async function loadPolicy(
   issues.push(...egress.errors.map((e) => ({ severity: "error" as const, ...e })));
   const warnings: PolicyIssue[] = egress.warnings.map((w) => ({ severity: "warning" as const, ...w }));
   const tokens = await resolveTokens(document, deps, warnings);
+  const models = compileModels(document, deps.env, warnings);
   if (issues.length > 0) return err(issues);
   const hash = (await deps.sha256(text)).slice(0, 16);
-  return ok({ policy: createPolicy(document, hash, rules, tokens, egress.policy), warnings });
+  return ok({ policy: createPolicy(document, hash, rules, tokens, egress.policy, models), warnings });
 }
 
 /** JSON and schema only: the first half of `loadPolicy`, shared with `hookgate check`. */
@@ -312,12 +327,49 @@ async function resolveTokens(
   return tokens;
 }
 
+/** `"env:NAME"` is read from the environment (secret bindings on Workers); anything else is the value. */
+export function resolveSecret(value: string, env: EnvReader): string | undefined {
+  if (!value.startsWith("env:")) return value;
+  const resolved = env(value.slice(4));
+  return resolved === "" ? undefined : resolved;
+}
+
+function compileModels(
+  document: PolicyDocument,
+  env: EnvReader,
+  warnings: PolicyIssue[],
+): Map<string, CompiledModel> {
+  const models = new Map<string, CompiledModel>();
+  for (const [name, m] of Object.entries(document.models ?? {})) {
+    const apiKey = resolveSecret(m.apiKey, env);
+    if (apiKey === undefined) {
+      warnings.push({
+        severity: "warning",
+        path: `$.models.${name}.apiKey`,
+        message: `${m.apiKey.slice(4)} is not set, so every call to model "${name}" fails and its rules answer with onError`,
+      });
+    }
+    models.set(name, {
+      name,
+      provider: m.provider,
+      model: m.model,
+      apiKey,
+      url: m.url,
+      cacheTtlSeconds: m.cacheTtlSeconds ?? 600,
+      maxConcurrent: m.maxConcurrent ?? 8,
+      dailyCallsPerTeam: m.dailyCallsPerTeam,
+    });
+  }
+  return models;
+}
+
 function createPolicy(
   document: PolicyDocument,
   hash: string,
   rules: CompiledRule[],
   tokens: TeamToken[],
   egress: EgressPolicy,
+  models: ReadonlyMap<string, CompiledModel>,
 ): Policy {
   const active = rules.filter((r) => r.mode !== "off");
   const wildcard = active.filter((r) => r.events === "*");
@@ -341,6 +393,7 @@ function createPolicy(
       maxBodyBytes: document.defaults?.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     },
     egress,
+    models,
     rulesFor: (eventName) => byEvent.get(eventName) ?? wildcard,
   };
 }

@@ -30,9 +30,9 @@ export function renderDecision(decision: Decision, event: string, dialect: Diale
   if (event === "PreCompact") return renderPreCompact(decision, dialect);
 
   const out: Record<string, unknown> = {};
-  if (decision.stop && decision.kind !== "none" && decision.kind !== "allow") {
+  if (decision.stop) {
     out.continue = false;
-    out.stopReason = decision.reason;
+    out.stopReason = decision.stopReason ?? decision.reason;
   }
   if (decision.kind === "block" && BLOCKABLE_EVENTS.has(event)) {
     out.decision = "block";

@@ -170,7 +170,7 @@ export function simulate(
       authorization: token === undefined ? undefined : `Bearer ${token}`,
       dialect: client,
     },
-    { explain: true, audit: false },
+    { explain: true, audit: false, runRemote: false },
   );
 }
 

@@ -6,10 +6,13 @@
 import { randomUUID } from "node:crypto";
 import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
+import { createUndiciEgress } from "../adapters/egress/undici.js";
 import { nodeSha256 } from "../adapters/hash/node-crypto.js";
 import { createJsonLogger } from "../adapters/log/json-lines.js";
 import { createPrometheusRegistry } from "../adapters/metrics/prometheus.js";
 import { formatIssues, loadPolicyFile } from "../adapters/policy-source/file.js";
+import { createRemoteActions } from "../app/remote-actions.js";
+import { maskString } from "../core/mask.js";
 import type { Policy, PolicyIssue } from "../core/policy.js";
 import type { Logger } from "../core/ports.js";
 import { createApp } from "../http/app.js";
@@ -58,11 +61,26 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
   let current = first.value.policy;
 
   const metrics = createPrometheusRegistry();
+  const egress = createUndiciEgress({
+    policy: () => current.egress,
+    onRefusal: (refusal, url) => {
+      logger.log("warn", "egress refused", {
+        code: refusal.code,
+        stage: refusal.stage,
+        reason: refusal.reason,
+        url: maskString(url),
+      });
+      metrics.increment("hookgate_egress_refused_total", { code: refusal.code });
+    },
+  });
+  const clock = { now: Date.now, monotonic: () => performance.now() };
+  const remote = createRemoteActions({ egress: egress.send, env: policyDeps.env, clock, sha256: nodeSha256 });
   const app = createApp({
+    remote,
     metrics,
     metricsText: () => metrics.render(),
     policy: () => current,
-    clock: { now: Date.now, monotonic: () => performance.now() },
+    clock,
     newId: randomUUID,
     sha256: nodeSha256,
     logger,
@@ -98,6 +116,7 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
     close: () =>
       new Promise<void>((resolve, reject) => {
         server.close((e) => (e ? reject(e) : resolve()));
+        void egress.close();
         if ("closeIdleConnections" in server) server.closeIdleConnections();
       }),
   };

@@ -94,8 +94,9 @@ async function runHook(
       contentType: request.headers.get("content-type") ?? undefined,
       authorization: request.headers.get("authorization") ?? undefined,
       dialect,
+      timeoutHeader: request.headers.get("x-hookgate-timeout") ?? undefined,
     },
-    { explain, audit: !explain },
+    { explain, audit: !explain, runRemote: !explain },
   );
 }
 

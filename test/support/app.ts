@@ -1,4 +1,6 @@
 import { randomUUID } from "node:crypto";
+import { createUndiciEgress } from "../../src/adapters/egress/undici.js";
+import { createRemoteActions } from "../../src/app/remote-actions.js";
 import type { Policy } from "../../src/core/policy.js";
 import { createApp } from "../../src/http/app.js";
 import { policyFrom, sha256 } from "./policy.js";
@@ -12,13 +14,22 @@ export interface TestApp {
 
 export const TOKEN = "team-a-token";
 
-/** The Hono app over a policy, in process, with the audit log captured. */
+/**
+ * The Hono app over a policy, in process, with the audit log captured. Prompt and forward rules
+ * run for real: through the undici egress module to loopback servers the policy allows.
+ */
 export async function testApp(document: unknown, env: Record<string, string> = {}): Promise<TestApp> {
   const policy = await policyFrom(document, env);
   const logs: Record<string, unknown>[] = [];
+  const clock = { now: Date.now, monotonic: () => performance.now() };
+  const egress = createUndiciEgress({
+    policy: () => policy.egress,
+    onRefusal: (refusal) => logs.push({ msg: "egress refused", code: refusal.code }),
+  });
   const app = createApp({
     policy: () => policy,
-    clock: { now: () => 0, monotonic: () => performance.now() },
+    remote: createRemoteActions({ egress: egress.send, env: (name) => env[name], clock, sha256 }),
+    clock,
     newId: randomUUID,
     sha256,
     logger: { log: (level, msg, fields) => logs.push({ level, msg, ...fields }) },

@@ -50,3 +50,17 @@ describe("combineEffects", () => {
     ).toBeUndefined();
   });
 });
+
+describe("ending the turn", () => {
+  it("keeps a stop from any rule, even one without a decision, as Claude Code ranks continue false first", () => {
+    const decision = combineEffects([
+      { ruleId: "a", decision: "allow" },
+      { ruleId: "b", stop: true, stopReason: "the team server ended the turn" },
+    ]);
+    expect(decision).toMatchObject({
+      kind: "allow",
+      stop: true,
+      stopReason: "the team server ended the turn",
+    });
+  });
+});

@@ -44,24 +44,18 @@ const request = (tool: string): HookRequest => ({
   dialect: undefined,
 });
 
-describe("handleHook with actions that are not active yet", () => {
-  it("answers a prompt rule with its onError, saying why", async () => {
+describe("handleHook without remote actions", () => {
+  it("reports prompt and forward rules as not run, adding nothing to the answer", async () => {
     const outcome = await handleHook(deps, request("Write"));
-    const body = JSON.parse(outcome.answer.body);
-    expect(body.hookSpecificOutput.permissionDecision).toBe("deny");
-    expect(body.hookSpecificOutput.permissionDecisionReason).toMatch(
-      /prompt rules are not active yet; rule "judge" answered with its onError \(deny\)/,
-    );
-    expect(outcome.audit.pending).toEqual([{ rule: "judge", action: "prompt", outcome: "NOT_ACTIVE:deny" }]);
-  });
-
-  it("answers a forward rule with the policy's onError (allow: no opinion)", async () => {
-    const outcome = await handleHook(deps, request("Edit"));
     expect(outcome.answer.body).toBe("");
-    expect(outcome.audit).toMatchObject({
+    expect(outcome.audit.pending).toEqual([
+      expect.objectContaining({ rule: "judge", action: "prompt", outcome: "NOT_RUN" }),
+    ]);
+    const edit = await handleHook(deps, request("Edit"));
+    expect(edit.audit).toMatchObject({
       decision: "none",
       rules: ["relay"],
-      pending: [{ rule: "relay", outcome: "NOT_ACTIVE:allow" }],
+      pending: [expect.objectContaining({ rule: "relay", outcome: "NOT_RUN" })],
     });
   });
 

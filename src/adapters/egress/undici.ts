@@ -66,7 +66,8 @@ export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
   async function send(req: EgressRequest): Promise<Result<EgressResponse, EgressRefusal>> {
     const verdict = checkUrl(req.url, options.policy().allowlist);
     if (!verdict.ok) return refuse(verdict.refusal, req.url);
-    const timeout = AbortSignal.timeout(req.timeoutMs);
+    const timeoutMs = Math.max(1, Math.ceil(req.timeoutMs));
+    const timeout = AbortSignal.timeout(timeoutMs);
     const signal = req.signal ? AbortSignal.any([req.signal, timeout]) : timeout;
     try {
       const res = await request(verdict.url, {
@@ -75,8 +76,8 @@ export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
         body: req.body ?? null,
         dispatcher: agent,
         signal,
-        headersTimeout: req.timeoutMs,
-        bodyTimeout: req.timeoutMs,
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
       });
       if (res.statusCode >= 300 && res.statusCode < 400) {
         await res.body.dump();
@@ -103,7 +104,7 @@ export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
       }
       return ok({ status: res.statusCode, headers: flattenHeaders(res.headers), body });
     } catch (e) {
-      return refuse(describeFailure(e, verdict.url, timeout.aborted, req.timeoutMs), req.url);
+      return refuse(describeFailure(e, verdict.url, timeout.aborted, timeoutMs), req.url);
     }
   }
 

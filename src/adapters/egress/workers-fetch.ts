@@ -84,7 +84,8 @@ export function createWorkersEgress(options: WorkersEgressOptions): { send: Egre
     if (!verdict.ok) return refuse(verdict.refusal, req.url);
     const precheck = await judgeHost(verdict.host, policy, options.resolve);
     if (precheck) return refuse(precheck, req.url);
-    const timeout = AbortSignal.timeout(req.timeoutMs);
+    const timeoutMs = Math.max(1, Math.ceil(req.timeoutMs));
+    const timeout = AbortSignal.timeout(timeoutMs);
     try {
       const res = await doFetch(verdict.url.href, {
         method: req.method,
@@ -126,7 +127,7 @@ export function createWorkersEgress(options: WorkersEgressOptions): { send: Egre
           ? {
               code: "EGRESS_TIMEOUT",
               stage: "response",
-              reason: `${verdict.url.href} did not answer within ${req.timeoutMs} ms`,
+              reason: `${verdict.url.href} did not answer within ${timeoutMs} ms`,
             }
           : { code: "EGRESS_CONNECT_FAILED", stage: "connect", reason: `${verdict.url.href} failed: ${why}` },
         req.url,

@@ -1,0 +1,315 @@
+/**
+ * The rules that need a remote call: `prompt` (one model call per rule) and `forward` (a POST to
+ * the team's own hook server). All run in parallel under the request's deadline, each through the
+ * egress guard; a failure of any kind (refused, timed out, non-2xx, off-schema, budget spent)
+ * becomes that rule's `onError`, and the audit line records which failure and how long it took.
+ *
+ * Cost control for prompts lives here too: a verdict cache keyed by model, prompt and the
+ * normalized event; a concurrency limit per model; a daily call budget per team and model.
+ * All three are per process (per isolate on Workers): state is not shared between instances.
+ */
+import type { RuleEffect } from "../core/decision.js";
+import { failureEffect } from "../core/evaluate.js";
+import { interpolateHeaders, parseForwardResponse } from "../core/forward.js";
+import type { HookEvent } from "../core/hook-event.js";
+import {
+  buildJudgeRequest,
+  parseJudgeResponse,
+  renderPrompt,
+  type Verdict,
+  verdictEffect,
+} from "../core/judge.js";
+import type { CompiledModel, CompiledRule, Policy } from "../core/policy.js";
+import { ruleOnError } from "../core/policy.js";
+import type { Clock, Egress, EnvReader, Sha256 } from "../core/ports.js";
+import { stableStringify } from "../core/stable-json.js";
+
+export interface RemoteAudit {
+  readonly rule: string;
+  readonly action: "prompt" | "forward";
+  /** `OK`, `CACHE_HIT`, `SKIPPED`, or the failure code (`JUDGE_TIMEOUT`, `EGRESS_BLOCKED_ADDRESS`, ...). */
+  readonly outcome: string;
+  readonly ms: number;
+  readonly onError?: string;
+  readonly model?: string;
+  readonly budget?: { readonly used: number; readonly limit: number };
+  readonly detail?: string;
+}
+
+export interface RemoteRun {
+  readonly effects: RuleEffect[];
+  readonly audit: RemoteAudit[];
+}
+
+export interface RemoteInput {
+  readonly rules: readonly CompiledRule[];
+  readonly event: HookEvent;
+  /** The request body exactly as received: what `$ARGUMENTS` stands for and what is forwarded. */
+  readonly body: string;
+  readonly team: string;
+  readonly policy: Policy;
+  readonly deadlineMs: number;
+}
+
+export interface RemoteDeps {
+  readonly egress: Egress;
+  readonly env: EnvReader;
+  readonly clock: Clock;
+  readonly sha256: Sha256;
+}
+
+export interface RemoteActions {
+  run(input: RemoteInput): Promise<RemoteRun>;
+}
+
+/** Keys of an event that differ between otherwise identical calls, left out of the cache key. */
+const VOLATILE_KEYS = new Set([
+  "session_id",
+  "transcript_path",
+  "prompt_id",
+  "tool_use_id",
+  "agent_id",
+  "effort",
+  "permission_mode",
+]);
+const MAX_CACHE_ENTRIES = 10_000;
+/** Kept back from the deadline so the answer is rendered and sent in time. */
+const RENDER_MARGIN_MS = 20;
+
+interface Failure {
+  readonly code: string;
+  readonly message: string;
+}
+
+type Attempt = { readonly effect: RuleEffect; readonly audit: Omit<RemoteAudit, "rule" | "action" | "ms"> };
+
+export function createRemoteActions(deps: RemoteDeps): RemoteActions {
+  const cache = new Map<string, { verdict: Verdict; until: number }>();
+  const budgets = new Map<string, number>();
+  const limiters = new Map<string, Semaphore>();
+
+  async function run(input: RemoteInput): Promise<RemoteRun> {
+    const started = deps.clock.monotonic();
+    const deadlineAt = started + input.deadlineMs - RENDER_MARGIN_MS;
+    const outcomes = await Promise.all(
+      input.rules.map(async (rule) => {
+        const t0 = deps.clock.monotonic();
+        const action = rule.action.kind === "prompt" ? "prompt" : "forward";
+        const controller = new AbortController();
+        const remaining = Math.max(0, deadlineAt - t0);
+        const own = action === "prompt" ? rule.document.prompt?.timeoutMs : rule.document.forward?.timeoutMs;
+        const budgetMs = Math.min(remaining, own ?? remaining);
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const timedOut = new Promise<Attempt>((resolve) => {
+          timer = setTimeout(() => {
+            controller.abort();
+            const code = action === "prompt" ? "JUDGE_TIMEOUT" : "FORWARD_TIMEOUT";
+            resolve(onError(rule, input, { code, message: `no answer within ${Math.round(budgetMs)} ms` }));
+          }, budgetMs);
+        });
+        const attempt =
+          action === "prompt"
+            ? judge(rule, input, budgetMs, controller.signal)
+            : forward(rule, input, budgetMs, controller.signal);
+        const result = await Promise.race([attempt, timedOut]);
+        clearTimeout(timer);
+        const ms = Math.round((deps.clock.monotonic() - t0) * 100) / 100;
+        return {
+          effect: result.effect,
+          audit: { rule: rule.id, action, ms, ...result.audit } as RemoteAudit,
+        };
+      }),
+    );
+    return { effects: outcomes.map((o) => o.effect), audit: outcomes.map((o) => o.audit) };
+  }
+
+  function onError(rule: CompiledRule, input: RemoteInput, failure: Failure): Attempt {
+    const mode = ruleOnError(rule, input.policy);
+    const reason = `hookgate: rule "${rule.id}" could not be evaluated (${failure.code}: ${failure.message}); its onError (${mode}) applied`;
+    return {
+      effect: failureEffect(rule, input.event, mode, reason),
+      audit: { outcome: failure.code, onError: mode, detail: failure.message },
+    };
+  }
+
+  async function judge(
+    rule: CompiledRule,
+    input: RemoteInput,
+    timeoutMs: number,
+    signal: AbortSignal,
+  ): Promise<Attempt> {
+    const prompt = rule.document.prompt;
+    const model = prompt ? input.policy.models.get(prompt.model) : undefined;
+    if (!prompt || !model)
+      return onError(rule, input, { code: "JUDGE_NO_MODEL", message: "the rule's model is not defined" });
+    const effectOf = (verdict: Verdict) =>
+      verdictEffect(rule.id, verdict, input.event.name, prompt.text, prompt.stop ?? false);
+
+    const key = model.cacheTtlSeconds > 0 ? await cacheKey(model, prompt.text, input.event) : undefined;
+    const cached = key ? cache.get(key) : undefined;
+    if (cached && cached.until > deps.clock.now()) {
+      return { effect: effectOf(cached.verdict), audit: { outcome: "CACHE_HIT", model: model.name } };
+    }
+    if (model.apiKey === undefined) {
+      return onError(rule, input, {
+        code: "JUDGE_NO_API_KEY",
+        message: `model "${model.name}" has no API key (its env variable is unset)`,
+      });
+    }
+    const budget = spendBudget(model, input.team);
+    if (!budget.ok) {
+      return withAudit(
+        onError(rule, input, {
+          code: "JUDGE_BUDGET_SPENT",
+          message: `team "${input.team}" used its ${budget.limit} daily calls to model "${model.name}"`,
+        }),
+        { model: model.name, budget: { used: budget.used, limit: budget.limit } },
+      );
+    }
+    const limiter = limiterFor(model);
+    if (!(await limiter.acquire(timeoutMs, signal))) {
+      return onError(rule, input, {
+        code: "JUDGE_TIMEOUT",
+        message: `waited ${Math.round(timeoutMs)} ms for one of ${model.maxConcurrent} concurrent calls`,
+      });
+    }
+    try {
+      const request = buildJudgeRequest(
+        { provider: model.provider, model: model.model, apiKey: model.apiKey, url: model.url },
+        renderPrompt(prompt.text, input.body),
+      );
+      const sent = await deps.egress({
+        url: request.url,
+        method: "POST",
+        headers: request.headers,
+        body: request.body,
+        timeoutMs,
+        signal,
+      });
+      const extra = {
+        model: model.name,
+        ...(budget.limit ? { budget: { used: budget.used, limit: budget.limit } } : {}),
+      };
+      if (!sent.ok)
+        return withAudit(onError(rule, input, { code: sent.error.code, message: sent.error.reason }), extra);
+      const verdict = parseJudgeResponse(model.provider, sent.value.status, sent.value.body);
+      if (!verdict.ok) return withAudit(onError(rule, input, verdict.error), extra);
+      if (key) remember(key, verdict.value, model.cacheTtlSeconds);
+      return { effect: effectOf(verdict.value), audit: { outcome: "OK", ...extra } };
+    } finally {
+      limiter.release();
+    }
+  }
+
+  async function forward(
+    rule: CompiledRule,
+    input: RemoteInput,
+    timeoutMs: number,
+    signal: AbortSignal,
+  ): Promise<Attempt> {
+    const target = rule.document.forward;
+    if (!target)
+      return onError(rule, input, { code: "FORWARD_NO_TARGET", message: "the rule has no forward target" });
+    const { headers, dropped } = interpolateHeaders(
+      target.headers,
+      target.allowedEnvVars,
+      input.policy.document.egress?.httpHookAllowedEnvVars,
+      deps.env,
+    );
+    const sent = await deps.egress({
+      url: target.url,
+      method: "POST",
+      headers: { ...headers, "content-type": "application/json", "user-agent": "hookgate" },
+      body: input.body,
+      timeoutMs,
+      signal,
+    });
+    const detail = dropped.length > 0 ? { detail: `not interpolated: ${dropped.join(", ")}` } : {};
+    if (!sent.ok)
+      return withAudit(onError(rule, input, { code: sent.error.code, message: sent.error.reason }), detail);
+    const parsed = parseForwardResponse(rule.id, sent.value.status, sent.value.body, input.event.name);
+    if (!parsed.ok) return withAudit(onError(rule, input, parsed.error), detail);
+    return { effect: parsed.value, audit: { outcome: "OK", ...detail } };
+  }
+
+  async function cacheKey(model: CompiledModel, template: string, event: HookEvent): Promise<string> {
+    const normalized = Object.fromEntries(
+      Object.entries(event.payload).filter(([k]) => !VOLATILE_KEYS.has(k)),
+    );
+    return deps.sha256(
+      stableStringify([model.provider, model.model, model.url ?? "", template, event.dialect, normalized]),
+    );
+  }
+
+  function remember(key: string, verdict: Verdict, ttlSeconds: number): void {
+    if (cache.size >= MAX_CACHE_ENTRIES) {
+      const oldest = cache.keys().next().value;
+      if (oldest !== undefined) cache.delete(oldest);
+    }
+    cache.set(key, { verdict, until: deps.clock.now() + ttlSeconds * 1000 });
+  }
+
+  function spendBudget(model: CompiledModel, team: string): { ok: boolean; used: number; limit: number } {
+    const limit = model.dailyCallsPerTeam;
+    if (limit === undefined) return { ok: true, used: 0, limit: 0 };
+    const day = new Date(deps.clock.now()).toISOString().slice(0, 10);
+    const key = `${model.name}\u0000${team}\u0000${day}`;
+    const used = budgets.get(key) ?? 0;
+    if (used >= limit) return { ok: false, used, limit };
+    budgets.set(key, used + 1);
+    return { ok: true, used: used + 1, limit };
+  }
+
+  function limiterFor(model: CompiledModel): Semaphore {
+    let limiter = limiters.get(model.name);
+    if (!limiter || limiter.size !== model.maxConcurrent) {
+      limiter = new Semaphore(model.maxConcurrent);
+      limiters.set(model.name, limiter);
+    }
+    return limiter;
+  }
+
+  return { run };
+}
+
+function withAudit(attempt: Attempt, extra: Partial<RemoteAudit>): Attempt {
+  return { effect: attempt.effect, audit: { ...attempt.audit, ...extra } };
+}
+
+/** Counting semaphore whose waiters give up at a timeout or an abort. */
+class Semaphore {
+  private inUse = 0;
+  private readonly waiters: (() => void)[] = [];
+  constructor(readonly size: number) {}
+
+  acquire(timeoutMs: number, signal: AbortSignal): Promise<boolean> {
+    if (this.inUse < this.size) {
+      this.inUse++;
+      return Promise.resolve(true);
+    }
+    return new Promise((resolve) => {
+      const grant = () => {
+        clearTimeout(timer);
+        this.inUse++;
+        resolve(true);
+      };
+      const timer = setTimeout(() => {
+        const i = this.waiters.indexOf(grant);
+        if (i >= 0) this.waiters.splice(i, 1);
+        resolve(false);
+      }, timeoutMs);
+      signal.addEventListener("abort", () => {
+        const i = this.waiters.indexOf(grant);
+        if (i >= 0) this.waiters.splice(i, 1);
+        clearTimeout(timer);
+        resolve(false);
+      });
+      this.waiters.push(grant);
+    });
+  }
+
+  release(): void {
+    this.inUse--;
+    this.waiters.shift()?.();
+  }
+}

@@ -1,0 +1,35 @@
+/**
+ * How long a request may take before hookgate must answer. The answer has to arrive before the
+ * client gives up, or the client cancels the hook and lets the action through (clients.md §2.2),
+ * so the policy's `defaults.deadlineMs` is capped per event below each client's own limit, and
+ * below the hook's configured timeout when the request carries it in `x-hookgate-timeout`
+ * (no client sends its timeout by itself; `hookgate init` writes that header).
+ */
+import type { Dialect } from "./hook-event.js";
+
+/** What is kept back from a client's limit for the network and the rendering of the answer. */
+export const DEADLINE_MARGIN_MS = 250;
+
+/** Each client's own limit on one event, where it is shorter than the 600 s default. */
+function clientLimitMs(event: string, dialect: Dialect): number | undefined {
+  if (dialect === "deepagents" || dialect === "deepagents-legacy") return 5000; // adapter subprocess timeout
+  if (event === "SessionEnd") return 1500; // shared budget in Claude Code 2.1.3xx
+  if (event === "MessageDisplay") return 10_000;
+  if (event === "UserPromptSubmit") return 30_000;
+  if (dialect === "deepcode") return 30_000; // deepcode's default hook timeout
+  return undefined;
+}
+
+export function requestDeadlineMs(
+  event: string,
+  dialect: Dialect,
+  policyDeadlineMs: number,
+  timeoutHeader: string | undefined,
+): number {
+  const limits = [policyDeadlineMs];
+  const client = clientLimitMs(event, dialect);
+  if (client !== undefined) limits.push(client - DEADLINE_MARGIN_MS);
+  const seconds = timeoutHeader === undefined ? Number.NaN : Number(timeoutHeader);
+  if (Number.isFinite(seconds) && seconds > 0) limits.push(seconds * 1000 - DEADLINE_MARGIN_MS);
+  return Math.max(50, Math.min(...limits));
+}

@@ -1,0 +1,319 @@
+/**
+ * The pure half of `forward` rules (POLICY.md): the headers sent to a team's own hook server,
+ * and its answer read exactly the way Claude Code reads an http hook (reference/clients.md
+ * §3.3, §4.1, §4.2, §6.1, §6.2), turned into one rule's effect. The request itself goes
+ * through the egress port (app/remote-actions.ts).
+ */
+import type { RuleEffect } from "./decision.js";
+import { honouredDecision, PERMISSION_EVENTS } from "./event-capabilities.js";
+import type { DecisionKind } from "./policy-schema.js";
+import type { EnvReader } from "./ports.js";
+import { err, ok, type Result } from "./result.js";
+
+/** Claude Code's own pattern, unchanged from 2.1.63 to 2.1.332: upper-case names only, greedy. */
+const ENV_VAR = /\$\{([A-Z_][A-Z0-9_]*)\}|\$([A-Z_][A-Z0-9_]*)/g;
+/** Claude Code's CRLF-injection guard, applied after interpolation. */
+const UNSAFE_HEADER_CHARS = /[\r\n\0]/g;
+
+/**
+ * Interpolates `$VAR` / `${VAR}` in header values as Claude Code does (§3.3), for names in both
+ * the rule's `allowedEnvVars` and `egress.httpHookAllowedEnvVars`. Stricter than Claude Code on
+ * purpose: there an absent settings-level list leaves the hook's own list in force, here an
+ * absent `httpHookAllowedEnvVars` interpolates nothing, so a policy file alone can never read
+ * an operator's environment into an outbound request. `dropped` lists the recognised names
+ * that were refused (not allowed), in order of first use; an allowed but unset name also
+ * becomes "" but is not listed, as Claude Code only warns about refusals.
+ */
+export function interpolateHeaders(
+  headers: Readonly<Record<string, string>> | undefined,
+  allowedEnvVars: readonly string[] | undefined,
+  globalAllowed: readonly string[] | undefined,
+  env: EnvReader,
+): { headers: Record<string, string>; dropped: string[] } {
+  const global = new Set(globalAllowed ?? []);
+  const allowed = new Set((allowedEnvVars ?? []).filter((name) => global.has(name)));
+  const dropped: string[] = [];
+  const entries = Object.entries(headers ?? {}).map(([name, template]): [string, string] => {
+    const value = template.replace(
+      ENV_VAR,
+      (_match, braced: string | undefined, bare: string | undefined) => {
+        const variable = braced ?? bare ?? "";
+        if (allowed.has(variable)) return env(variable) ?? "";
+        if (!dropped.includes(variable)) dropped.push(variable);
+        return "";
+      },
+    );
+    return [name, value.replace(UNSAFE_HEADER_CHARS, "")];
+  });
+  // fromEntries defines own properties, so even a header named `__proto__` survives.
+  return { headers: Object.fromEntries(entries), dropped };
+}
+
+export type ForwardFailureCode =
+  | "FORWARD_HTTP_STATUS"
+  | "FORWARD_NOT_JSON"
+  | "FORWARD_INVALID_JSON"
+  | "FORWARD_OFF_SCHEMA"
+  | "FORWARD_WRONG_EVENT";
+
+export interface ForwardFailure {
+  readonly code: ForwardFailureCode;
+  readonly message: string;
+}
+
+type Json = Readonly<Record<string, unknown>>;
+
+/** deny and block outrank defer, which outranks ask, which outranks allow (decision.ts). */
+const RANK: Readonly<Record<DecisionKind, number>> = { allow: 1, ask: 2, defer: 3, deny: 4, block: 4 };
+const PERMISSION_DECISIONS = ["allow", "deny", "ask", "defer"] as const;
+const TOP_LEVEL_DECISIONS = ["approve", "block"] as const;
+const BEHAVIORS = ["allow", "deny"] as const;
+/** How much of an unreadable body or value a failure message quotes (Claude Code quotes 200). */
+const EXCERPT_CHARS = 100;
+
+/** Reads a downstream answer as Claude Code reads an http hook (clients.md §4.1/§4.2/§6). */
+export function parseForwardResponse(
+  ruleId: string,
+  status: number,
+  body: string,
+  eventName: string,
+): Result<RuleEffect, ForwardFailure> {
+  // §4.2: 3xx is not followed, and on any non-2xx the body is ignored, whatever it says.
+  if (!(status >= 200 && status <= 299)) {
+    return failure("FORWARD_HTTP_STATUS", `HTTP ${status} from the downstream hook`);
+  }
+  const text = body.trim();
+  if (text === "") return ok({ ruleId });
+
+  const parsed = parseObject(text);
+  if (!parsed.ok) {
+    // §4.4: outside the REPL, Claude Code appends a PreCompact body that is not a JSON object
+    // to its compaction instructions. A JSON object is read as hook output below (so `{}` means
+    // no opinion) rather than appended literally as Claude Code would.
+    if (eventName === "PreCompact") return ok({ ruleId, context: text });
+    return parsed;
+  }
+  const output = parsed.value;
+  // §4.2: `{"async": true}` matches the async variant of the schema; http hooks have no async
+  // semantics, so Claude Code reports success and reads nothing else.
+  if (field(output, "async") === true) return ok({ ruleId });
+
+  const issues: string[] = [];
+  const check = <T>(value: unknown, path: string, expected: string, is: (v: unknown) => v is T) =>
+    expect(value, path, expected, is, issues);
+  const stop = check(field(output, "continue"), "continue", "a boolean", isBoolean);
+  const stopReason = check(field(output, "stopReason"), "stopReason", "a string", isString);
+  const topDecision = check(
+    field(output, "decision"),
+    "decision",
+    oneOf(TOP_LEVEL_DECISIONS),
+    isIn(TOP_LEVEL_DECISIONS),
+  );
+  const topReason = check(field(output, "reason"), "reason", "a string", isString);
+  const systemMessage = check(field(output, "systemMessage"), "systemMessage", "a string", isString);
+  const specific = readSpecific(field(output, "hookSpecificOutput"), eventName, issues);
+  if (issues.length > 0) return offSchema(issues);
+
+  let own: Partial<SpecificOutput> = {};
+  if (specific && specific.eventName !== eventName) {
+    // CC-332 drops a mismatched hookSpecificOutput when the answer also blocks (§4.2).
+    if (topDecision !== "block") {
+      return failure(
+        "FORWARD_WRONG_EVENT",
+        `the downstream hook answered for ${quote(specific.eventName)}, not ${quote(eventName)}`,
+      );
+    }
+  } else if (specific) {
+    own = specific;
+  }
+
+  // An answer that states two decisions keeps the stronger: Claude Code keeps the blocking
+  // error of `decision: "block"` whatever permissionDecision says (§6.2). "approve" is the
+  // deprecated spelling of allow, accepted from downstream but never sent (§10 rule 7).
+  const stated: (DecisionKind | undefined)[] = [
+    own.decision,
+    topDecision === "block" ? "block" : topDecision === "approve" ? "allow" : undefined,
+  ];
+  let decision: DecisionKind | undefined;
+  for (const kind of stated) {
+    const honoured = kind === undefined ? undefined : honouredDecision(eventName, kind);
+    if (honoured && (!decision || RANK[honoured] > RANK[decision])) decision = honoured;
+  }
+
+  const reason = decision
+    ? (own.reason ??
+      topReason ??
+      (decision === "deny" || decision === "block" ? defaultReason(ruleId, decision) : undefined))
+    : undefined;
+  const stopsTurn = stop === false || own.interrupt === true;
+  return ok({
+    ruleId,
+    ...(decision !== undefined && { decision }),
+    ...(reason !== undefined && { reason }),
+    ...(own.context !== undefined && { context: own.context }),
+    ...(systemMessage !== undefined && { systemMessage }),
+    ...(decision === "allow" && own.updatedInput !== undefined && { updatedInput: own.updatedInput }),
+    ...(stopsTurn && { stop: true }),
+    ...(stop === false && stopReason !== undefined && { stopReason }),
+  });
+}
+
+/** The fields hookgate reads from a `hookSpecificOutput` whose shape is valid. */
+interface SpecificOutput {
+  readonly eventName: string;
+  readonly decision?: DecisionKind | undefined;
+  readonly reason?: string | undefined;
+  readonly context?: string | undefined;
+  readonly updatedInput?: Json | undefined;
+  /** PermissionRequest `decision.interrupt`: a deny that also stops Claude (§6.2). */
+  readonly interrupt?: boolean | undefined;
+}
+
+/**
+ * Validates `hookSpecificOutput` as Claude Code's zod schema does: unknown keys are ignored,
+ * the fields read must have their type. Fields of the variant of another event are only
+ * checked when it names this event; a mismatched one is judged by the caller.
+ */
+function readSpecific(value: unknown, eventName: string, issues: string[]): SpecificOutput | undefined {
+  if (value === undefined) return undefined;
+  if (!isObject(value)) {
+    issues.push(`hookSpecificOutput: expected an object, got ${describe(value)}`);
+    return undefined;
+  }
+  const name = field(value, "hookEventName");
+  if (typeof name !== "string") {
+    issues.push(
+      name === undefined
+        ? "hookSpecificOutput.hookEventName: required field is missing"
+        : `hookSpecificOutput.hookEventName: expected a string, got ${describe(name)}`,
+    );
+    return undefined;
+  }
+  if (name !== eventName) return { eventName: name };
+
+  const at = (key: string) => `hookSpecificOutput.${key}`;
+  const check = <T>(key: string, expected: string, is: (v: unknown) => v is T) =>
+    expect(field(value, key), at(key), expected, is, issues);
+  const context = check("additionalContext", "a string", isString);
+  // permissionDecision, its reason and updatedInput belong to the PreToolUse variant; on other
+  // events Claude Code strips them as unknown keys. deepcode answers PermissionRequest with
+  // them too (§6.3), so there they are read when the `decision` object is absent.
+  if (!PERMISSION_EVENTS.has(eventName)) return { eventName: name, context };
+  const permission = check("permissionDecision", oneOf(PERMISSION_DECISIONS), isIn(PERMISSION_DECISIONS));
+  const permissionReason = check("permissionDecisionReason", "a string", isString);
+  const updatedInput = check("updatedInput", "an object", isObject);
+  const base = { eventName: name, context, decision: permission, reason: permissionReason, updatedInput };
+  if (eventName !== "PermissionRequest") return base;
+
+  const answer = field(value, "decision");
+  if (answer === undefined) return base;
+  if (!isObject(answer)) {
+    issues.push(`${at("decision")}: expected an object, got ${describe(answer)}`);
+    return undefined;
+  }
+  const behavior = expect(
+    field(answer, "behavior"),
+    at("decision.behavior"),
+    oneOf(BEHAVIORS),
+    isIn(BEHAVIORS),
+    issues,
+  );
+  if (behavior === undefined) {
+    if (field(answer, "behavior") === undefined)
+      issues.push(`${at("decision.behavior")}: required field is missing`);
+    return undefined;
+  }
+  if (behavior === "allow") {
+    const allowedInput = expect(
+      field(answer, "updatedInput"),
+      at("decision.updatedInput"),
+      "an object",
+      isObject,
+      issues,
+    );
+    return {
+      eventName: name,
+      context,
+      decision: "allow",
+      reason: permissionReason,
+      updatedInput: allowedInput,
+    };
+  }
+  const message = expect(field(answer, "message"), at("decision.message"), "a string", isString, issues);
+  const interrupt = expect(
+    field(answer, "interrupt"),
+    at("decision.interrupt"),
+    "a boolean",
+    isBoolean,
+    issues,
+  );
+  return { eventName: name, context, decision: "deny", reason: permissionReason ?? message, interrupt };
+}
+
+/** §4.1: only a body starting with `{` is JSON to Claude Code; arrays, null and strings are not. */
+function parseObject(text: string): Result<Json, ForwardFailure> {
+  if (!text.startsWith("{")) {
+    return failure("FORWARD_NOT_JSON", `the downstream hook must return JSON, but got ${excerpt(text)}`);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    const detail = error instanceof Error ? error.message : String(error);
+    return failure("FORWARD_INVALID_JSON", `the downstream hook returned invalid JSON: ${detail}`);
+  }
+  // A text starting with `{` that parses is always an object; kept for the type.
+  if (!isObject(value)) return failure("FORWARD_NOT_JSON", "the downstream hook must return a JSON object");
+  return ok(value);
+}
+
+function expect<T>(
+  value: unknown,
+  path: string,
+  expected: string,
+  is: (v: unknown) => v is T,
+  issues: string[],
+): T | undefined {
+  if (value === undefined) return undefined;
+  if (is(value)) return value;
+  issues.push(`${path}: expected ${expected}, got ${describe(value)}`);
+  return undefined;
+}
+
+function offSchema(issues: readonly string[]): { ok: false; error: ForwardFailure } {
+  return failure("FORWARD_OFF_SCHEMA", `the downstream hook's answer is off-schema: ${issues.join("; ")}`);
+}
+
+function failure(code: ForwardFailureCode, message: string): { ok: false; error: ForwardFailure } {
+  return err({ code, message });
+}
+
+function defaultReason(ruleId: string, decision: DecisionKind): string {
+  return `the downstream hook (rule ${quote(ruleId)}) decided ${decision}`;
+}
+
+/** Own properties only, so no name the answer leaves out is ever read from Object.prototype. */
+function field(object: Json, key: string): unknown {
+  return Object.hasOwn(object, key) ? object[key] : undefined;
+}
+
+const isString = (v: unknown): v is string => typeof v === "string";
+const isBoolean = (v: unknown): v is boolean => typeof v === "boolean";
+const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
+const isIn =
+  <T extends string>(values: readonly T[]) =>
+  (v: unknown): v is T =>
+    typeof v === "string" && (values as readonly string[]).includes(v);
+const oneOf = (values: readonly string[]): string => `one of ${values.map(quote).join(" | ")}`;
+const quote = (text: string): string => JSON.stringify(text);
+
+function describe(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "object") return "an object";
+  return typeof value === "string" ? excerpt(value) : String(value);
+}
+
+function excerpt(text: string): string {
+  return quote(text.length > EXCERPT_CHARS ? `${text.slice(0, EXCERPT_CHARS)}…` : text);
+}

@@ -1,0 +1,209 @@
+/**
+ * Forward rules end to end in process: the Hono app, the real egress module, and a loopback
+ * downstream hook server that answers as each test says and records what it received.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { authPolicy, jsonOf, type TestApp, testApp } from "../support/app.js";
+import { type LoopbackServer, loopbackServer } from "../support/loopback.js";
+import { type ModelServer, startModelServer } from "../support/model-server.js";
+
+type Reply = { status?: number; body?: string; hang?: boolean; location?: string };
+let next: Reply = {};
+let downstream: LoopbackServer;
+let model: ModelServer;
+
+beforeAll(async () => {
+  downstream = await loopbackServer((_req, res) => {
+    const reply = next;
+    if (reply.hang) return;
+    res.writeHead(
+      reply.status ?? 200,
+      reply.location ? { location: reply.location } : { "content-type": "application/json" },
+    );
+    res.end(reply.body ?? "");
+  });
+  model = await startModelServer();
+});
+afterAll(async () => {
+  await downstream.close();
+  await model.close();
+});
+
+const egress = {
+  allowedHttpHookUrls: ["http://127.0.0.1:*/*"],
+  allowCidrs: ["127.0.0.1/32"],
+  httpHookAllowedEnvVars: ["POLICY_TOKEN"],
+};
+
+async function appWith(
+  forwardFields: Record<string, unknown> = {},
+  rules: unknown[] = [],
+  extra: Record<string, unknown> = {},
+): Promise<TestApp> {
+  return testApp(
+    await authPolicy(
+      [
+        ...rules,
+        {
+          id: "team-server",
+          on: ["PreToolUse", "PermissionRequest", "Stop"],
+          forward: {
+            url: `${downstream.url}/hook`,
+            headers: { Authorization: "Bearer $POLICY_TOKEN", "X-Other": "${OTHER_SECRET}" },
+            allowedEnvVars: ["POLICY_TOKEN", "OTHER_SECRET"],
+            timeoutMs: 500,
+            onError: "deny",
+            ...forwardFields,
+          },
+        },
+      ],
+      { egress, ...extra },
+    ),
+    { POLICY_TOKEN: "downstream-token", OTHER_SECRET: "must-not-leak" },
+  );
+}
+
+const bash = (command: string) =>
+  JSON.stringify({
+    session_id: "s",
+    transcript_path: "/t",
+    cwd: "/p",
+    hook_event_name: "PreToolUse",
+    tool_name: "mcp__github__create_issue",
+    tool_input: { command },
+    tool_use_id: "toolu_1",
+  });
+const deny = (reason: string) =>
+  JSON.stringify({
+    hookSpecificOutput: {
+      hookEventName: "PreToolUse",
+      permissionDecision: "deny",
+      permissionDecisionReason: reason,
+    },
+  });
+const lastAudit = (app: TestApp) =>
+  app.logs.filter((l) => l.msg === "decision").at(-1) as Record<string, unknown>;
+
+describe("forward rules", () => {
+  it("posts the body verbatim and applies the downstream decision", async () => {
+    const app = await appWith();
+    next = { body: deny("the team server says no") };
+    const body = bash("rm x");
+    const res = await app.post("/v1/hooks", body);
+    expect((await jsonOf(res)).hookSpecificOutput.permissionDecisionReason).toBe("the team server says no");
+    const got = downstream.received.at(-1);
+    expect(got?.body).toBe(body);
+    expect(got?.headers["content-type"]).toBe("application/json");
+  });
+
+  it("interpolates only variables allowed by the rule and by egress.httpHookAllowedEnvVars", async () => {
+    const app = await appWith();
+    next = { body: "" };
+    await app.post("/v1/hooks", bash("ls"));
+    const headers = downstream.received.at(-1)?.headers;
+    expect(headers?.authorization).toBe("Bearer downstream-token");
+    expect(headers?.["x-other"]).toBe("");
+    expect(JSON.stringify(lastAudit(app))).not.toContain("must-not-leak");
+  });
+
+  it("treats an empty answer as no opinion", async () => {
+    const app = await appWith();
+    next = { body: "" };
+    expect(await (await app.post("/v1/hooks", bash("ls"))).text()).toBe("");
+    expect(lastAudit(app).pending).toEqual([
+      expect.objectContaining({ rule: "team-server", action: "forward", outcome: "OK" }),
+    ]);
+  });
+
+  it.each([
+    ["a 500", { status: 500, body: deny("ignored") }, "FORWARD_HTTP_STATUS"],
+    ["a text answer", { body: "OK" }, "FORWARD_NOT_JSON"],
+    ["a redirect", { status: 302, location: "http://169.254.169.254/" }, "EGRESS_REDIRECT"],
+    ["a hang", { hang: true }, "FORWARD_TIMEOUT"],
+    [
+      "a wrong event echo",
+      {
+        body: JSON.stringify({
+          hookSpecificOutput: { hookEventName: "PostToolUse", additionalContext: "x" },
+        }),
+      },
+      "FORWARD_WRONG_EVENT",
+    ],
+  ] as const)("answers %s with onError", async (_name, reply, code) => {
+    const app = await appWith();
+    next = reply;
+    const body = await jsonOf(await app.post("/v1/hooks", bash("ls")));
+    expect(body.hookSpecificOutput).toMatchObject({
+      permissionDecision: "deny",
+      permissionDecisionReason: expect.stringContaining(code),
+    });
+  });
+
+  it("merges with static rules by precedence: a static ask beats a downstream allow", async () => {
+    const app = await appWith({}, [
+      { id: "ask-mcp", on: "PreToolUse", matcher: "mcp__.*", decide: "ask", reason: "MCP needs a human" },
+    ]);
+    next = {
+      body: JSON.stringify({
+        hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "allow" },
+      }),
+    };
+    const body = await jsonOf(await app.post("/v1/hooks", bash("ls")));
+    expect(body.hookSpecificOutput).toMatchObject({
+      permissionDecision: "ask",
+      permissionDecisionReason: "MCP needs a human",
+    });
+  });
+
+  it("runs prompt and forward rules in parallel and merges them: a judge's deny beats a downstream allow", async () => {
+    model.script({ delayMs: 150, next: { verdict: { ok: false, reason: "judge says no" } } });
+    const app = await appWith(
+      {},
+      [{ id: "judge", on: "PreToolUse", prompt: { text: "ok?", model: "m", onError: "allow" } }],
+      {
+        models: { m: { provider: "anthropic", model: "x", apiKey: "k", url: model.anthropicUrl } },
+      },
+    );
+    next = {
+      body: JSON.stringify({
+        hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "allow" },
+      }),
+    };
+    const body = await jsonOf(await app.post("/v1/hooks", bash("ls")));
+    expect(body.hookSpecificOutput).toMatchObject({
+      permissionDecision: "deny",
+      permissionDecisionReason: "[ok?]: judge says no",
+    });
+    expect(lastAudit(app).pending).toEqual([
+      expect.objectContaining({ rule: "judge", outcome: "OK" }),
+      expect.objectContaining({ rule: "team-server", outcome: "OK" }),
+    ]);
+  });
+
+  it("relays a PermissionRequest decision in both shapes", async () => {
+    const app = await appWith();
+    next = {
+      body: JSON.stringify({
+        hookSpecificOutput: {
+          hookEventName: "PermissionRequest",
+          decision: { behavior: "deny", message: "no" },
+        },
+      }),
+    };
+    const pr = JSON.stringify({
+      session_id: "s",
+      transcript_path: "/t",
+      cwd: "/p",
+      hook_event_name: "PermissionRequest",
+      tool_name: "Bash",
+      tool_input: { command: "x" },
+    });
+    const body = await jsonOf(await app.post("/v1/hooks", pr));
+    expect(body.hookSpecificOutput).toEqual({
+      hookEventName: "PermissionRequest",
+      decision: { behavior: "deny", message: "no" },
+      permissionDecision: "deny",
+      permissionDecisionReason: "no",
+    });
+  });
+});

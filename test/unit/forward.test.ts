@@ -1,0 +1,567 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: Claude Code header templates under test, not JS templates
+import { describe, expect, it, vi } from "vitest";
+import type { RuleEffect } from "../../src/core/decision.js";
+import { type ForwardFailureCode, interpolateHeaders, parseForwardResponse } from "../../src/core/forward.js";
+import type { EnvReader } from "../../src/core/ports.js";
+
+const ENV: Readonly<Record<string, string>> = {
+  GW_AUTH: "s3cr3t",
+  GW_AUTH_V2: "must-not-leak",
+  lower_tok: "lt",
+  UNLISTED: "must-not-leak",
+  CRLF: "a\r\nX-Evil: 1",
+  ONLY_RULE: "must-not-leak",
+};
+const env: EnvReader = (name) => ENV[name];
+const ALLOWED = ["GW_AUTH", "UNSET_BUT_LISTED", "CRLF", "ONLY_RULE"];
+const GLOBAL = ["GW_AUTH", "UNSET_BUT_LISTED", "CRLF"];
+
+const one = (template: string, allowed: readonly string[] | undefined = ALLOWED, global = GLOBAL) =>
+  interpolateHeaders({ authorization: template }, allowed, global, env);
+
+describe("interpolateHeaders", () => {
+  it.each([
+    // clients.md §3.3, Claude Code column
+    ["Bearer $GW_AUTH", "Bearer s3cr3t", []],
+    ["Bearer ${GW_AUTH}_V2", "Bearer s3cr3t_V2", []],
+    ["Bearer $GW_AUTH_V2", "Bearer ", ["GW_AUTH_V2"]],
+    ["Bearer $lower_tok", "Bearer $lower_tok", []],
+    ["Bearer $UNLISTED", "Bearer ", ["UNLISTED"]],
+    ["$CRLF", "aX-Evil: 1", []],
+    ["Bearer $UNSET_BUT_LISTED", "Bearer ", []],
+    // beyond the table
+    ["${GW_AUTH}${GW_AUTH}", "s3cr3ts3cr3t", []],
+    ["$GW_AUTH-$GW_AUTH", "s3cr3t-s3cr3t", []],
+    ["Bearer ${lower_tok} $1 $ ${}", "Bearer ${lower_tok} $1 $ ${}", []],
+    ["Bearer $ONLY_RULE", "Bearer ", ["ONLY_RULE"]],
+    ["$UNLISTED $GW_AUTH_V2 ${UNLISTED}", "  ", ["UNLISTED", "GW_AUTH_V2"]],
+    ["a\r\nX-Evil: 1\0", "aX-Evil: 1", []],
+  ])("%j becomes %j", (template, expected, dropped) => {
+    expect(one(template)).toStrictEqual({ headers: { authorization: expected }, dropped });
+  });
+
+  it("interpolates nothing when egress.httpHookAllowedEnvVars is undefined", () => {
+    expect(
+      interpolateHeaders({ a: "Bearer $GW_AUTH", b: "${CRLF}x", c: "$lower_tok" }, ALLOWED, undefined, env),
+    ).toStrictEqual({
+      headers: { a: "Bearer ", b: "x", c: "$lower_tok" },
+      dropped: ["GW_AUTH", "CRLF"],
+    });
+  });
+
+  it("interpolates nothing when the rule lists no allowedEnvVars", () => {
+    expect(interpolateHeaders({ authorization: "Bearer $GW_AUTH" }, undefined, GLOBAL, env)).toStrictEqual({
+      headers: { authorization: "Bearer " },
+      dropped: ["GW_AUTH"],
+    });
+  });
+
+  it("never reads a variable that is not allowed", () => {
+    const reader = vi.fn(env);
+    interpolateHeaders({ a: "$GW_AUTH $UNLISTED $ONLY_RULE" }, ALLOWED, GLOBAL, reader);
+    expect(reader.mock.calls).toEqual([["GW_AUTH"]]);
+  });
+
+  it("leaves header names alone and keeps every header", () => {
+    expect(interpolateHeaders({ "X-$GW_AUTH": "v" }, ALLOWED, GLOBAL, env).headers).toStrictEqual({
+      "X-$GW_AUTH": "v",
+    });
+    const own = JSON.parse('{"__proto__": "$GW_AUTH"}') as Record<string, string>;
+    expect(Object.entries(interpolateHeaders(own, ALLOWED, GLOBAL, env).headers)).toEqual([
+      ["__proto__", "s3cr3t"],
+    ]);
+  });
+
+  it("sends no headers when there are none", () => {
+    expect(interpolateHeaders(undefined, ALLOWED, GLOBAL, env)).toStrictEqual({ headers: {}, dropped: [] });
+  });
+});
+
+const parse = (body: string, event = "PreToolUse", status = 200) =>
+  parseForwardResponse("r1", status, body, event);
+const effect = (fields: Omit<RuleEffect, "ruleId"> = {}) => ({
+  ok: true,
+  value: { ruleId: "r1", ...fields },
+});
+const failed = (code: ForwardFailureCode) => ({ ok: false, error: { code, message: expect.any(String) } });
+const json = (value: unknown) => JSON.stringify(value);
+const pre = (fields: Record<string, unknown>) =>
+  json({ hookSpecificOutput: { hookEventName: "PreToolUse", ...fields } });
+
+describe("parseForwardResponse: status and body (clients.md §4.1, §4.2)", () => {
+  const deny = pre({ permissionDecision: "deny", permissionDecisionReason: "no" });
+
+  it.each([100, 199, 301, 302, 304, 400, 403, 404, 500, 503, 0, Number.NaN])(
+    "ignores the body of an HTTP %s answer (TV-07, TV-08)",
+    (status) => {
+      expect(parse(deny, "PreToolUse", status)).toStrictEqual({
+        ok: false,
+        error: { code: "FORWARD_HTTP_STATUS", message: `HTTP ${status} from the downstream hook` },
+      });
+    },
+  );
+
+  it.each([200, 201, 204, 299])("reads the body of an HTTP %s answer", (status) => {
+    expect(parse(deny, "PreToolUse", status)).toStrictEqual(effect({ decision: "deny", reason: "no" }));
+  });
+
+  it.each([
+    ["an empty body (TV-05)", ""],
+    ["whitespace", " \r\n\t "],
+    ["a lone BOM", "\uFEFF"],
+    ['{"async": true}, whatever else it says', '{"async": true, "decision": "block"}'],
+    ["an object with unknown keys only", '{"ok": true, "foo": 1}'],
+    ["an empty object", "{}"],
+    ["async false, an unknown key", '{"async": false}'],
+  ])("has no opinion on %s", (_, body) => {
+    expect(parse(body)).toStrictEqual(effect());
+  });
+
+  it.each([
+    ["text (TV-06)", "OK", "FORWARD_NOT_JSON"],
+    ["an array", '[{"decision": "block"}]', "FORWARD_NOT_JSON"],
+    ["null", "null", "FORWARD_NOT_JSON"],
+    ["a quoted string", '"{}"', "FORWARD_NOT_JSON"],
+    ["a number", "1", "FORWARD_NOT_JSON"],
+    ["HTML", "<html>502</html>", "FORWARD_NOT_JSON"],
+    ["truncated JSON", '{"decision": "block"', "FORWARD_INVALID_JSON"],
+    ["JSON with a trailing comma", '{"decision": "block",}', "FORWARD_INVALID_JSON"],
+    ["an object followed by text", '{"decision": "block"} ok', "FORWARD_INVALID_JSON"],
+  ] as const)("fails on %s", (_, body, code) => {
+    expect(parse(body)).toStrictEqual(failed(code));
+  });
+
+  it("reads a BOM-prefixed JSON body", () => {
+    expect(parse(`\uFEFF${json({ decision: "block", reason: "nope" })}\n`)).toStrictEqual(
+      effect({ decision: "deny", reason: "nope" }),
+    );
+  });
+
+  it("never throws, whatever the body", () => {
+    const deep = `${'{"a":'.repeat(200_000)}1${"}".repeat(200_000)}`;
+    const bodies = [
+      deep,
+      '{"__proto__": {"decision": "block"}}',
+      '{"constructor": {"hookEventName": 1}, "hasOwnProperty": 1}',
+      '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "__proto__": {"permissionDecision": "deny"}}}',
+      "\u0000",
+      "{\u0000}",
+    ];
+    for (const body of bodies) {
+      for (const event of ["PreToolUse", "PermissionRequest", "Stop", "PreCompact", "", "tool.use"]) {
+        expect(() => parse(body, event)).not.toThrow();
+      }
+    }
+    expect(parse('{"__proto__": {"decision": "block"}}', "Stop")).toStrictEqual(effect());
+  });
+});
+
+describe("parseForwardResponse: schema (clients.md §6.1)", () => {
+  it.each([
+    ["continue", { continue: "no" }],
+    ["stopReason", { continue: false, stopReason: 1 }],
+    ["decision", { decision: "allow" }],
+    ["decision", { decision: "deny" }],
+    ["decision", { decision: null }],
+    ["reason", { decision: "block", reason: 5 }],
+    ["systemMessage", { systemMessage: {} }],
+    ["hookSpecificOutput", { hookSpecificOutput: [] }],
+    ["hookSpecificOutput", { hookSpecificOutput: "PreToolUse" }],
+    ["hookSpecificOutput.hookEventName", { hookSpecificOutput: { permissionDecision: "deny" } }],
+    ["hookSpecificOutput.hookEventName", { hookSpecificOutput: { hookEventName: 7 } }],
+    [
+      "hookSpecificOutput.permissionDecision",
+      { hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "approve" } },
+    ],
+    [
+      "hookSpecificOutput.permissionDecision",
+      { hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "block" } },
+    ],
+    [
+      "hookSpecificOutput.permissionDecisionReason",
+      { hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecisionReason: 1 } },
+    ],
+    [
+      "hookSpecificOutput.updatedInput",
+      { hookSpecificOutput: { hookEventName: "PreToolUse", updatedInput: "x" } },
+    ],
+    [
+      "hookSpecificOutput.updatedInput",
+      { hookSpecificOutput: { hookEventName: "PreToolUse", updatedInput: [] } },
+    ],
+    [
+      "hookSpecificOutput.additionalContext",
+      { hookSpecificOutput: { hookEventName: "PreToolUse", additionalContext: ["x"] } },
+    ],
+  ])("PreToolUse: a bad %s is off-schema and named", (path, output) => {
+    const result = parse(json(output));
+    expect(result).toStrictEqual(failed("FORWARD_OFF_SCHEMA"));
+    expect(!result.ok && result.error.message).toContain(`${path}:`);
+  });
+
+  it.each([
+    ["hookSpecificOutput.decision", { decision: "allow" }],
+    ["hookSpecificOutput.decision.behavior", { decision: {} }],
+    ["hookSpecificOutput.decision.behavior", { decision: { behavior: "ask" } }],
+    ["hookSpecificOutput.decision.message", { decision: { behavior: "deny", message: 1 } }],
+    ["hookSpecificOutput.decision.interrupt", { decision: { behavior: "deny", interrupt: "yes" } }],
+    ["hookSpecificOutput.decision.updatedInput", { decision: { behavior: "allow", updatedInput: "x" } }],
+    ["hookSpecificOutput.permissionDecision", { permissionDecision: "approve" }],
+  ])("PermissionRequest: a bad %s is off-schema and named", (path, fields) => {
+    const result = parse(
+      json({ hookSpecificOutput: { hookEventName: "PermissionRequest", ...fields } }),
+      "PermissionRequest",
+    );
+    expect(result).toStrictEqual(failed("FORWARD_OFF_SCHEMA"));
+    expect(!result.ok && result.error.message).toContain(`${path}:`);
+  });
+
+  it("fails TV-10 (hookSpecificOutput without hookEventName), even next to a block", () => {
+    expect(parse('{"hookSpecificOutput":{"permissionDecision":"deny"}}')).toStrictEqual(
+      failed("FORWARD_OFF_SCHEMA"),
+    );
+    expect(parse('{"decision":"block","hookSpecificOutput":{"permissionDecision":"deny"}}')).toStrictEqual(
+      failed("FORWARD_OFF_SCHEMA"),
+    );
+  });
+
+  it("fails TV-11 (an answer for another event)", () => {
+    expect(
+      parse('{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"x"}}'),
+    ).toStrictEqual({
+      ok: false,
+      error: {
+        code: "FORWARD_WRONG_EVENT",
+        message: 'the downstream hook answered for "PostToolUse", not "PreToolUse"',
+      },
+    });
+  });
+
+  it("drops a mismatched hookSpecificOutput when the answer also blocks, as CC-332 does", () => {
+    const body = json({
+      decision: "block",
+      reason: "stop",
+      hookSpecificOutput: { hookEventName: "PostToolUse", additionalContext: "x", updatedInput: "ignored" },
+    });
+    expect(parse(body)).toStrictEqual(effect({ decision: "deny", reason: "stop" }));
+    expect(parse(body, "Stop")).toStrictEqual(effect({ decision: "block", reason: "stop" }));
+  });
+
+  it("fails TV-13 (permissionDecision approve)", () => {
+    expect(
+      parse('{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"approve"}}'),
+    ).toStrictEqual(failed("FORWARD_OFF_SCHEMA"));
+  });
+
+  it("ignores unknown keys at every level", () => {
+    const body = json({
+      suppressOutput: true,
+      terminalSequence: "x",
+      extra: { anything: [1] },
+      hookSpecificOutput: {
+        hookEventName: "PreToolUse",
+        permissionDecision: "ask",
+        permissionDisplay: { internal: true },
+        sessionTitle: 3,
+      },
+    });
+    expect(parse(body)).toStrictEqual(effect({ decision: "ask" }));
+  });
+
+  it("ignores the PreToolUse fields on an event whose variant lacks them, as Claude Code strips them", () => {
+    const body = json({
+      hookSpecificOutput: {
+        hookEventName: "PostToolUse",
+        permissionDecision: "approve",
+        updatedInput: "x",
+        additionalContext: "lint is clean",
+      },
+    });
+    expect(parse(body, "PostToolUse")).toStrictEqual(effect({ context: "lint is clean" }));
+  });
+});
+
+describe("parseForwardResponse: effects (clients.md §6.2)", () => {
+  it.each([
+    [
+      "TV-01 deny",
+      "PreToolUse",
+      pre({ permissionDecision: "deny", permissionDecisionReason: "rm -rf / is forbidden" }),
+      { decision: "deny", reason: "rm -rf / is forbidden" },
+    ],
+    [
+      "TV-02 allow",
+      "PreToolUse",
+      pre({ permissionDecision: "allow", permissionDecisionReason: "ci-safe" }),
+      { decision: "allow", reason: "ci-safe" },
+    ],
+    [
+      "TV-03 ask",
+      "PreToolUse",
+      pre({ permissionDecision: "ask", permissionDecisionReason: "force push" }),
+      { decision: "ask", reason: "force push" },
+    ],
+    ["defer", "PreToolUse", pre({ permissionDecision: "defer" }), { decision: "defer" }],
+    [
+      "TV-04 allow with updatedInput",
+      "PreToolUse",
+      pre({ permissionDecision: "allow", updatedInput: { file_path: "/p/.env.example", content: "X" } }),
+      { decision: "allow", updatedInput: { file_path: "/p/.env.example", content: "X" } },
+    ],
+    [
+      "updatedInput dropped on deny",
+      "PreToolUse",
+      pre({ permissionDecision: "deny", updatedInput: { a: 1 } }),
+      { decision: "deny", reason: 'the downstream hook (rule "r1") decided deny' },
+    ],
+    [
+      "updatedInput dropped on ask",
+      "PreToolUse",
+      pre({ permissionDecision: "ask", updatedInput: { a: 1 } }),
+      { decision: "ask" },
+    ],
+    ["updatedInput dropped without a decision", "PreToolUse", pre({ updatedInput: { a: 1 } }), {}],
+    [
+      "TV-12 legacy block",
+      "PreToolUse",
+      '{"decision":"block","reason":"nope"}',
+      { decision: "deny", reason: "nope" },
+    ],
+    [
+      "legacy approve",
+      "PreToolUse",
+      '{"decision":"approve","reason":"fine"}',
+      { decision: "allow", reason: "fine" },
+    ],
+    [
+      "permissionDecisionReason before reason",
+      "PreToolUse",
+      json({
+        reason: "outer",
+        hookSpecificOutput: {
+          hookEventName: "PreToolUse",
+          permissionDecision: "deny",
+          permissionDecisionReason: "inner",
+        },
+      }),
+      { decision: "deny", reason: "inner" },
+    ],
+    [
+      "reason when permissionDecisionReason is absent",
+      "PreToolUse",
+      json({
+        reason: "outer",
+        hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny" },
+      }),
+      { decision: "deny", reason: "outer" },
+    ],
+    [
+      "block outranks permissionDecision allow",
+      "PreToolUse",
+      json({
+        decision: "block",
+        hookSpecificOutput: {
+          hookEventName: "PreToolUse",
+          permissionDecision: "allow",
+          updatedInput: { a: 1 },
+        },
+      }),
+      { decision: "deny", reason: 'the downstream hook (rule "r1") decided deny' },
+    ],
+    [
+      "permissionDecision ask outranks approve",
+      "PreToolUse",
+      json({
+        decision: "approve",
+        hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "ask" },
+      }),
+      { decision: "ask" },
+    ],
+    [
+      "additionalContext and systemMessage",
+      "PreToolUse",
+      json({
+        systemMessage: "heads up",
+        hookSpecificOutput: { hookEventName: "PreToolUse", additionalContext: "use pnpm" },
+      }),
+      { context: "use pnpm", systemMessage: "heads up" },
+    ],
+    [
+      "TV-19 PermissionRequest allow",
+      "PermissionRequest",
+      json({
+        hookSpecificOutput: {
+          hookEventName: "PermissionRequest",
+          decision: { behavior: "allow", updatedPermissions: [{ type: "addRules" }] },
+        },
+      }),
+      { decision: "allow" },
+    ],
+    [
+      "PermissionRequest allow with updatedInput",
+      "PermissionRequest",
+      json({
+        hookSpecificOutput: {
+          hookEventName: "PermissionRequest",
+          decision: { behavior: "allow", updatedInput: { command: "npm run lint" } },
+        },
+      }),
+      { decision: "allow", updatedInput: { command: "npm run lint" } },
+    ],
+    [
+      "TV-20 PermissionRequest in both shapes",
+      "PermissionRequest",
+      json({
+        hookSpecificOutput: {
+          hookEventName: "PermissionRequest",
+          decision: { behavior: "deny", message: "no" },
+          permissionDecision: "deny",
+          permissionDecisionReason: "no",
+        },
+      }),
+      { decision: "deny", reason: "no" },
+    ],
+    [
+      "PermissionRequest decision object over permissionDecision",
+      "PermissionRequest",
+      json({
+        hookSpecificOutput: {
+          hookEventName: "PermissionRequest",
+          decision: { behavior: "deny", message: "msg" },
+          permissionDecision: "allow",
+        },
+      }),
+      { decision: "deny", reason: "msg" },
+    ],
+    [
+      "PermissionRequest deny with interrupt",
+      "PermissionRequest",
+      json({
+        hookSpecificOutput: {
+          hookEventName: "PermissionRequest",
+          decision: { behavior: "deny", interrupt: true },
+        },
+      }),
+      { decision: "deny", reason: 'the downstream hook (rule "r1") decided deny', stop: true },
+    ],
+    [
+      "PermissionRequest, deepcode's permissionDecision only",
+      "PermissionRequest",
+      json({
+        hookSpecificOutput: {
+          hookEventName: "PermissionRequest",
+          permissionDecision: "deny",
+          permissionDecisionReason: "no",
+        },
+      }),
+      { decision: "deny", reason: "no" },
+    ],
+    [
+      "PermissionRequest cannot honour ask",
+      "PermissionRequest",
+      json({
+        hookSpecificOutput: {
+          hookEventName: "PermissionRequest",
+          permissionDecision: "ask",
+          permissionDecisionReason: "why",
+        },
+      }),
+      {},
+    ],
+    [
+      "PermissionRequest legacy block",
+      "PermissionRequest",
+      '{"decision":"block","reason":"nope"}',
+      { decision: "deny", reason: "nope" },
+    ],
+    [
+      "TV-14 Stop block",
+      "Stop",
+      '{"decision":"block","reason":"Run npm test and report results before finishing."}',
+      { decision: "block", reason: "Run npm test and report results before finishing." },
+    ],
+    [
+      "Stop block without a reason",
+      "Stop",
+      '{"decision":"block"}',
+      { decision: "block", reason: 'the downstream hook (rule "r1") decided block' },
+    ],
+    [
+      "TV-17 UserPromptSubmit block",
+      "UserPromptSubmit",
+      '{"decision":"block","reason":"Prompt contains a credential"}',
+      { decision: "block", reason: "Prompt contains a credential" },
+    ],
+    [
+      "TV-27 PostToolUse block",
+      "PostToolUse",
+      '{"decision":"block","reason":"Lint failed: 3 errors"}',
+      { decision: "block", reason: "Lint failed: 3 errors" },
+    ],
+    ["approve is not honoured on PostToolUse", "PostToolUse", '{"decision":"approve","reason":"fine"}', {}],
+    [
+      "block is not honoured on Notification",
+      "Notification",
+      '{"decision":"block","reason":"x","systemMessage":"m"}',
+      { systemMessage: "m" },
+    ],
+    [
+      "TV-36 continue false",
+      "PreToolUse",
+      json({
+        continue: false,
+        stopReason: "outside src",
+        hookSpecificOutput: {
+          hookEventName: "PreToolUse",
+          permissionDecision: "deny",
+          permissionDecisionReason: "outside src",
+        },
+      }),
+      { decision: "deny", reason: "outside src", stop: true, stopReason: "outside src" },
+    ],
+    ["continue false alone", "Stop", '{"continue":false}', { stop: true }],
+    ["continue true", "Stop", '{"continue":true,"stopReason":"unused"}', {}],
+    [
+      "TV-18 UserPromptSubmit context",
+      "UserPromptSubmit",
+      json({
+        hookSpecificOutput: { hookEventName: "UserPromptSubmit", additionalContext: "Repo policy: use pnpm" },
+      }),
+      { context: "Repo policy: use pnpm" },
+    ],
+  ] as const)("%s", (_, event, body, expected) => {
+    expect(parse(body, event)).toStrictEqual(effect(expected));
+  });
+});
+
+describe("parseForwardResponse: PreCompact (clients.md §4.4)", () => {
+  it.each([
+    [
+      "TV-23 text",
+      "Preserve every API-contract decision verbatim.\n",
+      "Preserve every API-contract decision verbatim.",
+    ],
+    ["an array", " [1, 2] ", "[1, 2]"],
+    ["null", "null", "null"],
+    ["text that starts like JSON", "{keep the API decisions}", "{keep the API decisions}"],
+  ])("appends %s to the compaction instructions", (_, body, context) => {
+    expect(parse(body, "PreCompact")).toStrictEqual(effect({ context }));
+  });
+
+  it.each([
+    ["an empty body (TV-22)", "", {}],
+    ["a JSON block", '{"decision":"block","reason":"not now"}', { decision: "block", reason: "not now" }],
+    ["an empty JSON object", "{}", {}],
+  ] as const)("reads %s as hook output", (_, body, expected) => {
+    expect(parse(body, "PreCompact")).toStrictEqual(effect(expected));
+  });
+
+  it("still fails on a non-2xx status and an off-schema object", () => {
+    expect(parse("instructions", "PreCompact", 500)).toStrictEqual(failed("FORWARD_HTTP_STATUS"));
+    expect(parse('{"decision":"stop"}', "PreCompact")).toStrictEqual(failed("FORWARD_OFF_SCHEMA"));
+  });
+
+  it("is text only on PreCompact", () => {
+    expect(parse("Preserve everything.", "PostCompact")).toStrictEqual(failed("FORWARD_NOT_JSON"));
+  });
+});
