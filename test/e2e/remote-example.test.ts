@@ -30,7 +30,10 @@ beforeAll(async () => {
   policy.rules[1].forward.url = `http://127.0.0.1:${TEAM_PORT}/hook`;
   const dir = mkdtempSync(join(tmpdir(), "hookgate-remote-"));
   writeFileSync(join(dir, "policy.json"), JSON.stringify(policy));
-  gateway = await startServerProcess(join(dir, "policy.json"), { ANTHROPIC_API_KEY: "sk-ant-test", TEAM_HOOK_TOKEN: "team-secret" });
+  gateway = await startServerProcess(join(dir, "policy.json"), {
+    ANTHROPIC_API_KEY: "sk-ant-test",
+    TEAM_HOOK_TOKEN: "team-secret",
+  });
 });
 afterAll(async () => {
   await gateway?.stop();
@@ -42,7 +45,14 @@ const hook = async (tool: string, input: Record<string, unknown>) => {
   const res = await fetch(`${gateway.url}/v1/hooks/claude-code`, {
     method: "POST",
     headers: { "content-type": "application/json", authorization: "Bearer hookgate-dev-token" },
-    body: JSON.stringify({ session_id: "s", transcript_path: "/t", cwd: "/p", hook_event_name: "PreToolUse", tool_name: tool, tool_input: input }),
+    body: JSON.stringify({
+      session_id: "s",
+      transcript_path: "/t",
+      cwd: "/p",
+      hook_event_name: "PreToolUse",
+      tool_name: tool,
+      tool_input: input,
+    }),
   });
   const text = await res.text();
   return text === "" ? "" : JSON.parse(text);
@@ -50,7 +60,10 @@ const hook = async (tool: string, input: Record<string, unknown>) => {
 
 describe("the remote example", () => {
   it("passes hookgate check as shipped", async () => {
-    const { code, stdout } = await runCli(["check", "examples/policy.remote.json"], "", { ANTHROPIC_API_KEY: "x", TEAM_HOOK_TOKEN: "y" });
+    const { code, stdout } = await runCli(["check", "examples/policy.remote.json"], "", {
+      ANTHROPIC_API_KEY: "x",
+      TEAM_HOOK_TOKEN: "y",
+    });
     expect(code).toBe(0);
     expect(stdout).toMatch(/valid, 2 rules/);
   });
