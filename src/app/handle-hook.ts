@@ -15,6 +15,7 @@ import type { CompiledRule, Policy } from "../core/policy.js";
 import type { FailMode } from "../core/policy-schema.js";
 import type { Clock, IdGenerator, Logger, Metrics, Sha256 } from "../core/ports.js";
 import { type Answer, renderDecision, renderRequestFailure } from "../core/render.js";
+import { type Notifier, remembersTools } from "./notify.js";
 import type { RemoteActions, RemoteAudit } from "./remote-actions.js";
 
 export interface HookRequest {
@@ -69,6 +70,8 @@ export interface HookDeps {
   readonly metrics?: Metrics | undefined;
   /** Runs prompt and forward rules; without it they are reported as not run. */
   readonly remote?: RemoteActions | undefined;
+  /** Puts notify jobs on the queue; without it notify rules are recorded but nothing is sent. */
+  readonly notifier?: Notifier | undefined;
 }
 
 export interface HandleOptions {
@@ -120,6 +123,17 @@ export async function handleHook(
     const remote = await runPending(deps, options, request, evaluation, event, auth.team, policy);
     const decision = combineEffects([...evaluation.enforced.map((m) => m.effect), ...remote.effects]);
     const answer = renderDecision(decision, event.name, event.dialect);
+    if (options.audit !== false) {
+      deps.notifier?.notify({
+        decisionId,
+        event,
+        team: auth.team,
+        decision: decision.kind,
+        reason: decision.reason,
+        notify: evaluation.notify,
+        remember: remembersTools(policy),
+      });
+    }
     return finish(
       { answer, explanations: evaluation.explanations },
       {

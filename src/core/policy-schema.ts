@@ -128,16 +128,36 @@ export const EgressSchema = z.strictObject({
   allowNat64: z.optional(z.boolean()),
 });
 
+/** Seconds to wait before each retry; its length is the number of retries (default: Svix's schedule). */
+const retrySchedule = () =>
+  z.optional(z.array(z.number().check(z.nonnegative(), z.lte(43_200))).check(z.maxLength(20)));
+
 export const SinkSchema = z.discriminatedUnion("type", [
-  z.strictObject({ type: z.literal("slack"), url: nonEmpty(), link: z.optional(z.string()) }),
-  z.strictObject({ type: z.literal("discord"), url: nonEmpty(), link: z.optional(z.string()) }),
-  z.strictObject({ type: z.literal("webhook"), url: nonEmpty(), secret: z.optional(nonEmpty()) }),
+  z.strictObject({
+    type: z.literal("slack"),
+    url: nonEmpty(),
+    link: z.optional(z.string()),
+    retryScheduleSeconds: retrySchedule(),
+  }),
+  z.strictObject({
+    type: z.literal("discord"),
+    url: nonEmpty(),
+    link: z.optional(z.string()),
+    retryScheduleSeconds: retrySchedule(),
+  }),
+  z.strictObject({
+    type: z.literal("webhook"),
+    url: nonEmpty(),
+    secret: z.optional(nonEmpty()),
+    retryScheduleSeconds: retrySchedule(),
+  }),
   z.strictObject({
     type: z.literal("github-dispatch"),
     repo: z.string().check(z.regex(/^[\w.-]+\/[\w.-]+$/, "must be owner/name")),
     eventType: nonEmpty(),
     token: nonEmpty(),
     url: z.optional(nonEmpty()),
+    retryScheduleSeconds: retrySchedule(),
   }),
 ]);
 

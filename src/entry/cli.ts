@@ -13,17 +13,20 @@ import type { Policy } from "../core/policy.js";
 import { lintPolicy } from "../core/policy-lint.js";
 import { policyJsonSchema } from "../core/policy-schema.js";
 import { simulation } from "../http/app.js";
+import { dlqCommand } from "./dlq.js";
 import { egressCheck } from "./egress-check.js";
-import { PolicyLoadError, startGateway } from "./node.js";
+import { DataDirError, PolicyLoadError, startGateway } from "./node.js";
 import { UsageError } from "./usage-error.js";
 
 const USAGE = `hookgate: a hook gateway for AI coding agents
 
 Usage:
-  hookgate serve --policy FILE [--host 127.0.0.1] [--port 8787]
+  hookgate serve --policy FILE [--host 127.0.0.1] [--port 8787] [--data-dir .hookgate]
   hookgate check FILE
   hookgate simulate --policy FILE [--client claude-code|deepcode|deepagents|deepagents-legacy] [--token T] [--json] EVENT.json|-
   hookgate egress-check URL [--policy FILE] [--allow GLOB]... [--resolve HOST:ADDR]...
+  hookgate dlq list [--data-dir DIR | --sqs-queue-url U --sqs-dlq-url D [--sqs-endpoint E]] [--json]
+  hookgate dlq replay (--id ID... | --all) [--data-dir DIR | --sqs-... ]
   hookgate schema
   hookgate token hash            (reads the token on stdin)
 `;
@@ -51,6 +54,8 @@ export async function main(argv: readonly string[]): Promise<number> {
         io.out(`${JSON.stringify(result)}\n`);
         return result.decision === "allow" ? 0 : 1;
       }
+      case "dlq":
+        return await dlqCommand(rest, io.out);
       case "schema":
         io.out(`${JSON.stringify(policyJsonSchema(), null, 2)}\n`);
         return 0;
@@ -73,7 +78,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       io.err(`hookgate: ${e.message}\n\n${USAGE}`);
       return 2;
     }
-    if (e instanceof PolicyLoadError) {
+    if (e instanceof PolicyLoadError || e instanceof DataDirError) {
       io.err(`hookgate: ${e.message}\n`);
       return 1;
     }
@@ -87,13 +92,23 @@ const policyDeps = { env: (name: string) => process.env[name], sha256: nodeSha25
 async function serveCommand(args: readonly string[]): Promise<number> {
   const { values } = parseArgs({
     args: [...args],
-    options: { policy: { type: "string" }, host: { type: "string" }, port: { type: "string" } },
+    options: {
+      policy: { type: "string" },
+      host: { type: "string" },
+      port: { type: "string" },
+      "data-dir": { type: "string" },
+    },
   });
   if (!values.policy) throw new UsageError("serve needs --policy FILE");
   const port = Number(values.port ?? "8787");
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new UsageError(`--port ${values.port} is not a port`);
-  const gateway = await startGateway({ policyPath: values.policy, host: values.host ?? "127.0.0.1", port });
+  const gateway = await startGateway({
+    policyPath: values.policy,
+    host: values.host ?? "127.0.0.1",
+    port,
+    dataDir: values["data-dir"] ?? ".hookgate",
+  });
   process.on("SIGHUP", () => void gateway.reload());
   await new Promise<void>((resolve) => {
     const stop = () => void gateway.close().finally(resolve);

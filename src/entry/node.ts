@@ -4,14 +4,22 @@
  * stdout.
  */
 import { randomUUID } from "node:crypto";
+import { accessSync, constants, mkdirSync } from "node:fs";
 import type { AddressInfo } from "node:net";
+import { join } from "node:path";
 import { serve } from "@hono/node-server";
 import { createUndiciEgress } from "../adapters/egress/undici.js";
 import { nodeSha256 } from "../adapters/hash/node-crypto.js";
 import { createJsonLogger } from "../adapters/log/json-lines.js";
 import { createPrometheusRegistry } from "../adapters/metrics/prometheus.js";
 import { formatIssues, loadPolicyFile } from "../adapters/policy-source/file.js";
+import { createSqliteQueue } from "../adapters/queue/sqlite.js";
+import { createSqliteSessionStore } from "../adapters/session/sqlite.js";
+import { startConsumer } from "../app/consumer.js";
+import { createDeliverer } from "../app/deliver.js";
+import { createNotifier } from "../app/notify.js";
 import { createRemoteActions } from "../app/remote-actions.js";
+import type { DeliveryJob } from "../core/delivery.js";
 import { maskString } from "../core/mask.js";
 import type { Policy, PolicyIssue } from "../core/policy.js";
 import type { Logger } from "../core/ports.js";
@@ -19,6 +27,8 @@ import { createApp } from "../http/app.js";
 
 export interface ServeOptions {
   readonly policyPath: string;
+  /** Where the embedded queue and session store live (created if missing). */
+  readonly dataDir: string;
   readonly host: string;
   readonly port: number;
   readonly logger?: Logger;
@@ -75,8 +85,28 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
   });
   const clock = { now: Date.now, monotonic: () => performance.now() };
   const remote = createRemoteActions({ egress: egress.send, env: policyDeps.env, clock, sha256: nodeSha256 });
+  const store = openDataDir(options.dataDir);
+  const recovered = store.queue.recoverLeases();
+  if (recovered > 0) logger.log("info", "took back jobs leased by the previous process", { jobs: recovered });
+  const notifier = createNotifier({
+    queue: store.queue,
+    clock,
+    logger,
+    metrics,
+    sessions: store.sessions,
+    defer: (task) => setImmediate(() => void task()),
+  });
+  const deliverer = createDeliverer({
+    policy: () => current,
+    egress: egress.send,
+    env: policyDeps.env,
+    clock,
+    random: Math.random,
+  });
+  const consumer = startConsumer({ queue: store.queue, deliverer, logger, metrics });
   const app = createApp({
     remote,
+    notifier,
     metrics,
     metricsText: () => metrics.render(),
     policy: () => current,
@@ -113,11 +143,36 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
       logger.log("info", "policy reloaded", { policy: current.hash, rules: current.rules.length });
       return [];
     },
-    close: () =>
-      new Promise<void>((resolve, reject) => {
+    async close() {
+      await new Promise<void>((resolve, reject) => {
         server.close((e) => (e ? reject(e) : resolve()));
-        void egress.close();
         if ("closeIdleConnections" in server) server.closeIdleConnections();
-      }),
+      });
+      // Let enqueues deferred by the last answers run, then drain the consumer.
+      await new Promise((resolve) => setImmediate(resolve));
+      await consumer.stop();
+      store.queue.close();
+      store.sessions.close();
+      await egress.close();
+    },
   };
+}
+
+export class DataDirError extends Error {}
+
+/** Creates the data dir and opens the embedded queue and session store, or says clearly why not. */
+function openDataDir(dataDir: string) {
+  try {
+    mkdirSync(dataDir, { recursive: true });
+    accessSync(dataDir, constants.W_OK);
+    return {
+      queue: createSqliteQueue<DeliveryJob>({ path: join(dataDir, "queue.sqlite") }),
+      sessions: createSqliteSessionStore(join(dataDir, "sessions.sqlite")),
+    };
+  } catch (e) {
+    const why = e instanceof Error ? e.message : String(e);
+    throw new DataDirError(
+      `cannot use the data dir ${dataDir} (${why}); pass --data-dir with a writable directory`,
+    );
+  }
 }

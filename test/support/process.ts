@@ -1,4 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 
@@ -7,6 +10,7 @@ export const BIN = fileURLToPath(new URL("../../dist/entry/bin.js", import.meta.
 
 export interface ServerProcess {
   url: string;
+  dataDir: string;
   child: ChildProcess;
   /** Every JSON log line the server has printed so far. */
   lines: Record<string, unknown>[];
@@ -17,14 +21,15 @@ export interface ServerProcess {
   stop(): Promise<number | null>;
 }
 
-/** Starts `hookgate serve` as a real process on a free loopback port. */
+/** Starts `hookgate serve` as a real process on a free loopback port, with its own data dir. */
 export async function startServerProcess(
   policyPath: string,
   env: Record<string, string> = {},
+  dataDir = mkdtempSync(join(tmpdir(), "hookgate-data-")),
 ): Promise<ServerProcess> {
   const child = spawn(
     process.execPath,
-    [BIN, "serve", "--policy", policyPath, "--host", "127.0.0.1", "--port", "0"],
+    [BIN, "serve", "--policy", policyPath, "--host", "127.0.0.1", "--port", "0", "--data-dir", dataDir],
     {
       cwd: ROOT,
       env: { PATH: process.env.PATH ?? "", ...env },
@@ -75,6 +80,7 @@ export async function startServerProcess(
   const listening = await waitForLine((l) => l.msg === "hookgate listening");
   return {
     url: String(listening.url),
+    dataDir,
     child,
     lines,
     waitForLine,

@@ -9,6 +9,11 @@ const HELP: Readonly<Record<string, string>> = {
   hookgate_decisions_total: "Hook requests answered, by event, client and final decision.",
   hookgate_request_errors_total: "Hook requests answered with a fail mode, by error code.",
   hookgate_egress_refused_total: "Outbound requests refused by the egress guard, by code.",
+  hookgate_enqueued_total: "Delivery jobs put on the queue, by sink.",
+  hookgate_enqueue_failed_total: "Enqueues that failed (logged; the decision was answered anyway).",
+  hookgate_delivered_total: "Delivery jobs a sink accepted, by sink.",
+  hookgate_retried_total: "Delivery attempts that failed and were scheduled again, by sink.",
+  hookgate_dead_lettered_total: "Delivery jobs moved to the dead-letter queue, by sink.",
 };
 
 export function createPrometheusRegistry(): PrometheusRegistry {

@@ -1,0 +1,119 @@
+/**
+ * An in-memory queue for unit tests only: nothing survives the process. Same semantics as the
+ * SQLite queue (queue/sqlite.ts): leases with a receipt, stale receipts change nothing, a lease
+ * that runs out makes the job visible again, a duplicate id already queued is ignored.
+ */
+import type { DeadLetter, OutgoingMessage, Queue, ReceivedMessage } from "../../core/queue.js";
+
+interface Row<T> {
+  readonly id: string;
+  readonly body: T;
+  readonly seq: number;
+  /** Ready time, or the end of the current lease: the job is visible once this has passed. */
+  visibleAt: number;
+  attempts: number;
+  receipt: string | undefined;
+}
+
+export interface MemoryQueueOptions {
+  readonly now?: () => number;
+}
+
+export function createMemoryQueue<T>(options: MemoryQueueOptions = {}): Queue<T> {
+  const now = options.now ?? Date.now;
+  const rows = new Map<string, Row<T>>();
+  const dead = new Map<string, DeadLetter<T>>();
+  let seq = 0;
+  let receipts = 0;
+  let closed = false;
+
+  function open(): void {
+    if (closed) throw new Error("the memory queue is closed");
+  }
+
+  /** The row this receipt still leases, or undefined when the receipt is stale. */
+  function leased(message: ReceivedMessage<T>): Row<T> | undefined {
+    const row = rows.get(message.id);
+    return row !== undefined && row.receipt === message.receipt ? row : undefined;
+  }
+
+  function enqueue(id: string, body: T, delayMs: number): boolean {
+    if (rows.has(id)) return false;
+    rows.set(id, {
+      id,
+      body: structuredClone(body),
+      seq: seq++,
+      visibleAt: now() + Math.max(0, delayMs),
+      attempts: 0,
+      receipt: undefined,
+    });
+    return true;
+  }
+
+  return {
+    async send(messages) {
+      open();
+      for (const m of messages as readonly OutgoingMessage<T>[]) enqueue(m.id, m.body, m.delayMs ?? 0);
+    },
+
+    async receive(max, visibilityMs) {
+      open();
+      const at = now();
+      const due = [...rows.values()]
+        .filter((row) => row.visibleAt <= at)
+        .sort((a, b) => a.visibleAt - b.visibleAt || a.seq - b.seq)
+        .slice(0, Math.max(0, max));
+      return due.map((row) => {
+        row.visibleAt = at + Math.max(0, visibilityMs);
+        row.attempts += 1;
+        row.receipt = `lease-${++receipts}`;
+        return { id: row.id, body: structuredClone(row.body), attempts: row.attempts, receipt: row.receipt };
+      });
+    },
+
+    async ack(message) {
+      open();
+      if (leased(message)) rows.delete(message.id);
+    },
+
+    async retry(message, delayMs) {
+      open();
+      const row = leased(message);
+      if (!row) return;
+      row.visibleAt = now() + Math.max(0, delayMs);
+      row.receipt = undefined;
+    },
+
+    async deadLetter(message, error) {
+      open();
+      const row = leased(message);
+      if (!row) return;
+      rows.delete(row.id);
+      dead.set(row.id, { id: row.id, body: row.body, attempts: row.attempts, error, failedAt: now() });
+    },
+
+    async listDead(limit = 100) {
+      open();
+      return [...dead.values()]
+        .sort((a, b) => a.failedAt - b.failedAt)
+        .slice(0, Math.max(0, limit))
+        .map((d) => ({ ...d, body: structuredClone(d.body) }));
+    },
+
+    async replayDead(ids) {
+      open();
+      const chosen = ids === undefined ? [...dead.keys()] : [...new Set(ids)].filter((id) => dead.has(id));
+      for (const id of chosen) {
+        const letter = dead.get(id);
+        if (!letter) continue;
+        dead.delete(id);
+        enqueue(id, letter.body, 0);
+      }
+      return chosen.length;
+    },
+
+    async close() {
+      closed = true;
+    },
+  };
+}

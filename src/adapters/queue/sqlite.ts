@@ -1,0 +1,218 @@
+/**
+ * The embedded queue on Node: one SQLite file under the data dir, with SQS-like leases.
+ * A receive leases visible jobs for `visibilityMs` under a fresh receipt; ack, retry and
+ * dead-letter act only while that receipt is the job's current one, so a consumer whose lease ran
+ * out cannot undo the newer delivery. A lease that runs out makes the job visible again.
+ */
+import { randomUUID } from "node:crypto";
+import Database from "better-sqlite3";
+import type { DeadLetter, OutgoingMessage, Queue, ReceivedMessage } from "../../core/queue.js";
+
+export interface SqliteQueueOptions {
+  /** The database file. Its directory must exist: the caller creates the data dir. */
+  readonly path: string;
+  readonly now?: () => number;
+  /** The lease owner written on each receive; one random id per process by default. */
+  readonly owner?: string;
+}
+
+export interface SqliteQueue<T> extends Queue<T> {
+  /**
+   * Makes every job leased by another owner visible at once and returns how many. The queue has a
+   * single consumer process, so on start (`serve`) those leases belong to a process that died.
+   */
+  recoverLeases(): number;
+}
+
+const PROCESS_OWNER = `${process.pid}-${randomUUID()}`;
+
+// `visible_at` is when a job may next be received: its ready time, or while leased the end of
+// the lease (= leased_until). One index then finds both due and expired-lease jobs.
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS queue_jobs (
+  seq INTEGER PRIMARY KEY,
+  id TEXT NOT NULL UNIQUE,
+  body TEXT NOT NULL,
+  state TEXT NOT NULL CHECK (state IN ('ready', 'leased')),
+  visible_at INTEGER NOT NULL,
+  attempts INTEGER NOT NULL DEFAULT 0,
+  lease_owner TEXT,
+  leased_until INTEGER,
+  receipt TEXT,
+  last_error TEXT,
+  enqueued_at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS queue_jobs_due ON queue_jobs (visible_at, seq);
+CREATE TABLE IF NOT EXISTS queue_dead (
+  id TEXT PRIMARY KEY,
+  body TEXT NOT NULL,
+  attempts INTEGER NOT NULL,
+  error TEXT NOT NULL,
+  failed_at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS queue_dead_failed ON queue_dead (failed_at);
+`;
+
+interface DueRow {
+  seq: number;
+  id: string;
+  body: string;
+  attempts: number;
+}
+
+interface DeadRow {
+  id: string;
+  body: string;
+  attempts: number;
+  error: string;
+  failedAt: number;
+}
+
+function openDatabase(path: string): Database.Database {
+  let db: Database.Database | undefined;
+  try {
+    db = new Database(path);
+    // WAL with synchronous = NORMAL: a commit is in the WAL file (the OS page cache) before the
+    // call returns, so killing the process, even with SIGKILL, loses nothing; only a power loss
+    // or OS crash can drop the last commits, which is out of scope for this queue.
+    db.pragma("journal_mode = WAL");
+    db.pragma("synchronous = NORMAL");
+    db.exec(SCHEMA);
+    return db;
+  } catch (cause) {
+    db?.close();
+    const reason = cause instanceof Error ? cause.message : String(cause);
+    throw new Error(`cannot open the SQLite queue at ${path}: ${reason}`, { cause });
+  }
+}
+
+const ms = (value: number): number => Math.max(0, Math.ceil(value));
+
+export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T> {
+  const now = (): number => Math.floor((options.now ?? Date.now)());
+  const owner = options.owner ?? PROCESS_OWNER;
+  const db = openDatabase(options.path);
+
+  const insert = db.prepare<{ id: string; body: string; visibleAt: number; now: number }>(
+    `INSERT OR IGNORE INTO queue_jobs (id, body, state, visible_at, attempts, enqueued_at)
+     VALUES (@id, @body, 'ready', @visibleAt, 0, @now)`,
+  );
+  const due = db.prepare<[number, number], DueRow>(
+    "SELECT seq, id, body, attempts FROM queue_jobs WHERE visible_at <= ? ORDER BY visible_at, seq LIMIT ?",
+  );
+  const lease = db.prepare<{ seq: number; until: number; owner: string; receipt: string }>(
+    `UPDATE queue_jobs SET state = 'leased', visible_at = @until, leased_until = @until,
+       attempts = attempts + 1, lease_owner = @owner, receipt = @receipt
+     WHERE seq = @seq`,
+  );
+  const ackLeased = db.prepare<[string, string]>("DELETE FROM queue_jobs WHERE id = ? AND receipt = ?");
+  const release = db.prepare<{ id: string; receipt: string; visibleAt: number; error: string }>(
+    `UPDATE queue_jobs SET state = 'ready', visible_at = @visibleAt, leased_until = NULL,
+       lease_owner = NULL, receipt = NULL, last_error = @error
+     WHERE id = @id AND receipt = @receipt`,
+  );
+  const leasedRow = db.prepare<[string, string], { body: string; attempts: number }>(
+    "SELECT body, attempts FROM queue_jobs WHERE id = ? AND receipt = ?",
+  );
+  const bury = db.prepare<DeadRow>(
+    `INSERT OR REPLACE INTO queue_dead (id, body, attempts, error, failed_at)
+     VALUES (@id, @body, @attempts, @error, @failedAt)`,
+  );
+  const listDeadRows = db.prepare<[number], DeadRow>(
+    "SELECT id, body, attempts, error, failed_at AS failedAt FROM queue_dead ORDER BY failed_at, id LIMIT ?",
+  );
+  const deadById = db.prepare<[string], { id: string; body: string }>(
+    "SELECT id, body FROM queue_dead WHERE id = ?",
+  );
+  const allDead = db.prepare<[], { id: string; body: string }>(
+    "SELECT id, body FROM queue_dead ORDER BY failed_at, id",
+  );
+  const unbury = db.prepare<[string]>("DELETE FROM queue_dead WHERE id = ?");
+  const recover = db.prepare<{ owner: string; now: number }>(
+    `UPDATE queue_jobs SET state = 'ready', visible_at = @now, leased_until = NULL,
+       lease_owner = NULL, receipt = NULL
+     WHERE state = 'leased' AND lease_owner IS NOT @owner`,
+  );
+
+  // IMMEDIATE takes the write lock up front, so a second process on the same file (the CLI
+  // replaying dead letters while `serve` runs) waits instead of failing mid-transaction.
+  const sendAll = db.transaction((messages: readonly OutgoingMessage<T>[]) => {
+    const at = now();
+    for (const m of messages) {
+      insert.run({ id: m.id, body: JSON.stringify(m.body), visibleAt: at + ms(m.delayMs ?? 0), now: at });
+    }
+  });
+
+  const leaseDue = db.transaction((max: number, visibilityMs: number): ReceivedMessage<T>[] => {
+    const at = now();
+    const until = at + ms(visibilityMs);
+    return due.all(at, max).map((row) => {
+      const receipt = randomUUID();
+      lease.run({ seq: row.seq, until, owner, receipt });
+      return { id: row.id, body: JSON.parse(row.body) as T, attempts: row.attempts + 1, receipt };
+    });
+  });
+
+  const moveToDead = db.transaction((message: ReceivedMessage<T>, error: string) => {
+    const row = leasedRow.get(message.id, message.receipt);
+    if (!row) return;
+    bury.run({ id: message.id, body: row.body, attempts: row.attempts, error, failedAt: now() });
+    ackLeased.run(message.id, message.receipt);
+  });
+
+  const replay = db.transaction((ids: readonly string[] | undefined): number => {
+    const rows =
+      ids === undefined
+        ? allDead.all()
+        : [...new Set(ids)].flatMap((id) => {
+            const row = deadById.get(id);
+            return row ? [row] : [];
+          });
+    const at = now();
+    for (const row of rows) {
+      // Attempts start again from 0. If the same id is queued meanwhile, that job stands for it.
+      insert.run({ id: row.id, body: row.body, visibleAt: at, now: at });
+      unbury.run(row.id);
+    }
+    return rows.length;
+  });
+
+  return {
+    async send(messages) {
+      sendAll.immediate(messages);
+    },
+
+    async receive(max, visibilityMs) {
+      if (max <= 0) return [];
+      return leaseDue.immediate(Math.floor(max), visibilityMs);
+    },
+
+    async ack(message) {
+      ackLeased.run(message.id, message.receipt);
+    },
+
+    async retry(message, delayMs, error) {
+      release.run({ id: message.id, receipt: message.receipt, visibleAt: now() + ms(delayMs), error });
+    },
+
+    async deadLetter(message, error) {
+      moveToDead.immediate(message, error);
+    },
+
+    async listDead(limit = 100): Promise<DeadLetter<T>[]> {
+      return listDeadRows.all(Math.max(0, limit)).map((row) => ({ ...row, body: JSON.parse(row.body) as T }));
+    },
+
+    async replayDead(ids) {
+      return replay.immediate(ids);
+    },
+
+    recoverLeases() {
+      return recover.run({ owner, now: now() }).changes;
+    },
+
+    async close() {
+      if (db.open) db.close();
+    },
+  };
+}

@@ -1,0 +1,30 @@
+/** The session store on Node: the last tool call per session, in the gateway's SQLite file. */
+import Database from "better-sqlite3";
+import type { SessionStore } from "../../app/notify.js";
+
+/** Sessions idle longer than this are forgotten (checked on write). */
+const RETENTION_MS = 24 * 3600 * 1000;
+
+export function createSqliteSessionStore(path: string): SessionStore & { close(): void } {
+  const db = new Database(path);
+  db.pragma("journal_mode = WAL");
+  db.exec(`CREATE TABLE IF NOT EXISTS session_tools (
+    session_id TEXT PRIMARY KEY, tool_name TEXT NOT NULL, summary TEXT NOT NULL, at INTEGER NOT NULL)`);
+  const upsert = db.prepare(
+    `INSERT INTO session_tools (session_id, tool_name, summary, at) VALUES (?, ?, ?, ?)
+     ON CONFLICT(session_id) DO UPDATE SET tool_name = excluded.tool_name, summary = excluded.summary, at = excluded.at`,
+  );
+  const select = db.prepare("SELECT tool_name AS toolName, summary FROM session_tools WHERE session_id = ?");
+  const prune = db.prepare("DELETE FROM session_tools WHERE at < ?");
+  let writes = 0;
+  return {
+    async rememberTool(sessionId, tool, at) {
+      upsert.run(sessionId, tool.toolName, tool.summary, at);
+      if (++writes % 1000 === 0) prune.run(at - RETENTION_MS);
+    },
+    async lastTool(sessionId) {
+      return select.get(sessionId) as { toolName: string; summary: string } | undefined;
+    },
+    close: () => db.close(),
+  };
+}

@@ -1,0 +1,122 @@
+/**
+ * deliver(job) → ack | retry after a delay | dead-letter, for one delivery job. Each queue
+ * backend translates the outcome (SQLite visibility, SQS visibility and DLQ, Cloudflare
+ * `ack()` / `retry({delaySeconds})`). Every sink call goes through the egress guard; nothing is
+ * dropped silently: a job is delivered, retried on schedule, or dead-lettered with its reason.
+ */
+import { DEFAULT_RETRY_SCHEDULE_SECONDS, type DeliveryJob, retryDelayMs } from "../core/delivery.js";
+import type { EgressCode } from "../core/egress/refusal.js";
+import { type Policy, resolveSecret } from "../core/policy.js";
+import type { Clock, Egress, EnvReader } from "../core/ports.js";
+import { buildSinkRequest, classifySinkResponse, type ResolvedSink } from "../core/sinks.js";
+
+export type DeliveryOutcome =
+  | { readonly kind: "ack" }
+  | { readonly kind: "retry"; readonly delayMs: number; readonly reason: string }
+  | { readonly kind: "dead"; readonly reason: string };
+
+export interface DeliverDeps {
+  readonly policy: () => Policy;
+  readonly egress: Egress;
+  readonly env: EnvReader;
+  readonly clock: Clock;
+  /** A number in [0, 1), for retry jitter. */
+  readonly random: () => number;
+  /** Waits, for the per-webhook rate limit (a port so tests need not sleep). */
+  readonly sleep?: (ms: number) => Promise<void>;
+  readonly timeoutMs?: number;
+}
+
+export interface Deliverer {
+  deliver(job: DeliveryJob, attempts: number): Promise<DeliveryOutcome>;
+}
+
+/** Egress failures worth another try; every other refusal is a configuration problem. */
+const TRANSIENT: ReadonlySet<EgressCode> = new Set([
+  "EGRESS_TIMEOUT",
+  "EGRESS_CONNECT_FAILED",
+  "EGRESS_DNS_FAILED",
+]);
+/** Slack and Discord webhooks take about one message per second (fanout.md B3, B4). */
+const CHAT_INTERVAL_MS = 1000;
+
+export function createDeliverer(deps: DeliverDeps): Deliverer {
+  const nextSlot = new Map<string, number>();
+  const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+
+  /** Reserves the next send slot for this webhook URL and waits for it. */
+  async function paced(url: string): Promise<void> {
+    const now = deps.clock.now();
+    const slot = Math.max(now, nextSlot.get(url) ?? 0);
+    nextSlot.set(url, slot + CHAT_INTERVAL_MS);
+    if (slot > now) await sleep(slot - now);
+  }
+
+  async function deliver(job: DeliveryJob, attempts: number): Promise<DeliveryOutcome> {
+    const config = deps.policy().document.sinks?.[job.sink];
+    if (!config) return { kind: "dead", reason: `sink "${job.sink}" is no longer in the policy` };
+    const sink = resolveSink(config, deps.env);
+    if (typeof sink === "string") return { kind: "dead", reason: `sink "${job.sink}": ${sink}` };
+    const schedule = config.retryScheduleSeconds ?? DEFAULT_RETRY_SCHEDULE_SECONDS;
+    const retryOrDead = (reason: string, retryAfterMs?: number): DeliveryOutcome => {
+      const delayMs = retryDelayMs(attempts, schedule, deps.random(), retryAfterMs);
+      return delayMs === undefined
+        ? { kind: "dead", reason: `gave up after ${attempts} attempts: ${reason}` }
+        : { kind: "retry", delayMs, reason };
+    };
+
+    const request = await buildSinkRequest(sink, job.notification, deps.clock.now());
+    if (sink.type === "slack" || sink.type === "discord") await paced(sink.url);
+    const sent = await deps.egress({
+      url: request.url,
+      method: "POST",
+      headers: request.headers,
+      body: request.body,
+      timeoutMs: deps.timeoutMs ?? 15_000,
+    });
+    if (!sent.ok) {
+      const reason = `${sent.error.code}: ${sent.error.reason}`;
+      return TRANSIENT.has(sent.error.code) ? retryOrDead(reason) : { kind: "dead", reason };
+    }
+    const verdict = classifySinkResponse(
+      sink.type,
+      sent.value.status,
+      sent.value.headers,
+      sent.value.body,
+      deps.clock.now(),
+    );
+    if (verdict.kind === "delivered") return { kind: "ack" };
+    if (verdict.kind === "permanent") return { kind: "dead", reason: verdict.reason };
+    return retryOrDead(verdict.reason, verdict.retryAfterMs);
+  }
+
+  return { deliver };
+}
+
+type SinkConfig = NonNullable<Policy["document"]["sinks"]>[string];
+
+/** The sink with its `env:` secrets read, or why it cannot be used. */
+function resolveSink(config: SinkConfig, env: EnvReader): ResolvedSink | string {
+  const read = (field: string, value: string) => {
+    const resolved = resolveSecret(value, env);
+    if (resolved === undefined) throw new Error(`${field} reads ${value.slice(4)}, which is not set`);
+    return resolved;
+  };
+  try {
+    switch (config.type) {
+      case "slack":
+      case "discord":
+        return { ...config, url: read("url", config.url) };
+      case "webhook":
+        return {
+          ...config,
+          url: read("url", config.url),
+          ...(config.secret ? { secret: read("secret", config.secret) } : {}),
+        };
+      case "github-dispatch":
+        return { ...config, token: read("token", config.token) };
+    }
+  } catch (e) {
+    return e instanceof Error ? e.message : String(e);
+  }
+}

@@ -1,0 +1,125 @@
+/**
+ * The `notify` action: one delivery job per sink for each event a notify rule applies to, put
+ * on the queue off the answer's path. A failed enqueue is logged and counted; the decision is
+ * answered anyway.
+ */
+import { createNotification, type DeliveryJob } from "../core/delivery.js";
+import type { HookEvent } from "../core/hook-event.js";
+import { maskString } from "../core/mask.js";
+import type { Policy } from "../core/policy.js";
+import type { Clock, Logger, Metrics } from "../core/ports.js";
+import type { Queue } from "../core/queue.js";
+import type { Notification } from "../core/sinks.js";
+
+/** What the gateway remembers of a session, to enrich later events (SQLite on Node, KV on Workers). */
+export interface SessionStore {
+  rememberTool(sessionId: string, tool: { toolName: string; summary: string }, at: number): Promise<void>;
+  lastTool(sessionId: string): Promise<{ toolName: string; summary: string } | undefined>;
+}
+
+export interface NotifyDeps {
+  readonly queue: Queue<DeliveryJob>;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly metrics?: Metrics | undefined;
+  readonly sessions?: SessionStore | undefined;
+  /** Runs work after the answer is sent (setImmediate on Node, waitUntil on Workers). */
+  readonly defer: (task: () => Promise<void>) => void;
+}
+
+export interface NotifyInput {
+  readonly decisionId: string;
+  readonly event: HookEvent;
+  readonly team: string;
+  readonly decision: string;
+  readonly reason: string | undefined;
+  readonly notify: readonly { readonly ruleId: string; readonly sinks: readonly string[] }[];
+  /** Whether any rule notifies on Notification events: only then are PreToolUse calls remembered. */
+  readonly remember: boolean;
+}
+
+export interface Notifier {
+  notify(input: NotifyInput): void;
+}
+
+const PERMISSION_PROMPTS = new Set(["permission_prompt", "permission"]);
+const remembering = new WeakMap<Policy, boolean>();
+
+/** PreToolUse calls are remembered only when some rule notifies on Notification events. */
+export function remembersTools(policy: Policy): boolean {
+  let answer = remembering.get(policy);
+  if (answer === undefined) {
+    answer = policy.rulesFor("Notification").some((r) => r.notify.length > 0);
+    remembering.set(policy, answer);
+  }
+  return answer;
+}
+
+export function createNotifier(deps: NotifyDeps): Notifier {
+  async function run(input: NotifyInput): Promise<void> {
+    const { event } = input;
+    if (input.remember && event.name === "PreToolUse" && event.sessionId && event.toolName) {
+      await deps.sessions?.rememberTool(
+        event.sessionId,
+        { toolName: event.toolName, summary: summarize(event) },
+        deps.clock.now(),
+      );
+    }
+    if (input.notify.length === 0) return;
+    let related: Notification["relatedTool"];
+    const type = event.payload.notification_type;
+    if (
+      event.name === "Notification" &&
+      typeof type === "string" &&
+      PERMISSION_PROMPTS.has(type) &&
+      event.sessionId
+    ) {
+      related = await deps.sessions?.lastTool(event.sessionId);
+    }
+    const jobs = new Map<string, DeliveryJob>();
+    for (const { ruleId, sinks } of input.notify) {
+      for (const sink of sinks) {
+        if (jobs.has(sink)) continue; // one message per sink per event, whichever rules named it
+        const id = `evt_${input.decisionId}`;
+        const notification = createNotification(
+          id,
+          deps.clock.now(),
+          event,
+          { team: input.team, decision: input.decision, reason: input.reason, ruleId },
+          related,
+        );
+        jobs.set(sink, { id: `${id}.${sink}`, sink, notification });
+      }
+    }
+    await deps.queue.send([...jobs.values()].map((job) => ({ id: job.id, body: job })));
+    for (const job of jobs.values()) deps.metrics?.increment("hookgate_enqueued_total", { sink: job.sink });
+  }
+
+  return {
+    notify(input) {
+      if (input.notify.length === 0 && !input.remember) return;
+      deps.defer(() =>
+        run(input).catch((e) => {
+          const error = e instanceof Error ? e.message : String(e);
+          deps.logger.log("error", "enqueue failed; the decision was answered anyway", {
+            decisionId: input.decisionId,
+            event: input.event.name,
+            sinks: input.notify.flatMap((n) => n.sinks),
+            error,
+          });
+          deps.metrics?.increment("hookgate_enqueue_failed_total");
+        }),
+      );
+    },
+  };
+}
+
+/** One line a person recognises: the command, the file, or the URL of a tool call; masked. */
+export function summarize(event: HookEvent): string {
+  const input = event.toolInput ?? {};
+  const pick = ["command", "file_path", "notebook_path", "url", "path", "pattern", "query"].find(
+    (k) => typeof input[k] === "string",
+  );
+  const text = pick ? String(input[pick]) : JSON.stringify(input);
+  return maskString(text.length > 300 ? `${text.slice(0, 300)}…` : text);
+}

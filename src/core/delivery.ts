@@ -1,0 +1,64 @@
+/**
+ * Delivery jobs and their retry schedule. A job is one notification for one sink; its id is
+ * stable (`<event id>.<sink>`), so a receiver that drops repeated `webhook-id`s sees each event
+ * once whatever the queue redelivers.
+ */
+import type { HookEvent } from "./hook-event.js";
+import { maskValue } from "./mask.js";
+import type { Notification } from "./sinks.js";
+
+export interface DeliveryJob {
+  readonly id: string;
+  readonly sink: string;
+  readonly notification: Notification;
+}
+
+/**
+ * Svix's schedule (fanout.md): after the first attempt, retry in 5 s, 5 min, 30 min, 2 h, 5 h,
+ * 10 h, 10 h; then dead-letter. Each delay gets ±20 % jitter so a burst that failed together
+ * does not retry together. No delay exceeds 12 h, the longest any backend can hold a message.
+ */
+export const DEFAULT_RETRY_SCHEDULE_SECONDS: readonly number[] = [5, 300, 1800, 7200, 18_000, 36_000, 36_000];
+export const MAX_DELAY_MS = 12 * 3600 * 1000;
+
+/**
+ * The delay before attempt `attempts + 1`, or undefined when the schedule is spent.
+ * `random` is a number in [0, 1) (a port, so tests are exact).
+ */
+export function retryDelayMs(
+  attempts: number,
+  schedule: readonly number[],
+  random: number,
+  retryAfterMs?: number | undefined,
+): number | undefined {
+  const base = schedule[attempts - 1];
+  if (base === undefined) return undefined;
+  const baseMs = base * 1000;
+  const jittered = baseMs * (0.8 + 0.4 * random);
+  // Honour Retry-After, clamped to [base, 2 × base] as Svix does, so a server cannot park a job
+  // for days nor make us hammer it.
+  const wanted = retryAfterMs === undefined ? jittered : Math.min(Math.max(retryAfterMs, baseMs), 2 * baseMs);
+  return Math.min(Math.round(wanted), MAX_DELAY_MS);
+}
+
+/** One notification per hook event, the event masked before it is stored or sent anywhere. */
+export function createNotification(
+  id: string,
+  createdAt: number,
+  event: HookEvent,
+  fields: { team: string; decision: string; reason?: string | undefined; ruleId: string },
+  relatedTool?: Notification["relatedTool"],
+): Notification {
+  return {
+    id,
+    createdAt,
+    team: fields.team,
+    client: event.dialect,
+    eventName: event.name,
+    decision: fields.decision,
+    reason: fields.reason,
+    ruleId: fields.ruleId,
+    event: maskValue(event.payload, 4000) as Record<string, unknown>,
+    relatedTool,
+  };
+}

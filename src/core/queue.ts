@@ -1,0 +1,47 @@
+/**
+ * The queue port: at-least-once delivery of delivery jobs, with per-message delay, visibility
+ * timeouts, attempt counts and a dead-letter queue. One file per backend in
+ * src/adapters/queue/ (sqlite, sqs, memory; Cloudflare Queues on Workers), and one contract
+ * suite (test/contract/) that every backend must pass.
+ */
+
+export interface OutgoingMessage<T> {
+  /** Stable id of the job; the same on every attempt and every replay. */
+  readonly id: string;
+  readonly body: T;
+  /** Delay before the first delivery, in ms (0 by default). */
+  readonly delayMs?: number | undefined;
+}
+
+export interface ReceivedMessage<T> {
+  readonly id: string;
+  readonly body: T;
+  /** 1 on the first delivery, 2 on the first retry, ... */
+  readonly attempts: number;
+  /** Backend handle for ack / retry / dead-letter (an SQS receipt handle, a lease token). */
+  readonly receipt: string;
+}
+
+export interface DeadLetter<T> {
+  readonly id: string;
+  readonly body: T;
+  readonly attempts: number;
+  readonly error: string;
+  /** Epoch ms when it was dead-lettered. */
+  readonly failedAt: number;
+}
+
+export interface Queue<T> {
+  send(messages: readonly OutgoingMessage<T>[]): Promise<void>;
+  /** Up to `max` visible messages, each hidden for `visibilityMs` unless acked or retried first. */
+  receive(max: number, visibilityMs: number): Promise<ReceivedMessage<T>[]>;
+  ack(message: ReceivedMessage<T>): Promise<void>;
+  /** Visible again after `delayMs`; the attempt count keeps growing. */
+  retry(message: ReceivedMessage<T>, delayMs: number, error: string): Promise<void>;
+  /** Moves the message to the dead-letter queue with its last error. */
+  deadLetter(message: ReceivedMessage<T>, error: string): Promise<void>;
+  listDead(limit?: number): Promise<DeadLetter<T>[]>;
+  /** Sends dead letters back to the queue (all when `ids` is undefined), attempts reset; returns how many. */
+  replayDead(ids?: readonly string[]): Promise<number>;
+  close(): Promise<void>;
+}

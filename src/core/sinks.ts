@@ -1,0 +1,840 @@
+/**
+ * Sinks: the HTTP request each sink type expects for one notification, and how its answer is
+ * read. Pure and runtime-free: no network, no clock (time comes in as arguments), hashing through
+ * the global WebCrypto `crypto.subtle` and base64 through `atob` / `btoa`, which Node 20 and
+ * Workers both provide. Sending, pacing and the retry schedule live in app/deliver.ts.
+ *
+ * Limits and wire shapes: reference/fanout.md B3 (Slack), B4 (Discord), B5 (GitHub) and (c)
+ * (Standard Webhooks).
+ */
+import { maskString } from "./mask.js";
+
+/** What one delivery is about: built from a hook event when a rule's notify applies. */
+export interface Notification {
+  /** Stable event id (e.g. "evt_..."), reused on every retry: the webhook-id. */
+  readonly id: string;
+  /** Epoch ms when hookgate received the event. */
+  readonly createdAt: number;
+  readonly team: string;
+  /** claude-code | deepcode | deepagents | deepagents-legacy */
+  readonly client: string;
+  /** PreToolUse, Notification, SessionEnd, tool.use, ... */
+  readonly eventName: string;
+  /** allow | deny | ask | defer | block | none */
+  readonly decision: string;
+  readonly reason?: string | undefined;
+  readonly ruleId: string;
+  /** The hook event as received, ALREADY masked. */
+  readonly event: Readonly<Record<string, unknown>>;
+  /** Enrichment: the PreToolUse seen before a permission_prompt Notification in the same session. */
+  readonly relatedTool?: { readonly toolName: string; readonly summary: string } | undefined;
+}
+
+/** A sink of the policy (policy-schema.ts `SinkSchema`) with every `env:` secret read. */
+export type ResolvedSink =
+  | { readonly type: "slack"; readonly url: string; readonly link?: string | undefined }
+  | { readonly type: "discord"; readonly url: string; readonly link?: string | undefined }
+  | { readonly type: "webhook"; readonly url: string; readonly secret?: string | undefined }
+  | {
+      readonly type: "github-dispatch";
+      readonly repo: string;
+      readonly eventType: string;
+      readonly token: string;
+      readonly url?: string | undefined;
+    };
+
+/** The same thing under the name the delivery design uses. */
+export type SinkTarget = ResolvedSink;
+
+export interface SinkRequest {
+  readonly url: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: string;
+}
+
+export type SinkVerdict =
+  | { readonly kind: "delivered" }
+  | { readonly kind: "retry"; readonly retryAfterMs?: number | undefined; readonly reason: string }
+  | { readonly kind: "permanent"; readonly reason: string };
+
+/** Appended wherever a string was cut to fit a size limit, so the cut is visible, never silent. */
+export const TRUNCATION_MARKER = "…[truncated by hookgate]";
+
+/** Above this a generic webhook body has its largest event strings cut (the spec asks < 20 KB; events are masked to a few KB per string already). */
+export const WEBHOOK_MAX_BYTES = 64 * 1024;
+/** GitHub wants the whole dispatch JSON under 64 KB; kept a margin below it. */
+export const GITHUB_MAX_BYTES = 60_000;
+const GITHUB_EVENT_TYPE_MAX = 100;
+
+/** Slack Block Kit limits (api.slack.com/reference/block-kit/blocks) and our own budget per piece. */
+export const SLACK_LIMITS = {
+  blocks: 50,
+  headerText: 150,
+  sectionText: 3000,
+  fieldText: 2000,
+  fields: 10,
+  contextElements: 10,
+  /** `msg_blocks_too_long` fires near 13 k characters of block text (bolt-js#2509). */
+  totalBlockText: 8000,
+} as const;
+const SHOWN_DETAIL = 1500;
+const SHOWN_MESSAGE = 1000;
+const SHOWN_REASON = 400;
+const SHOWN_FIELD = 200;
+const SHOWN_CONTEXT = 200;
+const SHOWN_LINK = 1000;
+const FALLBACK_TEXT_MAX = 3000;
+
+// ---------------------------------------------------------------------------------------------
+// Requests
+
+/** The HTTP request that delivers `notification` to `sink`; `attemptAt` is this attempt's epoch ms. */
+export async function buildSinkRequest(
+  sink: ResolvedSink,
+  notification: Notification,
+  attemptAt: number,
+): Promise<SinkRequest> {
+  switch (sink.type) {
+    case "slack":
+      return {
+        url: sink.url,
+        headers: jsonHeaders(),
+        body: JSON.stringify(renderSlackMessage(notification, sink.link)),
+      };
+    case "discord":
+      return {
+        url: discordSlackUrl(sink.url),
+        headers: jsonHeaders(),
+        body: JSON.stringify(renderSlackMessage(notification, sink.link)),
+      };
+    case "webhook":
+      return webhookRequest(sink.url, sink.secret, notification, attemptAt);
+    case "github-dispatch":
+      return githubDispatchRequest(sink, notification);
+  }
+}
+
+function jsonHeaders(): Record<string, string> {
+  return { "content-type": "application/json", "user-agent": "hookgate" };
+}
+
+/**
+ * Discord's Slack-compatible endpoint (`.../slack`), with `wait=true` so that errors come back as
+ * HTTP errors instead of a 204 for everything (discord-api-docs, Execute Slack-Compatible Webhook).
+ * String-based so a malformed URL is passed on for the egress guard to refuse, never thrown here.
+ */
+export function discordSlackUrl(url: string): string {
+  const hash = url.indexOf("#");
+  const withoutHash = hash < 0 ? url : url.slice(0, hash);
+  const question = withoutHash.indexOf("?");
+  let path = question < 0 ? withoutHash : withoutHash.slice(0, question);
+  const query = question < 0 ? "" : withoutHash.slice(question + 1);
+  path = path.replace(/\/+$/, "");
+  if (!path.endsWith("/slack")) path = `${path}/slack`;
+  const params = query.split("&").filter((p) => p !== "" && !/^wait(?:=|$)/.test(p));
+  params.push("wait=true");
+  return `${path}?${params.join("&")}`;
+}
+
+/** Standard Webhooks event types are `[a-zA-Z0-9_]` segments joined by dots. */
+function webhookEventType(eventName: string): string {
+  const safe = eventName.replace(/[^A-Za-z0-9_.]/g, "_");
+  return `hook.${safe === "" ? "unknown" : safe}`;
+}
+
+async function webhookRequest(
+  url: string,
+  secret: string | undefined,
+  n: Notification,
+  attemptAt: number,
+): Promise<SinkRequest> {
+  const data = {
+    team: n.team,
+    client: n.client,
+    decision: n.decision,
+    ...(n.reason !== undefined ? { reason: n.reason } : {}),
+    rule: n.ruleId,
+  };
+  const type = webhookEventType(n.eventName);
+  const timestamp = new Date(n.createdAt).toISOString();
+  const body = fitJson(
+    n.event,
+    (event) => JSON.stringify({ type, timestamp, data: { ...data, event } }),
+    WEBHOOK_MAX_BYTES,
+  );
+  const seconds = Math.floor(attemptAt / 1000);
+  const headers: Record<string, string> = {
+    ...jsonHeaders(),
+    "webhook-id": n.id,
+    "webhook-timestamp": String(seconds),
+  };
+  if (secret !== undefined)
+    headers["webhook-signature"] = await signStandardWebhook(secret, n.id, seconds, body);
+  return { url, headers, body };
+}
+
+function githubDispatchRequest(
+  sink: Extract<ResolvedSink, { type: "github-dispatch" }>,
+  n: Notification,
+): SinkRequest {
+  const base = (sink.url ?? "https://api.github.com").replace(/\/+$/, "");
+  const sessionId = sessionIdOf(n.event);
+  const cwd = stringAt(n.event, "cwd");
+  const tool = toolPayload(n);
+  // At most 10 top-level keys (GitHub's limit): these are exactly the 10 we may send.
+  const payload: Record<string, unknown> = {
+    id: n.id,
+    team: n.team,
+    client: n.client,
+    event: n.eventName,
+    decision: n.decision,
+    ...(n.reason !== undefined ? { reason: n.reason } : {}),
+    rule: n.ruleId,
+    ...(sessionId !== undefined ? { session_id: sessionId } : {}),
+    ...(cwd !== undefined ? { cwd } : {}),
+    ...(tool !== undefined ? { tool } : {}),
+  };
+  const eventType = cutPlain(sink.eventType, GITHUB_EVENT_TYPE_MAX);
+  const body = fitJson(
+    payload,
+    (clientPayload) => JSON.stringify({ event_type: eventType, client_payload: clientPayload }),
+    GITHUB_MAX_BYTES,
+  );
+  return {
+    url: `${base}/repos/${sink.repo}/dispatches`,
+    headers: {
+      accept: "application/vnd.github+json",
+      authorization: `Bearer ${sink.token}`,
+      "content-type": "application/json",
+      "user-agent": "hookgate",
+      "x-github-api-version": "2022-11-28",
+    },
+    body,
+  };
+}
+
+/** The tool of the event (name and masked input), else the related PreToolUse of a Notification. */
+function toolPayload(n: Notification): Record<string, unknown> | undefined {
+  const name = stringAt(n.event, "tool_name");
+  if (name !== undefined) {
+    const input = toolInputOf(n.event);
+    return input === undefined ? { name } : { name, input };
+  }
+  if (n.relatedTool) return { name: n.relatedTool.toolName, summary: n.relatedTool.summary };
+  return undefined;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Size limits
+
+/**
+ * Serialises `value` with `serialize`; when the result is over `maxBytes` (UTF-8), every string
+ * inside `value` longer than some length L is cut to L characters plus TRUNCATION_MARKER, with L
+ * the largest length that fits (binary search), so the longest strings are cut first and nothing
+ * is dropped. When even L = 0 does not fit (huge structures of short values), that smallest
+ * version is returned and the receiver decides.
+ */
+function fitJson(value: unknown, serialize: (value: unknown) => string, maxBytes: number): string {
+  const whole = serialize(value);
+  if (utf8Length(whole) <= maxBytes) return whole;
+  let best = serialize(capStrings(value, 0, 0));
+  if (utf8Length(best) > maxBytes) return best;
+  // Invariant: capping at `low` fits, capping at `high` (nothing cut) does not.
+  let low = 0;
+  let high = longestString(value, 0);
+  while (high - low > 1) {
+    const middle = Math.floor((low + high) / 2);
+    const candidate = serialize(capStrings(value, middle, 0));
+    if (utf8Length(candidate) <= maxBytes) {
+      low = middle;
+      best = candidate;
+    } else {
+      high = middle;
+    }
+  }
+  return best;
+}
+
+const MAX_DEPTH = 64;
+
+function capStrings(value: unknown, length: number, depth: number): unknown {
+  // Only strings that get shorter are cut: cutting one barely over `length` would grow it.
+  if (typeof value === "string")
+    return value.length > length + TRUNCATION_MARKER.length ? cut(value, length) : value;
+  if (value === null || typeof value !== "object" || depth > MAX_DEPTH) return value;
+  if (Array.isArray(value)) return value.map((item) => capStrings(item, length, depth + 1));
+  return Object.fromEntries(
+    Object.entries(value).map(([key, item]) => [key, capStrings(item, length, depth + 1)]),
+  );
+}
+
+function longestString(value: unknown, depth: number): number {
+  if (typeof value === "string") return value.length;
+  if (value === null || typeof value !== "object" || depth > MAX_DEPTH) return 0;
+  let longest = 0;
+  for (const item of Array.isArray(value) ? value : Object.values(value)) {
+    longest = Math.max(longest, longestString(item, depth + 1));
+  }
+  return longest;
+}
+
+function cut(text: string, length: number): string {
+  return `${sliceCodePoints(text, length)}${TRUNCATION_MARKER}`;
+}
+
+/** The first `length` UTF-16 units, one fewer when that would split a surrogate pair. */
+function sliceCodePoints(text: string, length: number): string {
+  if (text.length <= length) return text;
+  const last = text.charCodeAt(length - 1);
+  return text.slice(0, last >= 0xd800 && last <= 0xdbff ? length - 1 : length);
+}
+
+function cutPlain(text: string, max: number): string {
+  return sliceCodePoints(text, max);
+}
+
+function utf8Length(text: string): number {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x80) bytes += 1;
+    else if (code < 0x800) bytes += 2;
+    else if (code >= 0xd800 && code <= 0xdbff && i + 1 < text.length) {
+      const next = text.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        bytes += 4;
+        i++;
+      } else bytes += 3;
+    } else bytes += 3;
+  }
+  return bytes;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Slack (and Discord through its Slack-compatible endpoint)
+
+interface DecisionStyle {
+  /** Slack shortcode, for the blocks. */
+  readonly emoji: string;
+  /** The same as a Unicode character, for the `text` fallback (notifications, Discord). */
+  readonly glyph: string;
+  readonly label: string;
+}
+
+const DECISION_STYLES: ReadonlyMap<string, DecisionStyle> = new Map([
+  ["deny", { emoji: ":no_entry:", glyph: "⛔", label: "Denied" }],
+  ["block", { emoji: ":no_entry:", glyph: "⛔", label: "Blocked" }],
+  ["ask", { emoji: ":warning:", glyph: "⚠️", label: "Needs approval" }],
+  ["defer", { emoji: ":hourglass_flowing_sand:", glyph: "⏳", label: "Deferred" }],
+  ["allow", { emoji: ":white_check_mark:", glyph: "✅", label: "Allowed" }],
+]);
+const NO_DECISION = { emoji: ":bell:", glyph: "🔔" } as const;
+
+/** Headlines for events that carry no decision; others show their own name. */
+const NOTIFICATION_TYPES: ReadonlyMap<string, string> = new Map([
+  ["permission_prompt", "Permission needed"],
+  ["idle_prompt", "Waiting for input"],
+  ["elicitation_dialog", "Input requested"],
+  ["auth_success", "Signed in"],
+]);
+const EVENT_HEADLINES: ReadonlyMap<string, string> = new Map([
+  ["SessionEnd", "Session ended"],
+  ["session.end", "Session ended"],
+  ["Stop", "Turn finished"],
+  ["task.complete", "Task complete"],
+  ["input.required", "Waiting for input"],
+  ["permission.request", "Permission needed"],
+]);
+
+/** Input fields that say what a tool call does, most telling first (Bash, files, URLs, searches). */
+const DETAIL_KEYS = [
+  "command",
+  "file_path",
+  "notebook_path",
+  "url",
+  "pattern",
+  "path",
+  "query",
+  "description",
+];
+
+/**
+ * The Block Kit message for a notification: a header with the decision (or a bell), the tool
+ * call, the Notification message, the reason; then event, team, rule, client and an optional
+ * link as fields; then session, cwd, time and event id as context. Every user string is escaped
+ * (`&`, `<`, `>`) and cut to its budget, so no section exceeds 3 000 characters and the whole
+ * stays far below Slack's ~13 k `msg_blocks_too_long` threshold. `link` is the sink's template;
+ * `{session_id}` in it is replaced (and the link left out when the event has no session id).
+ */
+export function renderSlackMessage(n: Notification, link?: string): { text: string; blocks: unknown[] } {
+  const style = DECISION_STYLES.get(n.decision);
+  const tool = toolLine(n);
+  const sessionId = sessionIdOf(n.event);
+  const cwd = stringAt(n.event, "cwd");
+  const message = stringAt(n.event, "message");
+  const notificationType = stringAt(n.event, "notification_type");
+  const ended = n.eventName === "SessionEnd" ? stringAt(n.event, "reason") : undefined;
+  const url = link === undefined ? undefined : linkUrl(link, sessionId);
+
+  const subject = style
+    ? style.label
+    : ((n.eventName === "Notification" && notificationType !== undefined
+        ? NOTIFICATION_TYPES.get(notificationType)
+        : undefined) ??
+      EVENT_HEADLINES.get(n.eventName) ??
+      n.eventName);
+  const headline = tool ? `${subject}: ${tool.name}` : subject;
+  const emoji = style?.emoji ?? NO_DECISION.emoji;
+  const glyph = style?.glyph ?? NO_DECISION.glyph;
+
+  const lines: string[] = [];
+  if (tool?.detail !== undefined) lines.push(codeSpan(tool.detail, SHOWN_DETAIL));
+  if (message !== undefined) lines.push(quote(escapeCut(message, SHOWN_MESSAGE)));
+  if (n.reason !== undefined && n.reason !== "") lines.push(`*Reason:* ${escapeCut(n.reason, SHOWN_REASON)}`);
+  if (ended !== undefined) lines.push(`*Ended because:* ${escapeCut(ended, SHOWN_REASON)}`);
+
+  const fields = [
+    field("Event", escapeCut(n.eventName, SHOWN_FIELD)),
+    field("Team", escapeCut(n.team, SHOWN_FIELD)),
+    field("Rule", codeSpan(n.ruleId, SHOWN_FIELD)),
+    field("Client", escapeCut(n.client, SHOWN_FIELD)),
+  ];
+  if (n.eventName === "Notification" && notificationType !== undefined) {
+    fields.push(field("Type", escapeCut(notificationType, SHOWN_FIELD)));
+  }
+  if (url !== undefined) fields.push(field("Link", `<${url}|Open>`));
+
+  const context: string[] = [];
+  if (sessionId !== undefined) context.push(`Session ${codeSpan(sessionId.slice(0, 8), SHOWN_CONTEXT)}`);
+  if (cwd !== undefined) context.push(codeSpan(cwd, SHOWN_CONTEXT));
+  if (Number.isFinite(n.createdAt)) {
+    const seconds = Math.floor(n.createdAt / 1000);
+    const iso = new Date(n.createdAt).toISOString();
+    context.push(`<!date^${seconds}^{date_short_pretty} {time_secs}|${iso}>`);
+  }
+  context.push(escapeCut(n.id, SHOWN_CONTEXT));
+
+  const blocks: unknown[] = [
+    {
+      type: "header",
+      text: {
+        type: "plain_text",
+        text: cutPlainWithEllipsis(`${emoji} ${headline}`, SLACK_LIMITS.headerText),
+        emoji: true,
+      },
+    },
+  ];
+  if (lines.length > 0) {
+    blocks.push({ type: "section", text: mrkdwn(cutSection(lines.join("\n"))) });
+  }
+  blocks.push({ type: "section", fields: fields.slice(0, SLACK_LIMITS.fields).map(mrkdwn) });
+  blocks.push({ type: "context", elements: context.slice(0, SLACK_LIMITS.contextElements).map(mrkdwn) });
+
+  const text = fallbackText(n, glyph, headline, tool, message, url);
+  return { text, blocks };
+}
+
+/** The plain `text`: what notifications, screen readers and Discord's Slack endpoint show. */
+function fallbackText(
+  n: Notification,
+  glyph: string,
+  headline: string,
+  tool: ToolLine | undefined,
+  message: string | undefined,
+  url: string | undefined,
+): string {
+  const lines = [
+    `${glyph} ${escapeCut(headline, SLACK_LIMITS.headerText)} (${escapeCut(n.eventName, 100)}, team ${escapeCut(n.team, 100)})`,
+  ];
+  if (tool?.detail !== undefined) lines.push(codeSpan(tool.detail, 300));
+  if (message !== undefined) lines.push(escapeCut(message, 300));
+  if (n.reason !== undefined && n.reason !== "") lines.push(`Reason: ${escapeCut(n.reason, 300)}`);
+  lines.push(`Rule: ${escapeCut(n.ruleId, 100)}`);
+  if (url !== undefined) lines.push(`<${url}|Open>`);
+  return cutSection(lines.join("\n"), FALLBACK_TEXT_MAX);
+}
+
+interface ToolLine {
+  readonly name: string;
+  readonly detail?: string | undefined;
+}
+
+/** The tool call an event is about: its own `tool_name` / input, else the related PreToolUse. */
+function toolLine(n: Notification): ToolLine | undefined {
+  const name = stringAt(n.event, "tool_name");
+  if (name !== undefined) {
+    const input = toolInputOf(n.event);
+    return { name, detail: input === undefined ? undefined : describeInput(input) };
+  }
+  if (n.relatedTool) return { name: n.relatedTool.toolName, detail: n.relatedTool.summary || undefined };
+  return undefined;
+}
+
+function describeInput(input: Readonly<Record<string, unknown>>): string | undefined {
+  for (const key of DETAIL_KEYS) {
+    const value = input[key];
+    if (typeof value === "string" && value !== "") return value;
+  }
+  if (Object.keys(input).length === 0) return undefined;
+  const json = JSON.stringify(input);
+  return json.length > 300 ? `${sliceCodePoints(json, 300)}…` : json;
+}
+
+function mrkdwn(text: string): { type: "mrkdwn"; text: string } {
+  return { type: "mrkdwn", text };
+}
+
+function field(label: string, value: string): string {
+  return `*${label}*\n${value}`;
+}
+
+function quote(text: string): string {
+  return text
+    .split("\n")
+    .map((line) => `>${line}`)
+    .join("\n");
+}
+
+/**
+ * User text inside a code span (one line) or a code block (several). Backticks cannot be escaped
+ * in Slack mrkdwn, so they become U+02CB (ˋ), which looks the same and cannot end the span.
+ */
+function codeSpan(raw: string, max: number): string {
+  const clean = raw.replaceAll("`", "ˋ");
+  if (clean.includes("\n")) return `\`\`\`${escapeCut(clean, max - 6)}\`\`\``;
+  return `\`${escapeCut(clean, max - 2)}\``;
+}
+
+/**
+ * Slack's three control characters escaped (api.slack.com "Escaping text"), `@everyone` and
+ * `@here` defused for Discord (a zero-width space after the @), cut to `max` characters of
+ * escaped text with a trailing "…", never inside an entity or a surrogate pair.
+ */
+function escapeCut(raw: string, max: number): string {
+  const defused = raw.replace(/@(everyone|here)\b/g, "@\u200b$1");
+  const full = escapeSlack(defused);
+  if (full.length <= max) return full;
+  let out = "";
+  for (const char of defused) {
+    const piece = escapeSlack(char);
+    if (out.length + piece.length + 1 > max) break;
+    out += piece;
+  }
+  return `${out}…`;
+}
+
+function escapeSlack(text: string): string {
+  return text.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;");
+}
+
+/** A last guard on text we assembled from already-escaped pieces: cut at a line end when possible. */
+function cutSection(text: string, max: number = SLACK_LIMITS.sectionText): string {
+  if (text.length <= max) return text;
+  let head = sliceCodePoints(text, max - 1);
+  const entity = head.lastIndexOf("&");
+  if (entity >= 0 && !head.slice(entity).includes(";")) head = head.slice(0, entity);
+  return `${head}…`;
+}
+
+function cutPlainWithEllipsis(text: string, max: number): string {
+  return text.length <= max ? text : `${sliceCodePoints(text, max - 1)}…`;
+}
+
+/** The sink's link with `{session_id}` filled in, as a Slack link target; only http(s), at most 1 000 characters. */
+function linkUrl(template: string, sessionId: string | undefined): string | undefined {
+  if (template.includes("{session_id}") && sessionId === undefined) return undefined;
+  const url = template.replaceAll("{session_id}", encodeURIComponent(sessionId ?? ""));
+  // A cut URL is a broken one: a link that does not fit is left out.
+  if (!/^https?:\/\/\S+$/i.test(url) || url.length > SHOWN_LINK) return undefined;
+  return url.replaceAll("&", "&amp;").replaceAll("<", "%3C").replaceAll(">", "%3E").replaceAll("|", "%7C");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Event fields
+
+function stringAt(event: Readonly<Record<string, unknown>>, key: string): string | undefined {
+  const value = Object.hasOwn(event, key) ? event[key] : undefined;
+  return typeof value === "string" ? value : undefined;
+}
+
+/** `session_id`, or `thread_id` in deepagents' legacy events. */
+function sessionIdOf(event: Readonly<Record<string, unknown>>): string | undefined {
+  return stringAt(event, "session_id") ?? stringAt(event, "thread_id");
+}
+
+/** `tool_input`, or `tool_args` in deepagents' legacy events. */
+function toolInputOf(
+  event: Readonly<Record<string, unknown>>,
+): Readonly<Record<string, unknown>> | undefined {
+  for (const key of ["tool_input", "tool_args"]) {
+    const value = Object.hasOwn(event, key) ? event[key] : undefined;
+    if (value !== null && typeof value === "object" && !Array.isArray(value)) {
+      return value as Readonly<Record<string, unknown>>;
+    }
+  }
+  return undefined;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Responses
+
+/** Transient by nature (RFC 9110; Standard Webhooks: 429/502/504 mean throttle). */
+const RETRY_STATUSES: ReadonlySet<number> = new Set([408, 425, 500, 502, 503, 504]);
+/** Server errors that will answer the same tomorrow. */
+const PERMANENT_5XX: ReadonlySet<number> = new Set([501, 505]);
+
+/** Slack's documented incoming-webhook error codes (changelog 2016-05-17) and common ones seen since. */
+const SLACK_ERRORS: ReadonlyMap<string, string> = new Map([
+  ["invalid_payload", "Slack rejected the message as malformed"],
+  ["user_not_found", "Slack cannot find the user"],
+  ["action_prohibited", "a Slack admin restricted posting to this channel"],
+  ["channel_not_found", "the Slack channel no longer exists"],
+  ["channel_is_archived", "the Slack channel is archived"],
+  ["no_service", "the Slack webhook was removed or disabled"],
+  ["no_active_hooks", "the Slack webhook was removed or disabled"],
+  ["invalid_token", "the Slack webhook was revoked"],
+  ["no_team", "the Slack workspace no longer exists"],
+]);
+
+const DELIVERED: SinkVerdict = { kind: "delivered" };
+
+/**
+ * How a sink's HTTP answer is read. 2xx is delivered (Slack also needs its `ok` body); 429 and
+ * 408/425/500/502/503/504 (and other 5xx but 501/505) are retried, with the delay the server
+ * asked for when it said (Retry-After seconds or HTTP date against `now`; Slack/Discord JSON
+ * `retry_after` seconds as a fallback; GitHub's rate-limit reset); redirects are never followed,
+ * so 3xx is permanent, as are 410 and every other 4xx. A GitHub 403 that is a rate limit
+ * (Retry-After, or x-ratelimit-remaining 0) is retried: GitHub answers rate limits with 403 too.
+ */
+export function classifySinkResponse(
+  sink: ResolvedSink["type"],
+  status: number,
+  headers: Readonly<Record<string, string>>,
+  body: string,
+  now: number,
+): SinkVerdict {
+  const header = headerReader(headers);
+  if (status >= 200 && status < 300)
+    return sink === "slack" ? classifySlackSuccess(status, body, header, now) : DELIVERED;
+  const detail = describeBody(sink, body);
+  if (status === 429) return retry(`HTTP 429 rate limited${detail}`, retryAfterMs(sink, header, body, now));
+  if (
+    sink === "github-dispatch" &&
+    status === 403 &&
+    (header("retry-after") !== undefined || header("x-ratelimit-remaining")?.trim() === "0")
+  ) {
+    return retry(`HTTP 403 GitHub rate limit${detail}`, retryAfterMs(sink, header, body, now));
+  }
+  if (RETRY_STATUSES.has(status) || (status >= 500 && status < 600 && !PERMANENT_5XX.has(status))) {
+    return retry(`HTTP ${status}${detail}`, retryAfterMs(sink, header, body, now));
+  }
+  if (status >= 300 && status < 400) {
+    const location = header("location");
+    const where = location === undefined ? "" : ` to ${maskString(location).slice(0, 200)}`;
+    return { kind: "permanent", reason: `HTTP ${status} redirect${where} (redirects are not followed)` };
+  }
+  if (status >= 400 && status < 600)
+    return { kind: "permanent", reason: `HTTP ${status}${hint(sink, status)}${detail}` };
+  return retry(`unexpected HTTP status ${status}`, undefined);
+}
+
+function classifySlackSuccess(
+  status: number,
+  body: string,
+  header: (name: string) => string | undefined,
+  now: number,
+): SinkVerdict {
+  if (body.trim() === "ok") return DELIVERED;
+  const json = parseJsonObject(body);
+  if (json?.ok === true) return DELIVERED;
+  const error = typeof json?.error === "string" ? json.error : undefined;
+  if (error === "rate_limited" || error === "ratelimited") {
+    return retry(`Slack rate limited (HTTP ${status})`, retryAfterMs("slack", header, body, now));
+  }
+  return {
+    kind: "permanent",
+    reason: `HTTP ${status} but Slack did not answer "ok"${describeBody("slack", body)}`,
+  };
+}
+
+function retry(reason: string, retryAfter: number | undefined): SinkVerdict {
+  return retryAfter === undefined
+    ? { kind: "retry", reason }
+    : { kind: "retry", retryAfterMs: retryAfter, reason };
+}
+
+function hint(sink: ResolvedSink["type"], status: number): string {
+  if (status === 410) return " gone (the endpoint asks to be disabled)";
+  if (status === 401) return " unauthorized (token or webhook invalid)";
+  if (sink === "github-dispatch" && status === 404)
+    return " repository not found, or the token cannot see it";
+  if (sink === "github-dispatch" && status === 422) return " GitHub rejected event_type or client_payload";
+  if (sink === "github-dispatch" && status === 403) return " forbidden (the token needs Contents: write)";
+  if (sink === "discord" && status === 404) return " unknown webhook (deleted in Discord)";
+  return "";
+}
+
+/** A short, masked, one-line description of an error body for the reason. */
+function describeBody(sink: ResolvedSink["type"], body: string): string {
+  const trimmed = body.trim();
+  if (trimmed === "") return "";
+  if (sink === "slack") {
+    const known = SLACK_ERRORS.get(trimmed);
+    if (known !== undefined) return `: ${trimmed} (${known})`;
+  }
+  const json = parseJsonObject(trimmed);
+  const message = json?.message ?? json?.error;
+  const text = typeof message === "string" ? message : trimmed;
+  const line = maskString(text.replace(/\s+/g, " "));
+  return `: ${line.length > 200 ? `${sliceCodePoints(line, 200)}…` : line}`;
+}
+
+function headerReader(headers: Readonly<Record<string, string>>): (name: string) => string | undefined {
+  const lower = new Map<string, string>();
+  for (const [key, value] of Object.entries(headers)) lower.set(key.toLowerCase(), value);
+  return (name) => lower.get(name);
+}
+
+/**
+ * The wait the server asked for, in ms: Retry-After as delay-seconds or an HTTP date
+ * (RFC 9110 §10.2.3) measured from `now`; for Slack and Discord the JSON `retry_after` seconds
+ * (Discord's may be a float); for GitHub the rate-limit reset when the quota is spent.
+ */
+function retryAfterMs(
+  sink: ResolvedSink["type"],
+  header: (name: string) => string | undefined,
+  body: string,
+  now: number,
+): number | undefined {
+  const fromHeader = parseRetryAfter(header("retry-after"), now);
+  if (fromHeader !== undefined) return fromHeader;
+  if (sink === "slack" || sink === "discord") {
+    const seconds = parseJsonObject(body)?.retry_after;
+    if (typeof seconds === "number" && Number.isFinite(seconds) && seconds >= 0)
+      return Math.ceil(seconds * 1000);
+  }
+  if (sink === "github-dispatch" && header("x-ratelimit-remaining")?.trim() === "0") {
+    const reset = header("x-ratelimit-reset")?.trim();
+    if (reset !== undefined && /^\d+$/.test(reset)) return Math.max(0, Number(reset) * 1000 - now);
+  }
+  return undefined;
+}
+
+export function parseRetryAfter(value: string | undefined, now: number): number | undefined {
+  if (value === undefined) return undefined;
+  const text = value.trim();
+  if (/^\d+(?:\.\d+)?$/.test(text)) return Math.ceil(Number(text) * 1000);
+  // HTTP dates start with a day name: IMF-fixdate, RFC 850 and asctime forms.
+  if (!/^[A-Za-z]{3}/.test(text)) return undefined;
+  const at = Date.parse(text);
+  return Number.isFinite(at) ? Math.max(0, at - now) : undefined;
+}
+
+function parseJsonObject(text: string): Record<string, unknown> | undefined {
+  if (!text.trimStart().startsWith("{")) return undefined;
+  try {
+    const value: unknown = JSON.parse(text);
+    return value !== null && typeof value === "object" && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Standard Webhooks v1 (reference/fanout.md (c); standard-webhooks spec 1.0.0)
+
+/** Accepted clock difference between a signature's timestamp and now, each way. */
+export const WEBHOOK_TOLERANCE_SECONDS = 300;
+
+/**
+ * The `webhook-signature` entry for one message: "v1," + base64(HMAC-SHA256(key, `${id}.${ts}.${body}`)),
+ * key = base64-decode(secret without "whsec_"), missing padding tolerated. Throws on an empty or
+ * non-base64 secret, and on a timestamp that is not a non-negative integer.
+ */
+export async function signStandardWebhook(
+  secret: string,
+  id: string,
+  timestampSeconds: number,
+  body: string,
+): Promise<string> {
+  if (!Number.isSafeInteger(timestampSeconds) || timestampSeconds < 0) {
+    throw new RangeError(`webhook timestamp must be whole seconds, got ${timestampSeconds}`);
+  }
+  const key = await importWebhookKey(secret);
+  return `v1,${await hmacBase64(key, `${id}.${timestampSeconds}.${body}`)}`;
+}
+
+/**
+ * Whether `headers` (webhook-id, webhook-timestamp, webhook-signature) sign `body` with `secret`
+ * at epoch ms `now`: all three present, the timestamp an integer within 300 s of now either way,
+ * and one space-separated `v1,` entry equal to the expected signature (constant-time compare;
+ * other versions are skipped). Throws, like signing, on an unusable secret.
+ */
+export async function verifyStandardWebhook(
+  secret: string,
+  headers: { id?: string; timestamp?: string; signature?: string },
+  body: string,
+  now: number,
+): Promise<boolean> {
+  const key = await importWebhookKey(secret);
+  const { id, timestamp, signature } = headers;
+  if (!id || !timestamp || !signature) return false;
+  if (!/^\d{1,15}$/.test(timestamp)) return false;
+  const nowSeconds = Math.floor(now / 1000);
+  const sentAt = Number(timestamp);
+  if (nowSeconds - sentAt > WEBHOOK_TOLERANCE_SECONDS || sentAt - nowSeconds > WEBHOOK_TOLERANCE_SECONDS)
+    return false;
+  // Signed over the timestamp exactly as sent, the bytes the sender signed.
+  const expected = await hmacBase64(key, `${id}.${timestamp}.${body}`);
+  let matched = false;
+  for (const entry of signature.split(" ")) {
+    const comma = entry.indexOf(",");
+    if (comma < 0 || entry.slice(0, comma) !== "v1") continue;
+    if (constantTimeEqual(entry.slice(comma + 1), expected)) matched = true;
+  }
+  return matched;
+}
+
+/** WebCrypto's key type, named without the DOM lib (Node's and Workers' types both provide it). */
+type HmacKey = Awaited<ReturnType<typeof crypto.subtle.importKey>>;
+
+async function importWebhookKey(secret: string): Promise<HmacKey> {
+  const encoded = secret.startsWith("whsec_") ? secret.slice("whsec_".length) : secret;
+  if (encoded === "") throw new Error("webhook secret is empty");
+  let raw: Uint8Array<ArrayBuffer>;
+  try {
+    raw = fromBase64(encoded);
+  } catch {
+    throw new Error('webhook secret must be "whsec_" followed by standard base64');
+  }
+  if (raw.length === 0) throw new Error("webhook secret is empty");
+  return crypto.subtle.importKey("raw", raw, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+}
+
+async function hmacBase64(key: HmacKey, text: string): Promise<string> {
+  const mac = await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(text));
+  return toBase64(new Uint8Array(mac));
+}
+
+/** `atob` is WHATWG forgiving-base64: missing padding is fine, URL-safe characters are not. */
+function fromBase64(text: string): Uint8Array<ArrayBuffer> {
+  const binary = atob(text);
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+  return bytes;
+}
+
+function toBase64(bytes: Uint8Array): string {
+  let binary = "";
+  for (const byte of bytes) binary += String.fromCharCode(byte);
+  return btoa(binary);
+}
+
+/** Time depends only on the expected signature's length, never on where the inputs differ. */
+function constantTimeEqual(actual: string, expected: string): boolean {
+  let diff = actual.length ^ expected.length;
+  for (let i = 0; i < expected.length; i++) diff |= (actual.charCodeAt(i) | 0) ^ expected.charCodeAt(i);
+  return diff === 0;
+}

@@ -1,0 +1,72 @@
+/**
+ * `hookgate dlq list | replay [--id ID]... [--all]`: the dead-letter queue of the embedded SQLite
+ * queue (`--data-dir`, default .hookgate) or of SQS (`--sqs-queue-url`, `--sqs-dlq-url`,
+ * optional `--sqs-endpoint` for a local SQS-compatible server).
+ */
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import type { DeliveryJob } from "../core/delivery.js";
+import type { Queue } from "../core/queue.js";
+import { UsageError } from "./usage-error.js";
+
+export async function dlqCommand(args: readonly string[], out: (text: string) => void): Promise<number> {
+  const [sub, ...rest] = args;
+  if (sub !== "list" && sub !== "replay") throw new UsageError('dlq takes "list" or "replay"');
+  const { values } = parseArgs({
+    args: [...rest],
+    options: {
+      "data-dir": { type: "string" },
+      id: { type: "string", multiple: true },
+      all: { type: "boolean" },
+      json: { type: "boolean" },
+      "sqs-queue-url": { type: "string" },
+      "sqs-dlq-url": { type: "string" },
+      "sqs-endpoint": { type: "string" },
+    },
+  });
+  const queue = await openQueue(values);
+  try {
+    if (sub === "list") {
+      const dead = await queue.listDead(1000);
+      if (values.json) out(`${JSON.stringify(dead)}\n`);
+      else if (dead.length === 0) out("the dead-letter queue is empty\n");
+      else {
+        for (const d of dead) {
+          const when = new Date(d.failedAt).toISOString();
+          out(
+            `${d.id}  sink=${d.body.sink}  event=${d.body.notification.eventName}  attempts=${d.attempts}  at=${when}\n  ${d.error}\n`,
+          );
+        }
+      }
+      return 0;
+    }
+    if (!values.all && !values.id) throw new UsageError("dlq replay needs --id ID (repeatable) or --all");
+    if (values.all && values.id) throw new UsageError("dlq replay takes --id or --all, not both");
+    const count = await queue.replayDead(values.all ? undefined : values.id);
+    out(`replayed ${count} job${count === 1 ? "" : "s"}\n`);
+    return values.id && count < values.id.length ? 1 : 0;
+  } finally {
+    await queue.close();
+  }
+}
+
+async function openQueue(values: Record<string, unknown>): Promise<Queue<DeliveryJob>> {
+  const queueUrl = values["sqs-queue-url"] as string | undefined;
+  const dlqUrl = values["sqs-dlq-url"] as string | undefined;
+  if (queueUrl || dlqUrl) {
+    if (!queueUrl || !dlqUrl) throw new UsageError("SQS needs both --sqs-queue-url and --sqs-dlq-url");
+    const { createSqsQueue, createSqsClientForLocal } = await import("../adapters/queue/sqs.js");
+    const endpoint = values["sqs-endpoint"] as string | undefined;
+    const client = endpoint
+      ? createSqsClientForLocal(endpoint)
+      : new (await import("@aws-sdk/client-sqs")).SQSClient({});
+    return createSqsQueue<DeliveryJob>({ client, queueUrl, deadLetterQueueUrl: dlqUrl });
+  }
+  const dataDir = (values["data-dir"] as string | undefined) ?? ".hookgate";
+  const path = join(dataDir, "queue.sqlite");
+  if (!existsSync(path))
+    throw new UsageError(`no queue at ${path}: pass the --data-dir that hookgate serve uses`);
+  const { createSqliteQueue } = await import("../adapters/queue/sqlite.js");
+  return createSqliteQueue<DeliveryJob>({ path });
+}

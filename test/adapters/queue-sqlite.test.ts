@@ -1,0 +1,150 @@
+/**
+ * What only the embedded SQLite queue promises, beyond the queue contract: the file outlives the
+ * process (a new process is a new instance with another lease owner), `recoverLeases` takes back
+ * what a dead process held, and a path it cannot open fails with an error that names it.
+ */
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createSqliteQueue, type SqliteQueue } from "../../src/adapters/queue/sqlite.js";
+
+interface Job {
+  readonly n: number;
+}
+
+const HOUR = 3_600_000;
+let dir: string;
+let path: string;
+let clock: number;
+const opened: SqliteQueue<Job>[] = [];
+
+function open(owner: string): SqliteQueue<Job> {
+  const queue = createSqliteQueue<Job>({ path, owner, now: () => clock });
+  opened.push(queue);
+  return queue;
+}
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), "hookgate-sqlite-queue-"));
+  path = join(dir, "queue.db");
+  clock = 1_700_000_000_000;
+});
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((q) => q.close()));
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe("sqlite queue on disk", () => {
+  it("keeps queued jobs, delays, attempts and dead letters across close and reopen", async () => {
+    const before = open("process-1");
+    await before.send([
+      { id: "ready", body: { n: 1 } },
+      { id: "delayed", body: { n: 2 }, delayMs: 5000 },
+      { id: "doomed", body: { n: 3 } },
+      { id: "retried", body: { n: 4 } },
+    ]);
+    const got = await before.receive(10, HOUR);
+    const doomed = got.find((m) => m.id === "doomed");
+    const retried = got.find((m) => m.id === "retried");
+    const ready = got.find((m) => m.id === "ready");
+    if (!doomed || !retried || !ready) throw new Error("jobs missing");
+    await before.deadLetter(doomed, "HTTP 410");
+    await before.retry(retried, 0, "HTTP 503");
+    await before.close();
+
+    const after = open("process-2");
+    expect(await after.listDead()).toEqual([
+      { id: "doomed", body: { n: 3 }, attempts: 1, error: "HTTP 410", failedAt: clock },
+    ]);
+    // "ready" is still leased by process 1 until recovered; "delayed" waits for its delay.
+    const again = await after.receive(10, HOUR);
+    expect(again.map((m) => [m.id, m.attempts])).toEqual([["retried", 2]]);
+    clock += 5000;
+    const late = await after.receive(10, HOUR);
+    expect(late.map((m) => [m.id, m.body])).toEqual([["delayed", { n: 2 }]]);
+    for (const m of [...again, ...late]) await after.ack(m);
+    clock += HOUR;
+    expect((await after.receive(10, HOUR)).map((m) => [m.id, m.attempts])).toEqual([["ready", 2]]);
+  });
+
+  it("recoverLeases makes every job an earlier process leased visible at once, and only those", async () => {
+    const dead = open("process-1");
+    await dead.send([
+      { id: "a", body: { n: 1 } },
+      { id: "b", body: { n: 2 } },
+      { id: "c", body: { n: 3 } },
+    ]);
+    expect(await dead.receive(2, HOUR)).toHaveLength(2);
+    await dead.close();
+
+    const raw = new Database(path, { readonly: true });
+    const owners = raw.prepare("SELECT id, state, lease_owner AS owner FROM queue_jobs ORDER BY id").all();
+    raw.close();
+    expect(owners).toEqual([
+      { id: "a", state: "leased", owner: "process-1" },
+      { id: "b", state: "leased", owner: "process-1" },
+      { id: "c", state: "ready", owner: null },
+    ]);
+
+    const serve = open("process-2");
+    expect((await serve.receive(10, HOUR)).map((m) => m.id)).toEqual(["c"]);
+    expect(serve.recoverLeases()).toBe(2);
+    const back = await serve.receive(10, HOUR);
+    expect(back.map((m) => [m.id, m.attempts])).toEqual([
+      ["a", 2],
+      ["b", 2],
+    ]);
+    // Its own leases stay where they are.
+    expect(serve.recoverLeases()).toBe(0);
+    expect(await serve.receive(10, HOUR)).toEqual([]);
+  });
+
+  it("lets an earlier process's late ack touch nothing once the job is recovered and redelivered", async () => {
+    const dead = open("process-1");
+    await dead.send([{ id: "a", body: { n: 1 } }]);
+    const [stale] = await dead.receive(1, HOUR);
+    if (!stale) throw new Error("nothing received");
+
+    const serve = open("process-2");
+    expect(serve.recoverLeases()).toBe(1);
+    const [fresh] = await serve.receive(1, HOUR);
+    await dead.ack(stale);
+    if (!fresh) throw new Error("nothing redelivered");
+    await serve.retry(fresh, 0, "HTTP 503");
+    expect((await serve.receive(1, HOUR)).map((m) => [m.id, m.attempts])).toEqual([["a", 3]]);
+  });
+
+  it("writes through a WAL journal", async () => {
+    open("process-1");
+    const raw = new Database(path, { readonly: true });
+    expect(raw.pragma("journal_mode", { simple: true })).toBe("wal");
+    raw.close();
+  });
+});
+
+describe("sqlite queue, a path it cannot open", () => {
+  it.each([
+    ["a directory that does not exist", () => join(dir, "missing", "queue.db")],
+    ["a path that is a directory", () => dir],
+  ])("fails on %s with an error naming the path", async (_case, pathOf) => {
+    const bad = pathOf();
+    expect(() => createSqliteQueue({ path: bad })).toThrow(`cannot open the SQLite queue at ${bad}`);
+  });
+
+  it("fails on a file that is not a database, naming the path", async () => {
+    const bad = join(dir, "not-a-db");
+    await writeFile(bad, "x".repeat(4096));
+    expect(() => createSqliteQueue({ path: bad })).toThrow(
+      new RegExp(`cannot open the SQLite queue at ${bad}: .*not a database`),
+    );
+  });
+
+  it("fails under a parent that is a file, naming the path", async () => {
+    await mkdir(join(dir, "sub"));
+    await writeFile(join(dir, "sub", "file"), "");
+    const bad = join(dir, "sub", "file", "queue.db");
+    expect(() => createSqliteQueue({ path: bad })).toThrow(`cannot open the SQLite queue at ${bad}`);
+  });
+});

@@ -1,0 +1,137 @@
+/**
+ * deliver(job) against loopback sinks that misbehave: 500, 429 with Retry-After, a hang, a reset
+ * connection, a permanent 410, and a sink the egress guard refuses. Each outcome is ack, a retry
+ * on schedule, or a dead letter with its reason; never a silent drop.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createUndiciEgress } from "../../src/adapters/egress/undici.js";
+import { createDeliverer, type DeliveryOutcome } from "../../src/app/deliver.js";
+import { createNotification, type DeliveryJob } from "../../src/core/delivery.js";
+import { parseHookEvent } from "../../src/core/events.js";
+import { type LoopbackServer, loopbackServer } from "../support/loopback.js";
+import { policyFrom } from "../support/policy.js";
+
+type Behaviour = "ok" | "500" | "429" | "hang" | "reset" | "410" | "slack-ok" | "slack-410";
+let sink: LoopbackServer;
+
+beforeAll(async () => {
+  sink = await loopbackServer((req, res) => {
+    const behaviour = req.url.split("/")[1] as Behaviour;
+    switch (behaviour) {
+      case "ok":
+        return res.writeHead(204).end();
+      case "500":
+        return res.writeHead(500).end("boom");
+      case "429":
+        return res.writeHead(429, { "retry-after": "7" }).end();
+      case "hang":
+        return;
+      case "reset":
+        return req.headers && res.socket?.destroy();
+      case "410":
+        return res.writeHead(410).end("gone");
+      case "slack-ok":
+        return res.writeHead(200).end("ok");
+      case "slack-410":
+        return res.writeHead(410).end("channel_is_archived");
+    }
+  });
+});
+afterAll(() => sink.close());
+
+const event = parseHookEvent({
+  session_id: "s",
+  transcript_path: "/t",
+  cwd: "/p",
+  hook_event_name: "SessionEnd",
+  reason: "other",
+});
+if (!event.ok) throw new Error(event.error.message);
+const job = (sinkName: string): DeliveryJob => ({
+  id: `evt_1.${sinkName}`,
+  sink: sinkName,
+  notification: createNotification("evt_1", 0, event.value, { team: "t", decision: "none", ruleId: "r" }),
+});
+
+async function deliverTo(
+  path: Behaviour,
+  attempts: number,
+  extra: Record<string, unknown> = {},
+): Promise<DeliveryOutcome> {
+  const policy = await policyFrom({
+    version: 1,
+    rules: [],
+    egress: { allowCidrs: ["127.0.0.1/32"], ...(extra.egress as object) },
+    sinks: {
+      hook: { type: "webhook", url: `${sink.url}/${path}`, retryScheduleSeconds: [5, 60] },
+      chat: { type: "slack", url: `${sink.url}/${path}` },
+    },
+  });
+  const egress = createUndiciEgress({ policy: () => policy.egress });
+  const deliverer = createDeliverer({
+    policy: () => policy,
+    egress: egress.send,
+    env: () => undefined,
+    clock: { now: Date.now, monotonic: () => performance.now() },
+    random: () => 0.5,
+    sleep: async () => undefined,
+    timeoutMs: 300,
+  });
+  try {
+    return await deliverer.deliver(job((extra.sink as string) ?? "hook"), attempts);
+  } finally {
+    await egress.close();
+  }
+}
+
+describe("deliver", () => {
+  it("acks a 2xx", async () => {
+    expect(await deliverTo("ok", 1)).toEqual({ kind: "ack" });
+    expect(await deliverTo("slack-ok", 1, { sink: "chat" })).toEqual({ kind: "ack" });
+  });
+
+  it.each([
+    ["500", 5000],
+    ["hang", 5000],
+    ["reset", 5000],
+  ] as const)("retries %s on the schedule (5 s, jitter at its midpoint)", async (behaviour, delayMs) => {
+    const outcome = await deliverTo(behaviour, 1);
+    expect(outcome).toMatchObject({ kind: "retry", delayMs });
+  });
+
+  it("honours Retry-After, clamped to [base, 2 × base]", async () => {
+    expect(await deliverTo("429", 1)).toMatchObject({ kind: "retry", delayMs: 7000 });
+    expect(await deliverTo("429", 2)).toMatchObject({ kind: "retry", delayMs: 60_000 });
+  });
+
+  it("dead-letters after the last attempt, with the last error", async () => {
+    const outcome = await deliverTo("500", 3);
+    expect(outcome).toMatchObject({
+      kind: "dead",
+      reason: expect.stringMatching(/^gave up after 3 attempts: .*500/),
+    });
+  });
+
+  it("dead-letters a permanent failure at once", async () => {
+    expect(await deliverTo("410", 1)).toMatchObject({ kind: "dead" });
+    expect(await deliverTo("slack-410", 1, { sink: "chat" })).toMatchObject({
+      kind: "dead",
+      reason: expect.stringMatching(/channel_is_archived/),
+    });
+  });
+
+  it("dead-letters a sink the egress guard refuses, naming the rule", async () => {
+    const outcome = await deliverTo("ok", 1, { egress: { allowCidrs: [] } });
+    expect(outcome).toMatchObject({
+      kind: "dead",
+      reason: expect.stringMatching(/^EGRESS_BLOCKED_ADDRESS: .*127\.0\.0\.0\/8/),
+    });
+  });
+
+  it("dead-letters a job whose sink left the policy", async () => {
+    expect(await deliverTo("ok", 1, { sink: "gone" })).toEqual({
+      kind: "dead",
+      reason: 'sink "gone" is no longer in the policy',
+    });
+  });
+});

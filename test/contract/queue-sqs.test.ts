@@ -1,0 +1,196 @@
+/**
+ * The queue contract against SQS, spoken to by the real AWS SDK over loopback: local-aws-sqs is
+ * an SQS JSON-protocol server. Each test gets a fresh source queue whose redrive policy points at
+ * a fresh DLQ. Then what only SQS has: batch limits, clamping, refused entries, the redrive
+ * policy as the safety net, messages that are not ours.
+ */
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import {
+  CreateQueueCommand,
+  DeleteQueueCommand,
+  GetQueueAttributesCommand,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+  type SQSClient,
+} from "@aws-sdk/client-sqs";
+import { createSqsServer } from "local-aws-sqs";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { createSqsClientForLocal, createSqsQueue } from "../../src/adapters/queue/sqs.js";
+import type { Queue } from "../../src/core/queue.js";
+import { type Job, queueContract } from "./queue.contract.js";
+
+let server: Server;
+let client: SQSClient;
+let queues = 0;
+
+beforeAll(async () => {
+  server = await createSqsServer({ port: 0, hostname: "127.0.0.1" });
+  const { port } = server.address() as AddressInfo;
+  client = createSqsClientForLocal(`http://127.0.0.1:${port}`);
+});
+afterAll(async () => {
+  client?.destroy();
+  await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+});
+
+interface Pair {
+  readonly queueUrl: string;
+  readonly deadLetterQueueUrl: string;
+  delete(): Promise<void>;
+}
+
+/** A source queue and its DLQ, wired by a RedrivePolicy as in infra/. */
+async function createQueuePair(
+  options: { maxReceiveCount?: number; maximumMessageSize?: number } = {},
+): Promise<Pair> {
+  const n = ++queues;
+  const dlq = await client.send(new CreateQueueCommand({ QueueName: `hookgate-dlq-${n}` }));
+  const deadLetterQueueUrl = dlq.QueueUrl ?? "";
+  const attributes = await client.send(
+    new GetQueueAttributesCommand({ QueueUrl: deadLetterQueueUrl, AttributeNames: ["QueueArn"] }),
+  );
+  const source = await client.send(
+    new CreateQueueCommand({
+      QueueName: `hookgate-jobs-${n}`,
+      Attributes: {
+        RedrivePolicy: JSON.stringify({
+          deadLetterTargetArn: attributes.Attributes?.QueueArn,
+          maxReceiveCount: options.maxReceiveCount ?? 10,
+        }),
+        ...(options.maximumMessageSize ? { MaximumMessageSize: String(options.maximumMessageSize) } : {}),
+      },
+    }),
+  );
+  const queueUrl = source.QueueUrl ?? "";
+  return {
+    queueUrl,
+    deadLetterQueueUrl,
+    async delete() {
+      await client.send(new DeleteQueueCommand({ QueueUrl: queueUrl }));
+      await client.send(new DeleteQueueCommand({ QueueUrl: deadLetterQueueUrl }));
+    },
+  };
+}
+
+queueContract("sqs queue (local-aws-sqs)", async () => {
+  const pair = await createQueuePair();
+  return {
+    queue: createSqsQueue<Job>({
+      client,
+      queueUrl: pair.queueUrl,
+      deadLetterQueueUrl: pair.deadLetterQueueUrl,
+    }),
+    dedupsIds: false,
+    staleReceiptsIgnored: false,
+    retryCountsAsReceive: true,
+    cleanup: () => pair.delete(),
+  };
+});
+
+describe("sqs queue, SQS specifics", () => {
+  let pair: Pair;
+  let queue: Queue<string>;
+  const unreadable: string[] = [];
+
+  async function open(options?: Parameters<typeof createQueuePair>[0]): Promise<void> {
+    pair = await createQueuePair(options);
+    queue = createSqsQueue<string>({
+      client,
+      queueUrl: pair.queueUrl,
+      deadLetterQueueUrl: pair.deadLetterQueueUrl,
+      onUnreadable: ({ reason }) => unreadable.push(reason),
+    });
+  }
+  afterEach(async () => {
+    unreadable.length = 0;
+    await pair.delete();
+  });
+
+  it("splits a send whose bodies pass 1 MiB into batches under it", async () => {
+    await open();
+    // Three 400 KiB bodies: one batch would be 1.2 MiB, which SQS refuses (BatchRequestTooLong).
+    const bodies = ["a", "b", "c"].map((c) => c.repeat(400 * 1024));
+    await queue.send(bodies.map((body, n) => ({ id: `big-${n}`, body })));
+    const got = await queue.receive(10, 30_000);
+    expect(got.map((m) => [m.id, m.body.length]).sort()).toEqual([
+      ["big-0", 400 * 1024],
+      ["big-1", 400 * 1024],
+      ["big-2", 400 * 1024],
+    ]);
+    expect(got.find((m) => m.id === "big-1")?.body).toBe(bodies[1]);
+  });
+
+  it("refuses a message over 1 MiB by its id, sending nothing", async () => {
+    await open();
+    await expect(
+      queue.send([
+        { id: "small", body: "x" },
+        { id: "huge", body: "y".repeat(1024 * 1024) },
+      ]),
+    ).rejects.toThrow(/SQS message huge is \d+ bytes/);
+    expect(await queue.receive(10, 30_000)).toEqual([]);
+  });
+
+  it("throws listing the entries SQS failed in a 200 answer, after sending the rest", async () => {
+    await open({ maximumMessageSize: 1024 });
+    await expect(
+      queue.send([
+        { id: "fits", body: "x" },
+        { id: "too-long", body: "y".repeat(2000) },
+      ]),
+    ).rejects.toThrow(/SQS refused 1 of 2 messages: too-long \(InvalidParameterValue/);
+    expect((await queue.receive(10, 30_000)).map((m) => m.id)).toEqual(["fits"]);
+  });
+
+  it("clamps a delay beyond SQS's 900 s instead of failing the send", async () => {
+    await open();
+    await queue.send([{ id: "far", body: "x", delayMs: 3_600_000 }]);
+    expect(await queue.receive(10, 30_000)).toEqual([]);
+  });
+
+  it("lists more dead letters than one receive returns, and leaves them all in place", async () => {
+    await open();
+    await queue.send(Array.from({ length: 15 }, (_, n) => ({ id: `d-${n}`, body: `job ${n}` })));
+    for (const m of await queue.receive(15, 30_000)) await queue.deadLetter(m, "HTTP 500");
+    const first = await queue.listDead();
+    expect(first.map((d) => d.id).sort()).toEqual(Array.from({ length: 15 }, (_, n) => `d-${n}`).sort());
+    expect((await queue.listDead(4)).length).toBe(4);
+    expect((await queue.listDead()).length).toBe(15);
+  });
+
+  it("shows a job the redrive policy moved (the crash safety net) as a dead letter", async () => {
+    await open({ maxReceiveCount: 1 });
+    await queue.send([{ id: "crashed", body: "job" }]);
+    expect(await queue.receive(10, 1000)).toHaveLength(1);
+    // Never acked: when the lease runs out, receive count 1 ≥ maxReceiveCount moves it.
+    await new Promise((resolve) => setTimeout(resolve, 1300));
+    const dead = await queue.listDead();
+    expect(dead).toEqual([
+      {
+        id: "crashed",
+        body: "job",
+        attempts: 0,
+        error: expect.stringMatching(/redrive/),
+        failedAt: expect.any(Number),
+      },
+    ]);
+    expect(await queue.replayDead(["crashed"])).toBe(1);
+    expect(await queue.receive(10, 30_000)).toMatchObject([{ id: "crashed", body: "job", attempts: 1 }]);
+  });
+
+  it("skips a message that is not a job envelope and says so", async () => {
+    await open();
+    await client.send(new SendMessageCommand({ QueueUrl: pair.queueUrl, MessageBody: "not json" }));
+    await queue.send([{ id: "ours", body: "x" }]);
+    expect((await queue.receive(10, 30_000)).map((m) => m.id)).toEqual(["ours"]);
+    expect(unreadable).toEqual(["body is not JSON"]);
+  });
+
+  it("writes the {id, body} envelope on the wire", async () => {
+    await open();
+    await queue.send([{ id: "evt.slack", body: "payload" }]);
+    const raw = await client.send(new ReceiveMessageCommand({ QueueUrl: pair.queueUrl, WaitTimeSeconds: 0 }));
+    expect(JSON.parse(raw.Messages?.[0]?.Body ?? "null")).toEqual({ id: "evt.slack", body: "payload" });
+  });
+});

@@ -1,0 +1,159 @@
+/**
+ * Fan-out through a real `hookgate serve`: notify rules put jobs on the embedded SQLite queue,
+ * the consumer delivers them signed to a loopback receiver, a SIGKILL mid-burst loses nothing
+ * and duplicates nothing a receiver keeps, and the dead-letter queue can be listed and replayed.
+ */
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { type LoopbackServer, loopbackServer } from "../support/loopback.js";
+import { runCli, type ServerProcess, startServerProcess } from "../support/process.js";
+import { webhookReceiver } from "../support/receiver.js";
+
+const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+const cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+function policyFile(sinkUrl: string, retryScheduleSeconds = [1, 1, 1]): string {
+  const dir = mkdtempSync(join(tmpdir(), "hookgate-fanout-"));
+  const path = join(dir, "policy.json");
+  writeFileSync(
+    path,
+    JSON.stringify({
+      version: 1,
+      egress: { allowCidrs: ["127.0.0.1/32"] },
+      rules: [
+        {
+          id: "no-rm",
+          on: "PreToolUse",
+          if: "Bash(rm -rf /*)",
+          decide: "deny",
+          reason: "never",
+          notify: ["audit"],
+        },
+        { id: "ends", on: ["SessionEnd", "Notification"], notify: ["audit"] },
+      ],
+      sinks: { audit: { type: "webhook", url: sinkUrl, secret: "env:WHSEC", retryScheduleSeconds } },
+    }),
+  );
+  return path;
+}
+
+async function gateway(policy: string, dataDir?: string): Promise<ServerProcess> {
+  const server = await startServerProcess(policy, { WHSEC: SECRET }, dataDir);
+  cleanups.push(() => server.stop());
+  return server;
+}
+
+const post = async (server: ServerProcess, body: Record<string, unknown>) => {
+  const res = await fetch(`${server.url}/v1/hooks`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ session_id: "s1", transcript_path: "/t", cwd: "/p", ...body }),
+  });
+  return { status: res.status, text: await res.text() };
+};
+const rmEvent = (i: number) => ({
+  hook_event_name: "PreToolUse",
+  tool_name: "Bash",
+  tool_input: { command: `rm -rf /tmp/${i}` },
+  tool_use_id: `t${i}`,
+});
+
+async function until(check: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe("notify through the embedded queue", () => {
+  it("answers at once and delivers a signed Standard Webhooks payload", async () => {
+    const receiver = await webhookReceiver(SECRET);
+    cleanups.push(() => receiver.close());
+    const server = await gateway(policyFile(receiver.url));
+    const answer = await post(server, rmEvent(1));
+    expect(JSON.parse(answer.text).hookSpecificOutput.permissionDecision).toBe("deny");
+    await until(() => receiver.unique.length === 1, "one delivery");
+    expect(receiver.badSignatures).toBe(0);
+    const body = receiver.bodies.get(receiver.unique[0] as string) as {
+      data: { event: { tool_input: { command: string } } };
+    };
+    expect(body).toMatchObject({
+      type: "hook.PreToolUse",
+      data: { team: "default", client: "claude-code", decision: "deny", rule: "no-rm" },
+    });
+    expect(body.data.event.tool_input.command).toBe("rm -rf /tmp/1");
+    const metrics = await (await fetch(`${server.url}/metrics`)).text();
+    expect(metrics).toMatch(/hookgate_enqueued_total\{sink="audit"\} 1/);
+    expect(metrics).toMatch(/hookgate_delivered_total\{sink="audit"\} 1/);
+  });
+
+  it("survives a SIGKILL in the middle of a burst: every event delivered, none twice to the receiver", async () => {
+    const receiver = await webhookReceiver(SECRET, 80);
+    cleanups.push(() => receiver.close());
+    const dataDir = mkdtempSync(join(tmpdir(), "hookgate-crash-"));
+    const policy = policyFile(receiver.url);
+    const first = await startServerProcess(policy, { WHSEC: SECRET }, dataDir);
+    const burst = 60;
+    for (let i = 0; i < burst; i++) expect((await post(first, rmEvent(i))).status).toBe(200);
+    await until(() => receiver.unique.length >= 5, "the first deliveries");
+    first.child.kill("SIGKILL");
+    await first.stop();
+    const deliveredBeforeKill = receiver.unique.length;
+    expect(deliveredBeforeKill).toBeLessThan(burst);
+
+    await gateway(policy, dataDir);
+    await until(() => receiver.unique.length === burst, `all ${burst} events`, 30_000);
+    expect(new Set(receiver.unique).size).toBe(burst);
+    expect(receiver.badSignatures).toBe(0);
+  });
+});
+
+describe("the dead-letter queue", () => {
+  it("dead-letters after the last retry, lists the job with its error, and replays it", async () => {
+    let status = 503;
+    const sink: LoopbackServer = await loopbackServer((_req, res) => res.writeHead(status).end());
+    cleanups.push(() => sink.close());
+    const server = await gateway(policyFile(`${sink.url}/hooks`, [0, 0]));
+    await post(server, { hook_event_name: "SessionEnd", reason: "other" });
+    await server.waitForLine((l) => l.msg === "delivery dead-lettered");
+    expect(sink.received.length).toBe(3);
+
+    const listed = await runCli(["dlq", "list", "--data-dir", server.dataDir]);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toMatch(/sink=audit\s+event=SessionEnd\s+attempts=3/);
+    expect(listed.stdout).toMatch(/gave up after 3 attempts: .*503/);
+
+    status = 200;
+    const replayed = await runCli(["dlq", "replay", "--all", "--data-dir", server.dataDir]);
+    expect(replayed.stdout).toBe("replayed 1 job\n");
+    await server.waitForLine((l) => l.msg === "delivered");
+    expect((await runCli(["dlq", "list", "--data-dir", server.dataDir])).stdout).toBe(
+      "the dead-letter queue is empty\n",
+    );
+  });
+
+  it("refuses to start on a data dir it cannot write, with a clear error", async () => {
+    // A path below a regular file can never be a directory, whoever runs the test (root included).
+    const file = join(mkdtempSync(join(tmpdir(), "hookgate-notadir-")), "file");
+    writeFileSync(file, "");
+    const dataDir = join(file, "data");
+    const { code, stderr } = await runCli([
+      "serve",
+      "--policy",
+      policyFile("http://127.0.0.1:1/x"),
+      "--port",
+      "0",
+      "--data-dir",
+      dataDir,
+    ]);
+    expect(code).toBe(1);
+    expect(stderr).toContain(`cannot use the data dir ${dataDir}`);
+    expect(stderr).toMatch(/ENOTDIR|EEXIST.*pass --data-dir with a writable directory/);
+  });
+});

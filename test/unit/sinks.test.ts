@@ -1,0 +1,856 @@
+import { createHmac } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import type { SinkDocument } from "../../src/core/policy-schema.js";
+import {
+  buildSinkRequest,
+  classifySinkResponse,
+  discordSlackUrl,
+  GITHUB_MAX_BYTES,
+  type Notification,
+  type ResolvedSink,
+  renderSlackMessage,
+  SLACK_LIMITS,
+  signStandardWebhook,
+  TRUNCATION_MARKER,
+  verifyStandardWebhook,
+  WEBHOOK_MAX_BYTES,
+} from "../../src/core/sinks.js";
+
+// ---------------------------------------------------------------------------------------------
+// Fixtures
+
+const CREATED_AT = Date.UTC(2026, 7, 21, 9, 30, 0);
+const SESSION = "1911b193-68cb-487c-97dc-b165bef0f45d";
+
+function notification(fields: Partial<Notification> = {}): Notification {
+  return {
+    id: "evt_01J9ZK",
+    createdAt: CREATED_AT,
+    team: "platform",
+    client: "claude-code",
+    eventName: "PreToolUse",
+    decision: "deny",
+    reason: "Deleting from / is never allowed",
+    ruleId: "no-rm-root",
+    event: {
+      session_id: SESSION,
+      cwd: "/home/dev/proj",
+      hook_event_name: "PreToolUse",
+      tool_name: "Bash",
+      tool_input: { command: "rm -rf /", description: "clean up" },
+      tool_use_id: "toolu_01",
+    },
+    ...fields,
+  };
+}
+
+const permissionPrompt = notification({
+  eventName: "Notification",
+  decision: "none",
+  reason: undefined,
+  ruleId: "tell-slack",
+  event: {
+    session_id: "e8c979a4-3a8f-42f6-ad27-2828227925c0",
+    cwd: "/home/dev/proj",
+    hook_event_name: "Notification",
+    message: "Claude needs your permission to use Bash",
+    notification_type: "permission_prompt",
+  },
+  relatedTool: { toolName: "Bash", summary: "git push --force origin main" },
+});
+
+const sessionEnd = notification({
+  eventName: "SessionEnd",
+  decision: "none",
+  reason: undefined,
+  ruleId: "tell-slack",
+  event: { session_id: SESSION, cwd: "/home/dev/proj", hook_event_name: "SessionEnd", reason: "other" },
+});
+
+const legacyToolUse = notification({
+  client: "deepagents-legacy",
+  eventName: "tool.use",
+  decision: "none",
+  reason: undefined,
+  ruleId: "audit-tools",
+  event: {
+    event: "tool.use",
+    thread_id: "thread-4f2a9c",
+    tool_name: "execute",
+    tool_id: "toolu_abc123",
+    tool_args: { command: "pytest -q" },
+  },
+});
+
+interface Block {
+  type: string;
+  text?: { type: string; text: string; emoji?: boolean };
+  fields?: { type: string; text: string }[];
+  elements?: { type: string; text: string }[];
+}
+
+const blocksOf = (n: Notification, link?: string) => renderSlackMessage(n, link).blocks as Block[];
+const headerOf = (blocks: Block[]) => blocks.find((b) => b.type === "header")?.text?.text ?? "";
+const sectionTexts = (blocks: Block[]) =>
+  blocks.filter((b) => b.type === "section" && b.text).map((b) => b.text?.text ?? "");
+const fieldTexts = (blocks: Block[]) => blocks.flatMap((b) => b.fields ?? []).map((f) => f.text);
+const contextTexts = (blocks: Block[]) =>
+  blocks
+    .filter((b) => b.type === "context")
+    .flatMap((b) => b.elements ?? [])
+    .map((e) => e.text);
+const allTexts = (blocks: Block[]) => [
+  headerOf(blocks),
+  ...sectionTexts(blocks),
+  ...fieldTexts(blocks),
+  ...contextTexts(blocks),
+];
+
+const utf8 = (text: string) => new TextEncoder().encode(text).length;
+
+// ---------------------------------------------------------------------------------------------
+// Standard Webhooks (reference/fanout.md (c))
+
+const V1 = {
+  secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+  id: "msg_p5jXN8AQM9LWM0D4loKWxJek",
+  timestamp: 1614265330,
+  body: '{"test": 2432232314}',
+  signature: "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=",
+};
+const V2 = {
+  secret: "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD",
+  id: "msg_27UH4WbU6Z5A5EzD8u03UvzRbpk",
+  timestamp: 1649367553,
+  body: '{"email":"test@example.com","username":"test_user"}',
+  signature: "v1,tZ1I4/hDygAJgO5TYxiSd6Sd0kDW6hPenDe+bTa3Kkw=",
+};
+
+/** Verifies vector-1 inputs with the given header overrides, at the vector's own time unless told. */
+const verifyV1 = (
+  overrides: { id?: string; timestamp?: string; signature?: string },
+  now = V1.timestamp * 1000,
+) =>
+  verifyStandardWebhook(
+    V1.secret,
+    { id: V1.id, timestamp: String(V1.timestamp), signature: V1.signature, ...overrides },
+    V1.body,
+    now,
+  );
+
+/** An independent oracle: node:crypto HMAC with Buffer's base64 decoder. */
+const nodeSign = (secretBase64: string, id: string, ts: number, body: string) =>
+  `v1,${createHmac("sha256", Buffer.from(secretBase64, "base64")).update(`${id}.${ts}.${body}`).digest("base64")}`;
+
+describe("signStandardWebhook", () => {
+  it.each([
+    ["vector 1 (JS, Go, Python, Ruby, PHP, C# suites)", V1],
+    ["vector 2 (Rust suite)", V2],
+  ])("reproduces the official %s", async (_name, v) => {
+    expect(await signStandardWebhook(v.secret, v.id, v.timestamp, v.body)).toBe(v.signature);
+  });
+
+  it("accepts a secret without the whsec_ prefix", async () => {
+    expect(await signStandardWebhook(V1.secret.slice("whsec_".length), V1.id, V1.timestamp, V1.body)).toBe(
+      V1.signature,
+    );
+  });
+
+  it.each([
+    ["MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaS", "="],
+    ["MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwBr", "=="],
+  ])("decodes the unpadded secret %s as if it ended in %s", async (unpadded, padding) => {
+    const signature = await signStandardWebhook(`whsec_${unpadded}`, V1.id, V1.timestamp, V1.body);
+    expect(signature).toBe(
+      await signStandardWebhook(`whsec_${unpadded}${padding}`, V1.id, V1.timestamp, V1.body),
+    );
+    expect(signature).toBe(nodeSign(unpadded + padding, V1.id, V1.timestamp, V1.body));
+    expect(
+      await verifyStandardWebhook(
+        `whsec_${unpadded}`,
+        { id: V1.id, timestamp: String(V1.timestamp), signature },
+        V1.body,
+        V1.timestamp * 1000,
+      ),
+    ).toBe(true);
+  });
+
+  it.each(["", "whsec_"])("throws on the empty secret %j", async (secret) => {
+    await expect(signStandardWebhook(secret, V1.id, V1.timestamp, V1.body)).rejects.toThrow(/empty/);
+    await expect(
+      verifyStandardWebhook(secret, { id: V1.id, timestamp: "1", signature: V1.signature }, V1.body, 0),
+    ).rejects.toThrow(/empty/);
+  });
+
+  it("throws on a secret that is not standard base64", async () => {
+    await expect(signStandardWebhook("whsec_not-base64_!", V1.id, V1.timestamp, V1.body)).rejects.toThrow(
+      /base64/,
+    );
+  });
+
+  it.each([1614265330.5, -1, Number.NaN])(
+    "refuses the timestamp %s (PHP suite: floats, negatives)",
+    async (ts) => {
+      await expect(signStandardWebhook(V1.secret, V1.id, ts, V1.body)).rejects.toThrow(RangeError);
+    },
+  );
+});
+
+describe("verifyStandardWebhook", () => {
+  it.each([
+    ["vector 1", V1],
+    ["vector 2", V2],
+  ])("accepts the official %s", async (_name, v) => {
+    const headers = { id: v.id, timestamp: String(v.timestamp), signature: v.signature };
+    expect(await verifyStandardWebhook(v.secret, headers, v.body, v.timestamp * 1000)).toBe(true);
+  });
+
+  const decoys = [
+    "v1,Ceo5qEr07ixe2NLpvHk3FH9bwy/WavXrAFQ/9tdO6mc=",
+    "v2,Ceo5qEr07ixe2NLpvHk3FH9bwy/WavXrAFQ/9tdO6mc=",
+    "v1,tFtCZ5RDCPxzWQRWXWPgrCgE2frDBe9gjpbWQxnVfsQ=",
+  ];
+
+  it("accepts a multi-signature header whose valid entry is third of four (JS suite)", async () => {
+    const signature = [
+      decoys[0],
+      decoys[1],
+      V1.signature,
+      "v1,Mm7xgUVICxZfQ3bgf0h0Dof65L/IFx+PnZvnDWPCX6Q=",
+    ].join(" ");
+    expect(await verifyV1({ signature })).toBe(true);
+  });
+
+  it.each([
+    ["the last character flipped (Python suite)", "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OA="],
+    ["another message's signature (Rust test_no_verify)", "v1,R3PTzyfHASBKHH98a7yexTwaJ4yNIcGhFQc1yuN+BPU="],
+    [
+      "only decoys (JS and Rust suites)",
+      [
+        ...decoys,
+        "v1,Mm7xgUVICxZfQ3bgf0h0Dof65L/IFx+PnZvnDWPCX6Q=",
+        "v1,9DfC1c3eeOrXB6w/5dIDydLNQaEyww5KalE5jLBZucE=",
+      ].join(" "),
+    ],
+    ["the valid signature under another version", "v2,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE="],
+    ["the valid signature without a version", "g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE="],
+    ["a partial signature v1,", "v1,"],
+    ["the first 8 characters of a valid header", V1.signature.slice(0, 8)],
+    ["the valid signature cut by one character", V1.signature.slice(0, -1)],
+    ["an empty header", ""],
+  ])("rejects %s", async (_name, signature) => {
+    expect(await verifyV1({ signature })).toBe(false);
+  });
+
+  it.each([
+    ["301 s old", -301],
+    ["301 s in the future", 301],
+  ])("rejects a timestamp %s (300 s tolerance)", async (_name, offset) => {
+    const timestamp = V1.timestamp + offset;
+    const signature = await signStandardWebhook(V1.secret, V1.id, timestamp, V1.body);
+    expect(await verifyV1({ timestamp: String(timestamp), signature })).toBe(false);
+  });
+
+  it.each([-300, 300])("accepts a timestamp %i s from now", async (offset) => {
+    const timestamp = V1.timestamp + offset;
+    const signature = await signStandardWebhook(V1.secret, V1.id, timestamp, V1.body);
+    expect(await verifyV1({ timestamp: String(timestamp), signature })).toBe(true);
+  });
+
+  it("rejects the vector at a time more than 300 s after it was signed", async () => {
+    expect(await verifyV1({}, (V1.timestamp + 301) * 1000)).toBe(false);
+  });
+
+  it.each(["hello", "1614265330.0", "-1614265330", " 1614265330", ""])(
+    "rejects the timestamp header %j",
+    async (timestamp) => {
+      expect(await verifyV1({ timestamp })).toBe(false);
+    },
+  );
+
+  it("rejects a missing id or signature, and a changed id or body", async () => {
+    const headers = { id: V1.id, timestamp: String(V1.timestamp), signature: V1.signature };
+    const now = V1.timestamp * 1000;
+    expect(await verifyStandardWebhook(V1.secret, { ...headers, id: "" }, V1.body, now)).toBe(false);
+    expect(
+      await verifyStandardWebhook(V1.secret, { id: V1.id, timestamp: headers.timestamp }, V1.body, now),
+    ).toBe(false);
+    expect(await verifyStandardWebhook(V1.secret, { ...headers, id: "msg_other" }, V1.body, now)).toBe(false);
+    expect(await verifyStandardWebhook(V1.secret, headers, '{"test": 2432232315}', now)).toBe(false);
+    expect(await verifyStandardWebhook(V2.secret, headers, V1.body, now)).toBe(false);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Requests
+
+describe("ResolvedSink", () => {
+  it("mirrors the policy's sink documents (a literal policy sink is a resolved sink once read)", () => {
+    const fromPolicy = (doc: SinkDocument): ResolvedSink => doc;
+    const doc: SinkDocument = { type: "webhook", url: "https://siem.example/in", secret: "whsec_x" };
+    expect(fromPolicy(doc).type).toBe("webhook");
+  });
+});
+
+describe("buildSinkRequest: slack", () => {
+  it("posts {text, blocks} as JSON to the incoming-webhook url", async () => {
+    const url = "https://hooks.slack.com/services/T000/B000/XXXX";
+    const request = await buildSinkRequest({ type: "slack", url }, notification(), CREATED_AT);
+    expect(request.url).toBe(url);
+    expect(request.headers["content-type"]).toBe("application/json");
+    const body = JSON.parse(request.body);
+    expect(Object.keys(body).sort()).toEqual(["blocks", "text"]);
+    expect(body).toEqual(JSON.parse(JSON.stringify(renderSlackMessage(notification()))));
+  });
+
+  it("adds the sink's link", async () => {
+    const request = await buildSinkRequest(
+      {
+        type: "slack",
+        url: "https://hooks.slack.com/services/T/B/X",
+        link: "https://dash.example/s/{session_id}",
+      },
+      notification(),
+      CREATED_AT,
+    );
+    expect(request.body).toContain(`https://dash.example/s/${SESSION}`);
+  });
+});
+
+describe("buildSinkRequest: discord", () => {
+  it.each([
+    ["https://discord.com/api/webhooks/1/tok", "https://discord.com/api/webhooks/1/tok/slack?wait=true"],
+    ["https://discord.com/api/webhooks/1/tok/", "https://discord.com/api/webhooks/1/tok/slack?wait=true"],
+    [
+      "https://discord.com/api/webhooks/1/tok/slack",
+      "https://discord.com/api/webhooks/1/tok/slack?wait=true",
+    ],
+    [
+      "https://discord.com/api/webhooks/1/tok?thread_id=42",
+      "https://discord.com/api/webhooks/1/tok/slack?thread_id=42&wait=true",
+    ],
+    [
+      "https://discord.com/api/webhooks/1/tok/slack?wait=false&thread_id=42",
+      "https://discord.com/api/webhooks/1/tok/slack?thread_id=42&wait=true",
+    ],
+  ])("posts %s to %s", async (configured, expected) => {
+    expect(discordSlackUrl(configured)).toBe(expected);
+    const request = await buildSinkRequest({ type: "discord", url: configured }, notification(), CREATED_AT);
+    expect(request.url).toBe(expected);
+  });
+
+  it("sends the Slack rendering", async () => {
+    const request = await buildSinkRequest(
+      { type: "discord", url: "https://discord.com/api/webhooks/1/tok" },
+      permissionPrompt,
+      CREATED_AT,
+    );
+    expect(request.headers["content-type"]).toBe("application/json");
+    expect(JSON.parse(request.body)).toEqual(
+      JSON.parse(JSON.stringify(renderSlackMessage(permissionPrompt))),
+    );
+  });
+});
+
+describe("buildSinkRequest: webhook", () => {
+  const sink = { type: "webhook", url: "https://siem.example/in", secret: V1.secret } as const;
+  const attemptAt = CREATED_AT + 5_500;
+
+  it("posts the Standard Webhooks envelope", async () => {
+    const request = await buildSinkRequest(sink, notification(), attemptAt);
+    expect(request.url).toBe(sink.url);
+    expect(JSON.parse(request.body)).toEqual({
+      type: "hook.PreToolUse",
+      timestamp: "2026-08-21T09:30:00.000Z",
+      data: {
+        team: "platform",
+        client: "claude-code",
+        decision: "deny",
+        reason: "Deleting from / is never allowed",
+        rule: "no-rm-root",
+        event: notification().event,
+      },
+    });
+  });
+
+  it("signs the exact body with webhook-id, per-attempt webhook-timestamp and webhook-signature", async () => {
+    const request = await buildSinkRequest(sink, notification(), attemptAt);
+    expect(request.headers["content-type"]).toBe("application/json");
+    expect(request.headers["webhook-id"]).toBe("evt_01J9ZK");
+    expect(request.headers["webhook-timestamp"]).toBe(String(Math.floor(attemptAt / 1000)));
+    const headers = {
+      id: request.headers["webhook-id"] ?? "",
+      timestamp: request.headers["webhook-timestamp"] ?? "",
+      signature: request.headers["webhook-signature"] ?? "",
+    };
+    expect(headers.signature).toMatch(/^v1,[A-Za-z0-9+/]{43}=$/);
+    expect(await verifyStandardWebhook(V1.secret, headers, request.body, attemptAt)).toBe(true);
+    expect(headers.signature).toBe(
+      nodeSign(V1.secret.slice(6), headers.id, Number(headers.timestamp), request.body),
+    );
+  });
+
+  it("keeps webhook-id and the body on a retry; only the timestamp and signature change", async () => {
+    const first = await buildSinkRequest(sink, notification(), attemptAt);
+    const retry = await buildSinkRequest(sink, notification(), attemptAt + 300_000);
+    expect(retry.headers["webhook-id"]).toBe(first.headers["webhook-id"]);
+    expect(retry.body).toBe(first.body);
+    expect(Number(retry.headers["webhook-timestamp"])).toBe(Number(first.headers["webhook-timestamp"]) + 300);
+    expect(retry.headers["webhook-signature"]).not.toBe(first.headers["webhook-signature"]);
+  });
+
+  it("sends webhook-id and webhook-timestamp but no signature without a secret", async () => {
+    const request = await buildSinkRequest({ type: "webhook", url: sink.url }, notification(), attemptAt);
+    expect(request.headers["webhook-id"]).toBe("evt_01J9ZK");
+    expect(request.headers["webhook-timestamp"]).toBe(String(Math.floor(attemptAt / 1000)));
+    expect(Object.keys(request.headers)).not.toContain("webhook-signature");
+  });
+
+  it("omits an absent reason and names dotted events as hook.<name>", async () => {
+    const body = JSON.parse((await buildSinkRequest(sink, legacyToolUse, attemptAt)).body);
+    expect(body.type).toBe("hook.tool.use");
+    expect(Object.keys(body.data)).toEqual(["team", "client", "decision", "rule", "event"]);
+  });
+
+  it("leaves a body under 64 KB alone", async () => {
+    const big = notification({ event: { ...notification().event, transcript: "x".repeat(30_000) } });
+    const request = await buildSinkRequest(sink, big, attemptAt);
+    expect(request.body).not.toContain(TRUNCATION_MARKER);
+    expect(JSON.parse(request.body).data.event.transcript).toHaveLength(30_000);
+  });
+
+  it("cuts the largest event strings with a visible marker until the body fits in 64 KB", async () => {
+    const event = {
+      ...notification().event,
+      tool_input: { command: "cat huge.log", content: "é".repeat(60_000) },
+      tool_response: "🙂".repeat(30_000),
+      small: "keep me",
+    };
+    const request = await buildSinkRequest(sink, notification({ event }), attemptAt);
+    expect(utf8(request.body)).toBeLessThanOrEqual(WEBHOOK_MAX_BYTES);
+    expect(utf8(request.body)).toBeGreaterThan(WEBHOOK_MAX_BYTES - 1024);
+    const sent = JSON.parse(request.body).data.event;
+    expect(sent.tool_input.content.endsWith(TRUNCATION_MARKER)).toBe(true);
+    expect(sent.tool_response.endsWith(TRUNCATION_MARKER)).toBe(true);
+    expect(sent.tool_response).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])/); // no lone surrogate
+    expect(sent.small).toBe("keep me");
+    expect(sent.tool_input.command).toBe("cat huge.log");
+    const headers = {
+      id: request.headers["webhook-id"] ?? "",
+      timestamp: request.headers["webhook-timestamp"] ?? "",
+      signature: request.headers["webhook-signature"] ?? "",
+    };
+    expect(await verifyStandardWebhook(V1.secret, headers, request.body, attemptAt)).toBe(true);
+  });
+
+  it("refuses to send unsigned when the secret is unusable", async () => {
+    await expect(buildSinkRequest({ ...sink, secret: "whsec_" }, notification(), attemptAt)).rejects.toThrow(
+      /empty/,
+    );
+  });
+});
+
+describe("buildSinkRequest: github-dispatch", () => {
+  const sink = {
+    type: "github-dispatch",
+    repo: "acme/app",
+    eventType: "agent-session-end",
+    token: "ghp_secretsecretsecretsecret0000",
+  } as const;
+
+  it("posts repository_dispatch to api.github.com with the token and API headers", async () => {
+    const request = await buildSinkRequest(sink, notification(), CREATED_AT);
+    expect(request.url).toBe("https://api.github.com/repos/acme/app/dispatches");
+    expect(request.headers).toEqual({
+      accept: "application/vnd.github+json",
+      authorization: "Bearer ghp_secretsecretsecretsecret0000",
+      "content-type": "application/json",
+      "user-agent": "hookgate",
+      "x-github-api-version": "2022-11-28",
+    });
+  });
+
+  it.each([
+    ["https://ghe.acme.example/api/v3", "https://ghe.acme.example/api/v3/repos/acme/app/dispatches"],
+    ["http://127.0.0.1:9999/", "http://127.0.0.1:9999/repos/acme/app/dispatches"],
+  ])("uses sink.url %s as the API base", async (url, expected) => {
+    expect((await buildSinkRequest({ ...sink, url }, notification(), CREATED_AT)).url).toBe(expected);
+  });
+
+  it("sends event_type and at most 10 client_payload keys", async () => {
+    const body = JSON.parse((await buildSinkRequest(sink, notification(), CREATED_AT)).body);
+    expect(body).toEqual({
+      event_type: "agent-session-end",
+      client_payload: {
+        id: "evt_01J9ZK",
+        team: "platform",
+        client: "claude-code",
+        event: "PreToolUse",
+        decision: "deny",
+        reason: "Deleting from / is never allowed",
+        rule: "no-rm-root",
+        session_id: SESSION,
+        cwd: "/home/dev/proj",
+        tool: { name: "Bash", input: { command: "rm -rf /", description: "clean up" } },
+      },
+    });
+    expect(Object.keys(body.client_payload).length).toBeLessThanOrEqual(10);
+  });
+
+  it("uses the related tool of a permission prompt and the thread id of a legacy event", async () => {
+    const prompt = JSON.parse(
+      (await buildSinkRequest(sink, permissionPrompt, CREATED_AT)).body,
+    ).client_payload;
+    expect(prompt.tool).toEqual({ name: "Bash", summary: "git push --force origin main" });
+    expect(prompt).not.toHaveProperty("reason");
+    const legacy = JSON.parse((await buildSinkRequest(sink, legacyToolUse, CREATED_AT)).body).client_payload;
+    expect(legacy.session_id).toBe("thread-4f2a9c");
+    expect(legacy.tool).toEqual({ name: "execute", input: { command: "pytest -q" } });
+  });
+
+  it("cuts event_type to 100 characters", async () => {
+    const body = JSON.parse(
+      (await buildSinkRequest({ ...sink, eventType: "e".repeat(150) }, notification(), 0)).body,
+    );
+    expect(body.event_type).toBe("e".repeat(100));
+  });
+
+  it("keeps the whole JSON under 64 KB by cutting long strings with the marker", async () => {
+    const event = { ...notification().event, tool_input: { command: "x".repeat(200_000) } };
+    const request = await buildSinkRequest(sink, notification({ event }), CREATED_AT);
+    expect(utf8(request.body)).toBeLessThanOrEqual(GITHUB_MAX_BYTES);
+    expect(utf8(request.body)).toBeLessThan(64 * 1024);
+    const payload = JSON.parse(request.body).client_payload;
+    expect(payload.tool.input.command.endsWith(TRUNCATION_MARKER)).toBe(true);
+    expect(payload.rule).toBe("no-rm-root");
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Slack rendering
+
+describe("renderSlackMessage", () => {
+  it("shows a denied Bash call: decision, command, reason, team, rule, session and cwd", () => {
+    const { text, blocks } = renderSlackMessage(notification());
+    expect(headerOf(blocks as Block[])).toBe(":no_entry: Denied: Bash");
+    expect(sectionTexts(blocks as Block[])[0]).toBe("`rm -rf /`\n*Reason:* Deleting from / is never allowed");
+    expect(fieldTexts(blocks as Block[])).toEqual([
+      "*Event*\nPreToolUse",
+      "*Team*\nplatform",
+      "*Rule*\n`no-rm-root`",
+      "*Client*\nclaude-code",
+    ]);
+    expect(contextTexts(blocks as Block[])).toEqual([
+      "Session `1911b193`",
+      "`/home/dev/proj`",
+      `<!date^${CREATED_AT / 1000}^{date_short_pretty} {time_secs}|2026-08-21T09:30:00.000Z>`,
+      "evt_01J9ZK",
+    ]);
+    expect(text.split("\n")).toEqual([
+      "⛔ Denied: Bash (PreToolUse, team platform)",
+      "`rm -rf /`",
+      "Reason: Deleting from / is never allowed",
+      "Rule: no-rm-root",
+    ]);
+  });
+
+  it.each([
+    ["ask", ":warning: Needs approval: Bash"],
+    ["allow", ":white_check_mark: Allowed: Bash"],
+    ["block", ":no_entry: Blocked: Bash"],
+    ["defer", ":hourglass_flowing_sand: Deferred: Bash"],
+    ["none", ":bell: PreToolUse: Bash"],
+    ["constructor", ":bell: PreToolUse: Bash"],
+  ])("heads a %s decision with %j", (decision, header) => {
+    expect(headerOf(blocksOf(notification({ decision })))).toBe(header);
+  });
+
+  it("shows a permission prompt with the tool call that caused it and Claude's message", () => {
+    const { text, blocks } = renderSlackMessage(permissionPrompt);
+    expect(headerOf(blocks as Block[])).toBe(":bell: Permission needed: Bash");
+    expect(sectionTexts(blocks as Block[])[0]).toBe(
+      "`git push --force origin main`\n>Claude needs your permission to use Bash",
+    );
+    expect(fieldTexts(blocks as Block[])).toContain("*Type*\npermission_prompt");
+    expect(contextTexts(blocks as Block[])[0]).toBe("Session `e8c979a4`");
+    expect(text).toContain("🔔 Permission needed: Bash (Notification, team platform)");
+    expect(text).toContain("Claude needs your permission to use Bash");
+  });
+
+  it("shows a session end with its reason and no tool", () => {
+    const blocks = blocksOf(sessionEnd);
+    expect(headerOf(blocks)).toBe(":bell: Session ended");
+    expect(sectionTexts(blocks)).toEqual(["*Ended because:* other"]);
+    expect(fieldTexts(blocks)[0]).toBe("*Event*\nSessionEnd");
+  });
+
+  it("shows a deepagents legacy tool.use with tool_args and thread_id", () => {
+    const blocks = blocksOf(legacyToolUse);
+    expect(headerOf(blocks)).toBe(":bell: tool.use: execute");
+    expect(sectionTexts(blocks)).toEqual(["`pytest -q`"]);
+    expect(fieldTexts(blocks)).toContain("*Client*\ndeepagents-legacy");
+    expect(contextTexts(blocks)[0]).toBe("Session `thread-4`");
+  });
+
+  it.each([
+    ["Write", { file_path: "/home/dev/proj/src/a.ts", content: "export {}" }, "`/home/dev/proj/src/a.ts`"],
+    ["Edit", { file_path: "src/b.ts", old_string: "a", new_string: "b" }, "`src/b.ts`"],
+    ["Read", { file_path: ".env" }, "`.env`"],
+    [
+      "WebFetch",
+      { url: "https://example.com/x?a=1&b=2", prompt: "p" },
+      "`https://example.com/x?a=1&amp;b=2`",
+    ],
+    ["mcp__github__create_issue", { title: "t" }, '`{"title":"t"}`'],
+  ])("shows what %s touches", (tool, input, shown) => {
+    const event = { ...notification().event, tool_name: tool, tool_input: input };
+    expect(sectionTexts(blocksOf(notification({ event })))[0]?.split("\n")[0]).toBe(shown);
+  });
+
+  it("escapes &, < and > in user text, defuses @everyone and keeps backticks from ending the code span", () => {
+    const event = {
+      ...notification().event,
+      tool_input: { command: "echo `id` <b> && cat a > b # @everyone" },
+    };
+    const { text, blocks } = renderSlackMessage(
+      notification({ event, reason: "no <!channel> & no <https://evil.example|links>", team: "r&d" }),
+    );
+    const section = sectionTexts(blocks as Block[])[0] ?? "";
+    expect(section).toContain("`echo ˋidˋ &lt;b&gt; &amp;&amp; cat a &gt; b # @\u200beveryone`");
+    expect(section).toContain("no &lt;!channel&gt; &amp; no &lt;https://evil.example|links&gt;");
+    expect(fieldTexts(blocks as Block[])).toContain("*Team*\nr&amp;d");
+    for (const piece of [...allTexts(blocks as Block[]).slice(1), text]) {
+      expect(piece).not.toMatch(/<(?!!date\^)/);
+      expect(piece).not.toContain("@everyone");
+    }
+  });
+
+  it("renders a multi-line command as a code block", () => {
+    const event = { ...notification().event, tool_input: { command: "set -e\nmake test" } };
+    expect(sectionTexts(blocksOf(notification({ event })))[0]).toContain("```set -e\nmake test```");
+  });
+
+  it("keeps within Slack's limits whatever the input size", () => {
+    const huge = "<&>".repeat(40_000);
+    const event = {
+      ...notification().event,
+      session_id: huge,
+      cwd: huge,
+      message: huge,
+      notification_type: huge,
+      tool_name: huge,
+      tool_input: { command: huge },
+    };
+    const n = notification({
+      eventName: "Notification",
+      event,
+      reason: huge,
+      team: huge,
+      ruleId: huge,
+      id: huge,
+    });
+    const { text, blocks } = renderSlackMessage(n, "https://dash.example/{session_id}");
+    const typed = blocks as Block[];
+    expect(typed.length).toBeLessThanOrEqual(SLACK_LIMITS.blocks);
+    expect(headerOf(typed).length).toBeLessThanOrEqual(SLACK_LIMITS.headerText);
+    for (const section of sectionTexts(typed))
+      expect(section.length).toBeLessThanOrEqual(SLACK_LIMITS.sectionText);
+    for (const f of fieldTexts(typed)) expect(f.length).toBeLessThanOrEqual(SLACK_LIMITS.fieldText);
+    expect(fieldTexts(typed).length).toBeLessThanOrEqual(SLACK_LIMITS.fields);
+    expect(contextTexts(typed).length).toBeLessThanOrEqual(SLACK_LIMITS.contextElements);
+    const total = allTexts(typed).reduce((sum, t) => sum + t.length, 0);
+    expect(total).toBeLessThanOrEqual(SLACK_LIMITS.totalBlockText);
+    expect(text.length).toBeLessThanOrEqual(3000);
+    // Cut at a character, never inside an entity such as "&am".
+    for (const piece of [...allTexts(typed).slice(1), text]) expect(piece).not.toMatch(/&(?!amp;|lt;|gt;)/);
+    expect(sectionTexts(typed)[0]).toContain("…");
+  });
+
+  it("adds a link field with {session_id} filled in", () => {
+    const fields = fieldTexts(blocksOf(notification(), "https://dash.example/s/{session_id}?team=a&b=c"));
+    expect(fields).toContain(`*Link*\n<https://dash.example/s/${SESSION}?team=a&amp;b=c|Open>`);
+  });
+
+  it.each([
+    [
+      "a template that needs a session id the event lacks",
+      "https://dash.example/{session_id}",
+      sessionEnd.event,
+    ],
+    ["a link that is not http(s)", "javascript:alert(1)", notification().event],
+    ["a link longer than 1 000 characters", `https://dash.example/${"a".repeat(1000)}`, notification().event],
+  ])("leaves out %s", (_name, link, event) => {
+    const { session_id: _dropped, ...withoutSession } = event;
+    const n = notification({ event: link.includes("{session_id}") ? withoutSession : event });
+    expect(fieldTexts(blocksOf(n, link)).some((f) => f.startsWith("*Link*"))).toBe(false);
+  });
+
+  it("encodes a session id that would break out of the link", () => {
+    const event = { ...notification().event, session_id: "a|b>c d" };
+    const fields = fieldTexts(blocksOf(notification({ event }), "https://dash.example/{session_id}"));
+    expect(fields).toContain("*Link*\n<https://dash.example/a%7Cb%3Ec%20d|Open>");
+  });
+
+  it("shows only the fields it names, never the rest of the event", () => {
+    const event = {
+      ...notification().event,
+      transcript_path: "/home/dev/.claude/projects/x.jsonl",
+      headers: { authorization: "Bearer abcdefghijklmnop" },
+      token: "tok_visible_only_if_dumped",
+    };
+    const json = JSON.stringify(renderSlackMessage(notification({ event })));
+    expect(json).not.toContain("abcdefghijklmnop");
+    expect(json).not.toContain("tok_visible_only_if_dumped");
+    expect(json).not.toContain("transcript");
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Responses
+
+const NOW = Date.UTC(2026, 7, 21, 12, 0, 0);
+const inSeconds = (s: number) => new Date(NOW + s * 1000).toUTCString();
+
+type Row = [
+  status: number,
+  headers: Record<string, string>,
+  body: string,
+  kind: "delivered" | "retry" | "permanent",
+  retryAfterMs?: number | undefined,
+];
+
+function check(sink: ResolvedSink["type"], [status, headers, body, kind, retryAfterMs]: Row) {
+  const verdict = classifySinkResponse(sink, status, headers, body, NOW);
+  expect(verdict.kind).toBe(kind);
+  if (verdict.kind === "retry") expect(verdict.retryAfterMs).toBe(retryAfterMs);
+  if (verdict.kind !== "delivered") expect(verdict.reason).toMatch(/\S/);
+  return verdict;
+}
+
+describe("classifySinkResponse: slack", () => {
+  it.each<Row>([
+    [200, {}, "ok", "delivered"],
+    [200, {}, '{"ok":true}', "delivered"],
+    [200, {}, "", "permanent"],
+    [200, {}, "<html>captive portal</html>", "permanent"],
+    [200, {}, '{"ok":false,"error":"invalid_blocks"}', "permanent"],
+    [200, {}, '{"ok":false,"error":"rate_limited","retry_after":3}', "retry", 3000],
+    [429, { "retry-after": "1" }, '{"retry_after":1,"ok":false,"error":"rate_limited"}', "retry", 1000],
+    [429, {}, '{"retry_after":1,"ok":false,"error":"rate_limited"}', "retry", 1000],
+    [429, { "Retry-After": "30" }, '{"retry_after":1}', "retry", 30_000],
+    [429, {}, "rate_limited", "retry", undefined],
+    [400, {}, "invalid_payload", "permanent"],
+    [400, {}, "user_not_found", "permanent"],
+    [403, {}, "action_prohibited", "permanent"],
+    [404, {}, "channel_not_found", "permanent"],
+    [410, {}, "channel_is_archived", "permanent"],
+    [403, {}, "invalid_token", "permanent"],
+    [500, {}, "rollup_error", "retry", undefined],
+    [503, { "retry-after": "5" }, "", "retry", 5000],
+    [302, { location: "https://slack.com/" }, "", "permanent"],
+  ])("HTTP %i %j %j is %s", (...row) => {
+    check("slack", row);
+  });
+
+  it("names Slack's error code in the reason", () => {
+    const verdict = check("slack", [410, {}, "channel_is_archived", "permanent"]);
+    expect(verdict.kind === "permanent" && verdict.reason).toMatch(/410.*channel_is_archived.*archived/);
+  });
+});
+
+describe("classifySinkResponse: discord", () => {
+  it.each<Row>([
+    [204, {}, "", "delivered"],
+    [200, {}, '{"id":"1","content":""}', "delivered"],
+    [429, {}, '{"message":"You are being rate limited.","retry_after":0.347,"global":false}', "retry", 347],
+    [429, { "retry-after": "2" }, '{"retry_after":1.5}', "retry", 2000],
+    [429, { "retry-after": "0.5" }, "", "retry", 500],
+    [404, {}, '{"message":"Unknown Webhook","code":10015}', "permanent"],
+    [401, {}, '{"message":"Invalid Webhook Token","code":50027}', "permanent"],
+    [400, {}, '{"message":"Cannot send an empty message","code":50006}', "permanent"],
+    [502, {}, "", "retry", undefined],
+    [301, {}, "", "permanent"],
+  ])("HTTP %i %j %j is %s", (...row) => {
+    check("discord", row);
+  });
+});
+
+describe("classifySinkResponse: webhook", () => {
+  it.each<Row>([
+    [200, {}, "", "delivered"],
+    [201, {}, "{}", "delivered"],
+    [202, {}, "queued", "delivered"],
+    [204, {}, "", "delivered"],
+    [301, { location: "https://elsewhere.example/" }, "", "permanent"],
+    [302, {}, "", "permanent"],
+    [307, {}, "", "permanent"],
+    [308, {}, "", "permanent"],
+    [408, {}, "", "retry", undefined],
+    [425, {}, "", "retry", undefined],
+    [429, {}, "", "retry", undefined],
+    [429, { "retry-after": "120" }, "", "retry", 120_000],
+    [429, { "retry-after": inSeconds(30) }, "", "retry", 30_000],
+    [429, { "retry-after": inSeconds(-30) }, "", "retry", 0],
+    [429, { "retry-after": "soon" }, "", "retry", undefined],
+    [429, { "retry-after": "-5" }, "", "retry", undefined],
+    [429, {}, '{"retry_after":9}', "retry", undefined],
+    [500, {}, "", "retry", undefined],
+    [502, {}, "", "retry", undefined],
+    [503, { "Retry-After": "60" }, "", "retry", 60_000],
+    [504, {}, "", "retry", undefined],
+    [520, {}, "", "retry", undefined],
+    [501, {}, "", "permanent"],
+    [505, {}, "", "permanent"],
+    [400, {}, "bad", "permanent"],
+    [401, {}, "", "permanent"],
+    [403, {}, "", "permanent"],
+    [404, {}, "", "permanent"],
+    [410, {}, "", "permanent"],
+    [413, {}, "", "permanent"],
+    [422, {}, "", "permanent"],
+  ])("HTTP %i %j %j is %s", (...row) => {
+    check("webhook", row);
+  });
+
+  it("says a redirect was not followed, and where it pointed", () => {
+    const verdict = check("webhook", [301, { Location: "https://elsewhere.example/" }, "", "permanent"]);
+    expect(verdict.kind === "permanent" && verdict.reason).toMatch(/301.*elsewhere\.example.*not followed/);
+  });
+
+  it("masks and shortens an error body in the reason", () => {
+    const body = `token ghp_${"a".repeat(36)} rejected ${"x".repeat(1000)}`;
+    const verdict = check("webhook", [400, {}, body, "permanent"]);
+    expect(verdict.kind === "permanent" && verdict.reason).not.toContain("ghp_aaaa");
+    expect(verdict.kind === "permanent" && verdict.reason.length).toBeLessThan(300);
+  });
+});
+
+describe("classifySinkResponse: github-dispatch", () => {
+  const reset = String(NOW / 1000 + 90);
+  it.each<Row>([
+    [204, {}, "", "delivered"],
+    [200, {}, "{}", "delivered"],
+    [404, {}, '{"message":"Not Found"}', "permanent"],
+    [
+      422,
+      {},
+      '{"message":"Invalid request.\\n\\nFor \'properties/event_type\', nil is not a string."}',
+      "permanent",
+    ],
+    [401, {}, '{"message":"Bad credentials"}', "permanent"],
+    [403, {}, '{"message":"Resource not accessible by personal access token"}', "permanent"],
+    [403, { "x-ratelimit-remaining": "0", "x-ratelimit-reset": reset }, "", "retry", 90_000],
+    [403, { "retry-after": "60" }, '{"message":"You have exceeded a secondary rate limit"}', "retry", 60_000],
+    [429, { "x-ratelimit-remaining": "0", "x-ratelimit-reset": reset }, "", "retry", 90_000],
+    [500, {}, "", "retry", undefined],
+    [502, {}, "", "retry", undefined],
+    [304, {}, "", "permanent"],
+  ])("HTTP %i %j %j is %s", (...row) => {
+    check("github-dispatch", row);
+  });
+
+  it("explains a 404 as a missing repository or a token that cannot see it", () => {
+    const verdict = check("github-dispatch", [404, {}, '{"message":"Not Found"}', "permanent"]);
+    expect(verdict.kind === "permanent" && verdict.reason).toMatch(/404.*repository.*Not Found/);
+  });
+});
