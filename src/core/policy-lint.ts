@@ -53,8 +53,6 @@ function lintRule(rule: CompiledRule, warn: (path: string, message: string) => v
     }
     lintAction(rule, name, warn);
   }
-  if (rule.notify.length > 0)
-    warn(`${p}.notify`, "is parsed but not active yet in this version: nothing is delivered");
 }
 
 function lintAction(rule: CompiledRule, event: string, warn: (path: string, message: string) => void): void {
@@ -123,7 +121,10 @@ function lintInlineSecrets(policy: Policy, warn: (path: string, message: string)
   }
 }
 
-/** A forward or model URL the egress guard will refuse: a warning, since it fails at call time into onError. */
+/**
+ * A forward, sink or model URL the egress guard will refuse: a warning, since it fails at call
+ * time (into onError, or into the dead-letter queue for a sink).
+ */
 function lintEgressTargets(policy: Policy, warn: (path: string, message: string) => void): void {
   const judge = (path: string, url: string) => {
     const verdict = checkUrl(url, policy.egress.allowlist);
@@ -135,6 +136,13 @@ function lintEgressTargets(policy: Policy, warn: (path: string, message: string)
   };
   for (const rule of policy.rules) {
     if (rule.document.forward) judge(`${rule.path}.forward.url`, rule.document.forward.url);
+  }
+  for (const [name, sink] of Object.entries(policy.document.sinks ?? {})) {
+    const url =
+      sink.type === "github-dispatch"
+        ? `${sink.url ?? "https://api.github.com"}/repos/${sink.repo}/dispatches`
+        : sink.url;
+    if (!url.startsWith("env:")) judge(`$.sinks.${name}.url`, url);
   }
   for (const model of policy.models.values()) {
     judge(
