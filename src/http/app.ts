@@ -4,6 +4,7 @@
  */
 import { Hono } from "hono";
 import { type HookDeps, type HookOutcome, handleHook } from "../app/handle-hook.js";
+import { authenticate } from "../core/auth.js";
 import type { RequestError } from "../core/errors.js";
 import { DIALECTS, type Dialect } from "../core/hook-event.js";
 import { readBody } from "./read-body.js";
@@ -42,6 +43,14 @@ export function createApp(deps: AppDeps): Hono {
   });
 
   app.get("/healthz", (c) => c.json({ status: "ok", policy: deps.policy().hash }));
+
+  // Which team a token maps to, for `hookgate doctor`; never a hook route, so a plain 401 is right.
+  app.get("/v1/whoami", async (c) => {
+    const policy = deps.policy();
+    const auth = await authenticate(c.req.header("authorization"), policy, deps.sha256);
+    if (!auth.ok) return c.json({ error: { code: auth.code, message: auth.message } }, 401);
+    return c.json({ team: auth.team, policy: policy.hash, authRequired: policy.auth !== undefined });
+  });
   const metricsText = deps.metricsText;
   if (metricsText) {
     app.get("/metrics", (c) =>

@@ -232,3 +232,17 @@ describe("POST /v1/simulate", () => {
     expect(res.status).toBe(400);
   });
 });
+
+describe("GET /v1/whoami", () => {
+  it("names the team a token maps to", async () => {
+    const res = await app.request("/v1/whoami", { headers: { authorization: "Bearer team-b-token" } });
+    expect(res.status).toBe(200);
+    expect(await jsonOf(res)).toEqual({ team: "b", policy: app.policy.hash, authRequired: true });
+  });
+
+  it("answers 401 with the reason for a bad token", async () => {
+    const res = await app.request("/v1/whoami", { headers: { authorization: "Bearer " } });
+    expect(res.status).toBe(401);
+    expect((await jsonOf(res)).error.code).toBe("AUTH_EMPTY_TOKEN");
+  });
+});

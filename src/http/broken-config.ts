@@ -1,0 +1,49 @@
+/**
+ * The app a runtime serves when its configuration does not load. On Lambda and Workers nobody
+ * watches a start, and a non-2xx makes Claude Code let every action through, so a bad config
+ * must not switch the guard off: agent routes answer a 2xx fail-closed decision whose
+ * systemMessage names the problem, `/healthz` answers 500, and the problem is logged once.
+ */
+import { Hono } from "hono";
+import { sniffEventName } from "../core/events.js";
+import { DIALECTS, type Dialect } from "../core/hook-event.js";
+import type { Logger } from "../core/ports.js";
+import { renderRequestFailure } from "../core/render.js";
+
+const ROUTE_DIALECTS: ReadonlySet<string> = new Set(DIALECTS);
+const SNIFF_BYTES = 64 * 1024;
+
+export function createBrokenConfigApp(problem: string, logger: Logger, newId: () => string): Hono {
+  logger.log("error", "configuration invalid; answering every hook fail-closed", { problem });
+  const app = new Hono({ strict: false });
+  const message = `hookgate: the gateway's configuration is invalid, so it denies what it guards until an operator fixes it: ${problem} [CONFIG_INVALID]`;
+
+  const answer = async (request: Request, dialect: Dialect | undefined) => {
+    const text = await request.text().catch(() => "");
+    const { answer: rendered } = renderRequestFailure(
+      "deny",
+      sniffEventName(text.slice(0, SNIFF_BYTES)),
+      dialect ?? "claude-code",
+      message,
+    );
+    const headers: Record<string, string> = {
+      "x-hookgate-decision-id": newId(),
+      "x-hookgate-policy": "invalid",
+      "x-hookgate-error": "CONFIG_INVALID",
+      "cache-control": "no-store",
+    };
+    if (rendered.contentType) headers["content-type"] = rendered.contentType;
+    return new Response(rendered.body, { status: 200, headers });
+  };
+
+  app.post("/v1/hooks", (c) => answer(c.req.raw, undefined));
+  app.post("/v1/hooks/:client", (c) => {
+    const client = c.req.param("client");
+    return answer(c.req.raw, ROUTE_DIALECTS.has(client) ? (client as Dialect) : undefined);
+  });
+  app.get("/healthz", (c) =>
+    c.json({ status: "error", error: { code: "CONFIG_INVALID", message: problem } }, 500),
+  );
+  app.notFound((c) => c.json({ error: { code: "CONFIG_INVALID", message: problem } }, 500));
+  return app;
+}

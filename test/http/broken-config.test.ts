@@ -1,0 +1,45 @@
+import { describe, expect, it } from "vitest";
+import { createBrokenConfigApp } from "../../src/http/broken-config.js";
+import { jsonOf } from "../support/app.js";
+
+const logs: unknown[] = [];
+const app = createBrokenConfigApp(
+  "$.rules[0].decide: must be one of …",
+  { log: (...a) => logs.push(a) },
+  () => "id-1",
+);
+const post = (path: string, body: unknown) =>
+  app.request(path, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+
+describe("a gateway whose configuration is invalid", () => {
+  it("denies PreToolUse fail-closed with a 2xx naming the problem", async () => {
+    const res = await post("/v1/hooks", {
+      hook_event_name: "PreToolUse",
+      tool_name: "Bash",
+      tool_input: { command: "ls" },
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("x-hookgate-error")).toBe("CONFIG_INVALID");
+    const body = await jsonOf(res);
+    expect(body.hookSpecificOutput.permissionDecision).toBe("deny");
+    expect(body.systemMessage).toMatch(/configuration is invalid.*\$\.rules\[0\]\.decide/);
+  });
+
+  it("answers other events with no decision and the message, and unknown bodies with a block", async () => {
+    expect(await jsonOf(await post("/v1/hooks/claude-code", { hook_event_name: "Stop" }))).toEqual({
+      systemMessage: expect.stringMatching(/CONFIG_INVALID/),
+    });
+    expect((await jsonOf(await post("/v1/hooks", { nothing: 1 }))).decision).toBe("block");
+  });
+
+  it("fails its health check and logs the problem once", async () => {
+    const res = await app.request("/healthz");
+    expect(res.status).toBe(500);
+    expect((await jsonOf(res)).error.code).toBe("CONFIG_INVALID");
+    expect(logs).toHaveLength(1);
+  });
+});
