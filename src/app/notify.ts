@@ -5,17 +5,24 @@
  */
 import { createNotification, type DeliveryJob } from "../core/delivery.js";
 import type { HookEvent } from "../core/hook-event.js";
-import { maskString } from "../core/mask.js";
+import { maskString, maskValue } from "../core/mask.js";
 import type { Policy } from "../core/policy.js";
 import type { Clock, Logger, Metrics } from "../core/ports.js";
 import type { Queue } from "../core/queue.js";
-import type { Notification } from "../core/sinks.js";
+import type { Correlation, Notification } from "../core/sinks.js";
 
 /** What the gateway remembers of a session, to enrich later events (SQLite on Node, KV on Workers). */
 export interface SessionStore {
   rememberTool(sessionId: string, tool: { toolName: string; summary: string }, at: number): Promise<void>;
   lastTool(sessionId: string): Promise<{ toolName: string; summary: string } | undefined>;
+  /** deepagents legacy tool calls: each half stored by tool_id, whichever arrives first. */
+  rememberToolHalf(toolId: string, half: ToolHalf, at: number): Promise<void>;
+  toolHalves(toolId: string): Promise<{ use?: ToolHalf; result?: ToolHalf }>;
 }
+
+export type ToolHalf =
+  | { readonly kind: "use"; readonly toolName: string; readonly toolArgs: Readonly<Record<string, unknown>> }
+  | { readonly kind: "result"; readonly status: string; readonly output: string };
 
 export interface NotifyDeps {
   readonly queue: Queue<DeliveryJob>;
@@ -65,6 +72,7 @@ export function createNotifier(deps: NotifyDeps): Notifier {
         deps.clock.now(),
       );
     }
+    const correlation = await correlate(event, deps.sessions, deps.clock.now());
     if (input.notify.length === 0) return;
     let related: Notification["relatedTool"];
     const type = event.payload.notification_type;
@@ -81,13 +89,16 @@ export function createNotifier(deps: NotifyDeps): Notifier {
       for (const sink of sinks) {
         if (jobs.has(sink)) continue; // one message per sink per event, whichever rules named it
         const id = `evt_${input.decisionId}`;
-        const notification = createNotification(
-          id,
-          deps.clock.now(),
-          event,
-          { team: input.team, decision: input.decision, reason: input.reason, ruleId },
-          related,
-        );
+        const notification = {
+          ...createNotification(
+            id,
+            deps.clock.now(),
+            event,
+            { team: input.team, decision: input.decision, reason: input.reason, ruleId },
+            related,
+          ),
+          ...(correlation ? { correlation } : {}),
+        };
         jobs.set(sink, { id: `${id}.${sink}`, sink, notification });
       }
     }
@@ -97,7 +108,8 @@ export function createNotifier(deps: NotifyDeps): Notifier {
 
   return {
     notify(input) {
-      if (input.notify.length === 0 && !input.remember) return;
+      const legacyTool = input.event.dialect === "deepagents-legacy" && input.event.name.startsWith("tool.");
+      if (input.notify.length === 0 && !input.remember && !legacyTool) return;
       deps.defer(() =>
         run(input).catch((e) => {
           const error = e instanceof Error ? e.message : String(e);
@@ -112,6 +124,44 @@ export function createNotifier(deps: NotifyDeps): Notifier {
       );
     },
   };
+}
+
+/**
+ * deepagents fires tool.use and tool.result fire-and-forget, so they arrive in either order
+ * (deepagents-hooks.txt). Each half is stored by tool_id; the notification of the second half
+ * carries the first. Masked before it is stored.
+ */
+async function correlate(
+  event: HookEvent,
+  sessions: SessionStore | undefined,
+  now: number,
+): Promise<Correlation | undefined> {
+  if (!sessions || event.dialect !== "deepagents-legacy") return undefined;
+  const toolId = event.payload.tool_id;
+  if (typeof toolId !== "string" || toolId === "") return undefined;
+  let half: ToolHalf | undefined;
+  if (event.name === "tool.use" && event.toolName) {
+    half = {
+      kind: "use",
+      toolName: event.toolName,
+      toolArgs: maskValue(event.toolInput ?? {}) as Record<string, unknown>,
+    };
+  } else if (event.name === "tool.result") {
+    const output = event.payload.tool_output;
+    half = {
+      kind: "result",
+      status: String(event.payload.tool_status ?? "unknown"),
+      output: typeof output === "string" ? maskString(output.slice(0, 500)) : "",
+    };
+  }
+  if (!half) return undefined;
+  const known = await sessions.toolHalves(toolId);
+  await sessions.rememberToolHalf(toolId, half, now);
+  const other = half.kind === "use" ? known.result : known.use;
+  if (!other) return { toolId };
+  return other.kind === "use"
+    ? { toolId, toolUse: { toolName: other.toolName, toolArgs: other.toolArgs } }
+    : { toolId, toolResult: { status: other.status, output: other.output } };
 }
 
 /** One line a person recognises: the command, the file, or the URL of a tool call; masked. */

@@ -28,6 +28,16 @@ export interface Notification {
   readonly event: Readonly<Record<string, unknown>>;
   /** Enrichment: the PreToolUse seen before a permission_prompt Notification in the same session. */
   readonly relatedTool?: { readonly toolName: string; readonly summary: string } | undefined;
+  /** deepagents legacy: the other half of a tool call (tool.use ↔ tool.result), matched by tool_id. */
+  readonly correlation?: Correlation | undefined;
+}
+
+export interface Correlation {
+  readonly toolId: string;
+  readonly toolUse?:
+    | { readonly toolName: string; readonly toolArgs: Readonly<Record<string, unknown>> }
+    | undefined;
+  readonly toolResult?: { readonly status: string; readonly output: string } | undefined;
 }
 
 /** A sink of the policy (policy-schema.ts `SinkSchema`) with every `env:` secret read. */
@@ -154,6 +164,7 @@ async function webhookRequest(
     decision: n.decision,
     ...(n.reason !== undefined ? { reason: n.reason } : {}),
     rule: n.ruleId,
+    ...(n.correlation ? { correlation: n.correlation } : {}),
   };
   const type = webhookEventType(n.eventName);
   const timestamp = new Date(n.createdAt).toISOString();
@@ -463,7 +474,9 @@ interface ToolLine {
 function toolLine(n: Notification): ToolLine | undefined {
   const name = stringAt(n.event, "tool_name");
   if (name !== undefined) {
-    const input = toolInputOf(n.event);
+    const own = toolInputOf(n.event);
+    // A deepagents tool.result that its client could not correlate carries tool_args {}.
+    const input = own && Object.keys(own).length > 0 ? own : (n.correlation?.toolUse?.toolArgs ?? own);
     return { name, detail: input === undefined ? undefined : describeInput(input) };
   }
   if (n.relatedTool) return { name: n.relatedTool.toolName, detail: n.relatedTool.summary || undefined };

@@ -1,14 +1,21 @@
 /** The session store in memory: for tests, and for runtimes without a configured store. */
-import type { SessionStore } from "../../app/notify.js";
+import type { SessionStore, ToolHalf } from "../../app/notify.js";
 
 export function createMemorySessionStore(): SessionStore {
   const tools = new Map<string, { toolName: string; summary: string }>();
+  const halves = new Map<string, { use?: ToolHalf; result?: ToolHalf }>();
   return {
     async rememberTool(sessionId, tool) {
       tools.set(sessionId, tool);
     },
     async lastTool(sessionId) {
       return tools.get(sessionId);
+    },
+    async rememberToolHalf(toolId, half) {
+      halves.set(toolId, { ...halves.get(toolId), [half.kind]: half });
+    },
+    async toolHalves(toolId) {
+      return halves.get(toolId) ?? {};
     },
   };
 }

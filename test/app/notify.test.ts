@@ -1,0 +1,119 @@
+/** The notifier: jobs per sink, enrichment of permission prompts, and deepagents tool-call correlation. */
+import { describe, expect, it } from "vitest";
+import { createMemoryQueue } from "../../src/adapters/queue/memory.js";
+import { createMemorySessionStore } from "../../src/adapters/session/memory.js";
+import { createNotifier, type NotifyInput } from "../../src/app/notify.js";
+import type { DeliveryJob } from "../../src/core/delivery.js";
+import { parseHookEvent } from "../../src/core/events.js";
+
+function setup() {
+  const queue = createMemoryQueue<DeliveryJob>();
+  const tasks: Promise<void>[] = [];
+  const logs: unknown[] = [];
+  const notifier = createNotifier({
+    queue,
+    clock: { now: () => 1_700_000_000_000, monotonic: () => 0 },
+    logger: { log: (...a) => logs.push(a) },
+    sessions: createMemorySessionStore(),
+    defer: (task) => tasks.push(task()),
+  });
+  const send = async (body: unknown, fields: Partial<NotifyInput> = {}) => {
+    const event = parseHookEvent(body);
+    if (!event.ok) throw new Error(event.error.message);
+    notifier.notify({
+      decisionId: `d${tasks.length}`,
+      event: event.value,
+      team: "t",
+      decision: "none",
+      reason: undefined,
+      notify: [{ ruleId: "r", sinks: ["audit"] }],
+      remember: true,
+      ...fields,
+    });
+    await Promise.all(tasks);
+  };
+  const jobs = async () => (await queue.receive(100, 60_000)).map((m) => m.body);
+  return { send, jobs, logs, queue };
+}
+
+describe("createNotifier", () => {
+  it("puts one job per sink per event, even when several rules name the same sink", async () => {
+    const { send, jobs } = setup();
+    await send(
+      { session_id: "s", transcript_path: "/t", cwd: "/p", hook_event_name: "SessionEnd", reason: "other" },
+      {
+        notify: [
+          { ruleId: "a", sinks: ["audit", "chat"] },
+          { ruleId: "b", sinks: ["audit"] },
+        ],
+      },
+    );
+    const all = await jobs();
+    expect(all.map((j) => j.id).sort()).toEqual(["evt_d0.audit", "evt_d0.chat"]);
+    expect(all[0]?.notification.id).toBe("evt_d0");
+  });
+
+  it("adds the preceding PreToolUse to a permission_prompt Notification of the same session", async () => {
+    const { send, jobs } = setup();
+    await send(
+      {
+        session_id: "s1",
+        transcript_path: "/t",
+        cwd: "/p",
+        hook_event_name: "PreToolUse",
+        tool_name: "Bash",
+        tool_input: { command: "git push --force" },
+      },
+      { notify: [] },
+    );
+    await send({
+      session_id: "s1",
+      transcript_path: "/t",
+      cwd: "/p",
+      hook_event_name: "Notification",
+      message: "Claude needs your permission to use Bash",
+      notification_type: "permission_prompt",
+    });
+    const [job] = await jobs();
+    expect(job?.notification.relatedTool).toEqual({ toolName: "Bash", summary: "git push --force" });
+  });
+
+  it.each([
+    ["use first", ["use", "result"]],
+    ["result first", ["result", "use"]],
+  ])("correlates deepagents tool.use and tool.result by tool_id, %s", async (_name, order) => {
+    const { send, jobs } = setup();
+    const bodies: Record<string, string> = {
+      use: '{"event": "tool.use", "tool_name": "write_file", "tool_id": "c1", "tool_args": {"file_path": "src/a.py", "content": "x"}}',
+      result:
+        '{"event": "tool.result", "tool_name": "write_file", "tool_id": "c1", "tool_args": {}, "tool_status": "success", "tool_output": "Updated file src/a.py"}',
+    };
+    for (const half of order) await send(JSON.parse(bodies[half] as string));
+    const all = await jobs();
+    const second = all.find((j) => j.notification.eventName === `tool.${order[1]}`)?.notification;
+    if (order[1] === "result")
+      expect(second?.correlation?.toolUse).toEqual({
+        toolName: "write_file",
+        toolArgs: { file_path: "src/a.py", content: "x" },
+      });
+    else
+      expect(second?.correlation?.toolResult).toEqual({ status: "success", output: "Updated file src/a.py" });
+    const first = all.find((j) => j.notification.eventName === `tool.${order[0]}`)?.notification;
+    expect(first?.correlation).toEqual({ toolId: "c1" });
+  });
+
+  it("logs and counts a failed enqueue without throwing", async () => {
+    const { send, logs, queue } = setup();
+    queue.send = async () => {
+      throw new Error("disk full");
+    };
+    await send({
+      session_id: "s",
+      transcript_path: "/t",
+      cwd: "/p",
+      hook_event_name: "SessionEnd",
+      reason: "other",
+    });
+    expect(JSON.stringify(logs)).toMatch(/enqueue failed; the decision was answered anyway.*disk full/);
+  });
+});
