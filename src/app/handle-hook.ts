@@ -3,7 +3,7 @@
  * read → parse → authenticate → evaluate → (remote actions) → combine → render.
  * Nothing here throws to the caller: every failure becomes a fail-mode answer.
  */
-import { authenticate } from "../core/auth.js";
+import { authenticate, DEFAULT_TEAM } from "../core/auth.js";
 import { requestDeadlineMs } from "../core/deadline.js";
 import { combineEffects, type RuleEffect } from "../core/decision.js";
 import { FAIL_MODE_SOURCE, type RequestError } from "../core/errors.js";
@@ -61,6 +61,29 @@ export interface AuditRecord {
   readonly prompt?: unknown;
 }
 
+/**
+ * One decision as a replayable record (`hookgate serve --record`, the `hook record` log line on
+ * Workers and Lambda): the event as received, masked like the audit line, and what was answered.
+ * `hookgate replay` judges `event` again as `client` and `team`.
+ */
+export interface ReplayRecord {
+  readonly time: string;
+  readonly decisionId: string;
+  /** The hash of the policy that answered. */
+  readonly policy: string;
+  readonly client: Dialect;
+  readonly team: string;
+  /** The parsed body, masked with maskValue (secrets replaced, strings cut at 2,000 characters). */
+  readonly event: unknown;
+  readonly decision: string;
+  readonly reason?: string | undefined;
+  readonly rules: readonly string[];
+  readonly shadow: readonly { readonly rule: string; readonly decision: string }[];
+}
+
+/** Writes a replayable record; must not throw or block (a failure is the recorder's to report). */
+export type Recorder = (record: ReplayRecord) => void;
+
 export interface HookDeps {
   readonly policy: () => Policy;
   readonly clock: Clock;
@@ -72,6 +95,8 @@ export interface HookDeps {
   readonly remote?: RemoteActions | undefined;
   /** Puts notify jobs on the queue; without it notify rules are recorded but nothing is sent. */
   readonly notifier?: Notifier | undefined;
+  /** Records each judged event for replay, next to its audit line (never for simulate). */
+  readonly recorder?: Recorder | undefined;
 }
 
 export interface HandleOptions {
@@ -134,7 +159,7 @@ export async function handleHook(
         remember: remembersTools(policy),
       });
     }
-    return finish(
+    const outcome = finish(
       { answer, explanations: evaluation.explanations },
       {
         ...eventFields(event),
@@ -145,6 +170,8 @@ export async function handleHook(
         reason: decision.reason,
       },
     );
+    if (options.audit !== false && deps.recorder) recordDecision(deps, deps.recorder, outcome.audit, event);
+    return outcome;
   } catch (e) {
     deps.logger.log("error", "internal error on the decision path", { decisionId, error: describe(e) });
     const error: RequestError = {
@@ -316,6 +343,32 @@ function auditRecord(
     ...(fields.toolInput !== undefined ? { toolInput: fields.toolInput } : {}),
     ...(fields.prompt !== undefined ? { prompt: fields.prompt } : {}),
   };
+}
+
+/**
+ * Only events that were parsed and authenticated are recorded: a request that failed before
+ * evaluation has nothing a candidate policy could judge differently.
+ */
+function recordDecision(deps: HookDeps, recorder: Recorder, audit: AuditRecord, event: HookEvent): void {
+  try {
+    recorder({
+      time: new Date(deps.clock.now()).toISOString(),
+      decisionId: audit.decisionId,
+      policy: audit.policy,
+      client: event.dialect,
+      team: audit.team ?? DEFAULT_TEAM,
+      event: maskValue(event.payload),
+      decision: audit.decision,
+      ...(audit.reason !== undefined ? { reason: audit.reason } : {}),
+      rules: audit.rules,
+      shadow: audit.shadow,
+    });
+  } catch (e) {
+    deps.logger.log("error", "recording the decision failed", {
+      decisionId: audit.decisionId,
+      error: describe(e),
+    });
+  }
 }
 
 function describe(e: unknown): string {

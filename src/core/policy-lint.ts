@@ -4,6 +4,7 @@
  * `serve` logs them at start.
  */
 
+import { Minimatch } from "minimatch";
 import { checkUrl } from "./egress/url.js";
 import {
   BLOCKABLE_EVENTS,
@@ -14,7 +15,11 @@ import {
 import { isKnownEvent, TOOL_EVENTS } from "./events.js";
 import { DEFAULT_MODEL_URLS } from "./judge.js";
 import { eventReadsMatcher } from "./matcher.js";
-import type { CompiledRule, Policy, PolicyIssue } from "./policy.js";
+import type { PermissionRule } from "./permission-rule.js";
+import { type CompiledRule, jsonPath, type Policy, type PolicyIssue } from "./policy.js";
+import type { WhereOperator } from "./policy-schema.js";
+import { compileRegex } from "./regex.js";
+import { deepEqual } from "./where.js";
 
 export function lintPolicy(policy: Policy): PolicyIssue[] {
   const warnings: PolicyIssue[] = [];
@@ -25,7 +30,12 @@ export function lintPolicy(policy: Policy): PolicyIssue[] {
       'has no "auth": every caller is accepted as team "default"; fine on one machine, not for a team',
     );
   }
-  for (const rule of policy.rules) lintRule(rule, warn);
+  const denyAll = unconditionalDenies(policy);
+  for (const rule of policy.rules) {
+    lintRule(rule, warn);
+    lintShadowedByDenyAll(rule, denyAll, warn);
+    lintWhereContradictions(rule, warn);
+  }
   lintInlineSecrets(policy, warn);
   lintEgressTargets(policy, warn);
   return warnings;
@@ -53,6 +63,245 @@ function lintRule(rule: CompiledRule, warn: (path: string, message: string) => v
     }
     lintAction(rule, name, warn);
   }
+  if (rule.events === "*" && rule.document.matcher && !["", "*"].includes(rule.document.matcher)) {
+    warn(
+      `${p}.matcher`,
+      `"on": "*" includes events with no field a matcher is checked against (Stop, UserPromptSubmit, ...); the matcher is ignored there, so this rule applies to every one of them`,
+    );
+  }
+  lintMatcherAgainstIf(rule, warn);
+}
+
+/** A matcher that lets through no tool the rule's `if` names (`matcher: "Bash"`, `if: "Read(./.env)"`). */
+function lintMatcherAgainstIf(rule: CompiledRule, warn: (path: string, message: string) => void): void {
+  const matcher = rule.matcher;
+  if (!matcher || !rule.ifRules) return;
+  const events = rule.events === "*" ? [...TOOL_EVENTS] : rule.events.filter((e) => TOOL_EVENTS.has(e));
+  if (events.length === 0 || !events.every(eventReadsMatcher)) return;
+  const tools = new Set<string>();
+  for (const ifRule of rule.ifRules) {
+    const named = toolsOf(ifRule);
+    if (named === undefined) return;
+    for (const tool of named) tools.add(tool);
+  }
+  if ([...tools].some((tool) => matcher(tool))) return;
+  warn(
+    `${rule.path}.if`,
+    `names only ${[...tools].join(", ")}, and the matcher "${rule.document.matcher}" lets none of them through; this rule can never apply`,
+  );
+}
+
+/** The tools a permission rule can match, or undefined when they cannot be listed (MCP globs). */
+function toolsOf(rule: PermissionRule): readonly string[] | undefined {
+  const target = rule.target;
+  switch (target.kind) {
+    case "tool":
+      return [target.name];
+    case "bash":
+      return ["Bash"];
+    case "path":
+      return [...target.tools];
+    case "domain":
+      return ["WebFetch"];
+    case "text":
+      return [target.tool];
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * A rule after an enforcing `decide: deny` (or block) that has no condition but its `on`: that
+ * rule denies every event this one matches, and a deny outranks every other decision, so this
+ * rule's decision never reaches the client (and its prompt or forward is never run).
+ */
+function lintShadowedByDenyAll(
+  rule: CompiledRule,
+  denyAll: readonly CompiledRule[],
+  warn: (path: string, message: string) => void,
+): void {
+  const kind = rule.action.kind;
+  if (rule.mode !== "enforce" || rule.events === "*") return;
+  if (kind !== "decide" && kind !== "prompt" && kind !== "forward") return;
+  const events = rule.events;
+  const shadow = denyAll.find(
+    (d) =>
+      d.index < rule.index &&
+      events.every((e) => {
+        const denies = d.action.kind === "decide" ? honouredDecision(e, d.action.decision) : undefined;
+        return (d.events === "*" || d.events.includes(e)) && (denies === "deny" || denies === "block");
+      }),
+  );
+  if (!shadow) return;
+  const what = kind === "decide" ? "decision can never apply" : `${kind} is never run`;
+  warn(
+    rule.path,
+    `is shadowed by rule "${shadow.id}" (${shadow.path}), which denies every ${events.join(" and ")} event with no other condition; this rule's ${what}`,
+  );
+}
+
+/** Enforcing `decide: deny` (or block) rules with no condition but their `on`. */
+function unconditionalDenies(policy: Policy): CompiledRule[] {
+  return policy.rules.filter(
+    (r) =>
+      r.mode === "enforce" &&
+      r.action.kind === "decide" &&
+      (r.action.decision === "deny" || r.action.decision === "block") &&
+      r.matcher === undefined &&
+      r.ifRules === undefined &&
+      r.where.length === 0 &&
+      r.teams === undefined,
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// `where` conditions no event can satisfy together
+// ---------------------------------------------------------------------------------------------
+
+type Constraint = { readonly key: string } & (
+  | { readonly kind: "equals"; readonly value: unknown }
+  | { readonly kind: "exists"; readonly value: boolean }
+  | { readonly kind: "in"; readonly values: readonly unknown[] }
+  | {
+      readonly kind: "string";
+      readonly op: "regex" | "glob" | "startsWith";
+      readonly arg: string;
+      readonly test: (value: string) => boolean;
+    }
+);
+
+/** The conditions a rule's `where` puts on each path, `equals` objects spread over their fields. */
+function whereConstraints(where: Readonly<Record<string, unknown>>): Map<string, Constraint[]> {
+  const byPath = new Map<string, Constraint[]>();
+  const add = (path: string, c: Constraint) => {
+    if (!byPath.has(path)) byPath.set(path, []);
+    byPath.get(path)?.push(c);
+  };
+  const addEquals = (path: string, key: string, value: unknown) => {
+    add(path, { kind: "equals", key, value });
+    if (value !== null && typeof value === "object") {
+      for (const [field, item] of Object.entries(value)) addEquals(`${path}.${field}`, key, item);
+    }
+  };
+  for (const [key, condition] of Object.entries(where)) {
+    if (condition === null || typeof condition !== "object") {
+      addEquals(key, key, condition);
+      continue;
+    }
+    const op = condition as WhereOperator;
+    if ("equals" in op) addEquals(key, key, op.equals);
+    else if (op.exists !== undefined) add(key, { kind: "exists", key, value: op.exists });
+    else if (op.in !== undefined) add(key, { kind: "in", key, values: op.in });
+    else if (op.startsWith !== undefined) {
+      const prefix = op.startsWith;
+      add(key, { kind: "string", key, op: "startsWith", arg: prefix, test: (v) => v.startsWith(prefix) });
+    } else if (op.regex !== undefined) {
+      const compiled = compileRegex(op.regex);
+      if (compiled.ok) add(key, { kind: "string", key, op: "regex", arg: op.regex, test: compiled.value });
+    } else if (op.glob !== undefined) {
+      const glob = new Minimatch(op.glob, { dot: true });
+      add(key, { kind: "string", key, op: "glob", arg: op.glob, test: (v) => glob.match(v) });
+    }
+  }
+  return byPath;
+}
+
+/** Whether the condition needs a present, non-null value (`exists` treats null as absent). */
+function needsValue(c: Constraint): boolean {
+  switch (c.kind) {
+    case "equals":
+      return c.value !== null;
+    case "exists":
+      return c.value;
+    case "in":
+      return !c.values.includes(null);
+    case "string":
+      return true;
+  }
+}
+
+function describeConstraint(c: Constraint): string {
+  switch (c.kind) {
+    case "equals":
+      return `equal ${JSON.stringify(c.value)}`;
+    case "exists":
+      return c.value ? "exist" : "be absent (exists: false)";
+    case "in":
+      return `be one of ${JSON.stringify(c.values)}`;
+    case "string":
+      return c.op === "startsWith"
+        ? `start with ${JSON.stringify(c.arg)}`
+        : `match ${c.op} ${JSON.stringify(c.arg)}`;
+  }
+}
+
+/** Whether two conditions on the same path cannot both hold. */
+function contradiction(a: Constraint, b: Constraint): boolean {
+  if (a.kind === "equals") {
+    if (b.kind === "equals") return !deepEqual(a.value, b.value);
+    if (b.kind === "in") return !b.values.some((v) => deepEqual(v, a.value));
+    if (b.kind === "string") return typeof a.value !== "string" || !b.test(a.value);
+    if (b.kind === "exists") return (a.value !== null) !== b.value;
+  }
+  if (a.kind === "exists" && b.kind === "exists") return a.value !== b.value;
+  if (a.kind === "exists" && !a.value) return needsValue(b);
+  if (a.kind === "string" && b.kind === "string" && a.op === "startsWith" && b.op === "startsWith") {
+    return !a.arg.startsWith(b.arg) && !b.arg.startsWith(a.arg);
+  }
+  return false;
+}
+
+function lintWhereContradictions(rule: CompiledRule, warn: (path: string, message: string) => void): void {
+  const where = rule.document.where;
+  if (!where) return;
+  const byPath = whereConstraints(where);
+  const at = (key: string) => `${rule.path}${jsonPath(["where", key]).slice(1)}`;
+  const reported = new Set<string>();
+  const report = (key: string, message: string) => {
+    if (reported.has(key)) return;
+    reported.add(key);
+    warn(at(key), `${message}; this rule can never apply`);
+  };
+  for (const [path, constraints] of byPath) {
+    for (const [i, a] of constraints.entries()) {
+      for (const b of constraints.slice(i + 1)) {
+        if (a.key === b.key && a.kind === "equals" && b.kind === "equals") continue;
+        if (contradiction(a, b) || contradiction(b, a)) {
+          report(b.key, `"${path}" would have to ${describeConstraint(a)} and ${describeConstraint(b)}`);
+        }
+      }
+    }
+    // A field inside a value that cannot have fields: absent, a string, or a literal without it.
+    if (!constraints.some(needsValue)) continue;
+    const segments = path.split(".");
+    for (let n = 1; n < segments.length; n += 1) {
+      const parent = segments.slice(0, n).join(".");
+      const field = segments.slice(n).join(".");
+      for (const p of byPath.get(parent) ?? []) {
+        const child = constraints.find((c) => needsValue(c) && c.key !== p.key);
+        if (!child) continue;
+        const noField =
+          (p.kind === "exists" && !p.value) ||
+          p.kind === "string" ||
+          (p.kind === "equals" && !hasPath(p.value, segments.slice(n)));
+        if (noField) {
+          report(
+            child.key,
+            `"${path}" would have to ${describeConstraint(child)}, but "${parent}" would have to ${describeConstraint(p)}, which has no field "${field}"`,
+          );
+        }
+      }
+    }
+  }
+}
+
+function hasPath(value: unknown, segments: readonly string[]): boolean {
+  let current = value;
+  for (const segment of segments) {
+    if (current === null || typeof current !== "object" || !Object.hasOwn(current, segment)) return false;
+    current = (current as Record<string, unknown>)[segment];
+  }
+  return true;
 }
 
 function lintAction(rule: CompiledRule, event: string, warn: (path: string, message: string) => void): void {

@@ -14,21 +14,32 @@ import { lintPolicy } from "../core/policy-lint.js";
 import { policyJsonSchema } from "../core/policy-schema.js";
 import { simulation } from "../http/app.js";
 import { dlqCommand } from "./dlq.js";
+import { doctorCommand } from "./doctor.js";
 import { egressCheck } from "./egress-check.js";
+import { initCommand } from "./init.js";
 import { DataDirError, PolicyLoadError, startGateway } from "./node.js";
+import { policyTestCommand } from "./policy-test.js";
+import { replayCommand } from "./replay.js";
+import { sendCommand } from "./send.js";
 import { UsageError } from "./usage-error.js";
 
 const USAGE = `hookgate: a hook gateway for AI coding agents
 
 Usage:
-  hookgate serve --policy FILE [--host 127.0.0.1] [--port 8787] [--data-dir .hookgate]
+  hookgate serve --policy FILE [--host 127.0.0.1] [--port 8787] [--data-dir .hookgate] [--record FILE]
   hookgate check FILE
   hookgate simulate --policy FILE [--client claude-code|deepcode|deepagents|deepagents-legacy] [--token T] [--json] EVENT.json|-
+  hookgate test POLICY CASES.json... [--coverage]
+  hookgate replay --policy CANDIDATE [--json] [--examples N] RECORDS.jsonl...|-
   hookgate egress-check URL [--policy FILE] [--allow GLOB]... [--resolve HOST:ADDR]...
   hookgate dlq list [--data-dir DIR | --sqs-queue-url U --sqs-dlq-url D [--sqs-endpoint E]] [--json]
   hookgate dlq replay (--id ID... | --all) [--data-dir DIR | --sqs-... ]
   hookgate schema
   hookgate token hash            (reads the token on stdin)
+  hookgate init --client claude-code|deepcode|deepagents|deepagents-legacy --url HOOK_URL
+                [--events LIST] [--timeout S] [--fail-closed] [--managed] [--write FILE]
+  hookgate send --url URL [--client NAME] [--timeout S]   (event on stdin; never fails)
+  hookgate doctor --url URL [--client NAME] [--expect deny|allow|ask|defer|none] [--command CMD]
 `;
 
 type Io = { out: (text: string) => void; err: (text: string) => void; stdin: () => Promise<string> };
@@ -49,6 +60,10 @@ export async function main(argv: readonly string[]): Promise<number> {
         return await checkCommand(rest);
       case "simulate":
         return await simulateCommand(rest);
+      case "test":
+        return await policyTestCommand(rest, io);
+      case "replay":
+        return await replayCommand(rest, io);
       case "egress-check": {
         const result = await egressCheck(rest);
         io.out(`${JSON.stringify(result)}\n`);
@@ -61,6 +76,12 @@ export async function main(argv: readonly string[]): Promise<number> {
         return 0;
       case "token":
         return await tokenCommand(rest);
+      case "init":
+        return await initCommand(rest, io);
+      case "send":
+        return await sendCommand(rest, io, process.env);
+      case "doctor":
+        return await doctorCommand(rest, io, process.env);
       case undefined:
       case "help":
       case "--help":
@@ -97,6 +118,7 @@ async function serveCommand(args: readonly string[]): Promise<number> {
       host: { type: "string" },
       port: { type: "string" },
       "data-dir": { type: "string" },
+      record: { type: "string" },
     },
   });
   if (!values.policy) throw new UsageError("serve needs --policy FILE");
@@ -108,6 +130,7 @@ async function serveCommand(args: readonly string[]): Promise<number> {
     host: values.host ?? "127.0.0.1",
     port,
     dataDir: values["data-dir"] ?? ".hookgate",
+    recordPath: values.record,
   });
   process.on("SIGHUP", () => void gateway.reload());
   await new Promise<void>((resolve) => {

@@ -14,6 +14,7 @@ import { createJsonLogger } from "../adapters/log/json-lines.js";
 import { createPrometheusRegistry } from "../adapters/metrics/prometheus.js";
 import { formatIssues, loadPolicyFile } from "../adapters/policy-source/file.js";
 import { createSqliteQueue } from "../adapters/queue/sqlite.js";
+import { createJsonlRecorder } from "../adapters/record/jsonl.js";
 import { createSqliteSessionStore } from "../adapters/session/sqlite.js";
 import { startConsumer } from "../app/consumer.js";
 import { createDeliverer } from "../app/deliver.js";
@@ -33,6 +34,8 @@ export interface ServeOptions {
   readonly port: number;
   readonly logger?: Logger;
   readonly env?: NodeJS.ProcessEnv;
+  /** `--record FILE`: append every judged event, masked, as a replayable JSONL record. */
+  readonly recordPath?: string | undefined;
 }
 
 export interface RunningGateway {
@@ -85,6 +88,12 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
   });
   const clock = { now: Date.now, monotonic: () => performance.now() };
   const remote = createRemoteActions({ egress: egress.send, env: policyDeps.env, clock, sha256: nodeSha256 });
+  const recorder =
+    options.recordPath === undefined
+      ? undefined
+      : createJsonlRecorder(options.recordPath, (e) =>
+          logger.log("error", "recording failed; no more records are written", { error: e.message }),
+        );
   const store = openDataDir(options.dataDir);
   const recovered = store.queue.recoverLeases();
   if (recovered > 0) logger.log("info", "took back jobs leased by the previous process", { jobs: recovered });
@@ -107,6 +116,7 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
   const app = createApp({
     remote,
     notifier,
+    recorder: recorder?.record,
     metrics,
     metricsText: () => metrics.render(),
     policy: () => current,
@@ -153,6 +163,7 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
       await consumer.stop();
       store.queue.close();
       store.sessions.close();
+      await recorder?.close();
       await egress.close();
     },
   };

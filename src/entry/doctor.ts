@@ -1,0 +1,283 @@
+/**
+ * `hookgate doctor --url URL [--client NAME] [--expect KIND] [--command CMD] [--timeout S]`:
+ * from a developer's machine, checks what a hook needs, in order: the gateway answers
+ * (GET /healthz), the token in the environment is accepted and which team it maps to
+ * (GET /v1/whoami), and a sample PreToolUse (`rm -rf /` unless --command) gets the decision
+ * the policy is expected to give (--expect, default deny). Prints each check with ✓ or ✗ and a
+ * fix; exits 0 when all pass, 1 otherwise.
+ *
+ * `--url` is the hook URL from `hookgate init` or the gateway's base URL; the route (and so the
+ * sample's dialect) is the URL's own, else `--client`'s, else Claude Code's.
+ */
+import { parseArgs } from "node:util";
+import { type GatewayResult, gatewayRequest } from "../adapters/gateway-client/node.js";
+import { DIALECTS } from "../core/hook-event.js";
+import {
+  type CommandIo,
+  DEFAULT_SEND_TIMEOUT_SECONDS,
+  type Env,
+  gatewayBaseUrl,
+  parseGatewayUrl,
+  resolveHookUrl,
+  routeClient,
+  tokenFromEnv,
+} from "./send.js";
+import { UsageError } from "./usage-error.js";
+
+const EXPECTATIONS = ["deny", "allow", "ask", "defer", "none"] as const;
+type Expectation = (typeof EXPECTATIONS)[number];
+
+interface Check {
+  readonly ok: boolean;
+  readonly line: string;
+  readonly fix?: string;
+}
+
+export async function doctorCommand(args: readonly string[], io: CommandIo, env: Env): Promise<number> {
+  const { values } = parseArgs({
+    args: [...args],
+    options: {
+      url: { type: "string" },
+      client: { type: "string" },
+      expect: { type: "string" },
+      command: { type: "string" },
+      timeout: { type: "string" },
+    },
+  });
+  if (!values.url) throw new UsageError("doctor needs --url (the hook URL, or the gateway's base URL)");
+  const client = values.client;
+  if (client !== undefined && !(DIALECTS as readonly string[]).includes(client)) {
+    throw new UsageError(`--client must be one of ${DIALECTS.join(", ")}`);
+  }
+  const expect = (values.expect ?? "deny") as Expectation;
+  if (!EXPECTATIONS.includes(expect)) {
+    throw new UsageError(`--expect must be one of ${EXPECTATIONS.join(", ")} (none: no opinion)`);
+  }
+  const seconds = Number(values.timeout ?? DEFAULT_SEND_TIMEOUT_SECONDS);
+  if (!Number.isFinite(seconds) || seconds <= 0 || seconds > 600) {
+    throw new UsageError(`--timeout ${values.timeout} is not a number of seconds between 0 and 600`);
+  }
+  try {
+    parseGatewayUrl(values.url);
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+  const hookUrl = resolveHookUrl(values.url, client ?? "claude-code");
+  const routed = routeClient(hookUrl);
+  const dialect =
+    routed && (DIALECTS as readonly string[]).includes(routed) ? routed : (client ?? "claude-code");
+  const base = gatewayBaseUrl(values.url);
+  const command = values.command ?? "rm -rf /";
+  const timeoutMs = seconds * 1000;
+  const token = tokenFromEnv(env);
+
+  io.out(`hookgate doctor: gateway ${base}, hook ${hookUrl} (${dialect})\n`);
+  const checks: Check[] = [];
+  const print = (check: Check) => {
+    checks.push(check);
+    io.out(`${check.ok ? "✓" : "✗"} ${check.line}\n${check.fix ? `    fix: ${check.fix}\n` : ""}`);
+  };
+
+  const health = await gatewayRequest({ method: "GET", url: `${base}/healthz`, timeoutMs });
+  const healthCheck = checkHealth(health, base);
+  print(healthCheck);
+  if (!health.ok) {
+    print({ ok: false, line: "token: not checked (the gateway did not answer)" });
+    print({ ok: false, line: "sample decision: not checked (the gateway did not answer)" });
+    return 1;
+  }
+
+  const authorization: Record<string, string> = token ? { authorization: `Bearer ${token.value}` } : {};
+  const whoami = await gatewayRequest({
+    method: "GET",
+    url: `${base}/v1/whoami`,
+    headers: authorization,
+    timeoutMs,
+  });
+  print(checkToken(whoami, token?.name));
+
+  const sample = await gatewayRequest({
+    method: "POST",
+    url: hookUrl,
+    headers: {
+      "content-type": "application/json",
+      "x-hookgate-timeout": String(seconds),
+      ...authorization,
+    },
+    body: JSON.stringify(sampleEvent(dialect, command)),
+    timeoutMs,
+  });
+  print(checkSample(sample, { command, expect, dialect, hookUrl }));
+  return checks.every((c) => c.ok) ? 0 : 1;
+}
+
+const START_HINT =
+  "start the gateway (npm start in a hookgate clone, or hookgate serve --policy FILE), or fix the host and port in --url";
+
+function checkHealth(result: GatewayResult, base: string): Check {
+  if (!result.ok) return { ok: false, line: `gateway answers: ${result.error}`, fix: START_HINT };
+  const { status, body } = result.response;
+  const json = parseObject(body);
+  if (status === 200 && json?.status === "ok") {
+    return { ok: true, line: `gateway answers: GET /healthz 200, policy ${String(json.policy ?? "?")}` };
+  }
+  if (status === 500 && json) {
+    return {
+      ok: false,
+      line: `gateway answers but its configuration does not load: ${body.trim().slice(0, 300)}`,
+      fix: "read the gateway's log, and run hookgate check on its policy file",
+    };
+  }
+  return {
+    ok: false,
+    line: `gateway answers: GET ${base}/healthz gave HTTP ${status}, not hookgate's {"status":"ok"}`,
+    fix: "check that --url points at a hookgate gateway (e.g. http://127.0.0.1:8787/v1/hooks/claude-code)",
+  };
+}
+
+function checkToken(result: GatewayResult, variable: string | undefined): Check {
+  if (!result.ok) return { ok: false, line: `token: ${result.error}`, fix: START_HINT };
+  const { status, body } = result.response;
+  const json = parseObject(body);
+  if (status === 200 && json) {
+    const team = String(json.team ?? "?");
+    if (json.authRequired === false) {
+      return { ok: true, line: `token: the gateway requires none (its policy has no auth); team "${team}"` };
+    }
+    return { ok: true, line: `token in ${variable ?? "(none)"} accepted: team "${team}"` };
+  }
+  if (status === 401) {
+    const error = isObject(json?.error) ? json.error : {};
+    const message = typeof error.message === "string" ? error.message : body.trim().slice(0, 200);
+    const code = typeof error.code === "string" ? error.code : "401";
+    if (variable === undefined) {
+      return {
+        ok: false,
+        line: `token: neither HOOKGATE_TOKEN nor HOOKGATE_AUTH is set, and the gateway needs one (${code})`,
+        fix: "export HOOKGATE_TOKEN=<your team's token> (HOOKGATE_AUTH for deepagents; the example policy's token is hookgate-dev-token), in the shell that starts the agent too",
+      };
+    }
+    return {
+      ok: false,
+      line: `token in ${variable} refused (${code}): ${message}`,
+      fix: `set ${variable} to a token listed in the gateway policy's auth.tokens: ask the gateway's operator for your team's token (the example policy's is hookgate-dev-token)`,
+    };
+  }
+  if (status === 404) {
+    return {
+      ok: false,
+      line: "token: the gateway has no GET /v1/whoami",
+      fix: "upgrade the gateway to a hookgate with /v1/whoami",
+    };
+  }
+  return { ok: false, line: `token: GET /v1/whoami gave HTTP ${status}`, fix: "read the gateway's log" };
+}
+
+function checkSample(
+  result: GatewayResult,
+  sample: { command: string; expect: Expectation; dialect: string; hookUrl: string },
+): Check {
+  const what = `sample PreToolUse Bash ${JSON.stringify(sample.command)}`;
+  if (!result.ok) return { ok: false, line: `${what}: ${result.error}`, fix: START_HINT };
+  const { status, body, headers } = result.response;
+  if (status < 200 || status > 299) {
+    return {
+      ok: false,
+      line: `${what}: HTTP ${status} from ${sample.hookUrl}`,
+      fix: "use the hook URL hookgate init printed (e.g. http://127.0.0.1:8787/v1/hooks/claude-code)",
+    };
+  }
+  const answer = readDecision(body);
+  const error = headers["x-hookgate-error"];
+  if (error) {
+    return {
+      ok: false,
+      line: `${what}: the gateway could not judge it (${error})${answer.message ? `: ${answer.message}` : ""}`,
+      fix: error.startsWith("AUTH_")
+        ? "fix the token (see above); the gateway answers every hook with auth.onFailure until then"
+        : "read the gateway's log for this decision id",
+    };
+  }
+  if (answer.decision === "unreadable") {
+    return {
+      ok: false,
+      line: `${what}: the answer is not a JSON object: ${body.trim().slice(0, 200)}`,
+      fix: "check that --url points at a hookgate gateway",
+    };
+  }
+  const got = `${answer.decision}${answer.reason ? ` ("${answer.reason}")` : ""}`;
+  if (answer.decision === sample.expect) return { ok: true, line: `${what} → ${got}, as expected` };
+  const legacy = sample.dialect === "deepagents-legacy";
+  return {
+    ok: false,
+    line: `${what} → ${got}, expected ${sample.expect}`,
+    fix: legacy
+      ? "deepagents legacy hooks never get a decision back; run doctor with a /v1/hooks/deepagents or /v1/hooks/claude-code URL"
+      : `the policy does not decide this as expected: hookgate simulate --policy FILE --client ${sample.dialect} EVENT.json shows which rules apply (or pass --expect ${answer.decision} if the policy is right)`,
+  };
+}
+
+/** What a client would make of the answer: PreToolUse's permissionDecision, or a block. */
+function readDecision(body: string): { decision: string; reason?: string; message?: string } {
+  if (body.trim() === "") return { decision: "none" };
+  const json = parseObject(body);
+  if (!json) return { decision: "unreadable" };
+  const specific = isObject(json.hookSpecificOutput) ? json.hookSpecificOutput : {};
+  const message = typeof json.systemMessage === "string" ? json.systemMessage : undefined;
+  const withMessage = message === undefined ? {} : { message };
+  if (typeof specific.permissionDecision === "string") {
+    const reason = specific.permissionDecisionReason;
+    return {
+      decision: specific.permissionDecision,
+      ...(typeof reason === "string" ? { reason } : {}),
+      ...withMessage,
+    };
+  }
+  if (json.decision === "block") {
+    return {
+      decision: "deny",
+      ...(typeof json.reason === "string" ? { reason: json.reason } : {}),
+      ...withMessage,
+    };
+  }
+  return { decision: "none", ...withMessage };
+}
+
+function sampleEvent(dialect: string, command: string): Record<string, unknown> {
+  const cwd = process.cwd();
+  if (dialect === "deepcode") {
+    return {
+      hook_event_name: "PreToolUse",
+      cwd,
+      tool_name: "Bash",
+      tool_input: { command },
+      tool_desc: command,
+    };
+  }
+  if (dialect === "deepagents-legacy") {
+    return { event: "tool.use", tool_name: "execute", tool_id: "hookgate-doctor", tool_args: { command } };
+  }
+  return {
+    session_id: "hookgate-doctor",
+    transcript_path: "/tmp/hookgate-doctor.jsonl",
+    cwd,
+    permission_mode: "default",
+    hook_event_name: "PreToolUse",
+    tool_name: "Bash",
+    tool_input: { command },
+    tool_use_id: "toolu_hookgate_doctor",
+  };
+}
+
+function parseObject(text: string): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(text);
+    return isObject(value) ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

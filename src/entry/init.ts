@@ -1,0 +1,603 @@
+/**
+ * `hookgate init --client NAME --url HOOK_URL [--events LIST] [--timeout S] [--fail-closed]
+ * [--managed] [--write FILE]`: the client configuration that points an agent at the gateway.
+ * The configuration alone goes to standard output (notes go to standard error), or is merged
+ * into FILE with `--write`. The hook URL is exactly `--url`.
+ *
+ * - claude-code: a settings.json fragment (`hooks`, `allowedHttpHookUrls`,
+ *   `httpHookAllowedEnvVars`): one `http` hook per event, except SessionStart and Setup, where
+ *   Claude Code never sends http hooks (clients.md §4.5), which run `hookgate send` instead.
+ * - deepcode: the same for its user settings layer, all `http`.
+ * - deepagents: a v2 event map of `command` hooks running a curl adapter (v2 drops `http`).
+ * - deepagents-legacy: the list form, the same adapter under the 5 s subprocess limit.
+ */
+import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { dirname } from "node:path";
+import { parseArgs } from "node:util";
+import { CLAUDE_CODE_EVENTS, DEEPAGENTS_LEGACY_EVENTS, DEEPAGENTS_V2_EVENTS } from "../core/events.js";
+import { DIALECTS } from "../core/hook-event.js";
+import type { CommandIo } from "./send.js";
+import { UsageError } from "./usage-error.js";
+
+type InitClient = "claude-code" | "deepcode" | "deepagents" | "deepagents-legacy";
+
+/** deepcode's HOOK_EVENTS (deepcode-hooks.txt). */
+const DEEPCODE_EVENTS: readonly string[] = [
+  "PreToolUse",
+  "PostToolUse",
+  "PostToolUseFailure",
+  "PostToolBatch",
+  "PermissionRequest",
+  "PermissionDenied",
+  "SessionStart",
+  "SessionEnd",
+  "Setup",
+  "UserPromptSubmit",
+  "UserPromptExpansion",
+  "Stop",
+  "StopFailure",
+  "SubagentStart",
+  "SubagentStop",
+  "PreCompact",
+  "PostCompact",
+  "TaskCreated",
+  "TaskCompleted",
+  "MessageDisplay",
+  "Notification",
+  "ConfigChange",
+  "CwdChanged",
+  "InstructionsLoaded",
+  "WorktreeCreate",
+  "WorktreeRemove",
+  "Elicitation",
+  "ElicitationResult",
+  "TeammateIdle",
+  "FileChanged",
+];
+
+/** What a policy can act on, without a request on every file watch or display delta. */
+const DEFAULT_EVENTS: readonly string[] = [
+  "PreToolUse",
+  "PermissionRequest",
+  "PostToolUse",
+  "UserPromptSubmit",
+  "Stop",
+  "SubagentStop",
+  "PreCompact",
+  "Notification",
+  "SessionEnd",
+];
+
+/** Every legacy event a current deepagents sends (context.* were the older CLI's). */
+const DEFAULT_LEGACY_EVENTS: readonly string[] = [
+  "tool.use",
+  "tool.result",
+  "tool.error",
+  "permission.request",
+  "session.start",
+  "user.prompt",
+  "task.complete",
+  "session.end",
+  "input.required",
+];
+
+const KNOWN_EVENTS: Record<InitClient, readonly string[]> = {
+  "claude-code": CLAUDE_CODE_EVENTS,
+  deepcode: DEEPCODE_EVENTS,
+  deepagents: DEEPAGENTS_V2_EVENTS,
+  "deepagents-legacy": DEEPAGENTS_LEGACY_EVENTS,
+};
+
+/** Claude Code never sends an http hook on these (clients.md §4.5). */
+const NO_HTTP_IN_CLAUDE_CODE = new Set(["SessionStart", "Setup"]);
+
+export const DEFAULT_HOOK_TIMEOUT_SECONDS = 10;
+/** Claude Code 2.1.3xx gives every SessionEnd hook a shared 1.5 s unless a hook asks for more. */
+const SESSION_END_TIMEOUT_SECONDS = 2;
+/** deepagents legacy kills a hook after 5 s (HOOK_SUBPROCESS_TIMEOUT); curl must give up first. */
+const LEGACY_CURL_SECONDS = 4;
+
+/** The variable the token is read from. deepagents removes *KEY*, *TOKEN*, *SECRET*, *PASSWORD*. */
+const TOKEN_VAR = "HOOKGATE_TOKEN";
+const ADAPTER_TOKEN_VAR = "HOOKGATE_AUTH";
+
+const ALLOWLIST_NOTE =
+  "allowedHttpHookUrls merges across settings files, and once it is set anywhere every http hook's URL must match one of its patterns: add patterns for any other http hooks you use";
+
+export interface InitOptions {
+  readonly client: InitClient;
+  readonly url: string;
+  readonly events: readonly string[];
+  readonly timeoutSeconds: number;
+  readonly failClosed: boolean;
+  readonly managed: boolean;
+}
+
+export interface InitOutput {
+  readonly config: Record<string, unknown>;
+  readonly notes: readonly string[];
+}
+
+export async function initCommand(args: readonly string[], io: CommandIo): Promise<number> {
+  const { values } = parseArgs({
+    args: [...args],
+    options: {
+      client: { type: "string" },
+      url: { type: "string" },
+      events: { type: "string" },
+      write: { type: "string" },
+      timeout: { type: "string" },
+      "fail-closed": { type: "boolean" },
+      managed: { type: "boolean" },
+    },
+  });
+  const client = values.client;
+  if (!client || !(DIALECTS as readonly string[]).includes(client)) {
+    throw new UsageError(`init needs --client ${DIALECTS.join("|")}`);
+  }
+  if (!values.url) throw new UsageError("init needs --url, the hook URL the client will post to");
+  const timeoutSeconds = Number(values.timeout ?? DEFAULT_HOOK_TIMEOUT_SECONDS);
+  if (!Number.isInteger(timeoutSeconds) || timeoutSeconds < 2 || timeoutSeconds > 600) {
+    throw new UsageError(`--timeout ${values.timeout} must be a whole number of seconds from 2 to 600`);
+  }
+  const known = KNOWN_EVENTS[client as InitClient];
+  const events =
+    values.events === undefined ? defaultEvents(client as InitClient) : parseEvents(values.events);
+  const unknown = events.filter((e) => !known.includes(e));
+  if (unknown.length > 0) {
+    throw new UsageError(`${client} has no event ${unknown.join(", ")}; its events are ${known.join(", ")}`);
+  }
+  if (values.managed && client !== "claude-code") {
+    throw new UsageError("--managed is Claude Code's managed settings; other clients have none");
+  }
+  const output = buildInitConfig({
+    client: client as InitClient,
+    url: values.url,
+    events,
+    timeoutSeconds,
+    failClosed: values["fail-closed"] ?? false,
+    managed: values.managed ?? false,
+  });
+  if (values.write) {
+    const written = await writeMerged(values.write, output.config, values.url);
+    io.err(`hookgate init: ${written.merged ? "merged into" : "wrote"} ${values.write}\n`);
+    for (const warning of written.warnings) io.err(`hookgate init: warning: ${warning}\n`);
+  } else {
+    io.out(`${JSON.stringify(output.config, null, 2)}\n`);
+  }
+  io.err(output.notes.map((n) => `hookgate init: ${n}\n`).join(""));
+  return 0;
+}
+
+function defaultEvents(client: InitClient): readonly string[] {
+  return client === "deepagents-legacy" ? DEFAULT_LEGACY_EVENTS : DEFAULT_EVENTS;
+}
+
+function parseEvents(list: string): string[] {
+  const events = [
+    ...new Set(
+      list
+        .split(",")
+        .map((e) => e.trim())
+        .filter((e) => e !== ""),
+    ),
+  ];
+  if (events.length === 0) throw new UsageError("--events needs at least one event name");
+  return events;
+}
+
+/** The configuration and the notes for one client. Throws UsageError on a URL it cannot serve. */
+export function buildInitConfig(options: InitOptions): InitOutput {
+  const notes = checkUrl(options);
+  switch (options.client) {
+    case "claude-code":
+      return claudeCode(options, notes);
+    case "deepcode":
+      return deepcode(options, notes);
+    case "deepagents":
+      return deepagents(options, notes);
+    case "deepagents-legacy":
+      return deepagentsLegacy(options, notes);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Claude Code and deepcode
+
+function claudeCode(options: InitOptions, notes: string[]): InitOutput {
+  const { url, events, timeoutSeconds } = options;
+  if (events.includes("WorktreeCreate")) {
+    throw new UsageError(
+      "a WorktreeCreate hook replaces git worktree creation and must answer a worktreePath; hookgate does not, so it cannot take that event",
+    );
+  }
+  const hooks: Record<string, unknown[]> = {};
+  const commandEvents: string[] = [];
+  for (const event of events) {
+    if (NO_HTTP_IN_CLAUDE_CODE.has(event)) {
+      commandEvents.push(event);
+      hooks[event] = [
+        {
+          hooks: [
+            { type: "command", command: sendCommandLine(url, timeoutSeconds), timeout: timeoutSeconds },
+          ],
+        },
+      ];
+      continue;
+    }
+    const seconds =
+      event === "SessionEnd" ? Math.min(timeoutSeconds, SESSION_END_TIMEOUT_SECONDS) : timeoutSeconds;
+    const hook: Record<string, unknown> = httpHook(url, seconds);
+    if (options.failClosed && event === "PreToolUse") hook.onFailure = "block";
+    hooks[event] = [{ hooks: [hook] }];
+  }
+  const config: Record<string, unknown> = {
+    hooks,
+    allowedHttpHookUrls: [allowlistPattern(url)],
+    httpHookAllowedEnvVars: [TOKEN_VAR],
+  };
+  if (options.managed) config.allowManagedHooksOnly = true;
+
+  notes.unshift(`Claude Code settings for ${events.length} event(s), posting to ${url}`);
+  if (options.managed) {
+    notes.push(
+      "install as managed settings: /etc/claude-code/managed-settings.json (Linux, WSL), /Library/Application Support/ClaudeCode/managed-settings.json (macOS), C:\\Program Files\\ClaudeCode\\managed-settings.json (Windows)",
+      "allowManagedHooksOnly: Claude Code then ignores every hook from user, project and plugin settings",
+    );
+  } else {
+    notes.push(
+      "merge into ~/.claude/settings.json (yours) or .claude/settings.json (a project), or run again with --write FILE",
+    );
+  }
+  notes.push(ALLOWLIST_NOTE);
+  notes.push(
+    `export ${TOKEN_VAR}=<your team's token> in the shell that starts claude (the example policy's is hookgate-dev-token); without it Claude Code sends an empty "Bearer "`,
+  );
+  if (commandEvents.length > 0) {
+    notes.push(
+      `${commandEvents.join(" and ")}: Claude Code sends no http hook there, so ${commandEvents.length > 1 ? "they are command hooks" : "it is a command hook"} running \`hookgate send\`; hookgate must be on the PATH (npm link in a clone, or npm install -g hookgate)`,
+    );
+  }
+  if (options.failClosed) {
+    notes.push(
+      'PreToolUse has onFailure "block" (Claude Code 2.1.295 or later; older versions ignore it and let the tool run when the gateway fails)',
+    );
+  } else if (events.includes("PreToolUse")) {
+    notes.push(
+      "when the gateway is down or slower than the timeout, Claude Code lets the action through; --fail-closed blocks PreToolUse instead",
+    );
+  }
+  notes.push(`check the setup with: hookgate doctor --url ${url}`);
+  return { config, notes };
+}
+
+function deepcode(options: InitOptions, notes: string[]): InitOutput {
+  const { url, events, timeoutSeconds } = options;
+  const hooks: Record<string, unknown[]> = {};
+  for (const event of events) hooks[event] = [{ hooks: [httpHook(url, timeoutSeconds)] }];
+  const config = {
+    hooks,
+    allowedHttpHookUrls: [allowlistPattern(url)],
+    httpHookAllowedEnvVars: [TOKEN_VAR],
+  };
+  notes.unshift(`deepcode settings for ${events.length} event(s), posting to ${url}`);
+  notes.push(
+    "merge into your user settings, ~/.deepcode/settings.json (or your own untracked settings.local.json): deepcode strips hooks, allowedHttpHookUrls and httpHookAllowedEnvVars from a project's .deepcode/settings.json and from git-tracked local settings, so hooks there never run",
+    `export ${TOKEN_VAR}=<your team's token> in the shell that starts deepcode (the example policy's is hookgate-dev-token)`,
+    ALLOWLIST_NOTE,
+  );
+  if (options.failClosed) {
+    notes.push(
+      "deepcode has no onFailure: --fail-closed changes nothing here. deepcode already blocks on a non-2xx answer, but a gateway it cannot reach lets the action through",
+    );
+  }
+  notes.push(`check the setup with: hookgate doctor --url ${url}`);
+  return { config, notes };
+}
+
+function httpHook(url: string, seconds: number): Record<string, unknown> {
+  return {
+    type: "http",
+    url,
+    timeout: seconds,
+    // The gateway reads the hook's timeout here and answers before the client gives up.
+    headers: { Authorization: `Bearer $${TOKEN_VAR}`, "x-hookgate-timeout": String(seconds) },
+    allowedEnvVars: [TOKEN_VAR],
+  };
+}
+
+/**
+ * `scheme://host[:port]/*`, exactly as the URL is written: matches the hook URL under both the
+ * raw-string regex of Claude Code ≤ 2.1.112 (and deepcode) and the URL-aware matcher of later
+ * versions (clients.md §3.2), and nothing on another host or port.
+ */
+export function allowlistPattern(url: string): string {
+  const origin = /^[a-zA-Z][a-zA-Z0-9+.-]*:\/\/[^/?#]*/.exec(url)?.[0];
+  if (!origin) throw new UsageError(`--url ${url} is not an absolute URL`);
+  return `${origin}/*`;
+}
+
+/** The command a Claude Code command hook runs: `hookgate send`, a second under the hook's timeout. */
+function sendCommandLine(url: string, hookSeconds: number): string {
+  return `hookgate send --url ${shellQuote(url)} --timeout ${hookSeconds - 1}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// deepagents
+
+function deepagents(options: InitOptions, notes: string[]): InitOutput {
+  const { url, events, timeoutSeconds } = options;
+  const hooks: Record<string, unknown[]> = {};
+  for (const event of events) {
+    const failClosed = options.failClosed && event === "PreToolUse";
+    hooks[event] = [
+      {
+        hooks: [
+          {
+            type: "command",
+            command: curlAdapter(url, timeoutSeconds - 1, failClosed),
+            timeout: timeoutSeconds,
+          },
+        ],
+      },
+    ];
+  }
+  notes.unshift(`deepagents (v2) hooks for ${events.length} event(s), posting to ${url} through curl`);
+  notes.push(
+    "merge into ~/.deepagents/hooks.json (or a trusted project's .deepagents/hooks.json); it cannot share a file with the legacy list form",
+    ...adapterTokenNotes(),
+  );
+  if (options.failClosed) {
+    notes.push("PreToolUse exits 2 when the gateway cannot be reached, which deepagents reads as a block");
+  }
+  notes.push(`check the setup with: HOOKGATE_AUTH=… hookgate doctor --url ${url}`);
+  return { config: { hooks }, notes };
+}
+
+function deepagentsLegacy(options: InitOptions, notes: string[]): InitOutput {
+  const { url, events } = options;
+  const config = {
+    hooks: [{ command: ["sh", "-c", curlAdapter(url, LEGACY_CURL_SECONDS, false)], events: [...events] }],
+  };
+  notes.unshift(`deepagents legacy hook for ${events.length} event(s), posting to ${url} through curl`);
+  notes.push(
+    "merge into ~/.deepagents/hooks.json (the list form; it cannot share a file with a v2 event map)",
+    ...adapterTokenNotes(),
+    "deepagents legacy reads nothing back: these events are audited and notified, never decided. Use --client deepagents (v2) for decisions",
+    `deepagents kills a legacy hook after 5 s, so curl gives up after ${LEGACY_CURL_SECONDS} s`,
+  );
+  if (options.failClosed) notes.push("--fail-closed changes nothing here: legacy hooks cannot block");
+  return { config, notes };
+}
+
+function adapterTokenNotes(): string[] {
+  return [
+    `export ${ADAPTER_TOKEN_VAR}=<your team's token> (the example policy's is hookgate-dev-token): deepagents removes variables whose names contain KEY, TOKEN, SECRET or PASSWORD from a hook's environment, so ${TOKEN_VAR} would arrive empty`,
+    "the adapter needs curl on the PATH",
+  ];
+}
+
+/**
+ * Posts stdin to the gateway and prints the answer. `-sS` without `--fail`: the body is printed
+ * whatever the status, and a curl failure is a non-zero exit, which deepagents only logs.
+ */
+function curlAdapter(url: string, maxSeconds: number, failClosed: boolean): string {
+  const curl = [
+    "curl -sS",
+    `--max-time ${maxSeconds}`,
+    "-H 'Content-Type: application/json'",
+    `-H 'x-hookgate-timeout: ${maxSeconds}'`,
+    `-H "Authorization: Bearer \${${ADAPTER_TOKEN_VAR}}"`,
+    "--data-binary @-",
+    shellQuote(url),
+  ].join(" ");
+  if (!failClosed) return curl;
+  return `${curl} || { echo 'hookgate: the gateway did not answer; blocking (fail-closed)' >&2; exit 2; }`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The URL
+
+const ROUTES: Record<InitClient, string> = {
+  "claude-code": "/v1/hooks/claude-code",
+  deepcode: "/v1/hooks/deepcode",
+  deepagents: "/v1/hooks/deepagents",
+  "deepagents-legacy": "/v1/hooks/deepagents",
+};
+
+/** Refuses what cannot work; returns notes about what may not. */
+function checkUrl(options: InitOptions): string[] {
+  const { url, client } = options;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new UsageError(`--url ${url} is not a URL (e.g. http://127.0.0.1:8787${ROUTES[client]})`);
+  }
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
+    throw new UsageError(`--url ${url} must be http or https`);
+  }
+  if (parsed.username || parsed.password) {
+    throw new UsageError(`--url ${url} carries a user name or password; the token goes in a header instead`);
+  }
+  const path = parsed.pathname.replace(/\/+$/, "");
+  const suggestion = `${parsed.origin}${path}${ROUTES[client]}`;
+  if (path === "") {
+    throw new UsageError(
+      `--url is the full hook URL, not the gateway's base URL: did you mean ${suggestion}?`,
+    );
+  }
+  const notes: string[] = [];
+  if (client === "deepagents") {
+    if (!path.endsWith("/v1/hooks/deepagents")) {
+      throw new UsageError(
+        `deepagents v2 bodies look like Claude Code's, so its hooks must name the route /v1/hooks/deepagents (e.g. ${parsed.origin}/v1/hooks/deepagents)`,
+      );
+    }
+  } else {
+    const accepted =
+      client === "deepagents-legacy"
+        ? ["/v1/hooks", "/v1/hooks/deepagents", "/v1/hooks/deepagents-legacy"]
+        : ["/v1/hooks", `/v1/hooks/${client}`];
+    if (!accepted.some((route) => path.endsWith(route))) {
+      notes.push(
+        `the URL's path is not hookgate's route for ${client} (${ROUTES[client]}); it is used as given`,
+      );
+    }
+  }
+  const host = parsed.hostname.replace(/^\[|\]$/g, "");
+  const loopback = host === "localhost" || host === "::1" || /^127\./.test(host);
+  if (parsed.protocol === "http:" && !loopback) {
+    notes.push(`${url} is plain http: the token crosses the network in clear text; use https`);
+  }
+  if ((client === "claude-code" || client === "deepcode") && isPrivateIpv4(host)) {
+    notes.push(
+      `${host} is a private address: ${client === "claude-code" ? "Claude Code" : "deepcode"} refuses http hooks to private and link-local addresses (loopback is allowed) unless it goes through a proxy`,
+    );
+  }
+  return notes;
+}
+
+function isPrivateIpv4(host: string): boolean {
+  const m = /^(\d{1,3})\.(\d{1,3})\.\d{1,3}\.\d{1,3}$/.exec(host);
+  if (!m) return false;
+  const a = Number(m[1]);
+  const b = Number(m[2]);
+  return (
+    a === 10 ||
+    a === 0 ||
+    (a === 172 && b >= 16 && b <= 31) ||
+    (a === 192 && b === 168) ||
+    (a === 169 && b === 254) ||
+    (a === 100 && b >= 64 && b <= 127)
+  );
+}
+
+/** One POSIX shell word. */
+export function shellQuote(text: string): string {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(text) ? text : `'${text.replaceAll("'", `'\\''`)}'`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// --write: merge into an existing file, replacing hookgate's earlier hooks for the same URL
+
+async function writeMerged(
+  path: string,
+  config: Record<string, unknown>,
+  url: string,
+): Promise<{ merged: boolean; warnings: string[] }> {
+  let existing: Record<string, unknown> | undefined;
+  let text: string | undefined;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
+  }
+  if (text !== undefined && text.trim() !== "") {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch (e) {
+      throw new Error(`${path} is not valid JSON (${(e as Error).message}); left unchanged`);
+    }
+    if (!isObject(parsed)) throw new Error(`${path} does not hold a JSON object; left unchanged`);
+    existing = parsed;
+  }
+  const merged = existing ? mergeConfig(existing, config, url, path) : config;
+  await mkdir(dirname(path), { recursive: true });
+  const temporary = `${path}.hookgate-${process.pid}.tmp`;
+  await writeFile(temporary, `${JSON.stringify(merged, null, 2)}\n`);
+  await rename(temporary, path);
+  return { merged: existing !== undefined, warnings: existing ? newlyRestricted(existing, config, url) : [] };
+}
+
+/**
+ * An unset allowedHttpHookUrls allows every URL; once hookgate's pattern is there, the file's
+ * other http hooks must match a pattern too, or the client stops calling them (clients.md §3.1).
+ */
+function newlyRestricted(
+  existing: Record<string, unknown>,
+  config: Record<string, unknown>,
+  url: string,
+): string[] {
+  if (!("allowedHttpHookUrls" in config) || existing.allowedHttpHookUrls !== undefined) return [];
+  const others = new Set<string>();
+  const hooks = isObject(existing.hooks) ? existing.hooks : {};
+  for (const groups of Object.values(hooks)) {
+    for (const group of Array.isArray(groups) ? groups : []) {
+      const handlers = isObject(group) && Array.isArray(group.hooks) ? group.hooks : [];
+      for (const hook of handlers) {
+        if (isObject(hook) && hook.type === "http" && typeof hook.url === "string" && hook.url !== url) {
+          others.add(hook.url);
+        }
+      }
+    }
+  }
+  if (others.size === 0) return [];
+  return [
+    `allowedHttpHookUrls was unset, which allows every URL; it now lists only ${allowlistPattern(url)}, so add patterns for your other http hooks (${[...others].join(", ")}) or they stop being called`,
+  ];
+}
+
+function mergeConfig(
+  existing: Record<string, unknown>,
+  config: Record<string, unknown>,
+  url: string,
+  path: string,
+): Record<string, unknown> {
+  const result: Record<string, unknown> = { ...existing };
+  for (const [key, value] of Object.entries(config)) {
+    const current = existing[key];
+    if (key === "hooks") {
+      result.hooks = mergeHooks(current, value, url, path);
+    } else if (Array.isArray(value)) {
+      const before = Array.isArray(current) ? current : [];
+      result[key] = [...before, ...value.filter((v) => !before.includes(v))];
+    } else {
+      result[key] = value;
+    }
+  }
+  return result;
+}
+
+function mergeHooks(current: unknown, generated: unknown, url: string, path: string): unknown {
+  if (current === undefined) return generated;
+  if (Array.isArray(generated)) {
+    if (!Array.isArray(current)) {
+      throw new Error(`${path} holds a v2 event map of hooks; the legacy list form cannot be merged into it`);
+    }
+    return [...current.filter((entry) => !mentions(entry, url)), ...generated];
+  }
+  if (!isObject(current) || !isObject(generated)) {
+    throw new Error(
+      `${path} holds "hooks" as a list (the deepagents legacy form); an event map cannot be merged into it`,
+    );
+  }
+  const result: Record<string, unknown> = { ...current };
+  for (const [event, groups] of Object.entries(generated)) {
+    const kept: unknown[] = [];
+    const before = result[event];
+    for (const group of Array.isArray(before) ? before : []) {
+      if (!isObject(group) || !Array.isArray(group.hooks)) {
+        kept.push(group);
+        continue;
+      }
+      const others = group.hooks.filter((hook) => !mentions(hook, url));
+      if (others.length > 0) kept.push({ ...group, hooks: others });
+    }
+    result[event] = [...kept, ...(groups as unknown[])];
+  }
+  return result;
+}
+
+/** A hook hookgate wrote for this URL: an http hook on it, or a command that names it. */
+function mentions(hook: unknown, url: string): boolean {
+  if (!isObject(hook)) return false;
+  if (hook.url === url) return true;
+  const command = Array.isArray(hook.command) ? hook.command.join(" ") : hook.command;
+  return typeof command === "string" && (command.includes(shellQuote(url)) || command.includes(url));
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,192 @@
+/**
+ * What the two Lambda handlers share: the policy, loaded once per container on the first
+ * invocation from `HOOKGATE_POLICY` (or the policy baked in by scripts/build-lambda.mjs), JSON
+ * logs on stdout (CloudWatch), and the outbound modules (undici egress, the SQS queue) loaded on
+ * first use with `import()`, so a decision that needs neither does not parse them at cold start.
+ */
+import { randomUUID } from "node:crypto";
+import type { SQSClient } from "@aws-sdk/client-sqs";
+import { nodeSha256 } from "../adapters/hash/node-crypto.js";
+import { createJsonLogger } from "../adapters/log/json-lines.js";
+import type { DeliveryJob } from "../core/delivery.js";
+import { maskString } from "../core/mask.js";
+import { loadPolicy, type Policy, type PolicyIssue } from "../core/policy.js";
+import type { Clock, Egress, EnvReader, Logger } from "../core/ports.js";
+import type { Queue } from "../core/queue.js";
+
+/** Replaced by scripts/build-lambda.mjs with the text of `HOOKGATE_POLICY_FILE`, when given. */
+declare const __HOOKGATE_BUNDLED_POLICY__: string | undefined;
+
+export const POLICY_ENV = "HOOKGATE_POLICY";
+export const QUEUE_URL_ENV = "HOOKGATE_QUEUE_URL";
+export const DLQ_URL_ENV = "HOOKGATE_DLQ_URL";
+
+export interface LambdaOptions {
+  /** Settings and the secrets the policy reads as `env:NAME` (default `process.env`). */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  /** The policy text baked in at build time; by default what the build defined, if anything. */
+  readonly bundledPolicy?: string | undefined;
+  readonly logger?: Logger;
+  readonly newId?: () => string;
+  readonly clock?: Clock;
+  /** Builds the SQS client on first use (default: the AWS SDK's, configured by the Lambda environment). */
+  readonly sqsClient?: () => Promise<SQSClient>;
+}
+
+export type LambdaConfig =
+  | { readonly ok: true; readonly policy: Policy }
+  | { readonly ok: false; readonly problem: string };
+
+export interface LambdaRuntime {
+  readonly env: EnvReader;
+  readonly logger: Logger;
+  readonly newId: () => string;
+  readonly clock: Clock;
+  /** The policy, or what keeps it from loading; loaded on the first call, once per container. */
+  config(): Promise<LambdaConfig>;
+  /** The egress guard; undici is imported on the first request. */
+  readonly egress: Egress;
+  /** The SQS queue; the AWS SDK is imported on the first call. The consumer also needs the DLQ. */
+  queue(role: "producer" | "consumer"): Queue<DeliveryJob>;
+}
+
+export function createLambdaRuntime(options: LambdaOptions = {}): LambdaRuntime {
+  const vars = options.env ?? process.env;
+  const env: EnvReader = (name) => vars[name];
+  const logger = options.logger ?? createJsonLogger(process.stdout);
+  const clock = options.clock ?? { now: Date.now, monotonic: () => performance.now() };
+  const bundled =
+    "bundledPolicy" in options
+      ? options.bundledPolicy
+      : typeof __HOOKGATE_BUNDLED_POLICY__ === "string"
+        ? __HOOKGATE_BUNDLED_POLICY__
+        : undefined;
+  let loaded: Promise<LambdaConfig> | undefined;
+  let current: Policy | undefined;
+
+  async function load(): Promise<LambdaConfig> {
+    const fromEnv = env(POLICY_ENV) || undefined;
+    const text = fromEnv ?? bundled;
+    if (text === undefined) {
+      return {
+        ok: false,
+        problem: `${POLICY_ENV} is not set and no policy was bundled at build time (HOOKGATE_POLICY_FILE)`,
+      };
+    }
+    const source = fromEnv === undefined ? "the policy bundled at build time" : POLICY_ENV;
+    if (fromEnv !== undefined && bundled !== undefined)
+      logger.log("warn", `${POLICY_ENV} is set, so the policy bundled at build time is ignored`);
+    try {
+      const result = await loadPolicy(text, { env, sha256: nodeSha256 });
+      if (!result.ok) return { ok: false, problem: `${source}: ${describeIssues(result.error)}` };
+      for (const w of result.value.warnings)
+        logger.log("warn", "policy warning", { path: w.path, problem: w.message });
+      current = result.value.policy;
+      if (!env(QUEUE_URL_ENV) && current.rules.some((r) => r.notify.length > 0))
+        logger.log("error", `notify rules will fail: ${QUEUE_URL_ENV} is not set`);
+      logger.log("info", "policy loaded", { source, policy: current.hash, rules: current.rules.length });
+      return { ok: true, policy: current };
+    } catch (e) {
+      return {
+        ok: false,
+        problem: `${source} could not be loaded: ${e instanceof Error ? e.message : String(e)}`,
+      };
+    }
+  }
+
+  const undici = once(async () => {
+    const { createUndiciEgress } = await import("../adapters/egress/undici.js");
+    return createUndiciEgress({
+      policy: () => {
+        if (!current) throw new Error("egress used before the policy loaded");
+        return current.egress;
+      },
+      onRefusal: (refusal, url) =>
+        logger.log("warn", "egress refused", {
+          code: refusal.code,
+          stage: refusal.stage,
+          reason: refusal.reason,
+          url: maskString(url),
+        }),
+    });
+  });
+
+  const client = once(
+    options.sqsClient ??
+      (async () => {
+        const { SQSClient } = await import("@aws-sdk/client-sqs");
+        return new SQSClient({});
+      }),
+  );
+  const queues = new Map<string, Queue<DeliveryJob>>();
+
+  function queue(role: "producer" | "consumer"): Queue<DeliveryJob> {
+    const existing = queues.get(role);
+    if (existing) return existing;
+    const open = once(async () => {
+      const queueUrl = env(QUEUE_URL_ENV);
+      const deadLetterQueueUrl = env(DLQ_URL_ENV);
+      if (!queueUrl) throw new Error(`${QUEUE_URL_ENV} is not set`);
+      if (role === "consumer" && !deadLetterQueueUrl) throw new Error(`${DLQ_URL_ENV} is not set`);
+      const [{ createSqsQueue }, sqs] = await Promise.all([import("../adapters/queue/sqs.js"), client()]);
+      return createSqsQueue<DeliveryJob>({
+        client: sqs,
+        queueUrl,
+        // The producer only sends; it never dead-letters.
+        deadLetterQueueUrl: deadLetterQueueUrl ?? "",
+      });
+    });
+    const lazy = lazyQueue(open);
+    queues.set(role, lazy);
+    return lazy;
+  }
+
+  return {
+    env,
+    logger,
+    newId: options.newId ?? randomUUID,
+    clock,
+    config: () => {
+      loaded ??= load();
+      return loaded;
+    },
+    egress: async (request) => (await undici()).send(request),
+    queue,
+  };
+}
+
+/** Every problem on one line: it becomes the systemMessage of each fail-closed answer. */
+function describeIssues(issues: readonly PolicyIssue[]): string {
+  return issues
+    .filter((i) => i.severity === "error")
+    .map((i) => `${i.path}: ${i.message}`)
+    .join("; ");
+}
+
+/** A lazily built value; a failed build is forgotten, so the next call tries again. */
+function once<T>(build: () => Promise<T>): () => Promise<T> {
+  let value: Promise<T> | undefined;
+  return () => {
+    if (!value) {
+      const building = build();
+      value = building;
+      building.catch(() => {
+        if (value === building) value = undefined;
+      });
+    }
+    return value;
+  };
+}
+
+function lazyQueue(open: () => Promise<Queue<DeliveryJob>>): Queue<DeliveryJob> {
+  return {
+    send: async (messages) => (await open()).send(messages),
+    receive: async (max, visibilityMs) => (await open()).receive(max, visibilityMs),
+    ack: async (message) => (await open()).ack(message),
+    retry: async (message, delayMs, error) => (await open()).retry(message, delayMs, error),
+    deadLetter: async (message, error) => (await open()).deadLetter(message, error),
+    listDead: async (limit) => (await open()).listDead(limit),
+    replayDead: async (ids) => (await open()).replayDead(ids),
+    close: async () => undefined,
+  };
+}

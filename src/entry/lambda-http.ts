@@ -1,0 +1,85 @@
+/**
+ * Composition root for the HTTP function on Lambda: API Gateway HTTP API (payload format 2.0)
+ * and Lambda Function URLs, which share that event shape; bodies may arrive base64-encoded
+ * (`isBase64Encoded`), which hono's adapter decodes. The same Hono app as on Node answers.
+ *
+ * Lambda freezes the container once the handler returns, so work the app defers (the SQS send of
+ * notify jobs) is awaited after the answer is built and before the handler returns: it lengthens
+ * the invocation, not the computation of the answer. The wait is bounded by the time the
+ * invocation has left, because an invocation that times out reaches the client as a 5xx, which
+ * Claude Code treats as "let the action through".
+ */
+import { type APIGatewayProxyResult, handle, type LambdaContext, type LambdaEvent } from "hono/aws-lambda";
+import { nodeSha256 } from "../adapters/hash/node-crypto.js";
+import { createNotifier } from "../app/notify.js";
+import { createRemoteActions } from "../app/remote-actions.js";
+import { createApp } from "../http/app.js";
+import { createBrokenConfigApp } from "../http/broken-config.js";
+import { createLambdaRuntime, type LambdaOptions, type LambdaRuntime } from "./lambda-config.js";
+
+export type HttpHandler = (event: LambdaEvent, context?: LambdaContext) => Promise<APIGatewayProxyResult>;
+
+/** Kept back from the invocation's deadline for returning the answer. */
+const RETURN_MARGIN_MS = 500;
+/** How long deferred work may hold the answer when the context says nothing about the deadline. */
+const DEFAULT_DEFERRED_WAIT_MS = 5000;
+
+export function createHttpHandler(options: LambdaOptions = {}): HttpHandler {
+  const runtime = createLambdaRuntime(options);
+  const pending = new Set<Promise<void>>();
+  let adapter: Promise<ReturnType<typeof handle>> | undefined;
+
+  const defer = (task: () => Promise<void>) => {
+    const running = task().finally(() => pending.delete(running));
+    pending.add(running);
+  };
+
+  return async (event, context) => {
+    adapter ??= build(runtime, defer);
+    const result = await (await adapter)(event, context);
+    await settle(runtime, pending, context);
+    return result;
+  };
+}
+
+async function build(runtime: LambdaRuntime, defer: (task: () => Promise<void>) => void) {
+  const config = await runtime.config();
+  if (!config.ok) return handle(createBrokenConfigApp(config.problem, runtime.logger, runtime.newId));
+  const { policy } = config;
+  const { clock, logger, env } = runtime;
+  return handle(
+    createApp({
+      policy: () => policy,
+      remote: createRemoteActions({ egress: runtime.egress, env, clock, sha256: nodeSha256 }),
+      // No session store on Lambda: a permission_prompt Notification is sent without the tool
+      // call that caused it (infra/README.md).
+      notifier: createNotifier({ queue: runtime.queue("producer"), clock, logger, defer }),
+      clock,
+      newId: runtime.newId,
+      sha256: nodeSha256,
+      logger,
+    }),
+  );
+}
+
+/** Waits for deferred work while the invocation can afford it; what is left may finish on a later thaw. */
+async function settle(
+  runtime: LambdaRuntime,
+  pending: ReadonlySet<Promise<void>>,
+  context: LambdaContext | undefined,
+): Promise<void> {
+  if (pending.size === 0) return;
+  const budget = context ? context.getRemainingTimeInMillis() - RETURN_MARGIN_MS : DEFAULT_DEFERRED_WAIT_MS;
+  let timer: NodeJS.Timeout | undefined;
+  const outOfTime = new Promise<"late">((resolve) => {
+    timer = setTimeout(() => resolve("late"), Math.max(0, budget));
+  });
+  const done = await Promise.race([Promise.all(pending).then(() => "done" as const), outOfTime]);
+  clearTimeout(timer);
+  if (done === "late")
+    runtime.logger.log("warn", "deferred work still running when the invocation had to answer", {
+      tasks: pending.size,
+    });
+}
+
+export const handler: HttpHandler = createHttpHandler();

@@ -1,0 +1,123 @@
+/**
+ * Composition root for the delivery function: the SQS event source mapping hands it a batch, and
+ * it answers a partial batch response (`ReportBatchItemFailures`, fanout.md B1). Per record:
+ * delivered → not reported, so Lambda deletes it; retry → its visibility set to the retry delay
+ * and reported, so Lambda leaves it on the queue until then; dead → sent to the DLQ and deleted
+ * by the queue adapter, not reported; an error of any kind (a body that is not a job, an SQS call
+ * that failed) → only that record reported, to come back after the queue's visibility timeout
+ * (the redrive policy moves it to the DLQ after maxReceiveCount receives).
+ */
+import type { SQSBatchItemFailure, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
+import { createDeliverer, type Deliverer } from "../app/deliver.js";
+import type { DeliveryJob } from "../core/delivery.js";
+import type { ReceivedMessage } from "../core/queue.js";
+import { createLambdaRuntime, type LambdaOptions } from "./lambda-config.js";
+
+export type SqsHandler = (event: SQSEvent) => Promise<SQSBatchResponse>;
+
+export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
+  const runtime = createLambdaRuntime(options);
+  const { logger } = runtime;
+  const queue = runtime.queue("consumer");
+  let current: Deliverer | undefined;
+  let toldBroken = false;
+
+  /** Whether the record must be reported in `batchItemFailures`. */
+  async function handleRecord(deliverer: Deliverer, record: SQSRecord): Promise<boolean> {
+    const fields: Record<string, unknown> = { messageId: record.messageId };
+    try {
+      const job = decodeJob(record.body);
+      const attempts = receiveCount(record);
+      Object.assign(fields, { job: job.id, sink: job.sink, event: job.notification.eventName, attempts });
+      const message: ReceivedMessage<DeliveryJob> = {
+        id: job.id,
+        body: job,
+        attempts,
+        receipt: record.receiptHandle,
+      };
+      const outcome = await deliverer.deliver(job, attempts);
+      switch (outcome.kind) {
+        case "ack":
+          logger.log("info", "delivered", fields);
+          return false;
+        case "retry":
+          await queue.retry(message, outcome.delayMs, outcome.reason);
+          logger.log("warn", "delivery failed; will retry", {
+            ...fields,
+            retryInMs: outcome.delayMs,
+            reason: outcome.reason,
+          });
+          return true;
+        case "dead":
+          await queue.deadLetter(message, outcome.reason);
+          logger.log("error", "delivery dead-lettered", { ...fields, reason: outcome.reason });
+          return false;
+      }
+    } catch (e) {
+      logger.log("error", "record failed; reported for redelivery", {
+        ...fields,
+        error: e instanceof Error ? e.message : String(e),
+      });
+      return true;
+    }
+  }
+
+  return async (event) => {
+    const config = await runtime.config();
+    const failed = (records: readonly SQSRecord[]): SQSBatchResponse => ({
+      batchItemFailures: records.map((r): SQSBatchItemFailure => ({ itemIdentifier: r.messageId })),
+    });
+    if (!config.ok) {
+      // Logged once per container; every job stays on the queue until the configuration is fixed
+      // (or the redrive policy moves it to the DLQ, whence `hookgate dlq replay` brings it back).
+      if (!toldBroken)
+        logger.log("error", "configuration invalid; reporting every record for redelivery", {
+          problem: config.problem,
+        });
+      toldBroken = true;
+      return failed(event.Records);
+    }
+    const { policy } = config;
+    current ??= createDeliverer({
+      policy: () => policy,
+      egress: runtime.egress,
+      env: runtime.env,
+      clock: runtime.clock,
+      random: Math.random,
+    });
+    const deliverer = current;
+    const reported = await Promise.all(event.Records.map((record) => handleRecord(deliverer, record)));
+    return failed(event.Records.filter((_, i) => reported[i]));
+  };
+}
+
+/** The job in the queue adapter's `{id, body}` envelope; throws saying why a body is not one. */
+export function decodeJob(text: string): DeliveryJob {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new Error("body is not JSON");
+  }
+  if (typeof value !== "object" || value === null) throw new Error("body is not an {id, body} envelope");
+  const { id, body } = value as { id?: unknown; body?: unknown };
+  if (typeof id !== "string" || typeof body !== "object" || body === null)
+    throw new Error("body is not an {id, body} envelope");
+  const job = body as Partial<DeliveryJob>;
+  if (
+    job.id !== id ||
+    typeof job.sink !== "string" ||
+    typeof job.notification !== "object" ||
+    !job.notification
+  )
+    throw new Error("envelope body is not a delivery job");
+  return job as DeliveryJob;
+}
+
+/** 1 on the first delivery; SQS counts every receive, including those that timed out. */
+function receiveCount(record: SQSRecord): number {
+  const count = Number(record.attributes.ApproximateReceiveCount);
+  return Number.isInteger(count) && count > 0 ? count : 1;
+}
+
+export const handler: SqsHandler = createSqsHandler();

@@ -1,0 +1,168 @@
+/**
+ * `hookgate test POLICY CASES...`: runs a policy's tests. Each case is judged as simulate
+ * judges (no audit, no notify, no model calls or forwards: prompt and forward rules show as
+ * not run), as the case's team without a token. Exit 0 when every case passes, 1 otherwise.
+ */
+import { randomUUID } from "node:crypto";
+import { readFile } from "node:fs/promises";
+import { dirname, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { nodeSha256 } from "../adapters/hash/node-crypto.js";
+import { formatIssues, loadPolicyFile } from "../adapters/policy-source/file.js";
+import { createJudge } from "../app/replay.js";
+import { DEFAULT_TEAM } from "../core/auth.js";
+import type { PolicyIssue } from "../core/policy.js";
+import {
+  answerContext,
+  type CasesDocument,
+  caseBody,
+  checkExpectation,
+  type PolicyCase,
+  parseCases,
+  ruleCoverage,
+} from "../core/policy-cases.js";
+import { UsageError } from "./usage-error.js";
+
+export interface CommandIo {
+  readonly out: (text: string) => void;
+  readonly err: (text: string) => void;
+}
+
+interface LoadedCase {
+  readonly file: string;
+  readonly index: number;
+  readonly spec: PolicyCase;
+  readonly document: CasesDocument;
+  readonly body: string;
+}
+
+export async function policyTestCommand(args: readonly string[], io: CommandIo): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: [...args],
+    allowPositionals: true,
+    options: { coverage: { type: "boolean" } },
+  });
+  const [policyPath, ...caseFiles] = positionals;
+  if (!policyPath || caseFiles.length === 0) throw new UsageError("test takes a policy file and cases files");
+  const loaded = await loadPolicyFile(policyPath, {
+    env: (name) => process.env[name],
+    sha256: nodeSha256,
+  });
+  if (!loaded.ok) {
+    io.out(`${formatIssues(loaded.error)}\n${policyPath}: invalid policy\n`);
+    return 1;
+  }
+  const policy = loaded.value.policy;
+
+  const cases: LoadedCase[] = [];
+  const problems: string[] = [];
+  for (const file of caseFiles) {
+    const result = await loadCases(file);
+    if (result.problems.length > 0) problems.push(...result.problems.map((p) => `${file}: ${p}`));
+    cases.push(...result.cases);
+  }
+  if (problems.length > 0) {
+    io.out(
+      `${problems.join("\n")}\ncases invalid (${problems.length} problem${problems.length > 1 ? "s" : ""})\n`,
+    );
+    return 1;
+  }
+
+  const judge = createJudge(
+    { clock: { now: Date.now, monotonic: () => performance.now() }, newId: randomUUID, sha256: nodeSha256 },
+    policy,
+  );
+  const exercised = new Set<string>();
+  let passed = 0;
+  let failed = 0;
+  for (const c of cases) {
+    const outcome = await judge({
+      body: c.body,
+      client: c.spec.client ?? c.document.client,
+      team: c.spec.team ?? c.document.team ?? DEFAULT_TEAM,
+    });
+    const audit = outcome.audit;
+    for (const id of audit.rules) exercised.add(id);
+    for (const s of audit.shadow) exercised.add(s.rule);
+    const failures = checkExpectation(c.spec.expect, {
+      decision: audit.decision,
+      reason: audit.reason,
+      context: answerContext(outcome.answer),
+      rules: audit.rules,
+      shadowed: audit.shadow.map((s) => s.rule),
+      error: outcome.error,
+    });
+    const name = c.spec.name ?? `${audit.event ?? "event"}${audit.tool ? ` ${audit.tool}` : ""}`;
+    const lines = [`${failures.length === 0 ? "PASS" : "FAIL"}  ${name}`];
+    for (const failure of failures) lines.push(`      ${failure}`);
+    if (failures.length > 0) lines.push(`      at ${c.file} $.cases[${c.index}]`);
+    for (const p of audit.pending.filter((p) => p.outcome === "NOT_RUN")) {
+      lines.push(
+        `      note: ${p.rule} (${p.action}) was not run: hookgate test calls no model or downstream hook`,
+      );
+    }
+    io.out(`${lines.join("\n")}\n`);
+    if (failures.length === 0) passed += 1;
+    else failed += 1;
+  }
+  io.out(`${passed} passed, ${failed} failed\n`);
+
+  if (values.coverage) {
+    const coverage = ruleCoverage(policy.rules, exercised);
+    const active = policy.rules.length - coverage.off.length;
+    io.out(`coverage: ${active - coverage.uncovered.length} of ${active} rules exercised\n`);
+    for (const id of coverage.uncovered) io.out(`  not exercised: ${id}\n`);
+    for (const id of coverage.off) io.out(`  off (never evaluated): ${id}\n`);
+  }
+  return failed === 0 ? 0 : 1;
+}
+
+/** A cases file with every event read; problems carry their JSON path. */
+async function loadCases(file: string): Promise<{ cases: LoadedCase[]; problems: string[] }> {
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch (e) {
+    return { cases: [], problems: [`$: cannot read it: ${e instanceof Error ? e.message : String(e)}`] };
+  }
+  const parsed = parseCases(text);
+  if (!parsed.ok) return { cases: [], problems: parsed.error.map(describe) };
+  const document = parsed.value;
+  const cases: LoadedCase[] = [];
+  const problems: string[] = [];
+  for (const [index, spec] of document.cases.entries()) {
+    if (typeof spec.event !== "string") {
+      cases.push({ file, index, spec, document, body: caseBody(spec.event, spec.with) });
+      continue;
+    }
+    const eventPath = resolve(dirname(file), spec.event);
+    const at = `$.cases[${index}].event`;
+    let eventText: string;
+    try {
+      eventText = await readFile(eventPath, "utf8");
+    } catch (e) {
+      problems.push(`${at}: cannot read ${eventPath}: ${e instanceof Error ? e.message : String(e)}`);
+      continue;
+    }
+    if (spec.with === undefined) {
+      // The file's bytes as they are: a recorded body is sent exactly as the client sent it.
+      cases.push({ file, index, spec, document, body: eventText });
+      continue;
+    }
+    let event: unknown;
+    try {
+      event = JSON.parse(eventText);
+    } catch (e) {
+      problems.push(`${at}: ${eventPath} is not valid JSON: ${e instanceof Error ? e.message : String(e)}`);
+      continue;
+    }
+    if (event === null || typeof event !== "object" || Array.isArray(event)) {
+      problems.push(`${at}: ${eventPath} does not hold a JSON object, so "with" cannot be laid over it`);
+      continue;
+    }
+    cases.push({ file, index, spec, document, body: caseBody(event as Record<string, unknown>, spec.with) });
+  }
+  return { cases, problems };
+}
+
+const describe = (issue: PolicyIssue) => `${issue.path}: ${issue.message}`;

@@ -1,0 +1,170 @@
+/**
+ * `hookgate replay --policy CANDIDATE RECORDS...`: judges recorded traffic against a candidate
+ * policy with no side effects and prints what would change. Impact is information, so the exit
+ * code is 0 whatever changed; 1 only when the policy or the records cannot be read.
+ */
+import { randomUUID } from "node:crypto";
+import { readFile } from "node:fs/promises";
+import { parseArgs } from "node:util";
+import { nodeSha256 } from "../adapters/hash/node-crypto.js";
+import { formatIssues, loadPolicyFile } from "../adapters/policy-source/file.js";
+import type { ReplayRecord } from "../app/handle-hook.js";
+import {
+  type Counts,
+  type ImpactExample,
+  type ImpactReport,
+  readRecords,
+  replayImpact,
+} from "../app/replay.js";
+import type { CommandIo } from "./policy-test.js";
+import { UsageError } from "./usage-error.js";
+
+export async function replayCommand(
+  args: readonly string[],
+  io: CommandIo & { readonly stdin: () => Promise<string> },
+): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: [...args],
+    allowPositionals: true,
+    options: {
+      policy: { type: "string" },
+      json: { type: "boolean" },
+      examples: { type: "string" },
+      "with-judge": { type: "boolean" },
+    },
+  });
+  if (!values.policy) throw new UsageError("replay needs --policy CANDIDATE");
+  if (positionals.length === 0)
+    throw new UsageError("replay takes one or more record files (or - for stdin)");
+  const examples = Number(values.examples ?? "3");
+  if (!Number.isInteger(examples) || examples < 0)
+    throw new UsageError(`--examples ${values.examples} is not a count`);
+  if (values["with-judge"]) {
+    io.err(
+      "hookgate: --with-judge is not available yet: replay runs no model calls and no forwards, and counts events that reach prompt or forward rules as not run\n",
+    );
+    return 2;
+  }
+
+  const loaded = await loadPolicyFile(values.policy, {
+    env: (name) => process.env[name],
+    sha256: nodeSha256,
+  });
+  if (!loaded.ok) {
+    io.err(`${formatIssues(loaded.error)}\nhookgate: ${values.policy}: invalid policy\n`);
+    return 1;
+  }
+  const records: ReplayRecord[] = [];
+  for (const file of positionals) {
+    let text: string;
+    try {
+      text = file === "-" ? await io.stdin() : await readFile(file, "utf8");
+    } catch (e) {
+      io.err(`hookgate: cannot read ${file}: ${e instanceof Error ? e.message : String(e)}\n`);
+      return 1;
+    }
+    const read = readRecords(text);
+    if (read.invalid.length > 0) {
+      const shown = read.invalid.slice(0, 10).map((i) => `${file}: ${i.at}: ${i.problem}`);
+      const more = read.invalid.length > 10 ? `\n… and ${read.invalid.length - 10} more` : "";
+      io.err(
+        `${shown.join("\n")}${more}\nhookgate: ${file}: ${read.invalid.length} malformed hook record${read.invalid.length > 1 ? "s" : ""}\n`,
+      );
+      return 1;
+    }
+    if (read.records.length === 0 && read.skipped > 0) {
+      io.err(
+        `hookgate: ${file} holds no hook records (${read.skipped} other lines): record with \`hookgate serve --record FILE\`, or export the "hook record" log lines (see README)\n`,
+      );
+      return 1;
+    }
+    records.push(...read.records);
+  }
+
+  const report = await replayImpact(
+    { clock: { now: Date.now, monotonic: () => performance.now() }, newId: randomUUID, sha256: nodeSha256 },
+    loaded.value.policy,
+    records,
+    { examples },
+  );
+  io.out(
+    values.json
+      ? `${JSON.stringify({ candidate: values.policy, ...report }, null, 2)}\n`
+      : describeImpact(values.policy, report, examples),
+  );
+  return 0;
+}
+
+const arrow = (change: string) => change.replace("->", " -> ");
+
+function describeImpact(file: string, report: ImpactReport, examples: number): string {
+  const lines = [
+    `replayed ${report.records} records against ${file} (policy ${report.policy})`,
+    `recorded under ${
+      Object.entries(report.recordedPolicies)
+        .map(([hash, n]) => `policy ${hash} (${n})`)
+        .join(", ") || "no policy"
+    }`,
+    `${report.changed} changed, ${report.unchanged} unchanged${report.notRun.records > 0 ? `, ${report.notRun.records} not compared` : ""}`,
+  ];
+  if (report.changed > 0) {
+    lines.push("", "by change:");
+    const width = Math.max(...Object.keys(report.byChange).map((c) => arrow(c).length));
+    for (const [change, n] of Object.entries(report.byChange))
+      lines.push(`  ${arrow(change).padEnd(width)}  ${n}`);
+    section(lines, "by rule", report.byRule);
+    section(lines, "by team", report.byTeam);
+    section(lines, "by tool", report.byTool);
+  }
+  if (report.notRun.records > 0) {
+    lines.push(
+      "",
+      `not compared (${report.notRun.records}): they reach prompt or forward rules, which replay does not run:`,
+    );
+    for (const [rule, n] of Object.entries(report.notRun.byRule)) lines.push(`  ${rule}  ${n}`);
+  }
+  if (Object.keys(report.shadow).length > 0) {
+    lines.push("", "shadow rules of the candidate (would have decided, never sent):");
+    for (const [rule, counts] of Object.entries(report.shadow)) {
+      lines.push(
+        `  ${rule}: ${Object.entries(counts)
+          .map(([d, n]) => `${d} ${n}`)
+          .join(", ")}`,
+      );
+    }
+  }
+  if (report.changed > 0 && examples > 0) {
+    lines.push("", `examples (first ${examples} of each change):`);
+    for (const [change, list] of Object.entries(report.examples)) {
+      lines.push(`  ${arrow(change)}`);
+      for (const example of list) lines.push(...describeExample(example));
+    }
+  }
+  return `${lines.join("\n")}\n`;
+}
+
+function section(lines: string[], title: string, nested: Record<string, Counts>): void {
+  lines.push("", `${title}:`);
+  const total = (counts: Counts) => Object.values(counts).reduce((s, n) => s + n, 0);
+  const width = Math.max(...Object.keys(nested).map((k) => k.length));
+  const digits = Math.max(...Object.values(nested).map((c) => String(total(c)).length));
+  for (const [key, counts] of Object.entries(nested)) {
+    const detail = Object.entries(counts)
+      .map(([change, n]) => `${arrow(change)} ${n}`)
+      .join(", ");
+    lines.push(`  ${key.padEnd(width)}  ${String(total(counts)).padStart(digits)}  (${detail})`);
+  }
+}
+
+function describeExample(example: ImpactExample): string[] {
+  const input = example.input === undefined ? "" : ` ${cut(JSON.stringify(example.input), 100)}`;
+  const said = (side: ImpactExample["before"]) =>
+    `${side.decision}${side.reason ? ` "${cut(side.reason, 80)}"` : ""}${side.rules.length > 0 ? ` [${side.rules.join(", ")}]` : ""}`;
+  return [
+    `    ${example.time} ${example.team} ${example.client} ${example.event}${example.tool ? ` ${example.tool}` : ""}${input}`,
+    `      was ${said(example.before)}`,
+    `      now ${said(example.after)}`,
+  ];
+}
+
+const cut = (text: string, max: number) => (text.length > max ? `${text.slice(0, max)}…` : text);

@@ -1,0 +1,136 @@
+/**
+ * `hookgate send --url URL [--client NAME] [--timeout SECONDS]`: a hook adapter. Reads one event
+ * on stdin, posts it to the gateway with the token from the environment (HOOKGATE_TOKEN, else
+ * HOOKGATE_AUTH) and prints the answer body exactly. It never breaks the agent: on any failure
+ * (a bad command line, a bad URL, the gateway down or slow, a non-2xx answer) it prints nothing,
+ * says why on standard error and still exits 0.
+ *
+ * `--url` is the full hook URL, as written in the client's settings. Only when it is a gateway
+ * base URL (its path has no `/v1/hooks`) does `--client` pick the route: `/v1/hooks/<client>`,
+ * or `/v1/hooks` (dialect read from the body) without `--client`.
+ */
+import { parseArgs } from "node:util";
+import { gatewayRequest } from "../adapters/gateway-client/node.js";
+import { DIALECTS } from "../core/hook-event.js";
+
+export interface CommandIo {
+  out: (text: string) => void;
+  err: (text: string) => void;
+  stdin: () => Promise<string>;
+}
+
+export type Env = Readonly<Record<string, string | undefined>>;
+
+export const DEFAULT_SEND_TIMEOUT_SECONDS = 10;
+
+/** The token a hook adapter sends: HOOKGATE_TOKEN, else HOOKGATE_AUTH (deepagents drops *TOKEN*). */
+export function tokenFromEnv(env: Env): { name: string; value: string } | undefined {
+  for (const name of ["HOOKGATE_TOKEN", "HOOKGATE_AUTH"]) {
+    const value = env[name]?.trim();
+    if (value) return { name, value };
+  }
+  return undefined;
+}
+
+const HOOKS_PATH = /\/v1\/hooks(?:\/|$)/;
+
+/**
+ * The URL to post to: `url` itself when its path already names a hook route, otherwise the
+ * base URL plus `/v1/hooks/<client>` (or `/v1/hooks`). Throws on a URL that is not http(s).
+ */
+export function resolveHookUrl(url: string, client: string | undefined): string {
+  const parsed = parseGatewayUrl(url);
+  if (HOOKS_PATH.test(parsed.pathname)) return url;
+  const base = parsed.href.replace(/[?#].*$/, "").replace(/\/+$/, "");
+  return `${base}/v1/hooks${client ? `/${client}` : ""}`;
+}
+
+/** The client a hook URL's route names, if any (`/v1/hooks/deepcode` → deepcode). */
+export function routeClient(url: string): string | undefined {
+  const match = /\/v1\/hooks\/([^/?#]+)\/?$/.exec(parseGatewayUrl(url).pathname);
+  return match?.[1];
+}
+
+/** The gateway's base URL: everything before `/v1/hooks` in the path (the URL itself otherwise). */
+export function gatewayBaseUrl(url: string): string {
+  const parsed = parseGatewayUrl(url);
+  const at = parsed.pathname.search(HOOKS_PATH);
+  const path = at === -1 ? parsed.pathname : parsed.pathname.slice(0, at);
+  return `${parsed.origin}${path}`.replace(/\/+$/, "");
+}
+
+export function parseGatewayUrl(url: string): URL {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new Error(`"${url}" is not a URL (expected e.g. http://127.0.0.1:8787/v1/hooks/claude-code)`);
+  }
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
+    throw new Error(`"${url}" is not an http or https URL`);
+  }
+  if (parsed.username || parsed.password) {
+    throw new Error(`"${url}" carries a user name or password; the token goes in HOOKGATE_TOKEN`);
+  }
+  return parsed;
+}
+
+export async function sendCommand(args: readonly string[], io: CommandIo, env: Env): Promise<number> {
+  const fail = (message: string) => {
+    io.err(`hookgate send: ${message}; the agent gets no answer\n`);
+    return 0;
+  };
+  try {
+    const { values } = parseArgs({
+      args: [...args],
+      options: {
+        url: { type: "string" },
+        client: { type: "string" },
+        timeout: { type: "string" },
+      },
+    });
+    if (!values.url)
+      return fail("needs --url (the hook URL, e.g. http://127.0.0.1:8787/v1/hooks/claude-code)");
+    const client = values.client;
+    if (client !== undefined && !(DIALECTS as readonly string[]).includes(client)) {
+      return fail(`--client must be one of ${DIALECTS.join(", ")}`);
+    }
+    const seconds = Number(values.timeout ?? DEFAULT_SEND_TIMEOUT_SECONDS);
+    if (!Number.isFinite(seconds) || seconds <= 0 || seconds > 600) {
+      return fail(`--timeout ${values.timeout} is not a number of seconds between 0 and 600`);
+    }
+    const url = resolveHookUrl(values.url, client);
+    const named = routeClient(url);
+    if (client !== undefined && named !== undefined && named !== client) {
+      io.err(
+        `hookgate send: --url already names the route /v1/hooks/${named}; --client ${client} is ignored\n`,
+      );
+    }
+    const body = await io.stdin();
+    const token = tokenFromEnv(env);
+    if (!token) io.err("hookgate send: neither HOOKGATE_TOKEN nor HOOKGATE_AUTH is set; sending no token\n");
+    const result = await gatewayRequest({
+      method: "POST",
+      url,
+      headers: {
+        "content-type": "application/json",
+        "x-hookgate-timeout": String(seconds),
+        ...(token ? { authorization: `Bearer ${token.value}` } : {}),
+      },
+      body,
+      timeoutMs: seconds * 1000,
+    });
+    if (!result.ok) return fail(result.error);
+    const { status, body: answer } = result.response;
+    if (status < 200 || status > 299) {
+      const excerpt = answer.trim().slice(0, 200);
+      return fail(`HTTP ${status} from ${url}${excerpt ? `: ${excerpt}` : ""}`);
+    }
+    const error = result.response.headers["x-hookgate-error"];
+    if (error) io.err(`hookgate send: the gateway could not judge this event (${error})\n`);
+    io.out(answer);
+    return 0;
+  } catch (e) {
+    return fail(e instanceof Error ? e.message : String(e));
+  }
+}

@@ -1,0 +1,109 @@
+/** `hookgate doctor` against a running gateway: each check with ✓ or ✗ and a fix. */
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ROOT, runCli, type ServerProcess, startServerProcess } from "../support/process.js";
+
+const TOKEN = "hookgate-dev-token";
+
+let server: ServerProcess;
+let closedUrl: string;
+beforeAll(async () => {
+  server = await startServerProcess(join(ROOT, "examples/policy.json"));
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+  closedUrl = `http://127.0.0.1:${(probe.address() as AddressInfo).port}/v1/hooks/claude-code`;
+  await new Promise((resolve) => probe.close(resolve));
+});
+afterAll(async () => {
+  await server?.stop();
+});
+
+const lines = (stdout: string) => stdout.split("\n").filter((l) => /^[✓✗] /.test(l));
+
+describe("hookgate doctor", { timeout: 90_000 }, () => {
+  it("passes every check with the right token", async () => {
+    const result = await runCli(["doctor", "--url", `${server.url}/v1/hooks/claude-code`], "", {
+      HOOKGATE_TOKEN: TOKEN,
+    });
+    expect(result.code, result.stdout).toBe(0);
+    const checks = lines(result.stdout);
+    expect(checks).toHaveLength(3);
+    expect(checks.every((l) => l.startsWith("✓ "))).toBe(true);
+    expect(checks[0]).toMatch(/gateway answers: GET \/healthz 200, policy [0-9a-f]{16}/);
+    expect(checks[1]).toBe('✓ token in HOOKGATE_TOKEN accepted: team "platform"');
+    expect(checks[2]).toBe(
+      '✓ sample PreToolUse Bash "rm -rf /" → deny ("Deleting from / is never allowed"), as expected',
+    );
+  });
+
+  it("works from the gateway's base URL and with each client's route and token variable", async () => {
+    const runs = await Promise.all([
+      runCli(["doctor", "--url", server.url], "", { HOOKGATE_TOKEN: TOKEN }),
+      runCli(["doctor", "--url", `${server.url}/v1/hooks/deepcode`], "", { HOOKGATE_TOKEN: TOKEN }),
+      runCli(["doctor", "--url", `${server.url}/v1/hooks/deepagents`], "", { HOOKGATE_AUTH: TOKEN }),
+      runCli(
+        ["doctor", "--url", server.url, "--command", "git push --force origin main", "--expect", "ask"],
+        "",
+        {
+          HOOKGATE_TOKEN: TOKEN,
+        },
+      ),
+    ]);
+    for (const run of runs) expect(run.code, run.stdout).toBe(0);
+    expect(runs[1]?.stdout).toMatch(/\(deepcode\)/);
+    expect(runs[2]?.stdout).toMatch(/token in HOOKGATE_AUTH accepted/);
+    expect(runs[3]?.stdout).toMatch(/→ ask \("Force push needs a human"\), as expected/);
+  });
+
+  it("fails the token check with a clear fix when the token is wrong", async () => {
+    const result = await runCli(["doctor", "--url", `${server.url}/v1/hooks/claude-code`], "", {
+      HOOKGATE_TOKEN: "not-the-token",
+    });
+    expect(result.code).toBe(1);
+    const out = result.stdout;
+    expect(lines(out)[0]).toMatch(/^✓ gateway answers/);
+    expect(out).toMatch(/✗ token in HOOKGATE_TOKEN refused \(AUTH_UNKNOWN_TOKEN\)/);
+    expect(out).toMatch(/fix: set HOOKGATE_TOKEN to a token listed in the gateway policy's auth\.tokens/);
+    // The sample is denied by auth.onFailure, not by the policy: that is not a pass.
+    expect(out).toMatch(/✗ sample PreToolUse .*could not judge it \(AUTH_UNKNOWN_TOKEN\)/);
+  });
+
+  it("says which variable to export when there is no token", async () => {
+    const result = await runCli(["doctor", "--url", server.url], "", {});
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/✗ token: neither HOOKGATE_TOKEN nor HOOKGATE_AUTH is set/);
+    expect(result.stdout).toMatch(/fix: export HOOKGATE_TOKEN=/);
+  });
+
+  it("fails the sample check when the policy does not decide as expected", async () => {
+    const result = await runCli(["doctor", "--url", server.url, "--expect", "allow"], "", {
+      HOOKGATE_TOKEN: TOKEN,
+    });
+    expect(result.code).toBe(1);
+    const checks = lines(result.stdout);
+    expect(checks.slice(0, 2).every((l) => l.startsWith("✓ "))).toBe(true);
+    expect(checks[2]).toMatch(/^✗ sample PreToolUse Bash "rm -rf \/" → deny .*expected allow$/);
+    expect(result.stdout).toMatch(/fix: .*hookgate simulate/);
+  });
+
+  it("fails the first check, with how to start the gateway, when nothing answers", async () => {
+    const result = await runCli(["doctor", "--url", closedUrl], "", { HOOKGATE_TOKEN: TOKEN });
+    expect(result.code).toBe(1);
+    const checks = lines(result.stdout);
+    expect(checks).toHaveLength(3);
+    expect(checks.every((l) => l.startsWith("✗ "))).toBe(true);
+    expect(result.stdout).toMatch(/nothing is listening/);
+    expect(result.stdout).toMatch(/fix: start the gateway \(npm start/);
+  });
+
+  it("is a usage error without --url or with an unknown --expect", async () => {
+    const [noUrl, badExpect] = await Promise.all([
+      runCli(["doctor"]),
+      runCli(["doctor", "--url", server.url, "--expect", "maybe"]),
+    ]);
+    expect(noUrl.code).toBe(2);
+    expect(badExpect.code).toBe(2);
+  });
+});

@@ -1,0 +1,705 @@
+/**
+ * `hookgate init`: every generated configuration is checked against its client's documented
+ * schema and semantics (reference/clients.md §2, §3, §4.3, §4.5, §8, §9), then used the way the
+ * client would use it against a running gateway: http hooks are posted as Claude Code and
+ * deepcode post them (allowlist, header interpolation, timeout), command adapters are run by a
+ * shell with the event on stdin and their output read as the client reads it.
+ */
+import { spawn } from "node:child_process";
+import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CLAUDE_CODE_EVENTS, DEEPAGENTS_LEGACY_EVENTS, DEEPAGENTS_V2_EVENTS } from "../../src/core/events.js";
+import { BIN, ROOT, runCli, type ServerProcess, startServerProcess } from "../support/process.js";
+
+const TOKEN = "hookgate-dev-token";
+const FIXTURES = join(ROOT, "test/fixtures/onboarding");
+const fixture = (name: string) => readFileSync(join(FIXTURES, name), "utf8");
+const DENY = {
+  hookSpecificOutput: {
+    hookEventName: "PreToolUse",
+    permissionDecision: "deny",
+    permissionDecisionReason: "Deleting from / is never allowed",
+  },
+};
+const tmp = mkdtempSync(join(tmpdir(), "hookgate-init-"));
+
+type Json = Record<string, unknown>;
+type Hook = Record<string, unknown>;
+
+let server: ServerProcess;
+let onboarding: ServerProcess;
+beforeAll(async () => {
+  [server, onboarding] = await Promise.all([
+    startServerProcess(join(ROOT, "examples/policy.json")),
+    startServerProcess(join(FIXTURES, "policy.json")),
+  ]);
+});
+afterAll(async () => {
+  await Promise.all([server?.stop(), onboarding?.stop()]);
+});
+
+async function init(args: string[]): Promise<{ config: Json; stderr: string }> {
+  const result = await runCli(["init", ...args]);
+  expect(result.code, result.stderr).toBe(0);
+  return { config: JSON.parse(result.stdout) as Json, stderr: result.stderr };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The clients' own rules, re-implemented small (clients.md §3.2, §3.3)
+
+const escapeRegex = (text: string) => text.replace(/[.+?^${}()|[\]\\]/g, "\\$&");
+
+/** Claude Code 2.1.63–2.1.112 (`CeY`) and deepcode: a regex over the URL as written. */
+function rawRegexMatch(url: string, pattern: string): boolean {
+  return new RegExp(`^${escapeRegex(pattern).replaceAll("*", ".*")}$`).test(url);
+}
+
+const DEFAULT_PORTS: Record<string, string> = { "http:": "80", "https:": "443" };
+
+/** Claude Code 2.1.128 and later: URL-aware (§3.2). */
+function urlAwareMatch(url: string, pattern: string): boolean {
+  if (pattern === "*") return true;
+  let target: URL;
+  try {
+    target = new URL(url);
+  } catch {
+    return false;
+  }
+  const parts = /^([A-Za-z][A-Za-z0-9+.-]*|\*):\/\/([^/:?#]*)(?::(\*|\d*))?(\/[^?#]*)?(\?[^#]*)?$/.exec(
+    pattern,
+  );
+  if (!parts) {
+    // Unparseable: a regex over proto//host/path?search where * stays inside one segment.
+    const subject = `${target.protocol}//${target.host}${target.pathname}${target.search}`;
+    return new RegExp(`^${escapeRegex(pattern).replaceAll("*", "[^/]*")}$`).test(subject);
+  }
+  const [, scheme = "", host = "", port, path, search] = parts;
+  if (scheme !== "*" && `${scheme.toLowerCase()}:` !== target.protocol) return false;
+  const hostPattern = host.toLowerCase().replace(/\.$/, "");
+  const hostRegex = new RegExp(`^${escapeRegex(hostPattern).replaceAll("*", "[^/]*")}$`);
+  if (!hostRegex.test(target.hostname.toLowerCase().replace(/\.$/, ""))) return false;
+  const anyPort = port === "*" || (host.includes("*") && port === undefined);
+  if (!anyPort) {
+    const patternPort = port === undefined || port === DEFAULT_PORTS[`${scheme.toLowerCase()}:`] ? "" : port;
+    if (patternPort !== target.port) return false;
+  }
+  if (path === undefined && search === undefined) return true;
+  const pathRegex = new RegExp(`^${escapeRegex(`${path ?? ""}${search ?? ""}`).replaceAll("*", ".*")}$`);
+  return pathRegex.test(`${target.pathname}${target.search}`);
+}
+
+/** Header interpolation: Claude Code's regex (upper case only), or deepcode's (any case). */
+function interpolate(template: string, allowed: readonly string[], env: Json, anyCase = false): string {
+  const re = anyCase
+    ? /\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)/g
+    : /\$\{([A-Z_][A-Z0-9_]*)\}|\$([A-Z_][A-Z0-9_]*)/g;
+  return template
+    .replace(re, (_, braced: string | undefined, bare: string | undefined) => {
+      const name = braced ?? bare ?? "";
+      return allowed.includes(name) ? String(env[name] ?? "") : "";
+    })
+    .replace(/[\r\n\0]/g, "");
+}
+
+/** The effective variable set of one http hook: allowedEnvVars ∩ httpHookAllowedEnvVars. */
+function effectiveEnvVars(hook: Hook, settings: Json): string[] {
+  const own = (hook.allowedEnvVars as string[] | undefined) ?? [];
+  const global = settings.httpHookAllowedEnvVars as string[] | undefined;
+  return global === undefined ? own : own.filter((name) => global.includes(name));
+}
+
+/** Posts one http hook as Claude Code / deepcode would, refusing what their allowlist refuses. */
+async function postAsClient(
+  hook: Hook,
+  settings: Json,
+  body: string,
+  env: Json,
+  client: "claude-code" | "deepcode",
+): Promise<{ status: number; text: string }> {
+  const url = hook.url as string;
+  const patterns = settings.allowedHttpHookUrls as string[];
+  expect(patterns.some((p) => rawRegexMatch(url, p))).toBe(true);
+  if (client === "claude-code") expect(patterns.some((p) => urlAwareMatch(url, p))).toBe(true);
+  const allowed = effectiveEnvVars(hook, settings);
+  const headers: Record<string, string> = { "Content-Type": "application/json" };
+  for (const [name, value] of Object.entries((hook.headers as Record<string, string>) ?? {})) {
+    headers[name] = interpolate(value, allowed, env, client === "deepcode");
+  }
+  const response = await fetch(url, {
+    method: "POST",
+    headers,
+    body,
+    redirect: "manual",
+    signal: AbortSignal.timeout((hook.timeout as number) * 1000),
+  });
+  return { status: response.status, text: await response.text() };
+}
+
+/** What Claude Code makes of an http PreToolUse answer (§4.1, §4.2); deepcode also blocks on non-2xx. */
+function readPreToolUse(
+  answer: { status: number; text: string },
+  client: "claude-code" | "deepcode",
+): string {
+  if (answer.status < 200 || answer.status > 299) return client === "deepcode" ? "deny" : "proceed";
+  if (answer.text.trim() === "") return "proceed";
+  const json = JSON.parse(answer.text) as Json;
+  const specific = json.hookSpecificOutput as Json | undefined;
+  if (specific) expect(specific.hookEventName).toBe("PreToolUse");
+  return String(specific?.permissionDecision ?? (json.decision === "block" ? "deny" : "proceed"));
+}
+
+interface ShellResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  ms: number;
+}
+
+/** Runs argv (e.g. ["bash", "-c", command]) with the event on stdin and exactly `env`. */
+function runShell(argv: string[], stdin: string, env: Record<string, string>): Promise<ShellResult> {
+  const started = Date.now();
+  return new Promise((resolve) => {
+    const child = spawn(argv[0] ?? "sh", argv.slice(1), { env });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (c) => {
+      stdout += c;
+    });
+    child.stderr.on("data", (c) => {
+      stderr += c;
+    });
+    child.on("exit", (code) => resolve({ code, stdout, stderr, ms: Date.now() - started }));
+    child.stdin.end(stdin);
+  });
+}
+
+/** deepagents v2 runs hooks without variables whose names look like credentials (§8). */
+function sanitizeLikeDeepagents(env: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(env).filter(([name]) => !/KEY|TOKEN|SECRET|PASSWORD|APIKEY/i.test(name)),
+  );
+}
+
+const PATH = process.env.PATH ?? "";
+
+/** A `hookgate` on the PATH, as `npm link` or `npm install -g` would put it. */
+const shimDir = mkdtempSync(join(tmpdir(), "hookgate-bin-"));
+writeFileSync(join(shimDir, "hookgate"), `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`);
+chmodSync(join(shimDir, "hookgate"), 0o755);
+
+function groupsOf(config: Json): [string, Json[]][] {
+  return Object.entries(config.hooks as Record<string, Json[]>);
+}
+
+function handlersOf(config: Json): [string, Hook][] {
+  return groupsOf(config).flatMap(([event, groups]) =>
+    groups.flatMap((group) => (group.hooks as Hook[]).map((hook): [string, Hook] => [event, hook])),
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+
+describe("the test's own matchers", () => {
+  // Rows of the clients.md §3.2 matrix: [url, pattern, ≤2.1.112, 2.1.128–2.1.200].
+  const MATRIX: [string, string, boolean, boolean][] = [
+    ["https://hooks.example.com/claude/pre", "https://hooks.example.com/*", true, true],
+    ["https://hooks.example.com", "https://hooks.example.com/*", false, true],
+    ["https://hooks.example.com:443/a", "https://hooks.example.com/*", false, true],
+    ["https://hooks.example.com:8443/a", "https://hooks.example.com/*", false, false],
+    ["https://HOOKS.example.com/a", "https://hooks.example.com/*", false, true],
+    ["https://hooks.example.com/a", "https://hooks.example.com", false, true],
+    ["https://hooks.example.com/a", "https://hooks.example.com/", false, false],
+    ["https://a.b.example.com/x", "https://*.example.com/*", true, true],
+    ["https://example.com/x", "https://*.example.com/*", false, false],
+    ["https://evil.com/.example.com/x", "https://*.example.com/*", true, false],
+    ["https://a.example.com:9000/x", "https://*.example.com/*", false, true],
+    ["http://localhost:8080/hook", "http://localhost:*", true, true],
+    ["http://localhost/hook", "http://localhost:*", false, true],
+    ["http://hooks.example.com/x", "https://hooks.example.com/*", false, false],
+    ["https://hooks.example.com/x", "*://hooks.example.com/*", true, true],
+    ["https://hooks.example.com/x", "*.example.com", false, false],
+    ["https://hooks.example.com/x", "hooks.example.com/*", false, false],
+    ["https://hooks.example.com.evil.net/x", "https://hooks.example.com*", true, true],
+  ];
+  it.each(MATRIX)("%s against %s", (url, pattern, legacy, aware) => {
+    expect(rawRegexMatch(url, pattern)).toBe(legacy);
+    expect(urlAwareMatch(url, pattern)).toBe(aware);
+  });
+
+  it("interpolates like §3.3", () => {
+    const env = { GW_AUTH: "s3cr3t", lower_tok: "lt" };
+    const allowed = ["GW_AUTH", "lower_tok"];
+    expect(interpolate("Bearer $GW_AUTH", allowed, env)).toBe("Bearer s3cr3t");
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the client's own template syntax
+    expect(interpolate("Bearer ${GW_AUTH}_V2", allowed, env)).toBe("Bearer s3cr3t_V2");
+    expect(interpolate("Bearer $GW_AUTH_V2", allowed, env)).toBe("Bearer ");
+    expect(interpolate("Bearer $lower_tok", allowed, env)).toBe("Bearer $lower_tok");
+    expect(interpolate("Bearer $lower_tok", allowed, env, true)).toBe("Bearer lt");
+  });
+});
+
+const HTTP_HOOK_KEYS = new Set(["type", "url", "headers", "allowedEnvVars", "timeout", "onFailure"]);
+const COMMAND_HOOK_KEYS = new Set(["type", "command", "timeout"]);
+
+/** Claude Code's settings schema for hooks, and deepcode's (a subset: no onFailure, §9). */
+function expectSettingsSchema(config: Json, client: "claude-code" | "deepcode", url: string) {
+  const events = client === "claude-code" ? CLAUDE_CODE_EVENTS : undefined;
+  for (const [event, groups] of groupsOf(config)) {
+    if (events) expect(events).toContain(event);
+    expect(Array.isArray(groups)).toBe(true);
+    for (const group of groups) {
+      expect(Object.keys(group).every((k) => k === "matcher" || k === "hooks")).toBe(true);
+      expect((group.hooks as Hook[]).length).toBeGreaterThan(0);
+    }
+  }
+  for (const [event, hook] of handlersOf(config)) {
+    if (hook.type === "http") {
+      for (const key of Object.keys(hook)) expect(HTTP_HOOK_KEYS.has(key), key).toBe(true);
+      expect(hook.url).toBe(url);
+      expect(() => new URL(hook.url as string)).not.toThrow();
+      expect(Number.isInteger(hook.timeout) && (hook.timeout as number) > 0).toBe(true);
+      const headers = hook.headers as Record<string, unknown>;
+      for (const value of Object.values(headers)) expect(typeof value).toBe("string");
+      expect(headers["x-hookgate-timeout"]).toBe(String(hook.timeout));
+      expect(headers.Authorization).toBe("Bearer $HOOKGATE_TOKEN");
+      expect(hook.allowedEnvVars).toEqual(["HOOKGATE_TOKEN"]);
+      if ("onFailure" in hook) {
+        expect(client).toBe("claude-code");
+        expect(["continue", "block"]).toContain(hook.onFailure);
+      }
+      if (client === "claude-code") expect(["SessionStart", "Setup"]).not.toContain(event);
+    } else {
+      expect(client).toBe("claude-code");
+      expect(hook.type).toBe("command");
+      for (const key of Object.keys(hook)) expect(COMMAND_HOOK_KEYS.has(key), key).toBe(true);
+      expect(typeof hook.command).toBe("string");
+    }
+  }
+  // Every http hook can put HOOKGATE_TOKEN into its header, and the result is a real Bearer.
+  for (const [, hook] of handlersOf(config).filter(([, h]) => h.type === "http")) {
+    expect(effectiveEnvVars(hook, config)).toContain("HOOKGATE_TOKEN");
+    const value = interpolate(
+      (hook.headers as Record<string, string>).Authorization ?? "",
+      effectiveEnvVars(hook, config),
+      { HOOKGATE_TOKEN: TOKEN },
+      client === "deepcode",
+    );
+    expect(value).toBe(`Bearer ${TOKEN}`);
+    expect(value.slice("Bearer ".length).trim()).not.toBe("");
+  }
+}
+
+describe("hookgate init --client claude-code", { timeout: 90_000 }, () => {
+  const url = () => `${server.url}/v1/hooks/claude-code`;
+
+  it("prints the settings fragment alone on stdout, notes on stderr", async () => {
+    const result = await runCli(["init", "--client", "claude-code", "--url", url()]);
+    expect(result.code).toBe(0);
+    const config = JSON.parse(result.stdout) as Json;
+    expect(Object.keys(config).sort()).toEqual(["allowedHttpHookUrls", "hooks", "httpHookAllowedEnvVars"]);
+    expect(config.httpHookAllowedEnvVars).toEqual(["HOOKGATE_TOKEN"]);
+    expect(result.stderr).toMatch(/export HOOKGATE_TOKEN=/);
+    expectSettingsSchema(config, "claude-code", url());
+    expect(Object.keys(config.hooks as Json)).toContain("PreToolUse");
+  });
+
+  it("allowlists the exact host with /*, matching under both matchers and nothing else", async () => {
+    for (const hookUrl of [
+      url(),
+      "https://hookgate.acme.example/v1/hooks/claude-code",
+      "https://hookgate.acme.example:8443/gw/v1/hooks/claude-code",
+    ]) {
+      const { config } = await init(["--client", "claude-code", "--url", hookUrl]);
+      const patterns = config.allowedHttpHookUrls as string[];
+      expect(patterns).toHaveLength(1);
+      const [pattern = ""] = patterns;
+      expect(pattern).toMatch(/^https?:\/\/[^/*]+\/\*$/);
+      for (const hook of handlersOf(config).filter(([, h]) => h.type === "http")) {
+        expect(hook[1].url).toBe(hookUrl);
+        expect(rawRegexMatch(hookUrl, pattern)).toBe(true);
+        expect(urlAwareMatch(hookUrl, pattern)).toBe(true);
+      }
+      const other = new URL(hookUrl);
+      const elsewhere = [
+        hookUrl.replace(other.host, `${other.hostname}.evil.net${other.port ? `:${other.port}` : ""}`),
+        hookUrl.replace(other.host, `${other.hostname}:9`),
+        hookUrl.replace(/^https?:/, other.protocol === "https:" ? "http:" : "https:"),
+      ];
+      for (const bad of elsewhere) {
+        expect(rawRegexMatch(bad, pattern), bad).toBe(false);
+        expect(urlAwareMatch(bad, pattern), bad).toBe(false);
+      }
+    }
+  });
+
+  it("denies rm -rf / when Claude Code posts its PreToolUse hook to a running gateway", async () => {
+    const { config } = await init(["--client", "claude-code", "--url", url()]);
+    const [, hook] = handlersOf(config).find(([event]) => event === "PreToolUse") ?? [];
+    expect(hook?.type).toBe("http");
+    const answer = await postAsClient(
+      hook as Hook,
+      config,
+      fixture("claude-code.PreToolUse.json"),
+      { HOOKGATE_TOKEN: TOKEN },
+      "claude-code",
+    );
+    expect(answer.status).toBe(200);
+    expect(JSON.parse(answer.text)).toEqual(DENY);
+    expect(readPreToolUse(answer, "claude-code")).toBe("deny");
+    const line = await server.waitForLine(
+      (l) => l.msg === "decision" && l.sessionId === "9f3c0d2e-onboarding",
+    );
+    expect(line).toMatchObject({ team: "platform", client: "claude-code", decision: "deny" });
+  });
+
+  it("puts SessionStart and Setup on command hooks running hookgate send, never http", async () => {
+    const { config, stderr } = await init([
+      "--client",
+      "claude-code",
+      "--url",
+      `${onboarding.url}/v1/hooks/claude-code`,
+      "--events",
+      "PreToolUse,SessionStart,Setup,SessionEnd",
+    ]);
+    expectSettingsSchema(config, "claude-code", `${onboarding.url}/v1/hooks/claude-code`);
+    const types = Object.fromEntries(handlersOf(config).map(([event, hook]) => [event, hook.type]));
+    expect(types).toEqual({
+      PreToolUse: "http",
+      SessionStart: "command",
+      Setup: "command",
+      SessionEnd: "http",
+    });
+    expect(stderr).toMatch(/hookgate must be on the PATH/);
+    const [, start] = handlersOf(config).find(([event]) => event === "SessionStart") ?? [];
+    const command = String(start?.command);
+    expect(command).toMatch(/^hookgate send --url /);
+
+    // Claude Code runs a command hook through a shell with the event on stdin and reads a JSON stdout.
+    const run = await runShell(["bash", "-c", command], fixture("claude-code.SessionStart.json"), {
+      PATH: `${shimDir}:${PATH}`,
+      HOOKGATE_TOKEN: TOKEN,
+    });
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toEqual({
+      hookSpecificOutput: {
+        hookEventName: "SessionStart",
+        additionalContext: "This session is governed by hookgate (team platform).",
+      },
+    });
+    // Its own deadline is under the hook's timeout.
+    const sendTimeout = Number(/--timeout (\d+)/.exec(command)?.[1]);
+    expect(sendTimeout).toBeLessThan(start?.timeout as number);
+  });
+
+  it("SessionEnd gets a timeout inside Claude Code's shared budget", async () => {
+    const { config } = await init(["--client", "claude-code", "--url", url(), "--events", "SessionEnd"]);
+    const [, hook] = handlersOf(config)[0] ?? [];
+    expect(hook?.timeout).toBeLessThanOrEqual(2);
+  });
+
+  it('adds onFailure "block" to PreToolUse only with --fail-closed', async () => {
+    const open = await init(["--client", "claude-code", "--url", url()]);
+    expect(handlersOf(open.config).some(([, hook]) => "onFailure" in hook)).toBe(false);
+    const closed = await init(["--client", "claude-code", "--url", url(), "--fail-closed"]);
+    for (const [event, hook] of handlersOf(closed.config)) {
+      expect(hook.onFailure, event).toBe(event === "PreToolUse" ? "block" : undefined);
+    }
+    expect(closed.stderr).toMatch(/2\.1\.295/);
+  });
+
+  it("writes the managed-settings variant with allowManagedHooksOnly", async () => {
+    const { config, stderr } = await init(["--client", "claude-code", "--url", url(), "--managed"]);
+    expect(config.allowManagedHooksOnly).toBe(true);
+    expect(Object.keys(config).sort()).toEqual([
+      "allowManagedHooksOnly",
+      "allowedHttpHookUrls",
+      "hooks",
+      "httpHookAllowedEnvVars",
+    ]);
+    expectSettingsSchema(config, "claude-code", url());
+    expect(stderr).toMatch(/managed-settings\.json/);
+  });
+
+  it("refuses what cannot work", async () => {
+    const refused = [
+      ["--url", url()],
+      ["--client", "cursor", "--url", url()],
+      ["--client", "claude-code"],
+      ["--client", "claude-code", "--url", server.url],
+      ["--client", "claude-code", "--url", "ftp://example.com/v1/hooks"],
+      ["--client", "claude-code", "--url", url(), "--events", "PreToolUse,NoSuchEvent"],
+      ["--client", "claude-code", "--url", url(), "--events", "WorktreeCreate"],
+      ["--client", "deepcode", "--url", `${server.url}/v1/hooks/deepcode`, "--managed"],
+      ["--client", "claude-code", "--url", url(), "--timeout", "0"],
+    ];
+    const results = await Promise.all(refused.map((args) => runCli(["init", ...args])));
+    for (const [i, result] of results.entries()) {
+      expect(result.code, refused[i]?.join(" ")).toBe(2);
+      expect(result.stdout).toBe("");
+    }
+    const base = await runCli(["init", "--client", "claude-code", "--url", server.url]);
+    expect(base.stderr).toContain(`did you mean ${server.url}/v1/hooks/claude-code?`);
+  });
+});
+
+describe("hookgate init --client deepcode", { timeout: 90_000 }, () => {
+  const url = () => `${server.url}/v1/hooks/deepcode`;
+
+  it("prints user-layer settings, all http, and says project layers strip hooks", async () => {
+    const { config, stderr } = await init([
+      "--client",
+      "deepcode",
+      "--url",
+      url(),
+      "--events",
+      "PreToolUse,SessionStart",
+    ]);
+    expect(Object.keys(config).sort()).toEqual(["allowedHttpHookUrls", "hooks", "httpHookAllowedEnvVars"]);
+    expectSettingsSchema(config, "deepcode", url());
+    // deepcode does send http hooks on SessionStart (§5.3).
+    expect(handlersOf(config).every(([, hook]) => hook.type === "http")).toBe(true);
+    expect(stderr).toMatch(/~\/\.deepcode\/settings\.json/);
+    expect(stderr).toMatch(/strips hooks/);
+  });
+
+  it("denies rm -rf / when deepcode posts its PreToolUse hook", async () => {
+    const { config } = await init(["--client", "deepcode", "--url", url()]);
+    const [, hook] = handlersOf(config).find(([event]) => event === "PreToolUse") ?? [];
+    const answer = await postAsClient(
+      hook as Hook,
+      config,
+      fixture("deepcode.PreToolUse.json"),
+      { HOOKGATE_TOKEN: TOKEN },
+      "deepcode",
+    );
+    expect(answer.status).toBe(200);
+    expect(readPreToolUse(answer, "deepcode")).toBe("deny");
+    expect(JSON.parse(answer.text)).toEqual(DENY);
+  });
+});
+
+describe("hookgate init --client deepagents (v2)", { timeout: 90_000 }, () => {
+  const url = () => `${server.url}/v1/hooks/deepagents`;
+
+  it("is an event map of command hooks: no http, no credential-named variable, curl -sS without --fail", async () => {
+    const { config, stderr } = await init(["--client", "deepagents", "--url", url()]);
+    expect(Object.keys(config)).toEqual(["hooks"]);
+    expect(JSON.stringify(config)).not.toMatch(/"type":\s*"http"/);
+    expect(stderr).toMatch(/HOOKGATE_AUTH/);
+    for (const [event, groups] of groupsOf(config)) {
+      expect(DEEPAGENTS_V2_EVENTS).toContain(event);
+      for (const group of groups)
+        expect(Object.keys(group).every((k) => k === "matcher" || k === "hooks")).toBe(true);
+    }
+    for (const [, hook] of handlersOf(config)) {
+      for (const key of Object.keys(hook)) expect(["type", "command", "timeout"]).toContain(key);
+      expect(hook.type).toBe("command");
+      expect("async" in hook).toBe(false);
+      const command = String(hook.command);
+      const variables = [...command.matchAll(/\$\{?([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1] ?? "");
+      expect(variables).toEqual(["HOOKGATE_AUTH"]);
+      for (const name of variables) expect(name).not.toMatch(/KEY|TOKEN|SECRET|PASSWORD/i);
+      expect(command).toMatch(/^curl -sS /);
+      expect(command).not.toMatch(/--fail|(^|\s)-[a-zA-Z]*f[a-zA-Z]*\s/);
+      const maxTime = Number(/--max-time (\d+)/.exec(command)?.[1]);
+      expect(maxTime).toBeGreaterThan(0);
+      expect(maxTime).toBeLessThan(hook.timeout as number);
+      expect(command).toContain("/v1/hooks/deepagents");
+    }
+  });
+
+  it("runs its adapter through a shell and deepagents reads a deny on stdout", async () => {
+    const { config } = await init(["--client", "deepagents", "--url", url()]);
+    const [, hook] = handlersOf(config).find(([event]) => event === "PreToolUse") ?? [];
+    const env = sanitizeLikeDeepagents({
+      PATH,
+      HOOKGATE_AUTH: TOKEN,
+      HOOKGATE_TOKEN: TOKEN,
+      OPENAI_API_KEY: "x",
+    });
+    expect(Object.keys(env).sort()).toEqual(["HOOKGATE_AUTH", "PATH"]);
+    for (const shell of ["sh", "bash"]) {
+      const run = await runShell(
+        [shell, "-c", String(hook?.command)],
+        fixture("deepagents.PreToolUse.json"),
+        env,
+      );
+      expect(run.code, run.stderr).toBe(0);
+      const out = JSON.parse(run.stdout) as Json;
+      expect(out).toEqual(DENY);
+      // deepagents v2 rejects "approve" and any hookSpecificOutput outside its nine variants (§6.4).
+      expect(out.decision).not.toBe("approve");
+    }
+    const line = await server.waitForLine((l) => l.msg === "decision" && l.client === "deepagents");
+    expect(line).toMatchObject({ team: "platform", event: "PreToolUse", decision: "deny" });
+  });
+
+  it("with --fail-closed, PreToolUse exits 2 (a block) when the gateway is down; otherwise only a diagnostic", async () => {
+    const down = "http://127.0.0.1:9/v1/hooks/deepagents";
+    const closed = await init(["--client", "deepagents", "--url", down, "--fail-closed"]);
+    const open = await init(["--client", "deepagents", "--url", down]);
+    const commandOf = (config: Json, event: string) =>
+      String(handlersOf(config).find(([e]) => e === event)?.[1].command);
+    const env = { PATH, HOOKGATE_AUTH: TOKEN };
+    const stdin = fixture("deepagents.PreToolUse.json");
+    const blocked = await runShell(["sh", "-c", commandOf(closed.config, "PreToolUse")], stdin, env);
+    expect(blocked.code).toBe(2);
+    expect(blocked.stdout).toBe("");
+    expect(blocked.stderr).toMatch(/fail-closed/);
+    const stop = await runShell(["sh", "-c", commandOf(closed.config, "Stop")], stdin, env);
+    expect(stop.code).not.toBe(2);
+    const passed = await runShell(["sh", "-c", commandOf(open.config, "PreToolUse")], stdin, env);
+    expect(passed.code).not.toBe(0);
+    expect(passed.code).not.toBe(2);
+    expect(passed.stdout).toBe("");
+  });
+
+  it("must name the deepagents route", async () => {
+    const bad = [`${server.url}/v1/hooks`, `${server.url}/v1/hooks/claude-code`, server.url];
+    const results = await Promise.all(
+      bad.map((url) => runCli(["init", "--client", "deepagents", "--url", url])),
+    );
+    for (const [i, result] of results.entries()) {
+      expect(result.code, bad[i]).toBe(2);
+      expect(result.stderr).toMatch(/\/v1\/hooks\/deepagents/);
+    }
+  });
+});
+
+describe("hookgate init --client deepagents-legacy", { timeout: 90_000 }, () => {
+  const url = () => `${server.url}/v1/hooks/deepagents`;
+
+  it("is the list form with events, an argv adapter under the 5 s limit", async () => {
+    const { config, stderr } = await init(["--client", "deepagents-legacy", "--url", url()]);
+    expect(Object.keys(config)).toEqual(["hooks"]);
+    const hooks = config.hooks as Json[];
+    expect(Array.isArray(hooks)).toBe(true);
+    expect(hooks).toHaveLength(1);
+    const [entry] = hooks as [Json];
+    expect(Object.keys(entry).sort()).toEqual(["command", "events"]);
+    const argv = entry.command as string[];
+    expect(argv.slice(0, 2)).toEqual(["sh", "-c"]);
+    expect((entry.events as string[]).length).toBeGreaterThan(0);
+    for (const event of entry.events as string[]) expect(DEEPAGENTS_LEGACY_EVENTS).toContain(event);
+    expect(entry.events).toContain("tool.use");
+    const command = argv[2] ?? "";
+    expect(Number(/--max-time (\d+)/.exec(command)?.[1])).toBe(4);
+    expect(command).not.toMatch(/TOKEN|--fail/);
+    expect(command).toContain("$");
+    expect(stderr).toMatch(/reads nothing back/);
+  });
+
+  it("runs its argv with a legacy payload on stdin; the gateway sees and audits the event", async () => {
+    const { config } = await init(["--client", "deepagents-legacy", "--url", url()]);
+    const argv = ((config.hooks as Json[])[0]?.command as string[]) ?? [];
+    const run = await runShell(argv, fixture("deepagents-legacy.tool.use.txt"), {
+      PATH,
+      HOOKGATE_AUTH: TOKEN,
+    });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.ms).toBeLessThan(5000);
+    // Legacy reads nothing back (stdout goes to /dev/null): the gateway answers an empty 200.
+    expect(run.stdout).toBe("");
+    const line = await server.waitForLine((l) => l.msg === "decision" && l.client === "deepagents-legacy");
+    expect(line).toMatchObject({ team: "platform", event: "tool.use" });
+  });
+});
+
+describe("hookgate init --write", { timeout: 90_000 }, () => {
+  it("merges into an existing settings file, keeps other settings, and is idempotent", async () => {
+    const path = join(tmp, "settings.json");
+    const url = `${server.url}/v1/hooks/claude-code`;
+    const mine = { type: "command", command: "echo mine" };
+    writeFileSync(
+      path,
+      JSON.stringify({
+        model: "opus",
+        hooks: { PreToolUse: [{ matcher: "Bash", hooks: [mine] }] },
+        allowedHttpHookUrls: ["https://other.example/*"],
+      }),
+    );
+    const args = ["init", "--client", "claude-code", "--url", url, "--write", path];
+    const first = await runCli(args);
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stdout).toBe("");
+    const once = readFileSync(path, "utf8");
+    expect((await runCli(args)).code).toBe(0);
+    expect(readFileSync(path, "utf8")).toBe(once);
+    const merged = JSON.parse(once) as Json;
+    expect(merged.model).toBe("opus");
+    expect(merged.allowedHttpHookUrls).toEqual(["https://other.example/*", `${server.url}/*`]);
+    expect(merged.httpHookAllowedEnvVars).toEqual(["HOOKGATE_TOKEN"]);
+    const pre = (merged.hooks as Record<string, Json[]>).PreToolUse ?? [];
+    expect(pre).toHaveLength(2);
+    expect(pre[0]).toEqual({ matcher: "Bash", hooks: [mine] });
+    expect((pre[1]?.hooks as Hook[] | undefined)?.[0]?.url).toBe(url);
+  });
+
+  it("creates the file and its folder, and refuses to mix the legacy list into a v2 map", async () => {
+    const path = join(tmp, "new", ".deepagents", "hooks.json");
+    const v2 = await runCli([
+      "init",
+      "--client",
+      "deepagents",
+      "--url",
+      `${server.url}/v1/hooks/deepagents`,
+      "--write",
+      path,
+    ]);
+    expect(v2.code, v2.stderr).toBe(0);
+    const before = readFileSync(path, "utf8");
+    expect(Object.keys((JSON.parse(before) as Json).hooks as Json)).toContain("PreToolUse");
+    const legacy = await runCli([
+      "init",
+      "--client",
+      "deepagents-legacy",
+      "--url",
+      `${server.url}/v1/hooks/deepagents`,
+      "--write",
+      path,
+    ]);
+    expect(legacy.code).toBe(1);
+    expect(legacy.stderr).toMatch(/cannot be merged/);
+    expect(readFileSync(path, "utf8")).toBe(before);
+  });
+
+  it("warns when the allowlist it adds would stop the file's other http hooks", async () => {
+    const path = join(tmp, "other-http.json");
+    const other = { type: "http", url: "https://audit.acme.example/hook" };
+    writeFileSync(path, JSON.stringify({ hooks: { Stop: [{ hooks: [other] }] } }));
+    const result = await runCli([
+      "init",
+      "--client",
+      "claude-code",
+      "--url",
+      `${server.url}/v1/hooks/claude-code`,
+      "--write",
+      path,
+    ]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toMatch(
+      /warning: allowedHttpHookUrls was unset.*https:\/\/audit\.acme\.example\/hook/,
+    );
+    const stop =
+      ((JSON.parse(readFileSync(path, "utf8")) as Json).hooks as Record<string, Json[]>).Stop ?? [];
+    expect(stop[0]).toEqual({ hooks: [other] });
+  });
+
+  it("leaves a file that is not JSON alone", async () => {
+    const path = join(tmp, "broken.json");
+    writeFileSync(path, "{ not json");
+    const result = await runCli([
+      "init",
+      "--client",
+      "deepcode",
+      "--url",
+      `${server.url}/v1/hooks/deepcode`,
+      "--write",
+      path,
+    ]);
+    expect(result.code).toBe(1);
+    expect(readFileSync(path, "utf8")).toBe("{ not json");
+  });
+});

@@ -1,0 +1,182 @@
+/** `hookgate test` as a user and CI run it: one line per case, a summary, exit codes. */
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { runCli } from "../support/process.js";
+
+const dir = mkdtempSync(join(tmpdir(), "hookgate-policy-test-"));
+const file = (name: string, content: unknown) => {
+  const path = join(dir, name);
+  writeFileSync(path, typeof content === "string" ? content : JSON.stringify(content, null, 2));
+  return path;
+};
+
+const bash = (command: string) => ({
+  session_id: "s",
+  transcript_path: "/home/dev/.claude/projects/p/s.jsonl",
+  cwd: "/home/dev/proj",
+  hook_event_name: "PreToolUse",
+  tool_name: "Bash",
+  tool_input: { command },
+});
+
+describe("hookgate test examples/policy.json examples/policy.test.json", () => {
+  it("passes every case of the example policy's own tests and exercises every rule", async () => {
+    const { code, stdout } = await runCli([
+      "test",
+      "examples/policy.json",
+      "examples/policy.test.json",
+      "--coverage",
+    ]);
+    expect(stdout).toMatch(/^PASS {2}rm -rf \/ is denied$/m);
+    expect(stdout).toMatch(/^PASS {2}Stop: run-tests-first is in shadow mode, recorded but never sent$/m);
+    expect(stdout).not.toMatch(/^FAIL/m);
+    expect(stdout).toMatch(/^15 passed, 0 failed$/m);
+    expect(stdout).toMatch(/^coverage: 7 of 7 rules exercised$/m);
+    expect(code).toBe(0);
+  });
+
+  it("fails the example tests against a policy that changes one rule, naming the case", async () => {
+    const { code, stdout } = await runCli([
+      "test",
+      "test/fixtures/replay/policy.candidate.json",
+      "examples/policy.test.json",
+    ]);
+    expect(stdout).toMatch(/^FAIL {2}rm -rf inside the project is left to the client$/m);
+    expect(stdout).toMatch(
+      / {6}decision: expected none, got deny\n {6}rules: expected none, applied \[no-rm-root\]\n {6}at examples\/policy.test.json \$\.cases\[2\]/,
+    );
+    expect(stdout).toMatch(
+      /^FAIL {2}rm -rf \/ is denied\n {6}reason: expected it to contain "never allowed"/m,
+    );
+    expect(stdout).toMatch(/^13 passed, 2 failed$/m);
+    expect(code).toBe(1);
+  });
+});
+
+describe("hookgate test", () => {
+  const policy = file("policy.json", {
+    version: 1,
+    auth: { tokens: [{ team: "mobile", env: "UNSET_TOKEN_VAR" }] },
+    rules: [
+      { id: "deny-rm", on: "PreToolUse", if: "Bash(rm *)", decide: "deny", reason: "no rm" },
+      { id: "mobile-asks", on: "PreToolUse", teams: ["mobile"], matcher: "Bash", decide: "ask" },
+      {
+        id: "judge",
+        on: "PreToolUse",
+        matcher: "Write",
+        prompt: { text: "ok? $ARGUMENTS", model: "m", onError: "deny" },
+      },
+      { id: "never-hit", on: "SessionEnd", context: "bye" },
+      { id: "off", on: "Stop", mode: "off", decide: "block" },
+    ],
+    models: {
+      m: {
+        provider: "anthropic",
+        model: "claude-haiku-4-5",
+        apiKey: "env:UNSET_KEY",
+        url: "http://127.0.0.1:9/v1",
+      },
+    },
+  });
+  mkdirSync(join(dir, "events"), { recursive: true });
+  file("events/ls.json", bash("ls"));
+  file("events/write.json", {
+    ...bash("x"),
+    tool_name: "Write",
+    tool_input: { file_path: "/home/dev/proj/a.ts" },
+  });
+
+  it("judges as the case's team without a token, reads events relative to the cases file, and reports coverage", async () => {
+    const cases = file("cases.json", {
+      cases: [
+        {
+          name: "rm as default",
+          event: "events/ls.json",
+          with: { tool_input: { command: "rm -rf x" } },
+          expect: { decision: "deny", rules: ["deny-rm"] },
+        },
+        { name: "ls as default", event: "events/ls.json", expect: { decision: "none", rules: [] } },
+        {
+          name: "ls as mobile",
+          team: "mobile",
+          event: "events/ls.json",
+          expect: { decision: "ask", rules: ["mobile-asks"] },
+        },
+        {
+          name: "write is judged live only",
+          event: "events/write.json",
+          expect: { decision: "none", rules: ["judge"] },
+        },
+      ],
+    });
+    const { code, stdout } = await runCli(["test", policy, cases, "--coverage"]);
+    expect(stdout).toMatch(/^4 passed, 0 failed$/m);
+    expect(stdout).toContain(
+      "PASS  write is judged live only\n      note: judge (prompt) was not run: hookgate test calls no model or downstream hook",
+    );
+    expect(stdout).toMatch(
+      /^coverage: 3 of 4 rules exercised\n {2}not exercised: never-hit\n {2}off \(never evaluated\): off$/m,
+    );
+    expect(code).toBe(0);
+  });
+
+  it("prints every failure of a case and exits 1", async () => {
+    const cases = file("failing.json", {
+      client: "claude-code",
+      cases: [
+        {
+          name: "wrong",
+          event: bash("rm -rf /"),
+          expect: { decision: "ask", reason: "nope", context: true },
+        },
+        { name: "invalid event", event: { hook_event_name: "PreToolUse" }, expect: { decision: "none" } },
+      ],
+    });
+    const { code, stdout } = await runCli(["test", policy, cases]);
+    expect(stdout).toContain(
+      [
+        "FAIL  wrong",
+        "      decision: expected ask, got deny",
+        '      reason: expected it to contain "nope", got "no rm"',
+        "      context: expected added context, got none",
+        `      at ${cases} $.cases[0]`,
+        "FAIL  invalid event",
+        "      event: not judged (EVENT_INVALID: tool_name is required)",
+      ].join("\n"),
+    );
+    expect(stdout).toMatch(/^0 passed, 2 failed$/m);
+    expect(code).toBe(1);
+  });
+
+  it("refuses an invalid cases file, listing every problem with its path, before running anything", async () => {
+    const cases = file("invalid.json", {
+      cases: [
+        { event: "events/missing.json", expect: { decision: "deny" } },
+        { event: bash("ls"), expect: { decison: "deny" } },
+      ],
+    });
+    const schema = await runCli(["test", policy, cases]);
+    expect(schema.stdout).toContain(`${cases}: $.cases[1].expect: unknown key "decison"`);
+    expect(schema.stdout).not.toMatch(/passed/);
+    expect(schema.code).toBe(1);
+    const missing = file("missing.json", {
+      cases: [{ event: "events/missing.json", expect: { decision: "deny" } }],
+    });
+    const read = await runCli(["test", policy, missing]);
+    expect(read.stdout).toMatch(/missing\.json: \$\.cases\[0\]\.event: cannot read .*events\/missing\.json/);
+    expect(read.code).toBe(1);
+  });
+
+  it("is a usage error without cases files, and exits 1 on an invalid policy", async () => {
+    expect((await runCli(["test", policy])).code).toBe(2);
+    const bad = file("bad-policy.json", {
+      version: 1,
+      rules: [{ id: "x", on: "PreToolUse", decide: "maybe" }],
+    });
+    const result = await runCli(["test", bad, "examples/policy.test.json"]);
+    expect(result.stdout).toMatch(/\$\.rules\[0\]\.decide: must be one of/);
+    expect(result.code).toBe(1);
+  });
+});

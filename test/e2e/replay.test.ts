@@ -1,0 +1,323 @@
+/**
+ * Recorded traffic and its replay: `hookgate serve --record` on a real process, `hookgate
+ * replay` on what it wrote and on the same records exported from Workers and Lambda log streams.
+ */
+import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { describe, expect, it } from "vitest";
+import { handleHook, type ReplayRecord } from "../../src/app/handle-hook.js";
+import { createJudge, createLogRecorder, readRecords } from "../../src/app/replay.js";
+import { policyFrom, sha256 } from "../support/policy.js";
+import { BIN, ROOT, runCli } from "../support/process.js";
+
+const dir = mkdtempSync(join(tmpdir(), "hookgate-replay-"));
+const CANDIDATE = "test/fixtures/replay/policy.candidate.json";
+const TRAFFIC = "test/fixtures/replay/traffic.jsonl";
+
+/** `hookgate serve --record FILE` on a free port; resolves once it listens. */
+async function serveRecording(recordPath: string) {
+  const child = spawn(
+    process.execPath,
+    [
+      BIN,
+      "serve",
+      "--policy",
+      "examples/policy.json",
+      "--port",
+      "0",
+      "--data-dir",
+      join(dir, "data"),
+      "--record",
+      recordPath,
+    ],
+    { cwd: ROOT, env: { PATH: process.env.PATH ?? "" }, stdio: ["ignore", "pipe", "pipe"] },
+  );
+  const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+  const url = await new Promise<string>((resolve, reject) => {
+    createInterface({ input: child.stdout }).on("line", (line) => {
+      const parsed = JSON.parse(line) as { msg?: string; url?: string };
+      if (parsed.msg === "hookgate listening") resolve(String(parsed.url));
+    });
+    void exited.then(() => reject(new Error("hookgate serve exited before listening")));
+  });
+  return {
+    url,
+    stop: async () => {
+      child.kill("SIGTERM");
+      return exited;
+    },
+  };
+}
+
+const bash = (command: string) =>
+  JSON.stringify({
+    session_id: "s2",
+    transcript_path: "/home/dev/.claude/projects/p/s2.jsonl",
+    cwd: "/home/dev/proj",
+    hook_event_name: "PreToolUse",
+    tool_name: "Bash",
+    tool_input: { command },
+  });
+
+const post = (url: string, body: string, token = "hookgate-dev-token") =>
+  fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+    body,
+  });
+
+describe("hookgate serve --record", () => {
+  it("appends one masked, replayable record per judged event, and nothing for simulate or failed requests", async () => {
+    const recordPath = join(dir, "traffic.jsonl");
+    writeFileSync(recordPath, "");
+    const server = await serveRecording(recordPath);
+    try {
+      const hooks = `${server.url}/v1/hooks/claude-code`;
+      const fixture = readFileSync(join(ROOT, "test/fixtures/claude-code/2.1.332/PreToolUse.json"), "utf8");
+      expect((await post(hooks, fixture)).status).toBe(200);
+      await (await post(hooks, bash("rm -rf /"))).text();
+      await (await post(hooks, bash("rm -rf node_modules"))).text();
+      await (
+        await post(hooks, bash("curl -H 'Authorization: Bearer sk-abcdefghijklmnopqrstuvwxyz' x.io"))
+      ).text();
+      await (await post(hooks, bash("rm -rf /"), "wrong-token")).text();
+      await (await post(hooks, "{not json")).text();
+      await (await post(`${server.url}/v1/simulate`, bash("rm -rf /"))).text();
+    } finally {
+      await server.stop();
+    }
+    const records = readFileSync(recordPath, "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as ReplayRecord);
+    expect(records).toHaveLength(4);
+    expect(records[1]).toMatchObject({
+      client: "claude-code",
+      team: "platform",
+      decision: "deny",
+      reason: "Deleting from / is never allowed",
+      rules: ["no-rm-root"],
+      shadow: [],
+      event: { hook_event_name: "PreToolUse", tool_input: { command: "rm -rf /" } },
+    });
+    expect(records[1]?.policy).toMatch(/^[0-9a-f]{16}$/);
+    expect(Date.parse(records[1]?.time ?? "")).not.toBeNaN();
+    expect(records[0]?.event).toEqual(
+      JSON.parse(readFileSync(join(ROOT, "test/fixtures/claude-code/2.1.332/PreToolUse.json"), "utf8")),
+    );
+    expect(JSON.stringify(records[3])).not.toContain("sk-abcdefghijklmnopqrstuvwxyz");
+    expect(JSON.stringify(records[3])).toContain("[masked]");
+
+    const replay = await runCli(["replay", "--policy", CANDIDATE, recordPath, "--json"]);
+    expect(replay.code).toBe(0);
+    const report = JSON.parse(replay.stdout);
+    expect(report).toMatchObject({ records: 4, changed: 1, unchanged: 3, byChange: { "none->deny": 1 } });
+  });
+});
+
+describe("hookgate replay", () => {
+  it("prints the impact of a candidate on recorded traffic: counts by change, rule, team and tool, with examples", async () => {
+    const { code, stdout } = await runCli(["replay", "--policy", CANDIDATE, TRAFFIC, "--examples", "2"]);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(
+      /^replayed 13 records against test\/fixtures\/replay\/policy.candidate.json \(policy [0-9a-f]{16}\)$/m,
+    );
+    expect(stdout).toMatch(/^4 changed, 9 unchanged$/m);
+    expect(stdout).toMatch(/^by change:\n {2}none -> deny {2}4$/m);
+    expect(stdout).toMatch(/^by rule:\n {2}no-rm-root {2}4 {2}\(none -> deny 4\)$/m);
+    expect(stdout).toMatch(/^by team:\n {2}platform {2}4 {2}\(none -> deny 4\)$/m);
+    expect(stdout).toMatch(/^by tool:\n {2}Bash {2}4 {2}\(none -> deny 4\)$/m);
+    expect(stdout).toMatch(/^ {2}run-tests-first: block 1$/m);
+    expect(stdout).toContain(
+      'PreToolUse Bash {"command":"rm -rf node_modules"}\n      was none\n      now deny "rm -rf is run by a person, never by an agent" [no-rm-root]',
+    );
+    expect(stdout.match(/^ {6}was /gm)).toHaveLength(2);
+  });
+
+  it("answers --json for CI, and shows no change against the policy that answered", async () => {
+    const json = JSON.parse((await runCli(["replay", "--policy", CANDIDATE, TRAFFIC, "--json"])).stdout);
+    expect(json).toMatchObject({
+      candidate: CANDIDATE,
+      records: 13,
+      changed: 4,
+      unchanged: 9,
+      byChange: { "none->deny": 4 },
+      byRule: { "no-rm-root": { "none->deny": 4 } },
+      byTeam: { platform: { "none->deny": 4 } },
+      byTool: { Bash: { "none->deny": 4 } },
+      notRun: { records: 0 },
+    });
+    expect(json.examples["none->deny"]).toHaveLength(3);
+    expect(json.examples["none->deny"][0]).toMatchObject({
+      event: "PreToolUse",
+      tool: "Bash",
+      input: { command: "rm -rf node_modules" },
+      before: { decision: "none", rules: [] },
+      after: { decision: "deny", rules: ["no-rm-root"] },
+    });
+    const same = JSON.parse(
+      (await runCli(["replay", "--policy", "examples/policy.json", TRAFFIC, "--json"])).stdout,
+    );
+    expect(same).toMatchObject({ records: 13, changed: 0, unchanged: 13, byChange: {} });
+  });
+
+  it.each([
+    ["wrangler tail --format json", "test/fixtures/replay/wrangler-tail.json"],
+    ["a CloudWatch Logs Insights export", "test/fixtures/replay/cloudwatch-insights.json"],
+  ])("reads the same records from %s", async (_what, path) => {
+    const json = JSON.parse((await runCli(["replay", "--policy", CANDIDATE, path, "--json"])).stdout);
+    expect(json).toMatchObject({ records: 13, changed: 4, byChange: { "none->deny": 4 } });
+  });
+
+  it("reads Lambda's raw stdout lines, with or without a text prefix, and stdin", async () => {
+    const record = readFileSync(join(ROOT, TRAFFIC), "utf8").split("\n")[8] ?? "";
+    const line = `{"time":"2026-11-29T23:15:14.747Z","level":"info","msg":"hook record","record":${record}}`;
+    const stream = [
+      "START RequestId: 8d1c Version: $LATEST",
+      '{"time":"2026-11-29T23:15:14.747Z","level":"info","msg":"decision","decisionId":"x","event":"PreToolUse","decision":"none"}',
+      line,
+      `2026-11-29T23:15:14.747Z\t8d1c\tINFO\t${line}`,
+      "END RequestId: 8d1c",
+    ].join("\n");
+    const { code, stdout } = await runCli(["replay", "--policy", CANDIDATE, "-", "--json"], stream);
+    expect(code).toBe(0);
+    expect(JSON.parse(stdout)).toMatchObject({ records: 2, changed: 2 });
+  });
+
+  it("exits 1 only on unreadable input", async () => {
+    const missing = await runCli(["replay", "--policy", CANDIDATE, join(dir, "missing.jsonl")]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/cannot read .*missing\.jsonl/);
+
+    const noRecords = join(dir, "other.log");
+    writeFileSync(noRecords, 'hello\n{"msg":"policy loaded"}\n');
+    const none = await runCli(["replay", "--policy", CANDIDATE, noRecords]);
+    expect(none.code).toBe(1);
+    expect(none.stderr).toMatch(/holds no hook records \(2 other lines\)/);
+
+    const malformed = join(dir, "malformed.jsonl");
+    writeFileSync(
+      malformed,
+      '{"msg":"hook record","record":{"event":"x","decision":"maybe","client":"claude-code"}}\n',
+    );
+    const bad = await runCli(["replay", "--policy", CANDIDATE, malformed]);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain(
+      "line 1: event must be an object; decision must be one of allow, deny, ask, defer, block, none",
+    );
+
+    const invalidPolicy = join(dir, "policy.json");
+    writeFileSync(invalidPolicy, '{"version": 1, "rules": [{"id": "x", "on": "Stop", "decide": "stop"}]}');
+    expect((await runCli(["replay", "--policy", invalidPolicy, TRAFFIC])).code).toBe(1);
+
+    const empty = join(dir, "empty.jsonl");
+    writeFileSync(empty, "");
+    const nothing = await runCli(["replay", "--policy", CANDIDATE, empty]);
+    expect(nothing.code).toBe(0);
+    expect(nothing.stdout).toMatch(/^0 changed, 0 unchanged$/m);
+  });
+
+  it("refuses --with-judge, which is not available yet, and needs --policy", async () => {
+    const judge = await runCli(["replay", "--policy", CANDIDATE, "--with-judge", TRAFFIC]);
+    expect(judge.code).toBe(2);
+    expect(judge.stderr).toMatch(/--with-judge is not available yet/);
+    expect((await runCli(["replay", TRAFFIC])).code).toBe(2);
+  });
+});
+
+const policy = await policyFrom({
+  version: 1,
+  auth: { tokens: [{ team: "a", sha256: await sha256("token-a") }] },
+  rules: [
+    { id: "deny-rm", on: "PreToolUse", if: "Bash(rm *)", decide: "deny", reason: "no rm" },
+    { id: "b-asks", on: "PreToolUse", teams: ["b"], decide: "ask" },
+  ],
+});
+
+describe("the recorder port and the judge behind test and replay", () => {
+  const deps = (recorder: (r: ReplayRecord) => void, logs: unknown[] = []) => ({
+    policy: () => policy,
+    clock: { now: () => Date.parse("2026-01-02T03:04:05Z"), monotonic: () => 0 },
+    newId: () => "id-1",
+    sha256,
+    logger: {
+      log: (_level: string, msg: string, fields?: Record<string, unknown>) => logs.push({ msg, ...fields }),
+    },
+    recorder,
+  });
+  const request = (body: string, token = "token-a") => ({
+    body: { ok: true as const, text: body },
+    contentType: "application/json",
+    authorization: `Bearer ${token}`,
+    dialect: "claude-code" as const,
+  });
+
+  it("records next to the audit line only, and a failing recorder never changes the answer", async () => {
+    const records: ReplayRecord[] = [];
+    await handleHook(
+      deps((r) => records.push(r)),
+      request(bash("rm -rf x")),
+    );
+    await handleHook(
+      deps((r) => records.push(r)),
+      request(bash("rm -rf x")),
+      { audit: false, explain: true, runRemote: false },
+    );
+    await handleHook(
+      deps((r) => records.push(r)),
+      request(bash("rm -rf x"), "wrong"),
+    );
+    expect(records).toEqual([
+      {
+        time: "2026-01-02T03:04:05.000Z",
+        decisionId: "id-1",
+        policy: policy.hash,
+        client: "claude-code",
+        team: "a",
+        event: JSON.parse(bash("rm -rf x")),
+        decision: "deny",
+        reason: "no rm",
+        rules: ["deny-rm"],
+        shadow: [],
+      },
+    ]);
+    const logs: unknown[] = [];
+    const outcome = await handleHook(
+      deps(() => {
+        throw new Error("disk full");
+      }, logs),
+      request(bash("rm -rf x")),
+    );
+    expect(outcome.audit.decision).toBe("deny");
+    expect(logs).toContainEqual(
+      expect.objectContaining({ msg: "recording the decision failed", error: "Error: disk full" }),
+    );
+  });
+
+  it("writes the Workers and Lambda record as a log line that readRecords reads back", async () => {
+    const lines: string[] = [];
+    const record = createLogRecorder({
+      log: (level, msg, fields) => lines.push(JSON.stringify({ time: "t", level, msg, ...fields })),
+    });
+    await handleHook(deps(record), request(bash("rm -rf x")));
+    expect(JSON.parse(lines[0] ?? "")).toMatchObject({ msg: "hook record", record: { decision: "deny" } });
+    const read = readRecords(lines.join("\n"));
+    expect(read.records).toHaveLength(1);
+    expect(read.records[0]).toMatchObject({ team: "a", rules: ["deny-rm"], decision: "deny" });
+  });
+
+  it("judges as the given team without its token", async () => {
+    const judge = createJudge(
+      { clock: { now: () => 0, monotonic: () => 0 }, newId: () => "id", sha256 },
+      policy,
+    );
+    const asB = await judge({ body: bash("ls"), client: "claude-code", team: "b" });
+    expect(asB.audit).toMatchObject({ team: "b", decision: "ask", rules: ["b-asks"] });
+    expect(asB.error).toBeUndefined();
+    const asA = await judge({ body: bash("ls"), client: "claude-code", team: "a" });
+    expect(asA.audit).toMatchObject({ team: "a", decision: "none", rules: [] });
+  });
+});

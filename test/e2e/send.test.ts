@@ -1,0 +1,173 @@
+/**
+ * `hookgate send`: a hook adapter that prints the gateway's answer exactly, and on any failure
+ * prints nothing and still exits 0, so it can never break the agent that runs it.
+ */
+
+import { readFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ROOT, runCli, type ServerProcess, startServerProcess } from "../support/process.js";
+
+const TOKEN = "hookgate-dev-token";
+const FIXTURES = join(ROOT, "test/fixtures/onboarding");
+const fixture = (name: string) => readFileSync(join(FIXTURES, name), "utf8");
+const DENY =
+  '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"Deleting from / is never allowed"}}';
+
+/** A PreToolUse with its own session id, to find its audit line. */
+function event(sessionId: string, command = "rm -rf /"): string {
+  return JSON.stringify({
+    session_id: sessionId,
+    transcript_path: `/tmp/${sessionId}.jsonl`,
+    cwd: "/home/dev/proj",
+    hook_event_name: "PreToolUse",
+    tool_name: "Bash",
+    tool_input: { command },
+  });
+}
+
+let server: ServerProcess;
+let stub: Server;
+let stubUrl: string;
+let closedUrl: string;
+
+beforeAll(async () => {
+  server = await startServerProcess(join(ROOT, "examples/policy.json"));
+  // A server that misbehaves in every way a gateway URL can.
+  stub = createServer((req, res) => {
+    if (req.url?.startsWith("/500")) {
+      res.writeHead(500, { "content-type": "application/json" });
+      res.end(DENY);
+    } else if (req.url?.startsWith("/302")) {
+      res.writeHead(302, { location: "/v1/hooks/claude-code" });
+      res.end();
+    } else if (req.url?.startsWith("/401")) {
+      res.writeHead(401, { "content-type": "application/json" });
+      res.end('{"error":{"code":"AUTH_UNKNOWN_TOKEN","message":"no"}}');
+    } else if (req.url?.startsWith("/slow")) {
+      // never answers
+    } else {
+      res.writeHead(404);
+      res.end("not found");
+    }
+  });
+  await new Promise<void>((resolve) => stub.listen(0, "127.0.0.1", resolve));
+  stubUrl = `http://127.0.0.1:${(stub.address() as AddressInfo).port}`;
+  // A port nothing listens on: bind one, then free it.
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+  closedUrl = `http://127.0.0.1:${(probe.address() as AddressInfo).port}/v1/hooks/claude-code`;
+  await new Promise((resolve) => probe.close(resolve));
+});
+afterAll(async () => {
+  stub?.closeAllConnections();
+  await new Promise((resolve) => stub?.close(resolve));
+  await server?.stop();
+});
+
+describe("hookgate send", { timeout: 90_000 }, () => {
+  it("prints the gateway's answer exactly and exits 0", async () => {
+    const result = await runCli(
+      ["send", "--url", `${server.url}/v1/hooks/claude-code`],
+      fixture("claude-code.PreToolUse.json"),
+      { HOOKGATE_TOKEN: TOKEN },
+    );
+    expect(result).toMatchObject({ code: 0, stdout: DENY });
+    expect(result.stderr).toBe("");
+    const line = await server.waitForLine(
+      (l) => l.msg === "decision" && l.sessionId === "9f3c0d2e-onboarding",
+    );
+    expect(line).toMatchObject({ team: "platform", client: "claude-code", decision: "deny" });
+  });
+
+  it("prints an empty answer as nothing", async () => {
+    const result = await runCli(
+      ["send", "--url", `${server.url}/v1/hooks/claude-code`],
+      event("s-ls", "ls"),
+      {
+        HOOKGATE_TOKEN: TOKEN,
+      },
+    );
+    expect(result).toMatchObject({ code: 0, stdout: "" });
+  });
+
+  it("takes the token from HOOKGATE_AUTH when HOOKGATE_TOKEN is unset, HOOKGATE_TOKEN first", async () => {
+    const auth = await runCli(["send", "--url", `${server.url}/v1/hooks/claude-code`], event("s-auth"), {
+      HOOKGATE_AUTH: TOKEN,
+    });
+    expect(auth.stdout).toBe(DENY);
+    expect(await server.waitForLine((l) => l.sessionId === "s-auth")).toMatchObject({ team: "platform" });
+    const both = await runCli(["send", "--url", `${server.url}/v1/hooks/claude-code`], event("s-both"), {
+      HOOKGATE_TOKEN: TOKEN,
+      HOOKGATE_AUTH: "wrong",
+    });
+    expect(both.stdout).toBe(DENY);
+    expect(await server.waitForLine((l) => l.sessionId === "s-both")).toMatchObject({ team: "platform" });
+  });
+
+  it("--client picks the route only when --url is the gateway's base URL", async () => {
+    const base = await runCli(
+      ["send", "--url", server.url, "--client", "deepcode"],
+      fixture("deepcode.PreToolUse.json"),
+      { HOOKGATE_TOKEN: TOKEN },
+    );
+    expect(base).toMatchObject({ code: 0, stdout: DENY });
+    expect(await server.waitForLine((l) => l.msg === "decision" && l.client === "deepcode")).toMatchObject({
+      team: "platform",
+    });
+
+    const full = await runCli(
+      ["send", "--url", `${server.url}/v1/hooks/deepagents`, "--client", "claude-code"],
+      event("s-full"),
+      { HOOKGATE_TOKEN: TOKEN },
+    );
+    expect(full.stdout).toBe(DENY);
+    expect(full.stderr).toMatch(/--client claude-code is ignored/);
+    expect(await server.waitForLine((l) => l.sessionId === "s-full")).toMatchObject({ client: "deepagents" });
+
+    // No --client and a base URL: the generic route, dialect read from the body.
+    const generic = await runCli(["send", "--url", `${server.url}/`], event("s-generic"), {
+      HOOKGATE_TOKEN: TOKEN,
+    });
+    expect(generic.stdout).toBe(DENY);
+    expect(await server.waitForLine((l) => l.sessionId === "s-generic")).toMatchObject({
+      client: "claude-code",
+    });
+  });
+
+  it.each([
+    ["the gateway is down", () => ["--url", closedUrl], /nothing is listening/],
+    ["the URL is not a URL", () => ["--url", "not a url"], /is not a URL/],
+    ["the URL is not http", () => ["--url", "ftp://127.0.0.1/v1/hooks"], /not an http/],
+    ["the URL carries a password", () => ["--url", "http://u:p@127.0.0.1/v1/hooks"], /password/],
+    [
+      "the host does not resolve",
+      () => ["--url", "http://no-such-host.invalid/v1/hooks"],
+      /does not resolve/,
+    ],
+    ["the answer is a 500", () => ["--url", `${stubUrl}/500/v1/hooks/claude-code`], /HTTP 500/],
+    ["the answer is a 401", () => ["--url", `${stubUrl}/401/v1/hooks/claude-code`], /HTTP 401/],
+    ["the answer is a 404", () => ["--url", `${stubUrl}/nope/v1/hooks/claude-code`], /HTTP 404/],
+    ["the answer is a redirect", () => ["--url", `${stubUrl}/302/v1/hooks/claude-code`], /HTTP 302/],
+    [
+      "no answer within --timeout",
+      () => ["--url", `${stubUrl}/slow/v1/hooks`, "--timeout", "1"],
+      /within 1 s/,
+    ],
+    ["--url is missing", () => [], /needs --url/],
+    ["an option is unknown", () => ["--url", closedUrl, "--bogus"], /bogus/],
+    ["--client is unknown", () => ["--url", closedUrl, "--client", "cursor"], /--client must be one of/],
+  ])("prints nothing and exits 0 when %s", async (_, args, reason) => {
+    const started = Date.now();
+    const result = await runCli(["send", ...args()], fixture("claude-code.PreToolUse.json"), {
+      HOOKGATE_TOKEN: TOKEN,
+    });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe("");
+    expect(result.stderr).toMatch(reason);
+    expect(result.stderr).toMatch(/^hookgate send: /);
+    expect(Date.now() - started).toBeLessThan(15_000);
+  });
+});

@@ -1,0 +1,202 @@
+/**
+ * The Lambda bundle as Lambda loads it: scripts/build-lambda.mjs runs first (into a temp dir),
+ * then each handler is imported from its .mjs file by a plain Node process and invoked with a
+ * fixture event: the HTTP handler puts a notify job on SQS (local-aws-sqs) through the lazily
+ * loaded AWS SDK chunk, and the SQS handler delivers it through the lazily loaded undici chunk.
+ */
+import { execFile } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { CreateQueueCommand, ReceiveMessageCommand, type SQSClient } from "@aws-sdk/client-sqs";
+import type { SQSBatchResponse, SQSEvent } from "aws-lambda";
+import { createSqsServer } from "local-aws-sqs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createSqsClientForLocal } from "../../src/adapters/queue/sqs.js";
+import { ROOT } from "../support/process.js";
+import { type WebhookReceiver, webhookReceiver } from "../support/receiver.js";
+
+const run = promisify(execFile);
+const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+const BAKED_POLICY = JSON.stringify({
+  version: 1,
+  rules: [{ id: "baked", on: "PreToolUse", decide: "deny", reason: "from the bundle" }],
+});
+const fixture = (name: string) => readFileSync(join(ROOT, "test/fixtures/lambda", name), "utf8");
+
+let outdir: string;
+let bakedOutdir: string;
+let inputs: string;
+let buildOutput: string;
+let server: Server;
+let endpoint: string;
+let client: SQSClient;
+let receiver: WebhookReceiver;
+
+beforeAll(async () => {
+  outdir = mkdtempSync(join(tmpdir(), "hookgate-lambda-bundle-"));
+  bakedOutdir = mkdtempSync(join(tmpdir(), "hookgate-lambda-baked-"));
+  inputs = mkdtempSync(join(tmpdir(), "hookgate-lambda-policy-"));
+  const policyFile = join(inputs, "policy.json");
+  writeFileSync(policyFile, BAKED_POLICY);
+  // The builds run first: every test here reads their output.
+  const [build] = await Promise.all([
+    run(process.execPath, ["scripts/build-lambda.mjs", "--outdir", outdir], { cwd: ROOT }),
+    run(process.execPath, ["scripts/build-lambda.mjs", "--outdir", bakedOutdir], {
+      cwd: ROOT,
+      env: { ...process.env, HOOKGATE_POLICY_FILE: policyFile },
+    }),
+  ]);
+  buildOutput = build.stdout;
+  server = await createSqsServer({ port: 0, hostname: "127.0.0.1" });
+  endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  client = createSqsClientForLocal(endpoint);
+  receiver = await webhookReceiver(SECRET);
+}, 60_000);
+afterAll(async () => {
+  for (const dir of [outdir, bakedOutdir, inputs]) if (dir) rmSync(dir, { recursive: true, force: true });
+  client?.destroy();
+  await receiver?.close();
+  await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+});
+
+/** The files a bundle file loads before its code runs: its static imports, transitively. */
+function staticClosure(file: string, seen = new Set<string>()): Set<string> {
+  if (seen.has(file)) return seen;
+  seen.add(file);
+  const text = readFileSync(file, "utf8");
+  for (const m of text.matchAll(/(?:import|export)\s*(?:[\w*{}\s,$]*?from\s*)?"(\.{1,2}\/[^"]+)"/g))
+    staticClosure(join(file, "..", m[1] ?? ""), seen);
+  return seen;
+}
+
+/** Imports a handler from the bundle in a fresh Node process, as the Lambda runtime does, and invokes it. */
+async function invoke(
+  handlerFile: string,
+  event: unknown,
+  env: Record<string, string>,
+  dir = outdir,
+): Promise<unknown> {
+  const script = `
+    const { handler } = await import(process.env.BUNDLE);
+    const result = await handler(JSON.parse(process.env.EVENT), { getRemainingTimeInMillis: () => 10000 });
+    process.stderr.write("RESULT " + JSON.stringify(result) + "\\n", () => process.exit(0));
+  `;
+  const { stderr } = await run(process.execPath, ["--input-type=module", "-e", script], {
+    cwd: dir,
+    env: {
+      PATH: process.env.PATH ?? "",
+      BUNDLE: join(dir, handlerFile),
+      EVENT: JSON.stringify(event),
+      AWS_REGION: "us-east-1",
+      AWS_ACCESS_KEY_ID: "local",
+      AWS_SECRET_ACCESS_KEY: "local",
+      AWS_ENDPOINT_URL_SQS: endpoint,
+      AWS_EC2_METADATA_DISABLED: "true",
+      ...env,
+    },
+    timeout: 20_000,
+  });
+  const line = stderr.split("\n").find((l) => l.startsWith("RESULT "));
+  if (!line) throw new Error(`no result from ${handlerFile}:\n${stderr}`);
+  return JSON.parse(line.slice("RESULT ".length));
+}
+
+describe("the Lambda bundle", () => {
+  it("reports raw and gzip sizes for each handler's cold start", () => {
+    expect(buildOutput).toMatch(/lambda-http\.mjs: cold start [\d.]+ KiB \([\d.]+ KiB gzip\)/);
+    expect(buildOutput).toMatch(/lambda-sqs\.mjs: cold start [\d.]+ KiB \([\d.]+ KiB gzip\)/);
+  });
+
+  it("loads neither the AWS SDK nor undici at cold start, but ships both in lazy chunks", () => {
+    // Strings only each package's code holds: undici's error codes, SQS's JSON-protocol target.
+    const markers = {
+      undici: "UND_ERR_",
+      "@aws-sdk/client-sqs": "AmazonSQS",
+      "better-sqlite3": "better_sqlite3",
+    };
+    const textOf = (files: Iterable<string>) => [...files].map((f) => readFileSync(f, "utf8")).join("\n");
+    for (const handler of ["lambda-http.mjs", "lambda-sqs.mjs"]) {
+      const cold = textOf(staticClosure(join(outdir, handler)));
+      for (const [name, marker] of Object.entries(markers))
+        expect(cold.includes(marker), `${handler} loads ${name} at cold start`).toBe(false);
+    }
+    const chunks = readdirSync(join(outdir, "chunks")).map((f) => join(outdir, "chunks", f));
+    const shipped = textOf(chunks);
+    expect(shipped.includes(markers.undici)).toBe(true);
+    expect(shipped.includes(markers["@aws-sdk/client-sqs"])).toBe(true);
+    expect(shipped.includes(markers["better-sqlite3"])).toBe(false);
+  });
+
+  it("answers a hook and enqueues its job, then delivers the job from an SQS batch", async () => {
+    const queueUrl = (await client.send(new CreateQueueCommand({ QueueName: "bundle-jobs" }))).QueueUrl ?? "";
+    const dlqUrl = (await client.send(new CreateQueueCommand({ QueueName: "bundle-dlq" }))).QueueUrl ?? "";
+    const policy = JSON.stringify({
+      version: 1,
+      egress: { allowCidrs: ["127.0.0.1/32"] },
+      rules: [{ id: "audit", on: "PreToolUse", decide: "deny", reason: "audited", notify: ["audit"] }],
+      sinks: { audit: { type: "webhook", url: receiver.url, secret: "env:WHSEC" } },
+    });
+    const env = {
+      HOOKGATE_POLICY: policy,
+      HOOKGATE_QUEUE_URL: queueUrl,
+      HOOKGATE_DLQ_URL: dlqUrl,
+      WHSEC: SECRET,
+    };
+
+    const answer = (await invoke(
+      "lambda-http.mjs",
+      JSON.parse(fixture("http-api-v2-pre-tool-use-base64.json")),
+      env,
+    )) as { statusCode: number; body: string };
+    expect(answer.statusCode).toBe(200);
+    expect(JSON.parse(answer.body).hookSpecificOutput.permissionDecision).toBe("deny");
+
+    const received = await client.send(
+      new ReceiveMessageCommand({ QueueUrl: queueUrl, WaitTimeSeconds: 0, AttributeNames: ["All"] }),
+    );
+    const message = received.Messages?.[0];
+    expect(message).toBeDefined();
+    const template = (JSON.parse(fixture("sqs-event.json")) as SQSEvent).Records[0];
+    const batch: SQSEvent = {
+      Records: [
+        {
+          ...(template as SQSEvent["Records"][number]),
+          messageId: message?.MessageId ?? "",
+          receiptHandle: message?.ReceiptHandle ?? "",
+          body: message?.Body ?? "",
+        },
+      ],
+    };
+    const response = (await invoke("lambda-sqs.mjs", batch, env)) as SQSBatchResponse;
+    expect(response).toEqual({ batchItemFailures: [] });
+    expect(receiver.unique).toHaveLength(1);
+    expect(receiver.badSignatures).toBe(0);
+  });
+
+  it("answers from a policy baked in at build time when HOOKGATE_POLICY is unset", async () => {
+    const answer = (await invoke(
+      "lambda-http.mjs",
+      JSON.parse(fixture("function-url-pre-tool-use.json")),
+      {},
+      bakedOutdir,
+    )) as {
+      body: string;
+    };
+    expect(JSON.parse(answer.body).hookSpecificOutput.permissionDecisionReason).toBe("from the bundle");
+  });
+
+  it("refuses to bake a policy file that is not JSON", async () => {
+    const bad = join(inputs, "bad.json");
+    writeFileSync(bad, "{ not json");
+    await expect(
+      run(process.execPath, ["scripts/build-lambda.mjs", "--outdir", join(bakedOutdir, "never")], {
+        cwd: ROOT,
+        env: { ...process.env, HOOKGATE_POLICY_FILE: bad },
+      }),
+    ).rejects.toThrow(/is not JSON/);
+  });
+});

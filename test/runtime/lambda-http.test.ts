@@ -1,0 +1,270 @@
+/**
+ * The HTTP handler on Lambda, fed the event shapes API Gateway HTTP API (payload 2.0) and Lambda
+ * Function URLs send (test/fixtures/lambda/), with a real Claude Code PreToolUse body. It must
+ * answer exactly what the Node server answers, fail closed on a bad policy, and have put its
+ * notify jobs on SQS (local-aws-sqs) before it returns.
+ */
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import {
+  CreateQueueCommand,
+  DeleteQueueCommand,
+  ReceiveMessageCommand,
+  type SQSClient,
+} from "@aws-sdk/client-sqs";
+import type { LambdaContext, LambdaEvent } from "hono/aws-lambda";
+import { createSqsServer } from "local-aws-sqs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createSqsClientForLocal } from "../../src/adapters/queue/sqs.js";
+import { createHttpHandler } from "../../src/entry/lambda-http.js";
+import { createApp } from "../../src/http/app.js";
+import { policyFrom, sha256 } from "../support/policy.js";
+
+type V2Event = LambdaEvent & {
+  rawPath: string;
+  headers: Record<string, string>;
+  body?: string;
+  isBase64Encoded: boolean;
+  requestContext: { domainName: string; http: { method: string } };
+};
+const fixture = (name: string): V2Event =>
+  JSON.parse(readFileSync(new URL(`../fixtures/lambda/${name}`, import.meta.url), "utf8"));
+const CLAUDE_BODY = readFileSync(
+  new URL("../fixtures/claude-code/2.1.332/PreToolUse.json", import.meta.url),
+  "utf8",
+);
+const HTTP_API = fixture("http-api-v2-pre-tool-use.json");
+const HTTP_API_BASE64 = fixture("http-api-v2-pre-tool-use-base64.json");
+const FUNCTION_URL = fixture("function-url-pre-tool-use.json");
+const HEALTHZ = fixture("http-api-v2-healthz.json");
+
+/** The token the captured Claude Code requests carry (`Bearer harness-secret-123`). */
+const TOKEN_SHA256 = createHash("sha256").update("harness-secret-123").digest("hex");
+const POLICY = JSON.stringify({
+  version: 1,
+  auth: { tokens: [{ team: "platform", sha256: TOKEN_SHA256 }], onFailure: "deny" },
+  rules: [
+    {
+      id: "no-redirects",
+      on: "PreToolUse",
+      matcher: "Bash",
+      where: { "tool_input.command": { regex: ">" } },
+      decide: "deny",
+      reason: "Writing files from a shell redirect is not allowed here",
+    },
+  ],
+});
+
+const context = (remainingMs = 29_000): LambdaContext => ({
+  callbackWaitsForEmptyEventLoop: true,
+  functionName: "hookgate-test-http",
+  functionVersion: "$LATEST",
+  invokedFunctionArn: "arn:aws:lambda:us-east-1:123456789012:function:hookgate-test-http",
+  memoryLimitInMB: "1024",
+  awsRequestId: "5f0f2d6a-8a57-4c35-9b7e-0c2d5b1c7e11",
+  logGroupName: "/aws/lambda/hookgate-test-http",
+  logStreamName: "2026/11/29/[$LATEST]0123456789abcdef",
+  getRemainingTimeInMillis: () => remainingMs,
+});
+
+const counter = () => {
+  let n = 0;
+  return () => `decision-${++n}`;
+};
+
+interface Captured {
+  level: string;
+  msg: string;
+  [field: string]: unknown;
+}
+const captureLogs = () => {
+  const lines: Captured[] = [];
+  return {
+    lines,
+    logger: { log: (level: string, msg: string, f?: object) => lines.push({ level, msg, ...f }) },
+  };
+};
+
+/** The same request as the Node server sees it, built from the event without hono's adapter. */
+function nodeRequest(event: V2Event): Request {
+  const body =
+    event.body === undefined
+      ? undefined
+      : event.isBase64Encoded
+        ? Buffer.from(event.body, "base64")
+        : event.body;
+  return new Request(`https://${event.requestContext.domainName}${event.rawPath}`, {
+    method: event.requestContext.http.method,
+    headers: event.headers,
+    ...(body === undefined ? {} : { body }),
+  });
+}
+
+describe("the Lambda HTTP handler", () => {
+  it("reads the fixtures' bodies as the captured Claude Code request, base64 included", () => {
+    expect(HTTP_API.body).toBe(CLAUDE_BODY);
+    expect(FUNCTION_URL.body).toBe(CLAUDE_BODY);
+    expect(HTTP_API_BASE64.isBase64Encoded).toBe(true);
+    expect(Buffer.from(HTTP_API_BASE64.body ?? "", "base64").toString("utf8")).toBe(CLAUDE_BODY);
+  });
+
+  it.each([
+    ["an HTTP API v2 event", HTTP_API],
+    ["a base64-encoded HTTP API v2 event", HTTP_API_BASE64],
+    ["a Function URL event", FUNCTION_URL],
+    ["GET /healthz", HEALTHZ],
+  ])("answers %s byte for byte as the Node server does", async (_, event) => {
+    const policy = await policyFrom(JSON.parse(POLICY));
+    const clock = { now: Date.now, monotonic: () => performance.now() };
+    const quiet = { log: () => undefined };
+    const node = createApp({ policy: () => policy, clock, newId: counter(), sha256, logger: quiet });
+    const handler = createHttpHandler({ env: { HOOKGATE_POLICY: POLICY }, newId: counter(), logger: quiet });
+
+    const lambda = await handler(event, context());
+    const expected = await node.request(nodeRequest(event));
+    const expectedBody = Buffer.from(await expected.arrayBuffer());
+
+    expect(lambda.statusCode).toBe(expected.status);
+    expect(lambda.isBase64Encoded).toBe(false);
+    expect(Buffer.from(lambda.body, "utf8").equals(expectedBody)).toBe(true);
+    expect(lambda.headers).toEqual(Object.fromEntries(expected.headers));
+    expect(lambda.statusCode).toBe(200);
+  });
+
+  it("applies the policy to the decoded body: the captured PreToolUse is denied with its reason", async () => {
+    const handler = createHttpHandler({ env: { HOOKGATE_POLICY: POLICY }, logger: captureLogs().logger });
+    for (const event of [HTTP_API, HTTP_API_BASE64, FUNCTION_URL]) {
+      const res = await handler(event, context());
+      expect(res.statusCode).toBe(200);
+      expect(JSON.parse(res.body).hookSpecificOutput).toEqual({
+        hookEventName: "PreToolUse",
+        permissionDecision: "deny",
+        permissionDecisionReason: "Writing files from a shell redirect is not allowed here",
+      });
+    }
+  });
+
+  it("uses the policy bundled at build time when HOOKGATE_POLICY is unset, and prefers the variable", async () => {
+    const bundled = createHttpHandler({ env: {}, bundledPolicy: POLICY, logger: captureLogs().logger });
+    expect(JSON.parse((await bundled(HTTP_API, context())).body).hookSpecificOutput.permissionDecision).toBe(
+      "deny",
+    );
+
+    const allowAll = JSON.stringify({ version: 1, rules: [] });
+    const { lines, logger } = captureLogs();
+    const both = createHttpHandler({ env: { HOOKGATE_POLICY: allowAll }, bundledPolicy: POLICY, logger });
+    expect((await both(HTTP_API, context())).body).toBe("");
+    expect(lines.find((l) => l.level === "warn")?.msg).toMatch(/bundled at build time is ignored/);
+  });
+});
+
+describe("the Lambda HTTP handler with a configuration that does not load", () => {
+  const BROKEN = JSON.stringify({ version: 1, rules: [{ id: "x", on: "PreToolUse", decide: "maybe" }] });
+
+  it("answers agent routes 2xx fail-closed naming the problem, /healthz 500, and logs it once", async () => {
+    const { lines, logger } = captureLogs();
+    const handler = createHttpHandler({ env: { HOOKGATE_POLICY: BROKEN }, logger });
+
+    for (const event of [HTTP_API, HTTP_API_BASE64, FUNCTION_URL]) {
+      const res = await handler(event, context());
+      expect(res.statusCode).toBe(200);
+      expect(res.headers?.["x-hookgate-error"]).toBe("CONFIG_INVALID");
+      const body = JSON.parse(res.body);
+      expect(body.hookSpecificOutput.permissionDecision).toBe("deny");
+      expect(body.systemMessage).toMatch(/HOOKGATE_POLICY: \$\.rules\[0\]\.decide/);
+    }
+    const health = await handler(HEALTHZ, context());
+    expect(health.statusCode).toBe(500);
+    expect(JSON.parse(health.body).error.code).toBe("CONFIG_INVALID");
+    expect(lines.filter((l) => l.level === "error")).toHaveLength(1);
+  });
+
+  it("fails closed when no policy is given at all", async () => {
+    const handler = createHttpHandler({ env: {}, bundledPolicy: undefined, logger: captureLogs().logger });
+    const body = JSON.parse((await handler(HTTP_API, context())).body);
+    expect(body.hookSpecificOutput.permissionDecision).toBe("deny");
+    expect(body.systemMessage).toMatch(/HOOKGATE_POLICY is not set/);
+  });
+
+  it("fails closed when HOOKGATE_POLICY is not JSON", async () => {
+    const handler = createHttpHandler({ env: { HOOKGATE_POLICY: "{oops" }, logger: captureLogs().logger });
+    const body = JSON.parse((await handler(FUNCTION_URL, context())).body);
+    expect(body.systemMessage).toMatch(/HOOKGATE_POLICY: \$: is not valid JSON/);
+  });
+});
+
+describe("notify jobs from the Lambda HTTP handler", () => {
+  let server: Server;
+  let client: SQSClient;
+  let queueUrl: string;
+
+  beforeAll(async () => {
+    server = await createSqsServer({ port: 0, hostname: "127.0.0.1" });
+    client = createSqsClientForLocal(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    queueUrl =
+      (await client.send(new CreateQueueCommand({ QueueName: "hookgate-lambda-http" }))).QueueUrl ?? "";
+  });
+  afterAll(async () => {
+    await client?.send(new DeleteQueueCommand({ QueueUrl: queueUrl }));
+    client?.destroy();
+    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+  });
+
+  const notifying = JSON.stringify({
+    version: 1,
+    rules: [{ id: "audit", on: "PreToolUse", decide: "deny", reason: "audited", notify: ["audit"] }],
+    sinks: { audit: { type: "webhook", url: "https://hooks.example.com/audit" } },
+  });
+
+  it("has the job on the queue when the invocation returns, since Lambda freezes after that", async () => {
+    const handler = createHttpHandler({
+      env: { HOOKGATE_POLICY: notifying, HOOKGATE_QUEUE_URL: queueUrl },
+      newId: () => "d-1",
+      sqsClient: async () => client,
+      logger: captureLogs().logger,
+    });
+    const res = await handler(HTTP_API, context());
+    expect(JSON.parse(res.body).hookSpecificOutput.permissionDecision).toBe("deny");
+
+    const got = await client.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, WaitTimeSeconds: 0 }));
+    expect(got.Messages).toHaveLength(1);
+    const envelope = JSON.parse(got.Messages?.[0]?.Body ?? "null");
+    expect(envelope).toMatchObject({
+      id: "evt_d-1.audit",
+      body: { sink: "audit", notification: { eventName: "PreToolUse", decision: "deny", ruleId: "audit" } },
+    });
+  });
+
+  it("answers anyway when the send outlasts the invocation's time, and says so", async () => {
+    const { lines, logger } = captureLogs();
+    const handler = createHttpHandler({
+      env: { HOOKGATE_POLICY: notifying, HOOKGATE_QUEUE_URL: queueUrl },
+      sqsClient: () => new Promise<never>(() => undefined),
+      logger,
+    });
+    const started = performance.now();
+    const res = await handler(HTTP_API, context(600));
+    expect(performance.now() - started).toBeLessThan(2000);
+    expect(JSON.parse(res.body).hookSpecificOutput.permissionDecision).toBe("deny");
+    expect(lines.some((l) => l.msg === "deferred work still running when the invocation had to answer")).toBe(
+      true,
+    );
+  });
+
+  it("never builds an SQS client for a decision that notifies nobody", async () => {
+    let built = 0;
+    const handler = createHttpHandler({
+      env: { HOOKGATE_POLICY: POLICY, HOOKGATE_QUEUE_URL: queueUrl },
+      sqsClient: async () => {
+        built++;
+        return client;
+      },
+      logger: captureLogs().logger,
+    });
+    await handler(HTTP_API, context());
+    await handler(HEALTHZ, context());
+    expect(built).toBe(0);
+  });
+});

@@ -1,0 +1,260 @@
+/**
+ * The delivery handler on Lambda, fed SQS event source batches (test/fixtures/lambda/sqs-event.json)
+ * whose records were received from a real SQS server (local-aws-sqs), delivering to loopback
+ * receivers through the egress guard. The partial batch response must name exactly the records
+ * Lambda should leave on the queue (fanout.md B1).
+ */
+import { readFileSync } from "node:fs";
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import {
+  CreateQueueCommand,
+  DeleteMessageCommand,
+  DeleteQueueCommand,
+  GetQueueAttributesCommand,
+  type Message,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+  type SQSClient,
+} from "@aws-sdk/client-sqs";
+import type { SQSEvent, SQSRecord } from "aws-lambda";
+import { createSqsServer } from "local-aws-sqs";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { createSqsClientForLocal, createSqsQueue } from "../../src/adapters/queue/sqs.js";
+import type { DeliveryJob } from "../../src/core/delivery.js";
+import { createSqsHandler, decodeJob } from "../../src/entry/lambda-sqs.js";
+import { type LoopbackServer, loopbackServer } from "../support/loopback.js";
+import { type WebhookReceiver, webhookReceiver } from "../support/receiver.js";
+
+const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+const FIXTURE: SQSEvent = JSON.parse(
+  readFileSync(new URL("../fixtures/lambda/sqs-event.json", import.meta.url), "utf8"),
+);
+const jobOf = (n: number): DeliveryJob => decodeJob(FIXTURE.Records[n]?.body ?? "");
+const withSink = (job: DeliveryJob, sink: string): DeliveryJob => ({
+  ...job,
+  id: `${job.notification.id}.${sink}`,
+  sink,
+});
+
+let server: Server;
+let client: SQSClient;
+let queueUrl: string;
+let dlqUrl: string;
+let receiver: WebhookReceiver;
+let failing: LoopbackServer;
+let queues = 0;
+
+beforeAll(async () => {
+  server = await createSqsServer({ port: 0, hostname: "127.0.0.1" });
+  client = createSqsClientForLocal(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+  receiver = await webhookReceiver(SECRET);
+  failing = await loopbackServer((_req, res) => res.writeHead(503).end("busy"));
+});
+afterAll(async () => {
+  client?.destroy();
+  await receiver?.close();
+  await failing?.close();
+  await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+});
+
+const cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0)) await cleanup();
+});
+
+/** A source queue and its DLQ wired by a redrive policy, as infra/aws/template.yaml declares them. */
+async function createPair(): Promise<void> {
+  const n = ++queues;
+  dlqUrl = (await client.send(new CreateQueueCommand({ QueueName: `lambda-dlq-${n}` }))).QueueUrl ?? "";
+  const arn = await client.send(
+    new GetQueueAttributesCommand({ QueueUrl: dlqUrl, AttributeNames: ["QueueArn"] }),
+  );
+  queueUrl =
+    (
+      await client.send(
+        new CreateQueueCommand({
+          QueueName: `lambda-jobs-${n}`,
+          Attributes: {
+            RedrivePolicy: JSON.stringify({
+              deadLetterTargetArn: arn.Attributes?.QueueArn,
+              maxReceiveCount: 25,
+            }),
+          },
+        }),
+      )
+    ).QueueUrl ?? "";
+  const pair = [queueUrl, dlqUrl];
+  cleanups.push(async () => {
+    for (const url of pair) await client.send(new DeleteQueueCommand({ QueueUrl: url }));
+  });
+}
+
+const policy = () =>
+  JSON.stringify({
+    version: 1,
+    egress: { allowCidrs: ["127.0.0.1/32"] },
+    rules: [{ id: "audit-everything", on: "*", notify: ["audit", "flaky"] }],
+    sinks: {
+      audit: { type: "webhook", url: receiver.url, secret: "env:WHSEC" },
+      flaky: { type: "webhook", url: `${failing.url}/hooks`, retryScheduleSeconds: [60] },
+    },
+  });
+
+const handlerFor = (env: Record<string, string> = {}) =>
+  createSqsHandler({
+    env: {
+      HOOKGATE_POLICY: policy(),
+      HOOKGATE_QUEUE_URL: queueUrl,
+      HOOKGATE_DLQ_URL: dlqUrl,
+      WHSEC: SECRET,
+      ...env,
+    },
+    sqsClient: async () => client,
+    logger: { log: () => undefined },
+  });
+
+/** Receives what is on the queue as the event source mapping would, keeping the messages visible. */
+async function receiveAll(expected: number): Promise<Message[]> {
+  const got: Message[] = [];
+  while (got.length < expected) {
+    const res = await client.send(
+      new ReceiveMessageCommand({
+        QueueUrl: queueUrl,
+        MaxNumberOfMessages: 10,
+        VisibilityTimeout: 0,
+        WaitTimeSeconds: 0,
+        AttributeNames: ["All"],
+        MessageSystemAttributeNames: ["All"],
+      }),
+    );
+    for (const m of res.Messages ?? []) if (!got.some((g) => g.MessageId === m.MessageId)) got.push(m);
+  }
+  return got;
+}
+
+/** The Lambda event for received messages, in the shape of the captured fixture. */
+function eventOf(
+  messages: readonly Message[],
+  receiveCounts: Readonly<Record<string, string>> = {},
+): SQSEvent {
+  const template = FIXTURE.Records[0] as SQSRecord;
+  return {
+    Records: messages.map((m) => ({
+      ...template,
+      messageId: m.MessageId ?? "",
+      receiptHandle: m.ReceiptHandle ?? "",
+      body: m.Body ?? "",
+      md5OfBody: m.MD5OfBody ?? "",
+      attributes: {
+        ...template.attributes,
+        ApproximateReceiveCount: receiveCounts[m.Body ?? ""] ?? m.Attributes?.ApproximateReceiveCount ?? "1",
+      },
+    })),
+  };
+}
+
+async function send(jobs: readonly DeliveryJob[], raw: readonly string[] = []): Promise<void> {
+  const queue = createSqsQueue<DeliveryJob>({ client, queueUrl, deadLetterQueueUrl: dlqUrl });
+  await queue.send(jobs.map((job) => ({ id: job.id, body: job })));
+  for (const body of raw)
+    await client.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: body }));
+}
+
+describe("the Lambda SQS handler", () => {
+  it("decodes every job of the captured batch", () => {
+    expect(FIXTURE.Records).toHaveLength(3);
+    expect(FIXTURE.Records.map((_, i) => jobOf(i).notification.eventName)).toEqual([
+      "PreToolUse",
+      "Notification",
+      "SessionEnd",
+    ]);
+  });
+
+  it("reports only the retried and the unreadable records; delivers one, dead-letters one", async () => {
+    await createPair();
+    const delivered = withSink(jobOf(0), "audit");
+    const retried = withSink(jobOf(1), "flaky");
+    const dead = withSink(jobOf(2), "flaky");
+    await send([delivered, retried, dead], ["not a job"]);
+    const messages = await receiveAll(4);
+    const byBody = (match: (body: string) => boolean) => messages.find((m) => match(m.Body ?? ""))?.MessageId;
+    // The dead job is on its second receive: its one scheduled retry is spent.
+    const deadBody = messages.find((m) => m.Body?.includes(dead.id))?.Body ?? "";
+    const event = eventOf(messages, { [deadBody]: "2" });
+
+    const response = await handlerFor()(event);
+
+    const expected = [byBody((b) => b.includes(retried.id)), byBody((b) => b === "not a job")];
+    expect(response.batchItemFailures.map((f) => f.itemIdentifier).sort()).toEqual(expected.sort());
+    // The webhook-id is the event's id, the same on every attempt.
+    expect(receiver.unique).toContain(delivered.notification.id);
+    expect(receiver.badSignatures).toBe(0);
+
+    const queue = createSqsQueue<DeliveryJob>({ client, queueUrl, deadLetterQueueUrl: dlqUrl });
+    const letters = await queue.listDead();
+    expect(letters).toEqual([
+      expect.objectContaining({
+        id: dead.id,
+        attempts: 2,
+        error: expect.stringMatching(/gave up after 2 attempts: HTTP 503/),
+      }),
+    ]);
+
+    // What Lambda does with the answer: delete every record not reported. The retried job is
+    // then hidden for its retry delay (60 s), the unreadable one comes back.
+    const reported = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
+    for (const r of event.Records.filter((r) => !reported.has(r.messageId)))
+      await client.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: r.receiptHandle }));
+    const left = await client.send(
+      new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }),
+    );
+    expect(left.Messages?.map((m) => m.Body)).toEqual(["not a job"]);
+  });
+
+  it("reports a record whose dead-lettering failed, and only that one", async () => {
+    await createPair();
+    const delivered = withSink(jobOf(0), "audit");
+    const dead = withSink(jobOf(1), "flaky");
+    await send([delivered, dead]);
+    const messages = await receiveAll(2);
+    const deadBody = messages.find((m) => m.Body?.includes(dead.id))?.Body ?? "";
+    const event = eventOf(messages, { [deadBody]: "2" });
+    const broken = event.Records.find((r) => r.body === deadBody) as SQSRecord;
+    // SQS refuses to delete with this handle, so the move to the DLQ does not complete.
+    broken.receiptHandle = "not-a-receipt-handle";
+
+    const response = await handlerFor()(event);
+
+    expect(response.batchItemFailures).toEqual([{ itemIdentifier: broken.messageId }]);
+  });
+
+  it("reports every record, logging once, when the policy does not load", async () => {
+    await createPair();
+    const lines: string[] = [];
+    const handler = createSqsHandler({
+      env: { HOOKGATE_POLICY: "{", HOOKGATE_QUEUE_URL: queueUrl, HOOKGATE_DLQ_URL: dlqUrl },
+      sqsClient: async () => client,
+      logger: { log: (_level, msg) => lines.push(msg) },
+    });
+    for (let i = 0; i < 2; i++) {
+      const response = await handler(FIXTURE);
+      expect(response.batchItemFailures).toEqual(
+        FIXTURE.Records.map((r) => ({ itemIdentifier: r.messageId })),
+      );
+    }
+    expect(lines.filter((l) => l.startsWith("configuration invalid"))).toHaveLength(1);
+  });
+
+  it("reports every record when it has no DLQ to dead-letter into", async () => {
+    await createPair();
+    await send([withSink(jobOf(2), "flaky")]);
+    const event = eventOf(await receiveAll(1), {});
+    event.Records[0] = {
+      ...(event.Records[0] as SQSRecord),
+      attributes: { ...(event.Records[0] as SQSRecord).attributes, ApproximateReceiveCount: "2" },
+    };
+    const response = await handlerFor({ HOOKGATE_DLQ_URL: "" })(event);
+    expect(response.batchItemFailures).toEqual([{ itemIdentifier: event.Records[0]?.messageId }]);
+  });
+});

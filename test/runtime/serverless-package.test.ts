@@ -1,0 +1,216 @@
+/**
+ * `serverless package` (framework v3) on serverless.yml, offline: no credentials, telemetry and
+ * notifications off, and every DNS lookup or outbound connection refused and recorded
+ * (test/fixtures/lambda/deny-network.cjs). The build runs first, since the package is
+ * dist-lambda/. Everything happens in a temp copy, so the working tree is left as it was.
+ * Then the CloudFormation template it compiled is checked for what the deploy relies on.
+ */
+import { execFile } from "node:child_process";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ROOT } from "../support/process.js";
+
+const run = promisify(execFile);
+
+interface Resource {
+  Type: string;
+  Properties: Record<string, unknown>;
+  DependsOn?: string | string[];
+}
+interface Template {
+  Parameters?: Record<string, { Default?: unknown }>;
+  Resources: Record<string, Resource>;
+}
+
+let dir: string;
+let template: Template;
+let zipEntries: string[];
+let networkLog: string;
+let output: string;
+
+/** File names in a zip's central directory (signature 0x02014b50, name length at 28, name at 46). */
+function zipNames(zip: Buffer): string[] {
+  const names: string[] = [];
+  for (let i = zip.indexOf("PK\x01\x02"); i >= 0; i = zip.indexOf("PK\x01\x02", i + 4)) {
+    const length = zip.readUInt16LE(i + 28);
+    names.push(zip.subarray(i + 46, i + 46 + length).toString("utf8"));
+  }
+  return names;
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "hookgate-sls-"));
+  const service = join(dir, "service");
+  mkdirSync(join(service, "infra", "aws"), { recursive: true });
+  cpSync(join(ROOT, "serverless.yml"), join(service, "serverless.yml"));
+  cpSync(join(ROOT, "infra/aws/template.yaml"), join(service, "infra/aws/template.yaml"));
+  // Build first: the package is whatever scripts/build-lambda.mjs put in dist-lambda/.
+  await run(process.execPath, ["scripts/build-lambda.mjs", "--outdir", join(service, "dist-lambda")], {
+    cwd: ROOT,
+  });
+
+  networkLog = join(dir, "network.log");
+  const out = join(dir, "package");
+  const sls = await run(
+    process.execPath,
+    [join(ROOT, "node_modules/serverless/bin/serverless.js"), "package", "--stage", "test", "--package", out],
+    {
+      cwd: service,
+      // Only what packaging needs: no AWS credentials or profile, a fresh HOME (no ~/.aws, no
+      // ~/.serverlessrc), and the network preloaded away.
+      env: {
+        PATH: process.env.PATH ?? "",
+        HOME: join(dir, "home"),
+        AWS_REGION: "us-east-1",
+        SLS_TELEMETRY_DISABLED: "1",
+        SLS_NOTIFICATIONS_MODE: "off",
+        CI: "1",
+        HOOKGATE_NETWORK_LOG: networkLog,
+        NODE_OPTIONS: `--require ${join(ROOT, "test/fixtures/lambda/deny-network.cjs")}`,
+      },
+      timeout: 120_000,
+    },
+  );
+  output = sls.stdout + sls.stderr;
+  template = JSON.parse(readFileSync(join(out, "cloudformation-template-update-stack.json"), "utf8"));
+  zipEntries = zipNames(readFileSync(join(out, "hookgate.zip")));
+}, 150_000);
+afterAll(() => {
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+const resources = (type: string) =>
+  Object.entries(template.Resources).filter(([, r]) => r.Type === type) as [string, Resource][];
+/** A property's value, a `Ref` to a template parameter read as its default. */
+const resolved = (value: unknown): unknown => {
+  const ref = (value as { Ref?: string } | undefined)?.Ref;
+  return ref !== undefined && template.Parameters?.[ref] ? template.Parameters[ref].Default : value;
+};
+const getAtt = (logicalId: string) => ({ "Fn::GetAtt": [logicalId, "Arn"] });
+
+interface Statement {
+  Effect: string;
+  Action: string | string[];
+  Resource: unknown;
+}
+/** Every statement of every IAM role and managed policy in the template. */
+function iamStatements(): Statement[] {
+  const statements: Statement[] = [];
+  for (const [, policy] of resources("AWS::IAM::ManagedPolicy"))
+    statements.push(...(policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement);
+  for (const [, role] of resources("AWS::IAM::Role")) {
+    for (const inline of (role.Properties.Policies ?? []) as { PolicyDocument: { Statement: Statement[] } }[])
+      statements.push(...inline.PolicyDocument.Statement);
+  }
+  return statements;
+}
+
+describe("serverless package", () => {
+  it("runs offline: no DNS lookup, no connection, and only the known runtime warning", () => {
+    expect(existsSync(networkLog) ? readFileSync(networkLog, "utf8") : "").toBe("");
+    expect(output).toMatch(/Service packaged/);
+    expect(output).toMatch(/provider\.runtime/);
+  });
+
+  it("packages the bundle and nothing else", () => {
+    expect(zipEntries).toContain("dist-lambda/lambda-http.mjs");
+    expect(zipEntries).toContain("dist-lambda/lambda-sqs.mjs");
+    expect(zipEntries.filter((name) => !name.startsWith("dist-lambda/"))).toEqual([]);
+  });
+
+  it("declares both functions on nodejs22.x with the bundle's handlers", () => {
+    const functions = Object.fromEntries(
+      resources("AWS::Lambda::Function").map(([id, f]) => [id, f.Properties]),
+    );
+    expect(functions.HttpLambdaFunction).toMatchObject({
+      Handler: "dist-lambda/lambda-http.handler",
+      Runtime: "nodejs22.x",
+      Role: getAtt("HttpRole"),
+    });
+    expect(functions.DeliverLambdaFunction).toMatchObject({
+      Handler: "dist-lambda/lambda-sqs.handler",
+      Runtime: "nodejs22.x",
+      Role: getAtt("DeliverRole"),
+    });
+    expect(Object.keys(functions)).toHaveLength(2);
+  });
+
+  it("takes the policy and secrets from dynamic references that CloudFormation resolves at deploy", () => {
+    const http = template.Resources.HttpLambdaFunction?.Properties ?? {};
+    const env = (http.Environment as { Variables: Record<string, unknown> }).Variables;
+    expect(env.HOOKGATE_POLICY).toMatch(/^\{\{resolve:ssm:\/hookgate\/test\/policy\}\}$/);
+    expect(env.HOOKGATE_QUEUE_URL).toEqual({ Ref: "DeliveryQueue" });
+    const secrets = Object.entries(env).filter(([name]) => !name.startsWith("HOOKGATE_QUEUE"));
+    for (const [name, value] of secrets)
+      expect(String(value), name).toMatch(/^\{\{resolve:(ssm|secretsmanager):[^}]+\}\}$/);
+  });
+
+  it("feeds the delivery function from the queue with partial batch responses", () => {
+    const [[, mapping]] = resources("AWS::Lambda::EventSourceMapping") as [[string, Resource]];
+    expect(mapping.Properties).toMatchObject({
+      EventSourceArn: getAtt("DeliveryQueue"),
+      FunctionName: getAtt("DeliverLambdaFunction"),
+      FunctionResponseTypes: ["ReportBatchItemFailures"],
+    });
+  });
+
+  it("gives the queue a redrive policy to the DLQ and a visibility of at least 6 x the consumer's timeout", () => {
+    const queue = template.Resources.DeliveryQueue?.Properties as Record<string, unknown>;
+    const redrive = queue.RedrivePolicy as { deadLetterTargetArn: unknown; maxReceiveCount: unknown };
+    expect(redrive.deadLetterTargetArn).toEqual(getAtt("DeadLetterQueue"));
+    expect(Number(resolved(redrive.maxReceiveCount))).toBeGreaterThan(21);
+    const consumerTimeout = Number(template.Resources.DeliverLambdaFunction?.Properties.Timeout);
+    expect(consumerTimeout).toBeGreaterThan(0);
+    expect(Number(resolved(queue.VisibilityTimeout))).toBeGreaterThanOrEqual(6 * consumerTimeout);
+    expect(template.Resources.DeadLetterQueue?.Type).toBe("AWS::SQS::Queue");
+  });
+
+  it("alarms on DLQ depth and on the age of the oldest job", () => {
+    const alarms = resources("AWS::CloudWatch::Alarm").map(([, a]) => a.Properties);
+    expect(alarms).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          MetricName: "ApproximateNumberOfMessagesVisible",
+          Dimensions: [{ Name: "QueueName", Value: { "Fn::GetAtt": ["DeadLetterQueue", "QueueName"] } }],
+        }),
+        expect.objectContaining({
+          MetricName: "ApproximateAgeOfOldestMessage",
+          Dimensions: [{ Name: "QueueName", Value: { "Fn::GetAtt": ["DeliveryQueue", "QueueName"] } }],
+        }),
+      ]),
+    );
+  });
+
+  it("limits IAM to the queue ARNs (and each function's own log group)", () => {
+    const statements = iamStatements();
+    expect(statements.length).toBeGreaterThan(0);
+    const sqs = statements.filter((s) => [s.Action].flat().some((a) => a.startsWith("sqs:")));
+    expect(sqs.length).toBeGreaterThan(0);
+    for (const s of statements) {
+      expect(s.Effect).toBe("Allow");
+      expect(JSON.stringify(s.Resource), JSON.stringify(s)).not.toMatch(/"\*"|:\*"/);
+      expect(
+        [s.Action].flat().some((a) => a.includes("*")),
+        JSON.stringify(s),
+      ).toBe(false);
+    }
+    for (const s of sqs)
+      expect([getAtt("DeliveryQueue"), getAtt("DeadLetterQueue")]).toContainEqual(s.Resource);
+    const logs = statements.filter((s) => !sqs.includes(s));
+    for (const s of logs)
+      expect([getAtt("HttpLogGroup"), getAtt("DeliverLogGroup")]).toContainEqual(s.Resource);
+
+    // The HTTP function may only send; the consumer may not send to its own queue.
+    const sends = sqs.filter((s) => [s.Action].flat().includes("sqs:SendMessage")).map((s) => s.Resource);
+    expect(sends).toEqual(expect.arrayContaining([getAtt("DeliveryQueue"), getAtt("DeadLetterQueue")]));
+    const producer = template.Resources.ProducerPolicy?.Properties.PolicyDocument as {
+      Statement: Statement[];
+    };
+    expect(producer.Statement).toEqual([
+      { Effect: "Allow", Action: "sqs:SendMessage", Resource: getAtt("DeliveryQueue") },
+    ]);
+  });
+});

@@ -1,0 +1,192 @@
+import { describe, expect, it } from "vitest";
+import {
+  answerContext,
+  caseBody,
+  checkExpectation,
+  type Expectation,
+  type Observed,
+  parseCases,
+  ruleCoverage,
+} from "../../src/core/policy-cases.js";
+
+const event = { hook_event_name: "PreToolUse", tool_name: "Bash", tool_input: { command: "ls" } };
+
+const problems = (document: unknown) => {
+  const result = parseCases(typeof document === "string" ? document : JSON.stringify(document));
+  if (result.ok) throw new Error("expected the cases file to be invalid");
+  return result.error.map((i) => `${i.path}: ${i.message}`);
+};
+
+describe("parseCases", () => {
+  it("accepts inline events, event files, defaults and every expectation", () => {
+    const result = parseCases(
+      JSON.stringify({
+        client: "claude-code",
+        team: "platform",
+        cases: [
+          {
+            name: "ls",
+            event,
+            expect: { decision: "none", reason: "", context: false, rules: [], shadowed: [] },
+          },
+          {
+            event: "events/stop.json",
+            with: { stop_hook_active: true },
+            team: "mobile",
+            expect: { decision: "block", context: "x" },
+          },
+        ],
+      }),
+    );
+    expect(result.ok).toBe(true);
+  });
+
+  it("lists every problem with its JSON path", () => {
+    expect(
+      problems({
+        client: "cursor",
+        cases: [
+          { event, expect: { decison: "deny" } },
+          { event: 42, expect: { decision: "maybe" } },
+          { event, expect: { decision: "deny", rules: "no-rm-root" }, extra: true },
+        ],
+      }),
+    ).toEqual([
+      '$.client: must be one of "claude-code", "deepcode", "deepagents", "deepagents-legacy"',
+      "$.cases[0].expect.decision: is required",
+      '$.cases[0].expect: unknown key "decison"',
+      "$.cases[1].event: must be an event object or the path of a JSON file holding one",
+      '$.cases[1].expect.decision: must be one of "allow", "deny", "ask", "defer", "block", "none"',
+      "$.cases[2].expect.rules: expected array",
+      '$.cases[2]: unknown key "extra"',
+    ]);
+  });
+
+  it("says what is wrong with a file that is not JSON or has no cases", () => {
+    expect(problems("{")[0]).toMatch(/^\$: is not valid JSON/);
+    expect(problems({ cases: [] })).toEqual(["$.cases: must list at least one case"]);
+    expect(problems({})).toEqual(["$.cases: is required"]);
+  });
+});
+
+describe("caseBody", () => {
+  it("lays `with` over the event's top-level fields", () => {
+    expect(JSON.parse(caseBody(event, { tool_input: { command: "rm -rf /" } }))).toEqual({
+      ...event,
+      tool_input: { command: "rm -rf /" },
+    });
+    expect(caseBody(event)).toBe(JSON.stringify(event));
+  });
+});
+
+const observed = (over: Partial<Observed> = {}): Observed => ({
+  decision: "deny",
+  reason: "Deleting from / is never allowed",
+  context: undefined,
+  rules: ["no-rm-root"],
+  shadowed: [],
+  ...over,
+});
+
+describe("checkExpectation", () => {
+  it.each([
+    ["the decision", { decision: "deny" }],
+    ["a reason substring", { decision: "deny", reason: "never allowed" }],
+    ["no context", { decision: "deny", context: false }],
+    ["the applied rules, in any order", { decision: "deny", rules: ["no-rm-root"] }],
+    ["no shadow rule", { decision: "deny", shadowed: [] }],
+  ] satisfies [string, Expectation][])("passes on %s", (_what, expect_) => {
+    expect(checkExpectation(expect_, observed())).toEqual([]);
+  });
+
+  it.each([
+    [{ decision: "ask" }, observed(), "decision: expected ask, got deny"],
+    [
+      { decision: "deny", reason: "secrets" },
+      observed(),
+      'reason: expected it to contain "secrets", got "Deleting from / is never allowed"',
+    ],
+    [
+      { decision: "none", reason: "x" },
+      observed({ decision: "none", reason: undefined }),
+      'reason: expected it to contain "x", got none',
+    ],
+    [{ decision: "deny", context: true }, observed(), "context: expected added context, got none"],
+    [
+      { decision: "deny", context: false },
+      observed({ context: "pnpm" }),
+      'context: expected none, got "pnpm"',
+    ],
+    [
+      { decision: "deny", context: "npm" },
+      observed({ context: "use yarn" }),
+      'context: expected it to contain "npm", got "use yarn"',
+    ],
+    [{ decision: "deny", rules: [] }, observed(), "rules: expected none, applied [no-rm-root]"],
+    [
+      { decision: "deny", rules: ["no-rm-root", "env-files"] },
+      observed(),
+      "rules: expected [no-rm-root, env-files], applied [no-rm-root]",
+    ],
+    [
+      { decision: "deny", shadowed: ["run-tests-first"] },
+      observed(),
+      "shadowed: expected [run-tests-first], got none",
+    ],
+  ] satisfies [Expectation, Observed, string][])("fails on %j given %j", (expect_, seen, failure) => {
+    expect(checkExpectation(expect_, seen)).toEqual([failure]);
+  });
+
+  it("fails an event the gateway could not judge, even when the fail mode looks like the expectation", () => {
+    const failures = checkExpectation(
+      { decision: "none" },
+      observed({
+        decision: "none",
+        reason: undefined,
+        rules: [],
+        error: { code: "EVENT_INVALID", message: "tool_name is required" },
+      }),
+    );
+    expect(failures).toEqual(["event: not judged (EVENT_INVALID: tool_name is required)"]);
+  });
+
+  it("lists every difference at once", () => {
+    expect(checkExpectation({ decision: "allow", reason: "z", rules: [] }, observed())).toHaveLength(3);
+  });
+});
+
+describe("answerContext", () => {
+  it.each([
+    [{ contentType: "application/json", body: "" }, undefined],
+    [
+      {
+        contentType: "application/json",
+        body: JSON.stringify({
+          hookSpecificOutput: { hookEventName: "UserPromptSubmit", additionalContext: "pnpm" },
+        }),
+      },
+      "pnpm",
+    ],
+    [
+      { contentType: "text/plain; charset=utf-8", body: "Preserve every API decision." },
+      "Preserve every API decision.",
+    ],
+    [{ contentType: "application/json", body: '{"decision":"block","reason":"no"}' }, undefined],
+    [{ contentType: undefined, body: "not json" }, undefined],
+  ])("reads %j as %j", (answer, context) => {
+    expect(answerContext(answer)).toBe(context);
+  });
+});
+
+describe("ruleCoverage", () => {
+  it("lists the rules no case exercised, and the rules that are off", () => {
+    const rules = [
+      { id: "a", mode: "enforce" },
+      { id: "b", mode: "shadow" },
+      { id: "c", mode: "enforce" },
+      { id: "d", mode: "off" },
+    ];
+    expect(ruleCoverage(rules, new Set(["a", "b"]))).toEqual({ uncovered: ["c"], off: ["d"] });
+    expect(ruleCoverage(rules, new Set(["a", "b", "c"]))).toEqual({ uncovered: [], off: ["d"] });
+  });
+});

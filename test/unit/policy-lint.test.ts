@@ -1,0 +1,186 @@
+import { describe, expect, it } from "vitest";
+import { lintPolicy } from "../../src/core/policy-lint.js";
+import { policyFrom } from "../support/policy.js";
+
+/** The warnings `check` prints for these rules, as `path: message`, minus the no-auth one. */
+async function warningsFor(rules: unknown[]): Promise<string[]> {
+  const policy = await policyFrom({ version: 1, auth: { tokens: [] }, rules });
+  return lintPolicy(policy).map((w) => `${w.path}: ${w.message}`);
+}
+
+describe("lintPolicy: rules shadowed by an unconditional deny", () => {
+  it("warns about a decide rule after an enforcing deny on every event it matches", async () => {
+    const warnings = await warningsFor([
+      { id: "deny-bash-tools", on: ["PreToolUse", "PermissionRequest"], decide: "deny", reason: "frozen" },
+      { id: "allow-tests", on: "PreToolUse", if: "Bash(npm test)", decide: "allow" },
+    ]);
+    expect(warnings).toContain(
+      '$.rules[1]: is shadowed by rule "deny-bash-tools" ($.rules[0]), which denies every PreToolUse event with no other condition; this rule\'s decision can never apply',
+    );
+  });
+
+  it("says a prompt or forward rule behind it is never run", async () => {
+    const policy = await policyFrom({
+      version: 1,
+      auth: { tokens: [] },
+      rules: [
+        { id: "deny-all", on: "*", decide: "block" },
+        { id: "judge", on: "Stop", prompt: { text: "done? $ARGUMENTS", model: "m" } },
+      ],
+      models: { m: { provider: "anthropic", model: "claude-haiku-4-5", apiKey: "env:K" } },
+    });
+    expect(lintPolicy(policy).map((w) => `${w.path}: ${w.message}`)).toContain(
+      '$.rules[1]: is shadowed by rule "deny-all" ($.rules[0]), which denies every Stop event with no other condition; this rule\'s prompt is never run',
+    );
+  });
+
+  it.each([
+    ["a matcher", { matcher: "Bash" }],
+    ["an if", { if: "Bash(rm *)" }],
+    ["a where", { where: { cwd: "/srv" } }],
+    ["teams", { teams: ["a"] }],
+    ["shadow mode", { mode: "shadow" }],
+  ])("does not count a deny with %s as unconditional", async (_what, condition) => {
+    const warnings = await warningsFor([
+      { id: "deny", on: "PreToolUse", decide: "deny", ...condition },
+      { id: "ask", on: "PreToolUse", decide: "ask" },
+    ]);
+    expect(warnings.filter((w) => w.includes("is shadowed by"))).toEqual([]);
+  });
+
+  it("needs the deny to cover every event of the later rule, and to come first", async () => {
+    const warnings = await warningsFor([
+      { id: "ask", on: "PreToolUse", decide: "ask" },
+      { id: "deny-pre", on: "PreToolUse", decide: "deny" },
+      { id: "ask-both", on: ["PreToolUse", "UserPromptSubmit"], decide: "ask" },
+      { id: "context", on: "PreToolUse", context: "still sent with a deny" },
+    ]);
+    expect(warnings.filter((w) => w.includes("is shadowed by"))).toEqual([]);
+  });
+
+  it("does not count a deny the event cannot honour (Notification)", async () => {
+    const warnings = await warningsFor([
+      { id: "deny-note", on: "Notification", decide: "deny" },
+      { id: "block-note", on: "Notification", decide: "block" },
+    ]);
+    expect(warnings.filter((w) => w.includes("is shadowed by"))).toEqual([]);
+  });
+});
+
+describe("lintPolicy: where conditions that contradict each other", () => {
+  it.each([
+    [
+      "a field and the object holding it equal different literals",
+      { tool_input: { equals: { command: "ls" } }, "tool_input.command": "pwd" },
+      '$.rules[0].where["tool_input.command"]: "tool_input.command" would have to equal "ls" and equal "pwd"; this rule can never apply',
+    ],
+    [
+      "exists: false with a condition on a field inside",
+      { tool_input: { exists: false }, "tool_input.command": { startsWith: "git" } },
+      '$.rules[0].where["tool_input.command"]: "tool_input.command" would have to start with "git", but "tool_input" would have to be absent (exists: false), which has no field "command"; this rule can never apply',
+    ],
+    [
+      "a literal parent with no such field",
+      { tool_input: { equals: { command: "ls" } }, "tool_input.file_path": { exists: true } },
+      '$.rules[0].where["tool_input.file_path"]: "tool_input.file_path" would have to exist, but "tool_input" would have to equal {"command":"ls"}, which has no field "file_path"; this rule can never apply',
+    ],
+    [
+      "a string parent",
+      { tool_input: { regex: "^x" }, "tool_input.command": "ls" },
+      '$.rules[0].where["tool_input.command"]: "tool_input.command" would have to equal "ls", but "tool_input" would have to match regex "^x", which has no field "command"; this rule can never apply',
+    ],
+    [
+      "an equals outside an in list",
+      { tool_input: { equals: { command: "ls" } }, "tool_input.command": { in: ["pwd", "id"] } },
+      '$.rules[0].where["tool_input.command"]: "tool_input.command" would have to equal "ls" and be one of ["pwd","id"]; this rule can never apply',
+    ],
+    [
+      "an equals a regex refuses",
+      { tool_input: { equals: { command: "ls" } }, "tool_input.command": { regex: "^git " } },
+      '$.rules[0].where["tool_input.command"]: "tool_input.command" would have to equal "ls" and match regex "^git "; this rule can never apply',
+    ],
+  ])("warns when %s", async (_what, where, warning) => {
+    const warnings = await warningsFor([{ id: "r", on: "PreToolUse", where, decide: "deny" }]);
+    expect(warnings).toContain(warning);
+  });
+
+  it.each([
+    ["equal literals", { tool_input: { equals: { command: "ls" } }, "tool_input.command": "ls" }],
+    [
+      "an equals a regex accepts",
+      { tool_input: { equals: { command: "git st" } }, "tool_input.command": { regex: "^git " } },
+    ],
+    [
+      "exists: false on a field and on a field inside it",
+      { custom_instructions: { exists: false }, "custom_instructions.x": { exists: false } },
+    ],
+    [
+      "equals null and exists: false",
+      { tool_input: { equals: { x: null } }, "tool_input.x": { exists: false } },
+    ],
+    ["independent paths", { cwd: "/srv", "tool_input.command": "ls", stop_hook_active: false }],
+    ["a not", { tool_input: { not: { exists: false } }, "tool_input.command": "ls" }],
+  ])("stays quiet for %s", async (_what, where) => {
+    const warnings = await warningsFor([{ id: "r", on: "PreToolUse", where, decide: "deny" }]);
+    expect(warnings.filter((w) => w.includes("can never apply"))).toEqual([]);
+  });
+});
+
+describe("lintPolicy: matchers that cannot hold", () => {
+  it("warns when the matcher lets through no tool the if names", async () => {
+    const warnings = await warningsFor([
+      {
+        id: "r",
+        on: "PreToolUse",
+        matcher: "Bash",
+        if: ["Read(./.env)", "WebFetch(domain:x.com)"],
+        decide: "deny",
+      },
+    ]);
+    expect(warnings).toContain(
+      '$.rules[0].if: names only Read, Glob, Grep, LS, NotebookRead, WebFetch, and the matcher "Bash" lets none of them through; this rule can never apply',
+    );
+  });
+
+  it.each([
+    ["a Read rule under a Grep matcher", "Grep", "Read(**/.env)"],
+    ["a Bash rule under a regex matcher", "Ba.*", "Bash(rm *)"],
+    ["an MCP rule, whose tools cannot be listed", "Bash", "mcp__github__*"],
+  ])("stays quiet for %s", async (_what, matcher, ifRule) => {
+    const warnings = await warningsFor([{ id: "r", on: "PreToolUse", matcher, if: ifRule, decide: "deny" }]);
+    expect(warnings.filter((w) => w.includes("lets none of them through"))).toEqual([]);
+  });
+
+  it('warns that "on": "*" ignores the matcher on events without a matcher field', async () => {
+    const warnings = await warningsFor([{ id: "r", on: "*", matcher: "Bash", context: "x" }]);
+    expect(warnings).toContain(
+      '$.rules[0].matcher: "on": "*" includes events with no field a matcher is checked against (Stop, UserPromptSubmit, ...); the matcher is ignored there, so this rule applies to every one of them',
+    );
+  });
+
+  it("keeps the existing warnings: if on a non-tool event, and a matcher an event ignores", async () => {
+    const warnings = await warningsFor([
+      { id: "if-stop", on: "Stop", if: "Bash(ls)", decide: "block", where: { stop_hook_active: false } },
+      { id: "prompt-matcher", on: "UserPromptSubmit", matcher: "Bash", context: "x" },
+    ]);
+    expect(warnings).toContain(
+      '$.rules[0].on: "if" applies only to tool events, so this rule never applies to Stop',
+    );
+    expect(warnings).toContain(
+      "$.rules[1].matcher: UserPromptSubmit has no field a matcher is checked against; the matcher is ignored there",
+    );
+  });
+});
+
+describe("lintPolicy on examples/policy.json", () => {
+  it("finds no rule that can never apply", async () => {
+    const { readFile } = await import("node:fs/promises");
+    const document = JSON.parse(
+      await readFile(new URL("../../examples/policy.json", import.meta.url), "utf8"),
+    );
+    const warnings = lintPolicy(await policyFrom(document, { HOOKGATE_TOKEN_MOBILE: "t" }));
+    expect(
+      warnings.map((w) => w.message).filter((m) => /never apply|never run|ignored there/.test(m)),
+    ).toEqual([]);
+  });
+});
