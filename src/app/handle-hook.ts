@@ -207,14 +207,15 @@ function parseRequest(request: HookRequest): ParsedRequest {
   let body: unknown;
   try {
     body = JSON.parse(text);
-  } catch (e) {
-    const why = e instanceof Error ? e.message : String(e);
+  } catch {
+    // Not the engine's own message: it differs between V8 versions (Node 20, 22, workerd), and
+    // every runtime must answer byte for byte the same.
     return {
       ok: false,
       dialect,
       error: {
         code: "MALFORMED_JSON",
-        message: `the hook's body is not valid JSON (${why})`,
+        message: `the hook's body (${text.length} characters) is not valid JSON; is it cut short?`,
         eventName: sniffEventName(text),
       },
     };

@@ -25,7 +25,8 @@ export type ToolHalf =
   | { readonly kind: "result"; readonly status: string; readonly output: string };
 
 export interface NotifyDeps {
-  readonly queue: Queue<DeliveryJob>;
+  /** Only sending is needed here, so a push-consumer queue (Cloudflare) fits as it is. */
+  readonly queue: Pick<Queue<DeliveryJob>, "send">;
   readonly clock: Clock;
   readonly logger: Logger;
   readonly metrics?: Metrics | undefined;

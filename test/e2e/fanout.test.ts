@@ -108,7 +108,7 @@ describe("notify through the embedded queue", () => {
     expect(deliveredBeforeKill).toBeLessThan(burst);
 
     await gateway(policy, dataDir);
-    await until(() => receiver.unique.length === burst, `all ${burst} events`, 30_000);
+    await until(() => receiver.unique.length === burst, `all ${burst} events`, 50_000);
     expect(new Set(receiver.unique).size).toBe(burst);
     expect(receiver.badSignatures).toBe(0);
   });

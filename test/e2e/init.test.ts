@@ -441,7 +441,7 @@ describe("hookgate init --client claude-code", { timeout: 90_000 }, () => {
     }
     const base = await runCli(["init", "--client", "claude-code", "--url", server.url]);
     expect(base.stderr).toContain(`did you mean ${server.url}/v1/hooks/claude-code?`);
-  });
+  }, 90_000);
 });
 
 describe("hookgate init --client deepcode", { timeout: 90_000 }, () => {

@@ -97,13 +97,23 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs the built `hookgate` command with optional stdin. */
-export function runCli(args: string[], stdin = "", env: Record<string, string> = {}): Promise<CliResult> {
+/**
+ * Runs the built `hookgate` command with optional stdin. A command still running after
+ * `killAfterMs` is killed (code null), so a test that expected it to exit never leaves it behind.
+ */
+export function runCli(
+  args: string[],
+  stdin = "",
+  env: Record<string, string> = {},
+  killAfterMs = 60_000,
+): Promise<CliResult> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [BIN, ...args], {
       cwd: ROOT,
       env: { PATH: process.env.PATH ?? "", ...env },
     });
+    const timer = setTimeout(() => child.kill("SIGKILL"), killAfterMs);
+    child.on("exit", () => clearTimeout(timer));
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (c) => {

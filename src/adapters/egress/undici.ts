@@ -67,8 +67,17 @@ export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
     const verdict = checkUrl(req.url, options.policy().allowlist);
     if (!verdict.ok) return refuse(verdict.refusal, req.url);
     const timeoutMs = Math.max(1, Math.ceil(req.timeoutMs));
-    const timeout = AbortSignal.timeout(timeoutMs);
-    const signal = req.signal ? AbortSignal.any([req.signal, timeout]) : timeout;
+    // One controller and one timer: AbortSignal.timeout plus AbortSignal.any cost more than the
+    // rest of the guard together (bench/README.md, egress.js).
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, timeoutMs);
+    const onAbort = () => controller.abort();
+    req.signal?.addEventListener("abort", onAbort, { once: true });
+    const signal = controller.signal;
     try {
       const res = await request(verdict.url, {
         method: req.method,
@@ -104,7 +113,10 @@ export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
       }
       return ok({ status: res.statusCode, headers: flattenHeaders(res.headers), body });
     } catch (e) {
-      return refuse(describeFailure(e, verdict.url, timeout.aborted, timeoutMs), req.url);
+      return refuse(describeFailure(e, verdict.url, timedOut, timeoutMs), req.url);
+    } finally {
+      clearTimeout(timer);
+      req.signal?.removeEventListener("abort", onAbort);
     }
   }
 

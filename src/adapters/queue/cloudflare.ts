@@ -1,0 +1,320 @@
+/**
+ * Delivery jobs on Cloudflare Queues (fanout.md B2). Each message body is the JSON envelope
+ * `{id, body}` (as on SQS); a dead letter adds `attempts`, `error` and `failedAt`.
+ *
+ * Cloudflare pushes batches to the Worker's `queue()` handler, so only two halves of the Queue
+ * port apply here: a producer (`send`, what the notifier calls) and a consumer that turns each
+ * deliver outcome into `msg.ack()`, `msg.retry({delaySeconds})` or a send to the dead-letter
+ * queue. `receive`, `listDead` and `replayDead` have no meaning for a push consumer: dead letters
+ * stay on the DLQ queue, read with an HTTP pull consumer (infra/README.md (Cloudflare Workers)).
+ *
+ * Limits: a message ≤ 128 KB (KB = 1000 bytes, ~100 bytes of metadata count toward it),
+ * `sendBatch` ≤ 100 messages and ≤ 256 KB, delays ≤ 12 h. A job over the message limit has the
+ * longest strings of its event cut with TRUNCATION_MARKER; a job is never dropped.
+ */
+import type { Deliverer, DeliveryOutcome } from "../../app/deliver.js";
+import type { DeliveryJob } from "../../core/delivery.js";
+import type { Logger, Metrics } from "../../core/ports.js";
+import type { OutgoingMessage, Queue } from "../../core/queue.js";
+import { TRUNCATION_MARKER } from "../../core/sinks.js";
+
+/** A queue producer binding (a subset of workers-types' `Queue<Body>`). */
+export interface QueueProducerBinding<Body> {
+  send(body: Body, options?: { contentType?: "json"; delaySeconds?: number }): Promise<unknown>;
+  sendBatch(
+    messages: Iterable<{ body: Body; contentType?: "json"; delaySeconds?: number }>,
+  ): Promise<unknown>;
+}
+
+/** One pushed message (a subset of workers-types' `Message<Body>`). */
+export interface PushedMessage<Body = unknown> {
+  readonly id: string;
+  readonly body: Body;
+  /** 1 on the first delivery, 2 on the first retry, ... */
+  readonly attempts: number;
+  ack(): void;
+  retry(options?: { delaySeconds?: number }): void;
+}
+
+export interface PushedBatch<Body = unknown> {
+  readonly queue: string;
+  readonly messages: readonly PushedMessage<Body>[];
+}
+
+export interface Envelope<T> {
+  readonly id: string;
+  readonly body: T;
+}
+
+export interface DeadLetterEnvelope<T> extends Envelope<T> {
+  readonly attempts: number;
+  readonly error: string;
+  /** Epoch ms. */
+  readonly failedAt: number;
+}
+
+/** Cloudflare's limits with a margin for the per-message metadata. */
+export const CLOUDFLARE_LIMITS = {
+  messageBytes: 127_000,
+  batchMessages: 100,
+  batchBytes: 250_000,
+  maxDelaySeconds: 12 * 3600,
+} as const;
+
+/** Retry and send delays are whole seconds on Cloudflare: rounded up, at most 12 h. */
+export function delaySecondsFor(ms: number): number {
+  if (!Number.isFinite(ms) || ms <= 0) return 0;
+  return Math.min(CLOUDFLARE_LIMITS.maxDelaySeconds, Math.ceil(ms / 1000));
+}
+
+export interface ProducerOptions<T> {
+  /**
+   * Makes a body whose envelope is over the message limit fit (`fits` tells whether a candidate
+   * does). Without it an oversized message goes to `sendBatch` as is, which rejects it.
+   */
+  readonly fit?: (body: T, fits: (candidate: T) => boolean) => T;
+}
+
+/** `send` on Cloudflare Queues: `sendBatch` in chunks within the count and size limits. */
+export function createCloudflareProducer<T>(
+  binding: QueueProducerBinding<Envelope<T>>,
+  options: ProducerOptions<T> = {},
+): Pick<Queue<T>, "send"> {
+  const limits = CLOUDFLARE_LIMITS;
+  return {
+    async send(messages: readonly OutgoingMessage<T>[]) {
+      let chunk: { body: Envelope<T>; contentType: "json"; delaySeconds?: number }[] = [];
+      let chunkBytes = 0;
+      const flush = async () => {
+        if (chunk.length === 0) return;
+        const sending = chunk;
+        chunk = [];
+        chunkBytes = 0;
+        await binding.sendBatch(sending);
+      };
+      for (const message of messages) {
+        const fits = (body: T) => jsonBytes({ id: message.id, body }) <= limits.messageBytes;
+        const body = options.fit && !fits(message.body) ? options.fit(message.body, fits) : message.body;
+        const envelope: Envelope<T> = { id: message.id, body };
+        const bytes = jsonBytes(envelope);
+        if (chunk.length >= limits.batchMessages || chunkBytes + bytes > limits.batchBytes) await flush();
+        const delay = delaySecondsFor(message.delayMs ?? 0);
+        chunk.push({ body: envelope, contentType: "json", ...(delay > 0 ? { delaySeconds: delay } : {}) });
+        chunkBytes += bytes;
+      }
+      await flush();
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fitting a delivery job into one message
+
+/**
+ * The job with every string of its (already masked) event longer than some length L cut to L
+ * characters plus TRUNCATION_MARKER, L the largest that fits; the longest strings go first and no
+ * key is dropped. When even L = 0 does not fit (a huge structure of short values), the event
+ * becomes its JSON text, cut the same way, under the key `truncated`.
+ */
+export function fitDeliveryJob(job: DeliveryJob, fits: (candidate: DeliveryJob) => boolean): DeliveryJob {
+  if (fits(job)) return job;
+  const withEvent = (event: Record<string, unknown>): DeliveryJob => ({
+    ...job,
+    notification: { ...job.notification, event },
+  });
+  const event = job.notification.event;
+  const capped = (length: number) => withEvent(capStrings(event, length, 0) as Record<string, unknown>);
+  if (fits(capped(0))) return capped(largestFitting(longestString(event, 0), (l) => fits(capped(l))));
+  const text = JSON.stringify(event);
+  const asText = (length: number) => withEvent({ truncated: cut(text, length) });
+  return asText(largestFitting(text.length, (l) => fits(asText(l))));
+}
+
+/** The largest length in [0, high) for which `fits` holds, given that it holds for 0. */
+function largestFitting(high: number, fits: (length: number) => boolean): number {
+  let low = 0;
+  while (high - low > 1) {
+    const middle = Math.floor((low + high) / 2);
+    if (fits(middle)) low = middle;
+    else high = middle;
+  }
+  return low;
+}
+
+const MAX_DEPTH = 64;
+
+function capStrings(value: unknown, length: number, depth: number): unknown {
+  // Only strings that get shorter are cut: cutting one barely over `length` would grow it.
+  if (typeof value === "string")
+    return value.length > length + TRUNCATION_MARKER.length ? cut(value, length) : value;
+  if (value === null || typeof value !== "object" || depth > MAX_DEPTH) return value;
+  if (Array.isArray(value)) return value.map((item) => capStrings(item, length, depth + 1));
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, capStrings(v, length, depth + 1)]));
+}
+
+function longestString(value: unknown, depth: number): number {
+  if (typeof value === "string") return value.length;
+  if (value === null || typeof value !== "object" || depth > MAX_DEPTH) return 0;
+  let longest = 0;
+  for (const item of Array.isArray(value) ? value : Object.values(value))
+    longest = Math.max(longest, longestString(item, depth + 1));
+  return longest;
+}
+
+function cut(text: string, length: number): string {
+  const last = text.charCodeAt(length - 1);
+  // Never split a surrogate pair.
+  const end = last >= 0xd800 && last <= 0xdbff ? length - 1 : length;
+  return `${text.slice(0, Math.max(0, end))}${TRUNCATION_MARKER}`;
+}
+
+function jsonBytes(value: unknown): number {
+  const text = JSON.stringify(value);
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x80) bytes += 1;
+    else if (code < 0x800) bytes += 2;
+    else if (code >= 0xd800 && code <= 0xdbff) {
+      bytes += 4;
+      i++;
+    } else bytes += 3;
+  }
+  return bytes;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Consumer
+
+export interface ConsumerDeps {
+  readonly deliverer: Deliverer;
+  /** The dead-letter queue's producer binding (HOOKGATE_DLQ). */
+  readonly deadLetters: QueueProducerBinding<DeadLetterEnvelope<unknown>>;
+  readonly logger: Logger;
+  readonly metrics?: Metrics | undefined;
+  readonly now: () => number;
+}
+
+/** Keeps a dead letter well inside the message limit whatever the error text. */
+const MAX_ERROR_CHARS = 2000;
+/** When the DLQ itself refuses, try the whole job again later; max_retries then moves it. */
+const DLQ_FAILED_RETRY_SECONDS = 60;
+/** A deliverer that throws is a bug or an outage of ours: retry soon, like the Node consumer. */
+const INTERNAL_ERROR_RETRY_MS = 5000;
+
+/**
+ * Settles every message of a pushed batch on its own (`ack` / `retry` per message, never a
+ * thrown error, which would retry the whole batch): delivered → ack; retry → retry with the
+ * outcome's delay; dead → sent to the DLQ with its error, then ack.
+ */
+export function createCloudflareConsumer(deps: ConsumerDeps): {
+  consume(batch: PushedBatch): Promise<void>;
+} {
+  async function deadLetter(message: PushedMessage, envelope: Envelope<unknown>, error: string) {
+    const letter = {
+      id: envelope.id,
+      attempts: message.attempts,
+      error: error.slice(0, MAX_ERROR_CHARS),
+      failedAt: deps.now(),
+    };
+    const fits = (body: unknown) => jsonBytes({ ...letter, body }) <= CLOUDFLARE_LIMITS.messageBytes;
+    const body =
+      isDeliveryJob(envelope.body) && !fits(envelope.body)
+        ? fitDeliveryJob(envelope.body, fits)
+        : envelope.body;
+    await deps.deadLetters.send({ ...letter, body }, { contentType: "json" });
+  }
+
+  async function settle(message: PushedMessage): Promise<void> {
+    const envelope = readEnvelope(message.body);
+    if (!envelope) {
+      const raw = { id: message.id, body: message.body };
+      await moveToDeadLetters(message, raw, "not a hookgate delivery job envelope", {
+        message: message.id,
+      });
+      return;
+    }
+    const job = envelope.body;
+    const fields = {
+      job: job.id,
+      sink: job.sink,
+      event: job.notification.eventName,
+      attempts: message.attempts,
+    };
+    let outcome: DeliveryOutcome;
+    try {
+      outcome = await deps.deliverer.deliver(job, message.attempts);
+    } catch (e) {
+      outcome = { kind: "retry", delayMs: INTERNAL_ERROR_RETRY_MS, reason: `internal error: ${describe(e)}` };
+    }
+    if (outcome.kind === "ack") {
+      message.ack();
+      deps.metrics?.increment("hookgate_delivered_total", { sink: job.sink });
+      deps.logger.log("info", "delivered", fields);
+    } else if (outcome.kind === "retry") {
+      const delaySeconds = delaySecondsFor(outcome.delayMs);
+      message.retry({ delaySeconds });
+      deps.metrics?.increment("hookgate_retried_total", { sink: job.sink });
+      deps.logger.log("warn", "delivery failed; will retry", {
+        ...fields,
+        retryInSeconds: delaySeconds,
+        reason: outcome.reason,
+      });
+    } else {
+      await moveToDeadLetters(message, envelope, outcome.reason, fields, job.sink);
+    }
+  }
+
+  async function moveToDeadLetters(
+    message: PushedMessage,
+    envelope: Envelope<unknown>,
+    reason: string,
+    fields: Record<string, unknown>,
+    sink = "unknown",
+  ): Promise<void> {
+    try {
+      await deadLetter(message, envelope, reason);
+    } catch (e) {
+      message.retry({ delaySeconds: DLQ_FAILED_RETRY_SECONDS });
+      deps.metrics?.increment("hookgate_dead_letter_failed_total", { sink });
+      deps.logger.log("error", "dead-letter send failed; the job will be tried again", {
+        ...fields,
+        reason,
+        error: describe(e),
+      });
+      return;
+    }
+    message.ack();
+    deps.metrics?.increment("hookgate_dead_lettered_total", { sink });
+    deps.logger.log("error", "delivery dead-lettered", { ...fields, reason });
+  }
+
+  return {
+    async consume(batch) {
+      await Promise.all(batch.messages.map(settle));
+    },
+  };
+}
+
+function readEnvelope(value: unknown): Envelope<DeliveryJob> | undefined {
+  if (value === null || typeof value !== "object") return undefined;
+  const { id, body } = value as Record<string, unknown>;
+  return typeof id === "string" && isDeliveryJob(body) ? { id, body } : undefined;
+}
+
+function isDeliveryJob(value: unknown): value is DeliveryJob {
+  if (value === null || typeof value !== "object") return false;
+  const { id, sink, notification } = value as Record<string, unknown>;
+  return (
+    typeof id === "string" &&
+    typeof sink === "string" &&
+    notification !== null &&
+    typeof notification === "object" &&
+    typeof (notification as Record<string, unknown>).eventName === "string" &&
+    typeof (notification as Record<string, unknown>).event === "object"
+  );
+}
+
+function describe(e: unknown): string {
+  return e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+}

@@ -1,0 +1,75 @@
+/**
+ * The session store on Workers: the last tool call per session, and each half of a deepagents
+ * legacy tool call by tool id, in a KV namespace, forgotten a day after they were written (KV's
+ * own expiry). KV is eventually consistent across locations and takes about one write per second
+ * per key; the events of one session normally reach the same location seconds apart. Remembering
+ * is best effort: a failed read or write is reported through `onError` and never stops the
+ * notification behind it.
+ */
+import type { SessionStore, ToolHalf } from "../../app/notify.js";
+
+/** What this store needs of a KV namespace binding (a subset of workers-types' `KVNamespace`). */
+export interface KvNamespaceLike {
+  get(key: string, type: "json"): Promise<unknown>;
+  put(key: string, value: string, options?: { expirationTtl?: number }): Promise<void>;
+}
+
+export interface KvSessionOptions {
+  /** One day by default, like the SQLite store's retention on Node; KV refuses under 60 s. */
+  readonly ttlSeconds?: number;
+  readonly onError?: (operation: "put" | "get", error: unknown) => void;
+}
+
+export const SESSION_TTL_SECONDS = 24 * 3600;
+/** KV keys are at most 512 bytes; a longer id is not a client's and is not remembered. */
+const MAX_ID_BYTES = 400;
+
+/** The key for an id the client sent, or undefined when it is too long to be a client's. */
+const keyOf = (prefix: string, id: string) =>
+  new TextEncoder().encode(id).byteLength > MAX_ID_BYTES ? undefined : `${prefix}:${id}`;
+
+export function createKvSessionStore(kv: KvNamespaceLike, options: KvSessionOptions = {}): SessionStore {
+  const ttl = Math.max(60, options.ttlSeconds ?? SESSION_TTL_SECONDS);
+  async function put(key: string | undefined, value: unknown): Promise<void> {
+    if (key === undefined) return;
+    try {
+      await kv.put(key, JSON.stringify(value), { expirationTtl: ttl });
+    } catch (e) {
+      options.onError?.("put", e);
+    }
+  }
+  async function get(key: string | undefined): Promise<Record<string, unknown> | undefined> {
+    if (key === undefined) return undefined;
+    try {
+      const value = await kv.get(key, "json");
+      return value !== null && typeof value === "object" ? (value as Record<string, unknown>) : undefined;
+    } catch (e) {
+      options.onError?.("get", e);
+      return undefined;
+    }
+  }
+  // The two halves of a tool call live under two keys, so neither write can undo the other.
+  const halfKey = (toolId: string, kind: ToolHalf["kind"]) => keyOf(`half-${kind}`, toolId);
+
+  return {
+    async rememberTool(sessionId, tool) {
+      await put(keyOf("tool", sessionId), { toolName: tool.toolName, summary: tool.summary });
+    },
+    async lastTool(sessionId) {
+      const value = await get(keyOf("tool", sessionId));
+      const toolName = value?.toolName;
+      const summary = value?.summary;
+      return typeof toolName === "string" && typeof summary === "string" ? { toolName, summary } : undefined;
+    },
+    async rememberToolHalf(toolId, half) {
+      await put(halfKey(toolId, half.kind), half);
+    },
+    async toolHalves(toolId) {
+      const [use, result] = await Promise.all([get(halfKey(toolId, "use")), get(halfKey(toolId, "result"))]);
+      return {
+        ...(use?.kind === "use" ? { use: use as unknown as ToolHalf } : {}),
+        ...(result?.kind === "result" ? { result: result as unknown as ToolHalf } : {}),
+      };
+    },
+  };
+}

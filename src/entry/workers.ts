@@ -1,0 +1,229 @@
+/**
+ * Composition root for Cloudflare Workers: `fetch` answers hooks with the one Hono app, `queue`
+ * delivers the notify jobs Cloudflare Queues pushes back. The policy is the `HOOKGATE_POLICY`
+ * secret (JSON text; its `env:NAME` references read the Worker's other bindings), compiled once
+ * per isolate and again only when its text changes. A missing or invalid policy never switches
+ * the guard off: hooks get a 2xx fail-closed answer and /healthz a 500 (http/broken-config.ts).
+ * Bindings and their setup: wrangler.toml and infra/README.md (Cloudflare Workers).
+ */
+import { createDohResolver, createWorkersEgress } from "../adapters/egress/workers-fetch.js";
+import { webCryptoSha256 } from "../adapters/hash/web-crypto.js";
+import {
+  createCloudflareConsumer,
+  createCloudflareProducer,
+  type DeadLetterEnvelope,
+  type Envelope,
+  fitDeliveryJob,
+  type PushedBatch,
+  type QueueProducerBinding,
+} from "../adapters/queue/cloudflare.js";
+import { createKvSessionStore, type KvNamespaceLike } from "../adapters/session/kv.js";
+import { createDeliverer, type Deliverer } from "../app/deliver.js";
+import { createNotifier } from "../app/notify.js";
+import { createRemoteActions, type RemoteActions } from "../app/remote-actions.js";
+import type { DeliveryJob } from "../core/delivery.js";
+import { maskString } from "../core/mask.js";
+import { loadPolicy, type Policy } from "../core/policy.js";
+import type { Logger, LogLevel, Metrics } from "../core/ports.js";
+import { createApp } from "../http/app.js";
+import { createBrokenConfigApp } from "../http/broken-config.js";
+
+export interface WorkerEnv {
+  /** The policy document as JSON text: a secret (`wrangler secret put HOOKGATE_POLICY`). */
+  readonly HOOKGATE_POLICY?: string;
+  readonly HOOKGATE_QUEUE?: QueueProducerBinding<Envelope<DeliveryJob>>;
+  readonly HOOKGATE_DLQ?: QueueProducerBinding<DeadLetterEnvelope<unknown>>;
+  /** KV for the last tool call per session (Notification enrichment); optional. */
+  readonly HOOKGATE_SESSIONS?: KvNamespaceLike;
+  /** Workers Analytics Engine dataset for the counters; optional. */
+  readonly HOOKGATE_METRICS?: AnalyticsEngineLike;
+  /** DoH JSON endpoint for the egress guard's look-ups (default Cloudflare's). */
+  readonly HOOKGATE_DOH_ENDPOINT?: string;
+  readonly HOOKGATE_LOG_LEVEL?: string;
+  readonly [name: string]: unknown;
+}
+
+export interface ExecutionContextLike {
+  waitUntil(promise: Promise<unknown>): void;
+}
+
+interface AnalyticsEngineLike {
+  writeDataPoint(point: { indexes?: string[]; blobs?: string[]; doubles?: number[] }): void;
+}
+
+type IsolateState =
+  | {
+      readonly ok: true;
+      readonly policy: Policy;
+      readonly remote: RemoteActions;
+      readonly deliverer: Deliverer;
+    }
+  | { readonly ok: false; readonly app: { fetch(r: Request): Response | Promise<Response> } };
+
+/** How long jobs wait while the policy is broken; Cloudflare's max_retries bounds the total. */
+const BROKEN_CONFIG_RETRY_SECONDS = 300;
+
+/** The bindings of the latest invocation: env is per isolate, so every invocation sees the same. */
+let bindings: WorkerEnv = {};
+let cached: { readonly text: string | undefined; readonly state: IsolateState } | undefined;
+
+const clock = { now: () => Date.now(), monotonic: () => performance.now() };
+const envReader = (name: string) => {
+  const value = bindings[name];
+  return typeof value === "string" ? value : undefined;
+};
+const newId = () => crypto.randomUUID();
+
+const LEVELS: Readonly<Record<LogLevel, number>> = { debug: 10, info: 20, warn: 30, error: 40 };
+
+/** One JSON object per line on the console, which Workers Logs indexes field by field. */
+const logger: Logger = {
+  log(level, message, fields) {
+    const min = LEVELS[bindings.HOOKGATE_LOG_LEVEL as LogLevel] ?? LEVELS.info;
+    if (LEVELS[level] < min) return;
+    const line = JSON.stringify({ level, msg: message, ...fields });
+    if (level === "error") console.error(line);
+    else if (level === "warn") console.warn(line);
+    else console.log(line);
+  },
+};
+
+/** Counters as Analytics Engine data points (index = counter name); nothing when unbound. */
+const metrics: Metrics = {
+  increment(name, labels = {}) {
+    const labelText = Object.entries(labels)
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([k, v]) => `${k}=${v}`)
+      .join(",");
+    try {
+      bindings.HOOKGATE_METRICS?.writeDataPoint({ indexes: [name], blobs: [name, labelText], doubles: [1] });
+    } catch (e) {
+      logger.log("warn", "metrics write failed", { metric: name, error: String(e) });
+    }
+  },
+};
+
+/** The compiled policy and what hangs on it, built once per isolate and policy text. */
+async function isolateState(env: WorkerEnv): Promise<IsolateState> {
+  bindings = env;
+  const text = typeof env.HOOKGATE_POLICY === "string" ? env.HOOKGATE_POLICY : undefined;
+  if (cached && cached.text === text) return cached.state;
+  const loaded = await loadPolicyText(text);
+  // Another invocation may have loaded the same text meanwhile: keep its state (logged once).
+  if (cached && cached.text === text) return cached.state;
+  let state: IsolateState;
+  if ("problem" in loaded) {
+    state = { ok: false, app: createBrokenConfigApp(loaded.problem, logger, newId) };
+  } else {
+    state = buildState(loaded.policy, env);
+    logger.log("info", "policy loaded", { policy: loaded.policy.hash, rules: loaded.policy.rules.length });
+  }
+  cached = { text, state };
+  return state;
+}
+
+async function loadPolicyText(text: string | undefined): Promise<{ policy: Policy } | { problem: string }> {
+  if (text === undefined || text.trim() === "")
+    return { problem: "HOOKGATE_POLICY is not set (wrangler secret put HOOKGATE_POLICY < policy.json)" };
+  try {
+    const loaded = await loadPolicy(text, { env: envReader, sha256: webCryptoSha256 });
+    if (!loaded.ok)
+      return {
+        problem: `HOOKGATE_POLICY is invalid: ${loaded.error.map((i) => `${i.path}: ${i.message}`).join("; ")}`,
+      };
+    for (const w of loaded.value.warnings)
+      logger.log("warn", "policy warning", { path: w.path, problem: w.message });
+    return { policy: loaded.value.policy };
+  } catch (e) {
+    return { problem: `HOOKGATE_POLICY could not be loaded: ${e instanceof Error ? e.message : String(e)}` };
+  }
+}
+
+function buildState(policy: Policy, env: WorkerEnv): IsolateState {
+  const egress = createWorkersEgress({
+    policy: () => policy.egress,
+    resolve: createDohResolver(env.HOOKGATE_DOH_ENDPOINT ? { endpoint: env.HOOKGATE_DOH_ENDPOINT } : {}),
+    onRefusal: (refusal, url) => {
+      logger.log("warn", "egress refused", {
+        code: refusal.code,
+        stage: refusal.stage,
+        reason: refusal.reason,
+        url: maskString(url),
+      });
+      metrics.increment("hookgate_egress_refused_total", { code: refusal.code });
+    },
+  });
+  return {
+    ok: true,
+    policy,
+    remote: createRemoteActions({ egress: egress.send, env: envReader, clock, sha256: webCryptoSha256 }),
+    deliverer: createDeliverer({
+      policy: () => policy,
+      egress: egress.send,
+      env: envReader,
+      clock,
+      random: Math.random,
+    }),
+  };
+}
+
+async function fetch(request: Request, env: WorkerEnv, ctx: ExecutionContextLike): Promise<Response> {
+  const state = await isolateState(env);
+  if (!state.ok) return state.app.fetch(request);
+  const queue = env.HOOKGATE_QUEUE;
+  const kv = env.HOOKGATE_SESSIONS;
+  // Built per request because `defer` is this request's waitUntil; the notifier catches, logs
+  // and counts a failed send itself (waitUntil would swallow the rejection).
+  const notifier = createNotifier({
+    queue: queue
+      ? createCloudflareProducer(queue, { fit: fitDeliveryJob })
+      : { send: () => Promise.reject(new Error("the HOOKGATE_QUEUE binding is missing")) },
+    clock,
+    logger,
+    metrics,
+    sessions: kv
+      ? createKvSessionStore(kv, {
+          onError: (operation, e) =>
+            logger.log("warn", "session store failed", { operation, error: String(e) }),
+        })
+      : undefined,
+    defer: (task) => ctx.waitUntil(task()),
+  });
+  const app = createApp({
+    policy: () => state.policy,
+    clock,
+    newId,
+    sha256: webCryptoSha256,
+    logger,
+    metrics,
+    remote: state.remote,
+    notifier,
+  });
+  return app.fetch(request);
+}
+
+async function queue(batch: PushedBatch, env: WorkerEnv, _ctx?: ExecutionContextLike): Promise<void> {
+  const state = await isolateState(env);
+  if (!state.ok) {
+    for (const message of batch.messages) message.retry({ delaySeconds: BROKEN_CONFIG_RETRY_SECONDS });
+    logger.log("error", "configuration invalid; delivery jobs wait for a valid policy", {
+      queue: batch.queue,
+      jobs: batch.messages.length,
+      retryInSeconds: BROKEN_CONFIG_RETRY_SECONDS,
+    });
+    return;
+  }
+  const deadLetters = env.HOOKGATE_DLQ ?? {
+    send: () => Promise.reject(new Error("the HOOKGATE_DLQ binding is missing")),
+    sendBatch: () => Promise.reject(new Error("the HOOKGATE_DLQ binding is missing")),
+  };
+  await createCloudflareConsumer({
+    deliverer: state.deliverer,
+    deadLetters,
+    logger,
+    metrics,
+    now: clock.now,
+  }).consume(batch);
+}
+
+export default { fetch, queue };

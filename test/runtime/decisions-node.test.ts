@@ -1,0 +1,77 @@
+/**
+ * The shared decision table (test/fixtures/decisions.json) against the Node app: each request,
+ * under its policy, gets exactly the recorded status, content type and body. The Worker is held
+ * to the same table inside workerd (test/workers/hooks.test.ts), so both runtimes answer a hook
+ * byte for byte alike. `UPDATE_DECISIONS=1` rewrites the expected answers from this app.
+ */
+import { randomUUID } from "node:crypto";
+import { readFileSync, writeFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { loadPolicy } from "../../src/core/policy.js";
+import { createApp } from "../../src/http/app.js";
+import { sha256 } from "../support/policy.js";
+
+interface DecisionCase {
+  name: string;
+  policy: unknown;
+  request: { method: string; path: string; headers: Record<string, string>; body: string };
+  expected: {
+    status: number;
+    contentType: string | null;
+    body: string;
+    policy: string;
+    error: string | null;
+  } | null;
+}
+
+const TABLE = fileURLToPath(new URL("../fixtures/decisions.json", import.meta.url));
+const table = JSON.parse(readFileSync(TABLE, "utf8")) as { about: string; cases: DecisionCase[] };
+const update = process.env.UPDATE_DECISIONS === "1";
+
+async function answer(c: DecisionCase) {
+  const loaded = await loadPolicy(JSON.stringify(c.policy), { env: () => undefined, sha256 });
+  if (!loaded.ok) throw new Error(`${c.name}: policy invalid: ${JSON.stringify(loaded.error)}`);
+  const policy = loaded.value.policy;
+  const app = createApp({
+    policy: () => policy,
+    clock: { now: Date.now, monotonic: () => performance.now() },
+    newId: randomUUID,
+    sha256,
+    logger: { log: () => {} },
+  });
+  const res = await app.request(`http://gateway.test${c.request.path}`, {
+    method: c.request.method,
+    headers: c.request.headers,
+    body: c.request.body,
+  });
+  return {
+    status: res.status,
+    contentType: res.headers.get("content-type"),
+    body: await res.text(),
+    policy: res.headers.get("x-hookgate-policy") ?? "",
+    error: res.headers.get("x-hookgate-error"),
+  };
+}
+
+describe("the shared decision table on Node", () => {
+  it("has cases, each with an expected answer", () => {
+    expect(table.cases.length).toBeGreaterThanOrEqual(8);
+    if (!update) for (const c of table.cases) expect(c.expected, c.name).not.toBeNull();
+  });
+
+  it.each(table.cases)("$name", async (c) => {
+    const actual = await answer(c);
+    if (update) c.expected = actual;
+    else expect(actual).toEqual(c.expected);
+    // Agent routes answer 2xx whatever happened (DESIGN.md).
+    expect(actual.status).toBeGreaterThanOrEqual(200);
+    expect(actual.status).toBeLessThan(300);
+  });
+
+  if (update) {
+    it("writes the table back", () => {
+      writeFileSync(TABLE, `${JSON.stringify(table, null, 2)}\n`);
+    });
+  }
+});

@@ -1,0 +1,198 @@
+/**
+ * The Workers adapters on their own, inside workerd: the Cloudflare Queues producer keeps every
+ * sendBatch within 100 messages and 256 KB and every message within 128 KB (cutting, never
+ * dropping), delays map to whole seconds within 12 h; the KV session store over the real KV
+ * binding; the WebCrypto Sha256.
+ */
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { webCryptoSha256 } from "../../src/adapters/hash/web-crypto.js";
+import {
+  CLOUDFLARE_LIMITS,
+  createCloudflareProducer,
+  delaySecondsFor,
+  type Envelope,
+  fitDeliveryJob,
+} from "../../src/adapters/queue/cloudflare.js";
+import { createKvSessionStore } from "../../src/adapters/session/kv.js";
+import type { DeliveryJob } from "../../src/core/delivery.js";
+import { TRUNCATION_MARKER } from "../../src/core/sinks.js";
+
+type Sent = { body: Envelope<DeliveryJob>; contentType?: string; delaySeconds?: number };
+
+function recordingBinding() {
+  const batches: Sent[][] = [];
+  return {
+    batches,
+    binding: {
+      send: async () => {
+        throw new Error("the producer sends in batches");
+      },
+      sendBatch: async (messages: Iterable<Sent>) => {
+        batches.push([...messages]);
+      },
+    },
+  };
+}
+
+const bytes = (value: unknown) => new TextEncoder().encode(JSON.stringify(value)).byteLength;
+
+function job(id: string, event: Record<string, unknown>): DeliveryJob {
+  return {
+    id,
+    sink: "audit",
+    notification: {
+      id,
+      createdAt: 0,
+      team: "default",
+      client: "claude-code",
+      eventName: "PreToolUse",
+      decision: "deny",
+      ruleId: "r",
+      event,
+    },
+  };
+}
+
+describe("the Cloudflare Queues producer", () => {
+  it("sends at most 100 messages per sendBatch", async () => {
+    const { batches, binding } = recordingBinding();
+    const producer = createCloudflareProducer(binding, { fit: fitDeliveryJob });
+    await producer.send(Array.from({ length: 250 }, (_, i) => ({ id: `j${i}`, body: job(`j${i}`, { i }) })));
+    expect(batches.map((b) => b.length)).toEqual([100, 100, 50]);
+    expect(batches.flat().map((m) => m.body.id)).toEqual(Array.from({ length: 250 }, (_, i) => `j${i}`));
+    expect(batches.flat().every((m) => m.contentType === "json")).toBe(true);
+  });
+
+  it("keeps each sendBatch under 256 KB", async () => {
+    const { batches, binding } = recordingBinding();
+    const producer = createCloudflareProducer(binding, { fit: fitDeliveryJob });
+    const event = { tool_input: { content: "y".repeat(90_000) } };
+    await producer.send(Array.from({ length: 5 }, (_, i) => ({ id: `b${i}`, body: job(`b${i}`, event) })));
+    expect(batches.map((b) => b.length)).toEqual([2, 2, 1]);
+    for (const batch of batches)
+      expect(batch.reduce((n, m) => n + bytes(m.body), 0)).toBeLessThanOrEqual(256_000);
+  });
+
+  it("cuts the longest event strings of an oversized job, visibly, and drops nothing", async () => {
+    const { batches, binding } = recordingBinding();
+    const producer = createCloudflareProducer(binding, { fit: fitDeliveryJob });
+    const event = {
+      hook_event_name: "PreToolUse",
+      session_id: "s-1",
+      tool_input: Object.fromEntries(Array.from({ length: 60 }, (_, i) => [`k${i}`, "z".repeat(4000)])),
+    };
+    await producer.send([{ id: "big", body: job("big", event) }]);
+    const sent = batches.flat();
+    expect(sent).toHaveLength(1);
+    const body = sent[0]?.body as Envelope<DeliveryJob>;
+    expect(bytes(body)).toBeLessThanOrEqual(CLOUDFLARE_LIMITS.messageBytes);
+    expect(bytes(body)).toBeGreaterThan(CLOUDFLARE_LIMITS.messageBytes - 5_000);
+    const cutEvent = body.body.notification.event as typeof event;
+    expect(cutEvent.session_id).toBe("s-1");
+    expect(Object.keys(cutEvent.tool_input)).toHaveLength(60);
+    expect(Object.values(cutEvent.tool_input).every((v) => v.endsWith(TRUNCATION_MARKER))).toBe(true);
+  });
+
+  it("keeps even a huge structure of short values, as cut JSON text", () => {
+    const event = { items: Array.from({ length: 40_000 }, (_, i) => i) };
+    const fits = (candidate: DeliveryJob) => bytes(candidate) <= 100_000;
+    const fitted = fitDeliveryJob(job("many", event), fits);
+    expect(fits(fitted)).toBe(true);
+    const truncated = (fitted.notification.event as { truncated: string }).truncated;
+    expect(truncated.startsWith('{"items":[0,1,2')).toBe(true);
+    expect(truncated.endsWith(TRUNCATION_MARKER)).toBe(true);
+  });
+
+  it("turns a job's delay into whole seconds", async () => {
+    const { batches, binding } = recordingBinding();
+    await createCloudflareProducer(binding).send([
+      { id: "now", body: job("now", {}) },
+      { id: "later", body: job("later", {}), delayMs: 1500 },
+    ]);
+    expect(batches.flat().map((m) => m.delaySeconds)).toEqual([undefined, 2]);
+  });
+
+  it("rejects when Cloudflare refuses, so the notifier can log and count it", async () => {
+    const producer = createCloudflareProducer({
+      send: () => Promise.reject(new Error("unused")),
+      sendBatch: () => Promise.reject(new Error("Too Many Requests")),
+    });
+    await expect(producer.send([{ id: "x", body: job("x", {}) }])).rejects.toThrow("Too Many Requests");
+  });
+});
+
+describe("delays on Cloudflare", () => {
+  it.each([
+    [0, 0],
+    [-5, 0],
+    [1, 1],
+    [4_100, 5],
+    [5 * 60_000, 300],
+    [12 * 3600_000, 43_200],
+    [30 * 3600_000, 43_200],
+    [Number.NaN, 0],
+  ])("%d ms → %d s", (ms, seconds) => {
+    expect(delaySecondsFor(ms)).toBe(seconds);
+  });
+});
+
+describe("the KV session store", () => {
+  const store = () => createKvSessionStore(env.HOOKGATE_SESSIONS);
+
+  it("remembers the last tool call of a session", async () => {
+    const s = store();
+    const id = crypto.randomUUID();
+    expect(await s.lastTool(id)).toBeUndefined();
+    await s.rememberTool(id, { toolName: "Bash", summary: "ls" }, 0);
+    await s.rememberTool(id, { toolName: "Read", summary: "a.txt" }, 1);
+    expect(await s.lastTool(id)).toEqual({ toolName: "Read", summary: "a.txt" });
+  });
+
+  it("keeps both halves of a deepagents tool call, in either order", async () => {
+    const s = store();
+    const toolId = crypto.randomUUID();
+    await s.rememberToolHalf(toolId, { kind: "result", status: "ok", output: "done" }, 0);
+    await s.rememberToolHalf(toolId, { kind: "use", toolName: "shell", toolArgs: { cmd: "ls" } }, 1);
+    expect(await s.toolHalves(toolId)).toEqual({
+      use: { kind: "use", toolName: "shell", toolArgs: { cmd: "ls" } },
+      result: { kind: "result", status: "ok", output: "done" },
+    });
+  });
+
+  it("writes with a one-day TTL and reports a failed write instead of throwing", async () => {
+    const puts: { key: string; ttl: number | undefined }[] = [];
+    const failures: string[] = [];
+    const s = createKvSessionStore(
+      {
+        get: async () => null,
+        put: async (key, _value, options) => {
+          puts.push({ key, ttl: options?.expirationTtl });
+          throw new Error("KV PUT failed: 429 Too Many Requests");
+        },
+      },
+      { onError: (operation) => failures.push(operation) },
+    );
+    await s.rememberTool("s", { toolName: "Bash", summary: "ls" }, 0);
+    expect(puts).toEqual([{ key: "tool:s", ttl: 86_400 }]);
+    expect(failures).toEqual(["put"]);
+  });
+
+  it("does not use an id too long to be a KV key", async () => {
+    const s = store();
+    const id = "x".repeat(600);
+    await s.rememberTool(id, { toolName: "Bash", summary: "ls" }, 0);
+    expect(await s.lastTool(id)).toBeUndefined();
+  });
+});
+
+describe("WebCrypto Sha256", () => {
+  // Expected digests from Node's createHash, the Sha256 of the Node entry.
+  it.each([
+    ["", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"],
+    ["abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"],
+    ["hookgate ✓", "f78074df0b67597c7b9cd7ff9b6cc83c3d13cfe75b98efa1d21b9292aecd8de6"],
+  ])("hashes %j as UTF-8, in lowercase hex", async (text, hex) => {
+    expect(await webCryptoSha256(text)).toBe(hex);
+  });
+});

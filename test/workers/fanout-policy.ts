@@ -1,0 +1,39 @@
+/**
+ * The policy the Worker under test runs with (its HOOKGATE_POLICY binding, set in
+ * vitest.workers.config.ts): one notify rule per behaviour of the stand-in sink
+ * (test/workers/network.js). Retry schedules of 0 s keep the real queue's retries immediate.
+ */
+export const WEBHOOK_SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+export const SINK_ORIGIN = "https://sink.hookgate.test";
+
+const webhook = (path: string, retryScheduleSeconds: number[]) => ({
+  type: "webhook",
+  url: `${SINK_ORIGIN}${path}`,
+  secret: "env:WHSEC",
+  retryScheduleSeconds,
+});
+
+export const FANOUT_POLICY = {
+  version: 1,
+  rules: [
+    {
+      id: "no-echo",
+      on: "PreToolUse",
+      matcher: "Bash",
+      if: "Bash(echo *)",
+      decide: "deny",
+      reason: "echo is not allowed here",
+      notify: ["audit"],
+    },
+    { id: "to-flaky", on: "SessionEnd", where: { reason: "flaky" }, notify: ["flaky"] },
+    { id: "to-gone", on: "SessionEnd", where: { reason: "gone" }, notify: ["gone"] },
+    { id: "to-down", on: "SessionEnd", where: { reason: "down" }, notify: ["down"] },
+    { id: "prompts", on: "Notification", notify: ["audit"] },
+  ],
+  sinks: {
+    audit: webhook("/ok", [0]),
+    flaky: webhook("/flaky", [0, 0]),
+    gone: webhook("/gone", [0, 0]),
+    down: webhook("/down", [0]),
+  },
+};

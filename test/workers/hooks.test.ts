@@ -1,0 +1,139 @@
+/**
+ * The Worker answering hooks inside workerd: the shared decision table byte for byte as the
+ * Node app answers it (test/runtime/decisions-node.test.ts holds Node to the same table), a
+ * Claude Code request through the deployed `fetch` (SELF), and the fail-closed answer when the
+ * policy does not load.
+ */
+import { createExecutionContext, env, SELF, waitOnExecutionContext } from "cloudflare:test";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import worker, { type WorkerEnv } from "../../src/entry/workers.js";
+import table from "../fixtures/decisions.json" with { type: "json" };
+
+interface DecisionCase {
+  name: string;
+  policy: unknown;
+  request: { method: string; path: string; headers: Record<string, string>; body: string };
+  expected: {
+    status: number;
+    contentType: string | null;
+    body: string;
+    policy: string;
+    error: string | null;
+  };
+}
+
+const cases = (table as { cases: DecisionCase[] }).cases;
+const PRE_TOOL_USE = cases[0]?.request.body ?? "";
+
+/** Calls the Worker's own `fetch` export with a changed env, as Cloudflare would after a secret change. */
+async function callWorker(request: Request, changes: Partial<Record<string, unknown>>): Promise<Response> {
+  const ctx = createExecutionContext();
+  const res = await worker.fetch(request, { ...env, ...changes } as WorkerEnv, ctx);
+  await waitOnExecutionContext(ctx);
+  return res;
+}
+
+interface HookAnswer {
+  systemMessage?: string;
+  hookSpecificOutput: { hookEventName: string; permissionDecision?: string };
+}
+const answerOf = async (res: Response) => (await res.json()) as HookAnswer;
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+describe("the decision table inside workerd", () => {
+  it("has the table the Node test checks", () => {
+    expect(cases.length).toBeGreaterThanOrEqual(8);
+  });
+
+  it.each(cases)("$name", async (c) => {
+    const request = new Request(`https://hookgate.test${c.request.path}`, {
+      method: c.request.method,
+      headers: c.request.headers,
+      body: c.request.body,
+    });
+    const res = await callWorker(request, { HOOKGATE_POLICY: JSON.stringify(c.policy) });
+    const body = await res.text();
+    expect({
+      status: res.status,
+      contentType: res.headers.get("content-type"),
+      body,
+      policy: res.headers.get("x-hookgate-policy"),
+      error: res.headers.get("x-hookgate-error"),
+    }).toEqual(c.expected);
+  });
+});
+
+describe("the deployed fetch handler", () => {
+  it("denies a Claude Code PreToolUse by the policy secret, with no trailing slash or redirect needed", async () => {
+    const res = await SELF.fetch("https://hookgate.test/v1/hooks", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: PRE_TOOL_USE,
+      redirect: "manual",
+    });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({
+      hookSpecificOutput: {
+        hookEventName: "PreToolUse",
+        permissionDecision: "deny",
+        permissionDecisionReason: "echo is not allowed here",
+      },
+    });
+    expect(res.headers.get("x-hookgate-decision-id")).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it("reloads when the policy text changes", async () => {
+    const allow = JSON.stringify({
+      version: 1,
+      rules: [{ id: "ok", on: "PreToolUse", if: "Bash(echo *)", decide: "allow", reason: "fine" }],
+    });
+    const request = () =>
+      new Request("https://hookgate.test/v1/hooks", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: PRE_TOOL_USE,
+      });
+    const first = await answerOf(await callWorker(request(), { HOOKGATE_POLICY: allow }));
+    expect(first.hookSpecificOutput.permissionDecision).toBe("allow");
+    const second = await answerOf(await callWorker(request(), {}));
+    expect(second.hookSpecificOutput.permissionDecision).toBe("deny");
+  });
+});
+
+describe("a policy that does not load", () => {
+  const hook = () =>
+    new Request("https://hookgate.test/v1/hooks/claude-code", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: PRE_TOOL_USE,
+    });
+
+  it.each([
+    ["invalid JSON", "{ not json"],
+    ["a schema error", JSON.stringify({ version: 2, rules: [] })],
+    ["no policy at all", undefined],
+  ])("with %s: hooks get a 2xx fail-closed deny, /healthz a 500, and one log line", async (_, text) => {
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+    const changes = { HOOKGATE_POLICY: text };
+    const first = await callWorker(hook(), changes);
+    const second = await callWorker(hook(), changes);
+    for (const res of [first, second]) {
+      expect(res.status).toBe(200);
+      expect(res.headers.get("x-hookgate-error")).toBe("CONFIG_INVALID");
+      const body = await answerOf(res);
+      expect(body.hookSpecificOutput).toMatchObject({
+        hookEventName: "PreToolUse",
+        permissionDecision: "deny",
+      });
+      expect(body.systemMessage).toContain("HOOKGATE_POLICY");
+    }
+    const health = await callWorker(new Request("https://hookgate.test/healthz"), changes);
+    expect(health.status).toBe(500);
+    expect(((await health.json()) as { error: { code: string } }).error.code).toBe("CONFIG_INVALID");
+    const logged = errors.mock.calls.filter(([line]) => String(line).includes("configuration invalid"));
+    expect(logged).toHaveLength(1);
+  });
+});

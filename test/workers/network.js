@@ -1,0 +1,56 @@
+/**
+ * Stands in for the Internet in the workerd tests: the Worker under test has this Worker as its
+ * outbound service, so every `fetch` it makes lands here. It answers DNS-over-HTTPS JSON queries
+ * (every name resolves to one public IPv4 address, so the egress guard's real DoH resolver and
+ * address check run), plays the sinks, and consumes the dead-letter queue. The tests read what
+ * it saw through a service binding (NETWORK) on the host control.test.
+ *
+ * Sinks by path: /ok answers 200; /flaky 500 on the first attempt of each webhook-id, then 200;
+ * /gone 410 (permanent); /down 500 always.
+ */
+const PUBLIC_ADDRESS = "93.184.215.14";
+const requests = [];
+const deadLetters = [];
+const attemptsById = new Map();
+
+function doh(url) {
+  const name = url.searchParams.get("name") ?? "";
+  const type = url.searchParams.get("type");
+  const answer = type === "A" ? [{ name, type: 1, TTL: 60, data: PUBLIC_ADDRESS }] : [];
+  return Response.json(
+    { Status: 0, Answer: answer },
+    { headers: { "content-type": "application/dns-json" } },
+  );
+}
+
+async function sink(request, url) {
+  const body = await request.text();
+  const key = `${url.pathname} ${request.headers.get("webhook-id") ?? ""}`;
+  const attempt = (attemptsById.get(key) ?? 0) + 1;
+  attemptsById.set(key, attempt);
+  let status = 200;
+  if (url.pathname === "/flaky" && attempt === 1) status = 500;
+  if (url.pathname === "/down") status = 500;
+  if (url.pathname === "/gone") status = 410;
+  requests.push({ url: request.url, headers: Object.fromEntries(request.headers), body, status, attempt });
+  return new Response(status === 200 ? "ok" : "failed", { status });
+}
+
+export default {
+  async fetch(request) {
+    const url = new URL(request.url);
+    if (url.hostname === "control.test") {
+      if (url.pathname === "/requests") return Response.json(requests);
+      if (url.pathname === "/dead-letters") return Response.json(deadLetters);
+      return new Response("no such control route", { status: 404 });
+    }
+    if (url.hostname === "cloudflare-dns.com") return doh(url);
+    return sink(request, url);
+  },
+  async queue(batch) {
+    for (const message of batch.messages) {
+      deadLetters.push({ queue: batch.queue, id: message.id, body: message.body });
+      message.ack();
+    }
+  },
+};

@@ -1,0 +1,350 @@
+/**
+ * Notifications on Workers, inside workerd: a hook answered by the Worker puts a job on the real
+ * Cloudflare Queue (Miniflare's queue broker), the Worker's own `queue` handler consumes it and
+ * delivers it through the egress guard (real DoH resolver and address check) to the stand-in
+ * sink of test/workers/network.js; a 500 is retried, a 410 or a spent schedule lands on the
+ * real dead-letter queue with its error. Only the network is a stand-in.
+ */
+import {
+  createExecutionContext,
+  createMessageBatch,
+  env,
+  getQueueResult,
+  SELF,
+  waitOnExecutionContext,
+} from "cloudflare:test";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import type { PushedBatch, PushedMessage } from "../../src/adapters/queue/cloudflare.js";
+import type { DeliveryJob } from "../../src/core/delivery.js";
+import { verifyStandardWebhook } from "../../src/core/sinks.js";
+import worker, { type WorkerEnv } from "../../src/entry/workers.js";
+import { FANOUT_POLICY, WEBHOOK_SECRET } from "./fanout-policy.js";
+
+interface SinkRequest {
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+  status: number;
+  attempt: number;
+}
+interface DeadLetter {
+  queue: string;
+  id: string;
+  body: { id: string; body: DeliveryJob; attempts: number; error: string; failedAt: number };
+}
+
+const control = async <T>(path: string): Promise<T> =>
+  (await env.NETWORK.fetch(`https://control.test${path}`)).json() as Promise<T>;
+
+async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+const sinkRequestsFor = async (sessionId: string) =>
+  (await control<SinkRequest[]>("/requests")).filter((r) => r.body.includes(sessionId));
+const deadLettersFor = async (sessionId: string) =>
+  (await control<DeadLetter[]>("/dead-letters")).filter(
+    (d) => d.body.body.notification.event.session_id === sessionId,
+  );
+
+const claudeEvent = (sessionId: string, fields: Record<string, unknown>) => ({
+  session_id: sessionId,
+  transcript_path: `/home/dev/.claude/projects/p/${sessionId}.jsonl`,
+  cwd: "/home/dev/proj",
+  ...fields,
+});
+
+async function postHook(body: unknown) {
+  const res = await SELF.fetch("https://hookgate.test/v1/hooks", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  return { status: res.status, text: await res.text() };
+}
+
+const sessionEnd = (sessionId: string, reason: string) =>
+  postHook(claudeEvent(sessionId, { hook_event_name: "SessionEnd", reason }));
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+/** An envelope as the producer writes it, for one sink. */
+const job = (sink: string, sessionId: string): { id: string; body: DeliveryJob } => {
+  const id = `evt_${crypto.randomUUID()}.${sink}`;
+  return {
+    id,
+    body: {
+      id,
+      sink,
+      notification: {
+        id: id.split(".")[0] ?? id,
+        createdAt: Date.now(),
+        team: "default",
+        client: "claude-code",
+        eventName: "SessionEnd",
+        decision: "none",
+        ruleId: "test",
+        event: { hook_event_name: "SessionEnd", session_id: sessionId },
+      },
+    },
+  };
+};
+
+describe("a notify event through the real queue", () => {
+  it("is answered at once, consumed by the Worker's queue handler and delivered signed", async () => {
+    const sessionId = crypto.randomUUID();
+    const answer = await postHook(
+      claudeEvent(sessionId, {
+        hook_event_name: "PreToolUse",
+        tool_name: "Bash",
+        tool_input: { command: "echo hi" },
+        tool_use_id: "toolu_1",
+      }),
+    );
+    expect(answer.status).toBe(200);
+    expect(JSON.parse(answer.text).hookSpecificOutput.permissionDecision).toBe("deny");
+
+    const [delivery, ...more] = await until("the delivery", async () => {
+      const seen = await sinkRequestsFor(sessionId);
+      return seen.length > 0 ? seen : undefined;
+    });
+    expect(more).toEqual([]);
+    expect(delivery?.url).toBe("https://sink.hookgate.test/ok");
+    const header = (name: string) => delivery?.headers[name] ?? "";
+    const signed = await verifyStandardWebhook(
+      WEBHOOK_SECRET,
+      {
+        id: header("webhook-id"),
+        timestamp: header("webhook-timestamp"),
+        signature: header("webhook-signature"),
+      },
+      delivery?.body ?? "",
+      Date.now(),
+    );
+    expect(signed).toBe(true);
+    expect(JSON.parse(delivery?.body ?? "{}")).toMatchObject({
+      type: "hook.PreToolUse",
+      data: { decision: "deny", rule: "no-echo", event: { tool_input: { command: "echo hi" } } },
+    });
+  });
+
+  it("retries a sink that answered 500, with the same webhook-id, until it accepts", async () => {
+    const sessionId = crypto.randomUUID();
+    expect((await sessionEnd(sessionId, "flaky")).status).toBe(200);
+    const attempts = await until("the retry", async () => {
+      const seen = await sinkRequestsFor(sessionId);
+      return seen.length >= 2 ? seen : undefined;
+    });
+    expect(attempts.map((r) => [r.status, r.attempt])).toEqual([
+      [500, 1],
+      [200, 2],
+    ]);
+    expect(new Set(attempts.map((r) => r.headers["webhook-id"])).size).toBe(1);
+    expect(await deadLettersFor(sessionId)).toEqual([]);
+  });
+
+  it("dead-letters a 410 at once, with the sink's answer as the error", async () => {
+    const sessionId = crypto.randomUUID();
+    await sessionEnd(sessionId, "gone");
+    const [letter] = await until("the dead letter", async () => {
+      const dead = await deadLettersFor(sessionId);
+      return dead.length > 0 ? dead : undefined;
+    });
+    expect(letter?.queue).toBe("hookgate-jobs-dlq");
+    expect(letter?.body).toMatchObject({ attempts: 1, body: { sink: "gone" } });
+    expect(letter?.body.error).toMatch(/410/);
+    expect(letter?.body.id).toBe(letter?.body.body.id);
+    expect(await sinkRequestsFor(sessionId)).toHaveLength(1);
+  });
+
+  it("dead-letters after the sink's retry schedule is spent", async () => {
+    const sessionId = crypto.randomUUID();
+    await sessionEnd(sessionId, "down");
+    const [letter] = await until("the dead letter", async () => {
+      const dead = await deadLettersFor(sessionId);
+      return dead.length > 0 ? dead : undefined;
+    });
+    expect(letter?.body.attempts).toBe(2);
+    expect(letter?.body.error).toMatch(/^gave up after 2 attempts: .*500/);
+    expect((await sinkRequestsFor(sessionId)).map((r) => r.status)).toEqual([500, 500]);
+  });
+
+  it("carries an event larger than a queue message, cut with a visible marker instead of dropped", async () => {
+    const sessionId = crypto.randomUUID();
+    // 40 strings of 3 900 characters: past Cloudflare's 128 KB per message once on the queue.
+    const big = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`field${i}`, "x".repeat(3900)]));
+    await postHook(
+      claudeEvent(sessionId, {
+        hook_event_name: "PreToolUse",
+        tool_name: "Bash",
+        tool_input: { command: "echo big", ...big },
+        tool_use_id: "toolu_big",
+      }),
+    );
+    const [delivery] = await until("the delivery", async () => {
+      const seen = await sinkRequestsFor(sessionId);
+      return seen.length > 0 ? seen : undefined;
+    });
+    expect(delivery?.body).toContain("…[truncated by hookgate]");
+    expect(JSON.parse(delivery?.body ?? "{}").data.event.tool_input.command).toBe("echo big");
+  });
+
+  it("remembers the tool call in KV for permission-prompt notifications", async () => {
+    const sessionId = crypto.randomUUID();
+    await postHook(
+      claudeEvent(sessionId, {
+        hook_event_name: "PreToolUse",
+        tool_name: "Bash",
+        tool_input: { command: "echo remembered" },
+        tool_use_id: "toolu_kv",
+      }),
+    );
+    const stored = await until("the KV entry", async () => {
+      const value = await env.HOOKGATE_SESSIONS.get(`tool:${sessionId}`, "json");
+      return value ?? undefined;
+    });
+    expect(stored).toEqual({ toolName: "Bash", summary: "echo remembered" });
+  });
+});
+
+describe("the queue handler with cloudflare:test batches", () => {
+  it("acks what was delivered and retries what failed, message by message", async () => {
+    const sessionId = crypto.randomUUID();
+    const ok = job("audit", sessionId);
+    const flaky = job("flaky", sessionId);
+    const batch = createMessageBatch("hookgate-jobs", [
+      { id: "m-ok", timestamp: new Date(), attempts: 1, body: ok },
+      { id: "m-flaky", timestamp: new Date(), attempts: 1, body: flaky },
+    ]);
+    const ctx = createExecutionContext();
+    await worker.queue(batch as unknown as PushedBatch, env as unknown as WorkerEnv, ctx);
+    const result = await getQueueResult(batch, ctx);
+    expect(result.outcome).toBe("ok");
+    expect(result.explicitAcks).toEqual(["m-ok"]);
+    expect(result.retryMessages).toEqual([{ msgId: "m-flaky" }]);
+    expect(result.retryBatch.retry).toBe(false);
+  });
+
+  it("dead-letters a message that is not a delivery job instead of retrying it forever", async () => {
+    const batch = createMessageBatch("hookgate-jobs", [
+      { id: "m-junk", timestamp: new Date(), attempts: 1, body: { hello: "world" } },
+    ]);
+    const ctx = createExecutionContext();
+    await worker.queue(batch as unknown as PushedBatch, env as unknown as WorkerEnv, ctx);
+    expect((await getQueueResult(batch, ctx)).explicitAcks).toEqual(["m-junk"]);
+    const letter = await until("the dead letter", async () =>
+      (await control<DeadLetter[]>("/dead-letters")).find((d) => d.body.id === "m-junk"),
+    );
+    expect(letter.body.error).toMatch(/not a hookgate delivery job/);
+  });
+});
+
+describe("outcome translation", () => {
+  /** A pushed message that records what the handler did with it. */
+  function recorded(body: unknown, attempts: number) {
+    const calls: { ack: number; retry: { delaySeconds?: number }[] } = { ack: 0, retry: [] };
+    const message: PushedMessage = {
+      id: crypto.randomUUID(),
+      body,
+      attempts,
+      ack: () => {
+        calls.ack++;
+      },
+      retry: (options = {}) => {
+        calls.retry.push(options);
+      },
+    };
+    return { message, calls };
+  }
+
+  async function consume(messages: PushedMessage[], changes: Partial<Record<string, unknown>> = {}) {
+    const ctx = createExecutionContext();
+    await worker.queue({ queue: "hookgate-jobs", messages }, { ...env, ...changes } as WorkerEnv, ctx);
+    await waitOnExecutionContext(ctx);
+  }
+
+  const slowPolicy = JSON.stringify({
+    ...FANOUT_POLICY,
+    sinks: { ...FANOUT_POLICY.sinks, down: { ...FANOUT_POLICY.sinks.down, retryScheduleSeconds: [30] } },
+  });
+
+  it("retries with the schedule's delay in whole seconds, and passes msg.attempts to the schedule", async () => {
+    const sessionId = crypto.randomUUID();
+    const first = recorded(job("down", sessionId), 1);
+    const last = recorded(job("down", sessionId), 2);
+    await consume([first.message, last.message], { HOOKGATE_POLICY: slowPolicy });
+    expect(first.calls.ack).toBe(0);
+    expect(first.calls.retry).toHaveLength(1);
+    const delay = first.calls.retry[0]?.delaySeconds ?? -1;
+    // 30 s ± 20 % jitter, rounded up to whole seconds.
+    expect(delay).toBeGreaterThanOrEqual(24);
+    expect(delay).toBeLessThanOrEqual(36);
+    expect(Number.isInteger(delay)).toBe(true);
+    // attempts 2 is past a one-entry schedule: dead-lettered, then acked.
+    expect(last.calls).toEqual({ ack: 1, retry: [] });
+  });
+
+  it("retries later, never acks, when the dead-letter queue refuses the job", async () => {
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+    const { message, calls } = recorded(job("gone", crypto.randomUUID()), 1);
+    const failing = {
+      send: () => Promise.reject(new Error("DLQ unavailable")),
+      sendBatch: () => Promise.reject(new Error("DLQ unavailable")),
+    };
+    await consume([message], { HOOKGATE_DLQ: failing });
+    expect(calls).toEqual({ ack: 0, retry: [{ delaySeconds: 60 }] });
+    expect(errors.mock.calls.some(([line]) => String(line).includes("dead-letter send failed"))).toBe(true);
+  });
+
+  it("holds jobs while the policy is broken", async () => {
+    vi.spyOn(console, "error").mockImplementation(() => {});
+    const { message, calls } = recorded(job("audit", crypto.randomUUID()), 1);
+    await consume([message], { HOOKGATE_POLICY: "{ broken" });
+    expect(calls).toEqual({ ack: 0, retry: [{ delaySeconds: 300 }] });
+  });
+});
+
+describe("a failed enqueue", () => {
+  it("is logged and counted, and the decision is answered anyway", async () => {
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+    const points: { indexes?: string[] }[] = [];
+    const failingQueue = {
+      send: () => Promise.reject(new Error("Too Many Requests")),
+      sendBatch: () => Promise.reject(new Error("Too Many Requests")),
+    };
+    const ctx = createExecutionContext();
+    const res = await worker.fetch(
+      new Request("https://hookgate.test/v1/hooks", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(
+          claudeEvent(crypto.randomUUID(), { hook_event_name: "SessionEnd", reason: "flaky" }),
+        ),
+      }),
+      {
+        ...env,
+        HOOKGATE_QUEUE: failingQueue,
+        HOOKGATE_METRICS: { writeDataPoint: (p: { indexes?: string[] }) => points.push(p) },
+      } as unknown as WorkerEnv,
+      ctx,
+    );
+    expect(res.status).toBe(200);
+    await waitOnExecutionContext(ctx);
+    const logged = errors.mock.calls.map(([line]) => JSON.parse(String(line)));
+    expect(logged).toContainEqual(
+      expect.objectContaining({
+        msg: "enqueue failed; the decision was answered anyway",
+        error: "Too Many Requests",
+      }),
+    );
+    expect(points.map((p) => p.indexes?.[0])).toContain("hookgate_enqueue_failed_total");
+  });
+});

@@ -1,0 +1,47 @@
+/**
+ * The "workers" test project: test/workers/*.test.ts run inside workerd with
+ * @cloudflare/vitest-pool-workers, against the Worker of wrangler.toml (its real bindings:
+ * Cloudflare Queues producer + consumer + DLQ, KV) with a test policy. The network is the one
+ * stand-in: the Worker's outbound fetches go to test/workers/network.js (DoH answers, sinks),
+ * which also consumes the dead-letter queue so the tests can see what reached it.
+ */
+import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
+import { defineProject } from "vitest/config";
+import { FANOUT_POLICY, WEBHOOK_SECRET } from "./test/workers/fanout-policy.js";
+
+export default defineProject({
+  plugins: [
+    cloudflareTest({
+      wrangler: { configPath: "./wrangler.toml" },
+      miniflare: {
+        bindings: { HOOKGATE_POLICY: JSON.stringify(FANOUT_POLICY), WHSEC: WEBHOOK_SECRET },
+        // Flush batches at once (wrangler.toml waits up to 2 s); the rest as wrangler.toml.
+        queueConsumers: {
+          "hookgate-jobs": {
+            maxBatchSize: 10,
+            maxBatchTimeout: 0,
+            maxRetries: 25,
+            deadLetterQueue: "hookgate-jobs-dlq",
+          },
+        },
+        outboundService: "network",
+        serviceBindings: { NETWORK: "network" },
+        workers: [
+          {
+            name: "network",
+            modules: true,
+            scriptPath: "./test/workers/network.js",
+            compatibilityDate: "2026-04-26",
+            queueConsumers: { "hookgate-jobs-dlq": { maxBatchTimeout: 0 } },
+          },
+        ],
+      },
+    }),
+  ],
+  test: {
+    name: "workers",
+    include: ["test/workers/**/*.test.ts"],
+    testTimeout: 20_000,
+    hookTimeout: 30_000,
+  },
+});
