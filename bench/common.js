@@ -1,0 +1,341 @@
+/**
+ * What bench/egress.js and bench/remote.js share: child processes on loopback, CPU readings
+ * from /proc, the wait for a quiet machine, the two load shapes (N requests one after another;
+ * C loops for D seconds) and the statistics. decision.js keeps its own copies of the /proc and
+ * quiet-wait helpers; these follow them, so the three benchmarks read the machine the same way.
+ */
+import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import http from "node:http";
+import os from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const HERE = dirname(fileURLToPath(import.meta.url));
+export const ROOT = dirname(HERE);
+export const RESULTS = join(HERE, "results");
+export const STUB_SERVER = join(HERE, "stub-server.js");
+const START_TIMEOUT_MS = 15_000;
+/** Linux reports /proc times in USER_HZ, 100 per second on every architecture Node runs on. */
+const TICK_MS = 10;
+
+export function createRun(name) {
+  const children = new Set();
+  process.on("exit", () => {
+    for (const child of children) child.kill("SIGKILL");
+  });
+  for (const signal of ["SIGINT", "SIGTERM"]) process.once(signal, () => process.exit(130));
+
+  function fail(message) {
+    process.stderr.write(`${name}: ${message}\nbenchmark aborted\n`);
+    process.exit(1);
+  }
+
+  function boundedInt(flag, text, min, max) {
+    const n = Number(text);
+    if (!Number.isInteger(n) || n < min || n > max) {
+      process.stderr.write(`${name}: --${flag} must be an integer from ${min} to ${max}, got ${text}\n`);
+      process.exit(2);
+    }
+    return n;
+  }
+
+  function boundedNumber(flag, text, min, max) {
+    const n = Number(text);
+    if (!Number.isFinite(n) || n < min || n > max) {
+      process.stderr.write(`${name}: --${flag} must be a number from ${min} to ${max}, got ${text}\n`);
+      process.exit(2);
+    }
+    return n;
+  }
+
+  /** A stub server (bench/stub-server.js) answering `body` to every POST; resolves once it listens. */
+  async function startStub(label, body) {
+    const child = spawn(process.execPath, [STUB_SERVER], {
+      stdio: ["ignore", "pipe", "inherit"],
+      env: { ...process.env, BENCH_BODY: body },
+    });
+    children.add(child);
+    const url = await firstLine(child, `the ${label} server`).then((line) => JSON.parse(line).url);
+    return { child, url, label };
+  }
+
+  /**
+   * `dist/entry/bin.js serve`, stdout piped and drained (the audit lines are written as in
+   * production, then dropped; warnings and errors are echoed to stderr).
+   */
+  async function startGateway(policyPath, env, nodeFlags = []) {
+    const child = spawn(
+      process.execPath,
+      [
+        ...nodeFlags,
+        join(ROOT, "dist", "entry", "bin.js"),
+        "serve",
+        "--policy",
+        policyPath,
+        "--host",
+        "127.0.0.1",
+        "--port",
+        "0",
+      ],
+      { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...env } },
+    );
+    children.add(child);
+    let stderr = "";
+    child.stderr.setEncoding("utf8");
+    child.stderr.on("data", (text) => {
+      stderr += text;
+    });
+    let logBytes = 0;
+    let warnings = 0;
+    let pending = "";
+    const url = await new Promise((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error("the gateway did not start listening in time")),
+        START_TIMEOUT_MS,
+      );
+      child.stdout.on("data", (chunk) => {
+        logBytes += chunk.length;
+        pending += chunk.toString("utf8");
+        let newline = pending.indexOf("\n");
+        while (newline !== -1) {
+          const line = pending.slice(0, newline);
+          pending = pending.slice(newline + 1);
+          newline = pending.indexOf("\n");
+          // Only warn and error lines are parsed; the audit lines are counted and dropped.
+          if (line.includes('"level":"warn"') || line.includes('"level":"error"')) {
+            warnings++;
+            log(`gateway: ${line}`);
+          }
+          if (line.includes('"msg":"hookgate listening"')) {
+            clearTimeout(timer);
+            resolve(JSON.parse(line).url);
+          }
+        }
+        if (pending.length > 1 << 20) pending = "";
+      });
+      child.once("exit", (code) => {
+        clearTimeout(timer);
+        reject(new Error(`the gateway exited with ${code} before listening:\n${stderr}`));
+      });
+    }).catch((e) => fail(e.message));
+    return { child, url, logBytes: () => logBytes, warnings: () => warnings };
+  }
+
+  function firstLine(child, label) {
+    return new Promise((resolve, reject) => {
+      let text = "";
+      const timer = setTimeout(() => reject(new Error(`${label} did not start in time`)), START_TIMEOUT_MS);
+      child.stdout.setEncoding("utf8");
+      child.stdout.on("data", (chunk) => {
+        text += chunk;
+        const newline = text.indexOf("\n");
+        if (newline === -1) return;
+        clearTimeout(timer);
+        resolve(text.slice(0, newline));
+      });
+      child.once("exit", (code) => reject(new Error(`${label} exited with ${code}`)));
+    }).catch((e) => fail(e.message));
+  }
+
+  async function stop(child) {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    child.kill("SIGTERM");
+    const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
+    await exited;
+    clearTimeout(timer);
+    children.delete(child);
+  }
+
+  return { fail, boundedInt, boundedNumber, startStub, startGateway, stop };
+}
+
+/**
+ * `{posts, connections}` a stub server has answered and accepted so far (its `GET /count`). The
+ * GET goes over a connection of its own, already counted in the answer: between two readings,
+ * connections grew by what was measured plus one.
+ */
+export function stubCount(url) {
+  return new Promise((resolve, reject) => {
+    http
+      .get(`${url}/count`, { agent: false }, (res) => {
+        let text = "";
+        res.setEncoding("utf8");
+        res.on("data", (chunk) => {
+          text += chunk;
+        });
+        res.on("end", () => resolve(JSON.parse(text)));
+      })
+      .on("error", reject);
+  });
+}
+
+/**
+ * N calls of `send`, one after another. Each latency is taken around one `send` (request out,
+ * whole answer read and checked) at performance.now() resolution. `send` throws on a wrong
+ * answer, which aborts the benchmark.
+ */
+export async function sequential(send, n, pids) {
+  const latencies = new Float64Array(n);
+  const before = readCpu(pids);
+  const started = performance.now();
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now();
+    await send();
+    latencies[i] = (performance.now() - t0) * 1000;
+  }
+  const seconds = (performance.now() - started) / 1000;
+  return describeLoad(latencies, n, seconds, before, readCpu(pids), pids);
+}
+
+/** C loops calling `send` back to back for `seconds`; requests/s over the whole run. */
+export async function concurrent(send, loops, seconds, pids) {
+  let latencies = new Float64Array(1 << 14);
+  let count = 0;
+  const before = readCpu(pids);
+  const started = performance.now();
+  const end = started + seconds * 1000;
+  const loop = async () => {
+    while (performance.now() < end) {
+      const t0 = performance.now();
+      await send();
+      if (count === latencies.length) {
+        const grown = new Float64Array(latencies.length * 2);
+        grown.set(latencies);
+        latencies = grown;
+      }
+      latencies[count++] = (performance.now() - t0) * 1000;
+    }
+  };
+  await Promise.all(Array.from({ length: loops }, loop));
+  const elapsed = (performance.now() - started) / 1000;
+  return describeLoad(latencies.subarray(0, count), count, elapsed, before, readCpu(pids), pids);
+}
+
+function describeLoad(latencies, requests, seconds, before, after, pids) {
+  const sorted = Float64Array.from(latencies).sort();
+  const clientCpuUs = after.client.user + after.client.system - before.client.user - before.client.system;
+  const ticks = cpuDelta(before.proc, after.proc);
+  const [, ...servers] = pids;
+  const serverTicks = ticks ? servers.reduce((n, pid) => n + ticks.perPid(pid), 0) : undefined;
+  return {
+    requests,
+    seconds: round3(seconds),
+    requestsPerSecond: Math.round(requests / seconds),
+    p50Us: round1(percentile(sorted, 0.5)),
+    p99Us: round1(percentile(sorted, 0.99)),
+    /** The benchmark process (the client) from process.cpuUsage(), µs resolution. */
+    clientCpuUsPerRequest: round1(clientCpuUs / requests),
+    /** Every server child of this measurement, from /proc (10 ms ticks). */
+    serverCpuUsPerRequest:
+      serverTicks === undefined ? null : Math.round((serverTicks * TICK_MS * 1000) / requests),
+    /** The same, per server child (keyed by pid). */
+    serverCpuUsPerRequestByPid: ticks
+      ? Object.fromEntries(
+          servers.map((pid) => [pid, Math.round((ticks.perPid(pid) * TICK_MS * 1000) / requests)]),
+        )
+      : null,
+    otherProcessesCpuPercent: ticks
+      ? Math.max(0, Math.round((100 * ticks.otherTicks * TICK_MS) / 1000 / seconds))
+      : null,
+  };
+}
+
+function readCpu(pids) {
+  return { client: process.cpuUsage(), proc: cpuTicks(pids) };
+}
+
+/**
+ * CPU ticks from /proc (Linux; undefined elsewhere): the whole machine's busy time and each
+ * benchmark process's own, as decision.js reads them.
+ */
+export function cpuTicks(pids) {
+  try {
+    const fields = readFileSync("/proc/stat", "utf8")
+      .split("\n")[0]
+      .trim()
+      .split(/\s+/)
+      .slice(1, 9)
+      .map(Number);
+    const busy = fields.reduce((a, b) => a + b, 0) - (fields[3] ?? 0) - (fields[4] ?? 0);
+    const perPid = new Map();
+    for (const pid of pids) {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      const after = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      perPid.set(pid, Number(after[11]) + Number(after[12]));
+    }
+    return { busy, perPid };
+  } catch {
+    return undefined;
+  }
+}
+
+export function cpuDelta(before, after) {
+  if (!before || !after) return undefined;
+  let own = 0;
+  for (const [p, ticks] of after.perPid) own += ticks - (before.perPid.get(p) ?? ticks);
+  return {
+    otherTicks: after.busy - before.busy - own,
+    perPid: (pid) => (after.perPid.get(pid) ?? 0) - (before.perPid.get(pid) ?? 0),
+  };
+}
+
+/** `items` turned left by `by` places: each round starts with a different case. */
+export function rotate(items, by) {
+  const k = ((by % items.length) + items.length) % items.length;
+  return [...items.slice(k), ...items.slice(0, k)];
+}
+
+/** Waits, up to `budgetSeconds`, for a second in which other processes use under a quarter of a core. */
+export async function waitForQuiet(pids, budgetSeconds) {
+  const started = performance.now();
+  while ((performance.now() - started) / 1000 < budgetSeconds) {
+    const before = cpuTicks(pids);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const delta = cpuDelta(before, cpuTicks(pids));
+    if (!delta || delta.otherTicks * TICK_MS < 250) break;
+  }
+  return Math.round((10 * (performance.now() - started)) / 1000) / 10;
+}
+
+/** Nearest-rank percentile of a sorted array. */
+export function percentile(sorted, p) {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))];
+}
+
+export function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+export function round1(n) {
+  return Math.round(n * 10) / 10;
+}
+
+export function round3(n) {
+  return Math.round(n * 1000) / 1000;
+}
+
+export function signed(n, digits = 0) {
+  return `${n >= 0 ? "+" : "−"}${Math.abs(n).toFixed(digits)}`;
+}
+
+export function machine(note) {
+  const cpus = os.cpus();
+  return {
+    cpus: cpus.length,
+    cpuModel: cpus[0]?.model ?? "unknown",
+    memoryGiB: Math.round(os.totalmem() / 2 ** 30),
+    os: `${os.type()} ${os.release()} ${os.arch()}`,
+    node: process.version,
+    loadAverageAtEnd: os.loadavg().map((n) => Math.round(n * 100) / 100),
+    note,
+  };
+}
+
+export function log(line) {
+  process.stderr.write(`${line}\n`);
+}
