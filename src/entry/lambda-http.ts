@@ -14,6 +14,7 @@ import { nodeSha256 } from "../adapters/hash/node-crypto.js";
 import { createNotifier } from "../app/notify.js";
 import { createRemoteActions } from "../app/remote-actions.js";
 import { createApp } from "../http/app.js";
+import { createLogRecorder } from "../app/replay.js";
 import { createBrokenConfigApp } from "../http/broken-config.js";
 import { createLambdaRuntime, type LambdaOptions, type LambdaRuntime } from "./lambda-config.js";
 
@@ -54,6 +55,8 @@ async function build(runtime: LambdaRuntime, defer: (task: () => Promise<void>) 
       // No session store on Lambda: a permission_prompt Notification is sent without the tool
       // call that caused it (infra/README.md).
       notifier: createNotifier({ queue: runtime.queue("producer"), clock, logger, defer }),
+      // HOOKGATE_RECORD=1: a replayable "hook record" log line per decision (`hookgate replay`).
+      recorder: env("HOOKGATE_RECORD") === "1" ? createLogRecorder(logger) : undefined,
       clock,
       newId: runtime.newId,
       sha256: nodeSha256,

@@ -21,6 +21,7 @@ import { createKvSessionStore, type KvNamespaceLike } from "../adapters/session/
 import { createDeliverer, type Deliverer } from "../app/deliver.js";
 import { createNotifier } from "../app/notify.js";
 import { createRemoteActions, type RemoteActions } from "../app/remote-actions.js";
+import { createLogRecorder } from "../app/replay.js";
 import type { DeliveryJob } from "../core/delivery.js";
 import { maskString } from "../core/mask.js";
 import { loadPolicy, type Policy } from "../core/policy.js";
@@ -40,6 +41,8 @@ export interface WorkerEnv {
   /** DoH JSON endpoint for the egress guard's look-ups (default Cloudflare's). */
   readonly HOOKGATE_DOH_ENDPOINT?: string;
   readonly HOOKGATE_LOG_LEVEL?: string;
+  /** "1" writes a replayable "hook record" log line per decision (`hookgate replay` reads them). */
+  readonly HOOKGATE_RECORD?: string;
   readonly [name: string]: unknown;
 }
 
@@ -198,6 +201,7 @@ async function fetch(request: Request, env: WorkerEnv, ctx: ExecutionContextLike
     metrics,
     remote: state.remote,
     notifier,
+    recorder: env.HOOKGATE_RECORD === "1" ? createLogRecorder(logger) : undefined,
   });
   return app.fetch(request);
 }

@@ -133,6 +133,16 @@ describe("the Lambda HTTP handler", () => {
     expect(lambda.statusCode).toBe(200);
   });
 
+  it("writes a replayable hook record per decision only when HOOKGATE_RECORD=1", async () => {
+    const on = captureLogs();
+    await createHttpHandler({ env: { HOOKGATE_POLICY: POLICY, HOOKGATE_RECORD: "1" }, logger: on.logger })(HTTP_API, context());
+    const record = on.lines.find((l) => l.msg === "hook record") as { record?: { event?: unknown; decision?: string } } | undefined;
+    expect(record?.record?.decision).toBe("deny");
+    const off = captureLogs();
+    await createHttpHandler({ env: { HOOKGATE_POLICY: POLICY }, logger: off.logger })(HTTP_API, context());
+    expect(off.lines.some((l) => l.msg === "hook record")).toBe(false);
+  });
+
   it("applies the policy to the decoded body: the captured PreToolUse is denied with its reason", async () => {
     const handler = createHttpHandler({ env: { HOOKGATE_POLICY: POLICY }, logger: captureLogs().logger });
     for (const event of [HTTP_API, HTTP_API_BASE64, FUNCTION_URL]) {
