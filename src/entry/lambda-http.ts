@@ -13,8 +13,8 @@ import { type APIGatewayProxyResult, handle, type LambdaContext, type LambdaEven
 import { nodeSha256 } from "../adapters/hash/node-crypto.js";
 import { createNotifier } from "../app/notify.js";
 import { createRemoteActions } from "../app/remote-actions.js";
-import { createApp } from "../http/app.js";
 import { createLogRecorder } from "../app/replay.js";
+import { createApp } from "../http/app.js";
 import { createBrokenConfigApp } from "../http/broken-config.js";
 import { createLambdaRuntime, type LambdaOptions, type LambdaRuntime } from "./lambda-config.js";
 

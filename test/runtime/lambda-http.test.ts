@@ -135,8 +135,13 @@ describe("the Lambda HTTP handler", () => {
 
   it("writes a replayable hook record per decision only when HOOKGATE_RECORD=1", async () => {
     const on = captureLogs();
-    await createHttpHandler({ env: { HOOKGATE_POLICY: POLICY, HOOKGATE_RECORD: "1" }, logger: on.logger })(HTTP_API, context());
-    const record = on.lines.find((l) => l.msg === "hook record") as { record?: { event?: unknown; decision?: string } } | undefined;
+    await createHttpHandler({ env: { HOOKGATE_POLICY: POLICY, HOOKGATE_RECORD: "1" }, logger: on.logger })(
+      HTTP_API,
+      context(),
+    );
+    const record = on.lines.find((l) => l.msg === "hook record") as
+      | { record?: { event?: unknown; decision?: string } }
+      | undefined;
     expect(record?.record?.decision).toBe("deny");
     const off = captureLogs();
     await createHttpHandler({ env: { HOOKGATE_POLICY: POLICY }, logger: off.logger })(HTTP_API, context());
