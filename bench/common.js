@@ -62,9 +62,10 @@ export function createRun(name) {
 
   /**
    * `dist/entry/bin.js serve`, stdout piped and drained (the audit lines are written as in
-   * production, then dropped; warnings and errors are echoed to stderr).
+   * production, then dropped; warnings and errors are echoed to stderr). `serveArgs` are added
+   * to `serve`'s own (fanout.js: `--data-dir`).
    */
-  async function startGateway(policyPath, env, nodeFlags = []) {
+  async function startGateway(policyPath, env, nodeFlags = [], serveArgs = []) {
     const child = spawn(
       process.execPath,
       [
@@ -77,6 +78,7 @@ export function createRun(name) {
         "127.0.0.1",
         "--port",
         "0",
+        ...serveArgs,
       ],
       { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...env } },
     );
