@@ -14,11 +14,37 @@ import { DIALECTS, type Dialect } from "../core/hook-event.js";
 import type { Policy } from "../core/policy.js";
 import type { Clock, IdGenerator, Logger, Sha256 } from "../core/ports.js";
 import { type HookOutcome, handleHook, type Recorder, type ReplayRecord } from "./handle-hook.js";
+import type { RemoteActions } from "./remote-actions.js";
 
 export interface JudgeDeps {
   readonly clock: Clock;
   readonly newId: IdGenerator;
   readonly sha256: Sha256;
+  /** `--with-judge`: runs prompt rules (model calls only; forwards are never replayed). */
+  readonly remote?: RemoteActions | undefined;
+}
+
+/**
+ * The remote actions replay may run: prompt rules call their model; forward rules are left out
+ * (NOT_RUN), since relaying recorded traffic to a team's hook server is a side effect.
+ */
+export function promptsOnly(remote: RemoteActions): RemoteActions {
+  return {
+    async run(input) {
+      const prompts = input.rules.filter((r) => r.action.kind === "prompt");
+      const forwards = input.rules.filter((r) => r.action.kind !== "prompt");
+      const ran =
+        prompts.length > 0 ? await remote.run({ ...input, rules: prompts }) : { effects: [], audit: [] };
+      const skipped = forwards.map((r) => ({
+        rule: r.id,
+        action: "forward" as const,
+        outcome: "NOT_RUN",
+        ms: 0,
+        detail: "replay never forwards",
+      }));
+      return { effects: ran.effects, audit: [...ran.audit, ...skipped] };
+    },
+  };
 }
 
 export interface JudgeInput {
@@ -54,6 +80,7 @@ export function createJudge(deps: JudgeDeps, policy: Policy) {
         newId: deps.newId,
         sha256: deps.sha256,
         logger: { log: () => undefined },
+        remote: deps.remote,
       },
       {
         body: { ok: true, text: input.body },
@@ -61,7 +88,7 @@ export function createJudge(deps: JudgeDeps, policy: Policy) {
         authorization: `Bearer ${FIXED_TEAM_TOKEN}`,
         dialect: input.client,
       },
-      { explain: true, audit: false, runRemote: false },
+      { explain: true, audit: false, runRemote: deps.remote !== undefined },
     );
   };
 }

@@ -30,7 +30,7 @@ Usage:
   hookgate check FILE
   hookgate simulate --policy FILE [--client claude-code|deepcode|deepagents|deepagents-legacy] [--token T] [--json] EVENT.json|-
   hookgate test POLICY CASES.json... [--coverage]
-  hookgate replay --policy CANDIDATE [--json] [--examples N] RECORDS.jsonl...|-
+  hookgate replay --policy CANDIDATE [--with-judge] [--json] [--examples N] RECORDS.jsonl...|-
   hookgate egress-check URL [--policy FILE] [--allow GLOB]... [--resolve HOST:ADDR]...
   hookgate dlq list [--data-dir DIR | --sqs-queue-url U --sqs-dlq-url D [--sqs-endpoint E]] [--json]
   hookgate dlq replay (--id ID... | --all) [--data-dir DIR | --sqs-... ]

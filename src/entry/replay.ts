@@ -6,13 +6,16 @@
 import { randomUUID } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
+import { createUndiciEgress } from "../adapters/egress/undici.js";
 import { nodeSha256 } from "../adapters/hash/node-crypto.js";
 import { formatIssues, loadPolicyFile } from "../adapters/policy-source/file.js";
 import type { ReplayRecord } from "../app/handle-hook.js";
+import { createRemoteActions } from "../app/remote-actions.js";
 import {
   type Counts,
   type ImpactExample,
   type ImpactReport,
+  promptsOnly,
   readRecords,
   replayImpact,
 } from "../app/replay.js";
@@ -39,12 +42,6 @@ export async function replayCommand(
   const examples = Number(values.examples ?? "3");
   if (!Number.isInteger(examples) || examples < 0)
     throw new UsageError(`--examples ${values.examples} is not a count`);
-  if (values["with-judge"]) {
-    io.err(
-      "hookgate: --with-judge is not available yet: replay runs no model calls and no forwards, and counts events that reach prompt or forward rules as not run\n",
-    );
-    return 2;
-  }
 
   const loaded = await loadPolicyFile(values.policy, {
     env: (name) => process.env[name],
@@ -81,12 +78,32 @@ export async function replayCommand(
     records.push(...read.records);
   }
 
-  const report = await replayImpact(
-    { clock: { now: Date.now, monotonic: () => performance.now() }, newId: randomUUID, sha256: nodeSha256 },
-    loaded.value.policy,
-    records,
-    { examples },
-  );
+  const candidate = loaded.value.policy;
+  const clock = { now: Date.now, monotonic: () => performance.now() };
+  // --with-judge calls the candidate's models (through the egress guard, under its egress rules);
+  // forward rules are never replayed.
+  const egress = values["with-judge"] ? createUndiciEgress({ policy: () => candidate.egress }) : undefined;
+  const remote = egress
+    ? promptsOnly(
+        createRemoteActions({
+          egress: egress.send,
+          env: (name) => process.env[name],
+          clock,
+          sha256: nodeSha256,
+        }),
+      )
+    : undefined;
+  let report: ImpactReport;
+  try {
+    report = await replayImpact(
+      { clock, newId: randomUUID, sha256: nodeSha256, remote },
+      candidate,
+      records,
+      { examples },
+    );
+  } finally {
+    await egress?.close();
+  }
   io.out(
     values.json
       ? `${JSON.stringify({ candidate: values.policy, ...report }, null, 2)}\n`

@@ -10,6 +10,8 @@ import { createInterface } from "node:readline";
 import { describe, expect, it } from "vitest";
 import { handleHook, type ReplayRecord } from "../../src/app/handle-hook.js";
 import { createJudge, createLogRecorder, readRecords } from "../../src/app/replay.js";
+import { loopbackServer } from "../support/loopback.js";
+import { startModelServer } from "../support/model-server.js";
 import { policyFrom, sha256 } from "../support/policy.js";
 import { BIN, ROOT, runCli } from "../support/process.js";
 
@@ -220,11 +222,71 @@ describe("hookgate replay", () => {
     expect(nothing.stdout).toMatch(/^0 changed, 0 unchanged$/m);
   });
 
-  it("refuses --with-judge, which is not available yet, and needs --policy", async () => {
-    const judge = await runCli(["replay", "--policy", CANDIDATE, "--with-judge", TRAFFIC]);
-    expect(judge.code).toBe(2);
-    expect(judge.stderr).toMatch(/--with-judge is not available yet/);
+  it("needs --policy", async () => {
     expect((await runCli(["replay", TRAFFIC])).code).toBe(2);
+  });
+
+  it("calls the candidate's judge with --with-judge, and never forwards", async () => {
+    const model = await startModelServer();
+    const hookServer = await loopbackServer((_req, res) => res.end(""));
+    try {
+      model.script({ verdict: { ok: false, reason: "writes a secret" } });
+      const candidate = join(dir, "judge.json");
+      writeFileSync(
+        candidate,
+        JSON.stringify({
+          version: 1,
+          egress: { allowCidrs: ["127.0.0.1/32"] },
+          rules: [
+            {
+              id: "judge",
+              on: "PreToolUse",
+              matcher: "Write",
+              prompt: { text: "ok? $ARGUMENTS", model: "m", onError: "allow" },
+            },
+            {
+              id: "relay",
+              on: "PreToolUse",
+              matcher: "Edit",
+              forward: { url: `${hookServer.url}/hook`, onError: "allow" },
+            },
+          ],
+          models: { m: { provider: "anthropic", model: "x", apiKey: "k", url: model.anthropicUrl } },
+        }),
+      );
+      const record = (tool: string) =>
+        JSON.stringify({
+          time: "2026-11-29T00:00:00.000Z",
+          decisionId: `d-${tool}`,
+          policy: "p",
+          team: "default",
+          client: "claude-code",
+          event: {
+            session_id: "s",
+            transcript_path: "/t",
+            cwd: "/p",
+            hook_event_name: "PreToolUse",
+            tool_name: tool,
+            tool_input: { file_path: "/p/.env" },
+          },
+          decision: "none",
+          rules: [],
+        });
+      const records = join(dir, "judge.jsonl");
+      writeFileSync(records, `${record("Write")}\n${record("Edit")}\n`);
+      const plain = JSON.parse((await runCli(["replay", "--policy", candidate, "--json", records])).stdout);
+      expect(plain.notRun.records).toBe(2);
+      const judged = await runCli(["replay", "--policy", candidate, "--with-judge", "--json", records]);
+      expect(judged.code).toBe(0);
+      const report = JSON.parse(judged.stdout);
+      expect(report.byChange).toEqual({ "none->deny": 1 });
+      expect(report.notRun).toEqual({ records: 1, byRule: { relay: 1 } });
+      expect(model.requests.length).toBe(1);
+      expect(hookServer.received).toEqual([]);
+    } finally {
+      await model.close();
+      await hookServer.close();
+    }
   });
 });
 
