@@ -69,17 +69,9 @@ const DEFAULT_EVENTS: readonly string[] = [
 ];
 
 /** Every legacy event a current deepagents sends (context.* were the older CLI's). */
-const DEFAULT_LEGACY_EVENTS: readonly string[] = [
-  "tool.use",
-  "tool.result",
-  "tool.error",
-  "permission.request",
-  "session.start",
-  "user.prompt",
-  "task.complete",
-  "session.end",
-  "input.required",
-];
+const DEFAULT_LEGACY_EVENTS: readonly string[] = DEEPAGENTS_LEGACY_EVENTS.filter(
+  (e) => !e.startsWith("context."),
+);
 
 const KNOWN_EVENTS: Record<InitClient, readonly string[]> = {
   "claude-code": CLAUDE_CODE_EVENTS,
