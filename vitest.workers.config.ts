@@ -23,6 +23,21 @@ export default defineProject({
             maxRetries: 25,
             deadLetterQueue: "hookgate-jobs-dlq",
           },
+          // The queue contract (test/workers/queue-contract.test.ts): its own queue and DLQ,
+          // both consumed by the Worker's queue handler, which the test routes to its consumer.
+          "hookgate-contract": {
+            maxBatchSize: 10,
+            maxBatchTimeout: 0,
+            maxRetries: 3,
+            deadLetterQueue: "hookgate-contract-dlq",
+          },
+          "hookgate-contract-dlq": { maxBatchSize: 10, maxBatchTimeout: 0 },
+        },
+        queueProducers: {
+          HOOKGATE_QUEUE: "hookgate-jobs",
+          HOOKGATE_DLQ: "hookgate-jobs-dlq",
+          CONTRACT_QUEUE: "hookgate-contract",
+          CONTRACT_DLQ: "hookgate-contract-dlq",
         },
         outboundService: "network",
         serviceBindings: { NETWORK: "network" },

@@ -107,6 +107,27 @@ export function createCloudflareProducer<T>(
   };
 }
 
+/**
+ * `replayDead` on Cloudflare: re-sends dead letters read from the DLQ (with an HTTP pull consumer
+ * or a DLQ consumer) to the main queue as `{id, body}`. Both shapes the DLQ holds are accepted:
+ * the consumer's `{id, body, attempts, error, failedAt}` and the bare `{id, body}` Cloudflare
+ * moves itself after `max_retries`. Cloudflare counts attempts per message, so a replayed job
+ * starts again at attempts 1. Anything else on the DLQ is skipped; returns how many were sent.
+ */
+export async function replayDeadLetters<T>(
+  messages: Iterable<unknown>,
+  producer: Pick<Queue<T>, "send">,
+): Promise<number> {
+  const replayed: OutgoingMessage<T>[] = [];
+  for (const message of messages) {
+    if (message === null || typeof message !== "object" || !("body" in message)) continue;
+    const { id, body } = message as Envelope<T>;
+    if (typeof id === "string") replayed.push({ id, body });
+  }
+  await producer.send(replayed);
+  return replayed.length;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Fitting a delivery job into one message
 
