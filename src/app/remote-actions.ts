@@ -21,7 +21,7 @@ import {
 } from "../core/judge.js";
 import type { CompiledModel, CompiledRule, Policy } from "../core/policy.js";
 import { ruleOnError } from "../core/policy.js";
-import type { Clock, Egress, EnvReader, Sha256 } from "../core/ports.js";
+import type { Clock, Egress, EnvReader, Metrics, Sha256 } from "../core/ports.js";
 import { stableStringify } from "../core/stable-json.js";
 
 export interface RemoteAudit {
@@ -56,6 +56,7 @@ export interface RemoteDeps {
   readonly env: EnvReader;
   readonly clock: Clock;
   readonly sha256: Sha256;
+  readonly metrics?: Metrics | undefined;
 }
 
 export interface RemoteActions {
@@ -120,7 +121,18 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
         };
       }),
     );
+    for (const { audit } of outcomes) count(audit);
     return { effects: outcomes.map((o) => o.effect), audit: outcomes.map((o) => o.audit) };
+  }
+
+  /** Judge calls (by model and outcome: OK or the failure code), cache hits, and forwards. */
+  function count(audit: RemoteAudit): void {
+    const model = audit.model ?? "unknown";
+    if (audit.action === "forward")
+      deps.metrics?.increment("hookgate_forward_calls_total", { outcome: audit.outcome });
+    else if (audit.outcome === "CACHE_HIT")
+      deps.metrics?.increment("hookgate_judge_cache_hits_total", { model });
+    else deps.metrics?.increment("hookgate_judge_calls_total", { model, outcome: audit.outcome });
   }
 
   function onError(rule: CompiledRule, input: RemoteInput, failure: Failure): Attempt {

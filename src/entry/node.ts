@@ -87,7 +87,13 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
     },
   });
   const clock = { now: Date.now, monotonic: () => performance.now() };
-  const remote = createRemoteActions({ egress: egress.send, env: policyDeps.env, clock, sha256: nodeSha256 });
+  const remote = createRemoteActions({
+    egress: egress.send,
+    env: policyDeps.env,
+    clock,
+    sha256: nodeSha256,
+    metrics,
+  });
   const recorder =
     options.recordPath === undefined
       ? undefined

@@ -159,7 +159,13 @@ function buildState(policy: Policy, env: WorkerEnv): IsolateState {
   return {
     ok: true,
     policy,
-    remote: createRemoteActions({ egress: egress.send, env: envReader, clock, sha256: webCryptoSha256 }),
+    remote: createRemoteActions({
+      egress: egress.send,
+      env: envReader,
+      clock,
+      sha256: webCryptoSha256,
+      metrics,
+    }),
     deliverer: createDeliverer({
       policy: () => policy,
       egress: egress.send,

@@ -85,4 +85,15 @@ describe("the remote example", () => {
     });
     expect(await hook("mcp__github__create_issue", { title: "x" })).toBe("");
   });
+
+  it("counts judge calls, cache hits and forwards in /metrics", async () => {
+    model.script({ verdict: { ok: true, reason: "fine" } });
+    const body = { file_path: "/p/metrics.ts", content: "x" };
+    await hook("Write", body);
+    await hook("Write", body);
+    const text = await (await fetch(`${gateway.url}/metrics`)).text();
+    expect(text).toMatch(/hookgate_judge_calls_total\{model="fast",outcome="OK"\} \d+/);
+    expect(text).toMatch(/hookgate_judge_cache_hits_total\{model="fast"\} [1-9]/);
+    expect(text).toMatch(/hookgate_forward_calls_total\{outcome="OK"\} \d+/);
+  });
 });
