@@ -48,13 +48,32 @@ export function startConsumer(
       event: job.notification.eventName,
       attempts: message.attempts,
     };
+    try {
+      await settle(message, outcome, fields);
+    } catch (e) {
+      // The queue could not record the outcome (a network blip to SQS, a busy SQLite file): the
+      // lease expires and the job comes back, so log it and keep consuming.
+      deps.logger.log("error", "could not settle a delivery job; it will be redelivered", {
+        ...fields,
+        outcome: outcome.kind,
+        error: e instanceof Error ? e.message : String(e),
+      });
+    }
+  }
+
+  async function settle(
+    message: ReceivedMessage<DeliveryJob>,
+    outcome: Awaited<ReturnType<Deliverer["deliver"]>>,
+    fields: Record<string, unknown>,
+  ): Promise<void> {
+    const sink = message.body.sink;
     if (outcome.kind === "ack") {
       await deps.queue.ack(message);
-      deps.metrics?.increment("hookgate_delivered_total", { sink: job.sink });
+      deps.metrics?.increment("hookgate_delivered_total", { sink });
       deps.logger.log("info", "delivered", fields);
     } else if (outcome.kind === "retry") {
       await deps.queue.retry(message, outcome.delayMs, outcome.reason);
-      deps.metrics?.increment("hookgate_retried_total", { sink: job.sink });
+      deps.metrics?.increment("hookgate_retried_total", { sink });
       deps.logger.log("warn", "delivery failed; will retry", {
         ...fields,
         retryInMs: outcome.delayMs,
@@ -62,7 +81,7 @@ export function startConsumer(
       });
     } else {
       await deps.queue.deadLetter(message, outcome.reason);
-      deps.metrics?.increment("hookgate_dead_lettered_total", { sink: job.sink });
+      deps.metrics?.increment("hookgate_dead_lettered_total", { sink });
       deps.logger.log("error", "delivery dead-lettered", { ...fields, reason: outcome.reason });
     }
   }

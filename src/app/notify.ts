@@ -64,26 +64,42 @@ export function remembersTools(policy: Policy): boolean {
 }
 
 export function createNotifier(deps: NotifyDeps): Notifier {
+  /** Enrichment only adds context: when the session store fails, log it and send anyway. */
+  async function enrich<T>(what: string, task: () => Promise<T>): Promise<T | undefined> {
+    try {
+      return await task();
+    } catch (e) {
+      deps.logger.log("warn", "session store failed; the notification goes out without it", {
+        what,
+        error: e instanceof Error ? e.message : String(e),
+      });
+      return undefined;
+    }
+  }
+
   async function run(input: NotifyInput): Promise<void> {
     const { event } = input;
-    if (input.remember && event.name === "PreToolUse" && event.sessionId && event.toolName) {
-      await deps.sessions?.rememberTool(
-        event.sessionId,
-        { toolName: event.toolName, summary: summarize(event) },
-        deps.clock.now(),
+    const sessions = deps.sessions;
+    const now = deps.clock.now();
+    if (sessions && input.remember && event.name === "PreToolUse" && event.sessionId && event.toolName) {
+      const { sessionId, toolName } = event;
+      await enrich("rememberTool", () =>
+        sessions.rememberTool(sessionId, { toolName, summary: summarize(event) }, now),
       );
     }
-    const correlation = await correlate(event, deps.sessions, deps.clock.now());
+    const correlation = await enrich("correlate", () => correlate(event, sessions, now));
     if (input.notify.length === 0) return;
     let related: Notification["relatedTool"];
     const type = event.payload.notification_type;
+    const sessionId = event.sessionId;
     if (
+      sessions &&
       event.name === "Notification" &&
       typeof type === "string" &&
       PERMISSION_PROMPTS.has(type) &&
-      event.sessionId
+      sessionId
     ) {
-      related = await deps.sessions?.lastTool(event.sessionId);
+      related = await enrich("lastTool", () => sessions.lastTool(sessionId));
     }
     const jobs = new Map<string, DeliveryJob>();
     for (const { ruleId, sinks } of input.notify) {

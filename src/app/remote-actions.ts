@@ -108,10 +108,17 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
             resolve(onError(rule, input, { code, message: `no answer within ${Math.round(budgetMs)} ms` }));
           }, budgetMs);
         });
-        const attempt =
+        const attempt = (
           action === "prompt"
             ? judge(rule, input, budgetMs, controller.signal)
-            : forward(rule, input, budgetMs, controller.signal);
+            : forward(rule, input, budgetMs, controller.signal)
+        ).catch((e: unknown) =>
+          // Never an unhandled rejection, even after the deadline already answered for this rule.
+          onError(rule, input, {
+            code: "INTERNAL_ERROR",
+            message: e instanceof Error ? e.message : String(e),
+          }),
+        );
         const result = await Promise.race([attempt, timedOut]);
         clearTimeout(timer);
         const ms = Math.round((deps.clock.monotonic() - t0) * 100) / 100;
@@ -168,8 +175,18 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
         message: `model "${model.name}" has no API key (its env variable is unset)`,
       });
     }
+    // The concurrency slot first: a call that times out waiting for one is not a call, and must
+    // not spend the team's budget.
+    const limiter = limiterFor(model);
+    if (!(await limiter.acquire(timeoutMs, signal))) {
+      return onError(rule, input, {
+        code: "JUDGE_TIMEOUT",
+        message: `waited ${Math.round(timeoutMs)} ms for one of ${model.maxConcurrent} concurrent calls`,
+      });
+    }
     const budget = spendBudget(model, input.team);
     if (!budget.ok) {
+      limiter.release();
       return withAudit(
         onError(rule, input, {
           code: "JUDGE_BUDGET_SPENT",
@@ -177,13 +194,6 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
         }),
         { model: model.name, budget: { used: budget.used, limit: budget.limit } },
       );
-    }
-    const limiter = limiterFor(model);
-    if (!(await limiter.acquire(timeoutMs, signal))) {
-      return onError(rule, input, {
-        code: "JUDGE_TIMEOUT",
-        message: `waited ${Math.round(timeoutMs)} ms for one of ${model.maxConcurrent} concurrent calls`,
-      });
     }
     try {
       const request = buildJudgeRequest(

@@ -18,6 +18,7 @@ const SECRET_SHAPES: readonly [RegExp, string][] = [
   [/\bwhsec_[A-Za-z0-9+/=]{8,255}/g, MASK],
   [/\beyJ[A-Za-z0-9_-]{8,4096}\.[A-Za-z0-9_-]{8,4096}\.[A-Za-z0-9_-]{8,4096}/g, MASK],
   [/(hooks\.slack\.com\/services\/)[A-Za-z0-9/]{8,255}/g, `$1${MASK}`],
+  [/(discord(?:app)?\.com\/api\/webhooks\/\d{1,32}\/)[A-Za-z0-9_-]{8,255}/g, `$1${MASK}`],
   [/\b(Bearer|Basic|Token)[ \t]+[A-Za-z0-9._~+/=-]{8,4096}/gi, `$1 ${MASK}`],
   [/(\/\/[^/\s:@]{1,256}:)[^/\s@]{1,256}@/g, `$1${MASK}@`],
   [

@@ -80,7 +80,7 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
       logger.log("warn", "egress refused", {
         code: refusal.code,
         stage: refusal.stage,
-        reason: refusal.reason,
+        reason: maskString(refusal.reason),
         url: maskString(url),
       });
       metrics.increment("hookgate_egress_refused_total", { code: refusal.code });

@@ -43,7 +43,7 @@ beforeAll(async () => {
   a = await loopbackServer((req, res) => {
     if (req.url === "/redirect") {
       res.writeHead(302, { location: "http://169.254.169.254/latest/meta-data/" }).end();
-    } else if (req.url === "/hang") {
+    } else if (req.url.startsWith("/hang")) {
       // never answers
     } else if (req.url === "/big") {
       res.end("x".repeat(4096));
@@ -242,5 +242,24 @@ describe("responses", () => {
     opened.push(module);
     await post(module, `${a.url}/hook`);
     expect(seen).toEqual([`EGRESS_BLOCKED_ADDRESS ${a.url}/hook`]);
+  });
+});
+
+describe("what a refusal may show", () => {
+  it("never carries a webhook's secret path or a query string in its reason", async () => {
+    const { module } = egressWith(undefined, { "hooks.slack.com": ["10.1.2.3"] });
+    const res = await post(
+      module,
+      "https://hooks.slack.com/services/T000/B000/XXXXXXXXXXXXXXXXsecret?token=abc",
+      { timeoutMs: 200 },
+    );
+    expect(!res.ok && res.error.code).toBe("EGRESS_BLOCKED_ADDRESS");
+    expect(!res.ok && res.error.reason).not.toMatch(/secret|token=/);
+    const hang = await post(
+      createUndiciEgress({ policy: () => compileEgressPolicy(LOOPBACK_ONLY).policy }),
+      `${a.url}/hang?token=abc`,
+      { timeoutMs: 100 },
+    );
+    expect(!hang.ok && hang.error.reason).toBe(`${a.url}/hang did not answer within 100 ms`);
   });
 });

@@ -102,6 +102,46 @@ describe("createNotifier", () => {
     expect(first?.correlation).toEqual({ toolId: "c1" });
   });
 
+  it("still enqueues when the session store fails, logging the failure", async () => {
+    const queue = createMemoryQueue<DeliveryJob>();
+    const tasks: Promise<void>[] = [];
+    const logs: unknown[] = [];
+    const broken = createMemorySessionStore();
+    broken.lastTool = async () => {
+      throw new Error("database is locked");
+    };
+    const notifier = createNotifier({
+      queue,
+      clock: { now: () => 0, monotonic: () => 0 },
+      logger: { log: (...a) => logs.push(a) },
+      sessions: broken,
+      defer: (t) => tasks.push(t()),
+    });
+    const event = parseHookEvent({
+      session_id: "s",
+      transcript_path: "/t",
+      cwd: "/p",
+      hook_event_name: "Notification",
+      message: "m",
+      notification_type: "permission_prompt",
+    });
+    if (!event.ok) throw new Error(event.error.message);
+    notifier.notify({
+      decisionId: "d",
+      event: event.value,
+      team: "t",
+      decision: "none",
+      reason: undefined,
+      notify: [{ ruleId: "r", sinks: ["audit"] }],
+      remember: true,
+    });
+    await Promise.all(tasks);
+    expect((await queue.receive(10, 1000)).map((m) => m.body.id)).toEqual(["evt_d.audit"]);
+    expect(JSON.stringify(logs)).toMatch(
+      /session store failed; the notification goes out without it.*database is locked/,
+    );
+  });
+
   it("logs and counts a failed enqueue without throwing", async () => {
     const { send, logs, queue } = setup();
     queue.send = async () => {

@@ -268,6 +268,25 @@ describe("prompt rules: cost control", () => {
     expect(peak).toBe(2);
   });
 
+  it("spends no budget on a call that timed out waiting for a concurrency slot", async () => {
+    const app = await appWith(
+      {},
+      { url: `${slow.url}/v1/messages`, maxConcurrent: 1, cacheTtlSeconds: 0, dailyCallsPerTeam: 2 },
+    );
+    const first = app.post("/v1/hooks", write("/p/src/slot-a.ts"));
+    await new Promise((r) => setTimeout(r, 20));
+    // 0.3 s hook timeout: a 50 ms deadline, shorter than the slot is held.
+    const waiting = await jsonOf(
+      await app.post("/v1/hooks", write("/p/src/slot-b.ts"), { "x-hookgate-timeout": "0.3" }),
+    );
+    expect(waiting.hookSpecificOutput.permissionDecisionReason).toMatch(/JUDGE_TIMEOUT/);
+    await first;
+    await app.post("/v1/hooks", write("/p/src/slot-c.ts"));
+    expect(lastAudit(app).pending).toEqual([
+      expect.objectContaining({ outcome: "OK", budget: { used: 2, limit: 2 } }),
+    ]);
+  });
+
   it("does not call the model when a static rule already denies", async () => {
     const app = await appWith({}, {}, {}, [
       { id: "no-etc", on: "PreToolUse", if: "Write(//etc/**)", decide: "deny", reason: "never /etc" },

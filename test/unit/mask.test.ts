@@ -59,3 +59,12 @@ describe("maskValue", () => {
     expect(JSON.stringify(maskValue(deep))).toContain("[too deep]");
   });
 });
+
+describe("webhook URLs", () => {
+  it("masks the token of a Discord webhook URL", () => {
+    const masked = maskString(
+      "https://discord.com/api/webhooks/123456789012345678/AbCdEfGhIjKlMnOpQrStUvWxYz_-0123456789",
+    );
+    expect(masked).toBe(`https://discord.com/api/webhooks/123456789012345678/${MASK}`);
+  });
+});

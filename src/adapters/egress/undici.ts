@@ -14,7 +14,7 @@ import { Agent, buildConnector, request } from "undici";
 import { classifyAddress } from "../../core/egress/address.js";
 import { type EgressPolicy, judgeAnswers } from "../../core/egress/policy.js";
 import { EgressError, type EgressRefusal } from "../../core/egress/refusal.js";
-import { checkUrl } from "../../core/egress/url.js";
+import { checkUrl, describeTarget } from "../../core/egress/url.js";
 import type { Egress, EgressRequest, EgressResponse } from "../../core/ports.js";
 import { err, ok, type Result } from "../../core/result.js";
 
@@ -95,7 +95,7 @@ export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
           {
             code: "EGRESS_REDIRECT",
             stage: "response",
-            reason: `${verdict.url.href} answered ${res.statusCode} to ${location}; redirects are never followed`,
+            reason: `${describeTarget(verdict.url)} answered ${res.statusCode} to ${location}; redirects are never followed`,
           },
           req.url,
         );
@@ -106,7 +106,7 @@ export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
           {
             code: "EGRESS_RESPONSE_TOO_LARGE",
             stage: "response",
-            reason: `${verdict.url.href} answered with more than ${maxBytes} bytes`,
+            reason: `${describeTarget(verdict.url)} answered with more than ${maxBytes} bytes`,
           },
           req.url,
         );
@@ -208,14 +208,14 @@ function describeFailure(e: unknown, url: URL, timedOut: boolean, timeoutMs: num
     return {
       code: "EGRESS_TIMEOUT",
       stage: "response",
-      reason: `${url.href} did not answer within ${timeoutMs} ms`,
+      reason: `${describeTarget(url)} did not answer within ${timeoutMs} ms`,
     };
   }
   const why = e instanceof Error ? e.message : String(e);
   return {
     code: "EGRESS_CONNECT_FAILED",
     stage: "connect",
-    reason: `${url.href} failed: ${name ? `${name}: ` : ""}${why}`,
+    reason: `${describeTarget(url)} failed: ${name ? `${name}: ` : ""}${why}`,
   };
 }
 

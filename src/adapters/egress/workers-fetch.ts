@@ -8,7 +8,7 @@
 import { classifyAddress, isIpLiteral } from "../../core/egress/address.js";
 import { type EgressPolicy, judgeAnswers } from "../../core/egress/policy.js";
 import type { EgressRefusal } from "../../core/egress/refusal.js";
-import { checkUrl } from "../../core/egress/url.js";
+import { checkUrl, describeTarget } from "../../core/egress/url.js";
 import type { Egress, EgressRequest, EgressResponse } from "../../core/ports.js";
 import { err, ok, type Result } from "../../core/result.js";
 
@@ -103,7 +103,7 @@ export function createWorkersEgress(options: WorkersEgressOptions): { send: Egre
           {
             code: "EGRESS_REDIRECT",
             stage: "response",
-            reason: `${verdict.url.href} answered ${res.status} to ${location}; redirects are never followed`,
+            reason: `${describeTarget(verdict.url)} answered ${res.status} to ${location}; redirects are never followed`,
           },
           req.url,
         );
@@ -114,7 +114,7 @@ export function createWorkersEgress(options: WorkersEgressOptions): { send: Egre
           {
             code: "EGRESS_RESPONSE_TOO_LARGE",
             stage: "response",
-            reason: `${verdict.url.href} answered with more than ${maxBytes} bytes`,
+            reason: `${describeTarget(verdict.url)} answered with more than ${maxBytes} bytes`,
           },
           req.url,
         );
@@ -127,9 +127,13 @@ export function createWorkersEgress(options: WorkersEgressOptions): { send: Egre
           ? {
               code: "EGRESS_TIMEOUT",
               stage: "response",
-              reason: `${verdict.url.href} did not answer within ${timeoutMs} ms`,
+              reason: `${describeTarget(verdict.url)} did not answer within ${timeoutMs} ms`,
             }
-          : { code: "EGRESS_CONNECT_FAILED", stage: "connect", reason: `${verdict.url.href} failed: ${why}` },
+          : {
+              code: "EGRESS_CONNECT_FAILED",
+              stage: "connect",
+              reason: `${describeTarget(verdict.url)} failed: ${why}`,
+            },
         req.url,
       );
     }

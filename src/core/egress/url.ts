@@ -4,6 +4,7 @@
  * fetch uses, so a second reading can only disagree with it (ssrf.md §1.3). Pure: it runs unchanged
  * on Workers. Which addresses the host resolves to is the address stage's business, not this one's.
  */
+import { maskString } from "../mask.js";
 import type { EgressRefusal } from "./refusal.js";
 
 /** The Fetch standard's bad-port list ("port blocking"), as undici's `lib/web/fetch/constants.js`. */
@@ -465,4 +466,12 @@ function compilePath(text: string): Step<{ pieces: string[] }> {
     return { ok: false, message: `has a "." or ".." segment that removes a * from the path "${text}"` };
   }
   return { ok: true, pieces };
+}
+
+/**
+ * A URL as refusal reasons and logs may show it: origin and path with credential shapes masked
+ * (a Slack or Discord webhook path is itself the secret), no query string, no fragment.
+ */
+export function describeTarget(url: URL): string {
+  return maskString(`${url.origin}${url.pathname}`);
 }
