@@ -6,7 +6,7 @@
  */
 import * as z from "zod/mini";
 import type { Dialect } from "./hook-event.js";
-import { jsonPath, type PolicyIssue } from "./policy.js";
+import { jsonPath, type PolicyIssue, parseJsonFile } from "./policy.js";
 import { DECISION_KINDS } from "./policy-schema.js";
 import { err, ok, type Result } from "./result.js";
 
@@ -63,13 +63,9 @@ export type CasesDocument = z.infer<typeof CasesSchema>;
 
 /** A cases file's text, validated; every problem comes back with its JSON path. */
 export function parseCases(text: string): Result<CasesDocument, PolicyIssue[]> {
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (e) {
-    const why = e instanceof Error ? e.message : String(e);
-    return err([{ severity: "error", path: "$", message: `is not valid JSON: ${why}` }]);
-  }
+  const parsed = parseJsonFile(text);
+  if (!parsed.ok) return parsed;
+  const json = parsed.value;
   const result = CasesSchema.safeParse(json);
   if (!result.success) {
     return err(

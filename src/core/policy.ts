@@ -131,16 +131,21 @@ export async function loadPolicy(
   return ok({ policy: createPolicy(document, hash, rules, tokens, egress.policy, models), warnings });
 }
 
-/** JSON and schema only: the first half of `loadPolicy`, shared with `hookgate check`. */
-export function parsePolicyDocument(text: string): Result<PolicyDocument, PolicyIssue[]> {
-  let json: unknown;
+/** A JSON file's text (a policy, a cases file), or the one problem at its root. */
+export function parseJsonFile(text: string): Result<unknown, PolicyIssue[]> {
   try {
-    json = JSON.parse(text);
+    return ok(JSON.parse(text));
   } catch (e) {
     const why = e instanceof Error ? e.message : String(e);
     return err([{ severity: "error", path: "$", message: `is not valid JSON: ${why}` }]);
   }
-  const result = PolicySchema.safeParse(json);
+}
+
+/** JSON and schema only: the first half of `loadPolicy`, shared with `hookgate check`. */
+export function parsePolicyDocument(text: string): Result<PolicyDocument, PolicyIssue[]> {
+  const parsed = parseJsonFile(text);
+  if (!parsed.ok) return parsed;
+  const result = PolicySchema.safeParse(parsed.value);
   if (!result.success) return err(result.error.issues.map(schemaIssue));
   return ok(result.data);
 }

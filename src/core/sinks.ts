@@ -8,6 +8,14 @@
  * (Standard Webhooks).
  */
 import { maskString } from "./mask.js";
+import {
+  capStrings,
+  cut,
+  longestString,
+  sliceCodePoints,
+  TRUNCATION_MARKER,
+  utf8Length,
+} from "./truncate.js";
 
 /** What one delivery is about: built from a hook event when a rule's notify applies. */
 export interface Notification {
@@ -68,7 +76,7 @@ export type SinkVerdict =
   | { readonly kind: "permanent"; readonly reason: string };
 
 /** Appended wherever a string was cut to fit a size limit, so the cut is visible, never silent. */
-export const TRUNCATION_MARKER = "…[truncated by hookgate]";
+export { TRUNCATION_MARKER };
 
 /** Above this a generic webhook body has its largest event strings cut (the spec asks < 20 KB; events are masked to a few KB per string already). */
 export const WEBHOOK_MAX_BYTES = 64 * 1024;
@@ -266,59 +274,8 @@ function fitJson(value: unknown, serialize: (value: unknown) => string, maxBytes
   return best;
 }
 
-const MAX_DEPTH = 64;
-
-function capStrings(value: unknown, length: number, depth: number): unknown {
-  // Only strings that get shorter are cut: cutting one barely over `length` would grow it.
-  if (typeof value === "string")
-    return value.length > length + TRUNCATION_MARKER.length ? cut(value, length) : value;
-  if (value === null || typeof value !== "object" || depth > MAX_DEPTH) return value;
-  if (Array.isArray(value)) return value.map((item) => capStrings(item, length, depth + 1));
-  return Object.fromEntries(
-    Object.entries(value).map(([key, item]) => [key, capStrings(item, length, depth + 1)]),
-  );
-}
-
-function longestString(value: unknown, depth: number): number {
-  if (typeof value === "string") return value.length;
-  if (value === null || typeof value !== "object" || depth > MAX_DEPTH) return 0;
-  let longest = 0;
-  for (const item of Array.isArray(value) ? value : Object.values(value)) {
-    longest = Math.max(longest, longestString(item, depth + 1));
-  }
-  return longest;
-}
-
-function cut(text: string, length: number): string {
-  return `${sliceCodePoints(text, length)}${TRUNCATION_MARKER}`;
-}
-
-/** The first `length` UTF-16 units, one fewer when that would split a surrogate pair. */
-function sliceCodePoints(text: string, length: number): string {
-  if (text.length <= length) return text;
-  const last = text.charCodeAt(length - 1);
-  return text.slice(0, last >= 0xd800 && last <= 0xdbff ? length - 1 : length);
-}
-
 function cutPlain(text: string, max: number): string {
   return sliceCodePoints(text, max);
-}
-
-function utf8Length(text: string): number {
-  let bytes = 0;
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i);
-    if (code < 0x80) bytes += 1;
-    else if (code < 0x800) bytes += 2;
-    else if (code >= 0xd800 && code <= 0xdbff && i + 1 < text.length) {
-      const next = text.charCodeAt(i + 1);
-      if (next >= 0xdc00 && next <= 0xdfff) {
-        bytes += 4;
-        i++;
-      } else bytes += 3;
-    } else bytes += 3;
-  }
-  return bytes;
 }
 
 // ---------------------------------------------------------------------------------------------

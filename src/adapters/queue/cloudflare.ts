@@ -16,7 +16,7 @@ import type { Deliverer, DeliveryOutcome } from "../../app/deliver.js";
 import type { DeliveryJob } from "../../core/delivery.js";
 import type { Logger, Metrics } from "../../core/ports.js";
 import type { OutgoingMessage, Queue } from "../../core/queue.js";
-import { TRUNCATION_MARKER } from "../../core/sinks.js";
+import { capStrings, cut, largestFitting, longestString, utf8Length } from "../../core/truncate.js";
 
 /** A queue producer binding (a subset of workers-types' `Queue<Body>`). */
 export interface QueueProducerBinding<Body> {
@@ -151,57 +151,8 @@ export function fitDeliveryJob(job: DeliveryJob, fits: (candidate: DeliveryJob) 
   return asText(largestFitting(text.length, (l) => fits(asText(l))));
 }
 
-/** The largest length in [0, high) for which `fits` holds, given that it holds for 0. */
-function largestFitting(high: number, fits: (length: number) => boolean): number {
-  let low = 0;
-  while (high - low > 1) {
-    const middle = Math.floor((low + high) / 2);
-    if (fits(middle)) low = middle;
-    else high = middle;
-  }
-  return low;
-}
-
-const MAX_DEPTH = 64;
-
-function capStrings(value: unknown, length: number, depth: number): unknown {
-  // Only strings that get shorter are cut: cutting one barely over `length` would grow it.
-  if (typeof value === "string")
-    return value.length > length + TRUNCATION_MARKER.length ? cut(value, length) : value;
-  if (value === null || typeof value !== "object" || depth > MAX_DEPTH) return value;
-  if (Array.isArray(value)) return value.map((item) => capStrings(item, length, depth + 1));
-  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, capStrings(v, length, depth + 1)]));
-}
-
-function longestString(value: unknown, depth: number): number {
-  if (typeof value === "string") return value.length;
-  if (value === null || typeof value !== "object" || depth > MAX_DEPTH) return 0;
-  let longest = 0;
-  for (const item of Array.isArray(value) ? value : Object.values(value))
-    longest = Math.max(longest, longestString(item, depth + 1));
-  return longest;
-}
-
-function cut(text: string, length: number): string {
-  const last = text.charCodeAt(length - 1);
-  // Never split a surrogate pair.
-  const end = last >= 0xd800 && last <= 0xdbff ? length - 1 : length;
-  return `${text.slice(0, Math.max(0, end))}${TRUNCATION_MARKER}`;
-}
-
 function jsonBytes(value: unknown): number {
-  const text = JSON.stringify(value);
-  let bytes = 0;
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i);
-    if (code < 0x80) bytes += 1;
-    else if (code < 0x800) bytes += 2;
-    else if (code >= 0xd800 && code <= 0xdbff) {
-      bytes += 4;
-      i++;
-    } else bytes += 3;
-  }
-  return bytes;
+  return utf8Length(JSON.stringify(value));
 }
 
 // ---------------------------------------------------------------------------------------------

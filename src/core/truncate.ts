@@ -1,0 +1,69 @@
+/**
+ * Cutting JSON-shaped values down to a byte budget without dropping anything: the longest strings
+ * are cut first, each ending in a visible marker, and a surrogate pair is never split. Shared by
+ * the sinks (webhook and GitHub payload limits) and the Cloudflare queue (its 128 KB messages).
+ */
+
+export const TRUNCATION_MARKER = "…[truncated by hookgate]";
+
+const MAX_DEPTH = 64;
+
+/** Every string longer than `length` cut to `length` plus the marker (only where that shortens it). */
+export function capStrings(value: unknown, length: number, depth = 0): unknown {
+  if (typeof value === "string")
+    return value.length > length + TRUNCATION_MARKER.length ? cut(value, length) : value;
+  if (value === null || typeof value !== "object" || depth > MAX_DEPTH) return value;
+  if (Array.isArray(value)) return value.map((item) => capStrings(item, length, depth + 1));
+  return Object.fromEntries(
+    Object.entries(value).map(([key, item]) => [key, capStrings(item, length, depth + 1)]),
+  );
+}
+
+export function longestString(value: unknown, depth = 0): number {
+  if (typeof value === "string") return value.length;
+  if (value === null || typeof value !== "object" || depth > MAX_DEPTH) return 0;
+  let longest = 0;
+  for (const item of Array.isArray(value) ? value : Object.values(value)) {
+    longest = Math.max(longest, longestString(item, depth + 1));
+  }
+  return longest;
+}
+
+export function cut(text: string, length: number): string {
+  return `${sliceCodePoints(text, length)}${TRUNCATION_MARKER}`;
+}
+
+/** The first `length` UTF-16 units, one fewer when that would split a surrogate pair. */
+export function sliceCodePoints(text: string, length: number): string {
+  if (text.length <= length) return text;
+  const last = text.charCodeAt(length - 1);
+  return text.slice(0, last >= 0xd800 && last <= 0xdbff ? length - 1 : length);
+}
+
+/** The largest length in [0, high) for which `fits` holds, given that it holds for 0. */
+export function largestFitting(high: number, fits: (length: number) => boolean): number {
+  let low = 0;
+  while (high - low > 1) {
+    const middle = Math.floor((low + high) / 2);
+    if (fits(middle)) low = middle;
+    else high = middle;
+  }
+  return low;
+}
+
+export function utf8Length(text: string): number {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x80) bytes += 1;
+    else if (code < 0x800) bytes += 2;
+    else if (code >= 0xd800 && code <= 0xdbff && i + 1 < text.length) {
+      const next = text.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        bytes += 4;
+        i++;
+      } else bytes += 3;
+    } else bytes += 3;
+  }
+  return bytes;
+}
