@@ -52,7 +52,11 @@ export function evaluatePolicy(
   const notify: { ruleId: string; sinks: readonly string[] }[] = [];
   const explanations: RuleExplanation[] | undefined = explain ? [] : undefined;
 
-  for (const rule of policy.rulesFor(event.name)) {
+  // simulate explains every rule of the event; the hot path visits only the index's candidates.
+  const rules = explain
+    ? policy.rulesFor(event.name)
+    : policy.candidates(event.name, eventReadsMatcher(event.name) ? matcherValue(event) : undefined);
+  for (const rule of rules) {
     const miss = whyNot(rule, event, caller);
     explanations?.push({
       ruleId: rule.id,

@@ -21,14 +21,21 @@ export function compileMatcher(text: string | undefined): Result<Matcher, string
   if (text.length > MATCHER_MAX_LENGTH) {
     return err(`is ${text.length} characters long; a matcher may have at most ${MATCHER_MAX_LENGTH}`);
   }
-  if (EXACT_NAMES.test(text)) {
-    const names = new Set(text.split("|").filter((n) => n !== ""));
-    return ok((value) => value !== undefined && names.has(value));
-  }
+  const names = exactMatcherNames(text);
+  if (names) return ok((value) => value !== undefined && names.has(value));
   const compiled = compileRegex(text);
   if (!compiled.ok) return compiled;
   const test = compiled.value;
   return ok((value) => value !== undefined && test(value));
+}
+
+/**
+ * The names a matcher made only of `[A-Za-z0-9_|]` stands for (`Write|Edit`), or undefined when
+ * it matches everything or is a regular expression. The rule index keys rules by these names.
+ */
+export function exactMatcherNames(text: string | undefined): ReadonlySet<string> | undefined {
+  if (text === undefined || text === "" || text === "*" || !EXACT_NAMES.test(text)) return undefined;
+  return new Set(text.split("|").filter((n) => n !== ""));
 }
 
 /** The value of the event that `matcher` is checked against, or undefined when it has none. */

@@ -18,6 +18,7 @@ import {
 } from "./policy-schema.js";
 import type { EnvReader, Sha256 } from "./ports.js";
 import { err, ok, type Result } from "./result.js";
+import { indexRules } from "./rule-index.js";
 import { compileWhere, type Predicate } from "./where.js";
 
 export interface PolicyIssue {
@@ -95,6 +96,11 @@ export interface Policy {
   readonly models: ReadonlyMap<string, CompiledModel>;
   /** The rules that may apply to an event of this name, in file order (mode `off` left out). */
   rulesFor(eventName: string): readonly CompiledRule[];
+  /**
+   * The rules that may apply to an event of this name with this matcher value (undefined when
+   * the event has none), in file order: rules whose exact-name matcher cannot match are left out.
+   */
+  candidates(eventName: string, matcherValue: string | undefined): readonly CompiledRule[];
 }
 
 export const DEFAULT_DEADLINE_MS = 5000;
@@ -376,17 +382,7 @@ function createPolicy(
   egress: EgressPolicy,
   models: ReadonlyMap<string, CompiledModel>,
 ): Policy {
-  const active = rules.filter((r) => r.mode !== "off");
-  const wildcard = active.filter((r) => r.events === "*");
-  const byEvent = new Map<string, CompiledRule[]>();
-  for (const rule of active) {
-    if (rule.events === "*") continue;
-    for (const name of rule.events) {
-      if (!byEvent.has(name)) byEvent.set(name, [...wildcard]);
-      byEvent.get(name)?.push(rule);
-    }
-  }
-  for (const list of byEvent.values()) list.sort((a, b) => a.index - b.index);
+  const index = indexRules(rules.filter((r) => r.mode !== "off"));
   return {
     document,
     hash,
@@ -399,7 +395,8 @@ function createPolicy(
     },
     egress,
     models,
-    rulesFor: (eventName) => byEvent.get(eventName) ?? wildcard,
+    rulesFor: index.rulesFor,
+    candidates: index.candidates,
   };
 }
 

@@ -73,6 +73,9 @@ describe("handleHook without remote actions", () => {
         rulesFor: () => {
           throw new Error("boom");
         },
+        candidates: () => {
+          throw new Error("boom");
+        },
       }),
     };
     const outcome = await handleHook(broken, request("Write"));
