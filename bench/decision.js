@@ -4,7 +4,7 @@
  * asserted; no thresholds here, only medians and ratios).
  *
  *   node bench/decision.js [--rounds 5] [--duration 10] [--connections 10] [--warmup 3]
- *                          [--quiet-wait 60] [--cpu-prof]
+ *                          [--quiet-wait 60] [--cpu-prof] [--policy bench/policy-200.json]
  *
  * Needs `npm run build` first (it runs dist/entry/bin.js). Loopback only; stops by itself.
  * Writes bench/results/decision-<date>.json and prints a Markdown table.
@@ -21,7 +21,7 @@ import autocannon from "autocannon";
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = dirname(HERE);
 const GATEWAY_BIN = join(ROOT, "dist", "entry", "bin.js");
-const POLICY = join(HERE, "policy.json");
+
 const BARE_SERVER = join(HERE, "bare-server.js");
 const FIXTURE = join(ROOT, "test", "fixtures", "claude-code", "2.1.332", "PreToolUse.json");
 const RESULTS = join(HERE, "results");
@@ -49,6 +49,7 @@ const { values: flags } = parseArgs({
     warmup: { type: "string", default: "3" },
     "quiet-wait": { type: "string", default: "60" },
     "cpu-prof": { type: "boolean", default: false },
+    policy: { type: "string", default: join(HERE, "policy-200.json") },
   },
 });
 
@@ -170,7 +171,7 @@ async function benchmarkRequestBody() {
 async function startGateway(nodeFlags) {
   const child = spawn(
     process.execPath,
-    [...nodeFlags, GATEWAY_BIN, "serve", "--policy", POLICY, "--host", "127.0.0.1", "--port", "0"],
+    [...nodeFlags, GATEWAY_BIN, "serve", "--policy", flags.policy, "--host", "127.0.0.1", "--port", "0"],
     { stdio: ["ignore", "pipe", "pipe"] },
   );
   children.add(child);

@@ -8,7 +8,7 @@ import { requestDeadlineMs } from "../core/deadline.js";
 import { combineEffects, type RuleEffect } from "../core/decision.js";
 import { FAIL_MODE_SOURCE, type RequestError } from "../core/errors.js";
 import { type Evaluation, evaluatePolicy, type RuleExplanation } from "../core/evaluate.js";
-import { parseHookEvent, sniffEventName } from "../core/events.js";
+import { isKnownEvent, parseHookEvent, sniffEventName } from "../core/events.js";
 import type { Dialect, HookEvent } from "../core/hook-event.js";
 import { maskValue } from "../core/mask.js";
 import type { CompiledRule, Policy } from "../core/policy.js";
@@ -41,7 +41,8 @@ export interface HookOutcome {
   readonly explanations?: readonly RuleExplanation[] | undefined;
 }
 
-export interface AuditRecord {
+/** A type, not an interface, so that it is a logger's field record as it is. */
+export type AuditRecord = {
   readonly decisionId: string;
   readonly policy: string;
   readonly team: string | undefined;
@@ -59,7 +60,7 @@ export interface AuditRecord {
   readonly latencyMs: number;
   readonly toolInput?: unknown;
   readonly prompt?: unknown;
-}
+};
 
 /**
  * One decision as a replayable record (`hookgate serve --record`, the `hook record` log line on
@@ -121,9 +122,10 @@ export async function handleHook(
   const finish = (outcome: Omit<HookOutcome, "decisionId" | "policyHash" | "audit">, audit: AuditFields) => {
     const record = auditRecord(decisionId, policy, audit, outcome, deps.clock.monotonic() - started);
     if (options.audit !== false) {
-      deps.logger.log("info", "decision", { ...record });
+      deps.logger.log("info", "decision", record);
       deps.metrics?.increment("hookgate_decisions_total", {
-        event: record.event ?? "unknown",
+        // A name any request can send is not a label value: unknown names share one series.
+        event: record.event !== undefined && isKnownEvent(record.event) ? record.event : "unknown",
         client: record.client ?? "unknown",
         decision: record.decision,
       });

@@ -6,6 +6,7 @@
  */
 import type { RuleEffect } from "./decision.js";
 import { honouredDecision, PERMISSION_EVENTS } from "./event-capabilities.js";
+import { maskString } from "./mask.js";
 import type { DecisionKind } from "./policy-schema.js";
 import type { EnvReader } from "./ports.js";
 import { err, ok, type Result } from "./result.js";
@@ -70,6 +71,8 @@ const TOP_LEVEL_DECISIONS = ["approve", "block"] as const;
 const BEHAVIORS = ["allow", "deny"] as const;
 /** How much of an unreadable body or value a failure message quotes (Claude Code quotes 200). */
 const EXCERPT_CHARS = 100;
+/** How much of it is masked before the cut, so a credential cut in half is still recognised. */
+const MASKED_CHARS = 8192;
 
 /** Reads a downstream answer as Claude Code reads an http hook (clients.md §4.1/§4.2/§6). */
 export function parseForwardResponse(
@@ -120,7 +123,7 @@ export function parseForwardResponse(
     if (topDecision !== "block") {
       return failure(
         "FORWARD_WRONG_EVENT",
-        `the downstream hook answered for ${quote(specific.eventName)}, not ${quote(eventName)}`,
+        `the downstream hook answered for ${excerpt(specific.eventName)}, not ${quote(eventName)}`,
       );
     }
   } else if (specific) {
@@ -258,9 +261,9 @@ function parseObject(text: string): Result<Json, ForwardFailure> {
   let value: unknown;
   try {
     value = JSON.parse(text);
-  } catch (error) {
-    const detail = error instanceof Error ? error.message : String(error);
-    return failure("FORWARD_INVALID_JSON", `the downstream hook returned invalid JSON: ${detail}`);
+  } catch {
+    // Not the engine's message: V8 quotes the text around the error, unmasked.
+    return failure("FORWARD_INVALID_JSON", `the downstream hook returned invalid JSON: ${excerpt(text)}`);
   }
   // A text starting with `{` that parses is always an object; kept for the type.
   if (!isObject(value)) return failure("FORWARD_NOT_JSON", "the downstream hook must return a JSON object");
@@ -314,6 +317,11 @@ function describe(value: unknown): string {
   return typeof value === "string" ? excerpt(value) : String(value);
 }
 
+/**
+ * A quoted start of a downstream text, masked first: these messages reach the answer and the
+ * audit line, and a downstream hook may echo the credential it was sent.
+ */
 function excerpt(text: string): string {
-  return quote(text.length > EXCERPT_CHARS ? `${text.slice(0, EXCERPT_CHARS)}…` : text);
+  const masked = maskString(text.length > MASKED_CHARS ? text.slice(0, MASKED_CHARS) : text);
+  return quote(masked.length > EXCERPT_CHARS ? `${masked.slice(0, EXCERPT_CHARS)}…` : masked);
 }

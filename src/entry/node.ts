@@ -1,16 +1,18 @@
 /**
- * Composition root for plain Node: the Hono app on @hono/node-server, the policy from a file
+ * Composition root for plain Node: a node:http server whose hook routes are answered by
+ * node-listener.ts and everything else by the Hono app (through @hono/node-server), the policy from a file
  * (reloaded on SIGHUP; a reload that fails validation keeps the running policy), JSON logs on
  * stdout.
  */
 import { randomUUID } from "node:crypto";
 import { accessSync, constants, mkdirSync } from "node:fs";
+import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { serve } from "@hono/node-server";
+import { getRequestListener } from "@hono/node-server";
 import { createUndiciEgress } from "../adapters/egress/undici.js";
 import { nodeSha256 } from "../adapters/hash/node-crypto.js";
-import { createJsonLogger } from "../adapters/log/json-lines.js";
+import { batchLines, createJsonLogger } from "../adapters/log/json-lines.js";
 import { createPrometheusRegistry } from "../adapters/metrics/prometheus.js";
 import { formatIssues, loadPolicyFile } from "../adapters/policy-source/file.js";
 import { createSqliteQueue } from "../adapters/queue/sqlite.js";
@@ -25,6 +27,7 @@ import { maskString } from "../core/mask.js";
 import type { Policy, PolicyIssue } from "../core/policy.js";
 import type { Logger } from "../core/ports.js";
 import { createApp } from "../http/app.js";
+import { hookListener } from "./node-listener.js";
 
 export interface ServeOptions {
   readonly policyPath: string;
@@ -57,7 +60,11 @@ export class PolicyLoadError extends Error {
 }
 
 export async function startGateway(options: ServeOptions): Promise<RunningGateway> {
-  const logger = options.logger ?? createJsonLogger(process.stdout);
+  // Audit lines go out once per event-loop turn (batchLines); what is buffered is written on
+  // close and on process exit.
+  const stdout = batchLines(process.stdout);
+  process.once("exit", stdout.flush);
+  const logger = options.logger ?? createJsonLogger(stdout);
   const env = options.env ?? process.env;
   const policyDeps = { env: (name: string) => env[name], sha256: nodeSha256 };
   const load = async () => {
@@ -119,7 +126,7 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
     random: Math.random,
   });
   const consumer = startConsumer({ queue: store.queue, deliverer, logger, metrics });
-  const app = createApp({
+  const deps = {
     remote,
     notifier,
     recorder: recorder?.record,
@@ -130,9 +137,15 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
     newId: randomUUID,
     sha256: nodeSha256,
     logger,
-  });
-  const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
-    const s = serve({ fetch: app.fetch, hostname: options.host, port: options.port }, () => resolve(s));
+  };
+  const app = createApp(deps);
+  const server = createServer(hookListener(deps, getRequestListener(app.fetch, { hostname: options.host })));
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port, options.host, () => {
+      server.off("error", reject);
+      resolve();
+    });
   });
   const port = (server.address() as AddressInfo).port;
   const host = options.host.includes(":") ? `[${options.host}]` : options.host;
@@ -171,6 +184,8 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
       store.sessions.close();
       await recorder?.close();
       await egress.close();
+      stdout.flush();
+      process.removeListener("exit", stdout.flush);
     },
   };
 }

@@ -3,10 +3,10 @@
  * answer 2xx with a decision body; nothing here redirects or cares about a trailing slash.
  */
 import { Hono } from "hono";
-import { type HookDeps, type HookOutcome, handleHook } from "../app/handle-hook.js";
+import type { HookDeps, HookOutcome } from "../app/handle-hook.js";
 import { authenticate } from "../core/auth.js";
-import type { RequestError } from "../core/errors.js";
-import { DIALECTS, type Dialect } from "../core/hook-event.js";
+import { DIALECTS } from "../core/hook-event.js";
+import { type HookRouteRequest, hookResponse, outcomeHeaders, runHookRoute } from "./hook-route.js";
 import { readBody } from "./read-body.js";
 
 export interface AppDeps extends HookDeps {
@@ -20,15 +20,10 @@ export function createApp(deps: AppDeps): Hono {
   const app = new Hono({ strict: false });
 
   app.post("/v1/hooks", (c) => answerHook(deps, c.req.raw, undefined));
-  app.post("/v1/hooks/:client", (c) => {
-    const client = c.req.param("client");
-    if (ROUTE_DIALECTS.has(client)) return answerHook(deps, c.req.raw, client as Dialect);
-    const error: RequestError = {
-      code: "UNKNOWN_CLIENT_ROUTE",
-      message: `no client route "/v1/hooks/${client}"; use /v1/hooks/claude-code, /v1/hooks/deepcode or /v1/hooks/deepagents`,
-    };
-    return answerHook(deps, c.req.raw, undefined, error);
-  });
+  app.post("/v1/hooks/:client", (c) => answerHook(deps, c.req.raw, c.req.param("client")));
+  // A deeper path under the hook prefix is a mistyped hook URL, still an agent asking: it gets
+  // the unknown-client-route decision, not a 404 that Claude Code would let through.
+  app.post("/v1/hooks/*", (c) => answerHook(deps, c.req.raw, c.req.path.replace(/^\/v1\/hooks\//, "")));
 
   app.post("/v1/simulate", async (c) => {
     const client = c.req.query("client");
@@ -38,7 +33,7 @@ export function createApp(deps: AppDeps): Hono {
         400,
       );
     }
-    const outcome = await runHook(deps, c.req.raw, client as Dialect | undefined, undefined, true);
+    const outcome = await runHookRoute(deps, client, routeRequest(c.req.raw), true);
     return c.json(simulation(outcome), 200, outcomeHeaders(outcome));
   });
 
@@ -58,6 +53,12 @@ export function createApp(deps: AppDeps): Hono {
     );
   }
 
+  // Agents only ever POST (clients.md §2.1, §9), so another method on a known path is a person
+  // or a probe: 405 with Allow (RFC 9110 §15.5.6), or 204 with Allow for OPTIONS (§9.3.7).
+  for (const [path, allow] of allowedMethods(metricsText !== undefined)) {
+    app.all(path, (c) => wrongMethod(c.req.method, c.req.path, allow));
+  }
+
   app.notFound((c) =>
     c.json({ error: { code: "NOT_FOUND", message: `no route ${c.req.method} ${c.req.path}` } }, 404),
   );
@@ -71,52 +72,39 @@ export function createApp(deps: AppDeps): Hono {
   return app;
 }
 
-async function answerHook(
-  deps: AppDeps,
-  request: Request,
-  dialect: Dialect | undefined,
-  routeError?: RequestError,
-) {
-  const outcome = await runHook(deps, request, dialect, routeError, false);
-  const headers = outcomeHeaders(outcome);
-  if (outcome.answer.contentType) headers["content-type"] = outcome.answer.contentType;
-  // The rest of an oversized body was never read, so this connection cannot carry another
-  // request; say so, or a keep-alive client (Claude Code shares one per session) would reuse it.
-  if (outcome.error?.code === "BODY_TOO_LARGE") headers.connection = "close";
-  return new Response(outcome.answer.body, { status: outcome.answer.status, headers });
+async function answerHook(deps: AppDeps, request: Request, client: string | undefined) {
+  const { status, headers, body } = hookResponse(await runHookRoute(deps, client, routeRequest(request)));
+  return new Response(body, { status, headers });
 }
 
-async function runHook(
-  deps: AppDeps,
-  request: Request,
-  dialect: Dialect | undefined,
-  routeError: RequestError | undefined,
-  explain: boolean,
-): Promise<HookOutcome> {
-  const body = routeError
-    ? ({ ok: false, error: routeError } as const)
-    : await readBody(request, deps.policy().defaults.maxBodyBytes);
-  return handleHook(
-    deps,
-    {
-      body,
-      contentType: request.headers.get("content-type") ?? undefined,
-      authorization: request.headers.get("authorization") ?? undefined,
-      dialect,
-      timeoutHeader: request.headers.get("x-hookgate-timeout") ?? undefined,
-    },
-    { explain, audit: !explain, runRemote: !explain },
-  );
-}
-
-function outcomeHeaders(outcome: HookOutcome): Record<string, string> {
-  const headers: Record<string, string> = {
-    "x-hookgate-decision-id": outcome.decisionId,
-    "x-hookgate-policy": outcome.policyHash,
-    "cache-control": "no-store",
+function routeRequest(request: Request): HookRouteRequest {
+  return {
+    readBody: (maxBytes) => readBody(request, maxBytes),
+    contentType: request.headers.get("content-type") ?? undefined,
+    authorization: request.headers.get("authorization") ?? undefined,
+    timeoutHeader: request.headers.get("x-hookgate-timeout") ?? undefined,
   };
-  if (outcome.error) headers["x-hookgate-error"] = outcome.error.code;
-  return headers;
+}
+
+/** Each known path and the methods it answers; HEAD comes with GET in Hono. */
+function allowedMethods(withMetrics: boolean): readonly (readonly [string, string])[] {
+  return [
+    ["/v1/hooks", "POST"],
+    ["/v1/hooks/*", "POST"],
+    ["/v1/simulate", "POST"],
+    ["/healthz", "GET, HEAD"],
+    ["/v1/whoami", "GET, HEAD"],
+    ...(withMetrics ? ([["/metrics", "GET, HEAD"]] as const) : []),
+  ];
+}
+
+/** The answer to a method a known path does not serve. */
+function wrongMethod(method: string, path: string, allow: string): Response {
+  if (method === "OPTIONS") return new Response(null, { status: 204, headers: { allow } });
+  return Response.json(
+    { error: { code: "METHOD_NOT_ALLOWED", message: `${path} answers ${allow}, not ${method}` } },
+    { status: 405, headers: { allow } },
+  );
 }
 
 /** What `/v1/simulate` and `hookgate simulate` show: the exact answer, and why. */

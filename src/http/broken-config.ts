@@ -9,8 +9,10 @@ import { sniffEventName } from "../core/events.js";
 import { DIALECTS, type Dialect } from "../core/hook-event.js";
 import type { Logger } from "../core/ports.js";
 import { renderRequestFailure } from "../core/render.js";
+import { readBody } from "./read-body.js";
 
 const ROUTE_DIALECTS: ReadonlySet<string> = new Set(DIALECTS);
+/** Only the event name is needed: what is past this is drained, never kept. */
 const SNIFF_BYTES = 64 * 1024;
 
 export function createBrokenConfigApp(problem: string, logger: Logger, newId: () => string): Hono {
@@ -19,10 +21,10 @@ export function createBrokenConfigApp(problem: string, logger: Logger, newId: ()
   const message = `hookgate: the gateway's configuration is invalid, so it denies what it guards until an operator fixes it: ${problem} [CONFIG_INVALID]`;
 
   const answer = async (request: Request, dialect: Dialect | undefined) => {
-    const text = await request.text().catch(() => "");
+    const body = await readBody(request, SNIFF_BYTES);
     const { answer: rendered } = renderRequestFailure(
       "deny",
-      sniffEventName(text.slice(0, SNIFF_BYTES)),
+      body.ok ? sniffEventName(body.text) : body.error.eventName,
       dialect ?? "claude-code",
       message,
     );

@@ -1,32 +1,86 @@
 /**
  * Reads a request body as UTF-8 text, up to a byte limit, without trusting Content-Length.
- * An oversized body is not read further; its first bytes are kept so the event can still be
- * named in the answer.
+ *
+ * An oversized body is still read to its end (discarded, up to DRAIN_LIMIT_BYTES) before the
+ * answer goes out: a server that answers and closes while the client is still sending makes
+ * the kernel reset the connection, and the client (Claude Code's axios, deepcode's undici) then
+ * sees ECONNRESET or EPIPE instead of the fail-mode decision, which Claude Code treats as "let
+ * it through". Only its first bytes are kept, so the event can still be named in the answer.
+ *
+ * Runtime-free: the Hono route feeds it a web ReadableStream (`readBody`); a Node-only path can
+ * feed it an IncomingMessage, which is an async iterable of chunks (`readBodyChunks`).
  */
 import type { RequestError } from "../core/errors.js";
 import { sniffEventName } from "../core/events.js";
 
 const SNIFF_BYTES = 64 * 1024;
+/** Past this many bytes an oversized body is no longer drained and its connection is closed. */
+export const DRAIN_LIMIT_BYTES = 64 * 1024 * 1024;
+/**
+ * Deepest JSON nesting accepted (RFC 8259 §9 lets a parser limit it). V8 parses any depth, but
+ * JSON.stringify and every recursive walk after it overflow the stack a few thousand levels
+ * down; no hook client nests a body anywhere near this.
+ */
+export const MAX_JSON_DEPTH = 1000;
 
 export type BodyResult =
   | { readonly ok: true; readonly text: string }
-  | { readonly ok: false; readonly error: RequestError };
+  | {
+      readonly ok: false;
+      readonly error: RequestError;
+      /** Bytes of the body were left unread: the connection cannot carry another request. */
+      readonly unread?: boolean;
+    };
+
+/**
+ * The chunks of a body, one at a time: a web stream's reader, or a Node IncomingMessage's async
+ * iterator. Reading simply stops when the body is given up; nothing is cancelled or destroyed,
+ * since destroying a Node request destroys its socket, and the answer with it.
+ */
+export interface ChunkSource {
+  next(): Promise<IteratorResult<Uint8Array, unknown>>;
+}
 
 export async function readBody(request: Request, maxBytes: number): Promise<BodyResult> {
-  const declared = Number(request.headers.get("content-length") ?? Number.NaN);
-  const reader = request.body?.getReader();
-  if (!reader) return { ok: true, text: "" };
+  const stream = request.body;
+  if (!stream) return { ok: true, text: "" };
+  const reader = stream.getReader();
+  const source: ChunkSource = {
+    next: async () => {
+      const chunk = await reader.read();
+      return chunk.done ? { done: true, value: undefined } : { done: false, value: chunk.value };
+    },
+  };
+  return readBodyChunks(source, request.headers.get("content-length"), maxBytes);
+}
+
+/** The same reading over any chunk source, with the request's Content-Length as sent (or null). */
+export async function readBodyChunks(
+  source: ChunkSource,
+  contentLength: string | null | undefined,
+  maxBytes: number,
+): Promise<BodyResult> {
+  const declared = declaredLength(contentLength);
   const chunks: Uint8Array[] = [];
+  let kept = 0;
   let size = 0;
+  // A declared length over the limit is refused at once: nothing past the sniffed head is kept.
+  let over = declared > maxBytes;
   try {
     for (;;) {
-      const { done, value } = await reader.read();
+      const { done, value } = await source.next();
       if (done) break;
-      chunks.push(value);
-      size += value.byteLength;
-      if (size > maxBytes || declared > maxBytes) {
-        await reader.cancel().catch(() => undefined);
-        return tooLarge(chunks, Math.max(size, Number.isFinite(declared) ? declared : 0), maxBytes);
+      const chunk = value as Uint8Array;
+      size += chunk.byteLength;
+      over ||= size > maxBytes;
+      if (!over || kept < SNIFF_BYTES) {
+        chunks.push(chunk);
+        kept += chunk.byteLength;
+      }
+      // Past the drain limit (or declared past it) the rest is not worth reading: the first
+      // chunk has the event name, and the connection is closed after the answer.
+      if (over && Math.max(size, declared) > DRAIN_LIMIT_BYTES) {
+        return tooLarge(chunks, kept, Math.max(size, declared), maxBytes, true);
       }
     }
   } catch (e) {
@@ -36,9 +90,15 @@ export async function readBody(request: Request, maxBytes: number): Promise<Body
       error: { code: "BODY_UNREADABLE", message: `the request body could not be read (${why})` },
     };
   }
-  const bytes = concat(chunks, size);
+  if (over) return tooLarge(chunks, kept, Math.max(size, declared), maxBytes, false);
+  return decodeBody(concat(chunks, size));
+}
+
+/** UTF-8 text of a complete body, refused when it is not UTF-8 or nests JSON too deep. */
+export function decodeBody(bytes: Uint8Array): BodyResult {
+  let text: string;
   try {
-    return { ok: true, text: new TextDecoder("utf-8", { fatal: true }).decode(bytes) };
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
   } catch {
     return {
       ok: false,
@@ -49,15 +109,59 @@ export async function readBody(request: Request, maxBytes: number): Promise<Body
       },
     };
   }
+  if (jsonNestingExceeds(text, MAX_JSON_DEPTH)) {
+    return {
+      ok: false,
+      error: {
+        code: "MALFORMED_JSON",
+        message: `the hook's body nests JSON deeper than ${MAX_JSON_DEPTH} levels; hookgate reads no deeper`,
+        eventName: sniffEventName(text),
+      },
+    };
+  }
+  return { ok: true, text };
 }
 
-function tooLarge(chunks: Uint8Array[], size: number, maxBytes: number): BodyResult {
-  const head = concat(chunks, Math.min(size, SNIFF_BYTES)).subarray(0, SNIFF_BYTES);
+/**
+ * Whether brackets outside strings nest deeper than `max`. One pass, no allocation; exact for
+ * valid JSON, and for anything else JSON.parse refuses the body anyway.
+ */
+export function jsonNestingExceeds(text: string, max: number): boolean {
+  if (text.length <= max) return false;
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) {
+      if (++depth > max) return true;
+    } else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return false;
+}
+
+function declaredLength(header: string | null | undefined): number {
+  if (header === null || header === undefined || !/^\d{1,15}$/.test(header.trim())) return 0;
+  return Number(header.trim());
+}
+
+function tooLarge(
+  chunks: Uint8Array[],
+  kept: number,
+  size: number,
+  maxBytes: number,
+  unread: boolean,
+): BodyResult {
+  const head = concat(chunks, Math.min(kept, SNIFF_BYTES));
   return {
     ok: false,
+    unread,
     error: {
       code: "BODY_TOO_LARGE",
-      message: `the request body is ${size > maxBytes ? `over ${maxBytes}` : size} bytes; this gateway reads at most ${maxBytes} (defaults.maxBodyBytes)`,
+      message: `the request body is ${unread ? "at least " : ""}${size} bytes; this gateway reads at most ${maxBytes} (defaults.maxBodyBytes)`,
       eventName: sniffEventName(new TextDecoder().decode(head)),
     },
   };

@@ -14,6 +14,8 @@ export interface ServerProcess {
   child: ChildProcess;
   /** Every JSON log line the server has printed so far. */
   lines: Record<string, unknown>[];
+  /** Everything printed on stdout and stderr so far, as received. */
+  output(): { stdout: string; stderr: string };
   waitForLine(
     predicate: (line: Record<string, unknown>) => boolean,
     timeoutMs?: number,
@@ -39,8 +41,12 @@ export async function startServerProcess(
   const lines: Record<string, unknown>[] = [];
   const waiters = new Set<() => void>();
   let stderr = "";
+  let stdout = "";
   child.stderr?.on("data", (chunk) => {
     stderr += chunk;
+  });
+  child.stdout?.on("data", (chunk) => {
+    stdout += chunk;
   });
   createInterface({ input: child.stdout as NodeJS.ReadableStream }).on("line", (line) => {
     try {
@@ -83,6 +89,7 @@ export async function startServerProcess(
     dataDir,
     child,
     lines,
+    output: () => ({ stdout, stderr }),
     waitForLine,
     stop: async () => {
       if (child.exitCode === null) child.kill("SIGTERM");

@@ -21,3 +21,46 @@ export function createJsonLogger(
     },
   };
 }
+
+export interface BatchedSink extends LineSink {
+  /** Writes what is buffered now; also run on process exit. */
+  flush(): void;
+}
+
+/** A batch is written at once when it grows past this, so a burst never holds much in memory. */
+const MAX_BATCH_CHARS = 64 * 1024;
+
+/**
+ * Lines written during one turn of the event loop, handed to the stream in one write at the end
+ * of the turn. Under load a gateway answers many requests per turn, and one write (a syscall when
+ * stdout is a pipe or file) per turn instead of per audit line is most of what logging costs.
+ * What a SIGKILL can lose is the current turn's lines; `flush` runs on a normal exit.
+ */
+export function batchLines(
+  stream: LineSink,
+  defer: (task: () => void) => void = (task) => setImmediate(task),
+): BatchedSink {
+  let pending: string[] = [];
+  let size = 0;
+  let scheduled = false;
+  const flush = () => {
+    scheduled = false;
+    if (pending.length === 0) return;
+    const text = pending.join("");
+    pending = [];
+    size = 0;
+    stream.write(text);
+  };
+  return {
+    write(line) {
+      pending.push(line);
+      size += line.length;
+      if (size >= MAX_BATCH_CHARS) flush();
+      else if (!scheduled) {
+        scheduled = true;
+        defer(flush);
+      }
+    },
+    flush,
+  };
+}

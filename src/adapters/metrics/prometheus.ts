@@ -21,14 +21,22 @@ const HELP: Readonly<Record<string, string>> = {
 
 export function createPrometheusRegistry(): PrometheusRegistry {
   const counters = new Map<string, Map<string, number>>();
+  /** Label sets as given, to their rendered key: built once per distinct set, not per increment. */
+  const keys = new Map<string, string>();
   return {
     increment(name, labels = {}) {
-      const series = counters.get(name) ?? new Map<string, number>();
-      counters.set(name, series);
-      const key = Object.entries(labels)
-        .sort(([a], [b]) => a.localeCompare(b))
-        .map(([k, v]) => `${k}="${v.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n")}"`)
-        .join(",");
+      let series = counters.get(name);
+      if (!series) {
+        series = new Map<string, number>();
+        counters.set(name, series);
+      }
+      let raw = "";
+      for (const k in labels) raw += `${k}\u0000${labels[k]}\u0001`;
+      let key = keys.get(raw);
+      if (key === undefined) {
+        key = renderLabels(labels);
+        keys.set(raw, key);
+      }
       series.set(key, (series.get(key) ?? 0) + 1);
     },
     render() {
@@ -41,4 +49,11 @@ export function createPrometheusRegistry(): PrometheusRegistry {
       return `${lines.join("\n")}\n`;
     },
   };
+}
+
+function renderLabels(labels: Readonly<Record<string, string>>): string {
+  return Object.entries(labels)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([k, v]) => `${k}="${v.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n")}"`)
+    .join(",");
 }

@@ -1,0 +1,92 @@
+/**
+ * The agent-facing hook routes, apart from how a runtime delivers the request: which dialect a
+ * route names, reading the body under the policy's limit, the decision, and the answer's status,
+ * headers and body. The Hono app (every runtime) and Node's listener (src/entry/node-listener.ts)
+ * both answer `/v1/hooks*` through these two functions, so they answer byte for byte alike.
+ */
+import { type HookDeps, type HookOutcome, handleHook } from "../app/handle-hook.js";
+import type { RequestError } from "../core/errors.js";
+import { DIALECTS, type Dialect } from "../core/hook-event.js";
+import type { BodyResult } from "./read-body.js";
+
+const ROUTE_DIALECTS: ReadonlySet<string> = new Set(DIALECTS);
+
+/** One hook request as any runtime hands it over. */
+export interface HookRouteRequest {
+  /** Reads the body under this many bytes (the policy's `defaults.maxBodyBytes`). */
+  readonly readBody: (maxBytes: number) => Promise<BodyResult>;
+  readonly contentType: string | undefined;
+  readonly authorization: string | undefined;
+  readonly timeoutHeader: string | undefined;
+}
+
+export interface HookRouteOutcome extends HookOutcome {
+  /** Part of the body was never read, so the connection cannot carry another request. */
+  readonly bodyUnread: boolean;
+}
+
+/**
+ * Answers `POST /v1/hooks` (`client` undefined: the body decides the dialect) or
+ * `POST /v1/hooks/<client>`. An unknown client name is answered as a request error, never read.
+ */
+export async function runHookRoute(
+  deps: HookDeps,
+  client: string | undefined,
+  request: HookRouteRequest,
+  explain = false,
+): Promise<HookRouteOutcome> {
+  let dialect: Dialect | undefined;
+  let body: BodyResult;
+  if (client === undefined || ROUTE_DIALECTS.has(client)) {
+    dialect = client as Dialect | undefined;
+    body = await request.readBody(deps.policy().defaults.maxBodyBytes);
+  } else {
+    const error: RequestError = {
+      code: "UNKNOWN_CLIENT_ROUTE",
+      message: `no client route "/v1/hooks/${shown(client)}"; use /v1/hooks/claude-code, /v1/hooks/deepcode or /v1/hooks/deepagents`,
+    };
+    body = { ok: false, error };
+  }
+  const outcome = await handleHook(
+    deps,
+    {
+      body,
+      contentType: request.contentType,
+      authorization: request.authorization,
+      dialect,
+      timeoutHeader: request.timeoutHeader,
+    },
+    { explain, audit: !explain, runRemote: !explain },
+  );
+  return { ...outcome, bodyUnread: !body.ok && body.unread === true };
+}
+
+/** The identifying headers every hook answer (and simulate's) carries. */
+export function outcomeHeaders(outcome: HookOutcome): Record<string, string> {
+  const headers: Record<string, string> = {
+    "x-hookgate-decision-id": outcome.decisionId,
+    "x-hookgate-policy": outcome.policyHash,
+    "cache-control": "no-store",
+  };
+  if (outcome.error) headers["x-hookgate-error"] = outcome.error.code;
+  return headers;
+}
+
+/** What goes on the wire for a hook route's outcome. */
+export function hookResponse(outcome: HookRouteOutcome): {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+} {
+  const headers = outcomeHeaders(outcome);
+  if (outcome.answer.contentType) headers["content-type"] = outcome.answer.contentType;
+  // The rest of the body was never read, so this connection cannot carry another request; say
+  // so, or a keep-alive client (Claude Code shares one per session) would reuse it.
+  if (outcome.bodyUnread) headers.connection = "close";
+  return { status: outcome.answer.status, headers, body: outcome.answer.body };
+}
+
+/** A route name as quoted back: any request can send one, so at most 100 characters of it. */
+function shown(client: string): string {
+  return client.length > 100 ? `${client.slice(0, 100)}…` : client;
+}
