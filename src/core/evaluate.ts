@@ -7,7 +7,7 @@ import { honouredDecision } from "./event-capabilities.js";
 import { TOOL_EVENTS } from "./events.js";
 import type { HookEvent } from "./hook-event.js";
 import { eventReadsMatcher, matcherValue } from "./matcher.js";
-import { matchesPermissionRule } from "./permission-rule.js";
+import { matchesPermissionRule, type ToolCall } from "./permission-rule.js";
 import type { CompiledRule, Policy } from "./policy.js";
 import type { FailMode } from "./policy-schema.js";
 
@@ -52,12 +52,11 @@ export function evaluatePolicy(
   const notify: { ruleId: string; sinks: readonly string[] }[] = [];
   const explanations: RuleExplanation[] | undefined = explain ? [] : undefined;
 
+  const facts = factsOf(event);
   // simulate explains every rule of the event; the hot path visits only the index's candidates.
-  const rules = explain
-    ? policy.rulesFor(event.name)
-    : policy.candidates(event.name, eventReadsMatcher(event.name) ? matcherValue(event) : undefined);
+  const rules = explain ? policy.rulesFor(event.name) : policy.candidates(event.name, facts.matcherValue);
   for (const rule of rules) {
-    const miss = whyNot(rule, event, caller);
+    const miss = whyNot(rule, event, facts, caller);
     explanations?.push({
       ruleId: rule.id,
       applied: miss === undefined,
@@ -80,26 +79,44 @@ export function evaluatePolicy(
     : { enforced, shadowed, pending, notify };
 }
 
+/** What every rule reads of one event, worked out once per event rather than once per rule. */
+interface EventFacts {
+  readonly readsMatcher: boolean;
+  /** The matcher's value; undefined when the event reads no matcher or lacks the field. */
+  readonly matcherValue: string | undefined;
+  /** The tool call `if` rules judge; undefined on events that are not tool calls. */
+  readonly call: ToolCall | undefined;
+}
+
+function factsOf(event: HookEvent): EventFacts {
+  const readsMatcher = eventReadsMatcher(event.name);
+  return {
+    readsMatcher,
+    matcherValue: readsMatcher ? matcherValue(event) : undefined,
+    call:
+      TOOL_EVENTS.has(event.name) && event.toolName !== undefined
+        ? {
+            toolName: event.toolName,
+            toolInput: event.toolInput,
+            cwd: event.cwd,
+            transcriptPath: event.transcriptPath,
+          }
+        : undefined,
+  };
+}
+
 /** The first condition of the rule that does not hold for this event, or undefined if all hold. */
-function whyNot(rule: CompiledRule, event: HookEvent, caller: Caller): string | undefined {
+function whyNot(rule: CompiledRule, event: HookEvent, facts: EventFacts, caller: Caller): string | undefined {
   if (rule.teams && !rule.teams.has(caller.team)) return `caller's team "${caller.team}" is not in teams`;
-  if (rule.matcher && eventReadsMatcher(event.name)) {
-    const value = matcherValue(event);
-    if (!rule.matcher(value))
-      return `matcher "${rule.document.matcher}" does not match ${JSON.stringify(value ?? null)}`;
+  if (rule.matcher && facts.readsMatcher && !rule.matcher(facts.matcherValue)) {
+    return `matcher "${rule.document.matcher}" does not match ${JSON.stringify(facts.matcherValue ?? null)}`;
   }
   if (rule.ifRules) {
-    if (!TOOL_EVENTS.has(event.name) || event.toolName === undefined)
-      return `"if" applies only to tool events`;
+    const call = facts.call;
+    if (call === undefined) return `"if" applies only to tool events`;
     const quantifier = rule.action.kind === "decide" && rule.action.decision === "allow" ? "all" : "any";
-    const call = {
-      toolName: event.toolName,
-      toolInput: event.toolInput,
-      cwd: event.cwd,
-      transcriptPath: event.transcriptPath,
-    };
     if (!rule.ifRules.some((r) => matchesPermissionRule(r, call, quantifier))) {
-      return `no "if" permission rule matches the ${event.toolName} call`;
+      return `no "if" permission rule matches the ${call.toolName} call`;
     }
   }
   for (const [i, predicate] of rule.where.entries()) {
