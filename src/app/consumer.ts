@@ -1,7 +1,7 @@
 /**
- * The consumer for pull queues (SQLite on Node, SQS from a long-running process): receive a
- * batch, deliver each job, and ack, retry or dead-letter it. `stop()` drains: it stops taking
- * new batches and waits for the jobs in hand.
+ * The consumer for pull queues (SQLite on Node, SQS from a long-running process): keep up to
+ * `batchSize` jobs in flight, deliver each, and ack, retry or dead-letter it on its own.
+ * `stop()` drains: it stops taking new jobs and waits for the jobs in hand.
  */
 import type { DeliveryJob } from "../core/delivery.js";
 import type { Logger, Metrics } from "../core/ports.js";
@@ -86,20 +86,31 @@ export function startConsumer(
     }
   }
 
+  // Up to batchSize jobs in flight, each settled on its own: a sink that hangs holds one slot
+  // for its timeout, not the whole batch, and a freed slot is filled at once.
+  const inFlight = new Set<Promise<void>>();
   const loop = (async () => {
     while (running) {
+      const room = batchSize - inFlight.size;
       let batch: ReceivedMessage<DeliveryJob>[] = [];
-      try {
-        batch = await deps.queue.receive(batchSize, visibilityMs);
-      } catch (e) {
-        deps.logger.log("error", "queue receive failed", {
-          error: e instanceof Error ? e.message : String(e),
+      if (room > 0) {
+        try {
+          batch = await deps.queue.receive(room, visibilityMs);
+        } catch (e) {
+          deps.logger.log("error", "queue receive failed", {
+            error: e instanceof Error ? e.message : String(e),
+          });
+        }
+      }
+      for (const message of batch) {
+        const job: Promise<void> = handle(message).finally(() => {
+          inFlight.delete(job);
+          wake?.();
         });
+        inFlight.add(job);
       }
-      if (batch.length > 0) {
-        await Promise.all(batch.map(handle));
-        continue;
-      }
+      // A full batch means more may be waiting; otherwise wait for a poll or a freed slot.
+      if (room > 0 && batch.length === room) continue;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, idleMs);
         wake = () => {
@@ -107,7 +118,9 @@ export function startConsumer(
           resolve();
         };
       });
+      wake = undefined;
     }
+    await Promise.all(inFlight);
   })();
 
   return {

@@ -151,7 +151,7 @@ export async function handleHook(
     const decision = combineEffects([...evaluation.enforced.map((m) => m.effect), ...remote.effects]);
     const answer = renderDecision(decision, event.name, event.dialect);
     if (options.audit !== false) {
-      deps.notifier?.notify({
+      const queued = deps.notifier?.notify({
         decisionId,
         event,
         team: auth.team,
@@ -160,6 +160,8 @@ export async function handleHook(
         notify: evaluation.notify,
         remember: remembersTools(policy),
       });
+      // Only a runtime that enqueues before answering (Node) hands back a promise.
+      if (queued) await queued;
     }
     const outcome = finish(
       { answer, explanations: evaluation.explanations },

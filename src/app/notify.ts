@@ -1,7 +1,9 @@
 /**
  * The `notify` action: one delivery job per sink for each event a notify rule applies to, put
- * on the queue off the answer's path. A failed enqueue is logged and counted; the decision is
- * answered anyway.
+ * on the queue. Where the runtime's `defer` returns the work's promise (Node, whose SQLite insert
+ * takes microseconds), the answer waits for it, so an answered event is already on the queue when
+ * the process dies; Workers and Lambda defer it past the answer (waitUntil, the invocation's
+ * settle). A failed enqueue is logged and counted; the decision is answered anyway.
  */
 import { createNotification, type DeliveryJob } from "../core/delivery.js";
 import type { HookEvent } from "../core/hook-event.js";
@@ -31,8 +33,11 @@ export interface NotifyDeps {
   readonly logger: Logger;
   readonly metrics?: Metrics | undefined;
   readonly sessions?: SessionStore | undefined;
-  /** Runs work after the answer is sent (setImmediate on Node, waitUntil on Workers). */
-  readonly defer: (task: () => Promise<void>) => void;
+  /**
+   * Runs the enqueue: returning its promise makes the answer wait for it (Node); returning
+   * nothing runs it after the answer (waitUntil on Workers, the invocation's settle on Lambda).
+   */
+  readonly defer: (task: () => Promise<void>) => Promise<void> | void;
 }
 
 export interface NotifyInput {
@@ -47,7 +52,8 @@ export interface NotifyInput {
 }
 
 export interface Notifier {
-  notify(input: NotifyInput): void;
+  /** A promise when the runtime's `defer` gives one: the answer waits for it. Never rejects. */
+  notify(input: NotifyInput): Promise<void> | void;
 }
 
 const PERMISSION_PROMPTS = new Set(["permission_prompt", "permission"]);
@@ -127,7 +133,7 @@ export function createNotifier(deps: NotifyDeps): Notifier {
     notify(input) {
       const legacyTool = input.event.dialect === "deepagents-legacy" && input.event.name.startsWith("tool.");
       if (input.notify.length === 0 && !input.remember && !legacyTool) return;
-      deps.defer(() =>
+      return deps.defer(() =>
         run(input).catch((e) => {
           const error = e instanceof Error ? e.message : String(e);
           deps.logger.log("error", "enqueue failed; the decision was answered anyway", {

@@ -116,7 +116,8 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
     logger,
     metrics,
     sessions: store.sessions,
-    defer: (task) => setImmediate(() => void task()),
+    // Enqueued before the answer goes out: an answered event survives a SIGKILL (notify.ts).
+    defer: (task) => task(),
   });
   const deliverer = createDeliverer({
     policy: () => current,
@@ -192,14 +193,23 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
 
 export class DataDirError extends Error {}
 
+/**
+ * better-sqlite3 waits for another process's lock synchronously, holding the event loop: the
+ * gateway waits at most this long, then the enqueue fails (logged, counted) and decisions go on.
+ */
+const BUSY_TIMEOUT_MS = 100;
+
 /** Creates the data dir and opens the embedded queue and session store, or says clearly why not. */
 function openDataDir(dataDir: string) {
   try {
     mkdirSync(dataDir, { recursive: true });
     accessSync(dataDir, constants.W_OK);
     return {
-      queue: createSqliteQueue<DeliveryJob>({ path: join(dataDir, "queue.sqlite") }),
-      sessions: createSqliteSessionStore(join(dataDir, "sessions.sqlite")),
+      queue: createSqliteQueue<DeliveryJob>({
+        path: join(dataDir, "queue.sqlite"),
+        busyTimeoutMs: BUSY_TIMEOUT_MS,
+      }),
+      sessions: createSqliteSessionStore(join(dataDir, "sessions.sqlite"), BUSY_TIMEOUT_MS),
     };
   } catch (e) {
     const why = e instanceof Error ? e.message : String(e);

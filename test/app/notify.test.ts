@@ -15,7 +15,9 @@ function setup() {
     clock: { now: () => 1_700_000_000_000, monotonic: () => 0 },
     logger: { log: (...a) => logs.push(a) },
     sessions: createMemorySessionStore(),
-    defer: (task) => tasks.push(task()),
+    defer: (task) => {
+      tasks.push(task());
+    },
   });
   const send = async (body: unknown, fields: Partial<NotifyInput> = {}) => {
     const event = parseHookEvent(body);
@@ -115,7 +117,9 @@ describe("createNotifier", () => {
       clock: { now: () => 0, monotonic: () => 0 },
       logger: { log: (...a) => logs.push(a) },
       sessions: broken,
-      defer: (t) => tasks.push(t()),
+      defer: (t) => {
+        tasks.push(t());
+      },
     });
     const event = parseHookEvent({
       session_id: "s",

@@ -6,6 +6,7 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { type LoopbackServer, loopbackServer } from "../support/loopback.js";
 import { runCli, type ServerProcess, startServerProcess } from "../support/process.js";
@@ -111,6 +112,32 @@ describe("notify through the embedded queue", () => {
     await until(() => receiver.unique.length === burst, `all ${burst} events`, 50_000);
     expect(new Set(receiver.unique).size).toBe(burst);
     expect(receiver.badSignatures).toBe(0);
+  });
+});
+
+describe("an answered event", () => {
+  it("is already on the queue when the process is killed the moment its answer arrives", async () => {
+    // The sink never answers, so every job stays in the queue file for the count below.
+    const silent = await loopbackServer(() => undefined);
+    cleanups.push(() => silent.close());
+    const policy = policyFile(silent.url);
+    const dataDir = mkdtempSync(join(tmpdir(), "hookgate-answered-"));
+    const trials = 5;
+    for (let i = 0; i < trials; i++) {
+      const server = await startServerProcess(policy, { WHSEC: SECRET }, dataDir);
+      const res = await fetch(`${server.url}/v1/hooks`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ session_id: "s1", transcript_path: "/t", cwd: "/p", ...rmEvent(i) }),
+      });
+      server.child.kill("SIGKILL"); // on the answer's headers, before anything else can run
+      expect(res.status).toBe(200);
+      await server.stop();
+    }
+    const db = new Database(join(dataDir, "queue.sqlite"), { readonly: true });
+    const rows = db.prepare("SELECT id FROM queue_jobs UNION SELECT id FROM queue_dead").all();
+    db.close();
+    expect(rows.map((r) => (r as { id: string }).id).length).toBe(trials);
   });
 });
 

@@ -14,6 +14,12 @@ export interface SqliteQueueOptions {
   readonly now?: () => number;
   /** The lease owner written on each receive; one random id per process by default. */
   readonly owner?: string;
+  /**
+   * How long a call waits for another process's write lock before it fails (better-sqlite3 waits
+   * synchronously, holding the event loop). 5 s by default, for the CLI; `serve` passes 100 ms so
+   * that a lock held elsewhere can never stall decisions for long.
+   */
+  readonly busyTimeoutMs?: number;
 }
 
 export interface SqliteQueue<T> extends Queue<T> {
@@ -68,10 +74,10 @@ interface DeadRow {
   failedAt: number;
 }
 
-function openDatabase(path: string): Database.Database {
+function openDatabase(path: string, busyTimeoutMs: number): Database.Database {
   let db: Database.Database | undefined;
   try {
-    db = new Database(path);
+    db = new Database(path, { timeout: busyTimeoutMs });
     // WAL with synchronous = NORMAL: a commit is in the WAL file (the OS page cache) before the
     // call returns, so killing the process, even with SIGKILL, loses nothing; only a power loss
     // or OS crash can drop the last commits, which is out of scope for this queue.
@@ -91,7 +97,7 @@ const ms = (value: number): number => Math.max(0, Math.ceil(value));
 export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T> {
   const now = (): number => Math.floor((options.now ?? Date.now)());
   const owner = options.owner ?? PROCESS_OWNER;
-  const db = openDatabase(options.path);
+  const db = openDatabase(options.path, options.busyTimeoutMs ?? 5000);
 
   const insert = db.prepare<{ id: string; body: string; visibleAt: number; now: number }>(
     `INSERT OR IGNORE INTO queue_jobs (id, body, state, visible_at, attempts, enqueued_at)

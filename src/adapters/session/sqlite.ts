@@ -5,8 +5,12 @@ import type { SessionStore, ToolHalf } from "../../app/notify.js";
 /** Sessions idle longer than this are forgotten (checked on write). */
 const RETENTION_MS = 24 * 3600 * 1000;
 
-export function createSqliteSessionStore(path: string): SessionStore & { close(): void } {
-  const db = new Database(path);
+/** `busyTimeoutMs`: as for the SQLite queue, the longest a call waits for another process's lock. */
+export function createSqliteSessionStore(
+  path: string,
+  busyTimeoutMs = 5000,
+): SessionStore & { close(): void } {
+  const db = new Database(path, { timeout: busyTimeoutMs });
   db.pragma("journal_mode = WAL");
   db.exec(`CREATE TABLE IF NOT EXISTS session_tools (
     session_id TEXT PRIMARY KEY, tool_name TEXT NOT NULL, summary TEXT NOT NULL, at INTEGER NOT NULL)`);
