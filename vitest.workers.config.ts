@@ -4,6 +4,11 @@
  * Cloudflare Queues producer + consumer + DLQ, KV) with a test policy. The network is the one
  * stand-in: the Worker's outbound fetches go to test/workers/network.js (DoH answers, sinks),
  * which also consumes the dead-letter queue so the tests can see what reached it.
+ *
+ * The Worker runs from its source (`main` below; wrangler.toml's `main` is the bundle that
+ * scripts/build-worker.mjs writes for upload), so its import() of lazily loaded modules resolves
+ * through Vite. The bundle as uploaded, main module and chunks, runs in workerd in
+ * test/runtime/worker-bundle.test.ts.
  */
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineProject } from "vitest/config";
@@ -13,6 +18,7 @@ export default defineProject({
   plugins: [
     cloudflareTest({
       wrangler: { configPath: "./wrangler.toml" },
+      main: "./src/entry/workers.ts",
       miniflare: {
         bindings: { HOOKGATE_POLICY: JSON.stringify(FANOUT_POLICY), WHSEC: WEBHOOK_SECRET },
         // Flush batches at once (wrangler.toml waits up to 2 s); the rest as wrangler.toml.

@@ -1,5 +1,5 @@
 /**
- * Issue 6's figures: the Worker bundle size (raw and gzip), the Lambda bundle size, and the
+ * Issue 6 and 10's figures: the Worker bundle size (raw and gzip, main module and total upload), the Lambda bundle size, and the
  * Lambda HTTP handler's cold start on this machine (module import plus a first decision that
  * needs no outbound call) beside a minimal Hono Lambda handler bundled the same way, in one run
  * (medians and ratios, no thresholds).
@@ -40,7 +40,7 @@ const options = {
   quietWaitSeconds: boundedInt("quiet-wait", flags["quiet-wait"], 0, 120),
 };
 
-/** Issue 10's Worker target, shown as a reference line only. */
+/** Issue 10's Worker target for the main module (build-worker.mjs fails the build above it). */
 const WORKER_GZIP_TARGET = 64 * 1024;
 const SAMPLE_TIMEOUT_MS = 15_000;
 const BUILD_TIMEOUT_MS = 120_000;
@@ -153,7 +153,7 @@ async function run(tmp) {
     machine: machine(),
     options: { ...options, quietWaitTookSeconds: quietSeconds },
     sizes: {
-      worker: { ...worker, gzipTarget: WORKER_GZIP_TARGET, note: "issue 10's target, a reference only" },
+      worker: { ...worker, gzipTarget: WORKER_GZIP_TARGET },
       lambda: lambda.sizes,
       minimal: minimal.size,
     },
@@ -206,17 +206,33 @@ function runScript(script, args) {
   });
 }
 
+/**
+ * The Worker as wrangler uploads it: `main` is worker.js with the chunks it imports statically
+ * (what every cold start evaluates), `total` every module, the chunks loaded with import() on
+ * first use included (build-worker.mjs).
+ */
 async function workerSize(outdir) {
   const out = await runScript("scripts/build-worker.mjs", ["--outdir", outdir, "--json"]);
   const summary = JSON.parse(out.trim().split("\n").at(-1));
   if (summary.problems.length > 0) fail(`build-worker refused the bundle: ${summary.problems.join("; ")}`);
   const meta = JSON.parse(await readFile(join(outdir, "meta.json"), "utf8"));
-  const inputs = Object.values(meta.outputs)[0]?.inputs ?? {};
+  const mainFiles = new Set(summary.main.files.map((f) => relative(ROOT, join(outdir, f))));
+  const inputs = {};
+  for (const [file, output] of Object.entries(meta.outputs))
+    if (mainFiles.has(file))
+      for (const [input, { bytesInOutput }] of Object.entries(output.inputs))
+        inputs[input] = (inputs[input] ?? 0) + bytesInOutput;
   const largestInputs = Object.entries(inputs)
-    .sort(([, a], [, b]) => b.bytesInOutput - a.bytesInOutput)
+    .sort(([, a], [, b]) => b - a)
     .slice(0, 5)
-    .map(([input, { bytesInOutput }]) => ({ input, bytes: bytesInOutput }));
-  return { file: "worker.js", raw: summary.raw, gzip: summary.gzip, gzipLevel: 9, largestInputs };
+    .map(([input, bytes]) => ({ input, bytes }));
+  return {
+    main: { raw: summary.main.raw, gzip: summary.main.gzip, files: summary.main.files.length },
+    total: { raw: summary.total.raw, gzip: summary.total.gzip, files: summary.total.files.length },
+    gzipLevel: 9,
+    note: "main: worker.js and the chunks it imports statically (every cold start evaluates them); total: every module uploaded, the chunks loaded on first use included (regex and glob engines, egress, remote actions, deliverer); gzip summed per module",
+    largestInputsOfMain: largestInputs,
+  };
 }
 
 /**
@@ -412,7 +428,12 @@ function markdown(result) {
   const kib = (n) => `${(n / 1024).toFixed(1)} KiB`;
   const { worker, lambda, minimal } = result.sizes;
   const sizeRows = [
-    ["Worker `worker.js` (gzip level 9)", worker.raw, worker.gzip],
+    [`Worker main module, ${worker.main.files} file(s) (gzip level 9)`, worker.main.raw, worker.main.gzip],
+    [
+      `Worker total upload, ${worker.total.files} modules (gzip level 9)`,
+      worker.total.raw,
+      worker.total.gzip,
+    ],
     ["Lambda `lambda-http`, loaded at cold start", lambda.httpColdStart.raw, lambda.httpColdStart.gzip],
     [
       "Lambda `lambda-http`, lazy chunks included",
@@ -428,7 +449,7 @@ function markdown(result) {
     ...sizeRows.map(
       ([label, raw, gzip]) => `| ${label} | ${kib(raw)} (${raw} B) | ${kib(gzip)} (${gzip} B) |`,
     ),
-    `| _issue 10's Worker target (reference)_ |  | _${kib(worker.gzipTarget)}_ |`,
+    `| _issue 10's Worker target (main module; build-worker.mjs enforces it)_ |  | _${kib(worker.gzipTarget)}_ |`,
     "",
     `Cold start, medians of ${result.options.samples} fresh \`node\` processes per target (ms):`,
     "",

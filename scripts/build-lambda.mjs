@@ -3,8 +3,10 @@
  * Bundles the two Lambda handlers (src/entry/lambda-http.ts, src/entry/lambda-sqs.ts) into
  * dist-lambda/ for nodejs22.x: ESM, everything bundled (the AWS SDK too: no layer or runtime
  * copy is assumed), with code splitting so undici and the AWS SDK sit in chunks that the handlers
- * `import()` on first use and cold start never parses. Prints raw and gzip sizes, and fails if
- * better-sqlite3 is reachable or a lazy module got pulled into a handler's static imports.
+ * `import()` on first use and cold start never parses, and so do the pattern engines (re2js,
+ * minimatch: scripts/lazy-engines.mjs), loaded only for a policy that has a regex or path glob.
+ * Prints raw and gzip sizes, and fails if better-sqlite3 is reachable or a lazy module got pulled
+ * into a handler's static imports.
  *
  *   node scripts/build-lambda.mjs [--outdir DIR]
  *   HOOKGATE_POLICY_FILE=policy.json node scripts/build-lambda.mjs   # bakes the policy in
@@ -15,6 +17,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { gzipSync } from "node:zlib";
 import { build } from "esbuild";
+import { lazyEngines } from "./lazy-engines.mjs";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const { values } = parseArgs({ options: { outdir: { type: "string" } } });
@@ -23,7 +26,7 @@ const outdir = resolve(root, values.outdir ?? "dist-lambda");
 if (`${root}/`.startsWith(`${outdir}/`)) throw new Error(`--outdir ${outdir} would delete ${root}`);
 
 /** Modules a handler may only reach through `import()`; better-sqlite3 it may not reach at all. */
-const LAZY = /node_modules\/(@aws-sdk|@smithy|@aws-crypto|undici)\//;
+const LAZY = /node_modules\/(@aws-sdk|@smithy|@aws-crypto|undici|re2js|minimatch)\//;
 const FORBIDDEN = /node_modules\/better-sqlite3\//;
 
 function bakedPolicy() {
@@ -65,6 +68,7 @@ const result = await build({
   legalComments: "none",
   metafile: true,
   logLevel: "warning",
+  plugins: [lazyEngines(root)],
 });
 
 const outputs = result.metafile.outputs;
@@ -82,7 +86,8 @@ function staticClosure(file) {
   const visit = (f) => {
     if (seen.has(f)) return;
     seen.add(f);
-    for (const i of outputs[f]?.imports ?? []) if (i.kind === "import-statement" && !i.external) visit(i.path);
+    for (const i of outputs[f]?.imports ?? [])
+      if (i.kind === "import-statement" && !i.external) visit(i.path);
   };
   visit(file);
   return seen;

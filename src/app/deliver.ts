@@ -3,9 +3,12 @@
  * backend translates the outcome (SQLite visibility, SQS visibility and DLQ, Cloudflare
  * `ack()` / `retry({delaySeconds})`). Every sink call goes through the egress guard; nothing is
  * dropped silently: a job is delivered, retried on schedule, or dead-lettered with its reason.
+ * A reason may quote what the sink answered, so it is scrubbed of the policy's secret values
+ * (a sink may echo the token or URL it was sent) before it is logged or stored with the job.
  */
 import { DEFAULT_RETRY_SCHEDULE_SECONDS, type DeliveryJob, retryDelayMs } from "../core/delivery.js";
 import type { EgressCode } from "../core/egress/refusal.js";
+import { scrubSecrets } from "../core/mask.js";
 import { type Policy, resolveSecret } from "../core/policy.js";
 import type { Clock, Egress, EnvReader } from "../core/ports.js";
 import { buildSinkRequest, classifySinkResponse, type ResolvedSink } from "../core/sinks.js";
@@ -53,6 +56,12 @@ export function createDeliverer(deps: DeliverDeps): Deliverer {
   }
 
   async function deliver(job: DeliveryJob, attempts: number): Promise<DeliveryOutcome> {
+    const outcome = await attempt(job, attempts);
+    if (outcome.kind === "ack") return outcome;
+    return { ...outcome, reason: scrubSecrets(outcome.reason, deps.policy().secrets) };
+  }
+
+  async function attempt(job: DeliveryJob, attempts: number): Promise<DeliveryOutcome> {
     const config = deps.policy().document.sinks?.[job.sink];
     if (!config) return { kind: "dead", reason: `sink "${job.sink}" is no longer in the policy` };
     const sink = resolveSink(config, deps.env);

@@ -9,8 +9,9 @@
  * All three are per process (per isolate on Workers): state is not shared between instances.
  */
 import type { RuleEffect } from "../core/decision.js";
+import { invalidHeaderError } from "../core/errors.js";
 import { failureEffect } from "../core/evaluate.js";
-import { interpolateHeaders, parseForwardResponse } from "../core/forward.js";
+import { interpolateHeaders, invalidHeaderValues, parseForwardResponse } from "../core/forward.js";
 import type { HookEvent } from "../core/hook-event.js";
 import {
   buildJudgeRequest,
@@ -19,6 +20,7 @@ import {
   type Verdict,
   verdictEffect,
 } from "../core/judge.js";
+import { scrubSecrets } from "../core/mask.js";
 import type { CompiledModel, CompiledRule, Policy } from "../core/policy.js";
 import { ruleOnError } from "../core/policy.js";
 import type { Clock, Egress, EnvReader, Metrics, Sha256 } from "../core/ports.js";
@@ -144,10 +146,13 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
 
   function onError(rule: CompiledRule, input: RemoteInput, failure: Failure): Attempt {
     const mode = ruleOnError(rule, input.policy);
-    const reason = `hookgate: rule "${rule.id}" could not be evaluated (${failure.code}: ${failure.message}); its onError (${mode}) applied`;
+    // The message may quote a peer's answer, which may echo a secret it was sent in no shape
+    // masking knows (a key, a header's token): it reaches the agent and the audit line.
+    const message = scrubSecrets(failure.message, input.policy.secrets);
+    const reason = `hookgate: rule "${rule.id}" could not be evaluated (${failure.code}: ${message}); its onError (${mode}) applied`;
     return {
       effect: failureEffect(rule, input.event, mode, reason),
-      audit: { outcome: failure.code, onError: mode, detail: failure.message },
+      audit: { outcome: failure.code, onError: mode, detail: message },
     };
   }
 
@@ -238,6 +243,9 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
       input.policy.document.egress?.httpHookAllowedEnvVars,
       deps.env,
     );
+    // Refused by name here, not by the HTTP client as a connection failure.
+    const invalid = invalidHeaderValues(headers);
+    if (invalid.length > 0) return onError(rule, input, invalidHeaderError(invalid));
     const sent = await deps.egress({
       url: target.url,
       method: "POST",

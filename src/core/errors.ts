@@ -42,3 +42,28 @@ export interface RequestError {
   /** The event, when it could still be identified (from the body, or sniffed from its start). */
   readonly eventName?: string | undefined;
 }
+
+/**
+ * A rule's remote action refused by hookgate itself before anything is sent. Not a request
+ * error: like every failure of a `prompt` or `forward` rule, that rule's `onError` answers, and
+ * the code goes into the audit line's `pending` entry.
+ */
+export type RemoteActionErrorCode = "FORWARD_INVALID_HEADER";
+
+export interface RemoteActionError {
+  readonly code: RemoteActionErrorCode;
+  readonly message: string;
+}
+
+/**
+ * Forward headers whose interpolated value holds a character no header value may carry. The
+ * value itself is never quoted: it may hold a secret.
+ */
+export function invalidHeaderError(names: readonly string[]): RemoteActionError {
+  const list = names.join(", ");
+  const which = names.length === 1 ? `the header ${list} has a value` : `the headers ${list} have values`;
+  return {
+    code: "FORWARD_INVALID_HEADER",
+    message: `${which} that no HTTP header can carry (a control character, DEL, or a character past U+00FF) once its variables are interpolated, so nothing was sent; fix the variables it reads or its text in the rule's forward.headers`,
+  };
+}

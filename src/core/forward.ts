@@ -50,6 +50,20 @@ export function interpolateHeaders(
   return { headers: Object.fromEntries(entries), dropped };
 }
 
+/**
+ * What an HTTP field value may hold (RFC 9110 §5.5: VCHAR, obs-text, space and tab), as one
+ * code unit each: a JS string's characters past U+00FF and the controls are refused here, by
+ * name, rather than by the HTTP client as a failed connection.
+ */
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+
+/** The names of the headers whose value is not a valid HTTP field value, in order. */
+export function invalidHeaderValues(headers: Readonly<Record<string, string>>): string[] {
+  return Object.entries(headers)
+    .filter(([, value]) => !HEADER_VALUE.test(value))
+    .map(([name]) => name);
+}
+
 export type ForwardFailureCode =
   | "FORWARD_HTTP_STATUS"
   | "FORWARD_NOT_JSON"

@@ -50,3 +50,53 @@ export function maskValue(value: unknown, maxString = 2000, depth = 0): unknown 
 function truncate(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, max)}…[${text.length - max} more characters]` : text;
 }
+
+/** The strings to look for, per secrets list: each value and its JSON-escaped forms, longest first. */
+const NEEDLES = new WeakMap<readonly string[], readonly string[]>();
+
+function needlesOf(secrets: readonly string[]): readonly string[] {
+  let needles = NEEDLES.get(secrets);
+  if (needles === undefined) {
+    const all = new Set<string>();
+    for (const secret of secrets) {
+      // As written in a JSON string (a log line), and in a JSON string quoted into another one
+      // (a downstream excerpt in an audit line); for most secrets all three are the same.
+      const once = JSON.stringify(secret).slice(1, -1);
+      all.add(secret).add(once).add(JSON.stringify(once).slice(1, -1));
+    }
+    needles = [...all].sort((a, b) => b.length - a.length);
+    NEEDLES.set(secrets, needles);
+  }
+  return needles;
+}
+
+/**
+ * Every occurrence of a known secret value (`Policy.secrets`), raw or JSON-escaped, replaced by
+ * MASK: what masking by shape cannot catch, such as a random token a peer echoes back. With no
+ * secrets it returns the text as is.
+ */
+export function scrubSecrets(text: string, secrets: readonly string[]): string {
+  if (secrets.length === 0) return text;
+  let out = text;
+  for (const needle of needlesOf(secrets)) if (out.includes(needle)) out = out.replaceAll(needle, MASK);
+  return out;
+}
+
+/**
+ * `scrubSecrets` for a log sink, with the secrets of the policy in force (`Policy.secrets`).
+ * `secrets` is read at each call, so a reloaded policy's secrets apply from the next batch; the
+ * previous policy's are scrubbed too, for lines written before the reload and flushed after it.
+ * With no secrets the text is returned as is.
+ */
+export function scrubbingWith(secrets: () => readonly string[]): (text: string) => string {
+  let current: readonly string[] = [];
+  let previous: readonly string[] = [];
+  return (text) => {
+    const now = secrets();
+    if (now !== current) {
+      previous = current;
+      current = now;
+    }
+    return scrubSecrets(scrubSecrets(text, current), previous);
+  };
+}

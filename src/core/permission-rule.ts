@@ -3,9 +3,9 @@
  * `if` (POLICY.md). Parsing happens once at policy load; matching is pure and never throws, so
  * it runs unchanged on Node, Lambda and Workers.
  */
-import { Minimatch } from "minimatch";
+import { compilePathGlob, type PathGlobTest } from "./path-glob.js";
 import { err, ok, type Result } from "./result.js";
-import { canonicalCommandPattern, splitCommand } from "./shell-command.js";
+import { canonicalCommandPattern, MAX_COMMAND_LENGTH, splitCommand } from "./shell-command.js";
 
 export interface PermissionRule {
   /** The rule as written in the policy. */
@@ -208,7 +208,7 @@ interface PathPattern {
   /** `..` segments at the start of the pattern, applied to the anchor directory. */
   readonly up: number;
   /** Matches the path relative to the anchor; undefined matches the anchor directory itself. */
-  readonly glob: Minimatch | undefined;
+  readonly glob: PathGlobTest | undefined;
 }
 
 /** Longer paths fail with ENAMETOOLONG on Linux and macOS, so they can reach no file to protect. */
@@ -225,14 +225,8 @@ function parsePathPattern(specifier: string): Result<PathPattern, string> {
   while (segments[up] === "..") up += 1;
   const remainder = segments.slice(up).join("/");
   if (remainder === "") return ok({ anchor, up, glob: undefined });
-  try {
-    const pattern = anchor === "anywhere" ? `**/${remainder}` : remainder;
-    return ok({ anchor, up, glob: new Minimatch(pattern, MINIMATCH_OPTIONS) });
-  } catch (error) {
-    return err(
-      `has a path pattern minimatch cannot read (${error instanceof Error ? error.message : "invalid"})`,
-    );
-  }
+  const glob = compilePathGlob(anchor === "anywhere" ? `**/${remainder}` : remainder, MINIMATCH_OPTIONS);
+  return glob.ok ? ok({ anchor, up, glob: glob.value }) : err(`has a path pattern that ${glob.error}`);
 }
 
 /**
@@ -324,9 +318,15 @@ function splitOnce(command: string): ReturnType<typeof splitCommand> {
  * opaque command. A deny rule ("any") needs one match, and also accepts a subcommand without
  * its redirections or with its command path dropped (`/bin/rm -rf / 2>/dev/null`), so those
  * spellings cannot slip past it.
+ *
+ * A command too long to split (MAX_COMMAND_LENGTH) fails safe: padding could hide any
+ * subcommand behind quotes or a substitution, so every deny-style pattern matches it and no
+ * allow pattern does. Matching it as unknown (false) instead would let `r''m -rf /` plus
+ * 16 KB of padding past a `Bash(rm -rf *)` deny.
  */
 function matchesCommand(pattern: Glob, command: unknown, quantifier: "any" | "all"): boolean {
   if (typeof command !== "string") return false;
+  if (command.length > MAX_COMMAND_LENGTH) return quantifier === "any";
   const split = splitOnce(command);
   if (quantifier === "any") {
     return split.subcommands.some(
@@ -437,7 +437,7 @@ function matchesUnder(pattern: PathPattern, path: string, anchorDir: string): bo
   if (glob === undefined) return true;
   let candidate = relative;
   for (;;) {
-    if (candidate !== "" && glob.match(candidate)) return true;
+    if (candidate !== "" && glob(candidate)) return true;
     const slash = candidate.lastIndexOf("/");
     if (slash < 0) return false;
     candidate = candidate.slice(0, slash);

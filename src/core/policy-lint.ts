@@ -4,7 +4,6 @@
  * `serve` logs them at start.
  */
 
-import { Minimatch } from "minimatch";
 import { checkUrl } from "./egress/url.js";
 import {
   BLOCKABLE_EVENTS,
@@ -15,6 +14,7 @@ import {
 import { isKnownEvent, TOOL_EVENTS } from "./events.js";
 import { DEFAULT_MODEL_URLS } from "./judge.js";
 import { eventReadsMatcher } from "./matcher.js";
+import { compilePathGlob } from "./path-glob.js";
 import type { PermissionRule } from "./permission-rule.js";
 import { type CompiledRule, jsonPath, type Policy, type PolicyIssue } from "./policy.js";
 import type { WhereOperator } from "./policy-schema.js";
@@ -199,8 +199,8 @@ function whereConstraints(where: Readonly<Record<string, unknown>>): Map<string,
       const compiled = compileRegex(op.regex);
       if (compiled.ok) add(key, { kind: "string", key, op: "regex", arg: op.regex, test: compiled.value });
     } else if (op.glob !== undefined) {
-      const glob = new Minimatch(op.glob, { dot: true });
-      add(key, { kind: "string", key, op: "glob", arg: op.glob, test: (v) => glob.match(v) });
+      const compiled = compilePathGlob(op.glob, { dot: true });
+      if (compiled.ok) add(key, { kind: "string", key, op: "glob", arg: op.glob, test: compiled.value });
     }
   }
   return byPath;

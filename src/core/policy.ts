@@ -94,6 +94,14 @@ export interface Policy {
   /** The compiled `egress` section: URL allowlist and address rules for every outbound call. */
   readonly egress: EgressPolicy;
   readonly models: ReadonlyMap<string, CompiledModel>;
+  /**
+   * The secret values this policy reads (every `env:` value and the path of an `env:` URL,
+   * team tokens, the variables its forward headers may interpolate, inline API keys and signing
+   * secrets), longest first, for scrubbing by value what leaves the process (`scrubSecrets`): a
+   * peer may echo a secret in no shape `maskString` knows. Values under MIN_SECRET_CHARS are
+   * left out. Read once at load: a changed variable takes effect with the next load.
+   */
+  readonly secrets: readonly string[];
   /** The rules that may apply to an event of this name, in file order (mode `off` left out). */
   rulesFor(eventName: string): readonly CompiledRule[];
   /**
@@ -134,7 +142,11 @@ export async function loadPolicy(
   const models = compileModels(document, deps.env, warnings);
   if (issues.length > 0) return err(issues);
   const hash = (await deps.sha256(text)).slice(0, 16);
-  return ok({ policy: createPolicy(document, hash, rules, tokens, egress.policy, models), warnings });
+  const secrets = collectSecrets(document, deps.env);
+  return ok({
+    policy: createPolicy(document, hash, rules, tokens, egress.policy, models, secrets),
+    warnings,
+  });
 }
 
 /** A JSON file's text (a policy, a cases file), or the one problem at its root. */
@@ -345,6 +357,63 @@ export function resolveSecret(value: string, env: EnvReader): string | undefined
   return resolved === "" ? undefined : resolved;
 }
 
+/**
+ * Shorter values are not scrubbed: a value of a few characters ("prod", "1", "true") also
+ * occurs in text that has nothing to do with it, and masking every occurrence would garble logs
+ * and answers, while a secret that short is guessable whether or not it is masked.
+ */
+export const MIN_SECRET_CHARS = 8;
+
+/** The values for `Policy.secrets`: distinct, long enough, longest first. */
+function collectSecrets(document: PolicyDocument, env: EnvReader): readonly string[] {
+  const found = new Set<string>();
+  const add = (value: string | undefined) => {
+    if (value !== undefined && value.length >= MIN_SECRET_CHARS) found.add(value);
+  };
+  // A webhook URL's secret is its path, and a receiver that echoes what it was called on
+  // quotes the path alone: it is a secret value of its own.
+  const addUrl = (value: string | undefined) => {
+    add(value);
+    const url = value === undefined ? undefined : parseHttpUrl(value);
+    if (url !== undefined && url.pathname !== "/") {
+      add(url.pathname);
+      if (url.search !== "") add(url.pathname + url.search);
+    }
+  };
+  // Every `env:` reference, wherever the schema lets one stand: new fields are covered as added.
+  const walk = (value: unknown, depth: number): void => {
+    if (typeof value === "string") {
+      if (value.startsWith("env:")) addUrl(env(value.slice(4)));
+    } else if (typeof value === "object" && value !== null && depth < 32) {
+      for (const item of Object.values(value)) walk(item, depth + 1);
+    }
+  };
+  walk(document, 0);
+  for (const token of document.auth?.tokens ?? []) if ("env" in token) add(env(token.env));
+  // What a forward header may interpolate: names in both its rule's and the global allowlist.
+  const global = new Set(document.egress?.httpHookAllowedEnvVars ?? []);
+  for (const rule of document.rules)
+    for (const name of rule.forward?.allowedEnvVars ?? []) if (global.has(name)) add(env(name));
+  // Inline secrets (`check` warns about them) are sent too, so a peer may echo them as well.
+  const inline = (value: string | undefined) => (value?.startsWith("env:") ? undefined : value);
+  for (const model of Object.values(document.models ?? {})) add(inline(model.apiKey));
+  for (const sink of Object.values(document.sinks ?? {})) {
+    if (sink.type === "webhook") add(inline(sink.secret));
+    if (sink.type === "github-dispatch") add(inline(sink.token));
+  }
+  // Longest first, so a secret that contains another is replaced whole.
+  return Object.freeze([...found].sort((a, b) => b.length - a.length));
+}
+
+function parseHttpUrl(text: string): URL | undefined {
+  if (!/^https?:\/\//i.test(text)) return undefined;
+  try {
+    return new URL(text);
+  } catch {
+    return undefined;
+  }
+}
+
 function compileModels(
   document: PolicyDocument,
   env: EnvReader,
@@ -381,6 +450,7 @@ function createPolicy(
   tokens: TeamToken[],
   egress: EgressPolicy,
   models: ReadonlyMap<string, CompiledModel>,
+  secrets: readonly string[],
 ): Policy {
   const index = indexRules(rules.filter((r) => r.mode !== "off"));
   return {
@@ -395,6 +465,7 @@ function createPolicy(
     },
     egress,
     models,
+    secrets,
     rulesFor: index.rulesFor,
     candidates: index.candidates,
   };

@@ -4,7 +4,7 @@
  * lets the action through while deepcode blocks on it.
  */
 import type { Decision } from "./decision.js";
-import { BLOCKABLE_EVENTS, carriesContext } from "./event-capabilities.js";
+import { carriesContext, honouredDecision } from "./event-capabilities.js";
 import type { Dialect } from "./hook-event.js";
 import type { DecisionKind, FailMode } from "./policy-schema.js";
 
@@ -27,43 +27,48 @@ const json = (value: Record<string, unknown>): Answer => ({
 export function renderDecision(decision: Decision, event: string, dialect: Dialect): Answer {
   // deepagents legacy hooks read nothing back (stdout goes to /dev/null).
   if (dialect === "deepagents-legacy") return EMPTY;
-  if (event === "PreCompact") return renderPreCompact(decision, dialect);
+  // The event's own word for the decision: a deny on a blockable event is a block and a block
+  // on PreToolUse a deny, so no decision is dropped for being said the other way. Evaluation
+  // already narrows each rule's decision; this keeps the renderer total for any Decision.
+  const kind = decision.kind === "none" ? undefined : honouredDecision(event, decision.kind);
+  if (event === "PreCompact") return renderPreCompact(decision, kind, dialect);
 
   const out: Record<string, unknown> = {};
   if (decision.stop) {
     out.continue = false;
     out.stopReason = decision.stopReason ?? decision.reason;
   }
-  if (decision.kind === "block" && BLOCKABLE_EVENTS.has(event)) {
+  if (kind === "block") {
     out.decision = "block";
     out.reason = decision.reason;
   }
   if (decision.systemMessage) out.systemMessage = decision.systemMessage;
-  const specific = hookSpecificOutput(decision, event, dialect);
+  const specific = hookSpecificOutput(decision, kind, event, dialect);
   if (specific) out.hookSpecificOutput = specific;
   return Object.keys(out).length > 0 ? json(out) : EMPTY;
 }
 
 function hookSpecificOutput(
   decision: Decision,
+  kind: DecisionKind | undefined,
   event: string,
   dialect: Dialect,
 ): Record<string, unknown> | undefined {
   // Never on Stop/SubagentStop: Claude Code 2.1.112 rejects the whole answer (TV-16).
   if (STOP_EVENTS.has(event)) return undefined;
   const specific: Record<string, unknown> = { hookEventName: event };
-  if (event === "PreToolUse" && decision.kind !== "none" && decision.kind !== "block") {
-    specific.permissionDecision = decision.kind;
+  if (event === "PreToolUse" && kind !== undefined) {
+    specific.permissionDecision = kind;
     if (decision.reason) specific.permissionDecisionReason = decision.reason;
-    if (decision.kind === "allow" && decision.updatedInput) specific.updatedInput = decision.updatedInput;
+    if (kind === "allow" && decision.updatedInput) specific.updatedInput = decision.updatedInput;
   }
-  if (event === "PermissionRequest" && (decision.kind === "allow" || decision.kind === "deny")) {
+  if (event === "PermissionRequest" && (kind === "allow" || kind === "deny")) {
     // Both shapes: Claude Code reads `decision.behavior`, deepcode reads `permissionDecision` (TV-20).
     specific.decision =
-      decision.kind === "allow"
+      kind === "allow"
         ? { behavior: "allow", ...(decision.updatedInput ? { updatedInput: decision.updatedInput } : {}) }
         : { behavior: "deny", ...(decision.reason ? { message: decision.reason } : {}) };
-    specific.permissionDecision = decision.kind;
+    specific.permissionDecision = kind;
     if (decision.reason) specific.permissionDecisionReason = decision.reason;
   }
   if (decision.context && carriesContext(event, dialect)) specific.additionalContext = decision.context;
@@ -75,8 +80,8 @@ function hookSpecificOutput(
  * (clients.md §4.4): even `{}` or a systemMessage would end up there. So the body is empty,
  * the instructions as plain text, or a block.
  */
-function renderPreCompact(decision: Decision, dialect: Dialect): Answer {
-  if (decision.kind === "block") return json({ decision: "block", reason: decision.reason });
+function renderPreCompact(decision: Decision, kind: DecisionKind | undefined, dialect: Dialect): Answer {
+  if (kind === "block") return json({ decision: "block", reason: decision.reason });
   if (decision.context && carriesContext("PreCompact", dialect)) {
     return { status: 200, contentType: "text/plain; charset=utf-8", body: decision.context };
   }

@@ -24,8 +24,15 @@ export interface CommandSplit {
 
 /** Nested `sh -c` / `$(...)` levels followed; deeper text is kept whole and marked opaque. */
 const MAX_DEPTH = 8;
-/** shell-quote is fast but not linear on every input; longer commands get the crude split. */
-const MAX_COMMAND_LENGTH = 100_000;
+/**
+ * The longest command this module reads: 16 KiB, far above what agents run (a heredoc commit
+ * message is a few KB). shell-quote allocates per token and is not linear on every input: on a
+ * loaded 2-core machine a hostile compound command took up to ~45 ms at 16 KB, ~0.5 s at 100 KB,
+ * and the crude split below still took ~1.5 s at 1 MB. A longer command is not read at all
+ * (`splitCommand` returns it opaque, with no subcommands); permission-rule.ts decides what a
+ * rule makes of it (POLICY.md, `if`).
+ */
+export const MAX_COMMAND_LENGTH = 16_384;
 /** Marks a file-descriptor number written against its redirection (`2>`), which shell-quote separates. */
 const FD_MARK = "\uE000";
 /** Private-use characters this module and permission-rule.ts use as markers; never taken from input. */
@@ -39,6 +46,7 @@ export function splitSubcommands(command: string): { subcommands: string[]; opaq
 }
 
 export function splitCommand(command: string): CommandSplit {
+  if (command.length > MAX_COMMAND_LENGTH) return { subcommands: [], opaque: true };
   const out: Output = { subcommands: [], seen: new Set(), opaque: false };
   splitInto(sanitize(command), 0, [], out);
   return { subcommands: out.subcommands, opaque: out.opaque };
@@ -464,7 +472,8 @@ function record(command: Command, out: Output): void {
       render({ args: named, redirects: [] }),
     );
   }
-  out.subcommands.push({ text, variants: [...new Set(variants)].filter((v) => v !== text) });
+  // Redirections alone (`> out`, or `\<tab> >`, whose one word collapses away) leave no variant.
+  out.subcommands.push({ text, variants: [...new Set(variants)].filter((v) => v !== text && v !== "") });
 }
 
 /** `/usr/bin/rm -rf /` with its command reduced to `rm`, or undefined when it has no directory. */

@@ -2,7 +2,7 @@
  * A rule's `where`: dotted paths into the event body, each with a literal (equality) or one
  * operator. Compiled once at load; evaluation never throws.
  */
-import { Minimatch } from "minimatch";
+import { compilePathGlob } from "./path-glob.js";
 import type { WhereOperator } from "./policy-schema.js";
 import { compileRegex } from "./regex.js";
 import { err, ok, type Result } from "./result.js";
@@ -60,8 +60,13 @@ function compileCondition(condition: unknown, path: string[], issues: WhereIssue
     return (value) => typeof value === "string" && test(value);
   }
   if (op.glob !== undefined) {
-    const glob = new Minimatch(op.glob, { dot: true });
-    return (value) => typeof value === "string" && glob.match(value);
+    const compiled = compilePathGlob(op.glob, { dot: true });
+    if (!compiled.ok) {
+      issues.push({ path: [...path, "glob"], message: `"${op.glob}" ${compiled.error}` });
+      return undefined;
+    }
+    const glob = compiled.value;
+    return (value) => typeof value === "string" && glob(value);
   }
   if ("contains" in op) {
     const needle = op.contains;

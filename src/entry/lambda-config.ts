@@ -3,14 +3,17 @@
  * invocation from `HOOKGATE_POLICY` (or the policy baked in by scripts/build-lambda.mjs), JSON
  * logs on stdout (CloudWatch), and the outbound modules (undici egress, the SQS queue) loaded on
  * first use with `import()`, so a decision that needs neither does not parse them at cold start.
+ * The bundle leaves the pattern engines out too (scripts/build-lambda.mjs): the regex and glob
+ * engines are imported only when the policy has such a pattern.
  */
 import { randomUUID } from "node:crypto";
 import type { SQSClient } from "@aws-sdk/client-sqs";
 import { nodeSha256 } from "../adapters/hash/node-crypto.js";
-import { createJsonLogger } from "../adapters/log/json-lines.js";
+import { createJsonLogger, scrubLines } from "../adapters/log/json-lines.js";
 import type { DeliveryJob } from "../core/delivery.js";
-import { maskString } from "../core/mask.js";
-import { loadPolicy, type Policy, type PolicyIssue } from "../core/policy.js";
+import { maskString, scrubbingWith } from "../core/mask.js";
+import { loadWantedPatternEngines } from "../core/pattern-engines.js";
+import { loadPolicy, type Policy, type PolicyDeps, type PolicyIssue } from "../core/policy.js";
 import type { Clock, Egress, EnvReader, Logger } from "../core/ports.js";
 import type { Queue } from "../core/queue.js";
 
@@ -53,7 +56,15 @@ export interface LambdaRuntime {
 export function createLambdaRuntime(options: LambdaOptions = {}): LambdaRuntime {
   const vars = options.env ?? process.env;
   const env: EnvReader = (name) => vars[name];
-  const logger = options.logger ?? createJsonLogger(process.stdout);
+  // Each line is scrubbed of the loaded policy's secret values (none before it loads).
+  const logger =
+    options.logger ??
+    createJsonLogger(
+      scrubLines(
+        process.stdout,
+        scrubbingWith(() => current?.secrets ?? NO_SECRETS),
+      ),
+    );
   const clock = options.clock ?? { now: Date.now, monotonic: () => performance.now() };
   const bundled =
     "bundledPolicy" in options
@@ -77,7 +88,10 @@ export function createLambdaRuntime(options: LambdaOptions = {}): LambdaRuntime 
     if (fromEnv !== undefined && bundled !== undefined)
       logger.log("warn", `${POLICY_ENV} is set, so the policy bundled at build time is ignored`);
     try {
-      const result = await loadPolicy(text, { env, sha256: nodeSha256 });
+      const deps: PolicyDeps = { env, sha256: nodeSha256 };
+      let result = await loadPolicy(text, deps);
+      // A pattern that needs an engine the bundle loads on demand: load it, compile again.
+      if (!result.ok && (await loadWantedPatternEngines())) result = await loadPolicy(text, deps);
       if (!result.ok) return { ok: false, problem: `${source}: ${describeIssues(result.error)}` };
       for (const w of result.value.warnings)
         logger.log("warn", "policy warning", { path: w.path, problem: w.message });
@@ -95,7 +109,10 @@ export function createLambdaRuntime(options: LambdaOptions = {}): LambdaRuntime 
   }
 
   const undici = once(async () => {
-    const { createUndiciEgress } = await import("../adapters/egress/undici.js");
+    const [{ createUndiciEgress }, { describeRawTarget }] = await Promise.all([
+      import("../adapters/egress/undici.js"),
+      import("../core/egress/url.js"),
+    ]);
     return createUndiciEgress({
       policy: () => {
         if (!current) throw new Error("egress used before the policy loaded");
@@ -105,8 +122,8 @@ export function createLambdaRuntime(options: LambdaOptions = {}): LambdaRuntime 
         logger.log("warn", "egress refused", {
           code: refusal.code,
           stage: refusal.stage,
-          reason: refusal.reason,
-          url: maskString(url),
+          reason: maskString(refusal.reason),
+          url: describeRawTarget(url),
         }),
     });
   });
@@ -154,6 +171,8 @@ export function createLambdaRuntime(options: LambdaOptions = {}): LambdaRuntime 
     queue,
   };
 }
+
+const NO_SECRETS: readonly string[] = [];
 
 /** Every problem on one line: it becomes the systemMessage of each fail-closed answer. */
 function describeIssues(issues: readonly PolicyIssue[]): string {

@@ -23,7 +23,8 @@ import { createDeliverer } from "../app/deliver.js";
 import { createNotifier } from "../app/notify.js";
 import { createRemoteActions } from "../app/remote-actions.js";
 import type { DeliveryJob } from "../core/delivery.js";
-import { maskString } from "../core/mask.js";
+import { describeRawTarget } from "../core/egress/url.js";
+import { maskString, scrubbingWith } from "../core/mask.js";
 import type { Policy, PolicyIssue } from "../core/policy.js";
 import type { Logger } from "../core/ports.js";
 import { createApp } from "../http/app.js";
@@ -61,8 +62,12 @@ export class PolicyLoadError extends Error {
 
 export async function startGateway(options: ServeOptions): Promise<RunningGateway> {
   // Audit lines go out once per event-loop turn (batchLines); what is buffered is written on
-  // close and on process exit.
-  const stdout = batchLines(process.stdout);
+  // close and on process exit. Each batch is scrubbed of the running policy's secret values,
+  // read at write time: a SIGHUP reload can change them.
+  let running: (() => Policy) | undefined;
+  const stdout = batchLines(process.stdout, {
+    scrub: scrubbingWith(() => running?.().secrets ?? NO_SECRETS),
+  });
   process.once("exit", stdout.flush);
   const logger = options.logger ?? createJsonLogger(stdout);
   const env = options.env ?? process.env;
@@ -79,6 +84,7 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
   const first = await load();
   if (!first.ok) throw new PolicyLoadError(options.policyPath, first.error);
   let current = first.value.policy;
+  running = () => current;
 
   const metrics = createPrometheusRegistry();
   const egress = createUndiciEgress({
@@ -88,7 +94,7 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
         code: refusal.code,
         stage: refusal.stage,
         reason: maskString(refusal.reason),
-        url: maskString(url),
+        url: describeRawTarget(url),
       });
       metrics.increment("hookgate_egress_refused_total", { code: refusal.code });
     },
@@ -190,6 +196,8 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
     },
   };
 }
+
+const NO_SECRETS: readonly string[] = [];
 
 export class DataDirError extends Error {}
 

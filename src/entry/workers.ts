@@ -5,8 +5,12 @@
  * per isolate and again only when its text changes. A missing or invalid policy never switches
  * the guard off: hooks get a 2xx fail-closed answer and /healthz a 500 (http/broken-config.ts).
  * Bindings and their setup: wrangler.toml and infra/README.md (Cloudflare Workers).
+ *
+ * A cold start evaluates only what this module imports statically (scripts/build-worker.mjs
+ * bundles the rest as modules of their own, loaded with import()): the regex and glob engines
+ * when the policy has such patterns, remote actions (prompt, forward), the deliverer and the
+ * egress guard they share when first used. Most hooks need none of them.
  */
-import { createDohResolver, createWorkersEgress } from "../adapters/egress/workers-fetch.js";
 import { webCryptoSha256 } from "../adapters/hash/web-crypto.js";
 import {
   createCloudflareConsumer,
@@ -18,14 +22,15 @@ import {
   type QueueProducerBinding,
 } from "../adapters/queue/cloudflare.js";
 import { createKvSessionStore, type KvNamespaceLike } from "../adapters/session/kv.js";
-import { createDeliverer, type Deliverer } from "../app/deliver.js";
+import type { Deliverer } from "../app/deliver.js";
 import { createNotifier } from "../app/notify.js";
-import { createRemoteActions, type RemoteActions } from "../app/remote-actions.js";
+import type { RemoteActions } from "../app/remote-actions.js";
 import { createLogRecorder } from "../app/replay.js";
 import type { DeliveryJob } from "../core/delivery.js";
-import { maskString } from "../core/mask.js";
-import { loadPolicy, type Policy } from "../core/policy.js";
-import type { Logger, LogLevel, Metrics } from "../core/ports.js";
+import { maskString, scrubbingWith } from "../core/mask.js";
+import { loadWantedPatternEngines } from "../core/pattern-engines.js";
+import { loadPolicy, type Policy, type PolicyDeps } from "../core/policy.js";
+import type { Egress, Logger, LogLevel, Metrics } from "../core/ports.js";
 import { createApp } from "../http/app.js";
 import { createBrokenConfigApp } from "../http/broken-config.js";
 
@@ -79,12 +84,19 @@ const newId = () => crypto.randomUUID();
 
 const LEVELS: Readonly<Record<LogLevel, number>> = { debug: 10, info: 20, warn: 30, error: 40 };
 
-/** One JSON object per line on the console, which Workers Logs indexes field by field. */
+const NO_SECRETS: readonly string[] = [];
+/** The secret values of the isolate's policy (none while it is broken or not loaded yet). */
+const scrub = scrubbingWith(() => (cached?.state.ok ? cached.state.policy.secrets : NO_SECRETS));
+
+/**
+ * One JSON object per line on the console, which Workers Logs indexes field by field, scrubbed
+ * of the policy's secret values.
+ */
 const logger: Logger = {
   log(level, message, fields) {
     const min = LEVELS[bindings.HOOKGATE_LOG_LEVEL as LogLevel] ?? LEVELS.info;
     if (LEVELS[level] < min) return;
-    const line = JSON.stringify({ level, msg: message, ...fields });
+    const line = scrub(JSON.stringify({ level, msg: message, ...fields }));
     if (level === "error") console.error(line);
     else if (level === "warn") console.warn(line);
     else console.log(line);
@@ -129,7 +141,10 @@ async function loadPolicyText(text: string | undefined): Promise<{ policy: Polic
   if (text === undefined || text.trim() === "")
     return { problem: "HOOKGATE_POLICY is not set (wrangler secret put HOOKGATE_POLICY < policy.json)" };
   try {
-    const loaded = await loadPolicy(text, { env: envReader, sha256: webCryptoSha256 });
+    const deps: PolicyDeps = { env: envReader, sha256: webCryptoSha256 };
+    let loaded = await loadPolicy(text, deps);
+    // A pattern that needs an engine this bundle loads on demand: load it, compile again.
+    if (!loaded.ok && (await loadWantedPatternEngines())) loaded = await loadPolicy(text, deps);
     if (!loaded.ok)
       return {
         problem: `HOOKGATE_POLICY is invalid: ${loaded.error.map((i) => `${i.path}: ${i.message}`).join("; ")}`,
@@ -143,36 +158,60 @@ async function loadPolicyText(text: string | undefined): Promise<{ policy: Polic
 }
 
 function buildState(policy: Policy, env: WorkerEnv): IsolateState {
-  const egress = createWorkersEgress({
-    policy: () => policy.egress,
-    resolve: createDohResolver(env.HOOKGATE_DOH_ENDPOINT ? { endpoint: env.HOOKGATE_DOH_ENDPOINT } : {}),
-    onRefusal: (refusal, url) => {
-      logger.log("warn", "egress refused", {
-        code: refusal.code,
-        stage: refusal.stage,
-        reason: refusal.reason,
-        url: maskString(url),
-      });
-      metrics.increment("hookgate_egress_refused_total", { code: refusal.code });
-    },
+  const egress = once(async () => {
+    const [{ createDohResolver, createWorkersEgress }, { describeRawTarget }] = await Promise.all([
+      import("../adapters/egress/workers-fetch.js"),
+      import("../core/egress/url.js"),
+    ]);
+    return createWorkersEgress({
+      policy: () => policy.egress,
+      resolve: createDohResolver(env.HOOKGATE_DOH_ENDPOINT ? { endpoint: env.HOOKGATE_DOH_ENDPOINT } : {}),
+      onRefusal: (refusal, url) => {
+        logger.log("warn", "egress refused", {
+          code: refusal.code,
+          stage: refusal.stage,
+          reason: maskString(refusal.reason),
+          url: describeRawTarget(url),
+        });
+        metrics.increment("hookgate_egress_refused_total", { code: refusal.code });
+      },
+    }).send;
+  });
+  const send: Egress = async (request) => (await egress())(request);
+  const remote = once(async () => {
+    const { createRemoteActions } = await import("../app/remote-actions.js");
+    return createRemoteActions({ egress: send, env: envReader, clock, sha256: webCryptoSha256, metrics });
+  });
+  const deliverer = once(async () => {
+    const { createDeliverer } = await import("../app/deliver.js");
+    return createDeliverer({
+      policy: () => policy,
+      egress: send,
+      env: envReader,
+      clock,
+      random: Math.random,
+    });
   });
   return {
     ok: true,
     policy,
-    remote: createRemoteActions({
-      egress: egress.send,
-      env: envReader,
-      clock,
-      sha256: webCryptoSha256,
-      metrics,
-    }),
-    deliverer: createDeliverer({
-      policy: () => policy,
-      egress: egress.send,
-      env: envReader,
-      clock,
-      random: Math.random,
-    }),
+    remote: { run: async (input) => (await remote()).run(input) },
+    deliverer: { deliver: async (job, attempts) => (await deliverer()).deliver(job, attempts) },
+  };
+}
+
+/** A value built on first use, once per isolate; a failed build is forgotten and tried again. */
+function once<T>(build: () => Promise<T>): () => Promise<T> {
+  let value: Promise<T> | undefined;
+  return () => {
+    if (!value) {
+      const building = build();
+      value = building;
+      building.catch(() => {
+        if (value === building) value = undefined;
+      });
+    }
+    return value;
   };
 }
 

@@ -260,6 +260,22 @@ describe("what a refusal may show", () => {
       `${a.url}/hang?token=abc`,
       { timeoutMs: 100 },
     );
-    expect(!hang.ok && hang.error.reason).toBe(`${a.url}/hang did not answer within 100 ms`);
+    expect(!hang.ok && hang.error.reason).toBe(`${a.url}/… did not answer within 100 ms`);
+  });
+
+  it.each([
+    [
+      "refused by the allowlist",
+      { allowedHttpHookUrls: ["https://allowed.example/*"] } as PolicyDocument["egress"],
+      "EGRESS_NOT_ALLOWLISTED",
+      /^https:\/\/in\.example\/… does not match/,
+    ],
+    ["refused at its address", undefined, "EGRESS_BLOCKED_ADDRESS", /10\.1\.2\.3/],
+  ] as const)("shows no path in no known shape when %s", async (_what, egress, code, shows) => {
+    const { module } = egressWith(egress, { "in.example": ["10.1.2.3"] });
+    const res = await post(module, "https://in.example/in/q7Zr2kLmW9xPv4Tn", { timeoutMs: 200 });
+    expect(!res.ok && res.error.code).toBe(code);
+    expect(!res.ok && res.error.reason).toMatch(shows);
+    expect(!res.ok && res.error.reason).not.toContain("q7Zr2kLmW9xPv4Tn");
   });
 });

@@ -1,11 +1,15 @@
 import { describe, expect, it } from "vitest";
-import { batchLines, createJsonLogger } from "../../src/adapters/log/json-lines.js";
+import { batchLines, createJsonLogger, scrubLines } from "../../src/adapters/log/json-lines.js";
+import { scrubbingWith } from "../../src/core/mask.js";
 
 /** A stream that keeps each write, and a defer that runs tasks only when told. */
-function harness() {
+function harness(scrub?: (text: string) => string) {
   const writes: string[] = [];
   const tasks: (() => void)[] = [];
-  const sink = batchLines({ write: (text: string) => writes.push(text) }, (task) => tasks.push(task));
+  const sink = batchLines(
+    { write: (text: string) => writes.push(text) },
+    { defer: (task) => tasks.push(task), ...(scrub && { scrub }) },
+  );
   const endOfTurn = () => {
     for (const task of tasks.splice(0)) task();
   };
@@ -56,5 +60,64 @@ describe("batchLines", () => {
       { time: "1970-01-01T00:00:00.000Z", level: "info", msg: "decision", decisionId: "d1" },
       { time: "1970-01-01T00:00:00.000Z", level: "error", msg: "oops", error: "x" },
     ]);
+  });
+});
+
+describe("scrubbing secret values from log lines", () => {
+  const SECRET = "r4nd0m-t0ken-without-a-shape";
+
+  it("scrubs each batch once, with the secrets of the policy in force when it is written", () => {
+    let secrets: readonly string[] = [SECRET];
+    const scrubbed: string[] = [];
+    const scrub = scrubbingWith(() => secrets);
+    const { writes, sink, endOfTurn } = harness((text) => {
+      scrubbed.push(text);
+      return scrub(text);
+    });
+    const logger = createJsonLogger(sink, "info", () => 0);
+    logger.log("warn", "egress refused", { reason: `peer said ${SECRET}` });
+    logger.log("info", "decision", { detail: `"${SECRET}"` });
+    endOfTurn();
+    expect(scrubbed).toHaveLength(1);
+    expect(writes.join("")).not.toContain(SECRET);
+    expect(
+      writes
+        .join("")
+        .trimEnd()
+        .split("\n")
+        .map((l) => JSON.parse(l)),
+    ).toMatchObject([{ reason: "peer said [masked]" }, { detail: '"[masked]"' }]);
+
+    // A reload changes the secrets: the new ones apply, and the old ones are still scrubbed.
+    secrets = ["an0ther-s3cret-value"];
+    logger.log("info", "x", { a: SECRET, b: "an0ther-s3cret-value" });
+    endOfTurn();
+    expect(JSON.parse(writes.at(-1) ?? "")).toMatchObject({ a: "[masked]", b: "[masked]" });
+  });
+
+  it("masks a secret's JSON-escaped form, as it stands in a log line", () => {
+    const quoted = 'pa"ss\\word\u0001-long';
+    const { writes, sink, endOfTurn } = harness(scrubbingWith(() => [quoted]));
+    createJsonLogger(sink, "info", () => 0).log("info", "x", { field: `at ${quoted} end` });
+    endOfTurn();
+    expect(writes.join("")).not.toContain(JSON.stringify(quoted).slice(1, -1));
+    expect(JSON.parse(writes.join(""))).toMatchObject({ field: "at [masked] end" });
+  });
+
+  it("writes a batch unchanged when the policy has no secrets", () => {
+    const { writes, sink, endOfTurn } = harness(scrubbingWith(() => []));
+    sink.write("a token-like-but-unknown-value\n");
+    endOfTurn();
+    expect(writes).toEqual(["a token-like-but-unknown-value\n"]);
+  });
+
+  it("scrubs line by line for a sink that is not batched", () => {
+    const writes: string[] = [];
+    const sink = scrubLines(
+      { write: (line: string) => writes.push(line) },
+      scrubbingWith(() => [SECRET]),
+    );
+    sink.write(`{"msg":"${SECRET}"}\n`);
+    expect(writes).toEqual(['{"msg":"[masked]"}\n']);
   });
 });

@@ -2,12 +2,14 @@
  * The queue contract against SQS, spoken to by the real AWS SDK over loopback: local-aws-sqs is
  * an SQS JSON-protocol server. Each test gets a fresh source queue whose redrive policy points at
  * a fresh DLQ. Then what only SQS has: batch limits, clamping, refused entries, the redrive
- * policy as the safety net, messages that are not ours.
+ * policy as the safety net, messages that are not ours, and acks and retries gathered into batch
+ * requests, each call still settling with its own entry's result.
  */
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import {
   CreateQueueCommand,
+  type DeleteMessageBatchRequest,
   DeleteQueueCommand,
   GetQueueAttributesCommand,
   ReceiveMessageCommand,
@@ -21,13 +23,15 @@ import type { Queue } from "../../src/core/queue.js";
 import { type Job, queueContract } from "./queue.contract.js";
 
 let server: Server;
+let endpoint: string;
 let client: SQSClient;
 let queues = 0;
 
 beforeAll(async () => {
   server = await createSqsServer({ port: 0, hostname: "127.0.0.1" });
   const { port } = server.address() as AddressInfo;
-  client = createSqsClientForLocal(`http://127.0.0.1:${port}`);
+  endpoint = `http://127.0.0.1:${port}`;
+  client = createSqsClientForLocal(endpoint);
 });
 afterAll(async () => {
   client?.destroy();
@@ -185,6 +189,135 @@ describe("sqs queue, SQS specifics", () => {
     await queue.send([{ id: "ours", body: "x" }]);
     expect((await queue.receive(10, 30_000)).map((m) => m.id)).toEqual(["ours"]);
     expect(unreadable).toEqual(["body is not JSON"]);
+  });
+
+  describe("acks and retries in batch requests", () => {
+    /** A client of its own that records each command it sends (and may alter a request and its answer). */
+    let recording: SQSClient;
+    const commands: string[] = [];
+
+    function openRecorded(): void {
+      recording = createSqsClientForLocal(endpoint);
+      recording.middlewareStack.add(
+        (next, context) => async (args) => {
+          commands.push(context.commandName ?? "");
+          return next(args);
+        },
+        { step: "initialize", name: "recordCommands" },
+      );
+      queue = createSqsQueue<string>({
+        client: recording,
+        queueUrl: pair.queueUrl,
+        deadLetterQueueUrl: pair.deadLetterQueueUrl,
+      });
+    }
+    afterEach(() => {
+      commands.length = 0;
+      recording?.destroy();
+    });
+    const sent = (name: string) => commands.filter((c) => c === name).length;
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+    it("deletes the acks of a batch's deliveries ten to a DeleteMessageBatch", async () => {
+      await open();
+      openRecorded();
+      await queue.send(Array.from({ length: 12 }, (_, n) => ({ id: `j-${n}`, body: `job ${n}` })));
+      const got = await queue.receive(12, 1000);
+      expect(got).toHaveLength(12);
+      // As the consumer does: each job settled on its own as its delivery ends.
+      await Promise.all(got.map((m) => queue.ack(m)));
+      expect(sent("DeleteMessageBatchCommand")).toBe(2);
+      expect(sent("DeleteMessageCommand")).toBe(0);
+      await sleep(1300);
+      expect(await queue.receive(10, 30_000)).toEqual([]);
+    });
+
+    it("changes the visibility of retries in one ChangeMessageVisibilityBatch", async () => {
+      await open();
+      openRecorded();
+      await queue.send(["a", "b", "c"].map((id) => ({ id, body: id })));
+      const got = await queue.receive(3, 30_000);
+      await Promise.all(got.map((m) => queue.retry(m, 0, "HTTP 503")));
+      expect(sent("ChangeMessageVisibilityBatchCommand")).toBe(1);
+      expect(sent("ChangeMessageVisibilityCommand")).toBe(0);
+      expect((await queue.receive(10, 30_000)).map((m) => m.id).sort()).toEqual(["a", "b", "c"]);
+    });
+
+    it("rejects only the ack SQS refused, whose message comes back after its visibility timeout", async () => {
+      await open();
+      openRecorded();
+      await queue.send([
+        { id: "done", body: "x" },
+        { id: "refused", body: "y" },
+      ]);
+      const got = await queue.receive(2, 1000);
+      const done = got.find((m) => m.id === "done");
+      const refused = got.find((m) => m.id === "refused");
+      if (!done || !refused) throw new Error("both not received");
+      const [acked, rejected] = await Promise.allSettled([
+        queue.ack(done),
+        queue.ack({ ...refused, receipt: "not-a-receipt" }),
+      ]);
+      expect(acked.status).toBe("fulfilled");
+      expect(rejected).toMatchObject({
+        status: "rejected",
+        reason: expect.objectContaining({
+          message: expect.stringMatching(/SQS refused to delete a message \(ReceiptHandleIsInvalid/),
+        }),
+      });
+      expect(sent("DeleteMessageBatchCommand")).toBe(1);
+      await sleep(1300);
+      expect(await queue.receive(10, 30_000)).toMatchObject([{ id: "refused", attempts: 2 }]);
+    });
+
+    it("sends an entry SQS failed on its side once more, in the next batch request", async () => {
+      await open();
+      openRecorded();
+      // The first DeleteMessageBatch loses its last entry inside "SQS" (SenderFault false).
+      let failOnce = true;
+      recording.middlewareStack.add(
+        (next, context) => async (args) => {
+          if (context.commandName !== "DeleteMessageBatchCommand" || !failOnce) return next(args);
+          failOnce = false;
+          const input = args.input as DeleteMessageBatchRequest;
+          const entries = input.Entries ?? [];
+          const lost = entries.at(-1);
+          const result = await next({ ...args, input: { ...input, Entries: entries.slice(0, -1) } });
+          const output = result.output as { Failed?: unknown[] };
+          output.Failed = [
+            ...(output.Failed ?? []),
+            { Id: lost?.Id, Code: "InternalError", Message: "try again", SenderFault: false },
+          ];
+          return result;
+        },
+        { step: "initialize", name: "loseOneEntry" },
+      );
+      await queue.send(["a", "b", "c"].map((id) => ({ id, body: id })));
+      const got = await queue.receive(3, 1000);
+      await Promise.all(got.map((m) => queue.ack(m)));
+      expect(sent("DeleteMessageBatchCommand")).toBe(2);
+      await sleep(1300);
+      expect(await queue.receive(10, 30_000)).toEqual([]);
+    });
+
+    it("sends what waits for a batch on close", async () => {
+      await open();
+      recording = createSqsClientForLocal(endpoint);
+      queue = createSqsQueue<string>({
+        client: recording,
+        queueUrl: pair.queueUrl,
+        deadLetterQueueUrl: pair.deadLetterQueueUrl,
+        batchWindowMs: 60_000,
+      });
+      await queue.send([{ id: "late", body: "x" }]);
+      const [late] = await queue.receive(1, 1000);
+      if (!late) throw new Error("nothing received");
+      const acked = queue.ack(late);
+      await queue.close();
+      await acked;
+      await sleep(1300);
+      expect(await queue.receive(10, 30_000)).toEqual([]);
+    });
   });
 
   it("writes the {id, body} envelope on the wire", async () => {

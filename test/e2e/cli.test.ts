@@ -62,6 +62,39 @@ describe("hookgate check", () => {
     );
   });
 
+  it("refuses backreferences and lookaround, which RE2 cannot run, saying so", async () => {
+    const policy = file("re2.json", {
+      version: 1,
+      rules: [
+        { id: "backref", on: "PreToolUse", matcher: "(Bash)\\1", decide: "deny" },
+        {
+          id: "ahead",
+          on: "PreToolUse",
+          where: { "tool_input.command": { regex: "rm(?= -rf)" } },
+          decide: "deny",
+        },
+        {
+          id: "behind",
+          on: "PreToolUse",
+          where: { cwd: { not: { regex: "(?<!/home)/p" } } },
+          decide: "deny",
+        },
+      ],
+    });
+    const { code, stdout } = await runCli(["check", policy]);
+    expect(code).toBe(1);
+    for (const path of [
+      "$.rules[0].matcher",
+      '$.rules[1].where["tool_input.command"].regex',
+      "$.rules[2].where.cwd.not.regex",
+    ]) {
+      const line = stdout.split("\n").find((l) => l.includes(`error: ${path}: `));
+      expect(line).toMatch(
+        /not a valid RE2 regular expression.*backreferences and lookaround are not supported/,
+      );
+    }
+  });
+
   it("warns about what no client can honour and about unreachable rules", async () => {
     const policy = file("warn.json", {
       version: 1,

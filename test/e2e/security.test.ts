@@ -58,9 +58,9 @@ let policyDir: string;
 /** How each loopback peer answers; changed phase by phase. */
 const peers = {
   downstream: { status: 200, body: "", hang: false },
-  signed: { status: 204, hang: false },
-  chat: { status: 200, body: "ok" },
-  ci: { status: 204, body: "" },
+  signed: { status: 204, hang: false, echo: false },
+  chat: { status: 200, body: "ok", echo: false },
+  ci: { status: 204, body: "", echo: false },
 };
 let badSignatures = 0;
 const responses: RawResponse[] = [];
@@ -98,13 +98,20 @@ beforeAll(async () => {
       Date.now(),
     ).then((valid) => {
       if (!valid) badSignatures++;
-      if (!peers.signed.hang) res.writeHead(peers.signed.status).end();
+      if (peers.signed.hang) return;
+      // A receiver that quotes the URL it was called on: the path is the secret here.
+      res.writeHead(peers.signed.status).end(peers.signed.echo ? `no route for ${req.url}` : "");
     });
   });
-  chatSink = await loopbackServer((_req, res) => res.writeHead(peers.chat.status).end(peers.chat.body));
-  ciSink = await loopbackServer((_req, res) =>
-    res.writeHead(peers.ci.status, { "content-type": "application/json" }).end(peers.ci.body),
+  chatSink = await loopbackServer((req, res) =>
+    res.writeHead(peers.chat.status).end(peers.chat.echo ? `invalid_token ${req.url}` : peers.chat.body),
   );
+  ciSink = await loopbackServer((req, res) => {
+    // GitHub never quotes the token; a proxy in front of it might, in no shape the masker knows.
+    const token = String(req.headers.authorization).replace(/^Bearer /, "");
+    const body = peers.ci.echo ? JSON.stringify({ message: `Bad credentials: ${token}` }) : peers.ci.body;
+    res.writeHead(peers.ci.status, { "content-type": "application/json" }).end(body);
+  });
 
   const policy = {
     version: 1,
@@ -309,7 +316,7 @@ describe("one team's token never reaches another team's rules", () => {
 
 describe("header values interpolated into forward requests", () => {
   // CR, LF and NUL are removed (POLICY.md, tested in test/unit/forward.test.ts and the egress
-  // adapter's tests). Any other character a header value cannot hold is refused, not sent.
+  // adapter's tests). Any other character a header value cannot hold is refused by name, not sent.
   it.each([
     ["a control character", "mcp__ctrl__x"],
     ["a character past Latin-1", "mcp__wide__x"],
@@ -326,7 +333,7 @@ describe("header values interpolated into forward requests", () => {
     const audit = await auditOf(res);
     expect((audit.pending as Json[])[0]).toMatchObject({
       action: "forward",
-      outcome: "EGRESS_CONNECT_FAILED",
+      outcome: "FORWARD_INVALID_HEADER",
       onError: "deny",
     });
   });
@@ -421,8 +428,26 @@ describe("secrets never appear in logs, answers or the audit line", () => {
     expect(json(await hook(pre("Edit", { file_path: "/p/c" }))).hookSpecificOutput).toMatchObject({
       permissionDecision: "deny",
     });
+    // The same with keys in no shape the masker knows: only scrubbing by value hides them.
+    model.script((req) => ({
+      status: 401,
+      body: JSON.stringify({
+        type: "error",
+        error: { type: "authentication_error", message: `unknown key ${String(req.headers["x-api-key"])}` },
+      }),
+    }));
+    expect(json(await hook(pre("Write", { file_path: "/p/d" }))).hookSpecificOutput).toMatchObject({
+      permissionDecision: "deny",
+    });
+    model.script((req) => ({
+      status: 401,
+      body: JSON.stringify({ error: { message: `unknown key ${String(req.headers.authorization)}` } }),
+    }));
+    await hook(JSON.stringify({ ...common, hook_event_name: "UserPromptSubmit", prompt: "hi" }));
     const bearer = `Bearer ${SECRETS.POLICY_TOKEN}`;
     for (const body of [
+      `refused: ${SECRETS.POLICY_TOKEN}`,
+      JSON.stringify({ hookSpecificOutput: { hookEventName: SECRETS.POLICY_TOKEN } }),
       `refused: ${bearer}`,
       `{"reason": "refused: ${bearer}"`,
       JSON.stringify({ hookSpecificOutput: { hookEventName: `refused: ${bearer}` } }),
@@ -436,12 +461,22 @@ describe("secrets never appear in logs, answers or the audit line", () => {
 
     // Sinks failing: a 500 retried then dead-lettered, a 401 and a Slack error dead-lettered at once.
     const before = settled();
-    peers.signed = { status: 500, hang: false };
-    peers.chat = { status: 200, body: "invalid_token" };
-    peers.ci = { status: 401, body: '{"message":"Bad credentials"}' };
+    peers.signed = { status: 500, hang: false, echo: false };
+    peers.chat = { status: 200, body: "invalid_token", echo: false };
+    peers.ci = { status: 401, body: '{"message":"Bad credentials"}', echo: false };
     await hook(deploy);
     await hook(JSON.stringify({ ...common, hook_event_name: "Stop", stop_hook_active: false }));
     await until(() => settled() >= before + 4, "the failing deliveries to settle", 30_000);
+
+    // Sinks that echo what they were sent (their URL's secret path, the token) in their error.
+    const echoed = settled();
+    peers.signed = { status: 404, hang: false, echo: true };
+    peers.chat = { status: 200, body: "", echo: true };
+    peers.ci = { status: 401, body: "", echo: true };
+    await hook(deploy);
+    await until(() => settled() >= echoed + 3, "the echoing sinks' dead letters", 30_000);
+    const echoes = server.lines.filter((l) => l.msg === "delivery dead-lettered").slice(-3);
+    for (const line of echoes) expect(String(line.reason)).toContain("[masked]");
 
     await assertNoSecretAnywhere();
   });
@@ -463,9 +498,7 @@ async function assertNoSecretAnywhere(): Promise<void> {
     ]),
     ...dataFiles.map((text, i): [string, string] => [`data dir file ${i}`, text]),
   ];
-  // INTERNAL_PATH leaks through egress refusals: pinned below as a known defect.
-  const strict = Object.entries(SECRETS).filter(([name]) => name !== "INTERNAL_PATH");
-  const values = strict.flatMap(([name, value]) => [
+  const values = Object.entries(SECRETS).flatMap(([name, value]) => [
     [name, value],
     [`${name} (base64)`, Buffer.from(value).toString("base64")],
   ]);
@@ -685,11 +718,9 @@ describe("the egress guard holds for the sinks and models a policy configures", 
 });
 
 describe("secrets in egress refusals of a sink whose env: URL carries its secret in the path", () => {
-  // KNOWN DEFECT, pinned: the egress guard's reasons name the URL's path (src/core/egress/url.ts
-  // describe/describeTarget) and `hookgate serve` logs the refused URL whole (src/entry/node.ts),
-  // so a generic webhook URL read from `env:` ends up in the log, the dead-letter reason and the
-  // DLQ. When that is fixed this test starts passing: turn `it.fails` into `it`.
-  it.fails("keeps the path of a refused sink URL out of the log and the dead-letter queue", async () => {
+  // The egress guard's reasons and the "egress refused" log line show a URL's origin only
+  // (src/core/egress/url.ts describeTarget), never the path a generic webhook keeps its secret in.
+  it("keeps the path of a refused sink URL out of the log and the dead-letter queue", async () => {
     const { stdout } = server.output();
     const dataFiles = readdirSync(server.dataDir).map((f) =>
       readFileSync(join(server.dataDir, f)).toString("latin1"),

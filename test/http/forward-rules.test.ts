@@ -139,6 +139,72 @@ describe("forward rules", () => {
     });
   });
 
+  it.each([
+    ["a control character", "a\u0001b"],
+    ["DEL", "a\u007f"],
+    ["a character past U+00FF", "caf\u20ac"],
+  ])(
+    "refuses a header value with %s by name, sends nothing, and answers with onError",
+    async (_what, value) => {
+      const app = await testApp(
+        await authPolicy(
+          [
+            {
+              id: "traced",
+              on: "PreToolUse",
+              forward: {
+                url: `${downstream.url}/hook`,
+                headers: { "X-Trace": "id=$TRACE_VALUE", "X-Fine": "ok" },
+                allowedEnvVars: ["TRACE_VALUE"],
+                timeoutMs: 500,
+                onError: "deny",
+              },
+            },
+          ],
+          { egress: { ...egress, httpHookAllowedEnvVars: ["TRACE_VALUE"] } },
+        ),
+        { TRACE_VALUE: value },
+      );
+      const before = downstream.received.length;
+      const body = await jsonOf(await app.post("/v1/hooks", bash("ls")));
+      expect(downstream.received.length).toBe(before);
+      expect(body.hookSpecificOutput).toMatchObject({
+        permissionDecision: "deny",
+        permissionDecisionReason: expect.stringContaining(
+          "(FORWARD_INVALID_HEADER: the header X-Trace has a value that no HTTP header can carry",
+        ),
+      });
+      expect(lastAudit(app).pending).toEqual([
+        expect.objectContaining({ rule: "traced", outcome: "FORWARD_INVALID_HEADER", onError: "deny" }),
+      ]);
+      expect(JSON.stringify(body)).not.toContain(value);
+    },
+  );
+
+  it("sends a header value with tabs, spaces and Latin-1 characters as it is", async () => {
+    const app = await testApp(
+      await authPolicy(
+        [
+          {
+            id: "traced",
+            on: "PreToolUse",
+            forward: {
+              url: `${downstream.url}/hook`,
+              headers: { "X-Trace": "$TRACE_VALUE" },
+              allowedEnvVars: ["TRACE_VALUE"],
+              onError: "deny",
+            },
+          },
+        ],
+        { egress: { ...egress, httpHookAllowedEnvVars: ["TRACE_VALUE"] } },
+      ),
+      { TRACE_VALUE: "a\tb ~caf\u00e9" },
+    );
+    next = { body: "" };
+    expect(await (await app.post("/v1/hooks", bash("ls"))).text()).toBe("");
+    expect(downstream.received.at(-1)?.headers["x-trace"]).toBe("a\tb ~caf\u00e9");
+  });
+
   it("merges with static rules by precedence: a static ask beats a downstream allow", async () => {
     const app = await appWith({}, [
       { id: "ask-mcp", on: "PreToolUse", matcher: "mcp__.*", decide: "ask", reason: "MCP needs a human" },

@@ -3,6 +3,7 @@
  * then each handler is imported from its .mjs file by a plain Node process and invoked with a
  * fixture event: the HTTP handler puts a notify job on SQS (local-aws-sqs) through the lazily
  * loaded AWS SDK chunk, and the SQS handler delivers it through the lazily loaded undici chunk.
+ * The regex and glob engines are lazy chunks too, loaded for a policy that has such patterns.
  */
 import { execFile } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -111,11 +112,14 @@ describe("the Lambda bundle", () => {
     expect(buildOutput).toMatch(/lambda-sqs\.mjs: cold start [\d.]+ KiB \([\d.]+ KiB gzip\)/);
   });
 
-  it("loads neither the AWS SDK nor undici at cold start, but ships both in lazy chunks", () => {
-    // Strings only each package's code holds: undici's error codes, SQS's JSON-protocol target.
+  it("loads neither the AWS SDK, undici nor the pattern engines at cold start, but ships them in lazy chunks", () => {
+    // Strings only each package's code holds: undici's error codes, SQS's JSON-protocol target,
+    // re2js's and minimatch's error messages.
     const markers = {
       undici: "UND_ERR_",
       "@aws-sdk/client-sqs": "AmazonSQS",
+      re2js: "invalid nested repetition operator",
+      minimatch: "pattern is too long",
       "better-sqlite3": "better_sqlite3",
     };
     const textOf = (files: Iterable<string>) => [...files].map((f) => readFileSync(f, "utf8")).join("\n");
@@ -128,6 +132,8 @@ describe("the Lambda bundle", () => {
     const shipped = textOf(chunks);
     expect(shipped.includes(markers.undici)).toBe(true);
     expect(shipped.includes(markers["@aws-sdk/client-sqs"])).toBe(true);
+    expect(shipped.includes(markers.re2js)).toBe(true);
+    expect(shipped.includes(markers.minimatch)).toBe(true);
     expect(shipped.includes(markers["better-sqlite3"])).toBe(false);
   });
 
@@ -175,6 +181,37 @@ describe("the Lambda bundle", () => {
     expect(response).toEqual({ batchItemFailures: [] });
     expect(receiver.unique).toHaveLength(1);
     expect(receiver.badSignatures).toBe(0);
+  });
+
+  it("loads the pattern engines for a policy with a regex matcher and a path glob", async () => {
+    const policy = JSON.stringify({
+      version: 1,
+      rules: [
+        {
+          id: "shell",
+          on: "PreToolUse",
+          matcher: "Ba.*",
+          if: "Bash(rm -rf *)",
+          decide: "deny",
+          reason: "regex",
+        },
+        { id: "env", on: "PreToolUse", if: "Read(**/.env)", decide: "deny", reason: "glob" },
+      ],
+    });
+    const event = JSON.parse(fixture("http-api-v2-pre-tool-use.json")) as {
+      body: string;
+      headers: Record<string, string>;
+    };
+    const body = JSON.parse(event.body) as { tool_input: Record<string, unknown> };
+    body.tool_input = { command: "rm -rf /tmp/x" };
+    event.body = JSON.stringify(body);
+    event.headers["content-length"] = String(Buffer.byteLength(event.body));
+    const answer = (await invoke("lambda-http.mjs", event, { HOOKGATE_POLICY: policy })) as {
+      statusCode: number;
+      body: string;
+    };
+    expect(answer.statusCode).toBe(200);
+    expect(JSON.parse(answer.body).hookSpecificOutput.permissionDecisionReason).toBe("regex");
   });
 
   it("answers from a policy baked in at build time when HOOKGATE_POLICY is unset", async () => {

@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { type Allowlist, BAD_PORTS, checkUrl, compileAllowlist } from "../../src/core/egress/url.js";
+import {
+  type Allowlist,
+  BAD_PORTS,
+  checkUrl,
+  compileAllowlist,
+  describeRawTarget,
+  describeTarget,
+} from "../../src/core/egress/url.js";
 
 const UNRESTRICTED = compileAllowlist(undefined).allowlist;
 
@@ -144,7 +151,7 @@ describe("checkUrl: userinfo and backslash tricks", () => {
     const verdict = checkUrl("https://alice:s3cr3t@example.com/hook", UNRESTRICTED);
     expect(verdict.ok).toBe(false);
     if (!verdict.ok) {
-      expect(verdict.refusal.reason).toContain("https://example.com/hook");
+      expect(verdict.refusal.reason).toContain("https://example.com/…");
       expect(verdict.refusal.reason).not.toMatch(/alice|s3cr3t/);
     }
   });
@@ -444,7 +451,7 @@ describe("checkUrl: presence semantics", () => {
     expect(verdict.ok).toBe(false);
     if (!verdict.ok) {
       expect(verdict.refusal).toMatchObject({ code: "EGRESS_NOT_ALLOWLISTED", stage: "allowlist" });
-      expect(verdict.refusal.reason).toContain("https://hooks.example.com/x");
+      expect(verdict.refusal.reason).toContain("https://hooks.example.com/…");
       expect(verdict.refusal.reason).toMatch(/no valid pattern/);
     }
   });
@@ -461,12 +468,13 @@ describe("checkUrl: presence semantics", () => {
     expect(codeOf(raw, UNRESTRICTED)).toBe(code);
   });
 
-  it("a refusal names the URL and how many patterns were checked, eliding the query", () => {
+  it("a refusal names the URL's origin and how many patterns were checked, eliding path and query", () => {
     const { allowlist } = compileAllowlist(["https://a.example/*", "https://b.example/*", "nope"]);
     const verdict = checkUrl("https://c.example/hook?token=secret", allowlist);
     expect(verdict.ok).toBe(false);
     if (!verdict.ok) {
-      expect(verdict.refusal.reason).toContain("https://c.example/hook?…");
+      expect(verdict.refusal.reason).toMatch(/^https:\/\/c\.example\/… does not match/);
+      expect(verdict.refusal.reason).not.toContain("hook");
       expect(verdict.refusal.reason).toContain("any of the 2 patterns");
       expect(verdict.refusal.reason).toContain("1 invalid pattern was ignored");
       expect(verdict.refusal.reason).not.toContain("secret");
@@ -701,5 +709,26 @@ describe("never throws", () => {
     expect(() => compileAllowlist(odd)).not.toThrow();
     const { allowlist, errors } = compileAllowlist(odd);
     expect(errors.length + (allowlist.patterns?.length ?? 0)).toBe(odd.length);
+  });
+});
+
+describe("describeTarget: a URL as reasons and logs show it", () => {
+  it.each([
+    ["https://hooks.slack.com/services/T000/B000/XXXX", "https://hooks.slack.com/…"],
+    ["https://in.example/in/q7Zr2kLmW9xPv4Tn?sig=1#f", "https://in.example/…"],
+    ["http://10.0.0.1:8080/", "http://10.0.0.1:8080/"],
+    ["https://in.example/?token=abc", "https://in.example/"],
+    ["https://user:pass@in.example/", "https://in.example/"],
+    ["http://[::1]:9/x", "http://[::1]:9/…"],
+  ])("shows %s as %s", (raw, shown) => {
+    expect(describeTarget(new URL(raw))).toBe(shown);
+    expect(describeRawTarget(raw)).toBe(shown);
+  });
+
+  it.each([
+    ["file:///etc/passwd", "file:/…"],
+    ["not a url with a s3cret", "(unparsable URL)"],
+  ])("shows %j, which is not an http(s) URL, as %s", (raw, shown) => {
+    expect(describeRawTarget(raw)).toBe(shown);
   });
 });

@@ -5,6 +5,7 @@ import {
   parsePermissionRule,
   type ToolCall,
 } from "../../src/core/permission-rule.js";
+import { MAX_COMMAND_LENGTH } from "../../src/core/shell-command.js";
 
 function rule(text: string): PermissionRule {
   const parsed = parsePermissionRule(text);
@@ -346,12 +347,46 @@ describe("other tools with a specifier", () => {
   });
 });
 
+describe("a Bash command too long to split", () => {
+  // `r''m` is rm once quotes are removed; only the full split sees it (shell-command.ts).
+  const hidden = (length: number) => {
+    const head = "r''m -rf / ; echo ";
+    return head + "x".repeat(length - head.length);
+  };
+
+  it("is read up to the limit", () => {
+    expect(both("Bash(rm -rf *)", bash(hidden(MAX_COMMAND_LENGTH)))).toEqual({ any: true, all: false });
+    expect(both("Bash(npm test)", bash(hidden(MAX_COMMAND_LENGTH)))).toEqual({ any: false, all: false });
+  });
+
+  it("matches every deny-style pattern above it, so padding cannot hide a subcommand", () => {
+    expect(both("Bash(rm -rf *)", bash(hidden(MAX_COMMAND_LENGTH + 1)))).toEqual({ any: true, all: false });
+    expect(both("Bash(npm test)", bash(hidden(MAX_COMMAND_LENGTH + 1)))).toEqual({ any: true, all: false });
+  });
+
+  it("is never approved by an allow pattern, even one it would match", () => {
+    const long = `npm test ${"x".repeat(MAX_COMMAND_LENGTH)}`;
+    expect(both("Bash(npm test *)", bash(long)).all).toBe(false);
+  });
+
+  it("changes nothing for rules that do not read the command", () => {
+    const long = bash(hidden(MAX_COMMAND_LENGTH * 2));
+    expect(both("Bash", long)).toEqual({ any: true, all: true });
+    expect(both("Read(**/.env)", long)).toEqual({ any: false, all: false });
+    expect(
+      matchesPermissionRule(rule("Bash(rm *)"), { toolName: "Read", toolInput: long.toolInput }, "any"),
+    ).toBe(false);
+  });
+});
+
 describe("robustness", () => {
-  it("matches a many-star glob against a long command in linear time", () => {
-    const started = performance.now();
+  it("matches a many-star glob against a long command without backtracking", () => {
+    // The longest Bash command still split, and a longer one for a tool whose command is not split.
     const parsed = rule("Bash(*a*a*a*a*a*a*a*a*b)");
-    expect(matchesPermissionRule(parsed, bash("a".repeat(90_000)), "any")).toBe(false);
-    expect(performance.now() - started).toBeLessThan(1_000);
+    expect(matchesPermissionRule(parsed, bash("a".repeat(MAX_COMMAND_LENGTH)), "any")).toBe(false);
+    const custom = rule("Custom(*a*a*a*a*a*a*a*a*b)");
+    const call = { toolName: "Custom", toolInput: { command: "a".repeat(90_000) } };
+    expect(matchesPermissionRule(custom, call, "any")).toBe(false);
   });
 
   it("never throws on odd input", () => {

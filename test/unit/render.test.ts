@@ -106,6 +106,24 @@ describe("renderDecision", () => {
     }
   });
 
+  it("says each decision in the event's own word, so none is dropped for its spelling", () => {
+    expect(body(d({ kind: "block", reason: "no" }), "PreToolUse").hookSpecificOutput).toEqual({
+      hookEventName: "PreToolUse",
+      permissionDecision: "deny",
+      permissionDecisionReason: "no",
+    });
+    expect(body(d({ kind: "block", reason: "no" }), "PermissionRequest").hookSpecificOutput.decision).toEqual(
+      {
+        behavior: "deny",
+        message: "no",
+      },
+    );
+    expect(body(d({ kind: "deny", reason: "no" }), "Stop")).toEqual({ decision: "block", reason: "no" });
+    expect(renderDecision(d({ kind: "deny", reason: "no" }), "PreCompact", "claude-code").body).toBe(
+      '{"decision":"block","reason":"no"}',
+    );
+  });
+
   it("sends no decision an event cannot honour", () => {
     expect(body(d({ kind: "deny", reason: "x" }), "Notification")).toBe("");
     expect(body(d({ kind: "ask", reason: "x" }), "PermissionRequest")).toBe("");

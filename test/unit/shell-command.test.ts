@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { canonicalCommandPattern, splitCommand, splitSubcommands } from "../../src/core/shell-command.js";
+import {
+  canonicalCommandPattern,
+  MAX_COMMAND_LENGTH,
+  splitCommand,
+  splitSubcommands,
+} from "../../src/core/shell-command.js";
 
 describe("splitSubcommands", () => {
   it.each([
@@ -173,6 +178,20 @@ describe("canonicalCommandPattern", () => {
   });
 });
 
+describe("length limit", () => {
+  it("splits a command of MAX_COMMAND_LENGTH characters", () => {
+    const command = `ls && ${"x".repeat(MAX_COMMAND_LENGTH - 6)}`;
+    expect(splitSubcommands(command).subcommands).toEqual(["ls", "x".repeat(MAX_COMMAND_LENGTH - 6)]);
+  });
+
+  it("does not read a longer one: opaque, with no subcommands", () => {
+    expect(splitSubcommands(`ls && ${"x".repeat(MAX_COMMAND_LENGTH)}`)).toEqual({
+      subcommands: [],
+      opaque: true,
+    });
+  });
+});
+
 describe("robustness", () => {
   it.each([
     ["a".repeat(150_000)],
@@ -187,9 +206,13 @@ describe("robustness", () => {
     ["nohup ".repeat(16_000)],
     ["2>".repeat(49_000)],
     ["\u0000\uE000\uD800 rm\u00a0-rf /"],
-  ])("splits a hostile command quickly without throwing (%#)", (command) => {
-    const started = performance.now();
-    expect(() => splitSubcommands(command)).not.toThrow();
-    expect(performance.now() - started).toBeLessThan(2_000);
+  ])("splits a hostile command, and its longest readable prefix, without throwing (%#)", (command) => {
+    // No timing here (bench/ measures): a stalled splitter fails by the test timeout.
+    const prefix = command.slice(0, MAX_COMMAND_LENGTH);
+    for (const text of [command, prefix]) {
+      const split = splitSubcommands(text);
+      expect(split.subcommands.every((s) => typeof s === "string" && s !== "")).toBe(true);
+    }
+    if (command.length > MAX_COMMAND_LENGTH) expect(splitSubcommands(command).opaque).toBe(true);
   });
 });

@@ -30,16 +30,22 @@ export interface BatchedSink extends LineSink {
 /** A batch is written at once when it grows past this, so a burst never holds much in memory. */
 const MAX_BATCH_CHARS = 64 * 1024;
 
+export interface BatchOptions {
+  /** Runs a task at the end of the current turn (default `setImmediate`). */
+  readonly defer?: (task: () => void) => void;
+  /** Applied to each batch just before it is written (core/mask.ts `scrubbingWith`): once per batch, not per line. */
+  readonly scrub?: (text: string) => string;
+}
+
 /**
  * Lines written during one turn of the event loop, handed to the stream in one write at the end
  * of the turn. Under load a gateway answers many requests per turn, and one write (a syscall when
  * stdout is a pipe or file) per turn instead of per audit line is most of what logging costs.
  * What a SIGKILL can lose is the current turn's lines; `flush` runs on a normal exit.
  */
-export function batchLines(
-  stream: LineSink,
-  defer: (task: () => void) => void = (task) => setImmediate(task),
-): BatchedSink {
+export function batchLines(stream: LineSink, options: BatchOptions = {}): BatchedSink {
+  const defer = options.defer ?? ((task: () => void) => setImmediate(task));
+  const scrub = options.scrub;
   let pending: string[] = [];
   let size = 0;
   let scheduled = false;
@@ -49,7 +55,7 @@ export function batchLines(
     const text = pending.join("");
     pending = [];
     size = 0;
-    stream.write(text);
+    stream.write(scrub ? scrub(text) : text);
   };
   return {
     write(line) {
@@ -63,4 +69,9 @@ export function batchLines(
     },
     flush,
   };
+}
+
+/** Each line scrubbed before it is written, for a sink that is not batched (Lambda's stdout). */
+export function scrubLines(sink: LineSink, scrub: (text: string) => string): LineSink {
+  return { write: (line) => sink.write(scrub(line)) };
 }

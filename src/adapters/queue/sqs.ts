@@ -4,12 +4,19 @@
  * `failedAt`. Limits (fanout.md B1): ≤ 10 entries and ≤ 1 MiB of bodies per batch, DelaySeconds
  * ≤ 900, visibility ≤ 43 200 s. Standard queues neither dedup ids nor tie a delete to the latest
  * receipt: a job may arrive twice, which the stable job id absorbs downstream.
+ *
+ * Calls are batched: sends go out with SendMessageBatch; acks, retries and the delete that ends a
+ * dead-lettering, which the consumers make one message at a time as each delivery ends, wait up
+ * to `batchWindowMs` for others to share a DeleteMessageBatch / ChangeMessageVisibilityBatch of up
+ * to 10 entries (the rare send to the DLQ stays a single SendMessage). Each call still settles
+ * with its own entry's result: an entry SQS failed on its side (SenderFault false) gets one more
+ * try, and one that fails for good rejects its call, so the consumer logs it and the message
+ * comes back after its visibility timeout; no failure is dropped silently.
  */
 import {
+  type BatchResultErrorEntry,
   ChangeMessageVisibilityBatchCommand,
-  ChangeMessageVisibilityCommand,
   DeleteMessageBatchCommand,
-  DeleteMessageCommand,
   type Message,
   ReceiveMessageCommand,
   SendMessageBatchCommand,
@@ -29,6 +36,8 @@ export interface SqsQueueOptions<T> {
   /** Told about a message that is not an envelope or fails `decode`; it is left where it is. */
   readonly onUnreadable?: (problem: { readonly messageId: string; readonly reason: string }) => void;
   readonly now?: () => number;
+  /** How long an ack, retry or dead letter waits for others to share its batch (default 20 ms). */
+  readonly batchWindowMs?: number;
 }
 
 const MAX_BATCH_ENTRIES = 10;
@@ -40,6 +49,10 @@ const DLQ_PAGE_VISIBILITY_SECONDS = 30;
 /** Keeps a dead letter well inside 1 MiB whatever the error text. */
 const MAX_ERROR_CHARS = 4000;
 const REDRIVEN_ERROR = "moved by the SQS redrive policy after maxReceiveCount receives";
+/** Short beside any visibility timeout, long enough to gather the deliveries of one batch. */
+const DEFAULT_BATCH_WINDOW_MS = 20;
+/** Tries per batch entry that SQS failed on its side (InternalError, throttling). */
+const ENTRY_TRIES = 2;
 
 const seconds = (ms: number, max: number): number => Math.min(max, Math.max(0, Math.ceil(ms / 1000)));
 
@@ -83,11 +96,80 @@ interface Outgoing {
   readonly delaySeconds: number;
 }
 
+/** One entry of a DeleteMessageBatch or (with its new visibility) ChangeMessageVisibilityBatch. */
+interface ReceiptEntry {
+  readonly receipt: string;
+  readonly visibilitySeconds?: number;
+}
+type BatchAction = "delete" | "change visibility";
+
+/** Why SQS refused an entry; undefined for one it took. */
+type EntryFailure = Pick<BatchResultErrorEntry, "Code" | "Message" | "SenderFault"> | undefined;
+
+const describeFailure = (f: NonNullable<EntryFailure>) =>
+  `${f.Code ?? "unknown"}${f.Message ? `: ${f.Message}` : ""}`;
+
+/**
+ * Gathers calls into batches of at most `max` entries: a call joins the open batch, which `flush`
+ * sends when it is full or `windowMs` after it opened. Each call settles with its own entry's
+ * result, or with the error of the whole request.
+ */
+function createBatcher<E>(
+  max: number,
+  windowMs: number,
+  flush: (entries: readonly E[]) => Promise<readonly EntryFailure[]>,
+  refused: (failure: NonNullable<EntryFailure>) => Error,
+) {
+  interface Waiting {
+    readonly entry: E;
+    readonly resolve: () => void;
+    readonly reject: (error: unknown) => void;
+  }
+  let open: { readonly waiting: Waiting[]; readonly timer: ReturnType<typeof setTimeout> } | undefined;
+  const inFlight = new Set<Promise<void>>();
+
+  function dispatch(): void {
+    if (!open) return;
+    const { waiting, timer } = open;
+    open = undefined;
+    clearTimeout(timer);
+    const sent = flush(waiting.map((w) => w.entry)).then(
+      (failures) =>
+        waiting.forEach((w, i) => {
+          const failure = failures[i];
+          if (failure) w.reject(refused(failure));
+          else w.resolve();
+        }),
+      (error: unknown) => {
+        for (const w of waiting) w.reject(error);
+      },
+    );
+    inFlight.add(sent);
+    void sent.finally(() => inFlight.delete(sent));
+  }
+
+  return {
+    add(entry: E): Promise<void> {
+      return new Promise<void>((resolve, reject) => {
+        open ??= { waiting: [], timer: setTimeout(dispatch, windowMs) };
+        open.waiting.push({ entry, resolve, reject });
+        if (open.waiting.length >= max) dispatch();
+      });
+    },
+    /** Sends the open batch now and waits for every batch still in flight. */
+    async drain(): Promise<void> {
+      dispatch();
+      await Promise.all(inFlight);
+    },
+  };
+}
+
 export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
   const { client, queueUrl, deadLetterQueueUrl } = options;
   const encode = options.encode ?? ((body: T): unknown => body);
   const decode = options.decode ?? ((value: unknown): T => value as T);
   const now = options.now ?? Date.now;
+  const windowMs = options.batchWindowMs ?? DEFAULT_BATCH_WINDOW_MS;
 
   function unreadable(message: Message, reason: string): void {
     options.onUnreadable?.({ messageId: message.MessageId ?? "", reason });
@@ -153,18 +235,56 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
     return result.Messages ?? [];
   }
 
+  /**
+   * One DeleteMessageBatch or ChangeMessageVisibilityBatch of at most 10 entries. SQS answers 200
+   * even when entries fail; those it failed on its side are sent again once. Resolves to each
+   * entry's failure, undefined for those SQS took.
+   */
+  async function changeBatch(
+    url: string,
+    action: BatchAction,
+    entries: readonly ReceiptEntry[],
+  ): Promise<EntryFailure[]> {
+    const failures: EntryFailure[] = entries.map(() => undefined);
+    let pending = entries.map((_, i) => i);
+    for (let tries = 0; pending.length > 0 && tries < ENTRY_TRIES; tries++) {
+      const ids = pending;
+      const result =
+        action === "change visibility"
+          ? await client.send(
+              new ChangeMessageVisibilityBatchCommand({
+                QueueUrl: url,
+                Entries: ids.map((i) => ({
+                  Id: String(i),
+                  ReceiptHandle: entries[i]?.receipt,
+                  VisibilityTimeout: entries[i]?.visibilitySeconds,
+                })),
+              }),
+            )
+          : await client.send(
+              new DeleteMessageBatchCommand({
+                QueueUrl: url,
+                Entries: ids.map((i) => ({ Id: String(i), ReceiptHandle: entries[i]?.receipt })),
+              }),
+            );
+      for (const i of ids) failures[i] = undefined;
+      pending = [];
+      for (const failed of result.Failed ?? []) {
+        const i = Number(failed.Id);
+        failures[i] = { Code: failed.Code, Message: failed.Message, SenderFault: failed.SenderFault };
+        if (failed.SenderFault === false) pending.push(i);
+      }
+    }
+    return failures;
+  }
+
   /** Deletes in batches of 10; throws listing the receipts SQS refused. */
   async function deleteAll(url: string, receipts: readonly string[]): Promise<void> {
     const refused: string[] = [];
     for (let start = 0; start < receipts.length; start += MAX_BATCH_ENTRIES) {
-      const chunk = receipts.slice(start, start + MAX_BATCH_ENTRIES);
-      const result = await client.send(
-        new DeleteMessageBatchCommand({
-          QueueUrl: url,
-          Entries: chunk.map((ReceiptHandle, i) => ({ Id: String(i), ReceiptHandle })),
-        }),
-      );
-      for (const failed of result.Failed ?? []) refused.push(failed.Code ?? "unknown");
+      const chunk = receipts.slice(start, start + MAX_BATCH_ENTRIES).map((receipt) => ({ receipt }));
+      for (const failure of await changeBatch(url, "delete", chunk))
+        if (failure) refused.push(failure.Code ?? "unknown");
     }
     if (refused.length > 0) throw new Error(`SQS refused to delete ${refused.length} messages: ${refused}`);
   }
@@ -176,20 +296,24 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
   async function releaseAll(url: string, receipts: readonly string[]): Promise<void> {
     for (let start = 0; start < receipts.length; start += MAX_BATCH_ENTRIES) {
       const chunk = receipts.slice(start, start + MAX_BATCH_ENTRIES);
-      await client
-        .send(
-          new ChangeMessageVisibilityBatchCommand({
-            QueueUrl: url,
-            Entries: chunk.map((ReceiptHandle, i) => ({
-              Id: String(i),
-              ReceiptHandle,
-              VisibilityTimeout: 0,
-            })),
-          }),
-        )
-        .catch(() => undefined);
+      await changeBatch(
+        url,
+        "change visibility",
+        chunk.map((receipt) => ({ receipt, visibilitySeconds: 0 })),
+      ).catch(() => undefined);
     }
   }
+
+  /** Acks and dead letters delete through one, retries change visibility through the other. */
+  const batcherFor = (action: BatchAction) =>
+    createBatcher<ReceiptEntry>(
+      MAX_BATCH_ENTRIES,
+      windowMs,
+      (entries) => changeBatch(queueUrl, action, entries),
+      (failure) => new Error(`SQS refused to ${action} a message (${describeFailure(failure)})`),
+    );
+  const deletes = batcherFor("delete");
+  const visibilityChanges = batcherFor("change visibility");
 
   function decodeBody(message: Message, envelope: Envelope): { body: T } | undefined {
     try {
@@ -270,19 +394,16 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
     },
 
     async ack(message) {
-      await client.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: message.receipt }));
+      await deletes.add({ receipt: message.receipt });
     },
 
     // SQS keeps no error text on a message, and a visibility change ends at most 12 h after the
     // receive: longer delays are clamped to 43 200 s.
     async retry(message, delayMs) {
-      await client.send(
-        new ChangeMessageVisibilityCommand({
-          QueueUrl: queueUrl,
-          ReceiptHandle: message.receipt,
-          VisibilityTimeout: seconds(delayMs, MAX_VISIBILITY_SECONDS),
-        }),
-      );
+      await visibilityChanges.add({
+        receipt: message.receipt,
+        visibilitySeconds: seconds(delayMs, MAX_VISIBILITY_SECONDS),
+      });
     },
 
     // Two calls, not atomic: a crash between them leaves the job on the source queue, where the
@@ -298,7 +419,7 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
       await client.send(
         new SendMessageCommand({ QueueUrl: deadLetterQueueUrl, MessageBody: toSqsJson(letter) }),
       );
-      await client.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: message.receipt }));
+      await deletes.add({ receipt: message.receipt });
     },
 
     // SQS has no browse call. With visibility 0 every receive samples the same first messages
@@ -376,8 +497,10 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
       return replayed;
     },
 
-    // The client belongs to the caller, who may share it between queues.
-    async close() {},
+    // Sends what waits for a batch. The client belongs to the caller, who may share it.
+    async close() {
+      await Promise.all([deletes.drain(), visibilityChanges.drain()]);
+    },
   };
 }
 

@@ -4,7 +4,6 @@
  * fetch uses, so a second reading can only disagree with it (ssrf.md §1.3). Pure: it runs unchanged
  * on Workers. Which addresses the host resolves to is the address stage's business, not this one's.
  */
-import { maskString } from "../mask.js";
 import type { EgressRefusal } from "./refusal.js";
 
 /** The Fetch standard's bad-port list ("port blocking"), as undici's `lib/web/fetch/constants.js`. */
@@ -187,10 +186,12 @@ function blockedName(host: string): string | undefined {
   return undefined;
 }
 
-/** The URL for a reason: origin and path, the query elided since it may carry a token. */
+/**
+ * The URL for a reason: its origin, the path and query elided. A Slack or Discord webhook path
+ * is itself the secret, and so is many a generic webhook's; a query may carry a token.
+ */
 function describe(url: URL): string {
-  const origin = url.protocol === "http:" || url.protocol === "https:" ? url.origin : url.protocol;
-  return `${origin}${url.pathname}${url.search === "" ? "" : "?…"}`;
+  return url.pathname === "/" && url.search !== "" ? `${describeTarget(url)}?…` : describeTarget(url);
 }
 
 function notAllowlisted(url: URL, checked: number, invalid: number): string {
@@ -469,9 +470,21 @@ function compilePath(text: string): Step<{ pieces: string[] }> {
 }
 
 /**
- * A URL as refusal reasons and logs may show it: origin and path with credential shapes masked
- * (a Slack or Discord webhook path is itself the secret), no query string, no fragment.
+ * A URL as refusal reasons and logs may show it: the origin only, with `/…` for a path other
+ * than `/` (a Slack or Discord webhook path is itself the secret, and an `env:` URL's path may
+ * be one too, whatever its shape); no query string, no fragment.
  */
 export function describeTarget(url: URL): string {
-  return maskString(`${url.origin}${url.pathname}`);
+  // Only http(s) has an origin to show; any other scheme (a refused `file:` URL) shows as such.
+  const origin = url.protocol === "http:" || url.protocol === "https:" ? url.origin : url.protocol;
+  return `${origin}${url.pathname === "/" ? "/" : "/…"}`;
+}
+
+/** `describeTarget` for a URL not parsed yet (a refused one, for the log): never the raw text. */
+export function describeRawTarget(raw: string): string {
+  try {
+    return describeTarget(new URL(raw));
+  } catch {
+    return "(unparsable URL)";
+  }
 }

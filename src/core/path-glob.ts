@@ -1,0 +1,61 @@
+/**
+ * Path globs (`where.glob`, the path patterns of `if` permission rules) with minimatch's
+ * semantics. minimatch matches segment by segment without regular expressions or backtracking
+ * (@isaacs/nonrecursive-glob-match), so no path an agent sends can stall a request; matchers that
+ * compile globs to a RegExp (picomatch and the like) lack that property.
+ *
+ * The engine is a port with minimatch (path-glob-minimatch.ts) as its default, left out of the
+ * Worker and Lambda bundles like the regex engine (regex.ts): there, compilePathGlob fails with
+ * PATH_GLOB_ENGINE_MISSING until an entry loads the engine (pattern-engines.ts).
+ */
+import { minimatchEngine } from "./path-glob-minimatch.js";
+import { err, ok, type Result } from "./result.js";
+
+/** Whether the whole path matches. */
+export type PathGlobTest = (path: string) => boolean;
+
+/** minimatch's options of the same names. */
+export interface PathGlobOptions {
+  readonly dot?: boolean;
+  readonly nonegate?: boolean;
+  readonly nocomment?: boolean;
+  readonly platform?: "linux";
+}
+
+export interface PathGlobEngine {
+  /** Compiles `pattern`; throws with the reason when it cannot. */
+  compile(pattern: string, options: PathGlobOptions): PathGlobTest;
+}
+
+export const PATH_GLOB_ENGINE_MISSING =
+  "needs the glob engine, which this build loads on demand and has not loaded";
+
+/** Undefined only in bundles built without the default (see above). */
+let engine: PathGlobEngine | undefined = minimatchEngine;
+/** Whether a glob went uncompiled for want of an engine: the loader's cue. */
+let wanted = false;
+
+export function registerPathGlobEngine(registered: PathGlobEngine): void {
+  engine = registered;
+}
+
+/** True once a compile failed with PATH_GLOB_ENGINE_MISSING, until an engine is registered. */
+export function isPathGlobEngineWanted(): boolean {
+  return wanted && engine === undefined;
+}
+
+/** The error reads after the pattern: `"x" is not a glob minimatch can read (...)`. */
+export function compilePathGlob(
+  pattern: string,
+  options: PathGlobOptions = {},
+): Result<PathGlobTest, string> {
+  if (engine === undefined) {
+    wanted = true;
+    return err(PATH_GLOB_ENGINE_MISSING);
+  }
+  try {
+    return ok(engine.compile(pattern, options));
+  } catch (e) {
+    return err(`is not a glob minimatch can read (${e instanceof Error ? e.message : String(e)})`);
+  }
+}

@@ -1,0 +1,23 @@
+/**
+ * For bundles that leave the pattern engines out of the code every cold start evaluates (the
+ * Worker, the Lambda handlers: scripts/lazy-engines.mjs): after a policy failed to compile for
+ * want of an engine, loads that engine with import() so the entry can compile the policy again.
+ * A policy without such a pattern never loads it. Elsewhere the engines are there from the start
+ * and this finds nothing to load.
+ */
+import { isPathGlobEngineWanted, registerPathGlobEngine } from "./path-glob.js";
+import { isRegexEngineWanted, registerRegexEngine } from "./regex.js";
+
+/** Loads every engine a compile has asked for; resolves to whether there was any. */
+export async function loadWantedPatternEngines(): Promise<boolean> {
+  const regex = isRegexEngineWanted();
+  const glob = isPathGlobEngineWanted();
+  await Promise.all([
+    regex && import("./regex-re2.js").then(({ re2Engine }) => registerRegexEngine(re2Engine)),
+    glob &&
+      import("./path-glob-minimatch.js").then(({ minimatchEngine }) =>
+        registerPathGlobEngine(minimatchEngine),
+      ),
+  ]);
+  return regex || glob;
+}

@@ -1,0 +1,428 @@
+/**
+ * Faults around a real `hookgate serve` (issue 9, item 4): notify sinks that answer 500, 429
+ * with Retry-After, hang, or reset the connection, while agents keep asking for decisions; and a
+ * data dir that cannot be used, at start and in the middle of a run. The decision route never
+ * waits for a sink or the queue, so its answers stay 2xx and right; every failing job is retried
+ * on its schedule and dead-lettered after its last attempt, with the reason.
+ */
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { afterEach, describe, expect, it } from "vitest";
+import { type LoopbackServer, loopbackServer } from "../support/loopback.js";
+import { startModelServer } from "../support/model-server.js";
+import { runCli, type ServerProcess, startServerProcess } from "../support/process.js";
+import { type WebhookReceiver, webhookReceiver } from "../support/receiver.js";
+
+const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+const cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+/** Each failing sink's path on the loopback sink server, and its retry schedule (seconds). */
+const FAILING = {
+  e500: [0.2, 0.2],
+  e429: [0.5],
+  reset: [0.2, 0.2],
+  hang: [0.2],
+} as const;
+type Failing = keyof typeof FAILING;
+
+/** One loopback server for the four failing sinks; the path says how it fails. */
+async function failingSinks(): Promise<LoopbackServer> {
+  const sinks = await loopbackServer((req, res) => {
+    switch (req.url.slice(1) as Failing) {
+      case "e500":
+        return res.writeHead(500).end("boom");
+      case "e429":
+        // 1 s: inside [0.5 s, 1 s], the clamp the schedule allows, so honoured as sent.
+        return res.writeHead(429, { "retry-after": "1" }).end();
+      case "reset":
+        return res.socket?.destroy();
+      case "hang":
+        return;
+    }
+  });
+  cleanups.push(() => sinks.close());
+  return sinks;
+}
+
+function policyFile(sinks: LoopbackServer, receiver: WebhookReceiver): string {
+  const dir = mkdtempSync(join(tmpdir(), "hookgate-faults-"));
+  const path = join(dir, "policy.json");
+  const webhook = (url: string, retryScheduleSeconds?: readonly number[]) => ({
+    type: "webhook",
+    url,
+    secret: "env:WHSEC",
+    ...(retryScheduleSeconds ? { retryScheduleSeconds } : {}),
+  });
+  writeFileSync(
+    path,
+    JSON.stringify({
+      version: 1,
+      egress: { allowCidrs: ["127.0.0.1/32"] },
+      rules: [
+        {
+          id: "no-rm-root",
+          on: "PreToolUse",
+          matcher: "Bash",
+          if: "Bash(rm -rf /*)",
+          decide: "deny",
+          reason: "Deleting from / is never allowed",
+          notify: ["audit", "e500", "e429", "reset"],
+        },
+        {
+          id: "tests",
+          on: "PreToolUse",
+          matcher: "Bash",
+          if: "Bash(npm test *)",
+          decide: "allow",
+          reason: "Tests are safe",
+        },
+        { id: "pnpm", on: "UserPromptSubmit", context: "This repository uses pnpm, never npm." },
+        { id: "bash-runs", on: "PostToolUse", matcher: "Bash", notify: ["audit", "e500"] },
+        { id: "session-ends", on: "SessionEnd", notify: ["hang"] },
+      ],
+      sinks: {
+        audit: webhook(receiver.url),
+        ...Object.fromEntries(
+          Object.entries(FAILING).map(([name, schedule]) => [
+            name,
+            webhook(`${sinks.url}/${name}`, schedule),
+          ]),
+        ),
+      },
+    }),
+  );
+  return path;
+}
+
+async function gateway(policy: string, dataDir?: string): Promise<ServerProcess> {
+  const server = await startServerProcess(policy, { WHSEC: SECRET }, dataDir);
+  cleanups.push(() => server.stop());
+  return server;
+}
+
+const base = { session_id: "s1", transcript_path: "/t", cwd: "/p" };
+const bash = (command: string, event = "PreToolUse") => ({
+  ...base,
+  hook_event_name: event,
+  tool_name: "Bash",
+  tool_input: { command },
+  tool_use_id: `t-${command}`,
+  ...(event === "PostToolUse" ? { tool_response: { stdout: "", stderr: "" } } : {}),
+});
+const sessionEnd = { ...base, hook_event_name: "SessionEnd", reason: "other" };
+
+/** The requests of the burst and the exact answer each gets from the policy above. */
+const KINDS = [
+  {
+    body: bash("rm -rf /var/tmp/x"),
+    expected: {
+      hookSpecificOutput: {
+        hookEventName: "PreToolUse",
+        permissionDecision: "deny",
+        permissionDecisionReason: "Deleting from / is never allowed",
+      },
+    },
+  },
+  {
+    body: bash("npm test -- --run"),
+    expected: {
+      hookSpecificOutput: {
+        hookEventName: "PreToolUse",
+        permissionDecision: "allow",
+        permissionDecisionReason: "Tests are safe",
+      },
+    },
+  },
+  { body: bash("ls", "PostToolUse"), expected: "" },
+  {
+    body: { ...base, hook_event_name: "UserPromptSubmit", prompt: "hi" },
+    expected: {
+      hookSpecificOutput: {
+        hookEventName: "UserPromptSubmit",
+        additionalContext: "This repository uses pnpm, never npm.",
+      },
+    },
+  },
+] as const;
+
+async function post(server: ServerProcess, body: unknown): Promise<{ status: number; text: string }> {
+  const res = await fetch(`${server.url}/v1/hooks`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  return { status: res.status, text: await res.text() };
+}
+
+/** `count` requests cycling through KINDS, `concurrency` at a time; the answers that were wrong. */
+async function burst(server: ServerProcess, count: number, concurrency: number) {
+  const wrong: { i: number; status: number; text: string }[] = [];
+  let next = 0;
+  const worker = async () => {
+    while (next < count) {
+      const i = next++;
+      const kind = KINDS[i % KINDS.length] as (typeof KINDS)[number];
+      const { status, text } = await post(server, kind.body);
+      const expected = kind.expected === "" ? "" : JSON.stringify(kind.expected);
+      if (status !== 200 || text !== expected) wrong.push({ i, status, text });
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  return wrong;
+}
+
+async function until(check: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const attemptsAt = (sinks: LoopbackServer, name: Failing) =>
+  sinks.received.filter((r) => r.url === `/${name}`).length;
+
+function counter(metrics: string, name: string, sink?: string): number {
+  const pattern = new RegExp(`^${name}(\\{[^}]*\\})? (\\d+)$`, "gm");
+  let total = 0;
+  for (const m of metrics.matchAll(pattern)) {
+    if (sink === undefined || m[1]?.includes(`sink="${sink}"`)) total += Number(m[2]);
+  }
+  return total;
+}
+
+describe("notify sinks that fail", () => {
+  it("leave the decisions on the agent-facing route 2xx and right meanwhile", async () => {
+    const sinks = await failingSinks();
+    const receiver = await webhookReceiver(SECRET);
+    cleanups.push(() => receiver.close());
+    const server = await gateway(policyFile(sinks, receiver));
+
+    // Every failing sink is hit and the hanging one holds the consumer before the burst starts.
+    expect((await post(server, bash("rm -rf /first"))).status).toBe(200);
+    expect((await post(server, sessionEnd)).status).toBe(200);
+    await until(
+      () => (Object.keys(FAILING) as Failing[]).every((name) => attemptsAt(sinks, name) >= 1),
+      "a first attempt at every failing sink",
+    );
+
+    const count = 400;
+    const wrong = await burst(server, count, 10);
+    expect(wrong).toEqual([]);
+
+    // The failures were real while the burst ran: no failing sink acknowledged anything, and the
+    // burst's denies and PostToolUse events went on the queue behind them.
+    const metrics = await (await fetch(`${server.url}/metrics`)).text();
+    expect(counter(metrics, "hookgate_decisions_total")).toBe(count + 2);
+    expect(counter(metrics, "hookgate_request_errors_total")).toBe(0);
+    expect(counter(metrics, "hookgate_enqueue_failed_total")).toBe(0);
+    // 100 denies and 100 PostToolUse in the burst, plus the first deny and the SessionEnd.
+    expect(counter(metrics, "hookgate_enqueued_total", "e500")).toBe(201);
+    expect(counter(metrics, "hookgate_enqueued_total", "hang")).toBe(1);
+    for (const name of Object.keys(FAILING))
+      expect(counter(metrics, "hookgate_delivered_total", name)).toBe(0);
+    expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+    // Ends the hanging delivery, so the gateway's drain on SIGTERM need not wait for its timeout.
+    await sinks.close();
+  });
+
+  it("are retried on their schedule, then dead-lettered after the last attempt with the reason", async () => {
+    const sinks = await failingSinks();
+    const receiver = await webhookReceiver(SECRET);
+    cleanups.push(() => receiver.close());
+    const server = await gateway(policyFile(sinks, receiver));
+
+    expect((await post(server, bash("rm -rf /x"))).status).toBe(200);
+    expect((await post(server, sessionEnd)).status).toBe(200);
+    // The hanging sink takes two egress timeouts (15 s each) to dead-letter.
+    await until(
+      () => server.lines.filter((l) => l.msg === "delivery dead-lettered").length === 4,
+      "four dead letters",
+      80_000,
+    );
+
+    // Attempts as the sinks saw them: 1 + the schedule's length, never more.
+    expect(attemptsAt(sinks, "e500")).toBe(3);
+    expect(attemptsAt(sinks, "e429")).toBe(2);
+    expect(attemptsAt(sinks, "reset")).toBe(3);
+    expect(attemptsAt(sinks, "hang")).toBe(2);
+    expect(receiver.unique).toHaveLength(1);
+    expect(receiver.duplicates).toBe(0);
+
+    // The delay each retry was scheduled with: Retry-After honoured, the others 0.2 s ± 20 %.
+    const retries = server.lines.filter((l) => l.msg === "delivery failed; will retry");
+    const delays = (sink: Failing) => retries.filter((l) => l.sink === sink).map((l) => Number(l.retryInMs));
+    expect(delays("e429")).toEqual([1000]);
+    for (const sink of ["e500", "reset", "hang"] as const) {
+      expect(delays(sink)).toHaveLength(FAILING[sink].length);
+      for (const ms of delays(sink)) {
+        expect(ms).toBeGreaterThanOrEqual(160);
+        expect(ms).toBeLessThanOrEqual(240);
+      }
+    }
+
+    const listed = await runCli(["dlq", "list", "--json", "--data-dir", server.dataDir]);
+    expect(listed.code).toBe(0);
+    const dead = JSON.parse(listed.stdout) as { body: { sink: string }; attempts: number; error: string }[];
+    const bySink = Object.fromEntries(dead.map((d) => [d.body.sink, d]));
+    expect(Object.keys(bySink).sort()).toEqual(["e429", "e500", "hang", "reset"]);
+    expect(bySink.e500).toMatchObject({
+      attempts: 3,
+      error: expect.stringMatching(/^gave up after 3 attempts: HTTP 500/),
+    });
+    expect(bySink.e429).toMatchObject({
+      attempts: 2,
+      error: expect.stringMatching(/^gave up after 2 attempts: HTTP 429/),
+    });
+    expect(bySink.reset).toMatchObject({
+      attempts: 3,
+      error: expect.stringMatching(/^gave up after 3 attempts: EGRESS_CONNECT_FAILED/),
+    });
+    expect(bySink.hang).toMatchObject({
+      attempts: 2,
+      error: expect.stringMatching(/^gave up after 2 attempts: EGRESS_TIMEOUT/),
+    });
+
+    const metrics = await (await fetch(`${server.url}/metrics`)).text();
+    expect(counter(metrics, "hookgate_enqueued_total")).toBe(5);
+    expect(counter(metrics, "hookgate_delivered_total")).toBe(1);
+    expect(counter(metrics, "hookgate_dead_lettered_total")).toBe(4);
+    expect(counter(metrics, "hookgate_retried_total")).toBe(2 + 1 + 2 + 1);
+  }, 120_000);
+});
+
+describe("a model server that hangs", () => {
+  it("still gets every decision, the judged ones with the rule's onError at the deadline", async () => {
+    const model = await startModelServer();
+    cleanups.push(() => model.close());
+    model.script({ hang: true });
+    const path = join(mkdtempSync(join(tmpdir(), "hookgate-model-hang-")), "policy.json");
+    writeFileSync(
+      path,
+      JSON.stringify({
+        version: 1,
+        defaults: { deadlineMs: 500 },
+        egress: { allowedHttpHookUrls: ["http://127.0.0.1:*/*"], allowCidrs: ["127.0.0.1/32"] },
+        rules: [
+          {
+            id: "judge-writes",
+            on: "PreToolUse",
+            matcher: "Write",
+            prompt: { text: "Does this write add a secret? $ARGUMENTS", model: "fast", onError: "deny" },
+          },
+          {
+            id: "tests",
+            on: "PreToolUse",
+            matcher: "Bash",
+            if: "Bash(npm test *)",
+            decide: "allow",
+            reason: "Tests are safe",
+          },
+        ],
+        models: {
+          fast: {
+            provider: "anthropic",
+            model: "claude-haiku-4-5",
+            apiKey: "env:MODEL_KEY",
+            url: model.anthropicUrl,
+          },
+        },
+      }),
+    );
+    const server = await startServerProcess(path, { MODEL_KEY: "sk-test-key" });
+    cleanups.push(() => server.stop());
+
+    const write = (i: number) => ({
+      ...base,
+      hook_event_name: "PreToolUse",
+      tool_name: "Write",
+      tool_input: { file_path: `/p/src/${i}.ts`, content: "x" },
+      tool_use_id: `w${i}`,
+    });
+    const answers = await Promise.all([
+      ...Array.from({ length: 5 }, (_, i) => post(server, write(i))),
+      ...Array.from({ length: 5 }, () => post(server, KINDS[1].body)),
+    ]);
+    const judged = answers
+      .slice(0, 5)
+      .map((a) => ({ status: a.status, output: JSON.parse(a.text).hookSpecificOutput }));
+    for (const a of judged) {
+      expect(a.status).toBe(200);
+      expect(a.output).toMatchObject({
+        permissionDecision: "deny",
+        permissionDecisionReason: expect.stringMatching(/(JUDGE|EGRESS)_TIMEOUT/),
+      });
+    }
+    for (const a of answers.slice(5))
+      expect(a).toEqual({ status: 200, text: JSON.stringify(KINDS[1].expected) });
+    // Each judged event reached the model, which never answered.
+    expect(model.requests.length).toBe(5);
+  });
+});
+
+describe("a data dir that cannot be used", () => {
+  it("stops `serve` at start with a clear error when the queue file is not a database", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "hookgate-baddata-"));
+    writeFileSync(join(dataDir, "queue.sqlite"), "this is not an SQLite file, ".repeat(200));
+    const policy = join(dataDir, "policy.json");
+    writeFileSync(policy, JSON.stringify({ version: 1, rules: [] }));
+    const { code, stderr } = await runCli([
+      "serve",
+      "--policy",
+      policy,
+      "--port",
+      "0",
+      "--data-dir",
+      dataDir,
+    ]);
+    expect(code).toBe(1);
+    expect(stderr).toContain(`cannot use the data dir ${dataDir}`);
+    expect(stderr).toMatch(/not a database.*pass --data-dir with a writable directory/);
+  });
+
+  it("stops `serve` at start with a clear error when the data dir is a file", async () => {
+    const file = join(mkdtempSync(join(tmpdir(), "hookgate-filedata-")), "data");
+    writeFileSync(file, "");
+    const policy = `${file}.policy.json`;
+    writeFileSync(policy, JSON.stringify({ version: 1, rules: [] }));
+    const { code, stderr } = await runCli(["serve", "--policy", policy, "--port", "0", "--data-dir", file]);
+    expect(code).toBe(1);
+    expect(stderr).toContain(`cannot use the data dir ${file}`);
+    expect(stderr).toMatch(/EEXIST.*pass --data-dir with a writable directory/);
+  });
+
+  it("keeps answering decisions when the queue cannot be written mid-run, and delivers again after", async () => {
+    const sinks = await failingSinks();
+    const receiver = await webhookReceiver(SECRET);
+    cleanups.push(() => receiver.close());
+    const server = await gateway(policyFile(sinks, receiver));
+    expect((await post(server, bash("ls", "PostToolUse"))).status).toBe(200);
+    await until(() => receiver.unique.length === 1, "the first delivery");
+
+    // Another process holds the queue's write lock: every write the gateway tries fails (busy),
+    // after better-sqlite3's 5 s busy wait, which blocks the event loop: answers arriving then
+    // are late (docs/RELIABILITY.md), but every one is answered, and right.
+    const lock = new Database(join(server.dataDir, "queue.sqlite"));
+    cleanups.push(async () => lock.close());
+    lock.exec("BEGIN IMMEDIATE");
+    for (const kind of KINDS) {
+      const { status, text } = await post(server, kind.body);
+      expect(status).toBe(200);
+      expect(text).toBe(kind.expected === "" ? "" : JSON.stringify(kind.expected));
+    }
+    await server.waitForLine((l) => l.msg === "enqueue failed; the decision was answered anyway", 30_000);
+    lock.exec("ROLLBACK");
+
+    expect(server.child.exitCode).toBeNull();
+    expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+    const metrics = await (await fetch(`${server.url}/metrics`)).text();
+    expect(counter(metrics, "hookgate_enqueue_failed_total")).toBeGreaterThan(0);
+    expect((await post(server, bash("pwd", "PostToolUse"))).status).toBe(200);
+    await until(() => receiver.unique.length >= 2, "a delivery after the lock is released");
+  }, 90_000);
+});

@@ -1,0 +1,102 @@
+/**
+ * The load proof's short run in CI: scripts/load.mjs exactly as `npm run load` runs it, at a
+ * small rate for a few seconds. Only its correctness figures are asserted (every answer 2xx and
+ * right, every notify event delivered or dead-lettered, none twice); timing and memory are
+ * printed by the script, never checked here.
+ */
+import { execFile } from "node:child_process";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { describe, expect, it } from "vitest";
+import { ROOT } from "../support/process.js";
+
+const run = promisify(execFile);
+
+interface SinkFigures {
+  expectedEnqueued: number;
+  enqueued: number;
+  delivered: number;
+  retried: number;
+  deadLettered: number;
+  lost: number;
+}
+interface LoadResult {
+  load: {
+    planned: number;
+    answered: number;
+    sent: number;
+    non2xx: number;
+    errors: number;
+    wrongBodies: number;
+  };
+  decisions: number;
+  sinks: { audit: SinkFigures; siem: SinkFigures };
+  lost: number;
+  drain: { complete: boolean };
+  receiver: {
+    audit: { unique: number; duplicates: number; badSignatures: number };
+    siem: { posts: number; ids: number; attempts: Record<string, number> };
+  };
+  queueFile: { jobsLeft: number; deadLetters: number };
+  gateway: { exitCode: number | null; unexpectedLog: string[] };
+  failures: string[];
+}
+
+async function load(...args: string[]): Promise<{ code: number; result: LoadResult; stdout: string }> {
+  const out = join(mkdtempSync(join(tmpdir(), "hookgate-load-test-")), "load.json");
+  let code = 0;
+  let stdout = "";
+  try {
+    ({ stdout } = await run(process.execPath, ["scripts/load.mjs", ...args, "--out", out], {
+      cwd: ROOT,
+      timeout: 55_000,
+    }));
+  } catch (e) {
+    const failure = e as { code: number; stdout: string; stderr: string };
+    code = failure.code;
+    stdout = failure.stdout;
+  }
+  return { code, result: JSON.parse(readFileSync(out, "utf8")) as LoadResult, stdout };
+}
+
+describe("scripts/load.mjs at 50 requests/s for 5 s", () => {
+  it("answers every request 2xx with its decision and accounts for every notify event", async () => {
+    const { code, result, stdout } = await load("--rate", "50", "--duration", "5", "--warmup", "1");
+
+    expect(result.failures).toEqual([]);
+    expect(code).toBe(0);
+    expect(stdout).toContain("All checks passed.");
+
+    expect(result.load).toMatchObject({ planned: 250, answered: 250, non2xx: 0, errors: 0, wrongBodies: 0 });
+    expect(result.decisions).toBe(result.load.sent);
+
+    // The good sink: every job delivered, each id once, every signature valid.
+    const { audit, siem } = result.sinks;
+    expect(audit.enqueued).toBeGreaterThan(0);
+    expect(audit.enqueued).toBe(audit.expectedEnqueued);
+    expect(audit.delivered).toBe(audit.enqueued);
+    expect(result.receiver.audit).toMatchObject({ unique: audit.delivered, duplicates: 0, badSignatures: 0 });
+
+    // The failing sink: every job tried 3 times (2 retries), then dead-lettered.
+    expect(siem.enqueued).toBeGreaterThan(0);
+    expect(siem.enqueued).toBe(siem.expectedEnqueued);
+    expect(siem.deadLettered).toBe(siem.enqueued);
+    expect(siem.retried).toBe(2 * siem.enqueued);
+    expect(result.receiver.siem.attempts).toEqual({ 3: siem.enqueued });
+
+    expect(result.lost).toBe(0);
+    expect(result.drain.complete).toBe(true);
+    expect(result.queueFile).toEqual(
+      expect.objectContaining({ jobsLeft: 0, deadLetters: siem.deadLettered }),
+    );
+    expect(result.gateway).toMatchObject({ exitCode: 0, unexpectedLog: [] });
+  });
+
+  it("rejects a rate out of bounds as a usage error, before starting anything", async () => {
+    await expect(
+      run(process.execPath, ["scripts/load.mjs", "--rate", "0"], { cwd: ROOT, timeout: 10_000 }),
+    ).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining("--rate must be an integer") });
+  });
+});

@@ -1,0 +1,136 @@
+import { describe, expect, it } from "vitest";
+import { MASK, scrubSecrets } from "../../src/core/mask.js";
+import { MIN_SECRET_CHARS } from "../../src/core/policy.js";
+import { policyFrom, sha256 } from "../support/policy.js";
+
+const ENV = {
+  SLACK_URL: "https://hooks.slack.com/services/T0/B0/plainpath",
+  SIGNING: "signing-secret-value",
+  GH: "github-token-value",
+  KEY: "model-key-value",
+  TEAM_TOKEN: "team-token-value",
+  HEADER_TOKEN: "header-token-value",
+  NOT_FORWARDED: "only-in-the-global-list",
+  SHORT: "1234567",
+  UNUSED: "never-referenced-value",
+};
+
+describe("Policy.secrets", () => {
+  it("holds every env: value, team token and interpolable header variable, longest first", async () => {
+    const policy = await policyFrom(
+      {
+        version: 1,
+        auth: {
+          tokens: [
+            { team: "a", env: "TEAM_TOKEN" },
+            { team: "b", sha256: await sha256("hashed") },
+          ],
+        },
+        egress: { httpHookAllowedEnvVars: ["HEADER_TOKEN", "NOT_FORWARDED"] },
+        models: { m: { provider: "anthropic", model: "x", apiKey: "env:KEY" } },
+        sinks: {
+          chat: { type: "slack", url: "env:SLACK_URL" },
+          signed: { type: "webhook", url: "https://in.example/x", secret: "env:SIGNING" },
+          ci: { type: "github-dispatch", repo: "a/b", eventType: "e", token: "env:GH" },
+          short: { type: "webhook", url: "https://in.example/y", secret: "env:SHORT" },
+          unset: { type: "webhook", url: "https://in.example/z", secret: "env:NOT_SET" },
+        },
+        rules: [
+          {
+            id: "fwd",
+            on: "PreToolUse",
+            forward: {
+              url: "https://policy.example/hook",
+              headers: { Authorization: "Bearer $HEADER_TOKEN" },
+              allowedEnvVars: ["HEADER_TOKEN", "UNUSED"],
+            },
+          },
+          { id: "n", on: "Stop", notify: ["chat", "signed", "ci", "short", "unset"] },
+        ],
+      },
+      ENV,
+    );
+    const expected = [
+      ENV.SLACK_URL,
+      // A receiver that echoes what it was called on quotes the path alone.
+      "/services/T0/B0/plainpath",
+      ENV.SIGNING,
+      ENV.GH,
+      ENV.KEY,
+      ENV.TEAM_TOKEN,
+      ENV.HEADER_TOKEN,
+    ].sort((a, b) => b.length - a.length);
+    expect(policy.secrets).toEqual(expected);
+  });
+
+  it("holds the path of an env: URL, with and without its query, unless the path is /", async () => {
+    const policy = await policyFrom(
+      {
+        version: 1,
+        sinks: {
+          a: { type: "webhook", url: "env:WITH_QUERY" },
+          b: { type: "webhook", url: "env:ROOT" },
+        },
+        rules: [{ id: "n", on: "Stop", notify: ["a", "b"] }],
+      },
+      { WITH_QUERY: "https://in.example/in/abcd?sig=xyz", ROOT: "https://root.example" },
+    );
+    expect(policy.secrets).toEqual([
+      "https://in.example/in/abcd?sig=xyz",
+      "https://root.example",
+      "/in/abcd?sig=xyz",
+      "/in/abcd",
+    ]);
+  });
+
+  it("holds inline API keys and signing secrets too, which are sent just the same", async () => {
+    const policy = await policyFrom({
+      version: 1,
+      models: { m: { provider: "openai", model: "x", apiKey: "inline-api-key" } },
+      sinks: { s: { type: "webhook", url: "https://in.example/x", secret: "inline-signing-secret" } },
+      rules: [{ id: "n", on: "Stop", notify: ["s"] }],
+    });
+    expect(policy.secrets).toEqual(["inline-signing-secret", "inline-api-key"]);
+  });
+
+  it(`leaves out values shorter than ${MIN_SECRET_CHARS} characters, and is empty for a policy without secrets`, async () => {
+    const short = await policyFrom(
+      {
+        version: 1,
+        models: { m: { provider: "anthropic", model: "x", apiKey: "env:SHORT" } },
+        rules: [],
+      },
+      ENV,
+    );
+    expect(short.secrets).toEqual([]);
+    expect((await policyFrom({ version: 1, rules: [] })).secrets).toEqual([]);
+  });
+});
+
+describe("scrubSecrets", () => {
+  it.each([
+    ["a raw value", "echo: abcdefgh1234", ["abcdefgh1234"], `echo: ${MASK}`],
+    ["every occurrence", "x1y2z3w4 and x1y2z3w4", ["x1y2z3w4"], `${MASK} and ${MASK}`],
+    ["a value with a quote, JSON-escaped", '{"m":"pa\\"ssword1"}', ['pa"ssword1'], `{"m":"${MASK}"}`],
+    [
+      "a value JSON-escaped twice (a quoted excerpt in a log line)",
+      '{"m":"\\"pa\\\\\\"ssword1\\""}',
+      ['pa"ssword1'],
+      `{"m":"\\"${MASK}\\""}`,
+    ],
+    [
+      "the longer of two overlapping values whole",
+      "key: abcdefgh-ijkl",
+      ["abcdefgh", "abcdefgh-ijkl"],
+      `key: ${MASK}`,
+    ],
+    ["nothing when no value occurs", "nothing here", ["abcdefgh1234"], "nothing here"],
+  ])("replaces %s", (_what, text, secrets, expected) => {
+    expect(scrubSecrets(text, secrets)).toBe(expected);
+  });
+
+  it("returns the very same text when there are no secrets", () => {
+    const text = "a line";
+    expect(scrubSecrets(text, [])).toBe(text);
+  });
+});

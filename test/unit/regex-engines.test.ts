@@ -1,0 +1,143 @@
+/**
+ * The pattern engines as ports (src/core/regex.ts, path-glob.ts, pattern-engines.ts): re2js and
+ * minimatch by default, and, in a bundle built without them (scripts/lazy-engines.mjs, emulated
+ * here by mocking the engine modules away), a compile that fails with the engine's MISSING
+ * error and marks it wanted, the loader that imports exactly the wanted engines, and a policy
+ * that loads once they are there.
+ */
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { compilePathGlob } from "../../src/core/path-glob.js";
+import { compileRegex, type RegexEngine, registerRegexEngine } from "../../src/core/regex.js";
+import { re2Engine } from "../../src/core/regex-re2.js";
+import { sha256 } from "../support/policy.js";
+
+const REGEX_MODULE = "../../src/core/regex-re2.js";
+const GLOB_MODULE = "../../src/core/path-glob-minimatch.js";
+
+afterEach(() => {
+  vi.doUnmock(REGEX_MODULE);
+  vi.doUnmock(GLOB_MODULE);
+  vi.resetModules();
+});
+
+describe("the default engines", () => {
+  it.each([
+    ["mcp__(github|gitlab)__.*", "mcp__gitlab__create_issue", true],
+    ["rm\\s+-rf", "sudo rm  -rf /", true],
+    ["^git pull", "git push", false],
+  ])("regex %s against %s: %s (RE2, unanchored)", (pattern, value, expected) => {
+    const compiled = compileRegex(pattern);
+    expect(compiled.ok && compiled.value(value)).toBe(expected);
+  });
+
+  it("rejects what RE2 cannot run in linear time, with the reason", () => {
+    const compiled = compileRegex("(a)\\1");
+    expect(compiled.ok).toBe(false);
+    expect(!compiled.ok && compiled.error).toMatch(/not a valid RE2 regular expression.*backreferences/);
+  });
+
+  it.each([
+    ["/home/dev/proj/src/**", "/home/dev/proj/src/a/b.ts", true],
+    ["**/.env", "app/.env", true],
+    ["*.ts", "src/a.ts", false],
+  ])("path glob %s against %s: %s (minimatch)", (pattern, path, expected) => {
+    const compiled = compilePathGlob(pattern, { dot: true });
+    expect(compiled.ok && compiled.value(path)).toBe(expected);
+  });
+
+  it("refuses a glob minimatch cannot read", () => {
+    const compiled = compilePathGlob("a".repeat(70_000));
+    expect(!compiled.ok && compiled.error).toMatch(
+      /^is not a glob minimatch can read \(pattern is too long\)/,
+    );
+  });
+
+  it("compiles with a registered engine instead", () => {
+    const seen: string[] = [];
+    const fake: RegexEngine = {
+      compile: (pattern) => {
+        seen.push(pattern);
+        return (value) => value === pattern;
+      },
+    };
+    registerRegexEngine(fake);
+    try {
+      const compiled = compileRegex("x+");
+      expect(compiled.ok && compiled.value("x+")).toBe(true);
+      expect(seen).toEqual(["x+"]);
+    } finally {
+      registerRegexEngine(re2Engine);
+    }
+  });
+});
+
+describe("a bundle built without the engines", () => {
+  /** Fresh core modules whose default engines are absent, as scripts/lazy-engines.mjs builds them. */
+  async function withoutEngines() {
+    vi.resetModules();
+    vi.doMock(REGEX_MODULE, () => ({ re2Engine: undefined }));
+    vi.doMock(GLOB_MODULE, () => ({ minimatchEngine: undefined }));
+    const regex = await import("../../src/core/regex.js");
+    const glob = await import("../../src/core/path-glob.js");
+    const engines = await import("../../src/core/pattern-engines.js");
+    const policy = await import("../../src/core/policy.js");
+    // From here on import() finds the real engine modules, as it finds their chunks in a bundle.
+    vi.doUnmock(REGEX_MODULE);
+    vi.doUnmock(GLOB_MODULE);
+    return { regex, glob, engines, policy };
+  }
+
+  it("fails a compile with REGEX_ENGINE_MISSING until the loader registers re2js", async () => {
+    const { regex, glob, engines } = await withoutEngines();
+    expect(regex.isRegexEngineWanted()).toBe(false);
+    expect(await engines.loadWantedPatternEngines()).toBe(false);
+    expect(regex.compileRegex("a.c")).toEqual({ ok: false, error: regex.REGEX_ENGINE_MISSING });
+    expect(regex.isRegexEngineWanted()).toBe(true);
+    expect(glob.isPathGlobEngineWanted()).toBe(false);
+
+    expect(await engines.loadWantedPatternEngines()).toBe(true);
+    expect(regex.isRegexEngineWanted()).toBe(false);
+    const compiled = regex.compileRegex("a.c");
+    expect(compiled.ok && compiled.value("xabcx")).toBe(true);
+    // Only the wanted engine was loaded: the glob engine is still absent.
+    expect(glob.compilePathGlob("**")).toEqual({ ok: false, error: glob.PATH_GLOB_ENGINE_MISSING });
+    expect(await engines.loadWantedPatternEngines()).toBe(true);
+    expect(await engines.loadWantedPatternEngines()).toBe(false);
+    expect(glob.compilePathGlob("**").ok).toBe(true);
+  });
+
+  it("loads a policy with regex and glob patterns on the second compile, as the entries do", async () => {
+    const { engines, policy } = await withoutEngines();
+    const text = JSON.stringify({
+      version: 1,
+      rules: [
+        { id: "mcp", on: "PreToolUse", matcher: "mcp__.*", decide: "deny", reason: "r" },
+        { id: "env", on: "PreToolUse", if: "Read(**/.env)", decide: "deny", reason: "r" },
+        { id: "src", on: "PreToolUse", where: { "tool_input.file_path": { glob: "src/**" } }, decide: "ask" },
+      ],
+    });
+    const deps = { env: () => undefined, sha256 };
+    const first = await policy.loadPolicy(text, deps);
+    expect(first.ok).toBe(false);
+    const messages = first.ok ? [] : first.error.map((i) => i.message).join("\n");
+    expect(messages).toMatch(/needs the regex engine/);
+    expect(messages).toMatch(/needs the glob engine/);
+    expect(await engines.loadWantedPatternEngines()).toBe(true);
+    const second = await policy.loadPolicy(text, deps);
+    expect(second.ok && second.value.policy.rules.map((r) => r.id)).toEqual(["mcp", "env", "src"]);
+  });
+
+  it("loads no engine for a policy without such patterns", async () => {
+    const { engines, policy } = await withoutEngines();
+    const text = JSON.stringify({
+      version: 1,
+      rules: [
+        { id: "rm", on: "PreToolUse", matcher: "Bash", if: "Bash(rm -rf *)", decide: "deny", reason: "r" },
+        { id: "edit", on: "PreToolUse", matcher: "Write|Edit", decide: "ask" },
+      ],
+    });
+    const loaded = await policy.loadPolicy(text, { env: () => undefined, sha256 });
+    expect(loaded.ok).toBe(true);
+    expect(await engines.loadWantedPatternEngines()).toBe(false);
+  });
+});

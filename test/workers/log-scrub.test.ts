@@ -1,0 +1,54 @@
+/**
+ * The Worker's log lines scrubbed of the policy's secret values, inside workerd: a hook record
+ * (HOOKGATE_RECORD) quotes the event, which may hold a secret in no shape the masker knows.
+ */
+import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import worker, { type WorkerEnv } from "../../src/entry/workers.js";
+
+const KEY = "plain7key7without7any7shape";
+
+const policy = {
+  version: 1,
+  models: { judge: { provider: "anthropic", model: "m", apiKey: "env:SCRUB_TEST_KEY" } },
+  rules: [{ id: "no-rm", on: "PreToolUse", if: "Bash(rm *)", decide: "deny", reason: "no rm" }],
+};
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+describe("the Worker's log lines", () => {
+  it("carry [masked] where the event quoted a secret value of the policy", async () => {
+    const lines: string[] = [];
+    vi.spyOn(console, "log").mockImplementation((line: string) => lines.push(line));
+    const ctx = createExecutionContext();
+    const res = await worker.fetch(
+      new Request("https://hookgate.test/v1/hooks", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({
+          session_id: "s",
+          transcript_path: "/t",
+          cwd: "/p",
+          hook_event_name: "PreToolUse",
+          tool_name: "Bash",
+          tool_input: { command: `curl -H "x-api-key: ${KEY}" https://api.example` },
+          tool_use_id: "t1",
+        }),
+      }),
+      {
+        ...env,
+        HOOKGATE_POLICY: JSON.stringify(policy),
+        SCRUB_TEST_KEY: KEY,
+        HOOKGATE_RECORD: "1",
+      } as WorkerEnv,
+      ctx,
+    );
+    await waitOnExecutionContext(ctx);
+    expect(res.status).toBe(200);
+    const record = lines.find((l) => l.includes('"msg":"hook record"'));
+    expect(record).toContain("[masked]");
+    expect(lines.join("\n")).not.toContain(KEY);
+  });
+});
