@@ -1,5 +1,6 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { MASK, maskString, maskValue } from "../../src/core/mask.js";
+import { MASK, MAY_HOLD_SECRET, maskString, maskValue, SECRET_SHAPES } from "../../src/core/mask.js";
 
 describe("maskString", () => {
   it.each([
@@ -66,5 +67,70 @@ describe("webhook URLs", () => {
       "https://discord.com/api/webhooks/123456789012345678/AbCdEfGhIjKlMnOpQrStUvWxYz_-0123456789",
     );
     expect(masked).toBe(`https://discord.com/api/webhooks/123456789012345678/${MASK}`);
+  });
+});
+
+describe("the quick test before the shapes", () => {
+  /** Pieces of every shape, cut and mixed, so generated strings come near and into matches. */
+  const PIECES = [
+    "-----BEGIN RSA PRIVATE KEY-----",
+    "-----END RSA PRIVATE KEY-----",
+    "AKIA",
+    "ASIA",
+    "ghp_",
+    "gho_",
+    "github_pat_",
+    "xoxb-",
+    "sk-",
+    "whsec_",
+    "eyJ",
+    ".",
+    "hooks.slack.com/services/",
+    "discord.com/api/webhooks/123/",
+    "Bearer ",
+    "basic\t",
+    "TOKEN",
+    "API_KEY",
+    "=",
+    "//user:",
+    "@",
+    "ABCDEFGHIJKLMNOP0123",
+    "abcdefghij_-+/=",
+    " ",
+    "rm -rf /",
+  ];
+  const text = fc
+    .array(fc.oneof(fc.constantFrom(...PIECES), fc.string({ maxLength: 6 })), { maxLength: 24 })
+    .map((parts) => parts.join(""));
+
+  it("lets through only text no shape matches, so skipping the shapes changes nothing", () => {
+    fc.assert(
+      fc.property(text, (s) => {
+        if (MAY_HOLD_SECRET.test(s)) return;
+        for (const [shape] of SECRET_SHAPES) {
+          shape.lastIndex = 0;
+          expect(shape.test(s), `${shape} on ${JSON.stringify(s)}`).toBe(false);
+        }
+        expect(maskString(s)).toBe(s);
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it("still masks what each shape catches", () => {
+    const samples = [
+      "-----BEGIN RSA PRIVATE KEY-----\nabc\n-----END RSA PRIVATE KEY-----",
+      "AKIAABCDEFGHIJKLMNOP",
+      "ghp_abcdefghijklmnopqrstuvwxyz",
+      "xoxb-1234567890-abc",
+      "sk-abcdefghijklmnopqrstuvwxyz",
+      "whsec_abcdefgh12",
+      "eyJabcdefghij.abcdefghij.abcdefghij",
+      "https://hooks.slack.com/services/T000/B000/XXXXXXXX",
+      "curl -H 'Authorization: Bearer abcdefgh12345'",
+      "https://user:hunter22@example.com/",
+      "export API_KEY=abcdef",
+    ];
+    for (const sample of samples) expect(maskString(sample), sample).toContain(MASK);
   });
 });
