@@ -10,7 +10,16 @@ import { fileURLToPath } from "node:url";
 const HERE = dirname(fileURLToPath(import.meta.url));
 
 /** Each one measures its own baseline in the same run (bench/README.md). */
-const BENCHMARKS = ["decision.js", "egress.js", "remote.js", "fanout.js", "coldstart.js"];
+const BENCHMARKS = [
+  "decision.js",
+  "scaling.js",
+  "command-hook.js",
+  "egress.js",
+  "remote.js",
+  "fanout.js",
+  "enqueue.js",
+  "coldstart.js",
+];
 
 let failed = 0;
 for (const name of BENCHMARKS) {

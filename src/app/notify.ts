@@ -108,21 +108,22 @@ export function createNotifier(deps: NotifyDeps): Notifier {
       related = await enrich("lastTool", () => sessions.lastTool(sessionId));
     }
     const jobs = new Map<string, DeliveryJob>();
+    const id = `evt_${input.decisionId}`;
+    // The event is masked once, whatever the number of sinks; each job differs only in its rule.
+    const base = {
+      ...createNotification(
+        id,
+        deps.clock.now(),
+        event,
+        { team: input.team, decision: input.decision, reason: input.reason, ruleId: "" },
+        related,
+      ),
+      ...(correlation ? { correlation } : {}),
+    };
     for (const { ruleId, sinks } of input.notify) {
       for (const sink of sinks) {
         if (jobs.has(sink)) continue; // one message per sink per event, whichever rules named it
-        const id = `evt_${input.decisionId}`;
-        const notification = {
-          ...createNotification(
-            id,
-            deps.clock.now(),
-            event,
-            { team: input.team, decision: input.decision, reason: input.reason, ruleId },
-            related,
-          ),
-          ...(correlation ? { correlation } : {}),
-        };
-        jobs.set(sink, { id: `${id}.${sink}`, sink, notification });
+        jobs.set(sink, { id: `${id}.${sink}`, sink, notification: { ...base, ruleId } });
       }
     }
     await deps.queue.send([...jobs.values()].map((job) => ({ id: job.id, body: job })));

@@ -37,6 +37,35 @@ afterEach(async () => {
 });
 
 describe("sqlite queue on disk", () => {
+  it("commits the sends of one turn together, each settling only once its rows are on disk", async () => {
+    const queue = open("writer");
+    const reader = new Database(path, { readonly: true });
+    const count = () => (reader.prepare("SELECT count(*) AS n FROM queue_jobs").get() as { n: number }).n;
+    const sends = Array.from({ length: 50 }, (_, n) => queue.send([{ id: `job-${n}`, body: { n } }]));
+    // Nothing is written while the turn that sends is still running...
+    expect(count()).toBe(0);
+    await Promise.all(sends);
+    // ...and every awaited send is visible to another connection, as after a commit.
+    expect(count()).toBe(50);
+    const each = await queue.send([{ id: "job-50", body: { n: 50 } }]);
+    expect(each).toBeUndefined();
+    expect(count()).toBe(51);
+    reader.close();
+    const received = await open("reader").receive(100, HOUR);
+    expect(received.map((m) => m.body.n).sort((a, b) => a - b)).toEqual(
+      Array.from({ length: 51 }, (_, n) => n),
+    );
+  });
+
+  it("sends what is waiting when it closes", async () => {
+    const queue = open("closer");
+    const pending = queue.send([{ id: "last", body: { n: 1 } }]);
+    await queue.close();
+    await pending;
+    const again = open("again");
+    expect((await again.receive(10, HOUR)).map((m) => m.id)).toEqual(["last"]);
+  });
+
   it("keeps queued jobs, delays, attempts and dead letters across close and reopen", async () => {
     const before = open("process-1");
     await before.send([

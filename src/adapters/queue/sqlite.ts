@@ -183,9 +183,29 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
     return rows.length;
   });
 
+  // Group commit: the sends of one event-loop turn (every request answered in it) go into one
+  // transaction at the end of the turn. A commit is most of an enqueue's cost, and each send's
+  // promise settles only once its rows are committed, so an awaited send is as durable as before.
+  let waiting: { messages: readonly OutgoingMessage<T>[]; settle: (error?: unknown) => void }[] = [];
+  const commitWaiting = () => {
+    const batch = waiting;
+    waiting = [];
+    if (batch.length === 0) return;
+    try {
+      sendAll.immediate(batch.length === 1 ? (batch[0]?.messages ?? []) : batch.flatMap((b) => b.messages));
+    } catch (e) {
+      for (const b of batch) b.settle(e);
+      return;
+    }
+    for (const b of batch) b.settle();
+  };
+
   return {
-    async send(messages) {
-      sendAll.immediate(messages);
+    send(messages) {
+      return new Promise<void>((resolve, reject) => {
+        if (waiting.length === 0) setImmediate(commitWaiting);
+        waiting.push({ messages, settle: (error) => (error === undefined ? resolve() : reject(error)) });
+      });
     },
 
     async receive(max, visibilityMs) {
@@ -218,7 +238,10 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
     },
 
     async close() {
-      if (db.open) db.close();
+      if (db.open) {
+        commitWaiting();
+        db.close();
+      }
     },
   };
 }
