@@ -3,8 +3,8 @@
  * server answering the same bytes, both measured in this run (STYLE.md: speed is measured, not
  * asserted; no thresholds here, only medians and ratios).
  *
- *   node bench/decision.js [--rounds 5] [--duration 10] [--connections 10] [--warmup 3]
- *                          [--quiet-wait 60] [--cpu-prof] [--policy bench/policy-200.json]
+ *   node bench/decision.js [--rounds 3] [--duration 8] [--connections 10] [--warmup 2]
+ *                          [--quiet-wait 20] [--cpu-prof] [--policy bench/policy-200.json]
  *
  * Needs `npm run build` first (it runs dist/entry/bin.js). Loopback only; stops by itself.
  * Writes bench/results/decision-<date>.json and prints a Markdown table.
@@ -43,11 +43,11 @@ const HEADERS = {
 
 const { values: flags } = parseArgs({
   options: {
-    rounds: { type: "string", default: "5" },
-    duration: { type: "string", default: "10" },
+    rounds: { type: "string", default: "3" },
+    duration: { type: "string", default: "8" },
     connections: { type: "string", default: "10" },
-    warmup: { type: "string", default: "3" },
-    "quiet-wait": { type: "string", default: "60" },
+    warmup: { type: "string", default: "2" },
+    "quiet-wait": { type: "string", default: "20" },
     "cpu-prof": { type: "boolean", default: false },
     policy: { type: "string", default: join(HERE, "policy-200.json") },
   },

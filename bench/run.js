@@ -21,6 +21,7 @@ const BENCHMARKS = [
   "coldstart.js",
 ];
 
+const started = performance.now();
 let failed = 0;
 for (const name of BENCHMARKS) {
   process.stdout.write(`\n## bench/${name}\n\n`);
@@ -33,4 +34,5 @@ for (const name of BENCHMARKS) {
     process.stderr.write(`bench/${name} exited with ${code}\n`);
   }
 }
+process.stdout.write(`\nnpm run bench: ${((performance.now() - started) / 1000).toFixed(0)} s in all\n`);
 process.exitCode = failed > 0 ? 1 : 0;
