@@ -93,6 +93,7 @@ export function createDeliverer(deps: DeliverDeps): Deliverer {
       sent.value.headers,
       sent.value.body,
       deps.clock.now(),
+      deps.policy().secrets,
     );
     if (verdict.kind === "delivered") return { kind: "ack" };
     if (verdict.kind === "permanent") return { kind: "dead", reason: verdict.reason };

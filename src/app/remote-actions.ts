@@ -219,7 +219,12 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
       };
       if (!sent.ok)
         return withAudit(onError(rule, input, { code: sent.error.code, message: sent.error.reason }), extra);
-      const verdict = parseJudgeResponse(model.provider, sent.value.status, sent.value.body);
+      const verdict = parseJudgeResponse(
+        model.provider,
+        sent.value.status,
+        sent.value.body,
+        input.policy.secrets,
+      );
       if (!verdict.ok) return withAudit(onError(rule, input, verdict.error), extra);
       if (key) remember(key, verdict.value, model.cacheTtlSeconds);
       return { effect: effectOf(verdict.value), audit: { outcome: "OK", ...extra } };
@@ -257,7 +262,13 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
     const detail = dropped.length > 0 ? { detail: `not interpolated: ${dropped.join(", ")}` } : {};
     if (!sent.ok)
       return withAudit(onError(rule, input, { code: sent.error.code, message: sent.error.reason }), detail);
-    const parsed = parseForwardResponse(rule.id, sent.value.status, sent.value.body, input.event.name);
+    const parsed = parseForwardResponse(
+      rule.id,
+      sent.value.status,
+      sent.value.body,
+      input.event.name,
+      input.policy.secrets,
+    );
     if (!parsed.ok) return withAudit(onError(rule, input, parsed.error), detail);
     return { effect: parsed.value, audit: { outcome: "OK", ...detail } };
   }

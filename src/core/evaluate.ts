@@ -10,6 +10,7 @@ import { eventReadsMatcher, matcherValue } from "./matcher.js";
 import { matchesPermissionRule, type ToolCall } from "./permission-rule.js";
 import type { CompiledRule, Policy } from "./policy.js";
 import type { FailMode } from "./policy-schema.js";
+import { MAX_COMMAND_LENGTH } from "./shell-command.js";
 
 export interface RuleMatch {
   readonly rule: CompiledRule;
@@ -61,11 +62,11 @@ export function evaluatePolicy(
       ruleId: rule.id,
       applied: miss === undefined,
       mode: rule.mode,
-      why: miss ?? whyApplied(rule, event),
+      why: miss ?? whyApplied(rule, event, facts),
     });
     if (miss !== undefined) continue;
     const pendingRemote = rule.action.kind === "prompt" || rule.action.kind === "forward";
-    const match = { rule, effect: staticEffect(rule, event) };
+    const match = { rule, effect: staticEffect(rule, event, facts) };
     if (rule.mode === "shadow") {
       shadowed.push(match);
       continue;
@@ -86,10 +87,13 @@ interface EventFacts {
   readonly matcherValue: string | undefined;
   /** The tool call `if` rules judge; undefined on events that are not tool calls. */
   readonly call: ToolCall | undefined;
+  /** The length of a Bash command over MAX_COMMAND_LENGTH, which `if` patterns do not read. */
+  readonly unreadCommandLength: number | undefined;
 }
 
 function factsOf(event: HookEvent): EventFacts {
   const readsMatcher = eventReadsMatcher(event.name);
+  const command = event.toolName === "Bash" ? event.toolInput?.command : undefined;
   return {
     readsMatcher,
     matcherValue: readsMatcher ? matcherValue(event) : undefined,
@@ -102,6 +106,8 @@ function factsOf(event: HookEvent): EventFacts {
             transcriptPath: event.transcriptPath,
           }
         : undefined,
+    unreadCommandLength:
+      typeof command === "string" && command.length > MAX_COMMAND_LENGTH ? command.length : undefined,
   };
 }
 
@@ -126,25 +132,26 @@ function whyNot(rule: CompiledRule, event: HookEvent, facts: EventFacts, caller:
   return undefined;
 }
 
-function whyApplied(rule: CompiledRule, event: HookEvent): string {
+function whyApplied(rule: CompiledRule, event: HookEvent, facts: EventFacts): string {
   const parts = [`on ${event.name}`];
   if (rule.teams) parts.push("team listed");
   if (rule.document.matcher && eventReadsMatcher(event.name))
     parts.push(`matcher "${rule.document.matcher}" matched`);
-  if (rule.ifRules) parts.push(`"if" matched`);
+  if (rule.ifRules) parts.push(`"if" matched${unreadCommandNote(rule, facts)}`);
   if (rule.where.length > 0) parts.push("every where condition held");
   return parts.join(", ");
 }
 
-function staticEffect(rule: CompiledRule, event: HookEvent): RuleEffect {
+function staticEffect(rule: CompiledRule, event: HookEvent, facts: EventFacts): RuleEffect {
   const action = rule.action;
   switch (action.kind) {
     case "decide": {
       const decision = honouredDecision(event.name, action.decision);
+      const reason = decision ? (action.reason ?? defaultReason(rule.id, decision)) : undefined;
       return {
         ruleId: rule.id,
         decision,
-        reason: decision ? (action.reason ?? defaultReason(rule.id, decision)) : undefined,
+        reason: reason === undefined ? undefined : `${reason}${unreadCommandNote(rule, facts)}`,
         context: action.context,
         systemMessage: action.systemMessage,
         updatedInput: decision === "allow" ? action.updatedInput : undefined,
@@ -156,6 +163,22 @@ function staticEffect(rule: CompiledRule, event: HookEvent): RuleEffect {
       return { ruleId: rule.id };
   }
 }
+
+/**
+ * Said after the reason when the rule's `if` matched only because the Bash command was too long
+ * to read: its patterns then fail safe and match (permission-rule.ts), so the rule's own reason
+ * ("no rm -rf") would name something the command may not do. An `if` that matches the call
+ * without reading the command (`Bash` alone, another tool's rule) needs no such note.
+ */
+function unreadCommandNote(rule: CompiledRule, facts: EventFacts): string {
+  const length = facts.unreadCommandLength;
+  const call = facts.call;
+  if (length === undefined || call === undefined || !rule.ifRules) return "";
+  if (rule.ifRules.some((r) => r.target.kind !== "bash" && matchesPermissionRule(r, call, "any"))) return "";
+  return ` (the command is ${count(length)} characters; hookgate does not read commands over ${count(MAX_COMMAND_LENGTH)} characters and treats them as matching)`;
+}
+
+const count = (n: number): string => n.toLocaleString("en-US");
 
 /** A deny, block or ask without a reason still tells the agent which rule spoke; an allow needs none. */
 function defaultReason(ruleId: string, decision: string): string | undefined {

@@ -6,7 +6,7 @@
  */
 import type { RuleEffect } from "./decision.js";
 import { honouredDecision, PERMISSION_EVENTS } from "./event-capabilities.js";
-import { maskString } from "./mask.js";
+import { maskString, scrubSecrets } from "./mask.js";
 import type { DecisionKind } from "./policy-schema.js";
 import type { EnvReader } from "./ports.js";
 import { err, ok, type Result } from "./result.js";
@@ -85,15 +85,25 @@ const TOP_LEVEL_DECISIONS = ["approve", "block"] as const;
 const BEHAVIORS = ["allow", "deny"] as const;
 /** How much of an unreadable body or value a failure message quotes (Claude Code quotes 200). */
 const EXCERPT_CHARS = 100;
-/** How much of it is masked before the cut, so a credential cut in half is still recognised. */
+/** How much of it is masked by shape before the cut, so a credential cut in half is still recognised. */
 const MASKED_CHARS = 8192;
 
-/** Reads a downstream answer as Claude Code reads an http hook (clients.md §4.1/§4.2/§6). */
+/** One answer being read: the issues found so far, and the secrets its excerpts must not show. */
+interface Reading {
+  readonly issues: string[];
+  readonly secrets: readonly string[];
+}
+
+/**
+ * Reads a downstream answer as Claude Code reads an http hook (clients.md §4.1/§4.2/§6).
+ * `secrets` (`Policy.secrets`) are scrubbed from what a failure message quotes of the answer.
+ */
 export function parseForwardResponse(
   ruleId: string,
   status: number,
   body: string,
   eventName: string,
+  secrets: readonly string[] = [],
 ): Result<RuleEffect, ForwardFailure> {
   // §4.2: 3xx is not followed, and on any non-2xx the body is ignored, whatever it says.
   if (!(status >= 200 && status <= 299)) {
@@ -102,7 +112,7 @@ export function parseForwardResponse(
   const text = body.trim();
   if (text === "") return ok({ ruleId });
 
-  const parsed = parseObject(text);
+  const parsed = parseObject(text, secrets);
   if (!parsed.ok) {
     // §4.4: outside the REPL, Claude Code appends a PreCompact body that is not a JSON object
     // to its compaction instructions. A JSON object is read as hook output below (so `{}` means
@@ -115,9 +125,9 @@ export function parseForwardResponse(
   // semantics, so Claude Code reports success and reads nothing else.
   if (field(output, "async") === true) return ok({ ruleId });
 
-  const issues: string[] = [];
+  const reading: Reading = { issues: [], secrets };
   const check = <T>(value: unknown, path: string, expected: string, is: (v: unknown) => v is T) =>
-    expect(value, path, expected, is, issues);
+    expect(value, path, expected, is, reading);
   const stop = check(field(output, "continue"), "continue", "a boolean", isBoolean);
   const stopReason = check(field(output, "stopReason"), "stopReason", "a string", isString);
   const topDecision = check(
@@ -128,8 +138,8 @@ export function parseForwardResponse(
   );
   const topReason = check(field(output, "reason"), "reason", "a string", isString);
   const systemMessage = check(field(output, "systemMessage"), "systemMessage", "a string", isString);
-  const specific = readSpecific(field(output, "hookSpecificOutput"), eventName, issues);
-  if (issues.length > 0) return offSchema(issues);
+  const specific = readSpecific(field(output, "hookSpecificOutput"), eventName, reading);
+  if (reading.issues.length > 0) return offSchema(reading.issues);
 
   let own: Partial<SpecificOutput> = {};
   if (specific && specific.eventName !== eventName) {
@@ -137,7 +147,7 @@ export function parseForwardResponse(
     if (topDecision !== "block") {
       return failure(
         "FORWARD_WRONG_EVENT",
-        `the downstream hook answered for ${excerpt(specific.eventName)}, not ${quote(eventName)}`,
+        `the downstream hook answered for ${excerpt(specific.eventName, secrets)}, not ${quote(eventName)}`,
       );
     }
   } else if (specific) {
@@ -191,10 +201,11 @@ interface SpecificOutput {
  * the fields read must have their type. Fields of the variant of another event are only
  * checked when it names this event; a mismatched one is judged by the caller.
  */
-function readSpecific(value: unknown, eventName: string, issues: string[]): SpecificOutput | undefined {
+function readSpecific(value: unknown, eventName: string, reading: Reading): SpecificOutput | undefined {
+  const { issues, secrets } = reading;
   if (value === undefined) return undefined;
   if (!isObject(value)) {
-    issues.push(`hookSpecificOutput: expected an object, got ${describe(value)}`);
+    issues.push(`hookSpecificOutput: expected an object, got ${describe(value, secrets)}`);
     return undefined;
   }
   const name = field(value, "hookEventName");
@@ -202,7 +213,7 @@ function readSpecific(value: unknown, eventName: string, issues: string[]): Spec
     issues.push(
       name === undefined
         ? "hookSpecificOutput.hookEventName: required field is missing"
-        : `hookSpecificOutput.hookEventName: expected a string, got ${describe(name)}`,
+        : `hookSpecificOutput.hookEventName: expected a string, got ${describe(name, secrets)}`,
     );
     return undefined;
   }
@@ -210,7 +221,7 @@ function readSpecific(value: unknown, eventName: string, issues: string[]): Spec
 
   const at = (key: string) => `hookSpecificOutput.${key}`;
   const check = <T>(key: string, expected: string, is: (v: unknown) => v is T) =>
-    expect(field(value, key), at(key), expected, is, issues);
+    expect(field(value, key), at(key), expected, is, reading);
   const context = check("additionalContext", "a string", isString);
   // permissionDecision, its reason and updatedInput belong to the PreToolUse variant; on other
   // events Claude Code strips them as unknown keys. deepcode answers PermissionRequest with
@@ -225,7 +236,7 @@ function readSpecific(value: unknown, eventName: string, issues: string[]): Spec
   const answer = field(value, "decision");
   if (answer === undefined) return base;
   if (!isObject(answer)) {
-    issues.push(`${at("decision")}: expected an object, got ${describe(answer)}`);
+    issues.push(`${at("decision")}: expected an object, got ${describe(answer, secrets)}`);
     return undefined;
   }
   const behavior = expect(
@@ -233,7 +244,7 @@ function readSpecific(value: unknown, eventName: string, issues: string[]): Spec
     at("decision.behavior"),
     oneOf(BEHAVIORS),
     isIn(BEHAVIORS),
-    issues,
+    reading,
   );
   if (behavior === undefined) {
     if (field(answer, "behavior") === undefined)
@@ -246,7 +257,7 @@ function readSpecific(value: unknown, eventName: string, issues: string[]): Spec
       at("decision.updatedInput"),
       "an object",
       isObject,
-      issues,
+      reading,
     );
     return {
       eventName: name,
@@ -256,28 +267,34 @@ function readSpecific(value: unknown, eventName: string, issues: string[]): Spec
       updatedInput: allowedInput,
     };
   }
-  const message = expect(field(answer, "message"), at("decision.message"), "a string", isString, issues);
+  const message = expect(field(answer, "message"), at("decision.message"), "a string", isString, reading);
   const interrupt = expect(
     field(answer, "interrupt"),
     at("decision.interrupt"),
     "a boolean",
     isBoolean,
-    issues,
+    reading,
   );
   return { eventName: name, context, decision: "deny", reason: permissionReason ?? message, interrupt };
 }
 
 /** §4.1: only a body starting with `{` is JSON to Claude Code; arrays, null and strings are not. */
-function parseObject(text: string): Result<Json, ForwardFailure> {
+function parseObject(text: string, secrets: readonly string[]): Result<Json, ForwardFailure> {
   if (!text.startsWith("{")) {
-    return failure("FORWARD_NOT_JSON", `the downstream hook must return JSON, but got ${excerpt(text)}`);
+    return failure(
+      "FORWARD_NOT_JSON",
+      `the downstream hook must return JSON, but got ${excerpt(text, secrets)}`,
+    );
   }
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
     // Not the engine's message: V8 quotes the text around the error, unmasked.
-    return failure("FORWARD_INVALID_JSON", `the downstream hook returned invalid JSON: ${excerpt(text)}`);
+    return failure(
+      "FORWARD_INVALID_JSON",
+      `the downstream hook returned invalid JSON: ${excerpt(text, secrets)}`,
+    );
   }
   // A text starting with `{` that parses is always an object; kept for the type.
   if (!isObject(value)) return failure("FORWARD_NOT_JSON", "the downstream hook must return a JSON object");
@@ -289,11 +306,11 @@ function expect<T>(
   path: string,
   expected: string,
   is: (v: unknown) => v is T,
-  issues: string[],
+  reading: Reading,
 ): T | undefined {
   if (value === undefined) return undefined;
   if (is(value)) return value;
-  issues.push(`${path}: expected ${expected}, got ${describe(value)}`);
+  reading.issues.push(`${path}: expected ${expected}, got ${describe(value, reading.secrets)}`);
   return undefined;
 }
 
@@ -324,18 +341,20 @@ const isIn =
 const oneOf = (values: readonly string[]): string => `one of ${values.map(quote).join(" | ")}`;
 const quote = (text: string): string => JSON.stringify(text);
 
-function describe(value: unknown): string {
+function describe(value: unknown, secrets: readonly string[]): string {
   if (value === null) return "null";
   if (Array.isArray(value)) return "an array";
   if (typeof value === "object") return "an object";
-  return typeof value === "string" ? excerpt(value) : String(value);
+  return typeof value === "string" ? excerpt(value, secrets) : String(value);
 }
 
 /**
  * A quoted start of a downstream text, masked first: these messages reach the answer and the
- * audit line, and a downstream hook may echo the credential it was sent.
+ * audit line, and a downstream hook may echo the credential it was sent. The policy's secrets
+ * are scrubbed from the whole text before any cut, so a cut never leaves the start of one.
  */
-function excerpt(text: string): string {
-  const masked = maskString(text.length > MASKED_CHARS ? text.slice(0, MASKED_CHARS) : text);
+function excerpt(text: string, secrets: readonly string[]): string {
+  const scrubbed = scrubSecrets(text, secrets);
+  const masked = maskString(scrubbed.length > MASKED_CHARS ? scrubbed.slice(0, MASKED_CHARS) : scrubbed);
   return quote(masked.length > EXCERPT_CHARS ? `${masked.slice(0, EXCERPT_CHARS)}…` : masked);
 }

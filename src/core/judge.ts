@@ -5,7 +5,7 @@
  */
 import type { RuleEffect } from "./decision.js";
 import { honouredDecision } from "./event-capabilities.js";
-import { maskString } from "./mask.js";
+import { maskString, scrubSecrets } from "./mask.js";
 import { err, ok, type Result } from "./result.js";
 
 export interface Verdict {
@@ -151,7 +151,10 @@ export interface JudgeFailure {
   readonly message: string;
 }
 
-/** Provider text that reaches a failure message is masked and cut: it ends up in logs. */
+/**
+ * Provider text that reaches a failure message is masked and cut: it ends up in logs. Masked
+ * whole, then cut, so a cut never leaves the start of a secret.
+ */
 const MAX_PROVIDER_TEXT = 300;
 
 const fail = (code: JudgeFailureCode, message: string) => err<JudgeFailure>({ code, message });
@@ -168,8 +171,8 @@ function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
   }
 }
 
-function providerText(text: string): string {
-  const masked = maskString(text);
+function providerText(text: string, secrets: readonly string[]): string {
+  const masked = maskString(scrubSecrets(text, secrets));
   return masked.length > MAX_PROVIDER_TEXT ? `${masked.slice(0, MAX_PROVIDER_TEXT)}…` : masked;
 }
 
@@ -179,11 +182,13 @@ function providerText(text: string): string {
  * JUDGE_MALFORMED; a verdict that is not exactly {ok, reason, impossible?} is JUDGE_OFF_SCHEMA,
  * code fences and prose included, so a model talked out of the format never decides; a
  * refusal is JUDGE_REFUSED. The model's own text never reaches a message: it may echo the event.
+ * `secrets` (`Policy.secrets`) are scrubbed from what a message quotes of the provider's text.
  */
 export function parseJudgeResponse(
   provider: JudgeModel["provider"],
   status: number,
   body: string,
+  secrets: readonly string[] = [],
 ): Result<Verdict, JudgeFailure> {
   const parsed = parseJson(body);
   if (status < 200 || status > 299) {
@@ -192,12 +197,12 @@ export function parseJudgeResponse(
     const detail = isRecord(error) && typeof error.message === "string" ? error.message : undefined;
     return fail(
       "JUDGE_HTTP_ERROR",
-      `${provider} answered HTTP ${status}${detail ? `: ${providerText(detail)}` : ""}`,
+      `${provider} answered HTTP ${status}${detail ? `: ${providerText(detail, secrets)}` : ""}`,
     );
   }
   if (!parsed.ok)
     return fail("JUDGE_MALFORMED", `${provider} answered HTTP ${status} with a body that is not JSON`);
-  return provider === "anthropic" ? readAnthropic(parsed.value) : readOpenAi(parsed.value);
+  return provider === "anthropic" ? readAnthropic(parsed.value) : readOpenAi(parsed.value, secrets);
 }
 
 function readAnthropic(response: unknown): Result<Verdict, JudgeFailure> {
@@ -225,13 +230,13 @@ function readAnthropic(response: unknown): Result<Verdict, JudgeFailure> {
   return readVerdict(verdict.value, "the text verdict");
 }
 
-function readOpenAi(response: unknown): Result<Verdict, JudgeFailure> {
+function readOpenAi(response: unknown, secrets: readonly string[]): Result<Verdict, JudgeFailure> {
   const choices = isRecord(response) ? response.choices : undefined;
   const first: unknown = Array.isArray(choices) ? choices[0] : undefined;
   const message = isRecord(first) ? first.message : undefined;
   if (!isRecord(message)) return fail("JUDGE_MALFORMED", "openai answered without choices[0].message");
   if (typeof message.refusal === "string" && message.refusal !== "") {
-    return fail("JUDGE_REFUSED", `openai refused to judge: ${providerText(message.refusal)}`);
+    return fail("JUDGE_REFUSED", `openai refused to judge: ${providerText(message.refusal, secrets)}`);
   }
   if (typeof message.content !== "string" || message.content.trim() === "") {
     return fail("JUDGE_OFF_SCHEMA", "openai answered without message content");

@@ -9,6 +9,6 @@ import type { RegexEngine } from "./regex.js";
 export const re2Engine: RegexEngine = {
   compile(pattern) {
     const re = RE2JS.compile(pattern);
-    return (value) => re.matcher(value).find();
+    return { test: (value) => re.matcher(value).find(), programSize: re.programSize() };
   },
 };

@@ -2,6 +2,7 @@
  * Policy regexes (`matcher`, `where.regex`) run on RE2 semantics (re2js, pure JavaScript, also on
  * Workers): linear time in the input, so no event can stall a request however evil the pattern.
  * Backreferences and lookaround do not compile there, and are rejected at load with that reason.
+ * Linear in the input times the size of the compiled program, so that size is capped too.
  *
  * The engine is a port with re2js (regex-re2.ts) as its default. The Worker and Lambda bundles
  * leave that default out (scripts/lazy-engines.mjs) because re2js is most of their size and most
@@ -14,10 +15,25 @@ import { err, ok, type Result } from "./result.js";
 /** An unanchored search, as Claude Code runs its matchers (`new RegExp(m).test(value)`). */
 export type RegexTest = (value: string) => boolean;
 
+/** A compiled pattern: its search, and how many instructions its program has (RE2's cost measure). */
+export interface CompiledRegex {
+  readonly test: RegexTest;
+  readonly programSize: number;
+}
+
 export interface RegexEngine {
   /** Compiles `pattern` for an unanchored search; throws with the reason when it cannot. */
-  compile(pattern: string): RegexTest;
+  compile(pattern: string): CompiledRegex;
 }
+
+/**
+ * The largest program a policy regex may compile to. A search costs up to about 23 ms per
+ * instruction per MiB of input on re2js 2.10 (its NFA): `(.*a){19}[^ab]` and `[ab]*a[ab]{94}[^ab]`,
+ * 98 and 100 instructions, take 1.4 s and 2.3 s on 1 MiB, the body limit; `(.*a){200}[^ab]`
+ * (1,003) took 14 s before this cap. Realistic patterns fit: an 18-command alternation such as
+ * `^(rm|mv|cp|…)\b` compiles to 85, a Slack webhook URL with its counted parts to 87.
+ */
+export const MAX_REGEX_PROGRAM_SIZE = 100;
 
 export const REGEX_ENGINE_MISSING =
   "needs the regex engine, which this build loads on demand and has not loaded";
@@ -41,12 +57,19 @@ export function compileRegex(pattern: string): Result<RegexTest, string> {
     wanted = true;
     return err(REGEX_ENGINE_MISSING);
   }
+  let compiled: CompiledRegex;
   try {
-    return ok(engine.compile(pattern));
+    compiled = engine.compile(pattern);
   } catch (e) {
     const why = e instanceof Error ? e.message : String(e);
     return err(
       `is not a valid RE2 regular expression (${why}); backreferences and lookaround are not supported`,
     );
   }
+  if (compiled.programSize > MAX_REGEX_PROGRAM_SIZE) {
+    return err(
+      `is too complex (program size ${compiled.programSize} > ${MAX_REGEX_PROGRAM_SIZE}); simplify it (a counted repeat is compiled once per count: [a-z]{8,255} alone is 504, [a-z]{8,} is 11)`,
+    );
+  }
+  return ok(compiled.test);
 }

@@ -7,15 +7,9 @@
  * Limits and wire shapes: reference/fanout.md B3 (Slack), B4 (Discord), B5 (GitHub) and (c)
  * (Standard Webhooks).
  */
-import { maskString } from "./mask.js";
-import {
-  capStrings,
-  cut,
-  longestString,
-  sliceCodePoints,
-  TRUNCATION_MARKER,
-  utf8Length,
-} from "./truncate.js";
+import { describeRawTarget } from "./egress/url.js";
+import { maskString, scrubSecrets } from "./mask.js";
+import { capStrings, longestString, sliceCodePoints, TRUNCATION_MARKER, utf8Length } from "./truncate.js";
 
 /** What one delivery is about: built from a hook event when a rule's notify applies. */
 export interface Notification {
@@ -575,6 +569,7 @@ const DELIVERED: SinkVerdict = { kind: "delivered" };
  * `retry_after` seconds as a fallback; GitHub's rate-limit reset); redirects are never followed,
  * so 3xx is permanent, as are 410 and every other 4xx. A GitHub 403 that is a rate limit
  * (Retry-After, or x-ratelimit-remaining 0) is retried: GitHub answers rate limits with 403 too.
+ * `secrets` (`Policy.secrets`) are scrubbed from what a reason quotes of the answer.
  */
 export function classifySinkResponse(
   sink: ResolvedSink["type"],
@@ -582,11 +577,12 @@ export function classifySinkResponse(
   headers: Readonly<Record<string, string>>,
   body: string,
   now: number,
+  secrets: readonly string[] = [],
 ): SinkVerdict {
   const header = headerReader(headers);
   if (status >= 200 && status < 300)
-    return sink === "slack" ? classifySlackSuccess(status, body, header, now) : DELIVERED;
-  const detail = describeBody(sink, body);
+    return sink === "slack" ? classifySlackSuccess(status, body, header, now, secrets) : DELIVERED;
+  const detail = describeBody(sink, body, secrets);
   if (status === 429) return retry(`HTTP 429 rate limited${detail}`, retryAfterMs(sink, header, body, now));
   if (
     sink === "github-dispatch" &&
@@ -600,7 +596,8 @@ export function classifySinkResponse(
   }
   if (status >= 300 && status < 400) {
     const location = header("location");
-    const where = location === undefined ? "" : ` to ${maskString(location).slice(0, 200)}`;
+    // Shown as refused egress targets are, origin and `/…`: the path or query may be a secret.
+    const where = location === undefined ? "" : ` to ${describeRawTarget(location)}`;
     return { kind: "permanent", reason: `HTTP ${status} redirect${where} (redirects are not followed)` };
   }
   if (status >= 400 && status < 600)
@@ -613,6 +610,7 @@ function classifySlackSuccess(
   body: string,
   header: (name: string) => string | undefined,
   now: number,
+  secrets: readonly string[],
 ): SinkVerdict {
   if (body.trim() === "ok") return DELIVERED;
   const json = parseJsonObject(body);
@@ -623,7 +621,7 @@ function classifySlackSuccess(
   }
   return {
     kind: "permanent",
-    reason: `HTTP ${status} but Slack did not answer "ok"${describeBody("slack", body)}`,
+    reason: `HTTP ${status} but Slack did not answer "ok"${describeBody("slack", body, secrets)}`,
   };
 }
 
@@ -644,8 +642,11 @@ function hint(sink: ResolvedSink["type"], status: number): string {
   return "";
 }
 
-/** A short, masked, one-line description of an error body for the reason. */
-function describeBody(sink: ResolvedSink["type"], body: string): string {
+/**
+ * A short, masked, one-line description of an error body for the reason: masked whole, then
+ * cut, so a cut never leaves the start of a secret.
+ */
+function describeBody(sink: ResolvedSink["type"], body: string, secrets: readonly string[]): string {
   const trimmed = body.trim();
   if (trimmed === "") return "";
   if (sink === "slack") {
@@ -655,7 +656,7 @@ function describeBody(sink: ResolvedSink["type"], body: string): string {
   const json = parseJsonObject(trimmed);
   const message = json?.message ?? json?.error;
   const text = typeof message === "string" ? message : trimmed;
-  const line = maskString(text.replace(/\s+/g, " "));
+  const line = maskString(scrubSecrets(text, secrets).replace(/\s+/g, " "));
   return `: ${line.length > 200 ? `${sliceCodePoints(line, 200)}…` : line}`;
 }
 

@@ -43,6 +43,12 @@ beforeAll(async () => {
   a = await loopbackServer((req, res) => {
     if (req.url === "/redirect") {
       res.writeHead(302, { location: "http://169.254.169.254/latest/meta-data/" }).end();
+    } else if (req.url === "/redirect-secret") {
+      res.writeHead(307, { location: "https://hooks.example/T0/B0/s3cr3tP4th?token=s3cr3tQu3ry" }).end();
+    } else if (req.url === "/redirect-relative") {
+      res.writeHead(301, { location: "/login/s3cr3tP4th?token=s3cr3tQu3ry" }).end();
+    } else if (req.url === "/redirect-nowhere") {
+      res.writeHead(303).end();
     } else if (req.url.startsWith("/hang")) {
       // never answers
     } else if (req.url === "/big") {
@@ -191,9 +197,27 @@ describe("responses", () => {
     const res = await post(module, `${a.url}/redirect`);
     expect(!res.ok && res.error).toMatchObject({
       code: "EGRESS_REDIRECT",
-      reason: expect.stringContaining("169.254.169.254"),
+      reason: `${a.url}/… answered 302 to http://169.254.169.254/…; redirects are never followed`,
     });
   });
+
+  it.each([
+    ["an absolute Location", "/redirect-secret", 307, "https://hooks.example/…"],
+    ["a relative Location, read against the request URL", "/redirect-relative", 301, "LOOPBACK/…"],
+    ["no Location", "/redirect-nowhere", 303, "(none)"],
+  ])(
+    "refuses a redirect with %s, showing where it pointed without its path or query",
+    async (_, path, status, shown) => {
+      const { module } = egressWith(LOOPBACK_ONLY);
+      const res = await post(module, `${a.url}${path}`);
+      expect(!res.ok && res.error).toEqual({
+        code: "EGRESS_REDIRECT",
+        stage: "response",
+        reason: `${a.url}/… answered ${status} to ${shown.replace("LOOPBACK", a.url)}; redirects are never followed`,
+      });
+      expect(JSON.stringify(res)).not.toMatch(/s3cr3t|login/);
+    },
+  );
 
   it("gives up at the timeout", async () => {
     const { module } = egressWith(LOOPBACK_ONLY);

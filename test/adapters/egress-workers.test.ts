@@ -35,6 +35,10 @@ beforeAll(async () => {
   });
   target = await loopbackServer((req, res) => {
     if (req.url === "/redirect") res.writeHead(307, { location: "http://127.0.0.1:1/internal" }).end();
+    else if (req.url === "/redirect-secret")
+      res.writeHead(302, { location: "https://hooks.example/T0/B0/s3cr3tP4th?token=s3cr3tQu3ry" }).end();
+    else if (req.url === "/redirect-relative")
+      res.writeHead(301, { location: "/login/s3cr3tP4th?token=s3cr3tQu3ry" }).end();
     else res.end(`got ${req.body}`);
   });
 });
@@ -119,7 +123,23 @@ describe("Workers egress", () => {
     const res = await post(`${target.url}/redirect`);
     expect(!res.ok && res.error).toMatchObject({
       code: "EGRESS_REDIRECT",
-      reason: expect.stringContaining("127.0.0.1:1/internal"),
+      reason: `${target.url}/… answered 307 to http://127.0.0.1:1/…; redirects are never followed`,
     });
   });
+
+  it.each([
+    ["an absolute Location", "/redirect-secret", 302, "https://hooks.example/…"],
+    ["a relative Location, read against the request URL", "/redirect-relative", 301, "TARGET/…"],
+  ])(
+    "refuses a redirect with %s, showing where it pointed without its path or query",
+    async (_, path, status, shown) => {
+      const res = await post(`${target.url}${path}`);
+      expect(!res.ok && res.error).toEqual({
+        code: "EGRESS_REDIRECT",
+        stage: "response",
+        reason: `${target.url}/… answered ${status} to ${shown.replace("TARGET", target.url)}; redirects are never followed`,
+      });
+      expect(JSON.stringify(res)).not.toMatch(/s3cr3t|login/);
+    },
+  );
 });

@@ -95,6 +95,37 @@ describe("hookgate check", () => {
     }
   });
 
+  it("refuses a regex whose compiled program is too big, saying how to simplify it", async () => {
+    const policy = file("re2-size.json", {
+      version: 1,
+      rules: [
+        { id: "matcher", on: "PreToolUse", matcher: "mcp__(.*a){30}", decide: "deny" },
+        {
+          id: "where",
+          on: "PreToolUse",
+          where: { "tool_input.content": { regex: "ghp_[A-Za-z0-9]{20,255}" } },
+          decide: "deny",
+        },
+        {
+          id: "fits",
+          on: "PreToolUse",
+          where: { "tool_input.content": { regex: "ghp_[A-Za-z0-9]{20,}" } },
+          decide: "deny",
+        },
+      ],
+    });
+    const { code, stdout } = await runCli(["check", policy]);
+    expect(code).toBe(1);
+    const errors = stdout.split("\n").filter((l) => l.includes("error: "));
+    expect(errors).toHaveLength(2);
+    expect(errors[0]).toMatch(
+      /error: \$\.rules\[0\]\.matcher: .*is too complex \(program size \d+ > 100\); simplify it/,
+    );
+    expect(errors[1]).toMatch(
+      /error: \$\.rules\[1\]\.where\["tool_input\.content"\]\.regex: .*is too complex \(program size \d+ > 100\); simplify it \(a counted repeat is compiled once per count/,
+    );
+  });
+
   it("warns about what no client can honour and about unreachable rules", async () => {
     const policy = file("warn.json", {
       version: 1,

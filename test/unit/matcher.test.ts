@@ -50,6 +50,12 @@ describe("compileMatcher", () => {
     if (!result.ok) expect(result.error).toMatch(/not a valid RE2 regular expression/);
   });
 
+  it("rejects a matcher under 200 characters whose regex program is too big", () => {
+    const result = compileMatcher("mcp__(.*a){30}");
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.error).toMatch(/^is too complex \(program size \d+ > 100\); simplify it/);
+  });
+
   it("stays linear on an evil pattern and a long input", () => {
     const result = compileMatcher("^(a|aa)+$");
     expect(result.ok).toBe(true);

@@ -7,7 +7,12 @@
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { compilePathGlob } from "../../src/core/path-glob.js";
-import { compileRegex, type RegexEngine, registerRegexEngine } from "../../src/core/regex.js";
+import {
+  compileRegex,
+  MAX_REGEX_PROGRAM_SIZE,
+  type RegexEngine,
+  registerRegexEngine,
+} from "../../src/core/regex.js";
 import { re2Engine } from "../../src/core/regex-re2.js";
 import { sha256 } from "../support/policy.js";
 
@@ -37,6 +42,46 @@ describe("the default engines", () => {
   });
 
   it.each([
+    ["[ab]*a[ab]{95}[^ab]", 101],
+    ["(.*a){24}", 122],
+    ["[A-Za-z0-9]{20,255}", 492],
+    ["x{1000}", 1002],
+  ])(
+    "refuses %s, whose program of %i instructions is over the cap, saying how to simplify it",
+    (pattern, size) => {
+      expect(compileRegex(pattern)).toEqual({
+        ok: false,
+        error: `is too complex (program size ${size} > 100); simplify it (a counted repeat is compiled once per count: [a-z]{8,255} alone is 504, [a-z]{8,} is 11)`,
+      });
+    },
+  );
+
+  it.each([
+    String.raw`^(rm|mv|cp|chmod|chown|dd|mkfs|shutdown|reboot|kill|pkill|sudo|su|curl|wget|nc|ssh|scp)\b`,
+    String.raw`hooks\.slack\.com/services/T[A-Z0-9]{8,12}/B[A-Z0-9]{8,12}/[A-Za-z0-9]{24}`,
+    String.raw`(?i)(password|passwd|secret|token|api_?key|private_?key|credential)s?\s*[=:]`,
+    "[ab]*a[ab]{94}[^ab]",
+    "[A-Za-z0-9]{20,}",
+  ])("accepts %s, within the cap", (pattern) => {
+    expect(compileRegex(pattern).ok).toBe(true);
+  });
+
+  it("applies the cap to whichever engine is registered", () => {
+    const sized = (programSize: number): RegexEngine => ({
+      compile: () => ({ test: () => true, programSize }),
+    });
+    try {
+      registerRegexEngine(sized(MAX_REGEX_PROGRAM_SIZE));
+      expect(compileRegex("x").ok).toBe(true);
+      registerRegexEngine(sized(MAX_REGEX_PROGRAM_SIZE + 1));
+      const over = compileRegex("x");
+      expect(over.ok ? "" : over.error).toMatch(/^is too complex \(program size 101 > 100\)/);
+    } finally {
+      registerRegexEngine(re2Engine);
+    }
+  });
+
+  it.each([
     ["/home/dev/proj/src/**", "/home/dev/proj/src/a/b.ts", true],
     ["**/.env", "app/.env", true],
     ["*.ts", "src/a.ts", false],
@@ -57,7 +102,7 @@ describe("the default engines", () => {
     const fake: RegexEngine = {
       compile: (pattern) => {
         seen.push(pattern);
-        return (value) => value === pattern;
+        return { test: (value) => value === pattern, programSize: 1 };
       },
     };
     registerRegexEngine(fake);

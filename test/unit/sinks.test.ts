@@ -817,11 +817,37 @@ describe("classifySinkResponse: webhook", () => {
     expect(verdict.kind === "permanent" && verdict.reason).toMatch(/301.*elsewhere\.example.*not followed/);
   });
 
+  it("names a redirect's target by its origin, never its path or query", () => {
+    const location = "https://hooks.example/T0/B0/s3cr3tP4th?token=s3cr3tQu3ry";
+    const verdict = check("webhook", [302, { location }, "", "permanent"]);
+    expect(verdict).toEqual({
+      kind: "permanent",
+      reason: "HTTP 302 redirect to https://hooks.example/… (redirects are not followed)",
+    });
+  });
+
   it("masks and shortens an error body in the reason", () => {
     const body = `token ghp_${"a".repeat(36)} rejected ${"x".repeat(1000)}`;
     const verdict = check("webhook", [400, {}, body, "permanent"]);
     expect(verdict.kind === "permanent" && verdict.reason).not.toContain("ghp_aaaa");
     expect(verdict.kind === "permanent" && verdict.reason.length).toBeLessThan(300);
+  });
+
+  describe("scrubs the policy's secrets from an error body before cutting it at 200", () => {
+    // A secret no masking by shape knows, placed across the cut.
+    const SECRET = "Qm7vX2pL9rT4wZ8kN3cF6hJ1";
+    const across = `${"x".repeat(195)}${SECRET} and more`;
+    it.each([
+      ["webhook", 400, across],
+      ["webhook", 500, JSON.stringify({ message: across })],
+      ["github-dispatch", 422, JSON.stringify({ message: across })],
+      ["slack", 200, across],
+    ] as const)("%s HTTP %i", (sink, status, body) => {
+      const verdict = classifySinkResponse(sink, status, {}, body, NOW, [SECRET]);
+      const reason = verdict.kind === "delivered" ? "" : verdict.reason;
+      expect(reason).toContain(`${"x".repeat(195)}[mask…`);
+      expect(reason).not.toContain(SECRET.slice(0, 4));
+    });
   });
 });
 

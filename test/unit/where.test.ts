@@ -55,6 +55,17 @@ describe("where", () => {
     }
   });
 
+  it("reports a regex whose program is too big with its path", () => {
+    const compiled = compileWhere({ "tool_input.content": { not: { regex: "[A-Za-z0-9]{20,255}" } } });
+    expect(compiled.ok).toBe(false);
+    if (!compiled.ok) {
+      expect(compiled.error[0]?.path).toEqual(["tool_input.content", "not", "regex"]);
+      expect(compiled.error[0]?.message).toMatch(
+        /^"\[A-Za-z0-9\]\{20,255\}" is too complex \(program size 492 > 100\)/,
+      );
+    }
+  });
+
   it("reports an empty path segment", () => {
     const compiled = compileWhere({ "tool_input..command": "x" });
     expect(compiled.ok).toBe(false);

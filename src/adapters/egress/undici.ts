@@ -14,7 +14,7 @@ import { Agent, buildConnector, request } from "undici";
 import { classifyAddress } from "../../core/egress/address.js";
 import { type EgressPolicy, judgeAnswers } from "../../core/egress/policy.js";
 import { EgressError, type EgressRefusal } from "../../core/egress/refusal.js";
-import { checkUrl, describeTarget } from "../../core/egress/url.js";
+import { checkUrl, describeRawTarget, describeTarget } from "../../core/egress/url.js";
 import type { Egress, EgressRequest, EgressResponse } from "../../core/ports.js";
 import { err, ok, type Result } from "../../core/result.js";
 
@@ -90,7 +90,7 @@ export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
       });
       if (res.statusCode >= 300 && res.statusCode < 400) {
         await res.body.dump();
-        const location = String(res.headers.location ?? "(none)");
+        const location = describeLocation(res.headers.location, verdict.url);
         return refuse(
           {
             code: "EGRESS_REDIRECT",
@@ -217,6 +217,16 @@ function describeFailure(e: unknown, url: URL, timedOut: boolean, timeoutMs: num
     stage: "connect",
     reason: `${describeTarget(url)} failed: ${name ? `${name}: ` : ""}${why}`,
   };
+}
+
+/**
+ * Where a refused redirect pointed, shown as refused targets are (origin and `/…`): its path or
+ * query may hold a secret. A relative Location (RFC 9110 §10.2.2) is read against the request URL.
+ */
+function describeLocation(location: string | string[] | undefined, base: URL): string {
+  const raw = Array.isArray(location) ? location[0] : location;
+  if (raw === undefined) return "(none)";
+  return describeRawTarget(URL.canParse(raw, base.href) ? new URL(raw, base).href : raw);
 }
 
 /** CR, LF and NUL never reach the wire (header injection), whatever built the value. */

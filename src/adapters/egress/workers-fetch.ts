@@ -8,7 +8,7 @@
 import { classifyAddress, isIpLiteral } from "../../core/egress/address.js";
 import { type EgressPolicy, judgeAnswers } from "../../core/egress/policy.js";
 import type { EgressRefusal } from "../../core/egress/refusal.js";
-import { checkUrl, describeTarget } from "../../core/egress/url.js";
+import { checkUrl, describeRawTarget, describeTarget } from "../../core/egress/url.js";
 import type { Egress, EgressRequest, EgressResponse } from "../../core/ports.js";
 import { err, ok, type Result } from "../../core/result.js";
 
@@ -98,7 +98,7 @@ export function createWorkersEgress(options: WorkersEgressOptions): { send: Egre
       });
       if (res.status >= 300 && res.status < 400) {
         await res.body?.cancel();
-        const location = res.headers.get("location") ?? "(none)";
+        const location = describeLocation(res.headers.get("location"), verdict.url);
         return refuse(
           {
             code: "EGRESS_REDIRECT",
@@ -171,6 +171,15 @@ async function judgeHost(
     };
   }
   return judgeAnswers(host, answers, policy.addresses);
+}
+
+/**
+ * Where a refused redirect pointed, shown as refused targets are (origin and `/…`): its path or
+ * query may hold a secret. A relative Location (RFC 9110 §10.2.2) is read against the request URL.
+ */
+function describeLocation(location: string | null, base: URL): string {
+  if (location === null) return "(none)";
+  return describeRawTarget(URL.canParse(location, base.href) ? new URL(location, base).href : location);
 }
 
 async function readCapped(res: Response, maxBytes: number): Promise<string | undefined> {
