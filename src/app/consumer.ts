@@ -30,7 +30,20 @@ export function startConsumer(
   let running = true;
   let wake: (() => void) | undefined;
 
+  /** Never rejects: a job that cannot even be read is logged, and its lease brings it back. */
   async function handle(message: ReceivedMessage<DeliveryJob>): Promise<void> {
+    try {
+      await handleJob(message);
+    } catch (e) {
+      deps.logger.log("error", "could not handle a delivery job; it will be redelivered", {
+        job: message.id,
+        attempts: message.attempts,
+        error: e instanceof Error ? e.message : String(e),
+      });
+    }
+  }
+
+  async function handleJob(message: ReceivedMessage<DeliveryJob>): Promise<void> {
     const job = message.body;
     let outcome: Awaited<ReturnType<Deliverer["deliver"]>>;
     try {

@@ -144,7 +144,7 @@ export async function handleHook(
     const auth = await authenticate(request.authorization, policy, deps.sha256);
     if (!auth.ok) {
       const error = { code: auth.code, message: auth.message, eventName: event.name };
-      return finish(requestFailure(policy, error, event.dialect), eventFields(event));
+      return finish(requestFailure(policy, error, event.dialect), eventFields(event, policy.secrets));
     }
     const evaluation = evaluatePolicy(policy, event, { team: auth.team }, options.explain === true);
     const remote = await runPending(deps, options, request, evaluation, event, auth.team, policy);
@@ -159,6 +159,7 @@ export async function handleHook(
         reason: decision.reason,
         notify: evaluation.notify,
         remember: remembersTools(policy),
+        secrets: policy.secrets,
       });
       // Only a runtime that enqueues before answering (Node) hands back a promise.
       if (queued) await queued;
@@ -166,7 +167,7 @@ export async function handleHook(
     const outcome = finish(
       { answer, explanations: evaluation.explanations },
       {
-        ...eventFields(event),
+        ...eventFields(event, policy.secrets),
         team: auth.team,
         evaluation,
         pending: remote.audit,
@@ -174,7 +175,8 @@ export async function handleHook(
         reason: decision.reason,
       },
     );
-    if (options.audit !== false && deps.recorder) recordDecision(deps, deps.recorder, outcome.audit, event);
+    if (options.audit !== false && deps.recorder)
+      recordDecision(deps, deps.recorder, outcome.audit, event, policy.secrets);
     return outcome;
   } catch (e) {
     deps.logger.log("error", "internal error on the decision path", { decisionId, error: describe(e) });
@@ -303,15 +305,15 @@ interface AuditFields {
   reason?: string | undefined;
 }
 
-function eventFields(event: HookEvent): AuditFields {
+function eventFields(event: HookEvent, secrets: readonly string[]): AuditFields {
   const prompt = event.payload.prompt;
   return {
     client: event.dialect,
     event: event.name,
     tool: event.toolName,
     sessionId: event.sessionId,
-    toolInput: event.toolInput === undefined ? undefined : maskValue(event.toolInput),
-    prompt: typeof prompt === "string" ? maskValue(prompt) : undefined,
+    toolInput: event.toolInput === undefined ? undefined : maskValue(event.toolInput, 2000, secrets),
+    prompt: typeof prompt === "string" ? maskValue(prompt, 2000, secrets) : undefined,
   };
 }
 
@@ -354,7 +356,13 @@ function auditRecord(
  * Only events that were parsed and authenticated are recorded: a request that failed before
  * evaluation has nothing a candidate policy could judge differently.
  */
-function recordDecision(deps: HookDeps, recorder: Recorder, audit: AuditRecord, event: HookEvent): void {
+function recordDecision(
+  deps: HookDeps,
+  recorder: Recorder,
+  audit: AuditRecord,
+  event: HookEvent,
+  secrets: readonly string[],
+): void {
   try {
     recorder({
       time: new Date(deps.clock.now()).toISOString(),
@@ -362,7 +370,7 @@ function recordDecision(deps: HookDeps, recorder: Recorder, audit: AuditRecord, 
       policy: audit.policy,
       client: event.dialect,
       team: audit.team ?? DEFAULT_TEAM,
-      event: maskValue(event.payload),
+      event: maskValue(event.payload, 2000, secrets),
       decision: audit.decision,
       ...(audit.reason !== undefined ? { reason: audit.reason } : {}),
       rules: audit.rules,

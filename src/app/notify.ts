@@ -7,7 +7,7 @@
  */
 import { createNotification, type DeliveryJob } from "../core/delivery.js";
 import type { HookEvent } from "../core/hook-event.js";
-import { maskString, maskValue } from "../core/mask.js";
+import { maskString, maskValue, scrubSecrets } from "../core/mask.js";
 import type { Policy } from "../core/policy.js";
 import type { Clock, Logger, Metrics } from "../core/ports.js";
 import type { Queue } from "../core/queue.js";
@@ -49,6 +49,8 @@ export interface NotifyInput {
   readonly notify: readonly { readonly ruleId: string; readonly sinks: readonly string[] }[];
   /** Whether any rule notifies on Notification events: only then are PreToolUse calls remembered. */
   readonly remember: boolean;
+  /** The policy's secret values, scrubbed from what is sent and stored (policy.ts `secrets`). */
+  readonly secrets?: readonly string[] | undefined;
 }
 
 export interface Notifier {
@@ -93,7 +95,7 @@ export function createNotifier(deps: NotifyDeps): Notifier {
         sessions.rememberTool(sessionId, { toolName, summary: summarize(event) }, now),
       );
     }
-    const correlation = await enrich("correlate", () => correlate(event, sessions, now));
+    const correlation = await enrich("correlate", () => correlate(event, sessions, now, input.secrets));
     if (input.notify.length === 0) return;
     let related: Notification["relatedTool"];
     const type = event.payload.notification_type;
@@ -117,6 +119,7 @@ export function createNotifier(deps: NotifyDeps): Notifier {
         event,
         { team: input.team, decision: input.decision, reason: input.reason, ruleId: "" },
         related,
+        input.secrets,
       ),
       ...(correlation ? { correlation } : {}),
     };
@@ -159,6 +162,7 @@ async function correlate(
   event: HookEvent,
   sessions: SessionStore | undefined,
   now: number,
+  secrets: readonly string[] = [],
 ): Promise<Correlation | undefined> {
   if (!sessions || event.dialect !== "deepagents-legacy") return undefined;
   const toolId = event.payload.tool_id;
@@ -168,14 +172,14 @@ async function correlate(
     half = {
       kind: "use",
       toolName: event.toolName,
-      toolArgs: maskValue(event.toolInput ?? {}) as Record<string, unknown>,
+      toolArgs: maskValue(event.toolInput ?? {}, 2000, secrets) as Record<string, unknown>,
     };
   } else if (event.name === "tool.result") {
     const output = event.payload.tool_output;
     half = {
       kind: "result",
       status: String(event.payload.tool_status ?? "unknown"),
-      output: typeof output === "string" ? maskString(output.slice(0, 500)) : "",
+      output: typeof output === "string" ? maskString(scrubSecrets(output, secrets).slice(0, 500)) : "",
     };
   }
   if (!half) return undefined;

@@ -48,6 +48,7 @@ export function createNotification(
   event: HookEvent,
   fields: { team: string; decision: string; reason?: string | undefined; ruleId: string },
   relatedTool?: Notification["relatedTool"],
+  secrets: readonly string[] = [],
 ): Notification {
   return {
     id,
@@ -58,7 +59,7 @@ export function createNotification(
     decision: fields.decision,
     reason: fields.reason,
     ruleId: fields.ruleId,
-    event: maskValue(event.payload, 4000) as Record<string, unknown>,
+    event: maskValue(event.payload, 4000, secrets) as Record<string, unknown>,
     relatedTool,
   };
 }

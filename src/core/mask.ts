@@ -42,16 +42,24 @@ export function maskString(text: string): string {
   return out;
 }
 
-/** A masked deep copy; strings longer than `maxString` are cut with a visible marker. */
-export function maskValue(value: unknown, maxString = 2000, depth = 0): unknown {
-  if (typeof value === "string") return truncate(maskString(value), maxString);
+/**
+ * A masked deep copy; strings longer than `maxString` are cut with a visible marker. `secrets`
+ * (the policy's own secret values) are scrubbed before the cut, so a cut never leaves the start
+ * of one showing.
+ */
+export function maskValue(value: unknown, maxString = 2000, secrets: readonly string[] = []): unknown {
+  return maskDeep(value, maxString, secrets, 0);
+}
+
+function maskDeep(value: unknown, maxString: number, secrets: readonly string[], depth: number): unknown {
+  if (typeof value === "string") return truncate(maskString(scrubSecrets(value, secrets)), maxString);
   if (value === null || typeof value !== "object") return value;
   if (depth > 16) return "[too deep]";
-  if (Array.isArray(value)) return value.map((item) => maskValue(item, maxString, depth + 1));
+  if (Array.isArray(value)) return value.map((item) => maskDeep(item, maxString, secrets, depth + 1));
   const out: Record<string, unknown> = {};
   for (const [key, item] of Object.entries(value)) {
     out[key] =
-      typeof item === "string" && SECRET_KEY.test(key) ? MASK : maskValue(item, maxString, depth + 1);
+      typeof item === "string" && SECRET_KEY.test(key) ? MASK : maskDeep(item, maxString, secrets, depth + 1);
   }
   return out;
 }

@@ -363,6 +363,8 @@ export function resolveSecret(value: string, env: EnvReader): string | undefined
  * and answers, while a secret that short is guessable whether or not it is masked.
  */
 export const MIN_SECRET_CHARS = 8;
+/** A URL path segment or query this long is a secret of its own (a webhook token, a signature). */
+const SECRET_URL_PART_CHARS = 16;
 
 /** The values for `Policy.secrets`: distinct, long enough, longest first. */
 function collectSecrets(document: PolicyDocument, env: EnvReader): readonly string[] {
@@ -370,15 +372,16 @@ function collectSecrets(document: PolicyDocument, env: EnvReader): readonly stri
   const add = (value: string | undefined) => {
     if (value !== undefined && value.length >= MIN_SECRET_CHARS) found.add(value);
   };
-  // A webhook URL's secret is its path, and a receiver that echoes what it was called on
-  // quotes the path alone: it is a secret value of its own.
+  // A webhook URL's secret is in its path, and a receiver that echoes what it was called on
+  // quotes the path alone. The path's long segments and a long query are secret values of their
+  // own; short segments (`v1`, `hooks`, `services`) are not, or every mention of them would be
+  // masked too.
   const addUrl = (value: string | undefined) => {
     add(value);
     const url = value === undefined ? undefined : parseHttpUrl(value);
-    if (url !== undefined && url.pathname !== "/") {
-      add(url.pathname);
-      if (url.search !== "") add(url.pathname + url.search);
-    }
+    if (url === undefined) return;
+    for (const segment of url.pathname.split("/")) if (segment.length >= SECRET_URL_PART_CHARS) add(segment);
+    if (url.search.length > SECRET_URL_PART_CHARS) add(url.search.slice(1));
   };
   // Every `env:` reference, wherever the schema lets one stand: new fields are covered as added.
   const walk = (value: unknown, depth: number): void => {

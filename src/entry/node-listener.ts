@@ -3,8 +3,11 @@
  * from node:http, every other request goes to the Hono app. The hook routes are the gateway's hot
  * path, and building a web `Request` (URL, Headers, AbortSignal, a ReadableStream for the body)
  * per decision cost more CPU than the decision itself (bench/README.md). Both paths run the same
- * code after the body is read (`runHookRoute` and `hookResponse` in src/http/hook-route.ts), and the
- * byte-for-byte decision tables run against this listener as well as against the Hono app.
+ * code after the body is read (`runHookRoute` and `hookResponse` in src/http/hook-route.ts); the
+ * end-to-end tests (test/e2e: the captured Claude Code requests, the client vectors, the bad-input
+ * catalogue) run against `hookgate serve`, so against this listener. One difference is kept on
+ * purpose: a malformed Host header is not refused here (it plays no part in a decision), where
+ * @hono/node-server answers 400.
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
 import type { HookDeps } from "../app/handle-hook.js";
@@ -13,9 +16,10 @@ import { readBodyChunks } from "../http/read-body.js";
 
 /**
  * The paths taken here: `/v1/hooks` and `/v1/hooks/<name>`, a trailing slash and a query allowed
- * (as the Hono routes allow them). Anything else, including percent-encoded names, goes to Hono.
+ * (as the Hono routes allow them). Anything else goes to Hono, which normalises it: an empty
+ * name (`/v1/hooks//`), `.` and `..`, percent-encoded names, deeper paths.
  */
-const HOOK_PATH = /^\/v1\/hooks(?:\/([A-Za-z0-9_.-]*))?\/?(?:\?.*)?$/;
+const HOOK_PATH = /^\/v1\/hooks(?:\/(?!\.\.?(?:\/|\?|$))([A-Za-z0-9_.-]+))?\/?(?:\?.*)?$/;
 
 export function hookListener(deps: HookDeps, fallback: RequestListener): RequestListener {
   return (request, response) => {

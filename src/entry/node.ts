@@ -184,7 +184,7 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
         server.close((e) => (e ? reject(e) : resolve()));
         if ("closeIdleConnections" in server) server.closeIdleConnections();
       });
-      // Let enqueues deferred by the last answers run, then drain the consumer.
+      // Let the callbacks of the last answers run, then drain the consumer.
       await new Promise((resolve) => setImmediate(resolve));
       await consumer.stop();
       store.queue.close();

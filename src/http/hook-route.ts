@@ -45,7 +45,9 @@ export async function runHookRoute(
       code: "UNKNOWN_CLIENT_ROUTE",
       message: `no client route "/v1/hooks/${shown(client)}"; use /v1/hooks/claude-code, /v1/hooks/deepcode or /v1/hooks/deepagents`,
     };
-    body = { ok: false, error };
+    // The body is not read, so the connection cannot carry another request (and a client
+    // sending a large one is not read to its end).
+    body = { ok: false, error, unread: true };
   }
   const outcome = await handleHook(
     deps,

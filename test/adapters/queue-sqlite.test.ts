@@ -57,6 +57,29 @@ describe("sqlite queue on disk", () => {
     );
   });
 
+  it("fails only the send whose body cannot be serialised, not the others of its turn", async () => {
+    const queue = open("writer");
+    const good = queue.send([{ id: "good", body: { n: 1 } }]);
+    const bad = queue.send([{ id: "bad", body: { n: 10n as unknown as number } }]);
+    await expect(bad).rejects.toThrow(/BigInt/);
+    await good;
+    expect((await open("reader").receive(10, HOUR)).map((m) => m.id)).toEqual(["good"]);
+  });
+
+  it("tries a batch once more on the next turn when another process held the lock", async () => {
+    const queue = createSqliteQueue<Job>({ path, owner: "writer", now: () => clock, busyTimeoutMs: 1 });
+    opened.push(queue);
+    const other = new Database(path);
+    other.exec("BEGIN IMMEDIATE");
+    const sent = queue.send([{ id: "late", body: { n: 1 } }]);
+    // The first commit, at the end of this turn, finds the lock taken; release it before the next.
+    await new Promise((resolve) => setImmediate(resolve));
+    other.exec("COMMIT");
+    other.close();
+    await sent;
+    expect((await open("reader").receive(10, HOUR)).map((m) => m.id)).toEqual(["late"]);
+  });
+
   it("sends what is waiting when it closes", async () => {
     const queue = open("closer");
     const pending = queue.send([{ id: "last", body: { n: 1 } }]);

@@ -43,4 +43,67 @@ describe("startConsumer", () => {
     expect(delivered.length).toBe(3);
     expect(await queue.receive(10, 1000)).toEqual([]);
   });
+
+  it("logs a job it cannot even read and goes on with the next, never crashing", async () => {
+    const queue = createMemoryQueue<DeliveryJob>({ now: () => 0 });
+    // An envelope from another producer: no notification in it.
+    await queue.send([
+      { id: "broken", body: { id: "broken", sink: "s" } as unknown as DeliveryJob },
+      {
+        id: "ok",
+        body: { id: "ok", sink: "s", notification: { eventName: "Stop" } } as unknown as DeliveryJob,
+      },
+    ]);
+    const logs: { msg: string }[] = [];
+    const delivered: string[] = [];
+    const consumer = startConsumer(
+      {
+        queue,
+        deliverer: { deliver: async (j) => (delivered.push(j.id), { kind: "ack" }) },
+        logger: { log: (_l, msg) => logs.push({ msg }) },
+      },
+      { batchSize: 2, idleMs: 5, visibilityMs: 60_000 },
+    );
+    for (let i = 0; i < 200 && !delivered.includes("ok"); i++) await new Promise((r) => setTimeout(r, 5));
+    await consumer.stop();
+    expect(delivered).toContain("ok");
+    expect(logs.map((l) => l.msg)).toContain("could not handle a delivery job; it will be redelivered");
+  });
+
+  it("keeps at most batchSize jobs in flight, and fills a freed slot without waiting for the rest", async () => {
+    const queue = createMemoryQueue<DeliveryJob>({ now: () => 0 });
+    const job = (id: string) =>
+      ({ id, sink: "s", notification: { eventName: "Stop" } }) as unknown as DeliveryJob;
+    await queue.send(
+      ["hang-1", "hang-2", "quick-1", "quick-2", "quick-3"].map((id) => ({ id, body: job(id) })),
+    );
+    let inFlight = 0;
+    let most = 0;
+    const delivered: string[] = [];
+    const release: (() => void)[] = [];
+    const consumer = startConsumer(
+      {
+        queue,
+        deliverer: {
+          deliver: async (j) => {
+            inFlight++;
+            most = Math.max(most, inFlight);
+            if (j.id.startsWith("hang")) await new Promise<void>((r) => release.push(r));
+            inFlight--;
+            delivered.push(j.id);
+            return { kind: "ack" };
+          },
+        },
+        logger: { log: () => undefined },
+      },
+      { batchSize: 3, idleMs: 5, visibilityMs: 60_000 },
+    );
+    for (let i = 0; i < 200 && delivered.length < 3; i++) await new Promise((r) => setTimeout(r, 5));
+    // Two hanging jobs hold two slots; the three quick ones went through the third.
+    expect(delivered.sort()).toEqual(["quick-1", "quick-2", "quick-3"]);
+    expect(most).toBeLessThanOrEqual(3);
+    for (const r of release) r();
+    await consumer.stop();
+    expect(delivered).toHaveLength(5);
+  });
 });

@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROOT, type ServerProcess, startServerProcess } from "../support/process.js";
+import { sendRaw } from "../support/raw-http.js";
 
 const FIXTURES = join(ROOT, "test/fixtures/claude-code");
 const HARNESS_TOKEN = "harness-secret-123";
@@ -208,5 +209,39 @@ describe("GET /metrics", () => {
       /hookgate_decisions_total\{client="claude-code",decision="none",event="PreToolUse"\} \d+/,
     );
     expect(text).toMatch(/hookgate_request_errors_total\{code="MALFORMED_JSON"\} \d+/);
+  });
+});
+
+describe("odd hook paths on the Node listener", () => {
+  const rmRoot = JSON.stringify({
+    session_id: "s",
+    transcript_path: "/t.jsonl",
+    cwd: "/p",
+    hook_event_name: "PreToolUse",
+    tool_name: "Bash",
+    tool_input: { command: "rm -rf /" },
+  });
+  const send = (path: string) =>
+    sendRaw(server.url, {
+      method: "POST",
+      path,
+      headers: [
+        ["Content-Type", "application/json"],
+        ["Authorization", `Bearer ${HARNESS_TOKEN}`],
+      ],
+      body: rmRoot,
+    });
+
+  it("answers them as the Hono routes do, after URL normalisation", async () => {
+    const plain = await send("/v1/hooks/");
+    expect(plain.status).toBe(200);
+    expect(JSON.parse(plain.body).hookSpecificOutput.permissionDecision).toBe("deny");
+    // "." is the route itself, ".." leaves it, and an empty client name is no client.
+    const dot = await send("/v1/hooks/.");
+    expect(dot.body).toBe(plain.body);
+    expect((await send("/v1/hooks/..")).status).toBe(404);
+    const empty = await send("/v1/hooks//");
+    expect(empty.status).toBe(200);
+    expect(empty.headers["x-hookgate-error"]).toBe("UNKNOWN_CLIENT_ROUTE");
   });
 });

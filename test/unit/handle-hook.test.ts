@@ -86,3 +86,50 @@ describe("handleHook without remote actions", () => {
     ).toBe(true);
   });
 });
+
+describe("the audit line and the replay record", () => {
+  it("never show the start of a policy secret that a 2,000-character cut falls inside", async () => {
+    const secret = "hgk_9f8e7d6c5b4a39281706";
+    const withSecret = await policyFrom(
+      {
+        version: 1,
+        rules: [{ id: "judge", on: "PreToolUse", matcher: "Write", prompt: { text: "ok?", model: "m" } }],
+        models: { m: { provider: "anthropic", model: "claude-haiku-4-5", apiKey: "env:KEY" } },
+      },
+      { KEY: secret },
+    );
+    expect(withSecret.secrets).toContain(secret);
+    const records: unknown[] = [];
+    const lines: Record<string, unknown>[] = [];
+    const command = `${"x".repeat(1988)} echo ${secret}`;
+    await handleHook(
+      {
+        ...deps,
+        policy: () => withSecret,
+        logger: { log: (_l, msg, fields) => lines.push({ msg, ...fields }) },
+        recorder: (record) => records.push(record),
+      },
+      {
+        ...request("Bash"),
+        body: {
+          ok: true,
+          text: JSON.stringify({
+            session_id: "s",
+            transcript_path: "/t",
+            cwd: "/p",
+            hook_event_name: "PreToolUse",
+            tool_name: "Bash",
+            tool_input: { command },
+          }),
+        },
+      },
+    );
+    const out = JSON.stringify([lines, records]);
+    // The command is in both (cut at 2,000 characters), but not the first characters of the key
+    // the cut would have fallen inside: it was scrubbed first.
+    expect(lines.some((l) => l.msg === "decision")).toBe(true);
+    expect(records).toHaveLength(1);
+    expect(out.split("x".repeat(1988)).length).toBe(3);
+    expect(out).not.toContain("hgk_9f");
+  });
+});

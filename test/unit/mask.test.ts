@@ -134,3 +134,14 @@ describe("the quick test before the shapes", () => {
     for (const sample of samples) expect(maskString(sample), sample).toContain(MASK);
   });
 });
+
+describe("maskValue with the policy's secrets", () => {
+  it("scrubs them before cutting, so no prefix of one is left at the cut", () => {
+    const secret = "hgk_9f8e7d6c5b4a39281706";
+    const text = `${"x".repeat(1990)}${secret}`;
+    expect(maskValue(text)).toContain("hgk_9f8e");
+    const masked = maskValue({ deep: [text] }, 2000, [secret]) as { deep: string[] };
+    expect(masked.deep[0]).not.toContain("hgk_");
+    expect(masked.deep[0]).toContain(MASK);
+  });
+});

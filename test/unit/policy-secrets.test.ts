@@ -4,7 +4,7 @@ import { MIN_SECRET_CHARS } from "../../src/core/policy.js";
 import { policyFrom, sha256 } from "../support/policy.js";
 
 const ENV = {
-  SLACK_URL: "https://hooks.slack.com/services/T0/B0/plainpath",
+  SLACK_URL: "https://hooks.slack.com/services/T0/B0/plainpath0123456789",
   SIGNING: "signing-secret-value",
   GH: "github-token-value",
   KEY: "model-key-value",
@@ -52,8 +52,8 @@ describe("Policy.secrets", () => {
     );
     const expected = [
       ENV.SLACK_URL,
-      // A receiver that echoes what it was called on quotes the path alone.
-      "/services/T0/B0/plainpath",
+      // A receiver that echoes what it was called on quotes the path alone: its long segment.
+      "plainpath0123456789",
       ENV.SIGNING,
       ENV.GH,
       ENV.KEY,
@@ -63,24 +63,32 @@ describe("Policy.secrets", () => {
     expect(policy.secrets).toEqual(expected);
   });
 
-  it("holds the path of an env: URL, with and without its query, unless the path is /", async () => {
+  it("holds an env: URL's long path segments and long query, never its short segments", async () => {
     const policy = await policyFrom(
       {
         version: 1,
         sinks: {
           a: { type: "webhook", url: "env:WITH_QUERY" },
           b: { type: "webhook", url: "env:ROOT" },
+          c: { type: "webhook", url: "env:PLAIN" },
         },
-        rules: [{ id: "n", on: "Stop", notify: ["a", "b"] }],
+        rules: [{ id: "n", on: "Stop", notify: ["a", "b", "c"] }],
       },
-      { WITH_QUERY: "https://in.example/in/abcd?sig=xyz", ROOT: "https://root.example" },
+      {
+        WITH_QUERY: "https://in.example/in/abcdefghijklmnop?sig=0123456789abcdef",
+        ROOT: "https://root.example",
+        PLAIN: "https://x.example/v1/hooks",
+      },
     );
     expect(policy.secrets).toEqual([
-      "https://in.example/in/abcd?sig=xyz",
+      "https://in.example/in/abcdefghijklmnop?sig=0123456789abcdef",
+      "https://x.example/v1/hooks",
+      "sig=0123456789abcdef",
       "https://root.example",
-      "/in/abcd?sig=xyz",
-      "/in/abcd",
+      "abcdefghijklmnop",
     ]);
+    // An ordinary path in a log line stays readable.
+    expect(scrubSecrets("POST /v1/hooks answered", policy.secrets)).toBe("POST /v1/hooks answered");
   });
 
   it("holds inline API keys and signing secrets too, which are sent just the same", async () => {

@@ -94,6 +94,18 @@ function openDatabase(path: string, busyTimeoutMs: number): Database.Database {
 
 const ms = (value: number): number => Math.max(0, Math.ceil(value));
 
+interface Row {
+  readonly id: string;
+  readonly body: string;
+  readonly delayMs: number;
+}
+
+interface Waiting {
+  readonly rows: readonly Row[];
+  readonly tries: number;
+  readonly settle: (error?: unknown) => void;
+}
+
 export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T> {
   const now = (): number => Math.floor((options.now ?? Date.now)());
   const owner = options.owner ?? PROCESS_OWNER;
@@ -142,11 +154,9 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
 
   // IMMEDIATE takes the write lock up front, so a second process on the same file (the CLI
   // replaying dead letters while `serve` runs) waits instead of failing mid-transaction.
-  const sendAll = db.transaction((messages: readonly OutgoingMessage<T>[]) => {
+  const sendAll = db.transaction((rows: readonly Row[]) => {
     const at = now();
-    for (const m of messages) {
-      insert.run({ id: m.id, body: JSON.stringify(m.body), visibleAt: at + ms(m.delayMs ?? 0), now: at });
-    }
+    for (const r of rows) insert.run({ id: r.id, body: r.body, visibleAt: at + ms(r.delayMs), now: at });
   });
 
   const leaseDue = db.transaction((max: number, visibilityMs: number): ReceivedMessage<T>[] => {
@@ -186,25 +196,39 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
   // Group commit: the sends of one event-loop turn (every request answered in it) go into one
   // transaction at the end of the turn. A commit is most of an enqueue's cost, and each send's
   // promise settles only once its rows are committed, so an awaited send is as durable as before.
-  let waiting: { messages: readonly OutgoingMessage<T>[]; settle: (error?: unknown) => void }[] = [];
+  // A batch whose commit fails (another process held the lock past the busy timeout) is tried
+  // once more on the next turn before its sends are rejected.
+  let waiting: Waiting[] = [];
   const commitWaiting = () => {
     const batch = waiting;
     waiting = [];
     if (batch.length === 0) return;
     try {
-      sendAll.immediate(batch.length === 1 ? (batch[0]?.messages ?? []) : batch.flatMap((b) => b.messages));
+      sendAll.immediate(batch.length === 1 ? (batch[0]?.rows ?? []) : batch.flatMap((b) => b.rows));
     } catch (e) {
-      for (const b of batch) b.settle(e);
+      for (const b of batch) {
+        if (b.tries === 0 && db.open) enqueueRows({ ...b, tries: 1 });
+        else b.settle(e);
+      }
       return;
     }
     for (const b of batch) b.settle();
+  };
+  const enqueueRows = (entry: Waiting) => {
+    if (waiting.length === 0) setImmediate(commitWaiting);
+    waiting.push(entry);
   };
 
   return {
     send(messages) {
       return new Promise<void>((resolve, reject) => {
-        if (waiting.length === 0) setImmediate(commitWaiting);
-        waiting.push({ messages, settle: (error) => (error === undefined ? resolve() : reject(error)) });
+        // Serialised here, so a body that cannot be fails its own send, not the turn's batch.
+        const rows = messages.map((m) => ({
+          id: m.id,
+          body: JSON.stringify(m.body),
+          delayMs: m.delayMs ?? 0,
+        }));
+        enqueueRows({ rows, tries: 0, settle: (error) => (error === undefined ? resolve() : reject(error)) });
       });
     },
 
