@@ -9,7 +9,14 @@ import type { Queue, ReceivedMessage } from "../core/queue.js";
 import type { Deliverer } from "./deliver.js";
 
 export interface ConsumerOptions {
+  /** Jobs in flight at once. */
   readonly batchSize?: number;
+  /**
+   * Jobs of one sink in flight at once (half of batchSize by default): a sink that hangs holds
+   * at most this many slots, and the others keep the rest. Needs a queue that can skip a
+   * group when it leases (SQLite, memory); on SQS it is not enforced.
+   */
+  readonly perSink?: number;
   /** How long a received job stays hidden; longer than the slowest delivery (egress timeout + pacing). */
   readonly visibilityMs?: number;
   /** Pause between polls when the queue is empty. */
@@ -102,13 +109,19 @@ export function startConsumer(
   // Up to batchSize jobs in flight, each settled on its own: a sink that hangs holds one slot
   // for its timeout, not the whole batch, and a freed slot is filled at once.
   const inFlight = new Set<Promise<void>>();
+  const perSink = Math.max(1, options.perSink ?? Math.ceil(batchSize / 2));
+  const bySink = new Map<string, number>();
+  const saturated = () => [...bySink].filter(([, n]) => n >= perSink).map(([sink]) => sink);
   const loop = (async () => {
     while (running) {
-      const room = batchSize - inFlight.size;
+      // Never more jobs than could all be for the busiest sink still under its cap, so that no
+      // receive takes a sink past perSink.
+      const busiest = Math.max(0, ...[...bySink.values()].filter((n) => n < perSink));
+      const room = Math.min(batchSize - inFlight.size, perSink - busiest);
       let batch: ReceivedMessage<DeliveryJob>[] = [];
       if (room > 0) {
         try {
-          batch = await deps.queue.receive(room, visibilityMs);
+          batch = await deps.queue.receive(room, visibilityMs, saturated());
         } catch (e) {
           deps.logger.log("error", "queue receive failed", {
             error: e instanceof Error ? e.message : String(e),
@@ -116,8 +129,13 @@ export function startConsumer(
         }
       }
       for (const message of batch) {
+        const sink = typeof message.body?.sink === "string" ? message.body.sink : "";
+        bySink.set(sink, (bySink.get(sink) ?? 0) + 1);
         const job: Promise<void> = handle(message).finally(() => {
           inFlight.delete(job);
+          const left = (bySink.get(sink) ?? 1) - 1;
+          if (left > 0) bySink.set(sink, left);
+          else bySink.delete(sink);
           wake?.();
         });
         inFlight.add(job);

@@ -129,7 +129,7 @@ export function createNotifier(deps: NotifyDeps): Notifier {
         jobs.set(sink, { id: `${id}.${sink}`, sink, notification: { ...base, ruleId } });
       }
     }
-    await deps.queue.send([...jobs.values()].map((job) => ({ id: job.id, body: job })));
+    await deps.queue.send([...jobs.values()].map((job) => ({ id: job.id, body: job, group: job.sink })));
     for (const job of jobs.values()) deps.metrics?.increment("hookgate_enqueued_total", { sink: job.sink });
   }
 

@@ -11,6 +11,11 @@ export interface OutgoingMessage<T> {
   readonly body: T;
   /** Delay before the first delivery, in ms (0 by default). */
   readonly delayMs?: number | undefined;
+  /**
+   * What the job is for (its sink): a consumer can ask `receive` to skip a group whose jobs it
+   * already holds enough of. Backends that cannot filter (SQS) ignore it.
+   */
+  readonly group?: string | undefined;
 }
 
 export interface ReceivedMessage<T> {
@@ -33,8 +38,12 @@ export interface DeadLetter<T> {
 
 export interface Queue<T> {
   send(messages: readonly OutgoingMessage<T>[]): Promise<void>;
-  /** Up to `max` visible messages, each hidden for `visibilityMs` unless acked or retried first. */
-  receive(max: number, visibilityMs: number): Promise<ReceivedMessage<T>[]>;
+  /**
+   * Up to `max` visible messages, each hidden for `visibilityMs` unless acked or retried first.
+   * Messages of a group in `skipGroups` are left for a later receive where the backend can
+   * filter (SQLite, memory); SQS and Cloudflare Queues ignore it.
+   */
+  receive(max: number, visibilityMs: number, skipGroups?: readonly string[]): Promise<ReceivedMessage<T>[]>;
   ack(message: ReceivedMessage<T>): Promise<void>;
   /** Visible again after `delayMs`; the attempt count keeps growing. */
   retry(message: ReceivedMessage<T>, delayMs: number, error: string): Promise<void>;

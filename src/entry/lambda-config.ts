@@ -200,7 +200,7 @@ function once<T>(build: () => Promise<T>): () => Promise<T> {
 function lazyQueue(open: () => Promise<Queue<DeliveryJob>>): Queue<DeliveryJob> {
   return {
     send: async (messages) => (await open()).send(messages),
-    receive: async (max, visibilityMs) => (await open()).receive(max, visibilityMs),
+    receive: async (max, visibilityMs, skip) => (await open()).receive(max, visibilityMs, skip),
     ack: async (message) => (await open()).ack(message),
     retry: async (message, delayMs, error) => (await open()).retry(message, delayMs, error),
     deadLetter: async (message, error) => (await open()).deadLetter(message, error),

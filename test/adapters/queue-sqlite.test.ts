@@ -80,6 +80,35 @@ describe("sqlite queue on disk", () => {
     expect((await open("reader").receive(10, HOUR)).map((m) => m.id)).toEqual(["late"]);
   });
 
+  it("leaves the jobs of a skipped group for a later receive", async () => {
+    const queue = open("writer");
+    await queue.send([
+      { id: "a1", body: { n: 1 }, group: "a" },
+      { id: "b1", body: { n: 2 }, group: "b" },
+      { id: "none", body: { n: 3 } },
+      { id: "a2", body: { n: 4 }, group: "a" },
+    ]);
+    expect((await queue.receive(10, HOUR, ["a"])).map((m) => m.id)).toEqual(["b1", "none"]);
+    expect((await queue.receive(10, HOUR, [])).map((m) => m.id)).toEqual(["a1", "a2"]);
+  });
+
+  it("adds the group column to a queue file made before it had one", async () => {
+    const old = new Database(path);
+    old.exec(`CREATE TABLE queue_jobs (seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, body TEXT NOT NULL,
+      state TEXT NOT NULL CHECK (state IN ('ready', 'leased')), visible_at INTEGER NOT NULL,
+      attempts INTEGER NOT NULL DEFAULT 0, lease_owner TEXT, leased_until INTEGER, receipt TEXT,
+      last_error TEXT, enqueued_at INTEGER NOT NULL)`);
+    old
+      .prepare(
+        "INSERT INTO queue_jobs (id, body, state, visible_at, enqueued_at) VALUES (?, ?, 'ready', 0, 0)",
+      )
+      .run("before", JSON.stringify({ n: 0 }));
+    old.close();
+    const queue = open("after");
+    await queue.send([{ id: "after", body: { n: 1 }, group: "g" }]);
+    expect((await queue.receive(10, HOUR, ["g"])).map((m) => m.id)).toEqual(["before"]);
+  });
+
   it("sends what is waiting when it closes", async () => {
     const queue = open("closer");
     const pending = queue.send([{ id: "last", body: { n: 1 } }]);

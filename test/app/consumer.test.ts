@@ -106,4 +106,52 @@ describe("startConsumer", () => {
     await consumer.stop();
     expect(delivered).toHaveLength(5);
   });
+
+  it("lets one sink hold at most perSink slots, so a hanging sink never stops the others", async () => {
+    const queue = createMemoryQueue<DeliveryJob>({ now: () => 0 });
+    const job = (id: string, sink: string) =>
+      ({ id, sink, notification: { eventName: "Stop" } }) as unknown as DeliveryJob;
+    // The hanging sink's jobs come first, more of them than there are slots.
+    const slow = Array.from({ length: 6 }, (_, i) => `slow-${i}`);
+    const fast = ["fast-0", "fast-1", "fast-2"];
+    await queue.send([
+      ...slow.map((id) => ({ id, body: job(id, "slow"), group: "slow" })),
+      ...fast.map((id) => ({ id, body: job(id, "fast"), group: "fast" })),
+    ]);
+    const hanging = new Map<string, number>();
+    let mostSlow = 0;
+    const delivered: string[] = [];
+    const release: (() => void)[] = [];
+    const consumer = startConsumer(
+      {
+        queue,
+        deliverer: {
+          deliver: async (j) => {
+            if (j.sink === "slow") {
+              hanging.set("slow", (hanging.get("slow") ?? 0) + 1);
+              mostSlow = Math.max(mostSlow, hanging.get("slow") ?? 0);
+              await new Promise<void>((r) => release.push(r));
+              hanging.set("slow", (hanging.get("slow") ?? 1) - 1);
+            }
+            delivered.push(j.id);
+            return { kind: "ack" };
+          },
+        },
+        logger: { log: () => undefined },
+      },
+      { batchSize: 4, perSink: 2, idleMs: 5, visibilityMs: 60_000 },
+    );
+    for (let i = 0; i < 200 && delivered.length < fast.length; i++)
+      await new Promise((r) => setTimeout(r, 5));
+    expect(delivered.sort()).toEqual(fast);
+    expect(mostSlow).toBe(2);
+    // Released one by one, the hanging sink's jobs all go through, never more than 2 at once.
+    for (let i = 0; i < 200 && delivered.length < fast.length + slow.length; i++) {
+      release.shift()?.();
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    await consumer.stop();
+    expect(delivered).toHaveLength(fast.length + slow.length);
+    expect(mostSlow).toBe(2);
+  });
 });

@@ -8,6 +8,7 @@ import type { DeadLetter, OutgoingMessage, Queue, ReceivedMessage } from "../../
 interface Row<T> {
   readonly id: string;
   readonly body: T;
+  readonly group: string | undefined;
   readonly seq: number;
   /** Ready time, or the end of the current lease: the job is visible once this has passed. */
   visibleAt: number;
@@ -37,10 +38,11 @@ export function createMemoryQueue<T>(options: MemoryQueueOptions = {}): Queue<T>
     return row !== undefined && row.receipt === message.receipt ? row : undefined;
   }
 
-  function enqueue(id: string, body: T, delayMs: number): boolean {
+  function enqueue(id: string, body: T, delayMs: number, group?: string): boolean {
     if (rows.has(id)) return false;
     rows.set(id, {
       id,
+      group,
       body: structuredClone(body),
       seq: seq++,
       visibleAt: now() + Math.max(0, delayMs),
@@ -53,14 +55,15 @@ export function createMemoryQueue<T>(options: MemoryQueueOptions = {}): Queue<T>
   return {
     async send(messages) {
       open();
-      for (const m of messages as readonly OutgoingMessage<T>[]) enqueue(m.id, m.body, m.delayMs ?? 0);
+      for (const m of messages as readonly OutgoingMessage<T>[])
+        enqueue(m.id, m.body, m.delayMs ?? 0, m.group);
     },
 
-    async receive(max, visibilityMs) {
+    async receive(max, visibilityMs, skipGroups = []) {
       open();
       const at = now();
       const due = [...rows.values()]
-        .filter((row) => row.visibleAt <= at)
+        .filter((row) => row.visibleAt <= at && (row.group === undefined || !skipGroups.includes(row.group)))
         .sort((a, b) => a.visibleAt - b.visibleAt || a.seq - b.seq)
         .slice(0, Math.max(0, max));
       return due.map((row) => {

@@ -84,6 +84,11 @@ function openDatabase(path: string, busyTimeoutMs: number): Database.Database {
     db.pragma("journal_mode = WAL");
     db.pragma("synchronous = NORMAL");
     db.exec(SCHEMA);
+    // Added after the first release: a queue file made before it gets the column here.
+    const columns = db.prepare("SELECT name FROM pragma_table_info('queue_jobs')").all() as {
+      name: string;
+    }[];
+    if (!columns.some((c) => c.name === "grp")) db.exec("ALTER TABLE queue_jobs ADD COLUMN grp TEXT");
     return db;
   } catch (cause) {
     db?.close();
@@ -98,6 +103,7 @@ interface Row {
   readonly id: string;
   readonly body: string;
   readonly delayMs: number;
+  readonly group: string | undefined;
 }
 
 interface Waiting {
@@ -111,12 +117,14 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
   const owner = options.owner ?? PROCESS_OWNER;
   const db = openDatabase(options.path, options.busyTimeoutMs ?? 5000);
 
-  const insert = db.prepare<{ id: string; body: string; visibleAt: number; now: number }>(
-    `INSERT OR IGNORE INTO queue_jobs (id, body, state, visible_at, attempts, enqueued_at)
-     VALUES (@id, @body, 'ready', @visibleAt, 0, @now)`,
+  const insert = db.prepare<{ id: string; body: string; visibleAt: number; now: number; grp: string | null }>(
+    `INSERT OR IGNORE INTO queue_jobs (id, body, state, visible_at, attempts, enqueued_at, grp)
+     VALUES (@id, @body, 'ready', @visibleAt, 0, @now, @grp)`,
   );
-  const due = db.prepare<[number, number], DueRow>(
-    "SELECT seq, id, body, attempts FROM queue_jobs WHERE visible_at <= ? ORDER BY visible_at, seq LIMIT ?",
+  const due = db.prepare<[number, string, number], DueRow>(
+    `SELECT seq, id, body, attempts FROM queue_jobs
+     WHERE visible_at <= ? AND (grp IS NULL OR grp NOT IN (SELECT value FROM json_each(?)))
+     ORDER BY visible_at, seq LIMIT ?`,
   );
   const lease = db.prepare<{ seq: number; until: number; owner: string; receipt: string }>(
     `UPDATE queue_jobs SET state = 'leased', visible_at = @until, leased_until = @until,
@@ -156,18 +164,21 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
   // replaying dead letters while `serve` runs) waits instead of failing mid-transaction.
   const sendAll = db.transaction((rows: readonly Row[]) => {
     const at = now();
-    for (const r of rows) insert.run({ id: r.id, body: r.body, visibleAt: at + ms(r.delayMs), now: at });
+    for (const r of rows)
+      insert.run({ id: r.id, body: r.body, visibleAt: at + ms(r.delayMs), now: at, grp: r.group ?? null });
   });
 
-  const leaseDue = db.transaction((max: number, visibilityMs: number): ReceivedMessage<T>[] => {
-    const at = now();
-    const until = at + ms(visibilityMs);
-    return due.all(at, max).map((row) => {
-      const receipt = randomUUID();
-      lease.run({ seq: row.seq, until, owner, receipt });
-      return { id: row.id, body: JSON.parse(row.body) as T, attempts: row.attempts + 1, receipt };
-    });
-  });
+  const leaseDue = db.transaction(
+    (max: number, visibilityMs: number, skipGroups: readonly string[]): ReceivedMessage<T>[] => {
+      const at = now();
+      const until = at + ms(visibilityMs);
+      return due.all(at, JSON.stringify(skipGroups), max).map((row) => {
+        const receipt = randomUUID();
+        lease.run({ seq: row.seq, until, owner, receipt });
+        return { id: row.id, body: JSON.parse(row.body) as T, attempts: row.attempts + 1, receipt };
+      });
+    },
+  );
 
   const moveToDead = db.transaction((message: ReceivedMessage<T>, error: string) => {
     const row = leasedRow.get(message.id, message.receipt);
@@ -187,7 +198,7 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
     const at = now();
     for (const row of rows) {
       // Attempts start again from 0. If the same id is queued meanwhile, that job stands for it.
-      insert.run({ id: row.id, body: row.body, visibleAt: at, now: at });
+      insert.run({ id: row.id, body: row.body, visibleAt: at, now: at, grp: null });
       unbury.run(row.id);
     }
     return rows.length;
@@ -227,14 +238,15 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
           id: m.id,
           body: JSON.stringify(m.body),
           delayMs: m.delayMs ?? 0,
+          group: m.group,
         }));
         enqueueRows({ rows, tries: 0, settle: (error) => (error === undefined ? resolve() : reject(error)) });
       });
     },
 
-    async receive(max, visibilityMs) {
+    async receive(max, visibilityMs, skipGroups = []) {
       if (max <= 0) return [];
-      return leaseDue.immediate(Math.floor(max), visibilityMs);
+      return leaseDue.immediate(Math.floor(max), visibilityMs, skipGroups);
     },
 
     async ack(message) {
