@@ -7,7 +7,7 @@ import { honouredDecision } from "./event-capabilities.js";
 import { TOOL_EVENTS } from "./events.js";
 import type { HookEvent } from "./hook-event.js";
 import { eventReadsMatcher, matcherValue } from "./matcher.js";
-import { matchesPermissionRule, type ToolCall } from "./permission-rule.js";
+import { commandWordOf, commandWords, matchesPermissionRule, type ToolCall } from "./permission-rule.js";
 import type { CompiledRule, Policy } from "./policy.js";
 import type { FailMode } from "./policy-schema.js";
 import { MAX_COMMAND_LENGTH } from "./shell-command.js";
@@ -89,6 +89,8 @@ interface EventFacts {
   readonly call: ToolCall | undefined;
   /** The length of a Bash command over MAX_COMMAND_LENGTH, which `if` patterns do not read. */
   readonly unreadCommandLength: number | undefined;
+  /** A Bash call's command words (permission-rule.ts `commandWords`); undefined when not known. */
+  readonly bashWords: ReadonlySet<string> | undefined;
 }
 
 function factsOf(event: HookEvent): EventFacts {
@@ -108,6 +110,7 @@ function factsOf(event: HookEvent): EventFacts {
         : undefined,
     unreadCommandLength:
       typeof command === "string" && command.length > MAX_COMMAND_LENGTH ? command.length : undefined,
+    bashWords: TOOL_EVENTS.has(event.name) && event.toolName === "Bash" ? commandWords(command) : undefined,
   };
 }
 
@@ -120,6 +123,12 @@ function whyNot(rule: CompiledRule, event: HookEvent, facts: EventFacts, caller:
   if (rule.ifRules) {
     const call = facts.call;
     if (call === undefined) return `"if" applies only to tool events`;
+    // A quick no: every `if` entry names a first word the Bash command does not start with.
+    const words = ruleWords(rule);
+    const bashWords = facts.bashWords;
+    if (words !== undefined && bashWords !== undefined && !words.some((w) => bashWords.has(w))) {
+      return `no "if" permission rule matches the ${call.toolName} call`;
+    }
     const quantifier = rule.action.kind === "decide" && rule.action.decision === "allow" ? "all" : "any";
     if (!rule.ifRules.some((r) => matchesPermissionRule(r, call, quantifier))) {
       return `no "if" permission rule matches the ${call.toolName} call`;
@@ -198,4 +207,20 @@ export function failureEffect(
   if (mode === "allow") return { ruleId: rule.id };
   const decision = honouredDecision(event.name, mode);
   return { ruleId: rule.id, decision, reason: decision ? reason : undefined };
+}
+
+const RULE_WORDS = new WeakMap<CompiledRule, readonly string[] | null>();
+
+/**
+ * The first words of a rule whose every `if` entry is a Bash pattern that names one, else
+ * undefined. Worked out once per compiled rule.
+ */
+function ruleWords(rule: CompiledRule): readonly string[] | undefined {
+  let words = RULE_WORDS.get(rule);
+  if (words === undefined) {
+    const each = (rule.ifRules ?? []).map(commandWordOf);
+    words = each.length > 0 && each.every((w) => w !== undefined) ? (each as string[]) : null;
+    RULE_WORDS.set(rule, words);
+  }
+  return words ?? undefined;
 }

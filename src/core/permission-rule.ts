@@ -337,6 +337,40 @@ function matchesCommand(pattern: Glob, command: unknown, quantifier: "any" | "al
   return split.subcommands.every((s) => globMatches(pattern, s.text));
 }
 
+/**
+ * The word every command this rule matches starts with, when its pattern names one: the literal
+ * text before the first space of a Bash pattern whose first word has no `*` (`git push *` → `git`).
+ * Undefined for any other rule. A command whose subcommands (and their wrapper-stripped
+ * variants) start with none of a rule's words cannot match it: evaluation skips the globs.
+ */
+export function commandWordOf(rule: PermissionRule): string | undefined {
+  if (rule.target.kind !== "bash") return undefined;
+  const segments = rule.target.pattern.segments;
+  const first = segments[0] ?? "";
+  const space = first.indexOf(" ");
+  if (space > 0) return first.slice(0, space);
+  return segments.length === 1 && first !== "" ? first : undefined;
+}
+
+/**
+ * The first words of a Bash command's subcommands and of their variants, from the same split
+ * the patterns are matched against; undefined when the command is not a string or too long to be
+ * read (over MAX_COMMAND_LENGTH every pattern counts as matching, so nothing may be skipped).
+ */
+export function commandWords(command: unknown): ReadonlySet<string> | undefined {
+  if (typeof command !== "string" || command.length > MAX_COMMAND_LENGTH) return undefined;
+  const words = new Set<string>();
+  const add = (text: string) => {
+    const space = text.indexOf(" ");
+    words.add(space < 0 ? text : text.slice(0, space));
+  };
+  for (const s of splitOnce(command).subcommands) {
+    add(s.text);
+    for (const v of s.variants) add(v);
+  }
+  return words;
+}
+
 function matchesDomain(target: { domain: string; subdomainsOnly: boolean }, url: unknown): boolean {
   if (typeof url !== "string") return false;
   let host: string;

@@ -3,6 +3,12 @@ import { describe, expect, it } from "vitest";
 import { evaluatePolicy } from "../../src/core/evaluate.js";
 import { parseHookEvent } from "../../src/core/events.js";
 import type { HookEvent } from "../../src/core/hook-event.js";
+import {
+  commandWordOf,
+  commandWords,
+  matchesPermissionRule,
+  parsePermissionRule,
+} from "../../src/core/permission-rule.js";
 import { policyFrom } from "../support/policy.js";
 
 const TOOLS = ["Bash", "Edit", "Write", "Read", "mcp__github__create_issue"] as const;
@@ -94,6 +100,80 @@ describe("the rule index", () => {
         expect(indexed.enforced.map((m) => m.effect)).toEqual(scanned.enforced.map((m) => m.effect));
       }),
       { numRuns: 300 },
+    );
+  });
+
+  it("skips a Bash rule by its first word only when no spelling of the command could match it", () => {
+    const patterns = fc.constantFrom(
+      "Bash(git push *)",
+      "Bash(git push:*)",
+      "Bash(rm -rf *)",
+      "Bash(rm -rf /*)",
+      "Bash(npm test)",
+      "Bash(ls *)",
+      "Bash(ls)",
+      "Bash(curl * | sh)",
+      "Bash(kubectl apply -f *)",
+      "Bash(python -c *)",
+      "Bash(echo \\* *)",
+      "Bash(git*)",
+      "Bash(*)",
+      "Bash",
+    );
+    const words = fc.constantFrom("git", "push", "rm", "-rf", "/", "npm", "test", "ls", "curl", "x", "sh");
+    const glue = fc.constantFrom(" ", " && ", "; ", " | ", " || ", "\n", " ");
+    const wrap = fc.constantFrom(
+      (c: string) => c,
+      (c: string) => `timeout 5 ${c}`,
+      (c: string) => `sudo ${c}`,
+      (c: string) => `env A=1 ${c}`,
+      (c: string) => `bash -c '${c}'`,
+      (c: string) => `echo $(${c})`,
+      (c: string) => `/usr/bin/${c}`,
+      (c: string) => `"${c}"`,
+      (c: string) => `nohup ${c} > /dev/null`,
+    );
+    const command = fc
+      .tuple(fc.array(fc.tuple(words, glue), { minLength: 1, maxLength: 8 }), wrap)
+      .map(([parts, w]) =>
+        w(
+          parts
+            .map(([word, g]) => word + g)
+            .join("")
+            .trim(),
+        ),
+      );
+    fc.assert(
+      fc.property(patterns, command, (text, cmd) => {
+        const rule = parsePermissionRule(text);
+        if (!rule.ok) throw new Error(rule.error);
+        const word = commandWordOf(rule.value);
+        const seen = commandWords(cmd);
+        if (word === undefined || seen === undefined || seen.has(word)) return;
+        const call = { toolName: "Bash", toolInput: { command: cmd } };
+        expect(matchesPermissionRule(rule.value, call, "any"), `${text} on ${cmd}`).toBe(false);
+        expect(matchesPermissionRule(rule.value, call, "all"), `${text} on ${cmd}`).toBe(false);
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it("names a first word only for patterns that start with a literal word", () => {
+    const word = (text: string) => {
+      const rule = parsePermissionRule(text);
+      if (!rule.ok) throw new Error(rule.error);
+      return commandWordOf(rule.value);
+    };
+    expect(word("Bash(git push *)")).toBe("git");
+    expect(word("Bash(git push:*)")).toBe("git");
+    expect(word("Bash(ls)")).toBe("ls");
+    expect(word("Bash(git*)")).toBeUndefined();
+    expect(word("Bash(*)")).toBeUndefined();
+    expect(word("Bash")).toBeUndefined();
+    expect(word("Edit(*.env)")).toBeUndefined();
+    expect(commandWords("x".repeat(20_000))).toBeUndefined();
+    expect([...(commandWords("timeout 5 git push && ls -la") ?? [])].sort()).toEqual(
+      expect.arrayContaining(["git", "ls"]),
     );
   });
 });
