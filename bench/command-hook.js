@@ -23,6 +23,7 @@ import {
   machine,
   median,
   percentile,
+  postHook,
   RESULTS,
   ROOT,
   round1,
@@ -110,19 +111,19 @@ async function main() {
         name: "one-keepalive",
         title: "hookgate, same rule, keep-alive",
         pid: one.child.pid,
-        send: (event) => post(one.url, event, keepAlive),
+        send: (event) => postHook(one.url, { headers: REQUEST.headers, body: event.body }, keepAlive),
       },
       {
         name: "one-new",
         title: "hookgate, same rule, new connection",
         pid: one.child.pid,
-        send: (event) => post(one.url, event, false),
+        send: (event) => postHook(one.url, { headers: REQUEST.headers, body: event.body }, false),
       },
       {
         name: "p200-keepalive",
         title: "hookgate, bench/policy-200.json, keep-alive",
         pid: full.child.pid,
-        send: (event) => post(full.url, event, keepAlive),
+        send: (event) => postHook(full.url, { headers: REQUEST.headers, body: event.body }, keepAlive),
       },
     ];
     for (const t of targets) for (const event of EVENTS) check(t, event, await t.send(event));
@@ -205,36 +206,6 @@ function runHook(event) {
       else resolve({ status: 0, body: stdout.trim() });
     });
     child.stdin.end(event.body);
-  });
-}
-
-/** One POST as Claude Code sends it; `agent: false` opens (and closes) a connection for it. */
-function post(url, event, agent) {
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      `${url}/v1/hooks`,
-      {
-        method: "POST",
-        agent,
-        headers: {
-          ...REQUEST.headers,
-          "content-length": Buffer.byteLength(event.body),
-          ...(agent === false ? { connection: "close" } : {}),
-        },
-      },
-      (res) => {
-        let body = "";
-        res.setEncoding("utf8");
-        res.on("data", (text) => {
-          body += text;
-        });
-        res.on("end", () =>
-          resolve({ status: res.statusCode, body, error: res.headers["x-hookgate-error"] }),
-        );
-      },
-    );
-    req.once("error", reject);
-    req.end(event.body);
   });
 }
 

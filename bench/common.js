@@ -159,9 +159,14 @@ export function createRun(name) {
  * connections grew by what was measured plus one.
  */
 export function stubCount(url) {
+  return getJson(`${url}/count`);
+}
+
+/** GET a loopback URL on a connection of its own and parse its JSON answer. */
+export function getJson(url) {
   return new Promise((resolve, reject) => {
     http
-      .get(`${url}/count`, { agent: false }, (res) => {
+      .get(url, { agent: false }, (res) => {
         let text = "";
         res.setEncoding("utf8");
         res.on("data", (chunk) => {
@@ -170,6 +175,39 @@ export function stubCount(url) {
         res.on("end", () => resolve(JSON.parse(text)));
       })
       .on("error", reject);
+  });
+}
+
+/**
+ * One `POST /v1/hooks` with the given headers and body, as Claude Code sends it; `agent: false`
+ * opens (and closes) a connection for it. Resolves with the status, the body and x-hookgate-error.
+ */
+export function postHook(url, request, agent) {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      `${url}/v1/hooks`,
+      {
+        method: "POST",
+        agent,
+        headers: {
+          ...request.headers,
+          "content-length": Buffer.byteLength(request.body),
+          ...(agent === false ? { connection: "close" } : {}),
+        },
+      },
+      (res) => {
+        let body = "";
+        res.setEncoding("utf8");
+        res.on("data", (text) => {
+          body += text;
+        });
+        res.on("end", () =>
+          resolve({ status: res.statusCode, body, error: res.headers["x-hookgate-error"] }),
+        );
+      },
+    );
+    req.once("error", reject);
+    req.end(request.body);
   });
 }
 

@@ -29,11 +29,13 @@ import {
   cpuDelta,
   cpuTicks,
   createRun,
+  getJson,
   HERE,
   log,
   machine,
   median,
   percentile,
+  postHook,
   RESULTS,
   ROOT,
   round1,
@@ -138,7 +140,7 @@ async function main() {
     const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
     for (const t of targets) {
       t.pid = t.gateway.child.pid;
-      checkAnswer(t, await post(t.gateway.url, agent));
+      checkAnswer(t, await postHook(t.gateway.url, REQUEST, agent));
     }
     await settle(targets, receivers);
 
@@ -439,21 +441,6 @@ function startReceiver() {
   }).catch((e) => fail(e.message));
 }
 
-function getJson(url) {
-  return new Promise((resolve, reject) => {
-    http
-      .get(url, { agent: false }, (res) => {
-        let text = "";
-        res.setEncoding("utf8");
-        res.on("data", (chunk) => {
-          text += chunk;
-        });
-        res.on("end", () => resolve(JSON.parse(text)));
-      })
-      .on("error", reject);
-  });
-}
-
 /** The gateway's counters that say what it did: decisions, jobs enqueued and failed, delivered. */
 async function metrics(url) {
   const text = await new Promise((resolve, reject) => {
@@ -508,31 +495,6 @@ async function settle(targets, receivers) {
   return { seconds: round3((performance.now() - started) / 1000), jobs: expected * SINKS_PER_EVENT };
 }
 
-function post(url, agent) {
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      `${url}/v1/hooks`,
-      {
-        method: "POST",
-        agent,
-        headers: { ...REQUEST.headers, "content-length": Buffer.byteLength(REQUEST.body) },
-      },
-      (res) => {
-        let body = "";
-        res.setEncoding("utf8");
-        res.on("data", (text) => {
-          body += text;
-        });
-        res.on("end", () =>
-          resolve({ status: res.statusCode, body, error: res.headers["x-hookgate-error"] }),
-        );
-      },
-    );
-    req.once("error", reject);
-    req.end(REQUEST.body);
-  });
-}
-
 function checkAnswer(t, answer) {
   if (answer.status !== 200 || answer.body !== MEASURED_ANSWER || answer.error !== undefined)
     throw new Error(
@@ -548,7 +510,7 @@ async function sequential(t, agent, pids) {
   const started = performance.now();
   for (let i = 0; i < n; i++) {
     const t0 = performance.now();
-    const answer = await post(t.gateway.url, agent);
+    const answer = await postHook(t.gateway.url, REQUEST, agent);
     latencies[i] = (performance.now() - t0) * 1000;
     checkAnswer(t, answer);
   }

@@ -7,7 +7,7 @@ import { honouredDecision } from "./event-capabilities.js";
 import { TOOL_EVENTS } from "./events.js";
 import type { HookEvent } from "./hook-event.js";
 import { eventReadsMatcher, matcherValue } from "./matcher.js";
-import { commandWordOf, commandWords, matchesPermissionRule, type ToolCall } from "./permission-rule.js";
+import { commandWords, matchesPermissionRule, type ToolCall } from "./permission-rule.js";
 import type { CompiledRule, Policy } from "./policy.js";
 import type { FailMode } from "./policy-schema.js";
 import { MAX_COMMAND_LENGTH } from "./shell-command.js";
@@ -124,7 +124,7 @@ function whyNot(rule: CompiledRule, event: HookEvent, facts: EventFacts, caller:
     const call = facts.call;
     if (call === undefined) return `"if" applies only to tool events`;
     // A quick no: every `if` entry names a first word the Bash command does not start with.
-    const words = ruleWords(rule);
+    const words = rule.ifWords;
     const bashWords = facts.bashWords;
     if (words !== undefined && bashWords !== undefined && !words.some((w) => bashWords.has(w))) {
       return `no "if" permission rule matches the ${call.toolName} call`;
@@ -207,20 +207,4 @@ export function failureEffect(
   if (mode === "allow") return { ruleId: rule.id };
   const decision = honouredDecision(event.name, mode);
   return { ruleId: rule.id, decision, reason: decision ? reason : undefined };
-}
-
-const RULE_WORDS = new WeakMap<CompiledRule, readonly string[] | null>();
-
-/**
- * The first words of a rule whose every `if` entry is a Bash pattern that names one, else
- * undefined. Worked out once per compiled rule.
- */
-function ruleWords(rule: CompiledRule): readonly string[] | undefined {
-  let words = RULE_WORDS.get(rule);
-  if (words === undefined) {
-    const each = (rule.ifRules ?? []).map(commandWordOf);
-    words = each.length > 0 && each.every((w) => w !== undefined) ? (each as string[]) : null;
-    RULE_WORDS.set(rule, words);
-  }
-  return words ?? undefined;
 }

@@ -6,7 +6,7 @@
 import type * as z from "zod/mini";
 import { compileEgressPolicy, type EgressPolicy } from "./egress/policy.js";
 import { compileMatcher, type Matcher } from "./matcher.js";
-import { type PermissionRule, parsePermissionRule } from "./permission-rule.js";
+import { commandWordOf, type PermissionRule, parsePermissionRule } from "./permission-rule.js";
 import {
   type DecisionKind,
   type FailMode,
@@ -51,6 +51,11 @@ export interface CompiledRule {
   readonly events: readonly string[] | "*";
   readonly matcher: Matcher;
   readonly ifRules: readonly PermissionRule[] | undefined;
+  /**
+   * The first words of the `if` entries when each is a Bash pattern that names one
+   * (permission-rule.ts `commandWordOf`): a Bash command starting with none of them is skipped.
+   */
+  readonly ifWords: readonly string[] | undefined;
   readonly where: readonly Predicate[];
   readonly teams: ReadonlySet<string> | undefined;
   readonly mode: "enforce" | "shadow" | "off";
@@ -273,6 +278,7 @@ function compileRule(
     events: events.includes("*") ? "*" : events,
     matcher: matcher.value,
     ifRules,
+    ifWords: ifWordsOf(ifRules),
     where,
     teams: rule.teams ? new Set(rule.teams) : undefined,
     mode: rule.mode ?? "enforce",
@@ -280,6 +286,11 @@ function compileRule(
     notify: rule.notify ?? [],
     document: rule,
   });
+}
+
+function ifWordsOf(ifRules: readonly PermissionRule[] | undefined): readonly string[] | undefined {
+  const words = (ifRules ?? []).map(commandWordOf);
+  return words.length > 0 && words.every((w) => w !== undefined) ? (words as string[]) : undefined;
 }
 
 function ruleAction(

@@ -11,11 +11,12 @@ import type { SQSClient } from "@aws-sdk/client-sqs";
 import { nodeSha256 } from "../adapters/hash/node-crypto.js";
 import { createJsonLogger, scrubLines } from "../adapters/log/json-lines.js";
 import type { DeliveryJob } from "../core/delivery.js";
-import { maskString, scrubbingWith } from "../core/mask.js";
+import { scrubbingWith } from "../core/mask.js";
 import { loadWantedPatternEngines } from "../core/pattern-engines.js";
 import { loadPolicy, type Policy, type PolicyDeps, type PolicyIssue } from "../core/policy.js";
 import type { Clock, Egress, EnvReader, Logger } from "../core/ports.js";
 import type { Queue } from "../core/queue.js";
+import { once } from "./once.js";
 
 /** Replaced by scripts/build-lambda.mjs with the text of `HOOKGATE_POLICY_FILE`, when given. */
 declare const __HOOKGATE_BUNDLED_POLICY__: string | undefined;
@@ -109,22 +110,16 @@ export function createLambdaRuntime(options: LambdaOptions = {}): LambdaRuntime 
   }
 
   const undici = once(async () => {
-    const [{ createUndiciEgress }, { describeRawTarget }] = await Promise.all([
+    const [{ createUndiciEgress }, { reportRefusals }] = await Promise.all([
       import("../adapters/egress/undici.js"),
-      import("../core/egress/url.js"),
+      import("../core/egress/report.js"),
     ]);
     return createUndiciEgress({
       policy: () => {
         if (!current) throw new Error("egress used before the policy loaded");
         return current.egress;
       },
-      onRefusal: (refusal, url) =>
-        logger.log("warn", "egress refused", {
-          code: refusal.code,
-          stage: refusal.stage,
-          reason: maskString(refusal.reason),
-          url: describeRawTarget(url),
-        }),
+      onRefusal: reportRefusals(logger, undefined),
     });
   });
 
@@ -180,21 +175,6 @@ function describeIssues(issues: readonly PolicyIssue[]): string {
     .filter((i) => i.severity === "error")
     .map((i) => `${i.path}: ${i.message}`)
     .join("; ");
-}
-
-/** A lazily built value; a failed build is forgotten, so the next call tries again. */
-function once<T>(build: () => Promise<T>): () => Promise<T> {
-  let value: Promise<T> | undefined;
-  return () => {
-    if (!value) {
-      const building = build();
-      value = building;
-      building.catch(() => {
-        if (value === building) value = undefined;
-      });
-    }
-    return value;
-  };
 }
 
 function lazyQueue(open: () => Promise<Queue<DeliveryJob>>): Queue<DeliveryJob> {

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { getRequestListener } from "@hono/node-server";
 import { createUndiciEgress } from "../adapters/egress/undici.js";
 import { nodeSha256 } from "../adapters/hash/node-crypto.js";
-import { batchLines, createJsonLogger } from "../adapters/log/json-lines.js";
+import { batchLines, createJsonLogger, scrubLines } from "../adapters/log/json-lines.js";
 import { createPrometheusRegistry } from "../adapters/metrics/prometheus.js";
 import { formatIssues, loadPolicyFile } from "../adapters/policy-source/file.js";
 import { createSqliteQueue } from "../adapters/queue/sqlite.js";
@@ -23,8 +23,8 @@ import { createDeliverer } from "../app/deliver.js";
 import { createNotifier } from "../app/notify.js";
 import { createRemoteActions } from "../app/remote-actions.js";
 import type { DeliveryJob } from "../core/delivery.js";
-import { describeRawTarget } from "../core/egress/url.js";
-import { maskString, scrubbingWith } from "../core/mask.js";
+import { reportRefusals } from "../core/egress/report.js";
+import { scrubbingWith } from "../core/mask.js";
 import type { Policy, PolicyIssue } from "../core/policy.js";
 import type { Logger } from "../core/ports.js";
 import { createApp } from "../http/app.js";
@@ -65,9 +65,12 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
   // close and on process exit. Each batch is scrubbed of the running policy's secret values,
   // read at write time: a SIGHUP reload can change them.
   let running: (() => Policy) | undefined;
-  const stdout = batchLines(process.stdout, {
-    scrub: scrubbingWith(() => running?.().secrets ?? NO_SECRETS),
-  });
+  const stdout = batchLines(
+    scrubLines(
+      process.stdout,
+      scrubbingWith(() => running?.().secrets ?? NO_SECRETS),
+    ),
+  );
   process.once("exit", stdout.flush);
   const logger = options.logger ?? createJsonLogger(stdout);
   const env = options.env ?? process.env;
@@ -89,15 +92,7 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
   const metrics = createPrometheusRegistry();
   const egress = createUndiciEgress({
     policy: () => current.egress,
-    onRefusal: (refusal, url) => {
-      logger.log("warn", "egress refused", {
-        code: refusal.code,
-        stage: refusal.stage,
-        reason: maskString(refusal.reason),
-        url: describeRawTarget(url),
-      });
-      metrics.increment("hookgate_egress_refused_total", { code: refusal.code });
-    },
+    onRefusal: reportRefusals(logger, metrics),
   });
   const clock = { now: Date.now, monotonic: () => performance.now() };
   const remote = createRemoteActions({

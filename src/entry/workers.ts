@@ -27,12 +27,13 @@ import { createNotifier } from "../app/notify.js";
 import type { RemoteActions } from "../app/remote-actions.js";
 import { createLogRecorder } from "../app/replay.js";
 import type { DeliveryJob } from "../core/delivery.js";
-import { maskString, scrubbingWith } from "../core/mask.js";
+import { scrubbingWith } from "../core/mask.js";
 import { loadWantedPatternEngines } from "../core/pattern-engines.js";
 import { loadPolicy, type Policy, type PolicyDeps } from "../core/policy.js";
 import type { Egress, Logger, LogLevel, Metrics } from "../core/ports.js";
 import { createApp } from "../http/app.js";
 import { createBrokenConfigApp } from "../http/broken-config.js";
+import { once } from "./once.js";
 
 export interface WorkerEnv {
   /** The policy document as JSON text: a secret (`wrangler secret put HOOKGATE_POLICY`). */
@@ -159,22 +160,14 @@ async function loadPolicyText(text: string | undefined): Promise<{ policy: Polic
 
 function buildState(policy: Policy, env: WorkerEnv): IsolateState {
   const egress = once(async () => {
-    const [{ createDohResolver, createWorkersEgress }, { describeRawTarget }] = await Promise.all([
+    const [{ createDohResolver, createWorkersEgress }, { reportRefusals }] = await Promise.all([
       import("../adapters/egress/workers-fetch.js"),
-      import("../core/egress/url.js"),
+      import("../core/egress/report.js"),
     ]);
     return createWorkersEgress({
       policy: () => policy.egress,
       resolve: createDohResolver(env.HOOKGATE_DOH_ENDPOINT ? { endpoint: env.HOOKGATE_DOH_ENDPOINT } : {}),
-      onRefusal: (refusal, url) => {
-        logger.log("warn", "egress refused", {
-          code: refusal.code,
-          stage: refusal.stage,
-          reason: maskString(refusal.reason),
-          url: describeRawTarget(url),
-        });
-        metrics.increment("hookgate_egress_refused_total", { code: refusal.code });
-      },
+      onRefusal: reportRefusals(logger, metrics),
     }).send;
   });
   const send: Egress = async (request) => (await egress())(request);
@@ -197,21 +190,6 @@ function buildState(policy: Policy, env: WorkerEnv): IsolateState {
     policy,
     remote: { run: async (input) => (await remote()).run(input) },
     deliverer: { deliver: async (job, attempts) => (await deliverer()).deliver(job, attempts) },
-  };
-}
-
-/** A value built on first use, once per isolate; a failed build is forgotten and tried again. */
-function once<T>(build: () => Promise<T>): () => Promise<T> {
-  let value: Promise<T> | undefined;
-  return () => {
-    if (!value) {
-      const building = build();
-      value = building;
-      building.catch(() => {
-        if (value === building) value = undefined;
-      });
-    }
-    return value;
   };
 }
 

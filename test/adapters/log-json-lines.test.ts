@@ -6,10 +6,9 @@ import { scrubbingWith } from "../../src/core/mask.js";
 function harness(scrub?: (text: string) => string) {
   const writes: string[] = [];
   const tasks: (() => void)[] = [];
-  const sink = batchLines(
-    { write: (text: string) => writes.push(text) },
-    { defer: (task) => tasks.push(task), ...(scrub && { scrub }) },
-  );
+  const stream = { write: (text: string) => writes.push(text) };
+  // Scrubbing wraps the stream, so it runs once per batch the batcher writes.
+  const sink = batchLines(scrub ? scrubLines(stream, scrub) : stream, { defer: (task) => tasks.push(task) });
   const endOfTurn = () => {
     for (const task of tasks.splice(0)) task();
   };

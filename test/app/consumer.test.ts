@@ -27,7 +27,12 @@ describe("startConsumer", () => {
     const consumer = startConsumer(
       {
         queue,
-        deliverer: { deliver: async (j) => (delivered.push(j.id), { kind: "ack" }) },
+        deliverer: {
+          deliver: async (j) => {
+            delivered.push(j.id);
+            return { kind: "ack" };
+          },
+        },
         logger: { log: (_l, msg) => logs.push({ msg }) },
       },
       { batchSize: 1, idleMs: 5, visibilityMs: 1000 },
@@ -59,7 +64,12 @@ describe("startConsumer", () => {
     const consumer = startConsumer(
       {
         queue,
-        deliverer: { deliver: async (j) => (delivered.push(j.id), { kind: "ack" }) },
+        deliverer: {
+          deliver: async (j) => {
+            delivered.push(j.id);
+            return { kind: "ack" };
+          },
+        },
         logger: { log: (_l, msg) => logs.push({ msg }) },
       },
       { batchSize: 2, idleMs: 5, visibilityMs: 60_000 },

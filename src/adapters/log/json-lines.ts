@@ -33,8 +33,6 @@ const MAX_BATCH_CHARS = 64 * 1024;
 export interface BatchOptions {
   /** Runs a task at the end of the current turn (default `setImmediate`). */
   readonly defer?: (task: () => void) => void;
-  /** Applied to each batch just before it is written (core/mask.ts `scrubbingWith`): once per batch, not per line. */
-  readonly scrub?: (text: string) => string;
 }
 
 /**
@@ -45,7 +43,6 @@ export interface BatchOptions {
  */
 export function batchLines(stream: LineSink, options: BatchOptions = {}): BatchedSink {
   const defer = options.defer ?? ((task: () => void) => setImmediate(task));
-  const scrub = options.scrub;
   let pending: string[] = [];
   let size = 0;
   let scheduled = false;
@@ -55,7 +52,7 @@ export function batchLines(stream: LineSink, options: BatchOptions = {}): Batche
     const text = pending.join("");
     pending = [];
     size = 0;
-    stream.write(scrub ? scrub(text) : text);
+    stream.write(text);
   };
   return {
     write(line) {
@@ -71,7 +68,10 @@ export function batchLines(stream: LineSink, options: BatchOptions = {}): Batche
   };
 }
 
-/** Each line scrubbed before it is written, for a sink that is not batched (Lambda's stdout). */
+/**
+ * Each write scrubbed (core/mask.ts `scrubbingWith`) before it reaches the sink: per line on an
+ * unbatched sink (Lambda, Workers), once per batch under `batchLines` (Node).
+ */
 export function scrubLines(sink: LineSink, scrub: (text: string) => string): LineSink {
   return { write: (line) => sink.write(scrub(line)) };
 }

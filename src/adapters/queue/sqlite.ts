@@ -6,7 +6,7 @@
  */
 import { randomUUID } from "node:crypto";
 import Database from "better-sqlite3";
-import type { DeadLetter, OutgoingMessage, Queue, ReceivedMessage } from "../../core/queue.js";
+import type { DeadLetter, Queue, ReceivedMessage } from "../../core/queue.js";
 
 export interface SqliteQueueOptions {
   /** The database file. Its directory must exist: the caller creates the data dir. */

@@ -1,0 +1,23 @@
+/**
+ * What a composition root does with each egress refusal: one warning line and one count. The
+ * target is shown as its origin and `/…` (a webhook's path is its secret), the reason masked.
+ */
+import { maskString } from "../mask.js";
+import type { Logger, Metrics } from "../ports.js";
+import type { EgressRefusal } from "./refusal.js";
+import { describeRawTarget } from "./url.js";
+
+export function reportRefusals(
+  logger: Logger,
+  metrics: Metrics | undefined,
+): (refusal: EgressRefusal, url: string) => void {
+  return (refusal, url) => {
+    logger.log("warn", "egress refused", {
+      code: refusal.code,
+      stage: refusal.stage,
+      reason: maskString(refusal.reason),
+      url: describeRawTarget(url),
+    });
+    metrics?.increment("hookgate_egress_refused_total", { code: refusal.code });
+  };
+}
