@@ -57,12 +57,13 @@ export function evaluatePolicy(
   // simulate explains every rule of the event; the hot path visits only the index's candidates.
   const rules = explain ? policy.rulesFor(event.name) : policy.candidates(event.name, facts.matcherValue);
   for (const rule of rules) {
-    const miss = whyNot(rule, event, facts, caller);
+    // The index has tested the candidates' matchers; simulate's list is every rule of the event.
+    const miss = firstMiss(rule, event, facts, caller, explain);
     explanations?.push({
       ruleId: rule.id,
       applied: miss === undefined,
       mode: rule.mode,
-      why: miss ?? whyApplied(rule, event, facts),
+      why: miss === undefined ? whyApplied(rule, event, facts) : describeMiss(miss, rule, facts, caller),
     });
     if (miss !== undefined) continue;
     const pendingRemote = rule.action.kind === "prompt" || rule.action.kind === "forward";
@@ -114,31 +115,54 @@ function factsOf(event: HookEvent): EventFacts {
   };
 }
 
+/** Which condition of a rule failed: a constant, so that the hot path builds no message. */
+type Miss = "team" | "matcher" | "if-not-tool" | "if" | WhereIndex;
+/** The position of the `where` condition that failed. */
+type WhereIndex = number;
+
 /** The first condition of the rule that does not hold for this event, or undefined if all hold. */
-function whyNot(rule: CompiledRule, event: HookEvent, facts: EventFacts, caller: Caller): string | undefined {
-  if (rule.teams && !rule.teams.has(caller.team)) return `caller's team "${caller.team}" is not in teams`;
-  if (rule.matcher && facts.readsMatcher && !rule.matcher(facts.matcherValue)) {
-    return `matcher "${rule.document.matcher}" does not match ${JSON.stringify(facts.matcherValue ?? null)}`;
-  }
+function firstMiss(
+  rule: CompiledRule,
+  event: HookEvent,
+  facts: EventFacts,
+  caller: Caller,
+  testMatcher: boolean,
+): Miss | undefined {
+  if (rule.teams && !rule.teams.has(caller.team)) return "team";
+  if (testMatcher && rule.matcher && facts.readsMatcher && !rule.matcher(facts.matcherValue))
+    return "matcher";
   if (rule.ifRules) {
     const call = facts.call;
-    if (call === undefined) return `"if" applies only to tool events`;
+    if (call === undefined) return "if-not-tool";
     // A quick no: every `if` entry names a first word the Bash command does not start with.
     const words = rule.ifWords;
     const bashWords = facts.bashWords;
-    if (words !== undefined && bashWords !== undefined && !words.some((w) => bashWords.has(w))) {
-      return `no "if" permission rule matches the ${call.toolName} call`;
-    }
+    if (words !== undefined && bashWords !== undefined && !words.some((w) => bashWords.has(w))) return "if";
     const quantifier = rule.action.kind === "decide" && rule.action.decision === "allow" ? "all" : "any";
-    if (!rule.ifRules.some((r) => matchesPermissionRule(r, call, quantifier))) {
-      return `no "if" permission rule matches the ${call.toolName} call`;
-    }
+    if (!rule.ifRules.some((r) => matchesPermissionRule(r, call, quantifier))) return "if";
   }
-  for (const [i, predicate] of rule.where.entries()) {
-    if (!predicate(event.payload))
-      return `where "${Object.keys(rule.document.where ?? {})[i]}" does not hold`;
+  let i = 0;
+  for (const predicate of rule.where) {
+    if (!predicate(event.payload)) return i;
+    i++;
   }
   return undefined;
+}
+
+/** What simulate says of a rule that did not apply. */
+function describeMiss(miss: Miss, rule: CompiledRule, facts: EventFacts, caller: Caller): string {
+  switch (miss) {
+    case "team":
+      return `caller's team "${caller.team}" is not in teams`;
+    case "matcher":
+      return `matcher "${rule.document.matcher}" does not match ${JSON.stringify(facts.matcherValue ?? null)}`;
+    case "if-not-tool":
+      return `"if" applies only to tool events`;
+    case "if":
+      return `no "if" permission rule matches the ${facts.call?.toolName} call`;
+    default:
+      return `where "${Object.keys(rule.document.where ?? {})[miss]}" does not hold`;
+  }
 }
 
 function whyApplied(rule: CompiledRule, event: HookEvent, facts: EventFacts): string {

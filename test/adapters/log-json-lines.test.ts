@@ -120,3 +120,40 @@ describe("scrubbing secret values from log lines", () => {
     expect(writes).toEqual(['{"msg":"[masked]"}\n']);
   });
 });
+
+describe("createJsonLogger", () => {
+  it("writes time, level and msg first, then the fields, byte for byte as JSON.stringify would", () => {
+    const writes: string[] = [];
+    let ms = 0;
+    const logger = createJsonLogger({ write: (line) => writes.push(line) }, "info", () => ms);
+    logger.log("info", "decision", {
+      decisionId: "d1",
+      rules: ["a"],
+      skipped: undefined,
+      quote: 'say "hi"\n',
+    });
+    logger.log("warn", "no fields");
+    logger.log("info", "empty", {});
+    ms = 1_700_000_000_123;
+    logger.log("error", 'a "quoted" message');
+    const spread = (time: string, level: string, msg: string, fields?: Record<string, unknown>) =>
+      `${JSON.stringify({ time, level, msg, ...fields })}\n`;
+    const epoch = "1970-01-01T00:00:00.000Z";
+    expect(writes).toEqual([
+      spread(epoch, "info", "decision", { decisionId: "d1", rules: ["a"], quote: 'say "hi"\n' }),
+      spread(epoch, "warn", "no fields"),
+      spread(epoch, "info", "empty"),
+      spread("2023-11-14T22:13:20.123Z", "error", 'a "quoted" message'),
+    ]);
+  });
+
+  it("lets a field named time, level or msg replace the logger's own, as a spread would", () => {
+    const writes: string[] = [];
+    const logger = createJsonLogger({ write: (line) => writes.push(line) }, "info", () => 0);
+    logger.log("info", "forwarded", { msg: "theirs", level: "custom", other: 1 });
+    expect(writes.map((l) => JSON.parse(l))).toEqual([
+      { time: "1970-01-01T00:00:00.000Z", level: "custom", msg: "theirs", other: 1 },
+    ]);
+    expect(writes[0]?.match(/"msg"/g)).toHaveLength(1);
+  });
+});

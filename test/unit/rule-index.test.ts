@@ -27,7 +27,7 @@ const toolEvent = (name: string, tool: string | undefined): HookEvent => {
 };
 
 describe("the rule index", () => {
-  it("keeps only rules whose exact-name matcher can match, in file order", async () => {
+  it("keeps only rules whose matcher matches, exact names or regex, in file order", async () => {
     const policy = await policyFrom({
       version: 1,
       rules: [
@@ -41,10 +41,14 @@ describe("the rule index", () => {
     });
     const ids = (event: string, value: string | undefined) =>
       policy.candidates(event, value).map((r) => r.id);
-    expect(ids("PreToolUse", "Bash")).toEqual(["regex", "bash", "any", "all-events"]);
-    expect(ids("PreToolUse", "Write")).toEqual(["edit", "regex", "any"]);
-    expect(ids("PreToolUse", "Unknown")).toEqual(["regex", "any"]);
-    expect(ids("PreToolUse", undefined)).toEqual(["regex", "any"]);
+    expect(ids("PreToolUse", "Bash")).toEqual(["bash", "any", "all-events"]);
+    expect(ids("PreToolUse", "Write")).toEqual(["edit", "any"]);
+    expect(ids("PreToolUse", "mcp__github__create_issue")).toEqual(["regex", "any"]);
+    expect(ids("PreToolUse", "Unknown")).toEqual(["any"]);
+    expect(ids("PreToolUse", undefined)).toEqual(["any"]);
+    // Asked again, the kept answers are the same.
+    expect(ids("PreToolUse", "Bash")).toEqual(["bash", "any", "all-events"]);
+    expect(ids("PreToolUse", "mcp__github__create_issue")).toEqual(["regex", "any"]);
     // UserPromptSubmit has no matcher field: its matchers are ignored, every rule is a candidate.
     expect(ids("UserPromptSubmit", undefined)).toEqual(["all-events", "prompt"]);
     // An event no rule names still gets the rules for every event, matcher included.
@@ -57,6 +61,25 @@ describe("the rule index", () => {
       "any",
       "all-events",
     ]);
+  });
+
+  it("answers the same past the bound on kept matcher values", async () => {
+    const policy = await policyFrom({
+      version: 1,
+      rules: [
+        { id: "sevens", on: "PreToolUse", matcher: "^tool_\\d*7$", context: "s" },
+        { id: "bash", on: "PreToolUse", matcher: "Bash", context: "b" },
+        { id: "any", on: "PreToolUse", context: "a" },
+      ],
+    });
+    // 2,000 names: four times the values kept per event, so the memo starts again several times.
+    for (let round = 0; round < 2; round++) {
+      for (let i = 0; i < 2000; i++) {
+        const ids = policy.candidates("PreToolUse", `tool_${i}`).map((r) => r.id);
+        expect(ids).toEqual(i % 10 === 7 ? ["sevens", "any"] : ["any"]);
+      }
+      expect(policy.candidates("PreToolUse", "Bash").map((r) => r.id)).toEqual(["bash", "any"]);
+    }
   });
 
   it("decides exactly what a scan of every rule decides, on any policy and event", async () => {

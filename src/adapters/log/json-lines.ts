@@ -12,12 +12,28 @@ export function createJsonLogger(
   minLevel: LogLevel = "info",
   now: () => number = Date.now,
 ): Logger {
+  let lastMs = Number.NaN;
+  let lastTime = "";
   return {
     log(level, message, fields) {
       if (ORDER[level] < ORDER[minLevel]) return;
-      sink.write(
-        `${JSON.stringify({ time: new Date(now()).toISOString(), level, msg: message, ...fields })}\n`,
-      );
+      const ms = now();
+      if (ms !== lastMs) {
+        lastMs = ms;
+        lastTime = new Date(ms).toISOString();
+      }
+      // The fields' own JSON after the three leading keys, rather than a spread copy of them; a
+      // field named like a leading key replaces it, as the spread did.
+      if (
+        fields === undefined ||
+        !(Object.hasOwn(fields, "time") || Object.hasOwn(fields, "level") || Object.hasOwn(fields, "msg"))
+      ) {
+        const head = `{"time":"${lastTime}","level":"${level}","msg":${JSON.stringify(message)}`;
+        const rest = fields === undefined ? "{}" : JSON.stringify(fields);
+        sink.write(rest === "{}" ? `${head}}\n` : `${head},${rest.slice(1)}\n`);
+        return;
+      }
+      sink.write(`${JSON.stringify({ time: lastTime, level, msg: message, ...fields })}\n`);
     },
   };
 }
