@@ -9,6 +9,8 @@
  * policies hold no regex: there, compileRegex fails with REGEX_ENGINE_MISSING until an entry
  * loads the engine (pattern-engines.ts) and compiles the policy again.
  */
+
+import { requiredLiteral } from "./regex-literal.js";
 import { re2Engine } from "./regex-re2.js";
 import { err, ok, type Result } from "./result.js";
 
@@ -71,5 +73,8 @@ export function compileRegex(pattern: string): Result<RegexTest, string> {
       `is too complex (program size ${compiled.programSize} > ${MAX_REGEX_PROGRAM_SIZE}); simplify it (a counted repeat is compiled once per count: [a-z]{8,255} alone is 504, [a-z]{8,} is 11)`,
     );
   }
-  return ok(compiled.test);
+  // Most inputs lack a literal every match needs: an includes() answers for them (regex-literal.ts).
+  const literal = requiredLiteral(pattern);
+  const test = compiled.test;
+  return ok(literal === undefined ? test : (value) => value.includes(literal) && test(value));
 }
