@@ -114,21 +114,88 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
+/**
+ * A body field: its zod schema, which words what is wrong, and a plain test that accepts exactly
+ * what the schema accepts. Every request runs the tests; zod runs only on a body they refuse, to
+ * say why (its object parser costs more than the rest of parsing and builds a copy of the body).
+ * test/property/events.test.ts checks that the two agree on any input.
+ */
+interface Field {
+  readonly schema: z.ZodMiniType;
+  readonly accepts: (value: unknown) => boolean;
+}
+
+export interface EventSchema {
+  readonly schema: z.ZodMiniType<Record<string, unknown>>;
+  readonly accepts: (body: Readonly<Record<string, unknown>>) => boolean;
+}
+
+type Fields = Readonly<Record<string, Field>>;
+
+/** A loose object (unknown keys kept) with these fields. */
+function looseObject(fields: Fields, error?: string): Field & EventSchema {
+  const shape: Record<string, z.ZodMiniType> = {};
+  for (const [key, f] of Object.entries(fields)) shape[key] = f.schema;
+  const entries = Object.entries(fields).map(([key, f]) => [key, f.accepts] as const);
+  return {
+    schema: error === undefined ? z.looseObject(shape) : z.looseObject(shape, { error }),
+    accepts: (value) => {
+      if (!isObject(value)) return false;
+      for (const [key, accepts] of entries) if (!accepts(value[key])) return false;
+      return true;
+    },
+  };
+}
+
+const optional = (f: Field): Field => ({
+  schema: z.optional(f.schema),
+  accepts: (value) => value === undefined || f.accepts(value),
+});
+
+const isString = (value: unknown): value is string => typeof value === "string";
+
+function arrayOf(item: Field, error: string): Field {
+  return {
+    schema: z.array(item.schema, { error }),
+    accepts: (value) => {
+      if (!Array.isArray(value)) return false;
+      // An index loop, as zod reads them: a hole is an undefined item.
+      for (let i = 0; i < value.length; i++) if (!item.accepts(value[i])) return false;
+      return true;
+    },
+  };
+}
+
 // Field builders. Every field is optional and enum-like fields are plain strings: clients add
 // values (deepcode sends SessionEnd `reason:"exit"`, Notification `notification_type:"permission"`).
 // The error texts complete "<path> ..." and never echo the input, which may hold secrets.
-const str = z.optional(z.string({ error: "must be a string" }));
-const strOrNull = z.optional(z.nullable(z.string({ error: "must be a string or null" })));
-const num = z.optional(z.number({ error: "must be a number" }));
-const bool = z.optional(z.boolean({ error: "must be a boolean" }));
-const obj = z.optional(z.custom<Record<string, unknown>>(isObject, { error: "must be an object" }));
-const list = z.optional(z.array(z.unknown(), { error: "must be an array" }));
-const strList = z.optional(z.array(z.string({ error: "must be a string" }), { error: "must be an array" }));
-const requiredToolName = z
-  .string({ error: (issue) => (issue.input === undefined ? "is required" : "must be a string") })
-  .check(z.minLength(1, { error: "must not be empty" }));
-
-type EventSchema = z.ZodMiniType<Record<string, unknown>>;
+const string: Field = { schema: z.string({ error: "must be a string" }), accepts: isString };
+const str = optional(string);
+const strOrNull = optional({
+  schema: z.nullable(z.string({ error: "must be a string or null" })),
+  accepts: (value) => value === null || isString(value),
+});
+const num = optional({
+  schema: z.number({ error: "must be a number" }),
+  // zod's number refuses NaN and the infinities, which JSON cannot send anyway.
+  accepts: (value) => typeof value === "number" && Number.isFinite(value),
+});
+const bool = optional({
+  schema: z.boolean({ error: "must be a boolean" }),
+  accepts: (value) => typeof value === "boolean",
+});
+const obj = optional({
+  schema: z.custom<Record<string, unknown>>(isObject, { error: "must be an object" }),
+  accepts: isObject,
+});
+const list = optional(arrayOf({ schema: z.unknown(), accepts: () => true }, "must be an array"));
+const strList = optional(arrayOf(string, "must be an array"));
+const requiredToolName: Field = {
+  schema: z
+    .string({ error: (issue) => (issue.input === undefined ? "is required" : "must be a string") })
+    .check(z.minLength(1, { error: "must not be empty" })),
+  accepts: (value) => isString(value) && value.length >= 1,
+};
 
 /** Claude Code common fields (§5.1); deepcode and deepagents v2 send a subset of them. */
 const COMMON_FIELDS = {
@@ -140,7 +207,7 @@ const COMMON_FIELDS = {
   permission_mode: str,
   agent_id: str,
   agent_type: str,
-  effort: z.optional(z.looseObject({ level: str }, { error: "must be an object" })),
+  effort: optional(looseObject({ level: str }, "must be an object")),
 };
 
 /** `tool_desc` is deepcode's; `tool_input` is optional because deepcode's PermissionRequest omits it. */
@@ -161,8 +228,8 @@ const TASK_FIELDS = {
   team_name: str,
 };
 
-function ccEvent(fields: z.core.$ZodLooseShape = {}): EventSchema {
-  return z.looseObject({ ...COMMON_FIELDS, ...fields });
+function ccEvent(fields: Fields = {}): EventSchema {
+  return looseObject({ ...COMMON_FIELDS, ...fields });
 }
 
 // Per-event fields of §5.2 plus the deepcode variants of §5.3. A field whose type neither source
@@ -172,10 +239,10 @@ const CLAUDE_CODE_SCHEMAS: Readonly<Record<ClaudeCodeEventName, EventSchema>> = 
   PostToolUse: ccEvent({ ...TOOL_FIELDS, duration_ms: num }),
   PostToolUseFailure: ccEvent({ ...TOOL_FIELDS, error: str, is_interrupt: bool, duration_ms: num }),
   PostToolBatch: ccEvent({
-    tool_calls: z.optional(
-      z.array(
-        z.looseObject({ tool_name: str, tool_input: obj, tool_use_id: str }, { error: "must be an object" }),
-        { error: "must be an array" },
+    tool_calls: optional(
+      arrayOf(
+        looseObject({ tool_name: str, tool_input: obj, tool_use_id: str }, "must be an object"),
+        "must be an array",
       ),
     ),
   }),
@@ -233,8 +300,8 @@ const CLAUDE_CODE_SCHEMAS: Readonly<Record<ClaudeCodeEventName, EventSchema>> = 
   PreSkillShellCommand: ccEvent(),
 };
 
-function legacyEvent(fields: z.core.$ZodLooseShape = {}): EventSchema {
-  return z.looseObject({ thread_id: str, ...fields });
+function legacyEvent(fields: Fields = {}): EventSchema {
+  return looseObject({ thread_id: str, ...fields });
 }
 
 const LEGACY_TOOL_FIELDS = { tool_name: requiredToolName, tool_id: str, tool_args: obj };
@@ -285,6 +352,12 @@ const SCHEMAS_BY_DIALECT: Readonly<Record<Dialect, DialectSchemas>> = {
   "deepagents-legacy": { known: legacySchemas, generic: legacyEvent() },
 };
 
+/** The schema a body of this event is checked against in this dialect (exported for its tests). */
+export function eventSchemaFor(name: string, dialect: Dialect): EventSchema {
+  const schemas = SCHEMAS_BY_DIALECT[dialect];
+  return schemas.known.get(name) ?? schemas.generic;
+}
+
 /**
  * Which wire format a body speaks when the route does not say. Never `deepagents`: its v2
  * bodies are Claude Code-shaped, so only the route can tell them apart.
@@ -332,8 +405,11 @@ function parseObject(body: Record<string, unknown>, dialect: Dialect): Result<Ho
 
   const schemas = SCHEMAS_BY_DIALECT[dialect];
   const schema = schemas.known.get(name);
-  const checked = (schema ?? schemas.generic).safeParse(body);
-  if (!checked.success) return err(firstIssueError(name, checked.error.issues));
+  const chosen = schema ?? schemas.generic;
+  if (!chosen.accepts(body)) {
+    const checked = chosen.schema.safeParse(body);
+    if (!checked.success) return err(firstIssueError(name, checked.error.issues));
+  }
 
   // The payload stays the caller's object: zod's output is a copy that may differ in key order.
   const event: MutableHookEvent = { name, dialect, known: schema !== undefined, payload: body };

@@ -8,6 +8,7 @@ import {
   CLAUDE_CODE_EVENTS,
   DEEPAGENTS_LEGACY_EVENTS,
   detectDialect,
+  eventSchemaFor,
   isKnownEvent,
   parseHookEvent,
   sniffEventName,
@@ -140,6 +141,130 @@ const extras = fc.dictionary(
 
 const toolEvent = fc.constantFrom(...TOOL_EVENTS);
 const ccDialect = fc.constantFrom<Dialect>("claude-code", "deepcode");
+
+/** Every field name an event schema declares, so that generated bodies exercise each field's test. */
+const SCHEMA_FIELDS = [
+  ..."session_id transcript_path cwd scratchpad_dir prompt_id permission_mode agent_id agent_type effort".split(
+    " ",
+  ),
+  ..."tool_name tool_input tool_use_id tool_desc duration_ms error is_interrupt tool_calls message title".split(
+    " ",
+  ),
+  ..."notification_type prompt session_title expansion_type command_name command_source source model".split(
+    " ",
+  ),
+  ..."reason stop_hook_active last_assistant_message background_tasks session_crons agent_transcript_path".split(
+    " ",
+  ),
+  ..."trigger custom_instructions messages_count compact_summary summary truncated messages_before".split(
+    " ",
+  ),
+  ..."messages_after permission_suggestions teammate_name team_name task_id task_subject task_description".split(
+    " ",
+  ),
+  ..."mcp_server_name mode url elicitation_id requested_schema action file_path name worktree_path".split(
+    " ",
+  ),
+  ..."memory_type load_reason trigger_file_path parent_file_path old_cwd new_cwd event turn_id message_id".split(
+    " ",
+  ),
+  ..."index final delta thread_id tool_id tool_args tool_status tool_output tool_names assistant_id".split(
+    " ",
+  ),
+];
+
+/** Values of every type a field test tells apart, JSON's and a few it cannot send. */
+const fieldValue: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
+  value: fc.oneof(
+    fc.string({ maxLength: 3 }),
+    fc.constantFrom("", null, undefined, true, 0, -0, Number.NaN, Number.POSITIVE_INFINITY, 1.5),
+    fc.array(fc.oneof(fc.string({ maxLength: 2 }), fc.integer()), { maxLength: 3 }),
+    // A sparse array: zod reads a hole as an undefined item.
+    fc.constant(Object.assign(["a"], { 2: "b" })),
+    fc.record({ level: tie("leaf") }, { requiredKeys: [] }),
+    fc.array(
+      fc.record(
+        { tool_name: tie("leaf"), tool_input: tie("leaf"), tool_use_id: tie("leaf") },
+        { requiredKeys: [] },
+      ),
+      { maxLength: 2 },
+    ),
+    fc.dictionary(fc.string({ maxLength: 3 }), tie("leaf"), { maxKeys: 2 }),
+  ),
+  leaf: fc.oneof(
+    fc.string({ maxLength: 3 }),
+    fc.constantFrom("", null, undefined, 1, false, Number.NaN),
+    fc.constant({}),
+    fc.constant([]),
+    fc.constant(["x"]),
+  ),
+})).value;
+
+/** One of each kind of value a field test must tell apart, nested shapes included. */
+const TRICKY_VALUES: readonly unknown[] = [
+  undefined,
+  null,
+  "",
+  "x",
+  0,
+  -0,
+  1.5,
+  Number.NaN,
+  Number.POSITIVE_INFINITY,
+  true,
+  {},
+  { level: "high" },
+  { level: 3 },
+  [],
+  ["a", "b"],
+  ["a", 1],
+  Object.assign(["a"], { 2: "b" }),
+  [{ tool_name: "Bash", tool_input: {}, tool_use_id: "t" }],
+  [{ tool_name: 1 }],
+  [{ tool_input: [] }],
+  [null],
+];
+
+describe("the field tests beside the zod schemas", () => {
+  it("agree with zod on every declared field and kind of value, one field at a time", () => {
+    const names = [...CLAUDE_CODE_EVENTS, ...DEEPAGENTS_LEGACY_EVENTS, "SomethingNew"];
+    for (const dia of DIALECTS)
+      for (const name of names) {
+        const schema = eventSchemaFor(name, dia);
+        for (const field of SCHEMA_FIELDS)
+          for (const value of TRICKY_VALUES) {
+            // tool_name is required on tool events: give it a valid one unless it is the field tried.
+            const body = field === "tool_name" ? { tool_name: value } : { tool_name: "Bash", [field]: value };
+            if (schema.accepts(body) !== schema.schema.safeParse(body).success)
+              expect.fail(`${dia} ${name}: ${field} = ${String(value)} judged differently`);
+          }
+      }
+  });
+
+  it("accept exactly the bodies zod accepts, for every event of every dialect", () => {
+    const names = [...CLAUDE_CODE_EVENTS, ...DEEPAGENTS_LEGACY_EVENTS, "SomethingNew"];
+    let refused = 0;
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...names),
+        fc.constantFrom(...DIALECTS),
+        fc.dictionary(fc.oneof(fc.constantFrom(...SCHEMA_FIELDS), fc.string({ maxLength: 4 })), fieldValue, {
+          maxKeys: 6,
+        }),
+        (name, dia, body) => {
+          const schema = eventSchemaFor(name, dia);
+          const accepted = schema.accepts(body);
+          if (!accepted) refused++;
+          expect(accepted).toBe(schema.schema.safeParse(body).success);
+        },
+      ),
+      { numRuns: 5000 },
+    );
+    // Not vacuous: both answers come up.
+    expect(refused).toBeGreaterThan(500);
+    expect(refused).toBeLessThan(4500);
+  });
+});
 
 describe("parseHookEvent on Claude Code-shaped bodies", () => {
   it("parses every well-typed tool event and keeps its tool name, input and session", () => {
