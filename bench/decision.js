@@ -5,6 +5,12 @@
  *
  *   node bench/decision.js [--rounds 3] [--duration 8] [--connections 10] [--warmup 2]
  *                          [--quiet-wait 20] [--cpu-prof] [--policy bench/policy-200.json]
+ *                          [--ladder 5,20,80] [--ladder-duration 3]
+ *
+ * The work ladder: the same bare server made to spin 5, 20 and 80 µs per request
+ * (BENCH_WORK_US), measured in the same rounds. It says what any synchronous work per request
+ * costs a node:http server here, hence how much work the 0.85x target leaves a gateway (the
+ * budget) and how much work the gateway's throughput corresponds to (its equivalent).
  *
  * Needs `npm run build` first (it runs dist/entry/bin.js). Loopback only; stops by itself.
  * Writes bench/results/decision-<date>.json and prints a Markdown table.
@@ -50,6 +56,8 @@ const { values: flags } = parseArgs({
     "quiet-wait": { type: "string", default: "20" },
     "cpu-prof": { type: "boolean", default: false },
     policy: { type: "string", default: join(HERE, "policy-200.json") },
+    ladder: { type: "string", default: "5,20,80" },
+    "ladder-duration": { type: "string", default: "3" },
   },
 });
 
@@ -62,7 +70,21 @@ const options = {
   quietWaitSeconds: boundedInt("quiet-wait", flags["quiet-wait"], 0, 120),
   pipelining: 1,
   cpuProfile: flags["cpu-prof"] === true,
+  ladderUs: ladderSteps(flags.ladder),
+  ladderDurationSeconds: boundedInt("ladder-duration", flags["ladder-duration"], 1, 60),
 };
+
+/** `--ladder 5,20,80`: increasing whole microseconds, or "" for none. */
+function ladderSteps(text) {
+  const steps = text.trim() === "" ? [] : text.split(",").map((t) => Number(t.trim()));
+  if (steps.some((n, i) => !Number.isInteger(n) || n < 1 || n > 10_000 || (i > 0 && n <= steps[i - 1]))) {
+    process.stderr.write(
+      `decision.js: --ladder must be increasing whole microseconds (1-10000), got ${text}\n`,
+    );
+    process.exit(2);
+  }
+  return steps;
+}
 
 function boundedInt(name, text, min, max) {
   const n = Number(text);
@@ -92,15 +114,28 @@ async function main() {
   const expected = await checkGatewayAnswer(gateway.url, requestBody);
   const bare = await startBare(expected.body);
   await checkBareAnswer(bare.url, requestBody, expected.body);
+  const ladder = [];
+  for (const workUs of options.ladderUs) {
+    const server = await startBare(expected.body, workUs);
+    await checkBareAnswer(server.url, requestBody, expected.body);
+    ladder.push({ workUs, ...server });
+  }
 
   const targets = [
     { name: "gateway", url: `${gateway.url}/v1/hooks`, pid: gateway.child.pid },
     { name: "bare", url: `${bare.url}/`, pid: bare.child.pid },
+    ...ladder.map((l) => ({
+      name: `work ${l.workUs}`,
+      workUs: l.workUs,
+      url: `${l.url}/`,
+      pid: l.child.pid,
+      durationSeconds: options.ladderDurationSeconds,
+    })),
   ];
   const load = {
     requestBody,
     expectBody: expected.body,
-    pids: [process.pid, gateway.child.pid, bare.child.pid],
+    pids: [process.pid, gateway.child.pid, bare.child.pid, ...ladder.map((l) => l.child.pid)],
   };
 
   log(
@@ -115,7 +150,7 @@ async function main() {
     for (const target of targets) {
       const waitedSeconds = Math.round(10 * (await waitForQuiet(load.pids, quietBudget))) / 10;
       quietBudget = Math.max(0, quietBudget - waitedSeconds);
-      const m = await measure(target, options.durationSeconds, load);
+      const m = await measure(target, target.durationSeconds ?? options.durationSeconds, load);
       rounds.push({ round, target: target.name, ...m, waitedForQuietSeconds: waitedSeconds });
       log(
         `round ${round}/${options.rounds} ${target.name.padEnd(7)} ${m.requestsPerSecond.toFixed(0)} req/s, ` +
@@ -130,6 +165,7 @@ async function main() {
   await checkGatewayAnswer(gateway.url, requestBody);
   const requestsServed = rounds.filter((r) => r.target === "gateway").reduce((n, r) => n + r.requests, 0);
   await stop(bare.child);
+  for (const l of ladder) await stop(l.child);
   await stop(gateway.child);
 
   const summary = summarize(rounds);
@@ -224,10 +260,10 @@ async function startGateway(nodeFlags) {
   return { child, url, logBytes: () => logBytes };
 }
 
-async function startBare(body) {
+async function startBare(body, workUs = 0) {
   const child = spawn(process.execPath, [BARE_SERVER], {
     stdio: ["ignore", "pipe", "inherit"],
-    env: { ...process.env, BENCH_BODY: body },
+    env: { ...process.env, BENCH_BODY: body, BENCH_WORK_US: String(workUs) },
   });
   children.add(child);
   const url = await new Promise((resolve, reject) => {
@@ -410,6 +446,21 @@ function summarize(rounds) {
   };
   const gateway = perTarget("gateway");
   const bare = perTarget("bare");
+  const pairedWithBare = (name) =>
+    round3(
+      median(
+        rounds
+          .filter((r) => r.target === name)
+          .map((r) => [r, rounds.find((b) => b.target === "bare" && b.round === r.round)])
+          .filter(([, b]) => b !== undefined)
+          .map(([r, b]) => r.requestsPerSecond / b.requestsPerSecond),
+      ),
+    );
+  const ladder = options.ladderUs.map((workUs) => ({
+    workUs,
+    ...perTarget(`work ${workUs}`),
+    pairedThroughputVsBare: pairedWithBare(`work ${workUs}`),
+  }));
   // Each gateway round is paired with the bare round that follows it, so slow drift cancels.
   const paired = rounds
     .filter((r) => r.target === "gateway")
@@ -434,7 +485,33 @@ function summarize(rounds) {
         round3(Math.max(...paired.map(([g, b]) => g.requestsPerSecond / b.requestsPerSecond))),
       ],
     },
+    ladder,
+    workBudget: {
+      note: "µs of synchronous work per request at which the bare server keeps this share of its req/s (interpolated on the ladder; null past its ends)",
+      at085Us: workFor(ladder, 0.85),
+      gatewayEquivalentUs: workFor(
+        ladder,
+        median(paired.map(([g, b]) => g.requestsPerSecond / b.requestsPerSecond)),
+      ),
+    },
   };
+}
+
+/**
+ * The work per request at which the ladder's throughput share falls to `share`: linear between
+ * neighbouring steps, (0 µs, 1.0) being the bare server itself; null outside the ladder.
+ */
+function workFor(ladder, share) {
+  let previous = { workUs: 0, share: 1 };
+  for (const step of ladder) {
+    const current = { workUs: step.workUs, share: step.pairedThroughputVsBare };
+    if (share <= previous.share && share >= current.share && previous.share > current.share) {
+      const t = (previous.share - share) / (previous.share - current.share);
+      return Math.round(10 * (previous.workUs + t * (current.workUs - previous.workUs))) / 10;
+    }
+    previous = current;
+  }
+  return null;
 }
 
 function markdown(summary) {
@@ -445,8 +522,16 @@ function markdown(summary) {
     `${t.non2xx} | ${t.errors + t.timeouts} | ${t.mismatches} | ${t.otherProcessesCpuPercentMax}% |`;
   const signed = (n) => `${n >= 0 ? "+" : ""}${n.toFixed(3)}`;
   const cpuRatio = ratio.serverCpuPerRequest === null ? "?" : `${ratio.serverCpuPerRequest.toFixed(1)}x`;
+  const ladderRows = summary.ladder.map(
+    (l) =>
+      `| bare node:http + ${l.workUs} µs of work per request | ${l.requestsPerSecond} | ${l.p50Ms.toFixed(3)} | ` +
+      `${l.p99Ms.toFixed(3)} | ${cpu(l)} | ${l.non2xx} | ${l.errors + l.timeouts} | ${l.mismatches} | ` +
+      `${l.otherProcessesCpuPercentMax}% |`,
+  );
+  const budget = summary.workBudget;
+  const us = (n) => (n === null ? "outside the ladder" : `${n} µs`);
   return [
-    `Medians of ${g.rounds} rounds, ${options.durationSeconds}s each, ${options.connections} connections, pipelining 1:`,
+    `Medians of ${g.rounds} rounds, ${options.durationSeconds}s each (ladder steps ${options.ladderDurationSeconds}s), ${options.connections} connections, pipelining 1:`,
     "",
     "| target | req/s | p50 ms | p99 ms | server CPU us/req | non-2xx | errors | body mismatches | other load (max) |",
     "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
@@ -454,6 +539,13 @@ function markdown(summary) {
     row("bare node:http, same answer bytes", b),
     `| **gateway vs bare** | **${ratio.throughput.toFixed(2)}x** | **${signed(ratio.p50DiffMs)}** | ` +
       `**${signed(ratio.p99DiffMs)}** | **${cpuRatio}** | | | | |`,
+    ...ladderRows,
+    "",
+    summary.ladder.length === 0
+      ? 'No work ladder (--ladder "").'
+      : `Work ladder, paired with bare: ${summary.ladder.map((l) => `${l.workUs} µs ${l.pairedThroughputVsBare.toFixed(2)}x`).join(", ")}. ` +
+        `0.85x of bare leaves ${us(budget.at085Us)} of work per request on this machine; ` +
+        `the gateway's throughput is that of ${us(budget.gatewayEquivalentUs)} of work.`,
     "",
     `Paired per-round throughput ratio: median ${ratio.pairedThroughputMedian.toFixed(2)}, ` +
       `range ${ratio.pairedThroughputRange.map((n) => n.toFixed(2)).join("-")}. ` +
