@@ -1,8 +1,7 @@
 /**
- * What bench/egress.js and bench/remote.js share: child processes on loopback, CPU readings
- * from /proc, the wait for a quiet machine, the two load shapes (N requests one after another;
- * C loops for D seconds) and the statistics. decision.js keeps its own copies of the /proc and
- * quiet-wait helpers; these follow them, so the three benchmarks read the machine the same way.
+ * What the benchmarks share: child processes on loopback, CPU readings from /proc, the wait for
+ * a quiet machine, the two load shapes (N requests one after another; C loops for D seconds)
+ * and the statistics, so that every benchmark reads the machine the same way.
  */
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -49,14 +48,23 @@ export function createRun(name) {
     return n;
   }
 
-  /** A stub server (bench/stub-server.js) answering `body` to every POST; resolves once it listens. */
-  async function startStub(label, body) {
-    const child = spawn(process.execPath, [STUB_SERVER], {
+  /**
+   * A server script of bench/ that prints `{"url": ...}` as its first line once it listens
+   * (stub-server.js, bare-server.js), started with `env` added to this process's.
+   */
+  async function startChild(script, env, label) {
+    const child = spawn(process.execPath, [script], {
       stdio: ["ignore", "pipe", "inherit"],
-      env: { ...process.env, BENCH_BODY: body },
+      env: { ...process.env, ...env },
     });
     children.add(child);
-    const url = await firstLine(child, `the ${label} server`).then((line) => JSON.parse(line).url);
+    const url = await firstLine(child, label).then((line) => JSON.parse(line).url);
+    return { child, url };
+  }
+
+  /** A stub server (bench/stub-server.js) answering `body` to every POST; resolves once it listens. */
+  async function startStub(label, body) {
+    const { child, url } = await startChild(STUB_SERVER, { BENCH_BODY: body }, `the ${label} server`);
     return { child, url, label };
   }
 
@@ -150,7 +158,7 @@ export function createRun(name) {
     children.delete(child);
   }
 
-  return { fail, boundedInt, boundedNumber, startStub, startGateway, stop };
+  return { fail, boundedInt, boundedNumber, startChild, startStub, startGateway, stop };
 }
 
 /**

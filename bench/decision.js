@@ -15,25 +15,33 @@
  * Needs `npm run build` first (it runs dist/entry/bin.js). Loopback only; stops by itself.
  * Writes bench/results/decision-<date>.json and prints a Markdown table.
  */
-import { spawn } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
-import os from "node:os";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
 import autocannon from "autocannon";
+import {
+  cpuDelta,
+  cpuTicks,
+  createRun,
+  HERE,
+  log,
+  machine,
+  median,
+  percentile,
+  RESULTS,
+  ROOT,
+  round3,
+  waitForQuiet,
+} from "./common.js";
 
-const HERE = dirname(fileURLToPath(import.meta.url));
-const ROOT = dirname(HERE);
 const GATEWAY_BIN = join(ROOT, "dist", "entry", "bin.js");
-
 const BARE_SERVER = join(HERE, "bare-server.js");
 const FIXTURE = join(ROOT, "test", "fixtures", "claude-code", "2.1.332", "PreToolUse.json");
-const RESULTS = join(HERE, "results");
-const START_TIMEOUT_MS = 15_000;
 /** Linux reports /proc times in USER_HZ, 100 per second on every architecture Node runs on. */
 const TICK_MS = 10;
+
+const { fail, boundedInt, startChild, startGateway, stop } = createRun("decision.js");
 
 /** The platform team's token in bench/policy.json (its sha256 is stored there). */
 const TOKEN = "hookgate-dev-token";
@@ -86,21 +94,6 @@ function ladderSteps(text) {
   return steps;
 }
 
-function boundedInt(name, text, min, max) {
-  const n = Number(text);
-  if (!Number.isInteger(n) || n < min || n > max) {
-    process.stderr.write(`decision.js: --${name} must be an integer from ${min} to ${max}, got ${text}\n`);
-    process.exit(2);
-  }
-  return n;
-}
-
-const children = new Set();
-process.on("exit", () => {
-  for (const child of children) child.kill("SIGKILL");
-});
-for (const signal of ["SIGINT", "SIGTERM"]) process.once(signal, () => process.exit(130));
-
 await main();
 
 async function main() {
@@ -110,7 +103,7 @@ async function main() {
   const profileDir = join(RESULTS, "profiles");
   if (options.cpuProfile) await mkdir(profileDir, { recursive: true });
   const nodeFlags = options.cpuProfile ? ["--cpu-prof", "--cpu-prof-dir", profileDir] : [];
-  const gateway = await startGateway(nodeFlags);
+  const gateway = await startGateway(flags.policy, {}, nodeFlags);
   const expected = await checkGatewayAnswer(gateway.url, requestBody);
   const bare = await startBare(expected.body);
   await checkBareAnswer(bare.url, requestBody, expected.body);
@@ -148,7 +141,7 @@ async function main() {
   let quietBudget = options.quietWaitSeconds;
   for (let round = 1; round <= options.rounds; round++) {
     for (const target of targets) {
-      const waitedSeconds = Math.round(10 * (await waitForQuiet(load.pids, quietBudget))) / 10;
+      const waitedSeconds = await waitForQuiet(load.pids, quietBudget);
       quietBudget = Math.max(0, quietBudget - waitedSeconds);
       const m = await measure(target, target.durationSeconds ?? options.durationSeconds, load);
       rounds.push({ round, target: target.name, ...m, waitedForQuietSeconds: waitedSeconds });
@@ -172,7 +165,7 @@ async function main() {
   const result = {
     benchmark: "decision",
     date: new Date().toISOString(),
-    machine: machine(),
+    machine: machine("load generator (this process) and every server share these cores"),
     options: { ...options, headers: Object.keys(HEADERS) },
     request: {
       route: "POST /v1/hooks",
@@ -204,85 +197,9 @@ async function benchmarkRequestBody() {
   return JSON.stringify(fixture);
 }
 
-async function startGateway(nodeFlags) {
-  const child = spawn(
-    process.execPath,
-    [...nodeFlags, GATEWAY_BIN, "serve", "--policy", flags.policy, "--host", "127.0.0.1", "--port", "0"],
-    { stdio: ["ignore", "pipe", "pipe"] },
-  );
-  children.add(child);
-  let stderr = "";
-  child.stderr.setEncoding("utf8");
-  child.stderr.on("data", (text) => {
-    stderr += text;
-  });
-  let logBytes = 0;
-  const url = await new Promise((resolve, reject) => {
-    let pending = "";
-    const timer = setTimeout(
-      () => reject(new Error("the gateway did not start listening in time")),
-      START_TIMEOUT_MS,
-    );
-    const onData = (chunk) => {
-      logBytes += chunk.length;
-      pending += chunk.toString("utf8");
-      let newline = pending.indexOf("\n");
-      while (newline !== -1) {
-        const line = pending.slice(0, newline);
-        pending = pending.slice(newline + 1);
-        newline = pending.indexOf("\n");
-        let entry;
-        try {
-          entry = JSON.parse(line);
-        } catch {
-          continue;
-        }
-        if (entry.level === "warn" || entry.level === "error") log(`gateway: ${line}`);
-        if (entry.msg === "hookgate listening") {
-          clearTimeout(timer);
-          // From here on every audit line is read and dropped: logging costs what it costs in production,
-          // without a terminal in the way.
-          child.stdout.off("data", onData);
-          child.stdout.on("data", (c) => {
-            logBytes += c.length;
-          });
-          resolve(entry.url);
-          return;
-        }
-      }
-    };
-    child.stdout.on("data", onData);
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      reject(new Error(`the gateway exited with ${code} before listening:\n${stderr}`));
-    });
-  }).catch((e) => fail(e.message));
-  return { child, url, logBytes: () => logBytes };
-}
-
-async function startBare(body, workUs = 0) {
-  const child = spawn(process.execPath, [BARE_SERVER], {
-    stdio: ["ignore", "pipe", "inherit"],
-    env: { ...process.env, BENCH_BODY: body, BENCH_WORK_US: String(workUs) },
-  });
-  children.add(child);
-  const url = await new Promise((resolve, reject) => {
-    let text = "";
-    const timer = setTimeout(
-      () => reject(new Error("the bare server did not start in time")),
-      START_TIMEOUT_MS,
-    );
-    child.stdout.setEncoding("utf8");
-    child.stdout.on("data", (chunk) => {
-      text += chunk;
-      const newline = text.indexOf("\n");
-      if (newline === -1) return;
-      clearTimeout(timer);
-      resolve(JSON.parse(text.slice(0, newline)).url);
-    });
-    child.once("exit", (code) => reject(new Error(`the bare server exited with ${code}`)));
-  }).catch((e) => fail(e.message));
-  return { child, url };
+/** The baseline server (bench/bare-server.js), answering `body` after `workUs` of busy work. */
+function startBare(body, workUs = 0) {
+  return startChild(BARE_SERVER, { BENCH_BODY: body, BENCH_WORK_US: String(workUs) }, "the bare server");
 }
 
 /** The benchmark is void unless the gateway denies through the rule: abort otherwise. */
@@ -338,7 +255,7 @@ async function measure(target, durationSeconds, load) {
   });
   const cpuBefore = cpuTicks(load.pids);
   const result = await instance;
-  const cpu = cpuDelta(cpuBefore, cpuTicks(load.pids), target.pid);
+  const cpu = cpuDelta(cpuBefore, cpuTicks(load.pids));
   const sorted = latencies.subarray(0, count).sort();
   return {
     requestsPerSecond: result.requests.mean,
@@ -352,78 +269,12 @@ async function measure(target, durationSeconds, load) {
     durationSeconds: result.duration,
     autocannonLatencyMs: { p50: result.latency.p50, p99: result.latency.p99, resolution: "whole ms" },
     serverCpuUsPerRequest: cpu
-      ? Math.round((cpu.targetTicks * TICK_MS * 1000) / Math.max(1, result.requests.total))
+      ? Math.round((cpu.perPid(target.pid) * TICK_MS * 1000) / Math.max(1, result.requests.total))
       : null,
     otherProcessesCpuPercent: cpu
       ? Math.max(0, Math.round((100 * cpu.otherTicks * TICK_MS) / 1000 / result.duration))
       : null,
   };
-}
-
-/**
- * CPU ticks from /proc (Linux; undefined elsewhere): the whole machine's busy time, and each
- * benchmark process's own. They give two things per round: the server's CPU time per request,
- * which other load barely moves, and the CPU that processes outside the benchmark took, in
- * percent of one core, because on a shared machine a teammate's test run would otherwise pass
- * for a slow gateway.
- */
-function cpuTicks(pids) {
-  try {
-    const fields = readFileSync("/proc/stat", "utf8")
-      .split("\n")[0]
-      .trim()
-      .split(/\s+/)
-      .slice(1, 9)
-      .map(Number);
-    const busy = fields.reduce((a, b) => a + b, 0) - (fields[3] ?? 0) - (fields[4] ?? 0);
-    const perPid = new Map();
-    for (const pid of pids) {
-      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-      const after = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      perPid.set(pid, Number(after[11]) + Number(after[12]));
-    }
-    return { busy, perPid };
-  } catch {
-    return undefined;
-  }
-}
-
-function cpuDelta(before, after, pid) {
-  if (!before || !after) return undefined;
-  let own = 0;
-  for (const [p, ticks] of after.perPid) own += ticks - (before.perPid.get(p) ?? ticks);
-  return {
-    otherTicks: after.busy - before.busy - own,
-    targetTicks: (after.perPid.get(pid) ?? 0) - (before.perPid.get(pid) ?? 0),
-  };
-}
-
-/** Waits, up to `budgetSeconds`, for a second in which other processes use under a quarter of a core. */
-async function waitForQuiet(pids, budgetSeconds) {
-  const started = performance.now();
-  while ((performance.now() - started) / 1000 < budgetSeconds) {
-    const before = cpuTicks(pids);
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-    const delta = cpuDelta(before, cpuTicks(pids), 0);
-    if (!delta || delta.otherTicks * TICK_MS < 250) break;
-  }
-  return (performance.now() - started) / 1000;
-}
-
-/** Nearest-rank percentile of a sorted array. */
-function percentile(sorted, p) {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))];
-}
-
-function median(values) {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-}
-
-function round3(n) {
-  return Math.round(n * 1000) / 1000;
 }
 
 function summarize(rounds) {
@@ -551,36 +402,4 @@ function markdown(summary) {
       `range ${ratio.pairedThroughputRange.map((n) => n.toFixed(2)).join("-")}. ` +
       "Other load: CPU taken by processes outside the benchmark, in % of one core, worst round.",
   ].join("\n");
-}
-
-function machine() {
-  const cpus = os.cpus();
-  return {
-    cpus: cpus.length,
-    cpuModel: cpus[0]?.model ?? "unknown",
-    memoryGiB: Math.round(os.totalmem() / 2 ** 30),
-    os: `${os.type()} ${os.release()} ${os.arch()}`,
-    node: process.version,
-    loadAverageAtEnd: os.loadavg().map((n) => Math.round(n * 100) / 100),
-    note: "load generator (this process) and both servers share these cores",
-  };
-}
-
-async function stop(child) {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once("exit", resolve));
-  child.kill("SIGTERM");
-  const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
-  await exited;
-  clearTimeout(timer);
-  children.delete(child);
-}
-
-function log(line) {
-  process.stderr.write(`${line}\n`);
-}
-
-function fail(message) {
-  process.stderr.write(`decision.js: ${message}\nbenchmark aborted\n`);
-  process.exit(1);
 }
