@@ -112,16 +112,22 @@ export function startConsumer(
   const perSink = Math.max(1, options.perSink ?? Math.ceil(batchSize / 2));
   const bySink = new Map<string, number>();
   const saturated = () => [...bySink].filter(([, n]) => n >= perSink).map(([sink]) => sink);
+  // A queue that hands out a job of a group it was asked to skip cannot filter (SQS): there the
+  // cap is not enforced, and limiting a receive to one sink's room would only halve each receive.
+  let filtersGroups = true;
   const loop = (async () => {
     while (running) {
       // Never more jobs than could all be for the busiest sink still under its cap, so that no
       // receive takes a sink past perSink.
       const busiest = Math.max(0, ...[...bySink.values()].filter((n) => n < perSink));
-      const room = Math.min(batchSize - inFlight.size, perSink - busiest);
+      const free = batchSize - inFlight.size;
+      const room = filtersGroups ? Math.min(free, perSink - busiest) : free;
       let batch: ReceivedMessage<DeliveryJob>[] = [];
       if (room > 0) {
         try {
-          batch = await deps.queue.receive(room, visibilityMs, saturated());
+          const skip = saturated();
+          batch = await deps.queue.receive(room, visibilityMs, skip);
+          if (skip.length > 0 && batch.some((m) => skip.includes(m.body?.sink))) filtersGroups = false;
         } catch (e) {
           deps.logger.log("error", "queue receive failed", {
             error: e instanceof Error ? e.message : String(e),

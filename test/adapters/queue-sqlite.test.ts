@@ -92,6 +92,71 @@ describe("sqlite queue on disk", () => {
     expect((await queue.receive(10, HOUR, [])).map((m) => m.id)).toEqual(["a1", "a2"]);
   });
 
+  it("reads past a skipped group's backlog, in the order one scan of every due job would give", async () => {
+    const queue = open("writer");
+    // The skipped group's jobs come first and outnumber the rest; the others interleave by time.
+    await queue.send(Array.from({ length: 300 }, (_, n) => ({ id: `a${n}`, body: { n }, group: "a" })));
+    await queue.send([
+      { id: "b-late", body: { n: 1 }, group: "b", delayMs: 20 },
+      { id: "c-soon", body: { n: 2 }, group: "c", delayMs: 10 },
+      { id: "none-late", body: { n: 3 }, delayMs: 30 },
+      { id: "b-now", body: { n: 4 }, group: "b" },
+    ]);
+    clock += 30;
+    expect((await queue.receive(3, HOUR, ["a"])).map((m) => m.id)).toEqual(["b-now", "c-soon", "b-late"]);
+    expect((await queue.receive(10, HOUR, ["a", "b"])).map((m) => m.id)).toEqual(["none-late"]);
+    expect(await queue.receive(10, HOUR, ["a", "b", "c"])).toEqual([]);
+    expect((await queue.receive(2, HOUR, [])).map((m) => m.id)).toEqual(["a0", "a1"]);
+  });
+
+  it("commits the acks and receives of one turn together, each settling only once it is on disk", async () => {
+    const queue = open("writer");
+    await queue.send(Array.from({ length: 6 }, (_, n) => ({ id: `job-${n}`, body: { n } })));
+    const reader = new Database(path, { readonly: true });
+    const rows = () =>
+      reader.prepare("SELECT id, state FROM queue_jobs ORDER BY id").all() as { id: string; state: string }[];
+    const got = await queue.receive(3, HOUR);
+    expect(got.map((m) => m.id)).toEqual(["job-0", "job-1", "job-2"]);
+    const acks = got.map((m) => queue.ack(m));
+    // Receives of the same turn take distinct jobs.
+    const [first, second] = [queue.receive(2, HOUR), queue.receive(2, HOUR)];
+    // Nothing is written while the turn that acks and receives is still running...
+    expect(rows().filter((r) => r.state === "leased")).toHaveLength(3);
+    await Promise.all(acks);
+    // ...and once they settle, another connection sees the acked jobs gone and the new leases.
+    expect((await first).map((m) => m.id)).toEqual(["job-3", "job-4"]);
+    expect((await second).map((m) => m.id)).toEqual(["job-5"]);
+    expect(rows()).toEqual(["job-3", "job-4", "job-5"].map((id) => ({ id, state: "leased" })));
+    reader.close();
+  });
+
+  it("rejects the acks and receives of a turn whose commit fails twice, and leaves the jobs as they were", async () => {
+    const queue = createSqliteQueue<Job>({ path, owner: "writer", now: () => clock, busyTimeoutMs: 1 });
+    opened.push(queue);
+    await queue.send([
+      { id: "leased", body: { n: 1 } },
+      { id: "ready", body: { n: 2 } },
+    ]);
+    const [leased] = await queue.receive(1, HOUR);
+    if (!leased) throw new Error("nothing received");
+    const other = new Database(path);
+    other.exec("BEGIN IMMEDIATE");
+    const acked = queue.ack(leased);
+    const received = queue.receive(1, HOUR);
+    await expect(acked).rejects.toThrow(/locked|busy/i);
+    await expect(received).rejects.toThrow(/locked|busy/i);
+    other.exec("COMMIT");
+    other.close();
+    // The failed receive leased nothing, and the ack never happened: the job comes back when its
+    // lease ends.
+    expect((await queue.receive(10, HOUR)).map((m) => [m.id, m.attempts])).toEqual([["ready", 1]]);
+    clock += HOUR;
+    expect((await queue.receive(10, HOUR)).map((m) => [m.id, m.attempts])).toEqual([
+      ["leased", 2],
+      ["ready", 2],
+    ]);
+  });
+
   it("adds the group column to a queue file made before it had one", async () => {
     const old = new Database(path);
     old.exec(`CREATE TABLE queue_jobs (seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, body TEXT NOT NULL,

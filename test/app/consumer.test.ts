@@ -164,4 +164,52 @@ describe("startConsumer", () => {
     expect(delivered).toHaveLength(fast.length + slow.length);
     expect(mostSlow).toBe(2);
   });
+
+  it("asks a queue that cannot skip groups for every free slot, and a queue that can for one sink's room", async () => {
+    const job = (id: string) =>
+      ({ id, sink: "s", notification: { eventName: "Stop" } }) as unknown as DeliveryJob;
+    const run = async (filters: boolean) => {
+      const inner = createMemoryQueue<DeliveryJob>({ now: () => 0 });
+      await inner.send(
+        Array.from({ length: 12 }, (_, n) => ({ id: `j-${n}`, body: job(`j-${n}`), group: "s" })),
+      );
+      const asked: number[] = [];
+      const queue = {
+        ...inner,
+        // As SQS does when it cannot filter: skipGroups ignored.
+        receive: (max: number, visibilityMs: number, skipGroups?: readonly string[]) => {
+          asked.push(max);
+          return inner.receive(max, visibilityMs, filters ? skipGroups : []);
+        },
+      };
+      const release: (() => void)[] = [];
+      let delivered = 0;
+      const consumer = startConsumer(
+        {
+          queue,
+          deliverer: {
+            deliver: async () => {
+              await new Promise<void>((r) => release.push(r));
+              delivered++;
+              return { kind: "ack" };
+            },
+          },
+          logger: { log: () => undefined },
+        },
+        { batchSize: 4, perSink: 2, idleMs: 5, visibilityMs: 60_000 },
+      );
+      for (let i = 0; i < 400 && delivered < 12; i++) {
+        release.splice(0).forEach((r) => {
+          r();
+        });
+        await new Promise((r) => setTimeout(r, 2));
+      }
+      await consumer.stop();
+      expect(delivered).toBe(12);
+      return asked;
+    };
+    // A sink at its cap is skipped; a queue that hands out its jobs anyway is asked for all 4 slots.
+    expect(await run(false)).toContain(4);
+    expect(Math.max(...(await run(true)))).toBe(2);
+  });
 });

@@ -64,6 +64,7 @@ interface DueRow {
   id: string;
   body: string;
   attempts: number;
+  visibleAt: number;
 }
 
 interface DeadRow {
@@ -89,6 +90,9 @@ function openDatabase(path: string, busyTimeoutMs: number): Database.Database {
       name: string;
     }[];
     if (!columns.some((c) => c.name === "grp")) db.exec("ALTER TABLE queue_jobs ADD COLUMN grp TEXT");
+    // A receive that skips groups reads each other group's due jobs from here, instead of walking
+    // every due job of the skipped ones (a backlog for a sink at its cap made each receive a scan).
+    db.exec("CREATE INDEX IF NOT EXISTS queue_jobs_group_due ON queue_jobs (grp, visible_at, seq)");
     return db;
   } catch (cause) {
     db?.close();
@@ -106,10 +110,25 @@ interface Row {
   readonly group: string | undefined;
 }
 
+/** One call's share of a turn's commit: a send's rows, an ack or a receive's lease. */
 interface Waiting {
   readonly rows: readonly Row[];
+  readonly ack?: { readonly id: string; readonly receipt: string };
+  readonly lease?: {
+    readonly max: number;
+    readonly visibilityMs: number;
+    readonly skipGroups: readonly string[];
+  };
   readonly tries: number;
-  readonly settle: (error?: unknown) => void;
+  /** With the rows leased for a `lease`, once committed. */
+  readonly settle: (error?: unknown, leased?: readonly LeasedRow[]) => void;
+}
+
+interface LeasedRow {
+  readonly id: string;
+  readonly body: string;
+  readonly attempts: number;
+  readonly receipt: string;
 }
 
 export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T> {
@@ -121,11 +140,27 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
     `INSERT OR IGNORE INTO queue_jobs (id, body, state, visible_at, attempts, enqueued_at, grp)
      VALUES (@id, @body, 'ready', @visibleAt, 0, @now, @grp)`,
   );
-  const due = db.prepare<[number, string, number], DueRow>(
-    `SELECT seq, id, body, attempts FROM queue_jobs
-     WHERE visible_at <= ? AND (grp IS NULL OR grp NOT IN (SELECT value FROM json_each(?)))
-     ORDER BY visible_at, seq LIMIT ?`,
+  const due = db.prepare<[number, number], DueRow>(
+    "SELECT seq, id, body, attempts, visible_at AS visibleAt FROM queue_jobs WHERE visible_at <= ? ORDER BY visible_at, seq LIMIT ?",
   );
+  const dueUngrouped = db.prepare<[number, number], DueRow>(
+    `SELECT seq, id, body, attempts, visible_at AS visibleAt FROM queue_jobs
+     WHERE grp IS NULL AND visible_at <= ? ORDER BY visible_at, seq LIMIT ?`,
+  );
+  const dueInGroup = db.prepare<[string, number, number], DueRow>(
+    `SELECT seq, id, body, attempts, visible_at AS visibleAt FROM queue_jobs
+     WHERE grp = ? AND visible_at <= ? ORDER BY visible_at, seq LIMIT ?`,
+  );
+  // The groups that have jobs, one index seek each (few: one per sink).
+  const groups = db
+    .prepare<[], string>(
+      `WITH RECURSIVE g(grp) AS (
+         SELECT (SELECT grp FROM queue_jobs WHERE grp IS NOT NULL ORDER BY grp LIMIT 1)
+         UNION ALL
+         SELECT (SELECT grp FROM queue_jobs WHERE grp > g.grp ORDER BY grp LIMIT 1) FROM g WHERE g.grp IS NOT NULL
+       ) SELECT grp FROM g WHERE grp IS NOT NULL`,
+    )
+    .pluck();
   const lease = db.prepare<{ seq: number; until: number; owner: string; receipt: string }>(
     `UPDATE queue_jobs SET state = 'leased', visible_at = @until, leased_until = @until,
        attempts = attempts + 1, lease_owner = @owner, receipt = @receipt
@@ -162,23 +197,41 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
 
   // IMMEDIATE takes the write lock up front, so a second process on the same file (the CLI
   // replaying dead letters while `serve` runs) waits instead of failing mid-transaction.
-  const sendAll = db.transaction((rows: readonly Row[]) => {
+  // Acks, then leases, then sends: the order their effects had when acks and receives committed
+  // each on its own at once and the turn's sends at its end. Returns each lease's rows.
+  const commitAll = db.transaction((batch: readonly Waiting[]): (LeasedRow[] | undefined)[] => {
+    for (const b of batch) if (b.ack) ackLeased.run(b.ack.id, b.ack.receipt);
+    const leased = batch.map((b) =>
+      b.lease ? leaseDue(b.lease.max, b.lease.visibilityMs, b.lease.skipGroups) : undefined,
+    );
     const at = now();
-    for (const r of rows)
-      insert.run({ id: r.id, body: r.body, visibleAt: at + ms(r.delayMs), now: at, grp: r.group ?? null });
+    for (const b of batch)
+      for (const r of b.rows)
+        insert.run({ id: r.id, body: r.body, visibleAt: at + ms(r.delayMs), now: at, grp: r.group ?? null });
+    return leased;
   });
 
-  const leaseDue = db.transaction(
-    (max: number, visibilityMs: number, skipGroups: readonly string[]): ReceivedMessage<T>[] => {
-      const at = now();
-      const until = at + ms(visibilityMs);
-      return due.all(at, JSON.stringify(skipGroups), max).map((row) => {
-        const receipt = randomUUID();
-        lease.run({ seq: row.seq, until, owner, receipt });
-        return { id: row.id, body: JSON.parse(row.body) as T, attempts: row.attempts + 1, receipt };
-      });
-    },
-  );
+  /**
+   * The first `max` due jobs by (visible_at, seq) outside `skipGroups`: the same jobs in the same
+   * order as one filtered scan, read as the first `max` of each other group, merged.
+   */
+  const dueRows = (at: number, max: number, skipGroups: readonly string[]): DueRow[] => {
+    if (skipGroups.length === 0) return due.all(at, max);
+    const skipped = new Set(skipGroups);
+    const rows = dueUngrouped.all(at, max);
+    for (const group of groups.all()) if (!skipped.has(group)) rows.push(...dueInGroup.all(group, at, max));
+    return rows.sort((a, b) => a.visibleAt - b.visibleAt || a.seq - b.seq).slice(0, max);
+  };
+
+  const leaseDue = (max: number, visibilityMs: number, skipGroups: readonly string[]): LeasedRow[] => {
+    const at = now();
+    const until = at + ms(visibilityMs);
+    return dueRows(at, max, skipGroups).map((row) => {
+      const receipt = randomUUID();
+      lease.run({ seq: row.seq, until, owner, receipt });
+      return { id: row.id, body: row.body, attempts: row.attempts + 1, receipt };
+    });
+  };
 
   const moveToDead = db.transaction((message: ReceivedMessage<T>, error: string) => {
     const row = leasedRow.get(message.id, message.receipt);
@@ -204,28 +257,30 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
     return rows.length;
   });
 
-  // Group commit: the sends of one event-loop turn (every request answered in it) go into one
-  // transaction at the end of the turn. A commit is most of an enqueue's cost, and each send's
-  // promise settles only once its rows are committed, so an awaited send is as durable as before.
-  // A batch whose commit fails (another process held the lock past the busy timeout) is tried
-  // once more on the next turn before its sends are rejected.
+  // Group commit: the sends, acks and receives of one event-loop turn (every request answered in
+  // it, every delivery that ended in it) go into one transaction at the end of the turn. A commit
+  // is most of an enqueue's, ack's or lease's cost, and each call's promise settles only once its
+  // change is committed, so an awaited send or ack is as durable as before and a received job is
+  // leased on disk. A batch whose commit fails (another process held the lock past the busy
+  // timeout) is tried once more on the next turn before its calls are rejected.
   let waiting: Waiting[] = [];
   const commitWaiting = () => {
     const batch = waiting;
     waiting = [];
     if (batch.length === 0) return;
+    let leased: (LeasedRow[] | undefined)[];
     try {
-      sendAll.immediate(batch.length === 1 ? (batch[0]?.rows ?? []) : batch.flatMap((b) => b.rows));
+      leased = commitAll.immediate(batch);
     } catch (e) {
       for (const b of batch) {
-        if (b.tries === 0 && db.open) enqueueRows({ ...b, tries: 1 });
+        if (b.tries === 0 && db.open) enqueueWork({ ...b, tries: 1 });
         else b.settle(e);
       }
       return;
     }
-    for (const b of batch) b.settle();
+    for (const [i, b] of batch.entries()) b.settle(undefined, leased[i]);
   };
-  const enqueueRows = (entry: Waiting) => {
+  const enqueueWork = (entry: Waiting) => {
     if (waiting.length === 0) setImmediate(commitWaiting);
     waiting.push(entry);
   };
@@ -240,17 +295,38 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
           delayMs: m.delayMs ?? 0,
           group: m.group,
         }));
-        enqueueRows({ rows, tries: 0, settle: (error) => (error === undefined ? resolve() : reject(error)) });
+        enqueueWork({ rows, tries: 0, settle: (error) => (error === undefined ? resolve() : reject(error)) });
       });
     },
 
-    async receive(max, visibilityMs, skipGroups = []) {
-      if (max <= 0) return [];
-      return leaseDue.immediate(Math.floor(max), visibilityMs, skipGroups);
+    receive(max, visibilityMs, skipGroups = []) {
+      if (max <= 0) return Promise.resolve([]);
+      return new Promise<ReceivedMessage<T>[]>((resolve, reject) => {
+        enqueueWork({
+          rows: [],
+          lease: { max: Math.floor(max), visibilityMs, skipGroups },
+          tries: 0,
+          settle: (error, leased = []) => {
+            if (error !== undefined) return reject(error);
+            try {
+              resolve(leased.map((row) => ({ ...row, body: JSON.parse(row.body) as T })));
+            } catch (e) {
+              reject(e);
+            }
+          },
+        });
+      });
     },
 
-    async ack(message) {
-      ackLeased.run(message.id, message.receipt);
+    ack(message) {
+      return new Promise<void>((resolve, reject) => {
+        enqueueWork({
+          rows: [],
+          ack: { id: message.id, receipt: message.receipt },
+          tries: 0,
+          settle: (error) => (error === undefined ? resolve() : reject(error)),
+        });
+      });
     },
 
     async retry(message, delayMs, error) {
