@@ -92,6 +92,7 @@ const { loadPolicy } = await dist("core/policy.js").catch(() =>
   fail("dist/ is missing or stale: run npm run build first"),
 );
 const { handleHook } = await dist("app/handle-hook.js");
+const { commandWords } = await dist("core/permission-rule.js");
 const { nodeSha256 } = await dist("adapters/hash/node-crypto.js");
 const { createJsonLogger } = await dist("adapters/log/json-lines.js");
 
@@ -134,7 +135,12 @@ async function main() {
     c.loadMs = round1(median(loadMs.get(c)));
     c.loadMsSamples = loadMs.get(c).map(round1);
     c.loadCpuMs = round1(median(loadCpuMs.get(c)));
-    const candidates = c.policy.candidates("PreToolUse", "Bash");
+    // What evaluation visits for the measured call: its matcher value and its command's words.
+    const candidates = c.policy.candidates(
+      "PreToolUse",
+      "Bash",
+      commandWords(JSON.parse(REQUEST.body).tool_input.command),
+    );
     c.candidates = candidates.length;
     c.ifPatterns = candidates.reduce((n, r) => n + (r.ifRules?.length ?? 0), 0);
     log(`${c.name.padEnd(14)} load ${c.loadMs} ms, ${c.candidates} candidates, ${c.ifPatterns} if patterns`);
@@ -420,7 +426,8 @@ function markdown(result) {
     `In process (\`loadPolicy\`, then \`handleHook\` on the ${result.request.bytes}-byte PreToolUse \`rm -rf /\`); ` +
       `load: median of ${options.loads} (wall ms); decision: median of ${options.rounds} batches of ~${options.batchMs} ms, ` +
       "CPU of this process (process.cpuUsage) and wall time per decision, range in brackets. Candidates: the " +
-      "rules the index returns for a Bash PreToolUse; every policy applies exactly 3 of them.",
+      "rules the index returns for the measured call (by its matcher value and its command's first words); " +
+      "every policy applies exactly 3 of them.",
     "",
     "| shape | rules | policy KiB | candidates (if patterns) | load + compile ms | CPU µs per decision (range) | wall µs per decision | other load |",
     "|---|---:|---:|---:|---:|---:|---:|---:|",

@@ -55,7 +55,9 @@ export function evaluatePolicy(
 
   const facts = factsOf(event);
   // simulate explains every rule of the event; the hot path visits only the index's candidates.
-  const rules = explain ? policy.rulesFor(event.name) : policy.candidates(event.name, facts.matcherValue);
+  const rules = explain
+    ? policy.rulesFor(event.name)
+    : policy.candidates(event.name, facts.matcherValue, facts.bashWords);
   for (const rule of rules) {
     // The index has tested the candidates' matchers; simulate's list is every rule of the event.
     const miss = firstMiss(rule, event, facts, caller, explain);

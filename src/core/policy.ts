@@ -111,9 +111,14 @@ export interface Policy {
   rulesFor(eventName: string): readonly CompiledRule[];
   /**
    * The rules that may apply to an event of this name with this matcher value (undefined when
-   * the event has none), in file order: rules whose exact-name matcher cannot match are left out.
+   * the event has none), in file order: rules whose matcher does not match are left out, and,
+   * given a Bash call's command words, rules whose `if` patterns start with none of them.
    */
-  candidates(eventName: string, matcherValue: string | undefined): readonly CompiledRule[];
+  candidates(
+    eventName: string,
+    matcherValue: string | undefined,
+    commandWords?: ReadonlySet<string>,
+  ): readonly CompiledRule[];
 }
 
 export const DEFAULT_DEADLINE_MS = 5000;

@@ -4,8 +4,11 @@
  * matcher: a Bash call never visits the rules for Edit, however many there are. Regex matchers
  * are tested once per event name and matcher value, and the answer kept (MEMO_* below bound it):
  * a matcher value is a tool name, a notification type or a session source, of which an agent
- * sends few, so the hot path neither merges lists nor runs a regex. Lists keep file order, which
- * is the order evaluation and precedence rely on.
+ * sends few, so the hot path neither merges lists nor runs a regex. On a Bash call, rules whose
+ * `if` patterns all start with a literal word (`Bash(git push *)`) are looked up by the words the
+ * command's subcommands start with (permission-rule.ts `commandWords`), so a call to `rm` never
+ * visits the rules for `git`. Lists keep file order, which is the order evaluation and
+ * precedence rely on.
  */
 import { eventReadsMatcher, exactMatcherNames, type Matcher } from "./matcher.js";
 
@@ -13,7 +16,15 @@ interface IndexedRule {
   readonly index: number;
   readonly events: readonly string[] | "*";
   readonly matcher: Matcher;
+  /** The first words every `if` pattern of the rule starts with; undefined when one does not. */
+  readonly ifWords: readonly string[] | undefined;
   readonly document: { readonly matcher?: string | undefined };
+}
+
+/** The candidates for one matcher value, and the same split by `if` first word (made on first use). */
+interface Kept<R> {
+  readonly found: readonly R[];
+  byWord?: { readonly always: readonly R[]; readonly words: ReadonlyMap<string, readonly R[]> };
 }
 
 /**
@@ -34,7 +45,7 @@ interface EventRules<R> {
   /** Rules whose matcher is a list of exact names, by name. */
   readonly byName: ReadonlyMap<string, readonly R[]>;
   /** The candidates per matcher value worked out so far (`candidates`); `null` for no value. */
-  readonly memo: Map<string | null, readonly R[]>;
+  readonly memo: Map<string | null, Kept<R>>;
 }
 
 export interface RuleIndex<R> {
@@ -43,9 +54,10 @@ export interface RuleIndex<R> {
   /**
    * The rules whose event and matcher match, in file order: `value` is the event's matcher value
    * (undefined when it has none). On an event that reads no matcher, every rule for it (a matcher
-   * is ignored there). Evaluation need not test these rules' matchers again.
+   * is ignored there). Evaluation need not test these rules' matchers again. With `commandWords`
+   * (a Bash call's, when known), rules whose `if` words include none of them are left out too.
    */
-  candidates(eventName: string, value: string | undefined): readonly R[];
+  candidates(eventName: string, value: string | undefined, commandWords?: ReadonlySet<string>): readonly R[];
 }
 
 export function indexRules<R extends IndexedRule>(active: readonly R[]): RuleIndex<R> {
@@ -78,24 +90,64 @@ export function indexRules<R extends IndexedRule>(active: readonly R[]): RuleInd
   let memoReferences = 0;
   return {
     rulesFor: (eventName) => forEvent(eventName).all,
-    candidates(eventName, value) {
+    candidates(eventName, value, commandWords) {
       const rules = forEvent(eventName);
       if (!rules.readsMatcher) return rules.all;
       const key = value ?? null;
-      const kept = rules.memo.get(key);
-      if (kept) return kept;
-      const named = value === undefined ? undefined : rules.byName.get(value);
-      const merged = named ? mergeByIndex(rules.anyValue, named) : rules.anyValue;
-      const found = merged.filter((r) => r.matcher === undefined || r.matcher(value));
-      if (rules.memo.size >= MEMO_VALUES_PER_EVENT || memoReferences + found.length > MEMO_MAX_REFERENCES) {
-        for (const list of byEvent.values()) list.memo.clear();
-        memoReferences = 0;
+      let kept = rules.memo.get(key);
+      if (!kept) {
+        const named = value === undefined ? undefined : rules.byName.get(value);
+        const merged = named ? mergeByIndex(rules.anyValue, named) : rules.anyValue;
+        kept = { found: merged.filter((r) => r.matcher === undefined || r.matcher(value)) };
+        // The split by word holds each rule once per word, about as many references again.
+        const references = 2 * kept.found.length;
+        if (rules.memo.size >= MEMO_VALUES_PER_EVENT || memoReferences + references > MEMO_MAX_REFERENCES) {
+          for (const list of byEvent.values()) list.memo.clear();
+          memoReferences = 0;
+        }
+        rules.memo.set(key, kept);
+        memoReferences += references;
       }
-      rules.memo.set(key, found);
-      memoReferences += found.length;
-      return found;
+      if (commandWords === undefined) return kept.found;
+      kept.byWord ??= splitByWord(kept.found);
+      return withWords(kept.byWord, commandWords);
     },
   };
+}
+
+/** Rules without `if` words (always candidates), and the others under each of their words. */
+function splitByWord<R extends IndexedRule>(found: readonly R[]): NonNullable<Kept<R>["byWord"]> {
+  const always: R[] = [];
+  const words = new Map<string, R[]>();
+  for (const rule of found) {
+    if (rule.ifWords === undefined) {
+      always.push(rule);
+      continue;
+    }
+    for (const word of new Set(rule.ifWords)) {
+      const list = words.get(word);
+      if (list) list.push(rule);
+      else words.set(word, [rule]);
+    }
+  }
+  return { always, words };
+}
+
+/** The rules that can apply to a command starting with these words, in file order, each once. */
+function withWords<R extends IndexedRule>(
+  byWord: NonNullable<Kept<R>["byWord"]>,
+  commandWords: ReadonlySet<string>,
+): readonly R[] {
+  const lists: (readonly R[])[] = [];
+  for (const word of commandWords) {
+    const list = byWord.words.get(word);
+    if (list) lists.push(list);
+  }
+  if (lists.length === 0) return byWord.always;
+  let out = byWord.always;
+  for (const list of lists) out = mergeByIndex(out, list);
+  // A rule listed under two of the words is in two lists; merged in order, its copies are adjacent.
+  return lists.length === 1 ? out : out.filter((r, i) => i === 0 || out[i - 1] !== r);
 }
 
 function split<R extends IndexedRule>(eventName: string | undefined, all: readonly R[]): EventRules<R> {
@@ -119,7 +171,7 @@ function split<R extends IndexedRule>(eventName: string | undefined, all: readon
   return { readsMatcher: true, all, anyValue, byName, memo: new Map() };
 }
 
-/** Two lists in file order, merged in file order (each rule is in at most one of them). */
+/** Two lists in file order, merged in file order (a rule in both comes out twice, adjacent). */
 function mergeByIndex<R extends IndexedRule>(a: readonly R[], b: readonly R[]): readonly R[] {
   if (a.length === 0) return b;
   const out: R[] = [];

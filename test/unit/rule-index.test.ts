@@ -13,13 +13,13 @@ import { policyFrom } from "../support/policy.js";
 
 const TOOLS = ["Bash", "Edit", "Write", "Read", "mcp__github__create_issue"] as const;
 
-const toolEvent = (name: string, tool: string | undefined): HookEvent => {
+const toolEvent = (name: string, tool: string | undefined, command = "ls"): HookEvent => {
   const parsed = parseHookEvent({
     session_id: "s",
     transcript_path: "/home/dev/.claude/projects/p/s.jsonl",
     cwd: "/home/dev/proj",
     hook_event_name: name,
-    ...(tool === undefined ? {} : { tool_name: tool, tool_input: { command: "ls", file_path: "/tmp/a" } }),
+    ...(tool === undefined ? {} : { tool_name: tool, tool_input: { command, file_path: "/tmp/a" } }),
     prompt: "hi",
   });
   if (!parsed.ok) throw new Error(parsed.error.message);
@@ -87,17 +87,48 @@ describe("the rule index", () => {
       fc.constant(undefined),
       fc.constantFrom("*", "", "Bash", "Edit|Write", "Write|Bash|Read", "mcp__.*", "B.sh", "Nope"),
     );
+    const ifPattern = fc.constantFrom(
+      "Bash(git push *)",
+      "Bash(rm -rf *)",
+      "Bash(ls)",
+      "Bash(ls *)",
+      "Bash(npm test)",
+      "Bash(*)",
+      "Bash",
+      "Edit(/tmp/**)",
+      "Bash(git*)",
+    );
     const ruleArb = fc.record({
       on: fc.constantFrom("*", "PreToolUse", "PostToolUse", "UserPromptSubmit", ["PreToolUse", "Stop"]),
       matcher,
       team: fc.boolean(),
       decide: fc.constantFrom("allow", "deny", "ask"),
       shadow: fc.boolean(),
+      // `if` patterns with and without a literal first word, so the first-word lookup is exercised.
+      // A list of two names a rule under two words, which a command with both must visit once.
+      if: fc.option(
+        fc.oneof(
+          ifPattern,
+          fc.tuple(ifPattern, ifPattern).map(([a, b]) => [a, b]),
+        ),
+        { nil: undefined },
+      ),
     });
     const eventArb = fc.record({
       name: fc.constantFrom("PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop"),
       tool: fc.option(fc.constantFrom(...TOOLS, "Other"), { nil: undefined }),
       team: fc.constantFrom("a", "b"),
+      command: fc.constantFrom(
+        "ls",
+        "ls -la",
+        "rm -rf /",
+        "git push origin main",
+        "git status && rm -rf build",
+        "sudo rm -rf /",
+        "npm test",
+        "echo $(git push)",
+        "x".repeat(17_000),
+      ),
     });
     await fc.assert(
       fc.asyncProperty(fc.array(ruleArb, { maxLength: 12 }), eventArb, async (rules, e) => {
@@ -109,11 +140,12 @@ describe("the rule index", () => {
             ...(r.matcher === undefined ? {} : { matcher: r.matcher }),
             ...(r.team ? { teams: ["a"] } : {}),
             ...(r.shadow ? { mode: "shadow" } : {}),
+            ...(r.if === undefined ? {} : { if: r.if }),
             decide: r.decide,
           })),
         });
         const tool = e.name === "PreToolUse" || e.name === "PostToolUse" ? (e.tool ?? "Bash") : undefined;
-        const event = toolEvent(e.name, tool);
+        const event = toolEvent(e.name, tool, e.command);
         const indexed = evaluatePolicy(policy, event, { team: e.team });
         const scanned = evaluatePolicy(policy, event, { team: e.team }, true);
         const applied = (scanned.explanations ?? []).filter((x) => x.applied).map((x) => x.ruleId);
@@ -122,7 +154,7 @@ describe("the rule index", () => {
         );
         expect(indexed.enforced.map((m) => m.effect)).toEqual(scanned.enforced.map((m) => m.effect));
       }),
-      { numRuns: 300 },
+      { numRuns: 2500 },
     );
   });
 
