@@ -112,9 +112,9 @@ export function startConsumer(
   const perSink = Math.max(1, options.perSink ?? Math.ceil(batchSize / 2));
   const bySink = new Map<string, number>();
   const saturated = () => [...bySink].filter(([, n]) => n >= perSink).map(([sink]) => sink);
-  // A queue that hands out a job of a group it was asked to skip cannot filter (SQS): there the
-  // cap is not enforced, and limiting a receive to one sink's room would only halve each receive.
-  let filtersGroups = true;
+  // A queue that cannot skip groups (SQS) cannot enforce the cap: there limiting a receive to one
+  // sink's room would only halve each receive, so it is asked for every free slot.
+  const filtersGroups = deps.queue.skipsGroups;
   const loop = (async () => {
     while (running) {
       // Never more jobs than could all be for the busiest sink still under its cap, so that no
@@ -125,9 +125,7 @@ export function startConsumer(
       let batch: ReceivedMessage<DeliveryJob>[] = [];
       if (room > 0) {
         try {
-          const skip = saturated();
-          batch = await deps.queue.receive(room, visibilityMs, skip);
-          if (skip.length > 0 && batch.some((m) => skip.includes(m.body?.sink))) filtersGroups = false;
+          batch = await deps.queue.receive(room, visibilityMs, saturated());
         } catch (e) {
           deps.logger.log("error", "queue receive failed", {
             error: e instanceof Error ? e.message : String(e),

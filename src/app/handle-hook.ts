@@ -303,8 +303,9 @@ async function runPending(
 }
 
 const NO_REMOTE: { readonly effects: readonly RuleEffect[]; readonly audit: readonly RemoteAudit[] } = {
-  effects: [],
-  audit: [],
+  effects: Object.freeze([]),
+  // Shared by every audit record without remote rules: frozen, so none can change another's.
+  audit: Object.freeze([]),
 };
 
 const actionOf = (rule: CompiledRule): "prompt" | "forward" =>

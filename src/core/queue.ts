@@ -37,11 +37,16 @@ export interface DeadLetter<T> {
 }
 
 export interface Queue<T> {
+  /**
+   * True when `receive` leaves out the groups in `skipGroups` (SQLite, memory); SQS and
+   * Cloudflare Queues cannot, so a consumer there cannot cap one sink's share of a receive.
+   */
+  readonly skipsGroups: boolean;
   send(messages: readonly OutgoingMessage<T>[]): Promise<void>;
   /**
    * Up to `max` visible messages, each hidden for `visibilityMs` unless acked or retried first.
    * Messages of a group in `skipGroups` are left for a later receive where the backend can
-   * filter (SQLite, memory); SQS and Cloudflare Queues ignore it.
+   * filter (`skipsGroups`); SQS and Cloudflare Queues ignore it.
    */
   receive(max: number, visibilityMs: number, skipGroups?: readonly string[]): Promise<ReceivedMessage<T>[]>;
   ack(message: ReceivedMessage<T>): Promise<void>;

@@ -177,8 +177,10 @@ function describeIssues(issues: readonly PolicyIssue[]): string {
     .join("; ");
 }
 
+/** The SQS queue, opened (and its client loaded) on first use. */
 function lazyQueue(open: () => Promise<Queue<DeliveryJob>>): Queue<DeliveryJob> {
   return {
+    skipsGroups: false,
     send: async (messages) => (await open()).send(messages),
     receive: async (max, visibilityMs, skip) => (await open()).receive(max, visibilityMs, skip),
     ack: async (message) => (await open()).ack(message),

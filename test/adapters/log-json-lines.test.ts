@@ -147,6 +147,23 @@ describe("createJsonLogger", () => {
     ]);
   });
 
+  it("writes an array or an object with its own toJSON as the spread did", () => {
+    const writes: string[] = [];
+    const logger = createJsonLogger({ write: (line) => writes.push(line) }, "info", () => 0);
+    const odd = [{ toJSON: () => ({ shown: 1 }), hidden: 2 }, ["a", "b"]] as unknown as Record<
+      string,
+      unknown
+    >[];
+    for (const fields of odd) logger.log("info", "odd", fields);
+    expect(writes).toEqual(
+      odd.map(
+        (fields) =>
+          `${JSON.stringify({ time: "1970-01-01T00:00:00.000Z", level: "info", msg: "odd", ...fields })}\n`,
+      ),
+    );
+    for (const line of writes) expect(() => JSON.parse(line)).not.toThrow();
+  });
+
   it("lets a field named time, level or msg replace the logger's own, as a spread would", () => {
     const writes: string[] = [];
     const logger = createJsonLogger({ write: (line) => writes.push(line) }, "info", () => 0);

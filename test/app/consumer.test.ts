@@ -1,5 +1,9 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { createMemoryQueue } from "../../src/adapters/queue/memory.js";
+import { createSqliteQueue } from "../../src/adapters/queue/sqlite.js";
 import { startConsumer } from "../../src/app/consumer.js";
 import type { DeliveryJob } from "../../src/core/delivery.js";
 
@@ -176,7 +180,8 @@ describe("startConsumer", () => {
       const asked: number[] = [];
       const queue = {
         ...inner,
-        // As SQS does when it cannot filter: skipGroups ignored.
+        // As SQS does when it cannot filter: skipGroups ignored, and the queue says so.
+        skipsGroups: filters,
         receive: (max: number, visibilityMs: number, skipGroups?: readonly string[]) => {
           asked.push(max);
           return inner.receive(max, visibilityMs, filters ? skipGroups : []);
@@ -208,8 +213,67 @@ describe("startConsumer", () => {
       expect(delivered).toBe(12);
       return asked;
     };
-    // A sink at its cap is skipped; a queue that hands out its jobs anyway is asked for all 4 slots.
+    // A queue that can skip a sink at its cap is asked for that sink's room; one that cannot, for all 4 slots.
     expect(await run(false)).toContain(4);
     expect(Math.max(...(await run(true)))).toBe(2);
+  });
+
+  it("keeps one sink's cap on SQLite when a replayed dead letter of a saturated sink comes back ungrouped", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "hookgate-consumer-cap-"));
+    const queue = createSqliteQueue<DeliveryJob>({ path: join(dir, "queue.sqlite") });
+    const job = (id: string, sink: string) =>
+      ({ id, sink, notification: { eventName: "Stop" } }) as unknown as DeliveryJob;
+    try {
+      // A dead letter of sink X: replayed, it is queued again without its group.
+      await queue.send([{ id: "dead-x", body: job("dead-x", "X"), group: "X" }]);
+      const [dead] = await queue.receive(1, 60_000);
+      if (!dead) throw new Error("no job to dead-letter");
+      await queue.deadLetter(dead, "boom");
+      await queue.send([0, 1].map((n) => ({ id: `x-${n}`, body: job(`x-${n}`, "X"), group: "X" })));
+      const held: (() => void)[] = [];
+      const started: string[] = [];
+      let yInFlight = 0;
+      let yMost = 0;
+      let yDone = 0;
+      const consumer = startConsumer(
+        {
+          queue,
+          deliverer: {
+            deliver: async (j) => {
+              started.push(j.id);
+              if (j.sink === "X") {
+                await new Promise<void>((r) => held.push(r));
+                return { kind: "ack" };
+              }
+              yMost = Math.max(yMost, ++yInFlight);
+              await new Promise((r) => setTimeout(r, 10));
+              yInFlight--;
+              yDone++;
+              return { kind: "ack" };
+            },
+          },
+          logger: { log: () => undefined },
+        },
+        { batchSize: 8, perSink: 2, idleMs: 5, visibilityMs: 60_000 },
+      );
+      const until = async (done: () => boolean) => {
+        for (let i = 0; i < 1000 && !done(); i++) await new Promise((r) => setTimeout(r, 5));
+        expect(done()).toBe(true);
+      };
+      await until(() => started.filter((id) => id.startsWith("x-")).length === 2);
+      // X is at its cap; the replayed job carries no group, so SQLite hands it out anyway.
+      expect(await queue.replayDead()).toBe(1);
+      await until(() => started.includes("dead-x"));
+      await queue.send(
+        [0, 1, 2, 3, 4, 5].map((n) => ({ id: `y-${n}`, body: job(`y-${n}`, "Y"), group: "Y" })),
+      );
+      await until(() => yDone === 6);
+      for (const release of held.splice(0)) release();
+      await consumer.stop();
+      expect(yMost).toBe(2);
+    } finally {
+      await queue.close();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

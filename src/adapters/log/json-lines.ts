@@ -22,12 +22,11 @@ export function createJsonLogger(
         lastMs = ms;
         lastTime = new Date(ms).toISOString();
       }
-      // The fields' own JSON after the three leading keys, rather than a spread copy of them; a
-      // field named like a leading key replaces it, as the spread did.
-      if (
-        fields === undefined ||
-        !(Object.hasOwn(fields, "time") || Object.hasOwn(fields, "level") || Object.hasOwn(fields, "msg"))
-      ) {
+      // The fields' own JSON after the three leading keys, rather than a spread copy of them. A
+      // field named like a leading key replaces it, and an array or an object with a toJSON is
+      // spread, as before. (Integer-like keys, which no caller uses, come after the leading keys
+      // here where a spread put them first.)
+      if (fields === undefined || isPlainFields(fields)) {
         const head = `{"time":"${lastTime}","level":"${level}","msg":${JSON.stringify(message)}`;
         const rest = fields === undefined ? "{}" : JSON.stringify(fields);
         sink.write(rest === "{}" ? `${head}}\n` : `${head},${rest.slice(1)}\n`);
@@ -36,6 +35,16 @@ export function createJsonLogger(
       sink.write(`${JSON.stringify({ time: lastTime, level, msg: message, ...fields })}\n`);
     },
   };
+}
+
+function isPlainFields(fields: Record<string, unknown>): boolean {
+  return !(
+    Array.isArray(fields) ||
+    "toJSON" in fields ||
+    Object.hasOwn(fields, "time") ||
+    Object.hasOwn(fields, "level") ||
+    Object.hasOwn(fields, "msg")
+  );
 }
 
 export interface BatchedSink extends LineSink {

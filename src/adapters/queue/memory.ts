@@ -53,6 +53,7 @@ export function createMemoryQueue<T>(options: MemoryQueueOptions = {}): Queue<T>
   }
 
   return {
+    skipsGroups: true,
     async send(messages) {
       open();
       for (const m of messages as readonly OutgoingMessage<T>[])

@@ -286,6 +286,7 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
   };
 
   return {
+    skipsGroups: true,
     send(messages) {
       return new Promise<void>((resolve, reject) => {
         // Serialised here, so a body that cannot be fails its own send, not the turn's batch.

@@ -363,6 +363,8 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
   }
 
   return {
+    // A receive takes what SQS hands out; it has no way to leave a group's messages for later.
+    skipsGroups: false,
     async send(messages) {
       await sendAll(
         queueUrl,
