@@ -34,9 +34,7 @@ export async function dlqCommand(args: readonly string[], out: (text: string) =>
       else {
         for (const d of dead) {
           const when = new Date(d.failedAt).toISOString();
-          out(
-            `${d.id}  sink=${d.body.sink}  event=${d.body.notification.eventName}  attempts=${d.attempts}  at=${when}\n  ${d.error}\n`,
-          );
+          out(`${d.id}  ${jobSummary(d.body)}  attempts=${d.attempts}  at=${when}\n  ${d.error}\n`);
         }
       }
       return 0;
@@ -69,4 +67,11 @@ async function openQueue(values: Record<string, unknown>): Promise<Queue<Deliver
     throw new UsageError(`no queue at ${path}: pass the --data-dir that hookgate serve uses`);
   const { createSqliteQueue } = await import("../adapters/queue/sqlite.js");
   return createSqliteQueue<DeliveryJob>({ path });
+}
+
+/** Sink and event of a dead job; a job stored as text that does not parse says so (its error tells why). */
+function jobSummary(body: unknown): string {
+  const job = body as Partial<DeliveryJob> | string | null;
+  if (job === null || typeof job !== "object") return "(a job that does not parse)";
+  return `sink=${job.sink}  event=${job.notification?.eventName}`;
 }

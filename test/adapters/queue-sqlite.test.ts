@@ -37,6 +37,28 @@ afterEach(async () => {
 });
 
 describe("sqlite queue on disk", () => {
+  it("dead-letters a stored job that does not parse, as stored, and delivers the ones leased beside it", async () => {
+    const queue = open("reader");
+    await queue.send([0, 1, 2].map((n) => ({ id: `job-${n}`, body: { n } })));
+    // The file damaged from outside: the middle job's body is no longer JSON.
+    const other = new Database(path);
+    other.prepare("UPDATE queue_jobs SET body = ? WHERE id = ?").run('{"n": 1', "job-1");
+    other.close();
+    const received = await queue.receive(10, HOUR);
+    expect(received.map((m) => [m.id, m.body])).toEqual([
+      ["job-0", { n: 0 }],
+      ["job-2", { n: 2 }],
+    ]);
+    const dead = await queue.listDead();
+    expect(dead).toHaveLength(1);
+    expect(dead[0]).toMatchObject({ id: "job-1", body: '{"n": 1', attempts: 0 });
+    expect(dead[0]?.error).toMatch(/^the stored job is not valid JSON \(.+\); dead-lettered as stored$/);
+    // Gone from the live queue: later receives see only what the first left.
+    for (const m of received) await queue.ack(m);
+    clock += 2 * HOUR;
+    expect(await queue.receive(10, HOUR)).toEqual([]);
+  });
+
   it("commits the sends of one turn together, each settling only once its rows are on disk", async () => {
     const queue = open("writer");
     const reader = new Database(path, { readonly: true });

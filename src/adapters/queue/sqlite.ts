@@ -126,7 +126,8 @@ interface Waiting {
 
 interface LeasedRow {
   readonly id: string;
-  readonly body: string;
+  /** The stored job, parsed. */
+  readonly body: unknown;
   readonly attempts: number;
   readonly receipt: string;
 }
@@ -167,6 +168,7 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
      WHERE seq = @seq`,
   );
   const ackLeased = db.prepare<[string, string]>("DELETE FROM queue_jobs WHERE id = ? AND receipt = ?");
+  const dropReady = db.prepare<[number]>("DELETE FROM queue_jobs WHERE seq = ?");
   const release = db.prepare<{ id: string; receipt: string; visibleAt: number; error: string }>(
     `UPDATE queue_jobs SET state = 'ready', visible_at = @visibleAt, leased_until = NULL,
        lease_owner = NULL, receipt = NULL, last_error = @error
@@ -226,11 +228,30 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
   const leaseDue = (max: number, visibilityMs: number, skipGroups: readonly string[]): LeasedRow[] => {
     const at = now();
     const until = at + ms(visibilityMs);
-    return dueRows(at, max, skipGroups).map((row) => {
+    const leased: LeasedRow[] = [];
+    for (const row of dueRows(at, max, skipGroups)) {
+      let body: unknown;
+      try {
+        body = JSON.parse(row.body);
+      } catch (e) {
+        // A stored job that does not parse can never be delivered, and leased it would come back
+        // with every receive: it goes to the dead letters as stored (`hookgate dlq list`).
+        const why = e instanceof Error ? e.message : String(e);
+        bury.run({
+          id: row.id,
+          body: row.body,
+          attempts: row.attempts,
+          error: `the stored job is not valid JSON (${why}); dead-lettered as stored`,
+          failedAt: at,
+        });
+        dropReady.run(row.seq);
+        continue;
+      }
       const receipt = randomUUID();
       lease.run({ seq: row.seq, until, owner, receipt });
-      return { id: row.id, body: row.body, attempts: row.attempts + 1, receipt };
-    });
+      leased.push({ id: row.id, body, attempts: row.attempts + 1, receipt });
+    }
+    return leased;
   };
 
   const moveToDead = db.transaction((message: ReceivedMessage<T>, error: string) => {
@@ -309,11 +330,7 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
           tries: 0,
           settle: (error, leased = []) => {
             if (error !== undefined) return reject(error);
-            try {
-              resolve(leased.map((row) => ({ ...row, body: JSON.parse(row.body) as T })));
-            } catch (e) {
-              reject(e);
-            }
+            resolve(leased.map((row) => ({ ...row, body: row.body as T })));
           },
         });
       });
@@ -339,7 +356,10 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
     },
 
     async listDead(limit = 100): Promise<DeadLetter<T>[]> {
-      return listDeadRows.all(Math.max(0, limit)).map((row) => ({ ...row, body: JSON.parse(row.body) as T }));
+      // A job dead-lettered because it did not parse is listed as its stored text.
+      return listDeadRows
+        .all(Math.max(0, limit))
+        .map((row) => ({ ...row, body: parsedOrText(row.body) as T }));
     },
 
     async replayDead(ids) {
@@ -357,4 +377,12 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
       }
     },
   };
+}
+
+function parsedOrText(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
 }
