@@ -179,12 +179,13 @@ describe("sqlite queue on disk", () => {
     ]);
   });
 
-  it("adds the group column to a queue file made before it had one", async () => {
+  it("adds the group column and index to a queue file made before them, and drops the old due index", async () => {
     const old = new Database(path);
     old.exec(`CREATE TABLE queue_jobs (seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, body TEXT NOT NULL,
       state TEXT NOT NULL CHECK (state IN ('ready', 'leased')), visible_at INTEGER NOT NULL,
       attempts INTEGER NOT NULL DEFAULT 0, lease_owner TEXT, leased_until INTEGER, receipt TEXT,
-      last_error TEXT, enqueued_at INTEGER NOT NULL)`);
+      last_error TEXT, enqueued_at INTEGER NOT NULL);
+      CREATE INDEX queue_jobs_due ON queue_jobs (visible_at, seq);`);
     old
       .prepare(
         "INSERT INTO queue_jobs (id, body, state, visible_at, enqueued_at) VALUES (?, ?, 'ready', 0, 0)",
@@ -194,6 +195,15 @@ describe("sqlite queue on disk", () => {
     const queue = open("after");
     await queue.send([{ id: "after", body: { n: 1 }, group: "g" }]);
     expect((await queue.receive(10, HOUR, ["g"])).map((m) => m.id)).toEqual(["before"]);
+    const reader = new Database(path, { readonly: true });
+    const indexes = reader
+      .prepare(
+        "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'queue_jobs' AND sql IS NOT NULL",
+      )
+      .pluck()
+      .all();
+    reader.close();
+    expect(indexes).toEqual(["queue_jobs_group_due"]);
   });
 
   it("sends what is waiting when it closes", async () => {
