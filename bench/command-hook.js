@@ -28,12 +28,12 @@ import {
   ROOT,
   round1,
   round3,
+  TICK_MS,
   waitForQuiet,
 } from "./common.js";
 import { formatPolicy, MEASURED_ANSWER, makePolicy, measuredRequest } from "./make-policy.js";
 
 const { fail, boundedInt, startGateway, stop } = createRun("command-hook.js");
-const TICK_MS = 10;
 
 const { values: flags } = parseArgs({
   options: {

@@ -16,7 +16,7 @@ export const RESULTS = join(HERE, "results");
 export const STUB_SERVER = join(HERE, "stub-server.js");
 const START_TIMEOUT_MS = 15_000;
 /** Linux reports /proc times in USER_HZ, 100 per second on every architecture Node runs on. */
-const TICK_MS = 10;
+export const TICK_MS = 10;
 
 export function createRun(name) {
   const children = new Set();

@@ -32,14 +32,13 @@ import {
   RESULTS,
   ROOT,
   round3,
+  TICK_MS,
   waitForQuiet,
 } from "./common.js";
 
 const GATEWAY_BIN = join(ROOT, "dist", "entry", "bin.js");
 const BARE_SERVER = join(HERE, "bare-server.js");
 const FIXTURE = join(ROOT, "test", "fixtures", "claude-code", "2.1.332", "PreToolUse.json");
-/** Linux reports /proc times in USER_HZ, 100 per second on every architecture Node runs on. */
-const TICK_MS = 10;
 
 const { fail, boundedInt, startChild, startGateway, stop } = createRun("decision.js");
 

@@ -40,12 +40,12 @@ import {
   ROOT,
   round1,
   round3,
+  TICK_MS,
   waitForQuiet,
 } from "./common.js";
 import { formatPolicy, MEASURED_ANSWER, measuredRequest } from "./make-policy.js";
 
 const { fail, boundedInt, boundedNumber, startGateway, stop } = createRun("enqueue.js");
-const TICK_MS = 10;
 const START_TIMEOUT_MS = 15_000;
 
 const { values: flags } = parseArgs({

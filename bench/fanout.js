@@ -32,11 +32,11 @@ import {
   ROOT,
   rotate,
   round3,
+  TICK_MS,
   waitForQuiet,
 } from "./common.js";
 
 const { fail, boundedInt, startGateway, stop } = createRun("fanout.js");
-const TICK_MS = 10;
 const START_TIMEOUT_MS = 15_000;
 
 const { values: flags } = parseArgs({

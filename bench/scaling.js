@@ -34,6 +34,7 @@ import {
   ROOT,
   round1,
   round3,
+  TICK_MS,
   waitForQuiet,
 } from "./common.js";
 import {
@@ -46,7 +47,6 @@ import {
 } from "./make-policy.js";
 
 const { fail, boundedInt, startGateway, stop } = createRun("scaling.js");
-const TICK_MS = 10;
 
 const { values: flags } = parseArgs({
   options: {

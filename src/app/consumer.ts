@@ -112,16 +112,16 @@ export function startConsumer(
   const perSink = Math.max(1, options.perSink ?? Math.ceil(batchSize / 2));
   const bySink = new Map<string, number>();
   const saturated = () => [...bySink].filter(([, n]) => n >= perSink).map(([sink]) => sink);
-  // A queue that cannot skip groups (SQS) cannot enforce the cap: there limiting a receive to one
-  // sink's room would only halve each receive, so it is asked for every free slot.
-  const filtersGroups = deps.queue.skipsGroups;
+
   const loop = (async () => {
     while (running) {
       // Never more jobs than could all be for the busiest sink still under its cap, so that no
       // receive takes a sink past perSink.
       const busiest = Math.max(0, ...[...bySink.values()].filter((n) => n < perSink));
       const free = batchSize - inFlight.size;
-      const room = filtersGroups ? Math.min(free, perSink - busiest) : free;
+      // A queue that cannot skip groups (SQS) cannot enforce the cap: there limiting a receive to
+      // one sink's room would only halve each receive, so it is asked for every free slot.
+      const room = deps.queue.skipsGroups ? Math.min(free, perSink - busiest) : free;
       let batch: ReceivedMessage<DeliveryJob>[] = [];
       if (room > 0) {
         try {

@@ -59,7 +59,8 @@ export function evaluatePolicy(
     ? policy.rulesFor(event.name)
     : policy.candidates(event.name, facts.matcherValue, facts.bashWords);
   for (const rule of rules) {
-    // The index has tested the candidates' matchers; simulate's list is every rule of the event.
+    // The index has tested the candidates' matchers and `if` first words; simulate's list is
+    // every rule of the event, so there they are tested here.
     const miss = firstMiss(rule, event, facts, caller, explain);
     explanations?.push({
       ruleId: rule.id,
@@ -128,18 +129,19 @@ function firstMiss(
   event: HookEvent,
   facts: EventFacts,
   caller: Caller,
-  testMatcher: boolean,
+  unindexed: boolean,
 ): Miss | undefined {
   if (rule.teams && !rule.teams.has(caller.team)) return "team";
-  if (testMatcher && rule.matcher && facts.readsMatcher && !rule.matcher(facts.matcherValue))
-    return "matcher";
+  if (unindexed && rule.matcher && facts.readsMatcher && !rule.matcher(facts.matcherValue)) return "matcher";
   if (rule.ifRules) {
     const call = facts.call;
     if (call === undefined) return "if-not-tool";
-    // A quick no: every `if` entry names a first word the Bash command does not start with.
+    // A quick no (rule-index.ts does it for candidates): every `if` entry names a first word the
+    // Bash command does not start with.
     const words = rule.ifWords;
     const bashWords = facts.bashWords;
-    if (words !== undefined && bashWords !== undefined && !words.some((w) => bashWords.has(w))) return "if";
+    if (unindexed && words !== undefined && bashWords !== undefined && !words.some((w) => bashWords.has(w)))
+      return "if";
     const quantifier = rule.action.kind === "decide" && rule.action.decision === "allow" ? "all" : "any";
     if (!rule.ifRules.some((r) => matchesPermissionRule(r, call, quantifier))) return "if";
   }

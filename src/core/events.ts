@@ -352,7 +352,7 @@ const SCHEMAS_BY_DIALECT: Readonly<Record<Dialect, DialectSchemas>> = {
   "deepagents-legacy": { known: legacySchemas, generic: legacyEvent() },
 };
 
-/** The schema a body of this event is checked against in this dialect (exported for its tests). */
+/** The schema a body of this event is checked against in this dialect: its own, else the generic one. */
 export function eventSchemaFor(name: string, dialect: Dialect): EventSchema {
   const schemas = SCHEMAS_BY_DIALECT[dialect];
   return schemas.known.get(name) ?? schemas.generic;
@@ -403,16 +403,15 @@ function parseObject(body: Record<string, unknown>, dialect: Dialect): Result<Ho
     });
   }
 
-  const schemas = SCHEMAS_BY_DIALECT[dialect];
-  const schema = schemas.known.get(name);
-  const chosen = schema ?? schemas.generic;
+  const chosen = eventSchemaFor(name, dialect);
   if (!chosen.accepts(body)) {
     const checked = chosen.schema.safeParse(body);
     if (!checked.success) return err(firstIssueError(name, checked.error.issues));
   }
 
   // The payload stays the caller's object: zod's output is a copy that may differ in key order.
-  const event: MutableHookEvent = { name, dialect, known: schema !== undefined, payload: body };
+  const known = chosen !== SCHEMAS_BY_DIALECT[dialect].generic;
+  const event: MutableHookEvent = { name, dialect, known, payload: body };
   const sessionId = legacy ? body.thread_id : body.session_id;
   if (typeof sessionId === "string") event.sessionId = sessionId;
   if (typeof body.transcript_path === "string") event.transcriptPath = body.transcript_path;

@@ -45,15 +45,8 @@ function literalRuns(pattern: string): string[] | undefined {
   while (i < pattern.length) {
     const c = pattern[i] as string;
     if (c === "|") return undefined;
-    if (c === "(") {
-      const close = skipGroup(pattern, i);
-      if (close === undefined) return undefined;
-      end();
-      i = close;
-      continue;
-    }
-    if (c === "[") {
-      const close = skipClass(pattern, i);
+    if (c === "(" || c === "[") {
+      const close = c === "(" ? skipGroup(pattern, i) : skipClass(pattern, i);
       if (close === undefined) return undefined;
       end();
       i = close;
