@@ -7,8 +7,8 @@
  * sees ECONNRESET or EPIPE instead of the fail-mode decision, which Claude Code treats as "let
  * it through". Only its first bytes are kept, so the event can still be named in the answer.
  *
- * Runtime-free: the Hono route feeds it a web ReadableStream (`readBody`); a Node-only path can
- * feed it an IncomingMessage, which is an async iterable of chunks (`readBodyChunks`).
+ * Runtime-free: the Hono route feeds it a web ReadableStream (`readBody`); Node's listener feeds
+ * it an IncomingMessage's chunks (`readBodyChunks` with src/entry/node-listener.ts `streamChunks`).
  */
 import type { RequestError } from "../core/errors.js";
 import { sniffEventName } from "../core/events.js";
@@ -33,8 +33,8 @@ export type BodyResult =
     };
 
 /**
- * The chunks of a body, one at a time: a web stream's reader, or a Node IncomingMessage's async
- * iterator. Reading simply stops when the body is given up; nothing is cancelled or destroyed,
+ * The chunks of a body, one at a time: a web stream's reader, or a Node IncomingMessage's events
+ * (node-listener.ts `streamChunks`). Reading simply stops when the body is given up; nothing is cancelled or destroyed,
  * since destroying a Node request destroys its socket, and the answer with it.
  */
 export interface ChunkSource {

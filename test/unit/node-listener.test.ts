@@ -1,0 +1,136 @@
+import { once } from "node:events";
+import { createServer, type IncomingMessage, request, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { PassThrough } from "node:stream";
+import { describe, expect, it } from "vitest";
+import { type Answer, answerWriter, streamChunks } from "../../src/entry/node-listener.js";
+import { readBodyChunks } from "../../src/http/read-body.js";
+
+const bytes = (text: string) => new TextEncoder().encode(text);
+const text = (chunk: Uint8Array | undefined) => new TextDecoder().decode(chunk);
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+
+describe("streamChunks", () => {
+  it("gives the chunks in order, whether they come before or after they are asked for, then the end", async () => {
+    const stream = new PassThrough();
+    const source = streamChunks(stream);
+    const first = source.next();
+    stream.write(bytes("a"));
+    expect(text((await first).value as Uint8Array)).toBe("a");
+    stream.write(bytes("b"));
+    stream.write(bytes("c"));
+    stream.end();
+    await nextTurn();
+    const rest: string[] = [];
+    for (let r = await source.next(); !r.done; r = await source.next()) rest.push(text(r.value));
+    expect(rest).toEqual(["b", "c"]);
+    expect((await source.next()).done).toBe(true);
+  });
+
+  it("pauses the stream while a chunk waits to be asked for, so a body given up is not read on", async () => {
+    const stream = new PassThrough();
+    const source = streamChunks(stream);
+    for (let i = 0; i < 5; i++) stream.write(bytes(String(i)));
+    await nextTurn();
+    expect(stream.isPaused()).toBe(true);
+    expect(stream.readableLength).toBeGreaterThan(0); // left in the stream, not taken in
+    const got: string[] = [];
+    for (let i = 0; i < 5; i++) got.push(text((await source.next()).value as Uint8Array));
+    expect(got.join("")).toBe("01234");
+  });
+
+  it("fails the read waiting when the stream fails", async () => {
+    const stream = new PassThrough();
+    const source = streamChunks(stream);
+    const read = source.next();
+    stream.destroy(new Error("socket hang up"));
+    await expect(read).rejects.toThrow("socket hang up");
+  });
+
+  it("fails the next read when the stream closes before its end", async () => {
+    const stream = new PassThrough();
+    const source = streamChunks(stream);
+    stream.destroy();
+    await once(stream, "close");
+    await expect(source.next()).rejects.toThrow("the connection closed before the body ended");
+  });
+
+  it("reads a real request's body, and a client that hangs up mid-body gets BODY_UNREADABLE", async () => {
+    const results: unknown[] = [];
+    const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+      readBodyChunks(streamChunks(req), req.headers["content-length"], 1024).then((result) => {
+        results.push(result);
+        res.end();
+      });
+    });
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    const { port } = server.address() as AddressInfo;
+    try {
+      const whole = request({ port, host: "127.0.0.1", method: "POST" });
+      whole.end('{"hook_event_name":"Stop"}');
+      const [answer] = await once(whole, "response");
+      answer.resume();
+      await once(answer, "end");
+      expect(results[0]).toEqual({ ok: true, text: '{"hook_event_name":"Stop"}' });
+
+      const cut = request({ port, host: "127.0.0.1", method: "POST", headers: { "content-length": "100" } });
+      cut.on("error", () => {});
+      cut.write('{"hook_event_name":');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      cut.destroy();
+      for (let i = 0; i < 100 && results.length < 2; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(results[1]).toMatchObject({ ok: false, error: { code: "BODY_UNREADABLE" } });
+    } finally {
+      server.close();
+    }
+  });
+});
+
+describe("answerWriter", () => {
+  interface Written {
+    calls: string[];
+    destroyed: boolean;
+  }
+  const fakeResponse = (written: Written, failOn?: string) =>
+    ({
+      writeHead(status: number) {
+        if (failOn === "writeHead") throw new Error("invalid header");
+        written.calls.push(`head ${status}`);
+      },
+      end(body: string) {
+        written.calls.push(`end ${body}`);
+      },
+      destroy() {
+        written.destroyed = true;
+      },
+    }) as unknown as ServerResponse;
+  const answer = (response: ServerResponse, body: string): Answer => ({
+    response,
+    status: 200,
+    headers: { "content-type": "application/json" },
+    body,
+  });
+
+  it("writes the answers of one turn together at its end, and a write that throws closes its connection alone", async () => {
+    const logs: { msg: string; fields: unknown }[] = [];
+    const send = answerWriter({ log: (_level, msg, fields) => logs.push({ msg, fields }) });
+    const broken: Written = { calls: [], destroyed: false };
+    const fine: Written = { calls: [], destroyed: false };
+    send(answer(fakeResponse(broken, "writeHead"), "{}"));
+    send(answer(fakeResponse(fine), '{"continue":true}'));
+    expect(fine.calls).toEqual([]); // not yet: at the end of the turn
+    await nextTurn();
+    expect(fine.calls).toEqual(["head 200", 'end {"continue":true}']);
+    expect(fine.destroyed).toBe(false);
+    expect(broken.destroyed).toBe(true);
+    expect(logs).toEqual([
+      { msg: "could not write a hook answer", fields: { error: "invalid header", path: "/v1/hooks" } },
+    ]);
+
+    const later: Written = { calls: [], destroyed: false };
+    send(answer(fakeResponse(later), "{}"));
+    await nextTurn();
+    expect(later.calls).toEqual(["head 200", "end {}"]); // a later turn flushes again
+  });
+});
