@@ -1,7 +1,8 @@
 /**
  * For bundles that leave the pattern engines out of the code every cold start evaluates (the
  * Worker, the Lambda handlers: scripts/lazy-engines.mjs): after a policy failed to compile for
- * want of an engine, loads that engine with import() so the entry can compile the policy again.
+ * want of an engine, loads that engine with import() and compiles the policy again
+ * (`withPatternEngines`).
  * A policy without such a pattern never loads it. Elsewhere the engines are there from the start
  * and this finds nothing to load.
  */
@@ -20,4 +21,15 @@ export async function loadWantedPatternEngines(): Promise<boolean> {
       ),
   ]);
   return regex || glob;
+}
+
+/**
+ * Runs `load` (a policy's compile), and once more if it failed for want of an engine this
+ * bundle loads on demand, after loading that engine.
+ */
+export async function withPatternEngines<T extends { readonly ok: boolean }>(
+  load: () => Promise<T>,
+): Promise<T> {
+  const first = await load();
+  return !first.ok && (await loadWantedPatternEngines()) ? load() : first;
 }

@@ -12,7 +12,7 @@ import { nodeSha256 } from "../adapters/hash/node-crypto.js";
 import { createJsonLogger, scrubLines } from "../adapters/log/json-lines.js";
 import type { DeliveryJob } from "../core/delivery.js";
 import { scrubbingWith } from "../core/mask.js";
-import { loadWantedPatternEngines } from "../core/pattern-engines.js";
+import { withPatternEngines } from "../core/pattern-engines.js";
 import { loadPolicy, type Policy, type PolicyDeps, type PolicyIssue } from "../core/policy.js";
 import type { Clock, Egress, EnvReader, Logger } from "../core/ports.js";
 import type { Queue } from "../core/queue.js";
@@ -90,9 +90,7 @@ export function createLambdaRuntime(options: LambdaOptions = {}): LambdaRuntime 
       logger.log("warn", `${POLICY_ENV} is set, so the policy bundled at build time is ignored`);
     try {
       const deps: PolicyDeps = { env, sha256: nodeSha256 };
-      let result = await loadPolicy(text, deps);
-      // A pattern that needs an engine the bundle loads on demand: load it, compile again.
-      if (!result.ok && (await loadWantedPatternEngines())) result = await loadPolicy(text, deps);
+      const result = await withPatternEngines(() => loadPolicy(text, deps));
       if (!result.ok) return { ok: false, problem: `${source}: ${describeIssues(result.error)}` };
       for (const w of result.value.warnings)
         logger.log("warn", "policy warning", { path: w.path, problem: w.message });

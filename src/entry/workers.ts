@@ -28,7 +28,7 @@ import type { RemoteActions } from "../app/remote-actions.js";
 import { createLogRecorder } from "../app/replay.js";
 import type { DeliveryJob } from "../core/delivery.js";
 import { scrubbingWith } from "../core/mask.js";
-import { loadWantedPatternEngines } from "../core/pattern-engines.js";
+import { withPatternEngines } from "../core/pattern-engines.js";
 import { loadPolicy, type Policy, type PolicyDeps } from "../core/policy.js";
 import type { Egress, Logger, LogLevel, Metrics } from "../core/ports.js";
 import { createApp } from "../http/app.js";
@@ -143,9 +143,7 @@ async function loadPolicyText(text: string | undefined): Promise<{ policy: Polic
     return { problem: "HOOKGATE_POLICY is not set (wrangler secret put HOOKGATE_POLICY < policy.json)" };
   try {
     const deps: PolicyDeps = { env: envReader, sha256: webCryptoSha256 };
-    let loaded = await loadPolicy(text, deps);
-    // A pattern that needs an engine this bundle loads on demand: load it, compile again.
-    if (!loaded.ok && (await loadWantedPatternEngines())) loaded = await loadPolicy(text, deps);
+    const loaded = await withPatternEngines(() => loadPolicy(text, deps));
     if (!loaded.ok)
       return {
         problem: `HOOKGATE_POLICY is invalid: ${loaded.error.map((i) => `${i.path}: ${i.message}`).join("; ")}`,

@@ -172,6 +172,28 @@ describe("a bundle built without the engines", () => {
     expect(second.ok && second.value.policy.rules.map((r) => r.id)).toEqual(["mcp", "env", "src"]);
   });
 
+  it("compiles twice through withPatternEngines, the entries' way, only when an engine was missing", async () => {
+    const { engines, policy } = await withoutEngines();
+    const text = JSON.stringify({
+      version: 1,
+      rules: [{ id: "mcp", on: "PreToolUse", matcher: "mcp__.*", decide: "deny", reason: "r" }],
+    });
+    let compiles = 0;
+    const load = () => {
+      compiles++;
+      return policy.loadPolicy(text, { env: () => undefined, sha256 });
+    };
+    const loaded = await engines.withPatternEngines(load);
+    expect(loaded.ok && loaded.value.policy.rules.map((r) => r.id)).toEqual(["mcp"]);
+    expect(compiles).toBe(2);
+    const invalid = await engines.withPatternEngines(async () => {
+      compiles++;
+      return { ok: false } as const;
+    });
+    expect(invalid.ok).toBe(false);
+    expect(compiles).toBe(3); // a policy wrong for another reason is not compiled again
+  });
+
   it("loads no engine for a policy without such patterns", async () => {
     const { engines, policy } = await withoutEngines();
     const text = JSON.stringify({
