@@ -136,9 +136,7 @@ async function main() {
     c.loadMsSamples = loadMs.get(c).map(round1);
     c.loadCpuMs = round1(median(loadCpuMs.get(c)));
     // What evaluation visits for the measured call: its matcher value and its command's words.
-    const candidates = c.policy.candidates(
-      "PreToolUse",
-      "Bash",
+    const candidates = c.policy.candidates("PreToolUse", "Bash", () =>
       commandWords(JSON.parse(REQUEST.body).tool_input.command),
     );
     c.candidates = candidates.length;

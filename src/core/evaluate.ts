@@ -93,8 +93,11 @@ interface EventFacts {
   readonly call: ToolCall | undefined;
   /** The length of a Bash command over MAX_COMMAND_LENGTH, which `if` patterns do not read. */
   readonly unreadCommandLength: number | undefined;
-  /** A Bash call's command words (permission-rule.ts `commandWords`); undefined when not known. */
-  readonly bashWords: ReadonlySet<string> | undefined;
+  /**
+   * A Bash call's command words (permission-rule.ts `commandWords`, undefined when not known),
+   * worked out when asked; undefined on other events.
+   */
+  readonly bashWords: (() => ReadonlySet<string> | undefined) | undefined;
 }
 
 function factsOf(event: HookEvent): EventFacts {
@@ -114,7 +117,8 @@ function factsOf(event: HookEvent): EventFacts {
         : undefined,
     unreadCommandLength:
       typeof command === "string" && command.length > MAX_COMMAND_LENGTH ? command.length : undefined,
-    bashWords: TOOL_EVENTS.has(event.name) && event.toolName === "Bash" ? commandWords(command) : undefined,
+    bashWords:
+      TOOL_EVENTS.has(event.name) && event.toolName === "Bash" ? () => commandWords(command) : undefined,
   };
 }
 
@@ -139,9 +143,8 @@ function firstMiss(
     // A quick no (rule-index.ts does it for candidates): every `if` entry names a first word the
     // Bash command does not start with.
     const words = rule.ifWords;
-    const bashWords = facts.bashWords;
-    if (unindexed && words !== undefined && bashWords !== undefined && !words.some((w) => bashWords.has(w)))
-      return "if";
+    const bashWords = unindexed && words !== undefined ? facts.bashWords?.() : undefined;
+    if (bashWords !== undefined && !words?.some((w) => bashWords.has(w))) return "if";
     const quantifier = rule.action.kind === "decide" && rule.action.decision === "allow" ? "all" : "any";
     if (!rule.ifRules.some((r) => matchesPermissionRule(r, call, quantifier))) return "if";
   }

@@ -112,12 +112,13 @@ export interface Policy {
   /**
    * The rules that may apply to an event of this name with this matcher value (undefined when
    * the event has none), in file order: rules whose matcher does not match are left out, and,
-   * given a Bash call's command words, rules whose `if` patterns start with none of them.
+   * given a Bash call's command words (asked for only when a rule's `if` patterns start with
+   * words), rules whose `if` patterns start with none of them.
    */
   candidates(
     eventName: string,
     matcherValue: string | undefined,
-    commandWords?: ReadonlySet<string>,
+    commandWords?: () => ReadonlySet<string> | undefined,
   ): readonly CompiledRule[];
 }
 

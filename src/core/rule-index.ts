@@ -55,9 +55,15 @@ export interface RuleIndex<R> {
    * The rules whose event and matcher match, in file order: `value` is the event's matcher value
    * (undefined when it has none). On an event that reads no matcher, every rule for it (a matcher
    * is ignored there). Evaluation need not test these rules' matchers again. With `commandWords`
-   * (a Bash call's, when known), rules whose `if` words include none of them are left out too.
+   * (a Bash call's, worked out only if a candidate's `if` patterns start with words, since
+   * splitting the command costs more than the rest; undefined when not known), rules whose `if`
+   * words include none of them are left out too.
    */
-  candidates(eventName: string, value: string | undefined, commandWords?: ReadonlySet<string>): readonly R[];
+  candidates(
+    eventName: string,
+    value: string | undefined,
+    commandWords?: () => ReadonlySet<string> | undefined,
+  ): readonly R[];
 }
 
 export function indexRules<R extends IndexedRule>(active: readonly R[]): RuleIndex<R> {
@@ -110,7 +116,9 @@ export function indexRules<R extends IndexedRule>(active: readonly R[]): RuleInd
       }
       if (commandWords === undefined) return kept.found;
       kept.byWord ??= splitByWord(kept.found);
-      return withWords(kept.byWord, commandWords);
+      if (kept.byWord.words.size === 0) return kept.found;
+      const words = commandWords();
+      return words === undefined ? kept.found : withWords(kept.byWord, words);
     },
   };
 }

@@ -63,6 +63,29 @@ describe("the rule index", () => {
     ]);
   });
 
+  it("looks up Bash rules by the command's first words, splitting the command only when a rule has such words", async () => {
+    const rules = [
+      { id: "push", on: "PreToolUse", matcher: "Bash", if: "Bash(git push *)", decide: "ask" },
+      { id: "rm", on: "PreToolUse", matcher: "Bash", if: ["Bash(rm *)", "Bash(git rm *)"], decide: "deny" },
+      { id: "where", on: "PreToolUse", matcher: "Bash", where: { cwd: { glob: "/home/**" } }, context: "w" },
+    ];
+    let splits = 0;
+    const words = (command: string) => () => {
+      splits++;
+      return commandWords(command);
+    };
+    const withIf = await policyFrom({ version: 1, rules });
+    const ids = (command: string) => withIf.candidates("PreToolUse", "Bash", words(command)).map((r) => r.id);
+    expect(ids("git push origin")).toEqual(["push", "rm", "where"]);
+    expect(ids("rm -rf dist")).toEqual(["rm", "where"]);
+    expect(ids("ls && make test")).toEqual(["where"]);
+    expect(ids("x".repeat(20_000))).toEqual(["push", "rm", "where"]); // too long to split: every rule
+    expect(splits).toBe(4);
+    const withoutIf = await policyFrom({ version: 1, rules: rules.slice(2) });
+    expect(withoutIf.candidates("PreToolUse", "Bash", words("rm -rf /")).map((r) => r.id)).toEqual(["where"]);
+    expect(splits).toBe(4); // no rule starts with a word: the command is not split
+  });
+
   it("answers the same past the bound on kept matcher values", async () => {
     const policy = await policyFrom({
       version: 1,
