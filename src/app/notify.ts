@@ -172,7 +172,7 @@ async function correlate(
     half = {
       kind: "use",
       toolName: event.toolName,
-      toolArgs: maskValue(event.toolInput ?? {}, 2000, secrets) as Record<string, unknown>,
+      toolArgs: maskValue(event.toolInput ?? {}, secrets) as Record<string, unknown>,
     };
   } else if (event.name === "tool.result") {
     const output = event.payload.tool_output;

@@ -59,7 +59,7 @@ export function createNotification(
     decision: fields.decision,
     reason: fields.reason,
     ruleId: fields.ruleId,
-    event: maskValue(event.payload, 4000, secrets) as Record<string, unknown>,
+    event: maskValue(event.payload, secrets, 4000) as Record<string, unknown>,
     relatedTool,
   };
 }

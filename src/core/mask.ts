@@ -47,7 +47,7 @@ export function maskString(text: string): string {
  * (the policy's own secret values) are scrubbed before the cut, so a cut never leaves the start
  * of one showing.
  */
-export function maskValue(value: unknown, maxString = 2000, secrets: readonly string[] = []): unknown {
+export function maskValue(value: unknown, secrets: readonly string[] = [], maxString = 2000): unknown {
   return maskDeep(value, maxString, secrets, 0);
 }
 

@@ -140,7 +140,7 @@ describe("maskValue with the policy's secrets", () => {
     const secret = "hgk_9f8e7d6c5b4a39281706";
     const text = `${"x".repeat(1990)}${secret}`;
     expect(maskValue(text)).toContain("hgk_9f8e");
-    const masked = maskValue({ deep: [text] }, 2000, [secret]) as { deep: string[] };
+    const masked = maskValue({ deep: [text] }, [secret]) as { deep: string[] };
     expect(masked.deep[0]).not.toContain("hgk_");
     expect(masked.deep[0]).toContain(MASK);
   });
