@@ -118,7 +118,22 @@ function factsOf(event: HookEvent): EventFacts {
     unreadCommandLength:
       typeof command === "string" && command.length > MAX_COMMAND_LENGTH ? command.length : undefined,
     bashWords:
-      TOOL_EVENTS.has(event.name) && event.toolName === "Bash" ? () => commandWords(command) : undefined,
+      TOOL_EVENTS.has(event.name) && event.toolName === "Bash"
+        ? once(() => commandWords(command))
+        : undefined,
+  };
+}
+
+/** `work`'s value, worked out on the first call (simulate asks for a Bash call's words per rule). */
+function once<T>(work: () => T): () => T {
+  let done = false;
+  let value: T;
+  return () => {
+    if (!done) {
+      value = work();
+      done = true;
+    }
+    return value;
   };
 }
 

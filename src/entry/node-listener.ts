@@ -35,12 +35,19 @@ export function hookListener(deps: HookDeps, fallback: RequestListener): Request
         error: e instanceof Error ? e.message : String(e),
         path: "/v1/hooks",
       });
-      if (!response.headersSent) {
-        response.writeHead(500, { "content-type": "application/json" });
-        response.end('{"error":{"code":"INTERNAL_ERROR","message":"internal error; see the gateway log"}}');
-      } else response.destroy();
+      internalError(response);
     });
   };
+}
+
+/** A 500 while nothing was sent yet, else the connection closed: the last resort's answer. */
+function internalError(response: ServerResponse): void {
+  if (response.headersSent) {
+    response.destroy();
+    return;
+  }
+  response.writeHead(500, { "content-type": "application/json" });
+  response.end('{"error":{"code":"INTERNAL_ERROR","message":"internal error; see the gateway log"}}');
 }
 
 async function answer(
@@ -71,15 +78,22 @@ export interface Answer {
 }
 
 /**
- * Writes the answers decided in one turn of the event loop together, at its end (setImmediate),
- * rather than each as soon as it is decided. Under load one turn reads several connections'
- * requests; written one by one between decisions, every answer wakes the client's process
- * afresh, and that wake-up, not the decision, was most of the gateway's CPU per request
- * (bench/README.md: 1.14x the requests per second, paired). No answer waits for a later turn:
- * the last one decided goes out when it would have, the first ones by the time the turn's other
- * decisions take. A write that throws is logged and closes its connection alone.
+ * Writes the answers decided in one turn of the event loop together, at its end (`defer`,
+ * setImmediate), rather than each as soon as it is decided. Under load one turn reads several
+ * connections' requests; written one by one between decisions, every answer wakes the client's
+ * process afresh, and that wake-up, not the decision, was most of the gateway's CPU per request
+ * (bench/README.md "Answers written at the end of the turn"). An answer decided while reading
+ * requests goes out at the end of that turn: the last one decided when it would have, the first
+ * ones by the time the turn's other decisions take. An answer that waited for its enqueue's
+ * commit (a notify rule), which runs at the end of a turn itself, goes out at the end of the
+ * next turn, after the requests that turn reads have been decided. A write that throws is
+ * logged and answered as the listener's last resort does (a 500, or the connection closed once
+ * something was sent), alone.
  */
-export function answerWriter(logger: HookDeps["logger"]): (answer: Answer) => void {
+export function answerWriter(
+  logger: HookDeps["logger"],
+  defer: (task: () => void) => void = setImmediate,
+): (answer: Answer) => void {
   let pending: Answer[] = [];
   const flush = () => {
     const answers = pending;
@@ -93,12 +107,12 @@ export function answerWriter(logger: HookDeps["logger"]): (answer: Answer) => vo
           error: e instanceof Error ? e.message : String(e),
           path: "/v1/hooks",
         });
-        response.destroy();
+        internalError(response);
       }
     }
   };
   return (answer) => {
-    if (pending.push(answer) === 1) setImmediate(flush);
+    if (pending.push(answer) === 1) defer(flush);
   };
 }
 

@@ -92,10 +92,15 @@ describe("answerWriter", () => {
     calls: string[];
     destroyed: boolean;
   }
-  const fakeResponse = (written: Written, failOn?: string) =>
+  /** A response whose first writeHead throws when `failing`, as Node's does on an invalid header. */
+  const fakeResponse = (written: Written, failing = false) =>
     ({
+      headersSent: false,
       writeHead(status: number) {
-        if (failOn === "writeHead") throw new Error("invalid header");
+        if (failing && written.calls.length === 0 && status !== 500) {
+          written.calls.push("threw");
+          throw new Error("invalid header");
+        }
         written.calls.push(`head ${status}`);
       },
       end(body: string) {
@@ -112,25 +117,49 @@ describe("answerWriter", () => {
     body,
   });
 
-  it("writes the answers of one turn together at its end, and a write that throws closes its connection alone", async () => {
+  it("writes the answers of one turn in one deferred task, at the end of the turn", async () => {
+    const tasks: (() => void)[] = [];
+    const send = answerWriter({ log: () => {} }, (task) => tasks.push(task));
+    const first: Written = { calls: [], destroyed: false };
+    const second: Written = { calls: [], destroyed: false };
+    send(answer(fakeResponse(first), "{}"));
+    send(answer(fakeResponse(second), '{"continue":true}'));
+    expect(tasks).toHaveLength(1); // one task for the turn, not one per answer
+    expect(first.calls).toEqual([]); // nothing written before it runs
+    tasks[0]?.();
+    expect(first.calls).toEqual(["head 200", "end {}"]);
+    expect(second.calls).toEqual(["head 200", 'end {"continue":true}']);
+    const third: Written = { calls: [], destroyed: false };
+    send(answer(fakeResponse(third), "{}"));
+    expect(tasks).toHaveLength(2); // a later turn defers again
+    tasks[1]?.();
+    expect(third.calls).toEqual(["head 200", "end {}"]);
+
+    const real = answerWriter({ log: () => {} });
+    const later: Written = { calls: [], destroyed: false };
+    real(answer(fakeResponse(later), "{}"));
+    expect(later.calls).toEqual([]);
+    await nextTurn(); // by default at the end of the turn (setImmediate)
+    expect(later.calls).toEqual(["head 200", "end {}"]);
+  });
+
+  it("answers a write that throws with a 500 and the log line, leaving the turn's other answers alone", async () => {
     const logs: { msg: string; fields: unknown }[] = [];
     const send = answerWriter({ log: (_level, msg, fields) => logs.push({ msg, fields }) });
     const broken: Written = { calls: [], destroyed: false };
     const fine: Written = { calls: [], destroyed: false };
-    send(answer(fakeResponse(broken, "writeHead"), "{}"));
+    send(answer(fakeResponse(broken, true), "{}"));
     send(answer(fakeResponse(fine), '{"continue":true}'));
-    expect(fine.calls).toEqual([]); // not yet: at the end of the turn
     await nextTurn();
+    expect(broken.calls).toEqual([
+      "threw",
+      "head 500",
+      'end {"error":{"code":"INTERNAL_ERROR","message":"internal error; see the gateway log"}}',
+    ]);
+    expect(broken.destroyed).toBe(false);
     expect(fine.calls).toEqual(["head 200", 'end {"continue":true}']);
-    expect(fine.destroyed).toBe(false);
-    expect(broken.destroyed).toBe(true);
     expect(logs).toEqual([
       { msg: "could not write a hook answer", fields: { error: "invalid header", path: "/v1/hooks" } },
     ]);
-
-    const later: Written = { calls: [], destroyed: false };
-    send(answer(fakeResponse(later), "{}"));
-    await nextTurn();
-    expect(later.calls).toEqual(["head 200", "end {}"]); // a later turn flushes again
   });
 });
