@@ -76,7 +76,7 @@ const { createUndiciEgress } = await dist("adapters/egress/undici.js");
 const { createSqsQueue, createSqsClientForLocal } = await dist("adapters/queue/sqs.js");
 const { createDeliverer } = await dist("app/deliver.js");
 const { startConsumer } = await dist("app/consumer.js");
-const { nodeSha256 } = await dist("adapters/hash/node-crypto.js");
+const { nodeHmacSha256, nodeSha256 } = await dist("adapters/hash/node-crypto.js");
 
 /** The hook event every case notifies about: a Claude Code SessionEnd. */
 const EVENT_BODY = JSON.stringify({
@@ -222,6 +222,7 @@ async function main() {
       env: () => undefined,
       clock: { now: Date.now, monotonic: () => performance.now() },
       random: Math.random,
+      hmac: nodeHmacSha256,
     }),
     logger: {
       log(level, msg, fields) {

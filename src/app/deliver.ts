@@ -10,7 +10,7 @@ import { DEFAULT_RETRY_SCHEDULE_SECONDS, type DeliveryJob, retryDelayMs } from "
 import type { EgressCode } from "../core/egress/refusal.js";
 import { scrubSecrets } from "../core/mask.js";
 import { type Policy, resolveSecret } from "../core/policy.js";
-import type { Clock, Egress, EnvReader } from "../core/ports.js";
+import type { Clock, Egress, EnvReader, HmacSha256 } from "../core/ports.js";
 import { buildSinkRequest, classifySinkResponse, type ResolvedSink } from "../core/sinks.js";
 
 export type DeliveryOutcome =
@@ -28,6 +28,8 @@ export interface DeliverDeps {
   /** Waits, for the per-webhook rate limit (a port so tests need not sleep). */
   readonly sleep?: (ms: number) => Promise<void>;
   readonly timeoutMs?: number;
+  /** Signs Standard Webhooks; WebCrypto when absent (Workers), node:crypto on Node. */
+  readonly hmac?: HmacSha256;
 }
 
 export interface Deliverer {
@@ -74,7 +76,7 @@ export function createDeliverer(deps: DeliverDeps): Deliverer {
         : { kind: "retry", delayMs, reason };
     };
 
-    const request = await buildSinkRequest(sink, job.notification, deps.clock.now());
+    const request = await buildSinkRequest(sink, job.notification, deps.clock.now(), deps.hmac);
     if (sink.type === "slack" || sink.type === "discord") await paced(sink.url);
     const sent = await deps.egress({
       url: request.url,

@@ -1,14 +1,15 @@
 /**
  * Sinks: the HTTP request each sink type expects for one notification, and how its answer is
- * read. Pure and runtime-free: no network, no clock (time comes in as arguments), hashing through
- * the global WebCrypto `crypto.subtle` and base64 through `atob` / `btoa`, which Node 20 and
- * Workers both provide. Sending, pacing and the retry schedule live in app/deliver.ts.
+ * read. Pure and runtime-free: no network, no clock (time comes in as arguments), signing through
+ * an `HmacSha256` port whose default is the global WebCrypto `crypto.subtle`, and base64 through
+ * `atob` / `btoa`, which Node 20 and Workers both provide. Sending, pacing and the retry schedule live in app/deliver.ts.
  *
  * Limits and wire shapes: reference/fanout.md B3 (Slack), B4 (Discord), B5 (GitHub) and (c)
  * (Standard Webhooks).
  */
 import { describeRawTarget } from "./egress/url.js";
 import { maskString, scrubSecrets } from "./mask.js";
+import type { HmacSha256 } from "./ports.js";
 import { capStrings, longestString, sliceCodePoints, TRUNCATION_MARKER, utf8Length } from "./truncate.js";
 
 /** What one delivery is about: built from a hook event when a rule's notify applies. */
@@ -100,11 +101,15 @@ const FALLBACK_TEXT_MAX = 3000;
 // ---------------------------------------------------------------------------------------------
 // Requests
 
-/** The HTTP request that delivers `notification` to `sink`; `attemptAt` is this attempt's epoch ms. */
+/**
+ * The HTTP request that delivers `notification` to `sink`; `attemptAt` is this attempt's epoch ms,
+ * `hmac` signs a webhook that has a secret.
+ */
 export async function buildSinkRequest(
   sink: ResolvedSink,
   notification: Notification,
   attemptAt: number,
+  hmac: HmacSha256 = webCryptoHmacSha256,
 ): Promise<SinkRequest> {
   switch (sink.type) {
     case "slack":
@@ -120,7 +125,7 @@ export async function buildSinkRequest(
         body: JSON.stringify(renderSlackMessage(notification, sink.link)),
       };
     case "webhook":
-      return webhookRequest(sink.url, sink.secret, notification, attemptAt);
+      return webhookRequest(sink.url, sink.secret, notification, attemptAt, hmac);
     case "github-dispatch":
       return githubDispatchRequest(sink, notification);
   }
@@ -159,6 +164,7 @@ async function webhookRequest(
   secret: string | undefined,
   n: Notification,
   attemptAt: number,
+  hmac: HmacSha256,
 ): Promise<SinkRequest> {
   const data = {
     team: n.team,
@@ -182,7 +188,7 @@ async function webhookRequest(
     "webhook-timestamp": String(seconds),
   };
   if (secret !== undefined)
-    headers["webhook-signature"] = await signStandardWebhook(secret, n.id, seconds, body);
+    headers["webhook-signature"] = await signStandardWebhook(secret, n.id, seconds, body, hmac);
   return { url, headers, body };
 }
 
@@ -729,12 +735,12 @@ export async function signStandardWebhook(
   id: string,
   timestampSeconds: number,
   body: string,
+  hmac: HmacSha256 = webCryptoHmacSha256,
 ): Promise<string> {
   if (!Number.isSafeInteger(timestampSeconds) || timestampSeconds < 0) {
     throw new RangeError(`webhook timestamp must be whole seconds, got ${timestampSeconds}`);
   }
-  const key = await importWebhookKey(secret);
-  return `v1,${await hmacBase64(key, `${id}.${timestampSeconds}.${body}`)}`;
+  return `v1,${await hmac(webhookKey(secret), `${id}.${timestampSeconds}.${body}`)}`;
 }
 
 /**
@@ -748,8 +754,9 @@ export async function verifyStandardWebhook(
   headers: { id?: string; timestamp?: string; signature?: string },
   body: string,
   now: number,
+  hmac: HmacSha256 = webCryptoHmacSha256,
 ): Promise<boolean> {
-  const key = await importWebhookKey(secret);
+  const key = webhookKey(secret);
   const { id, timestamp, signature } = headers;
   if (!id || !timestamp || !signature) return false;
   if (!/^\d{1,15}$/.test(timestamp)) return false;
@@ -758,7 +765,7 @@ export async function verifyStandardWebhook(
   if (nowSeconds - sentAt > WEBHOOK_TOLERANCE_SECONDS || sentAt - nowSeconds > WEBHOOK_TOLERANCE_SECONDS)
     return false;
   // Signed over the timestamp exactly as sent, the bytes the sender signed.
-  const expected = await hmacBase64(key, `${id}.${timestamp}.${body}`);
+  const expected = await hmac(key, `${id}.${timestamp}.${body}`);
   let matched = false;
   for (const entry of signature.split(" ")) {
     const comma = entry.indexOf(",");
@@ -768,10 +775,8 @@ export async function verifyStandardWebhook(
   return matched;
 }
 
-/** WebCrypto's key type, named without the DOM lib (Node's and Workers' types both provide it). */
-type HmacKey = Awaited<ReturnType<typeof crypto.subtle.importKey>>;
-
-async function importWebhookKey(secret: string): Promise<HmacKey> {
+/** The raw key of a Standard Webhooks secret. */
+function webhookKey(secret: string): Uint8Array<ArrayBuffer> {
   const encoded = secret.startsWith("whsec_") ? secret.slice("whsec_".length) : secret;
   if (encoded === "") throw new Error("webhook secret is empty");
   let raw: Uint8Array<ArrayBuffer>;
@@ -781,13 +786,21 @@ async function importWebhookKey(secret: string): Promise<HmacKey> {
     throw new Error('webhook secret must be "whsec_" followed by standard base64');
   }
   if (raw.length === 0) throw new Error("webhook secret is empty");
-  return crypto.subtle.importKey("raw", raw, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  return raw;
 }
 
-async function hmacBase64(key: HmacKey, text: string): Promise<string> {
-  const mac = await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(text));
+/** The HmacSha256 port through WebCrypto, on any runtime (Workers use it; Node passes its own). */
+export const webCryptoHmacSha256: HmacSha256 = async (key, message) => {
+  const imported = await crypto.subtle.importKey(
+    "raw",
+    new Uint8Array(key),
+    { name: "HMAC", hash: "SHA-256" },
+    false,
+    ["sign"],
+  );
+  const mac = await crypto.subtle.sign("HMAC", imported, new TextEncoder().encode(message));
   return toBase64(new Uint8Array(mac));
-}
+};
 
 /** `atob` is WHATWG forgiving-base64: missing padding is fine, URL-safe characters are not. */
 function fromBase64(text: string): Uint8Array<ArrayBuffer> {

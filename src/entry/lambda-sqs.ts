@@ -8,6 +8,7 @@
  * (the redrive policy moves it to the DLQ after maxReceiveCount receives).
  */
 import type { SQSBatchItemFailure, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
+import { nodeHmacSha256 } from "../adapters/hash/node-crypto.js";
 import { createDeliverer, type Deliverer } from "../app/deliver.js";
 import type { DeliveryJob } from "../core/delivery.js";
 import type { ReceivedMessage } from "../core/queue.js";
@@ -84,6 +85,7 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
       env: runtime.env,
       clock: runtime.clock,
       random: Math.random,
+      hmac: nodeHmacSha256,
     });
     const deliverer = current;
     const reported = await Promise.all(event.Records.map((record) => handleRecord(deliverer, record)));

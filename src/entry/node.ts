@@ -11,7 +11,7 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { getRequestListener } from "@hono/node-server";
 import { createUndiciEgress } from "../adapters/egress/undici.js";
-import { nodeSha256 } from "../adapters/hash/node-crypto.js";
+import { nodeHmacSha256, nodeSha256 } from "../adapters/hash/node-crypto.js";
 import { batchLines, createJsonLogger, scrubLines } from "../adapters/log/json-lines.js";
 import { createPrometheusRegistry } from "../adapters/metrics/prometheus.js";
 import { formatIssues, loadPolicyFile } from "../adapters/policy-source/file.js";
@@ -126,6 +126,7 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
     env: policyDeps.env,
     clock,
     random: Math.random,
+    hmac: nodeHmacSha256,
   });
   const consumer = startConsumer({ queue: store.queue, deliverer, logger, metrics });
   const deps = {

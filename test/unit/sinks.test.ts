@@ -1,6 +1,8 @@
 import { createHmac } from "node:crypto";
 import { describe, expect, it } from "vitest";
+import { nodeHmacSha256 } from "../../src/adapters/hash/node-crypto.js";
 import type { SinkDocument } from "../../src/core/policy-schema.js";
+import type { HmacSha256 } from "../../src/core/ports.js";
 import {
   buildSinkRequest,
   classifySinkResponse,
@@ -14,6 +16,7 @@ import {
   TRUNCATION_MARKER,
   verifyStandardWebhook,
   WEBHOOK_MAX_BYTES,
+  webCryptoHmacSha256,
 } from "../../src/core/sinks.js";
 
 // ---------------------------------------------------------------------------------------------
@@ -148,6 +151,40 @@ describe("signStandardWebhook", () => {
     ["vector 2 (Rust suite)", V2],
   ])("reproduces the official %s", async (_name, v) => {
     expect(await signStandardWebhook(v.secret, v.id, v.timestamp, v.body)).toBe(v.signature);
+  });
+
+  it.each([
+    ["WebCrypto (the default, Workers)", webCryptoHmacSha256],
+    ["node:crypto (Node and Lambda)", nodeHmacSha256],
+  ] as const)("signs and verifies the official vectors through %s", async (_name, hmac) => {
+    for (const v of [V1, V2]) {
+      expect(await signStandardWebhook(v.secret, v.id, v.timestamp, v.body, hmac)).toBe(v.signature);
+      const headers = { id: v.id, timestamp: String(v.timestamp), signature: v.signature };
+      expect(await verifyStandardWebhook(v.secret, headers, v.body, v.timestamp * 1000, hmac)).toBe(true);
+    }
+    // Non-ASCII in the body: both sign its UTF-8 bytes.
+    const body = '{"text":"déploiement ✓ 🚀"}';
+    expect(await signStandardWebhook(V1.secret, V1.id, V1.timestamp, body, hmac)).toBe(
+      nodeSign(V1.secret.slice("whsec_".length), V1.id, V1.timestamp, body),
+    );
+  });
+
+  it("signs a webhook request through the port it is given, once, with the secret's raw key", async () => {
+    const calls: { key: string; message: string }[] = [];
+    const counting: HmacSha256 = async (key, message) => {
+      calls.push({ key: Buffer.from(key).toString("base64"), message });
+      return "c2lnbmVk";
+    };
+    const request = await buildSinkRequest(
+      { type: "webhook", url: "https://hooks.example.com/in", secret: V1.secret },
+      notification(),
+      CREATED_AT,
+      counting,
+    );
+    expect(request.headers["webhook-signature"]).toBe("v1,c2lnbmVk");
+    expect(calls).toHaveLength(1);
+    expect(calls[0]?.key).toBe(V1.secret.slice("whsec_".length));
+    expect(calls[0]?.message).toBe(`evt_01J9ZK.${CREATED_AT / 1000}.${request.body}`);
   });
 
   it("accepts a secret without the whsec_ prefix", async () => {
