@@ -2,7 +2,8 @@
  * Sinks: the HTTP request each sink type expects for one notification, and how its answer is
  * read. Pure and runtime-free: no network, no clock (time comes in as arguments), signing through
  * an `HmacSha256` port whose default is the global WebCrypto `crypto.subtle`, and base64 through
- * `atob` / `btoa`, which Node 20 and Workers both provide. Sending, pacing and the retry schedule live in app/deliver.ts.
+ * `atob` / `btoa`, which Node 20 and Workers both provide. Sending, pacing and the retry
+ * schedule live in app/deliver.ts.
  *
  * Limits and wire shapes: reference/fanout.md B3 (Slack), B4 (Discord), B5 (GitHub) and (c)
  * (Standard Webhooks).

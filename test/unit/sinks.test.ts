@@ -162,11 +162,15 @@ describe("signStandardWebhook", () => {
       const headers = { id: v.id, timestamp: String(v.timestamp), signature: v.signature };
       expect(await verifyStandardWebhook(v.secret, headers, v.body, v.timestamp * 1000, hmac)).toBe(true);
     }
-    // Non-ASCII in the body: both sign its UTF-8 bytes.
-    const body = '{"text":"déploiement ✓ 🚀"}';
-    expect(await signStandardWebhook(V1.secret, V1.id, V1.timestamp, body, hmac)).toBe(
-      nodeSign(V1.secret.slice("whsec_".length), V1.id, V1.timestamp, body),
-    );
+    // Non-ASCII in the body, and a lone surrogate (U+FFFD in UTF-8 for both): the same bytes signed.
+    for (const body of ['{"text":"déploiement ✓ 🚀"}', "x\uD800y", ""]) {
+      expect(await signStandardWebhook(V1.secret, V1.id, V1.timestamp, body, hmac)).toBe(
+        await signStandardWebhook(V1.secret, V1.id, V1.timestamp, body.replace("\uD800", "\uFFFD"), hmac),
+      );
+      expect(await signStandardWebhook(V1.secret, V1.id, V1.timestamp, body, hmac)).toBe(
+        await signStandardWebhook(V1.secret, V1.id, V1.timestamp, body, webCryptoHmacSha256),
+      );
+    }
   });
 
   it("signs a webhook request through the port it is given, once, with the secret's raw key", async () => {
