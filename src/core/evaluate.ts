@@ -58,10 +58,11 @@ export function evaluatePolicy(
   const rules = explain
     ? policy.rulesFor(event.name)
     : policy.candidates(event.name, facts.matcherValue, facts.bashWords);
+  // The index has tested the candidates' matchers and `if` first words; simulate's list is
+  // every rule of the event, so there they are tested here, the command split once for all.
+  const unindexed = explain ? { bashWords: facts.bashWords?.() } : undefined;
   for (const rule of rules) {
-    // The index has tested the candidates' matchers and `if` first words; simulate's list is
-    // every rule of the event, so there they are tested here.
-    const miss = firstMiss(rule, event, facts, caller, explain);
+    const miss = firstMiss(rule, event, facts, caller, unindexed);
     explanations?.push({
       ruleId: rule.id,
       applied: miss === undefined,
@@ -118,22 +119,7 @@ function factsOf(event: HookEvent): EventFacts {
     unreadCommandLength:
       typeof command === "string" && command.length > MAX_COMMAND_LENGTH ? command.length : undefined,
     bashWords:
-      TOOL_EVENTS.has(event.name) && event.toolName === "Bash"
-        ? once(() => commandWords(command))
-        : undefined,
-  };
-}
-
-/** `work`'s value, worked out on the first call (simulate asks for a Bash call's words per rule). */
-function once<T>(work: () => T): () => T {
-  let done = false;
-  let value: T;
-  return () => {
-    if (!done) {
-      value = work();
-      done = true;
-    }
-    return value;
+      TOOL_EVENTS.has(event.name) && event.toolName === "Bash" ? () => commandWords(command) : undefined,
   };
 }
 
@@ -148,7 +134,8 @@ function firstMiss(
   event: HookEvent,
   facts: EventFacts,
   caller: Caller,
-  unindexed: boolean,
+  /** Given for a rule the index did not choose (simulate), with the Bash call's words. */
+  unindexed: { readonly bashWords: ReadonlySet<string> | undefined } | undefined,
 ): Miss | undefined {
   if (rule.teams && !rule.teams.has(caller.team)) return "team";
   if (unindexed && rule.matcher && facts.readsMatcher && !rule.matcher(facts.matcherValue)) return "matcher";
@@ -158,8 +145,8 @@ function firstMiss(
     // A quick no (rule-index.ts does it for candidates): every `if` entry names a first word the
     // Bash command does not start with.
     const words = rule.ifWords;
-    const bashWords = unindexed && words !== undefined ? facts.bashWords?.() : undefined;
-    if (bashWords !== undefined && !words?.some((w) => bashWords.has(w))) return "if";
+    const bashWords = unindexed?.bashWords;
+    if (words !== undefined && bashWords !== undefined && !words.some((w) => bashWords.has(w))) return "if";
     const quantifier = rule.action.kind === "decide" && rule.action.decision === "allow" ? "all" : "any";
     if (!rule.ifRules.some((r) => matchesPermissionRule(r, call, quantifier))) return "if";
   }
