@@ -4,12 +4,13 @@
  * Webhooks sinks, and the same with two notify rules on the measured event. Both are measured in
  * this run, in alternating order (medians and ratios, no thresholds):
  *
- * (a) in process, against dist/: `handleHook` with the gateway's notifier over a SQLite queue
- *     (`createNotifier`, `createSqliteQueue`) and no consumer, the enqueue awaited after each
- *     call, so each call is one decision plus its enqueue and nothing else;
+ * (a) in process, against dist/: `handleHook` with the gateway's notifier over the intake
+ *     journal (`createNotifier`, `openJournalWriter`) as `serve` wires it, and no delivery
+ *     thread, the enqueue awaited after each call, so each call is one decision plus its enqueue
+ *     and nothing else;
  * (b) over HTTP: two gateways (`dist/entry/bin.js serve`, each with its own data dir), which
- *     enqueue before answering, and whose consumer also delivers every job, in the same process,
- *     to the receivers (bench/webhook-receiver.js).
+ *     journal the jobs before answering, and whose delivery thread takes them into the SQLite
+ *     queue and delivers them, in the same process, to the receivers (bench/webhook-receiver.js).
  *
  *   node bench/enqueue.js [--rounds 3] [--requests 150] [--duration 0.75] [--connections 10]
  *                         [--batches 15] [--batch-ms 50] [--warmup-rounds 1] [--timeout 60]
@@ -252,7 +253,7 @@ async function main() {
 
 /**
  * (a): the decision with and without its enqueue, in this process. The notifier is the gateway's
- * own over a SQLite queue in the temporary dir, with no consumer; its deferred task (the enqueue)
+ * own over the intake journal in the temporary dir, with no delivery thread; its deferred task (the enqueue)
  * is awaited right after each call, so a call's time is the decision and its enqueue.
  */
 async function measureInProcess(docs, env, dir) {
@@ -262,7 +263,7 @@ async function measureInProcess(docs, env, dir) {
   const { nodeSha256 } = await dist("adapters/hash/node-crypto.js");
   const { createJsonLogger } = await dist("adapters/log/json-lines.js");
   const { createPrometheusRegistry } = await dist("adapters/metrics/prometheus.js");
-  const { createSqliteQueue } = await dist("adapters/queue/sqlite.js");
+  const { openJournalWriter } = await dist("adapters/queue/journal.js");
   const { createSqliteSessionStore } = await dist("adapters/session/sqlite.js");
   const { createNotifier } = await dist("app/notify.js");
   const request = {
@@ -283,7 +284,14 @@ async function measureInProcess(docs, env, dir) {
     const policy = loaded.value.policy;
     const data = join(dir, `in-process-${name}`);
     await mkdir(data, { recursive: true });
-    const queue = createSqliteQueue({ path: join(data, "queue.sqlite") });
+    // As `serve` does: the jobs appended to the intake journal; here no delivery thread takes them.
+    const journal = openJournalWriter(join(data, "intake"));
+    const queue = {
+      async send(messages) {
+        journal.append(messages);
+      },
+      close: () => journal.close(),
+    };
     const sessions = createSqliteSessionStore(join(data, "sessions.sqlite"));
     const metrics = createPrometheusRegistry();
     let pending;

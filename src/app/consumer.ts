@@ -24,6 +24,8 @@ export interface ConsumerOptions {
 }
 
 export interface Consumer {
+  /** New jobs are queued: look now rather than at the next poll. */
+  poke(): void;
   stop(): Promise<void>;
 }
 
@@ -36,6 +38,7 @@ export function startConsumer(
   const idleMs = options.idleMs ?? 200;
   let running = true;
   let wake: (() => void) | undefined;
+  let poked = false;
 
   /** Never rejects: a job that cannot even be read is logged, and its lease brings it back. */
   async function handle(message: ReceivedMessage<DeliveryJob>): Promise<void> {
@@ -123,6 +126,7 @@ export function startConsumer(
       // one sink's room would only halve each receive, so it is asked for every free slot.
       const room = deps.queue.skipsGroups ? Math.min(free, perSink - busiest) : free;
       let batch: ReceivedMessage<DeliveryJob>[] = [];
+      poked = false;
       if (room > 0) {
         try {
           batch = await deps.queue.receive(room, visibilityMs, saturated());
@@ -146,6 +150,8 @@ export function startConsumer(
       }
       // A full batch means more may be waiting; otherwise wait for a poll or a freed slot.
       if (room > 0 && batch.length === room) continue;
+      // Jobs queued while this receive ran may be due: look again at once.
+      if (poked && room > batch.length) continue;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, idleMs);
         wake = () => {
@@ -159,6 +165,10 @@ export function startConsumer(
   })();
 
   return {
+    poke() {
+      poked = true;
+      wake?.();
+    },
     async stop() {
       running = false;
       wake?.();

@@ -2,7 +2,8 @@
  * Composition root for plain Node: a node:http server whose hook routes are answered by
  * node-listener.ts and everything else by the Hono app (through @hono/node-server), the policy from a file
  * (reloaded on SIGHUP; a reload that fails validation keeps the running policy), JSON logs on
- * stdout.
+ * stdout. Notify jobs are appended to the intake journal before the answer; the delivery thread
+ * (delivery-thread.ts) takes them into the SQLite queue and delivers them.
  */
 import { randomUUID } from "node:crypto";
 import { accessSync, constants, mkdirSync } from "node:fs";
@@ -11,23 +12,21 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { getRequestListener } from "@hono/node-server";
 import { createUndiciEgress } from "../adapters/egress/undici.js";
-import { nodeHmacSha256, nodeSha256 } from "../adapters/hash/node-crypto.js";
+import { nodeSha256 } from "../adapters/hash/node-crypto.js";
 import { batchLines, createJsonLogger, scrubLines } from "../adapters/log/json-lines.js";
 import { createPrometheusRegistry } from "../adapters/metrics/prometheus.js";
-import { formatIssues, loadPolicyFile } from "../adapters/policy-source/file.js";
-import { createSqliteQueue } from "../adapters/queue/sqlite.js";
+import { formatIssues, readPolicyFile } from "../adapters/policy-source/file.js";
+import { type JournalWriter, openJournalWriter } from "../adapters/queue/journal.js";
 import { createJsonlRecorder } from "../adapters/record/jsonl.js";
 import { createSqliteSessionStore } from "../adapters/session/sqlite.js";
-import { startConsumer } from "../app/consumer.js";
-import { createDeliverer } from "../app/deliver.js";
 import { createNotifier } from "../app/notify.js";
 import { createRemoteActions } from "../app/remote-actions.js";
-import type { DeliveryJob } from "../core/delivery.js";
 import { reportRefusals } from "../core/egress/report.js";
 import { scrubbingWith } from "../core/mask.js";
-import type { Policy, PolicyIssue } from "../core/policy.js";
+import { loadPolicy, type Policy, type PolicyIssue } from "../core/policy.js";
 import type { Logger } from "../core/ports.js";
 import { createApp } from "../http/app.js";
+import { type DeliveryThread, JOURNAL_DIR, startDeliveryThread } from "./delivery-thread-host.js";
 import { hookListener } from "./node-listener.js";
 
 export interface ServeOptions {
@@ -75,13 +74,15 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
   const logger = options.logger ?? createJsonLogger(stdout);
   const env = options.env ?? process.env;
   const policyDeps = { env: (name: string) => env[name], sha256: nodeSha256 };
+  /** The policy and the text it was loaded from (the delivery thread loads the same text). */
   const load = async () => {
-    const loaded = await loadPolicyFile(options.policyPath, policyDeps);
-    if (loaded.ok) {
-      for (const w of loaded.value.warnings)
-        logger.log("warn", "policy warning", { path: w.path, problem: w.message });
-    }
-    return loaded;
+    const text = await readPolicyFile(options.policyPath);
+    if (!text.ok) return text;
+    const loaded = await loadPolicy(text.value, policyDeps);
+    if (!loaded.ok) return loaded;
+    for (const w of loaded.value.warnings)
+      logger.log("warn", "policy warning", { path: w.path, problem: w.message });
+    return { ok: true as const, value: { policy: loaded.value.policy, text: text.value } };
   };
 
   const first = await load();
@@ -109,26 +110,38 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
           logger.log("error", "recording failed; no more records are written", { error: e.message }),
         );
   const store = openDataDir(options.dataDir);
-  const recovered = store.queue.recoverLeases();
-  if (recovered > 0) logger.log("info", "took back jobs leased by the previous process", { jobs: recovered });
+  let deliveries: DeliveryThread;
+  try {
+    deliveries = await startDeliveryThread({
+      dataDir: options.dataDir,
+      policyText: first.value.text,
+      env,
+      lines: stdout,
+      metrics,
+      logger,
+    });
+  } catch (e) {
+    // The thread opens the queue file first: what stops it is the data dir (a file that is not
+    // a database, a lock held past the busy timeout).
+    store.journal.close();
+    store.sessions.close();
+    throw dataDirError(options.dataDir, e);
+  }
   const notifier = createNotifier({
-    queue: store.queue,
+    queue: {
+      // Journaled before the answer goes out, so an answered event survives a SIGKILL (notify.ts);
+      // the delivery thread takes it into the queue.
+      async send(messages) {
+        store.journal.append(messages);
+        deliveries.wake();
+      },
+    },
     clock,
     logger,
     metrics,
     sessions: store.sessions,
-    // Enqueued before the answer goes out: an answered event survives a SIGKILL (notify.ts).
     defer: (task) => task(),
   });
-  const deliverer = createDeliverer({
-    policy: () => current,
-    egress: egress.send,
-    env: policyDeps.env,
-    clock,
-    random: Math.random,
-    hmac: nodeHmacSha256,
-  });
-  const consumer = startConsumer({ queue: store.queue, deliverer, logger, metrics });
   const deps = {
     remote,
     notifier,
@@ -172,6 +185,7 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
         return next.error;
       }
       current = next.value.policy;
+      deliveries.policy(next.value.text);
       logger.log("info", "policy reloaded", { policy: current.hash, rules: current.rules.length });
       return [];
     },
@@ -182,8 +196,8 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
       });
       // Let the callbacks of the last answers run, then drain the consumer.
       await new Promise((resolve) => setImmediate(resolve));
-      await consumer.stop();
-      store.queue.close();
+      store.journal.close();
+      await deliveries.stop();
       store.sessions.close();
       await recorder?.close();
       await egress.close();
@@ -203,22 +217,26 @@ export class DataDirError extends Error {}
  */
 const BUSY_TIMEOUT_MS = 100;
 
-/** Creates the data dir and opens the embedded queue and session store, or says clearly why not. */
-function openDataDir(dataDir: string) {
+/** Creates the data dir and opens the intake journal and session store, or says clearly why not. */
+function openDataDir(dataDir: string): {
+  journal: JournalWriter;
+  sessions: ReturnType<typeof createSqliteSessionStore>;
+} {
   try {
     mkdirSync(dataDir, { recursive: true });
     accessSync(dataDir, constants.W_OK);
     return {
-      queue: createSqliteQueue<DeliveryJob>({
-        path: join(dataDir, "queue.sqlite"),
-        busyTimeoutMs: BUSY_TIMEOUT_MS,
-      }),
+      journal: openJournalWriter(join(dataDir, JOURNAL_DIR)),
       sessions: createSqliteSessionStore(join(dataDir, "sessions.sqlite"), BUSY_TIMEOUT_MS),
     };
   } catch (e) {
-    const why = e instanceof Error ? e.message : String(e);
-    throw new DataDirError(
-      `cannot use the data dir ${dataDir} (${why}); pass --data-dir with a writable directory`,
-    );
+    throw dataDirError(dataDir, e);
   }
+}
+
+function dataDirError(dataDir: string, e: unknown): DataDirError {
+  const why = e instanceof Error ? e.message : String(e);
+  return new DataDirError(
+    `cannot use the data dir ${dataDir} (${why}); pass --data-dir with a writable directory`,
+  );
 }

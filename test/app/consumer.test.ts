@@ -7,15 +7,24 @@ import { createSqliteQueue } from "../../src/adapters/queue/sqlite.js";
 import { startConsumer } from "../../src/app/consumer.js";
 import type { DeliveryJob } from "../../src/core/delivery.js";
 
+const sessionEnd = (id: string) =>
+  ({ id, sink: "s", notification: { eventName: "SessionEnd" } }) as unknown as DeliveryJob;
+
+/** A deliverer that accepts every job and notes its id. */
+const accepting = (delivered: string[]) => ({
+  deliver: async (j: DeliveryJob) => {
+    delivered.push(j.id);
+    return { kind: "ack" as const };
+  },
+});
+
 describe("startConsumer", () => {
   it("keeps consuming when the queue cannot record an outcome, and logs it", async () => {
     let now = 0;
     const queue = createMemoryQueue<DeliveryJob>({ now: () => now });
-    const job = (id: string) =>
-      ({ id, sink: "s", notification: { eventName: "SessionEnd" } }) as unknown as DeliveryJob;
     await queue.send([
-      { id: "a", body: job("a") },
-      { id: "b", body: job("b") },
+      { id: "a", body: sessionEnd("a") },
+      { id: "b", body: sessionEnd("b") },
     ]);
     const realAck = queue.ack.bind(queue);
     let failed = false;
@@ -29,16 +38,7 @@ describe("startConsumer", () => {
     const logs: { msg: string }[] = [];
     const delivered: string[] = [];
     const consumer = startConsumer(
-      {
-        queue,
-        deliverer: {
-          deliver: async (j) => {
-            delivered.push(j.id);
-            return { kind: "ack" };
-          },
-        },
-        logger: { log: (_l, msg) => logs.push({ msg }) },
-      },
+      { queue, deliverer: accepting(delivered), logger: { log: (_l, msg) => logs.push({ msg }) } },
       { batchSize: 1, idleMs: 5, visibilityMs: 1000 },
     );
     const until = async (check: () => boolean) => {
@@ -51,6 +51,44 @@ describe("startConsumer", () => {
     expect(logs.some((l) => l.msg === "could not settle a delivery job; it will be redelivered")).toBe(true);
     expect(delivered.length).toBe(3);
     expect(await queue.receive(10, 1000)).toEqual([]);
+  });
+
+  it("looks at once when poked instead of waiting out its idle poll, also when poked mid-receive", async () => {
+    const queue = createMemoryQueue<DeliveryJob>({ now: () => 0 });
+    const delivered: string[] = [];
+    let receives = 0;
+    const realReceive = queue.receive.bind(queue);
+    let duringReceive: (() => void) | undefined;
+    queue.receive = async (...args) => {
+      receives += 1;
+      const got = await realReceive(...args);
+      duringReceive?.();
+      duringReceive = undefined;
+      return got;
+    };
+    const consumer = startConsumer(
+      { queue, deliverer: accepting(delivered), logger: { log: () => undefined } },
+      // An idle poll far longer than the test: only a poke can make it look again.
+      { batchSize: 4, idleMs: 60_000, visibilityMs: 1000 },
+    );
+    const until = async (check: () => boolean) => {
+      for (let i = 0; i < 200 && !check(); i++) await new Promise((r) => setTimeout(r, 5));
+    };
+    await until(() => receives >= 1);
+    await queue.send([{ id: "a", body: sessionEnd("a") }]);
+    consumer.poke();
+    await until(() => delivered.length === 1);
+    expect(delivered).toEqual(["a"]);
+
+    // A job queued (and poked) while a receive runs is not left for the next idle poll either.
+    await until(() => receives >= 3);
+    duringReceive = () => {
+      void queue.send([{ id: "b", body: sessionEnd("b") }]).then(() => consumer.poke());
+    };
+    consumer.poke();
+    await until(() => delivered.length === 2);
+    await consumer.stop();
+    expect(delivered).toEqual(["a", "b"]);
   });
 
   it("logs a job it cannot even read and goes on with the next, never crashing", async () => {
@@ -66,16 +104,7 @@ describe("startConsumer", () => {
     const logs: { msg: string }[] = [];
     const delivered: string[] = [];
     const consumer = startConsumer(
-      {
-        queue,
-        deliverer: {
-          deliver: async (j) => {
-            delivered.push(j.id);
-            return { kind: "ack" };
-          },
-        },
-        logger: { log: (_l, msg) => logs.push({ msg }) },
-      },
+      { queue, deliverer: accepting(delivered), logger: { log: (_l, msg) => logs.push({ msg }) } },
       { batchSize: 2, idleMs: 5, visibilityMs: 60_000 },
     );
     for (let i = 0; i < 200 && !delivered.includes("ok"); i++) await new Promise((r) => setTimeout(r, 5));

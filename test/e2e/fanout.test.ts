@@ -1,9 +1,11 @@
 /**
- * Fan-out through a real `hookgate serve`: notify rules put jobs on the embedded SQLite queue,
- * the consumer delivers them signed to a loopback receiver, a SIGKILL mid-burst loses nothing
- * and duplicates nothing a receiver keeps, and the dead-letter queue can be listed and replayed.
+ * Fan-out through a real `hookgate serve`: notify rules journal jobs before the answer, the
+ * delivery thread takes them into the embedded SQLite queue and delivers them signed to a
+ * loopback receiver, a SIGKILL mid-burst or before the jobs reach the queue loses nothing and
+ * duplicates nothing a receiver keeps, a SIGHUP reload reaches the deliveries, and the
+ * dead-letter queue can be listed and replayed.
  */
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
@@ -115,9 +117,25 @@ describe("notify through the embedded queue", () => {
   });
 });
 
+/** The ids of every job held under a data dir: in the queue file, its dead letters, or the intake journal. */
+function heldJobIds(dataDir: string): string[] {
+  const db = new Database(join(dataDir, "queue.sqlite"), { readonly: true });
+  const queued = db.prepare("SELECT id FROM queue_jobs UNION SELECT id FROM queue_dead").all() as {
+    id: string;
+  }[];
+  db.close();
+  const journaled = readdirSync(join(dataDir, "intake")).flatMap((name) =>
+    readFileSync(join(dataDir, "intake", name), "utf8")
+      .split("\n")
+      .filter((line) => line !== "")
+      .map((line) => (JSON.parse(line) as { id: string }).id),
+  );
+  return [...new Set([...queued.map((r) => r.id), ...journaled])];
+}
+
 describe("an answered event", () => {
-  it("is already on the queue when the process is killed the moment its answer arrives", async () => {
-    // The sink never answers, so every job stays in the queue file for the count below.
+  it("is already held (journaled or queued) when the process is killed the moment its answer arrives", async () => {
+    // The sink never answers, so every job stays held for the count below.
     const silent = await loopbackServer(() => undefined);
     cleanups.push(() => silent.close());
     const policy = policyFile(silent.url);
@@ -134,10 +152,54 @@ describe("an answered event", () => {
       expect(res.status).toBe(200);
       await server.stop();
     }
+    expect(heldJobIds(dataDir)).toHaveLength(trials);
+  });
+
+  it("is delivered after a SIGKILL that came before the delivery thread took it into the queue", async () => {
+    const receiver = await webhookReceiver(SECRET);
+    cleanups.push(() => receiver.close());
+    const policy = policyFile(receiver.url);
+    const dataDir = mkdtempSync(join(tmpdir(), "hookgate-journaled-"));
+    const first = await startServerProcess(policy, { WHSEC: SECRET }, dataDir);
+    // Another process holds the queue's write lock: the jobs can only wait in the journal.
+    const lock = new Database(join(dataDir, "queue.sqlite"));
+    lock.exec("BEGIN IMMEDIATE");
+    const events = 4;
+    for (let i = 0; i < events; i++) expect((await post(first, rmEvent(i))).status).toBe(200);
+    first.child.kill("SIGKILL");
+    await first.stop();
+    lock.exec("ROLLBACK");
     const db = new Database(join(dataDir, "queue.sqlite"), { readonly: true });
-    const rows = db.prepare("SELECT id FROM queue_jobs UNION SELECT id FROM queue_dead").all();
+    expect(db.prepare("SELECT count(*) AS n FROM queue_jobs").get()).toEqual({ n: 0 });
     db.close();
-    expect(rows.map((r) => (r as { id: string }).id).length).toBe(trials);
+    lock.close();
+    expect(receiver.unique).toHaveLength(0);
+
+    await gateway(policy, dataDir);
+    await until(() => receiver.unique.length === events, `all ${events} journaled events`);
+    expect(new Set(receiver.unique).size).toBe(events);
+  });
+});
+
+describe("a policy reloaded on SIGHUP", () => {
+  it("reaches the delivery thread: jobs of events answered after it go to the new sink URL", async () => {
+    const before = await webhookReceiver(SECRET);
+    const after = await webhookReceiver(SECRET);
+    cleanups.push(
+      () => before.close(),
+      () => after.close(),
+    );
+    const policy = policyFile(before.url);
+    const server = await gateway(policy);
+    expect((await post(server, rmEvent(1))).status).toBe(200);
+    await until(() => before.unique.length === 1, "the delivery before the reload");
+
+    writeFileSync(policy, readFileSync(policy, "utf8").replace(before.url, after.url));
+    server.child.kill("SIGHUP");
+    await server.waitForLine((l) => l.msg === "policy reloaded");
+    expect((await post(server, rmEvent(2))).status).toBe(200);
+    await until(() => after.unique.length === 1, "the delivery after the reload");
+    expect(before.unique).toHaveLength(1);
   });
 });
 

@@ -396,7 +396,7 @@ describe("a data dir that cannot be used", () => {
     expect(stderr).toMatch(/EEXIST.*pass --data-dir with a writable directory/);
   });
 
-  it("keeps answering decisions when the queue cannot be written mid-run, and delivers again after", async () => {
+  it("keeps answering decisions when the queue cannot be written mid-run, and delivers every held job after", async () => {
     const sinks = await failingSinks();
     const receiver = await webhookReceiver(SECRET);
     cleanups.push(() => receiver.close());
@@ -404,9 +404,10 @@ describe("a data dir that cannot be used", () => {
     expect((await post(server, bash("ls", "PostToolUse"))).status).toBe(200);
     await until(() => receiver.unique.length === 1, "the first delivery");
 
-    // Another process holds the queue's write lock: every write the gateway tries fails (busy),
-    // after better-sqlite3's 5 s busy wait, which blocks the event loop: answers arriving then
-    // are late (docs/RELIABILITY.md), but every one is answered, and right.
+    // Another process holds the queue's write lock: the delivery thread cannot take the
+    // journaled jobs into the queue (it waits out better-sqlite3's 5 s busy timeout, then tries
+    // again). The answering thread never touches the queue: every event is answered, and right,
+    // and its jobs wait in the intake journal.
     const lock = new Database(join(server.dataDir, "queue.sqlite"));
     cleanups.push(async () => lock.close());
     lock.exec("BEGIN IMMEDIATE");
@@ -415,14 +416,19 @@ describe("a data dir that cannot be used", () => {
       expect(status).toBe(200);
       expect(text).toBe(kind.expected === "" ? "" : JSON.stringify(kind.expected));
     }
-    await server.waitForLine((l) => l.msg === "enqueue failed; the decision was answered anyway", 30_000);
+    await server.waitForLine(
+      (l) => l.msg === "could not take journaled jobs into the queue; will try again",
+      30_000,
+    );
     lock.exec("ROLLBACK");
 
     expect(server.child.exitCode).toBeNull();
     expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
     const metrics = await (await fetch(`${server.url}/metrics`)).text();
-    expect(counter(metrics, "hookgate_enqueue_failed_total")).toBeGreaterThan(0);
+    expect(counter(metrics, "hookgate_enqueue_failed_total")).toBe(0);
+    // The deny and the PostToolUse call each notified `audit` while the lock was held.
+    await until(() => receiver.unique.length === 3, "the held jobs delivered after the lock is released");
     expect((await post(server, bash("pwd", "PostToolUse"))).status).toBe(200);
-    await until(() => receiver.unique.length >= 2, "a delivery after the lock is released");
+    await until(() => receiver.unique.length === 4, "a delivery after the lock is released");
   }, 90_000);
 });

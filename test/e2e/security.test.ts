@@ -482,13 +482,23 @@ describe("secrets never appear in logs, answers or the audit line", () => {
   });
 });
 
+/**
+ * Every file under the data dir as text: the SQLite files and the intake journal's segments
+ * (the current one keeps every job this process journaled), which must hold none either.
+ */
+function dataDirFiles(): string[] {
+  const files = readdirSync(server.dataDir, { recursive: true, withFileTypes: true }).filter((e) =>
+    e.isFile(),
+  );
+  expect(files.some((e) => e.name.startsWith("intake-"))).toBe(true);
+  return files.map((e) => readFileSync(join(e.parentPath, e.name)).toString("latin1"));
+}
+
 async function assertNoSecretAnywhere(): Promise<void> {
   const metrics = await sendRaw(server.url, { method: "GET", path: "/metrics" });
   responses.push(metrics);
   const { stdout, stderr } = server.output();
-  const dataFiles = readdirSync(server.dataDir).map((f) =>
-    readFileSync(join(server.dataDir, f)).toString("latin1"),
-  );
+  const dataFiles = dataDirFiles();
   const places: [string, string][] = [
     ["stdout (every log and audit line)", stdout],
     ["stderr", stderr],
@@ -722,9 +732,7 @@ describe("secrets in egress refusals of a sink whose env: URL carries its secret
   // (src/core/egress/url.ts describeTarget), never the path a generic webhook keeps its secret in.
   it("keeps the path of a refused sink URL out of the log and the dead-letter queue", async () => {
     const { stdout } = server.output();
-    const dataFiles = readdirSync(server.dataDir).map((f) =>
-      readFileSync(join(server.dataDir, f)).toString("latin1"),
-    );
+    const dataFiles = dataDirFiles();
     // That the refusal happened is asserted by the spread above; this only looks for the path.
     expect(stdout).not.toContain(SECRETS.INTERNAL_PATH);
     for (const text of dataFiles) expect(text).not.toContain(SECRETS.INTERNAL_PATH);

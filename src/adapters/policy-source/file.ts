@@ -1,20 +1,24 @@
 /** Reads a policy file from disk and loads it; the Node and CLI way to get a Policy. */
 import { readFile } from "node:fs/promises";
 import { type LoadedPolicy, loadPolicy, type PolicyDeps, type PolicyIssue } from "../../core/policy.js";
-import { err, type Result } from "../../core/result.js";
+import { err, ok, type Result } from "../../core/result.js";
 
 export async function loadPolicyFile(
   path: string,
   deps: PolicyDeps,
 ): Promise<Result<LoadedPolicy, PolicyIssue[]>> {
-  let text: string;
+  const text = await readPolicyFile(path);
+  return text.ok ? loadPolicy(text.value, deps) : text;
+}
+
+/** The policy file's text, or why it cannot be read, as a policy issue. */
+export async function readPolicyFile(path: string): Promise<Result<string, PolicyIssue[]>> {
   try {
-    text = await readFile(path, "utf8");
+    return ok(await readFile(path, "utf8"));
   } catch (e) {
     const why = e instanceof Error ? e.message : String(e);
     return err([{ severity: "error", path: "$", message: `cannot read ${path}: ${why}` }]);
   }
-  return loadPolicy(text, deps);
 }
 
 export function formatIssues(issues: readonly PolicyIssue[]): string {

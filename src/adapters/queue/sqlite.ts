@@ -28,6 +28,28 @@ export interface SqliteQueue<T> extends Queue<T> {
    * single consumer process, so on start (`serve`) those leases belong to a process that died.
    */
   recoverLeases(): number;
+  /**
+   * Inserts jobs read from an intake journal (journal.ts), already serialised, and records how
+   * far the journal has been read in the same commit: a restart resumes from there, so no job is
+   * lost or taken in twice. A body that is not JSON is dead-lettered as stored when leased.
+   */
+  intake(rows: readonly IntakeRow[], position: IntakePosition): Promise<void>;
+  /** Where the last `intake` left the journal, or undefined before the first. */
+  intakePosition(): IntakePosition | undefined;
+}
+
+export interface IntakeRow {
+  readonly id: string;
+  /** The job as JSON text. */
+  readonly body: string;
+  readonly delayMs: number;
+  readonly group: string | undefined;
+}
+
+/** A journal segment's number and the byte offset read up to in it. */
+export interface IntakePosition {
+  readonly segment: number;
+  readonly offset: number;
 }
 
 const PROCESS_OWNER = `${process.pid}-${randomUUID()}`;
@@ -57,6 +79,11 @@ CREATE TABLE IF NOT EXISTS queue_dead (
   failed_at INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS queue_dead_failed ON queue_dead (failed_at);
+CREATE TABLE IF NOT EXISTS queue_intake (
+  only INTEGER PRIMARY KEY CHECK (only = 1),
+  segment INTEGER NOT NULL,
+  offset INTEGER NOT NULL
+);
 `;
 
 interface DueRow {
@@ -106,12 +133,7 @@ function openDatabase(path: string, busyTimeoutMs: number): Database.Database {
 
 const ms = (value: number): number => Math.max(0, Math.ceil(value));
 
-interface Row {
-  readonly id: string;
-  readonly body: string;
-  readonly delayMs: number;
-  readonly group: string | undefined;
-}
+type Row = IntakeRow;
 
 /** One call's share of a turn's commit: a send's rows, an ack or a receive's lease. */
 interface Waiting {
@@ -122,6 +144,8 @@ interface Waiting {
     readonly visibilityMs: number;
     readonly skipGroups: readonly string[];
   };
+  /** The journal position the rows were read up to (intake). */
+  readonly position?: IntakePosition;
   readonly tries: number;
   /** With the rows leased for a `lease`, once committed. */
   readonly settle: (error?: unknown, leased?: readonly LeasedRow[]) => void;
@@ -191,6 +215,11 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
     "SELECT id, body FROM queue_dead ORDER BY failed_at, id",
   );
   const unbury = db.prepare<[string]>("DELETE FROM queue_dead WHERE id = ?");
+  const setPosition = db.prepare<IntakePosition>(
+    `INSERT INTO queue_intake (only, segment, offset) VALUES (1, @segment, @offset)
+     ON CONFLICT (only) DO UPDATE SET segment = excluded.segment, offset = excluded.offset`,
+  );
+  const getPosition = db.prepare<[], IntakePosition>("SELECT segment, offset FROM queue_intake");
   const recover = db.prepare<{ owner: string; now: number }>(
     `UPDATE queue_jobs SET state = 'ready', visible_at = @now, leased_until = NULL,
        lease_owner = NULL, receipt = NULL
@@ -210,6 +239,7 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
     for (const b of batch)
       for (const r of b.rows)
         insert.run({ id: r.id, body: r.body, visibleAt: at + ms(r.delayMs), now: at, grp: r.group ?? null });
+    for (const b of batch) if (b.position) setPosition.run(b.position);
     return leased;
   });
 
@@ -318,6 +348,21 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
         }));
         enqueueWork({ rows, tries: 0, settle: (error) => (error === undefined ? resolve() : reject(error)) });
       });
+    },
+
+    intake(rows, position) {
+      return new Promise<void>((resolve, reject) => {
+        enqueueWork({
+          rows,
+          position,
+          tries: 0,
+          settle: (error) => (error === undefined ? resolve() : reject(error)),
+        });
+      });
+    },
+
+    intakePosition() {
+      return getPosition.get();
     },
 
     receive(max, visibilityMs, skipGroups = []) {

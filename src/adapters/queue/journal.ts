@@ -1,0 +1,243 @@
+/**
+ * The intake journal of `serve`: how a notify job gets from the thread that answers hooks to the
+ * SQLite queue that the delivery thread owns, without a commit on the answer's path.
+ *
+ * The writer (the answering thread) appends each send's jobs as JSON lines with one synchronous
+ * `write` before the answer goes out: once it returns, the jobs are in the OS page cache and
+ * survive a SIGKILL, the same guarantee as a SQLite commit in WAL mode with `synchronous =
+ * NORMAL`. The reader (the delivery thread) takes complete lines into the queue and records how
+ * far it read in the same commit (sqlite.ts `intake`), so a restart resumes exactly there.
+ *
+ * The journal is a directory of segments, `intake-<n>.jsonl`. A writer never appends to a segment
+ * it did not create: it starts a new one when it opens (a segment left by a killed process may
+ * end in a torn line) and when its segment passes SEGMENT_BYTES. So once a later segment exists,
+ * an earlier one is complete: the reader takes it to its end, skips a torn last line (the write
+ * that was cut never returned, so that event was never answered), deletes it and moves on.
+ */
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readSync,
+  rmSync,
+  writeSync,
+} from "node:fs";
+import { join } from "node:path";
+import type { OutgoingMessage } from "../../core/queue.js";
+import type { IntakePosition, IntakeRow } from "./sqlite.js";
+
+/** A writer moves to a new segment once its segment is this big. */
+export const SEGMENT_BYTES = 4 * 1024 * 1024;
+
+const NAME = /^intake-(\d{12})\.jsonl$/;
+const segmentName = (n: number) => `intake-${String(n).padStart(12, "0")}.jsonl`;
+
+function segments(dir: string): number[] {
+  return readdirSync(dir)
+    .flatMap((name) => {
+      const m = NAME.exec(name);
+      return m ? [Number(m[1])] : [];
+    })
+    .sort((a, b) => a - b);
+}
+
+export interface JournalWriter {
+  /** Appends the jobs; they are in the journal when it returns. Throws when the write fails. */
+  append<T>(messages: readonly OutgoingMessage<T>[]): void;
+  close(): void;
+}
+
+export function openJournalWriter(dir: string, segmentBytes = SEGMENT_BYTES): JournalWriter {
+  mkdirSync(dir, { recursive: true });
+  let segment = segments(dir).at(-1) ?? 0;
+  let fd = -1;
+  let size = 0;
+  const next = () => {
+    if (fd >= 0) closeSync(fd);
+    fd = -1;
+    // `wx`: a segment is only ever written by the writer that created it.
+    for (;;) {
+      segment += 1;
+      try {
+        fd = openSync(join(dir, segmentName(segment)), "wx");
+        break;
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+      }
+    }
+    size = 0;
+  };
+  next();
+  return {
+    append(messages) {
+      if (fd < 0) next();
+      let text = "";
+      for (const m of messages)
+        text += `${JSON.stringify({ id: m.id, group: m.group, delayMs: m.delayMs ?? 0, body: m.body })}\n`;
+      const bytes = Buffer.from(text);
+      let written = 0;
+      try {
+        while (written < bytes.length) written += writeSync(fd, bytes, written);
+      } catch (e) {
+        // A part of the lines may be in the file: the next lines go to a new segment, so the
+        // reader sees the cut one as a torn end and never glues it to a later line.
+        if (written > 0) {
+          closeSync(fd);
+          fd = -1;
+        }
+        throw e;
+      }
+      size += bytes.length;
+      if (size >= segmentBytes) next();
+    },
+    close() {
+      if (fd >= 0) closeSync(fd);
+      fd = -1;
+    },
+  };
+}
+
+export interface JournalReaderDeps {
+  /** Commits the rows and the position read up to, together (sqlite.ts `intake`). */
+  readonly intake: (rows: readonly IntakeRow[], position: IntakePosition) => Promise<void>;
+  /** Where the last intake stopped; undefined for a new queue. */
+  readonly position: IntakePosition | undefined;
+  /** Called when a torn last line is skipped. */
+  readonly onTorn?: (segment: number, bytes: number) => void;
+}
+
+export interface JournalReader {
+  /** Takes every complete line written so far into the queue; returns how many. */
+  drain(): Promise<number>;
+  close(): void;
+}
+
+/** Bytes read per `read` call. */
+const CHUNK = 256 * 1024;
+
+export function openJournalReader(dir: string, deps: JournalReaderDeps): JournalReader {
+  mkdirSync(dir, { recursive: true });
+  // A segment is deleted before the position moves past it, so a position whose segment is gone
+  // was cut short between the two (or the journal was removed): start at the first segment left.
+  let position = deps.position ?? { segment: 0, offset: 0 };
+  if (!existsSync(join(dir, segmentName(position.segment))))
+    position = { segment: segments(dir)[0] ?? position.segment, offset: 0 };
+  let fd = -1;
+  const buffer = Buffer.alloc(CHUNK);
+  let tail = Buffer.alloc(0); // bytes after the last newline read so far
+
+  const openCurrent = (): boolean => {
+    if (fd >= 0) return true;
+    try {
+      fd = openSync(join(dir, segmentName(position.segment)), "r");
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === "ENOENT") return false;
+      throw e;
+    }
+    tail = Buffer.alloc(0);
+    return true;
+  };
+
+  /** Reads the current segment from the position on; commits its complete lines. */
+  const readCurrent = async (): Promise<number> => {
+    if (!openCurrent()) return 0;
+    let taken = 0;
+    for (;;) {
+      const n = readSync(fd, buffer, 0, CHUNK, position.offset + tail.length);
+      if (n === 0) return taken;
+      const data = Buffer.concat([tail, buffer.subarray(0, n)]);
+      const end = data.lastIndexOf(0x0a) + 1;
+      tail = Buffer.from(data.subarray(end));
+      if (end === 0) continue;
+      const rows = parseLines(data.toString("utf8", 0, end), position);
+      const next = { segment: position.segment, offset: position.offset + end };
+      await deps.intake(rows, next);
+      position = next;
+      taken += rows.length;
+    }
+  };
+
+  const drainOnce = async (): Promise<number> => {
+    let taken = await readCurrent();
+    for (;;) {
+      const later = segments(dir).find((n) => n > position.segment);
+      if (later === undefined) break;
+      // A later segment exists, so this one is complete: read it to its very end once more.
+      taken += await readCurrent();
+      if (tail.length > 0) deps.onTorn?.(position.segment, tail.length);
+      if (fd >= 0) closeSync(fd);
+      fd = -1;
+      rmSync(join(dir, segmentName(position.segment)), { force: true });
+      const next = { segment: later, offset: 0 };
+      await deps.intake([], next);
+      position = next;
+      taken += await readCurrent();
+    }
+    return taken;
+  };
+
+  // One drain at a time; calls during a drain share one more drain after it.
+  let running: Promise<number> | undefined;
+  let again: Promise<number> | undefined;
+  const start = (): Promise<number> => {
+    running = drainOnce().finally(() => {
+      running = undefined;
+    });
+    return running;
+  };
+  return {
+    drain() {
+      if (!running) return start();
+      again ??= running
+        .catch(() => 0)
+        .then(() => {
+          again = undefined;
+          return start();
+        });
+      return again;
+    },
+    close() {
+      if (fd >= 0) closeSync(fd);
+      fd = -1;
+    },
+  };
+}
+
+/**
+ * Each line is one job as the writer wrote it. A line that is not a job (a disk that returned
+ * garbage) is not dropped: it goes in as a job whose body is the line, which the queue
+ * dead-letters as stored when it is leased (`hookgate dlq list` shows it).
+ */
+function parseLines(text: string, at: IntakePosition): IntakeRow[] {
+  const rows: IntakeRow[] = [];
+  let offset = at.offset;
+  for (const line of text.split("\n")) {
+    if (line === "") {
+      offset += 1;
+      continue;
+    }
+    rows.push(parseLine(line, `intake-${at.segment}-${offset}`));
+    offset += Buffer.byteLength(line) + 1;
+  }
+  return rows;
+}
+
+function parseLine(line: string, fallbackId: string): IntakeRow {
+  try {
+    const job = JSON.parse(line) as { id?: unknown; group?: unknown; delayMs?: unknown; body?: unknown };
+    if (typeof job.id === "string" && job.body !== undefined) {
+      return {
+        id: job.id,
+        body: JSON.stringify(job.body),
+        delayMs: typeof job.delayMs === "number" ? job.delayMs : 0,
+        group: typeof job.group === "string" ? job.group : undefined,
+      };
+    }
+  } catch {
+    // falls through: kept as its text
+  }
+  // Not JSON, so the queue dead-letters it as stored on its first lease.
+  return { id: fallbackId, body: `unreadable intake journal line: ${line}`, delayMs: 0, group: undefined };
+}

@@ -1,0 +1,135 @@
+/**
+ * The answering thread's side of the delivery thread (delivery-thread.ts): starts it, wakes it
+ * once per turn in which jobs were journaled, passes it each reloaded policy, writes its log
+ * lines and counts its counters, starts it again if it dies, and drains it on close.
+ */
+import { Worker } from "node:worker_threads";
+import type { LineSink } from "../adapters/log/json-lines.js";
+import type { Logger, Metrics } from "../core/ports.js";
+
+/** Where the intake journal's segments live, under the data dir. */
+export const JOURNAL_DIR = "intake";
+
+/** What the answering thread passes at start. */
+export interface DeliveryThreadData {
+  readonly dataDir: string;
+  /** The policy file's text as the answering thread loaded it. */
+  readonly policyText: string;
+}
+
+/** Answering thread → delivery thread. */
+export type ToDeliveryThread =
+  | { readonly kind: "wake" }
+  | { readonly kind: "policy"; readonly text: string }
+  | { readonly kind: "stop" };
+
+/** Delivery thread → answering thread. */
+export type FromDeliveryThread =
+  | { readonly kind: "ready" }
+  | { readonly kind: "failed"; readonly error: string }
+  | {
+      readonly kind: "report";
+      readonly lines: string;
+      readonly counts: readonly (readonly [string, Record<string, string>])[];
+    }
+  | { readonly kind: "stopped" };
+
+export interface DeliveryThread {
+  /** Jobs were journaled: the thread reads the journal at the end of this turn. */
+  wake(): void;
+  /** The policy was reloaded: the thread loads the same text. */
+  policy(text: string): void;
+  /** Lets in-flight deliveries finish, closes the queue and ends the thread. */
+  stop(): Promise<void>;
+}
+
+export interface DeliveryThreadOptions extends DeliveryThreadData {
+  readonly env: NodeJS.ProcessEnv;
+  /** Where the thread's log lines are written (serve's batched, scrubbed stdout). */
+  readonly lines: LineSink;
+  readonly metrics: Metrics;
+  readonly logger: Logger;
+}
+
+/** A thread that dies is started again after this long. */
+const RESTART_MS = 1000;
+/** On close, a thread still delivering after this long is terminated (its leases come back). */
+const STOP_MS = 30_000;
+
+/** Resolves once the thread has opened the queue and loaded the policy; rejects with why it could not. */
+export function startDeliveryThread(options: DeliveryThreadOptions): Promise<DeliveryThread> {
+  let policyText = options.policyText;
+  let worker: Worker;
+  let stopping = false;
+  let restart: NodeJS.Timeout | undefined;
+  let wakeScheduled = false;
+
+  const spawn = (started?: { resolve: () => void; reject: (e: Error) => void }) => {
+    const data: DeliveryThreadData = { dataDir: options.dataDir, policyText };
+    worker = new Worker(new URL("./delivery-thread.js", import.meta.url), {
+      workerData: data,
+      env: options.env,
+    });
+    worker.on("message", (message: FromDeliveryThread) => {
+      if (message.kind === "report") {
+        if (message.lines !== "") options.lines.write(message.lines);
+        for (const [name, labels] of message.counts) options.metrics.increment(name, labels);
+      } else if (message.kind === "ready") started?.resolve();
+      else if (message.kind === "failed") {
+        if (started) started.reject(new Error(message.error));
+        else options.logger.log("error", "the delivery thread could not start", { error: message.error });
+      }
+    });
+    worker.on("error", (e) =>
+      options.logger.log("error", "the delivery thread failed", { error: e.message }),
+    );
+    worker.on("exit", (code) => {
+      if (stopping) return;
+      started?.reject(new Error(`the delivery thread exited (code ${code}) before it was ready`));
+      options.logger.log("error", "the delivery thread stopped; starting it again", {
+        code,
+        inMs: RESTART_MS,
+      });
+      restart = setTimeout(() => spawn(), RESTART_MS);
+    });
+  };
+
+  return new Promise<void>((resolve, reject) => {
+    spawn({
+      resolve,
+      reject: (e) => {
+        stopping = true;
+        reject(e);
+      },
+    });
+  }).then(() => ({
+    wake() {
+      if (wakeScheduled) return;
+      wakeScheduled = true;
+      setImmediate(() => {
+        wakeScheduled = false;
+        worker.postMessage({ kind: "wake" } satisfies ToDeliveryThread);
+      });
+    },
+    policy(text) {
+      policyText = text;
+      worker.postMessage({ kind: "policy", text } satisfies ToDeliveryThread);
+    },
+    async stop() {
+      stopping = true;
+      clearTimeout(restart);
+      const exited = new Promise<void>((resolve) => {
+        worker.once("exit", () => resolve());
+        const timer = setTimeout(() => {
+          options.logger.log("warn", "the delivery thread did not stop in time; ending it", {
+            afterMs: STOP_MS,
+          });
+          void worker.terminate();
+        }, STOP_MS);
+        worker.once("exit", () => clearTimeout(timer));
+      });
+      worker.postMessage({ kind: "stop" } satisfies ToDeliveryThread);
+      await exited;
+    },
+  }));
+}

@@ -1,0 +1,158 @@
+/**
+ * The delivery thread of `serve` (a worker thread, started by node.ts): it owns the SQLite queue,
+ * takes the jobs the answering thread journals (adapters/queue/journal.ts) into it, and runs the
+ * consumer, so leases, acks, rendering, signing and the sinks' round trips never share an event
+ * loop with decisions. Its log lines and counter increments go to the answering thread once per
+ * turn, which writes and counts them with its own.
+ */
+import { join } from "node:path";
+import { parentPort, workerData } from "node:worker_threads";
+import { createUndiciEgress } from "../adapters/egress/undici.js";
+import { nodeHmacSha256, nodeSha256 } from "../adapters/hash/node-crypto.js";
+import { createJsonLogger } from "../adapters/log/json-lines.js";
+import { openJournalReader } from "../adapters/queue/journal.js";
+import { createSqliteQueue } from "../adapters/queue/sqlite.js";
+import { startConsumer } from "../app/consumer.js";
+import { createDeliverer } from "../app/deliver.js";
+import type { DeliveryJob } from "../core/delivery.js";
+import { reportRefusals } from "../core/egress/report.js";
+import { loadPolicy, type Policy } from "../core/policy.js";
+import type { Metrics } from "../core/ports.js";
+import {
+  type DeliveryThreadData,
+  type FromDeliveryThread,
+  JOURNAL_DIR,
+  type ToDeliveryThread,
+} from "./delivery-thread-host.js";
+
+/** How often the journal is read when no wake comes (a safety net; each append sends one). */
+const POLL_MS = 1000;
+
+if (!parentPort) throw new Error("delivery-thread.ts runs as a worker thread of `hookgate serve`");
+const port = parentPort;
+const data = workerData as DeliveryThreadData;
+const post = (message: FromDeliveryThread) => port.postMessage(message);
+
+let lines = "";
+let counts: [string, Record<string, string>][] = [];
+let scheduled = false;
+const report = () => {
+  scheduled = false;
+  if (lines === "" && counts.length === 0) return;
+  post({ kind: "report", lines, counts });
+  lines = "";
+  counts = [];
+};
+const later = () => {
+  if (!scheduled) {
+    scheduled = true;
+    setImmediate(report);
+  }
+};
+const logger = createJsonLogger({
+  write(line) {
+    lines += line;
+    later();
+  },
+});
+const metrics: Metrics = {
+  increment(name, labels = {}) {
+    counts.push([name, { ...labels }]);
+    later();
+  },
+};
+
+async function start(): Promise<void> {
+  const env = (name: string) => process.env[name];
+  const load = async (text: string): Promise<Policy> => {
+    const loaded = await loadPolicy(text, { env, sha256: nodeSha256 });
+    if (!loaded.ok) throw new Error(loaded.error.map((i) => `${i.path}: ${i.message}`).join("; "));
+    return loaded.value.policy;
+  };
+  const queue = createSqliteQueue<DeliveryJob>({ path: join(data.dataDir, "queue.sqlite") });
+  let current = await load(data.policyText);
+  // A reloaded policy is in place before the journal is read again: jobs of events answered
+  // after a reload are delivered under it.
+  let reloading: Promise<void> = Promise.resolve();
+  const recovered = queue.recoverLeases();
+  if (recovered > 0) logger.log("info", "took back jobs leased by the previous process", { jobs: recovered });
+  const journal = openJournalReader(join(data.dataDir, JOURNAL_DIR), {
+    intake: queue.intake,
+    position: queue.intakePosition(),
+    onTorn: (segment, bytes) =>
+      logger.log(
+        "warn",
+        "skipped the torn end of an intake journal segment (a write cut short, never answered)",
+        {
+          segment,
+          bytes,
+        },
+      ),
+  });
+  const egress = createUndiciEgress({
+    policy: () => current.egress,
+    onRefusal: reportRefusals(logger, metrics),
+  });
+  const deliverer = createDeliverer({
+    policy: () => current,
+    egress: egress.send,
+    env,
+    clock: { now: Date.now, monotonic: () => performance.now() },
+    random: Math.random,
+    hmac: nodeHmacSha256,
+  });
+  const consumer = startConsumer({ queue, deliverer, logger, metrics });
+
+  const drain = () =>
+    reloading.then(journal.drain).then(
+      (taken) => {
+        if (taken > 0) consumer.poke();
+      },
+      (e) =>
+        logger.log("error", "could not take journaled jobs into the queue; will try again", {
+          error: e instanceof Error ? e.message : String(e),
+        }),
+    );
+  const poll = setInterval(drain, POLL_MS);
+  await drain();
+
+  port.on("message", (message: ToDeliveryThread) => {
+    if (message.kind === "wake") void drain();
+    else if (message.kind === "policy") {
+      reloading = reloading.then(() =>
+        load(message.text).then(
+          (policy) => {
+            current = policy;
+          },
+          (e) =>
+            logger.log(
+              "error",
+              "the delivery thread could not load the reloaded policy; it keeps the previous one",
+              {
+                error: e instanceof Error ? e.message : String(e),
+              },
+            ),
+        ),
+      );
+    } else if (message.kind === "stop") {
+      void (async () => {
+        clearInterval(poll);
+        await drain();
+        await consumer.stop();
+        journal.close();
+        await queue.close();
+        await egress.close();
+        report();
+        post({ kind: "stopped" });
+        port.close();
+      })();
+    }
+  });
+  post({ kind: "ready" });
+}
+
+start().catch((e) => {
+  report();
+  post({ kind: "failed", error: e instanceof Error ? e.message : String(e) });
+  port.close();
+});

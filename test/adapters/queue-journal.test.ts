@@ -1,0 +1,212 @@
+/**
+ * The intake journal against a real SQLite queue file: what the answering thread appends, the
+ * delivery thread's reader takes into the queue exactly once, across segments, restarts, torn
+ * ends and lines that are not jobs.
+ */
+import { appendFileSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { openJournalReader, openJournalWriter } from "../../src/adapters/queue/journal.js";
+import { createSqliteQueue, type SqliteQueue } from "../../src/adapters/queue/sqlite.js";
+
+interface Job {
+  readonly n: number;
+}
+
+let dir: string;
+let journalDir: string;
+let opened: SqliteQueue<Job>[];
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "hookgate-journal-"));
+  journalDir = join(dir, "intake");
+  opened = [];
+});
+afterEach(async () => {
+  await Promise.all(opened.map((q) => q.close()));
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** A queue and a reader on it, as a (re)started delivery thread opens them. */
+function deliveryThread(onTorn?: (segment: number, bytes: number) => void) {
+  const queue = createSqliteQueue<Job>({ path: join(dir, "queue.sqlite") });
+  opened.push(queue);
+  const reader = openJournalReader(journalDir, {
+    intake: queue.intake,
+    position: queue.intakePosition(),
+    ...(onTorn ? { onTorn } : {}),
+  });
+  return { queue, reader };
+}
+
+const jobs = (...ns: number[]) => ns.map((n) => ({ id: `job-${n}`, body: { n }, group: "audit" }));
+
+async function receivedNumbers(queue: SqliteQueue<Job>): Promise<number[]> {
+  const got = await queue.receive(1000, 60_000);
+  return got.map((m) => m.body.n).sort((a, b) => a - b);
+}
+
+const segmentFiles = () => readdirSync(journalDir).sort();
+
+describe("intake journal", () => {
+  it("takes what was appended into the queue once, and a restarted reader resumes where it stopped", async () => {
+    const writer = openJournalWriter(journalDir);
+    writer.append(jobs(1, 2));
+    writer.append(jobs(3));
+    const first = deliveryThread();
+    expect(await first.reader.drain()).toBe(3);
+    expect(await first.reader.drain()).toBe(0);
+    expect(first.queue.intakePosition()).toEqual({ segment: 1, offset: expect.any(Number) });
+    // Delivered and acked: gone from the queue, so only the recorded position keeps them out.
+    for (const m of await first.queue.receive(10, 60_000)) await first.queue.ack(m);
+    first.reader.close();
+    await first.queue.close();
+
+    writer.append(jobs(4));
+    const second = deliveryThread();
+    expect(await second.reader.drain()).toBe(1);
+    expect(await receivedNumbers(second.queue)).toEqual([4]);
+    writer.close();
+  });
+
+  it("keeps the job's id, group, delay and body", async () => {
+    const writer = openJournalWriter(journalDir);
+    writer.append([{ id: "evt_1.audit", body: { n: 7 }, group: "audit", delayMs: 60_000 }]);
+    writer.append([{ id: "evt_2.audit", body: { n: 8 } }]);
+    const { queue, reader } = deliveryThread();
+    await reader.drain();
+    // The delayed job is not due yet; the other one is.
+    const got = await queue.receive(10, 60_000);
+    expect(got.map((m) => [m.id, m.body])).toEqual([["evt_2.audit", { n: 8 }]]);
+    writer.close();
+  });
+
+  it("moves across segments, deleting each one it has taken in, and a new writer never appends to an old one", async () => {
+    const writer = openJournalWriter(journalDir, 100);
+    for (let n = 0; n < 10; n++) writer.append(jobs(n));
+    expect(segmentFiles().length).toBeGreaterThan(3);
+    const { queue, reader } = deliveryThread();
+    expect(await reader.drain()).toBe(10);
+    // Only the segment being written is left.
+    expect(segmentFiles()).toHaveLength(1);
+    writer.close();
+
+    const next = openJournalWriter(journalDir, 100);
+    next.append(jobs(10));
+    expect(segmentFiles()).toHaveLength(2);
+    expect(await reader.drain()).toBe(1);
+    expect(await receivedNumbers(queue)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    next.close();
+  });
+
+  it("skips the torn end of a segment a killed writer left, and takes the next writer's jobs", async () => {
+    const writer = openJournalWriter(journalDir);
+    writer.append(jobs(1));
+    writer.close();
+    // The process died in the middle of a write: half a line, never answered.
+    const [segment] = segmentFiles();
+    const half = '{"id":"job-2","group":"audit","delayMs":0,"bo';
+    appendFileSync(join(journalDir, segment as string), half);
+    const next = openJournalWriter(journalDir);
+    next.append(jobs(3));
+    const torn: [number, number][] = [];
+    const { queue, reader } = deliveryThread((s, bytes) => torn.push([s, bytes]));
+    expect(await reader.drain()).toBe(2);
+    expect(torn).toEqual([[1, half.length]]);
+    expect(await receivedNumbers(queue)).toEqual([1, 3]);
+    next.close();
+  });
+
+  it("waits for the rest of a line that is still being written", async () => {
+    const writer = openJournalWriter(journalDir);
+    writer.close();
+    const [segment] = segmentFiles();
+    const path = join(journalDir, segment as string);
+    const line = `${JSON.stringify({ id: "job-5", group: "audit", delayMs: 0, body: { n: 5 } })}\n`;
+    appendFileSync(path, line.slice(0, 20));
+    const { queue, reader } = deliveryThread();
+    expect(await reader.drain()).toBe(0);
+    appendFileSync(path, line.slice(20));
+    expect(await reader.drain()).toBe(1);
+    expect(await receivedNumbers(queue)).toEqual([5]);
+  });
+
+  it("dead-letters a line that is not a job, as its text, instead of dropping it", async () => {
+    const writer = openJournalWriter(journalDir);
+    writer.append(jobs(1));
+    writer.close();
+    const [segment] = segmentFiles();
+    appendFileSync(join(journalDir, segment as string), 'garbage from a bad disk\n{"no":"id"}\n');
+    const { queue, reader } = deliveryThread();
+    expect(await reader.drain()).toBe(3);
+    expect(await receivedNumbers(queue)).toEqual([1]);
+    const dead = await queue.listDead();
+    expect(dead.map((d) => d.body)).toEqual([
+      "unreadable intake journal line: garbage from a bad disk",
+      'unreadable intake journal line: {"no":"id"}',
+    ]);
+    expect(dead[0]?.error).toMatch(/not valid JSON/);
+  });
+
+  it("starts at the first segment left when the recorded one is gone (deleted before the position moved)", async () => {
+    const writer = openJournalWriter(journalDir, 100);
+    writer.append(jobs(1));
+    writer.append(jobs(2));
+    writer.append(jobs(3));
+    const first = deliveryThread();
+    // Take segment 1 in, then stop as if killed between deleting it and recording the move.
+    expect(await first.reader.drain()).toBe(3);
+    first.reader.close();
+    await first.queue.close();
+    writer.close();
+    const [done] = segmentFiles();
+    expect(existsSync(join(journalDir, done as string))).toBe(true);
+    rmSync(join(journalDir, done as string));
+    const next = openJournalWriter(journalDir, 100);
+    next.append(jobs(4));
+    const second = deliveryThread();
+    expect(await second.reader.drain()).toBe(1);
+    expect(await receivedNumbers(second.queue)).toEqual([1, 2, 3, 4]);
+    next.close();
+  });
+
+  it("shares one more drain among the calls made during a drain", async () => {
+    const writer = openJournalWriter(journalDir);
+    writer.append(jobs(1));
+    const { queue, reader } = deliveryThread();
+    const a = reader.drain();
+    writer.append(jobs(2));
+    const b = reader.drain();
+    const c = reader.drain();
+    expect(b).toBe(c);
+    expect((await a) + (await b)).toBe(2);
+    expect(await receivedNumbers(queue)).toEqual([1, 2]);
+    writer.close();
+  });
+
+  it("fails an append whose jobs cannot be serialised, writing nothing, and takes the next one", async () => {
+    const writer = openJournalWriter(journalDir);
+    writer.append(jobs(1));
+    // A body JSON cannot hold fails before anything is written.
+    const cyclic: { self?: unknown } = {};
+    cyclic.self = cyclic;
+    expect(() => writer.append([{ id: "x", body: cyclic }])).toThrow(/circular/);
+    writer.append(jobs(2));
+    expect(segmentFiles()).toHaveLength(1);
+    const { queue, reader } = deliveryThread();
+    expect(await reader.drain()).toBe(2);
+    expect(await receivedNumbers(queue)).toEqual([1, 2]);
+    writer.close();
+  });
+
+  it("never reads a file that is not a segment", async () => {
+    const writer = openJournalWriter(journalDir);
+    writer.append(jobs(1));
+    writeFileSync(join(journalDir, "notes.txt"), "not a segment\n");
+    const { queue, reader } = deliveryThread();
+    expect(await reader.drain()).toBe(1);
+    expect(await receivedNumbers(queue)).toEqual([1]);
+    writer.close();
+  });
+});
