@@ -39,6 +39,7 @@ export function startConsumer(
   let running = true;
   let wake: (() => void) | undefined;
   let poked = false;
+  let dry = false;
 
   /** Never rejects: a job that cannot even be read is logged, and its lease brings it back. */
   async function handle(message: ReceivedMessage<DeliveryJob>): Promise<void> {
@@ -136,15 +137,21 @@ export function startConsumer(
           });
         }
       }
+      // A short receive found nothing more that is due outside the sinks at their cap.
+      dry = room > 0 && batch.length < room;
       for (const message of batch) {
         const sink = typeof message.body?.sink === "string" ? message.body.sink : "";
         bySink.set(sink, (bySink.get(sink) ?? 0) + 1);
         const job: Promise<void> = handle(message).finally(() => {
           inFlight.delete(job);
-          const left = (bySink.get(sink) ?? 1) - 1;
-          if (left > 0) bySink.set(sink, left);
+          const count = bySink.get(sink) ?? 1;
+          if (count > 1) bySink.set(sink, count - 1);
           else bySink.delete(sink);
-          wake?.();
+          // A freed slot is worth a receive when the last one came back full, or when this sink
+          // was at its cap (its jobs were skipped). After a short one, new jobs come with a poke
+          // and retries that fall due with the idle poll: a receive per settled job, each a
+          // commit on SQLite, found nothing.
+          if (!dry || count >= perSink) wake?.();
         });
         inFlight.add(job);
       }

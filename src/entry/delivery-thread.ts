@@ -35,19 +35,22 @@ const post = (message: FromDeliveryThread) => port.postMessage(message);
 
 let lines = "";
 let counts: [string, Record<string, string>][] = [];
-let scheduled = false;
+let timer: NodeJS.Timeout | undefined;
 const report = () => {
-  scheduled = false;
+  clearTimeout(timer);
+  timer = undefined;
   if (lines === "" && counts.length === 0) return;
   post({ kind: "report", lines, counts });
   lines = "";
   counts = [];
 };
+/**
+ * Log lines and counts go to the answering thread at most this often: each message costs that
+ * thread a turn's work beside the decisions, and per turn here it was several per event.
+ */
+const REPORT_MS = 50;
 const later = () => {
-  if (!scheduled) {
-    scheduled = true;
-    setImmediate(report);
-  }
+  timer ??= setTimeout(report, REPORT_MS);
 };
 const logger = createJsonLogger({
   write(line) {

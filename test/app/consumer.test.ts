@@ -91,6 +91,70 @@ describe("startConsumer", () => {
     expect(delivered).toEqual(["a", "b"]);
   });
 
+  it("does not receive again for each settled job after a receive that came back short", async () => {
+    const queue = createMemoryQueue<DeliveryJob>({ now: () => 0 });
+    await queue.send([
+      { id: "a", body: sessionEnd("a") },
+      { id: "b", body: sessionEnd("b") },
+    ]);
+    let receives = 0;
+    const realReceive = queue.receive.bind(queue);
+    queue.receive = (...args) => {
+      receives += 1;
+      return realReceive(...args);
+    };
+    const delivered: string[] = [];
+    const consumer = startConsumer(
+      { queue, deliverer: accepting(delivered), logger: { log: () => undefined } },
+      { batchSize: 10, perSink: 10, idleMs: 60_000, visibilityMs: 1000 },
+    );
+    for (let i = 0; i < 200 && delivered.length < 2; i++) await new Promise((r) => setTimeout(r, 5));
+    await new Promise((r) => setTimeout(r, 50));
+    // One receive took both jobs (2 of 10 asked): nothing else was due, so the two freed slots
+    // waited for a poke or the idle poll instead of asking the queue twice more for nothing.
+    expect(delivered).toEqual(["a", "b"]);
+    expect(receives).toBe(1);
+    consumer.poke();
+    for (let i = 0; i < 200 && receives < 2; i++) await new Promise((r) => setTimeout(r, 5));
+    expect(receives).toBe(2);
+    await consumer.stop();
+  });
+
+  it("receives again when a slot of a sink at its cap is freed, even after a short receive", async () => {
+    const queue = createMemoryQueue<DeliveryJob>({ now: () => 0 });
+    await queue.send([
+      { id: "a", body: sessionEnd("a"), group: "s" },
+      { id: "b", body: sessionEnd("b"), group: "s" },
+    ]);
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    const delivered: string[] = [];
+    const consumer = startConsumer(
+      {
+        queue,
+        deliverer: {
+          deliver: async (j) => {
+            if (j.id === "a") await held;
+            delivered.push(j.id);
+            return { kind: "ack" };
+          },
+        },
+        logger: { log: () => undefined },
+      },
+      // Sink "s" may hold one slot: "b" is skipped while "a" is in flight, so that receive is
+      // short. Only the freed slot of the sink at its cap can bring "b" before the idle poll.
+      { batchSize: 4, perSink: 1, idleMs: 60_000, visibilityMs: 1000 },
+    );
+    await new Promise((r) => setTimeout(r, 50));
+    expect(delivered).toEqual([]);
+    release();
+    for (let i = 0; i < 200 && delivered.length < 2; i++) await new Promise((r) => setTimeout(r, 5));
+    expect(delivered).toEqual(["a", "b"]);
+    await consumer.stop();
+  });
+
   it("logs a job it cannot even read and goes on with the next, never crashing", async () => {
     const queue = createMemoryQueue<DeliveryJob>({ now: () => 0 });
     // An envelope from another producer: no notification in it.

@@ -91,7 +91,12 @@ describe("notify through the embedded queue", () => {
       data: { team: "default", client: "claude-code", decision: "deny", rule: "no-rm" },
     });
     expect(body.data.event.tool_input.command).toBe("rm -rf /tmp/1");
-    const metrics = await (await fetch(`${server.url}/metrics`)).text();
+    // The delivery thread's counters reach /metrics within its report interval (50 ms).
+    let metrics = "";
+    for (let i = 0; i < 40 && !/hookgate_delivered_total\{sink="audit"\} 1/.test(metrics); i++) {
+      if (i > 0) await new Promise((r) => setTimeout(r, 50));
+      metrics = await (await fetch(`${server.url}/metrics`)).text();
+    }
     expect(metrics).toMatch(/hookgate_enqueued_total\{sink="audit"\} 1/);
     expect(metrics).toMatch(/hookgate_delivered_total\{sink="audit"\} 1/);
   });
