@@ -38,8 +38,15 @@ export function startConsumer(
   const idleMs = options.idleMs ?? 200;
   let running = true;
   let wake: (() => void) | undefined;
-  let poked = false;
+  /** Something may be due that the last receive did not see: jobs queued since, or a freed slot. */
+  let look = false;
+  /** The last receive came back short: nothing else was due outside the sinks it skipped. */
   let dry = false;
+  let skipped: ReadonlySet<string> = new Set();
+  const lookAgain = () => {
+    look = true;
+    wake?.();
+  };
 
   /** Never rejects: a job that cannot even be read is logged, and its lease brings it back. */
   async function handle(message: ReceivedMessage<DeliveryJob>): Promise<void> {
@@ -127,18 +134,22 @@ export function startConsumer(
       // one sink's room would only halve each receive, so it is asked for every free slot.
       const room = deps.queue.skipsGroups ? Math.min(free, perSink - busiest) : free;
       let batch: ReceivedMessage<DeliveryJob>[] = [];
-      poked = false;
+      look = false;
+      const skip = saturated();
+      skipped = new Set(skip);
       if (room > 0) {
         try {
-          batch = await deps.queue.receive(room, visibilityMs, saturated());
+          batch = await deps.queue.receive(room, visibilityMs, skip);
         } catch (e) {
           deps.logger.log("error", "queue receive failed", {
             error: e instanceof Error ? e.message : String(e),
           });
         }
       }
-      // A short receive found nothing more that is due outside the sinks at their cap.
-      dry = room > 0 && batch.length < room;
+      // On a queue that can skip groups (SQLite, memory) a receive is exact: a short one found
+      // nothing more that is due outside the sinks it skipped. SQS may answer short with more
+      // waiting, so there every freed slot asks again.
+      dry = deps.queue.skipsGroups && room > 0 && batch.length < room;
       for (const message of batch) {
         const sink = typeof message.body?.sink === "string" ? message.body.sink : "";
         bySink.set(sink, (bySink.get(sink) ?? 0) + 1);
@@ -147,18 +158,18 @@ export function startConsumer(
           const count = bySink.get(sink) ?? 1;
           if (count > 1) bySink.set(sink, count - 1);
           else bySink.delete(sink);
-          // A freed slot is worth a receive when the last one came back full, or when this sink
-          // was at its cap (its jobs were skipped). After a short one, new jobs come with a poke
-          // and retries that fall due with the idle poll: a receive per settled job, each a
-          // commit on SQLite, found nothing.
-          if (!dry || count >= perSink) wake?.();
+          // A freed slot is worth a receive when the last one came back full, or skipped this
+          // sink (its due jobs were left). After a short one, new jobs come with a poke and
+          // retries that fall due with the idle poll: a receive per settled job, each a commit
+          // on SQLite, found nothing.
+          if (!dry || skipped.has(sink)) lookAgain();
         });
         inFlight.add(job);
       }
       // A full batch means more may be waiting; otherwise wait for a poll or a freed slot.
       if (room > 0 && batch.length === room) continue;
-      // Jobs queued while this receive ran may be due: look again at once.
-      if (poked && room > batch.length) continue;
+      // Jobs queued or slots freed while this receive ran: look again at once.
+      if (look) continue;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, idleMs);
         wake = () => {
@@ -172,10 +183,7 @@ export function startConsumer(
   })();
 
   return {
-    poke() {
-      poked = true;
-      wake?.();
-    },
+    poke: lookAgain,
     async stop() {
       running = false;
       wake?.();

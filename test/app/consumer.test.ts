@@ -155,6 +155,47 @@ describe("startConsumer", () => {
     await consumer.stop();
   });
 
+  it("does not lose a slot freed while a receive that skipped its sink was running", async () => {
+    const queue = createMemoryQueue<DeliveryJob>({ now: () => 0 });
+    await queue.send([
+      { id: "a", body: sessionEnd("a"), group: "s" },
+      { id: "b", body: sessionEnd("b"), group: "s" },
+    ]);
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    const delivered: string[] = [];
+    const realReceive = queue.receive.bind(queue);
+    let receives = 0;
+    queue.receive = async (...args) => {
+      receives += 1;
+      // The second receive skips "s" (at its cap with "a"); "a" settles while it runs.
+      if (receives === 2) {
+        release();
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      return realReceive(...args);
+    };
+    const consumer = startConsumer(
+      {
+        queue,
+        deliverer: {
+          deliver: async (j) => {
+            if (j.id === "a") await held;
+            delivered.push(j.id);
+            return { kind: "ack" };
+          },
+        },
+        logger: { log: () => undefined },
+      },
+      { batchSize: 2, perSink: 1, idleMs: 60_000, visibilityMs: 1000 },
+    );
+    for (let i = 0; i < 200 && delivered.length < 2; i++) await new Promise((r) => setTimeout(r, 5));
+    expect(delivered).toEqual(["a", "b"]);
+    await consumer.stop();
+  });
+
   it("logs a job it cannot even read and goes on with the next, never crashing", async () => {
     const queue = createMemoryQueue<DeliveryJob>({ now: () => 0 });
     // An envelope from another producer: no notification in it.
