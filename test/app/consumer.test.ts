@@ -18,6 +18,28 @@ const accepting = (delivered: string[]) => ({
   },
 });
 
+/** Jobs "a" and "b" of sink "s", and a deliverer that holds "a" until `release` is called. */
+async function twoJobsFirstHeld() {
+  const queue = createMemoryQueue<DeliveryJob>({ now: () => 0 });
+  await queue.send([
+    { id: "a", body: sessionEnd("a"), group: "s" },
+    { id: "b", body: sessionEnd("b"), group: "s" },
+  ]);
+  let release: () => void = () => undefined;
+  const held = new Promise<void>((r) => {
+    release = r;
+  });
+  const delivered: string[] = [];
+  const deliverer = {
+    deliver: async (j: DeliveryJob) => {
+      if (j.id === "a") await held;
+      delivered.push(j.id);
+      return { kind: "ack" as const };
+    },
+  };
+  return { queue, delivered, deliverer, release: () => release() };
+}
+
 describe("startConsumer", () => {
   it("keeps consuming when the queue cannot record an outcome, and logs it", async () => {
     let now = 0;
@@ -121,28 +143,9 @@ describe("startConsumer", () => {
   });
 
   it("receives again when a slot of a sink at its cap is freed, even after a short receive", async () => {
-    const queue = createMemoryQueue<DeliveryJob>({ now: () => 0 });
-    await queue.send([
-      { id: "a", body: sessionEnd("a"), group: "s" },
-      { id: "b", body: sessionEnd("b"), group: "s" },
-    ]);
-    let release: () => void = () => undefined;
-    const held = new Promise<void>((r) => {
-      release = r;
-    });
-    const delivered: string[] = [];
+    const { queue, delivered, deliverer, release } = await twoJobsFirstHeld();
     const consumer = startConsumer(
-      {
-        queue,
-        deliverer: {
-          deliver: async (j) => {
-            if (j.id === "a") await held;
-            delivered.push(j.id);
-            return { kind: "ack" };
-          },
-        },
-        logger: { log: () => undefined },
-      },
+      { queue, deliverer, logger: { log: () => undefined } },
       // Sink "s" may hold one slot: "b" is skipped while "a" is in flight, so that receive is
       // short. Only the freed slot of the sink at its cap can bring "b" before the idle poll.
       { batchSize: 4, perSink: 1, idleMs: 60_000, visibilityMs: 1000 },
@@ -156,16 +159,7 @@ describe("startConsumer", () => {
   });
 
   it("does not lose a slot freed while a receive that skipped its sink was running", async () => {
-    const queue = createMemoryQueue<DeliveryJob>({ now: () => 0 });
-    await queue.send([
-      { id: "a", body: sessionEnd("a"), group: "s" },
-      { id: "b", body: sessionEnd("b"), group: "s" },
-    ]);
-    let release: () => void = () => undefined;
-    const held = new Promise<void>((r) => {
-      release = r;
-    });
-    const delivered: string[] = [];
+    const { queue, delivered, deliverer, release } = await twoJobsFirstHeld();
     const realReceive = queue.receive.bind(queue);
     let receives = 0;
     queue.receive = async (...args) => {
@@ -178,17 +172,7 @@ describe("startConsumer", () => {
       return realReceive(...args);
     };
     const consumer = startConsumer(
-      {
-        queue,
-        deliverer: {
-          deliver: async (j) => {
-            if (j.id === "a") await held;
-            delivered.push(j.id);
-            return { kind: "ack" };
-          },
-        },
-        logger: { log: () => undefined },
-      },
+      { queue, deliverer, logger: { log: () => undefined } },
       { batchSize: 2, perSink: 1, idleMs: 60_000, visibilityMs: 1000 },
     );
     for (let i = 0; i < 200 && delivered.length < 2; i++) await new Promise((r) => setTimeout(r, 5));
