@@ -2,9 +2,12 @@
  * The delivery thread of `serve` (a worker thread, started by node.ts): it owns the SQLite queue,
  * takes the jobs the answering thread journals (adapters/queue/journal.ts) into it, and runs the
  * consumer, so leases, acks, rendering, signing and the sinks' round trips never share an event
- * loop with decisions. Its log lines and counter increments go to the answering thread once per
- * turn, which writes and counts them with its own.
+ * loop with decisions, and at a lower CPU priority than the thread that answers. Its log lines
+ * and counter increments go to the answering thread every 50 ms at most, which writes and counts
+ * them with its own.
  */
+import { readlinkSync } from "node:fs";
+import { setPriority } from "node:os";
 import { join } from "node:path";
 import { parentPort, workerData } from "node:worker_threads";
 import { createUndiciEgress } from "../adapters/egress/undici.js";
@@ -65,7 +68,24 @@ const metrics: Metrics = {
   },
 };
 
+/**
+ * Deliveries are asynchronous and decisions are on every tool call's path: when the two threads
+ * want the same core, this one yields (nice 10 on Linux, where a thread has its own priority;
+ * elsewhere it keeps the process's). Idle cores still run it at full speed.
+ */
+const NICE = 10;
+function lowerPriority(): void {
+  try {
+    const tid = Number(readlinkSync("/proc/thread-self").split("/").pop());
+    // setpriority on a thread id changes that thread only (Linux); never the whole process.
+    if (Number.isInteger(tid) && tid !== process.pid) setPriority(tid, NICE);
+  } catch {
+    // No /proc (macOS, Windows): the thread keeps the process's priority.
+  }
+}
+
 async function start(): Promise<void> {
+  lowerPriority();
   const env = (name: string) => process.env[name];
   const load = async (text: string): Promise<Policy> => {
     const loaded = await loadPolicy(text, { env, sha256: nodeSha256 });

@@ -186,6 +186,27 @@ describe("an answered event", () => {
   });
 });
 
+describe("the delivery thread", () => {
+  it.skipIf(process.platform !== "linux")(
+    "runs at a lower CPU priority than the thread that answers hooks",
+    async () => {
+      const receiver = await webhookReceiver(SECRET);
+      cleanups.push(() => receiver.close());
+      const server = await gateway(policyFile(receiver.url));
+      expect((await post(server, rmEvent(1))).status).toBe(200);
+      await until(() => receiver.unique.length === 1, "a delivery");
+      const pid = server.child.pid as number;
+      const nice = (tid: string) => {
+        const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
+        return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[16]);
+      };
+      const threads = readdirSync(`/proc/${pid}/task`);
+      expect(nice(String(pid))).toBe(0);
+      expect(threads.filter((tid) => nice(tid) === 10)).toHaveLength(1);
+    },
+  );
+});
+
 describe("a policy reloaded on SIGHUP", () => {
   it("reaches the delivery thread: jobs of events answered after it go to the new sink URL", async () => {
     const before = await webhookReceiver(SECRET);
