@@ -49,6 +49,8 @@ export interface DeliveryThreadOptions extends DeliveryThreadData {
   readonly lines: LineSink;
   readonly metrics: Metrics;
   readonly logger: Logger;
+  /** The thread's module: delivery-thread.js beside this file (tests pass a stand-in). */
+  readonly script?: URL;
 }
 
 /** A thread that dies is started again after this long. */
@@ -64,9 +66,11 @@ export function startDeliveryThread(options: DeliveryThreadOptions): Promise<Del
   let restart: NodeJS.Timeout | undefined;
   let wakeScheduled = false;
 
-  const spawn = (started?: { resolve: () => void; reject: (e: Error) => void }) => {
+  /** `starting`: the first start's promise, settled by the thread's first word; restarts have none. */
+  const spawn = (starting?: { resolve: () => void; reject: (e: Error) => void }) => {
+    let start = starting;
     const data: DeliveryThreadData = { dataDir: options.dataDir, policyText };
-    worker = new Worker(new URL("./delivery-thread.js", import.meta.url), {
+    worker = new Worker(options.script ?? new URL("./delivery-thread.js", import.meta.url), {
       workerData: data,
       env: options.env,
     });
@@ -74,10 +78,13 @@ export function startDeliveryThread(options: DeliveryThreadOptions): Promise<Del
       if (message.kind === "report") {
         if (message.lines !== "") options.lines.write(message.lines);
         for (const [name, labels] of message.counts) options.metrics.increment(name, labels);
-      } else if (message.kind === "ready") started?.resolve();
-      else if (message.kind === "failed") {
-        if (started) started.reject(new Error(message.error));
+      } else if (message.kind === "ready") {
+        start?.resolve();
+        start = undefined;
+      } else if (message.kind === "failed") {
+        if (start) start.reject(new Error(message.error));
         else options.logger.log("error", "the delivery thread could not start", { error: message.error });
+        start = undefined;
       }
     });
     worker.on("error", (e) =>
@@ -85,7 +92,10 @@ export function startDeliveryThread(options: DeliveryThreadOptions): Promise<Del
     );
     worker.on("exit", (code) => {
       if (stopping) return;
-      started?.reject(new Error(`the delivery thread exited (code ${code}) before it was ready`));
+      if (start) {
+        start.reject(new Error(`the delivery thread exited (code ${code}) before it was ready`));
+        return;
+      }
       options.logger.log("error", "the delivery thread stopped; starting it again", {
         code,
         inMs: RESTART_MS,

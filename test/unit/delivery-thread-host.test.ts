@@ -1,0 +1,105 @@
+/**
+ * The main thread's side of the delivery thread, against real worker threads running stand-in
+ * modules (the real thread needs the built dist/ and is covered end to end in
+ * test/e2e/fanout.test.ts): a thread that dies is started again and its reports still arrive;
+ * a thread that cannot start fails the start with its reason.
+ */
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { describe, expect, it } from "vitest";
+import { createPrometheusRegistry } from "../../src/adapters/metrics/prometheus.js";
+import { startDeliveryThread } from "../../src/entry/delivery-thread-host.js";
+
+/** Writes a stand-in thread module and returns its URL. */
+function standIn(source: string): URL {
+  const path = join(mkdtempSync(join(tmpdir(), "hookgate-thread-")), "thread.mjs");
+  writeFileSync(path, `import { parentPort } from "node:worker_threads";\n${source}`);
+  return pathToFileURL(path);
+}
+
+function harness(script: URL) {
+  const lines: string[] = [];
+  const logs: { msg: string; fields?: Record<string, unknown> }[] = [];
+  const metrics = createPrometheusRegistry();
+  const start = () =>
+    startDeliveryThread({
+      dataDir: "unused",
+      policyText: "{}",
+      env: {},
+      lines: { write: (line) => lines.push(line) },
+      metrics,
+      logger: { log: (_level, msg, fields) => logs.push({ msg, ...(fields ? { fields } : {}) }) },
+      script,
+    });
+  return { lines, logs, metrics, start };
+}
+
+const until = async (check: () => boolean, ms = 5000) => {
+  const end = Date.now() + ms;
+  while (!check() && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
+};
+
+describe("startDeliveryThread", () => {
+  it("starts a thread that dies again, and keeps writing its lines and counting its counters", async () => {
+    const script = standIn(`
+      parentPort.postMessage({ kind: "report", lines: "started\\n", counts: [["hookgate_delivered_total", { sink: "s" }]] });
+      parentPort.postMessage({ kind: "ready" });
+      parentPort.on("message", (m) => {
+        if (m.kind === "wake") throw new Error("boom");
+        if (m.kind === "stop") parentPort.close();
+      });
+    `);
+    const { lines, logs, metrics, start } = harness(script);
+    const thread = await start();
+    await until(() => lines.length === 1);
+    // Dies twice: each time it is started again.
+    for (const started of [2, 3]) {
+      thread.wake();
+      await until(() => lines.length === started);
+    }
+    expect(lines).toEqual(["started\n", "started\n", "started\n"]);
+    expect(logs.map((l) => l.msg)).toEqual([
+      "the delivery thread failed",
+      "the delivery thread stopped; starting it again",
+      "the delivery thread failed",
+      "the delivery thread stopped; starting it again",
+    ]);
+    expect(logs[0]?.fields).toEqual({ error: "boom" });
+    expect(metrics.render()).toContain('hookgate_delivered_total{sink="s"} 3');
+    await thread.stop();
+  });
+
+  it("fails the start with the thread's reason when it cannot open what it needs", async () => {
+    const script = standIn(`
+      parentPort.postMessage({ kind: "failed", error: "cannot open the SQLite queue at q: file is not a database" });
+      parentPort.close();
+    `);
+    const { logs, start } = harness(script);
+    await expect(start()).rejects.toThrow("cannot open the SQLite queue at q: file is not a database");
+    // Not started again: `serve` stops with the reason.
+    await new Promise((r) => setTimeout(r, 1200));
+    expect(logs).toEqual([]);
+  });
+
+  it("passes each reloaded policy on and waits for the thread to end on stop", async () => {
+    const script = standIn(`
+      parentPort.postMessage({ kind: "ready" });
+      parentPort.on("message", (m) => {
+        if (m.kind === "policy") parentPort.postMessage({ kind: "report", lines: m.text + "\\n", counts: [] });
+        if (m.kind === "stop") setTimeout(() => {
+          parentPort.postMessage({ kind: "report", lines: "drained\\n", counts: [] });
+          parentPort.close();
+        }, 50);
+      });
+    `);
+    const { lines, logs, start } = harness(script);
+    const thread = await start();
+    thread.policy('{"version":1}');
+    await until(() => lines.length === 1);
+    await thread.stop();
+    expect(lines).toEqual(['{"version":1}\n', "drained\n"]);
+    expect(logs).toEqual([]);
+  });
+});
