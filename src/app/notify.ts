@@ -1,8 +1,8 @@
 /**
  * The `notify` action: one delivery job per sink for each event a notify rule applies to, put
- * on the queue. Where the runtime's `defer` returns the work's promise (Node, whose SQLite insert
- * takes microseconds), the answer waits for it, so an answered event is already on the queue when
- * the process dies; Workers and Lambda defer it past the answer (waitUntil, the invocation's
+ * on the queue. Where the runtime's `defer` returns the work's promise (Node, whose send is one
+ * append to the intake journal), the answer waits for it, so an answered event is already held
+ * when the process dies; Workers and Lambda defer it past the answer (waitUntil, the invocation's
  * settle). A failed enqueue is logged and counted; the decision is answered anyway.
  */
 import { createNotification, type DeliveryJob } from "../core/delivery.js";

@@ -65,6 +65,8 @@ export function startDeliveryThread(options: DeliveryThreadOptions): Promise<Del
   let stopping = false;
   let restart: NodeJS.Timeout | undefined;
   let wakeScheduled = false;
+  /** The current thread has not exited (false while a restart is pending). */
+  let alive = false;
 
   /** `starting`: the first start's promise, settled by the thread's first word; restarts have none. */
   const spawn = (starting?: { resolve: () => void; reject: (e: Error) => void }) => {
@@ -74,6 +76,7 @@ export function startDeliveryThread(options: DeliveryThreadOptions): Promise<Del
       workerData: data,
       env: options.env,
     });
+    alive = true;
     worker.on("message", (message: FromDeliveryThread) => {
       if (message.kind === "report") {
         if (message.lines !== "") options.lines.write(message.lines);
@@ -91,6 +94,7 @@ export function startDeliveryThread(options: DeliveryThreadOptions): Promise<Del
       options.logger.log("error", "the delivery thread failed", { error: e.message }),
     );
     worker.on("exit", (code) => {
+      alive = false;
       if (stopping) return;
       if (start) {
         start.reject(new Error(`the delivery thread exited (code ${code}) before it was ready`));
@@ -128,6 +132,8 @@ export function startDeliveryThread(options: DeliveryThreadOptions): Promise<Del
     async stop() {
       stopping = true;
       clearTimeout(restart);
+      // Died and waiting to be started again: there is nothing to drain.
+      if (!alive) return;
       const exited = new Promise<void>((resolve) => {
         worker.once("exit", () => resolve());
         const timer = setTimeout(() => {

@@ -137,7 +137,6 @@ async function start(): Promise<void> {
         }),
     );
   const poll = setInterval(drain, POLL_MS);
-  await drain();
 
   port.on("message", (message: ToDeliveryThread) => {
     if (message.kind === "wake") void drain();
@@ -172,6 +171,9 @@ async function start(): Promise<void> {
     }
   });
   post({ kind: "ready" });
+  // What the previous process journaled, taken in after `serve` is ready: a long backlog never
+  // holds up the start.
+  void drain();
 }
 
 start().catch((e) => {

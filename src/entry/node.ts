@@ -213,7 +213,8 @@ export class DataDirError extends Error {}
 
 /**
  * better-sqlite3 waits for another process's lock synchronously, holding the event loop: the
- * gateway waits at most this long, then the enqueue fails (logged, counted) and decisions go on.
+ * session store (the answering thread's only SQLite file) waits at most this long, then the
+ * enrichment is skipped (logged) and decisions go on.
  */
 const BUSY_TIMEOUT_MS = 100;
 

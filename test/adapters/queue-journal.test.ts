@@ -106,7 +106,8 @@ describe("intake journal", () => {
     writer.close();
     // The process died in the middle of a write: half a line, never answered.
     const [segment] = segmentFiles();
-    const half = '{"id":"job-2","group":"audit","delayMs":0,"bo';
+    // Half of a send of two jobs: neither is taken in.
+    const half = '[{"id":"job-2","group":"audit","delayMs":0,"body":{"n":2}},{"id":"job-2b","gr';
     appendFileSync(join(journalDir, segment as string), half);
     const next = openJournalWriter(journalDir);
     next.append(jobs(3));
@@ -123,7 +124,7 @@ describe("intake journal", () => {
     writer.close();
     const [segment] = segmentFiles();
     const path = join(journalDir, segment as string);
-    const line = `${JSON.stringify({ id: "job-5", group: "audit", delayMs: 0, body: { n: 5 } })}\n`;
+    const line = `${JSON.stringify([{ id: "job-5", group: "audit", delayMs: 0, body: { n: 5 } }])}\n`;
     appendFileSync(path, line.slice(0, 20));
     const { queue, reader } = deliveryThread();
     expect(await reader.drain()).toBe(0);
@@ -137,16 +138,42 @@ describe("intake journal", () => {
     writer.append(jobs(1));
     writer.close();
     const [segment] = segmentFiles();
-    appendFileSync(join(journalDir, segment as string), 'garbage from a bad disk\n{"no":"id"}\n');
+    appendFileSync(
+      join(journalDir, segment as string),
+      'garbage from a bad disk\n[{"id":"job-9","body":{"n":9}},{"no":"id"}]\n',
+    );
     const { queue, reader } = deliveryThread();
     expect(await reader.drain()).toBe(3);
     expect(await receivedNumbers(queue)).toEqual([1]);
     const dead = await queue.listDead();
     expect(dead.map((d) => d.body)).toEqual([
       "unreadable intake journal line: garbage from a bad disk",
-      'unreadable intake journal line: {"no":"id"}',
+      'unreadable intake journal line: [{"id":"job-9","body":{"n":9}},{"no":"id"}]',
     ]);
     expect(dead[0]?.error).toMatch(/not valid JSON/);
+  });
+
+  it("loses nothing when the queue cannot take a read in, with lines cut at the read's chunk boundary", async () => {
+    const writer = openJournalWriter(journalDir);
+    // ~600 KB: more than one 256 KiB read, so reads end in the middle of a line.
+    const count = 2000;
+    for (let n = 0; n < count; n++)
+      writer.append([{ id: `job-${n}`, body: { n, pad: "x".repeat(250) }, group: "audit" }]);
+    const queue = createSqliteQueue<Job>({ path: join(dir, "queue.sqlite") });
+    opened.push(queue);
+    let failures = 1;
+    const reader = openJournalReader(journalDir, {
+      position: queue.intakePosition(),
+      // The first commit fails (another process held the lock past the busy timeout).
+      intake: (rows, position) =>
+        failures-- > 0 ? Promise.reject(new Error("SQLITE_BUSY")) : queue.intake(rows, position),
+    });
+    await expect(reader.drain()).rejects.toThrow("SQLITE_BUSY");
+    expect(await reader.drain()).toBe(count);
+    const got = await queue.receive(count + 10, 60_000);
+    expect(got).toHaveLength(count);
+    for (const m of got) expect(m.id).toBe(`job-${m.body.n}`);
+    writer.close();
   });
 
   it("starts at the first segment left when the recorded one is gone (deleted before the position moved)", async () => {

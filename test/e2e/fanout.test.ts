@@ -129,11 +129,12 @@ function heldJobIds(dataDir: string): string[] {
     id: string;
   }[];
   db.close();
+  // Each journal line holds one send's jobs.
   const journaled = readdirSync(join(dataDir, "intake")).flatMap((name) =>
     readFileSync(join(dataDir, "intake", name), "utf8")
       .split("\n")
       .filter((line) => line !== "")
-      .map((line) => (JSON.parse(line) as { id: string }).id),
+      .flatMap((line) => (JSON.parse(line) as { id: string }[]).map((job) => job.id)),
   );
   return [...new Set([...queued.map((r) => r.id), ...journaled])];
 }

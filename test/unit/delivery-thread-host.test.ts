@@ -71,6 +71,25 @@ describe("startDeliveryThread", () => {
     await thread.stop();
   });
 
+  it("stops at once, and starts nothing, when the thread died and waits to be started again", async () => {
+    const script = standIn(`
+      parentPort.postMessage({ kind: "report", lines: "started\\n", counts: [] });
+      parentPort.postMessage({ kind: "ready" });
+      parentPort.on("message", (m) => {
+        if (m.kind === "wake") throw new Error("boom");
+      });
+    `);
+    const { lines, logs, start } = harness(script);
+    const thread = await start();
+    thread.wake();
+    await until(() => logs.length === 2);
+    expect(logs[1]?.msg).toBe("the delivery thread stopped; starting it again");
+    // SIGTERM in the second before the restart: nothing is running, so nothing to wait for.
+    await thread.stop();
+    await new Promise((r) => setTimeout(r, 1200));
+    expect(lines).toEqual(["started\n"]);
+  });
+
   it("fails the start with the thread's reason when it cannot open what it needs", async () => {
     const script = standIn(`
       parentPort.postMessage({ kind: "failed", error: "cannot open the SQLite queue at q: file is not a database" });

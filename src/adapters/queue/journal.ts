@@ -2,8 +2,8 @@
  * The intake journal of `serve`: how a notify job gets from the thread that answers hooks to the
  * SQLite queue that the delivery thread owns, without a commit on the answer's path.
  *
- * The writer (the answering thread) appends each send's jobs as JSON lines with one synchronous
- * `write` before the answer goes out: once it returns, the jobs are in the OS page cache and
+ * The writer (the answering thread) appends each send's jobs as one JSON line (an array) with one
+ * synchronous `write` before the answer goes out: once it returns, the jobs are in the OS page cache and
  * survive a SIGKILL, the same guarantee as a SQLite commit in WAL mode with `synchronous =
  * NORMAL`. The reader (the delivery thread) takes complete lines into the queue and records how
  * far it read in the same commit (sqlite.ts `intake`), so a restart resumes exactly there.
@@ -11,8 +11,9 @@
  * The journal is a directory of segments, `intake-<n>.jsonl`. A writer never appends to a segment
  * it did not create: it starts a new one when it opens (a segment left by a killed process may
  * end in a torn line) and when its segment passes SEGMENT_BYTES. So once a later segment exists,
- * an earlier one is complete: the reader takes it to its end, skips a torn last line (the write
- * that was cut never returned, so that event was never answered), deletes it and moves on.
+ * an earlier one is complete: the reader takes it to its end, skips a torn last line (a write
+ * cut short: it never returned, so its send failed and nothing of it is delivered), deletes it
+ * and moves on.
  */
 import {
   closeSync,
@@ -72,16 +73,17 @@ export function openJournalWriter(dir: string, segmentBytes = SEGMENT_BYTES): Jo
   next();
   return {
     append(messages) {
-      if (fd < 0) next();
-      let text = "";
-      for (const m of messages)
-        text += `${JSON.stringify({ id: m.id, group: m.group, delayMs: m.delayMs ?? 0, body: m.body })}\n`;
-      const bytes = Buffer.from(text);
+      // Rotating here, before the write, means an append that throws wrote nothing that counts.
+      if (fd < 0 || size >= segmentBytes) next();
+      // One line for all of a send's jobs: a write cut short tears that line alone, and the
+      // reader skips it whole, so a send is taken in entirely or not at all.
+      const jobs = messages.map((m) => ({ id: m.id, group: m.group, delayMs: m.delayMs ?? 0, body: m.body }));
+      const bytes = Buffer.from(`${JSON.stringify(jobs)}\n`);
       let written = 0;
       try {
         while (written < bytes.length) written += writeSync(fd, bytes, written);
       } catch (e) {
-        // A part of the lines may be in the file: the next lines go to a new segment, so the
+        // Part of the line may be in the file: the next line goes to a new segment, so the
         // reader sees the cut one as a torn end and never glues it to a later line.
         if (written > 0) {
           closeSync(fd);
@@ -90,7 +92,6 @@ export function openJournalWriter(dir: string, segmentBytes = SEGMENT_BYTES): Jo
         throw e;
       }
       size += bytes.length;
-      if (size >= segmentBytes) next();
     },
     close() {
       if (fd >= 0) closeSync(fd);
@@ -149,12 +150,21 @@ export function openJournalReader(dir: string, deps: JournalReaderDeps): Journal
       if (n === 0) return taken;
       const data = Buffer.concat([tail, buffer.subarray(0, n)]);
       const end = data.lastIndexOf(0x0a) + 1;
-      tail = Buffer.from(data.subarray(end));
-      if (end === 0) continue;
+      if (end === 0) {
+        tail = data;
+        continue;
+      }
       const rows = parseLines(data.toString("utf8", 0, end), position);
       const next = { segment: position.segment, offset: position.offset + end };
-      await deps.intake(rows, next);
+      try {
+        await deps.intake(rows, next);
+      } catch (e) {
+        // Nothing moved: the next drain reads again from the position.
+        tail = Buffer.alloc(0);
+        throw e;
+      }
       position = next;
+      tail = Buffer.from(data.subarray(end));
       taken += rows.length;
     }
   };
@@ -189,6 +199,7 @@ export function openJournalReader(dir: string, deps: JournalReaderDeps): Journal
   };
   return {
     drain() {
+      if (again) return again;
       if (!running) return start();
       again ??= running
         .catch(() => 0)
@@ -206,38 +217,40 @@ export function openJournalReader(dir: string, deps: JournalReaderDeps): Journal
 }
 
 /**
- * Each line is one job as the writer wrote it. A line that is not a job (a disk that returned
- * garbage) is not dropped: it goes in as a job whose body is the line, which the queue
+ * Each line is one send's jobs as the writer wrote them. A line that is not that (a disk that
+ * returned garbage) is not dropped: it goes in as one job whose body is the line, which the queue
  * dead-letters as stored when it is leased (`hookgate dlq list` shows it).
  */
 function parseLines(text: string, at: IntakePosition): IntakeRow[] {
   const rows: IntakeRow[] = [];
   let offset = at.offset;
   for (const line of text.split("\n")) {
-    if (line === "") {
-      offset += 1;
-      continue;
-    }
-    rows.push(parseLine(line, `intake-${at.segment}-${offset}`));
+    if (line !== "") rows.push(...parseLine(line, `intake-${at.segment}-${offset}`));
     offset += Buffer.byteLength(line) + 1;
   }
   return rows;
 }
 
-function parseLine(line: string, fallbackId: string): IntakeRow {
+function parseLine(line: string, fallbackId: string): IntakeRow[] {
   try {
-    const job = JSON.parse(line) as { id?: unknown; group?: unknown; delayMs?: unknown; body?: unknown };
-    if (typeof job.id === "string" && job.body !== undefined) {
-      return {
+    const jobs = JSON.parse(line) as unknown;
+    if (Array.isArray(jobs) && jobs.every(isJob)) {
+      return jobs.map((job) => ({
         id: job.id,
         body: JSON.stringify(job.body),
         delayMs: typeof job.delayMs === "number" ? job.delayMs : 0,
         group: typeof job.group === "string" ? job.group : undefined,
-      };
+      }));
     }
   } catch {
     // falls through: kept as its text
   }
   // Not JSON, so the queue dead-letters it as stored on its first lease.
-  return { id: fallbackId, body: `unreadable intake journal line: ${line}`, delayMs: 0, group: undefined };
+  return [{ id: fallbackId, body: `unreadable intake journal line: ${line}`, delayMs: 0, group: undefined }];
+}
+
+function isJob(value: unknown): value is { id: string; group?: unknown; delayMs?: unknown; body: unknown } {
+  if (typeof value !== "object" || value === null) return false;
+  const job = value as { id?: unknown; body?: unknown };
+  return typeof job.id === "string" && job.body !== undefined;
 }

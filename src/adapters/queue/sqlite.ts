@@ -16,8 +16,8 @@ export interface SqliteQueueOptions {
   readonly owner?: string;
   /**
    * How long a call waits for another process's write lock before it fails (better-sqlite3 waits
-   * synchronously, holding the event loop). 5 s by default, for the CLI; `serve` passes 100 ms so
-   * that a lock held elsewhere can never stall decisions for long.
+   * synchronously, holding the event loop). 5 s by default: the CLI, and `serve`'s delivery
+   * thread, whose waits hold up deliveries, never decisions (those only append to the journal).
    */
   readonly busyTimeoutMs?: number;
 }
