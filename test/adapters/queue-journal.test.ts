@@ -176,6 +176,53 @@ describe("intake journal", () => {
     writer.close();
   });
 
+  it("gives each unreadable line its own id, even after bytes that are not UTF-8", async () => {
+    const writer = openJournalWriter(journalDir);
+    writer.close();
+    const [segment] = segmentFiles();
+    const path = join(journalDir, segment as string);
+    appendFileSync(path, Buffer.from([0xff, 0xff, 0xff, 0x0a]));
+    appendFileSync(path, "x\ny\n");
+    const { queue, reader } = deliveryThread();
+    expect(await reader.drain()).toBe(3);
+    appendFileSync(path, "a later bad line\n");
+    expect(await reader.drain()).toBe(1);
+    await queue.receive(10, 60_000);
+    const dead = await queue.listDead();
+    expect(dead.map((d) => d.id).sort()).toEqual(["intake-1-0", "intake-1-4", "intake-1-6", "intake-1-8"]);
+  });
+
+  it("reports a torn end once, when moving past its segment needed a second try", async () => {
+    const writer = openJournalWriter(journalDir);
+    writer.append(jobs(1));
+    writer.close();
+    const [segment] = segmentFiles();
+    appendFileSync(join(journalDir, segment as string), '[{"id":"cut');
+    const next = openJournalWriter(journalDir);
+    next.append(jobs(2));
+    const queue = createSqliteQueue<Job>({ path: join(dir, "queue.sqlite") });
+    opened.push(queue);
+    let failMove = true;
+    const torn: number[] = [];
+    const reader = openJournalReader(journalDir, {
+      position: queue.intakePosition(),
+      // The commit that moves the position to the next segment fails once.
+      intake: (rows, position) => {
+        if (rows.length === 0 && failMove) {
+          failMove = false;
+          return Promise.reject(new Error("SQLITE_BUSY"));
+        }
+        return queue.intake(rows, position);
+      },
+      onTorn: (s) => torn.push(s),
+    });
+    await expect(reader.drain()).rejects.toThrow("SQLITE_BUSY");
+    expect(await reader.drain()).toBe(1);
+    expect(torn).toEqual([1]);
+    expect(await receivedNumbers(queue)).toEqual([1, 2]);
+    next.close();
+  });
+
   it("starts at the first segment left when the recorded one is gone (deleted before the position moved)", async () => {
     const writer = openJournalWriter(journalDir, 100);
     writer.append(jobs(1));

@@ -154,7 +154,7 @@ export function openJournalReader(dir: string, deps: JournalReaderDeps): Journal
         tail = data;
         continue;
       }
-      const rows = parseLines(data.toString("utf8", 0, end), position);
+      const rows = parseLines(data, end, position);
       const next = { segment: position.segment, offset: position.offset + end };
       try {
         await deps.intake(rows, next);
@@ -179,6 +179,7 @@ export function openJournalReader(dir: string, deps: JournalReaderDeps): Journal
       if (tail.length > 0) deps.onTorn?.(position.segment, tail.length);
       if (fd >= 0) closeSync(fd);
       fd = -1;
+      tail = Buffer.alloc(0);
       rmSync(join(dir, segmentName(position.segment)), { force: true });
       const next = { segment: later, offset: 0 };
       await deps.intake([], next);
@@ -221,12 +222,17 @@ export function openJournalReader(dir: string, deps: JournalReaderDeps): Journal
  * returned garbage) is not dropped: it goes in as one job whose body is the line, which the queue
  * dead-letters as stored when it is leased (`hookgate dlq list` shows it).
  */
-function parseLines(text: string, at: IntakePosition): IntakeRow[] {
+function parseLines(data: Buffer, end: number, at: IntakePosition): IntakeRow[] {
   const rows: IntakeRow[] = [];
-  let offset = at.offset;
-  for (const line of text.split("\n")) {
-    if (line !== "") rows.push(...parseLine(line, `intake-${at.segment}-${offset}`));
-    offset += Buffer.byteLength(line) + 1;
+  // Split on the newline byte and decode each line alone: the fallback id is the line's byte
+  // offset in the segment, which decoding first (invalid UTF-8 grows into U+FFFD) would shift.
+  for (let start = 0; start < end; ) {
+    const stop = data.indexOf(0x0a, start);
+    if (stop > start) {
+      const id = `intake-${at.segment}-${at.offset + start}`;
+      rows.push(...parseLine(data.toString("utf8", start, stop), id));
+    }
+    start = stop + 1;
   }
   return rows;
 }
