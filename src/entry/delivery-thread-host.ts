@@ -31,8 +31,7 @@ export type FromDeliveryThread =
       readonly kind: "report";
       readonly lines: string;
       readonly counts: readonly (readonly [string, Record<string, string>])[];
-    }
-  | { readonly kind: "stopped" };
+    };
 
 export interface DeliveryThread {
   /** Jobs were journaled: the thread reads the journal at the end of this turn. */

@@ -28,7 +28,7 @@ import {
   type ToDeliveryThread,
 } from "./delivery-thread-host.js";
 
-/** How often the journal is read when no wake comes (a safety net; each append sends one). */
+/** How often the journal is read when no wake comes (a safety net: each turn that appends sends one). */
 const POLL_MS = 1000;
 
 if (!parentPort) throw new Error("delivery-thread.ts runs as a worker thread of `hookgate serve`");
@@ -105,7 +105,7 @@ async function start(): Promise<void> {
     onTorn: (segment, bytes) =>
       logger.log(
         "warn",
-        "skipped the torn end of an intake journal segment (a write cut short, never answered)",
+        "skipped the torn end of an intake journal segment (a write cut short: that send had failed)",
         {
           segment,
           bytes,
@@ -165,7 +165,6 @@ async function start(): Promise<void> {
         await queue.close();
         await egress.close();
         report();
-        post({ kind: "stopped" });
         port.close();
       })();
     }

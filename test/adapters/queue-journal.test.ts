@@ -104,7 +104,7 @@ describe("intake journal", () => {
     const writer = openJournalWriter(journalDir);
     writer.append(jobs(1));
     writer.close();
-    // The process died in the middle of a write: half a line, never answered.
+    // The process died in the middle of a write: half a line, whose send never returned.
     const [segment] = segmentFiles();
     // Half of a send of two jobs: neither is taken in.
     const half = '[{"id":"job-2","group":"audit","delayMs":0,"body":{"n":2}},{"id":"job-2b","gr';
