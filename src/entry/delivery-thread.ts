@@ -131,10 +131,12 @@ async function start(): Promise<void> {
       (taken) => {
         if (taken > 0) consumer.poke();
       },
-      (e) =>
+      (e) => {
+        metrics.increment("hookgate_intake_failed_total");
         logger.log("error", "could not take journaled jobs into the queue; will try again", {
           error: e instanceof Error ? e.message : String(e),
-        }),
+        });
+      },
     );
   const poll = setInterval(drain, POLL_MS);
 

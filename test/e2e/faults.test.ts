@@ -426,6 +426,7 @@ describe("a data dir that cannot be used", () => {
     expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
     const metrics = await (await fetch(`${server.url}/metrics`)).text();
     expect(counter(metrics, "hookgate_enqueue_failed_total")).toBe(0);
+    expect(counter(metrics, "hookgate_intake_failed_total")).toBeGreaterThan(0);
     // The deny and the PostToolUse call each notified `audit` while the lock was held.
     await until(() => receiver.unique.length === 3, "the held jobs delivered after the lock is released");
     expect((await post(server, bash("pwd", "PostToolUse"))).status).toBe(200);

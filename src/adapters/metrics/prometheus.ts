@@ -14,6 +14,8 @@ const HELP: Readonly<Record<string, string>> = {
   hookgate_forward_calls_total: "Forward-rule relays, by outcome (OK or the failure code).",
   hookgate_enqueued_total: "Delivery jobs put on the queue, by sink.",
   hookgate_enqueue_failed_total: "Enqueues that failed (logged; the decision was answered anyway).",
+  hookgate_intake_failed_total:
+    "Reads of the intake journal that the queue could not take in (Node; retried, the jobs wait in the journal).",
   hookgate_delivered_total: "Delivery jobs a sink accepted, by sink.",
   hookgate_retried_total: "Delivery attempts that failed and were scheduled again, by sink.",
   hookgate_dead_lettered_total: "Delivery jobs moved to the dead-letter queue, by sink.",
