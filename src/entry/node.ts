@@ -6,7 +6,7 @@
  * (delivery-thread.ts) takes them into the SQLite queue and delivers them.
  */
 import { randomUUID } from "node:crypto";
-import { accessSync, constants, mkdirSync } from "node:fs";
+import { accessSync, constants, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
@@ -125,6 +125,7 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
     // a database, a lock held past the busy timeout).
     store.journal.close();
     store.sessions.close();
+    store.release();
     throw dataDirError(options.dataDir, e);
   }
   const notifier = createNotifier({
@@ -199,6 +200,7 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
       store.journal.close();
       await deliveries.stop();
       store.sessions.close();
+      store.release();
       await recorder?.close();
       await egress.close();
       stdout.flush();
@@ -218,20 +220,69 @@ export class DataDirError extends Error {}
  */
 const BUSY_TIMEOUT_MS = 100;
 
-/** Creates the data dir and opens the intake journal and session store, or says clearly why not. */
+/**
+ * Creates the data dir, claims it for this process and opens the intake journal and session
+ * store, or says clearly why not.
+ */
 function openDataDir(dataDir: string): {
   journal: JournalWriter;
   sessions: ReturnType<typeof createSqliteSessionStore>;
+  /** Gives the data dir up (on close, and on exit). */
+  release: () => void;
 } {
+  let release: (() => void) | undefined;
   try {
     mkdirSync(dataDir, { recursive: true });
     accessSync(dataDir, constants.W_OK);
+    release = claim(dataDir);
     return {
       journal: openJournalWriter(join(dataDir, JOURNAL_DIR)),
       sessions: createSqliteSessionStore(join(dataDir, "sessions.sqlite"), BUSY_TIMEOUT_MS),
+      release,
     };
   } catch (e) {
+    release?.();
+    if (e instanceof DataDirError) throw e;
     throw dataDirError(dataDir, e);
+  }
+}
+
+/**
+ * One `serve` per data dir: two would read one journal and fight over its position. The claim is
+ * a file holding the pid, made with `wx`; a file whose process is gone (a SIGKILL, or our own pid
+ * from before a container restart) is stale and taken over.
+ */
+function claim(dataDir: string): () => void {
+  const path = join(dataDir, "serve.pid");
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      writeFileSync(path, `${process.pid}\n`, { flag: "wx" });
+      const release = () => {
+        process.removeListener("exit", release);
+        rmSync(path, { force: true });
+      };
+      process.once("exit", release);
+      return release;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+    }
+    const pid = Number.parseInt(readFileSync(path, "utf8"), 10);
+    if (pid > 0 && pid !== process.pid && running(pid)) {
+      throw new DataDirError(
+        `cannot use the data dir ${dataDir}: hookgate serve (pid ${pid}) is running on it; give each process its own --data-dir (if no such process runs, delete ${path})`,
+      );
+    }
+    rmSync(path, { force: true });
+  }
+  throw new DataDirError(`cannot use the data dir ${dataDir}: another process keeps claiming it (${path})`);
+}
+
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM";
   }
 }
 

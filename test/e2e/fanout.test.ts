@@ -272,4 +272,27 @@ describe("the dead-letter queue", () => {
     expect(stderr).toContain(`cannot use the data dir ${dataDir}`);
     expect(stderr).toMatch(/ENOTDIR|EEXIST.*pass --data-dir with a writable directory/);
   });
+
+  it("refuses a second serve on a data dir in use, and takes over the claim of a killed one", async () => {
+    const policy = policyFile("http://127.0.0.1:1/x");
+    const dataDir = mkdtempSync(join(tmpdir(), "hookgate-claimed-"));
+    const first = await startServerProcess(policy, { WHSEC: SECRET }, dataDir);
+    const second = await runCli(["serve", "--policy", policy, "--port", "0", "--data-dir", dataDir]);
+    expect(second.code).toBe(1);
+    expect(second.stderr).toContain(
+      `cannot use the data dir ${dataDir}: hookgate serve (pid ${first.child.pid}) is running on it; give each process its own --data-dir`,
+    );
+    expect((await post(first, rmEvent(1))).status).toBe(200);
+
+    // A SIGKILL leaves the claim behind; the next serve sees its process gone and takes it over.
+    first.child.kill("SIGKILL");
+    await first.stop();
+    expect(readFileSync(join(dataDir, "serve.pid"), "utf8")).toBe(`${first.child.pid}\n`);
+    const third = await gateway(policy, dataDir);
+    expect((await post(third, rmEvent(2))).status).toBe(200);
+    expect(readFileSync(join(dataDir, "serve.pid"), "utf8")).toBe(`${third.child.pid}\n`);
+    // A clean stop gives the data dir up.
+    await third.stop();
+    expect(readdirSync(dataDir)).not.toContain("serve.pid");
+  });
 });
