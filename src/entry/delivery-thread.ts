@@ -10,16 +10,11 @@ import { readlinkSync } from "node:fs";
 import { setPriority } from "node:os";
 import { join } from "node:path";
 import { parentPort, workerData } from "node:worker_threads";
-import { createUndiciEgress } from "../adapters/egress/undici.js";
-import { nodeHmacSha256, nodeSha256 } from "../adapters/hash/node-crypto.js";
 import { createJsonLogger } from "../adapters/log/json-lines.js";
 import { openJournalReader } from "../adapters/queue/journal.js";
 import { createSqliteQueue } from "../adapters/queue/sqlite.js";
-import { startConsumer } from "../app/consumer.js";
-import { createDeliverer } from "../app/deliver.js";
 import type { DeliveryJob } from "../core/delivery.js";
-import { reportRefusals } from "../core/egress/report.js";
-import { loadPolicy, type Policy } from "../core/policy.js";
+import type { Policy } from "../core/policy.js";
 import type { Metrics } from "../core/ports.js";
 import {
   type DeliveryThreadData,
@@ -86,17 +81,10 @@ function lowerPriority(): void {
 
 async function start(): Promise<void> {
   lowerPriority();
-  const env = (name: string) => process.env[name];
-  const load = async (text: string): Promise<Policy> => {
-    const loaded = await loadPolicy(text, { env, sha256: nodeSha256 });
-    if (!loaded.ok) throw new Error(loaded.error.map((i) => `${i.path}: ${i.message}`).join("; "));
-    return loaded.value.policy;
-  };
+  // First what can stop `serve` from starting, the queue file; then `serve` listens while the
+  // rest of this thread loads (undici, the policy compiler and the deliverer, ~300 ms of imports
+  // in a new isolate). Messages wait in the port until the handler below is attached.
   const queue = createSqliteQueue<DeliveryJob>({ path: join(data.dataDir, "queue.sqlite") });
-  let current = await load(data.policyText);
-  // A reloaded policy is in place before the journal is read again: jobs of events answered
-  // after a reload are delivered under it.
-  let reloading: Promise<void> = Promise.resolve();
   const recovered = queue.recoverLeases();
   if (recovered > 0) logger.log("info", "took back jobs leased by the previous process", { jobs: recovered });
   const journal = openJournalReader(join(data.dataDir, JOURNAL_DIR), {
@@ -112,6 +100,33 @@ async function start(): Promise<void> {
         },
       ),
   });
+  post({ kind: "ready" });
+
+  const [
+    { createUndiciEgress },
+    { nodeHmacSha256, nodeSha256 },
+    { startConsumer },
+    { createDeliverer },
+    { reportRefusals },
+    { loadPolicy },
+  ] = await Promise.all([
+    import("../adapters/egress/undici.js"),
+    import("../adapters/hash/node-crypto.js"),
+    import("../app/consumer.js"),
+    import("../app/deliver.js"),
+    import("../core/egress/report.js"),
+    import("../core/policy.js"),
+  ]);
+  const env = (name: string) => process.env[name];
+  const load = async (text: string): Promise<Policy> => {
+    const loaded = await loadPolicy(text, { env, sha256: nodeSha256 });
+    if (!loaded.ok) throw new Error(loaded.error.map((i) => `${i.path}: ${i.message}`).join("; "));
+    return loaded.value.policy;
+  };
+  let current = await load(data.policyText);
+  // A reloaded policy is in place before the journal is read again: jobs of events answered
+  // after a reload are delivered under it.
+  let reloading: Promise<void> = Promise.resolve();
   const egress = createUndiciEgress({
     policy: () => current.egress,
     onRefusal: reportRefusals(logger, metrics),
@@ -171,7 +186,6 @@ async function start(): Promise<void> {
       })();
     }
   });
-  post({ kind: "ready" });
   // What the previous process journaled, taken in after `serve` is ready: a long backlog never
   // holds up the start.
   void drain();
