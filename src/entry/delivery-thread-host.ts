@@ -52,12 +52,19 @@ export interface DeliveryThreadOptions extends DeliveryThreadData {
   readonly script?: URL;
 }
 
-/** A thread that dies is started again after this long. */
+/**
+ * A thread that dies is started again after this long, doubled for each death in a row up to
+ * MAX_RESTART_MS; a thread that ran for that long before it died starts the count again.
+ */
 const RESTART_MS = 1000;
+const MAX_RESTART_MS = 60_000;
 /** On close, a thread still delivering after this long is terminated (its leases come back). */
 const STOP_MS = 30_000;
 
-/** Resolves once the thread has opened the queue and loaded the policy; rejects with why it could not. */
+/**
+ * Resolves once the thread has opened the queue (it loads the rest after); rejects with why it
+ * could not.
+ */
 export function startDeliveryThread(options: DeliveryThreadOptions): Promise<DeliveryThread> {
   let policyText = options.policyText;
   let worker: Worker;
@@ -66,6 +73,8 @@ export function startDeliveryThread(options: DeliveryThreadOptions): Promise<Del
   let wakeScheduled = false;
   /** The current thread has not exited (false while a restart is pending). */
   let alive = false;
+  let spawnedAt = 0;
+  let deaths = 0;
 
   /** `starting`: the first start's promise, settled by the thread's first word; restarts have none. */
   const spawn = (starting?: { resolve: () => void; reject: (e: Error) => void }) => {
@@ -76,6 +85,7 @@ export function startDeliveryThread(options: DeliveryThreadOptions): Promise<Del
       env: options.env,
     });
     alive = true;
+    spawnedAt = Date.now();
     worker.on("message", (message: FromDeliveryThread) => {
       if (message.kind === "report") {
         if (message.lines !== "") options.lines.write(message.lines);
@@ -99,11 +109,11 @@ export function startDeliveryThread(options: DeliveryThreadOptions): Promise<Del
         start.reject(new Error(`the delivery thread exited (code ${code}) before it was ready`));
         return;
       }
-      options.logger.log("error", "the delivery thread stopped; starting it again", {
-        code,
-        inMs: RESTART_MS,
-      });
-      restart = setTimeout(() => spawn(), RESTART_MS);
+      if (Date.now() - spawnedAt >= MAX_RESTART_MS) deaths = 0;
+      const delay = Math.min(RESTART_MS * 2 ** deaths, MAX_RESTART_MS);
+      deaths += 1;
+      options.logger.log("error", "the delivery thread stopped; starting it again", { code, inMs: delay });
+      restart = setTimeout(() => spawn(), delay);
     });
   };
 

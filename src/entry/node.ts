@@ -6,11 +6,12 @@
  * (delivery-thread.ts) takes them into the SQLite queue and delivers them.
  */
 import { randomUUID } from "node:crypto";
-import { accessSync, constants, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { accessSync, constants, mkdirSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { getRequestListener } from "@hono/node-server";
+import Database from "better-sqlite3";
 import { createUndiciEgress } from "../adapters/egress/undici.js";
 import { nodeSha256 } from "../adapters/hash/node-crypto.js";
 import { batchLines, createJsonLogger, scrubLines } from "../adapters/log/json-lines.js";
@@ -155,15 +156,31 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
     sha256: nodeSha256,
     logger,
   };
+  /** What the server's end leaves to close, in order: no more appends, then the thread drains. */
+  const closeAfterServer = async () => {
+    store.journal.close();
+    await deliveries.stop();
+    store.sessions.close();
+    store.release();
+    await recorder?.close();
+    await egress.close();
+  };
   const app = createApp(deps);
   const server = createServer(hookListener(deps, getRequestListener(app.fetch, { hostname: options.host })));
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port, options.host, () => {
-      server.off("error", reject);
-      resolve();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(options.port, options.host, () => {
+        server.off("error", reject);
+        resolve();
+      });
     });
-  });
+  } catch (e) {
+    // The port is taken, say: give back all that started, the thread and the data dir's claim
+    // included, or the process would stay up holding them.
+    await closeAfterServer();
+    throw e;
+  }
   const port = (server.address() as AddressInfo).port;
   const host = options.host.includes(":") ? `[${options.host}]` : options.host;
   logger.log("info", "hookgate listening", {
@@ -195,14 +212,9 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
         server.close((e) => (e ? reject(e) : resolve()));
         if ("closeIdleConnections" in server) server.closeIdleConnections();
       });
-      // Let the callbacks of the last answers run, then drain the consumer.
+      // Let the callbacks of the last answers run, then drain the delivery thread.
       await new Promise((resolve) => setImmediate(resolve));
-      store.journal.close();
-      await deliveries.stop();
-      store.sessions.close();
-      store.release();
-      await recorder?.close();
-      await egress.close();
+      await closeAfterServer();
       stdout.flush();
       process.removeListener("exit", stdout.flush);
     },
@@ -249,41 +261,25 @@ function openDataDir(dataDir: string): {
 
 /**
  * One `serve` per data dir: two would read one journal and fight over its position. The claim is
- * a file holding the pid, made with `wx`; a file whose process is gone (a SIGKILL, or our own pid
- * from before a container restart) is stale and taken over.
+ * an exclusive lock on `serve.lock`, a SQLite file held in an open transaction: the operating
+ * system drops it when the process dies, however it dies, so no stale claim is ever left, and a
+ * second claim in the same process is refused too.
  */
 function claim(dataDir: string): () => void {
-  const path = join(dataDir, "serve.pid");
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      writeFileSync(path, `${process.pid}\n`, { flag: "wx" });
-      const release = () => {
-        process.removeListener("exit", release);
-        rmSync(path, { force: true });
-      };
-      process.once("exit", release);
-      return release;
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
-    }
-    const pid = Number.parseInt(readFileSync(path, "utf8"), 10);
-    if (pid > 0 && pid !== process.pid && running(pid)) {
-      throw new DataDirError(
-        `cannot use the data dir ${dataDir}: hookgate serve (pid ${pid}) is running on it; give each process its own --data-dir (if no such process runs, delete ${path})`,
-      );
-    }
-    rmSync(path, { force: true });
-  }
-  throw new DataDirError(`cannot use the data dir ${dataDir}: another process keeps claiming it (${path})`);
-}
-
-function running(pid: number): boolean {
+  const path = join(dataDir, "serve.lock");
+  const lock = new Database(path, { timeout: 0 });
   try {
-    process.kill(pid, 0);
-    return true;
+    lock.exec("BEGIN EXCLUSIVE");
   } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM";
+    lock.close();
+    if ((e as { code?: string }).code !== "SQLITE_BUSY") throw e;
+    throw new DataDirError(
+      `cannot use the data dir ${dataDir}: another hookgate serve is running on it (it holds ${path}); give each process its own --data-dir`,
+    );
   }
+  return () => {
+    if (lock.open) lock.close();
+  };
 }
 
 function dataDirError(dataDir: string, e: unknown): DataDirError {

@@ -273,26 +273,47 @@ describe("the dead-letter queue", () => {
     expect(stderr).toMatch(/ENOTDIR|EEXIST.*pass --data-dir with a writable directory/);
   });
 
-  it("refuses a second serve on a data dir in use, and takes over the claim of a killed one", async () => {
+  it("refuses a second serve on a data dir in use, and lets one start after the first is killed", async () => {
     const policy = policyFile("http://127.0.0.1:1/x");
     const dataDir = mkdtempSync(join(tmpdir(), "hookgate-claimed-"));
     const first = await startServerProcess(policy, { WHSEC: SECRET }, dataDir);
     const second = await runCli(["serve", "--policy", policy, "--port", "0", "--data-dir", dataDir]);
     expect(second.code).toBe(1);
     expect(second.stderr).toContain(
-      `cannot use the data dir ${dataDir}: hookgate serve (pid ${first.child.pid}) is running on it; give each process its own --data-dir`,
+      `cannot use the data dir ${dataDir}: another hookgate serve is running on it (it holds ${join(dataDir, "serve.lock")}); give each process its own --data-dir`,
     );
     expect((await post(first, rmEvent(1))).status).toBe(200);
 
-    // A SIGKILL leaves the claim behind; the next serve sees its process gone and takes it over.
+    // The claim is a lock the operating system drops with the process, even on SIGKILL.
     first.child.kill("SIGKILL");
     await first.stop();
-    expect(readFileSync(join(dataDir, "serve.pid"), "utf8")).toBe(`${first.child.pid}\n`);
     const third = await gateway(policy, dataDir);
     expect((await post(third, rmEvent(2))).status).toBe(200);
-    expect(readFileSync(join(dataDir, "serve.pid"), "utf8")).toBe(`${third.child.pid}\n`);
-    // A clean stop gives the data dir up.
     await third.stop();
-    expect(readdirSync(dataDir)).not.toContain("serve.pid");
+    const fourth = await gateway(policy, dataDir);
+    expect((await post(fourth, rmEvent(3))).status).toBe(200);
+  });
+
+  it("gives up its data dir and exits when it cannot listen", async () => {
+    const taken = await loopbackServer(() => undefined);
+    cleanups.push(() => taken.close());
+    const port = new URL(taken.url).port;
+    const policy = policyFile("http://127.0.0.1:1/x");
+    const dataDir = mkdtempSync(join(tmpdir(), "hookgate-noport-"));
+    const failed = await runCli([
+      "serve",
+      "--policy",
+      policy,
+      "--host",
+      "127.0.0.1",
+      "--port",
+      port,
+      "--data-dir",
+      dataDir,
+    ]);
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toContain("EADDRINUSE");
+    const next = await gateway(policy, dataDir);
+    expect((await post(next, rmEvent(1))).status).toBe(200);
   });
 });

@@ -67,6 +67,8 @@ describe("startDeliveryThread", () => {
       "the delivery thread stopped; starting it again",
     ]);
     expect(logs[0]?.fields).toEqual({ error: "boom" });
+    // Each death in a row waits twice as long before the next start.
+    expect(logs.filter((l) => l.fields?.inMs !== undefined).map((l) => l.fields?.inMs)).toEqual([1000, 2000]);
     expect(metrics.render()).toContain('hookgate_delivered_total{sink="s"} 3');
     await thread.stop();
   });
