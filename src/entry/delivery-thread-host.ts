@@ -144,14 +144,16 @@ export function startDeliveryThread(options: DeliveryThreadOptions): Promise<Del
       // Died and waiting to be started again: there is nothing to drain.
       if (!alive) return;
       const exited = new Promise<void>((resolve) => {
-        worker.once("exit", () => resolve());
         const timer = setTimeout(() => {
           options.logger.log("warn", "the delivery thread did not stop in time; ending it", {
             afterMs: STOP_MS,
           });
           void worker.terminate();
         }, STOP_MS);
-        worker.once("exit", () => clearTimeout(timer));
+        worker.once("exit", () => {
+          clearTimeout(timer);
+          resolve();
+        });
       });
       worker.postMessage({ kind: "stop" } satisfies ToDeliveryThread);
       await exited;

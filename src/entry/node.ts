@@ -16,7 +16,7 @@ import { createUndiciEgress } from "../adapters/egress/undici.js";
 import { nodeSha256 } from "../adapters/hash/node-crypto.js";
 import { batchLines, createJsonLogger, scrubLines } from "../adapters/log/json-lines.js";
 import { createPrometheusRegistry } from "../adapters/metrics/prometheus.js";
-import { formatIssues, readPolicyFile } from "../adapters/policy-source/file.js";
+import { formatIssues, loadPolicyFile } from "../adapters/policy-source/file.js";
 import { type JournalWriter, openJournalWriter } from "../adapters/queue/journal.js";
 import { createJsonlRecorder } from "../adapters/record/jsonl.js";
 import { createSqliteSessionStore } from "../adapters/session/sqlite.js";
@@ -24,7 +24,7 @@ import { createNotifier } from "../app/notify.js";
 import { createRemoteActions } from "../app/remote-actions.js";
 import { reportRefusals } from "../core/egress/report.js";
 import { scrubbingWith } from "../core/mask.js";
-import { loadPolicy, type Policy, type PolicyIssue } from "../core/policy.js";
+import type { Policy, PolicyIssue } from "../core/policy.js";
 import type { Logger } from "../core/ports.js";
 import { createApp } from "../http/app.js";
 import { type DeliveryThread, JOURNAL_DIR, startDeliveryThread } from "./delivery-thread-host.js";
@@ -75,15 +75,13 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
   const logger = options.logger ?? createJsonLogger(stdout);
   const env = options.env ?? process.env;
   const policyDeps = { env: (name: string) => env[name], sha256: nodeSha256 };
-  /** The policy and the text it was loaded from (the delivery thread loads the same text). */
   const load = async () => {
-    const text = await readPolicyFile(options.policyPath);
-    if (!text.ok) return text;
-    const loaded = await loadPolicy(text.value, policyDeps);
-    if (!loaded.ok) return loaded;
-    for (const w of loaded.value.warnings)
-      logger.log("warn", "policy warning", { path: w.path, problem: w.message });
-    return { ok: true as const, value: { policy: loaded.value.policy, text: text.value } };
+    const loaded = await loadPolicyFile(options.policyPath, policyDeps);
+    if (loaded.ok) {
+      for (const w of loaded.value.warnings)
+        logger.log("warn", "policy warning", { path: w.path, problem: w.message });
+    }
+    return loaded;
   };
 
   const first = await load();

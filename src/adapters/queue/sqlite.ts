@@ -133,11 +133,9 @@ function openDatabase(path: string, busyTimeoutMs: number): Database.Database {
 
 const ms = (value: number): number => Math.max(0, Math.ceil(value));
 
-type Row = IntakeRow;
-
 /** One call's share of a turn's commit: a send's rows, an ack or a receive's lease. */
 interface Waiting {
-  readonly rows: readonly Row[];
+  readonly rows: readonly IntakeRow[];
   readonly ack?: { readonly id: string; readonly receipt: string };
   readonly lease?: {
     readonly max: number;
