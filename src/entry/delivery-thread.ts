@@ -87,8 +87,15 @@ async function start(): Promise<void> {
   const queue = createSqliteQueue<DeliveryJob>({ path: join(data.dataDir, "queue.sqlite") });
   const recovered = queue.recoverLeases();
   if (recovered > 0) logger.log("info", "took back jobs leased by the previous process", { jobs: recovered });
+  // The consumer is poked as the rows are handed over, before their commit: its receive joins the
+  // same commit, which leases them (sqlite.ts commits a turn's sends before its leases).
+  let poke = () => {};
   const journal = openJournalReader(join(data.dataDir, JOURNAL_DIR), {
-    intake: queue.intake,
+    intake: (rows, position) => {
+      const committed = queue.intake(rows, position);
+      poke();
+      return committed;
+    },
     position: queue.intakePosition(),
     onTorn: (segment, bytes) =>
       logger.log(
@@ -140,19 +147,15 @@ async function start(): Promise<void> {
     hmac: nodeHmacSha256,
   });
   const consumer = startConsumer({ queue, deliverer, logger, metrics });
+  poke = consumer.poke;
 
   const drain = () =>
-    reloading.then(journal.drain).then(
-      (taken) => {
-        if (taken > 0) consumer.poke();
-      },
-      (e) => {
-        metrics.increment("hookgate_intake_failed_total");
-        logger.log("error", "could not take journaled jobs into the queue; will try again", {
-          error: e instanceof Error ? e.message : String(e),
-        });
-      },
-    );
+    reloading.then(journal.drain).catch((e) => {
+      metrics.increment("hookgate_intake_failed_total");
+      logger.log("error", "could not take journaled jobs into the queue; will try again", {
+        error: e instanceof Error ? e.message : String(e),
+      });
+    });
   const poll = setInterval(drain, POLL_MS);
 
   port.on("message", (message: ToDeliveryThread) => {

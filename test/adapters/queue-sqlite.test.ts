@@ -152,6 +152,22 @@ describe("sqlite queue on disk", () => {
     reader.close();
   });
 
+  it("leases the jobs sent in its turn in the same commit (a journal read and the receive it pokes)", async () => {
+    const queue = open("writer");
+    const row = (id: string, n: number, delayMs: number) => ({
+      id,
+      body: JSON.stringify({ n }),
+      delayMs,
+      group: undefined,
+    });
+    // serve's delivery thread hands a journal read to the queue and pokes the consumer at once.
+    const taken = queue.intake([row("now", 1, 0), row("later", 2, 60_000)], { segment: 3, offset: 42 });
+    const got = queue.receive(10, HOUR);
+    await taken;
+    expect((await got).map((m) => [m.id, m.body, m.attempts])).toEqual([["now", { n: 1 }, 1]]);
+    expect(queue.intakePosition()).toEqual({ segment: 3, offset: 42 });
+  });
+
   it("rejects the acks and receives of a turn whose commit fails twice, and leaves the jobs as they were", async () => {
     const queue = createSqliteQueue<Job>({ path, owner: "writer", now: () => clock, busyTimeoutMs: 1 });
     opened.push(queue);

@@ -226,19 +226,20 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
 
   // IMMEDIATE takes the write lock up front, so a second process on the same file (the CLI
   // replaying dead letters while `serve` runs) waits instead of failing mid-transaction.
-  // Acks, then leases, then sends: the order their effects had when acks and receives committed
-  // each on its own at once and the turn's sends at its end. Returns each lease's rows.
+  // Acks, then sends, then leases: a receive asked for in the turn that queued jobs leases them in
+  // the same commit. `serve`'s delivery thread relies on it: it pokes the consumer as it hands the
+  // journal's rows over, so a lone event costs an intake-and-lease commit and an ack commit, not
+  // three. Returns each lease's rows.
   const commitAll = db.transaction((batch: readonly Waiting[]): (LeasedRow[] | undefined)[] => {
     for (const b of batch) if (b.ack) ackLeased.run(b.ack.id, b.ack.receipt);
-    const leased = batch.map((b) =>
-      b.lease ? leaseDue(b.lease.max, b.lease.visibilityMs, b.lease.skipGroups) : undefined,
-    );
     const at = now();
     for (const b of batch)
       for (const r of b.rows)
         insert.run({ id: r.id, body: r.body, visibleAt: at + ms(r.delayMs), now: at, grp: r.group ?? null });
     for (const b of batch) if (b.position) setPosition.run(b.position);
-    return leased;
+    return batch.map((b) =>
+      b.lease ? leaseDue(b.lease.max, b.lease.visibilityMs, b.lease.skipGroups) : undefined,
+    );
   });
 
   /**
