@@ -9,8 +9,9 @@
 import { DEFAULT_RETRY_SCHEDULE_SECONDS, type DeliveryJob, retryDelayMs } from "../core/delivery.js";
 import type { EgressCode } from "../core/egress/refusal.js";
 import { scrubSecrets } from "../core/mask.js";
-import { type Policy, resolveSecret } from "../core/policy.js";
+import type { PolicyDocument } from "../core/policy-schema.js";
 import type { Clock, Egress, EnvReader, HmacSha256 } from "../core/ports.js";
+import { resolveSecret } from "../core/secret-ref.js";
 import { buildSinkRequest, classifySinkResponse, type ResolvedSink } from "../core/sinks.js";
 
 export type DeliveryOutcome =
@@ -18,8 +19,18 @@ export type DeliveryOutcome =
   | { readonly kind: "retry"; readonly delayMs: number; readonly reason: string }
   | { readonly kind: "dead"; readonly reason: string };
 
+/**
+ * What deliveries read of a policy: its sinks, and the secret values scrubbed from what a sink
+ * answers. A loaded `Policy` is one; `serve`'s delivery thread gets only these (and the egress
+ * section), never the rules.
+ */
+export interface DeliveryPolicy {
+  readonly document: Pick<PolicyDocument, "sinks">;
+  readonly secrets: readonly string[];
+}
+
 export interface DeliverDeps {
-  readonly policy: () => Policy;
+  readonly policy: () => DeliveryPolicy;
   readonly egress: Egress;
   readonly env: EnvReader;
   readonly clock: Clock;
@@ -105,7 +116,7 @@ export function createDeliverer(deps: DeliverDeps): Deliverer {
   return { deliver };
 }
 
-type SinkConfig = NonNullable<Policy["document"]["sinks"]>[string];
+type SinkConfig = NonNullable<PolicyDocument["sinks"]>[string];
 
 /** The sink with its `env:` secrets read, or why it cannot be used. */
 function resolveSink(config: SinkConfig, env: EnvReader): ResolvedSink | string {

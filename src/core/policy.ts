@@ -19,6 +19,7 @@ import {
 import type { EnvReader, Sha256 } from "./ports.js";
 import { err, ok, type Result } from "./result.js";
 import { indexRules } from "./rule-index.js";
+import { resolveSecret } from "./secret-ref.js";
 import { compileWhere, type Predicate } from "./where.js";
 
 export interface PolicyIssue {
@@ -365,13 +366,6 @@ async function resolveTokens(
     });
   }
   return tokens;
-}
-
-/** `"env:NAME"` is read from the environment (secret bindings on Workers); anything else is the value. */
-export function resolveSecret(value: string, env: EnvReader): string | undefined {
-  if (!value.startsWith("env:")) return value;
-  const resolved = env(value.slice(4));
-  return resolved === "" ? undefined : resolved;
 }
 
 /**

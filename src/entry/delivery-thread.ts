@@ -14,9 +14,9 @@ import { createJsonLogger } from "../adapters/log/json-lines.js";
 import { openJournalReader } from "../adapters/queue/journal.js";
 import { createSqliteQueue } from "../adapters/queue/sqlite.js";
 import type { DeliveryJob } from "../core/delivery.js";
-import type { Policy } from "../core/policy.js";
 import type { Metrics } from "../core/ports.js";
 import {
+  type DeliverySettings,
   type DeliveryThreadData,
   type FromDeliveryThread,
   JOURNAL_DIR,
@@ -82,8 +82,8 @@ function lowerPriority(): void {
 async function start(): Promise<void> {
   lowerPriority();
   // First what can stop `serve` from starting, the queue file; then `serve` listens while the
-  // rest of this thread loads (undici, the policy compiler and the deliverer, ~300 ms of imports
-  // in a new isolate). Messages wait in the port until the handler below is attached.
+  // rest of this thread loads (undici, the egress guard and the deliverer, a few hundred ms of
+  // imports in a new isolate). Messages wait in the port until the handler below is attached.
   const queue = createSqliteQueue<DeliveryJob>({ path: join(data.dataDir, "queue.sqlite") });
   const recovered = queue.recoverLeases();
   if (recovered > 0) logger.log("info", "took back jobs leased by the previous process", { jobs: recovered });
@@ -111,29 +111,30 @@ async function start(): Promise<void> {
 
   const [
     { createUndiciEgress },
-    { nodeHmacSha256, nodeSha256 },
+    { nodeHmacSha256 },
     { startConsumer },
     { createDeliverer },
     { reportRefusals },
-    { loadPolicy },
+    { compileEgressPolicy },
   ] = await Promise.all([
     import("../adapters/egress/undici.js"),
     import("../adapters/hash/node-crypto.js"),
     import("../app/consumer.js"),
     import("../app/deliver.js"),
     import("../core/egress/report.js"),
-    import("../core/policy.js"),
+    import("../core/egress/policy.js"),
   ]);
   const env = (name: string) => process.env[name];
-  const load = async (text: string): Promise<Policy> => {
-    const loaded = await loadPolicy(text, { env, sha256: nodeSha256 });
-    if (!loaded.ok) throw new Error(loaded.error.map((i) => `${i.path}: ${i.message}`).join("; "));
-    return loaded.value.policy;
-  };
-  let current = await load(data.policyText);
-  // A reloaded policy is in place before the journal is read again: jobs of events answered
-  // after a reload are delivered under it.
-  let reloading: Promise<void> = Promise.resolve();
+  // The answering thread validated these before it passed them on; the egress section compiles
+  // here to the same guard.
+  const load = (settings: DeliverySettings) => ({
+    document: { sinks: settings.sinks },
+    secrets: settings.secrets,
+    egress: compileEgressPolicy(settings.egress).policy,
+  });
+  // Messages are handled in the order they were posted: a reload is in place before the wake
+  // of any event answered after it, so that event's jobs are delivered under it.
+  let current = load(data.settings);
   const egress = createUndiciEgress({
     policy: () => current.egress,
     onRefusal: reportRefusals(logger, metrics),
@@ -150,7 +151,7 @@ async function start(): Promise<void> {
   poke = consumer.poke;
 
   const drain = () =>
-    reloading.then(journal.drain).catch((e) => {
+    journal.drain().catch((e) => {
       metrics.increment("hookgate_intake_failed_total");
       logger.log("error", "could not take journaled jobs into the queue; will try again", {
         error: e instanceof Error ? e.message : String(e),
@@ -160,23 +161,8 @@ async function start(): Promise<void> {
 
   port.on("message", (message: ToDeliveryThread) => {
     if (message.kind === "wake") void drain();
-    else if (message.kind === "policy") {
-      reloading = reloading.then(() =>
-        load(message.text).then(
-          (policy) => {
-            current = policy;
-          },
-          (e) =>
-            logger.log(
-              "error",
-              "the delivery thread could not load the reloaded policy; it keeps the previous one",
-              {
-                error: e instanceof Error ? e.message : String(e),
-              },
-            ),
-        ),
-      );
-    } else if (message.kind === "stop") {
+    else if (message.kind === "policy") current = load(message.settings);
+    else if (message.kind === "stop") {
       void (async () => {
         clearInterval(poll);
         await drain();

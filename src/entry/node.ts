@@ -27,7 +27,12 @@ import { scrubbingWith } from "../core/mask.js";
 import type { Policy, PolicyIssue } from "../core/policy.js";
 import type { Logger } from "../core/ports.js";
 import { createApp } from "../http/app.js";
-import { type DeliveryThread, JOURNAL_DIR, startDeliveryThread } from "./delivery-thread-host.js";
+import {
+  type DeliveryThread,
+  deliverySettings,
+  JOURNAL_DIR,
+  startDeliveryThread,
+} from "./delivery-thread-host.js";
 import { hookListener } from "./node-listener.js";
 
 export interface ServeOptions {
@@ -113,7 +118,7 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
   try {
     deliveries = await startDeliveryThread({
       dataDir: options.dataDir,
-      policyText: first.value.text,
+      settings: deliverySettings(first.value.policy),
       env,
       lines: stdout,
       metrics,
@@ -201,7 +206,7 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
         return next.error;
       }
       current = next.value.policy;
-      deliveries.policy(next.value.text);
+      deliveries.policy(deliverySettings(current));
       logger.log("info", "policy reloaded", { policy: current.hash, rules: current.rules.length });
       return [];
     },

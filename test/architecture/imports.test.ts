@@ -148,6 +148,34 @@ describe("architecture", () => {
       ).toEqual([]);
   });
 
+  it("keeps the policy compiler and zod out of serve's delivery thread", () => {
+    // What the thread loads at run time: value imports, re-exports and dynamic imports, followed
+    // from its module (type-only imports carry no code).
+    const byRel = new Map(files.map((f) => [f.rel, f]));
+    const loaded = new Set<string>();
+    const packages = new Set<string>();
+    const visit = (rel: string) => {
+      const file = byRel.get(rel);
+      if (!file || loaded.has(rel)) return;
+      loaded.add(rel);
+      const specs = [
+        ...[...file.text.matchAll(/(?:^|\n)\s*(?:import|export)\s+(?!type\s)[^;]*?from\s+"([^"]+)"/g)],
+        ...[...file.text.matchAll(/\bimport\(\s*"([^"]+)"\s*\)/g)],
+      ].map((m) => m[1] ?? "");
+      for (const spec of specs) {
+        if (spec.startsWith(".")) visit(resolveFrom(rel, spec).replace(/\.js$/, ".ts"));
+        else packages.add(spec);
+      }
+    };
+    visit("entry/delivery-thread.ts");
+    // The walk reaches what the thread does load, so the check below can fail.
+    expect(loaded).toContain("app/deliver.ts");
+    expect(loaded).toContain("adapters/egress/undici.ts");
+    expect(loaded).not.toContain("core/policy.ts");
+    expect(loaded).not.toContain("core/policy-schema.ts");
+    expect([...packages].filter((p) => p.startsWith("zod"))).toEqual([]);
+  });
+
   it("keeps a README in every top-level folder of src", () => {
     for (const layer of ["core", "app", "http", "adapters", "entry"]) {
       expect(() => readFileSync(join(SRC, layer, "README.md"), "utf8")).not.toThrow();

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
 import { createPrometheusRegistry } from "../../src/adapters/metrics/prometheus.js";
-import { startDeliveryThread } from "../../src/entry/delivery-thread-host.js";
+import { type DeliverySettings, startDeliveryThread } from "../../src/entry/delivery-thread-host.js";
 
 /** Writes a stand-in thread module and returns its URL. */
 function standIn(source: string): URL {
@@ -19,6 +19,8 @@ function standIn(source: string): URL {
   return pathToFileURL(path);
 }
 
+const FIRST: DeliverySettings = { sinks: undefined, egress: undefined, secrets: [] };
+
 function harness(script: URL) {
   const lines: string[] = [];
   const logs: { msg: string; fields?: Record<string, unknown> }[] = [];
@@ -26,7 +28,7 @@ function harness(script: URL) {
   const start = () =>
     startDeliveryThread({
       dataDir: "unused",
-      policyText: "{}",
+      settings: FIRST,
       env: {},
       lines: { write: (line) => lines.push(line) },
       metrics,
@@ -104,23 +106,42 @@ describe("startDeliveryThread", () => {
     expect(logs).toEqual([]);
   });
 
-  it("passes each reloaded policy on and waits for the thread to end on stop", async () => {
+  it("passes each reloaded policy's settings on, starts a thread again with them, and waits for it on stop", async () => {
     const script = standIn(`
+      import { workerData } from "node:worker_threads";
+      const say = (line) => parentPort.postMessage({ kind: "report", lines: line + "\\n", counts: [] });
+      say("start " + JSON.stringify(workerData.settings));
       parentPort.postMessage({ kind: "ready" });
       parentPort.on("message", (m) => {
-        if (m.kind === "policy") parentPort.postMessage({ kind: "report", lines: m.text + "\\n", counts: [] });
+        if (m.kind === "policy") say("policy " + JSON.stringify(m.settings));
+        if (m.kind === "wake") throw new Error("boom");
         if (m.kind === "stop") setTimeout(() => {
-          parentPort.postMessage({ kind: "report", lines: "drained\\n", counts: [] });
+          say("drained");
           parentPort.close();
         }, 50);
       });
     `);
     const { lines, logs, start } = harness(script);
     const thread = await start();
-    thread.policy('{"version":1}');
-    await until(() => lines.length === 1);
+    const next: DeliverySettings = {
+      sinks: { audit: { type: "webhook", url: "https://example.com/hook" } },
+      egress: { allowCidrs: ["10.0.0.0/8"] },
+      secrets: ["s3cret-value"],
+    };
+    thread.policy(next);
+    await until(() => lines.length === 2);
+    thread.wake();
+    await until(() => lines.length === 3);
     await thread.stop();
-    expect(lines).toEqual(['{"version":1}\n', "drained\n"]);
-    expect(logs).toEqual([]);
+    expect(lines).toEqual([
+      `start ${JSON.stringify(FIRST)}\n`,
+      `policy ${JSON.stringify(next)}\n`,
+      `start ${JSON.stringify(next)}\n`,
+      "drained\n",
+    ]);
+    expect(logs.map((l) => l.msg)).toEqual([
+      "the delivery thread failed",
+      "the delivery thread stopped; starting it again",
+    ]);
   });
 });
