@@ -5,6 +5,7 @@
  */
 import { Worker } from "node:worker_threads";
 import type { LineSink } from "../adapters/log/json-lines.js";
+import type { Gauges } from "../adapters/metrics/prometheus.js";
 import type { Policy } from "../core/policy.js";
 import type { PolicyDocument } from "../core/policy-schema.js";
 import type { Logger, Metrics } from "../core/ports.js";
@@ -44,6 +45,7 @@ export type ToDeliveryThread =
 /** Delivery thread → answering thread. */
 export type FromDeliveryThread =
   | { readonly kind: "ready" }
+  | { readonly kind: "gauges"; readonly values: Readonly<Record<string, number>> }
   | { readonly kind: "failed"; readonly error: string }
   | {
       readonly kind: "report";
@@ -64,7 +66,8 @@ export interface DeliveryThreadOptions extends DeliveryThreadData {
   readonly env: NodeJS.ProcessEnv;
   /** Where the thread's log lines are written (serve's batched, scrubbed stdout). */
   readonly lines: LineSink;
-  readonly metrics: Metrics;
+  /** Counts the thread's counters; sets its gauges and `hookgate_delivery_thread_up`. */
+  readonly metrics: Metrics & Gauges;
   readonly logger: Logger;
   /** The thread's module: delivery-thread.js beside this file (tests pass a stand-in). */
   readonly script?: URL;
@@ -108,7 +111,10 @@ export function startDeliveryThread(options: DeliveryThreadOptions): Promise<Del
       if (message.kind === "report") {
         if (message.lines !== "") options.lines.write(message.lines);
         for (const [name, labels] of message.counts) options.metrics.increment(name, labels);
+      } else if (message.kind === "gauges") {
+        for (const [name, value] of Object.entries(message.values)) options.metrics.set(name, value);
       } else if (message.kind === "ready") {
+        options.metrics.set("hookgate_delivery_thread_up", 1);
         start?.resolve();
         start = undefined;
       } else if (message.kind === "failed") {
@@ -122,6 +128,7 @@ export function startDeliveryThread(options: DeliveryThreadOptions): Promise<Del
     );
     worker.on("exit", (code) => {
       alive = false;
+      options.metrics.set("hookgate_delivery_thread_up", 0);
       if (stopping) return;
       if (start) {
         start.reject(new Error(`the delivery thread exited (code ${code}) before it was ready`));

@@ -25,6 +25,8 @@ import {
 
 /** How often the journal is read when no wake comes (a safety net: each turn that appends sends one). */
 const POLL_MS = 1000;
+/** How often the queue's and the journal's gauges are read for /metrics. */
+const GAUGES_MS = 5000;
 
 if (!parentPort) throw new Error("delivery-thread.ts runs as a worker thread of `hookgate serve`");
 const port = parentPort;
@@ -158,6 +160,29 @@ async function start(): Promise<void> {
       });
     });
   const poll = setInterval(drain, POLL_MS);
+  const gauges = () => {
+    try {
+      const stats = queue.stats();
+      post({
+        kind: "gauges",
+        values: {
+          hookgate_queue_jobs: stats.jobs,
+          hookgate_queue_oldest_job_age_seconds:
+            stats.oldestEnqueuedAt === undefined
+              ? 0
+              : Math.max(0, (Date.now() - stats.oldestEnqueuedAt) / 1000),
+          hookgate_queue_dead_letters: stats.deadLetters,
+          hookgate_intake_backlog_bytes: journal.backlogBytes(),
+        },
+      });
+    } catch (e) {
+      logger.log("warn", "could not read the queue's gauges", {
+        error: e instanceof Error ? e.message : String(e),
+      });
+    }
+  };
+  gauges();
+  const gaugeTimer = setInterval(gauges, GAUGES_MS);
 
   port.on("message", (message: ToDeliveryThread) => {
     if (message.kind === "wake") void drain();
@@ -165,6 +190,7 @@ async function start(): Promise<void> {
     else if (message.kind === "stop") {
       void (async () => {
         clearInterval(poll);
+        clearInterval(gaugeTimer);
         await drain();
         await consumer.stop();
         journal.close();

@@ -3,7 +3,15 @@
  * delivery thread's reader takes into the queue exactly once, across segments, restarts, torn
  * ends and lines that are not jobs.
  */
-import { appendFileSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import {
+  appendFileSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -98,6 +106,26 @@ describe("intake journal", () => {
     expect(await reader.drain()).toBe(1);
     expect(await receivedNumbers(queue)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
     next.close();
+  });
+
+  it("counts the bytes not yet taken in, across segments, down to 0 once they are", async () => {
+    const writer = openJournalWriter(journalDir, 100);
+    const { reader } = deliveryThread();
+    expect(reader.backlogBytes()).toBe(0);
+    for (let n = 0; n < 6; n++) writer.append(jobs(n));
+    const written = () =>
+      readdirSync(journalDir).reduce((sum, name) => sum + statSync(join(journalDir, name)).size, 0);
+    expect(segmentFiles().length).toBeGreaterThan(1);
+    expect(reader.backlogBytes()).toBe(written());
+    await reader.drain();
+    expect(reader.backlogBytes()).toBe(0);
+    // Appended to the segment the reader is part way into: only the new bytes count.
+    const before = written();
+    writer.append(jobs(6));
+    expect(reader.backlogBytes()).toBe(written() - before);
+    await reader.drain();
+    expect(reader.backlogBytes()).toBe(0);
+    writer.close();
   });
 
   it("skips the torn end of a segment a killed writer left, and takes the next writer's jobs", async () => {

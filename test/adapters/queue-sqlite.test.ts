@@ -168,6 +168,25 @@ describe("sqlite queue on disk", () => {
     expect(queue.intakePosition()).toEqual({ segment: 3, offset: 42 });
   });
 
+  it("counts its jobs and dead letters and knows when the oldest job was queued", async () => {
+    const queue = open("writer");
+    expect(queue.stats()).toEqual({ jobs: 0, deadLetters: 0, oldestEnqueuedAt: undefined });
+    const first = clock;
+    await queue.send([{ id: "a", body: { n: 1 } }]);
+    clock += 5000;
+    await queue.send([
+      { id: "b", body: { n: 2 } },
+      { id: "c", body: { n: 3 }, delayMs: HOUR },
+    ]);
+    expect(queue.stats()).toEqual({ jobs: 3, deadLetters: 0, oldestEnqueuedAt: first });
+    const [a] = await queue.receive(1, HOUR);
+    if (!a) throw new Error("nothing received");
+    await queue.deadLetter(a, "gone");
+    // A leased job still counts; a dead letter leaves the jobs for the dead letters.
+    await queue.receive(1, HOUR);
+    expect(queue.stats()).toEqual({ jobs: 2, deadLetters: 1, oldestEnqueuedAt: first + 5000 });
+  });
+
   it("rejects the acks and receives of a turn whose commit fails twice, and leaves the jobs as they were", async () => {
     const queue = createSqliteQueue<Job>({ path, owner: "writer", now: () => clock, busyTimeoutMs: 1 });
     opened.push(queue);

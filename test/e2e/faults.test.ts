@@ -184,6 +184,28 @@ async function until(check: () => boolean, what: string, timeoutMs = 20_000): Pr
   }
 }
 
+/** A gauge's value on /metrics, or undefined while it is not there. */
+function gauge(metrics: string, name: string): number | undefined {
+  const m = new RegExp(`^${name} ([\\d.e+-]+|NaN)$`, "m").exec(metrics);
+  return m ? Number(m[1]) : undefined;
+}
+
+/** Reads /metrics until `check` holds for the gauge (the delivery thread sets them every 5 s). */
+async function untilGauge(
+  server: { url: string },
+  name: string,
+  check: (value: number) => boolean,
+  timeoutMs = 20_000,
+): Promise<number> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const value = gauge(await (await fetch(`${server.url}/metrics`)).text(), name);
+    if (value !== undefined && check(value)) return value;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${name} (last ${value})`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
 const attemptsAt = (sinks: LoopbackServer, name: Failing) =>
   sinks.received.filter((r) => r.url === `/${name}`).length;
 
@@ -227,6 +249,9 @@ describe("notify sinks that fail", () => {
     for (const name of Object.keys(FAILING))
       expect(counter(metrics, "hookgate_delivered_total", name)).toBe(0);
     expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+    // The gauges show the jobs piling up behind the failing sinks, and growing older.
+    await untilGauge(server, "hookgate_queue_jobs", (n) => n > 0);
+    await untilGauge(server, "hookgate_queue_oldest_job_age_seconds", (age) => age > 0);
     // Ends the hanging delivery, so the gateway's drain on SIGTERM need not wait for its timeout.
     await sinks.close();
   });
@@ -293,6 +318,14 @@ describe("notify sinks that fail", () => {
     expect(counter(metrics, "hookgate_delivered_total")).toBe(1);
     expect(counter(metrics, "hookgate_dead_lettered_total")).toBe(4);
     expect(counter(metrics, "hookgate_retried_total")).toBe(2 + 1 + 2 + 1);
+    // The gauges: the four dead letters, nothing left in the queue or the journal, the thread up.
+    await untilGauge(server, "hookgate_queue_dead_letters", (n) => n === 4);
+    const after = await (await fetch(`${server.url}/metrics`)).text();
+    expect(after).toContain("# TYPE hookgate_queue_dead_letters gauge");
+    expect(gauge(after, "hookgate_queue_jobs")).toBe(0);
+    expect(gauge(after, "hookgate_queue_oldest_job_age_seconds")).toBe(0);
+    expect(gauge(after, "hookgate_intake_backlog_bytes")).toBe(0);
+    expect(gauge(after, "hookgate_delivery_thread_up")).toBe(1);
   }, 120_000);
 });
 
@@ -420,6 +453,8 @@ describe("a data dir that cannot be used", () => {
       (l) => l.msg === "could not take journaled jobs into the queue; will try again",
       30_000,
     );
+    // /metrics shows the held jobs as journal bytes not yet taken in.
+    await untilGauge(server, "hookgate_intake_backlog_bytes", (bytes) => bytes > 0, 30_000);
     lock.exec("ROLLBACK");
 
     expect(server.child.exitCode).toBeNull();
@@ -431,5 +466,6 @@ describe("a data dir that cannot be used", () => {
     await until(() => receiver.unique.length === 3, "the held jobs delivered after the lock is released");
     expect((await post(server, bash("pwd", "PostToolUse"))).status).toBe(200);
     await until(() => receiver.unique.length === 4, "a delivery after the lock is released");
+    await untilGauge(server, "hookgate_intake_backlog_bytes", (bytes) => bytes === 0);
   }, 90_000);
 });

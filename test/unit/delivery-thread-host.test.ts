@@ -78,16 +78,22 @@ describe("startDeliveryThread", () => {
   it("stops at once, and starts nothing, when the thread died and waits to be started again", async () => {
     const script = standIn(`
       parentPort.postMessage({ kind: "report", lines: "started\\n", counts: [] });
+      parentPort.postMessage({ kind: "gauges", values: { hookgate_queue_jobs: 2, hookgate_intake_backlog_bytes: 0 } });
       parentPort.postMessage({ kind: "ready" });
       parentPort.on("message", (m) => {
         if (m.kind === "wake") throw new Error("boom");
       });
     `);
-    const { lines, logs, start } = harness(script);
+    const { lines, logs, metrics, start } = harness(script);
     const thread = await start();
+    // The thread's gauges, and whether it runs.
+    await until(() => metrics.render().includes("hookgate_queue_jobs 2"));
+    expect(metrics.render()).toContain("hookgate_intake_backlog_bytes 0\n");
+    expect(metrics.render()).toContain("hookgate_delivery_thread_up 1\n");
     thread.wake();
     await until(() => logs.length === 2);
     expect(logs[1]?.msg).toBe("the delivery thread stopped; starting it again");
+    expect(metrics.render()).toContain("hookgate_delivery_thread_up 0\n");
     // SIGTERM in the second before the restart: nothing is running, so nothing to wait for.
     await thread.stop();
     await new Promise((r) => setTimeout(r, 1200));

@@ -1,7 +1,15 @@
-/** The Metrics port as an in-process registry of counters, rendered in Prometheus text format. */
+/**
+ * The Metrics port as an in-process registry of counters, rendered in Prometheus text format,
+ * with the gauges `serve` sets itself (the delivery thread's queue and journal).
+ */
 import type { Metrics } from "../../core/ports.js";
 
-export interface PrometheusRegistry extends Metrics {
+/** Values that go up and down, set whole: the last value set is the one rendered. */
+export interface Gauges {
+  set(name: string, value: number): void;
+}
+
+export interface PrometheusRegistry extends Metrics, Gauges {
   render(): string;
 }
 
@@ -19,13 +27,24 @@ const HELP: Readonly<Record<string, string>> = {
   hookgate_delivered_total: "Delivery jobs a sink accepted, by sink.",
   hookgate_retried_total: "Delivery attempts that failed and were scheduled again, by sink.",
   hookgate_dead_lettered_total: "Delivery jobs moved to the dead-letter queue, by sink.",
+  hookgate_delivery_thread_up:
+    "1 while serve's delivery thread runs, 0 while it is down and waiting to be started again.",
+  hookgate_queue_jobs: "Delivery jobs in the SQLite queue: waiting, waiting for a retry, or being delivered.",
+  hookgate_queue_oldest_job_age_seconds:
+    "Age of the oldest job in the SQLite queue (0 when it is empty); a rising value means deliveries are stuck.",
+  hookgate_queue_dead_letters: "Jobs in the dead-letter queue (hookgate dlq list).",
+  hookgate_intake_backlog_bytes: "Bytes of the intake journal not yet taken into the SQLite queue.",
 };
 
 export function createPrometheusRegistry(): PrometheusRegistry {
   const counters = new Map<string, Map<string, number>>();
   /** Label sets as given, to their rendered key: built once per distinct set, not per increment. */
   const keys = new Map<string, string>();
+  const gauges = new Map<string, number>();
   return {
+    set(name, value) {
+      gauges.set(name, value);
+    },
     increment(name, labels = {}) {
       let series = counters.get(name);
       if (!series) {
@@ -47,6 +66,10 @@ export function createPrometheusRegistry(): PrometheusRegistry {
         if (HELP[name]) lines.push(`# HELP ${name} ${HELP[name]}`);
         lines.push(`# TYPE ${name} counter`);
         for (const [key, value] of series) lines.push(`${name}${key ? `{${key}}` : ""} ${value}`);
+      }
+      for (const [name, value] of [...gauges].sort(([a], [b]) => a.localeCompare(b))) {
+        if (HELP[name]) lines.push(`# HELP ${name} ${HELP[name]}`);
+        lines.push(`# TYPE ${name} gauge`, `${name} ${value}`);
       }
       return `${lines.join("\n")}\n`;
     },

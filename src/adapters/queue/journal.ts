@@ -23,6 +23,7 @@ import {
   readdirSync,
   readSync,
   rmSync,
+  statSync,
   writeSync,
 } from "node:fs";
 import { join } from "node:path";
@@ -112,6 +113,8 @@ export interface JournalReaderDeps {
 export interface JournalReader {
   /** Takes every complete line written so far into the queue; returns how many. */
   drain(): Promise<number>;
+  /** Bytes written to the journal and not yet taken into the queue (a torn end counts). */
+  backlogBytes(): number;
   close(): void;
 }
 
@@ -199,6 +202,18 @@ export function openJournalReader(dir: string, deps: JournalReaderDeps): Journal
     return running;
   };
   return {
+    backlogBytes() {
+      let bytes = 0;
+      for (const n of segments(dir)) {
+        if (n < position.segment) continue;
+        try {
+          bytes += statSync(join(dir, segmentName(n))).size - (n === position.segment ? position.offset : 0);
+        } catch {
+          // Taken in and deleted since the listing.
+        }
+      }
+      return bytes;
+    },
     drain() {
       if (again) return again;
       if (!running) return start();

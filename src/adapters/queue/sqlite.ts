@@ -36,6 +36,16 @@ export interface SqliteQueue<T> extends Queue<T> {
   intake(rows: readonly IntakeRow[], position: IntakePosition): Promise<void>;
   /** Where the last `intake` left the journal, or undefined before the first. */
   intakePosition(): IntakePosition | undefined;
+  /** What the file holds now, read without a write lock (`serve`'s gauges on /metrics). */
+  stats(): QueueStats;
+}
+
+export interface QueueStats {
+  /** Jobs waiting, waiting for a retry, or leased. */
+  readonly jobs: number;
+  readonly deadLetters: number;
+  /** When the oldest job was first queued (epoch ms), or undefined when there is none. */
+  readonly oldestEnqueuedAt: number | undefined;
 }
 
 export interface IntakeRow {
@@ -218,6 +228,11 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
      ON CONFLICT (only) DO UPDATE SET segment = excluded.segment, offset = excluded.offset`,
   );
   const getPosition = db.prepare<[], IntakePosition>("SELECT segment, offset FROM queue_intake");
+  // Counted through an index; the oldest job is the first by seq (the order jobs were queued in),
+  // one seek.
+  const countJobs = db.prepare<[], number>("SELECT COUNT(*) FROM queue_jobs").pluck();
+  const countDead = db.prepare<[], number>("SELECT COUNT(*) FROM queue_dead").pluck();
+  const oldest = db.prepare<[], number>("SELECT enqueued_at FROM queue_jobs ORDER BY seq LIMIT 1").pluck();
   const recover = db.prepare<{ owner: string; now: number }>(
     `UPDATE queue_jobs SET state = 'ready', visible_at = @now, leased_until = NULL,
        lease_owner = NULL, receipt = NULL
@@ -362,6 +377,14 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
 
     intakePosition() {
       return getPosition.get();
+    },
+
+    stats() {
+      return {
+        jobs: countJobs.get() ?? 0,
+        deadLetters: countDead.get() ?? 0,
+        oldestEnqueuedAt: oldest.get(),
+      };
     },
 
     receive(max, visibilityMs, skipGroups = []) {

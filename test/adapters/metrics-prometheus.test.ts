@@ -1,0 +1,28 @@
+/** The Prometheus registry behind `GET /metrics` on Node: counters by label set, and gauges. */
+import { describe, expect, it } from "vitest";
+import { createPrometheusRegistry } from "../../src/adapters/metrics/prometheus.js";
+
+describe("prometheus registry", () => {
+  it("renders counters by label set and gauges with the last value set, each with its type", () => {
+    const registry = createPrometheusRegistry();
+    registry.increment("hookgate_delivered_total", { sink: "audit" });
+    registry.increment("hookgate_delivered_total", { sink: "audit" });
+    registry.increment("hookgate_delivered_total", { sink: 'a"b' });
+    registry.set("hookgate_queue_jobs", 7);
+    registry.set("hookgate_queue_jobs", 3);
+    registry.set("hookgate_queue_oldest_job_age_seconds", 1.5);
+    expect(registry.render().split("\n")).toEqual([
+      "# HELP hookgate_delivered_total Delivery jobs a sink accepted, by sink.",
+      "# TYPE hookgate_delivered_total counter",
+      'hookgate_delivered_total{sink="audit"} 2',
+      'hookgate_delivered_total{sink="a\\"b"} 1',
+      "# HELP hookgate_queue_jobs Delivery jobs in the SQLite queue: waiting, waiting for a retry, or being delivered.",
+      "# TYPE hookgate_queue_jobs gauge",
+      "hookgate_queue_jobs 3",
+      "# HELP hookgate_queue_oldest_job_age_seconds Age of the oldest job in the SQLite queue (0 when it is empty); a rising value means deliveries are stuck.",
+      "# TYPE hookgate_queue_oldest_job_age_seconds gauge",
+      "hookgate_queue_oldest_job_age_seconds 1.5",
+      "",
+    ]);
+  });
+});
