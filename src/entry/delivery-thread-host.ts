@@ -112,9 +112,10 @@ export function startDeliveryThread(options: DeliveryThreadOptions): Promise<Del
         if (message.lines !== "") options.lines.write(message.lines);
         for (const [name, labels] of message.counts) options.metrics.increment(name, labels);
       } else if (message.kind === "gauges") {
+        // Sent once the thread delivers (after `ready` and its imports), then every 5 s.
+        options.metrics.set("hookgate_delivery_thread_up", 1);
         for (const [name, value] of Object.entries(message.values)) options.metrics.set(name, value);
       } else if (message.kind === "ready") {
-        options.metrics.set("hookgate_delivery_thread_up", 1);
         start?.resolve();
         start = undefined;
       } else if (message.kind === "failed") {

@@ -95,7 +95,7 @@ async function start(): Promise<void> {
   const journal = openJournalReader(join(data.dataDir, JOURNAL_DIR), {
     intake: (rows, position) => {
       const committed = queue.intake(rows, position);
-      poke();
+      if (rows.length > 0) poke();
       return committed;
     },
     position: queue.intakePosition(),
@@ -160,26 +160,30 @@ async function start(): Promise<void> {
       });
     });
   const poll = setInterval(drain, POLL_MS);
+  // Posted even when a read fails, with what could be read: the message itself tells the answering
+  // thread that this thread is up and delivering (`hookgate_delivery_thread_up`).
   const gauges = () => {
-    try {
+    const values: Record<string, number> = {};
+    const read = (what: string, take: () => void) => {
+      try {
+        take();
+      } catch (e) {
+        logger.log("warn", `could not read the ${what} for /metrics`, {
+          error: e instanceof Error ? e.message : String(e),
+        });
+      }
+    };
+    read("queue's gauges", () => {
       const stats = queue.stats();
-      post({
-        kind: "gauges",
-        values: {
-          hookgate_queue_jobs: stats.jobs,
-          hookgate_queue_oldest_job_age_seconds:
-            stats.oldestEnqueuedAt === undefined
-              ? 0
-              : Math.max(0, (Date.now() - stats.oldestEnqueuedAt) / 1000),
-          hookgate_queue_dead_letters: stats.deadLetters,
-          hookgate_intake_backlog_bytes: journal.backlogBytes(),
-        },
-      });
-    } catch (e) {
-      logger.log("warn", "could not read the queue's gauges", {
-        error: e instanceof Error ? e.message : String(e),
-      });
-    }
+      values.hookgate_queue_jobs = stats.jobs;
+      values.hookgate_queue_dead_letters = stats.deadLetters;
+      values.hookgate_queue_oldest_due_seconds =
+        stats.oldestDueAt === undefined ? 0 : Math.max(0, (Date.now() - stats.oldestDueAt) / 1000);
+    });
+    read("intake journal's backlog", () => {
+      values.hookgate_intake_backlog_bytes = journal.backlogBytes();
+    });
+    post({ kind: "gauges", values });
   };
   gauges();
   const gaugeTimer = setInterval(gauges, GAUGES_MS);

@@ -10,7 +10,7 @@ describe("prometheus registry", () => {
     registry.increment("hookgate_delivered_total", { sink: 'a"b' });
     registry.set("hookgate_queue_jobs", 7);
     registry.set("hookgate_queue_jobs", 3);
-    registry.set("hookgate_queue_oldest_job_age_seconds", 1.5);
+    registry.set("hookgate_queue_oldest_due_seconds", 1.5);
     expect(registry.render().split("\n")).toEqual([
       "# HELP hookgate_delivered_total Delivery jobs a sink accepted, by sink.",
       "# TYPE hookgate_delivered_total counter",
@@ -19,9 +19,9 @@ describe("prometheus registry", () => {
       "# HELP hookgate_queue_jobs Delivery jobs in the SQLite queue: waiting, waiting for a retry, or being delivered.",
       "# TYPE hookgate_queue_jobs gauge",
       "hookgate_queue_jobs 3",
-      "# HELP hookgate_queue_oldest_job_age_seconds Age of the oldest job in the SQLite queue (0 when it is empty); a rising value means deliveries are stuck.",
-      "# TYPE hookgate_queue_oldest_job_age_seconds gauge",
-      "hookgate_queue_oldest_job_age_seconds 1.5",
+      "# HELP hookgate_queue_oldest_due_seconds How long the job waiting longest for a delivery attempt has been due (0 when none is); a rising value means deliveries fall behind or have stopped.",
+      "# TYPE hookgate_queue_oldest_due_seconds gauge",
+      "hookgate_queue_oldest_due_seconds 1.5",
       "",
     ]);
   });

@@ -168,23 +168,29 @@ describe("sqlite queue on disk", () => {
     expect(queue.intakePosition()).toEqual({ segment: 3, offset: 42 });
   });
 
-  it("counts its jobs and dead letters and knows when the oldest job was queued", async () => {
+  it("counts its jobs and dead letters, and knows since when the longest-waiting due job is due", async () => {
     const queue = open("writer");
-    expect(queue.stats()).toEqual({ jobs: 0, deadLetters: 0, oldestEnqueuedAt: undefined });
+    expect(queue.stats()).toEqual({ jobs: 0, deadLetters: 0, oldestDueAt: undefined });
     const first = clock;
-    await queue.send([{ id: "a", body: { n: 1 } }]);
+    await queue.send([{ id: "a", body: { n: 1 }, group: "audit" }]);
     clock += 5000;
     await queue.send([
       { id: "b", body: { n: 2 } },
       { id: "c", body: { n: 3 }, delayMs: HOUR },
     ]);
-    expect(queue.stats()).toEqual({ jobs: 3, deadLetters: 0, oldestEnqueuedAt: first });
+    // c waits for its time: counted, but not due.
+    expect(queue.stats()).toEqual({ jobs: 3, deadLetters: 0, oldestDueAt: first });
     const [a] = await queue.receive(1, HOUR);
     if (!a) throw new Error("nothing received");
+    expect(a.id).toBe("a");
     await queue.deadLetter(a, "gone");
-    // A leased job still counts; a dead letter leaves the jobs for the dead letters.
-    await queue.receive(1, HOUR);
-    expect(queue.stats()).toEqual({ jobs: 2, deadLetters: 1, oldestEnqueuedAt: first + 5000 });
+    expect(queue.stats()).toEqual({ jobs: 2, deadLetters: 1, oldestDueAt: first + 5000 });
+    // Leased, b is not due; once its lease has run out it is, since the lease's end.
+    const [b] = await queue.receive(1, 60_000);
+    expect(b?.id).toBe("b");
+    expect(queue.stats()).toEqual({ jobs: 2, deadLetters: 1, oldestDueAt: undefined });
+    clock += 60_000;
+    expect(queue.stats()).toEqual({ jobs: 2, deadLetters: 1, oldestDueAt: first + 5000 + 60_000 });
   });
 
   it("rejects the acks and receives of a turn whose commit fails twice, and leaves the jobs as they were", async () => {

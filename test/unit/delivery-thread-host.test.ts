@@ -127,7 +127,7 @@ describe("startDeliveryThread", () => {
         }, 50);
       });
     `);
-    const { lines, logs, start } = harness(script);
+    const { lines, logs, metrics, start } = harness(script);
     const thread = await start();
     const next: DeliverySettings = {
       sinks: { audit: { type: "webhook", url: "https://example.com/hook" } },
@@ -149,5 +149,7 @@ describe("startDeliveryThread", () => {
       "the delivery thread failed",
       "the delivery thread stopped; starting it again",
     ]);
+    // Ready is not delivering: up is 1 only once a thread sends its gauges, which this one never did.
+    expect(metrics.render()).toContain("hookgate_delivery_thread_up 0\n");
   });
 });

@@ -113,7 +113,10 @@ export interface JournalReaderDeps {
 export interface JournalReader {
   /** Takes every complete line written so far into the queue; returns how many. */
   drain(): Promise<number>;
-  /** Bytes written to the journal and not yet taken into the queue (a torn end counts). */
+  /**
+   * Bytes written to the journal and not yet taken into the queue. A torn end (a write cut short)
+   * counts until the reader moves past its segment, when the next writer starts one.
+   */
   backlogBytes(): number;
   close(): void;
 }
@@ -207,7 +210,8 @@ export function openJournalReader(dir: string, deps: JournalReaderDeps): Journal
       for (const n of segments(dir)) {
         if (n < position.segment) continue;
         try {
-          bytes += statSync(join(dir, segmentName(n))).size - (n === position.segment ? position.offset : 0);
+          const size = statSync(join(dir, segmentName(n))).size;
+          bytes += Math.max(0, size - (n === position.segment ? position.offset : 0));
         } catch {
           // Taken in and deleted since the listing.
         }
