@@ -57,5 +57,7 @@ export interface Queue<T> {
   listDead(limit?: number): Promise<DeadLetter<T>[]>;
   /** Sends dead letters back to the queue (all when `ids` is undefined), attempts reset; returns how many. */
   replayDead(ids?: readonly string[]): Promise<number>;
+  /** Deletes dead letters for good (all when `ids` is undefined); returns how many. */
+  dropDead(ids?: readonly string[]): Promise<number>;
   close(): Promise<void>;
 }

@@ -34,6 +34,7 @@ Usage:
   hookgate egress-check URL [--policy FILE] [--allow GLOB]... [--resolve HOST:ADDR]...
   hookgate dlq list [--data-dir DIR | --sqs-queue-url U --sqs-dlq-url D [--sqs-endpoint E]] [--json]
   hookgate dlq replay (--id ID... | --all) [--data-dir DIR | --sqs-... ]
+  hookgate dlq drop (--id ID... | --all) [--data-dir DIR | --sqs-... ]
   hookgate schema
   hookgate token hash            (reads the token on stdin)
   hookgate init --client claude-code|deepcode|deepagents|deepagents-legacy --url HOOK_URL

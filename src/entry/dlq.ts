@@ -1,7 +1,9 @@
 /**
- * `hookgate dlq list | replay [--id ID]... [--all]`: the dead-letter queue of the embedded SQLite
- * queue (`--data-dir`, default .hookgate) or of SQS (`--sqs-queue-url`, `--sqs-dlq-url`,
- * optional `--sqs-endpoint` for a local SQS-compatible server).
+ * `hookgate dlq list | replay | drop [--id ID]... [--all]`: the dead-letter queue of the embedded
+ * SQLite queue (`--data-dir`, default .hookgate) or of SQS (`--sqs-queue-url`, `--sqs-dlq-url`,
+ * optional `--sqs-endpoint` for a local SQS-compatible server). `drop` deletes for good: the
+ * SQLite file keeps dead letters until they are replayed or dropped (SQS also expires them after
+ * the DLQ's retention period).
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
@@ -12,7 +14,8 @@ import { UsageError } from "./usage-error.js";
 
 export async function dlqCommand(args: readonly string[], out: (text: string) => void): Promise<number> {
   const [sub, ...rest] = args;
-  if (sub !== "list" && sub !== "replay") throw new UsageError('dlq takes "list" or "replay"');
+  if (sub !== "list" && sub !== "replay" && sub !== "drop")
+    throw new UsageError('dlq takes "list", "replay" or "drop"');
   const { values } = parseArgs({
     args: [...rest],
     options: {
@@ -39,11 +42,13 @@ export async function dlqCommand(args: readonly string[], out: (text: string) =>
       }
       return 0;
     }
-    if (!values.all && !values.id) throw new UsageError("dlq replay needs --id ID (repeatable) or --all");
-    if (values.all && values.id) throw new UsageError("dlq replay takes --id or --all, not both");
-    const count = await queue.replayDead(values.all ? undefined : values.id);
-    out(`replayed ${count} job${count === 1 ? "" : "s"}\n`);
-    return values.id && count < values.id.length ? 1 : 0;
+    if (!values.all && !values.id) throw new UsageError(`dlq ${sub} needs --id ID (repeatable) or --all`);
+    if (values.all && values.id) throw new UsageError(`dlq ${sub} takes --id or --all, not both`);
+    const ids = values.all ? undefined : values.id;
+    const count = sub === "replay" ? await queue.replayDead(ids) : await queue.dropDead(ids);
+    out(`${sub === "replay" ? "replayed" : "dropped"} ${count} job${count === 1 ? "" : "s"}\n`);
+    // An id that is not a dead letter is a mistake worth an exit code (a typo, or already done).
+    return ids && count < new Set(ids).size ? 1 : 0;
   } finally {
     await queue.close();
   }

@@ -186,6 +186,7 @@ function lazyQueue(open: () => Promise<Queue<DeliveryJob>>): Queue<DeliveryJob> 
     deadLetter: async (message, error) => (await open()).deadLetter(message, error),
     listDead: async (limit) => (await open()).listDead(limit),
     replayDead: async (ids) => (await open()).replayDead(ids),
+    dropDead: async (ids) => (await open()).dropDead(ids),
     close: async () => undefined,
   };
 }

@@ -183,6 +183,26 @@ describe("sqs queue, SQS specifics", () => {
     expect(await queue.receive(10, 30_000)).toMatchObject([{ id: "crashed", body: "job", attempts: 1 }]);
   });
 
+  it("drops more dead letters than one receive returns; --all also what is not a dead letter", async () => {
+    await open();
+    await queue.send(Array.from({ length: 15 }, (_, n) => ({ id: `d-${n}`, body: `job ${n}` })));
+    for (const m of await queue.receive(15, 30_000)) await queue.deadLetter(m, "HTTP 500");
+    await client.send(new SendMessageCommand({ QueueUrl: pair.deadLetterQueueUrl, MessageBody: "not json" }));
+    // By id: the one asked for, and the message that is not a dead letter stays.
+    expect(await queue.dropDead(["d-3", "d-12"])).toBe(2);
+    expect((await queue.listDead()).length).toBe(13);
+    expect(await queue.dropDead()).toBe(14);
+    expect(await queue.listDead()).toEqual([]);
+    const left = await client.send(
+      new ReceiveMessageCommand({
+        QueueUrl: pair.deadLetterQueueUrl,
+        MaxNumberOfMessages: 10,
+        WaitTimeSeconds: 0,
+      }),
+    );
+    expect(left.Messages ?? []).toEqual([]);
+  });
+
   it("skips a message that is not a job envelope and says so", async () => {
     await open();
     await client.send(new SendMessageCommand({ QueueUrl: pair.queueUrl, MessageBody: "not json" }));

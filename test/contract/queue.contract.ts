@@ -231,6 +231,19 @@ export function queueContract(name: string, make: () => Promise<QueueUnderTest>)
       ]);
     });
 
+    it("drops one dead letter by id, then all, for good", async () => {
+      await queue.send(["a", "b", "c"].map((id, n) => ({ id, body: job(n) })));
+      for (const m of await drain()) await queue.deadLetter(m, `failed ${m.id}`);
+      expect(await queue.dropDead(["missing"])).toBe(0);
+      expect(await queue.dropDead(["b"])).toBe(1);
+      expect(ids(await queue.listDead())).toEqual(["a", "c"]);
+      expect(await queue.dropDead()).toBe(2);
+      expect(await queue.listDead()).toEqual([]);
+      // Nothing went back to the queue, and nothing is left to replay.
+      expect(await drain()).toEqual([]);
+      expect(await queue.replayDead()).toBe(0);
+    });
+
     it("never lets a receipt from an earlier delivery undo the newer one", async () => {
       await queue.send([{ id: "slow", body: job(1) }]);
       const [stale] = await queue.receive(10, SECOND);

@@ -254,6 +254,45 @@ describe("the dead-letter queue", () => {
     );
   });
 
+  it("drops dead letters for good, beside a running serve, and says when an id is not one", async () => {
+    const sink: LoopbackServer = await loopbackServer((_req, res) => res.writeHead(503).end());
+    cleanups.push(() => sink.close());
+    const server = await gateway(policyFile(`${sink.url}/hooks`, [0]));
+    await post(server, { hook_event_name: "SessionEnd", reason: "other" });
+    await post(server, { hook_event_name: "SessionEnd", reason: "logout" });
+    await until(
+      () => server.lines.filter((l) => l.msg === "delivery dead-lettered").length === 2,
+      "two dead letters",
+    );
+    const dead = JSON.parse(
+      (await runCli(["dlq", "list", "--json", "--data-dir", server.dataDir])).stdout,
+    ) as {
+      id: string;
+    }[];
+    expect(dead).toHaveLength(2);
+    const [first, second] = dead.map((d) => d.id);
+
+    const one = await runCli(["dlq", "drop", "--id", String(first), "--data-dir", server.dataDir]);
+    expect([one.code, one.stdout]).toEqual([0, "dropped 1 job\n"]);
+    const missing = await runCli(["dlq", "drop", "--id", String(first), "--data-dir", server.dataDir]);
+    expect([missing.code, missing.stdout]).toEqual([1, "dropped 0 jobs\n"]);
+    const usage = await runCli(["dlq", "drop", "--data-dir", server.dataDir]);
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toContain("dlq drop needs --id ID (repeatable) or --all");
+
+    const rest = await runCli(["dlq", "drop", "--all", "--data-dir", server.dataDir]);
+    expect([rest.code, rest.stdout]).toEqual([0, "dropped 1 job\n"]);
+    expect((await runCli(["dlq", "list", "--data-dir", server.dataDir])).stdout).toBe(
+      "the dead-letter queue is empty\n",
+    );
+    // Gone for good: a replay finds nothing, and the sink saw each job only on its two attempts.
+    expect((await runCli(["dlq", "replay", "--all", "--data-dir", server.dataDir])).stdout).toBe(
+      "replayed 0 jobs\n",
+    );
+    expect(second).not.toBe(first);
+    expect(sink.received.length).toBe(4);
+  });
+
   it("refuses to start on a data dir it cannot write, with a clear error", async () => {
     // A path below a regular file can never be a directory, whoever runs the test (root included).
     const file = join(mkdtempSync(join(tmpdir(), "hookgate-notadir-")), "file");

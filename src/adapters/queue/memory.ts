@@ -116,6 +116,13 @@ export function createMemoryQueue<T>(options: MemoryQueueOptions = {}): Queue<T>
       return chosen.length;
     },
 
+    async dropDead(ids) {
+      open();
+      const chosen = ids === undefined ? [...dead.keys()] : [...new Set(ids)].filter((id) => dead.has(id));
+      for (const id of chosen) dead.delete(id);
+      return chosen.length;
+    },
+
     async close() {
       closed = true;
     },

@@ -348,6 +348,13 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
     return rows.length;
   });
 
+  const dropAllDead = db.prepare("DELETE FROM queue_dead");
+  const drop = db.transaction((ids: readonly string[] | undefined): number =>
+    ids === undefined
+      ? dropAllDead.run().changes
+      : [...new Set(ids)].reduce((sum, id) => sum + unbury.run(id).changes, 0),
+  );
+
   // Group commit: the sends, acks and receives of one event-loop turn (every request answered in
   // it, every delivery that ended in it) go into one transaction at the end of the turn. A commit
   // is most of an enqueue's, ack's or lease's cost, and each call's promise settles only once its
@@ -457,6 +464,10 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
 
     async replayDead(ids) {
       return replay.immediate(ids);
+    },
+
+    async dropDead(ids) {
+      return drop.immediate(ids);
     },
 
     recoverLeases() {

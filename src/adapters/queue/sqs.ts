@@ -362,6 +362,54 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
     };
   }
 
+  /**
+   * Pages through the DLQ and hands each page's dead letters in `ids` (all when undefined; with
+   * `unreadable`, messages that are not dead letters too) to `take`, which removes them from the
+   * DLQ; the others are made visible again at the end. Returns how many were taken.
+   */
+  async function sweepDead(
+    ids: readonly string[] | undefined,
+    unreadable: boolean,
+    take: (chosen: readonly { envelope: Envelope; receipt: string }[]) => Promise<void>,
+  ): Promise<number> {
+    const wanted = ids === undefined ? undefined : new Set(ids);
+    if (wanted?.size === 0) return 0;
+    const found = new Set<string>();
+    const others: string[] = [];
+    let taken = 0;
+    try {
+      for (;;) {
+        const messages = await receiveFrom(
+          deadLetterQueueUrl,
+          MAX_BATCH_ENTRIES,
+          DLQ_PAGE_VISIBILITY_SECONDS,
+        );
+        if (messages.length === 0) break;
+        const chosen: { envelope: Envelope; receipt: string }[] = [];
+        for (const message of messages) {
+          if (message.ReceiptHandle === undefined) continue;
+          const read = readEnvelope(message.Body);
+          const envelope =
+            typeof read === "string" ? (unreadable ? { id: "", body: undefined } : undefined) : read;
+          if (envelope === undefined || (wanted !== undefined && !wanted.has(envelope.id))) {
+            others.push(message.ReceiptHandle);
+          } else {
+            chosen.push({ envelope, receipt: message.ReceiptHandle });
+          }
+        }
+        if (chosen.length > 0) {
+          await take(chosen);
+          taken += chosen.length;
+          for (const { envelope } of chosen) found.add(envelope.id);
+        }
+        if (wanted !== undefined && [...wanted].every((id) => found.has(id))) break;
+      }
+    } finally {
+      await releaseAll(deadLetterQueueUrl, others);
+    }
+    return taken;
+  }
+
   return {
     // A receive takes what SQS hands out; it has no way to leave a group's messages for later.
     skipsGroups: false,
@@ -451,52 +499,31 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
 
     // Sends `{id, body}` back as a new message (so SQS counts receives from 1 again), then deletes
     // the dead letter: a crash in between duplicates a job, never loses one.
-    async replayDead(ids) {
-      const wanted = ids === undefined ? undefined : new Set(ids);
-      if (wanted?.size === 0) return 0;
-      const found = new Set<string>();
-      const others: string[] = [];
-      let replayed = 0;
-      try {
-        for (;;) {
-          const messages = await receiveFrom(
-            deadLetterQueueUrl,
-            MAX_BATCH_ENTRIES,
-            DLQ_PAGE_VISIBILITY_SECONDS,
-          );
-          if (messages.length === 0) break;
-          const chosen: { envelope: Envelope; receipt: string }[] = [];
-          for (const message of messages) {
-            if (message.ReceiptHandle === undefined) continue;
-            const envelope = readEnvelope(message.Body);
-            if (typeof envelope === "string" || (wanted !== undefined && !wanted.has(envelope.id))) {
-              others.push(message.ReceiptHandle);
-            } else {
-              chosen.push({ envelope, receipt: message.ReceiptHandle });
-            }
-          }
-          if (chosen.length > 0) {
-            await sendAll(
-              queueUrl,
-              chosen.map(({ envelope }) => ({
-                id: envelope.id,
-                text: toSqsJson({ id: envelope.id, body: envelope.body }),
-                delaySeconds: 0,
-              })),
-            );
-            await deleteAll(
-              deadLetterQueueUrl,
-              chosen.map((c) => c.receipt),
-            );
-            replayed += chosen.length;
-            for (const { envelope } of chosen) found.add(envelope.id);
-          }
-          if (wanted !== undefined && [...wanted].every((id) => found.has(id))) break;
-        }
-      } finally {
-        await releaseAll(deadLetterQueueUrl, others);
-      }
-      return replayed;
+    replayDead(ids) {
+      return sweepDead(ids, false, async (chosen) => {
+        await sendAll(
+          queueUrl,
+          chosen.map(({ envelope }) => ({
+            id: envelope.id,
+            text: toSqsJson({ id: envelope.id, body: envelope.body }),
+            delaySeconds: 0,
+          })),
+        );
+        await deleteAll(
+          deadLetterQueueUrl,
+          chosen.map((c) => c.receipt),
+        );
+      });
+    },
+
+    // Without ids, also the DLQ messages that are not dead letters at all (listDead skips them).
+    dropDead(ids) {
+      return sweepDead(ids, ids === undefined, (chosen) =>
+        deleteAll(
+          deadLetterQueueUrl,
+          chosen.map((c) => c.receipt),
+        ),
+      );
     },
 
     // Sends what waits for a batch. The client belongs to the caller, who may share it.
