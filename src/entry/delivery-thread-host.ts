@@ -107,6 +107,8 @@ export function startDeliveryThread(options: DeliveryThreadOptions): Promise<Del
     });
     alive = true;
     spawnedAt = Date.now();
+    // Up only once it delivers: a thread stuck loading shows 0, not nothing.
+    options.metrics.set("hookgate_delivery_thread_up", 0);
     worker.on("message", (message: FromDeliveryThread) => {
       if (message.kind === "report") {
         if (message.lines !== "") options.lines.write(message.lines);

@@ -160,29 +160,34 @@ async function start(): Promise<void> {
       });
     });
   const poll = setInterval(drain, POLL_MS);
-  // Posted even when a read fails, with what could be read: the message itself tells the answering
-  // thread that this thread is up and delivering (`hookgate_delivery_thread_up`).
+  // Posted even when a read fails, its gauges NaN rather than their last values: the message
+  // itself tells the answering thread that this thread is up (`hookgate_delivery_thread_up`).
+  const read = (what: string, names: readonly string[], take: () => readonly number[]) => {
+    let got: readonly number[];
+    try {
+      got = take();
+    } catch (e) {
+      logger.log("warn", `could not read the ${what} for /metrics`, {
+        error: e instanceof Error ? e.message : String(e),
+      });
+      got = names.map(() => Number.NaN);
+    }
+    return names.map((name, i) => [name, got[i] ?? Number.NaN] as const);
+  };
   const gauges = () => {
-    const values: Record<string, number> = {};
-    const read = (what: string, take: () => void) => {
-      try {
-        take();
-      } catch (e) {
-        logger.log("warn", `could not read the ${what} for /metrics`, {
-          error: e instanceof Error ? e.message : String(e),
-        });
-      }
-    };
-    read("queue's gauges", () => {
-      const stats = queue.stats();
-      values.hookgate_queue_jobs = stats.jobs;
-      values.hookgate_queue_dead_letters = stats.deadLetters;
-      values.hookgate_queue_oldest_due_seconds =
-        stats.oldestDueAt === undefined ? 0 : Math.max(0, (Date.now() - stats.oldestDueAt) / 1000);
-    });
-    read("intake journal's backlog", () => {
-      values.hookgate_intake_backlog_bytes = journal.backlogBytes();
-    });
+    const values = Object.fromEntries([
+      ...read(
+        "queue's gauges",
+        ["hookgate_queue_jobs", "hookgate_queue_dead_letters", "hookgate_queue_oldest_due_seconds"],
+        () => {
+          const stats = queue.stats();
+          const due =
+            stats.oldestDueAt === undefined ? 0 : Math.max(0, (Date.now() - stats.oldestDueAt) / 1000);
+          return [stats.jobs, stats.deadLetters, due];
+        },
+      ),
+      ...read("intake journal's backlog", ["hookgate_intake_backlog_bytes"], () => [journal.backlogBytes()]),
+    ]);
     post({ kind: "gauges", values });
   };
   gauges();

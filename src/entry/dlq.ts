@@ -28,6 +28,10 @@ export async function dlqCommand(args: readonly string[], out: (text: string) =>
       "sqs-endpoint": { type: "string" },
     },
   });
+  if (sub !== "list") {
+    if (!values.all && !values.id) throw new UsageError(`dlq ${sub} needs --id ID (repeatable) or --all`);
+    if (values.all && values.id) throw new UsageError(`dlq ${sub} takes --id or --all, not both`);
+  }
   const queue = await openQueue(values);
   try {
     if (sub === "list") {
@@ -42,8 +46,6 @@ export async function dlqCommand(args: readonly string[], out: (text: string) =>
       }
       return 0;
     }
-    if (!values.all && !values.id) throw new UsageError(`dlq ${sub} needs --id ID (repeatable) or --all`);
-    if (values.all && values.id) throw new UsageError(`dlq ${sub} takes --id or --all, not both`);
     const ids = values.all ? undefined : values.id;
     const count = sub === "replay" ? await queue.replayDead(ids) : await queue.dropDead(ids);
     out(`${sub === "replay" ? "replayed" : "dropped"} ${count} job${count === 1 ? "" : "s"}\n`);

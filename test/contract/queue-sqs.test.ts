@@ -203,6 +203,22 @@ describe("sqs queue, SQS specifics", () => {
     expect(left.Messages ?? []).toEqual([]);
   });
 
+  it("takes a job dead-lettered twice once: one replay, no copy left behind, counted once", async () => {
+    await open();
+    const letter = (id: string) =>
+      JSON.stringify({ id, body: `job ${id}`, attempts: 3, error: "HTTP 500", failedAt: Date.now() });
+    for (const id of ["dup", "other", "dup", "gone", "gone"])
+      await client.send(
+        new SendMessageCommand({ QueueUrl: pair.deadLetterQueueUrl, MessageBody: letter(id) }),
+      );
+    // "missing" was never a dead letter: the count says so (the CLI exits 1).
+    expect(await queue.dropDead(["gone", "missing"])).toBe(1);
+    expect(await queue.replayDead(["dup"])).toBe(1);
+    expect((await queue.listDead()).map((d) => d.id)).toEqual(["other"]);
+    expect((await queue.receive(10, 30_000)).map((m) => m.id)).toEqual(["dup"]);
+    expect(await queue.receive(10, 30_000)).toEqual([]);
+  });
+
   it("skips a message that is not a job envelope and says so", async () => {
     await open();
     await client.send(new SendMessageCommand({ QueueUrl: pair.queueUrl, MessageBody: "not json" }));

@@ -255,6 +255,23 @@ describe("notify sinks that fail", () => {
     await sinks.close();
   });
 
+  it("leave jobs due behind a sink at its cap, and /metrics says for how long", async () => {
+    const sinks = await failingSinks();
+    const receiver = await webhookReceiver(SECRET);
+    cleanups.push(() => receiver.close());
+    const server = await gateway(policyFile(sinks, receiver));
+    // Seven jobs for the hanging sink: five hang (its share of the consumer's slots), two wait.
+    const queuedFrom = Date.now();
+    for (let n = 0; n < 7; n++) expect((await post(server, sessionEnd)).status).toBe(200);
+    await until(() => attemptsAt(sinks, "hang") === 5, "five hanging attempts");
+    const due = await untilGauge(server, "hookgate_queue_oldest_due_seconds", (s) => s > 0);
+    // Due since it was queued, never longer.
+    expect(due).toBeLessThanOrEqual((Date.now() - queuedFrom) / 1000);
+    expect(gauge(await (await fetch(`${server.url}/metrics`)).text(), "hookgate_queue_jobs")).toBe(7);
+    // Ends the hanging deliveries, so the gateway's drain on SIGTERM need not wait for their timeout.
+    await sinks.close();
+  });
+
   it("are retried on their schedule, then dead-lettered after the last attempt with the reason", async () => {
     const sinks = await failingSinks();
     const receiver = await webhookReceiver(SECRET);

@@ -129,6 +129,9 @@ describe("startDeliveryThread", () => {
     `);
     const { lines, logs, metrics, start } = harness(script);
     const thread = await start();
+    // Ready is not delivering: up is 1 only once a thread sends its gauges, which this one never does.
+    await until(() => lines.length === 1);
+    expect(metrics.render()).toContain("hookgate_delivery_thread_up 0\n");
     const next: DeliverySettings = {
       sinks: { audit: { type: "webhook", url: "https://example.com/hook" } },
       egress: { allowCidrs: ["10.0.0.0/8"] },
@@ -149,7 +152,5 @@ describe("startDeliveryThread", () => {
       "the delivery thread failed",
       "the delivery thread stopped; starting it again",
     ]);
-    // Ready is not delivering: up is 1 only once a thread sends its gauges, which this one never did.
-    expect(metrics.render()).toContain("hookgate_delivery_thread_up 0\n");
   });
 });

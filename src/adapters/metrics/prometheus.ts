@@ -28,7 +28,7 @@ const HELP: Readonly<Record<string, string>> = {
   hookgate_retried_total: "Delivery attempts that failed and were scheduled again, by sink.",
   hookgate_dead_lettered_total: "Delivery jobs moved to the dead-letter queue, by sink.",
   hookgate_delivery_thread_up:
-    "1 once serve's delivery thread delivers, 0 while it is down and waiting to be started again.",
+    "1 once serve's delivery thread delivers, 0 while it starts or is down and waiting to be started again.",
   hookgate_queue_jobs: "Delivery jobs in the SQLite queue: waiting, waiting for a retry, or being delivered.",
   hookgate_queue_oldest_due_seconds:
     "How long the job waiting longest for a delivery attempt has been due (0 when none is); a rising value means deliveries fall behind or have stopped.",

@@ -363,9 +363,12 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
   }
 
   /**
-   * Pages through the DLQ and hands each page's dead letters in `ids` (all when undefined; with
-   * `unreadable`, messages that are not dead letters too) to `take`, which removes them from the
-   * DLQ; the others are made visible again at the end. Returns how many were taken.
+   * Pages through the whole DLQ and hands `take` the first copy of each dead letter in `ids` (all
+   * when undefined; with `unreadable`, each message that is not a dead letter too), which removes
+   * it; further copies of a taken id (a job dead-lettered twice) are deleted, and the rest are
+   * made visible again at the end. The sweep stops at an empty receive or when a message comes
+   * round again (its visibility ran out during a long sweep). Returns how many distinct dead
+   * letters were taken.
    */
   async function sweepDead(
     ids: readonly string[] | undefined,
@@ -375,10 +378,10 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
     const wanted = ids === undefined ? undefined : new Set(ids);
     if (wanted?.size === 0) return 0;
     const found = new Set<string>();
+    const seen = new Set<string>();
     const others: string[] = [];
-    let taken = 0;
     try {
-      for (;;) {
+      for (let again = false; !again; ) {
         const messages = await receiveFrom(
           deadLetterQueueUrl,
           MAX_BATCH_ENTRIES,
@@ -386,28 +389,36 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
         );
         if (messages.length === 0) break;
         const chosen: { envelope: Envelope; receipt: string }[] = [];
+        const copies: string[] = [];
         for (const message of messages) {
           if (message.ReceiptHandle === undefined) continue;
+          if (message.MessageId !== undefined) {
+            again ||= seen.has(message.MessageId);
+            seen.add(message.MessageId);
+          }
           const read = readEnvelope(message.Body);
           const envelope =
-            typeof read === "string" ? (unreadable ? { id: "", body: undefined } : undefined) : read;
+            typeof read !== "string"
+              ? read
+              : unreadable
+                ? { id: `unreadable ${message.MessageId ?? message.ReceiptHandle}`, body: undefined }
+                : undefined;
           if (envelope === undefined || (wanted !== undefined && !wanted.has(envelope.id))) {
             others.push(message.ReceiptHandle);
+          } else if (found.has(envelope.id)) {
+            copies.push(message.ReceiptHandle);
           } else {
+            found.add(envelope.id);
             chosen.push({ envelope, receipt: message.ReceiptHandle });
           }
         }
-        if (chosen.length > 0) {
-          await take(chosen);
-          taken += chosen.length;
-          for (const { envelope } of chosen) found.add(envelope.id);
-        }
-        if (wanted !== undefined && [...wanted].every((id) => found.has(id))) break;
+        if (chosen.length > 0) await take(chosen);
+        if (copies.length > 0) await deleteAll(deadLetterQueueUrl, copies);
       }
     } finally {
       await releaseAll(deadLetterQueueUrl, others);
     }
-    return taken;
+    return found.size;
   }
 
   return {
