@@ -13,7 +13,8 @@ export interface PrometheusRegistry extends Metrics, Gauges {
   render(): string;
 }
 
-const HELP: Readonly<Record<string, string>> = {
+/** Every metric hookgate exposes, with its help text (infra/node/prometheus-alerts.yml uses them). */
+export const METRIC_HELP: Readonly<Record<string, string>> = {
   hookgate_decisions_total: "Hook requests answered, by event, client and final decision.",
   hookgate_request_errors_total: "Hook requests answered with a fail mode, by error code.",
   hookgate_egress_refused_total: "Outbound requests refused by the egress guard, by code.",
@@ -27,6 +28,8 @@ const HELP: Readonly<Record<string, string>> = {
   hookgate_delivered_total: "Delivery jobs a sink accepted, by sink.",
   hookgate_retried_total: "Delivery attempts that failed and were scheduled again, by sink.",
   hookgate_dead_lettered_total: "Delivery jobs moved to the dead-letter queue, by sink.",
+  hookgate_dead_letter_failed_total:
+    "Moves to the dead-letter queue that failed (Workers; the job is tried again), by sink.",
   hookgate_delivery_thread_up:
     "1 once serve's delivery thread delivers, 0 while it starts or is down and waiting to be started again.",
   hookgate_queue_jobs: "Delivery jobs in the SQLite queue: waiting, waiting for a retry, or being delivered.",
@@ -63,12 +66,12 @@ export function createPrometheusRegistry(): PrometheusRegistry {
     render() {
       const lines: string[] = [];
       for (const [name, series] of [...counters].sort(([a], [b]) => a.localeCompare(b))) {
-        if (HELP[name]) lines.push(`# HELP ${name} ${HELP[name]}`);
+        if (METRIC_HELP[name]) lines.push(`# HELP ${name} ${METRIC_HELP[name]}`);
         lines.push(`# TYPE ${name} counter`);
         for (const [key, value] of series) lines.push(`${name}${key ? `{${key}}` : ""} ${value}`);
       }
       for (const [name, value] of [...gauges].sort(([a], [b]) => a.localeCompare(b))) {
-        if (HELP[name]) lines.push(`# HELP ${name} ${HELP[name]}`);
+        if (METRIC_HELP[name]) lines.push(`# HELP ${name} ${METRIC_HELP[name]}`);
         lines.push(`# TYPE ${name} gauge`, `${name} ${value}`);
       }
       return `${lines.join("\n")}\n`;
