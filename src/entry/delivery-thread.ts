@@ -4,7 +4,8 @@
  * consumer, so leases, acks, rendering, signing and the sinks' round trips never share an event
  * loop with decisions, and at a lower CPU priority than the thread that answers. Its log lines
  * and counter increments go to the answering thread every 50 ms at most, which writes and counts
- * them with its own.
+ * them with its own, and its queue and journal gauges every 5 s. It gets the policy's delivery
+ * settings (sinks, egress section, secrets), never its rules.
  */
 import { readlinkSync } from "node:fs";
 import { setPriority } from "node:os";
