@@ -219,6 +219,44 @@ describe("sqs queue, SQS specifics", () => {
     expect(await queue.receive(10, 30_000)).toEqual([]);
   });
 
+  it("long-polls the DLQ as it reads it to the end, so a false empty answer cannot end a sweep early", async () => {
+    await open();
+    const recorder = createSqsClientForLocal(endpoint);
+    const waits: { dlq: boolean; wait: number | undefined }[] = [];
+    recorder.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === "ReceiveMessageCommand") {
+          const input = args.input as { QueueUrl?: string; WaitTimeSeconds?: number };
+          waits.push({ dlq: input.QueueUrl === pair.deadLetterQueueUrl, wait: input.WaitTimeSeconds });
+        }
+        return next(args);
+      },
+      { step: "initialize", name: "recordWaits" },
+    );
+    const recorded = createSqsQueue<string>({
+      client: recorder,
+      queueUrl: pair.queueUrl,
+      deadLetterQueueUrl: pair.deadLetterQueueUrl,
+    });
+    try {
+      await recorded.send([{ id: "a", body: "x" }]);
+      for (const m of await recorded.receive(10, 30_000)) await recorded.deadLetter(m, "HTTP 500");
+      expect((await recorded.listDead()).map((d) => d.id)).toEqual(["a"]);
+      expect(await recorded.replayDead(["missing"])).toBe(0);
+      expect(await recorded.dropDead(["a"])).toBe(1);
+      const dlq = waits.filter((w) => w.dlq);
+      expect(dlq.length).toBeGreaterThanOrEqual(3);
+      expect(dlq.every((w) => w.wait === 1)).toBe(true);
+      // The consumer's receives stay short polls: it polls again anyway.
+      const main = waits.filter((w) => !w.dlq);
+      expect(main.length).toBeGreaterThan(0);
+      expect(main.every((w) => w.wait === 0)).toBe(true);
+    } finally {
+      await recorded.close();
+      recorder.destroy();
+    }
+  });
+
   it("skips a message that is not a job envelope and says so", async () => {
     await open();
     await client.send(new SendMessageCommand({ QueueUrl: pair.queueUrl, MessageBody: "not json" }));

@@ -44,8 +44,14 @@ const MAX_BATCH_ENTRIES = 10;
 const MAX_BATCH_BYTES = 1_048_576;
 const MAX_DELAY_SECONDS = 900;
 const MAX_VISIBILITY_SECONDS = 43_200;
-/** How long listDead and replayDead hide the dead letters they page through. */
+/** How long listDead, replayDead and dropDead hide the dead letters they page through. */
 const DLQ_PAGE_VISIBILITY_SECONDS = 30;
+/**
+ * They page until a receive comes back empty, so they long-poll: a short poll asks only some of
+ * SQS's servers and can come back empty while messages remain ("false empty responses", the SQS
+ * Developer Guide's long-polling best practices); 1 s, the shortest long poll, asks them all.
+ */
+const DLQ_WAIT_SECONDS = 1;
 /** Keeps a dead letter well inside 1 MiB whatever the error text. */
 const MAX_ERROR_CHARS = 4000;
 const REDRIVEN_ERROR = "moved by the SQS redrive policy after maxReceiveCount receives";
@@ -220,13 +226,18 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
       throw new Error(`SQS refused ${refused.length} of ${outgoing.length} messages: ${refused.join(", ")}`);
   }
 
-  async function receiveFrom(url: string, max: number, visibilitySeconds: number): Promise<Message[]> {
+  async function receiveFrom(
+    url: string,
+    max: number,
+    visibilitySeconds: number,
+    waitSeconds = 0,
+  ): Promise<Message[]> {
     const result = await client.send(
       new ReceiveMessageCommand({
         QueueUrl: url,
         MaxNumberOfMessages: max,
         VisibilityTimeout: visibilitySeconds,
-        WaitTimeSeconds: 0,
+        WaitTimeSeconds: waitSeconds,
         // Both spellings: some SQS servers (local-aws-sqs) read only the older AttributeNames.
         AttributeNames: ["All"],
         MessageSystemAttributeNames: ["ApproximateReceiveCount", "SentTimestamp"],
@@ -386,6 +397,7 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
           deadLetterQueueUrl,
           MAX_BATCH_ENTRIES,
           DLQ_PAGE_VISIBILITY_SECONDS,
+          DLQ_WAIT_SECONDS,
         );
         if (messages.length === 0) break;
         const chosen: { envelope: Envelope; receipt: string }[] = [];
@@ -494,6 +506,7 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
             deadLetterQueueUrl,
             Math.min(MAX_BATCH_ENTRIES, limit - letters.size),
             DLQ_PAGE_VISIBILITY_SECONDS,
+            DLQ_WAIT_SECONDS,
           );
           if (messages.length === 0) break;
           for (const message of messages) {
