@@ -20,13 +20,15 @@ export const JOURNAL_DIR = "intake";
  * thread, and the thread never loads the policy compiler.
  */
 export interface DeliverySettings {
-  readonly sinks: PolicyDocument["sinks"];
-  readonly egress: PolicyDocument["egress"];
+  readonly document: Pick<PolicyDocument, "sinks" | "egress">;
   readonly secrets: readonly string[];
 }
 
 export function deliverySettings(policy: Policy): DeliverySettings {
-  return { sinks: policy.document.sinks, egress: policy.document.egress, secrets: policy.secrets };
+  return {
+    document: { sinks: policy.document.sinks, egress: policy.document.egress },
+    secrets: policy.secrets,
+  };
 }
 
 /** What the answering thread passes at start. */

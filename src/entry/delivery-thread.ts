@@ -128,12 +128,11 @@ async function start(): Promise<void> {
     import("../core/egress/policy.js"),
   ]);
   const env = (name: string) => process.env[name];
-  // The answering thread validated these before it passed them on; the egress section compiles
-  // here to the same guard.
+  // The answering thread validated these before it passed them on (they are a `DeliveryPolicy`
+  // as they come); the egress section compiles here to the same guard.
   const load = (settings: DeliverySettings) => ({
-    document: { sinks: settings.sinks },
-    secrets: settings.secrets,
-    egress: compileEgressPolicy(settings.egress).policy,
+    ...settings,
+    egress: compileEgressPolicy(settings.document.egress).policy,
   });
   // Messages are handled in the order they were posted: a reload is in place before the wake
   // of any event answered after it, so that event's jobs are delivered under it.
@@ -163,33 +162,32 @@ async function start(): Promise<void> {
   const poll = setInterval(drain, POLL_MS);
   // Posted even when a read fails, its gauges NaN rather than their last values: the message
   // itself tells the answering thread that this thread is up (`hookgate_delivery_thread_up`).
-  const read = (what: string, names: readonly string[], take: () => readonly number[]) => {
-    let got: readonly number[];
+  const safely = (what: string, read: () => Record<string, number>, names: readonly string[]) => {
     try {
-      got = take();
+      return read();
     } catch (e) {
       logger.log("warn", `could not read the ${what} for /metrics`, {
         error: e instanceof Error ? e.message : String(e),
       });
-      got = names.map(() => Number.NaN);
+      return Object.fromEntries(names.map((name) => [name, Number.NaN]));
     }
-    return names.map((name, i) => [name, got[i] ?? Number.NaN] as const);
   };
   const gauges = () => {
-    const values = Object.fromEntries([
-      ...read(
-        "queue's gauges",
-        ["hookgate_queue_jobs", "hookgate_queue_dead_letters", "hookgate_queue_oldest_due_seconds"],
-        () => {
-          const stats = queue.stats();
-          const due =
-            stats.oldestDueAt === undefined ? 0 : Math.max(0, (Date.now() - stats.oldestDueAt) / 1000);
-          return [stats.jobs, stats.deadLetters, due];
-        },
-      ),
-      ...read("intake journal's backlog", ["hookgate_intake_backlog_bytes"], () => [journal.backlogBytes()]),
-    ]);
-    post({ kind: "gauges", values });
+    const queueGauges = safely("queue's gauges", () => {
+      const stats = queue.stats();
+      return {
+        hookgate_queue_jobs: stats.jobs,
+        hookgate_queue_dead_letters: stats.deadLetters,
+        hookgate_queue_oldest_due_seconds:
+          stats.oldestDueAt === undefined ? 0 : Math.max(0, (Date.now() - stats.oldestDueAt) / 1000),
+      };
+    }, ["hookgate_queue_jobs", "hookgate_queue_dead_letters", "hookgate_queue_oldest_due_seconds"]);
+    const journalGauges = safely(
+      "intake journal's backlog",
+      () => ({ hookgate_intake_backlog_bytes: journal.backlogBytes() }),
+      ["hookgate_intake_backlog_bytes"],
+    );
+    post({ kind: "gauges", values: { ...queueGauges, ...journalGauges } });
   };
   gauges();
   const gaugeTimer = setInterval(gauges, GAUGES_MS);

@@ -19,7 +19,7 @@ function standIn(source: string): URL {
   return pathToFileURL(path);
 }
 
-const FIRST: DeliverySettings = { sinks: undefined, egress: undefined, secrets: [] };
+const FIRST: DeliverySettings = { document: { sinks: undefined, egress: undefined }, secrets: [] };
 
 function harness(script: URL) {
   const lines: string[] = [];
@@ -133,8 +133,10 @@ describe("startDeliveryThread", () => {
     await until(() => lines.length === 1);
     expect(metrics.render()).toContain("hookgate_delivery_thread_up 0\n");
     const next: DeliverySettings = {
-      sinks: { audit: { type: "webhook", url: "https://example.com/hook" } },
-      egress: { allowCidrs: ["10.0.0.0/8"] },
+      document: {
+        sinks: { audit: { type: "webhook", url: "https://example.com/hook" } },
+        egress: { allowCidrs: ["10.0.0.0/8"] },
+      },
       secrets: ["s3cret-value"],
     };
     thread.policy(next);

@@ -65,14 +65,17 @@ export function createPrometheusRegistry(): PrometheusRegistry {
     },
     render() {
       const lines: string[] = [];
-      for (const [name, series] of [...counters].sort(([a], [b]) => a.localeCompare(b))) {
+      const head = (name: string, type: string) => {
         if (METRIC_HELP[name]) lines.push(`# HELP ${name} ${METRIC_HELP[name]}`);
-        lines.push(`# TYPE ${name} counter`);
+        lines.push(`# TYPE ${name} ${type}`);
+      };
+      for (const [name, series] of [...counters].sort(([a], [b]) => a.localeCompare(b))) {
+        head(name, "counter");
         for (const [key, value] of series) lines.push(`${name}${key ? `{${key}}` : ""} ${value}`);
       }
       for (const [name, value] of [...gauges].sort(([a], [b]) => a.localeCompare(b))) {
-        if (METRIC_HELP[name]) lines.push(`# HELP ${name} ${METRIC_HELP[name]}`);
-        lines.push(`# TYPE ${name} gauge`, `${name} ${value}`);
+        head(name, "gauge");
+        lines.push(`${name} ${value}`);
       }
       return `${lines.join("\n")}\n`;
     },

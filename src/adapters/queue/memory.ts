@@ -24,6 +24,9 @@ export function createMemoryQueue<T>(options: MemoryQueueOptions = {}): Queue<T>
   const now = options.now ?? Date.now;
   const rows = new Map<string, Row<T>>();
   const dead = new Map<string, DeadLetter<T>>();
+  /** The ids of the dead letters asked for (each once), or of all of them. */
+  const chooseDead = (ids: readonly string[] | undefined) =>
+    ids === undefined ? [...dead.keys()] : [...new Set(ids)].filter((id) => dead.has(id));
   let seq = 0;
   let receipts = 0;
   let closed = false;
@@ -106,7 +109,7 @@ export function createMemoryQueue<T>(options: MemoryQueueOptions = {}): Queue<T>
 
     async replayDead(ids) {
       open();
-      const chosen = ids === undefined ? [...dead.keys()] : [...new Set(ids)].filter((id) => dead.has(id));
+      const chosen = chooseDead(ids);
       for (const id of chosen) {
         const letter = dead.get(id);
         if (!letter) continue;
@@ -118,7 +121,7 @@ export function createMemoryQueue<T>(options: MemoryQueueOptions = {}): Queue<T>
 
     async dropDead(ids) {
       open();
-      const chosen = ids === undefined ? [...dead.keys()] : [...new Set(ids)].filter((id) => dead.has(id));
+      const chosen = chooseDead(ids);
       for (const id of chosen) dead.delete(id);
       return chosen.length;
     },

@@ -233,19 +233,9 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
   );
   const getPosition = db.prepare<[], IntakePosition>("SELECT segment, offset FROM queue_intake");
   // The counts walk an index (about 15 ms per million jobs, every 5 s on the delivery thread; the
-  // queue is near empty when deliveries keep up). The first due job is one seek per group.
+  // queue is near empty when deliveries keep up).
   const countJobs = db.prepare<[], number>("SELECT COUNT(*) FROM queue_jobs").pluck();
   const countDead = db.prepare<[], number>("SELECT COUNT(*) FROM queue_dead").pluck();
-  const firstDueUngrouped = db
-    .prepare<[number], number>(
-      "SELECT visible_at FROM queue_jobs WHERE grp IS NULL AND visible_at <= ? ORDER BY visible_at LIMIT 1",
-    )
-    .pluck();
-  const firstDueInGroup = db
-    .prepare<[string, number], number>(
-      "SELECT visible_at FROM queue_jobs WHERE grp = ? AND visible_at <= ? ORDER BY visible_at LIMIT 1",
-    )
-    .pluck();
   const recover = db.prepare<{ owner: string; now: number }>(
     `UPDATE queue_jobs SET state = 'ready', visible_at = @now, leased_until = NULL,
        lease_owner = NULL, receipt = NULL
@@ -282,15 +272,6 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
   };
 
   /** Leases as of `at`, the time the same commit's sends were stamped with. */
-  const oldestDue = (at: number): number | undefined => {
-    const firsts = [
-      firstDueUngrouped.get(at),
-      ...groups.all().map((group) => firstDueInGroup.get(group, at)),
-    ];
-    const due = firsts.filter((t): t is number => t !== undefined);
-    return due.length === 0 ? undefined : Math.min(...due);
-  };
-
   const leaseDue = (
     at: number,
     max: number,
@@ -348,6 +329,7 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
     return rows.length;
   });
 
+  // Without ids, one DELETE: dropping every dead letter never reads their bodies.
   const dropAllDead = db.prepare("DELETE FROM queue_dead");
   const drop = db.transaction((ids: readonly string[] | undefined): number =>
     ids === undefined
@@ -417,7 +399,8 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
       return {
         jobs: countJobs.get() ?? 0,
         deadLetters: countDead.get() ?? 0,
-        oldestDueAt: oldestDue(now()),
+        // The first due job of all: one seek per group.
+        oldestDueAt: dueRows(now(), 1, [])[0]?.visibleAt,
       };
     },
 

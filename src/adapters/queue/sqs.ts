@@ -374,17 +374,17 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
   }
 
   /**
-   * Pages through the whole DLQ and hands `take` the first copy of each dead letter in `ids` (all
-   * when undefined; with `unreadable`, each message that is not a dead letter too), which removes
-   * it; further copies of a taken id (a job dead-lettered twice) are deleted, and the rest are
-   * made visible again at the end. The sweep stops at an empty receive or when a message comes
-   * round again (its visibility ran out during a long sweep). Returns how many distinct dead
-   * letters were taken.
+   * Pages through the whole DLQ and deletes each dead letter in `ids` (all when undefined; with
+   * `unreadable`, each message that is not a dead letter too), after handing the first copy of
+   * each to `before` (a replay sends it); further copies of a taken id (a job dead-lettered twice)
+   * are only deleted, and the rest are made visible again at the end. The sweep stops at an empty
+   * receive or when a message comes round again (its visibility ran out during a long sweep).
+   * Returns how many distinct dead letters were taken.
    */
   async function sweepDead(
     ids: readonly string[] | undefined,
     unreadable: boolean,
-    take: (chosen: readonly { envelope: Envelope; receipt: string }[]) => Promise<void>,
+    before?: (chosen: readonly Envelope[]) => Promise<void>,
   ): Promise<number> {
     const wanted = ids === undefined ? undefined : new Set(ids);
     if (wanted?.size === 0) return 0;
@@ -400,8 +400,8 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
           DLQ_WAIT_SECONDS,
         );
         if (messages.length === 0) break;
-        const chosen: { envelope: Envelope; receipt: string }[] = [];
-        const copies: string[] = [];
+        const chosen: Envelope[] = [];
+        const taken: string[] = [];
         for (const message of messages) {
           if (message.ReceiptHandle === undefined) continue;
           if (message.MessageId !== undefined) {
@@ -417,15 +417,14 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
                 : undefined;
           if (envelope === undefined || (wanted !== undefined && !wanted.has(envelope.id))) {
             others.push(message.ReceiptHandle);
-          } else if (found.has(envelope.id)) {
-            copies.push(message.ReceiptHandle);
           } else {
+            if (!found.has(envelope.id)) chosen.push(envelope);
             found.add(envelope.id);
-            chosen.push({ envelope, receipt: message.ReceiptHandle });
+            taken.push(message.ReceiptHandle);
           }
         }
-        if (chosen.length > 0) await take(chosen);
-        if (copies.length > 0) await deleteAll(deadLetterQueueUrl, copies);
+        if (chosen.length > 0) await before?.(chosen);
+        if (taken.length > 0) await deleteAll(deadLetterQueueUrl, taken);
       }
     } finally {
       await releaseAll(deadLetterQueueUrl, others);
@@ -524,30 +523,21 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
     // Sends `{id, body}` back as a new message (so SQS counts receives from 1 again), then deletes
     // the dead letter: a crash in between duplicates a job, never loses one.
     replayDead(ids) {
-      return sweepDead(ids, false, async (chosen) => {
-        await sendAll(
+      return sweepDead(ids, false, (chosen) =>
+        sendAll(
           queueUrl,
-          chosen.map(({ envelope }) => ({
+          chosen.map((envelope) => ({
             id: envelope.id,
             text: toSqsJson({ id: envelope.id, body: envelope.body }),
             delaySeconds: 0,
           })),
-        );
-        await deleteAll(
-          deadLetterQueueUrl,
-          chosen.map((c) => c.receipt),
-        );
-      });
+        ),
+      );
     },
 
     // Without ids, also the DLQ messages that are not dead letters at all (listDead skips them).
     dropDead(ids) {
-      return sweepDead(ids, ids === undefined, (chosen) =>
-        deleteAll(
-          deadLetterQueueUrl,
-          chosen.map((c) => c.receipt),
-        ),
-      );
+      return sweepDead(ids, ids === undefined);
     },
 
     // Sends what waits for a batch. The client belongs to the caller, who may share it.
