@@ -4,6 +4,7 @@
  * `stop()` drains: it stops taking new jobs and waits for the jobs in hand.
  */
 import type { DeliveryJob } from "../core/delivery.js";
+import { errorMessage } from "../core/errors.js";
 import type { Logger, Metrics } from "../core/ports.js";
 import type { Queue, ReceivedMessage } from "../core/queue.js";
 import type { Deliverer } from "./deliver.js";
@@ -56,7 +57,7 @@ export function startConsumer(
       deps.logger.log("error", "could not handle a delivery job; it will be redelivered", {
         job: message.id,
         attempts: message.attempts,
-        error: e instanceof Error ? e.message : String(e),
+        error: errorMessage(e),
       });
     }
   }
@@ -70,7 +71,7 @@ export function startConsumer(
       outcome = {
         kind: "retry",
         delayMs: 5000,
-        reason: `internal error: ${e instanceof Error ? e.message : String(e)}`,
+        reason: `internal error: ${errorMessage(e)}`,
       };
     }
     const fields = {
@@ -87,7 +88,7 @@ export function startConsumer(
       deps.logger.log("error", "could not settle a delivery job; it will be redelivered", {
         ...fields,
         outcome: outcome.kind,
-        error: e instanceof Error ? e.message : String(e),
+        error: errorMessage(e),
       });
     }
   }
@@ -142,7 +143,7 @@ export function startConsumer(
           batch = await deps.queue.receive(room, visibilityMs, skip);
         } catch (e) {
           deps.logger.log("error", "queue receive failed", {
-            error: e instanceof Error ? e.message : String(e),
+            error: errorMessage(e),
           });
         }
       }

@@ -8,6 +8,7 @@
  */
 import { DEFAULT_RETRY_SCHEDULE_SECONDS, type DeliveryJob, retryDelayMs } from "../core/delivery.js";
 import type { EgressCode } from "../core/egress/refusal.js";
+import { errorMessage } from "../core/errors.js";
 import { scrubSecrets } from "../core/mask.js";
 import type { PolicyDocument } from "../core/policy-schema.js";
 import type { Clock, Egress, EnvReader, HmacSha256 } from "../core/ports.js";
@@ -140,6 +141,6 @@ function resolveSink(config: SinkConfig, env: EnvReader): ResolvedSink | string 
         return { ...config, token: read("token", config.token) };
     }
   } catch (e) {
-    return e instanceof Error ? e.message : String(e);
+    return errorMessage(e);
   }
 }

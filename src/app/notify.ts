@@ -6,6 +6,7 @@
  * settle). A failed enqueue is logged and counted; the decision is answered anyway.
  */
 import { createNotification, type DeliveryJob } from "../core/delivery.js";
+import { errorMessage } from "../core/errors.js";
 import type { HookEvent } from "../core/hook-event.js";
 import { maskString, maskValue, scrubSecrets } from "../core/mask.js";
 import type { Policy } from "../core/policy.js";
@@ -79,7 +80,7 @@ export function createNotifier(deps: NotifyDeps): Notifier {
     } catch (e) {
       deps.logger.log("warn", "session store failed; the notification goes out without it", {
         what,
-        error: e instanceof Error ? e.message : String(e),
+        error: errorMessage(e),
       });
       return undefined;
     }
@@ -139,7 +140,7 @@ export function createNotifier(deps: NotifyDeps): Notifier {
       if (input.notify.length === 0 && !input.remember && !legacyTool) return;
       return deps.defer(() =>
         run(input).catch((e) => {
-          const error = e instanceof Error ? e.message : String(e);
+          const error = errorMessage(e);
           deps.logger.log("error", "enqueue failed; the decision was answered anyway", {
             decisionId: input.decisionId,
             event: input.event.name,

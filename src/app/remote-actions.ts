@@ -9,7 +9,7 @@
  * All three are per process (per isolate on Workers): state is not shared between instances.
  */
 import type { RuleEffect } from "../core/decision.js";
-import { invalidHeaderError } from "../core/errors.js";
+import { errorMessage, invalidHeaderError } from "../core/errors.js";
 import { failureEffect } from "../core/evaluate.js";
 import { interpolateHeaders, invalidHeaderValues, parseForwardResponse } from "../core/forward.js";
 import type { HookEvent } from "../core/hook-event.js";
@@ -118,7 +118,7 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
           // Never an unhandled rejection, even after the deadline already answered for this rule.
           onError(rule, input, {
             code: "INTERNAL_ERROR",
-            message: e instanceof Error ? e.message : String(e),
+            message: errorMessage(e),
           }),
         );
         const result = await Promise.race([attempt, timedOut]);

@@ -67,3 +67,8 @@ export function invalidHeaderError(names: readonly string[]): RemoteActionError 
     message: `${which} that no HTTP header can carry (a control character, DEL, or a character past U+00FF) once its variables are interpolated, so nothing was sent; fix the variables it reads or its text in the rule's forward.headers`,
   };
 }
+
+/** What a caught value says: an Error's message, anything else as a string. */
+export function errorMessage(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}

@@ -8,6 +8,8 @@
  * Worker and Lambda bundles like the regex engine (regex.ts): there, compilePathGlob fails with
  * PATH_GLOB_ENGINE_MISSING until an entry loads the engine (pattern-engines.ts).
  */
+
+import { errorMessage } from "./errors.js";
 import { minimatchEngine } from "./path-glob-minimatch.js";
 import { err, ok, type Result } from "./result.js";
 
@@ -56,6 +58,6 @@ export function compilePathGlob(
   try {
     return ok(engine.compile(pattern, options));
   } catch (e) {
-    return err(`is not a glob minimatch can read (${e instanceof Error ? e.message : String(e)})`);
+    return err(`is not a glob minimatch can read (${errorMessage(e)})`);
   }
 }

@@ -5,6 +5,7 @@
  */
 import type * as z from "zod/mini";
 import { compileEgressPolicy, type EgressPolicy } from "./egress/policy.js";
+import { errorMessage } from "./errors.js";
 import { compileMatcher, type Matcher } from "./matcher.js";
 import { commandWordOf, type PermissionRule, parsePermissionRule } from "./permission-rule.js";
 import {
@@ -166,7 +167,7 @@ export function parseJsonFile(text: string): Result<unknown, PolicyIssue[]> {
   try {
     return ok(JSON.parse(text));
   } catch (e) {
-    const why = e instanceof Error ? e.message : String(e);
+    const why = errorMessage(e);
     return err([{ severity: "error", path: "$", message: `is not valid JSON: ${why}` }]);
   }
 }

@@ -10,6 +10,7 @@
  * loads the engine (pattern-engines.ts) and compiles the policy again.
  */
 
+import { errorMessage } from "./errors.js";
 import { requiredLiteral } from "./regex-literal.js";
 import { re2Engine } from "./regex-re2.js";
 import { err, ok, type Result } from "./result.js";
@@ -63,7 +64,7 @@ export function compileRegex(pattern: string): Result<RegexTest, string> {
   try {
     compiled = engine.compile(pattern);
   } catch (e) {
-    const why = e instanceof Error ? e.message : String(e);
+    const why = errorMessage(e);
     return err(
       `is not a valid RE2 regular expression (${why}); backreferences and lookaround are not supported`,
     );

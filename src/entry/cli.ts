@@ -8,6 +8,7 @@ import { parseArgs } from "node:util";
 import { nodeSha256 } from "../adapters/hash/node-crypto.js";
 import { formatIssues, loadPolicyFile } from "../adapters/policy-source/file.js";
 import { handleHook } from "../app/handle-hook.js";
+import { errorMessage } from "../core/errors.js";
 import { DIALECTS, type Dialect } from "../core/hook-event.js";
 import type { Policy } from "../core/policy.js";
 import { lintPolicy } from "../core/policy-lint.js";
@@ -104,7 +105,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       io.err(`hookgate: ${e.message}\n`);
       return 1;
     }
-    io.err(`hookgate: ${e instanceof Error ? e.message : String(e)}\n`);
+    io.err(`hookgate: ${errorMessage(e)}\n`);
     return 1;
   }
 }

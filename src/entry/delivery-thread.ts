@@ -15,6 +15,7 @@ import { createJsonLogger } from "../adapters/log/json-lines.js";
 import { openJournalReader } from "../adapters/queue/journal.js";
 import { createSqliteQueue } from "../adapters/queue/sqlite.js";
 import type { DeliveryJob } from "../core/delivery.js";
+import { errorMessage } from "../core/errors.js";
 import type { Metrics } from "../core/ports.js";
 import {
   type DeliverySettings,
@@ -156,7 +157,7 @@ async function start(): Promise<void> {
     journal.drain().catch((e) => {
       metrics.increment("hookgate_intake_failed_total");
       logger.log("error", "could not take journaled jobs into the queue; will try again", {
-        error: e instanceof Error ? e.message : String(e),
+        error: errorMessage(e),
       });
     });
   const poll = setInterval(drain, POLL_MS);
@@ -167,7 +168,7 @@ async function start(): Promise<void> {
       return read();
     } catch (e) {
       logger.log("warn", `could not read the ${what} for /metrics`, {
-        error: e instanceof Error ? e.message : String(e),
+        error: errorMessage(e),
       });
       return Object.fromEntries(names.map((name) => [name, Number.NaN]));
     }
@@ -216,6 +217,6 @@ async function start(): Promise<void> {
 
 start().catch((e) => {
   report();
-  post({ kind: "failed", error: e instanceof Error ? e.message : String(e) });
+  post({ kind: "failed", error: errorMessage(e) });
   port.close();
 });

@@ -11,6 +11,7 @@ import type { SQSClient } from "@aws-sdk/client-sqs";
 import { nodeSha256 } from "../adapters/hash/node-crypto.js";
 import { createJsonLogger, scrubLines } from "../adapters/log/json-lines.js";
 import type { DeliveryJob } from "../core/delivery.js";
+import { errorMessage } from "../core/errors.js";
 import { scrubbingWith } from "../core/mask.js";
 import { withPatternEngines } from "../core/pattern-engines.js";
 import { loadPolicy, type Policy, type PolicyDeps, type PolicyIssue } from "../core/policy.js";
@@ -102,7 +103,7 @@ export function createLambdaRuntime(options: LambdaOptions = {}): LambdaRuntime 
     } catch (e) {
       return {
         ok: false,
-        problem: `${source} could not be loaded: ${e instanceof Error ? e.message : String(e)}`,
+        problem: `${source} could not be loaded: ${errorMessage(e)}`,
       };
     }
   }

@@ -11,6 +11,7 @@ import type { SQSBatchItemFailure, SQSBatchResponse, SQSEvent, SQSRecord } from 
 import { nodeHmacSha256 } from "../adapters/hash/node-crypto.js";
 import { createDeliverer, type Deliverer } from "../app/deliver.js";
 import type { DeliveryJob } from "../core/delivery.js";
+import { errorMessage } from "../core/errors.js";
 import type { ReceivedMessage } from "../core/queue.js";
 import { createLambdaRuntime, type LambdaOptions } from "./lambda-config.js";
 
@@ -57,7 +58,7 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
     } catch (e) {
       logger.log("error", "record failed; reported for redelivery", {
         ...fields,
-        error: e instanceof Error ? e.message : String(e),
+        error: errorMessage(e),
       });
       return true;
     }

@@ -11,6 +11,7 @@
  */
 import type { IncomingMessage, OutgoingHttpHeaders, RequestListener, ServerResponse } from "node:http";
 import type { HookDeps } from "../app/handle-hook.js";
+import { errorMessage } from "../core/errors.js";
 import { hookResponse, runHookRoute } from "../http/hook-route.js";
 import { type ChunkSource, readBodyChunks } from "../http/read-body.js";
 
@@ -32,7 +33,7 @@ export function hookListener(deps: HookDeps, fallback: RequestListener): Request
     answer(deps, request, response, route[1] || undefined, send).catch((e: unknown) => {
       // runHookRoute answers every failure itself; this is the last resort, as Hono's onError.
       deps.logger.log("error", "unhandled error", {
-        error: e instanceof Error ? e.message : String(e),
+        error: errorMessage(e),
         path: "/v1/hooks",
       });
       internalError(response);
@@ -104,7 +105,7 @@ export function answerWriter(
         response.end(body);
       } catch (e) {
         logger.log("error", "could not write a hook answer", {
-          error: e instanceof Error ? e.message : String(e),
+          error: errorMessage(e),
           path: "/v1/hooks",
         });
         internalError(response);

@@ -23,6 +23,7 @@ import { createSqliteSessionStore } from "../adapters/session/sqlite.js";
 import { createNotifier } from "../app/notify.js";
 import { createRemoteActions } from "../app/remote-actions.js";
 import { reportRefusals } from "../core/egress/report.js";
+import { errorMessage } from "../core/errors.js";
 import { scrubbingWith } from "../core/mask.js";
 import type { Policy, PolicyIssue } from "../core/policy.js";
 import type { Logger } from "../core/ports.js";
@@ -286,7 +287,7 @@ function claim(dataDir: string): () => void {
 }
 
 function dataDirError(dataDir: string, e: unknown): DataDirError {
-  const why = e instanceof Error ? e.message : String(e);
+  const why = errorMessage(e);
   return new DataDirError(
     `cannot use the data dir ${dataDir} (${why}); pass --data-dir with a writable directory`,
   );

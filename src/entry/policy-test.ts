@@ -11,6 +11,7 @@ import { nodeSha256 } from "../adapters/hash/node-crypto.js";
 import { formatIssues, loadPolicyFile } from "../adapters/policy-source/file.js";
 import { createJudge } from "../app/replay.js";
 import { DEFAULT_TEAM } from "../core/auth.js";
+import { errorMessage } from "../core/errors.js";
 import type { PolicyIssue } from "../core/policy.js";
 import {
   answerContext,
@@ -123,7 +124,7 @@ async function loadCases(file: string): Promise<{ cases: LoadedCase[]; problems:
   try {
     text = await readFile(file, "utf8");
   } catch (e) {
-    return { cases: [], problems: [`$: cannot read it: ${e instanceof Error ? e.message : String(e)}`] };
+    return { cases: [], problems: [`$: cannot read it: ${errorMessage(e)}`] };
   }
   const parsed = parseCases(text);
   if (!parsed.ok) return { cases: [], problems: parsed.error.map(describe) };
@@ -141,7 +142,7 @@ async function loadCases(file: string): Promise<{ cases: LoadedCase[]; problems:
     try {
       eventText = await readFile(eventPath, "utf8");
     } catch (e) {
-      problems.push(`${at}: cannot read ${eventPath}: ${e instanceof Error ? e.message : String(e)}`);
+      problems.push(`${at}: cannot read ${eventPath}: ${errorMessage(e)}`);
       continue;
     }
     if (spec.with === undefined) {
@@ -153,7 +154,7 @@ async function loadCases(file: string): Promise<{ cases: LoadedCase[]; problems:
     try {
       event = JSON.parse(eventText);
     } catch (e) {
-      problems.push(`${at}: ${eventPath} is not valid JSON: ${e instanceof Error ? e.message : String(e)}`);
+      problems.push(`${at}: ${eventPath} is not valid JSON: ${errorMessage(e)}`);
       continue;
     }
     if (event === null || typeof event !== "object" || Array.isArray(event)) {

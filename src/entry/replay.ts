@@ -19,6 +19,7 @@ import {
   readRecords,
   replayImpact,
 } from "../app/replay.js";
+import { errorMessage } from "../core/errors.js";
 import type { CommandIo } from "./policy-test.js";
 import { UsageError } from "./usage-error.js";
 
@@ -57,7 +58,7 @@ export async function replayCommand(
     try {
       text = file === "-" ? await io.stdin() : await readFile(file, "utf8");
     } catch (e) {
-      io.err(`hookgate: cannot read ${file}: ${e instanceof Error ? e.message : String(e)}\n`);
+      io.err(`hookgate: cannot read ${file}: ${errorMessage(e)}\n`);
       return 1;
     }
     const read = readRecords(text);

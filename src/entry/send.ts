@@ -11,6 +11,7 @@
  */
 import { parseArgs } from "node:util";
 import { gatewayRequest } from "../adapters/gateway-client/node.js";
+import { errorMessage } from "../core/errors.js";
 import { DIALECTS } from "../core/hook-event.js";
 
 export interface CommandIo {
@@ -131,6 +132,6 @@ export async function sendCommand(args: readonly string[], io: CommandIo, env: E
     io.out(answer);
     return 0;
   } catch (e) {
-    return fail(e instanceof Error ? e.message : String(e));
+    return fail(errorMessage(e));
   }
 }

@@ -27,6 +27,7 @@ import { createNotifier } from "../app/notify.js";
 import type { RemoteActions } from "../app/remote-actions.js";
 import { createLogRecorder } from "../app/replay.js";
 import type { DeliveryJob } from "../core/delivery.js";
+import { errorMessage } from "../core/errors.js";
 import { scrubbingWith } from "../core/mask.js";
 import { withPatternEngines } from "../core/pattern-engines.js";
 import { loadPolicy, type Policy, type PolicyDeps } from "../core/policy.js";
@@ -152,7 +153,7 @@ async function loadPolicyText(text: string | undefined): Promise<{ policy: Polic
       logger.log("warn", "policy warning", { path: w.path, problem: w.message });
     return { policy: loaded.value.policy };
   } catch (e) {
-    return { problem: `HOOKGATE_POLICY could not be loaded: ${e instanceof Error ? e.message : String(e)}` };
+    return { problem: `HOOKGATE_POLICY could not be loaded: ${errorMessage(e)}` };
   }
 }
 

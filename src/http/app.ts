@@ -5,6 +5,7 @@
 import { Hono } from "hono";
 import type { HookDeps, HookOutcome } from "../app/handle-hook.js";
 import { authenticate } from "../core/auth.js";
+import { errorMessage } from "../core/errors.js";
 import { DIALECTS } from "../core/hook-event.js";
 import { type HookRouteRequest, hookResponse, outcomeHeaders, runHookRoute } from "./hook-route.js";
 import { readBody } from "./read-body.js";
@@ -64,7 +65,7 @@ export function createApp(deps: AppDeps): Hono {
   );
   app.onError((e, c) => {
     deps.logger.log("error", "unhandled error", {
-      error: e instanceof Error ? e.message : String(e),
+      error: errorMessage(e),
       path: c.req.path,
     });
     return c.json({ error: { code: "INTERNAL_ERROR", message: "internal error; see the gateway log" } }, 500);

@@ -10,7 +10,7 @@
  * Runtime-free: the Hono route feeds it a web ReadableStream (`readBody`); Node's listener feeds
  * it an IncomingMessage's chunks (`readBodyChunks` with src/entry/node-listener.ts `streamChunks`).
  */
-import type { RequestError } from "../core/errors.js";
+import { errorMessage, type RequestError } from "../core/errors.js";
 import { sniffEventName } from "../core/events.js";
 
 const SNIFF_BYTES = 64 * 1024;
@@ -84,7 +84,7 @@ export async function readBodyChunks(
       }
     }
   } catch (e) {
-    const why = e instanceof Error ? e.message : String(e);
+    const why = errorMessage(e);
     return {
       ok: false,
       error: { code: "BODY_UNREADABLE", message: `the request body could not be read (${why})` },

@@ -15,6 +15,7 @@ import { classifyAddress } from "../../core/egress/address.js";
 import { type EgressPolicy, judgeAnswers } from "../../core/egress/policy.js";
 import { EgressError, type EgressRefusal } from "../../core/egress/refusal.js";
 import { checkUrl, describeRawTarget, describeTarget } from "../../core/egress/url.js";
+import { errorMessage } from "../../core/errors.js";
 import type { Egress, EgressRequest, EgressResponse } from "../../core/ports.js";
 import { err, ok, type Result } from "../../core/result.js";
 
@@ -191,7 +192,7 @@ function guardedConnector(
 
 function dnsFailure(host: string, e: unknown): EgressRefusal {
   const code = (e as { code?: string })?.code ?? "";
-  const why = e instanceof Error ? e.message : String(e);
+  const why = errorMessage(e);
   return {
     code: "EGRESS_DNS_FAILED",
     stage: "dns",
@@ -211,7 +212,7 @@ function describeFailure(e: unknown, url: URL, timedOut: boolean, timeoutMs: num
       reason: `${describeTarget(url)} did not answer within ${timeoutMs} ms`,
     };
   }
-  const why = e instanceof Error ? e.message : String(e);
+  const why = errorMessage(e);
   return {
     code: "EGRESS_CONNECT_FAILED",
     stage: "connect",

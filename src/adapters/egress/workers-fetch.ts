@@ -9,6 +9,7 @@ import { classifyAddress, isIpLiteral } from "../../core/egress/address.js";
 import { type EgressPolicy, judgeAnswers } from "../../core/egress/policy.js";
 import type { EgressRefusal } from "../../core/egress/refusal.js";
 import { checkUrl, describeRawTarget, describeTarget } from "../../core/egress/url.js";
+import { errorMessage } from "../../core/errors.js";
 import type { Egress, EgressRequest, EgressResponse } from "../../core/ports.js";
 import { err, ok, type Result } from "../../core/result.js";
 
@@ -121,7 +122,7 @@ export function createWorkersEgress(options: WorkersEgressOptions): { send: Egre
       }
       return ok({ status: res.status, headers: Object.fromEntries(res.headers), body: text });
     } catch (e) {
-      const why = e instanceof Error ? e.message : String(e);
+      const why = errorMessage(e);
       return refuse(
         timeout.aborted
           ? {
@@ -163,7 +164,7 @@ async function judgeHost(
   try {
     answers = await resolve(host);
   } catch (e) {
-    const why = e instanceof Error ? e.message : String(e);
+    const why = errorMessage(e);
     return {
       code: "EGRESS_DNS_FAILED",
       stage: "dns",

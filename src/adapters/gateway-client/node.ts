@@ -1,3 +1,4 @@
+import { errorMessage } from "../../core/errors.js";
 /**
  * The CLI's HTTP client for talking to a hookgate gateway (`hookgate send`, `hookgate doctor`).
  * This is the client side: it calls the gateway URL the user typed, as an agent's hook would,
@@ -104,7 +105,6 @@ function describeFailure(e: unknown, url: URL, timeoutMs: number): string {
         return `TLS to ${url.host} failed (${code}); for a private CA set NODE_EXTRA_CA_CERTS`;
       }
   }
-  const detail =
-    typeof cause?.message === "string" ? cause.message : e instanceof Error ? e.message : String(e);
+  const detail = typeof cause?.message === "string" ? cause.message : errorMessage(e);
   return `request to ${url.href} failed: ${detail}${code ? ` (${code})` : ""}`;
 }

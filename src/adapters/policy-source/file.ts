@@ -1,5 +1,6 @@
 /** Reads a policy file from disk and loads it; the Node and CLI way to get a Policy. */
 import { readFile } from "node:fs/promises";
+import { errorMessage } from "../../core/errors.js";
 import { type LoadedPolicy, loadPolicy, type PolicyDeps, type PolicyIssue } from "../../core/policy.js";
 import { err, type Result } from "../../core/result.js";
 
@@ -11,7 +12,7 @@ export async function loadPolicyFile(
   try {
     text = await readFile(path, "utf8");
   } catch (e) {
-    const why = e instanceof Error ? e.message : String(e);
+    const why = errorMessage(e);
     return err([{ severity: "error", path: "$", message: `cannot read ${path}: ${why}` }]);
   }
   return loadPolicy(text, deps);

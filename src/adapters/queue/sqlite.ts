@@ -6,6 +6,7 @@
  */
 import { randomUUID } from "node:crypto";
 import Database from "better-sqlite3";
+import { errorMessage } from "../../core/errors.js";
 import type { DeadLetter, Queue, ReceivedMessage } from "../../core/queue.js";
 
 export interface SqliteQueueOptions {
@@ -140,7 +141,7 @@ function openDatabase(path: string, busyTimeoutMs: number): Database.Database {
     return db;
   } catch (cause) {
     db?.close();
-    const reason = cause instanceof Error ? cause.message : String(cause);
+    const reason = errorMessage(cause);
     throw new Error(`cannot open the SQLite queue at ${path}: ${reason}`, { cause });
   }
 }
@@ -287,7 +288,7 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
       } catch (e) {
         // A stored job that does not parse can never be delivered, and leased it would come back
         // with every receive: it goes to the dead letters as stored (`hookgate dlq list`).
-        const why = e instanceof Error ? e.message : String(e);
+        const why = errorMessage(e);
         bury.run({
           id: row.id,
           body: row.body,

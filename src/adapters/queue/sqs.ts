@@ -23,6 +23,7 @@ import {
   SendMessageCommand,
   SQSClient,
 } from "@aws-sdk/client-sqs";
+import { errorMessage } from "../../core/errors.js";
 import type { DeadLetter, Queue, ReceivedMessage } from "../../core/queue.js";
 
 export interface SqsQueueOptions<T> {
@@ -330,7 +331,7 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
     try {
       return { body: decode(envelope.body) };
     } catch (error) {
-      unreadable(message, `decode failed: ${error instanceof Error ? error.message : String(error)}`);
+      unreadable(message, `decode failed: ${errorMessage(error)}`);
       return undefined;
     }
   }

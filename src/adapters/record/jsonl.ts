@@ -5,6 +5,7 @@
  */
 import { createWriteStream, openSync } from "node:fs";
 import type { Recorder } from "../../app/handle-hook.js";
+import { errorMessage } from "../../core/errors.js";
 
 export interface JsonlRecorder {
   readonly record: Recorder;
@@ -17,7 +18,7 @@ export function createJsonlRecorder(path: string, onError: (error: Error) => voi
   try {
     fd = openSync(path, "a");
   } catch (e) {
-    const why = e instanceof Error ? e.message : String(e);
+    const why = errorMessage(e);
     throw new Error(`cannot record to ${path} (${why}); pass --record with a writable file`);
   }
   const stream = createWriteStream(path, { fd, flags: "a" });
