@@ -33,7 +33,7 @@ Usage:
   hookgate test POLICY CASES.json... [--coverage]
   hookgate replay --policy CANDIDATE [--with-judge] [--json] [--examples N] RECORDS.jsonl...|-
   hookgate egress-check URL [--policy FILE] [--allow GLOB]... [--resolve HOST:ADDR]...
-  hookgate dlq list [--data-dir DIR | --sqs-queue-url U --sqs-dlq-url D [--sqs-endpoint E]] [--json]
+  hookgate dlq list [--data-dir DIR | --sqs-queue-url U --sqs-dlq-url D [--sqs-endpoint E]] [--limit N] [--json]
   hookgate dlq replay (--id ID... | --all) [--data-dir DIR | --sqs-... ]
   hookgate dlq drop (--id ID... | --all) [--data-dir DIR | --sqs-... ]
   hookgate schema

@@ -1,9 +1,11 @@
 /**
- * `hookgate dlq list | replay | drop [--id ID]... [--all]`: the dead-letter queue of the embedded
- * SQLite queue (`--data-dir`, default .hookgate) or of SQS (`--sqs-queue-url`, `--sqs-dlq-url`,
- * optional `--sqs-endpoint` for a local SQS-compatible server). `drop` deletes for good: the
- * SQLite file keeps dead letters until they are replayed or dropped (SQS also expires them after
- * the DLQ's retention period).
+ * `hookgate dlq list [--limit N] | replay | drop [--id ID]... [--all]`: the dead-letter queue of
+ * the embedded SQLite queue (`--data-dir`, default .hookgate) or of SQS (`--sqs-queue-url`,
+ * `--sqs-dlq-url`, optional `--sqs-endpoint` for a local SQS-compatible server). `drop` deletes
+ * for good: the SQLite file keeps dead letters until they are replayed or dropped (SQS also
+ * expires them after the DLQ's retention period). `list` shows up to `--limit` dead letters (default 1,000; SQLite's
+ * oldest first, SQS's in the order it samples them) and says when more remain; `--json` prints
+ * them as an array, with no such note.
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
@@ -22,20 +24,26 @@ export async function dlqCommand(args: readonly string[], out: (text: string) =>
       "data-dir": { type: "string" },
       id: { type: "string", multiple: true },
       all: { type: "boolean" },
+      limit: { type: "string" },
       json: { type: "boolean" },
       "sqs-queue-url": { type: "string" },
       "sqs-dlq-url": { type: "string" },
       "sqs-endpoint": { type: "string" },
     },
   });
+  const limit = listLimit(values.limit);
   if (sub !== "list") {
+    if (values.limit !== undefined) throw new UsageError(`dlq ${sub} takes no --limit`);
     if (!values.all && !values.id) throw new UsageError(`dlq ${sub} needs --id ID (repeatable) or --all`);
     if (values.all && values.id) throw new UsageError(`dlq ${sub} takes --id or --all, not both`);
   }
   const queue = await openQueue(values);
   try {
     if (sub === "list") {
-      const dead = await queue.listDead(1000);
+      // One more than shown, to tell whether more remain.
+      const dead = await queue.listDead(limit + 1);
+      const more = dead.length > limit;
+      if (more) dead.length = limit;
       if (values.json) out(`${JSON.stringify(dead)}\n`);
       else if (dead.length === 0) out("the dead-letter queue is empty\n");
       else {
@@ -43,6 +51,7 @@ export async function dlqCommand(args: readonly string[], out: (text: string) =>
           const when = new Date(d.failedAt).toISOString();
           out(`${d.id}  ${jobSummary(d.body)}  attempts=${d.attempts}  at=${when}\n  ${d.error}\n`);
         }
+        if (more) out(`(${limit} shown; more remain: pass a higher --limit)\n`);
       }
       return 0;
     }
@@ -54,6 +63,22 @@ export async function dlqCommand(args: readonly string[], out: (text: string) =>
   } finally {
     await queue.close();
   }
+}
+
+/** Dead letters `list` shows when no --limit is given. */
+const DEFAULT_LIST_LIMIT = 1000;
+/**
+ * SQS pages through the DLQ 10 at a time, each page hidden for 30 s while the listing reads on
+ * (sqs.ts): 10,000 is about what one listing reads before its first pages come back.
+ */
+const MAX_LIST_LIMIT = 10_000;
+
+function listLimit(text: string | undefined): number {
+  if (text === undefined) return DEFAULT_LIST_LIMIT;
+  const n = Number(text);
+  if (!/^\d+$/.test(text) || n < 1 || n > MAX_LIST_LIMIT)
+    throw new UsageError(`--limit takes a whole number from 1 to ${MAX_LIST_LIMIT}, not "${text}"`);
+  return n;
 }
 
 async function openQueue(values: Record<string, unknown>): Promise<Queue<DeliveryJob>> {

@@ -271,6 +271,29 @@ describe("the dead-letter queue", () => {
     }[];
     expect(dead).toHaveLength(2);
     const [first, second] = dead.map((d) => d.id);
+    // --limit shows the oldest first, says that more remain, and is checked before the queue opens.
+    const limited = await runCli(["dlq", "list", "--limit", "1", "--data-dir", server.dataDir]);
+    expect(limited.code).toBe(0);
+    expect(limited.stdout).toContain(String(first));
+    expect(limited.stdout).not.toContain(String(second));
+    expect(limited.stdout).toContain("(1 shown; more remain: pass a higher --limit)\n");
+    const limitedJson = await runCli(["dlq", "list", "--json", "--limit", "1", "--data-dir", server.dataDir]);
+    expect((JSON.parse(limitedJson.stdout) as { id: string }[]).map((d) => d.id)).toEqual([first]);
+    const exact = await runCli(["dlq", "list", "--limit", "2", "--data-dir", server.dataDir]);
+    expect(exact.stdout).toContain(String(second));
+    expect(exact.stdout).not.toContain("more remain");
+    for (const bad of ["0", "1.5", "x", "10001"]) {
+      const refused = await runCli(["dlq", "list", "--limit", bad, "--data-dir", "no-such-dir"]);
+      expect([refused.code, refused.stderr]).toEqual([
+        2,
+        expect.stringContaining(`--limit takes a whole number from 1 to 10000, not "${bad}"`),
+      ]);
+    }
+    const limitOnDrop = await runCli(["dlq", "drop", "--all", "--limit", "1", "--data-dir", server.dataDir]);
+    expect([limitOnDrop.code, limitOnDrop.stderr]).toEqual([
+      2,
+      expect.stringContaining("dlq drop takes no --limit"),
+    ]);
 
     const one = await runCli(["dlq", "drop", "--id", String(first), "--data-dir", server.dataDir]);
     expect([one.code, one.stdout]).toEqual([0, "dropped 1 job\n"]);
