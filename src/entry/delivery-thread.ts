@@ -3,8 +3,9 @@
  * takes the jobs the answering thread journals (adapters/queue/journal.ts) into it, and runs the
  * consumer, so leases, acks, rendering, signing and the sinks' round trips never share an event
  * loop with decisions, and at a lower CPU priority than the thread that answers. Its log lines
- * and counter increments go to the answering thread every 50 ms at most, which writes and counts
- * them with its own, and its queue and journal gauges every 5 s. It gets the policy's delivery
+ * and counter increments go to the answering thread every 50 ms at most and when it exits, even
+ * on an uncaught error; that thread writes and counts them with its own. Its queue and journal
+ * gauges go every 5 s. It gets the policy's delivery
  * settings (sinks, egress section, secrets), never its rules.
  */
 import { readlinkSync } from "node:fs";
@@ -54,6 +55,9 @@ const REPORT_MS = 50;
 const later = () => {
   timer ??= setTimeout(report, REPORT_MS);
 };
+// A thread that dies on an error nothing here catches still hands over what it logged and
+// counted last, often the reason: Node runs `exit` listeners of a worker thread on the way out.
+process.on("exit", report);
 const logger = createJsonLogger({
   write(line) {
     lines += line;

@@ -4,13 +4,17 @@
  * test/e2e/fanout.test.ts): a thread that dies is started again and its reports still arrive;
  * a thread that cannot start fails the start with its reason.
  */
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
 import { createPrometheusRegistry } from "../../src/adapters/metrics/prometheus.js";
-import { type DeliverySettings, startDeliveryThread } from "../../src/entry/delivery-thread-host.js";
+import {
+  type DeliverySettings,
+  JOURNAL_DIR,
+  startDeliveryThread,
+} from "../../src/entry/delivery-thread-host.js";
 
 /** Writes a stand-in thread module and returns its URL. */
 function standIn(source: string): URL {
@@ -154,5 +158,40 @@ describe("startDeliveryThread", () => {
       "the delivery thread failed",
       "the delivery thread stopped; starting it again",
     ]);
+  });
+
+  it("still gets the lines the real thread logged just before it died (built dist/)", async () => {
+    // A journal whose first segment ends in a torn line: the thread's first drain logs a warning
+    // for it, which waits up to 50 ms to be reported with other lines.
+    const dataDir = mkdtempSync(join(tmpdir(), "hookgate-thread-"));
+    mkdirSync(join(dataDir, JOURNAL_DIR));
+    writeFileSync(join(dataDir, JOURNAL_DIR, "intake-000000000001.jsonl"), '[{"id":"torn');
+    writeFileSync(join(dataDir, JOURNAL_DIR, "intake-000000000002.jsonl"), "");
+    const lines: string[] = [];
+    const logs: string[] = [];
+    const thread = await startDeliveryThread({
+      dataDir,
+      settings: FIRST,
+      env: {},
+      lines: { write: (line) => lines.push(line) },
+      metrics: createPrometheusRegistry(),
+      logger: { log: (_level, msg, fields) => logs.push(`${msg} ${JSON.stringify(fields)}`) },
+      script: new URL("../../dist/entry/delivery-thread.js", import.meta.url),
+    });
+    // Handled right after that drain's first turn: settings it cannot read throw in the thread's
+    // message handler, an error nothing there catches, and the thread dies well within 50 ms.
+    thread.policy(null as unknown as DeliverySettings);
+    await until(() => logs.length >= 2);
+    await thread.stop();
+    expect(logs[0]).toContain("the delivery thread failed");
+    expect(logs[0]).toContain("reading 'document'");
+    const messages = lines
+      .join("")
+      .split("\n")
+      .filter((l) => l !== "")
+      .map((l) => (JSON.parse(l) as { msg: string }).msg);
+    expect(messages).toContain(
+      "skipped the torn end of an intake journal segment (a write cut short: that send had failed)",
+    );
   });
 });
