@@ -176,11 +176,13 @@ export function openJournalReader(dir: string, deps: JournalReaderDeps): Journal
   };
 
   const drainOnce = async (): Promise<number> => {
-    let taken = await readCurrent();
+    let taken = 0;
     for (;;) {
+      taken += await readCurrent();
       const later = segments(dir).find((n) => n > position.segment);
-      if (later === undefined) break;
-      // A later segment exists, so this one is complete: read it to its very end once more.
+      if (later === undefined) return taken;
+      // A later segment exists, so this one is complete: read it to its very end once more (the
+      // writer may have added lines since the read above), then move on to the next.
       taken += await readCurrent();
       if (tail.length > 0) deps.onTorn?.(position.segment, tail.length);
       if (fd >= 0) closeSync(fd);
@@ -190,9 +192,7 @@ export function openJournalReader(dir: string, deps: JournalReaderDeps): Journal
       const next = { segment: later, offset: 0 };
       await deps.intake([], next);
       position = next;
-      taken += await readCurrent();
     }
-    return taken;
   };
 
   // One drain at a time; calls during a drain share one more drain after it.
