@@ -128,9 +128,7 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
   } catch (e) {
     // The thread opens the queue file first: what stops it is the data dir (a file that is not
     // a database, a lock held past the busy timeout).
-    store.journal.close();
-    store.sessions.close();
-    store.release();
+    store.close();
     throw dataDirError(options.dataDir, e);
   }
   const notifier = createNotifier({
@@ -164,8 +162,7 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
   const closeAfterServer = async () => {
     store.journal.close();
     await deliveries.stop();
-    store.sessions.close();
-    store.release();
+    store.close();
     await recorder?.close();
     await egress.close();
   };
@@ -243,18 +240,25 @@ const BUSY_TIMEOUT_MS = 100;
 function openDataDir(dataDir: string): {
   journal: JournalWriter;
   sessions: ReturnType<typeof createSqliteSessionStore>;
-  /** Gives the data dir up (on close, and on exit). */
-  release: () => void;
+  /** Closes the journal (again: closing it twice is safe) and the session store, and gives the data dir up. */
+  close: () => void;
 } {
   let release: (() => void) | undefined;
   try {
     mkdirSync(dataDir, { recursive: true });
     accessSync(dataDir, constants.W_OK);
     release = claim(dataDir);
+    const journal = openJournalWriter(join(dataDir, JOURNAL_DIR));
+    const sessions = createSqliteSessionStore(join(dataDir, "sessions.sqlite"), BUSY_TIMEOUT_MS);
+    const giveUp = release;
     return {
-      journal: openJournalWriter(join(dataDir, JOURNAL_DIR)),
-      sessions: createSqliteSessionStore(join(dataDir, "sessions.sqlite"), BUSY_TIMEOUT_MS),
-      release,
+      journal,
+      sessions,
+      close() {
+        journal.close();
+        sessions.close();
+        giveUp();
+      },
     };
   } catch (e) {
     release?.();
