@@ -189,6 +189,29 @@ describe("the pin", () => {
     }
     expect(b.received.length).toBe(beforeB);
   });
+
+  it("reuses no kept-alive socket once a reload refuses its address, by literal or by name", async () => {
+    const allowing = compileEgressPolicy(LOOPBACK_ONLY).policy;
+    const refusing = compileEgressPolicy({ allowCidrs: ["10.0.0.0/8"] }).policy;
+    let current = allowing;
+    const module = createUndiciEgress({
+      policy: () => current,
+      resolve: async () => [{ address: "127.0.0.1", family: 4 }],
+    });
+    opened.push(module);
+    const urls = [`${a.url}/hook`, `http://kept.test:${a.port}/hook`];
+    // Keep-alive: each origin's socket stays open in the pool after its first answer.
+    for (const url of urls) expect((await post(module, url)).ok).toBe(true);
+    current = refusing;
+    for (const url of urls) {
+      const res = await post(module, url);
+      expect(!res.ok && res.error).toMatchObject({ code: "EGRESS_BLOCKED_ADDRESS", address: "127.0.0.1" });
+    }
+    current = allowing;
+    for (const url of urls) expect((await post(module, url)).ok).toBe(true);
+    // close() waits for every pool, the retired ones included.
+    await module.close();
+  });
 });
 
 describe("responses", () => {

@@ -8,11 +8,12 @@ import { createDohResolver, createWorkersEgress } from "../../src/adapters/egres
 import { compileEgressPolicy } from "../../src/core/egress/policy.js";
 import { type LoopbackServer, loopbackServer } from "../support/loopback.js";
 
-const zone: Record<string, { A?: string[]; AAAA?: string[]; status?: number }> = {
+const zone: Record<string, { A?: string[]; AAAA?: string[]; status?: number; delayMs?: number }> = {
   "hooks.test": { A: ["127.0.0.1"] },
   "metadata.test": { A: ["169.254.169.254"] },
   "mixed.test": { A: ["127.0.0.1"], AAAA: ["fd00:ec2::254"] },
   "gone.test": { status: 3 },
+  "slow.test": { A: ["127.0.0.1"], delayMs: 1500 },
 };
 
 let doh: LoopbackServer;
@@ -25,13 +26,17 @@ beforeAll(async () => {
     const type = url.searchParams.get("type") as "A" | "AAAA";
     const entry = zone[name] ?? { status: 3 };
     const data = entry[type] ?? [];
-    res.writeHead(200, { "content-type": "application/dns-json" });
-    res.end(
-      JSON.stringify({
-        Status: entry.status ?? 0,
-        Answer: data.map((d) => ({ name, type: type === "A" ? 1 : 28, TTL: 30, data: d })),
-      }),
-    );
+    const answer = () => {
+      res.writeHead(200, { "content-type": "application/dns-json" });
+      res.end(
+        JSON.stringify({
+          Status: entry.status ?? 0,
+          Answer: data.map((d) => ({ name, type: type === "A" ? 1 : 28, TTL: 30, data: d })),
+        }),
+      );
+    };
+    if (entry.delayMs) setTimeout(answer, entry.delayMs);
+    else answer();
   });
   target = await loopbackServer((req, res) => {
     if (req.url === "/redirect") res.writeHead(307, { location: "http://127.0.0.1:1/internal" }).end();
@@ -98,6 +103,30 @@ describe("Workers egress", () => {
     expect(!mixed.ok && mixed.error.address).toBe("fd00:ec2::254");
     const gone = await post("http://gone.test/");
     expect(!gone.ok && gone.error.code).toBe("EGRESS_NO_ADDRESS");
+  });
+
+  it("counts the DoH look-up in the send's time limit, and sends nothing after it", async () => {
+    const before = target.received.length;
+    const compiled = compileEgressPolicy({ allowCidrs: ["127.0.0.1/32"] });
+    const res = await createWorkersEgress({
+      policy: () => compiled.policy,
+      resolve: createDohResolver({ endpoint: `${doh.url}/dns-query` }),
+      fetch: (input, init) => fetch(String(input).replace("slow.test", "127.0.0.1"), init),
+    }).send({
+      url: `http://slow.test:${target.port}/x`,
+      method: "POST",
+      headers: {},
+      body: "{}",
+      timeoutMs: 100,
+    });
+    expect(!res.ok && res.error).toEqual({
+      code: "EGRESS_TIMEOUT",
+      stage: "dns",
+      reason: "slow.test was not resolved over DoH within 100 ms",
+    });
+    // The DoH answer comes later and resolves to an allowed address: nothing may go out then.
+    await new Promise((r) => setTimeout(r, 1700));
+    expect(target.received.length).toBe(before);
   });
 
   it("refuses a blocked literal without asking DoH", async () => {

@@ -611,6 +611,9 @@ describe("compileAddressRules", () => {
     ["1::2::3/64", "bad address"],
     ["10.0.0.1/8", "has host bits set (did you mean 10.0.0.0/8?)"],
     ["fd00::1/8", "has host bits set (did you mean fd00::/8?)"],
+    ["::ffff:10.0.0.5/128", "is an IPv4-mapped range; write it as IPv4, 10.0.0.5/32, which covers both spellings"],
+    ["::ffff:a00:0/104", "write it as IPv4, 10.0.0.0/8,"],
+    ["::ffff:0:0/96", "write it as IPv4, 0.0.0.0/0,"],
   ])("rejects %j", (cidr, message) => {
     const { errors, rules: compiled } = compileAddressRules({ allowCidrs: [cidr] });
     expect(errors).toHaveLength(1);
@@ -620,6 +623,22 @@ describe("compileAddressRules", () => {
     expect(errors[0]?.message.startsWith("allowCidrs[0]: ")).toBe(true);
     // A rejected entry allows nothing.
     expect(classifyAddress("10.0.0.1", compiled).allowed).toBe(false);
+  });
+
+  it("refuses a deny written in IPv4-mapped form, which would never match the plain IPv4 answer", () => {
+    const { errors, rules: compiled } = compileAddressRules({
+      allowCidrs: ["10.0.0.0/8"],
+      denyCidrs: ["::ffff:10.0.0.5/128"],
+    });
+    expect(errors.map((e) => e.message)).toEqual([
+      'denyCidrs[0]: "::ffff:10.0.0.5/128" is an IPv4-mapped range; write it as IPv4, 10.0.0.5/32, which covers both spellings',
+    ]);
+    // Written as IPv4 it denies both spellings.
+    const fixed = rules({ allowCidrs: ["10.0.0.0/8"], denyCidrs: ["10.0.0.5/32"] });
+    expect(classifyAddress("10.0.0.5", fixed).allowed).toBe(false);
+    expect(classifyAddress("::ffff:a00:5", fixed).allowed).toBe(false);
+    expect(classifyAddress("10.0.0.6", fixed).allowed).toBe(true);
+    expect(compiled.deny).toEqual([]);
   });
 
   it("names the field and index of each bad entry", () => {

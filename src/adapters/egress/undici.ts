@@ -4,9 +4,10 @@
  * The URL is checked first (scheme, userinfo, ports, names, allowlist); then an undici Agent
  * whose connector refuses blocked IP literals itself (Node never calls `lookup` for a literal)
  * and whose `lookup` checks every DNS answer and hands back only checked addresses. The socket
- * can dial nothing else, so a second, rebinding answer is never used (the pin). Redirects are
- * never followed, proxies from the environment are never used (the dispatcher is always ours),
- * and connect, header and body time and the response size are bounded.
+ * can dial nothing else, so a second, rebinding answer is never used (the pin). Each policy gets
+ * its own pool of kept-alive sockets, so a reload's address rules apply to every later request.
+ * Redirects are never followed, proxies from the environment are never used (the dispatcher is
+ * always ours), and connect, header and body time and the response size are bounded.
  */
 import { lookup as dnsLookup } from "node:dns/promises";
 import { isIP, type LookupFunction } from "node:net";
@@ -34,7 +35,10 @@ export const systemResolver: Resolver = async (hostname) =>
   }));
 
 export interface UndiciEgressOptions {
-  /** Read on every request and every connect, so a policy reload takes effect at once. */
+  /**
+   * Read on every request and every connect, so a policy reload takes effect at once. Return the
+   * same object until the policy changes: each new one starts a new connection pool.
+   */
   readonly policy: () => EgressPolicy;
   readonly resolve?: Resolver;
   readonly connectTimeoutMs?: number;
@@ -55,9 +59,22 @@ const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
 
 export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
   const resolve = options.resolve ?? systemResolver;
-  const agent = new Agent({
-    connect: guardedConnector(options.policy, resolve, options.connectTimeoutMs ?? 5000),
-  });
+  const connect = guardedConnector(options.policy, resolve, options.connectTimeoutMs ?? 5000);
+  // A kept-alive socket's address was judged when it connected, under the policy of then. So each
+  // policy gets its own pool: after a reload that refuses an address, no socket to it is reused.
+  // The old pool closes once its requests in flight have finished.
+  let pool: { readonly policy: EgressPolicy; readonly agent: Agent } | undefined;
+  const closing = new Set<Promise<void>>();
+  let closed: Promise<void> | undefined;
+  const agentFor = (policy: EgressPolicy): Agent => {
+    if (pool?.policy === policy) return pool.agent;
+    if (pool) {
+      const done: Promise<void> = pool.agent.close().finally(() => closing.delete(done));
+      closing.add(done);
+    }
+    pool = { policy, agent: new Agent({ connect }) };
+    return pool.agent;
+  };
   const maxBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
   const refuse = (refusal: EgressRefusal, url: string) => {
     options.onRefusal?.(refusal, url);
@@ -65,7 +82,8 @@ export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
   };
 
   async function send(req: EgressRequest): Promise<Result<EgressResponse, EgressRefusal>> {
-    const verdict = checkUrl(req.url, options.policy().allowlist);
+    const policy = options.policy();
+    const verdict = checkUrl(req.url, policy.allowlist);
     if (!verdict.ok) return refuse(verdict.refusal, req.url);
     const timeoutMs = Math.max(1, Math.ceil(req.timeoutMs));
     // One controller and one timer: AbortSignal.timeout plus AbortSignal.any cost more than the
@@ -84,7 +102,7 @@ export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
         method: req.method,
         headers: sanitizeHeaders(req.headers),
         body: req.body ?? null,
-        dispatcher: agent,
+        dispatcher: agentFor(policy),
         signal,
         headersTimeout: timeoutMs,
         bodyTimeout: timeoutMs,
@@ -141,7 +159,14 @@ export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
     return refusal ? err(refusal) : ok({ url: verdict.url, addresses });
   }
 
-  return { send, judge, close: () => agent.close() };
+  return {
+    send,
+    judge,
+    close() {
+      closed ??= Promise.all([pool?.agent.close(), ...closing]).then(() => {});
+      return closed;
+    },
+  };
 }
 
 function guardedConnector(

@@ -13,8 +13,11 @@ import { errorMessage } from "../../core/errors.js";
 import type { Egress, EgressRequest, EgressResponse } from "../../core/ports.js";
 import { err, ok, type Result } from "../../core/result.js";
 
-/** Resolves a name to every A and AAAA answer, or throws with a reason. */
-export type DohResolver = (hostname: string) => Promise<readonly string[]>;
+/**
+ * Resolves a name to every A and AAAA answer, or throws with a reason; gives up when `signal`
+ * aborts (the send's own time limit covers its look-up too).
+ */
+export type DohResolver = (hostname: string, signal?: AbortSignal) => Promise<readonly string[]>;
 
 export interface DohOptions {
   /** A DoH JSON endpoint (default Cloudflare's). */
@@ -42,19 +45,25 @@ export function createDohResolver(options: DohOptions = {}): DohResolver {
   const maxCache = (options.maxCacheSeconds ?? 60) * 1000;
   const cache = new Map<string, { addresses: string[]; until: number }>();
 
-  const query = async (name: string, type: "A" | "AAAA"): Promise<DohAnswer[]> => {
+  const query = async (name: string, type: "A" | "AAAA", signal?: AbortSignal): Promise<DohAnswer[]> => {
     const url = `${endpoint}?name=${encodeURIComponent(name)}&type=${type}`;
-    const res = await doFetch(url, { headers: { accept: "application/dns-json" }, redirect: "manual" });
+    const res = await doFetch(url, {
+      headers: { accept: "application/dns-json" },
+      redirect: "manual",
+      ...(signal ? { signal } : {}),
+    });
     if (res.status !== 200) throw new Error(`DoH answered HTTP ${res.status}`);
     const body = (await res.json()) as { Status?: number; Answer?: DohAnswer[] };
     if (body.Status !== 0 && body.Status !== 3) throw new Error(`DoH status ${body.Status}`);
     return body.Answer ?? [];
   };
 
-  return async (hostname) => {
+  return async (hostname, signal) => {
     const cached = cache.get(hostname);
     if (cached && cached.until > now()) return cached.addresses;
-    const answers = (await Promise.all([query(hostname, "A"), query(hostname, "AAAA")])).flat();
+    const answers = (
+      await Promise.all([query(hostname, "A", signal), query(hostname, "AAAA", signal)])
+    ).flat();
     const records = answers.filter((a) => a.type === A || a.type === AAAA);
     const ttl = Math.min(maxCache, ...records.map((a) => (a.TTL ?? 0) * 1000));
     const addresses = records.map((a) => a.data);
@@ -83,10 +92,23 @@ export function createWorkersEgress(options: WorkersEgressOptions): { send: Egre
     const policy = options.policy();
     const verdict = checkUrl(req.url, policy.allowlist);
     if (!verdict.ok) return refuse(verdict.refusal, req.url);
-    const precheck = await judgeHost(verdict.host, policy, options.resolve);
-    if (precheck) return refuse(precheck, req.url);
+    // One time limit for the DoH look-up and the request together.
     const timeoutMs = Math.max(1, Math.ceil(req.timeoutMs));
     const timeout = AbortSignal.timeout(timeoutMs);
+    const signal = req.signal ? AbortSignal.any([req.signal, timeout]) : timeout;
+    const precheck = await judgeHost(verdict.host, policy, options.resolve, signal);
+    if (precheck) {
+      return refuse(
+        timeout.aborted && precheck.code === "EGRESS_DNS_FAILED"
+          ? {
+              code: "EGRESS_TIMEOUT",
+              stage: "dns",
+              reason: `${verdict.host} was not resolved over DoH within ${timeoutMs} ms`,
+            }
+          : precheck,
+        req.url,
+      );
+    }
     try {
       const res = await doFetch(verdict.url.href, {
         method: req.method,
@@ -95,7 +117,7 @@ export function createWorkersEgress(options: WorkersEgressOptions): { send: Egre
         ),
         body: req.body ?? null,
         redirect: "manual",
-        signal: req.signal ? AbortSignal.any([req.signal, timeout]) : timeout,
+        signal,
       });
       if (res.status >= 300 && res.status < 400) {
         await res.body?.cancel();
@@ -147,6 +169,7 @@ async function judgeHost(
   host: string,
   policy: EgressPolicy,
   resolve: DohResolver,
+  signal: AbortSignal,
 ): Promise<EgressRefusal | undefined> {
   if (isIpLiteral(host)) {
     const verdict = classifyAddress(host, policy.addresses);
@@ -162,7 +185,7 @@ async function judgeHost(
   }
   let answers: readonly string[];
   try {
-    answers = await resolve(host);
+    answers = await resolve(host, signal);
   } catch (e) {
     const why = errorMessage(e);
     return {

@@ -418,6 +418,12 @@ function parseConfigCidr(value: unknown): { readonly parsed: Parsed; readonly bi
       ? ipaddr.IPv4.networkAddressFromCIDR(`${parsed.text}/${bits}`).toString()
       : ipaddr.IPv6.networkAddressFromCIDR(`${parsed.text}/${bits}`).toString();
   if (network !== parsed.text) return `${shown} has host bits set (did you mean ${network}/${bits}?)`;
+  // Operator CIDRs see an IPv4-mapped address as its IPv4 (judge): an IPv6 rule inside
+  // ::ffff:0:0/96 would match only the mapped spelling, never the plain IPv4 answer, and a deny
+  // written that way would let the address through.
+  if (parsed.kind === "ipv6" && bits >= 96 && parsed.ip.isIPv4MappedAddress()) {
+    return `${shown} is an IPv4-mapped range; write it as IPv4, ${low32(parsed.ip).toString()}/${bits - 96}, which covers both spellings`;
+  }
   return { parsed, bits };
 }
 
