@@ -43,6 +43,8 @@ export function createBrokenConfigApp(problem: string, logger: Logger, newId: ()
     const client = c.req.param("client");
     return answer(c.req.raw, ROUTE_DIALECTS.has(client) ? (client as Dialect) : undefined);
   });
+  // A mistyped deeper path is still an agent's hook: a 2xx decision, as the working app answers it.
+  app.post("/v1/hooks/*", (c) => answer(c.req.raw, undefined));
   app.get("/healthz", (c) =>
     c.json({ status: "error", error: { code: "CONFIG_INVALID", message: problem } }, 500),
   );
