@@ -142,6 +142,9 @@ export async function handleHook(
     };
   };
 
+  // Once the body is read, an internal error is answered for its event, in its client's shape: a
+  // top-level block would stop a Stop hook from ending the turn, or be ignored on PermissionRequest.
+  let identified: HookEvent | undefined;
   try {
     const parsed = parseRequest(request);
     if (!parsed.ok) {
@@ -149,6 +152,7 @@ export async function handleHook(
       return finish(failure, { client: parsed.dialect, event: parsed.error.eventName });
     }
     const event = parsed.event;
+    identified = event;
     const auth = await authenticate(request.authorization, policy, deps.sha256);
     if (!auth.ok) {
       const error = { code: auth.code, message: auth.message, eventName: event.name };
@@ -198,11 +202,10 @@ export async function handleHook(
     const error: RequestError = {
       code: "INTERNAL_ERROR",
       message: "hookgate hit an internal error; see its log",
+      eventName: identified?.name,
     };
-    return finish(requestFailure(policy, error, request.dialect), {
-      client: request.dialect,
-      event: undefined,
-    });
+    const dialect = identified?.dialect ?? request.dialect;
+    return finish(requestFailure(policy, error, dialect), { client: dialect, event: identified?.name });
   }
 }
 

@@ -87,6 +87,52 @@ describe("handleHook without remote actions", () => {
   });
 });
 
+describe("an internal error after the event was read", () => {
+  const failing = {
+    ...deps,
+    policy: () => ({
+      ...policy,
+      defaults: { ...policy.defaults, onError: "deny" as const },
+      rulesFor: () => {
+        throw new Error("boom");
+      },
+      candidates: () => {
+        throw new Error("boom");
+      },
+    }),
+  };
+  const eventRequest = (event: Record<string, unknown>): HookRequest => ({
+    body: { ok: true, text: JSON.stringify({ session_id: "s", transcript_path: "/t", cwd: "/p", ...event }) },
+    contentType: "application/json",
+    authorization: undefined,
+    dialect: "claude-code",
+  });
+
+  it("is answered for that event under onError deny: no block that would keep a Stop going", async () => {
+    const stop = await handleHook(
+      failing,
+      eventRequest({ hook_event_name: "Stop", stop_hook_active: false }),
+    );
+    expect(stop.error?.code).toBe("INTERNAL_ERROR");
+    expect(stop.audit.event).toBe("Stop");
+    expect(JSON.parse(stop.answer.body)).toEqual({
+      systemMessage: expect.stringContaining("[INTERNAL_ERROR]"),
+    });
+    const prompt = await handleHook(
+      failing,
+      eventRequest({ hook_event_name: "UserPromptSubmit", prompt: "hi" }),
+    );
+    expect(JSON.parse(prompt.answer.body)).toEqual({
+      systemMessage: expect.stringContaining("[INTERNAL_ERROR]"),
+    });
+    const pre = await handleHook(failing, request("Write"));
+    expect(JSON.parse(pre.answer.body).hookSpecificOutput).toMatchObject({
+      hookEventName: "PreToolUse",
+      permissionDecision: "deny",
+    });
+  });
+});
+
 describe("the audit line and the replay record", () => {
   it("never show the start of a policy secret that a 2,000-character cut falls inside", async () => {
     const secret = "hgk_9f8e7d6c5b4a39281706";
