@@ -168,7 +168,9 @@ export async function handleHook(
         ? NO_REMOTE
         : await runPending(deps, options, request, evaluation, event, auth.team, policy);
     const effects = evaluation.enforced.map((m) => m.effect);
-    const decision = combineEffects(remote.effects.length === 0 ? effects : [...effects, ...remote.effects]);
+    const decision = combineEffects(
+      remote.effects.length === 0 ? effects : inRuleOrder(policy, [...effects, ...remote.effects]),
+    );
     const answer = renderDecision(decision, event.name, event.dialect);
     if (options.audit !== false) {
       const queued = deps.notifier?.notify({
@@ -262,6 +264,12 @@ function routedDialect(dialect: Dialect | undefined, body: unknown): Dialect | u
   return typeof record.event === "string" && record.hook_event_name === undefined
     ? "deepagents-legacy"
     : dialect;
+}
+
+/** Contexts, messages and reasons combine in rule order (POLICY.md), remote rules' among the rest. */
+function inRuleOrder(policy: Policy, effects: RuleEffect[]): RuleEffect[] {
+  const position = new Map(effects.map((e) => [e.ruleId, policy.rules.findIndex((r) => r.id === e.ruleId)]));
+  return effects.sort((a, b) => (position.get(a.ruleId) ?? 0) - (position.get(b.ruleId) ?? 0));
 }
 
 function requestFailure(policy: Policy, error: RequestError, dialect: Dialect | undefined) {

@@ -246,6 +246,29 @@ describe("forward rules", () => {
     ]);
   });
 
+  it("adds contexts in rule order, a forward rule's among the static ones", async () => {
+    const app = await testApp(
+      await authPolicy(
+        [
+          { id: "relay-first", on: "PreToolUse", forward: { url: `${downstream.url}/hook`, timeoutMs: 500 } },
+          { id: "static-second", on: "PreToolUse", context: "SECOND from the static rule" },
+        ],
+        { egress },
+      ),
+    );
+    next = {
+      body: JSON.stringify({
+        hookSpecificOutput: { hookEventName: "PreToolUse", additionalContext: "FIRST from downstream" },
+      }),
+    };
+    const context = (await jsonOf(await app.post("/v1/hooks", bash("ls")))).hookSpecificOutput
+      .additionalContext as string;
+    expect(context).toContain("FIRST from downstream");
+    expect(context.indexOf("FIRST from downstream")).toBeLessThan(
+      context.indexOf("SECOND from the static rule"),
+    );
+  });
+
   it("relays a PermissionRequest decision in both shapes", async () => {
     const app = await appWith();
     next = {
