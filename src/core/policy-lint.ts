@@ -375,28 +375,31 @@ function lintInlineSecrets(policy: Policy, warn: (path: string, message: string)
  * time (into onError, or into the dead-letter queue for a sink).
  */
 function lintEgressTargets(policy: Policy, warn: (path: string, message: string) => void): void {
-  const judge = (path: string, url: string) => {
+  const judge = (path: string, url: string, then: string) => {
     const verdict = checkUrl(url, policy.egress.allowlist);
     if (!verdict.ok)
       warn(
         path,
-        `the egress guard will refuse it (${verdict.refusal.code}: ${verdict.refusal.reason}); the rule will answer with onError`,
+        `the egress guard will refuse it (${verdict.refusal.code}: ${verdict.refusal.reason}); ${then}`,
       );
   };
   for (const rule of policy.rules) {
-    if (rule.document.forward) judge(`${rule.path}.forward.url`, rule.document.forward.url);
+    if (rule.document.forward)
+      judge(`${rule.path}.forward.url`, rule.document.forward.url, "the rule will answer with its onError");
   }
   for (const [name, sink] of Object.entries(policy.document.sinks ?? {})) {
     const url =
       sink.type === "github-dispatch"
         ? `${sink.url ?? "https://api.github.com"}/repos/${sink.repo}/dispatches`
         : sink.url;
-    if (!url.startsWith("env:")) judge(`$.sinks.${name}.url`, url);
+    if (!url.startsWith("env:"))
+      judge(`$.sinks.${name}.url`, url, "every delivery to it will fail into the dead-letter queue");
   }
   for (const model of policy.models.values()) {
     judge(
       `$.models.${model.name}${model.url ? ".url" : ""}`,
       model.url ?? DEFAULT_MODEL_URLS[model.provider],
+      "prompt rules that use it will answer with their onError",
     );
   }
 }

@@ -105,7 +105,17 @@ const TokenSchema = z.union([
       .string()
       .check(z.regex(/^[0-9a-f]{64}$/, "must be 64 lowercase hex characters (hookgate token hash)")),
   }),
-  z.strictObject({ team: nonEmpty(), env: z.string().check(z.regex(/^[A-Za-z_][A-Za-z0-9_]*$/)) }),
+  z.strictObject({
+    team: nonEmpty(),
+    env: z
+      .string()
+      .check(
+        z.regex(
+          /^[A-Za-z_][A-Za-z0-9_]*$/,
+          "must be an environment variable's name: letters, digits and _, not starting with a digit",
+        ),
+      ),
+  }),
 ]);
 
 export const AuthSchema = z.strictObject({

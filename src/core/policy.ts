@@ -199,6 +199,11 @@ function issueMessage(issue: z.core.$ZodIssue): string {
     case "too_small":
       if (issue.message !== "Invalid input") return issue.message;
       return `must be ${issue.inclusive ? "at least" : "greater than"} ${String(issue.minimum)}`;
+    case "too_big":
+      if (issue.message !== "Invalid input") return issue.message;
+      return issue.origin === "array"
+        ? `must list at most ${String(issue.maximum)}`
+        : `must be ${issue.inclusive ? "at most" : "less than"} ${String(issue.maximum)}`;
     default:
       return issue.message;
   }

@@ -172,6 +172,34 @@ describe("lintPolicy: matchers that cannot hold", () => {
   });
 });
 
+describe("lintPolicy: targets the egress guard will refuse", () => {
+  it("says what each refusal leads to: the rule's onError, the dead-letter queue, a model's rules' onError", async () => {
+    const policy = await policyFrom({
+      version: 1,
+      auth: { tokens: [] },
+      egress: { allowedHttpHookUrls: ["https://allowed.example/*"] },
+      rules: [
+        { id: "relay", on: "PreToolUse", forward: { url: "https://other.example/hook" } },
+        { id: "tell", on: "Stop", notify: ["chat"] },
+      ],
+      sinks: { chat: { type: "slack", url: "https://hooks.slack.com/services/T/B/x" } },
+      models: { m: { provider: "anthropic", model: "claude-haiku-4-5", apiKey: "k" } },
+    });
+    const warnings = lintPolicy(policy).map((w) => `${w.path}: ${w.message}`);
+    expect(warnings).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(
+          /^\$\.rules\[0\]\.forward\.url: the egress guard will refuse it \(EGRESS_NOT_ALLOWLISTED: .*\); the rule will answer with its onError$/,
+        ),
+        expect.stringMatching(
+          /^\$\.sinks\.chat\.url: .*; every delivery to it will fail into the dead-letter queue$/,
+        ),
+        expect.stringMatching(/^\$\.models\.m: .*; prompt rules that use it will answer with their onError$/),
+      ]),
+    );
+  });
+});
+
 describe("lintPolicy on examples/policy.json", () => {
   it("finds no rule that can never apply", async () => {
     const { readFile } = await import("node:fs/promises");

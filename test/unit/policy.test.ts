@@ -103,6 +103,25 @@ describe("loadPolicy", () => {
     });
   });
 
+  it("says what to fix for a token env name, a retry schedule too long, and a delay too large", async () => {
+    const problems = await problemsOf({
+      version: 1,
+      rules: [],
+      auth: { tokens: [{ team: "t", env: "bad-name" }] },
+      sinks: {
+        long: { type: "webhook", url: "https://in.example/h", retryScheduleSeconds: Array(21).fill(1) },
+        late: { type: "webhook", url: "https://in.example/h", retryScheduleSeconds: [50_000] },
+      },
+    });
+    expect(problems.map((p) => `${p.path}: ${p.message}`)).toEqual(
+      expect.arrayContaining([
+        "$.auth.tokens[0].env: must be an environment variable's name: letters, digits and _, not starting with a digit",
+        "$.sinks.long.retryScheduleSeconds: must list at most 20",
+        "$.sinks.late.retryScheduleSeconds[0]: must be at most 43200",
+      ]),
+    );
+  });
+
   it("reads env tokens at load and warns, without failing, when the variable is unset", async () => {
     const document = { version: 1, rules: [], auth: { tokens: [{ team: "mobile", env: "TOKEN_MOBILE" }] } };
     const withEnv = await loaded(document, { TOKEN_MOBILE: "s3cret" });
