@@ -153,6 +153,7 @@ export async function loadPolicy(
   const warnings: PolicyIssue[] = egress.warnings.map((w) => ({ severity: "warning" as const, ...w }));
   const tokens = await resolveTokens(document, deps, warnings);
   const models = compileModels(document, deps.env, warnings);
+  warnUnsetSinkValues(document, deps.env, warnings);
   if (issues.length > 0) return err(issues);
   const hash = (await deps.sha256(text)).slice(0, 16);
   const secrets = collectSecrets(document, deps.env);
@@ -461,6 +462,21 @@ function compileModels(
     });
   }
   return models;
+}
+
+/** A sink's `env:` values are read at each delivery; one unset now fails every delivery. */
+function warnUnsetSinkValues(document: PolicyDocument, env: EnvReader, warnings: PolicyIssue[]): void {
+  for (const [name, sink] of Object.entries(document.sinks ?? {})) {
+    for (const [field, value] of Object.entries(sink)) {
+      if (typeof value !== "string" || !value.startsWith("env:") || resolveSecret(value, env) !== undefined)
+        continue;
+      warnings.push({
+        severity: "warning",
+        path: `$.sinks.${name}.${field}`,
+        message: `${value.slice(4)} is not set, so every delivery to sink "${name}" fails into the dead-letter queue until it is`,
+      });
+    }
+  }
 }
 
 function createPolicy(

@@ -122,6 +122,30 @@ describe("loadPolicy", () => {
     );
   });
 
+  it("warns, without failing, about each sink value read from a variable that is unset", async () => {
+    const document = {
+      version: 1,
+      rules: [],
+      sinks: {
+        chat: { type: "slack", url: "env:CHAT_URL" },
+        siem: { type: "webhook", url: "https://siem.example/in", secret: "env:SIEM_SECRET" },
+        ci: { type: "github-dispatch", repo: "acme/app", eventType: "end", token: "env:GH_TOKEN" },
+      },
+    };
+    const none = await loaded(document);
+    expect(none.warnings.map((w) => `${w.path}: ${w.message}`)).toEqual([
+      '$.sinks.chat.url: CHAT_URL is not set, so every delivery to sink "chat" fails into the dead-letter queue until it is',
+      '$.sinks.siem.secret: SIEM_SECRET is not set, so every delivery to sink "siem" fails into the dead-letter queue until it is',
+      '$.sinks.ci.token: GH_TOKEN is not set, so every delivery to sink "ci" fails into the dead-letter queue until it is',
+    ]);
+    const all = await loaded(document, {
+      CHAT_URL: "https://hooks.slack.com/x",
+      SIEM_SECRET: "s",
+      GH_TOKEN: "t",
+    });
+    expect(all.warnings).toEqual([]);
+  });
+
   it("reads env tokens at load and warns, without failing, when the variable is unset", async () => {
     const document = { version: 1, rules: [], auth: { tokens: [{ team: "mobile", env: "TOKEN_MOBILE" }] } };
     const withEnv = await loaded(document, { TOKEN_MOBILE: "s3cret" });
