@@ -158,7 +158,7 @@ async function checkCommand(args: readonly string[]): Promise<number> {
   if (warnings.length > 0) io.out(`${formatIssues(warnings)}\n`);
   const policy = loaded.value.policy;
   io.out(
-    `${file}: valid, ${policy.rules.length} rules, ${warnings.length} warnings, policy ${policy.hash}\n`,
+    `${file}: valid, ${count(policy.rules.length, "rule")}, ${count(warnings.length, "warning")}, policy ${policy.hash}\n`,
   );
   return 0;
 }
@@ -250,3 +250,5 @@ async function readStdin(): Promise<string> {
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks).toString("utf8");
 }
+
+const count = (n: number, noun: string) => `${n} ${noun}${n === 1 ? "" : "s"}`;

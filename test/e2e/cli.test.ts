@@ -26,7 +26,7 @@ describe("hookgate check", () => {
   it("passes examples/policy.json, printing its warnings", async () => {
     const { code, stdout } = await runCli(["check", "examples/policy.json"]);
     expect(code).toBe(0);
-    expect(stdout).toMatch(/examples\/policy.json: valid, 7 rules/);
+    expect(stdout).toMatch(/examples\/policy.json: valid, 7 rules, 1 warning, policy [0-9a-f]{16}\n$/);
     expect(stdout).toMatch(
       /warning: \$\.auth\.tokens\[1\]\.env: the variable HOOKGATE_TOKEN_MOBILE is not set/,
     );
