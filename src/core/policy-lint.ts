@@ -323,6 +323,23 @@ function lintAction(rule: CompiledRule, event: string, warn: (path: string, mess
       );
     }
   }
+  const onError =
+    action.kind === "prompt"
+      ? action.prompt.onError
+      : action.kind === "forward"
+        ? action.forward.onError
+        : undefined;
+  if (
+    onError !== undefined &&
+    onError !== "allow" &&
+    isKnownEvent(event) &&
+    !honouredDecision(event, onError)
+  ) {
+    warn(
+      `${p}.${action.kind}.onError`,
+      `no client can honour "${onError}" on ${event}; when the rule fails there it has no opinion, as with "allow"`,
+    );
+  }
   const context =
     action.kind === "context" ? action.text : action.kind === "decide" ? action.context : undefined;
   if (context !== undefined && isKnownEvent(event) && !carriesContext(event, "claude-code")) {

@@ -172,6 +172,35 @@ describe("lintPolicy: matchers that cannot hold", () => {
   });
 });
 
+describe("lintPolicy: an onError no client can honour", () => {
+  it("warns for each event where a prompt or forward rule's ask or deny would be dropped", async () => {
+    const policy = await policyFrom({
+      version: 1,
+      auth: { tokens: [] },
+      egress: { allowedHttpHookUrls: ["https://policy.example/*"] },
+      rules: [
+        {
+          id: "relay",
+          on: ["PreToolUse", "Stop"],
+          forward: { url: "https://policy.example/hook", onError: "ask" },
+        },
+        { id: "judge", on: "Notification", prompt: { text: "ok?", model: "m", onError: "deny" } },
+        { id: "open", on: "Stop", prompt: { text: "ok?", model: "m", onError: "allow" } },
+      ],
+      models: {
+        m: { provider: "anthropic", model: "claude-haiku-4-5", apiKey: "k", url: "https://policy.example/m" },
+      },
+    });
+    const warnings = lintPolicy(policy)
+      .map((w) => `${w.path}: ${w.message}`)
+      .filter((w) => w.includes("onError"));
+    expect(warnings).toEqual([
+      '$.rules[0].forward.onError: no client can honour "ask" on Stop; when the rule fails there it has no opinion, as with "allow"',
+      '$.rules[1].prompt.onError: no client can honour "deny" on Notification; when the rule fails there it has no opinion, as with "allow"',
+    ]);
+  });
+});
+
 describe("lintPolicy: targets the egress guard will refuse", () => {
   it("says what each refusal leads to: the rule's onError, the dead-letter queue, a model's rules' onError", async () => {
     const policy = await policyFrom({
