@@ -5,9 +5,12 @@
  *
  * Lambda freezes the container once the handler returns, so work the app defers (the SQS send of
  * notify jobs) is awaited after the answer is built and before the handler returns: it lengthens
- * the invocation, not the computation of the answer. The wait is bounded by the time the
+ * the invocation, not the computation of the answer. The wait is bounded twice. By the time the
  * invocation has left, because an invocation that times out reaches the client as a 5xx, which
- * Claude Code treats as "let the action through".
+ * Claude Code treats as "let the action through". And by ANSWER_WITHIN_MS from the invocation's
+ * start, because a client cancels a hook that outlasts its own timeout (1.5 s on SessionEnd) and
+ * lets the action through too: a deny must not wait for a slow SQS. A send still running then
+ * is logged; Lambda resumes it if it thaws the same container, and it is lost if it does not.
  */
 import { type APIGatewayProxyResult, handle, type LambdaContext, type LambdaEvent } from "hono/aws-lambda";
 import { nodeSha256 } from "../adapters/hash/node-crypto.js";
@@ -22,8 +25,11 @@ export type HttpHandler = (event: LambdaEvent, context?: LambdaContext) => Promi
 
 /** Kept back from the invocation's deadline for returning the answer. */
 const RETURN_MARGIN_MS = 500;
-/** How long deferred work may hold the answer when the context says nothing about the deadline. */
-const DEFAULT_DEFERRED_WAIT_MS = 5000;
+/**
+ * How long after the invocation's start deferred work may still hold the answer: inside the
+ * shortest client timeout (SessionEnd's 1.5 s), and ten times a healthy SQS send.
+ */
+const ANSWER_WITHIN_MS = 1000;
 
 export function createHttpHandler(options: LambdaOptions = {}): HttpHandler {
   const runtime = createLambdaRuntime(options);
@@ -36,9 +42,10 @@ export function createHttpHandler(options: LambdaOptions = {}): HttpHandler {
   };
 
   return async (event, context) => {
+    const started = performance.now();
     adapter ??= build(runtime, defer);
     const result = await (await adapter)(event, context);
-    await settle(runtime, pending, context);
+    await settle(runtime, pending, context, started);
     return result;
   };
 }
@@ -70,9 +77,14 @@ async function settle(
   runtime: LambdaRuntime,
   pending: ReadonlySet<Promise<void>>,
   context: LambdaContext | undefined,
+  started: number,
 ): Promise<void> {
   if (pending.size === 0) return;
-  const budget = context ? context.getRemainingTimeInMillis() - RETURN_MARGIN_MS : DEFAULT_DEFERRED_WAIT_MS;
+  const forClient = ANSWER_WITHIN_MS - (performance.now() - started);
+  const budget = Math.min(
+    forClient,
+    context ? context.getRemainingTimeInMillis() - RETURN_MARGIN_MS : forClient,
+  );
   let timer: NodeJS.Timeout | undefined;
   const outOfTime = new Promise<"late">((resolve) => {
     timer = setTimeout(() => resolve("late"), Math.max(0, budget));

@@ -275,6 +275,30 @@ describe("notify jobs from the Lambda HTTP handler", () => {
     );
   });
 
+  it("holds the answer for a slow send no longer than a client waits, whatever the invocation has left", async () => {
+    const { lines, logger } = captureLogs();
+    const handler = createHttpHandler({
+      env: { HOOKGATE_POLICY: notifying, HOOKGATE_QUEUE_URL: queueUrl },
+      sqsClient: () => new Promise<never>(() => undefined),
+      logger,
+    });
+    // 29 s left in the invocation, but the wait is at most 1,000 ms from its start.
+    const timers = vi.spyOn(globalThis, "setTimeout");
+    let res: Awaited<ReturnType<typeof handler>>;
+    try {
+      res = await handler(HTTP_API, context(29_000));
+      const waits = timers.mock.calls.map(([, ms]) => ms).filter((ms) => typeof ms === "number");
+      expect(waits.length).toBeGreaterThan(0);
+      expect(waits.every((ms) => ms <= 1000)).toBe(true);
+    } finally {
+      timers.mockRestore();
+    }
+    expect(JSON.parse(res.body).hookSpecificOutput.permissionDecision).toBe("deny");
+    expect(lines.some((l) => l.msg === "deferred work still running when the invocation had to answer")).toBe(
+      true,
+    );
+  });
+
   it("never builds an SQS client for a decision that notifies nobody", async () => {
     let built = 0;
     const handler = createHttpHandler({
