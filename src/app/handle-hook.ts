@@ -162,14 +162,24 @@ export async function handleHook(
       );
     }
     const evaluation = evaluatePolicy(policy, event, { team: auth.team }, options.explain === true);
+    // Shadow prompt and forward rules run too (POLICY.md: shadow rules are evaluated), under the
+    // same deadline; what they decide is recorded, never combined into the answer.
+    const shadowRemote = evaluation.shadowed.flatMap((m) => (isRemote(m.rule) ? [m.rule] : []));
     // Most events have no prompt or forward rule: no promise to wait for then.
     const remote =
-      evaluation.pending.length === 0
+      evaluation.pending.length === 0 && shadowRemote.length === 0
         ? NO_REMOTE
-        : await runPending(deps, options, request, evaluation, event, auth.team, policy);
+        : await runPending(deps, options, request, evaluation, [...evaluation.pending, ...shadowRemote], {
+            event,
+            team: auth.team,
+            policy,
+          });
+    const shadowIds = new Set(shadowRemote.map((r) => r.id));
+    const remoteEffects =
+      shadowIds.size === 0 ? remote.effects : remote.effects.filter((e) => !shadowIds.has(e.ruleId));
     const effects = evaluation.enforced.map((m) => m.effect);
     const decision = combineEffects(
-      remote.effects.length === 0 ? effects : inRuleOrder(policy, [...effects, ...remote.effects]),
+      remoteEffects.length === 0 ? effects : inRuleOrder(policy, [...effects, ...remoteEffects]),
     );
     const answer = renderDecision(decision, event.name, event.dialect);
     if (options.audit !== false) {
@@ -192,6 +202,8 @@ export async function handleHook(
         team: auth.team,
         evaluation,
         pending: remote.audit,
+        shadowVerdicts:
+          shadowIds.size === 0 ? undefined : new Map(remote.effects.map((e) => [e.ruleId, e.decision])),
         decision: decision.kind,
         reason: decision.reason,
       }),
@@ -289,11 +301,9 @@ async function runPending(
   options: HandleOptions,
   request: HookRequest,
   evaluation: Evaluation,
-  event: HookEvent,
-  team: string,
-  policy: Policy,
+  rules: readonly CompiledRule[],
+  { event, team, policy }: { event: HookEvent; team: string; policy: Policy },
 ): Promise<{ effects: RuleEffect[]; audit: RemoteAudit[] }> {
-  const rules = evaluation.pending;
   const skip = (outcome: string, detail: string) => ({
     effects: [],
     audit: rules.map((r) => ({ rule: r.id, action: actionOf(r), outcome, ms: 0, detail })),
@@ -319,6 +329,8 @@ const NO_REMOTE: { readonly effects: readonly RuleEffect[]; readonly audit: read
   audit: Object.freeze([]),
 };
 
+const isRemote = (rule: CompiledRule) => rule.action.kind === "prompt" || rule.action.kind === "forward";
+
 const actionOf = (rule: CompiledRule): "prompt" | "forward" =>
   rule.action.kind === "prompt" ? "prompt" : "forward";
 
@@ -327,6 +339,8 @@ interface Decided {
   readonly team: string;
   readonly evaluation: Evaluation;
   readonly pending: readonly RemoteAudit[];
+  /** What each shadow prompt or forward rule that ran decided (absent when none ran). */
+  readonly shadowVerdicts: ReadonlyMap<string, string | undefined> | undefined;
   readonly decision: string;
   readonly reason: string | undefined;
 }
@@ -358,6 +372,7 @@ function eventFields(
     team: decided?.team,
     evaluation: decided?.evaluation,
     pending: decided?.pending,
+    shadowVerdicts: decided?.shadowVerdicts,
     decision: decided?.decision,
     reason: decided?.reason,
   };
@@ -385,7 +400,9 @@ function auditRecord(
     ],
     shadow: (evaluation?.shadowed ?? []).map((m) => ({
       rule: m.rule.id,
-      decision: m.effect.decision ?? "none",
+      decision:
+        (fields.shadowVerdicts?.has(m.rule.id) ? fields.shadowVerdicts.get(m.rule.id) : m.effect.decision) ??
+        "none",
     })),
     pending: fields.pending ?? [],
     notify: (evaluation?.notify ?? []).flatMap((n) => n.sinks),

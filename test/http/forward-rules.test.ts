@@ -269,6 +269,46 @@ describe("forward rules", () => {
     );
   });
 
+  it("runs shadow prompt and forward rules and records what they decided, sending none of it", async () => {
+    model.script({ verdict: { ok: false, reason: "judge says no" } });
+    const app = await testApp(
+      await authPolicy(
+        [
+          {
+            id: "relay-shadow",
+            on: "PreToolUse",
+            mode: "shadow",
+            forward: { url: `${downstream.url}/hook` },
+          },
+          { id: "judge-shadow", on: "PreToolUse", mode: "shadow", prompt: { text: "ok?", model: "m" } },
+          { id: "tell", on: "PreToolUse", context: "enforced context" },
+        ],
+        {
+          egress,
+          models: { m: { provider: "anthropic", model: "x", apiKey: "k", url: model.anthropicUrl } },
+        },
+      ),
+    );
+    next = { body: deny("downstream says no") };
+    const before = downstream.received.length;
+    const body = await jsonOf(await app.post("/v1/hooks", bash("ls")));
+    // Only the enforcing rule reaches the agent: no permission decision, no shadow reason.
+    expect(body.hookSpecificOutput.permissionDecision).toBeUndefined();
+    expect(body.hookSpecificOutput.additionalContext).toContain("enforced context");
+    expect(JSON.stringify(body)).not.toContain("says no");
+    expect(downstream.received.length).toBe(before + 1);
+    const audit = lastAudit(app);
+    expect(audit.shadow).toEqual([
+      { rule: "relay-shadow", decision: "deny" },
+      { rule: "judge-shadow", decision: "deny" },
+    ]);
+    expect(audit.decision).toBe("none");
+    expect(audit.pending).toEqual([
+      expect.objectContaining({ rule: "relay-shadow", action: "forward", outcome: "OK" }),
+      expect.objectContaining({ rule: "judge-shadow", action: "prompt", outcome: "OK" }),
+    ]);
+  });
+
   it("relays a PermissionRequest decision in both shapes", async () => {
     const app = await appWith();
     next = {
