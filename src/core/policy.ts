@@ -464,10 +464,19 @@ function compileModels(
   return models;
 }
 
-/** A sink's `env:` values are read at each delivery; one unset now fails every delivery. */
+/** The sink fields whose `env:` values are read at each delivery (app/deliver.ts `resolveSink`). */
+const SINK_ENV_FIELDS = {
+  slack: ["url"],
+  discord: ["url"],
+  webhook: ["url", "secret"],
+  "github-dispatch": ["token"],
+} as const;
+
+/** One of those values unset now fails every delivery to the sink. */
 function warnUnsetSinkValues(document: PolicyDocument, env: EnvReader, warnings: PolicyIssue[]): void {
   for (const [name, sink] of Object.entries(document.sinks ?? {})) {
-    for (const [field, value] of Object.entries(sink)) {
+    for (const field of SINK_ENV_FIELDS[sink.type]) {
+      const value: unknown = (sink as Record<string, unknown>)[field];
       if (typeof value !== "string" || !value.startsWith("env:") || resolveSecret(value, env) !== undefined)
         continue;
       warnings.push({

@@ -3,9 +3,9 @@
  * the embedded SQLite queue (`--data-dir`, default .hookgate) or of SQS (`--sqs-queue-url`,
  * `--sqs-dlq-url`, optional `--sqs-endpoint` for a local SQS-compatible server). `drop` deletes
  * for good: the SQLite file keeps dead letters until they are replayed or dropped (SQS also
- * expires them after the DLQ's retention period). `list` shows up to `--limit` dead letters (default 1,000; SQLite's
- * oldest first, SQS's in the order it samples them) and says when more remain; `--json` prints
- * them as an array, with no such note.
+ * expires them after the DLQ's retention period). `list` shows up to `--limit` dead letters
+ * (default 1,000), oldest first, and says when more remain (on SQS, which has no browse call, the
+ * oldest of those it read); `--json` prints them as an array, with no such note.
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
@@ -69,7 +69,8 @@ export async function dlqCommand(args: readonly string[], out: (text: string) =>
 const DEFAULT_LIST_LIMIT = 1000;
 /**
  * SQS pages through the DLQ 10 at a time, each page hidden for 30 s while the listing reads on
- * (sqs.ts): 10,000 is about what one listing reads before its first pages come back.
+ * (sqs.ts): 10,000 is about what one listing reads before its first pages come back, where it
+ * stops.
  */
 const MAX_LIST_LIMIT = 10_000;
 

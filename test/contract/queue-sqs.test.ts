@@ -13,6 +13,7 @@ import {
   DeleteQueueCommand,
   GetQueueAttributesCommand,
   ReceiveMessageCommand,
+  type ReceiveMessageCommandInput,
   SendMessageCommand,
   type SQSClient,
 } from "@aws-sdk/client-sqs";
@@ -218,6 +219,41 @@ describe("sqs queue, SQS specifics", () => {
     expect((await queue.receive(10, 30_000)).map((m) => m.id)).toEqual(["dup"]);
     expect(await queue.receive(10, 30_000)).toEqual([]);
   });
+
+  it("ends a listing when its first pages come back, rather than read them round and round", async () => {
+    await open();
+    // Visibility 0 on every DLQ receive: each page is back at once, as pages are in a listing
+    // that outlasts the 30 s it hides them for.
+    const recorder = createSqsClientForLocal(endpoint);
+    recorder.middlewareStack.add(
+      (next, context) => async (args) => {
+        const input = args.input as ReceiveMessageCommandInput;
+        if (context.commandName === "ReceiveMessageCommand" && input.QueueUrl === pair.deadLetterQueueUrl)
+          return next({ ...args, input: { ...input, VisibilityTimeout: 0 } });
+        return next(args);
+      },
+      { step: "initialize", name: "noVisibility" },
+    );
+    const recorded = createSqsQueue<string>({
+      client: recorder,
+      queueUrl: pair.queueUrl,
+      deadLetterQueueUrl: pair.deadLetterQueueUrl,
+    });
+    try {
+      const letter = (id: string) =>
+        JSON.stringify({ id, body: `job ${id}`, attempts: 3, error: "HTTP 500", failedAt: Date.now() });
+      for (const id of ["a", "b", "c"])
+        await client.send(
+          new SendMessageCommand({ QueueUrl: pair.deadLetterQueueUrl, MessageBody: letter(id) }),
+        );
+      // Three dead letters and a limit of 100: only a page that repeats can end it.
+      const listed = (await recorded.listDead(100)).map((d) => d.id).sort();
+      expect(listed).toEqual(["a", "b", "c"]);
+    } finally {
+      await recorded.close();
+      recorder.destroy();
+    }
+  }, 20_000);
 
   it("long-polls the DLQ as it reads it to the end, so a false empty answer cannot end a sweep early", async () => {
     await open();

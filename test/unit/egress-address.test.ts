@@ -611,7 +611,10 @@ describe("compileAddressRules", () => {
     ["1::2::3/64", "bad address"],
     ["10.0.0.1/8", "has host bits set (did you mean 10.0.0.0/8?)"],
     ["fd00::1/8", "has host bits set (did you mean fd00::/8?)"],
-    ["::ffff:10.0.0.5/128", "is an IPv4-mapped range; write it as IPv4, 10.0.0.5/32, which covers both spellings"],
+    [
+      "::ffff:10.0.0.5/128",
+      "is an IPv4-mapped range; write it as IPv4, 10.0.0.5/32, which covers both spellings",
+    ],
     ["::ffff:a00:0/104", "write it as IPv4, 10.0.0.0/8,"],
     ["::ffff:0:0/96", "write it as IPv4, 0.0.0.0/0,"],
   ])("rejects %j", (cidr, message) => {

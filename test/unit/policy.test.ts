@@ -130,6 +130,8 @@ describe("loadPolicy", () => {
         chat: { type: "slack", url: "env:CHAT_URL" },
         siem: { type: "webhook", url: "https://siem.example/in", secret: "env:SIEM_SECRET" },
         ci: { type: "github-dispatch", repo: "acme/app", eventType: "end", token: "env:GH_TOKEN" },
+        // A link is shown as written, never read from the environment: no warning for it.
+        linked: { type: "slack", url: "https://hooks.slack.com/x", link: "env:NOT_READ" },
       },
     };
     const none = await loaded(document);

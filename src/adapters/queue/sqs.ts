@@ -497,11 +497,14 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
 
     // SQS has no browse call. With visibility 0 every receive samples the same first messages
     // again, so the listing hides each page while it reads on, then releases them all at once.
+    // A page that brings a message again means the first pages came back (a long listing, past
+    // the visibility it hid them for): the listing ends there rather than read them all again.
     async listDead(limit = 100) {
       const letters = new Map<string, DeadLetter<T>>();
+      const seen = new Set<string>();
       const receipts: string[] = [];
       try {
-        while (letters.size < limit) {
+        for (let again = false; letters.size < limit && !again; ) {
           const messages = await receiveFrom(
             deadLetterQueueUrl,
             Math.min(MAX_BATCH_ENTRIES, limit - letters.size),
@@ -511,8 +514,11 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
           if (messages.length === 0) break;
           for (const message of messages) {
             if (message.ReceiptHandle !== undefined) receipts.push(message.ReceiptHandle);
+            if (message.MessageId === undefined) continue;
+            if (seen.has(message.MessageId)) again = true;
+            seen.add(message.MessageId);
             const letter = toDead(message);
-            if (letter && message.MessageId !== undefined) letters.set(message.MessageId, letter);
+            if (letter) letters.set(message.MessageId, letter);
           }
         }
       } finally {
