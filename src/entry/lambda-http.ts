@@ -7,10 +7,10 @@
  * notify jobs) is awaited after the answer is built and before the handler returns: it lengthens
  * the invocation, not the computation of the answer. The wait is bounded twice. By the time the
  * invocation has left, because an invocation that times out reaches the client as a 5xx, which
- * Claude Code treats as "let the action through". And by ANSWER_WITHIN_MS from the invocation's
- * start, because a client cancels a hook that outlasts its own timeout (1.5 s on SessionEnd) and
- * lets the action through too: a deny must not wait for a slow SQS. A send still running then
- * is logged; Lambda resumes it if it thaws the same container, and it is lost if it does not.
+ * Claude Code treats as "let the action through". And by DEFERRED_WAIT_MS once the answer is
+ * ready, because a client that cancels a hook past its own timeout lets the action through too:
+ * a deny must not wait on a slow SQS (with the SDK's retries, many seconds). A send still running
+ * then is logged; Lambda resumes it if it thaws the same container, and it is lost if it does not.
  */
 import { type APIGatewayProxyResult, handle, type LambdaContext, type LambdaEvent } from "hono/aws-lambda";
 import { nodeSha256 } from "../adapters/hash/node-crypto.js";
@@ -26,10 +26,10 @@ export type HttpHandler = (event: LambdaEvent, context?: LambdaContext) => Promi
 /** Kept back from the invocation's deadline for returning the answer. */
 const RETURN_MARGIN_MS = 500;
 /**
- * How long after the invocation's start deferred work may still hold the answer: inside the
- * shortest client timeout (SessionEnd's 1.5 s), and ten times a healthy SQS send.
+ * How long deferred work may hold an answer that is ready: ten times a healthy SQS send and the
+ * SDK's first import, and short beside the hook timeouts clients are given.
  */
-const ANSWER_WITHIN_MS = 1000;
+const DEFERRED_WAIT_MS = 1000;
 
 export function createHttpHandler(options: LambdaOptions = {}): HttpHandler {
   const runtime = createLambdaRuntime(options);
@@ -42,10 +42,9 @@ export function createHttpHandler(options: LambdaOptions = {}): HttpHandler {
   };
 
   return async (event, context) => {
-    const started = performance.now();
     adapter ??= build(runtime, defer);
     const result = await (await adapter)(event, context);
-    await settle(runtime, pending, context, started);
+    await settle(runtime, pending, context);
     return result;
   };
 }
@@ -77,13 +76,11 @@ async function settle(
   runtime: LambdaRuntime,
   pending: ReadonlySet<Promise<void>>,
   context: LambdaContext | undefined,
-  started: number,
 ): Promise<void> {
   if (pending.size === 0) return;
-  const forClient = ANSWER_WITHIN_MS - (performance.now() - started);
   const budget = Math.min(
-    forClient,
-    context ? context.getRemainingTimeInMillis() - RETURN_MARGIN_MS : forClient,
+    DEFERRED_WAIT_MS,
+    context ? context.getRemainingTimeInMillis() - RETURN_MARGIN_MS : DEFERRED_WAIT_MS,
   );
   let timer: NodeJS.Timeout | undefined;
   const outOfTime = new Promise<"late">((resolve) => {
