@@ -41,6 +41,12 @@ export interface HookOutcome {
   readonly explanations?: readonly RuleExplanation[] | undefined;
 }
 
+export type ShadowVerdict = {
+  readonly rule: string;
+  readonly decision: string;
+  readonly outcome?: string | undefined;
+};
+
 /** A type, not an interface, so that it is a logger's field record as it is. */
 export type AuditRecord = {
   readonly decisionId: string;
@@ -51,7 +57,11 @@ export type AuditRecord = {
   readonly tool: string | undefined;
   readonly sessionId: string | undefined;
   readonly rules: readonly string[];
-  readonly shadow: readonly { readonly rule: string; readonly decision: string }[];
+  /**
+   * Shadow rules that applied and what they would have decided; a shadow prompt or forward rule
+   * also says how its call went (`outcome`, as in `pending`, which lists enforcing rules only).
+   */
+  readonly shadow: readonly ShadowVerdict[];
   readonly pending: readonly RemoteAudit[];
   readonly notify: readonly string[];
   readonly decision: string;
@@ -177,6 +187,16 @@ export async function handleHook(
     const shadowIds = new Set(shadowRemote.map((r) => r.id));
     const remoteEffects =
       shadowIds.size === 0 ? remote.effects : remote.effects.filter((e) => !shadowIds.has(e.ruleId));
+    const shadowVerdicts =
+      shadowIds.size === 0
+        ? undefined
+        : new Map(
+            remote.audit.flatMap((a, i) =>
+              shadowIds.has(a.rule)
+                ? [[a.rule, { decision: remote.effects[i]?.decision ?? "none", outcome: a.outcome }] as const]
+                : [],
+            ),
+          );
     const effects = evaluation.enforced.map((m) => m.effect);
     const decision = combineEffects(
       remoteEffects.length === 0 ? effects : inRuleOrder(policy, [...effects, ...remoteEffects]),
@@ -201,9 +221,8 @@ export async function handleHook(
       eventFields(event, policy.secrets, {
         team: auth.team,
         evaluation,
-        pending: remote.audit,
-        shadowVerdicts:
-          shadowIds.size === 0 ? undefined : new Map(remote.effects.map((e) => [e.ruleId, e.decision])),
+        pending: shadowIds.size === 0 ? remote.audit : remote.audit.filter((a) => !shadowIds.has(a.rule)),
+        shadowVerdicts,
         decision: decision.kind,
         reason: decision.reason,
       }),
@@ -340,7 +359,7 @@ interface Decided {
   readonly evaluation: Evaluation;
   readonly pending: readonly RemoteAudit[];
   /** What each shadow prompt or forward rule that ran decided (absent when none ran). */
-  readonly shadowVerdicts: ReadonlyMap<string, string | undefined> | undefined;
+  readonly shadowVerdicts: ReadonlyMap<string, Omit<ShadowVerdict, "rule">> | undefined;
   readonly decision: string;
   readonly reason: string | undefined;
 }
@@ -398,12 +417,12 @@ function auditRecord(
       ...(evaluation?.enforced ?? []).map((m) => m.rule.id),
       ...(evaluation?.pending ?? []).map((r) => r.id),
     ],
-    shadow: (evaluation?.shadowed ?? []).map((m) => ({
-      rule: m.rule.id,
-      decision:
-        (fields.shadowVerdicts?.has(m.rule.id) ? fields.shadowVerdicts.get(m.rule.id) : m.effect.decision) ??
-        "none",
-    })),
+    shadow: (evaluation?.shadowed ?? []).map(
+      (m) =>
+        ({ rule: m.rule.id, ...fields.shadowVerdicts?.get(m.rule.id) }) as ShadowVerdict & {
+          decision?: string;
+        },
+    ),
     pending: fields.pending ?? [],
     notify: (evaluation?.notify ?? []).flatMap((n) => n.sinks),
     decision: fields.decision ?? outcome.kind ?? "none",

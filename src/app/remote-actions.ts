@@ -181,15 +181,28 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
       });
     }
     // The concurrency slot first: a call that times out waiting for one is not a call, and must
-    // not spend the team's budget.
+    // not spend the team's budget. A shadow rule's call never waits for a slot and never takes
+    // the last free one, and it spends a daily budget of its own: trying a rule in shadow must
+    // not change what the enforcing rules answer.
     const limiter = limiterFor(model);
-    if (!(await limiter.acquire(timeoutMs, signal))) {
+    const shadow = rule.mode === "shadow";
+    if (shadow && !limiter.tryAcquire(1)) {
+      return skipped(rule, `no spare call to model "${model.name}" (enforcing rules keep one free)`);
+    }
+    if (!shadow && !(await limiter.acquire(timeoutMs, signal))) {
       return onError(rule, input, {
         code: "JUDGE_TIMEOUT",
         message: `waited ${Math.round(timeoutMs)} ms for one of ${model.maxConcurrent} concurrent calls`,
       });
     }
-    const budget = spendBudget(model, input.team);
+    const budget = spendBudget(model, shadow ? `${input.team}\u0000shadow` : input.team);
+    if (!budget.ok && shadow) {
+      limiter.release();
+      return skipped(
+        rule,
+        `the shadow calls' own daily budget of ${budget.limit} to model "${model.name}" is spent`,
+      );
+    }
     if (!budget.ok) {
       limiter.release();
       return withAudit(
@@ -317,11 +330,23 @@ function withAudit(attempt: Attempt, extra: Partial<RemoteAudit>): Attempt {
   return { effect: attempt.effect, audit: { ...attempt.audit, ...extra } };
 }
 
+/** A shadow rule's call that did not run: no verdict, only why. */
+function skipped(rule: CompiledRule, detail: string): Attempt {
+  return { effect: { ruleId: rule.id }, audit: { outcome: "SKIPPED", detail } };
+}
+
 /** Counting semaphore whose waiters give up at a timeout or an abort. */
 class Semaphore {
   private inUse = 0;
   private readonly waiters: (() => void)[] = [];
   constructor(readonly size: number) {}
+
+  /** Takes a slot at once if `spare` more stay free after it; never waits. */
+  tryAcquire(spare: number): boolean {
+    if (this.inUse + spare >= this.size) return false;
+    this.inUse++;
+    return true;
+  }
 
   acquire(timeoutMs: number, signal: AbortSignal): Promise<boolean> {
     if (this.inUse < this.size) {

@@ -299,14 +299,65 @@ describe("forward rules", () => {
     expect(downstream.received.length).toBe(before + 1);
     const audit = lastAudit(app);
     expect(audit.shadow).toEqual([
-      { rule: "relay-shadow", decision: "deny" },
-      { rule: "judge-shadow", decision: "deny" },
+      { rule: "relay-shadow", decision: "deny", outcome: "OK" },
+      { rule: "judge-shadow", decision: "deny", outcome: "OK" },
     ]);
     expect(audit.decision).toBe("none");
-    expect(audit.pending).toEqual([
-      expect.objectContaining({ rule: "relay-shadow", action: "forward", outcome: "OK" }),
-      expect.objectContaining({ rule: "judge-shadow", action: "prompt", outcome: "OK" }),
+    // `pending` is the enforcing rules' calls: replay compares records by it.
+    expect(audit.pending).toEqual([]);
+  });
+
+  it("keeps shadow calls out of the enforcing rules' way: a budget of their own, never the last slot", async () => {
+    model.script({ verdict: { ok: true, reason: "fine" } });
+    const models = {
+      m: { provider: "anthropic", model: "x", apiKey: "k", url: model.anthropicUrl, dailyCallsPerTeam: 1 },
+      single: { provider: "anthropic", model: "x", apiKey: "k", url: model.anthropicUrl, maxConcurrent: 1 },
+    };
+    const app = await testApp(
+      await authPolicy(
+        [
+          {
+            id: "judge-shadow",
+            on: "PreToolUse",
+            matcher: "mcp__.*",
+            mode: "shadow",
+            prompt: { text: "shadow ok?", model: "m" },
+          },
+          {
+            id: "single-shadow",
+            on: "PreToolUse",
+            matcher: "mcp__.*",
+            mode: "shadow",
+            prompt: { text: "ok?", model: "single" },
+          },
+          {
+            id: "judge",
+            on: "PreToolUse",
+            matcher: "Bash",
+            prompt: { text: "ok?", model: "m", onError: "deny" },
+          },
+        ],
+        { egress, models },
+      ),
+    );
+    await app.post("/v1/hooks", bash("ls"));
+    expect(lastAudit(app).shadow).toEqual([
+      { rule: "judge-shadow", decision: "none", outcome: "OK" },
+      { rule: "single-shadow", decision: "none", outcome: "SKIPPED" },
     ]);
+    // The team's one daily call to m is still there for the enforcing rule.
+    const body = await (
+      await app.post("/v1/hooks", {
+        session_id: "s",
+        transcript_path: "/t",
+        cwd: "/p",
+        hook_event_name: "PreToolUse",
+        tool_name: "Bash",
+        tool_input: { command: "ls" },
+      })
+    ).text();
+    expect(body).toBe("");
+    expect(lastAudit(app).pending).toEqual([expect.objectContaining({ rule: "judge", outcome: "OK" })]);
   });
 
   it("relays a PermissionRequest decision in both shapes", async () => {
