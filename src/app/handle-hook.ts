@@ -417,12 +417,12 @@ function auditRecord(
       ...(evaluation?.enforced ?? []).map((m) => m.rule.id),
       ...(evaluation?.pending ?? []).map((r) => r.id),
     ],
-    shadow: (evaluation?.shadowed ?? []).map(
-      (m) =>
-        ({ rule: m.rule.id, ...fields.shadowVerdicts?.get(m.rule.id) }) as ShadowVerdict & {
-          decision?: string;
-        },
-    ),
+    shadow: (evaluation?.shadowed ?? []).map((m): ShadowVerdict => {
+      const ran = fields.shadowVerdicts?.get(m.rule.id);
+      return ran
+        ? { rule: m.rule.id, decision: ran.decision, outcome: ran.outcome }
+        : { rule: m.rule.id, decision: m.effect.decision ?? "none" };
+    }),
     pending: fields.pending ?? [],
     notify: (evaluation?.notify ?? []).flatMap((n) => n.sinks),
     decision: fields.decision ?? outcome.kind ?? "none",
