@@ -16,7 +16,7 @@ import { DEFAULT_MODEL_URLS } from "./judge.js";
 import { eventReadsMatcher } from "./matcher.js";
 import { compilePathGlob } from "./path-glob.js";
 import type { PermissionRule } from "./permission-rule.js";
-import { type CompiledRule, jsonPath, type Policy, type PolicyIssue } from "./policy.js";
+import { type CompiledRule, jsonPath, ownOnError, type Policy, type PolicyIssue } from "./policy.js";
 import type { WhereOperator } from "./policy-schema.js";
 import { compileRegex } from "./regex.js";
 import { deepEqual } from "./where.js";
@@ -323,12 +323,7 @@ function lintAction(rule: CompiledRule, event: string, warn: (path: string, mess
       );
     }
   }
-  const onError =
-    action.kind === "prompt"
-      ? action.prompt.onError
-      : action.kind === "forward"
-        ? action.forward.onError
-        : undefined;
+  const onError = ownOnError(rule);
   if (
     onError !== undefined &&
     onError !== "allow" &&
