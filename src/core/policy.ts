@@ -16,6 +16,7 @@ import {
   PolicySchema,
   type PromptAction,
   type RuleDocument,
+  RuleSchema,
 } from "./policy-schema.js";
 import type { EnvReader, Sha256 } from "./ports.js";
 import { err, ok, type Result } from "./result.js";
@@ -144,7 +145,7 @@ export async function loadPolicy(
   deps: PolicyDeps,
 ): Promise<Result<LoadedPolicy, PolicyIssue[]>> {
   const parsed = parsePolicyDocument(text);
-  if (!parsed.ok) return parsed;
+  if (!parsed.ok) return err([...parsed.error, ...problemsOfSoundRules(text, parsed.error)]);
   const document = parsed.value;
   const issues: PolicyIssue[] = [];
   const rules = compileRules(document, issues);
@@ -161,6 +162,36 @@ export async function loadPolicy(
     policy: createPolicy(document, hash, rules, tokens, egress.policy, models, secrets),
     warnings,
   });
+}
+
+/**
+ * When the file fails its schema, the rules that pass it alone are still compiled, so `check`
+ * lists a bad matcher, `if` or `where`, or an unknown sink or model, beside a typo elsewhere,
+ * instead of one round of fixes at a time. They are judged against the sink and model names the
+ * file gives, whatever else is wrong with those.
+ */
+function problemsOfSoundRules(text: string, schemaProblems: readonly PolicyIssue[]): PolicyIssue[] {
+  const raw = parseJsonFile(text);
+  if (!raw.ok || typeof raw.value !== "object" || raw.value === null) return [];
+  const { rules, sinks, models } = raw.value as Record<string, unknown>;
+  if (!Array.isArray(rules)) return [];
+  const names = (value: unknown) => (typeof value === "object" && value !== null ? value : {});
+  const context = { sinks: names(sinks), models: names(models) } as PolicyDocument;
+  const problems: PolicyIssue[] = [];
+  rules.forEach((candidate, index) => {
+    const path = `$.rules[${index}]`;
+    if (
+      schemaProblems.some(
+        (p) => p.path === path || p.path.startsWith(`${path}.`) || p.path.startsWith(`${path}[`),
+      )
+    )
+      return;
+    const rule = RuleSchema.safeParse(candidate);
+    if (!rule.success) return;
+    const compiled = compileRule(rule.data, index, path, context);
+    if (!compiled.ok) problems.push(...compiled.error);
+  });
+  return problems;
 }
 
 /** A JSON file's text (a policy, a cases file), or the one problem at its root. */

@@ -45,7 +45,9 @@ describe("hookgate check", () => {
     expect(stdout).toMatch(
       /error: \$\.rules\[1\]\.decide: must be one of "allow", "deny", "ask", "defer", "block"/,
     );
-    expect(stdout).toMatch(/invalid \(1 problem\)/);
+    // Rule 0 passes the schema, so its matcher is compiled and reported in the same run.
+    expect(stdout).toMatch(/error: \$\.rules\[0\]\.matcher: is not a valid RE2/);
+    expect(stdout).toMatch(/invalid \(2 problems\)/);
     const compileErrors = await runCli([
       "check",
       file("bad2.json", {

@@ -44,6 +44,24 @@ describe("loadPolicy", () => {
     expect(problems.find((p) => p.path === "$.rules[0].decide")?.message).toMatch(/allow/);
   });
 
+  it("still compiles the rules that pass the schema when something else fails it", async () => {
+    const problems = await problemsOf({
+      version: 1,
+      rules: [
+        rule({ decide: "denny" }),
+        rule({ id: "b", matcher: "(", if: "Bash(", notify: ["nowhere"] }),
+        rule({ id: "c", notify: ["audit"] }),
+      ],
+      sinks: { audit: { type: "webhook", url: "https://in.example/h" } },
+    });
+    expect(problems.map((p) => p.path)).toEqual([
+      "$.rules[0].decide",
+      "$.rules[1].matcher",
+      "$.rules[1].if",
+      "$.rules[1].notify[0]",
+    ]);
+  });
+
   it("compiles matchers, if rules and where regexes, reporting each failure with its path", async () => {
     const problems = await problemsOf(
       policyWith(
