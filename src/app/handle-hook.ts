@@ -174,7 +174,10 @@ export async function handleHook(
     const evaluation = evaluatePolicy(policy, event, { team: auth.team }, options.explain === true);
     // Shadow prompt and forward rules run too (POLICY.md: shadow rules are evaluated), under the
     // same deadline; what they decide is recorded, never combined into the answer.
-    const shadowRemote = evaluation.shadowed.flatMap((m) => (isRemote(m.rule) ? [m.rule] : []));
+    const shadowRemote =
+      evaluation.shadowed.length === 0
+        ? NO_RULES
+        : evaluation.shadowed.flatMap((m) => (isRemote(m.rule) ? [m.rule] : []));
     // Most events have no prompt or forward rule: no promise to wait for then.
     const remote =
       evaluation.pending.length === 0 && shadowRemote.length === 0
@@ -184,19 +187,13 @@ export async function handleHook(
             team: auth.team,
             policy,
           });
-    const shadowIds = new Set(shadowRemote.map((r) => r.id));
-    const remoteEffects =
-      shadowIds.size === 0 ? remote.effects : remote.effects.filter((e) => !shadowIds.has(e.ruleId));
-    const shadowVerdicts =
-      shadowIds.size === 0
-        ? undefined
-        : new Map(
-            remote.audit.flatMap((a, i) =>
-              shadowIds.has(a.rule)
-                ? [[a.rule, { decision: remote.effects[i]?.decision ?? "none", outcome: a.outcome }] as const]
-                : [],
-            ),
-          );
+    const {
+      effects: remoteEffects,
+      pending,
+      shadowVerdicts,
+    } = shadowRemote.length === 0
+      ? { effects: remote.effects, pending: remote.audit }
+      : splitShadow(remote, shadowRemote);
     const effects = evaluation.enforced.map((m) => m.effect);
     const decision = combineEffects(
       remoteEffects.length === 0 ? effects : inRuleOrder(policy, [...effects, ...remoteEffects]),
@@ -221,7 +218,7 @@ export async function handleHook(
       eventFields(event, policy.secrets, {
         team: auth.team,
         evaluation,
-        pending: shadowIds.size === 0 ? remote.audit : remote.audit.filter((a) => !shadowIds.has(a.rule)),
+        pending,
         shadowVerdicts,
         decision: decision.kind,
         reason: decision.reason,
@@ -347,6 +344,27 @@ const NO_REMOTE: { readonly effects: readonly RuleEffect[]; readonly audit: read
   // Shared by every audit record without remote rules: frozen, so none can change another's.
   audit: Object.freeze([]),
 };
+
+const NO_RULES: readonly CompiledRule[] = Object.freeze([]);
+
+/** The enforcing rules' effects and calls apart from what the shadow rules' calls decided. */
+function splitShadow(
+  remote: { readonly effects: readonly RuleEffect[]; readonly audit: readonly RemoteAudit[] },
+  shadowRules: readonly CompiledRule[],
+) {
+  const shadow = new Set(shadowRules.map((r) => r.id));
+  const shadowVerdicts = new Map<string, Omit<ShadowVerdict, "rule">>();
+  // Effects and audits come in the order the rules ran; a skipped run has audits only.
+  remote.audit.forEach((a, i) => {
+    if (shadow.has(a.rule))
+      shadowVerdicts.set(a.rule, { decision: remote.effects[i]?.decision ?? "none", outcome: a.outcome });
+  });
+  return {
+    effects: remote.effects.filter((e) => !shadow.has(e.ruleId)),
+    pending: remote.audit.filter((a) => !shadow.has(a.rule)),
+    shadowVerdicts,
+  };
+}
 
 const isRemote = (rule: CompiledRule) => rule.action.kind === "prompt" || rule.action.kind === "forward";
 
