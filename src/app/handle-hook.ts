@@ -187,13 +187,8 @@ export async function handleHook(
             team: auth.team,
             policy,
           });
-    const {
-      effects: remoteEffects,
-      pending,
-      shadowVerdicts,
-    } = shadowRemote.length === 0
-      ? { effects: remote.effects, pending: remote.audit }
-      : splitShadow(remote, shadowRemote);
+    const split = shadowRemote.length === 0 ? undefined : splitShadow(remote, shadowRemote);
+    const remoteEffects = split?.effects ?? remote.effects;
     const effects = evaluation.enforced.map((m) => m.effect);
     const decision = combineEffects(
       remoteEffects.length === 0 ? effects : inRuleOrder(policy, [...effects, ...remoteEffects]),
@@ -218,8 +213,8 @@ export async function handleHook(
       eventFields(event, policy.secrets, {
         team: auth.team,
         evaluation,
-        pending,
-        shadowVerdicts,
+        pending: split?.pending ?? remote.audit,
+        shadowVerdicts: split?.shadowVerdicts,
         decision: decision.kind,
         reason: decision.reason,
       }),
