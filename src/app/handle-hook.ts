@@ -41,10 +41,14 @@ export interface HookOutcome {
   readonly explanations?: readonly RuleExplanation[] | undefined;
 }
 
+/** A shadow prompt or forward rule's entry also says how its call went, as `pending` entries do. */
 export type ShadowVerdict = {
   readonly rule: string;
   readonly decision: string;
   readonly outcome?: string | undefined;
+  readonly ms?: number | undefined;
+  readonly model?: string | undefined;
+  readonly detail?: string | undefined;
 };
 
 /** A type, not an interface, so that it is a logger's field record as it is. */
@@ -352,7 +356,13 @@ function splitShadow(
   // Effects and audits come in the order the rules ran; a skipped run has audits only.
   remote.audit.forEach((a, i) => {
     if (shadow.has(a.rule))
-      shadowVerdicts.set(a.rule, { decision: remote.effects[i]?.decision ?? "none", outcome: a.outcome });
+      shadowVerdicts.set(a.rule, {
+        decision: remote.effects[i]?.decision ?? "none",
+        outcome: a.outcome,
+        ms: a.ms,
+        ...(a.model === undefined ? {} : { model: a.model }),
+        ...(a.detail === undefined ? {} : { detail: a.detail }),
+      });
   });
   return {
     effects: remote.effects.filter((e) => !shadow.has(e.ruleId)),
@@ -432,9 +442,7 @@ function auditRecord(
     ],
     shadow: (evaluation?.shadowed ?? []).map((m): ShadowVerdict => {
       const ran = fields.shadowVerdicts?.get(m.rule.id);
-      return ran
-        ? { rule: m.rule.id, decision: ran.decision, outcome: ran.outcome }
-        : { rule: m.rule.id, decision: m.effect.decision ?? "none" };
+      return ran ? { rule: m.rule.id, ...ran } : { rule: m.rule.id, decision: m.effect.decision ?? "none" };
     }),
     pending: fields.pending ?? [],
     notify: (evaluation?.notify ?? []).flatMap((n) => n.sinks),

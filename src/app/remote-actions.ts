@@ -130,14 +130,23 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
         };
       }),
     );
-    for (const { audit } of outcomes) count(audit);
+    outcomes.forEach(({ audit }, i) => count(audit, input.rules[i]?.mode === "shadow"));
     return { effects: outcomes.map((o) => o.effect), audit: outcomes.map((o) => o.audit) };
   }
 
-  /** Judge calls (by model and outcome: OK or the failure code), cache hits, and forwards. */
-  function count(audit: RemoteAudit): void {
+  /**
+   * Judge calls (by model and outcome: OK or the failure code), cache hits, and forwards; a
+   * shadow rule's calls apart, so that an alert on the enforcing ones never fires for a rule
+   * that is only being tried.
+   */
+  function count(audit: RemoteAudit, shadow: boolean): void {
     const model = audit.model ?? "unknown";
-    if (audit.action === "forward")
+    if (shadow)
+      deps.metrics?.increment("hookgate_shadow_calls_total", {
+        action: audit.action,
+        outcome: audit.outcome,
+      });
+    else if (audit.action === "forward")
       deps.metrics?.increment("hookgate_forward_calls_total", { outcome: audit.outcome });
     else if (audit.outcome === "CACHE_HIT")
       deps.metrics?.increment("hookgate_judge_cache_hits_total", { model });
@@ -181,13 +190,17 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
       });
     }
     // The concurrency slot first: a call that times out waiting for one is not a call, and must
-    // not spend the team's budget. A shadow rule's call never waits for a slot and never takes
-    // the last free one, and it spends a daily budget of its own: trying a rule in shadow must
-    // not change what the enforcing rules answer.
-    const limiter = limiterFor(model);
+    // not spend the team's budget. A shadow rule's call has slots and a daily budget of their own
+    // (the model's again, counted apart), never waits for a slot and never fills the verdict
+    // cache: trying a rule in shadow must not change what the enforcing rules answer.
     const shadow = rule.mode === "shadow";
-    if (shadow && !limiter.tryAcquire(1)) {
-      return skipped(rule, `no spare call to model "${model.name}" (enforcing rules keep one free)`);
+    const limiter = limiterFor(model, shadow);
+    if (shadow && !limiter.tryAcquire()) {
+      return skipped(
+        rule,
+        model.name,
+        `all ${model.maxConcurrent} shadow calls to model "${model.name}" are in flight`,
+      );
     }
     if (!shadow && !(await limiter.acquire(timeoutMs, signal))) {
       return onError(rule, input, {
@@ -200,6 +213,7 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
       limiter.release();
       return skipped(
         rule,
+        model.name,
         `the shadow calls' own daily budget of ${budget.limit} to model "${model.name}" is spent`,
       );
     }
@@ -239,7 +253,7 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
         input.policy.secrets,
       );
       if (!verdict.ok) return withAudit(onError(rule, input, verdict.error), extra);
-      if (key) remember(key, verdict.value, model.cacheTtlSeconds);
+      if (key && !shadow) remember(key, verdict.value, model.cacheTtlSeconds);
       return { effect: effectOf(verdict.value), audit: { outcome: "OK", ...extra } };
     } finally {
       limiter.release();
@@ -314,11 +328,12 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
     return { ok: true, used: used + 1, limit };
   }
 
-  function limiterFor(model: CompiledModel): Semaphore {
-    let limiter = limiters.get(model.name);
+  function limiterFor(model: CompiledModel, shadow: boolean): Semaphore {
+    const name = shadow ? `${model.name}\u0000shadow` : model.name;
+    let limiter = limiters.get(name);
     if (!limiter || limiter.size !== model.maxConcurrent) {
       limiter = new Semaphore(model.maxConcurrent);
-      limiters.set(model.name, limiter);
+      limiters.set(name, limiter);
     }
     return limiter;
   }
@@ -331,8 +346,8 @@ function withAudit(attempt: Attempt, extra: Partial<RemoteAudit>): Attempt {
 }
 
 /** A shadow rule's call that did not run: no verdict, only why. */
-function skipped(rule: CompiledRule, detail: string): Attempt {
-  return { effect: { ruleId: rule.id }, audit: { outcome: "SKIPPED", detail } };
+function skipped(rule: CompiledRule, model: string, detail: string): Attempt {
+  return { effect: { ruleId: rule.id }, audit: { outcome: "SKIPPED", model, detail } };
 }
 
 /** Counting semaphore whose waiters give up at a timeout or an abort. */
@@ -341,9 +356,9 @@ class Semaphore {
   private readonly waiters: (() => void)[] = [];
   constructor(readonly size: number) {}
 
-  /** Takes a slot at once if `spare` more stay free after it; never waits. */
-  tryAcquire(spare: number): boolean {
-    if (this.inUse + spare >= this.size) return false;
+  /** Takes a slot if one is free; never waits. */
+  tryAcquire(): boolean {
+    if (this.inUse >= this.size) return false;
     this.inUse++;
     return true;
   }

@@ -3,6 +3,7 @@
  * downstream hook server that answers as each test says and records what it received.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createPrometheusRegistry } from "../../src/adapters/metrics/prometheus.js";
 import { authPolicy, jsonOf, type TestApp, testApp } from "../support/app.js";
 import { type LoopbackServer, loopbackServer } from "../support/loopback.js";
 import { type ModelServer, startModelServer } from "../support/model-server.js";
@@ -271,6 +272,7 @@ describe("forward rules", () => {
 
   it("runs shadow prompt and forward rules and records what they decided, sending none of it", async () => {
     model.script({ verdict: { ok: false, reason: "judge says no" } });
+    const metrics = createPrometheusRegistry();
     const app = await testApp(
       await authPolicy(
         [
@@ -288,6 +290,8 @@ describe("forward rules", () => {
           models: { m: { provider: "anthropic", model: "x", apiKey: "k", url: model.anthropicUrl } },
         },
       ),
+      {},
+      metrics,
     );
     next = { body: deny("downstream says no") };
     const before = downstream.received.length;
@@ -299,19 +303,35 @@ describe("forward rules", () => {
     expect(downstream.received.length).toBe(before + 1);
     const audit = lastAudit(app);
     expect(audit.shadow).toEqual([
-      { rule: "relay-shadow", decision: "deny", outcome: "OK" },
-      { rule: "judge-shadow", decision: "deny", outcome: "OK" },
+      { rule: "relay-shadow", decision: "deny", outcome: "OK", ms: expect.any(Number) },
+      { rule: "judge-shadow", decision: "deny", outcome: "OK", ms: expect.any(Number), model: "m" },
     ]);
     expect(audit.decision).toBe("none");
     // `pending` is the enforcing rules' calls: replay compares records by it.
     expect(audit.pending).toEqual([]);
+    // Counted apart from the enforcing rules' calls, which alerts watch.
+    const text = metrics.render();
+    expect(text).toContain('hookgate_shadow_calls_total{action="forward",outcome="OK"} 1');
+    expect(text).toContain('hookgate_shadow_calls_total{action="prompt",outcome="OK"} 1');
+    expect(text).not.toMatch(/hookgate_(judge|forward)_calls_total\{/);
   });
 
-  it("keeps shadow calls out of the enforcing rules' way: a budget of their own, never the last slot", async () => {
-    model.script({ verdict: { ok: true, reason: "fine" } });
+  it("keeps shadow calls out of the enforcing rules' way: a budget and slots of their own", async () => {
+    // The shadow rule's calls hang a while; the enforcing rule's answer at once.
+    model.script((req) =>
+      JSON.stringify(req.body).includes("shadow ok?")
+        ? { delayMs: 400, next: { verdict: { ok: true, reason: "fine" } } }
+        : { verdict: { ok: true, reason: "fine" } },
+    );
     const models = {
-      m: { provider: "anthropic", model: "x", apiKey: "k", url: model.anthropicUrl, dailyCallsPerTeam: 1 },
-      single: { provider: "anthropic", model: "x", apiKey: "k", url: model.anthropicUrl, maxConcurrent: 1 },
+      m: {
+        provider: "anthropic",
+        model: "x",
+        apiKey: "k",
+        url: model.anthropicUrl,
+        dailyCallsPerTeam: 1,
+        maxConcurrent: 1,
+      },
     };
     const app = await testApp(
       await authPolicy(
@@ -324,39 +344,67 @@ describe("forward rules", () => {
             prompt: { text: "shadow ok?", model: "m" },
           },
           {
-            id: "single-shadow",
-            on: "PreToolUse",
-            matcher: "mcp__.*",
-            mode: "shadow",
-            prompt: { text: "ok?", model: "single" },
-          },
-          {
             id: "judge",
             on: "PreToolUse",
             matcher: "Bash",
-            prompt: { text: "ok?", model: "m", onError: "deny" },
+            prompt: { text: "ok?", model: "m", timeoutMs: 200, onError: "deny" },
           },
         ],
         { egress, models },
       ),
     );
-    await app.post("/v1/hooks", bash("ls"));
+    const bashEvent = {
+      session_id: "s",
+      transcript_path: "/t",
+      cwd: "/p",
+      hook_event_name: "PreToolUse",
+      tool_name: "Bash",
+      tool_input: { command: "ls" },
+    };
+    // The shadow call holds a slot of m (maxConcurrent 1) and spends a call of its budget (1)...
+    const before = model.requests.length;
+    const shadowed = app.post("/v1/hooks", bash("ls"));
+    for (let waited = 0; model.requests.length === before; waited += 5) {
+      if (waited > 2000) throw new Error("the shadow call never reached the model");
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    // ...and the enforcing call neither waits for that slot nor finds the team's budget spent.
+    expect(await (await app.post("/v1/hooks", bashEvent)).text()).toBe("");
+    expect(lastAudit(app).pending).toEqual([expect.objectContaining({ rule: "judge", outcome: "OK" })]);
+    await shadowed;
+    expect(lastAudit(app).shadow).toEqual([expect.objectContaining({ rule: "judge-shadow", outcome: "OK" })]);
+    // A second shadow call finds its own budget spent, and says so.
+    await app.post("/v1/hooks", bash("pwd"));
     expect(lastAudit(app).shadow).toEqual([
-      { rule: "judge-shadow", decision: "none", outcome: "OK" },
-      { rule: "single-shadow", decision: "none", outcome: "SKIPPED" },
+      expect.objectContaining({
+        rule: "judge-shadow",
+        decision: "none",
+        outcome: "SKIPPED",
+        detail: expect.stringContaining("own daily budget of 1"),
+      }),
     ]);
-    // The team's one daily call to m is still there for the enforcing rule.
-    const body = await (
-      await app.post("/v1/hooks", {
-        session_id: "s",
-        transcript_path: "/t",
-        cwd: "/p",
-        hook_event_name: "PreToolUse",
-        tool_name: "Bash",
-        tool_input: { command: "ls" },
-      })
-    ).text();
-    expect(body).toBe("");
+  });
+
+  it("answers an enforcing rule from no verdict a shadow call left in the cache", async () => {
+    model.script({ verdict: { ok: true, reason: "fine" } });
+    const judge = { text: "same?", model: "m" };
+    const app = await testApp(
+      await authPolicy(
+        [
+          { id: "judge-shadow", on: "PreToolUse", mode: "shadow", prompt: judge },
+          { id: "judge", on: "PreToolUse", teams: ["b"], prompt: judge },
+        ],
+        {
+          egress,
+          models: { m: { provider: "anthropic", model: "x", apiKey: "k", url: model.anthropicUrl } },
+        },
+      ),
+    );
+    // Team a: only the shadow rule applies, and it calls the model.
+    await app.post("/v1/hooks", bash("ls"));
+    expect(lastAudit(app).shadow).toEqual([expect.objectContaining({ rule: "judge-shadow", outcome: "OK" })]);
+    // Team b, the same event and prompt: the enforcing rule makes its own call.
+    await app.post("/v1/hooks", bash("ls"), { authorization: "Bearer team-b-token" });
     expect(lastAudit(app).pending).toEqual([expect.objectContaining({ rule: "judge", outcome: "OK" })]);
   });
 

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { createUndiciEgress } from "../../src/adapters/egress/undici.js";
 import { createRemoteActions } from "../../src/app/remote-actions.js";
 import type { Policy } from "../../src/core/policy.js";
+import type { Metrics } from "../../src/core/ports.js";
 import { createApp } from "../../src/http/app.js";
 import { policyFrom, sha256 } from "./policy.js";
 
@@ -18,7 +19,11 @@ export const TOKEN = "team-a-token";
  * The Hono app over a policy, in process, with the audit log captured. Prompt and forward rules
  * run for real: through the undici egress module to loopback servers the policy allows.
  */
-export async function testApp(document: unknown, env: Record<string, string> = {}): Promise<TestApp> {
+export async function testApp(
+  document: unknown,
+  env: Record<string, string> = {},
+  metrics?: Metrics,
+): Promise<TestApp> {
   const policy = await policyFrom(document, env);
   const logs: Record<string, unknown>[] = [];
   const clock = { now: Date.now, monotonic: () => performance.now() };
@@ -28,7 +33,7 @@ export async function testApp(document: unknown, env: Record<string, string> = {
   });
   const app = createApp({
     policy: () => policy,
-    remote: createRemoteActions({ egress: egress.send, env: (name) => env[name], clock, sha256 }),
+    remote: createRemoteActions({ egress: egress.send, env: (name) => env[name], clock, sha256, metrics }),
     clock,
     newId: randomUUID,
     sha256,

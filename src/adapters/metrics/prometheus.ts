@@ -21,6 +21,8 @@ export const METRIC_HELP: Readonly<Record<string, string>> = {
   hookgate_judge_calls_total: "Prompt-rule judgments, by model and outcome (OK or the failure code).",
   hookgate_judge_cache_hits_total: "Prompt-rule judgments answered from the verdict cache, by model.",
   hookgate_forward_calls_total: "Forward-rule relays, by outcome (OK or the failure code).",
+  hookgate_shadow_calls_total:
+    "Calls of shadow-mode prompt and forward rules, by action and outcome (OK, CACHE_HIT, SKIPPED or the failure code); not in the enforcing rules' counters.",
   hookgate_enqueued_total: "Delivery jobs put on the queue, by sink.",
   hookgate_enqueue_failed_total: "Enqueues that failed (logged; the decision was answered anyway).",
   hookgate_intake_failed_total:
