@@ -130,7 +130,9 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
         };
       }),
     );
-    outcomes.forEach(({ audit }, i) => count(audit, input.rules[i]?.mode === "shadow"));
+    outcomes.forEach(({ audit }, i) => {
+      count(audit, input.rules[i]?.mode === "shadow");
+    });
     return { effects: outcomes.map((o) => o.effect), audit: outcomes.map((o) => o.audit) };
   }
 
