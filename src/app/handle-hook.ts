@@ -208,6 +208,9 @@ export async function handleHook(
         notify: evaluation.notify,
         remember: remembersTools(policy),
         secrets: policy.secrets,
+        answerBy:
+          started +
+          requestDeadlineMs(event.name, event.dialect, policy.defaults.deadlineMs, request.timeoutHeader),
       });
       // Only a runtime that enqueues before answering (Node) hands back a promise.
       if (queued) await queued;

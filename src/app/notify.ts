@@ -37,8 +37,9 @@ export interface NotifyDeps {
   /**
    * Runs the enqueue: returning its promise makes the answer wait for it (Node); returning
    * nothing runs it after the answer (waitUntil on Workers, the invocation's settle on Lambda).
+   * `answerBy` is when the answer must be out (Lambda holds it for the enqueue until then at most).
    */
-  readonly defer: (task: () => Promise<void>) => Promise<void> | void;
+  readonly defer: (task: () => Promise<void>, answerBy?: number) => Promise<void> | void;
 }
 
 export interface NotifyInput {
@@ -52,6 +53,8 @@ export interface NotifyInput {
   readonly remember: boolean;
   /** The policy's secret values, scrubbed from what is sent and stored (policy.ts `secrets`). */
   readonly secrets?: readonly string[] | undefined;
+  /** When the answer must be out, on the clock's monotonic time: the request's deadline. */
+  readonly answerBy?: number | undefined;
 }
 
 export interface Notifier {
@@ -138,17 +141,19 @@ export function createNotifier(deps: NotifyDeps): Notifier {
     notify(input) {
       const legacyTool = input.event.dialect === "deepagents-legacy" && input.event.name.startsWith("tool.");
       if (input.notify.length === 0 && !input.remember && !legacyTool) return;
-      return deps.defer(() =>
-        run(input).catch((e) => {
-          const error = errorMessage(e);
-          deps.logger.log("error", "enqueue failed; the decision was answered anyway", {
-            decisionId: input.decisionId,
-            event: input.event.name,
-            sinks: input.notify.flatMap((n) => n.sinks),
-            error,
-          });
-          deps.metrics?.increment("hookgate_enqueue_failed_total");
-        }),
+      return deps.defer(
+        () =>
+          run(input).catch((e) => {
+            const error = errorMessage(e);
+            deps.logger.log("error", "enqueue failed; the decision was answered anyway", {
+              decisionId: input.decisionId,
+              event: input.event.name,
+              sinks: input.notify.flatMap((n) => n.sinks),
+              error,
+            });
+            deps.metrics?.increment("hookgate_enqueue_failed_total");
+          }),
+        input.answerBy,
       );
     },
   };

@@ -8,9 +8,11 @@
  * the invocation, not the computation of the answer. The wait is bounded twice. By the time the
  * invocation has left, because an invocation that times out reaches the client as a 5xx, which
  * Claude Code treats as "let the action through". And by DEFERRED_WAIT_MS once the answer is
- * ready, because a client that cancels a hook past its own timeout lets the action through too:
- * a deny must not wait on a slow SQS (with the SDK's retries, many seconds). A send still running
- * then is logged; Lambda resumes it if it thaws the same container, and it is lost if it does not.
+ * ready, and by the request's own deadline (core/deadline.ts, which the decision hands over with
+ * the task), because a client that cancels a hook past its own timeout lets the action through
+ * too: a deny must not wait on a slow SQS (with the SDK's retries, many seconds). A send still
+ * running then is logged; Lambda resumes it if it thaws the same container, and it is lost if it
+ * does not.
  */
 import { type APIGatewayProxyResult, handle, type LambdaContext, type LambdaEvent } from "hono/aws-lambda";
 import { nodeSha256 } from "../adapters/hash/node-crypto.js";
@@ -35,21 +37,25 @@ export function createHttpHandler(options: LambdaOptions = {}): HttpHandler {
   const runtime = createLambdaRuntime(options);
   const pending = new Set<Promise<void>>();
   let adapter: Promise<ReturnType<typeof handle>> | undefined;
+  /** This invocation's request deadline (monotonic), as the decision reported it with its task. */
+  let answerBy = Number.POSITIVE_INFINITY;
 
-  const defer = (task: () => Promise<void>) => {
+  const defer = (task: () => Promise<void>, by?: number) => {
+    if (by !== undefined) answerBy = Math.min(answerBy, by);
     const running = task().finally(() => pending.delete(running));
     pending.add(running);
   };
 
   return async (event, context) => {
+    answerBy = Number.POSITIVE_INFINITY;
     adapter ??= build(runtime, defer);
     const result = await (await adapter)(event, context);
-    await settle(runtime, pending, context);
+    await settle(runtime, pending, context, answerBy - runtime.clock.monotonic());
     return result;
   };
 }
 
-async function build(runtime: LambdaRuntime, defer: (task: () => Promise<void>) => void) {
+async function build(runtime: LambdaRuntime, defer: (task: () => Promise<void>, answerBy?: number) => void) {
   const config = await runtime.config();
   if (!config.ok) return handle(createBrokenConfigApp(config.problem, runtime.logger, runtime.newId));
   const { policy } = config;
@@ -76,10 +82,12 @@ async function settle(
   runtime: LambdaRuntime,
   pending: ReadonlySet<Promise<void>>,
   context: LambdaContext | undefined,
+  untilDeadlineMs: number,
 ): Promise<void> {
   if (pending.size === 0) return;
   const budget = Math.min(
     DEFERRED_WAIT_MS,
+    untilDeadlineMs,
     context ? context.getRemainingTimeInMillis() - RETURN_MARGIN_MS : DEFERRED_WAIT_MS,
   );
   let timer: NodeJS.Timeout | undefined;

@@ -298,6 +298,29 @@ describe("notify jobs from the Lambda HTTP handler", () => {
     );
   });
 
+  it("holds the answer for a slow send no later than the request's own deadline", async () => {
+    const handler = createHttpHandler({
+      env: { HOOKGATE_POLICY: notifying, HOOKGATE_QUEUE_URL: queueUrl },
+      sqsClient: () => new Promise<never>(() => undefined),
+      logger: captureLogs().logger,
+    });
+    // The hook's timeout is 1 s (x-hookgate-timeout, as `hookgate init` writes it): the deadline
+    // is 750 ms after the request began, so the wait is shorter than the usual 1,000 ms.
+    const event = { ...HTTP_API, headers: { ...HTTP_API.headers, "x-hookgate-timeout": "1" } } as V2Event;
+    const timers = vi.spyOn(globalThis, "setTimeout");
+    try {
+      const res = await handler(event, context(29_000));
+      expect(JSON.parse(res.body).hookSpecificOutput.permissionDecision).toBe("deny");
+      const waits = timers.mock.calls
+        .map(([, ms]) => ms)
+        .filter((ms): ms is number => typeof ms === "number");
+      expect(waits).not.toContain(1000);
+      expect(waits.some((ms) => ms > 0 && ms <= 750)).toBe(true);
+    } finally {
+      timers.mockRestore();
+    }
+  });
+
   it("never builds an SQS client for a decision that notifies nobody", async () => {
     let built = 0;
     const handler = createHttpHandler({
