@@ -175,11 +175,28 @@ function problemsOfSoundRules(text: string, schemaProblems: readonly PolicyIssue
   if (!raw.ok || typeof raw.value !== "object" || raw.value === null) return [];
   const { rules, sinks, models } = raw.value as Record<string, unknown>;
   if (!Array.isArray(rules)) return [];
-  const names = (value: unknown) => (typeof value === "object" && value !== null ? value : {});
-  const context = { sinks: names(sinks), models: names(models) } as PolicyDocument;
+  // A section that is not an object has its own schema problem; its names are not judged then.
+  const record = (value: unknown) => typeof value === "object" && value !== null && !Array.isArray(value);
+  const judged = (value: unknown) => value === undefined || record(value);
+  const context = {
+    sinks: record(sinks) ? sinks : {},
+    models: record(models) ? models : {},
+  } as PolicyDocument;
   const problems: PolicyIssue[] = [];
+  const seen = new Map<string, number>();
   rules.forEach((candidate, index) => {
     const path = `$.rules[${index}]`;
+    const id = (candidate as { id?: unknown } | null)?.id;
+    if (typeof id === "string" && id !== "") {
+      const before = seen.get(id);
+      if (before === undefined) seen.set(id, index);
+      else
+        problems.push({
+          severity: "error",
+          path: `${path}.id`,
+          message: `"${id}" is already the id of $.rules[${before}]`,
+        });
+    }
     if (
       schemaProblems.some(
         (p) => p.path === path || p.path.startsWith(`${path}.`) || p.path.startsWith(`${path}[`),
@@ -189,7 +206,12 @@ function problemsOfSoundRules(text: string, schemaProblems: readonly PolicyIssue
     const rule = RuleSchema.safeParse(candidate);
     if (!rule.success) return;
     const compiled = compileRule(rule.data, index, path, context);
-    if (!compiled.ok) problems.push(...compiled.error);
+    if (compiled.ok) return;
+    for (const problem of compiled.error) {
+      if (!judged(sinks) && problem.path.startsWith(`${path}.notify[`)) continue;
+      if (!judged(models) && problem.path === `${path}.prompt.model`) continue;
+      problems.push(problem);
+    }
   });
   return problems;
 }

@@ -45,9 +45,11 @@ describe("hookgate check", () => {
     expect(stdout).toMatch(
       /error: \$\.rules\[1\]\.decide: must be one of "allow", "deny", "ask", "defer", "block"/,
     );
-    // Rule 0 passes the schema, so its matcher is compiled and reported in the same run.
+    // Rule 0 passes the schema, so its matcher is compiled and reported in the same run, and
+    // the repeated id too.
     expect(stdout).toMatch(/error: \$\.rules\[0\]\.matcher: is not a valid RE2/);
-    expect(stdout).toMatch(/invalid \(2 problems\)/);
+    expect(stdout).toMatch(/error: \$\.rules\[1\]\.id: "a" is already the id of \$\.rules\[0\]/);
+    expect(stdout).toMatch(/invalid \(3 problems\)/);
     const compileErrors = await runCli([
       "check",
       file("bad2.json", {

@@ -60,6 +60,18 @@ describe("loadPolicy", () => {
       "$.rules[1].if",
       "$.rules[1].notify[0]",
     ]);
+    // A sinks section that is not an object is its own problem: its names are not judged too.
+    const notRecord = await problemsOf({
+      version: 1,
+      rules: [rule({ notify: ["audit"] })],
+      sinks: ["audit"],
+    });
+    expect(notRecord.map((p) => p.path)).toEqual(["$.sinks"]);
+    // A repeated id is found beside a schema problem elsewhere.
+    const repeated = await problemsOf({ version: 2, rules: [rule({}), rule({})] });
+    expect(repeated.map((p) => `${p.path}: ${p.message}`)).toContain(
+      '$.rules[1].id: "r" is already the id of $.rules[0]',
+    );
   });
 
   it("compiles matchers, if rules and where regexes, reporting each failure with its path", async () => {
