@@ -373,7 +373,9 @@ export async function replayImpact(
       team: record.team,
     });
     const audit = outcome.audit;
-    for (const s of audit.shadow) bumpIn(shadow, s.rule, s.decision);
+    // A shadow prompt or forward rule that was not called has no verdict: not "none".
+    for (const s of audit.shadow)
+      bumpIn(shadow, s.rule, s.outcome === "NOT_RUN" || s.outcome === "SKIPPED" ? "not run" : s.decision);
     const unrun = audit.pending.filter((p) => p.outcome === "NOT_RUN");
     if (unrun.length > 0) {
       notRun += 1;

@@ -250,6 +250,13 @@ describe("hookgate replay", () => {
               matcher: "Edit",
               forward: { url: `${hookServer.url}/hook`, onError: "allow" },
             },
+            {
+              id: "judge-shadow",
+              on: "PreToolUse",
+              matcher: "Write",
+              mode: "shadow",
+              prompt: { text: "shadow? $ARGUMENTS", model: "m" },
+            },
           ],
           models: { m: { provider: "anthropic", model: "x", apiKey: "k", url: model.anthropicUrl } },
         }),
@@ -276,12 +283,15 @@ describe("hookgate replay", () => {
       writeFileSync(records, `${record("Write")}\n${record("Edit")}\n`);
       const plain = JSON.parse((await runCli(["replay", "--policy", candidate, "--json", records])).stdout);
       expect(plain.notRun.records).toBe(2);
+      // A shadow rule not called is counted as not run, never as a verdict of "none".
+      expect(plain.shadow).toEqual({ "judge-shadow": { "not run": 1 } });
       const judged = await runCli(["replay", "--policy", candidate, "--with-judge", "--json", records]);
       expect(judged.code).toBe(0);
       const report = JSON.parse(judged.stdout);
       expect(report.byChange).toEqual({ "none->deny": 1 });
       expect(report.notRun).toEqual({ records: 1, byRule: { relay: 1 } });
-      expect(model.requests.length).toBe(1);
+      expect(report.shadow).toEqual({ "judge-shadow": { deny: 1 } });
+      expect(model.requests.length).toBe(2);
       expect(hookServer.received).toEqual([]);
     } finally {
       await model.close();
