@@ -252,73 +252,54 @@ describe("notify jobs from the Lambda HTTP handler", () => {
     });
   });
 
-  it("answers anyway when the send outlasts the invocation's time, and says so", async () => {
+  /**
+   * Answers `event` with an SQS send that never settles: the answer can only come from the wait
+   * the handler schedules, whose length (the setTimeout calls) each test reads.
+   */
+  async function answerBeforeAHangingSend(event: V2Event, remainingMs: number) {
     const { lines, logger } = captureLogs();
     const handler = createHttpHandler({
       env: { HOOKGATE_POLICY: notifying, HOOKGATE_QUEUE_URL: queueUrl },
       sqsClient: () => new Promise<never>(() => undefined),
       logger,
     });
-    // The send never settles, so the answer can only come from the wait the handler scheduled:
-    // the invocation's remaining 600 ms less the 500 ms kept back for returning.
-    const timers = vi.spyOn(globalThis, "setTimeout");
-    let res: Awaited<ReturnType<typeof handler>>;
-    try {
-      res = await handler(HTTP_API, context(600));
-      expect(timers).toHaveBeenCalledWith(expect.any(Function), 100);
-    } finally {
-      timers.mockRestore();
-    }
-    expect(JSON.parse(res.body).hookSpecificOutput.permissionDecision).toBe("deny");
-    expect(lines.some((l) => l.msg === "deferred work still running when the invocation had to answer")).toBe(
-      true,
-    );
-  });
-
-  it("holds the answer for a slow send no longer than a client waits, whatever the invocation has left", async () => {
-    const { lines, logger } = captureLogs();
-    const handler = createHttpHandler({
-      env: { HOOKGATE_POLICY: notifying, HOOKGATE_QUEUE_URL: queueUrl },
-      sqsClient: () => new Promise<never>(() => undefined),
-      logger,
-    });
-    // 29 s left in the invocation, but the answer waits at most 1,000 ms once it is ready.
-    const timers = vi.spyOn(globalThis, "setTimeout");
-    let res: Awaited<ReturnType<typeof handler>>;
-    try {
-      res = await handler(HTTP_API, context(29_000));
-      expect(timers).toHaveBeenCalledWith(expect.any(Function), 1000);
-      expect(timers).not.toHaveBeenCalledWith(expect.any(Function), 28_500);
-    } finally {
-      timers.mockRestore();
-    }
-    expect(JSON.parse(res.body).hookSpecificOutput.permissionDecision).toBe("deny");
-    expect(lines.some((l) => l.msg === "deferred work still running when the invocation had to answer")).toBe(
-      true,
-    );
-  });
-
-  it("holds the answer for a slow send no later than the request's own deadline", async () => {
-    const handler = createHttpHandler({
-      env: { HOOKGATE_POLICY: notifying, HOOKGATE_QUEUE_URL: queueUrl },
-      sqsClient: () => new Promise<never>(() => undefined),
-      logger: captureLogs().logger,
-    });
-    // The hook's timeout is 1 s (x-hookgate-timeout, as `hookgate init` writes it): the deadline
-    // is 750 ms after the request began, so the wait is shorter than the usual 1,000 ms.
-    const event = { ...HTTP_API, headers: { ...HTTP_API.headers, "x-hookgate-timeout": "1" } } as V2Event;
     const timers = vi.spyOn(globalThis, "setTimeout");
     try {
-      const res = await handler(event, context(29_000));
+      const res = await handler(event, context(remainingMs));
       expect(JSON.parse(res.body).hookSpecificOutput.permissionDecision).toBe("deny");
       const waits = timers.mock.calls
         .map(([, ms]) => ms)
         .filter((ms): ms is number => typeof ms === "number");
-      expect(waits).not.toContain(1000);
-      expect(waits.some((ms) => ms > 0 && ms <= 750)).toBe(true);
+      return { waits, lines };
     } finally {
       timers.mockRestore();
     }
+  }
+  const stillRunning = (lines: Captured[]) =>
+    lines.some((l) => l.msg === "deferred work still running when the invocation had to answer");
+
+  it("answers anyway when the send outlasts the invocation's time, and says so", async () => {
+    // The invocation's remaining 600 ms less the 500 ms kept back for returning.
+    const { waits, lines } = await answerBeforeAHangingSend(HTTP_API, 600);
+    expect(waits).toContain(100);
+    expect(stillRunning(lines)).toBe(true);
+  });
+
+  it("holds the answer for a slow send no longer than a client waits, whatever the invocation has left", async () => {
+    // 29 s left in the invocation, but the answer waits at most 1,000 ms once it is ready.
+    const { waits, lines } = await answerBeforeAHangingSend(HTTP_API, 29_000);
+    expect(waits).toContain(1000);
+    expect(waits).not.toContain(28_500);
+    expect(stillRunning(lines)).toBe(true);
+  });
+
+  it("holds the answer for a slow send no later than the request's own deadline", async () => {
+    // The hook's timeout is 1 s (x-hookgate-timeout, as `hookgate init` writes it): the deadline
+    // is 750 ms after the request began, so the wait is shorter than the usual 1,000 ms.
+    const event = { ...HTTP_API, headers: { ...HTTP_API.headers, "x-hookgate-timeout": "1" } } as V2Event;
+    const { waits } = await answerBeforeAHangingSend(event, 29_000);
+    expect(waits).not.toContain(1000);
+    expect(waits.some((ms) => ms > 0 && ms <= 750)).toBe(true);
   });
 
   it("never builds an SQS client for a decision that notifies nobody", async () => {
