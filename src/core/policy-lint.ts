@@ -30,6 +30,17 @@ export function lintPolicy(policy: Policy): PolicyIssue[] {
       'has no "auth": every caller is accepted as team "default"; fine on one machine, not for a team',
     );
   }
+  // A request-level "ask" (render.ts renderRequestFailure) asks only on PreToolUse.
+  for (const [path, mode] of [
+    ["$.defaults.onError", policy.document.defaults?.onError],
+    ["$.auth.onFailure", policy.document.auth?.onFailure],
+  ] as const) {
+    if (mode === "ask")
+      warn(
+        path,
+        '"ask" is honoured on PreToolUse only: a failure on any other event gets no decision there, as with "allow" (a request whose event cannot be identified is blocked)',
+      );
+  }
   const denyAll = unconditionalDenies(policy);
   for (const rule of policy.rules) {
     lintRule(rule, warn);

@@ -201,6 +201,28 @@ describe("lintPolicy: an onError no client can honour", () => {
   });
 });
 
+describe("lintPolicy: a request-level ask", () => {
+  it("says that defaults.onError and auth.onFailure ask only on PreToolUse", async () => {
+    const policy = await policyFrom({
+      version: 1,
+      auth: { tokens: [], onFailure: "ask" },
+      defaults: { onError: "ask" },
+      rules: [],
+    });
+    const paths = lintPolicy(policy)
+      .filter((w) => w.message.startsWith('"ask" is honoured on PreToolUse only'))
+      .map((w) => w.path);
+    expect(paths).toEqual(["$.defaults.onError", "$.auth.onFailure"]);
+    const deny = await policyFrom({
+      version: 1,
+      auth: { tokens: [] },
+      defaults: { onError: "deny" },
+      rules: [],
+    });
+    expect(lintPolicy(deny).filter((w) => w.message.includes('"ask" is honoured'))).toEqual([]);
+  });
+});
+
 describe("lintPolicy: targets the egress guard will refuse", () => {
   it("says what each refusal leads to: the rule's onError, the dead-letter queue, a model's rules' onError", async () => {
     const policy = await policyFrom({
