@@ -88,8 +88,9 @@ type Attempt = { readonly effect: RuleEffect; readonly audit: Omit<RemoteAudit, 
 
 export function createRemoteActions(deps: RemoteDeps): RemoteActions {
   const cache = new Map<string, { verdict: Verdict; until: number }>();
-  const budgets = new Map<string, number>();
-  const limiters = new Map<string, Semaphore>();
+  /** Per [model, team, day]; the shadow calls' budgets and slots in maps of their own. */
+  const budgets = { enforcing: new Map<string, number>(), shadow: new Map<string, number>() };
+  const limiters = { enforcing: new Map<string, Semaphore>(), shadow: new Map<string, Semaphore>() };
 
   async function run(input: RemoteInput): Promise<RemoteRun> {
     const started = deps.clock.monotonic();
@@ -210,7 +211,7 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
         message: `waited ${Math.round(timeoutMs)} ms for one of ${model.maxConcurrent} concurrent calls`,
       });
     }
-    const budget = spendBudget(model, shadow ? `${input.team}\u0000shadow` : input.team);
+    const budget = spendBudget(model, input.team, shadow);
     if (!budget.ok && shadow) {
       limiter.release();
       return skipped(
@@ -319,24 +320,30 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
     cache.set(key, { verdict, until: deps.clock.now() + ttlSeconds * 1000 });
   }
 
-  function spendBudget(model: CompiledModel, team: string): { ok: boolean; used: number; limit: number } {
+  function spendBudget(
+    model: CompiledModel,
+    team: string,
+    shadow: boolean,
+  ): { ok: boolean; used: number; limit: number } {
     const limit = model.dailyCallsPerTeam;
     if (limit === undefined) return { ok: true, used: 0, limit: 0 };
     const day = new Date(deps.clock.now()).toISOString().slice(0, 10);
-    const key = `${model.name}\u0000${team}\u0000${day}`;
-    const used = budgets.get(key) ?? 0;
+    const key = JSON.stringify([model.name, team, day]);
+    const spent = shadow ? budgets.shadow : budgets.enforcing;
+    const used = spent.get(key) ?? 0;
     if (used >= limit) return { ok: false, used, limit };
-    budgets.set(key, used + 1);
+    spent.set(key, used + 1);
     return { ok: true, used: used + 1, limit };
   }
 
+  /** A reload that changes maxConcurrent resizes the model's semaphore, calls in flight counted. */
   function limiterFor(model: CompiledModel, shadow: boolean): Semaphore {
-    const name = shadow ? `${model.name}\u0000shadow` : model.name;
-    let limiter = limiters.get(name);
-    if (!limiter || limiter.size !== model.maxConcurrent) {
+    const pool = shadow ? limiters.shadow : limiters.enforcing;
+    let limiter = pool.get(model.name);
+    if (!limiter) {
       limiter = new Semaphore(model.maxConcurrent);
-      limiters.set(name, limiter);
-    }
+      pool.set(model.name, limiter);
+    } else if (limiter.size !== model.maxConcurrent) limiter.resize(model.maxConcurrent);
     return limiter;
   }
 
@@ -356,7 +363,17 @@ function skipped(rule: CompiledRule, model: string, detail: string): Attempt {
 class Semaphore {
   private inUse = 0;
   private readonly waiters: (() => void)[] = [];
-  constructor(readonly size: number) {}
+  constructor(private slots: number) {}
+
+  get size(): number {
+    return this.slots;
+  }
+
+  /** A new size; waiters get the slots it frees, calls in flight keep theirs. */
+  resize(size: number): void {
+    this.slots = size;
+    while (this.inUse < this.slots && this.waiters.length > 0) this.waiters.shift()?.();
+  }
 
   /** Takes a slot if one is free; never waits. */
   tryAcquire(): boolean {
@@ -393,6 +410,7 @@ class Semaphore {
 
   release(): void {
     this.inUse--;
-    this.waiters.shift()?.();
+    // After a resize down, a slot comes free only once the calls in flight fit the new size.
+    if (this.inUse < this.slots) this.waiters.shift()?.();
   }
 }

@@ -31,16 +31,11 @@ export function lintPolicy(policy: Policy): PolicyIssue[] {
     );
   }
   // A request-level "ask" (render.ts renderRequestFailure) asks only on PreToolUse.
-  for (const [path, mode] of [
-    ["$.defaults.onError", policy.document.defaults?.onError],
-    ["$.auth.onFailure", policy.document.auth?.onFailure],
-  ] as const) {
-    if (mode === "ask")
-      warn(
-        path,
-        '"ask" is honoured on PreToolUse only: a failure on any other event gets no decision there, as with "allow" (a request whose event cannot be identified is blocked)',
-      );
-  }
+  const askOnly =
+    '"ask" is honoured on PreToolUse only: a failure on any other event gets no decision there, as with "allow"';
+  if (policy.document.defaults?.onError === "ask")
+    warn("$.defaults.onError", `${askOnly} (a body whose event cannot be identified is blocked)`);
+  if (policy.document.auth?.onFailure === "ask") warn("$.auth.onFailure", askOnly);
   const denyAll = unconditionalDenies(policy);
   for (const rule of policy.rules) {
     lintRule(rule, warn);

@@ -286,7 +286,8 @@ function compileRules(document: PolicyDocument, issues: PolicyIssue[]): Compiled
         message: `"${rule.id}" is already the id of $.rules[${before}]`,
       });
     }
-    seen.set(rule.id, index);
+    // The first rule with the id is the one named: the same message whatever else is wrong.
+    if (before === undefined) seen.set(rule.id, index);
     const result = compileRule(rule, index, path, document);
     if (result.ok) compiled.push(result.value);
     else issues.push(...result.error);

@@ -35,18 +35,24 @@ const DEFERRED_WAIT_MS = 1000;
 
 export function createHttpHandler(options: LambdaOptions = {}): HttpHandler {
   const runtime = createLambdaRuntime(options);
-  const pending = new Set<Promise<void>>();
   let adapter: Promise<ReturnType<typeof handle>> | undefined;
-  /** This invocation's request deadline (monotonic), as the decision reported it with its task. */
+  /**
+   * The tasks this invocation deferred, and its request deadline (monotonic) as the decision
+   * handed it over. A task an earlier invocation left running (logged then) is not waited for
+   * again: it would hold this answer, whatever this request's deadline.
+   */
+  let pending = new Set<Promise<void>>();
   let answerBy = Number.POSITIVE_INFINITY;
 
   const defer = (task: () => Promise<void>, by?: number) => {
     if (by !== undefined) answerBy = Math.min(answerBy, by);
-    const running = task().finally(() => pending.delete(running));
-    pending.add(running);
+    const tasks = pending;
+    const running = task().finally(() => tasks.delete(running));
+    tasks.add(running);
   };
 
   return async (event, context) => {
+    pending = new Set();
     answerBy = Number.POSITIVE_INFINITY;
     adapter ??= build(runtime, defer);
     const result = await (await adapter)(event, context);

@@ -268,6 +268,39 @@ describe("prompt rules: cost control", () => {
     expect(peak).toBe(2);
   });
 
+  it("keeps the calls in flight counted when a reload lowers maxConcurrent", async () => {
+    peak = 0;
+    const documentWith = async (maxConcurrent: number) =>
+      authPolicy(
+        [{ id: "judge", on: "PreToolUse", prompt: { text: TEMPLATE, model: "fast", onError: "deny" } }],
+        {
+          egress: egress(),
+          models: {
+            fast: {
+              provider: "anthropic",
+              model: "x",
+              apiKey: "k",
+              url: `${slow.url}/v1/messages`,
+              maxConcurrent,
+              cacheTtlSeconds: 0,
+            },
+          },
+        },
+      );
+    const app = await testApp(await documentWith(2));
+    const first = [1, 2].map((i) => app.post("/v1/hooks", write(`/p/src/r${i}.ts`)));
+    for (let waited = 0; active < 2; waited += 5) {
+      if (waited > 2000) throw new Error("the first two calls never reached the model");
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    // Two calls in flight; after the reload at most one at a time: the next waits for both.
+    await app.reload(await documentWith(1));
+    const later = [3, 4].map((i) => app.post("/v1/hooks", write(`/p/src/r${i}.ts`)));
+    await Promise.all([...first, ...later]);
+    expect(peak).toBe(2);
+    expect(lastAudit(app).pending).toEqual([expect.objectContaining({ outcome: "OK" })]);
+  });
+
   it("spends no budget on a call that timed out waiting for a concurrency slot", async () => {
     const app = await appWith(
       {},

@@ -18,7 +18,7 @@ import type { LambdaContext, LambdaEvent } from "hono/aws-lambda";
 import { createSqsServer } from "local-aws-sqs";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createSqsClientForLocal } from "../../src/adapters/queue/sqs.js";
-import { createHttpHandler } from "../../src/entry/lambda-http.js";
+import { createHttpHandler, type HttpHandler } from "../../src/entry/lambda-http.js";
 import { createApp } from "../../src/http/app.js";
 import { policyFrom, sha256 } from "../support/policy.js";
 
@@ -252,25 +252,25 @@ describe("notify jobs from the Lambda HTTP handler", () => {
     });
   });
 
-  /**
-   * Answers `event` with an SQS send that never settles: the answer can only come from the wait
-   * the handler schedules, whose length (the setTimeout calls) each test reads.
-   */
-  async function answerBeforeAHangingSend(event: V2Event, remainingMs: number) {
+  /** A handler whose SQS send never settles: an answer can only come from the wait it schedules. */
+  const hangingHandler = () => {
     const { lines, logger } = captureLogs();
     const handler = createHttpHandler({
       env: { HOOKGATE_POLICY: notifying, HOOKGATE_QUEUE_URL: queueUrl },
       sqsClient: () => new Promise<never>(() => undefined),
       logger,
     });
+    return { handler, lines };
+  };
+  /** The answer to `event`, and the lengths of the timers set while answering it. */
+  async function waitsOf(handler: HttpHandler, event: V2Event, remainingMs: number) {
     const timers = vi.spyOn(globalThis, "setTimeout");
     try {
       const res = await handler(event, context(remainingMs));
-      expect(JSON.parse(res.body).hookSpecificOutput.permissionDecision).toBe("deny");
       const waits = timers.mock.calls
         .map(([, ms]) => ms)
         .filter((ms): ms is number => typeof ms === "number");
-      return { waits, lines };
+      return { decision: JSON.parse(res.body).hookSpecificOutput?.permissionDecision, waits };
     } finally {
       timers.mockRestore();
     }
@@ -279,15 +279,19 @@ describe("notify jobs from the Lambda HTTP handler", () => {
     lines.some((l) => l.msg === "deferred work still running when the invocation had to answer");
 
   it("answers anyway when the send outlasts the invocation's time, and says so", async () => {
+    const { handler, lines } = hangingHandler();
     // The invocation's remaining 600 ms less the 500 ms kept back for returning.
-    const { waits, lines } = await answerBeforeAHangingSend(HTTP_API, 600);
+    const { decision, waits } = await waitsOf(handler, HTTP_API, 600);
+    expect(decision).toBe("deny");
     expect(waits).toContain(100);
     expect(stillRunning(lines)).toBe(true);
   });
 
   it("holds the answer for a slow send no longer than a client waits, whatever the invocation has left", async () => {
+    const { handler, lines } = hangingHandler();
     // 29 s left in the invocation, but the answer waits at most 1,000 ms once it is ready.
-    const { waits, lines } = await answerBeforeAHangingSend(HTTP_API, 29_000);
+    const { decision, waits } = await waitsOf(handler, HTTP_API, 29_000);
+    expect(decision).toBe("deny");
     expect(waits).toContain(1000);
     expect(waits).not.toContain(28_500);
     expect(stillRunning(lines)).toBe(true);
@@ -297,9 +301,19 @@ describe("notify jobs from the Lambda HTTP handler", () => {
     // The hook's timeout is 1 s (x-hookgate-timeout, as `hookgate init` writes it): the deadline
     // is 750 ms after the request began, so the wait is shorter than the usual 1,000 ms.
     const event = { ...HTTP_API, headers: { ...HTTP_API.headers, "x-hookgate-timeout": "1" } } as V2Event;
-    const { waits } = await answerBeforeAHangingSend(event, 29_000);
+    const { decision, waits } = await waitsOf(hangingHandler().handler, event, 29_000);
+    expect(decision).toBe("deny");
     expect(waits).not.toContain(1000);
     expect(waits.some((ms) => ms > 0 && ms <= 750)).toBe(true);
+  });
+
+  it("does not hold a later answer for a send an earlier invocation left running", async () => {
+    const { handler } = hangingHandler();
+    expect((await waitsOf(handler, HTTP_API, 600)).waits).toContain(100);
+    // The same warm container: a request that defers nothing is answered without any wait.
+    const { waits } = await waitsOf(handler, HEALTHZ, 29_000);
+    expect(waits).not.toContain(1000);
+    expect(waits).not.toContain(28_500);
   });
 
   it("never builds an SQS client for a decision that notifies nobody", async () => {

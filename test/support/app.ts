@@ -11,6 +11,8 @@ export interface TestApp {
   post(path: string, body: string | object, headers?: Record<string, string>): Promise<Response>;
   logs: Record<string, unknown>[];
   policy: Policy;
+  /** Swaps the policy in, as a SIGHUP reload does. */
+  reload(document: unknown): Promise<void>;
 }
 
 export const TOKEN = "team-a-token";
@@ -24,7 +26,7 @@ export async function testApp(
   env: Record<string, string> = {},
   metrics?: Metrics,
 ): Promise<TestApp> {
-  const policy = await policyFrom(document, env);
+  let policy = await policyFrom(document, env);
   const logs: Record<string, unknown>[] = [];
   const clock = { now: Date.now, monotonic: () => performance.now() };
   const egress = createUndiciEgress({
@@ -50,6 +52,9 @@ export async function testApp(
       }),
     logs,
     policy,
+    async reload(next) {
+      policy = await policyFrom(next, env);
+    },
   };
 }
 

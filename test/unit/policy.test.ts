@@ -97,6 +97,7 @@ describe("loadPolicy", () => {
         rule({ id: "dup" }),
         rule({ id: "dup" }),
         rule({ id: "two", prompt: { text: "t", model: "fast" } }),
+        rule({ id: "dup" }),
         { id: "idle", on: "Stop" },
         { id: "n", on: "SessionEnd", notify: ["nowhere"] },
         { id: "p", on: "PreToolUse", prompt: { text: "t", model: "missing" } },
@@ -107,11 +108,13 @@ describe("loadPolicy", () => {
     expect(messages).toEqual(
       expect.arrayContaining([
         expect.stringMatching(/^\$\.rules\[1\]\.id "dup" is already the id of \$\.rules\[0\]/),
+        // A third copy names the first, not the second.
+        expect.stringMatching(/^\$\.rules\[3\]\.id "dup" is already the id of \$\.rules\[0\]/),
         expect.stringMatching(/^\$\.rules\[2\] has decide and prompt/),
-        expect.stringMatching(/^\$\.rules\[3\] does nothing/),
-        expect.stringMatching(/^\$\.rules\[4\]\.notify\[0\] names the sink "nowhere"/),
-        expect.stringMatching(/^\$\.rules\[5\]\.prompt\.model names the model "missing"/),
-        expect.stringMatching(/^\$\.rules\[6\]\.reason goes with decide/),
+        expect.stringMatching(/^\$\.rules\[4\] does nothing/),
+        expect.stringMatching(/^\$\.rules\[5\]\.notify\[0\] names the sink "nowhere"/),
+        expect.stringMatching(/^\$\.rules\[6\]\.prompt\.model names the model "missing"/),
+        expect.stringMatching(/^\$\.rules\[7\]\.reason goes with decide/),
       ]),
     );
   });
