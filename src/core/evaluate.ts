@@ -7,7 +7,7 @@ import { honouredDecision } from "./event-capabilities.js";
 import { TOOL_EVENTS } from "./events.js";
 import type { HookEvent } from "./hook-event.js";
 import { eventReadsMatcher, matcherValue } from "./matcher.js";
-import { commandWords, matchesPermissionRule, type ToolCall } from "./permission-rule.js";
+import { allowListMatches, commandWords, matchesPermissionRule, type ToolCall } from "./permission-rule.js";
 import type { CompiledRule, Policy } from "./policy.js";
 import type { FailMode } from "./policy-schema.js";
 import { MAX_COMMAND_LENGTH } from "./shell-command.js";
@@ -147,8 +147,13 @@ function firstMiss(
     const words = rule.ifWords;
     const bashWords = unindexed?.bashWords;
     if (words !== undefined && bashWords !== undefined && !words.some((w) => bashWords.has(w))) return "if";
-    const quantifier = rule.action.kind === "decide" && rule.action.decision === "allow" ? "all" : "any";
-    if (!rule.ifRules.some((r) => matchesPermissionRule(r, call, quantifier))) return "if";
+    const allow = rule.action.kind === "decide" && rule.action.decision === "allow";
+    if (
+      allow
+        ? !allowListMatches(rule.ifRules, call)
+        : !rule.ifRules.some((r) => matchesPermissionRule(r, call, "any"))
+    )
+      return "if";
   }
   let i = 0;
   for (const predicate of rule.where) {

@@ -294,6 +294,23 @@ export function matchesPermissionRule(
   }
 }
 
+/**
+ * An allow rule's `if` list: one entry that allows the whole call, or, for a compound Bash
+ * command, every subcommand allowed by some Bash entry (exactly as written; never an opaque
+ * command), as Claude Code reads its allow list: `["Bash(npm test)", "Bash(npm run lint)"]`
+ * allows `npm test && npm run lint`.
+ */
+export function allowListMatches(rules: readonly PermissionRule[], call: ToolCall): boolean {
+  if (rules.some((r) => matchesPermissionRule(r, call, "all"))) return true;
+  if (call.toolName !== "Bash" || rules.length < 2) return false;
+  const command = isRecord(call.toolInput) ? call.toolInput.command : undefined;
+  if (typeof command !== "string" || command.length > MAX_COMMAND_LENGTH) return false;
+  const patterns = rules.flatMap((r) => (r.target.kind === "bash" ? [r.target.pattern] : []));
+  const split = splitOnce(command);
+  if (split.opaque || split.subcommands.length === 0) return false;
+  return split.subcommands.every((s) => patterns.some((p) => globMatches(p, s.text)));
+}
+
 function isRecord(value: unknown): value is Readonly<Record<string, unknown>> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
