@@ -75,6 +75,13 @@ function lintRule(rule: CompiledRule, warn: (path: string, message: string) => v
       `"on": "*" includes events with no field a matcher is checked against (Stop, UserPromptSubmit, ...); the matcher is ignored there, so this rule applies to every one of them`,
     );
   }
+  const onError = ownOnError(rule);
+  if (rule.events === "*" && (onError === "ask" || onError === "deny")) {
+    warn(
+      `${p}.${rule.action.kind}.onError`,
+      `"on": "*" includes events where no client can honour "${onError}" (${onError === "ask" ? "every event but PreToolUse" : "Notification, SessionStart, ..."}); when the rule fails there it has no opinion, as with "allow"`,
+    );
+  }
   lintMatcherAgainstIf(rule, warn);
 }
 

@@ -186,6 +186,7 @@ describe("lintPolicy: an onError no client can honour", () => {
         },
         { id: "judge", on: "Notification", prompt: { text: "ok?", model: "m", onError: "deny" } },
         { id: "open", on: "Stop", prompt: { text: "ok?", model: "m", onError: "allow" } },
+        { id: "everywhere", on: "*", prompt: { text: "ok?", model: "m", onError: "ask" } },
       ],
       models: {
         m: { provider: "anthropic", model: "claude-haiku-4-5", apiKey: "k", url: "https://policy.example/m" },
@@ -197,6 +198,7 @@ describe("lintPolicy: an onError no client can honour", () => {
     expect(warnings).toEqual([
       '$.rules[0].forward.onError: no client can honour "ask" on Stop; when the rule fails there it has no opinion, as with "allow"',
       '$.rules[1].prompt.onError: no client can honour "deny" on Notification; when the rule fails there it has no opinion, as with "allow"',
+      '$.rules[3].prompt.onError: "on": "*" includes events where no client can honour "ask" (every event but PreToolUse); when the rule fails there it has no opinion, as with "allow"',
     ]);
   });
 });
