@@ -431,6 +431,9 @@ const SAFE_VARIABLES = new Set([
 
 const ASSIGNMENT = /^([A-Za-z_][A-Za-z0-9_]*)\+?=/;
 
+/** Builtins that assign variables for the rest of the shell: `export PATH=…`, `declare -x …`. */
+const DECLARATIONS = new Set(["export", "declare", "typeset", "readonly", "local"]);
+
 /** What peeling one wrapper off leaves: the index of the wrapped command, or a script to split. */
 type Peeled = { readonly at: number } | { readonly script: string } | undefined;
 
@@ -486,13 +489,18 @@ function commandName(args: readonly Word[]): Word[] | undefined {
 function peel(args: readonly Word[], at: number, out: Output): Peeled {
   const first = args[at];
   if (first === undefined || first.kind !== "word") return undefined;
-  const assignment = ASSIGNMENT.exec(first.text);
-  if (assignment) {
-    noteAssignment(assignment[1] as string, out);
+  if (ASSIGNMENT.test(first.text)) {
+    noteAssignment(first.text, out);
     return { at: at + 1 };
   }
   if (KEYWORDS.has(first.text)) return { at: at + 1 };
   const name = programName(first.text);
+  // `export PATH=/tmp/x; npm test` sets for the subcommands after it what `PATH=/tmp/x npm test`
+  // sets for one: the same assignments are opaque here. It is recorded as a command of its own.
+  if (DECLARATIONS.has(name)) {
+    for (const arg of args.slice(at + 1)) if (ASSIGNMENT.test(arg.text)) noteAssignment(arg.text, out);
+    return undefined;
+  }
   if (name === "env") return peelEnv(args, at, out);
   if (name === "eval") return peelEval(args, at, out);
   if (SHELLS.has(name)) return peelShell(args, at);
@@ -503,8 +511,13 @@ function peel(args: readonly Word[], at: number, out: Output): Peeled {
   return { at: start + spec.operands };
 }
 
-function noteAssignment(name: string, out: Output): void {
-  if (!SAFE_VARIABLES.has(name)) out.opaque = true;
+/**
+ * `NAME=value`: opaque unless NAME is safe and the value holds no expansion. A quoted value is
+ * not expanded at the assignment, but `${!TERM}` or `$[CI]` later would evaluate a `$(…)` in it.
+ */
+function noteAssignment(word: string, out: Output): void {
+  const name = ASSIGNMENT.exec(word)?.[1];
+  if (name === undefined || !SAFE_VARIABLES.has(name) || /[$`]/.test(word)) out.opaque = true;
 }
 
 /** A wrapper named bare or by its usual absolute path; `./timeout` could be anything. */
@@ -552,7 +565,7 @@ function peelEnv(args: readonly Word[], at: number, out: Output): Peeled {
     if (split !== undefined) return split;
     const assignment = ASSIGNMENT.exec(arg);
     if (assignment) {
-      noteAssignment(assignment[1] as string, out);
+      noteAssignment(arg, out);
       i += 1;
     } else if (arg === "--") {
       i += 1;

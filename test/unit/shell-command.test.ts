@@ -60,6 +60,31 @@ describe("splitSubcommands", () => {
     expect(splitSubcommands("LD_PRELOAD=/tmp/x.so ls").opaque).toBe(true);
   });
 
+  it("reads export and declare as the same assignments, for the subcommands after them", () => {
+    for (const command of [
+      "export PATH=/tmp/evil:$PATH; npm test",
+      "export BASH_ENV=/tmp/evil.sh && bash -c 'npm test'",
+      "declare -x PATH=/tmp/evil; npm test",
+      "typeset -x LD_PRELOAD=/tmp/x.so; ls",
+    ])
+      expect([command, splitSubcommands(command).opaque]).toEqual([command, true]);
+    expect(splitSubcommands("export NODE_ENV=test; npm test")).toEqual({
+      subcommands: ["export NODE_ENV=test", "npm test"],
+      opaque: false,
+    });
+  });
+
+  it("marks a safe variable opaque when its value holds an expansion a later ${!…} or $[…] would run", () => {
+    for (const command of [
+      "TERM='a[$(touch /tmp/p)]'; echo ${!TERM}",
+      "CI='a[$(id)]'; echo $[CI]",
+      "TERM='`id`' echo hi",
+      "env TERM='$(id)' echo hi",
+    ])
+      expect([command, splitSubcommands(command).opaque]).toEqual([command, true]);
+    expect(splitSubcommands("NODE_ENV=production DEBUG=app:server npm start").opaque).toBe(false);
+  });
+
   it.each([
     ["bash -c 'rm -rf /'", ["rm -rf /"]],
     ['sh -c "cd / && rm -rf /tmp"', ["cd /", "rm -rf /tmp"]],
