@@ -74,8 +74,9 @@ describe("splitSubcommands", () => {
     });
   });
 
-  it("marks a safe variable opaque when its value holds an expansion a later ${!…} or $[…] would run", () => {
+  it("marks a safe variable opaque when its value holds an expansion an indirect expansion would run", () => {
     for (const command of [
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell command's ${!TERM}, not a template
       "TERM='a[$(touch /tmp/p)]'; echo ${!TERM}",
       "CI='a[$(id)]'; echo $[CI]",
       "TERM='`id`' echo hi",
