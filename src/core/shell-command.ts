@@ -573,6 +573,8 @@ function peelEnv(args: readonly Word[], at: number, out: Output): Peeled {
     } else if (!arg.startsWith("-") || arg === "-") {
       break;
     } else {
+      // `env -C DIR npm test` runs it somewhere else, as `cd DIR && npm test` would.
+      if (/^(?:-C|--chdir)/.test(arg)) out.opaque = true;
       const width = optionWidth(arg, ENV_SPEC);
       if (width === undefined) return undefined;
       i += width;

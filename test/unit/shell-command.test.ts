@@ -86,6 +86,12 @@ describe("splitSubcommands", () => {
     expect(splitSubcommands("NODE_ENV=production DEBUG=app:server npm start").opaque).toBe(false);
   });
 
+  it("marks env -C (run in another directory) opaque, as cd DIR && … would not match either", () => {
+    for (const command of ["env -C /tmp/x npm test", "env --chdir=/tmp/x npm test", "env -C/tmp/x npm test"])
+      expect([command, splitSubcommands(command).opaque]).toEqual([command, true]);
+    expect(splitSubcommands("env -i npm test")).toEqual({ subcommands: ["npm test"], opaque: false });
+  });
+
   it.each([
     ["bash -c 'rm -rf /'", ["rm -rf /"]],
     ['sh -c "cd / && rm -rf /tmp"', ["cd /", "rm -rf /tmp"]],
