@@ -176,26 +176,24 @@ export async function handleHook(
       );
     }
     const evaluation = evaluatePolicy(policy, event, { team: auth.team }, options.explain === true);
-    // Shadow prompt and forward rules run too (POLICY.md: shadow rules are evaluated), under the
-    // same deadline; what they decide is recorded, never combined into the answer.
-    const shadowRemote =
-      evaluation.shadowed.length === 0
-        ? NO_RULES
-        : evaluation.shadowed.flatMap((m) => (isRemote(m.rule) ? [m.rule] : []));
-    // Most events have no prompt or forward rule: no promise to wait for then.
-    const remote =
-      evaluation.pending.length === 0 && shadowRemote.length === 0
-        ? NO_REMOTE
-        : await runPending(deps, options, request, evaluation, [...evaluation.pending, ...shadowRemote], {
-            event,
-            team: auth.team,
-            policy,
-          });
-    const split = shadowRemote.length === 0 ? undefined : splitShadow(remote, shadowRemote);
-    const remoteEffects = split?.effects ?? remote.effects;
+    // Most events have no prompt or forward rule: no promise to wait for then. Shadow ones run
+    // too (POLICY.md: shadow rules are evaluated), beside the rest under the same deadline; what
+    // they decide is recorded, never combined into the answer.
+    const { pending, shadowPending } = evaluation;
+    let remote: RemoteResult = NO_REMOTE;
+    let shadowRun: RemoteResult | undefined;
+    if (pending.length > 0 || shadowPending.length > 0) {
+      const context = { event, team: auth.team, policy };
+      [remote, shadowRun] = await Promise.all([
+        pending.length === 0 ? NO_REMOTE : runPending(deps, options, request, evaluation, pending, context),
+        shadowPending.length === 0
+          ? undefined
+          : runPending(deps, options, request, evaluation, shadowPending, context),
+      ]);
+    }
     const effects = evaluation.enforced.map((m) => m.effect);
     const decision = combineEffects(
-      remoteEffects.length === 0 ? effects : inRuleOrder(policy, [...effects, ...remoteEffects]),
+      remote.effects.length === 0 ? effects : inRuleOrder(evaluation, [...effects, ...remote.effects]),
     );
     const answer = renderDecision(decision, event.name, event.dialect);
     if (options.audit !== false) {
@@ -220,8 +218,8 @@ export async function handleHook(
       eventFields(event, policy.secrets, {
         team: auth.team,
         evaluation,
-        pending: split?.pending ?? remote.audit,
-        shadowVerdicts: split?.shadowVerdicts,
+        pending: remote.audit,
+        shadowVerdicts: shadowRun && shadowVerdicts(shadowRun),
         decision: decision.kind,
         reason: decision.reason,
       }),
@@ -297,8 +295,10 @@ function routedDialect(dialect: Dialect | undefined, body: unknown): Dialect | u
 }
 
 /** Contexts, messages and reasons combine in rule order (POLICY.md), remote rules' among the rest. */
-function inRuleOrder(policy: Policy, effects: RuleEffect[]): RuleEffect[] {
-  const position = new Map(effects.map((e) => [e.ruleId, policy.rules.findIndex((r) => r.id === e.ruleId)]));
+function inRuleOrder(evaluation: Evaluation, effects: RuleEffect[]): RuleEffect[] {
+  const position = new Map<string, number>();
+  for (const m of evaluation.enforced) position.set(m.rule.id, m.rule.index);
+  for (const rule of evaluation.pending) position.set(rule.id, rule.index);
   return effects.sort((a, b) => (position.get(a.ruleId) ?? 0) - (position.get(b.ruleId) ?? 0));
 }
 
@@ -341,40 +341,31 @@ async function runPending(
   return deps.remote.run({ rules, event, body: request.body.text, team, policy, deadlineMs });
 }
 
-const NO_REMOTE: { readonly effects: readonly RuleEffect[]; readonly audit: readonly RemoteAudit[] } = {
+/** What a run of remote rules gave: their effects, and how each call went. */
+type RemoteResult = { readonly effects: readonly RuleEffect[]; readonly audit: readonly RemoteAudit[] };
+
+const NO_REMOTE: RemoteResult = {
   effects: Object.freeze([]),
   // Shared by every audit record without remote rules: frozen, so none can change another's.
   audit: Object.freeze([]),
 };
 
-const NO_RULES: readonly CompiledRule[] = Object.freeze([]);
-
-/** The enforcing rules' effects and calls apart from what the shadow rules' calls decided. */
-function splitShadow(
-  remote: { readonly effects: readonly RuleEffect[]; readonly audit: readonly RemoteAudit[] },
-  shadowRules: readonly CompiledRule[],
-) {
-  const shadow = new Set(shadowRules.map((r) => r.id));
-  const shadowVerdicts = new Map<string, Omit<ShadowVerdict, "rule">>();
-  // Effects and audits come in the order the rules ran; a skipped run has audits only.
-  remote.audit.forEach((a, i) => {
-    if (shadow.has(a.rule))
-      shadowVerdicts.set(a.rule, {
-        decision: remote.effects[i]?.decision ?? "none",
+/** What each shadow rule's call decided, and how the call went. */
+function shadowVerdicts(run: RemoteResult): Map<string, Omit<ShadowVerdict, "rule">> {
+  // A skipped run has audits only, so the effect is found by rule, not by position.
+  return new Map(
+    run.audit.map((a) => [
+      a.rule,
+      {
+        decision: run.effects.find((e) => e.ruleId === a.rule)?.decision ?? "none",
         outcome: a.outcome,
         ms: a.ms,
         ...(a.model === undefined ? {} : { model: a.model }),
         ...(a.detail === undefined ? {} : { detail: a.detail }),
-      });
-  });
-  return {
-    effects: remote.effects.filter((e) => !shadow.has(e.ruleId)),
-    pending: remote.audit.filter((a) => !shadow.has(a.rule)),
-    shadowVerdicts,
-  };
+      },
+    ]),
+  );
 }
-
-const isRemote = (rule: CompiledRule) => rule.action.kind === "prompt" || rule.action.kind === "forward";
 
 const actionOf = (rule: CompiledRule): "prompt" | "forward" =>
   rule.action.kind === "prompt" ? "prompt" : "forward";

@@ -32,6 +32,8 @@ export interface Evaluation {
   readonly shadowed: readonly RuleMatch[];
   /** Enforcing prompt and forward rules that applied and still need their remote call. */
   readonly pending: readonly CompiledRule[];
+  /** Shadow prompt and forward rules that applied: their calls are made and recorded, never answered. */
+  readonly shadowPending: readonly CompiledRule[];
   /** Sinks to notify, per applied enforcing rule. */
   readonly notify: readonly { readonly ruleId: string; readonly sinks: readonly string[] }[];
   readonly explanations?: readonly RuleExplanation[];
@@ -40,6 +42,8 @@ export interface Evaluation {
 export interface Caller {
   readonly team: string;
 }
+
+const NO_RULES: readonly CompiledRule[] = Object.freeze([]);
 
 export function evaluatePolicy(
   policy: Policy,
@@ -50,6 +54,8 @@ export function evaluatePolicy(
   const enforced: RuleMatch[] = [];
   const shadowed: RuleMatch[] = [];
   const pending: CompiledRule[] = [];
+  // Rare: created only for a shadow prompt or forward rule that applies.
+  let shadowPending: CompiledRule[] | undefined;
   const notify: { ruleId: string; sinks: readonly string[] }[] = [];
   const explanations: RuleExplanation[] | undefined = explain ? [] : undefined;
 
@@ -74,6 +80,7 @@ export function evaluatePolicy(
     const match = { rule, effect: staticEffect(rule, event, facts) };
     if (rule.mode === "shadow") {
       shadowed.push(match);
+      if (pendingRemote) (shadowPending ??= []).push(rule);
       continue;
     }
     if (pendingRemote) pending.push(rule);
@@ -81,8 +88,8 @@ export function evaluatePolicy(
     if (rule.notify.length > 0) notify.push({ ruleId: rule.id, sinks: rule.notify });
   }
   return explanations
-    ? { enforced, shadowed, pending, notify, explanations }
-    : { enforced, shadowed, pending, notify };
+    ? { enforced, shadowed, pending, shadowPending: shadowPending ?? NO_RULES, notify, explanations }
+    : { enforced, shadowed, pending, shadowPending: shadowPending ?? NO_RULES, notify };
 }
 
 /** What every rule reads of one event, worked out once per event rather than once per rule. */

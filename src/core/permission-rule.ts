@@ -301,14 +301,11 @@ export function matchesPermissionRule(
  * allows `npm test && npm run lint`.
  */
 export function allowListMatches(rules: readonly PermissionRule[], call: ToolCall): boolean {
-  if (rules.some((r) => matchesPermissionRule(r, call, "all"))) return true;
-  if (call.toolName !== "Bash" || rules.length < 2) return false;
-  const command = isRecord(call.toolInput) ? call.toolInput.command : undefined;
-  if (typeof command !== "string" || command.length > MAX_COMMAND_LENGTH) return false;
+  if (rules.some((r) => r.target.kind !== "bash" && matchesPermissionRule(r, call, "all"))) return true;
+  if (call.toolName !== "Bash") return false;
   const patterns = rules.flatMap((r) => (r.target.kind === "bash" ? [r.target.pattern] : []));
-  const split = splitOnce(command);
-  if (split.opaque || split.subcommands.length === 0) return false;
-  return split.subcommands.every((s) => patterns.some((p) => globMatches(p, s.text)));
+  const command = isRecord(call.toolInput) ? call.toolInput.command : undefined;
+  return patterns.length > 0 && everySubcommandMatches(patterns, command);
 }
 
 function isRecord(value: unknown): value is Readonly<Record<string, unknown>> {
@@ -342,16 +339,20 @@ function splitOnce(command: string): ReturnType<typeof splitCommand> {
  * 16 KB of padding past a `Bash(rm -rf *)` deny.
  */
 function matchesCommand(pattern: Glob, command: unknown, quantifier: "any" | "all"): boolean {
+  if (quantifier === "all") return everySubcommandMatches([pattern], command);
   if (typeof command !== "string") return false;
-  if (command.length > MAX_COMMAND_LENGTH) return quantifier === "any";
+  if (command.length > MAX_COMMAND_LENGTH) return true;
+  return splitOnce(command).subcommands.some(
+    (s) => globMatches(pattern, s.text) || s.variants.some((v) => globMatches(pattern, v)),
+  );
+}
+
+/** Allow-style: a readable, transparent command whose every subcommand, as written, one pattern matches. */
+function everySubcommandMatches(patterns: readonly Glob[], command: unknown): boolean {
+  if (typeof command !== "string" || command.length > MAX_COMMAND_LENGTH) return false;
   const split = splitOnce(command);
-  if (quantifier === "any") {
-    return split.subcommands.some(
-      (s) => globMatches(pattern, s.text) || s.variants.some((v) => globMatches(pattern, v)),
-    );
-  }
   if (split.opaque || split.subcommands.length === 0) return false;
-  return split.subcommands.every((s) => globMatches(pattern, s.text));
+  return split.subcommands.every((s) => patterns.some((p) => globMatches(p, s.text)));
 }
 
 /**

@@ -563,8 +563,7 @@ function peelEnv(args: readonly Word[], at: number, out: Output): Peeled {
     const arg = (args[i] as Word).text;
     const split = splitStringOption(args, i);
     if (split !== undefined) return split;
-    const assignment = ASSIGNMENT.exec(arg);
-    if (assignment) {
+    if (ASSIGNMENT.test(arg)) {
       noteAssignment(arg, out);
       i += 1;
     } else if (arg === "--") {
