@@ -80,7 +80,10 @@ export function evaluatePolicy(
     const match = { rule, effect: staticEffect(rule, event, facts) };
     if (rule.mode === "shadow") {
       shadowed.push(match);
-      if (pendingRemote) (shadowPending ??= []).push(rule);
+      if (pendingRemote) {
+        shadowPending ??= [];
+        shadowPending.push(rule);
+      }
       continue;
     }
     if (pendingRemote) pending.push(rule);
