@@ -8,11 +8,10 @@
  */
 import { DEFAULT_RETRY_SCHEDULE_SECONDS, type DeliveryJob, retryDelayMs } from "../core/delivery.js";
 import type { EgressCode } from "../core/egress/refusal.js";
-import { errorMessage } from "../core/errors.js";
 import { scrubSecrets } from "../core/mask.js";
 import type { PolicyDocument } from "../core/policy-schema.js";
 import type { Clock, Egress, EnvReader, HmacSha256 } from "../core/ports.js";
-import { resolveSecret } from "../core/secret-ref.js";
+import { resolveSecret, SINK_ENV_FIELDS } from "../core/secret-ref.js";
 import { buildSinkRequest, classifySinkResponse, type ResolvedSink } from "../core/sinks.js";
 
 export type DeliveryOutcome =
@@ -121,26 +120,14 @@ type SinkConfig = NonNullable<PolicyDocument["sinks"]>[string];
 
 /** The sink with its `env:` secrets read, or why it cannot be used. */
 function resolveSink(config: SinkConfig, env: EnvReader): ResolvedSink | string {
-  const read = (field: string, value: string) => {
-    const resolved = resolveSecret(value, env);
-    if (resolved === undefined) throw new Error(`${field} reads ${value.slice(4)}, which is not set`);
-    return resolved;
-  };
-  try {
-    switch (config.type) {
-      case "slack":
-      case "discord":
-        return { ...config, url: read("url", config.url) };
-      case "webhook":
-        return {
-          ...config,
-          url: read("url", config.url),
-          ...(config.secret ? { secret: read("secret", config.secret) } : {}),
-        };
-      case "github-dispatch":
-        return { ...config, token: read("token", config.token) };
-    }
-  } catch (e) {
-    return errorMessage(e);
+  const resolved: Record<string, unknown> = { ...config };
+  for (const field of SINK_ENV_FIELDS[config.type]) {
+    const value = resolved[field];
+    if (typeof value !== "string") continue;
+    const read = resolveSecret(value, env);
+    if (read === undefined) return `${field} reads ${value.slice(4)}, which is not set`;
+    resolved[field] = read;
   }
+  // The schema's sink with string fields replaced by strings: still the same shape.
+  return resolved as ResolvedSink;
 }

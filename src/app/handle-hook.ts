@@ -180,10 +180,16 @@ export async function handleHook(
     // too (POLICY.md: shadow rules are evaluated), beside the rest under the same deadline; what
     // they decide is recorded, never combined into the answer.
     const { pending, shadowPending } = evaluation;
+    const deadlineMs = requestDeadlineMs(
+      event.name,
+      event.dialect,
+      policy.defaults.deadlineMs,
+      request.timeoutHeader,
+    );
     let remote: RemoteResult = NO_REMOTE;
     let shadowRun: RemoteResult | undefined;
     if (pending.length > 0 || shadowPending.length > 0) {
-      const context = { event, team: auth.team, policy };
+      const context = { event, team: auth.team, policy, deadlineMs };
       [remote, shadowRun] = await Promise.all([
         pending.length === 0 ? NO_REMOTE : runPending(deps, options, request, evaluation, pending, context),
         shadowPending.length === 0
@@ -206,9 +212,7 @@ export async function handleHook(
         notify: evaluation.notify,
         remember: remembersTools(policy),
         secrets: policy.secrets,
-        answerBy:
-          started +
-          requestDeadlineMs(event.name, event.dialect, policy.defaults.deadlineMs, request.timeoutHeader),
+        answerBy: started + deadlineMs,
       });
       // Only a runtime that enqueues before answering (Node) hands back a promise.
       if (queued) await queued;
@@ -320,7 +324,7 @@ async function runPending(
   request: HookRequest,
   evaluation: Evaluation,
   rules: readonly CompiledRule[],
-  { event, team, policy }: { event: HookEvent; team: string; policy: Policy },
+  { event, team, policy, deadlineMs }: { event: HookEvent; team: string; policy: Policy; deadlineMs: number },
 ): Promise<{ effects: RuleEffect[]; audit: RemoteAudit[] }> {
   const skip = (outcome: string, detail: string) => ({
     effects: [],
@@ -332,12 +336,6 @@ async function runPending(
   if (options.runRemote === false || !deps.remote || !request.body.ok) {
     return skip("NOT_RUN", "simulate does not call models or downstream hooks");
   }
-  const deadlineMs = requestDeadlineMs(
-    event.name,
-    event.dialect,
-    policy.defaults.deadlineMs,
-    request.timeoutHeader,
-  );
   return deps.remote.run({ rules, event, body: request.body.text, team, policy, deadlineMs });
 }
 

@@ -26,10 +26,10 @@ export function requestDeadlineMs(
   policyDeadlineMs: number,
   timeoutHeader: string | undefined,
 ): number {
-  const limits = [policyDeadlineMs];
+  let limit = policyDeadlineMs;
   const client = clientLimitMs(event, dialect);
-  if (client !== undefined) limits.push(client - DEADLINE_MARGIN_MS);
+  if (client !== undefined) limit = Math.min(limit, client - DEADLINE_MARGIN_MS);
   const seconds = timeoutHeader === undefined ? Number.NaN : Number(timeoutHeader);
-  if (Number.isFinite(seconds) && seconds > 0) limits.push(seconds * 1000 - DEADLINE_MARGIN_MS);
-  return Math.max(50, Math.min(...limits));
+  if (Number.isFinite(seconds) && seconds > 0) limit = Math.min(limit, seconds * 1000 - DEADLINE_MARGIN_MS);
+  return Math.max(50, limit);
 }

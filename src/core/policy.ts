@@ -21,7 +21,7 @@ import {
 import type { EnvReader, Sha256 } from "./ports.js";
 import { err, ok, type Result } from "./result.js";
 import { indexRules } from "./rule-index.js";
-import { resolveSecret } from "./secret-ref.js";
+import { resolveSecret, SINK_ENV_FIELDS } from "./secret-ref.js";
 import { compileWhere, type Predicate } from "./where.js";
 
 export interface PolicyIssue {
@@ -144,8 +144,10 @@ export async function loadPolicy(
   text: string,
   deps: PolicyDeps,
 ): Promise<Result<LoadedPolicy, PolicyIssue[]>> {
-  const parsed = parsePolicyDocument(text);
-  if (!parsed.ok) return err([...parsed.error, ...problemsOfSoundRules(text, parsed.error)]);
+  const raw = parseJsonFile(text);
+  if (!raw.ok) return raw;
+  const parsed = validatePolicyDocument(raw.value);
+  if (!parsed.ok) return err([...parsed.error, ...problemsOfSoundRules(raw.value, parsed.error)]);
   const document = parsed.value;
   const issues: PolicyIssue[] = [];
   const rules = compileRules(document, issues);
@@ -170,10 +172,9 @@ export async function loadPolicy(
  * instead of one round of fixes at a time. They are judged against the sink and model names the
  * file gives, whatever else is wrong with those.
  */
-function problemsOfSoundRules(text: string, schemaProblems: readonly PolicyIssue[]): PolicyIssue[] {
-  const raw = parseJsonFile(text);
-  if (!raw.ok || typeof raw.value !== "object" || raw.value === null) return [];
-  const { rules, sinks, models } = raw.value as Record<string, unknown>;
+function problemsOfSoundRules(value: unknown, schemaProblems: readonly PolicyIssue[]): PolicyIssue[] {
+  if (typeof value !== "object" || value === null) return [];
+  const { rules, sinks, models } = value as Record<string, unknown>;
   if (!Array.isArray(rules)) return [];
   // A section that is not an object has its own schema problem; its names are not judged then.
   const record = (value: unknown) => typeof value === "object" && value !== null && !Array.isArray(value);
@@ -183,20 +184,12 @@ function problemsOfSoundRules(text: string, schemaProblems: readonly PolicyIssue
     models: record(models) ? models : {},
   } as PolicyDocument;
   const problems: PolicyIssue[] = [];
-  const seen = new Map<string, number>();
+  const seen = new Map<string, string>();
   rules.forEach((candidate, index) => {
     const path = `$.rules[${index}]`;
     const id = (candidate as { id?: unknown } | null)?.id;
-    if (typeof id === "string" && id !== "") {
-      const before = seen.get(id);
-      if (before === undefined) seen.set(id, index);
-      else
-        problems.push({
-          severity: "error",
-          path: `${path}.id`,
-          message: `"${id}" is already the id of $.rules[${before}]`,
-        });
-    }
+    const repeated = typeof id === "string" && id !== "" ? repeatedId(seen, id, path) : undefined;
+    if (repeated) problems.push(repeated);
     if (
       schemaProblems.some(
         (p) => p.path === path || p.path.startsWith(`${path}.`) || p.path.startsWith(`${path}[`),
@@ -229,8 +222,11 @@ export function parseJsonFile(text: string): Result<unknown, PolicyIssue[]> {
 /** JSON and schema only: the first half of `loadPolicy`, shared with `hookgate check`. */
 export function parsePolicyDocument(text: string): Result<PolicyDocument, PolicyIssue[]> {
   const parsed = parseJsonFile(text);
-  if (!parsed.ok) return parsed;
-  const result = PolicySchema.safeParse(parsed.value);
+  return parsed.ok ? validatePolicyDocument(parsed.value) : parsed;
+}
+
+function validatePolicyDocument(value: unknown): Result<PolicyDocument, PolicyIssue[]> {
+  const result = PolicySchema.safeParse(value);
   if (!result.success) return err(result.error.issues.map(schemaIssue));
   return ok(result.data);
 }
@@ -274,25 +270,30 @@ export function jsonPath(path: readonly PropertyKey[]): string {
 }
 
 function compileRules(document: PolicyDocument, issues: PolicyIssue[]): CompiledRule[] {
-  const seen = new Map<string, number>();
+  const seen = new Map<string, string>();
   const compiled: CompiledRule[] = [];
   document.rules.forEach((rule, index) => {
     const path = `$.rules[${index}]`;
-    const before = seen.get(rule.id);
-    if (before !== undefined) {
-      issues.push({
-        severity: "error",
-        path: `${path}.id`,
-        message: `"${rule.id}" is already the id of $.rules[${before}]`,
-      });
-    }
-    // The first rule with the id is the one named: the same message whatever else is wrong.
-    if (before === undefined) seen.set(rule.id, index);
+    const repeated = repeatedId(seen, rule.id, path);
+    if (repeated) issues.push(repeated);
     const result = compileRule(rule, index, path, document);
     if (result.ok) compiled.push(result.value);
     else issues.push(...result.error);
   });
   return compiled;
+}
+
+/**
+ * The problem of a rule whose id an earlier rule has, or undefined (and the id noted as seen).
+ * The first rule with the id is the one named: the same message whatever else is wrong.
+ */
+function repeatedId(seen: Map<string, string>, id: string, path: string): PolicyIssue | undefined {
+  const before = seen.get(id);
+  if (before === undefined) {
+    seen.set(id, path);
+    return undefined;
+  }
+  return { severity: "error", path: `${path}.id`, message: `"${id}" is already the id of ${before}` };
 }
 
 function compileRule(
@@ -517,14 +518,6 @@ function compileModels(
   }
   return models;
 }
-
-/** The sink fields whose `env:` values are read at each delivery (app/deliver.ts `resolveSink`). */
-const SINK_ENV_FIELDS = {
-  slack: ["url"],
-  discord: ["url"],
-  webhook: ["url", "secret"],
-  "github-dispatch": ["token"],
-} as const;
 
 /** One of those values unset now fails every delivery to the sink. */
 function warnUnsetSinkValues(document: PolicyDocument, env: EnvReader, warnings: PolicyIssue[]): void {

@@ -6,6 +6,7 @@
 import { Worker } from "node:worker_threads";
 import type { LineSink } from "../adapters/log/json-lines.js";
 import type { Gauges } from "../adapters/metrics/prometheus.js";
+import type { DeliveryPolicy } from "../app/deliver.js";
 import type { Policy } from "../core/policy.js";
 import type { PolicyDocument } from "../core/policy-schema.js";
 import type { Logger, Metrics } from "../core/ports.js";
@@ -19,9 +20,8 @@ export const JOURNAL_DIR = "intake";
  * rules, tens of MiB and about a second of compiling for 10,000 of them, stay on the answering
  * thread, and the thread never loads the policy compiler.
  */
-export interface DeliverySettings {
+export interface DeliverySettings extends DeliveryPolicy {
   readonly document: Pick<PolicyDocument, "sinks" | "egress">;
-  readonly secrets: readonly string[];
 }
 
 export function deliverySettings(policy: Policy): DeliverySettings {

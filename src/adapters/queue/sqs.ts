@@ -375,12 +375,36 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
   }
 
   /**
+   * The DLQ page by page, each page hidden while the caller reads on (SQS has no browse call: with
+   * visibility 0 every receive samples the same first messages again). Ends at an empty receive,
+   * or after a page that brings a message again: the first pages came back (a long read, past the
+   * visibility it hid them for), and reading on would read them all again. The caller releases or
+   * deletes what it was handed.
+   */
+  async function* deadLetterPages(pageSize: () => number): AsyncGenerator<Message[]> {
+    const seen = new Set<string>();
+    for (let again = false; !again; ) {
+      const messages = await receiveFrom(
+        deadLetterQueueUrl,
+        pageSize(),
+        DLQ_PAGE_VISIBILITY_SECONDS,
+        DLQ_WAIT_SECONDS,
+      );
+      if (messages.length === 0) return;
+      for (const message of messages) {
+        if (message.MessageId === undefined) continue;
+        again ||= seen.has(message.MessageId);
+        seen.add(message.MessageId);
+      }
+      yield messages;
+    }
+  }
+
+  /**
    * Pages through the whole DLQ and deletes each dead letter in `ids` (all when undefined; with
    * `unreadable`, each message that is not a dead letter too), after handing the first copy of
    * each to `before` (a replay sends it); further copies of a taken id (a job dead-lettered twice)
-   * are only deleted, and the rest are made visible again at the end. The sweep stops at an empty
-   * receive or when a message comes round again (its visibility ran out during a long sweep).
-   * Returns how many distinct dead letters were taken.
+   * are only deleted, and the rest are made visible again at the end. Returns how many distinct dead letters were taken.
    */
   async function sweepDead(
     ids: readonly string[] | undefined,
@@ -390,25 +414,13 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
     const wanted = ids === undefined ? undefined : new Set(ids);
     if (wanted?.size === 0) return 0;
     const found = new Set<string>();
-    const seen = new Set<string>();
     const others: string[] = [];
     try {
-      for (let again = false; !again; ) {
-        const messages = await receiveFrom(
-          deadLetterQueueUrl,
-          MAX_BATCH_ENTRIES,
-          DLQ_PAGE_VISIBILITY_SECONDS,
-          DLQ_WAIT_SECONDS,
-        );
-        if (messages.length === 0) break;
+      for await (const messages of deadLetterPages(() => MAX_BATCH_ENTRIES)) {
         const chosen: Envelope[] = [];
         const taken: string[] = [];
         for (const message of messages) {
           if (message.ReceiptHandle === undefined) continue;
-          if (message.MessageId !== undefined) {
-            again ||= seen.has(message.MessageId);
-            seen.add(message.MessageId);
-          }
           const read = readEnvelope(message.Body);
           const envelope =
             typeof read !== "string"
@@ -495,31 +507,20 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
       await deletes.add({ receipt: message.receipt });
     },
 
-    // SQS has no browse call. With visibility 0 every receive samples the same first messages
-    // again, so the listing hides each page while it reads on, then releases them all at once.
-    // A page that brings a message again means the first pages came back (a long listing, past
-    // the visibility it hid them for): the listing ends there rather than read them all again.
+    // The listing hides each page while it reads on, then releases them all at once.
     async listDead(limit = 100) {
       const letters = new Map<string, DeadLetter<T>>();
-      const seen = new Set<string>();
       const receipts: string[] = [];
       try {
-        for (let again = false; letters.size < limit && !again; ) {
-          const messages = await receiveFrom(
-            deadLetterQueueUrl,
-            Math.min(MAX_BATCH_ENTRIES, limit - letters.size),
-            DLQ_PAGE_VISIBILITY_SECONDS,
-            DLQ_WAIT_SECONDS,
-          );
-          if (messages.length === 0) break;
+        const pageSize = () => Math.min(MAX_BATCH_ENTRIES, limit - letters.size);
+        for await (const messages of deadLetterPages(pageSize)) {
           for (const message of messages) {
             if (message.ReceiptHandle !== undefined) receipts.push(message.ReceiptHandle);
             if (message.MessageId === undefined) continue;
-            if (seen.has(message.MessageId)) again = true;
-            seen.add(message.MessageId);
             const letter = toDead(message);
             if (letter) letters.set(message.MessageId, letter);
           }
+          if (letters.size >= limit) break;
         }
       } finally {
         await releaseAll(deadLetterQueueUrl, receipts);
