@@ -10,7 +10,7 @@ import { FAIL_MODE_SOURCE, type RequestError } from "../core/errors.js";
 import { type Evaluation, evaluatePolicy, type RuleExplanation } from "../core/evaluate.js";
 import { isKnownEvent, parseHookEvent, sniffEventName } from "../core/events.js";
 import type { Dialect, HookEvent } from "../core/hook-event.js";
-import { maskValue } from "../core/mask.js";
+import { maskString, maskValue, scrubSecrets } from "../core/mask.js";
 import type { CompiledRule, Policy } from "../core/policy.js";
 import type { FailMode } from "../core/policy-schema.js";
 import type { Clock, IdGenerator, Logger, Metrics, Sha256 } from "../core/ports.js";
@@ -202,13 +202,17 @@ export async function handleHook(
       remote.effects.length === 0 ? effects : inRuleOrder(evaluation, [...effects, ...remote.effects]),
     );
     const answer = renderDecision(decision, event.name, event.dialect);
+    // The agent gets the reason as decided; what leaves for logs and sinks is masked, since a
+    // model's or downstream hook's reason may quote the event's credentials (POLICY.md, Secrets).
+    const shownReason =
+      decision.reason === undefined ? undefined : maskString(scrubSecrets(decision.reason, policy.secrets));
     if (options.audit !== false) {
       const queued = deps.notifier?.notify({
         decisionId,
         event,
         team: auth.team,
         decision: decision.kind,
-        reason: decision.reason,
+        reason: shownReason,
         notify: evaluation.notify,
         remember: remembersTools(policy),
         secrets: policy.secrets,
@@ -225,7 +229,7 @@ export async function handleHook(
         pending: remote.audit,
         shadowVerdicts: shadowRun && shadowVerdicts(shadowRun),
         decision: decision.kind,
-        reason: decision.reason,
+        reason: shownReason,
       }),
     );
     if (options.audit !== false && deps.recorder)

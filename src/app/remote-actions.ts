@@ -65,16 +65,12 @@ export interface RemoteActions {
   run(input: RemoteInput): Promise<RemoteRun>;
 }
 
-/** Keys of an event that differ between otherwise identical calls, left out of the cache key. */
-const VOLATILE_KEYS = new Set([
-  "session_id",
-  "transcript_path",
-  "prompt_id",
-  "tool_use_id",
-  "agent_id",
-  "effort",
-  "permission_mode",
-]);
+/**
+ * The ids of an event, which differ between otherwise identical calls: left out of the cache key.
+ * Every other field stays in it, since the model reads the whole event: `permission_mode` or
+ * `effort` may change its verdict (`agent_type` tells a subagent's call from the main agent's).
+ */
+const VOLATILE_KEYS = new Set(["session_id", "transcript_path", "prompt_id", "tool_use_id", "agent_id"]);
 const MAX_CACHE_ENTRIES = 10_000;
 /** Kept back from the deadline so the answer is rendered and sent in time. */
 const RENDER_MARGIN_MS = 20;
@@ -125,9 +121,11 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
         const result = await Promise.race([attempt, timedOut]);
         clearTimeout(timer);
         const ms = Math.round((deps.clock.monotonic() - t0) * 100) / 100;
+        // A prompt rule's failures name its model too (a timeout is answered from outside the call).
+        const model = action === "prompt" ? rule.document.prompt?.model : undefined;
         return {
           effect: result.effect,
-          audit: { rule: rule.id, action, ms, ...result.audit } as RemoteAudit,
+          audit: { rule: rule.id, action, ms, ...(model && { model }), ...result.audit } as RemoteAudit,
         };
       }),
     );

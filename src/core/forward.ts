@@ -156,10 +156,16 @@ export function parseForwardResponse(
 
   // An answer that states two decisions keeps the stronger: Claude Code keeps the blocking
   // error of `decision: "block"` whatever permissionDecision says (§6.2). "approve" is the
-  // deprecated spelling of allow, accepted from downstream but never sent (§10 rule 7).
+  // deprecated spelling of allow, accepted from downstream but never sent (§10 rule 7), and only
+  // on PreToolUse, the one event where it ever meant allow: on PermissionRequest only the
+  // decision object grants (§6.2), so an "approve" there must not approve the dialog.
   const stated: (DecisionKind | undefined)[] = [
     own.decision,
-    topDecision === "block" ? "block" : topDecision === "approve" ? "allow" : undefined,
+    topDecision === "block"
+      ? "block"
+      : topDecision === "approve" && eventName === "PreToolUse"
+        ? "allow"
+        : undefined,
   ];
   let decision: DecisionKind | undefined;
   for (const kind of stated) {

@@ -84,7 +84,9 @@ const verdictProperties = {
 
 /**
  * Anthropic: a forced call of the one tool `verdict`. OpenAI: structured output in strict mode,
- * which requires every property, so `impossible` is a required boolean there.
+ * which requires every property, so `impossible` is a required boolean there; the cap on output
+ * is `max_completion_tokens`, since OpenAI's reasoning models refuse the older `max_tokens` (and
+ * count their reasoning against the cap: an answer cut there is off-schema, not a verdict).
  */
 export function buildJudgeRequest(model: JudgeModel, prompt: string): JudgeHttpRequest {
   const url = model.url ?? DEFAULT_MODEL_URLS[model.provider];
@@ -122,7 +124,7 @@ export function buildJudgeRequest(model: JudgeModel, prompt: string): JudgeHttpR
     headers: { "content-type": "application/json", authorization: `Bearer ${model.apiKey}` },
     body: JSON.stringify({
       model: model.model,
-      max_tokens: MAX_TOKENS,
+      max_completion_tokens: MAX_TOKENS,
       messages: [
         { role: "system", content: JUDGE_SYSTEM_PROMPT },
         { role: "user", content: prompt },
@@ -211,6 +213,8 @@ function readAnthropic(response: unknown): Result<Verdict, JudgeFailure> {
   }
   const blocks: unknown[] = response.content;
   if (response.stop_reason === "refusal") return fail("JUDGE_REFUSED", "anthropic refused to judge");
+  // A verdict cut off at the token limit may still parse; it is not the model's whole answer.
+  if (response.stop_reason === "max_tokens") return fail("JUDGE_OFF_SCHEMA", CUT_OFF("anthropic"));
   const calls = blocks.filter((b) => isRecord(b) && b.type === "tool_use");
   if (calls.length > 1) return fail("JUDGE_OFF_SCHEMA", `anthropic made ${calls.length} tool calls, not one`);
   const call = calls[0];
@@ -238,6 +242,10 @@ function readOpenAi(response: unknown, secrets: readonly string[]): Result<Verdi
   if (typeof message.refusal === "string" && message.refusal !== "") {
     return fail("JUDGE_REFUSED", `openai refused to judge: ${providerText(message.refusal, secrets)}`);
   }
+  const finish = isRecord(first) ? first.finish_reason : undefined;
+  if (finish === "content_filter")
+    return fail("JUDGE_REFUSED", "openai's content filter withheld the answer");
+  if (finish === "length") return fail("JUDGE_OFF_SCHEMA", CUT_OFF("openai"));
   if (typeof message.content !== "string" || message.content.trim() === "") {
     return fail("JUDGE_OFF_SCHEMA", "openai answered without message content");
   }
@@ -245,6 +253,9 @@ function readOpenAi(response: unknown, secrets: readonly string[]): Result<Verdi
   if (!verdict.ok) return fail("JUDGE_OFF_SCHEMA", "openai answered with content that is not a JSON verdict");
   return readVerdict(verdict.value, "the content verdict");
 }
+
+const CUT_OFF = (provider: string) =>
+  `${provider} stopped at the ${MAX_TOKENS}-token limit before finishing its verdict (a reasoning model can spend them all on reasoning)`;
 
 const VERDICT_KEYS: ReadonlySet<string> = new Set(["ok", "reason", "impossible"]);
 

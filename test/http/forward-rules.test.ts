@@ -97,6 +97,19 @@ describe("forward rules", () => {
     expect(got?.headers["content-type"]).toBe("application/json");
   });
 
+  it("masks the credentials a downstream reason quotes in the audit line, not in the answer", async () => {
+    const app = await appWith();
+    const token = `ghp_${"a1B2".repeat(9)}`;
+    next = { body: deny(`the command exports ${token}`) };
+    const res = await app.post("/v1/hooks", bash(`export GH=${token}`));
+    expect((await jsonOf(res)).hookSpecificOutput.permissionDecisionReason).toBe(
+      `the command exports ${token}`,
+    );
+    const audit = lastAudit(app);
+    expect(audit.reason).toMatch(/^the command exports \S+$/);
+    expect(JSON.stringify(audit)).not.toContain(token);
+  });
+
   it("interpolates only variables allowed by the rule and by egress.httpHookAllowedEnvVars", async () => {
     const app = await appWith();
     next = { body: "" };

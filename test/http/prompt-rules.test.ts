@@ -3,6 +3,7 @@
  * loopback model server speaking the Anthropic and OpenAI wire formats, scripted per test.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { createPrometheusRegistry, type PrometheusRegistry } from "../../src/adapters/metrics/prometheus.js";
 import { authPolicy, jsonOf, type TestApp, testApp } from "../support/app.js";
 import { type LoopbackServer, loopbackServer } from "../support/loopback.js";
 import { type ModelServer, startModelServer } from "../support/model-server.js";
@@ -43,6 +44,7 @@ async function appWith(
   modelFields: Record<string, unknown> = {},
   extra: Record<string, unknown> = {},
   rules: unknown[] = [],
+  metrics?: PrometheusRegistry,
 ): Promise<TestApp> {
   return testApp(
     await authPolicy(
@@ -69,6 +71,7 @@ async function appWith(
       },
     ),
     { MODEL_KEY: "sk-test-key" },
+    metrics,
   );
 }
 
@@ -185,11 +188,16 @@ describe("prompt rules: failures answer with onError", () => {
     expect(lastAudit(app).pending).toEqual([expect.objectContaining({ outcome: code, onError: "deny" })]);
   });
 
-  it("answers before the deadline when the model hangs", async () => {
-    const app = await appWith({}, {}, { defaults: { deadlineMs: 300 } });
+  it("answers before the deadline when the model hangs, and counts the timeout under its model", async () => {
+    const metrics = createPrometheusRegistry();
+    const app = await appWith({}, {}, { defaults: { deadlineMs: 300 } }, [], metrics);
     model.script({ hang: true });
     const body = await jsonOf(await app.post("/v1/hooks", write("/p/src/hang.ts")));
     expect(body.hookSpecificOutput.permissionDecisionReason).toMatch(/JUDGE_TIMEOUT/);
+    expect(lastAudit(app).pending).toEqual([
+      expect.objectContaining({ outcome: "JUDGE_TIMEOUT", model: "fast" }),
+    ]);
+    expect(metrics.render()).toContain('hookgate_judge_calls_total{model="fast",outcome="JUDGE_TIMEOUT"} 1');
   });
 
   it("keeps under the hook's own timeout from x-hookgate-timeout", async () => {
@@ -241,6 +249,15 @@ describe("prompt rules: cost control", () => {
     expect(model.requests.length - before).toBe(1);
     expect(second.hookSpecificOutput.permissionDecisionReason).toMatch(/cached no/);
     expect(lastAudit(app).pending).toEqual([expect.objectContaining({ outcome: "CACHE_HIT" })]);
+  });
+
+  it("calls again for an event that differs in a field the model reads, such as permission_mode", async () => {
+    const app = await appWith();
+    const before = model.requests.length;
+    await app.post("/v1/hooks", { ...write("/p/src/mode.ts"), permission_mode: "default" });
+    await app.post("/v1/hooks", { ...write("/p/src/mode.ts"), permission_mode: "bypassPermissions" });
+    await app.post("/v1/hooks", { ...write("/p/src/mode.ts", "s2"), permission_mode: "bypassPermissions" });
+    expect(model.requests.length - before).toBe(2);
   });
 
   it("calls again when the cache is off", async () => {

@@ -528,6 +528,13 @@ describe("parseForwardResponse: effects (clients.md §6.2)", () => {
       { decision: "block", reason: "Lint failed: 3 errors" },
     ],
     ["approve is not honoured on PostToolUse", "PostToolUse", '{"decision":"approve","reason":"fine"}', {}],
+    // Claude Code grants a permission dialog only through the decision object (clients.md §6.2).
+    [
+      "approve does not grant a PermissionRequest",
+      "PermissionRequest",
+      '{"decision":"approve","reason":"fine"}',
+      {},
+    ],
     [
       "block is not honoured on Notification",
       "Notification",

@@ -96,7 +96,9 @@ describe("buildJudgeRequest", () => {
     });
     const body = JSON.parse(request.body);
     expect(body.model).toBe("gpt-4o-mini");
-    expect(body.max_tokens).toBe(512);
+    // Reasoning models answer 400 to max_tokens.
+    expect(body.max_completion_tokens).toBe(512);
+    expect(body.max_tokens).toBeUndefined();
     expect(body.messages).toEqual([
       { role: "system", content: JUDGE_SYSTEM_PROMPT },
       { role: "user", content: "the rendered prompt" },
@@ -301,6 +303,49 @@ describe("parseJudgeResponse", () => {
     expect(result).toEqual({
       ok: false,
       error: { code: "JUDGE_REFUSED", message: "openai refused to judge: I can't help with that." },
+    });
+  });
+
+  it("does not take a verdict cut off at the token limit, even one that parses", () => {
+    const anthropic = JSON.stringify({
+      type: "message",
+      content: [{ type: "tool_use", id: "toolu_1", name: "verdict", input: { ok: true, reason: "fine" } }],
+      stop_reason: "max_tokens",
+    });
+    const openai = JSON.stringify({
+      choices: [
+        {
+          index: 0,
+          message: { role: "assistant", content: '{"ok":true,"reason":"fine","impossible":false}' },
+          finish_reason: "length",
+        },
+      ],
+    });
+    for (const [provider, body] of [
+      ["anthropic", anthropic],
+      ["openai", openai],
+    ] as const) {
+      const result = parseJudgeResponse(provider, 200, body);
+      expect(result).toEqual({
+        ok: false,
+        error: { code: "JUDGE_OFF_SCHEMA", message: expect.stringMatching(/512-token limit/) },
+      });
+    }
+  });
+
+  it("reports OpenAI's content filter as JUDGE_REFUSED", () => {
+    const body = JSON.stringify({
+      choices: [
+        {
+          index: 0,
+          message: { role: "assistant", content: '{"ok":true,"reason":"fine","impossible":false}' },
+          finish_reason: "content_filter",
+        },
+      ],
+    });
+    expect(parseJudgeResponse("openai", 200, body)).toMatchObject({
+      ok: false,
+      error: { code: "JUDGE_REFUSED" },
     });
   });
 
