@@ -8,6 +8,7 @@
  */
 import { DEFAULT_RETRY_SCHEDULE_SECONDS, type DeliveryJob, retryDelayMs } from "../core/delivery.js";
 import type { EgressCode } from "../core/egress/refusal.js";
+import { errorMessage } from "../core/errors.js";
 import { scrubSecrets } from "../core/mask.js";
 import type { PolicyDocument } from "../core/policy-schema.js";
 import type { Clock, Egress, EnvReader, HmacSha256 } from "../core/ports.js";
@@ -87,7 +88,13 @@ export function createDeliverer(deps: DeliverDeps): Deliverer {
         : { kind: "retry", delayMs, reason };
     };
 
-    const request = await buildSinkRequest(sink, job.notification, deps.clock.now(), deps.hmac);
+    let request: Awaited<ReturnType<typeof buildSinkRequest>>;
+    try {
+      request = await buildSinkRequest(sink, job.notification, deps.clock.now(), deps.hmac);
+    } catch (e) {
+      // The same job and sink would fail the same way on every attempt (a secret that is no key).
+      return { kind: "dead", reason: `sink "${job.sink}": ${errorMessage(e)}` };
+    }
     if (sink.type === "slack" || sink.type === "discord") await paced(sink.url);
     const sent = await deps.egress({
       url: request.url,
@@ -95,6 +102,7 @@ export function createDeliverer(deps: DeliverDeps): Deliverer {
       headers: request.headers,
       body: request.body,
       timeoutMs: deps.timeoutMs ?? 15_000,
+      truncateResponse: true,
     });
     if (!sent.ok) {
       const reason = `${sent.error.code}: ${sent.error.reason}`;

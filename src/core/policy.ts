@@ -21,7 +21,7 @@ import {
 import type { EnvReader, Sha256 } from "./ports.js";
 import { err, ok, type Result } from "./result.js";
 import { indexRules } from "./rule-index.js";
-import { resolveSecret, SINK_ENV_FIELDS } from "./secret-ref.js";
+import { readWebhookKey, resolveSecret, SINK_ENV_FIELDS } from "./secret-ref.js";
 import { compileWhere, type Predicate } from "./where.js";
 
 export interface PolicyIssue {
@@ -156,7 +156,7 @@ export async function loadPolicy(
   const warnings: PolicyIssue[] = egress.warnings.map((w) => ({ severity: "warning" as const, ...w }));
   const tokens = await resolveTokens(document, deps, warnings);
   const models = compileModels(document, deps.env, warnings);
-  warnUnsetSinkValues(document, deps.env, warnings);
+  checkSinkValues(document, deps.env, issues, warnings);
   if (issues.length > 0) return err(issues);
   const hash = (await deps.sha256(text)).slice(0, 16);
   const secrets = collectSecrets(document, deps.env);
@@ -519,18 +519,36 @@ function compileModels(
   return models;
 }
 
-/** One of those values unset now fails every delivery to the sink. */
-function warnUnsetSinkValues(document: PolicyDocument, env: EnvReader, warnings: PolicyIssue[]): void {
+/**
+ * A sink value that cannot work fails every delivery to the sink into the dead-letter queue: an
+ * `env:` variable that is unset, or a webhook secret that is no Standard Webhooks secret. Written
+ * in the file, a bad secret is an error; read from the environment, a warning, as an unset
+ * variable is: it can be mended without changing the file, and the rules decide meanwhile.
+ */
+function checkSinkValues(
+  document: PolicyDocument,
+  env: EnvReader,
+  issues: PolicyIssue[],
+  warnings: PolicyIssue[],
+): void {
   for (const [name, sink] of Object.entries(document.sinks ?? {})) {
+    const fails = `every delivery to sink "${name}" fails into the dead-letter queue`;
     for (const field of SINK_ENV_FIELDS[sink.type]) {
       const value: unknown = (sink as Record<string, unknown>)[field];
-      if (typeof value !== "string" || !value.startsWith("env:") || resolveSecret(value, env) !== undefined)
+      if (typeof value !== "string") continue;
+      const path = `$.sinks.${name}.${field}`;
+      const resolved = resolveSecret(value, env);
+      if (resolved === undefined) {
+        const message = `${value.slice(4)} is not set, so ${fails} until it is`;
+        warnings.push({ severity: "warning", path, message });
         continue;
-      warnings.push({
-        severity: "warning",
-        path: `$.sinks.${name}.${field}`,
-        message: `${value.slice(4)} is not set, so every delivery to sink "${name}" fails into the dead-letter queue until it is`,
-      });
+      }
+      const problem = field === "secret" ? readWebhookKey(resolved) : undefined;
+      if (typeof problem !== "string") continue;
+      if (value.startsWith("env:")) {
+        const message = `the value of ${value.slice(4)} ${problem}, so ${fails}`;
+        warnings.push({ severity: "warning", path, message });
+      } else issues.push({ severity: "error", path, message: `a webhook secret ${problem}` });
     }
   }
 }

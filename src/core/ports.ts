@@ -44,6 +44,12 @@ export interface EgressRequest {
   /** The whole exchange, connect to last byte. */
   readonly timeoutMs: number;
   readonly signal?: AbortSignal | undefined;
+  /**
+   * An answer over the adapter's size cap is cut there instead of refused (EGRESS_RESPONSE_TOO_LARGE).
+   * For sinks, which read only the status and the start of the answer: a receiver that answers 200
+   * with a large page has still received the message.
+   */
+  readonly truncateResponse?: boolean | undefined;
 }
 
 export interface EgressResponse {

@@ -22,3 +22,21 @@ export const SINK_ENV_FIELDS: { readonly [T in ResolvedSink["type"]]: readonly s
   webhook: ["url", "secret"],
   "github-dispatch": ["token"],
 };
+
+/**
+ * The raw key of a Standard Webhooks secret (`whsec_` and standard base64, or the base64 alone),
+ * or what is wrong with it. A policy's load checks each secret with it, and signing uses it.
+ */
+export function readWebhookKey(secret: string): Uint8Array<ArrayBuffer> | string {
+  const encoded = secret.startsWith("whsec_") ? secret.slice("whsec_".length) : secret;
+  let binary: string;
+  try {
+    binary = atob(encoded);
+  } catch {
+    return 'must be "whsec_" followed by standard base64';
+  }
+  if (binary.length === 0) return "is empty";
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+  return bytes;
+}

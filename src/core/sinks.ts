@@ -11,6 +11,7 @@
 import { describeRawTarget } from "./egress/url.js";
 import { maskString, scrubSecrets } from "./mask.js";
 import type { HmacSha256 } from "./ports.js";
+import { readWebhookKey } from "./secret-ref.js";
 import { capStrings, longestString, sliceCodePoints, TRUNCATION_MARKER, utf8Length } from "./truncate.js";
 
 /** What one delivery is about: built from a hook event when a rule's notify applies. */
@@ -778,16 +779,9 @@ export async function verifyStandardWebhook(
 
 /** The raw key of a Standard Webhooks secret. */
 function webhookKey(secret: string): Uint8Array<ArrayBuffer> {
-  const encoded = secret.startsWith("whsec_") ? secret.slice("whsec_".length) : secret;
-  if (encoded === "") throw new Error("webhook secret is empty");
-  let raw: Uint8Array<ArrayBuffer>;
-  try {
-    raw = fromBase64(encoded);
-  } catch {
-    throw new Error('webhook secret must be "whsec_" followed by standard base64');
-  }
-  if (raw.length === 0) throw new Error("webhook secret is empty");
-  return raw;
+  const key = readWebhookKey(secret);
+  if (typeof key === "string") throw new Error(`webhook secret ${key}`);
+  return key;
 }
 
 /** The HmacSha256 port through WebCrypto, on any runtime (Workers use it; Node passes its own). */
@@ -804,13 +798,6 @@ export const webCryptoHmacSha256: HmacSha256 = async (key, message) => {
 };
 
 /** `atob` is WHATWG forgiving-base64: missing padding is fine, URL-safe characters are not. */
-function fromBase64(text: string): Uint8Array<ArrayBuffer> {
-  const binary = atob(text);
-  const bytes = new Uint8Array(binary.length);
-  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
-  return bytes;
-}
-
 function toBase64(bytes: Uint8Array): string {
   let binary = "";
   for (const byte of bytes) binary += String.fromCharCode(byte);

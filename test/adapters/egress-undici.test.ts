@@ -254,6 +254,9 @@ describe("responses", () => {
     opened.push(module);
     const res = await post(module, `${a.url}/big`);
     expect(!res.ok && res.error.code).toBe("EGRESS_RESPONSE_TOO_LARGE");
+    // Asked to, it keeps the first 1,024 bytes instead (sinks read only the status and the start).
+    const cut = await post(module, `${a.url}/big`, { truncateResponse: true });
+    expect(cut.ok && cut.value).toMatchObject({ status: 200, body: "x".repeat(1024) });
   });
 
   it("strips CR, LF and NUL from header values", async () => {

@@ -44,6 +44,7 @@ beforeAll(async () => {
       res.writeHead(302, { location: "https://hooks.example/T0/B0/s3cr3tP4th?token=s3cr3tQu3ry" }).end();
     else if (req.url === "/redirect-relative")
       res.writeHead(301, { location: "/login/s3cr3tP4th?token=s3cr3tQu3ry" }).end();
+    else if (req.url === "/big") res.end("é".repeat(3000));
     else res.end(`got ${req.body}`);
   });
 });
@@ -146,6 +147,21 @@ describe("Workers egress", () => {
     now = 31_000;
     await resolve("hooks.test");
     expect(doh.received.length - before).toBe(4);
+  });
+
+  it("refuses an answer past the size cap, or cuts it there when asked to", async () => {
+    const compiled = compileEgressPolicy({ allowCidrs: ["127.0.0.1/32"] });
+    const module = createWorkersEgress({
+      policy: () => compiled.policy,
+      resolve: createDohResolver({ endpoint: `${doh.url}/dns-query` }),
+      maxResponseBytes: 1001,
+    });
+    const request = { url: `${target.url}/big`, method: "POST" as const, headers: {}, timeoutMs: 2000 };
+    const refused = await module.send(request);
+    expect(!refused.ok && refused.error.code).toBe("EGRESS_RESPONSE_TOO_LARGE");
+    const cut = await module.send({ ...request, truncateResponse: true });
+    // 1,001 bytes: 500 two-byte characters and half of one, which decodes as U+FFFD.
+    expect(cut.ok && cut.value).toMatchObject({ status: 200, body: `${"é".repeat(500)}\uFFFD` });
   });
 
   it("refuses a redirect with redirect manual", async () => {

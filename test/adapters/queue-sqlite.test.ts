@@ -220,13 +220,16 @@ describe("sqlite queue on disk", () => {
     ]);
   });
 
-  it("adds the group column and index to a queue file made before them, and drops the old due index", async () => {
+  it("adds the group columns and index to a queue file made before them, and drops the old due index", async () => {
     const old = new Database(path);
     old.exec(`CREATE TABLE queue_jobs (seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, body TEXT NOT NULL,
       state TEXT NOT NULL CHECK (state IN ('ready', 'leased')), visible_at INTEGER NOT NULL,
       attempts INTEGER NOT NULL DEFAULT 0, lease_owner TEXT, leased_until INTEGER, receipt TEXT,
       last_error TEXT, enqueued_at INTEGER NOT NULL);
-      CREATE INDEX queue_jobs_due ON queue_jobs (visible_at, seq);`);
+      CREATE INDEX queue_jobs_due ON queue_jobs (visible_at, seq);
+      CREATE TABLE queue_dead (id TEXT PRIMARY KEY, body TEXT NOT NULL, attempts INTEGER NOT NULL,
+      error TEXT NOT NULL, failed_at INTEGER NOT NULL);
+      INSERT INTO queue_dead VALUES ('dead-before', '{"n":2}', 3, 'boom', 0);`);
     old
       .prepare(
         "INSERT INTO queue_jobs (id, body, state, visible_at, enqueued_at) VALUES (?, ?, 'ready', 0, 0)",
@@ -245,6 +248,9 @@ describe("sqlite queue on disk", () => {
       .all();
     reader.close();
     expect(indexes).toEqual(["queue_jobs_group_due"]);
+    // The dead letters gained their group column too: one from before it replays ungrouped.
+    expect(await queue.replayDead()).toBe(1);
+    expect((await queue.receive(10, HOUR, ["g"])).map((m) => m.id)).toEqual(["dead-before"]);
   });
 
   it("sends what is waiting when it closes", async () => {

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { createMemoryQueue } from "../../src/adapters/queue/memory.js";
 import { createSqliteQueue } from "../../src/adapters/queue/sqlite.js";
 import { startConsumer } from "../../src/app/consumer.js";
-import type { DeliveryJob } from "../../src/core/delivery.js";
+import { DEFAULT_RETRY_SCHEDULE_SECONDS, type DeliveryJob } from "../../src/core/delivery.js";
 
 const sessionEnd = (id: string) =>
   ({ id, sink: "s", notification: { eventName: "SessionEnd" } }) as unknown as DeliveryJob;
@@ -202,6 +202,43 @@ describe("startConsumer", () => {
     expect(logs.map((l) => l.msg)).toContain("could not handle a delivery job; it will be redelivered");
   });
 
+  it("retries a deliverer that throws on the default schedule, then dead-letters the job with the error", async () => {
+    let now = 0;
+    const queue = createMemoryQueue<DeliveryJob>({ now: () => now });
+    await queue.send([{ id: "a", body: sessionEnd("a"), group: "s" }]);
+    const delays: number[] = [];
+    const realRetry = queue.retry.bind(queue);
+    queue.retry = async (message, delayMs, error) => {
+      delays.push(delayMs);
+      return realRetry(message, delayMs, error);
+    };
+    const consumer = startConsumer(
+      {
+        queue,
+        deliverer: {
+          deliver: async () => {
+            throw new Error("a defect");
+          },
+        },
+        logger: { log: () => undefined },
+      },
+      { batchSize: 1, idleMs: 1, visibilityMs: 60_000 },
+    );
+    // Each pass makes every retry due: 12 h later.
+    for (let i = 0; i < 200 && (await queue.listDead()).length === 0; i++) {
+      await new Promise((r) => setTimeout(r, 5));
+      now += 12 * 3_600_000;
+    }
+    await consumer.stop();
+    expect(delays).toEqual(DEFAULT_RETRY_SCHEDULE_SECONDS.map((s) => s * 1000));
+    expect(await queue.listDead()).toEqual([
+      expect.objectContaining({
+        id: "a",
+        error: `gave up after ${DEFAULT_RETRY_SCHEDULE_SECONDS.length + 1} attempts: internal error: a defect`,
+      }),
+    ]);
+  });
+
   it("keeps at most batchSize jobs in flight, and fills a freed slot without waiting for the rest", async () => {
     const queue = createMemoryQueue<DeliveryJob>({ now: () => 0 });
     const job = (id: string) =>
@@ -336,31 +373,34 @@ describe("startConsumer", () => {
     expect(Math.max(...(await run(true)))).toBe(2);
   });
 
-  it("keeps one sink's cap on SQLite when a replayed dead letter of a saturated sink comes back ungrouped", async () => {
+  it("keeps one sink's cap on SQLite for a replayed dead letter of a saturated sink", async () => {
     const dir = await mkdtemp(join(tmpdir(), "hookgate-consumer-cap-"));
     const queue = createSqliteQueue<DeliveryJob>({ path: join(dir, "queue.sqlite") });
     const job = (id: string, sink: string) =>
       ({ id, sink, notification: { eventName: "Stop" } }) as unknown as DeliveryJob;
+    let consumer: ReturnType<typeof startConsumer> | undefined;
+    const held: (() => void)[] = [];
+    // Set when the test ends, pass or fail: X's deliveries stop holding, so stop() can drain.
+    let finished = false;
     try {
-      // A dead letter of sink X: replayed, it is queued again without its group.
+      // A dead letter of sink X: replayed, it is queued again in its group.
       await queue.send([{ id: "dead-x", body: job("dead-x", "X"), group: "X" }]);
       const [dead] = await queue.receive(1, 60_000);
       if (!dead) throw new Error("no job to dead-letter");
       await queue.deadLetter(dead, "boom");
       await queue.send([0, 1].map((n) => ({ id: `x-${n}`, body: job(`x-${n}`, "X"), group: "X" })));
-      const held: (() => void)[] = [];
       const started: string[] = [];
       let yInFlight = 0;
       let yMost = 0;
       let yDone = 0;
-      const consumer = startConsumer(
+      consumer = startConsumer(
         {
           queue,
           deliverer: {
             deliver: async (j) => {
               started.push(j.id);
               if (j.sink === "X") {
-                await new Promise<void>((r) => held.push(r));
+                if (!finished) await new Promise<void>((r) => held.push(r));
                 return { kind: "ack" };
               }
               yMost = Math.max(yMost, ++yInFlight);
@@ -379,17 +419,20 @@ describe("startConsumer", () => {
         expect(done()).toBe(true);
       };
       await until(() => started.filter((id) => id.startsWith("x-")).length === 2);
-      // X is at its cap; the replayed job carries no group, so SQLite hands it out anyway.
+      // X is at its cap: the replayed job waits for one of X's slots, and Y gets the rest.
       expect(await queue.replayDead()).toBe(1);
-      await until(() => started.includes("dead-x"));
       await queue.send(
         [0, 1, 2, 3, 4, 5].map((n) => ({ id: `y-${n}`, body: job(`y-${n}`, "Y"), group: "Y" })),
       );
       await until(() => yDone === 6);
+      expect(started).not.toContain("dead-x");
       for (const release of held.splice(0)) release();
-      await consumer.stop();
+      await until(() => started.includes("dead-x"));
       expect(yMost).toBe(2);
     } finally {
+      finished = true;
+      for (const release of held.splice(0)) release();
+      await consumer?.stop();
       await queue.close();
       await rm(dir, { recursive: true, force: true });
     }

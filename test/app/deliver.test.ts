@@ -11,7 +11,17 @@ import { parseHookEvent } from "../../src/core/events.js";
 import { type LoopbackServer, loopbackServer } from "../support/loopback.js";
 import { policyFrom } from "../support/policy.js";
 
-type Behaviour = "ok" | "500" | "429" | "hang" | "reset" | "410" | "slack-ok" | "slack-410";
+type Behaviour =
+  | "ok"
+  | "500"
+  | "429"
+  | "hang"
+  | "reset"
+  | "410"
+  | "slack-ok"
+  | "slack-410"
+  | "big-200"
+  | "big-503";
 let sink: LoopbackServer;
 
 beforeAll(async () => {
@@ -34,6 +44,11 @@ beforeAll(async () => {
         return res.writeHead(200).end("ok");
       case "slack-410":
         return res.writeHead(410).end("channel_is_archived");
+      // An answer past the egress guard's 1 MiB cap on what it reads.
+      case "big-200":
+        return res.writeHead(200).end("x".repeat(2 * 1024 * 1024));
+      case "big-503":
+        return res.writeHead(503).end("y".repeat(2 * 1024 * 1024));
     }
   });
 });
@@ -99,6 +114,15 @@ describe("deliver", () => {
     expect(outcome).toMatchObject({ kind: "retry", delayMs });
   });
 
+  it("reads a sink's answer past the size cap by its status: a 200 delivered, a 503 retried", async () => {
+    expect(await deliverTo("big-200", 1)).toEqual({ kind: "ack" });
+    expect(await deliverTo("big-503", 1)).toMatchObject({
+      kind: "retry",
+      delayMs: 5000,
+      reason: /^HTTP 503/,
+    });
+  });
+
   it("honours Retry-After, clamped to [base, 2 × base]", async () => {
     expect(await deliverTo("429", 1)).toMatchObject({ kind: "retry", delayMs: 7000 });
     expect(await deliverTo("429", 2)).toMatchObject({ kind: "retry", delayMs: 60_000 });
@@ -125,6 +149,28 @@ describe("deliver", () => {
     expect(outcome).toMatchObject({
       kind: "dead",
       reason: expect.stringMatching(/^EGRESS_BLOCKED_ADDRESS: .*127\.0\.0\.0\/8/),
+    });
+  });
+
+  it("dead-letters at once a job whose webhook secret cannot sign, as every attempt would fail", async () => {
+    const policy = await policyFrom({
+      version: 1,
+      rules: [],
+      egress: { allowCidrs: ["127.0.0.1/32"] },
+      sinks: { hook: { type: "webhook", url: `${sink.url}/ok`, secret: "env:HOOK_SECRET" } },
+    });
+    const deliverer = createDeliverer({
+      policy: () => policy,
+      egress: async () => {
+        throw new Error("nothing is sent");
+      },
+      env: (name) => (name === "HOOK_SECRET" ? "my-webhook-secret" : undefined),
+      clock: { now: Date.now, monotonic: () => performance.now() },
+      random: () => 0.5,
+    });
+    expect(await deliverer.deliver(job("hook"), 1)).toEqual({
+      kind: "dead",
+      reason: 'sink "hook": webhook secret must be "whsec_" followed by standard base64',
     });
   });
 

@@ -175,10 +175,29 @@ describe("loadPolicy", () => {
     ]);
     const all = await loaded(document, {
       CHAT_URL: "https://hooks.slack.com/x",
-      SIEM_SECRET: "s",
+      SIEM_SECRET: "whsec_c2VjcmV0",
       GH_TOKEN: "t",
     });
     expect(all.warnings).toEqual([]);
+  });
+
+  it("refuses a webhook secret written in the file that is no Standard Webhooks secret, and warns about one read from a variable", async () => {
+    const sinks = (secret: string) => ({
+      version: 1,
+      rules: [],
+      sinks: { siem: { type: "webhook", url: "https://siem.example/in", secret } },
+    });
+    const problems = async (secret: string) =>
+      (await problemsOf(sinks(secret))).map((p) => `${p.path}: ${p.message}`);
+    expect(await problems("my-webhook-secret")).toEqual([
+      '$.sinks.siem.secret: a webhook secret must be "whsec_" followed by standard base64',
+    ]);
+    expect(await problems("whsec_")).toEqual(["$.sinks.siem.secret: a webhook secret is empty"]);
+    const fromEnv = await loaded(sinks("env:SIEM_SECRET"), { SIEM_SECRET: "whsec_not base64!" });
+    expect(fromEnv.warnings.map((w) => `${w.path}: ${w.message}`)).toEqual([
+      '$.sinks.siem.secret: the value of SIEM_SECRET must be "whsec_" followed by standard base64, so every delivery to sink "siem" fails into the dead-letter queue',
+    ]);
+    expect((await loaded(sinks("whsec_c2VjcmV0"))).warnings).toEqual([]);
   });
 
   it("reads env tokens at load and warns, without failing, when the variable is unset", async () => {

@@ -119,7 +119,7 @@ export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
           req.url,
         );
       }
-      const body = await readCapped(res.body, maxBytes);
+      const body = await readCapped(res.body, maxBytes, req.truncateResponse === true);
       if (body === undefined) {
         return refuse(
           {
@@ -270,9 +270,11 @@ function flattenHeaders(headers: Record<string, string | string[] | undefined>):
   return out;
 }
 
+/** The body as text, or undefined past `maxBytes` (its first `maxBytes` when `truncate`). */
 async function readCapped(
   body: AsyncIterable<Uint8Array> & { destroy(): unknown },
   maxBytes: number,
+  truncate: boolean,
 ): Promise<string | undefined> {
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -280,7 +282,9 @@ async function readCapped(
     size += chunk.byteLength;
     if (size > maxBytes) {
       body.destroy();
-      return undefined;
+      if (!truncate) return undefined;
+      chunks.push(chunk.subarray(0, chunk.byteLength - (size - maxBytes)));
+      break;
     }
     chunks.push(chunk);
   }

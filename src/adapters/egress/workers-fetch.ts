@@ -131,7 +131,7 @@ export function createWorkersEgress(options: WorkersEgressOptions): { send: Egre
           req.url,
         );
       }
-      const text = await readCapped(res, maxBytes);
+      const text = await readCapped(res, maxBytes, req.truncateResponse === true);
       if (text === undefined) {
         return refuse(
           {
@@ -206,7 +206,8 @@ function describeLocation(location: string | null, base: URL): string {
   return describeRawTarget(URL.canParse(location, base.href) ? new URL(location, base).href : location);
 }
 
-async function readCapped(res: Response, maxBytes: number): Promise<string | undefined> {
+/** The body as text, or undefined past `maxBytes` (its first `maxBytes` when `truncate`). */
+async function readCapped(res: Response, maxBytes: number, truncate: boolean): Promise<string | undefined> {
   if (!res.body) return "";
   const reader = res.body.getReader();
   const chunks: Uint8Array[] = [];
@@ -217,7 +218,10 @@ async function readCapped(res: Response, maxBytes: number): Promise<string | und
     size += value.byteLength;
     if (size > maxBytes) {
       await reader.cancel();
-      return undefined;
+      if (!truncate) return undefined;
+      chunks.push(value.subarray(0, value.byteLength - (size - maxBytes)));
+      size = maxBytes;
+      break;
     }
     chunks.push(value);
   }

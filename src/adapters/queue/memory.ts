@@ -23,7 +23,8 @@ export interface MemoryQueueOptions {
 export function createMemoryQueue<T>(options: MemoryQueueOptions = {}): Queue<T> {
   const now = options.now ?? Date.now;
   const rows = new Map<string, Row<T>>();
-  const dead = new Map<string, DeadLetter<T>>();
+  /** Each dead letter with the group its job had, which a replay gives back. */
+  const dead = new Map<string, DeadLetter<T> & { readonly group: string | undefined }>();
   /** The ids of the dead letters asked for (each once), or of all of them. */
   const chooseDead = (ids: readonly string[] | undefined) =>
     ids === undefined ? [...dead.keys()] : [...new Set(ids)].filter((id) => dead.has(id));
@@ -96,7 +97,8 @@ export function createMemoryQueue<T>(options: MemoryQueueOptions = {}): Queue<T>
       const row = leased(message);
       if (!row) return;
       rows.delete(row.id);
-      dead.set(row.id, { id: row.id, body: row.body, attempts: row.attempts, error, failedAt: now() });
+      const { id, body, attempts, group } = row;
+      dead.set(row.id, { id, body, attempts, error, failedAt: now(), group });
     },
 
     async listDead(limit = 100) {
@@ -104,7 +106,13 @@ export function createMemoryQueue<T>(options: MemoryQueueOptions = {}): Queue<T>
       return [...dead.values()]
         .sort((a, b) => a.failedAt - b.failedAt)
         .slice(0, Math.max(0, limit))
-        .map((d) => ({ ...d, body: structuredClone(d.body) }));
+        .map(({ id, body, attempts, error, failedAt }) => ({
+          id,
+          body: structuredClone(body),
+          attempts,
+          error,
+          failedAt,
+        }));
     },
 
     async replayDead(ids) {
@@ -114,7 +122,7 @@ export function createMemoryQueue<T>(options: MemoryQueueOptions = {}): Queue<T>
         const letter = dead.get(id);
         if (!letter) continue;
         dead.delete(id);
-        enqueue(id, letter.body, 0);
+        enqueue(id, letter.body, 0, letter.group);
       }
       return chosen.length;
     },

@@ -91,7 +91,8 @@ CREATE TABLE IF NOT EXISTS queue_dead (
   body TEXT NOT NULL,
   attempts INTEGER NOT NULL,
   error TEXT NOT NULL,
-  failed_at INTEGER NOT NULL
+  failed_at INTEGER NOT NULL,
+  grp TEXT
 );
 CREATE INDEX IF NOT EXISTS queue_dead_failed ON queue_dead (failed_at);
 CREATE TABLE IF NOT EXISTS queue_intake (
@@ -107,6 +108,7 @@ interface DueRow {
   body: string;
   attempts: number;
   visibleAt: number;
+  grp: string | null;
 }
 
 interface DeadRow {
@@ -132,6 +134,11 @@ function openDatabase(path: string, busyTimeoutMs: number): Database.Database {
       name: string;
     }[];
     if (!columns.some((c) => c.name === "grp")) db.exec("ALTER TABLE queue_jobs ADD COLUMN grp TEXT");
+    // Later still: a dead letter keeps its job's group, so a replay keeps the per-sink cap.
+    const deadColumns = db.prepare("SELECT name FROM pragma_table_info('queue_dead')").all() as {
+      name: string;
+    }[];
+    if (!deadColumns.some((c) => c.name === "grp")) db.exec("ALTER TABLE queue_dead ADD COLUMN grp TEXT");
     // A receive reads each group's due jobs from here, one seek per group, and merges them; a
     // group it skips costs nothing (a backlog for a sink at its cap made each receive a scan).
     // The (visible_at, seq) index of the first release is dropped: every insert, lease and ack
@@ -182,11 +189,11 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
      VALUES (@id, @body, 'ready', @visibleAt, 0, @now, @grp)`,
   );
   const dueUngrouped = db.prepare<[number, number], DueRow>(
-    `SELECT seq, id, body, attempts, visible_at AS visibleAt FROM queue_jobs
+    `SELECT seq, id, body, attempts, visible_at AS visibleAt, grp FROM queue_jobs
      WHERE grp IS NULL AND visible_at <= ? ORDER BY visible_at, seq LIMIT ?`,
   );
   const dueInGroup = db.prepare<[string, number, number], DueRow>(
-    `SELECT seq, id, body, attempts, visible_at AS visibleAt FROM queue_jobs
+    `SELECT seq, id, body, attempts, visible_at AS visibleAt, grp FROM queue_jobs
      WHERE grp = ? AND visible_at <= ? ORDER BY visible_at, seq LIMIT ?`,
   );
   // The groups that have jobs, one index seek each (few: one per sink).
@@ -211,21 +218,21 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
        lease_owner = NULL, receipt = NULL, last_error = @error
      WHERE id = @id AND receipt = @receipt`,
   );
-  const leasedRow = db.prepare<[string, string], { body: string; attempts: number }>(
-    "SELECT body, attempts FROM queue_jobs WHERE id = ? AND receipt = ?",
+  const leasedRow = db.prepare<[string, string], { body: string; attempts: number; grp: string | null }>(
+    "SELECT body, attempts, grp FROM queue_jobs WHERE id = ? AND receipt = ?",
   );
-  const bury = db.prepare<DeadRow>(
-    `INSERT OR REPLACE INTO queue_dead (id, body, attempts, error, failed_at)
-     VALUES (@id, @body, @attempts, @error, @failedAt)`,
+  const bury = db.prepare<DeadRow & { grp: string | null }>(
+    `INSERT OR REPLACE INTO queue_dead (id, body, attempts, error, failed_at, grp)
+     VALUES (@id, @body, @attempts, @error, @failedAt, @grp)`,
   );
   const listDeadRows = db.prepare<[number], DeadRow>(
     "SELECT id, body, attempts, error, failed_at AS failedAt FROM queue_dead ORDER BY failed_at, id LIMIT ?",
   );
-  const deadById = db.prepare<[string], { id: string; body: string }>(
-    "SELECT id, body FROM queue_dead WHERE id = ?",
+  const deadById = db.prepare<[string], { id: string; body: string; grp: string | null }>(
+    "SELECT id, body, grp FROM queue_dead WHERE id = ?",
   );
-  const allDead = db.prepare<[], { id: string; body: string }>(
-    "SELECT id, body FROM queue_dead ORDER BY failed_at, id",
+  const allDead = db.prepare<[], { id: string; body: string; grp: string | null }>(
+    "SELECT id, body, grp FROM queue_dead ORDER BY failed_at, id",
   );
   const unbury = db.prepare<[string]>("DELETE FROM queue_dead WHERE id = ?");
   const setPosition = db.prepare<IntakePosition>(
@@ -295,6 +302,7 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
           attempts: row.attempts,
           error: `the stored job is not valid JSON (${why}); dead-lettered as stored`,
           failedAt: at,
+          grp: row.grp,
         });
         dropReady.run(row.seq);
         continue;
@@ -309,7 +317,14 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
   const moveToDead = db.transaction((message: ReceivedMessage<T>, error: string) => {
     const row = leasedRow.get(message.id, message.receipt);
     if (!row) return;
-    bury.run({ id: message.id, body: row.body, attempts: row.attempts, error, failedAt: now() });
+    bury.run({
+      id: message.id,
+      body: row.body,
+      attempts: row.attempts,
+      error,
+      failedAt: now(),
+      grp: row.grp,
+    });
     ackLeased.run(message.id, message.receipt);
   });
 
@@ -324,7 +339,7 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
     const at = now();
     for (const row of rows) {
       // Attempts start again from 0. If the same id is queued meanwhile, that job stands for it.
-      insert.run({ id: row.id, body: row.body, visibleAt: at, now: at, grp: null });
+      insert.run({ id: row.id, body: row.body, visibleAt: at, now: at, grp: row.grp });
       unbury.run(row.id);
     }
     return rows.length;
