@@ -2,10 +2,10 @@
  * Composition root for the delivery function: the SQS event source mapping hands it a batch, and
  * it answers a partial batch response (`ReportBatchItemFailures`, fanout.md B1). Per record:
  * delivered → not reported, so Lambda deletes it; retry → its visibility set to the retry delay
- * and reported, so Lambda leaves it on the queue until then; dead → sent to the DLQ and deleted
- * by the queue adapter, not reported; an error of any kind (a body that is not a job, an SQS call
- * that failed) → only that record reported, to come back after the queue's visibility timeout
- * (the redrive policy moves it to the DLQ after maxReceiveCount receives).
+ * and reported, so Lambda leaves it on the queue until then; dead, or a body that is not a job →
+ * sent to the DLQ and deleted by the queue adapter, not reported; an error (an SQS call that
+ * failed) → only that record reported, to come back after the queue's visibility timeout (the
+ * redrive policy moves it to the DLQ after maxReceiveCount receives).
  */
 import type { SQSBatchItemFailure, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
 import { nodeHmacSha256 } from "../adapters/hash/node-crypto.js";
@@ -28,8 +28,24 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
   async function handleRecord(deliverer: Deliverer, record: SQSRecord): Promise<boolean> {
     const fields: Record<string, unknown> = { messageId: record.messageId };
     try {
-      const job = decodeJob(record.body);
       const attempts = receiveCount(record);
+      let job: DeliveryJob;
+      try {
+        job = decodeJob(record.body);
+      } catch (e) {
+        // No attempt can deliver it: into the DLQ at once, as stored and with why (as the Worker
+        // does), rather than back 25 times until the redrive policy moves it without a reason.
+        const reason = `not a delivery job: ${errorMessage(e)}`;
+        const unreadable = {
+          id: record.messageId,
+          body: record.body,
+          attempts,
+          receipt: record.receiptHandle,
+        };
+        await queue.deadLetter(unreadable as unknown as ReceivedMessage<DeliveryJob>, reason);
+        logger.log("error", "record dead-lettered", { ...fields, reason });
+        return false;
+      }
       Object.assign(fields, { job: job.id, sink: job.sink, event: job.notification.eventName, attempts });
       const message: ReceivedMessage<DeliveryJob> = {
         id: job.id,

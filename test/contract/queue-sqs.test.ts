@@ -14,6 +14,7 @@ import {
   GetQueueAttributesCommand,
   ReceiveMessageCommand,
   type ReceiveMessageCommandInput,
+  type SendMessageBatchRequest,
   SendMessageCommand,
   type SQSClient,
 } from "@aws-sdk/client-sqs";
@@ -353,6 +354,27 @@ describe("sqs queue, SQS specifics", () => {
       expect((await queue.receive(10, 30_000)).map((m) => m.id).sort()).toEqual(["a", "b", "c"]);
     });
 
+    it("keeps a long retry inside SQS's 12 h from the receive, with room for the attempt itself", async () => {
+      await open();
+      openRecorded();
+      const asked: number[] = [];
+      recording.middlewareStack.add(
+        (next, context) => async (args) => {
+          if (context.commandName === "ChangeMessageVisibilityBatchCommand") {
+            const input = args.input as { Entries?: { VisibilityTimeout?: number }[] };
+            for (const entry of input.Entries ?? []) asked.push(entry.VisibilityTimeout ?? -1);
+          }
+          return next(args);
+        },
+        { step: "initialize", name: "noteVisibility" },
+      );
+      await queue.send([{ id: "later", body: "x" }]);
+      const [got] = await queue.receive(1, 30_000);
+      if (!got) throw new Error("nothing received");
+      await queue.retry(got, 13 * 3_600_000, "HTTP 503");
+      expect(asked).toEqual([43_200 - 900]);
+    });
+
     it("rejects only the ack SQS refused, whose message comes back after its visibility timeout", async () => {
       await open();
       openRecorded();
@@ -408,6 +430,33 @@ describe("sqs queue, SQS specifics", () => {
       expect(sent("DeleteMessageBatchCommand")).toBe(2);
       await sleep(1300);
       expect(await queue.receive(10, 30_000)).toEqual([]);
+    });
+
+    it("sends a message SQS failed on its side once more, so the job is not lost", async () => {
+      await open();
+      openRecorded();
+      // The first SendMessageBatch loses its last entry inside "SQS" (SenderFault false).
+      let failOnce = true;
+      recording.middlewareStack.add(
+        (next, context) => async (args) => {
+          if (context.commandName !== "SendMessageBatchCommand" || !failOnce) return next(args);
+          failOnce = false;
+          const input = args.input as SendMessageBatchRequest;
+          const entries = input.Entries ?? [];
+          const lost = entries.at(-1);
+          const result = await next({ ...args, input: { ...input, Entries: entries.slice(0, -1) } });
+          const output = result.output as { Failed?: unknown[] };
+          output.Failed = [
+            ...(output.Failed ?? []),
+            { Id: lost?.Id, Code: "InternalError", Message: "try again", SenderFault: false },
+          ];
+          return result;
+        },
+        { step: "initialize", name: "loseOneSend" },
+      );
+      await queue.send(["a", "b", "c"].map((id) => ({ id, body: id })));
+      expect(sent("SendMessageBatchCommand")).toBe(2);
+      expect((await queue.receive(10, 30_000)).map((m) => m.id).sort()).toEqual(["a", "b", "c"]);
     });
 
     it("sends what waits for a batch on close", async () => {

@@ -45,6 +45,12 @@ const MAX_BATCH_ENTRIES = 10;
 const MAX_BATCH_BYTES = 1_048_576;
 const MAX_DELAY_SECONDS = 900;
 const MAX_VISIBILITY_SECONDS = 43_200;
+/**
+ * A retry's visibility change counts from the receive, and SQS refuses one that would end more
+ * than 12 h after it: a retry waits at most 12 h less 15 minutes, room for the delivery attempt
+ * itself (a Lambda batch's visibility is 6 minutes) so that a 12 h Retry-After is not refused.
+ */
+const MAX_RETRY_VISIBILITY_SECONDS = MAX_VISIBILITY_SECONDS - 900;
 /** How long listDead, replayDead and dropDead hide the dead letters they page through. */
 const DLQ_PAGE_VISIBILITY_SECONDS = 30;
 /**
@@ -207,20 +213,30 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
 
     const refused: string[] = [];
     for (const indexes of batches) {
-      const result = await client.send(
-        new SendMessageBatchCommand({
-          QueueUrl: url,
-          Entries: indexes.map((i) => ({
-            Id: String(i),
-            MessageBody: outgoing[i]?.text,
-            DelaySeconds: outgoing[i]?.delaySeconds,
-          })),
-        }),
-      );
-      // SendMessageBatch answers 200 even when entries fail: each failure is in `Failed`.
-      for (const failed of result.Failed ?? []) {
-        const id = outgoing[Number(failed.Id)]?.id ?? `entry ${failed.Id}`;
-        refused.push(`${id} (${failed.Code ?? "unknown"}${failed.Message ? `: ${failed.Message}` : ""})`);
+      // SendMessageBatch answers 200 even when entries fail: each failure is in `Failed`. Those
+      // SQS failed on its side are sent again once, as changeBatch does.
+      let pending = indexes;
+      for (let tries = 0; pending.length > 0 && tries < ENTRY_TRIES; tries++) {
+        const result = await client.send(
+          new SendMessageBatchCommand({
+            QueueUrl: url,
+            Entries: pending.map((i) => ({
+              Id: String(i),
+              MessageBody: outgoing[i]?.text,
+              DelaySeconds: outgoing[i]?.delaySeconds,
+            })),
+          }),
+        );
+        const last = tries === ENTRY_TRIES - 1;
+        pending = [];
+        for (const failed of result.Failed ?? []) {
+          if (failed.SenderFault === false && !last) {
+            pending.push(Number(failed.Id));
+            continue;
+          }
+          const id = outgoing[Number(failed.Id)]?.id ?? `entry ${failed.Id}`;
+          refused.push(`${id} (${failed.Code ?? "unknown"}${failed.Message ? `: ${failed.Message}` : ""})`);
+        }
       }
     }
     if (refused.length > 0)
@@ -483,11 +499,11 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
     },
 
     // SQS keeps no error text on a message, and a visibility change ends at most 12 h after the
-    // receive: longer delays are clamped to 43 200 s.
+    // receive: longer delays are clamped to 42 300 s (MAX_RETRY_VISIBILITY_SECONDS).
     async retry(message, delayMs) {
       await visibilityChanges.add({
         receipt: message.receipt,
-        visibilitySeconds: seconds(delayMs, MAX_VISIBILITY_SECONDS),
+        visibilitySeconds: seconds(delayMs, MAX_RETRY_VISIBILITY_SECONDS),
       });
     },
 
