@@ -214,9 +214,24 @@ export function parseJsonFile(text: string): Result<unknown, PolicyIssue[]> {
   try {
     return ok(JSON.parse(text));
   } catch (e) {
-    const why = errorMessage(e);
-    return err([{ severity: "error", path: "$", message: `is not valid JSON: ${why}` }]);
+    return err([{ severity: "error", path: "$", message: `is not valid JSON: ${jsonProblem(e, text)}` }]);
   }
+}
+
+/**
+ * V8 quotes the text around an unexpected token (`Unexpected token 'h', "{"url":https://ho"... is
+ * not valid JSON`). A policy may hold a secret just there, and a broken gateway shows this message
+ * to every caller and logs it: it says where instead, by line and column of the quoted text.
+ */
+function jsonProblem(e: unknown, text: string): string {
+  const message = errorMessage(e);
+  const quoted = /^(.*?), (?:\.\.\.)?"(.*)"(?:\.\.\.)? is not valid JSON$/s.exec(message);
+  if (!quoted) return message;
+  const [, what = message, excerpt = ""] = quoted;
+  const at = text.indexOf(excerpt);
+  if (at < 0) return what;
+  const before = text.slice(0, at).split("\n");
+  return `${what} near line ${before.length}, column ${(before.at(-1)?.length ?? 0) + 1}`;
 }
 
 /** JSON and schema only: the first half of `loadPolicy`, shared with `hookgate check`. */

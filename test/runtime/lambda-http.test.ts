@@ -161,6 +161,21 @@ describe("the Lambda HTTP handler", () => {
     }
   });
 
+  it("takes a named stage off the path, so a hook on an HTTP API's prod stage is not a 404", async () => {
+    const handler = createHttpHandler({ env: { HOOKGATE_POLICY: POLICY }, logger: captureLogs().logger });
+    const staged = {
+      ...HTTP_API,
+      rawPath: `/prod${HTTP_API.rawPath}`,
+      requestContext: { ...HTTP_API.requestContext, stage: "prod" },
+    } as V2Event;
+    const res = await handler(staged, context());
+    expect(res.statusCode).toBe(200);
+    expect(JSON.parse(res.body).hookSpecificOutput.permissionDecision).toBe("deny");
+    // A path that only starts with the stage's letters keeps them.
+    const lookalike = { ...staged, rawPath: `/production${HTTP_API.rawPath}` } as V2Event;
+    expect((await handler(lookalike, context())).statusCode).toBe(404);
+  });
+
   it("uses the policy bundled at build time when HOOKGATE_POLICY is unset, and prefers the variable", async () => {
     const bundled = createHttpHandler({ env: {}, bundledPolicy: POLICY, logger: captureLogs().logger });
     expect(JSON.parse((await bundled(HTTP_API, context())).body).hookSpecificOutput.permissionDecision).toBe(
@@ -207,6 +222,18 @@ describe("the Lambda HTTP handler with a configuration that does not load", () =
     const handler = createHttpHandler({ env: { HOOKGATE_POLICY: "{oops" }, logger: captureLogs().logger });
     const body = JSON.parse((await handler(FUNCTION_URL, context())).body);
     expect(body.systemMessage).toMatch(/HOOKGATE_POLICY: \$: is not valid JSON/);
+  });
+
+  it("says where a policy stops being JSON without quoting it: every caller sees the message", async () => {
+    const secret = "sk-ant-api03-unquoted0123456789";
+    const broken = `{"version": 1,\n "models": {"m": {"apiKey": ${secret}}}}`;
+    const { lines, logger } = captureLogs();
+    const handler = createHttpHandler({ env: { HOOKGATE_POLICY: broken }, logger });
+    const answer = (await handler(FUNCTION_URL, context())).body;
+    expect(JSON.parse(answer).systemMessage).toMatch(
+      /HOOKGATE_POLICY: \$: is not valid JSON: Unexpected token 's' near line 2, column \d+/,
+    );
+    expect(answer + JSON.stringify(lines)).not.toMatch(/sk-ant|unquoted/);
   });
 });
 
