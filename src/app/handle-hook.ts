@@ -202,10 +202,16 @@ export async function handleHook(
       remote.effects.length === 0 ? effects : inRuleOrder(evaluation, [...effects, ...remote.effects]),
     );
     const answer = renderDecision(decision, event.name, event.dialect);
-    // The agent gets the reason as decided; what leaves for logs and sinks is masked, since a
-    // model's or downstream hook's reason may quote the event's credentials (POLICY.md, Secrets).
+    // The agent gets the reason as decided; what leaves for logs and sinks is scrubbed of the
+    // policy's secrets, and masked by shape too when a model or downstream hook wrote part of it:
+    // those quote the event, credentials included (POLICY.md, Secrets). A reason the policy
+    // itself words is left as written ("Basic auth tokens ..." is not a credential).
     const shownReason =
-      decision.reason === undefined ? undefined : maskString(scrubSecrets(decision.reason, policy.secrets));
+      decision.reason === undefined
+        ? undefined
+        : remote.effects.some((e) => e.reason !== undefined)
+          ? maskString(scrubSecrets(decision.reason, policy.secrets))
+          : scrubSecrets(decision.reason, policy.secrets);
     if (options.audit !== false) {
       const queued = deps.notifier?.notify({
         decisionId,

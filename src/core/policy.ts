@@ -156,7 +156,7 @@ export async function loadPolicy(
   const warnings: PolicyIssue[] = egress.warnings.map((w) => ({ severity: "warning" as const, ...w }));
   const tokens = await resolveTokens(document, deps, warnings);
   const models = compileModels(document, deps.env, warnings);
-  checkSinkValues(document, deps.env, issues, warnings);
+  warnAboutSinkValues(document, deps.env, warnings);
   if (issues.length > 0) return err(issues);
   const hash = (await deps.sha256(text)).slice(0, 16);
   const secrets = collectSecrets(document, deps.env);
@@ -221,17 +221,38 @@ export function parseJsonFile(text: string): Result<unknown, PolicyIssue[]> {
 /**
  * V8 quotes the text around an unexpected token (`Unexpected token 'h', "{"url":https://ho"... is
  * not valid JSON`). A policy may hold a secret just there, and a broken gateway shows this message
- * to every caller and logs it: it says where instead, by line and column of the quoted text.
+ * to every caller and logs it: it says where instead, by line and column. V8 quotes 10 characters
+ * each side of the fault (`..."…"...`), or from the start of the text (`"…"...`), or to its end
+ * (`..."…"`), or a short text whole (no position then).
  */
 function jsonProblem(e: unknown, text: string): string {
   const message = errorMessage(e);
-  const quoted = /^(.*?), (?:\.\.\.)?"(.*)"(?:\.\.\.)? is not valid JSON$/s.exec(message);
+  const quoted = /^(.*?), (\.\.\.)?"(.*)"(\.\.\.)? is not valid JSON$/s.exec(message);
   if (!quoted) return message;
-  const [, what = message, excerpt = ""] = quoted;
-  const at = text.indexOf(excerpt);
+  const [, what = message, cutBefore, excerpt = "", cutAfter] = quoted;
+  if (!cutBefore && !cutAfter) return what;
+  const at = excerptAt(text, excerpt);
   if (at < 0) return what;
-  const before = text.slice(0, at).split("\n");
-  return `${what} near line ${before.length}, column ${(before.at(-1)?.length ?? 0) + 1}`;
+  const fault = cutBefore ? at + 10 : at + excerpt.length - 10;
+  const lines = text.slice(0, fault).split("\n");
+  return `${what} at line ${lines.length}, column ${(lines.at(-1)?.length ?? 0) + 1}`;
+}
+
+/**
+ * Where V8's excerpt starts: the first occurrence with valid JSON before it, so the same text
+ * earlier inside a string is passed over (its prefix ends in an unterminated string).
+ */
+function excerptAt(text: string, excerpt: string): number {
+  const first = text.indexOf(excerpt);
+  for (let at = first; at >= 0; at = text.indexOf(excerpt, at + 1)) {
+    try {
+      JSON.parse(text.slice(0, at));
+      return at;
+    } catch (e) {
+      if (at === 0 || /Unexpected end of JSON input/.test(errorMessage(e))) return at;
+    }
+  }
+  return first;
 }
 
 /** JSON and schema only: the first half of `loadPolicy`, shared with `hookgate check`. */
@@ -536,16 +557,11 @@ function compileModels(
 
 /**
  * A sink value that cannot work fails every delivery to the sink into the dead-letter queue: an
- * `env:` variable that is unset, or a webhook secret that is no Standard Webhooks secret. Written
- * in the file, a bad secret is an error; read from the environment, a warning, as an unset
- * variable is: it can be mended without changing the file, and the rules decide meanwhile.
+ * `env:` variable that is unset, or a webhook secret that is no Standard Webhooks secret. A
+ * warning, not an error: a policy that fails to load denies every tool call, and one sink's
+ * notifications are not worth that; `hookgate dlq replay` sends them once it is mended.
  */
-function checkSinkValues(
-  document: PolicyDocument,
-  env: EnvReader,
-  issues: PolicyIssue[],
-  warnings: PolicyIssue[],
-): void {
+function warnAboutSinkValues(document: PolicyDocument, env: EnvReader, warnings: PolicyIssue[]): void {
   for (const [name, sink] of Object.entries(document.sinks ?? {})) {
     const fails = `every delivery to sink "${name}" fails into the dead-letter queue`;
     for (const field of SINK_ENV_FIELDS[sink.type]) {
@@ -560,10 +576,8 @@ function checkSinkValues(
       }
       const problem = field === "secret" ? readWebhookKey(resolved) : undefined;
       if (typeof problem !== "string") continue;
-      if (value.startsWith("env:")) {
-        const message = `the value of ${value.slice(4)} ${problem}, so ${fails}`;
-        warnings.push({ severity: "warning", path, message });
-      } else issues.push({ severity: "error", path, message: `a webhook secret ${problem}` });
+      const what = value.startsWith("env:") ? `the value of ${value.slice(4)}` : "a webhook secret";
+      warnings.push({ severity: "warning", path, message: `${what} ${problem}, so ${fails}` });
     }
   }
 }

@@ -68,9 +68,15 @@ export function createHttpHandler(options: LambdaOptions = {}): HttpHandler {
  * domain's API mapping key is not in the event: map the API with an empty key (infra/README.md).
  */
 function withoutStage(event: LambdaEvent): LambdaEvent {
-  const { rawPath, requestContext } = event as { rawPath?: unknown; requestContext?: { stage?: unknown } };
+  const { rawPath, requestContext } = event as {
+    rawPath?: unknown;
+    requestContext?: { stage?: unknown; domainName?: unknown };
+  };
   const stage = requestContext?.stage;
   if (typeof rawPath !== "string" || typeof stage !== "string" || stage === "$default") return event;
+  // Only API Gateway's own name carries the stage in the path; through a custom domain it does not.
+  const domain = requestContext?.domainName;
+  if (typeof domain !== "string" || !/\.execute-api\.[^.]+\.amazonaws\.com$/.test(domain)) return event;
   const prefix = `/${stage}`;
   if (rawPath !== prefix && !rawPath.startsWith(`${prefix}/`)) return event;
   return { ...event, rawPath: rawPath.slice(prefix.length) || "/" } as LambdaEvent;

@@ -213,6 +213,7 @@ export function queueContract(name: string, make: () => Promise<QueueUnderTest>)
       await queue.send(["a", "b", "c"].map((id, n) => ({ id, body: job(n) })));
       for (const m of await drain()) await queue.deadLetter(m, `failed ${m.id}`);
       expect(ids(await queue.listDead())).toEqual(["a", "b", "c"]);
+      expect(await queue.listDead(0)).toEqual([]);
 
       expect(await queue.replayDead(["missing"])).toBe(0);
       expect(ids(await queue.listDead())).toEqual(["a", "b", "c"]);

@@ -110,6 +110,13 @@ describe("forward rules", () => {
     expect(JSON.stringify(audit)).not.toContain(token);
   });
 
+  it("leaves a reason the policy words as written, even one that reads like a credential's shape", async () => {
+    const reason = "Basic authentication tokens belong in Vault";
+    const app = await appWith({}, [{ id: "vault", on: "PreToolUse", decide: "deny", reason }]);
+    await app.post("/v1/hooks", bash("ls"));
+    expect(lastAudit(app).reason).toBe(reason);
+  });
+
   it("interpolates only variables allowed by the rule and by egress.httpHookAllowedEnvVars", async () => {
     const app = await appWith();
     next = { body: "" };

@@ -174,6 +174,14 @@ describe("the Lambda HTTP handler", () => {
     // A path that only starts with the stage's letters keeps them.
     const lookalike = { ...staged, rawPath: `/production${HTTP_API.rawPath}` } as V2Event;
     expect((await handler(lookalike, context())).statusCode).toBe(404);
+    // Through a custom domain the path has no stage, even one named like the routes' prefix.
+    const custom = {
+      ...HTTP_API,
+      requestContext: { ...HTTP_API.requestContext, stage: "v1", domainName: "hooks.acme.example" },
+    } as V2Event;
+    const viaDomain = await handler(custom, context());
+    expect(viaDomain.statusCode).toBe(200);
+    expect(JSON.parse(viaDomain.body).hookSpecificOutput.permissionDecision).toBe("deny");
   });
 
   it("uses the policy bundled at build time when HOOKGATE_POLICY is unset, and prefers the variable", async () => {
@@ -231,7 +239,7 @@ describe("the Lambda HTTP handler with a configuration that does not load", () =
     const handler = createHttpHandler({ env: { HOOKGATE_POLICY: broken }, logger });
     const answer = (await handler(FUNCTION_URL, context())).body;
     expect(JSON.parse(answer).systemMessage).toMatch(
-      /HOOKGATE_POLICY: \$: is not valid JSON: Unexpected token 's' near line 2, column \d+/,
+      /HOOKGATE_POLICY: \$: is not valid JSON: Unexpected token 's' at line 2, column 29/,
     );
     expect(answer + JSON.stringify(lines)).not.toMatch(/sk-ant|unquoted/);
   });

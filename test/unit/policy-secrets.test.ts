@@ -95,10 +95,10 @@ describe("Policy.secrets", () => {
     const policy = await policyFrom({
       version: 1,
       models: { m: { provider: "openai", model: "x", apiKey: "inline-api-key" } },
-      sinks: { s: { type: "webhook", url: "https://in.example/x", secret: "inline-signing-secret" } },
+      sinks: { s: { type: "webhook", url: "https://in.example/x", secret: "whsec_aW5saW5lLXNpZ25pbmc=" } },
       rules: [{ id: "n", on: "Stop", notify: ["s"] }],
     });
-    expect(policy.secrets).toEqual(["inline-signing-secret", "inline-api-key"]);
+    expect(policy.secrets).toEqual(["whsec_aW5saW5lLXNpZ25pbmc=", "inline-api-key"]);
   });
 
   it(`leaves out values shorter than ${MIN_SECRET_CHARS} characters, and is empty for a policy without secrets`, async () => {

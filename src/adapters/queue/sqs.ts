@@ -525,6 +525,7 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
 
     // The listing hides each page while it reads on, then releases them all at once.
     async listDead(limit = 100) {
+      if (limit <= 0) return [];
       const letters = new Map<string, DeadLetter<T>>();
       const receipts: string[] = [];
       try {
