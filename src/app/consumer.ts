@@ -3,7 +3,7 @@
  * `batchSize` jobs in flight, deliver each, and ack, retry or dead-letter it on its own.
  * `stop()` drains: it stops taking new jobs and waits for the jobs in hand.
  */
-import { DEFAULT_RETRY_SCHEDULE_SECONDS, type DeliveryJob, retryDelayMs } from "../core/delivery.js";
+import { type DeliveryJob, thrownOutcome } from "../core/delivery.js";
 import { errorMessage } from "../core/errors.js";
 import type { Logger, Metrics } from "../core/ports.js";
 import type { Queue, ReceivedMessage } from "../core/queue.js";
@@ -68,14 +68,7 @@ export function startConsumer(
     try {
       outcome = await deps.deliverer.deliver(job, message.attempts);
     } catch (e) {
-      // A deliverer that throws is a defect, not the sink's answer: retried on the default
-      // schedule (no jitter) and then dead-lettered with the error, never retried for ever.
-      const reason = `internal error: ${errorMessage(e)}`;
-      const delayMs = retryDelayMs(message.attempts, DEFAULT_RETRY_SCHEDULE_SECONDS, 0.5);
-      outcome =
-        delayMs === undefined
-          ? { kind: "dead", reason: `gave up after ${message.attempts} attempts: ${reason}` }
-          : { kind: "retry", delayMs, reason };
+      outcome = thrownOutcome(message.attempts, e);
     }
     const fields = {
       job: job.id,

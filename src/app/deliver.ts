@@ -6,7 +6,12 @@
  * A reason may quote what the sink answered, so it is scrubbed of the policy's secret values
  * (a sink may echo the token or URL it was sent) before it is logged or stored with the job.
  */
-import { DEFAULT_RETRY_SCHEDULE_SECONDS, type DeliveryJob, retryDelayMs } from "../core/delivery.js";
+import {
+  DEFAULT_RETRY_SCHEDULE_SECONDS,
+  type DeliveryJob,
+  type DeliveryOutcome,
+  retryDelayMs,
+} from "../core/delivery.js";
 import type { EgressCode } from "../core/egress/refusal.js";
 import { errorMessage } from "../core/errors.js";
 import { scrubSecrets } from "../core/mask.js";
@@ -15,10 +20,7 @@ import type { Clock, Egress, EnvReader, HmacSha256 } from "../core/ports.js";
 import { resolveSecret, SINK_ENV_FIELDS } from "../core/secret-ref.js";
 import { buildSinkRequest, classifySinkResponse, type ResolvedSink } from "../core/sinks.js";
 
-export type DeliveryOutcome =
-  | { readonly kind: "ack" }
-  | { readonly kind: "retry"; readonly delayMs: number; readonly reason: string }
-  | { readonly kind: "dead"; readonly reason: string };
+export type { DeliveryOutcome };
 
 /**
  * What deliveries read of a policy: its sinks, and the secret values scrubbed from what a sink

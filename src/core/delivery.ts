@@ -3,6 +3,7 @@
  * stable (`<event id>.<sink>`), so a receiver that drops repeated `webhook-id`s sees each event
  * once whatever the queue redelivers.
  */
+import { errorMessage } from "./errors.js";
 import type { HookEvent } from "./hook-event.js";
 import { maskValue } from "./mask.js";
 import type { Notification } from "./sinks.js";
@@ -39,6 +40,25 @@ export function retryDelayMs(
   // for days nor make us hammer it.
   const wanted = retryAfterMs === undefined ? jittered : Math.min(Math.max(retryAfterMs, baseMs), 2 * baseMs);
   return Math.min(Math.round(wanted), MAX_DELAY_MS);
+}
+
+/** What one delivery attempt came to; each queue backend translates it (app/deliver.ts). */
+export type DeliveryOutcome =
+  | { readonly kind: "ack" }
+  | { readonly kind: "retry"; readonly delayMs: number; readonly reason: string }
+  | { readonly kind: "dead"; readonly reason: string };
+
+/**
+ * The outcome of a `deliver` that threw: a defect, not the sink's answer. Retried on the default
+ * schedule (no jitter), then dead-lettered with the error: never retried every few seconds for
+ * ever, nor left for the queue's own redrive, which keeps no reason. Every consumer uses it.
+ */
+export function thrownOutcome(attempts: number, error: unknown): DeliveryOutcome {
+  const reason = `internal error: ${errorMessage(error)}`;
+  const delayMs = retryDelayMs(attempts, DEFAULT_RETRY_SCHEDULE_SECONDS, 0.5);
+  return delayMs === undefined
+    ? { kind: "dead", reason: `gave up after ${attempts} attempts: ${reason}` }
+    : { kind: "retry", delayMs, reason };
 }
 
 /** One notification per hook event, the event masked before it is stored or sent anywhere. */

@@ -10,7 +10,7 @@
 import type { SQSBatchItemFailure, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
 import { nodeHmacSha256 } from "../adapters/hash/node-crypto.js";
 import { createDeliverer, type Deliverer } from "../app/deliver.js";
-import type { DeliveryJob } from "../core/delivery.js";
+import { type DeliveryJob, thrownOutcome } from "../core/delivery.js";
 import { errorMessage } from "../core/errors.js";
 import type { ReceivedMessage } from "../core/queue.js";
 import { createLambdaRuntime, type LambdaOptions } from "./lambda-config.js";
@@ -53,7 +53,9 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
         attempts,
         receipt: record.receiptHandle,
       };
-      const outcome = await deliverer.deliver(job, attempts);
+      const outcome = await deliverer
+        .deliver(job, attempts)
+        .catch((e: unknown) => thrownOutcome(attempts, e));
       switch (outcome.kind) {
         case "ack":
           logger.log("info", "delivered", fields);

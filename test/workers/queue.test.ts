@@ -14,8 +14,12 @@ import {
   waitOnExecutionContext,
 } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { PushedBatch, PushedMessage } from "../../src/adapters/queue/cloudflare.js";
-import type { DeliveryJob } from "../../src/core/delivery.js";
+import {
+  createCloudflareConsumer,
+  type PushedBatch,
+  type PushedMessage,
+} from "../../src/adapters/queue/cloudflare.js";
+import { DEFAULT_RETRY_SCHEDULE_SECONDS, type DeliveryJob } from "../../src/core/delivery.js";
 import { verifyStandardWebhook } from "../../src/core/sinks.js";
 import worker, { type WorkerEnv } from "../../src/entry/workers.js";
 import { FANOUT_POLICY, WEBHOOK_SECRET } from "./fanout-policy.js";
@@ -274,6 +278,33 @@ describe("outcome translation", () => {
   const slowPolicy = JSON.stringify({
     ...FANOUT_POLICY,
     sinks: { ...FANOUT_POLICY.sinks, down: { ...FANOUT_POLICY.sinks.down, retryScheduleSeconds: [30] } },
+  });
+
+  it("retries a deliverer that throws on the default schedule, then dead-letters the job with the error", async () => {
+    const sent: { error: string; attempts: number }[] = [];
+    const consumer = createCloudflareConsumer({
+      deliverer: {
+        deliver: async () => {
+          throw new Error("a defect");
+        },
+      },
+      deadLetters: {
+        send: async (body: unknown) => {
+          sent.push(body as { error: string; attempts: number });
+        },
+      } as unknown as Parameters<typeof createCloudflareConsumer>[0]["deadLetters"],
+      logger: { log: () => undefined },
+      now: Date.now,
+    });
+    const sessionId = crypto.randomUUID();
+    const first = recorded(job("audit", sessionId), 1);
+    const spent = recorded(job("audit", sessionId), DEFAULT_RETRY_SCHEDULE_SECONDS.length + 1);
+    await consumer.consume({ queue: "hookgate-jobs", messages: [first.message, spent.message] });
+    expect(first.calls.retry).toEqual([{ delaySeconds: DEFAULT_RETRY_SCHEDULE_SECONDS[0] }]);
+    expect(spent.calls).toEqual({ ack: 1, retry: [] });
+    expect(sent).toEqual([
+      expect.objectContaining({ error: `gave up after 8 attempts: internal error: a defect`, attempts: 8 }),
+    ]);
   });
 
   it("retries with the schedule's delay in whole seconds, and passes msg.attempts to the schedule", async () => {

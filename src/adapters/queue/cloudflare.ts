@@ -13,7 +13,7 @@
  * longest strings of its event cut with TRUNCATION_MARKER; a job is never dropped.
  */
 import type { Deliverer, DeliveryOutcome } from "../../app/deliver.js";
-import type { DeliveryJob } from "../../core/delivery.js";
+import { type DeliveryJob, thrownOutcome } from "../../core/delivery.js";
 import type { Logger, Metrics } from "../../core/ports.js";
 import type { OutgoingMessage, Queue } from "../../core/queue.js";
 import { capStrings, cut, largestFitting, longestString, utf8Length } from "../../core/truncate.js";
@@ -171,8 +171,6 @@ export interface ConsumerDeps {
 const MAX_ERROR_CHARS = 2000;
 /** When the DLQ itself refuses, try the whole job again later; max_retries then moves it. */
 const DLQ_FAILED_RETRY_SECONDS = 60;
-/** A deliverer that throws is a bug or an outage of ours: retry soon, like the Node consumer. */
-const INTERNAL_ERROR_RETRY_MS = 5000;
 
 /**
  * Settles every message of a pushed batch on its own (`ack` / `retry` per message, never a
@@ -217,7 +215,7 @@ export function createCloudflareConsumer(deps: ConsumerDeps): {
     try {
       outcome = await deps.deliverer.deliver(job, message.attempts);
     } catch (e) {
-      outcome = { kind: "retry", delayMs: INTERNAL_ERROR_RETRY_MS, reason: `internal error: ${describe(e)}` };
+      outcome = thrownOutcome(message.attempts, e);
     }
     if (outcome.kind === "ack") {
       message.ack();
