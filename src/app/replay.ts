@@ -110,6 +110,11 @@ export interface ReadRecords {
   readonly invalid: readonly { readonly at: string; readonly problem: string }[];
   /** JSON values and text lines that hold no hook record (other log lines). */
   readonly skipped: number;
+  /**
+   * Lines that start as JSON does (`{`, `[`) or name a hook record, yet do not parse: most
+   * likely a record cut short (a file copied while written). The first one's line number.
+   */
+  readonly unparsed: { readonly count: number; readonly firstLine: number | undefined };
 }
 
 /**
@@ -123,19 +128,26 @@ export function readRecords(text: string): ReadRecords {
   const records: ReplayRecord[] = [];
   const invalid: { at: string; problem: string }[] = [];
   let skipped = 0;
+  const unparsed: { count: number; firstLine: number | undefined } = { count: 0, firstLine: undefined };
   for (const value of jsonValues(text)) {
     if (!value.ok) {
       skipped += 1;
+      if (value.looksLikeJson) {
+        unparsed.count += 1;
+        unparsed.firstLine ??= value.line;
+      }
       continue;
     }
     const before = records.length + invalid.length;
     collectRecords(value.value, `line ${value.line}`, records, invalid, 0);
     if (records.length + invalid.length === before) skipped += 1;
   }
-  return { records, invalid, skipped };
+  return { records, invalid, skipped, unparsed };
 }
 
-type JsonValue = { ok: true; value: unknown; line: number } | { ok: false; line: number };
+type JsonValue =
+  | { ok: true; value: unknown; line: number }
+  | { ok: false; line: number; looksLikeJson: boolean };
 
 /** The JSON values in a text: one per line, or spread over several lines, or after a text prefix. */
 function* jsonValues(text: string): Generator<JsonValue> {
@@ -156,7 +168,8 @@ function* jsonValues(text: string): Generator<JsonValue> {
     const lineEnd = next === -1 ? text.length : next;
     const found = valueOnLine(text, i, lineEnd);
     if (!found) {
-      yield { ok: false, line };
+      const looksLikeJson = c === "{" || c === "[" || text.slice(i, lineEnd).includes('"hook record"');
+      yield { ok: false, line, looksLikeJson };
       i = lineEnd;
       continue;
     }

@@ -69,7 +69,7 @@ export async function doctorCommand(args: readonly string[], io: CommandIo, env:
   const base = gatewayBaseUrl(values.url);
   const command = values.command ?? "rm -rf /";
   const timeoutMs = seconds * 1000;
-  const token = tokenFromEnv(env);
+  const token = tokenFromEnv(env, dialect);
 
   io.out(`hookgate doctor: gateway ${base}, hook ${hookUrl} (${dialect})\n`);
   const checks: Check[] = [];
@@ -81,9 +81,12 @@ export async function doctorCommand(args: readonly string[], io: CommandIo, env:
   const health = await gatewayRequest({ method: "GET", url: `${base}/healthz`, timeoutMs });
   const healthCheck = checkHealth(health, base);
   print(healthCheck);
-  if (!health.ok) {
-    print({ ok: false, line: "token: not checked (the gateway did not answer)" });
-    print({ ok: false, line: "sample decision: not checked (the gateway did not answer)" });
+  if (!healthCheck.ok) {
+    // Whatever answered is not a working hookgate at that URL: its token and sample checks would
+    // only add misleading fixes.
+    const why = health.ok ? "the health check failed" : "the gateway did not answer";
+    print({ ok: false, line: `token: not checked (${why})` });
+    print({ ok: false, line: `sample decision: not checked (${why})` });
     return 1;
   }
 
@@ -94,7 +97,7 @@ export async function doctorCommand(args: readonly string[], io: CommandIo, env:
     headers: authorization,
     timeoutMs,
   });
-  print(checkToken(whoami, token?.name));
+  print(checkToken(whoami, token?.name, dialect));
 
   const sample = await gatewayRequest({
     method: "POST",
@@ -135,7 +138,7 @@ function checkHealth(result: GatewayResult, base: string): Check {
   };
 }
 
-function checkToken(result: GatewayResult, variable: string | undefined): Check {
+function checkToken(result: GatewayResult, variable: string | undefined, dialect: string): Check {
   if (!result.ok) return { ok: false, line: `token: ${result.error}`, fix: START_HINT };
   const { status, body } = result.response;
   const json = parseObject(body);
@@ -150,6 +153,13 @@ function checkToken(result: GatewayResult, variable: string | undefined): Check 
     const error = isObject(json?.error) ? json.error : {};
     const message = typeof error.message === "string" ? error.message : body.trim().slice(0, 200);
     const code = typeof error.code === "string" ? error.code : "401";
+    if (variable === undefined && dialect.startsWith("deepagents")) {
+      return {
+        ok: false,
+        line: `token: HOOKGATE_AUTH is not set, and the gateway needs one (${code}); the deepagents adapter sends only HOOKGATE_AUTH`,
+        fix: "export HOOKGATE_AUTH=<your team's token> (the example policy's is hookgate-dev-token), in the shell that starts the agent too",
+      };
+    }
     if (variable === undefined) {
       return {
         ok: false,

@@ -16,6 +16,7 @@ import { isIpLiteral } from "../core/egress/address.js";
 import { compileEgressPolicy } from "../core/egress/policy.js";
 import { parsePolicyDocument } from "../core/policy.js";
 import type { PolicyDocument } from "../core/policy-schema.js";
+import { withoutUserinfo } from "./send.js";
 import { UsageError } from "./usage-error.js";
 
 export interface EgressCheckResult {
@@ -69,7 +70,7 @@ export async function egressCheck(args: readonly string[]): Promise<EgressCheckR
         ? ` (invalid patterns never match: ${invalid.join("; ")})`
         : "";
     return {
-      url,
+      url: withoutUserinfo(url),
       decision: "deny",
       reason: `${verdict.error.code}: ${verdict.error.reason}${note}`,
       stage: verdict.error.stage,

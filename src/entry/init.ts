@@ -11,12 +11,12 @@
  * - deepagents: a v2 event map of `command` hooks running a curl adapter (v2 drops `http`).
  * - deepagents-legacy: the list form, the same adapter under the 5 s subprocess limit.
  */
-import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { chmod, mkdir, readFile, realpath, rename, stat, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { parseArgs } from "node:util";
 import { CLAUDE_CODE_EVENTS, DEEPAGENTS_LEGACY_EVENTS, DEEPAGENTS_V2_EVENTS } from "../core/events.js";
 import { DIALECTS } from "../core/hook-event.js";
-import type { CommandIo } from "./send.js";
+import { type CommandIo, withoutUserinfo } from "./send.js";
 import { UsageError } from "./usage-error.js";
 
 type InitClient = "claude-code" | "deepcode" | "deepagents" | "deepagents-legacy";
@@ -410,7 +410,9 @@ function checkUrl(options: InitOptions): string[] {
     throw new UsageError(`--url ${url} must be http or https`);
   }
   if (parsed.username || parsed.password) {
-    throw new UsageError(`--url ${url} carries a user name or password; the token goes in a header instead`);
+    throw new UsageError(
+      `--url ${withoutUserinfo(url)} carries a user name or password (not shown); the token goes in a header instead`,
+    );
   }
   const path = parsed.pathname.replace(/\/+$/, "");
   const suggestion = `${parsed.origin}${path}${ROUTES[client]}`;
@@ -496,10 +498,15 @@ async function writeMerged(
     existing = parsed;
   }
   const merged = existing ? mergeConfig(existing, config, url, path) : config;
-  await mkdir(dirname(path), { recursive: true });
-  const temporary = `${path}.hookgate-${process.pid}.tmp`;
+  // Written beside the file a symlink points at (a dotfiles checkout), with its mode: settings
+  // may hold secrets, and a 0600 file must not come back 0644.
+  const target = await realpath(path).catch(() => path);
+  const mode = (await stat(target).catch(() => undefined))?.mode;
+  await mkdir(dirname(target), { recursive: true });
+  const temporary = `${target}.hookgate-${process.pid}.tmp`;
   await writeFile(temporary, `${JSON.stringify(merged, null, 2)}\n`);
-  await rename(temporary, path);
+  if (mode !== undefined) await chmod(temporary, mode & 0o7777);
+  await rename(temporary, target);
   return { merged: existing !== undefined, warnings: existing ? newlyRestricted(existing, config, url) : [] };
 }
 
@@ -582,12 +589,20 @@ function mergeHooks(current: unknown, generated: unknown, url: string, path: str
   return result;
 }
 
-/** A hook hookgate wrote for this URL: an http hook on it, or a command that names it. */
+/**
+ * A hook hookgate wrote for this URL: an http hook on it, or one of the two commands init writes
+ * (`hookgate send --url URL …`, the curl adapter, `sh -c`-wrapped for deepagents legacy) with
+ * the URL as a word of its own. A user's command that only mentions the URL is theirs and stays.
+ */
 function mentions(hook: unknown, url: string): boolean {
   if (!isObject(hook)) return false;
   if (hook.url === url) return true;
-  const command = Array.isArray(hook.command) ? hook.command.join(" ") : hook.command;
-  return typeof command === "string" && (command.includes(shellQuote(url)) || command.includes(url));
+  const joined = Array.isArray(hook.command) ? hook.command.join(" ") : hook.command;
+  if (typeof joined !== "string") return false;
+  const command = joined.startsWith("sh -c ") ? joined.slice("sh -c ".length) : joined;
+  const quoted = shellQuote(url);
+  if (command.startsWith(`hookgate send --url ${quoted} `)) return true;
+  return command.startsWith("curl -sS ") && command.split(" ").includes(quoted);
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

@@ -70,11 +70,19 @@ export async function replayCommand(
       );
       return 1;
     }
-    if (read.records.length === 0 && read.skipped > 0) {
+    if (read.records.length === 0) {
+      const held =
+        read.skipped > 0 ? `${read.skipped} other line${read.skipped > 1 ? "s" : ""}` : "it is empty";
       io.err(
-        `hookgate: ${file} holds no hook records (${read.skipped} other lines): record with \`hookgate serve --record FILE\`, or export the "hook record" log lines (see README)\n`,
+        `hookgate: ${file} holds no hook records (${held}): record with \`hookgate serve --record FILE\`, or export the "hook record" log lines (see README)\n`,
       );
       return 1;
+    }
+    const { count, firstLine } = read.unparsed;
+    if (count > 0) {
+      io.err(
+        `hookgate: ${file}: ${count} line${count > 1 ? "s" : ""} that look${count > 1 ? "" : "s"} like a record but ${count > 1 ? "do" : "does"} not parse, first at line ${firstLine} (cut short?); not replayed\n`,
+      );
     }
     records.push(...read.records);
   }

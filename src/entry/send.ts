@@ -24,9 +24,14 @@ export type Env = Readonly<Record<string, string | undefined>>;
 
 export const DEFAULT_SEND_TIMEOUT_SECONDS = 10;
 
-/** The token a hook adapter sends: HOOKGATE_TOKEN, else HOOKGATE_AUTH (deepagents drops *TOKEN*). */
-export function tokenFromEnv(env: Env): { name: string; value: string } | undefined {
-  for (const name of ["HOOKGATE_TOKEN", "HOOKGATE_AUTH"]) {
+/**
+ * The token a hook adapter sends: HOOKGATE_TOKEN, else HOOKGATE_AUTH. deepagents removes every
+ * variable whose name holds TOKEN from a hook's environment, so its adapter (init's curl
+ * command) sends HOOKGATE_AUTH alone: for its dialects only that one is read.
+ */
+export function tokenFromEnv(env: Env, dialect?: string): { name: string; value: string } | undefined {
+  const names = dialect?.startsWith("deepagents") ? ["HOOKGATE_AUTH"] : ["HOOKGATE_TOKEN", "HOOKGATE_AUTH"];
+  for (const name of names) {
     const value = env[name]?.trim();
     if (value) return { name, value };
   }
@@ -71,7 +76,9 @@ export function parseGatewayUrl(url: string): URL {
     throw new Error(`"${url}" is not an http or https URL`);
   }
   if (parsed.username || parsed.password) {
-    throw new Error(`"${url}" carries a user name or password; the token goes in HOOKGATE_TOKEN`);
+    throw new Error(
+      `"${withoutUserinfo(url)}" carries a user name or password (not shown); the token goes in HOOKGATE_TOKEN`,
+    );
   }
   return parsed;
 }
@@ -133,5 +140,18 @@ export async function sendCommand(args: readonly string[], io: CommandIo, env: E
     return 0;
   } catch (e) {
     return fail(errorMessage(e));
+  }
+}
+
+/** A URL to show in a message or a report: its user name and password, which may be a secret, left out. */
+export function withoutUserinfo(text: string): string {
+  try {
+    const url = new URL(text);
+    if (!url.username && !url.password) return text;
+    url.username = "";
+    url.password = "";
+    return url.href;
+  } catch {
+    return text;
   }
 }

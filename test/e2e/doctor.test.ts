@@ -77,6 +77,32 @@ describe("hookgate doctor", { timeout: 90_000 }, () => {
     expect(result.stdout).toMatch(/fix: export HOOKGATE_TOKEN=/);
   });
 
+  it("checks HOOKGATE_AUTH alone for deepagents, the only variable its adapter sends", async () => {
+    const result = await runCli(["doctor", "--url", `${server.url}/v1/hooks/deepagents`], "", {
+      HOOKGATE_TOKEN: TOKEN,
+      HOOKGATE_AUTH: "stale",
+    });
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/✗ token in HOOKGATE_AUTH refused \(AUTH_UNKNOWN_TOKEN\)/);
+    const unset = await runCli(["doctor", "--url", `${server.url}/v1/hooks/deepagents`], "", {
+      HOOKGATE_TOKEN: TOKEN,
+    });
+    expect(unset.stdout).toMatch(/✗ token: HOOKGATE_AUTH is not set/);
+    expect(unset.stdout).toMatch(/fix: export HOOKGATE_AUTH=/);
+  });
+
+  it("checks nothing more when what answers at the URL is not a hookgate gateway", async () => {
+    const result = await runCli(["doctor", "--url", `${server.url}/v1/hook/claude-code`], "", {
+      HOOKGATE_TOKEN: TOKEN,
+    });
+    expect(result.code).toBe(1);
+    expect(lines(result.stdout)).toEqual([
+      expect.stringMatching(/^✗ gateway answers: GET .*\/healthz gave HTTP 404/),
+      "✗ token: not checked (the health check failed)",
+      "✗ sample decision: not checked (the health check failed)",
+    ]);
+  });
+
   it("fails the sample check when the policy does not decide as expected", async () => {
     const result = await runCli(["doctor", "--url", server.url, "--expect", "allow"], "", {
       HOOKGATE_TOKEN: TOKEN,

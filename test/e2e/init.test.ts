@@ -6,7 +6,16 @@
  * shell with the event on stdin and their output read as the client reads it.
  */
 import { spawn } from "node:child_process";
-import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -632,6 +641,42 @@ describe("hookgate init --write", { timeout: 90_000 }, () => {
     expect(pre).toHaveLength(2);
     expect(pre[0]).toEqual({ matcher: "Bash", hooks: [mine] });
     expect((pre[1]?.hooks as Hook[] | undefined)?.[0]?.url).toBe(url);
+  });
+
+  it("keeps a user's command that names the URL, the file's mode, and a symlink to it", async () => {
+    const real = join(tmp, "dotfiles", "settings.json");
+    mkdirSync(join(tmp, "dotfiles"), { recursive: true });
+    const url = `${server.url}/v1/hooks/claude-code`;
+    const theirs = [
+      { type: "command", command: `my-audit --mirror ${url}` },
+      { type: "command", command: `my-audit --mirror ${url}-audit` },
+    ];
+    writeFileSync(real, JSON.stringify({ hooks: { Stop: [{ hooks: theirs }] } }));
+    chmodSync(real, 0o600);
+    const link = join(tmp, "linked-settings.json");
+    symlinkSync(real, link);
+    for (let time = 0; time < 2; time++) {
+      const run = await runCli(["init", "--client", "claude-code", "--url", url, "--write", link]);
+      expect(run.code, run.stderr).toBe(0);
+    }
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(statSync(real).mode & 0o777).toBe(0o600);
+    const stop = (JSON.parse(readFileSync(real, "utf8")) as { hooks: Record<string, { hooks: Hook[] }[]> })
+      .hooks.Stop;
+    expect(stop?.[0]?.hooks).toEqual(theirs);
+    expect(stop?.slice(1).flatMap((g) => g.hooks.map((h) => h.url))).toEqual([url]);
+  });
+
+  it("writes the same file again for every client when run twice (its own hooks recognised)", async () => {
+    for (const client of ["deepagents", "deepagents-legacy"]) {
+      const path = join(tmp, `again-${client}`, "hooks.json");
+      const url = `${server.url}/v1/hooks/deepagents`;
+      const args = ["init", "--client", client, "--url", url, "--write", path];
+      expect((await runCli(args)).code).toBe(0);
+      const once = readFileSync(path, "utf8");
+      expect((await runCli(args)).code).toBe(0);
+      expect(readFileSync(path, "utf8")).toBe(once);
+    }
   });
 
   it("creates the file and its folder, and refuses to mix the legacy list into a v2 map", async () => {

@@ -215,11 +215,25 @@ describe("hookgate replay", () => {
     writeFileSync(invalidPolicy, '{"version": 1, "rules": [{"id": "x", "on": "Stop", "decide": "stop"}]}');
     expect((await runCli(["replay", "--policy", invalidPolicy, TRAFFIC])).code).toBe(1);
 
+    // An empty file (or stdin from a pipe whose command failed) is a mistake, not "no impact".
     const empty = join(dir, "empty.jsonl");
     writeFileSync(empty, "");
     const nothing = await runCli(["replay", "--policy", CANDIDATE, empty]);
-    expect(nothing.code).toBe(0);
-    expect(nothing.stdout).toMatch(/^0 changed, 0 unchanged$/m);
+    expect(nothing.code).toBe(1);
+    expect(nothing.stderr).toMatch(/empty\.jsonl holds no hook records \(it is empty\)/);
+  });
+
+  it("says so when a record is cut short, and replays the rest", async () => {
+    const lines = readFileSync(TRAFFIC, "utf8").trimEnd().split("\n");
+    const last = lines.at(-1) ?? "";
+    const cut = join(dir, "cut.jsonl");
+    writeFileSync(cut, `${[...lines.slice(0, -1), last.slice(0, last.length >> 1)].join("\n")}\n`);
+    const result = await runCli(["replay", "--policy", CANDIDATE, cut]);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain(
+      `cut.jsonl: 1 line that looks like a record but does not parse, first at line ${lines.length} (cut short?); not replayed`,
+    );
+    expect(result.stdout).toMatch(new RegExp(`^replayed ${lines.length - 1} records`, "m"));
   });
 
   it("needs --policy", async () => {
