@@ -12,8 +12,9 @@ import {
   systemResolver,
 } from "../adapters/egress/undici.js";
 import { formatIssues } from "../adapters/policy-source/file.js";
-import { isIpLiteral } from "../core/egress/address.js";
+import { classifyAddress, compileAddressRules, isIpLiteral } from "../core/egress/address.js";
 import { compileEgressPolicy } from "../core/egress/policy.js";
+import { errorMessage } from "../core/errors.js";
 import { parsePolicyDocument } from "../core/policy.js";
 import type { PolicyDocument } from "../core/policy-schema.js";
 import { withoutUserinfo } from "./send.js";
@@ -41,7 +42,14 @@ export async function egressCheck(args: readonly string[]): Promise<EgressCheckR
 
   let egress: PolicyDocument["egress"] = values.allow ? { allowedHttpHookUrls: [] } : undefined;
   if (values.policy) {
-    const parsed = parsePolicyDocument(await readFile(values.policy, "utf8"));
+    let text: string;
+    try {
+      text = await readFile(values.policy, "utf8");
+    } catch (e) {
+      // Exit 2 like an invalid policy: exit 1 means "denied", which a CI gate must not confuse.
+      throw new UsageError(`cannot read the policy ${values.policy}: ${errorMessage(e)}`);
+    }
+    const parsed = parsePolicyDocument(text);
     if (!parsed.ok)
       throw new UsageError(`policy ${values.policy} is invalid:\n${formatIssues(parsed.error)}`);
     egress = parsed.value.egress;
@@ -80,10 +88,14 @@ export async function egressCheck(args: readonly string[]): Promise<EgressCheckR
   }
 }
 
+/** Why each address passed: public, or in a range the policy's `egress.allowCidrs` opens. */
 function describeAddresses(addresses: readonly string[]): string {
-  return addresses.length === 1
-    ? `${addresses[0]} is a public address`
-    : `every answer is public (${addresses.join(", ")})`;
+  const builtIn = compileAddressRules({}).rules;
+  const why = (address: string) =>
+    classifyAddress(address, builtIn).allowed ? "a public address" : "opened by egress.allowCidrs";
+  const [only] = addresses;
+  if (addresses.length === 1 && only !== undefined) return `${only} is ${why(only)}`;
+  return `every answer is allowed (${addresses.map((a) => `${a}: ${why(a)}`).join(", ")})`;
 }
 
 /**

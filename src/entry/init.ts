@@ -572,10 +572,14 @@ function mergeHooks(current: unknown, generated: unknown, url: string, path: str
       `${path} holds "hooks" as a list (the deepagents legacy form); an event map cannot be merged into it`,
     );
   }
+  // Every event, not only those written now: a run with fewer --events takes back the hooks an
+  // earlier run put on the others, and an event left with none of the user's goes.
   const result: Record<string, unknown> = { ...current };
-  for (const [event, groups] of Object.entries(generated)) {
-    const kept: unknown[] = [];
+  for (const event of new Set([...Object.keys(current), ...Object.keys(generated)])) {
+    const groups = generated[event];
     const before = result[event];
+    if (groups === undefined && !Array.isArray(before)) continue;
+    const kept: unknown[] = [];
     for (const group of Array.isArray(before) ? before : []) {
       if (!isObject(group) || !Array.isArray(group.hooks)) {
         kept.push(group);
@@ -584,7 +588,8 @@ function mergeHooks(current: unknown, generated: unknown, url: string, path: str
       const others = group.hooks.filter((hook) => !mentions(hook, url));
       if (others.length > 0) kept.push({ ...group, hooks: others });
     }
-    result[event] = [...kept, ...(groups as unknown[])];
+    if (groups === undefined && kept.length === 0) delete result[event];
+    else result[event] = [...kept, ...((groups as unknown[] | undefined) ?? [])];
   }
   return result;
 }

@@ -79,8 +79,20 @@ describe("hookgate egress-check", () => {
         egress: { allowedHttpHookUrls: ["http://127.0.0.1:*/*"], allowCidrs: ["127.0.0.1/32"] },
       }),
     );
-    expect((await check("http://127.0.0.1:9000/hook", "--policy", policy)).code).toBe(0);
+    const opened = await check("http://127.0.0.1:9000/hook", "--policy", policy);
+    expect(opened.code).toBe(0);
+    expect(opened.line.reason).toBe("allowed: 127.0.0.1 is opened by egress.allowCidrs");
     expect((await check("http://127.0.0.2:9000/hook", "--policy", policy)).code).toBe(1);
+    // A policy it cannot read is not a deny (exit 1), which a CI gate would take for one.
+    const missing = await check("http://127.0.0.1:9000/hook", "--policy", join(dir, "missing.json"));
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/cannot read the policy .*missing\.json: ENOENT/);
+  });
+
+  it("leaves a URL's user name and password out of its report", async () => {
+    const { line } = await check("https://alice:S3cretPW@example.com/x");
+    expect(line).toMatchObject({ decision: "deny", url: "https://example.com/x" });
+    expect(JSON.stringify(line)).not.toMatch(/S3cretPW|alice/);
   });
 
   it("denies with the reason when the only pattern is invalid", async () => {

@@ -667,6 +667,32 @@ describe("hookgate init --write", { timeout: 90_000 }, () => {
     expect(stop?.slice(1).flatMap((g) => g.hooks.map((h) => h.url))).toEqual([url]);
   });
 
+  it("takes back its hooks from events a later run leaves out", async () => {
+    const path = join(tmp, "fewer-events.json");
+    const url = `${server.url}/v1/hooks/claude-code`;
+    writeFileSync(
+      path,
+      JSON.stringify({ hooks: { Stop: [{ hooks: [{ type: "command", command: "echo mine" }] }] } }),
+    );
+    expect((await runCli(["init", "--client", "claude-code", "--url", url, "--write", path])).code).toBe(0);
+    const fewer = [
+      "init",
+      "--client",
+      "claude-code",
+      "--url",
+      url,
+      "--events",
+      "PreToolUse",
+      "--write",
+      path,
+    ];
+    expect((await runCli(fewer)).code).toBe(0);
+    const hooks = (JSON.parse(readFileSync(path, "utf8")) as { hooks: Record<string, { hooks: Hook[] }[]> })
+      .hooks;
+    expect(Object.keys(hooks).sort()).toEqual(["PreToolUse", "Stop"]);
+    expect(hooks.Stop).toEqual([{ hooks: [{ type: "command", command: "echo mine" }] }]);
+  });
+
   it("writes the same file again for every client when run twice (its own hooks recognised)", async () => {
     for (const client of ["deepagents", "deepagents-legacy"]) {
       const path = join(tmp, `again-${client}`, "hooks.json");
