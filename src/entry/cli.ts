@@ -127,6 +127,14 @@ async function serveCommand(args: readonly string[]): Promise<number> {
   const port = Number(values.port ?? "8787");
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new UsageError(`--port ${values.port} is not a port`);
+  // SIGHUP's default is to end the process: it is caught from the start, and one that comes
+  // while the policy first loads is a reload once the gateway runs (a deploy may send it early).
+  let reload: (() => void) | undefined;
+  let reloadAsked = false;
+  process.on("SIGHUP", () => {
+    if (reload) reload();
+    else reloadAsked = true;
+  });
   const gateway = await startGateway({
     policyPath: values.policy,
     host: values.host ?? "127.0.0.1",
@@ -134,11 +142,13 @@ async function serveCommand(args: readonly string[]): Promise<number> {
     dataDir: values["data-dir"] ?? ".hookgate",
     recordPath: values.record,
   });
-  process.on("SIGHUP", () => void gateway.reload());
+  reload = () => void gateway.reload();
+  if (reloadAsked) reload();
   await new Promise<void>((resolve) => {
+    // A second SIGTERM or SIGINT joins the stop already under way (close() is one promise).
     const stop = () => void gateway.close().finally(resolve);
-    process.once("SIGTERM", stop);
-    process.once("SIGINT", stop);
+    process.on("SIGTERM", stop);
+    process.on("SIGINT", stop);
   });
   return 0;
 }

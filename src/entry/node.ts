@@ -71,9 +71,10 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
   // close and on process exit. Each batch is scrubbed of the running policy's secret values,
   // read at write time: a SIGHUP reload can change them.
   let running: (() => Policy) | undefined;
+  const output = guardedStdout();
   const stdout = batchLines(
     scrubLines(
-      process.stdout,
+      output.sink,
       scrubbingWith(() => running?.().secrets ?? NO_SECRETS),
     ),
   );
@@ -93,6 +94,7 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
   const first = await load();
   if (!first.ok) throw new PolicyLoadError(options.policyPath, first.error);
   let current = first.value.policy;
+  let reloading: Promise<unknown> = Promise.resolve();
   running = () => current;
 
   const metrics = createPrometheusRegistry();
@@ -168,6 +170,15 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
   };
   const app = createApp(deps);
   const server = createServer(hookListener(deps, getRequestListener(app.fetch, { hostname: options.host })));
+  // Node's own 408 after 300 s would reach a client still waiting (Claude Code waits 600 s for a
+  // hook by default); past the longest client limit nobody is waiting for the answer.
+  server.requestTimeout = REQUEST_TIMEOUT_MS;
+  let closing: Promise<void> | undefined;
+  // Once closing, every answer ends its connection: a keep-alive client would otherwise hold
+  // the server open by sending on.
+  server.on("request", (_req, res) => {
+    if (closing && !res.headersSent) res.setHeader("connection", "close");
+  });
   try {
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
@@ -194,31 +205,89 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
     url: `http://${host}:${port}`,
     port,
     policy: () => current,
-    async reload() {
-      const next = await load();
-      if (!next.ok) {
-        logger.log("error", "policy reload failed; keeping the running policy", {
-          policy: current.hash,
-          problems: next.error.map((i) => `${i.path}: ${i.message}`),
-        });
-        return next.error;
-      }
-      current = next.value.policy;
-      deliveries.policy(deliverySettings(current));
-      logger.log("info", "policy reloaded", { policy: current.hash, rules: current.rules.length });
-      return [];
+    reload() {
+      // One at a time, in the order asked: a slow read of an older file never lands last.
+      const run = reloading.then(reloadOnce);
+      reloading = run.then(
+        () => undefined,
+        () => undefined,
+      );
+      return run;
     },
-    async close() {
-      await new Promise<void>((resolve, reject) => {
-        server.close((e) => (e ? reject(e) : resolve()));
-        if ("closeIdleConnections" in server) server.closeIdleConnections();
+    close() {
+      closing ??= closeOnce();
+      return closing;
+    },
+  };
+
+  async function reloadOnce(): Promise<readonly PolicyIssue[]> {
+    const next = await load();
+    if (!next.ok) {
+      logger.log("error", "policy reload failed; keeping the running policy", {
+        policy: current.hash,
+        problems: next.error.map((i) => `${i.path}: ${i.message}`),
       });
-      // Let the callbacks of the last answers run, then drain the delivery thread.
-      await new Promise((resolve) => setImmediate(resolve));
-      await closeAfterServer();
-      stdout.flush();
-      process.removeListener("exit", stdout.flush);
+      return next.error;
+    }
+    current = next.value.policy;
+    deliveries.policy(deliverySettings(current));
+    logger.log("info", "policy reloaded", { policy: current.hash, rules: current.rules.length });
+    return [];
+  }
+
+  async function closeOnce(): Promise<void> {
+    await new Promise<void>((resolve, reject) => {
+      server.close((e) => (e ? reject(e) : resolve()));
+      server.closeIdleConnections();
+      // A request still being sent (or a client that never stops) gets this long, then its
+      // connection is cut: a stop must end.
+      setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS).unref();
+    });
+    // Let the callbacks of the last answers run, then drain the delivery thread.
+    await new Promise((resolve) => setImmediate(resolve));
+    await closeAfterServer();
+    stdout.flush();
+    process.removeListener("exit", stdout.flush);
+    output.detach();
+  }
+}
+
+/** Past Claude Code's default hook timeout (600 s), the longest any client waits. */
+const REQUEST_TIMEOUT_MS = 610_000;
+/** How long a stop waits for requests in flight before cutting their connections. */
+const CLOSE_GRACE_MS = 10_000;
+
+/**
+ * stdout, until a write to it fails (a closed pipe: `serve | head`). Then log lines are dropped,
+ * which stderr says once, and the gateway goes on answering: an unhandled EPIPE would end the
+ * process, and the request being logged would get no answer.
+ */
+function guardedStdout(): { sink: { write(text: string): void }; detach(): void } {
+  let failed = false;
+  const onError = (e: Error) => {
+    if (failed) return;
+    failed = true;
+    try {
+      process.stderr.write(
+        `hookgate: writing to stdout failed (${errorMessage(e)}); log lines are dropped from now on\n`,
+      );
+    } catch {
+      // stderr is gone too: nothing left to tell.
+    }
+  };
+  process.stdout.on("error", onError);
+  return {
+    sink: {
+      write(text) {
+        if (failed) return;
+        try {
+          process.stdout.write(text);
+        } catch (e) {
+          onError(e as Error);
+        }
+      },
     },
+    detach: () => process.stdout.off("error", onError),
   };
 }
 

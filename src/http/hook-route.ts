@@ -27,7 +27,8 @@ export interface HookRouteOutcome extends HookOutcome {
 
 /**
  * Answers `POST /v1/hooks` (`client` undefined: the body decides the dialect) or
- * `POST /v1/hooks/<client>`. An unknown client name is answered as a request error, never read.
+ * `POST /v1/hooks/<client>`. An unknown client name is answered as a request error, its body
+ * read and set aside.
  */
 export async function runHookRoute(
   deps: HookDeps,
@@ -45,9 +46,10 @@ export async function runHookRoute(
       code: "UNKNOWN_CLIENT_ROUTE",
       message: `no client route "/v1/hooks/${shown(client)}"; use /v1/hooks/claude-code, /v1/hooks/deepcode or /v1/hooks/deepagents`,
     };
-    // The body is not read, so the connection cannot carry another request (and a client
-    // sending a large one is not read to its end).
-    body = { ok: false, error, unread: true };
+    // Read (within the body limit) and set aside: a body left unread makes a client that is still
+    // sending it see a reset, not this answer.
+    const read = await request.readBody(deps.policy().defaults.maxBodyBytes);
+    body = { ok: false, error, unread: !read.ok && read.unread === true };
   }
   const outcome = await handleHook(
     deps,

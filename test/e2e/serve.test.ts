@@ -197,6 +197,20 @@ describe("staying up", () => {
     const next = await fetch(`${server.url}/healthz`);
     expect(next.status).toBe(200);
   });
+
+  it("reads a large body sent to a mistyped hook route too, so the client gets the answer, not a reset", async () => {
+    for (const path of ["/v1/hooks/claude", "/v1/hooks/claude-code/extra"]) {
+      const res = await fetch(`${server.url}${path}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: "x".repeat(5 * 1024 * 1024),
+      });
+      expect(res.status).toBe(200);
+      expect(res.headers.get("x-hookgate-error")).toBe("UNKNOWN_CLIENT_ROUTE");
+      expect(res.headers.get("connection")).not.toBe("close");
+      await res.text();
+    }
+  });
 });
 
 describe("GET /metrics", () => {
