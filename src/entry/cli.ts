@@ -54,6 +54,11 @@ const io: Io = {
 
 export async function main(argv: readonly string[]): Promise<number> {
   const [command, ...rest] = argv;
+  // `hookgate CMD --help` is help, not a command with an unknown option.
+  if (command !== undefined && rest.includes("--help")) {
+    io.out(USAGE);
+    return 0;
+  }
   try {
     switch (command) {
       case "serve":
@@ -85,11 +90,13 @@ export async function main(argv: readonly string[]): Promise<number> {
       case "doctor":
         return await doctorCommand(rest, io, process.env);
       case undefined:
+        io.err(USAGE); // no command is a usage error: its text goes where errors go
+        return 2;
       case "help":
       case "--help":
       case "-h":
         io.out(USAGE);
-        return command === undefined ? 2 : 0;
+        return 0;
       default:
         throw new UsageError(`unknown command "${command}"`);
     }

@@ -59,7 +59,12 @@ export async function dlqCommand(args: readonly string[], out: (text: string) =>
     const count = sub === "replay" ? await queue.replayDead(ids) : await queue.dropDead(ids);
     out(`${sub === "replay" ? "replayed" : "dropped"} ${count} job${count === 1 ? "" : "s"}\n`);
     // An id that is not a dead letter is a mistake worth an exit code (a typo, or already done).
-    return ids && count < new Set(ids).size ? 1 : 0;
+    const missed = ids ? new Set(ids).size - count : 0;
+    if (missed > 0)
+      out(
+        `${missed} of the ids given ${missed === 1 ? "is" : "are"} not a dead letter: see hookgate dlq list\n`,
+      );
+    return missed > 0 ? 1 : 0;
   } finally {
     await queue.close();
   }

@@ -238,6 +238,18 @@ describe("hookgate schema and token hash", () => {
     expect(empty.stderr).toMatch(/no token on stdin/);
   });
 
+  it("prints help for --help after any command, and the usage on stderr for no command", async () => {
+    for (const command of ["check", "send", "dlq", "doctor"]) {
+      const help = await runCli([command, "--help"]);
+      expect(help.code).toBe(0);
+      expect(help.stdout).toMatch(/^hookgate: a hook gateway for AI coding agents/);
+    }
+    const none = await runCli([]);
+    expect(none.code).toBe(2);
+    expect(none.stdout).toBe("");
+    expect(none.stderr).toMatch(/Usage:/);
+  });
+
   it("refuses unknown commands and a serve without a policy", async () => {
     expect((await runCli(["frobnicate"])).code).toBe(2);
     expect((await runCli(["serve"])).stderr).toMatch(/serve needs --policy FILE/);

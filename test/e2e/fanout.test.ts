@@ -298,7 +298,10 @@ describe("the dead-letter queue", () => {
     const one = await runCli(["dlq", "drop", "--id", String(first), "--data-dir", server.dataDir]);
     expect([one.code, one.stdout]).toEqual([0, "dropped 1 job\n"]);
     const missing = await runCli(["dlq", "drop", "--id", String(first), "--data-dir", server.dataDir]);
-    expect([missing.code, missing.stdout]).toEqual([1, "dropped 0 jobs\n"]);
+    expect([missing.code, missing.stdout]).toEqual([
+      1,
+      "dropped 0 jobs\n1 of the ids given is not a dead letter: see hookgate dlq list\n",
+    ]);
     const usage = await runCli(["dlq", "drop", "--data-dir", server.dataDir]);
     expect(usage.code).toBe(2);
     expect(usage.stderr).toContain("dlq drop needs --id ID (repeatable) or --all");
