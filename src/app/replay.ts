@@ -111,7 +111,7 @@ export interface ReadRecords {
   /** JSON values and text lines that hold no hook record (other log lines). */
   readonly skipped: number;
   /**
-   * Lines that start as JSON does (`{`, `[`) or name a hook record, yet do not parse: most
+   * Lines that start as a JSON object does (`{`) or name a hook record, yet do not parse: most
    * likely a record cut short (a file copied while written). The first one's line number.
    */
   readonly unparsed: { readonly count: number; readonly firstLine: number | undefined };
@@ -168,7 +168,8 @@ function* jsonValues(text: string): Generator<JsonValue> {
     const lineEnd = next === -1 ? text.length : next;
     const found = valueOnLine(text, i, lineEnd);
     if (!found) {
-      const looksLikeJson = c === "{" || c === "[" || text.slice(i, lineEnd).includes('"hook record"');
+      // `[` is left out: text logs start lines with `[INFO]` and the like.
+      const looksLikeJson = c === "{" || text.slice(i, lineEnd).includes('"hook record"');
       yield { ok: false, line, looksLikeJson };
       i = lineEnd;
       continue;

@@ -44,6 +44,21 @@ Usage:
   hookgate doctor --url URL [--client NAME] [--expect deny|allow|ask|defer|none] [--command CMD]
 `;
 
+const COMMANDS = new Set([
+  "serve",
+  "check",
+  "simulate",
+  "test",
+  "replay",
+  "egress-check",
+  "dlq",
+  "schema",
+  "token",
+  "init",
+  "send",
+  "doctor",
+]);
+
 type Io = { out: (text: string) => void; err: (text: string) => void; stdin: () => Promise<string> };
 
 const io: Io = {
@@ -55,7 +70,7 @@ const io: Io = {
 export async function main(argv: readonly string[]): Promise<number> {
   const [command, ...rest] = argv;
   // `hookgate CMD --help` is help, not a command with an unknown option.
-  if (command !== undefined && rest.includes("--help")) {
+  if (command !== undefined && COMMANDS.has(command) && (rest.includes("--help") || rest.includes("-h"))) {
     io.out(USAGE);
     return 0;
   }
@@ -152,8 +167,15 @@ async function serveCommand(args: readonly string[]): Promise<number> {
   reload = () => void gateway.reload();
   if (reloadAsked) reload();
   await new Promise<void>((resolve) => {
-    // A second SIGTERM or SIGINT joins the stop already under way (close() is one promise).
-    const stop = () => void gateway.close().finally(resolve);
+    // The first SIGTERM or SIGINT stops gracefully; a second one while it drains (a forward
+    // still waiting on a slow team server, say) ends the process at once, as a second Ctrl-C
+    // does elsewhere. What was answered is journaled already; the next start delivers it.
+    let stopping = false;
+    const stop = (signal: NodeJS.Signals) => {
+      if (stopping) process.exit(signal === "SIGINT" ? 130 : 143);
+      stopping = true;
+      void gateway.close().finally(resolve);
+    };
     process.on("SIGTERM", stop);
     process.on("SIGINT", stop);
   });

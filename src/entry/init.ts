@@ -11,8 +11,8 @@
  * - deepagents: a v2 event map of `command` hooks running a curl adapter (v2 drops `http`).
  * - deepagents-legacy: the list form, the same adapter under the 5 s subprocess limit.
  */
-import { chmod, mkdir, readFile, realpath, rename, stat, writeFile } from "node:fs/promises";
-import { dirname } from "node:path";
+import { chmod, mkdir, readFile, readlink, realpath, rename, stat, writeFile } from "node:fs/promises";
+import { dirname, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { CLAUDE_CODE_EVENTS, DEEPAGENTS_LEGACY_EVENTS, DEEPAGENTS_V2_EVENTS } from "../core/events.js";
 import { DIALECTS } from "../core/hook-event.js";
@@ -404,10 +404,12 @@ function checkUrl(options: InitOptions): string[] {
   try {
     parsed = new URL(url);
   } catch {
-    throw new UsageError(`--url ${url} is not a URL (e.g. http://127.0.0.1:8787${ROUTES[client]})`);
+    throw new UsageError(
+      `--url ${withoutUserinfo(url)} is not a URL (e.g. http://127.0.0.1:8787${ROUTES[client]})`,
+    );
   }
   if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
-    throw new UsageError(`--url ${url} must be http or https`);
+    throw new UsageError(`--url ${withoutUserinfo(url)} must be http or https`);
   }
   if (parsed.username || parsed.password) {
     throw new UsageError(
@@ -500,7 +502,7 @@ async function writeMerged(
   const merged = existing ? mergeConfig(existing, config, url, path) : config;
   // Written beside the file a symlink points at (a dotfiles checkout), with its mode: settings
   // may hold secrets, and a 0600 file must not come back 0644.
-  const target = await realpath(path).catch(() => path);
+  const target = await writeTarget(path);
   const mode = (await stat(target).catch(() => undefined))?.mode;
   await mkdir(dirname(target), { recursive: true });
   const temporary = `${target}.hookgate-${process.pid}.tmp`;
@@ -594,6 +596,19 @@ function mergeHooks(current: unknown, generated: unknown, url: string, path: str
   return result;
 }
 
+/** The file a write to `path` should replace: a symlink's target, dangling or not. */
+async function writeTarget(path: string): Promise<string> {
+  try {
+    return await realpath(path);
+  } catch {
+    try {
+      return resolve(dirname(path), await readlink(path));
+    } catch {
+      return path;
+    }
+  }
+}
+
 /**
  * A hook hookgate wrote for this URL: an http hook on it, or one of the two commands init writes
  * (`hookgate send --url URL …`, the curl adapter, `sh -c`-wrapped for deepagents legacy) with
@@ -607,7 +622,9 @@ function mentions(hook: unknown, url: string): boolean {
   const command = joined.startsWith("sh -c ") ? joined.slice("sh -c ".length) : joined;
   const quoted = shellQuote(url);
   if (command.startsWith(`hookgate send --url ${quoted} `)) return true;
-  return command.startsWith("curl -sS ") && command.split(" ").includes(quoted);
+  return (
+    command.startsWith("curl -sS ") && (command.includes(` ${quoted} `) || command.endsWith(` ${quoted}`))
+  );
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

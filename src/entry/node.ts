@@ -71,10 +71,9 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
   // close and on process exit. Each batch is scrubbed of the running policy's secret values,
   // read at write time: a SIGHUP reload can change them.
   let running: (() => Policy) | undefined;
-  const output = guardedStdout();
   const stdout = batchLines(
     scrubLines(
-      output.sink,
+      guardedStdout(),
       scrubbingWith(() => running?.().secrets ?? NO_SECRETS),
     ),
   );
@@ -170,9 +169,6 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
   };
   const app = createApp(deps);
   const server = createServer(hookListener(deps, getRequestListener(app.fetch, { hostname: options.host })));
-  // Node's own 408 after 300 s would reach a client still waiting (Claude Code waits 600 s for a
-  // hook by default); past the longest client limit nobody is waiting for the answer.
-  server.requestTimeout = REQUEST_TIMEOUT_MS;
   let closing: Promise<void> | undefined;
   // Once closing, every answer ends its connection: a keep-alive client would otherwise hold
   // the server open by sending on.
@@ -248,21 +244,20 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
     await closeAfterServer();
     stdout.flush();
     process.removeListener("exit", stdout.flush);
-    output.detach();
   }
 }
 
-/** Past Claude Code's default hook timeout (600 s), the longest any client waits. */
-const REQUEST_TIMEOUT_MS = 610_000;
 /** How long a stop waits for requests in flight before cutting their connections. */
 const CLOSE_GRACE_MS = 10_000;
 
 /**
  * stdout, until a write to it fails (a closed pipe: `serve | head`). Then log lines are dropped,
  * which stderr says once, and the gateway goes on answering: an unhandled EPIPE would end the
- * process, and the request being logged would get no answer.
+ * process, and the request being logged would get no answer. One guard per process, never
+ * removed: an EPIPE can surface a tick after the write that caused it.
  */
-function guardedStdout(): { sink: { write(text: string): void }; detach(): void } {
+function guardedStdout(): { write(text: string): void } {
+  if (stdoutGuard) return stdoutGuard;
   let failed = false;
   const onError = (e: Error) => {
     if (failed) return;
@@ -276,20 +271,20 @@ function guardedStdout(): { sink: { write(text: string): void }; detach(): void 
     }
   };
   process.stdout.on("error", onError);
-  return {
-    sink: {
-      write(text) {
-        if (failed) return;
-        try {
-          process.stdout.write(text);
-        } catch (e) {
-          onError(e as Error);
-        }
-      },
+  stdoutGuard = {
+    write(text) {
+      if (failed) return;
+      try {
+        process.stdout.write(text);
+      } catch (e) {
+        onError(e as Error);
+      }
     },
-    detach: () => process.stdout.off("error", onError),
   };
+  return stdoutGuard;
 }
+
+let stdoutGuard: { write(text: string): void } | undefined;
 
 const NO_SECRETS: readonly string[] = [];
 

@@ -70,10 +70,12 @@ export function parseGatewayUrl(url: string): URL {
   try {
     parsed = new URL(url);
   } catch {
-    throw new Error(`"${url}" is not a URL (expected e.g. http://127.0.0.1:8787/v1/hooks/claude-code)`);
+    throw new Error(
+      `"${withoutUserinfo(url)}" is not a URL (expected e.g. http://127.0.0.1:8787/v1/hooks/claude-code)`,
+    );
   }
   if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
-    throw new Error(`"${url}" is not an http or https URL`);
+    throw new Error(`"${withoutUserinfo(url)}" is not an http or https URL`);
   }
   if (parsed.username || parsed.password) {
     throw new Error(
@@ -152,6 +154,7 @@ export function withoutUserinfo(text: string): string {
     url.password = "";
     return url.href;
   } catch {
-    return text;
+    // Not a URL at all: whatever stands between "//" and an "@" goes.
+    return text.replace(/\/\/[^/?#]*@/, "//");
   }
 }

@@ -93,6 +93,9 @@ describe("hookgate egress-check", () => {
     const { line } = await check("https://alice:S3cretPW@example.com/x");
     expect(line).toMatchObject({ decision: "deny", url: "https://example.com/x" });
     expect(JSON.stringify(line)).not.toMatch(/S3cretPW|alice/);
+    // Not even a valid URL (a port out of range): still left out.
+    const invalid = await check("http://alice:S3cretPW@example.com:99999/x");
+    expect(invalid.line).toMatchObject({ decision: "deny", url: "http://example.com:99999/x" });
   });
 
   it("denies with the reason when the only pattern is invalid", async () => {

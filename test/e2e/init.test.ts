@@ -661,6 +661,14 @@ describe("hookgate init --write", { timeout: 90_000 }, () => {
     }
     expect(lstatSync(link).isSymbolicLink()).toBe(true);
     expect(statSync(real).mode & 0o777).toBe(0o600);
+    // A link to a file not made yet: the file is made where the link points.
+    const dangling = join(tmp, "dangling-settings.json");
+    symlinkSync(join(tmp, "dotfiles", "later.json"), dangling);
+    expect((await runCli(["init", "--client", "claude-code", "--url", url, "--write", dangling])).code).toBe(
+      0,
+    );
+    expect(lstatSync(dangling).isSymbolicLink()).toBe(true);
+    expect(JSON.parse(readFileSync(join(tmp, "dotfiles", "later.json"), "utf8")).hooks).toBeDefined();
     const stop = (JSON.parse(readFileSync(real, "utf8")) as { hooks: Record<string, { hooks: Hook[] }[]> })
       .hooks.Stop;
     expect(stop?.[0]?.hooks).toEqual(theirs);
@@ -694,9 +702,13 @@ describe("hookgate init --write", { timeout: 90_000 }, () => {
   });
 
   it("writes the same file again for every client when run twice (its own hooks recognised)", async () => {
-    for (const client of ["deepagents", "deepagents-legacy"]) {
-      const path = join(tmp, `again-${client}`, "hooks.json");
-      const url = `${server.url}/v1/hooks/deepagents`;
+    // A query with a space too: shell-quoted, the URL is still one word of the command.
+    for (const [client, url] of [
+      ["deepagents", `${server.url}/v1/hooks/deepagents`],
+      ["deepagents-legacy", `${server.url}/v1/hooks/deepagents`],
+      ["deepagents", `${server.url}/v1/hooks/deepagents?x=a b`],
+    ] as const) {
+      const path = join(tmp, `again-${client}-${url.length}`, "hooks.json");
       const args = ["init", "--client", client, "--url", url, "--write", path];
       expect((await runCli(args)).code).toBe(0);
       const once = readFileSync(path, "utf8");
