@@ -4,7 +4,7 @@
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { connect } from "node:net";
+import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -20,6 +20,16 @@ function policyWith(extra: number, marker: string): string {
     policy.rules.push({ id: `${marker}-${i}`, on: "Notification", matcher: `never_${i}`, decide: "deny" });
   }
   return JSON.stringify(policy);
+}
+
+/** A request whose body never finishes, on its own connection. */
+async function stalledRequest(url: string): Promise<Socket> {
+  const socket = connect(Number(new URL(url).port), "127.0.0.1");
+  await new Promise((resolve) => socket.once("connect", resolve));
+  socket.on("error", () => undefined);
+  socket.write("POST /v1/hooks/claude-code HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{");
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  return socket;
 }
 
 const hook = (url: string) =>
@@ -49,13 +59,7 @@ describe("hookgate serve over its life", { timeout: 60_000 }, () => {
     const path = join(dir, "stop.json");
     writeFileSync(path, EXAMPLE);
     const server = await startServerProcess(path);
-    const { port } = new URL(server.url);
-    // A request whose body never finishes.
-    const socket = connect(Number(port), "127.0.0.1");
-    await new Promise((resolve) => socket.once("connect", resolve));
-    socket.on("error", () => undefined);
-    socket.write("POST /v1/hooks/claude-code HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{");
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    const socket = await stalledRequest(server.url);
     // The stop ended at all (the test's own timeout is the limit), and cleanly.
     const code = await server.stop();
     socket.destroy();
@@ -66,12 +70,7 @@ describe("hookgate serve over its life", { timeout: 60_000 }, () => {
     const path = join(dir, "twice.json");
     writeFileSync(path, EXAMPLE);
     const server = await startServerProcess(path);
-    const { port } = new URL(server.url);
-    const socket = connect(Number(port), "127.0.0.1");
-    await new Promise((resolve) => socket.once("connect", resolve));
-    socket.on("error", () => undefined);
-    socket.write("POST /v1/hooks/claude-code HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{");
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    const socket = await stalledRequest(server.url);
     server.child.kill("SIGTERM");
     await new Promise((resolve) => setTimeout(resolve, 200));
     server.child.kill("SIGINT");
