@@ -15,6 +15,7 @@ export type RequestErrorCode =
   | "EVENT_NAME_MISSING"
   | "EVENT_INVALID"
   | "UNKNOWN_CLIENT_ROUTE"
+  | "HOST_NOT_SERVED"
   | "INTERNAL_ERROR"
   | AuthFailureCode;
 
@@ -29,6 +30,8 @@ export const FAIL_MODE_SOURCE: Readonly<Record<RequestErrorCode, "auth" | "defau
   EVENT_NAME_MISSING: "defaults",
   EVENT_INVALID: "defaults",
   UNKNOWN_CLIENT_ROUTE: "defaults",
+  // A request addressed to a name the gateway does not serve is not let in: the auth fail mode.
+  HOST_NOT_SERVED: "auth",
   INTERNAL_ERROR: "defaults",
   AUTH_MISSING: "auth",
   AUTH_MALFORMED: "auth",

@@ -10,8 +10,9 @@
  * @hono/node-server answers 400.
  */
 import type { IncomingMessage, OutgoingHttpHeaders, RequestListener, ServerResponse } from "node:http";
+import { isIP } from "node:net";
 import type { HookDeps } from "../app/handle-hook.js";
-import { errorMessage } from "../core/errors.js";
+import { errorMessage, type RequestError } from "../core/errors.js";
 import { hookResponse, runHookRoute } from "../http/hook-route.js";
 import { type ChunkSource, readBodyChunks } from "../http/read-body.js";
 
@@ -22,15 +23,36 @@ import { type ChunkSource, readBodyChunks } from "../http/read-body.js";
  */
 const HOOK_PATH = /^\/v1\/hooks(?:\/(?!\.\.?(?:\/|\?|$))([A-Za-z0-9_.-]+))?\/?(?:\?.*)?$/;
 
-export function hookListener(deps: HookDeps, fallback: RequestListener): RequestListener {
+/**
+ * `servesHost` says whether a request's Host is one the gateway answers (`serve` on loopback
+ * answers only loopback names: `loopbackHost`). Any other request to a hook route gets the
+ * auth fail mode's answer (HOST_NOT_SERVED); any other route, 421 Misdirected Request.
+ */
+export function hookListener(
+  deps: HookDeps,
+  fallback: RequestListener,
+  servesHost: (host: string | undefined) => boolean = () => true,
+): RequestListener {
   const send = answerWriter(deps.logger);
   return (request, response) => {
-    const route = request.method === "POST" ? HOOK_PATH.exec(request.url ?? "") : null;
-    if (!route) {
+    const url = request.url ?? "";
+    const route = request.method === "POST" ? HOOK_PATH.exec(url) : null;
+    const served = servesHost(request.headers.host);
+    const hookPath = route !== null || (request.method === "POST" && /^\/v1\/hooks(?:[/?]|$)/.test(url));
+    if (!served && !hookPath) {
+      misdirected(response, request.headers.host);
+      return;
+    }
+    if (!hookPath) {
       fallback(request, response);
       return;
     }
-    answer(deps, request, response, route[1] || undefined, send).catch((e: unknown) => {
+    if (served && !route) {
+      fallback(request, response); // deeper hook paths: Hono normalises them
+      return;
+    }
+    const refused = served ? undefined : hostNotServed(request.headers.host);
+    answer(deps, request, response, route?.[1] || undefined, send, refused).catch((e: unknown) => {
       // runHookRoute answers every failure itself; this is the last resort, as Hono's onError.
       deps.logger.log("error", "unhandled error", {
         error: errorMessage(e),
@@ -39,6 +61,32 @@ export function hookListener(deps: HookDeps, fallback: RequestListener): Request
       internalError(response);
     });
   };
+}
+
+/**
+ * A Host that names loopback: an IP literal or `localhost` (and its subdomains), any port. A web
+ * page's own name, pointed at 127.0.0.1 by its DNS (rebinding), is neither: the page could
+ * otherwise read the gateway's answers as its own origin, and act as a local agent.
+ */
+export function loopbackHost(host: string | undefined): boolean {
+  if (host === undefined) return true; // HTTP/1.0 has none; Node refuses an HTTP/1.1 request without
+  const name = (
+    host.startsWith("[") ? host.slice(1, host.indexOf("]")) : host.replace(/:\d*$/, "")
+  ).toLowerCase();
+  return isIP(name) !== 0 || name === "localhost" || name.endsWith(".localhost");
+}
+
+function hostNotServed(host: string | undefined): RequestError {
+  return {
+    code: "HOST_NOT_SERVED",
+    message: `the request is addressed to ${JSON.stringify(String(host).slice(0, 100))}; a gateway bound to loopback answers only requests to 127.0.0.1, [::1] or localhost (a web page may have pointed its own name here); put one of those in the hook URL`,
+  };
+}
+
+function misdirected(response: ServerResponse, host: string | undefined): void {
+  const { code, message } = hostNotServed(host);
+  response.writeHead(421, { "content-type": "application/json", connection: "close" });
+  response.end(JSON.stringify({ error: { code, message } }));
 }
 
 /** A 500 while nothing was sent yet, else the connection closed: the last resort's answer. */
@@ -57,6 +105,7 @@ async function answer(
   response: ServerResponse,
   client: string | undefined,
   send: (answer: Answer) => void,
+  refused?: RequestError,
 ): Promise<void> {
   const header = (name: string) => rawHeader(request.rawHeaders, name);
   const outcome = await runHookRoute(deps, client, {
@@ -65,6 +114,7 @@ async function answer(
     contentType: header("content-type"),
     authorization: header("authorization"),
     timeoutHeader: header("x-hookgate-timeout"),
+    refused,
   });
   const { status, headers, body } = hookResponse(outcome);
   headers["content-length"] = String(Buffer.byteLength(body));

@@ -34,7 +34,7 @@ import {
   JOURNAL_DIR,
   startDeliveryThread,
 } from "./delivery-thread-host.js";
-import { hookListener } from "./node-listener.js";
+import { hookListener, loopbackHost } from "./node-listener.js";
 
 export interface ServeOptions {
   readonly policyPath: string;
@@ -168,7 +168,12 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
     await egress.close();
   };
   const app = createApp(deps);
-  const server = createServer(hookListener(deps, getRequestListener(app.fetch, { hostname: options.host })));
+  // Bound to loopback, only loopback names are served: DNS rebinding (README, "serve").
+  const loopbackBind = /^(?:127\.|::1$|::ffff:127\.|localhost$)/i.test(options.host);
+  const servesHost = loopbackBind ? loopbackHost : undefined;
+  const server = createServer(
+    hookListener(deps, getRequestListener(app.fetch, { hostname: options.host }), servesHost),
+  );
   let closing: Promise<void> | undefined;
   // Once closing, every answer ends its connection: a keep-alive client would otherwise hold
   // the server open by sending on.

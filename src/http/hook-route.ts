@@ -18,6 +18,11 @@ export interface HookRouteRequest {
   readonly contentType: string | undefined;
   readonly authorization: string | undefined;
   readonly timeoutHeader: string | undefined;
+  /**
+   * Refused before its body is looked at (a Host the gateway does not serve): answered as this
+   * request error, in the route's fail mode, the body read and set aside.
+   */
+  readonly refused?: RequestError | undefined;
 }
 
 export interface HookRouteOutcome extends HookOutcome {
@@ -27,8 +32,8 @@ export interface HookRouteOutcome extends HookOutcome {
 
 /**
  * Answers `POST /v1/hooks` (`client` undefined: the body decides the dialect) or
- * `POST /v1/hooks/<client>`. An unknown client name is answered as a request error, its body
- * read and set aside.
+ * `POST /v1/hooks/<client>`. An unknown client name, or a request refused before it is looked
+ * at, is answered as a request error, its body read and set aside.
  */
 export async function runHookRoute(
   deps: HookDeps,
@@ -36,21 +41,20 @@ export async function runHookRoute(
   request: HookRouteRequest,
   explain = false,
 ): Promise<HookRouteOutcome> {
-  let dialect: Dialect | undefined;
-  let body: BodyResult;
-  if (client === undefined || ROUTE_DIALECTS.has(client)) {
-    dialect = client as Dialect | undefined;
-    body = await request.readBody(deps.policy().defaults.maxBodyBytes);
-  } else {
-    const error: RequestError = {
-      code: "UNKNOWN_CLIENT_ROUTE",
-      message: `no client route "/v1/hooks/${shown(client)}"; use /v1/hooks/claude-code, /v1/hooks/deepcode or /v1/hooks/deepagents`,
-    };
-    // Read (within the body limit) and set aside: a body left unread makes a client that is still
-    // sending it see a reset, not this answer.
-    const read = await request.readBody(deps.policy().defaults.maxBodyBytes);
-    body = { ok: false, error, unread: !read.ok && read.unread === true };
-  }
+  const known = client === undefined || ROUTE_DIALECTS.has(client);
+  const dialect = known ? (client as Dialect | undefined) : undefined;
+  const refusal: RequestError | undefined =
+    request.refused ??
+    (known
+      ? undefined
+      : {
+          code: "UNKNOWN_CLIENT_ROUTE",
+          message: `no client route "/v1/hooks/${shown(client)}"; use /v1/hooks/claude-code, /v1/hooks/deepcode or /v1/hooks/deepagents`,
+        });
+  let body = await request.readBody(deps.policy().defaults.maxBodyBytes);
+  // A refused request's body is read too (within the limit) and set aside: a body left unread
+  // makes a client that is still sending it see a reset, not this answer.
+  if (refusal) body = { ok: false, error: refusal, unread: !body.ok && body.unread === true };
   const outcome = await handleHook(
     deps,
     {

@@ -359,7 +359,7 @@ const ROWS: readonly Row[] = [
     request: {
       bytes: Buffer.concat([
         Buffer.from(
-          `POST /v1/hooks HTTP/1.1\r\nHost: gateway\r\nContent-Type: application/json\r\nAuthorization: Bearer ${TOKEN_A}\r\nContent-Length: ${70 * MiB}\r\n\r\n`,
+          `POST /v1/hooks HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAuthorization: Bearer ${TOKEN_A}\r\nContent-Length: ${70 * MiB}\r\n\r\n`,
         ),
         preOfSize(128 * 1024),
       ]),
@@ -507,7 +507,7 @@ const ROWS: readonly Row[] = [
     name: "a NUL byte in a header: Node refuses the request line by line (400)",
     request: {
       bytes: Buffer.from(
-        `POST /v1/hooks HTTP/1.1\r\nHost: gateway\r\nAuthorization: Bearer ${TOKEN_A}\0\r\nContent-Length: 0\r\n\r\n`,
+        `POST /v1/hooks HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${TOKEN_A}\0\r\nContent-Length: 0\r\n\r\n`,
       ),
     },
     expected: { status: 400, headers: { connection: "close" } },
@@ -516,7 +516,7 @@ const ROWS: readonly Row[] = [
     name: "Content-Length and Transfer-Encoding together (request smuggling): 400 from Node",
     request: {
       bytes: Buffer.from(
-        `POST /v1/hooks HTTP/1.1\r\nHost: gateway\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n0\r\n\r\n`,
+        `POST /v1/hooks HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n0\r\n\r\n`,
       ),
     },
     expected: { status: 400, headers: { connection: "close" } },
@@ -705,7 +705,7 @@ const ROWS: readonly Row[] = [
   },
   {
     name: "a method Node does not know (FOO): 400 from Node's parser",
-    request: { bytes: Buffer.from("FOO /v1/hooks HTTP/1.1\r\nHost: gateway\r\n\r\n") },
+    request: { bytes: Buffer.from("FOO /v1/hooks HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n") },
     expected: { status: 400 },
   },
 ];

@@ -27,7 +27,7 @@ async function stalledRequest(url: string): Promise<Socket> {
   const socket = connect(Number(new URL(url).port), "127.0.0.1");
   await new Promise((resolve) => socket.once("connect", resolve));
   socket.on("error", () => undefined);
-  socket.write("POST /v1/hooks/claude-code HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{");
+  socket.write("POST /v1/hooks/claude-code HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n{");
   await new Promise((resolve) => setTimeout(resolve, 100));
   return socket;
 }

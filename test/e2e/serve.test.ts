@@ -213,6 +213,50 @@ describe("staying up", () => {
   });
 });
 
+describe("a gateway on loopback and the names it answers", () => {
+  const hook = (host: string) =>
+    sendRaw(server.url, {
+      path: "/v1/hooks/claude-code",
+      headers: [
+        ["Host", host],
+        ["Content-Type", "application/json"],
+        ["Authorization", `Bearer ${HARNESS_TOKEN}`],
+      ],
+      body: JSON.stringify({
+        session_id: "s",
+        transcript_path: "/t",
+        cwd: "/p",
+        hook_event_name: "PreToolUse",
+        tool_name: "Bash",
+        tool_input: { command: "rm -rf /" },
+      }),
+    });
+
+  it("answers loopback names, and refuses a web page's own name pointed at 127.0.0.1 (DNS rebinding)", async () => {
+    const { port } = new URL(server.url);
+    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, "localhost"]) {
+      const res = await hook(host);
+      expect(res.headers["x-hookgate-error"], host).toBeUndefined();
+      expect(JSON.parse(res.body).hookSpecificOutput.permissionDecision).toBe("deny");
+    }
+    // A hook route: the auth fail mode's answer, 2xx, saying why.
+    const rebound = await hook(`rebind.attacker.example:${port}`);
+    expect(rebound.status).toBe(200);
+    expect(rebound.headers["x-hookgate-error"]).toBe("HOST_NOT_SERVED");
+    expect(rebound.body).toMatch(/addressed to \\"rebind\.attacker\.example:\d+\\"/);
+    // Every other route: 421, nothing read or told.
+    for (const path of ["/healthz", "/metrics", "/v1/whoami"]) {
+      const res = await sendRaw(server.url, {
+        method: "GET",
+        path,
+        headers: [["Host", "rebind.attacker.example"]],
+      });
+      expect(res.status, path).toBe(421);
+      expect(JSON.parse(res.body).error.code).toBe("HOST_NOT_SERVED");
+    }
+  });
+});
+
 describe("GET /metrics", () => {
   it("counts decisions by event, client and kind, and request errors by code, in Prometheus text", async () => {
     const res = await fetch(`${server.url}/metrics`);
