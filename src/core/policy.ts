@@ -155,6 +155,7 @@ export async function loadPolicy(
   issues.push(...egress.errors.map((e) => ({ severity: "error" as const, ...e })));
   const warnings: PolicyIssue[] = egress.warnings.map((w) => ({ severity: "warning" as const, ...w }));
   const tokens = await resolveTokens(document, deps, warnings);
+  issues.push(...sharedTokens(tokens));
   const models = compileModels(document, deps.env, warnings);
   warnAboutSinkValues(document, deps.env, warnings);
   if (issues.length > 0) return err(issues);
@@ -449,7 +450,16 @@ async function resolveTokens(
       tokens.push({ team: token.team, sha256: token.sha256, source: "sha256" });
       continue;
     }
-    const value = deps.env(token.env);
+    // Trimmed as the presented token is: a secret stored with `echo` ends in a newline.
+    const raw = deps.env(token.env);
+    const value = raw?.trim();
+    if (value !== raw && value) {
+      warnings.push({
+        severity: "warning",
+        path: `$.auth.tokens[${i}].env`,
+        message: `the value of ${token.env} has spaces or a newline around it; they are not part of the token`,
+      });
+    }
     if (value === undefined || value === "") {
       warnings.push({
         severity: "warning",
@@ -464,6 +474,24 @@ async function resolveTokens(
     });
   }
   return tokens;
+}
+
+/** A token listed for two teams would authenticate as whichever comes first: refused. */
+function sharedTokens(tokens: readonly TeamToken[]): PolicyIssue[] {
+  const first = new Map<string, number>();
+  const problems: PolicyIssue[] = [];
+  tokens.forEach((token, i) => {
+    if (token.sha256 === undefined) return;
+    const before = first.get(token.sha256);
+    if (before === undefined) first.set(token.sha256, i);
+    else if (tokens[before]?.team !== token.team)
+      problems.push({
+        severity: "error",
+        path: `$.auth.tokens[${i}]`,
+        message: `is the same token as $.auth.tokens[${before}], of team "${tokens[before]?.team}": a token names one team`,
+      });
+  });
+  return problems;
 }
 
 /**

@@ -211,6 +211,34 @@ describe("loadPolicy", () => {
     expect(without.policy.auth?.tokens[0]?.sha256).toBeUndefined();
   });
 
+  it("reads an env token without the newline a secret stored with echo ends in, and says so", async () => {
+    const document = { version: 1, rules: [], auth: { tokens: [{ team: "mobile", env: "TOKEN_MOBILE" }] } };
+    const padded = await loaded(document, { TOKEN_MOBILE: "s3cret\n" });
+    const clean = await loaded(document, { TOKEN_MOBILE: "s3cret" });
+    expect(padded.policy.auth?.tokens[0]?.sha256).toBe(clean.policy.auth?.tokens[0]?.sha256);
+    expect(padded.warnings.map((w) => `${w.path}: ${w.message}`)).toEqual([
+      "$.auth.tokens[0].env: the value of TOKEN_MOBILE has spaces or a newline around it; they are not part of the token",
+    ]);
+  });
+
+  it("refuses one token listed for two teams, which would authenticate as whichever came first", async () => {
+    const sha256 = "0af148632bfc2bdf9076bdc41fa58336a206cd23532da915cc5d2f9e9c3f6a50";
+    const problems = await problemsOf({
+      version: 1,
+      rules: [],
+      auth: {
+        tokens: [
+          { team: "platform", sha256 },
+          { team: "platform", sha256 },
+          { team: "mobile", sha256 },
+        ],
+      },
+    });
+    expect(problems.map((p) => `${p.path}: ${p.message}`)).toEqual([
+      '$.auth.tokens[2]: is the same token as $.auth.tokens[0], of team "platform": a token names one team',
+    ]);
+  });
+
   it("indexes rules by event, keeping file order with wildcard rules, and leaves off rules out", async () => {
     const policy = await policyFrom(
       policyWith(
