@@ -6,8 +6,8 @@
  * code after the body is read (`runHookRoute` and `hookResponse` in src/http/hook-route.ts); the
  * end-to-end tests (test/e2e: the captured Claude Code requests, the client vectors, the bad-input
  * catalogue) run against `hookgate serve`, so against this listener. One difference is kept on
- * purpose: a malformed Host header is not refused here (it plays no part in a decision), where
- * @hono/node-server answers 400.
+ * purpose: a malformed Host header is not refused here as such (@hono/node-server answers 400);
+ * on a loopback bind it is simply not a loopback name (`loopbackHost`).
  */
 import type { IncomingMessage, OutgoingHttpHeaders, RequestListener, ServerResponse } from "node:http";
 import { isIP } from "node:net";
