@@ -10,8 +10,8 @@
  * on a loopback bind it is simply not a loopback name (`loopbackHost`).
  */
 import type { IncomingMessage, OutgoingHttpHeaders, RequestListener, ServerResponse } from "node:http";
-import { isIP } from "node:net";
 import type { HookDeps } from "../app/handle-hook.js";
+import { isIpLiteral } from "../core/egress/address.js";
 import { errorMessage, type RequestError } from "../core/errors.js";
 import { hookResponse, runHookRoute } from "../http/hook-route.js";
 import { type ChunkSource, readBodyChunks } from "../http/read-body.js";
@@ -73,7 +73,10 @@ export function loopbackHost(host: string | undefined): boolean {
   const name = (
     host.startsWith("[") ? host.slice(1, host.indexOf("]")) : host.replace(/:\d*$/, "")
   ).toLowerCase();
-  return isIP(name) !== 0 || name === "localhost" || name.endsWith(".localhost");
+  if (name === "localhost" || name.endsWith(".localhost")) return true;
+  // Digits and dots, or a colon (an IPv6 literal, from brackets): no DNS name looks like either.
+  // Any other spelling of an address (0x7f.1) is rare, and the full parse decides it.
+  return /^[\d.]+$/.test(name) || name.includes(":") || isIpLiteral(name);
 }
 
 function hostNotServed(host: string | undefined): RequestError {

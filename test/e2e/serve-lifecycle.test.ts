@@ -71,10 +71,11 @@ describe("hookgate serve over its life", { timeout: 60_000 }, () => {
     writeFileSync(path, EXAMPLE);
     const server = await startServerProcess(path);
     const socket = await stalledRequest(server.url);
+    const exited = new Promise<number | null>((resolve) => server.child.once("exit", resolve));
     server.child.kill("SIGTERM");
     await new Promise((resolve) => setTimeout(resolve, 200));
     server.child.kill("SIGINT");
-    const code = await server.stop();
+    const code = await exited;
     socket.destroy();
     expect(code).toBe(130);
     expect(server.output().stderr).toBe("");
