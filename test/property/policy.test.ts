@@ -206,16 +206,22 @@ const validPolicy: fc.Arbitrary<Record<string, unknown>> = fc
         ),
         auth: fc.record(
           {
+            // A token names one team (one listed for two is refused): each team's tokens are
+            // drawn from its own digests and its own variable.
             tokens: fc.array(
-              fc.oneof(
-                fc.record({
-                  team: fc.constantFrom("platform", "mobile"),
-                  sha256: fc.stringMatching(/^[0-9a-f]{64}$/),
-                }),
-                fc.record({
-                  team: fc.constantFrom("platform", "mobile"),
-                  env: fc.constantFrom("TOKEN_A", "TOKEN_B"),
-                }),
+              fc.constantFrom("platform", "mobile").chain((team) =>
+                fc.oneof(
+                  fc.record({
+                    team: fc.constant(team),
+                    sha256: fc.stringMatching(
+                      team === "platform" ? /^[0-7][0-9a-f]{63}$/ : /^[89a-f][0-9a-f]{63}$/,
+                    ),
+                  }),
+                  fc.record({
+                    team: fc.constant(team),
+                    env: fc.constant(team === "platform" ? "TOKEN_A" : "TOKEN_B"),
+                  }),
+                ),
               ),
               { maxLength: 2 },
             ),
