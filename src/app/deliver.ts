@@ -10,7 +10,7 @@ import {
   DEFAULT_RETRY_SCHEDULE_SECONDS,
   type DeliveryJob,
   type DeliveryOutcome,
-  retryDelayMs,
+  retryOrDead,
 } from "../core/delivery.js";
 import type { EgressCode } from "../core/egress/refusal.js";
 import { errorMessage } from "../core/errors.js";
@@ -83,12 +83,8 @@ export function createDeliverer(deps: DeliverDeps): Deliverer {
     const sink = resolveSink(config, deps.env);
     if (typeof sink === "string") return { kind: "dead", reason: `sink "${job.sink}": ${sink}` };
     const schedule = config.retryScheduleSeconds ?? DEFAULT_RETRY_SCHEDULE_SECONDS;
-    const retryOrDead = (reason: string, retryAfterMs?: number): DeliveryOutcome => {
-      const delayMs = retryDelayMs(attempts, schedule, deps.random(), retryAfterMs);
-      return delayMs === undefined
-        ? { kind: "dead", reason: `gave up after ${attempts} attempts: ${reason}` }
-        : { kind: "retry", delayMs, reason };
-    };
+    const retryLater = (reason: string, retryAfterMs?: number): DeliveryOutcome =>
+      retryOrDead(attempts, schedule, deps.random(), reason, retryAfterMs);
 
     let request: Awaited<ReturnType<typeof buildSinkRequest>>;
     try {
@@ -108,7 +104,7 @@ export function createDeliverer(deps: DeliverDeps): Deliverer {
     });
     if (!sent.ok) {
       const reason = `${sent.error.code}: ${sent.error.reason}`;
-      return TRANSIENT.has(sent.error.code) ? retryOrDead(reason) : { kind: "dead", reason };
+      return TRANSIENT.has(sent.error.code) ? retryLater(reason) : { kind: "dead", reason };
     }
     const verdict = classifySinkResponse(
       sink.type,
@@ -120,7 +116,7 @@ export function createDeliverer(deps: DeliverDeps): Deliverer {
     );
     if (verdict.kind === "delivered") return { kind: "ack" };
     if (verdict.kind === "permanent") return { kind: "dead", reason: verdict.reason };
-    return retryOrDead(verdict.reason, verdict.retryAfterMs);
+    return retryLater(verdict.reason, verdict.retryAfterMs);
   }
 
   return { deliver };

@@ -197,11 +197,7 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
     const shadow = rule.mode === "shadow";
     const limiter = limiterFor(model, shadow);
     if (shadow && !limiter.tryAcquire()) {
-      return skipped(
-        rule,
-        model.name,
-        `all ${model.maxConcurrent} shadow calls to model "${model.name}" are in flight`,
-      );
+      return skipped(rule, `all ${model.maxConcurrent} shadow calls to model "${model.name}" are in flight`);
     }
     if (!shadow && !(await limiter.acquire(timeoutMs, signal))) {
       return onError(rule, input, {
@@ -214,7 +210,6 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
       limiter.release();
       return skipped(
         rule,
-        model.name,
         `the shadow calls' own daily budget of ${budget.limit} to model "${model.name}" is spent`,
       );
     }
@@ -353,8 +348,9 @@ function withAudit(attempt: Attempt, extra: Partial<RemoteAudit>): Attempt {
 }
 
 /** A shadow rule's call that did not run: no verdict, only why. */
-function skipped(rule: CompiledRule, model: string, detail: string): Attempt {
-  return { effect: { ruleId: rule.id }, audit: { outcome: "SKIPPED", model, detail } };
+/** A shadow call not made; `run` adds the rule's model to its audit. */
+function skipped(rule: CompiledRule, detail: string): Attempt {
+  return { effect: { ruleId: rule.id }, audit: { outcome: "SKIPPED", detail } };
 }
 
 /** Counting semaphore whose waiters give up at a timeout or an abort. */

@@ -54,8 +54,18 @@ export type DeliveryOutcome =
  * ever, nor left for the queue's own redrive, which keeps no reason. Every consumer uses it.
  */
 export function thrownOutcome(attempts: number, error: unknown): DeliveryOutcome {
-  const reason = `internal error: ${errorMessage(error)}`;
-  const delayMs = retryDelayMs(attempts, DEFAULT_RETRY_SCHEDULE_SECONDS, 0.5);
+  return retryOrDead(attempts, DEFAULT_RETRY_SCHEDULE_SECONDS, 0.5, `internal error: ${errorMessage(error)}`);
+}
+
+/** Another attempt on the schedule, or, once it is spent, the dead letter with the last reason. */
+export function retryOrDead(
+  attempts: number,
+  schedule: readonly number[],
+  random: number,
+  reason: string,
+  retryAfterMs?: number,
+): DeliveryOutcome {
+  const delayMs = retryDelayMs(attempts, schedule, random, retryAfterMs);
   return delayMs === undefined
     ? { kind: "dead", reason: `gave up after ${attempts} attempts: ${reason}` }
     : { kind: "retry", delayMs, reason };

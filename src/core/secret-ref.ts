@@ -31,6 +31,7 @@ export function readWebhookKey(secret: string): Uint8Array<ArrayBuffer> | string
   const encoded = secret.startsWith("whsec_") ? secret.slice("whsec_".length) : secret;
   let binary: string;
   try {
+    // `atob` is WHATWG forgiving-base64: missing padding is fine, URL-safe characters are not.
     binary = atob(encoded);
   } catch {
     return 'must be "whsec_" followed by standard base64';

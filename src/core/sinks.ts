@@ -797,7 +797,6 @@ export const webCryptoHmacSha256: HmacSha256 = async (key, message) => {
   return toBase64(new Uint8Array(mac));
 };
 
-/** `atob` is WHATWG forgiving-base64: missing padding is fine, URL-safe characters are not. */
 function toBase64(bytes: Uint8Array): string {
   let binary = "";
   for (const byte of bytes) binary += String.fromCharCode(byte);

@@ -11,7 +11,6 @@
  */
 import type { IncomingMessage, OutgoingHttpHeaders, RequestListener, ServerResponse } from "node:http";
 import type { HookDeps } from "../app/handle-hook.js";
-import { isIpLiteral } from "../core/egress/address.js";
 import { errorMessage, type RequestError } from "../core/errors.js";
 import { hookResponse, runHookRoute } from "../http/hook-route.js";
 import { type ChunkSource, readBodyChunks } from "../http/read-body.js";
@@ -22,6 +21,9 @@ import { type ChunkSource, readBodyChunks } from "../http/read-body.js";
  * name (`/v1/hooks//`), `.` and `..`, percent-encoded names, deeper paths.
  */
 const HOOK_PATH = /^\/v1\/hooks(?:\/(?!\.\.?(?:\/|\?|$))([A-Za-z0-9_.-]+))?\/?(?:\?.*)?$/;
+
+/** Any hook path, deeper ones included: a request to one is answered as a hook, even refused. */
+const HOOK_PREFIX = /^\/v1\/hooks(?:[/?]|$)/;
 
 /**
  * `servesHost` says whether a request's Host is one the gateway answers (`serve` on loopback
@@ -37,21 +39,18 @@ export function hookListener(
   return (request, response) => {
     const url = request.url ?? "";
     const route = request.method === "POST" ? HOOK_PATH.exec(url) : null;
-    const served = servesHost(request.headers.host);
-    const hookPath = route !== null || (request.method === "POST" && /^\/v1\/hooks(?:[/?]|$)/.test(url));
-    if (!served && !hookPath) {
-      misdirected(response, request.headers.host);
+    const host = request.headers.host;
+    let refused: RequestError | undefined;
+    if (!servesHost(host)) {
+      if (!route && !(request.method === "POST" && HOOK_PREFIX.test(url))) {
+        misdirected(response, host);
+        return;
+      }
+      refused = hostNotServed(host);
+    } else if (!route) {
+      fallback(request, response); // every other route, and deeper hook paths Hono normalises
       return;
     }
-    if (!hookPath) {
-      fallback(request, response);
-      return;
-    }
-    if (served && !route) {
-      fallback(request, response); // deeper hook paths: Hono normalises them
-      return;
-    }
-    const refused = served ? undefined : hostNotServed(request.headers.host);
     answer(deps, request, response, route?.[1] || undefined, send, refused).catch((e: unknown) => {
       // runHookRoute answers every failure itself; this is the last resort, as Hono's onError.
       deps.logger.log("error", "unhandled error", {
@@ -75,8 +74,8 @@ export function loopbackHost(host: string | undefined): boolean {
   ).toLowerCase();
   if (name === "localhost" || name.endsWith(".localhost")) return true;
   // Digits and dots, or a colon (an IPv6 literal, from brackets): no DNS name looks like either.
-  // Any other spelling of an address (0x7f.1) is rare, and the full parse decides it.
-  return /^[\d.]+$/.test(name) || name.includes(":") || isIpLiteral(name);
+  // Other spellings of an address (0x7f.1) are not served.
+  return /^[\d.]+$/.test(name) || name.includes(":");
 }
 
 function hostNotServed(host: string | undefined): RequestError {

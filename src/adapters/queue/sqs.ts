@@ -235,7 +235,7 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
             continue;
           }
           const id = outgoing[Number(failed.Id)]?.id ?? `entry ${failed.Id}`;
-          refused.push(`${id} (${failed.Code ?? "unknown"}${failed.Message ? `: ${failed.Message}` : ""})`);
+          refused.push(`${id} (${describeFailure(failed)})`);
         }
       }
     }
