@@ -12,9 +12,9 @@
  *     journal the jobs before answering, and whose delivery thread takes them into the SQLite
  *     queue and delivers them, in the same process, to the receivers (bench/webhook-receiver.js).
  *
- *   node bench/enqueue.js [--rounds 5] [--warm-in 200] [--requests 300] [--duration 0.75]
- *                         [--connections 10] [--batches 15] [--batch-ms 50] [--warmup-rounds 1]
- *                         [--timeout 60] [--quiet-wait 5]
+ *   node bench/enqueue.js [--rounds 5] [--warm-in 200] [--requests 300] [--paced 200]
+ *                         [--pace-ms 10] [--duration 0.75] [--connections 10] [--batches 15]
+ *                         [--batch-ms 50] [--warmup-rounds 1] [--timeout 60] [--quiet-wait 5]
  *
  * Needs `npm run build` first. Loopback only; stops by itself. Writes
  * bench/results/enqueue-<date>.json and prints a Markdown table.
@@ -48,11 +48,15 @@ import { formatPolicy, MEASURED_ANSWER, measuredRequest } from "./make-policy.js
 
 const { fail, boundedInt, boundedNumber, startGateway, stop } = createRun("enqueue.js");
 const START_TIMEOUT_MS = 15_000;
+/** Unmeasured paced requests before each paced measurement. */
+const PACED_WARM_IN = 20;
 
 const { values: flags } = parseArgs({
   options: {
     rounds: { type: "string", default: "5" },
     requests: { type: "string", default: "300" },
+    paced: { type: "string", default: "200" },
+    "pace-ms": { type: "string", default: "10" },
     duration: { type: "string", default: "0.75" },
     connections: { type: "string", default: "10" },
     batches: { type: "string", default: "15" },
@@ -74,6 +78,14 @@ const options = {
    * delivery thread was not yet busy, which flattered the ratio (1.3× against 2.2× steady).
    */
   requests: boundedInt("requests", flags.requests, 10, 100_000),
+  /**
+   * Paced requests per round and gateway: one at a time, `paceMs` apart, the rate at which a
+   * busy team's agents call (each agent's own events are far further apart). Back to back, the
+   * notify gateway's deliveries (about 1 ms of CPU per event) cannot keep up on two cores and
+   * share them with the decisions; paced, each event's deliveries are done before the next.
+   */
+  paced: boundedInt("paced", flags.paced, 10, 100_000),
+  paceMs: boundedInt("pace-ms", flags["pace-ms"], 1, 1000),
   /** Seconds of autocannon per round and gateway (throughput under `connections`). */
   durationSeconds: boundedNumber("duration", flags.duration, 0.5, 60),
   connections: boundedInt("connections", flags.connections, 1, 100),
@@ -165,14 +177,17 @@ async function main() {
     let quietBudget = options.quietWaitSeconds;
     log(
       `enqueue: ${options.warmupRounds} warm-up + ${options.rounds} rounds; per round and gateway ` +
-        `${options.warmIn} + ${options.requests} sequential requests, then ${options.connections} connections for ${options.durationSeconds} s`,
+        `${PACED_WARM_IN} + ${options.paced} paced ${options.paceMs} ms apart, ` +
+        `${options.warmIn} + ${options.requests} back to back, then ${options.connections} connections for ${options.durationSeconds} s`,
     );
     for (let round = 1 - options.warmupRounds; round <= options.rounds; round++) {
       const warmup = round < 1;
       for (const t of round % 2 === 0 ? targets : [...targets].reverse()) {
         const waitedForQuietSeconds = warmup ? 0 : await waitForQuiet(pids, quietBudget);
         quietBudget = Math.max(0, quietBudget - waitedForQuietSeconds);
-        const seq = await sequential(t, agent, pids);
+        // Paced first: after the back-to-back requests the deliveries have a backlog to work off.
+        const paced = await sequential(t, agent, pids, PACED_WARM_IN, options.paced, options.paceMs);
+        const seq = await sequential(t, agent, pids, options.warmIn, options.requests, 0);
         const conc = await concurrent(t, pids);
         // Every job of the measurement is delivered before the next one starts: a backlog would
         // give the other gateway's measurement this one's delivery work.
@@ -182,13 +197,14 @@ async function main() {
           round,
           target: t.name,
           sequential: seq,
+          paced,
           concurrent: conc,
           drain,
           waitedForQuietSeconds,
         });
         log(
           `round ${round}/${options.rounds} ${t.title.padEnd(34)} seq p50 ${seq.p50Us} µs, p99 ${seq.p99Us} µs, ` +
-            `${seq.cpuUsPerRequest ?? "?"} µs CPU/req; ${options.connections} conn ${conc.requestsPerSecond} req/s, ` +
+            `${seq.cpuUsPerRequest ?? "?"} µs CPU/req; paced p50 ${paced.p50Us} µs, p99 ${paced.p99Us} µs; ${options.connections} conn ${conc.requestsPerSecond} req/s, ` +
             `p50 ${conc.p50Ms} ms, p99 ${conc.p99Ms} ms, ${conc.cpuUsPerRequest ?? "?"} µs CPU/req; ` +
             `drained in ${drain.seconds} s; other processes ${seq.otherProcessesCpuPercent ?? "?"}%/` +
             `${conc.otherProcessesCpuPercent ?? "?"}% of a core`,
@@ -520,13 +536,16 @@ function checkAnswer(t, answer) {
 }
 
 /**
- * `options.warmIn` POSTs, then `options.requests` measured ones, one after another on one
- * keep-alive connection, each answer checked.
+ * `warmIn` POSTs, then `n` measured ones, one after another on one keep-alive connection, each
+ * answer checked, with `pauseMs` after each (none when 0). The CPU is read over the measured ones.
  */
-async function sequential(t, agent, pids) {
-  const n = options.requests;
+async function sequential(t, agent, pids, warmIn, n, pauseMs) {
   const latencies = new Float64Array(n);
-  for (let i = 0; i < options.warmIn; i++) checkAnswer(t, await postHook(t.gateway.url, REQUEST, agent));
+  const pause = () => (pauseMs > 0 ? new Promise((resolve) => setTimeout(resolve, pauseMs)) : undefined);
+  for (let i = 0; i < warmIn; i++) {
+    checkAnswer(t, await postHook(t.gateway.url, REQUEST, agent));
+    await pause();
+  }
   const before = cpuTicks(pids);
   const started = performance.now();
   for (let i = 0; i < n; i++) {
@@ -534,6 +553,7 @@ async function sequential(t, agent, pids) {
     const answer = await postHook(t.gateway.url, REQUEST, agent);
     latencies[i] = (performance.now() - t0) * 1000;
     checkAnswer(t, answer);
+    await pause();
   }
   const seconds = (performance.now() - started) / 1000;
   const ticks = cpuDelta(before, cpuTicks(pids));
@@ -607,6 +627,8 @@ function summarize(targets, rounds) {
       seqP50Us: round1(med((r) => r.sequential.p50Us)),
       seqP99Us: round1(med((r) => r.sequential.p99Us)),
       seqCpuUsPerRequest: med((r) => r.sequential.cpuUsPerRequest ?? Number.NaN),
+      pacedP50Us: round1(med((r) => r.paced.p50Us)),
+      pacedP99Us: round1(med((r) => r.paced.p99Us)),
       concRequestsPerSecond: Math.round(med((r) => r.concurrent.requestsPerSecond)),
       concP50Ms: round3(med((r) => r.concurrent.p50Ms)),
       concP99Ms: round3(med((r) => r.concurrent.p99Ms)),
@@ -638,11 +660,14 @@ function summarize(targets, rounds) {
       seqP50: round3(w.seqP50Us / o.seqP50Us),
       seqP99: round3(w.seqP99Us / o.seqP99Us),
       seqCpu: round3(w.seqCpuUsPerRequest / o.seqCpuUsPerRequest),
+      pacedP50: round3(w.pacedP50Us / o.pacedP50Us),
+      pacedP99: round3(w.pacedP99Us / o.pacedP99Us),
       concRequestsPerSecond: round3(w.concRequestsPerSecond / o.concRequestsPerSecond),
       concP50: round3(w.concP50Ms / o.concP50Ms),
       concP99: round3(w.concP99Ms / o.concP99Ms),
       concCpu: round3(w.concCpuUsPerRequest / o.concCpuUsPerRequest),
       pairedSeqP50: paired((r) => r.sequential.p50Us),
+      pairedPacedP50: paired((r) => r.paced.p50Us),
       pairedConcRequestsPerSecond: paired((r) => r.concurrent.requestsPerSecond),
     },
   };
@@ -652,28 +677,32 @@ function markdown(targets, summary, result) {
   const s = summary.withOverWithout;
   const x = (n) => `${n.toFixed(2)}×`;
   const lines = [
-    `Medians of ${options.rounds} rounds (order alternating). Sequential: ${options.requests} requests one after ` +
-      `another on one keep-alive connection, after ${options.warmIn} unmeasured ones. Concurrent: autocannon, ${options.connections} connections, ` +
+    `Medians of ${options.rounds} rounds (order alternating). Paced: ${options.paced} requests one after another ` +
+      `on one keep-alive connection, ${options.paceMs} ms apart, after ${PACED_WARM_IN} unmeasured ones. Sequential: ` +
+      `${options.requests} requests the same way back to back, after ${options.warmIn} unmeasured ones. Concurrent: autocannon, ${options.connections} connections, ` +
       `${options.durationSeconds} s. CPU: the gateway's, µs per request (10 ms ticks); with notify it includes the ` +
       "enqueue and the consumer delivering the jobs. Drain: after each measurement, the wait until the receiver " +
       "had every job.",
     "",
-    "| gateway | jobs/req | seq p50 µs | seq p99 µs | seq CPU µs/req | conc req/s | conc p50 ms | conc p99 ms | conc CPU µs/req | drain s | other load (max) |",
-    "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    "| gateway | jobs/req | seq p50 µs | seq p99 µs | seq CPU µs/req | paced p50 µs | paced p99 µs | conc req/s | conc p50 ms | conc p99 ms | conc CPU µs/req | drain s | other load (max) |",
+    "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
   ];
   for (const t of targets) {
     const p = summary.targets[t.name];
     lines.push(
       `| ${p.title} | ${p.jobsPerRequest} | ${p.seqP50Us} | ${p.seqP99Us} | ${p.seqCpuUsPerRequest} | ` +
+        `${p.pacedP50Us} | ${p.pacedP99Us} | ` +
         `${p.concRequestsPerSecond} | ${p.concP50Ms.toFixed(3)} | ${p.concP99Ms.toFixed(3)} | ${p.concCpuUsPerRequest} | ` +
         `${p.drainSeconds} | ${p.otherProcessesCpuPercentMax}% |`,
     );
   }
   lines.push(
     `| **with ÷ without** | | **${x(s.seqP50)}** | **${x(s.seqP99)}** | **${x(s.seqCpu)}** | ` +
+      `**${x(s.pacedP50)}** | **${x(s.pacedP99)}** | ` +
       `**${x(s.concRequestsPerSecond)}** | **${x(s.concP50)}** | **${x(s.concP99)}** | **${x(s.concCpu)}** | | |`,
     "",
     `Paired per round: sequential p50 ${x(s.pairedSeqP50.median)} (${s.pairedSeqP50.range.map(x).join("–")}), ` +
+      `paced p50 ${x(s.pairedPacedP50.median)} (${s.pairedPacedP50.range.map(x).join("–")}), ` +
       `concurrent req/s ${x(s.pairedConcRequestsPerSecond.median)} ` +
       `(${s.pairedConcRequestsPerSecond.range.map(x).join("–")}). Counters: ` +
       Object.entries(result.counters)

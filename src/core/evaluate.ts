@@ -68,12 +68,15 @@ export function evaluatePolicy(
   // every rule of the event, so there they are tested here, the command split once for all.
   const unindexed = explain ? { bashWords: facts.bashWords?.() } : undefined;
   for (const rule of rules) {
-    const miss = firstMiss(rule, event, facts, caller, unindexed);
+    // Another team's rule never applies, and simulate does not list it either: a caller sees the
+    // rules that could apply to its own events, nothing of what other teams' rules are or say.
+    if (rule.teams && !rule.teams.has(caller.team)) continue;
+    const miss = firstMiss(rule, event, facts, unindexed);
     explanations?.push({
       ruleId: rule.id,
       applied: miss === undefined,
       mode: rule.mode,
-      why: miss === undefined ? whyApplied(rule, event, facts) : describeMiss(miss, rule, facts, caller),
+      why: miss === undefined ? whyApplied(rule, event, facts) : describeMiss(miss, rule, facts),
     });
     if (miss !== undefined) continue;
     const pendingRemote = rule.action.kind === "prompt" || rule.action.kind === "forward";
@@ -134,7 +137,7 @@ function factsOf(event: HookEvent): EventFacts {
 }
 
 /** Which condition of a rule failed: a constant, so that the hot path builds no message. */
-type Miss = "team" | "matcher" | "if-not-tool" | "if" | WhereIndex;
+type Miss = "matcher" | "if-not-tool" | "if" | WhereIndex;
 /** The position of the `where` condition that failed. */
 type WhereIndex = number;
 
@@ -143,11 +146,9 @@ function firstMiss(
   rule: CompiledRule,
   event: HookEvent,
   facts: EventFacts,
-  caller: Caller,
   /** Given for a rule the index did not choose (simulate), with the Bash call's words. */
   unindexed: { readonly bashWords: ReadonlySet<string> | undefined } | undefined,
 ): Miss | undefined {
-  if (rule.teams && !rule.teams.has(caller.team)) return "team";
   if (unindexed && rule.matcher && facts.readsMatcher && !rule.matcher(facts.matcherValue)) return "matcher";
   if (rule.ifRules) {
     const call = facts.call;
@@ -173,11 +174,9 @@ function firstMiss(
   return undefined;
 }
 
-/** What simulate says of a rule that did not apply. */
-function describeMiss(miss: Miss, rule: CompiledRule, facts: EventFacts, caller: Caller): string {
+/** What simulate says of a rule that did not apply (never another team's: it is not listed). */
+function describeMiss(miss: Miss, rule: CompiledRule, facts: EventFacts): string {
   switch (miss) {
-    case "team":
-      return `caller's team "${caller.team}" is not in teams`;
     case "matcher":
       return `matcher "${rule.document.matcher}" does not match ${JSON.stringify(facts.matcherValue ?? null)}`;
     case "if-not-tool":

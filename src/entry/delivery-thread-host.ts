@@ -56,7 +56,7 @@ export type FromDeliveryThread =
     };
 
 export interface DeliveryThread {
-  /** Jobs were journaled: the thread reads the journal at the end of this turn. */
+  /** Jobs were journaled: the thread reads the journal once this turn's answers are written. */
   wake(): void;
   /** The policy was reloaded: the thread delivers under its settings from now on. */
   policy(settings: DeliverySettings): void;
@@ -159,10 +159,16 @@ export function startDeliveryThread(options: DeliveryThreadOptions): Promise<Del
     wake() {
       if (wakeScheduled) return;
       wakeScheduled = true;
-      setImmediate(() => {
-        wakeScheduled = false;
-        worker.postMessage({ kind: "wake" } satisfies ToDeliveryThread);
-      });
+      // Posted after the turn's answers are written: the listener writes them in a setImmediate
+      // queued once they are decided, after this call, so the wake waits one more turn. Waking
+      // the thread before them cost a paced client's answer a third of its latency on this host
+      // (bench/README.md, enqueue.js "The wake after the answers").
+      setImmediate(() =>
+        setImmediate(() => {
+          wakeScheduled = false;
+          worker.postMessage({ kind: "wake" } satisfies ToDeliveryThread);
+        }),
+      );
     },
     policy(next) {
       settings = next;

@@ -137,9 +137,9 @@ export interface Answer {
  * process afresh, and that wake-up, not the decision, was most of the gateway's CPU per request
  * (bench/README.md "Answers written at the end of the turn"). An answer decided while reading
  * requests goes out at the end of that turn: the last one decided when it would have, the first
- * ones by the time the turn's other decisions take. An answer that waited for its enqueue's
- * commit (a notify rule), which runs at the end of a turn itself, goes out at the end of the
- * next turn, after the requests that turn reads have been decided. A write that throws is
+ * ones by the time the turn's other decisions take. A notify rule's enqueue is one synchronous
+ * append to the intake journal, so its answer goes out in the same turn; the delivery thread is
+ * woken after it (delivery-thread-host.ts `wake`). A write that throws is
  * logged and answered as the listener's last resort does (a 500, or the connection closed once
  * something was sent), alone.
  */

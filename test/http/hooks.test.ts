@@ -215,11 +215,26 @@ describe("POST /v1/simulate", () => {
       event: "PreToolUse",
       applied: ["no-rm-root"],
     });
-    expect(result.rules.find((r: { ruleId: string }) => r.ruleId === "b-only")).toMatchObject({
-      applied: false,
-      why: expect.stringMatching(/team/),
-    });
+    expect(result.rules.map((r: { ruleId: string }) => r.ruleId)).toEqual(["no-rm-root", "shadow-ls"]);
     expect(app.logs.length).toBe(before);
+  });
+
+  it("lists a team's own rules to its caller, and no other team's", async () => {
+    const ruleIds = async (token: string) =>
+      (
+        await jsonOf(
+          await app.post("/v1/simulate", preToolUse("ls -la"), { authorization: `Bearer ${token}` }),
+        )
+      ).rules.map((r: { ruleId: string; applied: boolean }) => [r.ruleId, r.applied]);
+    expect(await ruleIds(TOKEN)).toEqual([
+      ["no-rm-root", false],
+      ["shadow-ls", true],
+    ]);
+    expect(await ruleIds("team-b-token")).toEqual([
+      ["no-rm-root", false],
+      ["b-only", true],
+      ["shadow-ls", true],
+    ]);
   });
 
   it("uses the same authentication as the hook routes", async () => {

@@ -160,6 +160,36 @@ describe("startDeliveryThread", () => {
     ]);
   });
 
+  it("wakes the thread only after the answers its turn writes, once however often it is asked", async () => {
+    const script = standIn(`
+      parentPort.postMessage({ kind: "ready" });
+      parentPort.on("message", (m) => {
+        if (m.kind === "wake") parentPort.postMessage({ kind: "report", lines: "woken " + Date.now() + "\\n", counts: [] });
+        if (m.kind === "stop") parentPort.close();
+      });
+    `);
+    const { lines, start } = harness(script);
+    const thread = await start();
+    let answersWrittenAt = 0;
+    // As a notify rule's request does: the jobs journaled (wake), then the listener queues the
+    // turn's answers (node-listener.ts answerWriter). Writing them takes 100 ms here, so a wake
+    // posted before them reaches the thread while they are being written.
+    thread.wake();
+    thread.wake();
+    setImmediate(() => {
+      const end = Date.now() + 100;
+      while (Date.now() < end) {}
+      answersWrittenAt = Date.now();
+    });
+    await until(() => lines.length === 1);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(lines).toHaveLength(1);
+    const wokenAt = Number(/^woken (\d+)\n$/.exec(lines[0] ?? "")?.[1]);
+    expect(answersWrittenAt).toBeGreaterThan(0);
+    expect(wokenAt).toBeGreaterThanOrEqual(answersWrittenAt);
+    await thread.stop();
+  });
+
   it("still gets the lines the real thread logged just before it died (built dist/)", async () => {
     // A journal whose first segment ends in a torn line: the thread's first drain logs a warning
     // for it, which waits up to 50 ms to be reported with other lines.

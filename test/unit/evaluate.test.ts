@@ -152,15 +152,19 @@ describe("evaluatePolicy", () => {
   it("explains every candidate rule when asked, and only then", () => {
     expect(evaluatePolicy(policy, bash("ls"), { team: "a" }).explanations).toBeUndefined();
     const explained = evaluatePolicy(policy, bash("ls"), { team: "a" }, true).explanations ?? [];
+    // ask-b is team b's rule: team a's caller is not shown it.
     expect(explained.map((e) => [e.ruleId, e.applied])).toEqual([
       ["deny-rm", false],
       ["allow-git", false],
-      ["ask-b", false],
       ["shadow-all", true],
       ["judge", false],
     ]);
-    expect(explained[2]?.why).toBe('caller\'s team "a" is not in teams');
-    expect(explained[4]?.why).toBe('matcher "Write" does not match "Bash"');
+    expect(explained[3]?.why).toBe('matcher "Write" does not match "Bash"');
+    const forB = evaluatePolicy(policy, bash("ls"), { team: "b" }, true).explanations ?? [];
+    expect(forB.find((e) => e.ruleId === "ask-b")).toMatchObject({
+      applied: true,
+      why: expect.stringMatching(/team listed/),
+    });
   });
 });
 
