@@ -44,21 +44,6 @@ Usage:
   hookgate doctor --url URL [--client NAME] [--expect deny|allow|ask|defer|none] [--command CMD]
 `;
 
-const COMMANDS = new Set([
-  "serve",
-  "check",
-  "simulate",
-  "test",
-  "replay",
-  "egress-check",
-  "dlq",
-  "schema",
-  "token",
-  "init",
-  "send",
-  "doctor",
-]);
-
 type Io = { out: (text: string) => void; err: (text: string) => void; stdin: () => Promise<string> };
 
 const io: Io = {
@@ -67,54 +52,48 @@ const io: Io = {
   stdin: readStdin,
 };
 
+/** Each command and what runs it, given the arguments after its name; the exit code comes back. */
+const COMMANDS: Readonly<Record<string, (args: readonly string[]) => Promise<number>>> = {
+  serve: serveCommand,
+  check: checkCommand,
+  simulate: simulateCommand,
+  test: (args) => policyTestCommand(args, io),
+  replay: (args) => replayCommand(args, io),
+  "egress-check": async (args) => {
+    const result = await egressCheck(args);
+    io.out(`${JSON.stringify(result)}\n`);
+    return result.decision === "allow" ? 0 : 1;
+  },
+  dlq: (args) => dlqCommand(args, io.out),
+  schema: async () => {
+    io.out(`${JSON.stringify(policyJsonSchema(), null, 2)}\n`);
+    return 0;
+  },
+  token: tokenCommand,
+  init: (args) => initCommand(args, io),
+  send: (args) => sendCommand(args, io, process.env),
+  doctor: (args) => doctorCommand(args, io, process.env),
+};
+
 export async function main(argv: readonly string[]): Promise<number> {
   const [command, ...rest] = argv;
+  const run = command !== undefined && Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
   // `hookgate CMD --help` is help, not a command with an unknown option.
-  if (command !== undefined && COMMANDS.has(command) && (rest.includes("--help") || rest.includes("-h"))) {
+  if (run && (rest.includes("--help") || rest.includes("-h"))) {
     io.out(USAGE);
     return 0;
   }
   try {
-    switch (command) {
-      case "serve":
-        return await serveCommand(rest);
-      case "check":
-        return await checkCommand(rest);
-      case "simulate":
-        return await simulateCommand(rest);
-      case "test":
-        return await policyTestCommand(rest, io);
-      case "replay":
-        return await replayCommand(rest, io);
-      case "egress-check": {
-        const result = await egressCheck(rest);
-        io.out(`${JSON.stringify(result)}\n`);
-        return result.decision === "allow" ? 0 : 1;
-      }
-      case "dlq":
-        return await dlqCommand(rest, io.out);
-      case "schema":
-        io.out(`${JSON.stringify(policyJsonSchema(), null, 2)}\n`);
-        return 0;
-      case "token":
-        return await tokenCommand(rest);
-      case "init":
-        return await initCommand(rest, io);
-      case "send":
-        return await sendCommand(rest, io, process.env);
-      case "doctor":
-        return await doctorCommand(rest, io, process.env);
-      case undefined:
-        io.err(USAGE); // no command is a usage error: its text goes where errors go
-        return 2;
-      case "help":
-      case "--help":
-      case "-h":
-        io.out(USAGE);
-        return 0;
-      default:
-        throw new UsageError(`unknown command "${command}"`);
+    if (run) return await run(rest);
+    if (command === undefined) {
+      io.err(USAGE); // no command is a usage error: its text goes where errors go
+      return 2;
     }
+    if (command === "help" || command === "--help" || command === "-h") {
+      io.out(USAGE);
+      return 0;
+    }
+    throw new UsageError(`unknown command "${command}"`);
   } catch (e) {
     if (
       e instanceof UsageError ||

@@ -16,6 +16,7 @@ import { dirname, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { CLAUDE_CODE_EVENTS, DEEPAGENTS_LEGACY_EVENTS, DEEPAGENTS_V2_EVENTS } from "../core/events.js";
 import { DIALECTS } from "../core/hook-event.js";
+import { loopbackName } from "./node-listener.js";
 import { type CommandIo, withoutUserinfo } from "./send.js";
 import { UsageError } from "./usage-error.js";
 
@@ -442,8 +443,7 @@ function checkUrl(options: InitOptions): string[] {
     }
   }
   const host = parsed.hostname.replace(/^\[|\]$/g, "");
-  const loopback = host === "localhost" || host === "::1" || /^127\./.test(host);
-  if (parsed.protocol === "http:" && !loopback) {
+  if (parsed.protocol === "http:" && !loopbackName(host)) {
     notes.push(`${url} is plain http: the token crosses the network in clear text; use https`);
   }
   if ((client === "claude-code" || client === "deepcode") && isPrivateIpv4(host)) {

@@ -62,6 +62,11 @@ export function hookListener(
   };
 }
 
+/** A bind address or URL host (no brackets, no port) that is loopback: 127.x, ::1 or localhost. */
+export function loopbackName(name: string): boolean {
+  return /^(?:127\.|::1$|::ffff:127\.|localhost$)/i.test(name);
+}
+
 /**
  * A Host that names loopback: an IP literal or `localhost` (and its subdomains), any port. A web
  * page's own name, pointed at 127.0.0.1 by its DNS (rebinding), is neither: the page could

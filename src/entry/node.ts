@@ -34,7 +34,7 @@ import {
   JOURNAL_DIR,
   startDeliveryThread,
 } from "./delivery-thread-host.js";
-import { hookListener, loopbackHost } from "./node-listener.js";
+import { hookListener, loopbackHost, loopbackName } from "./node-listener.js";
 
 export interface ServeOptions {
   readonly policyPath: string;
@@ -169,8 +169,7 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
   };
   const app = createApp(deps);
   // Bound to loopback, only loopback names are served: DNS rebinding (README, "serve").
-  const loopbackBind = /^(?:127\.|::1$|::ffff:127\.|localhost$)/i.test(options.host);
-  const servesHost = loopbackBind ? loopbackHost : undefined;
+  const servesHost = loopbackName(options.host) ? loopbackHost : undefined;
   const server = createServer(
     hookListener(deps, getRequestListener(app.fetch, { hostname: options.host }), servesHost),
   );
