@@ -119,6 +119,32 @@ type BatchAction = "delete" | "change visibility";
 /** Why SQS refused an entry; undefined for one it took. */
 type EntryFailure = Pick<BatchResultErrorEntry, "Code" | "Message" | "SenderFault"> | undefined;
 
+/**
+ * A batch request (SendMessageBatch, DeleteMessageBatch, ChangeMessageVisibilityBatch) for the
+ * entries `ids`. SQS answers 200 even when entries fail, each failure in `Failed`; those it failed
+ * on its own side (SenderFault false) are sent again, ENTRY_TRIES in all. Resolves to each
+ * entry's last failure, by id; an entry SQS took is not in the map.
+ */
+async function retryingEntries(
+  ids: readonly number[],
+  send: (ids: readonly number[]) => Promise<{ Failed?: BatchResultErrorEntry[] | undefined }>,
+): Promise<Map<number, NonNullable<EntryFailure>>> {
+  const failures = new Map<number, NonNullable<EntryFailure>>();
+  let pending = ids;
+  for (let tries = 0; pending.length > 0 && tries < ENTRY_TRIES; tries++) {
+    const result = await send(pending);
+    for (const i of pending) failures.delete(i);
+    const again: number[] = [];
+    for (const failed of result.Failed ?? []) {
+      const i = Number(failed.Id);
+      failures.set(i, { Code: failed.Code, Message: failed.Message, SenderFault: failed.SenderFault });
+      if (failed.SenderFault === false) again.push(i);
+    }
+    pending = again;
+  }
+  return failures;
+}
+
 const describeFailure = (f: NonNullable<EntryFailure>) =>
   `${f.Code ?? "unknown"}${f.Message ? `: ${f.Message}` : ""}`;
 
@@ -213,31 +239,20 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
 
     const refused: string[] = [];
     for (const indexes of batches) {
-      // SendMessageBatch answers 200 even when entries fail: each failure is in `Failed`. Those
-      // SQS failed on its side are sent again once, as changeBatch does.
-      let pending = indexes;
-      for (let tries = 0; pending.length > 0 && tries < ENTRY_TRIES; tries++) {
-        const result = await client.send(
+      const failures = await retryingEntries(indexes, (ids) =>
+        client.send(
           new SendMessageBatchCommand({
             QueueUrl: url,
-            Entries: pending.map((i) => ({
+            Entries: ids.map((i) => ({
               Id: String(i),
               MessageBody: outgoing[i]?.text,
               DelaySeconds: outgoing[i]?.delaySeconds,
             })),
           }),
-        );
-        const last = tries === ENTRY_TRIES - 1;
-        pending = [];
-        for (const failed of result.Failed ?? []) {
-          if (failed.SenderFault === false && !last) {
-            pending.push(Number(failed.Id));
-            continue;
-          }
-          const id = outgoing[Number(failed.Id)]?.id ?? `entry ${failed.Id}`;
-          refused.push(`${id} (${describeFailure(failed)})`);
-        }
-      }
+        ),
+      );
+      for (const [i, failure] of failures)
+        refused.push(`${outgoing[i]?.id ?? `entry ${i}`} (${describeFailure(failure)})`);
     }
     if (refused.length > 0)
       throw new Error(`SQS refused ${refused.length} of ${outgoing.length} messages: ${refused.join(", ")}`);
@@ -264,22 +279,19 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
   }
 
   /**
-   * One DeleteMessageBatch or ChangeMessageVisibilityBatch of at most 10 entries. SQS answers 200
-   * even when entries fail; those it failed on its side are sent again once. Resolves to each
-   * entry's failure, undefined for those SQS took.
+   * One DeleteMessageBatch or ChangeMessageVisibilityBatch of at most 10 entries. Resolves to
+   * each entry's failure, undefined for those SQS took.
    */
   async function changeBatch(
     url: string,
     action: BatchAction,
     entries: readonly ReceiptEntry[],
   ): Promise<EntryFailure[]> {
-    const failures: EntryFailure[] = entries.map(() => undefined);
-    let pending = entries.map((_, i) => i);
-    for (let tries = 0; pending.length > 0 && tries < ENTRY_TRIES; tries++) {
-      const ids = pending;
-      const result =
+    const failures = await retryingEntries(
+      entries.map((_, i) => i),
+      (ids) =>
         action === "change visibility"
-          ? await client.send(
+          ? client.send(
               new ChangeMessageVisibilityBatchCommand({
                 QueueUrl: url,
                 Entries: ids.map((i) => ({
@@ -289,21 +301,14 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
                 })),
               }),
             )
-          : await client.send(
+          : client.send(
               new DeleteMessageBatchCommand({
                 QueueUrl: url,
                 Entries: ids.map((i) => ({ Id: String(i), ReceiptHandle: entries[i]?.receipt })),
               }),
-            );
-      for (const i of ids) failures[i] = undefined;
-      pending = [];
-      for (const failed of result.Failed ?? []) {
-        const i = Number(failed.Id);
-        failures[i] = { Code: failed.Code, Message: failed.Message, SenderFault: failed.SenderFault };
-        if (failed.SenderFault === false) pending.push(i);
-      }
-    }
-    return failures;
+            ),
+    );
+    return entries.map((_, i) => failures.get(i));
   }
 
   /** Deletes in batches of 10; throws listing the receipts SQS refused. */
