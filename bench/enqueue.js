@@ -12,8 +12,8 @@
  *     journal the jobs before answering, and whose delivery thread takes them into the SQLite
  *     queue and delivers them, in the same process, to the receivers (bench/webhook-receiver.js).
  *
- *   node bench/enqueue.js [--rounds 5] [--warm-in 200] [--requests 300] [--paced 200]
- *                         [--pace-ms 10] [--duration 0.75] [--connections 10] [--batches 15]
+ *   node bench/enqueue.js [--rounds 5] [--warm-in 200] [--requests 300] [--paced 150]
+ *                         [--pace-ms 5] [--duration 0.75] [--connections 10] [--batches 15]
  *                         [--batch-ms 50] [--warmup-rounds 1] [--timeout 60] [--quiet-wait 5]
  *
  * Needs `npm run build` first. Loopback only; stops by itself. Writes
@@ -55,8 +55,8 @@ const { values: flags } = parseArgs({
   options: {
     rounds: { type: "string", default: "5" },
     requests: { type: "string", default: "300" },
-    paced: { type: "string", default: "200" },
-    "pace-ms": { type: "string", default: "10" },
+    paced: { type: "string", default: "150" },
+    "pace-ms": { type: "string", default: "5" },
     duration: { type: "string", default: "0.75" },
     connections: { type: "string", default: "10" },
     batches: { type: "string", default: "15" },

@@ -336,13 +336,17 @@ function splitOnce(command: string): ReturnType<typeof splitCommand> {
  * A command too long to split (MAX_COMMAND_LENGTH) fails safe: padding could hide any
  * subcommand behind quotes or a substitution, so every deny-style pattern matches it and no
  * allow pattern does. Matching it as unknown (false) instead would let `r''m -rf /` plus
- * 16 KB of padding past a `Bash(rm -rf *)` deny.
+ * 16 KB of padding past a `Bash(rm -rf *)` deny. So does a command with a program that cannot
+ * be named (shell-command.ts `unreadable`: `$a -rf /`, `echo 'rm -rf /' | bash`, nesting past
+ * what is followed).
  */
 function matchesCommand(pattern: Glob, command: unknown, quantifier: "any" | "all"): boolean {
   if (quantifier === "all") return everySubcommandMatches([pattern], command);
   if (typeof command !== "string") return false;
   if (command.length > MAX_COMMAND_LENGTH) return true;
-  return splitOnce(command).subcommands.some(
+  const split = splitOnce(command);
+  if (split.unreadable) return true;
+  return split.subcommands.some(
     (s) => globMatches(pattern, s.text) || s.variants.some((v) => globMatches(pattern, v)),
   );
 }
@@ -352,7 +356,7 @@ function everySubcommandMatches(patterns: readonly Glob[], command: unknown): bo
   if (typeof command !== "string" || command.length > MAX_COMMAND_LENGTH) return false;
   const split = splitOnce(command);
   if (split.opaque || split.subcommands.length === 0) return false;
-  return split.subcommands.every((s) => patterns.some((p) => globMatches(p, s.text)));
+  return split.subcommands.every((s) => s.denyOnly || patterns.some((p) => globMatches(p, s.text)));
 }
 
 /**
@@ -373,10 +377,12 @@ export function commandWordOf(rule: PermissionRule): string | undefined {
 /**
  * The first words of a Bash command's subcommands and of their variants, from the same split
  * the patterns are matched against; undefined when the command is not a string or too long to be
- * read (over MAX_COMMAND_LENGTH every pattern counts as matching, so nothing may be skipped).
+ * read (over MAX_COMMAND_LENGTH, or unreadable, every pattern counts as matching, so nothing
+ * may be skipped).
  */
 export function commandWords(command: unknown): ReadonlySet<string> | undefined {
   if (typeof command !== "string" || command.length > MAX_COMMAND_LENGTH) return undefined;
+  if (splitOnce(command).unreadable) return undefined;
   const words = new Set<string>();
   const add = (text: string) => {
     const space = text.indexOf(" ");

@@ -14,12 +14,24 @@ export interface Subcommand {
    * with an absolute command path reduced to its name (`/bin/rm` -> `rm`).
    */
   readonly variants: readonly string[];
+  /**
+   * A command another one runs that allow rules do not strip (`sudo rm x` runs `rm x`, as do
+   * `xargs rm` and `env -iv rm x`): deny-style rules check it, allow rules read the outer one.
+   */
+  readonly denyOnly?: true;
 }
 
 export interface CommandSplit {
   readonly subcommands: readonly Subcommand[];
   /** True when part of what runs cannot be seen: substitutions, heredocs, a changed PATH... */
   readonly opaque: boolean;
+  /**
+   * True when some program that runs cannot be named at all, so a deny-style rule must assume
+   * it matches (permission-rule.ts): words that could not be read (an unclosed quote, nesting
+   * past MAX_DEPTH), a variable or glob in command position (`$a -rf /`, `/bin/r? -rf /`), or a
+   * shell that reads its script from stdin (`echo 'rm -rf /' | bash`, `bash <<EOF`).
+   */
+  readonly unreadable: boolean;
 }
 
 /** Nested `sh -c` / `$(...)` levels followed; deeper text is kept whole and marked opaque. */
@@ -46,10 +58,10 @@ export function splitSubcommands(command: string): { subcommands: string[]; opaq
 }
 
 export function splitCommand(command: string): CommandSplit {
-  if (command.length > MAX_COMMAND_LENGTH) return { subcommands: [], opaque: true };
-  const out: Output = { subcommands: [], seen: new Set(), opaque: false };
+  if (command.length > MAX_COMMAND_LENGTH) return { subcommands: [], opaque: true, unreadable: true };
+  const out: Output = { subcommands: [], seen: new Set(), opaque: false, unreadable: false, denyOnly: 0 };
   splitInto(sanitize(command), 0, [], out);
-  return { subcommands: out.subcommands, opaque: out.opaque };
+  return { subcommands: out.subcommands, opaque: out.opaque, unreadable: out.unreadable };
 }
 
 /**
@@ -78,6 +90,9 @@ interface Output {
   readonly subcommands: Subcommand[];
   readonly seen: Set<string>;
   opaque: boolean;
+  unreadable: boolean;
+  /** Above 0 while the commands a deny-only wrapper runs are expanded. */
+  denyOnly: number;
 }
 
 function sanitize(text: string): string {
@@ -91,14 +106,18 @@ function collapse(text: string): string {
 function splitInto(text: string, depth: number, suffix: readonly string[], out: Output): void {
   if (depth > MAX_DEPTH || text.length > MAX_COMMAND_LENGTH) {
     out.opaque = true;
+    out.unreadable = true;
     crudeSplit(text, suffix, out);
     return;
   }
   const scanned = scan(text, false);
   if (scanned.opaque) out.opaque = true;
+  // An unclosed quote: where the words end is a guess, and a command may hide behind it.
+  if (scanned.unclosed) out.unreadable = true;
   const entries = tokenize(scanned.text);
   if (entries === undefined) {
     out.opaque = true;
+    out.unreadable = true;
     crudeSplit(scanned.text, suffix, out);
   } else {
     for (const words of splitOnSeparators(entries)) expand(toCommand(words), depth, suffix, out);
@@ -128,6 +147,8 @@ interface Scanned {
   /** The inner text of each `$(...)`, backtick, `<(...)` and `>(...)`. */
   readonly substitutions: ReadonlySet<string>;
   readonly opaque: boolean;
+  /** The text ended inside a quote. */
+  readonly unclosed: boolean;
 }
 
 /**
@@ -137,10 +158,19 @@ interface Scanned {
  * `#` is literal, newlines are spaces and substitutions stay as written.
  */
 function scan(text: string, patternMode: boolean): Scanned {
-  const s: ScanState = { text, i: 0, out: "", prev: "", substitutions: new Set(), opaque: false, quote: "" };
+  const s: ScanState = {
+    text,
+    i: 0,
+    out: "",
+    prev: "",
+    substitutions: new Set(),
+    opaque: false,
+    quote: "",
+    heredocs: [],
+  };
   while (s.i < text.length) step(s, patternMode);
   if (s.quote !== "") s.opaque = true;
-  return { text: s.out, substitutions: s.substitutions, opaque: s.opaque };
+  return { text: s.out, substitutions: s.substitutions, opaque: s.opaque, unclosed: s.quote !== "" };
 }
 
 interface ScanState {
@@ -152,6 +182,8 @@ interface ScanState {
   readonly substitutions: Set<string>;
   opaque: boolean;
   quote: "" | "'" | '"' | "$'";
+  /** Heredocs opened on the current line, whose bodies start after its newline. */
+  heredocs: { readonly delimiter: string; readonly tabs: boolean; readonly expands: boolean }[];
 }
 
 function step(s: ScanState, patternMode: boolean): void {
@@ -190,6 +222,7 @@ function stepUnquoted(s: ScanState, c: string, patternMode: boolean): void {
   } else if (c === "\n") {
     // A newline ends a command like `;` (an empty command after `&&\n` is dropped later).
     emit(s, patternMode ? " " : ";", 1);
+    if (s.heredocs.length > 0) heredocBodies(s);
   } else if (c === "#") {
     hash(s, patternMode);
   } else if (!patternMode && (s.text.startsWith("<(", s.i) || s.text.startsWith(">(", s.i))) {
@@ -225,11 +258,97 @@ function hash(s: ScanState, patternMode: boolean): void {
   }
 }
 
-/** `<<<` is a here-string (data on one line); `<<` starts a heredoc whose body we do not parse. */
+/**
+ * `<<<` is a here-string (data on one line). `<<WORD` and `<<-WORD` start a heredoc: its body
+ * is the lines after this one, up to a line that is WORD, and it is data, not commands. It is
+ * skipped when this line ends (`heredocBodies`), so that an apostrophe in it (`Don't`) opens no
+ * quote that would hide the commands after it.
+ */
 function heredocOrHereString(s: ScanState, patternMode: boolean): void {
   const here = s.text.startsWith("<<<", s.i);
-  if (!here && !patternMode) s.opaque = true;
+  if (!here && !patternMode) {
+    s.opaque = true;
+    const heredoc = heredocAt(s.text, s.i);
+    if (heredoc !== undefined) s.heredocs.push(heredoc);
+  }
   emit(s, here ? "<<<" : "<<");
+}
+
+interface Heredoc {
+  readonly delimiter: string;
+  /** `<<-`: leading tabs are stripped from the body's lines, the closing one included. */
+  readonly tabs: boolean;
+  /** The delimiter was not quoted: the body expands `$(...)` and backticks. */
+  readonly expands: boolean;
+}
+
+/** The heredoc whose `<<` is at `i` (not a `<<<`), or undefined when no delimiter follows. */
+function heredocAt(text: string, i: number): Heredoc | undefined {
+  const tabs = text.charAt(i + 2) === "-";
+  const word = /^[ \t]*([^\s;&|<>()]+)/.exec(text.slice(i + (tabs ? 3 : 2), i + 260))?.[1];
+  if (word === undefined) return undefined;
+  // Any quote or backslash in the delimiter quotes it, and the body is not expanded.
+  return { delimiter: word.replace(/['"\\]/g, ""), tabs, expands: !/['"\\]/.test(word) };
+}
+
+/**
+ * Where the bodies of `heredocs` end, the first starting at `i` (just after the newline of the
+ * line that opened them), each up to a line that is its delimiter; the text's end if one never
+ * closes, as in bash. `onBody` gets each body.
+ */
+function afterBodies(
+  text: string,
+  i: number,
+  heredocs: readonly Heredoc[],
+  onBody?: (body: string, heredoc: Heredoc) => void,
+): number {
+  let at = i;
+  for (const heredoc of heredocs) {
+    const start = at;
+    let bodyEnd = text.length;
+    while (at < text.length) {
+      const end = text.indexOf("\n", at);
+      const line = text.slice(at, end < 0 ? text.length : end);
+      const next = end < 0 ? text.length : end + 1;
+      if ((heredoc.tabs ? line.replace(/^\t+/, "") : line) === heredoc.delimiter) {
+        bodyEnd = at;
+        at = next;
+        break;
+      }
+      at = next;
+    }
+    onBody?.(text.slice(start, Math.min(bodyEnd, at)), heredoc);
+  }
+  return at;
+}
+
+/**
+ * Skips the bodies of the heredocs opened on the line just ended, in order. A body whose
+ * delimiter was not quoted still expands `$(...)` and backticks: those run, and are recorded as
+ * substitutions. A body with no closing line runs to the end of the text, as in bash.
+ */
+function heredocBodies(s: ScanState): void {
+  s.i = afterBodies(s.text, s.i, s.heredocs, (body, heredoc) => {
+    if (heredoc.expands) bodySubstitutions(body, s.substitutions);
+  });
+  s.heredocs = [];
+}
+
+/** The `$(...)` and backtick commands in an expanding heredoc body, where quotes are plain text. */
+function bodySubstitutions(body: string, into: Set<string>): void {
+  for (let i = 0; i < body.length; i += 1) {
+    const c = body.charAt(i);
+    if (c === "\\") i += 1;
+    else if (c === "`") {
+      const end = closingBacktick(body, i + 1);
+      into.add(body.slice(i + 1, end));
+      i = end;
+    } else if (body.startsWith("$(", i)) {
+      const end = closingParen(body, i + 2);
+      into.add(body.slice(i + 2, end));
+      i = end;
+    }
+  }
 }
 
 /** `2>` and `2>&1` name a file descriptor only when the digits touch the operator. */
@@ -264,10 +383,15 @@ function closingBacktick(text: string, from: number): number {
   return text.length;
 }
 
-/** The index of the `)` closing a `(` just before `from`, skipping quoted text; the end if none. */
+/**
+ * The index of the `)` closing a `(` just before `from`, skipping quoted text and heredoc bodies
+ * (`$(cat <<'EOF'` … `Don't` … `EOF` `)`, Claude Code's own way to pass a commit message); the
+ * end if none.
+ */
 function closingParen(text: string, from: number): number {
   let depth = 1;
   let quote = "";
+  let heredocs: Heredoc[] = [];
   for (let i = from; i < text.length; i += 1) {
     const c = text.charAt(i);
     if (quote === "'") {
@@ -278,6 +402,15 @@ function closingParen(text: string, from: number): number {
       if (c === '"') quote = "";
     } else if (c === "'" || c === '"') {
       quote = c;
+    } else if (c === "\n" && heredocs.length > 0) {
+      i = afterBodies(text, i + 1, heredocs) - 1;
+      heredocs = [];
+    } else if (text.startsWith("<<<", i)) {
+      i += 2;
+    } else if (text.startsWith("<<", i)) {
+      const heredoc = heredocAt(text, i);
+      if (heredoc !== undefined) heredocs.push(heredoc);
+      i += 1;
     } else if (c === "(") {
       depth += 1;
     } else if (c === ")") {
@@ -394,6 +527,48 @@ const WRAPPERS: Readonly<Record<string, WrapperSpec>> = {
   stdbuf: { valued: ["-i", "--input", "-o", "--output", "-e", "--error"], flags: [], operands: 0 },
 };
 
+/**
+ * Commands that run another command but are not stripped for allow rules: an allow rule for
+ * `rm *` must not allow `sudo rm -rf /`. Deny-style rules check the command they run as well.
+ */
+const DENY_ONLY_WRAPPERS: Readonly<Record<string, WrapperSpec>> = {
+  builtin: { valued: [], flags: [], operands: 0 },
+  coproc: { valued: [], flags: [], operands: 0 },
+  busybox: { valued: [], flags: [], operands: 0 },
+  sudo: {
+    valued: ["-u", "--user", "-g", "--group", "-C", "--close-from", "-D", "--chdir", "-h", "--host"].concat([
+      "-p",
+      "--prompt",
+      "-r",
+      "--role",
+      "-t",
+      "--type",
+      "-T",
+      "--command-timeout",
+      "-U",
+    ]),
+    flags: ["-A", "--askpass", "-b", "--background", "-E", "--preserve-env", "-H", "--set-home"]
+      .concat(["-i", "--login", "-k", "--reset-timestamp", "-n", "--non-interactive", "-P", "-S"])
+      .concat(["--stdin", "-s", "--shell"]),
+    operands: 0,
+  },
+  doas: { valued: ["-u", "-C"], flags: ["-n", "-s", "-L"], operands: 0 },
+  setsid: { valued: [], flags: ["-c", "--ctty", "-f", "--fork", "-w", "--wait"], operands: 0 },
+  ionice: { valued: ["-c", "--class", "-n", "--classdata"], flags: ["-t", "--ignore"], operands: 0 },
+  xargs: {
+    valued: ["-I", "-L", "-n", "--max-args", "-P", "--max-procs", "-s", "--max-chars", "-d"].concat([
+      "--delimiter",
+      "-E",
+      "-a",
+      "--arg-file",
+    ]),
+    flags: ["-0", "--null", "-r", "--no-run-if-empty", "-t", "--verbose", "-p", "--interactive", "-x"].concat(
+      ["--exit", "--open-tty", "-o"],
+    ),
+    operands: 0,
+  },
+};
+
 /** Shell keywords that can precede a command in a compound statement (`if x; then rm -rf /; fi`). */
 const KEYWORDS = new Set(["!", "{", "}", "if", "then", "else", "elif", "fi", "do", "done", "while", "until"]);
 
@@ -452,21 +627,63 @@ function expand(command: Command, depth: number, suffix: readonly string[], out:
         return;
       }
       out.opaque = true; // too deep to follow: keep the shell's own words as the subcommand
+      out.unreadable = true;
       break;
     }
     at = peeled.at;
   }
   const first = args[at];
   if (first === undefined) return;
-  // A glob or a variable in command position runs a program we cannot name.
-  if (first.kind === "glob" || first.text.includes("$")) out.opaque = true;
+  // A glob, a bracket or brace pattern or a variable in command position runs a program we
+  // cannot name.
+  if (first.kind === "glob" || /[$[{]/.test(first.text)) {
+    out.opaque = true;
+    out.unreadable = true;
+  }
   record({ args: args.slice(at), redirects }, out);
+  // What a deny-only wrapper runs (sudo, xargs, or a stripped wrapper with an option not known
+  // here) is checked by deny-style rules as a command of its own, wrappers and all.
+  for (const start of wrappedStarts(args, at)) {
+    if (depth >= MAX_DEPTH) {
+      out.unreadable = true;
+      break;
+    }
+    out.denyOnly += 1;
+    expand({ args: args.slice(start), redirects: [] }, depth + 1, redirects, out);
+    out.denyOnly -= 1;
+  }
+}
+
+/** Guesses at where a command starts when a wrapper's options are not understood. */
+const MAX_GUESSES = 8;
+
+/**
+ * Where the command a wrapper left in place runs starts: after a deny-only wrapper's options,
+ * or, when they are not understood (`env -iv rm -rf /`, `sudo --preserve-env=PATH rm -rf /`), at
+ * each of the next words that is not an option. None for any other command.
+ */
+function wrappedStarts(args: readonly Word[], at: number): number[] {
+  const name = programName((args[at] as Word).text);
+  if (name === "command") return []; // `command -v rm` only prints where rm is
+  const spec = DENY_ONLY_WRAPPERS[name] ?? WRAPPERS[name] ?? (name === "env" ? ENV_SPEC : undefined);
+  if (spec === undefined) return [];
+  const start = skipOptions(args, at, spec);
+  // A stripped wrapper whose options were all understood wraps nothing here (`timeout 10`).
+  if (start !== undefined && DENY_ONLY_WRAPPERS[name] === undefined) return [];
+  if (start !== undefined) return start + spec.operands < args.length ? [start + spec.operands] : [];
+  const starts: number[] = [];
+  for (let j = at + 1; j < args.length && starts.length < MAX_GUESSES; j += 1) {
+    if (!(args[j] as Word).text.startsWith("-")) starts.push(j);
+  }
+  return starts;
 }
 
 function record(command: Command, out: Output): void {
   const text = render(command);
-  if (text === "" || out.seen.has(text)) return;
-  out.seen.add(text);
+  const denyOnly = out.denyOnly > 0;
+  const key = denyOnly ? `\uE001${text}` : text;
+  if (text === "" || out.seen.has(key)) return;
+  out.seen.add(key);
   const named = commandName(command.args);
   const variants = [render({ args: command.args, redirects: [] })];
   if (named) {
@@ -476,13 +693,19 @@ function record(command: Command, out: Output): void {
     );
   }
   // Redirections alone (`> out`, or `\<tab> >`, whose one word collapses away) leave no variant.
-  out.subcommands.push({ text, variants: [...new Set(variants)].filter((v) => v !== text && v !== "") });
+  const distinct = [...new Set(variants)].filter((v) => v !== text && v !== "");
+  out.subcommands.push(
+    denyOnly ? { text, variants: distinct, denyOnly: true } : { text, variants: distinct },
+  );
 }
 
-/** `/usr/bin/rm -rf /` with its command reduced to `rm`, or undefined when it has no directory. */
+/**
+ * `/usr/bin/rm -rf /` (or `../bin/rm`, `~/bin/rm`) with its command reduced to `rm`, or
+ * undefined when it names no directory.
+ */
 function commandName(args: readonly Word[]): Word[] | undefined {
   const first = args[0];
-  if (first === undefined || !first.text.startsWith("/") || first.text.endsWith("/")) return undefined;
+  if (first === undefined || !first.text.includes("/") || first.text.endsWith("/")) return undefined;
   return [{ kind: "word", text: first.text.slice(first.text.lastIndexOf("/") + 1) }, ...args.slice(1)];
 }
 
@@ -503,7 +726,7 @@ function peel(args: readonly Word[], at: number, out: Output): Peeled {
   }
   if (name === "env") return peelEnv(args, at, out);
   if (name === "eval") return peelEval(args, at, out);
-  if (SHELLS.has(name)) return peelShell(args, at);
+  if (SHELLS.has(name)) return peelShell(args, at, out);
   const spec = WRAPPERS[name];
   if (spec === undefined) return undefined;
   const start = skipOptions(args, at, spec);
@@ -613,17 +836,31 @@ function peelEval(args: readonly Word[], at: number, out: Output): Peeled {
 
 /**
  * The script a shell is told to run: `bash -c STRING`, `sh -lc STRING`, `bash -o pipefail -c STRING`.
- * Claude Code matches the commands inside, so `bash -c 'rm -rf /'` is `rm -rf /`.
+ * Claude Code matches the commands inside, so `bash -c 'rm -rf /'` is `rm -rf /`. A shell given
+ * no script and no script file (or `-s`) reads its commands from stdin, which cannot be seen
+ * (`echo 'rm -rf /' | bash`, `bash <<EOF`): unreadable. A script file is left as the command.
  */
-function peelShell(args: readonly Word[], at: number): Peeled {
+function peelShell(args: readonly Word[], at: number, out: Output): Peeled {
   let hasC = false;
+  let stdin = false;
   for (let i = at + 1; i < args.length; i += 1) {
     const arg = (args[i] as Word).text;
     if (hasC && !/^[-+]/.test(arg)) return { script: arg };
-    if (arg === "--") return hasC && args[i + 1] ? { script: (args[i + 1] as Word).text } : undefined;
+    if (arg === "--") {
+      if (hasC && args[i + 1]) return { script: (args[i + 1] as Word).text };
+      if (!hasC && !stdin && args[i + 1] !== undefined) return undefined; // a script file
+      break;
+    }
     if (/^-[A-Za-z]*c[A-Za-z]*$/.test(arg)) hasC = true;
-    else if (arg === "-o" || arg === "+o" || arg === "-O" || arg === "+O") i += 1;
-    else if (!/^[-+]/.test(arg)) return undefined;
+    else if (["-o", "+o", "-O", "+O", "--rcfile", "--init-file"].includes(arg)) i += 1;
+    else if (!/^[-+]/.test(arg)) {
+      if (!stdin) return undefined; // a script file: the command stays as written
+      break;
+    } else if (/^-[A-Za-z]*s[A-Za-z]*$/.test(arg)) stdin = true;
+  }
+  if (!hasC) {
+    out.opaque = true;
+    out.unreadable = true;
   }
   return undefined;
 }

@@ -2,10 +2,12 @@
  * The agent-facing hook routes, apart from how a runtime delivers the request: which dialect a
  * route names, reading the body under the policy's limit, the decision, and the answer's status,
  * headers and body. The Hono app (every runtime) and Node's listener (src/entry/node-listener.ts)
- * both answer `/v1/hooks*` through these two functions, so they answer byte for byte alike.
+ * both answer `/v1/hooks*` through these two functions, so they give the same status, headers
+ * and body (header case and order are each server's own).
  */
 import { type HookDeps, type HookOutcome, handleHook } from "../app/handle-hook.js";
 import type { RequestError } from "../core/errors.js";
+import { sniffEventName } from "../core/events.js";
 import { DIALECTS, type Dialect } from "../core/hook-event.js";
 import type { BodyResult } from "./read-body.js";
 
@@ -20,7 +22,8 @@ export interface HookRouteRequest {
   readonly timeoutHeader: string | undefined;
   /**
    * Refused before its body is looked at (a Host the gateway does not serve): answered as this
-   * request error, in the route's fail mode, the body read and set aside.
+   * request error, in its code's fail mode (handle-hook.ts), the body read only for its event's
+   * name and otherwise set aside.
    */
   readonly refused?: RequestError | undefined;
 }
@@ -49,12 +52,16 @@ export async function runHookRoute(
       ? undefined
       : {
           code: "UNKNOWN_CLIENT_ROUTE",
-          message: `no client route "/v1/hooks/${shown(client)}"; use /v1/hooks/claude-code, /v1/hooks/deepcode or /v1/hooks/deepagents`,
+          message: `no client route "/v1/hooks/${shown(client)}"; use /v1/hooks/claude-code, /v1/hooks/deepcode, /v1/hooks/deepagents or /v1/hooks/deepagents-legacy`,
         });
   let body = await request.readBody(deps.policy().defaults.maxBodyBytes);
   // A refused request's body is read too (within the limit) and set aside: a body left unread
-  // makes a client that is still sending it see a reset, not this answer.
-  if (refusal) body = { ok: false, error: refusal, unread: !body.ok && body.unread === true };
+  // makes a client that is still sending it see a reset, not this answer. Its event is named
+  // as for any request error, so that the fail mode answers in that event's shape.
+  if (refusal) {
+    const eventName = body.ok ? sniffEventName(body.text) : body.error.eventName;
+    body = { ok: false, error: { ...refusal, eventName }, unread: !body.ok && body.unread === true };
+  }
   const outcome = await handleHook(
     deps,
     {

@@ -87,11 +87,17 @@ describe.each([
     }
   });
 
-  it("an unknown client route answers with the fail mode and the routes to use", async () => {
-    const res = await app.post("/v1/hooks/claude", pre);
-    expect(res.status).toBe(200);
-    expect(res.headers.get("x-hookgate-error")).toBe("UNKNOWN_CLIENT_ROUTE");
-    if (mode === "deny") expect(JSON.parse(await res.text())).toMatchObject({ decision: "block" });
+  it("an unknown client route answers with the fail mode, in the event's own shape, and the routes to use", async () => {
+    const body = await expectDenied(await app.post("/v1/hooks/claude", pre), "UNKNOWN_CLIENT_ROUTE");
+    expect(body.systemMessage).toMatch(/use \/v1\/hooks\/claude-code, .*\/v1\/hooks\/deepagents-legacy/);
+    // A Stop is not blocked under deny (Claude Code would keep working): the fail mode of an
+    // event that cannot be denied is a message.
+    const stop = await app.post(
+      "/v1/hooks/claude",
+      JSON.stringify({ session_id: "s", transcript_path: "/t", cwd: "/p", hook_event_name: "Stop" }),
+    );
+    expect(stop.headers.get("x-hookgate-error")).toBe("UNKNOWN_CLIENT_ROUTE");
+    expect(await jsonOf(stop)).toEqual({ systemMessage: expect.stringContaining("UNKNOWN_CLIENT_ROUTE") });
   });
 });
 
