@@ -16,6 +16,11 @@ export interface RuleEffect {
   readonly stop?: boolean | undefined;
   /** What the user is shown when the turn ends (`stopReason`); defaults to `reason`. */
   readonly stopReason?: string | undefined;
+  /**
+   * The rule's decision when the event cannot carry it (an `ask` on PermissionRequest): it is
+   * never sent, but it still outranks lower decisions, so an `allow` below it does not win.
+   */
+  readonly withheld?: DecisionKind | undefined;
 }
 
 export interface Decision {
@@ -38,9 +43,14 @@ const RANK: Readonly<Record<DecisionKind, number>> = { allow: 1, ask: 2, defer: 
 
 export function combineEffects(effects: readonly RuleEffect[]): Decision {
   let winner: DecisionKind | undefined;
+  let withheld = 0;
   for (const effect of effects) {
     if (effect.decision && (!winner || RANK[effect.decision] > RANK[winner])) winner = effect.decision;
+    if (effect.withheld) withheld = Math.max(withheld, RANK[effect.withheld]);
   }
+  // A decision the event cannot carry outranks the ones below it: none is sent. An ask and an
+  // allow on PermissionRequest leave the dialog to the user, as the ask meant.
+  if (winner && withheld > RANK[winner]) winner = undefined;
   const winning = winner ? effects.filter((e) => e.decision && RANK[e.decision] === RANK[winner]) : [];
   const reasons = winning.map((e) => e.reason).filter((r): r is string => !!r);
   const contexts = effects.map((e) => e.context).filter((c): c is string => !!c);

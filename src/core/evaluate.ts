@@ -211,6 +211,7 @@ function staticEffect(rule: CompiledRule, event: HookEvent, facts: EventFacts): 
         context: action.context,
         systemMessage: action.systemMessage,
         updatedInput: decision === "allow" ? action.updatedInput : undefined,
+        withheld: decision === undefined ? action.decision : undefined,
       };
     }
     case "context":

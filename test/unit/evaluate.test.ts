@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { combineEffects } from "../../src/core/decision.js";
 import { evaluatePolicy } from "../../src/core/evaluate.js";
 import { parseHookEvent } from "../../src/core/events.js";
 import type { HookEvent } from "../../src/core/hook-event.js";
@@ -167,6 +168,24 @@ describe("evaluatePolicy", () => {
       applied: true,
       why: expect.stringMatching(/team listed/),
     });
+  });
+
+  it("lets an ask the event cannot carry outrank an allow: PermissionRequest leaves the dialog to the user", async () => {
+    const asking = await policyFrom({
+      version: 1,
+      rules: [
+        { id: "ask-push", on: ["PreToolUse", "PermissionRequest"], if: "Bash(git push *)", decide: "ask" },
+        { id: "allow-git", on: "PermissionRequest", if: "Bash(git *)", decide: "allow" },
+        { id: "deny-force", on: "PermissionRequest", if: "Bash(git push --force *)", decide: "deny" },
+      ],
+    });
+    const request = (command: string) =>
+      event({ hook_event_name: "PermissionRequest", tool_name: "Bash", tool_input: { command } });
+    const decide = (command: string) =>
+      combineEffects(evaluatePolicy(asking, request(command), { team: "a" }).enforced.map((m) => m.effect));
+    expect(decide("git push origin main")).toMatchObject({ kind: "none", decidedBy: [] });
+    expect(decide("git status")).toMatchObject({ kind: "allow", decidedBy: ["allow-git"] });
+    expect(decide("git push --force origin main")).toMatchObject({ kind: "deny", decidedBy: ["deny-force"] });
   });
 });
 
