@@ -58,6 +58,13 @@ export async function egressCheck(args: readonly string[]): Promise<EgressCheckR
     egress = { ...egress, allowedHttpHookUrls: [...(egress?.allowedHttpHookUrls ?? []), ...values.allow] };
   }
   const compiled = compileEgressPolicy(egress);
+  // A pattern or range the gateway would refuse at load must not be dropped here: a deny range
+  // left out would turn a CI gate's "deny" into "allow". Exit 2, like an invalid policy.
+  const invalidEntries = compiled.errors.map((e) => `${e.path}: ${e.message}`);
+  if (invalidEntries.length > 0)
+    throw new UsageError(
+      `the egress settings are invalid (the gateway refuses them at load):\n${invalidEntries.join("\n")}`,
+    );
   const egressModule = createUndiciEgress({
     policy: () => compiled.policy,
     resolve: resolverWith(values.resolve ?? []),
@@ -72,15 +79,10 @@ export async function egressCheck(args: readonly string[]): Promise<EgressCheckR
         stage: "address",
       };
     }
-    const invalid = compiled.errors.map((e) => `${e.path}: ${e.message}`);
-    const note =
-      verdict.error.stage === "allowlist" && invalid.length > 0
-        ? ` (invalid patterns never match: ${invalid.join("; ")})`
-        : "";
     return {
       url: withoutUserinfo(url),
       decision: "deny",
-      reason: `${verdict.error.code}: ${verdict.error.reason}${note}`,
+      reason: `${verdict.error.code}: ${verdict.error.reason}`,
       stage: verdict.error.stage,
     };
   } finally {

@@ -266,6 +266,26 @@ describe("responses", () => {
     expect(a.received.at(-1)?.headers["x-evil"]).toBeUndefined();
   });
 
+  it("sends no Host or hop-by-hop header a policy sets: the URL judged is the host reached", async () => {
+    const { module } = egressWith(LOOPBACK_ONLY);
+    const res = await post(module, `${a.url}/hook`, {
+      headers: { Host: "internal.example", connection: "upgrade", upgrade: "h2c", "x-probe": "kept" },
+    });
+    expect(res.ok && JSON.parse(res.value.body)).toEqual({ seen: "kept" });
+    const seen = a.received.at(-1)?.headers ?? {};
+    expect(seen.host).toBe(`127.0.0.1:${a.port}`);
+    expect(seen.upgrade).toBeUndefined();
+  });
+
+  it("sends nothing for a signal already aborted before the call", async () => {
+    const { module } = egressWith(LOOPBACK_ONLY);
+    const before = a.received.length;
+    const res = await post(module, `${a.url}/hook`, { signal: AbortSignal.abort() });
+    expect(res.ok).toBe(false);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(a.received.length).toBe(before);
+  });
+
   it("ignores HTTP_PROXY from the environment", async () => {
     const proxy = await loopbackServer((_r, res) => res.end("proxied"));
     const saved = process.env.HTTP_PROXY;

@@ -149,6 +149,17 @@ describe("Workers egress", () => {
     expect(doh.received.length - before).toBe(4);
   });
 
+  it("does not keep an empty answer: a record added a moment later is used at once", async () => {
+    const resolve = createDohResolver({ endpoint: `${doh.url}/dns-query`, now: () => 0 });
+    expect(await resolve("later.test")).toEqual([]);
+    zone["later.test"] = { A: ["93.184.215.14"] };
+    try {
+      expect(await resolve("later.test")).toEqual(["93.184.215.14"]);
+    } finally {
+      delete zone["later.test"];
+    }
+  });
+
   it("refuses an answer past the size cap, or cuts it there when asked to", async () => {
     const compiled = compileEgressPolicy({ allowCidrs: ["127.0.0.1/32"] });
     const module = createWorkersEgress({

@@ -98,16 +98,31 @@ describe("hookgate egress-check", () => {
     expect(invalid.line).toMatchObject({ decision: "deny", url: "http://example.com:99999/x" });
   });
 
-  it("denies with the reason when the only pattern is invalid", async () => {
-    const { code, line } = await check(
+  it("is a usage error, naming the entry, when a pattern or range is invalid", async () => {
+    const { code, line, stderr } = await check(
       "https://hooks.slack.com.evil.net/x",
       "--allow",
       "https://hooks.slack.com*",
       "--resolve",
       "hooks.slack.com.evil.net:93.184.215.14",
     );
-    expect(code).toBe(1);
-    expect(line.reason).toMatch(/invalid patterns never match/);
+    expect(code).toBe(2);
+    expect(line).toBeUndefined();
+    expect(stderr).toMatch(/allowedHttpHookUrls/);
+    // A deny range the gateway would refuse is not dropped (which used to make this an allow).
+    const dir = mkdtempSync(join(tmpdir(), "hookgate-egress-check-"));
+    const policy = join(dir, "policy.json");
+    writeFileSync(
+      policy,
+      JSON.stringify({
+        version: 1,
+        egress: { denyCidrs: ["93.184.215.14"], allowCidrs: ["10.0.0.0/8"] },
+        rules: [],
+      }),
+    );
+    const denied = await check("--policy", policy, "http://93.184.215.14/");
+    expect(denied.code).toBe(2);
+    expect(denied.stderr).toMatch(/denyCidrs/);
   });
 
   it("is a usage error without a URL or with a bad --resolve", async () => {

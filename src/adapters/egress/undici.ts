@@ -13,7 +13,7 @@ import { lookup as dnsLookup } from "node:dns/promises";
 import { isIP, type LookupFunction } from "node:net";
 import { Agent, buildConnector, request } from "undici";
 import { classifyAddress } from "../../core/egress/address.js";
-import { type EgressPolicy, judgeAnswers } from "../../core/egress/policy.js";
+import { type EgressPolicy, judgeAnswers, outboundHeaders } from "../../core/egress/policy.js";
 import { EgressError, type EgressRefusal } from "../../core/egress/refusal.js";
 import { checkUrl, describeRawTarget, describeTarget } from "../../core/egress/url.js";
 import { errorMessage } from "../../core/errors.js";
@@ -95,12 +95,15 @@ export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
       controller.abort();
     }, timeoutMs);
     const onAbort = () => controller.abort();
-    req.signal?.addEventListener("abort", onAbort, { once: true });
+    // A signal aborted before the call (a budget that ran out while the request was built) never
+    // fires its event: the request must not go out at all.
+    if (req.signal?.aborted) controller.abort();
+    else req.signal?.addEventListener("abort", onAbort, { once: true });
     const signal = controller.signal;
     try {
       const res = await request(verdict.url, {
         method: req.method,
-        headers: sanitizeHeaders(req.headers),
+        headers: outboundHeaders(req.headers),
         body: req.body ?? null,
         dispatcher: agentFor(policy),
         signal,
@@ -253,13 +256,6 @@ function describeLocation(location: string | string[] | undefined, base: URL): s
   const raw = Array.isArray(location) ? location[0] : location;
   if (raw === undefined) return "(none)";
   return describeRawTarget(URL.canParse(raw, base.href) ? new URL(raw, base).href : raw);
-}
-
-/** CR, LF and NUL never reach the wire (header injection), whatever built the value. */
-function sanitizeHeaders(headers: Readonly<Record<string, string>>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers)) out[name] = value.replace(/[\r\n\0]/g, "");
-  return out;
 }
 
 function flattenHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {

@@ -6,7 +6,7 @@
  * request (TTL 0) is not caught here. See README.md beside this file for the residual risk.
  */
 import { classifyAddress, isIpLiteral } from "../../core/egress/address.js";
-import { type EgressPolicy, judgeAnswers } from "../../core/egress/policy.js";
+import { type EgressPolicy, judgeAnswers, outboundHeaders } from "../../core/egress/policy.js";
 import type { EgressRefusal } from "../../core/egress/refusal.js";
 import { checkUrl, describeRawTarget, describeTarget } from "../../core/egress/url.js";
 import { errorMessage } from "../../core/errors.js";
@@ -67,7 +67,8 @@ export function createDohResolver(options: DohOptions = {}): DohResolver {
     const records = answers.filter((a) => a.type === A || a.type === AAAA);
     const ttl = Math.min(maxCache, ...records.map((a) => (a.TTL ?? 0) * 1000));
     const addresses = records.map((a) => a.data);
-    if (ttl > 0) cache.set(hostname, { addresses, until: now() + ttl });
+    // An empty answer is not kept: a record added a moment later is used at once.
+    if (ttl > 0 && addresses.length > 0) cache.set(hostname, { addresses, until: now() + ttl });
     return addresses;
   };
 }
@@ -112,9 +113,7 @@ export function createWorkersEgress(options: WorkersEgressOptions): { send: Egre
     try {
       const res = await doFetch(verdict.url.href, {
         method: req.method,
-        headers: Object.fromEntries(
-          Object.entries(req.headers).map(([k, v]) => [k, v.replace(/[\r\n\0]/g, "")]),
-        ),
+        headers: outboundHeaders(req.headers),
         body: req.body ?? null,
         redirect: "manual",
         signal,

@@ -67,3 +67,30 @@ export function judgeAnswers(
   }
   return undefined;
 }
+
+/**
+ * Headers a policy may not set: `host` would choose another virtual host than the URL the
+ * allowlist judged, and the hop-by-hop ones belong to the connection the runtime manages.
+ */
+const CONNECTION_HEADERS: ReadonlySet<string> = new Set([
+  "host",
+  "connection",
+  "keep-alive",
+  "proxy-connection",
+  "transfer-encoding",
+  "upgrade",
+  "te",
+  "trailer",
+]);
+
+/**
+ * The headers an outbound request carries, on every runtime: none of CONNECTION_HEADERS, and
+ * CR, LF and NUL removed from every value (header injection), whatever built it.
+ */
+export function outboundHeaders(headers: Readonly<Record<string, string>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (!CONNECTION_HEADERS.has(name.toLowerCase())) out[name] = value.replace(/[\r\n\0]/g, "");
+  }
+  return out;
+}
