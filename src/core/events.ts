@@ -147,7 +147,19 @@ function looseObject(fields: Fields, error?: string): Field & EventSchema {
   };
 }
 
+/**
+ * A field a body may leave out, or send as `null`: a client's serializer writes null for a value
+ * it does not have (Claude Code 2.1.332 sends `custom_instructions: null`, documented as a
+ * string), and refusing that would answer every such event with the fail mode, skipping every
+ * rule (clients.md §10.8). The event reads null as absent.
+ */
 const optional = (f: Field): Field => ({
+  schema: z.optional(z.nullable(f.schema)),
+  accepts: (value) => value === undefined || value === null || f.accepts(value),
+});
+
+/** A field a body may leave out but never send as null: what `if` rules read (`tool_input`). */
+const absentOr = (f: Field): Field => ({
   schema: z.optional(f.schema),
   accepts: (value) => value === undefined || f.accepts(value),
 });
@@ -171,10 +183,6 @@ function arrayOf(item: Field, error: string): Field {
 // The error texts complete "<path> ..." and never echo the input, which may hold secrets.
 const string: Field = { schema: z.string({ error: "must be a string" }), accepts: isString };
 const str = optional(string);
-const strOrNull = optional({
-  schema: z.nullable(z.string({ error: "must be a string or null" })),
-  accepts: (value) => value === null || isString(value),
-});
 const num = optional({
   schema: z.number({ error: "must be a number" }),
   // zod's number refuses NaN and the infinities, which JSON cannot send anyway.
@@ -184,10 +192,13 @@ const bool = optional({
   schema: z.boolean({ error: "must be a boolean" }),
   accepts: (value) => typeof value === "boolean",
 });
-const obj = optional({
+const object: Field = {
   schema: z.custom<Record<string, unknown>>(isObject, { error: "must be an object" }),
   accepts: isObject,
-});
+};
+const obj = optional(object);
+/** A tool call's input: `if` rules read it, so a null one is refused, not read as absent. */
+const toolInput = absentOr(object);
 const list = optional(arrayOf({ schema: z.unknown(), accepts: () => true }, "must be an array"));
 const strList = optional(arrayOf(string, "must be an array"));
 const requiredToolName: Field = {
@@ -211,7 +222,7 @@ const COMMON_FIELDS = {
 };
 
 /** `tool_desc` is deepcode's; `tool_input` is optional because deepcode's PermissionRequest omits it. */
-const TOOL_FIELDS = { tool_name: requiredToolName, tool_input: obj, tool_use_id: str, tool_desc: str };
+const TOOL_FIELDS = { tool_name: requiredToolName, tool_input: toolInput, tool_use_id: str, tool_desc: str };
 
 const STOP_FIELDS = {
   stop_hook_active: bool,
@@ -256,7 +267,7 @@ const CLAUDE_CODE_SCHEMAS: Readonly<Record<ClaudeCodeEventName, EventSchema>> = 
   SubagentStart: ccEvent(),
   SubagentStop: ccEvent({ ...STOP_FIELDS, agent_transcript_path: str }),
   // Claude Code 2.1.332 sends `custom_instructions: null`; deepcode sends `messages_count` instead.
-  PreCompact: ccEvent({ trigger: str, custom_instructions: strOrNull, messages_count: num }),
+  PreCompact: ccEvent({ trigger: str, custom_instructions: str, messages_count: num }),
   // deepcode sends `summary` (and counts) where Claude Code sends `compact_summary`.
   PostCompact: ccEvent({
     trigger: str,
@@ -304,14 +315,13 @@ function legacyEvent(fields: Fields = {}): EventSchema {
   return looseObject({ thread_id: str, ...fields });
 }
 
-const LEGACY_TOOL_FIELDS = { tool_name: requiredToolName, tool_id: str, tool_args: obj };
+const LEGACY_TOOL_FIELDS = { tool_name: requiredToolName, tool_id: str, tool_args: toolInput };
 
 /** Payloads of §5.5; `json.dumps` spacing and `\uXXXX` escapes are JSON.parse's concern, not ours. */
 const LEGACY_SCHEMAS: Readonly<Record<LegacyEventName, EventSchema>> = {
   "tool.use": legacyEvent(LEGACY_TOOL_FIELDS),
   "tool.result": legacyEvent({
     ...LEGACY_TOOL_FIELDS,
-    tool_id: strOrNull,
     tool_status: str,
     tool_output: str,
   }),

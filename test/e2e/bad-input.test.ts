@@ -174,7 +174,7 @@ const WRONG_TYPES: readonly (readonly [string, Json, string])[] = [
   ["PreToolUse", { cwd: [] }, "cwd must be a string"],
   ["PreToolUse", { permission_mode: true }, "permission_mode must be a string"],
   ["PreToolUse", { agent_id: 1 }, "agent_id must be a string"],
-  ["PreToolUse", { agent_type: null }, "agent_type must be a string"],
+  ["PreToolUse", { agent_type: 7 }, "agent_type must be a string"],
   ["PreToolUse", { prompt_id: 7 }, "prompt_id must be a string"],
   ["PreToolUse", { scratchpad_dir: false }, "scratchpad_dir must be a string"],
   ["PreToolUse", { effort: "high" }, "effort must be an object"],
@@ -198,7 +198,7 @@ const WRONG_TYPES: readonly (readonly [string, Json, string])[] = [
   ["Notification", { message: {} }, "message must be a string"],
   ["Notification", { notification_type: 1 }, "notification_type must be a string"],
   ["SessionEnd", { reason: 1 }, "reason must be a string"],
-  ["PreCompact", { custom_instructions: 1 }, "custom_instructions must be a string or null"],
+  ["PreCompact", { custom_instructions: 1 }, "custom_instructions must be a string"],
   ["PostCompact", { messages_before: "3" }, "messages_before must be a number"],
   ["MessageDisplay", { final: "yes" }, "final must be a boolean"],
 ];
@@ -311,6 +311,25 @@ const ROWS: readonly Row[] = [
       path: "/v1/hooks/deepagents",
     }),
     expected: decision("EVENT_INVALID", toldOnly("EVENT_INVALID", "tool_args must be an object")),
+  },
+  {
+    // A serializer's null for a field no rule needs: read as absent, and the rule still denies.
+    name: "null in optional fields of a PreToolUse is judged, not refused",
+    request: post(
+      JSON.stringify({
+        ...bash("rm x"),
+        tool_use_id: null,
+        agent_type: null,
+        permission_mode: null,
+        effort: null,
+      }),
+    ),
+    expected: decision(null, ruleDeny("no rm"), { team: "a" }),
+  },
+  {
+    name: "a null tool_input is refused: if rules read it",
+    request: post(JSON.stringify({ ...bash("rm x"), tool_input: null })),
+    expected: decision("EVENT_INVALID", deniedPre("EVENT_INVALID", "tool_input must be an object")),
   },
   {
     name: "an unknown future event with unknown keys is judged, not refused",
@@ -665,12 +684,12 @@ const ROWS: readonly Row[] = [
   {
     name: "an unknown client route",
     request: post(PRE_RM, { path: "/v1/hooks/claude" }),
-    expected: decision("UNKNOWN_CLIENT_ROUTE", topBlock("UNKNOWN_CLIENT_ROUTE")),
+    expected: decision("UNKNOWN_CLIENT_ROUTE", deniedPre("UNKNOWN_CLIENT_ROUTE", "no client route")),
   },
   {
     name: "a path below a client route",
     request: post(PRE_RM, { path: "/v1/hooks/claude-code/extra" }),
-    expected: decision("UNKNOWN_CLIENT_ROUTE", topBlock("UNKNOWN_CLIENT_ROUTE")),
+    expected: decision("UNKNOWN_CLIENT_ROUTE", deniedPre("UNKNOWN_CLIENT_ROUTE", "no client route")),
   },
   {
     name: "an unknown route outside /v1/hooks is a 404 (not a hook URL)",

@@ -392,7 +392,7 @@ describe("deepagents legacy bodies (clients.md 5.5, TV-35)", () => {
     [{ event: "tool.use", tool_id: "c1", tool_args: {} }, "tool_name", "tool_name is required"],
     [{ event: "tool.use", tool_name: 7 }, "tool_name", "tool_name must be a string"],
     [{ event: "tool.use", tool_name: "ls", tool_args: ["x"] }, "tool_args", "tool_args must be an object"],
-    [{ event: "tool.result", tool_name: "ls", tool_id: 5 }, "tool_id", "tool_id must be a string or null"],
+    [{ event: "tool.result", tool_name: "ls", tool_id: 5 }, "tool_id", "tool_id must be a string"],
     [{ event: "tool.error", tool_names: "execute" }, "tool_names", "tool_names must be an array"],
     [{ event: "tool.error", tool_names: ["ok", 3] }, "tool_names.1", "tool_names.1 must be a string"],
     [{ event: "session.end", thread_id: 1 }, "thread_id", "thread_id must be a string"],
@@ -582,7 +582,7 @@ describe("errors", () => {
       { ...pre, hook_event_name: "PreCompact", custom_instructions: 5 },
       "PreCompact",
       "custom_instructions",
-      "custom_instructions must be a string or null",
+      "custom_instructions must be a string",
     ],
     [
       { ...pre, hook_event_name: "PostToolBatch", tool_calls: [{ tool_name: "Read" }, { tool_name: 1 }] },
@@ -604,6 +604,35 @@ describe("errors", () => {
     ],
   ])("EVENT_INVALID for %j", (body, eventName, path, message) => {
     expect(expectErr(body)).toEqual({ code: "EVENT_INVALID", eventName, path, message });
+  });
+
+  it("reads a null optional field as absent, as a client's serializer writes it, but never a null tool_input", () => {
+    const nulls = {
+      ...pre,
+      tool_name: "Bash",
+      tool_input: { command: "ls" },
+      tool_use_id: null,
+      agent_type: null,
+      permission_mode: null,
+      effort: null,
+      session_id: null,
+    };
+    const parsed = parseHookEvent(nulls);
+    expect(parsed.ok).toBe(true);
+    if (parsed.ok) {
+      expect(parsed.value).toMatchObject({
+        name: "PreToolUse",
+        toolName: "Bash",
+        toolInput: { command: "ls" },
+      });
+      expect(parsed.value.sessionId).toBeUndefined();
+    }
+    expect(parseHookEvent({ ...pre, hook_event_name: "Stop", last_assistant_message: null }).ok).toBe(true);
+    expect(parseHookEvent({ event: "tool.result", tool_name: "ls", tool_id: null }).ok).toBe(true);
+    expect(expectErr({ ...pre, tool_name: "Bash", tool_input: null })).toMatchObject({ path: "tool_input" });
+    expect(expectErr({ event: "tool.use", tool_name: "ls", tool_args: null })).toMatchObject({
+      path: "tool_args",
+    });
   });
 
   it("reports the first issue when several fields are wrong", () => {
