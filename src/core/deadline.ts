@@ -12,7 +12,10 @@ export const DEADLINE_MARGIN_MS = 250;
 
 /** Each client's own limit on one event, where it is shorter than the 600 s default. */
 function clientLimitMs(event: string, dialect: Dialect): number | undefined {
-  if (dialect === "deepagents" || dialect === "deepagents-legacy") return 5000; // adapter subprocess timeout
+  // The legacy dispatcher (and the migration adapter) kill a hook after 5 s (clients.md §8).
+  if (dialect === "deepagents-legacy") return 5000;
+  // deepagents v2 runs its command hooks for 600 s by default, 30 s on UserPromptSubmit (§6.4).
+  if (dialect === "deepagents") return event === "UserPromptSubmit" ? 30_000 : undefined;
   if (event === "SessionEnd") return 1500; // shared budget in Claude Code 2.1.3xx
   if (event === "MessageDisplay") return 10_000;
   if (event === "UserPromptSubmit") return 30_000;

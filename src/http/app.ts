@@ -75,7 +75,9 @@ export function createApp(deps: AppDeps): Hono {
 
 async function answerHook(deps: AppDeps, request: Request, client: string | undefined) {
   const { status, headers, body } = hookResponse(await runHookRoute(deps, client, routeRequest(request)));
-  return new Response(body, { status, headers });
+  // null, not "": a Response made from a string gets `content-type: text/plain`, and an empty
+  // answer has none (render.ts), as Node's listener sends it.
+  return new Response(body === "" ? null : body, { status, headers });
 }
 
 function routeRequest(request: Request): HookRouteRequest {

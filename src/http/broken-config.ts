@@ -35,7 +35,7 @@ export function createBrokenConfigApp(problem: string, logger: Logger, newId: ()
       "cache-control": "no-store",
     };
     if (rendered.contentType) headers["content-type"] = rendered.contentType;
-    return new Response(rendered.body, { status: 200, headers });
+    return new Response(rendered.body === "" ? null : rendered.body, { status: 200, headers });
   };
 
   app.post("/v1/hooks", (c) => answer(c.req.raw, undefined));

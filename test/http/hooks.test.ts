@@ -57,9 +57,10 @@ describe("POST /v1/hooks: happy paths", () => {
     });
   });
 
-  it("answers no opinion with an empty 200", async () => {
+  it("answers no opinion with an empty 200 and no content type, as Node's listener does", async () => {
     const res = await app.post("/v1/hooks", preToolUse("npm test"));
     expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBeNull();
     expect(await res.text()).toBe("");
   });
 

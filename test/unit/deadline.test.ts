@@ -1,0 +1,25 @@
+import { describe, expect, it } from "vitest";
+import { DEADLINE_MARGIN_MS, requestDeadlineMs } from "../../src/core/deadline.js";
+
+describe("requestDeadlineMs", () => {
+  const policy = 60_000;
+  it.each([
+    ["PreToolUse", "claude-code", policy],
+    ["SessionEnd", "claude-code", 1500 - DEADLINE_MARGIN_MS],
+    ["UserPromptSubmit", "claude-code", 30_000 - DEADLINE_MARGIN_MS],
+    ["PreToolUse", "deepcode", 30_000 - DEADLINE_MARGIN_MS],
+    // deepagents v2 gives a command hook 600 s (30 s on UserPromptSubmit); only its legacy
+    // dispatcher kills one after 5 s.
+    ["PreToolUse", "deepagents", policy],
+    ["UserPromptSubmit", "deepagents", 30_000 - DEADLINE_MARGIN_MS],
+    ["tool.use", "deepagents-legacy", 5000 - DEADLINE_MARGIN_MS],
+  ] as const)("caps %s from %s at its client's limit", (event, dialect, expected) => {
+    expect(requestDeadlineMs(event, dialect, policy, undefined)).toBe(expected);
+  });
+
+  it("keeps under the hook's own timeout when the request says it, and never under 50 ms", () => {
+    expect(requestDeadlineMs("PreToolUse", "deepagents", policy, "25")).toBe(25_000 - DEADLINE_MARGIN_MS);
+    expect(requestDeadlineMs("PreToolUse", "claude-code", policy, "0.1")).toBe(50);
+    expect(requestDeadlineMs("PreToolUse", "claude-code", policy, "soon")).toBe(policy);
+  });
+});
