@@ -740,3 +740,39 @@ describe("the exported tables", () => {
     },
   );
 });
+
+describe("operator config: allowCidrs may not open an IPv6 range that carries IPv4 addresses", () => {
+  it.each([
+    ["64:ff9b::/96", /NAT64.*allowNat64/],
+    ["64:ff9b::a9fe:a900/120", /NAT64/],
+    ["64:ff9b:1::/48", /local-use NAT64/],
+    ["2002::/16", /6to4/],
+    ["2001::/32", /Teredo/],
+    ["2001::/16", /Teredo/],
+    ["::/96", /IPv4-compatible/],
+    ["::/0", /./],
+  ])("refuses %s", (cidr, message) => {
+    const { errors } = compileAddressRules({ allowCidrs: [cidr] });
+    expect(errors).toHaveLength(1);
+    expect(errors[0]?.message).toMatch(message);
+    // Not opened: the metadata address inside stays refused.
+    expect(
+      classifyAddress("64:ff9b::a9fe:a9fe", compileAddressRules({ allowCidrs: [cidr] }).rules).allowed,
+    ).toBe(false);
+  });
+
+  it.each([
+    ["::1/128"],
+    ["::/127"],
+    ["64:ff9b::808:808/128"],
+    ["fd00::/8"],
+    ["2001:db8::/32"],
+    ["2600::/16"],
+  ])("still allows %s", (cidr) => {
+    expect(compileAddressRules({ allowCidrs: [cidr] }).errors).toEqual([]);
+  });
+
+  it("leaves denyCidrs free to name them", () => {
+    expect(compileAddressRules({ denyCidrs: ["2002::/16"] }).errors).toEqual([]);
+  });
+});

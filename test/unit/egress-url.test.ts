@@ -735,3 +735,17 @@ describe("describeTarget: a URL as reasons and logs show it", () => {
     expect(describeRawTarget(raw)).toBe(shown);
   });
 });
+
+describe("compileAllowlist: a * beside text that looks like the run standing for it", () => {
+  it.each([
+    ["https://h.example/QZXJ*", "https://h.example/QZXJabc", "ok"],
+    ["https://h.example/QZXJ*", "https://h.example/admin/ZXJQ", "EGRESS_NOT_ALLOWLISTED"],
+    ["https://h.example/QZZZ*", "https://h.example/QZZZx", "ok"],
+    ["https://h.example/QZZZ*", "https://h.example/x", "EGRESS_NOT_ALLOWLISTED"],
+    ["https://h.example/QZZZK/*", "https://h.example/QZZZK/y", "ok"],
+    ["https://h.example/*ZZZK", "https://h.example/aZZZK", "ok"],
+    ["https://h.example/*ZZZK", "https://h.example/QZZZKaZZZ", "EGRESS_NOT_ALLOWLISTED"],
+  ])("%s against %s: %s", (pattern, raw, expected) => {
+    expect(against(pattern, raw)).toBe(expected);
+  });
+});

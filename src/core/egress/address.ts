@@ -427,6 +427,31 @@ function parseConfigCidr(value: unknown): { readonly parsed: Parsed; readonly bi
   return { parsed, bits };
 }
 
+/** IPv6 ranges whose addresses carry an IPv4 address, judged by it (judgeIPv6). */
+const EMBEDDING_RANGES: readonly { readonly text: string; readonly name: string }[] = [
+  { text: "64:ff9b::/96", name: "NAT64" },
+  { text: "64:ff9b:1::/48", name: "local-use NAT64" },
+  { text: "2002::/16", name: "6to4" },
+  { text: "2001::/32", name: "Teredo" },
+  { text: "::/96", name: "IPv4-compatible" },
+  { text: "::ffff:0:0:0/96", name: "IPv4-translated" },
+];
+/** ::/128 and ::1/128, inside ::/96 but judged as themselves: `::/127` opens no IPv4 address. */
+const UNSPECIFIED_AND_LOOPBACK = ipaddr.IPv6.parseCIDR("::/127");
+
+/** The embedding range an allowed CIDR overlaps (`64:ff9b::/96 (NAT64)`), if any. */
+function embeddingRangeOpened(parsed: Parsed, bits: number): string | undefined {
+  // One address is the operator's deliberate choice (`::127.0.0.1/128`); a range is what opens
+  // every IPv4 address behind it.
+  if (parsed.kind !== "ipv6" || bits === 128) return undefined;
+  if (bits === 127 && parsed.ip.match(UNSPECIFIED_AND_LOOPBACK)) return undefined;
+  for (const range of EMBEDDING_RANGES) {
+    const [network, prefix] = ipaddr.IPv6.parseCIDR(range.text);
+    if (parsed.ip.match(network, Math.min(bits, prefix))) return `${range.text} (${range.name})`;
+  }
+  return undefined;
+}
+
 function compileList(
   field: CidrField,
   list: unknown,
@@ -445,6 +470,15 @@ function compileList(
       return;
     }
     const cidr = `${result.parsed.text}/${result.bits}`;
+    const embeds = field === "allowCidrs" ? embeddingRangeOpened(result.parsed, result.bits) : undefined;
+    if (embeds !== undefined) {
+      errors.push({
+        field,
+        index,
+        message: `${field}[${index}]: ${quote(String(value))} opens part of ${embeds}, whose addresses carry an IPv4 address: it would reach every IPv4 address, private and cloud-metadata ones included${embeds.startsWith("64:ff9b::") ? "; set egress.allowNat64 instead, which judges the IPv4 address inside" : ""}`,
+      });
+      return;
+    }
     compiled.push({
       kind: result.parsed.kind,
       network: result.parsed.ip,

@@ -450,12 +450,14 @@ function compilePort(text: string | undefined): Step<{ rule: PortRule }> {
 /**
  * The path goes through the same WHATWG path and query encoders as the URL it will be compared
  * with, so `/a b`, `/v1/%2e%2e/x` and `\` read the same on both sides. Each `*` is carried through
- * as a run of letters the encoders leave alone and that the path does not already contain.
+ * as a run of letters the encoders leave alone and that the path does not already contain:
+ * `Q`, then `Z`s, then `K`. No proper prefix of it is also a suffix, so it can never be found
+ * half in the text beside a `*` and half in the run (`/QZXJ*` used to split in the wrong place).
  */
 function compilePath(text: string): Step<{ pieces: string[] }> {
   const stars = text.split("*").length - 1;
-  let sentinel = "QZXJQ";
-  while (text.includes(sentinel)) sentinel += "Q";
+  let sentinel = "QZZZK";
+  while (text.includes(sentinel)) sentinel = `Q${sentinel.slice(1, -1)}ZK`;
   const url = parseUrl(`http://h${text.replaceAll("*", sentinel)}`);
   if (url === undefined || url.host !== "h")
     return { ok: false, message: `has a path "${text}" that does not parse` };
