@@ -39,6 +39,7 @@ export function lintPolicy(policy: Policy): PolicyIssue[] {
   const denyAll = unconditionalDenies(policy);
   for (const rule of policy.rules) {
     lintRule(rule, warn);
+    lintIfTargets(rule, warn);
     lintShadowedByDenyAll(rule, denyAll, warn);
     lintWhereContradictions(rule, warn);
   }
@@ -83,6 +84,56 @@ function lintRule(rule: CompiledRule, warn: (path: string, message: string) => v
     );
   }
   lintMatcherAgainstIf(rule, warn);
+}
+
+/** Claude Code's own tool names, which are case-sensitive. */
+const KNOWN_TOOLS = [
+  "Bash",
+  "BashOutput",
+  "KillShell",
+  "Read",
+  "Edit",
+  "Write",
+  "MultiEdit",
+  "NotebookEdit",
+  "NotebookRead",
+  "Glob",
+  "Grep",
+  "LS",
+  "WebFetch",
+  "WebSearch",
+  "Agent",
+  "Task",
+  "Skill",
+  "TodoWrite",
+  "ExitPlanMode",
+  "SlashCommand",
+];
+const KNOWN_BY_LOWER = new Map(KNOWN_TOOLS.map((name) => [name.toLowerCase(), name]));
+/** Known tools whose input has no `command`: a specifier on them (`Agent(Explore)`) never matches. */
+const NO_COMMAND_TOOLS = new Set(["Agent", "Task", "Skill", "TodoWrite", "ExitPlanMode", "KillShell"]);
+
+/** `if` entries that can never match: a tool name in the wrong case, or a specifier nothing reads. */
+function lintIfTargets(rule: CompiledRule, warn: (path: string, message: string) => void): void {
+  const list = Array.isArray(rule.document.if);
+  for (const [i, ifRule] of (rule.ifRules ?? []).entries()) {
+    const at = list ? `${rule.path}.if[${i}]` : `${rule.path}.if`;
+    const target = ifRule.target;
+    const tool = target.kind === "tool" ? target.name : target.kind === "text" ? target.tool : undefined;
+    if (tool === undefined) continue;
+    const known = KNOWN_BY_LOWER.get(tool.toLowerCase());
+    if (known !== undefined && known !== tool) {
+      warn(
+        at,
+        `"${ifRule.source}" names the tool "${tool}"; tool names are case-sensitive: did you mean ${known}?`,
+      );
+    } else if (target.kind === "text" && target.field === "command" && NO_COMMAND_TOOLS.has(tool)) {
+      warn(
+        at,
+        `"${ifRule.source}" is matched against tool_input.command, which ${tool} calls do not carry, so it never matches; write "${tool}" alone, with a where condition on the field you mean`,
+      );
+    }
+  }
 }
 
 /** A matcher that lets through no tool the rule's `if` names (`matcher: "Bash"`, `if: "Read(./.env)"`). */

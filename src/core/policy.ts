@@ -376,7 +376,9 @@ function compileRule(
   }
 
   if (issues.length > 0 || !matcher.ok || !action) return err(issues);
-  const events = typeof rule.on === "string" ? [rule.on] : rule.on;
+  // An event named twice is one event: the rule applies once (its reason, notifications and
+  // remote calls are not doubled).
+  const events = typeof rule.on === "string" ? [rule.on] : [...new Set(rule.on)];
   return ok({
     id: rule.id,
     index,

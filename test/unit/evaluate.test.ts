@@ -170,6 +170,16 @@ describe("evaluatePolicy", () => {
     });
   });
 
+  it("applies a rule that names its event twice once", async () => {
+    const twice = await policyFrom({
+      version: 1,
+      rules: [{ id: "dup", on: ["PreToolUse", "PreToolUse"], if: "Bash(rm *)", decide: "deny", notify: [] }],
+    });
+    const evaluation = evaluatePolicy(twice, bash("rm x"), { team: "a" });
+    expect(ids(evaluation.enforced)).toEqual(["dup"]);
+    expect(evaluatePolicy(twice, bash("rm x"), { team: "a" }, true).explanations).toHaveLength(1);
+  });
+
   it("lets an ask the event cannot carry outrank an allow: PermissionRequest leaves the dialog to the user", async () => {
     const asking = await policyFrom({
       version: 1,

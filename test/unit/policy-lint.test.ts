@@ -265,3 +265,25 @@ describe("lintPolicy on examples/policy.json", () => {
     ).toEqual([]);
   });
 });
+
+describe("lintPolicy: if entries that can never match", () => {
+  it("names a tool in the wrong case and a specifier on a tool without a command", async () => {
+    const warnings = await warningsFor([
+      { id: "lower", on: "PreToolUse", if: "bash(rm *)", decide: "deny" },
+      { id: "agent", on: "PreToolUse", if: ["Agent(Explore)", "Skill(deploy)", "Bash(rm *)"], decide: "ask" },
+      { id: "fine", on: "PreToolUse", if: ["Agent", "Read(./.env)", "mcp__github__*"], decide: "deny" },
+    ]);
+    expect(warnings).toContain(
+      '$.rules[0].if: "bash(rm *)" names the tool "bash"; tool names are case-sensitive: did you mean Bash?',
+    );
+    expect(warnings.filter((w) => w.startsWith("$.rules[1].if["))).toEqual([
+      expect.stringMatching(
+        /^\$\.rules\[1\]\.if\[0\]: "Agent\(Explore\)" is matched against tool_input\.command/,
+      ),
+      expect.stringMatching(
+        /^\$\.rules\[1\]\.if\[1\]: "Skill\(deploy\)" is matched against tool_input\.command/,
+      ),
+    ]);
+    expect(warnings.filter((w) => w.startsWith("$.rules[2]"))).toEqual([]);
+  });
+});
