@@ -61,3 +61,18 @@ export function compilePathGlob(
     return err(`is not a glob minimatch can read (${errorMessage(e)})`);
   }
 }
+
+/** POSIX normalization without a filesystem: drops `.` and empty segments, resolves `..`. */
+export function normalizePath(path: string): string {
+  const absolute = path.startsWith("/");
+  const out: string[] = [];
+  for (const segment of path.split("/")) {
+    if (segment === "" || segment === ".") continue;
+    if (segment !== "..") out.push(segment);
+    else if (out.length > 0 && out[out.length - 1] !== "..") out.pop();
+    else if (!absolute) out.push("..");
+  }
+  const joined = out.join("/");
+  if (absolute) return `/${joined}`;
+  return joined === "" ? "." : joined;
+}

@@ -3,7 +3,7 @@
  * `if` (POLICY.md). Parsing happens once at policy load; matching is pure and never throws, so
  * it runs unchanged on Node, Lambda and Workers.
  */
-import { compilePathGlob, type PathGlobTest } from "./path-glob.js";
+import { compilePathGlob, normalizePath, type PathGlobTest } from "./path-glob.js";
 import { err, ok, type Result } from "./result.js";
 import { canonicalCommandPattern, MAX_COMMAND_LENGTH, splitCommand } from "./shell-command.js";
 
@@ -243,21 +243,6 @@ function classifyPath(spec: string): { anchor: Anchor; rest: string } {
   if (!body.includes("/")) return { anchor: "anywhere", rest: body };
   if (body.startsWith("**/")) return { anchor: "anywhere", rest: body.slice(3) };
   return { anchor: "project", rest: body };
-}
-
-/** POSIX normalization without a filesystem: drops `.` and empty segments, resolves `..`. */
-function normalizePath(path: string): string {
-  const absolute = path.startsWith("/");
-  const out: string[] = [];
-  for (const segment of path.split("/")) {
-    if (segment === "" || segment === ".") continue;
-    if (segment !== "..") out.push(segment);
-    else if (out.length > 0 && out[out.length - 1] !== "..") out.pop();
-    else if (!absolute) out.push("..");
-  }
-  const joined = out.join("/");
-  if (absolute) return `/${joined}`;
-  return joined === "" ? "." : joined;
 }
 
 // ---------------------------------------------------------------------------------------------

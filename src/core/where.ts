@@ -2,7 +2,7 @@
  * A rule's `where`: dotted paths into the event body, each with a literal (equality) or one
  * operator. Compiled once at load; evaluation never throws.
  */
-import { compilePathGlob } from "./path-glob.js";
+import { compilePathGlob, normalizePath } from "./path-glob.js";
 import type { WhereOperator } from "./policy-schema.js";
 import { compileRegex } from "./regex.js";
 import { err, ok, type Result } from "./result.js";
@@ -60,13 +60,15 @@ function compileCondition(condition: unknown, path: string[], issues: WhereIssue
     return (value) => typeof value === "string" && test(value);
   }
   if (op.glob !== undefined) {
-    const compiled = compilePathGlob(op.glob, { dot: true });
+    // `!x` and `#x` are literal text, not minimatch's negation and comment.
+    const compiled = compilePathGlob(op.glob, { dot: true, nonegate: true, nocomment: true });
     if (!compiled.ok) {
       issues.push({ path: [...path, "glob"], message: `"${op.glob}" ${compiled.error}` });
       return undefined;
     }
     const glob = compiled.value;
-    return (value) => typeof value === "string" && glob(value);
+    // An absolute path is matched as the file it names: `/etc/**` holds for `/tmp/../etc/passwd`.
+    return (value) => typeof value === "string" && glob(value.startsWith("/") ? normalizePath(value) : value);
   }
   if ("contains" in op) {
     const needle = op.contains;

@@ -10,7 +10,14 @@ function holds(where: Record<string, unknown>, payload: Record<string, unknown>)
 const event = {
   cwd: "/home/dev/proj",
   stop_hook_active: false,
-  tool_input: { command: "git push --force origin main", file_path: "/home/dev/proj/src/a.ts", n: 3 },
+  tool_input: {
+    command: "git push --force origin main",
+    file_path: "/home/dev/proj/src/a.ts",
+    other: "/tmp/../etc/passwd",
+    dotted: "/etc/./x/..//passwd",
+    hash: "#x",
+    n: 3,
+  },
   tags: ["a", "b"],
   custom_instructions: null,
 };
@@ -28,6 +35,10 @@ describe("where", () => {
     ["regex on a non-string", { "tool_input.n": { regex: "3" } }, false],
     ["glob", { "tool_input.file_path": { glob: "/home/dev/proj/src/**" } }, true],
     ["glob miss", { "tool_input.file_path": { glob: "/etc/**" } }, false],
+    ["glob on a path climbing out with ..", { "tool_input.other": { glob: "/etc/**" } }, true],
+    ["glob on a path with . and //", { "tool_input.dotted": { glob: "/etc/passwd" } }, true],
+    ["a ! in a glob is literal, not a negation", { cwd: { glob: "!/etc/**" } }, false],
+    ["a # in a glob is literal, not a comment", { "tool_input.hash": { glob: "#x" } }, true],
     ["contains in a string", { cwd: { contains: "dev" } }, true],
     ["contains in an array", { tags: { contains: "b" } }, true],
     ["contains missing from an array", { tags: { contains: "c" } }, false],
