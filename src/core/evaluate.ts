@@ -7,7 +7,14 @@ import { honouredDecision } from "./event-capabilities.js";
 import { TOOL_EVENTS } from "./events.js";
 import type { HookEvent } from "./hook-event.js";
 import { eventReadsMatcher, matcherValue } from "./matcher.js";
-import { allowListMatches, commandWords, matchesPermissionRule, type ToolCall } from "./permission-rule.js";
+import {
+  allowListMatches,
+  commandWords,
+  isUnreadableCommand,
+  matchesPermissionRule,
+  matchesReadCommand,
+  type ToolCall,
+} from "./permission-rule.js";
 import type { CompiledRule, Policy } from "./policy.js";
 import type { FailMode } from "./policy-schema.js";
 import { MAX_COMMAND_LENGTH } from "./shell-command.js";
@@ -230,9 +237,14 @@ function staticEffect(rule: CompiledRule, event: HookEvent, facts: EventFacts): 
 function unreadCommandNote(rule: CompiledRule, facts: EventFacts): string {
   const length = facts.unreadCommandLength;
   const call = facts.call;
-  if (length === undefined || call === undefined || !rule.ifRules) return "";
+  if (call === undefined || !rule.ifRules || call.toolName !== "Bash") return "";
+  const command = call.toolInput?.command;
+  if (length === undefined && !isUnreadableCommand(command)) return "";
   if (rule.ifRules.some((r) => r.target.kind !== "bash" && matchesPermissionRule(r, call, "any"))) return "";
-  return ` (the command is ${count(length)} characters; hookgate does not read commands over ${count(MAX_COMMAND_LENGTH)} characters and treats them as matching)`;
+  if (length !== undefined)
+    return ` (the command is ${count(length)} characters; hookgate does not read commands over ${count(MAX_COMMAND_LENGTH)} characters and treats them as matching)`;
+  if (rule.ifRules.some((r) => matchesReadCommand(r, command))) return "";
+  return " (hookgate cannot tell every program this command runs: a variable or pattern in command position, a shell reading its script from stdin, an unclosed quote or deep nesting; it treats such a command as matching)";
 }
 
 const count = (n: number): string => n.toLocaleString("en-US");

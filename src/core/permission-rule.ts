@@ -336,6 +336,25 @@ function matchesCommand(pattern: Glob, command: unknown, quantifier: "any" | "al
   );
 }
 
+/**
+ * Whether a Bash rule matches one of the command's subcommands as read, leaving out the
+ * fail-safe match of a command that cannot be read (for the note that says a rule applied for
+ * that reason alone). False for a rule of another kind.
+ */
+export function matchesReadCommand(rule: PermissionRule, command: unknown): boolean {
+  if (rule.target.kind !== "bash" || typeof command !== "string" || command.length > MAX_COMMAND_LENGTH)
+    return false;
+  const pattern = rule.target.pattern;
+  return splitOnce(command).subcommands.some(
+    (s) => globMatches(pattern, s.text) || s.variants.some((v) => globMatches(pattern, v)),
+  );
+}
+
+/** A Bash command of which some program cannot be named (shell-command.ts `unreadable`). */
+export function isUnreadableCommand(command: unknown): boolean {
+  return typeof command === "string" && command.length <= MAX_COMMAND_LENGTH && splitOnce(command).unreadable;
+}
+
 /** Allow-style: a readable, transparent command whose every subcommand, as written, one pattern matches. */
 function everySubcommandMatches(patterns: readonly Glob[], command: unknown): boolean {
   if (typeof command !== "string" || command.length > MAX_COMMAND_LENGTH) return false;
