@@ -749,3 +749,30 @@ describe("compileAllowlist: a * beside text that looks like the run standing for
     expect(against(pattern, raw)).toBe(expected);
   });
 });
+
+describe("checkUrl: an encoded separator in the path against a pattern narrower than any path", () => {
+  it.each([
+    [
+      "https://hooks.slack.com/services/..%2fadmin",
+      "https://hooks.slack.com/services/*",
+      "EGRESS_NOT_ALLOWLISTED",
+    ],
+    [
+      "https://hooks.slack.com/services/%2E%2E%2Fadmin",
+      "https://hooks.slack.com/services/*",
+      "EGRESS_NOT_ALLOWLISTED",
+    ],
+    [
+      "https://hooks.slack.com/services/a%5cb",
+      "https://hooks.slack.com/services/*",
+      "EGRESS_NOT_ALLOWLISTED",
+    ],
+    ["https://hooks.slack.com/services/T0/B0/x", "https://hooks.slack.com/services/*", "ok"],
+    // Any path: nothing to escape from.
+    ["https://hooks.example.com/a%2fb", "https://hooks.example.com/*", "ok"],
+    // In the query it is data.
+    ["https://hooks.slack.com/services/T0?next=%2Fadmin", "https://hooks.slack.com/services/*", "ok"],
+  ])("%s against %s: %s", (raw, pattern, expected) => {
+    expect(against(pattern, raw)).toBe(expected);
+  });
+});

@@ -218,8 +218,25 @@ function matchesPattern(url: URL, scheme: Scheme, host: string, port: number, pa
   ) {
     return false;
   }
+  // An encoded `/`, `\` or `.` in the path matches no pattern narrower than any path, unless the
+  // pattern writes one itself: a server that decodes it before routing (`/services/..%2Fadmin`)
+  // would serve a path the pattern never allowed. Real hook URLs have none.
+  if (
+    ENCODED_SEPARATOR.test(url.pathname) &&
+    !anyPath(pattern.path) &&
+    !pattern.path.some(hasEncodedSeparator)
+  )
+    return false;
   // The fragment is never sent, so it never decides.
   return globMatches(pattern.path, upperEscapes(url.pathname + url.search));
+}
+
+const ENCODED_SEPARATOR = /%(?:2f|5c|2e)/i;
+const hasEncodedSeparator = (piece: string): boolean => ENCODED_SEPARATOR.test(piece);
+
+/** A pattern path of `/*`: every path. */
+function anyPath(pieces: readonly string[]): boolean {
+  return pieces.length === 2 && pieces[0] === "/" && pieces[1] === "";
 }
 
 function hostMatches(rule: HostRule, host: string): boolean {
