@@ -59,7 +59,14 @@ export function splitSubcommands(command: string): { subcommands: string[]; opaq
 
 export function splitCommand(command: string): CommandSplit {
   if (command.length > MAX_COMMAND_LENGTH) return { subcommands: [], opaque: true, unreadable: true };
-  const out: Output = { subcommands: [], seen: new Set(), opaque: false, unreadable: false, denyOnly: 0 };
+  const out: Output = {
+    subcommands: [],
+    seen: new Set(),
+    opaque: false,
+    unreadable: false,
+    denyOnly: 0,
+    guessed: 0,
+  };
   splitInto(sanitize(command), 0, [], out);
   return { subcommands: out.subcommands, opaque: out.opaque, unreadable: out.unreadable };
 }
@@ -93,6 +100,8 @@ interface Output {
   unreadable: boolean;
   /** Above 0 while the commands a deny-only wrapper runs are expanded. */
   denyOnly: number;
+  /** Commands expanded so far from a guess at where a wrapper's command starts. */
+  guessed: number;
 }
 
 function sanitize(text: string): string {
@@ -643,8 +652,11 @@ function expand(command: Command, depth: number, suffix: readonly string[], out:
   record({ args: args.slice(at), redirects }, out);
   // What a deny-only wrapper runs (sudo, xargs, or a stripped wrapper with an option not known
   // here) is checked by deny-style rules as a command of its own, wrappers and all.
-  for (const start of wrappedStarts(args, at)) {
-    if (depth >= MAX_DEPTH) {
+  const starts = wrappedStarts(args, at);
+  for (const start of starts.at) {
+    // Guesses nest (`env -Z env -Z … rm`): past a bound the command is unreadable instead of
+    // taking time exponential in its length.
+    if (depth >= MAX_DEPTH || (starts.guessed && ++out.guessed > MAX_GUESSED_COMMANDS)) {
       out.unreadable = true;
       break;
     }
@@ -656,27 +668,35 @@ function expand(command: Command, depth: number, suffix: readonly string[], out:
 
 /** Guesses at where a command starts when a wrapper's options are not understood. */
 const MAX_GUESSES = 8;
+/** Commands expanded from such guesses in one command, nested ones included. */
+const MAX_GUESSED_COMMANDS = 32;
 
 /**
  * Where the command a wrapper left in place runs starts: after a deny-only wrapper's options,
  * or, when they are not understood (`env -iv rm -rf /`, `sudo --preserve-env=PATH rm -rf /`), at
  * each of the next words that is not an option. None for any other command.
  */
-function wrappedStarts(args: readonly Word[], at: number): number[] {
+function wrappedStarts(
+  args: readonly Word[],
+  at: number,
+): { readonly at: readonly number[]; readonly guessed: boolean } {
   const name = programName((args[at] as Word).text);
-  if (name === "command") return []; // `command -v rm` only prints where rm is
+  if (name === "command") return NO_STARTS; // `command -v rm` only prints where rm is
   const spec = DENY_ONLY_WRAPPERS[name] ?? WRAPPERS[name] ?? (name === "env" ? ENV_SPEC : undefined);
-  if (spec === undefined) return [];
+  if (spec === undefined) return NO_STARTS;
   const start = skipOptions(args, at, spec);
   // A stripped wrapper whose options were all understood wraps nothing here (`timeout 10`).
-  if (start !== undefined && DENY_ONLY_WRAPPERS[name] === undefined) return [];
-  if (start !== undefined) return start + spec.operands < args.length ? [start + spec.operands] : [];
+  if (start !== undefined && DENY_ONLY_WRAPPERS[name] === undefined) return NO_STARTS;
+  if (start !== undefined)
+    return { at: start + spec.operands < args.length ? [start + spec.operands] : [], guessed: false };
   const starts: number[] = [];
   for (let j = at + 1; j < args.length && starts.length < MAX_GUESSES; j += 1) {
     if (!(args[j] as Word).text.startsWith("-")) starts.push(j);
   }
-  return starts;
+  return { at: starts, guessed: true };
 }
+
+const NO_STARTS = { at: [], guessed: false } as const;
 
 function record(command: Command, out: Output): void {
   const text = render(command);
