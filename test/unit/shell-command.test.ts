@@ -88,6 +88,14 @@ describe("splitSubcommands", () => {
     expect(splitCommand(command).unreadable).toBe(true);
   });
 
+  it("stops guessing past a bound: a chain of wrappers with unknown options is unreadable", () => {
+    // Each env's command is guessed at several words, each guess an env again: unbounded, this
+    // took time exponential in the chain's length.
+    const split = splitCommand(`${"env -Z ".repeat(40)}rm x`);
+    expect(split.unreadable).toBe(true);
+    expect(split.subcommands.length).toBeLessThan(64);
+  });
+
   it.each([
     ["npm test"],
     ["bash ./build.sh"],
