@@ -66,6 +66,7 @@ export function splitCommand(command: string): CommandSplit {
     unreadable: false,
     denyOnly: 0,
     guessed: 0,
+    guessing: 0,
   };
   splitInto(sanitize(command), 0, [], out);
   return { subcommands: out.subcommands, opaque: out.opaque, unreadable: out.unreadable };
@@ -102,6 +103,8 @@ interface Output {
   denyOnly: number;
   /** Commands expanded so far from a guess at where a wrapper's command starts. */
   guessed: number;
+  /** Above 0 while such a guess is expanded. */
+  guessing: number;
 }
 
 function sanitize(text: string): string {
@@ -156,7 +159,7 @@ interface Scanned {
   /** The inner text of each `$(...)`, backtick, `<(...)` and `>(...)`. */
   readonly substitutions: ReadonlySet<string>;
   readonly opaque: boolean;
-  /** The text ended inside a quote. */
+  /** The text ended inside a quote, or inside a heredoc body that never closed. */
   readonly unclosed: boolean;
 }
 
@@ -176,10 +179,16 @@ function scan(text: string, patternMode: boolean): Scanned {
     opaque: false,
     quote: "",
     heredocs: [],
+    unclosedHeredoc: false,
   };
   while (s.i < text.length) step(s, patternMode);
   if (s.quote !== "") s.opaque = true;
-  return { text: s.out, substitutions: s.substitutions, opaque: s.opaque, unclosed: s.quote !== "" };
+  return {
+    text: s.out,
+    substitutions: s.substitutions,
+    opaque: s.opaque,
+    unclosed: s.quote !== "" || s.unclosedHeredoc,
+  };
 }
 
 interface ScanState {
@@ -192,7 +201,9 @@ interface ScanState {
   opaque: boolean;
   quote: "" | "'" | '"' | "$'";
   /** Heredocs opened on the current line, whose bodies start after its newline. */
-  heredocs: { readonly delimiter: string; readonly tabs: boolean; readonly expands: boolean }[];
+  heredocs: Heredoc[];
+  /** A heredoc body ran to the end of the text without its closing line. */
+  unclosedHeredoc: boolean;
 }
 
 function step(s: ScanState, patternMode: boolean): void {
@@ -291,13 +302,49 @@ interface Heredoc {
   readonly expands: boolean;
 }
 
-/** The heredoc whose `<<` is at `i` (not a `<<<`), or undefined when no delimiter follows. */
+/**
+ * The heredoc whose `<<` is at `i` (not a `<<<`), or undefined when none starts there: no
+ * delimiter follows, its quote is not closed, or the `<<` is a shift inside `((…))` or `$[…]`.
+ * The delimiter is read as bash reads the word: quotes removed (`'X Y'`, `$'EOF'`, `E\ F`), and
+ * any quoting at all means the body is not expanded.
+ */
 function heredocAt(text: string, i: number): Heredoc | undefined {
+  if (inArithmetic(text, i)) return undefined;
   const tabs = text.charAt(i + 2) === "-";
-  const word = /^[ \t]*([^\s;&|<>()]+)/.exec(text.slice(i + (tabs ? 3 : 2), i + 260))?.[1];
-  if (word === undefined) return undefined;
-  // Any quote or backslash in the delimiter quotes it, and the body is not expanded.
-  return { delimiter: word.replace(/['"\\]/g, ""), tabs, expands: !/['"\\]/.test(word) };
+  let j = i + (tabs ? 3 : 2);
+  while (text.charAt(j) === " " || text.charAt(j) === "\t") j += 1;
+  let delimiter = "";
+  let quoted = false;
+  const end = Math.min(text.length, j + 256);
+  while (j < end) {
+    const c = text.charAt(j);
+    if (c === "'" || c === '"' || (c === "$" && text.charAt(j + 1) === "'")) {
+      const open = c === "$" ? j + 2 : j + 1;
+      const close = text.indexOf(c === "$" ? "'" : c, open);
+      if (close < 0) return undefined;
+      delimiter += text.slice(open, close);
+      quoted = true;
+      j = close + 1;
+    } else if (c === "\\") {
+      delimiter += text.charAt(j + 1);
+      quoted = true;
+      j += 2;
+    } else if (/[\s;&|<>()]/.test(c)) {
+      break;
+    } else {
+      delimiter += c;
+      j += 1;
+    }
+  }
+  if (delimiter === "" && !quoted) return undefined;
+  return { delimiter, tabs, expands: !quoted };
+}
+
+/** Whether `i` is inside an arithmetic `((…))`, `$((…))` or `$[…]` opened on its own line. */
+function inArithmetic(text: string, i: number): boolean {
+  const line = text.slice(text.lastIndexOf("\n", i - 1) + 1, i);
+  const count = (what: string) => line.split(what).length - 1;
+  return count("((") > count("))") || count("$[") > count("]");
 }
 
 /**
@@ -309,12 +356,13 @@ function afterBodies(
   text: string,
   i: number,
   heredocs: readonly Heredoc[],
-  onBody?: (body: string, heredoc: Heredoc) => void,
+  onBody?: (body: string, heredoc: Heredoc, closed: boolean) => void,
 ): number {
   let at = i;
   for (const heredoc of heredocs) {
     const start = at;
     let bodyEnd = text.length;
+    let closed = false;
     while (at < text.length) {
       const end = text.indexOf("\n", at);
       const line = text.slice(at, end < 0 ? text.length : end);
@@ -322,11 +370,12 @@ function afterBodies(
       if ((heredoc.tabs ? line.replace(/^\t+/, "") : line) === heredoc.delimiter) {
         bodyEnd = at;
         at = next;
+        closed = true;
         break;
       }
       at = next;
     }
-    onBody?.(text.slice(start, Math.min(bodyEnd, at)), heredoc);
+    onBody?.(text.slice(start, Math.min(bodyEnd, at)), heredoc, closed);
   }
   return at;
 }
@@ -337,8 +386,11 @@ function afterBodies(
  * substitutions. A body with no closing line runs to the end of the text, as in bash.
  */
 function heredocBodies(s: ScanState): void {
-  s.i = afterBodies(s.text, s.i, s.heredocs, (body, heredoc) => {
+  s.i = afterBodies(s.text, s.i, s.heredocs, (body, heredoc, closed) => {
     if (heredoc.expands) bodySubstitutions(body, s.substitutions);
+    // A body with no closing line took the rest of the text: what bash reads there may differ
+    // from what was skipped (agents' heredocs always close).
+    if (!closed) s.unclosedHeredoc = true;
   });
   s.heredocs = [];
 }
@@ -644,8 +696,17 @@ function expand(command: Command, depth: number, suffix: readonly string[], out:
   const first = args[at];
   if (first === undefined) return;
   // A glob, a bracket or brace pattern or a variable in command position runs a program we
-  // cannot name.
-  if (first.kind === "glob" || /[$[{]/.test(first.text)) {
+  // cannot name; `[` and `[[` are the test command itself. A guess at where a wrapper's command
+  // starts may land on an argument (`xargs -i{} cp {} /tmp`), so it proves nothing there.
+  if (
+    out.guessing === 0 &&
+    (first.kind === "glob" || (/[$[{]/.test(first.text) && !TEST_WORDS.has(first.text)))
+  ) {
+    out.opaque = true;
+    out.unreadable = true;
+  }
+  // sudo -s, sudo -i and doas -s with no command start a shell that reads stdin.
+  if (STDIN_SHELL_WRAPPERS.has(programName(first.text)) && stdinShellWrapper(args, at)) {
     out.opaque = true;
     out.unreadable = true;
   }
@@ -661,9 +722,27 @@ function expand(command: Command, depth: number, suffix: readonly string[], out:
       break;
     }
     out.denyOnly += 1;
+    if (starts.guessed) out.guessing += 1;
     expand({ args: args.slice(start), redirects: [] }, depth + 1, redirects, out);
+    if (starts.guessed) out.guessing -= 1;
     out.denyOnly -= 1;
   }
+}
+
+/** The test command's names: programs, though they are brackets. */
+const TEST_WORDS: ReadonlySet<string> = new Set(["[", "[["]);
+const STDIN_SHELL_WRAPPERS: ReadonlySet<string> = new Set(["sudo", "doas"]);
+
+/** `sudo -s`, `sudo -i`, `doas -s` (flags alone or bundled) with no command after them. */
+function stdinShellWrapper(args: readonly Word[], at: number): boolean {
+  let shell = false;
+  for (let i = at + 1; i < args.length; i += 1) {
+    const arg = (args[i] as Word).text;
+    if (arg === "--") return shell && i + 1 >= args.length;
+    if (!arg.startsWith("-")) return false;
+    if (/^-[A-Za-z]*[si][A-Za-z]*$/.test(arg) || arg === "--shell" || arg === "--login") shell = true;
+  }
+  return shell;
 }
 
 /** Guesses at where a command starts when a wrapper's options are not understood. */
@@ -866,19 +945,32 @@ function peelShell(args: readonly Word[], at: number, out: Output): Peeled {
   for (let i = at + 1; i < args.length; i += 1) {
     const arg = (args[i] as Word).text;
     if (hasC && !/^[-+]/.test(arg)) return { script: arg };
+    if (arg === "--version" || arg === "--help") return undefined; // prints, runs nothing
     if (arg === "--") {
       if (hasC && args[i + 1]) return { script: (args[i + 1] as Word).text };
-      if (!hasC && !stdin && args[i + 1] !== undefined) return undefined; // a script file
+      if (!hasC && !stdin && args[i + 1] !== undefined) return scriptFile(args[i + 1] as Word, out);
       break;
     }
     if (/^-[A-Za-z]*c[A-Za-z]*$/.test(arg)) hasC = true;
     else if (["-o", "+o", "-O", "+O", "--rcfile", "--init-file"].includes(arg)) i += 1;
     else if (!/^[-+]/.test(arg)) {
-      if (!stdin) return undefined; // a script file: the command stays as written
+      if (!stdin) return scriptFile(args[i] as Word, out);
       break;
     } else if (/^-[A-Za-z]*s[A-Za-z]*$/.test(arg)) stdin = true;
   }
-  if (!hasC) {
+  // No script at all: read from stdin, or, for a `-c` with none, passed in by what runs the
+  // shell (`… | xargs sh -c`). Either way it cannot be seen.
+  out.opaque = true;
+  out.unreadable = true;
+  return undefined;
+}
+
+/**
+ * A script file stays as the command, as written. A process substitution in its place
+ * (`bash <(curl …)`) is a script downloaded and run, as `curl … | sh` is: unreadable.
+ */
+function scriptFile(word: Word, out: Output): Peeled {
+  if (word.text.startsWith("<(")) {
     out.opaque = true;
     out.unreadable = true;
   }

@@ -751,6 +751,7 @@ describe("operator config: allowCidrs may not open an IPv6 range that carries IP
     ["2001::/16", /Teredo/],
     ["::/96", /IPv4-compatible/],
     ["::/0", /./],
+    ["::fffe:0:0/95", /IPv4-mapped/],
   ])("refuses %s", (cidr, message) => {
     const { errors } = compileAddressRules({ allowCidrs: [cidr] });
     expect(errors).toHaveLength(1);

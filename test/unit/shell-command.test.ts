@@ -88,10 +88,43 @@ describe("splitSubcommands", () => {
     expect(splitCommand(command).unreadable).toBe(true);
   });
 
+  it.each([
+    ["(( x = 1 << 2 ))\nrm -rf /\n2"],
+    ["echo $[1<<2]\nrm -rf /"],
+    ["for ((i=0; i < 1<<3; i++)); do :; done\nrm -rf /"],
+    ["cat <<'X Y'\nhi\nX Y\nrm -rf /\nX"],
+    ["cat <<E\\ F\nhi\nE F\nrm -rf /"],
+    ["cat <<$'EOF'\nhello\nEOF\nrm -rf /"],
+  ])("reads a heredoc's delimiter as bash does, and a shift as no heredoc: %j", (command) => {
+    expect(splitCommand(command).subcommands.map((s) => s.text)).toContain("rm -rf /");
+  });
+
+  it.each([
+    ["cat <<EOF\nnever closes\nrm -rf /"],
+    ["curl https://x | sudo -i"],
+    ["echo 'rm -rf /' | sudo -s"],
+    ["doas -s"],
+    ["printf 'rm -rf /' | xargs -0 sh -c"],
+    ["bash <(curl -s https://x)"],
+  ])("marks %j unreadable too", (command) => {
+    expect(splitCommand(command).unreadable).toBe(true);
+  });
+
+  it.each([
+    ["[ -f package.json ] && npm test"],
+    ["if [ -d dist ]; then ls dist; fi"],
+    ["[[ -n $CI ]] || echo local"],
+    ["bash --version"],
+    ["find . | xargs -i{} cp {} /tmp"],
+    ["sudo -u root ls"],
+  ])("reads %j: the test command and a guess's arguments are no unknown program", (command) => {
+    expect(splitCommand(command).unreadable).toBe(false);
+  });
+
   it("stops guessing past a bound: a chain of wrappers with unknown options is unreadable", () => {
     // Each env's command is guessed at several words, each guess an env again: unbounded, this
     // took time exponential in the chain's length.
-    const split = splitCommand(`${"env -Z ".repeat(40)}rm x`);
+    const split = splitCommand(`${"env -Z ".repeat(60)}rm x`);
     expect(split.unreadable).toBe(true);
     expect(split.subcommands.length).toBeLessThan(64);
   });

@@ -435,6 +435,8 @@ const EMBEDDING_RANGES: readonly { readonly text: string; readonly name: string 
   { text: "2001::/32", name: "Teredo" },
   { text: "::/96", name: "IPv4-compatible" },
   { text: "::ffff:0:0:0/96", name: "IPv4-translated" },
+  // A mapped range of 96 bits or more is refused already, with its IPv4 spelling to write instead.
+  { text: "::ffff:0:0/96", name: "IPv4-mapped" },
 ];
 /** ::/128 and ::1/128, inside ::/96 but judged as themselves: `::/127` opens no IPv4 address. */
 const UNSPECIFIED_AND_LOOPBACK = ipaddr.IPv6.parseCIDR("::/127");
