@@ -5,7 +5,12 @@
  */
 import { compilePathGlob, normalizePath, type PathGlobTest } from "./path-glob.js";
 import { err, ok, type Result } from "./result.js";
-import { canonicalCommandPattern, MAX_COMMAND_LENGTH, splitCommand } from "./shell-command.js";
+import {
+  canonicalCommandPattern,
+  MAX_COMMAND_LENGTH,
+  type Subcommand,
+  splitCommand,
+} from "./shell-command.js";
 
 export interface PermissionRule {
   /** The rule as written in the policy. */
@@ -355,12 +360,27 @@ export function isUnreadableCommand(command: unknown): boolean {
   return typeof command === "string" && command.length <= MAX_COMMAND_LENGTH && splitOnce(command).unreadable;
 }
 
+/**
+ * Whether an allow pattern approves one subcommand. Its redirections are read apart: one that
+ * writes to a file (`echo x > ~/.bashrc`) is approved only by a pattern that writes a `>`
+ * itself, never by a `*` reaching over it (`Bash(echo *)`); harmless ones (`2>&1`, `>/dev/null`)
+ * may be left out of the pattern (`Bash(npm test)` approves `npm test 2>&1`).
+ */
+function allowMatches(pattern: Glob, subcommand: Subcommand): boolean {
+  if (subcommand.writes)
+    return pattern.segments.some((s) => s.includes(">")) && globMatches(pattern, subcommand.text);
+  return (
+    globMatches(pattern, subcommand.text) ||
+    (subcommand.bare !== undefined && globMatches(pattern, subcommand.bare))
+  );
+}
+
 /** Allow-style: a readable, transparent command whose every subcommand, as written, one pattern matches. */
 function everySubcommandMatches(patterns: readonly Glob[], command: unknown): boolean {
   if (typeof command !== "string" || command.length > MAX_COMMAND_LENGTH) return false;
   const split = splitOnce(command);
   if (split.opaque || split.subcommands.length === 0) return false;
-  return split.subcommands.every((s) => s.denyOnly || patterns.some((p) => globMatches(p, s.text)));
+  return split.subcommands.every((s) => s.denyOnly || patterns.some((p) => allowMatches(p, s)));
 }
 
 /**

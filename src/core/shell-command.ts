@@ -19,6 +19,13 @@ export interface Subcommand {
    * `xargs rm` and `env -iv rm x`): deny-style rules check it, allow rules read the outer one.
    */
   readonly denyOnly?: true;
+  /** The subcommand without its redirections, when it has any (`npm test` for `npm test 2>&1`). */
+  readonly bare?: string;
+  /**
+   * It writes to a file through a redirection (`echo x > ~/.bashrc`); `/dev/null` and
+   * descriptor copies (`2>&1`) do not count. An allow rule's `*` does not reach over it.
+   */
+  readonly writes?: true;
 }
 
 export interface CommandSplit {
@@ -793,9 +800,24 @@ function record(command: Command, out: Output): void {
   }
   // Redirections alone (`> out`, or `\<tab> >`, whose one word collapses away) leave no variant.
   const distinct = [...new Set(variants)].filter((v) => v !== text && v !== "");
-  out.subcommands.push(
-    denyOnly ? { text, variants: distinct, denyOnly: true } : { text, variants: distinct },
-  );
+  const subcommand: { -readonly [K in keyof Subcommand]: Subcommand[K] } = { text, variants: distinct };
+  if (denyOnly) subcommand.denyOnly = true;
+  if (command.redirects.length > 0) {
+    subcommand.bare = variants[0] as string;
+    if (command.redirects.some(writesFile)) subcommand.writes = true;
+  }
+  out.subcommands.push(subcommand);
+}
+
+/**
+ * A redirection that writes to a file: an output one (`>`, `>>`, `>|`, `&>`, `2>`) to anything
+ * but `/dev/null`, or a descriptor copy to a name (`>&out`). Input (`<`, `<<`, `<<<`) and copies
+ * between descriptors (`2>&1`, `>&-`) write nothing.
+ */
+function writesFile(redirect: string): boolean {
+  if (/^\d*</.test(redirect)) return false;
+  if (/^\d*>&(?:\d+|-)?$/.test(redirect)) return false;
+  return !/^(?:\d*|&)>>?\|?\/dev\/null$/.test(redirect);
 }
 
 /**

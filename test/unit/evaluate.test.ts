@@ -272,3 +272,37 @@ describe("evaluatePolicy: a Bash command with a program that cannot be named", (
     expect(result.enforced.map((m) => [m.rule.id, m.effect.reason])[0]).toEqual(["no-rm", "no rm"]);
   });
 });
+
+const allows = await policyFrom({
+  version: 1,
+  rules: [
+    { id: "echo", on: "PreToolUse", if: "Bash(echo *)", decide: "allow" },
+    { id: "git-log", on: "PreToolUse", if: "Bash(git log *)", decide: "allow" },
+    { id: "npm-test", on: "PreToolUse", if: "Bash(npm test)", decide: "allow" },
+    { id: "build-log", on: "PreToolUse", if: "Bash(npm run build > build.log)", decide: "allow" },
+  ],
+});
+
+describe("evaluatePolicy: an allow rule and redirections", () => {
+  const allowed = (command: string) => ids(evaluatePolicy(allows, bash(command), { team: "a" }).enforced);
+
+  it.each([
+    ["echo x > ~/.bashrc"],
+    ["echo x >> ~/.bashrc"],
+    ["echo x >| /etc/passwd"],
+    ["git log --format=%H > ~/.bashrc"],
+    ["npm test 2> /tmp/err.log"],
+  ])("never lets a * approve a write to a file: %j", (command) => {
+    expect(allowed(command)).toEqual([]);
+  });
+
+  it.each([
+    ["echo done", ["echo"]],
+    ["npm test 2>&1", ["npm-test"]],
+    ["npm test >/dev/null 2>&1", ["npm-test"]],
+    ["echo x >&2", ["echo"]],
+    ["npm run build > build.log", ["build-log"]],
+  ] as const)("approves %j: harmless redirections, or a write the pattern names", (command, expected) => {
+    expect(allowed(command)).toEqual(expected);
+  });
+});

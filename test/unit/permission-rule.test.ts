@@ -187,8 +187,9 @@ describe("Bash rules", () => {
     },
   );
 
-  it("lets a deny rule see past redirections and absolute command paths; an allow rule must match as written", () => {
-    expect(both("Bash(rm -rf /)", bash("rm -rf / 2>/dev/null"))).toEqual({ any: true, all: false });
+  it("lets a deny rule see past redirections and absolute command paths; an allow rule past harmless redirections only", () => {
+    expect(both("Bash(rm -rf /)", bash("rm -rf / 2>/dev/null"))).toEqual({ any: true, all: true });
+    expect(both("Bash(rm -rf /)", bash("rm -rf / > out.txt"))).toEqual({ any: true, all: false });
     expect(both("Bash(rm -rf /*)", bash("/bin/rm -rf /"))).toEqual({ any: true, all: false });
     expect(both("Bash(npm test 2>&1)", bash("npm test 2>&1"))).toEqual({ any: true, all: true });
   });

@@ -293,7 +293,11 @@ describe("splitSubcommands", () => {
 describe("splitCommand variants", () => {
   it("offers a deny rule the subcommand without redirections and without its command's directory", () => {
     expect(splitCommand("/bin/rm -rf / 2>/dev/null").subcommands).toEqual([
-      { text: "/bin/rm -rf / 2>/dev/null", variants: ["/bin/rm -rf /", "rm -rf / 2>/dev/null", "rm -rf /"] },
+      {
+        text: "/bin/rm -rf / 2>/dev/null",
+        variants: ["/bin/rm -rf /", "rm -rf / 2>/dev/null", "rm -rf /"],
+        bare: "/bin/rm -rf /",
+      },
     ]);
   });
 
