@@ -362,13 +362,20 @@ export function isUnreadableCommand(command: unknown): boolean {
 
 /**
  * Whether an allow pattern approves one subcommand. Its redirections are read apart: one that
- * writes to a file (`echo x > ~/.bashrc`) is approved only by a pattern that writes a `>`
- * itself, never by a `*` reaching over it (`Bash(echo *)`); harmless ones (`2>&1`, `>/dev/null`)
- * may be left out of the pattern (`Bash(npm test)` approves `npm test 2>&1`).
+ * writes to a file (`echo x > ~/.bashrc`) is approved only by a pattern that names that
+ * redirection word for word, never by a `*` reaching over it (`Bash(echo *)`, or
+ * `Bash(echo * 2>/dev/null)`); harmless ones (`2>&1`, `>/dev/null`) may be left out of the
+ * pattern (`Bash(npm test)` approves `npm test 2>&1`).
  */
 function allowMatches(pattern: Glob, subcommand: Subcommand): boolean {
-  if (subcommand.writes)
-    return pattern.segments.some((s) => s.includes(">")) && globMatches(pattern, subcommand.text);
+  const writes = subcommand.writes;
+  if (writes !== undefined)
+    return (
+      writes.every((w) => pattern.segments.some((s) => s.includes(w))) &&
+      globMatches(pattern, subcommand.text)
+    );
+  // Harmless redirections alone (`{ npm test; } 2>&1`) run nothing.
+  if (subcommand.bare === "") return true;
   return (
     globMatches(pattern, subcommand.text) ||
     (subcommand.bare !== undefined && globMatches(pattern, subcommand.bare))

@@ -22,10 +22,10 @@ export interface Subcommand {
   /** The subcommand without its redirections, when it has any (`npm test` for `npm test 2>&1`). */
   readonly bare?: string;
   /**
-   * It writes to a file through a redirection (`echo x > ~/.bashrc`); `/dev/null` and
-   * descriptor copies (`2>&1`) do not count. An allow rule's `*` does not reach over it.
+   * Its redirections that write a file (`>~/.bashrc`); `/dev/null` and descriptor copies (`2>&1`)
+   * do not count. An allow rule approves them only by naming each, word for word.
    */
-  readonly writes?: true;
+  readonly writes?: readonly string[];
 }
 
 export interface CommandSplit {
@@ -187,6 +187,7 @@ function scan(text: string, patternMode: boolean): Scanned {
     quote: "",
     heredocs: [],
     unclosedHeredoc: false,
+    arith: 0,
   };
   while (s.i < text.length) step(s, patternMode);
   if (s.quote !== "") s.opaque = true;
@@ -211,6 +212,8 @@ interface ScanState {
   heredocs: Heredoc[];
   /** A heredoc body ran to the end of the text without its closing line. */
   unclosedHeredoc: boolean;
+  /** Open `((…))` and `$[…]`: inside them `<<` is a shift, not a heredoc. */
+  arith: number;
 }
 
 function step(s: ScanState, patternMode: boolean): void {
@@ -254,6 +257,13 @@ function stepUnquoted(s: ScanState, c: string, patternMode: boolean): void {
     hash(s, patternMode);
   } else if (!patternMode && (s.text.startsWith("<(", s.i) || s.text.startsWith(">(", s.i))) {
     substitute(s);
+  } else if (s.text.startsWith("((", s.i) || s.text.startsWith("$[", s.i)) {
+    // Arithmetic, where `<<` is a shift: counted across lines, as bash reads it.
+    s.arith += 1;
+    emit(s, s.text.slice(s.i, s.i + 2));
+  } else if (s.arith > 0 && (s.text.startsWith("))", s.i) || c === "]")) {
+    s.arith -= 1;
+    emit(s, c === "]" ? c : "))");
   } else if (s.text.startsWith("<<", s.i)) {
     heredocOrHereString(s, patternMode);
   } else if (c >= "0" && c <= "9" && atWordStart(s)) {
@@ -293,7 +303,7 @@ function hash(s: ScanState, patternMode: boolean): void {
  */
 function heredocOrHereString(s: ScanState, patternMode: boolean): void {
   const here = s.text.startsWith("<<<", s.i);
-  if (!here && !patternMode) {
+  if (!here && !patternMode && s.arith === 0) {
     s.opaque = true;
     const heredoc = heredocAt(s.text, s.i);
     if (heredoc !== undefined) s.heredocs.push(heredoc);
@@ -310,24 +320,25 @@ interface Heredoc {
 }
 
 /**
- * The heredoc whose `<<` is at `i` (not a `<<<`), or undefined when none starts there: no
- * delimiter follows, its quote is not closed, or the `<<` is a shift inside `((…))` or `$[…]`.
- * The delimiter is read as bash reads the word: quotes removed (`'X Y'`, `$'EOF'`, `E\ F`), and
- * any quoting at all means the body is not expanded.
+ * The heredoc whose `<<` is at `i` (not a `<<<`, not a shift: callers track arithmetic), or
+ * undefined when none starts there: no delimiter follows, or its quote is not closed. The
+ * delimiter is read as bash reads the word, up to a blank or an operator character (a `\r` is
+ * part of it, as in CRLF text): quotes removed (`'X Y'`, `$'EOF'`, `$"EOF"`, `E\ F`), and any
+ * quoting at all means the body is not expanded.
  */
 function heredocAt(text: string, i: number): Heredoc | undefined {
-  if (inArithmetic(text, i)) return undefined;
   const tabs = text.charAt(i + 2) === "-";
   let j = i + (tabs ? 3 : 2);
   while (text.charAt(j) === " " || text.charAt(j) === "\t") j += 1;
   let delimiter = "";
   let quoted = false;
-  const end = Math.min(text.length, j + 256);
-  while (j < end) {
+  while (j < text.length) {
     const c = text.charAt(j);
-    if (c === "'" || c === '"' || (c === "$" && text.charAt(j + 1) === "'")) {
-      const open = c === "$" ? j + 2 : j + 1;
-      const close = text.indexOf(c === "$" ? "'" : c, open);
+    const dollar = c === "$" && (text.charAt(j + 1) === "'" || text.charAt(j + 1) === '"');
+    if (c === "'" || c === '"' || dollar) {
+      const mark = dollar ? text.charAt(j + 1) : c;
+      const open = dollar ? j + 2 : j + 1;
+      const close = text.indexOf(mark, open);
       if (close < 0) return undefined;
       delimiter += text.slice(open, close);
       quoted = true;
@@ -336,7 +347,7 @@ function heredocAt(text: string, i: number): Heredoc | undefined {
       delimiter += text.charAt(j + 1);
       quoted = true;
       j += 2;
-    } else if (/[\s;&|<>()]/.test(c)) {
+    } else if (DELIMITER_END.has(c)) {
       break;
     } else {
       delimiter += c;
@@ -347,12 +358,7 @@ function heredocAt(text: string, i: number): Heredoc | undefined {
   return { delimiter, tabs, expands: !quoted };
 }
 
-/** Whether `i` is inside an arithmetic `((…))`, `$((…))` or `$[…]` opened on its own line. */
-function inArithmetic(text: string, i: number): boolean {
-  const line = text.slice(text.lastIndexOf("\n", i - 1) + 1, i);
-  const count = (what: string) => line.split(what).length - 1;
-  return count("((") > count("))") || count("$[") > count("]");
-}
+const DELIMITER_END: ReadonlySet<string> = new Set([" ", "\t", "\n", ";", "&", "|", "<", ">", "(", ")"]);
 
 /**
  * Where the bodies of `heredocs` end, the first starting at `i` (just after the newline of the
@@ -364,6 +370,8 @@ function afterBodies(
   i: number,
   heredocs: readonly Heredoc[],
   onBody?: (body: string, heredoc: Heredoc, closed: boolean) => void,
+  /** Inside `$(…)`, bash also ends a body at a line that is the delimiter and then `)`. */
+  inSubstitution = false,
 ): number {
   let at = i;
   for (const heredoc of heredocs) {
@@ -374,11 +382,19 @@ function afterBodies(
       const end = text.indexOf("\n", at);
       const line = text.slice(at, end < 0 ? text.length : end);
       const next = end < 0 ? text.length : end + 1;
-      if ((heredoc.tabs ? line.replace(/^\t+/, "") : line) === heredoc.delimiter) {
+      const read = heredoc.tabs ? line.replace(/^\t+/, "") : line;
+      if (read === heredoc.delimiter) {
         bodyEnd = at;
         at = next;
         closed = true;
         break;
+      }
+      if (inSubstitution && read === `${heredoc.delimiter})`) {
+        // The `)` closes the substitution: the caller reads on from it.
+        bodyEnd = at;
+        at += line.length - 1;
+        onBody?.(text.slice(start, bodyEnd), heredoc, true);
+        return at;
       }
       at = next;
     }
@@ -438,7 +454,9 @@ function substitute(s: ScanState): void {
   const open = isBacktick ? "`" : s.text.slice(s.i, s.i + 2);
   const start = s.i + open.length;
   const end = isBacktick ? closingBacktick(s.text, start) : closingParen(s.text, start);
-  s.substitutions.add(s.text.slice(start, end));
+  const inner = s.text.slice(start, end);
+  // `$((…))` is arithmetic: kept as `((…))`, so that its `<<` stays a shift when it is split.
+  s.substitutions.add(open === "$(" && inner.startsWith("(") ? `(${inner})` : inner);
   const placeholder = isBacktick ? "`...`" : `${open}...)`;
   emit(s, s.quote === '"' ? placeholder : `"${placeholder}"`, Math.min(end + 1, s.text.length) - s.i);
 }
@@ -460,6 +478,9 @@ function closingParen(text: string, from: number): number {
   let depth = 1;
   let quote = "";
   let heredocs: Heredoc[] = [];
+  let arith = 0;
+  // The `(` just before `from` may open `$((…))`: arithmetic from the start.
+  if (text.charAt(from) === "(" && text.charAt(from - 1) === "(") arith += 1;
   for (let i = from; i < text.length; i += 1) {
     const c = text.charAt(i);
     if (quote === "'") {
@@ -471,17 +492,26 @@ function closingParen(text: string, from: number): number {
     } else if (c === "'" || c === '"') {
       quote = c;
     } else if (c === "\n" && heredocs.length > 0) {
-      i = afterBodies(text, i + 1, heredocs) - 1;
+      i = afterBodies(text, i + 1, heredocs, undefined, true) - 1;
       heredocs = [];
     } else if (text.startsWith("<<<", i)) {
       i += 2;
     } else if (text.startsWith("<<", i)) {
-      const heredoc = heredocAt(text, i);
-      if (heredoc !== undefined) heredocs.push(heredoc);
+      if (arith === 0) {
+        const heredoc = heredocAt(text, i);
+        if (heredoc !== undefined) heredocs.push(heredoc);
+      }
       i += 1;
+    } else if (text.startsWith("$[", i)) {
+      arith += 1;
+      i += 1;
+    } else if (arith > 0 && c === "]") {
+      arith -= 1;
     } else if (c === "(") {
+      if (text.charAt(i + 1) === "(") arith += 1;
       depth += 1;
     } else if (c === ")") {
+      if (arith > 0 && text.charAt(i + 1) === ")") arith -= 1;
       depth -= 1;
       if (depth === 0) return i;
     }
@@ -701,12 +731,19 @@ function expand(command: Command, depth: number, suffix: readonly string[], out:
     at = peeled.at;
   }
   const first = args[at];
-  if (first === undefined) return;
+  if (first === undefined) {
+    // Redirections with no command (`{ echo x; } > f`, `(…) > f`, `true; > f`) still write.
+    if (redirects.length > 0) record({ args: [], redirects }, out);
+    return;
+  }
   // A glob, a bracket or brace pattern or a variable in command position runs a program we
   // cannot name; `[` and `[[` are the test command itself. A guess at where a wrapper's command
   // starts may land on an argument (`xargs -i{} cp {} /tmp`), so it proves nothing there.
+  // A lone glob word is a `case` pattern (`*)`), not a command.
+  const lonePattern = first.kind === "glob" && args.length === at + 1;
   if (
     out.guessing === 0 &&
+    !lonePattern &&
     (first.kind === "glob" || (/[$[{]/.test(first.text) && !TEST_WORDS.has(first.text)))
   ) {
     out.opaque = true;
@@ -735,6 +772,9 @@ function expand(command: Command, depth: number, suffix: readonly string[], out:
     out.denyOnly -= 1;
   }
 }
+
+/** Files that are the process's stdin: a script read from one is read from the pipe. */
+const STDIN_FILES: ReadonlySet<string> = new Set(["/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "-"]);
 
 /** The test command's names: programs, though they are brackets. */
 const TEST_WORDS: ReadonlySet<string> = new Set(["[", "[["]);
@@ -804,7 +844,8 @@ function record(command: Command, out: Output): void {
   if (denyOnly) subcommand.denyOnly = true;
   if (command.redirects.length > 0) {
     subcommand.bare = variants[0] as string;
-    if (command.redirects.some(writesFile)) subcommand.writes = true;
+    const writes = command.redirects.filter(writesFile);
+    if (writes.length > 0) subcommand.writes = writes;
   }
   out.subcommands.push(subcommand);
 }
@@ -815,6 +856,7 @@ function record(command: Command, out: Output): void {
  * between descriptors (`2>&1`, `>&-`) write nothing.
  */
 function writesFile(redirect: string): boolean {
+  if (/^\d*<>/.test(redirect)) return true; // read and write
   if (/^\d*</.test(redirect)) return false;
   if (/^\d*>&(?:\d+|-)?$/.test(redirect)) return false;
   return !/^(?:\d*|&)>>?\|?\/dev\/null$/.test(redirect);
@@ -838,6 +880,17 @@ function peel(args: readonly Word[], at: number, out: Output): Peeled {
     return { at: at + 1 };
   }
   if (KEYWORDS.has(first.text)) return { at: at + 1 };
+  // `function f { rm …; }`: the body is what runs.
+  if (first.text === "function") return args.length > at + 2 ? { at: at + 2 } : undefined;
+  // `trap 'rm -f x' EXIT` runs its first argument later, as a script.
+  const trapped = args[at + 1];
+  if (first.text === "trap" && trapped !== undefined && !trapped.text.startsWith("-"))
+    return { script: trapped.text };
+  if ((first.text === "source" || first.text === ".") && STDIN_FILES.has(args[at + 1]?.text ?? "")) {
+    out.opaque = true;
+    out.unreadable = true;
+    return undefined;
+  }
   const name = programName(first.text);
   // `export PATH=/tmp/x; npm test` sets for the subcommands after it what `PATH=/tmp/x npm test`
   // sets for one: the same assignments are opaque here. It is recorded as a command of its own.
@@ -992,7 +1045,7 @@ function peelShell(args: readonly Word[], at: number, out: Output): Peeled {
  * (`bash <(curl …)`) is a script downloaded and run, as `curl … | sh` is: unreadable.
  */
 function scriptFile(word: Word, out: Output): Peeled {
-  if (word.text.startsWith("<(")) {
+  if (word.text.startsWith("<(") || STDIN_FILES.has(word.text)) {
     out.opaque = true;
     out.unreadable = true;
   }

@@ -280,6 +280,7 @@ const allows = await policyFrom({
     { id: "git-log", on: "PreToolUse", if: "Bash(git log *)", decide: "allow" },
     { id: "npm-test", on: "PreToolUse", if: "Bash(npm test)", decide: "allow" },
     { id: "build-log", on: "PreToolUse", if: "Bash(npm run build > build.log)", decide: "allow" },
+    { id: "echo-quiet", on: "PreToolUse", if: "Bash(echo * 2>/dev/null)", decide: "allow" },
   ],
 });
 
@@ -292,6 +293,12 @@ describe("evaluatePolicy: an allow rule and redirections", () => {
     ["echo x >| /etc/passwd"],
     ["git log --format=%H > ~/.bashrc"],
     ["npm test 2> /tmp/err.log"],
+    ["{ echo x; } > ~/.bashrc"],
+    ["(echo x) > ~/.bashrc"],
+    ["echo x; > ~/.bashrc"],
+    ["echo x 1<> ~/.bashrc"],
+    ["echo x > ~/.bashrc 2>/dev/null"],
+    ["npm run build > ~/.bashrc > build.log"],
   ])("never lets a * approve a write to a file: %j", (command) => {
     expect(allowed(command)).toEqual([]);
   });
@@ -302,6 +309,7 @@ describe("evaluatePolicy: an allow rule and redirections", () => {
     ["npm test >/dev/null 2>&1", ["npm-test"]],
     ["echo x >&2", ["echo"]],
     ["npm run build > build.log", ["build-log"]],
+    ["{ npm test; } 2>&1", ["npm-test"]],
   ] as const)("approves %j: harmless redirections, or a write the pattern names", (command, expected) => {
     expect(allowed(command)).toEqual(expected);
   });

@@ -95,6 +95,14 @@ describe("splitSubcommands", () => {
     ["cat <<'X Y'\nhi\nX Y\nrm -rf /\nX"],
     ["cat <<E\\ F\nhi\nE F\nrm -rf /"],
     ["cat <<$'EOF'\nhello\nEOF\nrm -rf /"],
+    ["echo \"((\" ; cat <<EOF\n'\nEOF\nrm -rf /\n# '"],
+    ["(( x = 1\n<< 2 ))\nrm -rf /\n2"],
+    ["echo $((1<<2)) $(rm -rf /) $(2)"],
+    ["cat <<EOF\r\nhi\r\nEOF\r\nrm -rf /\r\nEOF"],
+    ['cat <<$"EOF"\nhi\nEOF\nrm -rf /'],
+    ["x=$(cat <<EOF\nhi\nEOF)\nrm -rf /\nEOF"],
+    ["function f { rm -rf /; }; f"],
+    ["trap 'rm -rf /' EXIT"],
   ])("reads a heredoc's delimiter as bash does, and a shift as no heredoc: %j", (command) => {
     expect(splitCommand(command).subcommands.map((s) => s.text)).toContain("rm -rf /");
   });
@@ -106,6 +114,9 @@ describe("splitSubcommands", () => {
     ["doas -s"],
     ["printf 'rm -rf /' | xargs -0 sh -c"],
     ["bash <(curl -s https://x)"],
+    ["echo x | bash /dev/stdin"],
+    ["source /dev/stdin"],
+    [`cat <<${"A".repeat(300)}\nrm -rf /\n${"A".repeat(256)}`],
   ])("marks %j unreadable too", (command) => {
     expect(splitCommand(command).unreadable).toBe(true);
   });
@@ -117,6 +128,9 @@ describe("splitSubcommands", () => {
     ["bash --version"],
     ["find . | xargs -i{} cp {} /tmp"],
     ["sudo -u root ls"],
+    ['x=$((1<<3)); echo "$(date)"'],
+    ["echo $((1 << 10)) $(date)"],
+    ["case $x in a) echo a;; *) echo b;; esac"],
   ])("reads %j: the test command and a guess's arguments are no unknown program", (command) => {
     expect(splitCommand(command).unreadable).toBe(false);
   });
