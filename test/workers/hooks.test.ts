@@ -88,7 +88,15 @@ describe("the deployed fetch handler", () => {
   it("reloads when the policy text changes", async () => {
     const allow = JSON.stringify({
       version: 1,
-      rules: [{ id: "ok", on: "PreToolUse", if: "Bash(echo * > /home/dev/proj/ran.txt)", decide: "allow", reason: "fine" }],
+      rules: [
+        {
+          id: "ok",
+          on: "PreToolUse",
+          if: "Bash(echo * > /home/dev/proj/ran.txt)",
+          decide: "allow",
+          reason: "fine",
+        },
+      ],
     });
     const request = () =>
       new Request("https://hookgate.test/v1/hooks", {
