@@ -257,7 +257,7 @@ function stepUnquoted(s: ScanState, c: string, patternMode: boolean): void {
     hash(s, patternMode);
   } else if (!patternMode && (s.text.startsWith("<(", s.i) || s.text.startsWith(">(", s.i))) {
     substitute(s);
-  } else if (s.text.startsWith("((", s.i) || s.text.startsWith("$[", s.i)) {
+  } else if ((c === "(" || c === "$") && s.text.charAt(s.i + 1) === (c === "(" ? "(" : "[")) {
     // Arithmetic, where `<<` is a shift: counted across lines, as bash reads it.
     s.arith += 1;
     emit(s, s.text.slice(s.i, s.i + 2));
