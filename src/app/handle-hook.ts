@@ -206,12 +206,12 @@ export async function handleHook(
     // policy's secrets, and masked by shape too when a model or downstream hook wrote part of it:
     // those quote the event, credentials included (POLICY.md, Secrets). A reason the policy
     // itself words is left as written ("Basic auth tokens ..." is not a credential).
+    const scrubbed =
+      decision.reason === undefined ? undefined : scrubSecrets(decision.reason, policy.secrets);
     const shownReason =
-      decision.reason === undefined
-        ? undefined
-        : remote.effects.some((e) => e.reason !== undefined)
-          ? maskString(scrubSecrets(decision.reason, policy.secrets))
-          : scrubSecrets(decision.reason, policy.secrets);
+      scrubbed !== undefined && remote.effects.some((e) => e.reason !== undefined)
+        ? maskString(scrubbed)
+        : scrubbed;
     if (options.audit !== false) {
       const queued = deps.notifier?.notify({
         decisionId,

@@ -5,12 +5,7 @@
  */
 import { compilePathGlob, normalizePath, type PathGlobTest } from "./path-glob.js";
 import { err, ok, type Result } from "./result.js";
-import {
-  canonicalCommandPattern,
-  MAX_COMMAND_LENGTH,
-  type Subcommand,
-  splitCommand,
-} from "./shell-command.js";
+import { canonicalCommandPattern, type Subcommand, splitCommand } from "./shell-command.js";
 
 export interface PermissionRule {
   /** The rule as written in the policy. */
@@ -333,10 +328,14 @@ function splitOnce(command: string): ReturnType<typeof splitCommand> {
 function matchesCommand(pattern: Glob, command: unknown, quantifier: "any" | "all"): boolean {
   if (quantifier === "all") return everySubcommandMatches([pattern], command);
   if (typeof command !== "string") return false;
-  if (command.length > MAX_COMMAND_LENGTH) return true;
+  // Over MAX_COMMAND_LENGTH the split is unreadable, with no subcommands.
   const split = splitOnce(command);
-  if (split.unreadable) return true;
-  return split.subcommands.some(
+  return split.unreadable || someSubcommandMatches(pattern, split.subcommands);
+}
+
+/** Deny-style: one subcommand matches, as written or in one of its variants. */
+function someSubcommandMatches(pattern: Glob, subcommands: readonly Subcommand[]): boolean {
+  return subcommands.some(
     (s) => globMatches(pattern, s.text) || s.variants.some((v) => globMatches(pattern, v)),
   );
 }
@@ -347,17 +346,13 @@ function matchesCommand(pattern: Glob, command: unknown, quantifier: "any" | "al
  * that reason alone). False for a rule of another kind.
  */
 export function matchesReadCommand(rule: PermissionRule, command: unknown): boolean {
-  if (rule.target.kind !== "bash" || typeof command !== "string" || command.length > MAX_COMMAND_LENGTH)
-    return false;
-  const pattern = rule.target.pattern;
-  return splitOnce(command).subcommands.some(
-    (s) => globMatches(pattern, s.text) || s.variants.some((v) => globMatches(pattern, v)),
-  );
+  if (rule.target.kind !== "bash" || typeof command !== "string") return false;
+  return someSubcommandMatches(rule.target.pattern, splitOnce(command).subcommands);
 }
 
 /** A Bash command of which some program cannot be named (shell-command.ts `unreadable`). */
 export function isUnreadableCommand(command: unknown): boolean {
-  return typeof command === "string" && command.length <= MAX_COMMAND_LENGTH && splitOnce(command).unreadable;
+  return typeof command === "string" && splitOnce(command).unreadable;
 }
 
 /**
@@ -384,7 +379,7 @@ function allowMatches(pattern: Glob, subcommand: Subcommand): boolean {
 
 /** Allow-style: a readable, transparent command whose every subcommand, as written, one pattern matches. */
 function everySubcommandMatches(patterns: readonly Glob[], command: unknown): boolean {
-  if (typeof command !== "string" || command.length > MAX_COMMAND_LENGTH) return false;
+  if (typeof command !== "string") return false;
   const split = splitOnce(command);
   if (split.opaque || split.subcommands.length === 0) return false;
   return split.subcommands.every((s) => s.denyOnly || patterns.some((p) => allowMatches(p, s)));
@@ -412,14 +407,15 @@ export function commandWordOf(rule: PermissionRule): string | undefined {
  * may be skipped).
  */
 export function commandWords(command: unknown): ReadonlySet<string> | undefined {
-  if (typeof command !== "string" || command.length > MAX_COMMAND_LENGTH) return undefined;
-  if (splitOnce(command).unreadable) return undefined;
+  if (typeof command !== "string") return undefined;
+  const split = splitOnce(command);
+  if (split.unreadable) return undefined;
   const words = new Set<string>();
   const add = (text: string) => {
     const space = text.indexOf(" ");
     words.add(space < 0 ? text : text.slice(0, space));
   };
-  for (const s of splitOnce(command).subcommands) {
+  for (const s of split.subcommands) {
     add(s.text);
     for (const v of s.variants) add(v);
   }

@@ -101,6 +101,12 @@ export function canonicalCommandPattern(text: string): string {
   return collapse(parts.join(" "));
 }
 
+/** Some program that runs cannot be named: opaque to allow rules, a match for deny rules. */
+function markUnreadable(out: Output): void {
+  out.opaque = true;
+  out.unreadable = true;
+}
+
 interface Output {
   readonly subcommands: Subcommand[];
   readonly seen: Set<string>;
@@ -124,8 +130,7 @@ function collapse(text: string): string {
 
 function splitInto(text: string, depth: number, suffix: readonly string[], out: Output): void {
   if (depth > MAX_DEPTH || text.length > MAX_COMMAND_LENGTH) {
-    out.opaque = true;
-    out.unreadable = true;
+    markUnreadable(out);
     crudeSplit(text, suffix, out);
     return;
   }
@@ -135,8 +140,7 @@ function splitInto(text: string, depth: number, suffix: readonly string[], out: 
   if (scanned.unclosed) out.unreadable = true;
   const entries = tokenize(scanned.text);
   if (entries === undefined) {
-    out.opaque = true;
-    out.unreadable = true;
+    markUnreadable(out);
     crudeSplit(scanned.text, suffix, out);
   } else {
     for (const words of splitOnSeparators(entries)) expand(toCommand(words), depth, suffix, out);
@@ -377,7 +381,6 @@ function afterBodies(
   for (const heredoc of heredocs) {
     const start = at;
     let bodyEnd = text.length;
-    let closed = false;
     while (at < text.length) {
       const end = text.indexOf("\n", at);
       const line = text.slice(at, end < 0 ? text.length : end);
@@ -386,19 +389,14 @@ function afterBodies(
       if (read === heredoc.delimiter) {
         bodyEnd = at;
         at = next;
-        closed = true;
         break;
       }
-      if (inSubstitution && read === `${heredoc.delimiter})`) {
-        // The `)` closes the substitution: the caller reads on from it.
-        bodyEnd = at;
-        at += line.length - 1;
-        onBody?.(text.slice(start, bodyEnd), heredoc, true);
-        return at;
-      }
+      // The `)` closes the substitution: the caller (closingParen, which wants no bodies) reads
+      // on from it.
+      if (inSubstitution && read === `${heredoc.delimiter})`) return at + line.length - 1;
       at = next;
     }
-    onBody?.(text.slice(start, Math.min(bodyEnd, at)), heredoc, closed);
+    onBody?.(text.slice(start, bodyEnd), heredoc, bodyEnd < text.length);
   }
   return at;
 }
@@ -724,8 +722,7 @@ function expand(command: Command, depth: number, suffix: readonly string[], out:
         splitInto(peeled.script, depth + 1, redirects, out);
         return;
       }
-      out.opaque = true; // too deep to follow: keep the shell's own words as the subcommand
-      out.unreadable = true;
+      markUnreadable(out); // too deep to follow: keep the shell's own words as the subcommand
       break;
     }
     at = peeled.at;
@@ -746,13 +743,11 @@ function expand(command: Command, depth: number, suffix: readonly string[], out:
     !lonePattern &&
     (first.kind === "glob" || (/[$[{]/.test(first.text) && !TEST_WORDS.has(first.text)))
   ) {
-    out.opaque = true;
-    out.unreadable = true;
+    markUnreadable(out);
   }
   // sudo -s, sudo -i and doas -s with no command start a shell that reads stdin.
   if (STDIN_SHELL_WRAPPERS.has(programName(first.text)) && stdinShellWrapper(args, at)) {
-    out.opaque = true;
-    out.unreadable = true;
+    markUnreadable(out);
   }
   record({ args: args.slice(at), redirects }, out);
   // What a deny-only wrapper runs (sudo, xargs, or a stripped wrapper with an option not known
@@ -808,13 +803,15 @@ function wrappedStarts(
 ): { readonly at: readonly number[]; readonly guessed: boolean } {
   const name = programName((args[at] as Word).text);
   if (name === "command") return NO_STARTS; // `command -v rm` only prints where rm is
-  const spec = DENY_ONLY_WRAPPERS[name] ?? WRAPPERS[name] ?? (name === "env" ? ENV_SPEC : undefined);
+  const denyOnly = DENY_ONLY_WRAPPERS[name];
+  const spec = denyOnly ?? WRAPPERS[name] ?? (name === "env" ? ENV_SPEC : undefined);
   if (spec === undefined) return NO_STARTS;
   const start = skipOptions(args, at, spec);
-  // A stripped wrapper whose options were all understood wraps nothing here (`timeout 10`).
-  if (start !== undefined && DENY_ONLY_WRAPPERS[name] === undefined) return NO_STARTS;
-  if (start !== undefined)
+  if (start !== undefined) {
+    // A stripped wrapper whose options were all understood wraps nothing here (`timeout 10`).
+    if (denyOnly === undefined) return NO_STARTS;
     return { at: start + spec.operands < args.length ? [start + spec.operands] : [], guessed: false };
+  }
   const starts: number[] = [];
   for (let j = at + 1; j < args.length && starts.length < MAX_GUESSES; j += 1) {
     if (!(args[j] as Word).text.startsWith("-")) starts.push(j);
@@ -887,8 +884,7 @@ function peel(args: readonly Word[], at: number, out: Output): Peeled {
   if (first.text === "trap" && trapped !== undefined && !trapped.text.startsWith("-"))
     return { script: trapped.text };
   if ((first.text === "source" || first.text === ".") && STDIN_FILES.has(args[at + 1]?.text ?? "")) {
-    out.opaque = true;
-    out.unreadable = true;
+    markUnreadable(out);
     return undefined;
   }
   const name = programName(first.text);
@@ -1035,8 +1031,7 @@ function peelShell(args: readonly Word[], at: number, out: Output): Peeled {
   }
   // No script at all: read from stdin, or, for a `-c` with none, passed in by what runs the
   // shell (`… | xargs sh -c`). Either way it cannot be seen.
-  out.opaque = true;
-  out.unreadable = true;
+  markUnreadable(out);
   return undefined;
 }
 
@@ -1046,8 +1041,7 @@ function peelShell(args: readonly Word[], at: number, out: Output): Peeled {
  */
 function scriptFile(word: Word, out: Output): Peeled {
   if (word.text.startsWith("<(") || STDIN_FILES.has(word.text)) {
-    out.opaque = true;
-    out.unreadable = true;
+    markUnreadable(out);
   }
   return undefined;
 }
