@@ -246,7 +246,11 @@ function stepInDoubleQuotes(s: ScanState, c: string): void {
 function stepBackslash(s: ScanState): void {
   // A backslash-newline is a line continuation in bash, outside single quotes.
   if (s.text.charAt(s.i + 1) === "\n") s.i += 2;
-  else emit(s, s.text.slice(s.i, s.i + 2));
+  else {
+    emit(s, s.text.slice(s.i, s.i + 2));
+    // An escaped blank or operator is part of the word: a `#` after it starts no comment.
+    s.prev = "\\";
+  }
 }
 
 function stepUnquoted(s: ScanState, c: string, patternMode: boolean): void {
@@ -467,39 +471,90 @@ function closingBacktick(text: string, from: number): number {
   return text.length;
 }
 
+/** Substitutions nested deeper than this inside one are not followed: it is taken to run to the end. */
+const MAX_NESTING = 64;
+/** Reserved words after which a command starts, so that a `case` or `esac` there is one too. */
+const COMMAND_KEYWORDS: ReadonlySet<string> = new Set([
+  "then",
+  "do",
+  "else",
+  "elif",
+  "if",
+  "while",
+  "until",
+  "!",
+  "{",
+  "time",
+]);
+/** A word run: up to a blank, an operator, a quote, a backslash or an expansion. */
+const WORD_RUN = /[^\s;&|()<>'"`\\$]+/y;
+const BREAK = /[\s;&|()<>]/;
+
 /**
- * The index of the `)` closing a `(` just before `from`, skipping quoted text and heredoc bodies
- * (`$(cat <<'EOF'` … `Don't` … `EOF` `)`, Claude Code's own way to pass a commit message); the
- * end if none.
+ * The index of the `)` closing a `$(` (or `<(`, `>(`) just before `from`, read as bash reads the
+ * command inside: quotes (`$'…'` too), backticks, `${…}`, nested substitutions, comments, heredoc
+ * bodies (`$(cat <<'EOF'` … `Don't` … `EOF` `)`, Claude Code's own way to pass a commit message),
+ * arithmetic, and the patterns of a `case`, whose `)` closes nothing. The text's end if none.
+ * Where this and bash disagree, text bash runs could be read as data by the caller: every
+ * construct that can hold a `)` bash does not count is modelled here.
  */
-function closingParen(text: string, from: number): number {
+function closingParen(text: string, from: number, nesting = 0): number {
+  if (nesting > MAX_NESTING) return text.length;
   let depth = 1;
-  let quote = "";
+  let quote: "" | "'" | '"' | "$'" = "";
   let heredocs: Heredoc[] = [];
   let arith = 0;
+  /** The paren depth of each open `case`: a `)` at that depth ends one of its patterns. */
+  const cases: number[] = [];
+  /** Whether the next word is in command position, where `case` and `esac` are reserved words. */
+  let command = true;
+  let lastWord = "";
+  /** Whether a word may start here: after a blank or an operator, unescaped. */
+  let boundary = true;
   // The `(` just before `from` may open `$((…))`: arithmetic from the start.
   if (text.charAt(from) === "(" && text.charAt(from - 1) === "(") arith += 1;
   for (let i = from; i < text.length; i += 1) {
     const c = text.charAt(i);
-    if (quote === "'") {
-      if (c === "'") quote = "";
+    const atBoundary = boundary;
+    boundary = false;
+    if (quote === "'" || quote === "$'") {
+      if (c === "\\" && quote === "$'") i += 1;
+      else if (c === "'") quote = "";
     } else if (c === "\\") {
       i += 1;
+    } else if (c === "`") {
+      i = closingBacktick(text, i + 1);
+    } else if (text.startsWith("$(", i)) {
+      i = closingParen(text, i + 2, nesting + 1);
+    } else if (text.startsWith("${", i)) {
+      i = closingBrace(text, i + 2, nesting + 1);
     } else if (quote === '"') {
       if (c === '"') quote = "";
     } else if (c === "'" || c === '"') {
       quote = c;
+    } else if (c === "$" && text.charAt(i + 1) === "'") {
+      quote = "$'";
+      i += 1;
+    } else if (c === "#" && atBoundary) {
+      // A comment, to the end of its line (`$(true # it's)` is still open).
+      const end = text.indexOf("\n", i);
+      i = (end < 0 ? text.length : end) - 1;
+      boundary = true;
     } else if (c === "\n" && heredocs.length > 0) {
       i = afterBodies(text, i + 1, heredocs, undefined, true) - 1;
       heredocs = [];
+      command = true;
+      boundary = true;
     } else if (text.startsWith("<<<", i)) {
       i += 2;
+      boundary = true;
     } else if (text.startsWith("<<", i)) {
       if (arith === 0) {
         const heredoc = heredocAt(text, i);
         if (heredoc !== undefined) heredocs.push(heredoc);
       }
       i += 1;
+      boundary = true;
     } else if (text.startsWith("$[", i)) {
       arith += 1;
       i += 1;
@@ -508,10 +563,60 @@ function closingParen(text: string, from: number): number {
     } else if (c === "(") {
       if (text.charAt(i + 1) === "(") arith += 1;
       depth += 1;
+      command = true;
+      boundary = true;
     } else if (c === ")") {
       if (arith > 0 && text.charAt(i + 1) === ")") arith -= 1;
+      else if (cases.at(-1) === depth) {
+        command = true; // a pattern ends: its commands follow
+        boundary = true;
+        continue;
+      }
       depth -= 1;
       if (depth === 0) return i;
+      command = false;
+      boundary = true;
+    } else if (BREAK.test(c)) {
+      if (c === ";" || c === "&" || c === "|" || c === "\n") command = true;
+      boundary = true;
+    } else if (atBoundary) {
+      WORD_RUN.lastIndex = i;
+      const end = WORD_RUN.test(text) ? WORD_RUN.lastIndex : i + 1; // `$x`: no run
+      const word = text.slice(i, end);
+      const whole = end >= text.length || BREAK.test(text.charAt(end));
+      if (whole && command && word === "case") cases.push(depth);
+      else if (whole && word === "esac" && cases.at(-1) === depth && (command || lastWord === "in"))
+        cases.pop();
+      command = whole && command && COMMAND_KEYWORDS.has(word);
+      lastWord = whole ? word : "";
+      i = end - 1;
+    }
+  }
+  return text.length;
+}
+
+/** The index of the `}` closing a `${` just before `from` (quotes and substitutions inside skipped). */
+function closingBrace(text: string, from: number, nesting: number): number {
+  if (nesting > MAX_NESTING) return text.length;
+  let quote = "";
+  for (let i = from; i < text.length; i += 1) {
+    const c = text.charAt(i);
+    if (quote === "'") {
+      if (c === "'") quote = "";
+    } else if (c === "\\") {
+      i += 1;
+    } else if (c === "`") {
+      i = closingBacktick(text, i + 1);
+    } else if (text.startsWith("$(", i)) {
+      i = closingParen(text, i + 2, nesting + 1);
+    } else if (text.startsWith("${", i)) {
+      i = closingBrace(text, i + 2, nesting + 1);
+    } else if (quote === '"') {
+      if (c === '"') quote = "";
+    } else if (c === "'" || c === '"') {
+      quote = c;
+    } else if (c === "}") {
+      return i;
     }
   }
   return text.length;
@@ -883,9 +988,10 @@ function peel(args: readonly Word[], at: number, out: Output): Peeled {
   const trapped = args[at + 1];
   if (first.text === "trap" && trapped !== undefined && !trapped.text.startsWith("-"))
     return { script: trapped.text };
-  if ((first.text === "source" || first.text === ".") && STDIN_FILES.has(args[at + 1]?.text ?? "")) {
-    markUnreadable(out);
-    return undefined;
+  // `source <(curl …)` and `. /dev/stdin` run a script from a pipe, as `bash <(curl …)` does.
+  if (first.text === "source" || first.text === ".") {
+    const file = args[at + 1]?.text === "--" ? args[at + 2] : args[at + 1];
+    return file === undefined ? undefined : scriptFile(file, out);
   }
   const name = programName(first.text);
   // `export PATH=/tmp/x; npm test` sets for the subcommands after it what `PATH=/tmp/x npm test`
@@ -1037,7 +1143,8 @@ function peelShell(args: readonly Word[], at: number, out: Output): Peeled {
 
 /**
  * A script file stays as the command, as written. A process substitution in its place
- * (`bash <(curl …)`) is a script downloaded and run, as `curl … | sh` is: unreadable.
+ * (`bash <(curl …)`, `source <(curl …)`) is a script downloaded and run, as `curl … | sh` is:
+ * unreadable.
  */
 function scriptFile(word: Word, out: Output): Peeled {
   if (word.text.startsWith("<(") || STDIN_FILES.has(word.text)) {

@@ -90,11 +90,19 @@ export async function egressCheck(args: readonly string[]): Promise<EgressCheckR
   }
 }
 
-/** Why each address passed: public, or in a range the policy's `egress.allowCidrs` opens. */
+/**
+ * Why each address passed: public, a NAT64 address whose IPv4 address is public (the policy's
+ * `egress.allowNat64`), or in a range the policy's `egress.allowCidrs` opens. allowCidrs cannot
+ * overlap NAT64 space (address.ts refuses it), so the three do not overlap.
+ */
 function describeAddresses(addresses: readonly string[]): string {
   const builtIn = compileAddressRules({}).rules;
-  const why = (address: string) =>
-    classifyAddress(address, builtIn).allowed ? "a public address" : "opened by egress.allowCidrs";
+  const nat64 = compileAddressRules({ allowNat64: true }).rules;
+  const why = (address: string) => {
+    if (classifyAddress(address, builtIn).allowed) return "a public address";
+    if (classifyAddress(address, nat64).allowed) return "a NAT64 address of a public one (egress.allowNat64)";
+    return "opened by egress.allowCidrs";
+  };
   const [only] = addresses;
   if (addresses.length === 1 && only !== undefined) return `${only} is ${why(only)}`;
   return `every answer is allowed (${addresses.map((a) => `${a}: ${why(a)}`).join(", ")})`;

@@ -83,6 +83,12 @@ describe("hookgate egress-check", () => {
     expect(opened.code).toBe(0);
     expect(opened.line.reason).toBe("allowed: 127.0.0.1 is opened by egress.allowCidrs");
     expect((await check("http://127.0.0.2:9000/hook", "--policy", policy)).code).toBe(1);
+    const nat64Policy = join(dir, "nat64.json");
+    writeFileSync(nat64Policy, JSON.stringify({ version: 1, rules: [], egress: { allowNat64: true } }));
+    const nat64 = await check("https://[64:ff9b::5db8:d70e]/hook", "--policy", nat64Policy);
+    expect(nat64.line.reason).toBe(
+      "allowed: 64:ff9b::5db8:d70e is a NAT64 address of a public one (egress.allowNat64)",
+    );
     // A policy it cannot read is not a deny (exit 1), which a CI gate would take for one.
     const missing = await check("http://127.0.0.1:9000/hook", "--policy", join(dir, "missing.json"));
     expect(missing.code).toBe(2);

