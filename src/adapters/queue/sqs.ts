@@ -116,8 +116,8 @@ interface ReceiptEntry {
 }
 type BatchAction = "delete" | "change visibility";
 
-/** Why SQS refused an entry; undefined for one it took. */
-type EntryFailure = Pick<BatchResultErrorEntry, "Code" | "Message" | "SenderFault"> | undefined;
+/** Why SQS refused an entry. */
+type EntryFailure = Pick<BatchResultErrorEntry, "Code" | "Message" | "SenderFault">;
 
 /**
  * A batch request (SendMessageBatch, DeleteMessageBatch, ChangeMessageVisibilityBatch) for the
@@ -128,8 +128,8 @@ type EntryFailure = Pick<BatchResultErrorEntry, "Code" | "Message" | "SenderFaul
 async function retryingEntries(
   ids: readonly number[],
   send: (ids: readonly number[]) => Promise<{ Failed?: BatchResultErrorEntry[] | undefined }>,
-): Promise<Map<number, NonNullable<EntryFailure>>> {
-  const failures = new Map<number, NonNullable<EntryFailure>>();
+): Promise<Map<number, EntryFailure>> {
+  const failures = new Map<number, EntryFailure>();
   let pending = ids;
   for (let tries = 0; pending.length > 0 && tries < ENTRY_TRIES; tries++) {
     const result = await send(pending);
@@ -145,8 +145,7 @@ async function retryingEntries(
   return failures;
 }
 
-const describeFailure = (f: NonNullable<EntryFailure>) =>
-  `${f.Code ?? "unknown"}${f.Message ? `: ${f.Message}` : ""}`;
+const describeFailure = (f: EntryFailure) => `${f.Code ?? "unknown"}${f.Message ? `: ${f.Message}` : ""}`;
 
 /**
  * Gathers calls into batches of at most `max` entries: a call joins the open batch, which `flush`
@@ -156,8 +155,8 @@ const describeFailure = (f: NonNullable<EntryFailure>) =>
 function createBatcher<E>(
   max: number,
   windowMs: number,
-  flush: (entries: readonly E[]) => Promise<readonly EntryFailure[]>,
-  refused: (failure: NonNullable<EntryFailure>) => Error,
+  flush: (entries: readonly E[]) => Promise<readonly (EntryFailure | undefined)[]>,
+  refused: (failure: EntryFailure) => Error,
 ) {
   interface Waiting {
     readonly entry: E;
@@ -286,7 +285,7 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
     url: string,
     action: BatchAction,
     entries: readonly ReceiptEntry[],
-  ): Promise<EntryFailure[]> {
+  ): Promise<(EntryFailure | undefined)[]> {
     const failures = await retryingEntries(
       entries.map((_, i) => i),
       (ids) =>
