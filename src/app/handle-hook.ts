@@ -145,7 +145,7 @@ export async function handleHook(
       });
       if (record.error) deps.metrics?.increment("hookgate_request_errors_total", { code: record.error });
     }
-    // Named field by field: a spread here cost more than the rest of `finish` (bench/README.md).
+    // Named field by field: a spread here cost more than the rest of `finish` (bench/HISTORY.md).
     return {
       answer: outcome.answer,
       error: outcome.error,

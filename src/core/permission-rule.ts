@@ -299,7 +299,7 @@ function isRecord(value: unknown): value is Readonly<Record<string, unknown>> {
 
 /**
  * Every `if` rule of every policy rule checks the same command of one event in turn; splitting
- * it once instead of once per pattern is most of a decision's cost (bench/README.md). The split
+ * it once instead of once per pattern is most of a decision's cost (bench/HISTORY.md). The split
  * is a pure function of the text, so a one-entry memo is exact.
  */
 let memoCommand: string | undefined;

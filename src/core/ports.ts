@@ -21,7 +21,7 @@ export type Sha256 = (text: string) => Promise<string>;
 /**
  * HMAC-SHA256 of a UTF-8 message under a raw key, as padded standard base64 (Standard Webhooks
  * signatures). The core's default is WebCrypto (core/sinks.ts); Node passes node:crypto's, about
- * 18 times cheaper per signature (bench/README.md).
+ * 18 times cheaper per signature (bench/HISTORY.md).
  */
 export type HmacSha256 = (key: Uint8Array, message: string) => Promise<string>;
 

@@ -2,7 +2,7 @@
  * The Node request listener: `POST /v1/hooks` and `POST /v1/hooks/<client>` are answered straight
  * from node:http, every other request goes to the Hono app. The hook routes are the gateway's hot
  * path, and building a web `Request` (URL, Headers, AbortSignal, a ReadableStream for the body)
- * per decision cost more CPU than the decision itself (bench/README.md). Both paths run the same
+ * per decision cost more CPU than the decision itself (bench/HISTORY.md). Both paths run the same
  * code after the body is read (`runHookRoute` and `hookResponse` in src/http/hook-route.ts); the
  * end-to-end tests (test/e2e: the captured Claude Code requests, the client vectors, the bad-input
  * catalogue) run against `hookgate serve`, so against this listener. One difference is kept on
@@ -140,7 +140,7 @@ export interface Answer {
  * setImmediate), rather than each as soon as it is decided. Under load one turn reads several
  * connections' requests; written one by one between decisions, every answer wakes the client's
  * process afresh, and that wake-up, not the decision, was most of the gateway's CPU per request
- * (bench/README.md "Answers written at the end of the turn"). An answer decided while reading
+ * (bench/HISTORY.md "Answers written at the end of the turn"). An answer decided while reading
  * requests goes out at the end of that turn: the last one decided when it would have, the first
  * ones by the time the turn's other decisions take. A notify rule's enqueue is one synchronous
  * append to the intake journal, so its answer goes out in the same turn; the delivery thread is
@@ -185,7 +185,7 @@ export interface ChunkStream {
 
 /**
  * A request body's chunks from the stream's own events: the stream's async iterator costs a
- * few µs per request more (it is built per request on `readable` and `read()`; bench/README.md).
+ * few µs per request more (it is built per request on `readable` and `read()`; bench/HISTORY.md).
  * A chunk that arrives before it is asked for pauses the stream until it is, so a body given up
  * part way (readBodyChunks past the drain limit) is not read on into memory. An error, or the
  * connection closing before the body's end, fails the next read.
