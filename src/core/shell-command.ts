@@ -75,7 +75,9 @@ export function splitCommand(command: string): CommandSplit {
     guessed: 0,
     guessing: 0,
   };
-  splitInto(sanitize(command), 0, [], out);
+  const text = sanitize(command);
+  if (CODE_IN_DATA.test(text)) markUnreadable(out);
+  splitInto(text, 0, [], out);
   return { subcommands: out.subcommands, opaque: out.opaque, unreadable: out.unreadable };
 }
 
@@ -100,6 +102,14 @@ export function canonicalCommandPattern(text: string): string {
   parts.push(render(toCommand(words)));
   return collapse(parts.join(" "));
 }
+
+/**
+ * Text bash runs as code even from single quotes: a `$(…)` or backquote in an array subscript
+ * (`let 'x=a[$(rm -rf /)]'`: subscripts are evaluated as arithmetic, by `let`, `declare -i`,
+ * `printf -v`, `read`, `test -v` and `$((x))` alike), and prompt expansion (`${x@P}`). Scanning
+ * stops at the next bracket, so the test is linear.
+ */
+const CODE_IN_DATA = /[A-Za-z0-9_]\[(?:[^\]$`[]|\$(?!\())*(?:\$\(|`)|@P\}/;
 
 /** Some program that runs cannot be named: opaque to allow rules, a match for deny rules. */
 function markUnreadable(out: Output): void {
@@ -145,8 +155,9 @@ function splitInto(text: string, depth: number, suffix: readonly string[], out: 
   } else {
     for (const words of splitOnSeparators(entries)) expand(toCommand(words), depth, suffix, out);
   }
-  // One script of all the substitutions, one per line: one tokenizer pass however many there are.
-  if (scanned.substitutions.size > 0) splitInto([...scanned.substitutions].join("\n"), depth + 1, [], out);
+  // Each substitution on its own: bash reads each by itself, so a heredoc or a quote left open
+  // in one (`$(cat <<EOF) $(rm -rf /) $(EOF)`) reaches no other.
+  for (const substitution of scanned.substitutions) splitInto(substitution, depth + 1, [], out);
 }
 
 /** Best effort when the words cannot be read: split on operator characters, no quote removal. */
@@ -191,7 +202,7 @@ function scan(text: string, patternMode: boolean): Scanned {
     quote: "",
     heredocs: [],
     unclosedHeredoc: false,
-    arith: 0,
+    arith: [],
   };
   while (s.i < text.length) step(s, patternMode);
   if (s.quote !== "") s.opaque = true;
@@ -199,7 +210,9 @@ function scan(text: string, patternMode: boolean): Scanned {
     text: s.out,
     substitutions: s.substitutions,
     opaque: s.opaque,
-    unclosed: s.quote !== "" || s.unclosedHeredoc,
+    // Arithmetic never closed (`((true) )` is two subshells to bash): where `<<` was a shift
+    // here, it may have been a heredoc.
+    unclosed: s.quote !== "" || s.unclosedHeredoc || s.arith.length > 0,
   };
 }
 
@@ -216,8 +229,11 @@ interface ScanState {
   heredocs: Heredoc[];
   /** A heredoc body ran to the end of the text without its closing line. */
   unclosedHeredoc: boolean;
-  /** Open `((…))` and `$[…]`: inside them `<<` is a shift, not a heredoc. */
-  arith: number;
+  /**
+   * What closes each open `((…))`, `$[…]` and subscript inside them (`))` or `]`): inside them
+   * `<<` is a shift, not a heredoc.
+   */
+  arith: string[];
 }
 
 function step(s: ScanState, patternMode: boolean): void {
@@ -254,7 +270,9 @@ function stepBackslash(s: ScanState): void {
 }
 
 function stepUnquoted(s: ScanState, c: string, patternMode: boolean): void {
-  if (c === "$" && s.text.charAt(s.i + 1) === "'") {
+  if (s.text.startsWith("$$", s.i)) {
+    emit(s, "$$"); // the shell's PID: a `'` or `[` after it opens nothing of its own
+  } else if (c === "$" && s.text.charAt(s.i + 1) === "'") {
     s.quote = "$'";
     emit(s, "$'");
   } else if (c === "\n") {
@@ -266,12 +284,14 @@ function stepUnquoted(s: ScanState, c: string, patternMode: boolean): void {
   } else if (!patternMode && (s.text.startsWith("<(", s.i) || s.text.startsWith(">(", s.i))) {
     substitute(s);
   } else if ((c === "(" || c === "$") && s.text.charAt(s.i + 1) === (c === "(" ? "(" : "[")) {
-    // Arithmetic, where `<<` is a shift: counted across lines, as bash reads it.
-    s.arith += 1;
+    // Arithmetic, where `<<` is a shift: tracked across lines, as bash reads it.
+    s.arith.push(c === "(" ? "))" : "]");
     emit(s, s.text.slice(s.i, s.i + 2));
-  } else if (s.arith > 0 && (s.text.startsWith("))", s.i) || c === "]")) {
-    s.arith -= 1;
-    emit(s, c === "]" ? c : "))");
+  } else if (s.arith.length > 0 && c === "[") {
+    s.arith.push("]"); // a subscript: its `]` closes no `$[`
+    emit(s, c);
+  } else if (closesArithmetic(s.arith, s.text, s.i)) {
+    emit(s, s.arith.pop() as string);
   } else if (s.text.startsWith("<<", s.i)) {
     heredocOrHereString(s, patternMode);
   } else if (c >= "0" && c <= "9" && atWordStart(s)) {
@@ -290,7 +310,13 @@ function emit(s: ScanState, chunk: string, consumed = chunk.length): void {
 }
 
 function atWordStart(s: ScanState): boolean {
-  return s.prev === "" || /[\s;&|()<>]/.test(s.prev);
+  return s.prev === "" || BREAK.test(s.prev);
+}
+
+/** Whether the text at `i` closes the innermost open arithmetic (`))` or `]`). */
+function closesArithmetic(arith: readonly string[], text: string, i: number): boolean {
+  const closer = arith.at(-1);
+  return closer !== undefined && text.startsWith(closer, i);
 }
 
 /** bash starts a comment only at the start of a word; elsewhere `#` is a plain character. */
@@ -311,10 +337,12 @@ function hash(s: ScanState, patternMode: boolean): void {
  */
 function heredocOrHereString(s: ScanState, patternMode: boolean): void {
   const here = s.text.startsWith("<<<", s.i);
-  if (!here && !patternMode && s.arith === 0) {
+  if (!here && !patternMode && s.arith.length === 0) {
     s.opaque = true;
     const heredoc = heredocAt(s.text, s.i);
-    if (heredoc !== undefined) s.heredocs.push(heredoc);
+    // A delimiter not read here: where its body ends is a guess.
+    if (heredoc === UNREAD_DELIMITER) s.unclosedHeredoc = true;
+    else if (heredoc !== undefined) s.heredocs.push(heredoc);
   }
   emit(s, here ? "<<<" : "<<");
 }
@@ -331,10 +359,11 @@ interface Heredoc {
  * The heredoc whose `<<` is at `i` (not a `<<<`, not a shift: callers track arithmetic), or
  * undefined when none starts there: no delimiter follows, or its quote is not closed. The
  * delimiter is read as bash reads the word, up to a blank or an operator character (a `\r` is
- * part of it, as in CRLF text): quotes removed (`'X Y'`, `$'EOF'`, `$"EOF"`, `E\ F`), and any
- * quoting at all means the body is not expanded.
+ * part of it, as in CRLF text): quotes removed (`'X Y'`, `"E\"F"`, `$"EOF"`, `E\ F`), and any
+ * quoting at all means the body is not expanded. A delimiter with an expansion in it, or a
+ * `$'…'` with an escape, is UNREAD_DELIMITER: bash's word is not worked out here.
  */
-function heredocAt(text: string, i: number): Heredoc | undefined {
+function heredocAt(text: string, i: number): Heredoc | typeof UNREAD_DELIMITER | undefined {
   const tabs = text.charAt(i + 2) === "-";
   let j = i + (tabs ? 3 : 2);
   while (text.charAt(j) === " " || text.charAt(j) === "\t") j += 1;
@@ -342,17 +371,29 @@ function heredocAt(text: string, i: number): Heredoc | undefined {
   let quoted = false;
   while (j < text.length) {
     const c = text.charAt(j);
-    const dollar = c === "$" && (text.charAt(j + 1) === "'" || text.charAt(j + 1) === '"');
-    if (c === "'" || c === '"' || dollar) {
-      const mark = dollar ? text.charAt(j + 1) : c;
-      const open = dollar ? j + 2 : j + 1;
-      const close = text.indexOf(mark, open);
+    const next = text.charAt(j + 1);
+    if (c === "`" || (c === "$" && (next === "(" || next === "{" || next === "["))) return UNREAD_DELIMITER;
+    if (c === "'" || (c === "$" && next === "'")) {
+      const open = c === "$" ? j + 2 : j + 1;
+      const close = text.indexOf("'", open);
       if (close < 0) return undefined;
-      delimiter += text.slice(open, close);
+      const quotedText = text.slice(open, close);
+      if (c === "$" && quotedText.includes("\\")) return UNREAD_DELIMITER;
+      delimiter += quotedText;
       quoted = true;
       j = close + 1;
+    } else if (c === '"' || (c === "$" && next === '"')) {
+      // In double quotes a backslash escapes `"`, `\`, `$` and a backquote.
+      let k = c === "$" ? j + 2 : j + 1;
+      for (; k < text.length && text.charAt(k) !== '"'; k += 1) {
+        if (text.charAt(k) === "\\" && '"\\$`'.includes(text.charAt(k + 1))) k += 1;
+        delimiter += text.charAt(k);
+      }
+      if (k >= text.length) return undefined;
+      quoted = true;
+      j = k + 1;
     } else if (c === "\\") {
-      delimiter += text.charAt(j + 1);
+      delimiter += next;
       quoted = true;
       j += 2;
     } else if (DELIMITER_END.has(c)) {
@@ -365,6 +406,8 @@ function heredocAt(text: string, i: number): Heredoc | undefined {
   if (delimiter === "" && !quoted) return undefined;
   return { delimiter, tabs, expands: !quoted };
 }
+
+const UNREAD_DELIMITER = Symbol("unread delimiter");
 
 const DELIMITER_END: ReadonlySet<string> = new Set([" ", "\t", "\n", ";", "&", "|", "<", ">", "(", ")"]);
 
@@ -386,8 +429,17 @@ function afterBodies(
     const start = at;
     let bodyEnd = text.length;
     while (at < text.length) {
-      const end = text.indexOf("\n", at);
-      const line = text.slice(at, end < 0 ? text.length : end);
+      let end = text.indexOf("\n", at);
+      let line = "";
+      // In an expanding body a backslash-newline joins two lines before the delimiter is looked
+      // for (`EO\` then `F` closes `<<EOF`).
+      let from = at;
+      while (heredoc.expands && end >= 0 && oddBackslashesBefore(text, end, from)) {
+        line += text.slice(from, end - 1);
+        from = end + 1;
+        end = text.indexOf("\n", from);
+      }
+      line += text.slice(from, end < 0 ? text.length : end);
       const next = end < 0 ? text.length : end + 1;
       const read = heredoc.tabs ? line.replace(/^\t+/, "") : line;
       if (read === heredoc.delimiter) {
@@ -397,12 +449,19 @@ function afterBodies(
       }
       // The `)` closes the substitution: the caller (closingParen, which wants no bodies) reads
       // on from it.
-      if (inSubstitution && read === `${heredoc.delimiter})`) return at + line.length - 1;
+      if (inSubstitution && read === `${heredoc.delimiter})`) return (end < 0 ? text.length : end) - 1;
       at = next;
     }
     onBody?.(text.slice(start, bodyEnd), heredoc, bodyEnd < text.length);
   }
   return at;
+}
+
+/** Whether the text just before `end` (and from `from` on) is an odd run of backslashes. */
+function oddBackslashesBefore(text: string, end: number, from: number): boolean {
+  let k = end - 1;
+  while (k >= from && text.charAt(k) === "\\") k -= 1;
+  return (end - 1 - k) % 2 === 1;
 }
 
 /**
@@ -487,8 +546,9 @@ const COMMAND_KEYWORDS: ReadonlySet<string> = new Set([
   "time",
 ]);
 /** A word run: up to a blank, an operator, a quote, a backslash or an expansion. */
-const WORD_RUN = /[^\s;&|()<>'"`\\$]+/y;
-const BREAK = /[\s;&|()<>]/;
+const WORD_RUN = /[^ \t\n;&|()<>'"`\\$]+/y;
+/** What ends a word in bash: a blank (a space or a tab, not any Unicode space), a newline or an operator. */
+const BREAK = /[ \t\n;&|()<>]/;
 
 /**
  * The index of the `)` closing a `$(` (or `<(`, `>(`) just before `from`, read as bash reads the
@@ -503,7 +563,7 @@ function closingParen(text: string, from: number, nesting = 0): number {
   let depth = 1;
   let quote: "" | "'" | '"' | "$'" = "";
   let heredocs: Heredoc[] = [];
-  let arith = 0;
+  const arith: string[] = [];
   /** The paren depth of each open `case`: a `)` at that depth ends one of its patterns. */
   const cases: number[] = [];
   /** Whether the next word is in command position, where `case` and `esac` are reserved words. */
@@ -512,7 +572,7 @@ function closingParen(text: string, from: number, nesting = 0): number {
   /** Whether a word may start here: after a blank or an operator, unescaped. */
   let boundary = true;
   // The `(` just before `from` may open `$((…))`: arithmetic from the start.
-  if (text.charAt(from) === "(" && text.charAt(from - 1) === "(") arith += 1;
+  if (text.charAt(from) === "(" && text.charAt(from - 1) === "(") arith.push("))");
   for (let i = from; i < text.length; i += 1) {
     const c = text.charAt(i);
     const atBoundary = boundary;
@@ -524,6 +584,8 @@ function closingParen(text: string, from: number, nesting = 0): number {
       i += 1;
     } else if (c === "`") {
       i = closingBacktick(text, i + 1);
+    } else if (text.startsWith("$$", i)) {
+      i += 1;
     } else if (text.startsWith("$(", i)) {
       i = closingParen(text, i + 2, nesting + 1);
     } else if (text.startsWith("${", i)) {
@@ -549,24 +611,26 @@ function closingParen(text: string, from: number, nesting = 0): number {
       i += 2;
       boundary = true;
     } else if (text.startsWith("<<", i)) {
-      if (arith === 0) {
+      if (arith.length === 0) {
         const heredoc = heredocAt(text, i);
-        if (heredoc !== undefined) heredocs.push(heredoc);
+        if (heredoc !== undefined && heredoc !== UNREAD_DELIMITER) heredocs.push(heredoc);
       }
       i += 1;
       boundary = true;
     } else if (text.startsWith("$[", i)) {
-      arith += 1;
+      arith.push("]");
       i += 1;
-    } else if (arith > 0 && c === "]") {
-      arith -= 1;
+    } else if (arith.length > 0 && c === "[") {
+      arith.push("]");
+    } else if (arith.at(-1) === "]" && c === "]") {
+      arith.pop();
     } else if (c === "(") {
-      if (text.charAt(i + 1) === "(") arith += 1;
+      if (text.charAt(i + 1) === "(") arith.push("))");
       depth += 1;
       command = true;
       boundary = true;
     } else if (c === ")") {
-      if (arith > 0 && text.charAt(i + 1) === ")") arith -= 1;
+      if (arith.at(-1) === "))" && text.charAt(i + 1) === ")") arith.pop();
       else if (cases.at(-1) === depth) {
         command = true; // a pattern ends: its commands follow
         boundary = true;
@@ -873,8 +937,20 @@ function expand(command: Command, depth: number, suffix: readonly string[], out:
   }
 }
 
-/** Files that are the process's stdin: a script read from one is read from the pipe. */
-const STDIN_FILES: ReadonlySet<string> = new Set(["/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "-"]);
+/**
+ * A file that is the process's stdin, however the path is spelled (`//dev/./stdin`,
+ * `/proc/$$/fd/0`): a script read from one is read from the pipe.
+ */
+function readsStdin(file: string): boolean {
+  if (file === "-") return true;
+  const segments: string[] = [];
+  for (const segment of file.split("/")) {
+    if (segment === "..") segments.pop();
+    else if (segment !== "" && segment !== ".") segments.push(segment);
+  }
+  const path = segments.join("/"); // relative or not: `../../dev/stdin` may well reach it
+  return path === "dev/stdin" || path === "dev/fd/0" || /^proc\/[^/]+\/fd\/0$/.test(path);
+}
 
 /** The test command's names: programs, though they are brackets. */
 const TEST_WORDS: ReadonlySet<string> = new Set(["[", "[["]);
@@ -985,9 +1061,19 @@ function peel(args: readonly Word[], at: number, out: Output): Peeled {
   // `function f { rm …; }`: the body is what runs.
   if (first.text === "function") return args.length > at + 2 ? { at: at + 2 } : undefined;
   // `trap 'rm -f x' EXIT` runs its first argument later, as a script.
-  const trapped = args[at + 1];
-  if (first.text === "trap" && trapped !== undefined && !trapped.text.startsWith("-"))
-    return { script: trapped.text };
+  if (first.text === "trap") {
+    const trapped = args[at + 1]?.text === "--" ? args[at + 2] : args[at + 1];
+    return trapped === undefined || trapped.text.startsWith("-") ? undefined : { script: trapped.text };
+  }
+  // `mapfile -C 'rm -rf /' -c 1` runs its callback; `alias ls='rm -rf /'` defines one that
+  // runs where `ls` is written later (with `shopt -s expand_aliases`): both read as scripts.
+  if (first.text === "mapfile" || first.text === "readarray") return callbackScript(args, at);
+  if (first.text === "alias") {
+    const bodies = args
+      .slice(at + 1)
+      .flatMap((a) => (/^[^=]+=/.test(a.text) ? [a.text.slice(a.text.indexOf("=") + 1)] : []));
+    return bodies.length > 0 ? { script: bodies.join("\n") } : undefined;
+  }
   // `source <(curl …)` and `. /dev/stdin` run a script from a pipe, as `bash <(curl …)` does.
   if (first.text === "source" || first.text === ".") {
     const file = args[at + 1]?.text === "--" ? args[at + 2] : args[at + 1];
@@ -1017,6 +1103,9 @@ function peel(args: readonly Word[], at: number, out: Output): Peeled {
 function noteAssignment(word: string, out: Output): void {
   const name = ASSIGNMENT.exec(word)?.[1];
   if (name === undefined || !SAFE_VARIABLES.has(name) || /[$`]/.test(word)) out.opaque = true;
+  // A prompt is expanded when shown (`PS4='$(rm -rf /)'; set -x`): its substitutions run.
+  if (name !== undefined && /^(?:PS[0-4]|PROMPT_COMMAND)$/.test(name) && /[$`]/.test(word))
+    markUnreadable(out);
 }
 
 /** A wrapper named bare or by its usual absolute path; `./timeout` could be anything. */
@@ -1100,14 +1189,29 @@ function splitStringOption(args: readonly Word[], i: number): Peeled {
 
 /** `eval WORDS` runs its words joined by spaces, re-read after expansion we do not perform. */
 function peelEval(args: readonly Word[], at: number, out: Output): Peeled {
-  if (at + 1 >= args.length) return undefined;
+  const from = args[at + 1]?.text === "--" ? at + 2 : at + 1;
+  if (from >= args.length) return undefined;
   out.opaque = true;
   return {
     script: args
-      .slice(at + 1)
+      .slice(from)
       .map((a) => a.text)
       .join(" "),
   };
+}
+
+/** `mapfile -C CALLBACK` (or `-CCALLBACK`): the callback, run as a command. */
+function callbackScript(args: readonly Word[], at: number): Peeled {
+  for (let i = at + 1; i < args.length; i += 1) {
+    const arg = (args[i] as Word).text;
+    if (arg === "--" || !arg.startsWith("-")) return undefined;
+    const c = arg.indexOf("C");
+    if (c > 0 && /^-[A-Za-z]+/.test(arg)) {
+      const callback = c < arg.length - 1 ? arg.slice(c + 1) : args[i + 1]?.text;
+      return callback === undefined ? undefined : { script: callback };
+    }
+  }
+  return undefined;
 }
 
 /**
@@ -1147,7 +1251,7 @@ function peelShell(args: readonly Word[], at: number, out: Output): Peeled {
  * unreadable.
  */
 function scriptFile(word: Word, out: Output): Peeled {
-  if (word.text.startsWith("<(") || STDIN_FILES.has(word.text)) {
+  if (word.text.startsWith("<(") || readsStdin(word.text)) {
     markUnreadable(out);
   }
   return undefined;

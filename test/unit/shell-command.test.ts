@@ -202,6 +202,79 @@ describe("splitSubcommands", () => {
     expect(splitCommand(command).subcommands.map((s) => s.text)).toEqual(texts);
   });
 
+  // Found by running each command through bash 5.2 (a sandbox where every program is missing and
+  // reports its name) beside splitCommand: bash runs `rm -rf /`, and each of these hid it.
+  it.each([
+    ["true\u00a0#; rm -rf /"],
+    ["true\r#; rm -rf /"],
+    ["true\u000b#; rm -rf /"],
+    ["true\f#; rm -rf /"],
+    ["true\ufeff#; rm -rf /"],
+    ["echo $$'\\'\nrm -rf /\necho '\\'"],
+    ["echo $$'\\' \"$(rm -rf /)\" '\\'"],
+    ["echo $$'\\' `rm -rf /` '\\'"],
+    ["(( y = a[0] <<1 ))\nrm -rf /\n1"],
+    ["echo $[a[1]<<2]\nrm -rf /\n2]"],
+    ["for ((i=a[0]<<1; i<0; i++)); do :; done\nrm -rf /\n1"],
+    ["echo $$[\ncat <<EOF\nit's\nEOF\nrm -rf /\n#'"],
+    ["cat <<$'\\x45OF'\nEOF\nrm -rf /\n\\x45OF"],
+    ['cat <<"E\\"F" \\"\nE"F\nrm -rf /\nE\\F \\'],
+    ["cat <<$(x)\n$(x)\nrm -rf /\n$"],
+    ["cat <<$((1))\n$((1))\nrm -rf /\n$"],
+    ["cat <<EOF\nEO\\\nF\nrm -rf /\nEOF"],
+    ["x=$(cat <<EOF\nEO\\\nF\nrm -rf /\nEOF\n)"],
+    ['git commit -m "$(cat <<EOF\nEO\\\nF\nrm -rf /\nEOF\n)"'],
+    ["echo $(cat <<EOF) $(rm -rf /) $(EOF)"],
+    ["echo `cat <<EOF` `rm -rf /` `EOF`"],
+    ["echo <(cat <<EOF) <(rm -rf /) <(EOF)"],
+    ["trap -- 'rm -rf /' EXIT"],
+    ["eval -- 'rm -rf /'"],
+    ["builtin eval -- 'rm -rf /'"],
+    ["mapfile -C 'rm -rf /' -c 1 <<< x"],
+    ["readarray -C 'rm -rf /' -c 1 <<< x"],
+    ["shopt -s expand_aliases\nalias ls='rm -rf /'\nls"],
+  ])("sees what bash runs in %j", (command) => {
+    // With the redirections of the command that runs it (`rm -rf / <<<x` for mapfile's callback).
+    expect(splitCommand(command).subcommands.map((s) => s.text.replace(/ <<<x$/, ""))).toContain("rm -rf /");
+  });
+
+  it.each([
+    ["((true) )\ncat <<EOF\nit's\nEOF\nrm -rf /\n#'"],
+    ["cat <<$'E\\'F' \\'\nE'F\nrm -rf /\nE\\F \\"],
+    ["source <(echo 'rm -rf /')"],
+    [". <(echo 'rm -rf /')"],
+    ["source -- /dev/stdin <<< 'rm -rf /'"],
+    [". //dev/stdin <<< 'rm -rf /'"],
+    ["source /dev/./stdin <<< 'rm -rf /'"],
+    ["/bin/bash //dev/stdin <<< 'rm -rf /'"],
+    ["let 'x=a[$(rm -rf /)]'"],
+    ["declare -i x='a[$(rm -rf /)]'"],
+    ["printf -v 'a[$(rm -rf /)]' x"],
+    ["read 'a[$(rm -rf /)]' <<< x"],
+    ["test -v 'a[$(rm -rf /)]'"],
+    ["[[ -v 'a[$(rm -rf /)]' ]]"],
+    ["x='a[$(rm -rf /)]'; echo $((x))"],
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: bash's ${…}, not a template
+    ["x='$(rm -rf /)'; echo \"${x@P}\""],
+    ["PS4='$(rm -rf /)'; set -x; true"],
+  ])("fails safe on %j, where bash runs what cannot be read", (command) => {
+    expect(splitCommand(command).unreadable).toBe(true);
+  });
+
+  it.each([
+    ['[ -n "$(git status --porcelain)" ] && git stash'],
+    ["echo $$ && kill -0 $$"],
+    ["printf 'a\\r\\n' # CRLF"],
+    ['cat <<"EOF"\n$x it\'s\nEOF\nnpm test'],
+    ["cat <<EOF\nline one \\\\\nEOF\nnpm test"],
+    ["x=(a b); echo ${x[@]}"],
+    ["alias ll='ls -l'"],
+    ["source ~/.nvm/nvm.sh && mapfile -t lines < file.txt"],
+    ["PS1='> ' bash --version"],
+  ])("reads %j as before: none of these fail-safes apply", (command) => {
+    expect(splitCommand(command).unreadable).toBe(false);
+  });
+
   it("strips leading assignments and marks those that could change the program run as opaque", () => {
     expect(splitSubcommands("FOO=1 env BAR=2 command rm -rf /")).toEqual({
       subcommands: ["rm -rf /"],
