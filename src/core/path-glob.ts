@@ -21,6 +21,7 @@ export interface PathGlobOptions {
   readonly dot?: boolean;
   readonly nonegate?: boolean;
   readonly nocomment?: boolean;
+  readonly nocase?: boolean;
   readonly platform?: "linux";
 }
 

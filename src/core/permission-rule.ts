@@ -209,6 +209,8 @@ interface PathPattern {
   readonly up: number;
   /** Matches the path relative to the anchor; undefined matches the anchor directory itself. */
   readonly glob: PathGlobTest | undefined;
+  /** The same, ignoring case: what deny-style rules use (see matchesPath). */
+  readonly globNocase: PathGlobTest | undefined;
 }
 
 /** Longer paths fail with ENAMETOOLONG on Linux and macOS, so they can reach no file to protect. */
@@ -223,10 +225,17 @@ function parsePathPattern(specifier: string): Result<PathPattern, string> {
   const segments = normalized === "." ? [] : normalized.split("/");
   let up = 0;
   while (segments[up] === "..") up += 1;
+  // `dir/**` is `dir`: a matched directory covers its contents (matchesUnder), and the directory
+  // itself is what a Grep, Glob or LS of it names (Claude Code strips the `/**` too).
+  while (segments.length > up + 1 && segments.at(-1) === "**") segments.pop();
   const remainder = segments.slice(up).join("/");
-  if (remainder === "") return ok({ anchor, up, glob: undefined });
-  const glob = compilePathGlob(anchor === "anywhere" ? `**/${remainder}` : remainder, MINIMATCH_OPTIONS);
-  return glob.ok ? ok({ anchor, up, glob: glob.value }) : err(`has a path pattern that ${glob.error}`);
+  if (remainder === "") return ok({ anchor, up, glob: undefined, globNocase: undefined });
+  const text = anchor === "anywhere" ? `**/${remainder}` : remainder;
+  const glob = compilePathGlob(text, MINIMATCH_OPTIONS);
+  const globNocase = compilePathGlob(text, { ...MINIMATCH_OPTIONS, nocase: true });
+  if (!glob.ok) return err(`has a path pattern that ${glob.error}`);
+  if (!globNocase.ok) return err(`has a path pattern that ${globNocase.error}`);
+  return ok({ anchor, up, glob: glob.value, globNocase: globNocase.value });
 }
 
 /**
@@ -265,7 +274,7 @@ export function matchesPermissionRule(
     case "bash":
       return call.toolName === "Bash" && matchesCommand(target.pattern, input.command, quantifier);
     case "path":
-      return target.tools.has(call.toolName) && matchesPath(target.pattern, input, call);
+      return target.tools.has(call.toolName) && matchesPath(target.pattern, input, call, quantifier);
     case "domain":
       return call.toolName === "WebFetch" && matchesDomain(target, input.url);
     case "text": {
@@ -453,20 +462,62 @@ function domainTarget(specifier: string): Result<RuleTarget, string> {
   return ok({ kind: "domain", domain, subdomainsOnly });
 }
 
+/** The fields a path tool names its file or directory in. */
+const PATH_FIELDS = ["file_path", "notebook_path", "path"] as const;
+
+/**
+ * Whether the call's path matches. Deny-style rules ("any") fail safe: every path field the
+ * call carries is checked, case is ignored (macOS and Windows file systems ignore it by default,
+ * so `.ENV` is `.env` there), and a `~/..` path whose home is unknown matches. Allow rules
+ * ("all") need every path field to match exactly, and read `~` only where the home is known or
+ * the path itself still says `~/`.
+ */
 function matchesPath(
   pattern: PathPattern,
   input: Readonly<Record<string, unknown>>,
   call: ToolCall,
+  quantifier: "any" | "all",
 ): boolean {
-  const raw = [input.file_path, input.notebook_path, input.path].find(
-    (v) => typeof v === "string" && v !== "",
+  const raws = PATH_FIELDS.flatMap((field) => {
+    const value = input[field];
+    return typeof value === "string" && value !== "" ? [value] : [];
+  });
+  if (raws.length === 0) return false;
+  const windows = typeof call.cwd === "string" && WINDOWS_PATH.test(call.cwd);
+  const home = inferHome(
+    call.transcriptPath === undefined ? undefined : posixPath(call.transcriptPath, windows),
   );
-  if (typeof raw !== "string") return false;
-  const home = inferHome(call.transcriptPath);
-  const cwd = typeof call.cwd === "string" && call.cwd.startsWith("/") ? normalizePath(call.cwd) : undefined;
-  const path = resolvePath(raw, cwd, home);
-  if (path.length > MAX_PATH_LENGTH) return false;
-  return anchorBases(pattern.anchor, path, cwd, home).some((base) => matchesUnder(pattern, path, base));
+  const rawCwd = typeof call.cwd === "string" ? posixPath(call.cwd, windows) : undefined;
+  const cwd = rawCwd?.startsWith("/") ? normalizePath(rawCwd) : undefined;
+  const deny = quantifier === "any";
+  const matches = (raw: string): boolean => {
+    const path = resolvePath(posixPath(raw, windows), cwd, home);
+    if (path === undefined) return deny; // `~/..` with no home: it could be anywhere
+    if (path.length > MAX_PATH_LENGTH) return false;
+    return anchorBases(pattern.anchor, path, cwd, home, deny).some((base) =>
+      matchesUnder(pattern, path, base, deny),
+    );
+  };
+  return deny ? raws.some(matches) : raws.every(matches);
+}
+
+/** A Windows path: a drive letter, then a colon and a separator. */
+const WINDOWS_PATH = /^[A-Za-z]:[\\/]/;
+
+/**
+ * Claude Code on Windows sends `C:\\Users\\dev\\.env`, and its rules read it as `/c/Users/dev/.env`.
+ * For a client on Windows (its cwd has a drive letter) backslashes are separators, and the
+ * suffixes Windows ignores when it opens a file are dropped: an alternate data stream
+ * (`.env::$DATA`) and trailing dots and spaces (`.env.`). A POSIX path is left as it is.
+ */
+function posixPath(path: string, windows: boolean): string {
+  if (!windows && !WINDOWS_PATH.test(path)) return path;
+  const drive = WINDOWS_PATH.test(path) ? `/${path.charAt(0).toLowerCase()}/${path.slice(3)}` : path;
+  return drive
+    .replaceAll("\\", "/")
+    .split("/")
+    .map((segment) => segment.replace(/:.*$/, "").replace(/[. ]+$/, (dots) => (dots === segment ? dots : "")))
+    .join("/");
 }
 
 /** Claude Code keeps transcripts under ~/.claude/projects, so the home dir is what precedes /.claude/. */
@@ -478,24 +529,31 @@ function inferHome(transcriptPath: string | undefined): string | undefined {
 
 /**
  * The absolute, normalized path; relative when there is no cwd to resolve it against. A
- * leading `~` is the home directory (Claude Code expands it), kept as `~/...` when unknown.
+ * leading `~` is the home directory (Claude Code expands it), kept as `~/...` when unknown;
+ * undefined when it is unknown and the path climbs out of it (`~/../../etc/passwd`).
  */
-function resolvePath(raw: string, cwd: string | undefined, home: string | undefined): string {
+function resolvePath(raw: string, cwd: string | undefined, home: string | undefined): string | undefined {
   const tilde = raw === "~" || raw.startsWith("~/");
-  if (tilde) return normalizePath(home === undefined ? raw : home + raw.slice(1));
+  if (tilde && home === undefined) {
+    const path = normalizePath(raw);
+    return path === "~" || path.startsWith("~/") ? path : undefined;
+  }
+  if (tilde) return normalizePath(home + raw.slice(1));
   if (raw.startsWith("/") || cwd === undefined) return normalizePath(raw);
   return normalizePath(`${cwd}/${raw}`);
 }
 
 /**
  * The directories the pattern's remainder is relative to. With no known home, `~/x` is
- * checked under /root, /home/NAME and /Users/NAME, and against a path still spelled `~/...`.
+ * checked against a path still spelled `~/...`, and for deny-style rules also under /root,
+ * /home/NAME and /Users/NAME (an allow rule would otherwise approve anyone's home).
  */
 function anchorBases(
   anchor: Anchor,
   path: string,
   cwd: string | undefined,
   home: string | undefined,
+  deny: boolean,
 ): string[] {
   switch (anchor) {
     case "root":
@@ -504,6 +562,7 @@ function anchorBases(
       return cwd === undefined ? [] : [cwd];
     case "home": {
       if (home !== undefined) return [home];
+      if (!deny) return ["~"];
       const user = /^\/(?:home|Users)\/[^/]+/.exec(path);
       return ["/root", "~", ...(user ? [user[0]] : [])];
     }
@@ -513,12 +572,12 @@ function anchorBases(
 }
 
 /** Whether the path, or a directory above it (gitignore: a matched directory covers its contents), matches. */
-function matchesUnder(pattern: PathPattern, path: string, anchorDir: string): boolean {
+function matchesUnder(pattern: PathPattern, path: string, anchorDir: string, nocase: boolean): boolean {
   const base = applyUp(anchorDir, pattern.up);
   if (base === undefined) return false;
-  const relative = relativeTo(path, base);
+  const relative = relativeTo(path, base, nocase);
   if (relative === undefined) return false;
-  const glob = pattern.glob;
+  const glob = nocase ? pattern.globNocase : pattern.glob;
   if (glob === undefined) return true;
   let candidate = relative;
   for (;;) {
@@ -539,9 +598,10 @@ function applyUp(dir: string, up: number): string | undefined {
  * `path` relative to `base`, or undefined when it is not inside it. The empty base is the
  * "anywhere" base of a relative path: leading `..` segments are dropped, the rest compared.
  */
-function relativeTo(path: string, base: string): string | undefined {
+function relativeTo(path: string, base: string, nocase: boolean): string | undefined {
   if (base === "") return path.replace(/^(?:\.\.\/)*(?:\.\.$)?/, "");
   if (base === "/") return path.startsWith("/") ? path.slice(1) : undefined;
-  if (path === base) return "";
-  return path.startsWith(`${base}/`) ? path.slice(base.length + 1) : undefined;
+  const [p, b] = nocase ? [path.toLowerCase(), base.toLowerCase()] : [path, base];
+  if (p === b) return "";
+  return p.startsWith(`${b}/`) ? path.slice(base.length + 1) : undefined;
 }

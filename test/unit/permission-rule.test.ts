@@ -259,9 +259,6 @@ describe("path rules", () => {
     ["Read(~/.ssh/**)", at("Read", { file_path: "~/.ssh/id_rsa" }), true],
     ["Read(~/.ssh/**)", at("Read", { file_path: "/home/other/.ssh/id_rsa" }), false],
     ["Read(~/.ssh/**)", at("Read", { file_path: "/home/dev/.sshx/id_rsa" }), false],
-    ["Read(~/.ssh/**)", at("Read", { file_path: "/home/other/.ssh/id_rsa" }, noHome), true],
-    ["Read(~/.ssh/**)", at("Read", { file_path: "/Users/me/.ssh/id_rsa" }, noHome), true],
-    ["Read(~/.ssh/**)", at("Read", { file_path: "/root/.ssh/id_rsa" }, noHome), true],
     ["Read(~/.ssh/**)", at("Read", { file_path: "~/.ssh/id_rsa" }, noHome), true],
     ["Read(~/.ssh/**)", at("Read", { file_path: "/srv/.ssh/id_rsa" }, noHome), false],
     ["Read(~/.ssh/**)", at("Read", { file_path: "/home/dev/.ssh/id_rsa" }, noCwd), true],
@@ -296,6 +293,61 @@ describe("path rules", () => {
   ])("%s against %j is %s", (text, call, expected) => {
     expect(matchesPermissionRule(rule(text), call, "any")).toBe(expected);
     expect(matchesPermissionRule(rule(text), call, "all")).toBe(expected);
+  });
+
+  const windows = {
+    cwd: "C:\\Users\\dev\\proj",
+    transcriptPath: "C:\\Users\\dev\\.claude\\projects\\p\\s.jsonl",
+  };
+  it.each([
+    // With no home known, `~` could be any home: deny-style rules look in all of them.
+    ["Read(~/.ssh/**)", at("Read", { file_path: "/home/other/.ssh/id_rsa" }, noHome)],
+    ["Read(~/.ssh/**)", at("Read", { file_path: "/Users/me/.ssh/id_rsa" }, noHome)],
+    ["Read(~/.ssh/**)", at("Read", { file_path: "/root/.ssh/id_rsa" }, noHome)],
+    // An allow rule's `~` with no home known is only a path still spelled `~/`.
+    ["Edit(~/notes/**)", at("Edit", { file_path: "/home/victim/notes/x.txt" }, noHome)],
+    ["Edit(~/notes/**)", at("Write", { file_path: "/root/notes/x.txt" }, noHome)],
+    // `~/..` with no home known could be anywhere.
+    ["Read(//etc/passwd)", at("Read", { file_path: "~/../../etc/passwd" }, noHome)],
+    ["Read(~/.ssh/**)", at("Read", { file_path: "~/../dev/.ssh/id_rsa" }, noHome)],
+    // Case is ignored: macOS and Windows file systems ignore it by default.
+    ["Read(.env)", at("Read", { file_path: "/p/.ENV" })],
+    ["Read(~/.ssh/**)", at("Read", { file_path: "/home/dev/.SSH/id_rsa" })],
+    ["Read(./.env)", at("Read", { file_path: "/P/.env" })],
+    // Every path field the call carries is checked.
+    ["Edit(//etc/**)", at("NotebookEdit", { file_path: "/p/a.ipynb", notebook_path: "/etc/x.ipynb" })],
+    ["Read(**/.env)", at("Grep", { file_path: "/p/README", path: "/p/.env" })],
+  ])("%s matches %j for deny-style rules only", (text, call) => {
+    expect(both(text, call)).toEqual({ any: true, all: false });
+  });
+
+  it.each([
+    // `dir/**` covers the directory itself: a Grep, Glob or LS of it.
+    ["Read(//etc/**)", at("Grep", { pattern: "root", path: "/etc" })],
+    ["Read(//etc/**)", at("Grep", { pattern: "root", path: "/etc/" })],
+    ["Read(~/.ssh/**)", at("Glob", { pattern: "*", path: "/home/dev/.ssh" })],
+    ["Read(~/.ssh/**)", at("Grep", { pattern: "x", path: "~/.ssh" })],
+    ["Read(./secrets/**)", at("LS", { path: "/p/secrets" })],
+    ["Read(src/**/**)", at("LS", { path: "/p/src" })],
+    // Claude Code on Windows: its rules read `C:\\x` as `/c/x`.
+    ["Read(**/.env)", at("Read", { file_path: "C:\\Users\\dev\\proj\\.env" }, windows)],
+    ["Read(./.env)", at("Read", { file_path: ".env" }, windows)],
+    ["Read(~/.ssh/**)", at("Read", { file_path: "C:\\Users\\dev\\.ssh\\id_rsa" }, windows)],
+    ["Edit(//c/Windows/**)", at("Write", { file_path: "C:\\Windows\\x.dll" }, windows)],
+    ["Read(./.env)", at("Read", { file_path: "C:/Users/dev/proj/.env" }, windows)],
+    // What Windows ignores when it opens a file: a data stream, trailing dots and spaces.
+    ["Read(.env)", at("Read", { file_path: "C:\\Users\\dev\\proj\\.env::$DATA" }, windows)],
+    ["Read(.env)", at("Read", { file_path: "C:\\Users\\dev\\proj\\.env. " }, windows)],
+  ])("%s matches %j", (text, call) => {
+    expect(both(text, call)).toEqual({ any: true, all: true });
+  });
+
+  it.each([
+    // A backslash is a file name character on POSIX.
+    ["Read(.env)", at("Read", { file_path: "/p\\.env" })],
+    ["Read(./secrets/**)", at("LS", { path: "/p/secretsx" })],
+  ])("%s does not match %j", (text, call) => {
+    expect(both(text, call)).toEqual({ any: false, all: false });
   });
 
   it("resolves a relative cwd as unknown rather than guessing", () => {
