@@ -11,7 +11,7 @@ import {
   honouredDecision,
   PERMISSION_EVENTS,
 } from "./event-capabilities.js";
-import { isKnownEvent, TOOL_EVENTS } from "./events.js";
+import { closestEvent, isKnownEvent, TOOL_EVENTS } from "./events.js";
 import { DEFAULT_MODEL_URLS } from "./judge.js";
 import { eventReadsMatcher } from "./matcher.js";
 import { compilePathGlob } from "./path-glob.js";
@@ -54,8 +54,13 @@ function lintRule(rule: CompiledRule, warn: (path: string, message: string) => v
   const events = rule.events === "*" ? [] : rule.events;
   for (const [i, name] of events.entries()) {
     const at = typeof rule.document.on === "string" ? `${p}.on` : `${p}.on[${i}]`;
-    if (!isKnownEvent(name))
-      warn(at, `"${name}" is not an event any supported client sends (accepted in case a client adds it)`);
+    if (!isKnownEvent(name)) {
+      const meant = closestEvent(name);
+      warn(
+        at,
+        `"${name}" is not an event any supported client sends (accepted in case a client adds it)${meant ? `: did you mean ${meant}?` : ""}`,
+      );
+    }
     if (name === "SessionStart" || name === "Setup") {
       warn(
         at,

@@ -93,7 +93,8 @@ function renderPreCompact(decision: Decision, kind: DecisionKind | undefined, di
  * under a request-level fail mode (POLICY.md "Fail modes"): `deny` denies PreToolUse and
  * PermissionRequest only, every other event gets no decision and a systemMessage saying what is
  * wrong, and an event that cannot be identified gets the top-level block every client accepts.
- * `allow` is no opinion, never an explicit allow; the systemMessage still tells the user.
+ * `allow` is no opinion, never an explicit allow; the systemMessage still tells the user,
+ * except for an event that cannot be identified, which gets an empty body (it may be a PreCompact).
  */
 export function renderRequestFailure(
   mode: FailMode,

@@ -21,7 +21,7 @@ import { initCommand } from "./init.js";
 import { DataDirError, PolicyLoadError, startGateway } from "./node.js";
 import { policyTestCommand } from "./policy-test.js";
 import { replayCommand } from "./replay.js";
-import { sendCommand } from "./send.js";
+import { sendCommand, tokenFromEnv } from "./send.js";
 import { UsageError } from "./usage-error.js";
 
 const USAGE = `hookgate: a hook gateway for AI coding agents
@@ -42,6 +42,8 @@ Usage:
                 [--events LIST] [--timeout S] [--fail-closed] [--managed] [--write FILE]
   hookgate send --url URL [--client NAME] [--timeout S]   (event on stdin; never fails)
   hookgate doctor --url URL [--client NAME] [--expect deny|allow|ask|defer|none] [--command CMD]
+                [--timeout S]
+  hookgate --version
 `;
 
 type Io = { out: (text: string) => void; err: (text: string) => void; stdin: () => Promise<string> };
@@ -91,6 +93,11 @@ export async function main(argv: readonly string[]): Promise<number> {
     }
     if (command === "help" || command === "--help" || command === "-h") {
       io.out(USAGE);
+      return 0;
+    }
+    if (command === "--version" || command === "-v") {
+      const manifest = JSON.parse(await readFile(new URL("../../package.json", import.meta.url), "utf8"));
+      io.out(`hookgate ${manifest.version}\n`);
       return 0;
     }
     throw new UsageError(`unknown command "${command}"`);
@@ -202,7 +209,9 @@ async function simulateCommand(args: readonly string[]): Promise<number> {
   const loaded = await loadPolicyFile(values.policy, policyDeps);
   if (!loaded.ok) throw new PolicyLoadError(values.policy, loaded.error);
   const text = file === "-" ? await io.stdin() : await readFile(file, "utf8");
-  const outcome = await simulate(loaded.value.policy, text, client as Dialect | undefined, values.token);
+  // Without --token, the token the client's hook would send (HOOKGATE_TOKEN, else HOOKGATE_AUTH).
+  const token = values.token ?? tokenFromEnv(process.env, client)?.value;
+  const outcome = await simulate(loaded.value.policy, text, client as Dialect | undefined, token);
   const result = simulation(outcome);
   io.out(values.json ? `${JSON.stringify(result, null, 2)}\n` : describeSimulation(result));
   return 0;

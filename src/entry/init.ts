@@ -239,7 +239,7 @@ function claudeCode(options: InitOptions, notes: string[]): InitOutput {
     );
   } else {
     notes.push(
-      "merge into ~/.claude/settings.json (yours) or .claude/settings.json (a project), or run again with --write FILE",
+      "hooks belong in ~/.claude/settings.json (yours) or .claude/settings.json (a project); --write FILE merges them into one",
     );
   }
   notes.push(ALLOWLIST_NOTE);
@@ -248,7 +248,7 @@ function claudeCode(options: InitOptions, notes: string[]): InitOutput {
   );
   if (commandEvents.length > 0) {
     notes.push(
-      `${commandEvents.join(" and ")}: Claude Code sends no http hook there, so ${commandEvents.length > 1 ? "they are command hooks" : "it is a command hook"} running \`hookgate send\`; hookgate must be on the PATH (npm link in a clone, or npm install -g hookgate)`,
+      `${commandEvents.join(" and ")}: Claude Code sends no http hook there, so ${commandEvents.length > 1 ? "they are command hooks" : "it is a command hook"} running \`hookgate send\`; hookgate must be on the PATH (npm link in a clone of hookgate puts it there)`,
     );
   }
   if (options.failClosed) {

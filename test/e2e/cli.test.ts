@@ -192,6 +192,25 @@ describe("hookgate simulate", () => {
     expect(JSON.parse(result.answer.body).hookSpecificOutput.permissionDecision).toBe("deny");
   });
 
+  it("sends the token the client's hook would send when --token is not given", async () => {
+    const simulated = async (env: Record<string, string>, client = "claude-code") =>
+      JSON.parse(
+        (
+          await runCli(
+            ["simulate", "--policy", "examples/policy.json", "--client", client, "--json", rmEvent],
+            "",
+            env,
+          )
+        ).stdout,
+      );
+    expect((await simulated({ HOOKGATE_TOKEN: "hookgate-dev-token" })).team).toBe("platform");
+    expect((await simulated({ HOOKGATE_AUTH: "hookgate-dev-token" })).team).toBe("platform");
+    // deepagents strips variables named *TOKEN* from hooks: its adapter sends HOOKGATE_AUTH alone.
+    expect((await simulated({ HOOKGATE_TOKEN: "hookgate-dev-token" }, "deepagents")).error.code).toBe(
+      "AUTH_MISSING",
+    );
+  });
+
   it("reads the event from stdin and takes a client", async () => {
     const legacy = '{"event": "tool.use", "tool_name": "execute", "tool_id": "1", "tool_args": {}}';
     const { code, stdout } = await runCli(
@@ -248,6 +267,12 @@ describe("hookgate schema and token hash", () => {
     expect(none.code).toBe(2);
     expect(none.stdout).toBe("");
     expect(none.stderr).toMatch(/Usage:/);
+  });
+
+  it("prints its version from package.json", async () => {
+    const { version } = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"));
+    const result = await runCli(["--version"]);
+    expect(result).toMatchObject({ code: 0, stdout: `hookgate ${version}\n` });
   });
 
   it("refuses unknown commands and a serve without a policy", async () => {

@@ -8,6 +8,21 @@ async function warningsFor(rules: unknown[]): Promise<string[]> {
   return lintPolicy(policy).map((w) => `${w.path}: ${w.message}`);
 }
 
+describe("lintPolicy: an event no client sends", () => {
+  it("names the event a misspelt one most likely means", async () => {
+    const warnings = await warningsFor([
+      { id: "a", on: "PreToolUsee", matcher: "Bash", decide: "deny" },
+      { id: "b", on: "sessionend", decide: "allow" },
+      { id: "c", on: "BrandNewEvent", decide: "allow" },
+    ]);
+    expect(warnings).toContain(
+      '$.rules[0].on: "PreToolUsee" is not an event any supported client sends (accepted in case a client adds it): did you mean PreToolUse?',
+    );
+    expect(warnings.find((w) => w.startsWith("$.rules[1].on"))).toMatch(/did you mean SessionEnd\?$/);
+    expect(warnings.find((w) => w.startsWith("$.rules[2].on"))).toMatch(/adds it\)$/);
+  });
+});
+
 describe("lintPolicy: rules shadowed by an unconditional deny", () => {
   it("warns about a decide rule after an enforcing deny on every event it matches", async () => {
     const warnings = await warningsFor([
@@ -263,6 +278,27 @@ describe("lintPolicy on examples/policy.json", () => {
     expect(
       warnings.map((w) => w.message).filter((m) => /never apply|never run|ignored there/.test(m)),
     ).toEqual([]);
+  });
+});
+
+describe("lintPolicy on docs/POLICY.md's reference policy", () => {
+  it("warns about nothing but the secrets this test does not set", async () => {
+    const { readFile } = await import("node:fs/promises");
+    const markdown = await readFile(new URL("../../docs/POLICY.md", import.meta.url), "utf8");
+    const block = /```json\n([\s\S]*?)\n```/.exec(markdown)?.[1];
+    const env = {
+      HOOKGATE_TOKEN_MOBILE: "t",
+      ANTHROPIC_API_KEY: "k",
+      SLACK_WEBHOOK_URL: "https://hooks.slack.com/services/T/B/x",
+    };
+    const warnings = lintPolicy(
+      await policyFrom(JSON.parse(block ?? "null"), {
+        ...env,
+        SIEM_WHSEC: "whsec_c2VjcmV0",
+        GITHUB_TOKEN: "g",
+      }),
+    );
+    expect(warnings.map((w) => `${w.path}: ${w.message}`)).toEqual([]);
   });
 });
 
