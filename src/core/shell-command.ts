@@ -561,7 +561,7 @@ const BREAK = /[ \t\n;&|()<>]/;
 function closingParen(text: string, from: number, nesting = 0): number {
   if (nesting > MAX_NESTING) return text.length;
   let depth = 1;
-  let quote: "" | "'" | '"' | "$'" = "";
+  let quote: Quote = "";
   let heredocs: Heredoc[] = [];
   const arith: string[] = [];
   /** The paren depth of each open `case`: a `)` at that depth ends one of its patterns. */
@@ -577,26 +577,9 @@ function closingParen(text: string, from: number, nesting = 0): number {
     const c = text.charAt(i);
     const atBoundary = boundary;
     boundary = false;
-    if (quote === "'" || quote === "$'") {
-      if (c === "\\" && quote === "$'") i += 1;
-      else if (c === "'") quote = "";
-    } else if (c === "\\") {
-      i += 1;
-    } else if (c === "`") {
-      i = closingBacktick(text, i + 1);
-    } else if (text.startsWith("$$", i)) {
-      i += 1;
-    } else if (text.startsWith("$(", i)) {
-      i = closingParen(text, i + 2, nesting + 1);
-    } else if (text.startsWith("${", i)) {
-      i = closingBrace(text, i + 2, nesting + 1);
-    } else if (quote === '"') {
-      if (c === '"') quote = "";
-    } else if (c === "'" || c === '"') {
-      quote = c;
-    } else if (c === "$" && text.charAt(i + 1) === "'") {
-      quote = "$'";
-      i += 1;
+    const skipped = skipQuotedOrExpansion(text, i, quote, nesting);
+    if (skipped !== undefined) {
+      [i, quote] = skipped;
     } else if (c === "#" && atBoundary) {
       // A comment, to the end of its line (`$(true # it's)` is still open).
       const end = text.indexOf("\n", i);
@@ -662,28 +645,43 @@ function closingParen(text: string, from: number, nesting = 0): number {
 /** The index of the `}` closing a `${` just before `from` (quotes and substitutions inside skipped). */
 function closingBrace(text: string, from: number, nesting: number): number {
   if (nesting > MAX_NESTING) return text.length;
-  let quote = "";
+  let quote: Quote = "";
   for (let i = from; i < text.length; i += 1) {
-    const c = text.charAt(i);
-    if (quote === "'") {
-      if (c === "'") quote = "";
-    } else if (c === "\\") {
-      i += 1;
-    } else if (c === "`") {
-      i = closingBacktick(text, i + 1);
-    } else if (text.startsWith("$(", i)) {
-      i = closingParen(text, i + 2, nesting + 1);
-    } else if (text.startsWith("${", i)) {
-      i = closingBrace(text, i + 2, nesting + 1);
-    } else if (quote === '"') {
-      if (c === '"') quote = "";
-    } else if (c === "'" || c === '"') {
-      quote = c;
-    } else if (c === "}") {
-      return i;
-    }
+    const skipped = skipQuotedOrExpansion(text, i, quote, nesting);
+    if (skipped !== undefined) [i, quote] = skipped;
+    else if (text.charAt(i) === "}") return i;
   }
   return text.length;
+}
+
+type Quote = "" | "'" | '"' | "$'";
+
+/**
+ * What a `)` or `}` at `i` cannot close, for closingParen and closingBrace: a character inside
+ * quotes, a quote's start or end, an escape, `$$`, or a nested `$(…)`, `${…}` or backquote.
+ * Returns the index of the last character it takes and the quote after it; undefined when the
+ * character at `i` is none of these.
+ */
+function skipQuotedOrExpansion(
+  text: string,
+  i: number,
+  quote: Quote,
+  nesting: number,
+): [number, Quote] | undefined {
+  const c = text.charAt(i);
+  if (quote === "'" || quote === "$'") {
+    if (c === "\\" && quote === "$'") return [i + 1, quote];
+    return [i, c === "'" ? "" : quote];
+  }
+  if (c === "\\") return [i + 1, quote];
+  if (c === "`") return [closingBacktick(text, i + 1), quote];
+  if (text.startsWith("$$", i)) return [i + 1, quote];
+  if (text.startsWith("$(", i)) return [closingParen(text, i + 2, nesting + 1), quote];
+  if (text.startsWith("${", i)) return [closingBrace(text, i + 2, nesting + 1), quote];
+  if (quote === '"') return [i, c === '"' ? "" : quote];
+  if (c === "'" || c === '"') return [i, c];
+  if (c === "$" && text.charAt(i + 1) === "'") return [i + 1, "$'"];
+  return undefined;
 }
 
 // ---------------------------------------------------------------------------------------------
