@@ -76,7 +76,7 @@ export function splitCommand(command: string): CommandSplit {
     guessing: 0,
   };
   const text = sanitize(command);
-  if (CODE_IN_DATA.test(text)) markUnreadable(out);
+  if (CODE_IN_DATA.test(text) || TOKEN_SPLIT.test(text)) markUnreadable(out);
   splitInto(text, 0, [], out);
   return { subcommands: out.subcommands, opaque: out.opaque, unreadable: out.unreadable };
 }
@@ -109,7 +109,14 @@ export function canonicalCommandPattern(text: string): string {
  * `printf -v`, `read`, `test -v` and `$((x))` alike), and prompt expansion (`${x@P}`). Scanning
  * stops at the next bracket, so the test is linear.
  */
-const CODE_IN_DATA = /[A-Za-z0-9_]\[(?:[^\]$`[]|\$(?!\())*(?:\$\(|`)|@P\}/;
+const CODE_IN_DATA = /[A-Za-z0-9_]\[(?:[^\]$`[]|\$(?!\()|\$\(\()*(?:\$\((?!\()|`)|@P\}/;
+
+/**
+ * A backslash-newline inside a token (`$\<newline>(`, `<\<newline><`, `ca\<newline>se`): bash
+ * joins the lines before it reads tokens, this scan only after. Between blanks (the usual
+ * `docker run \` continuation) it splits nothing.
+ */
+const TOKEN_SPLIT = /[^ \t\n\\]\\\n(?:\\\n)*[^ \t\n]/;
 
 /** Some program that runs cannot be named: opaque to allow rules, a match for deny rules. */
 function markUnreadable(out: Output): void {
@@ -202,6 +209,7 @@ function scan(text: string, patternMode: boolean): Scanned {
     quote: "",
     heredocs: [],
     unclosedHeredoc: false,
+    unsure: false,
     arith: [],
   };
   while (s.i < text.length) step(s, patternMode);
@@ -212,7 +220,7 @@ function scan(text: string, patternMode: boolean): Scanned {
     opaque: s.opaque,
     // Arithmetic never closed (`((true) )` is two subshells to bash): where `<<` was a shift
     // here, it may have been a heredoc.
-    unclosed: s.quote !== "" || s.unclosedHeredoc || s.arith.length > 0,
+    unclosed: s.quote !== "" || s.unclosedHeredoc || s.unsure || s.arith.length > 0,
   };
 }
 
@@ -229,6 +237,8 @@ interface ScanState {
   heredocs: Heredoc[];
   /** A heredoc body ran to the end of the text without its closing line. */
   unclosedHeredoc: boolean;
+  /** Where a construct ends could not be worked out here (Doubt): what bash reads may differ. */
+  unsure: boolean;
   /**
    * What closes each open `((…))`, `$[…]` and subscript inside them (`))` or `]`): inside them
    * `<<` is a shift, not a heredoc.
@@ -255,6 +265,10 @@ function stepInSingleQuotes(s: ScanState, c: string): void {
 }
 
 function stepInDoubleQuotes(s: ScanState, c: string): void {
+  // Inside `"${…}"` bash reads `'…'` as quotes, so `"${x#'"'}"` does not end at its second `"`;
+  // this scan does not model that.
+  if (s.text.startsWith("${", s.i) && s.text.slice(s.i, closingBrace(s.text, s.i + 2, 0, s)).includes("'"))
+    s.unsure = true;
   if (c === '"') s.quote = "";
   emit(s, c);
 }
@@ -283,7 +297,10 @@ function stepUnquoted(s: ScanState, c: string, patternMode: boolean): void {
     hash(s, patternMode);
   } else if (!patternMode && (s.text.startsWith("<(", s.i) || s.text.startsWith(">(", s.i))) {
     substitute(s);
-  } else if ((c === "(" || c === "$") && s.text.charAt(s.i + 1) === (c === "(" ? "(" : "[")) {
+  } else if (
+    (c === "$" && s.text.charAt(s.i + 1) === "[") ||
+    (c === "(" && s.text.charAt(s.i + 1) === "(" && arithmeticAt(s.text, s.i, s))
+  ) {
     // Arithmetic, where `<<` is a shift: tracked across lines, as bash reads it.
     s.arith.push(c === "(" ? "))" : "]");
     emit(s, s.text.slice(s.i, s.i + 2));
@@ -471,7 +488,7 @@ function oddBackslashesBefore(text: string, end: number, from: number): boolean 
  */
 function heredocBodies(s: ScanState): void {
   s.i = afterBodies(s.text, s.i, s.heredocs, (body, heredoc, closed) => {
-    if (heredoc.expands) bodySubstitutions(body, s.substitutions);
+    if (heredoc.expands) bodySubstitutions(body, s.substitutions, s);
     // A body with no closing line took the rest of the text: what bash reads there may differ
     // from what was skipped (agents' heredocs always close).
     if (!closed) s.unclosedHeredoc = true;
@@ -480,7 +497,7 @@ function heredocBodies(s: ScanState): void {
 }
 
 /** The `$(...)` and backtick commands in an expanding heredoc body, where quotes are plain text. */
-function bodySubstitutions(body: string, into: Set<string>): void {
+function bodySubstitutions(body: string, into: Set<string>, doubt: Doubt): void {
   for (let i = 0; i < body.length; i += 1) {
     const c = body.charAt(i);
     if (c === "\\") i += 1;
@@ -489,7 +506,7 @@ function bodySubstitutions(body: string, into: Set<string>): void {
       into.add(body.slice(i + 1, end));
       i = end;
     } else if (body.startsWith("$(", i)) {
-      const end = closingParen(body, i + 2);
+      const end = closingParen(body, i + 2, 0, doubt);
       into.add(body.slice(i + 2, end));
       i = end;
     }
@@ -514,7 +531,7 @@ function substitute(s: ScanState): void {
   const isBacktick = s.text.charAt(s.i) === "`";
   const open = isBacktick ? "`" : s.text.slice(s.i, s.i + 2);
   const start = s.i + open.length;
-  const end = isBacktick ? closingBacktick(s.text, start) : closingParen(s.text, start);
+  const end = isBacktick ? closingBacktick(s.text, start) : closingParen(s.text, start, 0, s);
   const inner = s.text.slice(start, end);
   // `$((…))` is arithmetic: kept as `((…))`, so that its `<<` stays a shift when it is split.
   s.substitutions.add(open === "$(" && inner.startsWith("(") ? `(${inner})` : inner);
@@ -543,8 +560,17 @@ const COMMAND_KEYWORDS: ReadonlySet<string> = new Set([
   "until",
   "!",
   "{",
-  "time",
 ]);
+/** Words after which this scan cannot tell whether a `case` is a reserved word (bash 5.2 in `$(…)`). */
+const UNSURE_AFTER: ReadonlySet<string> = new Set(["function", "coproc", "time"]);
+
+/** Whether the word after `word` (undefined: not a whole word) is in command position. */
+function nextPosition(command: boolean | "unsure", word: string | undefined): boolean | "unsure" {
+  if (command === "unsure") return "unsure"; // until the next operator
+  if (!command || word === undefined) return false;
+  if (UNSURE_AFTER.has(word)) return "unsure";
+  return COMMAND_KEYWORDS.has(word);
+}
 /** A word run: up to a blank, an operator, a quote, a backslash or an expansion. */
 const WORD_RUN = /[^ \t\n;&|()<>'"`\\$]+/y;
 /** What ends a word in bash: a blank (a space or a tab, not any Unicode space), a newline or an operator. */
@@ -558,7 +584,7 @@ const BREAK = /[ \t\n;&|()<>]/;
  * Where this and bash disagree, text bash runs could be read as data by the caller: every
  * construct that can hold a `)` bash does not count is modelled here.
  */
-function closingParen(text: string, from: number, nesting = 0): number {
+function closingParen(text: string, from: number, nesting: number, doubt: Doubt): number {
   if (nesting > MAX_NESTING) return text.length;
   let depth = 1;
   let quote: Quote = "";
@@ -566,18 +592,27 @@ function closingParen(text: string, from: number, nesting = 0): number {
   const arith: string[] = [];
   /** The paren depth of each open `case`: a `)` at that depth ends one of its patterns. */
   const cases: number[] = [];
-  /** Whether the next word is in command position, where `case` and `esac` are reserved words. */
-  let command = true;
+  /**
+   * Whether the next word is in command position, where `case` and `esac` are reserved words;
+   * "unsure" after `f()`, `function`, `coproc` or `time`, where this does not work it out.
+   */
+  let command: boolean | "unsure" = true;
   let lastWord = "";
   /** Whether a word may start here: after a blank or an operator, unescaped. */
   let boundary = true;
   // The `(` just before `from` may open `$((…))`: arithmetic from the start.
-  if (text.charAt(from) === "(" && text.charAt(from - 1) === "(") arith.push("))");
+  if (text.charAt(from) === "(" && text.charAt(from - 1) === "(" && arithmeticAt(text, from - 1, doubt))
+    arith.push("))");
   for (let i = from; i < text.length; i += 1) {
     const c = text.charAt(i);
-    const atBoundary = boundary;
+    const atBoundary: boolean = boundary;
     boundary = false;
-    const skipped = skipQuotedOrExpansion(text, i, quote, nesting);
+    if (c === "\\" && text.charAt(i + 1) === "\n" && quote !== "'" && quote !== "$'") {
+      i += 1; // a line continuation is no character: `true \<newline># )` is a comment
+      boundary = atBoundary;
+      continue;
+    }
+    const skipped = skipQuotedOrExpansion(text, i, quote, nesting, doubt);
     if (skipped !== undefined) {
       [i, quote] = skipped;
     } else if (c === "#" && atBoundary) {
@@ -607,8 +642,10 @@ function closingParen(text: string, from: number, nesting = 0): number {
       arith.push("]");
     } else if (arith.at(-1) === "]" && c === "]") {
       arith.pop();
+    } else if (arith.at(-1) === "]" && (c === "(" || c === ")")) {
+      // Inside `$[…]` and subscripts parentheses are arithmetic's own: they close nothing.
     } else if (c === "(") {
-      if (text.charAt(i + 1) === "(") arith.push("))");
+      if (text.charAt(i + 1) === "(" && arithmeticAt(text, i, doubt)) arith.push("))");
       depth += 1;
       command = true;
       boundary = true;
@@ -621,7 +658,7 @@ function closingParen(text: string, from: number, nesting = 0): number {
       }
       depth -= 1;
       if (depth === 0) return i;
-      command = false;
+      command = "unsure"; // `f() case …` defines a function whose body is the case
       boundary = true;
     } else if (BREAK.test(c)) {
       if (c === ";" || c === "&" || c === "|" || c === "\n") command = true;
@@ -631,10 +668,17 @@ function closingParen(text: string, from: number, nesting = 0): number {
       const end = WORD_RUN.test(text) ? WORD_RUN.lastIndex : i + 1; // `$x`: no run
       const word = text.slice(i, end);
       const whole = end >= text.length || BREAK.test(text.charAt(end));
-      if (whole && command && word === "case") cases.push(depth);
-      else if (whole && word === "esac" && cases.at(-1) === depth && (command || lastWord === "in"))
+      const reserved = whole && (word === "case" || word === "esac");
+      if (reserved && command === "unsure") doubt.unsure = true;
+      if (reserved && word === "case" && command === true) cases.push(depth);
+      else if (
+        reserved &&
+        word === "esac" &&
+        cases.at(-1) === depth &&
+        (command === true || lastWord === "in")
+      )
         cases.pop();
-      command = whole && command && COMMAND_KEYWORDS.has(word);
+      command = nextPosition(command, whole ? word : undefined);
       lastWord = whole ? word : "";
       i = end - 1;
     }
@@ -643,11 +687,11 @@ function closingParen(text: string, from: number, nesting = 0): number {
 }
 
 /** The index of the `}` closing a `${` just before `from` (quotes and substitutions inside skipped). */
-function closingBrace(text: string, from: number, nesting: number): number {
+function closingBrace(text: string, from: number, nesting: number, doubt: Doubt): number {
   if (nesting > MAX_NESTING) return text.length;
   let quote: Quote = "";
   for (let i = from; i < text.length; i += 1) {
-    const skipped = skipQuotedOrExpansion(text, i, quote, nesting);
+    const skipped = skipQuotedOrExpansion(text, i, quote, nesting, doubt);
     if (skipped !== undefined) [i, quote] = skipped;
     else if (text.charAt(i) === "}") return i;
   }
@@ -655,6 +699,58 @@ function closingBrace(text: string, from: number, nesting: number): number {
 }
 
 type Quote = "" | "'" | '"' | "$'";
+
+/** Set when where a construct ends could not be worked out: the command is then unreadable. */
+interface Doubt {
+  unsure: boolean;
+}
+
+/** How far ahead arithmeticAt looks for the `)` that decides what a `((` is. */
+const ARITH_LOOKAHEAD = 1024;
+
+/**
+ * Whether the `((` at `i` is arithmetic. bash decides by the `)` that closes its second `(`:
+ * arithmetic when another `)` follows at once, nested subshells otherwise (`((echo) ; (echo))`).
+ * Quoted text is skipped; a nested `$(…)` counts as the parentheses it is. Past a newline, a
+ * comment or ARITH_LOOKAHEAD characters this does not decide: arithmetic, with the doubt set
+ * (and once the doubt is set, the command is unreadable anyway, so it looks no further).
+ * Unclosed: arithmetic (never closed, so the command is unreadable).
+ */
+function arithmeticAt(text: string, i: number, doubt: Doubt): boolean {
+  if (doubt.unsure) return true;
+  let depth = 0;
+  const end = Math.min(text.length, i + 2 + ARITH_LOOKAHEAD);
+  for (let j = i + 2; j < end; j += 1) {
+    const c = text.charAt(j);
+    if (c === "\\") {
+      j += 1;
+    } else if (c === "'") {
+      const close = text.indexOf("'", j + 1);
+      j = close < 0 ? end : close;
+    } else if (c === '"') {
+      j = closingDoubleQuote(text, j + 1);
+    } else if (c === "\n" || (c === "#" && BREAK.test(text.charAt(j - 1)))) {
+      doubt.unsure = true;
+      return true;
+    } else if (c === "(") {
+      depth += 1;
+    } else if (c === ")") {
+      if (depth === 0) return text.charAt(j + 1) === ")";
+      depth -= 1;
+    }
+  }
+  if (end < text.length) doubt.unsure = true;
+  return true;
+}
+
+/** The index of the `"` closing a double quote opened before `from`; the text's end if none. */
+function closingDoubleQuote(text: string, from: number): number {
+  for (let j = from; j < text.length; j += 1) {
+    if (text.charAt(j) === "\\") j += 1;
+    else if (text.charAt(j) === '"') return j;
+  }
+  return text.length;
+}
 
 /**
  * What a `)` or `}` at `i` cannot close, for closingParen and closingBrace: a character inside
@@ -667,6 +763,7 @@ function skipQuotedOrExpansion(
   i: number,
   quote: Quote,
   nesting: number,
+  doubt: Doubt,
 ): [number, Quote] | undefined {
   const c = text.charAt(i);
   if (quote === "'" || quote === "$'") {
@@ -676,8 +773,8 @@ function skipQuotedOrExpansion(
   if (c === "\\") return [i + 1, quote];
   if (c === "`") return [closingBacktick(text, i + 1), quote];
   if (text.startsWith("$$", i)) return [i + 1, quote];
-  if (text.startsWith("$(", i)) return [closingParen(text, i + 2, nesting + 1), quote];
-  if (text.startsWith("${", i)) return [closingBrace(text, i + 2, nesting + 1), quote];
+  if (text.startsWith("$(", i)) return [closingParen(text, i + 2, nesting + 1, doubt), quote];
+  if (text.startsWith("${", i)) return [closingBrace(text, i + 2, nesting + 1, doubt), quote];
   if (quote === '"') return [i, c === '"' ? "" : quote];
   if (c === "'" || c === '"') return [i, c];
   if (c === "$" && text.charAt(i + 1) === "'") return [i + 1, "$'"];
@@ -835,7 +932,7 @@ const DENY_ONLY_WRAPPERS: Readonly<Record<string, WrapperSpec>> = {
 /** Shell keywords that can precede a command in a compound statement (`if x; then rm -rf /; fi`). */
 const KEYWORDS = new Set(["!", "{", "}", "if", "then", "else", "elif", "fi", "do", "done", "while", "until"]);
 
-const SHELLS = new Set(["sh", "bash", "zsh", "dash", "ksh"]);
+const SHELLS = new Set(["sh", "bash", "rbash", "zsh", "dash", "ksh", "mksh", "fish"]);
 
 /**
  * Leading assignments that cannot change which program runs or what it loads. Any other
@@ -941,12 +1038,7 @@ function expand(command: Command, depth: number, suffix: readonly string[], out:
  */
 function readsStdin(file: string): boolean {
   if (file === "-") return true;
-  const segments: string[] = [];
-  for (const segment of file.split("/")) {
-    if (segment === "..") segments.pop();
-    else if (segment !== "" && segment !== ".") segments.push(segment);
-  }
-  const path = segments.join("/"); // relative or not: `../../dev/stdin` may well reach it
+  const path = pathSegments(file).join("/"); // relative or not: `../../dev/stdin` may well reach it
   return path === "dev/stdin" || path === "dev/fd/0" || /^proc\/[^/]+\/fd\/0$/.test(path);
 }
 
@@ -982,6 +1074,8 @@ function wrappedStarts(
 ): { readonly at: readonly number[]; readonly guessed: boolean } {
   const name = programName((args[at] as Word).text);
   if (name === "command") return NO_STARTS; // `command -v rm` only prints where rm is
+  // `coproc NAME { rm …; }` names the coprocess first; `coproc rm …` does not.
+  if (name === "coproc" && at + 2 < args.length) return { at: [at + 1, at + 2], guessed: true };
   const denyOnly = DENY_ONLY_WRAPPERS[name];
   const spec = denyOnly ?? WRAPPERS[name] ?? (name === "env" ? ENV_SPEC : undefined);
   if (spec === undefined) return NO_STARTS;
@@ -1108,8 +1202,19 @@ function noteAssignment(word: string, out: Output): void {
 
 /** A wrapper named bare or by its usual absolute path; `./timeout` could be anything. */
 function programName(word: string): string {
-  const match = /^(?:\/usr)?(?:\/local)?\/s?bin\/([^/]+)$/.exec(word);
+  const path = word.startsWith("/") ? `/${pathSegments(word).join("/")}` : word; // `/bin//bash`
+  const match = /^(?:\/usr)?(?:\/local)?\/s?bin\/([^/]+)$/.exec(path);
   return match ? (match[1] as string) : word;
+}
+
+/** A path's segments with `.`, empty ones and `..` resolved, as the kernel reads them. */
+function pathSegments(path: string): string[] {
+  const segments: string[] = [];
+  for (const segment of path.split("/")) {
+    if (segment === "..") segments.pop();
+    else if (segment !== "" && segment !== ".") segments.push(segment);
+  }
+  return segments;
 }
 
 /** The index of the first argument after the wrapper's options, or undefined on an unknown option. */

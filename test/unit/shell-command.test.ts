@@ -217,6 +217,7 @@ describe("splitSubcommands", () => {
     ["echo $[a[1]<<2]\nrm -rf /\n2]"],
     ["for ((i=a[0]<<1; i<0; i++)); do :; done\nrm -rf /\n1"],
     ["echo $$[\ncat <<EOF\nit's\nEOF\nrm -rf /\n#'"],
+    ["((true) )\ncat <<EOF\nit's\nEOF\nrm -rf /\n#'"],
     ["cat <<$'\\x45OF'\nEOF\nrm -rf /\n\\x45OF"],
     ['cat <<"E\\"F" \\"\nE"F\nrm -rf /\nE\\F \\'],
     ["cat <<$(x)\n$(x)\nrm -rf /\n$"],
@@ -239,7 +240,6 @@ describe("splitSubcommands", () => {
   });
 
   it.each([
-    ["((true) )\ncat <<EOF\nit's\nEOF\nrm -rf /\n#'"],
     ["cat <<$'E\\'F' \\'\nE'F\nrm -rf /\nE\\F \\"],
     ["source <(echo 'rm -rf /')"],
     [". <(echo 'rm -rf /')"],
@@ -261,6 +261,56 @@ describe("splitSubcommands", () => {
     expect(splitCommand(command).unreadable).toBe(true);
   });
 
+  // A second round of the same, after the first round's fixes.
+  it.each([
+    ["((echo) ; cat <<EOF ; (echo))\nit's\nEOF\nrm -rf /\n#'"],
+    ['echo "$( ((echo) ; cat <<EOF ; (echo))\n)\nEOF\nrm -rf /\n)"'],
+    ['echo "$(true \\\n# )\nrm -rf /\n)"'],
+    ["coproc X { rm -rf /; }"],
+    ["coproc X while rm -rf /; do break; done"],
+    ["coproc X if rm -rf /; then :; fi"],
+    ['echo "$(time case x in x)"; rm -rf /; : "; esac)"'],
+    ['echo "$(: $[ ( ])"; rm -rf /; : "; )"'],
+    ['echo "$(false && : $[ ( ])"; rm -rf /; : "; )"'],
+    ["/bin//bash -c 'rm -rf /'"],
+    ["/bin/./bash -c 'rm -rf /'"],
+    ["//bin/bash -c 'rm -rf /'"],
+    ["/usr/bin/../../bin/bash -c 'rm -rf /'"],
+    ["/bin/rbash -c 'rm -rf /'"],
+    ["exec /bin//bash -c 'rm -rf /'"],
+  ])("sees what bash runs in %j (second round)", (command) => {
+    expect(splitCommand(command).subcommands.map((s) => s.text)).toContain("rm -rf /");
+  });
+
+  it.each([
+    ['echo "$(f() case x in x) rm -rf /;; esac; f)"'],
+    ['echo "$(f() case x in x) :;; esac\nrm -rf /\n)"'],
+    ['echo "$(function f case x in x) rm -rf /;; esac; f)"'],
+    ['echo "$(coproc case x in x) rm -rf /;; esac)"'],
+    ['echo "$(coproc X case x in x) rm -rf /;; esac)"'],
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: bash's ${…}, not a template
+    ["echo \"${x#'\"'}\"; rm -rf /; #'"],
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: bash's ${…}, not a template
+    ["echo \"${x:-'\"'}\"; rm -rf /; #'"],
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: bash's ${…}, not a template
+    ["echo \"${x/'\"'/}\"; rm -rf /; #'"],
+    ['echo "$\\\n(rm -rf /)"'],
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: bash's ${…}, not a template
+    ['echo "${x:-$\\\n(rm -rf /)}"'],
+    ["cat <<EOF\n$\\\n(rm -rf /)\nEOF"],
+    ["cat <\\\n<EOF\nit's\nEOF\nrm -rf /\n#'"],
+    ['echo "$(cat <\\\n<EOF\n)\nEOF\nrm -rf /\n)"'],
+    ["(\\\n( 1<<EOF ))\nrm -rf /\nEOF"],
+    ["echo $\\\n[1<<EOF]\nrm -rf /\nEOF]"],
+    ["echo $\\\n$'\\'\nrm -rf /\necho '\\'"],
+    ['echo "$(ca\\\nse x in x) rm -rf /;; esac)"'],
+    ["echo \"$(echo $\\\n'\\')'; rm -rf /)\""],
+    ["echo $\\\n'\\')'\nrm -rf /\n#'"],
+    [": <(cat <\\\n<< ')'\nrm -rf /\n)"],
+  ])("fails safe on %j, where where a construct ends is not worked out (second round)", (command) => {
+    expect(splitCommand(command).unreadable).toBe(true);
+  });
+
   it.each([
     ['[ -n "$(git status --porcelain)" ] && git stash'],
     ["echo $$ && kill -0 $$"],
@@ -271,6 +321,11 @@ describe("splitSubcommands", () => {
     ["alias ll='ls -l'"],
     ["source ~/.nvm/nvm.sh && mapfile -t lines < file.txt"],
     ["PS1='> ' bash --version"],
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: bash's ${…}, not a template
+    ['echo "${arr[$((i+1))]}"'],
+    ["docker run --rm \\\n  -v $PWD:/src \\\n  node:20 npm ci"],
+    ["x=$(case $y in a) echo 1;; esac) && npm test"],
+    ["echo $((1 << 3)) && (cd sub && make)"],
   ])("reads %j as before: none of these fail-safes apply", (command) => {
     expect(splitCommand(command).unreadable).toBe(false);
   });
@@ -457,6 +512,10 @@ describe("robustness", () => {
     ["a".repeat(150_000)],
     ["a && ".repeat(50_000)],
     ["$(".repeat(5_000)],
+    ["$((".repeat(5_000)],
+    ["((".repeat(8_000)],
+    ["((a) ".repeat(3_200)],
+    [`$(${"f() case ".repeat(1_700)})`],
     ["'".repeat(100_001)],
     ['"'.repeat(100_001)],
     ["(".repeat(20_000)],
