@@ -1,0 +1,75 @@
+/**
+ * splitCommand against bash itself. Each command in test/fixtures/bash/hidden-commands.json once
+ * hid a program from deny rules: bash runs `zzmark`, and splitCommand neither named it nor called
+ * the command unreadable. This test runs every one through the real bash, to prove bash does run
+ * `zzmark` there (so the case is not vacuous), and checks that splitCommand now names it or fails
+ * safe (`unreadable`, so every deny-style Bash rule matches).
+ *
+ * The sandbox: no PATH (every program is missing, and bash's command_not_found_handle records
+ * the name instead), an empty working and home directory of its own, no rc files, a 2 s limit.
+ * The commands use only builtins that act inside it.
+ */
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { splitCommand } from "../../src/core/shell-command.js";
+
+const BASH = "/bin/bash";
+const MARK = "zzmark";
+const cases: { command: string; why: string }[] = JSON.parse(
+  readFileSync(new URL("../fixtures/bash/hidden-commands.json", import.meta.url), "utf8"),
+);
+
+function sandbox() {
+  const root = mkdtempSync(join(tmpdir(), "hookgate-bash-"));
+  const [cwd, home] = [join(root, "cwd"), join(root, "home")];
+  mkdirSync(cwd);
+  mkdirSync(home);
+  const ran = join(root, "ran.log");
+  // To the log (a command may send its stderr elsewhere) and to stderr (rbash may not write files).
+  const handler = `command_not_found_handle() { echo "RAN:$*" >&2; printf 'RAN:%s\\n' "$*" >> ${JSON.stringify(ran)}; return 127; }\n`;
+  writeFileSync(join(root, "env.sh"), handler);
+  // A nested `bash -c` reads ~/.bashrc in some setups instead of BASH_ENV: the same handler.
+  writeFileSync(join(home, ".bashrc"), handler);
+  return {
+    /** The programs bash tried to run. */
+    run(command: string): string[] {
+      writeFileSync(ran, "");
+      const result = spawnSync(
+        "/usr/bin/env",
+        [
+          "-i",
+          "PATH=/nonexistent",
+          `HOME=${home}`,
+          `BASH_ENV=${join(root, "env.sh")}`,
+          BASH,
+          "--norc",
+          "--noprofile",
+          "-c",
+          command,
+        ],
+        { cwd, timeout: 2_000, input: "", encoding: "utf8" },
+      );
+      return `${readFileSync(ran, "utf8")}\n${result.stderr ?? ""}`
+        .split("\n")
+        .flatMap((line) => (line.startsWith("RAN:") ? [line.slice(4)] : []));
+    },
+  };
+}
+
+describe.skipIf(!existsSync(BASH))("splitCommand against bash 5", () => {
+  const bash = sandbox();
+
+  it("runs in a sandbox where a missing program is recorded, not run", () => {
+    expect(new Set(bash.run(`true; ${MARK} -rf /; echo hi`))).toEqual(new Set([`${MARK} -rf /`]));
+  });
+
+  it.each(cases)("$why: $command", ({ command }) => {
+    expect(bash.run(command).some((ran) => ran === MARK || ran.startsWith(`${MARK} `))).toBe(true);
+    const split = splitCommand(command);
+    const named = split.subcommands.some((s) => [s.text, ...s.variants].some((t) => t.startsWith(MARK)));
+    expect(named || split.unreadable).toBe(true);
+  });
+});
