@@ -207,7 +207,7 @@ interface PathPattern {
   readonly anchor: Anchor;
   /** `..` segments at the start of the pattern, applied to the anchor directory. */
   readonly up: number;
-  /** Matches the path relative to the anchor; undefined matches the anchor directory itself. */
+  /** Matches the path relative to the anchor; undefined matches the anchor directory and all in it. */
   readonly glob: PathGlobTest | undefined;
   /** The same, ignoring case: what deny-style rules use (see matchesPath). */
   readonly globNocase: PathGlobTest | undefined;
@@ -227,7 +227,7 @@ function parsePathPattern(specifier: string): Result<PathPattern, string> {
   while (segments[up] === "..") up += 1;
   // `dir/**` is `dir`: a matched directory covers its contents (matchesUnder), and the directory
   // itself is what a Grep, Glob or LS of it names (Claude Code strips the `/**` too).
-  while (segments.length > up + 1 && segments.at(-1) === "**") segments.pop();
+  while (segments.length > up && segments.at(-1) === "**") segments.pop();
   const remainder = segments.slice(up).join("/");
   if (remainder === "") return ok({ anchor, up, glob: undefined, globNocase: undefined });
   const text = anchor === "anywhere" ? `**/${remainder}` : remainder;
@@ -483,15 +483,18 @@ function matchesPath(
     return typeof value === "string" && value !== "" ? [value] : [];
   });
   if (raws.length === 0) return false;
-  const windows = typeof call.cwd === "string" && WINDOWS_PATH.test(call.cwd);
+  const drive =
+    typeof call.cwd === "string" && WINDOWS_PATH.test(call.cwd)
+      ? call.cwd.charAt(0).toLowerCase()
+      : undefined;
   const home = inferHome(
-    call.transcriptPath === undefined ? undefined : posixPath(call.transcriptPath, windows),
+    call.transcriptPath === undefined ? undefined : posixPath(call.transcriptPath, drive),
   );
-  const rawCwd = typeof call.cwd === "string" ? posixPath(call.cwd, windows) : undefined;
+  const rawCwd = typeof call.cwd === "string" ? posixPath(call.cwd, drive) : undefined;
   const cwd = rawCwd?.startsWith("/") ? normalizePath(rawCwd) : undefined;
   const deny = quantifier === "any";
   const matches = (raw: string): boolean => {
-    const path = resolvePath(posixPath(raw, windows), cwd, home);
+    const path = resolvePath(posixPath(raw, drive), cwd, home);
     if (path === undefined) return deny; // `~/..` with no home: it could be anywhere
     if (path.length > MAX_PATH_LENGTH) return false;
     return anchorBases(pattern.anchor, path, cwd, home, deny).some((base) =>
@@ -501,23 +504,38 @@ function matchesPath(
   return deny ? raws.some(matches) : raws.every(matches);
 }
 
-/** A Windows path: a drive letter, then a colon and a separator. */
+/** A Windows drive path: a drive letter, a colon and a separator. */
 const WINDOWS_PATH = /^[A-Za-z]:[\\/]/;
 
 /**
  * Claude Code on Windows sends `C:\\Users\\dev\\.env`, and its rules read it as `/c/Users/dev/.env`.
- * For a client on Windows (its cwd has a drive letter) backslashes are separators, and the
- * suffixes Windows ignores when it opens a file are dropped: an alternate data stream
- * (`.env::$DATA`) and trailing dots and spaces (`.env.`). A POSIX path is left as it is.
+ * `drive` is the client's drive (from its cwd); undefined for a POSIX client, whose paths are
+ * left as they are. On Windows backslashes are separators, and every way to name the same file
+ * reads the same: `\\\\?\\C:\\x` and `\\\\localhost\\C$\\x` are `C:\\x`, `\\x` is on the cwd's drive,
+ * `C:x` is relative (to that drive's current directory, taken as the cwd), and what Windows
+ * ignores when it opens a file is dropped: an alternate data stream (`.env::$DATA`) and trailing
+ * dots and spaces (`.env.`).
  */
-function posixPath(path: string, windows: boolean): string {
-  if (!windows && !WINDOWS_PATH.test(path)) return path;
-  const drive = WINDOWS_PATH.test(path) ? `/${path.charAt(0).toLowerCase()}/${path.slice(3)}` : path;
-  return drive
+function posixPath(path: string, drive: string | undefined): string {
+  if (drive === undefined) return path;
+  let rest = path
+    .replace(/^[\\/]{2}[?.][\\/]/, "")
+    .replace(/^[\\/]{2}(?:localhost|127\.0\.0\.1)[\\/]([A-Za-z])\$(?=[\\/]|$)/i, "$1:");
+  let root = "";
+  const letter = /^([A-Za-z]):/.exec(rest);
+  if (letter !== null) {
+    rest = rest.slice(2);
+    if (/^[\\/]/.test(rest)) root = `/${(letter[1] as string).toLowerCase()}`;
+  } else if (/^[\\/](?![\\/])/.test(rest)) {
+    root = `/${drive}`;
+  }
+  const segments = rest
     .replaceAll("\\", "/")
     .split("/")
-    .map((segment) => segment.replace(/:.*$/, "").replace(/[. ]+$/, (dots) => (dots === segment ? dots : "")))
-    .join("/");
+    .map((segment) =>
+      segment.replace(/:.*$/, "").replace(/[. ]+$/, (dots) => (dots === segment ? dots : "")),
+    );
+  return root + segments.join("/");
 }
 
 /** Claude Code keeps transcripts under ~/.claude/projects, so the home dir is what precedes /.claude/. */
@@ -563,8 +581,8 @@ function anchorBases(
     case "home": {
       if (home !== undefined) return [home];
       if (!deny) return ["~"];
-      const user = /^\/(?:home|Users)\/[^/]+/.exec(path);
-      return ["/root", "~", ...(user ? [user[0]] : [])];
+      const user = /^(?:\/[a-z])?\/(?:home|users)\/[^/]+/i.exec(path);
+      return ["/root", "/var/root", "~", ...(user ? [user[0]] : [])];
     }
     case "anywhere":
       return [path.startsWith("/") ? "/" : ""];
@@ -601,7 +619,8 @@ function applyUp(dir: string, up: number): string | undefined {
 function relativeTo(path: string, base: string, nocase: boolean): string | undefined {
   if (base === "") return path.replace(/^(?:\.\.\/)*(?:\.\.$)?/, "");
   if (base === "/") return path.startsWith("/") ? path.slice(1) : undefined;
+  // Ignoring case, the lowered path is sliced: lowering may change a string's length (`İ`).
   const [p, b] = nocase ? [path.toLowerCase(), base.toLowerCase()] : [path, base];
   if (p === b) return "";
-  return p.startsWith(`${b}/`) ? path.slice(base.length + 1) : undefined;
+  return p.startsWith(`${b}/`) ? p.slice(b.length + 1) : undefined;
 }

@@ -218,8 +218,7 @@ function scan(text: string, patternMode: boolean): Scanned {
     text: s.out,
     substitutions: s.substitutions,
     opaque: s.opaque,
-    // Arithmetic never closed (`((true) )` is two subshells to bash): where `<<` was a shift
-    // here, it may have been a heredoc.
+    // Arithmetic never closed (`(( x << 1`): where `<<` was a shift here, bash may read a heredoc.
     unclosed: s.quote !== "" || s.unclosedHeredoc || s.unsure || s.arith.length > 0,
   };
 }
@@ -267,8 +266,10 @@ function stepInSingleQuotes(s: ScanState, c: string): void {
 function stepInDoubleQuotes(s: ScanState, c: string): void {
   // Inside `"${…}"` bash reads `'…'` as quotes, so `"${x#'"'}"` does not end at its second `"`;
   // this scan does not model that.
-  if (s.text.startsWith("${", s.i) && s.text.slice(s.i, closingBrace(s.text, s.i + 2, 0, s)).includes("'"))
-    s.unsure = true;
+  if (s.text.startsWith("${", s.i)) {
+    const quote = s.text.indexOf("'", s.i);
+    if (quote >= 0 && quote < closingBrace(s.text, s.i + 2, 0, s)) s.unsure = true;
+  }
   if (c === '"') s.quote = "";
   emit(s, c);
 }
@@ -582,7 +583,9 @@ const BREAK = /[ \t\n;&|()<>]/;
  * bodies (`$(cat <<'EOF'` … `Don't` … `EOF` `)`, Claude Code's own way to pass a commit message),
  * arithmetic, and the patterns of a `case`, whose `)` closes nothing. The text's end if none.
  * Where this and bash disagree, text bash runs could be read as data by the caller: every
- * construct that can hold a `)` bash does not count is modelled here.
+ * construct that can hold a `)` bash does not count is modelled here, or, where this cannot
+ * tell (a `case` after `f()`, a `((` it cannot decide), `doubt` is set and the command is
+ * unreadable.
  */
 function closingParen(text: string, from: number, nesting: number, doubt: Doubt): number {
   if (nesting > MAX_NESTING) return text.length;
@@ -711,10 +714,12 @@ const ARITH_LOOKAHEAD = 1024;
 /**
  * Whether the `((` at `i` is arithmetic. bash decides by the `)` that closes its second `(`:
  * arithmetic when another `)` follows at once, nested subshells otherwise (`((echo) ; (echo))`).
- * Quoted text is skipped; a nested `$(…)` counts as the parentheses it is. Past a newline, a
- * comment or ARITH_LOOKAHEAD characters this does not decide: arithmetic, with the doubt set
- * (and once the doubt is set, the command is unreadable anyway, so it looks no further).
- * Unclosed: arithmetic (never closed, so the command is unreadable).
+ * Quoted text is skipped with a light skip of its own, and a nested `$(…)` counts as the
+ * parentheses it is: following nested expansions with skipQuotedOrExpansion, whose closingParen
+ * decides its own `((` here, made the lookahead recurse without bound on `$((` repeated. Past a
+ * newline, a comment or ARITH_LOOKAHEAD characters this does not decide: arithmetic, with the
+ * doubt set. Once a doubt is set the command is unreadable whatever this answers, so it answers
+ * at once. Unclosed: arithmetic (never closed, so the command is unreadable).
  */
 function arithmeticAt(text: string, i: number, doubt: Doubt): boolean {
   if (doubt.unsure) return true;

@@ -75,7 +75,7 @@ export async function egressCheck(args: readonly string[]): Promise<EgressCheckR
       return {
         url: verdict.value.url.href,
         decision: "allow",
-        reason: `allowed: ${describeAddresses(verdict.value.addresses)}`,
+        reason: `allowed: ${describeAddresses(verdict.value.addresses, egress?.allowCidrs)}`,
         stage: "address",
       };
     }
@@ -91,17 +91,16 @@ export async function egressCheck(args: readonly string[]): Promise<EgressCheckR
 }
 
 /**
- * Why each address passed: public, a NAT64 address whose IPv4 address is public (the policy's
- * `egress.allowNat64`), or in a range the policy's `egress.allowCidrs` opens. allowCidrs cannot
- * overlap NAT64 space (address.ts refuses it), so the three do not overlap.
+ * Why each address passed: public, in a range the policy's `egress.allowCidrs` opens, or else a
+ * NAT64 address whose IPv4 address is public (the policy's `egress.allowNat64`).
  */
-function describeAddresses(addresses: readonly string[]): string {
+function describeAddresses(addresses: readonly string[], allowCidrs: readonly string[] | undefined): string {
   const builtIn = compileAddressRules({}).rules;
-  const nat64 = compileAddressRules({ allowNat64: true }).rules;
+  const opened = compileAddressRules({ allowCidrs }).rules;
   const why = (address: string) => {
     if (classifyAddress(address, builtIn).allowed) return "a public address";
-    if (classifyAddress(address, nat64).allowed) return "a NAT64 address of a public one (egress.allowNat64)";
-    return "opened by egress.allowCidrs";
+    if (classifyAddress(address, opened).allowed) return "opened by egress.allowCidrs";
+    return "a NAT64 address of a public one (egress.allowNat64)";
   };
   const [only] = addresses;
   if (addresses.length === 1 && only !== undefined) return `${only} is ${why(only)}`;

@@ -85,6 +85,14 @@ describe("hookgate egress-check", () => {
     expect((await check("http://127.0.0.2:9000/hook", "--policy", policy)).code).toBe(1);
     const nat64Policy = join(dir, "nat64.json");
     writeFileSync(nat64Policy, JSON.stringify({ version: 1, rules: [], egress: { allowNat64: true } }));
+    const one = join(dir, "nat64-one.json");
+    writeFileSync(
+      one,
+      JSON.stringify({ version: 1, rules: [], egress: { allowCidrs: ["64:ff9b::808:808/128"] } }),
+    );
+    expect((await check("https://[64:ff9b::808:808]/hook", "--policy", one)).line.reason).toBe(
+      "allowed: 64:ff9b::808:808 is opened by egress.allowCidrs",
+    );
     const nat64 = await check("https://[64:ff9b::5db8:d70e]/hook", "--policy", nat64Policy);
     expect(nat64.line.reason).toBe(
       "allowed: 64:ff9b::5db8:d70e is a NAT64 address of a public one (egress.allowNat64)",

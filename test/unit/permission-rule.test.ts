@@ -314,6 +314,8 @@ describe("path rules", () => {
     ["Read(.env)", at("Read", { file_path: "/p/.ENV" })],
     ["Read(~/.ssh/**)", at("Read", { file_path: "/home/dev/.SSH/id_rsa" })],
     ["Read(./.env)", at("Read", { file_path: "/P/.env" })],
+    ["Read(~/.ssh/**)", at("Read", { file_path: "/users/dev/.ssh/id_rsa" }, noHome)],
+    ["Read(~/.ssh/**)", at("Read", { file_path: "C:\\Users\\dev\\.ssh\\id_rsa" }, { ...windows, ...noHome })],
     // Every path field the call carries is checked.
     ["Edit(//etc/**)", at("NotebookEdit", { file_path: "/p/a.ipynb", notebook_path: "/etc/x.ipynb" })],
     ["Read(**/.env)", at("Grep", { file_path: "/p/README", path: "/p/.env" })],
@@ -338,6 +340,17 @@ describe("path rules", () => {
     // What Windows ignores when it opens a file: a data stream, trailing dots and spaces.
     ["Read(.env)", at("Read", { file_path: "C:\\Users\\dev\\proj\\.env::$DATA" }, windows)],
     ["Read(.env)", at("Read", { file_path: "C:\\Users\\dev\\proj\\.env. " }, windows)],
+    // Every other way Windows names the same file.
+    ["Read(.env)", at("Read", { file_path: "C:.env" }, windows)],
+    ["Read(~/.ssh/**)", at("Read", { file_path: "\\Users\\dev\\.ssh\\id_rsa" }, windows)],
+    ["Read(~/.ssh/**)", at("Read", { file_path: "\\\\?\\C:\\Users\\dev\\.ssh\\id_rsa" }, windows)],
+    ["Read(~/.ssh/**)", at("Read", { file_path: "\\\\localhost\\C$\\Users\\dev\\.ssh\\id_rsa" }, windows)],
+    // An anchor with `/**` covers the anchor directory too.
+    ["Read(~/**)", at("LS", { path: "/home/dev" })],
+    ["Read(//**)", at("Grep", { pattern: "x", path: "/" })],
+    ["Read(./**)", at("Grep", { pattern: "x", path: "/p" })],
+    // A POSIX client's `C:` is a directory name like any other.
+    ["Read(~/.ssh/**)", at("Read", { file_path: "C:/../../.ssh/id_rsa" }, { cwd: "/home/dev/proj" })],
   ])("%s matches %j", (text, call) => {
     expect(both(text, call)).toEqual({ any: true, all: true });
   });
