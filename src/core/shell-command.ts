@@ -16,7 +16,7 @@ export interface Subcommand {
   readonly variants: readonly string[];
   /**
    * A command another one runs that allow rules do not strip (`sudo rm x` runs `rm x`, as do
-   * `xargs rm` and `env -iv rm x`): deny-style rules check it, allow rules read the outer one.
+   * `xargs rm` and `env --block-signal rm x`): deny-style rules check it, allow rules read the outer one.
    */
   readonly denyOnly?: true;
   /** The subcommand without its redirections, when it has any (`npm test` for `npm test 2>&1`). */
@@ -74,6 +74,7 @@ export function splitCommand(command: string): CommandSplit {
     denyOnly: 0,
     guessed: 0,
     guessing: 0,
+    hasCase: /(?:^|[\s;&|(])case\s/.test(command),
   };
   const text = sanitize(command);
   if (CODE_IN_DATA.test(text) || TOKEN_SPLIT.test(text)) markUnreadable(out);
@@ -135,6 +136,8 @@ interface Output {
   guessed: number;
   /** Above 0 while such a guess is expanded. */
   guessing: number;
+  /** The command has a `case`, whose patterns (`*)`) read as lone globs. */
+  readonly hasCase: boolean;
 }
 
 function sanitize(text: string): string {
@@ -250,6 +253,7 @@ function step(s: ScanState, patternMode: boolean): void {
   if (s.quote === "'" || s.quote === "$'") stepInSingleQuotes(s, c);
   else if (c === "\\") stepBackslash(s);
   else if (!patternMode && (s.text.startsWith("$(", s.i) || c === "`")) substitute(s);
+  else if (!patternMode && s.text.startsWith("${", s.i)) parameter(s);
   else if (s.quote === '"') stepInDoubleQuotes(s, c);
   else stepUnquoted(s, c, patternMode);
 }
@@ -264,14 +268,34 @@ function stepInSingleQuotes(s: ScanState, c: string): void {
 }
 
 function stepInDoubleQuotes(s: ScanState, c: string): void {
-  // Inside `"${…}"` bash reads `'…'` as quotes, so `"${x#'"'}"` does not end at its second `"`;
-  // this scan does not model that.
-  if (s.text.startsWith("${", s.i)) {
-    const quote = s.text.indexOf("'", s.i);
-    if (quote >= 0 && quote < closingBrace(s.text, s.i + 2, 0, s)) s.unsure = true;
-  }
   if (c === '"') s.quote = "";
   emit(s, c);
+}
+
+/** A `${…}` with nothing in it that this scan or shell-quote would read differently from bash. */
+const PLAIN_PARAMETER = /^\$\{[^'"`\\\s;&|<>()]*\}$/;
+
+/**
+ * `${…}`, as bash reads it: one piece of a word, quotes, `#`, `<<` and operators inside it its
+ * own (`${x:-'}' #}`, `"${x#'"'}"`). They must reach neither the comment, heredoc and quote
+ * handling here nor shell-quote, which ends a `${` at the first `}`. A plain one (`${HOME}`,
+ * `${x%.*}`) stays as written; any other becomes `${...}`, with its `$(…)` and backquotes
+ * recorded as substitutions.
+ */
+function parameter(s: ScanState): void {
+  const end = closingBrace(s.text, s.i + 2, 0, s);
+  if (end >= s.text.length) {
+    emit(s, "$"); // never closed: as before, shell-quote refuses it and the command is unreadable
+    return;
+  }
+  const unit = s.text.slice(s.i, end + 1);
+  if (PLAIN_PARAMETER.test(unit)) {
+    emit(s, unit);
+    return;
+  }
+  bodySubstitutions(unit.slice(2, -1), s.substitutions, s);
+  s.opaque = true;
+  emit(s, s.quote === '"' ? "\\${...}" : '"\\${...}"', unit.length);
 }
 
 function stepBackslash(s: ScanState): void {
@@ -337,11 +361,22 @@ function closesArithmetic(arith: readonly string[], text: string, i: number): bo
   return closer !== undefined && text.startsWith(closer, i);
 }
 
+/**
+ * Whether the command read so far on this line (up to a newline or `;`) may be inside a pattern
+ * bash reads as one piece: `[[ x =~ (a| #) ]]`, an extended glob `@(…)`. A `#` or `<<` there is
+ * neither a comment nor a heredoc, and this scan does not tell them apart.
+ */
+function inPattern(text: string, end: number): boolean {
+  const line = text.slice(Math.max(text.lastIndexOf(";", end - 1), text.lastIndexOf("\n", end - 1)) + 1, end);
+  return line.includes("[[") || /[@!+*?]\(/.test(line);
+}
+
 /** bash starts a comment only at the start of a word; elsewhere `#` is a plain character. */
 function hash(s: ScanState, patternMode: boolean): void {
   if (patternMode || !atWordStart(s)) {
     emit(s, "\\#", 1);
   } else {
+    if (inPattern(s.out, s.out.length)) s.unsure = true;
     const end = s.text.indexOf("\n", s.i);
     s.i = end < 0 ? s.text.length : end;
   }
@@ -355,6 +390,7 @@ function hash(s: ScanState, patternMode: boolean): void {
  */
 function heredocOrHereString(s: ScanState, patternMode: boolean): void {
   const here = s.text.startsWith("<<<", s.i);
+  if (!patternMode && inPattern(s.out, s.out.length)) s.unsure = true;
   if (!here && !patternMode && s.arith.length === 0) {
     s.opaque = true;
     const heredoc = heredocAt(s.text, s.i);
@@ -467,7 +503,12 @@ function afterBodies(
       }
       // The `)` closes the substitution: the caller (closingParen, which wants no bodies) reads
       // on from it.
-      if (inSubstitution && read === `${heredoc.delimiter})`) return (end < 0 ? text.length : end) - 1;
+      // bash 5.2 also ends it at a line that starts with the delimiter, blanks and `)`, and reads
+      // the rest of that line as commands.
+      if (inSubstitution && read.startsWith(heredoc.delimiter)) {
+        const after = read.slice(heredoc.delimiter.length).replace(/^[ \t]*/, "");
+        if (after.startsWith(")")) return (end < 0 ? text.length : end) - after.length;
+      }
       at = next;
     }
     onBody?.(text.slice(start, bodyEnd), heredoc, bodyEnd < text.length);
@@ -620,6 +661,7 @@ function closingParen(text: string, from: number, nesting: number, doubt: Doubt)
       [i, quote] = skipped;
     } else if (c === "#" && atBoundary) {
       // A comment, to the end of its line (`$(true # it's)` is still open).
+      if (inPattern(text, i)) doubt.unsure = true;
       const end = text.indexOf("\n", i);
       i = (end < 0 ? text.length : end) - 1;
       boundary = true;
@@ -1006,14 +1048,12 @@ function expand(command: Command, depth: number, suffix: readonly string[], out:
   // cannot name; `[` and `[[` are the test command itself. A guess at where a wrapper's command
   // starts may land on an argument (`xargs -i{} cp {} /tmp`), so it proves nothing there.
   // A lone glob word is a `case` pattern (`*)`), not a command.
-  const lonePattern = first.kind === "glob" && args.length === at + 1;
-  if (
-    out.guessing === 0 &&
-    !lonePattern &&
-    (first.kind === "glob" || (/[$[{]/.test(first.text) && !TEST_WORDS.has(first.text)))
-  ) {
-    markUnreadable(out);
-  }
+  // (bash runs what a lone glob matches, so only a command with a `case` gets that reading.)
+  const lonePattern = out.hasCase && first.kind === "glob" && args.length === at + 1;
+  const unnamed = first.kind === "glob" || (/[$[{`]/.test(first.text) && !TEST_WORDS.has(first.text));
+  // A guess proves nothing by a bracket or brace, but a variable or glob there still runs.
+  const unnamedGuess = first.kind === "glob" || /[$`]/.test(first.text);
+  if (!lonePattern && (out.guessing === 0 ? unnamed : unnamedGuess)) markUnreadable(out);
   // sudo -s, sudo -i and doas -s with no command start a shell that reads stdin.
   if (STDIN_SHELL_WRAPPERS.has(programName(first.text)) && stdinShellWrapper(args, at)) {
     markUnreadable(out);
@@ -1070,7 +1110,7 @@ const MAX_GUESSED_COMMANDS = 32;
 
 /**
  * Where the command a wrapper left in place runs starts: after a deny-only wrapper's options,
- * or, when they are not understood (`env -iv rm -rf /`, `sudo --preserve-env=PATH rm -rf /`), at
+ * or, when they are not understood (`env --block-signal rm -rf /`, `sudo --preserve-env=PATH rm -rf /`), at
  * each of the next words that is not an option. None for any other command.
  */
 function wrappedStarts(
@@ -1080,7 +1120,10 @@ function wrappedStarts(
   const name = programName((args[at] as Word).text);
   if (name === "command") return NO_STARTS; // `command -v rm` only prints where rm is
   // `coproc NAME { rm …; }` names the coprocess first; `coproc rm …` does not.
-  if (name === "coproc" && at + 2 < args.length) return { at: [at + 1, at + 2], guessed: true };
+  if (name === "coproc") {
+    const named = COMPOUND_STARTS.has(args[at + 2]?.text ?? "");
+    return at + 1 < args.length ? { at: [named ? at + 2 : at + 1], guessed: false } : NO_STARTS;
+  }
   const denyOnly = DENY_ONLY_WRAPPERS[name];
   const spec = denyOnly ?? WRAPPERS[name] ?? (name === "env" ? ENV_SPEC : undefined);
   if (spec === undefined) return NO_STARTS;
@@ -1098,6 +1141,17 @@ function wrappedStarts(
 }
 
 const NO_STARTS = { at: [], guessed: false } as const;
+/** Words that start a compound command, as `coproc NAME` may be followed by. */
+const COMPOUND_STARTS: ReadonlySet<string> = new Set([
+  "{",
+  "while",
+  "until",
+  "if",
+  "for",
+  "case",
+  "select",
+  "[[",
+]);
 
 function record(command: Command, out: Output): void {
   const text = render(command);
@@ -1189,8 +1243,12 @@ function peel(args: readonly Word[], at: number, out: Output): Peeled {
   const spec = WRAPPERS[name];
   if (spec === undefined) return undefined;
   const start = skipOptions(args, at, spec);
-  if (start === undefined || start + spec.operands >= args.length) return undefined;
-  return { at: start + spec.operands };
+  if (start === undefined) return undefined;
+  // An option value or operand that expands (`exec -a $v`, `timeout $t rm`) may be several
+  // words, so the command may start elsewhere.
+  if (args.slice(at + 1, start + spec.operands).some((w) => w.kind === "glob" || /[$`{]/.test(w.text)))
+    markUnreadable(out);
+  return start + spec.operands < args.length ? { at: start + spec.operands } : undefined;
 }
 
 /**
@@ -1238,6 +1296,8 @@ function skipOptions(args: readonly Word[], at: number, spec: WrapperSpec): numb
 
 function optionWidth(arg: string, spec: WrapperSpec): number | undefined {
   if (spec.flags.includes(arg)) return 1;
+  // Short flags bundled (`command -pp`): each of them known.
+  if (/^-[A-Za-z]{2,}$/.test(arg) && [...arg.slice(1)].every((f) => spec.flags.includes(`-${f}`))) return 1;
   if (spec.valued.includes(arg)) return 2;
   if (spec.numericFlag && /^-(?:-|\+)?\d+$/.test(arg)) return 1;
   const attached = spec.valued.some((o) =>

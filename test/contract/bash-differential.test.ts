@@ -52,9 +52,12 @@ function sandbox() {
         ],
         { cwd, timeout: 2_000, input: "", encoding: "utf8" },
       );
-      return `${readFileSync(ran, "utf8")}\n${result.stderr ?? ""}`
-        .split("\n")
-        .flatMap((line) => (line.startsWith("RAN:") ? [line.slice(4)] : []));
+      // `exec` reports a missing program itself, without the handler.
+      return `${readFileSync(ran, "utf8")}\n${result.stderr ?? ""}`.split("\n").flatMap((line) => {
+        if (line.startsWith("RAN:")) return [line.slice(4)];
+        const exec = /exec: ([^:]+): not found$/.exec(line);
+        return exec ? [exec[1] as string] : [];
+      });
     },
   };
 }
