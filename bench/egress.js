@@ -136,7 +136,9 @@ async function main() {
   for (const connection of ["keep-alive", "new"]) {
     for (const address of ["literal", "name"]) {
       const url = `http://${address === "literal" ? "127.0.0.1" : NAME}:${port}/hook`;
-      const headers = connection === "new" ? { ...HEADERS, connection: "close" } : HEADERS;
+      // A new connection per request: the stub server closes each one it answers (the guard
+      // drops a client's own hop-by-hop `connection: close`).
+      const headers = connection === "new" ? { ...HEADERS, "x-bench-close": "1" } : HEADERS;
       const egress = createUndiciEgress({
         policy: () => compiled.policy,
         resolve: resolver("guarded"),

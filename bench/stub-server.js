@@ -5,6 +5,8 @@
  * `{"posts": n, "connections": m}`, the POSTs answered and TCP connections accepted so far, so a
  * benchmark can prove which calls did (or did not) reach it, and over how many connections.
  *
+ * A request with an `x-bench-close` header gets `connection: close` with its answer.
+ *
  * Prints one line, `{"url":"http://127.0.0.1:PORT"}`, once it listens.
  */
 import { createServer } from "node:http";
@@ -23,7 +25,9 @@ const server = createServer((req, res) => {
       return;
     }
     posts++;
-    res.writeHead(200, headers);
+    // `x-bench-close`: the answer closes its connection, so the next request opens a new one.
+    // (A client's own `connection: close` would do, but hookgate's guard drops hop-by-hop headers.)
+    res.writeHead(200, req.headers["x-bench-close"] ? { ...headers, connection: "close" } : headers);
     res.end(body);
   });
 });
