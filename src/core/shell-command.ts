@@ -74,7 +74,7 @@ export function splitCommand(command: string): CommandSplit {
     denyOnly: 0,
     guessed: 0,
     guessing: 0,
-    hasCase: /(?:^|[\s;&|(])case\s/.test(command),
+    caseText: /(?:^|[\s;&|(])case\s/.test(command) ? command : "",
   };
   const text = sanitize(command);
   if (CODE_IN_DATA.test(text) || TOKEN_SPLIT.test(text)) markUnreadable(out);
@@ -107,10 +107,12 @@ export function canonicalCommandPattern(text: string): string {
 /**
  * Text bash runs as code even from single quotes: a `$(…)` or backquote in an array subscript
  * (`let 'x=a[$(rm -rf /)]'`: subscripts are evaluated as arithmetic, by `let`, `declare -i`,
- * `printf -v`, `read`, `test -v` and `$((x))` alike), and prompt expansion (`${x@P}`). Scanning
- * stops at the next bracket, so the test is linear.
+ * `printf -v`, `read`, `test -v` and `$((x))` alike), also spelt with an escape that becomes `$`
+ * (`$'\x24(…)'`, `\$\(`), and prompt expansion (`${x@P}`). Scanning stops at the next bracket,
+ * so the test is linear.
  */
-const CODE_IN_DATA = /[A-Za-z0-9_]\[(?:[^\]$`[]|\$(?!\()|\$\(\()*(?:\$\((?!\()|`)|@P\}/;
+const CODE_IN_DATA =
+  /[A-Za-z0-9_]\[(?:[^\]$`[\\]|\$(?!\()|\$\(\(|\\(?!x24|0?44|u0024|\$))*(?:\$\((?!\()|`|\\(?:x24|0?44|u0024|\$))|@P\}/;
 
 /**
  * A backslash-newline inside a token (`$\<newline>(`, `<\<newline><`, `ca\<newline>se`): bash
@@ -136,8 +138,8 @@ interface Output {
   guessed: number;
   /** Above 0 while such a guess is expanded. */
   guessing: number;
-  /** The command has a `case`, whose patterns (`*)`) read as lone globs. */
-  readonly hasCase: boolean;
+  /** The command, when it has a `case`, whose patterns (`*)`) read as lone globs; else "". */
+  readonly caseText: string;
 }
 
 function sanitize(text: string): string {
@@ -279,8 +281,8 @@ const PLAIN_PARAMETER = /^\$\{[^'"`\\\s;&|<>()]*\}$/;
  * `${…}`, as bash reads it: one piece of a word, quotes, `#`, `<<` and operators inside it its
  * own (`${x:-'}' #}`, `"${x#'"'}"`). They must reach neither the comment, heredoc and quote
  * handling here nor shell-quote, which ends a `${` at the first `}`. A plain one (`${HOME}`,
- * `${x%.*}`) stays as written; any other becomes `${...}`, with its `$(…)` and backquotes
- * recorded as substitutions.
+ * `${x%.*}`) stays as written; any other becomes `${...}`, and its text is split as a script
+ * of its own (deny-only noise at worst, as a substitution's is).
  */
 function parameter(s: ScanState): void {
   const end = closingBrace(s.text, s.i + 2, 0, s);
@@ -293,7 +295,10 @@ function parameter(s: ScanState): void {
     emit(s, unit);
     return;
   }
-  bodySubstitutions(unit.slice(2, -1), s.substitutions, s);
+  // Its text, read as a script of its own, yields the `$(…)`, backquotes and `<(…)` it runs,
+  // with its quotes read as quotes (`${x:-'$(' $(rm -rf /) ')'}`).
+  // After `:`, so that its first word is no command (`${arr[$((i+1))]}`).
+  s.substitutions.add(`: ${unit.slice(2, -1)}`);
   s.opaque = true;
   emit(s, s.quote === '"' ? "\\${...}" : '"\\${...}"', unit.length);
 }
@@ -362,13 +367,30 @@ function closesArithmetic(arith: readonly string[], text: string, i: number): bo
 }
 
 /**
- * Whether the command read so far on this line (up to a newline or `;`) may be inside a pattern
- * bash reads as one piece: `[[ x =~ (a| #) ]]`, an extended glob `@(…)`. A `#` or `<<` there is
- * neither a comment nor a heredoc, and this scan does not tell them apart.
+ * Whether the text before `end` may be inside a pattern bash reads as one piece: a `[[` not yet
+ * closed by `]]` (`[[ x =~ (a| #) ]]`), or an extended glob whose parenthesis is still open
+ * (`@(;#)`). A `#` or `<<` there is neither a comment nor a heredoc, and this scan does not tell
+ * them apart.
  */
 function inPattern(text: string, end: number): boolean {
-  const line = text.slice(Math.max(text.lastIndexOf(";", end - 1), text.lastIndexOf("\n", end - 1)) + 1, end);
-  return line.includes("[[") || /[@!+*?]\(/.test(line);
+  const test = text.lastIndexOf("[[", end - 1);
+  if (test >= 0 && !text.slice(test, end).includes("]]")) return true;
+  for (const open of ["@(", "!(", "+(", "*(", "?("]) {
+    const at = text.lastIndexOf(open, end - 1);
+    if (at >= 0 && unbalanced(text, at + 1, end)) return true;
+  }
+  return false;
+}
+
+/** Whether the parentheses from `from` to `end` leave one open. */
+function unbalanced(text: string, from: number, end: number): boolean {
+  let depth = 0;
+  for (let i = from; i < end; i += 1) {
+    const c = text.charAt(i);
+    if (c === "(") depth += 1;
+    else if (c === ")") depth -= 1;
+  }
+  return depth > 0;
 }
 
 /** bash starts a comment only at the start of a word; elsewhere `#` is a plain character. */
@@ -477,6 +499,7 @@ function afterBodies(
   onBody?: (body: string, heredoc: Heredoc, closed: boolean) => void,
   /** Inside `$(…)`, bash also ends a body at a line that is the delimiter and then `)`. */
   inSubstitution = false,
+  doubt?: Doubt,
 ): number {
   let at = i;
   for (const heredoc of heredocs) {
@@ -508,6 +531,9 @@ function afterBodies(
       if (inSubstitution && read.startsWith(heredoc.delimiter)) {
         const after = read.slice(heredoc.delimiter.length).replace(/^[ \t]*/, "");
         if (after.startsWith(")")) return (end < 0 ? text.length : end) - after.length;
+        // bash reads the rest of such a line (`EOFx); rm -rf /`) as commands, and its `)` may
+        // close the substitution anywhere in it: where is not worked out here.
+        if (after.includes(")") && doubt !== undefined) doubt.unsure = true;
       }
       at = next;
     }
@@ -666,7 +692,7 @@ function closingParen(text: string, from: number, nesting: number, doubt: Doubt)
       i = (end < 0 ? text.length : end) - 1;
       boundary = true;
     } else if (c === "\n" && heredocs.length > 0) {
-      i = afterBodies(text, i + 1, heredocs, undefined, true) - 1;
+      i = afterBodies(text, i + 1, heredocs, undefined, true, doubt) - 1;
       heredocs = [];
       command = true;
       boundary = true;
@@ -882,14 +908,15 @@ function toCommand(words: readonly Word[]): Command {
     const word = words[i] as Word;
     const next = words[i + 1];
     if (word.kind === "redirect") {
-      const target = next !== undefined && next.kind !== "redirect" ? next.text : "";
-      if (target !== "") i += 1;
-      redirects.push(word.text + stripMark(target));
+      // An empty word is a target too (`bash -c <<< '' 'rm -rf /'`).
+      const hasTarget = next !== undefined && next.kind !== "redirect";
+      if (hasTarget) i += 1;
+      redirects.push(word.text + stripMark(hasTarget ? next.text : ""));
     } else if (word.text.startsWith(FD_MARK) && next?.kind === "redirect") {
       const target = words[i + 2];
-      const targetText = target !== undefined && target.kind !== "redirect" ? target.text : "";
-      redirects.push(word.text.slice(1) + next.text + stripMark(targetText));
-      i += targetText === "" ? 1 : 2;
+      const hasTarget = target !== undefined && target.kind !== "redirect";
+      redirects.push(word.text.slice(1) + next.text + stripMark(hasTarget ? target.text : ""));
+      i += hasTarget ? 2 : 1;
     } else {
       args.push({ kind: word.kind, text: stripMark(word.text) });
     }
@@ -1049,10 +1076,12 @@ function expand(command: Command, depth: number, suffix: readonly string[], out:
   // starts may land on an argument (`xargs -i{} cp {} /tmp`), so it proves nothing there.
   // A lone glob word is a `case` pattern (`*)`), not a command.
   // (bash runs what a lone glob matches, so only a command with a `case` gets that reading.)
-  const lonePattern = out.hasCase && first.kind === "glob" && args.length === at + 1;
+  const lonePattern =
+    first.kind === "glob" && args.length === at + 1 && out.caseText.includes(`${first.text})`);
   const unnamed = first.kind === "glob" || (/[$[{`]/.test(first.text) && !TEST_WORDS.has(first.text));
-  // A guess proves nothing by a bracket or brace, but a variable or glob there still runs.
-  const unnamedGuess = first.kind === "glob" || /[$`]/.test(first.text);
+  // A guess proves nothing by a bracket or xargs' `{}`, but a variable, glob or brace there runs.
+  const unnamedGuess =
+    first.kind === "glob" || /[$`]/.test(first.text) || (first.text.includes("{") && first.text !== "{}");
   if (!lonePattern && (out.guessing === 0 ? unnamed : unnamedGuess)) markUnreadable(out);
   // sudo -s, sudo -i and doas -s with no command start a shell that reads stdin.
   if (STDIN_SHELL_WRAPPERS.has(programName(first.text)) && stdinShellWrapper(args, at)) {
@@ -1083,8 +1112,12 @@ function expand(command: Command, depth: number, suffix: readonly string[], out:
  */
 function readsStdin(file: string): boolean {
   if (file === "-") return true;
-  const path = pathSegments(file).join("/"); // relative or not: `../../dev/stdin` may well reach it
-  return path === "dev/stdin" || path === "dev/fd/0" || /^proc\/[^/]+\/fd\/0$/.test(path);
+  // Relative or not (`../../dev/stdin` may well reach it), through any `/proc/PID/root/`; any
+  // descriptor, not only 0 (`. /dev/fd/3 3<<< '…'`).
+  const path = pathSegments(file)
+    .join("/")
+    .replace(/^(?:proc\/[^/]+\/root\/)+/, "");
+  return /^(?:dev\/(?:stdin|fd\/\d+)|proc\/[^/]+\/fd\/\d+)$/.test(path);
 }
 
 /** The test command's names: programs, though they are brackets. */
@@ -1121,8 +1154,9 @@ function wrappedStarts(
   if (name === "command") return NO_STARTS; // `command -v rm` only prints where rm is
   // `coproc NAME { rm …; }` names the coprocess first; `coproc rm …` does not.
   if (name === "coproc") {
+    // A quoted `'{'` reads the same here: both readings are checked.
     const named = COMPOUND_STARTS.has(args[at + 2]?.text ?? "");
-    return at + 1 < args.length ? { at: [named ? at + 2 : at + 1], guessed: false } : NO_STARTS;
+    return at + 1 < args.length ? { at: named ? [at + 1, at + 2] : [at + 1], guessed: false } : NO_STARTS;
   }
   const denyOnly = DENY_ONLY_WRAPPERS[name];
   const spec = denyOnly ?? WRAPPERS[name] ?? (name === "env" ? ENV_SPEC : undefined);
@@ -1219,6 +1253,15 @@ function peel(args: readonly Word[], at: number, out: Output): Peeled {
   // `mapfile -C 'rm -rf /' -c 1` runs its callback; `alias ls='rm -rf /'` defines one that
   // runs where `ls` is written later (with `shopt -s expand_aliases`): both read as scripts.
   if (first.text === "mapfile" || first.text === "readarray") return callbackScript(args, at);
+  // `compgen -C CMD`, `-F FUNC` and `-W '$(…)'` run code; `hash -p FILE NAME` makes NAME run FILE.
+  const rest = args.slice(at + 1).map((a) => a.text);
+  if (
+    ((first.text === "compgen" || first.text === "complete") &&
+      rest.some((a) => /^-[A-Za-z]*[CFW]/.test(a))) ||
+    (first.text === "hash" && rest.some((a) => /^-[A-Za-z]*p/.test(a)))
+  ) {
+    markUnreadable(out);
+  }
   if (first.text === "alias") {
     const bodies = args
       .slice(at + 1)
@@ -1258,9 +1301,12 @@ function peel(args: readonly Word[], at: number, out: Output): Peeled {
 function noteAssignment(word: string, out: Output): void {
   const name = ASSIGNMENT.exec(word)?.[1];
   if (name === undefined || !SAFE_VARIABLES.has(name) || /[$`]/.test(word)) out.opaque = true;
-  // A prompt is expanded when shown (`PS4='$(rm -rf /)'; set -x`): its substitutions run.
-  if (name !== undefined && /^(?:PS[0-4]|PROMPT_COMMAND)$/.test(name) && /[$`]/.test(word))
-    markUnreadable(out);
+  // A prompt is expanded when shown (`PS4='$(rm -rf /)'; set -x`): its substitutions run. A
+  // PROMPT_COMMAND is a command, and BASH_ENV names a script bash runs first.
+  if (name !== undefined && /^(?:PS[0-4])$/.test(name) && /[$`]/.test(word)) markUnreadable(out);
+  if (name !== undefined && /^(?:PROMPT_COMMAND|BASH_ENV)$/.test(name)) markUnreadable(out);
+  // ENV is the start-up script of an interactive sh: unreadable when it is stdin.
+  if (name === "ENV" && readsStdin(word.slice(4))) markUnreadable(out);
 }
 
 /** A wrapper named bare or by its usual absolute path; `./timeout` could be anything. */
@@ -1370,11 +1416,12 @@ function peelEval(args: readonly Word[], at: number, out: Output): Peeled {
 
 /** `mapfile -C CALLBACK` (or `-CCALLBACK`): the callback, run as a command. */
 function callbackScript(args: readonly Word[], at: number): Peeled {
+  // Wherever it stands: other options' values (`-c 1`) come between.
   for (let i = at + 1; i < args.length; i += 1) {
     const arg = (args[i] as Word).text;
-    if (arg === "--" || !arg.startsWith("-")) return undefined;
+    if (arg === "--") return undefined;
     const c = arg.indexOf("C");
-    if (c > 0 && /^-[A-Za-z]+/.test(arg)) {
+    if (c > 0 && /^-[A-Za-z]*C/.test(arg)) {
       const callback = c < arg.length - 1 ? arg.slice(c + 1) : args[i + 1]?.text;
       return callback === undefined ? undefined : { script: callback };
     }
@@ -1401,8 +1448,11 @@ function peelShell(args: readonly Word[], at: number, out: Output): Peeled {
       break;
     }
     if (/^-[A-Za-z]*c[A-Za-z]*$/.test(arg)) hasC = true;
-    else if (["-o", "+o", "-O", "+O", "--rcfile", "--init-file"].includes(arg)) i += 1;
-    else if (!/^[-+]/.test(arg)) {
+    else if (["-o", "+o", "-O", "+O"].includes(arg)) i += 1;
+    else if (arg === "--rcfile" || arg === "--init-file") {
+      markUnreadable(out); // a script of its own, run first
+      i += 1;
+    } else if (!/^[-+]/.test(arg)) {
       if (!stdin) return scriptFile(args[i] as Word, out);
       break;
     } else if (/^-[A-Za-z]*s[A-Za-z]*$/.test(arg)) stdin = true;

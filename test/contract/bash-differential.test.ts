@@ -52,11 +52,15 @@ function sandbox() {
         ],
         { cwd, timeout: 2_000, input: "", encoding: "utf8" },
       );
-      // `exec` reports a missing program itself, without the handler.
+      // Also what bash reports itself: `exec` on a missing program, a child shell that loaded no
+      // handler, a name `hash -p` bound to a missing file.
       return `${readFileSync(ran, "utf8")}\n${result.stderr ?? ""}`.split("\n").flatMap((line) => {
         if (line.startsWith("RAN:")) return [line.slice(4)];
-        const exec = /exec: ([^:]+): not found$/.exec(line);
-        return exec ? [exec[1] as string] : [];
+        const reported =
+          /exec: ([^:]+): not found$/.exec(line) ??
+          /: ([^:\s]+): command not found$/.exec(line) ??
+          /: \/nonexistent\/([^:]+): No such file or directory$/.exec(line);
+        return reported ? [reported[1] as string] : [];
       });
     },
   };
