@@ -190,10 +190,16 @@ function crudeSplit(text: string, suffix: readonly string[], out: Output): void 
 interface Scanned {
   /** The text with unquoted newlines as `;`, comments dropped and substitutions as a placeholder. */
   readonly text: string;
-  /** The inner text of each `$(...)`, backtick, `<(...)` and `>(...)`. */
+  /**
+   * The inner text of each `$(...)`, backtick, `<(...)` and `>(...)`, and `: ` and the text of
+   * each `${...}` that is not plain (`parameter`): each is split as a script of its own.
+   */
   readonly substitutions: ReadonlySet<string>;
   readonly opaque: boolean;
-  /** The text ended inside a quote, or inside a heredoc body that never closed. */
+  /**
+   * The text ended inside a quote, a heredoc body that never closed or arithmetic, or holds a
+   * construct whose end this scan did not work out (ScanState `unsure`).
+   */
   readonly unclosed: boolean;
 }
 
