@@ -112,7 +112,7 @@ export function canonicalCommandPattern(text: string): string {
  * so the test is linear.
  */
 const CODE_IN_DATA =
-  /[A-Za-z0-9_]\[(?:[^\]$`[\\]|\$(?!\()|\$\(\(|\\(?!x24|0?44|u0024|\$))*(?:\$\((?!\()|`|\\(?:x24|0?44|u0024|\$))|@P\}/;
+  /[A-Za-z0-9_]\[(?:[^\]$`[\\]|\$(?!\()|\$\(\(|\\(?!x24|0?44|[uU]0*24|\$))*(?:\$\((?!\()|`|\\(?:x24|0?44|[uU]0*24|\$))|@P\}/;
 
 /**
  * A backslash-newline inside a token (`$\<newline>(`, `<\<newline><`, `ca\<newline>se`): bash
@@ -301,12 +301,22 @@ function parameter(s: ScanState): void {
     emit(s, unit);
     return;
   }
+  const inner = unit.slice(2, -1);
+  s.opaque = true;
+  emit(s, s.quote === '"' ? "\\${...}" : '"\\${...}"', unit.length);
+  // Inside double quotes its quotes are plain characters to bash (`"${x:-'$(rm -rf /)'}"` runs
+  // it): only its `$(…)` and backquotes run, found as in an expanding heredoc body.
+  if (s.quote === '"') {
+    bodySubstitutions(inner, s.substitutions, s);
+    return;
+  }
+  // Unquoted, a `#` after a blank or a `<<` in it is a comment or a heredoc only to the script
+  // reading below.
+  if (/(?:^|[\s;&|(])#/.test(inner) || inner.includes("<<")) s.unsure = true;
   // Its text, read as a script of its own, yields the `$(…)`, backquotes and `<(…)` it runs,
   // with its quotes read as quotes (`${x:-'$(' $(rm -rf /) ')'}`).
   // After `:`, so that its first word is no command (`${arr[$((i+1))]}`).
-  s.substitutions.add(`: ${unit.slice(2, -1)}`);
-  s.opaque = true;
-  emit(s, s.quote === '"' ? "\\${...}" : '"\\${...}"', unit.length);
+  s.substitutions.add(`: ${inner}`);
 }
 
 function stepBackslash(s: ScanState): void {
@@ -1123,7 +1133,7 @@ function readsStdin(file: string): boolean {
   const path = pathSegments(file)
     .join("/")
     .replace(/^(?:proc\/[^/]+\/root\/)+/, "");
-  return /^(?:dev\/(?:stdin|fd\/\d+)|proc\/[^/]+\/fd\/\d+)$/.test(path);
+  return /^(?:dev\/(?:stdin|fd\/\d+)|proc\/[^/]+\/(?:task\/[^/]+\/)?fd\/\d+)$/.test(path);
 }
 
 /** The test command's names: programs, though they are brackets. */
@@ -1283,7 +1293,11 @@ function peel(args: readonly Word[], at: number, out: Output): Peeled {
   // `export PATH=/tmp/x; npm test` sets for the subcommands after it what `PATH=/tmp/x npm test`
   // sets for one: the same assignments are opaque here. It is recorded as a command of its own.
   if (DECLARATIONS.has(name)) {
-    for (const arg of args.slice(at + 1)) if (ASSIGNMENT.test(arg.text)) noteAssignment(arg.text, out);
+    for (const arg of args.slice(at + 1)) {
+      if (ASSIGNMENT.test(arg.text)) noteAssignment(arg.text, out);
+      // `declare -a 'x=($(rm -rf /))'`: a quoted compound value is expanded all the same.
+      if (/=\(.*(?:\$\(|`)/.test(arg.text)) markUnreadable(out);
+    }
     return undefined;
   }
   if (name === "env") return peelEnv(args, at, out);
@@ -1400,8 +1414,13 @@ function splitStringOption(args: readonly Word[], i: number): Peeled {
     restAt = i + 2;
   } else if (arg.startsWith("--split-string=")) {
     value = arg.slice("--split-string=".length);
-  } else if (arg.startsWith("-S")) {
-    value = arg.slice(2);
+  } else if (/^-[A-Za-z]*S/.test(arg)) {
+    // `-S…`, or bundled after other flags (`-vS'rm -rf /'`); `-vS STRING` takes the next word.
+    value = arg.slice(arg.indexOf("S") + 1);
+    if (value === "") {
+      value = args[i + 1]?.text ?? "";
+      restAt = i + 2;
+    }
   }
   if (value === undefined) return undefined;
   return { script: `${value} ${quote(args.slice(restAt).map((w) => w.text))}` };
@@ -1453,15 +1472,20 @@ function peelShell(args: readonly Word[], at: number, out: Output): Peeled {
       if (!hasC && !stdin && args[i + 1] !== undefined) return scriptFile(args[i + 1] as Word, out);
       break;
     }
-    if (/^-[A-Za-z]*c[A-Za-z]*$/.test(arg)) hasC = true;
-    else if (["-o", "+o", "-O", "+O"].includes(arg)) i += 1;
-    else if (arg === "--rcfile" || arg === "--init-file") {
+    if (arg === "--rcfile" || arg === "--init-file") {
       markUnreadable(out); // a script of its own, run first
       i += 1;
+    } else if (/^[-+][A-Za-z]+$/.test(arg)) {
+      // Short options, alone or bundled (`-euo pipefail -c …`, `-co pipefail …`): `c` takes the
+      // script from the first word after the options, each `o` or `O` takes the next word as its
+      // value, and `s` reads the script from stdin.
+      if (arg.startsWith("-") && arg.includes("c")) hasC = true;
+      if (arg.startsWith("-") && arg.includes("s")) stdin = true;
+      i += arg.replace(/[^oO]/g, "").length;
     } else if (!/^[-+]/.test(arg)) {
       if (!stdin) return scriptFile(args[i] as Word, out);
       break;
-    } else if (/^-[A-Za-z]*s[A-Za-z]*$/.test(arg)) stdin = true;
+    }
   }
   // No script at all: read from stdin, or, for a `-c` with none, passed in by what runs the
   // shell (`… | xargs sh -c`). Either way it cannot be seen.

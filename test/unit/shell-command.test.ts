@@ -454,6 +454,58 @@ describe("splitSubcommands", () => {
     expect(split.unreadable || split.subcommands.some((s) => /^rm( |$)/.test(s.text))).toBe(true);
   });
 
+  // A fifth round. Its first class was common agent output: `bash -euo pipefail -c '…'`.
+  it.each([
+    ["/bin/bash -euo pipefail -c 'rm -rf /'"],
+    ["/bin/bash -eo pipefail -c 'rm -rf /'"],
+    ["/bin/bash -co pipefail 'rm -rf /'"],
+    ["/bin/bash -xeuo pipefail -c 'rm -rf /'"],
+    ["/bin/bash -eO extglob -c 'rm -rf /'"],
+    ["/bin/bash -O extglob -euo pipefail -c 'rm -rf /'"],
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: bash's ${…}, not a template
+    ["echo ${x:- #$(rm -rf /)}"],
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: bash's ${…}, not a template
+    ["echo ${x:-;#$(rm -rf /)}"],
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: bash's ${…}, not a template
+    ["echo ${x:-|#$(rm -rf /)}"],
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: bash's ${…}, not a template
+    ['echo "${x:- #$(rm -rf /)}"'],
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: bash's ${…}, not a template
+    ["echo ${x:-\n#$(rm -rf /)\n}"],
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: bash's ${…}, not a template
+    ["echo \"${x:-'$(rm -rf /)'}\""],
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: bash's ${…}, not a template
+    ["echo \"${x:-'`rm -rf /`'}\""],
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: bash's ${…}, not a template
+    ["echo ${x:-<<'E'\n$(rm -rf /)\nE\n}"],
+    ["let $'x=a[\\u24(rm -rf /)]'"],
+    ["let $'x=a[\\U24(rm -rf /)]'"],
+    ["let $'x=a[\\u024(rm -rf /)]'"],
+    ["let $'x=a[\\U00000024(rm -rf /)]'"],
+    ["declare -a 'x=($(rm -rf /))'"],
+    ["declare -a 'x=([$(rm -rf /)]=1)'"],
+    ["f() { local -a 'x=(`rm -rf /`)'; }; f"],
+    ["x=1; declare -A 'm=([k]=$(rm -rf /))'"],
+    [". /proc/self/task/*/fd/0 <<< 'rm -rf /'"],
+    [". /proc/self/task/$$/fd/0 <<< 'rm -rf /'"],
+    ["/usr/bin/env -vS'rm -rf /'"],
+    ["/usr/bin/env -iS 'rm -rf /'"],
+  ])("names what bash runs in %j or fails safe (fifth round)", (command) => {
+    const split = splitCommand(command);
+    expect(split.unreadable || split.subcommands.some((s) => /^rm( |$)/.test(s.text))).toBe(true);
+  });
+
+  it.each([
+    ["bash -euo pipefail -c 'rm -rf /'", ["rm -rf /"]],
+    ["sh -eu -c 'npm test' && bash -co pipefail 'make'", ["npm test", "make"]],
+    ["bash -e -o pipefail -O extglob -c 'npm test'", ["npm test"]],
+  ])("reads the script of %j past its bundled options", (command, texts) => {
+    expect(splitCommand(command)).toMatchObject({
+      subcommands: texts.map((text) => ({ text })),
+      unreadable: false,
+    });
+  });
+
   it.each([
     ['[ -n "$(git status --porcelain)" ] && git stash'],
     ["echo $$ && kill -0 $$"],
@@ -466,6 +518,8 @@ describe("splitSubcommands", () => {
     ["PS1='> ' bash --version"],
     ["[[ -f a ]] && echo yes # check the file"],
     ["ENV=production npm run build"],
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: bash's ${…}, not a template
+    ["echo \"${x:-'default value'}\""],
     ["mapfile -t lines < file.txt"],
     // biome-ignore lint/suspicious/noTemplateCurlyInString: bash's ${…}, not a template
     ['echo "${arr[$((i+1))]}"'],
