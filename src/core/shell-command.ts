@@ -586,7 +586,7 @@ function bodySubstitutions(body: string, into: Set<string>, doubt: Doubt): void 
     const c = body.charAt(i);
     if (c === "\\") i += 1;
     else if (c === "`") {
-      const end = closingBacktick(body, i + 1);
+      const end = closingUnescaped(body, i + 1, "`");
       into.add(body.slice(i + 1, end));
       i = end;
     } else if (body.startsWith("$(", i)) {
@@ -615,7 +615,7 @@ function substitute(s: ScanState): void {
   const isBacktick = s.text.charAt(s.i) === "`";
   const open = isBacktick ? "`" : s.text.slice(s.i, s.i + 2);
   const start = s.i + open.length;
-  const end = isBacktick ? closingBacktick(s.text, start) : closingParen(s.text, start, 0, s);
+  const end = isBacktick ? closingUnescaped(s.text, start, "`") : closingParen(s.text, start, 0, s);
   const inner = s.text.slice(start, end);
   // `$((…))` is arithmetic: kept as `((…))`, so that its `<<` stays a shift when it is split.
   s.substitutions.add(open === "$(" && inner.startsWith("(") ? `(${inner})` : inner);
@@ -623,10 +623,11 @@ function substitute(s: ScanState): void {
   emit(s, s.quote === '"' ? placeholder : `"${placeholder}"`, Math.min(end + 1, s.text.length) - s.i);
 }
 
-function closingBacktick(text: string, from: number): number {
+/** The index of the first `close` (a backquote or `"`) from `from` on that no backslash escapes; the end if none. */
+function closingUnescaped(text: string, from: number, close: string): number {
   for (let i = from; i < text.length; i += 1) {
     if (text.charAt(i) === "\\") i += 1;
-    else if (text.charAt(i) === "`") return i;
+    else if (text.charAt(i) === close) return i;
   }
   return text.length;
 }
@@ -817,7 +818,7 @@ function arithmeticAt(text: string, i: number, doubt: Doubt): boolean {
       const close = text.indexOf("'", j + 1);
       j = close < 0 ? end : close;
     } else if (c === '"') {
-      j = closingDoubleQuote(text, j + 1);
+      j = closingUnescaped(text, j + 1, '"');
     } else if (c === "\n" || (c === "#" && BREAK.test(text.charAt(j - 1)))) {
       doubt.unsure = true;
       return true;
@@ -830,15 +831,6 @@ function arithmeticAt(text: string, i: number, doubt: Doubt): boolean {
   }
   if (end < text.length) doubt.unsure = true;
   return true;
-}
-
-/** The index of the `"` closing a double quote opened before `from`; the text's end if none. */
-function closingDoubleQuote(text: string, from: number): number {
-  for (let j = from; j < text.length; j += 1) {
-    if (text.charAt(j) === "\\") j += 1;
-    else if (text.charAt(j) === '"') return j;
-  }
-  return text.length;
 }
 
 /**
@@ -860,7 +852,7 @@ function skipQuotedOrExpansion(
     return [i, c === "'" ? "" : quote];
   }
   if (c === "\\") return [i + 1, quote];
-  if (c === "`") return [closingBacktick(text, i + 1), quote];
+  if (c === "`") return [closingUnescaped(text, i + 1, "`"), quote];
   if (text.startsWith("$$", i)) return [i + 1, quote];
   if (text.startsWith("$(", i)) return [closingParen(text, i + 2, nesting + 1, doubt), quote];
   if (text.startsWith("${", i)) return [closingBrace(text, i + 2, nesting + 1, doubt), quote];
