@@ -219,7 +219,6 @@ function scan(text: string, patternMode: boolean): Scanned {
     opaque: false,
     quote: "",
     heredocs: [],
-    unclosedHeredoc: false,
     unsure: false,
     arith: [],
   };
@@ -230,7 +229,7 @@ function scan(text: string, patternMode: boolean): Scanned {
     substitutions: s.substitutions,
     opaque: s.opaque,
     // Arithmetic never closed (`(( x << 1`): where `<<` was a shift here, bash may read a heredoc.
-    unclosed: s.quote !== "" || s.unclosedHeredoc || s.unsure || s.arith.length > 0,
+    unclosed: s.quote !== "" || s.unsure || s.arith.length > 0,
   };
 }
 
@@ -245,9 +244,10 @@ interface ScanState {
   quote: "" | "'" | '"' | "$'";
   /** Heredocs opened on the current line, whose bodies start after its newline. */
   heredocs: Heredoc[];
-  /** A heredoc body ran to the end of the text without its closing line. */
-  unclosedHeredoc: boolean;
-  /** Where a construct ends could not be worked out here (Doubt): what bash reads may differ. */
+  /**
+   * Where a construct ends could not be worked out here (Doubt), or a heredoc body ran to the
+   * end of the text: what bash reads may differ.
+   */
   unsure: boolean;
   /**
    * What closes each open `((…))`, `$[…]` and subscript inside them (`))` or `]`): inside them
@@ -433,7 +433,7 @@ function heredocOrHereString(s: ScanState, patternMode: boolean): void {
     s.opaque = true;
     const heredoc = heredocAt(s.text, s.i);
     // A delimiter not read here: where its body ends is a guess.
-    if (heredoc === UNREAD_DELIMITER) s.unclosedHeredoc = true;
+    if (heredoc === UNREAD_DELIMITER) s.unsure = true;
     else if (heredoc !== undefined) s.heredocs.push(heredoc);
   }
   emit(s, here ? "<<<" : "<<");
@@ -575,7 +575,7 @@ function heredocBodies(s: ScanState): void {
     if (heredoc.expands) bodySubstitutions(body, s.substitutions, s);
     // A body with no closing line took the rest of the text: what bash reads there may differ
     // from what was skipped (agents' heredocs always close).
-    if (!closed) s.unclosedHeredoc = true;
+    if (!closed) s.unsure = true;
   });
   s.heredocs = [];
 }
