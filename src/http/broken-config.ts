@@ -4,7 +4,7 @@
  * must not switch the guard off: agent routes answer a 2xx fail-closed decision whose
  * systemMessage names the problem, `/healthz` answers 500, and the problem is logged once.
  */
-import { Hono } from "hono";
+import { Hono } from "hono/tiny";
 import { sniffEventName } from "../core/events.js";
 import { DIALECTS, type Dialect } from "../core/hook-event.js";
 import type { Logger } from "../core/ports.js";
@@ -17,7 +17,8 @@ const SNIFF_BYTES = 64 * 1024;
 
 export function createBrokenConfigApp(problem: string, logger: Logger, newId: () => string): Hono {
   logger.log("error", "configuration invalid; answering every hook fail-closed", { problem });
-  const app = new Hono({ strict: false });
+  // Strict, as src/http/app.ts explains: the tiny preset already accepts one trailing slash.
+  const app = new Hono({ strict: true });
   const message = `hookgate: the gateway's configuration is invalid, so it denies what it guards until an operator fixes it: ${problem} [CONFIG_INVALID]`;
 
   const answer = async (request: Request, dialect: Dialect | undefined) => {
