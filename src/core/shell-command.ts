@@ -221,6 +221,7 @@ function scan(text: string, patternMode: boolean): Scanned {
     heredocs: [],
     unsure: false,
     arith: [],
+    test: false,
   };
   while (s.i < text.length) step(s, patternMode);
   if (s.quote !== "") s.opaque = true;
@@ -229,7 +230,7 @@ function scan(text: string, patternMode: boolean): Scanned {
     substitutions: s.substitutions,
     opaque: s.opaque,
     // Arithmetic never closed (`(( x << 1`): where `<<` was a shift here, bash may read a heredoc.
-    unclosed: s.quote !== "" || s.unsure || s.arith.length > 0,
+    unclosed: s.quote !== "" || s.unsure || s.arith.length > 0 || s.test,
   };
 }
 
@@ -254,6 +255,8 @@ interface ScanState {
    * `<<` is a shift, not a heredoc.
    */
   arith: string[];
+  /** Inside a `[[ … ]]` that starts a command (`testStep`): its operators are words, not separators. */
+  test: boolean;
 }
 
 function step(s: ScanState, patternMode: boolean): void {
@@ -335,6 +338,8 @@ function stepUnquoted(s: ScanState, c: string, patternMode: boolean): void {
   } else if (c === "$" && s.text.charAt(s.i + 1) === "'") {
     s.quote = "$'";
     emit(s, "$'");
+  } else if (!patternMode && testStep(s, c)) {
+    // done: a `[[`, its `]]`, or an operator of the test between them
   } else if (c === "\n") {
     // A newline ends a command like `;` (an empty command after `&&\n` is dropped later).
     emit(s, patternMode ? " " : ";", 1);
@@ -364,6 +369,71 @@ function stepUnquoted(s: ScanState, c: string, patternMode: boolean): void {
     emit(s, c);
   }
 }
+
+/**
+ * `[[ … ]]` at the start of a command, read as bash reads it: one command, whose `&&`, `||`,
+ * `(`, `)`, `|`, `<` and `>` are operators of the test (`[[ -n $a && $b == x ]]`,
+ * `[[ $v =~ ^a(b|c)$ ]]`), which shell-quote would take for separators and redirections, leaving
+ * `$b` or `$` in command position. They are passed on quoted, one word each. Only an unquoted
+ * `[[` where a command starts (TEST_START) opens a test: `"[[" x || rm -rf /` and
+ * `echo >& [[ x || rm -rf /` run `rm`. It closes at the first unquoted `]]` that is a word of its
+ * own, as bash's does; an extended regex's parenthesis may hold one in bash (`=~ (a ]] b)`), so
+ * this closes early there, and what follows is read as commands. Anything bash would refuse
+ * inside a test (`;`, `&`, a redirection other than `<` or `>`, a newline not after `&&` or
+ * `||`) ends it, and the command is unreadable. Returns whether it consumed anything.
+ */
+function testStep(s: ScanState, c: string): boolean {
+  if (!s.test) {
+    if (c !== "[" || !s.text.startsWith("[[", s.i) || !atWordStart(s)) return false;
+    if (!/[ \t\n]/.test(s.text.charAt(s.i + 2)) || !atCommandStart(s.out)) return false;
+    s.test = true;
+    emit(s, "[[");
+    return true;
+  }
+  if (c === "]" && s.text.startsWith("]]", s.i) && atWordStart(s)) {
+    const after = s.text.charAt(s.i + 2);
+    if (after === "" || BREAK.test(after)) {
+      s.test = false;
+      emit(s, "]]");
+      return true;
+    }
+  }
+  const two = s.text.slice(s.i, s.i + 2);
+  if (two === "<(" || two === ">(") return false; // a process substitution, read as one
+  if (two === "&&" || two === "||") {
+    emit(s, ` '${two}' `, 2);
+    return true;
+  }
+  if (c === "\n" && /'(?:&&|\|\|)' [ \t]*$/.test(s.out.slice(-16))) {
+    emit(s, " ", 1); // bash reads on past a newline after `&&` or `||` inside a test
+    return true;
+  }
+  if ("()|<>".includes(c) && !/^(?:<[<>&]|>[>&|]|\|&)$/.test(two)) {
+    emit(s, ` '${c}' `, 1);
+    return true;
+  }
+  if (c === ";" || c === "&" || c === "|" || c === "<" || c === ">" || c === "\n") {
+    s.test = false; // a syntax error in bash; the rest is read as commands, and unsure
+    s.unsure = true;
+  }
+  return false;
+}
+
+/**
+ * Whether the scanned text so far ends where a command starts: at the start, or after a
+ * separator (a newline is `;` in it), and then only reserved words that a command may follow,
+ * themselves unquoted (`if ! `). Not after a redirection's `>&` or `>|`.
+ */
+function atCommandStart(out: string): boolean {
+  const tail = out.length > COMMAND_START_TAIL ? out.slice(-COMMAND_START_TAIL) : out;
+  return (tail === out ? TEST_START_AT_BEGINNING : TEST_START).test(tail);
+}
+
+const COMMAND_START_TAIL = 256;
+const SEPARATOR_BEFORE = String.raw`[;(]|(?<![<>])&|(?<!>)\|`;
+const RESERVED_AFTER = String.raw`[ \t]*(?:(?:!|\{|if|then|else|elif|do|while|until)[ \t]+)*$`;
+const TEST_START = new RegExp(`(?:${SEPARATOR_BEFORE})${RESERVED_AFTER}`);
+const TEST_START_AT_BEGINNING = new RegExp(`(?:^|${SEPARATOR_BEFORE})${RESERVED_AFTER}`);
 
 /** Appends `chunk` to the output and moves past the `consumed` characters of input it stands for. */
 function emit(s: ScanState, chunk: string, consumed = chunk.length): void {

@@ -79,4 +79,40 @@ describe.skipIf(!existsSync(BASH))("splitCommand against bash 5", () => {
     const named = split.subcommands.some((s) => [s.text, ...s.variants].some((t) => t.startsWith(MARK)));
     expect(named || split.unreadable).toBe(true);
   });
+
+  // `[[ … ]]` is read as one command only where bash reads a test; where it does not, or once
+  // bash has closed it, its `||` and `&&` separate commands again.
+  it.each([
+    `"[[" x || ${MARK} -rf / ]]`,
+    `\\[[ x || ${MARK} -rf / ]]`,
+    `x=1 [[ a || ${MARK} -rf / ]]`,
+    `command [[ a || ${MARK} -rf / ]]`,
+    `false >& [[ x || ${MARK} -rf / ]]`,
+    `false >| [[ x || ${MARK} -rf / ]]`,
+    `"if" [[ x || ${MARK} -rf / ]]`,
+    `[[ (a)]] && ${MARK} -rf /`,
+    `[[ a ]]&& ${MARK} -rf / ]]`,
+  ])("where bash reads no test, or has closed it: %j", (command) => {
+    expect(bash.run(command).some((ran) => ran.startsWith(`${MARK} `))).toBe(true);
+    const split = splitCommand(command);
+    const named = split.subcommands.some((s) => [s.text, ...s.variants].some((t) => t.startsWith(MARK)));
+    expect(named || split.unreadable).toBe(true);
+  });
+
+  it.each([
+    `[[ -n a && $x == "" ]] && ${MARK} -rf /`,
+    `[[ abc =~ ^a(b|x)c$ ]] && ${MARK} -rf /`,
+    `if [[ a < b || -z "" ]]; then ${MARK} -rf /; fi`,
+    `[[ a &&\n  b ]] && ${MARK} -rf /`,
+    `! [[ ( a == b ) ]] && ${MARK} -rf /`,
+  ])("reads a test as bash does, and what runs after it: %j", (command) => {
+    expect(new Set(bash.run(command))).toEqual(new Set([`${MARK} -rf /`]));
+    const split = splitCommand(command);
+    expect(split.unreadable).toBe(false);
+    // The test, whole, and the one program bash ran: nothing of the test read as a command.
+    expect(split.subcommands.map((s) => s.text)).toEqual([
+      expect.stringMatching(/^\[\[ .* \]\]$/),
+      `${MARK} -rf /`,
+    ]);
+  });
 });

@@ -530,6 +530,49 @@ describe("splitSubcommands", () => {
     expect(splitCommand(command).unreadable).toBe(false);
   });
 
+  // `[[ … ]]` is one command: its `&&`, `||`, parentheses, `|`, `<` and `>` belong to the test.
+  // shell-quote split them, leaving `$NODE_ENV` or a lone `$` in command position: unreadable,
+  // so every deny-style Bash rule matched these.
+  it.each([
+    [
+      '[[ -n "$CI" && $NODE_ENV == production ]] && npm test',
+      ["[[ -n $CI && $NODE_ENV == production ]]", "npm test"],
+    ],
+    ["[[ $v =~ ^v([0-9]+)$ ]] || exit 1", ["[[ $v =~ ^v ( [0-9]+ ) $ ]]", "exit 1"]],
+    ["if [[ -f a || -d b ]]; then make; fi", ["[[ -f a || -d b ]]", "make"]],
+    ["while ! [[ $n > 3 ]]; do npm test; done", ["[[ $n > 3 ]]", "npm test"]],
+    ["[[ -z $a &&\n  -z $b ]] && npm test", ["[[ -z $a && -z $b ]]", "npm test"]],
+    ["{ [[ ( $a == x ) ]] || make; }", ["[[ ( $a == x ) ]]", "make"]],
+    ["[[ $a ]]&& make", ["[[ $a ]]", "make"]],
+    ["echo $( [[ -n $a && -n $b ]] && echo both )", ["echo $(...)", "[[ -n $a && -n $b ]]", "echo both"]],
+  ])("reads the test in %j as one command", (command, subcommands) => {
+    const split = splitCommand(command);
+    expect(split.subcommands.map((s) => s.text)).toEqual(subcommands);
+    expect(split.unreadable).toBe(false);
+  });
+
+  // Where bash does not read a test, its operators separate commands; where bash ends the test,
+  // what follows runs (test/contract/bash-differential.test.ts runs such commands through bash).
+  // Where this ends a test earlier than bash does (`=~ (a ]] b)`), the rest is read as commands.
+  it.each([
+    ['"[[" x || rm -rf / ]]'],
+    ["\\[[ x || rm -rf / ]]"],
+    ["x=1 [[ a || rm -rf / ]]"],
+    ["command [[ a || rm -rf / ]]"],
+    ["false >& [[ x || rm -rf / ]]"],
+    ["false >| [[ x || rm -rf / ]]"],
+    ["echo if [[ x && rm -rf / ]]"],
+    ['"if" [[ x || rm -rf / ]]'],
+    ["[[ (a)]] || rm -rf /"],
+    ["[[ a ]]|| rm -rf /"],
+    ["[[ a\n== a ]] && rm -rf /"],
+    ["[[ a ]]\nrm -rf /"],
+    ["[[ x =~ (a ]] b) ]] && rm -rf /"],
+  ])("still sees what runs after a test, or where there is none: %j", (command) => {
+    const split = splitCommand(command);
+    expect(split.subcommands.some((s) => s.text.startsWith("rm -rf /")) || split.unreadable).toBe(true);
+  });
+
   it("strips leading assignments and marks those that could change the program run as opaque", () => {
     expect(splitSubcommands("FOO=1 env BAR=2 command rm -rf /")).toEqual({
       subcommands: ["rm -rf /"],
