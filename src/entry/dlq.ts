@@ -101,8 +101,8 @@ async function openQueue(values: Record<string, unknown>): Promise<Queue<Deliver
   }
   const dataDir = (values["data-dir"] as string | undefined) ?? ".hookgate";
   const path = join(dataDir, "queue.sqlite");
-  if (!existsSync(path))
-    throw new UsageError(`no queue at ${path}: pass the --data-dir that hookgate serve uses`);
+  // Not a usage error: the command line is fine, the directory holds no queue (exit 1, one line).
+  if (!existsSync(path)) throw new Error(`no queue at ${path}: pass the --data-dir that hookgate serve uses`);
   const { createSqliteQueue } = await import("../adapters/queue/sqlite.js");
   return createSqliteQueue<DeliveryJob>({ path });
 }

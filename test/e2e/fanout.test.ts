@@ -302,6 +302,13 @@ describe("the dead-letter queue", () => {
       1,
       "dropped 0 jobs\n1 of the ids given is not a dead letter: see hookgate dlq list\n",
     ]);
+    // A data dir with no queue in it is an error that names the fix, not a usage error.
+    const nowhere = await runCli(["dlq", "list", "--data-dir", join(server.dataDir, "missing")]);
+    expect([nowhere.code, nowhere.stdout, nowhere.stderr]).toEqual([
+      1,
+      "",
+      `hookgate: no queue at ${join(server.dataDir, "missing", "queue.sqlite")}: pass the --data-dir that hookgate serve uses\n`,
+    ]);
     const usage = await runCli(["dlq", "drop", "--data-dir", server.dataDir]);
     expect(usage.code).toBe(2);
     expect(usage.stderr).toContain("dlq drop needs --id ID (repeatable) or --all");
