@@ -478,11 +478,36 @@ function matchesPath(
   call: ToolCall,
   quantifier: "any" | "all",
 ): boolean {
-  const raws = PATH_FIELDS.flatMap((field) => {
-    const value = input[field];
-    return typeof value === "string" && value !== "" ? [value] : [];
-  });
-  if (raws.length === 0) return false;
+  const { paths, cwd, home } = pathsOf(input, call);
+  if (paths.length === 0) return false;
+  const deny = quantifier === "any";
+  const matches = (path: string | undefined): boolean => {
+    if (path === undefined) return deny; // `~/..` with no home: it could be anywhere
+    if (path.length > MAX_PATH_LENGTH) return false;
+    return anchorBases(pattern.anchor, path, cwd, home, deny).some((base) =>
+      matchesUnder(pattern, path, base, deny),
+    );
+  };
+  return deny ? paths.some(matches) : paths.every(matches);
+}
+
+interface CallPaths {
+  readonly input: Readonly<Record<string, unknown>>;
+  readonly call: ToolCall;
+  /** Each path field the call carries, resolved (`resolvePath`); undefined where it cannot be. */
+  readonly paths: readonly (string | undefined)[];
+  readonly cwd: string | undefined;
+  readonly home: string | undefined;
+}
+
+/**
+ * The call's paths, cwd and home, worked out once per call rather than once per rule: a policy's
+ * path rules are checked one after another against the same call (as `splitOnce` does for Bash).
+ */
+let memoPaths: CallPaths | undefined;
+
+function pathsOf(input: Readonly<Record<string, unknown>>, call: ToolCall): CallPaths {
+  if (memoPaths !== undefined && memoPaths.call === call && memoPaths.input === input) return memoPaths;
   const drive =
     typeof call.cwd === "string" && WINDOWS_PATH.test(call.cwd)
       ? call.cwd.charAt(0).toLowerCase()
@@ -492,16 +517,12 @@ function matchesPath(
   );
   const rawCwd = typeof call.cwd === "string" ? posixPath(call.cwd, drive) : undefined;
   const cwd = rawCwd?.startsWith("/") ? normalizePath(rawCwd) : undefined;
-  const deny = quantifier === "any";
-  const matches = (raw: string): boolean => {
-    const path = resolvePath(posixPath(raw, drive), cwd, home);
-    if (path === undefined) return deny; // `~/..` with no home: it could be anywhere
-    if (path.length > MAX_PATH_LENGTH) return false;
-    return anchorBases(pattern.anchor, path, cwd, home, deny).some((base) =>
-      matchesUnder(pattern, path, base, deny),
-    );
-  };
-  return deny ? raws.some(matches) : raws.every(matches);
+  const paths = PATH_FIELDS.flatMap((field) => {
+    const value = input[field];
+    return typeof value === "string" && value !== "" ? [resolvePath(posixPath(value, drive), cwd, home)] : [];
+  });
+  memoPaths = { input, call, paths, cwd, home };
+  return memoPaths;
 }
 
 /** A Windows drive path: a drive letter, a colon and a separator. */

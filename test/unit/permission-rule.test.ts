@@ -367,6 +367,41 @@ describe("path rules", () => {
     const call = at("Read", { file_path: "/p/.env" }, { cwd: "p" });
     expect(matchesPermissionRule(rule("Read(./.env)"), call, "any")).toBe(false);
   });
+
+  it("works out each call's paths for that call: one input, two cwds and homes, two answers", () => {
+    // The paths are worked out once per call and reused across rules (pathsOf): never across calls.
+    const toolInput = { file_path: ".env" };
+    const here = { toolName: "Read", toolInput, cwd: "/p", transcriptPath: HOME_TRANSCRIPT };
+    const there = {
+      toolName: "Read",
+      toolInput,
+      cwd: "/q",
+      transcriptPath: "/home/ops/.claude/projects/q/s.jsonl",
+    };
+    for (let round = 0; round < 2; round += 1) {
+      expect(matchesPermissionRule(rule("Read(//p/.env)"), here, "any")).toBe(true);
+      expect(matchesPermissionRule(rule("Read(//p/.env)"), there, "any")).toBe(false);
+      expect(matchesPermissionRule(rule("Read(//q/.env)"), there, "any")).toBe(true);
+      expect(
+        matchesPermissionRule(
+          rule("Edit(~/x)"),
+          { ...here, toolName: "Edit", toolInput: { file_path: "/home/dev/x" } },
+          "all",
+        ),
+      ).toBe(true);
+      expect(
+        matchesPermissionRule(
+          rule("Edit(~/x)"),
+          { ...there, toolName: "Edit", toolInput: { file_path: "/home/dev/x" } },
+          "all",
+        ),
+      ).toBe(false);
+    }
+    // Another call with the same cwd and home carries its own paths.
+    expect(
+      matchesPermissionRule(rule("Read(//p/.env)"), { ...here, toolInput: { file_path: "/etc/x" } }, "any"),
+    ).toBe(false);
+  });
 });
 
 describe("WebFetch rules", () => {
