@@ -348,6 +348,8 @@ function stepUnquoted(s: ScanState, c: string, patternMode: boolean): void {
     hash(s, patternMode);
   } else if (!patternMode && (s.text.startsWith("<(", s.i) || s.text.startsWith(">(", s.i))) {
     substitute(s);
+  } else if (!patternMode && c === "(" && s.arith.length === 0 && arithmeticCommand(s)) {
+    // done: `((…))` as one command
   } else if (
     (c === "$" && s.text.charAt(s.i + 1) === "[") ||
     (c === "(" && s.text.charAt(s.i + 1) === "(" && arithmeticAt(s.text, s.i, s))
@@ -862,6 +864,72 @@ type Quote = "" | "'" | '"' | "$'";
 interface Doubt {
   unsure: boolean;
 }
+
+/**
+ * `((…))` read as bash reads it, when `arithmeticBody` can: one command `(( BODY ))`, whose
+ * operators (`$n > 3`, `a && b`, `x << 2`) are arithmetic, not separators, redirections or a
+ * `$n` in command position. What runs in it is its `$(…)`, found as in a heredoc body, and the
+ * array subscripts it evaluates (CODE_IN_DATA). Where the body is not followed here, the `((` is
+ * tracked as before (`arithmeticAt`, `s.arith`). Returns whether it consumed anything.
+ */
+function arithmeticCommand(s: ScanState): boolean {
+  if (s.text.charAt(s.i + 1) !== "(") return false;
+  const body = arithmeticBody(s.text, s.i);
+  if (body === undefined) return false;
+  const found = new Set<string>();
+  bodySubstitutions(body, found, s);
+  for (const substitution of found) s.substitutions.add(substitution);
+  if (found.size > 0) s.opaque = true;
+  emit(s, `'((' '${body.replaceAll("'", "'\\''")}' '))'`, body.length + 4);
+  return true;
+}
+
+/**
+ * The text between the `((` at `i` and its `))` where bash reads arithmetic there (the `)` that
+ * balances the second `(` is followed by another: arithmeticAt), found as bash's parser finds it:
+ * parentheses counted, quotes and each `$(…)` (closingParen) skipped. Undefined where this does
+ * not follow the body, for the caller's older reading: nested subshells (`((a) ; (b))`), a
+ * backquote, a `${…}` with anything but plain characters, a `$'…'`, a double-quoted `$(`, a `#`
+ * or a newline, or no end within ARITH_LOOKAHEAD characters.
+ */
+function arithmeticBody(text: string, i: number): string | undefined {
+  let depth = 0;
+  const end = Math.min(text.length, i + 2 + ARITH_LOOKAHEAD);
+  for (let j = i + 2; j < end; j += 1) {
+    const c = text.charAt(j);
+    if (c === "\\") {
+      j += 1;
+    } else if (c === "'") {
+      const close = text.indexOf("'", j + 1);
+      if (close < 0 || close >= end) return undefined;
+      j = close;
+    } else if (c === '"') {
+      const close = closingUnescaped(text, j + 1, '"');
+      if (close >= end || /[`$]/.test(text.slice(j + 1, close))) return undefined;
+      j = close;
+    } else if (c === "$" && text.charAt(j + 1) === "(") {
+      const doubt: Doubt = { unsure: false };
+      const close = closingParen(text, j + 2, 0, doubt);
+      if (doubt.unsure || close >= end) return undefined;
+      j = close;
+    } else if (c === "$" && text.charAt(j + 1) === "{") {
+      PLAIN_BRACE.lastIndex = j;
+      if (!PLAIN_BRACE.test(text)) return undefined;
+      j = PLAIN_BRACE.lastIndex - 1;
+    } else if (c === "`" || c === "#" || c === "\n" || (c === "$" && text.charAt(j + 1) === "'")) {
+      return undefined;
+    } else if (c === "(") {
+      depth += 1;
+    } else if (c === ")") {
+      if (depth > 0) depth -= 1;
+      else return text.charAt(j + 1) === ")" ? text.slice(i + 2, j) : undefined;
+    }
+  }
+  return undefined;
+}
+
+/** A `${…}` of plain characters, as PLAIN_PARAMETER, at a given index. */
+const PLAIN_BRACE = /\$\{[^'"`\\\s;&|<>(){}$]*\}/y;
 
 /** How far ahead arithmeticAt looks for the `)` that decides what a `((` is. */
 const ARITH_LOOKAHEAD = 1024;

@@ -92,6 +92,9 @@ describe.skipIf(!existsSync(BASH))("splitCommand against bash 5", () => {
     `"if" [[ x || ${MARK} -rf / ]]`,
     `[[ (a)]] && ${MARK} -rf /`,
     `[[ a ]]&& ${MARK} -rf / ]]`,
+    `((echo) ; (${MARK} -rf /))`,
+    `(( a[1 )) || ${MARK} -rf /`,
+    `(( $(${MARK} -rf /) ))`,
   ])("where bash reads no test, or has closed it: %j", (command) => {
     expect(bash.run(command).some((ran) => ran.startsWith(`${MARK} `))).toBe(true);
     const split = splitCommand(command);
@@ -105,13 +108,15 @@ describe.skipIf(!existsSync(BASH))("splitCommand against bash 5", () => {
     `if [[ a < b || -z "" ]]; then ${MARK} -rf /; fi`,
     `[[ a &&\n  b ]] && ${MARK} -rf /`,
     `! [[ ( a == b ) ]] && ${MARK} -rf /`,
-  ])("reads a test as bash does, and what runs after it: %j", (command) => {
+    `(( 5 > 3 && 2 << 1 )) && ${MARK} -rf /`,
+    `for (( i=0; i<1; i++ )); do ${MARK} -rf /; done`,
+  ])("reads a test or arithmetic as bash does, and what runs after it: %j", (command) => {
     expect(new Set(bash.run(command))).toEqual(new Set([`${MARK} -rf /`]));
     const split = splitCommand(command);
     expect(split.unreadable).toBe(false);
-    // The test, whole, and the one program bash ran: nothing of the test read as a command.
+    // The test or arithmetic, whole, and the one program bash ran: nothing of it read as a command.
     expect(split.subcommands.map((s) => s.text)).toEqual([
-      expect.stringMatching(/^\[\[ .* \]\]$/),
+      expect.stringMatching(/^(?:\[\[ .* \]\]|(?:for )?\(\( .* \)\))$/),
       `${MARK} -rf /`,
     ]);
   });

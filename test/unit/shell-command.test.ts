@@ -551,6 +551,40 @@ describe("splitSubcommands", () => {
     expect(split.unreadable).toBe(false);
   });
 
+  // `((…))` and `$((…))` are arithmetic: one command, whose `$n`, `>`, `&&` and `<<` are the
+  // expression's. shell-quote split them, leaving `$n` in command position: unreadable.
+  it.each([
+    ["echo $(( $x + 1 ))", ["echo $(...)", "(( $x + 1 ))"]],
+    ["(( $n > 3 )) && make", ["(( $n > 3 ))", "make"]],
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: bash's ${…}, not a template
+    ["echo $(( ${#arr[@]} - 1 ))", ["echo $(...)", "(( ${#arr[@]} - 1 ))"]],
+    ["x=$(( $(nproc) + 1 )); make -j$x", ["make -j$x", "(( $(nproc) + 1 ))", "nproc"]],
+    ["(( a && $b || c << 2 )) || exit 1", ["(( a && $b || c << 2 ))", "exit 1"]],
+    ["for ((i=0; i<3; i++)); do make; done", ["for (( i=0; i<3; i++ ))", "make"]],
+  ])("reads the arithmetic in %j as one command", (command, subcommands) => {
+    const split = splitCommand(command);
+    expect(split.subcommands.map((s) => s.text)).toEqual(subcommands);
+    expect(split.unreadable).toBe(false);
+  });
+
+  it.each([
+    ["((echo) ; (rm -rf /))"],
+    ["(( a[1 )) || rm -rf /"],
+    ["(( $(rm -rf /) ))"],
+    ['(( "$(rm -rf /)" ))'],
+    ["(( `rm -rf /` ))"],
+    ["(( a ) ) ; rm -rf /"],
+    ["(( $(case x in a) rm -rf /;; esac) ))"],
+    ["(( x )) && $(rm -rf /)"],
+    // `$((` that is not arithmetic: bash reads it again as `$(` and a subshell.
+    ['echo "$(( rm -rf /) ) )"'],
+    ["echo $((( (a) ; (rm -rf /)) ) )"],
+    ["((($((1)) ; rm -rf / ) ) )"],
+  ])("still sees what runs in or after arithmetic, or where there is none: %j", (command) => {
+    const split = splitCommand(command);
+    expect(split.subcommands.some((s) => s.text.startsWith("rm -rf /")) || split.unreadable).toBe(true);
+  });
+
   // Where bash does not read a test, its operators separate commands; where bash ends the test,
   // what follows runs (test/contract/bash-differential.test.ts runs such commands through bash).
   // Where this ends a test earlier than bash does (`=~ (a ]] b)`), the rest is read as commands.
