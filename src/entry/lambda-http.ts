@@ -55,31 +55,12 @@ export function createHttpHandler(options: LambdaOptions = {}): HttpHandler {
     pending = new Set();
     answerBy = Number.POSITIVE_INFINITY;
     adapter ??= build(runtime, defer);
-    const result = await (await adapter)(withoutStage(event), context);
+    // A named stage (`/prod/v1/hooks/claude-code`) or a custom domain's mapping key is a prefix,
+    // which the app's routes answer under (src/http/app.ts).
+    const result = await (await adapter)(event, context);
     await settle(runtime, pending, context, answerBy - runtime.clock.monotonic());
     return result;
   };
-}
-
-/**
- * An HTTP API stage other than `$default` puts its name before the route in `rawPath`
- * (`/prod/v1/hooks/claude-code`), and the app's routes have no prefix: a hook would be a 404,
- * which Claude Code lets through. The stage is in the event, so it is taken off. A custom
- * domain's API mapping key is not in the event: map the API with an empty key (infra/README.md).
- */
-function withoutStage(event: LambdaEvent): LambdaEvent {
-  const { rawPath, requestContext } = event as {
-    rawPath?: unknown;
-    requestContext?: { stage?: unknown; domainName?: unknown };
-  };
-  const stage = requestContext?.stage;
-  if (typeof rawPath !== "string" || typeof stage !== "string" || stage === "$default") return event;
-  // Only API Gateway's own name carries the stage in the path; through a custom domain it does not.
-  const domain = requestContext?.domainName;
-  if (typeof domain !== "string" || !/\.execute-api\.[^.]+\.amazonaws\.com$/.test(domain)) return event;
-  const prefix = `/${stage}`;
-  if (rawPath !== prefix && !rawPath.startsWith(`${prefix}/`)) return event;
-  return { ...event, rawPath: rawPath.slice(prefix.length) || "/" } as LambdaEvent;
 }
 
 async function build(runtime: LambdaRuntime, defer: (task: () => Promise<void>, answerBy?: number) => void) {

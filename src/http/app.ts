@@ -28,16 +28,17 @@ const ROUTE_DIALECTS: ReadonlySet<string> = new Set(DIALECTS);
  */
 export function createApp(deps: AppDeps): Hono {
   const app = new Hono({ strict: true });
+  const routes = new Hono({ strict: true });
 
-  app.post("/v1/hooks", (c) => answerHook(deps, c.req.raw, undefined));
-  app.post("/v1/hooks/:client", (c) => answerHook(deps, c.req.raw, c.req.param("client")));
+  routes.post("/v1/hooks", (c) => answerHook(deps, c.req.raw, undefined));
+  routes.post("/v1/hooks/:client", (c) => answerHook(deps, c.req.raw, c.req.param("client")));
   // A deeper path under the hook prefix is a mistyped hook URL, still an agent asking: it gets
   // the unknown-client-route decision, not a 404 that Claude Code would let through.
-  app.post("/v1/hooks/*", (c) =>
-    answerHook(deps, c.req.raw, routePath(c.req.path).replace(/^\/v1\/hooks\//, "")),
+  routes.post("/v1/hooks/*", (c) =>
+    answerHook(deps, c.req.raw, routePath(c.req.path).replace(/^.*?\/v1\/hooks\//, "")),
   );
 
-  app.post("/v1/simulate", async (c) => {
+  routes.post("/v1/simulate", async (c) => {
     const client = c.req.query("client");
     if (client !== undefined && !ROUTE_DIALECTS.has(client)) {
       return c.json(
@@ -49,10 +50,10 @@ export function createApp(deps: AppDeps): Hono {
     return c.json(simulation(outcome), 200, outcomeHeaders(outcome));
   });
 
-  app.get("/healthz", (c) => c.json({ status: "ok", policy: deps.policy().hash }));
+  routes.get("/healthz", (c) => c.json({ status: "ok", policy: deps.policy().hash }));
 
   // Which team a token maps to, for `hookgate doctor`; never a hook route, so a plain 401 is right.
-  app.get("/v1/whoami", async (c) => {
+  routes.get("/v1/whoami", async (c) => {
     const policy = deps.policy();
     const auth = await authenticate(c.req.header("authorization"), policy, deps.sha256);
     if (!auth.ok) return c.json({ error: { code: auth.code, message: auth.message } }, 401);
@@ -60,7 +61,7 @@ export function createApp(deps: AppDeps): Hono {
   });
   const metricsText = deps.metricsText;
   if (metricsText) {
-    app.get("/metrics", (c) =>
+    routes.get("/metrics", (c) =>
       c.text(metricsText(), 200, { "content-type": "text/plain; version=0.0.4; charset=utf-8" }),
     );
   }
@@ -68,8 +69,15 @@ export function createApp(deps: AppDeps): Hono {
   // Agents only ever POST (clients.md §2.1, §9), so another method on a known path is a person
   // or a probe: 405 with Allow (RFC 9110 §15.5.6), or 204 with Allow for OPTIONS (§9.3.7).
   for (const [path, allow] of allowedMethods(metricsText !== undefined)) {
-    app.all(path, (c) => wrongMethod(c.req.method, routePath(c.req.path), allow));
+    routes.all(path, (c) => wrongMethod(c.req.method, routePath(c.req.path), allow));
   }
+
+  // Every route also answers under any prefix (`/hookgate/v1/hooks/claude-code`): a Worker on a
+  // path route (`example.com/hookgate/*`) or an API mapping key puts one before the route, and a
+  // 404 there is an answer Claude Code lets through. The routes at the root are tried first.
+  // (`route` copies the routes registered so far.)
+  app.route("/", routes);
+  app.route("/:prefix{.+}", routes);
 
   app.notFound((c) =>
     c.json(

@@ -19,6 +19,7 @@ export function createBrokenConfigApp(problem: string, logger: Logger, newId: ()
   logger.log("error", "configuration invalid; answering every hook fail-closed", { problem });
   // Strict, as src/http/app.ts explains: the tiny preset already accepts one trailing slash.
   const app = new Hono({ strict: true });
+  const routes = new Hono({ strict: true });
   const message = `hookgate: the gateway's configuration is invalid, so it denies what it guards until an operator fixes it: ${problem} [CONFIG_INVALID]`;
 
   const answer = async (request: Request, dialect: Dialect | undefined) => {
@@ -39,16 +40,19 @@ export function createBrokenConfigApp(problem: string, logger: Logger, newId: ()
     return new Response(rendered.body === "" ? null : rendered.body, { status: 200, headers });
   };
 
-  app.post("/v1/hooks", (c) => answer(c.req.raw, undefined));
-  app.post("/v1/hooks/:client", (c) => {
+  routes.post("/v1/hooks", (c) => answer(c.req.raw, undefined));
+  routes.post("/v1/hooks/:client", (c) => {
     const client = c.req.param("client");
     return answer(c.req.raw, ROUTE_DIALECTS.has(client) ? (client as Dialect) : undefined);
   });
   // A mistyped deeper path is still an agent's hook: a 2xx decision, as the working app answers it.
-  app.post("/v1/hooks/*", (c) => answer(c.req.raw, undefined));
-  app.get("/healthz", (c) =>
+  routes.post("/v1/hooks/*", (c) => answer(c.req.raw, undefined));
+  routes.get("/healthz", (c) =>
     c.json({ status: "error", error: { code: "CONFIG_INVALID", message: problem } }, 500),
   );
+  // Under any prefix too, as the working app answers (src/http/app.ts).
+  app.route("/", routes);
+  app.route("/:prefix{.+}", routes);
   app.notFound((c) => c.json({ error: { code: "CONFIG_INVALID", message: problem } }, 500));
   return app;
 }

@@ -36,9 +36,14 @@ describe("a gateway whose configuration is invalid", () => {
     expect((await jsonOf(await post("/v1/hooks", { nothing: 1 }))).decision).toBe("block");
   });
 
-  it("denies on a mistyped deeper hook path too, never a non-2xx an agent would let through", async () => {
+  it("denies on a mistyped deeper hook path and under a prefix too, never a non-2xx an agent would let through", async () => {
     const event = { hook_event_name: "PreToolUse", tool_name: "Bash", tool_input: { command: "ls" } };
-    for (const path of ["/v1/hooks/claude-code/x", "/v1/hooks//"]) {
+    for (const path of [
+      "/v1/hooks/claude-code/x",
+      "/v1/hooks//",
+      "/hookgate/v1/hooks/claude-code",
+      "/a/v1/hooks",
+    ]) {
       const res = await post(path, event);
       expect([path, res.status, res.headers.get("x-hookgate-error")]).toEqual([path, 200, "CONFIG_INVALID"]);
       expect((await jsonOf(res)).hookSpecificOutput.permissionDecision).toBe("deny");

@@ -122,6 +122,29 @@ describe.each([
     expect(missing.status).toBe(404);
     expect((await jsonOf(missing)).error.message).toBe("no route GET /nowhere");
   });
+
+  it("answers every route under a prefix too (a Worker path route, an API mapping key)", async () => {
+    for (const path of ["/hookgate/v1/hooks/claude-code", "/a/b/v1/hooks", "/hookgate/v1/hooks/"]) {
+      const res = await app.post(path, pre);
+      expect(res.status, path).toBe(200);
+      expect(res.headers.get("x-hookgate-error"), path).toBeNull();
+      expect(res.headers.get("x-hookgate-decision-id"), path).toBeTruthy();
+    }
+    const denied = await app.post("/hookgate/v1/hooks/claude-code", pre.replace('"ls"', '"rm x"'));
+    expect((await jsonOf(denied)).hookSpecificOutput.permissionDecision).toBe("deny");
+    const unknown = await expectDenied(
+      await app.post("/hookgate/v1/hooks/claude", pre),
+      "UNKNOWN_CLIENT_ROUTE",
+    );
+    expect(unknown.systemMessage).toContain('"/v1/hooks/claude"');
+    expect((await app.request("/hookgate/healthz")).status).toBe(200);
+    const wrong = await app.request("/hookgate/healthz", { method: "POST" });
+    expect(wrong.status).toBe(405);
+    expect((await jsonOf(wrong)).error.message).toBe("/hookgate/healthz answers GET, HEAD, not POST");
+    const missing = await app.request("/hookgate/nowhere", { method: "GET" });
+    expect(missing.status).toBe(404);
+    expect((await jsonOf(missing)).error.message).toBe("no route GET /hookgate/nowhere");
+  });
 });
 
 describe("authentication failures answer with auth.onFailure as a 2xx decision (TV-21)", () => {

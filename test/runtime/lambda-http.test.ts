@@ -161,27 +161,31 @@ describe("the Lambda HTTP handler", () => {
     }
   });
 
-  it("takes a named stage off the path, so a hook on an HTTP API's prod stage is not a 404", async () => {
+  it("answers a hook under a named stage or a custom domain's mapping key, never with a 404", async () => {
     const handler = createHttpHandler({ env: { HOOKGATE_POLICY: POLICY }, logger: captureLogs().logger });
     const staged = {
       ...HTTP_API,
       rawPath: `/prod${HTTP_API.rawPath}`,
       requestContext: { ...HTTP_API.requestContext, stage: "prod" },
     } as V2Event;
-    const res = await handler(staged, context());
-    expect(res.statusCode).toBe(200);
-    expect(JSON.parse(res.body).hookSpecificOutput.permissionDecision).toBe("deny");
-    // A path that only starts with the stage's letters keeps them.
-    const lookalike = { ...staged, rawPath: `/production${HTTP_API.rawPath}` } as V2Event;
-    expect((await handler(lookalike, context())).statusCode).toBe(404);
-    // Through a custom domain the path has no stage, even one named like the routes' prefix.
-    const custom = {
+    // Through a custom domain the path has the mapping key, which is not in the event.
+    const mapped = {
       ...HTTP_API,
-      requestContext: { ...HTTP_API.requestContext, stage: "v1", domainName: "hooks.acme.example" },
+      rawPath: `/hookgate${HTTP_API.rawPath}`,
+      requestContext: { ...HTTP_API.requestContext, domainName: "hooks.acme.example" },
     } as V2Event;
-    const viaDomain = await handler(custom, context());
-    expect(viaDomain.statusCode).toBe(200);
-    expect(JSON.parse(viaDomain.body).hookSpecificOutput.permissionDecision).toBe("deny");
+    // A stage named like the routes' first segment.
+    const v1 = {
+      ...HTTP_API,
+      rawPath: `/v1${HTTP_API.rawPath}`,
+      requestContext: { ...HTTP_API.requestContext, stage: "v1" },
+    } as V2Event;
+    for (const event of [staged, mapped, v1, HTTP_API]) {
+      const res = await handler(event, context());
+      expect([event.rawPath, res.statusCode]).toEqual([event.rawPath, 200]);
+      expect(JSON.parse(res.body).hookSpecificOutput.permissionDecision).toBe("deny");
+      expect(res.headers?.["x-hookgate-error"]).toBeUndefined();
+    }
   });
 
   it("uses the policy bundled at build time when HOOKGATE_POLICY is unset, and prefers the variable", async () => {

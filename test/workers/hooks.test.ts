@@ -85,6 +85,17 @@ describe("the deployed fetch handler", () => {
     expect(res.headers.get("x-hookgate-decision-id")).toMatch(/^[0-9a-f-]{36}$/);
   });
 
+  it("answers a hook on a path route (`example.com/hookgate/*`), prefix and all", async () => {
+    const res = await SELF.fetch("https://hookgate.test/hookgate/v1/hooks/claude-code", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: PRE_TOOL_USE,
+    });
+    expect(res.status).toBe(200);
+    expect((await answerOf(res)).hookSpecificOutput.permissionDecision).toBe("deny");
+    expect((await SELF.fetch("https://hookgate.test/hookgate/healthz")).status).toBe(200);
+  });
+
   it("reloads when the policy text changes", async () => {
     const allow = JSON.stringify({
       version: 1,
