@@ -78,6 +78,19 @@ export async function doctorCommand(args: readonly string[], io: CommandIo, env:
     io.out(`${check.ok ? "✓" : "✗"} ${check.line}\n${check.fix ? `    fix: ${check.fix}\n` : ""}`);
   };
 
+  // Every route also answers under a prefix (a Worker path route), so a mistyped hook URL taken
+  // for a base URL (`/v1/hook/claude-code`) would pass every check while the agent, posting to
+  // the URL as written, gets a 404. hookgate's routes start at `/v1/`: a base never holds it.
+  if (/(?:^|\/)v1(?:\/|$)/.test(new URL(base).pathname)) {
+    print({
+      ok: false,
+      line: `hook URL: ${base} is no hook route and no gateway base URL (its path has /v1/ but no /v1/hooks)`,
+      fix: "use the hook URL hookgate init printed (e.g. http://127.0.0.1:8787/v1/hooks/claude-code)",
+    });
+    print({ ok: false, line: "token: not checked (the hook URL is mistyped)" });
+    print({ ok: false, line: "sample decision: not checked (the hook URL is mistyped)" });
+    return 1;
+  }
   const health = await gatewayRequest({ method: "GET", url: `${base}/healthz`, timeoutMs });
   const healthCheck = checkHealth(health, base);
   print(healthCheck);

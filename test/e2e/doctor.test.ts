@@ -92,15 +92,39 @@ describe("hookgate doctor", { timeout: 90_000 }, () => {
   });
 
   it("checks nothing more when what answers at the URL is not a hookgate gateway", async () => {
+    // Another web server on the port: its 404 for /healthz is no hookgate answer.
+    const other = createServer((_req, res) => res.writeHead(404).end("not found"));
+    await new Promise<void>((resolve) => other.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(other.address() as AddressInfo).port}/v1/hooks/claude-code`;
+    try {
+      const result = await runCli(["doctor", "--url", url], "", { HOOKGATE_TOKEN: TOKEN });
+      expect(result.code).toBe(1);
+      expect(lines(result.stdout)).toEqual([
+        expect.stringMatching(/^✗ gateway answers: GET .*\/healthz gave HTTP 404/),
+        "✗ token: not checked (the health check failed)",
+        "✗ sample decision: not checked (the health check failed)",
+      ]);
+    } finally {
+      await new Promise((resolve) => other.close(resolve));
+    }
+  });
+
+  it("names a mistyped hook URL, which the gateway's prefixed routes would otherwise take for a base", async () => {
     const result = await runCli(["doctor", "--url", `${server.url}/v1/hook/claude-code`], "", {
       HOOKGATE_TOKEN: TOKEN,
     });
     expect(result.code).toBe(1);
     expect(lines(result.stdout)).toEqual([
-      expect.stringMatching(/^✗ gateway answers: GET .*\/healthz gave HTTP 404/),
-      "✗ token: not checked (the health check failed)",
-      "✗ sample decision: not checked (the health check failed)",
+      `✗ hook URL: ${server.url}/v1/hook/claude-code is no hook route and no gateway base URL (its path has /v1/ but no /v1/hooks)`,
+      "✗ token: not checked (the hook URL is mistyped)",
+      "✗ sample decision: not checked (the hook URL is mistyped)",
     ]);
+    expect(result.stdout).toMatch(/fix: use the hook URL hookgate init printed/);
+    // A base URL under a prefix is a base URL: every check runs there.
+    const prefixed = await runCli(["doctor", "--url", `${server.url}/hookgate`], "", {
+      HOOKGATE_TOKEN: TOKEN,
+    });
+    expect(prefixed.code, prefixed.stdout).toBe(0);
   });
 
   it("fails the sample check when the policy does not decide as expected", async () => {
