@@ -257,6 +257,8 @@ interface ScanState {
   arith: string[];
   /** Inside a `[[ … ]]` that starts a command (`testStep`): its operators are words, not separators. */
   test: boolean;
+  /** The text has a `case` or an `alias`, so no `[[` is read as a test (`testStep`); undefined until asked. */
+  testsOff?: boolean;
 }
 
 function step(s: ScanState, patternMode: boolean): void {
@@ -381,13 +383,20 @@ function stepUnquoted(s: ScanState, c: string, patternMode: boolean): void {
  * `echo >& [[ x || rm -rf /` run `rm`. It closes at the first unquoted `]]` that is a word of its
  * own, as bash's does; an extended regex's parenthesis may hold one in bash (`=~ (a ]] b)`), so
  * this closes early there, and what follows is read as commands. Anything bash would refuse
- * inside a test (`;`, `&`, a redirection other than `<` or `>`, a newline not after `&&` or
- * `||`) ends it, and the command is unreadable. Returns whether it consumed anything.
+ * inside a test (`;`, `&`, a redirection other than `<` or `>`) ends it, and so does a newline,
+ * which bash takes after `&&` or `||` but which is also where bash starts again after a syntax
+ * error (`a=(;[[ &&⏎rm -rf / ]]` runs `rm`): the command is unreadable. Returns whether it
+ * consumed anything.
  */
 function testStep(s: ScanState, c: string): boolean {
   if (!s.test) {
-    if (c !== "[" || !s.text.startsWith("[[", s.i) || !atWordStart(s)) return false;
+    if (c !== "[" || !s.text.startsWith("[[", s.i) || !atWordStart(s) || s.arith.length > 0) return false;
     if (!/[ \t\n]/.test(s.text.charAt(s.i + 2)) || !atCommandStart(s.out)) return false;
+    // A `case` puts patterns where this would see a command start (`in (`, `|`, `;;`), and an
+    // alias may stand for any word bash would otherwise read as reserved: with either anywhere
+    // in the text, no test is read as one (shell-quote's reading, as before).
+    s.testsOff ??= TESTS_OFF.test(s.text);
+    if (s.testsOff) return false;
     s.test = true;
     emit(s, "[[");
     return true;
@@ -404,10 +413,6 @@ function testStep(s: ScanState, c: string): boolean {
   if (two === "<(" || two === ">(") return false; // a process substitution, read as one
   if (two === "&&" || two === "||") {
     emit(s, ` '${two}' `, 2);
-    return true;
-  }
-  if (c === "\n" && /'(?:&&|\|\|)' [ \t]*$/.test(s.out.slice(-16))) {
-    emit(s, " ", 1); // bash reads on past a newline after `&&` or `||` inside a test
     return true;
   }
   if ("()|<>".includes(c) && !/^(?:<[<>&]|>[>&|]|\|&)$/.test(two)) {
@@ -432,7 +437,13 @@ function atCommandStart(out: string): boolean {
 }
 
 const COMMAND_START_TAIL = 256;
-const SEPARATOR_BEFORE = String.raw`[;(]|(?<![<>])&|(?<!>)\|`;
+const TESTS_OFF = /(?:^|[^A-Za-z0-9_])(?:case|alias)(?![A-Za-z0-9_])/;
+/**
+ * An operator that ends a command, not escaped (`find … \; [[` is an argument): `;`, `&` (not
+ * `>&`), `|` (not `>|`), and `(` after a blank or another operator (not an extended glob's `@(` or
+ * an array's `=(`).
+ */
+const SEPARATOR_BEFORE = String.raw`(?<!\\)(?:;|(?<![<>])&|(?<!>)\|)|(?<=^|[ \t;&|(])\(`;
 const RESERVED_AFTER = String.raw`[ \t]*(?:(?:!|\{|if|then|else|elif|do|while|until)[ \t]+)*$`;
 const TEST_START = new RegExp(`(?:${SEPARATOR_BEFORE})${RESERVED_AFTER}`);
 const TEST_START_AT_BEGINNING = new RegExp(`(?:^|${SEPARATOR_BEFORE})${RESERVED_AFTER}`);

@@ -95,6 +95,13 @@ describe.skipIf(!existsSync(BASH))("splitCommand against bash 5", () => {
     `((echo) ; (${MARK} -rf /))`,
     `(( a[1 )) || ${MARK} -rf /`,
     `(( $(${MARK} -rf /) ))`,
+    `echo \\; [[ && ${MARK} -rf / ]]`,
+    `case b in([[ |b)${MARK} -rf / ]];;esac`,
+    `shopt -s expand_aliases;alias [[=false\n[[ ||${MARK} -rf / ]]`,
+    `shopt -s extglob\n: @([[ )&&${MARK} -rf / ]]`,
+    `a=(;[[ &&\n${MARK} -rf / ]]`,
+    `(([[ ))||${MARK} -rf / ]]\n( (:))`,
+    `[[ a &&\n  b ]] && ${MARK} -rf /`,
   ])("where bash reads no test, or has closed it: %j", (command) => {
     expect(bash.run(command).some((ran) => ran.startsWith(`${MARK} `))).toBe(true);
     const split = splitCommand(command);
@@ -106,7 +113,6 @@ describe.skipIf(!existsSync(BASH))("splitCommand against bash 5", () => {
     `[[ -n a && $x == "" ]] && ${MARK} -rf /`,
     `[[ abc =~ ^a(b|x)c$ ]] && ${MARK} -rf /`,
     `if [[ a < b || -z "" ]]; then ${MARK} -rf /; fi`,
-    `[[ a &&\n  b ]] && ${MARK} -rf /`,
     `! [[ ( a == b ) ]] && ${MARK} -rf /`,
     `(( 5 > 3 && 2 << 1 )) && ${MARK} -rf /`,
     `for (( i=0; i<1; i++ )); do ${MARK} -rf /; done`,

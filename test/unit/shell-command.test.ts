@@ -541,7 +541,6 @@ describe("splitSubcommands", () => {
     ["[[ $v =~ ^v([0-9]+)$ ]] || exit 1", ["[[ $v =~ ^v ( [0-9]+ ) $ ]]", "exit 1"]],
     ["if [[ -f a || -d b ]]; then make; fi", ["[[ -f a || -d b ]]", "make"]],
     ["while ! [[ $n > 3 ]]; do npm test; done", ["[[ $n > 3 ]]", "npm test"]],
-    ["[[ -z $a &&\n  -z $b ]] && npm test", ["[[ -z $a && -z $b ]]", "npm test"]],
     ["{ [[ ( $a == x ) ]] || make; }", ["[[ ( $a == x ) ]]", "make"]],
     ["[[ $a ]]&& make", ["[[ $a ]]", "make"]],
     ["echo $( [[ -n $a && -n $b ]] && echo both )", ["echo $(...)", "[[ -n $a && -n $b ]]", "echo both"]],
@@ -602,6 +601,21 @@ describe("splitSubcommands", () => {
     ["[[ a\n== a ]] && rm -rf /"],
     ["[[ a ]]\nrm -rf /"],
     ["[[ x =~ (a ]] b) ]] && rm -rf /"],
+    // A second review's cases: where bash reads no `[[` keyword, though an operator seems to
+    // come before it (escaped, a `case` pattern's, an extended glob's or an array's parenthesis),
+    // or an alias may stand for it; and a newline, where bash starts again after a syntax error.
+    ["echo \\; [[ && rm -rf / ]]"],
+    ["find . -exec true {} \\; [[ && rm -rf / ]]"],
+    ["echo \\& [[ && rm -rf / ]]"],
+    ["echo \\>\\| [[ && rm -rf / ]]"],
+    ["case b in([[ |b)rm -rf / ]];;esac"],
+    ["case b in a) ;; [[ |b)rm -rf / ]];;esac"],
+    ["shopt -s expand_aliases;alias [[=false\n[[ ||rm -rf / ]]"],
+    ["shopt -s expand_aliases;alias if=false\nif [[ ||rm -rf / ]]"],
+    ["shopt -s extglob\n: @([[ )&&rm -rf / ]]"],
+    ["a=(;[[ &&\nrm -rf / ]]"],
+    ["(([[ ))||rm -rf / ]]\n( (:))"],
+    ["[[ -z $a &&\n  -z $b ]] && rm -rf /"],
   ])("still sees what runs after a test, or where there is none: %j", (command) => {
     const split = splitCommand(command);
     expect(split.subcommands.some((s) => s.text.startsWith("rm -rf /")) || split.unreadable).toBe(true);
