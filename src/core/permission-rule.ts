@@ -297,9 +297,20 @@ export function matchesPermissionRule(
 export function allowListMatches(rules: readonly PermissionRule[], call: ToolCall): boolean {
   if (rules.some((r) => r.target.kind !== "bash" && matchesPermissionRule(r, call, "all"))) return true;
   if (call.toolName !== "Bash") return false;
-  const patterns = rules.flatMap((r) => (r.target.kind === "bash" ? [r.target.pattern] : []));
+  const patterns = bashPatternsOf(rules);
   const command = isRecord(call.toolInput) ? call.toolInput.command : undefined;
   return patterns.length > 0 && everySubcommandMatches(patterns, command);
+}
+
+/** A rule list's Bash patterns, gathered once per list (a policy rule's `if` list lives as long as its policy). */
+const bashPatterns = new WeakMap<readonly PermissionRule[], readonly Glob[]>();
+function bashPatternsOf(rules: readonly PermissionRule[]): readonly Glob[] {
+  let patterns = bashPatterns.get(rules);
+  if (patterns === undefined) {
+    patterns = rules.flatMap((r) => (r.target.kind === "bash" ? [r.target.pattern] : []));
+    bashPatterns.set(rules, patterns);
+  }
+  return patterns;
 }
 
 function isRecord(value: unknown): value is Readonly<Record<string, unknown>> {
