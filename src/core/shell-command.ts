@@ -156,7 +156,9 @@ function splitInto(text: string, depth: number, suffix: readonly string[], out: 
     crudeSplit(text, suffix, out);
     return;
   }
-  const scanned = scan(text, false);
+  // A test is read as one command only in the command itself, not in a script it runs (`eval`
+  // runs its text after earlier lines may have defined aliases: `testStep`).
+  const scanned = scan(text, false, depth === 0);
   if (scanned.opaque) out.opaque = true;
   // An unclosed quote: where the words end is a guess, and a command may hide behind it.
   if (scanned.unclosed) out.unreadable = true;
@@ -209,7 +211,7 @@ interface Scanned {
  * loses the adjacency of `2>`. This pass fixes those before it runs. In pattern mode every
  * `#` is literal, newlines are spaces and substitutions stay as written.
  */
-function scan(text: string, patternMode: boolean): Scanned {
+function scan(text: string, patternMode: boolean, tests = false): Scanned {
   const s: ScanState = {
     text,
     i: 0,
@@ -222,6 +224,7 @@ function scan(text: string, patternMode: boolean): Scanned {
     unsure: false,
     arith: [],
     test: false,
+    testsOff: !tests || TESTS_OFF.test(text),
   };
   while (s.i < text.length) step(s, patternMode);
   if (s.quote !== "") s.opaque = true;
@@ -257,8 +260,11 @@ interface ScanState {
   arith: string[];
   /** Inside a `[[ … ]]` that starts a command (`testStep`): its operators are words, not separators. */
   test: boolean;
-  /** The text has a `case` or an `alias`, so no `[[` is read as a test (`testStep`); undefined until asked. */
-  testsOff?: boolean;
+  /**
+   * No `[[` from here on is read as a test (`testStep`): a script another command runs, a text
+   * with a `case` or an `alias`, past the first line, or past arithmetic this scan does not follow.
+   */
+  testsOff: boolean;
 }
 
 function step(s: ScanState, patternMode: boolean): void {
@@ -343,7 +349,9 @@ function stepUnquoted(s: ScanState, c: string, patternMode: boolean): void {
   } else if (!patternMode && testStep(s, c)) {
     // done: a `[[`, its `]]`, or an operator of the test between them
   } else if (c === "\n") {
-    // A newline ends a command like `;` (an empty command after `&&\n` is dropped later).
+    // A newline ends a command like `;` (an empty command after `&&\n` is dropped later). An
+    // alias defined before it applies after it: no test is read past it (`testStep`).
+    s.testsOff = true;
     emit(s, patternMode ? " " : ";", 1);
     if (s.heredocs.length > 0) heredocBodies(s);
   } else if (c === "#") {
@@ -356,8 +364,10 @@ function stepUnquoted(s: ScanState, c: string, patternMode: boolean): void {
     (c === "$" && s.text.charAt(s.i + 1) === "[") ||
     (c === "(" && s.text.charAt(s.i + 1) === "(" && arithmeticAt(s.text, s.i, s))
   ) {
-    // Arithmetic, where `<<` is a shift: tracked across lines, as bash reads it.
+    // Arithmetic, where `<<` is a shift: tracked across lines, as bash reads it. Where it ends is
+    // found by the first `))`, not as bash finds it: no test is read after it.
     s.arith.push(c === "(" ? "))" : "]");
+    s.testsOff = true;
     emit(s, s.text.slice(s.i, s.i + 2));
   } else if (s.arith.length > 0 && c === "[") {
     s.arith.push("]"); // a subscript: its `]` closes no `$[`
@@ -380,7 +390,13 @@ function stepUnquoted(s: ScanState, c: string, patternMode: boolean): void {
  * `[[ $v =~ ^a(b|c)$ ]]`), which shell-quote would take for separators and redirections, leaving
  * `$b` or `$` in command position. They are passed on quoted, one word each. Only an unquoted
  * `[[` where a command starts (TEST_START) opens a test: `"[[" x || rm -rf /` and
- * `echo >& [[ x || rm -rf /` run `rm`. It closes at the first unquoted `]]` that is a word of its
+ * `echo >& [[ x || rm -rf /` run `rm`. And only where nothing may have changed how bash reads
+ * the words before it (`testsOff`): on the command's first line (an alias defined on one line
+ * applies from the next, and may end in a backslash that makes the next `;` plain text), in
+ * the command itself, not a script it runs (`eval` reads its text after those lines ran), not
+ * with a `case` (whose patterns follow `in (`, `|` and `;;`) or an `alias` anywhere in it,
+ * not inside an extended glob's parentheses (inPattern), and not after arithmetic whose end
+ * this scan only guessed. Elsewhere shell-quote reads the test as before. It closes at the first unquoted `]]` that is a word of its
  * own, as bash's does; an extended regex's parenthesis may hold one in bash (`=~ (a ]] b)`), so
  * this closes early there, and what follows is read as commands. Anything bash would refuse
  * inside a test (`;`, `&`, a redirection other than `<` or `>`) ends it, and so does a newline,
@@ -390,19 +406,18 @@ function stepUnquoted(s: ScanState, c: string, patternMode: boolean): void {
  */
 function testStep(s: ScanState, c: string): boolean {
   if (!s.test) {
-    if (c !== "[" || !s.text.startsWith("[[", s.i) || !atWordStart(s) || s.arith.length > 0) return false;
-    if (!/[ \t\n]/.test(s.text.charAt(s.i + 2)) || !atCommandStart(s.out)) return false;
-    // A `case` puts patterns where this would see a command start (`in (`, `|`, `;;`), and an
-    // alias may stand for any word bash would otherwise read as reserved: with either anywhere
-    // in the text, no test is read as one (shell-quote's reading, as before).
-    s.testsOff ??= TESTS_OFF.test(s.text);
-    if (s.testsOff) return false;
+    if (c !== "[" || s.testsOff || !s.text.startsWith("[[", s.i) || !atWordStart(s)) return false;
+    if (s.arith.length > 0 || !/[ \t\n]/.test(s.text.charAt(s.i + 2))) return false;
+    if (!atCommandStart(s.out) || inPattern(s.out, s.out.length)) return false;
     s.test = true;
     emit(s, "[[");
     return true;
   }
   if (c === "]" && s.text.startsWith("]]", s.i) && atWordStart(s)) {
-    const after = s.text.charAt(s.i + 2);
+    // bash joins a backslash-newline's lines before it reads words: `]]\⏎ ||` closes the test.
+    let next = s.i + 2;
+    while (s.text.startsWith("\\\n", next)) next += 2;
+    const after = s.text.charAt(next);
     if (after === "" || BREAK.test(after)) {
       s.test = false;
       emit(s, "]]");
@@ -674,7 +689,9 @@ function bodySubstitutions(body: string, into: Set<string>, doubt: Doubt): void 
       i = end;
     } else if (body.startsWith("$(", i)) {
       const end = closingParen(body, i + 2, 0, doubt);
-      into.add(body.slice(i + 2, end));
+      const inner = body.slice(i + 2, end);
+      // `$((…))` is arithmetic, as in substitute.
+      into.add(inner.startsWith("(") ? `(${inner})` : inner);
       i = end;
     }
   }
@@ -897,11 +914,14 @@ function arithmeticCommand(s: ScanState): boolean {
 
 /**
  * The text between the `((` at `i` and its `))` where bash reads arithmetic there (the `)` that
- * balances the second `(` is followed by another: arithmeticAt), found as bash's parser finds it:
- * parentheses counted, quotes and each `$(…)` (closingParen) skipped. Undefined where this does
- * not follow the body, for the caller's older reading: nested subshells (`((a) ; (b))`), a
- * backquote, a `${…}` with anything but plain characters, a `$'…'`, a double-quoted `$(`, a `#`
- * or a newline, or no end within ARITH_LOOKAHEAD characters.
+ * balances the second `(` is followed by another: arithmeticAt). Parentheses are counted as
+ * written, a `$(…)`'s too, with only quotes and escapes skipped: that is how bash decides that a
+ * `$((` is arithmetic and not `$( (…) )` (`$(($(case a in a)esac);rm -rf /))` runs `rm`), and
+ * where it differs from how bash ends a `((` command (a `$(…)` read whole), it ends earlier or
+ * not at all. Undefined where this does not follow the body, for the caller's older reading:
+ * nested subshells (`((a) ; (b))`), a backquote, a `${…}` with anything but plain characters, a
+ * `$'…'`, a double-quoted `$(`, `${` or backquote, a `#` (but `$#`) or a newline, or no end
+ * within ARITH_LOOKAHEAD characters.
  */
 function arithmeticBody(text: string, i: number): string | undefined {
   let depth = 0;
@@ -916,13 +936,10 @@ function arithmeticBody(text: string, i: number): string | undefined {
       j = close;
     } else if (c === '"') {
       const close = closingUnescaped(text, j + 1, '"');
-      if (close >= end || /[`$]/.test(text.slice(j + 1, close))) return undefined;
+      if (close >= end || /`|\$[({]/.test(text.slice(j + 1, close))) return undefined;
       j = close;
-    } else if (c === "$" && text.charAt(j + 1) === "(") {
-      const doubt: Doubt = { unsure: false };
-      const close = closingParen(text, j + 2, 0, doubt);
-      if (doubt.unsure || close >= end) return undefined;
-      j = close;
+    } else if (c === "$" && text.charAt(j + 1) === "#") {
+      j += 1; // `$#`, the number of arguments: no comment
     } else if (c === "$" && text.charAt(j + 1) === "{") {
       PLAIN_BRACE.lastIndex = j;
       if (!PLAIN_BRACE.test(text)) return undefined;

@@ -102,6 +102,13 @@ describe.skipIf(!existsSync(BASH))("splitCommand against bash 5", () => {
     `a=(;[[ &&\n${MARK} -rf / ]]`,
     `(([[ ))||${MARK} -rf / ]]\n( (:))`,
     `[[ a &&\n  b ]] && ${MARK} -rf /`,
+    `shopt -s extglob\nfalse @(|[[ x)||${MARK} -rf / ]]`,
+    `shopt -s expand_aliases;ali\\as b='false \\'\nb;[[ x||${MARK} -rf / ]]`,
+    `shopt -s expand_aliases;printf -v BASH_ALIASES[b] %s 'false \\'\nb;[[ x||${MARK} -rf / ]]`,
+    `shopt -s expand_aliases;alias b='false \\'\neval 'b;[[ x||${MARK} -rf / ]]'`,
+    `(( (a+(b)) ;[[ $#))||${MARK} -rf / ]]`,
+    `[[ -z a ]]\\\n || ${MARK} -rf / && [[ b ]]`,
+    `: $(($(case a in a)esac);${MARK} -rf /))`,
   ])("where bash reads no test, or has closed it: %j", (command) => {
     expect(bash.run(command).some((ran) => ran.startsWith(`${MARK} `))).toBe(true);
     const split = splitCommand(command);

@@ -543,7 +543,6 @@ describe("splitSubcommands", () => {
     ["while ! [[ $n > 3 ]]; do npm test; done", ["[[ $n > 3 ]]", "npm test"]],
     ["{ [[ ( $a == x ) ]] || make; }", ["[[ ( $a == x ) ]]", "make"]],
     ["[[ $a ]]&& make", ["[[ $a ]]", "make"]],
-    ["echo $( [[ -n $a && -n $b ]] && echo both )", ["echo $(...)", "[[ -n $a && -n $b ]]", "echo both"]],
   ])("reads the test in %j as one command", (command, subcommands) => {
     const split = splitCommand(command);
     expect(split.subcommands.map((s) => s.text)).toEqual(subcommands);
@@ -560,6 +559,9 @@ describe("splitSubcommands", () => {
     ["x=$(( $(nproc) + 1 )); make -j$x", ["make -j$x", "(( $(nproc) + 1 ))", "nproc"]],
     ["(( a && $b || c << 2 )) || exit 1", ["(( a && $b || c << 2 ))", "exit 1"]],
     ["for ((i=0; i<3; i++)); do make; done", ["for (( i=0; i<3; i++ ))", "make"]],
+    ["(( $# > 1 )) && shift", ["(( $# > 1 ))", "shift"]],
+    ['(( "$count" > 0 )) && make', ['(( "$count" > 0 ))', "make"]],
+    ["x=$(( $(( $a * 2 )) + 1 ))", ["(( $(( $a * 2 )) + 1 ))", "(( $a * 2 ))"]],
   ])("reads the arithmetic in %j as one command", (command, subcommands) => {
     const split = splitCommand(command);
     expect(split.subcommands.map((s) => s.text)).toEqual(subcommands);
@@ -575,6 +577,11 @@ describe("splitSubcommands", () => {
     ["(( a ) ) ; rm -rf /"],
     ["(( $(case x in a) rm -rf /;; esac) ))"],
     ["(( x )) && $(rm -rf /)"],
+    // `$((` whose parentheses, counted as written, do not balance: bash runs `$( (…) )`.
+    [": $(($(case a in a)esac);rm -rf /))"],
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: bash's ${…}, not a template
+    ['echo "$(( $(: ${x:-(});rm -rf / ))"'],
+    [": $(($(: $[ ) ]);rm -rf /))"],
     // `$((` that is not arithmetic: bash reads it again as `$(` and a subshell.
     ['echo "$(( rm -rf /) ) )"'],
     ["echo $((( (a) ; (rm -rf /)) ) )"],
@@ -616,6 +623,17 @@ describe("splitSubcommands", () => {
     ["a=(;[[ &&\nrm -rf / ]]"],
     ["(([[ ))||rm -rf / ]]\n( (:))"],
     ["[[ -z $a &&\n  -z $b ]] && rm -rf /"],
+    // A third review's: an extended glob's group, aliases however spelt or set, a script `eval`
+    // runs after them, a line continuation after `]]`, a test after arithmetic closed by guess.
+    ["shopt -s extglob\nfalse @(|[[ x)||rm -rf / ]]"],
+    ["false x@(a;[[ x)||rm -rf / ]]"],
+    ["shopt -s expand_aliases;ali\\as b='false \\'\nb;[[ x||rm -rf / ]]"],
+    ["shopt -s expand_aliases;printf -v BASH_ALIASES[b] %s 'false \\'\nb;[[ x||rm -rf / ]]"],
+    ["shopt -s expand_aliases;alias b='false \\'\neval 'b;[[ x||rm -rf / ]]'"],
+    ["printf -v BASH_ALIASES[c] ca\\se\nc b in (a) :;; [[ | b) rm -rf / ]];; esac"],
+    ["(( (a+(b)) ;[[ $#))||rm -rf / ]]"],
+    ["(( (a+(b)) > `echo 1` || [[ 1 ))||rm -rf / ]]"],
+    ["[[ -z a ]]\\\n || rm -rf / && [[ b ]]"],
   ])("still sees what runs after a test, or where there is none: %j", (command) => {
     const split = splitCommand(command);
     expect(split.subcommands.some((s) => s.text.startsWith("rm -rf /")) || split.unreadable).toBe(true);
