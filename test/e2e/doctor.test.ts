@@ -120,11 +120,12 @@ describe("hookgate doctor", { timeout: 90_000 }, () => {
       "✗ sample decision: not checked (the hook URL is mistyped)",
     ]);
     expect(result.stdout).toMatch(/fix: use the hook URL hookgate init printed/);
-    // A base URL under a prefix is a base URL: every check runs there.
-    const prefixed = await runCli(["doctor", "--url", `${server.url}/hookgate`], "", {
-      HOOKGATE_TOKEN: TOKEN,
-    });
-    expect(prefixed.code, prefixed.stdout).toBe(0);
+    // A base URL under a prefix is a base URL, and a hook URL's prefix may be `/v1` (an API
+    // stage named so): every check runs there.
+    for (const url of [`${server.url}/hookgate`, `${server.url}/v1/v1/hooks/claude-code`]) {
+      const prefixed = await runCli(["doctor", "--url", url], "", { HOOKGATE_TOKEN: TOKEN });
+      expect(prefixed.code, prefixed.stdout).toBe(0);
+    }
   });
 
   it("fails the sample check when the policy does not decide as expected", async () => {
