@@ -27,7 +27,6 @@ const ROUTE_DIALECTS: ReadonlySet<string> = new Set(DIALECTS);
  * without that trailing slash.
  */
 export function createApp(deps: AppDeps): Hono {
-  const app = new Hono({ strict: true });
   const routes = new Hono({ strict: true });
 
   routes.post("/v1/hooks", (c) => answerHook(deps, c.req.raw, undefined));
@@ -72,13 +71,7 @@ export function createApp(deps: AppDeps): Hono {
     routes.all(path, (c) => wrongMethod(c.req.method, routePath(c.req.path), allow));
   }
 
-  // Every route also answers under any prefix (`/hookgate/v1/hooks/claude-code`): a Worker on a
-  // path route (`example.com/hookgate/*`) or an API mapping key puts one before the route, and a
-  // 404 there is an answer Claude Code lets through. The routes at the root are tried first.
-  // (`route` copies the routes registered so far.)
-  app.route("/", routes);
-  app.route("/:prefix{.+}", routes);
-
+  const app = underAnyPrefix(routes);
   app.notFound((c) =>
     c.json(
       { error: { code: "NOT_FOUND", message: `no route ${c.req.method} ${routePath(c.req.path)}` } },
@@ -95,8 +88,21 @@ export function createApp(deps: AppDeps): Hono {
   return app;
 }
 
+/**
+ * An app answering `routes` at the root and under any prefix (`/hookgate/v1/hooks/claude-code`):
+ * a Worker on a path route (`example.com/hookgate/*`), an HTTP API stage or an API mapping key
+ * puts one before the route, and a 404 there is an answer Claude Code lets through. The routes at
+ * the root are tried first. `route` copies the routes registered so far: register them first.
+ */
+export function underAnyPrefix(routes: Hono): Hono {
+  const app = new Hono({ strict: true });
+  app.route("/", routes);
+  app.route("/:prefix{.+}", routes);
+  return app;
+}
+
 /** A request's path without one trailing slash, which every route accepts. */
-export function routePath(path: string): string {
+function routePath(path: string): string {
   return path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path;
 }
 

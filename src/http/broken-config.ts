@@ -9,6 +9,7 @@ import { sniffEventName } from "../core/events.js";
 import { DIALECTS, type Dialect } from "../core/hook-event.js";
 import type { Logger } from "../core/ports.js";
 import { renderRequestFailure } from "../core/render.js";
+import { underAnyPrefix } from "./app.js";
 import { readBody } from "./read-body.js";
 
 const ROUTE_DIALECTS: ReadonlySet<string> = new Set(DIALECTS);
@@ -18,7 +19,6 @@ const SNIFF_BYTES = 64 * 1024;
 export function createBrokenConfigApp(problem: string, logger: Logger, newId: () => string): Hono {
   logger.log("error", "configuration invalid; answering every hook fail-closed", { problem });
   // Strict, as src/http/app.ts explains: the tiny preset already accepts one trailing slash.
-  const app = new Hono({ strict: true });
   const routes = new Hono({ strict: true });
   const message = `hookgate: the gateway's configuration is invalid, so it denies what it guards until an operator fixes it: ${problem} [CONFIG_INVALID]`;
 
@@ -50,9 +50,7 @@ export function createBrokenConfigApp(problem: string, logger: Logger, newId: ()
   routes.get("/healthz", (c) =>
     c.json({ status: "error", error: { code: "CONFIG_INVALID", message: problem } }, 500),
   );
-  // Under any prefix too, as the working app answers (src/http/app.ts).
-  app.route("/", routes);
-  app.route("/:prefix{.+}", routes);
+  const app = underAnyPrefix(routes);
   app.notFound((c) => c.json({ error: { code: "CONFIG_INVALID", message: problem } }, 500));
   return app;
 }
