@@ -787,9 +787,13 @@ function closingParen(text: string, from: number, nesting: number, doubt: Doubt)
   let lastWord = "";
   /** Whether a word may start here: after a blank or an operator, unescaped. */
   let boundary = true;
-  // The `(` just before `from` may open `$((…))`: arithmetic from the start.
-  if (text.charAt(from) === "(" && text.charAt(from - 1) === "(" && arithmeticAt(text, from - 1, doubt))
-    arith.push("))");
+  // The `(` just before `from` may open `$((…))`: arithmetic from the start. Where it does not,
+  // bash ends the `$( (…) )` it reads instead by counting parentheses as written, a `#` no
+  // comment (`x=$(( 1 + 2 )#); rm -rf /` runs `rm`), then reads that text as commands, where
+  // the same `#` may be one: a comment in it leaves this unsure.
+  const dollarParenParen = text.charAt(from) === "(" && text.charAt(from - 1) === "(";
+  if (dollarParenParen && arithmeticAt(text, from - 1, doubt)) arith.push("))");
+  const commentsUnsure = dollarParenParen && arith.length === 0;
   for (let i = from; i < text.length; i += 1) {
     const c = text.charAt(i);
     const atBoundary: boolean = boundary;
@@ -804,7 +808,7 @@ function closingParen(text: string, from: number, nesting: number, doubt: Doubt)
       [i, quote] = skipped;
     } else if (c === "#" && atBoundary) {
       // A comment, to the end of its line (`$(true # it's)` is still open).
-      if (inPattern(text, i)) doubt.unsure = true;
+      if (commentsUnsure || inPattern(text, i)) doubt.unsure = true;
       const end = text.indexOf("\n", i);
       i = (end < 0 ? text.length : end) - 1;
       boundary = true;
