@@ -225,6 +225,7 @@ function scan(text: string, patternMode: boolean, tests = false): Scanned {
     arith: [],
     test: false,
     testsOff: !tests || TESTS_OFF.test(text),
+    inPattern: createPatternWatch(),
   };
   while (s.i < text.length) step(s, patternMode);
   if (s.quote !== "") s.opaque = true;
@@ -265,6 +266,8 @@ interface ScanState {
    * with a `case` or an `alias`, past the first line, or past arithmetic this scan does not follow.
    */
   testsOff: boolean;
+  /** Whether `out` ends inside a test's or an extended glob's pattern (PatternWatch). */
+  readonly inPattern: PatternWatch;
 }
 
 function step(s: ScanState, patternMode: boolean): void {
@@ -408,7 +411,7 @@ function testStep(s: ScanState, c: string): boolean {
   if (!s.test) {
     if (c !== "[" || s.testsOff || !s.text.startsWith("[[", s.i) || !atWordStart(s)) return false;
     if (s.arith.length > 0 || !/[ \t\n]/.test(s.text.charAt(s.i + 2))) return false;
-    if (!atCommandStart(s.out) || inPattern(s.out, s.out.length)) return false;
+    if (!atCommandStart(s.out) || s.inPattern(s.out, s.out.length)) return false;
     s.test = true;
     emit(s, "[[");
     return true;
@@ -484,27 +487,54 @@ function closesArithmetic(arith: readonly string[], text: string, i: number): bo
  * Whether the text before `end` may be inside a pattern bash reads as one piece: a `[[` not yet
  * closed by `]]` (`[[ x =~ (a| #) ]]`), or an extended glob whose parenthesis is still open
  * (`@(;#)`). A `#` or `<<` there is neither a comment nor a heredoc, and this scan does not tell
- * them apart.
+ * them apart. Only the last `[[` and the last of each extended glob's opener count.
+ *
+ * Asked at every `#` and `<<`, with the text read so far: each call reads only the characters
+ * added since the last, so that a command of `#` or `<` repeated costs linear time, not
+ * quadratic. The text must only grow between calls (the scan's output) or stay the same while
+ * `end` advances (closingParen's text); `watchFor` gives a watch for such a text.
  */
-function inPattern(text: string, end: number): boolean {
-  const test = text.lastIndexOf("[[", end - 1);
-  if (test >= 0 && !text.slice(test, end).includes("]]")) return true;
-  for (const open of ["@(", "!(", "+(", "*(", "?("]) {
-    const at = text.lastIndexOf(open, end - 1);
-    if (at >= 0 && unbalanced(text, at + 1, end)) return true;
-  }
-  return false;
+type PatternWatch = (text: string, end: number) => boolean;
+
+function createPatternWatch(): PatternWatch {
+  let read = 0;
+  /** The parentheses open (`(` less `)`) in the text before `read`. */
+  let depth = 0;
+  /** Where the last `[[` and `]]` start. */
+  let test = -1;
+  let close = -1;
+  /** For the last of each extended glob's opener, `depth` just before its `(`; NaN: none yet. */
+  const globs = [Number.NaN, Number.NaN, Number.NaN, Number.NaN, Number.NaN];
+  return (text, end) => {
+    for (; read < end; read += 1) {
+      const c = text.charAt(read);
+      const before = read > 0 ? text.charAt(read - 1) : "";
+      if (c === "[" && before === "[") test = read - 1;
+      else if (c === "]" && before === "]") close = read - 1;
+      else if (c === "(") {
+        const glob = GLOB_OPENERS.indexOf(before);
+        if (glob >= 0 && before !== "") globs[glob] = depth;
+      }
+      if (c === "(") depth += 1;
+      else if (c === ")") depth -= 1;
+    }
+    return (test >= 0 && close < test) || globs.some((base) => depth > base);
+  };
 }
 
-/** Whether the parentheses from `from` to `end` leave one open. */
-function unbalanced(text: string, from: number, end: number): boolean {
-  let depth = 0;
-  for (let i = from; i < end; i += 1) {
-    const c = text.charAt(i);
-    if (c === "(") depth += 1;
-    else if (c === ")") depth -= 1;
+/** The characters before `(` that open an extended glob: `@(`, `!(`, `+(`, `*(`, `?(`. */
+const GLOB_OPENERS = "@!+*?";
+
+/** One watch per text that closingParen reads, kept while that text is read forward. */
+let lastWatch: { text: string; end: number; watch: PatternWatch } | undefined;
+
+/** A PatternWatch for `text` at `end`: the last one if it read this text no further than `end`. */
+function watchFor(text: string, end: number): PatternWatch {
+  if (lastWatch === undefined || lastWatch.end > end || lastWatch.text !== text) {
+    lastWatch = { text, end, watch: createPatternWatch() };
   }
-  return depth > 0;
+  lastWatch.end = end;
+  return lastWatch.watch;
 }
 
 /** bash starts a comment only at the start of a word; elsewhere `#` is a plain character. */
@@ -512,7 +542,7 @@ function hash(s: ScanState, patternMode: boolean): void {
   if (patternMode || !atWordStart(s)) {
     emit(s, "\\#", 1);
   } else {
-    if (inPattern(s.out, s.out.length)) s.unsure = true;
+    if (s.inPattern(s.out, s.out.length)) s.unsure = true;
     const end = s.text.indexOf("\n", s.i);
     s.i = end < 0 ? s.text.length : end;
   }
@@ -526,7 +556,7 @@ function hash(s: ScanState, patternMode: boolean): void {
  */
 function heredocOrHereString(s: ScanState, patternMode: boolean): void {
   const here = s.text.startsWith("<<<", s.i);
-  if (!patternMode && inPattern(s.out, s.out.length)) s.unsure = true;
+  if (!patternMode && s.inPattern(s.out, s.out.length)) s.unsure = true;
   if (!here && !patternMode && s.arith.length === 0) {
     s.opaque = true;
     const heredoc = heredocAt(s.text, s.i);
@@ -808,7 +838,7 @@ function closingParen(text: string, from: number, nesting: number, doubt: Doubt)
       [i, quote] = skipped;
     } else if (c === "#" && atBoundary) {
       // A comment, to the end of its line (`$(true # it's)` is still open).
-      if (commentsUnsure || inPattern(text, i)) doubt.unsure = true;
+      if (commentsUnsure || watchFor(text, i)(text, i)) doubt.unsure = true;
       const end = text.indexOf("\n", i);
       i = (end < 0 ? text.length : end) - 1;
       boundary = true;
