@@ -13,6 +13,7 @@ const HERE = dirname(fileURLToPath(import.meta.url));
 const BENCHMARKS = [
   "decision.js",
   "scaling.js",
+  "worst-case.js",
   "command-hook.js",
   "egress.js",
   "remote.js",

@@ -840,7 +840,7 @@ describe("robustness", () => {
     ["2>".repeat(49_000)],
     ["\u0000\uE000\uD800 rm\u00a0-rf /"],
   ])("splits a hostile command, and its longest readable prefix, without throwing (%#)", (command) => {
-    // No timing here (bench/ measures): a stalled splitter fails by the test timeout.
+    // No timing here (bench/worst-case.js measures): a stalled splitter fails by the test timeout.
     const prefix = command.slice(0, MAX_COMMAND_LENGTH);
     for (const text of [command, prefix]) {
       const split = splitSubcommands(text);

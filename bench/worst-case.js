@@ -1,0 +1,220 @@
+/**
+ * The decision's worst case: what one Bash command can cost a decision. Before Bash rules are
+ * matched, a PreToolUse Bash call's command is split into the commands it runs
+ * (src/core/shell-command.ts), and `serve` answers every agent from one event loop, so a command
+ * that is slow to split delays every decision queued behind it. This measures a decision on
+ * commands built to be slow to split (each character an operator, a comment, a heredoc opener,
+ * an `eval`), against two baselines measured in the same rounds: decision.js's request
+ * (`rm -rf /`) and a 16 KiB commit message in a heredoc, the longest command agents commonly send.
+ *
+ *   node bench/worst-case.js [--rounds 5] [--calls 4] [--policy bench/policy-200.json]
+ *
+ * In process, against dist/ (needs `npm run build`): `handleHook` with the 200-rule policy on
+ * decision.js's request with its command replaced, each hostile command at 8 and 16 KiB
+ * (16 KiB is the longest command the splitter reads; a longer one is unreadable at once, and
+ * every deny-style Bash rule matches it). The split of a command is memoised, as the same
+ * command is read by several rules, so each case alternates two spellings of its command (the
+ * second has a leading blank). Per case: the median wall and CPU ms per decision over
+ * `rounds` × `calls` decisions, its ratio to the `rm -rf /` decision, and the growth from 8 to
+ * 16 KiB (2 where the work is linear in the command's length, 4 where it is quadratic).
+ * Checks that every answer is a decision with no error, the same for both spellings, and that
+ * `rm -rf /` gets no-rm-root's deny. Stops by itself in a few seconds. Writes
+ * bench/results/worst-case-<date>.json and prints a Markdown table.
+ */
+import { readFileSync } from "node:fs";
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { createRun, log, machine, median, RESULTS, ROOT, round1, round3 } from "./common.js";
+import { MEASURED_ANSWER, measuredRequest } from "./make-policy.js";
+
+const { fail, boundedInt } = createRun("worst-case.js");
+
+const { values: flags } = parseArgs({
+  options: {
+    rounds: { type: "string", default: "5" },
+    calls: { type: "string", default: "4" },
+    policy: { type: "string", default: join(ROOT, "bench", "policy-200.json") },
+  },
+});
+const options = {
+  rounds: boundedInt("rounds", flags.rounds, 1, 100),
+  calls: boundedInt("calls", flags.calls, 2, 100),
+  policy: flags.policy,
+};
+
+const dist = (path) => import(join(ROOT, "dist", path));
+const { loadPolicy } = await dist("core/policy.js").catch(() =>
+  fail("dist/ is missing or stale: run npm run build first"),
+);
+const { handleHook } = await dist("app/handle-hook.js");
+const { splitCommand, MAX_COMMAND_LENGTH } = await dist("core/shell-command.js");
+const { nodeSha256 } = await dist("adapters/hash/node-crypto.js");
+const { createJsonLogger } = await dist("adapters/log/json-lines.js");
+
+/** `unit` repeated to exactly `length` characters. */
+const repeated = (unit, length) => unit.repeat(Math.ceil(length / unit.length)).slice(0, length);
+
+/** A commit message of about `length` characters in a quoted heredoc, as Claude Code writes one. */
+const commitMessage = (length) =>
+  `git commit -m "$(cat <<'EOF'\n${repeated("Fix the retry loop so a slow sink no longer blocks. ", length - 40)}\nEOF\n)"`;
+
+/**
+ * Each shape once took the splitter more than linear time, or is among the slowest per
+ * character (bench/README.md, worst-case.js).
+ */
+const HOSTILE = [
+  { name: "`<` repeated", command: (n) => repeated("<", n) },
+  { name: "`a #⏎` repeated", command: (n) => repeated("a #\n", n) },
+  { name: "`echo $(` + `a #⏎` repeated + `)`", command: (n) => `echo $(${repeated("a #\n", n - 8)})` },
+  { name: "`eval ` repeated", command: (n) => repeated("eval ", n) },
+  { name: "`(a` repeated", command: (n) => repeated("(a", n) },
+  { name: "`$(` repeated", command: (n) => repeated("$(", n) },
+  { name: "`@(` repeated", command: (n) => repeated("@(", n) },
+  { name: "`[[ ` repeated", command: (n) => repeated("[[ ", n) },
+  { name: "`a|` repeated", command: (n) => repeated("a|", n) },
+  { name: "`a⏎` repeated", command: (n) => repeated("a\n", n) },
+  // Many commands, each one that Bash rules name or a redirection: the rules' work per command.
+  { name: "`git push -f origin main;` repeated", command: (n) => repeated("git push -f origin main;", n) },
+  { name: "`a>b;` repeated", command: (n) => repeated("a>b;", n) },
+];
+const SIZES = [MAX_COMMAND_LENGTH / 2, MAX_COMMAND_LENGTH];
+
+await main();
+
+async function main() {
+  const loaded = await loadPolicy(readFileSync(options.policy, "utf8"), {
+    env: () => undefined,
+    sha256: nodeSha256,
+  });
+  if (!loaded.ok) fail(`${options.policy} does not load: ${JSON.stringify(loaded.error.slice(0, 3))}`);
+  const policy = loaded.value.policy;
+  const request = measuredRequest();
+  const event = JSON.parse(request.body);
+  let calls = 0;
+  const deps = {
+    policy: () => policy,
+    clock: { now: Date.now, monotonic: () => performance.now() },
+    newId: () => `bench-${calls++}`,
+    sha256: nodeSha256,
+    logger: createJsonLogger({ write() {} }),
+  };
+  const hookRequest = (command) => ({
+    body: { ok: true, text: JSON.stringify({ ...event, tool_input: { ...event.tool_input, command } }) },
+    contentType: request.headers["content-type"],
+    authorization: request.headers.authorization,
+    dialect: undefined,
+  });
+
+  const cases = [
+    { name: "baseline: `rm -rf /` (decision.js's request)", kind: "baseline", bytes: 8, command: "rm -rf /" },
+    {
+      name: "baseline: a 16 KiB commit message in a heredoc",
+      kind: "commit",
+      bytes: MAX_COMMAND_LENGTH,
+      command: commitMessage(MAX_COMMAND_LENGTH - 1),
+    },
+    ...HOSTILE.flatMap((h) =>
+      // One character short, for the second spelling's leading blank.
+      SIZES.map((bytes) => ({ name: h.name, kind: "hostile", bytes, command: h.command(bytes - 1) })),
+    ),
+  ];
+  for (const c of cases) {
+    if (c.command.length >= MAX_COMMAND_LENGTH)
+      fail(`${c.name}: ${c.command.length} characters, over the limit`);
+    c.requests = [hookRequest(c.command), hookRequest(` ${c.command}`)];
+    c.unreadable = splitCommand(c.command).unreadable;
+    c.wallMs = [];
+    c.cpuMs = [];
+    // Warm-up, and the answer checked: no error, the same for both spellings.
+    const answers = [];
+    for (const r of c.requests) {
+      const outcome = await handleHook(deps, r);
+      if (outcome.error !== undefined) fail(`${c.name}: the decision failed with ${outcome.error.code}`);
+      answers.push(outcome.answer.body);
+    }
+    if (answers[0] !== answers[1]) fail(`${c.name}: the two spellings got ${answers[0]} and ${answers[1]}`);
+    if (c.kind === "baseline" && answers[0] !== MEASURED_ANSWER) {
+      fail(`${c.name}: got ${answers[0]}, expected ${MEASURED_ANSWER}`);
+    }
+    c.decision =
+      answers[0] === "" ? "none" : (JSON.parse(answers[0]).hookSpecificOutput?.permissionDecision ?? "?");
+  }
+
+  log(`worst-case: ${cases.length} commands, ${options.rounds} rounds of ${options.calls} decisions each`);
+  for (let round = 0; round < options.rounds; round++) {
+    for (const c of cases) {
+      for (let i = 0; i < options.calls; i++) {
+        const cpu0 = process.cpuUsage();
+        const t0 = performance.now();
+        await handleHook(deps, c.requests[i % 2]);
+        const ms = performance.now() - t0;
+        const cpu = process.cpuUsage(cpu0);
+        c.wallMs.push(ms);
+        c.cpuMs.push((cpu.user + cpu.system) / 1000);
+      }
+    }
+  }
+
+  const baseline = cases[0];
+  const baseMs = median(baseline.wallMs);
+  const rows = cases.map((c) => {
+    const wallMs = median(c.wallMs);
+    return {
+      name: c.name,
+      kind: c.kind,
+      bytes: c.bytes,
+      decision: c.decision,
+      unreadable: c.unreadable,
+      wallMs: round3(wallMs),
+      wallMsRange: [round3(Math.min(...c.wallMs)), round3(Math.max(...c.wallMs))],
+      cpuMs: round3(median(c.cpuMs)),
+      timesBaseline: round1(wallMs / baseMs),
+    };
+  });
+  for (const row of rows) {
+    if (row.kind !== "hostile" || row.bytes !== MAX_COMMAND_LENGTH) continue;
+    const half = rows.find((r) => r.name === row.name && r.bytes === MAX_COMMAND_LENGTH / 2);
+    row.growth = half ? round1(row.wallMs / half.wallMs) : null;
+  }
+  const worst = rows.reduce((a, b) => (b.wallMs > a.wallMs ? b : a));
+  const result = {
+    benchmark: "worst-case",
+    date: new Date().toISOString(),
+    machine: machine("in process; other load on the machine moves the wall figures"),
+    options,
+    baselineMs: round3(baseMs),
+    worst: { name: worst.name, bytes: worst.bytes, wallMs: worst.wallMs, timesBaseline: worst.timesBaseline },
+    maxGrowth: Math.max(...rows.map((r) => r.growth ?? 0)),
+    cases: rows,
+  };
+  await mkdir(RESULTS, { recursive: true });
+  const file = join(RESULTS, `worst-case-${result.date.slice(0, 10)}.json`);
+  await writeFile(file, `${JSON.stringify(result, null, 2)}\n`);
+  process.stdout.write(`\n${markdown(result)}\n\nwritten to ${file}\n`);
+}
+
+function markdown(result) {
+  const lines = [
+    `In process (\`handleHook\`, ${options.policy.endsWith("policy-200.json") ? "the 200-rule policy" : options.policy}), ` +
+      `median of ${options.rounds} × ${options.calls} decisions per command; growth: the 16 KiB median over the 8 KiB one.`,
+    "",
+    "| command | KiB | answer | ms per decision (range) | CPU ms | × `rm -rf /` | growth 8 → 16 KiB |",
+    "|---|---:|---|---:|---:|---:|---:|",
+  ];
+  for (const r of result.cases) {
+    if (r.kind === "hostile" && r.bytes !== MAX_COMMAND_LENGTH) continue;
+    const answer = `${r.decision}${r.unreadable ? " (unreadable)" : ""}`;
+    lines.push(
+      `| ${r.name} | ${round1(r.bytes / 1024)} | ${answer} | ${r.wallMs} (${r.wallMsRange.join("–")}) | ${r.cpuMs} | ` +
+        `${r.timesBaseline}× | ${r.growth === undefined ? "" : `${r.growth}×`} |`,
+    );
+  }
+  lines.push(
+    "",
+    `**Worst case:** ${result.worst.name} at ${round1(result.worst.bytes / 1024)} KiB, ${result.worst.wallMs} ms per ` +
+      `decision, ${result.worst.timesBaseline}× the \`rm -rf /\` decision (${result.baselineMs} ms); largest growth ` +
+      `from 8 to 16 KiB ${result.maxGrowth}× (2× is linear).`,
+  );
+  return lines.join("\n");
+}
