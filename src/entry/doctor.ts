@@ -17,6 +17,7 @@ import {
   DEFAULT_SEND_TIMEOUT_SECONDS,
   type Env,
   gatewayBaseUrl,
+  isHookUrl,
   parseGatewayUrl,
   resolveHookUrl,
   routeClient,
@@ -82,7 +83,7 @@ export async function doctorCommand(args: readonly string[], io: CommandIo, env:
   // for a base URL (`/v1/hook/claude-code`) would pass every check while the agent, posting to
   // the URL as written, gets a 404. hookgate's routes start at `/v1/`: a URL without a hook
   // route that holds it is no base. (A hook URL's prefix may: an API stage named `v1`.)
-  if (hookUrl !== values.url && /(?:^|\/)v1(?:\/|$)/.test(new URL(base).pathname)) {
+  if (!isHookUrl(values.url) && /(?:^|\/)v1(?:\/|$)/.test(new URL(base).pathname)) {
     print({
       ok: false,
       line: `hook URL: ${base} is no hook route and no gateway base URL (its path has /v1/ but no /v1/hooks)`,

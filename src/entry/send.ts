@@ -40,13 +40,18 @@ export function tokenFromEnv(env: Env, dialect?: string): { name: string; value:
 
 const HOOKS_PATH = /\/v1\/hooks(?:\/|$)/;
 
+/** Whether the URL's path names a hook route (`…/v1/hooks`, `…/v1/hooks/<client>`). */
+export function isHookUrl(url: string): boolean {
+  return HOOKS_PATH.test(parseGatewayUrl(url).pathname);
+}
+
 /**
  * The URL to post to: `url` itself when its path already names a hook route, otherwise the
  * base URL plus `/v1/hooks/<client>` (or `/v1/hooks`). Throws on a URL that is not http(s).
  */
 export function resolveHookUrl(url: string, client: string | undefined): string {
+  if (isHookUrl(url)) return url;
   const parsed = parseGatewayUrl(url);
-  if (HOOKS_PATH.test(parsed.pathname)) return url;
   const base = parsed.href.replace(/[?#].*$/, "").replace(/\/+$/, "");
   return `${base}/v1/hooks${client ? `/${client}` : ""}`;
 }
