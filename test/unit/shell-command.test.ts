@@ -726,6 +726,10 @@ describe("splitSubcommands", () => {
   it("keeps globs as their pattern and variables literal", () => {
     // biome-ignore lint/suspicious/noTemplateCurlyInString: shell syntax under test, not a template
     expect(splitSubcommands("rm -rf /* $HOME ${TMPDIR}").subcommands).toEqual(["rm -rf /* $HOME $TMPDIR"]);
+    // Names an object has of its own are variables like any other.
+    expect(splitSubcommands("echo $constructor $__proto__ $toString $").subcommands).toEqual([
+      "echo $constructor $__proto__ $toString $",
+    ]);
   });
 
   it.each([
