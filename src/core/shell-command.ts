@@ -225,7 +225,7 @@ function scan(text: string, patternMode: boolean, tests = false): Scanned {
     arith: [],
     test: false,
     testsOff: !tests || TESTS_OFF.test(text),
-    inPattern: createPatternWatch(),
+    inPattern: createPatternWatch(true),
   };
   while (s.i < text.length) step(s, patternMode);
   if (s.quote !== "") s.opaque = true;
@@ -360,6 +360,8 @@ function stepUnquoted(s: ScanState, c: string, patternMode: boolean): void {
   } else if (c === "#") {
     hash(s, patternMode);
   } else if (!patternMode && (s.text.startsWith("<(", s.i) || s.text.startsWith(">(", s.i))) {
+    // In an extended glob's pattern, bash counts its parentheses as the pattern's own.
+    if (s.inPattern(s.out, s.out.length)) s.unsure = true;
     substitute(s);
   } else if (!patternMode && c === "(" && s.arith.length === 0 && arithmeticCommand(s)) {
     // done: `((…))` as one command
@@ -486,8 +488,14 @@ function closesArithmetic(arith: readonly string[], text: string, i: number): bo
 /**
  * Whether the text before `end` may be inside a pattern bash reads as one piece: a `[[` not yet
  * closed by `]]` (`[[ x =~ (a| #) ]]`), or an extended glob whose parenthesis is still open
- * (`@(;#)`). A `#` or `<<` there is neither a comment nor a heredoc, and this scan does not tell
- * them apart. Only the last `[[` and the last of each extended glob's opener count.
+ * (`@(;#)`, `@(a|@(b)|#)`), or just closed (`@(a)#` is one word). A `#` or `<<` there is neither a
+ * comment nor a heredoc, and this scan does not tell them apart.
+ *
+ * On the scan's output (`quotes`), whose quotes are shell quotes: a quoted or escaped `)` or `]]`
+ * closes nothing (`@(')'|#)`), a `]]` closes a test only as a word of its own followed by a blank
+ * or an operator (not `x]]`, nor a `]]` the text ends with), and any `[[` opens one. On the raw
+ * text closingParen reads, where a quote may be inside a `$(…)` inside double quotes, once a `[[`
+ * or an extended glob's opener is read, the answer stays yes.
  *
  * Asked at every `#` and `<<`, with the text read so far: each call reads only the characters
  * added since the last, so that a command of `#` or `<` repeated costs linear time, not
@@ -496,29 +504,59 @@ function closesArithmetic(arith: readonly string[], text: string, i: number): bo
  */
 type PatternWatch = (text: string, end: number) => boolean;
 
-function createPatternWatch(): PatternWatch {
+function createPatternWatch(quotes: boolean): PatternWatch {
   let read = 0;
-  /** The parentheses open (`(` less `)`) in the text before `read`. */
+  let quote: Quote = "";
+  /** The character at `read - 1` was a backslash that escapes the one at `read`. */
+  let escaped = false;
+  /** Unquoted parentheses open (`(` less `)`) in the text before `read`. */
   let depth = 0;
-  /** Where the last `[[` and `]]` start. */
-  let test = -1;
-  let close = -1;
-  /** For the last of each extended glob's opener, `depth` just before its `(`; NaN: none yet. */
-  const globs = [Number.NaN, Number.NaN, Number.NaN, Number.NaN, Number.NaN];
+  /** `depth` just before the `(` of each extended glob still open, innermost last. */
+  const globs: number[] = [];
+  let test = false;
+  /** Where an unquoted `]]` after a blank ends, until the next character says whether it closes. */
+  let closing = -1;
+  let sticky = false;
+  /** Where the last extended glob closed: its word goes on after it (`@(a)#` is one word). */
+  let globEnd = Number.NaN;
+  /** The character before was an unquoted `$`: a `'` after it opens `$'…'`. */
+  let dollar = false;
   return (text, end) => {
-    for (; read < end; read += 1) {
+    for (; read < end && !sticky; read += 1) {
       const c = text.charAt(read);
+      const afterDollar = dollar;
+      dollar = false;
       const before = read > 0 ? text.charAt(read - 1) : "";
-      if (c === "[" && before === "[") test = read - 1;
-      else if (c === "]" && before === "]") close = read - 1;
-      else if (c === "(") {
-        const glob = GLOB_OPENERS.indexOf(before);
-        if (glob >= 0 && before !== "") globs[glob] = depth;
+      const opener = c === "(" && before !== "" && GLOB_OPENERS.includes(before);
+      if (c === "[" && before === "[") test = true;
+      if (!quotes) {
+        sticky = test || opener;
+        continue;
       }
-      if (c === "(") depth += 1;
-      else if (c === ")") depth -= 1;
+      const unquoted = quote === "" && !escaped;
+      if (closing === read - 1 && unquoted && /[ \t\n;&|()<>]/.test(c)) test = false;
+      closing = -1;
+      if (escaped) escaped = false;
+      else if (c === "\\" && quote !== "'") escaped = true;
+      else if (quote !== "") {
+        if ((c === "'" && quote !== '"') || (c === '"' && quote === '"')) quote = "";
+      } else if (c === "'") quote = afterDollar ? "$'" : "'";
+      else if (c === '"') quote = '"';
+      else if (c === "$") dollar = true;
+      else if (c === "(") {
+        if (opener) globs.push(depth);
+        depth += 1;
+      } else if (c === ")") {
+        depth -= 1;
+        if (globs.at(-1) === depth) {
+          globs.pop();
+          globEnd = read;
+        }
+      } else if (c === "]" && before === "]" && /^$|[ \t\n;&|()]/.test(text.charAt(read - 2))) {
+        closing = read;
+      }
     }
-    return (test >= 0 && close < test) || globs.some((base) => depth > base);
+    return sticky || test || globs.length > 0 || globEnd === end - 1;
   };
 }
 
@@ -531,7 +569,7 @@ let lastWatch: { text: string; end: number; watch: PatternWatch } | undefined;
 /** A PatternWatch for `text` at `end`: the last one if it read this text no further than `end`. */
 function watchFor(text: string, end: number): PatternWatch {
   if (lastWatch === undefined || lastWatch.end > end || lastWatch.text !== text) {
-    lastWatch = { text, end, watch: createPatternWatch() };
+    lastWatch = { text, end, watch: createPatternWatch(false) };
   }
   lastWatch.end = end;
   return lastWatch.watch;
@@ -824,6 +862,13 @@ function closingParen(text: string, from: number, nesting: number, doubt: Doubt)
   const dollarParenParen = text.charAt(from) === "(" && text.charAt(from - 1) === "(";
   if (dollarParenParen && arithmeticAt(text, from - 1, doubt)) arith.push("))");
   const commentsUnsure = dollarParenParen && arith.length === 0;
+  // There a heredoc or a `case` pattern may hold a `)` that bash counts (`$((a) <<F⏎)⏎rm -rf /⏎F`
+  // runs `rm`): where this reading ends elsewhere, it is unsure.
+  const asWritten = commentsUnsure ? parensAsWritten(text, from) : -1;
+  const ended = (end: number): number => {
+    if (asWritten !== -1 && end !== asWritten) doubt.unsure = true;
+    return end;
+  };
   for (let i = from; i < text.length; i += 1) {
     const c = text.charAt(i);
     const atBoundary: boolean = boundary;
@@ -861,11 +906,15 @@ function closingParen(text: string, from: number, nesting: number, doubt: Doubt)
       arith.push("]");
       i += 1;
     } else if (arith.length > 0 && c === "[") {
-      arith.push("]");
-    } else if (arith.at(-1) === "]" && c === "]") {
+      arith.push("["); // a subscript, closed by `]`
+    } else if ((arith.at(-1) === "]" || arith.at(-1) === "[") && c === "]") {
       arith.pop();
     } else if (arith.at(-1) === "]" && (c === "(" || c === ")")) {
-      // Inside `$[…]` and subscripts parentheses are arithmetic's own: they close nothing.
+      // Inside `$[…]` parentheses are arithmetic's own: they close nothing.
+    } else if (arith.at(-1) === "[" && (c === "(" || c === ")")) {
+      // Inside a subscript arithmetic reads them as its own, but bash counts them to end a `((`
+      // (`$( (( x$b[(] ) )) …)` stays open): where that ends is not worked out here.
+      doubt.unsure = true;
     } else if (c === "(") {
       if (text.charAt(i + 1) === "(" && arithmeticAt(text, i, doubt)) arith.push("))");
       depth += 1;
@@ -879,7 +928,7 @@ function closingParen(text: string, from: number, nesting: number, doubt: Doubt)
         continue;
       }
       depth -= 1;
-      if (depth === 0) return i;
+      if (depth === 0) return ended(i);
       command = "unsure"; // `f() case …` defines a function whose body is the case
       boundary = true;
     } else if (BREAK.test(c)) {
@@ -905,7 +954,29 @@ function closingParen(text: string, from: number, nesting: number, doubt: Doubt)
       i = end - 1;
     }
   }
-  return text.length;
+  return ended(text.length);
+}
+
+/**
+ * The index of the `)` closing the `(` just before `from`, counting parentheses as written, with
+ * only quotes and escapes skipped: where bash ends a `$((` or `<((` that is not arithmetic. The
+ * text's end if none; undefined if none within ARITH_LOOKAHEAD characters (so that `$((a)`
+ * repeated, nested, costs linear time).
+ */
+function parensAsWritten(text: string, from: number): number | undefined {
+  let depth = 1;
+  const end = Math.min(text.length, from + ARITH_LOOKAHEAD);
+  for (let j = from; j < end; j += 1) {
+    const c = text.charAt(j);
+    if (c === "\\") j += 1;
+    else if (c === "'") {
+      const close = text.indexOf("'", j + 1);
+      j = close < 0 ? text.length : close;
+    } else if (c === '"') j = closingUnescaped(text, j + 1, '"');
+    else if (c === "(") depth += 1;
+    else if (c === ")" && --depth === 0) return j;
+  }
+  return end < text.length ? undefined : text.length;
 }
 
 /** The index of the `}` closing a `${` just before `from` (quotes and substitutions inside skipped). */
@@ -935,7 +1006,8 @@ interface Doubt {
  * tracked as before (`arithmeticAt`, `s.arith`). Returns whether it consumed anything.
  */
 function arithmeticCommand(s: ScanState): boolean {
-  if (s.text.charAt(s.i + 1) !== "(") return false;
+  // Glued to a word (`@((…))`, an extended glob) it is no command.
+  if (s.text.charAt(s.i + 1) !== "(" || !atWordStart(s)) return false;
   const body = arithmeticBody(s.text, s.i);
   if (body === undefined) return false;
   const found = new Set<string>();
@@ -943,6 +1015,7 @@ function arithmeticCommand(s: ScanState): boolean {
   for (const substitution of found) s.substitutions.add(substitution);
   if (found.size > 0) s.opaque = true;
   emit(s, `'((' '${body.replaceAll("'", "'\\''")}' '))'`, body.length + 4);
+  s.prev = ")"; // `))` is an operator: a word starts after it, and a `#` there is a comment
   return true;
 }
 
@@ -950,12 +1023,12 @@ function arithmeticCommand(s: ScanState): boolean {
  * The text between the `((` at `i` and its `))` where bash reads arithmetic there (the `)` that
  * balances the second `(` is followed by another: arithmeticAt). Parentheses are counted as
  * written, a `$(…)`'s too, with only quotes and escapes skipped: that is how bash decides that a
- * `$((` is arithmetic and not `$( (…) )` (`$(($(case a in a)esac);rm -rf /))` runs `rm`), and
- * where it differs from how bash ends a `((` command (a `$(…)` read whole), it ends earlier or
- * not at all. Undefined where this does not follow the body, for the caller's older reading:
- * nested subshells (`((a) ; (b))`), a backquote, a `${…}` with anything but plain characters, a
- * `$'…'`, a double-quoted `$(`, `${` or backquote, a `#` (but `$#`) or a newline, or no end
- * within ARITH_LOOKAHEAD characters.
+ * `$((` is arithmetic and not `$( (…) )` (`$(($(case a in a)esac);rm -rf /))` runs `rm`). A `((`
+ * command differs only where a `$(…)` in it holds a `)` that closes nothing (bash reads that
+ * `$(…)` whole): a `case` pattern's. Undefined where this does not follow the body, for the
+ * caller's older reading: nested subshells (`((a) ; (b))`), a `case`, a backquote, a `${…}` with
+ * anything but plain characters, a `$'…'`, a double-quoted `$(`, `${` or backquote, a `#` (but
+ * `$#`) or a newline, or no end within ARITH_LOOKAHEAD characters.
  */
 function arithmeticBody(text: string, i: number): string | undefined {
   let depth = 0;
@@ -984,11 +1057,15 @@ function arithmeticBody(text: string, i: number): string | undefined {
       depth += 1;
     } else if (c === ")") {
       if (depth > 0) depth -= 1;
-      else return text.charAt(j + 1) === ")" ? text.slice(i + 2, j) : undefined;
+      else if (text.charAt(j + 1) !== ")" || CASE_WORD.test(text.slice(i + 2, j))) return undefined;
+      else return text.slice(i + 2, j);
     }
   }
   return undefined;
 }
+
+/** The word `case`, whose patterns' `)` a count of parentheses as written takes for closing ones. */
+const CASE_WORD = /(?:^|[^A-Za-z0-9_])case(?![A-Za-z0-9_])/;
 
 /** A `${…}` of plain characters, as PLAIN_PARAMETER, at a given index. */
 const PLAIN_BRACE = /\$\{[^'"`\\\s;&|<>(){}$]*\}/y;
@@ -1025,7 +1102,12 @@ function arithmeticAt(text: string, i: number, doubt: Doubt): boolean {
     } else if (c === "(") {
       depth += 1;
     } else if (c === ")") {
-      if (depth === 0) return text.charAt(j + 1) === ")";
+      if (depth === 0) {
+        // A `case` pattern's `)` in a `$(…)` in it: bash's `((` reads that `$(…)` as commands,
+        // and so closes elsewhere (`((rm -rf / ; $(case a in a) esac)) )` runs `rm`).
+        if (CASE_WORD.test(text.slice(i + 2, j))) doubt.unsure = true;
+        return text.charAt(j + 1) === ")";
+      }
       depth -= 1;
     }
   }
@@ -1293,10 +1375,17 @@ function expand(command: Command, depth: number, suffix: readonly string[], out:
   // (bash runs what a lone glob matches, so only a command with a `case` gets that reading.)
   const lonePattern =
     first.kind === "glob" && args.length === at + 1 && out.caseText.includes(`${first.text})`);
-  const unnamed = first.kind === "glob" || (/[$[{`]/.test(first.text) && !TEST_WORDS.has(first.text));
+  // So does a process substitution: an empty one (`<() rm -rf /`) is no word, and the next runs.
+  const unnamed =
+    first.kind === "glob" ||
+    (/[$[{`]/.test(first.text) && !TEST_WORDS.has(first.text)) ||
+    PROCESS_SUBSTITUTION.test(first.text);
   // A guess proves nothing by a bracket or xargs' `{}`, but a variable, glob or brace there runs.
   const unnamedGuess =
-    first.kind === "glob" || /[$`]/.test(first.text) || (first.text.includes("{") && first.text !== "{}");
+    first.kind === "glob" ||
+    /[$`]/.test(first.text) ||
+    (first.text.includes("{") && first.text !== "{}") ||
+    PROCESS_SUBSTITUTION.test(first.text);
   if (!lonePattern && (out.guessing === 0 ? unnamed : unnamedGuess)) markUnreadable(out);
   // sudo -s, sudo -i and doas -s with no command start a shell that reads stdin.
   if (STDIN_SHELL_WRAPPERS.has(programName(first.text)) && stdinShellWrapper(args, at)) {
@@ -1320,6 +1409,9 @@ function expand(command: Command, depth: number, suffix: readonly string[], out:
     out.denyOnly -= 1;
   }
 }
+
+/** The placeholder `substitute` leaves for a `<(…)` or `>(…)`. */
+const PROCESS_SUBSTITUTION = /^[<>]\(/;
 
 /**
  * A file that is the process's stdin, however the path is spelled (`//dev/./stdin`,
