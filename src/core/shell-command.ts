@@ -77,7 +77,15 @@ export function splitCommand(command: string): CommandSplit {
     caseText: /(?:^|[\s;&|(])case\s/.test(command) ? command : "",
   };
   const text = sanitize(command);
-  if (CODE_IN_DATA.test(text) || TOKEN_SPLIT.test(text)) markUnreadable(out);
+  if (
+    CODE_IN_DATA.test(text) ||
+    TOKEN_SPLIT.test(text) ||
+    CODE_VARIABLE.test(text) ||
+    GLUED_ARRAY.test(text)
+  ) {
+    markUnreadable(out);
+  }
+  if (aliasBeforeLine(text)) markUnreadable(out);
   splitInto(text, 0, [], out);
   return { subcommands: out.subcommands, opaque: out.opaque, unreadable: out.unreadable };
 }
@@ -112,7 +120,30 @@ export function canonicalCommandPattern(text: string): string {
  * so the test is linear.
  */
 const CODE_IN_DATA =
-  /[A-Za-z0-9_]\[(?:[^\]$`[\\]|\$(?!\()|\$\(\(|\\(?!x24|0?44|[uU]0*24|\$))*(?:\$\((?!\()|`|\\(?:x24|0?44|[uU]0*24|\$))|@P\}/;
+  /[A-Za-z0-9_]['"\\]*\[(?:[^\]$`[\\]|\$(?!\()|\$\(\(|\\(?!x24|0?44|[uU]0*24|\$))*(?:\$\((?!\()|`|\\(?:x24|0?44|[uU]0*24|\$))|@P\}/;
+
+/**
+ * A variable whose value bash runs or expands as code, set other than by `NAME=value` (which
+ * noteAssignment reads): `read PS4`, `printf -v PROMPT_COMMAND`, `for PS4 in`, `declare -n`,
+ * `BASH_ALIASES[ls]=…` (an alias), `BASH_CMDS[ls]=…` (what `ls` runs), `read BASH_ENV`. Not a
+ * `$PS4` or `${PS4}` that reads it.
+ */
+const CODE_VARIABLE = /(?:^|[^\w${#!])(?:PS[0-4]|PROMPT_COMMAND|BASH_ALIASES|BASH_CMDS|BASH_ENV)(?![\w=])/;
+
+/** Text glued after a compound array assignment (`x=(a)z rm -rf /`): bash keeps it in the word. */
+const GLUED_ARRAY = /=\([^()]*\)[^\s;&|()<>]/;
+
+/**
+ * An alias defined, then a later line: bash reads that line with the alias in force, spliced
+ * before the words after it (`alias a='true;'` then `a rm -rf /`), which this reading does not
+ * follow. Only the first definition is looked at: any later line after it is enough.
+ */
+function aliasBeforeLine(text: string): boolean {
+  const at = ALIAS_DEFINITION.exec(text)?.index;
+  return at !== undefined && /\n\s*\S/.test(text.slice(at));
+}
+
+const ALIAS_DEFINITION = /(?:^|[^\w$-])alias\s+(?:-\S*\s+)*\S*=|BASH_ALIASES/;
 
 /**
  * A backslash-newline inside a token (`$\<newline>(`, `<\<newline><`, `ca\<newline>se`): bash
@@ -224,6 +255,7 @@ function scan(text: string, patternMode: boolean, tests = false): Scanned {
     unsure: false,
     arith: [],
     test: false,
+    testParens: 0,
     testsOff: !tests || TESTS_OFF.test(text),
     inPattern: createPatternWatch(true),
   };
@@ -261,6 +293,8 @@ interface ScanState {
   arith: string[];
   /** Inside a `[[ … ]]` that starts a command (`testStep`): its operators are words, not separators. */
   test: boolean;
+  /** The test's parentheses still open. */
+  testParens: number;
   /**
    * No `[[` from here on is read as a test (`testStep`): a script another command runs, a text
    * with a `case` or an `alias`, past the first line, or past arithmetic this scan does not follow.
@@ -326,7 +360,7 @@ function parameter(s: ScanState): void {
   }
   // Unquoted, a `#` after a blank or a `<<` in it is a comment or a heredoc only to the script
   // reading below.
-  if (/(?:^|[\s;&|(])#/.test(inner) || inner.includes("<<")) s.unsure = true;
+  if (/(?:^|[\s;&|()<>])#/.test(inner) || inner.includes("<<")) s.unsure = true;
   // Its text, read as a script of its own, yields the `$(…)`, backquotes and `<(…)` it runs,
   // with its quotes read as quotes (`${x:-'$(' $(rm -rf /) ')'}`).
   // After `:`, so that its first word is no command (`${arr[$((i+1))]}`).
@@ -336,7 +370,11 @@ function parameter(s: ScanState): void {
 function stepBackslash(s: ScanState): void {
   // A backslash-newline is a line continuation in bash, outside single quotes.
   if (s.text.charAt(s.i + 1) === "\n") s.i += 2;
-  else {
+  else if (s.quote === '"' && s.text.charAt(s.i + 1) === "`") {
+    // In double quotes bash takes `\`` for a backquote, which shell-quote would keep escaped:
+    // the word then holds one (`bash -c "x \`rm -rf /\`"` runs `rm`).
+    emit(s, "`", 2);
+  } else {
     emit(s, s.text.slice(s.i, s.i + 2));
     // An escaped blank or operator is part of the word: a `#` after it starts no comment.
     s.prev = "\\";
@@ -415,6 +453,7 @@ function testStep(s: ScanState, c: string): boolean {
     if (s.arith.length > 0 || !/[ \t\n]/.test(s.text.charAt(s.i + 2))) return false;
     if (!atCommandStart(s.out) || s.inPattern(s.out, s.out.length)) return false;
     s.test = true;
+    s.testParens = 0;
     emit(s, "[[");
     return true;
   }
@@ -424,6 +463,8 @@ function testStep(s: ScanState, c: string): boolean {
     while (s.text.startsWith("\\\n", next)) next += 2;
     const after = s.text.charAt(next);
     if (after === "" || BREAK.test(after)) {
+      // Inside a regex's parentheses bash does not close the test at `]]` (`=~ (x ]]| #) ]]`).
+      if (s.testParens > 0) s.unsure = true;
       s.test = false;
       emit(s, "]]");
       return true;
@@ -436,6 +477,8 @@ function testStep(s: ScanState, c: string): boolean {
     return true;
   }
   if ("()|<>".includes(c) && !/^(?:<[<>&]|>[>&|]|\|&)$/.test(two)) {
+    if (c === "(") s.testParens += 1;
+    else if (c === ")") s.testParens -= 1;
     emit(s, ` '${c}' `, 1);
     return true;
   }
@@ -753,7 +796,7 @@ function bodySubstitutions(body: string, into: Set<string>, doubt: Doubt): void 
     if (c === "\\") i += 1;
     else if (c === "`") {
       const end = closingUnescaped(body, i + 1, "`");
-      into.add(body.slice(i + 1, end));
+      into.add(unescapeBackquoted(body.slice(i + 1, end)));
       i = end;
     } else if (body.startsWith("$(", i)) {
       const end = closingParen(body, i + 2, 0, doubt);
@@ -784,11 +827,17 @@ function substitute(s: ScanState): void {
   const open = isBacktick ? "`" : s.text.slice(s.i, s.i + 2);
   const start = s.i + open.length;
   const end = isBacktick ? closingUnescaped(s.text, start, "`") : closingParen(s.text, start, 0, s);
-  const inner = s.text.slice(start, end);
+  // In backquotes bash reads `\\`, `\`` and `\$` as `\`, `` ` `` and `$` before the command.
+  const inner = isBacktick ? unescapeBackquoted(s.text.slice(start, end)) : s.text.slice(start, end);
   // `$((…))` is arithmetic: kept as `((…))`, so that its `<<` stays a shift when it is split.
   s.substitutions.add(open === "$(" && inner.startsWith("(") ? `(${inner})` : inner);
   const placeholder = isBacktick ? "`...`" : `${open}...)`;
   emit(s, s.quote === '"' ? placeholder : `"${placeholder}"`, Math.min(end + 1, s.text.length) - s.i);
+}
+
+/** A backquoted command as bash reads it: `\\`, `\`` and `\$` stand for `\`, `` ` `` and `$`. */
+function unescapeBackquoted(text: string): string {
+  return text.replace(/\\([\\`$])/g, "$1");
 }
 
 /** The index of the first `close` (a backquote or `"`) from `from` on that no backslash escapes; the end if none. */
@@ -1201,6 +1250,14 @@ function splitOnSeparators(entries: readonly Entry[]): Word[][] {
 function toCommand(words: readonly Word[]): Command {
   const args: Word[] = [];
   const redirects: string[] = [];
+  /** The redirection `op` to `target`; after `<&` or `>&` bash reads a `-` as a word of its own. */
+  const redirect = (op: string, target: Word | undefined) => {
+    const text = target === undefined ? "" : stripMark(target.text);
+    if ((op.endsWith("<&") || op.endsWith(">&")) && text.startsWith("-") && text.length > 1) {
+      redirects.push(`${op}-`); // `<&-rm -rf /` closes stdin and runs `rm`
+      args.push({ kind: (target as Word).kind, text: text.slice(1) });
+    } else redirects.push(op + text);
+  };
   for (let i = 0; i < words.length; i += 1) {
     const word = words[i] as Word;
     const next = words[i + 1];
@@ -1208,11 +1265,11 @@ function toCommand(words: readonly Word[]): Command {
       // An empty word is a target too (`bash -c <<< '' 'rm -rf /'`).
       const hasTarget = next !== undefined && next.kind !== "redirect";
       if (hasTarget) i += 1;
-      redirects.push(word.text + stripMark(hasTarget ? next.text : ""));
+      redirect(word.text, hasTarget ? next : undefined);
     } else if (word.text.startsWith(FD_MARK) && next?.kind === "redirect") {
       const target = words[i + 2];
       const hasTarget = target !== undefined && target.kind !== "redirect";
-      redirects.push(word.text.slice(1) + next.text + stripMark(hasTarget ? target.text : ""));
+      redirect(word.text.slice(1) + next.text, hasTarget ? target : undefined);
       i += hasTarget ? 2 : 1;
     } else {
       args.push({ kind: word.kind, text: stripMark(word.text) });
@@ -1554,9 +1611,16 @@ function peel(args: readonly Word[], at: number, out: Output): Peeled {
   if (first.text === "function") return args.length > at + 2 ? { at: at + 2 } : undefined;
   // `trap 'rm -f x' EXIT` runs its first argument later, as a script.
   if (first.text === "trap") {
-    const trapped = args[at + 1]?.text === "--" ? args[at + 2] : args[at + 1];
-    return trapped === undefined || trapped.text.startsWith("-") ? undefined : { script: trapped.text };
+    // After `--` the action is the next word, even one that starts with `-`.
+    const dashes = args[at + 1]?.text === "--";
+    const trapped = dashes ? args[at + 2] : args[at + 1];
+    return trapped === undefined || (!dashes && trapped.text.startsWith("-"))
+      ? undefined
+      : { script: trapped.text };
   }
+  // `fc` runs commands from the history, or an editor named by an option or a variable.
+  if (first.text === "fc" && !args.slice(at + 1).some((a) => /^-[A-Za-z]*l/.test(a.text)))
+    markUnreadable(out);
   // `mapfile -C 'rm -rf /' -c 1` runs its callback; `alias ls='rm -rf /'` defines one that
   // runs where `ls` is written later (with `shopt -s expand_aliases`): both read as scripts.
   if (first.text === "mapfile" || first.text === "readarray") return callbackScript(args, at);
@@ -1732,17 +1796,17 @@ function peelEval(args: readonly Word[], at: number, out: Output): Peeled {
 
 /** `mapfile -C CALLBACK` (or `-CCALLBACK`): the callback, run as a command. */
 function callbackScript(args: readonly Word[], at: number): Peeled {
-  // Wherever it stands: other options' values (`-c 1`) come between.
+  // Wherever it stands: other options' values (`-c 1`) come between. The last `-C` is the one
+  // that runs.
+  let callback: string | undefined;
   for (let i = at + 1; i < args.length; i += 1) {
     const arg = (args[i] as Word).text;
-    if (arg === "--") return undefined;
+    if (arg === "--") break;
     const c = arg.indexOf("C");
-    if (c > 0 && /^-[A-Za-z]*C/.test(arg)) {
-      const callback = c < arg.length - 1 ? arg.slice(c + 1) : args[i + 1]?.text;
-      return callback === undefined ? undefined : { script: callback };
-    }
+    if (c > 0 && /^-[A-Za-z]*C/.test(arg))
+      callback = c < arg.length - 1 ? arg.slice(c + 1) : args[i + 1]?.text;
   }
-  return undefined;
+  return callback === undefined ? undefined : { script: callback };
 }
 
 /**
@@ -1790,7 +1854,14 @@ function peelShell(args: readonly Word[], at: number, out: Output): Peeled {
  * unreadable.
  */
 function scriptFile(word: Word, out: Output): Peeled {
-  if (word.text.startsWith("<(") || readsStdin(word.text)) {
+  // A file named by an expansion or a pattern may be stdin (`source /dev/stdi?`, `bash $f` with
+  // `$f` empty, which reads the script from stdin).
+  if (
+    word.text.startsWith("<(") ||
+    readsStdin(word.text) ||
+    word.kind === "glob" ||
+    /[$`{[*?]/.test(word.text)
+  ) {
     markUnreadable(out);
   }
   return undefined;
