@@ -1298,6 +1298,10 @@ interface WrapperSpec {
   readonly operands: number;
   /** nice accepts the adjustment as `-N`. */
   readonly numericFlag?: boolean;
+  /** sudo takes `VAR=value` among its options. */
+  readonly assignments?: boolean;
+  /** Options and operands not modelled: each later word that is not an option is tried. */
+  readonly guessOnly?: boolean;
 }
 
 const WRAPPERS: Readonly<Record<string, WrapperSpec>> = {
@@ -1339,8 +1343,16 @@ const DENY_ONLY_WRAPPERS: Readonly<Record<string, WrapperSpec>> = {
       .concat(["-i", "--login", "-k", "--reset-timestamp", "-n", "--non-interactive", "-P", "-S"])
       .concat(["--stdin", "-s", "--shell"]),
     operands: 0,
+    assignments: true,
   },
   doas: { valued: ["-u", "-C"], flags: ["-n", "-s", "-L"], operands: 0 },
+  // Each runs a command after options and operands of its own (`chroot DIR`, `taskset MASK`,
+  // `chrt PRIO`) that are not modelled: every later word that is no option is tried as it.
+  ...Object.fromEntries(
+    ["chrt", "taskset", "unshare", "chroot", "nsenter", "setpriv", "prlimit", "strace"]
+      .concat(["systemd-run", "pkexec", "runuser", "su", "sg", "flock", "script"])
+      .map((name) => [name, { valued: [], flags: [], operands: 0, guessOnly: true }]),
+  ),
   setsid: { valued: [], flags: ["-c", "--ctty", "-f", "--fork", "-w", "--wait"], operands: 0 },
   ionice: { valued: ["-c", "--class", "-n", "--classdata"], flags: ["-t", "--ignore"], operands: 0 },
   xargs: {
@@ -1360,7 +1372,20 @@ const DENY_ONLY_WRAPPERS: Readonly<Record<string, WrapperSpec>> = {
 /** Shell keywords that can precede a command in a compound statement (`if x; then rm -rf /; fi`). */
 const KEYWORDS = new Set(["!", "{", "}", "if", "then", "else", "elif", "fi", "do", "done", "while", "until"]);
 
-const SHELLS = new Set(["sh", "bash", "rbash", "zsh", "dash", "ksh", "mksh", "fish"]);
+const SHELLS = new Set(
+  ["sh", "bash", "rbash", "zsh", "dash", "ksh", "mksh", "fish"].concat([
+    "ash",
+    "hush",
+    "yash",
+    "posh",
+    "ksh93",
+    "oksh",
+    "lksh",
+    "pdksh",
+    "csh",
+    "tcsh",
+  ]),
+);
 
 /**
  * Leading assignments that cannot change which program runs or what it loads. Any other
@@ -1452,6 +1477,7 @@ function expand(command: Command, depth: number, suffix: readonly string[], out:
   // What a deny-only wrapper runs (sudo, xargs, or a stripped wrapper with an option not known
   // here) is checked by deny-style rules as a command of its own, wrappers and all.
   const starts = wrappedStarts(args, at);
+  if (starts.capped) markUnreadable(out);
   for (const start of starts.at) {
     // Guesses nest (`env -Z env -Z … rm`): past a bound the command is unreadable instead of
     // taking time exponential in its length.
@@ -1513,32 +1539,44 @@ const MAX_GUESSED_COMMANDS = 32;
 function wrappedStarts(
   args: readonly Word[],
   at: number,
-): { readonly at: readonly number[]; readonly guessed: boolean } {
+): { readonly at: readonly number[]; readonly guessed: boolean; readonly capped: boolean } {
   const name = programName((args[at] as Word).text);
   if (name === "command") return NO_STARTS; // `command -v rm` only prints where rm is
   // `coproc NAME { rm …; }` names the coprocess first; `coproc rm …` does not.
   if (name === "coproc") {
     // A quoted `'{'` reads the same here: both readings are checked.
     const named = COMPOUND_STARTS.has(args[at + 2]?.text ?? "");
-    return at + 1 < args.length ? { at: named ? [at + 1, at + 2] : [at + 1], guessed: false } : NO_STARTS;
+    return at + 1 < args.length
+      ? { at: named ? [at + 1, at + 2] : [at + 1], guessed: false, capped: false }
+      : NO_STARTS;
   }
   const denyOnly = DENY_ONLY_WRAPPERS[name];
   const spec = denyOnly ?? WRAPPERS[name] ?? (name === "env" ? ENV_SPEC : undefined);
   if (spec === undefined) return NO_STARTS;
-  const start = skipOptions(args, at, spec);
+  const start = spec.guessOnly ? undefined : skipOptions(args, at, spec);
   if (start !== undefined) {
     // A stripped wrapper whose options were all understood wraps nothing here (`timeout 10`).
     if (denyOnly === undefined) return NO_STARTS;
-    return { at: start + spec.operands < args.length ? [start + spec.operands] : [], guessed: false };
+    return {
+      at: start + spec.operands < args.length ? [start + spec.operands] : [],
+      guessed: false,
+      capped: false,
+    };
   }
   const starts: number[] = [];
-  for (let j = at + 1; j < args.length && starts.length < MAX_GUESSES; j += 1) {
-    if (!(args[j] as Word).text.startsWith("-")) starts.push(j);
+  let capped = false;
+  for (let j = at + 1; j < args.length; j += 1) {
+    if ((args[j] as Word).text.startsWith("-")) continue;
+    if (starts.length === MAX_GUESSES) {
+      capped = true; // a word past the guesses may be the command
+      break;
+    }
+    starts.push(j);
   }
-  return { at: starts, guessed: true };
+  return { at: starts, guessed: true, capped };
 }
 
-const NO_STARTS = { at: [], guessed: false } as const;
+const NO_STARTS = { at: [], guessed: false, capped: false } as const;
 /** Words that start a compound command, as `coproc NAME` may be followed by. */
 const COMPOUND_STARTS: ReadonlySet<string> = new Set([
   "{",
@@ -1656,6 +1694,14 @@ function peel(args: readonly Word[], at: number, out: Output): Peeled {
     return undefined;
   }
   if (name === "env") return peelEnv(args, at, out);
+  // `su -c 'rm -rf /'`, `script -c …`, `flock FILE -c …`: the option's value is a script.
+  if (COMMAND_OPTION_WRAPPERS.has(name)) {
+    const script = commandOption(args, at);
+    if (script !== undefined) return { script };
+  }
+  // `watch` runs its words through `sh -c`, `at` and `batch` read commands from stdin, `parallel`
+  // builds them from its arguments.
+  if (name === "watch" || name === "at" || name === "batch" || name === "parallel") markUnreadable(out);
   if (name === "eval") return peelEval(args, at, out);
   if (SHELLS.has(name)) return peelShell(args, at, out);
   const spec = WRAPPERS[name];
@@ -1707,6 +1753,10 @@ function skipOptions(args: readonly Word[], at: number, spec: WrapperSpec): numb
   while (i < args.length) {
     const arg = (args[i] as Word).text;
     if (arg === "--") return i + 1;
+    if (spec.assignments && /^[^=-][^=]*=/.test(arg)) {
+      i += 1;
+      continue;
+    }
     if (!arg.startsWith("-") || arg === "-") return i;
     const width = optionWidth(arg, spec);
     if (width === undefined) return undefined;
@@ -1738,7 +1788,7 @@ function peelEnv(args: readonly Word[], at: number, out: Output): Peeled {
   let i = at + 1;
   while (i < args.length) {
     const arg = (args[i] as Word).text;
-    const split = splitStringOption(args, i);
+    const split = splitStringOption(args, i, out);
     if (split !== undefined) return split;
     if (ASSIGNMENT.test(arg)) {
       noteAssignment(arg, out);
@@ -1746,7 +1796,12 @@ function peelEnv(args: readonly Word[], at: number, out: Output): Peeled {
     } else if (arg === "--") {
       i += 1;
       break;
-    } else if (!arg.startsWith("-") || arg === "-") {
+    } else if (arg === "-") {
+      i += 1; // `-` is `-i`
+    } else if (/^[^=-][^=]*=/.test(arg)) {
+      out.opaque = true; // env sets any NAME=VALUE, whatever the name (`a.b=1`)
+      i += 1;
+    } else if (!arg.startsWith("-")) {
       break;
     } else {
       // `env -C DIR npm test` runs it somewhere else, as `cd DIR && npm test` would.
@@ -1760,15 +1815,17 @@ function peelEnv(args: readonly Word[], at: number, out: Output): Peeled {
 }
 
 /** `env -S 'rm -rf' /` runs `rm -rf /`: the string's words followed by the remaining arguments. */
-function splitStringOption(args: readonly Word[], i: number): Peeled {
+function splitStringOption(args: readonly Word[], i: number, out: Output): Peeled {
   const arg = (args[i] as Word).text;
   let value: string | undefined;
   let restAt = i + 1;
-  if (arg === "-S" || arg === "--split-string") {
-    value = args[i + 1]?.text ?? "";
-    restAt = i + 2;
-  } else if (arg.startsWith("--split-string=")) {
-    value = arg.slice("--split-string=".length);
+  // GNU env takes any long option's unambiguous prefix: `--s` to `--split-string`.
+  const long = /^--(s[a-z-]*)(=[\s\S]*)?$/.exec(arg);
+  if (long && "split-string".startsWith(long[1] as string)) {
+    if (long[2] === undefined) {
+      value = args[i + 1]?.text ?? "";
+      restAt = i + 2;
+    } else value = long[2].slice(1);
   } else if (/^-[A-Za-z]*S/.test(arg)) {
     // `-S…`, or bundled after other flags (`-vS'rm -rf /'`); `-vS STRING` takes the next word.
     value = arg.slice(arg.indexOf("S") + 1);
@@ -1778,7 +1835,11 @@ function splitStringOption(args: readonly Word[], i: number): Peeled {
     }
   }
   if (value === undefined) return undefined;
-  return { script: `${value} ${quote(args.slice(restAt).map((w) => w.text))}` };
+  // env's own escapes (`\_` is a blank) are not read here.
+  if (value.includes("\\")) markUnreadable(out);
+  // env reads the split words as its own arguments again (`-S '-i rm -rf /'`).
+  const words = `${value} ${quote(args.slice(restAt).map((w) => w.text))}`;
+  return { script: value.trimStart().startsWith("-") ? `env ${words}` : words };
 }
 
 /** `eval WORDS` runs its words joined by spaces, re-read after expansion we do not perform. */
@@ -1795,6 +1856,18 @@ function peelEval(args: readonly Word[], at: number, out: Output): Peeled {
 }
 
 /** `mapfile -C CALLBACK` (or `-CCALLBACK`): the callback, run as a command. */
+const COMMAND_OPTION_WRAPPERS: ReadonlySet<string> = new Set(["su", "runuser", "sg", "script", "flock"]);
+
+/** The value of a `-c` or `--command` option, wherever it stands. */
+function commandOption(args: readonly Word[], at: number): string | undefined {
+  for (let i = at + 1; i < args.length; i += 1) {
+    const arg = (args[i] as Word).text;
+    if (arg === "-c" || arg === "--command") return args[i + 1]?.text ?? "";
+    if (arg.startsWith("--command=")) return arg.slice("--command=".length);
+  }
+  return undefined;
+}
+
 function callbackScript(args: readonly Word[], at: number): Peeled {
   // Wherever it stands: other options' values (`-c 1`) come between. The last `-C` is the one
   // that runs.
@@ -1816,6 +1889,14 @@ function callbackScript(args: readonly Word[], at: number): Peeled {
  * (`echo 'rm -rf /' | bash`, `bash <<EOF`): unreadable. A script file is left as the command.
  */
 function peelShell(args: readonly Word[], at: number, out: Output): Peeled {
+  // fish runs `-C`/`--init-command` first, and each `-c` of several.
+  if (
+    programName((args[at] as Word).text) === "fish" &&
+    (args.some((a) => /^(?:-C|--init-command)/.test(a.text)) ||
+      args.filter((a) => a.text === "-c").length > 1)
+  ) {
+    markUnreadable(out);
+  }
   let hasC = false;
   let stdin = false;
   for (let i = at + 1; i < args.length; i += 1) {

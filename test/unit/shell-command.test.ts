@@ -853,3 +853,45 @@ describe("robustness", () => {
     if (command.length > MAX_COMMAND_LENGTH) expect(splitSubcommands(command).opaque).toBe(true);
   });
 });
+
+// Wrappers that bash's sandbox in test/contract/bash-differential.test.ts cannot run (each is a
+// program of its own, missing there): what each runs, as its documentation says, must be named or
+// the command unreadable.
+describe("what a wrapper runs", () => {
+  it.each([
+    ["env - rm -rf /", "`-` is `-i`"],
+    ["env --sp='rm -rf /'", "GNU env takes an abbreviated --split-string"],
+    ["env -S '\\_rm -rf /'", "env -S has escapes of its own"],
+    ["env -S '-i rm -rf /'", "env reads the split words as its arguments again"],
+    ["env -S '-u X rm -rf /'", "env reads the split words as its arguments again"],
+    ["env a.b=1 rm -rf /", "env sets any NAME=VALUE"],
+    ["sudo FOO=1 -u root rm -rf /", "sudo takes VAR=value among its options"],
+    ["sudo a.b=1 rm -rf /", "sudo takes VAR=value among its options"],
+    ["sudo -B -u r -u r -u r -u r -u r -u r -u r -u r rm -rf /", "more words than the guesses"],
+    ["busybox ash -c 'rm -rf /'", "ash is a shell"],
+    ["tcsh -c 'rm -rf /'", "tcsh is a shell"],
+    ["fish -C 'rm -rf /' -c :", "fish runs --init-command first"],
+    ["fish -c : -c 'rm -rf /'", "fish runs every -c"],
+    ["chrt 10 rm -rf /", "chrt PRIORITY COMMAND"],
+    ["taskset 0x1 rm -rf /", "taskset MASK COMMAND"],
+    ["chroot /r rm -rf /", "chroot NEWROOT COMMAND"],
+    ["nsenter -t 1 -m rm -rf /", "nsenter's options"],
+    ["strace -f rm -rf /", "strace runs its command"],
+    ["pkexec rm -rf /", "pkexec runs its command"],
+    ["runuser -u x -- rm -rf /", "runuser runs its command"],
+    ["flock /tmp/l rm -rf /", "flock FILE COMMAND"],
+    ["flock /tmp/l -c 'rm -rf /'", "flock -c runs a script"],
+    ["su -c 'rm -rf /'", "su -c runs a script"],
+    ["sg grp -c 'rm -rf /'", "sg -c runs a script"],
+    ["script -c 'rm -rf /' /dev/null", "script -c runs a script"],
+    ["watch 'rm -rf /'", "watch runs its words through sh -c"],
+    ["parallel rm ::: -rf", "parallel builds commands"],
+    ["echo 'rm -rf /' | at now", "at reads commands from stdin"],
+  ])("%s (%s)", (command) => {
+    const split = splitCommand(command);
+    const named = split.subcommands.some((s) =>
+      [s.text, ...s.variants].some((t) => t.startsWith("rm -rf /")),
+    );
+    expect(named || split.unreadable).toBe(true);
+  });
+});
