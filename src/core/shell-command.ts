@@ -75,18 +75,12 @@ export function splitCommand(command: string): CommandSplit {
     guessed: 0,
     guessing: 0,
     caseText: /(?:^|[\s;&|(])case\s/.test(command) ? command : "",
+    aliases: false,
   };
   const text = sanitize(command);
-  if (
-    CODE_IN_DATA.test(text) ||
-    TOKEN_SPLIT.test(text) ||
-    CODE_VARIABLE.test(text) ||
-    GLUED_ARRAY.test(text)
-  ) {
-    markUnreadable(out);
-  }
-  if (aliasBeforeLine(text)) markUnreadable(out);
+  if (CODE_IN_DATA.test(text) || TOKEN_SPLIT.test(text) || CODE_VARIABLE.test(text)) markUnreadable(out);
   splitInto(text, 0, [], out);
+  if (out.aliases && /\n\s*\S/.test(text)) markUnreadable(out);
   return { subcommands: out.subcommands, opaque: out.opaque, unreadable: out.unreadable };
 }
 
@@ -120,30 +114,18 @@ export function canonicalCommandPattern(text: string): string {
  * so the test is linear.
  */
 const CODE_IN_DATA =
-  /[A-Za-z0-9_]['"\\]*\[(?:[^\]$`[\\]|\$(?!\()|\$\(\(|\\(?!x24|0?44|[uU]0*24|\$))*(?:\$\((?!\()|`|\\(?:x24|0?44|[uU]0*24|\$))|@P\}/;
+  /[A-Za-z0-9_]['"\\]*\[(?:[^\]$`[\\]|\$(?!\()|\$\(\(|\\(?!x24|0?44|[uU]0*24|\$))*(?:\$\\?\((?!\()|`|\\(?:x24|0?44|[uU]0*24|\$))|@P\}/;
 
 /**
  * A variable whose value bash runs or expands as code, set other than by `NAME=value` (which
- * noteAssignment reads): `read PS4`, `printf -v PROMPT_COMMAND`, `for PS4 in`, `declare -n`,
- * `BASH_ALIASES[ls]=…` (an alias), `BASH_CMDS[ls]=…` (what `ls` runs), `read BASH_ENV`. Not a
- * `$PS4` or `${PS4}` that reads it.
+ * noteAssignment reads): by a builtin that assigns (`read PS4`, `printf -v PROMPT_COMMAND`,
+ * `for PS4 in`, `declare -n`, `mapfile`), by `${PS4:=…}`, or by element (`BASH_ALIASES[ls]=…`
+ * is an alias, `BASH_CMDS[ls]=…` what `ls` runs). Not a mention (`grep PS1 ~/.bashrc`).
  */
-const CODE_VARIABLE = /(?:^|[^\w${#!])(?:PS[0-4]|PROMPT_COMMAND|BASH_ALIASES|BASH_CMDS|BASH_ENV)(?![\w=])/;
-
-/** Text glued after a compound array assignment (`x=(a)z rm -rf /`): bash keeps it in the word. */
-const GLUED_ARRAY = /=\([^()]*\)[^\s;&|()<>]/;
-
-/**
- * An alias defined, then a later line: bash reads that line with the alias in force, spliced
- * before the words after it (`alias a='true;'` then `a rm -rf /`), which this reading does not
- * follow. Only the first definition is looked at: any later line after it is enough.
- */
-function aliasBeforeLine(text: string): boolean {
-  const at = ALIAS_DEFINITION.exec(text)?.index;
-  return at !== undefined && /\n\s*\S/.test(text.slice(at));
-}
-
-const ALIAS_DEFINITION = /(?:^|[^\w$-])alias\s+(?:-\S*\s+)*\S*=|BASH_ALIASES/;
+const CODE_VARIABLE = new RegExp(
+  String.raw`(?:^|[^\w$-])(?:read|printf|mapfile|readarray|declare|typeset|local|export|readonly|for|let)\s[^;&|\n]*?(?<![\w$])(?:PS[0-4]|PROMPT_COMMAND|BASH_ALIASES|BASH_CMDS|BASH_ENV)(?![\w=])` +
+    String.raw`|\$\{(?:PS[0-4]|PROMPT_COMMAND|BASH_ENV):?=|(?:BASH_ALIASES|BASH_CMDS)\[`,
+);
 
 /**
  * A backslash-newline inside a token (`$\<newline>(`, `<\<newline><`, `ca\<newline>se`): bash
@@ -171,6 +153,8 @@ interface Output {
   guessing: number;
   /** The command, when it has a `case`, whose patterns (`*)`) read as lone globs; else "". */
   readonly caseText: string;
+  /** An alias is defined in it (`alias a=…`). */
+  aliases: boolean;
 }
 
 function sanitize(text: string): string {
@@ -422,9 +406,25 @@ function stepUnquoted(s: ScanState, c: string, patternMode: boolean): void {
   } else if (c >= "0" && c <= "9" && atWordStart(s)) {
     digits(s);
   } else {
+    // Text glued after a compound array assignment stays in its word (`x=(a)z rm -rf /` runs
+    // `rm`), where shell-quote would make it the command.
+    if (c === "(" && !patternMode && ARRAY_ASSIGNMENT.test(s.out.slice(-128)) && gluedAfter(s.text, s.i)) {
+      s.unsure = true;
+    }
     if (c === "'" || c === '"') s.quote = c;
     emit(s, c);
   }
+}
+
+/** The scanned text ends in `NAME=`, `NAME+=` or `NAME[…]=` where a word starts. */
+const ARRAY_ASSIGNMENT = /(?:^|[\s;&|(])[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?\+?=$/;
+
+/** Whether a word character follows the `)` closing the `(` at `i` (or none is found nearby). */
+function gluedAfter(text: string, i: number): boolean {
+  const end = parensAsWritten(text, i + 1);
+  if (end === undefined) return true;
+  const next = text.charAt(end + 1);
+  return next !== "" && !/[\s;&|()<>]/.test(next);
 }
 
 /**
@@ -535,20 +535,24 @@ function closesArithmetic(arith: readonly string[], text: string, i: number): bo
  * comment nor a heredoc, and this scan does not tell them apart.
  *
  * On the scan's output (`quotes`), whose quotes are shell quotes: a quoted or escaped `)` or `]]`
- * closes nothing (`@(')'|#)`), a `]]` closes a test only as a word of its own followed by a blank
- * or an operator (not `x]]`, nor a `]]` the text ends with), and any `[[` opens one. On the raw
- * text closingParen reads, where a quote may be inside a `$(…)` inside double quotes, once a `[[`
- * or an extended glob's opener is read, the answer stays yes.
+ * closes nothing (`@(')'|#)`), an unquoted `[[` opens a test (not `sed 's/[[:space:]]//'`), and a
+ * `]]` closes it only as a word of its own followed by a blank or an operator (not `x]]`, nor a
+ * `]]` the text ends with). On the raw text of a `$(…)` that closingParen reads from `from`,
+ * where a quote may be inside a `$(…)` inside double quotes, once a `[[` or an extended glob's
+ * opener is read, the answer stays yes: only what the `$(…)` itself holds counts, as bash reads
+ * it by itself.
  *
  * Asked at every `#` and `<<`, with the text read so far: each call reads only the characters
  * added since the last, so that a command of `#` or `<` repeated costs linear time, not
  * quadratic. The text must only grow between calls (the scan's output) or stay the same while
- * `end` advances (closingParen's text); `watchFor` gives a watch for such a text.
+ * `end` advances (closingParen's text).
  */
 type PatternWatch = (text: string, end: number) => boolean;
 
-function createPatternWatch(quotes: boolean): PatternWatch {
-  let read = 0;
+function createPatternWatch(quotes: boolean, from = 0): PatternWatch {
+  let read = from;
+  /** The character before `read` was an unquoted, unescaped one. */
+  let plainBefore = false;
   let quote: Quote = "";
   /** The character at `read - 1` was a backslash that escapes the one at `read`. */
   let escaped = false;
@@ -571,12 +575,13 @@ function createPatternWatch(quotes: boolean): PatternWatch {
       dollar = false;
       const before = read > 0 ? text.charAt(read - 1) : "";
       const opener = c === "(" && before !== "" && GLOB_OPENERS.includes(before);
-      if (c === "[" && before === "[") test = true;
       if (!quotes) {
-        sticky = test || opener;
+        sticky = (c === "[" && before === "[") || opener;
         continue;
       }
       const unquoted = quote === "" && !escaped;
+      if (c === "[" && before === "[" && unquoted && plainBefore) test = true;
+      plainBefore = unquoted && c !== "\\";
       if (closing === read - 1 && unquoted && /[ \t\n;&|()<>]/.test(c)) test = false;
       closing = -1;
       if (escaped) escaped = false;
@@ -605,18 +610,6 @@ function createPatternWatch(quotes: boolean): PatternWatch {
 
 /** The characters before `(` that open an extended glob: `@(`, `!(`, `+(`, `*(`, `?(`. */
 const GLOB_OPENERS = "@!+*?";
-
-/** One watch per text that closingParen reads, kept while that text is read forward. */
-let lastWatch: { text: string; end: number; watch: PatternWatch } | undefined;
-
-/** A PatternWatch for `text` at `end`: the last one if it read this text no further than `end`. */
-function watchFor(text: string, end: number): PatternWatch {
-  if (lastWatch === undefined || lastWatch.end > end || lastWatch.text !== text) {
-    lastWatch = { text, end, watch: createPatternWatch(false) };
-  }
-  lastWatch.end = end;
-  return lastWatch.watch;
-}
 
 /** bash starts a comment only at the start of a word; elsewhere `#` is a plain character. */
 function hash(s: ScanState, patternMode: boolean): void {
@@ -914,6 +907,8 @@ function closingParen(text: string, from: number, nesting: number, doubt: Doubt)
   // There a heredoc or a `case` pattern may hold a `)` that bash counts (`$((a) <<F⏎)⏎rm -rf /⏎F`
   // runs `rm`): where this reading ends elsewhere, it is unsure.
   const asWritten = commentsUnsure ? parensAsWritten(text, from) : -1;
+  /** Whether a `#` is inside a pattern of this `$(…)`'s, made at the first `#`. */
+  let watch: PatternWatch | undefined;
   const ended = (end: number): number => {
     if (asWritten !== -1 && end !== asWritten) doubt.unsure = true;
     return end;
@@ -932,7 +927,8 @@ function closingParen(text: string, from: number, nesting: number, doubt: Doubt)
       [i, quote] = skipped;
     } else if (c === "#" && atBoundary) {
       // A comment, to the end of its line (`$(true # it's)` is still open).
-      if (commentsUnsure || watchFor(text, i)(text, i)) doubt.unsure = true;
+      watch ??= createPatternWatch(false, from);
+      if (commentsUnsure || watch(text, i)) doubt.unsure = true;
       const end = text.indexOf("\n", i);
       i = (end < 0 ? text.length : end) - 1;
       boundary = true;
@@ -1329,6 +1325,7 @@ const DENY_ONLY_WRAPPERS: Readonly<Record<string, WrapperSpec>> = {
   busybox: { valued: [], flags: [], operands: 0 },
   sudo: {
     valued: ["-u", "--user", "-g", "--group", "-C", "--close-from", "-D", "--chdir", "-h", "--host"].concat([
+      "--preserve-env", // as `--preserve-env=LIST`; alone it is a flag (flags are looked up first)
       "-p",
       "--prompt",
       "-r",
@@ -1350,7 +1347,7 @@ const DENY_ONLY_WRAPPERS: Readonly<Record<string, WrapperSpec>> = {
   // `chrt PRIO`) that are not modelled: every later word that is no option is tried as it.
   ...Object.fromEntries(
     ["chrt", "taskset", "unshare", "chroot", "nsenter", "setpriv", "prlimit", "strace"]
-      .concat(["systemd-run", "pkexec", "runuser", "su", "sg", "flock", "script"])
+      .concat(["systemd-run", "pkexec", "runuser", "su", "sg", "flock", "script", "parallel"])
       .map((name) => [name, { valued: [], flags: [], operands: 0, guessOnly: true }]),
   ),
   setsid: { valued: [], flags: ["-c", "--ctty", "-f", "--fork", "-w", "--wait"], operands: 0 },
@@ -1476,6 +1473,14 @@ function expand(command: Command, depth: number, suffix: readonly string[], out:
   record({ args: args.slice(at), redirects }, out);
   // What a deny-only wrapper runs (sudo, xargs, or a stripped wrapper with an option not known
   // here) is checked by deny-style rules as a command of its own, wrappers and all.
+  // `su -c 'rm -rf /'`, `script -c …`, `flock FILE -c …` and `watch` run a script: checked by
+  // deny-style rules, the wrapper kept as written for allow rules, as sudo is.
+  const script = wrappedScript(args, at);
+  if (script !== undefined && depth < MAX_DEPTH) {
+    out.denyOnly += 1;
+    splitInto(script, depth + 1, redirects, out);
+    out.denyOnly -= 1;
+  }
   const starts = wrappedStarts(args, at);
   if (starts.capped) markUnreadable(out);
   for (const start of starts.at) {
@@ -1527,7 +1532,7 @@ function stdinShellWrapper(args: readonly Word[], at: number): boolean {
 }
 
 /** Guesses at where a command starts when a wrapper's options are not understood. */
-const MAX_GUESSES = 8;
+const MAX_GUESSES = 16;
 /** Commands expanded from such guesses in one command, nested ones included. */
 const MAX_GUESSED_COMMANDS = 32;
 
@@ -1566,7 +1571,10 @@ function wrappedStarts(
   const starts: number[] = [];
   let capped = false;
   for (let j = at + 1; j < args.length; j += 1) {
-    if ((args[j] as Word).text.startsWith("-")) continue;
+    const word = args[j] as Word;
+    if (word.text.startsWith("-")) continue;
+    // An operand of a wrapper whose operands are not modelled (`flock "$LOCK" make`).
+    if (spec.guessOnly && (word.kind === "glob" || /[$`]/.test(word.text))) continue;
     if (starts.length === MAX_GUESSES) {
       capped = true; // a word past the guesses may be the command
       break;
@@ -1675,6 +1683,9 @@ function peel(args: readonly Word[], at: number, out: Output): Peeled {
     const bodies = args
       .slice(at + 1)
       .flatMap((a) => (/^[^=]+=/.test(a.text) ? [a.text.slice(a.text.indexOf("=") + 1)] : []));
+    // From the next line on, bash splices the alias before the words after it (`alias a='true;'`,
+    // then `a rm -rf /`), which this reading does not follow.
+    if (bodies.length > 0) out.aliases = true;
     return bodies.length > 0 ? { script: bodies.join("\n") } : undefined;
   }
   // `source <(curl …)` and `. /dev/stdin` run a script from a pipe, as `bash <(curl …)` does.
@@ -1694,14 +1705,11 @@ function peel(args: readonly Word[], at: number, out: Output): Peeled {
     return undefined;
   }
   if (name === "env") return peelEnv(args, at, out);
-  // `su -c 'rm -rf /'`, `script -c …`, `flock FILE -c …`: the option's value is a script.
-  if (COMMAND_OPTION_WRAPPERS.has(name)) {
-    const script = commandOption(args, at);
-    if (script !== undefined) return { script };
+  // `at` and `batch` read the commands they run from stdin; `parallel … ::: ARGS` builds its
+  // commands from the arguments after `:::`.
+  if (name === "at" || name === "batch" || (name === "parallel" && rest.some((a) => /^::::?\+?$/.test(a)))) {
+    markUnreadable(out);
   }
-  // `watch` runs its words through `sh -c`, `at` and `batch` read commands from stdin, `parallel`
-  // builds them from its arguments.
-  if (name === "watch" || name === "at" || name === "batch" || name === "parallel") markUnreadable(out);
   if (name === "eval") return peelEval(args, at, out);
   if (SHELLS.has(name)) return peelShell(args, at, out);
   const spec = WRAPPERS[name];
@@ -1858,6 +1866,23 @@ function peelEval(args: readonly Word[], at: number, out: Output): Peeled {
 /** `mapfile -C CALLBACK` (or `-CCALLBACK`): the callback, run as a command. */
 const COMMAND_OPTION_WRAPPERS: ReadonlySet<string> = new Set(["su", "runuser", "sg", "script", "flock"]);
 
+/** The script a wrapper runs: its `-c` value, or `watch`'s words after its options, as `sh -c` gets them. */
+function wrappedScript(args: readonly Word[], at: number): string | undefined {
+  const name = programName((args[at] as Word).text);
+  if (COMMAND_OPTION_WRAPPERS.has(name)) return commandOption(args, at);
+  if (name !== "watch") return undefined;
+  let i = at + 1;
+  for (; i < args.length && (args[i] as Word).text.startsWith("-"); i += 1) {
+    if (/^(?:-n|--interval|-q|--equexit)$/.test((args[i] as Word).text)) i += 1;
+  }
+  return i < args.length
+    ? args
+        .slice(i)
+        .map((a) => a.text)
+        .join(" ")
+    : undefined;
+}
+
 /** The value of a `-c` or `--command` option, wherever it stands. */
 function commandOption(args: readonly Word[], at: number): string | undefined {
   for (let i = at + 1; i < args.length; i += 1) {
@@ -1934,14 +1959,19 @@ function peelShell(args: readonly Word[], at: number, out: Output): Peeled {
  * (`bash <(curl …)`, `source <(curl …)`) is a script downloaded and run, as `curl … | sh` is:
  * unreadable.
  */
+/** A word that is one expansion and nothing else: `$f`, `${f}`, `$(…)`, a backquote. */
+const LONE_EXPANSION = /^(?:\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\$\(.*\)|`.*`)$/s;
+
 function scriptFile(word: Word, out: Output): Peeled {
-  // A file named by an expansion or a pattern may be stdin (`source /dev/stdi?`, `bash $f` with
-  // `$f` empty, which reads the script from stdin).
+  // A file named by a lone expansion may be stdin (`source $f`, or `bash $f` with `$f` empty,
+  // which reads the script from stdin), and so may a pattern or an expansion under /dev or /proc
+  // (`source /dev/stdi?`). `source "$HOME/.nvm/nvm.sh"` is a file like any other.
+  const text = word.text;
   if (
-    word.text.startsWith("<(") ||
-    readsStdin(word.text) ||
-    word.kind === "glob" ||
-    /[$`{[*?]/.test(word.text)
+    text.startsWith("<(") ||
+    readsStdin(text) ||
+    LONE_EXPANSION.test(text) ||
+    ((word.kind === "glob" || /[$`{[*?]/.test(text)) && /^\/+(?:dev|proc)\//.test(text))
   ) {
     markUnreadable(out);
   }

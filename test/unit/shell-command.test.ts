@@ -885,7 +885,8 @@ describe("what a wrapper runs", () => {
     ["sg grp -c 'rm -rf /'", "sg -c runs a script"],
     ["script -c 'rm -rf /' /dev/null", "script -c runs a script"],
     ["watch 'rm -rf /'", "watch runs its words through sh -c"],
-    ["parallel rm ::: -rf", "parallel builds commands"],
+    ["parallel rm ::: -rf /", "parallel builds commands from the words after :::"],
+    ["ls | parallel rm -rf /", "parallel runs its command on each line"],
     ["echo 'rm -rf /' | at now", "at reads commands from stdin"],
   ])("%s (%s)", (command) => {
     const split = splitCommand(command);
@@ -893,5 +894,40 @@ describe("what a wrapper runs", () => {
       [s.text, ...s.variants].some((t) => t.startsWith("rm -rf /")),
     );
     expect(named || split.unreadable).toBe(true);
+  });
+});
+
+// Commands agents run every day that the fail-safe readings above must leave readable: each of
+// these was made unreadable by a first version of one of them (a false deny).
+describe("ordinary commands stay readable", () => {
+  it.each([
+    ['source "$HOME/.nvm/nvm.sh" && nvm use 20'],
+    ['export NVM_DIR="$HOME/.nvm"\n[ -s "$NVM_DIR/nvm.sh" ] && \\. "$NVM_DIR/nvm.sh"\nnvm use 20\nnpm test'],
+    [
+      "python3 - <<'EOF'\nimport matplotlib.pyplot as plt\nfig, ax = plt.subplots(figsize=(10, 6), dpi=100)\nEOF",
+    ],
+    ["awk '{x=($1>0)?1:0; print x}' f.txt"],
+    ["# strip trailing whitespace\nsed -i 's/[[:space:]]*$//' a.txt\n# verify\ngit diff --stat"],
+    ["echo '[[1,2],[3,4]]' | jq '.[0]' # first row"],
+    ['[[ -n "$CI" ]] && echo ci\nv=$(git describe --tags # latest tag\n)\necho $v'],
+    ["grep -rn 'PS1' ~/.bashrc"],
+    [
+      "git commit -m \"$(cat <<'EOF'\nDocument BASH_ENV behaviour\n\nBASH_ENV is sourced by non-interactive shells.\nEOF\n)\"",
+    ],
+    ["cat > /tmp/s.sh <<'EOF'\nexport PS1='> '\nEOF\nbash /tmp/s.sh"],
+    ["cat >> ~/.bashrc <<'EOF'\nalias ll='ls -la'\nEOF"],
+    ["watch -n 5 kubectl get pods"],
+    ["ls *.txt | parallel wc -l"],
+    ['strace -f -o /tmp/trace.txt ./app "$CONFIG"'],
+    ['flock "$LOCK" make build'],
+    ["sudo --preserve-env=PATH apt-get install -y git curl wget jq ripgrep fd-find htop tmux vim"],
+  ])("%j", (command) => {
+    expect(splitCommand(command).unreadable).toBe(false);
+  });
+
+  it("keeps su as written beside the script it runs", () => {
+    expect(splitSubcommands("su - postgres -c 'psql -l'").subcommands).toEqual(
+      expect.arrayContaining(["su - postgres -c psql -l", "psql -l"]),
+    );
   });
 });
