@@ -1470,6 +1470,9 @@ function expand(command: Command, depth: number, suffix: readonly string[], out:
   if (STDIN_SHELL_WRAPPERS.has(programName(first.text)) && stdinShellWrapper(args, at)) {
     markUnreadable(out);
   }
+  // su with no command runs a shell: it reads its script from stdin (`… | su`), or from the
+  // arguments after the user.
+  if (programName(first.text) === "su" && commandOption(args, at) === undefined) markUnreadable(out);
   record({ args: args.slice(at), redirects }, out);
   // What a deny-only wrapper runs (sudo, xargs, or a stripped wrapper with an option not known
   // here) is checked by deny-style rules as a command of its own, wrappers and all.

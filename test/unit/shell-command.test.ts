@@ -882,6 +882,8 @@ describe("what a wrapper runs", () => {
     ["flock /tmp/l rm -rf /", "flock FILE COMMAND"],
     ["flock /tmp/l -c 'rm -rf /'", "flock -c runs a script"],
     ["su -c 'rm -rf /'", "su -c runs a script"],
+    ["echo 'rm -rf /' | su", "su with no command runs a shell that reads stdin"],
+    ["echo 'rm -rf /' | sudo su - root", "su with no command runs a shell that reads stdin"],
     ["sg grp -c 'rm -rf /'", "sg -c runs a script"],
     ["script -c 'rm -rf /' /dev/null", "script -c runs a script"],
     ["watch 'rm -rf /'", "watch runs its words through sh -c"],
