@@ -291,6 +291,25 @@ const RESERVED = new Set([
   "done",
   "while",
   "until",
+  // Programs read specially: other shells, wrappers whose command is guessed or whose script is
+  // read, and programs that run what cannot be seen (`fc`, `at`, `su` with no `-c`).
+  ...[
+    "rbash",
+    "mksh",
+    "fish",
+    "ash",
+    "hush",
+    "yash",
+    "posh",
+    "ksh93",
+    "oksh",
+    "lksh",
+    "pdksh",
+    "csh",
+    "tcsh",
+  ],
+  ...["chrt", "taskset", "unshare", "chroot", "nsenter", "setpriv", "prlimit", "strace", "pkexec"],
+  ...["runuser", "su", "sg", "flock", "script", "watch", "parallel", "fc", "at", "batch", "trap", "function"],
 ]);
 /**
  * Plain words: no quoting, globbing, comments or redirections. The program name is a bare name
