@@ -241,7 +241,7 @@ function scan(text: string, patternMode: boolean, tests = false): Scanned {
     test: false,
     testParens: 0,
     testsOff: !tests || TESTS_OFF.test(text),
-    inPattern: createPatternWatch(true),
+    inPattern: createPatternWatch(),
   };
   while (s.i < text.length) step(s, patternMode);
   if (s.quote !== "") s.opaque = true;
@@ -534,23 +534,19 @@ function closesArithmetic(arith: readonly string[], text: string, i: number): bo
  * (`@(;#)`, `@(a|@(b)|#)`), or just closed (`@(a)#` is one word). A `#` or `<<` there is neither a
  * comment nor a heredoc, and this scan does not tell them apart.
  *
- * On the scan's output (`quotes`), whose quotes are shell quotes: a quoted or escaped `)` or `]]`
+ * Read on the scan's output, whose quotes are shell quotes: a quoted or escaped `)` or `]]`
  * closes nothing (`@(')'|#)`), an unquoted `[[` opens a test (not `sed 's/[[:space:]]//'`), and a
  * `]]` closes it only as a word of its own followed by a blank or an operator (not `x]]`, nor a
- * `]]` the text ends with). On the raw text of a `$(…)` that closingParen reads from `from`,
- * where a quote may be inside a `$(…)` inside double quotes, once a `[[` or an extended glob's
- * opener is read, the answer stays yes: only what the `$(…)` itself holds counts, as bash reads
- * it by itself.
+ * `]]` the text ends with). (closingParen asks a cruder question of a `$(…)`'s raw text.)
  *
  * Asked at every `#` and `<<`, with the text read so far: each call reads only the characters
  * added since the last, so that a command of `#` or `<` repeated costs linear time, not
- * quadratic. The text must only grow between calls (the scan's output) or stay the same while
- * `end` advances (closingParen's text).
+ * quadratic. The text must only grow between calls.
  */
 type PatternWatch = (text: string, end: number) => boolean;
 
-function createPatternWatch(quotes: boolean, from = 0): PatternWatch {
-  let read = from;
+function createPatternWatch(): PatternWatch {
+  let read = 0;
   /** The character before `read` was an unquoted, unescaped one. */
   let plainBefore = false;
   let quote: Quote = "";
@@ -563,22 +559,17 @@ function createPatternWatch(quotes: boolean, from = 0): PatternWatch {
   let test = false;
   /** Where an unquoted `]]` after a blank ends, until the next character says whether it closes. */
   let closing = -1;
-  let sticky = false;
   /** Where the last extended glob closed: its word goes on after it (`@(a)#` is one word). */
   let globEnd = Number.NaN;
   /** The character before was an unquoted `$`: a `'` after it opens `$'…'`. */
   let dollar = false;
   return (text, end) => {
-    for (; read < end && !sticky; read += 1) {
+    for (; read < end; read += 1) {
       const c = text.charAt(read);
       const afterDollar = dollar;
       dollar = false;
       const before = read > 0 ? text.charAt(read - 1) : "";
       const opener = c === "(" && before !== "" && GLOB_OPENERS.includes(before);
-      if (!quotes) {
-        sticky = (c === "[" && before === "[") || opener;
-        continue;
-      }
       const unquoted = quote === "" && !escaped;
       if (c === "[" && before === "[" && unquoted && plainBefore) test = true;
       plainBefore = unquoted && c !== "\\";
@@ -604,12 +595,14 @@ function createPatternWatch(quotes: boolean, from = 0): PatternWatch {
         closing = read;
       }
     }
-    return sticky || test || globs.length > 0 || globEnd === end - 1;
+    return test || globs.length > 0 || globEnd === end - 1;
   };
 }
 
 /** The characters before `(` that open an extended glob: `@(`, `!(`, `+(`, `*(`, `?(`. */
 const GLOB_OPENERS = "@!+*?";
+/** A `[[` or an extended glob's opener. */
+const PATTERN_OPEN = /\[\[|[@!+*?]\(/;
 
 /** bash starts a comment only at the start of a word; elsewhere `#` is a plain character. */
 function hash(s: ScanState, patternMode: boolean): void {
@@ -907,8 +900,13 @@ function closingParen(text: string, from: number, nesting: number, doubt: Doubt)
   // There a heredoc or a `case` pattern may hold a `)` that bash counts (`$((a) <<F⏎)⏎rm -rf /⏎F`
   // runs `rm`): where this reading ends elsewhere, it is unsure.
   const asWritten = commentsUnsure ? parensAsWritten(text, from) : -1;
-  /** Whether a `#` is inside a pattern of this `$(…)`'s, made at the first `#`. */
-  let watch: PatternWatch | undefined;
+  /**
+   * Where this `$(…)`'s first `[[` or extended glob opener ends, looked for at its first comment:
+   * a comment after one may be inside its pattern. On this raw text a quote may be inside a
+   * `$(…)` inside double quotes, so none is followed; only what the `$(…)` itself holds counts, as
+   * bash reads it by itself.
+   */
+  let patternEnd: number | undefined;
   const ended = (end: number): number => {
     if (asWritten !== -1 && end !== asWritten) doubt.unsure = true;
     return end;
@@ -927,8 +925,11 @@ function closingParen(text: string, from: number, nesting: number, doubt: Doubt)
       [i, quote] = skipped;
     } else if (c === "#" && atBoundary) {
       // A comment, to the end of its line (`$(true # it's)` is still open).
-      watch ??= createPatternWatch(false, from);
-      if (commentsUnsure || watch(text, i)) doubt.unsure = true;
+      if (patternEnd === undefined) {
+        const at = text.slice(from).search(PATTERN_OPEN);
+        patternEnd = at < 0 ? text.length : from + at + 1;
+      }
+      if (commentsUnsure || patternEnd < i) doubt.unsure = true;
       const end = text.indexOf("\n", i);
       i = (end < 0 ? text.length : end) - 1;
       boundary = true;
@@ -1466,19 +1467,17 @@ function expand(command: Command, depth: number, suffix: readonly string[], out:
     (first.text.includes("{") && first.text !== "{}") ||
     PROCESS_SUBSTITUTION.test(first.text);
   if (!lonePattern && (out.guessing === 0 ? unnamed : unnamedGuess)) markUnreadable(out);
+  const name = programName(first.text);
   // sudo -s, sudo -i and doas -s with no command start a shell that reads stdin.
-  if (STDIN_SHELL_WRAPPERS.has(programName(first.text)) && stdinShellWrapper(args, at)) {
-    markUnreadable(out);
-  }
-  // su with no command runs a shell: it reads its script from stdin (`… | su`), or from the
-  // arguments after the user.
-  if (programName(first.text) === "su" && commandOption(args, at) === undefined) markUnreadable(out);
+  if (STDIN_SHELL_WRAPPERS.has(name) && stdinShellWrapper(args, at)) markUnreadable(out);
+  // `su -c 'rm -rf /'`, `script -c …`, `flock FILE -c …` and `watch` run a script: checked by
+  // deny-style rules, the wrapper kept as written for allow rules, as sudo is. su with no command
+  // runs a shell: it reads its script from stdin (`… | su`), or from the arguments after the user.
+  const script = wrappedScript(name, args, at);
+  if (name === "su" && script === undefined) markUnreadable(out);
   record({ args: args.slice(at), redirects }, out);
   // What a deny-only wrapper runs (sudo, xargs, or a stripped wrapper with an option not known
   // here) is checked by deny-style rules as a command of its own, wrappers and all.
-  // `su -c 'rm -rf /'`, `script -c …`, `flock FILE -c …` and `watch` run a script: checked by
-  // deny-style rules, the wrapper kept as written for allow rules, as sudo is.
-  const script = wrappedScript(args, at);
   if (script !== undefined && depth < MAX_DEPTH) {
     out.denyOnly += 1;
     splitInto(script, depth + 1, redirects, out);
@@ -1870,8 +1869,7 @@ function peelEval(args: readonly Word[], at: number, out: Output): Peeled {
 const COMMAND_OPTION_WRAPPERS: ReadonlySet<string> = new Set(["su", "runuser", "sg", "script", "flock"]);
 
 /** The script a wrapper runs: its `-c` value, or `watch`'s words after its options, as `sh -c` gets them. */
-function wrappedScript(args: readonly Word[], at: number): string | undefined {
-  const name = programName((args[at] as Word).text);
+function wrappedScript(name: string, args: readonly Word[], at: number): string | undefined {
   if (COMMAND_OPTION_WRAPPERS.has(name)) return commandOption(args, at);
   if (name !== "watch") return undefined;
   let i = at + 1;
