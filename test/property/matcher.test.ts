@@ -291,31 +291,27 @@ const RESERVED = new Set([
   "done",
   "while",
   "until",
-  // Programs read specially: other shells, wrappers whose command is guessed or whose script is
-  // read, and programs that run what cannot be seen (`fc`, `at`, `su` with no `-c`).
-  ...[
-    "rbash",
-    "mksh",
-    "fish",
-    "ash",
-    "hush",
-    "yash",
-    "posh",
-    "ksh93",
-    "oksh",
-    "lksh",
-    "pdksh",
-    "csh",
-    "tcsh",
-  ],
-  ...["chrt", "taskset", "unshare", "chroot", "nsenter", "setpriv", "prlimit", "strace", "pkexec"],
-  ...["runuser", "su", "sg", "flock", "script", "watch", "parallel", "fc", "at", "batch", "trap", "function"],
 ]);
 /**
  * Plain words: no quoting, globbing, comments or redirections. The program name is a bare name
  * (no wrapper or keyword, no directory: `/usr/bin/a/b` runs `b`, not `a/b`); arguments may be paths.
  */
-const program = fc.stringMatching(/^[a-z][a-z0-9_-]{0,7}$/).filter((w) => !RESERVED.has(w));
+const program = fc
+  .stringMatching(/^[a-z][a-z0-9_-]{0,7}$/)
+  .filter((w) => !RESERVED.has(w) && readsPlainly(w));
+
+/**
+ * Whether a name is a plain program to the splitter: alone and with arguments, it is one
+ * readable command, as written. Others (another shell, a wrapper whose command is guessed or
+ * whose script is read, `fc`, `su`, `trap`) are read specially, and these properties are about
+ * plain ones.
+ */
+function readsPlainly(name: string): boolean {
+  return [name, `${name} a`, `${name} a b`].every((command) => {
+    const split = splitCommand(command);
+    return !split.unreadable && split.subcommands.length === 1 && split.subcommands[0]?.text === command;
+  });
+}
 const argument = fc.stringMatching(/^[a-z0-9._/-]{1,8}$/);
 const simpleCommand = fc
   .tuple(program, fc.array(argument, { maxLength: 3 }))
