@@ -242,6 +242,8 @@ function scan(text: string, patternMode: boolean, tests = false): Scanned {
     testParens: 0,
     testsOff: !tests || TESTS_OFF.test(text),
     inPattern: createPatternWatch(),
+    array: false,
+    element: -1,
   };
   while (s.i < text.length) step(s, patternMode);
   if (s.quote !== "") s.opaque = true;
@@ -250,7 +252,7 @@ function scan(text: string, patternMode: boolean, tests = false): Scanned {
     substitutions: s.substitutions,
     opaque: s.opaque,
     // Arithmetic never closed (`(( x << 1`): where `<<` was a shift here, bash may read a heredoc.
-    unclosed: s.quote !== "" || s.unsure || s.arith.length > 0 || s.test,
+    unclosed: s.quote !== "" || s.unsure || s.arith.length > 0 || s.test || s.array,
   };
 }
 
@@ -286,6 +288,10 @@ interface ScanState {
   testsOff: boolean;
   /** Whether `out` ends inside a test's or an extended glob's pattern (PatternWatch). */
   readonly inPattern: PatternWatch;
+  /** Inside a compound array assignment's parentheses (`arrayStep`). */
+  array: boolean;
+  /** Where the array element being read started, if it starts with `[` (a subscript); else -1. */
+  element: number;
 }
 
 function step(s: ScanState, patternMode: boolean): void {
@@ -371,6 +377,8 @@ function stepUnquoted(s: ScanState, c: string, patternMode: boolean): void {
   } else if (c === "$" && s.text.charAt(s.i + 1) === "'") {
     s.quote = "$'";
     emit(s, "$'");
+  } else if (s.array && arrayStep(s, c)) {
+    // done: a blank or the `)` of a compound array assignment
   } else if (!patternMode && testStep(s, c)) {
     // done: a `[[`, its `]]`, or an operator of the test between them
   } else if (c === "\n") {
@@ -406,10 +414,15 @@ function stepUnquoted(s: ScanState, c: string, patternMode: boolean): void {
   } else if (c >= "0" && c <= "9" && atWordStart(s)) {
     digits(s);
   } else {
-    // Text glued after a compound array assignment stays in its word (`x=(a)z rm -rf /` runs
-    // `rm`), where shell-quote would make it the command.
-    if (c === "(" && !patternMode && ARRAY_ASSIGNMENT.test(s.out.slice(-128)) && gluedAfter(s.text, s.i)) {
-      s.unsure = true;
+    if (c === "(" && !patternMode && s.arith.length === 0 && ARRAY_ASSIGNMENT.test(s.out.slice(-128))) {
+      // Text glued after a compound array assignment stays in its word (`x=(a)z rm -rf /` runs
+      // `rm`), where shell-quote would make it the command.
+      if (gluedAfter(s.text, s.i)) s.unsure = true;
+      else {
+        s.array = true;
+        emit(s, "\\(", 1);
+        return;
+      }
     }
     if (c === "'" || c === '"') s.quote = c;
     emit(s, c);
@@ -418,6 +431,37 @@ function stepUnquoted(s: ScanState, c: string, patternMode: boolean): void {
 
 /** The scanned text ends in `NAME=`, `NAME+=` or `NAME[…]=` where a word starts. */
 const ARRAY_ASSIGNMENT = /(?:^|[\s;&|(])[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?\+?=$/;
+
+/**
+ * One character inside a compound array assignment (`files=(src/*.ts "a b")`, `declare -A
+ * m=([web]=3000)`), whose elements are words, data like any command's arguments: a glob in one
+ * is not a command, nor is its first word. Its blanks, newlines and closing `)` are passed on
+ * escaped, so that shell-quote reads the whole assignment as one word; its substitutions are
+ * split as everywhere (`x=($(ls))` runs `ls`), and a comment in it is one. bash takes no
+ * operator there but a `<(…)` (any other is a syntax error, not followed here). An element
+ * `[SUBSCRIPT]=value` of an indexed array evaluates its subscript as arithmetic, which runs a
+ * `$(…)` even from quotes (`x=(['$(rm -rf /)']=1)`): a subscript with both a quote or backslash
+ * and a `$` or backquote is unsure. Returns whether it consumed the character.
+ */
+function arrayStep(s: ScanState, c: string): boolean {
+  if (c === " " || c === "\t" || c === "\n" || c === ")") {
+    if (s.element >= 0) {
+      const element = s.text.slice(s.element, s.i);
+      if (/['"\\]/.test(element) && /[$`]/.test(element)) s.unsure = true;
+      s.element = -1;
+    }
+    if (c === ")") s.array = false;
+    emit(s, c === ")" ? "\\)" : "\\ ", 1);
+    if (c === "\n") {
+      s.testsOff = true;
+      if (s.heredocs.length > 0) heredocBodies(s);
+    }
+    return true;
+  }
+  if (c === "[" && atWordStart(s)) s.element = s.i;
+  else if (/[;&|<>(]/.test(c) && !PROCESS_SUBSTITUTION.test(s.text.slice(s.i, s.i + 2))) s.unsure = true;
+  return false;
+}
 
 /** Whether a word character follows the `)` closing the `(` at `i` (or none is found nearby). */
 function gluedAfter(text: string, i: number): boolean {
@@ -1500,6 +1544,9 @@ function expand(command: Command, depth: number, suffix: readonly string[], out:
   }
 }
 
+/** The placeholders `substitute` leaves for a `$(…)` and a backquoted command. */
+const PLACEHOLDERS = /\$\(\.\.\.\)|`\.\.\.`/g;
+
 /** The placeholder `substitute` leaves for a `<(…)` or `>(…)`. */
 const PROCESS_SUBSTITUTION = /^[<>]\(/;
 
@@ -1649,11 +1696,13 @@ function commandName(args: readonly Word[]): Word[] | undefined {
 
 function peel(args: readonly Word[], at: number, out: Output): Peeled {
   const first = args[at];
-  if (first === undefined || first.kind !== "word") return undefined;
+  if (first === undefined) return undefined;
+  // bash expands no pattern in an assignment's value (`logs=*.log`, `files=(src/*.ts)`).
   if (ASSIGNMENT.test(first.text)) {
     noteAssignment(first.text, out);
     return { at: at + 1 };
   }
+  if (first.kind !== "word") return undefined;
   if (KEYWORDS.has(first.text)) return { at: at + 1 };
   // `function f { rm …; }`: the body is what runs.
   if (first.text === "function") return args.length > at + 2 ? { at: at + 2 } : undefined;
@@ -1701,8 +1750,9 @@ function peel(args: readonly Word[], at: number, out: Output): Peeled {
   if (DECLARATIONS.has(name)) {
     for (const arg of args.slice(at + 1)) {
       if (ASSIGNMENT.test(arg.text)) noteAssignment(arg.text, out);
-      // `declare -a 'x=($(rm -rf /))'`: a quoted compound value is expanded all the same.
-      if (/=\(.*(?:\$\(|`)/.test(arg.text)) markUnreadable(out);
+      // `declare -a 'x=($(rm -rf /))'`: a quoted compound value is expanded all the same. (An
+      // unquoted one is read by the scan, which leaves `$(...)` for each substitution in it.)
+      if (/=\(.*(?:\$\(|`)/.test(arg.text.replace(PLACEHOLDERS, ""))) markUnreadable(out);
     }
     return undefined;
   }

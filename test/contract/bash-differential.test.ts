@@ -133,4 +133,35 @@ describe.skipIf(!existsSync(BASH))("splitCommand against bash 5", () => {
       `${MARK} -rf /`,
     ]);
   });
+  // A compound array assignment's elements are data: its globs and first word run nothing. Its
+  // substitutions run, and an indexed array's subscript runs a `$(…)` even from quotes.
+  it.each([
+    [`files=(*.ts "a b" [k]=v); ${MARK} -rf /`, [`${MARK} -rf /`]],
+    [`pkgs=(rm -rf /) && ${MARK} -rf /`, [`${MARK} -rf /`]],
+    [
+      `declare -A m=([web]=3000 [api]=4000); ${MARK} -rf /`,
+      ["declare -A m=([web]=3000 [api]=4000)", `${MARK} -rf /`],
+    ],
+    [`x=(a # a comment\n  b\n) ${MARK} -rf /`, [`${MARK} -rf /`]],
+    [
+      `local_f() { local -a xs=($(${MARK} -a) <(${MARK} -b)); }; local_f`,
+      ["local_f", "local -a xs=($(...) <(...))", `${MARK} -a`, `${MARK} -b`],
+    ],
+  ])("reads a compound array assignment as data, as bash does: %j", (command, expected) => {
+    const programs = expected.filter((text) => text.startsWith(MARK));
+    expect(new Set(bash.run(command))).toEqual(new Set(programs));
+    const split = splitCommand(command);
+    expect(split.unreadable).toBe(false);
+    expect(split.subcommands.map((s) => s.text)).toEqual(expected);
+  });
+
+  it.each([
+    `x=(['$(${MARK} -rf /)']=1)`,
+    `declare -a x=(["\\$(${MARK} -rf /)"]=1)`,
+    `x=([$'\\x24(${MARK} -rf /)']=1)`,
+    `x+=([\\$\\(${MARK}\\ -rf\\ /\\)]=1)`,
+  ])("where an array's subscript runs code from quotes or escapes: %j", (command) => {
+    expect(bash.run(command).some((ran) => ran.startsWith(`${MARK} `))).toBe(true);
+    expect(splitCommand(command).unreadable).toBe(true);
+  });
 });

@@ -923,8 +923,21 @@ describe("ordinary commands stay readable", () => {
     ['strace -f -o /tmp/trace.txt ./app "$CONFIG"'],
     ['flock "$LOCK" make build'],
     ["sudo --preserve-env=PATH apt-get install -y git curl wget jq ripgrep fd-find htop tmux vim"],
+    ['files=(src/*.ts)\nfor f in "${files[@]}"; do wc -l "$f"; done'],
+    ['declare -A ports=([web]=3000 [api]=4000)\necho "${ports[web]}"'],
+    ['pattern=*.log; find . -name "$pattern" -mtime +7'],
+    [
+      'services=(\n  api # the backend\n  web\n)\nfor s in "${services[@]}"; do docker compose logs "$s" | tail -5; done',
+    ],
   ])("%j", (command) => {
     expect(splitCommand(command).unreadable).toBe(false);
+  });
+
+  it("reads an array's elements as data and its substitutions as commands", () => {
+    expect(splitSubcommands('local -a xs=($(git ls-files "*.ts") *.md)').subcommands).toEqual([
+      "local -a xs=($(...) *.md)",
+      "git ls-files *.ts",
+    ]);
   });
 
   it("keeps su as written beside the script it runs", () => {
