@@ -74,6 +74,7 @@ const HOSTILE = [
   { name: "`[[ ` repeated", command: (n) => repeated("[[ ", n) },
   { name: "`a|` repeated", command: (n) => repeated("a|", n) },
   { name: "`a⏎` repeated", command: (n) => repeated("a\n", n) },
+  { name: "`x=(` repeated", command: (n) => repeated("x=(", n) },
   // Many commands, each one that Bash rules name or a redirection: the rules' work per command.
   { name: "`git push -f origin main;` repeated", command: (n) => repeated("git push -f origin main;", n) },
   { name: "`a>b;` repeated", command: (n) => repeated("a>b;", n) },

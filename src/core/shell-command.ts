@@ -414,23 +414,27 @@ function stepUnquoted(s: ScanState, c: string, patternMode: boolean): void {
   } else if (c >= "0" && c <= "9" && atWordStart(s)) {
     digits(s);
   } else {
-    if (c === "(" && !patternMode && s.arith.length === 0 && ARRAY_ASSIGNMENT.test(s.out.slice(-128))) {
-      // Text glued after a compound array assignment stays in its word (`x=(a)z rm -rf /` runs
-      // `rm`), where shell-quote would make it the command.
-      if (gluedAfter(s.text, s.i)) s.unsure = true;
-      else {
-        s.array = true;
-        emit(s, "\\(", 1);
-        return;
-      }
+    if (c === "(" && s.prev === "=" && !patternMode && s.arith.length === 0 && arrayAssignment(s)) {
+      s.array = true;
+      emit(s, "\\(", 1);
+      return;
     }
     if (c === "'" || c === '"') s.quote = c;
     emit(s, c);
   }
 }
 
-/** The scanned text ends in `NAME=`, `NAME+=` or `NAME[…]=` where a word starts. */
+/** `NAME=`, `NAME+=` or `NAME[…]=` where a word starts, at the end. */
 const ARRAY_ASSIGNMENT = /(?:^|[\s;&|(])[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?\+?=$/;
+
+/**
+ * Whether the `(` at `s.i` opens a compound array assignment. Asked of the input text before it,
+ * which is flat: the output is built by appending, and reading its end would copy all of it at
+ * every `(` (`x=(` repeated took quadratic time).
+ */
+function arrayAssignment(s: ScanState): boolean {
+  return ARRAY_ASSIGNMENT.test(s.text.slice(Math.max(0, s.i - 128), s.i));
+}
 
 /**
  * One character inside a compound array assignment (`files=(src/*.ts "a b")`, `declare -A
@@ -441,7 +445,8 @@ const ARRAY_ASSIGNMENT = /(?:^|[\s;&|(])[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?\+?
  * operator there but a `<(…)` (any other is a syntax error, not followed here). An element
  * `[SUBSCRIPT]=value` of an indexed array evaluates its subscript as arithmetic, which runs a
  * `$(…)` even from quotes (`x=(['$(rm -rf /)']=1)`): a subscript with both a quote or backslash
- * and a `$` or backquote is unsure. Returns whether it consumed the character.
+ * and a `$` or backquote is unsure, and so is text glued after the `)`. Returns whether it
+ * consumed the character.
  */
 function arrayStep(s: ScanState, c: string): boolean {
   if (c === " " || c === "\t" || c === "\n" || c === ")") {
@@ -450,8 +455,12 @@ function arrayStep(s: ScanState, c: string): boolean {
       if (/['"\\]/.test(element) && /[$`]/.test(element)) s.unsure = true;
       s.element = -1;
     }
-    if (c === ")") s.array = false;
     emit(s, c === ")" ? "\\)" : "\\ ", 1);
+    if (c === ")") {
+      s.array = false;
+      // Text glued after it (`x=(a)z rm -rf /` runs `rm`) is read by bash in a way not followed here.
+      if (!/^$|[\s;&|()<>]/.test(s.text.charAt(s.i))) s.unsure = true;
+    }
     if (c === "\n") {
       s.testsOff = true;
       if (s.heredocs.length > 0) heredocBodies(s);
@@ -461,14 +470,6 @@ function arrayStep(s: ScanState, c: string): boolean {
   if (c === "[" && atWordStart(s)) s.element = s.i;
   else if (/[;&|<>(]/.test(c) && !PROCESS_SUBSTITUTION.test(s.text.slice(s.i, s.i + 2))) s.unsure = true;
   return false;
-}
-
-/** Whether a word character follows the `)` closing the `(` at `i` (or none is found nearby). */
-function gluedAfter(text: string, i: number): boolean {
-  const end = parensAsWritten(text, i + 1);
-  if (end === undefined) return true;
-  const next = text.charAt(end + 1);
-  return next !== "" && !/[\s;&|()<>]/.test(next);
 }
 
 /**
