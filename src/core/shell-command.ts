@@ -283,7 +283,9 @@ interface ScanState {
   testParens: number;
   /**
    * No `[[` from here on is read as a test (`testStep`): a script another command runs, a text
-   * with a `case` or an `alias`, past the first line, or past arithmetic this scan does not follow.
+   * with a `case` or an `alias`, or past arithmetic this scan does not follow. (An alias defined
+   * on one line applies from the next: a command that defines one, by `alias` or through
+   * BASH_ALIASES, and has a later line is unreadable.)
    */
   testsOff: boolean;
   /** Whether `out` ends inside a test's or an extended glob's pattern (PatternWatch). */
@@ -382,9 +384,7 @@ function stepUnquoted(s: ScanState, c: string, patternMode: boolean): void {
   } else if (!patternMode && testStep(s, c)) {
     // done: a `[[`, its `]]`, or an operator of the test between them
   } else if (c === "\n") {
-    // A newline ends a command like `;` (an empty command after `&&\n` is dropped later). An
-    // alias defined before it applies after it: no test is read past it (`testStep`).
-    s.testsOff = true;
+    // A newline ends a command like `;` (an empty command after `&&\n` is dropped later).
     emit(s, patternMode ? " " : ";", 1);
     if (s.heredocs.length > 0) heredocBodies(s);
   } else if (c === "#") {
@@ -461,10 +461,7 @@ function arrayStep(s: ScanState, c: string): boolean {
       // Text glued after it (`x=(a)z rm -rf /` runs `rm`) is read by bash in a way not followed here.
       if (!/^$|[\s;&|()<>]/.test(s.text.charAt(s.i))) s.unsure = true;
     }
-    if (c === "\n") {
-      s.testsOff = true;
-      if (s.heredocs.length > 0) heredocBodies(s);
-    }
+    if (c === "\n" && s.heredocs.length > 0) heredocBodies(s);
     return true;
   }
   if (c === "[" && atWordStart(s)) s.element = s.i;
@@ -479,9 +476,9 @@ function arrayStep(s: ScanState, c: string): boolean {
  * `$b` or `$` in command position. They are passed on quoted, one word each. Only an unquoted
  * `[[` where a command starts (TEST_START) opens a test: `"[[" x || rm -rf /` and
  * `echo >& [[ x || rm -rf /` run `rm`. And only where nothing may have changed how bash reads
- * the words before it (`testsOff`): on the command's first line (an alias defined on one line
- * applies from the next, and may end in a backslash that makes the next `;` plain text), in
- * the command itself, not a script it runs (`eval` reads its text after those lines ran), not
+ * the words before it (`testsOff`): in the command itself, not a script it runs (`eval` reads
+ * its text after an alias defined on the same line applies, and one may end in a backslash that
+ * makes the next `;` plain text), not
  * with a `case` (whose patterns follow `in (`, `|` and `;;`) or an `alias` anywhere in it,
  * not inside an extended glob's parentheses (inPattern), and not after arithmetic whose end
  * this scan only guessed. Elsewhere shell-quote reads the test as before. It closes at the first unquoted `]]` that is a word of its
@@ -1460,7 +1457,7 @@ const SAFE_VARIABLES = new Set([
   "PYTHONDONTWRITEBYTECODE",
 ]);
 
-const ASSIGNMENT = /^([A-Za-z_][A-Za-z0-9_]*)\+?=/;
+const ASSIGNMENT = /^([A-Za-z_][A-Za-z0-9_]*)(?:\[[^\]]*\])?\+?=/;
 
 /** Builtins that assign variables for the rest of the shell: `export PATH=…`, `declare -x …`. */
 const DECLARATIONS = new Set(["export", "declare", "typeset", "readonly", "local"]);
@@ -1782,11 +1779,14 @@ function peel(args: readonly Word[], at: number, out: Output): Peeled {
  */
 function noteAssignment(word: string, out: Output): void {
   const name = ASSIGNMENT.exec(word)?.[1];
-  if (name === undefined || !SAFE_VARIABLES.has(name) || /[$`]/.test(word)) out.opaque = true;
+  // An element (`a[i]=1`) evaluates its subscript, which may name a variable holding code.
+  if (name === undefined || !SAFE_VARIABLES.has(name) || /^[^=]*\[|[$`]/.test(word)) out.opaque = true;
   // A prompt is expanded when shown (`PS4='$(rm -rf /)'; set -x`): its substitutions run. A
   // PROMPT_COMMAND is a command, and BASH_ENV names a script bash runs first.
   if (name !== undefined && /^(?:PS[0-4])$/.test(name) && /[$`]/.test(word)) markUnreadable(out);
   if (name !== undefined && /^(?:PROMPT_COMMAND|BASH_ENV)$/.test(name)) markUnreadable(out);
+  // The alias and command tables: `BASH_ALIASES=([b]='rm')`, then `b -rf /` on a later line.
+  if (name === "BASH_ALIASES" || name === "BASH_CMDS") markUnreadable(out);
   // ENV is the start-up script of an interactive sh: unreadable when it is stdin.
   if (name === "ENV" && readsStdin(word.slice(4))) markUnreadable(out);
 }

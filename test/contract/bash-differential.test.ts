@@ -123,6 +123,9 @@ describe.skipIf(!existsSync(BASH))("splitCommand against bash 5", () => {
     `! [[ ( a == b ) ]] && ${MARK} -rf /`,
     `(( 5 > 3 && 2 << 1 )) && ${MARK} -rf /`,
     `for (( i=0; i<1; i++ )); do ${MARK} -rf /; done`,
+    // On a later line too: an alias that could change how bash reads it makes the command unreadable.
+    `# a comment first\n[[ -n a && $x == "" ]] && ${MARK} -rf /`,
+    `#!/bin/bash\nif [[ -z "" || a == -h ]]; then ${MARK} -rf /; fi`,
   ])("reads a test or arithmetic as bash does, and what runs after it: %j", (command) => {
     expect(new Set(bash.run(command))).toEqual(new Set([`${MARK} -rf /`]));
     const split = splitCommand(command);
@@ -160,8 +163,15 @@ describe.skipIf(!existsSync(BASH))("splitCommand against bash 5", () => {
     `declare -a x=(["\\$(${MARK} -rf /)"]=1)`,
     `x=([$'\\x24(${MARK} -rf /)']=1)`,
     `x+=([\\$\\(${MARK}\\ -rf\\ /\\)]=1)`,
-  ])("where an array's subscript runs code from quotes or escapes: %j", (command) => {
-    expect(bash.run(command).some((ran) => ran.startsWith(`${MARK} `))).toBe(true);
-    expect(splitCommand(command).unreadable).toBe(true);
-  });
+    // The alias and command tables set as arrays: read on a later line, as bash reads aliases.
+    `shopt -s expand_aliases; BASH_ALIASES=([b]='${MARK}')\nb -rf /`,
+    `shopt -s expand_aliases; declare -A BASH_ALIASES=([b]='false \\')\nb;[[ x||${MARK} -rf / ]]`,
+    `shopt -s expand_aliases; BASH_ALIASES+=([b]='false \\')\nb;[[ x||${MARK} -rf / ]]`,
+  ])(
+    "where an array's subscript runs code from quotes or escapes, or an array sets aliases: %j",
+    (command) => {
+      expect(bash.run(command).some((ran) => ran.startsWith(`${MARK} `))).toBe(true);
+      expect(splitCommand(command).unreadable).toBe(true);
+    },
+  );
 });

@@ -926,6 +926,10 @@ describe("ordinary commands stay readable", () => {
     ['files=(src/*.ts)\nfor f in "${files[@]}"; do wc -l "$f"; done'],
     ['declare -A ports=([web]=3000 [api]=4000)\necho "${ports[web]}"'],
     ['pattern=*.log; find . -name "$pattern" -mtime +7'],
+    ['cd app\n[[ -n "$a" && "$b" == x ]] && npm test'],
+    ['#!/bin/bash\nset -euo pipefail\nif [[ -z "${1:-}" || "$1" == "-h" ]]; then echo usage; fi'],
+    ['declare -A seen\nfor f in src/*; do ext="${f##*.}"; seen[$ext]=1; done'],
+    ['errors[0]="first"\ncounts[$k]=$(( counts[$k] + 1 ))'],
     [
       'services=(\n  api # the backend\n  web\n)\nfor s in "${services[@]}"; do docker compose logs "$s" | tail -5; done',
     ],
