@@ -78,7 +78,7 @@ export function splitCommand(command: string): CommandSplit {
     aliases: false,
   };
   const text = sanitize(command);
-  if (CODE_IN_DATA.test(text) || TOKEN_SPLIT.test(text) || CODE_VARIABLE.test(text)) markUnreadable(out);
+  if (CODE_IN_DATA.test(text) || CODE_VARIABLE.test(text)) markUnreadable(out);
   splitInto(text, 0, [], out);
   if (out.aliases && /\n\s*\S/.test(text)) markUnreadable(out);
   return { subcommands: out.subcommands, opaque: out.opaque, unreadable: out.unreadable };
@@ -118,21 +118,49 @@ const CODE_IN_DATA =
 
 /**
  * A variable whose value bash runs or expands as code, set other than by `NAME=value` (which
- * noteAssignment reads): by a builtin that assigns (`read PS4`, `printf -v PROMPT_COMMAND`,
- * `for PS4 in`, `declare -n`, `mapfile`), by `${PS4:=…}`, or by element (`BASH_ALIASES[ls]=…`
- * is an alias, `BASH_CMDS[ls]=…` what `ls` runs). Not a mention (`grep PS1 ~/.bashrc`).
+ * noteAssignment reads) or a builtin (`CODE_VARIABLE_NAME`): by `${PS4:=…}`, or by element
+ * (`BASH_ALIASES[ls]=…` is an alias, `BASH_CMDS[ls]=…` what `ls` runs), read on the whole text.
  */
-const CODE_VARIABLE = new RegExp(
-  String.raw`(?:^|[^\w$-])(?:read|printf|mapfile|readarray|declare|typeset|local|export|readonly|for|let)\s[^;&|\n]*?(?<![\w$])(?:PS[0-4]|PROMPT_COMMAND|BASH_ALIASES|BASH_CMDS|BASH_ENV)(?![\w=])` +
-    String.raw`|\$\{(?:PS[0-4]|PROMPT_COMMAND|BASH_ENV):?=|(?:BASH_ALIASES|BASH_CMDS)\[`,
-);
+const CODE_VARIABLE = /\$\{(?:PS[0-4]|PROMPT_COMMAND|BASH_ENV):?=|(?:BASH_ALIASES|BASH_CMDS)\[/;
+
+/** Builtins that set a variable an argument names: `read PS4`, `printf -v PS4`, `for PS4 in`, `declare -n r=PS4`. */
+const ASSIGNING_BUILTINS: ReadonlySet<string> = new Set([
+  "read",
+  "printf",
+  "mapfile",
+  "readarray",
+  "declare",
+  "typeset",
+  "local",
+  "export",
+  "readonly",
+  "for",
+  "let",
+]);
 
 /**
- * A backslash-newline inside a token (`$\<newline>(`, `<\<newline><`, `ca\<newline>se`): bash
- * joins the lines before it reads tokens, this scan only after. Between blanks (the usual
- * `docker run \` continuation) it splits nothing.
+ * A code variable named by an argument of an assigning builtin, as one word (`PS4`, `-vPS4`,
+ * `r=PS4`, `BASH_ALIASES[b]`), not assigned in it (`PS4=…`: noteAssignment). Read on the words,
+ * so that a mention in quoted text is none (`git commit -m "read PS1 …"`).
  */
-const TOKEN_SPLIT = /[^ \t\n\\]\\\n(?:\\\n)*[^ \t\n]/;
+const CODE_VARIABLE_NAME =
+  /(?:^-[A-Za-z]*|^|[^\w$])(?:PS[0-4]|PROMPT_COMMAND|BASH_ALIASES|BASH_CMDS|BASH_ENV)(?![\w=])/;
+
+/**
+ * Whether the backslash-newline at `i` is inside a token (`$\<newline>(`, `<\<newline><`,
+ * `ca\<newline>se`): bash joins the lines before it reads tokens, this scan only after, so what
+ * it read may differ (unsure). Between blanks (the usual `docker run \` continuation) it splits
+ * nothing. Asked only where bash joins lines: not in single quotes (`sed '/x/a\<newline>y'`),
+ * a comment or a quoted heredoc's body. In double quotes, an expanding heredoc's body or
+ * arithmetic (`quoted`), where words are not split, only a `$` before it counts (`"$\<newline>(`).
+ */
+function splitsToken(text: string, i: number, quoted: boolean): boolean {
+  const before = text.charAt(i - 1);
+  if (i === 0 || (quoted ? before !== "$" : /[ \t\n\\]/.test(before))) return false;
+  let next = i;
+  while (text.startsWith("\\\n", next)) next += 2;
+  return next < text.length && !/[ \t\n]/.test(text.charAt(next));
+}
 
 /** Some program that runs cannot be named: opaque to allow rules, a match for deny rules. */
 function markUnreadable(out: Output): void {
@@ -361,8 +389,10 @@ function parameter(s: ScanState): void {
 
 function stepBackslash(s: ScanState): void {
   // A backslash-newline is a line continuation in bash, outside single quotes.
-  if (s.text.charAt(s.i + 1) === "\n") s.i += 2;
-  else if (s.quote === '"' && s.text.charAt(s.i + 1) === "`") {
+  if (s.text.charAt(s.i + 1) === "\n") {
+    if (splitsToken(s.text, s.i, s.quote === '"')) s.unsure = s.opaque = true;
+    s.i += 2;
+  } else if (s.quote === '"' && s.text.charAt(s.i + 1) === "`") {
     // In double quotes bash takes `\`` for a backquote, which shell-quote would keep escaped:
     // the word then holds one (`bash -c "x \`rm -rf /\`"` runs `rm`).
     emit(s, "`", 2);
@@ -818,11 +848,13 @@ function heredocBodies(s: ScanState): void {
 }
 
 /** The `$(...)` and backtick commands in an expanding heredoc body, where quotes are plain text. */
-function bodySubstitutions(body: string, into: Set<string>, doubt: Doubt): void {
+function bodySubstitutions(body: string, into: Set<string>, doubt: Doubt & { opaque: boolean }): void {
   for (let i = 0; i < body.length; i += 1) {
     const c = body.charAt(i);
-    if (c === "\\") i += 1;
-    else if (c === "`") {
+    if (c === "\\") {
+      if (body.charAt(i + 1) === "\n" && splitsToken(body, i, true)) doubt.unsure = doubt.opaque = true;
+      i += 1;
+    } else if (c === "`") {
       const end = closingUnescaped(body, i + 1, "`");
       into.add(unescapeBackquoted(body.slice(i + 1, end)));
       i = end;
@@ -1715,6 +1747,8 @@ function peel(args: readonly Word[], at: number, out: Output): Peeled {
   }
   // `fc` runs commands from the history, or an editor named by an option or a variable.
   if (first.text === "fc" && !args.slice(at + 1).some((a) => /^-[A-Za-z]*l/.test(a.text)))
+    markUnreadable(out);
+  if (ASSIGNING_BUILTINS.has(first.text) && args.slice(at + 1).some((a) => CODE_VARIABLE_NAME.test(a.text)))
     markUnreadable(out);
   // `mapfile -C 'rm -rf /' -c 1` runs its callback; `alias ls='rm -rf /'` defines one that
   // runs where `ls` is written later (with `shopt -s expand_aliases`): both read as scripts.

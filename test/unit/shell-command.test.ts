@@ -930,6 +930,10 @@ describe("ordinary commands stay readable", () => {
     ['#!/bin/bash\nset -euo pipefail\nif [[ -z "${1:-}" || "$1" == "-h" ]]; then echo usage; fi'],
     ['declare -A seen\nfor f in src/*; do ext="${f##*.}"; seen[$ext]=1; done'],
     ['errors[0]="first"\ncounts[$k]=$(( counts[$k] + 1 ))'],
+    ["sed -i '/^\\[dependencies\\]/a\\\nserde = \"1.0\"' Cargo.toml"],
+    ["python3 -c 'print(1,\\\n2)'"],
+    ['git commit -m "Add support for PS1 customization"'],
+    ['git commit -m "fix: read BASH_ENV only when set"'],
     [
       'services=(\n  api # the backend\n  web\n)\nfor s in "${services[@]}"; do docker compose logs "$s" | tail -5; done',
     ],
