@@ -1167,6 +1167,8 @@ function arithmeticBody(text: string, i: number): string | undefined {
       j = close;
     } else if (c === "$" && text.charAt(j + 1) === "#") {
       j += 1; // `$#`, the number of arguments: no comment
+    } else if (c === "#" && /\w/.test(text.charAt(j - 1))) {
+      // inside a word, as `16#ff` (base 16): no comment, whichever way bash reads the `((`
     } else if (c === "$" && text.charAt(j + 1) === "{") {
       PLAIN_BRACE.lastIndex = j;
       if (!PLAIN_BRACE.test(text)) return undefined;
@@ -1187,8 +1189,8 @@ function arithmeticBody(text: string, i: number): string | undefined {
 /** The word `case`, whose patterns' `)` a count of parentheses as written takes for closing ones. */
 const CASE_WORD = /(?:^|[^A-Za-z0-9_])case(?![A-Za-z0-9_])/;
 
-/** A `${…}` of plain characters, as PLAIN_PARAMETER, at a given index. */
-const PLAIN_BRACE = /\$\{[^'"`\\\s;&|<>(){}$]*\}/y;
+/** A `${…}` of plain characters, as PLAIN_PARAMETER, or plain `$NAME`s (`${a[$i]}`), at a given index. */
+const PLAIN_BRACE = /\$\{(?:[^'"`\\\s;&|<>(){}$]|\$\w)*\}/y;
 
 /** How far ahead arithmeticAt looks for the `)` that decides what a `((` is. */
 const ARITH_LOOKAHEAD = 1024;
@@ -1525,10 +1527,12 @@ function expand(command: Command, depth: number, suffix: readonly string[], out:
   // A glob, a bracket or brace pattern or a variable in command position runs a program we
   // cannot name; `[` and `[[` are the test command itself. A guess at where a wrapper's command
   // starts may land on an argument (`xargs -i{} cp {} /tmp`), so it proves nothing there.
-  // A lone glob word is a `case` pattern (`*)`), not a command.
+  // A lone glob word is a `case` pattern (`*)`, `*.test.ts|*.spec.ts)`), not a command.
   // (bash runs what a lone glob matches, so only a command with a `case` gets that reading.)
   const lonePattern =
-    first.kind === "glob" && args.length === at + 1 && out.caseText.includes(`${first.text})`);
+    first.kind === "glob" &&
+    args.length === at + 1 &&
+    (out.caseText.includes(`${first.text})`) || out.caseText.includes(`${first.text}|`));
   // So does a process substitution: an empty one (`<() rm -rf /`) is no word, and the next runs.
   const unnamed =
     first.kind === "glob" ||

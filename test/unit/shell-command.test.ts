@@ -934,6 +934,8 @@ describe("ordinary commands stay readable", () => {
     ["python3 -c 'print(1,\\\n2)'"],
     ['git commit -m "Add support for PS1 customization"'],
     ['git commit -m "fix: read BASH_ENV only when set"'],
+    ['for i in "${!arr[@]}"; do echo "$(( ${arr[$i]} + 1 ))"; done'],
+    ['case "$f" in\n  *.test.ts|*.spec.ts) npm test ;;\n  *) echo skip ;;\nesac'],
     [
       'services=(\n  api # the backend\n  web\n)\nfor s in "${services[@]}"; do docker compose logs "$s" | tail -5; done',
     ],
@@ -945,6 +947,13 @@ describe("ordinary commands stay readable", () => {
     expect(splitSubcommands('local -a xs=($(git ls-files "*.ts") *.md)').subcommands).toEqual([
       "local -a xs=($(...) *.md)",
       "git ls-files *.ts",
+    ]);
+  });
+
+  it("reads a number's base in arithmetic as part of it, not as a command", () => {
+    expect(splitSubcommands("printf '%d\\n' $((16#ff))").subcommands).toEqual([
+      "printf %d\\n $(...)",
+      "(( 16#ff ))",
     ]);
   });
 
