@@ -1561,6 +1561,20 @@ function expand(command: Command, depth: number, suffix: readonly string[], out:
     splitInto(script, depth + 1, redirects, out);
     out.denyOnly -= 1;
   }
+  // A shell or wrapper run by a path not known as its own (`/opt/homebrew/bin/bash -c …`,
+  // `./env rm …`, a Nix store's): what it runs is checked by deny-style rules as well, read as
+  // the bare name's would be.
+  const bare = first.text.slice(first.text.lastIndexOf("/") + 1);
+  if (bare !== name && runsOtherCommands(bare) && depth < MAX_DEPTH) {
+    out.denyOnly += 1;
+    expand(
+      { args: [{ kind: "word", text: bare }, ...args.slice(at + 1)], redirects: [] },
+      depth + 1,
+      redirects,
+      out,
+    );
+    out.denyOnly -= 1;
+  }
   const starts = wrappedStarts(args, at);
   if (starts.capped) markUnreadable(out);
   for (const start of starts.at) {
@@ -1576,6 +1590,17 @@ function expand(command: Command, depth: number, suffix: readonly string[], out:
     if (starts.guessed) out.guessing -= 1;
     out.denyOnly -= 1;
   }
+}
+
+/** Whether a program of this name runs a command or script it is given: a shell or a wrapper. */
+function runsOtherCommands(name: string): boolean {
+  return (
+    SHELLS.has(name) ||
+    Object.hasOwn(WRAPPERS, name) ||
+    Object.hasOwn(DENY_ONLY_WRAPPERS, name) ||
+    COMMAND_OPTION_WRAPPERS.has(name) ||
+    ["env", "watch", "at", "batch", "parallel"].includes(name)
+  );
 }
 
 /** The placeholders `substitute` leaves for a `$(…)` and a backquoted command. */

@@ -45,7 +45,6 @@ describe("splitSubcommands", () => {
     ["command -v rm", "command -v rm"],
     ["timeout 10", "timeout 10"],
     ["nohup", "nohup"],
-    ["./timeout 10 rm x", "./timeout 10 rm x"],
   ])("leaves %j alone when it wraps nothing", (command, expected) => {
     expect(splitSubcommands(command).subcommands).toEqual([expected]);
   });
@@ -57,6 +56,8 @@ describe("splitSubcommands", () => {
     ["echo / | xargs -0 rm -rf", ["echo /", "xargs -0 rm -rf", "rm -rf"]],
     ["builtin eval rm -rf /", ["builtin eval rm -rf /", "rm -rf /"]],
     ["busybox rm x", ["busybox rm x", "rm x"]],
+    // `./timeout` may be any program; read as timeout's, its command is checked by deny rules.
+    ["./timeout 10 rm x", ["./timeout 10 rm x", "rm x"]],
     // Options not known here: each later word that is not an option may be the command.
     ["env --no-such-option rm x", ["env --no-such-option rm x", "rm x", "x"]],
     ["env --block-signal rm -rf /", ["env --block-signal rm -rf /", "rm -rf /", "/"]],
@@ -890,6 +891,10 @@ describe("what a wrapper runs", () => {
     ["parallel rm ::: -rf /", "parallel builds commands from the words after :::"],
     ["ls | parallel rm -rf /", "parallel runs its command on each line"],
     ["echo 'rm -rf /' | at now", "at reads commands from stdin"],
+    ["/opt/homebrew/bin/bash -c 'rm -rf /'", "a shell by a path of its own"],
+    ["~/.nix-profile/bin/sh -c 'rm -rf /'", "a shell by a path of its own"],
+    ["/nix/store/x-coreutils/bin/timeout 5 rm -rf /", "a wrapper by a path of its own"],
+    ["./env rm -rf /", "a wrapper by a relative path"],
   ])("%s (%s)", (command) => {
     const split = splitCommand(command);
     const named = split.subcommands.some((s) =>
