@@ -54,6 +54,12 @@ const MAX_DEPTH = 8;
 export const MAX_COMMAND_LENGTH = 16_384;
 /** Marks a file-descriptor number written against its redirection (`2>`), which shell-quote separates. */
 const FD_MARK = "\uE000";
+/**
+ * Stands for a `$` inside double quotes, where bash neither splits nor globs what it expands
+ * (`"$VIRTUAL_ENV/bin/python"` is one word), and for the placeholder of a `$(…)` there; read
+ * back as `$` in each word (Word `quoted`).
+ */
+const QUOTED_DOLLAR = "\uE003";
 /** Private-use characters this module and permission-rule.ts use as markers; never taken from input. */
 const RESERVED_CHARS = /[\uE000-\uE00F]/g;
 
@@ -330,7 +336,7 @@ function step(s: ScanState, patternMode: boolean): void {
   else if (c === "\\") stepBackslash(s);
   else if (!patternMode && (s.text.startsWith("$(", s.i) || c === "`")) substitute(s);
   else if (!patternMode && s.text.startsWith("${", s.i)) parameter(s);
-  else if (s.quote === '"') stepInDoubleQuotes(s, c);
+  else if (s.quote === '"') stepInDoubleQuotes(s, c, patternMode);
   else stepUnquoted(s, c, patternMode);
 }
 
@@ -343,9 +349,9 @@ function stepInSingleQuotes(s: ScanState, c: string): void {
   }
 }
 
-function stepInDoubleQuotes(s: ScanState, c: string): void {
+function stepInDoubleQuotes(s: ScanState, c: string, patternMode: boolean): void {
   if (c === '"') s.quote = "";
-  emit(s, c);
+  emit(s, c === "$" && !patternMode ? QUOTED_DOLLAR : c, 1);
 }
 
 /** A `${…}` with nothing in it that this scan or shell-quote would read differently from bash. */
@@ -892,7 +898,8 @@ function substitute(s: ScanState): void {
   // `$((…))` is arithmetic: kept as `((…))`, so that its `<<` stays a shift when it is split.
   s.substitutions.add(open === "$(" && inner.startsWith("(") ? `(${inner})` : inner);
   const placeholder = isBacktick ? "`...`" : `${open}...)`;
-  emit(s, s.quote === '"' ? placeholder : `"${placeholder}"`, Math.min(end + 1, s.text.length) - s.i);
+  const quoted = open === "$(" ? `${QUOTED_DOLLAR}(...)` : placeholder;
+  emit(s, s.quote === '"' ? quoted : `"${placeholder}"`, Math.min(end + 1, s.text.length) - s.i);
 }
 
 /** A backquoted command as bash reads it: `\\`, `\`` and `\$` stand for `\`, `` ` `` and `$`. */
@@ -1271,7 +1278,12 @@ function skipQuotedOrExpansion(
 // ---------------------------------------------------------------------------------------------
 
 type Word =
-  | { readonly kind: "word"; readonly text: string }
+  | {
+      readonly kind: "word";
+      readonly text: string;
+      /** Every `$` in it was inside double quotes: what it expands is not split into words. */
+      readonly quoted?: boolean;
+    }
   | { readonly kind: "glob"; readonly text: string }
   | { readonly kind: "redirect"; readonly text: string };
 
@@ -1344,6 +1356,8 @@ function toCommand(words: readonly Word[]): Command {
       const hasTarget = target !== undefined && target.kind !== "redirect";
       redirect(word.text.slice(1) + next.text, hasTarget ? target : undefined);
       i += hasTarget ? 2 : 1;
+    } else if (word.kind === "word" && word.text.includes(QUOTED_DOLLAR)) {
+      args.push({ kind: "word", text: stripMark(word.text), quoted: !/[$`]/.test(word.text) });
     } else {
       args.push({ kind: word.kind, text: stripMark(word.text) });
     }
@@ -1352,7 +1366,7 @@ function toCommand(words: readonly Word[]): Command {
 }
 
 function stripMark(text: string): string {
-  return text.replace(/\uE000/g, "");
+  return text.replace(/\uE000/g, "").replaceAll(QUOTED_DOLLAR, "$");
 }
 
 function render(command: Command): string {
@@ -1534,9 +1548,13 @@ function expand(command: Command, depth: number, suffix: readonly string[], out:
     args.length === at + 1 &&
     (out.caseText.includes(`${first.text})`) || out.caseText.includes(`${first.text}|`));
   // So does a process substitution: an empty one (`<() rm -rf /`) is no word, and the next runs.
+  // A path whose directory is expanded inside double quotes names its program all the same
+  // (`"$VIRTUAL_ENV/bin/python"`): deny rules read it by that name, allow rules not at all.
+  const quotedPath = first.kind === "word" && first.quoted === true && QUOTED_PATH.test(first.text);
+  if (quotedPath) out.opaque = true;
   const unnamed =
     first.kind === "glob" ||
-    (/[$[{`]/.test(first.text) && !TEST_WORDS.has(first.text)) ||
+    (/[$[{`]/.test(first.text) && !TEST_WORDS.has(first.text) && !quotedPath) ||
     PROCESS_SUBSTITUTION.test(first.text);
   // A guess proves nothing by a bracket or xargs' `{}`, but a variable, glob or brace there runs.
   const unnamedGuess =
@@ -1602,6 +1620,9 @@ function runsOtherCommands(name: string): boolean {
     ["env", "watch", "at", "batch", "parallel"].includes(name)
   );
 }
+
+/** A path whose last part is plain, with no bracket, brace or backquote anywhere (Word `quoted`). */
+const QUOTED_PATH = /^[^[{`]*\/[^/$[{`]+$/;
 
 /** The placeholders `substitute` leaves for a `$(…)` and a backquoted command. */
 const PLACEHOLDERS = /\$\(\.\.\.\)|`\.\.\.`/g;

@@ -158,6 +158,27 @@ describe.skipIf(!existsSync(BASH))("splitCommand against bash 5", () => {
     expect(split.subcommands.map((s) => s.text)).toEqual(expected);
   });
 
+  // A program named by a path whose directory is expanded in double quotes: one word, read by
+  // its last part. Unquoted, the expansion is split into words, and the first may be any program.
+  it.each([`d=/nonexistent; "$d/${MARK}" -rf /`, `"$(echo /nonexistent)"/${MARK} -rf /`])(
+    "names a program by its path's last part when the directory is quoted: %j",
+    (command) => {
+      expect(bash.run(command)).toContain(MARK);
+      const split = splitCommand(command);
+      expect(split.unreadable).toBe(false);
+      expect(split.opaque).toBe(true);
+      expect(split.subcommands.some((s) => s.variants.includes(`${MARK} -rf /`))).toBe(true);
+    },
+  );
+
+  it.each([`d='${MARK} -rf'; $d/ /`, `$(echo ${MARK} -rf)/ /`])(
+    "where an unquoted directory may be split into another program: %j",
+    (command) => {
+      expect(bash.run(command).some((ran) => ran.startsWith(`${MARK} `))).toBe(true);
+      expect(splitCommand(command).unreadable).toBe(true);
+    },
+  );
+
   it.each([
     `x=(['$(${MARK} -rf /)']=1)`,
     `declare -a x=(["\\$(${MARK} -rf /)"]=1)`,

@@ -939,6 +939,9 @@ describe("ordinary commands stay readable", () => {
     ["python3 -c 'print(1,\\\n2)'"],
     ['git commit -m "Add support for PS1 customization"'],
     ['git commit -m "fix: read BASH_ENV only when set"'],
+    ['"$VIRTUAL_ENV/bin/python" -m pytest -q'],
+    ['"$(git rev-parse --show-toplevel)/scripts/lint.sh" --fix'],
+    ['"$ROOT"/node_modules/.bin/tsc -p .'],
     ['for i in "${!arr[@]}"; do echo "$(( ${arr[$i]} + 1 ))"; done'],
     ['case "$f" in\n  *.test.ts|*.spec.ts) npm test ;;\n  *) echo skip ;;\nesac'],
     [
