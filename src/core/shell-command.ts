@@ -326,7 +326,7 @@ interface ScanState {
   readonly inPattern: PatternWatch;
   /** Inside a compound array assignment's parentheses (`arrayStep`). */
   array: boolean;
-  /** Where the array element being read started, if it starts with `[` (a subscript); else -1. */
+  /** Where the `[` that starts the array element being read is, until its `]`; else -1. */
   element: number;
 }
 
@@ -450,7 +450,15 @@ function stepUnquoted(s: ScanState, c: string, patternMode: boolean): void {
   } else if (c >= "0" && c <= "9" && atWordStart(s)) {
     digits(s);
   } else {
-    if (c === "(" && s.prev === "=" && !patternMode && s.arith.length === 0 && arrayAssignment(s)) {
+    // Not in a test's or an extended glob's pattern (`[[ $v =~ MODE=(dev|prod) ]]` where no test is read).
+    if (
+      c === "(" &&
+      s.prev === "=" &&
+      !patternMode &&
+      s.arith.length === 0 &&
+      arrayAssignment(s) &&
+      !s.inPattern(s.out, s.out.length)
+    ) {
       s.array = true;
       emit(s, "\\(", 1);
       return;
@@ -481,16 +489,15 @@ function arrayAssignment(s: ScanState): boolean {
  * operator there but a `<(…)` (any other is a syntax error, not followed here). An element
  * `[SUBSCRIPT]=value` of an indexed array evaluates its subscript as arithmetic, which runs a
  * `$(…)` even from quotes (`x=(['$(rm -rf /)']=1)`): a subscript with both a quote or backslash
- * and a `$` or backquote is unsure, and so is text glued after the `)`. Returns whether it
- * consumed the character.
+ * and a `$` or backquote is unsure (its value is not: `[web]="$PORT"`), and so is text glued
+ * after the `)`. Returns whether it consumed the character.
  */
 function arrayStep(s: ScanState, c: string): boolean {
   if (c === " " || c === "\t" || c === "\n" || c === ")") {
-    if (s.element >= 0) {
-      const element = s.text.slice(s.element, s.i);
-      if (/['"\\]/.test(element) && /[$`]/.test(element)) s.unsure = true;
-      s.element = -1;
-    }
+    // bash reads an element's leading `[…]`, and a `$[…]`, as one piece, blanks, `#` and `)` and
+    // all (`x=([ #]=1)`): not followed here.
+    if (s.element >= 0 || s.arith.length > 0) s.unsure = true;
+    s.element = -1;
     emit(s, c === ")" ? "\\)" : "\\ ", 1);
     if (c === ")") {
       s.array = false;
@@ -501,7 +508,14 @@ function arrayStep(s: ScanState, c: string): boolean {
     return true;
   }
   if (c === "[" && atWordStart(s)) s.element = s.i;
-  else if (/[;&|<>(]/.test(c) && !PROCESS_SUBSTITUTION.test(s.text.slice(s.i, s.i + 2))) s.unsure = true;
+  else if (c === "]" && s.element >= 0) {
+    // The subscript, quotes and all, when an assignment follows (`[k]=v`, not a pattern `[ab]*`).
+    if (/^\+?=/.test(s.text.slice(s.i + 1, s.i + 3))) {
+      const subscript = s.text.slice(s.element, s.i + 1);
+      if (/['"\\]/.test(subscript) && /[$`]/.test(subscript)) s.unsure = true;
+    }
+    s.element = -1;
+  } else if (/[;&|<>(]/.test(c) && !PROCESS_SUBSTITUTION.test(s.text.slice(s.i, s.i + 2))) s.unsure = true;
   return false;
 }
 
@@ -1519,8 +1533,10 @@ function expand(command: Command, depth: number, suffix: readonly string[], out:
   const { args } = command;
   // An index, not slices: a command of thousands of `nohup`s must stay linear.
   let at = 0;
+  let assignments = 0; // the words before the command that bash reads as assignments
+  while (assignments < args.length && ASSIGNMENT.test((args[assignments] as Word).text)) assignments += 1;
   for (;;) {
-    const peeled = peel(args, at, out);
+    const peeled = peel(args, at, out, at < assignments);
     if (peeled === undefined) break;
     if ("script" in peeled) {
       if (depth < MAX_DEPTH) {
@@ -1774,11 +1790,12 @@ function commandName(args: readonly Word[]): Word[] | undefined {
   return [{ kind: "word", text: first.text.slice(first.text.lastIndexOf("/") + 1) }, ...args.slice(1)];
 }
 
-function peel(args: readonly Word[], at: number, out: Output): Peeled {
+function peel(args: readonly Word[], at: number, out: Output, prefix: boolean): Peeled {
   const first = args[at];
   if (first === undefined) return undefined;
-  // bash expands no pattern in an assignment's value (`logs=*.log`, `files=(src/*.ts)`).
-  if (ASSIGNMENT.test(first.text)) {
+  // bash expands no pattern in an assignment's value (`logs=*.log`, `files=(src/*.ts)`), where
+  // it reads one: before the command, not after a wrapper (`nohup x=* …` runs what `x=*` matches).
+  if (ASSIGNMENT.test(first.text) && (first.kind === "word" || prefix)) {
     noteAssignment(first.text, out);
     return { at: at + 1 };
   }

@@ -184,6 +184,12 @@ describe.skipIf(!existsSync(BASH))("splitCommand against bash 5", () => {
     `declare -a x=(["\\$(${MARK} -rf /)"]=1)`,
     `x=([$'\\x24(${MARK} -rf /)']=1)`,
     `x+=([\\$\\(${MARK}\\ -rf\\ /\\)]=1)`,
+    // An element's `[…]` and a `$[…]` are one piece to bash, blanks, `#` and `)` included; text
+    // glued after the `)`.
+    `declare -A x=([ #]=)\n${MARK} -rf /\n)`,
+    `x=($[ #])\n${MARK} -rf /\n])`,
+    `declare -A x=([) ]= y=(\n${MARK} -rf /\n)`,
+    `x=(#)\n)#;${MARK} -rf /`,
     // The alias and command tables set as arrays: read on a later line, as bash reads aliases.
     `shopt -s expand_aliases; BASH_ALIASES=([b]='${MARK}')\nb -rf /`,
     `shopt -s expand_aliases; declare -A BASH_ALIASES=([b]='false \\')\nb;[[ x||${MARK} -rf / ]]`,

@@ -942,6 +942,9 @@ describe("ordinary commands stay readable", () => {
     ['"$VIRTUAL_ENV/bin/python" -m pytest -q'],
     ['"$(git rev-parse --show-toplevel)/scripts/lint.sh" --fix'],
     ['"$ROOT"/node_modules/.bin/tsc -p .'],
+    ['declare -A m=([web]="$PORT" [api]="$API_PORT")'],
+    ["shopt -s nullglob; txts=([ab]*.txt)"],
+    ['case "$1" in -v) v=1 ;; esac\n[[ $(cat .env) =~ MODE=(dev|prod) ]] && echo "$v"'],
     ['for i in "${!arr[@]}"; do echo "$(( ${arr[$i]} + 1 ))"; done'],
     ['case "$f" in\n  *.test.ts|*.spec.ts) npm test ;;\n  *) echo skip ;;\nesac'],
     [
@@ -956,6 +959,12 @@ describe("ordinary commands stay readable", () => {
       "local -a xs=($(...) *.md)",
       "git ls-files *.ts",
     ]);
+  });
+
+  it("reads a word that looks like an assignment as the program after a wrapper", () => {
+    // bash reads assignments only before the command: after `nohup`, `x=…` is the program.
+    for (const command of ["nohup x=/../bin/r? -rf /", "command x=*"])
+      expect(splitCommand(command).unreadable).toBe(true);
   });
 
   it("reads a number's base in arithmetic as part of it, not as a command", () => {
