@@ -1380,8 +1380,10 @@ function toCommand(words: readonly Word[]): Command {
 }
 
 function stripMark(text: string): string {
-  return text.replace(/\uE000/g, "").replaceAll(QUOTED_DOLLAR, "$");
+  return MARKS.test(text) ? text.replace(/\uE000/g, "").replaceAll(QUOTED_DOLLAR, "$") : text;
 }
+
+const MARKS = /[\uE000\uE003]/;
 
 function render(command: Command): string {
   return collapse([...command.args.map((a) => a.text), ...command.redirects].join(" "));
