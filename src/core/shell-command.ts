@@ -60,6 +60,8 @@ const FD_MARK = "\uE000";
  * back as `$` in each word (Word `quoted`).
  */
 const QUOTED_DOLLAR = "\uE003";
+/** Marks the `(` of a compound array assignment the scan read (Word `array`). */
+const ARRAY_MARK = "\uE004";
 /** Private-use characters this module and permission-rule.ts use as markers; never taken from input. */
 const RESERVED_CHARS = /[\uE000-\uE00F]/g;
 
@@ -141,6 +143,7 @@ const ASSIGNING_BUILTINS: ReadonlySet<string> = new Set([
   "export",
   "readonly",
   "for",
+  "select",
   "let",
 ]);
 
@@ -151,6 +154,13 @@ const ASSIGNING_BUILTINS: ReadonlySet<string> = new Set([
  */
 const CODE_VARIABLE_NAME =
   /(?:^-[A-Za-z]*|^|[^\w$])(?:PS[0-4]|PROMPT_COMMAND|BASH_ALIASES|BASH_CMDS|BASH_ENV)(?![\w=])/;
+
+/** CODE_VARIABLE_NAME, or such a name glued to an expansion before `=` (`${x}PS4`, `$"PS4"`). */
+function namesCodeVariable(word: Word): boolean {
+  if (CODE_VARIABLE_NAME.test(word.text)) return true;
+  const name = word.text.split("=", 1)[0] as string;
+  return /[$`]/.test(name) && /PS[0-4]|PROMPT_COMMAND|BASH_ALIASES|BASH_CMDS|BASH_ENV/.test(name);
+}
 
 /**
  * Whether the backslash-newline at `i` is inside a token (`$\<newline>(`, `<\<newline><`,
@@ -460,7 +470,7 @@ function stepUnquoted(s: ScanState, c: string, patternMode: boolean): void {
       !s.inPattern(s.out, s.out.length)
     ) {
       s.array = true;
-      emit(s, "\\(", 1);
+      emit(s, `${ARRAY_MARK}\\(`, 1);
       return;
     }
     if (c === "'" || c === '"') s.quote = c;
@@ -469,7 +479,7 @@ function stepUnquoted(s: ScanState, c: string, patternMode: boolean): void {
 }
 
 /** `NAME=`, `NAME+=` or `NAME[…]=` where a word starts, at the end. */
-const ARRAY_ASSIGNMENT = /(?:^|[\s;&|(])[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?\+?=$/;
+const ARRAY_ASSIGNMENT = /(?:^|[\s;&|(])[A-Za-z_][A-Za-z0-9_]*(?:\[[^\][]*\])?\+?=$/;
 
 /**
  * Whether the `(` at `s.i` opens a compound array assignment. Asked of the input text before it,
@@ -508,7 +518,9 @@ function arrayStep(s: ScanState, c: string): boolean {
     return true;
   }
   if (c === "[" && atWordStart(s)) s.element = s.i;
-  else if (c === "]" && s.element >= 0) {
+  else if (s.element >= 0 && (c === "[" || (c === "$" && s.text.charAt(s.i + 1) === "["))) {
+    s.unsure = true; // bash counts nested brackets in a subscript (`[a[b] #]=`); not followed here
+  } else if (c === "]" && s.element >= 0) {
     // The subscript, quotes and all, when an assignment follows (`[k]=v`, not a pattern `[ab]*`).
     if (/^\+?=/.test(s.text.slice(s.i + 1, s.i + 3))) {
       const subscript = s.text.slice(s.element, s.i + 1);
@@ -1297,8 +1309,10 @@ type Word =
       readonly text: string;
       /** Every `$` in it was inside double quotes: what it expands is not split into words. */
       readonly quoted?: boolean;
+      /** It holds a compound array assignment the scan read (`x=(a b)`). */
+      readonly array?: boolean;
     }
-  | { readonly kind: "glob"; readonly text: string }
+  | { readonly kind: "glob"; readonly text: string; readonly array?: boolean }
   | { readonly kind: "redirect"; readonly text: string };
 
 type Entry = Word | { readonly kind: "separator"; readonly text: string };
@@ -1370,20 +1384,27 @@ function toCommand(words: readonly Word[]): Command {
       const hasTarget = target !== undefined && target.kind !== "redirect";
       redirect(word.text.slice(1) + next.text, hasTarget ? target : undefined);
       i += hasTarget ? 2 : 1;
-    } else if (word.kind === "word" && word.text.includes(QUOTED_DOLLAR)) {
-      args.push({ kind: "word", text: stripMark(word.text), quoted: !/[$`]/.test(word.text) });
+    } else if (MARKS.test(word.text)) {
+      const text = stripMark(word.text);
+      const array = word.text.includes(ARRAY_MARK);
+      // `"$@"` is as many words as there are arguments, quoted or not.
+      const quoted =
+        word.text.includes(QUOTED_DOLLAR) &&
+        !/[$`]/.test(word.text) &&
+        !word.text.includes(`${QUOTED_DOLLAR}@`);
+      args.push(word.kind === "glob" ? { kind: "glob", text, array } : { kind: "word", text, quoted, array });
     } else {
-      args.push({ kind: word.kind, text: stripMark(word.text) });
+      args.push(word);
     }
   }
   return { args, redirects };
 }
 
 function stripMark(text: string): string {
-  return MARKS.test(text) ? text.replace(/\uE000/g, "").replaceAll(QUOTED_DOLLAR, "$") : text;
+  return MARKS.test(text) ? text.replace(/[\uE000\uE004]/g, "").replaceAll(QUOTED_DOLLAR, "$") : text;
 }
 
-const MARKS = /[\uE000\uE003]/;
+const MARKS = /[\uE000\uE003\uE004]/;
 
 function render(command: Command): string {
   return collapse([...command.args.map((a) => a.text), ...command.redirects].join(" "));
@@ -1521,7 +1542,8 @@ const SAFE_VARIABLES = new Set([
   "PYTHONDONTWRITEBYTECODE",
 ]);
 
-const ASSIGNMENT = /^([A-Za-z_][A-Za-z0-9_]*)(?:\[[^\]]*\])?\+?=/;
+/** `NAME=`, `NAME+=`, `NAME[…]=`; a nested `[` is counted by bash and not here (`a[[]= ]=`). */
+const ASSIGNMENT = /^([A-Za-z_][A-Za-z0-9_]*)(?:\[[^\][]*\])?\+?=/;
 
 /** Builtins that assign variables for the rest of the shell: `export PATH=…`, `declare -x …`. */
 const DECLARATIONS = new Set(["export", "declare", "typeset", "readonly", "local"]);
@@ -1562,9 +1584,7 @@ function expand(command: Command, depth: number, suffix: readonly string[], out:
   // A lone glob word is a `case` pattern (`*)`, `*.test.ts|*.spec.ts)`), not a command.
   // (bash runs what a lone glob matches, so only a command with a `case` gets that reading.)
   const lonePattern =
-    first.kind === "glob" &&
-    args.length === at + 1 &&
-    (out.caseText.includes(`${first.text})`) || out.caseText.includes(`${first.text}|`));
+    first.kind === "glob" && args.length === at + 1 && casePattern(out.caseText, first.text);
   // So does a process substitution: an empty one (`<() rm -rf /`) is no word, and the next runs.
   // A path whose directory is expanded inside double quotes names its program all the same
   // (`"$VIRTUAL_ENV/bin/python"`): deny rules read it by that name, allow rules not at all.
@@ -1639,11 +1659,23 @@ function runsOtherCommands(name: string): boolean {
   );
 }
 
-/** A path whose last part is plain, with no bracket, brace or backquote anywhere (Word `quoted`). */
-const QUOTED_PATH = /^[^[{`]*\/[^/$[{`]+$/;
+/**
+ * Whether `text` is written in `caseText` as a pattern: followed by `)`, or by `|` and more
+ * patterns up to a `)` (`*.test.ts|*.spec.ts)`, not a pipe: `zzm*|cat`).
+ */
+function casePattern(caseText: string, text: string): boolean {
+  if (caseText.includes(`${text})`)) return true;
+  for (let i = caseText.indexOf(`${text}|`); i >= 0; i = caseText.indexOf(`${text}|`, i + 1)) {
+    if (/^[^\s;&()]*\)/.test(caseText.slice(i + text.length + 1, i + text.length + 257))) return true;
+  }
+  return false;
+}
 
-/** The placeholders `substitute` leaves for a `$(…)` and a backquoted command. */
-const PLACEHOLDERS = /\$\(\.\.\.\)|`\.\.\.`/g;
+/**
+ * A path whose last part is a plain name (not `!` before an extended glob's `(`), with no bracket,
+ * brace or backquote anywhere (Word `quoted`).
+ */
+const QUOTED_PATH = /^[^[{`]*\/[\w.-]+$/;
 
 /** The placeholder `substitute` leaves for a `<(…)` or `>(…)`. */
 const PROCESS_SUBSTITUTION = /^[<>]\(/;
@@ -1817,8 +1849,7 @@ function peel(args: readonly Word[], at: number, out: Output, prefix: boolean): 
   // `fc` runs commands from the history, or an editor named by an option or a variable.
   if (first.text === "fc" && !args.slice(at + 1).some((a) => /^-[A-Za-z]*l/.test(a.text)))
     markUnreadable(out);
-  if (ASSIGNING_BUILTINS.has(first.text) && args.slice(at + 1).some((a) => CODE_VARIABLE_NAME.test(a.text)))
-    markUnreadable(out);
+  if (ASSIGNING_BUILTINS.has(first.text) && args.slice(at + 1).some(namesCodeVariable)) markUnreadable(out);
   // `mapfile -C 'rm -rf /' -c 1` runs its callback; `alias ls='rm -rf /'` defines one that
   // runs where `ls` is written later (with `shopt -s expand_aliases`): both read as scripts.
   if (first.text === "mapfile" || first.text === "readarray") return callbackScript(args, at);
@@ -1837,7 +1868,8 @@ function peel(args: readonly Word[], at: number, out: Output, prefix: boolean): 
       .flatMap((a) => (/^[^=]+=/.test(a.text) ? [a.text.slice(a.text.indexOf("=") + 1)] : []));
     // From the next line on, bash splices the alias before the words after it (`alias a='true;'`,
     // then `a rm -rf /`), which this reading does not follow.
-    if (bodies.length > 0) out.aliases = true;
+    // An argument that expands may define one too (`alias $x`).
+    if (bodies.length > 0 || args.slice(at + 1).some((a) => /[$`]/.test(a.text))) out.aliases = true;
     return bodies.length > 0 ? { script: bodies.join("\n") } : undefined;
   }
   // `source <(curl …)` and `. /dev/stdin` run a script from a pipe, as `bash <(curl …)` does.
@@ -1851,9 +1883,11 @@ function peel(args: readonly Word[], at: number, out: Output, prefix: boolean): 
   if (DECLARATIONS.has(name)) {
     for (const arg of args.slice(at + 1)) {
       if (ASSIGNMENT.test(arg.text)) noteAssignment(arg.text, out);
-      // `declare -a 'x=($(rm -rf /))'`: a quoted compound value is expanded all the same. (An
-      // unquoted one is read by the scan, which leaves `$(...)` for each substitution in it.)
-      if (/=\(.*(?:\$\(|`)/.test(arg.text.replace(PLACEHOLDERS, ""))) markUnreadable(out);
+      // `declare -a 'x=($(rm -rf /))'`: a quoted compound value is read again, its expansions and
+      // what they print (`"x=($(echo '$(rm -rf /)'))"`) expanded. An unquoted one the scan read.
+      if (arg.kind !== "redirect" && !arg.array && /=\(.*(?:\$\(|`)/.test(arg.text)) markUnreadable(out);
+      // A nameref makes a later `r=…` or `r[k]=…` set the variable it names (`r=BASH_CMDS`).
+      if (/^-[A-Za-z]*n/.test(arg.text)) markUnreadable(out);
     }
     return undefined;
   }

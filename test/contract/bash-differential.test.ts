@@ -158,6 +158,22 @@ describe.skipIf(!existsSync(BASH))("splitCommand against bash 5", () => {
     expect(split.subcommands.map((s) => s.text)).toEqual(expected);
   });
 
+  // What a review of session 13's readings found hidden: each was unreadable before them.
+  it.each([
+    `a[[]= ]= ${MARK} -rf /`,
+    `declare -A x=([a[b] #]=)\n${MARK} -rf /\n)`,
+    `declare -A x=([$[1] #]=)\n${MARK} -rf /\n)`,
+    `declare -n r; r=BASH_CMDS; r[ll]=/nonexistent/${MARK}; ll`,
+    `read $"PS4" <<< '$(${MARK} -rf /)'; set -x; :`,
+    `read \${x}PS4 <<< '$(${MARK} -rf /)'; set -x; :`,
+    `set -- ${MARK} -rf; "$@/x"`,
+    `declare -a "x=($(echo '$(${MARK} -rf /)'))"`,
+    `>${MARK}; case x in x) ;; esac; zzm*|cat`,
+  ])("fails safe where bash reads more than the split did: %j", (command) => {
+    expect(bash.run(command).some((ran) => ran === MARK || ran.startsWith(`${MARK} `))).toBe(true);
+    expect(splitCommand(command).unreadable).toBe(true);
+  });
+
   // A program named by a path whose directory is expanded in double quotes: one word, read by
   // its last part. Unquoted, the expansion is split into words, and the first may be any program.
   it.each([`d=/nonexistent; "$d/${MARK}" -rf /`, `"$(echo /nonexistent)"/${MARK} -rf /`])(

@@ -961,6 +961,11 @@ describe("ordinary commands stay readable", () => {
     ]);
   });
 
+  it("does not name a program by a quoted path ending in an extended glob", () => {
+    // `"$PWD"/!(y)` runs whatever file in the directory is not `y`.
+    expect(splitCommand('shopt -s extglob\n"$PWD"/!(y)').unreadable).toBe(true);
+  });
+
   it("reads a word that looks like an assignment as the program after a wrapper", () => {
     // bash reads assignments only before the command: after `nohup`, `x=…` is the program.
     for (const command of ["nohup x=/../bin/r? -rf /", "command x=*"])
