@@ -96,7 +96,7 @@ export function splitCommand(command: string): CommandSplit {
  * A permission-rule specifier in the same canonical form as `Subcommand.text` (quotes removed,
  * whitespace collapsed, redirections last), so `Bash(git commit -m "x")` compares like a command.
  * Operators stay as literal text and no wrapper is stripped: the specifier is a pattern, not a script.
- * Characters U+E001..U+E00F pass through unchanged, for the caller's own markers.
+ * U+E001 and U+E002 pass through unchanged, for the caller's own markers (permission-rule.ts).
  */
 export function canonicalCommandPattern(text: string): string {
   const scanned = scan(text.replace(/\uE000/g, "\uFFFD"), true);
@@ -126,41 +126,86 @@ const CODE_IN_DATA =
 
 /**
  * A variable whose value bash runs or expands as code, set other than by `NAME=value` (which
- * noteAssignment reads) or a builtin (`CODE_VARIABLE_NAME`): by `${PS4:=…}`, or by element
+ * noteAssignment reads) or by a builtin (`setsCodeVariable`): by `${PS4:=…}`, or by element
  * (`BASH_ALIASES[ls]=…` is an alias, `BASH_CMDS[ls]=…` what `ls` runs), read on the whole text.
  */
 const CODE_VARIABLE = /\$\{(?:PS[0-4]|PROMPT_COMMAND|BASH_ENV):?=|(?:BASH_ALIASES|BASH_CMDS)\[/;
 
-/** Builtins that set a variable an argument names: `read PS4`, `printf -v PS4`, `for PS4 in`, `declare -n r=PS4`. */
-const ASSIGNING_BUILTINS: ReadonlySet<string> = new Set([
-  "read",
-  "printf",
-  "mapfile",
-  "readarray",
-  "declare",
-  "typeset",
-  "local",
-  "export",
-  "readonly",
-  "for",
-  "select",
-  "let",
-]);
+/** The variables bash runs or expands as code (prompts, PROMPT_COMMAND, BASH_ENV) or as aliases and commands. */
+const CODE_VARIABLES = /^(?:PS[0-4]|PROMPT_COMMAND|BASH_ALIASES|BASH_CMDS|BASH_ENV)$/;
 
 /**
- * A code variable named by an argument of an assigning builtin, as one word (`PS4`, `-vPS4`,
- * `r=PS4`, `BASH_ALIASES[b]`), not assigned in it (`PS4=…`: noteAssignment). Read on the words,
- * so that a mention in quoted text is none (`git commit -m "read PS1 …"`).
+ * For a builtin that sets the variables its arguments name, the options whose value is a name
+ * (`read -a NAME`, `printf -v NAME`) and those whose value is something else; its other
+ * operands are names too, except printf's.
  */
-const CODE_VARIABLE_NAME =
-  /(?:^-[A-Za-z]*|^|[^\w$])(?:PS[0-4]|PROMPT_COMMAND|BASH_ALIASES|BASH_CMDS|BASH_ENV)(?![\w=])/;
+const NAMING_OPTIONS: Readonly<Record<string, { readonly names: string; readonly values: string }>> = {
+  read: { names: "a", values: "dinNptu" },
+  printf: { names: "v", values: "" },
+  mapfile: { names: "", values: "dnOsuCc" },
+  readarray: { names: "", values: "dnOsuCc" },
+  declare: { names: "", values: "" },
+  typeset: { names: "", values: "" },
+  local: { names: "", values: "" },
+  export: { names: "", values: "" },
+  readonly: { names: "", values: "" },
+};
 
-/** CODE_VARIABLE_NAME, or such a name glued to an expansion before `=` (`${x}PS4`, `$"PS4"`). */
-function namesCodeVariable(word: Word): boolean {
-  if (CODE_VARIABLE_NAME.test(word.text)) return true;
-  const name = word.text.split("=", 1)[0] as string;
-  return /[$`]/.test(name) && /PS[0-4]|PROMPT_COMMAND|BASH_ALIASES|BASH_CMDS|BASH_ENV/.test(name);
+/**
+ * Whether a builtin sets a code-bearing variable (CODE_VARIABLES), or one whose name is worked
+ * out at run time and so may be one: `read PS4`, `printf -vPS4`, `for PS4 in`, `declare
+ * P{S4,}=…`, `read PS?`, `read ${x}PS4`, `declare -$x r` (a nameref, whose later `r=…` sets the
+ * variable it names). Read on the words, so that a mention in quoted text is none (`git commit
+ * -m "read PS1 …"`).
+ */
+function setsCodeVariable(command: string, args: readonly Word[], at: number): boolean {
+  const names: Word[] = [];
+  if (command === "for" || command === "select") {
+    const next = args[at + 1];
+    if (next !== undefined && !next.text.startsWith("(")) names.push(next); // not `for ((…))`
+  } else {
+    const spec = NAMING_OPTIONS[command];
+    if (spec === undefined) return false;
+    let operands = false;
+    for (let i = at + 1; i < args.length; i += 1) {
+      const word = args[i] as Word;
+      if (operands || !/^[-+]./.test(word.text)) {
+        if (command !== "printf") names.push(word);
+        else break; // the format, then its arguments
+        continue;
+      }
+      if (word.text === "--") {
+        operands = true;
+        continue;
+      }
+      if (/[$`{*?[]/.test(word.text)) return true; // options worked out at run time (`-$x`)
+      // A nameref (not `export -n`, which un-exports).
+      if (
+        /^-[A-Za-z]*n/.test(word.text) &&
+        (command === "declare" || command === "typeset" || command === "local")
+      )
+        return true;
+      for (let j = 1; j < word.text.length; j += 1) {
+        const letter = word.text.charAt(j);
+        if (!spec.names.includes(letter) && !spec.values.includes(letter)) continue;
+        const value = j + 1 < word.text.length ? word.text.slice(j + 1) : args[++i];
+        if (spec.names.includes(letter) && value !== undefined)
+          names.push(typeof value === "string" ? { kind: "word", text: value } : value);
+        break;
+      }
+    }
+  }
+  return names.some((word) => {
+    const name = word.text.split("=", 1)[0] as string;
+    const plain = /^([A-Za-z_][A-Za-z0-9_]*)(?:\[[^\][]*\])?$/.exec(name);
+    if (plain !== null) return CODE_VARIABLES.test(plain[1] as string);
+    // A pattern or brace list may make any name; an expansion is read only where it is glued to
+    // one of those names (`export $(cat .env)` sets names from a file, as `source .env` does).
+    return /[{*?[]/.test(name) || (/[$`]/.test(name) && CODE_VARIABLE_IN.test(name));
+  });
 }
+
+const CODE_VARIABLE_IN = /PS[0-4]|PROMPT_COMMAND|BASH_ALIASES|BASH_CMDS|BASH_ENV/;
 
 /**
  * Whether the backslash-newline at `i` is inside a token (`$\<newline>(`, `<\<newline><`,
@@ -473,6 +518,11 @@ function stepUnquoted(s: ScanState, c: string, patternMode: boolean): void {
       emit(s, `${ARRAY_MARK}\\(`, 1);
       return;
     }
+    // Where it is not read as one (the pattern watch thinks a test or glob is open), text glued
+    // after its `)` (`x=(a)z rm -rf /` runs `rm`) is looked for as the parentheses are written.
+    if (c === "(" && s.prev === "=" && !patternMode && arrayAssignment(s) && gluedAfter(s.text, s.i)) {
+      s.unsure = true;
+    }
     if (c === "'" || c === '"') s.quote = c;
     emit(s, c);
   }
@@ -488,6 +538,14 @@ const ARRAY_ASSIGNMENT = /(?:^|[\s;&|(])[A-Za-z_][A-Za-z0-9_]*(?:\[[^\][]*\])?\+
  */
 function arrayAssignment(s: ScanState): boolean {
   return ARRAY_ASSIGNMENT.test(s.text.slice(Math.max(0, s.i - 128), s.i));
+}
+
+/** Whether a word character follows the `)` closing the `(` at `i` (or none is found nearby). */
+function gluedAfter(text: string, i: number): boolean {
+  const end = parensAsWritten(text, i + 1);
+  if (end === undefined) return true;
+  const next = text.charAt(end + 1);
+  return next !== "" && !/[\s;&|()<>]/.test(next);
 }
 
 /**
@@ -1621,7 +1679,8 @@ function expand(command: Command, depth: number, suffix: readonly string[], out:
   // `./env rm …`, a Nix store's): what it runs is checked by deny-style rules as well, read as
   // the bare name's would be.
   const bare = first.text.slice(first.text.lastIndexOf("/") + 1);
-  if (bare !== name && runsOtherCommands(bare) && depth < MAX_DEPTH) {
+  if (bare !== name && runsOtherCommands(bare) && depth >= MAX_DEPTH) markUnreadable(out);
+  else if (bare !== name && runsOtherCommands(bare)) {
     out.denyOnly += 1;
     expand(
       { args: [{ kind: "word", text: bare }, ...args.slice(at + 1)], redirects: [] },
@@ -1660,16 +1719,22 @@ function runsOtherCommands(name: string): boolean {
 }
 
 /**
- * Whether `text` is written in `caseText` as a pattern: followed by `)`, or by `|` and more
- * patterns up to a `)` (`*.test.ts|*.spec.ts)`, not a pipe: `zzm*|cat`).
+ * Whether `text` is written in `caseText` as one of a case arm's patterns: where a pattern list
+ * starts (after `in`, `;;`, `;&` or `;;&`, and an optional `(`) or after another pattern and
+ * `|`, and followed by `)` or by `|` and more patterns up to one (`*.test.ts|*.spec.ts)`). Not
+ * a subshell (`(zzm*)`) or a pipe (`zzm*|cat`).
  */
 function casePattern(caseText: string, text: string): boolean {
-  if (caseText.includes(`${text})`)) return true;
-  for (let i = caseText.indexOf(`${text}|`); i >= 0; i = caseText.indexOf(`${text}|`, i + 1)) {
-    if (/^[^\s;&()]*\)/.test(caseText.slice(i + text.length + 1, i + text.length + 257))) return true;
+  for (let i = caseText.indexOf(text); i >= 0; i = caseText.indexOf(text, i + 1)) {
+    const after = caseText.slice(i + text.length, i + text.length + 256);
+    const before = caseText.slice(Math.max(0, i - 256), i);
+    if (PATTERN_AFTER.test(after) && PATTERN_BEFORE.test(before)) return true;
   }
   return false;
 }
+
+const PATTERN_AFTER = /^[ \t]*(?:\|[ \t]*[^\s;&()|]+[ \t]*)*\)/;
+const PATTERN_BEFORE = /(?:(?:^|\s)in|;;&?|;&)\s*\(?[ \t]*(?:[^\s;&()|]+[ \t]*\|[ \t]*)*$/;
 
 /**
  * A path whose last part is a plain name (not `!` before an extended glob's `(`), with no bracket,
@@ -1849,7 +1914,7 @@ function peel(args: readonly Word[], at: number, out: Output, prefix: boolean): 
   // `fc` runs commands from the history, or an editor named by an option or a variable.
   if (first.text === "fc" && !args.slice(at + 1).some((a) => /^-[A-Za-z]*l/.test(a.text)))
     markUnreadable(out);
-  if (ASSIGNING_BUILTINS.has(first.text) && args.slice(at + 1).some(namesCodeVariable)) markUnreadable(out);
+  if (setsCodeVariable(first.text, args, at)) markUnreadable(out);
   // `mapfile -C 'rm -rf /' -c 1` runs its callback; `alias ls='rm -rf /'` defines one that
   // runs where `ls` is written later (with `shopt -s expand_aliases`): both read as scripts.
   if (first.text === "mapfile" || first.text === "readarray") return callbackScript(args, at);
@@ -1886,8 +1951,6 @@ function peel(args: readonly Word[], at: number, out: Output, prefix: boolean): 
       // `declare -a 'x=($(rm -rf /))'`: a quoted compound value is read again, its expansions and
       // what they print (`"x=($(echo '$(rm -rf /)'))"`) expanded. An unquoted one the scan read.
       if (arg.kind !== "redirect" && !arg.array && /=\(.*(?:\$\(|`)/.test(arg.text)) markUnreadable(out);
-      // A nameref makes a later `r=…` or `r[k]=…` set the variable it names (`r=BASH_CMDS`).
-      if (/^-[A-Za-z]*n/.test(arg.text)) markUnreadable(out);
     }
     return undefined;
   }
@@ -1920,7 +1983,8 @@ function noteAssignment(word: string, out: Output): void {
   if (name === undefined || !SAFE_VARIABLES.has(name) || /^[^=]*\[|[$`]/.test(word)) out.opaque = true;
   // A prompt is expanded when shown (`PS4='$(rm -rf /)'; set -x`): its substitutions run. A
   // PROMPT_COMMAND is a command, and BASH_ENV names a script bash runs first.
-  if (name !== undefined && /^(?:PS[0-4])$/.test(name) && /[$`]/.test(word)) markUnreadable(out);
+  // Its escapes first (`\044(…)` is `$(…)`, `\140` a backquote).
+  if (name !== undefined && /^(?:PS[0-4])$/.test(name) && /[$`\\]/.test(word)) markUnreadable(out);
   if (name !== undefined && /^(?:PROMPT_COMMAND|BASH_ENV)$/.test(name)) markUnreadable(out);
   // The alias and command tables: `BASH_ALIASES=([b]='rm')`, then `b -rf /` on a later line.
   if (name === "BASH_ALIASES" || name === "BASH_CMDS") markUnreadable(out);

@@ -169,6 +169,9 @@ describe.skipIf(!existsSync(BASH))("splitCommand against bash 5", () => {
     `set -- ${MARK} -rf; "$@/x"`,
     `declare -a "x=($(echo '$(${MARK} -rf /)'))"`,
     `>${MARK}; case x in x) ;; esac; zzm*|cat`,
+    `>${MARK}; case x in x) ;; esac; (zzm*|cat)`,
+    `: [[; x=(a)z ${MARK} -rf /`,
+    `x=n; declare -$x r; r=BASH_CMDS; r[ll]=/nonexistent/${MARK}; ll`,
   ])("fails safe where bash reads more than the split did: %j", (command) => {
     expect(bash.run(command).some((ran) => ran === MARK || ran.startsWith(`${MARK} `))).toBe(true);
     expect(splitCommand(command).unreadable).toBe(true);

@@ -943,6 +943,8 @@ describe("ordinary commands stay readable", () => {
     ['"$(git rev-parse --show-toplevel)/scripts/lint.sh" --fix'],
     ['"$ROOT"/node_modules/.bin/tsc -p .'],
     ['declare -A m=([web]="$PORT" [api]="$API_PORT")'],
+    ["export -n NODE_OPTIONS && npm test"],
+    ['read -ra parts <<< "$line"; printf -v joined \'%s,\' "${parts[@]}"'],
     ["shopt -s nullglob; txts=([ab]*.txt)"],
     ['case "$1" in -v) v=1 ;; esac\n[[ $(cat .env) =~ MODE=(dev|prod) ]] && echo "$v"'],
     ['for i in "${!arr[@]}"; do echo "$(( ${arr[$i]} + 1 ))"; done'],
@@ -959,6 +961,12 @@ describe("ordinary commands stay readable", () => {
       "local -a xs=($(...) *.md)",
       "git ls-files *.ts",
     ]);
+  });
+
+  it("fails safe where a wrapper by a path of its own nests past the depth it follows", () => {
+    const nested = (wrapper: string, n: number) => `${`"$d/${wrapper}" `.repeat(n)}rm -rf /`;
+    expect(splitCommand(nested("xargs", 5)).unreadable).toBe(true);
+    expect(splitCommand(nested("nohup", 9)).unreadable).toBe(true);
   });
 
   it("does not name a program by a quoted path ending in an extended glob", () => {
