@@ -75,6 +75,12 @@ const HOSTILE = [
   { name: "`a|` repeated", command: (n) => repeated("a|", n) },
   { name: "`a⏎` repeated", command: (n) => repeated("a\n", n) },
   { name: "`x=(` repeated", command: (n) => repeated("x=(", n) },
+  // Lone globs in a command with a `case`: each was looked for among the case's patterns.
+  { name: "a `case`, then `*;` repeated", command: (n) => `case x in x) ;; esac; ${repeated("*;", n - 22)}` },
+  {
+    name: "a `case`, then `a*|` repeated",
+    command: (n) => `case x in x) ;; esac; ${repeated("a*|", n - 22)}`,
+  },
   // Many commands, each one that Bash rules name or a redirection: the rules' work per command.
   { name: "`git push -f origin main;` repeated", command: (n) => repeated("git push -f origin main;", n) },
   { name: "`a>b;` repeated", command: (n) => repeated("a>b;", n) },

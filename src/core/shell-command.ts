@@ -82,7 +82,7 @@ export function splitCommand(command: string): CommandSplit {
     denyOnly: 0,
     guessed: 0,
     guessing: 0,
-    caseText: /(?:^|[\s;&|(])case\s/.test(command) ? command : "",
+    casePatterns: /(?:^|[\s;&|(])case\s/.test(command) ? casePatterns(command) : NO_PATTERNS,
     aliases: false,
   };
   const text = sanitize(command);
@@ -240,8 +240,8 @@ interface Output {
   guessed: number;
   /** Above 0 while such a guess is expanded. */
   guessing: number;
-  /** The command, when it has a `case`, whose patterns (`*)`) read as lone globs; else "". */
-  readonly caseText: string;
+  /** The words written as case patterns (`*)`), which read as lone globs; none without a `case`. */
+  readonly casePatterns: ReadonlySet<string>;
   /** An alias is defined in it (`alias a=…`). */
   aliases: boolean;
 }
@@ -1641,8 +1641,7 @@ function expand(command: Command, depth: number, suffix: readonly string[], out:
   // starts may land on an argument (`xargs -i{} cp {} /tmp`), so it proves nothing there.
   // A lone glob word is a `case` pattern (`*)`, `*.test.ts|*.spec.ts)`), not a command.
   // (bash runs what a lone glob matches, so only a command with a `case` gets that reading.)
-  const lonePattern =
-    first.kind === "glob" && args.length === at + 1 && casePattern(out.caseText, first.text);
+  const lonePattern = first.kind === "glob" && args.length === at + 1 && out.casePatterns.has(first.text);
   // So does a process substitution: an empty one (`<() rm -rf /`) is no word, and the next runs.
   // A path whose directory is expanded inside double quotes names its program all the same
   // (`"$VIRTUAL_ENV/bin/python"`): deny rules read it by that name, allow rules not at all.
@@ -1719,22 +1718,21 @@ function runsOtherCommands(name: string): boolean {
 }
 
 /**
- * Whether `text` is written in `caseText` as one of a case arm's patterns: where a pattern list
- * starts (after `in`, `;;`, `;&` or `;;&`, and an optional `(`) or after another pattern and
- * `|`, and followed by `)` or by `|` and more patterns up to one (`*.test.ts|*.spec.ts)`). Not
- * a subshell (`(zzm*)`) or a pipe (`zzm*|cat`).
+ * The words written as a case arm's patterns: where a pattern list starts (after `in`, `;;`,
+ * `;&` or `;;&`, and an optional `(`), separated by `|` and closed by `)` (`*.test.ts|*.spec.ts)`).
+ * Not a subshell (`(zzm*)`) or a pipe (`zzm*|cat`). Read once per command, in one pass.
  */
-function casePattern(caseText: string, text: string): boolean {
-  for (let i = caseText.indexOf(text); i >= 0; i = caseText.indexOf(text, i + 1)) {
-    const after = caseText.slice(i + text.length, i + text.length + 256);
-    const before = caseText.slice(Math.max(0, i - 256), i);
-    if (PATTERN_AFTER.test(after) && PATTERN_BEFORE.test(before)) return true;
+function casePatterns(text: string): ReadonlySet<string> {
+  const patterns = new Set<string>();
+  for (const match of text.matchAll(PATTERN_LIST)) {
+    for (const pattern of (match[1] as string).split("|")) patterns.add(pattern.trim());
   }
-  return false;
+  return patterns;
 }
 
-const PATTERN_AFTER = /^[ \t]*(?:\|[ \t]*[^\s;&()|]+[ \t]*)*\)/;
-const PATTERN_BEFORE = /(?:(?:^|\s)in|;;&?|;&)\s*\(?[ \t]*(?:[^\s;&()|]+[ \t]*\|[ \t]*)*$/;
+const PATTERN_LIST =
+  /(?:(?:^|\s)in|;;&?|;&)\s*\(?[ \t]*((?:[^\s;&()|]{1,256}[ \t]*\|[ \t]*)*[^\s;&()|]{1,256})[ \t]*\)/g;
+const NO_PATTERNS: ReadonlySet<string> = new Set();
 
 /**
  * A path whose last part is a plain name (not `!` before an extended glob's `(`), with no bracket,

@@ -944,6 +944,7 @@ describe("ordinary commands stay readable", () => {
     ['"$ROOT"/node_modules/.bin/tsc -p .'],
     ['declare -A m=([web]="$PORT" [api]="$API_PORT")'],
     ["export -n NODE_OPTIONS && npm test"],
+    ["case $1 in\n  (*.md) echo doc ;;\n  a | b* ) npm test ;;\nesac"],
     ['read -ra parts <<< "$line"; printf -v joined \'%s,\' "${parts[@]}"'],
     ["shopt -s nullglob; txts=([ab]*.txt)"],
     ['case "$1" in -v) v=1 ;; esac\n[[ $(cat .env) =~ MODE=(dev|prod) ]] && echo "$v"'],
