@@ -4,7 +4,9 @@
  * its own, after quote removal and after stripping wrappers (`timeout`, `nice`, `nohup`...)
  * that run another command. Pure: shell-quote for the words, no runtime imports.
  */
-import { type ParseEntry, parse, quote } from "shell-quote";
+import type { ParseEntry } from "shell-quote";
+// parse alone: the package's index also loads its `quote`, which would only add to the Worker.
+import parse from "shell-quote/parse.js";
 
 export interface Subcommand {
   /** The subcommand as words joined by single spaces, redirections last (`rm -rf / 2>/dev/null`). */
@@ -144,12 +146,9 @@ const NAMING_OPTIONS: Readonly<Record<string, { readonly names: string; readonly
   printf: { names: "v", values: "" },
   mapfile: { names: "", values: "dnOsuCc" },
   readarray: { names: "", values: "dnOsuCc" },
-  declare: { names: "", values: "" },
-  typeset: { names: "", values: "" },
-  local: { names: "", values: "" },
-  export: { names: "", values: "" },
-  readonly: { names: "", values: "" },
 };
+/** The declaration builtins' options take no value. */
+const NO_NAMING_OPTIONS = { names: "", values: "" };
 
 /**
  * Whether a builtin sets a code-bearing variable (CODE_VARIABLES), or one whose name is worked
@@ -164,7 +163,7 @@ function setsCodeVariable(command: string, args: readonly Word[], at: number): b
     const next = args[at + 1];
     if (next !== undefined && !next.text.startsWith("(")) names.push(next); // not `for ((…))`
   } else {
-    const spec = NAMING_OPTIONS[command];
+    const spec = NAMING_OPTIONS[command] ?? (DECLARATIONS.has(command) ? NO_NAMING_OPTIONS : undefined);
     if (spec === undefined) return false;
     let operands = false;
     for (let i = at + 1; i < args.length; i += 1) {
@@ -2098,7 +2097,10 @@ function splitStringOption(args: readonly Word[], i: number, out: Output): Peele
   // env's own escapes (`\_` is a blank) are not read here.
   if (value.includes("\\")) markUnreadable(out);
   // env reads the split words as its own arguments again (`-S '-i rm -rf /'`).
-  const words = `${value} ${quote(args.slice(restAt).map((w) => w.text))}`;
+  const words = `${value} ${args
+    .slice(restAt)
+    .map((w) => `'${w.text.replaceAll("'", "'\\''")}'`)
+    .join(" ")}`;
   return { script: value.trimStart().startsWith("-") ? `env ${words}` : words };
 }
 
