@@ -3,7 +3,7 @@
  * server answering the same bytes, both measured in this run (STYLE.md: speed is measured, not
  * asserted; no thresholds here, only medians and ratios).
  *
- *   node bench/decision.js [--rounds 3] [--duration 8] [--connections 10] [--warmup 2]
+ *   node bench/decision.js [--rounds 3] [--duration 6] [--connections 10] [--warmup 2]
  *                          [--quiet-wait 20] [--cpu-prof] [--policy bench/policy-200.json]
  *                          [--ladder 5,20,80] [--ladder-duration 3]
  *
@@ -57,7 +57,7 @@ const HEADERS = {
 const { values: flags } = parseArgs({
   options: {
     rounds: { type: "string", default: "3" },
-    duration: { type: "string", default: "8" },
+    duration: { type: "string", default: "6" },
     connections: { type: "string", default: "10" },
     warmup: { type: "string", default: "2" },
     "quiet-wait": { type: "string", default: "20" },
