@@ -169,6 +169,8 @@ function setsCodeVariable(command: string, args: readonly Word[], at: number): b
     for (let i = at + 1; i < args.length; i += 1) {
       const word = args[i] as Word;
       if (operands || !/^[-+]./.test(word.text)) {
+        // A word that is all expansion may be an option, `-n` too (`declare $x r`).
+        if (NAMEREF_BUILTINS.has(command) && /^[$`]/.test(word.text)) return true;
         if (command !== "printf") names.push(word);
         else break; // the format, then its arguments
         continue;
@@ -177,15 +179,11 @@ function setsCodeVariable(command: string, args: readonly Word[], at: number): b
         operands = true;
         continue;
       }
-      if (/[$`{*?[]/.test(word.text)) return true; // options worked out at run time (`-$x`)
-      // A nameref (not `export -n`, which un-exports).
-      if (
-        /^-[A-Za-z]*n/.test(word.text) &&
-        (command === "declare" || command === "typeset" || command === "local")
-      )
-        return true;
       for (let j = 1; j < word.text.length; j += 1) {
         const letter = word.text.charAt(j);
+        // Option letters worked out at run time (`-$x`), or a nameref (not `export -n`, which
+        // un-exports): a later `r=…` sets the variable it names.
+        if (!/[A-Za-z]/.test(letter) || (letter === "n" && NAMEREF_BUILTINS.has(command))) return true;
         if (!spec.names.includes(letter) && !spec.values.includes(letter)) continue;
         const value = j + 1 < word.text.length ? word.text.slice(j + 1) : args[++i];
         if (spec.names.includes(letter) && value !== undefined)
@@ -200,9 +198,12 @@ function setsCodeVariable(command: string, args: readonly Word[], at: number): b
     if (plain !== null) return CODE_VARIABLES.test(plain[1] as string);
     // A pattern or brace list may make any name; an expansion is read only where it is glued to
     // one of those names (`export $(cat .env)` sets names from a file, as `source .env` does).
-    return /[{*?[]/.test(name) || (/[$`]/.test(name) && CODE_VARIABLE_IN.test(name));
+    return /[{*?[]/.test(name) || (/[$`]/.test(name) && CODE_VARIABLE_IN.test(name.replace(/[$`"']/g, "")));
   });
 }
+
+/** The builtins whose `-n` makes a nameref. */
+const NAMEREF_BUILTINS: ReadonlySet<string> = new Set(["declare", "typeset", "local"]);
 
 const CODE_VARIABLE_IN = /PS[0-4]|PROMPT_COMMAND|BASH_ALIASES|BASH_CMDS|BASH_ENV/;
 
@@ -1179,6 +1180,8 @@ function parensAsWritten(text: string, from: number): number | undefined {
   for (let j = from; j < end; j += 1) {
     const c = text.charAt(j);
     if (c === "\\") j += 1;
+    else if (c === "'" && text.charAt(j - 1) === "$")
+      j = closingUnescaped(text, j + 1, "'"); // `$'\''`
     else if (c === "'") {
       const close = text.indexOf("'", j + 1);
       j = close < 0 ? text.length : close;
@@ -1605,6 +1608,9 @@ const ASSIGNMENT = /^([A-Za-z_][A-Za-z0-9_]*)(?:\[[^\][]*\])?\+?=/;
 /** Builtins that assign variables for the rest of the shell: `export PATH=…`, `declare -x …`. */
 const DECLARATIONS = new Set(["export", "declare", "typeset", "readonly", "local"]);
 
+/** An environment entry bash imports as a function (`BASH_FUNC_name%%=() { …; }`). */
+const EXPORTED_FUNCTION = /^(?:BASH_FUNC_[^=]*|[A-Za-z_][\w.-]*%%)=/;
+
 /** What peeling one wrapper off leaves: the index of the wrapped command, or a script to split. */
 type Peeled = { readonly at: number } | { readonly script: string } | undefined;
 
@@ -1612,6 +1618,9 @@ type Peeled = { readonly at: number } | { readonly script: string } | undefined;
 function expand(command: Command, depth: number, suffix: readonly string[], out: Output): void {
   const redirects = [...command.redirects, ...suffix];
   const { args } = command;
+  // A function handed to a child bash through its environment (`env 'BASH_FUNC_ls%%=() { rm …; }'
+  // bash -c ls`, also by sudo): its body is not read here.
+  if (args.some((a) => EXPORTED_FUNCTION.test(a.text))) markUnreadable(out);
   // An index, not slices: a command of thousands of `nohup`s must stay linear.
   let at = 0;
   let assignments = 0; // the words before the command that bash reads as assignments
@@ -1717,20 +1726,23 @@ function runsOtherCommands(name: string): boolean {
 }
 
 /**
- * The words written as a case arm's patterns: where a pattern list starts (after `in`, `;;`,
- * `;&` or `;;&`, and an optional `(`), separated by `|` and closed by `)` (`*.test.ts|*.spec.ts)`).
- * Not a subshell (`(zzm*)`) or a pipe (`zzm*|cat`). Read once per command, in one pass.
+ * The words written as a case arm's patterns: any word right before a `)` (`*)`), and each of a
+ * `|` list that starts a case's first arm or one after `;;`, `;&` or `;;&`
+ * (`*.test.ts|*.spec.ts)`). Not a subshell's word with a blank before its `)`, or a pipe
+ * (`zzm*|cat`). Read once per command, in one pass.
  */
 function casePatterns(text: string): ReadonlySet<string> {
   const patterns = new Set<string>();
+  for (const match of text.matchAll(LONE_PATTERN)) patterns.add(match[1] as string);
   for (const match of text.matchAll(PATTERN_LIST)) {
     for (const pattern of (match[1] as string).split("|")) patterns.add(pattern.trim());
   }
   return patterns;
 }
 
+const LONE_PATTERN = /([^\s;&()|]{1,256})\)/g;
 const PATTERN_LIST =
-  /(?:(?:^|\s)in|;;&?|;&)\s*\(?[ \t]*((?:[^\s;&()|]{1,256}[ \t]*\|[ \t]*)*[^\s;&()|]{1,256})[ \t]*\)/g;
+  /(?:\bcase[ \t]+[^\s;&()|]+\s+in|;;&?|;&)\s*\(?[ \t]*((?:[^\s;&()|#]{1,256}[ \t]*\|[ \t]*)+[^\s;&()|]{1,256})[ \t]*\)/g;
 const NO_PATTERNS: ReadonlySet<string> = new Set();
 
 /**
@@ -2094,12 +2106,13 @@ function splitStringOption(args: readonly Word[], i: number, out: Output): Peele
     }
   }
   if (value === undefined) return undefined;
-  // env's own escapes (`\_` is a blank) are not read here.
-  if (value.includes("\\")) markUnreadable(out);
+  // env's own escapes (`\_` is a blank) are not read here, nor its comments, which end only the
+  // string (`-S '#' rm -rf /` runs `rm`).
+  if (value.includes("\\") || value.includes("#")) markUnreadable(out);
   // env reads the split words as its own arguments again (`-S '-i rm -rf /'`).
   const words = `${value} ${args
     .slice(restAt)
-    .map((w) => `'${w.text.replaceAll("'", "'\\''")}'`)
+    .map((w) => (w.kind === "glob" ? w.text : `'${w.text.replaceAll("'", "'\\''")}'`))
     .join(" ")}`;
   return { script: value.trimStart().startsWith("-") ? `env ${words}` : words };
 }

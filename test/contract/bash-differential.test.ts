@@ -172,6 +172,10 @@ describe.skipIf(!existsSync(BASH))("splitCommand against bash 5", () => {
     `>${MARK}; case x in x) ;; esac; (zzm*|cat)`,
     `: [[; x=(a)z ${MARK} -rf /`,
     `x=n; declare -$x r; r=BASH_CMDS; r[ll]=/nonexistent/${MARK}; ll`,
+    `x=-n; declare $x r=PS4; r='$(${MARK} -rf /)'; set -x; :`,
+    `>${MARK}; : case in\n( zzm* )`,
+    `>${MARK}; : case in\n(zzm*|cat)`,
+    `: [[; x=($'\\'')z ${MARK} -rf /`,
   ])("fails safe where bash reads more than the split did: %j", (command) => {
     expect(bash.run(command).some((ran) => ran === MARK || ran.startsWith(`${MARK} `))).toBe(true);
     expect(splitCommand(command).unreadable).toBe(true);

@@ -895,6 +895,9 @@ describe("what a wrapper runs", () => {
     ["~/.nix-profile/bin/sh -c 'rm -rf /'", "a shell by a path of its own"],
     ["/nix/store/x-coreutils/bin/timeout 5 rm -rf /", "a wrapper by a path of its own"],
     ["./env rm -rf /", "a wrapper by a relative path"],
+    ["env -S '#' rm -rf /", "env's -S ends its string at a comment, not the command"],
+    ["env -S -i rm? -rf /", "a pattern after env -S's string is still a pattern"],
+    ["env 'BASH_FUNC_ls%%=() { rm -rf /; }' bash -c ls", "bash imports a function from its environment"],
   ])("%s (%s)", (command) => {
     const split = splitCommand(command);
     const named = split.subcommands.some((s) =>
@@ -944,6 +947,10 @@ describe("ordinary commands stay readable", () => {
     ['"$ROOT"/node_modules/.bin/tsc -p .'],
     ['declare -A m=([web]="$PORT" [api]="$API_PORT")'],
     ["export -n NODE_OPTIONS && npm test"],
+    [
+      'case "$f" in\n  # TypeScript\n  *.ts) echo ts ;;\n  *.js) echo js ;; # JavaScript\n  *) echo other ;;\nesac',
+    ],
+    ['read -t"$TIMEOUT" -rp"Delete *? " answer'],
     ["case $1 in\n  (*.md) echo doc ;;\n  a | b* ) npm test ;;\nesac"],
     ['read -ra parts <<< "$line"; printf -v joined \'%s,\' "${parts[@]}"'],
     ["shopt -s nullglob; txts=([ab]*.txt)"],
