@@ -169,10 +169,17 @@ function setsCodeVariable(command: string, args: readonly Word[], at: number): b
     for (let i = at + 1; i < args.length; i += 1) {
       const word = args[i] as Word;
       if (operands || !/^[-+]./.test(word.text)) {
-        // A word that is all expansion may be an option, `-n` too (`declare $x r`).
-        if (NAMEREF_BUILTINS.has(command) && /^[$`]/.test(word.text)) return true;
-        if (command !== "printf") names.push(word);
-        else break; // the format, then its arguments
+        // A word that expands, with no `=` of its own, may be an option (`declare $x r` with
+        // x=-n, `mapfile ~ …` with HOME=-C, `printf $x PS4 …` with x=-v).
+        const option = !operands && RUN_TIME_WORD.test(word.text) && !word.text.includes("=");
+        if (command === "printf") {
+          const next = args[i + 1];
+          if (option && next !== undefined) names.push(next);
+          break; // the format, then its arguments
+        }
+        // (export's and readonly's options set no other variable: `export $(cat .env)` sets names.)
+        if (option && command !== "export" && command !== "readonly") return true;
+        names.push(word);
         continue;
       }
       if (word.text === "--") {
@@ -201,6 +208,9 @@ function setsCodeVariable(command: string, args: readonly Word[], at: number): b
     return /[{*?[]/.test(name) || (/[$`]/.test(name) && CODE_VARIABLE_IN.test(name.replace(/[$`"']/g, "")));
   });
 }
+
+/** A word bash expands into what may be an option: an expansion, a `~`, or a pattern. */
+const RUN_TIME_WORD = /^[$`~]|[*?[@+!]\(|^[*?[]/;
 
 /** The builtins whose `-n` makes a nameref. */
 const NAMEREF_BUILTINS: ReadonlySet<string> = new Set(["declare", "typeset", "local"]);
@@ -1180,8 +1190,10 @@ function parensAsWritten(text: string, from: number): number | undefined {
   for (let j = from; j < end; j += 1) {
     const c = text.charAt(j);
     if (c === "\\") j += 1;
-    else if (c === "'" && text.charAt(j - 1) === "$")
-      j = closingUnescaped(text, j + 1, "'"); // `$'\''`
+    else if (c === "$" && text.charAt(j + 1) === "$")
+      j += 1; // `$$`, the PID
+    else if (c === "$" && text.charAt(j + 1) === "'")
+      j = closingUnescaped(text, j + 2, "'"); // `$'\''`
     else if (c === "'") {
       const close = text.indexOf("'", j + 1);
       j = close < 0 ? text.length : close;
@@ -1742,7 +1754,7 @@ function casePatterns(text: string): ReadonlySet<string> {
 
 const LONE_PATTERN = /([^\s;&()|]{1,256})\)/g;
 const PATTERN_LIST =
-  /(?:\bcase[ \t]+[^\s;&()|]+\s+in|;;&?|;&)\s*\(?[ \t]*((?:[^\s;&()|#]{1,256}[ \t]*\|[ \t]*)+[^\s;&()|]{1,256})[ \t]*\)/g;
+  /(?:\bcase[ \t]+(?:"[^"\n]{0,256}"|'[^'\n]{0,256}'|[^\s;&()|'"]{1,256})\s+in|;;&?|;&)\s*\(?[ \t]*((?:[^\s;&()|#]{1,256}[ \t]*\|[ \t]*)*[^\s;&()|#]{1,256})[ \t]*\)/g;
 const NO_PATTERNS: ReadonlySet<string> = new Set();
 
 /**
@@ -2112,9 +2124,12 @@ function splitStringOption(args: readonly Word[], i: number, out: Output): Peele
   // env reads the split words as its own arguments again (`-S '-i rm -rf /'`).
   const words = `${value} ${args
     .slice(restAt)
-    .map((w) => (w.kind === "glob" ? w.text : `'${w.text.replaceAll("'", "'\\''")}'`))
+    .map((w) => `'${w.text.replaceAll("'", "'\\''")}'`)
     .join(" ")}`;
-  return { script: value.trimStart().startsWith("-") ? `env ${words}` : words };
+  // A pattern among them is expanded by the shell before env sees it: not followed here.
+  if (args.slice(restAt).some((w) => w.kind === "glob")) markUnreadable(out);
+  // env reads the split words as its own arguments again: `-i`, `NAME=VALUE`, then the command.
+  return { script: `env ${words}` };
 }
 
 /** `eval WORDS` runs its words joined by spaces, re-read after expansion we do not perform. */

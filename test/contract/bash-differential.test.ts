@@ -176,6 +176,11 @@ describe.skipIf(!existsSync(BASH))("splitCommand against bash 5", () => {
     `>${MARK}; : case in\n( zzm* )`,
     `>${MARK}; : case in\n(zzm*|cat)`,
     `: [[; x=($'\\'')z ${MARK} -rf /`,
+    `: [[; x=(a \\$'\\')z ${MARK} -rf /`,
+    `: [[; x=(a $$'\\')z ${MARK} -rf /`,
+    `HOME=-n; declare ~ r=PS4; r='$(${MARK} -rf /)'; set -x; :`,
+    `x=-v; printf $x PS4 '$(${MARK} -rf /)'; set -x; :`,
+    `x=-C; mapfile $x ${MARK} -c1 a <<< l`,
   ])("fails safe where bash reads more than the split did: %j", (command) => {
     expect(bash.run(command).some((ran) => ran === MARK || ran.startsWith(`${MARK} `))).toBe(true);
     expect(splitCommand(command).unreadable).toBe(true);

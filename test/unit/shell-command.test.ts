@@ -898,6 +898,9 @@ describe("what a wrapper runs", () => {
     ["env -S '#' rm -rf /", "env's -S ends its string at a comment, not the command"],
     ["env -S -i rm? -rf /", "a pattern after env -S's string is still a pattern"],
     ["env 'BASH_FUNC_ls%%=() { rm -rf /; }' bash -c ls", "bash imports a function from its environment"],
+    ["env -S -i '#='* rm -rf /", "a pattern after env -S's string, expanded by the shell first"],
+    ["env -S X=1 a-b=1 rm -rf /", "env reads the split words as its arguments again"],
+    ["env -S \"'-i' rm -rf /\"", "env reads the split words as its arguments again"],
   ])("%s (%s)", (command) => {
     const split = splitCommand(command);
     const named = split.subcommands.some((s) =>
@@ -951,6 +954,9 @@ describe("ordinary commands stay readable", () => {
       'case "$f" in\n  # TypeScript\n  *.ts) echo ts ;;\n  *.js) echo js ;; # JavaScript\n  *) echo other ;;\nesac',
     ],
     ['read -t"$TIMEOUT" -rp"Delete *? " answer'],
+    ["case $1 in\n  start ) npm start ;;\n  * ) echo usage ;;\nesac"],
+    ['case "$(uname -m)" in arm*|aarch*|*64) echo arm;; esac'],
+    ['declare "$name=$value"; printf "$fmt" "$name"'],
     ["case $1 in\n  (*.md) echo doc ;;\n  a | b* ) npm test ;;\nesac"],
     ['read -ra parts <<< "$line"; printf -v joined \'%s,\' "${parts[@]}"'],
     ["shopt -s nullglob; txts=([ab]*.txt)"],
