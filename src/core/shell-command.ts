@@ -134,7 +134,13 @@ const CODE_IN_DATA =
 const CODE_VARIABLE = /\$\{(?:PS[0-4]|PROMPT_COMMAND|BASH_ENV):?=|(?:BASH_ALIASES|BASH_CMDS)\[/;
 
 /** The variables bash runs or expands as code (prompts, PROMPT_COMMAND, BASH_ENV) or as aliases and commands. */
-const CODE_VARIABLES = /^(?:PS[0-4]|PROMPT_COMMAND|BASH_ALIASES|BASH_CMDS|BASH_ENV)$/;
+const CODE_VARIABLE_NAMES = "PS[0-4]|PROMPT_COMMAND|BASH_ALIASES|BASH_CMDS|BASH_ENV";
+const CODE_VARIABLES = new RegExp(`^(?:${CODE_VARIABLE_NAMES})$`);
+/** One of them anywhere in a name that expands (`${x}PS4`). */
+const CODE_VARIABLE_IN = new RegExp(CODE_VARIABLE_NAMES);
+
+/** A variable's name, and a subscript without brackets of its own (bash counts nested ones: `a[[]= ]=`). */
+const NAME_AND_SUBSCRIPT = String.raw`([A-Za-z_][A-Za-z0-9_]*)(?:\[[^\][]*\])?`;
 
 /**
  * For a builtin that sets the variables its arguments name, the options whose value is a name
@@ -201,7 +207,7 @@ function setsCodeVariable(command: string, args: readonly Word[], at: number): b
   }
   return names.some((word) => {
     const name = word.text.split("=", 1)[0] as string;
-    const plain = /^([A-Za-z_][A-Za-z0-9_]*)(?:\[[^\][]*\])?$/.exec(name);
+    const plain = PLAIN_NAME.exec(name);
     if (plain !== null) return CODE_VARIABLES.test(plain[1] as string);
     // A pattern or brace list may make any name; an expansion is read only where it is glued to
     // one of those names (`export $(cat .env)` sets names from a file, as `source .env` does).
@@ -212,10 +218,10 @@ function setsCodeVariable(command: string, args: readonly Word[], at: number): b
 /** A word bash expands into what may be an option: an expansion, a `~`, or a pattern. */
 const RUN_TIME_WORD = /^[$`~]|[*?[@+!]\(|^[*?[]/;
 
+const PLAIN_NAME = new RegExp(`^${NAME_AND_SUBSCRIPT}$`);
+
 /** The builtins whose `-n` makes a nameref. */
 const NAMEREF_BUILTINS: ReadonlySet<string> = new Set(["declare", "typeset", "local"]);
-
-const CODE_VARIABLE_IN = /PS[0-4]|PROMPT_COMMAND|BASH_ALIASES|BASH_CMDS|BASH_ENV/;
 
 /**
  * Whether the backslash-newline at `i` is inside a token (`$\<newline>(`, `<\<newline><`,
@@ -515,23 +521,17 @@ function stepUnquoted(s: ScanState, c: string, patternMode: boolean): void {
   } else if (c >= "0" && c <= "9" && atWordStart(s)) {
     digits(s);
   } else {
-    // Not in a test's or an extended glob's pattern (`[[ $v =~ MODE=(dev|prod) ]]` where no test is read).
-    if (
-      c === "(" &&
-      s.prev === "=" &&
-      !patternMode &&
-      s.arith.length === 0 &&
-      arrayAssignment(s) &&
-      !s.inPattern(s.out, s.out.length)
-    ) {
-      s.array = true;
-      emit(s, `${ARRAY_MARK}\\(`, 1);
-      return;
-    }
-    // Where it is not read as one (the pattern watch thinks a test or glob is open), text glued
-    // after its `)` (`x=(a)z rm -rf /` runs `rm`) is looked for as the parentheses are written.
-    if (c === "(" && s.prev === "=" && !patternMode && arrayAssignment(s) && gluedAfter(s.text, s.i)) {
-      s.unsure = true;
+    if (c === "(" && s.prev === "=" && !patternMode && arrayAssignment(s)) {
+      // Not in arithmetic, nor in a test's or an extended glob's pattern (`[[ $v =~ MODE=(dev|prod) ]]`
+      // where no test is read).
+      if (s.arith.length === 0 && !s.inPattern(s.out, s.out.length)) {
+        s.array = true;
+        emit(s, `${ARRAY_MARK}\\(`, 1);
+        return;
+      }
+      // Where it is not read as one, text glued after its `)` (`x=(a)z rm -rf /` runs `rm`) is
+      // looked for as the parentheses are written.
+      if (gluedAfter(s.text, s.i)) s.unsure = true;
     }
     if (c === "'" || c === '"') s.quote = c;
     emit(s, c);
@@ -539,7 +539,7 @@ function stepUnquoted(s: ScanState, c: string, patternMode: boolean): void {
 }
 
 /** `NAME=`, `NAME+=` or `NAME[…]=` where a word starts, at the end. */
-const ARRAY_ASSIGNMENT = /(?:^|[\s;&|(])[A-Za-z_][A-Za-z0-9_]*(?:\[[^\][]*\])?\+?=$/;
+const ARRAY_ASSIGNMENT = new RegExp(String.raw`(?:^|[\s;&|(])${NAME_AND_SUBSCRIPT}\+?=$`);
 
 /**
  * Whether the `(` at `s.i` opens a compound array assignment. Asked of the input text before it,
@@ -996,6 +996,11 @@ function substitute(s: ScanState): void {
   emit(s, s.quote === '"' ? quoted : `"${placeholder}"`, Math.min(end + 1, s.text.length) - s.i);
 }
 
+/** `text` as one single-quoted shell word. */
+function singleQuoted(text: string): string {
+  return `'${text.replaceAll("'", "'\\''")}'`;
+}
+
 /** A backquoted command as bash reads it: `\\`, `\`` and `\$` stand for `\`, `` ` `` and `$`. */
 function unescapeBackquoted(text: string): string {
   return text.replace(/\\([\\`$])/g, "$1");
@@ -1239,7 +1244,7 @@ function arithmeticCommand(s: ScanState): boolean {
   bodySubstitutions(body, found, s);
   for (const substitution of found) s.substitutions.add(substitution);
   if (found.size > 0) s.opaque = true;
-  emit(s, `'((' '${body.replaceAll("'", "'\\''")}' '))'`, body.length + 4);
+  emit(s, `'((' ${singleQuoted(body)} '))'`, body.length + 4);
   s.prev = ")"; // `))` is an operator: a word starts after it, and a `#` there is a comment
   return true;
 }
@@ -1614,8 +1619,8 @@ const SAFE_VARIABLES = new Set([
   "PYTHONDONTWRITEBYTECODE",
 ]);
 
-/** `NAME=`, `NAME+=`, `NAME[…]=`; a nested `[` is counted by bash and not here (`a[[]= ]=`). */
-const ASSIGNMENT = /^([A-Za-z_][A-Za-z0-9_]*)(?:\[[^\][]*\])?\+?=/;
+/** `NAME=`, `NAME+=`, `NAME[…]=`. */
+const ASSIGNMENT = new RegExp(String.raw`^${NAME_AND_SUBSCRIPT}\+?=`);
 
 /** Builtins that assign variables for the rest of the shell: `export PATH=…`, `declare -x …`. */
 const DECLARATIONS = new Set(["export", "declare", "typeset", "readonly", "local"]);
@@ -2006,9 +2011,8 @@ function noteAssignment(word: string, out: Output): void {
   // PROMPT_COMMAND is a command, and BASH_ENV names a script bash runs first.
   // Its escapes first (`\044(…)` is `$(…)`, `\140` a backquote).
   if (name !== undefined && /^(?:PS[0-4])$/.test(name) && /[$`\\]/.test(word)) markUnreadable(out);
-  if (name !== undefined && /^(?:PROMPT_COMMAND|BASH_ENV)$/.test(name)) markUnreadable(out);
   // The alias and command tables: `BASH_ALIASES=([b]='rm')`, then `b -rf /` on a later line.
-  if (name === "BASH_ALIASES" || name === "BASH_CMDS") markUnreadable(out);
+  if (name !== undefined && !name.startsWith("PS") && CODE_VARIABLES.test(name)) markUnreadable(out);
   // ENV is the start-up script of an interactive sh: unreadable when it is stdin.
   if (name === "ENV" && readsStdin(word.slice(4))) markUnreadable(out);
 }
@@ -2124,7 +2128,7 @@ function splitStringOption(args: readonly Word[], i: number, out: Output): Peele
   // env reads the split words as its own arguments again (`-S '-i rm -rf /'`).
   const words = `${value} ${args
     .slice(restAt)
-    .map((w) => `'${w.text.replaceAll("'", "'\\''")}'`)
+    .map((w) => singleQuoted(w.text))
     .join(" ")}`;
   // A pattern among them is expanded by the shell before env sees it: not followed here.
   if (args.slice(restAt).some((w) => w.kind === "glob")) markUnreadable(out);
