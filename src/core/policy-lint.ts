@@ -4,6 +4,7 @@
  * `serve` logs them at start.
  */
 
+import { DEFAULT_EGRESS_POLICY } from "./egress/policy.js";
 import { checkUrl } from "./egress/url.js";
 import {
   BLOCKABLE_EVENTS,
@@ -457,7 +458,7 @@ function lintInlineSecrets(policy: Policy, warn: (path: string, message: string)
  */
 function lintEgressTargets(policy: Policy, warn: (path: string, message: string) => void): void {
   const judge = (path: string, url: string, then: string) => {
-    const verdict = checkUrl(url, policy.egress.allowlist);
+    const verdict = checkUrl(url, (policy.egress ?? DEFAULT_EGRESS_POLICY).allowlist);
     if (!verdict.ok)
       warn(
         path,

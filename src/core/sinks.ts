@@ -8,7 +8,7 @@
  * Limits and wire shapes: reference/fanout.md B3 (Slack), B4 (Discord), B5 (GitHub) and (c)
  * (Standard Webhooks).
  */
-import { describeRawTarget } from "./egress/url.js";
+import { describeRawTarget } from "./egress/target.js";
 import { maskString, scrubSecrets } from "./mask.js";
 import type { HmacSha256 } from "./ports.js";
 import { readWebhookKey } from "./secret-ref.js";

@@ -11,7 +11,7 @@
 import { execFile } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { Miniflare } from "miniflare";
@@ -31,10 +31,18 @@ const MAIN_GZIP_BUDGET = 64 * 1024;
 /** Strings only each engine's code holds (error messages of re2js and minimatch). */
 const ENGINE_MARKERS = { re2js: "invalid nested repetition operator", minimatch: "pattern is too long" };
 const ENGINE_CHUNK = /^chunks\/(regex-re2|path-glob-minimatch)-[\w-]+\.js$/;
+/**
+ * Strings only the egress guard's code holds (ipaddr.js, the URL stage), which a policy without
+ * an `egress` section never loads (src/core/policy.ts).
+ */
+const GUARD_MARKERS = {
+  "ipaddr.js": "ipaddr: the address has neither",
+  "egress/url.ts": "is not a valid absolute URL",
+};
 
 interface Metafile {
   inputs: Record<string, { imports: { path: string; external?: boolean }[] }>;
-  outputs: Record<string, { inputs: Record<string, unknown> }>;
+  outputs: Record<string, { inputs: Record<string, unknown>; imports: { path: string; kind: string }[] }>;
 }
 interface Sizes {
   raw: number;
@@ -104,7 +112,7 @@ describe("the Worker bundle", () => {
     expect(Object.values(meta.inputs).flatMap((i) => i.imports.filter((x) => x.external))).toEqual([]);
   });
 
-  it("keeps its main module within 64 KiB gzip, and the pattern engines out of it", () => {
+  it("keeps its main module within 64 KiB gzip, and the pattern engines and egress guard out of it", () => {
     const { main, total, overBudget, raw, gzip } = summary();
     expect(main.files[0]).toBe("worker.js");
     expect(main.gzip).toBeLessThanOrEqual(MAIN_GZIP_BUDGET);
@@ -113,9 +121,9 @@ describe("the Worker bundle", () => {
     expect(total.raw).toBeGreaterThan(main.raw);
     const cold = textOf(main.files);
     const lazy = textOf(total.files.filter((f) => !main.files.includes(f)));
-    for (const [engine, marker] of Object.entries(ENGINE_MARKERS)) {
-      expect(cold.includes(marker), `the main module holds ${engine}`).toBe(false);
-      expect(lazy.includes(marker), `no chunk holds ${engine}`).toBe(true);
+    for (const [module, marker] of Object.entries({ ...ENGINE_MARKERS, ...GUARD_MARKERS })) {
+      expect(cold.includes(marker), `the main module holds ${module}`).toBe(false);
+      expect(lazy.includes(marker), `no chunk holds ${module}`).toBe(true);
     }
     expect(total.files.filter((f) => ENGINE_CHUNK.test(f))).toHaveLength(2);
     console.log(
@@ -198,24 +206,55 @@ describe("the built Worker inside workerd", () => {
       { id: "web", on: "PreToolUse", matcher: "WebFetch|WebSearch", decide: "ask", reason: "web access" },
     ],
   };
+  /** PLAIN_POLICY with an `egress` section: its load compiles the section with the guard's code. */
+  const EGRESS_POLICY = { ...PLAIN_POLICY, egress: { allowedHttpHookUrls: ["https://hooks.example.com/*"] } };
   const WORKERS = {
-    plainWithoutEngines: { policy: PLAIN_POLICY, engines: false },
-    patternsWithoutEngines: { policy: PATTERNS_POLICY, engines: false },
-    patterns: { policy: PATTERNS_POLICY, engines: true },
+    plainWithoutLazy: { policy: PLAIN_POLICY, engines: false, guard: false },
+    patternsWithoutEngines: { policy: PATTERNS_POLICY, engines: false, guard: true },
+    patterns: { policy: PATTERNS_POLICY, engines: true, guard: true },
+    egress: { policy: EGRESS_POLICY, engines: false, guard: true },
+    egressWithoutGuard: { policy: EGRESS_POLICY, engines: false, guard: false },
   } as const;
   let mf: Miniflare;
 
+  /** The chunks that hold the egress guard's code, and every module that statically imports one. */
+  function guardChunks(files: readonly string[]): Set<string> {
+    const meta = JSON.parse(readFileSync(summary().metafile, "utf8")) as Metafile;
+    const imports = new Map(
+      Object.entries(meta.outputs).map(([file, output]) => [
+        relative(outdir, join(ROOT, file)),
+        output.imports
+          .filter((i) => i.kind === "import-statement")
+          .map((i) => relative(outdir, join(ROOT, i.path))),
+      ]),
+    );
+    const guard = new Set(
+      files.filter((f) => Object.values(GUARD_MARKERS).some((marker) => textOf([f]).includes(marker))),
+    );
+    for (let grew = true; grew; ) {
+      grew = false;
+      for (const f of files)
+        if (!guard.has(f) && imports.get(f)?.some((i) => guard.has(i))) {
+          guard.add(f);
+          grew = true;
+        }
+    }
+    return guard;
+  }
+
   beforeAll(async () => {
     const { total } = summary();
-    const modulesOf = (engines: boolean) =>
+    const guard = guardChunks(total.files);
+    expect(guard.has("worker.js")).toBe(false);
+    const modulesOf = (engines: boolean, withGuard: boolean) =>
       total.files
-        .filter((f) => engines || !ENGINE_CHUNK.test(f))
+        .filter((f) => (engines || !ENGINE_CHUNK.test(f)) && (withGuard || !guard.has(f)))
         .map((f) => ({ type: "ESModule" as const, path: join(outdir, f) }));
     mf = new Miniflare({
       host: "127.0.0.1",
-      workers: Object.entries(WORKERS).map(([name, { policy, engines }]) => ({
+      workers: Object.entries(WORKERS).map(([name, { policy, engines, guard }]) => ({
         name,
-        modules: modulesOf(engines),
+        modules: modulesOf(engines, guard),
         modulesRoot: outdir,
         compatibilityDate: "2026-04-26",
         bindings: { HOOKGATE_POLICY: JSON.stringify(policy), HOOKGATE_LOG_LEVEL: "error" },
@@ -255,15 +294,15 @@ describe("the built Worker inside workerd", () => {
     };
   }
 
-  it("answers a policy without regex or glob patterns with the engines' chunks left out", async () => {
-    expect(await decide("plainWithoutEngines", "Bash", { command: "rm -rf /tmp/x" })).toMatchObject({
+  it("answers a policy without patterns or an egress section with the engines and guard left out", async () => {
+    expect(await decide("plainWithoutLazy", "Bash", { command: "rm -rf /tmp/x" })).toMatchObject({
       decision: "deny",
       reason: "no rm -rf",
     });
-    expect(await decide("plainWithoutEngines", "WebSearch", { query: "x" })).toMatchObject({
+    expect(await decide("plainWithoutLazy", "WebSearch", { query: "x" })).toMatchObject({
       decision: "ask",
     });
-    expect(await decide("plainWithoutEngines", "Bash", { command: "ls" })).toMatchObject({
+    expect(await decide("plainWithoutLazy", "Bash", { command: "ls" })).toMatchObject({
       decision: undefined,
     });
   });
@@ -289,5 +328,15 @@ describe("the built Worker inside workerd", () => {
     expect(answer.decision).toBe("deny");
     expect(answer.message).toMatch(/\[CONFIG_INVALID\]/);
     expect(answer.message).toMatch(/chunks\/(regex-re2|path-glob-minimatch)-/);
+  });
+
+  it("loads the egress guard for a policy with an egress section, and fails closed without it", async () => {
+    expect(await decide("egress", "Bash", { command: "rm -rf /tmp/x" })).toMatchObject({
+      reason: "no rm -rf",
+    });
+    const answer = await decide("egressWithoutGuard", "Bash", { command: "ls" });
+    expect(answer.decision).toBe("deny");
+    expect(answer.message).toMatch(/\[CONFIG_INVALID\]/);
+    expect(answer.message).toMatch(/No such module "chunks\//);
   });
 });

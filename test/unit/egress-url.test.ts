@@ -1,12 +1,6 @@
 import { describe, expect, it } from "vitest";
-import {
-  type Allowlist,
-  BAD_PORTS,
-  checkUrl,
-  compileAllowlist,
-  describeRawTarget,
-  describeTarget,
-} from "../../src/core/egress/url.js";
+import { describeRawTarget, describeTarget } from "../../src/core/egress/target.js";
+import { type Allowlist, BAD_PORTS, checkUrl, compileAllowlist } from "../../src/core/egress/url.js";
 
 const UNRESTRICTED = compileAllowlist(undefined).allowlist;
 

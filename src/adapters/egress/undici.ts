@@ -13,9 +13,15 @@ import { lookup as dnsLookup } from "node:dns/promises";
 import { isIP, type LookupFunction } from "node:net";
 import { Agent, buildConnector, request } from "undici";
 import { classifyAddress } from "../../core/egress/address.js";
-import { type EgressPolicy, judgeAnswers, outboundHeaders } from "../../core/egress/policy.js";
+import {
+  DEFAULT_EGRESS_POLICY,
+  type EgressPolicy,
+  judgeAnswers,
+  outboundHeaders,
+} from "../../core/egress/policy.js";
 import { EgressError, type EgressRefusal } from "../../core/egress/refusal.js";
-import { checkUrl, describeRawTarget, describeTarget } from "../../core/egress/url.js";
+import { describeRawTarget, describeTarget } from "../../core/egress/target.js";
+import { checkUrl } from "../../core/egress/url.js";
 import { errorMessage } from "../../core/errors.js";
 import type { Egress, EgressRequest, EgressResponse } from "../../core/ports.js";
 import { err, ok, type Result } from "../../core/result.js";
@@ -37,9 +43,10 @@ export const systemResolver: Resolver = async (hostname) =>
 export interface UndiciEgressOptions {
   /**
    * Read on every request and every connect, so a policy reload takes effect at once. Return the
-   * same object until the policy changes: each new one starts a new connection pool.
+   * same object until the policy changes: each new one starts a new connection pool. Undefined
+   * (a policy without an `egress` section) means DEFAULT_EGRESS_POLICY.
    */
-  readonly policy: () => EgressPolicy;
+  readonly policy: () => EgressPolicy | undefined;
   readonly resolve?: Resolver;
   readonly connectTimeoutMs?: number;
   /** Largest response body read (default 1 MiB). */
@@ -59,7 +66,8 @@ const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
 
 export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
   const resolve = options.resolve ?? systemResolver;
-  const connect = guardedConnector(options.policy, resolve, options.connectTimeoutMs ?? 5000);
+  const policyNow = () => options.policy() ?? DEFAULT_EGRESS_POLICY;
+  const connect = guardedConnector(policyNow, resolve, options.connectTimeoutMs ?? 5000);
   // A kept-alive socket's address was judged when it connected, under the policy of then. So each
   // policy gets its own pool: after a reload that refuses an address, no socket to it is reused.
   // The old pool closes once its requests in flight have finished.
@@ -82,7 +90,7 @@ export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
   };
 
   async function send(req: EgressRequest): Promise<Result<EgressResponse, EgressRefusal>> {
-    const policy = options.policy();
+    const policy = policyNow();
     const verdict = checkUrl(req.url, policy.allowlist);
     if (!verdict.ok) return refuse(verdict.refusal, req.url);
     const timeoutMs = Math.max(1, Math.ceil(req.timeoutMs));
@@ -145,7 +153,7 @@ export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
   async function judge(
     raw: string,
   ): Promise<Result<{ url: URL; addresses: readonly string[] }, EgressRefusal>> {
-    const policy = options.policy();
+    const policy = policyNow();
     const verdict = checkUrl(raw, policy.allowlist);
     if (!verdict.ok) return err(verdict.refusal);
     let addresses: string[];

@@ -6,9 +6,15 @@
  * request (TTL 0) is not caught here. See README.md beside this file for the residual risk.
  */
 import { classifyAddress, isIpLiteral } from "../../core/egress/address.js";
-import { type EgressPolicy, judgeAnswers, outboundHeaders } from "../../core/egress/policy.js";
+import {
+  DEFAULT_EGRESS_POLICY,
+  type EgressPolicy,
+  judgeAnswers,
+  outboundHeaders,
+} from "../../core/egress/policy.js";
 import type { EgressRefusal } from "../../core/egress/refusal.js";
-import { checkUrl, describeRawTarget, describeTarget } from "../../core/egress/url.js";
+import { describeRawTarget, describeTarget } from "../../core/egress/target.js";
+import { checkUrl } from "../../core/egress/url.js";
 import { errorMessage } from "../../core/errors.js";
 import type { Egress, EgressRequest, EgressResponse } from "../../core/ports.js";
 import { err, ok, type Result } from "../../core/result.js";
@@ -74,7 +80,8 @@ export function createDohResolver(options: DohOptions = {}): DohResolver {
 }
 
 export interface WorkersEgressOptions {
-  readonly policy: () => EgressPolicy;
+  /** Read on every request. Undefined (a policy without an `egress` section): DEFAULT_EGRESS_POLICY. */
+  readonly policy: () => EgressPolicy | undefined;
   readonly resolve: DohResolver;
   readonly fetch?: typeof fetch;
   readonly maxResponseBytes?: number;
@@ -90,7 +97,7 @@ export function createWorkersEgress(options: WorkersEgressOptions): { send: Egre
   };
 
   async function send(req: EgressRequest): Promise<Result<EgressResponse, EgressRefusal>> {
-    const policy = options.policy();
+    const policy = options.policy() ?? DEFAULT_EGRESS_POLICY;
     const verdict = checkUrl(req.url, policy.allowlist);
     if (!verdict.ok) return refuse(verdict.refusal, req.url);
     // One time limit for the DoH look-up and the request together.

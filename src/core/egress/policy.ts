@@ -40,6 +40,13 @@ export function compileEgressPolicy(egress: PolicyDocument["egress"]): {
 }
 
 /**
+ * What a policy without an `egress` section gets (Policy.egress undefined): no allowlist, the
+ * default address rules. The egress adapters apply it, so such a policy's load never loads the
+ * guard's code.
+ */
+export const DEFAULT_EGRESS_POLICY: EgressPolicy = compileEgressPolicy(undefined).policy;
+
+/**
  * A name is refused whole when any of its answers is blocked (as Claude Code and
  * request-filtering-agent do): a mixed answer is how rebinding setups look, and only checked
  * addresses may ever be dialed. No answers is refused too.

@@ -5,7 +5,7 @@
 import { maskString } from "../mask.js";
 import type { Logger, Metrics } from "../ports.js";
 import type { EgressRefusal } from "./refusal.js";
-import { describeRawTarget } from "./url.js";
+import { describeRawTarget } from "./target.js";
 
 export function reportRefusals(
   logger: Logger,

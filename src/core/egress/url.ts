@@ -5,6 +5,7 @@
  * on Workers. Which addresses the host resolves to is the address stage's business, not this one's.
  */
 import type { EgressRefusal } from "./refusal.js";
+import { describeTarget } from "./target.js";
 
 /** The Fetch standard's bad-port list ("port blocking"), as undici's `lib/web/fetch/constants.js`. */
 export const BAD_PORTS: ReadonlySet<number> = new Set([
@@ -486,24 +487,4 @@ function compilePath(text: string): Step<{ pieces: string[] }> {
     return { ok: false, message: `has a "." or ".." segment that removes a * from the path "${text}"` };
   }
   return { ok: true, pieces };
-}
-
-/**
- * A URL as refusal reasons and logs may show it: the origin only, with `/…` for a path other
- * than `/` (a Slack or Discord webhook path is itself the secret, and an `env:` URL's path may
- * be one too, whatever its shape); no query string, no fragment.
- */
-export function describeTarget(url: URL): string {
-  // Only http(s) has an origin to show; any other scheme (a refused `file:` URL) shows as such.
-  const origin = url.protocol === "http:" || url.protocol === "https:" ? url.origin : url.protocol;
-  return `${origin}${url.pathname === "/" ? "/" : "/…"}`;
-}
-
-/** `describeTarget` for a URL not parsed yet (a refused one, for the log): never the raw text. */
-export function describeRawTarget(raw: string): string {
-  try {
-    return describeTarget(new URL(raw));
-  } catch {
-    return "(unparsable URL)";
-  }
 }
