@@ -1731,14 +1731,20 @@ function expand(command: Command, depth: number, suffix: readonly string[], out:
   }
 }
 
+/**
+ * The programs besides the shells and the wrapper tables that run a command or script they are
+ * given, each read by name in `peel` or `wrappedScript`. (COMMAND_OPTION_WRAPPERS are all in
+ * DENY_ONLY_WRAPPERS as well.)
+ */
+const OTHER_RUNNERS: ReadonlySet<string> = new Set(["env", "watch", "at", "batch"]);
+
 /** Whether a program of this name runs a command or script it is given: a shell or a wrapper. */
 function runsOtherCommands(name: string): boolean {
   return (
     SHELLS.has(name) ||
     Object.hasOwn(WRAPPERS, name) ||
     Object.hasOwn(DENY_ONLY_WRAPPERS, name) ||
-    COMMAND_OPTION_WRAPPERS.has(name) ||
-    ["env", "watch", "at", "batch", "parallel"].includes(name)
+    OTHER_RUNNERS.has(name)
   );
 }
 
@@ -2149,7 +2155,7 @@ function peelEval(args: readonly Word[], at: number, out: Output): Peeled {
   };
 }
 
-/** `mapfile -C CALLBACK` (or `-CCALLBACK`): the callback, run as a command. */
+/** Wrappers that run the script given as their `-c` or `--command` option. */
 const COMMAND_OPTION_WRAPPERS: ReadonlySet<string> = new Set(["su", "runuser", "sg", "script", "flock"]);
 
 /** The script a wrapper runs: its `-c` value, or `watch`'s words after its options, as `sh -c` gets them. */
@@ -2178,6 +2184,7 @@ function commandOption(args: readonly Word[], at: number): string | undefined {
   return undefined;
 }
 
+/** `mapfile -C CALLBACK` (or `-CCALLBACK`): the callback, run as a command. */
 function callbackScript(args: readonly Word[], at: number): Peeled {
   // Wherever it stands: other options' values (`-c 1`) come between. The last `-C` is the one
   // that runs.

@@ -68,17 +68,26 @@ function sandbox() {
 
 describe.skipIf(!existsSync(BASH))("splitCommand against bash 5", () => {
   const bash = sandbox();
+  const ranMark = (command: string) =>
+    bash.run(command).some((ran) => ran === MARK || ran.startsWith(`${MARK} `));
+  /** bash runs the marked program, and the split names it or is unreadable. */
+  const namesOrFailsSafe = (command: string) => {
+    expect(ranMark(command)).toBe(true);
+    const split = splitCommand(command);
+    const named = split.subcommands.some((s) => [s.text, ...s.variants].some((t) => t.startsWith(MARK)));
+    expect(named || split.unreadable).toBe(true);
+  };
+  /** bash runs the marked program, and the split is unreadable: every deny-style rule matches it. */
+  const failsSafe = (command: string) => {
+    expect(ranMark(command)).toBe(true);
+    expect(splitCommand(command).unreadable).toBe(true);
+  };
 
   it("runs in a sandbox where a missing program is recorded, not run", () => {
     expect(new Set(bash.run(`true; ${MARK} -rf /; echo hi`))).toEqual(new Set([`${MARK} -rf /`]));
   });
 
-  it.each(cases)("$why: $command", ({ command }) => {
-    expect(bash.run(command).some((ran) => ran === MARK || ran.startsWith(`${MARK} `))).toBe(true);
-    const split = splitCommand(command);
-    const named = split.subcommands.some((s) => [s.text, ...s.variants].some((t) => t.startsWith(MARK)));
-    expect(named || split.unreadable).toBe(true);
-  });
+  it.each(cases)("$why: $command", ({ command }) => namesOrFailsSafe(command));
 
   // `[[ … ]]` is read as one command only where bash reads a test; where it does not, or once
   // bash has closed it, its `||` and `&&` separate commands again.
@@ -109,12 +118,7 @@ describe.skipIf(!existsSync(BASH))("splitCommand against bash 5", () => {
     `(( (a+(b)) ;[[ $#))||${MARK} -rf / ]]`,
     `[[ -z a ]]\\\n || ${MARK} -rf / && [[ b ]]`,
     `: $(($(case a in a)esac);${MARK} -rf /))`,
-  ])("where bash reads no test, or has closed it: %j", (command) => {
-    expect(bash.run(command).some((ran) => ran.startsWith(`${MARK} `))).toBe(true);
-    const split = splitCommand(command);
-    const named = split.subcommands.some((s) => [s.text, ...s.variants].some((t) => t.startsWith(MARK)));
-    expect(named || split.unreadable).toBe(true);
-  });
+  ])("where bash reads no test, or has closed it: %j", namesOrFailsSafe);
 
   it.each([
     `[[ -n a && $x == "" ]] && ${MARK} -rf /`,
@@ -181,10 +185,7 @@ describe.skipIf(!existsSync(BASH))("splitCommand against bash 5", () => {
     `HOME=-n; declare ~ r=PS4; r='$(${MARK} -rf /)'; set -x; :`,
     `x=-v; printf $x PS4 '$(${MARK} -rf /)'; set -x; :`,
     `x=-C; mapfile $x ${MARK} -c1 a <<< l`,
-  ])("fails safe where bash reads more than the split did: %j", (command) => {
-    expect(bash.run(command).some((ran) => ran === MARK || ran.startsWith(`${MARK} `))).toBe(true);
-    expect(splitCommand(command).unreadable).toBe(true);
-  });
+  ])("fails safe where bash reads more than the split did: %j", failsSafe);
 
   // A program named by a path whose directory is expanded in double quotes: one word, read by
   // its last part. Unquoted, the expansion is split into words, and the first may be any program.
@@ -201,10 +202,7 @@ describe.skipIf(!existsSync(BASH))("splitCommand against bash 5", () => {
 
   it.each([`d='${MARK} -rf'; $d/ /`, `$(echo ${MARK} -rf)/ /`])(
     "where an unquoted directory may be split into another program: %j",
-    (command) => {
-      expect(bash.run(command).some((ran) => ran.startsWith(`${MARK} `))).toBe(true);
-      expect(splitCommand(command).unreadable).toBe(true);
-    },
+    failsSafe,
   );
 
   it.each([
@@ -222,11 +220,5 @@ describe.skipIf(!existsSync(BASH))("splitCommand against bash 5", () => {
     `shopt -s expand_aliases; BASH_ALIASES=([b]='${MARK}')\nb -rf /`,
     `shopt -s expand_aliases; declare -A BASH_ALIASES=([b]='false \\')\nb;[[ x||${MARK} -rf / ]]`,
     `shopt -s expand_aliases; BASH_ALIASES+=([b]='false \\')\nb;[[ x||${MARK} -rf / ]]`,
-  ])(
-    "where an array's subscript runs code from quotes or escapes, or an array sets aliases: %j",
-    (command) => {
-      expect(bash.run(command).some((ran) => ran.startsWith(`${MARK} `))).toBe(true);
-      expect(splitCommand(command).unreadable).toBe(true);
-    },
-  );
+  ])("where an array's subscript runs code from quotes or escapes, or an array sets aliases: %j", failsSafe);
 });

@@ -977,6 +977,21 @@ describe("ordinary commands stay readable", () => {
     ]);
   });
 
+  it("reads a number's base in arithmetic as part of it, not as a command", () => {
+    expect(splitSubcommands("printf '%d\\n' $((16#ff))").subcommands).toEqual([
+      "printf %d\\n $(...)",
+      "(( 16#ff ))",
+    ]);
+  });
+
+  it("keeps su as written beside the script it runs", () => {
+    expect(splitSubcommands("su - postgres -c 'psql -l'").subcommands).toEqual(
+      expect.arrayContaining(["su - postgres -c psql -l", "psql -l"]),
+    );
+  });
+});
+
+describe("near ordinary commands that fail safe", () => {
   it("fails safe where a wrapper by a path of its own nests past the depth it follows", () => {
     const nested = (wrapper: string, n: number) => `${`"$d/${wrapper}" `.repeat(n)}rm -rf /`;
     expect(splitCommand(nested("xargs", 5)).unreadable).toBe(true);
@@ -992,18 +1007,5 @@ describe("ordinary commands stay readable", () => {
     // bash reads assignments only before the command: after `nohup`, `x=…` is the program.
     for (const command of ["nohup x=/../bin/r? -rf /", "command x=*"])
       expect(splitCommand(command).unreadable).toBe(true);
-  });
-
-  it("reads a number's base in arithmetic as part of it, not as a command", () => {
-    expect(splitSubcommands("printf '%d\\n' $((16#ff))").subcommands).toEqual([
-      "printf %d\\n $(...)",
-      "(( 16#ff ))",
-    ]);
-  });
-
-  it("keeps su as written beside the script it runs", () => {
-    expect(splitSubcommands("su - postgres -c 'psql -l'").subcommands).toEqual(
-      expect.arrayContaining(["su - postgres -c psql -l", "psql -l"]),
-    );
   });
 });
