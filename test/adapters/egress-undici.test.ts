@@ -8,7 +8,9 @@ import {
   type ResolvedAddress,
   type UndiciEgress,
 } from "../../src/adapters/egress/undici.js";
-import { compileEgressPolicy } from "../../src/core/egress/policy.js";
+import { nodeSha256 } from "../../src/adapters/hash/node-crypto.js";
+import { compileEgressPolicy, type EgressPolicy } from "../../src/core/egress/policy.js";
+import { loadPolicy } from "../../src/core/policy.js";
 import type { PolicyDocument } from "../../src/core/policy-schema.js";
 import { type LoopbackServer, loopbackServer } from "../support/loopback.js";
 
@@ -211,6 +213,32 @@ describe("the pin", () => {
     for (const url of urls) expect((await post(module, url)).ok).toBe(true);
     // close() waits for every pool, the retired ones included.
     await module.close();
+  });
+});
+
+describe("a policy without an egress section", () => {
+  it("gets the default address rules from the adapter, and a section's own rules once it has one", async () => {
+    const loaded = await loadPolicy(JSON.stringify({ version: 1, rules: [] }), {
+      env: () => undefined,
+      sha256: nodeSha256,
+    });
+    if (!loaded.ok) throw new Error(JSON.stringify(loaded.error));
+    expect(loaded.value.policy.egress).toBeUndefined();
+    let current: EgressPolicy | undefined = loaded.value.policy.egress;
+    const before = a.received.length;
+    const module = createUndiciEgress({
+      policy: () => current,
+      resolve: async () => [{ address: "10.0.0.1", family: 4 }],
+    });
+    opened.push(module);
+    const blocked = { code: "EGRESS_BLOCKED_ADDRESS", stage: "address" };
+    expect(await post(module, `${a.url}/hook`)).toMatchObject({ ok: false, error: blocked });
+    expect(await post(module, "http://private.test/hook")).toMatchObject({ ok: false, error: blocked });
+    current = compileEgressPolicy(LOOPBACK_ONLY).policy;
+    expect((await post(module, `${a.url}/hook`)).ok).toBe(true);
+    current = undefined;
+    expect(await post(module, `${a.url}/hook`)).toMatchObject({ ok: false, error: blocked });
+    expect(a.received.length).toBe(before + 1);
   });
 });
 

@@ -130,6 +130,18 @@ describe("Workers egress", () => {
     expect(target.received.length).toBe(before);
   });
 
+  it("applies the default address rules for a policy without an egress section", async () => {
+    const module = createWorkersEgress({
+      policy: () => undefined,
+      resolve: createDohResolver({ endpoint: `${doh.url}/dns-query` }),
+    });
+    const send = (url: string) =>
+      module.send({ url, method: "POST", headers: {}, body: "{}", timeoutMs: 2000 });
+    const blocked = { ok: false, error: { code: "EGRESS_BLOCKED_ADDRESS", stage: "address" } };
+    expect(await send(`${target.url}/x`)).toMatchObject(blocked);
+    expect(await send("http://metadata.test/latest/meta-data/")).toMatchObject(blocked);
+  });
+
   it("refuses a blocked literal without asking DoH", async () => {
     const before = doh.received.length;
     const res = await post("http://[::ffff:169.254.169.254]/", []);

@@ -729,7 +729,7 @@ describe("the egress guard holds for the sinks and models a policy configures", 
 
 describe("secrets in egress refusals of a sink whose env: URL carries its secret in the path", () => {
   // The egress guard's reasons and the "egress refused" log line show a URL's origin only
-  // (src/core/egress/url.ts describeTarget), never the path a generic webhook keeps its secret in.
+  // (src/core/egress/target.ts describeTarget), never the path a generic webhook keeps its secret in.
   it("keeps the path of a refused sink URL out of the log and the dead-letter queue", async () => {
     const { stdout } = server.output();
     const dataFiles = dataDirFiles();

@@ -209,7 +209,7 @@ describe("the built Worker inside workerd", () => {
   /** PLAIN_POLICY with an `egress` section: its load compiles the section with the guard's code. */
   const EGRESS_POLICY = { ...PLAIN_POLICY, egress: { allowedHttpHookUrls: ["https://hooks.example.com/*"] } };
   const WORKERS = {
-    plainWithoutLazy: { policy: PLAIN_POLICY, engines: false, guard: false },
+    plainWithoutEnginesOrGuard: { policy: PLAIN_POLICY, engines: false, guard: false },
     patternsWithoutEngines: { policy: PATTERNS_POLICY, engines: false, guard: true },
     patterns: { policy: PATTERNS_POLICY, engines: true, guard: true },
     egress: { policy: EGRESS_POLICY, engines: false, guard: true },
@@ -244,11 +244,11 @@ describe("the built Worker inside workerd", () => {
 
   beforeAll(async () => {
     const { total } = summary();
-    const guard = guardChunks(total.files);
-    expect(guard.has("worker.js")).toBe(false);
-    const modulesOf = (engines: boolean, withGuard: boolean) =>
+    const guardFiles = guardChunks(total.files);
+    expect(guardFiles.has("worker.js")).toBe(false);
+    const modulesOf = (engines: boolean, guard: boolean) =>
       total.files
-        .filter((f) => (engines || !ENGINE_CHUNK.test(f)) && (withGuard || !guard.has(f)))
+        .filter((f) => (engines || !ENGINE_CHUNK.test(f)) && (guard || !guardFiles.has(f)))
         .map((f) => ({ type: "ESModule" as const, path: join(outdir, f) }));
     mf = new Miniflare({
       host: "127.0.0.1",
@@ -295,14 +295,14 @@ describe("the built Worker inside workerd", () => {
   }
 
   it("answers a policy without patterns or an egress section with the engines and guard left out", async () => {
-    expect(await decide("plainWithoutLazy", "Bash", { command: "rm -rf /tmp/x" })).toMatchObject({
+    expect(await decide("plainWithoutEnginesOrGuard", "Bash", { command: "rm -rf /tmp/x" })).toMatchObject({
       decision: "deny",
       reason: "no rm -rf",
     });
-    expect(await decide("plainWithoutLazy", "WebSearch", { query: "x" })).toMatchObject({
+    expect(await decide("plainWithoutEnginesOrGuard", "WebSearch", { query: "x" })).toMatchObject({
       decision: "ask",
     });
-    expect(await decide("plainWithoutLazy", "Bash", { command: "ls" })).toMatchObject({
+    expect(await decide("plainWithoutEnginesOrGuard", "Bash", { command: "ls" })).toMatchObject({
       decision: undefined,
     });
   });

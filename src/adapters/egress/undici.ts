@@ -69,7 +69,8 @@ export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
   const policyNow = () => options.policy() ?? DEFAULT_EGRESS_POLICY;
   const connect = guardedConnector(policyNow, resolve, options.connectTimeoutMs ?? 5000);
   // A kept-alive socket's address was judged when it connected, under the policy of then. So each
-  // policy gets its own pool: after a reload that refuses an address, no socket to it is reused.
+  // egress policy gets its own pool: after a reload that refuses an address, no socket to it is
+  // reused. (Policies without an egress section share DEFAULT_EGRESS_POLICY, and so one pool.)
   // The old pool closes once its requests in flight have finished.
   let pool: { readonly policy: EgressPolicy; readonly agent: Agent } | undefined;
   const closing = new Set<Promise<void>>();

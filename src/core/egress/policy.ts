@@ -41,10 +41,10 @@ export function compileEgressPolicy(egress: PolicyDocument["egress"]): {
 
 /**
  * What a policy without an `egress` section gets (Policy.egress undefined): no allowlist, the
- * default address rules. The egress adapters apply it, so such a policy's load never loads the
- * guard's code.
+ * default address rules. The egress adapters (and `check`'s lint) apply it, so such a policy's
+ * load never loads the guard's code. Frozen: every such policy shares it.
  */
-export const DEFAULT_EGRESS_POLICY: EgressPolicy = compileEgressPolicy(undefined).policy;
+export const DEFAULT_EGRESS_POLICY: EgressPolicy = Object.freeze(compileEgressPolicy(undefined).policy);
 
 /**
  * A name is refused whole when any of its answers is blocked (as Claude Code and
