@@ -75,6 +75,9 @@ const HOSTILE = [
   { name: "`a|` repeated", command: (n) => repeated("a|", n) },
   { name: "`a⏎` repeated", command: (n) => repeated("a\n", n) },
   { name: "`x=(` repeated", command: (n) => repeated("x=(", n) },
+  // Subscripts whose end the code-in-data check looks past: a quoted `]`, a nested `[`.
+  { name: '`a["]"` repeated', command: (n) => repeated('a["]"', n) },
+  { name: "`a[[]` repeated", command: (n) => repeated("a[[]", n) },
   // Lone globs in a command with a `case`: each was looked for among the case's patterns.
   { name: "a `case`, then `*;` repeated", command: (n) => `case x in x) ;; esac; ${repeated("*;", n - 22)}` },
   {

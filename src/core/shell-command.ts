@@ -88,9 +88,13 @@ export function splitCommand(command: string): CommandSplit {
     aliases: false,
   };
   const text = sanitize(command);
-  if (CODE_IN_DATA.test(text) || CODE_VARIABLE.test(text)) markUnreadable(out);
+  // `$[…]`, arithmetic bash deprecated long ago, ends elsewhere for bash than here inside a `((`.
+  if (CODE_IN_DATA.test(text) || CODE_VARIABLE.test(text) || text.includes("$[")) markUnreadable(out);
   splitInto(text, 0, [], out);
-  if (out.aliases && /\n\s*\S/.test(text)) markUnreadable(out);
+  // An alias is in effect for text read after the line that defines it: a later line, or a string
+  // read again at run time (`eval $'b\nmark'`, a trap's action, a callback).
+  if (out.aliases && /\n\s*\S|\b(?:eval|trap|mapfile|readarray|complete|compgen)\b/.test(text))
+    markUnreadable(out);
   return { subcommands: out.subcommands, opaque: out.opaque, unreadable: out.unreadable };
 }
 
@@ -116,15 +120,26 @@ export function canonicalCommandPattern(text: string): string {
   return collapse(parts.join(" "));
 }
 
+/** An escape that becomes `$`: `\x24`, `\044`, `\u0024`, `\$`. */
+const ESCAPED_DOLLAR = String.raw`x24|0?44|[uU]0*24|\$`;
+
 /**
  * Text bash runs as code even from single quotes: a `$(…)` or backquote in an array subscript
  * (`let 'x=a[$(rm -rf /)]'`: subscripts are evaluated as arithmetic, by `let`, `declare -i`,
  * `printf -v`, `read`, `test -v` and `$((x))` alike), also spelt with an escape that becomes `$`
- * (`$'\x24(…)'`, `\$\(`), and prompt expansion (`${x@P}`). Scanning stops at the next bracket,
- * so the test is linear.
+ * (`$'\x24(…)'`, `\$\(`), and prompt expansion (`${x@P}`).
  */
-const CODE_IN_DATA =
-  /[A-Za-z0-9_]['"\\]*\[(?:[^\]$`[\\]|\$(?!\()|\$\(\(|\\(?!x24|0?44|[uU]0*24|\$))*(?:\$\\?\((?!\()|`|\\(?:x24|0?44|[uU]0*24|\$))|@P\}/;
+const CODE_IN_DATA = new RegExp(
+  // A name, any quotes between it and the `[`, then the subscript up to its `]`, where bash looks
+  // past a quoted or escaped `]` and a nested `[…]`: a quoted piece or nested subscript without
+  // `$`, backquote or backslash is passed over whole, an escape with the character after it. A
+  // `[` that opens no such subscript leaves where the subscript ends unsure: any `$(` in the next
+  // 64 characters counts. Each step is bounded, so the test stays linear.
+  String.raw`[A-Za-z0-9_]['"\\]*\[(?:[^\]$\`[\\"']|\$(?!\()|\$\(\(|\\(?!${ESCAPED_DOLLAR})[^]?` +
+    String.raw`|"[^"\n$\`\\]{0,64}"|"(?![^"\n$\`\\]{0,64}")|'[^'\n$\`\\]{0,64}'|'(?![^'\n$\`\\]{0,64}')` +
+    String.raw`|\[[^\][\n$\`\\]{0,64}\]){0,256}(?:\[(?![^\][\n$\`\\]{0,64}\])[^]{0,64}?)?` +
+    String.raw`(?:\$\\?\((?!\()|\`|\\(?:${ESCAPED_DOLLAR}))|@P\}`,
+);
 
 /**
  * A variable whose value bash runs or expands as code, set other than by `NAME=value` (which
@@ -208,7 +223,9 @@ function setsCodeVariable(command: string, args: readonly Word[], at: number): b
   return names.some((word) => {
     const name = word.text.split("=", 1)[0] as string;
     const plain = PLAIN_NAME.exec(name);
-    if (plain !== null) return CODE_VARIABLES.test(plain[1] as string);
+    // A prompt declared with its value (`export PS1='(venv) $PS1'`): noteAssignment judges the value.
+    const prompt = DECLARATIONS.has(command) && word.text.includes("=") && /^PS[0-4]$/.test(name);
+    if (plain !== null) return CODE_VARIABLES.test(plain[1] as string) && !prompt;
     // A pattern or brace list may make any name; an expansion is read only where it is glued to
     // one of those names (`export $(cat .env)` sets names from a file, as `source .env` does).
     return /[{*?[]/.test(name) || (/[$`]/.test(name) && CODE_VARIABLE_IN.test(name.replace(/[$`"']/g, "")));
@@ -539,7 +556,7 @@ function stepUnquoted(s: ScanState, c: string, patternMode: boolean): void {
 }
 
 /** `NAME=`, `NAME+=` or `NAME[…]=` where a word starts, at the end. */
-const ARRAY_ASSIGNMENT = new RegExp(String.raw`(?:^|[\s;&|(])${NAME_AND_SUBSCRIPT}\+?=$`);
+const ARRAY_ASSIGNMENT = new RegExp(String.raw`(?:^|[ \t\n;&|(])${NAME_AND_SUBSCRIPT}\+?=$`);
 
 /**
  * Whether the `(` at `s.i` opens a compound array assignment. Asked of the input text before it,
@@ -547,7 +564,11 @@ const ARRAY_ASSIGNMENT = new RegExp(String.raw`(?:^|[\s;&|(])${NAME_AND_SUBSCRIP
  * every `(` (`x=(` repeated took quadratic time).
  */
 function arrayAssignment(s: ScanState): boolean {
-  return ARRAY_ASSIGNMENT.test(s.text.slice(Math.max(0, s.i - 128), s.i));
+  // Only bash's blanks end a word (not a no-break space or CR), and a name cut by the look-back
+  // window may be longer, or no name (`a.xxx…x=()` defines a function): not an array.
+  const from = Math.max(0, s.i - 128);
+  const match = ARRAY_ASSIGNMENT.exec(s.text.slice(from, s.i));
+  return match !== null && (from === 0 || match.index > 0 || /^[ \t\n;&|(]/.test(match[0]));
 }
 
 /** Whether a word character follows the `)` closing the `(` at `i` (or none is found nearby). */
@@ -604,7 +625,7 @@ function arrayStep(s: ScanState, c: string): boolean {
  * `(`, `)`, `|`, `<` and `>` are operators of the test (`[[ -n $a && $b == x ]]`,
  * `[[ $v =~ ^a(b|c)$ ]]`), which shell-quote would take for separators and redirections, leaving
  * `$b` or `$` in command position. They are passed on quoted, one word each. Only an unquoted
- * `[[` where a command starts (TEST_START) opens a test: `"[[" x || rm -rf /` and
+ * `[[` where a command starts (atCommandStart) opens a test: `"[[" x || rm -rf /` and
  * `echo >& [[ x || rm -rf /` run `rm`. And only where nothing may have changed how bash reads
  * the words before it (`testsOff`): in the command itself, not a script it runs (`eval` reads
  * its text after an alias defined on the same line applies, and one may end in a backslash that
@@ -667,8 +688,9 @@ function testStep(s: ScanState, c: string): boolean {
  * themselves unquoted (`if ! `). Not after a redirection's `>&` or `>|`.
  */
 function atCommandStart(out: string): boolean {
-  const tail = out.length > COMMAND_START_TAIL ? out.slice(-COMMAND_START_TAIL) : out;
-  return (tail === out ? TEST_START_AT_BEGINNING : TEST_START).test(tail);
+  if (out.length <= COMMAND_START_TAIL) return TEST_START_AT_BEGINNING.test(out);
+  // One character more than the tail, which the operator's look-behinds read (`\;`, `>&`).
+  return TEST_START_IN_TAIL.test(out.slice(-COMMAND_START_TAIL - 1));
 }
 
 const COMMAND_START_TAIL = 256;
@@ -680,7 +702,7 @@ const TESTS_OFF = /(?:^|[^A-Za-z0-9_])(?:case|alias)(?![A-Za-z0-9_])/;
  */
 const SEPARATOR_BEFORE = String.raw`(?<!\\)(?:;|(?<![<>])&|(?<!>)\|)|(?<=^|[ \t;&|(])\(`;
 const RESERVED_AFTER = String.raw`[ \t]*(?:(?:!|\{|if|then|else|elif|do|while|until)[ \t]+)*$`;
-const TEST_START = new RegExp(`(?:${SEPARATOR_BEFORE})${RESERVED_AFTER}`);
+const TEST_START_IN_TAIL = new RegExp(`[^](?:${SEPARATOR_BEFORE})${RESERVED_AFTER}`);
 const TEST_START_AT_BEGINNING = new RegExp(`(?:^|${SEPARATOR_BEFORE})${RESERVED_AFTER}`);
 
 /** Appends `chunk` to the output and moves past the `consumed` characters of input it stands for. */
@@ -1552,7 +1574,7 @@ const DENY_ONLY_WRAPPERS: Readonly<Record<string, WrapperSpec>> = {
   // `chrt PRIO`) that are not modelled: every later word that is no option is tried as it.
   ...Object.fromEntries(
     ["chrt", "taskset", "unshare", "chroot", "nsenter", "setpriv", "prlimit", "strace"]
-      .concat(["systemd-run", "pkexec", "runuser", "su", "sg", "flock", "script", "parallel"])
+      .concat(["systemd-run", "pkexec", "runuser", "su", "sg", "flock", "script", "parallel", "jobs"])
       .map((name) => [name, { valued: [], flags: [], operands: 0, guessOnly: true }]),
   ),
   setsid: { valued: [], flags: ["-c", "--ctty", "-f", "--fork", "-w", "--wait"], operands: 0 },
@@ -1946,7 +1968,7 @@ function peel(args: readonly Word[], at: number, out: Output, prefix: boolean): 
   // `fc` runs commands from the history, or an editor named by an option or a variable.
   if (first.text === "fc" && !args.slice(at + 1).some((a) => /^-[A-Za-z]*l/.test(a.text)))
     markUnreadable(out);
-  if (setsCodeVariable(first.text, args, at)) markUnreadable(out);
+  if (setsCodeVariable(first.text, args, at) || changesReading(first.text, args, at)) markUnreadable(out);
   // `mapfile -C 'rm -rf /' -c 1` runs its callback; `alias ls='rm -rf /'` defines one that
   // runs where `ls` is written later (with `shopt -s expand_aliases`): both read as scripts.
   if (first.text === "mapfile" || first.text === "readarray") return callbackScript(args, at);
@@ -2006,6 +2028,13 @@ function peel(args: readonly Word[], at: number, out: Output, prefix: boolean): 
 }
 
 /**
+ * A prompt value with no substitution, escape or arithmetic: `$NAME`, `${NAME}`, `$?` and a `$`
+ * before a blank only.
+ */
+const SAFE_PROMPT =
+  /^(?:[^$`\\]|\$(?:[A-Za-z_][A-Za-z0-9_]*|\{[A-Za-z_][A-Za-z0-9_]*\}|[?#$!*@0-9-]|(?=[ \t]|$)))*$/;
+
+/**
  * `NAME=value`: opaque unless NAME is safe and the value holds no expansion. A quoted value is
  * not expanded at the assignment, but `${!TERM}` or `$[CI]` later would evaluate a `$(…)` in it.
  */
@@ -2016,12 +2045,37 @@ function noteAssignment(word: string, out: Output): void {
   // A prompt is expanded when shown (`PS4='$(rm -rf /)'; set -x`): its substitutions run. A
   // PROMPT_COMMAND is a command, and BASH_ENV names a script bash runs first.
   // Its escapes first (`\044(…)` is `$(…)`, `\140` a backquote).
-  if (name !== undefined && /^(?:PS[0-4])$/.test(name) && /[$`\\]/.test(word)) markUnreadable(out);
+  // A value whose only expansions are plain parameters (`PS4='+ ${BASH_SOURCE}:${LINENO}: '`,
+  // `PS1='(venv) $PS1'`) runs nothing: an expansion's result is not expanded again.
+  if (
+    name !== undefined &&
+    /^(?:PS[0-4])$/.test(name) &&
+    !SAFE_PROMPT.test(word.slice(word.indexOf("=") + 1))
+  )
+    markUnreadable(out);
+  // A shell started with SHELLOPTS in its environment sets those options first.
+  if (name === "SHELLOPTS" && /keyword|histexpand/.test(word)) markUnreadable(out);
   // The alias and command tables: `BASH_ALIASES=([b]='rm')`, then `b -rf /` on a later line.
   if (name !== undefined && !name.startsWith("PS") && CODE_VARIABLES.test(name)) markUnreadable(out);
   // ENV is the start-up script of an interactive sh: unreadable when it is stdin.
   if (name === "ENV" && readsStdin(word.slice(4))) markUnreadable(out);
 }
+
+/**
+ * `set -k` (`-o keyword`: an assignment-shaped word anywhere in a command is taken out of its
+ * arguments, so `trap x=1 'rm -rf /' EXIT` runs the second) and `set -H` (`-o histexpand`: `!…`
+ * brings back words of earlier lines) change how bash reads what follows. So does a `shopt -o`
+ * of those names.
+ */
+function changesReading(command: string, args: readonly Word[], at: number): boolean {
+  if (command !== "set" && command !== "shopt") return false;
+  return args
+    .slice(at + 1)
+    .some((a) => READING_OPTIONS.test(a.text) || (command === "set" && /^-[A-Za-z]*[kH]/.test(a.text)));
+}
+
+/** The long names of the shell options that change how bash reads a command (changesReading). */
+const READING_OPTIONS = /^(?:keyword|histexpand)$/;
 
 /** A wrapper named bare or by its usual absolute path; `./timeout` could be anything. */
 function programName(word: string): string {
@@ -2220,20 +2274,26 @@ function peelShell(args: readonly Word[], at: number, out: Output): Peeled {
     const arg = (args[i] as Word).text;
     if (hasC && !/^[-+]/.test(arg)) return { script: arg };
     if (arg === "--version" || arg === "--help") return undefined; // prints, runs nothing
+    // A brace list may expand into options and the script (`bash {-c,'rm -rf /'}`), and
+    // `keyword` or `histexpand` (`-o`) changes how the script is read (changesReading).
+    if (arg.includes("{") || READING_OPTIONS.test(arg)) markUnreadable(out);
     if (arg === "--") {
       if (hasC && args[i + 1]) return { script: (args[i + 1] as Word).text };
       if (!hasC && !stdin && args[i + 1] !== undefined) return scriptFile(args[i + 1] as Word, out);
       break;
     }
-    if (arg === "--rcfile" || arg === "--init-file") {
-      markUnreadable(out); // a script of its own, run first
+    if (/^--?(?:rcfile|init-file)$/.test(arg)) {
+      markUnreadable(out); // a script of its own, run first (bash takes long options after one dash too)
       i += 1;
+    } else if (BASH_LONG_OPTIONS.test(arg)) {
+      // `-norc`, `--login`: no `c` to bundle.
     } else if (/^[-+][A-Za-z]+$/.test(arg)) {
       // Short options, alone or bundled (`-euo pipefail -c …`, `-co pipefail …`): `c` takes the
       // script from the first word after the options, each `o` or `O` takes the next word as its
       // value, and `s` reads the script from stdin.
       if (arg.startsWith("-") && arg.includes("c")) hasC = true;
       if (arg.startsWith("-") && arg.includes("s")) stdin = true;
+      if (arg.startsWith("-") && /[kH]/.test(arg)) markUnreadable(out); // changesReading's options
       i += arg.replace(/[^oO]/g, "").length;
     } else if (!/^[-+]/.test(arg)) {
       if (!stdin) return scriptFile(args[i] as Word, out);
@@ -2245,6 +2305,10 @@ function peelShell(args: readonly Word[], at: number, out: Output): Peeled {
   markUnreadable(out);
   return undefined;
 }
+
+/** bash's long options without a value, which it takes after one dash as after two. */
+const BASH_LONG_OPTIONS =
+  /^--?(?:norc|noprofile|noediting|login|posix|restricted|verbose|debugger|dump-strings|dump-po-strings|wordexp|pretty-print|protected)$/;
 
 /**
  * A script file stays as the command, as written. A process substitution in its place

@@ -187,6 +187,41 @@ describe.skipIf(!existsSync(BASH))("splitCommand against bash 5", () => {
     `x=-C; mapfile $x ${MARK} -c1 a <<< l`,
   ])("fails safe where bash reads more than the split did: %j", failsSafe);
 
+  // What a sixth review found hidden (session 14), each also hidden before session 13 but the arrays.
+  it.each([
+    `jobs -x ${MARK} -rf /`,
+    `builtin jobs -x ${MARK} -rf /`,
+    // An escaped `;` or a `>&` just past the 256 characters read back for a command's start.
+    `echo \\;${" ".repeat(255)}[[ x && ${MARK} -rf / ]]`,
+    `echo >&${" ".repeat(255)}[[ x && ${MARK} -rf / ]]`,
+    // An alias read again by eval, its line joined by a newline from `$'…'`.
+    `shopt -s expand_aliases; alias b='zz\\'; eval $'b\\nmark -rf /'`,
+    // set -k takes assignment-shaped words out of a command's arguments; set -H replays words.
+    `set -k; trap x=1 '${MARK} -rf /' EXIT`,
+    `set -k; /bin/bash x=1 -c '${MARK} -rf /'`,
+    `set -k; . x=1 /dev/stdin <<< '${MARK} -rf /'`,
+    `set -o keyword; trap x=1 '${MARK} -rf /' EXIT`,
+    `set -o history -H\n: ${MARK}\n!:1`,
+    `o $( (($[))<<E\nE)\n${MARK}\nE`,
+    // A name bash does not take for an array's (a no-break space, a CR, one cut by the look-back).
+    `a\u00a0x=() { ${MARK} -rf /; }; a\u00a0x=`,
+    `a\rx=() { ${MARK} -rf /; }; a\rx=`,
+    `a.${"x".repeat(130)}=() { ${MARK} -rf /; }; a.${"x".repeat(130)}=`,
+    // A subscript's end past a nested bracket, a quoted `]` or an escaped one.
+    `let 'a[[]$(${MARK} -rf /)]'`,
+    `[[ -v 'a[[]$(${MARK} -rf /)]' ]]`,
+    `let 'a["]"$(${MARK} -rf /)]'`,
+    `let 'a[\\]$(${MARK} -rf /)]'`,
+    `x='a[[]$(${MARK} -rf /)]'; let x`,
+    `let 'a[[[]]$(${MARK} -rf /)]'`,
+    // A shell's options by brace expansion, and bash's long options after one dash.
+    `/bin/bash {-c,'${MARK} -rf /'}`,
+    `/bin/bash -{c,} '${MARK} -rf /'`,
+    `/bin/bash -rcfile x <<< '${MARK} -rf /'`,
+    `/bin/bash -init-file x <<< '${MARK} -rf /'`,
+    `/bin/bash -rcfile /dev/null -c '${MARK} -rf /'`,
+  ])("names what bash runs in %j or fails safe (sixth review)", namesOrFailsSafe);
+
   // A program named by a path whose directory is expanded in double quotes: one word, read by
   // its last part. Unquoted, the expansion is split into words, and the first may be any program.
   it.each([`d=/nonexistent; "$d/${MARK}" -rf /`, `"$(echo /nonexistent)"/${MARK} -rf /`])(

@@ -991,6 +991,28 @@ describe("ordinary commands stay readable", () => {
   });
 });
 
+describe("prompt variables", () => {
+  it.each([
+    "PS4='+ ${BASH_SOURCE}:${LINENO}: ' bash -x scripts/build.sh",
+    "export PS1='(venv) $PS1'",
+    "PS4='$ ' bash -x deploy.sh",
+  ])("reads %j: a prompt whose only expansions are plain parameters runs nothing", (command) => {
+    expect(splitCommand(command).unreadable).toBe(false);
+  });
+
+  it.each([
+    "PS4='$(rm -rf /)' bash -x s.sh",
+    "export PS1='$(rm -rf /)'",
+    "export PS1='${x[$(rm -rf /)]}'",
+    "PS4='${x:$(rm -rf /)}' bash -x s.sh",
+    "PS4='${!x}' bash -x s.sh",
+    "PS1='\\u@\\h' bash -i",
+    "declare PS4+='`rm -rf /`'",
+  ])("fails safe on %j: a prompt's substitution, arithmetic or escape", (command) => {
+    expect(splitCommand(command).unreadable).toBe(true);
+  });
+});
+
 describe("near ordinary commands that fail safe", () => {
   it("fails safe where a wrapper by a path of its own nests past the depth it follows", () => {
     const nested = (wrapper: string, n: number) => `${`"$d/${wrapper}" `.repeat(n)}rm -rf /`;
