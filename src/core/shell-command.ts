@@ -89,7 +89,7 @@ export function splitCommand(command: string): CommandSplit {
   };
   const text = sanitize(command);
   // `$[…]`, arithmetic bash deprecated long ago, ends elsewhere for bash than here inside a `((`.
-  if (CODE_IN_DATA.test(text) || CODE_VARIABLE.test(text) || text.includes("$[")) markUnreadable(out);
+  if (codeInData(text) || CODE_VARIABLE.test(text) || text.includes("$[")) markUnreadable(out);
   splitInto(text, 0, [], out);
   // An alias is in effect for text read after the line that defines it: a later line, or a string
   // read again at run time (`eval $'b\nmark'`, a trap's action, a callback).
@@ -120,26 +120,61 @@ export function canonicalCommandPattern(text: string): string {
   return collapse(parts.join(" "));
 }
 
-/** An escape that becomes `$`: `\x24`, `\044`, `\u0024`, `\$`. */
+/** Escapes that become `$`, a backquote or `(` (`\x24`, `\140`, `\u0028`, `\$`). */
 const ESCAPED_DOLLAR = String.raw`x24|0?44|[uU]0*24|\$`;
+const ESCAPED_CODE = `${ESCAPED_DOLLAR}|x60|0?140|[uU]0*60`;
+const ESCAPED_PAREN = "x28|0?50|[uU]0*28";
+/** The rest of a nested subscript without code, after its `[`. */
+const NESTED_REST = String.raw`(?:[^\][\n$\\` + "`" + String.raw`]|\$(?![(\\])){0,64}\]`;
+/** What runs code in a subscript: `$(` (not `$((`), a backquote, either spelt with escapes. */
+const SUBSCRIPT_CODE =
+  String.raw`\$\\?\((?!\()|\$\\(?:${ESCAPED_PAREN})|` + "`" + String.raw`|\\(?:${ESCAPED_CODE})`;
+/** The rest of a quoted piece without code, after its opening quote (`"$k"`, `"]"`). */
+const QUOTED_REST = (quote: string) =>
+  `(?:[^${quote}\\n\\\\$` + "`" + String.raw`]|\$(?![(\\])){0,64}` + quote;
+/**
+ * One piece of a subscript as bash finds its end: a character other than `]`, `[`, a quote or a
+ * backslash; a `$` that starts no code; an escape with the character after it; a quoted piece
+ * or nested `[…]` without code, passed over whole (`a["]"…]`, `a[[]…]`). Each piece is bounded,
+ * and at most one reading fits each character.
+ */
+const SUBSCRIPT_PIECE = [
+  String.raw`[^\]$[\\"'` + "`]",
+  String.raw`\$(?!\(|\\(?:${ESCAPED_PAREN}))`,
+  String.raw`\$\(\(`,
+  String.raw`\\(?!${ESCAPED_CODE})[^]`,
+  `"${QUOTED_REST('"')}`,
+  `'${QUOTED_REST("'")}`,
+  String.raw`\[${NESTED_REST}`,
+].join("|");
+/** A `[`, `"` or `'` in a subscript that opens no piece: where the subscript ends is unsure. */
+const UNSURE_PIECE = `\\[(?!${NESTED_REST})|"(?!${QUOTED_REST('"')})|'(?!${QUOTED_REST("'")})`;
+/** A name, any quotes or `$` between it and the `[`, and the subscript's opening `[`. */
+const SUBSCRIPT_START = String.raw`[A-Za-z0-9_][$'"\\]*\[`;
 
 /**
  * Text bash runs as code even from single quotes: a `$(…)` or backquote in an array subscript
  * (`let 'x=a[$(rm -rf /)]'`: subscripts are evaluated as arithmetic, by `let`, `declare -i`,
- * `printf -v`, `read`, `test -v` and `$((x))` alike), also spelt with an escape that becomes `$`
- * (`$'\x24(…)'`, `\$\(`), and prompt expansion (`${x@P}`).
+ * `printf -v`, `read`, `test -v` and `$((x))` alike), also spelt with escapes (`$'\x24(…)'`,
+ * `\$\(`, `$'\x60…'`), and prompt expansion (`${x@P}`).
  */
-const CODE_IN_DATA = new RegExp(
-  // A name, any quotes between it and the `[`, then the subscript up to its `]`, where bash looks
-  // past a quoted or escaped `]` and a nested `[…]`: a quoted piece or nested subscript without
-  // `$`, backquote or backslash is passed over whole, an escape with the character after it. A
-  // `[` that opens no such subscript leaves where the subscript ends unsure: any `$(` in the next
-  // 64 characters counts. Each step is bounded, so the test stays linear.
-  String.raw`[A-Za-z0-9_]['"\\]*\[(?:[^\]$\`[\\"']|\$(?!\()|\$\(\(|\\(?!${ESCAPED_DOLLAR})[^]?` +
-    String.raw`|"[^"\n$\`\\]{0,64}"|"(?![^"\n$\`\\]{0,64}")|'[^'\n$\`\\]{0,64}'|'(?![^'\n$\`\\]{0,64}')` +
-    String.raw`|\[[^\][\n$\`\\]{0,64}\]){0,256}(?:\[(?![^\][\n$\`\\]{0,64}\])[^]{0,64}?)?` +
-    String.raw`(?:\$\\?\((?!\()|\`|\\(?:${ESCAPED_DOLLAR}))|@P\}`,
+const CODE_IN_DATA = new RegExp(`${SUBSCRIPT_START}(?:${SUBSCRIPT_PIECE}){0,256}(?:${SUBSCRIPT_CODE})|@P\\}`);
+/**
+ * A subscript whose end is unsure: a `[` or quote in it that opens no piece (`a[[[]]…]`, a quote
+ * closing past 64 characters or holding code), or more pieces than CODE_IN_DATA reads. Any code
+ * after it may be in it.
+ */
+const UNSURE_SUBSCRIPT = new RegExp(
+  `${SUBSCRIPT_START}(?:(?:${SUBSCRIPT_PIECE}){0,256}(?:${UNSURE_PIECE})|(?:${SUBSCRIPT_PIECE}){256})`,
 );
+const ANY_SUBSCRIPT_CODE = new RegExp(SUBSCRIPT_CODE);
+
+/** Whether the text holds code that bash may run from data (CODE_IN_DATA, UNSURE_SUBSCRIPT). */
+function codeInData(text: string): boolean {
+  if (CODE_IN_DATA.test(text)) return true;
+  const unsure = UNSURE_SUBSCRIPT.exec(text);
+  return unsure !== null && ANY_SUBSCRIPT_CODE.test(text.slice(unsure.index));
+}
 
 /**
  * A variable whose value bash runs or expands as code, set other than by `NAME=value` (which
@@ -2029,10 +2064,11 @@ function peel(args: readonly Word[], at: number, out: Output, prefix: boolean): 
 
 /**
  * A prompt value with no substitution, escape or arithmetic: `$NAME`, `${NAME}`, `$?` and a `$`
- * before a blank only.
+ * before a blank only. Not `$$`: the word keeps the `$` of a `$"…"` (`PS4=$"\$(…)"` reads
+ * `$$(…)`), which bash drops.
  */
 const SAFE_PROMPT =
-  /^(?:[^$`\\]|\$(?:[A-Za-z_][A-Za-z0-9_]*|\{[A-Za-z_][A-Za-z0-9_]*\}|[?#$!*@0-9-]|(?=[ \t]|$)))*$/;
+  /^(?:[^$`\\]|\$(?:[A-Za-z_][A-Za-z0-9_]*|\{[A-Za-z_][A-Za-z0-9_]*\}|[?#!*@0-9-]|(?=[ \t]|$)))*$/;
 
 /**
  * `NAME=value`: opaque unless NAME is safe and the value holds no expansion. A quoted value is
@@ -2069,9 +2105,23 @@ function noteAssignment(word: string, out: Output): void {
  */
 function changesReading(command: string, args: readonly Word[], at: number): boolean {
   if (command !== "set" && command !== "shopt") return false;
-  return args
-    .slice(at + 1)
-    .some((a) => READING_OPTIONS.test(a.text) || (command === "set" && /^-[A-Za-z]*[kH]/.test(a.text)));
+  const words = args.slice(at + 1).map((a) => a.text);
+  // A word worked out at run time (`set -o $o`, `set $k`, `shopt -so $o`) may be either.
+  const runTime = (word: string) => /[$`{*?[]/.test(word);
+  if (command === "shopt") {
+    return (
+      words.some((w) => READING_OPTIONS.test(w)) ||
+      (words.some((w) => /^-[a-z]*o/.test(w)) && words.some(runTime))
+    );
+  }
+  for (const [i, word] of words.entries()) {
+    if (word === "--") return false;
+    const optionName = i > 0 && /^[-+][A-Za-z]*o/.test(words[i - 1] as string);
+    // The first operand ends the options, unless it expands into one.
+    if (!optionName && !/^[-+]/.test(word)) return runTime(word);
+    if (READING_OPTIONS.test(word) || /^-[A-Za-z]*[kH]/.test(word) || runTime(word)) return true;
+  }
+  return false;
 }
 
 /** The long names of the shell options that change how bash reads a command (changesReading). */
@@ -2270,6 +2320,7 @@ function peelShell(args: readonly Word[], at: number, out: Output): Peeled {
   }
   let hasC = false;
   let stdin = false;
+  let shortSeen = false;
   for (let i = at + 1; i < args.length; i += 1) {
     const arg = (args[i] as Word).text;
     if (hasC && !/^[-+]/.test(arg)) return { script: arg };
@@ -2285,16 +2336,21 @@ function peelShell(args: readonly Word[], at: number, out: Output): Peeled {
     if (/^--?(?:rcfile|init-file)$/.test(arg)) {
       markUnreadable(out); // a script of its own, run first (bash takes long options after one dash too)
       i += 1;
-    } else if (BASH_LONG_OPTIONS.test(arg)) {
-      // `-norc`, `--login`: no `c` to bundle.
+    } else if (BASH_LONG_OPTIONS.test(arg) && (arg.startsWith("--") || !shortSeen)) {
+      // `-norc`, `--login`: no `c` to bundle. After a short option, bash reads `-norc` as one.
     } else if (/^[-+][A-Za-z]+$/.test(arg)) {
+      shortSeen = true;
       // Short options, alone or bundled (`-euo pipefail -c …`, `-co pipefail …`): `c` takes the
       // script from the first word after the options, each `o` or `O` takes the next word as its
       // value, and `s` reads the script from stdin.
       if (arg.startsWith("-") && arg.includes("c")) hasC = true;
       if (arg.startsWith("-") && arg.includes("s")) stdin = true;
       if (arg.startsWith("-") && /[kH]/.test(arg)) markUnreadable(out); // changesReading's options
-      i += arg.replace(/[^oO]/g, "").length;
+      // Each `o`'s value: one of changesReading's, or one worked out at run time, may be either.
+      const values = arg.replace(/[^oO]/g, "").length;
+      for (const value of args.slice(i + 1, i + 1 + values))
+        if (READING_OPTIONS.test(value.text) || /[$`{*?[]/.test(value.text)) markUnreadable(out);
+      i += values;
     } else if (!/^[-+]/.test(arg)) {
       if (!stdin) return scriptFile(args[i] as Word, out);
       break;

@@ -222,6 +222,37 @@ describe.skipIf(!existsSync(BASH))("splitCommand against bash 5", () => {
     `/bin/bash -rcfile /dev/null -c '${MARK} -rf /'`,
   ])("names what bash runs in %j or fails safe (sixth review)", namesOrFailsSafe);
 
+  // What a review of the sixth review's fixes found: the loosenings' holes first, then older ones.
+  it.each([
+    // A `$"…"` string keeps its `$` in the word, which bash drops: `$$(…)` is `$(…)`.
+    `PS4=$"\\$(${MARK} -rf /)"; set -x; :`,
+    `PS4=$"$"'(${MARK} -rf /)'; set -x; :`,
+    `export PS4=$"\\$(${MARK} -rf /)"; set -x; :`,
+    // After a short option, bash reads `-verbose` or `-norc` as bundled short options.
+    `/bin/bash -e -verbose pipefail -c ${MARK}`,
+    `/bin/bash -e -posix pipefail -c ${MARK}`,
+    `/bin/bash -e -norc pipefail +n ${MARK}`,
+    `/bin/bash -e -posix pipefail <<< ${MARK}`,
+    // A subscript longer than the pieces read, or with a quote closing past 64 characters.
+    `let 'a[${" ".repeat(257)}$(${MARK} -rf /)]'`,
+    `x='a[${"1+".repeat(300)}$(${MARK} -rf /)]'; echo $((x))`,
+    `let 'a["${"x".repeat(64)}]"$(${MARK} -rf /)]'`,
+    `let 'a[[${" ".repeat(71)} $(${MARK} -rf /) ]]'`,
+    // A backquote or `(` spelt with escapes, and a `$"` between the name and its `[`.
+    `let $'a[\\x60${MARK}\\x60]'`,
+    `let $'a[\\140${MARK}\\140]'`,
+    `let $'a[$\\x28${MARK} -rf /)]'`,
+    `let $'a[$\\050${MARK} -rf /)]'`,
+    `a=1; x=a$"[\\$(${MARK} -rf /)]"; echo $((x))`,
+    // Options worked out at run time.
+    `o=keyword; set -o $o; trap x=1 '${MARK} -rf /' EXIT`,
+    `k=-k; set $k; trap x=1 '${MARK} -rf /' EXIT`,
+    `o=keyword; shopt -so $o; trap x=1 '${MARK} -rf /' EXIT`,
+    `set -o key{word,}; trap x=1 '${MARK} -rf /' EXIT`,
+    `o=keyword; /bin/bash -o $o -c "trap x=1 '${MARK} -rf /' EXIT"`,
+    `/bin/bash -o keyword -c "trap x=1 '${MARK} -rf /' EXIT"`,
+  ])("names what bash runs in %j or fails safe (seventh review)", namesOrFailsSafe);
+
   // A program named by a path whose directory is expanded in double quotes: one word, read by
   // its last part. Unquoted, the expansion is split into words, and the first may be any program.
   it.each([`d=/nonexistent; "$d/${MARK}" -rf /`, `"$(echo /nonexistent)"/${MARK} -rf /`])(

@@ -1013,6 +1013,27 @@ describe("prompt variables", () => {
   });
 });
 
+describe("subscripts read as data", () => {
+  it.each([
+    'map["$k"]=$(cmd)',
+    "results[$i]=$(curl -s https://example.com)",
+    'jq -r ".items[\\"$k\\"]" data.json; echo $(date)',
+    "[[ $x == b[[:alpha:]]* ]] && echo $(date)",
+    "awk '{ x[a[$1]] = 1 }' f; echo $(date)",
+    "awk -F'[' '{print $2}' f",
+  ])("reads %j: no subscript holds code or ends unsure", (command) => {
+    expect(splitCommand(command).unreadable).toBe(false);
+  });
+
+  it.each([
+    "let 'a[\"\\x]\"$(rm -rf /)]'",
+    "let 'a[[[]]$(rm -rf /)]'",
+    `let 'a[${"1+".repeat(300)}$(rm -rf /)]'`,
+  ])("fails safe on %j: where the subscript ends is unsure, and code follows", (command) => {
+    expect(splitCommand(command).unreadable).toBe(true);
+  });
+});
+
 describe("near ordinary commands that fail safe", () => {
   it("fails safe where a wrapper by a path of its own nests past the depth it follows", () => {
     const nested = (wrapper: string, n: number) => `${`"$d/${wrapper}" `.repeat(n)}rm -rf /`;
