@@ -78,6 +78,9 @@ const HOSTILE = [
   // Subscripts whose end the code-in-data check looks past: a quoted `]`, a nested `[`.
   { name: '`a["]"` repeated', command: (n) => repeated('a["]"', n) },
   { name: "`a[[]` repeated", command: (n) => repeated("a[[]", n) },
+  // Two that an intermediate build's subscript check took over 15 s on (backtracking).
+  { name: "`a['\\'` repeated", command: (n) => repeated("a['\\'", n) },
+  { name: "`c\\[\\\\x` repeated", command: (n) => repeated("c\\[\\\\x", n) },
   // Lone globs in a command with a `case`: each was looked for among the case's patterns.
   { name: "a `case`, then `*;` repeated", command: (n) => `case x in x) ;; esac; ${repeated("*;", n - 22)}` },
   {

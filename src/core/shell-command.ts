@@ -91,6 +91,8 @@ export function splitCommand(command: string): CommandSplit {
   // `$[…]`, arithmetic bash deprecated long ago, ends elsewhere for bash than here inside a `((`.
   if (codeInData(text) || CODE_VARIABLE.test(text) || text.includes("$[")) markUnreadable(out);
   splitInto(text, 0, [], out);
+  // A subscript's code spelt across quotes (`let 'a[$''(rm -rf /)]'`) shows in the words.
+  if (!out.unreadable && out.subcommands.some((s) => codeInWord(s.text))) markUnreadable(out);
   // An alias is in effect for text read after the line that defines it: a later line, or a string
   // read again at run time (`eval $'b\nmark'`, a trap's action, a callback).
   if (out.aliases && /\n\s*\S|\b(?:eval|trap|mapfile|readarray|complete|compgen)\b/.test(text))
@@ -120,35 +122,55 @@ export function canonicalCommandPattern(text: string): string {
   return collapse(parts.join(" "));
 }
 
-/** Escapes that become `$`, a backquote or `(` (`\x24`, `\140`, `\u0028`, `\$`). */
-const ESCAPED_DOLLAR = String.raw`x24|0?44|[uU]0*24|\$`;
-const ESCAPED_CODE = `${ESCAPED_DOLLAR}|x60|0?140|[uU]0*60`;
-const ESCAPED_PAREN = "x28|0?50|[uU]0*28";
-/** The rest of a nested subscript without code, after its `[`. */
-const NESTED_REST = String.raw`(?:[^\][\n$\\` + "`" + String.raw`]|\$(?![(\\])){0,64}\]`;
+/**
+ * Escapes that become `$`, a backquote or `(`: `\x24`, `\u0028`, `\$`, and octal with or
+ * without a leading `0` (`echo -e '\0044'`), past 255 too (`$'\450'` keeps the low 8 bits).
+ */
+const ESCAPED_DOLLAR = String.raw`x24|0?[04]?44|[uU]0*24|\$`;
+const ESCAPED_CODE = `${ESCAPED_DOLLAR}|x60|0?[15]40|[uU]0*60`;
+const ESCAPED_PAREN = "x28|0?[04]?50|[uU]0*28";
+const BACKQUOTE = "`";
+/** A `$` that starts no substitution, expansion or escape inside a quoted or nested piece. */
+const PLAIN_DOLLAR = String.raw`\$(?![({\\])`;
+/** The rest of a nested subscript without code or quotes, after its `[`. */
+const NESTED_REST = String.raw`(?:[^\][\n$\\"'${BACKQUOTE}]|${PLAIN_DOLLAR}){0,64}\]`;
 /** What runs code in a subscript: `$(` (not `$((`), a backquote, either spelt with escapes. */
-const SUBSCRIPT_CODE =
-  String.raw`\$\\?\((?!\()|\$\\(?:${ESCAPED_PAREN})|` + "`" + String.raw`|\\(?:${ESCAPED_CODE})`;
-/** The rest of a quoted piece without code, after its opening quote (`"$k"`, `"]"`). */
+const SUBSCRIPT_CODE = String.raw`\$\\?\((?!\()|\$\\(?:${ESCAPED_PAREN})|${BACKQUOTE}|\\(?:${ESCAPED_CODE})`;
+/** The rest of a quoted piece without code, after its opening quote (`"$k"`, `"]"`, `'tls\.crt'`). */
 const QUOTED_REST = (quote: string) =>
-  `(?:[^${quote}\\n\\\\$` + "`" + String.raw`]|\$(?![(\\])){0,64}` + quote;
+  String.raw`(?:[^${quote}\n\\$${BACKQUOTE}]|${PLAIN_DOLLAR}|\\(?!${ESCAPED_CODE})[^\n]){0,64}${quote}`;
+/** A quote that closes on its line within 256 characters. */
+const CLOSES = (quote: string) => `(?=[^${quote}\\n]{0,256}${quote})`;
 /**
  * One piece of a subscript as bash finds its end: a character other than `]`, `[`, a quote or a
- * backslash; a `$` that starts no code; an escape with the character after it; a quoted piece
- * or nested `[…]` without code, passed over whole (`a["]"…]`, `a[[]…]`). Each piece is bounded,
- * and at most one reading fits each character.
+ * backslash; a `$` that starts no code or expansion; a `$((…))` without parentheses in it; an
+ * escape with the character after it; a quoted piece or nested `[…]` without code, passed over
+ * whole (`a["]"…]`, `a[[]…]`); a quote that closes nowhere near. Each piece is bounded, and at
+ * most one reading fits each character.
  */
 const SUBSCRIPT_PIECE = [
-  String.raw`[^\]$[\\"'` + "`]",
-  String.raw`\$(?!\(|\\(?:${ESCAPED_PAREN}))`,
-  String.raw`\$\(\(`,
+  String.raw`[^\]$[\\"'${BACKQUOTE}]`,
+  String.raw`\$(?![({]|\\(?:${ESCAPED_PAREN}))`,
+  String.raw`\$\(\([^()\n]{0,64}\)\)`,
   String.raw`\\(?!${ESCAPED_CODE})[^]`,
   `"${QUOTED_REST('"')}`,
   `'${QUOTED_REST("'")}`,
+  `"(?!${CLOSES('"')})`,
+  `'(?!${CLOSES("'")})`,
   String.raw`\[${NESTED_REST}`,
 ].join("|");
-/** A `[`, `"` or `'` in a subscript that opens no piece: where the subscript ends is unsure. */
-const UNSURE_PIECE = `\\[(?!${NESTED_REST})|"(?!${QUOTED_REST('"')})|'(?!${QUOTED_REST("'")})`;
+/**
+ * What in a subscript leaves where it ends unsure: a `[` that opens no nested subscript, a quote
+ * that closes nearby but holds code or more than 64 characters, a `${…}` or a `$((` with
+ * parentheses in it (bash passes over either whole, `]` included).
+ */
+const UNSURE_PIECE = [
+  String.raw`\[(?!${NESTED_REST})`,
+  `"(?!${QUOTED_REST('"')})${CLOSES('"')}`,
+  `'(?!${QUOTED_REST("'")})${CLOSES("'")}`,
+  String.raw`\$\{`,
+  String.raw`\$\(\((?![^()\n]{0,64}\)\))`,
+].join("|");
 /** A name, any quotes or `$` between it and the `[`, and the subscript's opening `[`. */
 const SUBSCRIPT_START = String.raw`[A-Za-z0-9_][$'"\\]*\[`;
 
@@ -167,7 +189,16 @@ const CODE_IN_DATA = new RegExp(`${SUBSCRIPT_START}(?:${SUBSCRIPT_PIECE}){0,256}
 const UNSURE_SUBSCRIPT = new RegExp(
   `${SUBSCRIPT_START}(?:(?:${SUBSCRIPT_PIECE}){0,256}(?:${UNSURE_PIECE})|(?:${SUBSCRIPT_PIECE}){256})`,
 );
-const ANY_SUBSCRIPT_CODE = new RegExp(SUBSCRIPT_CODE);
+/** Code after an unsure subscript: a `$((` too, which bash may read as `$( (…) )`. */
+const ANY_SUBSCRIPT_CODE = new RegExp(String.raw`${SUBSCRIPT_CODE}|\$\(\(`);
+
+/**
+ * codeInData for a word as the split reads it: a substitution there is its placeholder (`$(...)`),
+ * which the raw text's check has judged already.
+ */
+function codeInWord(word: string): boolean {
+  return codeInData(word.replace(/\$\(\.\.\.\)|`\.\.\.`|\uE003\(\.\.\.\)/g, "_"));
+}
 
 /** Whether the text holds code that bash may run from data (CODE_IN_DATA, UNSURE_SUBSCRIPT). */
 function codeInData(text: string): boolean {
@@ -2076,6 +2107,8 @@ const SAFE_PROMPT =
  */
 function noteAssignment(word: string, out: Output): void {
   const name = ASSIGNMENT.exec(word)?.[1];
+  // A value that is a subscript with code, spelt across quotes (`x='a[$''(…)]'`), for `$((x))`.
+  if (codeInWord(word)) markUnreadable(out);
   // An element (`a[i]=1`) evaluates its subscript, which may name a variable holding code.
   if (name === undefined || !SAFE_VARIABLES.has(name) || /^[^=]*\[|[$`]/.test(word)) out.opaque = true;
   // A prompt is expanded when shown (`PS4='$(rm -rf /)'; set -x`): its substitutions run. A
@@ -2114,12 +2147,14 @@ function changesReading(command: string, args: readonly Word[], at: number): boo
       (words.some((w) => /^-[a-z]*o/.test(w)) && words.some(runTime))
     );
   }
-  for (const [i, word] of words.entries()) {
+  let names = 0; // option names still owed to the `o`s of earlier words (`set -oo pipefail keyword`)
+  for (const word of words) {
     if (word === "--") return false;
-    const optionName = i > 0 && /^[-+][A-Za-z]*o/.test(words[i - 1] as string);
-    // The first operand ends the options, unless it expands into one.
-    if (!optionName && !/^[-+]/.test(word)) return runTime(word);
     if (READING_OPTIONS.test(word) || /^-[A-Za-z]*[kH]/.test(word) || runTime(word)) return true;
+    if (names > 0) names -= 1;
+    // The first operand ends the options (it did not expand into one: runTime above).
+    else if (!/^[-+]/.test(word)) return false;
+    else names += word.replace(/[^o]/g, "").length;
   }
   return false;
 }

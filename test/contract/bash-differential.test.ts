@@ -253,6 +253,29 @@ describe.skipIf(!existsSync(BASH))("splitCommand against bash 5", () => {
     `/bin/bash -o keyword -c "trap x=1 '${MARK} -rf /' EXIT"`,
   ])("names what bash runs in %j or fails safe (seventh review)", namesOrFailsSafe);
 
+  // What a review of those fixes found (an eighth round): three it had opened, the rest older.
+  it.each([
+    // A `${…}` or `$((…))` in a subscript, which bash passes over whole, `]` and quotes included.
+    `let 'a[[\${x:-]}]$(${MARK} -rf /)]'`,
+    `let 'a["\${x:-"]"}$(${MARK} -rf /)"]'`,
+    `let 'a[\${x:-]}$(${MARK} -rf /)]'`,
+    `let 'a[$((0]$(${MARK} -rf /)))]'`,
+    `let 'a[$((${MARK}) )]'`,
+    `let 'a[["]""]$(${MARK} -rf /)"]]'`,
+    // Each `o` of a `set` word takes a name: `keyword` is the second.
+    `set -oo pipefail keyword; trap x=1 '${MARK} -rf /' EXIT`,
+    // Octal past 255 keeps its low 8 bits; echo -e and printf %b take `\0nnn`.
+    `let $'a[$\\450${MARK} -rf /)]'`,
+    `let $'a[\\540${MARK}\\540]'`,
+    `printf -v x %b 'a[\\0044(${MARK} -rf /)]'; echo $((x))`,
+    // A `$(` spelt across quotes, seen in the words the split reads.
+    `let 'a[$''(${MARK} -rf /)]'`,
+    `let "a[$"'(${MARK} -rf /)]'`,
+    `[[ -v 'a[$''(${MARK} -rf /)]' ]]`,
+    `declare -i n; n='a[$''(${MARK} -rf /)]'`,
+    `x='a[$''(${MARK} -rf /)]'; echo $((x))`,
+  ])("names what bash runs in %j or fails safe (eighth review)", namesOrFailsSafe);
+
   // A program named by a path whose directory is expanded in double quotes: one word, read by
   // its last part. Unquoted, the expansion is split into words, and the first may be any program.
   it.each([`d=/nonexistent; "$d/${MARK}" -rf /`, `"$(echo /nonexistent)"/${MARK} -rf /`])(

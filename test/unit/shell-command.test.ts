@@ -1021,6 +1021,10 @@ describe("subscripts read as data", () => {
     "[[ $x == b[[:alpha:]]* ]] && echo $(date)",
     "awk '{ x[a[$1]] = 1 }' f; echo $(date)",
     "awk -F'[' '{print $2}' f",
+    `kubectl get secret s -o jsonpath="{.data['tls\\.crt']}" | base64 -d > tls.crt; echo "$(wc -c < tls.crt)"`,
+    `grep -E "version[\\"']?\\s*[:=]" setup.py; echo "found in $(pwd)"`,
+    "arr[$((i+1))]=$(cmd)",
+    "echo ${a[$((i+1))]}",
   ])("reads %j: no subscript holds code or ends unsure", (command) => {
     expect(splitCommand(command).unreadable).toBe(false);
   });
