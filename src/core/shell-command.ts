@@ -89,7 +89,9 @@ export function splitCommand(command: string): CommandSplit {
   };
   const text = sanitize(command);
   // `$[…]`, arithmetic bash deprecated long ago, ends elsewhere for bash than here inside a `((`.
-  if (codeInData(text) || CODE_VARIABLE.test(text) || text.includes("$[")) markUnreadable(out);
+  // `$'\x{24}'` is a `$` to bash 5.2; the code-in-data check reads no braced escape.
+  if (codeInData(text) || CODE_VARIABLE.test(text) || text.includes("$[") || /\\[xuU]\{/.test(text))
+    markUnreadable(out);
   splitInto(text, 0, [], out);
   // A subscript's code spelt across quotes (`let 'a[$''(rm -rf /)]'`) shows in the words.
   if (!out.unreadable && out.subcommands.some((s) => codeInWord(s.text))) markUnreadable(out);
@@ -136,22 +138,30 @@ const PLAIN_DOLLAR = String.raw`\$(?![({\\])`;
 const NESTED_REST = String.raw`(?:[^\][\n$\\"'${BACKQUOTE}]|${PLAIN_DOLLAR}){0,64}\]`;
 /** What runs code in a subscript: `$(` (not `$((`), a backquote, either spelt with escapes. */
 const SUBSCRIPT_CODE = String.raw`\$\\?\((?!\()|\$\\(?:${ESCAPED_PAREN})|${BACKQUOTE}|\\(?:${ESCAPED_CODE})`;
-/** The rest of a quoted piece without code, after its opening quote (`"$k"`, `"]"`, `'tls\.crt'`). */
+/**
+ * The rest of a quoted piece without code, after its opening quote (`"$k"`, `"]"`,
+ * `'tls\.crt'`): an escape is a pair, but never with the closing quote (`'\'` closes).
+ */
 const QUOTED_REST = (quote: string) =>
-  String.raw`(?:[^${quote}\n\\$${BACKQUOTE}]|${PLAIN_DOLLAR}|\\(?!${ESCAPED_CODE})[^\n]){0,64}${quote}`;
-/** A quote that closes on its line within 256 characters. */
-const CLOSES = (quote: string) => `(?=[^${quote}\\n]{0,256}${quote})`;
+  String.raw`(?:[^${quote}\n\\$${BACKQUOTE}]|${PLAIN_DOLLAR}|\\(?!${ESCAPED_CODE})[^${quote}\n]){0,64}${quote}`;
+/** A quote that closes somewhere later, on any line. */
+const CLOSES = (quote: string) => `(?=[^${quote}]*${quote})`;
+/** After `${`: `NAME}`, `#NAME}`, `NAME[@]}`, a parameter with nothing in its braces to end elsewhere. */
+const BRACED_REST = String.raw`#?[A-Za-z_][A-Za-z0-9_]*(?:\[[@*]\])?\}`;
+/** After `$((`: names, numbers, operators and one level of parentheses, then `))` (`$(( (i+1)*2 ))`). */
+const ARITHMETIC_REST = String.raw`(?:[^()\n$\\"'${BACKQUOTE}\][{}]|\$[A-Za-z_][A-Za-z0-9_]*|\([^()\n$\\"'${BACKQUOTE}\][{}]{0,64}\)){0,64}\)\)`;
 /**
  * One piece of a subscript as bash finds its end: a character other than `]`, `[`, a quote or a
- * backslash; a `$` that starts no code or expansion; a `$((…))` without parentheses in it; an
+ * backslash; a `$` that starts no code or expansion; a plain `${NAME}` or `$((…))`; an
  * escape with the character after it; a quoted piece or nested `[…]` without code, passed over
- * whole (`a["]"…]`, `a[[]…]`); a quote that closes nowhere near. Each piece is bounded, and at
+ * whole (`a["]"…]`, `a[[]…]`); a quote that never closes. Each piece is bounded, and at
  * most one reading fits each character.
  */
 const SUBSCRIPT_PIECE = [
   String.raw`[^\]$[\\"'${BACKQUOTE}]`,
   String.raw`\$(?![({]|\\(?:${ESCAPED_PAREN}))`,
-  String.raw`\$\(\([^()\n]{0,64}\)\)`,
+  String.raw`\$\{${BRACED_REST}`,
+  String.raw`\$\(\(${ARITHMETIC_REST}`,
   String.raw`\\(?!${ESCAPED_CODE})[^]`,
   `"${QUOTED_REST('"')}`,
   `'${QUOTED_REST("'")}`,
@@ -161,15 +171,15 @@ const SUBSCRIPT_PIECE = [
 ].join("|");
 /**
  * What in a subscript leaves where it ends unsure: a `[` that opens no nested subscript, a quote
- * that closes nearby but holds code or more than 64 characters, a `${…}` or a `$((` with
- * parentheses in it (bash passes over either whole, `]` included).
+ * that closes later but holds code or more than 64 characters, a `${…}` or `$((…))` other than a
+ * plain one (bash passes over either whole, `]` included).
  */
 const UNSURE_PIECE = [
   String.raw`\[(?!${NESTED_REST})`,
   `"(?!${QUOTED_REST('"')})${CLOSES('"')}`,
   `'(?!${QUOTED_REST("'")})${CLOSES("'")}`,
-  String.raw`\$\{`,
-  String.raw`\$\(\((?![^()\n]{0,64}\)\))`,
+  String.raw`\$\{(?!${BRACED_REST})`,
+  String.raw`\$\(\((?!${ARITHMETIC_REST})`,
 ].join("|");
 /** A name, any quotes or `$` between it and the `[`, and the subscript's opening `[`. */
 const SUBSCRIPT_START = String.raw`[A-Za-z0-9_][$'"\\]*\[`;

@@ -276,6 +276,19 @@ describe.skipIf(!existsSync(BASH))("splitCommand against bash 5", () => {
     `x='a[$''(${MARK} -rf /)]'; echo $((x))`,
   ])("names what bash runs in %j or fails safe (eighth review)", namesOrFailsSafe);
 
+  // What a review of the eighth round's fixes found (a ninth round).
+  it.each([
+    // A quote that closes far away or on a later line: bash's subscript runs to it.
+    `let 'a["]${"x".repeat(256)}"$(${MARK} -rf /)]'`,
+    `n='a["\n]"$(${MARK} -rf /)]'; let n`,
+    // Inside single quotes a backslash escapes nothing: `'\'` closes.
+    `x="a['\\'']'\\$(${MARK} -rf /)]"; echo $((x))`,
+    // A `$((` holding quotes, and `\x{…}` escapes (bash 5.2 reads `$'\x{24}'` as `$`).
+    `let 'a[$((" ))]$(${MARK} -rf /)"))]'`,
+    `let $'a["\\x{22}"]"$(${MARK} -rf /)]'`,
+    `let $'a[\\x{24}(${MARK} -rf /)]'`,
+  ])("names what bash runs in %j or fails safe (ninth review)", namesOrFailsSafe);
+
   // A program named by a path whose directory is expanded in double quotes: one word, read by
   // its last part. Unquoted, the expansion is split into words, and the first may be any program.
   it.each([`d=/nonexistent; "$d/${MARK}" -rf /`, `"$(echo /nonexistent)"/${MARK} -rf /`])(

@@ -1025,6 +1025,10 @@ describe("subscripts read as data", () => {
     `grep -E "version[\\"']?\\s*[:=]" setup.py; echo "found in $(pwd)"`,
     "arr[$((i+1))]=$(cmd)",
     "echo ${a[$((i+1))]}",
+    'echo "item[${i}]: $(date)"',
+    'echo "${arr[${#arr[@]}-1]}" $(pwd)',
+    'jq ".items[${IDX}].name" f | xargs -I{} echo {} $(date)',
+    'echo "x[$(( (i+1)*2 ))]"',
   ])("reads %j: no subscript holds code or ends unsure", (command) => {
     expect(splitCommand(command).unreadable).toBe(false);
   });
