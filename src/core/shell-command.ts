@@ -140,16 +140,21 @@ const NESTED_REST = String.raw`(?:[^\][\n$\\"'${BACKQUOTE}]|${PLAIN_DOLLAR}){0,6
 const SUBSCRIPT_CODE = String.raw`\$\\?\((?!\()|\$\\(?:${ESCAPED_PAREN})|${BACKQUOTE}|\\(?:${ESCAPED_CODE})`;
 /**
  * The rest of a quoted piece without code, after its opening quote (`"$k"`, `"]"`,
- * `'tls\.crt'`): an escape is a pair, but never with the closing quote (`'\'` closes).
+ * `'tls\.crt'`): an escape is a pair, but inside single quotes never with the closing quote
+ * (`'\'` closes there; `"\""` does not).
  */
 const QUOTED_REST = (quote: string) =>
-  String.raw`(?:[^${quote}\n\\$${BACKQUOTE}]|${PLAIN_DOLLAR}|\\(?!${ESCAPED_CODE})[^${quote}\n]){0,64}${quote}`;
+  String.raw`(?:[^${quote}\n\\$${BACKQUOTE}]|${PLAIN_DOLLAR}|\\(?!${ESCAPED_CODE})[^${quote === "'" ? "'" : ""}\n]){0,64}${quote}`;
 /** A quote that closes somewhere later, on any line. */
 const CLOSES = (quote: string) => `(?=[^${quote}]*${quote})`;
 /** After `${`: `NAME}`, `#NAME}`, `NAME[@]}`, a parameter with nothing in its braces to end elsewhere. */
 const BRACED_REST = String.raw`#?[A-Za-z_][A-Za-z0-9_]*(?:\[[@*]\])?\}`;
-/** After `$((`: names, numbers, operators and one level of parentheses, then `))` (`$(( (i+1)*2 ))`). */
-const ARITHMETIC_REST = String.raw`(?:[^()\n$\\"'${BACKQUOTE}\][{}]|\$[A-Za-z_][A-Za-z0-9_]*|\([^()\n$\\"'${BACKQUOTE}\][{}]{0,64}\)){0,64}\)\)`;
+/**
+ * After `$((`: names, numbers, operators, plain parameters and one level of parentheses, then
+ * `))` (`$(( (i+1)*2 ))`, `$(( ${#a[@]} - 1 ))`). A `#` only in a base (`16#ff`): elsewhere bash,
+ * reading the `$((` as a possible `$(`, may take it for a comment running past the `))`.
+ */
+const ARITHMETIC_REST = String.raw`(?:[^()\n$\\"'#${BACKQUOTE}\][{}]|(?<=[A-Za-z0-9_])#|\$[A-Za-z_][A-Za-z0-9_]*|\$\{${BRACED_REST}|\([^()\n$\\"'#${BACKQUOTE}\][{}]{0,64}\)){0,64}\)\)`;
 /**
  * One piece of a subscript as bash finds its end: a character other than `]`, `[`, a quote or a
  * backslash; a `$` that starts no code or expansion; a plain `${NAME}` or `$((…))`; an

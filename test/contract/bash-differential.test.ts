@@ -287,6 +287,10 @@ describe.skipIf(!existsSync(BASH))("splitCommand against bash 5", () => {
     `let 'a[$((" ))]$(${MARK} -rf /)"))]'`,
     `let $'a["\\x{22}"]"$(${MARK} -rf /)]'`,
     `let $'a[\\x{24}(${MARK} -rf /)]'`,
+    // A tenth round: a `#` after a blank in a `$((`, which bash may read as a comment past the `))`.
+    `let 'a[$((( #)))]\n)))$(${MARK} -rf /)]'`,
+    `let 'a[$(( #))]\n))$(${MARK} -rf /)]'`,
+    `test -v 'a[$(( #))]\n))$(${MARK} -rf /)]'`,
   ])("names what bash runs in %j or fails safe (ninth review)", namesOrFailsSafe);
 
   // A program named by a path whose directory is expanded in double quotes: one word, read by

@@ -1029,6 +1029,9 @@ describe("subscripts read as data", () => {
     'echo "${arr[${#arr[@]}-1]}" $(pwd)',
     'jq ".items[${IDX}].name" f | xargs -I{} echo {} $(date)',
     'echo "x[$(( (i+1)*2 ))]"',
+    'echo "${arr[$(( ${#arr[@]} - 1 ))]}" $(date)',
+    `jq '.a["b\\"c"]' f; echo $(date)`,
+    "x=a[$((16#ff))]; echo $(date)",
   ])("reads %j: no subscript holds code or ends unsure", (command) => {
     expect(splitCommand(command).unreadable).toBe(false);
   });
