@@ -186,8 +186,11 @@ const UNSURE_PIECE = [
   String.raw`\$\{(?!${BRACED_REST})`,
   String.raw`\$\(\((?!${ARITHMETIC_REST})`,
 ].join("|");
-/** A name, any quotes or `$` between it and the `[`, and the subscript's opening `[`. */
-const SUBSCRIPT_START = String.raw`[A-Za-z0-9_][$'"\\]*\[`;
+/**
+ * A name (or the `}` of an expansion or brace list that makes one: `a${x}'[…]'`), any quotes or
+ * `$` between it and the `[`, and the subscript's opening `[`.
+ */
+const SUBSCRIPT_START = String.raw`[A-Za-z0-9_}][$'"\\]*\[`;
 
 /**
  * Text bash runs as code even from single quotes: a `$(…)` or backquote in an array subscript

@@ -291,6 +291,10 @@ describe.skipIf(!existsSync(BASH))("splitCommand against bash 5", () => {
     `let 'a[$((( #)))]\n)))$(${MARK} -rf /)]'`,
     `let 'a[$(( #))]\n))$(${MARK} -rf /)]'`,
     `test -v 'a[$(( #))]\n))$(${MARK} -rf /)]'`,
+    // A name made by an expansion or a brace list before the subscript's `[`.
+    `let a\${x}'[$(${MARK} -rf /)]'`,
+    `let \${x:-a}'[$(${MARK} -rf /)]'`,
+    `let {a,b}'[$(${MARK} -rf /)]'`,
   ])("names what bash runs in %j or fails safe (ninth review)", namesOrFailsSafe);
 
   // A program named by a path whose directory is expanded in double quotes: one word, read by
