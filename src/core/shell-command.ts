@@ -215,11 +215,16 @@ const ANY_SUBSCRIPT_CODE = new RegExp(String.raw`${SUBSCRIPT_CODE}|\$\(\(`);
  * which the raw text's check has judged already.
  */
 function codeInWord(word: string): boolean {
-  return codeInData(word.replace(/\$\(\.\.\.\)|`\.\.\.`|\uE003\(\.\.\.\)/g, "_"));
+  return codeInData(word.replace(PLACEHOLDERS, "_"));
 }
+
+/** The placeholders `substitute` leaves for a `$(…)` (marked or not) and a backquoted command. */
+const PLACEHOLDERS = /\$\(\.\.\.\)|`\.\.\.`|\uE003\(\.\.\.\)/g;
 
 /** Whether the text holds code that bash may run from data (CODE_IN_DATA, UNSURE_SUBSCRIPT). */
 function codeInData(text: string): boolean {
+  // Both need a `[` or `@P}`: most words have neither, and the split checks every word it reads.
+  if (!text.includes("[") && !text.includes("@P}")) return false;
   if (CODE_IN_DATA.test(text)) return true;
   const unsure = UNSURE_SUBSCRIPT.exec(text);
   return unsure !== null && ANY_SUBSCRIPT_CODE.test(text.slice(unsure.index));
@@ -2158,7 +2163,7 @@ function changesReading(command: string, args: readonly Word[], at: number): boo
   if (command !== "set" && command !== "shopt") return false;
   const words = args.slice(at + 1).map((a) => a.text);
   // A word worked out at run time (`set -o $o`, `set $k`, `shopt -so $o`) may be either.
-  const runTime = (word: string) => /[$`{*?[]/.test(word);
+  const runTime = (word: string) => RUN_TIME_OPTION.test(word);
   if (command === "shopt") {
     return (
       words.some((w) => READING_OPTIONS.test(w)) ||
@@ -2176,6 +2181,9 @@ function changesReading(command: string, args: readonly Word[], at: number): boo
   }
   return false;
 }
+
+/** An option word that expands, or a pattern or brace list: what it names is worked out at run time. */
+const RUN_TIME_OPTION = /[$`{*?[]/;
 
 /** The long names of the shell options that change how bash reads a command (changesReading). */
 const READING_OPTIONS = /^(?:keyword|histexpand)$/;
@@ -2402,7 +2410,7 @@ function peelShell(args: readonly Word[], at: number, out: Output): Peeled {
       // Each `o`'s value: one of changesReading's, or one worked out at run time, may be either.
       const values = arg.replace(/[^oO]/g, "").length;
       for (const value of args.slice(i + 1, i + 1 + values))
-        if (READING_OPTIONS.test(value.text) || /[$`{*?[]/.test(value.text)) markUnreadable(out);
+        if (READING_OPTIONS.test(value.text) || RUN_TIME_OPTION.test(value.text)) markUnreadable(out);
       i += values;
     } else if (!/^[-+]/.test(arg)) {
       if (!stdin) return scriptFile(args[i] as Word, out);
