@@ -321,8 +321,12 @@ function setsCodeVariable(command: string, args: readonly Word[], at: number): b
   });
 }
 
-/** A word bash expands into what may be an option: an expansion, a `~`, or a pattern. */
-const RUN_TIME_WORD = /^[$`~]|[*?[@+!]\(|^[*?[]/;
+/**
+ * A word bash expands into what may be an option: an expansion, a `~`, or a pattern. An extended
+ * glob reaches here cut at its `(` (the split reads `@(-n)` as `@`, then a separator), so a word
+ * ending in `@`, `+` or `!` is one (`declare !(x) r` names a file `-n`).
+ */
+const RUN_TIME_WORD = /^[$`~]|[*?[@+!]\(|^[*?[]|[@+!]$/;
 
 const PLAIN_NAME = new RegExp(`^${NAME_AND_SUBSCRIPT}$`);
 

@@ -297,6 +297,14 @@ describe.skipIf(!existsSync(BASH))("splitCommand against bash 5", () => {
     `let {a,b}'[$(${MARK} -rf /)]'`,
   ])("names what bash runs in %j or fails safe (ninth review)", namesOrFailsSafe);
 
+  // An extended glob where a declaration reads its options: it may expand to `-n` (a file of that
+  // name), and the nameref then sets PS4. The split reads the glob cut at its `(`.
+  it.each([
+    `shopt -s extglob\n: > -n; declare @(-n) r=PS4; r='$(${MARK} -rf /)'; set -x; :`,
+    `shopt -s extglob\n: > -n; declare !(zz) r=PS4; r='$(${MARK} -rf /)'; set -x; :`,
+    `shopt -s extglob\n: > -n; f() { local +(-n) r=PS4; r='$(${MARK} -rf /)'; set -x; :; }; f`,
+  ])("where an extended glob may be a declaration's option: %j", failsSafe);
+
   // A program named by a path whose directory is expanded in double quotes: one word, read by
   // its last part. Unquoted, the expansion is split into words, and the first may be any program.
   it.each([`d=/nonexistent; "$d/${MARK}" -rf /`, `"$(echo /nonexistent)"/${MARK} -rf /`])(
