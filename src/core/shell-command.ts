@@ -84,7 +84,6 @@ export function splitCommand(command: string): CommandSplit {
     denyOnly: 0,
     guessed: 0,
     guessing: 0,
-    casePatterns: /(?:^|[\s;&|(])case\s/.test(command) ? casePatterns(command) : NO_PATTERNS,
     aliases: false,
   };
   const text = sanitize(command);
@@ -366,8 +365,6 @@ interface Output {
   guessed: number;
   /** Above 0 while such a guess is expanded. */
   guessing: number;
-  /** The words written as case patterns (`*)`), which read as lone globs; none without a `case`. */
-  readonly casePatterns: ReadonlySet<string>;
   /** An alias is defined in it (`alias a=…`). */
   aliases: boolean;
 }
@@ -1543,13 +1540,68 @@ function tokenize(line: string): Entry[] | undefined {
   return entries;
 }
 
+/**
+ * The entries as commands, split at separators, without the patterns of a `case`'s arms: a `|`
+ * list of single words ending in `)` (`*.test.ts|*.spec.ts)`, after an optional `(`) where bash
+ * reads one: after `case WORD in` (on its line or the next), and after `;;`, `;&` or `;;&`. Those
+ * words run nothing; read as commands they would be lone globs (unreadable) or names a deny rule
+ * matches (`rm)`). Anything else there (`esac`, a word list, a redirection) is read as commands,
+ * as elsewhere.
+ */
 function splitOnSeparators(entries: readonly Entry[]): Word[][] {
-  const commands: Word[][] = [[]];
+  const commands: Word[][] = [];
+  let words: Word[] = [];
+  let patterns: Word[][] | undefined; // a pattern list that may be starting
   for (const entry of entries) {
-    if (entry.kind === "separator") commands.push([]);
-    else commands[commands.length - 1]?.push(entry);
+    if (entry.kind !== "separator") {
+      words.push(entry);
+      continue;
+    }
+    const op = entry.text;
+    if (patterns !== undefined) {
+      if (words.length === 0 && (op === ";" || (op === "(" && patterns.length === 0))) continue;
+      const word = words.length === 1 ? (words[0] as Word) : undefined;
+      if (
+        word !== undefined &&
+        word.kind !== "redirect" &&
+        word.text !== "esac" &&
+        (op === "|" || op === ")")
+      ) {
+        patterns.push(words);
+        words = [];
+        if (op === ")") patterns = undefined; // the list is whole: its words are patterns
+        continue;
+      }
+      commands.push(...patterns); // not a pattern list after all
+      patterns = undefined;
+    }
+    const arms = caseArms(words);
+    if (arms > 0 && arms === words.length - 1 && (op === "|" || op === ")")) {
+      // The first arm's pattern on the `case` line: `case $1 in start)`, `case $m in arm*|x86*)`.
+      commands.push(words.slice(0, arms));
+      if (op === "|") patterns = [];
+    } else {
+      commands.push(words);
+      if (ARM_ENDS.has(op) || ((op === ";" || op === "(") && arms === words.length)) patterns = [];
+    }
+    words = [];
   }
+  if (patterns !== undefined) commands.push(...patterns);
+  commands.push(words);
   return commands;
+}
+
+/** The separators that end a `case` arm: a pattern list or `esac` comes next. */
+const ARM_ENDS: ReadonlySet<string> = new Set([";;", ";&", ";;&"]);
+
+/**
+ * Where a `case`'s arms start in a command that opens one (`case WORD in`, after keywords: `do
+ * case $f in`): the index after `in`, or -1.
+ */
+function caseArms(words: readonly Word[]): number {
+  let at = 0;
+  while (at < words.length && KEYWORDS.has((words[at] as Word).text)) at += 1;
+  return words[at]?.text === "case" && words[at + 2]?.text === "in" && words.length >= at + 3 ? at + 3 : -1;
 }
 
 function toCommand(words: readonly Word[]): Command {
@@ -1779,9 +1831,6 @@ function expand(command: Command, depth: number, suffix: readonly string[], out:
   // A glob, a bracket or brace pattern or a variable in command position runs a program we
   // cannot name; `[` and `[[` are the test command itself. A guess at where a wrapper's command
   // starts may land on an argument (`xargs -i{} cp {} /tmp`), so it proves nothing there.
-  // A lone glob word is a `case` pattern (`*)`, `*.test.ts|*.spec.ts)`), not a command.
-  // (bash runs what a lone glob matches, so only a command with a `case` gets that reading.)
-  const lonePattern = first.kind === "glob" && args.length === at + 1 && out.casePatterns.has(first.text);
   // So does a process substitution: an empty one (`<() rm -rf /`) is no word, and the next runs.
   // A path whose directory is expanded inside double quotes names its program all the same
   // (`"$VIRTUAL_ENV/bin/python"`): deny rules read it by that name, allow rules not at all.
@@ -1797,7 +1846,7 @@ function expand(command: Command, depth: number, suffix: readonly string[], out:
     /[$`]/.test(first.text) ||
     (first.text.includes("{") && first.text !== "{}") ||
     PROCESS_SUBSTITUTION.test(first.text);
-  if (!lonePattern && (out.guessing === 0 ? unnamed : unnamedGuess)) markUnreadable(out);
+  if (out.guessing === 0 ? unnamed : unnamedGuess) markUnreadable(out);
   const name = programName(first.text);
   // sudo -s, sudo -i and doas -s with no command start a shell that reads stdin.
   if (STDIN_SHELL_WRAPPERS.has(name) && stdinShellWrapper(args, at)) markUnreadable(out);
@@ -1862,26 +1911,6 @@ function runsOtherCommands(name: string): boolean {
     OTHER_RUNNERS.has(name)
   );
 }
-
-/**
- * The words written as a case arm's patterns: any word right before a `)` (`*)`), and each of a
- * `|` list that starts a case's first arm or one after `;;`, `;&` or `;;&`
- * (`*.test.ts|*.spec.ts)`). Not a subshell's word with a blank before its `)`, or a pipe
- * (`zzm*|cat`). Read once per command, in one pass.
- */
-function casePatterns(text: string): ReadonlySet<string> {
-  const patterns = new Set<string>();
-  for (const match of text.matchAll(LONE_PATTERN)) patterns.add(match[1] as string);
-  for (const match of text.matchAll(PATTERN_LIST)) {
-    for (const pattern of (match[1] as string).split("|")) patterns.add(pattern.trim());
-  }
-  return patterns;
-}
-
-const LONE_PATTERN = /([^\s;&()|]{1,256})\)/g;
-const PATTERN_LIST =
-  /(?:\bcase[ \t]+(?:"[^"\n]{0,256}"|'[^'\n]{0,256}'|[^\s;&()|'"]{1,256})\s+in|;;&?|;&)\s*\(?[ \t]*((?:[^\s;&()|#]{1,256}[ \t]*\|[ \t]*)*[^\s;&()|#]{1,256})[ \t]*\)/g;
-const NO_PATTERNS: ReadonlySet<string> = new Set();
 
 /**
  * A path whose last part is a plain name (not `!` before an extended glob's `(`), with no bracket,

@@ -6,7 +6,8 @@
  * safe (`unreadable`, so every deny-style Bash rule matches).
  *
  * The sandbox: no PATH (every program is missing, and bash's command_not_found_handle records
- * the name instead), an empty working and home directory of its own, no rc files, a 2 s limit.
+ * the name instead), an empty working directory for each command and a home directory of its own,
+ * no rc files, a 2 s limit.
  * The commands use only builtins that act inside it.
  */
 import { spawnSync } from "node:child_process";
@@ -24,8 +25,7 @@ const cases: { command: string; why: string }[] = JSON.parse(
 
 function sandbox() {
   const root = mkdtempSync(join(tmpdir(), "hookgate-bash-"));
-  const [cwd, home] = [join(root, "cwd"), join(root, "home")];
-  mkdirSync(cwd);
+  const home = join(root, "home");
   mkdirSync(home);
   const ran = join(root, "ran.log");
   // To the log (a command may send its stderr elsewhere) and to stderr (rbash may not write files).
@@ -37,6 +37,8 @@ function sandbox() {
     /** The programs bash tried to run. */
     run(command: string): string[] {
       writeFileSync(ran, "");
+      // A working directory of its own: files a command makes (`: > -n`) meet no other command.
+      const cwd = mkdtempSync(join(root, "cwd-"));
       const result = spawnSync(
         "/usr/bin/env",
         [
@@ -304,6 +306,20 @@ describe.skipIf(!existsSync(BASH))("splitCommand against bash 5", () => {
     `shopt -s extglob\n: > -n; declare !(zz) r=PS4; r='$(${MARK} -rf /)'; set -x; :`,
     `shopt -s extglob\n: > -n; f() { local +(-n) r=PS4; r='$(${MARK} -rf /)'; set -x; :; }; f`,
   ])("where an extended glob may be a declaration's option: %j", failsSafe);
+
+  // A lone glob after a `case` whose arm has the same text as a pattern: the glob runs what it
+  // matches (here the file `${MARK}`), the pattern runs nothing.
+  it.each([
+    `: > ${MARK}; case x in ${MARK.slice(0, 2)}*) ;; esac; ${MARK.slice(0, 2)}*`,
+    `: > ${MARK}\ncase x in\n  ${MARK.slice(0, 2)}*) ;;\nesac\n${MARK.slice(0, 2)}*`,
+  ])("where a lone glob outside a case's arms has a pattern's text: %j", failsSafe);
+
+  // The patterns of a case's arms run nothing; `esac` ends them, and what comes after runs.
+  it.each([
+    `(case x in a) ;; esac | ${MARK} -rf /)`,
+    `case x in a) ;; esac && (${MARK} -rf /)`,
+    `case x in x) ;; ${MARK}) ;; esac; (${MARK} -rf /)`,
+  ])("names what runs after a case's arms in %j", namesOrFailsSafe);
 
   // A program named by a path whose directory is expanded in double quotes: one word, read by
   // its last part. Unquoted, the expansion is split into words, and the first may be any program.

@@ -195,7 +195,7 @@ describe("splitSubcommands", () => {
 
   it.each([
     ['x="$(echo case)" && npm test', ["npm test", "echo case"]],
-    ["x=$(case $y in a) echo 1;; esac) && npm test", ["npm test", "case $y in a", "echo 1", "esac"]],
+    ["x=$(case $y in a) echo 1;; esac) && npm test", ["npm test", "case $y in", "echo 1", "esac"]],
     // biome-ignore lint/suspicious/noTemplateCurlyInString: bash's ${…}, not a template
     ['y="$(echo ${x:-")"})" && npm test', ["npm test", "echo ${...}", ": x:-)"]],
     ["git log --format=\"$(echo '#')\" && npm test", ["git log --format=$(...)", "npm test", "echo #"]],
@@ -1061,5 +1061,44 @@ describe("near ordinary commands that fail safe", () => {
     // bash reads assignments only before the command: after `nohup`, `x=…` is the program.
     for (const command of ["nohup x=/../bin/r? -rf /", "command x=*"])
       expect(splitCommand(command).unreadable).toBe(true);
+  });
+});
+
+describe("case arms", () => {
+  it.each([
+    [
+      "case $1 in start) npm start;; stop|halt) kill 1;; *) echo usage;; esac",
+      ["case $1 in", "npm start", "kill 1", "echo usage", "esac"],
+    ],
+    ['case "$x" in\n  rm) echo no ;;\n  (*.ts|zz*) tsc ;;\nesac', ["case $x in", "echo no", "tsc", "esac"]],
+    [
+      "for f in *; do case $f in\n  *.ts) tsc $f;;\n  *) ;;\n  esac; done",
+      ["for f in *", "case $f in", "tsc $f", "esac"],
+    ],
+    ["case x in a) ls;;& b) pwd;& c) date;; esac", ["case x in", "ls", "pwd", "date", "esac"]],
+  ])("reads no pattern of %j as a command", (command, texts) => {
+    const split = splitCommand(command);
+    expect(split.subcommands.map((s) => s.text)).toEqual(texts);
+    expect(split.unreadable).toBe(false);
+  });
+
+  it.each([
+    // A lone glob after the `case` runs what it matches, though the same text is a pattern in it.
+    ["case x in zz*) ;; esac; zz*", "zz*"],
+    ["case x in\n  zz*) ;; esac\nzz*", "zz*"],
+  ])("reads a lone glob outside the arms as a command: %j", (command, glob) => {
+    const split = splitCommand(command);
+    expect(split.subcommands.map((s) => s.text)).toContain(glob);
+    expect(split.unreadable).toBe(true);
+  });
+
+  it.each([
+    // `esac` ends the arms: what a pipe or subshell takes after it runs.
+    ["(case x in a) ;; esac | rm -rf /)", "rm -rf /"],
+    ["(echo) | (rm -rf /)", "rm -rf /"],
+    ["case x in a | rm -rf /", "rm -rf /"],
+    ["case x in a) ;; esac && (rm -rf /)", "rm -rf /"],
+  ])("reads %j's commands where no pattern list is", (command, text) => {
+    expect(splitCommand(command).subcommands.map((s) => s.text)).toContain(text);
   });
 });
