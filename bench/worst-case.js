@@ -87,6 +87,8 @@ const HOSTILE = [
     name: "a `case`, then `a*|` repeated",
     command: (n) => `case x in x) ;; esac; ${repeated("a*|", n - 22)}`,
   },
+  // A `case` at every command start: each is checked for being one (the scan's command-start test).
+  { name: "`case x in⏎` repeated", command: (n) => repeated("case x in\n", n) },
   // Many commands, each one that Bash rules name or a redirection: the rules' work per command.
   { name: "`git push -f origin main;` repeated", command: (n) => repeated("git push -f origin main;", n) },
   { name: "`a>b;` repeated", command: (n) => repeated("a>b;", n) },

@@ -64,6 +64,11 @@ const FD_MARK = "\uE000";
 const QUOTED_DOLLAR = "\uE003";
 /** Marks the `(` of a compound array assignment the scan read (Word `array`). */
 const ARRAY_MARK = "\uE004";
+/**
+ * Marks the reserved word `case` where the scan found it: unquoted, at a command's start (not
+ * `\case`, `"case"`, `echo case`), so that splitOnSeparators reads the arms of a real `case` only.
+ */
+const CASE_MARK = "\uE005";
 /** Private-use characters this module and permission-rule.ts use as markers; never taken from input. */
 const RESERVED_CHARS = /[\uE000-\uE00F]/g;
 
@@ -598,8 +603,9 @@ function stepUnquoted(s: ScanState, c: string, patternMode: boolean): void {
   } else if (!patternMode && testStep(s, c)) {
     // done: a `[[`, its `]]`, or an operator of the test between them
   } else if (c === "\n") {
-    // A newline ends a command like `;` (an empty command after `&&\n` is dropped later).
-    emit(s, patternMode ? " " : ";", 1);
+    // A newline ends a command like `;` (an empty command after `&&\n` is dropped later). A blank
+    // before it: a `;` at a line's end, or a blank line, must not make a `;;` (splitOnSeparators).
+    emit(s, patternMode ? " " : " ;", 1);
     if (s.heredocs.length > 0) heredocBodies(s);
   } else if (c === "#") {
     hash(s, patternMode);
@@ -627,6 +633,8 @@ function stepUnquoted(s: ScanState, c: string, patternMode: boolean): void {
     heredocOrHereString(s, patternMode);
   } else if (c >= "0" && c <= "9" && atWordStart(s)) {
     digits(s);
+  } else if (c === "c" && !patternMode && reservedCase(s)) {
+    emit(s, `${CASE_MARK}case`, 4);
   } else {
     if (c === "(" && s.prev === "=" && !patternMode && arrayAssignment(s)) {
       // Not in arithmetic, nor in a test's or an extended glob's pattern (`[[ $v =~ MODE=(dev|prod) ]]`
@@ -804,6 +812,16 @@ function emit(s: ScanState, chunk: string, consumed = chunk.length): void {
 
 function atWordStart(s: ScanState): boolean {
   return s.prev === "" || BREAK.test(s.prev);
+}
+
+/** Whether the text at the scan is the reserved word `case`, unquoted, where a command starts. */
+function reservedCase(s: ScanState): boolean {
+  if (!s.text.startsWith("case", s.i) || !atWordStart(s)) return false;
+  const after = s.text.charAt(s.i + 4);
+  if (after !== "" && !BREAK.test(after)) return false;
+  return (
+    s.arith.length === 0 && !s.test && !s.array && atCommandStart(s.out) && !s.inPattern(s.out, s.out.length)
+  );
 }
 
 /** Whether the text at `i` closes the innermost open arithmetic (`))` or `]`). */
@@ -1543,15 +1561,18 @@ function tokenize(line: string): Entry[] | undefined {
 /**
  * The entries as commands, split at separators, without the patterns of a `case`'s arms: a `|`
  * list of single words ending in `)` (`*.test.ts|*.spec.ts)`, after an optional `(`) where bash
- * reads one: after `case WORD in` (on its line or the next), and after `;;`, `;&` or `;;&`. Those
- * words run nothing; read as commands they would be lone globs (unreadable) or names a deny rule
- * matches (`rm)`). Anything else there (`esac`, a word list, a redirection) is read as commands,
- * as elsewhere.
+ * reads one: after `case WORD in` (on its line or the next), and, while a `case` is open, after
+ * `;;`, `;&` or `;;&`. Those words run nothing; read as commands they would be lone globs
+ * (unreadable) or names a deny rule matches (`rm)`). Only a `case` the scan marked opens one
+ * (CASE_MARK: not `"case"` or `echo case`), and only the arms' own `;;`: the scan writes a newline
+ * as ` ;`, so that blank lines make none. Anything else where a list may start (`esac`, a word
+ * list, a redirection) is read as commands, as elsewhere.
  */
 function splitOnSeparators(entries: readonly Entry[]): Word[][] {
   const commands: Word[][] = [];
   let words: Word[] = [];
   let patterns: Word[][] | undefined; // a pattern list that may be starting
+  let open = 0; // the `case`s opened and not yet closed by `esac`
   for (const entry of entries) {
     if (entry.kind !== "separator") {
       words.push(entry);
@@ -1576,13 +1597,16 @@ function splitOnSeparators(entries: readonly Entry[]): Word[][] {
       patterns = undefined;
     }
     const arms = caseArms(words);
+    if (arms > 0) open += 1;
+    else if (words[0]?.text === "esac" && open > 0) open -= 1;
     if (arms > 0 && arms === words.length - 1 && (op === "|" || op === ")")) {
       // The first arm's pattern on the `case` line: `case $1 in start)`, `case $m in arm*|x86*)`.
       commands.push(words.slice(0, arms));
       if (op === "|") patterns = [];
     } else {
       commands.push(words);
-      if (ARM_ENDS.has(op) || ((op === ";" || op === "(") && arms === words.length)) patterns = [];
+      if ((open > 0 && ARM_ENDS.has(op)) || (arms > 0 && arms === words.length && (op === ";" || op === "(")))
+        patterns = [];
     }
     words = [];
   }
@@ -1595,14 +1619,16 @@ function splitOnSeparators(entries: readonly Entry[]): Word[][] {
 const ARM_ENDS: ReadonlySet<string> = new Set([";;", ";&", ";;&"]);
 
 /**
- * Where a `case`'s arms start in a command that opens one (`case WORD in`, after keywords: `do
- * case $f in`): the index after `in`, or -1.
+ * Where a `case`'s arms start in a command that opens one (a marked `case WORD in`, after
+ * keywords: `do case $f in`): the index after `in`, or -1.
  */
 function caseArms(words: readonly Word[]): number {
   let at = 0;
   while (at < words.length && KEYWORDS.has((words[at] as Word).text)) at += 1;
-  return words[at]?.text === "case" && words[at + 2]?.text === "in" && words.length >= at + 3 ? at + 3 : -1;
+  return words[at]?.text === MARKED_CASE && words[at + 2]?.text === "in" ? at + 3 : -1;
 }
+
+const MARKED_CASE = `${CASE_MARK}case`;
 
 function toCommand(words: readonly Word[]): Command {
   const args: Word[] = [];
@@ -1645,10 +1671,10 @@ function toCommand(words: readonly Word[]): Command {
 }
 
 function stripMark(text: string): string {
-  return MARKS.test(text) ? text.replace(/[\uE000\uE004]/g, "").replaceAll(QUOTED_DOLLAR, "$") : text;
+  return MARKS.test(text) ? text.replace(/[\uE000\uE004\uE005]/g, "").replaceAll(QUOTED_DOLLAR, "$") : text;
 }
 
-const MARKS = /[\uE000\uE003\uE004]/;
+const MARKS = /[\uE000\uE003-\uE005]/;
 
 function render(command: Command): string {
   return collapse([...command.args.map((a) => a.text), ...command.redirects].join(" "));

@@ -319,6 +319,24 @@ describe.skipIf(!existsSync(BASH))("splitCommand against bash 5", () => {
     `(case x in a) ;; esac | ${MARK} -rf /)`,
     `case x in a) ;; esac && (${MARK} -rf /)`,
     `case x in x) ;; ${MARK}) ;; esac; (${MARK} -rf /)`,
+    // Only a real `;;` ends an arm: not a `;` before a newline, a blank line or a comment line.
+    `(cd /tmp\n\n${MARK} -rf /)`,
+    `(echo a;\n${MARK} -rf /)`,
+    `(echo a\n# comment\n${MARK})`,
+    `(cat <<E\nx\nE\n\n${MARK})`,
+    `(echo a &&\n\n${MARK})`,
+    `case x in\n  x) (\n    cd /\n\n    ${MARK}) ;;\nesac`,
+    `x=$( (\n  cd /tmp\n\n  ${MARK}) )`,
+    `eval "(:\n\n${MARK})"`,
+    // Only an unquoted `case` where a command starts opens one: a quoted one is a program.
+    `\\case x in; (${MARK})`,
+    `"case" x in\n(${MARK})`,
+    `(\\case x in a | ${MARK})`,
+    `\\{ case x in; (${MARK})`,
+    `echo $(\\case x in; (${MARK}))`,
+    // An extended glob's `)` ends no command: `case` after it is an argument.
+    `shopt -s extglob\necho @(a) case x in\n(${MARK})`,
+    `shopt -s extglob\nls x@(a) case x in; (${MARK})`,
   ])("names what runs after a case's arms in %j", namesOrFailsSafe);
 
   // A program named by a path whose directory is expanded in double quotes: one word, read by
