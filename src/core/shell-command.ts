@@ -191,18 +191,20 @@ const UNSURE_PIECE = [
   String.raw`\$\(\((?!${ARITHMETIC_REST})`,
 ].join("|");
 /**
- * A name (or the `}` of an expansion or brace list that makes one: `a${x}'[…]'`), any quotes or
- * `$` between it and the `[`, and the subscript's opening `[`.
+ * The end of a name, any quotes or `$` between it and the `[`, and the subscript's opening `[`. A
+ * name's last character: a letter or `_`; a digit or special parameter's character only where a
+ * name or a parameter (`$1`, `$-`, `$@`) leads to it, so not the `3` of `\033[` (a number, which
+ * starts no subscript); or the `}` of an expansion or brace list that makes one (`a${x}'[…]'`).
  */
-const SUBSCRIPT_START = String.raw`[A-Za-z0-9_}][$'"\\]*\[`;
+const SUBSCRIPT_START = String.raw`(?:[A-Za-z_}]|[0-9\-@*#?!$](?=[$'"\\]*\[)(?<=(?:[A-Za-z_}]|\$[\-@*#?!$0-9])[A-Za-z0-9_]*))[$'"\\]*\[`;
 
 /**
  * Text bash runs as code even from single quotes: a `$(…)` or backquote in an array subscript
  * (`let 'x=a[$(rm -rf /)]'`: subscripts are evaluated as arithmetic, by `let`, `declare -i`,
  * `printf -v`, `read`, `test -v` and `$((x))` alike), also spelt with escapes (`$'\x24(…)'`,
- * `\$\(`, `$'\x60…'`), and prompt expansion (`${x@P}`).
+ * `\$\(`, `$'\x60…'`).
  */
-const CODE_IN_DATA = new RegExp(`${SUBSCRIPT_START}(?:${SUBSCRIPT_PIECE}){0,256}(?:${SUBSCRIPT_CODE})|@P\\}`);
+const CODE_IN_DATA = new RegExp(`${SUBSCRIPT_START}(?:${SUBSCRIPT_PIECE}){0,256}(?:${SUBSCRIPT_CODE})`);
 /**
  * A subscript whose end is unsure: a `[` or quote in it that opens no piece (`a[[[]]…]`, a quote
  * closing past 64 characters or holding code), or more pieces than CODE_IN_DATA reads. Any code
@@ -225,14 +227,32 @@ function codeInWord(word: string): boolean {
 /** The placeholders `substitute` leaves for a `$(…)` (marked or not) and a backquoted command. */
 const PLACEHOLDERS = /\$\(\.\.\.\)|`\.\.\.`|\uE003\(\.\.\.\)/g;
 
-/** Whether the text holds code that bash may run from data (CODE_IN_DATA, UNSURE_SUBSCRIPT). */
+/**
+ * Whether the text holds code that bash may run from data: prompt expansion (`${x@P}`), or code in
+ * a subscript (CODE_IN_DATA, UNSURE_SUBSCRIPT). bash expands a subscript only once it has found
+ * its `]` (`let 'a[$(rm -rf /)'` runs nothing), so only the text before the last `]` is read: an
+ * ANSI colour (`echo -e "\e[1mBuild\e[0m $(date)"`) or a regex's `\[` before a `$(…)` is no
+ * subscript holding it. A `]` built at run time is not seen, as a `[` is not (README).
+ */
 function codeInData(text: string): boolean {
-  // Both need a `[` or `@P}`: most words have neither, and the split checks every word it reads.
-  if (!text.includes("[") && !text.includes("@P}")) return false;
-  if (CODE_IN_DATA.test(text)) return true;
-  const unsure = UNSURE_SUBSCRIPT.exec(text);
-  return unsure !== null && ANY_SUBSCRIPT_CODE.test(text.slice(unsure.index));
+  if (text.includes("@P}")) return true;
+  // Most words have no `]`, and the split checks every word it reads.
+  const close = lastClosingBracket(text);
+  if (close < 0) return false;
+  const head = text.slice(0, close);
+  if (CODE_IN_DATA.test(head)) return true;
+  const unsure = UNSURE_SUBSCRIPT.exec(head);
+  return unsure !== null && ANY_SUBSCRIPT_CODE.test(head.slice(unsure.index));
 }
+
+/** Where the last `]` is, also spelt as an escape (`$'\x5d'`, `\135`, `\u005d`); -1 if none. */
+function lastClosingBracket(text: string): number {
+  let last = text.lastIndexOf("]");
+  if (text.includes("\\")) for (const m of text.matchAll(ESCAPED_CLOSE)) last = Math.max(last, m.index);
+  return last;
+}
+
+const ESCAPED_CLOSE = /\\(?:x5[dD]|0?[15]?35|[uU]0*5[dD])/g;
 
 /**
  * A variable whose value bash runs or expands as code, set other than by `NAME=value` (which

@@ -299,6 +299,18 @@ describe.skipIf(!existsSync(BASH))("splitCommand against bash 5", () => {
     `let {a,b}'[$(${MARK} -rf /)]'`,
   ])("names what bash runs in %j or fails safe (ninth review)", namesOrFailsSafe);
 
+  // An eleventh round. A subscript's code runs once bash finds its `]`, also spelt as an escape;
+  // a name made by a special or positional parameter (`$-`, `$1`) before the `[`.
+  it.each([
+    `let 'a[[$(${MARK} -rf /)]]'`,
+    `printf -v x 'a[$(${MARK} -rf /)\\x5d'; let x`,
+    `printf -v x 'a[$(${MARK} -rf /)\\135'; let x`,
+    `x=$(echo -e 'a[$(${MARK} -rf /)\\0135'); let x`,
+    `let $-'[$(${MARK} -rf /)]'`,
+    `set -- a; let $11'[$(${MARK} -rf /)]'`,
+    `set -- a; let "$@"'[$(${MARK} -rf /)]'`,
+  ])("names what bash runs in %j or fails safe (eleventh review)", namesOrFailsSafe);
+
   // An extended glob where a declaration reads its options: it may expand to `-n` (a file of that
   // name), and the nameref then sets PS4. The split reads the glob cut at its `(`.
   it.each([

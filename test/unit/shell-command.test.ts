@@ -1032,6 +1032,14 @@ describe("subscripts read as data", () => {
     'echo "${arr[$(( ${#arr[@]} - 1 ))]}" $(date)',
     `jq '.a["b\\"c"]' f; echo $(date)`,
     "x=a[$((16#ff))]; echo $(date)",
+    // No `]` after the code: bash never finds such a subscript's end, so it expands nothing.
+    'echo -e "\\e[1mBuild\\e[0m $(date)"',
+    `printf '\\e[32m✓\\e[0m %s\\n' "$(git rev-parse --short HEAD)"`,
+    "grep -n 'args\\[' src/cli.ts; echo $(date)",
+    `sed 's/arr\\[/list[/g' a.js > b.js && echo "$(wc -l < b.js)"`,
+    `python3 -c "print(df[df['a'] > 1])"; echo $(date)`,
+    // A number starts no subscript: `\033[` is an ANSI colour, not an array element.
+    `RED='\\033[0;31m'; if [ "$(whoami)" != root ]; then echo -e "\${RED}no"; fi`,
   ])("reads %j: no subscript holds code or ends unsure", (command) => {
     expect(splitCommand(command).unreadable).toBe(false);
   });
