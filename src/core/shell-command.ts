@@ -69,6 +69,13 @@ const ARRAY_MARK = "\uE004";
  * `\case`, `"case"`, `echo case`), so that splitOnSeparators reads the arms of a real `case` only.
  */
 const CASE_MARK = "\uE005";
+/**
+ * Stand for a `$` and a backquote that expand nothing where they are written: inside single
+ * quotes, or escaped (`'$x'`, `\$x`, `"\`"`). Read back as themselves in each word; a word with a
+ * `$` or backquote left unmarked expands before the command runs (Word `expands`).
+ */
+const LITERAL_DOLLAR = "\uE006";
+const LITERAL_BACKQUOTE = "\uE007";
 /** Private-use characters this module and permission-rule.ts use as markers; never taken from input. */
 const RESERVED_CHARS = /[\uE000-\uE00F]/g;
 
@@ -535,21 +542,26 @@ interface ScanState {
 
 function step(s: ScanState, patternMode: boolean): void {
   const c = s.text.charAt(s.i);
-  if (s.quote === "'" || s.quote === "$'") stepInSingleQuotes(s, c);
-  else if (c === "\\") stepBackslash(s);
+  if (s.quote === "'" || s.quote === "$'") stepInSingleQuotes(s, c, patternMode);
+  else if (c === "\\") stepBackslash(s, patternMode);
   else if (!patternMode && (s.text.startsWith("$(", s.i) || c === "`")) substitute(s);
   else if (!patternMode && s.text.startsWith("${", s.i)) parameter(s);
   else if (s.quote === '"') stepInDoubleQuotes(s, c, patternMode);
   else stepUnquoted(s, c, patternMode);
 }
 
-function stepInSingleQuotes(s: ScanState, c: string): void {
+function stepInSingleQuotes(s: ScanState, c: string, patternMode: boolean): void {
   if (c === "\\" && s.quote === "$'") {
     emit(s, s.text.slice(s.i, s.i + 2));
   } else {
     if (c === "'") s.quote = "";
-    emit(s, c);
+    emit(s, patternMode ? c : literal(c), 1);
   }
+}
+
+/** A `$` or backquote as LITERAL_DOLLAR or LITERAL_BACKQUOTE; any other character as itself. */
+function literal(c: string): string {
+  return c === "$" ? LITERAL_DOLLAR : c === "`" ? LITERAL_BACKQUOTE : c;
 }
 
 function stepInDoubleQuotes(s: ScanState, c: string, patternMode: boolean): void {
@@ -596,7 +608,7 @@ function parameter(s: ScanState): void {
   s.substitutions.add(`: ${inner}`);
 }
 
-function stepBackslash(s: ScanState): void {
+function stepBackslash(s: ScanState, patternMode: boolean): void {
   // A backslash-newline is a line continuation in bash, outside single quotes.
   if (s.text.charAt(s.i + 1) === "\n") {
     if (splitsToken(s.text, s.i, s.quote === '"')) s.unsure = s.opaque = true;
@@ -604,7 +616,11 @@ function stepBackslash(s: ScanState): void {
   } else if (s.quote === '"' && s.text.charAt(s.i + 1) === "`") {
     // In double quotes bash takes `\`` for a backquote, which shell-quote would keep escaped:
     // the word then holds one (`bash -c "x \`rm -rf /\`"` runs `rm`).
-    emit(s, "`", 2);
+    emit(s, patternMode ? "`" : LITERAL_BACKQUOTE, 2);
+  } else if (!patternMode && (s.text.charAt(s.i + 1) === "$" || s.text.charAt(s.i + 1) === "`")) {
+    // `\$x`, unquoted or in double quotes: a `$` in the word, which nothing expands here.
+    emit(s, literal(s.text.charAt(s.i + 1)), 2);
+    s.prev = "\\";
   } else {
     emit(s, s.text.slice(s.i, s.i + 2));
     // An escaped blank or operator is part of the word: a `#` after it starts no comment.
@@ -1538,8 +1554,10 @@ type Word =
       readonly quoted?: boolean;
       /** It holds a compound array assignment the scan read (`x=(a b)`). */
       readonly array?: boolean;
+      /** A `$` or backquote in it expands before the command runs (not in single quotes or escaped). */
+      readonly expands?: boolean;
     }
-  | { readonly kind: "glob"; readonly text: string; readonly array?: boolean }
+  | { readonly kind: "glob"; readonly text: string; readonly array?: boolean; readonly expands?: boolean }
   | { readonly kind: "redirect"; readonly text: string };
 
 type Entry = Word | { readonly kind: "separator"; readonly text: string };
@@ -1560,6 +1578,9 @@ const literalVariables: Record<string, string> = new Proxy(
   { get: (_target, name) => `$${String(name)}` },
 );
 
+/** What expands in a word: a `$` or backquote the scan did not mark literal, a `$` in double quotes. */
+const EXPANDS = /[$`\uE003]/;
+
 function tokenize(line: string): Entry[] | undefined {
   let parsed: ParseEntry[];
   try {
@@ -1569,9 +1590,17 @@ function tokenize(line: string): Entry[] | undefined {
   }
   const entries: Entry[] = [];
   for (const token of parsed) {
-    if (typeof token === "string") entries.push({ kind: "word", text: token });
+    if (typeof token === "string")
+      entries.push(
+        EXPANDS.test(token) ? { kind: "word", text: token, expands: true } : { kind: "word", text: token },
+      );
     else if ("comment" in token) continue;
-    else if (token.op === "glob") entries.push({ kind: "glob", text: token.pattern });
+    else if (token.op === "glob")
+      entries.push({
+        kind: "glob",
+        text: token.pattern,
+        ...(EXPANDS.test(token.pattern) && { expands: true }),
+      });
     else if (SEPARATORS.has(token.op)) entries.push({ kind: "separator", text: token.op });
     else entries.push({ kind: "redirect", text: token.op });
   }
@@ -1682,7 +1711,12 @@ function toCommand(words: readonly Word[]): Command {
         word.text.includes(QUOTED_DOLLAR) &&
         !/[$`]/.test(word.text) &&
         !word.text.includes(`${QUOTED_DOLLAR}@`);
-      args.push(word.kind === "glob" ? { kind: "glob", text, array } : { kind: "word", text, quoted, array });
+      const expands = word.expands === true;
+      args.push(
+        word.kind === "glob"
+          ? { kind: "glob", text, array, expands }
+          : { kind: "word", text, quoted, array, expands },
+      );
     } else {
       args.push(word);
     }
@@ -1691,10 +1725,14 @@ function toCommand(words: readonly Word[]): Command {
 }
 
 function stripMark(text: string): string {
-  return MARKS.test(text) ? text.replace(/[\uE000\uE004\uE005]/g, "").replaceAll(QUOTED_DOLLAR, "$") : text;
+  if (!MARKS.test(text)) return text;
+  return text
+    .replace(/[\uE000\uE004\uE005]/g, "")
+    .replace(/[\uE003\uE006]/g, "$")
+    .replaceAll(LITERAL_BACKQUOTE, "`");
 }
 
-const MARKS = /[\uE000\uE003-\uE005]/;
+const MARKS = /[\uE000\uE003-\uE007]/;
 
 function render(command: Command): string {
   return collapse([...command.args.map((a) => a.text), ...command.redirects].join(" "));
@@ -1842,7 +1880,25 @@ const DECLARATIONS = new Set(["export", "declare", "typeset", "readonly", "local
 const EXPORTED_FUNCTION = /^(?:BASH_FUNC_[^=]*|[A-Za-z_][\w.-]*%%)=/;
 
 /** What peeling one wrapper off leaves: the index of the wrapped command, or a script to split. */
-type Peeled = { readonly at: number } | { readonly script: string } | undefined;
+/**
+ * Where the command starts after a wrapper, or the script it runs. `expands`: the script's word
+ * has a `$` or backquote the shell expands before it runs (`bash -c "cd $d && make"`,
+ * `eval echo $x`, `trap "rm $f" EXIT`): the value becomes code, which cannot be read here.
+ */
+type Peeled = { readonly at: number } | Script | undefined;
+
+interface Script {
+  readonly script: string;
+  readonly expands: boolean;
+}
+
+/** The script in `words`, joined by spaces as eval and watch join them. */
+function scriptOf(words: readonly Word[]): Script {
+  return {
+    script: words.map((w) => w.text).join(" "),
+    expands: words.some((w) => w.kind !== "redirect" && w.expands === true),
+  };
+}
 
 /** Strips wrappers, follows `sh -c`/`eval`, and records what is left as a subcommand. */
 function expand(command: Command, depth: number, suffix: readonly string[], out: Output): void {
@@ -1859,6 +1915,7 @@ function expand(command: Command, depth: number, suffix: readonly string[], out:
     const peeled = peel(args, at, out, at < assignments);
     if (peeled === undefined) break;
     if ("script" in peeled) {
+      if (peeled.expands) markUnreadable(out);
       if (depth < MAX_DEPTH) {
         splitInto(peeled.script, depth + 1, redirects, out);
         return;
@@ -1901,12 +1958,13 @@ function expand(command: Command, depth: number, suffix: readonly string[], out:
   // runs a shell: it reads its script from stdin (`… | su`), or from the arguments after the user.
   const script = wrappedScript(name, args, at);
   if (name === "su" && script === undefined) markUnreadable(out);
+  if (script?.expands) markUnreadable(out);
   record({ args: args.slice(at), redirects }, out);
   // What a deny-only wrapper runs (sudo, xargs, or a stripped wrapper with an option not known
   // here) is checked by deny-style rules as a command of its own, wrappers and all.
   if (script !== undefined && depth < MAX_DEPTH) {
     out.denyOnly += 1;
-    splitInto(script, depth + 1, redirects, out);
+    splitInto(script.script, depth + 1, redirects, out);
     out.denyOnly -= 1;
   }
   // A shell or wrapper run by a path not known as its own (`/opt/homebrew/bin/bash -c …`,
@@ -2131,7 +2189,7 @@ function peel(args: readonly Word[], at: number, out: Output, prefix: boolean): 
     const trapped = dashes ? args[at + 2] : args[at + 1];
     return trapped === undefined || (!dashes && trapped.text.startsWith("-"))
       ? undefined
-      : { script: trapped.text };
+      : scriptOf([trapped]);
   }
   // `fc` runs commands from the history, or an editor named by an option or a variable.
   if (first.text === "fc" && !args.slice(at + 1).some((a) => /^-[A-Za-z]*l/.test(a.text)))
@@ -2150,14 +2208,15 @@ function peel(args: readonly Word[], at: number, out: Output, prefix: boolean): 
     markUnreadable(out);
   }
   if (first.text === "alias") {
-    const bodies = args
-      .slice(at + 1)
-      .flatMap((a) => (/^[^=]+=/.test(a.text) ? [a.text.slice(a.text.indexOf("=") + 1)] : []));
+    const definitions = args.slice(at + 1).filter((a) => /^[^=]+=/.test(a.text));
+    const bodies = definitions.map((a) => a.text.slice(a.text.indexOf("=") + 1));
     // From the next line on, bash splices the alias before the words after it (`alias a='true;'`,
     // then `a rm -rf /`), which this reading does not follow.
     // An argument that expands may define one too (`alias $x`).
     if (bodies.length > 0 || args.slice(at + 1).some((a) => /[$`]/.test(a.text))) out.aliases = true;
-    return bodies.length > 0 ? { script: bodies.join("\n") } : undefined;
+    return bodies.length > 0
+      ? { script: bodies.join("\n"), expands: scriptOf(definitions).expands }
+      : undefined;
   }
   // `source <(curl …)` and `. /dev/stdin` run a script from a pipe, as `bash <(curl …)` does.
   if (first.text === "source" || first.text === ".") {
@@ -2355,7 +2414,7 @@ function peelEnv(args: readonly Word[], at: number, out: Output): Peeled {
 function splitStringOption(args: readonly Word[], i: number, out: Output): Peeled {
   const arg = (args[i] as Word).text;
   let value: string | undefined;
-  let restAt = i + 1;
+  let restAt = i + 1; // the value is then the option's own word
   // GNU env takes any long option's unambiguous prefix: `--s` to `--split-string`.
   const long = /^--(s[a-z-]*)(=[\s\S]*)?$/.exec(arg);
   if (long && "split-string".startsWith(long[1] as string)) {
@@ -2383,7 +2442,8 @@ function splitStringOption(args: readonly Word[], i: number, out: Output): Peele
   // A pattern among them is expanded by the shell before env sees it: not followed here.
   if (args.slice(restAt).some((w) => w.kind === "glob")) markUnreadable(out);
   // env reads the split words as its own arguments again: `-i`, `NAME=VALUE`, then the command.
-  return { script: `env ${words}` };
+  // The string's own expansions are the shell's: their values are split by env as its words.
+  return { script: `env ${words}`, expands: scriptOf(args.slice(i, restAt)).expands };
 }
 
 /** `eval WORDS` runs its words joined by spaces, re-read after expansion we do not perform. */
@@ -2391,39 +2451,33 @@ function peelEval(args: readonly Word[], at: number, out: Output): Peeled {
   const from = args[at + 1]?.text === "--" ? at + 2 : at + 1;
   if (from >= args.length) return undefined;
   out.opaque = true;
-  return {
-    script: args
-      .slice(from)
-      .map((a) => a.text)
-      .join(" "),
-  };
+  return scriptOf(args.slice(from));
 }
 
 /** Wrappers that run the script given as their `-c` or `--command` option. */
 const COMMAND_OPTION_WRAPPERS: ReadonlySet<string> = new Set(["su", "runuser", "sg", "script", "flock"]);
 
 /** The script a wrapper runs: its `-c` value, or `watch`'s words after its options, as `sh -c` gets them. */
-function wrappedScript(name: string, args: readonly Word[], at: number): string | undefined {
+function wrappedScript(name: string, args: readonly Word[], at: number): Script | undefined {
   if (COMMAND_OPTION_WRAPPERS.has(name)) return commandOption(args, at);
   if (name !== "watch") return undefined;
   let i = at + 1;
   for (; i < args.length && (args[i] as Word).text.startsWith("-"); i += 1) {
     if (/^(?:-n|--interval|-q|--equexit)$/.test((args[i] as Word).text)) i += 1;
   }
-  return i < args.length
-    ? args
-        .slice(i)
-        .map((a) => a.text)
-        .join(" ")
-    : undefined;
+  return i < args.length ? scriptOf(args.slice(i)) : undefined;
 }
 
 /** The value of a `-c` or `--command` option, wherever it stands. */
-function commandOption(args: readonly Word[], at: number): string | undefined {
+function commandOption(args: readonly Word[], at: number): Script | undefined {
   for (let i = at + 1; i < args.length; i += 1) {
     const arg = (args[i] as Word).text;
-    if (arg === "-c" || arg === "--command") return args[i + 1]?.text ?? "";
-    if (arg.startsWith("--command=")) return arg.slice("--command=".length);
+    if (arg === "-c" || arg === "--command") {
+      const script = args[i + 1];
+      return script === undefined ? { script: "", expands: false } : scriptOf([script]);
+    }
+    if (arg.startsWith("--command="))
+      return { ...scriptOf([args[i] as Word]), script: arg.slice("--command=".length) };
   }
   return undefined;
 }
@@ -2432,15 +2486,20 @@ function commandOption(args: readonly Word[], at: number): string | undefined {
 function callbackScript(args: readonly Word[], at: number): Peeled {
   // Wherever it stands: other options' values (`-c 1`) come between. The last `-C` is the one
   // that runs.
-  let callback: string | undefined;
+  let callback: Peeled;
   for (let i = at + 1; i < args.length; i += 1) {
     const arg = (args[i] as Word).text;
     if (arg === "--") break;
     const c = arg.indexOf("C");
-    if (c > 0 && /^-[A-Za-z]*C/.test(arg))
-      callback = c < arg.length - 1 ? arg.slice(c + 1) : args[i + 1]?.text;
+    if (c > 0 && /^-[A-Za-z]*C/.test(arg)) {
+      const word = c < arg.length - 1 ? (args[i] as Word) : args[i + 1];
+      callback = word && {
+        script: word === args[i] ? arg.slice(c + 1) : word.text,
+        expands: scriptOf([word]).expands,
+      };
+    }
   }
-  return callback === undefined ? undefined : { script: callback };
+  return callback;
 }
 
 /**
@@ -2463,13 +2522,13 @@ function peelShell(args: readonly Word[], at: number, out: Output): Peeled {
   let shortSeen = false;
   for (let i = at + 1; i < args.length; i += 1) {
     const arg = (args[i] as Word).text;
-    if (hasC && !/^[-+]/.test(arg)) return { script: arg };
+    if (hasC && !/^[-+]/.test(arg)) return scriptOf([args[i] as Word]);
     if (arg === "--version" || arg === "--help") return undefined; // prints, runs nothing
     // A brace list may expand into options and the script (`bash {-c,'rm -rf /'}`), and
     // `keyword` or `histexpand` (`-o`) changes how the script is read (changesReading).
     if (arg.includes("{") || READING_OPTIONS.test(arg)) markUnreadable(out);
     if (arg === "--") {
-      if (hasC && args[i + 1]) return { script: (args[i + 1] as Word).text };
+      if (hasC && args[i + 1]) return scriptOf([args[i + 1] as Word]);
       if (!hasC && !stdin && args[i + 1] !== undefined) return scriptFile(args[i + 1] as Word, out);
       break;
     }

@@ -311,6 +311,15 @@ describe.skipIf(!existsSync(BASH))("splitCommand against bash 5", () => {
     `set -- a; let "$@"'[$(${MARK} -rf /)]'`,
   ])("names what bash runs in %j or fails safe (eleventh review)", namesOrFailsSafe);
 
+  // A script whose text the shell expands before it runs: the value becomes code.
+  it.each([
+    `x='; ${MARK} -rf /'; /bin/bash -c "echo $x"`,
+    `x='; ${MARK} -rf /'; eval echo $x`,
+    `x='; ${MARK} -rf /'; trap "echo $x" EXIT`,
+    `set -- '; ${MARK} -rf /'; /bin/bash -c "echo $1"`,
+    `cb='${MARK} -rf / #'; mapfile -C "$cb" -c 1 a <<< x`,
+  ])("fails safe where a script holds an expansion of the shell that runs it: %j", failsSafe);
+
   // An extended glob where a declaration reads its options: it may expand to `-n` (a file of that
   // name), and the nameref then sets PS4. The split reads the glob cut at its `(`.
   it.each([

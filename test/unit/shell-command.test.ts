@@ -1110,3 +1110,29 @@ describe("case arms", () => {
     expect(splitCommand(command).subcommands.map((s) => s.text)).toContain(text);
   });
 });
+
+describe("scripts built by the shell that runs them", () => {
+  it.each([
+    'bash -c "cd $D && make"',
+    "eval echo $x",
+    'trap "rm -f $tmp" EXIT',
+    "watch kubectl get pods -l app=$APP",
+    'su -c "ls $d" bob',
+    'env -S"$x" true',
+    'mapfile -C "$cb" -c 1 a',
+    'bash -c "echo `date` $x"',
+  ])("fails safe on %j: an expansion's value becomes part of the script", (command) => {
+    expect(splitCommand(command).unreadable).toBe(true);
+  });
+
+  it.each([
+    "bash -c 'cd $D && make'",
+    'bash -c "echo \\$HOME"',
+    "trap 'rm -f $tmp' EXIT",
+    "eval 'echo $x'",
+    'bash -c "x \\`date\\`"',
+    "sh -c 'echo $1' _ \"$x\"",
+  ])("reads %j: the script's expansions are its own", (command) => {
+    expect(splitCommand(command).unreadable).toBe(false);
+  });
+});
