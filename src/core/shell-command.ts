@@ -70,6 +70,11 @@ const ARRAY_MARK = "\uE004";
  */
 const CASE_MARK = "\uE005";
 /**
+ * Marks an unquoted `case` word where the scan does not see a command start: a command start all
+ * the same right after a pattern list's `)` (`x) case $y in …`), which only splitOnSeparators knows.
+ */
+const LOOSE_CASE_MARK = "\uE008";
+/**
  * Stand for a `$` and a backquote that expand nothing where they are written: inside single
  * quotes, or escaped (`'$x'`, `\$x`, `"\`"`). Read back as themselves in each word; a word with a
  * `$` or backquote left unmarked expands before the command runs (Word `expands`).
@@ -669,8 +674,8 @@ function stepUnquoted(s: ScanState, c: string, patternMode: boolean): void {
     heredocOrHereString(s, patternMode);
   } else if (c >= "0" && c <= "9" && atWordStart(s)) {
     digits(s);
-  } else if (c === "c" && !patternMode && reservedCase(s)) {
-    emit(s, `${CASE_MARK}case`, 4);
+  } else if (c === "c" && !patternMode && unquotedCase(s)) {
+    emit(s, `${atCommandStart(s.out) ? CASE_MARK : LOOSE_CASE_MARK}case`, 4);
   } else {
     if (c === "(" && s.prev === "=" && !patternMode && arrayAssignment(s)) {
       // Not in arithmetic, nor in a test's or an extended glob's pattern (`[[ $v =~ MODE=(dev|prod) ]]`
@@ -834,8 +839,8 @@ const TESTS_OFF = /(?:^|[^A-Za-z0-9_])(?:case|alias)(?![A-Za-z0-9_])/;
  * `>&`), `|` (not `>|`), and `(` after a blank or another operator (not an extended glob's `@(` or
  * an array's `=(`).
  */
-const SEPARATOR_BEFORE = String.raw`(?<!\\)(?:;|(?<![<>])&|(?<!>)\|)|(?<=^|[ \t;&|(])\(`;
-const RESERVED_AFTER = String.raw`[ \t]*(?:(?:!|\{|if|then|else|elif|do|while|until)[ \t]+)*$`;
+const SEPARATOR_BEFORE = String.raw`(?<!\\)(?:;|(?<![<>])&|(?<!>)\|)|(?<=^|[ \t;&|(])\(|(?<=\([ \t]*)\)`;
+const RESERVED_AFTER = String.raw`[ \t]*(?:(?:!|\{|if|then|else|elif|do|while|until|time)[ \t]+)*$`;
 const TEST_START_IN_TAIL = new RegExp(`[^](?:${SEPARATOR_BEFORE})${RESERVED_AFTER}`);
 const TEST_START_AT_BEGINNING = new RegExp(`(?:^|${SEPARATOR_BEFORE})${RESERVED_AFTER}`);
 
@@ -850,14 +855,12 @@ function atWordStart(s: ScanState): boolean {
   return s.prev === "" || BREAK.test(s.prev);
 }
 
-/** Whether the text at the scan is the reserved word `case`, unquoted, where a command starts. */
-function reservedCase(s: ScanState): boolean {
+/** Whether the text at the scan is the word `case`, unquoted, outside arithmetic, arrays and patterns. */
+function unquotedCase(s: ScanState): boolean {
   if (!s.text.startsWith("case", s.i) || !atWordStart(s)) return false;
   const after = s.text.charAt(s.i + 4);
   if (after !== "" && !BREAK.test(after)) return false;
-  return (
-    s.arith.length === 0 && !s.test && !s.array && atCommandStart(s.out) && !s.inPattern(s.out, s.out.length)
-  );
+  return s.arith.length === 0 && !s.test && !s.array && !s.inPattern(s.out, s.out.length);
 }
 
 /** Whether the text at `i` closes the innermost open arithmetic (`))` or `]`). */
@@ -895,6 +898,11 @@ function createPatternWatch(): PatternWatch {
   /** `depth` just before the `(` of each extended glob still open, innermost last. */
   const globs: number[] = [];
   let test = false;
+  /** `depth` at the open test's `[[`: a `]]` inside a regex's or glob's parentheses closes nothing. */
+  let testDepth = 0;
+  /** Whether the characters one and two before `read` were an unquoted, unescaped blank or operator. */
+  let breakBefore = false;
+  let breakTwoBefore = false;
   /** Where an unquoted `]]` after a blank ends, until the next character says whether it closes. */
   let closing = -1;
   /** Where the last extended glob closed: its word goes on after it (`@(a)#` is one word). */
@@ -909,8 +917,14 @@ function createPatternWatch(): PatternWatch {
       const before = read > 0 ? text.charAt(read - 1) : "";
       const opener = c === "(" && before !== "" && GLOB_OPENERS.includes(before);
       const unquoted = quote === "" && !escaped;
-      if (c === "[" && before === "[" && unquoted && plainBefore) test = true;
+      if (c === "[" && before === "[" && unquoted && plainBefore && !test) {
+        test = true;
+        testDepth = depth;
+      }
       plainBefore = unquoted && c !== "\\";
+      const twoBefore = breakTwoBefore;
+      breakTwoBefore = breakBefore;
+      breakBefore = unquoted && /[ \t\n;&|()]/.test(c);
       if (closing === read - 1 && unquoted && /[ \t\n;&|()<>]/.test(c)) test = false;
       closing = -1;
       if (escaped) escaped = false;
@@ -929,8 +943,8 @@ function createPatternWatch(): PatternWatch {
           globs.pop();
           globEnd = read;
         }
-      } else if (c === "]" && before === "]" && /^$|[ \t\n;&|()]/.test(text.charAt(read - 2))) {
-        closing = read;
+      } else if (c === "]" && before === "]" && (read < 2 || twoBefore) && depth === testDepth) {
+        closing = read; // `a\ ]]` is a word of the test, and `=~ ( ]] )` part of its regex
       }
     }
     return test || globs.length > 0 || globEnd === end - 1;
@@ -1622,6 +1636,7 @@ function splitOnSeparators(entries: readonly Entry[]): Word[][] {
   let words: Word[] = [];
   let patterns: Word[][] | undefined; // a pattern list that may be starting
   let open = 0; // the `case`s opened and not yet closed by `esac`
+  let armStart = false; // right after a pattern list's `)`, where an arm's commands start
   for (const entry of entries) {
     if (entry.kind !== "separator") {
       words.push(entry);
@@ -1639,19 +1654,26 @@ function splitOnSeparators(entries: readonly Entry[]): Word[][] {
       ) {
         patterns.push(words);
         words = [];
-        if (op === ")") patterns = undefined; // the list is whole: its words are patterns
+        if (op === ")") {
+          patterns = undefined; // the list is whole: its words are patterns
+          armStart = true;
+        }
         continue;
       }
       commands.push(...patterns); // not a pattern list after all
       patterns = undefined;
     }
-    const arms = caseArms(words);
+    // `case x in esac` is whole: a `|` after it is a pipe.
+    const start = caseArms(words, armStart);
+    const arms = words[start]?.text === "esac" ? -1 : start;
+    armStart = false;
     if (arms > 0) open += 1;
     else if (words[0]?.text === "esac" && open > 0) open -= 1;
     if (arms > 0 && arms === words.length - 1 && (op === "|" || op === ")")) {
       // The first arm's pattern on the `case` line: `case $1 in start)`, `case $m in arm*|x86*)`.
       commands.push(words.slice(0, arms));
       if (op === "|") patterns = [];
+      else armStart = true;
     } else {
       commands.push(words);
       if ((open > 0 && ARM_ENDS.has(op)) || (arms > 0 && arms === words.length && (op === ";" || op === "(")))
@@ -1669,15 +1691,19 @@ const ARM_ENDS: ReadonlySet<string> = new Set([";;", ";&", ";;&"]);
 
 /**
  * Where a `case`'s arms start in a command that opens one (a marked `case WORD in`, after
- * keywords: `do case $f in`): the index after `in`, or -1.
+ * keywords: `do case $f in`, `time case …`): the index after `in`, or -1. Right after a pattern
+ * list (`armStart`), a `case` the scan saw unquoted but not at a command start opens one too.
  */
-function caseArms(words: readonly Word[]): number {
+function caseArms(words: readonly Word[], armStart: boolean): number {
   let at = 0;
-  while (at < words.length && KEYWORDS.has((words[at] as Word).text)) at += 1;
-  return words[at]?.text === MARKED_CASE && words[at + 2]?.text === "in" ? at + 3 : -1;
+  while (at < words.length && (KEYWORDS.has((words[at] as Word).text) || words[at]?.text === "time")) at += 1;
+  const word = words[at]?.text;
+  const marked = word === MARKED_CASE || (armStart && word === LOOSE_CASE);
+  return marked && words[at + 2]?.text === "in" ? at + 3 : -1;
 }
 
 const MARKED_CASE = `${CASE_MARK}case`;
+const LOOSE_CASE = `${LOOSE_CASE_MARK}case`;
 
 function toCommand(words: readonly Word[]): Command {
   const args: Word[] = [];
@@ -1727,12 +1753,12 @@ function toCommand(words: readonly Word[]): Command {
 function stripMark(text: string): string {
   if (!MARKS.test(text)) return text;
   return text
-    .replace(/[\uE000\uE004\uE005]/g, "")
+    .replace(/[\uE000\uE004\uE005\uE008]/g, "")
     .replace(/[\uE003\uE006]/g, "$")
     .replaceAll(LITERAL_BACKQUOTE, "`");
 }
 
-const MARKS = /[\uE000\uE003-\uE007]/;
+const MARKS = /[\uE000\uE003-\uE008]/;
 
 function render(command: Command): string {
   return collapse([...command.args.map((a) => a.text), ...command.redirects].join(" "));

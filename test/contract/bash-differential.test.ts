@@ -358,6 +358,16 @@ describe.skipIf(!existsSync(BASH))("splitCommand against bash 5", () => {
     // An extended glob's `)` ends no command: `case` after it is an argument.
     `shopt -s extglob\necho @(a) case x in\n(${MARK})`,
     `shopt -s extglob\nls x@(a) case x in; (${MARK})`,
+    // A second review: `case x in esac` is whole, so the `|` after it is a pipe; a `case` inside a
+    // test the pattern watch had closed too early (an escaped blank, a regex's or glob's
+    // parentheses); a quoted `case` in an arm.
+    `case x in esac|(${MARK})`,
+    `( case x in esac|${MARK})`,
+    `c='${MARK} -rf /'; case x in esac|($c)`,
+    `[[ a\\ ]] || case == in ]]|(${MARK})`,
+    `( [[ x =~ ( ]] ) || case == in ]]|${MARK})`,
+    `( [[ x == @( ]] ) || case == in ]]|${MARK})`,
+    `case a in a) "case" y in\n(${MARK});; esac`,
   ])("names what runs after a case's arms in %j", namesOrFailsSafe);
 
   // A program named by a path whose directory is expanded in double quotes: one word, read by

@@ -1084,6 +1084,15 @@ describe("case arms", () => {
       ["for f in *", "case $f in", "tsc $f", "esac"],
     ],
     ["case x in a) ls;;& b) pwd;& c) date;; esac", ["case x in", "ls", "pwd", "date", "esac"]],
+    [
+      "f() { case $1 in -h|--help) echo help;; *) rm x;; esac; }",
+      ["f", "case $1 in", "echo help", "rm x", "esac"],
+    ],
+    [
+      "case $a in x) case $b in y) ls;; esac;; *) pwd;; esac",
+      ["case $a in", "case $b in", "ls", "esac", "pwd"],
+    ],
+    ["time case $x in a) ls;; *) pwd;; esac", ["case $x in", "ls", "pwd", "esac"]],
   ])("reads no pattern of %j as a command", (command, texts) => {
     const split = splitCommand(command);
     expect(split.subcommands.map((s) => s.text)).toEqual(texts);
