@@ -91,6 +91,25 @@ export function splitSubcommands(command: string): { subcommands: string[]; opaq
   return { subcommands: split.subcommands.map((s) => s.text), opaque: split.opaque };
 }
 
+/**
+ * What makes a text unreadable wherever it stands, read on the whole of it: code in data
+ * (codeInData), a code-bearing variable set by `${…:=}` or by element (CODE_VARIABLE), the old
+ * arithmetic `$[…]`, which ends elsewhere for bash than here inside a `((` (not `\$[`: a `$`), and
+ * a braced escape, which bash 5.2 reads in `$'…'` (`$'\x{24}'` is `$`). Read again with its
+ * line continuations joined, as bash joins them before it reads words (`${x@\⏎P}`).
+ */
+function unreadableText(text: string): boolean {
+  const check = (t: string) =>
+    codeInData(t) ||
+    CODE_VARIABLE.test(t) ||
+    UNESCAPED_ARITHMETIC.test(t) ||
+    (t.includes("$'") && /\\[xuU]\{/.test(t));
+  return check(text) || (text.includes("\\\n") && check(text.replaceAll("\\\n", "")));
+}
+
+/** `$[` after an even number of backslashes (none, or escaped ones). */
+const UNESCAPED_ARITHMETIC = /(?:^|[^\\])(?:\\\\)*\$\[/;
+
 export function splitCommand(command: string): CommandSplit {
   if (command.length > MAX_COMMAND_LENGTH) return { subcommands: [], opaque: true, unreadable: true };
   const out: Output = {
@@ -104,16 +123,14 @@ export function splitCommand(command: string): CommandSplit {
     aliases: false,
   };
   const text = sanitize(command);
-  // `$[…]`, arithmetic bash deprecated long ago, ends elsewhere for bash than here inside a `((`.
-  // `$'\x{24}'` is a `$` to bash 5.2; the code-in-data check reads no braced escape.
-  if (codeInData(text) || CODE_VARIABLE.test(text) || text.includes("$[") || /\\[xuU]\{/.test(text))
-    markUnreadable(out);
+  if (unreadableText(text)) markUnreadable(out);
   splitInto(text, 0, [], out);
   // A subscript's code spelt across quotes (`let 'a[$''(rm -rf /)]'`) shows in the words.
   if (!out.unreadable && out.subcommands.some((s) => codeInWord(s.text))) markUnreadable(out);
   // An alias is in effect for text read after the line that defines it: a later line, or a string
-  // read again at run time (`eval $'b\nmark'`, a trap's action, a callback).
-  if (out.aliases && /\n\s*\S|\b(?:eval|trap|mapfile|readarray|complete|compgen)\b/.test(text))
+  // read again at run time (`eval $'b\nmark'`, a trap's action, a callback, a `$(…)`, which bash
+  // 5.2 parses again when it runs it).
+  if (out.aliases && /\n\s*\S|\b(?:eval|trap|mapfile|readarray|complete|compgen)\b|\$\(|`|[<>]\(/.test(text))
     markUnreadable(out);
   return { subcommands: out.subcommands, opaque: out.opaque, unreadable: out.unreadable };
 }
@@ -268,13 +285,19 @@ const ESCAPED_CLOSE = /\\(?:x5[dD]|0?[15]?35|[uU]0*5[dD])/g;
 
 /**
  * A variable whose value bash runs or expands as code, set other than by `NAME=value` (which
- * noteAssignment reads) or by a builtin (`setsCodeVariable`): by `${PS4:=…}`, or by element
- * (`BASH_ALIASES[ls]=…` is an alias, `BASH_CMDS[ls]=…` what `ls` runs), read on the whole text.
+ * noteAssignment reads) or by a builtin (`setsCodeVariable`): by `${PS4:=…}` (also `${PS4[0]=…}`,
+ * and `${!name=…}`, which sets the variable `name` names), or by element (`BASH_ALIASES[ls]=…` is
+ * an alias, `BASH_CMDS[ls]=…` what `ls` runs), read on the whole text.
  */
-const CODE_VARIABLE = /\$\{(?:PS[0-4]|PROMPT_COMMAND|BASH_ENV):?=|(?:BASH_ALIASES|BASH_CMDS)\[/;
+const CODE_VARIABLE =
+  /\$\{(?:(?:PS[0-4]|PROMPT_COMMAND|BASH_ENV|BASH_COMPAT)(?:\[[^\]]*\])?|![A-Za-z_][A-Za-z0-9_]*):?=|(?:BASH_ALIASES|BASH_CMDS)\[/;
 
-/** The variables bash runs or expands as code (prompts, PROMPT_COMMAND, BASH_ENV) or as aliases and commands. */
-const CODE_VARIABLE_NAMES = "PS[0-4]|PROMPT_COMMAND|BASH_ALIASES|BASH_CMDS|BASH_ENV";
+/**
+ * The variables bash runs or expands as code (prompts, PROMPT_COMMAND, BASH_ENV) or as aliases and
+ * commands, and BASH_COMPAT, which at 5.1 or lower makes arithmetic expand a subscript's value
+ * again (`(( a[$x] ))` runs a `$(…)` in `$x`).
+ */
+const CODE_VARIABLE_NAMES = "PS[0-4]|PROMPT_COMMAND|BASH_ALIASES|BASH_CMDS|BASH_ENV|BASH_COMPAT";
 const CODE_VARIABLES = new RegExp(`^(?:${CODE_VARIABLE_NAMES})$`);
 /** One of them anywhere in a name that expands (`${x}PS4`). */
 const CODE_VARIABLE_IN = new RegExp(CODE_VARIABLE_NAMES);
@@ -599,8 +622,12 @@ function parameter(s: ScanState): void {
   s.opaque = true;
   emit(s, s.quote === '"' ? "\\${...}" : '"\\${...}"', unit.length);
   // Inside double quotes its quotes are plain characters to bash (`"${x:-'$(rm -rf /)'}"` runs
-  // it): only its `$(…)` and backquotes run, found as in an expanding heredoc body.
+  // it): only its `$(…)` and backquotes run, found as in an expanding heredoc body. Where it ends
+  // depends on the shell's mode if a `}` follows a `'` in it: bash's own mode reads the `'` as a
+  // quote, POSIX mode (`sh`, `set -o posix`) as a plain character (`"${x:-'}"; rm -rf / #'}"`).
   if (s.quote === '"') {
+    const quote = inner.indexOf("'");
+    if (quote >= 0 && inner.includes("}", quote)) s.unsure = true;
     bodySubstitutions(inner, s.substitutions, s);
     return;
   }
@@ -1941,7 +1968,8 @@ function expand(command: Command, depth: number, suffix: readonly string[], out:
     const peeled = peel(args, at, out, at < assignments);
     if (peeled === undefined) break;
     if ("script" in peeled) {
-      if (peeled.expands) markUnreadable(out);
+      // Its own text is read whole as the command's is (unreadableText): `eval 'echo ${x@'P'}'`.
+      if (peeled.expands || unreadableText(peeled.script)) markUnreadable(out);
       if (depth < MAX_DEPTH) {
         splitInto(peeled.script, depth + 1, redirects, out);
         return;
@@ -1984,7 +2012,7 @@ function expand(command: Command, depth: number, suffix: readonly string[], out:
   // runs a shell: it reads its script from stdin (`… | su`), or from the arguments after the user.
   const script = wrappedScript(name, args, at);
   if (name === "su" && script === undefined) markUnreadable(out);
-  if (script?.expands) markUnreadable(out);
+  if (script !== undefined && (script.expands || unreadableText(script.script))) markUnreadable(out);
   record({ args: args.slice(at), redirects }, out);
   // What a deny-only wrapper runs (sudo, xargs, or a stripped wrapper with an option not known
   // here) is checked by deny-style rules as a command of its own, wrappers and all.
@@ -2201,7 +2229,7 @@ function peel(args: readonly Word[], at: number, out: Output, prefix: boolean): 
   // bash expands no pattern in an assignment's value (`logs=*.log`, `files=(src/*.ts)`), where
   // it reads one: before the command, not after a wrapper (`nohup x=* …` runs what `x=*` matches).
   if (ASSIGNMENT.test(first.text) && (first.kind === "word" || prefix)) {
-    noteAssignment(first.text, out);
+    noteAssignment(first, out);
     return { at: at + 1 };
   }
   if (first.kind !== "word") return undefined;
@@ -2254,7 +2282,7 @@ function peel(args: readonly Word[], at: number, out: Output, prefix: boolean): 
   // sets for one: the same assignments are opaque here. It is recorded as a command of its own.
   if (DECLARATIONS.has(name)) {
     for (const arg of args.slice(at + 1)) {
-      if (ASSIGNMENT.test(arg.text)) noteAssignment(arg.text, out);
+      if (ASSIGNMENT.test(arg.text)) noteAssignment(arg, out);
       // `declare -a 'x=($(rm -rf /))'`: a quoted compound value is read again, its expansions and
       // what they print (`"x=($(echo '$(rm -rf /)'))"`) expanded. An unquoted one the scan read.
       if (arg.kind !== "redirect" && !arg.array && /=\(.*(?:\$\(|`)/.test(arg.text)) markUnreadable(out);
@@ -2292,7 +2320,8 @@ const SAFE_PROMPT =
  * `NAME=value`: opaque unless NAME is safe and the value holds no expansion. A quoted value is
  * not expanded at the assignment, but `${!TERM}` or `$[CI]` later would evaluate a `$(…)` in it.
  */
-function noteAssignment(word: string, out: Output): void {
+function noteAssignment(assignment: Word, out: Output): void {
+  const word = assignment.text;
   const name = ASSIGNMENT.exec(word)?.[1];
   // A value that is a subscript with code, spelt across quotes (`x='a[$''(…)]'`), for `$((x))`.
   if (codeInWord(word)) markUnreadable(out);
@@ -2302,15 +2331,18 @@ function noteAssignment(word: string, out: Output): void {
   // PROMPT_COMMAND is a command, and BASH_ENV names a script bash runs first.
   // Its escapes first (`\044(…)` is `$(…)`, `\140` a backquote).
   // A value whose only expansions are plain parameters (`PS4='+ ${BASH_SOURCE}:${LINENO}: '`,
-  // `PS1='(venv) $PS1'`) runs nothing: an expansion's result is not expanded again.
+  // `PS1='(venv) $PS1'`) runs nothing: an expansion's result is not expanded again. Expanded at
+  // the assignment (`PS4=$x`, `PS4="+ $x"`), the value's text is the prompt, and is expanded.
+  const expands = assignment.kind !== "redirect" && assignment.expands === true;
   if (
     name !== undefined &&
     /^(?:PS[0-4])$/.test(name) &&
-    !SAFE_PROMPT.test(word.slice(word.indexOf("=") + 1))
+    (expands || !SAFE_PROMPT.test(word.slice(word.indexOf("=") + 1)))
   )
     markUnreadable(out);
   // A shell started with SHELLOPTS in its environment sets those options first.
-  if (name === "SHELLOPTS" && /keyword|histexpand/.test(word)) markUnreadable(out);
+  if (name === "SHELLOPTS" && (expands || /keyword|histexpand|interactive-comments/.test(word)))
+    markUnreadable(out);
   // The alias and command tables: `BASH_ALIASES=([b]='rm')`, then `b -rf /` on a later line.
   if (name !== undefined && !name.startsWith("PS") && CODE_VARIABLES.test(name)) markUnreadable(out);
   // ENV is the start-up script of an interactive sh: unreadable when it is stdin.
@@ -2321,7 +2353,8 @@ function noteAssignment(word: string, out: Output): void {
  * `set -k` (`-o keyword`: an assignment-shaped word anywhere in a command is taken out of its
  * arguments, so `trap x=1 'rm -rf /' EXIT` runs the second) and `set -H` (`-o histexpand`: `!…`
  * brings back words of earlier lines) change how bash reads what follows. So does a `shopt -o`
- * of those names.
+ * of those names, and a shopt option of READING_OPTIONS (`shopt -u interactive_comments`,
+ * `shopt -s compat44`) or worked out at run time.
  */
 function changesReading(command: string, args: readonly Word[], at: number): boolean {
   if (command !== "set" && command !== "shopt") return false;
@@ -2329,10 +2362,7 @@ function changesReading(command: string, args: readonly Word[], at: number): boo
   // A word worked out at run time (`set -o $o`, `set $k`, `shopt -so $o`) may be either.
   const runTime = (word: string) => RUN_TIME_OPTION.test(word);
   if (command === "shopt") {
-    return (
-      words.some((w) => READING_OPTIONS.test(w)) ||
-      (words.some((w) => /^-[a-z]*o/.test(w)) && words.some(runTime))
-    );
+    return words.some((w) => READING_OPTIONS.test(w) || runTime(w));
   }
   let names = 0; // option names still owed to the `o`s of earlier words (`set -oo pipefail keyword`)
   for (const word of words) {
@@ -2349,8 +2379,12 @@ function changesReading(command: string, args: readonly Word[], at: number): boo
 /** An option word that expands, or a pattern or brace list: what it names is worked out at run time. */
 const RUN_TIME_OPTION = /[$`{*?[]/;
 
-/** The long names of the shell options that change how bash reads a command (changesReading). */
-const READING_OPTIONS = /^(?:keyword|histexpand)$/;
+/**
+ * The long names of the shell options that change how bash reads a command (changesReading):
+ * keyword mode, history expansion, comments in an interactive shell (off, `#` is a word), and the
+ * compatibility levels (at 5.1 or lower arithmetic expands a subscript's value again).
+ */
+const READING_OPTIONS = /^(?:keyword|histexpand|interactive[-_]comments|compat\d+)$/;
 
 /** A wrapper named bare or by its usual absolute path; `./timeout` could be anything. */
 function programName(word: string): string {
@@ -2413,7 +2447,7 @@ function peelEnv(args: readonly Word[], at: number, out: Output): Peeled {
     const split = splitStringOption(args, i, out);
     if (split !== undefined) return split;
     if (ASSIGNMENT.test(arg)) {
-      noteAssignment(arg, out);
+      noteAssignment(args[i] as Word, out);
       i += 1;
     } else if (arg === "--") {
       i += 1;

@@ -311,6 +311,23 @@ describe.skipIf(!existsSync(BASH))("splitCommand against bash 5", () => {
     `set -- a; let "$@"'[$(${MARK} -rf /)]'`,
   ])("names what bash runs in %j or fails safe (eleventh review)", namesOrFailsSafe);
 
+  // The eleventh round's other findings: a compatibility level (arithmetic expands a subscript's
+  // value again), a prompt set by element, by name or from a value expanded at the assignment,
+  // the whole-text checks on text eval or a shell reads again and across a line continuation, an
+  // alias used in a `$(…)` of the same line, POSIX mode's `'` inside `"${…}"`, comments off.
+  it.each([
+    `BASH_COMPAT=51; x='$(${MARK} -rf /)'; (( a[$x] ))`,
+    `shopt -s compat44; x='$(${MARK} -rf /)'; echo $(( a[$x] ))`,
+    `unset PS4; : \${PS4[0]=\\$\\(${MARK}\\)}; set -x; :`,
+    `unset PS4; r=PS4; : \${!r=\\$\\(${MARK}\\)}; set -x; :`,
+    `x='$(${MARK} -rf /)'; PS4=$x; set -x; :`,
+    `x='$(${MARK} -rf /)'; PS4="+ $x "; set -x; :`,
+    `x='$(${MARK} -rf /)'; echo "\${x@\\\nP}"`,
+    `x='$(${MARK} -rf /)'; eval 'echo \${x@'P'}'`,
+    `shopt -s expand_aliases; alias a='true;'; echo $(a ${MARK})`,
+    `set -o posix\necho "\${x:-'}"; ${MARK} #'}"`,
+  ])("fails safe on %j (eleventh review)", failsSafe);
+
   // A script whose text the shell expands before it runs: the value becomes code.
   it.each([
     `x='; ${MARK} -rf /'; /bin/bash -c "echo $x"`,

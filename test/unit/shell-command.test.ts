@@ -1040,6 +1040,11 @@ describe("subscripts read as data", () => {
     `python3 -c "print(df[df['a'] > 1])"; echo $(date)`,
     // A number starts no subscript: `\033[` is an ANSI colour, not an array element.
     `RED='\\033[0;31m'; if [ "$(whoami)" != root ]; then echo -e "\${RED}no"; fi`,
+    // `\$[` is a `$` and a `[`; a braced escape counts only in `$'…'`; a `'` in `"${…}"` with no
+    // `}` after it ends the same in any mode.
+    "grep -o '\\$[A-Z_]*' .env.example",
+    "grep -P '\\x{00A0}' README.md",
+    `echo "\${PATH//:/$'\\n'}"`,
   ])("reads %j: no subscript holds code or ends unsure", (command) => {
     expect(splitCommand(command).unreadable).toBe(false);
   });
@@ -1143,5 +1148,19 @@ describe("scripts built by the shell that runs them", () => {
     "sh -c 'echo $1' _ \"$x\"",
   ])("reads %j: the script's expansions are its own", (command) => {
     expect(splitCommand(command).unreadable).toBe(false);
+  });
+});
+
+describe("options that change how bash reads", () => {
+  it.each([
+    "/bin/bash -ic 'shopt -u interactive_comments\necho # ; rm -rf /'",
+    "/bin/bash -ic 'set +o interactive-comments\necho # ; rm -rf /'",
+    "/bin/bash +O interactive_comments -ic 'echo # ; rm -rf /'",
+    "/bin/bash +o interactive-comments -ic 'echo # ; rm -rf /'",
+    "shopt -s compat44",
+    "shopt -s $opt",
+    "BASH_COMPAT=51 bash -c 'echo $(( a[$1] ))' _ x",
+  ])("fails safe on %j: comments off in an interactive shell, or a compatibility level", (command) => {
+    expect(splitCommand(command).unreadable).toBe(true);
   });
 });
