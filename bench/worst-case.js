@@ -87,6 +87,8 @@ const HOSTILE = [
     name: "a `case`, then `a*|` repeated",
     command: (n) => `case x in x) ;; esac; ${repeated("a*|", n - 22)}`,
   },
+  // A run of `$` before a `]`: an intermediate build's subscript check was quadratic on it (720 ms).
+  { name: "`$` repeated, then `]`", command: (n) => `${repeated("$", n - 1)}]` },
   // A `case` at every command start: each is checked for being one (the scan's command-start test).
   { name: "`case x in⏎` repeated", command: (n) => repeated("case x in\n", n) },
   // Many commands, each one that Bash rules name or a redirection: the rules' work per command.

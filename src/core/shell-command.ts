@@ -225,7 +225,7 @@ const UNSURE_PIECE = [
  * name or a parameter (`$1`, `$-`, `$@`) leads to it, so not the `3` of `\033[` (a number, which
  * starts no subscript); or the `}` of an expansion or brace list that makes one (`a${x}'[…]'`).
  */
-const SUBSCRIPT_START = String.raw`(?:[A-Za-z_}]|[0-9\-@*#?!$](?=[$'"\\]*\[)(?<=(?:[A-Za-z_}]|\$[\-@*#?!$0-9])[A-Za-z0-9_]*))[$'"\\]*\[`;
+const SUBSCRIPT_START = String.raw`(?:[A-Za-z_}]|[0-9\-@*#?!](?=[$'"\\]*\[)(?<=(?:[A-Za-z_}]|\$[\-@*#?!0-9])[A-Za-z0-9_]*))[$'"\\]*\[`;
 
 /**
  * Text bash runs as code even from single quotes: a `$(…)` or backquote in an array subscript
@@ -259,14 +259,15 @@ const PLACEHOLDERS = /\$\(\.\.\.\)|`\.\.\.`|\uE003\(\.\.\.\)/g;
 /**
  * Whether the text holds code that bash may run from data: prompt expansion (`${x@P}`), or code in
  * a subscript (CODE_IN_DATA, UNSURE_SUBSCRIPT). bash expands a subscript only once it has found
- * its `]` (`let 'a[$(rm -rf /)'` runs nothing), so only the text before the last `]` is read: an
- * ANSI colour (`echo -e "\e[1mBuild\e[0m $(date)"`) or a regex's `\[` before a `$(…)` is no
- * subscript holding it. A `]` built at run time is not seen, as a `[` is not (README).
+ * its `]` (`let 'a[$(rm -rf /)'` runs nothing), so only the text before the last thing that may
+ * be or make one is read (lastCloser): an ANSI colour (`echo -e "\e[1mBuild\e[0m $(date)"`) or a
+ * regex's `\[` before a last `$(…)` is no subscript holding it.
  */
 function codeInData(text: string): boolean {
   if (text.includes("@P}")) return true;
-  // Most words have no `]`, and the split checks every word it reads.
-  const close = lastClosingBracket(text);
+  // Most words have no `[`, and the split checks every word it reads.
+  if (!text.includes("[")) return false;
+  const close = lastCloser(text);
   if (close < 0) return false;
   const head = text.slice(0, close);
   if (CODE_IN_DATA.test(head)) return true;
@@ -274,9 +275,17 @@ function codeInData(text: string): boolean {
   return unsure !== null && ANY_SUBSCRIPT_CODE.test(head.slice(unsure.index));
 }
 
-/** Where the last `]` is, also spelt as an escape (`$'\x5d'`, `\135`, `\u005d`); -1 if none. */
-function lastClosingBracket(text: string): number {
-  let last = text.lastIndexOf("]");
+/**
+ * Where the last `]` is, or what may make one at run time: an escape (`printf '\x5d'`, `\135`,
+ * `\u005d`), an expansion (`$r`, `$(printf …)`, a backquote) or a `~`; -1 if none.
+ */
+function lastCloser(text: string): number {
+  let last = Math.max(
+    text.lastIndexOf("]"),
+    text.lastIndexOf("$"),
+    text.lastIndexOf("`"),
+    text.lastIndexOf("~"),
+  );
   if (text.includes("\\")) for (const m of text.matchAll(ESCAPED_CLOSE)) last = Math.max(last, m.index);
   return last;
 }
@@ -863,11 +872,12 @@ const COMMAND_START_TAIL = 256;
 const TESTS_OFF = /(?:^|[^A-Za-z0-9_])(?:case|alias)(?![A-Za-z0-9_])/;
 /**
  * An operator that ends a command, not escaped (`find … \; [[` is an argument): `;`, `&` (not
- * `>&`), `|` (not `>|`), and `(` after a blank or another operator (not an extended glob's `@(` or
- * an array's `=(`).
+ * `>&`), `|` (not `>|`), `(` after a blank or another operator (not an extended glob's `@(` or an
+ * array's `=(`), and the `()` of a function definition after its name (`f() { case …`; not `@()`
+ * or `x=()`).
  */
-const SEPARATOR_BEFORE = String.raw`(?<!\\)(?:;|(?<![<>])&|(?<!>)\|)|(?<=^|[ \t;&|(])\(|(?<=\([ \t]*)\)`;
-const RESERVED_AFTER = String.raw`[ \t]*(?:(?:!|\{|if|then|else|elif|do|while|until|time)[ \t]+)*$`;
+const SEPARATOR_BEFORE = String.raw`(?<!\\)(?:;|(?<![<>])&|(?<!>)\|)|(?<=^|[ \t;&|(])\(|(?<=(?:^|[ \t;&|(])[A-Za-z_][\w.:-]*[ \t]*\([ \t]*)\)`;
+const RESERVED_AFTER = String.raw`[ \t]*(?:(?:!|\{|if|then|else|elif|do|while|until)[ \t]+)*$`;
 const TEST_START_IN_TAIL = new RegExp(`[^](?:${SEPARATOR_BEFORE})${RESERVED_AFTER}`);
 const TEST_START_AT_BEGINNING = new RegExp(`(?:^|${SEPARATOR_BEFORE})${RESERVED_AFTER}`);
 
@@ -1619,8 +1629,12 @@ const literalVariables: Record<string, string> = new Proxy(
   { get: (_target, name) => `$${String(name)}` },
 );
 
-/** What expands in a word: a `$` or backquote the scan did not mark literal, a `$` in double quotes. */
-const EXPANDS = /[$`\uE003]/;
+/**
+ * What expands in a word: a backquote the scan did not mark literal, or a `$` (also one in double
+ * quotes) that starts an expansion; `'^foo$'` inside double quotes, or `5$`, is a plain `$`. A `~`
+ * at a word's start expands too (`eval echo ~` runs HOME's value).
+ */
+const EXPANDS = /[$\uE003](?=[A-Za-z_{(0-9@*#?!$-])|`|^~/;
 
 function tokenize(line: string): Entry[] | undefined {
   let parsed: ParseEntry[];
@@ -1945,11 +1959,14 @@ interface Script {
   readonly expands: boolean;
 }
 
-/** The script in `words`, joined by spaces as eval and watch join them. */
+/**
+ * The script in `words`, joined by spaces as eval and watch join them. A glob among them expands
+ * to file names, which are read as code too (`eval : *` with a file `x;rm -rf /`).
+ */
 function scriptOf(words: readonly Word[]): Script {
   return {
     script: words.map((w) => w.text).join(" "),
-    expands: words.some((w) => w.kind !== "redirect" && w.expands === true),
+    expands: words.some((w) => w.kind === "glob" || (w.kind === "word" && w.expands === true)),
   };
 }
 

@@ -328,6 +328,19 @@ describe.skipIf(!existsSync(BASH))("splitCommand against bash 5", () => {
     `set -o posix\necho "\${x:-'}"; ${MARK} #'}"`,
   ])("fails safe on %j (eleventh review)", failsSafe);
 
+  // A third review of this round's changes: `time` after a pipe is a program, not the keyword;
+  // an empty extended glob's or array's `()` defines no function; a `]` made at run time closes a
+  // subscript as a written one does; a glob in eval's words expands to file names read as code.
+  it.each([
+    `: | time [[ -n x || ${MARK} ]]`,
+    `( : | time case x in a|${MARK} )`,
+    `shopt -s extglob\necho @() [[ x && ${MARK} ]]`,
+    `( ${"a".repeat(140)}=() case x in a|${MARK} )`,
+    `r=]; let 'a[$(${MARK})'$r`,
+    `printf -v r '%b' '\\13''5'; let 'a[$(${MARK})'$r`,
+    `: > 'x;${MARK}'; eval : *`,
+  ])("names what bash runs in %j or fails safe (eleventh review, third pass)", namesOrFailsSafe);
+
   // A script whose text the shell expands before it runs: the value becomes code.
   it.each([
     `x='; ${MARK} -rf /'; /bin/bash -c "echo $x"`,

@@ -1097,7 +1097,6 @@ describe("case arms", () => {
       "case $a in x) case $b in y) ls;; esac;; *) pwd;; esac",
       ["case $a in", "case $b in", "ls", "esac", "pwd"],
     ],
-    ["time case $x in a) ls;; *) pwd;; esac", ["case $x in", "ls", "pwd", "esac"]],
   ])("reads no pattern of %j as a command", (command, texts) => {
     const split = splitCommand(command);
     expect(split.subcommands.map((s) => s.text)).toEqual(texts);
@@ -1146,6 +1145,9 @@ describe("scripts built by the shell that runs them", () => {
     "eval 'echo $x'",
     'bash -c "x \\`date\\`"',
     "sh -c 'echo $1' _ \"$x\"",
+    // A `$` that starts no expansion is a plain character, in double quotes too.
+    `bash -c "grep -E '^foo$' file.txt"`,
+    'trap "echo done $" EXIT',
   ])("reads %j: the script's expansions are its own", (command) => {
     expect(splitCommand(command).unreadable).toBe(false);
   });
