@@ -75,12 +75,23 @@ const CASE_MARK = "\uE005";
  */
 const LOOSE_CASE_MARK = "\uE008";
 /**
- * Stand for a `$` and a backquote that expand nothing where they are written: inside single
- * quotes, or escaped (`'$x'`, `\$x`, `"\`"`). Read back as themselves in each word; a word with a
- * `$` or backquote left unmarked expands before the command runs (Word `expands`).
+ * Stand for the characters that expand or make words where they stand unquoted, where they are
+ * quoted or escaped (`'$x'`, `\$x`, `"\`"`, `"*.ts"`, `'{a,b}'`, `\[`): `$`, a backquote, a glob's
+ * `*`, `?` and `[`, a brace list's `{`, and `~`. Read back as themselves in each word; a word with
+ * one left unmarked expands before the command runs (Word `expands`).
  */
-const LITERAL_DOLLAR = "\uE006";
-const LITERAL_BACKQUOTE = "\uE007";
+const LITERAL: Readonly<Record<string, string>> = {
+  $: "\uE006",
+  "`": "\uE007",
+  "[": "\uE009",
+  "{": "\uE00A",
+  "*": "\uE00B",
+  "?": "\uE00C",
+  "~": "\uE00D",
+};
+const UNLITERAL: Readonly<Record<string, string>> = Object.fromEntries(
+  Object.entries(LITERAL).map(([c, mark]) => [mark, c]),
+);
 /** Private-use characters this module and permission-rule.ts use as markers; never taken from input. */
 const RESERVED_CHARS = /[\uE000-\uE00F]/g;
 
@@ -277,19 +288,17 @@ function codeInData(text: string): boolean {
 
 /**
  * Where the last `]` is, or what may make one at run time: an escape (`printf '\x5d'`, `\135`,
- * `\u005d`), an expansion (`$r`, `$(printf …)`, a backquote) or a `~`; -1 if none.
+ * `\u005d`), an expansion (`$r`, `$(printf …)`, a backquote), a `~`, a glob (a file named
+ * `a[$(…)]` matches `'a[$(…)'*`) or a brace list (`{Z..a}` holds `]`); -1 if none.
  */
 function lastCloser(text: string): number {
-  let last = Math.max(
-    text.lastIndexOf("]"),
-    text.lastIndexOf("$"),
-    text.lastIndexOf("`"),
-    text.lastIndexOf("~"),
-  );
+  let last = -1;
+  for (const closer of CLOSERS) last = Math.max(last, text.lastIndexOf(closer));
   if (text.includes("\\")) for (const m of text.matchAll(ESCAPED_CLOSE)) last = Math.max(last, m.index);
   return last;
 }
 
+const CLOSERS = ["]", "$", "`", "~", "*", "?", "{"];
 const ESCAPED_CLOSE = /\\(?:x5[dD]|0?[15]?35|[uU]0*5[dD])/g;
 
 /**
@@ -596,14 +605,15 @@ function stepInSingleQuotes(s: ScanState, c: string, patternMode: boolean): void
   }
 }
 
-/** A `$` or backquote as LITERAL_DOLLAR or LITERAL_BACKQUOTE; any other character as itself. */
+/** A quoted or escaped character that would expand unquoted as its LITERAL mark; any other as itself. */
 function literal(c: string): string {
-  return c === "$" ? LITERAL_DOLLAR : c === "`" ? LITERAL_BACKQUOTE : c;
+  return LITERAL[c] ?? c;
 }
 
 function stepInDoubleQuotes(s: ScanState, c: string, patternMode: boolean): void {
   if (c === '"') s.quote = "";
-  emit(s, c === "$" && !patternMode ? QUOTED_DOLLAR : c, 1);
+  // A `$` there still expands (its word is not split); a glob's or brace list's character does not.
+  emit(s, patternMode ? c : c === "$" ? QUOTED_DOLLAR : c === "`" ? c : literal(c), 1);
 }
 
 /** A `${…}` with nothing in it that this scan or shell-quote would read differently from bash. */
@@ -657,9 +667,14 @@ function stepBackslash(s: ScanState, patternMode: boolean): void {
   } else if (s.quote === '"' && s.text.charAt(s.i + 1) === "`") {
     // In double quotes bash takes `\`` for a backquote, which shell-quote would keep escaped:
     // the word then holds one (`bash -c "x \`rm -rf /\`"` runs `rm`).
-    emit(s, patternMode ? "`" : LITERAL_BACKQUOTE, 2);
-  } else if (!patternMode && (s.text.charAt(s.i + 1) === "$" || s.text.charAt(s.i + 1) === "`")) {
-    // `\$x`, unquoted or in double quotes: a `$` in the word, which nothing expands here.
+    emit(s, patternMode ? "`" : literal("`"), 2);
+  } else if (
+    !patternMode &&
+    (s.text.charAt(s.i + 1) === "$" ||
+      s.text.charAt(s.i + 1) === "`" ||
+      (s.quote === "" && LITERAL[s.text.charAt(s.i + 1)] !== undefined))
+  ) {
+    // `\$x`, unquoted or in double quotes, `\*` unquoted: a plain character in the word.
     emit(s, literal(s.text.charAt(s.i + 1)), 2);
     s.prev = "\\";
   } else {
@@ -1632,9 +1647,11 @@ const literalVariables: Record<string, string> = new Proxy(
 /**
  * What expands in a word: a backquote the scan did not mark literal, or a `$` (also one in double
  * quotes) that starts an expansion; `'^foo$'` inside double quotes, or `5$`, is a plain `$`. A `~`
- * at a word's start expands too (`eval echo ~` runs HOME's value).
+ * at a word's start or after `=` or `:` (`eval echo ~`, `eval x=~` run HOME's value), and an
+ * unquoted glob or brace list (`eval : *`, `eval echo {';',}x`: file names and the list's words
+ * are read as code).
  */
-const EXPANDS = /[$\uE003](?=[A-Za-z_{(0-9@*#?!$-])|`|^~/;
+const EXPANDS = /[$\uE003](?=[A-Za-z_{(0-9@*#?!$-])|`|(?:^|[=:])~|[*?[{]/;
 
 function tokenize(line: string): Entry[] | undefined {
   let parsed: ParseEntry[];
@@ -1795,11 +1812,11 @@ function stripMark(text: string): string {
   if (!MARKS.test(text)) return text;
   return text
     .replace(/[\uE000\uE004\uE005\uE008]/g, "")
-    .replace(/[\uE003\uE006]/g, "$")
-    .replaceAll(LITERAL_BACKQUOTE, "`");
+    .replaceAll(QUOTED_DOLLAR, "$")
+    .replace(/[\uE006\uE007\uE009-\uE00D]/g, (mark) => UNLITERAL[mark] as string);
 }
 
-const MARKS = /[\uE000\uE003-\uE008]/;
+const MARKS = /[\uE000\uE003-\uE00D]/;
 
 function render(command: Command): string {
   return collapse([...command.args.map((a) => a.text), ...command.redirects].join(" "));

@@ -341,6 +341,17 @@ describe.skipIf(!existsSync(BASH))("splitCommand against bash 5", () => {
     `: > 'x;${MARK}'; eval : *`,
   ])("names what bash runs in %j or fails safe (eleventh review, third pass)", namesOrFailsSafe);
 
+  // A fourth pass: a brace sequence makes a subscript's `]`; a `~` after `=` or `:`, a brace list
+  // and a `~` it makes expand in eval's or a shell's words, and their values are read as code.
+  it.each([
+    `a=(1); unset 'a[$(${MARK})'{Z..a}`,
+    `HOME='/h;${MARK}'; eval x=~`,
+    `HOME=';${MARK} -rf /'; eval : a=b:~`,
+    `HOME=';${MARK}'; eval : {~,}`,
+    `eval echo {';',}${MARK}`,
+    `/bin/bash -c 'echo '{';',}${MARK}`,
+  ])("names what bash runs in %j or fails safe (eleventh review, fourth pass)", namesOrFailsSafe);
+
   // A script whose text the shell expands before it runs: the value becomes code.
   it.each([
     `x='; ${MARK} -rf /'; /bin/bash -c "echo $x"`,

@@ -1134,6 +1134,9 @@ describe("scripts built by the shell that runs them", () => {
     'env -S"$x" true',
     'mapfile -C "$cb" -c 1 a',
     'bash -c "echo `date` $x"',
+    "eval echo {a,b}",
+    "eval ls *.txt",
+    "let 'a[$(rm -rf /)'*",
   ])("fails safe on %j: an expansion's value becomes part of the script", (command) => {
     expect(splitCommand(command).unreadable).toBe(true);
   });
@@ -1148,6 +1151,10 @@ describe("scripts built by the shell that runs them", () => {
     // A `$` that starts no expansion is a plain character, in double quotes too.
     `bash -c "grep -E '^foo$' file.txt"`,
     'trap "echo done $" EXIT',
+    // Quoted, a glob's or brace list's characters expand nothing.
+    "bash -c 'echo {a,b}'",
+    'bash -c "ls *.txt"',
+    'find . -name "*.ts" | xargs -I{} sh -c "echo {}"',
   ])("reads %j: the script's expansions are its own", (command) => {
     expect(splitCommand(command).unreadable).toBe(false);
   });
