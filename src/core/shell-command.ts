@@ -629,7 +629,10 @@ const PLAIN_PARAMETER = /^\$\{[^'"`\\\s;&|<>()]*\}$/;
 function parameter(s: ScanState): void {
   const end = closingBrace(s.text, s.i + 2, 0, s);
   if (end >= s.text.length) {
-    emit(s, "$"); // never closed: as before, shell-quote refuses it and the command is unreadable
+    // Never closed here (or nested past MAX_NESTING): where bash ends it is not known. Unsure
+    // whether or not shell-quote then refuses the text (a quoted `{` is a mark it takes).
+    s.unsure = true;
+    emit(s, "$");
     return;
   }
   const unit = s.text.slice(s.i, end + 1);

@@ -352,6 +352,14 @@ describe.skipIf(!existsSync(BASH))("splitCommand against bash 5", () => {
     `/bin/bash -c 'echo '{';',}${MARK}`,
   ])("names what bash runs in %j or fails safe (eleventh review, fourth pass)", namesOrFailsSafe);
 
+  // A fifth pass: a `${` this reading never closes (POSIX mode's `'`, or nested past 64) is unsure
+  // whether or not shell-quote then refuses the text.
+  it.each([
+    `set -o posix\necho "\${x:-'" '"}"; ${MARK}; : "'" #"`,
+    `echo "\${x:-" '"${"${x:-".repeat(65)}${"}".repeat(65)}}"; ${MARK}; : "'" #"`,
+    `: \${x:-'}' #${"${x:-".repeat(65)}${"}".repeat(65)}}; ${MARK}`,
+  ])("fails safe on %j (eleventh review, fifth pass)", failsSafe);
+
   // A script whose text the shell expands before it runs: the value becomes code.
   it.each([
     `x='; ${MARK} -rf /'; /bin/bash -c "echo $x"`,
