@@ -613,7 +613,8 @@ function literal(c: string): string {
 function stepInDoubleQuotes(s: ScanState, c: string, patternMode: boolean): void {
   if (c === '"') s.quote = "";
   // A `$` there still expands (its word is not split); a glob's or brace list's character does not.
-  emit(s, patternMode ? c : c === "$" ? QUOTED_DOLLAR : c === "`" ? c : literal(c), 1);
+  // (A backquote never reaches here outside pattern mode: `substitute` takes it.)
+  emit(s, patternMode ? c : c === "$" ? QUOTED_DOLLAR : literal(c), 1);
 }
 
 /** A `${…}` with nothing in it that this scan or shell-quote would read differently from bash. */
@@ -667,10 +668,11 @@ function stepBackslash(s: ScanState, patternMode: boolean): void {
   if (s.text.charAt(s.i + 1) === "\n") {
     if (splitsToken(s.text, s.i, s.quote === '"')) s.unsure = s.opaque = true;
     s.i += 2;
-  } else if (s.quote === '"' && s.text.charAt(s.i + 1) === "`") {
+  } else if (patternMode && s.quote === '"' && s.text.charAt(s.i + 1) === "`") {
     // In double quotes bash takes `\`` for a backquote, which shell-quote would keep escaped:
-    // the word then holds one (`bash -c "x \`rm -rf /\`"` runs `rm`).
-    emit(s, patternMode ? "`" : literal("`"), 2);
+    // the word then holds one (`bash -c "x \`rm -rf /\`"` runs `rm`). Outside pattern mode the
+    // next branch writes it marked literal, as it does `\$`.
+    emit(s, "`", 2);
   } else if (
     !patternMode &&
     (s.text.charAt(s.i + 1) === "$" ||
@@ -1979,15 +1981,25 @@ interface Script {
   readonly expands: boolean;
 }
 
-/**
- * The script in `words`, joined by spaces as eval and watch join them. A glob among them expands
- * to file names, which are read as code too (`eval : *` with a file `x;rm -rf /`).
- */
+/** The script in `words`, joined by spaces as eval and watch join them. */
 function scriptOf(words: readonly Word[]): Script {
-  return {
-    script: words.map((w) => w.text).join(" "),
-    expands: words.some((w) => w.kind === "glob" || (w.kind === "word" && w.expands === true)),
-  };
+  return { script: words.map((w) => w.text).join(" "), expands: expandsAny(words) };
+}
+
+/**
+ * Whether a script's words expand before it runs (Word `expands`). A glob always does: to file
+ * names, which are read as code too (`eval : *` with a file `x;rm -rf /`).
+ */
+function expandsAny(words: readonly Word[]): boolean {
+  return words.some((w) => w.kind === "glob" || (w.kind === "word" && w.expands === true));
+}
+
+/**
+ * Whether a script makes the command unreadable before it is split: it expands (its values
+ * become code), or its own text fails the whole-text checks (`eval 'echo ${x@'P'}'`).
+ */
+function unreadableScript(script: Script): boolean {
+  return script.expands || unreadableText(script.script);
 }
 
 /** Strips wrappers, follows `sh -c`/`eval`, and records what is left as a subcommand. */
@@ -2005,8 +2017,7 @@ function expand(command: Command, depth: number, suffix: readonly string[], out:
     const peeled = peel(args, at, out, at < assignments);
     if (peeled === undefined) break;
     if ("script" in peeled) {
-      // Its own text is read whole as the command's is (unreadableText): `eval 'echo ${x@'P'}'`.
-      if (peeled.expands || unreadableText(peeled.script)) markUnreadable(out);
+      if (unreadableScript(peeled)) markUnreadable(out);
       if (depth < MAX_DEPTH) {
         splitInto(peeled.script, depth + 1, redirects, out);
         return;
@@ -2049,7 +2060,7 @@ function expand(command: Command, depth: number, suffix: readonly string[], out:
   // runs a shell: it reads its script from stdin (`… | su`), or from the arguments after the user.
   const script = wrappedScript(name, args, at);
   if (name === "su" && script === undefined) markUnreadable(out);
-  if (script !== undefined && (script.expands || unreadableText(script.script))) markUnreadable(out);
+  if (script !== undefined && unreadableScript(script)) markUnreadable(out);
   record({ args: args.slice(at), redirects }, out);
   // What a deny-only wrapper runs (sudo, xargs, or a stripped wrapper with an option not known
   // here) is checked by deny-style rules as a command of its own, wrappers and all.
@@ -2305,9 +2316,7 @@ function peel(args: readonly Word[], at: number, out: Output, prefix: boolean): 
     // then `a rm -rf /`), which this reading does not follow.
     // An argument that expands may define one too (`alias $x`).
     if (bodies.length > 0 || args.slice(at + 1).some((a) => /[$`]/.test(a.text))) out.aliases = true;
-    return bodies.length > 0
-      ? { script: bodies.join("\n"), expands: scriptOf(definitions).expands }
-      : undefined;
+    return bodies.length > 0 ? { script: bodies.join("\n"), expands: expandsAny(definitions) } : undefined;
   }
   // `source <(curl …)` and `. /dev/stdin` run a script from a pipe, as `bash <(curl …)` does.
   if (first.text === "source" || first.text === ".") {
@@ -2540,7 +2549,7 @@ function splitStringOption(args: readonly Word[], i: number, out: Output): Peele
   if (args.slice(restAt).some((w) => w.kind === "glob")) markUnreadable(out);
   // env reads the split words as its own arguments again: `-i`, `NAME=VALUE`, then the command.
   // The string's own expansions are the shell's: their values are split by env as its words.
-  return { script: `env ${words}`, expands: scriptOf(args.slice(i, restAt)).expands };
+  return { script: `env ${words}`, expands: expandsAny(args.slice(i, restAt)) };
 }
 
 /** `eval WORDS` runs its words joined by spaces, re-read after expansion we do not perform. */
@@ -2574,7 +2583,7 @@ function commandOption(args: readonly Word[], at: number): Script | undefined {
       return script === undefined ? { script: "", expands: false } : scriptOf([script]);
     }
     if (arg.startsWith("--command="))
-      return { ...scriptOf([args[i] as Word]), script: arg.slice("--command=".length) };
+      return { script: arg.slice("--command=".length), expands: expandsAny([args[i] as Word]) };
   }
   return undefined;
 }
@@ -2592,7 +2601,7 @@ function callbackScript(args: readonly Word[], at: number): Peeled {
       const word = c < arg.length - 1 ? (args[i] as Word) : args[i + 1];
       callback = word && {
         script: word === args[i] ? arg.slice(c + 1) : word.text,
-        expands: scriptOf([word]).expands,
+        expands: expandsAny([word]),
       };
     }
   }
