@@ -20,6 +20,7 @@
  * bench/results/enqueue-<date>.json and prints a Markdown table.
  */
 import { spawn } from "node:child_process";
+import { closeSync, openSync, writeSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import http from "node:http";
 import os from "node:os";
@@ -300,11 +301,16 @@ async function measureInProcess(docs, env, dir) {
   const clock = { now: Date.now, monotonic: () => performance.now() };
   const logger = createJsonLogger({ write() {} });
   const cases = [];
-  for (const [name, jobsPerRequest] of [
-    ["without", 0],
-    ["with", SINKS_PER_EVENT],
+  // "syscall" is the policy without notify rules plus one 1-byte write to /dev/null after each
+  // decision: what a system call alone costs here, beside what the journal's `write` costs.
+  const devNull = openSync("/dev/null", "w");
+  const oneByte = Buffer.alloc(1);
+  for (const [name, jobsPerRequest, doc] of [
+    ["without", 0, docs.without],
+    ["with", SINKS_PER_EVENT, docs.with],
+    ["syscall", 0, docs.without],
   ]) {
-    const loaded = await loadPolicy(formatPolicy(docs[name]), { env: (k) => env[k], sha256: nodeSha256 });
+    const loaded = await loadPolicy(formatPolicy(doc), { env: (k) => env[k], sha256: nodeSha256 });
     if (!loaded.ok) throw new Error(`the ${name} policy does not load: ${JSON.stringify(loaded.error)}`);
     const policy = loaded.value.policy;
     const data = join(dir, `in-process-${name}`);
@@ -347,6 +353,7 @@ async function measureInProcess(docs, env, dir) {
       pending = undefined;
       const outcome = await handleHook(deps, request);
       if (pending) await pending;
+      if (name === "syscall") writeSync(devNull, oneByte);
       return outcome;
     };
     cases.push({
@@ -414,7 +421,11 @@ async function measureInProcess(docs, env, dir) {
       enqueued,
     };
   }
+  closeSync(devNull);
   const paired = out.with.cpuUsPerCallBatches.map((us, i) => us / out.without.cpuUsPerCallBatches[i]);
+  const pairedSyscall = out.syscall.cpuUsPerCallBatches.map(
+    (us, i) => us / out.without.cpuUsPerCallBatches[i],
+  );
   out.ratio = {
     /** CPU per call, with over without (medians); `wall` the same in wall time. */
     withOverWithout: round3(out.with.cpuUsPerCall / out.without.cpuUsPerCall),
@@ -425,10 +436,17 @@ async function measureInProcess(docs, env, dir) {
     },
     enqueueCpuUs: round1(out.with.cpuUsPerCall - out.without.cpuUsPerCall),
     enqueueWallUs: round1(out.with.usPerCall - out.without.usPerCall),
+    /** The decision plus one 1-byte write to /dev/null, over the decision alone. */
+    syscall: {
+      overWithout: round3(out.syscall.cpuUsPerCall / out.without.cpuUsPerCall),
+      paired: round3(median(pairedSyscall)),
+      cpuUs: round1(out.syscall.cpuUsPerCall - out.without.cpuUsPerCall),
+    },
   };
   log(
     `in process: ${out.without.cpuUsPerCall} µs of CPU per decision without notify, ${out.with.cpuUsPerCall} µs ` +
-      `with its enqueue (${out.ratio.withOverWithout}×)`,
+      `with its enqueue (${out.ratio.withOverWithout}×), ${out.syscall.cpuUsPerCall} µs with a 1-byte write to /dev/null ` +
+      `(${out.ratio.syscall.overWithout}×)`,
   );
   return out;
 }
@@ -449,6 +467,9 @@ function markdownInProcess(r) {
     `| **with ÷ without** | | **${r.ratio.withOverWithout.toFixed(2)}×** (paired ${r.ratio.paired.median.toFixed(2)}×, ` +
       `${r.ratio.paired.range.map((n) => n.toFixed(2)).join("–")}); enqueue ≈ ${r.ratio.enqueueCpuUs} µs | ` +
       `${r.ratio.wall.toFixed(2)}× | |`,
+    row("policy-200, no notify rule, + a 1-byte write to /dev/null", r.syscall),
+    `| **that ÷ without** | | **${r.ratio.syscall.overWithout.toFixed(2)}×** (paired ${r.ratio.syscall.paired.toFixed(2)}×); ` +
+      `the system call ≈ ${r.ratio.syscall.cpuUs} µs | | |`,
     "",
     "(b) Over HTTP:",
   ].join("\n");
