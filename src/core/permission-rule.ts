@@ -489,9 +489,9 @@ function matchesPath(
   call: ToolCall,
   quantifier: "any" | "all",
 ): boolean {
-  const { paths, cwd, home } = pathsOf(input, call);
-  if (paths.length === 0) return false;
   const deny = quantifier === "any";
+  const { paths, allowPaths, cwd, home } = pathsOf(input, call);
+  if (paths.length === 0) return false;
   const matches = (path: string | undefined): boolean => {
     if (path === undefined) return deny; // `~/..` with no home: it could be anywhere
     if (path.length > MAX_PATH_LENGTH) return false;
@@ -499,14 +499,19 @@ function matchesPath(
       matchesUnder(pattern, path, base, deny),
     );
   };
-  return deny ? paths.some(matches) : paths.every(matches);
+  return deny ? paths.some(matches) : allowPaths.every(matches);
 }
 
 interface CallPaths {
   readonly input: Readonly<Record<string, unknown>>;
   readonly call: ToolCall;
-  /** Each path field the call carries, resolved (`resolvePath`); undefined where it cannot be. */
+  /**
+   * Each path field the call carries and a Glob's `pattern` (globPatternPath), resolved
+   * (`resolvePath`); undefined where it cannot be.
+   */
   readonly paths: readonly (string | undefined)[];
+  /** `paths` as an allow rule reads them: a Glob pattern that may name other paths is unknown. */
+  readonly allowPaths: readonly (string | undefined)[];
   readonly cwd: string | undefined;
   readonly home: string | undefined;
 }
@@ -532,8 +537,36 @@ function pathsOf(input: Readonly<Record<string, unknown>>, call: ToolCall): Call
     const value = input[field];
     return typeof value === "string" && value !== "" ? [resolvePath(posixPath(value, drive), cwd, home)] : [];
   });
-  memoPaths = { input, call, paths, cwd, home };
+  let allowPaths = paths;
+  if (call.toolName === "Glob" && typeof input.pattern === "string" && input.pattern !== "") {
+    const base = typeof input.path === "string" && input.path !== "" ? paths.at(-1) : cwd;
+    const pattern = globPatternPath(posixPath(input.pattern, drive), base, cwd, home);
+    paths.push(pattern.path);
+    allowPaths = [...paths.slice(0, -1), pattern.exact ? pattern.path : undefined];
+  }
+  memoPaths = { input, call, paths, allowPaths, cwd, home };
   return memoPaths;
+}
+
+/**
+ * A Glob call's `pattern` read as one more path: resolved against the call's `path` (or the cwd)
+ * with its wildcards kept as characters, so `~/.ssh/*` is `/home/dev/.ssh/*`, which `~/.ssh/**`
+ * covers, and `../**` under `src` is outside `src/**`. Not `exact` when a brace list or an
+ * extended glob may name paths this one string does not (`{a,../../x}/*`): an allow rule then
+ * never matches it, and a deny-style rule reads it as written.
+ */
+function globPatternPath(
+  pattern: string,
+  base: string | undefined,
+  cwd: string | undefined,
+  home: string | undefined,
+): { path: string | undefined; exact: boolean } {
+  const anchored = pattern.startsWith("/") || pattern === "~" || pattern.startsWith("~/");
+  const path =
+    anchored || base === undefined
+      ? resolvePath(pattern, cwd, home)
+      : resolvePath(`${base}/${pattern}`, cwd, home);
+  return { path, exact: !/[{(]/.test(pattern) };
 }
 
 /** A Windows drive path: a drive letter, a colon and a separator. */

@@ -285,7 +285,22 @@ describe("path rules", () => {
     ["Read(./!x)", at("Read", { file_path: "/p/!x" }), true],
     ["Read(./#x)", at("Read", { file_path: "/p/#x" }), true],
     ["Read(*)", at("Glob", { path: "/anything" }), true],
-    ["Read(*)", at("Glob", { pattern: "**/*" }), false],
+    ["Read(*)", at("Glob", { pattern: "**/*" }), true],
+    // A Glob's pattern is a path too, wildcards kept as characters, resolved against its `path`.
+    ["Read(~/.ssh/**)", at("Glob", { pattern: "/home/dev/.ssh/*" }), true],
+    ["Read(~/.ssh/**)", at("Glob", { pattern: "~/.ssh/id_*" }), true],
+    ["Read(~/.ssh/**)", at("Glob", { pattern: "*", path: "/home/dev" }), false],
+    ["Read(~/.ssh/**)", at("Glob", { pattern: "src/**/*.ts" }), false],
+    ["Read(//etc/**)", at("Glob", { pattern: "../../etc/*" }), true],
+    ["Read(//etc/**)", at("Glob", { pattern: "*", path: "/tmp/../etc" }), true],
+    ["Read(**/.env)", at("Glob", { pattern: "**/.env" }), true],
+    ["Read(**/.env)", at("Glob", { pattern: "**/.env.example" }), false],
+    ["Read(./secrets)", at("Glob", { pattern: "secrets/*.yaml" }), true],
+    ["Read(src/**)", at("Glob", { pattern: "src/**/*.ts" }), true],
+    ["Read(src/**)", at("Glob", { pattern: "**/*.ts", path: "/p/src" }), true],
+    ["Read(*.pem)", at("Glob", { pattern: "**/*" }), false],
+    ["Read(*.pem)", at("Glob", { pattern: "**/*.pem" }), true],
+    ["Read(*.pem)", at("Grep", { pattern: "x.pem" }), false],
     ["Read(**/.env)", at("Read", { file_path: 7 }), false],
     ["Read(**/.env)", at("Read", { file_path: "" }), false],
     ["Read(**/.env)", { toolName: "Read", toolInput: { file_path: "/p/.env" } }, true],
@@ -316,6 +331,13 @@ describe("path rules", () => {
     ["Read(./.env)", at("Read", { file_path: "/P/.env" })],
     ["Read(~/.ssh/**)", at("Read", { file_path: "/users/dev/.ssh/id_rsa" }, noHome)],
     ["Read(~/.ssh/**)", at("Read", { file_path: "C:\\Users\\dev\\.ssh\\id_rsa" }, { ...windows, ...noHome })],
+    // A Glob pattern with a brace list or an extended glob may name paths its text does not:
+    // allow rules never match it, deny-style rules read it as written.
+    ["Read(~/.ssh/**)", at("Glob", { pattern: "~/.ssh/{a,b}" })],
+    ["Read(src/**)", at("Glob", { pattern: "src/@(a|b)/*" })],
+    // An allow rule needs the Glob's `path` and its pattern both covered.
+    ["Read(~/.ssh/**)", at("Glob", { pattern: ".ssh/*", path: "/home/dev" })],
+    ["Read(src/**)", at("Glob", { pattern: "../**/*.ts", path: "/p/src" })],
     // Every path field the call carries is checked.
     ["Edit(//etc/**)", at("NotebookEdit", { file_path: "/p/a.ipynb", notebook_path: "/etc/x.ipynb" })],
     ["Read(**/.env)", at("Grep", { file_path: "/p/README", path: "/p/.env" })],
