@@ -682,6 +682,12 @@ function stepBackslash(s: ScanState, patternMode: boolean): void {
     // `\$x`, unquoted or in double quotes, `\*` unquoted: a plain character in the word.
     emit(s, literal(s.text.charAt(s.i + 1)), 2);
     s.prev = "\\";
+  } else if (!patternMode && s.quote === '"' && LITERAL[s.text.charAt(s.i + 1)] !== undefined) {
+    // `"\["`: in double quotes bash keeps the backslash, and so does shell-quote before any
+    // character but `"`, `\` and `$`, a mark too; the character is as plain as a quoted one
+    // (`bash -c "grep '\[ERROR\]' f"`).
+    emit(s, `\\${literal(s.text.charAt(s.i + 1))}`, 2);
+    s.prev = "\\";
   } else {
     emit(s, s.text.slice(s.i, s.i + 2));
     // An escaped blank or operator is part of the word: a `#` after it starts no comment.

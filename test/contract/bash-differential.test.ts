@@ -453,4 +453,24 @@ describe.skipIf(!existsSync(BASH))("splitCommand against bash 5", () => {
     `shopt -s expand_aliases; declare -A BASH_ALIASES=([b]='false \\')\nb;[[ x||${MARK} -rf / ]]`,
     `shopt -s expand_aliases; BASH_ALIASES+=([b]='false \\')\nb;[[ x||${MARK} -rf / ]]`,
   ])("where an array's subscript runs code from quotes or escapes, or an array sets aliases: %j", failsSafe);
+
+  // In double quotes bash keeps a backslash before `[ { * ? ~` (only `$`, a backquote, `"`, `\`
+  // and a newline lose it), and none of them expands there: a script written so reads as itself.
+  // Each was unreadable before session 16 (a false denial found by session 15's fifth review).
+  it.each([
+    `/bin/bash -c "grep -c '\\[ERROR\\]' app.log; ${MARK} -rf /"`,
+    `/bin/bash -c "find . -name \\*.ts -newer \\{x\\}; ${MARK} -rf /"`,
+    `/bin/bash -c "ls what\\? \\~; ${MARK} -rf /"`,
+    `eval "echo \\*; ${MARK} -rf /"`,
+  ])("reads a double-quoted script's escaped glob characters as bash does: %j", (command) => {
+    expect(bash.run(command)).toContain(`${MARK} -rf /`);
+    const split = splitCommand(command);
+    expect(split.unreadable).toBe(false);
+    expect(split.subcommands.map((s) => s.text)).toContain(`${MARK} -rf /`);
+  });
+  // Where the outer shell does expand the script's text, it is still unreadable.
+  it.each([
+    `x='; ${MARK} -rf /'; /bin/bash -c "grep '\\[E\\]' f $x"`,
+    `x='; ${MARK} -rf /'; eval "echo \\* $x"`,
+  ])("fails safe on %j, a double-quoted script with an expansion besides its escapes", failsSafe);
 });
