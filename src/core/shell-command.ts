@@ -1660,9 +1660,16 @@ const literalVariables: Record<string, string> = new Proxy(
  * quotes) that starts an expansion; `'^foo$'` inside double quotes, or `5$`, is a plain `$`. A `~`
  * at a word's start or after `=` or `:` (`eval echo ~`, `eval x=~` run HOME's value), and an
  * unquoted glob or brace list (`eval : *`, `eval echo {';',}x`: file names and the list's words
- * are read as code).
+ * are read as code). A brace list needs a `,` or `..` after its `{` (`HEAD@{0}` is a word as it
+ * is); one counts even when quoted, as shell-quote has taken the quotes off by now.
  */
-const EXPANDS = /[$\uE003](?=[A-Za-z_{(0-9@*#?!$-])|`|(?:^|[=:])~|[*?[{]/;
+const EXPANDS = /[$\uE003](?=[A-Za-z_{(0-9@*#?!$-])|`|(?:^|[=:])~|[*?[]/;
+
+function expands(token: string): boolean {
+  if (EXPANDS.test(token)) return true;
+  const brace = token.indexOf("{");
+  return brace >= 0 && (token.includes(",", brace) || token.includes("..", brace));
+}
 
 function tokenize(line: string): Entry[] | undefined {
   let parsed: ParseEntry[];
@@ -1675,14 +1682,14 @@ function tokenize(line: string): Entry[] | undefined {
   for (const token of parsed) {
     if (typeof token === "string")
       entries.push(
-        EXPANDS.test(token) ? { kind: "word", text: token, expands: true } : { kind: "word", text: token },
+        expands(token) ? { kind: "word", text: token, expands: true } : { kind: "word", text: token },
       );
     else if ("comment" in token) continue;
     else if (token.op === "glob")
       entries.push({
         kind: "glob",
         text: token.pattern,
-        ...(EXPANDS.test(token.pattern) && { expands: true }),
+        ...(expands(token.pattern) && { expands: true }),
       });
     else if (SEPARATORS.has(token.op)) entries.push({ kind: "separator", text: token.op });
     else entries.push({ kind: "redirect", text: token.op });

@@ -468,9 +468,23 @@ describe.skipIf(!existsSync(BASH))("splitCommand against bash 5", () => {
     expect(split.unreadable).toBe(false);
     expect(split.subcommands.map((s) => s.text)).toContain(`${MARK} -rf /`);
   });
+  // A `{` with no `,` or `..` after it is no brace list: bash passes it on as written.
+  it.each([`eval echo HEAD@{0} \\; ${MARK} -rf /`, `eval git log -1 stash@{0} \\|\\| ${MARK} -rf /`])(
+    "reads a word with a brace but no brace list as bash does: %j",
+    (command) => {
+      expect(bash.run(command)).toContain(`${MARK} -rf /`);
+      const split = splitCommand(command);
+      expect(split.unreadable).toBe(false);
+      expect(split.subcommands.map((s) => s.text)).toContain(`${MARK} -rf /`);
+    },
+  );
   // Where the outer shell does expand the script's text, it is still unreadable.
   it.each([
     `x='; ${MARK} -rf /'; /bin/bash -c "grep '\\[E\\]' f $x"`,
     `x='; ${MARK} -rf /'; eval "echo \\* $x"`,
   ])("fails safe on %j, a double-quoted script with an expansion besides its escapes", failsSafe);
+  it.each([`eval echo {x,\\;} ${MARK} -rf /`, `eval echo {x,'|'} ${MARK} -rf /`])(
+    "fails safe on %j, a brace list in eval's words",
+    failsSafe,
+  );
 });

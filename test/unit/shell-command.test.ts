@@ -930,6 +930,8 @@ describe("ordinary commands stay readable", () => {
     ["cat > /tmp/s.sh <<'EOF'\nexport PS1='> '\nEOF\nbash /tmp/s.sh"],
     ["cat >> ~/.bashrc <<'EOF'\nalias ll='ls -la'\nEOF"],
     ["watch -n 5 kubectl get pods"],
+    ["watch -n 2 git log -1 HEAD@{0}"],
+    ["bash -c \"grep -c '\\[ERROR\\]' app.log\""],
     ["ls *.txt | parallel wc -l"],
     ['strace -f -o /tmp/trace.txt ./app "$CONFIG"'],
     ['flock "$LOCK" make build'],
