@@ -506,7 +506,7 @@ interface CallPaths {
   readonly input: Readonly<Record<string, unknown>>;
   readonly call: ToolCall;
   /**
-   * Each path field the call carries and a Glob's `pattern` (globPatternPath), resolved
+   * Each path field the call carries and a Glob's `pattern` (globPatternPaths), resolved
    * (`resolvePath`); undefined where it cannot be.
    */
   readonly paths: readonly (string | undefined)[];
@@ -539,34 +539,44 @@ function pathsOf(input: Readonly<Record<string, unknown>>, call: ToolCall): Call
   });
   let allowPaths = paths;
   if (call.toolName === "Glob" && typeof input.pattern === "string" && input.pattern !== "") {
-    const base = typeof input.path === "string" && input.path !== "" ? paths.at(-1) : cwd;
-    const pattern = globPatternPath(posixPath(input.pattern, drive), base, cwd, home);
-    paths.push(pattern.path);
-    allowPaths = [...paths.slice(0, -1), pattern.exact ? pattern.path : undefined];
+    const root = typeof input.path === "string" && input.path !== "" ? paths.at(-1) : cwd;
+    const glob = globPatternPaths(posixPath(input.pattern, drive), drive !== undefined, root, cwd, home);
+    allowPaths = [...paths, ...(glob.exact ? glob.paths : [undefined])];
+    paths.push(...glob.paths);
   }
   memoPaths = { input, call, paths, allowPaths, cwd, home };
   return memoPaths;
 }
 
 /**
- * A Glob call's `pattern` read as one more path: resolved against the call's `path` (or the cwd)
- * with its wildcards kept as characters, so `~/.ssh/*` is `/home/dev/.ssh/*`, which `~/.ssh/**`
- * covers, and `../**` under `src` is outside `src/**`. Not `exact` when a brace list or an
- * extended glob may name paths this one string does not (`{a,../../x}/*`): an allow rule then
- * never matches it, and a deny-style rule reads it as written.
+ * A Glob call's `pattern` read as paths: what it names, resolved against the call's `path` (or the
+ * cwd) with its wildcards kept as characters, so `~/.ssh/*` is `/home/dev/.ssh/*`, which
+ * `~/.ssh/**` covers, and `../**` under `src` is outside `src/**`. It is read as the Glob tool
+ * (ripgrep's `--glob`) reads it: a pattern with no `/` matches at any depth (`*.md` is `**\/*.md`),
+ * one that starts with `!` names everything but a few (`**`), `**` also matches no directory (so
+ * `**\/.env` is also `.env`), and a backslash escapes the next character on a POSIX client.
+ * Not `exact` where it may name paths these do not: a brace list or extended glob
+ * (`{a,../../x}/*`), or a `~` (the tool itself may not expand it): an allow rule never matches
+ * it then, and a deny-style rule reads it as written. Longer than any path can be once repeated
+ * `**` are folded, it is unknown, as a `~/..` with no home is.
  */
-function globPatternPath(
+function globPatternPaths(
   pattern: string,
-  base: string | undefined,
+  windows: boolean,
+  root: string | undefined,
   cwd: string | undefined,
   home: string | undefined,
-): { path: string | undefined; exact: boolean } {
-  const anchored = pattern.startsWith("/") || pattern === "~" || pattern.startsWith("~/");
-  const path =
-    anchored || base === undefined
-      ? resolvePath(pattern, cwd, home)
-      : resolvePath(`${base}/${pattern}`, cwd, home);
-  return { path, exact: !/[{(]/.test(pattern) };
+): { paths: (string | undefined)[]; exact: boolean } {
+  const exact = !/[{(~]/.test(pattern);
+  let body = pattern.startsWith("!") ? "**" : windows ? pattern : pattern.replace(/\\(.)/g, "$1");
+  if (!body.replace(/\/+$/, "").includes("/")) body = `**/${body}`;
+  body = body.replace(/(?:^|\/)\*\*(?:\/\*\*)+(?=\/|$)/g, (run) => (run.startsWith("/") ? "/**" : "**"));
+  const anchored = body.startsWith("/") || body === "~" || body.startsWith("~/");
+  const full = anchored || root === undefined ? body : `${root}/${body}`;
+  if (full.length > MAX_PATH_LENGTH) return { paths: [undefined], exact: false };
+  const named = resolvePath(full, cwd, home);
+  const shallow = resolvePath(full.replace(/(^|\/)\*\*\//g, "$1"), cwd, home);
+  return { paths: shallow === named ? [named] : [named, shallow], exact };
 }
 
 /** A Windows drive path: a drive letter, a colon and a separator. */

@@ -288,7 +288,6 @@ describe("path rules", () => {
     ["Read(*)", at("Glob", { pattern: "**/*" }), true],
     // A Glob's pattern is a path too, wildcards kept as characters, resolved against its `path`.
     ["Read(~/.ssh/**)", at("Glob", { pattern: "/home/dev/.ssh/*" }), true],
-    ["Read(~/.ssh/**)", at("Glob", { pattern: "~/.ssh/id_*" }), true],
     ["Read(~/.ssh/**)", at("Glob", { pattern: "*", path: "/home/dev" }), false],
     ["Read(~/.ssh/**)", at("Glob", { pattern: "src/**/*.ts" }), false],
     ["Read(//etc/**)", at("Glob", { pattern: "../../etc/*" }), true],
@@ -300,6 +299,10 @@ describe("path rules", () => {
     ["Read(src/**)", at("Glob", { pattern: "**/*.ts", path: "/p/src" }), true],
     ["Read(*.pem)", at("Glob", { pattern: "**/*" }), false],
     ["Read(*.pem)", at("Glob", { pattern: "**/*.pem" }), true],
+    // As the Glob tool reads it: no `/` is any depth, `!` is all but a few, `\` escapes.
+    ["Read(**/*.md)", at("Glob", { pattern: "*.md" }), true],
+    ["Read(**/*.md)", at("Glob", { pattern: "!x.md" }), false],
+    ["Read(./secrets/**)", at("Glob", { pattern: "\\secrets/*" }), true],
     ["Read(*.pem)", at("Grep", { pattern: "x.pem" }), false],
     ["Read(**/.env)", at("Read", { file_path: 7 }), false],
     ["Read(**/.env)", at("Read", { file_path: "" }), false],
@@ -308,6 +311,13 @@ describe("path rules", () => {
   ])("%s against %j is %s", (text, call, expected) => {
     expect(matchesPermissionRule(rule(text), call, "any")).toBe(expected);
     expect(matchesPermissionRule(rule(text), call, "all")).toBe(expected);
+  });
+
+  it("folds a Glob pattern's repeated ** and reads one longer than any path as unknown", () => {
+    const padded = at("Glob", { pattern: `${"**/".repeat(1400)}.env` });
+    expect(both("Read(**/.env)", padded)).toEqual({ any: true, all: true });
+    const long = at("Glob", { pattern: `/home/dev/.ssh/${"*/".repeat(2100)}x` });
+    expect(both("Read(~/.ssh/**)", long)).toEqual({ any: true, all: false });
   });
 
   const windows = {
@@ -335,6 +345,13 @@ describe("path rules", () => {
     // allow rules never match it, deny-style rules read it as written.
     ["Read(~/.ssh/**)", at("Glob", { pattern: "~/.ssh/{a,b}" })],
     ["Read(src/**)", at("Glob", { pattern: "src/@(a|b)/*" })],
+    ["Read(~/.ssh/**)", at("Glob", { pattern: "~/.ssh/id_*" })],
+    // A pattern with no `/` matches at any depth; `**/` also matches no directory.
+    ["Read(./*.md)", at("Glob", { pattern: "*.md" })],
+    ["Read(/README.md)", at("Glob", { pattern: "README.md" })],
+    ["Read(src/**)", at("Glob", { pattern: "src" })],
+    ["Read(./.env)", at("Glob", { pattern: "**/.env" })],
+    ["Read(./secrets/**)", at("Glob", { pattern: "**/secrets/*" })],
     // An allow rule needs the Glob's `path` and its pattern both covered.
     ["Read(~/.ssh/**)", at("Glob", { pattern: ".ssh/*", path: "/home/dev" })],
     ["Read(src/**)", at("Glob", { pattern: "../**/*.ts", path: "/p/src" })],
