@@ -530,7 +530,10 @@ function scan(text: string, patternMode: boolean, tests = false): Scanned {
     arith: [],
     test: false,
     testParens: 0,
-    testsOff: !tests || TESTS_OFF.test(text),
+    testsOff: !tests || ALIAS_WORD.test(text),
+    caseWords: [...text.matchAll(CASE_WORDS)].map((m) => m.index + m[0].indexOf("c")),
+    casesMarked: 0,
+    casesOpen: 0,
     inPattern: createPatternWatch(),
     array: false,
     element: -1,
@@ -573,11 +576,17 @@ interface ScanState {
   testParens: number;
   /**
    * No `[[` from here on is read as a test (`testStep`): a script another command runs, a text
-   * with a `case` or an `alias`, or past arithmetic this scan does not follow. (An alias defined
-   * on one line applies from the next: a command that defines one, by `alias` or through
-   * BASH_ALIASES, and has a later line is unreadable.)
+   * with an `alias`, or past arithmetic this scan does not follow. (An alias defined on one line
+   * applies from the next: a command that defines one, by `alias` or through BASH_ALIASES, and
+   * has a later line is unreadable.) Nor while a `case` may be open (testsOffAt).
    */
   testsOff: boolean;
+  /** Where each `case` word of the text starts, quoted or not: the scan marks only some. */
+  readonly caseWords: readonly number[];
+  /** The unquoted `case` words the scan has read so far (CASE_MARK, LOOSE_CASE_MARK). */
+  casesMarked: number;
+  /** Those not yet closed by an `esac` the scan read as the reserved word (unquotedEsac). */
+  casesOpen: number;
   /** Whether `out` ends inside a test's or an extended glob's pattern (PatternWatch). */
   readonly inPattern: PatternWatch;
   /** Inside a compound array assignment's parentheses (`arrayStep`). */
@@ -737,7 +746,13 @@ function stepUnquoted(s: ScanState, c: string, patternMode: boolean): void {
   } else if (c >= "0" && c <= "9" && atWordStart(s)) {
     digits(s);
   } else if (c === "c" && !patternMode && unquotedCase(s)) {
+    // Counted open either way (testsOffAt): one that opens nothing only keeps tests off longer.
+    s.casesMarked += 1;
+    s.casesOpen += 1;
     emit(s, `${atCommandStart(s.out) ? CASE_MARK : LOOSE_CASE_MARK}case`, 4);
+  } else if (c === "e" && !patternMode && s.casesOpen > 0 && unquotedEsac(s)) {
+    s.casesOpen -= 1;
+    emit(s, "esac", 4);
   } else {
     if (c === "(" && s.prev === "=" && !patternMode && arrayAssignment(s)) {
       // Not in arithmetic, nor in a test's or an extended glob's pattern (`[[ $v =~ MODE=(dev|prod) ]]`
@@ -843,7 +858,7 @@ function arrayStep(s: ScanState, c: string): boolean {
  */
 function testStep(s: ScanState, c: string): boolean {
   if (!s.test) {
-    if (c !== "[" || s.testsOff || !s.text.startsWith("[[", s.i) || !atWordStart(s)) return false;
+    if (c !== "[" || !s.text.startsWith("[[", s.i) || !atWordStart(s) || testsOffAt(s)) return false;
     if (s.arith.length > 0 || !/[ \t\n]/.test(s.text.charAt(s.i + 2))) return false;
     if (!atCommandStart(s.out) || s.inPattern(s.out, s.out.length)) return false;
     s.test = true;
@@ -895,7 +910,24 @@ function atCommandStart(out: string): boolean {
 }
 
 const COMMAND_START_TAIL = 256;
-const TESTS_OFF = /(?:^|[^A-Za-z0-9_])(?:case|alias)(?![A-Za-z0-9_])/;
+const ALIAS_WORD = /(?:^|[^A-Za-z0-9_])alias(?![A-Za-z0-9_])/;
+/** Every word `case` in a text, quoted or not. */
+const CASE_WORDS = /(?:^|[^A-Za-z0-9_])case(?![A-Za-z0-9_])/g;
+
+/**
+ * Whether no test is read here: tests are off (`testsOff`), or a `case` may be open. A `case`'s
+ * pattern lists follow `in`, `(`, `|` and `;;`, where a `[[` looks like a test's start
+ * (`case b in a) :;; [[ | b) rm -rf / ]];; esac` runs `rm`), so tests are read only where every
+ * `case` word before is one the scan read unquoted and each has met its `esac`. Any other `case`
+ * word (quoted, escaped, in a comment or a `$(…)`) turns them off from there, as a `case`
+ * anywhere once did.
+ */
+function testsOffAt(s: ScanState): boolean {
+  if (s.testsOff || s.casesOpen > 0) return true;
+  let before = 0;
+  for (const at of s.caseWords) if (at < s.i) before += 1;
+  return before !== s.casesMarked;
+}
 /**
  * An operator that ends a command, not escaped (`find … \; [[` is an argument): `;`, `&` (not
  * `>&`), `|` (not `>|`), `(` after a blank or another operator (not an extended glob's `@(` or an
@@ -924,6 +956,23 @@ function unquotedCase(s: ScanState): boolean {
   const after = s.text.charAt(s.i + 4);
   if (after !== "" && !BREAK.test(after)) return false;
   return s.arith.length === 0 && !s.test && !s.array && !s.inPattern(s.out, s.out.length);
+}
+
+/**
+ * An `esac` that closes a `case` the scan marked: unquoted, a word of its own where a command
+ * starts (after `;;`, `;`, a newline), and not after `(` or `|`, where it is a pattern (`(esac)`,
+ * `a|esac)`). Where bash would not close the case there, it refuses the text (`true && esac`).
+ * Right after `in` it is not counted (`case x in esac`): the case stays open here, and tests off.
+ */
+function unquotedEsac(s: ScanState): boolean {
+  if (!s.text.startsWith("esac", s.i) || !atWordStart(s)) return false;
+  const after = s.text.charAt(s.i + 4);
+  if (after !== "" && !BREAK.test(after)) return false;
+  if (s.arith.length > 0 || s.test || s.array || s.inPattern(s.out, s.out.length)) return false;
+  let k = s.out.length - 1;
+  while (k >= 0 && (s.out[k] === " " || s.out[k] === "\t")) k -= 1;
+  if (k >= 0 && (s.out[k] === "(" || s.out[k] === "|")) return false;
+  return atCommandStart(s.out);
 }
 
 /** Whether the text at `i` closes the innermost open arithmetic (`))` or `]`). */
@@ -1540,7 +1589,7 @@ function arithmeticBody(text: string, i: number): string | undefined {
 }
 
 /** The word `case`, whose patterns' `)` a count of parentheses as written takes for closing ones. */
-const CASE_WORD = /(?:^|[^A-Za-z0-9_])case(?![A-Za-z0-9_])/;
+const CASE_WORD = new RegExp(CASE_WORDS.source);
 
 /** A `${…}` of plain characters, as PLAIN_PARAMETER, or plain `$NAME`s (`${a[$i]}`), at a given index. */
 const PLAIN_BRACE = /\$\{(?:[^'"`\\\s;&|<>(){}$]|\$\w)*\}/y;

@@ -419,6 +419,32 @@ describe.skipIf(!existsSync(BASH))("splitCommand against bash 5", () => {
     `case a in a) "case" y in\n(${MARK});; esac`,
   ])("names what runs after a case's arms in %j", namesOrFailsSafe);
 
+  // Tests are read once every `case` before them has met its `esac` (session 16): until then a
+  // `[[` after `;;`, `(` or `in` may be a pattern, and reading it as a test would swallow what runs.
+  it.each([
+    `case b in a) :;; [[ | b) ${MARK} -rf / ]];; esac`,
+    `case x in (esac) :;; [[ | x) ${MARK} -rf / ]];; esac`,
+    `case x in a) echo esac;; [[ | x) ${MARK} -rf / ]];; esac`,
+    `case x in a) case y in b) :;; esac;; [[ | x) ${MARK} -rf / ]];; esac`,
+    `case x in a) :;; "esac") :;; [[ | x) ${MARK} -rf / ]];; esac`,
+    `case x in a) :;; \\esac) :;; [[ | x) ${MARK} -rf / ]];; esac`,
+    `case x in a) :;; b|esac) :;; [[ | x) ${MARK} -rf / ]];; esac`,
+    `time case x in a) :;; [[ | x) ${MARK} -rf / ]];; esac; [[ a || b ]]`,
+    `# a case\ncase x in a) :;; [[ | x) ${MARK} -rf / ]];; esac`,
+  ])("names what runs in %j, where a [[ may be a case's pattern", namesOrFailsSafe);
+  it.each([
+    `case "$1" in\n  -v) V=1 ;;\nesac\nif [[ -z "$A" || "$B" == x ]]; then ${MARK} -rf /; fi`,
+    `while [[ $# -gt 0 ]]; do\n  case $1 in\n    -f) F=1; shift ;;\n    *) break ;;\n  esac\ndone\n[[ -z "$F" && ! -d out ]] && ${MARK} -rf /`,
+    `f() { case $1 in a) :;; esac; }; f a; [[ -n "$HOME" || "$x" == y ]] && ${MARK} -rf /`,
+    `case x in a) case y in b) :;; esac;; esac\n[[ a && "$u" == "" ]] && ${MARK} -rf /`,
+  ])("reads a test after a closed case as bash does: %j", (command) => {
+    expect(new Set(bash.run(command))).toEqual(new Set([`${MARK} -rf /`]));
+    const split = splitCommand(command);
+    expect(split.unreadable).toBe(false);
+    expect(split.subcommands.map((s) => s.text)).toContain(`${MARK} -rf /`);
+    expect(split.subcommands.some((s) => /^\[\[ .* (?:&&|\|\|) .* \]\]$/.test(s.text))).toBe(true);
+  });
+
   // A program named by a path whose directory is expanded in double quotes: one word, read by
   // its last part. Unquoted, the expansion is split into words, and the first may be any program.
   it.each([`d=/nonexistent; "$d/${MARK}" -rf /`, `"$(echo /nonexistent)"/${MARK} -rf /`])(
