@@ -1021,6 +1021,11 @@ function createPatternWatch(): PatternWatch {
   let globEnd = Number.NaN;
   /** The character before was an unquoted `$`: a `'` after it opens `$'…'`. */
   let dollar = false;
+  /**
+   * After a test's `=~`: 1 until its regex word starts, 2 inside it. bash reads that word whole,
+   * a `]]` glued to it included (`=~ x|]]`, `=~ ]](x)`), up to a blank outside its parentheses.
+   */
+  let regex: 0 | 1 | 2 = 0;
   return (text, end) => {
     for (; read < end; read += 1) {
       const c = text.charAt(read);
@@ -1039,6 +1044,11 @@ function createPatternWatch(): PatternWatch {
       breakBefore = unquoted && /[ \t\n;&|()]/.test(c);
       if (closing === read - 1 && unquoted && /[ \t\n;&|()<>]/.test(c)) test = false;
       closing = -1;
+      if (regex !== 0) {
+        const blank = unquoted && /[ \t\n]/.test(c);
+        if (regex === 1 && !blank) regex = 2;
+        else if (regex === 2 && blank && depth === testDepth) regex = 0;
+      }
       if (escaped) escaped = false;
       else if (c === "\\" && quote !== "'") escaped = true;
       else if (quote !== "") {
@@ -1046,6 +1056,7 @@ function createPatternWatch(): PatternWatch {
       } else if (c === "'") quote = afterDollar ? "$'" : "'";
       else if (c === '"') quote = '"';
       else if (c === "$") dollar = true;
+      else if (c === "~" && before === "=" && test) regex = 1;
       else if (c === "(") {
         if (opener) globs.push(depth);
         depth += 1;
@@ -1055,7 +1066,13 @@ function createPatternWatch(): PatternWatch {
           globs.pop();
           globEnd = read;
         }
-      } else if (c === "]" && before === "]" && (read < 2 || twoBefore) && depth === testDepth) {
+      } else if (
+        c === "]" &&
+        before === "]" &&
+        (read < 2 || twoBefore) &&
+        depth === testDepth &&
+        regex === 0
+      ) {
         closing = read; // `a\ ]]` is a word of the test, and `=~ ( ]] )` part of its regex
       }
     }

@@ -431,12 +431,20 @@ describe.skipIf(!existsSync(BASH))("splitCommand against bash 5", () => {
     `case x in a) :;; b|esac) :;; [[ | x) ${MARK} -rf / ]];; esac`,
     `time case x in a) :;; [[ | x) ${MARK} -rf / ]];; esac; [[ a || b ]]`,
     `# a case\ncase x in a) :;; [[ | x) ${MARK} -rf / ]];; esac`,
+    // A review of the first version: a test's regex word holds a `]]` glued to it, so the `esac`
+    // after it is inside the test, not the one that closes the case.
+    `case $1 in a) [[ $x =~ x|]] && esac ]];; [[ | *) ${MARK} -rf / ]];; esac`,
+    `case $1 in\n  -r) [[ $x =~ ^(a|b)|]] && esac ]] ;;\n  [[ | *) ${MARK} -rf / && : ]] ;;\nesac`,
+    `case $1 in a) [[ $x =~ (x)]] && ! esac ]];; [[ | *) ${MARK} -rf / ]];; esac`,
+    `case b in a) [[ a =~ ]]( ) && esac ]];; [[ | b) ${MARK} -rf / ]];; esac`,
+    `case b in a) [[ a =~ ]]|x && esac ]];;& [[ | b) ${MARK} -rf / ]];; esac`,
   ])("names what runs in %j, where a [[ may be a case's pattern", namesOrFailsSafe);
   it.each([
     `case "$1" in\n  -v) V=1 ;;\nesac\nif [[ -z "$A" || "$B" == x ]]; then ${MARK} -rf /; fi`,
     `while [[ $# -gt 0 ]]; do\n  case $1 in\n    -f) F=1; shift ;;\n    *) break ;;\n  esac\ndone\n[[ -z "$F" && ! -d out ]] && ${MARK} -rf /`,
     `f() { case $1 in a) :;; esac; }; f a; [[ -n "$HOME" || "$x" == y ]] && ${MARK} -rf /`,
     `case x in a) case y in b) :;; esac;; esac\n[[ a && "$u" == "" ]] && ${MARK} -rf /`,
+    `case $1 in -v) [[ $2 =~ ^[0-9]+$ ]] && V=$2;; esac; [[ -n "$V" || -z "$W" ]] && ${MARK} -rf /`,
   ])("reads a test after a closed case as bash does: %j", (command) => {
     expect(new Set(bash.run(command))).toEqual(new Set([`${MARK} -rf /`]));
     const split = splitCommand(command);
