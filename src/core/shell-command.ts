@@ -710,6 +710,8 @@ function stepUnquoted(s: ScanState, c: string, patternMode: boolean): void {
   } else if (c === "$" && s.text.charAt(s.i + 1) === "'") {
     s.quote = "$'";
     emit(s, "$'");
+  } else if (c === "$" && s.text.charAt(s.i + 1) === '"' && !patternMode) {
+    emit(s, "", 1); // `$"…"`, a string translated by the locale: bash reads it as `"…"`
   } else if (s.array && arrayStep(s, c)) {
     // done: a blank or the `)` of a compound array assignment
   } else if (!patternMode && testStep(s, c)) {
@@ -1296,8 +1298,11 @@ function substitute(s: ScanState): void {
   const open = isBacktick ? "`" : s.text.slice(s.i, s.i + 2);
   const start = s.i + open.length;
   const end = isBacktick ? closingUnescaped(s.text, start, "`") : closingParen(s.text, start, 0, s);
-  // In backquotes bash reads `\\`, `\`` and `\$` as `\`, `` ` `` and `$` before the command.
-  const inner = isBacktick ? unescapeBackquoted(s.text.slice(start, end)) : s.text.slice(start, end);
+  // In backquotes bash reads `\\`, `\`` and `\$` as `\`, `` ` `` and `$` before the command, and
+  // inside double quotes `\"` as `"` too.
+  const inner = isBacktick
+    ? unescapeBackquoted(s.text.slice(start, end), s.quote === '"')
+    : s.text.slice(start, end);
   // `$((…))` is arithmetic: kept as `((…))`, so that its `<<` stays a shift when it is split.
   s.substitutions.add(open === "$(" && inner.startsWith("(") ? `(${inner})` : inner);
   const placeholder = isBacktick ? "`...`" : `${open}...)`;
@@ -1310,9 +1315,12 @@ function singleQuoted(text: string): string {
   return `'${text.replaceAll("'", "'\\''")}'`;
 }
 
-/** A backquoted command as bash reads it: `\\`, `\`` and `\$` stand for `\`, `` ` `` and `$`. */
-function unescapeBackquoted(text: string): string {
-  return text.replace(/\\([\\`$])/g, "$1");
+/**
+ * A backquoted command as bash reads it: `\\`, `\`` and `\$` stand for `\`, `` ` `` and `$`; in
+ * double quotes `\"` for `"` as well (`"\`echo \"'\"; rm -rf /; \"'\"\`"` runs `rm`).
+ */
+function unescapeBackquoted(text: string, inDoubleQuotes = false): string {
+  return text.replace(inDoubleQuotes ? /\\([\\`$"])/g : /\\([\\`$])/g, "$1");
 }
 
 /** The index of the first `close` (a backquote or `"`) from `from` on that no backslash escapes; the end if none. */
@@ -1729,12 +1737,21 @@ const literalVariables: Record<string, string> = new Proxy(
  * are read as code). A brace list needs a `,` or `..` after its `{` (`HEAD@{0}` is a word as it
  * is); one counts even when quoted, as shell-quote has taken the quotes off by now.
  */
-const EXPANDS = /[$\uE003](?=[A-Za-z_{(0-9@*#?!$-])|`|(?:^|[=:])~|[*?[]/;
+const EXPANDS = /[$\uE003](?=[A-Za-z_{(0-9@*#?!$\uE00B-])|`|(?:^|[=:])~|[*?[]/;
 
 function expands(token: string): boolean {
   if (EXPANDS.test(token)) return true;
   const brace = token.indexOf("{");
   return brace >= 0 && (token.includes(",", brace) || token.includes("..", brace));
+}
+
+/**
+ * A word shell-quote cut at an extended glob's `(` (`{@(x),\;rm}` reaches here as `{@`, `(`, …):
+ * with extglob on, bash reads the whole as one word that expands (file names, a brace list's
+ * words), so a script made of it is not its text. Where extglob is off the `(` is a syntax error.
+ */
+function extglobCut(word: string, next: ParseEntry | undefined): boolean {
+  return /[@!+]$/.test(word) && typeof next === "object" && "op" in next && next.op === "(";
 }
 
 function tokenize(line: string): Entry[] | undefined {
@@ -1745,10 +1762,12 @@ function tokenize(line: string): Entry[] | undefined {
     return undefined; // shell-quote throws on `${}` and unclosed `${`
   }
   const entries: Entry[] = [];
-  for (const token of parsed) {
+  for (const [i, token] of parsed.entries()) {
     if (typeof token === "string")
       entries.push(
-        expands(token) ? { kind: "word", text: token, expands: true } : { kind: "word", text: token },
+        expands(token) || extglobCut(token, parsed[i + 1])
+          ? { kind: "word", text: token, expands: true }
+          : { kind: "word", text: token },
       );
     else if ("comment" in token) continue;
     else if (token.op === "glob")

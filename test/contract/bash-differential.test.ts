@@ -517,6 +517,25 @@ describe.skipIf(!existsSync(BASH))("splitCommand against bash 5", () => {
     `x='; ${MARK} -rf /'; /bin/bash -c "grep '\\[E\\]' f $x"`,
     `x='; ${MARK} -rf /'; eval "echo \\* $x"`,
   ])("fails safe on %j, a double-quoted script with an expansion besides its escapes", failsSafe);
+  // A review of session 16's brace reading: a word shell-quote cuts at an extended glob's `(` is
+  // one word to bash, and a script made of it expands (also a brace list whose `,` is after it);
+  // `\"` in backquotes inside double quotes is `"`; `"$*"` expands; `$"…"` is a double-quoted string.
+  it.each([
+    `shopt -s extglob\neval echo {@(x),\\;${MARK} -rf /}`,
+    `shopt -s extglob\neval echo {+(x),\\;${MARK} -rf /}`,
+    `shopt -s extglob\neval git log HEAD@{0}x@(y)\\|\\|${MARK} -rf /`,
+    `shopt -s extglob\neval echo @(x)\\;${MARK} -rf /`,
+    `shopt -s extglob\neval echo !(x)\\|${MARK} -rf /`,
+    `shopt -s extglob\ntrap x@(x)\\;${MARK} EXIT`,
+    `shopt -s extglob\n/bin/bash -O extglob -c @(x)\\;${MARK}`,
+    `set -- ";${MARK} -rf /"; eval "echo $*"`,
+    `set -- ";${MARK} -rf /"; /bin/bash -c "echo $*"`,
+  ])("fails safe on %j (session 16's review)", failsSafe);
+  it.each([
+    `echo "\`echo \\"'\\"; ${MARK} -rf /; \\"'\\"\`"`,
+    `x="\`echo \\"'\\"; ${MARK} -rf /; \\"'\\"\`"`,
+    `eval $"'\\\\' ; ${MARK} -rf / ; '\\\\'"`,
+  ])("names what bash runs in %j or fails safe (session 16's review)", namesOrFailsSafe);
   it.each([`eval echo {x,\\;} ${MARK} -rf /`, `eval echo {x,'|'} ${MARK} -rf /`])(
     "fails safe on %j, a brace list in eval's words",
     failsSafe,
