@@ -1747,8 +1747,9 @@ function expands(token: string): boolean {
 
 /**
  * A word shell-quote cut at an extended glob's `(` (`{@(x),\;rm}` reaches here as `{@`, `(`, …):
- * with extglob on, bash reads the whole as one word that expands (file names, a brace list's
- * words), so a script made of it is not its text. Where extglob is off the `(` is a syntax error.
+ * with extglob on, bash reads the whole as one glob (file names, a brace list's words), so a
+ * script made of it is not its text, and a program so named cannot be named (`@(r)m -rf /`).
+ * Where extglob is off the `(` is a syntax error.
  */
 function extglobCut(word: string, next: ParseEntry | undefined): boolean {
   return /[@!+]$/.test(word) && typeof next === "object" && "op" in next && next.op === "(";
@@ -1765,9 +1766,11 @@ function tokenize(line: string): Entry[] | undefined {
   for (const [i, token] of parsed.entries()) {
     if (typeof token === "string")
       entries.push(
-        expands(token) || extglobCut(token, parsed[i + 1])
-          ? { kind: "word", text: token, expands: true }
-          : { kind: "word", text: token },
+        extglobCut(token, parsed[i + 1])
+          ? { kind: "glob", text: token, expands: true }
+          : expands(token)
+            ? { kind: "word", text: token, expands: true }
+            : { kind: "word", text: token },
       );
     else if ("comment" in token) continue;
     else if (token.op === "glob")

@@ -85,6 +85,9 @@ describe("splitSubcommands", () => {
     ["echo 'unclosed"],
     [`${"echo $(".repeat(9)}r''m -rf /x${")".repeat(9)}`],
     [`${"eval ".repeat(9)}r\\m -rf x`],
+    // An extended glob as the program's name (with extglob on, a file `rm` makes it `rm`).
+    ["shopt -s extglob\n@(r)m -rf /"],
+    ["shopt -s extglob\n/bin/+(r)m -rf /"],
   ])("marks %j unreadable: a program that runs cannot be named", (command) => {
     expect(splitCommand(command).unreadable).toBe(true);
   });
