@@ -2103,6 +2103,12 @@ function unreadableScript(script: Script): boolean {
   return script.expands || unreadableText(script.script);
 }
 
+/**
+ * An unquoted `~` with no `/` after it as a program: a directory's value runs (`HOME=rm; ~`, also
+ * `~+`, `~-`, `~user`). `~/bin/x` names `x`.
+ */
+const HOME_ALONE = /^~[^/]*$/;
+
 /** Strips wrappers, follows `sh -c`/`eval`, and records what is left as a subcommand. */
 function expand(command: Command, depth: number, suffix: readonly string[], out: Output): void {
   const redirects = [...command.redirects, ...suffix];
@@ -2145,13 +2151,15 @@ function expand(command: Command, depth: number, suffix: readonly string[], out:
   const unnamed =
     first.kind === "glob" ||
     (/[$[{`]/.test(first.text) && !TEST_WORDS.has(first.text) && !quotedPath) ||
-    PROCESS_SUBSTITUTION.test(first.text);
+    PROCESS_SUBSTITUTION.test(first.text) ||
+    HOME_ALONE.test(first.text);
   // A guess proves nothing by a bracket or xargs' `{}`, but a variable, glob or brace there runs.
   const unnamedGuess =
     first.kind === "glob" ||
     /[$`]/.test(first.text) ||
     (first.text.includes("{") && first.text !== "{}") ||
-    PROCESS_SUBSTITUTION.test(first.text);
+    PROCESS_SUBSTITUTION.test(first.text) ||
+    HOME_ALONE.test(first.text);
   if (out.guessing === 0 ? unnamed : unnamedGuess) markUnreadable(out);
   const name = programName(first.text);
   // sudo -s, sudo -i and doas -s with no command start a shell that reads stdin.

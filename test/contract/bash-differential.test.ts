@@ -531,6 +531,11 @@ describe.skipIf(!existsSync(BASH))("splitCommand against bash 5", () => {
     `set -- ";${MARK} -rf /"; eval "echo $*"`,
     `set -- ";${MARK} -rf /"; /bin/bash -c "echo $*"`,
   ])("fails safe on %j (session 16's review)", failsSafe);
+  // `~` alone as a program runs what HOME (`~+` PWD, `~-` OLDPWD) holds.
+  it.each([`HOME=/nonexistent/${MARK}; ~ -rf /`, `OLDPWD=/nonexistent/${MARK}; ~- -rf /`])(
+    "fails safe on %j, a ~ with no / as the program",
+    failsSafe,
+  );
   it.each([
     `echo "\`echo \\"'\\"; ${MARK} -rf /; \\"'\\"\`"`,
     `x="\`echo \\"'\\"; ${MARK} -rf /; \\"'\\"\`"`,
