@@ -531,7 +531,9 @@ function scan(text: string, patternMode: boolean, tests = false): Scanned {
     test: false,
     testParens: 0,
     testsOff: !tests || ALIAS_WORD.test(text),
-    caseWords: [...text.matchAll(CASE_WORDS)].map((m) => m.index + m[0].indexOf("c")),
+    caseWords: text.includes("case")
+      ? [...text.matchAll(CASE_WORDS)].map((m) => m.index + m[0].indexOf("c"))
+      : [],
     casesMarked: 0,
     casesOpen: 0,
     inPattern: createPatternWatch(),
