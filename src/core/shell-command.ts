@@ -62,6 +62,17 @@ const FD_MARK = "\uE000";
  * back as `$` in each word (Word `quoted`).
  */
 const QUOTED_DOLLAR = "\uE003";
+/**
+ * Stands for the `$` of `$"…"`, a string bash looks up in the locale's message catalog
+ * (TEXTDOMAIN, which the command may set): its value is known only at run time, so the word
+ * expands (EXPANDS) and names no program; read back as `$`. The string itself is read as `"…"`.
+ */
+const LOCALE_MARK = "\uE00E";
+/**
+ * Marks an unquoted `@`, `!` or `+` glued to a `(`: an extended glob's opener (`@(x)`, `!(x)`),
+ * which shell-quote cuts at the `(` (extglobCut); not the `!` of `! (cmd)`.
+ */
+const EXTGLOB_MARK = "\uE00F";
 /** Marks the `(` of a compound array assignment the scan read (Word `array`). */
 const ARRAY_MARK = "\uE004";
 /**
@@ -713,7 +724,9 @@ function stepUnquoted(s: ScanState, c: string, patternMode: boolean): void {
     s.quote = "$'";
     emit(s, "$'");
   } else if (c === "$" && s.text.charAt(s.i + 1) === '"' && !patternMode) {
-    emit(s, "", 1); // `$"…"`, a string translated by the locale: bash reads it as `"…"`
+    emit(s, LOCALE_MARK, 1);
+  } else if ((c === "@" || c === "!" || c === "+") && s.text.charAt(s.i + 1) === "(" && !patternMode) {
+    emit(s, EXTGLOB_MARK + c, 1);
   } else if (s.array && arrayStep(s, c)) {
     // done: a blank or the `)` of a compound array assignment
   } else if (!patternMode && testStep(s, c)) {
@@ -1739,7 +1752,7 @@ const literalVariables: Record<string, string> = new Proxy(
  * are read as code). A brace list needs a `,` or `..` after its `{` (`HEAD@{0}` is a word as it
  * is); one counts even when quoted, as shell-quote has taken the quotes off by now.
  */
-const EXPANDS = /[$\uE003](?=[A-Za-z_{(0-9@*#?!$\uE00B-])|`|(?:^|[=:])~|[*?[]/;
+const EXPANDS = /[$\uE003](?=[A-Za-z_{(0-9@*#?!$\uE00B-])|`|(?:^|[=:])~|[*?[\uE00E]/;
 
 function expands(token: string): boolean {
   if (EXPANDS.test(token)) return true;
@@ -1754,7 +1767,7 @@ function expands(token: string): boolean {
  * Where extglob is off the `(` is a syntax error.
  */
 function extglobCut(word: string, next: ParseEntry | undefined): boolean {
-  return /[@!+]$/.test(word) && typeof next === "object" && "op" in next && next.op === "(";
+  return /\uE00F[@!+]$/.test(word) && typeof next === "object" && "op" in next && next.op === "(";
 }
 
 function tokenize(line: string): Entry[] | undefined {
@@ -1919,12 +1932,12 @@ function toCommand(words: readonly Word[]): Command {
 function stripMark(text: string): string {
   if (!MARKS.test(text)) return text;
   return text
-    .replace(/[\uE000\uE004\uE005\uE008]/g, "")
-    .replaceAll(QUOTED_DOLLAR, "$")
+    .replace(/[\uE000\uE004\uE005\uE008\uE00F]/g, "")
+    .replace(/[\uE003\uE00E]/g, "$")
     .replace(/[\uE006\uE007\uE009-\uE00D]/g, (mark) => UNLITERAL[mark] as string);
 }
 
-const MARKS = /[\uE000\uE003-\uE00D]/;
+const MARKS = /[\uE000\uE003-\uE00F]/;
 
 function render(command: Command): string {
   return collapse([...command.args.map((a) => a.text), ...command.redirects].join(" "));

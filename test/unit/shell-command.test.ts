@@ -88,6 +88,9 @@ describe("splitSubcommands", () => {
     // An extended glob as the program's name (with extglob on, a file `rm` makes it `rm`).
     ["shopt -s extglob\n@(r)m -rf /"],
     ["shopt -s extglob\n/bin/+(r)m -rf /"],
+    // `$"…"` is looked up in the locale's catalog, which the command may set (TEXTDOMAIN).
+    ['export TEXTDOMAIN=d TEXTDOMAINDIR=/tmp/loc\n$"ls" -la'],
+    ['eval $"ls"'],
   ])("marks %j unreadable: a program that runs cannot be named", (command) => {
     expect(splitCommand(command).unreadable).toBe(true);
   });
@@ -934,6 +937,9 @@ describe("ordinary commands stay readable", () => {
     ["cat >> ~/.bashrc <<'EOF'\nalias ll='ls -la'\nEOF"],
     ["watch -n 5 kubectl get pods"],
     ["watch -n 2 git log -1 HEAD@{0}"],
+    ["if ! (cd build && make); then echo failed; fi"],
+    ["while ! (curl -sf localhost:8080/health); do sleep 1; done"],
+    ['printf $"Usage: %s FILE\\n" "$0"'],
     ["bash -c \"grep -c '\\[ERROR\\]' app.log\""],
     ["ls *.txt | parallel wc -l"],
     ['strace -f -o /tmp/trace.txt ./app "$CONFIG"'],
