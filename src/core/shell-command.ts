@@ -64,8 +64,9 @@ const FD_MARK = "\uE000";
 const QUOTED_DOLLAR = "\uE003";
 /**
  * Stands for the `$` of `$"…"`, a string bash looks up in the locale's message catalog
- * (TEXTDOMAIN, which the command may set): its value is known only at run time, so the word
- * expands (EXPANDS) and names no program; read back as `$`. The string itself is read as `"…"`.
+ * (TEXTDOMAIN and TEXTDOMAINDIR, which the command may set) and, in bash 5.2, expands again:
+ * a catalog's `$(…)` runs wherever the string stands. The command is unsure (unreadable); the
+ * mark reads back as `$` in the words shown, and the word expands (EXPANDS).
  */
 const LOCALE_MARK = "\uE00E";
 /**
@@ -724,6 +725,7 @@ function stepUnquoted(s: ScanState, c: string, patternMode: boolean): void {
     s.quote = "$'";
     emit(s, "$'");
   } else if (c === "$" && s.text.charAt(s.i + 1) === '"' && !patternMode) {
+    s.unsure = true;
     emit(s, LOCALE_MARK, 1);
   } else if ((c === "@" || c === "!" || c === "+") && s.text.charAt(s.i + 1) === "(" && !patternMode) {
     emit(s, EXTGLOB_MARK + c, 1);
