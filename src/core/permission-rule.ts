@@ -540,25 +540,22 @@ function pathsOf(input: Readonly<Record<string, unknown>>, call: ToolCall): Call
   let allowPaths = paths;
   if (call.toolName === "Glob" && typeof input.pattern === "string" && input.pattern !== "") {
     const root = typeof input.path === "string" && input.path !== "" ? paths.at(-1) : cwd;
-    const glob = globPatternPaths(posixPath(input.pattern, drive), drive !== undefined, root, cwd, home);
-    allowPaths = [...paths, ...(glob.exact ? glob.paths : [undefined])];
-    paths.push(...glob.paths);
+    const pattern = posixPath(input.pattern, drive);
+    allowPaths = [...paths, globListRoot(pattern, root, cwd, home)];
+    paths.push(...globPatternPaths(pattern, drive !== undefined, root, cwd, home));
   }
   memoPaths = { input, call, paths, allowPaths, cwd, home };
   return memoPaths;
 }
 
 /**
- * A Glob call's `pattern` read as paths: what it names, resolved against the call's `path` (or the
- * cwd) with its wildcards kept as characters, so `~/.ssh/*` is `/home/dev/.ssh/*`, which
- * `~/.ssh/**` covers, and `../**` under `src` is outside `src/**`. It is read as the Glob tool
- * (ripgrep's `--glob`) reads it: a pattern with no `/` matches at any depth (`*.md` is `**\/*.md`),
- * one that starts with `!` names everything but a few (`**`), `**` also matches no directory (so
- * `**\/.env` is also `.env`), and a backslash escapes the next character on a POSIX client.
- * Not `exact` where it may name paths these do not: a brace list or extended glob
- * (`{a,../../x}/*`), or a `~` (the tool itself may not expand it): an allow rule never matches
- * it then, and a deny-style rule reads it as written. Longer than any path can be once repeated
- * `**` are folded, it is unknown, as a `~/..` with no home is.
+ * A Glob call's `pattern` as deny-style rules read it: the paths it names, resolved against the
+ * call's `path` (or the cwd) with its wildcards kept as characters, so `~/.ssh/*` is
+ * `/home/dev/.ssh/*`, which `~/.ssh/**` covers. Read as the Glob tool (ripgrep's `--glob`) reads
+ * it: a pattern with no `/` matches at any depth (`*.md` is `**\/*.md`), one that starts with `!`
+ * names everything but a few (`**`), `**` also matches no directory (so `**\/.env` is also
+ * `.env`), and a backslash escapes the next character on a POSIX client. Longer than any path can
+ * be once repeated `**` are folded, it is unknown, as a `~/..` with no home is.
  */
 function globPatternPaths(
   pattern: string,
@@ -566,18 +563,45 @@ function globPatternPaths(
   root: string | undefined,
   cwd: string | undefined,
   home: string | undefined,
-): { paths: (string | undefined)[]; exact: boolean } {
-  const exact = !/[{(~]/.test(pattern);
+): (string | undefined)[] {
   let body = pattern.startsWith("!") ? "**" : windows ? pattern : pattern.replace(/\\(.)/g, "$1");
   if (!body.replace(/\/+$/, "").includes("/")) body = `**/${body}`;
   body = body.replace(/(?:^|\/)\*\*(?:\/\*\*)+(?=\/|$)/g, (run) => (run.startsWith("/") ? "/**" : "**"));
   const anchored = body.startsWith("/") || body === "~" || body.startsWith("~/");
   const full = anchored || root === undefined ? body : `${root}/${body}`;
-  if (full.length > MAX_PATH_LENGTH) return { paths: [undefined], exact: false };
+  if (full.length > MAX_PATH_LENGTH) return [undefined];
   const named = resolvePath(full, cwd, home);
   const shallow = resolvePath(full.replace(/(^|\/)\*\*\//g, "$1"), cwd, home);
-  return { paths: shallow === named ? [named] : [named, shallow], exact };
+  return shallow === named ? [named] : [named, shallow];
 }
+
+/**
+ * A Glob call's `pattern` as an allow rule reads it: the directory under which it may list any
+ * file, which the rule must cover whole. That is the pattern's leading segments with no
+ * wildcard, escape, class, brace or parenthesis in them, and never its last one: ripgrep matches
+ * a name with no `/` at any depth, and a Claude Code version may anchor the rest of a pattern
+ * elsewhere. A rule's own wildcards then never match a pattern's `*` as a character (`src/?.md`
+ * does not cover `src/*.md`), and a class holding `/` or `..` (`[/../src/]*`) reads as the
+ * directory before it. A pattern starting with `!` or `#` (every file: a negation, a comment to
+ * ripgrep) lists the whole root; one starting with `~` is unknown (the tool may not expand it).
+ */
+function globListRoot(
+  pattern: string,
+  root: string | undefined,
+  cwd: string | undefined,
+  home: string | undefined,
+): string | undefined {
+  if (pattern.startsWith("~") || root === undefined) return undefined;
+  const segments = /^[!#]/.test(pattern) ? [] : pattern.split("/");
+  let plain = 0;
+  while (plain < segments.length - 1 && !GLOB_SYNTAX.test(segments[plain] as string)) plain += 1;
+  const prefix = segments.slice(0, plain).join("/");
+  const dir = pattern.startsWith("/") ? prefix || "/" : prefix === "" ? root : `${root}/${prefix}`;
+  return dir.length > MAX_PATH_LENGTH ? undefined : resolvePath(dir, cwd, home);
+}
+
+/** What makes a segment of a Glob pattern more than a plain name. */
+const GLOB_SYNTAX = /[*?[\]{}()\\!#~]/;
 
 /** A Windows drive path: a drive letter, a colon and a separator. */
 const WINDOWS_PATH = /^[A-Za-z]:[\\/]/;

@@ -292,17 +292,16 @@ describe("path rules", () => {
     ["Read(~/.ssh/**)", at("Glob", { pattern: "src/**/*.ts" }), false],
     ["Read(//etc/**)", at("Glob", { pattern: "../../etc/*" }), true],
     ["Read(//etc/**)", at("Glob", { pattern: "*", path: "/tmp/../etc" }), true],
-    ["Read(**/.env)", at("Glob", { pattern: "**/.env" }), true],
     ["Read(**/.env)", at("Glob", { pattern: "**/.env.example" }), false],
     ["Read(./secrets)", at("Glob", { pattern: "secrets/*.yaml" }), true],
     ["Read(src/**)", at("Glob", { pattern: "src/**/*.ts" }), true],
     ["Read(src/**)", at("Glob", { pattern: "**/*.ts", path: "/p/src" }), true],
     ["Read(*.pem)", at("Glob", { pattern: "**/*" }), false],
-    ["Read(*.pem)", at("Glob", { pattern: "**/*.pem" }), true],
     // As the Glob tool reads it: no `/` is any depth, `!` is all but a few, `\` escapes.
-    ["Read(**/*.md)", at("Glob", { pattern: "*.md" }), true],
     ["Read(**/*.md)", at("Glob", { pattern: "!x.md" }), false],
-    ["Read(./secrets/**)", at("Glob", { pattern: "\\secrets/*" }), true],
+    ["Read(src/**)", at("Glob", { pattern: "src/**/*.{ts,tsx}" }), true],
+    ["Read(src/**)", at("Glob", { pattern: "src/@(a|b)/*" }), true],
+    ["Read(src/**)", at("Glob", { pattern: "/p/src/*.ts" }), true],
     ["Read(*.pem)", at("Grep", { pattern: "x.pem" }), false],
     ["Read(**/.env)", at("Read", { file_path: 7 }), false],
     ["Read(**/.env)", at("Read", { file_path: "" }), false],
@@ -313,11 +312,12 @@ describe("path rules", () => {
     expect(matchesPermissionRule(rule(text), call, "all")).toBe(expected);
   });
 
-  it("folds a Glob pattern's repeated ** and reads one longer than any path as unknown", () => {
+  it("folds a Glob pattern's repeated ** and, for deny-style rules, reads one longer than any path as unknown", () => {
     const padded = at("Glob", { pattern: `${"**/".repeat(1400)}.env` });
-    expect(both("Read(**/.env)", padded)).toEqual({ any: true, all: true });
+    expect(both("Read(**/.env)", padded)).toEqual({ any: true, all: false });
     const long = at("Glob", { pattern: `/home/dev/.ssh/${"*/".repeat(2100)}x` });
-    expect(both("Read(~/.ssh/**)", long)).toEqual({ any: true, all: false });
+    expect(both("Read(~/.ssh/**)", long)).toEqual({ any: true, all: true });
+    expect(both("Read(./src/**)", long)).toEqual({ any: true, all: false });
   });
 
   const windows = {
@@ -344,8 +344,20 @@ describe("path rules", () => {
     // A Glob pattern with a brace list or an extended glob may name paths its text does not:
     // allow rules never match it, deny-style rules read it as written.
     ["Read(~/.ssh/**)", at("Glob", { pattern: "~/.ssh/{a,b}" })],
-    ["Read(src/**)", at("Glob", { pattern: "src/@(a|b)/*" })],
     ["Read(~/.ssh/**)", at("Glob", { pattern: "~/.ssh/id_*" })],
+    // An allow rule must cover the whole directory a pattern may list under: the leading
+    // segments with no wildcard, never the last one (a name with no \`/\` is at any depth).
+    ["Read(**/.env)", at("Glob", { pattern: "**/.env" })],
+    ["Read(*.pem)", at("Glob", { pattern: "**/*.pem" })],
+    ["Read(**/*.md)", at("Glob", { pattern: "*.md" })],
+    ["Read(./secrets/**)", at("Glob", { pattern: "\\secrets/*" })],
+    ["Read(src/?.md)", at("Glob", { pattern: "src/*.md" })],
+    ["Read(src/[!.]*)", at("Glob", { pattern: "src/*" })],
+    ["Read(src/x.md)", at("Glob", { pattern: "/p/src/x.md" })],
+    // A review's allow holes: a class holding \`/..\`, a comment to ripgrep, an absolute pattern.
+    ["Read(src/**)", at("Glob", { pattern: "[/../src/!-}]*/**" })],
+    ["Read(src/**)", at("Glob", { pattern: "#/../src" })],
+    ["Read(./*.md)", at("Glob", { pattern: "/p/*.md" })],
     // A pattern with no `/` matches at any depth; `**/` also matches no directory.
     ["Read(./*.md)", at("Glob", { pattern: "*.md" })],
     ["Read(/README.md)", at("Glob", { pattern: "README.md" })],
