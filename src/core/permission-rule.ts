@@ -541,7 +541,10 @@ function pathsOf(input: Readonly<Record<string, unknown>>, call: ToolCall): Call
   if (call.toolName === "Glob" && typeof input.pattern === "string" && input.pattern !== "") {
     const root = typeof input.path === "string" && input.path !== "" ? paths.at(-1) : cwd;
     const pattern = posixPath(input.pattern, drive);
-    allowPaths = [...paths, globListRoot(pattern, root, cwd, home)];
+    // On Windows ripgrep may read a `\` as an escape, not a separator: nothing of it is plain.
+    const listed =
+      drive !== undefined && input.pattern.includes("\\") ? [root] : globListRoots(pattern, root, cwd, home);
+    allowPaths = [...paths, ...listed];
     paths.push(...globPatternPaths(pattern, drive !== undefined, root, cwd, home));
   }
   memoPaths = { input, call, paths, allowPaths, cwd, home };
@@ -584,20 +587,23 @@ function globPatternPaths(
  * does not cover `src/*.md`), and a class holding `/` or `..` (`[/../src/]*`) reads as the
  * directory before it. A pattern starting with `!` or `#` (every file: a negation, a comment to
  * ripgrep) lists the whole root; one starting with `~` is unknown (the tool may not expand it).
+ * One starting with `/` is read both as an absolute path and under the root: ripgrep anchors it
+ * at its own directory, which Claude Code versions set to the cwd or the path.
  */
-function globListRoot(
+function globListRoots(
   pattern: string,
   root: string | undefined,
   cwd: string | undefined,
   home: string | undefined,
-): string | undefined {
-  if (pattern.startsWith("~") || root === undefined) return undefined;
+): (string | undefined)[] {
+  if (pattern.startsWith("~") || root === undefined) return [undefined];
   const segments = /^[!#]/.test(pattern) ? [] : pattern.split("/");
   let plain = 0;
   while (plain < segments.length - 1 && !GLOB_SYNTAX.test(segments[plain] as string)) plain += 1;
   const prefix = segments.slice(0, plain).join("/");
-  const dir = pattern.startsWith("/") ? prefix || "/" : prefix === "" ? root : `${root}/${prefix}`;
-  return dir.length > MAX_PATH_LENGTH ? undefined : resolvePath(dir, cwd, home);
+  const dirs = prefix === "" ? [root] : [`${root}/${prefix}`];
+  if (pattern.startsWith("/")) dirs.push(prefix || "/");
+  return dirs.map((dir) => (dir.length > MAX_PATH_LENGTH ? undefined : resolvePath(dir, cwd, home)));
 }
 
 /** What makes a segment of a Glob pattern more than a plain name. */
