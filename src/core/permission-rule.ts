@@ -510,7 +510,7 @@ interface CallPaths {
    * (`resolvePath`); undefined where it cannot be.
    */
   readonly paths: readonly (string | undefined)[];
-  /** `paths` as an allow rule reads them: a Glob pattern that may name other paths is unknown. */
+  /** The path fields as an allow rule reads them, and a Glob's listing directories (globListRoots). */
   readonly allowPaths: readonly (string | undefined)[];
   readonly cwd: string | undefined;
   readonly home: string | undefined;

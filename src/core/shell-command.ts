@@ -63,13 +63,6 @@ const FD_MARK = "\uE000";
  */
 const QUOTED_DOLLAR = "\uE003";
 /**
- * Stands for the `$` of `$"…"`, a string bash looks up in the locale's message catalog
- * (TEXTDOMAIN and TEXTDOMAINDIR, which the command may set) and, in bash 5.2, expands again:
- * a catalog's `$(…)` runs wherever the string stands. The command is unsure (unreadable); the
- * mark reads back as `$` in the words shown, and the word expands (EXPANDS).
- */
-const LOCALE_MARK = "\uE00E";
-/**
  * Marks an unquoted `@`, `!` or `+` glued to a `(`: an extended glob's opener (`@(x)`, `!(x)`),
  * which shell-quote cuts at the `(` (extglobCut); not the `!` of `! (cmd)`.
  */
@@ -725,8 +718,11 @@ function stepUnquoted(s: ScanState, c: string, patternMode: boolean): void {
     s.quote = "$'";
     emit(s, "$'");
   } else if (c === "$" && s.text.charAt(s.i + 1) === '"' && !patternMode) {
+    // `$"…"`: bash looks the string up in the locale's message catalog (TEXTDOMAIN and
+    // TEXTDOMAINDIR, which the command may set) and, in bash 5.2, expands the translation again,
+    // so a catalog's `$(…)` runs wherever the string stands. What runs is not known here.
     s.unsure = true;
-    emit(s, LOCALE_MARK, 1);
+    emit(s, "$");
   } else if ((c === "@" || c === "!" || c === "+") && s.text.charAt(s.i + 1) === "(" && !patternMode) {
     emit(s, EXTGLOB_MARK + c, 1);
   } else if (s.array && arrayStep(s, c)) {
@@ -1754,7 +1750,7 @@ const literalVariables: Record<string, string> = new Proxy(
  * are read as code). A brace list needs a `,` or `..` after its `{` (`HEAD@{0}` is a word as it
  * is); one counts even when quoted, as shell-quote has taken the quotes off by now.
  */
-const EXPANDS = /[$\uE003](?=[A-Za-z_{(0-9@*#?!$\uE00B-])|`|(?:^|[=:])~|[*?[\uE00E]/;
+const EXPANDS = /[$\uE003](?=[A-Za-z_{(0-9@*#?!$\uE00B-])|`|(?:^|[=:])~|[*?[]/;
 
 function expands(token: string): boolean {
   if (EXPANDS.test(token)) return true;
@@ -1935,11 +1931,11 @@ function stripMark(text: string): string {
   if (!MARKS.test(text)) return text;
   return text
     .replace(/[\uE000\uE004\uE005\uE008\uE00F]/g, "")
-    .replace(/[\uE003\uE00E]/g, "$")
+    .replaceAll(QUOTED_DOLLAR, "$")
     .replace(/[\uE006\uE007\uE009-\uE00D]/g, (mark) => UNLITERAL[mark] as string);
 }
 
-const MARKS = /[\uE000\uE003-\uE00F]/;
+const MARKS = /[\uE000\uE003-\uE00D\uE00F]/;
 
 function render(command: Command): string {
   return collapse([...command.args.map((a) => a.text), ...command.redirects].join(" "));
