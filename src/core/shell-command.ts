@@ -760,7 +760,7 @@ function stepUnquoted(s: ScanState, c: string, patternMode: boolean): void {
     heredocOrHereString(s, patternMode);
   } else if (c >= "0" && c <= "9" && atWordStart(s)) {
     digits(s);
-  } else if (c === "c" && !patternMode && unquotedCase(s)) {
+  } else if (c === "c" && !patternMode && unquotedWord(s, "case")) {
     // Counted open either way (testsOffAt): one that opens nothing only keeps tests off longer.
     s.casesMarked += 1;
     s.casesOpen += 1;
@@ -965,10 +965,13 @@ function atWordStart(s: ScanState): boolean {
   return s.prev === "" || BREAK.test(s.prev);
 }
 
-/** Whether the text at the scan is the word `case`, unquoted, outside arithmetic, arrays and patterns. */
-function unquotedCase(s: ScanState): boolean {
-  if (!s.text.startsWith("case", s.i) || !atWordStart(s)) return false;
-  const after = s.text.charAt(s.i + 4);
+/**
+ * Whether the text at the scan is `word` (`case`, `esac`) as a word of its own, unquoted, outside
+ * arithmetic, tests, arrays and patterns.
+ */
+function unquotedWord(s: ScanState, word: string): boolean {
+  if (!s.text.startsWith(word, s.i) || !atWordStart(s)) return false;
+  const after = s.text.charAt(s.i + word.length);
   if (after !== "" && !BREAK.test(after)) return false;
   return s.arith.length === 0 && !s.test && !s.array && !s.inPattern(s.out, s.out.length);
 }
@@ -980,10 +983,7 @@ function unquotedCase(s: ScanState): boolean {
  * Right after `in` it is not counted (`case x in esac`): the case stays open here, and tests off.
  */
 function unquotedEsac(s: ScanState): boolean {
-  if (!s.text.startsWith("esac", s.i) || !atWordStart(s)) return false;
-  const after = s.text.charAt(s.i + 4);
-  if (after !== "" && !BREAK.test(after)) return false;
-  if (s.arith.length > 0 || s.test || s.array || s.inPattern(s.out, s.out.length)) return false;
+  if (!unquotedWord(s, "esac")) return false;
   let k = s.out.length - 1;
   while (k >= 0 && (s.out[k] === " " || s.out[k] === "\t")) k -= 1;
   if (k >= 0 && (s.out[k] === "(" || s.out[k] === "|")) return false;
