@@ -541,9 +541,17 @@ function pathsOf(input: Readonly<Record<string, unknown>>, call: ToolCall): Call
   if (call.toolName === "Glob" && typeof input.pattern === "string" && input.pattern !== "") {
     const root = typeof input.path === "string" && input.path !== "" ? paths.at(-1) : cwd;
     const pattern = posixPath(input.pattern, drive);
-    // On Windows ripgrep may read a `\` as an escape, not a separator: nothing of it is plain.
+    // A Windows client's pattern: an absolute one (`/tmp/*`, `C:\\x\\*`) is never allowed, since
+    // its drive is added here but ripgrep anchors it at its own directory; in a relative one
+    // ripgrep may read a `\` as an escape, not a separator, so nothing of it is plain.
     const listed =
-      drive !== undefined && input.pattern.includes("\\") ? [root] : globListRoots(pattern, root, cwd, home);
+      drive === undefined
+        ? globListRoots(pattern, root, cwd, home)
+        : /^(?:[\\/]|[A-Za-z]:)/.test(input.pattern)
+          ? [undefined]
+          : input.pattern.includes("\\")
+            ? [root]
+            : globListRoots(pattern, root, cwd, home);
     allowPaths = [...paths, ...listed];
     paths.push(...globPatternPaths(pattern, drive !== undefined, root, cwd, home));
   }

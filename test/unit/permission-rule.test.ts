@@ -361,6 +361,10 @@ describe("path rules", () => {
     ["Read(//opt/**)", at("Glob", { pattern: "/opt/*" })],
     // On Windows ripgrep may read a backslash as an escape: `src\s*` is `**/srcs*`.
     ["Read(src/**)", at("Glob", { pattern: "src\\s*" }, windows)],
+    // A Windows client's absolute pattern: the drive is added here, but ripgrep anchors it at its
+    // own directory.
+    ["Read(**/c/tmp)", at("Glob", { pattern: "/tmp/*" }, windows)],
+    ["Read(./**)", at("Glob", { pattern: "C:\\Users\\dev\\proj\\src\\*" }, windows)],
     ["Read(./*.md)", at("Glob", { pattern: "/p/*.md" })],
     // A pattern with no `/` matches at any depth; `**/` also matches no directory.
     ["Read(./*.md)", at("Glob", { pattern: "*.md" })],
