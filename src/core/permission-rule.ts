@@ -541,18 +541,7 @@ function pathsOf(input: Readonly<Record<string, unknown>>, call: ToolCall): Call
   if (call.toolName === "Glob" && typeof input.pattern === "string" && input.pattern !== "") {
     const root = typeof input.path === "string" && input.path !== "" ? paths.at(-1) : cwd;
     const pattern = posixPath(input.pattern, drive);
-    // A Windows client's pattern: an absolute one (`/tmp/*`, `C:\\x\\*`) is never allowed, since
-    // its drive is added here but ripgrep anchors it at its own directory; in a relative one
-    // ripgrep may read a `\` as an escape, not a separator, so nothing of it is plain.
-    const listed =
-      drive === undefined
-        ? globListRoots(pattern, root, cwd, home)
-        : /^(?:[\\/]|[A-Za-z]:)/.test(input.pattern)
-          ? [undefined]
-          : input.pattern.includes("\\")
-            ? [root]
-            : globListRoots(pattern, root, cwd, home);
-    allowPaths = [...paths, ...listed];
+    allowPaths = [...paths, ...globListRoots(input.pattern, pattern, drive !== undefined, root, cwd, home)];
     paths.push(...globPatternPaths(pattern, drive !== undefined, root, cwd, home));
   }
   memoPaths = { input, call, paths, allowPaths, cwd, home };
@@ -596,14 +585,21 @@ function globPatternPaths(
  * directory before it. A pattern starting with `!` or `#` (every file: a negation, a comment to
  * ripgrep) lists the whole root; one starting with `~` is unknown (the tool may not expand it).
  * One starting with `/` is read both as an absolute path and under the root: ripgrep anchors it
- * at its own directory, which Claude Code versions set to the cwd or the path.
+ * at its own directory, which Claude Code versions set to the cwd or the path. From a Windows
+ * client (`raw` as sent, `pattern` as posixPath reads it) an absolute pattern is never allowed,
+ * since its drive is added here but ripgrep anchors it at its own directory, and in a relative one
+ * ripgrep may read a `\` as an escape, not a separator, so nothing of it is plain.
  */
 function globListRoots(
+  raw: string,
   pattern: string,
+  windows: boolean,
   root: string | undefined,
   cwd: string | undefined,
   home: string | undefined,
 ): (string | undefined)[] {
+  if (windows && /^(?:[\\/]|[A-Za-z]:)/.test(raw)) return [undefined];
+  if (windows && raw.includes("\\")) return [root];
   if (pattern.startsWith("~") || root === undefined) return [undefined];
   const segments = /^[!#]/.test(pattern) ? [] : pattern.split("/");
   let plain = 0;

@@ -689,20 +689,13 @@ function stepBackslash(s: ScanState, patternMode: boolean): void {
     // the word then holds one (`bash -c "x \`rm -rf /\`"` runs `rm`). Outside pattern mode the
     // next branch writes it marked literal, as it does `\$`.
     emit(s, "`", 2);
-  } else if (
-    !patternMode &&
-    (s.text.charAt(s.i + 1) === "$" ||
-      s.text.charAt(s.i + 1) === "`" ||
-      (s.quote === "" && LITERAL[s.text.charAt(s.i + 1)] !== undefined))
-  ) {
-    // `\$x`, unquoted or in double quotes, `\*` unquoted: a plain character in the word.
-    emit(s, literal(s.text.charAt(s.i + 1)), 2);
-    s.prev = "\\";
-  } else if (!patternMode && s.quote === '"' && LITERAL[s.text.charAt(s.i + 1)] !== undefined) {
-    // `"\["`: in double quotes bash keeps the backslash, and so does shell-quote before any
-    // character but `"`, `\` and `$`, a mark too; the character is as plain as a quoted one
-    // (`bash -c "grep '\[ERROR\]' f"`).
-    emit(s, `\\${literal(s.text.charAt(s.i + 1))}`, 2);
+  } else if (!patternMode && LITERAL[s.text.charAt(s.i + 1)] !== undefined) {
+    // `\$x` or `\*`: a plain character in the word. Unquoted, and before `$` or a backquote in
+    // double quotes, bash drops the backslash; before `[ { * ? ~` in double quotes it keeps it, and
+    // so does shell-quote, a mark too (`bash -c "grep '\[ERROR\]' f"`).
+    const next = s.text.charAt(s.i + 1);
+    const kept = s.quote === '"' && next !== "$" && next !== "`";
+    emit(s, `${kept ? "\\" : ""}${literal(next)}`, 2);
     s.prev = "\\";
   } else {
     emit(s, s.text.slice(s.i, s.i + 2));
