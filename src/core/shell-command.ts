@@ -1746,7 +1746,11 @@ const literalVariables: Record<string, string> = new Proxy(
 const EXPANDS = /[$\uE003](?=[A-Za-z_{(0-9@*#?!$\uE00B-])|`|(?:^|[=:])~|[*?[]/;
 
 function expands(token: string): boolean {
-  if (EXPANDS.test(token)) return true;
+  return EXPANDS.test(token) || braceList(token);
+}
+
+/** A `{` with a `,` or `..` after it: bash's brace expansion needs one (`HEAD@{0}`, `{}` are words). */
+function braceList(token: string): boolean {
   const brace = token.indexOf("{");
   return brace >= 0 && (token.includes(",", brace) || token.includes("..", brace));
 }
@@ -2018,6 +2022,8 @@ const DENY_ONLY_WRAPPERS: Readonly<Record<string, WrapperSpec>> = {
   },
 };
 
+const XARGS_VALUED: ReadonlySet<string> = new Set((DENY_ONLY_WRAPPERS.xargs as WrapperSpec).valued);
+
 /** Shell keywords that can precede a command in a compound statement (`if x; then rm -rf /; fi`). */
 const KEYWORDS = new Set(["!", "{", "}", "if", "then", "else", "elif", "fi", "do", "done", "while", "until"]);
 
@@ -2199,29 +2205,29 @@ function expand(command: Command, depth: number, suffix: readonly string[], out:
     );
     out.denyOnly -= 1;
   }
-  const starts = wrappedStarts(args, at);
-  if (starts.capped) markUnreadable(out);
-  for (const start of starts.at) {
+  const wrapped = wrappedCommands(args, at);
+  if (wrapped.capped) markUnreadable(out);
+  for (const run of wrapped.commands) {
     // Guesses nest (`env -Z env -Z … rm`): past a bound the command is unreadable instead of
     // taking time exponential in its length.
-    if (depth >= MAX_DEPTH || (starts.guessed && ++out.guessed > MAX_GUESSED_COMMANDS)) {
+    if (depth >= MAX_DEPTH || (wrapped.guessed && ++out.guessed > MAX_GUESSED_COMMANDS)) {
       out.unreadable = true;
       break;
     }
     out.denyOnly += 1;
-    if (starts.guessed) out.guessing += 1;
-    expand({ args: args.slice(start), redirects: [] }, depth + 1, redirects, out);
-    if (starts.guessed) out.guessing -= 1;
+    if (wrapped.guessed) out.guessing += 1;
+    expand({ args: run, redirects: [] }, depth + 1, redirects, out);
+    if (wrapped.guessed) out.guessing -= 1;
     out.denyOnly -= 1;
   }
 }
 
 /**
  * The programs besides the shells and the wrapper tables that run a command or script they are
- * given, each read by name in `peel` or `wrappedScript`. (COMMAND_OPTION_WRAPPERS are all in
- * DENY_ONLY_WRAPPERS as well.)
+ * given, each read by name in `peel`, `wrappedScript` or `findCommands`. (COMMAND_OPTION_WRAPPERS
+ * are all in DENY_ONLY_WRAPPERS as well.)
  */
-const OTHER_RUNNERS: ReadonlySet<string> = new Set(["env", "watch", "at", "batch"]);
+const OTHER_RUNNERS: ReadonlySet<string> = new Set(["env", "watch", "at", "batch", "find", "fd", "fdfind"]);
 
 /** Whether a program of this name runs a command or script it is given: a shell or a wrapper. */
 function runsOtherCommands(name: string): boolean {
@@ -2278,23 +2284,24 @@ const MAX_GUESSES = 16;
 const MAX_GUESSED_COMMANDS = 32;
 
 /**
- * Where the command a wrapper left in place runs starts: after a deny-only wrapper's options,
- * or, when they are not understood (`env --block-signal rm -rf /`, `sudo --preserve-env=PATH rm -rf /`), at
- * each of the next words that is not an option. None for any other command.
+ * The commands a command left in place runs besides itself: a deny-only wrapper's, after its
+ * options, or, when they are not understood (`env --block-signal rm -rf /`, `sudo
+ * --preserve-env=PATH rm -rf /`), one starting at each of the next words that is not an option;
+ * and each `find -exec` or `fd --exec` command (`findCommands`). None for any other command.
  */
-function wrappedStarts(
+function wrappedCommands(
   args: readonly Word[],
   at: number,
-): { readonly at: readonly number[]; readonly guessed: boolean; readonly capped: boolean } {
+): { readonly commands: readonly (readonly Word[])[]; readonly guessed: boolean; readonly capped: boolean } {
   const name = programName((args[at] as Word).text);
   if (name === "command") return NO_STARTS; // `command -v rm` only prints where rm is
+  if (name === "find" || name === "fd" || name === "fdfind") return findCommands(name, args, at);
   // `coproc NAME { rm …; }` names the coprocess first; `coproc rm …` does not.
   if (name === "coproc") {
     // A quoted `'{'` reads the same here: both readings are checked.
     const named = COMPOUND_STARTS.has(args[at + 2]?.text ?? "");
-    return at + 1 < args.length
-      ? { at: named ? [at + 1, at + 2] : [at + 1], guessed: false, capped: false }
-      : NO_STARTS;
+    const starts = at + 1 < args.length ? (named ? [at + 1, at + 2] : [at + 1]) : [];
+    return { commands: starts.map((start) => args.slice(start)), guessed: false, capped: false };
   }
   const denyOnly = DENY_ONLY_WRAPPERS[name];
   const spec = denyOnly ?? WRAPPERS[name] ?? (name === "env" ? ENV_SPEC : undefined);
@@ -2304,28 +2311,111 @@ function wrappedStarts(
     // A stripped wrapper whose options were all understood wraps nothing here (`timeout 10`).
     if (denyOnly === undefined) return NO_STARTS;
     return {
-      at: start + spec.operands < args.length ? [start + spec.operands] : [],
+      commands:
+        start + spec.operands < args.length ? [replaced(name, args, at, start + spec.operands, false)] : [],
       guessed: false,
       capped: false,
     };
   }
-  const starts: number[] = [];
+  const commands: (readonly Word[])[] = [];
   let capped = false;
   for (let j = at + 1; j < args.length; j += 1) {
     const word = args[j] as Word;
     if (word.text.startsWith("-")) continue;
     // An operand of a wrapper whose operands are not modelled (`flock "$LOCK" make`).
     if (spec.guessOnly && (word.kind === "glob" || /[$`]/.test(word.text))) continue;
-    if (starts.length === MAX_GUESSES) {
+    if (commands.length === MAX_GUESSES) {
       capped = true; // a word past the guesses may be the command
       break;
     }
-    starts.push(j);
+    commands.push(replaced(name, args, at, j, true));
   }
-  return { at: starts, guessed: true, capped };
+  return { commands, guessed: true, capped };
 }
 
-const NO_STARTS = { at: [], guessed: false, capped: false } as const;
+/**
+ * The command from `start`, its words holding xargs' replace string read by `withPlaceholder`;
+ * a guess's first word may be an argument (`xargs -i{} cp {} /tmp` is also tried from `{}`), so
+ * there it is left to the guess's own reading (expand's `unnamedGuess`).
+ */
+function replaced(
+  name: string,
+  args: readonly Word[],
+  at: number,
+  start: number,
+  guess: boolean,
+): readonly Word[] {
+  const replace = name === "xargs" ? xargsReplace(args, at) : undefined;
+  const run = args.slice(start);
+  return replace === undefined ? run : withPlaceholder(run, (text) => text.includes(replace), !guess);
+}
+
+/**
+ * A command whose words holding a placeholder (find's `{}`, xargs' `-I` string) become a file's
+ * name or an input line at run time: such a word expands (Word `expands`), so a script holding one
+ * (`-exec sh -c 'echo {}' \;`, `xargs -I{} sh -c 'echo {}'`) is unreadable, as `eval echo *` is:
+ * a file's name becomes code; as the program it is unnamed.
+ */
+function withPlaceholder(words: readonly Word[], holds: (text: string) => boolean, program = true): Word[] {
+  return words.map((word, k) => {
+    if (word.kind === "redirect" || !holds(word.text)) return word;
+    return k === 0 && program ? { kind: "glob", text: word.text, expands: true } : { ...word, expands: true };
+  });
+}
+
+/** The string `xargs -I STR` (also `-ISTR`, `-i[STR]`, `--replace[=STR]`; `{}` by default) replaces. */
+function xargsReplace(args: readonly Word[], at: number): string | undefined {
+  let replace: string | undefined;
+  for (let i = at + 1; i < args.length; i += 1) {
+    const arg = (args[i] as Word).text;
+    if (arg === "--" || !arg.startsWith("-")) break;
+    const short = /^-[0rtpx]*([iI])(.*)$/s.exec(arg);
+    if (short?.[1] === "I") replace = short[2] || args[++i]?.text;
+    else if (short) replace = short[2] || "{}";
+    else if (arg === "--replace" || arg.startsWith("--replace=")) replace = arg.slice(10) || "{}";
+    else if (XARGS_VALUED.has(arg)) i += 1;
+  }
+  return replace === "" ? undefined : replace;
+}
+
+/** The options of find (`-exec`, `-execdir`, `-ok`, `-okdir`) and fd that run a command per file found. */
+const FIND_EXEC = new Set(["-exec", "-execdir", "-ok", "-okdir"]);
+const FD_EXEC = new Set(["-x", "--exec", "-X", "--exec-batch"]);
+
+/** The names find (`{}`) and fd (`{}`, `{/}`, `{//}`, `{.}`, `{/.}`) replace with a file's. */
+const FILE_PLACEHOLDER = /\{(?:\/{1,2}|\.|\/\.)?\}/;
+
+/**
+ * The commands `find … -exec CMD ARGS… ;` (or `{} +`; also -execdir, -ok, -okdir) and `fd …
+ * --exec CMD ARGS… [;]` (also -x, -X, --exec-batch, `--exec=CMD`) run, each up to its `;` (find
+ * also ends one at `+` right after `{}`), or to the end when it has none; each word holding a
+ * placeholder is read by `withPlaceholder`.
+ */
+function findCommands(name: string, args: readonly Word[], at: number): typeof NO_STARTS {
+  const find = name === "find";
+  const commands: Word[][] = [];
+  for (let j = at + 1; j < args.length; j += 1) {
+    const option = (args[j] as Word).text;
+    const valued = !find && option.startsWith("--exec=") ? option.slice(option.indexOf("=") + 1) : undefined;
+    if (valued === undefined && !(find ? FIND_EXEC : FD_EXEC).has(option)) continue;
+    const run: Word[] = valued === undefined ? [] : [{ kind: "word", text: valued }];
+    let k = j + 1;
+    for (; k < args.length; k += 1) {
+      const word = args[k] as Word;
+      if (word.text === ";" || (find && word.text === "+" && run.at(-1)?.text === "{}")) break;
+      run.push(word);
+    }
+    if (run.length > 0) commands.push(withPlaceholder(run, (text) => FILE_PLACEHOLDER.test(text)));
+    j = k;
+  }
+  return { commands, guessed: false, capped: false };
+}
+
+const NO_STARTS: {
+  readonly commands: readonly (readonly Word[])[];
+  readonly guessed: boolean;
+  readonly capped: boolean;
+} = { commands: [], guessed: false, capped: false };
 /** Words that start a compound command, as `coproc NAME` may be followed by. */
 const COMPOUND_STARTS: ReadonlySet<string> = new Set([
   "{",
@@ -2747,7 +2837,7 @@ function peelShell(args: readonly Word[], at: number, out: Output): Peeled {
     if (arg === "--version" || arg === "--help") return undefined; // prints, runs nothing
     // A brace list may expand into options and the script (`bash {-c,'rm -rf /'}`), and
     // `keyword` or `histexpand` (`-o`) changes how the script is read (changesReading).
-    if (arg.includes("{") || READING_OPTIONS.test(arg)) markUnreadable(out);
+    if (braceList(arg) || READING_OPTIONS.test(arg)) markUnreadable(out);
     if (arg === "--") {
       if (hasC && args[i + 1]) return scriptOf([args[i + 1] as Word]);
       if (!hasC && !stdin && args[i + 1] !== undefined) return scriptFile(args[i + 1] as Word, out);
@@ -2772,6 +2862,7 @@ function peelShell(args: readonly Word[], at: number, out: Output): Peeled {
         if (READING_OPTIONS.test(value.text) || RUN_TIME_OPTION.test(value.text)) markUnreadable(out);
       i += values;
     } else if (!/^[-+]/.test(arg)) {
+      if (mayExpandToOptions(args[i] as Word)) markUnreadable(out);
       if (!stdin) return scriptFile(args[i] as Word, out);
       break;
     }
@@ -2780,6 +2871,16 @@ function peelShell(args: readonly Word[], at: number, out: Output): Peeled {
   // shell (`… | xargs sh -c`). Either way it cannot be seen.
   markUnreadable(out);
   return undefined;
+}
+
+/**
+ * A shell's script word that is a pattern whose first character may match a `-`: it may expand
+ * into options and a script (`bash [-]c 'rm -rf /'` or `bash *` beside a file named `-c`), as a
+ * lone expansion may (scriptFile); after `--` it names files only. A `[` counts quoted too, as it
+ * does for a program's name.
+ */
+function mayExpandToOptions(word: Word): boolean {
+  return (word.kind === "glob" && /^[*?@!+]/.test(word.text)) || word.text.startsWith("[");
 }
 
 /** bash's long options without a value, which it takes after one dash as after two. */

@@ -909,6 +909,16 @@ describe("what a wrapper runs", () => {
     ["env -S -i '#='* rm -rf /", "a pattern after env -S's string, expanded by the shell first"],
     ["env -S X=1 a-b=1 rm -rf /", "env reads the split words as its arguments again"],
     ["env -S \"'-i' rm -rf /\"", "env reads the split words as its arguments again"],
+    ["find . -name x -exec rm -rf / \\;", "find -exec runs its command for each file found"],
+    ["find . -execdir rm -rf / {} +", "find -execdir runs its command in each file's directory"],
+    ["find . -ok rm -rf / ';'", "find -ok asks, then runs"],
+    ["find . -exec echo {} \\; -exec rm -rf / \\;", "each of find's -exec runs"],
+    ["/usr/bin/find . -exec rm -rf / \\;", "find by its path"],
+    ["./find . -exec rm -rf / \\;", "a find by a relative path is read as find as well"],
+    ["find . -exec sudo rm -rf / \\;", "what find runs is read as any command"],
+    ["fd -e log -x rm -rf /", "fd --exec runs its command for each file found"],
+    ["fd . --exec-batch rm -rf / \\; -H", "fd's -X ends its command at `;`"],
+    ["fdfind --exec=rm -rf /", "fd's --exec=CMD"],
   ])("%s (%s)", (command) => {
     const split = splitCommand(command);
     const named = split.subcommands.some((s) =>
@@ -1149,6 +1159,16 @@ describe("scripts built by the shell that runs them", () => {
     "eval echo {a,b}",
     "eval ls *.txt",
     "let 'a[$(rm -rf /)'*",
+    // find and xargs put a file's name or an input line into the script: it becomes code.
+    "find . -exec sh -c 'echo {}' \\;",
+    "fd -x sh -c 'wc -l {/}'",
+    'find . -name "*.ts" | xargs -I{} sh -c "echo {}"',
+    "ls | xargs -I % sh -c 'wc -l %'",
+    "ls | xargs -0 -i sh -c 'cat {}'",
+    "ls | xargs --replace=Q sh -c Q",
+    // …or the program's name.
+    "find . -exec {} \\;",
+    "ls | xargs -I rm rm x",
   ])("fails safe on %j: an expansion's value becomes part of the script", (command) => {
     expect(splitCommand(command).unreadable).toBe(true);
   });
@@ -1166,7 +1186,12 @@ describe("scripts built by the shell that runs them", () => {
     // Quoted, a glob's or brace list's characters expand nothing.
     "bash -c 'echo {a,b}'",
     'bash -c "ls *.txt"',
-    'find . -name "*.ts" | xargs -I{} sh -c "echo {}"',
+    // With no -I, xargs adds input lines as arguments: `{}` is two characters.
+    'find . -name "*.ts" | xargs sh -c "echo {}"',
+    // A file's name as an argument, never as code.
+    "find . -name '*.ts' -exec sh -c 'mv \"$1\" \"${1%.ts}.mts\"' _ {} \\;",
+    "find . -name '*.sh' -exec bash -n {} \\;",
+    "ls | xargs -I{} cp {} /tmp",
   ])("reads %j: the script's expansions are its own", (command) => {
     expect(splitCommand(command).unreadable).toBe(false);
   });
@@ -1183,5 +1208,49 @@ describe("options that change how bash reads", () => {
     "BASH_COMPAT=51 bash -c 'echo $(( a[$1] ))' _ x",
   ])("fails safe on %j: comments off in an interactive shell, or a compatibility level", (command) => {
     expect(splitCommand(command).unreadable).toBe(true);
+  });
+});
+
+describe("commands find and fd run", () => {
+  it.each([
+    ["find . -name x -exec rm {} \\; -print", ["find . -name x -exec rm {} ; -print", "rm {}"]],
+    // `+` ends the command only right after `{}`.
+    ["find . -exec echo + {} + -delete", ["find . -exec echo + {} + -delete", "echo + {}"]],
+    [
+      "find . -exec mv {} /tmp \\; -o -execdir gzip {} +",
+      ["find . -exec mv {} /tmp ; -o -execdir gzip {} +", "mv {} /tmp", "gzip {}"],
+    ],
+    // No terminator: find refuses to run, and deny-style rules read the rest as the command.
+    ["find . -exec rm -rf x", ["find . -exec rm -rf x", "rm -rf x"]],
+    ["fd -e ts -x prettier --write", ["fd -e ts -x prettier --write", "prettier --write"]],
+    // An -exec that is another option's value still reads as one: a deny-only reading, no harm.
+    ["find . -name -exec", ["find . -name -exec"]],
+  ])("%j runs %j", (command, subcommands) => {
+    const split = splitCommand(command);
+    expect(split.unreadable).toBe(false);
+    expect(split.subcommands.map((s) => s.text)).toEqual(subcommands);
+    // What find runs is for deny-style rules; an allow rule reads find as written.
+    expect(split.subcommands.slice(1).every((s) => s.denyOnly === true)).toBe(true);
+  });
+});
+
+describe("a shell's script word that may expand into options", () => {
+  it.each(["bash [-]c 'rm -rf /'", "bash * 'rm -rf /'", "sh -e ?c 'rm -rf /'", "bash *.sh"])(
+    "fails safe on %j: a file named -c makes it `bash -c`",
+    (command) => {
+      expect(splitCommand(command).unreadable).toBe(true);
+    },
+  );
+
+  it.each(["bash -- *", "bash scripts/*.sh", "bash ./*.sh", "bash {}", "sh -n x{y}"])(
+    "reads %j: after `--`, or not starting with a wildcard, it names files; a `{` with no `,` or `..` is no brace list",
+    (command) => {
+      expect(splitCommand(command).unreadable).toBe(false);
+    },
+  );
+
+  it("still fails safe on a brace list among a shell's words", () => {
+    expect(splitCommand("bash {-c,'rm -rf /'}").unreadable).toBe(true);
+    expect(splitCommand("bash -{c..c} 'rm -rf /'").unreadable).toBe(true);
   });
 });
