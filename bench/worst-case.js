@@ -94,6 +94,10 @@ const HOSTILE = [
   // Many commands, each one that Bash rules name or a redirection: the rules' work per command.
   { name: "`git push -f origin main;` repeated", command: (n) => repeated("git push -f origin main;", n) },
   { name: "`a>b;` repeated", command: (n) => repeated("a>b;", n) },
+  // What find, fd and xargs run is read as a command of its own (2026-12-02, session 17).
+  { name: "`find -exec ` repeated", command: (n) => repeated("find -exec ", n) },
+  { name: "`xargs -I{} ` repeated", command: (n) => repeated("xargs -I{} ", n) },
+  { name: "`xargs -i ` repeated", command: (n) => repeated("xargs -i ", n) },
 ];
 const SIZES = [MAX_COMMAND_LENGTH / 2, MAX_COMMAND_LENGTH];
 

@@ -2307,15 +2307,18 @@ function wrappedCommands(
   const spec = denyOnly ?? WRAPPERS[name] ?? (name === "env" ? ENV_SPEC : undefined);
   if (spec === undefined) return NO_STARTS;
   const start = spec.guessOnly ? undefined : skipOptions(args, at, spec);
+  if (start !== undefined && denyOnly === undefined) return NO_STARTS; // `timeout 10`: all understood
+  // xargs puts each input line where its replace string stands: those words expand (withPlaceholder).
+  const replace = name === "xargs" ? xargsReplace(args, at) : undefined;
+  const words = replace === undefined ? args : withPlaceholder(args, (text) => text.includes(replace), false);
   if (start !== undefined) {
-    // A stripped wrapper whose options were all understood wraps nothing here (`timeout 10`).
-    if (denyOnly === undefined) return NO_STARTS;
-    return {
-      commands:
-        start + spec.operands < args.length ? [replaced(name, args, at, start + spec.operands, false)] : [],
-      guessed: false,
-      capped: false,
-    };
+    const from = start + spec.operands;
+    if (from >= args.length) return NO_STARTS;
+    const run = words.slice(from);
+    // The program itself as the replace string (`xargs -I rm rm x`) cannot be named.
+    if (replace !== undefined && (args[from] as Word).text.includes(replace))
+      run[0] = runTimeProgram(args[from] as Word);
+    return { commands: [run], guessed: false, capped: false };
   }
   const commands: (readonly Word[])[] = [];
   let capped = false;
@@ -2328,26 +2331,11 @@ function wrappedCommands(
       capped = true; // a word past the guesses may be the command
       break;
     }
-    commands.push(replaced(name, args, at, j, true));
+    // A guess's first word may be an argument (`xargs -i{} cp {} /tmp` is tried from `{}` too): it
+    // is left to the guess's own reading (expand's `unnamedGuess`).
+    commands.push(words.slice(j));
   }
   return { commands, guessed: true, capped };
-}
-
-/**
- * The command from `start`, its words holding xargs' replace string read by `withPlaceholder`;
- * a guess's first word may be an argument (`xargs -i{} cp {} /tmp` is also tried from `{}`), so
- * there it is left to the guess's own reading (expand's `unnamedGuess`).
- */
-function replaced(
-  name: string,
-  args: readonly Word[],
-  at: number,
-  start: number,
-  guess: boolean,
-): readonly Word[] {
-  const replace = name === "xargs" ? xargsReplace(args, at) : undefined;
-  const run = args.slice(start);
-  return replace === undefined ? run : withPlaceholder(run, (text) => text.includes(replace), !guess);
 }
 
 /**
@@ -2359,9 +2347,12 @@ function replaced(
 function withPlaceholder(words: readonly Word[], holds: (text: string) => boolean, program = true): Word[] {
   return words.map((word, k) => {
     if (word.kind === "redirect" || !holds(word.text)) return word;
-    return k === 0 && program ? { kind: "glob", text: word.text, expands: true } : { ...word, expands: true };
+    return k === 0 && program ? runTimeProgram(word) : { ...word, expands: true };
   });
 }
+
+/** A program's name made at run time: a glob's kind says so to `expand`. */
+const runTimeProgram = (word: Word): Word => ({ kind: "glob", text: word.text, expands: true });
 
 /** The string `xargs -I STR` (also `-ISTR`, `-i[STR]`, `--replace[=STR]`; `{}` by default) replaces. */
 function xargsReplace(args: readonly Word[], at: number): string | undefined {
