@@ -325,8 +325,11 @@ const CODE_VARIABLES = new RegExp(`^(?:${CODE_VARIABLE_NAMES})$`);
 /** One of them anywhere in a name that expands (`${x}PS4`). */
 const CODE_VARIABLE_IN = new RegExp(CODE_VARIABLE_NAMES);
 
-/** A variable's name, and a subscript without brackets of its own (bash counts nested ones: `a[[]= ]=`). */
-const NAME_AND_SUBSCRIPT = String.raw`([A-Za-z_][A-Za-z0-9_]*)(?:\[[^\][]*\])?`;
+/**
+ * A variable's name, and a subscript without brackets of its own (bash counts nested ones: `a[[]= ]=`)
+ * but an array's `[@]` or `[*]`, as `${#a[@]}` leaves it (`a[${#a[@]}]=x` appends).
+ */
+const NAME_AND_SUBSCRIPT = String.raw`([A-Za-z_][A-Za-z0-9_]*)(?:\[(?:[^\][]|\[[@*]\])*\])?`;
 
 /**
  * For a builtin that sets the variables its arguments name, the options whose value is a name

@@ -932,6 +932,7 @@ describe("what a wrapper runs", () => {
 // these was made unreadable by a first version of one of them (a false deny).
 describe("ordinary commands stay readable", () => {
   it.each([
+    ['results=()\nresults[${#results[@]}]="pass"'],
     ['source "$HOME/.nvm/nvm.sh" && nvm use 20'],
     ['export NVM_DIR="$HOME/.nvm"\n[ -s "$NVM_DIR/nvm.sh" ] && \\. "$NVM_DIR/nvm.sh"\nnvm use 20\nnpm test'],
     [
@@ -1231,6 +1232,13 @@ describe("commands find and fd run", () => {
     expect(split.subcommands.map((s) => s.text)).toEqual(subcommands);
     // What find runs is for deny-style rules; an allow rule reads find as written.
     expect(split.subcommands.slice(1).every((s) => s.denyOnly === true)).toBe(true);
+  });
+});
+
+describe("an assignment whose subscript holds an array's [@]", () => {
+  it("is an assignment, and the command after it is read", () => {
+    expect(splitCommand('a[${#a[@]}]="$x" rm -rf /').subcommands.map((s) => s.text)).toEqual(["rm -rf /"]);
+    expect(splitCommand("a[${#a[@]}]=$(rm -rf /)").subcommands.map((s) => s.text)).toEqual(["rm -rf /"]);
   });
 });
 
