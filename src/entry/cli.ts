@@ -213,7 +213,16 @@ async function simulateCommand(args: readonly string[]): Promise<number> {
   const token = values.token ?? tokenFromEnv(process.env, client)?.value;
   const outcome = await simulate(loaded.value.policy, text, client as Dialect | undefined, token);
   const result = simulation(outcome);
-  io.out(values.json ? `${JSON.stringify(result, null, 2)}\n` : describeSimulation(result));
+  if (values.json) {
+    io.out(`${JSON.stringify(result, null, 2)}\n`);
+    return 0;
+  }
+  io.out(describeSimulation(result));
+  // The error's advice is for a hook's settings; from here the token comes from the command line.
+  if (token === undefined && result.error?.code === "AUTH_MISSING") {
+    const name = client?.startsWith("deepagents") ? "HOOKGATE_AUTH" : "HOOKGATE_TOKEN";
+    io.out(`hint: simulate sent no token: pass --token T, or export ${name} as the client's hook would\n`);
+  }
   return 0;
 }
 

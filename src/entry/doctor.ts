@@ -56,7 +56,9 @@ export async function doctorCommand(args: readonly string[], io: CommandIo, env:
   }
   const seconds = Number(values.timeout ?? DEFAULT_SEND_TIMEOUT_SECONDS);
   if (!Number.isFinite(seconds) || seconds <= 0 || seconds > 600) {
-    throw new UsageError(`--timeout ${values.timeout} is not a number of seconds between 0 and 600`);
+    throw new UsageError(
+      `--timeout ${values.timeout} is not a number of seconds more than 0 and at most 600`,
+    );
   }
   try {
     parseGatewayUrl(values.url);
@@ -72,18 +74,24 @@ export async function doctorCommand(args: readonly string[], io: CommandIo, env:
   const timeoutMs = seconds * 1000;
   const token = tokenFromEnv(env, dialect);
 
-  io.out(`hookgate doctor: gateway ${base}, hook ${hookUrl} (${dialect})\n`);
+  // Every route also answers under a prefix (a Worker path route), so a mistyped hook URL taken
+  // for a base URL (`/v1/hook/claude-code`) would pass every check while the agent, posting to
+  // the URL as written, gets a 404. hookgate's routes start at `/v1/`: a URL without a hook
+  // route that holds it is no base. (A hook URL's prefix may: an API stage named `v1`.)
+  // Then there is no hook URL to derive, and the header names only what was given.
+  const mistyped = !isHookUrl(values.url) && /(?:^|\/)v1(?:\/|$)/.test(new URL(base).pathname);
+  io.out(
+    mistyped
+      ? `hookgate doctor: ${base} (${dialect})\n`
+      : `hookgate doctor: gateway ${base}, hook ${hookUrl} (${dialect})\n`,
+  );
   const checks: Check[] = [];
   const print = (check: Check) => {
     checks.push(check);
     io.out(`${check.ok ? "✓" : "✗"} ${check.line}\n${check.fix ? `    fix: ${check.fix}\n` : ""}`);
   };
 
-  // Every route also answers under a prefix (a Worker path route), so a mistyped hook URL taken
-  // for a base URL (`/v1/hook/claude-code`) would pass every check while the agent, posting to
-  // the URL as written, gets a 404. hookgate's routes start at `/v1/`: a URL without a hook
-  // route that holds it is no base. (A hook URL's prefix may: an API stage named `v1`.)
-  if (!isHookUrl(values.url) && /(?:^|\/)v1(?:\/|$)/.test(new URL(base).pathname)) {
+  if (mistyped) {
     print({
       ok: false,
       line: `hook URL: ${base} is no hook route and no gateway base URL (its path has /v1/ but no /v1/hooks)`,

@@ -126,7 +126,9 @@ export async function initCommand(args: readonly string[], io: CommandIo): Promi
   });
   const client = values.client;
   if (!client || !(DIALECTS as readonly string[]).includes(client)) {
-    throw new UsageError(`init needs --client ${DIALECTS.join("|")}`);
+    throw new UsageError(
+      `${client ? `--client ${client} is not a client hookgate knows; ` : ""}init needs --client ${DIALECTS.join("|")}`,
+    );
   }
   if (!values.url) throw new UsageError("init needs --url, the hook URL the client will post to");
   const timeoutSeconds = Number(values.timeout ?? DEFAULT_HOOK_TIMEOUT_SECONDS);

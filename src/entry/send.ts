@@ -112,7 +112,7 @@ export async function sendCommand(args: readonly string[], io: CommandIo, env: E
     }
     const seconds = Number(values.timeout ?? DEFAULT_SEND_TIMEOUT_SECONDS);
     if (!Number.isFinite(seconds) || seconds <= 0 || seconds > 600) {
-      return fail(`--timeout ${values.timeout} is not a number of seconds between 0 and 600`);
+      return fail(`--timeout ${values.timeout} is not a number of seconds more than 0 and at most 600`);
     }
     const url = resolveHookUrl(values.url, client);
     const named = routeClient(url);

@@ -192,6 +192,15 @@ describe("hookgate simulate", () => {
     expect(JSON.parse(result.answer.body).hookSpecificOutput.permissionDecision).toBe("deny");
   });
 
+  it("says how to give simulate a token when it sent none", async () => {
+    const run = (client: string) =>
+      runCli(["simulate", "--policy", "examples/policy.json", "--client", client, rmEvent], "", {});
+    expect((await run("claude-code")).stdout).toMatch(
+      /hint: simulate sent no token: pass --token T, or export HOOKGATE_TOKEN/,
+    );
+    expect((await run("deepagents")).stdout).toMatch(/or export HOOKGATE_AUTH as/);
+  });
+
   it("sends the token the client's hook would send when --token is not given", async () => {
     const simulated = async (env: Record<string, string>, client = "claude-code") =>
       JSON.parse(

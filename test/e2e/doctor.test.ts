@@ -120,6 +120,10 @@ describe("hookgate doctor", { timeout: 90_000 }, () => {
       "✗ sample decision: not checked (the hook URL is mistyped)",
     ]);
     expect(result.stdout).toMatch(/fix: use the hook URL hookgate init printed/);
+    // The header derives no hook URL from it (`…/v1/hook/claude-code/v1/hooks/claude-code`).
+    expect(result.stdout.split("\n")[0]).toBe(
+      `hookgate doctor: ${server.url}/v1/hook/claude-code (claude-code)`,
+    );
     // A base URL under a prefix is a base URL, and a hook URL's prefix may be `/v1` (an API
     // stage named so): every check runs there.
     for (const url of [`${server.url}/hookgate`, `${server.url}/v1/v1/hooks/claude-code`]) {

@@ -783,3 +783,13 @@ describe("hookgate init --write", { timeout: 90_000 }, () => {
     expect(readFileSync(path, "utf8")).toBe("{ not json");
   });
 });
+
+describe("hookgate init with a client it does not know", () => {
+  it("names the client given and the ones it knows", async () => {
+    const result = await runCli(["init", "--client", "cursor", "--url", "http://127.0.0.1:8787/v1/hooks"]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(
+      /--client cursor is not a client hookgate knows; init needs --client claude-code\|/,
+    );
+  });
+});
