@@ -756,6 +756,8 @@ function stepUnquoted(s: ScanState, c: string, patternMode: boolean): void {
     heredocOrHereString(s, patternMode);
   } else if (c >= "0" && c <= "9" && atWordStart(s)) {
     digits(s);
+  } else if (c === "{" && atWordStart(s) && namedDescriptor(s)) {
+    // done: `{fd}>file`, a redirection that puts the descriptor's number in `fd`
   } else if (c === "c" && !patternMode && unquotedWord(s, "case")) {
     // Counted open either way (testsOffAt): one that opens nothing only keeps tests off longer.
     s.casesMarked += 1;
@@ -1296,6 +1298,21 @@ function digits(s: ScanState): void {
   const next = s.text.charAt(end);
   emit(s, next === ">" || next === "<" ? FD_MARK + run : run, run.length);
 }
+
+/**
+ * `{NAME}` touching a redirection (`exec {lock}>/tmp/build.lock`): bash opens a descriptor and
+ * stores its number in NAME, so it is the redirection's, as `2` is in `2>`; apart from it, or as
+ * anything but a name, it is a word.
+ */
+function namedDescriptor(s: ScanState): boolean {
+  NAMED_DESCRIPTOR.lastIndex = s.i;
+  const name = NAMED_DESCRIPTOR.exec(s.text)?.[0];
+  if (name === undefined) return false;
+  emit(s, FD_MARK + name, name.length);
+  return true;
+}
+
+const NAMED_DESCRIPTOR = /\{[A-Za-z_][A-Za-z0-9_]*\}(?=[<>])/y;
 
 /**
  * `$(...)`, backticks and `<(...)` run commands we cannot see in place: record their text
@@ -2454,10 +2471,12 @@ function record(command: Command, out: Output): void {
  * between descriptors (`2>&1`, `>&-`) write nothing.
  */
 function writesFile(redirect: string): boolean {
-  if (/^\d*<>/.test(redirect)) return true; // read and write
-  if (/^\d*</.test(redirect)) return false;
-  if (/^\d*>&(?:\d+|-)?$/.test(redirect)) return false;
-  return !/^(?:\d*|&)>>?\|?\/dev\/null$/.test(redirect);
+  // The descriptor: a number, none, or a name bash stores the number in (`{fd}>`).
+  const rest = redirect.replace(/^(?:\d+|\{\w+\})/, "");
+  if (rest.startsWith("<>")) return true; // read and write
+  if (rest.startsWith("<")) return false;
+  if (/^>&(?:\d+|-)?$/.test(rest)) return false;
+  return !/^&?>>?\|?\/dev\/null$/.test(rest);
 }
 
 /**

@@ -1235,6 +1235,30 @@ describe("commands find and fd run", () => {
   });
 });
 
+describe("a redirection to a named descriptor", () => {
+  it("is the redirection's, as a number is in 2>", () => {
+    const split = splitCommand("exec {lock_fd}>/tmp/build.lock");
+    expect(split.unreadable).toBe(false);
+    expect(split.subcommands).toEqual([
+      expect.objectContaining({
+        text: "exec {lock_fd}>/tmp/build.lock",
+        writes: ["{lock_fd}>/tmp/build.lock"],
+      }),
+    ]);
+    expect(splitCommand("{x}>f rm -rf /").subcommands.map((s) => s.text)).toEqual(["rm -rf / {x}>f"]);
+    // Closing or reading one writes nothing.
+    expect(splitCommand("exec {fd}>&-").subcommands[0]?.writes).toBeUndefined();
+    expect(splitCommand("exec {fd}<in.txt").subcommands[0]?.writes).toBeUndefined();
+    // A rule's pattern reads it the same, so `Bash(exec {lock_fd}>/tmp/build.lock)` names it.
+    expect(canonicalCommandPattern("exec {lock_fd}>/tmp/build.lock")).toBe("exec {lock_fd}>/tmp/build.lock");
+  });
+
+  it("is a word apart from the redirection, or as anything but a name", () => {
+    expect(splitCommand("exec {fd} >x").unreadable).toBe(true);
+    expect(splitCommand("{fd-1}>x").unreadable).toBe(true);
+  });
+});
+
 describe("an assignment whose subscript holds an array's [@]", () => {
   it("is an assignment, and the command after it is read", () => {
     expect(splitCommand('a[${#a[@]}]="$x" rm -rf /').subcommands.map((s) => s.text)).toEqual(["rm -rf /"]);
