@@ -1733,8 +1733,16 @@ type Word =
       readonly array?: boolean;
       /** A `$` or backquote in it expands before the command runs (not in single quotes or escaped). */
       readonly expands?: boolean;
+      /** Made whole at run time (xargs' input line where its replace string stands): any word, an option too. */
+      readonly runTime?: boolean;
     }
-  | { readonly kind: "glob"; readonly text: string; readonly array?: boolean; readonly expands?: boolean }
+  | {
+      readonly kind: "glob";
+      readonly text: string;
+      readonly array?: boolean;
+      readonly expands?: boolean;
+      readonly runTime?: boolean;
+    }
   | { readonly kind: "redirect"; readonly text: string };
 
 type Entry = Word | { readonly kind: "separator"; readonly text: string };
@@ -1974,6 +1982,8 @@ interface WrapperSpec {
   readonly assignments?: boolean;
   /** Options and operands not modelled: each later word that is not an option is tried. */
   readonly guessOnly?: boolean;
+  /** Options whose value is attached or absent (`xargs -i`, `-i{}`, `--replace`, `--replace=%`). */
+  readonly optional?: readonly string[];
 }
 
 const WRAPPERS: Readonly<Record<string, WrapperSpec>> = {
@@ -2034,15 +2044,15 @@ const DENY_ONLY_WRAPPERS: Readonly<Record<string, WrapperSpec>> = {
       "-E",
       "-a",
       "--arg-file",
+      "--process-slot-var",
     ]),
     flags: ["-0", "--null", "-r", "--no-run-if-empty", "-t", "--verbose", "-p", "--interactive", "-x"].concat(
-      ["--exit", "--open-tty", "-o"],
+      ["--exit", "--open-tty", "-o", "--show-limits"],
     ),
+    optional: ["-i", "--replace", "-l", "--max-lines", "-e", "--eof"],
     operands: 0,
   },
 };
-
-const XARGS_VALUED: ReadonlySet<string> = new Set((DENY_ONLY_WRAPPERS.xargs as WrapperSpec).valued);
 
 /** Shell keywords that can precede a command in a compound statement (`if x; then rm -rf /; fi`). */
 const KEYWORDS = new Set(["!", "{", "}", "if", "then", "else", "elif", "fi", "do", "done", "while", "until"]);
@@ -2182,14 +2192,19 @@ function expand(command: Command, depth: number, suffix: readonly string[], out:
   if (quotedPath) out.opaque = true;
   const unnamed =
     first.kind === "glob" ||
+    (first.kind === "word" && first.runTime === true) ||
     (/[$[{`]/.test(first.text) && !TEST_WORDS.has(first.text) && !quotedPath) ||
     PROCESS_SUBSTITUTION.test(first.text) ||
     HOME_ALONE.test(first.text);
-  // A guess proves nothing by a bracket or xargs' `{}`, but a variable, glob or brace there runs.
+  // A guess proves nothing by a bracket or the `{}` of xargs or parallel, but a variable, glob or
+  // brace there runs.
   const unnamedGuess =
     first.kind === "glob" ||
+    (first.kind === "word" && first.runTime === true) ||
     /[$`]/.test(first.text) ||
-    (first.text.includes("{") && first.text !== "{}") ||
+    // Not find's `{}` (marked `expands`), which is a file's name at run time.
+    (first.text.includes("{") &&
+      (first.text !== "{}" || (first.kind === "word" && first.expands === true))) ||
     PROCESS_SUBSTITUTION.test(first.text) ||
     HOME_ALONE.test(first.text);
   if (out.guessing === 0 ? unnamed : unnamedGuess) markUnreadable(out);
@@ -2226,18 +2241,22 @@ function expand(command: Command, depth: number, suffix: readonly string[], out:
     out.denyOnly -= 1;
   }
   const wrapped = wrappedCommands(args, at);
-  if (wrapped.capped) markUnreadable(out);
-  for (const run of wrapped.commands) {
+  if (wrapped.unsure) markUnreadable(out);
+  const runs = [
+    ...wrapped.commands.map((run) => ({ run, guess: false })),
+    ...wrapped.guesses.map((run) => ({ run, guess: true })),
+  ];
+  for (const { run, guess } of runs) {
     // Guesses nest (`env -Z env -Z … rm`): past a bound the command is unreadable instead of
     // taking time exponential in its length.
-    if (depth >= MAX_DEPTH || (wrapped.guessed && ++out.guessed > MAX_GUESSED_COMMANDS)) {
+    if (depth >= MAX_DEPTH || (guess && ++out.guessed > MAX_GUESSED_COMMANDS)) {
       out.unreadable = true;
       break;
     }
     out.denyOnly += 1;
-    if (wrapped.guessed) out.guessing += 1;
+    if (guess) out.guessing += 1;
     expand({ args: run, redirects: [] }, depth + 1, redirects, out);
-    if (wrapped.guessed) out.guessing -= 1;
+    if (guess) out.guessing -= 1;
     out.denyOnly -= 1;
   }
 }
@@ -2306,85 +2325,102 @@ const MAX_GUESSED_COMMANDS = 32;
 /**
  * The commands a command left in place runs besides itself: a deny-only wrapper's, after its
  * options, or, when they are not understood (`env --block-signal rm -rf /`, `sudo
- * --preserve-env=PATH rm -rf /`), one starting at each of the next words that is not an option;
- * and each `find -exec` or `fd --exec` command (`findCommands`). None for any other command.
+ * --preserve-env=PATH rm -rf /`), guesses starting at each of the next words that is not an
+ * option; and what find and fd run (`findCommands`). None for any other command. `unsure`: a
+ * command may start where none is read (the command is unreadable).
  */
-function wrappedCommands(
-  args: readonly Word[],
-  at: number,
-): { readonly commands: readonly (readonly Word[])[]; readonly guessed: boolean; readonly capped: boolean } {
+function wrappedCommands(args: readonly Word[], at: number): Wrapped {
   const name = programName((args[at] as Word).text);
-  if (name === "command") return NO_STARTS; // `command -v rm` only prints where rm is
-  if (name === "find" || name === "fd" || name === "fdfind") return findCommands(name, args, at);
+  if (name === "command") return NONE; // `command -v rm` only prints where rm is
+  if (name === "find" || name === "fd" || name === "fdfind") return findCommands(name === "find", args, at);
   // `coproc NAME { rm …; }` names the coprocess first; `coproc rm …` does not.
   if (name === "coproc") {
     // A quoted `'{'` reads the same here: both readings are checked.
     const named = COMPOUND_STARTS.has(args[at + 2]?.text ?? "");
     const starts = at + 1 < args.length ? (named ? [at + 1, at + 2] : [at + 1]) : [];
-    return { commands: starts.map((start) => args.slice(start)), guessed: false, capped: false };
+    return { commands: starts.map((start) => args.slice(start)), guesses: [], unsure: false };
   }
   const denyOnly = DENY_ONLY_WRAPPERS[name];
   const spec = denyOnly ?? WRAPPERS[name] ?? (name === "env" ? ENV_SPEC : undefined);
-  if (spec === undefined) return NO_STARTS;
+  if (spec === undefined) return NONE;
   const start = spec.guessOnly ? undefined : skipOptions(args, at, spec);
-  if (start !== undefined && denyOnly === undefined) return NO_STARTS; // `timeout 10`: all understood
-  // xargs puts each input line where its replace string stands: those words expand (withPlaceholder).
+  if (start !== undefined && denyOnly === undefined) return NONE; // `timeout 10`: all understood
+  // xargs puts each input line where its replace string stands (withPlaceholder).
   const replace = name === "xargs" ? xargsReplace(args, at) : undefined;
-  const words = replace === undefined ? args : withPlaceholder(args, (text) => text.includes(replace), false);
+  const words =
+    replace === undefined
+      ? args
+      : withPlaceholder(args, (text) => (text.includes(replace) ? "any" : undefined));
   if (start !== undefined) {
     const from = start + spec.operands;
-    if (from >= args.length) return NO_STARTS;
-    const run = words.slice(from);
-    // The program itself as the replace string (`xargs -I rm rm x`) cannot be named.
-    if (replace !== undefined && (args[from] as Word).text.includes(replace))
-      run[0] = runTimeProgram(args[from] as Word);
-    return { commands: [run], guessed: false, capped: false };
+    return { commands: from < args.length ? [words.slice(from)] : [], guesses: [], unsure: false };
   }
-  const commands: (readonly Word[])[] = [];
-  let capped = false;
+  const guesses: (readonly Word[])[] = [];
   for (let j = at + 1; j < args.length; j += 1) {
     const word = args[j] as Word;
     if (word.text.startsWith("-")) continue;
     // An operand of a wrapper whose operands are not modelled (`flock "$LOCK" make`).
     if (spec.guessOnly && (word.kind === "glob" || /[$`]/.test(word.text))) continue;
-    if (commands.length === MAX_GUESSES) {
-      capped = true; // a word past the guesses may be the command
-      break;
-    }
-    // A guess's first word may be an argument (`xargs -i{} cp {} /tmp` is tried from `{}` too): it
-    // is left to the guess's own reading (expand's `unnamedGuess`).
-    commands.push(words.slice(j));
+    // A word past the guesses may be the command.
+    if (guesses.length === MAX_GUESSES) return { commands: [], guesses, unsure: true };
+    guesses.push(words.slice(j));
   }
-  return { commands, guessed: true, capped };
+  return { commands: [], guesses, unsure: false };
 }
 
+interface Wrapped {
+  readonly commands: readonly (readonly Word[])[];
+  readonly guesses: readonly (readonly Word[])[];
+  readonly unsure: boolean;
+}
+
+const NONE: Wrapped = { commands: [], guesses: [], unsure: false };
+
 /**
- * A command whose words holding a placeholder (find's `{}`, xargs' `-I` string) become a file's
- * name or an input line at run time: such a word expands (Word `expands`), so a script holding one
- * (`-exec sh -c 'echo {}' \;`, `xargs -I{} sh -c 'echo {}'`) is unreadable, as `eval echo *` is:
- * a file's name becomes code; as the program it is unnamed.
+ * A command whose words holding a placeholder (find's `{}`, xargs' replace string) become a
+ * file's name or an input line at run time: such a word expands (Word `expands`), so a script
+ * holding one (`-exec sh -c 'echo {}' \;`, `xargs -I{} sh -c 'echo {}'`) is unreadable, as `eval
+ * echo *` is: a name becomes code. `holds` says "any" where the word may become any word (an
+ * input line, fd's `{/}`: an option too, Word `runTime`), "path" where it is a path that starts
+ * with a directory (find's `{}`). As the program, neither can be named.
  */
-function withPlaceholder(words: readonly Word[], holds: (text: string) => boolean, program = true): Word[] {
-  return words.map((word, k) => {
-    if (word.kind === "redirect" || !holds(word.text)) return word;
-    return k === 0 && program ? runTimeProgram(word) : { ...word, expands: true };
+function withPlaceholder(
+  words: readonly Word[],
+  holds: (text: string) => "any" | "path" | undefined,
+): Word[] {
+  return words.map((word) => {
+    const held = word.kind === "redirect" ? undefined : holds(word.text);
+    if (held === undefined) return word;
+    return held === "any" ? { ...word, expands: true, runTime: true } : { ...word, expands: true };
   });
 }
 
-/** A program's name made at run time: a glob's kind says so to `expand`. */
-const runTimeProgram = (word: Word): Word => ({ kind: "glob", text: word.text, expands: true });
-
-/** The string `xargs -I STR` (also `-ISTR`, `-i[STR]`, `--replace[=STR]`; `{}` by default) replaces. */
+/**
+ * The string xargs replaces with each input line: `-I STR`, `-iSTR` (`{}` alone), `--replace[=STR]`
+ * (any unique prefix, as getopt takes it), also after bundled flags (`-0I%`).
+ */
 function xargsReplace(args: readonly Word[], at: number): string | undefined {
+  const spec = DENY_ONLY_WRAPPERS.xargs as WrapperSpec;
   let replace: string | undefined;
   for (let i = at + 1; i < args.length; i += 1) {
     const arg = (args[i] as Word).text;
-    if (arg === "--" || !arg.startsWith("-")) break;
-    const short = /^-[0rtpx]*([iI])(.*)$/s.exec(arg);
-    if (short?.[1] === "I") replace = short[2] || args[++i]?.text;
-    else if (short) replace = short[2] || "{}";
-    else if (arg === "--replace" || arg.startsWith("--replace=")) replace = arg.slice(10) || "{}";
-    else if (XARGS_VALUED.has(arg)) i += 1;
+    if (arg === "--" || !arg.startsWith("-") || arg === "-") break;
+    if (arg.startsWith("--")) {
+      const eq = arg.indexOf("=");
+      const name = longOption(eq < 0 ? arg : arg.slice(0, eq), spec);
+      if (name === "--replace") replace = eq < 0 ? "{}" : arg.slice(eq + 1);
+      else if (eq < 0 && name !== undefined && spec.valued.includes(name)) i += 1;
+      continue;
+    }
+    for (let k = 1; k < arg.length; k += 1) {
+      const option = `-${arg.charAt(k)}`;
+      const rest = arg.slice(k + 1);
+      if (spec.flags.includes(option)) continue;
+      if (option === "-I") replace = rest || args[++i]?.text;
+      else if (option === "-i") replace = rest || "{}";
+      else if (spec.valued.includes(option) && rest === "") i += 1;
+      break;
+    }
   }
   return replace === "" ? undefined : replace;
 }
@@ -2392,41 +2428,130 @@ function xargsReplace(args: readonly Word[], at: number): string | undefined {
 /** The options of find (`-exec`, `-execdir`, `-ok`, `-okdir`) and fd that run a command per file found. */
 const FIND_EXEC = new Set(["-exec", "-execdir", "-ok", "-okdir"]);
 const FD_EXEC = new Set(["-x", "--exec", "-X", "--exec-batch"]);
+/** fd's short flags that take no value, which may come before its `-x` in one word (`-Hx`). */
+const FD_FLAGS = /^-[HIusigFalLp01qhV]*[xX]/;
+
+/** find's tests and actions that take a value (two: -fprintf), which may be `-exec` itself. */
+const FIND_VALUED: ReadonlySet<string> = new Set(
+  ["-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex", "-lname"]
+    .concat(["-ilname", "-type", "-xtype", "-user", "-group", "-uid", "-gid", "-perm", "-size", "-links"])
+    .concat(["-inum", "-samefile", "-newer", "-anewer", "-cnewer", "-used", "-mtime", "-atime", "-ctime"])
+    .concat(["-mmin", "-amin", "-cmin", "-maxdepth", "-mindepth", "-fstype", "-context", "-printf"])
+    .concat(["-fprint", "-fprint0", "-fls", "-regextype", "-files0-from", "-D"]),
+);
 
 /** The names find (`{}`) and fd (`{}`, `{/}`, `{//}`, `{.}`, `{/.}`) replace with a file's. */
 const FILE_PLACEHOLDER = /\{(?:\/{1,2}|\.|\/\.)?\}/;
 
 /**
- * The commands `find … -exec CMD ARGS… ;` (or `{} +`; also -execdir, -ok, -okdir) and `fd …
- * --exec CMD ARGS… [;]` (also -x, -X, --exec-batch, `--exec=CMD`) run, each up to its `;` (find
- * also ends one at `+` right after `{}`), or to the end when it has none; each word holding a
- * placeholder is read by `withPlaceholder`.
+ * The commands `find … -exec CMD ARGS… ;` (or `{} +`; also -execdir, -ok, -okdir) and `fd … -x
+ * CMD ARGS… [;]` (also --exec, -X, --exec-batch, `--exec=CMD`, `-xCMD`, `-Hx`) run, each up to its
+ * `;` (find also ends one at `+` right after `{}`), or to the end. find's `{}` is a path that
+ * starts with the starting point; fd's other placeholders are bare names (`-c`), any word.
+ *
+ * What may become one of those words at run time (`$E`, `-exe[c]` beside a file `-exec`, a brace
+ * list) is read both ways: a guess starts after a word that may open a command, and a command
+ * holding a word that may end it, then an opener, is unsure. A test's value is never an opener
+ * (`-name -exec`).
  */
-function findCommands(name: string, args: readonly Word[], at: number): typeof NO_STARTS {
-  const find = name === "find";
-  const commands: Word[][] = [];
+function findCommands(find: boolean, args: readonly Word[], at: number): Wrapped {
+  const commands: (readonly Word[])[] = [];
+  const guesses: (readonly Word[])[] = [];
+  const placeholders = (run: readonly Word[]) => withPlaceholder(run, find ? findHolds : fdHolds);
+  let unsure = false;
   for (let j = at + 1; j < args.length; j += 1) {
-    const option = (args[j] as Word).text;
-    const valued = !find && option.startsWith("--exec=") ? option.slice(option.indexOf("=") + 1) : undefined;
-    if (valued === undefined && !(find ? FIND_EXEC : FD_EXEC).has(option)) continue;
-    const run: Word[] = valued === undefined ? [] : [{ kind: "word", text: valued }];
-    let k = j + 1;
-    for (; k < args.length; k += 1) {
-      const word = args[k] as Word;
-      if (word.text === ";" || (find && word.text === "+" && run.at(-1)?.text === "{}")) break;
-      run.push(word);
+    const word = args[j] as Word;
+    if (find && FIND_VALUED.has(word.text)) {
+      j += 1;
+      continue;
     }
-    if (run.length > 0) commands.push(withPlaceholder(run, (text) => FILE_PLACEHOLDER.test(text)));
-    j = k;
+    const first = find ? undefined : fdAttached(word.text);
+    if (first === undefined && !(find ? FIND_EXEC : FD_EXEC).has(word.text)) {
+      if (!mayBecome(word, OPENER_TEXT)) continue;
+      if (braceList(word.text) || guesses.length === MAX_GUESSES) unsure = true;
+      else guesses.push(placeholders(args.slice(j + 1, commandEnd(find, args, j + 1))));
+      continue;
+    }
+    const end = commandEnd(find, args, j + 1);
+    const run = args.slice(j + 1, end);
+    if (first !== undefined && first !== "") run.unshift({ kind: "word", text: first });
+    // A word that may end the command early, then an opener: the rest may be find's own words.
+    const early = run.findIndex((w) => mayBecome(w, CLOSER_TEXT));
+    if (early >= 0 && run.slice(early + 1).some((w) => (find ? FIND_EXEC : FD_EXEC).has(w.text)))
+      unsure = true;
+    if (run.length > 0) commands.push(placeholders(run));
+    j = end;
   }
-  return { commands, guessed: false, capped: false };
+  return { commands, guesses, unsure };
 }
 
-const NO_STARTS: {
-  readonly commands: readonly (readonly Word[])[];
-  readonly guessed: boolean;
-  readonly capped: boolean;
-} = { commands: [], guessed: false, capped: false };
+/** find's `{}` is a path that starts with the starting point (never `-`: find takes that for a test). */
+function findHolds(text: string): "path" | undefined {
+  return FILE_PLACEHOLDER.test(text) ? "path" : undefined;
+}
+
+/** fd's placeholders: `{}` and `{//}` carry a directory; `{/}`, `{.}` and `{/.}` may be a bare name. */
+function fdHolds(text: string): "any" | "path" | undefined {
+  if (!FILE_PLACEHOLDER.test(text)) return undefined;
+  return /\{(?:\/|\.|\/\.)\}/.test(text) ? "any" : "path";
+}
+
+/** fd's `-x` in a word of its own with more after it (`--exec=CMD`, `-xCMD`, `-x=CMD`, `-Hx`): what follows, or "". */
+function fdAttached(text: string): string | undefined {
+  for (const long of ["--exec=", "--exec-batch="]) if (text.startsWith(long)) return text.slice(long.length);
+  const short = FD_FLAGS.exec(text);
+  if (short === null || text === "-x" || text === "-X") return undefined;
+  return text.slice(short[0].length).replace(/^=/, "");
+}
+
+/** Where a find or fd command from `from` ends: its `;` (find: or `+` right after `{}`), or the end. */
+function commandEnd(find: boolean, args: readonly Word[], from: number): number {
+  for (let k = from; k < args.length; k += 1) {
+    const text = (args[k] as Word).text;
+    if (text === ";" || (find && text === "+" && args[k - 1]?.text === "{}" && k > from)) return k;
+  }
+  return args.length;
+}
+
+const OPENER_TEXT = ["-exec", "-execdir", "-ok", "-okdir", "-x", "-X", "--exec", "--exec-batch"];
+const CLOSER_TEXT = [";", "+"];
+
+/**
+ * Whether a word may become one of `texts` at run time: an expansion (`$E`, a backquote, a brace
+ * list), or a pattern that could match one of them as a file's name (`-exe[c]`, `*`).
+ */
+function mayBecome(word: Word, texts: readonly string[]): boolean {
+  if (word.kind === "redirect") return false;
+  if (word.runTime === true || /[$`]/.test(word.text) || braceList(word.text)) return true;
+  if (word.kind !== "glob" && !word.text.includes("[")) return false;
+  const pattern = globRegExp(word.text);
+  return texts.some((text) => pattern.test(text));
+}
+
+/** A shell pattern as a RegExp over a whole name: `*`, `?` and bracket classes (`!` or `^` negates). */
+function globRegExp(glob: string): RegExp {
+  let source = "";
+  for (let i = 0; i < glob.length; i += 1) {
+    const c = glob.charAt(i);
+    const close = c === "[" ? glob.indexOf("]", i + 2) : -1;
+    if (c === "*") source += ".*";
+    else if (c === "?") source += ".";
+    else if (close > 0) {
+      const body = glob
+        .slice(i + 1, close)
+        .replace(/^[!^]/, "^")
+        .replace(/[\\\]]/g, "\\$&");
+      source += `[${body}]`;
+      i = close;
+    } else source += c.replace(/[.*+?^${}()|[\]\\/-]/g, "\\$&");
+  }
+  try {
+    return new RegExp(`^${source}$`, "s");
+  } catch {
+    return /^/; // a class the conversion gets wrong: anything, to be safe
+  }
+}
+
 /** Words that start a compound command, as `coproc NAME` may be followed by. */
 const COMPOUND_STARTS: ReadonlySet<string> = new Set([
   "{",
@@ -2685,16 +2810,40 @@ function skipOptions(args: readonly Word[], at: number, spec: WrapperSpec): numb
   return i;
 }
 
+/**
+ * How many words an option takes, as getopt reads it: a long one by any unique prefix, with its
+ * value after `=` or in the next word; short ones bundled (`-0I%`, `sudo -Eu root`), the first
+ * that takes a value taking the rest of the word or the next one. Undefined for an option not known.
+ */
 function optionWidth(arg: string, spec: WrapperSpec): number | undefined {
   if (spec.flags.includes(arg)) return 1;
-  // Short flags bundled (`command -pp`): each of them known.
-  if (/^-[A-Za-z]{2,}$/.test(arg) && [...arg.slice(1)].every((f) => spec.flags.includes(`-${f}`))) return 1;
-  if (spec.valued.includes(arg)) return 2;
   if (spec.numericFlag && /^-(?:-|\+)?\d+$/.test(arg)) return 1;
-  const attached = spec.valued.some((o) =>
-    o.startsWith("--") ? arg.startsWith(`${o}=`) : arg.startsWith(o) && arg.length > o.length,
-  );
-  return attached ? 1 : undefined;
+  const optional = spec.optional ?? [];
+  if (arg.startsWith("--")) {
+    const eq = arg.indexOf("=");
+    const name = longOption(eq < 0 ? arg : arg.slice(0, eq), spec);
+    if (name === undefined) return undefined;
+    // `sudo --preserve-env` is a flag, `--preserve-env=LIST` a value: a flag is looked up first.
+    if (eq >= 0) return spec.valued.includes(name) || optional.includes(name) ? 1 : undefined;
+    if (spec.flags.includes(name) || optional.includes(name)) return 1;
+    return 2;
+  }
+  for (let k = 1; k < arg.length; k += 1) {
+    const option = `-${arg.charAt(k)}`;
+    if (spec.flags.includes(option)) continue;
+    if (optional.includes(option)) return 1;
+    if (spec.valued.includes(option)) return k + 1 < arg.length ? 1 : 2;
+    return undefined;
+  }
+  return 1;
+}
+
+/** A long option as written or by a unique prefix of one (`--repl` is `--replace`). */
+function longOption(given: string, spec: WrapperSpec): string | undefined {
+  const names = [...spec.flags, ...spec.valued, ...(spec.optional ?? [])].filter((o) => o.startsWith("--"));
+  if (names.includes(given)) return given;
+  const matches = [...new Set(names.filter((o) => o.startsWith(given)))];
+  return matches.length === 1 ? matches[0] : undefined;
 }
 
 const ENV_SPEC: WrapperSpec = {
@@ -2849,8 +2998,13 @@ function peelShell(args: readonly Word[], at: number, out: Output): Peeled {
     if (hasC && !/^[-+]/.test(arg)) return scriptOf([args[i] as Word]);
     if (arg === "--version" || arg === "--help") return undefined; // prints, runs nothing
     // A brace list may expand into options and the script (`bash {-c,'rm -rf /'}`), and
-    // `keyword` or `histexpand` (`-o`) changes how the script is read (changesReading).
-    if (braceList(arg) || READING_OPTIONS.test(arg)) markUnreadable(out);
+    // `keyword` or `histexpand` (`-o`) changes how the script is read (changesReading); so may
+    // an input line xargs puts there (`xargs -I{} bash {} …`), or an option that is a pattern
+    // (`bash -[c] …` beside a file named `-c`).
+    const word = args[i] as Word;
+    if (braceList(arg) || READING_OPTIONS.test(arg) || (word.kind !== "redirect" && word.runTime === true))
+      markUnreadable(out);
+    if (/^[-+]/.test(arg) && (word.kind === "glob" || arg.includes("["))) markUnreadable(out);
     if (arg === "--") {
       if (hasC && args[i + 1]) return scriptOf([args[i + 1] as Word]);
       if (!hasC && !stdin && args[i + 1] !== undefined) return scriptFile(args[i + 1] as Word, out);

@@ -919,6 +919,19 @@ describe("what a wrapper runs", () => {
     ["fd -e log -x rm -rf /", "fd --exec runs its command for each file found"],
     ["fd . --exec-batch rm -rf / \\; -H", "fd's -X ends its command at `;`"],
     ["fdfind --exec=rm -rf /", "fd's --exec=CMD"],
+    // A review's families (session 17): what may become find's words at run time.
+    ["find . -exec$N rm -rf / \\;", "an expansion may make -exec"],
+    ["E=-exec; find . $E rm -rf / \\;", "an expansion may make -exec"],
+    ["find . -exe[c] rm -rf / \\;", "a pattern matches a file named -exec"],
+    ["find . {-exec,rm,-rf,/,\\;}", "a brace list makes the whole"],
+    ["find . -exec echo {\\;,} -exec rm -rf / \\;", "a brace list ends the first command early"],
+    ["S=';'; find . -exec echo $S -exec rm -rf / \\;", "an expansion ends the first command early"],
+    ["find . -name -exec -exec rm -rf / \\;", "-name's value is no -exec"],
+    ["fd -Hx rm -rf /", "fd's -x after flags in one word"],
+    ["fd -xrm -rf /", "fd's -x with its command attached"],
+    ["fd -x=rm -rf /", "fd's -x=CMD"],
+    ["fd --exec-batch=rm -rf /", "fd's --exec-batch=CMD"],
+    ["sudo -Eu root rm -rf /", "bundled short options, the last taking the next word"],
   ])("%s (%s)", (command) => {
     const split = splitCommand(command);
     const named = split.subcommands.some((s) =>
@@ -1167,9 +1180,19 @@ describe("scripts built by the shell that runs them", () => {
     "ls | xargs -I % sh -c 'wc -l %'",
     "ls | xargs -0 -i sh -c 'cat {}'",
     "ls | xargs --replace=Q sh -c Q",
-    // …or the program's name.
+    // …or the program's name, also after a wrapper, or a shell's option or script.
     "find . -exec {} \\;",
     "ls | xargs -I rm rm x",
+    "xargs -I% env %",
+    "xargs -IX nice X",
+    "xargs -i env {}",
+    "env --block-signal find . -exec nice {} \\;",
+    "xargs -I{} bash {} 'rm -rf /'",
+    "xargs -I% sh -% 'rm -rf /'",
+    "fd -x bash {/} 'rm -rf /'",
+    // getopt's ways to write xargs' replace option.
+    "xargs --repl=% sh -c %",
+    "xargs -oI% sh -c 'echo %'",
   ])("fails safe on %j: an expansion's value becomes part of the script", (command) => {
     expect(splitCommand(command).unreadable).toBe(true);
   });
@@ -1193,6 +1216,8 @@ describe("scripts built by the shell that runs them", () => {
     "find . -name '*.ts' -exec sh -c 'mv \"$1\" \"${1%.ts}.mts\"' _ {} \\;",
     "find . -name '*.sh' -exec bash -n {} \\;",
     "ls | xargs -I{} cp {} /tmp",
+    "ls | xargs -i mv {} {}.bak",
+    'find "$dir" -name "*.ts" -exec grep -l "$pat" {} +',
   ])("reads %j: the script's expansions are its own", (command) => {
     expect(splitCommand(command).unreadable).toBe(false);
   });
@@ -1267,12 +1292,17 @@ describe("an assignment whose subscript holds an array's [@]", () => {
 });
 
 describe("a shell's script word that may expand into options", () => {
-  it.each(["bash [-]c 'rm -rf /'", "bash * 'rm -rf /'", "sh -e ?c 'rm -rf /'", "bash *.sh"])(
-    "fails safe on %j: a file named -c makes it `bash -c`",
-    (command) => {
-      expect(splitCommand(command).unreadable).toBe(true);
-    },
-  );
+  it.each([
+    "bash [-]c 'rm -rf /'",
+    "bash * 'rm -rf /'",
+    "sh -e ?c 'rm -rf /'",
+    "bash *.sh",
+    "bash -[c] 'rm -rf /'",
+    "sh -? 'rm -rf /'",
+    "bash \"-\"* 'rm -rf /'",
+  ])("fails safe on %j: a file named -c makes it `bash -c`", (command) => {
+    expect(splitCommand(command).unreadable).toBe(true);
+  });
 
   it.each(["bash -- *", "bash scripts/*.sh", "bash ./*.sh", "bash {}", "sh -n x{y}"])(
     "reads %j: after `--`, or not starting with a wildcard, it names files; a `{` with no `,` or `..` is no brace list",
