@@ -2152,7 +2152,18 @@ function unreadableScript(script: Script): boolean {
 const HOME_ALONE = /^~[^/]*$/;
 
 /** Strips wrappers, follows `sh -c`/`eval`, and records what is left as a subcommand. */
-function expand(command: Command, depth: number, suffix: readonly string[], out: Output): void {
+/**
+ * `appended`: xargs adds its input lines to the end of this command (no `-I`), so a wrapper here
+ * with no command of its own runs one from the input (`… | xargs env`), and find's expression
+ * gets more of them (`-exec …`).
+ */
+function expand(
+  command: Command,
+  depth: number,
+  suffix: readonly string[],
+  out: Output,
+  appended = false,
+): void {
   const redirects = [...command.redirects, ...suffix];
   const { args } = command;
   // A function handed to a child bash through its environment (`env 'BASH_FUNC_ls%%=() { rm …; }'
@@ -2178,6 +2189,7 @@ function expand(command: Command, depth: number, suffix: readonly string[], out:
   }
   const first = args[at];
   if (first === undefined) {
+    if (appended && at > 0) markUnreadable(out); // `xargs nice`: the input is the command
     // Redirections with no command (`{ echo x; } > f`, `(…) > f`, `true; > f`) still write.
     if (redirects.length > 0) record({ args: [], redirects }, out);
     return;
@@ -2241,7 +2253,11 @@ function expand(command: Command, depth: number, suffix: readonly string[], out:
     out.denyOnly -= 1;
   }
   const wrapped = wrappedCommands(args, at);
-  if (wrapped.unsure) markUnreadable(out);
+  const runsInput =
+    appended &&
+    runsOtherCommands(name) &&
+    (FINDS.has(name) || (wrapped.commands.length === 0 && wrapped.guesses.length === 0));
+  if (wrapped.unsure || runsInput) markUnreadable(out);
   const runs = [
     ...wrapped.commands.map((run) => ({ run, guess: false })),
     ...wrapped.guesses.map((run) => ({ run, guess: true })),
@@ -2255,7 +2271,7 @@ function expand(command: Command, depth: number, suffix: readonly string[], out:
     }
     out.denyOnly += 1;
     if (guess) out.guessing += 1;
-    expand({ args: run, redirects: [] }, depth + 1, redirects, out);
+    expand({ args: run, redirects: [] }, depth + 1, redirects, out, appended || wrapped.appended);
     if (guess) out.guessing -= 1;
     out.denyOnly -= 1;
   }
@@ -2332,7 +2348,7 @@ const MAX_GUESSED_COMMANDS = 32;
 function wrappedCommands(args: readonly Word[], at: number): Wrapped {
   const name = programName((args[at] as Word).text);
   if (name === "command") return NONE; // `command -v rm` only prints where rm is
-  if (name === "find" || name === "fd" || name === "fdfind") return findCommands(name === "find", args, at);
+  if (FINDS.has(name)) return findCommands(name === "find", args, at);
   // `coproc NAME { rm …; }` names the coprocess first; `coproc rm …` does not.
   if (name === "coproc") {
     // A quoted `'{'` reads the same here: both readings are checked.
@@ -2351,9 +2367,10 @@ function wrappedCommands(args: readonly Word[], at: number): Wrapped {
     replace === undefined
       ? args
       : withPlaceholder(args, (text) => (text.includes(replace) ? "any" : undefined));
+  const appended = name === "xargs" && replace === undefined;
   if (start !== undefined) {
     const from = start + spec.operands;
-    return { commands: from < args.length ? [words.slice(from)] : [], guesses: [], unsure: false };
+    return { commands: from < args.length ? [words.slice(from)] : [], guesses: [], unsure: false, appended };
   }
   const guesses: (readonly Word[])[] = [];
   for (let j = at + 1; j < args.length; j += 1) {
@@ -2365,13 +2382,15 @@ function wrappedCommands(args: readonly Word[], at: number): Wrapped {
     if (guesses.length === MAX_GUESSES) return { commands: [], guesses, unsure: true };
     guesses.push(words.slice(j));
   }
-  return { commands: [], guesses, unsure: false };
+  return { commands: [], guesses, unsure: false, appended };
 }
 
 interface Wrapped {
   readonly commands: readonly (readonly Word[])[];
   readonly guesses: readonly (readonly Word[])[];
   readonly unsure: boolean;
+  /** xargs adds its input lines to the end of them (it has no replace string). */
+  readonly appended?: boolean;
 }
 
 const NONE: Wrapped = { commands: [], guesses: [], unsure: false };
@@ -2424,6 +2443,8 @@ function xargsReplace(args: readonly Word[], at: number): string | undefined {
   }
   return replace === "" ? undefined : replace;
 }
+
+const FINDS: ReadonlySet<string> = new Set(["find", "fd", "fdfind"]);
 
 /** The options of find (`-exec`, `-execdir`, `-ok`, `-okdir`) and fd that run a command per file found. */
 const FIND_EXEC = new Set(["-exec", "-execdir", "-ok", "-okdir"]);

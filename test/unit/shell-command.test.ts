@@ -1190,6 +1190,13 @@ describe("scripts built by the shell that runs them", () => {
     "xargs -I{} bash {} 'rm -rf /'",
     "xargs -I% sh -% 'rm -rf /'",
     "fd -x bash {/} 'rm -rf /'",
+    // With no replace string xargs adds its input to the end: a wrapper with no command of its
+    // own runs one from it, and find's expression gets more of it.
+    "ls | xargs env",
+    "ls | xargs nice -n 5",
+    "ls | xargs timeout 5",
+    "ls | xargs sudo nice",
+    "ls | xargs find .",
     // getopt's ways to write xargs' replace option.
     "xargs --repl=% sh -c %",
     "xargs -oI% sh -c 'echo %'",
@@ -1217,6 +1224,9 @@ describe("scripts built by the shell that runs them", () => {
     "find . -name '*.sh' -exec bash -n {} \\;",
     "ls | xargs -I{} cp {} /tmp",
     "ls | xargs -i mv {} {}.bak",
+    "ls | xargs nice rm",
+    "ls | xargs -I{} nice rm {}",
+    "git ls-files | xargs grep -l foo",
     'find "$dir" -name "*.ts" -exec grep -l "$pat" {} +',
   ])("reads %j: the script's expansions are its own", (command) => {
     expect(splitCommand(command).unreadable).toBe(false);
