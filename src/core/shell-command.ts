@@ -2256,7 +2256,8 @@ function expand(
   const runsInput =
     appended &&
     runsOtherCommands(name) &&
-    (FINDS.has(name) || (wrapped.commands.length === 0 && wrapped.guesses.length === 0));
+    // A guess proves no command is there (`xargs flock /tmp/l`: the input may be it).
+    (FINDS.has(name) || wrapped.commands.length === 0);
   if (wrapped.unsure || runsInput) markUnreadable(out);
   const runs = [
     ...wrapped.commands.map((run) => ({ run, guess: false })),
@@ -2362,7 +2363,9 @@ function wrappedCommands(args: readonly Word[], at: number): Wrapped {
   const start = spec.guessOnly ? undefined : skipOptions(args, at, spec);
   if (start !== undefined && denyOnly === undefined) return NONE; // `timeout 10`: all understood
   // xargs puts each input line where its replace string stands (withPlaceholder).
-  const replace = name === "xargs" ? xargsReplace(args, at) : undefined;
+  const found = name === "xargs" ? xargsReplace(args, at) : undefined;
+  if (found === UNKNOWN) return { commands: [], guesses: [], unsure: true };
+  const replace = found;
   const words =
     replace === undefined
       ? args
@@ -2418,11 +2421,13 @@ function withPlaceholder(
  * The string xargs replaces with each input line: `-I STR`, `-iSTR` (`{}` alone), `--replace[=STR]`
  * (any unique prefix, as getopt takes it), also after bundled flags (`-0I%`).
  */
-function xargsReplace(args: readonly Word[], at: number): string | undefined {
+function xargsReplace(args: readonly Word[], at: number): string | undefined | typeof UNKNOWN {
   const spec = DENY_ONLY_WRAPPERS.xargs as WrapperSpec;
   let replace: string | undefined;
   for (let i = at + 1; i < args.length; i += 1) {
     const arg = (args[i] as Word).text;
+    // An option made at run time may be `-I%` (`xargs -$F env %`).
+    if (/[$`]/.test(arg) || braceList(arg)) return UNKNOWN;
     if (arg === "--" || !arg.startsWith("-") || arg === "-") break;
     if (arg.startsWith("--")) {
       const eq = arg.indexOf("=");
@@ -2441,8 +2446,14 @@ function xargsReplace(args: readonly Word[], at: number): string | undefined {
       break;
     }
   }
+  // One made at run time is not known; one like an option hides itself from the wrapper's own
+  // reading of its options (`xargs -I -- env --`).
+  if (replace !== undefined && (/[$`*?[~]/.test(replace) || braceList(replace) || replace.startsWith("-")))
+    return UNKNOWN;
   return replace === "" ? undefined : replace;
 }
+
+const UNKNOWN = Symbol("unknown");
 
 const FINDS: ReadonlySet<string> = new Set(["find", "fd", "fdfind"]);
 
@@ -2452,13 +2463,13 @@ const FD_EXEC = new Set(["-x", "--exec", "-X", "--exec-batch"]);
 /** fd's short flags that take no value, which may come before its `-x` in one word (`-Hx`). */
 const FD_FLAGS = /^-[HIusigFalLp01qhV]*[xX]/;
 
-/** find's tests and actions that take a value (two: -fprintf), which may be `-exec` itself. */
+/** find's tests and actions that take a value (two: -fprintf; also -newerXY), which may be `-exec` itself. */
 const FIND_VALUED: ReadonlySet<string> = new Set(
   ["-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex", "-lname"]
     .concat(["-ilname", "-type", "-xtype", "-user", "-group", "-uid", "-gid", "-perm", "-size", "-links"])
     .concat(["-inum", "-samefile", "-newer", "-anewer", "-cnewer", "-used", "-mtime", "-atime", "-ctime"])
     .concat(["-mmin", "-amin", "-cmin", "-maxdepth", "-mindepth", "-fstype", "-context", "-printf"])
-    .concat(["-fprint", "-fprint0", "-fls", "-regextype", "-files0-from", "-D"]),
+    .concat(["-fprint", "-fprint0", "-fls", "-fprintf", "-regextype", "-files0-from", "-D"]),
 );
 
 /** The names find (`{}`) and fd (`{}`, `{/}`, `{//}`, `{.}`, `{/.}`) replace with a file's. */
@@ -2478,17 +2489,24 @@ const FILE_PLACEHOLDER = /\{(?:\/{1,2}|\.|\/\.)?\}/;
 function findCommands(find: boolean, args: readonly Word[], at: number): Wrapped {
   const commands: (readonly Word[])[] = [];
   const guesses: (readonly Word[])[] = [];
-  const placeholders = (run: readonly Word[]) => withPlaceholder(run, find ? findHolds : fdHolds);
+  // find's `{}` is a path that starts with a starting point, never `-` (find takes that for a
+  // test), unless the starting points come from a file (`-files0-from`) or the word has more
+  // before it (`-{}`); fd's are bare names (fd 8 adds no `./`).
+  const fromFile = find && args.some((w, k) => k > at && w.text === "-files0-from");
+  const holds = (text: string) =>
+    !FILE_PLACEHOLDER.test(text) ? undefined : find && !fromFile && text.startsWith("{}") ? "path" : "any";
+  const placeholders = (run: readonly Word[]) => withPlaceholder(run, holds);
   let unsure = false;
   for (let j = at + 1; j < args.length; j += 1) {
     const word = args[j] as Word;
-    if (find && FIND_VALUED.has(word.text)) {
-      j += 1;
+    if (find && (FIND_VALUED.has(word.text) || /^-newer[aBcmt][aBcmt]$/.test(word.text))) {
+      j += word.text === "-fprintf" ? 2 : 1;
       continue;
     }
     const first = find ? undefined : fdAttached(word.text);
     if (first === undefined && !(find ? FIND_EXEC : FD_EXEC).has(word.text)) {
       if (!mayBecome(word, OPENER_TEXT)) continue;
+      // A brace list may make the opener and its command at once (`{-exec,rm,\;}`).
       if (braceList(word.text) || guesses.length === MAX_GUESSES) unsure = true;
       else guesses.push(placeholders(args.slice(j + 1, commandEnd(find, args, j + 1))));
       continue;
@@ -2504,17 +2522,6 @@ function findCommands(find: boolean, args: readonly Word[], at: number): Wrapped
     j = end;
   }
   return { commands, guesses, unsure };
-}
-
-/** find's `{}` is a path that starts with the starting point (never `-`: find takes that for a test). */
-function findHolds(text: string): "path" | undefined {
-  return FILE_PLACEHOLDER.test(text) ? "path" : undefined;
-}
-
-/** fd's placeholders: `{}` and `{//}` carry a directory; `{/}`, `{.}` and `{/.}` may be a bare name. */
-function fdHolds(text: string): "any" | "path" | undefined {
-  if (!FILE_PLACEHOLDER.test(text)) return undefined;
-  return /\{(?:\/|\.|\/\.)\}/.test(text) ? "any" : "path";
 }
 
 /** fd's `-x` in a word of its own with more after it (`--exec=CMD`, `-xCMD`, `-x=CMD`, `-Hx`): what follows, or "". */
@@ -2543,34 +2550,91 @@ const CLOSER_TEXT = [";", "+"];
  */
 function mayBecome(word: Word, texts: readonly string[]): boolean {
   if (word.kind === "redirect") return false;
-  if (word.runTime === true || /[$`]/.test(word.text) || braceList(word.text)) return true;
-  if (word.kind !== "glob" && !word.text.includes("[")) return false;
-  const pattern = globRegExp(word.text);
+  // A `~` alone, `~-` or `~+`: a directory variable's value (`HOME=-exec; find . ~ …`).
+  if (word.runTime === true || /[$`]/.test(word.text) || HOME_ALONE.test(word.text)) return true;
+  if (word.kind !== "glob" && !/[[{]/.test(word.text)) return false;
+  const pattern = patternRegExp(word.text);
   return texts.some((text) => pattern.test(text));
 }
 
-/** A shell pattern as a RegExp over a whole name: `*`, `?` and bracket classes (`!` or `^` negates). */
-function globRegExp(glob: string): RegExp {
+/**
+ * A shell pattern or brace list as a RegExp over a whole word, for `mayBecome`: `*`, `?`,
+ * bracket classes (`!` or `^` negates, a `]` first is literal, a POSIX class is any character),
+ * brace lists as alternatives (a sequence `{a..z}` as anything), any case (`nocaseglob`).
+ * It may match more than bash would, never less.
+ */
+function patternRegExp(text: string): RegExp {
+  try {
+    return new RegExp(`^${patternSource(text)}$`, "is");
+  } catch {
+    return /^/; // a piece the conversion gets wrong: anything, to be safe
+  }
+}
+
+function patternSource(text: string): string {
   let source = "";
-  for (let i = 0; i < glob.length; i += 1) {
-    const c = glob.charAt(i);
-    const close = c === "[" ? glob.indexOf("]", i + 2) : -1;
+  for (let i = 0; i < text.length; i += 1) {
+    const c = text.charAt(i);
+    const end = c === "[" ? classEnd(text, i) : c === "{" ? braceEnd(text, i) : -1;
     if (c === "*") source += ".*";
     else if (c === "?") source += ".";
-    else if (close > 0) {
-      const body = glob
-        .slice(i + 1, close)
-        .replace(/^[!^]/, "^")
-        .replace(/[\\\]]/g, "\\$&");
-      source += `[${body}]`;
-      i = close;
+    else if (c === "[" && end > 0) {
+      const body = text.slice(i + 1, end);
+      source += body.includes("[:")
+        ? "."
+        : `[${body.replace(/^[!^]/, "^").replace(/(?!^)\^|[\\\]]/g, "\\$&")}]`;
+      i = end;
+    } else if (c === "{" && end > 0) {
+      const parts = topLevelCommas(text.slice(i + 1, end));
+      if (parts.length > 1) source += `(?:${parts.map(patternSource).join("|")})`;
+      else if (text.slice(i + 1, end).includes("..")) source += ".*";
+      else source += `\\{${patternSource(text.slice(i + 1, end))}\\}`;
+      i = end;
     } else source += c.replace(/[.*+?^${}()|[\]\\/-]/g, "\\$&");
   }
-  try {
-    return new RegExp(`^${source}$`, "s");
-  } catch {
-    return /^/; // a class the conversion gets wrong: anything, to be safe
+  return source;
+}
+
+/** The `]` that closes the class opened at `at` (a `]` right after `[`, `[!` or `[^` is in it), or -1. */
+function classEnd(text: string, at: number): number {
+  let j = at + 1;
+  if (text.charAt(j) === "!" || text.charAt(j) === "^") j += 1;
+  if (text.charAt(j) === "]") j += 1;
+  for (; j < text.length; j += 1) {
+    if (text.startsWith("[:", j)) {
+      const close = text.indexOf(":]", j + 2);
+      if (close > 0) j = close + 1;
+    } else if (text.charAt(j) === "]") return j;
   }
+  return -1;
+}
+
+/** The `}` that closes the brace opened at `at`, nested ones counted, or -1. */
+function braceEnd(text: string, at: number): number {
+  let depth = 0;
+  for (let j = at; j < text.length; j += 1) {
+    if (text.charAt(j) === "{") depth += 1;
+    else if (text.charAt(j) === "}" && --depth === 0) return j;
+  }
+  return -1;
+}
+
+/** A brace list's alternatives: its text cut at the commas outside nested braces. */
+function topLevelCommas(text: string): string[] {
+  const parts: string[] = [];
+  let depth = 0;
+  let from = 0;
+  for (let j = 0; j < text.length; j += 1) {
+    const c = text.charAt(j);
+    if (c === "{") depth += 1;
+    else if (c === "}") depth -= 1;
+    else if (c === "," && depth === 0) {
+      parts.push(text.slice(from, j));
+      from = j + 1;
+    }
+  }
+  parts.push(text.slice(from));
+  return parts;
 }
 
 /** Words that start a compound command, as `coproc NAME` may be followed by. */
@@ -3025,7 +3089,9 @@ function peelShell(args: readonly Word[], at: number, out: Output): Peeled {
     const word = args[i] as Word;
     if (braceList(arg) || READING_OPTIONS.test(arg) || (word.kind !== "redirect" && word.runTime === true))
       markUnreadable(out);
-    if (/^[-+]/.test(arg) && (word.kind === "glob" || arg.includes("["))) markUnreadable(out);
+    // An option made at run time (`bash -$X …`, `bash ~` with HOME=-c) may be `-c`.
+    if ((/^[-+]/.test(arg) && (word.kind === "glob" || /[[$`]/.test(arg))) || HOME_ALONE.test(arg))
+      markUnreadable(out);
     if (arg === "--") {
       if (hasC && args[i + 1]) return scriptOf([args[i + 1] as Word]);
       if (!hasC && !stdin && args[i + 1] !== undefined) return scriptFile(args[i + 1] as Word, out);

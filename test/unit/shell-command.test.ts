@@ -932,6 +932,13 @@ describe("what a wrapper runs", () => {
     ["fd -x=rm -rf /", "fd's -x=CMD"],
     ["fd --exec-batch=rm -rf /", "fd's --exec-batch=CMD"],
     ["sudo -Eu root rm -rf /", "bundled short options, the last taking the next word"],
+    // A second review's (session 17): patterns read as bash reads them, and more of find's tests.
+    ["find . -exe[[:alpha:]] rm -rf / \\;", "a POSIX class may match the c"],
+    ["find . -exe[!]] rm -rf / \\;", "a ] first in a class is in it"],
+    ["find . -EXE[C] rm -rf / \\;", "nocaseglob matches a file named -exec"],
+    ["HOME=-exec; find . ~ rm -rf / \\;", "a ~ is HOME's value"],
+    ["find . -fprintf /dev/null -exec -exec rm -rf / \\;", "-fprintf takes two values"],
+    ["find . -newermm -exec -exec rm -rf / \\;", "-newerXY takes a value"],
   ])("%s (%s)", (command) => {
     const split = splitCommand(command);
     const named = split.subcommands.some((s) =>
@@ -1190,6 +1197,17 @@ describe("scripts built by the shell that runs them", () => {
     "xargs -I{} bash {} 'rm -rf /'",
     "xargs -I% sh -% 'rm -rf /'",
     "fd -x bash {/} 'rm -rf /'",
+    "find . -exec true [[:punct:]] -exec rm -rf / \\;",
+    "find -files0-from - -exec bash {} 'rm -rf /' \\;",
+    "find c -exec bash -{} 'rm -rf /' \\;",
+    "fd -x bash {} 'rm -rf /'",
+    "R=%; xargs -I$R env %",
+    "F=I%; xargs -$F env %",
+    "xargs -I{a,b} env b",
+    "xargs -I -- env --",
+    "X=c; bash -$X 'rm -rf /'",
+    "HOME=-c; bash ~ 'rm -rf /'",
+    "ls | xargs flock /tmp/l",
     // With no replace string xargs adds its input to the end: a wrapper with no command of its
     // own runs one from it, and find's expression gets more of it.
     "ls | xargs env",
@@ -1227,6 +1245,10 @@ describe("scripts built by the shell that runs them", () => {
     "ls | xargs nice rm",
     "ls | xargs -I{} nice rm {}",
     "git ls-files | xargs grep -l foo",
+    // A brace list among find's or fd's words that could make none of their own.
+    "find src/{app,lib} -name '*.ts' -exec wc -l {} +",
+    "fd -g '*.{js,ts}' -x eslint --fix {}",
+    "fd foo {src,test} -x wc -l",
     'find "$dir" -name "*.ts" -exec grep -l "$pat" {} +',
   ])("reads %j: the script's expansions are its own", (command) => {
     expect(splitCommand(command).unreadable).toBe(false);
