@@ -3017,7 +3017,7 @@ const COMMAND_OPTION_WRAPPERS: ReadonlySet<string> = new Set(["su", "runuser", "
 
 /** The script a wrapper runs: its `-c` value, or `watch`'s words after its options, as `sh -c` gets them. */
 function wrappedScript(name: string, args: readonly Word[], at: number): Script | undefined {
-  if (COMMAND_OPTION_WRAPPERS.has(name)) return commandOption(args, at);
+  if (COMMAND_OPTION_WRAPPERS.has(name)) return commandOption(name, args, at);
   if (name !== "watch") return undefined;
   let i = at + 1;
   for (; i < args.length && (args[i] as Word).text.startsWith("-"); i += 1) {
@@ -3026,18 +3026,27 @@ function wrappedScript(name: string, args: readonly Word[], at: number): Script 
   return i < args.length ? scriptOf(args.slice(i)) : undefined;
 }
 
-/** The value of a `-c` or `--command` option, wherever it stands. */
-function commandOption(args: readonly Word[], at: number): Script | undefined {
+/**
+ * The value of a `-c` or `--command` option, wherever it stands, also bundled (`script -qc CMD`,
+ * `su -lcCMD`); sg runs its command through sh without `-c` too (`sg GROUP CMD`).
+ */
+function commandOption(name: string, args: readonly Word[], at: number): Script | undefined {
+  const operands: Word[] = [];
   for (let i = at + 1; i < args.length; i += 1) {
-    const arg = (args[i] as Word).text;
-    if (arg === "-c" || arg === "--command") {
+    const word = args[i] as Word;
+    const arg = word.text;
+    const bundled = /^-[A-Za-z]*c/.exec(arg);
+    if (arg === "--command" || (bundled !== null && bundled[0].length === arg.length)) {
       const script = args[i + 1];
       return script === undefined ? { script: "", expands: false } : scriptOf([script]);
     }
+    if (bundled !== null) return { script: arg.slice(bundled[0].length), expands: expandsAny([word]) };
     if (arg.startsWith("--command="))
-      return { script: arg.slice("--command=".length), expands: expandsAny([args[i] as Word]) };
+      return { script: arg.slice("--command=".length), expands: expandsAny([word]) };
+    if (!arg.startsWith("-")) operands.push(word);
   }
-  return undefined;
+  const sgCommand = operands[1];
+  return name === "sg" && sgCommand !== undefined ? scriptOf([sgCommand]) : undefined;
 }
 
 /** `mapfile -C CALLBACK` (or `-CCALLBACK`): the callback, run as a command. */

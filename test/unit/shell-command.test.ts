@@ -939,6 +939,9 @@ describe("what a wrapper runs", () => {
     ["HOME=-exec; find . ~ rm -rf / \\;", "a ~ is HOME's value"],
     ["find . -fprintf /dev/null -exec -exec rm -rf / \\;", "-fprintf takes two values"],
     ["find . -newermm -exec -exec rm -rf / \\;", "-newerXY takes a value"],
+    ["sg grp 'echo; rm -rf /'", "sg runs its command through sh, -c or not"],
+    ["script -qc 'echo; rm -rf /' /dev/null", "script's -c in a bundle"],
+    ["su -lc 'echo; rm -rf /'", "su's -c in a bundle"],
   ])("%s (%s)", (command) => {
     const split = splitCommand(command);
     const named = split.subcommands.some((s) =>
