@@ -2371,7 +2371,13 @@ function wrappedCommands(args: readonly Word[], at: number): Wrapped {
       ? args
       : withPlaceholder(args, (text) => (text.includes(replace) ? "any" : undefined));
   const appended = name === "xargs" && replace === undefined;
-  if (start !== undefined) {
+  // An option value that expands may be no word or several (`xargs -n $N 1 rm`): the command is
+  // guessed then, as for options not understood, expanding words taken for values.
+  // (A value in the option's own word, `-P$(nproc)`, moves nothing.)
+  const shaky =
+    start !== undefined &&
+    args.slice(at + 1, start + spec.operands).some((w) => !w.text.startsWith("-") && mayVanish(w));
+  if (start !== undefined && !shaky) {
     const from = start + spec.operands;
     return { commands: from < args.length ? [words.slice(from)] : [], guesses: [], unsure: false, appended };
   }
@@ -2380,7 +2386,7 @@ function wrappedCommands(args: readonly Word[], at: number): Wrapped {
     const word = args[j] as Word;
     if (word.text.startsWith("-")) continue;
     // An operand of a wrapper whose operands are not modelled (`flock "$LOCK" make`).
-    if (spec.guessOnly && (word.kind === "glob" || /[$`]/.test(word.text))) continue;
+    if ((spec.guessOnly || shaky) && (word.kind === "glob" || /[$`]/.test(word.text))) continue;
     // A word past the guesses may be the command.
     if (guesses.length === MAX_GUESSES) return { commands: [], guesses, unsure: true };
     guesses.push(words.slice(j));
@@ -2426,11 +2432,11 @@ function xargsReplace(args: readonly Word[], at: number): string | undefined | t
   let replace: string | undefined;
   for (let i = at + 1; i < args.length; i += 1) {
     const arg = (args[i] as Word).text;
-    // An option made at run time may be `-I%` (`xargs -$F env %`).
-    if (/[$`]/.test(arg) || braceList(arg)) return UNKNOWN;
     if (arg === "--" || !arg.startsWith("-") || arg === "-") break;
     if (arg.startsWith("--")) {
       const eq = arg.indexOf("=");
+      // An option's name made at run time may be `--replace` (`--$R=%`).
+      if (RUN_TIME_OPTION.test(eq < 0 ? arg : arg.slice(0, eq))) return UNKNOWN;
       const name = longOption(eq < 0 ? arg : arg.slice(0, eq), spec);
       if (name === "--replace") replace = eq < 0 ? "{}" : arg.slice(eq + 1);
       else if (eq < 0 && name !== undefined && spec.valued.includes(name)) i += 1;
@@ -2439,6 +2445,9 @@ function xargsReplace(args: readonly Word[], at: number): string | undefined | t
     for (let k = 1; k < arg.length; k += 1) {
       const option = `-${arg.charAt(k)}`;
       const rest = arg.slice(k + 1);
+      // An option letter made at run time may be `-I` (`xargs -$F env %`, `-?%` beside a file `-I%`);
+      // a value made so is only a value (`-P$(nproc)`).
+      if (RUN_TIME_OPTION.test(arg.charAt(k))) return UNKNOWN;
       if (spec.flags.includes(option)) continue;
       if (option === "-I") replace = rest || args[++i]?.text;
       else if (option === "-i") replace = rest || "{}";
@@ -2496,11 +2505,34 @@ function findCommands(find: boolean, args: readonly Word[], at: number): Wrapped
   const holds = (text: string) =>
     !FILE_PLACEHOLDER.test(text) ? undefined : find && !fromFile && text.startsWith("{}") ? "path" : "any";
   const placeholders = (run: readonly Word[]) => withPlaceholder(run, holds);
+  // The first word at or after an index that is or may become an opener, found once per
+  // command (a long run of tests whose values may vanish stays linear).
+  let openers: number[] | undefined;
+  const nextOpener = (from: number): number => {
+    if (openers === undefined) {
+      openers = new Array<number>(args.length + 1).fill(-1);
+      for (let k = args.length - 1; k > at; k -= 1) {
+        const w = args[k] as Word;
+        openers[k] = FIND_EXEC.has(w.text) || mayBecome(w, OPENER_TEXT) ? k : (openers[k + 1] as number);
+      }
+    }
+    return from < args.length ? (openers[from] as number) : -1;
+  };
   let unsure = false;
-  for (let j = at + 1; j < args.length; j += 1) {
+  // Once unsure, the command is unreadable: what else it runs need not be read.
+  for (let j = at + 1; j < args.length && !unsure; j += 1) {
     const word = args[j] as Word;
     if (find && (FIND_VALUED.has(word.text) || /^-newer[aBcmt][aBcmt]$/.test(word.text))) {
-      j += word.text === "-fprintf" ? 2 : 1;
+      const values = word.text === "-fprintf" ? 2 : 1;
+      // A value that may vanish (`-name {,}`, an empty `$x`) makes the next word the value: an
+      // opener there is read as one, and the command after the next opener too.
+      if (args.slice(j + 1, j + 1 + values).some(mayVanish)) {
+        const next = nextOpener(j + values + 2);
+        if (next >= 0 && guesses.length < MAX_GUESSES)
+          guesses.push(placeholders(args.slice(next + 1, commandEnd(find, args, next + 1))));
+        else if (next >= 0) unsure = true;
+      }
+      j += values;
       continue;
     }
     const first = find ? undefined : fdAttached(word.text);
@@ -2515,9 +2547,11 @@ function findCommands(find: boolean, args: readonly Word[], at: number): Wrapped
     const run = args.slice(j + 1, end);
     if (first !== undefined && first !== "") run.unshift({ kind: "word", text: first });
     // A word that may end the command early, then an opener: the rest may be find's own words.
+    // (An opener made at run time too, with a word after it: `$S $E rm`; not `cp "$f" "$d" \;`.)
     const early = run.findIndex((w) => mayBecome(w, CLOSER_TEXT));
-    if (early >= 0 && run.slice(early + 1).some((w) => (find ? FIND_EXEC : FD_EXEC).has(w.text)))
-      unsure = true;
+    const opener = (w: Word, k: number) =>
+      (find ? FIND_EXEC : FD_EXEC).has(w.text) || (mayBecome(w, OPENER_TEXT) && k + 1 < run.length);
+    if (early >= 0 && run.some((w, k) => k > early && opener(w, k))) unsure = true;
     if (run.length > 0) commands.push(placeholders(run));
     j = end;
   }
@@ -2532,13 +2566,29 @@ function fdAttached(text: string): string | undefined {
   return text.slice(short[0].length).replace(/^=/, "");
 }
 
-/** Where a find or fd command from `from` ends: its `;` (find: or `+` right after `{}`), or the end. */
+/**
+ * Where a find or fd command from `from` ends: its `;` (find: or `+` right after `{}`, words that
+ * may vanish between, as `{,}` or an empty `$x` do), or the end.
+ */
 function commandEnd(find: boolean, args: readonly Word[], from: number): number {
   for (let k = from; k < args.length; k += 1) {
     const text = (args[k] as Word).text;
-    if (text === ";" || (find && text === "+" && args[k - 1]?.text === "{}" && k > from)) return k;
+    if (text === ";") return k;
+    if (!find || text !== "+") continue;
+    let before = k - 1;
+    while (before > from && mayVanish(args[before] as Word)) before -= 1;
+    if (before >= from && args[before]?.text === "{}") return k;
   }
   return args.length;
+}
+
+/**
+ * A word bash may drop or make several of: an unquoted expansion (`$x` empty, `"$@"`), a brace
+ * list (`{,}`), a glob (nullglob).
+ */
+function mayVanish(word: Word): boolean {
+  if (word.kind === "redirect") return false;
+  return word.kind === "glob" || braceList(word.text) || (/[$`]/.test(word.text) && word.quoted !== true);
 }
 
 const OPENER_TEXT = ["-exec", "-execdir", "-ok", "-okdir", "-x", "-X", "--exec", "--exec-batch"];
@@ -2552,7 +2602,10 @@ function mayBecome(word: Word, texts: readonly string[]): boolean {
   if (word.kind === "redirect") return false;
   // A `~` alone, `~-` or `~+`: a directory variable's value (`HOME=-exec; find . ~ …`).
   if (word.runTime === true || /[$`]/.test(word.text) || HOME_ALONE.test(word.text)) return true;
-  if (word.kind !== "glob" && !/[[{]/.test(word.text)) return false;
+  // A brace list as the split sees it has lost its quotes (`{'}',-exec}`): any with a character
+  // of the words looked for may make one.
+  if (braceList(word.text)) return /[-;+]/.test(word.text);
+  if (word.kind !== "glob" && !word.text.includes("[")) return false;
   const pattern = patternRegExp(word.text);
   return texts.some((text) => pattern.test(text));
 }
@@ -2580,7 +2633,7 @@ function patternSource(text: string): string {
     else if (c === "?") source += ".";
     else if (c === "[" && end > 0) {
       const body = text.slice(i + 1, end);
-      source += body.includes("[:")
+      source += /\[[:.=]/.test(body)
         ? "."
         : `[${body.replace(/^[!^]/, "^").replace(/(?!^)\^|[\\\]]/g, "\\$&")}]`;
       i = end;
@@ -2601,8 +2654,10 @@ function classEnd(text: string, at: number): number {
   if (text.charAt(j) === "!" || text.charAt(j) === "^") j += 1;
   if (text.charAt(j) === "]") j += 1;
   for (; j < text.length; j += 1) {
-    if (text.startsWith("[:", j)) {
-      const close = text.indexOf(":]", j + 2);
+    const kind = text.startsWith("[", j) ? text.charAt(j + 1) : "";
+    if (kind === ":" || kind === "." || kind === "=") {
+      // `[:alpha:]`, `[.c.]`, `[=c=]`
+      const close = text.indexOf(`${kind}]`, j + 2);
       if (close > 0) j = close + 1;
     } else if (text.charAt(j) === "]") return j;
   }
@@ -2962,6 +3017,9 @@ function peelEnv(args: readonly Word[], at: number, out: Output): Peeled {
       if (/^(?:-C|--chdir)/.test(arg)) out.opaque = true;
       const width = optionWidth(arg, ENV_SPEC);
       if (width === undefined) return undefined;
+      // A value of its own word that expands may be no word or several (`env -u {,} X rm`).
+      const value = width === 2 ? args[i + 1] : undefined;
+      if (value !== undefined && mayVanish(value)) markUnreadable(out);
       i += width;
     }
   }
@@ -3027,26 +3085,31 @@ function wrappedScript(name: string, args: readonly Word[], at: number): Script 
 }
 
 /**
- * The value of a `-c` or `--command` option, wherever it stands, also bundled (`script -qc CMD`,
- * `su -lcCMD`); sg runs its command through sh without `-c` too (`sg GROUP CMD`).
+ * The value of the last `-c` or `--command` option (any unique prefix, `--co=…`; also su's and
+ * runuser's `--session-command`), wherever it stands, also bundled (`script -qc CMD`, `su
+ * -lcCMD`); sg runs its command through sh without `-c` too (`sg GROUP CMD`).
  */
 function commandOption(name: string, args: readonly Word[], at: number): Script | undefined {
   const operands: Word[] = [];
+  let script: Script | undefined;
   for (let i = at + 1; i < args.length; i += 1) {
     const word = args[i] as Word;
     const arg = word.text;
-    const bundled = /^-[A-Za-z]*c/.exec(arg);
-    if (arg === "--command" || (bundled !== null && bundled[0].length === arg.length)) {
-      const script = args[i + 1];
-      return script === undefined ? { script: "", expands: false } : scriptOf([script]);
-    }
-    if (bundled !== null) return { script: arg.slice(bundled[0].length), expands: expandsAny([word]) };
-    if (arg.startsWith("--command="))
-      return { script: arg.slice("--command=".length), expands: expandsAny([word]) };
-    if (!arg.startsWith("-")) operands.push(word);
+    const long = /^--([a-z-]+)(=?)/.exec(arg);
+    const named =
+      long !== null && ["command", "session-command"].some((o) => o.startsWith(long[1] as string));
+    // The option's own text: `--co=`, `-lc`; what follows in the word is the script.
+    const option = named ? long[0] : /^-[A-Za-z]*c/.exec(arg)?.[0];
+    if (option !== undefined && option.length === arg.length && !option.endsWith("=")) {
+      const value = args[i + 1];
+      script = value === undefined ? { script: "", expands: false } : scriptOf([value]);
+      i += 1;
+    } else if (option !== undefined) {
+      script = { script: arg.slice(option.length), expands: expandsAny([word]) };
+    } else if (!arg.startsWith("-")) operands.push(word);
   }
   const sgCommand = operands[1];
-  return name === "sg" && sgCommand !== undefined ? scriptOf([sgCommand]) : undefined;
+  return script ?? (name === "sg" && sgCommand !== undefined ? scriptOf([sgCommand]) : undefined);
 }
 
 /** `mapfile -C CALLBACK` (or `-CCALLBACK`): the callback, run as a command. */
@@ -3155,8 +3218,8 @@ const BASH_LONG_OPTIONS =
  * (`bash <(curl …)`, `source <(curl …)`) is a script downloaded and run, as `curl … | sh` is:
  * unreadable.
  */
-/** A word that is one expansion and nothing else: `$f`, `${f}`, `$(…)`, a backquote. */
-const LONE_EXPANSION = /^(?:\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\$\(.*\)|`.*`)$/s;
+/** A word that is one expansion and nothing else: `$f`, `${f}`, `"$@"`, `${a[@]}`, `$(…)`, a backquote. */
+const LONE_EXPANSION = /^(?:\$\{?[A-Za-z_][A-Za-z0-9_]*(?:\[[@*]\])?\}?|\$\{?[@*]\}?|\$\(.*\)|`.*`)$/s;
 
 function scriptFile(word: Word, out: Output): Peeled {
   // A file named by a lone expansion may be stdin (`source $f`, or `bash $f` with `$f` empty,

@@ -942,6 +942,23 @@ describe("what a wrapper runs", () => {
     ["sg grp 'echo; rm -rf /'", "sg runs its command through sh, -c or not"],
     ["script -qc 'echo; rm -rf /' /dev/null", "script's -c in a bundle"],
     ["su -lc 'echo; rm -rf /'", "su's -c in a bundle"],
+    // A third review's (session 17): words that vanish, classes, long and repeated -c.
+    ["find . -exec true {} {,} + -exec rm -rf / \\;", "a word that vanishes before +"],
+    ["shopt -s nullglob; find . -exec true {} zz* + -exec rm -rf / \\;", "a glob that vanishes before +"],
+    ["find . {'}',-exec} rm -rf / \\;", "a quoted } in a brace list"],
+    ["find . -fprintf /dev/null {,} -exec -exec rm -rf / \\;", "a test's value that vanishes"],
+    ["find . -fprint $NOPE -exec -exec rm -rf / \\;", "a test's value that vanishes"],
+    ["find . -exe[[.c.]] rm -rf / \\;", "a collating class"],
+    ["S=';'; E=-exec; find . -exec true $S $E rm -rf / \\;", "an end, then an opener, made at run time"],
+    ["env -u {,} X rm -rf /", "an option's value that vanishes"],
+    ["ionice -c {,} 3 rm -rf /", "an option's value that vanishes"],
+    ["xargs -n $NOPE 1 rm -rf /", "an option's value that vanishes"],
+    ["bash \"$@\" -c 'rm -rf /'", '"$@" may be no word'],
+    ["sh \"${a[@]}\" -c 'rm -rf /'", "an array may be no word"],
+    ["runuser --co='rm -rf /' root", "a long option's prefix"],
+    ["runuser --session-command='rm -rf /' root", "--session-command"],
+    ["script --comm='rm -rf /' /dev/null", "a long option's prefix"],
+    ["su -c true --session-command='rm -rf /'", "the last command option is the one"],
   ])("%s (%s)", (command) => {
     const split = splitCommand(command);
     const named = split.subcommands.some((s) =>
@@ -1208,6 +1225,7 @@ describe("scripts built by the shell that runs them", () => {
     "F=I%; xargs -$F env %",
     "xargs -I{a,b} env b",
     "xargs -I -- env --",
+    "xargs -?% env %",
     "X=c; bash -$X 'rm -rf /'",
     "HOME=-c; bash ~ 'rm -rf /'",
     "ls | xargs flock /tmp/l",
@@ -1252,6 +1270,12 @@ describe("scripts built by the shell that runs them", () => {
     "find src/{app,lib} -name '*.ts' -exec wc -l {} +",
     "fd -g '*.{js,ts}' -x eslint --fix {}",
     "fd foo {src,test} -x wc -l",
+    // A value in an option's own word, or quoted, moves nothing.
+    'xargs -0 -P"$(nproc)" -I{} optipng {}',
+    "xargs -P$(nproc) -n1 curl -O",
+    "xargs --max-procs=$(nproc) -n1 gzip",
+    'env -C "$dir" make',
+    'find . -exec cp "$f" "$d" \\;',
     'find "$dir" -name "*.ts" -exec grep -l "$pat" {} +',
   ])("reads %j: the script's expansions are its own", (command) => {
     expect(splitCommand(command).unreadable).toBe(false);
