@@ -2614,7 +2614,8 @@ function mayBecome(word: Word, texts: readonly string[]): boolean {
  * A shell pattern or brace list as a RegExp over a whole word, for `mayBecome`: `*`, `?`,
  * bracket classes (`!` or `^` negates, a `]` first is literal, a POSIX class is any character),
  * brace lists as alternatives (a sequence `{a..z}` as anything), any case (`nocaseglob`).
- * It may match more than bash would, never less.
+ * It may match more than bash would, never less. (minimatch, which path rules load on first use,
+ * would move into the Worker's main module, and reads some classes otherwise than bash.)
  */
 function patternRegExp(text: string): RegExp {
   try {
