@@ -2526,17 +2526,23 @@ function findCommands(find: boolean, args: readonly Word[], at: number): Wrapped
       const values = word.text === "-fprintf" ? 2 : 1;
       // A value that may vanish (`-name {,}`, an empty `$x`) makes the next word the value: an
       // opener there is read as one, and the command after the next opener too.
-      if (args.slice(j + 1, j + 1 + values).some(mayVanish)) {
-        const next = nextOpener(j + values + 2);
-        if (next >= 0 && guesses.length < MAX_GUESSES)
-          guesses.push(placeholders(args.slice(next + 1, commandEnd(find, args, next + 1))));
-        else if (next >= 0) unsure = true;
+      const valueWords = args.slice(j + 1, j + 1 + values);
+      // A value that may be several words may hold a whole `-exec … ;` (`-name $X`).
+      if (valueWords.some(maySplit)) unsure = true;
+      else if (valueWords.some(mayVanish)) {
+        // Later words may be the values then: each later opener may be the real one.
+        for (let next = nextOpener(j + 2); next >= 0 && !unsure; next = nextOpener(next + 1)) {
+          if (guesses.length === MAX_GUESSES) unsure = true;
+          else guesses.push(placeholders(args.slice(next + 1, commandEnd(find, args, next + 1))));
+        }
       }
       j += values;
       continue;
     }
     const first = find ? undefined : fdAttached(word.text);
     if (first === undefined && !(find ? FIND_EXEC : FD_EXEC).has(word.text)) {
+      // A word of find's own that may be several words may hold a whole `-exec … ;` (`find . $X`).
+      if (maySplit(word)) unsure = true;
       if (!mayBecome(word, OPENER_TEXT)) continue;
       // A brace list may make the opener and its command at once (`{-exec,rm,\;}`).
       if (braceList(word.text) || guesses.length === MAX_GUESSES) unsure = true;
@@ -2580,6 +2586,14 @@ function commandEnd(find: boolean, args: readonly Word[], from: number): number 
     if (before >= from && args[before]?.text === "{}") return k;
   }
   return args.length;
+}
+
+/**
+ * A word bash may make several words of: an expansion outside double quotes (`$X`, `$(…)`), or
+ * `"$@"` and `"${a[@]}"` (Word `quoted` is false for them).
+ */
+function maySplit(word: Word): boolean {
+  return word.kind !== "redirect" && word.kind !== "glob" && /[$`]/.test(word.text) && word.quoted !== true;
 }
 
 /**
@@ -3190,6 +3204,8 @@ function peelShell(args: readonly Word[], at: number, out: Output): Peeled {
       i += values;
     } else if (!/^[-+]/.test(arg)) {
       if (mayExpandToOptions(args[i] as Word)) markUnreadable(out);
+      // An expansion there may be no word (`${x:+}`, `"${@:2}"`), and a later one the options.
+      if (maySplit(word) && i + 1 < args.length && !QUOTED_PATH.test(arg)) markUnreadable(out);
       if (!stdin) return scriptFile(args[i] as Word, out);
       break;
     }

@@ -959,6 +959,9 @@ describe("what a wrapper runs", () => {
     ["runuser --session-command='rm -rf /' root", "--session-command"],
     ["script --comm='rm -rf /' /dev/null", "a long option's prefix"],
     ["su -c true --session-command='rm -rf /'", "the last command option is the one"],
+    // A fourth review's: more than one word that vanishes.
+    ["find . -fprintf {,} {,} /dev/null -exec -exec rm -rf / \\;", "two values that vanish"],
+    ["find . -fprint {,} -exec -fprint {,} -exec -exec rm -rf / \\;", "values that vanish, twice"],
   ])("%s (%s)", (command) => {
     const split = splitCommand(command);
     const named = split.subcommands.some((s) =>
@@ -1226,6 +1229,11 @@ describe("scripts built by the shell that runs them", () => {
     "xargs -I{a,b} env b",
     "xargs -I -- env --",
     "xargs -?% env %",
+    // An expansion that may be no word before a shell's options, or several words among find's.
+    "bash ${x:+} -c 'rm -rf /'",
+    "bash \"${@:2}\" -c 'rm -rf /'",
+    "X='-exec rm -rf / ;'; find . $X",
+    "X='. -exec rm -rf / ;'; find . -name $X",
     "X=c; bash -$X 'rm -rf /'",
     "HOME=-c; bash ~ 'rm -rf /'",
     "ls | xargs flock /tmp/l",
