@@ -67,6 +67,8 @@ const QUOTED_DOLLAR = "\uE003";
  * which shell-quote cuts at the `(` (extglobCut); not the `!` of `! (cmd)`.
  */
 const EXTGLOB_MARK = "\uE00F";
+/** Before a plain `${NAME}` inside double quotes, whose `$` shell-quote must still see: one word. */
+const QUOTED_BRACE = "\uE00E";
 /** Marks the `(` of a compound array assignment the scan read (Word `array`). */
 const ARRAY_MARK = "\uE004";
 /**
@@ -657,7 +659,9 @@ function parameter(s: ScanState): void {
   }
   const unit = s.text.slice(s.i, end + 1);
   if (PLAIN_PARAMETER.test(unit)) {
-    emit(s, unit);
+    // In double quotes what it expands is one word, as a `$NAME`'s is (Word `quoted`); not `"${@}"`.
+    const one = s.quote === '"' && !/[@*]/.test(unit);
+    emit(s, one ? QUOTED_BRACE + unit : unit, unit.length);
     return;
   }
   const inner = unit.slice(2, -1);
@@ -1935,10 +1939,9 @@ function toCommand(words: readonly Word[]): Command {
       const text = stripMark(word.text);
       const array = word.text.includes(ARRAY_MARK);
       // `"$@"` is as many words as there are arguments, quoted or not.
+      const marked = word.text.replaceAll(`${QUOTED_BRACE}$`, QUOTED_DOLLAR);
       const quoted =
-        word.text.includes(QUOTED_DOLLAR) &&
-        !/[$`]/.test(word.text) &&
-        !word.text.includes(`${QUOTED_DOLLAR}@`);
+        marked.includes(QUOTED_DOLLAR) && !/[$`]/.test(marked) && !marked.includes(`${QUOTED_DOLLAR}@`);
       const expands = word.expands === true;
       args.push(
         word.kind === "glob"
@@ -1955,12 +1958,12 @@ function toCommand(words: readonly Word[]): Command {
 function stripMark(text: string): string {
   if (!MARKS.test(text)) return text;
   return text
-    .replace(/[\uE000\uE004\uE005\uE008\uE00F]/g, "")
+    .replace(/[\uE000\uE004\uE005\uE008\uE00E\uE00F]/g, "")
     .replaceAll(QUOTED_DOLLAR, "$")
     .replace(/[\uE006\uE007\uE009-\uE00D]/g, (mark) => UNLITERAL[mark] as string);
 }
 
-const MARKS = /[\uE000\uE003-\uE00D\uE00F]/;
+const MARKS = /[\uE000\uE003-\uE00F]/;
 
 function render(command: Command): string {
   return collapse([...command.args.map((a) => a.text), ...command.redirects].join(" "));
@@ -2593,7 +2596,9 @@ function commandEnd(find: boolean, args: readonly Word[], from: number): number 
  * `"$@"` and `"${a[@]}"` (Word `quoted` is false for them).
  */
 function maySplit(word: Word): boolean {
-  return word.kind !== "redirect" && word.kind !== "glob" && /[$`]/.test(word.text) && word.quoted !== true;
+  // (`expands`: a `$` in single quotes or escaped expands nothing, `-name '$x'`.)
+  if (word.kind !== "word" || word.quoted === true || word.expands !== true) return false;
+  return /\$(?=[A-Za-z_{(0-9@*#?!$-])|`/.test(word.text);
 }
 
 /**

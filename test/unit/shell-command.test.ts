@@ -1234,6 +1234,8 @@ describe("scripts built by the shell that runs them", () => {
     "bash \"${@:2}\" -c 'rm -rf /'",
     "X='-exec rm -rf / ;'; find . $X",
     "X='. -exec rm -rf / ;'; find . -name $X",
+    "find . ${X}",
+    'find . "${a[@]}"',
     "X=c; bash -$X 'rm -rf /'",
     "HOME=-c; bash ~ 'rm -rf /'",
     "ls | xargs flock /tmp/l",
@@ -1284,6 +1286,12 @@ describe("scripts built by the shell that runs them", () => {
     "xargs --max-procs=$(nproc) -n1 gzip",
     'env -C "$dir" make',
     'find . -exec cp "$f" "$d" \\;',
+    // A fifth review's: a `$` in single quotes, and a plain `${NAME}` in double quotes, split nothing.
+    "find . -regex '.*\\.py$' -delete",
+    "fd -H '^\\.env$' -x cat",
+    'find "${HOME}/Downloads" -type f -mtime +30 -exec rm {} +',
+    'find . -maxdepth 1 -type d -name "${prefix}*" -exec rm -rf {} +',
+    '"${VIRTUAL_ENV}/bin/python" x.py',
     'find "$dir" -name "*.ts" -exec grep -l "$pat" {} +',
   ])("reads %j: the script's expansions are its own", (command) => {
     expect(splitCommand(command).unreadable).toBe(false);
