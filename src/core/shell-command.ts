@@ -2288,6 +2288,9 @@ function expand(
  */
 const OTHER_RUNNERS: ReadonlySet<string> = new Set(["env", "watch", "at", "batch", "find", "fd", "fdfind"]);
 
+/** The runners whose commands `findCommands` reads. */
+const FINDS: ReadonlySet<string> = new Set(["find", "fd", "fdfind"]);
+
 /** Whether a program of this name runs a command or script it is given: a shell or a wrapper. */
 function runsOtherCommands(name: string): boolean {
   return (
@@ -2368,12 +2371,9 @@ function wrappedCommands(args: readonly Word[], at: number): Wrapped {
   // xargs puts each input line where its replace string stands (withPlaceholder).
   const found = name === "xargs" ? xargsReplace(args, at) : undefined;
   if (found === UNKNOWN) return { commands: [], guesses: [], unsure: true };
-  const replace = found;
   const words =
-    replace === undefined
-      ? args
-      : withPlaceholder(args, (text) => (text.includes(replace) ? "any" : undefined));
-  const appended = name === "xargs" && replace === undefined;
+    found === undefined ? args : withPlaceholder(args, (text) => (text.includes(found) ? "any" : undefined));
+  const appended = name === "xargs" && found === undefined;
   // An option value that expands may be no word or several (`xargs -n $N 1 rm`): the command is
   // guessed then, as for options not understood, expanding words taken for values.
   // (A value in the option's own word, `-P$(nproc)`, moves nothing.)
@@ -2467,8 +2467,6 @@ function xargsReplace(args: readonly Word[], at: number): string | undefined | t
 
 const UNKNOWN = Symbol("unknown");
 
-const FINDS: ReadonlySet<string> = new Set(["find", "fd", "fdfind"]);
-
 /** The options of find (`-exec`, `-execdir`, `-ok`, `-okdir`) and fd that run a command per file found. */
 const FIND_EXEC = new Set(["-exec", "-execdir", "-ok", "-okdir"]);
 const FD_EXEC = new Set(["-x", "--exec", "-X", "--exec-batch"]);
@@ -2510,16 +2508,17 @@ function findCommands(find: boolean, args: readonly Word[], at: number): Wrapped
   const placeholders = (run: readonly Word[]) => withPlaceholder(run, holds);
   // The first word at or after an index that is or may become an opener, found once per
   // command (a long run of tests whose values may vanish stays linear).
-  let openers: number[] | undefined;
+  const openers = find ? FIND_EXEC : FD_EXEC;
+  let after: number[] | undefined;
   const nextOpener = (from: number): number => {
-    if (openers === undefined) {
-      openers = new Array<number>(args.length + 1).fill(-1);
+    if (after === undefined) {
+      after = new Array<number>(args.length + 1).fill(-1);
       for (let k = args.length - 1; k > at; k -= 1) {
         const w = args[k] as Word;
-        openers[k] = FIND_EXEC.has(w.text) || mayBecome(w, OPENER_TEXT) ? k : (openers[k + 1] as number);
+        after[k] = openers.has(w.text) || mayBecome(w, OPENER_TEXT) ? k : (after[k + 1] as number);
       }
     }
-    return from < args.length ? (openers[from] as number) : -1;
+    return from < args.length ? (after[from] as number) : -1;
   };
   let unsure = false;
   // Once unsure, the command is unreadable: what else it runs need not be read.
@@ -2543,7 +2542,7 @@ function findCommands(find: boolean, args: readonly Word[], at: number): Wrapped
       continue;
     }
     const first = find ? undefined : fdAttached(word.text);
-    if (first === undefined && !(find ? FIND_EXEC : FD_EXEC).has(word.text)) {
+    if (first === undefined && !openers.has(word.text)) {
       // A word of find's own that may be several words may hold a whole `-exec … ;` (`find . $X`).
       if (maySplit(word)) unsure = true;
       if (!mayBecome(word, OPENER_TEXT)) continue;
@@ -2559,7 +2558,7 @@ function findCommands(find: boolean, args: readonly Word[], at: number): Wrapped
     // (An opener made at run time too, with a word after it: `$S $E rm`; not `cp "$f" "$d" \;`.)
     const early = run.findIndex((w) => mayBecome(w, CLOSER_TEXT));
     const opener = (w: Word, k: number) =>
-      (find ? FIND_EXEC : FD_EXEC).has(w.text) || (mayBecome(w, OPENER_TEXT) && k + 1 < run.length);
+      openers.has(w.text) || (mayBecome(w, OPENER_TEXT) && k + 1 < run.length);
     if (early >= 0 && run.some((w, k) => k > early && opener(w, k))) unsure = true;
     if (run.length > 0) commands.push(placeholders(run));
     j = end;
@@ -2610,7 +2609,7 @@ function mayVanish(word: Word): boolean {
   return word.kind === "glob" || braceList(word.text) || (/[$`]/.test(word.text) && word.quoted !== true);
 }
 
-const OPENER_TEXT = ["-exec", "-execdir", "-ok", "-okdir", "-x", "-X", "--exec", "--exec-batch"];
+const OPENER_TEXT = [...FIND_EXEC, ...FD_EXEC];
 const CLOSER_TEXT = [";", "+"];
 
 /**
