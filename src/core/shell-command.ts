@@ -115,14 +115,21 @@ export function splitSubcommands(command: string): { subcommands: string[]; opaq
  * arithmetic `$[…]`, which ends elsewhere for bash than here inside a `((` (not `\$[`: a `$`), and
  * a braced escape, which bash 5.2 reads in `$'…'` (`$'\x{24}'` is `$`). Read again with its
  * line continuations joined, as bash joins them before it reads words (`${x@\⏎P}`).
+ *
+ * `openers`, where the scan found the text's own substitutions open (Scanned): bash runs those
+ * in place, so what they leave in the data is their output, not a `$(` (`echo -e "\e[0m
+ * $(date) [done]"` holds no subscript's code). Without them every `$(` counts, as in a script
+ * read before it is split.
  */
-function unreadableText(text: string): boolean {
-  const check = (t: string) =>
-    codeInData(t) ||
+function unreadableText(text: string, openers: readonly number[] = []): boolean {
+  const check = (t: string, data: string) =>
+    codeInData(t, data) ||
     CODE_VARIABLE.test(t) ||
     UNESCAPED_ARITHMETIC.test(t) ||
     (t.includes("$'") && /\\[xuU]\{/.test(t));
-  return check(text) || (text.includes("\\\n") && check(text.replaceAll("\\\n", "")));
+  const data = openers.length === 0 ? text : withoutOpeners(text, openers);
+  const joined = (t: string) => t.replaceAll("\\\n", "");
+  return check(text, data) || (text.includes("\\\n") && check(joined(text), joined(data)));
 }
 
 /** `$[` after an even number of backslashes (none, or escaped ones). */
@@ -141,8 +148,8 @@ export function splitCommand(command: string): CommandSplit {
     aliases: false,
   };
   const text = sanitize(command);
-  if (unreadableText(text)) markUnreadable(out);
-  splitInto(text, 0, [], out);
+  const scanned = splitInto(text, 0, [], out);
+  if (unreadableText(text, scanned?.openers)) markUnreadable(out);
   // A subscript's code spelt across quotes (`let 'a[$''(rm -rf /)]'`) shows in the words.
   if (!out.unreadable && out.subcommands.some((s) => codeInWord(s.text))) markUnreadable(out);
   // An alias is in effect for text read after the line that defines it: a later line, or a string
@@ -279,15 +286,18 @@ const PLACEHOLDERS = /\$\(\.\.\.\)|`\.\.\.`|\uE003\(\.\.\.\)/g;
  * a subscript (CODE_IN_DATA, UNSURE_SUBSCRIPT). bash expands a subscript only once it has found
  * its `]` (`let 'a[$(rm -rf /)'` runs nothing), so only the text before the last thing that may
  * be or make one is read (lastCloser): an ANSI colour (`echo -e "\e[1mBuild\e[0m $(date)"`) or a
- * regex's `\[` before a last `$(…)` is no subscript holding it.
+ * regex's `\[` before a last `$(…)` is no subscript holding it. `data` is the text with the
+ * substitutions that run in place neutralised (withoutOpeners): the code is looked for there, the
+ * closers in the text, since such a substitution may print a `]`.
  */
-function codeInData(text: string): boolean {
+function codeInData(text: string, data = text): boolean {
   if (text.includes("@P}")) return true;
   // Most words have no `[`, and the split checks every word it reads.
   if (!text.includes("[")) return false;
+  // A substitution that runs in place may still print a `]`: it counts as a closer.
   const close = lastCloser(text);
   if (close < 0) return false;
-  const head = text.slice(0, close);
+  const head = data.slice(0, close);
   if (CODE_IN_DATA.test(head)) return true;
   const unsure = UNSURE_SUBSCRIPT.exec(head);
   return unsure !== null && ANY_SUBSCRIPT_CODE.test(head.slice(unsure.index));
@@ -465,11 +475,12 @@ function collapse(text: string): string {
   return text.replace(/\s+/g, " ").trim();
 }
 
-function splitInto(text: string, depth: number, suffix: readonly string[], out: Output): void {
+/** Splits `text` into `out`; gives what its scan found, unless it was too deep or long to scan. */
+function splitInto(text: string, depth: number, suffix: readonly string[], out: Output): Scanned | undefined {
   if (depth > MAX_DEPTH || text.length > MAX_COMMAND_LENGTH) {
     markUnreadable(out);
     crudeSplit(text, suffix, out);
-    return;
+    return undefined;
   }
   // A test is read as one command only in the command itself, not in a script it runs (`eval`
   // runs its text after earlier lines may have defined aliases: `testStep`).
@@ -487,6 +498,19 @@ function splitInto(text: string, depth: number, suffix: readonly string[], out: 
   // Each substitution on its own: bash reads each by itself, so a heredoc or a quote left open
   // in one (`$(cat <<EOF) $(rm -rf /) $(EOF)`) reaches no other.
   for (const substitution of scanned.substitutions) splitInto(substitution, depth + 1, [], out);
+  return scanned;
+}
+
+/**
+ * The text with the `$` of each `$(`, and each backquote, that the scan found opening (or
+ * closing) a substitution as `%`, a character no subscript reading takes for code, a name or a
+ * quote. The text inside stays, so a quoted `$(` there still counts (`declare "a[$(echo
+ * '$(…)')]=1"`).
+ */
+function withoutOpeners(text: string, openers: readonly number[]): string {
+  const chars = text.split(""); // UTF-16 code units, as the scan counts
+  for (const at of openers) chars[at] = "%";
+  return chars.join("");
 }
 
 /** Best effort when the words cannot be read: split on operator characters, no quote removal. */
@@ -512,6 +536,8 @@ interface Scanned {
    * each `${...}` that is not plain (`parameter`): each is split as a script of its own.
    */
   readonly substitutions: ReadonlySet<string>;
+  /** Where in the text each `$(` (its `$`) and backquote that opens or closes a substitution is. */
+  readonly openers: readonly number[];
   readonly opaque: boolean;
   /**
    * The text ended inside a quote, a heredoc body that never closed or arithmetic, or holds a
@@ -533,6 +559,7 @@ function scan(text: string, patternMode: boolean, tests = false): Scanned {
     out: "",
     prev: "",
     substitutions: new Set(),
+    openers: [],
     opaque: false,
     quote: "",
     heredocs: [],
@@ -555,6 +582,7 @@ function scan(text: string, patternMode: boolean, tests = false): Scanned {
   return {
     text: s.out,
     substitutions: s.substitutions,
+    openers: s.openers,
     opaque: s.opaque,
     // Arithmetic never closed (`(( x << 1`): where `<<` was a shift here, bash may read a heredoc.
     unclosed: s.quote !== "" || s.unsure || s.arith.length > 0 || s.test || s.array,
@@ -568,6 +596,7 @@ interface ScanState {
   /** The last character appended to `out`; reading `out` itself would flatten it on every call. */
   prev: string;
   readonly substitutions: Set<string>;
+  readonly openers: number[];
   opaque: boolean;
   quote: "" | "'" | '"' | "$'";
   /** Heredocs opened on the current line, whose bodies start after its newline. */
@@ -1328,6 +1357,8 @@ function substitute(s: ScanState): void {
   const open = isBacktick ? "`" : s.text.slice(s.i, s.i + 2);
   const start = s.i + open.length;
   const end = isBacktick ? closingUnescaped(s.text, start, "`") : closingParen(s.text, start, 0, s);
+  if (open === "$(") s.openers.push(s.i);
+  else if (isBacktick) s.openers.push(s.i, ...(end < s.text.length ? [end] : []));
   // In backquotes bash reads `\\`, `\`` and `\$` as `\`, `` ` `` and `$` before the command, and
   // inside double quotes `\"` as `"` too.
   const inner = isBacktick

@@ -1116,6 +1116,39 @@ describe("subscripts read as data", () => {
   });
 
   it.each([
+    ['echo -e "\\e[32mOK\\e[0m $(date) [done]"', ["date"]],
+    ['echo -e "\\e[1mBuild\\e[0m `date` [ok]"', ["date"]],
+    [`awk -F'[",]' '{print $1}' f.csv; echo "$(wc -l < f.csv)" && [ -f x ]`, ["wc -l <f.csv"]],
+    ['echo "Result[$(date +%s)]"', ["date +%s"]],
+    ['jq -r ".items[$(cat idx)].name" data.json', ["cat idx"]],
+    ['declare -A seen; for f in *.txt; do seen[$(basename "$f")]=1; done', ["basename $f"]],
+    [`grep -n "items\\[" $(find . -name '*.py')`, ["find . -name *.py"]],
+    // The substitution in the subscript runs where it stands, and is named.
+    ['declare "a[$(rm -rf /)]=1"', ["rm -rf /"]],
+  ])(
+    "reads %j: a $(…) or backquote that runs in place leaves its output in the data, not code",
+    (command, named) => {
+      const split = splitCommand(command);
+      expect(split.unreadable).toBe(false);
+      expect(split.subcommands.map((s) => s.text)).toEqual(expect.arrayContaining(named));
+    },
+  );
+
+  it.each([
+    // Text a substitution prints: its quoted `$(` is code in the subscript it lands in.
+    "declare \"a[$(echo '$(rm -rf /)')]=1\"",
+    "test -v \"a[$(printf %s '$(rm -rf /)')]\"",
+    // Escaped, a `$(` or backquote stays text.
+    'declare "a[\\$(rm -rf /)]=1"',
+    'declare "a[\\`rm -rf /\\`]=1"',
+    // A substitution may print the `]` that ends the subscript before it.
+    "let 'a[$(rm -rf /)'\"$(cat f)\"",
+    "let 'a[`rm -rf /`'`cat f`",
+  ])("fails safe on %j: a subscript's $(…) that stays text, beside substitutions that run", (command) => {
+    expect(splitCommand(command).unreadable).toBe(true);
+  });
+
+  it.each([
     "let 'a[\"\\x]\"$(rm -rf /)]'",
     "let 'a[[[]]$(rm -rf /)]'",
     `let 'a[${"1+".repeat(300)}$(rm -rf /)]'`,
