@@ -2398,6 +2398,7 @@ function wrappedCommands(args: readonly Word[], at: number): Wrapped {
   const spec = denyOnly ?? WRAPPERS[name] ?? (name === "env" ? ENV_SPEC : undefined);
   if (spec === undefined) return NONE;
   const start = spec.guessOnly ? undefined : skipOptions(args, at, spec);
+  if (start?.moves) return { commands: [], guesses: [], unsure: true };
   if (start !== undefined && denyOnly === undefined) return NONE; // `timeout 10`: all understood
   // xargs puts each input line where its replace string stands (withPlaceholder).
   const found = name === "xargs" ? xargsReplace(args, at) : undefined;
@@ -2405,22 +2406,25 @@ function wrappedCommands(args: readonly Word[], at: number): Wrapped {
   const words =
     found === undefined ? args : withPlaceholder(args, (text) => (text.includes(found) ? "any" : undefined));
   const appended = name === "xargs" && found === undefined;
-  // An option value that expands may be no word or several (`xargs -n $N 1 rm`): the command is
-  // guessed then, as for options not understood, expanding words taken for values.
-  // (A value in the option's own word, `-P$(nproc)`, moves nothing.)
-  const shaky =
-    start !== undefined &&
-    args.slice(at + 1, start + spec.operands).some((w) => !w.text.startsWith("-") && mayVanish(w));
-  if (start !== undefined && !shaky) {
-    const from = start + spec.operands;
+  if (start !== undefined) {
+    const from = start.command;
     return { commands: from < args.length ? [words.slice(from)] : [], guesses: [], unsure: false, appended };
   }
   const guesses: (readonly Word[])[] = [];
+  let passed = 0;
   for (let j = at + 1; j < args.length; j += 1) {
     const word = args[j] as Word;
+    // Before the first guess, a word that may be no word or several may make the command's
+    // program (`xargs -P$(…) -rf /`, `flock $L make`): as skipOptions' `moves`.
+    if (guesses.length === 0 && mayVanish(word)) return { commands: [], guesses: [], unsure: true };
     if (word.text.startsWith("-")) continue;
-    // An operand of a wrapper whose operands are not modelled (`flock "$LOCK" make`).
-    if ((spec.guessOnly || shaky) && (word.kind === "glob" || /[$`]/.test(word.text))) continue;
+    // An operand of a wrapper whose operands are not modelled (`flock "$LOCK" make`). These take
+    // one before their command at most: of two before the first guess, one is the program
+    // (`flock -x "$LOCK" "$CMD" …`, `strace -o "$LOG" "$BIN"`).
+    if (spec.guessOnly && (word.kind === "glob" || /[$`]/.test(word.text))) {
+      if (guesses.length === 0 && ++passed > 1) return { commands: [], guesses: [], unsure: true };
+      continue;
+    }
     // A word past the guesses may be the command.
     if (guesses.length === MAX_GUESSES) return { commands: [], guesses, unsure: true };
     guesses.push(words.slice(j));
@@ -2880,11 +2884,8 @@ function peel(args: readonly Word[], at: number, out: Output, prefix: boolean): 
   if (spec === undefined) return undefined;
   const start = skipOptions(args, at, spec);
   if (start === undefined) return undefined;
-  // An option value or operand that expands (`exec -a $v`, `timeout $t rm`) may be several
-  // words, so the command may start elsewhere.
-  if (args.slice(at + 1, start + spec.operands).some((w) => w.kind === "glob" || /[$`{]/.test(w.text)))
-    markUnreadable(out);
-  return start + spec.operands < args.length ? { at: start + spec.operands } : undefined;
+  if (start.moves) markUnreadable(out);
+  return start.command < args.length ? { at: start.command } : undefined;
 }
 
 /**
@@ -2982,22 +2983,59 @@ function pathSegments(path: string): string[] {
   return segments;
 }
 
-/** The index of the first argument after the wrapper's options, or undefined on an unknown option. */
-function skipOptions(args: readonly Word[], at: number, spec: WrapperSpec): number | undefined {
+/**
+ * Where a wrapper's command starts: after its options, their values and its operands (timeout's
+ * duration). `moves`: a word before it may move that start, so that the command cannot be named:
+ * a value that may be no word or several (`sudo -u $U make`, `nice -n$N make`, `sudo X=$v make`,
+ * `xargs -n {1,2} rm`: a program may come from the value) or an operand that expands at all
+ * (`timeout "$T" make`: it may be an option, which takes the next word).
+ */
+interface CommandStart {
+  readonly command: number;
+  readonly moves: boolean;
+}
+
+/**
+ * Whether a `NAME=value` argument (env's, sudo's: no assignment to bash, which splits and expands
+ * it as any word) may make words that are not `NAME=value`: an expansion in it that may split
+ * (`env X=$v make`, with `v='1 rm'`), or any in its name. What a pattern or brace list in the
+ * value makes keeps the name (`env DEBUG=* node app.js`).
+ */
+function argumentMayMove(word: Word): boolean {
+  const name = word.text.slice(0, word.text.indexOf("="));
+  if (/[*?[{$`~]/.test(name)) return true;
+  return (
+    word.kind !== "redirect" && /[$`]/.test(word.text) && !(word.kind === "word" && word.quoted === true)
+  );
+}
+
+/** Where the wrapper's command starts (CommandStart), or undefined on an option not known here. */
+function skipOptions(args: readonly Word[], at: number, spec: WrapperSpec): CommandStart | undefined {
   let i = at + 1;
+  let moves = false;
   while (i < args.length) {
-    const arg = (args[i] as Word).text;
-    if (arg === "--") return i + 1;
+    const word = args[i] as Word;
+    const arg = word.text;
+    if (arg === "--") {
+      i += 1;
+      break;
+    }
     if (spec.assignments && /^[^=-][^=]*=/.test(arg)) {
+      moves ||= argumentMayMove(word);
       i += 1;
       continue;
     }
-    if (!arg.startsWith("-") || arg === "-") return i;
+    if (!arg.startsWith("-") || arg === "-") break;
     const width = optionWidth(arg, spec);
     if (width === undefined) return undefined;
+    // A value in the option's own word (`-n$N`) or the next; a quoted one is one word, whatever it holds.
+    const value = width === 2 ? args[i + 1] : undefined;
+    moves ||= mayVanish(word) || (value !== undefined && mayVanish(value));
     i += width;
   }
-  return i;
+  const operands = args.slice(i, i + spec.operands);
+  moves ||= operands.some((w) => w.kind === "glob" || /[$`{]/.test(w.text));
+  return { command: i + spec.operands, moves };
 }
 
 /**
@@ -3042,15 +3080,21 @@ const ENV_SPEC: WrapperSpec = {
   operands: 0,
 };
 
-/** `env [options] [VAR=value...] command`; `-S STRING` splits STRING into the command's words. */
+/**
+ * `env [options] [VAR=value...] command`; `-S STRING` splits STRING into the command's words. As
+ * for the other wrappers (skipOptions), a word before the command that may be no word or several
+ * makes it unreadable: env's `NAME=value` words are arguments, split as any other (`env X=$v make`).
+ */
 function peelEnv(args: readonly Word[], at: number, out: Output): Peeled {
   let i = at + 1;
   while (i < args.length) {
-    const arg = (args[i] as Word).text;
+    const word = args[i] as Word;
+    const arg = word.text;
     const split = splitStringOption(args, i, out);
     if (split !== undefined) return split;
+    if (/^[^=-][^=]*=/.test(arg) && argumentMayMove(word)) markUnreadable(out);
     if (ASSIGNMENT.test(arg)) {
-      noteAssignment(args[i] as Word, out);
+      noteAssignment(word, out);
       i += 1;
     } else if (arg === "--") {
       i += 1;
@@ -3067,9 +3111,9 @@ function peelEnv(args: readonly Word[], at: number, out: Output): Peeled {
       if (/^(?:-C|--chdir)/.test(arg)) out.opaque = true;
       const width = optionWidth(arg, ENV_SPEC);
       if (width === undefined) return undefined;
-      // A value of its own word that expands may be no word or several (`env -u {,} X rm`).
+      // A value in the option's own word or the next (`env -u {,} X rm`, `env -u$X rm`).
       const value = width === 2 ? args[i + 1] : undefined;
-      if (value !== undefined && mayVanish(value)) markUnreadable(out);
+      if (mayVanish(word) || (value !== undefined && mayVanish(value))) markUnreadable(out);
       i += width;
     }
   }

@@ -962,6 +962,19 @@ describe("what a wrapper runs", () => {
     // A fourth review's: more than one word that vanishes.
     ["find . -fprintf {,} {,} /dev/null -exec -exec rm -rf / \\;", "two values that vanish"],
     ["find . -fprint {,} -exec -fprint {,} -exec -exec rm -rf / \\;", "values that vanish, twice"],
+    // Session 18: a wrapper's value outside double quotes may be several words, and the second
+    // the program (`v='1 rm'`), in the option's own word too; so may env's and sudo's NAME=value.
+    ["v='1 rm'; xargs -n $v -rf /", "an option's value that splits"],
+    ["v='1 rm'; xargs -n$v -rf /", "a value in the option's own word that splits"],
+    ["xargs -P$(echo 1 rm) -rf /", "a substitution's output, where the options are not all known"],
+    ["v='root rm'; sudo -u $v -rf /", "an option's value that splits"],
+    ["v='1 rm'; sudo X=$v -rf /", "sudo's NAME=value is an argument, split"],
+    ["v='1 rm'; env X=$v -rf /", "env's NAME=value is an argument, split"],
+    ["v='1 rm'; env -u$v -rf /", "a value in the option's own word that splits"],
+    ["v='3 rm'; ionice -c$v -rf /", "a value in the option's own word that splits"],
+    ["v='/tmp/l rm'; flock $v -rf /", "an operand that splits, before the command"],
+    ['c=rm; xargs -n $N "$c" -rf /', "the command after a value that splits"],
+    ['c=rm; flock -x "$L" "$c" -rf /', "two expansions, one of them the command"],
   ])("%s (%s)", (command) => {
     const split = splitCommand(command);
     const named = split.subcommands.some((s) =>
@@ -998,6 +1011,13 @@ describe("ordinary commands stay readable", () => {
     ["bash -c \"grep -c '\\[ERROR\\]' app.log\""],
     ["ls *.txt | parallel wc -l"],
     ['strace -f -o /tmp/trace.txt ./app "$CONFIG"'],
+    // A quoted value is one word, whatever it holds; a pattern in env's value keeps the name.
+    ['nice -n "$NICENESS" make -j8'],
+    ['timeout -s "$SIGNAL" 300 npm test'],
+    ['exec -a "$NAME" ./server'],
+    ['sudo -u "$DEPLOY_USER" systemctl restart app'],
+    ["env DEBUG=* node server.js"],
+    ['flock "$LOCK_FILE" make release'],
     ['flock "$LOCK" make build'],
     ["sudo --preserve-env=PATH apt-get install -y git curl wget jq ripgrep fd-find htop tmux vim"],
     ['files=(src/*.ts)\nfor f in "${files[@]}"; do wc -l "$f"; done'],
@@ -1313,10 +1333,10 @@ describe("scripts built by the shell that runs them", () => {
     "find src/{app,lib} -name '*.ts' -exec wc -l {} +",
     "fd -g '*.{js,ts}' -x eslint --fix {}",
     "fd foo {src,test} -x wc -l",
-    // A value in an option's own word, or quoted, moves nothing.
+    // A quoted value, in an option's own word or the next, is one word: it moves nothing.
     'xargs -0 -P"$(nproc)" -I{} optipng {}',
-    "xargs -P$(nproc) -n1 curl -O",
-    "xargs --max-procs=$(nproc) -n1 gzip",
+    'xargs -P "$(nproc)" -n1 curl -O',
+    'xargs --max-procs="$(nproc)" -n1 gzip',
     'env -C "$dir" make',
     'find . -exec cp "$f" "$d" \\;',
     // A fifth review's: a `$` in single quotes, and a plain `${NAME}` in double quotes, split nothing.
