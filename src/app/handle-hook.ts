@@ -167,7 +167,7 @@ export async function handleHook(
     }
     const event = parsed.event;
     identified = event;
-    const auth = await authenticate(request.authorization, policy, deps.sha256);
+    const auth = await authenticate(request.authorization, policy, deps.sha256, event.dialect);
     if (!auth.ok) {
       const error = { code: auth.code, message: auth.message, eventName: event.name };
       return finish(

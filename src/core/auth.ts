@@ -5,6 +5,7 @@
  * the length of the token sent. A failure is a value with a message that tells the user what to
  * fix, and never contains the token.
  */
+import type { Dialect } from "./hook-event.js";
 import type { Policy } from "./policy.js";
 import type { Sha256 } from "./ports.js";
 
@@ -22,29 +23,51 @@ const BEARER = /^Bearer(?:[ \t]+(.*))?$/i;
 /** Compares two digests; `constantTimeEqual` unless a test wants to watch the comparisons. */
 export type DigestEqual = (presented: string, configured: string) => boolean;
 
+/**
+ * What a user of each kind of hook does to send the token. Claude Code's and deepcode's `http`
+ * hooks send a header of the hook's own, with the variables `allowedEnvVars` lets through;
+ * deepagents runs `hookgate init`'s curl command, and removes every variable whose name holds
+ * TOKEN, KEY, SECRET or PASSWORD from a hook's environment (clients.md §8), so it sends
+ * HOOKGATE_AUTH: advice to list HOOKGATE_TOKEN in allowedEnvVars could never work there.
+ */
+const FIXES = {
+  http: {
+    missing:
+      'Add "headers": {"Authorization": "Bearer $HOOKGATE_TOKEN"} and "allowedEnvVars": ["HOOKGATE_TOKEN"] to the hook',
+    empty:
+      "list the token's variable (e.g. HOOKGATE_TOKEN) in the hook's allowedEnvVars (and in httpHookAllowedEnvVars if you set it), and export it",
+    unknown: "check HOOKGATE_TOKEN",
+  },
+  command: {
+    missing:
+      'The hook\'s curl command needs -H "Authorization: Bearer $HOOKGATE_AUTH" (hookgate init --client deepagents writes it)',
+    empty:
+      "export HOOKGATE_AUTH in the shell that starts the agent (deepagents removes variables named *TOKEN*, *KEY*, *SECRET* or *PASSWORD* from a hook's environment, so HOOKGATE_TOKEN never arrives)",
+    unknown: "check HOOKGATE_AUTH",
+  },
+} as const;
+
+/**
+ * `client`: the route's client, whose kind of hook the fix in a failure's message is worded for
+ * (Claude Code's when not known).
+ */
 export async function authenticate(
   authorization: string | undefined,
   policy: Policy,
   sha256: Sha256,
+  client?: Dialect,
   equal: DigestEqual = constantTimeEqual,
 ): Promise<AuthOutcome> {
   if (!policy.auth) return { ok: true, team: DEFAULT_TEAM };
+  const fix = client?.startsWith("deepagents") ? FIXES.command : FIXES.http;
   const header = authorization?.trim() ?? "";
-  if (header === "") {
-    return fail(
-      "AUTH_MISSING",
-      'the hook sent no Authorization header. Add "headers": {"Authorization": "Bearer $HOOKGATE_TOKEN"} and "allowedEnvVars": ["HOOKGATE_TOKEN"] to the hook',
-    );
-  }
+  if (header === "") return fail("AUTH_MISSING", `the hook sent no Authorization header. ${fix.missing}`);
   const bearer = BEARER.exec(header);
   if (!bearer) return fail("AUTH_MALFORMED", 'the Authorization header is not "Bearer <token>"');
   const token = bearer[1]?.trim() ?? "";
   if (token === "") {
     // Clients send "Bearer " when the variable is not in allowedEnvVars or is unset (clients.md §3.3).
-    return fail(
-      "AUTH_EMPTY_TOKEN",
-      "the hook sent an empty Bearer token: list the token's variable (e.g. HOOKGATE_TOKEN) in the hook's allowedEnvVars (and in httpHookAllowedEnvVars if you set it), and export it",
-    );
+    return fail("AUTH_EMPTY_TOKEN", `the hook sent an empty Bearer token: ${fix.empty}`);
   }
   const digest = await sha256(token);
   let team: string | undefined;
@@ -54,7 +77,7 @@ export async function authenticate(
     if (match && team === undefined) team = candidate.team;
   }
   if (team !== undefined) return { ok: true, team };
-  return fail("AUTH_UNKNOWN_TOKEN", "the hook's token is not one this gateway knows: check HOOKGATE_TOKEN");
+  return fail("AUTH_UNKNOWN_TOKEN", `the hook's token is not one this gateway knows: ${fix.unknown}`);
 }
 
 function fail(code: AuthFailureCode, message: string): AuthOutcome {

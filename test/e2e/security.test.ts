@@ -549,7 +549,7 @@ describe("token comparison in constant time", () => {
         calls.push([a, b]);
         return constantTimeEqual(a, b);
       };
-      const outcome = await authenticate(`Bearer ${token}`, policy, sha256, spy);
+      const outcome = await authenticate(`Bearer ${token}`, policy, sha256, undefined, spy);
       expect(outcome.ok).toBe(token === "short");
       // Every configured token is compared, the first match included: no early exit.
       expect(calls).toHaveLength(3);

@@ -172,6 +172,29 @@ describe("authentication failures answer with auth.onFailure as a 2xx decision (
     expect(body.systemMessage).toMatch(message);
   });
 
+  // deepagents runs hookgate init's curl command and strips *TOKEN* variables from its environment
+  // (clients.md §8): the fix names HOOKGATE_AUTH and the curl header, never allowedEnvVars.
+  it.each([
+    ["no header", {}, "AUTH_MISSING", /curl command needs -H "Authorization: Bearer \$HOOKGATE_AUTH"/],
+    ["an empty Bearer", { authorization: "Bearer " }, "AUTH_EMPTY_TOKEN", /export HOOKGATE_AUTH/],
+    ["an unknown token", { authorization: "Bearer guess" }, "AUTH_UNKNOWN_TOKEN", /check HOOKGATE_AUTH/],
+  ])(
+    "%s on the deepagents route says what a deepagents user fixes",
+    async (_name, headers, code, message) => {
+      const res = await app.request("/v1/hooks/deepagents", {
+        method: "POST",
+        body: pre.replace('"ls"', '"rm x"'),
+        headers: { "content-type": "application/json", ...headers },
+      });
+      expect(res.status).toBe(200);
+      expect(res.headers.get("x-hookgate-error")).toBe(code);
+      const body = await jsonOf(res);
+      expect(body.hookSpecificOutput).toMatchObject({ permissionDecision: "deny" });
+      expect(body.systemMessage).toMatch(message);
+      expect(body.systemMessage).not.toMatch(/allowedEnvVars|check HOOKGATE_TOKEN/);
+    },
+  );
+
   it("answers a Notification with no decision and the systemMessage only", async () => {
     const res = await app.request("/v1/hooks", {
       method: "POST",
