@@ -299,13 +299,18 @@ function parseRequest(request: HookRequest): ParsedRequest {
   return { ok: true, event: event.value };
 }
 
-/** deepagents legacy adapters may post dotted events to the deepagents route; the body tells. */
+/**
+ * Either deepagents route takes either deepagents shape; the body tells. Legacy adapters may post
+ * dotted events to the deepagents route, and a v2 hook posted to the legacy route reads its
+ * answer as any v2 hook does: answered in the legacy dialect (an empty body, nothing judged), its
+ * PreToolUse would be let through unjudged.
+ */
 function routedDialect(dialect: Dialect | undefined, body: unknown): Dialect | undefined {
-  if (dialect !== "deepagents" || body === null || typeof body !== "object") return dialect;
+  if (!dialect?.startsWith("deepagents") || body === null || typeof body !== "object") return dialect;
   const record = body as Record<string, unknown>;
-  return typeof record.event === "string" && record.hook_event_name === undefined
-    ? "deepagents-legacy"
-    : dialect;
+  if (typeof record.event === "string" && record.hook_event_name === undefined) return "deepagents-legacy";
+  if (typeof record.hook_event_name === "string" && record.event === undefined) return "deepagents";
+  return dialect;
 }
 
 /** Contexts, messages and reasons combine in rule order (POLICY.md), remote rules' among the rest. */

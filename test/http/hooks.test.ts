@@ -155,6 +155,16 @@ describe("POST /v1/hooks: dialects", () => {
     });
   });
 
+  it("judges a v2 body posted to the legacy route as the deepagents route does", async () => {
+    // A v2 hook reads its answer: an empty legacy answer would let this through unjudged.
+    const res = await app.post("/v1/hooks/deepagents-legacy", preToolUse("rm -rf /"));
+    expect((await jsonOf(res)).hookSpecificOutput).toMatchObject({
+      hookEventName: "PreToolUse",
+      permissionDecision: "deny",
+    });
+    expect(app.logs.at(-1)).toMatchObject({ client: "deepagents", decision: "deny" });
+  });
+
   it("uses the route's dialect over detection", async () => {
     await app.post("/v1/hooks/deepagents", preToolUse("rm -rf /"));
     expect(app.logs.at(-1)).toMatchObject({ client: "deepagents", decision: "deny" });
