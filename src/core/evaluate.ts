@@ -123,7 +123,9 @@ interface EventFacts {
 
 function factsOf(event: HookEvent): EventFacts {
   const readsMatcher = eventReadsMatcher(event.name);
-  const command = event.toolName === "Bash" ? event.toolInput?.command : undefined;
+  const described = describedInput(event);
+  const toolInput = event.toolInput ?? described;
+  const command = event.toolName === "Bash" ? toolInput?.command : undefined;
   return {
     readsMatcher,
     matcherValue: readsMatcher ? matcherValue(event) : undefined,
@@ -131,9 +133,10 @@ function factsOf(event: HookEvent): EventFacts {
       TOOL_EVENTS.has(event.name) && event.toolName !== undefined
         ? {
             toolName: event.toolName,
-            toolInput: event.toolInput,
+            toolInput,
             cwd: event.cwd,
             transcriptPath: event.transcriptPath,
+            ...(described && { described: true }),
           }
         : undefined,
     unreadCommandLength:
@@ -141,6 +144,19 @@ function factsOf(event: HookEvent): EventFacts {
     bashWords:
       TOOL_EVENTS.has(event.name) && event.toolName === "Bash" ? () => commandWords(command) : undefined,
   };
+}
+
+/**
+ * deepcode's PermissionRequest sends no `tool_input`, only `tool_desc` (clients.md §5.3): for Bash
+ * the command as deepcode shows it (TV-31's `"tool_desc":"ls"`). `if` rules read it as the
+ * command, but an allow rule never matches it (evaluateRule): a description may not be all
+ * the command runs, and deepcode's PreToolUse, which carries the command, comes first.
+ */
+function describedInput(event: HookEvent): { readonly command: string } | undefined {
+  if (event.toolInput !== undefined || event.toolName !== "Bash" || event.dialect !== "deepcode")
+    return undefined;
+  const description = event.payload.tool_desc;
+  return typeof description === "string" ? { command: description } : undefined;
 }
 
 /** Which condition of a rule failed: a constant, so that the hot path builds no message. */
@@ -168,7 +184,7 @@ function firstMiss(
     const allow = rule.action.kind === "decide" && rule.action.decision === "allow";
     if (
       allow
-        ? !allowListMatches(rule.ifRules, call)
+        ? call.described === true || !allowListMatches(rule.ifRules, call)
         : !rule.ifRules.some((r) => matchesPermissionRule(r, call, "any"))
     )
       return "if";
@@ -189,7 +205,9 @@ function describeMiss(miss: Miss, rule: CompiledRule, facts: EventFacts): string
     case "if-not-tool":
       return `"if" applies only to tool events`;
     case "if":
-      return `no "if" permission rule matches the ${facts.call?.toolName} call`;
+      return facts.call?.described && rule.action.kind === "decide" && rule.action.decision === "allow"
+        ? `the ${facts.call.toolName} call is known only by the client's description (tool_desc), which no allow rule reads`
+        : `no "if" permission rule matches the ${facts.call?.toolName} call`;
     default:
       return `where "${Object.keys(rule.document.where ?? {})[miss]}" does not hold`;
   }

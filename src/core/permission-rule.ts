@@ -20,6 +20,11 @@ export interface ToolCall {
   readonly cwd?: string | undefined;
   /** e.g. /home/dev/.claude/projects/x/y.jsonl, used to infer the home dir. */
   readonly transcriptPath?: string | undefined;
+  /**
+   * The input is the client's description of the call, not the call (deepcode's PermissionRequest:
+   * `tool_desc` only): deny-style rules read it, allow rules never allow on it.
+   */
+  readonly described?: boolean;
 }
 
 type RuleTarget =

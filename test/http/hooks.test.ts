@@ -135,6 +135,32 @@ describe("POST /v1/hooks: dialects", () => {
     expect(prApp.logs.at(-1)).toMatchObject({ client: "deepcode" });
   });
 
+  it("reads deepcode's PermissionRequest description as the Bash command for deny rules, never to allow", async () => {
+    // deepcode sends no tool_input there, only tool_desc (clients.md §5.3).
+    const prApp = await testApp(
+      await authPolicy([
+        { id: "no-rm", on: "PermissionRequest", if: "Bash(rm -rf *)", decide: "deny", reason: "no rm" },
+        { id: "ok-ls", on: "PermissionRequest", if: "Bash(ls)", decide: "allow" },
+      ]),
+    );
+    const permission = (desc: string) => ({
+      hook_event_name: "PermissionRequest",
+      cwd: "/p",
+      tool_name: "Bash",
+      tool_desc: desc,
+    });
+    const denied = await jsonOf(await prApp.post("/v1/hooks/deepcode", permission("rm -rf build")));
+    expect(denied.hookSpecificOutput).toMatchObject({
+      permissionDecision: "deny",
+      permissionDecisionReason: "no rm",
+    });
+    const listed = await prApp.post("/v1/hooks/deepcode", permission("ls"));
+    expect(await listed.text()).toBe("");
+    expect(prApp.logs.at(-1)).toMatchObject({ client: "deepcode", rules: [], decision: "none" });
+    const explained = await jsonOf(await prApp.post("/v1/simulate?client=deepcode", permission("ls")));
+    expect(JSON.stringify(explained)).toContain("known only by the client's description (tool_desc)");
+  });
+
   it("answers deepagents legacy events empty, and still audits them", async () => {
     const res = await app.post(
       "/v1/hooks",
