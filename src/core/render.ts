@@ -95,6 +95,7 @@ function renderPreCompact(decision: Decision, kind: DecisionKind | undefined, di
  * wrong, and an event that cannot be identified gets the top-level block every client accepts.
  * `allow` is no opinion, never an explicit allow; the systemMessage still tells the user,
  * except for an event that cannot be identified, which gets an empty body (it may be a PreCompact).
+ * `ask` asks on PreToolUse; elsewhere it answers as `allow` does.
  */
 export function renderRequestFailure(
   mode: FailMode,
@@ -103,7 +104,9 @@ export function renderRequestFailure(
   message: string,
 ): { readonly answer: Answer; readonly kind: DecisionKind | "none" } {
   if (event === undefined) {
-    const kind: DecisionKind | "none" = mode === "allow" ? "none" : "block";
+    // Only a deny blocks what cannot be identified (POLICY.md, "Fail modes"): `ask` has no
+    // permission decision to ask with here, and a block would end a turn or drop a prompt.
+    const kind: DecisionKind | "none" = mode === "deny" ? "block" : "none";
     if (dialect === "deepagents-legacy" || kind === "none") return { answer: EMPTY, kind };
     return { answer: json({ decision: "block", reason: message }), kind };
   }

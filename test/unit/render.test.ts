@@ -199,6 +199,12 @@ describe("renderRequestFailure", () => {
     expect(renderRequestFailure("allow", undefined, "claude-code", message).answer.body).toBe("");
   });
 
+  it("answers an unidentified event under ask empty, not with deny's block", () => {
+    const { answer, kind } = renderRequestFailure("ask", undefined, "claude-code", message);
+    expect(kind).toBe("none");
+    expect(answer.body).toBe("");
+  });
+
   it("asks on PreToolUse under ask, and leaves PermissionRequest to its own dialog", () => {
     expect(
       JSON.parse(renderRequestFailure("ask", "PreToolUse", "claude-code", message).answer.body)
