@@ -72,12 +72,14 @@ export function createApp(deps: AppDeps): Hono {
   }
 
   const app = underAnyPrefix(routes);
-  app.notFound((c) =>
-    c.json(
-      { error: { code: "NOT_FOUND", message: `no route ${c.req.method} ${routePath(c.req.path)}` } },
-      404,
-    ),
-  );
+  app.notFound((c) => {
+    const message = `no route ${c.req.method} ${routePath(c.req.path)}`;
+    if (c.req.method !== "POST") return c.json({ error: { code: "NOT_FOUND", message } }, 404);
+    // A POST may be an agent's hook with a mistyped URL. deepcode blocks on any non-2xx and shows
+    // the body's `reason` (clients.md §9), so the fix goes there too; Claude Code lets it through.
+    const fix = `${message}; hook URLs are /v1/hooks/claude-code, /v1/hooks/deepcode, /v1/hooks/deepagents or /v1/hooks/deepagents-legacy`;
+    return c.json({ error: { code: "NOT_FOUND", message: fix }, reason: `hookgate: ${fix}` }, 404);
+  });
   app.onError((e, c) => {
     deps.logger.log("error", "unhandled error", {
       error: errorMessage(e),

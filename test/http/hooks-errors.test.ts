@@ -145,6 +145,16 @@ describe.each([
     expect(missing.status).toBe(404);
     expect((await jsonOf(missing)).error.message).toBe("no route GET /hookgate/nowhere");
   });
+
+  it("tells a hook posted to a mistyped URL where the hook routes are, in the reason deepcode shows", async () => {
+    const res = await app.post("/v1/hook/deepcode", pre);
+    expect(res.status).toBe(404);
+    const body = await jsonOf(res);
+    expect(body.error.code).toBe("NOT_FOUND");
+    expect(body.reason).toBe(
+      "hookgate: no route POST /v1/hook/deepcode; hook URLs are /v1/hooks/claude-code, /v1/hooks/deepcode, /v1/hooks/deepagents or /v1/hooks/deepagents-legacy",
+    );
+  });
 });
 
 describe("authentication failures answer with auth.onFailure as a 2xx decision (TV-21)", () => {
