@@ -744,6 +744,7 @@ function stepUnquoted(s: ScanState, c: string, patternMode: boolean): void {
   if (s.text.startsWith("$$", s.i)) {
     emit(s, "$$"); // the shell's PID: a `'` or `[` after it opens nothing of its own
   } else if (c === "$" && s.text.charAt(s.i + 1) === "'") {
+    if (s.arith.length > 0) s.unsure = true; // a quote in arithmetic, as below
     s.quote = "$'";
     emit(s, "$'");
   } else if (c === "$" && s.text.charAt(s.i + 1) === '"' && !patternMode) {
@@ -812,6 +813,10 @@ function stepUnquoted(s: ScanState, c: string, patternMode: boolean): void {
       // looked for as the parentheses are written.
       if (gluedAfter(s.text, s.i)) s.unsure = true;
     }
+    // Arithmetic this scan follows as written (arithmeticBody could not read it) is expanded by
+    // bash as double-quoted text: a `'` there quotes nothing (`(( x = '$(rm -rf /)' + $'1' ))`
+    // runs `rm`; inside `$((…))` bash even decodes a `$'\x24(…)'` first). Never valid arithmetic.
+    if (c === "'" && s.arith.length > 0) s.unsure = true;
     if (c === "'" || c === '"') s.quote = c;
     emit(s, c);
   }

@@ -266,6 +266,9 @@ describe("splitSubcommands", () => {
     // biome-ignore lint/suspicious/noTemplateCurlyInString: bash's ${…}, not a template
     ["x='$(rm -rf /)'; echo \"${x@P}\""],
     ["PS4='$(rm -rf /)'; set -x; true"],
+    // Session 18's review: a quote in arithmetic the scan follows as written quotes nothing.
+    ["(( x = '$(rm -rf /)' + $'1' ))"],
+    ["echo $(( 1 + $'\\x24(rm -rf /)' ))"],
   ])("fails safe on %j, where bash runs what cannot be read", (command) => {
     expect(splitCommand(command).unreadable).toBe(true);
   });
