@@ -283,7 +283,7 @@ function parseRequest(request: HookRequest): ParsedRequest {
       dialect,
       error: {
         code: "MALFORMED_JSON",
-        message: `the hook's body (${text.length} characters) is not valid JSON; is it cut short?`,
+        message: `the hook's body (${text.length} characters) is not valid JSON; is it cut short, or followed by more text? A hook sends one JSON object`,
         eventName: sniffEventName(text),
       },
     };
