@@ -77,6 +77,12 @@ export async function authenticate(
     if (match && team === undefined) team = candidate.team;
   }
   if (team !== undefined) return { ok: true, team };
+  // Two Authorization headers arrive joined by ", " (RFC 9110 §5.3): not a token of its own.
+  if (/,\s*Bearer\b/i.test(token))
+    return fail(
+      "AUTH_MALFORMED",
+      "the hook sent two Authorization headers (joined, they are no token): send one",
+    );
   return fail("AUTH_UNKNOWN_TOKEN", `the hook's token is not one this gateway knows: ${fix.unknown}`);
 }
 

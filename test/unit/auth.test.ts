@@ -31,6 +31,7 @@ describe("authenticate", () => {
     ["Bearer", "AUTH_EMPTY_TOKEN", /empty Bearer token/],
     ["Basic dXNlcjpwYXNz", "AUTH_MALFORMED", /Bearer <token>/],
     ["Bearer wrong", "AUTH_UNKNOWN_TOKEN", /not one this gateway knows/],
+    ["Bearer a, Bearer b", "AUTH_MALFORMED", /sent two Authorization headers/],
     ["Bearer ", "AUTH_EMPTY_TOKEN", /export it/],
   ])("refuses %j with %s", async (header, code, message) => {
     const outcome = await authenticate(header, policy, sha256);
