@@ -688,8 +688,9 @@ function parameter(s: ScanState): void {
   }
   const unit = s.text.slice(s.i, end + 1);
   if (PLAIN_PARAMETER.test(unit)) {
-    // In double quotes what it expands is one word, as a `$NAME`'s is (Word `quoted`); not `"${@}"`.
-    const one = s.quote === '"' && !/[@*]/.test(unit);
+    // In double quotes what it expands is one word, as a `$NAME`'s is (Word `quoted`); not `"${@}"`,
+    // nor an indirect `"${!r}"`, which is as many words as `"$@"` when r is `@` or `a[@]`.
+    const one = s.quote === '"' && !/[@*]/.test(unit) && !unit.startsWith("${!");
     emit(s, one ? QUOTED_BRACE + unit : unit, unit.length);
     return;
   }
@@ -2417,17 +2418,30 @@ function wrappedCommands(args: readonly Word[], at: number): Wrapped {
   }
   const guesses: (readonly Word[])[] = [];
   let passed = 0;
+  let operands = 0; // the words so far that are no option
+  const unsure = { commands: [], guesses: [], unsure: true };
   for (let j = at + 1; j < args.length; j += 1) {
     const word = args[j] as Word;
     // Before the first guess, a word that may be no word or several may make the command's
     // program (`xargs -P$(…) -rf /`, `flock $L make`): as skipOptions' `moves`.
-    if (guesses.length === 0 && mayVanish(word)) return { commands: [], guesses: [], unsure: true };
+    if (guesses.length === 0 && mayVanish(word)) return unsure;
     if (word.text.startsWith("-")) continue;
+    operands += 1;
     // An operand of a wrapper whose operands are not modelled (`flock "$LOCK" make`). These take
-    // one before their command at most: of two before the first guess, one is the program
-    // (`flock -x "$LOCK" "$CMD" …`, `strace -o "$LOG" "$BIN"`).
+    // one before their command at most, or an option's value: of two before the first guess,
+    // one is the program (`flock -x "$LOCK" "$CMD" …`, `strace -o "$LOG" "$BIN"`), and so is
+    // one of the first two that no plain word, `--` or command option (`-c`) follows (`flock /tmp/l
+    // "$CMD" -x`, `taskset -c 0 "$BIN"`, `unshare "$V"`), but flock's lone descriptor (`flock -n
+    // "$fd"`), which runs none.
     if (spec.guessOnly && (word.kind === "glob" || /[$`]/.test(word.text))) {
-      if (guesses.length === 0 && ++passed > 1) return { commands: [], guesses: [], unsure: true };
+      if (guesses.length === 0 && ++passed > 1) return unsure;
+      const next = args[j + 1];
+      const operandShaped =
+        next === undefined
+          ? name === "flock" && operands === 1
+          : (next.kind === "word" && !next.text.startsWith("-") && !/[$`]/.test(next.text)) ||
+            /^(?:-[A-Za-z]*c$|--co|--$)/.test(next.text);
+      if (operands <= 2 && !operandShaped) return unsure;
       continue;
     }
     // A word past the guesses may be the command.
@@ -3023,6 +3037,11 @@ function skipOptions(args: readonly Word[], at: number, spec: WrapperSpec): Comm
     const arg = word.text;
     if (arg === "--") {
       i += 1;
+      // sudo, as env, still takes VAR=value words after `--`.
+      while (spec.assignments && i < args.length && /^[^=-][^=]*=/.test((args[i] as Word).text)) {
+        moves ||= argumentMayMove(args[i] as Word);
+        i += 1;
+      }
       break;
     }
     if (spec.assignments && /^[^=-][^=]*=/.test(arg)) {
@@ -3092,21 +3111,24 @@ const ENV_SPEC: WrapperSpec = {
  */
 function peelEnv(args: readonly Word[], at: number, out: Output): Peeled {
   let i = at + 1;
+  let operands = false; // after `--`: no more options, but still NAME=value words
   while (i < args.length) {
     const word = args[i] as Word;
     const arg = word.text;
-    const split = splitStringOption(args, i, out);
+    const named = /^[^=-][^=]*=/.test(arg);
+    if (operands && !named) break;
+    const split = operands ? undefined : splitStringOption(args, i, out);
     if (split !== undefined) return split;
-    if (/^[^=-][^=]*=/.test(arg) && argumentMayMove(word)) markUnreadable(out);
+    if (named && argumentMayMove(word)) markUnreadable(out);
     if (ASSIGNMENT.test(arg)) {
       noteAssignment(word, out);
       i += 1;
     } else if (arg === "--") {
+      operands = true;
       i += 1;
-      break;
     } else if (arg === "-") {
       i += 1; // `-` is `-i`
-    } else if (/^[^=-][^=]*=/.test(arg)) {
+    } else if (named) {
       out.opaque = true; // env sets any NAME=VALUE, whatever the name (`a.b=1`)
       i += 1;
     } else if (!arg.startsWith("-")) {

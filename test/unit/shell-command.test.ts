@@ -978,12 +978,27 @@ describe("what a wrapper runs", () => {
     ["v='/tmp/l rm'; flock $v -rf /", "an operand that splits, before the command"],
     ['c=rm; xargs -n $N "$c" -rf /', "the command after a value that splits"],
     ['c=rm; flock -x "$L" "$c" -rf /', "two expansions, one of them the command"],
+    // A second review's (session 18).
+    ["v='1 rm'; env -- X=$v -rf /", "env takes NAME=value after --"],
+    ["v='1 rm'; sudo -- X=$v -rf /", "sudo takes VAR=value after --"],
+    ['c=rm; flock /tmp/l "$c" -rf /', "an expansion after a guess-only wrapper's operand"],
+    ['c=rm; taskset -c 0 "$c" -rf /', "an expansion after a guess-only wrapper's operand"],
+    ['c=rm; unshare "$c" -rf /', "an expansion as a guess-only wrapper's first word"],
   ])("%s (%s)", (command) => {
     const split = splitCommand(command);
     const named = split.subcommands.some((s) =>
       [s.text, ...s.variants].some((t) => t.startsWith("rm -rf /")),
     );
     expect(named || split.unreadable).toBe(true);
+  });
+});
+
+describe("a quoted value is one word", () => {
+  it('but a quoted indirect expansion, which may be as many words as "$@" (r=@)', () => {
+    // r=@; set -- 1 rm: `nice -n "${!r}" make` runs `rm make`.
+    expect(splitCommand('nice -n "${N}" make').unreadable).toBe(false);
+    expect(splitCommand('nice -n "${!r}" make').unreadable).toBe(true);
+    expect(splitCommand('xargs -n "${!r}" echo').unreadable).toBe(true);
   });
 });
 
@@ -1021,6 +1036,9 @@ describe("ordinary commands stay readable", () => {
     ['sudo -u "$DEPLOY_USER" systemctl restart app'],
     ["env DEBUG=* node server.js"],
     ['flock "$LOCK_FILE" make release'],
+    ['flock "$LOCK_FILE" -c "make release"'],
+    ['runuser -u "$DEPLOY_USER" -- make release'],
+    ['flock -n "$lock_fd" || exit 1'],
     ['flock "$LOCK" make build'],
     ["sudo --preserve-env=PATH apt-get install -y git curl wget jq ripgrep fd-find htop tmux vim"],
     ['files=(src/*.ts)\nfor f in "${files[@]}"; do wc -l "$f"; done'],
