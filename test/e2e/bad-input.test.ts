@@ -14,6 +14,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ServerProcess, startServerProcess } from "../support/process.js";
 import { type RawRequest, type RawResponse, residentKiB, sendBytes, sendRaw } from "../support/raw-http.js";
 
+const UNKNOWN_PATH =
+  "no route POST /v1/hook; hook URLs are /v1/hooks/claude-code, /v1/hooks/deepcode, /v1/hooks/deepagents or /v1/hooks/deepagents-legacy";
+
 const TOKEN_A = "catalogue-team-a-token";
 const TOKEN_B = "catalogue-team-b-token";
 const MiB = 1024 * 1024;
@@ -501,18 +504,18 @@ const ROWS: readonly Row[] = [
     expected: decision(null, ruleDeny("no rm"), { team: "a" }),
   },
   {
-    name: "two Authorization headers (team a's, then team b's) authenticate nobody",
+    name: "two Authorization headers (team a's, then team b's) authenticate nobody, and say so",
     request: post(PRE_RM.replace("rm -rf build", "ls"), {
       headers: [...headers(), ["Authorization", `Bearer ${TOKEN_B}`]],
     }),
-    expected: decision("AUTH_UNKNOWN_TOKEN", deniedPre("AUTH_UNKNOWN_TOKEN")),
+    expected: decision("AUTH_MALFORMED", deniedPre("AUTH_MALFORMED")),
   },
   {
     name: "the same Authorization header twice authenticates nobody",
     request: post(PRE_RM.replace("rm -rf build", "ls"), {
       headers: [...headers(), ["Authorization", `Bearer ${TOKEN_A}`]],
     }),
-    expected: decision("AUTH_UNKNOWN_TOKEN", deniedPre("AUTH_UNKNOWN_TOKEN")),
+    expected: decision("AUTH_MALFORMED", deniedPre("AUTH_MALFORMED")),
   },
   {
     name: "two Content-Type headers",
@@ -694,7 +697,14 @@ const ROWS: readonly Row[] = [
   {
     name: "an unknown route outside /v1/hooks is a 404 (not a hook URL)",
     request: post(PRE_RM, { path: "/v1/hook" }),
-    expected: { status: 404, body: { error: { code: "NOT_FOUND", message: "no route POST /v1/hook" } } },
+    expected: {
+      status: 404,
+      // deepcode blocks on the 404 and shows the body's reason: it says where the hook routes are.
+      body: {
+        error: { code: "NOT_FOUND", message: UNKNOWN_PATH },
+        reason: `hookgate: ${UNKNOWN_PATH}`,
+      },
+    },
   },
   ...(["GET", "PUT", "PATCH", "DELETE", "TRACE", "PROPFIND"] as const).map(
     (method): Row => ({
