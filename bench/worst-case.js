@@ -98,6 +98,11 @@ const HOSTILE = [
   { name: "`find -exec ` repeated", command: (n) => repeated("find -exec ", n) },
   { name: "`xargs -I{} ` repeated", command: (n) => repeated("xargs -I{} ", n) },
   { name: "`xargs -i ` repeated", command: (n) => repeated("xargs -i ", n) },
+  // A wrapper's value that may split, and a guess-only wrapper's quoted operand: each wrapper's
+  // command nests the next (2026-12-02, session 18: 16 KiB of `sudo -u $U ` or `xargs -n $N `
+  // took about 50 ms at session 17's last commit, guessed; 6 ms once such a value is unreadable).
+  { name: "`sudo -u $U ` repeated", command: (n) => repeated("sudo -u $U ", n) },
+  { name: '`flock "$L" ` repeated', command: (n) => repeated('flock "$L" ', n) },
 ];
 const SIZES = [MAX_COMMAND_LENGTH / 2, MAX_COMMAND_LENGTH];
 
