@@ -3028,6 +3028,9 @@ function argumentMayMove(word: Word): boolean {
   );
 }
 
+/** A `NAME=value` argument as env and sudo take it: any name (`a.b=1`), not an option. */
+const NAME_VALUE = /^[^=-][^=]*=/;
+
 /** Where the wrapper's command starts (CommandStart), or undefined on an option not known here. */
 function skipOptions(args: readonly Word[], at: number, spec: WrapperSpec): CommandStart | undefined {
   let i = at + 1;
@@ -3038,13 +3041,13 @@ function skipOptions(args: readonly Word[], at: number, spec: WrapperSpec): Comm
     if (arg === "--") {
       i += 1;
       // sudo, as env, still takes VAR=value words after `--`.
-      while (spec.assignments && i < args.length && /^[^=-][^=]*=/.test((args[i] as Word).text)) {
+      while (spec.assignments && i < args.length && NAME_VALUE.test((args[i] as Word).text)) {
         moves ||= argumentMayMove(args[i] as Word);
         i += 1;
       }
       break;
     }
-    if (spec.assignments && /^[^=-][^=]*=/.test(arg)) {
+    if (spec.assignments && NAME_VALUE.test(arg)) {
       moves ||= argumentMayMove(word);
       i += 1;
       continue;
@@ -3115,7 +3118,7 @@ function peelEnv(args: readonly Word[], at: number, out: Output): Peeled {
   while (i < args.length) {
     const word = args[i] as Word;
     const arg = word.text;
-    const named = /^[^=-][^=]*=/.test(arg);
+    const named = NAME_VALUE.test(arg);
     if (operands && !named) break;
     const split = operands ? undefined : splitStringOption(args, i, out);
     if (split !== undefined) return split;
