@@ -2403,6 +2403,7 @@ function wrappedCommands(args: readonly Word[], at: number): Wrapped {
   const denyOnly = DENY_ONLY_WRAPPERS[name];
   const spec = denyOnly ?? WRAPPERS[name] ?? (name === "env" ? ENV_SPEC : undefined);
   if (spec === undefined) return NONE;
+  if (spec.guessOnly && optionRunsProgram(name, args, at)) return { commands: [], guesses: [], unsure: true };
   const start = spec.guessOnly ? undefined : skipOptions(args, at, spec);
   if (start?.moves) return { commands: [], guesses: [], unsure: true };
   if (start !== undefined && denyOnly === undefined) return NONE; // `timeout 10`: all understood
@@ -2418,7 +2419,6 @@ function wrappedCommands(args: readonly Word[], at: number): Wrapped {
   }
   const guesses: (readonly Word[])[] = [];
   let passed = 0;
-  let operands = 0; // the words so far that are no option
   const unsure = { commands: [], guesses: [], unsure: true };
   for (let j = at + 1; j < args.length; j += 1) {
     const word = args[j] as Word;
@@ -2426,22 +2426,12 @@ function wrappedCommands(args: readonly Word[], at: number): Wrapped {
     // program (`xargs -P$(…) -rf /`, `flock $L make`): as skipOptions' `moves`.
     if (guesses.length === 0 && mayVanish(word)) return unsure;
     if (word.text.startsWith("-")) continue;
-    operands += 1;
     // An operand of a wrapper whose operands are not modelled (`flock "$LOCK" make`). These take
-    // one before their command at most, or an option's value: of two before the first guess,
-    // one is the program (`flock -x "$LOCK" "$CMD" …`, `strace -o "$LOG" "$BIN"`), and so is
-    // one of the first two that no plain word, `--` or command option (`-c`) follows (`flock /tmp/l
-    // "$CMD" -x`, `taskset -c 0 "$BIN"`, `unshare "$V"`), but flock's lone descriptor (`flock -n
-    // "$fd"`), which runs none.
+    // one before their command at most: of two before the first guess, one is the program
+    // (`flock -x "$LOCK" "$CMD" …`). An expansion that is the program after an operand or an
+    // option's value is not seen (`flock /tmp/l "$CMD"`): which it is needs each tool's grammar.
     if (spec.guessOnly && (word.kind === "glob" || /[$`]/.test(word.text))) {
       if (guesses.length === 0 && ++passed > 1) return unsure;
-      const next = args[j + 1];
-      const operandShaped =
-        next === undefined
-          ? name === "flock" && operands === 1
-          : (next.kind === "word" && !next.text.startsWith("-") && !/[$`]/.test(next.text)) ||
-            /^(?:-[A-Za-z]*c$|--co|--$)/.test(next.text);
-      if (operands <= 2 && !operandShaped) return unsure;
       continue;
     }
     // A word past the guesses may be the command.
@@ -2449,6 +2439,32 @@ function wrappedCommands(args: readonly Word[], at: number): Wrapped {
     guesses.push(words.slice(j));
   }
   return { commands: [], guesses, unsure: false, appended };
+}
+
+/**
+ * An option of a guess-only wrapper that runs a program besides its command: strace's `-o |CMD`
+ * or `-o !CMD` pipes the trace to a shell command; su's and runuser's `-s SHELL` is the program
+ * that runs their `-c` command (unless it is a shell); systemd-run's `-p ExecStartPre=…` and the
+ * other Exec properties run commands.
+ */
+function optionRunsProgram(name: string, args: readonly Word[], at: number): boolean {
+  const words = args.slice(at + 1).map((w) => w.text);
+  return words.some((text, k) => {
+    const next = words[k + 1] ?? "";
+    if (name === "strace") {
+      if (/^-[A-Za-z]*o[|!]|^--o[a-z-]*=[|!]/.test(text)) return true;
+      return /^(?:-[A-Za-z]*o|--o[a-z-]*)$/.test(text) && /^[|!]/.test(next);
+    }
+    if (name === "su" || name === "runuser") {
+      const long = /^--sh[a-z]*(?:=([\s\S]*))?$/.exec(text);
+      const short = /^-[lmpfP]*s([\s\S]*)$/.exec(text);
+      const match = long ?? short;
+      if (match === null) return false;
+      const value = match[1] !== undefined && match[1] !== "" ? match[1] : next;
+      return !SHELLS.has(programName(value).replace(/^.*\//, ""));
+    }
+    return name === "systemd-run" && /Exec[A-Za-z]*=/.test(text);
+  });
 }
 
 interface Wrapped {
@@ -3118,8 +3134,9 @@ function peelEnv(args: readonly Word[], at: number, out: Output): Peeled {
   while (i < args.length) {
     const word = args[i] as Word;
     const arg = word.text;
-    const named = NAME_VALUE.test(arg);
-    if (operands && !named) break;
+    // env takes any word with a `=` that is no option for NAME=value (`=x` too; after `--`, `-x=1`).
+    const named = arg.includes("=") && (operands || !arg.startsWith("-"));
+    if (operands && !named && arg !== "-") break;
     const split = operands ? undefined : splitStringOption(args, i, out);
     if (split !== undefined) return split;
     if (named && argumentMayMove(word)) markUnreadable(out);

@@ -981,15 +981,34 @@ describe("what a wrapper runs", () => {
     // A second review's (session 18).
     ["v='1 rm'; env -- X=$v -rf /", "env takes NAME=value after --"],
     ["v='1 rm'; sudo -- X=$v -rf /", "sudo takes VAR=value after --"],
-    ['c=rm; flock /tmp/l "$c" -rf /', "an expansion after a guess-only wrapper's operand"],
-    ['c=rm; taskset -c 0 "$c" -rf /', "an expansion after a guess-only wrapper's operand"],
-    ['c=rm; unshare "$c" -rf /', "an expansion as a guess-only wrapper's first word"],
   ])("%s (%s)", (command) => {
     const split = splitCommand(command);
     const named = split.subcommands.some((s) =>
       [s.text, ...s.variants].some((t) => t.startsWith("rm -rf /")),
     );
     expect(named || split.unreadable).toBe(true);
+  });
+});
+
+describe("options of guess-only wrappers that run a program (a third review, session 18)", () => {
+  it.each([
+    ["strace -o '|rm -rf /' true", true],
+    ["strace -qqo'!rm -rf /' true", true],
+    ["strace --output='|rm -rf /' true", true],
+    ['su -s "$S" root -c true', true],
+    ["su --shell=/usr/local/bin/rm root -c -rf", true],
+    ["systemd-run -p ExecStartPre='/bin/rm -rf /' true", true],
+    ["strace -f -o trace.txt ./app", false],
+    ["su -s /bin/bash postgres -c 'psql -l'", false],
+    ["systemd-run --unit build --scope make", false],
+  ])("%j: unreadable %s", (command, unreadable) => {
+    expect(splitCommand(command).unreadable).toBe(unreadable);
+  });
+
+  it("reads env's NAME=value as env does: any word with a = that is no option, and - after --", () => {
+    // GNU env: `=x` and, after `--`, `-x=1` are assignments; `-` is still -i.
+    for (const command of ["env =x rm -rf /", "env -- -x=1 rm -rf /", "env -- - rm -rf /"])
+      expect(splitCommand(command).subcommands.map((s) => s.text)).toContain("rm -rf /");
   });
 });
 
