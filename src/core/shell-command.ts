@@ -2443,7 +2443,7 @@ function wrappedCommands(args: readonly Word[], at: number): Wrapped {
 
 /**
  * An option of a guess-only wrapper that runs a program besides its command: strace's `-o |CMD`
- * or `-o !CMD` pipes the trace to a shell command; su's and runuser's `-s SHELL` is the program
+ * or `-o !CMD` pipes the trace to a shell command (so a file name made at run time may); su's and runuser's `-s SHELL` is the program
  * that runs their `-c` command (unless it is a shell); systemd-run's `-p ExecStartPre=…` and the
  * other Exec properties run commands.
  */
@@ -2452,8 +2452,9 @@ function optionRunsProgram(name: string, args: readonly Word[], at: number): boo
   return words.some((text, k) => {
     const next = words[k + 1] ?? "";
     if (name === "strace") {
-      if (/^-[A-Za-z]*o[|!]|^--o[a-z-]*=[|!]/.test(text)) return true;
-      return /^(?:-[A-Za-z]*o|--o[a-z-]*)$/.test(text) && /^[|!]/.test(next);
+      // The file's name may start with `|` at run time too (`-o "$OUT"`).
+      if (/^-[A-Za-z]*o[|!$`]|^--o[a-z-]*=[|!$`]/.test(text)) return true;
+      return /^(?:-[A-Za-z]*o|--o[a-z-]*)$/.test(text) && /^[|!$`]/.test(next);
     }
     if (name === "su" || name === "runuser") {
       const long = /^--sh[a-z]*(?:=([\s\S]*))?$/.exec(text);

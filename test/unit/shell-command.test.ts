@@ -995,6 +995,7 @@ describe("options of guess-only wrappers that run a program (a third review, ses
     ["strace -o '|rm -rf /' true", true],
     ["strace -qqo'!rm -rf /' true", true],
     ["strace --output='|rm -rf /' true", true],
+    ['strace -o "$OUT" true', true],
     ['su -s "$S" root -c true', true],
     ["su --shell=/usr/local/bin/rm root -c -rf", true],
     ["systemd-run -p ExecStartPre='/bin/rm -rf /' true", true],
