@@ -35,7 +35,7 @@ export function lintPolicy(policy: Policy): PolicyIssue[] {
   const askOnly =
     '"ask" is honoured on PreToolUse only: a failure on any other event gets no decision there, as with "allow"';
   if (policy.document.defaults?.onError === "ask")
-    warn("$.defaults.onError", `${askOnly} (a body whose event cannot be identified is blocked)`);
+    warn("$.defaults.onError", `${askOnly}, a body whose event cannot be identified too`);
   if (policy.document.auth?.onFailure === "ask") warn("$.auth.onFailure", askOnly);
   const denyAll = unconditionalDenies(policy);
   for (const rule of policy.rules) {

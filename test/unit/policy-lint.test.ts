@@ -230,6 +230,10 @@ describe("lintPolicy: a request-level ask", () => {
       .filter((w) => w.message.startsWith('"ask" is honoured on PreToolUse only'))
       .map((w) => w.path);
     expect(paths).toEqual(["$.defaults.onError", "$.auth.onFailure"]);
+    // eeea62a: only deny blocks a body whose event cannot be identified.
+    expect(lintPolicy(policy).find((w) => w.path === "$.defaults.onError")?.message).toMatch(
+      /as with "allow", a body whose event cannot be identified too$/,
+    );
     const deny = await policyFrom({
       version: 1,
       auth: { tokens: [] },
