@@ -2449,23 +2449,48 @@ function wrappedCommands(args: readonly Word[], at: number): Wrapped {
  */
 function optionRunsProgram(name: string, args: readonly Word[], at: number): boolean {
   const words = args.slice(at + 1).map((w) => w.text);
-  return words.some((text, k) => {
-    const next = words[k + 1] ?? "";
-    if (name === "strace") {
-      // The file's name may start with `|` at run time too (`-o "$OUT"`).
-      if (/^-[A-Za-z]*o[|!$`]|^--o[a-z-]*=[|!$`]/.test(text)) return true;
-      return /^(?:-[A-Za-z]*o|--o[a-z-]*)$/.test(text) && /^[|!$`]/.test(next);
+  if (name === "strace") return straceOutputPipes(words);
+  if (name === "su" || name === "runuser") {
+    for (const [k, text] of words.entries()) {
+      if (text === "--") return false; // what follows is the command's (`runuser -u x -- ls -s`)
+      const match = /^--sh[a-z]*(?:=([\s\S]*))?$/.exec(text) ?? /^-[lmpfP]*s([\s\S]*)$/.exec(text);
+      if (match === null) continue;
+      const value = match[1] !== undefined && match[1] !== "" ? match[1] : (words[k + 1] ?? "");
+      // A shell by its absolute path: runuser and su do not search PATH (`-s bash` runs ./bash).
+      if (!value.startsWith("/") || !SHELLS.has(programName(value))) return true;
     }
-    if (name === "su" || name === "runuser") {
-      const long = /^--sh[a-z]*(?:=([\s\S]*))?$/.exec(text);
-      const short = /^-[lmpfP]*s([\s\S]*)$/.exec(text);
-      const match = long ?? short;
-      if (match === null) return false;
-      const value = match[1] !== undefined && match[1] !== "" ? match[1] : next;
-      return !SHELLS.has(programName(value).replace(/^.*\//, ""));
+    return false;
+  }
+  return name === "systemd-run" && words.some((text) => /Exec[A-Za-z]*=/.test(text));
+}
+
+/** strace's own options' letters that take a value, as `-o FILE` or `-oFILE`. */
+const STRACE_VALUED = "abeEIoOpPsSuUX";
+
+/**
+ * Whether strace's `-o` names a command (`|CMD`, `!CMD`, or a name made at run time that may start
+ * so), read up to strace's first word that is no option: the traced command's own `-o` is not
+ * strace's (`strace -f gcc -o out main.c`). A long option without `=` is taken to take a value.
+ */
+function straceOutputPipes(words: readonly string[]): boolean {
+  const pipes = (value: string) => /^[|!$`]/.test(value);
+  for (let k = 0; k < words.length; k += 1) {
+    const text = words[k] as string;
+    if (text === "--" || !text.startsWith("-") || text === "-") return false;
+    if (text.startsWith("--")) {
+      const eq = text.indexOf("=");
+      const value = eq < 0 ? (words[++k] ?? "") : text.slice(eq + 1);
+      if (text.startsWith("--o") && pipes(value)) return true;
+      continue;
     }
-    return name === "systemd-run" && /Exec[A-Za-z]*=/.test(text);
-  });
+    for (let c = 1; c < text.length; c += 1) {
+      if (!STRACE_VALUED.includes(text.charAt(c))) continue;
+      const value = c + 1 < text.length ? text.slice(c + 1) : (words[++k] ?? "");
+      if (text.charAt(c) === "o" && pipes(value)) return true;
+      break;
+    }
+  }
+  return false;
 }
 
 interface Wrapped {
@@ -3131,13 +3156,19 @@ const ENV_SPEC: WrapperSpec = {
  */
 function peelEnv(args: readonly Word[], at: number, out: Output): Peeled {
   let i = at + 1;
-  let operands = false; // after `--`: no more options, but still NAME=value words
+  // After `--` or the first NAME=value, no more options (`env X=1 -i cmd` runs `-i`), but still
+  // NAME=value words; a lone `-` is `-i` only before the first of those.
+  let operands = false;
+  let assigned = false;
   while (i < args.length) {
     const word = args[i] as Word;
     const arg = word.text;
     // env takes any word with a `=` that is no option for NAME=value (`=x` too; after `--`, `-x=1`).
     const named = arg.includes("=") && (operands || !arg.startsWith("-"));
-    if (operands && !named && arg !== "-") break;
+    if (named) {
+      operands = true;
+      assigned = true;
+    } else if (operands && !(arg === "-" && !assigned)) break;
     const split = operands ? undefined : splitStringOption(args, i, out);
     if (split !== undefined) return split;
     if (named && argumentMayMove(word)) markUnreadable(out);
@@ -3148,7 +3179,9 @@ function peelEnv(args: readonly Word[], at: number, out: Output): Peeled {
       operands = true;
       i += 1;
     } else if (arg === "-") {
-      i += 1; // `-` is `-i`
+      operands = true; // `-` is `-i`, once, and ends the options
+      assigned = true;
+      i += 1;
     } else if (named) {
       out.opaque = true; // env sets any NAME=VALUE, whatever the name (`a.b=1`)
       i += 1;

@@ -1002,6 +1002,10 @@ describe("options of guess-only wrappers that run a program (a third review, ses
     ["strace -f -o trace.txt ./app", false],
     ["su -s /bin/bash postgres -c 'psql -l'", false],
     ["systemd-run --unit build --scope make", false],
+    // A fourth review's: a shell by its name alone runs ./bash; strace's and su's options end.
+    ["runuser -s bash -c make root", true],
+    ["runuser -u root -- ls -s", false],
+    ['strace -f gcc -o "$OUT" main.c', false],
   ])("%j: unreadable %s", (command, unreadable) => {
     expect(splitCommand(command).unreadable).toBe(unreadable);
   });
@@ -1010,6 +1014,12 @@ describe("options of guess-only wrappers that run a program (a third review, ses
     // GNU env: `=x` and, after `--`, `-x=1` are assignments; `-` is still -i.
     for (const command of ["env =x rm -rf /", "env -- -x=1 rm -rf /", "env -- - rm -rf /"])
       expect(splitCommand(command).subcommands.map((s) => s.text)).toContain("rm -rf /");
+    // After a NAME=value, env reads no option and no `-`: they are the program.
+    for (const [command, program] of [
+      ["env X=1 -i rm -rf /", "-i rm -rf /"],
+      ["env -- X=1 - rm -rf /", "- rm -rf /"],
+    ])
+      expect(splitCommand(command as string).subcommands.map((s) => s.text)).toContain(program);
   });
 });
 
