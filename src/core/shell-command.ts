@@ -2403,13 +2403,13 @@ function wrappedCommands(args: readonly Word[], at: number): Wrapped {
   const denyOnly = DENY_ONLY_WRAPPERS[name];
   const spec = denyOnly ?? WRAPPERS[name] ?? (name === "env" ? ENV_SPEC : undefined);
   if (spec === undefined) return NONE;
-  if (spec.guessOnly && optionRunsProgram(name, args, at)) return { commands: [], guesses: [], unsure: true };
+  if (spec.guessOnly && optionRunsProgram(name, args, at)) return UNSURE;
   const start = spec.guessOnly ? undefined : skipOptions(args, at, spec);
-  if (start?.moves) return { commands: [], guesses: [], unsure: true };
+  if (start?.moves) return UNSURE;
   if (start !== undefined && denyOnly === undefined) return NONE; // `timeout 10`: all understood
   // xargs puts each input line where its replace string stands (withPlaceholder).
   const found = name === "xargs" ? xargsReplace(args, at) : undefined;
-  if (found === UNKNOWN) return { commands: [], guesses: [], unsure: true };
+  if (found === UNKNOWN) return UNSURE;
   const words =
     found === undefined ? args : withPlaceholder(args, (text) => (text.includes(found) ? "any" : undefined));
   const appended = name === "xargs" && found === undefined;
@@ -2419,19 +2419,18 @@ function wrappedCommands(args: readonly Word[], at: number): Wrapped {
   }
   const guesses: (readonly Word[])[] = [];
   let passed = 0;
-  const unsure = { commands: [], guesses: [], unsure: true };
   for (let j = at + 1; j < args.length; j += 1) {
     const word = args[j] as Word;
     // Before the first guess, a word that may be no word or several may make the command's
     // program (`xargs -P$(…) -rf /`, `flock $L make`): as skipOptions' `moves`.
-    if (guesses.length === 0 && mayVanish(word)) return unsure;
+    if (guesses.length === 0 && mayVanish(word)) return UNSURE;
     if (word.text.startsWith("-")) continue;
     // An operand of a wrapper whose operands are not modelled (`flock "$LOCK" make`). These take
     // one before their command at most: of two before the first guess, one is the program
     // (`flock -x "$LOCK" "$CMD" …`). An expansion that is the program after an operand or an
     // option's value is not seen (`flock /tmp/l "$CMD"`): which it is needs each tool's grammar.
     if (spec.guessOnly && (word.kind === "glob" || /[$`]/.test(word.text))) {
-      if (guesses.length === 0 && ++passed > 1) return unsure;
+      if (guesses.length === 0 && ++passed > 1) return UNSURE;
       continue;
     }
     // A word past the guesses may be the command.
@@ -2502,6 +2501,8 @@ interface Wrapped {
 }
 
 const NONE: Wrapped = { commands: [], guesses: [], unsure: false };
+/** No command can be named: one may start where none is read. */
+const UNSURE: Wrapped = { commands: [], guesses: [], unsure: true };
 
 /**
  * A command whose words holding a placeholder (find's `{}`, xargs' replace string) become a

@@ -7,7 +7,13 @@ import type { HookDeps, HookOutcome } from "../app/handle-hook.js";
 import { authenticate } from "../core/auth.js";
 import { errorMessage } from "../core/errors.js";
 import { DIALECTS } from "../core/hook-event.js";
-import { type HookRouteRequest, hookResponse, outcomeHeaders, runHookRoute } from "./hook-route.js";
+import {
+  HOOK_ROUTES,
+  type HookRouteRequest,
+  hookResponse,
+  outcomeHeaders,
+  runHookRoute,
+} from "./hook-route.js";
 import { readBody } from "./read-body.js";
 
 export interface AppDeps extends HookDeps {
@@ -77,7 +83,7 @@ export function createApp(deps: AppDeps): Hono {
     if (c.req.method !== "POST") return c.json({ error: { code: "NOT_FOUND", message } }, 404);
     // A POST may be an agent's hook with a mistyped URL. deepcode blocks on any non-2xx and shows
     // the body's `reason` (clients.md §9), so the fix goes there too; Claude Code lets it through.
-    const fix = `${message}; hook URLs are /v1/hooks/claude-code, /v1/hooks/deepcode, /v1/hooks/deepagents or /v1/hooks/deepagents-legacy`;
+    const fix = `${message}; hook URLs are ${HOOK_ROUTES}`;
     return c.json({ error: { code: "NOT_FOUND", message: fix }, reason: `hookgate: ${fix}` }, 404);
   });
   app.onError((e, c) => {

@@ -13,6 +13,11 @@ import type { BodyResult } from "./read-body.js";
 
 const ROUTE_DIALECTS: ReadonlySet<string> = new Set(DIALECTS);
 
+/** The hook routes, as messages list them: `/v1/hooks/claude-code, … or /v1/hooks/deepagents-legacy`. */
+export const HOOK_ROUTES = `${DIALECTS.slice(0, -1)
+  .map((d) => `/v1/hooks/${d}`)
+  .join(", ")} or /v1/hooks/${DIALECTS.at(-1)}`;
+
 /** One hook request as any runtime hands it over. */
 export interface HookRouteRequest {
   /** Reads the body under this many bytes (the policy's `defaults.maxBodyBytes`). */
@@ -52,7 +57,7 @@ export async function runHookRoute(
       ? undefined
       : {
           code: "UNKNOWN_CLIENT_ROUTE",
-          message: `no client route "/v1/hooks/${shown(client)}"; use /v1/hooks/claude-code, /v1/hooks/deepcode, /v1/hooks/deepagents or /v1/hooks/deepagents-legacy`,
+          message: `no client route "/v1/hooks/${shown(client)}"; use ${HOOK_ROUTES}`,
         });
   let body = await request.readBody(deps.policy().defaults.maxBodyBytes);
   // A refused request's body is read too (within the limit) and set aside: a body left unread
