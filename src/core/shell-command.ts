@@ -2024,6 +2024,18 @@ interface WrapperSpec {
   readonly guessOnly?: boolean;
   /** Options whose value is attached or absent (`xargs -i`, `-i{}`, `--replace`, `--replace=%`). */
   readonly optional?: readonly string[];
+  /**
+   * Options (also listed above) after which no command runs: the tool acts on a running process
+   * (`taskset -p MASK PID`, `chrt -p`, `prlimit --pid`) or only prints (`chrt -m`).
+   */
+  readonly noCommand?: readonly string[];
+  /**
+   * What the operand looks like when it is there: chrt's priority, a number, which util-linux 2.42
+   * lets the policies without one leave out. Another word is the command.
+   */
+  readonly operand?: RegExp;
+  /** With no command, it starts a shell, which reads its commands from stdin (`… | chroot /srv`). */
+  readonly shell?: boolean;
 }
 
 const WRAPPERS: Readonly<Record<string, WrapperSpec>> = {
@@ -2069,12 +2081,133 @@ const DENY_ONLY_WRAPPERS: Readonly<Record<string, WrapperSpec>> = {
     assignments: true,
   },
   doas: { valued: ["-u", "-C"], flags: ["-n", "-s", "-L"], operands: 0 },
-  // Each runs a command after options and operands of its own (`chroot DIR`, `taskset MASK`,
-  // `chrt PRIO`) that are not modelled: every later word that is no option is tried as it.
+  // util-linux 2.38's and coreutils 9.1's, from their getopt strings (each stops at its first word
+  // that is no option) and manuals. An option not listed here is read by guesses (below).
+  flock: {
+    valued: ["-w", "--timeout", "--wait", "-E", "--conflict-exit-code"],
+    flags: ["-s", "--shared", "-x", "-e", "--exclusive", "-u", "--unlock", "-n", "--nonblocking"].concat([
+      "--nb",
+      "-o",
+      "--close",
+      "-F",
+      "--no-fork",
+      "--verbose",
+    ]),
+    // FILE; then its command, or `-c SCRIPT` (wrappedScript); a descriptor alone runs nothing.
+    operands: 1,
+  },
+  taskset: {
+    valued: [],
+    flags: ["-a", "--all-tasks", "-p", "--pid", "-c", "--cpu-list"],
+    operands: 1, // the mask
+    noCommand: ["-p", "--pid"],
+  },
+  chrt: {
+    valued: ["-T", "--sched-runtime", "-P", "--sched-period", "-D", "--sched-deadline"],
+    flags: ["-a", "--all-tasks", "-b", "--batch", "-d", "--deadline", "-f", "--fifo", "-i", "--idle"].concat([
+      "-o",
+      "--other",
+      "-r",
+      "--rr",
+      "-R",
+      "--reset-on-fork",
+      "-v",
+      "--verbose",
+      "-p",
+      "--pid",
+      "-m",
+      "--max",
+    ]),
+    // The priority, which util-linux 2.42 lets the policies without one leave out.
+    operands: 1,
+    operand: /^[+-]?\d+$/,
+    noCommand: ["-p", "--pid", "-m", "--max"],
+  },
+  chroot: { valued: ["--groups", "--userspec"], flags: ["--skip-chdir"], operands: 1, shell: true },
+  nsenter: {
+    valued: ["-t", "--target", "-S", "--setuid", "-G", "--setgid", "-W", "--wdns"],
+    flags: ["-a", "--all", "--preserve-credentials", "-F", "--no-fork", "-Z", "--follow-context"],
+    optional: ["-m", "--mount", "-u", "--uts", "-i", "--ipc", "-n", "--net", "-p", "--pid"].concat([
+      "-C",
+      "--cgroup",
+      "-U",
+      "--user",
+      "-T",
+      "--time",
+      "-r",
+      "--root",
+      "-w",
+      "--wd",
+    ]),
+    operands: 0,
+    shell: true,
+  },
+  unshare: {
+    valued: [
+      "-R",
+      "--root",
+      "-w",
+      "--wd",
+      "-S",
+      "--setuid",
+      "-G",
+      "--setgid",
+      "--map-user",
+      "--map-group",
+    ].concat(["--map-users", "--map-groups", "--propagation", "--setgroups", "--monotonic", "--boottime"]),
+    flags: ["-m", "-u", "-i", "-n", "-p", "-U", "-C", "-T", "-f", "--fork", "-r", "--map-root-user"].concat([
+      "-c",
+      "--map-current-user",
+      "--map-auto",
+      "--keep-caps",
+    ]),
+    optional: ["--mount", "--uts", "--ipc", "--net", "--pid", "--user", "--cgroup", "--time"].concat([
+      "--kill-child",
+      "--mount-proc",
+    ]),
+    operands: 0,
+    shell: true,
+  },
+  setpriv: {
+    valued: ["--ambient-caps", "--inh-caps", "--bounding-set", "--ruid", "--euid", "--rgid", "--egid"].concat(
+      [
+        "--reuid",
+        "--regid",
+        "--groups",
+        "--securebits",
+        "--pdeathsig",
+        "--selinux-label",
+        "--apparmor-profile",
+      ],
+    ),
+    flags: ["--nnp", "--no-new-privs", "--clear-groups", "--keep-groups", "--init-groups", "--reset-env"],
+    operands: 0,
+  },
+  prlimit: {
+    valued: ["-p", "--pid", "-o", "--output"],
+    flags: ["--noheadings", "--raw", "--verbose"],
+    // Each limit, as `-n`, `-n1024`, `--nofile` or `--nofile=1024:2048`.
+    optional: ["-c", "--core", "-d", "--data", "-e", "--nice", "-f", "--fsize", "-i", "--sigpending"].concat(
+      ["-l", "--memlock", "-m", "--rss", "-n", "--nofile", "-q", "--msgqueue", "-r", "--rtprio", "-s"],
+      ["--stack", "-t", "--cpu", "-u", "--nproc", "-v", "--as", "-x", "--locks", "-y", "--rttime"],
+    ),
+    operands: 0,
+    noCommand: ["-p", "--pid"],
+  },
+  // polkit's: read word by word, no option after the first other word.
+  pkexec: {
+    valued: ["--user", "-u"],
+    flags: ["--disable-internal-agent", "--keep-cwd"],
+    operands: 0,
+    shell: true,
+  },
+  // Each runs a command after options and operands of its own that are not modelled: every later
+  // word that is no option is tried as it.
   ...Object.fromEntries(
-    ["chrt", "taskset", "unshare", "chroot", "nsenter", "setpriv", "prlimit", "strace"]
-      .concat(["systemd-run", "pkexec", "runuser", "su", "sg", "flock", "script", "parallel", "jobs"])
-      .map((name) => [name, { valued: [], flags: [], operands: 0, guessOnly: true }]),
+    ["strace", "systemd-run", "runuser", "su", "sg", "script", "parallel", "jobs"].map((name) => [
+      name,
+      { valued: [], flags: [], operands: 0, guessOnly: true },
+    ]),
   ),
   setsid: { valued: [], flags: ["-c", "--ctty", "-f", "--fork", "-w", "--wait"], operands: 0 },
   ionice: { valued: ["-c", "--class", "-n", "--classdata"], flags: ["-t", "--ignore"], operands: 0 },
@@ -2264,10 +2397,12 @@ function expand(
   // sudo -s, sudo -i and doas -s with no command start a shell that reads stdin.
   if (STDIN_SHELL_WRAPPERS.has(name) && stdinShellWrapper(args, at)) markUnreadable(out);
   // `su -c 'rm -rf /'`, `script -c …`, `flock FILE -c …` and `watch` run a script: checked by
-  // deny-style rules, the wrapper kept as written for allow rules, as sudo is. su with no command
-  // runs a shell: it reads its script from stdin (`… | su`), or from the arguments after the user.
+  // deny-style rules, the wrapper kept as written for allow rules, as sudo is. su, sg, script and
+  // runuser without `-u` run a shell when given none: it reads its script from stdin (`… | su`,
+  // `… | script -q /dev/null`), or from the arguments after the user.
   const script = wrappedScript(name, args, at);
-  if (name === "su" && script === undefined) markUnreadable(out);
+  if (script === undefined && SCRIPT_SHELLS.has(name) && !(name === "runuser" && runuserUser(args, at)))
+    markUnreadable(out);
   if (script !== undefined && unreadableScript(script)) markUnreadable(out);
   record({ args: args.slice(at), redirects }, out);
   // What a deny-only wrapper runs (sudo, xargs, or a stripped wrapper with an option not known
@@ -2361,6 +2496,59 @@ function readsStdin(file: string): boolean {
   return /^(?:dev\/(?:stdin|fd\/\d+)|proc\/[^/]+\/(?:task\/[^/]+\/)?fd\/\d+)$/.test(path);
 }
 
+/** The wrappers that run a shell when given no script (`-c`, sg's command). */
+const SCRIPT_SHELLS: ReadonlySet<string> = new Set(["su", "sg", "script", "runuser"]);
+
+/** su's and runuser's options (util-linux 2.38's getopt string), which they read in any order. */
+const SU_SPEC: WrapperSpec = {
+  valued: ["-c", "--command", "--session-command", "-g", "--group", "-G", "--supp-group", "-s"].concat([
+    "--shell",
+    "-u",
+    "--user",
+    "-w",
+    "--whitelist-environment",
+  ]),
+  flags: ["-f", "--fast", "-l", "--login", "-m", "-p", "--preserve-environment", "-P", "--pty"],
+  operands: 0,
+};
+
+/**
+ * su's and runuser's options, each with its value (or ""), read in any order up to `--` (`su root
+ * -c make`, `runuser make -u app`: getopt moves the options first). Undefined on one not known:
+ * they fail on it.
+ */
+function suOptions(args: readonly Word[], at: number): { name: string; value: string }[] | undefined {
+  const options: { name: string; value: string }[] = [];
+  for (let i = at + 1; i < args.length; ) {
+    const arg = (args[i] as Word).text;
+    if (arg === "--") break;
+    if (!arg.startsWith("-") || arg === "-") {
+      i += 1;
+      continue;
+    }
+    const option = readOption(arg, SU_SPEC);
+    if (option === undefined) return undefined;
+    const eq = arg.indexOf("=");
+    const attached = arg.startsWith("--")
+      ? eq < 0
+        ? ""
+        : arg.slice(eq + 1)
+      : arg.slice(option.names.length + 1);
+    const value = option.width === 2 ? (args[i + 1]?.text ?? "") : attached;
+    for (const name of option.names) options.push({ name, value: name === option.names.at(-1) ? value : "" });
+    i += option.width;
+  }
+  return options;
+}
+
+/**
+ * Whether runuser is given `-u USER`: then it runs its command, and without one it fails; without
+ * `-u` it is su. It fails on an option not known.
+ */
+function runuserUser(args: readonly Word[], at: number): boolean {
+  return suOptions(args, at)?.some((o) => o.name === "-u" || o.name === "--user") ?? true;
+}
+
 /** The test command's names: programs, though they are brackets. */
 const TEST_WORDS: ReadonlySet<string> = new Set(["[", "[["]);
 const STDIN_SHELL_WRAPPERS: ReadonlySet<string> = new Set(["sudo", "doas"]);
@@ -2405,88 +2593,128 @@ function wrappedCommands(args: readonly Word[], at: number): Wrapped {
   if (spec === undefined) return NONE;
   if (spec.guessOnly && optionRunsProgram(name, args, at)) return UNSURE;
   const start = spec.guessOnly ? undefined : skipOptions(args, at, spec);
+  if (start?.none) return NONE;
   if (start?.moves) return UNSURE;
   if (start !== undefined && denyOnly === undefined) return NONE; // `timeout 10`: all understood
+  if (spec.shell && start !== undefined && start.command >= args.length) return UNSURE;
   // xargs puts each input line where its replace string stands (withPlaceholder).
   const found = name === "xargs" ? xargsReplace(args, at) : undefined;
   if (found === UNKNOWN) return UNSURE;
   const words =
     found === undefined ? args : withPlaceholder(args, (text) => (text.includes(found) ? "any" : undefined));
   const appended = name === "xargs" && found === undefined;
-  if (start !== undefined) {
+  if (start !== undefined && !start.shifts) {
     const from = start.command;
+    // `flock FILE -c SCRIPT` runs its script (wrappedScript) and no command.
+    if (name === "flock" && /^(?:-c|--command)$/.test(args[from]?.text ?? "")) return NONE;
     return { commands: from < args.length ? [words.slice(from)] : [], guesses: [], unsure: false, appended };
   }
+  // Options not known here (or an operand that may be one): each later word that is no option
+  // may be where the command starts.
   const guesses: (readonly Word[])[] = [];
   let passed = 0;
-  for (let j = at + 1; j < args.length; j += 1) {
+  for (let j = start?.command ?? at + 1; j < args.length; j += 1) {
     const word = args[j] as Word;
     // Before the first guess, a word that may be no word or several may make the command's
-    // program (`xargs -P$(…) -rf /`, `flock $L make`): as skipOptions' `moves`.
+    // program (`xargs -P$(…) -rf /`, `runuser -u $U make`): as skipOptions' `moves`.
     if (guesses.length === 0 && mayVanish(word)) return UNSURE;
     if (word.text.startsWith("-")) continue;
-    // An operand of a wrapper whose operands are not modelled (`flock "$LOCK" make`). These take
-    // one before their command at most: of two before the first guess, one is the program
-    // (`flock -x "$LOCK" "$CMD" …`). An expansion that is the program after an operand or an
-    // option's value is not seen (`flock /tmp/l "$CMD"`): which it is needs each tool's grammar.
-    if (spec.guessOnly && (word.kind === "glob" || /[$`]/.test(word.text))) {
+    const expands = word.kind === "glob" || /[$`]/.test(word.text);
+    // An operand of a wrapper whose operands are not modelled (`runuser -u "$U" make`). These
+    // take one before their command at most: of two before the first guess, one is the program
+    // (`runuser -u "$U" "$CMD" …`). An expansion that is the program after an operand or an
+    // option's value is not seen (`runuser -u root "$CMD"`): which it is needs the tool's grammar.
+    if (spec.guessOnly && expands) {
       if (guesses.length === 0 && ++passed > 1) return UNSURE;
       continue;
     }
+    // Elsewhere a guess there names no program (`expand`): the command is unreadable at once,
+    // whatever the later guesses hold (`flock "$L" flock "$L" …` stays linear).
+    if (expands) return UNSURE;
     // A word past the guesses may be the command.
     if (guesses.length === MAX_GUESSES) return { commands: [], guesses, unsure: true };
     guesses.push(words.slice(j));
   }
-  return { commands: [], guesses, unsure: false, appended };
+  return { commands: [], guesses, unsure: spec.shell === true && guesses.length === 0, appended };
 }
 
 /**
  * An option of a guess-only wrapper that runs a program besides its command: strace's `-o |CMD`
- * or `-o !CMD` pipes the trace to a shell command (so a file name made at run time may); su's and runuser's `-s SHELL` is the program
- * that runs their `-c` command (unless it is a shell); systemd-run's `-p ExecStartPre=…` and the
- * other Exec properties run commands.
+ * or `-o !CMD` pipes the trace to a shell command (so a file name made at run time may); su's and
+ * runuser's `-s SHELL` is the program that runs their `-c` command (unless it is a shell);
+ * systemd-run's `-p ExecStartPre=…` and the other Exec properties run commands, and its `-S`
+ * starts `$SHELL`, which reads stdin.
  */
 function optionRunsProgram(name: string, args: readonly Word[], at: number): boolean {
   const words = args.slice(at + 1).map((w) => w.text);
-  if (name === "strace") return straceOutputPipes(words);
-  if (name === "su" || name === "runuser") {
-    for (const [k, text] of words.entries()) {
-      if (text === "--") return false; // what follows is the command's (`runuser -u x -- ls -s`)
-      const match = /^--sh[a-z]*(?:=([\s\S]*))?$/.exec(text) ?? /^-[lmpfP]*s([\s\S]*)$/.exec(text);
-      if (match === null) continue;
-      const value = match[1] !== undefined && match[1] !== "" ? match[1] : (words[k + 1] ?? "");
-      // A shell by its absolute path: runuser and su do not search PATH (`-s bash` runs ./bash).
-      if (!value.startsWith("/") || !SHELLS.has(programName(value))) return true;
-    }
-    return false;
+  if (name === "strace") {
+    // The traced command's own `-o` is not strace's (`strace -f gcc -o out main.c`).
+    const pipes = (value: string) => /^[|!$`]/.test(value);
+    return someOption(
+      words,
+      STRACE_VALUED,
+      (o, value) => (o === "-o" || o.startsWith("--o")) && pipes(value),
+    );
   }
-  return name === "systemd-run" && words.some((text) => /Exec[A-Za-z]*=/.test(text));
+  if (name === "su" || name === "runuser") {
+    // A shell by its absolute path: runuser and su do not search PATH (`-s bash` runs ./bash).
+    const shell = (value: string) => value.startsWith("/") && SHELLS.has(programName(value));
+    return (suOptions(args, at) ?? []).some((o) => ["-s", "--shell"].includes(o.name) && !shell(o.value));
+  }
+  if (name !== "systemd-run") return false;
+  return (
+    words.some((text) => /Exec[A-Za-z]*=/.test(text)) ||
+    someOption(words, "HMEpu", (o) => o === "-S" || /^--sh(?:e|el|ell)?$/.test(o), SYSTEMD_RUN_FLAGS)
+  );
 }
+
+/** systemd-run's long options that take no value (systemd 252's). */
+const SYSTEMD_RUN_FLAGS = ["--user", "--system", "--scope", "--slice-inherit", "--no-block", "--wait"].concat(
+  [
+    "--remain-after-exit",
+    "--send-sighup",
+    "--same-dir",
+    "--pty",
+    "--pipe",
+    "--quiet",
+    "--collect",
+    "--shell",
+  ],
+  ["--no-ask-password", "--on-timezone-change", "--on-clock-change"],
+);
 
 /** strace's own options' letters that take a value, as `-o FILE` or `-oFILE`. */
 const STRACE_VALUED = "abeEIoOpPsSuUX";
 
 /**
- * Whether strace's `-o` names a command (`|CMD`, `!CMD`, or a name made at run time that may start
- * so), read up to strace's first word that is no option: the traced command's own `-o` is not
- * strace's (`strace -f gcc -o out main.c`). A long option without `=` is taken to take a value.
+ * Whether one of a tool's options passes `test`, read up to its first word that is no option.
+ * `valued`: the letters of its short options that take a value, as `-o FILE` or `-oFILE`. A long
+ * option without `=` and not in `longFlags` is read both ways: the next word is its value, unless
+ * it is an option (`strace --follow-forks -o '|cmd'`), then read as one.
  */
-function straceOutputPipes(words: readonly string[]): boolean {
-  const pipes = (value: string) => /^[|!$`]/.test(value);
+function someOption(
+  words: readonly string[],
+  valued: string,
+  test: (option: string, value: string) => boolean,
+  longFlags: readonly string[] = [],
+): boolean {
   for (let k = 0; k < words.length; k += 1) {
     const text = words[k] as string;
     if (text === "--" || !text.startsWith("-") || text === "-") return false;
     if (text.startsWith("--")) {
       const eq = text.indexOf("=");
-      const value = eq < 0 ? (words[++k] ?? "") : text.slice(eq + 1);
-      if (text.startsWith("--o") && pipes(value)) return true;
+      const flag = eq < 0 && longFlags.includes(text);
+      const next = eq >= 0 || flag ? "" : (words[k + 1] ?? "");
+      if (test(eq < 0 ? text : text.slice(0, eq), eq < 0 ? next : text.slice(eq + 1))) return true;
+      if (next !== "" && !next.startsWith("-")) k += 1;
       continue;
     }
     for (let c = 1; c < text.length; c += 1) {
-      if (!STRACE_VALUED.includes(text.charAt(c))) continue;
-      const value = c + 1 < text.length ? text.slice(c + 1) : (words[++k] ?? "");
-      if (text.charAt(c) === "o" && pipes(value)) return true;
-      break;
+      const letter = text.charAt(c);
+      const takes = valued.includes(letter);
+      const value = !takes ? "" : c + 1 < text.length ? text.slice(c + 1) : (words[++k] ?? "");
+      if (test(`-${letter}`, value)) return true;
+      if (takes) break;
     }
   }
   return false;
@@ -2946,7 +3174,7 @@ function peel(args: readonly Word[], at: number, out: Output, prefix: boolean): 
   if (spec === undefined) return undefined;
   const start = skipOptions(args, at, spec);
   if (start === undefined) return undefined;
-  if (start.moves) markUnreadable(out);
+  if (start.moves || start.shifts) markUnreadable(out);
   return start.command < args.length ? { at: start.command } : undefined;
 }
 
@@ -3055,6 +3283,14 @@ function pathSegments(path: string): string[] {
 interface CommandStart {
   readonly command: number;
   readonly moves: boolean;
+  /**
+   * An operand is an expansion that is one word (`flock "$LOCK" make`): it may be an option at
+   * run time, which takes the next words, so `command` is only the first word the command may
+   * start at. So is a word that may or may not be chrt's priority (WrapperSpec `operand`).
+   */
+  readonly shifts: boolean;
+  /** An option after which no command runs (WrapperSpec `noCommand`), whatever follows it. */
+  readonly none: boolean;
 }
 
 /**
@@ -3078,6 +3314,7 @@ const NAME_VALUE = /^[^=-][^=]*=/;
 function skipOptions(args: readonly Word[], at: number, spec: WrapperSpec): CommandStart | undefined {
   let i = at + 1;
   let moves = false;
+  let none = false;
   while (i < args.length) {
     const word = args[i] as Word;
     const arg = word.text;
@@ -3096,44 +3333,54 @@ function skipOptions(args: readonly Word[], at: number, spec: WrapperSpec): Comm
       continue;
     }
     if (!arg.startsWith("-") || arg === "-") break;
-    const width = optionWidth(arg, spec);
-    if (width === undefined) return undefined;
+    const option = readOption(arg, spec);
+    if (option === undefined) return undefined;
+    // Read as such only when no word before it may have moved (`prlimit -o $C --pid 1 make`).
+    none ||= !moves && option.names.some((name) => spec.noCommand?.includes(name) === true);
     // A value in the option's own word (`-n$N`) or the next; a quoted one is one word, whatever it holds.
-    const value = width === 2 ? args[i + 1] : undefined;
+    const value = option.width === 2 ? args[i + 1] : undefined;
     moves ||= mayVanish(word) || (value !== undefined && mayVanish(value));
-    i += width;
+    i += option.width;
   }
   const operands = args.slice(i, i + spec.operands);
-  moves ||= operands.some((w) => w.kind === "glob" || /[$`{]/.test(w.text));
-  return { command: i + spec.operands, moves };
+  moves ||= operands.some(mayVanish);
+  const shifts = operands.some((w) => w.kind === "glob" || /[$`{]/.test(w.text));
+  const first = operands[0];
+  if (spec.operand !== undefined && first !== undefined && !spec.operand.test(first.text))
+    return { command: i, moves, shifts, none };
+  return { command: i + spec.operands, moves, shifts, none };
 }
 
 /**
- * How many words an option takes, as getopt reads it: a long one by any unique prefix, with its
- * value after `=` or in the next word; short ones bundled (`-0I%`, `sudo -Eu root`), the first
- * that takes a value taking the rest of the word or the next one. Undefined for an option not known.
+ * The options in a word and how many words they take, as getopt reads them: a long one by any
+ * unique prefix, with its value after `=` or in the next word; short ones bundled (`-0I%`, `sudo
+ * -Eu root`), the first that takes a value taking the rest of the word or the next one.
+ * Undefined for an option not known.
  */
-function optionWidth(arg: string, spec: WrapperSpec): number | undefined {
-  if (spec.flags.includes(arg)) return 1;
-  if (spec.numericFlag && /^-(?:-|\+)?\d+$/.test(arg)) return 1;
+function readOption(arg: string, spec: WrapperSpec): { width: number; names: string[] } | undefined {
+  if (spec.flags.includes(arg)) return { width: 1, names: [arg] };
+  if (spec.numericFlag && /^-(?:-|\+)?\d+$/.test(arg)) return { width: 1, names: [] };
   const optional = spec.optional ?? [];
   if (arg.startsWith("--")) {
     const eq = arg.indexOf("=");
     const name = longOption(eq < 0 ? arg : arg.slice(0, eq), spec);
     if (name === undefined) return undefined;
+    const names = [name];
     // `sudo --preserve-env` is a flag, `--preserve-env=LIST` a value: a flag is looked up first.
-    if (eq >= 0) return spec.valued.includes(name) || optional.includes(name) ? 1 : undefined;
-    if (spec.flags.includes(name) || optional.includes(name)) return 1;
-    return 2;
+    if (eq >= 0)
+      return spec.valued.includes(name) || optional.includes(name) ? { width: 1, names } : undefined;
+    return { width: spec.flags.includes(name) || optional.includes(name) ? 1 : 2, names };
   }
+  const names: string[] = [];
   for (let k = 1; k < arg.length; k += 1) {
     const option = `-${arg.charAt(k)}`;
+    names.push(option);
     if (spec.flags.includes(option)) continue;
-    if (optional.includes(option)) return 1;
-    if (spec.valued.includes(option)) return k + 1 < arg.length ? 1 : 2;
+    if (optional.includes(option)) return { width: 1, names };
+    if (spec.valued.includes(option)) return { width: k + 1 < arg.length ? 1 : 2, names };
     return undefined;
   }
-  return 1;
+  return { width: 1, names };
 }
 
 /** A long option as written or by a unique prefix of one (`--repl` is `--replace`). */
@@ -3191,7 +3438,7 @@ function peelEnv(args: readonly Word[], at: number, out: Output): Peeled {
     } else {
       // `env -C DIR npm test` runs it somewhere else, as `cd DIR && npm test` would.
       if (/^(?:-C|--chdir)/.test(arg)) out.opaque = true;
-      const width = optionWidth(arg, ENV_SPEC);
+      const width = readOption(arg, ENV_SPEC)?.width;
       if (width === undefined) return undefined;
       // A value in the option's own word or the next (`env -u {,} X rm`, `env -u$X rm`).
       const value = width === 2 ? args[i + 1] : undefined;

@@ -981,6 +981,29 @@ describe("what a wrapper runs", () => {
     // A second review's (session 18).
     ["v='1 rm'; env -- X=$v -rf /", "env takes NAME=value after --"],
     ["v='1 rm'; sudo -- X=$v -rf /", "sudo takes VAR=value after --"],
+    // Session 19: each tool's own grammar (util-linux 2.38, coreutils 9.1) names where its command
+    // starts, so an expansion there is the program, after an operand or an option's value too.
+    ['c=rm; flock /tmp/l "$c" -rf /', "flock FILE COMMAND"],
+    ['c=rm; flock -w 10 /tmp/l "$c" -rf /', "flock -w takes a value"],
+    ['c=rm; taskset -c 0 "$c" -rf /', "taskset's -c is a flag, then the mask"],
+    ['c=rm; chrt -f 10 "$c" -rf /', "chrt PRIORITY COMMAND"],
+    ["chrt -o rm -rf /", "util-linux 2.42 lets SCHED_OTHER leave the priority out"],
+    ['c=rm; chroot / "$c" -rf /', "chroot NEWROOT COMMAND"],
+    ['c=rm; nsenter -t 1 -m "$c" -rf /', "nsenter's -m takes an attached value only"],
+    ['c=rm; unshare -r --mount "$c" -rf /', "unshare's --mount takes a value after = only"],
+    ['c=rm; setpriv --reuid 0 --init-groups "$c" -rf /', "setpriv's options"],
+    ['c=rm; prlimit --nofile=64 -n "$c" -rf /', "prlimit's limits take attached values only"],
+    ['c=rm; pkexec --user root "$c" -rf /', "pkexec --user USER"],
+    ['c=rm; L=-n; flock "$L" /tmp/l "$c" -rf /', "an operand may be an option at run time"],
+    ["C=; prlimit -o $C --pid 1 rm -rf /", "a value that vanishes takes --pid as -o's"],
+    // With no command, these start a shell, which reads stdin.
+    ["echo 'rm -rf /' | chroot /", "chroot with no command runs a shell"],
+    ["echo 'rm -rf /' | unshare -r", "unshare with no command runs a shell"],
+    ["echo 'rm -rf /' | nsenter -t 1 -a", "nsenter with no command runs a shell"],
+    ["echo 'rm -rf /' | pkexec", "pkexec with no command runs a shell"],
+    ["echo 'rm -rf /' | script -q /dev/null", "script with no -c runs a shell"],
+    ["echo 'rm -rf /' | sg grp", "sg with no command runs a shell"],
+    ["echo 'rm -rf /' | runuser root", "runuser without -u is su"],
   ])("%s (%s)", (command) => {
     const split = splitCommand(command);
     const named = split.subcommands.some((s) =>
@@ -1006,6 +1029,13 @@ describe("options of guess-only wrappers that run a program (a third review, ses
     ["runuser -s bash -c make root", true],
     ["runuser -u root -- ls -s", false],
     ['strace -f gcc -o "$OUT" main.c', false],
+    // Session 19: a long flag before -o; systemd-run's -S starts $SHELL, which reads stdin.
+    ["strace --follow-forks -o '|rm -rf /' true", true],
+    ["systemd-run --user -S", true],
+    ["systemd-run --user --shell", true],
+    ["systemd-run --user --scope ls -S", false],
+    ["su root -c make -s /tmp/x", true],
+    ["su -l --shell=/bin/bash -c make root", false],
   ])("%j: unreadable %s", (command, unreadable) => {
     expect(splitCommand(command).unreadable).toBe(unreadable);
   });
@@ -1020,6 +1050,37 @@ describe("options of guess-only wrappers that run a program (a third review, ses
       ["env -- X=1 - rm -rf /", "- rm -rf /"],
     ])
       expect(splitCommand(command as string).subcommands.map((s) => s.text)).toContain(program);
+  });
+});
+
+describe("wrappers read by their own grammar (session 19)", () => {
+  const denyOnly = (command: string) =>
+    splitCommand(command)
+      .subcommands.filter((s) => s.denyOnly)
+      .map((s) => s.text);
+
+  it.each([
+    ["flock /tmp/deploy.lock ./deploy.sh", ["./deploy.sh"]],
+    ["flock -n 9", []],
+    ["flock /tmp/l -c 'make build'", ["make build"]],
+    ["taskset -c 0-3 make -j4", ["make -j4"]],
+    ["taskset -p 0x3 1234", []],
+    ["chrt -f 99 ./rt-test", ["./rt-test"]],
+    ["chrt -m", []],
+    ["chroot --userspec app:app /srv/root /bin/sh -c make", ["make"]],
+    ["nsenter -t 1 -mn ip addr", ["ip addr"]],
+    ["unshare --net=/run/netns/x -r ip link", ["ip link"]],
+    ["prlimit -n1024 --as make", ["make"]],
+    ["pkexec --user root apt-get update", ["apt-get update"]],
+  ])("%j runs %j", (command, runs) => {
+    expect(denyOnly(command)).toEqual(runs);
+    expect(splitCommand(command).unreadable).toBe(false);
+  });
+
+  it("reads by guesses past an option it does not know, or an operand that may be one", () => {
+    // `--newer-option` is not util-linux 2.38's: each later word may be the command.
+    expect(denyOnly("flock --newer-option /tmp/l make")).toEqual(["/tmp/l make", "make"]);
+    expect(denyOnly('flock "$LOCK" make build')).toEqual(["make build", "build"]);
   });
 });
 
@@ -1070,6 +1131,14 @@ describe("ordinary commands stay readable", () => {
     ['runuser -u "$DEPLOY_USER" -- make release'],
     ['flock -n "$lock_fd" || exit 1'],
     ['flock "$LOCK" make build'],
+    // Session 19: options after which no command runs; each tool's operands.
+    ['taskset -cp 0-3 "$PID"'],
+    ["chrt -p 1234"],
+    ["prlimit --pid $$ --nofile"],
+    ['nsenter -t "$PID" -n ss -ltnp'],
+    ["flock -w 10 /tmp/deploy.lock ./deploy.sh"],
+    ['runuser -u "$APP_USER" -- npm start'],
+    ["script -qc 'npm test' /dev/null"],
     ["sudo --preserve-env=PATH apt-get install -y git curl wget jq ripgrep fd-find htop tmux vim"],
     ['files=(src/*.ts)\nfor f in "${files[@]}"; do wc -l "$f"; done'],
     ['declare -A ports=([web]=3000 [api]=4000)\necho "${ports[web]}"'],
