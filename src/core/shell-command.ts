@@ -2038,6 +2038,23 @@ interface WrapperSpec {
   readonly shell?: boolean;
 }
 
+/**
+ * A wrapper's options as its getopt call declares them: `short` as getopt's string (`w:` takes a
+ * value, `m::` an attached one only), `long` as names separated by blanks, with `=` after one
+ * that takes a value and `[=]` after one whose value is optional (`--mount[=FILE]`).
+ */
+function getopt(short: string, ...long: string[]): Pick<WrapperSpec, "valued" | "flags" | "optional"> {
+  const valued: string[] = [];
+  const flags: string[] = [];
+  const optional: string[] = [];
+  for (const [, letter, colons] of short.matchAll(/([^:])(:{0,2})/g))
+    [flags, valued, optional][(colons as string).length]?.push(`-${letter}`);
+  for (const [, name, value] of long.join(" ").matchAll(/(\S+?)(\[=\]|=)?(?=\s|$)/g)) {
+    (value === "[=]" ? optional : value === "=" ? valued : flags).push(`--${name}`);
+  }
+  return { valued, flags, optional };
+}
+
 const WRAPPERS: Readonly<Record<string, WrapperSpec>> = {
   timeout: {
     valued: ["-s", "--signal", "-k", "--kill-after"],
@@ -2081,126 +2098,76 @@ const DENY_ONLY_WRAPPERS: Readonly<Record<string, WrapperSpec>> = {
     assignments: true,
   },
   doas: { valued: ["-u", "-C"], flags: ["-n", "-s", "-L"], operands: 0 },
-  // util-linux 2.38's and coreutils 9.1's, from their getopt strings (each stops at its first word
-  // that is no option) and manuals. An option not listed here is read by guesses (below).
+  // util-linux 2.38's and coreutils 9.1's options, from the getopt strings (each stops at its first
+  // word that is no option) and long options' tables the binaries hold. An option not listed here
+  // (`--help`, one a later version adds) is read by guesses (wrappedCommands).
   flock: {
-    valued: ["-w", "--timeout", "--wait", "-E", "--conflict-exit-code"],
-    flags: ["-s", "--shared", "-x", "-e", "--exclusive", "-u", "--unlock", "-n", "--nonblocking"].concat([
-      "--nb",
-      "-o",
-      "--close",
-      "-F",
-      "--no-fork",
-      "--verbose",
-    ]),
     // FILE; then its command, or `-c SCRIPT` (wrappedScript); a descriptor alone runs nothing.
+    ...getopt(
+      "sexnoFuw:E:",
+      "shared exclusive unlock nonblocking nb timeout= wait= conflict-exit-code= close",
+      "no-fork verbose",
+    ),
     operands: 1,
   },
-  taskset: {
-    valued: [],
-    flags: ["-a", "--all-tasks", "-p", "--pid", "-c", "--cpu-list"],
-    operands: 1, // the mask
-    noCommand: ["-p", "--pid"],
-  },
+  taskset: { ...getopt("apc", "all-tasks pid cpu-list"), operands: 1, noCommand: ["-p", "--pid"] },
   chrt: {
-    valued: ["-T", "--sched-runtime", "-P", "--sched-period", "-D", "--sched-deadline"],
-    flags: ["-a", "--all-tasks", "-b", "--batch", "-d", "--deadline", "-f", "--fifo", "-i", "--idle"].concat([
-      "-o",
-      "--other",
-      "-r",
-      "--rr",
-      "-R",
-      "--reset-on-fork",
-      "-v",
-      "--verbose",
-      "-p",
-      "--pid",
-      "-m",
-      "--max",
-    ]),
+    ...getopt(
+      "abdD:fimopP:rRT:v",
+      "all-tasks batch deadline fifo idle max other pid rr reset-on-fork verbose",
+      "sched-runtime= sched-period= sched-deadline=",
+    ),
     // The priority, which util-linux 2.42 lets the policies without one leave out.
     operands: 1,
     operand: /^[+-]?\d+$/,
     noCommand: ["-p", "--pid", "-m", "--max"],
   },
-  chroot: { valued: ["--groups", "--userspec"], flags: ["--skip-chdir"], operands: 1, shell: true },
+  chroot: { ...getopt("", "groups= userspec= skip-chdir"), operands: 1, shell: true },
   nsenter: {
-    valued: ["-t", "--target", "-S", "--setuid", "-G", "--setgid", "-W", "--wdns"],
-    flags: ["-a", "--all", "--preserve-credentials", "-F", "--no-fork", "-Z", "--follow-context"],
-    optional: ["-m", "--mount", "-u", "--uts", "-i", "--ipc", "-n", "--net", "-p", "--pid"].concat([
-      "-C",
-      "--cgroup",
-      "-U",
-      "--user",
-      "-T",
-      "--time",
-      "-r",
-      "--root",
-      "-w",
-      "--wd",
-    ]),
+    // `--wdns` takes a value after `=` only, though `-W` takes the next word and the manual says so.
+    ...getopt(
+      "at:m::u::i::n::p::C::U::T::S:G:r::w::W:FZ",
+      "all target= setuid= setgid= preserve-credentials",
+      "mount[=] uts[=] ipc[=] net[=] pid[=] cgroup[=] user[=] time[=] root[=] wd[=] wdns[=]",
+      "no-fork follow-context",
+    ),
     operands: 0,
     shell: true,
   },
   unshare: {
-    valued: [
-      "-R",
-      "--root",
-      "-w",
-      "--wd",
-      "-S",
-      "--setuid",
-      "-G",
-      "--setgid",
-      "--map-user",
-      "--map-group",
-    ].concat(["--map-users", "--map-groups", "--propagation", "--setgroups", "--monotonic", "--boottime"]),
-    flags: ["-m", "-u", "-i", "-n", "-p", "-U", "-C", "-T", "-f", "--fork", "-r", "--map-root-user"].concat([
-      "-c",
-      "--map-current-user",
-      "--map-auto",
-      "--keep-caps",
-    ]),
-    optional: ["--mount", "--uts", "--ipc", "--net", "--pid", "--user", "--cgroup", "--time"].concat([
-      "--kill-child",
-      "--mount-proc",
-    ]),
+    ...getopt(
+      "fmuinpCTUrR:w:S:G:c",
+      "fork mount[=] uts[=] ipc[=] net[=] pid[=] user[=] cgroup[=] time[=]",
+      "mount-proc[=] kill-child[=] map-root-user map-current-user map-auto map-user= map-group=",
+      "map-users= map-groups= propagation= setgroups= keep-caps root= wd= setuid= setgid=",
+      "monotonic= boottime=",
+    ),
     operands: 0,
     shell: true,
   },
   setpriv: {
-    valued: ["--ambient-caps", "--inh-caps", "--bounding-set", "--ruid", "--euid", "--rgid", "--egid"].concat(
-      [
-        "--reuid",
-        "--regid",
-        "--groups",
-        "--securebits",
-        "--pdeathsig",
-        "--selinux-label",
-        "--apparmor-profile",
-      ],
+    ...getopt(
+      "d",
+      "dump list-caps nnp no-new-privs inh-caps= ambient-caps= bounding-set= ruid= euid=",
+      "rgid= egid= reuid= regid= clear-groups keep-groups init-groups groups= securebits=",
+      "pdeathsig= selinux-label= apparmor-profile= reset-env",
     ),
-    flags: ["--nnp", "--no-new-privs", "--clear-groups", "--keep-groups", "--init-groups", "--reset-env"],
     operands: 0,
+    noCommand: ["-d", "--dump", "--list-caps"],
   },
   prlimit: {
-    valued: ["-p", "--pid", "-o", "--output"],
-    flags: ["--noheadings", "--raw", "--verbose"],
     // Each limit, as `-n`, `-n1024`, `--nofile` or `--nofile=1024:2048`.
-    optional: ["-c", "--core", "-d", "--data", "-e", "--nice", "-f", "--fsize", "-i", "--sigpending"].concat(
-      ["-l", "--memlock", "-m", "--rss", "-n", "--nofile", "-q", "--msgqueue", "-r", "--rtprio", "-s"],
-      ["--stack", "-t", "--cpu", "-u", "--nproc", "-v", "--as", "-x", "--locks", "-y", "--rttime"],
+    ...getopt(
+      "c::d::e::f::i::l::m::n::q::r::s::t::u::v::x::y::p:o:",
+      "pid= output= noheadings raw verbose",
+      "core[=] data[=] nice[=] fsize[=] sigpending[=] memlock[=] rss[=] nofile[=] msgqueue[=]",
+      "rtprio[=] stack[=] cpu[=] nproc[=] as[=] locks[=] rttime[=]",
     ),
     operands: 0,
     noCommand: ["-p", "--pid"],
   },
   // polkit's: read word by word, no option after the first other word.
-  pkexec: {
-    valued: ["--user", "-u"],
-    flags: ["--disable-internal-agent", "--keep-cwd"],
-    operands: 0,
-    shell: true,
-  },
+  pkexec: { ...getopt("u:", "user= disable-internal-agent keep-cwd"), operands: 0, shell: true },
   // Each runs a command after options and operands of its own that are not modelled: every later
   // word that is no option is tried as it.
   ...Object.fromEntries(
@@ -2501,14 +2468,11 @@ const SCRIPT_SHELLS: ReadonlySet<string> = new Set(["su", "sg", "script", "runus
 
 /** su's and runuser's options (util-linux 2.38's getopt string), which they read in any order. */
 const SU_SPEC: WrapperSpec = {
-  valued: ["-c", "--command", "--session-command", "-g", "--group", "-G", "--supp-group", "-s"].concat([
-    "--shell",
-    "-u",
-    "--user",
-    "-w",
-    "--whitelist-environment",
-  ]),
-  flags: ["-f", "--fast", "-l", "--login", "-m", "-p", "--preserve-environment", "-P", "--pty"],
+  ...getopt(
+    "c:fg:G:lmpPs:u:w:",
+    "command= session-command= fast group= supp-group= login pty shell= user= preserve-environment",
+    "whitelist-environment=",
+  ),
   operands: 0,
 };
 

@@ -991,6 +991,7 @@ describe("what a wrapper runs", () => {
     ['c=rm; chroot / "$c" -rf /', "chroot NEWROOT COMMAND"],
     ['c=rm; nsenter -t 1 -m "$c" -rf /', "nsenter's -m takes an attached value only"],
     ['c=rm; unshare -r --mount "$c" -rf /', "unshare's --mount takes a value after = only"],
+    ["nsenter -t 1 --wdns rm -rf /", "nsenter's --wdns takes a value after = only (-W takes the next word)"],
     ['c=rm; setpriv --reuid 0 --init-groups "$c" -rf /', "setpriv's options"],
     ['c=rm; prlimit --nofile=64 -n "$c" -rf /', "prlimit's limits take attached values only"],
     ['c=rm; pkexec --user root "$c" -rf /', "pkexec --user USER"],
@@ -1072,6 +1073,7 @@ describe("wrappers read by their own grammar (session 19)", () => {
     ["unshare --net=/run/netns/x -r ip link", ["ip link"]],
     ["prlimit -n1024 --as make", ["make"]],
     ["pkexec --user root apt-get update", ["apt-get update"]],
+    ["setpriv --dump", []],
   ])("%j runs %j", (command, runs) => {
     expect(denyOnly(command)).toEqual(runs);
     expect(splitCommand(command).unreadable).toBe(false);
