@@ -2171,7 +2171,7 @@ const DENY_ONLY_WRAPPERS: Readonly<Record<string, WrapperSpec>> = {
   // Each runs a command after options and operands of its own that are not modelled: every later
   // word that is no option is tried as it.
   ...Object.fromEntries(
-    ["strace", "systemd-run", "runuser", "su", "sg", "script", "parallel", "jobs"].map((name) => [
+    ["strace", "systemd-run", "parallel", "jobs"].map((name) => [
       name,
       { valued: [], flags: [], operands: 0, guessOnly: true },
     ]),
@@ -2477,16 +2477,24 @@ const SU_SPEC: WrapperSpec = {
 };
 
 /**
- * su's and runuser's options, each with its value (or ""), read in any order up to `--` (`su root
- * -c make`, `runuser make -u app`: getopt moves the options first). Undefined on one not known:
- * they fail on it.
+ * su's and runuser's options, each with its value (or ""), and their other words (after `--` all
+ * of them), read as getopt reads them, which moves the options first (`su root -c make`, `runuser
+ * make -u app`). `moves`: an option or its value may be no word or several (`runuser -u $U make`).
+ * Undefined on an option not known: they fail on it.
  */
-function suOptions(args: readonly Word[], at: number): { name: string; value: string }[] | undefined {
+function suOptions(args: readonly Word[], at: number): SuWords | undefined {
   const options: { name: string; value: string }[] = [];
+  const words: Word[] = [];
+  let moves = false;
   for (let i = at + 1; i < args.length; ) {
-    const arg = (args[i] as Word).text;
-    if (arg === "--") break;
+    const word = args[i] as Word;
+    const arg = word.text;
+    if (arg === "--") {
+      words.push(...args.slice(i + 1));
+      break;
+    }
     if (!arg.startsWith("-") || arg === "-") {
+      words.push(word);
       i += 1;
       continue;
     }
@@ -2498,11 +2506,19 @@ function suOptions(args: readonly Word[], at: number): { name: string; value: st
         ? ""
         : arg.slice(eq + 1)
       : arg.slice(option.names.length + 1);
-    const value = option.width === 2 ? (args[i + 1]?.text ?? "") : attached;
+    const next = option.width === 2 ? args[i + 1] : undefined;
+    moves ||= mayVanish(word) || (next !== undefined && mayVanish(next));
+    const value = option.width === 2 ? (next?.text ?? "") : attached;
     for (const name of option.names) options.push({ name, value: name === option.names.at(-1) ? value : "" });
     i += option.width;
   }
-  return options;
+  return { options, words, moves };
+}
+
+interface SuWords {
+  readonly options: readonly { readonly name: string; readonly value: string }[];
+  readonly words: readonly Word[];
+  readonly moves: boolean;
 }
 
 /**
@@ -2510,7 +2526,7 @@ function suOptions(args: readonly Word[], at: number): { name: string; value: st
  * `-u` it is su. It fails on an option not known.
  */
 function runuserUser(args: readonly Word[], at: number): boolean {
-  return suOptions(args, at)?.some((o) => o.name === "-u" || o.name === "--user") ?? true;
+  return suOptions(args, at)?.options.some((o) => o.name === "-u" || o.name === "--user") ?? true;
 }
 
 /** The test command's names: programs, though they are brackets. */
@@ -2552,10 +2568,19 @@ function wrappedCommands(args: readonly Word[], at: number): Wrapped {
     const starts = at + 1 < args.length ? (named ? [at + 1, at + 2] : [at + 1]) : [];
     return { commands: starts.map((start) => args.slice(start)), guesses: [], unsure: false };
   }
+  if (optionRunsProgram(name, args, at)) return UNSURE;
+  // su, sg and script run their script (wrappedScript) and no command: the words after su's user
+  // are its shell's arguments, sg drops those after its command, script's operand is its log.
+  // runuser is su, unless given `-u USER`: then it runs its words that are no options.
+  if (SCRIPT_SHELLS.has(name)) {
+    const read = name === "runuser" ? suOptions(args, at) : undefined;
+    if (read === undefined || !read.options.some((o) => o.name === "-u" || o.name === "--user")) return NONE;
+    if (read.moves) return UNSURE;
+    return { commands: read.words.length > 0 ? [read.words] : [], guesses: [], unsure: false };
+  }
   const denyOnly = DENY_ONLY_WRAPPERS[name];
   const spec = denyOnly ?? WRAPPERS[name] ?? (name === "env" ? ENV_SPEC : undefined);
   if (spec === undefined) return NONE;
-  if (spec.guessOnly && optionRunsProgram(name, args, at)) return UNSURE;
   const start = spec.guessOnly ? undefined : skipOptions(args, at, spec);
   if (start?.none) return NONE;
   if (start?.moves) return UNSURE;
@@ -2580,14 +2605,14 @@ function wrappedCommands(args: readonly Word[], at: number): Wrapped {
   for (let j = start?.command ?? at + 1; j < args.length; j += 1) {
     const word = args[j] as Word;
     // Before the first guess, a word that may be no word or several may make the command's
-    // program (`xargs -P$(…) -rf /`, `runuser -u $U make`): as skipOptions' `moves`.
+    // program (`xargs -P$(…) -rf /`, `strace -e $E make`): as skipOptions' `moves`.
     if (guesses.length === 0 && mayVanish(word)) return UNSURE;
     if (word.text.startsWith("-")) continue;
     const expands = word.kind === "glob" || /[$`]/.test(word.text);
-    // An operand of a wrapper whose operands are not modelled (`runuser -u "$U" make`). These
-    // take one before their command at most: of two before the first guess, one is the program
-    // (`runuser -u "$U" "$CMD" …`). An expansion that is the program after an operand or an
-    // option's value is not seen (`runuser -u root "$CMD"`): which it is needs the tool's grammar.
+    // An operand of a wrapper whose operands are not modelled (`strace -p "$PID"`). These take
+    // one before their command at most: of two before the first guess, one is the program
+    // (`strace -e "$E" "$CMD" …`). An expansion that is the program after an operand or an
+    // option's value is not seen (`strace -s 200 "$CMD"`): that needs the tool's grammar.
     if (spec.guessOnly && expands) {
       if (guesses.length === 0 && ++passed > 1) return UNSURE;
       continue;
@@ -2623,7 +2648,9 @@ function optionRunsProgram(name: string, args: readonly Word[], at: number): boo
   if (name === "su" || name === "runuser") {
     // A shell by its absolute path: runuser and su do not search PATH (`-s bash` runs ./bash).
     const shell = (value: string) => value.startsWith("/") && SHELLS.has(programName(value));
-    return (suOptions(args, at) ?? []).some((o) => ["-s", "--shell"].includes(o.name) && !shell(o.value));
+    return (suOptions(args, at)?.options ?? []).some(
+      (o) => ["-s", "--shell"].includes(o.name) && !shell(o.value),
+    );
   }
   if (name !== "systemd-run") return false;
   return (

@@ -996,6 +996,9 @@ describe("what a wrapper runs", () => {
     ['c=rm; prlimit --nofile=64 -n "$c" -rf /', "prlimit's limits take attached values only"],
     ['c=rm; pkexec --user root "$c" -rf /', "pkexec --user USER"],
     ['c=rm; L=-n; flock "$L" /tmp/l "$c" -rf /', "an operand may be an option at run time"],
+    ['c=rm; runuser -u root "$c" -- -rf /', "runuser -u USER COMMAND (it fails on -rf before --)"],
+    ["v='root rm'; runuser -u $v -- -rf /", "runuser's value that splits"],
+    ["runuser -- rm -rf / -u root", "runuser reads its options in any order, up to --"],
     ["C=; prlimit -o $C --pid 1 rm -rf /", "a value that vanishes takes --pid as -o's"],
     // With no command, these start a shell, which reads stdin.
     ["echo 'rm -rf /' | chroot /", "chroot with no command runs a shell"],
@@ -1074,6 +1077,11 @@ describe("wrappers read by their own grammar (session 19)", () => {
     ["prlimit -n1024 --as make", ["make"]],
     ["pkexec --user root apt-get update", ["apt-get update"]],
     ["setpriv --dump", []],
+    ["su - deploy -c './restart.sh' extra", ["./restart.sh"]],
+    ["runuser -u app -- make -j4", ["make -j4"]],
+    ["runuser make -u app", ["make"]],
+    ["sg docker 'docker ps' x", ["docker ps"]],
+    ["script -qc 'npm test' /dev/null", ["npm test"]],
   ])("%j runs %j", (command, runs) => {
     expect(denyOnly(command)).toEqual(runs);
     expect(splitCommand(command).unreadable).toBe(false);
