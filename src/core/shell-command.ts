@@ -2031,7 +2031,8 @@ interface WrapperSpec {
   readonly noCommand?: readonly string[];
   /**
    * What the operand looks like when it is there: chrt's priority, a number, which util-linux 2.42
-   * lets the policies without one leave out. Another word is the command.
+   * lets the policies without one leave out. Another word may be the command (or a number in a
+   * form not foreseen here): each word from it on is tried as the command's start.
    */
   readonly operand?: RegExp;
   /** With no command, it starts a shell, which reads its commands from stdin (`… | chroot /srv`). */
@@ -2119,7 +2120,7 @@ const DENY_ONLY_WRAPPERS: Readonly<Record<string, WrapperSpec>> = {
     ),
     // The priority, which util-linux 2.42 lets the policies without one leave out.
     operands: 1,
-    operand: /^[+-]?\d+$/,
+    operand: /^\s*[+-]?\d+$/, // as strtoimax reads it, after blanks
     noCommand: ["-p", "--pid", "-m", "--max"],
   },
   chroot: { ...getopt("", "groups= userspec= skip-chdir"), operands: 1, shell: true },
@@ -3208,6 +3209,9 @@ function noteAssignment(assignment: Word, out: Output): void {
   if (name !== undefined && !name.startsWith("PS") && CODE_VARIABLES.test(name)) markUnreadable(out);
   // ENV is the start-up script of an interactive sh: unreadable when it is stdin.
   if (name === "ENV" && readsStdin(word.slice(4))) markUnreadable(out);
+  // SHELL is the program flock's and script's `-c` and su's `-m` run: a shell, or none can be named.
+  const value = word.slice(word.indexOf("=") + 1);
+  if (name === "SHELL" && (expands || (value !== "" && !SHELLS.has(programName(value))))) markUnreadable(out);
 }
 
 /**
@@ -3336,9 +3340,10 @@ function skipOptions(args: readonly Word[], at: number, spec: WrapperSpec): Comm
   const operands = args.slice(i, i + spec.operands);
   moves ||= operands.some(mayVanish);
   const shifts = operands.some((w) => w.kind === "glob" || /[$`{]/.test(w.text));
+  // A word that may not be the operand may be the command: each word from it on is tried.
   const first = operands[0];
   if (spec.operand !== undefined && first !== undefined && !spec.operand.test(first.text))
-    return { command: i, moves, shifts, none };
+    return { command: i, moves, shifts: true, none };
   return { command: i + spec.operands, moves, shifts, none };
 }
 

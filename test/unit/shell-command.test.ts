@@ -988,6 +988,10 @@ describe("what a wrapper runs", () => {
     ['c=rm; taskset -c 0 "$c" -rf /', "taskset's -c is a flag, then the mask"],
     ['c=rm; chrt -f 10 "$c" -rf /', "chrt PRIORITY COMMAND"],
     ["chrt -o rm -rf /", "util-linux 2.42 lets SCHED_OTHER leave the priority out"],
+    // A review's (session 19): strtoimax skips blanks before a number; nsenter's --wdns.
+    ["chrt -o ' 0' rm -rf /", "a priority after blanks"],
+    ["chrt -f $'\\t1' rm -rf /", "a priority after a tab"],
+    ["echo rm | xargs chrt -o ' 0'", "xargs' input is chrt's command"],
     ['c=rm; chroot / "$c" -rf /', "chroot NEWROOT COMMAND"],
     ['c=rm; nsenter -t 1 -m "$c" -rf /', "nsenter's -m takes an attached value only"],
     ['c=rm; unshare -r --mount "$c" -rf /', "unshare's --mount takes a value after = only"],
@@ -1040,6 +1044,11 @@ describe("options of guess-only wrappers that run a program (a third review, ses
     ["systemd-run --user --scope ls -S", false],
     ["su root -c make -s /tmp/x", true],
     ["su -l --shell=/bin/bash -c make root", false],
+    // A review's (session 19): SHELL is what flock's and script's -c and su's -m run.
+    ["SHELL=/tmp/x/rm flock /tmp/l -c true", true],
+    ["export SHELL=./zz; script -qc true /dev/null", true],
+    ['env SHELL="$S" su -m -c true', true],
+    ["SHELL=/bin/bash script -qc 'npm test' /dev/null", false],
   ])("%j: unreadable %s", (command, unreadable) => {
     expect(splitCommand(command).unreadable).toBe(unreadable);
   });
