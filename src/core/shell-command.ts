@@ -2923,7 +2923,7 @@ function maySplit(word: Word): boolean {
  */
 function mayVanish(word: Word): boolean {
   if (word.kind === "redirect") return false;
-  return word.kind === "glob" || braceList(word.text) || (/[$`]/.test(word.text) && word.quoted !== true);
+  return word.kind === "glob" || braceList(word.text) || maySplit(word);
 }
 
 const OPENER_TEXT = [...FIND_EXEC, ...FD_EXEC];
@@ -3297,9 +3297,8 @@ interface CommandStart {
 function argumentMayMove(word: Word): boolean {
   const name = word.text.slice(0, word.text.indexOf("="));
   if (/[*?[{$`~]/.test(name)) return true;
-  return (
-    word.kind !== "redirect" && /[$`]/.test(word.text) && !(word.kind === "word" && word.quoted === true)
-  );
+  // A pattern's word does not say whether its `$` came from quotes: any counts.
+  return word.kind === "glob" ? /[$`]/.test(word.text) : maySplit(word);
 }
 
 /** A `NAME=value` argument as env and sudo take it: any name (`a.b=1`), not an option. */

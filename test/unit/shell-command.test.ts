@@ -1150,6 +1150,10 @@ describe("ordinary commands stay readable", () => {
     ['runuser -u "$DEPLOY_USER" -- make release'],
     ['flock -n "$lock_fd" || exit 1'],
     ['flock "$LOCK" make build'],
+    // Session 19: a `$` in single quotes expands nothing, so it splits nothing.
+    ["env PS4='+ $0:$LINENO: ' bash -x deploy.sh"],
+    ["env PROMPT_TEMPLATE='$USER@$HOST' ./app"],
+    ["timeout -s 'TERM$' 10 make"],
     // Session 19: options after which no command runs; each tool's operands.
     ['taskset -cp 0-3 "$PID"'],
     ["chrt -p 1234"],
