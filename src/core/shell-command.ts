@@ -2167,15 +2167,39 @@ const DENY_ONLY_WRAPPERS: Readonly<Record<string, WrapperSpec>> = {
     operands: 0,
     noCommand: ["-p", "--pid"],
   },
+  // strace 6.1's: its command is optional with `-p PID` (optionRunsProgram reads its `-o |CMD`).
+  strace: {
+    ...getopt(
+      "a:Ab:cCdDe:E:fFiI:kno:O:p:P:qrs:S:tTu:U:vwxX:yYzZ",
+      "columns= output-append-mode detach-on= summary-only summary debug daemonize[=] daemonised[=]",
+      "daemonized[=] env= follow-forks output-separately instruction-pointer interruptible= stack-traces",
+      "syscall-number output= summary-syscall-overhead= attach= trace-path= relative-timestamps[=]",
+      "string-limit= summary-sort-by= absolute-timestamps[=] timestamps[=] syscall-times[=] user=",
+      "summary-columns= no-abbrev summary-wall-clock strings-in-hex[=] const-print-style= pidns-translation",
+      "successful-only failed-only failing-only seccomp-bpf tips[=] trace= abbrev= verbose= raw= signals=",
+      "status= read= write= fault= inject= kvm= quiet[=] silent[=] silence[=] decode-fds[=] decode-pids=",
+      "secontext[=]",
+    ),
+    operands: 0,
+  },
+  // systemd 252's (optionRunsProgram reads its `-S` and Exec properties).
+  "systemd-run": {
+    ...getopt(
+      "rH:M:E:p:tPqGdSu:",
+      "user system scope unit= description= slice= slice-inherit remain-after-exit send-sighup host=",
+      "machine= service-type= wait uid= gid= nice= setenv= property= tty pty pipe quiet on-active= on-boot=",
+      "on-startup= on-unit-active= on-unit-inactive= on-calendar= on-timezone-change on-clock-change",
+      "timer-property= path-property= socket-property= no-block no-ask-password collect working-directory=",
+      "same-dir shell",
+    ),
+    operands: 0,
+  },
   // polkit's: read word by word, no option after the first other word.
   pkexec: { ...getopt("u:", "user= disable-internal-agent keep-cwd"), operands: 0, shell: true },
   // Each runs a command after options and operands of its own that are not modelled: every later
   // word that is no option is tried as it.
   ...Object.fromEntries(
-    ["strace", "systemd-run", "parallel", "jobs"].map((name) => [
-      name,
-      { valued: [], flags: [], operands: 0, guessOnly: true },
-    ]),
+    ["parallel", "jobs"].map((name) => [name, { valued: [], flags: [], operands: 0, guessOnly: true }]),
   ),
   setsid: { valued: [], flags: ["-c", "--ctty", "-f", "--fork", "-w", "--wait"], operands: 0 },
   ionice: { valued: ["-c", "--class", "-n", "--classdata"], flags: ["-t", "--ignore"], operands: 0 },
@@ -2640,11 +2664,7 @@ function optionRunsProgram(name: string, args: readonly Word[], at: number): boo
   if (name === "strace") {
     // The traced command's own `-o` is not strace's (`strace -f gcc -o out main.c`).
     const pipes = (value: string) => /^[|!$`]/.test(value);
-    return someOption(
-      words,
-      STRACE_VALUED,
-      (o, value) => (o === "-o" || o.startsWith("--o")) && pipes(value),
-    );
+    return someOption(words, name, (o, value) => (o === "-o" || o.startsWith("--o")) && pipes(value));
   }
   if (name === "su" || name === "runuser") {
     // A shell by its absolute path: runuser and su do not search PATH (`-s bash` runs ./bash).
@@ -2656,40 +2676,27 @@ function optionRunsProgram(name: string, args: readonly Word[], at: number): boo
   if (name !== "systemd-run") return false;
   return (
     words.some((text) => /Exec[A-Za-z]*=/.test(text)) ||
-    someOption(words, "HMEpu", (o) => o === "-S" || /^--sh(?:e|el|ell)?$/.test(o), SYSTEMD_RUN_FLAGS)
+    someOption(words, name, (o) => o === "-S" || /^--sh(?:e|el|ell)?$/.test(o))
   );
 }
 
-/** systemd-run's long options that take no value (systemd 252's). */
-const SYSTEMD_RUN_FLAGS = ["--user", "--system", "--scope", "--slice-inherit", "--no-block", "--wait"].concat(
-  [
-    "--remain-after-exit",
-    "--send-sighup",
-    "--same-dir",
-    "--pty",
-    "--pipe",
-    "--quiet",
-    "--collect",
-    "--shell",
-  ],
-  ["--no-ask-password", "--on-timezone-change", "--on-clock-change"],
-);
-
-/** strace's own options' letters that take a value, as `-o FILE` or `-oFILE`. */
-const STRACE_VALUED = "abeEIoOpPsSuUX";
-
 /**
- * Whether one of a tool's options passes `test`, read up to its first word that is no option.
- * `valued`: the letters of its short options that take a value, as `-o FILE` or `-oFILE`. A long
- * option without `=` and not in `longFlags` is read both ways: the next word is its value, unless
+ * Whether one of a wrapper's options passes `test`, read up to its first word that is no option,
+ * its short ones by its table (DENY_ONLY_WRAPPERS). A long option without `=` that is no flag there
+ * (a prefix, or one a later version adds) is read both ways: the next word is its value, unless
  * it is an option (`strace --follow-forks -o '|cmd'`), then read as one.
  */
 function someOption(
   words: readonly string[],
-  valued: string,
+  name: string,
   test: (option: string, value: string) => boolean,
-  longFlags: readonly string[] = [],
 ): boolean {
+  const spec = DENY_ONLY_WRAPPERS[name] as WrapperSpec;
+  const valued = spec.valued
+    .filter((o) => o.length === 2)
+    .map((o) => o.charAt(1))
+    .join("");
+  const longFlags = spec.flags;
   for (let k = 0; k < words.length; k += 1) {
     const text = words[k] as string;
     if (text === "--" || !text.startsWith("-") || text === "-") return false;

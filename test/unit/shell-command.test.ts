@@ -1003,6 +1003,10 @@ describe("what a wrapper runs", () => {
     ['c=rm; runuser -u root "$c" -- -rf /', "runuser -u USER COMMAND (it fails on -rf before --)"],
     ["v='root rm'; runuser -u $v -- -rf /", "runuser's value that splits"],
     ["runuser -- rm -rf / -u root", "runuser reads its options in any order, up to --"],
+    ['c=rm; strace -s 200 "$c" -rf /', "strace's -s takes a value"],
+    ['c=rm; strace -o /dev/null "$c" -rf /', "strace's -o takes a value"],
+    ['c=rm; systemd-run --user --scope -p MemoryMax=1G "$c" -rf /', "systemd-run's options"],
+    ['O=rm; strace "$O" -rf /', "an option made at run time may be no option"],
     ["C=; prlimit -o $C --pid 1 rm -rf /", "a value that vanishes takes --pid as -o's"],
     // With no command, these start a shell, which reads stdin.
     ["echo 'rm -rf /' | chroot /", "chroot with no command runs a shell"],
@@ -1091,6 +1095,9 @@ describe("wrappers read by their own grammar (session 19)", () => {
     ["runuser make -u app", ["make"]],
     ["sg docker 'docker ps' x", ["docker ps"]],
     ["script -qc 'npm test' /dev/null", ["npm test"]],
+    ["strace -c -f -e trace=network curl -s http://localhost:3000", ["curl -s http://localhost:3000"]],
+    ['strace -fp "$PID" -e trace=write', []],
+    ["systemd-run --user --unit build --scope make -j4", ["make -j4"]],
   ])("%j runs %j", (command, runs) => {
     expect(denyOnly(command)).toEqual(runs);
     expect(splitCommand(command).unreadable).toBe(false);
