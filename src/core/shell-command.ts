@@ -325,7 +325,7 @@ const ESCAPED_CLOSE = /\\(?:x5[dD]|0?[15]?35|[uU]0*5[dD])/g;
  * an alias, `BASH_CMDS[ls]=…` what `ls` runs), read on the whole text.
  */
 const CODE_VARIABLE =
-  /\$\{(?:(?:PS[0-4]|PROMPT_COMMAND|BASH_ENV|BASH_COMPAT)(?:\[[^\]]*\])?|![A-Za-z_][A-Za-z0-9_]*):?=|(?:BASH_ALIASES|BASH_CMDS)\[/;
+  /\$\{(?:(?:PS[0-4]|PROMPT_COMMAND|BASH_ENV|BASH_COMPAT|SHELL)(?:\[[^\]]*\])?|![A-Za-z_][A-Za-z0-9_]*):?=|(?:BASH_ALIASES|BASH_CMDS)\[/;
 
 /**
  * The variables bash runs or expands as code (prompts, PROMPT_COMMAND, BASH_ENV) or as aliases and
@@ -409,9 +409,14 @@ function setsCodeVariable(command: string, args: readonly Word[], at: number): b
   return names.some((word) => {
     const name = word.text.split("=", 1)[0] as string;
     const plain = PLAIN_NAME.exec(name);
-    // A prompt declared with its value (`export PS1='(venv) $PS1'`): noteAssignment judges the value.
-    const prompt = DECLARATIONS.has(command) && word.text.includes("=") && /^PS[0-4]$/.test(name);
-    if (plain !== null) return CODE_VARIABLES.test(plain[1] as string) && !prompt;
+    // A prompt or SHELL declared with its value (`export PS1='(venv) $PS1'`): noteAssignment judges
+    // the value. SHELL set otherwise (`read SHELL`) may name any program (noteAssignment).
+    const judged =
+      DECLARATIONS.has(command) && word.text.includes("=") && /^(?:PS[0-4]|SHELL|ENV)$/.test(name);
+    if (plain !== null)
+      return (
+        (CODE_VARIABLES.test(plain[1] as string) || /^(?:SHELL|ENV)$/.test(plain[1] as string)) && !judged
+      );
     // A pattern or brace list may make any name; an expansion is read only where it is glued to
     // one of those names (`export $(cat .env)` sets names from a file, as `source .env` does).
     return /[{*?[]/.test(name) || (/[$`]/.test(name) && CODE_VARIABLE_IN.test(name.replace(/[$`"']/g, "")));
@@ -2488,6 +2493,14 @@ function readsStdin(file: string): boolean {
   return /^(?:dev\/(?:stdin|fd\/\d+)|proc\/[^/]+\/(?:task\/[^/]+\/)?fd\/\d+)$/.test(path);
 }
 
+/**
+ * A shell by its absolute path (`/bin/bash`, `/opt/homebrew/bin/zsh`): su and script do not search
+ * PATH for `-s SHELL` or SHELL (`SHELL=bash` runs ./bash), and flock searches a PATH that may change.
+ */
+function shellByPath(value: string): boolean {
+  return value.startsWith("/") && SHELLS.has(value.slice(value.lastIndexOf("/") + 1));
+}
+
 /** The wrappers that run a shell when given no script (`-c`, sg's command). */
 const SCRIPT_SHELLS: ReadonlySet<string> = new Set(["su", "sg", "script", "runuser"]);
 
@@ -2501,14 +2514,25 @@ const SU_SPEC: WrapperSpec = {
   operands: 0,
 };
 
+/** script's (util-linux 2.38's), which it reads in any order as well. */
+const SCRIPT_SPEC: WrapperSpec = {
+  ...getopt(
+    "aB:c:eE:fI:O:o:qm:T:t::",
+    "append command= echo= flush force log-in= log-io= log-out= log-timing= logging-format= output-limit=",
+    "quiet return timing[=]",
+  ),
+  operands: 0,
+};
+
 /**
- * su's and runuser's options, each with its value (or ""), and their other words (after `--` all
- * of them), read as getopt reads them, which moves the options first (`su root -c make`, `runuser
- * make -u app`). `moves`: an option or its value may be no word or several (`runuser -u $U make`).
- * Undefined on an option not known: they fail on it.
+ * The options of a wrapper that reads them in any order (su, runuser, script), each with its value
+ * (or "") and the word that holds it, and its other words (after `--` all of them), read as getopt
+ * reads them, which moves the options first (`su root -c make`, `runuser make -u app`). `moves`: an
+ * option or its value may be no word or several (`runuser -u $U make`). Undefined on an option
+ * not known: the tool fails on it.
  */
-function suOptions(args: readonly Word[], at: number): SuWords | undefined {
-  const options: { name: string; value: string }[] = [];
+function permutedOptions(args: readonly Word[], at: number, spec: WrapperSpec): Permuted | undefined {
+  const options: Permuted["options"][number][] = [];
   const words: Word[] = [];
   let moves = false;
   for (let i = at + 1; i < args.length; ) {
@@ -2523,7 +2547,7 @@ function suOptions(args: readonly Word[], at: number): SuWords | undefined {
       i += 1;
       continue;
     }
-    const option = readOption(arg, SU_SPEC);
+    const option = readOption(arg, spec);
     if (option === undefined) return undefined;
     const eq = arg.indexOf("=");
     const attached = arg.startsWith("--")
@@ -2533,15 +2557,19 @@ function suOptions(args: readonly Word[], at: number): SuWords | undefined {
       : arg.slice(option.names.length + 1);
     const next = option.width === 2 ? args[i + 1] : undefined;
     moves ||= mayVanish(word) || (next !== undefined && mayVanish(next));
+    const holder = option.width === 2 ? next : word;
     const value = option.width === 2 ? (next?.text ?? "") : attached;
-    for (const name of option.names) options.push({ name, value: name === option.names.at(-1) ? value : "" });
+    for (const name of option.names)
+      options.push(
+        name === option.names.at(-1) ? { name, value, ...(holder && { word: holder }) } : { name, value: "" },
+      );
     i += option.width;
   }
   return { options, words, moves };
 }
 
-interface SuWords {
-  readonly options: readonly { readonly name: string; readonly value: string }[];
+interface Permuted {
+  readonly options: readonly { readonly name: string; readonly value: string; readonly word?: Word }[];
   readonly words: readonly Word[];
   readonly moves: boolean;
 }
@@ -2551,7 +2579,9 @@ interface SuWords {
  * `-u` it is su. It fails on an option not known.
  */
 function runuserUser(args: readonly Word[], at: number): boolean {
-  return suOptions(args, at)?.options.some((o) => o.name === "-u" || o.name === "--user") ?? true;
+  return (
+    permutedOptions(args, at, SU_SPEC)?.options.some((o) => o.name === "-u" || o.name === "--user") ?? true
+  );
 }
 
 /** The test command's names: programs, though they are brackets. */
@@ -2598,7 +2628,7 @@ function wrappedCommands(args: readonly Word[], at: number): Wrapped {
   // are its shell's arguments, sg drops those after its command, script's operand is its log.
   // runuser is su, unless given `-u USER`: then it runs its words that are no options.
   if (SCRIPT_SHELLS.has(name)) {
-    const read = name === "runuser" ? suOptions(args, at) : undefined;
+    const read = name === "runuser" ? permutedOptions(args, at, SU_SPEC) : undefined;
     if (read === undefined || !read.options.some((o) => o.name === "-u" || o.name === "--user")) return NONE;
     if (read.moves) return UNSURE;
     return { commands: read.words.length > 0 ? [read.words] : [], guesses: [], unsure: false };
@@ -2667,10 +2697,8 @@ function optionRunsProgram(name: string, args: readonly Word[], at: number): boo
     return someOption(words, name, (o, value) => (o === "-o" || o.startsWith("--o")) && pipes(value));
   }
   if (name === "su" || name === "runuser") {
-    // A shell by its absolute path: runuser and su do not search PATH (`-s bash` runs ./bash).
-    const shell = (value: string) => value.startsWith("/") && SHELLS.has(programName(value));
-    return (suOptions(args, at)?.options ?? []).some(
-      (o) => ["-s", "--shell"].includes(o.name) && !shell(o.value),
+    return (permutedOptions(args, at, SU_SPEC)?.options ?? []).some(
+      (o) => ["-s", "--shell"].includes(o.name) && !shellByPath(o.value),
     );
   }
   if (name !== "systemd-run") return false;
@@ -2884,6 +2912,8 @@ function findCommands(find: boolean, args: readonly Word[], at: number): Wrapped
     const opener = (w: Word, k: number) =>
       openers.has(w.text) || (mayBecome(w, OPENER_TEXT) && k + 1 < run.length);
     if (early >= 0 && run.some((w, k) => k > early && opener(w, k))) unsure = true;
+    // So does a word that may be several, which may hold both (`b='; -exec rm'; find . -exec echo $b \;`).
+    if (run.some(maySplit)) unsure = true;
     if (run.length > 0) commands.push(placeholders(run));
     j = end;
   }
@@ -3103,7 +3133,12 @@ function peel(args: readonly Word[], at: number, out: Output, prefix: boolean): 
   // bash expands no pattern in an assignment's value (`logs=*.log`, `files=(src/*.ts)`), where
   // it reads one: before the command, not after a wrapper (`nohup x=* …` runs what `x=*` matches).
   if (ASSIGNMENT.test(first.text) && (first.kind === "word" || prefix)) {
-    noteAssignment(first, out);
+    // Into the environment of a command it stands before (`ENV=… sh -i`), not a statement of its own.
+    noteAssignment(
+      first,
+      out,
+      args.slice(at + 1).some((w) => !ASSIGNMENT.test(w.text)),
+    );
     return { at: at + 1 };
   }
   if (first.kind !== "word") return undefined;
@@ -3153,8 +3188,10 @@ function peel(args: readonly Word[], at: number, out: Output, prefix: boolean): 
   // `export PATH=/tmp/x; npm test` sets for the subcommands after it what `PATH=/tmp/x npm test`
   // sets for one: the same assignments are opaque here. It is recorded as a command of its own.
   if (DECLARATIONS.has(name)) {
+    // (`local ENV="$1"` exports nothing; `export`, `declare -x` and an option made at run time may.)
+    const exports = name === "export" || args.slice(at + 1).some((w) => /^[-+][^-]*[x$`]/.test(w.text));
     for (const arg of args.slice(at + 1)) {
-      if (ASSIGNMENT.test(arg.text)) noteAssignment(arg, out);
+      if (ASSIGNMENT.test(arg.text)) noteAssignment(arg, out, exports);
       // `declare -a 'x=($(rm -rf /))'`: a quoted compound value is read again, its expansions and
       // what they print (`"x=($(echo '$(rm -rf /)'))"`) expanded. An unquoted one the scan read.
       if (arg.kind !== "redirect" && !arg.array && /=\(.*(?:\$\(|`)/.test(arg.text)) markUnreadable(out);
@@ -3189,7 +3226,7 @@ const SAFE_PROMPT =
  * `NAME=value`: opaque unless NAME is safe and the value holds no expansion. A quoted value is
  * not expanded at the assignment, but `${!TERM}` or `$[CI]` later would evaluate a `$(…)` in it.
  */
-function noteAssignment(assignment: Word, out: Output): void {
+function noteAssignment(assignment: Word, out: Output, exported = true): void {
   const word = assignment.text;
   const name = ASSIGNMENT.exec(word)?.[1];
   // A value that is a subscript with code, spelt across quotes (`x='a[$''(…)]'`), for `$((x))`.
@@ -3214,11 +3251,14 @@ function noteAssignment(assignment: Word, out: Output): void {
     markUnreadable(out);
   // The alias and command tables: `BASH_ALIASES=([b]='rm')`, then `b -rf /` on a later line.
   if (name !== undefined && !name.startsWith("PS") && CODE_VARIABLES.test(name)) markUnreadable(out);
-  // ENV is the start-up script of an interactive sh: unreadable when it is stdin.
-  if (name === "ENV" && readsStdin(word.slice(4))) markUnreadable(out);
+  // ENV is the start-up script of an interactive sh: unreadable when it is stdin, or when its value,
+  // which sh expands at start-up, holds a `$` or backquote even from quotes (`env ENV='$(…)' sh
+  // -i`). Not a statement of its own (`--env) ENV="$2"`): that sets a shell variable.
+  if (name === "ENV" && (readsStdin(word.slice(4)) || (exported && /[$`]/.test(word.slice(4)))))
+    markUnreadable(out);
   // SHELL is the program flock's and script's `-c` and su's `-m` run: a shell, or none can be named.
   const value = word.slice(word.indexOf("=") + 1);
-  if (name === "SHELL" && (expands || (value !== "" && !SHELLS.has(programName(value))))) markUnreadable(out);
+  if (name === "SHELL" && (expands || (value !== "" && !shellByPath(value)))) markUnreadable(out);
 }
 
 /**
@@ -3500,7 +3540,30 @@ const COMMAND_OPTION_WRAPPERS: ReadonlySet<string> = new Set(["su", "runuser", "
 
 /** The script a wrapper runs: its `-c` value, or `watch`'s words after its options, as `sh -c` gets them. */
 function wrappedScript(name: string, args: readonly Word[], at: number): Script | undefined {
-  if (COMMAND_OPTION_WRAPPERS.has(name)) return commandOption(name, args, at);
+  if (name === "su" || name === "runuser" || name === "script") {
+    // The last `-c` given (su's and runuser's `--session-command` too), read with the tool's
+    // options: not one after `--` (the shell's argument) or an option's value (`su -w -c`).
+    const read = permutedOptions(args, at, name === "script" ? SCRIPT_SPEC : SU_SPEC);
+    const option = read?.options.findLast((o) => /^-(?:c|-command|-session-command)$/.test(o.name));
+    if (option === undefined) return undefined;
+    return { script: option.value, expands: option.word !== undefined && expandsAny([option.word]) };
+  }
+  if (name === "sg") {
+    // By position (shadow's sg): `sg [-] GROUP [-c] COMMAND`; words after the command are dropped.
+    const group = args[at + 1]?.text.startsWith("-") ? at + 2 : at + 1;
+    const command = args[args[group + 1]?.text === "-c" ? group + 2 : group + 1];
+    return command && scriptOf([command]);
+  }
+  if (name === "flock") {
+    // `flock FILE -c SCRIPT`: `-c` right after the file. Where flock's options or file are not
+    // all read here, any `-c` may be it.
+    const start = skipOptions(args, at, DENY_ONLY_WRAPPERS.flock as WrapperSpec);
+    if (start === undefined || start.moves || start.shifts) return anyCommandOption(args, at);
+    const value = /^(?:-c|--command)$/.test(args[start.command]?.text ?? "")
+      ? args[start.command + 1]
+      : undefined;
+    return value && scriptOf([value]);
+  }
   if (name !== "watch") return undefined;
   let i = at + 1;
   for (; i < args.length && (args[i] as Word).text.startsWith("-"); i += 1) {
@@ -3509,21 +3572,15 @@ function wrappedScript(name: string, args: readonly Word[], at: number): Script 
   return i < args.length ? scriptOf(args.slice(i)) : undefined;
 }
 
-/**
- * The value of the last `-c` or `--command` option (any unique prefix, `--co=…`; also su's and
- * runuser's `--session-command`), wherever it stands, also bundled (`script -qc CMD`, `su
- * -lcCMD`); sg runs its command through sh without `-c` too (`sg GROUP CMD`).
- */
-function commandOption(name: string, args: readonly Word[], at: number): Script | undefined {
-  const operands: Word[] = [];
+/** The value of the last `-c` or `--command` option (any unique prefix, `--co=…`), wherever it stands, also bundled (`-nc CMD`). */
+function anyCommandOption(args: readonly Word[], at: number): Script | undefined {
   let script: Script | undefined;
   for (let i = at + 1; i < args.length; i += 1) {
     const word = args[i] as Word;
     const arg = word.text;
     const long = /^--([a-z-]+)(=?)/.exec(arg);
-    const named =
-      long !== null && ["command", "session-command"].some((o) => o.startsWith(long[1] as string));
-    // The option's own text: `--co=`, `-lc`; what follows in the word is the script.
+    const named = long !== null && "command".startsWith(long[1] as string);
+    // The option's own text: `--co=`, `-nc`; what follows in the word is the script.
     const option = named ? long[0] : /^-[A-Za-z]*c/.exec(arg)?.[0];
     if (option !== undefined && option.length === arg.length && !option.endsWith("=")) {
       const value = args[i + 1];
@@ -3531,10 +3588,9 @@ function commandOption(name: string, args: readonly Word[], at: number): Script 
       i += 1;
     } else if (option !== undefined) {
       script = { script: arg.slice(option.length), expands: expandsAny([word]) };
-    } else if (!arg.startsWith("-")) operands.push(word);
+    }
   }
-  const sgCommand = operands[1];
-  return script ?? (name === "sg" && sgCommand !== undefined ? scriptOf([sgCommand]) : undefined);
+  return script;
 }
 
 /** `mapfile -C CALLBACK` (or `-CCALLBACK`): the callback, run as a command. */

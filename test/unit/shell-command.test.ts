@@ -1007,6 +1007,18 @@ describe("what a wrapper runs", () => {
     ['c=rm; strace -o /dev/null "$c" -rf /', "strace's -o takes a value"],
     ['c=rm; systemd-run --user --scope -p MemoryMax=1G "$c" -rf /', "systemd-run's options"],
     ['O=rm; strace "$O" -rf /', "an option made at run time may be no option"],
+    // A second review's (session 19): -c read with each tool's options; sg by position.
+    ["su -c 'rm -rf /' -w -ctrue", "a -c that is -w's value"],
+    ["su -c 'rm -rf /' root -- -ctrue", "a -c after -- is the shell's argument"],
+    ["runuser -c 'rm -rf /' -w -ctrue root", "a -c that is -w's value"],
+    ["script -c 'rm -rf /' -T -ctrue /dev/null", "a -c that is -T's value"],
+    ["script -c 'rm -rf /' -- -ctrue", "a -c after -- is the log file"],
+    ["sg root 'rm -rf /' -c true", "sg runs the word after its group"],
+    ["sg - root -c 'rm -rf /' -c true", "sg runs the word after -c, and drops the rest"],
+    // A third review's (session 19): words that may be several inside -exec; ENV.
+    ["b='; -exec rm -rf /'; find . -exec echo $b \\;", "an expansion may end -exec and start another"],
+    ["env ENV='$(rm -rf /)' sh -i -c :", "an interactive sh expands ENV"],
+    ["export ENV='`rm -rf /`'; sh -i", "an interactive sh expands ENV"],
     ["C=; prlimit -o $C --pid 1 rm -rf /", "a value that vanishes takes --pid as -o's"],
     // With no command, these start a shell, which reads stdin.
     ["echo 'rm -rf /' | chroot /", "chroot with no command runs a shell"],
@@ -1053,6 +1065,12 @@ describe("options of guess-only wrappers that run a program (a third review, ses
     ["export SHELL=./zz; script -qc true /dev/null", true],
     ['env SHELL="$S" su -m -c true', true],
     ["SHELL=/bin/bash script -qc 'npm test' /dev/null", false],
+    // A second review's (session 19): a SHELL with no / runs ./bash for su and script; read.
+    ["SHELL=bash su -p -c true", true],
+    ["read -r SHELL < f; flock /tmp/l -c true", true],
+    ["printf -v SHELL %s ./x; script -qc true /dev/null", true],
+    ["SHELL=/opt/homebrew/bin/zsh script -qc make /dev/null", false],
+    ["su -s /run/current-system/sw/bin/bash -c make root", false],
   ])("%j: unreadable %s", (command, unreadable) => {
     expect(splitCommand(command).unreadable).toBe(unreadable);
   });
@@ -1098,6 +1116,8 @@ describe("wrappers read by their own grammar (session 19)", () => {
     ["strace -c -f -e trace=network curl -s http://localhost:3000", ["curl -s http://localhost:3000"]],
     ['strace -fp "$PID" -e trace=write', []],
     ["systemd-run --user --unit build --scope make -j4", ["make -j4"]],
+    // After runuser's `--`, a -c is its command's (`grep -c`), no script of runuser's.
+    ["runuser -u app -- grep -c rm app.log", ["grep -c rm app.log"]],
   ])("%j runs %j", (command, runs) => {
     expect(denyOnly(command)).toEqual(runs);
     expect(splitCommand(command).unreadable).toBe(false);
@@ -1161,6 +1181,11 @@ describe("ordinary commands stay readable", () => {
     ["env PS4='+ $0:$LINENO: ' bash -x deploy.sh"],
     ["env PROMPT_TEMPLATE='$USER@$HOST' ./app"],
     ["timeout -s 'TERM$' 10 make"],
+    // Session 19: a -c after runuser's -- is its command's; ENV set as a shell variable; quoted.
+    ['runuser -u postgres -- psql -d "$DB" -c "select count(*) from users"'],
+    ['while [ $# -gt 0 ]; do case "$1" in --env) ENV="$2"; shift 2 ;; *) shift ;; esac; done'],
+    ['local ENV="$1"'],
+    ['find . -name "*.ts" -exec grep -l "$PATTERN" {} +'],
     // Session 19: options after which no command runs; each tool's operands.
     ['taskset -cp 0-3 "$PID"'],
     ["chrt -p 1234"],
