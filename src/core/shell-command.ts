@@ -2398,7 +2398,7 @@ function expand(
   // runuser without `-u` run a shell when given none: it reads its script from stdin (`… | su`,
   // `… | script -q /dev/null`), or from the arguments after the user.
   const script = wrappedScript(name, args, at);
-  if (script === undefined && SCRIPT_SHELLS.has(name) && !(name === "runuser" && runuserUser(args, at)))
+  if (script === undefined && SCRIPT_SHELLS.has(name) && !(name === "runuser" && runuserWithUser(args, at)))
     markUnreadable(out);
   if (script !== undefined && unreadableScript(script)) markUnreadable(out);
   record({ args: args.slice(at), redirects }, out);
@@ -2575,13 +2575,12 @@ interface Permuted {
 }
 
 /**
- * Whether runuser is given `-u USER`: then it runs its command, and without one it fails; without
- * `-u` it is su. It fails on an option not known.
+ * runuser's options and words when it is given `-u USER`: then it runs its words that are no
+ * options, and without one it fails. Undefined otherwise: without `-u` it is su.
  */
-function runuserUser(args: readonly Word[], at: number): boolean {
-  return (
-    permutedOptions(args, at, SU_SPEC)?.options.some((o) => o.name === "-u" || o.name === "--user") ?? true
-  );
+function runuserWithUser(args: readonly Word[], at: number): Permuted | undefined {
+  const read = permutedOptions(args, at, SU_SPEC);
+  return read?.options.some((o) => o.name === "-u" || o.name === "--user") ? read : undefined;
 }
 
 /** The test command's names: programs, though they are brackets. */
@@ -2628,8 +2627,8 @@ function wrappedCommands(args: readonly Word[], at: number): Wrapped {
   // are its shell's arguments, sg drops those after its command, script's operand is its log.
   // runuser is su, unless given `-u USER`: then it runs its words that are no options.
   if (SCRIPT_SHELLS.has(name)) {
-    const read = name === "runuser" ? permutedOptions(args, at, SU_SPEC) : undefined;
-    if (read === undefined || !read.options.some((o) => o.name === "-u" || o.name === "--user")) return NONE;
+    const read = name === "runuser" ? runuserWithUser(args, at) : undefined;
+    if (read === undefined) return NONE;
     if (read.moves) return UNSURE;
     return { commands: read.words.length > 0 ? [read.words] : [], guesses: [], unsure: false };
   }
