@@ -2393,6 +2393,17 @@ function expand(
   const name = programName(first.text);
   // sudo -s, sudo -i and doas -s with no command start a shell that reads stdin.
   if (STDIN_SHELL_WRAPPERS.has(name) && stdinShellWrapper(args, at)) markUnreadable(out);
+  // strace's `-E NAME=value` and systemd-run's `-E`/`--setenv` set it for the command, as env does.
+  if (name === "strace" || name === "systemd-run") {
+    someOption(args, at, name, (option, value, word) => {
+      if (["-E", "--env", "--setenv"].includes(option))
+        noteAssignment(
+          { kind: "word", text: value, expands: expandsAny(word === undefined ? [] : [word]) },
+          out,
+        );
+      return false;
+    });
+  }
   // `su -c 'rm -rf /'`, `script -c …`, `flock FILE -c …` and `watch` run a script: checked by
   // deny-style rules, the wrapper kept as written for allow rules, as sudo is. su, sg, script and
   // runuser without `-u` run a shell when given none: it reads its script from stdin (`… | su`,
@@ -2498,8 +2509,16 @@ function readsStdin(file: string): boolean {
  * PATH for `-s SHELL` or SHELL (`SHELL=bash` runs ./bash), and flock searches a PATH that may change.
  */
 function shellByPath(value: string): boolean {
-  return value.startsWith("/") && SHELLS.has(value.slice(value.lastIndexOf("/") + 1));
+  return value.startsWith("/") && SHELL_PATH.test(`/${pathSegments(value).join("/")}`);
 }
+
+/**
+ * A shell where shells are installed: the system's directories, Homebrew's, Nix's, pkgsrc's and
+ * MacPorts'. Not any directory: a link named `bash` elsewhere may be any program (`ln -s rm x/bash`).
+ */
+const SHELL_PATH = new RegExp(
+  String.raw`^/(?:(?:usr/)?(?:local/)?s?bin|opt/homebrew/bin|home/linuxbrew/\.linuxbrew/bin|run/current-system/sw/bin|nix/store/[^/]+/bin|usr/pkg/bin|opt/local/bin)/(?:${[...SHELLS].join("|")})$`,
+);
 
 /** The wrappers that run a shell when given no script (`-c`, sg's command). */
 const SCRIPT_SHELLS: ReadonlySet<string> = new Set(["su", "sg", "script", "runuser"]);
@@ -2543,6 +2562,8 @@ function permutedOptions(args: readonly Word[], at: number, spec: WrapperSpec): 
       break;
     }
     if (!arg.startsWith("-") || arg === "-") {
+      // One that may become an option at run time may be any (`su - "$U" -c make`, U='-s ./x').
+      moves ||= mayBeOption(word);
       words.push(word);
       i += 1;
       continue;
@@ -2566,6 +2587,18 @@ function permutedOptions(args: readonly Word[], at: number, spec: WrapperSpec): 
     i += option.width;
   }
   return { options, words, moves };
+}
+
+/** A word that may become an option at run time: an expansion (quoted too), a pattern, a brace list, a placeholder, a `~`. */
+function mayBeOption(word: Word): boolean {
+  if (word.kind === "redirect") return false;
+  return (
+    word.kind === "glob" ||
+    word.runTime === true ||
+    (word.expands === true && /[$`]/.test(word.text)) ||
+    braceList(word.text) ||
+    HOME_ALONE.test(word.text)
+  );
 }
 
 interface Permuted {
@@ -2689,58 +2722,69 @@ function wrappedCommands(args: readonly Word[], at: number): Wrapped {
  * starts `$SHELL`, which reads stdin.
  */
 function optionRunsProgram(name: string, args: readonly Word[], at: number): boolean {
-  const words = args.slice(at + 1).map((w) => w.text);
   if (name === "strace") {
-    // The traced command's own `-o` is not strace's (`strace -f gcc -o out main.c`).
-    const pipes = (value: string) => /^[|!$`]/.test(value);
-    return someOption(words, name, (o, value) => (o === "-o" || o.startsWith("--o")) && pipes(value));
+    // The traced command's own `-o` is not strace's (`strace -f gcc -o out main.c`). A value that
+    // may start with `|` or `!` at run time pipes too: an expansion, a pattern (`[|]x`), a `~`,
+    // a placeholder (`xargs -I{} strace -o {}`).
+    const pipes = (value: string, word: Word | undefined) =>
+      /^[|!$`[*?{~]/.test(value) || (word !== undefined && word.kind === "word" && word.runTime === true);
+    return someOption(args, at, name, (o, value, word) =>
+      o === "--output" || o === "-o" ? pipes(value, word) : false,
+    );
   }
   if (name === "su" || name === "runuser") {
-    return (permutedOptions(args, at, SU_SPEC)?.options ?? []).some(
-      (o) => ["-s", "--shell"].includes(o.name) && !shellByPath(o.value),
+    const read = permutedOptions(args, at, SU_SPEC);
+    return (
+      read?.moves === true ||
+      (read?.options ?? []).some((o) => ["-s", "--shell"].includes(o.name) && !shellByPath(o.value))
     );
   }
   if (name !== "systemd-run") return false;
   return (
-    words.some((text) => /Exec[A-Za-z]*=/.test(text)) ||
-    someOption(words, name, (o) => o === "-S" || /^--sh(?:e|el|ell)?$/.test(o))
+    args.slice(at + 1).some((w) => /Exec[A-Za-z]*=/.test(w.text)) ||
+    someOption(args, at, name, (o) => o === "-S" || o === "--shell")
   );
 }
 
 /**
- * Whether one of a wrapper's options passes `test`, read up to its first word that is no option,
- * its short ones by its table (DENY_ONLY_WRAPPERS). A long option without `=` that is no flag there
- * (a prefix, or one a later version adds) is read both ways: the next word is its value, unless
- * it is an option (`strace --follow-forks -o '|cmd'`), then read as one.
+ * Whether one of a wrapper's options passes `test`, read up to its first word that is no option
+ * by its table (DENY_ONLY_WRAPPERS), a long one by its name or a unique prefix; `word` holds the
+ * value. A long option without `=` that is not in the table (one a later version adds) is read
+ * both ways: the next word is its value, unless it is an option (`strace --new-flag -o '|cmd'`),
+ * then read as one.
  */
 function someOption(
-  words: readonly string[],
+  args: readonly Word[],
+  at: number,
   name: string,
-  test: (option: string, value: string) => boolean,
+  test: (option: string, value: string, word: Word | undefined) => boolean,
 ): boolean {
   const spec = DENY_ONLY_WRAPPERS[name] as WrapperSpec;
-  const valued = spec.valued
-    .filter((o) => o.length === 2)
-    .map((o) => o.charAt(1))
-    .join("");
-  const longFlags = spec.flags;
-  for (let k = 0; k < words.length; k += 1) {
-    const text = words[k] as string;
+  const takes = (option: string) => spec.valued.includes(option);
+  for (let k = at + 1; k < args.length; k += 1) {
+    const word = args[k] as Word;
+    const text = word.text;
     if (text === "--" || !text.startsWith("-") || text === "-") return false;
     if (text.startsWith("--")) {
       const eq = text.indexOf("=");
-      const flag = eq < 0 && longFlags.includes(text);
-      const next = eq >= 0 || flag ? "" : (words[k + 1] ?? "");
-      if (test(eq < 0 ? text : text.slice(0, eq), eq < 0 ? next : text.slice(eq + 1))) return true;
-      if (next !== "" && !next.startsWith("-")) k += 1;
+      const known = longOption(eq < 0 ? text : text.slice(0, eq), spec);
+      const option = known ?? (eq < 0 ? text : text.slice(0, eq));
+      if (eq >= 0) {
+        if (test(option, text.slice(eq + 1), word)) return true;
+        continue;
+      }
+      const next = known === undefined || takes(known) ? args[k + 1] : undefined;
+      if (test(option, next?.text ?? "", next)) return true;
+      if (next !== undefined && (known !== undefined || !next.text.startsWith("-"))) k += 1;
       continue;
     }
     for (let c = 1; c < text.length; c += 1) {
-      const letter = text.charAt(c);
-      const takes = valued.includes(letter);
-      const value = !takes ? "" : c + 1 < text.length ? text.slice(c + 1) : (words[++k] ?? "");
-      if (test(`-${letter}`, value)) return true;
-      if (takes) break;
+      const option = `-${text.charAt(c)}`;
+      const attached = c + 1 < text.length;
+      const holder = !takes(option) ? undefined : attached ? word : args[++k];
+      const value = holder === undefined ? "" : attached ? text.slice(c + 1) : holder.text;
+      if (test(option, value, holder)) return true;
+      if (takes(option)) break;
     }
   }
   return false;
@@ -3251,9 +3295,10 @@ function noteAssignment(assignment: Word, out: Output, exported = true): void {
   // The alias and command tables: `BASH_ALIASES=([b]='rm')`, then `b -rf /` on a later line.
   if (name !== undefined && !name.startsWith("PS") && CODE_VARIABLES.test(name)) markUnreadable(out);
   // ENV is the start-up script of an interactive sh: unreadable when it is stdin, or when its value,
-  // which sh expands at start-up, holds a `$` or backquote even from quotes (`env ENV='$(…)' sh
-  // -i`). Not a statement of its own (`--env) ENV="$2"`): that sets a shell variable.
-  if (name === "ENV" && (readsStdin(word.slice(4)) || (exported && /[$`]/.test(word.slice(4)))))
+  // which sh expands at start-up, holds a substitution even from quotes (`env ENV='$(…)' sh -i`).
+  // Not a statement of its own (`--env) ENV="$2"`): that sets a shell variable. A parameter
+  // (`ENV="$STAGE" ./deploy.sh`, common for apps) is read: what it holds is not seen.
+  if (name === "ENV" && (readsStdin(word.slice(4)) || (exported && /\$\(|`/.test(word.slice(4)))))
     markUnreadable(out);
   // SHELL is the program flock's and script's `-c` and su's `-m` run: a shell, or none can be named.
   const value = word.slice(word.indexOf("=") + 1);
@@ -3543,14 +3588,18 @@ function wrappedScript(name: string, args: readonly Word[], at: number): Script 
     // The last `-c` given (su's and runuser's `--session-command` too), read with the tool's
     // options: not one after `--` (the shell's argument) or an option's value (`su -w -c`).
     const read = permutedOptions(args, at, name === "script" ? SCRIPT_SPEC : SU_SPEC);
+    if (read?.moves) return { script: "", expands: true }; // which `-c` is the last is not known
     const option = read?.options.findLast((o) => /^-(?:c|-command|-session-command)$/.test(o.name));
     if (option === undefined) return undefined;
     return { script: option.value, expands: option.word !== undefined && expandsAny([option.word]) };
   }
   if (name === "sg") {
     // By position (shadow's sg): `sg [-] GROUP [-c] COMMAND`; words after the command are dropped.
+    // A word before the command that may vanish or become `-` or `-c` moves it (`sg $a root cmd`).
     const group = args[at + 1]?.text.startsWith("-") ? at + 2 : at + 1;
-    const command = args[args[group + 1]?.text === "-c" ? group + 2 : group + 1];
+    const position = args[group + 1]?.text === "-c" ? group + 2 : group + 1;
+    if (args.slice(at + 1, position).some(mayBeOption)) return { script: "", expands: true };
+    const command = args[position];
     return command && scriptOf([command]);
   }
   if (name === "flock") {

@@ -1071,6 +1071,22 @@ describe("options of guess-only wrappers that run a program (a third review, ses
     ["printf -v SHELL %s ./x; script -qc true /dev/null", true],
     ["SHELL=/opt/homebrew/bin/zsh script -qc make /dev/null", false],
     ["su -s /run/current-system/sw/bin/bash -c make root", false],
+    // A third review's (session 19): a link named bash elsewhere; strace's -E; -o made at run
+    // time; a word that may become an option among su's, or move sg's command.
+    ["SHELL=/tmp/x/bash flock /tmp/l -c true", true],
+    ["su -s /tmp/x/bash -c true", true],
+    ["strace -o /dev/null -E BASH_ENV=/tmp/b.sh bash -c true", true],
+    ["strace -E SHELL=/tmp/x flock /tmp/l -c true", true],
+    ["systemd-run --setenv=BASH_ENV=/tmp/b.sh bash -c true", true],
+    ["echo '|x' | xargs -I{} strace -o {} true", true],
+    ["strace -o [|]x true", true],
+    ["a='-c x'; su -m -c true $a", true],
+    ['su - "$U" -c make', true],
+    ["a=''; sg $a root make", true],
+    ["strace -E LANG=C -f ./app", false],
+    ['sg docker -c "docker ps"', false],
+    ['ENV="$STAGE" ./deploy.sh', false],
+    ["ENV=${ENV:-dev} make deploy", false],
   ])("%j: unreadable %s", (command, unreadable) => {
     expect(splitCommand(command).unreadable).toBe(unreadable);
   });
