@@ -1781,6 +1781,8 @@ type Word =
       readonly expands?: boolean;
       /** Made whole at run time (xargs' input line where its replace string stands): any word, an option too. */
       readonly runTime?: boolean;
+      /** It keeps a `$` or backquote as text (from single quotes or an escape): `'$(x)'`, `\$x`. */
+      readonly keeps?: boolean;
     }
   | {
       readonly kind: "glob";
@@ -1985,10 +1987,11 @@ function toCommand(words: readonly Word[]): Command {
       const quoted =
         marked.includes(QUOTED_DOLLAR) && !/[$`]/.test(marked) && !marked.includes(`${QUOTED_DOLLAR}@`);
       const expands = word.expands === true;
+      const keeps = /[\uE006\uE007]/.test(word.text);
       args.push(
         word.kind === "glob"
           ? { kind: "glob", text, array, expands }
-          : { kind: "word", text, quoted, array, expands },
+          : { kind: "word", text, quoted, array, expands, ...(keeps && { keeps }) },
       );
     } else {
       args.push(word);
@@ -2396,11 +2399,11 @@ function expand(
   // strace's `-E NAME=value` and systemd-run's `-E`/`--setenv` set it for the command, as env does.
   if (name === "strace" || name === "systemd-run") {
     someOption(args, at, name, (option, value, word) => {
-      if (["-E", "--env", "--setenv"].includes(option))
-        noteAssignment(
-          { kind: "word", text: value, expands: expandsAny(word === undefined ? [] : [word]) },
-          out,
-        );
+      if (!["-E", "--env", "--setenv"].includes(option)) return false;
+      // A name made at run time may be any (`-E "$N=…"`, xargs' `-E @`); a `$` in the value may be kept.
+      if (word === undefined || (mayBeOption(word) && !ASSIGNMENT.test(value))) markUnreadable(out);
+      const expands = expandsAny(word === undefined ? [] : [word]);
+      noteAssignment({ kind: "word", text: value, expands, ...(/[$`]/.test(value) && { keeps: true }) }, out);
       return false;
     });
   }
@@ -2411,6 +2414,8 @@ function expand(
   const script = wrappedScript(name, args, at);
   if (script === undefined && SCRIPT_SHELLS.has(name) && !(name === "runuser" && runuserWithUser(args, at)))
     markUnreadable(out);
+  // xargs' input lines, added to its words, may be their options (`… | xargs su -c make`).
+  if (appended && SCRIPT_SHELLS.has(name)) markUnreadable(out);
   if (script !== undefined && unreadableScript(script)) markUnreadable(out);
   record({ args: args.slice(at), redirects }, out);
   // What a deny-only wrapper runs (sudo, xargs, or a stripped wrapper with an option not known
@@ -2509,7 +2514,9 @@ function readsStdin(file: string): boolean {
  * PATH for `-s SHELL` or SHELL (`SHELL=bash` runs ./bash), and flock searches a PATH that may change.
  */
 function shellByPath(value: string): boolean {
-  return value.startsWith("/") && SHELL_PATH.test(`/${pathSegments(value).join("/")}`);
+  // No `..`: the kernel follows a link before it (`/proc/self/cwd/../bin/bash`).
+  const path = `/${pathSegments(value).join("/")}`;
+  return value.startsWith("/") && !value.split("/").includes("..") && SHELL_PATH.test(path);
 }
 
 /**
@@ -2589,16 +2596,13 @@ function permutedOptions(args: readonly Word[], at: number, spec: WrapperSpec): 
   return { options, words, moves };
 }
 
-/** A word that may become an option at run time: an expansion (quoted too), a pattern, a brace list, a placeholder, a `~`. */
+/**
+ * A word that may become an option at run time: one that expands (Word `expands`: a `$`, quoted
+ * too, a pattern, a brace list, a `~` prefix, `~/x` with HOME='-s/…'), or a placeholder.
+ */
 function mayBeOption(word: Word): boolean {
   if (word.kind === "redirect") return false;
-  return (
-    word.kind === "glob" ||
-    word.runTime === true ||
-    (word.expands === true && /[$`]/.test(word.text)) ||
-    braceList(word.text) ||
-    HOME_ALONE.test(word.text)
-  );
+  return word.kind === "glob" || word.runTime === true || word.expands === true || braceList(word.text);
 }
 
 interface Permuted {
@@ -3176,12 +3180,7 @@ function peel(args: readonly Word[], at: number, out: Output, prefix: boolean): 
   // bash expands no pattern in an assignment's value (`logs=*.log`, `files=(src/*.ts)`), where
   // it reads one: before the command, not after a wrapper (`nohup x=* …` runs what `x=*` matches).
   if (ASSIGNMENT.test(first.text) && (first.kind === "word" || prefix)) {
-    // Into the environment of a command it stands before (`ENV=… sh -i`), not a statement of its own.
-    noteAssignment(
-      first,
-      out,
-      args.slice(at + 1).some((w) => !ASSIGNMENT.test(w.text)),
-    );
+    noteAssignment(first, out);
     return { at: at + 1 };
   }
   if (first.kind !== "word") return undefined;
@@ -3231,10 +3230,8 @@ function peel(args: readonly Word[], at: number, out: Output, prefix: boolean): 
   // `export PATH=/tmp/x; npm test` sets for the subcommands after it what `PATH=/tmp/x npm test`
   // sets for one: the same assignments are opaque here. It is recorded as a command of its own.
   if (DECLARATIONS.has(name)) {
-    // (`local ENV="$1"` exports nothing; `export`, `declare -x` and an option made at run time may.)
-    const exports = name === "export" || args.slice(at + 1).some((w) => /^[-+][^-]*[x$`]/.test(w.text));
     for (const arg of args.slice(at + 1)) {
-      if (ASSIGNMENT.test(arg.text)) noteAssignment(arg, out, exports);
+      if (ASSIGNMENT.test(arg.text)) noteAssignment(arg, out);
       // `declare -a 'x=($(rm -rf /))'`: a quoted compound value is read again, its expansions and
       // what they print (`"x=($(echo '$(rm -rf /)'))"`) expanded. An unquoted one the scan read.
       if (arg.kind !== "redirect" && !arg.array && /=\(.*(?:\$\(|`)/.test(arg.text)) markUnreadable(out);
@@ -3266,10 +3263,19 @@ const SAFE_PROMPT =
   /^(?:[^$`\\]|\$(?:[A-Za-z_][A-Za-z0-9_]*|\{[A-Za-z_][A-Za-z0-9_]*\}|[?#!*@0-9-]|(?=[ \t]|$)))*$/;
 
 /**
+ * Whether a word keeps a `$` or backquote as text: from single quotes or an escape (Word `keeps`),
+ * or from `$'\x24…'` in a word that expands nothing else.
+ */
+function keepsCode(word: Word): boolean {
+  if (word.kind !== "word") return false;
+  return word.keeps === true || (word.expands !== true && /[$`]/.test(word.text));
+}
+
+/**
  * `NAME=value`: opaque unless NAME is safe and the value holds no expansion. A quoted value is
  * not expanded at the assignment, but `${!TERM}` or `$[CI]` later would evaluate a `$(…)` in it.
  */
-function noteAssignment(assignment: Word, out: Output, exported = true): void {
+function noteAssignment(assignment: Word, out: Output): void {
   const word = assignment.text;
   const name = ASSIGNMENT.exec(word)?.[1];
   // A value that is a subscript with code, spelt across quotes (`x='a[$''(…)]'`), for `$((x))`.
@@ -3294,12 +3300,11 @@ function noteAssignment(assignment: Word, out: Output, exported = true): void {
     markUnreadable(out);
   // The alias and command tables: `BASH_ALIASES=([b]='rm')`, then `b -rf /` on a later line.
   if (name !== undefined && !name.startsWith("PS") && CODE_VARIABLES.test(name)) markUnreadable(out);
-  // ENV is the start-up script of an interactive sh: unreadable when it is stdin, or when its value,
-  // which sh expands at start-up, holds a substitution even from quotes (`env ENV='$(…)' sh -i`).
-  // Not a statement of its own (`--env) ENV="$2"`): that sets a shell variable. A parameter
-  // (`ENV="$STAGE" ./deploy.sh`, common for apps) is read: what it holds is not seen.
-  if (name === "ENV" && (readsStdin(word.slice(4)) || (exported && /\$\(|`/.test(word.slice(4)))))
-    markUnreadable(out);
+  // ENV is the start-up script of an interactive sh: unreadable when it is stdin, or when its value
+  // keeps a `$` or backquote, which sh expands at start-up (`ENV='$(…)' sh -i`, `ENV='${a[X]}'`: a
+  // subscript is arithmetic, which runs a `$(…)` in X's value). One expanded at the assignment
+  // (`ENV="$STAGE" ./deploy.sh`, `ENV=${ENV:-dev}`, common for apps) is read: what it holds is not seen.
+  if (name === "ENV" && (readsStdin(word.slice(4)) || keepsCode(assignment))) markUnreadable(out);
   // SHELL is the program flock's and script's `-c` and su's `-m` run: a shell, or none can be named.
   const value = word.slice(word.indexOf("=") + 1);
   if (name === "SHELL" && (expands || (value !== "" && !shellByPath(value)))) markUnreadable(out);

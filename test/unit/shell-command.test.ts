@@ -1087,6 +1087,17 @@ describe("options of guess-only wrappers that run a program (a third review, ses
     ['sg docker -c "docker ps"', false],
     ['ENV="$STAGE" ./deploy.sh', false],
     ["ENV=${ENV:-dev} make deploy", false],
+    // A fourth review's (session 19): a subscript in ENV is arithmetic; `..` after a link; `~/x`
+    // and xargs' lines among su's words; strace -E's name made at run time.
+    ["read -r X < p; export X; ENV='${a[X]}' bash --posix -ic true", true],
+    ["set -a; ENV='$(x)'; sh -ic true", true],
+    ["su -s /proc/self/cwd/../../../bin/bash -c make root", true],
+    ["HOME=-s/tmp/x; su -c make ~/bash", true],
+    ["echo -cx | xargs su -c make", true],
+    ['N=BASH_ENV; strace -o /dev/null -E "$N=/tmp/b.sh" bash -c true', true],
+    ["xargs -I@ strace -o /dev/null -E @ bash -c true", true],
+    ["export ENV=$(cat .env-name)", false],
+    ['su -c "make test" -- "$DEPLOY_USER"', false],
   ])("%j: unreadable %s", (command, unreadable) => {
     expect(splitCommand(command).unreadable).toBe(unreadable);
   });
