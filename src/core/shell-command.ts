@@ -2468,8 +2468,8 @@ function expand(
 
 /**
  * The programs besides the shells and the wrapper tables that run a command or script they are
- * given, each read by name in `peel`, `wrappedScript` or `findCommands`. (COMMAND_OPTION_WRAPPERS
- * are all in DENY_ONLY_WRAPPERS as well.)
+ * given, each read by name in `peel`, `wrappedScript` or `findCommands`. (The wrappers with a
+ * `-c` script, su, runuser, sg, script and flock, are all in DENY_ONLY_WRAPPERS as well.)
  */
 const OTHER_RUNNERS: ReadonlySet<string> = new Set(["env", "watch", "at", "batch", "find", "fd", "fdfind"]);
 
@@ -3583,9 +3583,6 @@ function peelEval(args: readonly Word[], at: number, out: Output): Peeled {
   out.opaque = true;
   return scriptOf(args.slice(from));
 }
-
-/** Wrappers that run the script given as their `-c` or `--command` option. */
-const COMMAND_OPTION_WRAPPERS: ReadonlySet<string> = new Set(["su", "runuser", "sg", "script", "flock"]);
 
 /** The script a wrapper runs: its `-c` value, or `watch`'s words after its options, as `sh -c` gets them. */
 function wrappedScript(name: string, args: readonly Word[], at: number): Script | undefined {
