@@ -325,7 +325,7 @@ const ESCAPED_CLOSE = /\\(?:x5[dD]|0?[15]?35|[uU]0*5[dD])/g;
  * an alias, `BASH_CMDS[ls]=…` what `ls` runs), read on the whole text.
  */
 const CODE_VARIABLE =
-  /\$\{(?:(?:PS[0-4]|PROMPT_COMMAND|BASH_ENV|BASH_COMPAT|SHELL)(?:\[[^\]]*\])?|![A-Za-z_][A-Za-z0-9_]*):?=|(?:BASH_ALIASES|BASH_CMDS)\[/;
+  /\$\{(?:(?:PS[0-4]|PROMPT_COMMAND|BASH_ENV|BASH_COMPAT|SHELL|ENV)(?:\[[^\]]*\])?|![A-Za-z_][A-Za-z0-9_]*):?=|(?:BASH_ALIASES|BASH_CMDS)\[/;
 
 /**
  * The variables bash runs or expands as code (prompts, PROMPT_COMMAND, BASH_ENV) or as aliases and
@@ -1790,6 +1790,7 @@ type Word =
       readonly array?: boolean;
       readonly expands?: boolean;
       readonly runTime?: boolean;
+      readonly keeps?: boolean;
     }
   | { readonly kind: "redirect"; readonly text: string };
 
@@ -1990,7 +1991,7 @@ function toCommand(words: readonly Word[]): Command {
       const keeps = /[\uE006\uE007]/.test(word.text);
       args.push(
         word.kind === "glob"
-          ? { kind: "glob", text, array, expands }
+          ? { kind: "glob", text, array, expands, ...(keeps && { keeps }) }
           : { kind: "word", text, quoted, array, expands, ...(keeps && { keeps }) },
       );
     } else {
@@ -2745,7 +2746,7 @@ function optionRunsProgram(name: string, args: readonly Word[], at: number): boo
   }
   if (name !== "systemd-run") return false;
   return (
-    args.slice(at + 1).some((w) => /Exec[A-Za-z]*=/.test(w.text)) ||
+    args.slice(at + 1).some((w) => /(?:Exec[A-Za-z]*|Environment(?:File)?)=/.test(w.text)) ||
     someOption(args, at, name, (o) => o === "-S" || o === "--shell")
   );
 }
@@ -3264,11 +3265,12 @@ const SAFE_PROMPT =
 
 /**
  * Whether a word keeps a `$` or backquote as text: from single quotes or an escape (Word `keeps`),
- * or from `$'\x24…'` in a word that expands nothing else.
+ * or from `$'\x24…'` in a word that expands nothing else. Not in a `${…}`'s operand, which the
+ * scan reads apart (`ENV=${x:-'$(…)'}`).
  */
 function keepsCode(word: Word): boolean {
-  if (word.kind !== "word") return false;
-  return word.keeps === true || (word.expands !== true && /[$`]/.test(word.text));
+  if (word.kind === "redirect") return false;
+  return word.keeps === true || (word.kind === "word" && word.expands !== true && /[$`]/.test(word.text));
 }
 
 /**

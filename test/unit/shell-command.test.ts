@@ -1097,6 +1097,12 @@ describe("options of guess-only wrappers that run a program (a third review, ses
     ['N=BASH_ENV; strace -o /dev/null -E "$N=/tmp/b.sh" bash -c true', true],
     ["xargs -I@ strace -o /dev/null -E @ bash -c true", true],
     ["export ENV=$(cat .env-name)", false],
+    // A fifth review's (session 19): a pattern beside the kept text; ENV set by ${ENV:=…};
+    // systemd-run's Environment property.
+    ["ENV=*'$(x)' sh -ic true", true],
+    ["set -a; : ${ENV:='$(x)'}; sh -ic true", true],
+    ["systemd-run -p Environment='ENV=$(x)' sh -ic true", true],
+    ["ENV=prod* ./deploy.sh", false],
     ['su -c "make test" -- "$DEPLOY_USER"', false],
   ])("%j: unreadable %s", (command, unreadable) => {
     expect(splitCommand(command).unreadable).toBe(unreadable);
