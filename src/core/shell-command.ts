@@ -3305,7 +3305,8 @@ function noteAssignment(assignment: Word, out: Output): void {
   // ENV is the start-up script of an interactive sh: unreadable when it is stdin, or when its value
   // keeps a `$` or backquote, which sh expands at start-up (`ENV='$(…)' sh -i`, `ENV='${a[X]}'`: a
   // subscript is arithmetic, which runs a `$(…)` in X's value). One expanded at the assignment
-  // (`ENV="$STAGE" ./deploy.sh`, `ENV=${ENV:-dev}`, common for apps) is read: what it holds is not seen.
+  // (`ENV="$STAGE" ./deploy.sh`, `ENV=${ENV:-dev}`, common for apps) is read: what it holds is not
+  // seen.
   if (name === "ENV" && (readsStdin(word.slice(4)) || keepsCode(assignment))) markUnreadable(out);
   // SHELL is the program flock's and script's `-c` and su's `-m` run: a shell, or none can be named.
   const value = word.slice(word.indexOf("=") + 1);
@@ -3515,6 +3516,9 @@ function peelEnv(args: readonly Word[], at: number, out: Output): Peeled {
     if (named && argumentMayMove(word)) markUnreadable(out);
     if (ASSIGNMENT.test(arg)) {
       noteAssignment(word, out);
+      // To env a word like any other, so a pattern matches file names (`env ENV=x*` a file
+      // `ENV=x$(…)`), which an interactive sh expands again.
+      if (word.kind === "glob" && arg.startsWith("ENV=")) markUnreadable(out);
       i += 1;
     } else if (arg === "--") {
       operands = true;

@@ -1103,6 +1103,7 @@ describe("options of guess-only wrappers that run a program (a third review, ses
     ["set -a; : ${ENV:='$(x)'}; sh -ic true", true],
     ["systemd-run -p Environment='ENV=$(x)' sh -ic true", true],
     ["ENV=prod* ./deploy.sh", false],
+    ["env ENV=x* sh -ic true", true],
     ['su -c "make test" -- "$DEPLOY_USER"', false],
   ])("%j: unreadable %s", (command, unreadable) => {
     expect(splitCommand(command).unreadable).toBe(unreadable);
