@@ -334,7 +334,14 @@ const CODE_VARIABLE =
  */
 const CODE_VARIABLE_NAMES = "PS[0-4]|PROMPT_COMMAND|BASH_ALIASES|BASH_CMDS|BASH_ENV|BASH_COMPAT";
 const CODE_VARIABLES = new RegExp(`^(?:${CODE_VARIABLE_NAMES})$`);
-/** One of them anywhere in a name that expands (`${x}PS4`). */
+/**
+ * Variables that name the program or start-up code a later command runs (SHELL, ENV): their value
+ * decides (noteAssignment), so one set by a builtin, whose value is not seen, is unreadable.
+ */
+const PROGRAM_VARIABLES = /^(?:SHELL|ENV)$/;
+/** The variables whose value noteAssignment judges when a declaration gives it. */
+const JUDGED_VARIABLES = /^(?:PS[0-4]|SHELL|ENV)$/;
+/** One of the code variables anywhere in a name that expands (`${x}PS4`). */
 const CODE_VARIABLE_IN = new RegExp(CODE_VARIABLE_NAMES);
 
 /**
@@ -411,12 +418,11 @@ function setsCodeVariable(command: string, args: readonly Word[], at: number): b
     const plain = PLAIN_NAME.exec(name);
     // A prompt or SHELL declared with its value (`export PS1='(venv) $PS1'`): noteAssignment judges
     // the value. SHELL set otherwise (`read SHELL`) may name any program (noteAssignment).
-    const judged =
-      DECLARATIONS.has(command) && word.text.includes("=") && /^(?:PS[0-4]|SHELL|ENV)$/.test(name);
-    if (plain !== null)
-      return (
-        (CODE_VARIABLES.test(plain[1] as string) || /^(?:SHELL|ENV)$/.test(plain[1] as string)) && !judged
-      );
+    const judged = DECLARATIONS.has(command) && word.text.includes("=") && JUDGED_VARIABLES.test(name);
+    if (plain !== null) {
+      const variable = plain[1] as string;
+      return (CODE_VARIABLES.test(variable) || PROGRAM_VARIABLES.test(variable)) && !judged;
+    }
     // A pattern or brace list may make any name; an expansion is read only where it is glued to
     // one of those names (`export $(cat .env)` sets names from a file, as `source .env` does).
     return /[{*?[]/.test(name) || (/[$`]/.test(name) && CODE_VARIABLE_IN.test(name.replace(/[$`"']/g, "")));
@@ -2578,16 +2584,10 @@ function permutedOptions(args: readonly Word[], at: number, spec: WrapperSpec): 
     }
     const option = readOption(arg, spec);
     if (option === undefined) return undefined;
-    const eq = arg.indexOf("=");
-    const attached = arg.startsWith("--")
-      ? eq < 0
-        ? ""
-        : arg.slice(eq + 1)
-      : arg.slice(option.names.length + 1);
     const next = option.width === 2 ? args[i + 1] : undefined;
     moves ||= mayVanish(word) || (next !== undefined && mayVanish(next));
     const holder = option.width === 2 ? next : word;
-    const value = option.width === 2 ? (next?.text ?? "") : attached;
+    const value = option.width === 2 ? (next?.text ?? "") : option.attached;
     for (const name of option.names)
       options.push(
         name === option.names.at(-1) ? { name, value, ...(holder && { word: holder }) } : { name, value: "" },
@@ -3451,9 +3451,9 @@ function skipOptions(args: readonly Word[], at: number, spec: WrapperSpec): Comm
  * -Eu root`), the first that takes a value taking the rest of the word or the next one.
  * Undefined for an option not known.
  */
-function readOption(arg: string, spec: WrapperSpec): { width: number; names: string[] } | undefined {
-  if (spec.flags.includes(arg)) return { width: 1, names: [arg] };
-  if (spec.numericFlag && /^-(?:-|\+)?\d+$/.test(arg)) return { width: 1, names: [] };
+function readOption(arg: string, spec: WrapperSpec): ReadOption | undefined {
+  if (spec.flags.includes(arg)) return { width: 1, names: [arg], attached: "" };
+  if (spec.numericFlag && /^-(?:-|\+)?\d+$/.test(arg)) return { width: 1, names: [], attached: "" };
   const optional = spec.optional ?? [];
   if (arg.startsWith("--")) {
     const eq = arg.indexOf("=");
@@ -3462,19 +3462,29 @@ function readOption(arg: string, spec: WrapperSpec): { width: number; names: str
     const names = [name];
     // `sudo --preserve-env` is a flag, `--preserve-env=LIST` a value: a flag is looked up first.
     if (eq >= 0)
-      return spec.valued.includes(name) || optional.includes(name) ? { width: 1, names } : undefined;
-    return { width: spec.flags.includes(name) || optional.includes(name) ? 1 : 2, names };
+      return spec.valued.includes(name) || optional.includes(name)
+        ? { width: 1, names, attached: arg.slice(eq + 1) }
+        : undefined;
+    return { width: spec.flags.includes(name) || optional.includes(name) ? 1 : 2, names, attached: "" };
   }
   const names: string[] = [];
   for (let k = 1; k < arg.length; k += 1) {
     const option = `-${arg.charAt(k)}`;
     names.push(option);
     if (spec.flags.includes(option)) continue;
-    if (optional.includes(option)) return { width: 1, names };
-    if (spec.valued.includes(option)) return { width: k + 1 < arg.length ? 1 : 2, names };
+    if (optional.includes(option)) return { width: 1, names, attached: arg.slice(k + 1) };
+    if (spec.valued.includes(option))
+      return { width: k + 1 < arg.length ? 1 : 2, names, attached: arg.slice(k + 1) };
     return undefined;
   }
-  return { width: 1, names };
+  return { width: 1, names, attached: "" };
+}
+
+/** The options in one word, how many words they take, and the last one's value in the word itself. */
+interface ReadOption {
+  readonly width: number;
+  readonly names: readonly string[];
+  readonly attached: string;
 }
 
 /** A long option as written or by a unique prefix of one (`--repl` is `--replace`). */
