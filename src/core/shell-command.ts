@@ -330,9 +330,11 @@ const CODE_VARIABLE =
 /**
  * The variables bash runs or expands as code (prompts, PROMPT_COMMAND, BASH_ENV) or as aliases and
  * commands, and BASH_COMPAT, which at 5.1 or lower makes arithmetic expand a subscript's value
- * again (`(( a[$x] ))` runs a `$(…)` in `$x`).
+ * again (`(( a[$x] ))` runs a `$(…)` in `$x`). And GNU parallel's: PARALLEL_SHELL runs its jobs,
+ * PARALLEL adds options (`--rpl` runs Perl), PARALLEL_HOME's config may add a command before them.
  */
-const CODE_VARIABLE_NAMES = "PS[0-4]|PROMPT_COMMAND|BASH_ALIASES|BASH_CMDS|BASH_ENV|BASH_COMPAT";
+const CODE_VARIABLE_NAMES =
+  "PS[0-4]|PROMPT_COMMAND|BASH_ALIASES|BASH_CMDS|BASH_ENV|BASH_COMPAT|PARALLEL|PARALLEL_SHELL|PARALLEL_HOME";
 const CODE_VARIABLES = new RegExp(`^(?:${CODE_VARIABLE_NAMES})$`);
 /**
  * Variables that name the program or start-up code a later command runs (SHELL, ENV): their value
@@ -2211,11 +2213,9 @@ const DENY_ONLY_WRAPPERS: Readonly<Record<string, WrapperSpec>> = {
   },
   // polkit's: read word by word, no option after the first other word.
   pkexec: { ...getopt("u:", "user= disable-internal-agent keep-cwd"), operands: 0, shell: true },
-  // Each runs a command after options and operands of its own that are not modelled: every later
+  // It runs a command after options and operands of its own that are not modelled: every later
   // word that is no option is tried as it.
-  ...Object.fromEntries(
-    ["parallel", "jobs"].map((name) => [name, { valued: [], flags: [], operands: 0, guessOnly: true }]),
-  ),
+  jobs: { valued: [], flags: [], operands: 0, guessOnly: true },
   setsid: { valued: [], flags: ["-c", "--ctty", "-f", "--fork", "-w", "--wait"], operands: 0 },
   ionice: { valued: ["-c", "--class", "-n", "--classdata"], flags: ["-t", "--ignore"], operands: 0 },
   xargs: {
@@ -2388,7 +2388,7 @@ function expand(
     (/[$[{`]/.test(first.text) && !TEST_WORDS.has(first.text) && !quotedPath) ||
     PROCESS_SUBSTITUTION.test(first.text) ||
     HOME_ALONE.test(first.text);
-  // A guess proves nothing by a bracket or the `{}` of xargs or parallel, but a variable, glob or
+  // A guess proves nothing by a bracket or the `{}` of xargs, but a variable, glob or
   // brace there runs.
   const unnamedGuess =
     first.kind === "glob" ||
@@ -2478,7 +2478,17 @@ function expand(
  * given, each read by name in `peel`, `wrappedScript` or `findCommands`. (The wrappers with a
  * `-c` script, su, runuser, sg, script and flock, are all in DENY_ONLY_WRAPPERS as well.)
  */
-const OTHER_RUNNERS: ReadonlySet<string> = new Set(["env", "watch", "at", "batch", "find", "fd", "fdfind"]);
+const OTHER_RUNNERS: ReadonlySet<string> = new Set([
+  "env",
+  "watch",
+  "at",
+  "batch",
+  "find",
+  "fd",
+  "fdfind",
+  "parallel",
+  "sem",
+]);
 
 /** The runners whose commands `findCommands` reads. */
 const FINDS: ReadonlySet<string> = new Set(["find", "fd", "fdfind"]);
@@ -2534,8 +2544,11 @@ const SHELL_PATH = new RegExp(
   String.raw`^/(?:(?:usr/)?(?:local/)?s?bin|opt/homebrew/bin|home/linuxbrew/\.linuxbrew/bin|run/current-system/sw/bin|nix/store/[^/]+/bin|usr/pkg/bin|opt/local/bin)/(?:${[...SHELLS].join("|")})$`,
 );
 
-/** The wrappers that run a shell when given no script (`-c`, sg's command). */
-const SCRIPT_SHELLS: ReadonlySet<string> = new Set(["su", "sg", "script", "runuser"]);
+/**
+ * The wrappers that run only a script (wrappedScript), and a shell when given none (`-c`, sg's
+ * command); parallel and sem run their inputs as commands when given none.
+ */
+const SCRIPT_SHELLS: ReadonlySet<string> = new Set(["su", "sg", "script", "runuser", "parallel", "sem"]);
 
 /** su's and runuser's options (util-linux 2.38's getopt string), which they read in any order. */
 const SU_SPEC: WrapperSpec = {
@@ -3240,9 +3253,8 @@ function peel(args: readonly Word[], at: number, out: Output, prefix: boolean): 
     return undefined;
   }
   if (name === "env") return peelEnv(args, at, out);
-  // `at` and `batch` read the commands they run from stdin; `parallel … ::: ARGS` builds its
-  // commands from the arguments after `:::`.
-  if (name === "at" || name === "batch" || (name === "parallel" && rest.some((a) => /^::::?\+?$/.test(a)))) {
+  // `at` and `batch` read the commands they run from stdin.
+  if (name === "at" || name === "batch") {
     markUnreadable(out);
   }
   if (name === "eval") return peelEval(args, at, out);
@@ -3600,8 +3612,257 @@ function peelEval(args: readonly Word[], at: number, out: Output): Peeled {
   return scriptOf(args.slice(from));
 }
 
+// ---------------------------------------------------------------------------------------------
+// GNU parallel: its command words are one script, run by a shell with each input put in it.
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * GNU parallel's options (20221122) as its GetOptions call declares them (`options_completion_hash`
+ * without the help texts and the internal `--_…` ones): a name and its aliases joined by `|`, then
+ * `=s`, `=i` or `=f` for a value, `:s` for an optional value, `:f` for an optional number.
+ */
+const PARALLEL_OPTIONS = [
+  "B=s E=s H=i I=s L=s T U=s W=s X Y arg-file-sep|argfilesep=s arg-file|argfile|a=s",
+  "arg-sep|argsep=s bar basefile|bf=s basenameextensionreplace|bner=s basenamereplace|bnr=s bg",
+  "bin=s block-size|blocksize|block=s block-timeout|blocktimeout|bt=s bug cat cleanup",
+  "col-sep|colsep|C=s",
+  "color-failed|colour-failed|colorfailed|colourfailed|color-fail|colour-fail|colorfail|colourfail|cf",
+  "color|colour compress controlmaster|M csv ctag-string|ctagstring=s ctag ctrl-c|ctrlc debug|D=s",
+  "delay=s delimiter|d=s dirnamereplace|dnr=s dry-run|dryrun|dr embed env=s eof|e:s eta exit|x",
+  "extensionreplace|er=s fg fifo filter-hosts|filterhosts|filter-host filter=s g gnu",
+  "group-by|groupby=s group halt-on-error|haltonerror|halt=s header=s help|h",
+  "hgrp|hostgrp|hostgroup|hostgroups interactive|p joblog|jl=s jobs|j=s keep-order|keeporder|k",
+  "latest-line|latestline|ll limit=s line-buffer|line-buffered|linebuffer|linebuffered|lb",
+  "linkinputsource|xapplyinputsource=i link|xapply load=s m max-args|maxargs|n=s",
+  "max-chars|maxchars|s=s max-line-length-allowed|maxlinelengthallowed max-lines|maxlines|l:f",
+  "max-procs|maxprocs|P=s max-replace-args|maxreplaceargs|N=s memfree=s memsuspend=s",
+  "min-version|minversion=i nice=i no-ctrl-c|no-ctrlc|noctrlc no-keep-order|nokeeporder|nok|no-k",
+  "no-run-if-empty|norunifempty|r nonall noswap null|0 number-of-cores|numberofcores",
+  "number-of-cpus|numberofcpus number-of-sockets|numberofsockets",
+  "number-of-threads|numberofthreads onall open-tty|o output-as-files|outputasfiles|files",
+  "parens=s pipe-part|pipepart pipe|spreadstdin plain plus process-slot-var|processslotvar=s",
+  "profile|J=s progress quote|q recend=s recordenv|record-env recstart=s regexp|regex",
+  "remove-rec-sep|removerecsep|rrs replace|i:s results|result|res=s resume-failed|resumefailed",
+  "resume retries=s retry-failed|retryfailed return=s round-robin|roundrobin|round rpl=s",
+  "rsync-opts|rsyncopts=s semaphore-name|semaphorename|id=s",
+  "semaphore-timeout|semaphoretimeout|st=s semaphore seqreplace=s session shard=s",
+  "shebang|hashbang shell-completion|shellcompletion=s shell-quote|shellquote|shell_quote",
+  "show-limits|showlimits shuf silent skip-first-line|skipfirstline slotreplace=s",
+  "sql-and-worker|sqlandworker=s sql-master|sqlmaster=s sql-worker|sqlworker=s sql=s",
+  "ssh-delay|sshdelay=f ssh=s sshloginfile|slf=s sshlogin|S=s tag-string|tagstring=s tag tee",
+  "template|tmpl=s term-seq|termseq=s timeout=s tmpdir|tempdir=s tmux-pane|tmuxpane tmux tollef",
+  "total-jobs|totaljobs|total=s transfer-file|transferfile|transfer-files|transferfiles|tf=s",
+  "transfer trc=s trim=s tty ungroup|u",
+  "use-compress-program|compress-program|usecompressprogram|compressprogram=s",
+  "use-cores-instead-of-threads|usecoresinsteadofthreads",
+  "use-cpus-instead-of-cores|usecpusinsteadofcores",
+  "use-decompress-program|decompress-program|usedecompressprogram|decompressprogram=s",
+  "use-sockets-instead-of-threads|usesocketsinsteadofthreads v verbose|t version|V wait",
+  "will-cite|willcite|nn|nonotice|no-notice work-dir|workdir|wd=s xargs",
+].join(" ");
+
+/** `=`: takes a value; `:s`: the next word unless it starts with `-`; `:f`: the next word if a number. */
+interface PerlOption {
+  readonly name: string;
+  readonly value: "" | "=" | ":s" | ":f";
+}
+
+let parallelTable: ReadonlyMap<string, PerlOption> | undefined;
+
+/** Each name (lowercase but single letters, as Getopt::Long's "bundling" compares them) to its option. */
+function parallelOptionTable(): ReadonlyMap<string, PerlOption> {
+  if (parallelTable !== undefined) return parallelTable;
+  const table = new Map<string, PerlOption>();
+  for (const entry of PARALLEL_OPTIONS.split(" ")) {
+    const [, names = "", type] = /^([^=:]+)([=:][sif])?$/.exec(entry) ?? [];
+    const aliases = names.split("|");
+    const value = type === undefined ? "" : type.startsWith("=") ? "=" : type === ":s" ? ":s" : ":f";
+    const option: PerlOption = { name: aliases[0] as string, value };
+    for (const alias of aliases) table.set(alias.length === 1 ? alias : alias.toLowerCase(), option);
+  }
+  parallelTable = table;
+  return table;
+}
+
+const NUMBER = /^[-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?$/i;
+
+/**
+ * parallel's options, each by its first name, and where its command starts, read as Getopt::Long
+ * reads them with "bundling" and "require_order": up to the first word that is no option, `-x`
+ * bundles single letters, `--name` is any unique prefix in any case, and an optional value is the
+ * next word when it does not start with `-`. Undefined on an option parallel does not know or finds
+ * ambiguous (it fails), or a word that may become an option or vanish at run time.
+ */
+function parallelOptions(args: readonly Word[], at: number): Permuted | undefined {
+  const table = parallelOptionTable();
+  const options: { name: string; value: string }[] = [];
+  /** Whether `next` is the option's value: undefined when that is known only at run time. */
+  const takes = (option: PerlOption, next: Word | undefined): boolean | undefined => {
+    if (option.value === "" || next === undefined) return option.value === "=" ? undefined : false;
+    if (option.value === "=") return mayVanish(next) ? undefined : true;
+    if (mayBeOption(next)) return undefined;
+    return option.value === ":s" ? !next.text.startsWith("-") : NUMBER.test(next.text);
+  };
+  let i = at + 1;
+  while (i < args.length) {
+    const word = args[i] as Word;
+    const arg = word.text;
+    if (mayBeOption(word)) return undefined;
+    if (arg === "--") {
+      i += 1;
+      break;
+    }
+    if (!arg.startsWith("-") || arg === "-") break;
+    const next = args[i + 1];
+    let width = 1;
+    if (arg.startsWith("--")) {
+      const eq = arg.indexOf("=");
+      const given = (eq < 0 ? arg.slice(2) : arg.slice(2, eq)).toLowerCase();
+      const option = table.get(given) ?? uniquePrefix(table, given);
+      if (option === undefined || (eq >= 0 && option.value === "")) return undefined;
+      const taken = eq >= 0 ? false : takes(option, next);
+      if (taken === undefined) return undefined;
+      options.push({
+        name: option.name,
+        value: eq >= 0 ? arg.slice(eq + 1) : taken ? (next as Word).text : "",
+      });
+      if (taken) width = 2;
+    } else {
+      for (let k = 1; k < arg.length; k += 1) {
+        const option = table.get(arg[k] as string);
+        if (option === undefined) return undefined;
+        const rest = arg.slice(k + 1);
+        if (option.value !== "" && rest !== "" && (option.value !== ":f" || NUMBER.test(rest))) {
+          options.push({ name: option.name, value: rest });
+          break;
+        }
+        const taken = rest === "" ? takes(option, next) : false;
+        if (taken === undefined) return undefined;
+        options.push({ name: option.name, value: taken ? (next as Word).text : "" });
+        if (taken) width = 2;
+      }
+    }
+    i += width;
+  }
+  return { options, words: args.slice(i), moves: false };
+}
+
+/** The option whose names alone start with `given` (Getopt::Long's auto_abbrev), if one. */
+function uniquePrefix(table: ReadonlyMap<string, PerlOption>, given: string): PerlOption | undefined {
+  const found = new Set<PerlOption>();
+  for (const [name, option] of table) if (name.length > 1 && name.startsWith(given)) found.add(option);
+  return found.size === 1 ? [...found][0] : undefined;
+}
+
+/** Options after which parallel prints and runs nothing. */
+const PARALLEL_PRINTS = new Set([
+  "version",
+  "help",
+  "number-of-cores",
+  "number-of-cpus",
+  "number-of-sockets",
+  "number-of-threads",
+  "max-line-length-allowed",
+  "min-version",
+  "embed",
+  "recordenv",
+  "shell-completion",
+]);
+
+/**
+ * Options that run what this reading does not see: commands from a database or a job log, a
+ * profile's options, Perl code (`--rpl`, `--filter`), a program of the option's own (`--ssh`, the
+ * compress programs, an `--sshlogin`'s ssh command), a script file (`--shebang`).
+ */
+const PARALLEL_UNSEEN = new Set([
+  "sql",
+  "sql-master",
+  "sql-worker",
+  "sql-and-worker",
+  "retry-failed",
+  "resume-failed",
+  "profile",
+  "rpl",
+  "filter",
+  "ssh",
+  "sshlogin",
+  "sshloginfile",
+  "use-compress-program",
+  "use-decompress-program",
+  "shebang",
+]);
+
+/** Options that name a replacement string of their own (`-I @@`; `-i` alone is `{}`). */
+const PARALLEL_REPLACES = new Set([
+  "I",
+  "replace",
+  "extensionreplace",
+  "basenamereplace",
+  "dirnamereplace",
+  "basenameextensionreplace",
+  "seqreplace",
+  "slotreplace",
+]);
+
+/** parallel's own replacement strings: `{}`, `{.}`, `{/}`, `{//}`, `{/.}`, `{#}`, `{%}`, and `{3}`, `{-1/.}`. */
+const PARALLEL_STRINGS = String.raw`\{-?\d*(?:\.|\/|\/\/|\/\.|#|%)?\}`;
+/** With `--plus` or `--header`, any `{…}` without blanks may be one (`{%.x}`, a column's `{name}`). */
+const PARALLEL_ANY_STRING = String.raw`\{[^{}\s]*\}`;
+/** What an input stands for in the script: words not known here, one or several (`-X`, `-N 2`). */
+const PARALLEL_INPUT = "$PARALLEL_INPUT";
+
+/**
+ * The script parallel (or `sem`) runs: its command words joined by spaces, which its shell reads as
+ * code (`… | parallel 'make; rm -rf {}'`), quoted word by word under `-q`. Each replacement string
+ * stands for an input, which parallel quotes; with none, the input is added at the end (not with
+ * `--pipe`, which writes it to the command's stdin). With no command its inputs are the commands,
+ * and Perl code in a replacement string (`{= … =}`) runs in parallel itself: unreadable, as are
+ * the options of PARALLEL_UNSEEN.
+ */
+function parallelScript(args: readonly Word[], at: number): Script {
+  const unreadable = { script: "", expands: true };
+  const read = parallelOptions(args, at);
+  if (read === undefined) return unreadable;
+  const given = new Set(read.options.map((o) => o.name));
+  if ([...given].some((name) => PARALLEL_PRINTS.has(name))) return { script: "", expands: false };
+  if (
+    [...given].some((name) => PARALLEL_UNSEEN.has(name)) ||
+    args.slice(at + 1).some((w) => w.text.includes("{="))
+  )
+    return unreadable;
+  // Inputs given after `:::` or `::::` (also `:::+`, and those `--arg-sep` and `--arg-file-sep`
+  // name) are put into the command by position (`{1}`) and several to a job (`-X`), and with no
+  // command they are the commands: not read here.
+  const separators = [":::", "::::"];
+  for (const o of read.options)
+    if (o.name === "arg-sep" || o.name === "arg-file-sep") separators.push(o.value);
+  if (read.words.some((w) => separators.some((s) => w.text === s || w.text === `${s}+`))) return unreadable;
+  const words = read.words;
+  if (words.length === 0) return unreadable;
+  const quote = given.has("quote");
+  const own = read.options
+    .filter((o) => PARALLEL_REPLACES.has(o.name))
+    .map((o) => (o.name === "replace" && o.value === "" ? "{}" : o.value))
+    .filter((text) => text !== "");
+  const strings = new RegExp(
+    [given.has("plus") || given.has("header") ? PARALLEL_ANY_STRING : PARALLEL_STRINGS]
+      .concat(own.map((text) => text.replace(/[\\^$.*+?()[\]{}|]/g, "\\$&")))
+      .join("|"),
+    "g",
+  );
+  let script = words.map((w) => (quote ? singleQuoted(w.text) : w.text)).join(" ");
+  let found = false;
+  script = script.replace(strings, () => {
+    found = true;
+    return quote ? `'${PARALLEL_INPUT}'` : PARALLEL_INPUT;
+  });
+  if (!found && !given.has("pipe") && !given.has("pipe-part")) script += ` ${PARALLEL_INPUT}`;
+  return { script, expands: expandsAny(words) };
+}
+
 /** The script a wrapper runs: its `-c` value, or `watch`'s words after its options, as `sh -c` gets them. */
 function wrappedScript(name: string, args: readonly Word[], at: number): Script | undefined {
+  if (name === "parallel" || name === "sem") return parallelScript(args, at);
   if (name === "su" || name === "runuser" || name === "script") {
     // The last `-c` given (su's and runuser's `--session-command` too), read with the tool's
     // options: not one after `--` (the shell's argument) or an option's value (`su -w -c`).

@@ -1037,6 +1037,68 @@ describe("what a wrapper runs", () => {
   });
 });
 
+// GNU parallel 20221122, its options as its GetOptions call declares them (Getopt::Long with
+// "bundling" and "require_order"); each case below was run with the real parallel and bash.
+describe("GNU parallel read by its grammar (session 20)", () => {
+  it.each([
+    ["echo x | parallel 'echo a; rm -rf /'", "parallel's shell reads its command as a script"],
+    ["echo x | parallel 'echo a && rm -rf /'", "parallel's shell reads its command as a script"],
+    ["echo x | parallel echo 'a;rm' -rf /", "the words are joined, then read as a script"],
+    ["echo x | parallel --pipe 'sh -c \"rm -rf /\"'", "--pipe runs its command as a script too"],
+    ["echo 'rm -rf /' | parallel", "with no command, each input line is a command"],
+    ["echo 'rm -rf /' | parallel -j 4", "-j's value is no command"],
+    ["echo 'rm -rf /' | parallel -kj4", "bundled letters, the last with its value"],
+    ["echo 'rm -rf /' | sem", "sem is parallel --semaphore"],
+    ["echo x | parallel -q rm -rf /", "-q quotes each word: they are the command"],
+    ["echo x | parallel -l rm -rf /", "-l's optional value is a number"],
+    ["echo x | parallel --JOBS 2 rm -rf /", "long options in any case"],
+    ["echo x | parallel --jo 2 rm -rf /", "an ambiguous prefix (--jobs, --joblog) fails"],
+    ["echo / | parallel {} -rf /", "an input where the program is"],
+    ["echo x | parallel -I @ @ -rf /", "-I names the replacement string"],
+    ["echo / | parallel -i rm {} -rf", "-i takes the next word for its string: `{}` is the program"],
+    ["echo x | parallel echo '{= system(\"rm -rf /\") =}'", "Perl code in a replacement string"],
+    ["echo x | parallel --rpl '{x} system(\"rm -rf /\")' echo {x}", "--rpl defines Perl code"],
+    ["echo x | parallel --ssh 'rm -rf /' -S host echo", "--ssh names a program"],
+    ["echo x | parallel -S '1/rm -rf / #' echo", "an --sshlogin names its ssh command"],
+    ["parallel rm ::: -rf /", "inputs after ::: are put in by position and several to a job"],
+    ["parallel -X rm ::: -rf /", "inputs after ::: are put in by position and several to a job"],
+    ["echo x | parallel -j $N rm -rf /", "a value that may vanish"],
+    ["echo x | parallel $OPTS rm -rf /", "a word that may be options"],
+    ["PARALLEL_SHELL=./x parallel echo ::: a", "PARALLEL_SHELL runs the jobs"],
+    ["export PARALLEL='--rpl \"{x} system(1)\"'", "PARALLEL adds options"],
+    ["PARALLEL_HOME=. parallel echo", "PARALLEL_HOME's config may add a command"],
+  ])("%s (%s)", (command) => {
+    const split = splitCommand(command);
+    const named = split.subcommands.some((s) =>
+      [s.text, ...s.variants].some((t) => t.startsWith("rm -rf /") || t.startsWith("rm -rf $PARALLEL_INPUT")),
+    );
+    expect(named || split.unreadable).toBe(true);
+  });
+
+  const denyOnly = (command: string) =>
+    splitCommand(command)
+      .subcommands.filter((s) => s.denyOnly)
+      .map((s) => s.text);
+
+  it.each([
+    ["find . -name '*.log' | parallel -j4 gzip", ["gzip $PARALLEL_INPUT"]],
+    ["ls *.jpg | parallel 'convert {} {.}.png'", ["convert $PARALLEL_INPUT $PARALLEL_INPUT.png"]],
+    ["ls | parallel 'echo {}; wc -l {}'", ["echo $PARALLEL_INPUT", "wc -l $PARALLEL_INPUT"]],
+    ["cat urls.txt | parallel -j8 --bar curl -sO {}", ["curl -sO $PARALLEL_INPUT"]],
+    ["git ls-files '*.ts' | parallel -X -q npx prettier --write", ["npx prettier --write $PARALLEL_INPUT"]],
+    ["seq 10 | parallel --pipe -N3 wc -l", ["wc -l"]],
+    ["find . -type d | parallel -I{} mv {} {}.bak", ["mv $PARALLEL_INPUT $PARALLEL_INPUT.bak"]],
+    ["ls | parallel -l 2 -- echo", ["echo $PARALLEL_INPUT"]],
+    ['ls | parallel -j "$N" gzip', ["gzip $PARALLEL_INPUT"]],
+    ["sem -j4 make test", ["make test $PARALLEL_INPUT"]],
+    ["parallel --version", []],
+    ["parallel --number-of-cores", []],
+  ])("%j runs %j", (command, runs) => {
+    expect(denyOnly(command)).toEqual(runs);
+    expect(splitCommand(command).unreadable).toBe(false);
+  });
+});
+
 describe("options of guess-only wrappers that run a program (a third review, session 18)", () => {
   it.each([
     ["strace -o '|rm -rf /' true", true],
