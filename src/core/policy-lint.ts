@@ -4,6 +4,7 @@
  * `serve` logs them at start.
  */
 
+import { classifyAddress, isIpLiteral } from "./egress/address.js";
 import { DEFAULT_EGRESS_POLICY } from "./egress/policy.js";
 import { checkUrl } from "./egress/url.js";
 import {
@@ -20,6 +21,7 @@ import type { PermissionRule } from "./permission-rule.js";
 import { type CompiledRule, jsonPath, ownOnError, type Policy, type PolicyIssue } from "./policy.js";
 import type { WhereOperator } from "./policy-schema.js";
 import { compileRegex } from "./regex.js";
+import { deliveryUrl } from "./sinks.js";
 import { deepEqual } from "./where.js";
 
 export function lintPolicy(policy: Policy): PolicyIssue[] {
@@ -457,24 +459,26 @@ function lintInlineSecrets(policy: Policy, warn: (path: string, message: string)
  * time (into onError, or into the dead-letter queue for a sink).
  */
 function lintEgressTargets(policy: Policy, warn: (path: string, message: string) => void): void {
+  const egress = policy.egress ?? DEFAULT_EGRESS_POLICY;
   const judge = (path: string, url: string, then: string) => {
-    const verdict = checkUrl(url, (policy.egress ?? DEFAULT_EGRESS_POLICY).allowlist);
-    if (!verdict.ok)
-      warn(
-        path,
-        `the egress guard will refuse it (${verdict.refusal.code}: ${verdict.refusal.reason}); ${then}`,
-      );
+    const verdict = checkUrl(url, egress.allowlist);
+    // A name is judged by its addresses when it is resolved, at call time; an address now.
+    const address =
+      verdict.ok && isIpLiteral(verdict.host) ? classifyAddress(verdict.host, egress.addresses) : undefined;
+    const refusal = !verdict.ok
+      ? `${verdict.refusal.code}: ${verdict.refusal.reason}`
+      : address !== undefined && !address.allowed
+        ? `EGRESS_BLOCKED_ADDRESS: ${address.reason}`
+        : undefined;
+    if (refusal !== undefined) warn(path, `the egress guard will refuse it (${refusal}); ${then}`);
   };
   for (const rule of policy.rules) {
     if (rule.document.forward)
       judge(`${rule.path}.forward.url`, rule.document.forward.url, "the rule will answer with its onError");
   }
   for (const [name, sink] of Object.entries(policy.document.sinks ?? {})) {
-    const url =
-      sink.type === "github-dispatch"
-        ? `${sink.url ?? "https://api.github.com"}/repos/${sink.repo}/dispatches`
-        : sink.url;
-    if (!url.startsWith("env:"))
+    const url = deliveryUrl(sink);
+    if (!(sink.url ?? "").startsWith("env:"))
       judge(`$.sinks.${name}.url`, url, "every delivery to it will fail into the dead-letter queue");
   }
   for (const model of policy.models.values()) {

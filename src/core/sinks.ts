@@ -122,7 +122,7 @@ export async function buildSinkRequest(
       };
     case "discord":
       return {
-        url: discordSlackUrl(sink.url),
+        url: deliveryUrl(sink),
         headers: jsonHeaders(),
         body: JSON.stringify(renderSlackMessage(notification, sink.link)),
       };
@@ -135,6 +135,21 @@ export async function buildSinkRequest(
 
 function jsonHeaders(): Record<string, string> {
   return { "content-type": "application/json", "user-agent": "hookgate" };
+}
+
+/**
+ * Where a delivery to the sink goes: its URL, Discord's Slack-compatible endpoint for a Discord
+ * sink, the repository's dispatches endpoint for a GitHub one. `hookgate check` judges this URL.
+ */
+export function deliveryUrl(sink: {
+  readonly type: string;
+  readonly url?: string | undefined;
+  readonly repo?: string | undefined;
+}): string {
+  if (sink.type === "discord") return discordSlackUrl(sink.url ?? "");
+  if (sink.type !== "github-dispatch") return sink.url ?? "";
+  const base = (sink.url ?? "https://api.github.com").replace(/\/+$/, "");
+  return `${base}/repos/${sink.repo}/dispatches`;
 }
 
 /**
@@ -198,7 +213,6 @@ function githubDispatchRequest(
   sink: Extract<ResolvedSink, { type: "github-dispatch" }>,
   n: Notification,
 ): SinkRequest {
-  const base = (sink.url ?? "https://api.github.com").replace(/\/+$/, "");
   const sessionId = sessionIdOf(n.event);
   const cwd = stringAt(n.event, "cwd");
   const tool = toolPayload(n);
@@ -222,7 +236,7 @@ function githubDispatchRequest(
     GITHUB_MAX_BYTES,
   );
   return {
-    url: `${base}/repos/${sink.repo}/dispatches`,
+    url: deliveryUrl(sink),
     headers: {
       accept: "application/vnd.github+json",
       authorization: `Bearer ${sink.token}`,

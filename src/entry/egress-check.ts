@@ -79,10 +79,17 @@ export async function egressCheck(args: readonly string[]): Promise<EgressCheckR
         stage: "address",
       };
     }
+    // A private address is refused until the policy opens it: say how (a local sink, a team's
+    // hook server on the LAN).
+    const address = verdict.error.code === "EGRESS_BLOCKED_ADDRESS" ? verdict.error.address : undefined;
+    const hint =
+      address === undefined
+        ? ""
+        : `; to reach it on purpose, open it in the policy's egress.allowCidrs ("${address}/${address.includes(":") ? 128 : 32}")`;
     return {
       url: withoutUserinfo(url),
       decision: "deny",
-      reason: `${verdict.error.code}: ${verdict.error.reason}`,
+      reason: `${verdict.error.code}: ${verdict.error.reason}${hint}`,
       stage: verdict.error.stage,
     };
   } finally {

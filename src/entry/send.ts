@@ -159,7 +159,12 @@ export function withoutUserinfo(text: string): string {
     url.password = "";
     return url.href;
   } catch {
-    // Not a URL at all: whatever stands between "//" and an "@" goes.
-    return text.replace(/\/\/[^/?#]*@/, "//");
+    // Not a URL at all: what the URL parser would read as a user name and password goes, up to the
+    // last "@" before the path, also with no "//" or with backslashes (`http:u:pw@h`, `http:\\u@h`).
+    const start = /^https?:[\\/]*|^[^:/?#@]*:\/\//i.exec(text)?.[0] ?? "";
+    const rest = text.slice(start.length);
+    const end = rest.search(/[\\/?#]/);
+    const at = (end < 0 ? rest : rest.slice(0, end)).lastIndexOf("@");
+    return at < 0 ? text : start + rest.slice(at + 1);
   }
 }

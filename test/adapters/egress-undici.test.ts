@@ -96,6 +96,16 @@ describe("the allowed path", () => {
     expect(lookups).toEqual(["hooks.test"]);
     expect(a.received.at(-1)?.headers.host).toBe(`hooks.test:${a.port}`);
   });
+
+  it("judges (egress-check) the name the connection looks up, trailing dot and all", async () => {
+    // `vm.` and `vm` may resolve differently (search domains): a review found judge asking `vm`.
+    const { module, lookups } = egressWith(LOOPBACK_ONLY, { "hooks.test.": ["127.0.0.1"] });
+    const judged = await module.judge(`http://hooks.test.:${a.port}/hook`);
+    expect(judged.ok && judged.value.addresses).toEqual(["127.0.0.1"]);
+    const res = await post(module, `http://hooks.test.:${a.port}/hook`);
+    expect(res.ok).toBe(true);
+    expect(lookups).toEqual(["hooks.test.", "hooks.test."]);
+  });
 });
 
 describe("refusals", () => {
@@ -126,6 +136,22 @@ describe("refusals", () => {
     const { module } = egressWith(LOOPBACK_ONLY, { "mixed.test": ["127.0.0.1", "10.0.0.7"] });
     const res = await post(module, `http://mixed.test:${a.port}/`);
     expect(!res.ok && res.error.address).toBe("10.0.0.7");
+  });
+
+  it("says why each address of a name failed when none can be reached", async () => {
+    // undici's error for a name with several addresses is an AggregateError with no message.
+    const closed = await loopbackServer(() => undefined);
+    const port = closed.port;
+    await closed.close();
+    const { module } = egressWith(
+      { allowCidrs: ["127.0.0.1/32", "::1/128"] },
+      { "dual.test": ["127.0.0.1", "::1"] },
+    );
+    const res = await post(module, `http://dual.test:${port}/`);
+    expect(!res.ok && res.error.code).toBe("EGRESS_CONNECT_FAILED");
+    expect(!res.ok && res.error.reason).toMatch(
+      /failed: .*ECONNREFUSED.*127\.0\.0\.1.*::1|::1.*127\.0\.0\.1/,
+    );
   });
 
   it("refuses a name with no answers, and one that does not resolve", async () => {

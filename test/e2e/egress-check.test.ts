@@ -110,6 +110,21 @@ describe("hookgate egress-check", () => {
     // Not even a valid URL (a port out of range): still left out.
     const invalid = await check("http://alice:S3cretPW@example.com:99999/x");
     expect(invalid.line).toMatchObject({ decision: "deny", url: "http://example.com:99999/x" });
+    // Nor with backslashes or no slashes, which the URL parser reads the same way.
+    for (const text of [
+      "http:\\\\alice:S3cretPW@example.com:99999/",
+      "http:alice:S3cretPW@example.com:99999/",
+    ]) {
+      const odd = await check(text);
+      expect(JSON.stringify(odd.line)).not.toMatch(/S3cretPW|alice/);
+    }
+  });
+
+  it("says how to open an address the guard refuses", async () => {
+    const { line } = await check("http://127.0.0.1:9911/in");
+    expect(line.reason).toMatch(
+      /Loopback.*; to reach it on purpose, open it in the policy's egress\.allowCidrs \("127\.0\.0\.1\/32"\)$/,
+    );
   });
 
   it("is a usage error, naming the entry, when a pattern or range is invalid", async () => {

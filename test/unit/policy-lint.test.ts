@@ -270,6 +270,48 @@ describe("lintPolicy: targets the egress guard will refuse", () => {
       ]),
     );
   });
+
+  it("judges the URL a delivery is sent to, and an address written in a URL (a review, session 20)", async () => {
+    const policy = await policyFrom({
+      version: 1,
+      auth: { tokens: [] },
+      egress: {
+        allowedHttpHookUrls: [
+          "https://discord.com/api/webhooks/1/x",
+          "https://ghe.example.com/api/v3/repos/*",
+          "http://169.254.169.254/*",
+        ],
+      },
+      rules: [
+        { id: "meta", on: "PreToolUse", forward: { url: "http://169.254.169.254/latest" } },
+        { id: "tell", on: "Stop", notify: ["chat", "ci"] },
+      ],
+      sinks: {
+        // Delivered to …/x/slack?wait=true, which the exact pattern does not allow.
+        chat: { type: "discord", url: "https://discord.com/api/webhooks/1/x" },
+        // Delivered to …/v3/repos/o/r/dispatches: the trailing slash is not doubled.
+        ci: {
+          type: "github-dispatch",
+          url: "https://ghe.example.com/api/v3/",
+          repo: "o/r",
+          eventType: "hook",
+          token: "t",
+        },
+      },
+    });
+    const warnings = lintPolicy(policy).map((w) => `${w.path}: ${w.message}`);
+    expect(warnings.filter((w) => w.startsWith("$.sinks.ci.url"))).toEqual([]);
+    expect(warnings).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(
+          /^\$\.sinks\.chat\.url: the egress guard will refuse it \(EGRESS_NOT_ALLOWLISTED: /,
+        ),
+        expect.stringMatching(
+          /^\$\.rules\[0\]\.forward\.url: the egress guard will refuse it \(EGRESS_BLOCKED_ADDRESS: 169\.254\.169\.254 is in 169\.254\.0\.0\/16/,
+        ),
+      ]),
+    );
+  });
 });
 
 describe("lintPolicy on examples/policy.json", () => {

@@ -158,16 +158,19 @@ export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
     const verdict = checkUrl(raw, policy.allowlist);
     if (!verdict.ok) return err(verdict.refusal);
     let addresses: string[];
+    // The name the connection looks up (guardedConnector): the URL's, trailing dots and all
+    // (`vm.` is another name than `vm` to a resolver with search domains).
+    const name = verdict.url.hostname;
     if (isIP(verdict.host)) {
       addresses = [verdict.host];
     } else {
       try {
-        addresses = (await resolve(verdict.host)).map((a) => a.address);
+        addresses = (await resolve(name)).map((a) => a.address);
       } catch (e) {
-        return err(dnsFailure(verdict.host, e));
+        return err(dnsFailure(name, e));
       }
     }
-    const refusal = judgeAnswers(verdict.host, addresses, policy.addresses);
+    const refusal = judgeAnswers(isIP(verdict.host) ? verdict.host : name, addresses, policy.addresses);
     return refusal ? err(refusal) : ok({ url: verdict.url, addresses });
   }
 
@@ -249,7 +252,9 @@ function describeFailure(e: unknown, url: URL, timedOut: boolean, timeoutMs: num
       reason: `${describeTarget(url)} did not answer within ${timeoutMs} ms`,
     };
   }
-  const why = errorMessage(e);
+  // Each address of a name that has several fails on its own (an AggregateError, no message).
+  const inner = (e as { errors?: unknown })?.errors;
+  const why = errorMessage(e) || (Array.isArray(inner) ? inner.map(errorMessage).join("; ") : "");
   return {
     code: "EGRESS_CONNECT_FAILED",
     stage: "connect",

@@ -1,0 +1,27 @@
+/**
+ * `withoutUserinfo` keeps a URL's user name and password out of messages (`send`, `egress-check`),
+ * also for text the URL parser refuses (a review, session 20: `http:\\user:secret@host:99999/`
+ * was echoed whole).
+ */
+import { describe, expect, it } from "vitest";
+import { withoutUserinfo } from "../../src/entry/send.js";
+
+describe("withoutUserinfo", () => {
+  it.each([
+    ["http://user:secret@host/x", "http://host/x"],
+    ["http://user:secret@host:99999/x", "http://host:99999/x"],
+    ["http:\\\\user:secret@host:99999/", "http:\\\\host:99999/"],
+    ["http:user:secret@host:99999/", "http:host:99999/"],
+    ["HTTPS:/user:secret@host:99999", "HTTPS:/host:99999"],
+    ["ftp://user:secret@host:99999/", "ftp://host:99999/"],
+    ["http://a@b:secret@host:99999/", "http://host:99999/"],
+  ])("%s shows as %s", (text, shown) => {
+    expect(withoutUserinfo(text)).toBe(shown);
+    expect(withoutUserinfo(text)).not.toContain("secret");
+  });
+
+  it("leaves a URL with no user name as it is, and an @ in its path", () => {
+    expect(withoutUserinfo("http://127.0.0.1:8787/v1/hooks")).toBe("http://127.0.0.1:8787/v1/hooks");
+    expect(withoutUserinfo("http://host:99999/a@b")).toBe("http://host:99999/a@b");
+  });
+});
