@@ -258,6 +258,18 @@ type ParsedRequest =
   | { ok: false; error: RequestError; dialect: Dialect | undefined };
 
 function parseRequest(request: HookRequest): ParsedRequest {
+  const failed = parseBody(request);
+  if (failed.ok || failed.dialect !== request.dialect || !request.dialect?.startsWith("deepagents"))
+    return failed;
+  // On either deepagents route, a body that could not be read is answered in the shape its event's
+  // name has (`PreToolUse`, `tool.use`), as routedDialect answers one that could: a v2 hook's
+  // PreToolUse answered in the legacy dialect (an empty body) would be let through.
+  const name = failed.error.eventName;
+  if (name === undefined) return failed;
+  return { ...failed, dialect: name.includes(".") ? "deepagents-legacy" : "deepagents" };
+}
+
+function parseBody(request: HookRequest): ParsedRequest {
   const dialect = request.dialect;
   if (!request.body.ok) return { ok: false, error: request.body.error, dialect };
   const text = request.body.text;
@@ -288,11 +300,12 @@ function parseRequest(request: HookRequest): ParsedRequest {
       },
     };
   }
-  const event = parseHookEvent(body, routedDialect(dialect, body));
+  const routed = routedDialect(dialect, body);
+  const event = parseHookEvent(body, routed);
   if (!event.ok) {
     return {
       ok: false,
-      dialect,
+      dialect: routed,
       error: { code: event.error.code, message: event.error.message, eventName: event.error.eventName },
     };
   }

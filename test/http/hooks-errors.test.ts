@@ -231,3 +231,35 @@ describe("authentication failures answer with auth.onFailure as a 2xx decision (
     expect(app.logs.at(-1)).toMatchObject({ error: "AUTH_UNKNOWN_TOKEN", team: undefined, rules: [] });
   });
 });
+
+// A review (session 20): a v2 body on the legacy route was judged as v2 once it parsed, but a
+// request error was answered in the legacy dialect, an empty body that lets the tool call run,
+// while the audit line said "deny".
+describe("a deepagents v2 hook given the legacy URL, on a request error", () => {
+  const v2 = JSON.stringify({
+    session_id: "s",
+    cwd: "/p",
+    hook_event_name: "PreToolUse",
+    tool_name: "Bash",
+    tool_input: { command: "rm -rf /" },
+  });
+  it.each([
+    ["BODY_TOO_LARGE", v2.replace('"rm -rf /"', JSON.stringify("x".repeat(10_000))), undefined],
+    ["MALFORMED_JSON", v2.slice(0, -5), undefined],
+    ["EVENT_INVALID", v2.replace('{"command":"rm -rf /"}', '"rm -rf /"'), undefined],
+    ["UNSUPPORTED_CONTENT_TYPE", v2, "text/plain"],
+  ])("is denied as on the deepagents route (%s)", async (code, body, contentType) => {
+    const headers = contentType ? { "content-type": contentType } : {};
+    const res = await denyApp.post("/v1/hooks/deepagents-legacy", body, headers);
+    expect(res.headers.get("x-hookgate-error")).toBe(code);
+    expect((await jsonOf(res)).hookSpecificOutput?.permissionDecision).toBe("deny");
+    expect(denyApp.logs.at(-1)).toMatchObject({ client: "deepagents", decision: "deny", error: code });
+  });
+
+  it("while a legacy body's error gets the legacy answer, and the audit line says nothing was blocked", async () => {
+    const res = await denyApp.post("/v1/hooks/deepagents-legacy", '{"event": "tool.use", "tool_name": 42');
+    expect(res.headers.get("x-hookgate-error")).toBe("MALFORMED_JSON");
+    expect(await res.text()).toBe("");
+    expect(denyApp.logs.at(-1)).toMatchObject({ client: "deepagents-legacy", decision: "none" });
+  });
+});
