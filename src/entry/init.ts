@@ -419,7 +419,7 @@ function checkUrl(options: InitOptions): string[] {
       `--url ${withoutUserinfo(url)} carries a user name or password (not shown); the token goes in a header instead`,
     );
   }
-  const path = parsed.pathname.replace(/\/+$/, "");
+  const path = parsed.pathname.replace(/\/{2,}/g, "/").replace(/\/+$/, "");
   const suggestion = `${parsed.origin}${path}${ROUTES[client]}`;
   if (path === "") {
     throw new UsageError(

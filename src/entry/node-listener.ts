@@ -22,8 +22,12 @@ import { type ChunkSource, readBodyChunks } from "../http/read-body.js";
  */
 const HOOK_PATH = /^\/v1\/hooks(?:\/(?!\.\.?(?:\/|\?|$))([A-Za-z0-9_.-]+))?\/?(?:\?.*)?$/;
 
-/** Any hook path, deeper ones included: a request to one is answered as a hook, even refused. */
-const HOOK_PREFIX = /^\/v1\/hooks(?:[/?]|$)/;
+/**
+ * Any hook path, deeper ones included, under any prefix (`/hookgate/v1/hooks/…`, as the Hono
+ * routes answer): a request to one is answered as a hook, even refused. Its client is the name
+ * after `/v1/hooks/`, if any.
+ */
+const HOOK_PREFIX = /^(?:\/[^?]*)?\/v1\/hooks(?:\/([A-Za-z0-9_.-]+))?(?:[/?]|$)/;
 
 /**
  * `servesHost` says whether a request's Host is one the gateway answers (`serve` on loopback
@@ -37,12 +41,15 @@ export function hookListener(
 ): RequestListener {
   const send = answerWriter(deps.logger);
   return (request, response) => {
-    const url = request.url ?? "";
-    const route = request.method === "POST" ? HOOK_PATH.exec(url) : null;
+    // Slashes doubled in the path name the same route, as in app.ts (`//v1/hooks/claude-code`).
+    const raw = request.url ?? "";
+    const url = raw.includes("//") ? raw.replace(/^[^?]*/, (path) => path.replace(/\/{2,}/g, "/")) : raw;
+    let route = request.method === "POST" ? HOOK_PATH.exec(url) : null;
     const host = request.headers.host;
     let refused: RequestError | undefined;
     if (!servesHost(host)) {
-      if (!route && !(request.method === "POST" && HOOK_PREFIX.test(url))) {
+      route ??= request.method === "POST" ? HOOK_PREFIX.exec(url) : null;
+      if (!route) {
         misdirected(response, host);
         return;
       }

@@ -3,6 +3,7 @@
  * answer 2xx with a decision body; nothing here redirects or cares about a trailing slash.
  */
 import { Hono } from "hono/tiny";
+import { getPath } from "hono/utils/url";
 import type { HookDeps, HookOutcome } from "../app/handle-hook.js";
 import { authenticate } from "../core/auth.js";
 import { errorMessage } from "../core/errors.js";
@@ -103,7 +104,9 @@ export function createApp(deps: AppDeps): Hono {
  * the root are tried first. `route` copies the routes registered so far: register them first.
  */
 export function underAnyPrefix(routes: Hono): Hono {
-  const app = new Hono({ strict: true });
+  // Slashes doubled in a hook URL (`http://127.0.0.1:8787//v1/hooks/claude-code`) name the same
+  // route: a 404 there would let every tool call through.
+  const app = new Hono({ strict: true, getPath: (request) => getPath(request).replace(/\/{2,}/g, "/") });
   app.route("/", routes);
   app.route("/:prefix{.+}", routes);
   return app;

@@ -214,9 +214,9 @@ describe("staying up", () => {
 });
 
 describe("a gateway on loopback and the names it answers", () => {
-  const hook = (host: string) =>
+  const hook = (host: string, path = "/v1/hooks/claude-code") =>
     sendRaw(server.url, {
-      path: "/v1/hooks/claude-code",
+      path,
       headers: [
         ["Host", host],
         ["Content-Type", "application/json"],
@@ -244,6 +244,12 @@ describe("a gateway on loopback and the names it answers", () => {
     expect(rebound.status).toBe(200);
     expect(rebound.headers["x-hookgate-error"]).toBe("HOST_NOT_SERVED");
     expect(rebound.body).toMatch(/addressed to \\"rebind\.attacker\.example:\d+\\"/);
+    // Under a prefix too, in the route's client's shape (a review, session 20: it got a 421,
+    // which Claude Code lets through, and nothing was logged).
+    const prefixed = await hook(`rebind.attacker.example:${port}`, "/hookgate/v1/hooks/claude-code");
+    expect(prefixed.status).toBe(200);
+    expect(prefixed.headers["x-hookgate-error"]).toBe("HOST_NOT_SERVED");
+    expect(JSON.parse(prefixed.body).hookSpecificOutput.permissionDecision).toBe("deny");
     // Every other route: 421, nothing read or told.
     for (const path of ["/healthz", "/metrics", "/v1/whoami"]) {
       const res = await sendRaw(server.url, {
@@ -267,6 +273,36 @@ describe("GET /metrics", () => {
       /hookgate_decisions_total\{client="claude-code",decision="none",event="PreToolUse"\} \d+/,
     );
     expect(text).toMatch(/hookgate_request_errors_total\{code="MALFORMED_JSON"\} \d+/);
+  });
+});
+
+describe("doubled slashes in a hook URL", () => {
+  it("name the same route (a review, session 20: `//v1/hooks/claude-code` was a 404)", async () => {
+    const { port } = new URL(server.url);
+    for (const path of [
+      "//v1/hooks/claude-code",
+      "/v1//hooks/claude-code",
+      "/hookgate//v1/hooks/claude-code",
+    ]) {
+      const res = await sendRaw(server.url, {
+        path,
+        headers: [
+          ["Host", `127.0.0.1:${port}`],
+          ["Content-Type", "application/json"],
+          ["Authorization", `Bearer ${HARNESS_TOKEN}`],
+        ],
+        body: JSON.stringify({
+          session_id: "s",
+          transcript_path: "/t",
+          cwd: "/p",
+          hook_event_name: "PreToolUse",
+          tool_name: "Bash",
+          tool_input: { command: "rm -rf /" },
+        }),
+      });
+      expect(res.status, path).toBe(200);
+      expect(JSON.parse(res.body).hookSpecificOutput.permissionDecision, path).toBe("deny");
+    }
   });
 });
 
@@ -294,12 +330,14 @@ describe("odd hook paths on the Node listener", () => {
     const plain = await send("/v1/hooks/");
     expect(plain.status).toBe(200);
     expect(JSON.parse(plain.body).hookSpecificOutput.permissionDecision).toBe("deny");
-    // "." is the route itself, ".." leaves it, and an empty client name is no client.
+    // "." is the route itself, ".." leaves it, and doubled slashes are one (no empty client name).
     const dot = await send("/v1/hooks/.");
     expect(dot.body).toBe(plain.body);
     expect((await send("/v1/hooks/..")).status).toBe(404);
     const empty = await send("/v1/hooks//");
-    expect(empty.status).toBe(200);
-    expect(empty.headers["x-hookgate-error"]).toBe("UNKNOWN_CLIENT_ROUTE");
+    expect(empty.body).toBe(plain.body);
+    const unknown = await send("/v1/hooks/Claude-Code");
+    expect(unknown.status).toBe(200);
+    expect(unknown.headers["x-hookgate-error"]).toBe("UNKNOWN_CLIENT_ROUTE");
   });
 });
