@@ -2,6 +2,12 @@
 /** The `hookgate` executable: runs the CLI and exits with its code. */
 import { main } from "./cli.js";
 
+// A reader that stopped early (`hookgate test … | head -1`) is no failure of the command: what it
+// would still print is dropped, and it exits with its own code, so `set -o pipefail` holds.
+process.stdout.on("error", (e: NodeJS.ErrnoException) => {
+  if (e.code !== "EPIPE" && e.code !== "ERR_STREAM_DESTROYED") throw e;
+});
+
 main(process.argv.slice(2)).then((code) => {
   process.exitCode = code;
 });

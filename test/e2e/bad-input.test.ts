@@ -247,11 +247,12 @@ const ROWS: readonly Row[] = [
   {
     // Unparsed, the body cannot say it is legacy, so the deepagents route's v2 answer goes out;
     // a legacy adapter discards it either way.
+    // Answered as a legacy body that parses is on this route: empty, the legacy hook reads nothing.
     name: "truncated deepagents legacy tool.use on the deepagents route",
     request: post('{"event": "tool.use", "tool_name": "execute", "tool_args": {"command": "rm', {
       path: "/v1/hooks/deepagents",
     }),
-    expected: decision("MALFORMED_JSON", toldOnly("MALFORMED_JSON")),
+    expected: decision("MALFORMED_JSON", ""),
   },
   {
     name: "an empty body",
@@ -313,7 +314,7 @@ const ROWS: readonly Row[] = [
     request: post('{"event": "tool.use", "tool_name": "execute", "tool_id": "c1", "tool_args": "rm"}', {
       path: "/v1/hooks/deepagents",
     }),
-    expected: decision("EVENT_INVALID", toldOnly("EVENT_INVALID", "tool_args must be an object")),
+    expected: decision("EVENT_INVALID", ""),
   },
   {
     // A serializer's null for a field no rule needs: read as absent, and the rule still denies.

@@ -299,3 +299,27 @@ describe("hookgate schema and token hash", () => {
     expect(stderr).toMatch(/\$\.rules\[0\]\.decide: must be one of/);
   });
 });
+
+describe("a reader that stops early (`hookgate test … | head -1`)", () => {
+  it("is no failure: the command exits with its own code, no stack trace (a review, session 20)", async () => {
+    const { spawn } = await import("node:child_process");
+    const { BIN } = await import("../support/process.js");
+    const child = spawn(
+      process.execPath,
+      [BIN, "test", "examples/policy.json", "examples/policy.test.json"],
+      {
+        cwd: ROOT,
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
+    let stderr = "";
+    child.stderr.on("data", (chunk) => {
+      stderr += chunk;
+    });
+    // As head does: read the first chunk, then close the pipe.
+    child.stdout.once("data", () => child.stdout.destroy());
+    const code = await new Promise((resolve) => child.on("close", resolve));
+    expect(stderr).not.toMatch(/EPIPE/);
+    expect(code).toBe(0);
+  });
+});
