@@ -331,10 +331,12 @@ const CODE_VARIABLE =
  * The variables bash runs or expands as code (prompts, PROMPT_COMMAND, BASH_ENV) or as aliases and
  * commands, and BASH_COMPAT, which at 5.1 or lower makes arithmetic expand a subscript's value
  * again (`(( a[$x] ))` runs a `$(…)` in `$x`). And GNU parallel's: PARALLEL_SHELL runs its jobs,
- * PARALLEL adds options (`--rpl` runs Perl), PARALLEL_HOME's config may add a command before them.
+ * PARALLEL and PARALLEL_CSH add options (`--rpl` runs Perl) and words before the command,
+ * PARALLEL_HOME's config may add a command, PARALLEL_ENV code before each job, PARALLEL_TMUX is the
+ * program `--tmux` runs.
  */
 const CODE_VARIABLE_NAMES =
-  "PS[0-4]|PROMPT_COMMAND|BASH_ALIASES|BASH_CMDS|BASH_ENV|BASH_COMPAT|PARALLEL|PARALLEL_SHELL|PARALLEL_HOME";
+  "PS[0-4]|PROMPT_COMMAND|BASH_ALIASES|BASH_CMDS|BASH_ENV|BASH_COMPAT|PARALLEL|PARALLEL_SHELL|PARALLEL_HOME|PARALLEL_CSH|PARALLEL_ENV|PARALLEL_TMUX";
 const CODE_VARIABLES = new RegExp(`^(?:${CODE_VARIABLE_NAMES})$`);
 /**
  * Variables that name the program or start-up code a later command runs (SHELL, ENV): their value
@@ -3618,47 +3620,36 @@ function peelEval(args: readonly Word[], at: number, out: Output): Peeled {
 
 /**
  * GNU parallel's options (20221122) as its GetOptions call declares them (`options_completion_hash`
- * without the help texts and the internal `--_…` ones): a name and its aliases joined by `|`, then
+ * without the help texts, the internal `--_…` ones and the aliases that are a name without its
+ * dashes, which parallelOptionTable adds): a name and its aliases joined by `|`, then
  * `=s`, `=i` or `=f` for a value, `:s` for an optional value, `:f` for an optional number.
  */
 const PARALLEL_OPTIONS = [
-  "B=s E=s H=i I=s L=s T U=s W=s X Y arg-file-sep|argfilesep=s arg-file|argfile|a=s",
-  "arg-sep|argsep=s bar basefile|bf=s basenameextensionreplace|bner=s basenamereplace|bnr=s bg",
-  "bin=s block-size|blocksize|block=s block-timeout|blocktimeout|bt=s bug cat cleanup",
-  "col-sep|colsep|C=s",
-  "color-failed|colour-failed|colorfailed|colourfailed|color-fail|colour-fail|colorfail|colourfail|cf",
-  "color|colour compress controlmaster|M csv ctag-string|ctagstring=s ctag ctrl-c|ctrlc debug|D=s",
-  "delay=s delimiter|d=s dirnamereplace|dnr=s dry-run|dryrun|dr embed env=s eof|e:s eta exit|x",
-  "extensionreplace|er=s fg fifo filter-hosts|filterhosts|filter-host filter=s g gnu",
-  "group-by|groupby=s group halt-on-error|haltonerror|halt=s header=s help|h",
-  "hgrp|hostgrp|hostgroup|hostgroups interactive|p joblog|jl=s jobs|j=s keep-order|keeporder|k",
-  "latest-line|latestline|ll limit=s line-buffer|line-buffered|linebuffer|linebuffered|lb",
-  "linkinputsource|xapplyinputsource=i link|xapply load=s m max-args|maxargs|n=s",
-  "max-chars|maxchars|s=s max-line-length-allowed|maxlinelengthallowed max-lines|maxlines|l:f",
-  "max-procs|maxprocs|P=s max-replace-args|maxreplaceargs|N=s memfree=s memsuspend=s",
-  "min-version|minversion=i nice=i no-ctrl-c|no-ctrlc|noctrlc no-keep-order|nokeeporder|nok|no-k",
-  "no-run-if-empty|norunifempty|r nonall noswap null|0 number-of-cores|numberofcores",
-  "number-of-cpus|numberofcpus number-of-sockets|numberofsockets",
-  "number-of-threads|numberofthreads onall open-tty|o output-as-files|outputasfiles|files",
-  "parens=s pipe-part|pipepart pipe|spreadstdin plain plus process-slot-var|processslotvar=s",
-  "profile|J=s progress quote|q recend=s recordenv|record-env recstart=s regexp|regex",
-  "remove-rec-sep|removerecsep|rrs replace|i:s results|result|res=s resume-failed|resumefailed",
-  "resume retries=s retry-failed|retryfailed return=s round-robin|roundrobin|round rpl=s",
-  "rsync-opts|rsyncopts=s semaphore-name|semaphorename|id=s",
-  "semaphore-timeout|semaphoretimeout|st=s semaphore seqreplace=s session shard=s",
-  "shebang|hashbang shell-completion|shellcompletion=s shell-quote|shellquote|shell_quote",
-  "show-limits|showlimits shuf silent skip-first-line|skipfirstline slotreplace=s",
-  "sql-and-worker|sqlandworker=s sql-master|sqlmaster=s sql-worker|sqlworker=s sql=s",
-  "ssh-delay|sshdelay=f ssh=s sshloginfile|slf=s sshlogin|S=s tag-string|tagstring=s tag tee",
-  "template|tmpl=s term-seq|termseq=s timeout=s tmpdir|tempdir=s tmux-pane|tmuxpane tmux tollef",
-  "total-jobs|totaljobs|total=s transfer-file|transferfile|transfer-files|transferfiles|tf=s",
-  "transfer trc=s trim=s tty ungroup|u",
-  "use-compress-program|compress-program|usecompressprogram|compressprogram=s",
-  "use-cores-instead-of-threads|usecoresinsteadofthreads",
-  "use-cpus-instead-of-cores|usecpusinsteadofcores",
-  "use-decompress-program|decompress-program|usedecompressprogram|decompressprogram=s",
-  "use-sockets-instead-of-threads|usesocketsinsteadofthreads v verbose|t version|V wait",
-  "will-cite|willcite|nn|nonotice|no-notice work-dir|workdir|wd=s xargs",
+  "B=s E=s H=i I=s L=s T U=s W=s X Y arg-file-sep=s arg-file|a=s arg-sep=s bar basefile|bf=s",
+  "basenameextensionreplace|bner=s basenamereplace|bnr=s bg bin=s block-size|block=s",
+  "block-timeout|bt=s bug cat cleanup col-sep|C=s",
+  "color-failed|colour-failed|color-fail|colour-fail|cf color|colour compress controlmaster|M csv",
+  "ctag-string=s ctag ctrl-c debug|D=s delay=s delimiter|d=s dirnamereplace|dnr=s dry-run|dr",
+  "embed env=s eof|e:s eta exit|x extensionreplace|er=s fg fifo filter-hosts|filter-host filter=s",
+  "g gnu group-by=s group halt-on-error|halt=s header=s help|h hgrp|hostgrp|hostgroup|hostgroups",
+  "interactive|p joblog|jl=s jobs|j=s keep-order|k latest-line|ll limit=s",
+  "line-buffer|line-buffered|lb linkinputsource|xapplyinputsource=i link|xapply load=s m",
+  "max-args|n=s max-chars|s=s max-line-length-allowed max-lines|l:f max-procs|P=s",
+  "max-replace-args|N=s memfree=s memsuspend=s min-version=i nice=i no-ctrl-c|no-ctrlc",
+  "no-keep-order|no-k no-run-if-empty|r nonall noswap null|0 number-of-cores number-of-cpus",
+  "number-of-sockets number-of-threads onall open-tty|o output-as-files|files parens=s pipe-part",
+  "pipe|spreadstdin plain plus process-slot-var=s profile|J=s progress quote|q recend=s",
+  "recordenv|record-env recstart=s regexp|regex remove-rec-sep|rrs replace|i:s",
+  "results|result|res=s resume-failed resume retries=s retry-failed return=s round-robin|round",
+  "rpl=s rsync-opts=s semaphore-name|id=s semaphore-timeout|st=s semaphore seqreplace=s session",
+  "shard=s shebang|hashbang shell-completion=s shell-quote|shell_quote show-limits shuf silent",
+  "skip-first-line slotreplace=s sql-and-worker=s sql-master=s sql-worker=s sql=s ssh-delay=f",
+  "ssh=s sshloginfile|slf=s sshlogin|S=s tag-string=s tag tee template|tmpl=s term-seq=s",
+  "timeout=s tmpdir|tempdir=s tmux-pane tmux tollef total-jobs|total=s",
+  "transfer-file|transfer-files|tf=s transfer trc=s trim=s tty ungroup|u",
+  "use-compress-program|compress-program=s use-cores-instead-of-threads use-cpus-instead-of-cores",
+  "use-decompress-program|decompress-program=s use-sockets-instead-of-threads v verbose|t",
+  "version|V wait will-cite|nn|no-notice work-dir|wd=s xargs",
 ].join(" ");
 
 /** `=`: takes a value; `:s`: the next word unless it starts with `-`; `:f`: the next word if a number. */
@@ -3678,7 +3669,13 @@ function parallelOptionTable(): ReadonlyMap<string, PerlOption> {
     const aliases = names.split("|");
     const value = type === undefined ? "" : type.startsWith("=") ? "=" : type === ":s" ? ":s" : ":f";
     const option: PerlOption = { name: aliases[0] as string, value };
-    for (const alias of aliases) table.set(alias.length === 1 ? alias : alias.toLowerCase(), option);
+    for (const alias of aliases) {
+      table.set(alias.length === 1 ? alias : alias.toLowerCase(), option);
+      // Nearly every dashed name is declared without its dashes too (`--pipepart`); the table
+      // leaves those out. `--opentty` is added though parallel lacks it: read as `--open-tty`
+      // where parallel fails, so no less is read than runs (`--filterhost` is a prefix it takes).
+      if (alias.includes("-")) table.set(alias.replaceAll("-", "").toLowerCase(), option);
+    }
   }
   parallelTable = table;
   return table;
@@ -3701,7 +3698,11 @@ function parallelOptions(args: readonly Word[], at: number): Permuted | undefine
     if (option.value === "" || next === undefined) return option.value === "=" ? undefined : false;
     if (option.value === "=") return mayVanish(next) ? undefined : true;
     if (mayBeOption(next)) return undefined;
-    return option.value === ":s" ? !next.text.startsWith("-") : NUMBER.test(next.text);
+    // A lone `-` is a value; Perl's numbers also take `_` and more (`1_0`): a word that starts as
+    // one and is not plainly one may be either.
+    if (option.value === ":s") return next.text === "-" || !next.text.startsWith("-");
+    if (NUMBER.test(next.text)) return true;
+    return /^[-+]?[\d.]/.test(next.text) ? undefined : false;
   };
   let i = at + 1;
   while (i < args.length) {
@@ -3790,7 +3791,18 @@ const PARALLEL_UNSEEN = new Set([
   "use-compress-program",
   "use-decompress-program",
   "shebang",
+  // Perl code: `--limit` runs its value through the shell, the others are Perl expressions, or
+  // change where Perl code in a replacement string starts (`--parens`), or hold some (`--template`).
+  "limit",
+  "group-by",
+  "shard",
+  "bin",
+  "parens",
+  "template",
 ]);
+
+/** Options after which parallel or sem runs nothing when given no command (`sem --wait`). */
+const PARALLEL_WITHOUT_COMMAND = new Set(["wait", "shell-quote"]);
 
 /** Options that name a replacement string of their own (`-I @@`; `-i` alone is `{}`). */
 const PARALLEL_REPLACES = new Set([
@@ -3805,7 +3817,7 @@ const PARALLEL_REPLACES = new Set([
 ]);
 
 /** parallel's own replacement strings: `{}`, `{.}`, `{/}`, `{//}`, `{/.}`, `{#}`, `{%}`, and `{3}`, `{-1/.}`. */
-const PARALLEL_STRINGS = String.raw`\{-?\d*(?:\.|\/|\/\/|\/\.|#|%)?\}`;
+const PARALLEL_STRINGS = String.raw`\{(?:-?\d+)?(?:\.|\/|\/\/|\/\.|#|%)?\}`;
 /** With `--plus` or `--header`, any `{…}` without blanks may be one (`{%.x}`, a column's `{name}`). */
 const PARALLEL_ANY_STRING = String.raw`\{[^{}\s]*\}`;
 /** What an input stands for in the script: words not known here, one or several (`-X`, `-N 2`). */
@@ -3838,7 +3850,20 @@ function parallelScript(args: readonly Word[], at: number): Script {
     if (o.name === "arg-sep" || o.name === "arg-file-sep") separators.push(o.value);
   if (read.words.some((w) => separators.some((s) => w.text === s || w.text === `${s}+`))) return unreadable;
   const words = read.words;
-  if (words.length === 0) return unreadable;
+  if (words.length === 0)
+    return [...given].some((name) => PARALLEL_WITHOUT_COMMAND.has(name))
+      ? { script: "", expands: false }
+      : unreadable;
+  // `--process-slot-var` sets a variable for each job: one that bash runs or sources (BASH_ENV=1).
+  if (
+    read.options.some(
+      (o) =>
+        o.name === "process-slot-var" && (CODE_VARIABLES.test(o.value) || PROGRAM_VARIABLES.test(o.value)),
+    )
+  )
+    return unreadable;
+  // `-I`'s string is a pattern when it holds a group (`-I '(q)'` replaces `q`).
+  if (read.options.some((o) => PARALLEL_REPLACES.has(o.name) && o.value.includes("("))) return unreadable;
   const quote = given.has("quote");
   const own = read.options
     .filter((o) => PARALLEL_REPLACES.has(o.name))
@@ -3856,7 +3881,11 @@ function parallelScript(args: readonly Word[], at: number): Script {
     found = true;
     return quote ? `'${PARALLEL_INPUT}'` : PARALLEL_INPUT;
   });
-  if (!found && !given.has("pipe") && !given.has("pipe-part")) script += ` ${PARALLEL_INPUT}`;
+  // Added at the end unless a replacement string stands in the command, and where one this reading
+  // takes for it may not be one (`-I XX` renames `{}`, `--plus` and `--header` add some): an input
+  // too many is a word more, one too few a command missed (`-I XX 'echo {};'` runs the input).
+  const sure = !given.has("plus") && !given.has("header") && own.length === 0;
+  if ((!found || !sure) && !given.has("pipe") && !given.has("pipe-part")) script += ` ${PARALLEL_INPUT}`;
   return { script, expands: expandsAny(words) };
 }
 

@@ -1067,6 +1067,23 @@ describe("GNU parallel read by its grammar (session 20)", () => {
     ["PARALLEL_SHELL=./x parallel echo ::: a", "PARALLEL_SHELL runs the jobs"],
     ["export PARALLEL='--rpl \"{x} system(1)\"'", "PARALLEL adds options"],
     ["PARALLEL_HOME=. parallel echo", "PARALLEL_HOME's config may add a command"],
+    // A review's (session 20), each run with the real parallel.
+    ["echo 'rm -rf /' | parallel -I XX 'echo {};'", "-I renames {}: the input is added after the ;"],
+    ["echo 'rm -rf /' | parallel --er XX 'echo {.};'", "--er renames {.}"],
+    ["echo 'rm -rf /' | parallel 'echo {-};'", "{-} is no replacement string"],
+    ["echo 'rm -rf /' | parallel --plus 'echo {foo};'", "--plus adds its own strings, not every {…}"],
+    ["echo / | parallel -I '(q)' 'rm -rf q'", "-I's string is a pattern with a group"],
+    ["echo x | parallel -e - rm -rf /", "a lone - is -e's value"],
+    ["echo x | parallel -l 1_0 rm -rf /", "Perl's numbers take _"],
+    ["parallel --parens XXYY --tagstring 'XXsystem(\"rm -rf /\")YY' echo", "--parens moves {= =}"],
+    ["parallel --limit 'rm -rf /' echo", "--limit runs its value"],
+    ["parallel --pipe --group-by 'system(\"rm -rf /\")' cat", "--group-by is Perl"],
+    ["PARALLEL_CSH='rm -rf /' parallel echo", "PARALLEL_CSH adds words before the command"],
+    ["PARALLEL_ENV='rm -rf /;' parallel echo", "PARALLEL_ENV runs before each job"],
+    [
+      "echo 'rm -rf /' > 1; parallel --process-slot-var BASH_ENV echo",
+      "the slot's number names a file bash runs",
+    ],
   ])("%s (%s)", (command) => {
     const split = splitCommand(command);
     const named = split.subcommands.some((s) =>
@@ -1087,12 +1104,18 @@ describe("GNU parallel read by its grammar (session 20)", () => {
     ["cat urls.txt | parallel -j8 --bar curl -sO {}", ["curl -sO $PARALLEL_INPUT"]],
     ["git ls-files '*.ts' | parallel -X -q npx prettier --write", ["npx prettier --write $PARALLEL_INPUT"]],
     ["seq 10 | parallel --pipe -N3 wc -l", ["wc -l"]],
-    ["find . -type d | parallel -I{} mv {} {}.bak", ["mv $PARALLEL_INPUT $PARALLEL_INPUT.bak"]],
+    // A string of -I's own: the input is added at the end too (a word more, never a command less).
+    [
+      "find . -type d | parallel -I{} mv {} {}.bak",
+      ["mv $PARALLEL_INPUT $PARALLEL_INPUT.bak $PARALLEL_INPUT"],
+    ],
     ["ls | parallel -l 2 -- echo", ["echo $PARALLEL_INPUT"]],
     ['ls | parallel -j "$N" gzip', ["gzip $PARALLEL_INPUT"]],
     ["sem -j4 make test", ["make test $PARALLEL_INPUT"]],
     ["parallel --version", []],
     ["parallel --number-of-cores", []],
+    ["sem --wait", []],
+    ["ls | parallel --shellquote", []],
   ])("%j runs %j", (command, runs) => {
     expect(denyOnly(command)).toEqual(runs);
     expect(splitCommand(command).unreadable).toBe(false);
