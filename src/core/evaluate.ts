@@ -262,7 +262,7 @@ function unreadCommandNote(rule: CompiledRule, facts: EventFacts): string {
   if (length !== undefined)
     return ` (the command is ${count(length)} characters; hookgate does not read commands over ${count(MAX_COMMAND_LENGTH)} characters and treats them as matching)`;
   if (rule.ifRules.some((r) => matchesReadCommand(r, command))) return "";
-  return " (hookgate cannot tell every program this command runs: a variable or pattern in command position, a shell reading its script from stdin, an unclosed quote or deep nesting; it treats such a command as matching)";
+  return ` (hookgate cannot tell every program this command runs: a variable or pattern in command position, an unquoted expansion that may split among a wrapper's or find's words (quote it: sudo -u "$U", xargs -P "$(nproc)"), a shell reading its script from stdin, an unclosed quote or deep nesting; it treats such a command as matching)`;
 }
 
 const count = (n: number): string => n.toLocaleString("en-US");
