@@ -428,7 +428,8 @@ export async function replayImpact(
 
 /**
  * The rules a change is put down to: the candidate's rules whose own decision is the new
- * answer; when the new answer is none, the recorded rules that no longer apply (removed or
+ * answer, else its prompt and forward rules that applied (their answer is a model's or a
+ * server's); when the new answer is none, the recorded rules that no longer apply (removed or
  * narrowed), else every recorded rule.
  */
 function explainingRules(
@@ -444,6 +445,13 @@ function explainingRules(
       return action?.kind === "decide" && honouredDecision(eventName, action.decision) === decision;
     });
     if (deciders.length > 0) return deciders;
+    // A prompt or forward rule's decision is its model's or server's: no decide rule gave the
+    // answer, so one of them did.
+    const remote = appliedNow.filter((id) => {
+      const kind = candidate.rules.find((r) => r.id === id)?.action?.kind;
+      return kind === "prompt" || kind === "forward";
+    });
+    if (remote.length > 0) return remote;
   }
   const gone = appliedBefore.filter((id) => !appliedNow.includes(id));
   if (gone.length > 0) return gone;
