@@ -125,6 +125,18 @@ export interface HandleOptions {
 
 const JSON_CONTENT_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 
+/**
+ * JSON, also twice: a hook whose headers repeat deepcode's own Content-Type arrives with both
+ * joined by ", " (`application/json, application/json`), and is read as the one it is.
+ */
+function isJson(contentType: string | undefined): boolean {
+  if (contentType === undefined) return false;
+  return (
+    JSON_CONTENT_TYPE.test(contentType) ||
+    contentType.split(",").every((part) => JSON_CONTENT_TYPE.test(part.trim()))
+  );
+}
+
 export async function handleHook(
   deps: HookDeps,
   request: HookRequest,
@@ -273,7 +285,7 @@ function parseBody(request: HookRequest): ParsedRequest {
   const dialect = request.dialect;
   if (!request.body.ok) return { ok: false, error: request.body.error, dialect };
   const text = request.body.text;
-  if (request.contentType === undefined || !JSON_CONTENT_TYPE.test(request.contentType)) {
+  if (!isJson(request.contentType)) {
     return {
       ok: false,
       dialect,

@@ -83,6 +83,13 @@ export async function authenticate(
       "AUTH_MALFORMED",
       "the hook sent two Authorization headers (joined, they are no token): send one",
     );
+  // `$hookgate_token`, `${HOOKGATE_TOKEN}`: a name the client did not expand (Claude Code expands
+  // only the names in allowedEnvVars, as written; clients.md §3.3). The name is no secret.
+  if (/^\$\{?[A-Za-z_][A-Za-z0-9_]*\}?$/.test(token))
+    return fail(
+      "AUTH_UNKNOWN_TOKEN",
+      `the hook sent ${JSON.stringify(token)} as its token, a variable's name its client did not expand: list the variable, spelt exactly so, in the hook's allowedEnvVars and set it in the agent's environment`,
+    );
   return fail("AUTH_UNKNOWN_TOKEN", `the hook's token is not one this gateway knows: ${fix.unknown}`);
 }
 

@@ -264,3 +264,31 @@ describe("a deepagents v2 hook given the legacy URL, on a request error", () => 
     expect(denyApp.logs.at(-1)).toMatchObject({ client: "deepagents-legacy", decision: "none" });
   });
 });
+
+describe("headers a hook's own settings double or leave unexpanded (a review, session 20)", () => {
+  it("reads a Content-Type sent twice, joined, as the JSON it is", async () => {
+    const res = await denyApp.post(
+      "/v1/hooks/deepcode",
+      JSON.stringify({
+        session_id: "s",
+        cwd: "/p",
+        hook_event_name: "PreToolUse",
+        tool_name: "Bash",
+        tool_input: { command: "rm -rf /" },
+      }),
+      { "content-type": "application/json, application/json" },
+    );
+    expect(res.headers.get("x-hookgate-error")).toBeNull();
+    expect(denyApp.logs.at(-1)).toMatchObject({ decision: "deny", rules: ["no-rm"] });
+    const mixed = await denyApp.post("/v1/hooks", pre, { "content-type": "application/json, text/plain" });
+    expect(mixed.headers.get("x-hookgate-error")).toBe("UNSUPPORTED_CONTENT_TYPE");
+  });
+
+  it("says a token that is a variable's name was not expanded", async () => {
+    for (const token of ["$hookgate_token", "${HOOKGATE_TOKEN}"]) {
+      const res = await denyApp.post("/v1/hooks", pre, { authorization: `Bearer ${token}` });
+      expect(res.headers.get("x-hookgate-error")).toBe("AUTH_UNKNOWN_TOKEN");
+      expect((await jsonOf(res)).systemMessage).toContain("a variable's name its client did not expand");
+    }
+  });
+});
