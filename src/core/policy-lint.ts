@@ -48,6 +48,9 @@ export function lintPolicy(policy: Policy): PolicyIssue[] {
   }
   lintInlineSecrets(policy, warn);
   lintEgressTargets(policy, warn);
+  const notified = new Set(policy.rules.flatMap((rule) => rule.notify));
+  for (const name of Object.keys(policy.document.sinks ?? {}))
+    if (!notified.has(name)) warn(`$.sinks.${name}`, "no rule notifies it, so nothing is ever sent to it");
   return warnings;
 }
 

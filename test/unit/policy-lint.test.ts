@@ -314,6 +314,27 @@ describe("lintPolicy: targets the egress guard will refuse", () => {
   });
 });
 
+describe("lintPolicy: sinks", () => {
+  it("says which sink no rule notifies (a review, session 20)", async () => {
+    const policy = await policyFrom({
+      version: 1,
+      auth: { tokens: [] },
+      rules: [{ id: "tell", on: "Stop", notify: ["used"] }],
+      sinks: {
+        used: { type: "webhook", url: "https://hooks.example/a" },
+        idle: { type: "webhook", url: "https://hooks.example/b" },
+      },
+    });
+    expect(lintPolicy(policy).filter((w) => w.message.startsWith("no rule notifies"))).toEqual([
+      {
+        severity: "warning",
+        path: "$.sinks.idle",
+        message: "no rule notifies it, so nothing is ever sent to it",
+      },
+    ]);
+  });
+});
+
 describe("lintPolicy on examples/policy.json", () => {
   it("finds no rule that can never apply", async () => {
     const { readFile } = await import("node:fs/promises");
