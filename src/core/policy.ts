@@ -275,13 +275,19 @@ export function parsePolicyDocument(text: string): Result<PolicyDocument, Policy
 
 function validatePolicyDocument(value: unknown): Result<PolicyDocument, PolicyIssue[]> {
   const result = PolicySchema.safeParse(value);
-  if (!result.success) return err(result.error.issues.map(schemaIssue));
+  if (!result.success) return err(result.error.issues.map((issue) => schemaIssue(issue, value)));
   return ok(result.data);
 }
 
 /** zod/mini ships no message locale (it would grow the Worker bundle); say it in our own words. */
-function schemaIssue(issue: z.core.$ZodIssue): PolicyIssue {
-  return { severity: "error", path: jsonPath(issue.path), message: issueMessage(issue) };
+function schemaIssue(issue: z.core.$ZodIssue, document: unknown): PolicyIssue {
+  // A field that is missing altogether fails a union as any wrong value does: say which it is.
+  const at = issue.path.reduce<unknown>(
+    (v, key) => (v !== null && typeof v === "object" ? (v as Record<PropertyKey, unknown>)[key] : undefined),
+    document,
+  );
+  const message = issue.code === "invalid_union" && at === undefined ? "is required" : issueMessage(issue);
+  return { severity: "error", path: jsonPath(issue.path), message };
 }
 
 function issueMessage(issue: z.core.$ZodIssue): string {

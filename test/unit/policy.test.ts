@@ -263,3 +263,18 @@ describe("loadPolicy", () => {
     expect(parsePolicyDocument('{"version":1,"rules":[]}').ok).toBe(true);
   });
 });
+
+describe("a field missing altogether", () => {
+  it("is said to be required, not to match no accepted form (a review, session 20)", async () => {
+    const { loadPolicy } = await import("../../src/core/policy.js");
+    const { nodeSha256 } = await import("../../src/adapters/hash/node-crypto.js");
+    const load = (rule: Record<string, unknown>) =>
+      loadPolicy(JSON.stringify({ version: 1, rules: [rule] }), { env: () => undefined, sha256: nodeSha256 });
+    const missing = await load({ id: "a", decide: "deny" });
+    expect(!missing.ok && missing.error).toEqual([
+      { severity: "error", path: "$.rules[0].on", message: "is required" },
+    ]);
+    const wrong = await load({ id: "a", on: 42, decide: "deny" });
+    expect(!wrong.ok && wrong.error[0]?.message).toBe("does not match any of the accepted forms");
+  });
+});
