@@ -3843,13 +3843,21 @@ function parallelScript(args: readonly Word[], at: number): Script {
   )
     return unreadable;
   // Inputs given after `:::` or `::::` (also `:::+`, and those `--arg-sep` and `--arg-file-sep`
-  // name) are put into the command by position (`{1}`) and several to a job (`-X`), and with no
-  // command they are the commands: not read here.
+  // name) are inputs as stdin's lines are, each quoted into the command; with no command they are
+  // the commands. One written as an option (`parallel -X rm ::: -rf /` runs `rm -rf /`), or that
+  // may be one at run time (`$X`, a brace list), would give the command an option no rule sees:
+  // unreadable. A pattern's file names are read as `rm *`'s are.
   const separators = [":::", "::::"];
   for (const o of read.options)
     if (o.name === "arg-sep" || o.name === "arg-file-sep") separators.push(o.value);
-  if (read.words.some((w) => separators.some((s) => w.text === s || w.text === `${s}+`))) return unreadable;
-  const words = read.words;
+  const end = read.words.findIndex((w) => separators.some((s) => w.text === s || w.text === `${s}+`));
+  const optionLike = (w: Word) =>
+    w.kind !== "redirect" &&
+    (w.text.startsWith("-") ||
+      braceList(w.text) ||
+      (w.kind === "word" && (w.expands === true || w.runTime === true)));
+  if (end >= 0 && read.words.slice(end).some(optionLike)) return unreadable;
+  const words = end < 0 ? read.words : read.words.slice(0, end);
   if (words.length === 0)
     return [...given].some((name) => PARALLEL_WITHOUT_COMMAND.has(name))
       ? { script: "", expands: false }
