@@ -270,31 +270,21 @@ type ParsedRequest =
   | { ok: false; error: RequestError; dialect: Dialect | undefined };
 
 function parseRequest(request: HookRequest): ParsedRequest {
-  const failed = parseBody(request);
-  if (failed.ok || failed.dialect !== request.dialect || !request.dialect?.startsWith("deepagents"))
-    return failed;
-  // On either deepagents route, a body that could not be read is answered in the shape its event's
-  // name has (`PreToolUse`, `tool.use`), as routedDialect answers one that could: a v2 hook's
-  // PreToolUse answered in the legacy dialect (an empty body) would be let through.
-  const name = failed.error.eventName;
-  if (name === undefined) return failed;
-  return { ...failed, dialect: name.includes(".") ? "deepagents-legacy" : "deepagents" };
-}
-
-function parseBody(request: HookRequest): ParsedRequest {
   const dialect = request.dialect;
-  if (!request.body.ok) return { ok: false, error: request.body.error, dialect };
+  // A body not read as JSON: its dialect by the event's name sniffed from its text.
+  const unread = (error: RequestError): ParsedRequest => ({
+    ok: false,
+    error,
+    dialect: routedDialect(dialect, undefined, error.eventName),
+  });
+  if (!request.body.ok) return unread(request.body.error);
   const text = request.body.text;
   if (!isJson(request.contentType)) {
-    return {
-      ok: false,
-      dialect,
-      error: {
-        code: "UNSUPPORTED_CONTENT_TYPE",
-        message: `the hook sent Content-Type ${JSON.stringify(request.contentType ?? "(none)")}; send application/json (curl: -H 'Content-Type: application/json')`,
-        eventName: sniffEventName(text),
-      },
-    };
+    return unread({
+      code: "UNSUPPORTED_CONTENT_TYPE",
+      message: `the hook sent Content-Type ${JSON.stringify(request.contentType ?? "(none)")}; send application/json (curl: -H 'Content-Type: application/json')`,
+      eventName: sniffEventName(text),
+    });
   }
   let body: unknown;
   try {
@@ -302,15 +292,11 @@ function parseBody(request: HookRequest): ParsedRequest {
   } catch {
     // Not the engine's own message: it differs between V8 versions (Node 20, 22, workerd), and
     // every runtime must answer byte for byte the same.
-    return {
-      ok: false,
-      dialect,
-      error: {
-        code: "MALFORMED_JSON",
-        message: `the hook's body (${text.length} characters) is not valid JSON; is it cut short, or followed by more text? A hook sends one JSON object`,
-        eventName: sniffEventName(text),
-      },
-    };
+    return unread({
+      code: "MALFORMED_JSON",
+      message: `the hook's body (${text.length} characters) is not valid JSON; is it cut short, or followed by more text? A hook sends one JSON object`,
+      eventName: sniffEventName(text),
+    });
   }
   const routed = routedDialect(dialect, body);
   const event = parseHookEvent(body, routed);
@@ -325,13 +311,17 @@ function parseBody(request: HookRequest): ParsedRequest {
 }
 
 /**
- * Either deepagents route takes either deepagents shape; the body tells. Legacy adapters may post
+ * Either deepagents route takes either deepagents shape; the body tells (its keys; for a body not
+ * read, the event's name sniffed from it: `PreToolUse`, `tool.use`). Legacy adapters may post
  * dotted events to the deepagents route, and a v2 hook posted to the legacy route reads its
  * answer as any v2 hook does: answered in the legacy dialect (an empty body, nothing judged), its
- * PreToolUse would be let through unjudged.
+ * PreToolUse would be let through unjudged, a request error's too.
  */
-function routedDialect(dialect: Dialect | undefined, body: unknown): Dialect | undefined {
-  if (!dialect?.startsWith("deepagents") || body === null || typeof body !== "object") return dialect;
+function routedDialect(dialect: Dialect | undefined, body: unknown, eventName?: string): Dialect | undefined {
+  if (!dialect?.startsWith("deepagents")) return dialect;
+  if (body === undefined && eventName !== undefined)
+    return eventName.includes(".") ? "deepagents-legacy" : "deepagents";
+  if (body === null || typeof body !== "object") return dialect;
   const record = body as Record<string, unknown>;
   if (typeof record.event === "string" && record.hook_event_name === undefined) return "deepagents-legacy";
   if (typeof record.hook_event_name === "string" && record.event === undefined) return "deepagents";

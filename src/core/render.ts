@@ -103,17 +103,17 @@ export function renderRequestFailure(
   dialect: Dialect,
   message: string,
 ): { readonly answer: Answer; readonly kind: DecisionKind | "none" } {
+  // deepagents' legacy hooks read nothing back: nothing is blocked there.
+  if (dialect === "deepagents-legacy") return { answer: EMPTY, kind: "none" };
   if (event === undefined) {
     // Only a deny blocks what cannot be identified (POLICY.md, "Fail modes"): `ask` has no
     // permission decision to ask with here, and a block would end a turn or drop a prompt.
-    // deepagents' legacy hooks read nothing back: nothing is blocked there.
-    const kind: DecisionKind | "none" = mode === "deny" && dialect !== "deepagents-legacy" ? "block" : "none";
+    const kind: DecisionKind | "none" = mode === "deny" ? "block" : "none";
     if (kind === "none") return { answer: EMPTY, kind };
     return { answer: json({ decision: "block", reason: message }), kind };
   }
   const guarded = event === "PreToolUse" || (event === "PermissionRequest" && mode === "deny");
-  const kind: DecisionKind | "none" =
-    mode === "allow" || !guarded || dialect === "deepagents-legacy" ? "none" : mode;
+  const kind: DecisionKind | "none" = mode === "allow" || !guarded ? "none" : mode;
   const decision: Decision = {
     kind,
     reason: kind === "none" ? undefined : message,

@@ -23,11 +23,11 @@ import { type ChunkSource, readBodyChunks } from "../http/read-body.js";
 const HOOK_PATH = /^\/v1\/hooks(?:\/(?!\.\.?(?:\/|\?|$))([A-Za-z0-9_.-]+))?\/?(?:\?.*)?$/;
 
 /**
- * Any hook path, deeper ones included, under any prefix (`/hookgate/v1/hooks/…`, as the Hono
- * routes answer): a request to one is answered as a hook, even refused. Its client is the name
- * after `/v1/hooks/`, if any.
+ * Any hook path, deeper ones included, under any prefix and with slashes doubled
+ * (`/hookgate/v1/hooks/…`, `//v1//hooks/…`, as the Hono routes answer them): a request to one is
+ * answered as a hook, even refused. Its client is the name after `/v1/hooks/`, if any.
  */
-const HOOK_PREFIX = /^(?:\/[^?]*)?\/v1\/hooks(?:\/([A-Za-z0-9_.-]+))?(?:[/?]|$)/;
+const HOOK_PREFIX = /^(?:\/[^?]*)?\/v1\/+hooks(?:\/+([A-Za-z0-9_.-]+))?(?:[/?]|$)/;
 
 /**
  * `servesHost` says whether a request's Host is one the gateway answers (`serve` on loopback
@@ -41,9 +41,8 @@ export function hookListener(
 ): RequestListener {
   const send = answerWriter(deps.logger);
   return (request, response) => {
-    // Slashes doubled in the path name the same route, as in app.ts (`//v1/hooks/claude-code`).
-    const raw = request.url ?? "";
-    const url = raw.includes("//") ? raw.replace(/^[^?]*/, (path) => path.replace(/\/{2,}/g, "/")) : raw;
+    // A path with slashes doubled (`//v1/hooks/claude-code`) goes to Hono, which reads it as one.
+    const url = request.url ?? "";
     let route = request.method === "POST" ? HOOK_PATH.exec(url) : null;
     const host = request.headers.host;
     let refused: RequestError | undefined;
