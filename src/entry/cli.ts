@@ -17,34 +17,13 @@ import { simulation } from "../http/app.js";
 import { dlqCommand } from "./dlq.js";
 import { doctorCommand } from "./doctor.js";
 import { egressCheck } from "./egress-check.js";
+import { type CommandName, commandHelp, commandUsage, USAGE } from "./help.js";
 import { initCommand } from "./init.js";
 import { DataDirError, PolicyLoadError, startGateway } from "./node.js";
 import { policyTestCommand } from "./policy-test.js";
 import { replayCommand } from "./replay.js";
 import { sendCommand, tokenFromEnv } from "./send.js";
 import { UsageError } from "./usage-error.js";
-
-const USAGE = `hookgate: a hook gateway for AI coding agents
-
-Usage:
-  hookgate serve --policy FILE [--host 127.0.0.1] [--port 8787] [--data-dir .hookgate] [--record FILE]
-  hookgate check FILE
-  hookgate simulate --policy FILE [--client claude-code|deepcode|deepagents|deepagents-legacy] [--token T] [--json] EVENT.json|-
-  hookgate test POLICY CASES.json... [--coverage]
-  hookgate replay --policy CANDIDATE [--with-judge] [--json] [--examples N] RECORDS.jsonl...|-
-  hookgate egress-check URL [--policy FILE] [--allow GLOB]... [--resolve HOST:ADDR]...
-  hookgate dlq list [--data-dir DIR | --sqs-queue-url U --sqs-dlq-url D [--sqs-endpoint E]] [--limit N] [--json]
-  hookgate dlq replay (--id ID... | --all) [--data-dir DIR | --sqs-... ]
-  hookgate dlq drop (--id ID... | --all) [--data-dir DIR | --sqs-... ]
-  hookgate schema
-  hookgate token hash            (reads the token on stdin)
-  hookgate init --client claude-code|deepcode|deepagents|deepagents-legacy --url HOOK_URL
-                [--events LIST] [--timeout S] [--fail-closed] [--managed] [--write FILE]
-  hookgate send --url URL [--client NAME] [--timeout S]   (event on stdin; never fails)
-  hookgate doctor --url URL [--client NAME] [--expect deny|allow|ask|defer|none] [--command CMD]
-                [--timeout S]
-  hookgate --version
-`;
 
 type Io = { out: (text: string) => void; err: (text: string) => void; stdin: () => Promise<string> };
 
@@ -55,7 +34,7 @@ const io: Io = {
 };
 
 /** Each command and what runs it, given the arguments after its name; the exit code comes back. */
-const COMMANDS: Readonly<Record<string, (args: readonly string[]) => Promise<number>>> = {
+const COMMANDS: Readonly<Record<CommandName, (args: readonly string[]) => Promise<number>>> = {
   serve: serveCommand,
   check: checkCommand,
   simulate: simulateCommand,
@@ -79,10 +58,12 @@ const COMMANDS: Readonly<Record<string, (args: readonly string[]) => Promise<num
 
 export async function main(argv: readonly string[]): Promise<number> {
   const [command, ...rest] = argv;
-  const run = command !== undefined && Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
+  const named =
+    command !== undefined && Object.hasOwn(COMMANDS, command) ? (command as CommandName) : undefined;
+  const run = named === undefined ? undefined : COMMANDS[named];
   // `hookgate CMD --help` is help, not a command with an unknown option.
-  if (run && (rest.includes("--help") || rest.includes("-h"))) {
-    io.out(USAGE);
+  if (named !== undefined && (rest.includes("--help") || rest.includes("-h"))) {
+    io.out(commandHelp(named));
     return 0;
   }
   try {
@@ -92,7 +73,11 @@ export async function main(argv: readonly string[]): Promise<number> {
       return 2;
     }
     if (command === "help" || command === "--help" || command === "-h") {
-      io.out(USAGE);
+      // `hookgate help CMD` is `hookgate CMD --help`.
+      const [topic] = rest;
+      if (topic !== undefined && !Object.hasOwn(COMMANDS, topic))
+        throw new UsageError(`unknown command "${topic}"`);
+      io.out(topic === undefined ? USAGE : commandHelp(topic as CommandName));
       return 0;
     }
     if (command === "--version" || command === "-v") {
@@ -106,7 +91,9 @@ export async function main(argv: readonly string[]): Promise<number> {
       e instanceof UsageError ||
       (e instanceof TypeError && "code" in e && String(e.code).startsWith("ERR_PARSE_ARGS"))
     ) {
-      io.err(`hookgate: ${e.message}\n\n${USAGE}`);
+      // A usage error in a command shows that command's usage; an unknown command, every one.
+      const usage = named === undefined ? USAGE : commandUsage(named);
+      io.err(`hookgate: ${e.message}\n\n${usage}`);
       return 2;
     }
     if (e instanceof PolicyLoadError || e instanceof DataDirError) {

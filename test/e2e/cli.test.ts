@@ -266,16 +266,50 @@ describe("hookgate schema and token hash", () => {
     expect(empty.stderr).toMatch(/no token on stdin/);
   });
 
-  it("prints help for --help after any command, and the usage on stderr for no command", async () => {
-    for (const command of ["check", "send", "dlq", "doctor"]) {
+  it("prints a command's own help for CMD --help and help CMD, the usage on stderr for no command", async () => {
+    for (const command of ["check", "send", "dlq", "doctor", "serve"]) {
       const help = await runCli([command, "--help"]);
       expect(help.code).toBe(0);
-      expect(help.stdout).toMatch(/^hookgate: a hook gateway for AI coding agents/);
+      expect(help.stdout).toMatch(new RegExp(`^Usage:\n  hookgate ${command} `));
+      // Only this command's usage, and what its options mean.
+      expect(help.stdout.match(/^ {2}hookgate (\S+)/gm)?.every((line) => line.endsWith(command))).toBe(true);
+      expect((await runCli(["help", command])).stdout).toBe(help.stdout);
     }
+    expect((await runCli(["serve", "--help"])).stdout).toMatch(
+      /--data-dir DIR +where the notification queue/,
+    );
+    expect((await runCli(["send", "-h"])).stdout).toMatch(
+      /--timeout S +seconds to wait for the answer \(default 10/,
+    );
+    const all = await runCli(["--help"]);
+    expect(all.code).toBe(0);
+    expect(all.stdout).toMatch(
+      /^hookgate: a hook gateway for AI coding agents\n\nUsage:\n {2}hookgate serve /,
+    );
+    expect(all.stdout).toMatch(/^ {2}hookgate doctor .*\n {16}\[--timeout S\]\n {2}hookgate --version\n$/m);
     const none = await runCli([]);
     expect(none.code).toBe(2);
     expect(none.stdout).toBe("");
     expect(none.stderr).toMatch(/Usage:/);
+    const unknown = await runCli(["help", "frobnicate"]);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/^hookgate: unknown command "frobnicate"\n\nhookgate: a hook gateway/);
+  });
+
+  it("answers a usage error in a command with that command's usage", async () => {
+    const result = await runCli(["doctor", "--expect", "maybe", "--url", "http://127.0.0.1:1"]);
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe("");
+    expect(result.stderr).toBe(
+      "hookgate: --expect must be one of deny, allow, ask, defer, none (none: no opinion)\n\nUsage:\n" +
+        "  hookgate doctor --url URL [--client NAME] [--expect deny|allow|ask|defer|none] [--command CMD]\n" +
+        "                [--timeout S]\n\nhookgate doctor --help says what each option means.\n",
+    );
+    const parse = await runCli(["check", "--frob"]);
+    expect(parse.code).toBe(2);
+    expect(parse.stderr).toMatch(
+      /^hookgate: Unknown option '--frob'.*\n\nUsage:\n {2}hookgate check FILE\n\nhookgate check --help/s,
+    );
   });
 
   it("prints its version from package.json", async () => {
