@@ -38,6 +38,7 @@ export function hookListener(
   deps: HookDeps,
   fallback: RequestListener,
   servesHost: (host: string | undefined) => boolean = () => true,
+  bodyDeadlineMs = BODY_DEADLINE_MS,
 ): RequestListener {
   const send = answerWriter(deps.logger);
   return (request, response) => {
@@ -57,7 +58,8 @@ export function hookListener(
       fallback(request, response); // every other route, and deeper hook paths Hono normalises
       return;
     }
-    answer(deps, request, response, route?.[1] || undefined, send, refused).catch((e: unknown) => {
+    const chunks = streamChunks(request, bodyDeadlineMs);
+    answer(deps, request, response, route?.[1] || undefined, chunks, send, refused).catch((e: unknown) => {
       // runHookRoute answers every failure itself; this is the last resort, as Hono's onError.
       deps.logger.log("error", "unhandled error", {
         error: errorMessage(e),
@@ -117,13 +119,13 @@ async function answer(
   request: IncomingMessage,
   response: ServerResponse,
   client: string | undefined,
+  chunks: ChunkSource,
   send: (answer: Answer) => void,
   refused?: RequestError,
 ): Promise<void> {
   const header = (name: string) => rawHeader(request.rawHeaders, name);
   const outcome = await runHookRoute(deps, client, {
-    readBody: (maxBytes) =>
-      readBodyChunks(streamChunks(request), rawHeader(request.rawHeaders, "content-length"), maxBytes),
+    readBody: (maxBytes) => readBodyChunks(chunks, rawHeader(request.rawHeaders, "content-length"), maxBytes),
     contentType: header("content-type"),
     authorization: header("authorization"),
     timeoutHeader: header("x-hookgate-timeout"),
@@ -190,16 +192,34 @@ export interface ChunkStream {
 }
 
 /**
+ * How long a hook body may take to arrive, from the request's headers. A client that sends its
+ * body slower than this (a stalled connection, a trickle) gets the fail mode's decision with
+ * BODY_UNREADABLE and its connection closed, well before Node's own `requestTimeout` (300 s)
+ * would answer it with a bare 408. No hook client takes anywhere near this: Claude Code and
+ * deepcode send the whole body at once.
+ */
+export const BODY_DEADLINE_MS = 60_000;
+
+/**
  * A request body's chunks from the stream's own events: the stream's async iterator costs a
  * few µs per request more (it is built per request on `readable` and `read()`; bench/HISTORY.md).
  * A chunk that arrives before it is asked for pauses the stream until it is, so a body given up
- * part way (readBodyChunks past the drain limit) is not read on into memory. An error, or the
- * connection closing before the body's end, fails the next read.
+ * part way (readBodyChunks past the drain limit) is not read on into memory. An error, the
+ * connection closing before the body's end, or the body not ended within `deadlineMs`
+ * (BODY_DEADLINE_MS), fails the next read.
  */
-export function streamChunks(stream: ChunkStream): ChunkSource {
+export function streamChunks(stream: ChunkStream, deadlineMs = BODY_DEADLINE_MS): ChunkSource {
   const queued: Uint8Array[] = [];
   let ended = false;
   let failure: Error | undefined;
+  // Cleared when the stream ends or fails; one given up part way (past the drain limit) lets
+  // it fire into a read no one waits for.
+  const deadline = setTimeout(() => {
+    failure ??= new Error(
+      `it did not all arrive within ${deadlineMs / 1000} s; the client sent it too slowly or stalled`,
+    );
+    settle();
+  }, deadlineMs).unref();
   let waiting: { resolve: (r: IteratorResult<Uint8Array>) => void; reject: (e: Error) => void } | undefined;
   const settle = () => {
     const waiter = waiting;
@@ -222,14 +242,17 @@ export function streamChunks(stream: ChunkStream): ChunkSource {
   });
   stream.on("end", () => {
     ended = true;
+    clearTimeout(deadline);
     settle();
   });
   stream.on("error", (error) => {
     failure ??= error;
+    clearTimeout(deadline);
     settle();
   });
   stream.on("close", () => {
     if (!ended) failure ??= new Error("the connection closed before the body ended");
+    clearTimeout(deadline);
     settle();
   });
   return {

@@ -84,10 +84,16 @@ export async function readBodyChunks(
       }
     }
   } catch (e) {
-    const why = errorMessage(e);
+    // The client went away, or (Node's listener) sent too slowly: what came is named, the rest
+    // was never read, so the connection cannot carry another request.
     return {
       ok: false,
-      error: { code: "BODY_UNREADABLE", message: `the request body could not be read (${why})` },
+      unread: true,
+      error: {
+        code: "BODY_UNREADABLE",
+        message: `the request body could not be read (${errorMessage(e)})`,
+        eventName: sniffHead(chunks, kept),
+      },
     };
   }
   if (over) return tooLarge(chunks, kept, Math.max(size, declared), maxBytes, false);
@@ -155,16 +161,20 @@ function tooLarge(
   maxBytes: number,
   unread: boolean,
 ): BodyResult {
-  const head = concat(chunks, Math.min(kept, SNIFF_BYTES));
   return {
     ok: false,
     unread,
     error: {
       code: "BODY_TOO_LARGE",
       message: `the request body is ${unread ? "at least " : ""}${size} bytes; this gateway reads at most ${maxBytes} (defaults.maxBodyBytes)`,
-      eventName: sniffEventName(new TextDecoder().decode(head)),
+      eventName: sniffHead(chunks, kept),
     },
   };
+}
+
+/** The event name in the first bytes kept of a body not read whole. */
+function sniffHead(chunks: Uint8Array[], kept: number): string | undefined {
+  return sniffEventName(new TextDecoder().decode(concat(chunks, Math.min(kept, SNIFF_BYTES))));
 }
 
 function concat(chunks: Uint8Array[], limit: number): Uint8Array {

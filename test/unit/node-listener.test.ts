@@ -1,10 +1,12 @@
 import { once } from "node:events";
 import { createServer, type IncomingMessage, request, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { connect } from "node:net";
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { type Answer, answerWriter, streamChunks } from "../../src/entry/node-listener.js";
+import { type Answer, answerWriter, hookListener, streamChunks } from "../../src/entry/node-listener.js";
 import { readBodyChunks } from "../../src/http/read-body.js";
+import { policyFrom, sha256 } from "../support/policy.js";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 const text = (chunk: Uint8Array | undefined) => new TextDecoder().decode(chunk);
@@ -81,6 +83,58 @@ describe("streamChunks", () => {
       cut.destroy();
       for (let i = 0; i < 100 && results.length < 2; i++) await new Promise((r) => setTimeout(r, 10));
       expect(results[1]).toMatchObject({ ok: false, error: { code: "BODY_UNREADABLE" } });
+    } finally {
+      server.close();
+    }
+  });
+});
+
+describe("hookListener's body deadline", () => {
+  it("answers a body that does not all arrive in time with the fail mode's decision, named, and closes the connection", async () => {
+    const policy = await policyFrom({
+      version: 1,
+      rules: [{ id: "no-rm", on: "PreToolUse", matcher: "Bash", if: ["Bash(rm *)"], decide: "deny" }],
+    });
+    const logs: Record<string, unknown>[] = [];
+    const deps = {
+      policy: () => policy,
+      clock: { now: Date.now, monotonic: () => performance.now() },
+      newId: () => "id-1",
+      sha256,
+      logger: { log: (level: string, msg: string, fields?: object) => logs.push({ level, msg, ...fields }) },
+    };
+    const fallback = (_req: IncomingMessage, res: ServerResponse) => res.writeHead(404).end();
+    // Real sockets, a deadline short enough for a test (serve's is BODY_DEADLINE_MS, 60 s).
+    const server = createServer(hookListener(deps, fallback, undefined, 300));
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    const { port } = server.address() as AddressInfo;
+    try {
+      const socket = connect(port, "127.0.0.1");
+      await once(socket, "connect");
+      const head = '{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"rm -rf /';
+      socket.write(
+        `POST /v1/hooks/claude-code HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n${head}`,
+      );
+      const received: Buffer[] = [];
+      socket.on("data", (chunk: Buffer) => received.push(chunk));
+      const started = performance.now();
+      await once(socket, "close"); // the server closes it: the rest of the body was never read
+      const waited = performance.now() - started;
+      const answer = Buffer.concat(received).toString();
+      const [statusLine, ...lines] = answer.slice(0, answer.indexOf("\r\n\r\n")).split("\r\n");
+      expect(statusLine).toBe("HTTP/1.1 200 OK");
+      expect(lines).toContain("x-hookgate-error: BODY_UNREADABLE");
+      expect(lines).toContain("connection: close");
+      const body = JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4));
+      // The policy sets no defaults.onError: the fail mode is open, said in a systemMessage.
+      expect(body).toEqual({
+        systemMessage:
+          "hookgate: the request body could not be read (it did not all arrive within 0.3 s; the client sent it too slowly or stalled) [BODY_UNREADABLE]",
+      });
+      expect(waited).toBeGreaterThanOrEqual(250);
+      const audit = logs.find((l) => l.msg === "decision");
+      expect(audit).toMatchObject({ event: "PreToolUse", error: "BODY_UNREADABLE" });
     } finally {
       server.close();
     }
