@@ -218,7 +218,9 @@ const bool = optional({
   accepts: (value) => typeof value === "boolean",
 });
 const object: Field = {
-  schema: z.custom<Record<string, unknown>>(isObject, { error: "must be an object" }),
+  schema: z.custom<Record<string, unknown>>(isObject, {
+    error: (issue) => (issue.input === undefined ? "is required" : "must be an object"),
+  }),
   accepts: isObject,
 };
 const obj = optional(object);
@@ -271,7 +273,8 @@ function ccEvent(fields: Fields = {}): EventSchema {
 // Per-event fields of §5.2 plus the deepcode variants of §5.3. A field whose type neither source
 // states (command_args, error_details, content, ...) is left to the catch-all.
 const CLAUDE_CODE_SCHEMAS: Readonly<Record<ClaudeCodeEventName, EventSchema>> = {
-  PreToolUse: ccEvent(TOOL_FIELDS),
+  // Every client sends the input it asks about; without it no `if` rule could judge the call.
+  PreToolUse: ccEvent({ ...TOOL_FIELDS, tool_input: object }),
   PostToolUse: ccEvent({ ...TOOL_FIELDS, duration_ms: num }),
   PostToolUseFailure: ccEvent({ ...TOOL_FIELDS, error: str, is_interrupt: bool, duration_ms: num }),
   PostToolBatch: ccEvent({
@@ -438,14 +441,28 @@ function parseObject(body: Record<string, unknown>, dialect: Dialect): Result<Ho
     });
   }
 
-  const chosen = eventSchemaFor(name, dialect);
+  const schemas = SCHEMAS_BY_DIALECT[dialect];
+  const chosen = schemas.known.get(name) ?? schemas.generic;
+  // An unknown name is judged (a client's new event), but not one of ours miscased: no client
+  // adds `pretooluse` beside PreToolUse, and judging it against no rules would hide the typo.
+  if (chosen === schemas.generic) {
+    const lower = name.toLowerCase();
+    for (const meant of schemas.known.keys())
+      if (meant.toLowerCase() === lower)
+        return err({
+          code: "EVENT_INVALID",
+          message: `${nameKey} "${name}" is no event; names are case-sensitive: did you mean ${meant}?`,
+          eventName: name,
+          path: nameKey,
+        });
+  }
   if (!chosen.accepts(body)) {
     const checked = chosen.schema.safeParse(body);
     if (!checked.success) return err(firstIssueError(name, checked.error.issues));
   }
 
   // The payload stays the caller's object: zod's output is a copy that may differ in key order.
-  const known = chosen !== SCHEMAS_BY_DIALECT[dialect].generic;
+  const known = chosen !== schemas.generic;
   const event: MutableHookEvent = { name, dialect, known, payload: body };
   const sessionId = legacy ? body.thread_id : body.session_id;
   if (typeof sessionId === "string") event.sessionId = sessionId;

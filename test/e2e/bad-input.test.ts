@@ -336,6 +336,21 @@ const ROWS: readonly Row[] = [
     expected: decision("EVENT_INVALID", deniedPre("EVENT_INVALID", "tool_input must be an object")),
   },
   {
+    name: "a PreToolUse without tool_input is refused: no if rule could judge the call",
+    request: post(JSON.stringify({ ...bash("rm x"), tool_input: undefined })),
+    expected: decision("EVENT_INVALID", deniedPre("EVENT_INVALID", "tool_input is required")),
+  },
+  {
+    // Judged as an unknown event it would meet no rule: refused, naming the event meant. No
+    // client reads a decision on an event it misnames, so the fail mode is said, not enforced.
+    name: "a known event name miscased is refused, not judged as a new event",
+    request: post(JSON.stringify({ ...bash("rm x"), hook_event_name: "pretooluse" })),
+    expected: decision("EVENT_INVALID", {
+      systemMessage:
+        'hookgate: hook_event_name "pretooluse" is no event; names are case-sensitive: did you mean PreToolUse? [EVENT_INVALID]',
+    }),
+  },
+  {
     name: "an unknown future event with unknown keys is judged, not refused",
     request: post(JSON.stringify(event("FutureEvent", { novel: { a: 1 } }))),
     expected: decision(null, "", { team: "a" }),

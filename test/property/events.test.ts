@@ -285,6 +285,14 @@ describe("parseHookEvent on Claude Code-shaped bodies", () => {
           tool_name: toolName,
         };
         const result = parseHookEvent(raw, dia);
+        if (name === "PreToolUse" && raw.tool_input === undefined) {
+          // The one tool event whose input is required: every client sends what it asks about.
+          expect(result).toMatchObject({
+            ok: false,
+            error: { path: "tool_input", message: "tool_input is required" },
+          });
+          return;
+        }
         if (!result.ok) throw new Error(`rejected: ${JSON.stringify(result.error)}`);
         expect(result.value).toMatchObject({ name, known: true, toolName });
         expect(result.value.toolInput).toBe(raw.tool_input);
@@ -303,7 +311,7 @@ describe("parseHookEvent on Claude Code-shaped bodies", () => {
       );
     fc.assert(
       fc.property(mistyped, ccDialect, ([field, bad, common, name], dia) => {
-        const raw = { ...common, hook_event_name: name, tool_name: "Bash", [field]: bad };
+        const raw = { ...common, hook_event_name: name, tool_name: "Bash", tool_input: {}, [field]: bad };
         const result = parseHookEvent(raw, dia);
         expect(result.ok).toBe(false);
         if (!result.ok) expect(result.error).toMatchObject({ code: "EVENT_INVALID", path: field });

@@ -101,7 +101,7 @@ describe("event lists", () => {
   it("parses a minimal body of every Claude Code event as known, with its own name", () => {
     for (const name of CLAUDE_CODE_EVENTS) {
       const body = TOOL_EVENTS.has(name)
-        ? { hook_event_name: name, transcript_path: "/t.jsonl", tool_name: "Bash" }
+        ? { hook_event_name: name, transcript_path: "/t.jsonl", tool_name: "Bash", tool_input: {} }
         : { hook_event_name: name, transcript_path: "/t.jsonl" };
       expect(expectOk(body), name).toMatchObject({ name, dialect: "claude-code", known: true });
     }
@@ -303,6 +303,7 @@ describe("deepagents v2 bodies (TV-33)", () => {
       cwd: "/p",
       hook_event_name: name,
       tool_name: "Bash",
+      tool_input: {},
     };
     expect(expectOk(body, "deepagents").known).toBe(true);
   });
@@ -483,6 +484,27 @@ describe("unknown event names", () => {
     expect(parsed).not.toHaveProperty("toolInput");
   });
 
+  it.each([
+    ["claude-code", "hook_event_name", "pretooluse", "PreToolUse"],
+    ["claude-code", "hook_event_name", "STOP", "Stop"],
+    ["deepcode", "hook_event_name", "Pretooluse", "PreToolUse"],
+    ["deepagents", "hook_event_name", "sessionstart", "SessionStart"],
+    ["deepagents-legacy", "event", "Tool.Use", "tool.use"],
+  ] as const)("refuses %s's %s %j, a known name miscased, naming %s", (dialect, key, name, meant) => {
+    expect(expectErr({ [key]: name, tool_name: "Bash", tool_input: {} }, dialect)).toEqual({
+      code: "EVENT_INVALID",
+      eventName: name,
+      path: key,
+      message: `${key} "${name}" is no event; names are case-sensitive: did you mean ${meant}?`,
+    });
+  });
+
+  it("judges a name another dialect knows, spelled as it is there, as unknown (no typo to name)", () => {
+    // PostToolBatch is Claude Code's; deepagents v2 does not send it.
+    expect(expectOk({ hook_event_name: "PostToolBatch" }, "deepagents")).toMatchObject({ known: false });
+    expect(expectOk({ hook_event_name: "posttoolbatch" }, "deepagents")).toMatchObject({ known: false });
+  });
+
   it("checks the common fields of an unknown event", () => {
     expect(expectErr({ hook_event_name: "FutureEvent", cwd: 5 })).toEqual({
       code: "EVENT_INVALID",
@@ -557,6 +579,8 @@ describe("errors", () => {
       "tool_input",
       "tool_input must be an object",
     ],
+    // Every client sends the input of the call it asks about; PermissionRequest may lack it (deepcode).
+    [{ ...pre, tool_name: "Bash" }, "PreToolUse", "tool_input", "tool_input is required"],
     [{ ...pre, cwd: 5, tool_name: "Bash" }, "PreToolUse", "cwd", "cwd must be a string"],
     [{ ...pre, session_id: 1, tool_name: "Bash" }, "PreToolUse", "session_id", "session_id must be a string"],
     [
