@@ -744,8 +744,35 @@ describe("compileAllowlist: a * beside text that looks like the run standing for
   });
 });
 
-describe("checkUrl: an encoded separator in the path against a pattern narrower than any path", () => {
+describe("checkUrl: a path a server may route as another against a pattern narrower than any path", () => {
   it.each([
+    // Decoded twice (`%252F` is `%2F`, then `/`).
+    [
+      "https://hooks.slack.com/services/..%252fadmin",
+      "https://hooks.slack.com/services/*",
+      "EGRESS_NOT_ALLOWLISTED",
+    ],
+    [
+      "https://hooks.example.com/team-a/%252e%252e/team-b",
+      "https://hooks.example.com/team-a/*",
+      "EGRESS_NOT_ALLOWLISTED",
+    ],
+    // Tomcat and Spring drop `;…` from a segment, so `..;` is `..` to them.
+    [
+      "https://hooks.example.com/team-a/..;/team-b",
+      "https://hooks.example.com/team-a/*",
+      "EGRESS_NOT_ALLOWLISTED",
+    ],
+    [
+      "https://hooks.example.com/team-a/x;jsessionid=1",
+      "https://hooks.example.com/team-a/*",
+      "EGRESS_NOT_ALLOWLISTED",
+    ],
+    // Unless the pattern writes one itself, or allows any path.
+    ["https://hooks.example.com/team-a/x;v=1", "https://hooks.example.com/team-a/*;v=1", "ok"],
+    ["https://hooks.example.com/team-a/..;/team-b", "https://hooks.example.com/*", "ok"],
+    // In the query both are data.
+    ["https://hooks.example.com/team-a/x?a=1;b=%25", "https://hooks.example.com/team-a/*", "ok"],
     [
       "https://hooks.slack.com/services/..%2fadmin",
       "https://hooks.slack.com/services/*",

@@ -219,21 +219,19 @@ function matchesPattern(url: URL, scheme: Scheme, host: string, port: number, pa
   ) {
     return false;
   }
-  // An encoded `/`, `\` or `.` in the path matches no pattern narrower than any path, unless the
-  // pattern writes one itself: a server that decodes it before routing (`/services/..%2Fadmin`)
-  // would serve a path the pattern never allowed. Real hook URLs have none.
-  if (
-    ENCODED_SEPARATOR.test(url.pathname) &&
-    !anyPath(pattern.path) &&
-    !pattern.path.some(hasEncodedSeparator)
-  )
+  // A path a server may route as another one matches no pattern narrower than any path, unless
+  // the pattern writes the same thing itself: an encoded `/`, `\` or `.` (a server that decodes
+  // before routing: `/services/..%2Fadmin`), an encoded `%` (one that decodes twice:
+  // `..%252Fadmin`), a `;` (Tomcat and Spring drop a segment's `;…`: `/services/..;/admin`).
+  // Real hook URLs have none.
+  if (REROUTABLE.test(url.pathname) && !anyPath(pattern.path) && !pattern.path.some(isReroutable))
     return false;
   // The fragment is never sent, so it never decides.
   return globMatches(pattern.path, upperEscapes(url.pathname + url.search));
 }
 
-const ENCODED_SEPARATOR = /%(?:2f|5c|2e)/i;
-const hasEncodedSeparator = (piece: string): boolean => ENCODED_SEPARATOR.test(piece);
+const REROUTABLE = /%(?:2f|5c|2e|25)|;/i;
+const isReroutable = (piece: string): boolean => REROUTABLE.test(piece);
 
 /** A pattern path of `/*`: every path. */
 function anyPath(pieces: readonly string[]): boolean {
