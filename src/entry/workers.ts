@@ -13,7 +13,6 @@
  */
 import { webCryptoSha256 } from "../adapters/hash/web-crypto.js";
 import {
-  createCloudflareConsumer,
   createCloudflareProducer,
   type DeadLetterEnvelope,
   type Envelope,
@@ -243,6 +242,8 @@ async function queue(batch: PushedBatch, env: WorkerEnv, _ctx?: ExecutionContext
     send: () => Promise.reject(new Error("the HOOKGATE_DLQ binding is missing")),
     sendBatch: () => Promise.reject(new Error("the HOOKGATE_DLQ binding is missing")),
   };
+  // Only this handler settles pushed messages: a fetch never loads the consumer.
+  const { createCloudflareConsumer } = await import("../adapters/queue/cloudflare-consumer.js");
   await createCloudflareConsumer({
     deliverer: state.deliverer,
     deadLetters,

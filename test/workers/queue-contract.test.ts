@@ -17,13 +17,13 @@
 import { env } from "cloudflare:test";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
-  createCloudflareConsumer,
   createCloudflareProducer,
   type DeadLetterEnvelope,
   type Envelope,
   type QueueProducerBinding,
   replayDeadLetters,
 } from "../../src/adapters/queue/cloudflare.js";
+import { createCloudflareConsumer } from "../../src/adapters/queue/cloudflare-consumer.js";
 import type { DeliveryOutcome } from "../../src/app/deliver.js";
 import type { DeliveryJob } from "../../src/core/delivery.js";
 import worker from "../../src/entry/workers.js";

@@ -14,11 +14,8 @@ import {
   waitOnExecutionContext,
 } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import {
-  createCloudflareConsumer,
-  type PushedBatch,
-  type PushedMessage,
-} from "../../src/adapters/queue/cloudflare.js";
+import type { PushedBatch, PushedMessage } from "../../src/adapters/queue/cloudflare.js";
+import { createCloudflareConsumer } from "../../src/adapters/queue/cloudflare-consumer.js";
 import { DEFAULT_RETRY_SCHEDULE_SECONDS, type DeliveryJob } from "../../src/core/delivery.js";
 import { verifyStandardWebhook } from "../../src/core/sinks.js";
 import worker, { type WorkerEnv } from "../../src/entry/workers.js";

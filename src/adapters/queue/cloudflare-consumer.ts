@@ -1,0 +1,150 @@
+/**
+ * The consumer half of Cloudflare Queues (cloudflare.ts has the producer and the envelope): the
+ * Worker's `queue()` handler settles each pushed message with the deliverer's outcome. A module
+ * of its own, loaded by that handler only: a `fetch` never needs it (the 64 KiB main module).
+ */
+import type { Deliverer, DeliveryOutcome } from "../../app/deliver.js";
+import { type DeliveryJob, thrownOutcome } from "../../core/delivery.js";
+import type { Logger, Metrics } from "../../core/ports.js";
+import {
+  CLOUDFLARE_LIMITS,
+  type DeadLetterEnvelope,
+  delaySecondsFor,
+  type Envelope,
+  fitDeliveryJob,
+  jsonBytes,
+  type PushedBatch,
+  type PushedMessage,
+  type QueueProducerBinding,
+} from "./cloudflare.js";
+
+export interface ConsumerDeps {
+  readonly deliverer: Deliverer;
+  /** The dead-letter queue's producer binding (HOOKGATE_DLQ). */
+  readonly deadLetters: QueueProducerBinding<DeadLetterEnvelope<unknown>>;
+  readonly logger: Logger;
+  readonly metrics?: Metrics | undefined;
+  readonly now: () => number;
+}
+
+/** Keeps a dead letter well inside the message limit whatever the error text. */
+const MAX_ERROR_CHARS = 2000;
+/** When the DLQ itself refuses, try the whole job again later; max_retries then moves it. */
+const DLQ_FAILED_RETRY_SECONDS = 60;
+
+/**
+ * Settles every message of a pushed batch on its own (`ack` / `retry` per message, never a
+ * thrown error, which would retry the whole batch): delivered → ack; retry → retry with the
+ * outcome's delay; dead → sent to the DLQ with its error, then ack.
+ */
+export function createCloudflareConsumer(deps: ConsumerDeps): {
+  consume(batch: PushedBatch): Promise<void>;
+} {
+  async function deadLetter(message: PushedMessage, envelope: Envelope<unknown>, error: string) {
+    const letter = {
+      id: envelope.id,
+      attempts: message.attempts,
+      error: error.slice(0, MAX_ERROR_CHARS),
+      failedAt: deps.now(),
+    };
+    const fits = (body: unknown) => jsonBytes({ ...letter, body }) <= CLOUDFLARE_LIMITS.messageBytes;
+    const body =
+      isDeliveryJob(envelope.body) && !fits(envelope.body)
+        ? fitDeliveryJob(envelope.body, fits)
+        : envelope.body;
+    await deps.deadLetters.send({ ...letter, body }, { contentType: "json" });
+  }
+
+  async function settle(message: PushedMessage): Promise<void> {
+    const envelope = readEnvelope(message.body);
+    if (!envelope) {
+      const raw = { id: message.id, body: message.body };
+      await moveToDeadLetters(message, raw, "not a hookgate delivery job envelope", {
+        message: message.id,
+      });
+      return;
+    }
+    const job = envelope.body;
+    const fields = {
+      job: job.id,
+      sink: job.sink,
+      event: job.notification.eventName,
+      attempts: message.attempts,
+    };
+    let outcome: DeliveryOutcome;
+    try {
+      outcome = await deps.deliverer.deliver(job, message.attempts);
+    } catch (e) {
+      outcome = thrownOutcome(message.attempts, e);
+    }
+    if (outcome.kind === "ack") {
+      message.ack();
+      deps.metrics?.increment("hookgate_delivered_total", { sink: job.sink });
+      deps.logger.log("info", "delivered", fields);
+    } else if (outcome.kind === "retry") {
+      const delaySeconds = delaySecondsFor(outcome.delayMs);
+      message.retry({ delaySeconds });
+      deps.metrics?.increment("hookgate_retried_total", { sink: job.sink });
+      deps.logger.log("warn", "delivery failed; will retry", {
+        ...fields,
+        retryInSeconds: delaySeconds,
+        reason: outcome.reason,
+      });
+    } else {
+      await moveToDeadLetters(message, envelope, outcome.reason, fields, job.sink);
+    }
+  }
+
+  async function moveToDeadLetters(
+    message: PushedMessage,
+    envelope: Envelope<unknown>,
+    reason: string,
+    fields: Record<string, unknown>,
+    sink = "unknown",
+  ): Promise<void> {
+    try {
+      await deadLetter(message, envelope, reason);
+    } catch (e) {
+      message.retry({ delaySeconds: DLQ_FAILED_RETRY_SECONDS });
+      deps.metrics?.increment("hookgate_dead_letter_failed_total", { sink });
+      deps.logger.log("error", "dead-letter send failed; the job will be tried again", {
+        ...fields,
+        reason,
+        error: describe(e),
+      });
+      return;
+    }
+    message.ack();
+    deps.metrics?.increment("hookgate_dead_lettered_total", { sink });
+    deps.logger.log("error", "delivery dead-lettered", { ...fields, reason });
+  }
+
+  return {
+    async consume(batch) {
+      await Promise.all(batch.messages.map(settle));
+    },
+  };
+}
+
+function readEnvelope(value: unknown): Envelope<DeliveryJob> | undefined {
+  if (value === null || typeof value !== "object") return undefined;
+  const { id, body } = value as Record<string, unknown>;
+  return typeof id === "string" && isDeliveryJob(body) ? { id, body } : undefined;
+}
+
+function isDeliveryJob(value: unknown): value is DeliveryJob {
+  if (value === null || typeof value !== "object") return false;
+  const { id, sink, notification } = value as Record<string, unknown>;
+  return (
+    typeof id === "string" &&
+    typeof sink === "string" &&
+    notification !== null &&
+    typeof notification === "object" &&
+    typeof (notification as Record<string, unknown>).eventName === "string" &&
+    typeof (notification as Record<string, unknown>).event === "object"
+  );
+}
+
+function describe(e: unknown): string {
+  return e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+}
