@@ -294,7 +294,12 @@ function parseRequest(request: HookRequest): ParsedRequest {
     // every runtime must answer byte for byte the same.
     return unread({
       code: "MALFORMED_JSON",
-      message: `the hook's body (${text.length} characters) is not valid JSON; is it cut short, or followed by more text? A hook sends one JSON object`,
+      message: `the hook's body (${text.length} characters) is not valid JSON; ${
+        // UTF-16 without a byte order mark reads as UTF-8 with a NUL beside each ASCII character.
+        text.includes("\0")
+          ? "it holds NUL characters: is it UTF-16? A hook sends UTF-8"
+          : "is it cut short, or followed by more text? A hook sends one JSON object"
+      }`,
       eventName: sniffEventName(text),
     });
   }

@@ -110,7 +110,8 @@ export function decodeBody(bytes: Uint8Array): BodyResult {
       ok: false,
       error: {
         code: "BODY_NOT_UTF8",
-        message: "the request body is not valid UTF-8",
+        // gzip's magic number: a client that compresses its request (Content-Encoding is not read).
+        message: `the request body is not valid UTF-8${bytes[0] === 0x1f && bytes[1] === 0x8b ? " (it is gzip-compressed: send it uncompressed)" : ""}`,
         eventName: sniffEventName(new TextDecoder().decode(bytes.subarray(0, SNIFF_BYTES))),
       },
     };

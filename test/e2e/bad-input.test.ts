@@ -10,6 +10,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { Agent } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ServerProcess, startServerProcess } from "../support/process.js";
 import { type RawRequest, type RawResponse, residentKiB, sendBytes, sendRaw } from "../support/raw-http.js";
@@ -469,6 +470,27 @@ const ROWS: readonly Row[] = [
     name: "UTF-16LE with a BOM: no event can be read",
     request: post(Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(PRE_RM, "utf16le")])),
     expected: decision("BODY_NOT_UTF8", topBlock("BODY_NOT_UTF8")),
+  },
+  {
+    // Valid UTF-8 (a NUL beside each ASCII character), so no event name can be read either.
+    name: "UTF-16LE without a BOM: malformed JSON, the message asking for UTF-8",
+    request: post(Buffer.from(PRE_RM, "utf16le")),
+    expected: decision("MALFORMED_JSON", {
+      decision: "block",
+      reason: expect.stringMatching(
+        /it holds NUL characters: is it UTF-16\? A hook sends UTF-8 \[MALFORMED_JSON\]$/,
+      ),
+    }),
+  },
+  {
+    // Compressed, the event's name cannot be read: the answer is the unnamed event's block.
+    name: "a gzip-compressed body: not UTF-8, the message asking for it uncompressed",
+    request: post(gzipSync(PRE_RM), { headers: [...headers(), ["Content-Encoding", "gzip"]] }),
+    expected: decision("BODY_NOT_UTF8", {
+      decision: "block",
+      reason:
+        "hookgate: the request body is not valid UTF-8 (it is gzip-compressed: send it uncompressed) [BODY_NOT_UTF8]",
+    }),
   },
   {
     name: "a UTF-8 BOM is accepted",
