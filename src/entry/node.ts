@@ -14,6 +14,7 @@ import { getRequestListener } from "@hono/node-server";
 import Database from "better-sqlite3";
 import { createUndiciEgress } from "../adapters/egress/undici.js";
 import { nodeSha256 } from "../adapters/hash/node-crypto.js";
+import { type GuardedStream, guardStream } from "../adapters/log/guarded-stream.js";
 import { batchLines, createJsonLogger, scrubLines } from "../adapters/log/json-lines.js";
 import { createPrometheusRegistry } from "../adapters/metrics/prometheus.js";
 import { formatIssues, loadPolicyFile } from "../adapters/policy-source/file.js";
@@ -71,9 +72,10 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
   // close and on process exit. Each batch is scrubbed of the running policy's secret values,
   // read at write time: a SIGHUP reload can change them.
   let running: (() => Policy) | undefined;
+  const guarded = guardedStdout();
   const stdout = batchLines(
     scrubLines(
-      guardedStdout(),
+      guarded,
       scrubbingWith(() => running?.().secrets ?? NO_SECRETS),
     ),
   );
@@ -152,7 +154,11 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
     notifier,
     recorder: recorder?.record,
     metrics,
-    metricsText: () => metrics.render(),
+    metricsText: () => {
+      metrics.setCounter("hookgate_log_lines_dropped_total", guarded.dropped());
+      metrics.set("hookgate_log_backlog_bytes", guarded.backlogBytes());
+      return metrics.render();
+    },
     policy: () => current,
     clock,
     newId: randomUUID,
@@ -255,40 +261,22 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
 const CLOSE_GRACE_MS = 10_000;
 
 /**
- * stdout, until a write to it fails (a closed pipe: `serve | head`). Then log lines are dropped,
- * which stderr says once, and the gateway goes on answering: an unhandled EPIPE would end the
- * process, and the request being logged would get no answer. One guard per process, never
- * removed: an EPIPE can surface a tick after the write that caused it.
+ * stdout, guarded (adapters/log/guarded-stream.ts): a closed pipe or one not read drops log lines,
+ * which stderr says, and the gateway goes on answering. One guard per process, never removed: an
+ * EPIPE can surface a tick after the write that caused it.
  */
-function guardedStdout(): { write(text: string): void } {
-  if (stdoutGuard) return stdoutGuard;
-  let failed = false;
-  const onError = (e: Error) => {
-    if (failed) return;
-    failed = true;
+function guardedStdout(): GuardedStream {
+  stdoutGuard ??= guardStream(process.stdout, (message) => {
     try {
-      process.stderr.write(
-        `hookgate: writing to stdout failed (${errorMessage(e)}); log lines are dropped from now on\n`,
-      );
+      process.stderr.write(`hookgate: ${message}\n`);
     } catch {
       // stderr is gone too: nothing left to tell.
     }
-  };
-  process.stdout.on("error", onError);
-  stdoutGuard = {
-    write(text) {
-      if (failed) return;
-      try {
-        process.stdout.write(text);
-      } catch (e) {
-        onError(e as Error);
-      }
-    },
-  };
+  });
   return stdoutGuard;
 }
 
-let stdoutGuard: { write(text: string): void } | undefined;
+let stdoutGuard: GuardedStream | undefined;
 
 const NO_SECRETS: readonly string[] = [];
 

@@ -55,6 +55,68 @@ describe("hookgate serve over its life", { timeout: 60_000 }, () => {
     }
   });
 
+  it("drops and counts log lines while its stdout is not read, keeps answering, and writes again once it is", async () => {
+    const path = join(dir, "stalled-stdout.json");
+    writeFileSync(path, EXAMPLE);
+    const server = await startServerProcess(path);
+    try {
+      const stdout = server.child.stdout as NodeJS.ReadableStream;
+      stdout.pause(); // a log shipper that stopped reading: the pipe fills, then serve's buffer
+      // Audit lines of about 16 KiB (the tool input is logged, masked, each string cut at 2,000
+      // characters): 16 MiB in ~1,000 answers.
+      const pad = Object.fromEntries(Array.from({ length: 8 }, (_, i) => [`note${i}`, "x".repeat(2000)]));
+      const body = JSON.stringify({
+        session_id: "s",
+        transcript_path: "/t",
+        cwd: "/p",
+        hook_event_name: "PreToolUse",
+        tool_name: "Bash",
+        tool_input: { command: "ls", ...pad },
+      });
+      const post = () =>
+        fetch(`${server.url}/v1/hooks/claude-code`, {
+          method: "POST",
+          headers: { "content-type": "application/json", authorization: "Bearer hookgate-dev-token" },
+          body,
+        });
+      let answered = 0;
+      for (let i = 0; i < 200 && !server.output().stderr.includes("stdout is not being read"); i++) {
+        const answers = await Promise.all(Array.from({ length: 10 }, post));
+        answered += answers.filter((a) => a.status === 200).length;
+        await Promise.all(answers.map((a) => a.text()));
+      }
+      expect(server.output().stderr).toMatch(
+        /hookgate: stdout is not being read \(\d+ KiB of log lines wait to be written\); log lines are dropped until it is, and counted in hookgate_log_lines_dropped_total\n/,
+      );
+      for (let i = 0; i < 20; i++) answered += (await post()).status === 200 ? 1 : 0;
+      const metrics = await (await fetch(`${server.url}/metrics`)).text();
+      const dropped = Number(/^hookgate_log_lines_dropped_total (\d+)$/m.exec(metrics)?.[1]);
+      expect(dropped).toBeGreaterThanOrEqual(20);
+      // Past the limit, what waits stays at it: 16 MiB and one turn's batch at most.
+      const backlog = Number(/^hookgate_log_backlog_bytes (\d+)$/m.exec(metrics)?.[1]);
+      expect(backlog).toBeGreaterThanOrEqual(16 * 1024 * 1024);
+      expect(backlog).toBeLessThan(17 * 1024 * 1024);
+      expect(answered).toBeGreaterThan(1000);
+
+      stdout.resume();
+      for (let i = 0; i < 100 && !server.output().stderr.includes("stdout is read again"); i++)
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(server.output().stderr).toMatch(
+        /hookgate: stdout is read again; \d+ log lines were dropped meanwhile\n/,
+      );
+      // Logged again: an answer given now has its audit line.
+      const after = await fetch(`${server.url}/v1/hooks/claude-code`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: "Bearer hookgate-dev-token" },
+        body: JSON.stringify({ ...JSON.parse(body), session_id: "after-the-stall" }),
+      });
+      expect(after.status).toBe(200);
+      await server.waitForLine((l) => l.msg === "decision" && l.sessionId === "after-the-stall");
+    } finally {
+      await server.stop();
+    }
+  });
+
   it("ends a stop within its grace period, whatever a client still sends", async () => {
     const path = join(dir, "stop.json");
     writeFileSync(path, EXAMPLE);

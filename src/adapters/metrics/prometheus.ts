@@ -7,6 +7,8 @@ import type { Metrics } from "../../core/ports.js";
 /** Values that go up and down, set whole: the last value set is the one rendered. */
 export interface Gauges {
   set(name: string, value: number): void;
+  /** A counter whose total is kept elsewhere (the log guard's dropped lines), set whole. */
+  setCounter(name: string, total: number): void;
 }
 
 export interface PrometheusRegistry extends Metrics, Gauges {
@@ -39,6 +41,9 @@ export const METRIC_HELP: Readonly<Record<string, string>> = {
     "How long the job waiting longest for a delivery attempt has been due (0 when none is); a rising value means deliveries fall behind or have stopped.",
   hookgate_queue_dead_letters: "Jobs in the dead-letter queue (hookgate dlq list).",
   hookgate_intake_backlog_bytes: "Bytes of the intake journal not yet taken into the SQLite queue.",
+  hookgate_log_lines_dropped_total:
+    "Log lines (audit lines included) dropped because stdout was not being read (past 16 MiB waiting) or had failed.",
+  hookgate_log_backlog_bytes: "Bytes of log lines written to stdout and not yet read from it.",
 };
 
 export function createPrometheusRegistry(): PrometheusRegistry {
@@ -46,9 +51,13 @@ export function createPrometheusRegistry(): PrometheusRegistry {
   /** Label sets as given, to their rendered key: built once per distinct set, not per increment. */
   const keys = new Map<string, string>();
   const gauges = new Map<string, number>();
+  const totals = new Map<string, number>();
   return {
     set(name, value) {
       gauges.set(name, value);
+    },
+    setCounter(name, total) {
+      totals.set(name, total);
     },
     increment(name, labels = {}) {
       let series = counters.get(name);
@@ -74,6 +83,10 @@ export function createPrometheusRegistry(): PrometheusRegistry {
       for (const [name, series] of [...counters].sort(([a], [b]) => a.localeCompare(b))) {
         head(name, "counter");
         for (const [key, value] of series) lines.push(`${name}${key ? `{${key}}` : ""} ${value}`);
+      }
+      for (const [name, value] of [...totals].sort(([a], [b]) => a.localeCompare(b))) {
+        head(name, "counter");
+        lines.push(`${name} ${value}`);
       }
       for (const [name, value] of [...gauges].sort(([a], [b]) => a.localeCompare(b))) {
         head(name, "gauge");

@@ -1,0 +1,86 @@
+/**
+ * guardStream on real sockets: a reader that stops reading, then reads again, and one that goes
+ * away. The stream is a real net.Socket (as process.stdout is on a pipe), its peer a real socket.
+ */
+import { once } from "node:events";
+import { createServer, type Server, type Socket } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import { guardStream } from "../../src/adapters/log/guarded-stream.js";
+
+const servers: Server[] = [];
+afterEach(() => {
+  for (const server of servers.splice(0)) server.close();
+});
+
+/** A connected pair: `writer` is what the guard writes to, `reader` its peer, paused at first. */
+async function socketPair(): Promise<{ writer: Socket; reader: Socket }> {
+  const server = createServer();
+  servers.push(server);
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const accepted = once(server, "connection");
+  const { port } = server.address() as { port: number };
+  const { connect } = await import("node:net");
+  const writer = connect(port, "127.0.0.1");
+  await once(writer, "connect");
+  const [reader] = (await accepted) as [Socket];
+  reader.pause();
+  return { writer, reader };
+}
+
+const line = (n: number) => `${JSON.stringify({ n, pad: "x".repeat(1000) })}\n`;
+const turn = () => new Promise((resolve) => setImmediate(resolve));
+
+describe("guardStream", () => {
+  it("drops and counts lines past the limit while the reader is stalled, and says so when it starts and ends", async () => {
+    const { writer, reader } = await socketPair();
+    const said: string[] = [];
+    const limit = 1024 * 1024;
+    const guard = guardStream(writer, (m) => said.push(m), limit);
+    // Far more than the kernel's socket buffers (a few MB on loopback) and the limit together.
+    const total = 20_000;
+    for (let i = 0; i < total; i++) guard.write(line(i));
+    expect(guard.backlogBytes()).toBeGreaterThanOrEqual(limit);
+    expect(guard.backlogBytes()).toBeLessThan(limit + 2000); // one line past it at most
+    const dropped = guard.dropped();
+    expect(dropped).toBeGreaterThan(0);
+    expect(said).toHaveLength(1);
+    expect(said[0]).toMatch(
+      /^stdout is not being read \(\d+ KiB of log lines wait to be written\); log lines are dropped until it is/,
+    );
+
+    // The reader reads again: what was written arrives whole and in order, then the guard says
+    // how many were dropped, and writes again.
+    const received: Buffer[] = [];
+    reader.on("data", (chunk: Buffer) => received.push(chunk));
+    reader.resume();
+    await once(writer, "drain");
+    await turn();
+    expect(said[1]).toBe(`stdout is read again; ${dropped} log lines were dropped meanwhile`);
+    guard.write(line(-1));
+    const last = line(-1);
+    for (let i = 0; i < 500 && !Buffer.concat(received).toString().endsWith(last); i++)
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    const lines = Buffer.concat(received).toString().trimEnd().split("\n");
+    expect(lines).toHaveLength(total - dropped + 1);
+    const ns = lines.map((l) => (JSON.parse(l) as { n: number }).n);
+    expect(ns.slice(0, -1)).toEqual([...Array(total - dropped).keys()]);
+    expect(ns.at(-1)).toBe(-1);
+    expect(guard.dropped()).toBe(dropped);
+    writer.destroy();
+    reader.destroy();
+  });
+
+  it("drops every line once a write fails, saying so once, and never throws", async () => {
+    const { writer, reader } = await socketPair();
+    const said: string[] = [];
+    const guard = guardStream(writer, (m) => said.push(m));
+    reader.destroy();
+    writer.destroy(Object.assign(new Error("write EPIPE"), { code: "EPIPE" }));
+    await turn();
+    guard.write(line(1));
+    guard.write(`${line(2)}${line(3)}`);
+    expect(said).toEqual(["writing to stdout failed (write EPIPE); log lines are dropped from now on"]);
+    expect(guard.dropped()).toBe(3);
+  });
+});
