@@ -137,6 +137,8 @@ function factsOf(event: HookEvent): EventFacts {
             cwd: event.cwd,
             transcriptPath: event.transcriptPath,
             ...(described && { described: true }),
+            // Every client sends a PreToolUse's input (deepcode's PermissionRequest may lack it).
+            ...(toolInput === undefined && event.name === "PreToolUse" && { inputMissing: true }),
           }
         : undefined,
     unreadCommandLength:
@@ -255,6 +257,8 @@ function staticEffect(rule: CompiledRule, event: HookEvent, facts: EventFacts): 
 function unreadCommandNote(rule: CompiledRule, facts: EventFacts): string {
   const length = facts.unreadCommandLength;
   const call = facts.call;
+  if (call?.inputMissing && rule.ifRules?.some((r) => r.target.kind !== "tool" && r.target.kind !== "mcp"))
+    return " (the call came without its tool_input, so hookgate treats it as matching)";
   if (call === undefined || !rule.ifRules || call.toolName !== "Bash") return "";
   const command = call.toolInput?.command;
   if (length === undefined && !isUnreadableCommand(command)) return "";

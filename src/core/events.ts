@@ -183,12 +183,6 @@ const optional = (f: Field): Field => ({
   accepts: (value) => value === undefined || value === null || f.accepts(value),
 });
 
-/** A field a body may leave out but never send as null: what `if` rules read (`tool_input`). */
-const absentOr = (f: Field): Field => ({
-  schema: z.optional(f.schema),
-  accepts: (value) => value === undefined || f.accepts(value),
-});
-
 const isString = (value: unknown): value is string => typeof value === "string";
 
 function arrayOf(item: Field, error: string): Field {
@@ -218,14 +212,15 @@ const bool = optional({
   accepts: (value) => typeof value === "boolean",
 });
 const object: Field = {
-  schema: z.custom<Record<string, unknown>>(isObject, {
-    error: (issue) => (issue.input === undefined ? "is required" : "must be an object"),
-  }),
+  schema: z.custom<Record<string, unknown>>(isObject, { error: "must be an object" }),
   accepts: isObject,
 };
 const obj = optional(object);
-/** A tool call's input: `if` rules read it, so a null one is refused, not read as absent. */
-const toolInput = absentOr(object);
+/**
+ * A tool call's input, null read as absent as any field's: a PreToolUse without one is judged, its
+ * deny-style `if` rules matching to fail safe (permission-rule.ts `ToolCall.inputMissing`).
+ */
+const toolInput = obj;
 const list = optional(arrayOf({ schema: z.unknown(), accepts: () => true }, "must be an array"));
 const strList = optional(arrayOf(string, "must be an array"));
 const requiredToolName: Field = {
@@ -273,8 +268,7 @@ function ccEvent(fields: Fields = {}): EventSchema {
 // Per-event fields of §5.2 plus the deepcode variants of §5.3. A field whose type neither source
 // states (command_args, error_details, content, ...) is left to the catch-all.
 const CLAUDE_CODE_SCHEMAS: Readonly<Record<ClaudeCodeEventName, EventSchema>> = {
-  // Every client sends the input it asks about; without it no `if` rule could judge the call.
-  PreToolUse: ccEvent({ ...TOOL_FIELDS, tool_input: object }),
+  PreToolUse: ccEvent(TOOL_FIELDS),
   PostToolUse: ccEvent({ ...TOOL_FIELDS, duration_ms: num }),
   PostToolUseFailure: ccEvent({ ...TOOL_FIELDS, error: str, is_interrupt: bool, duration_ms: num }),
   PostToolBatch: ccEvent({

@@ -25,6 +25,12 @@ export interface ToolCall {
    * `tool_desc` only): deny-style rules read it, allow rules never allow on it.
    */
   readonly described?: boolean;
+  /**
+   * The call came without the input every client sends with it (a PreToolUse with no
+   * `tool_input`): what it runs or touches is not known, so a deny-style entry that reads the
+   * input matches it, to fail safe, and an allow entry never does.
+   */
+  readonly inputMissing?: boolean;
 }
 
 type RuleTarget =
@@ -271,23 +277,28 @@ export function matchesPermissionRule(
 ): boolean {
   const target = rule.target;
   const input = isRecord(call.toolInput) ? call.toolInput : {};
+  // An entry that reads the input, of a call without it: matched by name alone, deny-style only.
+  const unknown = call.inputMissing === true && quantifier === "any";
   switch (target.kind) {
     case "tool":
       return call.toolName === target.name;
     case "mcp":
       return globMatches(target.pattern, call.toolName);
     case "bash":
-      return call.toolName === "Bash" && matchesCommand(target.pattern, input.command, quantifier);
+      return (
+        call.toolName === "Bash" && (unknown || matchesCommand(target.pattern, input.command, quantifier))
+      );
     case "path":
-      return target.tools.has(call.toolName) && matchesPath(target.pattern, input, call, quantifier);
+      return (
+        target.tools.has(call.toolName) && (unknown || matchesPath(target.pattern, input, call, quantifier))
+      );
     case "domain":
-      return call.toolName === "WebFetch" && matchesDomain(target, input.url);
+      return call.toolName === "WebFetch" && (unknown || matchesDomain(target, input.url));
     case "text": {
       const value = input[target.field];
       return (
         call.toolName === target.tool &&
-        typeof value === "string" &&
-        globMatches(target.pattern, collapse(value))
+        (unknown || (typeof value === "string" && globMatches(target.pattern, collapse(value))))
       );
     }
   }

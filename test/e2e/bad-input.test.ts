@@ -332,14 +332,23 @@ const ROWS: readonly Row[] = [
     expected: decision(null, ruleDeny("no rm"), { team: "a" }),
   },
   {
-    name: "a null tool_input is refused: if rules read it",
-    request: post(JSON.stringify({ ...bash("rm x"), tool_input: null })),
-    expected: decision("EVENT_INVALID", deniedPre("EVENT_INVALID", "tool_input must be an object")),
+    // What it runs is not known: every deny-style `if` entry on Bash matches it, to fail safe.
+    name: "a PreToolUse without tool_input is judged: its Bash deny rule matches, saying why",
+    request: post(JSON.stringify({ ...bash("rm x"), tool_input: undefined })),
+    expected: decision(
+      null,
+      ruleDeny("no rm (the call came without its tool_input, so hookgate treats it as matching)"),
+      { team: "a" },
+    ),
   },
   {
-    name: "a PreToolUse without tool_input is refused: no if rule could judge the call",
-    request: post(JSON.stringify({ ...bash("rm x"), tool_input: undefined })),
-    expected: decision("EVENT_INVALID", deniedPre("EVENT_INVALID", "tool_input is required")),
+    name: "a null tool_input is read as absent, as any field's null: judged the same",
+    request: post(JSON.stringify({ ...bash("rm x"), tool_input: null })),
+    expected: decision(
+      null,
+      ruleDeny("no rm (the call came without its tool_input, so hookgate treats it as matching)"),
+      { team: "a" },
+    ),
   },
   {
     // Judged as an unknown event it would meet no rule: refused, naming the event meant. No

@@ -285,14 +285,6 @@ describe("parseHookEvent on Claude Code-shaped bodies", () => {
           tool_name: toolName,
         };
         const result = parseHookEvent(raw, dia);
-        if (name === "PreToolUse" && raw.tool_input === undefined) {
-          // The one tool event whose input is required: every client sends what it asks about.
-          expect(result).toMatchObject({
-            ok: false,
-            error: { path: "tool_input", message: "tool_input is required" },
-          });
-          return;
-        }
         if (!result.ok) throw new Error(`rejected: ${JSON.stringify(result.error)}`);
         expect(result.value).toMatchObject({ name, known: true, toolName });
         expect(result.value.toolInput).toBe(raw.tool_input);

@@ -272,6 +272,46 @@ describe("evaluatePolicy: a Bash command with a program that cannot be named", (
   });
 });
 
+describe("evaluatePolicy: a PreToolUse without its tool_input", () => {
+  const note = " (the call came without its tool_input, so hookgate treats it as matching)";
+  const rules = policyFrom({
+    version: 1,
+    rules: [
+      { id: "no-rm", on: "PreToolUse", if: "Bash(rm *)", decide: "deny", reason: "no rm" },
+      { id: "no-env", on: "PreToolUse", if: "Read(./.env)", decide: "deny", reason: "no env" },
+      { id: "no-evil", on: "PreToolUse", if: "WebFetch(domain:evil.example)", decide: "ask" },
+      { id: "git-ok", on: "PreToolUse", if: "Bash(git status)", decide: "allow" },
+      { id: "read-ok", on: "PreToolUse", if: "Read(./src/**)", decide: "allow" },
+      { id: "write-ask", on: "PreToolUse", matcher: "Write", decide: "ask", reason: "writes are asked" },
+      { id: "perm-rm", on: "PermissionRequest", if: "Bash(rm *)", decide: "deny", reason: "no rm" },
+    ],
+  });
+  const call = (toolName: string, input?: null, name = "PreToolUse") =>
+    event({ hook_event_name: name, tool_name: toolName, ...(input === null && { tool_input: null }) });
+  const applied = async (e: HookEvent) =>
+    evaluatePolicy(await rules, e, { team: "a" }).enforced.map((m) => [m.rule.id, m.effect.reason]);
+
+  it("matches its deny-style if entries by the tool's name, to fail safe, saying why; never an allow", async () => {
+    expect(await applied(call("Bash"))).toEqual([["no-rm", `no rm${note}`]]);
+    expect(await applied(call("Bash", null))).toEqual([["no-rm", `no rm${note}`]]);
+    expect(await applied(call("Read"))).toEqual([["no-env", `no env${note}`]]);
+    expect(await applied(call("WebFetch"))).toEqual([
+      ["no-evil", `hookgate policy rule "no-evil" decided ask${note}`],
+    ]);
+  });
+
+  it("still applies its rules without an if, and entries of other tools stay apart", async () => {
+    expect(await applied(call("Write"))).toEqual([["write-ask", "writes are asked"]]);
+    // Read entries cover Glob (Claude Code's read tools), not TodoWrite.
+    expect(await applied(call("Glob"))).toEqual([["no-env", `no env${note}`]]);
+    expect(await applied(call("TodoWrite"))).toEqual([]);
+  });
+
+  it("is not so on a PermissionRequest, whose input deepcode leaves out", async () => {
+    expect(await applied(call("Bash", undefined, "PermissionRequest"))).toEqual([]);
+  });
+});
+
 const allows = await policyFrom({
   version: 1,
   rules: [
