@@ -768,8 +768,42 @@ describe("checkUrl: a path a server may route as another against a pattern narro
       "https://hooks.example.com/team-a/*",
       "EGRESS_NOT_ALLOWLISTED",
     ],
-    // Unless the pattern writes one itself, or allows any path.
+    // An encoded `;`, which a proxy may decode before Tomcat reads it.
+    [
+      "https://hooks.example.com/team-a/..%3B/team-b",
+      "https://hooks.example.com/team-a/*",
+      "EGRESS_NOT_ALLOWLISTED",
+    ],
+    // Unless the pattern writes the same itself, in the same order, or allows any path.
     ["https://hooks.example.com/team-a/x;v=1", "https://hooks.example.com/team-a/*;v=1", "ok"],
+    ["https://hooks.example.com/a%2fb", "https://hooks.example.com/a%2Fb", "ok"],
+    // A pattern that writes one escape does not let a `*` stand for another.
+    [
+      "https://hooks.example.com/a;b/..%2f..%2fadmin",
+      "https://hooks.example.com/a;b/*",
+      "EGRESS_NOT_ALLOWLISTED",
+    ],
+    [
+      "https://hooks.example.com/team-a/..%2fteam-b/x;v=1",
+      "https://hooks.example.com/team-a/*;v=1",
+      "EGRESS_NOT_ALLOWLISTED",
+    ],
+    [
+      "https://hooks.example.com/team-a/..;/team-b/x;v=1",
+      "https://hooks.example.com/team-a/*;v=1",
+      "EGRESS_NOT_ALLOWLISTED",
+    ],
+    // `..;…` is a dot segment to Tomcat whatever the pattern writes.
+    [
+      "https://hooks.example.com/team-a/..;v=1",
+      "https://hooks.example.com/team-a/*;v=1",
+      "EGRESS_NOT_ALLOWLISTED",
+    ],
+    [
+      "https://hooks.example.com/team-a/.;/x",
+      "https://hooks.example.com/team-a/.;/*",
+      "EGRESS_NOT_ALLOWLISTED",
+    ],
     ["https://hooks.example.com/team-a/..;/team-b", "https://hooks.example.com/*", "ok"],
     // In the query both are data.
     ["https://hooks.example.com/team-a/x?a=1;b=%25", "https://hooks.example.com/team-a/*", "ok"],

@@ -220,18 +220,26 @@ function matchesPattern(url: URL, scheme: Scheme, host: string, port: number, pa
     return false;
   }
   // A path a server may route as another one matches no pattern narrower than any path, unless
-  // the pattern writes the same thing itself: an encoded `/`, `\` or `.` (a server that decodes
-  // before routing: `/services/..%2Fadmin`), an encoded `%` (one that decodes twice:
-  // `..%252Fadmin`), a `;` (Tomcat and Spring drop a segment's `;…`: `/services/..;/admin`).
-  // Real hook URLs have none.
-  if (REROUTABLE.test(url.pathname) && !anyPath(pattern.path) && !pattern.path.some(isReroutable))
-    return false;
+  // the pattern writes the same escapes itself, in the same order: an encoded `/`, `\` or `.` (a
+  // server that decodes before routing: `/services/..%2Fadmin`), an encoded `%` (one that decodes
+  // twice: `..%252Fadmin`), a `;` or an encoded one (Tomcat and Spring drop a segment's `;…`, and
+  // a proxy may decode `%3B` first: `/services/..;/admin`). A `*` never stands for one. A segment
+  // `.;…` or `..;…` is a dot segment to such a server: refused whatever the pattern writes. Real
+  // hook URLs have none of these.
+  if (!anyPath(pattern.path)) {
+    const path = url.pathname;
+    if (DOT_PARAMETER.test(path)) return false;
+    if (REROUTABLE.test(path) && reroutables(path) !== reroutables(pattern.path.join(""))) return false;
+  }
   // The fragment is never sent, so it never decides.
   return globMatches(pattern.path, upperEscapes(url.pathname + url.search));
 }
 
-const REROUTABLE = /%(?:2f|5c|2e|25)|;/i;
-const isReroutable = (piece: string): boolean => REROUTABLE.test(piece);
+const REROUTABLE = /%(?:2f|5c|2e|25|3b)|;/i;
+const DOT_PARAMETER = /\/\.\.?;/;
+/** The escapes and `;` of a path, in order, escapes in upper case: what a pattern must write. */
+const reroutables = (text: string): string =>
+  (text.match(/%(?:2f|5c|2e|25|3b)|;/gi) ?? []).map((t) => t.toUpperCase()).join(" ");
 
 /** A pattern path of `/*`: every path. */
 function anyPath(pieces: readonly string[]): boolean {
