@@ -13,7 +13,7 @@ import type { IncomingMessage, OutgoingHttpHeaders, RequestListener, ServerRespo
 import type { HookDeps } from "../app/handle-hook.js";
 import { errorMessage, type RequestError } from "../core/errors.js";
 import { hookResponse, runHookRoute } from "../http/hook-route.js";
-import { type ChunkSource, readBodyChunks } from "../http/read-body.js";
+import { type BodyDeadline, type ChunkSource, readBodyChunks } from "../http/read-body.js";
 
 /**
  * The paths taken here: `/v1/hooks` and `/v1/hooks/<name>`, a trailing slash and a query allowed
@@ -58,15 +58,16 @@ export function hookListener(
       fallback(request, response); // every other route, and deeper hook paths Hono normalises
       return;
     }
-    const chunks = streamChunks(request, bodyDeadlineMs);
-    answer(deps, request, response, route?.[1] || undefined, chunks, send, refused).catch((e: unknown) => {
-      // runHookRoute answers every failure itself; this is the last resort, as Hono's onError.
-      deps.logger.log("error", "unhandled error", {
-        error: errorMessage(e),
-        path: "/v1/hooks",
-      });
-      internalError(response);
-    });
+    answer(deps, request, response, route?.[1] || undefined, bodyDeadlineMs, send, refused).catch(
+      (e: unknown) => {
+        // runHookRoute answers every failure itself; this is the last resort, as Hono's onError.
+        deps.logger.log("error", "unhandled error", {
+          error: errorMessage(e),
+          path: "/v1/hooks",
+        });
+        internalError(response);
+      },
+    );
   };
 }
 
@@ -119,13 +120,19 @@ async function answer(
   request: IncomingMessage,
   response: ServerResponse,
   client: string | undefined,
-  chunks: ChunkSource,
+  bodyDeadlineMs: number,
   send: (answer: Answer) => void,
   refused?: RequestError,
 ): Promise<void> {
   const header = (name: string) => rawHeader(request.rawHeaders, name);
   const outcome = await runHookRoute(deps, client, {
-    readBody: (maxBytes) => readBodyChunks(chunks, rawHeader(request.rawHeaders, "content-length"), maxBytes),
+    readBody: (maxBytes) =>
+      readBodyChunks(
+        streamChunks(request),
+        rawHeader(request.rawHeaders, "content-length"),
+        maxBytes,
+        bodyDeadline(bodyDeadlineMs),
+      ),
     contentType: header("content-type"),
     authorization: header("authorization"),
     timeoutHeader: header("x-hookgate-timeout"),
@@ -192,34 +199,41 @@ export interface ChunkStream {
 }
 
 /**
- * How long a hook body may take to arrive, from the request's headers. A client that sends its
- * body slower than this (a stalled connection, a trickle) gets the fail mode's decision with
- * BODY_UNREADABLE and its connection closed, well before Node's own `requestTimeout` (300 s)
- * would answer it with a bare 408. No hook client takes anywhere near this: Claude Code and
- * deepcode send the whole body at once.
+ * How long a hook body may take to arrive, from the request's headers (read-body.ts
+ * `readBodyChunks`), on every hook route: those answered here and the ones Hono answers (a prefix,
+ * doubled slashes), which node.ts gives the app. A client that sends its body slower (a stalled
+ * connection, a trickle) gets the fail mode's decision with BODY_UNREADABLE and its connection
+ * closed, well before Node's own `requestTimeout` (300 s) would answer it with a bare 408. No hook
+ * client takes anywhere near this: Claude Code and deepcode send the whole body at once.
  */
 export const BODY_DEADLINE_MS = 60_000;
+
+/** A body deadline (read-body.ts `BodyDeadline`) of `ms` from now. */
+export function bodyDeadline(ms = BODY_DEADLINE_MS): BodyDeadline {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          new Error(`it did not all arrive within ${ms / 1000} s; the client sent it too slowly or stalled`),
+        ),
+      ms,
+    );
+  });
+  return { late, clear: () => clearTimeout(timer) };
+}
 
 /**
  * A request body's chunks from the stream's own events: the stream's async iterator costs a
  * few µs per request more (it is built per request on `readable` and `read()`; bench/HISTORY.md).
  * A chunk that arrives before it is asked for pauses the stream until it is, so a body given up
- * part way (readBodyChunks past the drain limit) is not read on into memory. An error, the
- * connection closing before the body's end, or the body not ended within `deadlineMs`
- * (BODY_DEADLINE_MS), fails the next read.
+ * part way (readBodyChunks past the drain limit) is not read on into memory. An error, or the
+ * connection closing before the body's end, fails the next read.
  */
-export function streamChunks(stream: ChunkStream, deadlineMs = BODY_DEADLINE_MS): ChunkSource {
+export function streamChunks(stream: ChunkStream): ChunkSource {
   const queued: Uint8Array[] = [];
   let ended = false;
   let failure: Error | undefined;
-  // Cleared when the stream ends or fails; one given up part way (past the drain limit) lets
-  // it fire into a read no one waits for.
-  const deadline = setTimeout(() => {
-    failure ??= new Error(
-      `it did not all arrive within ${deadlineMs / 1000} s; the client sent it too slowly or stalled`,
-    );
-    settle();
-  }, deadlineMs).unref();
   let waiting: { resolve: (r: IteratorResult<Uint8Array>) => void; reject: (e: Error) => void } | undefined;
   const settle = () => {
     const waiter = waiting;
@@ -242,17 +256,14 @@ export function streamChunks(stream: ChunkStream, deadlineMs = BODY_DEADLINE_MS)
   });
   stream.on("end", () => {
     ended = true;
-    clearTimeout(deadline);
     settle();
   });
   stream.on("error", (error) => {
     failure ??= error;
-    clearTimeout(deadline);
     settle();
   });
   stream.on("close", () => {
     if (!ended) failure ??= new Error("the connection closed before the body ended");
-    clearTimeout(deadline);
     settle();
   });
   return {

@@ -35,7 +35,7 @@ import {
   JOURNAL_DIR,
   startDeliveryThread,
 } from "./delivery-thread-host.js";
-import { hookListener, loopbackHost, loopbackName } from "./node-listener.js";
+import { bodyDeadline, hookListener, loopbackHost, loopbackName } from "./node-listener.js";
 
 export interface ServeOptions {
   readonly policyPath: string;
@@ -154,6 +154,9 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
     notifier,
     recorder: recorder?.record,
     metrics,
+    // The hook routes Hono answers (a prefix, doubled slashes) read their bodies within the same
+    // deadline as those the listener answers.
+    bodyDeadline: () => bodyDeadline(),
     metricsText: () => {
       metrics.setCounter("hookgate_log_lines_dropped_total", guarded.dropped());
       metrics.set("hookgate_log_backlog_bytes", guarded.backlogBytes());

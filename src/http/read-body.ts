@@ -41,7 +41,11 @@ export interface ChunkSource {
   next(): Promise<IteratorResult<Uint8Array, unknown>>;
 }
 
-export async function readBody(request: Request, maxBytes: number): Promise<BodyResult> {
+export async function readBody(
+  request: Request,
+  maxBytes: number,
+  deadline?: BodyDeadline,
+): Promise<BodyResult> {
   const stream = request.body;
   if (!stream) return { ok: true, text: "" };
   const reader = stream.getReader();
@@ -51,14 +55,29 @@ export async function readBody(request: Request, maxBytes: number): Promise<Body
       return chunk.done ? { done: true, value: undefined } : { done: false, value: chunk.value };
     },
   };
-  return readBodyChunks(source, request.headers.get("content-length"), maxBytes);
+  return readBodyChunks(source, request.headers.get("content-length"), maxBytes, deadline);
 }
 
-/** The same reading over any chunk source, with the request's Content-Length as sent (or null). */
+/**
+ * A limit on how long a body may take to arrive (Node's `serve`: node-listener.ts `bodyDeadline`):
+ * `late` rejects, with the reason, once it has passed; `clear` ends it when the reading does.
+ */
+export interface BodyDeadline {
+  readonly late: Promise<never>;
+  clear(): void;
+}
+
+/**
+ * The same reading over any chunk source, with the request's Content-Length as sent (or null).
+ * With a `deadline`, a body not ended by then is not read (BODY_UNREADABLE): a stalled or
+ * trickling client gets the fail mode's decision, where Node's own `requestTimeout` would answer
+ * a bare 408 at 300 s.
+ */
 export async function readBodyChunks(
   source: ChunkSource,
   contentLength: string | null | undefined,
   maxBytes: number,
+  deadline?: BodyDeadline,
 ): Promise<BodyResult> {
   const declared = declaredLength(contentLength);
   const chunks: Uint8Array[] = [];
@@ -68,7 +87,7 @@ export async function readBodyChunks(
   let over = declared > maxBytes;
   try {
     for (;;) {
-      const { done, value } = await source.next();
+      const { done, value } = await (deadline ? Promise.race([source.next(), deadline.late]) : source.next());
       if (done) break;
       const chunk = value as Uint8Array;
       size += chunk.byteLength;
@@ -95,6 +114,8 @@ export async function readBodyChunks(
         eventName: sniffHead(chunks, kept),
       },
     };
+  } finally {
+    deadline?.clear();
   }
   if (over) return tooLarge(chunks, kept, Math.max(size, declared), maxBytes, false);
   return decodeBody(concat(chunks, size));

@@ -1,10 +1,18 @@
 import { once } from "node:events";
-import { createServer, type IncomingMessage, request, type ServerResponse } from "node:http";
+import { Agent, createServer, type IncomingMessage, request, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { connect } from "node:net";
 import { PassThrough } from "node:stream";
-import { describe, expect, it } from "vitest";
-import { type Answer, answerWriter, hookListener, streamChunks } from "../../src/entry/node-listener.js";
+import { getRequestListener } from "@hono/node-server";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  type Answer,
+  answerWriter,
+  bodyDeadline,
+  hookListener,
+  streamChunks,
+} from "../../src/entry/node-listener.js";
+import { createApp } from "../../src/http/app.js";
 import { readBodyChunks } from "../../src/http/read-body.js";
 import { policyFrom, sha256 } from "../support/policy.js";
 
@@ -90,12 +98,14 @@ describe("streamChunks", () => {
 });
 
 describe("hookListener's body deadline", () => {
-  it("answers a body that does not all arrive in time with the fail mode's decision, named, and closes the connection", async () => {
+  const logs: Record<string, unknown>[] = [];
+  let port = 0;
+  let server: ReturnType<typeof createServer>;
+  beforeAll(async () => {
     const policy = await policyFrom({
       version: 1,
       rules: [{ id: "no-rm", on: "PreToolUse", matcher: "Bash", if: ["Bash(rm *)"], decide: "deny" }],
     });
-    const logs: Record<string, unknown>[] = [];
     const deps = {
       policy: () => policy,
       clock: { now: Date.now, monotonic: () => performance.now() },
@@ -103,29 +113,45 @@ describe("hookListener's body deadline", () => {
       sha256,
       logger: { log: (level: string, msg: string, fields?: object) => logs.push({ level, msg, ...fields }) },
     };
-    const fallback = (_req: IncomingMessage, res: ServerResponse) => res.writeHead(404).end();
-    // Real sockets, a deadline short enough for a test (serve's is BODY_DEADLINE_MS, 60 s).
-    const server = createServer(hookListener(deps, fallback, undefined, 300));
+    // As serve wires them (node.ts), with a deadline short enough for a test (serve's is 60 s):
+    // the hook routes the listener answers, and those it leaves to the Hono app.
+    const app = createApp({ ...deps, bodyDeadline: () => bodyDeadline(300) });
+    server = createServer(hookListener(deps, getRequestListener(app.fetch), undefined, 300));
     server.listen(0, "127.0.0.1");
     await once(server, "listening");
-    const { port } = server.address() as AddressInfo;
-    try {
-      const socket = connect(port, "127.0.0.1");
-      await once(socket, "connect");
+    port = (server.address() as AddressInfo).port;
+  });
+  afterAll(() => server.close());
+
+  /** Sends `head` of a 500-byte body and no more; the raw answer, and how long it took. */
+  async function stall(path: string, head: string): Promise<{ answer: string; waited: number }> {
+    const socket = connect(port, "127.0.0.1");
+    await once(socket, "connect");
+    socket.write(
+      `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n${head}`,
+    );
+    const received: Buffer[] = [];
+    socket.on("data", (chunk: Buffer) => received.push(chunk));
+    const started = performance.now();
+    await once(socket, "close"); // the server closes it: the rest of the body was never read
+    return { answer: Buffer.concat(received).toString(), waited: performance.now() - started };
+  }
+
+  it.each([
+    "/v1/hooks/claude-code",
+    "/hookgate/v1/hooks/claude-code", // a prefix: the Hono app's route
+    "//v1/hooks/claude-code", // doubled slashes: the Hono app's route
+  ])(
+    "answers a body to %s that does not all arrive in time with the fail mode's decision, named, and closes the connection",
+    async (path) => {
+      logs.length = 0;
       const head = '{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"rm -rf /';
-      socket.write(
-        `POST /v1/hooks/claude-code HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n${head}`,
-      );
-      const received: Buffer[] = [];
-      socket.on("data", (chunk: Buffer) => received.push(chunk));
-      const started = performance.now();
-      await once(socket, "close"); // the server closes it: the rest of the body was never read
-      const waited = performance.now() - started;
-      const answer = Buffer.concat(received).toString();
+      const { answer, waited } = await stall(path, head);
       const [statusLine, ...lines] = answer.slice(0, answer.indexOf("\r\n\r\n")).split("\r\n");
       expect(statusLine).toBe("HTTP/1.1 200 OK");
-      expect(lines).toContain("x-hookgate-error: BODY_UNREADABLE");
-      expect(lines).toContain("connection: close");
+      expect(lines.map((l) => l.toLowerCase())).toEqual(
+        expect.arrayContaining(["x-hookgate-error: body_unreadable", "connection: close"]),
+      );
       const body = JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4));
       // The policy sets no defaults.onError: the fail mode is open, said in a systemMessage.
       expect(body).toEqual({
@@ -133,11 +159,98 @@ describe("hookListener's body deadline", () => {
           "hookgate: the request body could not be read (it did not all arrive within 0.3 s; the client sent it too slowly or stalled) [BODY_UNREADABLE]",
       });
       expect(waited).toBeGreaterThanOrEqual(250);
-      const audit = logs.find((l) => l.msg === "decision");
-      expect(audit).toMatchObject({ event: "PreToolUse", error: "BODY_UNREADABLE" });
+      expect(logs.find((l) => l.msg === "decision")).toMatchObject({
+        event: "PreToolUse",
+        error: "BODY_UNREADABLE",
+      });
+    },
+  );
+
+  it("leaves a body that arrived alone: past the deadline, the same connection carries the next request", async () => {
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const post = (command: string) =>
+      new Promise<{ status: number; body: string; reused: boolean }>((resolve, reject) => {
+        const req = request(
+          { port, host: "127.0.0.1", method: "POST", path: "/v1/hooks/claude-code", agent },
+          (res) => {
+            let body = "";
+            res.on("data", (c) => {
+              body += c;
+            });
+            res.on("end", () => resolve({ status: res.statusCode ?? 0, body, reused: req.reusedSocket }));
+          },
+        );
+        req.on("error", reject);
+        req.setHeader("content-type", "application/json");
+        req.end(
+          JSON.stringify({ hook_event_name: "PreToolUse", tool_name: "Bash", tool_input: { command } }),
+        );
+      });
+    try {
+      expect((await post("rm -rf /")).body).toMatch(/"permissionDecision":"deny"/);
+      await new Promise((resolve) => setTimeout(resolve, 500)); // past the 300 ms deadline
+      const next = await post("ls");
+      expect(next).toMatchObject({ status: 200, body: "", reused: true });
     } finally {
-      server.close();
+      agent.destroy();
     }
+  });
+});
+
+describe("readBodyChunks with a deadline", () => {
+  /** A deadline that never passes, recording whether the reading ended it. */
+  const recorded = () => {
+    const deadline = { late: new Promise<never>(() => {}), cleared: 0, clear: () => void deadline.cleared++ };
+    return deadline;
+  };
+  const source = (chunks: Uint8Array[], failAt?: number) => {
+    let i = 0;
+    return {
+      next: async (): Promise<IteratorResult<Uint8Array, unknown>> => {
+        if (i === failAt) throw new Error("the connection closed before the body ended");
+        const value = chunks[i++];
+        return value === undefined ? { done: true, value: undefined } : { done: false, value };
+      },
+    };
+  };
+
+  it("ends the deadline however the reading ends: whole, failed, or given up past the drain limit", async () => {
+    const whole = recorded();
+    expect(await readBodyChunks(source([bytes('{"a":1}')]), null, 1024, whole)).toMatchObject({ ok: true });
+    const failed = recorded();
+    expect(await readBodyChunks(source([bytes("{")], 1), null, 1024, failed)).toMatchObject({
+      error: { code: "BODY_UNREADABLE" },
+    });
+    const givenUp = recorded();
+    expect(await readBodyChunks(source([bytes("{")]), String(70 * 1024 * 1024), 1024, givenUp)).toMatchObject(
+      {
+        error: { code: "BODY_TOO_LARGE" },
+        unread: true,
+      },
+    );
+    expect([whole.cleared, failed.cleared, givenUp.cleared]).toEqual([1, 1, 1]);
+  });
+
+  it("gives up on a body whose deadline passes, with its reason, and keeps what came for the event's name", async () => {
+    const pending = { next: () => new Promise<IteratorResult<Uint8Array, unknown>>(() => {}) };
+    let reads = 0;
+    const first = {
+      next: () =>
+        reads++ === 0
+          ? Promise.resolve({ done: false as const, value: bytes('{"hook_event_name":"Stop",') })
+          : pending.next(),
+    };
+    const result = await readBodyChunks(first, "500", 1024, bodyDeadline(50));
+    expect(result).toEqual({
+      ok: false,
+      unread: true,
+      error: {
+        code: "BODY_UNREADABLE",
+        message:
+          "the request body could not be read (it did not all arrive within 0.05 s; the client sent it too slowly or stalled)",
+        eventName: "Stop",
+      },
+    });
   });
 });
 
