@@ -24,7 +24,8 @@ export const COMMAND_HELP = {
   --host ADDR       the address to listen on (default 127.0.0.1; bound to loopback, only requests
                     whose Host names loopback are answered)
   --port N          the port (default 8787; 0 picks a free one)
-  --data-dir DIR    where the notification queue and its intake journal live (default .hookgate)
+  --data-dir DIR    where the notification queue, its intake journal and the session store live
+                    (default .hookgate); one serve per directory
   --record FILE     appends each decision's record (masked input and answer) to FILE, for
                     hookgate replay
 
@@ -43,7 +44,8 @@ token's team could meet did or did not apply (+ applied, ~ shadow, - not applied
 
   --policy FILE     the policy file
   --client NAME     the route the event comes in on (default: told by the body's fields)
-  --token T         the token the hook sends (default: HOOKGATE_TOKEN, else HOOKGATE_AUTH)
+  --token T         the token the hook sends (default: HOOKGATE_TOKEN, else HOOKGATE_AUTH;
+                    HOOKGATE_AUTH only with --client deepagents or deepagents-legacy)
   --json            prints the answer and the rules as JSON`,
   },
   test: {
@@ -55,7 +57,8 @@ token's team could meet did or did not apply (+ applied, ~ shadow, - not applied
   replay: {
     usage: "hookgate replay --policy CANDIDATE [--with-judge] [--json] [--examples N] RECORDS.jsonl...|-",
     details: `Replays recorded traffic (serve --record, or - for stdin) against a candidate policy and
-reports what would change; exit 0 whatever it is.
+reports what would change: exit 0 whatever it finds, 1 when the policy or a records file
+cannot be read.
 
   --policy FILE     the candidate policy
   --with-judge      calls the candidate's models for its prompt rules (otherwise "not run")
@@ -66,7 +69,7 @@ reports what would change; exit 0 whatever it is.
     usage: "hookgate egress-check URL [--policy FILE] [--allow GLOB]... [--resolve HOST:ADDR]...",
     details: `Judges one URL as the egress guard would, resolving its host but never connecting; prints
 {"url","decision","reason","stage"}. Exit 0 allow, 1 deny, 2 when --resolve or the policy
-cannot be read.
+cannot be read or its egress section is invalid.
 
   --policy FILE     takes the allowlist from the policy's egress section
   --allow GLOB      a URL glob to allow (repeatable)
@@ -102,9 +105,11 @@ hookgate dlq drop (--id ID... | --all) [--data-dir DIR | --sqs-... ]`,
   --client NAME     the agent client
   --url HOOK_URL    the full hook URL, such as http://127.0.0.1:8787/v1/hooks/claude-code
   --events LIST     comma-separated events to hook (default: the client's usual set)
-  --timeout S       each hook's timeout in whole seconds, 2 to 600 (default 10), also sent as
-                    x-hookgate-timeout
+  --timeout S       each hook's timeout in whole seconds, 2 to 600 (default 10; SessionEnd 2),
+                    sent as x-hookgate-timeout (deepagents' curl gives up a second sooner;
+                    legacy hooks run under deepagents' fixed 5 s)
   --fail-closed     a gateway that cannot be reached blocks PreToolUse instead of letting it run
+                    (Claude Code, deepagents v2; deepcode and legacy hooks cannot)
   --managed         Claude Code's managed-settings variant (allowManagedHooksOnly)
   --write FILE      merges the configuration into FILE, replacing hookgate's earlier hooks for
                     the same URL`,
@@ -122,9 +127,9 @@ exits 0 even when it fails, saying why on stderr, so a broken gateway never brea
   doctor: {
     usage: `hookgate doctor --url URL [--client NAME] [--expect deny|allow|ask|defer|none] [--command CMD]
               [--timeout S]`,
-    details: `Checks a running gateway from where the agent runs: it answers, the token in HOOKGATE_TOKEN
-(or HOOKGATE_AUTH) is accepted, and a sample PreToolUse gets the expected decision. Exit 0
-when every check passed; each failed one comes with a fix: line.
+    details: `Checks a running gateway from where the agent runs: it answers, the token is accepted
+(HOOKGATE_TOKEN, else HOOKGATE_AUTH; for deepagents HOOKGATE_AUTH), and a sample PreToolUse
+gets the expected decision. Exit 0 when every check passed; a failed one says how to fix it.
 
   --url URL         the hook URL (or the gateway's base URL)
   --client NAME     the sample's dialect when the URL names no route (default claude-code)
