@@ -15,7 +15,7 @@ import type { CompiledRule, Policy } from "../core/policy.js";
 import type { FailMode } from "../core/policy-schema.js";
 import type { Clock, IdGenerator, Logger, Metrics, Sha256 } from "../core/ports.js";
 import { type Answer, renderDecision, renderRequestFailure } from "../core/render.js";
-import { type Notifier, remembersTools } from "./notify.js";
+import type { Notifier } from "./notify.js";
 import type { RemoteActions, RemoteAudit } from "./remote-actions.js";
 
 export interface HookRequest {
@@ -224,7 +224,8 @@ export async function handleHook(
       scrubbed !== undefined && remote.effects.some((e) => e.reason !== undefined)
         ? maskString(scrubbed)
         : scrubbed;
-    if (options.audit !== false) {
+    const remember = remembersTools(policy);
+    if (options.audit !== false && notifyWork(event, evaluation.notify.length > 0, remember)) {
       const queued = deps.notifier?.notify({
         decisionId,
         event,
@@ -232,7 +233,7 @@ export async function handleHook(
         decision: decision.kind,
         reason: shownReason,
         notify: evaluation.notify,
-        remember: remembersTools(policy),
+        remember,
         secrets: policy.secrets,
         answerBy: started + deadlineMs,
       });
@@ -517,4 +518,25 @@ function recordDecision(
 
 function describe(e: unknown): string {
   return e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+}
+
+/**
+ * Whether the notifier has anything to do for an event: a notify rule applied, a tool call to
+ * remember, or a deepagents legacy tool half to correlate. Only then is it called, so a Worker
+ * never loads it for a policy whose rules notify nothing.
+ */
+function notifyWork(event: HookEvent, notified: boolean, remember: boolean): boolean {
+  return notified || remember || (event.dialect === "deepagents-legacy" && event.name.startsWith("tool."));
+}
+
+const remembering = new WeakMap<Policy, boolean>();
+
+/** PreToolUse calls are remembered only when some rule notifies on Notification events. */
+function remembersTools(policy: Policy): boolean {
+  let answer = remembering.get(policy);
+  if (answer === undefined) {
+    answer = policy.rulesFor("Notification").some((r) => r.notify.length > 0);
+    remembering.set(policy, answer);
+  }
+  return answer;
 }

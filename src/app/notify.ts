@@ -58,23 +58,15 @@ export interface NotifyInput {
 }
 
 export interface Notifier {
-  /** A promise when the runtime's `defer` gives one: the answer waits for it. Never rejects. */
+  /**
+   * A promise when the runtime's `defer` gives one: the answer waits for it. Never rejects.
+   * Called only for an event with something to do (handle-hook.ts `notifyWork`): a notify rule
+   * applied, a tool call to remember, a deepagents tool half to correlate.
+   */
   notify(input: NotifyInput): Promise<void> | void;
 }
 
 const PERMISSION_PROMPTS = new Set(["permission_prompt", "permission"]);
-const remembering = new WeakMap<Policy, boolean>();
-
-/** PreToolUse calls are remembered only when some rule notifies on Notification events. */
-export function remembersTools(policy: Policy): boolean {
-  let answer = remembering.get(policy);
-  if (answer === undefined) {
-    answer = policy.rulesFor("Notification").some((r) => r.notify.length > 0);
-    remembering.set(policy, answer);
-  }
-  return answer;
-}
-
 export function createNotifier(deps: NotifyDeps): Notifier {
   /** Enrichment only adds context: when the session store fails, log it and send anyway. */
   async function enrich<T>(what: string, task: () => Promise<T>): Promise<T | undefined> {
@@ -139,8 +131,6 @@ export function createNotifier(deps: NotifyDeps): Notifier {
 
   return {
     notify(input) {
-      const legacyTool = input.event.dialect === "deepagents-legacy" && input.event.name.startsWith("tool.");
-      if (input.notify.length === 0 && !input.remember && !legacyTool) return;
       return deps.defer(
         () =>
           run(input).catch((e) => {

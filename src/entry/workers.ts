@@ -12,17 +12,15 @@
  * egress guard they share when first used. Most hooks need none of them.
  */
 import { webCryptoSha256 } from "../adapters/hash/web-crypto.js";
-import {
-  createCloudflareProducer,
-  type DeadLetterEnvelope,
-  type Envelope,
-  fitDeliveryJob,
-  type PushedBatch,
-  type QueueProducerBinding,
+import type {
+  DeadLetterEnvelope,
+  Envelope,
+  PushedBatch,
+  QueueProducerBinding,
 } from "../adapters/queue/cloudflare.js";
-import { createKvSessionStore, type KvNamespaceLike } from "../adapters/session/kv.js";
+import type { KvNamespaceLike } from "../adapters/session/kv.js";
 import type { Deliverer } from "../app/deliver.js";
-import { createNotifier } from "../app/notify.js";
+import type { Notifier, NotifyInput } from "../app/notify.js";
 import type { RemoteActions } from "../app/remote-actions.js";
 import { createLogRecorder } from "../app/replay.js";
 import type { DeliveryJob } from "../core/delivery.js";
@@ -34,6 +32,15 @@ import type { Egress, Logger, LogLevel, Metrics } from "../core/ports.js";
 import { createApp } from "../http/app.js";
 import { createBrokenConfigApp } from "../http/broken-config.js";
 import { once } from "./once.js";
+
+/** What the notify path needs, loaded with the first event a notify rule applies to. */
+const notifyModules = once(() =>
+  Promise.all([
+    import("../app/notify.js"),
+    import("../adapters/queue/cloudflare.js"),
+    import("../adapters/session/kv.js"),
+  ]),
+);
 
 export interface WorkerEnv {
   /** The policy document as JSON text: a secret (`wrangler secret put HOOKGATE_POLICY`). */
@@ -196,23 +203,7 @@ async function fetch(request: Request, env: WorkerEnv, ctx: ExecutionContextLike
   if (!state.ok) return state.app.fetch(request);
   const queue = env.HOOKGATE_QUEUE;
   const kv = env.HOOKGATE_SESSIONS;
-  // Built per request because `defer` is this request's waitUntil; the notifier catches, logs
-  // and counts a failed send itself (waitUntil would swallow the rejection).
-  const notifier = createNotifier({
-    queue: queue
-      ? createCloudflareProducer(queue, { fit: fitDeliveryJob })
-      : { send: () => Promise.reject(new Error("the HOOKGATE_QUEUE binding is missing")) },
-    clock,
-    logger,
-    metrics,
-    sessions: kv
-      ? createKvSessionStore(kv, {
-          onError: (operation, e) =>
-            logger.log("warn", "session store failed", { operation, error: String(e) }),
-        })
-      : undefined,
-    defer: (task) => ctx.waitUntil(task()),
-  });
+  const notifier = lazyNotifier(queue, kv, ctx);
   const app = createApp({
     policy: () => state.policy,
     clock,
@@ -225,6 +216,52 @@ async function fetch(request: Request, env: WorkerEnv, ctx: ExecutionContextLike
     recorder: env.HOOKGATE_RECORD === "1" ? createLogRecorder(logger) : undefined,
   });
   return app.fetch(request);
+}
+
+/**
+ * The notifier, loaded with the first event that has notify work (handle-hook.ts `notifyWork`):
+ * a policy whose rules notify nothing never loads it (the 64 KiB main module). The enqueue runs
+ * after the answer, in this request's waitUntil, which would swallow a rejection: the notifier
+ * logs and counts a failed send itself, and a notify path that cannot be loaded is logged and
+ * counted here.
+ */
+function lazyNotifier(
+  queue: WorkerEnv["HOOKGATE_QUEUE"],
+  kv: KvNamespaceLike | undefined,
+  ctx: ExecutionContextLike,
+): Notifier {
+  const enqueue = async (input: NotifyInput) => {
+    const [{ createNotifier }, { createCloudflareProducer, fitDeliveryJob }, { createKvSessionStore }] =
+      await notifyModules();
+    await createNotifier({
+      queue: queue
+        ? createCloudflareProducer(queue, { fit: fitDeliveryJob })
+        : { send: () => Promise.reject(new Error("the HOOKGATE_QUEUE binding is missing")) },
+      clock,
+      logger,
+      metrics,
+      sessions: kv
+        ? createKvSessionStore(kv, {
+            onError: (operation, e) =>
+              logger.log("warn", "session store failed", { operation, error: String(e) }),
+          })
+        : undefined,
+      defer: (task) => task(),
+    }).notify(input);
+  };
+  return {
+    notify: (input) =>
+      ctx.waitUntil(
+        enqueue(input).catch((e) => {
+          logger.log("error", "enqueue failed; the decision was answered anyway", {
+            decisionId: input.decisionId,
+            event: input.event.name,
+            error: errorMessage(e),
+          });
+          metrics.increment("hookgate_enqueue_failed_total");
+        }),
+      ),
+  };
 }
 
 async function queue(batch: PushedBatch, env: WorkerEnv, _ctx?: ExecutionContextLike): Promise<void> {

@@ -12,6 +12,7 @@ import { execFile } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
+import type { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { Miniflare } from "miniflare";
@@ -38,6 +39,14 @@ const ENGINE_CHUNK = /^chunks\/(regex-re2|path-glob-minimatch)-[\w-]+\.js$/;
 const GUARD_MARKERS = {
   "ipaddr.js": "ipaddr: the address has neither",
   "egress/url.ts": "is not a valid absolute URL",
+};
+/**
+ * Strings only the notify path holds (the notifier, the KV session store), which a fetch loads
+ * with the first event it has notify work for (src/entry/workers.ts `lazyNotifier`).
+ */
+const NOTIFY_MARKERS = {
+  "app/notify.ts": "the notification goes out without it",
+  "adapters/session/kv.ts": "half-",
 };
 
 interface Metafile {
@@ -112,7 +121,7 @@ describe("the Worker bundle", () => {
     expect(Object.values(meta.inputs).flatMap((i) => i.imports.filter((x) => x.external))).toEqual([]);
   });
 
-  it("keeps its main module within 64 KiB gzip, and the pattern engines and egress guard out of it", () => {
+  it("keeps its main module within 64 KiB gzip, and the pattern engines, egress guard and notify path out of it", () => {
     const { main, total, overBudget, raw, gzip } = summary();
     expect(main.files[0]).toBe("worker.js");
     expect(main.gzip).toBeLessThanOrEqual(MAIN_GZIP_BUDGET);
@@ -121,7 +130,11 @@ describe("the Worker bundle", () => {
     expect(total.raw).toBeGreaterThan(main.raw);
     const cold = textOf(main.files);
     const lazy = textOf(total.files.filter((f) => !main.files.includes(f)));
-    for (const [module, marker] of Object.entries({ ...ENGINE_MARKERS, ...GUARD_MARKERS })) {
+    for (const [module, marker] of Object.entries({
+      ...ENGINE_MARKERS,
+      ...GUARD_MARKERS,
+      ...NOTIFY_MARKERS,
+    })) {
       expect(cold.includes(marker), `the main module holds ${module}`).toBe(false);
       expect(lazy.includes(marker), `no chunk holds ${module}`).toBe(true);
     }
@@ -208,17 +221,26 @@ describe("the built Worker inside workerd", () => {
   };
   /** PLAIN_POLICY with an `egress` section: its load compiles the section with the guard's code. */
   const EGRESS_POLICY = { ...PLAIN_POLICY, egress: { allowedHttpHookUrls: ["https://hooks.example.com/*"] } };
+  /** PLAIN_POLICY with a notify rule: its events load the notify path. */
+  const NOTIFY_POLICY = {
+    ...PLAIN_POLICY,
+    rules: [...PLAIN_POLICY.rules.map((r) => (r.id === "rm" ? { ...r, notify: ["audit"] } : r))],
+    sinks: { audit: { type: "webhook", url: "https://hooks.example.com/audit" } },
+  };
   const WORKERS = {
-    plainWithoutEnginesOrGuard: { policy: PLAIN_POLICY, engines: false, guard: false },
-    patternsWithoutEngines: { policy: PATTERNS_POLICY, engines: false, guard: true },
-    patterns: { policy: PATTERNS_POLICY, engines: true, guard: true },
-    egress: { policy: EGRESS_POLICY, engines: false, guard: true },
-    egressWithoutGuard: { policy: EGRESS_POLICY, engines: false, guard: false },
+    plainWithoutEnginesOrGuard: { policy: PLAIN_POLICY, engines: false, guard: false, notify: false },
+    patternsWithoutEngines: { policy: PATTERNS_POLICY, engines: false, guard: true, notify: true },
+    patterns: { policy: PATTERNS_POLICY, engines: true, guard: true, notify: true },
+    egress: { policy: EGRESS_POLICY, engines: false, guard: true, notify: true },
+    egressWithoutGuard: { policy: EGRESS_POLICY, engines: false, guard: false, notify: true },
+    notifyWithoutNotifier: { policy: NOTIFY_POLICY, engines: false, guard: true, notify: false },
   } as const;
   let mf: Miniflare;
+  /** What the Workers wrote to the console (their log lines), as workerd prints it. */
+  let console_ = "";
 
-  /** The chunks that hold the egress guard's code, and every module that statically imports one. */
-  function guardChunks(files: readonly string[]): Set<string> {
+  /** The chunks that hold one of `markers`, and every module that statically imports one. */
+  function chunksHolding(markers: Record<string, string>, files: readonly string[]): Set<string> {
     const meta = JSON.parse(readFileSync(summary().metafile, "utf8")) as Metafile;
     const imports = new Map(
       Object.entries(meta.outputs).map(([file, output]) => [
@@ -229,7 +251,7 @@ describe("the built Worker inside workerd", () => {
       ]),
     );
     const guard = new Set(
-      files.filter((f) => Object.values(GUARD_MARKERS).some((marker) => textOf([f]).includes(marker))),
+      files.filter((f) => Object.values(markers).some((marker) => textOf([f]).includes(marker))),
     );
     for (let grew = true; grew; ) {
       grew = false;
@@ -244,18 +266,31 @@ describe("the built Worker inside workerd", () => {
 
   beforeAll(async () => {
     const { total } = summary();
-    const guardFiles = guardChunks(total.files);
+    const guardFiles = chunksHolding(GUARD_MARKERS, total.files);
+    const notifyFiles = chunksHolding(NOTIFY_MARKERS, total.files);
     expect(guardFiles.has("worker.js")).toBe(false);
+    expect(notifyFiles.has("worker.js")).toBe(false);
     // Miniflare runs the first module as the Worker: worker.js, whatever the metafile's order.
-    const modulesOf = (engines: boolean, guard: boolean) =>
+    const modulesOf = (engines: boolean, guard: boolean, notify: boolean) =>
       ["worker.js", ...total.files.filter((f) => f !== "worker.js")]
-        .filter((f) => (engines || !ENGINE_CHUNK.test(f)) && (guard || !guardFiles.has(f)))
+        .filter(
+          (f) =>
+            (engines || !ENGINE_CHUNK.test(f)) &&
+            (guard || !guardFiles.has(f)) &&
+            (notify || !notifyFiles.has(f)),
+        )
         .map((f) => ({ type: "ESModule" as const, path: join(outdir, f) }));
     mf = new Miniflare({
       host: "127.0.0.1",
-      workers: Object.entries(WORKERS).map(([name, { policy, engines, guard }]) => ({
+      handleRuntimeStdio(stdout: Readable, stderr: Readable) {
+        for (const stream of [stdout, stderr])
+          stream.on("data", (chunk: Buffer) => {
+            console_ += chunk.toString();
+          });
+      },
+      workers: Object.entries(WORKERS).map(([name, { policy, engines, guard, notify }]) => ({
         name,
-        modules: modulesOf(engines, guard),
+        modules: modulesOf(engines, guard, notify),
         modulesRoot: outdir,
         compatibilityDate: "2026-04-26",
         bindings: { HOOKGATE_POLICY: JSON.stringify(policy), HOOKGATE_LOG_LEVEL: "error" },
@@ -295,7 +330,7 @@ describe("the built Worker inside workerd", () => {
     };
   }
 
-  it("answers a policy without patterns or an egress section with the engines and guard left out", async () => {
+  it("answers a policy without patterns, an egress section or notify rules with the engines, guard and notify path left out", async () => {
     expect(await decide("plainWithoutEnginesOrGuard", "Bash", { command: "rm -rf /tmp/x" })).toMatchObject({
       decision: "deny",
       reason: "no rm -rf",
@@ -339,5 +374,21 @@ describe("the built Worker inside workerd", () => {
     expect(answer.decision).toBe("deny");
     expect(answer.message).toMatch(/\[CONFIG_INVALID\]/);
     expect(answer.message).toMatch(/No such module "chunks\//);
+  });
+
+  it("answers a notify event whose notify path is not uploaded, and logs and counts the failed enqueue", async () => {
+    expect(await decide("notifyWithoutNotifier", "Bash", { command: "rm -rf /tmp/x" })).toMatchObject({
+      decision: "deny",
+      reason: "no rm -rf",
+    });
+    for (let i = 0; i < 100 && !console_.includes("enqueue failed"); i++)
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    const line = console_.split("\n").find((l) => l.includes("enqueue failed"));
+    expect(JSON.parse(line ?? "{}")).toMatchObject({
+      level: "error",
+      msg: "enqueue failed; the decision was answered anyway",
+      event: "PreToolUse",
+      error: expect.stringMatching(/No such module "chunks\//),
+    });
   });
 });
