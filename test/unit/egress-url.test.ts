@@ -793,6 +793,28 @@ describe("checkUrl: a path a server may route as another against a pattern narro
       "https://hooks.example.com/team-a/*;v=1",
       "EGRESS_NOT_ALLOWLISTED",
     ],
+    // Escapes a pattern writes in its query allow none in the path (a Power Automate URL's `sp`).
+    [
+      "https://prod-00.westus.logic.azure.com/workflows/..%2F..%2Fadmin/triggers/manual/paths/invoke?api-version=2016-06-01&sp=%2Ftriggers%2Fmanual%2Frun&sv=1.0&sig=x",
+      "https://prod-00.westus.logic.azure.com/workflows/*/triggers/manual/paths/invoke?api-version=2016-06-01&sp=%2Ftriggers%2Fmanual%2Frun&sv=1.0&sig=*",
+      "EGRESS_NOT_ALLOWLISTED",
+    ],
+    [
+      "https://prod-00.westus.logic.azure.com/workflows/abc/triggers/manual/paths/invoke?api-version=2016-06-01&sp=%2Ftriggers%2Fmanual%2Frun&sv=1.0&sig=x",
+      "https://prod-00.westus.logic.azure.com/workflows/*/triggers/manual/paths/invoke?api-version=2016-06-01&sp=%2Ftriggers%2Fmanual%2Frun&sv=1.0&sig=*",
+      "ok",
+    ],
+    [
+      "https://hooks.example.com/services/..%2fadmin?to=%2Fx",
+      "https://hooks.example.com/services/*?to=%2F*",
+      "EGRESS_NOT_ALLOWLISTED",
+    ],
+    // A `*` between `%2` and `F` writes no escape.
+    [
+      "https://hooks.example.com/svc/..%2Fadmin",
+      "https://hooks.example.com/svc/*%2*F*",
+      "EGRESS_NOT_ALLOWLISTED",
+    ],
     // `..;…` is a dot segment to Tomcat whatever the pattern writes.
     [
       "https://hooks.example.com/team-a/..;v=1",

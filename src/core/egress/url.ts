@@ -229,7 +229,7 @@ function matchesPattern(url: URL, scheme: Scheme, host: string, port: number, pa
   if (!anyPath(pattern.path)) {
     const path = url.pathname;
     if (DOT_PARAMETER.test(path)) return false;
-    if (REROUTABLE.test(path) && reroutables(path) !== reroutables(pattern.path.join(""))) return false;
+    if (REROUTABLE.test(path) && reroutables(path) !== patternReroutables(pattern.path)) return false;
   }
   // The fragment is never sent, so it never decides.
   return globMatches(pattern.path, upperEscapes(url.pathname + url.search));
@@ -240,6 +240,20 @@ const DOT_PARAMETER = /\/\.\.?;/;
 /** The escapes and `;` of a path, in order, escapes in upper case: what a pattern must write. */
 const reroutables = (text: string): string =>
   (text.match(/%(?:2f|5c|2e|25|3b)|;/gi) ?? []).map((t) => t.toUpperCase()).join(" ");
+/**
+ * Those a pattern writes in its path: before its first `?` (those in its query allow nothing in
+ * the path), each piece by itself (a `*` between `%2` and `F` writes no escape).
+ */
+function patternReroutables(pieces: readonly string[]): string {
+  const found: string[] = [];
+  for (const piece of pieces) {
+    const query = piece.indexOf("?");
+    const part = reroutables(query < 0 ? piece : piece.slice(0, query));
+    if (part !== "") found.push(part);
+    if (query >= 0) break;
+  }
+  return found.join(" ");
+}
 
 /** A pattern path of `/*`: every path. */
 function anyPath(pieces: readonly string[]): boolean {
