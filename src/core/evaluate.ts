@@ -137,8 +137,7 @@ function factsOf(event: HookEvent): EventFacts {
             cwd: event.cwd,
             transcriptPath: event.transcriptPath,
             ...(described && { described: true }),
-            // Every client sends a PreToolUse's input (deepcode's PermissionRequest may lack it).
-            ...(toolInput === undefined && event.name === "PreToolUse" && { inputMissing: true }),
+            ...(inputMissing(event) && { inputMissing: true }),
           }
         : undefined,
     unreadCommandLength:
@@ -149,13 +148,35 @@ function factsOf(event: HookEvent): EventFacts {
 }
 
 /**
+ * A PreToolUse without the input every client sends with it (deepcode's PermissionRequest may
+ * lack it), or whose Bash command or WebFetch URL is not a string: what the call runs or reaches
+ * is not known, so deny-style rules that read it apply (permission-rule.ts `inputMissing`, and
+ * `where` conditions on `tool_input`, in firstMiss) and allow rules do not.
+ */
+function inputMissing(event: HookEvent): boolean {
+  if (event.name !== "PreToolUse") return false;
+  const input = event.toolInput;
+  if (input === undefined) return true;
+  const field = event.toolName === "Bash" ? "command" : event.toolName === "WebFetch" ? "url" : undefined;
+  return field !== undefined && typeof input[field] !== "string";
+}
+
+/** A `where` key that reads the tool call's input. */
+const INPUT_KEY = /^tool_input(?:\.|$)/;
+
+/**
  * deepcode's PermissionRequest sends no `tool_input`, only `tool_desc` (clients.md §5.3): for Bash
  * the command as deepcode shows it (TV-31's `"tool_desc":"ls"`). `if` rules read it as the
  * command, but an allow rule never matches it (evaluateRule): a description may not be all
  * the command runs, and deepcode's PreToolUse, which carries the command, comes first.
  */
 function describedInput(event: HookEvent): { readonly command: string } | undefined {
-  if (event.toolInput !== undefined || event.toolName !== "Bash" || event.dialect !== "deepcode")
+  if (
+    event.toolInput !== undefined ||
+    event.toolName !== "Bash" ||
+    event.dialect !== "deepcode" ||
+    event.name !== "PermissionRequest"
+  )
     return undefined;
   const description = event.payload.tool_desc;
   return typeof description === "string" ? { command: description } : undefined;
@@ -183,9 +204,8 @@ function firstMiss(
     const words = rule.ifWords;
     const bashWords = unindexed?.bashWords;
     if (words !== undefined && bashWords !== undefined && !words.some((w) => bashWords.has(w))) return "if";
-    const allow = rule.action.kind === "decide" && rule.action.decision === "allow";
     if (
-      allow
+      isAllow(rule)
         ? call.described === true || !allowListMatches(rule.ifRules, call)
         : !rule.ifRules.some((r) => matchesPermissionRule(r, call, "any"))
     )
@@ -193,11 +213,20 @@ function firstMiss(
   }
   let i = 0;
   for (const predicate of rule.where) {
-    if (!predicate(event.payload)) return i;
+    // On a call without its input, a condition on it holds for any rule but an allow: fail safe.
+    if (!predicate(event.payload) && !(facts.call?.inputMissing && !isAllow(rule) && readsInput(rule, i)))
+      return i;
     i++;
   }
   return undefined;
 }
+
+const isAllow = (rule: CompiledRule): boolean =>
+  rule.action.kind === "decide" && rule.action.decision === "allow";
+
+/** Whether the rule's `where` condition at `index` reads the tool call's input. */
+const readsInput = (rule: CompiledRule, index: number): boolean =>
+  INPUT_KEY.test(Object.keys(rule.document.where ?? {})[index] ?? "");
 
 /** What simulate says of a rule that did not apply (never another team's: it is not listed). */
 function describeMiss(miss: Miss, rule: CompiledRule, facts: EventFacts): string {
@@ -257,8 +286,19 @@ function staticEffect(rule: CompiledRule, event: HookEvent, facts: EventFacts): 
 function unreadCommandNote(rule: CompiledRule, facts: EventFacts): string {
   const length = facts.unreadCommandLength;
   const call = facts.call;
-  if (call?.inputMissing && rule.ifRules?.some((r) => r.target.kind !== "tool" && r.target.kind !== "mcp"))
-    return " (the call came without its tool_input, so hookgate treats it as matching)";
+  if (call?.inputMissing) {
+    // Said when the rule applied for want of the input: not when an entry naming the tool alone
+    // matched, nor when nothing of it reads the input.
+    const byName = rule.ifRules?.some(
+      (r) => (r.target.kind === "tool" || r.target.kind === "mcp") && matchesPermissionRule(r, call, "any"),
+    );
+    const reads =
+      rule.ifRules?.some((r) => r.target.kind !== "tool" && r.target.kind !== "mcp") ||
+      rule.where.some((_, i) => readsInput(rule, i));
+    return !byName && reads
+      ? " (the call came without its tool_input, or its command or URL, so hookgate treats it as matching)"
+      : "";
+  }
   if (call === undefined || !rule.ifRules || call.toolName !== "Bash") return "";
   const command = call.toolInput?.command;
   if (length === undefined && !isUnreadableCommand(command)) return "";

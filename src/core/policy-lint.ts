@@ -141,7 +141,7 @@ function lintIfTargets(rule: CompiledRule, warn: (path: string, message: string)
     } else if (target.kind === "text" && target.field === "command" && NO_COMMAND_TOOLS.has(tool)) {
       warn(
         at,
-        `"${ifRule.source}" is matched against tool_input.command, which ${tool} calls do not carry, so it never matches; write "${tool}" alone, with a where condition on the field you mean`,
+        `"${ifRule.source}" is matched against tool_input.command, which ${tool} calls do not carry, so it matches none that carries its input; write "${tool}" alone, with a where condition on the field you mean`,
       );
     }
   }

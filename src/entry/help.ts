@@ -45,7 +45,7 @@ token's team could meet did or did not apply (+ applied, ~ shadow, - not applied
   --policy FILE     the policy file
   --client NAME     the route the event comes in on (default: told by the body's fields)
   --token T         the token the hook sends (default: HOOKGATE_TOKEN, else HOOKGATE_AUTH;
-                    HOOKGATE_AUTH only with --client deepagents or deepagents-legacy)
+                    for --client deepagents and deepagents-legacy, HOOKGATE_AUTH only)
   --json            prints the answer and the rules as JSON`,
   },
   test: {
@@ -105,9 +105,9 @@ hookgate dlq drop (--id ID... | --all) [--data-dir DIR | --sqs-... ]`,
   --client NAME     the agent client
   --url HOOK_URL    the full hook URL, such as http://127.0.0.1:8787/v1/hooks/claude-code
   --events LIST     comma-separated events to hook (default: the client's usual set)
-  --timeout S       each hook's timeout in whole seconds, 2 to 600 (default 10; SessionEnd 2),
-                    sent as x-hookgate-timeout (deepagents' curl gives up a second sooner;
-                    legacy hooks run under deepagents' fixed 5 s)
+  --timeout S       each hook's timeout in whole seconds, 2 to 600 (default 10; Claude Code's
+                    SessionEnd at most 2), sent as x-hookgate-timeout (deepagents' curl gives
+                    up a second sooner; legacy hooks run under deepagents' fixed 5 s)
   --fail-closed     a gateway that cannot be reached blocks PreToolUse instead of letting it run
                     (Claude Code, deepagents v2; deepcode and legacy hooks cannot)
   --managed         Claude Code's managed-settings variant (allowManagedHooksOnly)

@@ -127,10 +127,7 @@ async function answer(
   const header = (name: string) => rawHeader(request.rawHeaders, name);
   const outcome = await runHookRoute(deps, client, {
     readBody: (maxBytes) =>
-      readBodyChunks(
-        streamChunks(request),
-        rawHeader(request.rawHeaders, "content-length"),
-        maxBytes,
+      readBodyChunks(streamChunks(request), rawHeader(request.rawHeaders, "content-length"), maxBytes, () =>
         bodyDeadline(bodyDeadlineMs),
       ),
     contentType: header("content-type"),
@@ -218,8 +215,11 @@ export function bodyDeadline(ms = BODY_DEADLINE_MS): BodyDeadline {
           new Error(`it did not all arrive within ${ms / 1000} s; the client sent it too slowly or stalled`),
         ),
       ms,
-    );
+    ).unref();
   });
+  // Seen by the reading's race; should a reading end without clearing it, its rejection is no
+  // process-ending unhandled one.
+  late.catch(() => {});
   return { late, clear: () => clearTimeout(timer) };
 }
 

@@ -130,7 +130,7 @@ async function answerHook(deps: AppDeps, request: Request, client: string | unde
 
 function routeRequest(request: Request, deadline?: () => BodyDeadline): HookRouteRequest {
   return {
-    readBody: (maxBytes) => readBody(request, maxBytes, deadline?.()),
+    readBody: (maxBytes) => readBody(request, maxBytes, deadline),
     contentType: request.headers.get("content-type") ?? undefined,
     authorization: request.headers.get("authorization") ?? undefined,
     timeoutHeader: request.headers.get("x-hookgate-timeout") ?? undefined,

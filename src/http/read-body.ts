@@ -44,7 +44,7 @@ export interface ChunkSource {
 export async function readBody(
   request: Request,
   maxBytes: number,
-  deadline?: BodyDeadline,
+  startDeadline?: () => BodyDeadline,
 ): Promise<BodyResult> {
   const stream = request.body;
   if (!stream) return { ok: true, text: "" };
@@ -55,7 +55,7 @@ export async function readBody(
       return chunk.done ? { done: true, value: undefined } : { done: false, value: chunk.value };
     },
   };
-  return readBodyChunks(source, request.headers.get("content-length"), maxBytes, deadline);
+  return readBodyChunks(source, request.headers.get("content-length"), maxBytes, startDeadline);
 }
 
 /**
@@ -69,7 +69,7 @@ export interface BodyDeadline {
 
 /**
  * The same reading over any chunk source, with the request's Content-Length as sent (or null).
- * With a `deadline`, a body not ended by then is not read (BODY_UNREADABLE): a stalled or
+ * With `startDeadline`, a body not ended by its deadline is not read (BODY_UNREADABLE): a stalled or
  * trickling client gets the fail mode's decision, where Node's own `requestTimeout` would answer
  * a bare 408 at 300 s.
  */
@@ -77,7 +77,7 @@ export async function readBodyChunks(
   source: ChunkSource,
   contentLength: string | null | undefined,
   maxBytes: number,
-  deadline?: BodyDeadline,
+  startDeadline?: () => BodyDeadline,
 ): Promise<BodyResult> {
   const declared = declaredLength(contentLength);
   const chunks: Uint8Array[] = [];
@@ -85,6 +85,8 @@ export async function readBodyChunks(
   let size = 0;
   // A declared length over the limit is refused at once: nothing past the sniffed head is kept.
   let over = declared > maxBytes;
+  // Started with the reading, so that a body never read never leaves one running.
+  const deadline = startDeadline?.();
   try {
     for (;;) {
       const { done, value } = await (deadline ? Promise.race([source.next(), deadline.late]) : source.next());

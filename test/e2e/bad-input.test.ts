@@ -337,7 +337,9 @@ const ROWS: readonly Row[] = [
     request: post(JSON.stringify({ ...bash("rm x"), tool_input: undefined })),
     expected: decision(
       null,
-      ruleDeny("no rm (the call came without its tool_input, so hookgate treats it as matching)"),
+      ruleDeny(
+        "no rm (the call came without its tool_input, or its command or URL, so hookgate treats it as matching)",
+      ),
       { team: "a" },
     ),
   },
@@ -346,7 +348,9 @@ const ROWS: readonly Row[] = [
     request: post(JSON.stringify({ ...bash("rm x"), tool_input: null })),
     expected: decision(
       null,
-      ruleDeny("no rm (the call came without its tool_input, so hookgate treats it as matching)"),
+      ruleDeny(
+        "no rm (the call came without its tool_input, or its command or URL, so hookgate treats it as matching)",
+      ),
       { team: "a" },
     ),
   },

@@ -273,7 +273,8 @@ describe("evaluatePolicy: a Bash command with a program that cannot be named", (
 });
 
 describe("evaluatePolicy: a PreToolUse without its tool_input", () => {
-  const note = " (the call came without its tool_input, so hookgate treats it as matching)";
+  const note =
+    " (the call came without its tool_input, or its command or URL, so hookgate treats it as matching)";
   const rules = policyFrom({
     version: 1,
     rules: [
@@ -284,6 +285,28 @@ describe("evaluatePolicy: a PreToolUse without its tool_input", () => {
       { id: "read-ok", on: "PreToolUse", if: "Read(./src/**)", decide: "allow" },
       { id: "write-ask", on: "PreToolUse", matcher: "Write", decide: "ask", reason: "writes are asked" },
       { id: "perm-rm", on: "PermissionRequest", if: "Bash(rm *)", decide: "deny", reason: "no rm" },
+      {
+        id: "no-sudo",
+        on: "PreToolUse",
+        matcher: "Task",
+        where: { "tool_input.prompt": { regex: "sudo" } },
+        decide: "deny",
+        reason: "no sudo",
+      },
+      {
+        id: "task-ok",
+        on: "PreToolUse",
+        matcher: "Task",
+        where: { "tool_input.prompt": { equals: "lint" } },
+        decide: "allow",
+      },
+      {
+        id: "web-or-curl",
+        on: "PreToolUse",
+        if: ["WebSearch", "Bash(curl *)"],
+        decide: "ask",
+        reason: "net",
+      },
     ],
   });
   const call = (toolName: string, input?: null, name = "PreToolUse") =>
@@ -292,8 +315,14 @@ describe("evaluatePolicy: a PreToolUse without its tool_input", () => {
     evaluatePolicy(await rules, e, { team: "a" }).enforced.map((m) => [m.rule.id, m.effect.reason]);
 
   it("matches its deny-style if entries by the tool's name, to fail safe, saying why; never an allow", async () => {
-    expect(await applied(call("Bash"))).toEqual([["no-rm", `no rm${note}`]]);
-    expect(await applied(call("Bash", null))).toEqual([["no-rm", `no rm${note}`]]);
+    expect(await applied(call("Bash"))).toEqual([
+      ["no-rm", `no rm${note}`],
+      ["web-or-curl", `net${note}`],
+    ]);
+    expect(await applied(call("Bash", null))).toEqual([
+      ["no-rm", `no rm${note}`],
+      ["web-or-curl", `net${note}`],
+    ]);
     expect(await applied(call("Read"))).toEqual([["no-env", `no env${note}`]]);
     expect(await applied(call("WebFetch"))).toEqual([
       ["no-evil", `hookgate policy rule "no-evil" decided ask${note}`],
@@ -305,6 +334,43 @@ describe("evaluatePolicy: a PreToolUse without its tool_input", () => {
     // Read entries cover Glob (Claude Code's read tools), not TodoWrite.
     expect(await applied(call("Glob"))).toEqual([["no-env", `no env${note}`]]);
     expect(await applied(call("TodoWrite"))).toEqual([]);
+  });
+
+  it("holds a where condition on the input for any rule but an allow", async () => {
+    expect(await applied(call("Task"))).toEqual([["no-sudo", `no sudo${note}`]]);
+  });
+
+  it("is so for a Bash call whose command, or a WebFetch call whose URL, is not a string", async () => {
+    const pre = (toolName: string, tool_input: Record<string, unknown>) =>
+      event({ hook_event_name: "PreToolUse", tool_name: toolName, tool_input });
+    const both = [
+      ["no-rm", `no rm${note}`],
+      ["web-or-curl", `net${note}`],
+    ];
+    expect(await applied(pre("Bash", {}))).toEqual(both);
+    expect(await applied(pre("Bash", { command: ["rm", "-rf", "/"] }))).toEqual(both);
+    expect(await applied(pre("WebFetch", { url: 5 }))).toEqual([
+      ["no-evil", `hookgate policy rule "no-evil" decided ask${note}`],
+    ]);
+    // A Read call's input with no path is a real one (it reads what its other fields say).
+    expect(await applied(pre("Read", { limit: 5 }))).toEqual([]);
+  });
+
+  it("reads no description for it: a deepcode PreToolUse with tool_desc alone is a call without its input", async () => {
+    const deepcode = parseHookEvent(
+      { hook_event_name: "PreToolUse", cwd: "/p", tool_name: "Bash", tool_desc: "ls" },
+      "deepcode",
+    );
+    if (!deepcode.ok) throw new Error(deepcode.error.message);
+    expect(await applied(deepcode.value)).toEqual([
+      ["no-rm", `no rm${note}`],
+      ["web-or-curl", `net${note}`],
+    ]);
+  });
+
+  it("says nothing after the reason of a rule an entry naming the tool alone applied", async () => {
+    expect(await applied(call("WebSearch"))).toEqual([["web-or-curl", "net"]]);
+    expect(await applied(call("Bash"))).toContainEqual(["web-or-curl", `net${note}`]);
   });
 
   it("is not so on a PermissionRequest, whose input deepcode leaves out", async () => {

@@ -216,18 +216,20 @@ describe("readBodyChunks with a deadline", () => {
 
   it("ends the deadline however the reading ends: whole, failed, or given up past the drain limit", async () => {
     const whole = recorded();
-    expect(await readBodyChunks(source([bytes('{"a":1}')]), null, 1024, whole)).toMatchObject({ ok: true });
+    expect(await readBodyChunks(source([bytes('{"a":1}')]), null, 1024, () => whole)).toMatchObject({
+      ok: true,
+    });
     const failed = recorded();
-    expect(await readBodyChunks(source([bytes("{")], 1), null, 1024, failed)).toMatchObject({
+    expect(await readBodyChunks(source([bytes("{")], 1), null, 1024, () => failed)).toMatchObject({
       error: { code: "BODY_UNREADABLE" },
     });
     const givenUp = recorded();
-    expect(await readBodyChunks(source([bytes("{")]), String(70 * 1024 * 1024), 1024, givenUp)).toMatchObject(
-      {
-        error: { code: "BODY_TOO_LARGE" },
-        unread: true,
-      },
-    );
+    expect(
+      await readBodyChunks(source([bytes("{")]), String(70 * 1024 * 1024), 1024, () => givenUp),
+    ).toMatchObject({
+      error: { code: "BODY_TOO_LARGE" },
+      unread: true,
+    });
     expect([whole.cleared, failed.cleared, givenUp.cleared]).toEqual([1, 1, 1]);
   });
 
@@ -240,7 +242,7 @@ describe("readBodyChunks with a deadline", () => {
           ? Promise.resolve({ done: false as const, value: bytes('{"hook_event_name":"Stop",') })
           : pending.next(),
     };
-    const result = await readBodyChunks(first, "500", 1024, bodyDeadline(50));
+    const result = await readBodyChunks(first, "500", 1024, () => bodyDeadline(50));
     expect(result).toEqual({
       ok: false,
       unread: true,
