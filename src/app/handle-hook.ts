@@ -225,7 +225,7 @@ export async function handleHook(
         ? maskString(scrubbed)
         : scrubbed;
     const remember = remembersTools(policy);
-    if (options.audit !== false && notifyWork(event, evaluation.notify.length > 0, remember)) {
+    if (options.audit !== false && notifyWork(event, evaluation.notify.length > 0, remember, policy)) {
       const queued = deps.notifier?.notify({
         decisionId,
         event,
@@ -522,21 +522,38 @@ function describe(e: unknown): string {
 
 /**
  * Whether the notifier has anything to do for an event: a notify rule applied, a tool call to
- * remember, or a deepagents legacy tool half to correlate. Only then is it called, so a Worker
- * never loads it for a policy whose rules notify nothing.
+ * remember for a later permission prompt, or a deepagents legacy tool half to keep for the other
+ * half's notification (notify.ts `correlate`). Only then is it called, so a Worker loads it only
+ * for an event with notify work, and a policy that notifies nothing never does.
  */
-function notifyWork(event: HookEvent, notified: boolean, remember: boolean): boolean {
-  return notified || remember || (event.dialect === "deepagents-legacy" && event.name.startsWith("tool."));
+function notifyWork(event: HookEvent, notified: boolean, remember: boolean, policy: Policy): boolean {
+  if (notified) return true;
+  if (event.name === "PreToolUse")
+    return remember && event.sessionId !== undefined && event.toolName !== undefined;
+  return (
+    event.dialect === "deepagents-legacy" &&
+    (event.name === "tool.use" || event.name === "tool.result") &&
+    notifiesOn(policy, "tool.use", "tool.result")
+  );
 }
 
-const remembering = new WeakMap<Policy, boolean>();
+const notifying = new WeakMap<Policy, Map<string, boolean>>();
 
-/** PreToolUse calls are remembered only when some rule notifies on Notification events. */
-function remembersTools(policy: Policy): boolean {
-  let answer = remembering.get(policy);
+/** Whether some rule notifies on one of these events (worked out once per policy). */
+function notifiesOn(policy: Policy, ...events: string[]): boolean {
+  let known = notifying.get(policy);
+  if (known === undefined) {
+    known = new Map();
+    notifying.set(policy, known);
+  }
+  const key = events.join(" ");
+  let answer = known.get(key);
   if (answer === undefined) {
-    answer = policy.rulesFor("Notification").some((r) => r.notify.length > 0);
-    remembering.set(policy, answer);
+    answer = events.some((e) => policy.rulesFor(e).some((r) => r.notify.length > 0));
+    known.set(key, answer);
   }
   return answer;
 }
+
+/** PreToolUse calls are remembered only when some rule notifies on Notification events. */
+const remembersTools = (policy: Policy): boolean => notifiesOn(policy, "Notification");

@@ -13,6 +13,7 @@ import {
   isUnreadableCommand,
   matchesPermissionRule,
   matchesReadCommand,
+  type PermissionRule,
   type ToolCall,
 } from "./permission-rule.js";
 import type { CompiledRule, Policy } from "./policy.js";
@@ -207,14 +208,16 @@ function firstMiss(
     if (
       isAllow(rule)
         ? call.described === true || !allowListMatches(rule.ifRules, call)
-        : !rule.ifRules.some((r) => matchesPermissionRule(r, call, "any"))
+        : call.inputMissing && mayAllow(rule)
+          ? !rule.ifRules.some((r) => namesToolAlone(r) && matchesPermissionRule(r, call, "any"))
+          : !rule.ifRules.some((r) => matchesPermissionRule(r, call, "any"))
     )
       return "if";
   }
   let i = 0;
   for (const predicate of rule.where) {
-    // On a call without its input, a condition on it holds for any rule but an allow: fail safe.
-    if (!predicate(event.payload) && !(facts.call?.inputMissing && !isAllow(rule) && readsInput(rule, i)))
+    // On a call without its input, a condition on it holds for a rule that cannot allow: fail safe.
+    if (!predicate(event.payload) && !(facts.call?.inputMissing && !mayAllow(rule) && readsInput(rule, i)))
       return i;
     i++;
   }
@@ -223,6 +226,18 @@ function firstMiss(
 
 const isAllow = (rule: CompiledRule): boolean =>
   rule.action.kind === "decide" && rule.action.decision === "allow";
+
+/**
+ * An allow, or a model's or a downstream hook's verdict, which may be one: on a call without its
+ * input, such a rule applies only by what it can read (an `if` entry naming the tool alone), so
+ * nothing approves a call hookgate cannot see.
+ */
+const mayAllow = (rule: CompiledRule): boolean =>
+  isAllow(rule) || rule.action.kind === "prompt" || rule.action.kind === "forward";
+
+/** An `if` entry that names a tool and reads nothing of its input (`Bash`, `mcp__github__*`). */
+const namesToolAlone = (entry: PermissionRule): boolean =>
+  entry.target.kind === "tool" || entry.target.kind === "mcp";
 
 /** Whether the rule's `where` condition at `index` reads the tool call's input. */
 const readsInput = (rule: CompiledRule, index: number): boolean =>
@@ -249,8 +264,11 @@ function whyApplied(rule: CompiledRule, event: HookEvent, facts: EventFacts): st
   if (rule.teams) parts.push("team listed");
   if (rule.document.matcher && eventReadsMatcher(event.name))
     parts.push(`matcher "${rule.document.matcher}" matched`);
-  if (rule.ifRules) parts.push(`"if" matched${unreadCommandNote(rule, facts)}`);
-  if (rule.where.length > 0) parts.push("every where condition held");
+  const missing = missingInput(rule, event, facts);
+  if (rule.ifRules)
+    parts.push(`"if" matched${missing.byIf ? MISSING_INPUT_NOTE : unreadCommandNote(rule, facts)}`);
+  if (rule.where.length > 0)
+    parts.push(`every where condition held${missing.byWhere ? MISSING_INPUT_NOTE : ""}`);
   return parts.join(", ");
 }
 
@@ -263,7 +281,7 @@ function staticEffect(rule: CompiledRule, event: HookEvent, facts: EventFacts): 
       return {
         ruleId: rule.id,
         decision,
-        reason: reason === undefined ? undefined : `${reason}${unreadCommandNote(rule, facts)}`,
+        reason: reason === undefined ? undefined : `${reason}${appliedNote(rule, event, facts)}`,
         context: action.context,
         systemMessage: action.systemMessage,
         updatedInput: decision === "allow" ? action.updatedInput : undefined,
@@ -286,19 +304,7 @@ function staticEffect(rule: CompiledRule, event: HookEvent, facts: EventFacts): 
 function unreadCommandNote(rule: CompiledRule, facts: EventFacts): string {
   const length = facts.unreadCommandLength;
   const call = facts.call;
-  if (call?.inputMissing) {
-    // Said when the rule applied for want of the input: not when an entry naming the tool alone
-    // matched, nor when nothing of it reads the input.
-    const byName = rule.ifRules?.some(
-      (r) => (r.target.kind === "tool" || r.target.kind === "mcp") && matchesPermissionRule(r, call, "any"),
-    );
-    const reads =
-      rule.ifRules?.some((r) => r.target.kind !== "tool" && r.target.kind !== "mcp") ||
-      rule.where.some((_, i) => readsInput(rule, i));
-    return !byName && reads
-      ? " (the call came without its tool_input, or its command or URL, so hookgate treats it as matching)"
-      : "";
-  }
+  if (call?.inputMissing) return "";
   if (call === undefined || !rule.ifRules || call.toolName !== "Bash") return "";
   const command = call.toolInput?.command;
   if (length === undefined && !isUnreadableCommand(command)) return "";
@@ -310,6 +316,35 @@ function unreadCommandNote(rule: CompiledRule, facts: EventFacts): string {
 }
 
 const count = (n: number): string => n.toLocaleString("en-US");
+
+const MISSING_INPUT_NOTE =
+  " (the call came without its tool_input, or its command or URL, so hookgate treats it as matching)";
+
+/**
+ * Whether a rule that applied to a call without its input did so for want of it: its `if` by an
+ * entry that reads the input (no entry naming the tool alone matched), or a `where` condition on
+ * the input that does not hold as written (firstMiss holds it, to fail safe).
+ */
+function missingInput(
+  rule: CompiledRule,
+  event: HookEvent,
+  facts: EventFacts,
+): { readonly byIf: boolean; readonly byWhere: boolean } {
+  const call = facts.call;
+  if (!call?.inputMissing || mayAllow(rule)) return { byIf: false, byWhere: false };
+  return {
+    byIf:
+      rule.ifRules !== undefined &&
+      !rule.ifRules.some((r) => namesToolAlone(r) && matchesPermissionRule(r, call, "any")),
+    byWhere: rule.where.some((predicate, i) => readsInput(rule, i) && !predicate(event.payload)),
+  };
+}
+
+/** Said after the reason of a rule that applied on what it could not read. */
+function appliedNote(rule: CompiledRule, event: HookEvent, facts: EventFacts): string {
+  const missing = missingInput(rule, event, facts);
+  return missing.byIf || missing.byWhere ? MISSING_INPUT_NOTE : unreadCommandNote(rule, facts);
+}
 
 /** A deny, block or ask without a reason still tells the agent which rule spoke; an allow needs none. */
 function defaultReason(ruleId: string, decision: string): string | undefined {

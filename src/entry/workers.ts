@@ -253,12 +253,15 @@ function lazyNotifier(
     notify: (input) =>
       ctx.waitUntil(
         enqueue(input).catch((e) => {
+          const sinks = input.notify.flatMap((n) => n.sinks);
           logger.log("error", "enqueue failed; the decision was answered anyway", {
             decisionId: input.decisionId,
             event: input.event.name,
+            sinks,
             error: errorMessage(e),
           });
-          metrics.increment("hookgate_enqueue_failed_total");
+          // An event with only a call to remember or a half to keep had nothing to enqueue.
+          if (sinks.length > 0) metrics.increment("hookgate_enqueue_failed_total");
         }),
       ),
   };

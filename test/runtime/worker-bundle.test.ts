@@ -376,7 +376,7 @@ describe("the built Worker inside workerd", () => {
     expect(answer.message).toMatch(/No such module "chunks\//);
   });
 
-  it("answers a notify event whose notify path is not uploaded, and logs and counts the failed enqueue", async () => {
+  it("answers a notify event whose notify path is not uploaded, and logs the failed enqueue with its sinks", async () => {
     expect(await decide("notifyWithoutNotifier", "Bash", { command: "rm -rf /tmp/x" })).toMatchObject({
       decision: "deny",
       reason: "no rm -rf",
@@ -388,6 +388,7 @@ describe("the built Worker inside workerd", () => {
       level: "error",
       msg: "enqueue failed; the decision was answered anyway",
       event: "PreToolUse",
+      sinks: ["audit"],
       error: expect.stringMatching(/No such module "chunks\//),
     });
   });

@@ -809,6 +809,19 @@ describe("checkUrl: a path a server may route as another against a pattern narro
       "https://hooks.example.com/services/*?to=%2F*",
       "EGRESS_NOT_ALLOWLISTED",
     ],
+    // The escapes a pattern's path writes are met in the URL's path, not its query.
+    [
+      "https://h.example.com/hooks/..%2Fadmin?/x%2Fy",
+      "https://h.example.com/hooks/*/x%2Fy",
+      "EGRESS_NOT_ALLOWLISTED",
+    ],
+    [
+      "https://h.example.com/svc/..%2Fadmin?x%2Fb",
+      "https://h.example.com/svc/*%2Fb",
+      "EGRESS_NOT_ALLOWLISTED",
+    ],
+    ["https://h.example.com/svc/a%2Fb", "https://h.example.com/svc/*%2Fb", "ok"],
+    ["https://h.example.com/svc/a%2Fb?q=1", "https://h.example.com/svc/*%2Fb*", "ok"],
     // A `*` between `%2` and `F` writes no escape.
     [
       "https://hooks.example.com/svc/..%2Fadmin",

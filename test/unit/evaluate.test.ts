@@ -307,7 +307,31 @@ describe("evaluatePolicy: a PreToolUse without its tool_input", () => {
         decide: "ask",
         reason: "net",
       },
+      {
+        id: "bash-rm-where",
+        on: "PreToolUse",
+        if: "Bash",
+        where: { "tool_input.command": { regex: "^rm " } },
+        decide: "deny",
+        reason: "rm by where",
+      },
+      {
+        id: "no-input-task",
+        on: "PreToolUse",
+        matcher: "Agent",
+        where: { tool_input: { exists: false } },
+        decide: "ask",
+        reason: "an agent without input",
+      },
+      {
+        id: "judge-curl",
+        on: "PreToolUse",
+        if: "Bash(curl *)",
+        prompt: { text: "ok? $ARGUMENTS", model: "m" },
+      },
+      { id: "judge-bash", on: "PreToolUse", if: "Bash", prompt: { text: "ok? $ARGUMENTS", model: "m" } },
     ],
+    models: { m: { provider: "anthropic", model: "claude-haiku-4-5", apiKey: "env:K" } },
   });
   const call = (toolName: string, input?: null, name = "PreToolUse") =>
     event({ hook_event_name: name, tool_name: toolName, ...(input === null && { tool_input: null }) });
@@ -315,14 +339,13 @@ describe("evaluatePolicy: a PreToolUse without its tool_input", () => {
     evaluatePolicy(await rules, e, { team: "a" }).enforced.map((m) => [m.rule.id, m.effect.reason]);
 
   it("matches its deny-style if entries by the tool's name, to fail safe, saying why; never an allow", async () => {
-    expect(await applied(call("Bash"))).toEqual([
+    const bash = [
       ["no-rm", `no rm${note}`],
       ["web-or-curl", `net${note}`],
-    ]);
-    expect(await applied(call("Bash", null))).toEqual([
-      ["no-rm", `no rm${note}`],
-      ["web-or-curl", `net${note}`],
-    ]);
+      ["bash-rm-where", `rm by where${note}`],
+    ];
+    expect(await applied(call("Bash"))).toEqual(bash);
+    expect(await applied(call("Bash", null))).toEqual(bash);
     expect(await applied(call("Read"))).toEqual([["no-env", `no env${note}`]]);
     expect(await applied(call("WebFetch"))).toEqual([
       ["no-evil", `hookgate policy rule "no-evil" decided ask${note}`],
@@ -336,8 +359,21 @@ describe("evaluatePolicy: a PreToolUse without its tool_input", () => {
     expect(await applied(call("TodoWrite"))).toEqual([]);
   });
 
-  it("holds a where condition on the input for any rule but an allow", async () => {
+  it("holds a where condition on the input for a rule that cannot allow, saying so only where it did not hold", async () => {
     expect(await applied(call("Task"))).toEqual([["no-sudo", `no sudo${note}`]]);
+    // `if: "Bash"` names the tool alone; the where condition is what held for want of the input.
+    expect(await applied(call("Bash"))).toContainEqual(["bash-rm-where", `rm by where${note}`]);
+    // A where condition that holds as written needs no note.
+    expect(await applied(call("Agent"))).toEqual([["no-input-task", "an agent without input"]]);
+    const explained = evaluatePolicy(await rules, call("Task"), { team: "a" }, true).explanations ?? [];
+    expect(explained.find((e) => e.ruleId === "no-sudo")?.why).toBe(
+      `on PreToolUse, matcher "Task" matched, every where condition held${note}`,
+    );
+  });
+
+  it("asks no model about it unless the rule's if names the tool alone: a verdict may allow", async () => {
+    const pending = evaluatePolicy(await rules, call("Bash"), { team: "a" }).pending.map((rule) => rule.id);
+    expect(pending).toEqual(["judge-bash"]);
   });
 
   it("is so for a Bash call whose command, or a WebFetch call whose URL, is not a string", async () => {
@@ -346,6 +382,7 @@ describe("evaluatePolicy: a PreToolUse without its tool_input", () => {
     const both = [
       ["no-rm", `no rm${note}`],
       ["web-or-curl", `net${note}`],
+      ["bash-rm-where", `rm by where${note}`],
     ];
     expect(await applied(pre("Bash", {}))).toEqual(both);
     expect(await applied(pre("Bash", { command: ["rm", "-rf", "/"] }))).toEqual(both);
@@ -365,6 +402,7 @@ describe("evaluatePolicy: a PreToolUse without its tool_input", () => {
     expect(await applied(deepcode.value)).toEqual([
       ["no-rm", `no rm${note}`],
       ["web-or-curl", `net${note}`],
+      ["bash-rm-where", `rm by where${note}`],
     ]);
   });
 

@@ -179,3 +179,53 @@ describe("the audit line and the replay record", () => {
     expect(out).not.toContain("hgk_9f");
   });
 });
+
+describe("handleHook calls the notifier only for an event with notify work", () => {
+  const called: string[] = [];
+  const recording = async (document: unknown) => {
+    const notifyPolicy = await policyFrom(document);
+    return {
+      ...deps,
+      policy: () => notifyPolicy,
+      notifier: { notify: (input: { event: { name: string } }) => void called.push(input.event.name) },
+    };
+  };
+  const send = (body: Record<string, unknown>, dialect?: HookRequest["dialect"]): HookRequest => ({
+    body: { ok: true, text: JSON.stringify(body) },
+    contentType: "application/json",
+    authorization: undefined,
+    dialect,
+  });
+  const pre = { session_id: "s", transcript_path: "/t", cwd: "/p", hook_event_name: "PreToolUse" };
+  const sinks = { audit: { type: "webhook", url: "https://hooks.example.com/audit" } };
+
+  it("remembers a PreToolUse with a session and a tool when a rule notifies on Notification, and no other event", async () => {
+    called.length = 0;
+    const remembering = await recording({
+      version: 1,
+      rules: [{ id: "prompts", on: "Notification", notify: ["audit"] }],
+      sinks,
+    });
+    await handleHook(remembering, send({ ...pre, tool_name: "Bash", tool_input: { command: "ls" } }));
+    await handleHook(remembering, send({ ...pre, hook_event_name: "Stop" }));
+    await handleHook(remembering, send({ ...pre, hook_event_name: "UserPromptSubmit", prompt: "hi" }));
+    await handleHook(remembering, send({ ...pre, hook_event_name: "Notification", message: "m" }));
+    expect(called).toEqual(["PreToolUse", "Notification"]);
+  });
+
+  it("keeps deepagents legacy tool halves only when a rule notifies on tool.use or tool.result", async () => {
+    const use = { event: "tool.use", tool_name: "ls", tool_id: "c1", tool_args: {} };
+    called.length = 0;
+    const silent = await recording({ version: 1, rules: [{ id: "x", on: "Stop", decide: "block" }] });
+    await handleHook(silent, send(use, "deepagents-legacy"));
+    expect(called).toEqual([]);
+    const onResult = await recording({
+      version: 1,
+      rules: [{ id: "results", on: "tool.result", notify: ["audit"] }],
+      sinks,
+    });
+    await handleHook(onResult, send(use, "deepagents-legacy"));
+    await handleHook(onResult, send({ event: "tool.error", tool_names: ["ls"] }, "deepagents-legacy"));
+    expect(called).toEqual(["tool.use"]);
+  });
+});

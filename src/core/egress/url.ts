@@ -229,7 +229,13 @@ function matchesPattern(url: URL, scheme: Scheme, host: string, port: number, pa
   if (!anyPath(pattern.path)) {
     const path = url.pathname;
     if (DOT_PARAMETER.test(path)) return false;
-    if (REROUTABLE.test(path) && reroutables(path) !== patternReroutables(pattern.path)) return false;
+    // And where the pattern writes them: its path matches the URL's path alone, so an escape it
+    // writes is not met in the URL's query (`/hooks/..%2Fadmin?/x%2Fy` against `/hooks/*/x%2Fy`).
+    if (REROUTABLE.test(path)) {
+      const pathPieces = patternPath(pattern.path);
+      if (reroutables(path) !== reroutables(pathPieces.join("*"))) return false;
+      if (!globMatches(pathPieces, upperEscapes(path))) return false;
+    }
   }
   // The fragment is never sent, so it never decides.
   return globMatches(pattern.path, upperEscapes(url.pathname + url.search));
@@ -241,18 +247,20 @@ const DOT_PARAMETER = /\/\.\.?;/;
 const reroutables = (text: string): string =>
   (text.match(/%(?:2f|5c|2e|25|3b)|;/gi) ?? []).map((t) => t.toUpperCase()).join(" ");
 /**
- * Those a pattern writes in its path: before its first `?` (those in its query allow nothing in
- * the path), each piece by itself (a `*` between `%2` and `F` writes no escape).
+ * A pattern's path as glob pieces: up to its first `?` (its query allows nothing in the path);
+ * without one, all of it. Joined with `*`, no escape is read across a wildcard (`%2*F`).
  */
-function patternReroutables(pieces: readonly string[]): string {
-  const found: string[] = [];
+function patternPath(pieces: readonly string[]): string[] {
+  const path: string[] = [];
   for (const piece of pieces) {
     const query = piece.indexOf("?");
-    const part = reroutables(query < 0 ? piece : piece.slice(0, query));
-    if (part !== "") found.push(part);
-    if (query >= 0) break;
+    if (query >= 0) {
+      path.push(piece.slice(0, query));
+      return path;
+    }
+    path.push(piece);
   }
-  return found.join(" ");
+  return path;
 }
 
 /** A pattern path of `/*`: every path. */
