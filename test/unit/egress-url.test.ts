@@ -763,11 +763,8 @@ describe("checkUrl: a path a server may route as another against a pattern narro
       "https://hooks.example.com/team-a/*",
       "EGRESS_NOT_ALLOWLISTED",
     ],
-    [
-      "https://hooks.example.com/team-a/x;jsessionid=1",
-      "https://hooks.example.com/team-a/*",
-      "EGRESS_NOT_ALLOWLISTED",
-    ],
+    // A segment parameter that makes no dot segment names a path under the pattern's.
+    ["https://hooks.example.com/team-a/x;jsessionid=1", "https://hooks.example.com/team-a/*", "ok"],
     // An encoded `;`, which a proxy may decode before Tomcat reads it.
     [
       "https://hooks.example.com/team-a/..%3B/team-b",
@@ -822,6 +819,41 @@ describe("checkUrl: a path a server may route as another against a pattern narro
     ],
     ["https://h.example.com/svc/a%2Fb", "https://h.example.com/svc/*%2Fb", "ok"],
     ["https://h.example.com/svc/a%2Fb?q=1", "https://h.example.com/svc/*%2Fb*", "ok"],
+    // Decoded leniently (a `%` not followed by two hex digits kept), twice: `..%%32%66` is `../`.
+    ["https://h.example.com/hooks/..%%32%66admin", "https://h.example.com/hooks/*", "EGRESS_NOT_ALLOWLISTED"],
+    ["https://h.example.com/hooks/..%2%66admin", "https://h.example.com/hooks/*", "EGRESS_NOT_ALLOWLISTED"],
+    [
+      "https://h.example.com/hooks/%%32%65%%32%65%%32%66admin",
+      "https://h.example.com/hooks/*",
+      "EGRESS_NOT_ALLOWLISTED",
+    ],
+    [
+      "https://h.example.com/hooks/x%2Fy/..%%32%66..%%32%66admin",
+      "https://h.example.com/hooks/x%2Fy/*",
+      "EGRESS_NOT_ALLOWLISTED",
+    ],
+    // ASP.NET's %uXXXX, and three decodes.
+    ["https://h.example.com/hooks/..%u002fadmin", "https://h.example.com/hooks/*", "EGRESS_NOT_ALLOWLISTED"],
+    ["https://h.example.com/hooks/..%25252Fadmin", "https://h.example.com/hooks/*", "EGRESS_NOT_ALLOWLISTED"],
+    // A `*` beside an escape the pattern writes may stand for `..` once decoded.
+    [
+      "https://gl.example.com/api/v4/projects/mygroup%2F../123/hooks",
+      "https://gl.example.com/api/v4/projects/mygroup%2F*",
+      "EGRESS_NOT_ALLOWLISTED",
+    ],
+    [
+      "https://gl.example.com/api/v4/projects/mygroup%2Fapp/hooks",
+      "https://gl.example.com/api/v4/projects/mygroup%2F*",
+      "ok",
+    ],
+    [
+      "https://h.example.com/projects/..%2Fproj/hooks",
+      "https://h.example.com/projects/*%2Fproj/hooks",
+      "EGRESS_NOT_ALLOWLISTED",
+    ],
+    ["https://h.example.com/files/a%5C../b", "https://h.example.com/files/a%5C*", "EGRESS_NOT_ALLOWLISTED"],
+    ["https://h.example.com/a/..%3B/b", "https://h.example.com/a/*%3B*", "EGRESS_NOT_ALLOWLISTED"],
+    ["https://h.example.com/a/..%252Fb", "https://h.example.com/a/*%25*", "EGRESS_NOT_ALLOWLISTED"],
     // A `*` between `%2` and `F` writes no escape.
     [
       "https://hooks.example.com/svc/..%2Fadmin",
@@ -852,8 +884,10 @@ describe("checkUrl: a path a server may route as another against a pattern narro
       "https://hooks.slack.com/services/*",
       "EGRESS_NOT_ALLOWLISTED",
     ],
+    // Decoded, `a\b` is `a/b`: still under `services/`, as the `*` allows anyway.
+    ["https://hooks.slack.com/services/a%5cb", "https://hooks.slack.com/services/*", "ok"],
     [
-      "https://hooks.slack.com/services/a%5cb",
+      "https://hooks.slack.com/services/..%5cadmin",
       "https://hooks.slack.com/services/*",
       "EGRESS_NOT_ALLOWLISTED",
     ],

@@ -219,49 +219,40 @@ function matchesPattern(url: URL, scheme: Scheme, host: string, port: number, pa
   ) {
     return false;
   }
-  // A path a server may route as another one matches no pattern narrower than any path, unless
-  // the pattern writes the same escapes itself, in the same order: an encoded `/`, `\` or `.` (a
-  // server that decodes before routing: `/services/..%2Fadmin`), an encoded `%` (one that decodes
-  // twice: `..%252Fadmin`), a `;` or an encoded one (Tomcat and Spring drop a segment's `;…`, and
-  // a proxy may decode `%3B` first: `/services/..;/admin`). A `*` never stands for one. A segment
-  // `.;…` or `..;…` is a dot segment to such a server: refused whatever the pattern writes. Real
-  // hook URLs have none of these.
-  if (!anyPath(pattern.path)) {
-    const path = url.pathname;
-    if (DOT_PARAMETER.test(path)) return false;
-    // And where the pattern writes them: its path matches the URL's path alone, so an escape it
-    // writes is not met in the URL's query (`/hooks/..%2Fadmin?/x%2Fy` against `/hooks/*/x%2Fy`).
-    if (REROUTABLE.test(path)) {
-      const pathPieces = patternPath(pattern.path);
-      if (reroutables(path) !== reroutables(pathPieces.join("*"))) return false;
-      if (!globMatches(pathPieces, upperEscapes(path))) return false;
-    }
-  }
+  // A path a server may route as another one matches no pattern narrower than any path.
+  if (!anyPath(pattern.path) && mayReroute(url.pathname)) return false;
   // The fragment is never sent, so it never decides.
   return globMatches(pattern.path, upperEscapes(url.pathname + url.search));
 }
 
-const REROUTABLE = /%(?:2f|5c|2e|25|3b)|;/i;
-const DOT_PARAMETER = /\/\.\.?;/;
-/** The escapes and `;` of a path, in order, escapes in upper case: what a pattern must write. */
-const reroutables = (text: string): string =>
-  (text.match(/%(?:2f|5c|2e|25|3b)|;/gi) ?? []).map((t) => t.toUpperCase()).join(" ");
 /**
- * A pattern's path as glob pieces: up to its first `?` (its query allows nothing in the path);
- * without one, all of it. Joined with `*`, no escape is read across a wildcard (`%2*F`).
+ * Whether a server could read a dot segment into this path, and so serve a path under none of
+ * the pattern's: one that decodes the path before routing, once or more (leniently, as Python's
+ * `unquote` does: a `%` not followed by two hex digits kept, so `%%32%66` is `%2f` and then `/`;
+ * ASP.NET's `%uXXXX` read too), reads `\` as `/`, or drops a segment's `;…` as Tomcat and Spring
+ * do (`..;` is `..`). The URL parser has resolved the dot segments written plainly. Real hook URLs
+ * have none of this; an escape that decodes to no dot segment (`a%2Fb`) names a path the
+ * pattern's `*` spans anyway. Not seen: decoders of overlong UTF-8 (`%c0%af`) or of look-alikes
+ * normalised to `.` or `/` (fullwidth `．`).
  */
-function patternPath(pieces: readonly string[]): string[] {
-  const path: string[] = [];
-  for (const piece of pieces) {
-    const query = piece.indexOf("?");
-    if (query >= 0) {
-      path.push(piece.slice(0, query));
-      return path;
-    }
-    path.push(piece);
+function mayReroute(path: string): boolean {
+  let text = path;
+  for (let decodes = 0; decodes <= MAX_DECODES; decodes++) {
+    if (DOT_SEGMENT.test(text.replace(/\\/g, "/"))) return true;
+    const next = text.replace(ESCAPE, (_, unicode: string | undefined, byte: string | undefined) =>
+      String.fromCharCode(Number.parseInt(unicode ?? byte ?? "", 16)),
+    );
+    if (next === text) return false;
+    text = next;
   }
-  return path;
+  return true; // still decoding after that many: no server is followed that far
 }
+
+/** How many times a server is taken to decode a path, at most (`..%25252F` is three). */
+const MAX_DECODES = 4;
+const ESCAPE = /%u([0-9a-f]{4})|%([0-9a-f]{2})/gi;
+/** `.` or `..` as a whole segment, or before a `;` that ends it to Tomcat. */
+const DOT_SEGMENT = /(?:^|\/)\.\.?(?:;[^/]*)?(?:\/|$)/;
 
 /** A pattern path of `/*`: every path. */
 function anyPath(pieces: readonly string[]): boolean {
