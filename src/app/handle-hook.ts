@@ -224,8 +224,8 @@ export async function handleHook(
       scrubbed !== undefined && remote.effects.some((e) => e.reason !== undefined)
         ? maskString(scrubbed)
         : scrubbed;
-    const remember = remembersTools(policy);
-    if (options.audit !== false && notifyWork(event, evaluation.notify.length > 0, remember, policy)) {
+    const plan = notifyPlan(policy);
+    if (options.audit !== false && notifyWork(event, evaluation.notify.length > 0, plan)) {
       const queued = deps.notifier?.notify({
         decisionId,
         event,
@@ -233,7 +233,7 @@ export async function handleHook(
         decision: decision.kind,
         reason: shownReason,
         notify: evaluation.notify,
-        remember,
+        remember: plan.rememberTools,
         secrets: policy.secrets,
         answerBy: started + deadlineMs,
       });
@@ -526,34 +526,36 @@ function describe(e: unknown): string {
  * half's notification (notify.ts `correlate`). Only then is it called, so a Worker loads it only
  * for an event with notify work, and a policy that notifies nothing never does.
  */
-function notifyWork(event: HookEvent, notified: boolean, remember: boolean, policy: Policy): boolean {
+function notifyWork(event: HookEvent, notified: boolean, plan: NotifyPlan): boolean {
   if (notified) return true;
   if (event.name === "PreToolUse")
-    return remember && event.sessionId !== undefined && event.toolName !== undefined;
+    return plan.rememberTools && event.sessionId !== undefined && event.toolName !== undefined;
   return (
+    plan.keepToolHalves &&
     event.dialect === "deepagents-legacy" &&
-    (event.name === "tool.use" || event.name === "tool.result") &&
-    notifiesOn(policy, "tool.use", "tool.result")
+    (event.name === "tool.use" || event.name === "tool.result")
   );
 }
 
-const notifying = new WeakMap<Policy, Map<string, boolean>>();
-
-/** Whether some rule notifies on one of these events (worked out once per policy). */
-function notifiesOn(policy: Policy, ...events: string[]): boolean {
-  let known = notifying.get(policy);
-  if (known === undefined) {
-    known = new Map();
-    notifying.set(policy, known);
-  }
-  const key = events.join(" ");
-  let answer = known.get(key);
-  if (answer === undefined) {
-    answer = events.some((e) => policy.rulesFor(e).some((r) => r.notify.length > 0));
-    known.set(key, answer);
-  }
-  return answer;
+interface NotifyPlan {
+  /** Some rule notifies on Notification: PreToolUse calls are remembered for its enrichment. */
+  readonly rememberTools: boolean;
+  /** Some rule notifies on tool.use or tool.result: each half is kept for the other's. */
+  readonly keepToolHalves: boolean;
 }
 
-/** PreToolUse calls are remembered only when some rule notifies on Notification events. */
-const remembersTools = (policy: Policy): boolean => notifiesOn(policy, "Notification");
+const plans = new WeakMap<Policy, NotifyPlan>();
+
+/** What a policy's notify rules need remembered, worked out once per policy. */
+function notifyPlan(policy: Policy): NotifyPlan {
+  let plan = plans.get(policy);
+  if (plan === undefined) {
+    const notifiesOn = (name: string) => policy.rulesFor(name).some((r) => r.notify.length > 0);
+    plan = {
+      rememberTools: notifiesOn("Notification"),
+      keepToolHalves: notifiesOn("tool.use") || notifiesOn("tool.result"),
+    };
+    plans.set(policy, plan);
+  }
+  return plan;
+}

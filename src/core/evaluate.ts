@@ -209,7 +209,7 @@ function firstMiss(
       isAllow(rule)
         ? call.described === true || !allowListMatches(rule.ifRules, call)
         : call.inputMissing && mayAllow(rule)
-          ? !rule.ifRules.some((r) => namesToolAlone(r) && matchesPermissionRule(r, call, "any"))
+          ? !matchesByNameAlone(rule.ifRules, call)
           : !rule.ifRules.some((r) => matchesPermissionRule(r, call, "any"))
     )
       return "if";
@@ -235,9 +235,13 @@ const isAllow = (rule: CompiledRule): boolean =>
 const mayAllow = (rule: CompiledRule): boolean =>
   isAllow(rule) || rule.action.kind === "prompt" || rule.action.kind === "forward";
 
-/** An `if` entry that names a tool and reads nothing of its input (`Bash`, `mcp__github__*`). */
-const namesToolAlone = (entry: PermissionRule): boolean =>
-  entry.target.kind === "tool" || entry.target.kind === "mcp";
+/** Whether an `if` entry that names a tool and reads nothing of its input (`Bash`, `mcp__github__*`) matches the call. */
+const matchesByNameAlone = (entries: readonly PermissionRule[], call: ToolCall): boolean =>
+  entries.some(
+    (entry) =>
+      (entry.target.kind === "tool" || entry.target.kind === "mcp") &&
+      matchesPermissionRule(entry, call, "any"),
+  );
 
 /** Whether the rule's `where` condition at `index` reads the tool call's input. */
 const readsInput = (rule: CompiledRule, index: number): boolean =>
@@ -333,9 +337,7 @@ function missingInput(
   const call = facts.call;
   if (!call?.inputMissing || mayAllow(rule)) return { byIf: false, byWhere: false };
   return {
-    byIf:
-      rule.ifRules !== undefined &&
-      !rule.ifRules.some((r) => namesToolAlone(r) && matchesPermissionRule(r, call, "any")),
+    byIf: rule.ifRules !== undefined && !matchesByNameAlone(rule.ifRules, call),
     byWhere: rule.where.some((predicate, i) => readsInput(rule, i) && !predicate(event.payload)),
   };
 }

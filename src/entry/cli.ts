@@ -56,10 +56,14 @@ const COMMANDS: Readonly<Record<CommandName, (args: readonly string[]) => Promis
   doctor: (args) => doctorCommand(args, io, process.env),
 };
 
+/** The command this word names, if any. */
+function commandNamed(word: string | undefined): CommandName | undefined {
+  return word !== undefined && Object.hasOwn(COMMANDS, word) ? (word as CommandName) : undefined;
+}
+
 export async function main(argv: readonly string[]): Promise<number> {
   const [command, ...rest] = argv;
-  const named =
-    command !== undefined && Object.hasOwn(COMMANDS, command) ? (command as CommandName) : undefined;
+  const named = commandNamed(command);
   const run = named === undefined ? undefined : COMMANDS[named];
   // `hookgate CMD --help` is help, not a command with an unknown option.
   if (named !== undefined && (rest.includes("--help") || rest.includes("-h"))) {
@@ -75,9 +79,9 @@ export async function main(argv: readonly string[]): Promise<number> {
     if (command === "help" || command === "--help" || command === "-h") {
       // `hookgate help CMD` is `hookgate CMD --help`.
       const [topic] = rest;
-      if (topic !== undefined && !Object.hasOwn(COMMANDS, topic))
-        throw new UsageError(`unknown command "${topic}"`);
-      io.out(topic === undefined ? USAGE : commandHelp(topic as CommandName));
+      const about = commandNamed(topic);
+      if (topic !== undefined && about === undefined) throw new UsageError(`unknown command "${topic}"`);
+      io.out(about === undefined ? USAGE : commandHelp(about));
       return 0;
     }
     if (command === "--version" || command === "-v") {

@@ -142,11 +142,14 @@ gets the expected decision. Exit 0 when every check passed; a failed one says ho
 /** A command of the CLI: each has its help. */
 export type CommandName = keyof typeof COMMAND_HELP;
 
+/** Each line two spaces in, as usage lines are shown. */
+const indent = (text: string): string => text.replace(/^/gm, "  ");
+
 export const USAGE = `hookgate: a hook gateway for AI coding agents
 
 Usage:
 ${Object.values(COMMAND_HELP)
-  .map((c) => c.usage.replace(/^/gm, "  "))
+  .map((c) => indent(c.usage))
   .join("\n")}
   hookgate --version
 `;
@@ -154,11 +157,11 @@ ${Object.values(COMMAND_HELP)
 /** `hookgate CMD --help`. */
 export function commandHelp(command: CommandName): string {
   const help: CommandHelp = COMMAND_HELP[command];
-  return `Usage:\n${help.usage.replace(/^/gm, "  ")}\n\n${help.details}\n`;
+  return `Usage:\n${indent(help.usage)}\n\n${help.details}\n`;
 }
 
 /** Said after a usage error in CMD: its synopsis and where the rest is. */
 export function commandUsage(command: CommandName): string {
   const help: CommandHelp = COMMAND_HELP[command];
-  return `Usage:\n${help.usage.replace(/^/gm, "  ")}\n\nhookgate ${command} --help says what each option means.\n`;
+  return `Usage:\n${indent(help.usage)}\n\nhookgate ${command} --help says what each option means.\n`;
 }

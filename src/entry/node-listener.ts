@@ -29,16 +29,18 @@ const HOOK_PATH = /^\/v1\/hooks(?:\/(?!\.\.?(?:\/|\?|$))([A-Za-z0-9_.-]+))?\/?(?
  */
 const HOOK_PREFIX = /^(?:\/[^?]*)?\/v1\/+hooks(?:\/+([A-Za-z0-9_.-]+))?(?:[/?]|$)/;
 
+/** The gateway's dependencies, with the deadline each hook body must arrive by (as the app's). */
+export type ListenerDeps = HookDeps & { readonly bodyDeadline?: (() => BodyDeadline) | undefined };
+
 /**
  * `servesHost` says whether a request's Host is one the gateway answers (`serve` on loopback
  * answers only loopback names: `loopbackHost`). Any other request to a hook route gets the
  * auth fail mode's answer (HOST_NOT_SERVED); any other route, 421 Misdirected Request.
  */
 export function hookListener(
-  deps: HookDeps,
+  deps: ListenerDeps,
   fallback: RequestListener,
   servesHost: (host: string | undefined) => boolean = () => true,
-  bodyDeadlineMs = BODY_DEADLINE_MS,
 ): RequestListener {
   const send = answerWriter(deps.logger);
   return (request, response) => {
@@ -58,16 +60,14 @@ export function hookListener(
       fallback(request, response); // every other route, and deeper hook paths Hono normalises
       return;
     }
-    answer(deps, request, response, route?.[1] || undefined, bodyDeadlineMs, send, refused).catch(
-      (e: unknown) => {
-        // runHookRoute answers every failure itself; this is the last resort, as Hono's onError.
-        deps.logger.log("error", "unhandled error", {
-          error: errorMessage(e),
-          path: "/v1/hooks",
-        });
-        internalError(response);
-      },
-    );
+    answer(deps, request, response, route?.[1] || undefined, send, refused).catch((e: unknown) => {
+      // runHookRoute answers every failure itself; this is the last resort, as Hono's onError.
+      deps.logger.log("error", "unhandled error", {
+        error: errorMessage(e),
+        path: "/v1/hooks",
+      });
+      internalError(response);
+    });
   };
 }
 
@@ -116,19 +116,21 @@ function internalError(response: ServerResponse): void {
 }
 
 async function answer(
-  deps: HookDeps,
+  deps: ListenerDeps,
   request: IncomingMessage,
   response: ServerResponse,
   client: string | undefined,
-  bodyDeadlineMs: number,
   send: (answer: Answer) => void,
   refused?: RequestError,
 ): Promise<void> {
   const header = (name: string) => rawHeader(request.rawHeaders, name);
   const outcome = await runHookRoute(deps, client, {
     readBody: (maxBytes) =>
-      readBodyChunks(streamChunks(request), rawHeader(request.rawHeaders, "content-length"), maxBytes, () =>
-        bodyDeadline(bodyDeadlineMs),
+      readBodyChunks(
+        streamChunks(request),
+        rawHeader(request.rawHeaders, "content-length"),
+        maxBytes,
+        deps.bodyDeadline,
       ),
     contentType: header("content-type"),
     authorization: header("authorization"),

@@ -115,8 +115,9 @@ describe("hookListener's body deadline", () => {
     };
     // As serve wires them (node.ts), with a deadline short enough for a test (serve's is 60 s):
     // the hook routes the listener answers, and those it leaves to the Hono app.
-    const app = createApp({ ...deps, bodyDeadline: () => bodyDeadline(300) });
-    server = createServer(hookListener(deps, getRequestListener(app.fetch), undefined, 300));
+    const withDeadline = { ...deps, bodyDeadline: () => bodyDeadline(300) };
+    const app = createApp(withDeadline);
+    server = createServer(hookListener(withDeadline, getRequestListener(app.fetch)));
     server.listen(0, "127.0.0.1");
     await once(server, "listening");
     port = (server.address() as AddressInfo).port;
