@@ -20,6 +20,24 @@ describe("loadPolicy", () => {
     ]);
   });
 
+  it("says where invalid JSON breaks by line and column, not by character offset", async () => {
+    // V8 gives a trailing comma, a missing colon or a raw newline in a string as "at position N".
+    const cases: [string, string][] = [
+      [
+        '{"version": 1,\n  "rules": [\n    {"id": "a",}]}',
+        "Expected double-quoted property name at line 3, column 16",
+      ],
+      ['{\n"version" 1}', "Expected ':' after property name at line 2, column 11"],
+      [
+        '{"version": 1, "rules": [{"id": "a\nb"}]}',
+        "Bad control character in string literal at line 1, column 35",
+      ],
+    ];
+    for (const [text, expected] of cases) {
+      expect((await problemsOf(text))[0]?.message).toBe(`is not valid JSON: ${expected}`);
+    }
+  });
+
   it("lists every problem at once, each with its JSON path", async () => {
     const problems = await problemsOf({
       version: 2,
