@@ -16,6 +16,7 @@ import { dirname, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { CLAUDE_CODE_EVENTS, DEEPAGENTS_LEGACY_EVENTS, DEEPAGENTS_V2_EVENTS } from "../core/events.js";
 import { DIALECTS } from "../core/hook-event.js";
+import { jsonProblem } from "../core/json-text.js";
 import { loopbackName } from "./node-listener.js";
 import { type CommandIo, withoutUserinfo } from "./send.js";
 import { UsageError } from "./usage-error.js";
@@ -496,7 +497,7 @@ async function writeMerged(
     try {
       parsed = JSON.parse(text);
     } catch (e) {
-      throw new Error(`${path} is not valid JSON (${(e as Error).message}); left unchanged`);
+      throw new Error(`${path} is not valid JSON (${jsonProblem(e, text)}); left unchanged`);
     }
     if (!isObject(parsed)) throw new Error(`${path} does not hold a JSON object; left unchanged`);
     existing = parsed;

@@ -12,6 +12,7 @@ import { formatIssues, loadPolicyFile } from "../adapters/policy-source/file.js"
 import { createJudge } from "../app/replay.js";
 import { DEFAULT_TEAM } from "../core/auth.js";
 import { errorMessage } from "../core/errors.js";
+import { jsonProblem } from "../core/json-text.js";
 import type { PolicyIssue } from "../core/policy.js";
 import {
   answerContext,
@@ -154,7 +155,7 @@ async function loadCases(file: string): Promise<{ cases: LoadedCase[]; problems:
     try {
       event = JSON.parse(eventText);
     } catch (e) {
-      problems.push(`${at}: ${eventPath} is not valid JSON: ${errorMessage(e)}`);
+      problems.push(`${at}: ${eventPath} is not valid JSON: ${jsonProblem(e, eventText)}`);
       continue;
     }
     if (event === null || typeof event !== "object" || Array.isArray(event)) {

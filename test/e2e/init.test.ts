@@ -643,6 +643,26 @@ describe("hookgate init --write", { timeout: 90_000 }, () => {
     expect((pre[1]?.hooks as Hook[] | undefined)?.[0]?.url).toBe(url);
   });
 
+  it("leaves a settings file that is not JSON unchanged and says where it breaks", async () => {
+    const path = join(tmp, "broken-settings.json");
+    const text = '{\n  "model": "opus",\n  "hooks": {},\n}\n';
+    writeFileSync(path, text);
+    const result = await runCli([
+      "init",
+      "--client",
+      "claude-code",
+      "--url",
+      `${server.url}/v1/hooks/claude-code`,
+      "--write",
+      path,
+    ]);
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain(
+      `${path} is not valid JSON (Expected double-quoted property name at line 4, column 1); left unchanged`,
+    );
+    expect(readFileSync(path, "utf8")).toBe(text);
+  });
+
   it("keeps a user's command that names the URL, the file's mode, and a symlink to it", async () => {
     const real = join(tmp, "dotfiles", "settings.json");
     mkdirSync(join(tmp, "dotfiles"), { recursive: true });

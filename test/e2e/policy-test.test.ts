@@ -167,6 +167,18 @@ describe("hookgate test", () => {
     const read = await runCli(["test", policy, missing]);
     expect(read.stdout).toMatch(/missing\.json: \$\.cases\[0\]\.event: cannot read .*events\/missing\.json/);
     expect(read.code).toBe(1);
+    mkdirSync(join(dir, "events"), { recursive: true });
+    file("events/trailing-comma.json", '{\n  "hook_event_name": "PreToolUse",\n}');
+    const broken = file("broken-event.json", {
+      cases: [
+        { event: "events/trailing-comma.json", with: { tool_name: "Bash" }, expect: { decision: "deny" } },
+      ],
+    });
+    const parse = await runCli(["test", policy, broken]);
+    expect(parse.stdout).toContain(
+      `${broken}: $.cases[0].event: ${join(dir, "events/trailing-comma.json")} is not valid JSON: Expected double-quoted property name at line 3, column 1`,
+    );
+    expect(parse.code).toBe(1);
   });
 
   it("is a usage error without cases files, and exits 1 on an invalid policy", async () => {
