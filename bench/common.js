@@ -4,7 +4,7 @@
  * and the statistics, so that every benchmark reads the machine the same way.
  */
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import http from "node:http";
 import os from "node:os";
 import { dirname, join } from "node:path";
@@ -71,9 +71,15 @@ export function createRun(name) {
   /**
    * `dist/entry/bin.js serve`, stdout piped and drained (the audit lines are written as in
    * production, then dropped; warnings and errors are echoed to stderr). `serveArgs` are added
-   * to `serve`'s own (fanout.js: `--data-dir`).
+   * to `serve`'s own (fanout.js: `--data-dir`); without a `--data-dir` there, the gateway gets a
+   * fresh one of its own, removed when it exits, so that a `serve` running in the repository
+   * (on its default `.hookgate`) does not stop the benchmark.
    */
   async function startGateway(policyPath, env, nodeFlags = [], serveArgs = []) {
+    const ownDir = serveArgs.includes("--data-dir")
+      ? undefined
+      : mkdtempSync(join(os.tmpdir(), "hookgate-bench-"));
+    if (ownDir !== undefined) serveArgs = [...serveArgs, "--data-dir", ownDir];
     const child = spawn(
       process.execPath,
       [
@@ -91,6 +97,7 @@ export function createRun(name) {
       { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...env } },
     );
     children.add(child);
+    if (ownDir !== undefined) child.once("exit", () => rmSync(ownDir, { recursive: true, force: true }));
     let stderr = "";
     child.stderr.setEncoding("utf8");
     child.stderr.on("data", (text) => {
