@@ -344,7 +344,9 @@ function deepagents(options: InitOptions, notes: string[]): InitOutput {
     ...adapterTokenNotes(),
   );
   if (options.failClosed) {
-    notes.push("PreToolUse exits 2 when the gateway cannot be reached, which deepagents reads as a block");
+    notes.push(
+      "PreToolUse exits 2 when the gateway cannot be reached or something in front of it answers an HTTP error, which deepagents reads as a block",
+    );
   }
   notes.push(`check the setup with: HOOKGATE_AUTH=… hookgate doctor --url ${url}`);
   return { config: { hooks }, notes };
@@ -376,10 +378,14 @@ function adapterTokenNotes(): string[] {
 /**
  * Posts stdin to the gateway and prints the answer. `-sS` without `--fail`: the body is printed
  * whatever the status, and a curl failure is a non-zero exit, which deepagents only logs.
+ * Fail-closed adds `--fail-with-body` (curl 7.76 or later): the gateway answers every hook with
+ * a 2xx, so an HTTP error comes from what stands in front of it (API Gateway's 502 when the
+ * function fails, a Worker's error page, a proxy), and it must block as an unreachable gateway
+ * does rather than be read as an answer without a decision.
  */
 function curlAdapter(url: string, maxSeconds: number, failClosed: boolean): string {
   const curl = [
-    "curl -sS",
+    failClosed ? "curl -sS --fail-with-body" : "curl -sS",
     `--max-time ${maxSeconds}`,
     "-H 'Content-Type: application/json'",
     `-H 'x-hookgate-timeout: ${maxSeconds}'`,
@@ -388,7 +394,7 @@ function curlAdapter(url: string, maxSeconds: number, failClosed: boolean): stri
     shellQuote(url),
   ].join(" ");
   if (!failClosed) return curl;
-  return `${curl} || { echo 'hookgate: the gateway did not answer; blocking (fail-closed)' >&2; exit 2; }`;
+  return `${curl} || { echo 'hookgate: the gateway did not answer with a decision (no connection, or an HTTP error from in front of it); blocking (fail-closed)' >&2; exit 2; }`;
 }
 
 // ---------------------------------------------------------------------------------------------

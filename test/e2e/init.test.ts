@@ -16,6 +16,8 @@ import {
   symlinkSync,
   writeFileSync,
 } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -561,6 +563,37 @@ describe("hookgate init --client deepagents (v2)", { timeout: 90_000 }, () => {
     expect(passed.code).not.toBe(0);
     expect(passed.code).not.toBe(2);
     expect(passed.stdout).toBe("");
+  });
+
+  it("with --fail-closed, PreToolUse blocks on an HTTP error from in front of the gateway; otherwise the body is read", async () => {
+    // API Gateway's answer when the function behind it fails: a 502 with a JSON body that holds no
+    // decision, which deepagents would read as "no decision" and let the tool run.
+    const proxy = createServer((req, res) => {
+      req.resume();
+      req.on("end", () => {
+        res.writeHead(502, { "content-type": "application/json" });
+        res.end('{"message":"Internal server error"}');
+      });
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
+    try {
+      const { port } = proxy.address() as AddressInfo;
+      const failing = `http://127.0.0.1:${port}/v1/hooks/deepagents`;
+      const closed = await init(["--client", "deepagents", "--url", failing, "--fail-closed"]);
+      const open = await init(["--client", "deepagents", "--url", failing]);
+      const commandOf = (config: Json) =>
+        String(handlersOf(config).find(([e]) => e === "PreToolUse")?.[1].command);
+      const env = { PATH, HOOKGATE_AUTH: TOKEN };
+      const stdin = fixture("deepagents.PreToolUse.json");
+      const blocked = await runShell(["sh", "-c", commandOf(closed.config)], stdin, env);
+      expect(blocked.code).toBe(2);
+      expect(blocked.stderr).toMatch(/HTTP error.*blocking \(fail-closed\)/);
+      const read = await runShell(["sh", "-c", commandOf(open.config)], stdin, env);
+      expect(read.code).toBe(0);
+      expect(read.stdout).toBe('{"message":"Internal server error"}');
+    } finally {
+      await new Promise((resolve) => proxy.close(resolve));
+    }
   });
 
   it("must name the deepagents route", async () => {
