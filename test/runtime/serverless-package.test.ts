@@ -184,6 +184,19 @@ describe("serverless package", () => {
     );
   });
 
+  it("documents the standalone deploy of infra/aws/template.yaml with the IAM capability its policies need", () => {
+    // CloudFormation refuses a stack that creates IAM resources without CAPABILITY_IAM
+    // (InsufficientCapabilitiesException), so a command without it cannot deploy the template.
+    const raw = readFileSync(join(ROOT, "infra/aws/template.yaml"), "utf8");
+    expect(raw).toMatch(/Type: AWS::IAM::/);
+    for (const doc of ["infra/README.md", "infra/aws/template.yaml"]) {
+      const text = readFileSync(join(ROOT, doc), "utf8").replace(/\s+/g, " ");
+      const commands = text.match(/aws cloudformation deploy [^`)]*/g) ?? [];
+      expect(commands.length, doc).toBeGreaterThan(0);
+      for (const command of commands) expect(command, doc).toContain("--capabilities CAPABILITY_IAM");
+    }
+  });
+
   it("limits IAM to the queue ARNs (and each function's own log group)", () => {
     const statements = iamStatements();
     expect(statements.length).toBeGreaterThan(0);
