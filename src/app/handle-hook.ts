@@ -9,7 +9,7 @@ import { combineEffects, type RuleEffect } from "../core/decision.js";
 import { FAIL_MODE_SOURCE, type RequestError } from "../core/errors.js";
 import { type Evaluation, evaluatePolicy, type RuleExplanation } from "../core/evaluate.js";
 import { isKnownEvent, parseHookEvent, sniffEventName } from "../core/events.js";
-import type { Dialect, HookEvent } from "../core/hook-event.js";
+import { type Dialect, type HookEvent, routedDialect } from "../core/hook-event.js";
 import { maskString, maskValue, scrubSecrets } from "../core/mask.js";
 import type { CompiledRule, Policy } from "../core/policy.js";
 import type { FailMode } from "../core/policy-schema.js";
@@ -314,24 +314,6 @@ function parseRequest(request: HookRequest): ParsedRequest {
     };
   }
   return { ok: true, event: event.value };
-}
-
-/**
- * Either deepagents route takes either deepagents shape; the body tells (its keys; for a body not
- * read, the event's name sniffed from it: `PreToolUse`, `tool.use`). Legacy adapters may post
- * dotted events to the deepagents route, and a v2 hook posted to the legacy route reads its
- * answer as any v2 hook does: answered in the legacy dialect (an empty body, nothing judged), its
- * PreToolUse would be let through unjudged, a request error's too.
- */
-function routedDialect(dialect: Dialect | undefined, body: unknown, eventName?: string): Dialect | undefined {
-  if (!dialect?.startsWith("deepagents")) return dialect;
-  if (body === undefined && eventName !== undefined)
-    return eventName.includes(".") ? "deepagents-legacy" : "deepagents";
-  if (body === null || typeof body !== "object") return dialect;
-  const record = body as Record<string, unknown>;
-  if (typeof record.event === "string" && record.hook_event_name === undefined) return "deepagents-legacy";
-  if (typeof record.hook_event_name === "string" && record.event === undefined) return "deepagents";
-  return dialect;
 }
 
 /** Contexts, messages and reasons combine in rule order (POLICY.md), remote rules' among the rest. */

@@ -1,6 +1,7 @@
 /**
  * The one internal shape every agent request becomes, whatever client sent it.
- * Parsing and dialect detection live in events.ts; this file only names the shape.
+ * Parsing and dialect detection live in events.ts; this file names the shape, and which
+ * deepagents dialect a body on either deepagents route speaks (`routedDialect`).
  */
 
 /**
@@ -13,6 +14,28 @@
 export type Dialect = "claude-code" | "deepcode" | "deepagents" | "deepagents-legacy";
 
 export const DIALECTS: readonly Dialect[] = ["claude-code", "deepcode", "deepagents", "deepagents-legacy"];
+
+/**
+ * Either deepagents route takes either deepagents shape; the body tells (its keys; for a body not
+ * read, the event's name sniffed from it: `PreToolUse`, `tool.use`). Legacy adapters may post
+ * dotted events to the deepagents route, and a v2 hook posted to the legacy route reads its
+ * answer as any v2 hook does: answered in the legacy dialect (an empty body, nothing judged), its
+ * PreToolUse would be let through unjudged, a request error's too.
+ */
+export function routedDialect(
+  dialect: Dialect | undefined,
+  body: unknown,
+  eventName?: string,
+): Dialect | undefined {
+  if (!dialect?.startsWith("deepagents")) return dialect;
+  if (body === undefined && eventName !== undefined)
+    return eventName.includes(".") ? "deepagents-legacy" : "deepagents";
+  if (body === null || typeof body !== "object") return dialect;
+  const record = body as Record<string, unknown>;
+  if (typeof record.event === "string" && record.hook_event_name === undefined) return "deepagents-legacy";
+  if (typeof record.hook_event_name === "string" && record.event === undefined) return "deepagents";
+  return dialect;
+}
 
 export interface HookEvent {
   /** `hook_event_name`, or the dotted `event` of a deepagents legacy body. */

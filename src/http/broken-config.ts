@@ -6,7 +6,7 @@
  */
 import { Hono } from "hono/tiny";
 import { sniffEventName } from "../core/events.js";
-import { DIALECTS, type Dialect } from "../core/hook-event.js";
+import { DIALECTS, type Dialect, routedDialect } from "../core/hook-event.js";
 import type { Logger } from "../core/ports.js";
 import { renderRequestFailure } from "../core/render.js";
 import { underAnyPrefix } from "./app.js";
@@ -24,10 +24,13 @@ export function createBrokenConfigApp(problem: string, logger: Logger, newId: ()
 
   const answer = async (request: Request, dialect: Dialect | undefined) => {
     const body = await readBody(request, SNIFF_BYTES);
+    const eventName = body.ok ? sniffEventName(body.text) : body.error.eventName;
+    // A v2 hook on the legacy route is answered as v2, as the working gateway answers it: in the
+    // legacy dialect (an empty body) its PreToolUse would be let through.
     const { answer: rendered } = renderRequestFailure(
       "deny",
-      body.ok ? sniffEventName(body.text) : body.error.eventName,
-      dialect ?? "claude-code",
+      eventName,
+      routedDialect(dialect, undefined, eventName) ?? "claude-code",
       message,
     );
     const headers: Record<string, string> = {

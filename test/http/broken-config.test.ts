@@ -50,6 +50,19 @@ describe("a gateway whose configuration is invalid", () => {
     }
   });
 
+  it("answers each deepagents shape on either deepagents route in its own dialect", async () => {
+    // A v2 hook posted to the legacy route reads its answer as v2: the legacy dialect's empty
+    // body would let its PreToolUse through, where the working gateway denies it.
+    const v2 = { hook_event_name: "PreToolUse", tool_name: "execute", tool_input: { command: "rm -rf /" } };
+    for (const route of ["/v1/hooks/deepagents-legacy", "/v1/hooks/deepagents"]) {
+      const res = await post(route, v2);
+      expect([route, res.status]).toEqual([route, 200]);
+      expect((await jsonOf(res)).hookSpecificOutput.permissionDecision).toBe("deny");
+      const legacy = await post(route, { event: "tool.use", tool_name: "execute" });
+      expect([route, legacy.status, await legacy.text()]).toEqual([route, 200, ""]);
+    }
+  });
+
   it("fails its health check and logs the problem once", async () => {
     const res = await app.request("/healthz");
     expect(res.status).toBe(500);
