@@ -4,7 +4,7 @@
  * Nothing here throws to the caller: every failure becomes a fail-mode answer.
  */
 import { authenticate, DEFAULT_TEAM } from "../core/auth.js";
-import { requestDeadlineMs } from "../core/deadline.js";
+import { clientWaitsMs, requestDeadlineMs } from "../core/deadline.js";
 import { combineEffects, type RuleEffect } from "../core/decision.js";
 import { FAIL_MODE_SOURCE, type RequestError } from "../core/errors.js";
 import { type Evaluation, evaluatePolicy, type RuleExplanation } from "../core/evaluate.js";
@@ -112,6 +112,11 @@ export interface HookDeps {
   readonly notifier?: Notifier | undefined;
   /** Records each judged event for replay, next to its audit line (never for simulate). */
   readonly recorder?: Recorder | undefined;
+  /**
+   * What the runtime leaves for answering this request, in ms, on a runtime that ends a request
+   * on its own clock (Lambda's invocation timeout): the request deadline is capped below it.
+   */
+  readonly runtimeLeftMs?: (() => number) | undefined;
 }
 
 export interface HandleOptions {
@@ -197,6 +202,7 @@ export async function handleHook(
       event.dialect,
       policy.defaults.deadlineMs,
       request.timeoutHeader,
+      deps.runtimeLeftMs?.(),
     );
     let remote: RemoteResult = NO_REMOTE;
     let shadowRun: RemoteResult | undefined;
@@ -235,7 +241,9 @@ export async function handleHook(
         notify: evaluation.notify,
         remember: plan.rememberTools,
         secrets: policy.secrets,
-        answerBy: started + deadlineMs,
+        // The enqueue after the answer is built (Lambda) may take until the client stops waiting,
+        // where the hook's timeout is known; else until the deadline the decision kept.
+        answerBy: started + (clientWaitsMs(event.name, event.dialect, request.timeoutHeader) ?? deadlineMs),
       });
       // Only a runtime that enqueues before answering (Node) hands back a promise.
       if (queued) await queued;

@@ -23,16 +23,42 @@ function clientLimitMs(event: string, dialect: Dialect): number | undefined {
   return undefined;
 }
 
+/**
+ * The request's deadline: the policy's, below the client's limits, and below `runtimeLeftMs`, what
+ * the runtime itself leaves for answering (a Lambda invocation ends at its timeout, and its client
+ * then gets a 5xx, which Claude Code reads as "let the action through").
+ */
 export function requestDeadlineMs(
   event: string,
   dialect: Dialect,
   policyDeadlineMs: number,
   timeoutHeader: string | undefined,
+  runtimeLeftMs = Number.POSITIVE_INFINITY,
 ): number {
-  let limit = policyDeadlineMs;
+  let limit = Math.min(policyDeadlineMs, runtimeLeftMs);
   const client = clientLimitMs(event, dialect);
   if (client !== undefined) limit = Math.min(limit, client - DEADLINE_MARGIN_MS);
-  const seconds = timeoutHeader === undefined ? Number.NaN : Number(timeoutHeader);
-  if (Number.isFinite(seconds) && seconds > 0) limit = Math.min(limit, seconds * 1000 - DEADLINE_MARGIN_MS);
+  const seconds = headerSeconds(timeoutHeader);
+  if (seconds !== undefined) limit = Math.min(limit, seconds * 1000 - DEADLINE_MARGIN_MS);
   return Math.max(50, limit);
+}
+
+/**
+ * How long the client is known to wait for the answer: the hook's own timeout as
+ * `x-hookgate-timeout` gives it (below a client's fixed limit), less the margin; undefined without
+ * the header, when only the policy's deadline is known. Work done after the answer is built (a
+ * Lambda's enqueue) may use the time up to it.
+ */
+export function clientWaitsMs(
+  event: string,
+  dialect: Dialect,
+  timeoutHeader: string | undefined,
+): number | undefined {
+  if (headerSeconds(timeoutHeader) === undefined) return undefined;
+  return requestDeadlineMs(event, dialect, Number.POSITIVE_INFINITY, timeoutHeader);
+}
+
+function headerSeconds(timeoutHeader: string | undefined): number | undefined {
+  const seconds = timeoutHeader === undefined ? Number.NaN : Number(timeoutHeader);
+  return Number.isFinite(seconds) && seconds > 0 ? seconds : undefined;
 }

@@ -3,16 +3,20 @@
  * and Lambda Function URLs, which share that event shape; bodies may arrive base64-encoded
  * (`isBase64Encoded`), which hono's adapter decodes. The same Hono app as on Node answers.
  *
+ * An invocation that times out reaches the client as a 5xx, which Claude Code treats as "let the
+ * action through", so the request's deadline (core/deadline.ts) is also capped below the time the
+ * invocation has left: a slow `prompt` or `forward` rule ends with its `onError` answer, not with
+ * the function's timeout.
+ *
  * Lambda freezes the container once the handler returns, so work the app defers (the SQS send of
  * notify jobs) is awaited after the answer is built and before the handler returns: it lengthens
- * the invocation, not the computation of the answer. The wait is bounded twice. By the time the
- * invocation has left, because an invocation that times out reaches the client as a 5xx, which
- * Claude Code treats as "let the action through". And by DEFERRED_WAIT_MS once the answer is
- * ready, and by the request's own deadline (core/deadline.ts, which the decision hands over with
- * the task), because a client that cancels a hook past its own timeout lets the action through
- * too: a deny must not wait on a slow SQS (with the SDK's retries, many seconds). A send still
- * running then is logged; Lambda resumes it if it thaws the same container, and it is lost if it
- * does not.
+ * the invocation, not the computation of the answer. The wait is bounded by the time the
+ * invocation has left, by DEFERRED_WAIT_MS once the answer is ready, and by how long the client
+ * is known to wait (the hook's timeout from `x-hookgate-timeout`, which `hookgate init` writes;
+ * without it, the request's deadline), because a client that cancels a hook past its own timeout
+ * lets the action through too: a deny must not wait on a slow SQS (with the SDK's retries, many
+ * seconds). A send still running then is logged; Lambda resumes it if it thaws the same
+ * container, and it is lost if it does not.
  */
 import { type APIGatewayProxyResult, handle, type LambdaContext, type LambdaEvent } from "hono/aws-lambda";
 import { nodeSha256 } from "../adapters/hash/node-crypto.js";
@@ -43,6 +47,8 @@ export function createHttpHandler(options: LambdaOptions = {}): HttpHandler {
    */
   let pending = new Set<Promise<void>>();
   let answerBy = Number.POSITIVE_INFINITY;
+  /** When this invocation times out (monotonic), from the context Lambda hands the handler. */
+  let invocationEnds = Number.POSITIVE_INFINITY;
 
   const defer = (task: () => Promise<void>, by?: number) => {
     if (by !== undefined) answerBy = Math.min(answerBy, by);
@@ -54,7 +60,10 @@ export function createHttpHandler(options: LambdaOptions = {}): HttpHandler {
   return async (event, context) => {
     pending = new Set();
     answerBy = Number.POSITIVE_INFINITY;
-    adapter ??= build(runtime, defer);
+    invocationEnds = context
+      ? runtime.clock.monotonic() + context.getRemainingTimeInMillis()
+      : Number.POSITIVE_INFINITY;
+    adapter ??= build(runtime, defer, () => invocationEnds - runtime.clock.monotonic() - RETURN_MARGIN_MS);
     // A named stage (`/prod/v1/hooks/claude-code`) or a custom domain's mapping key is a prefix,
     // which the app's routes answer under (src/http/app.ts).
     const result = await (await adapter)(event, context);
@@ -63,7 +72,11 @@ export function createHttpHandler(options: LambdaOptions = {}): HttpHandler {
   };
 }
 
-async function build(runtime: LambdaRuntime, defer: (task: () => Promise<void>, answerBy?: number) => void) {
+async function build(
+  runtime: LambdaRuntime,
+  defer: (task: () => Promise<void>, answerBy?: number) => void,
+  runtimeLeftMs: () => number,
+) {
   const config = await runtime.config();
   if (!config.ok) return handle(createBrokenConfigApp(config.problem, runtime.logger, runtime.newId));
   const { policy } = config;
@@ -81,6 +94,9 @@ async function build(runtime: LambdaRuntime, defer: (task: () => Promise<void>, 
       newId: runtime.newId,
       sha256: nodeSha256,
       logger,
+      // A decision ends before the invocation does: a timed-out invocation reaches the client as a
+      // 5xx, which Claude Code reads as "let the action through", whatever the rule decided.
+      runtimeLeftMs,
     }),
   );
 }

@@ -20,6 +20,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createSqsClientForLocal } from "../../src/adapters/queue/sqs.js";
 import { createHttpHandler, type HttpHandler } from "../../src/entry/lambda-http.js";
 import { createApp } from "../../src/http/app.js";
+import { type LoopbackServer, loopbackServer } from "../support/loopback.js";
 import { policyFrom, sha256 } from "../support/policy.js";
 
 type V2Event = LambdaEvent & {
@@ -202,6 +203,48 @@ describe("the Lambda HTTP handler", () => {
   });
 });
 
+describe("a remote rule on the Lambda HTTP handler", () => {
+  let hanging: LoopbackServer;
+  beforeAll(async () => {
+    hanging = await loopbackServer(() => undefined);
+  });
+  afterAll(async () => {
+    await hanging?.close();
+  });
+
+  it("ends the decision before the invocation times out, answering the rule's onError", async () => {
+    // A forward rule allowed 5 s under a 6 s deadline, to a server that never answers, in an
+    // invocation with 1.5 s left: waiting 5 s would end in Lambda's timeout, a 5xx that Claude
+    // Code reads as "let the action through". The deadline is the invocation's 1.5 s less the
+    // 0.5 s kept for returning.
+    const policy = JSON.stringify({
+      version: 1,
+      defaults: { deadlineMs: 6000 },
+      egress: { allowedHttpHookUrls: [`${hanging.url}/*`], allowCidrs: ["127.0.0.1/32"] },
+      rules: [
+        {
+          id: "team-server",
+          on: "PreToolUse",
+          forward: { url: `${hanging.url}/hook`, timeoutMs: 5000, onError: "deny" },
+        },
+      ],
+    });
+    const { lines, logger } = captureLogs();
+    const handler = createHttpHandler({ env: { HOOKGATE_POLICY: policy }, logger });
+    const res = await handler(HTTP_API, context(1500));
+    expect(res.statusCode).toBe(200);
+    expect(JSON.parse(res.body).hookSpecificOutput.permissionDecision).toBe("deny");
+    const audit = lines.find((l) => l.msg === "decision");
+    const pending = (
+      audit?.pending as { rule: string; outcome?: string; detail?: string }[] | undefined
+    )?.[0];
+    expect(pending).toMatchObject({ rule: "team-server", outcome: "FORWARD_TIMEOUT", onError: "deny" });
+    const budget = Number(/^no answer within (\d+) ms$/.exec(pending?.detail ?? "")?.[1]);
+    expect(budget).toBeGreaterThan(0);
+    expect(budget).toBeLessThanOrEqual(1000);
+  });
+});
+
 describe("the Lambda HTTP handler with a configuration that does not load", () => {
   const BROKEN = JSON.stringify({ version: 1, rules: [{ id: "x", on: "PreToolUse", decide: "maybe" }] });
 
@@ -319,10 +362,12 @@ describe("notify jobs from the Lambda HTTP handler", () => {
 
   it("answers anyway when the send outlasts the invocation's time, and says so", async () => {
     const { handler, lines } = hangingHandler();
-    // The invocation's remaining 600 ms less the 500 ms kept back for returning.
+    // The invocation's remaining 600 ms less the 500 ms kept back for returning (less the time
+    // the decision took: the request's deadline is capped by the same time left).
     const { decision, waits } = await waitsOf(handler, HTTP_API, 600);
     expect(decision).toBe("deny");
-    expect(waits).toContain(100);
+    expect(waits.some((ms) => ms > 0 && ms <= 100)).toBe(true);
+    expect(waits).not.toContain(1000);
     expect(stillRunning(lines)).toBe(true);
   });
 
@@ -346,9 +391,29 @@ describe("notify jobs from the Lambda HTTP handler", () => {
     expect(waits.some((ms) => ms > 0 && ms <= 750)).toBe(true);
   });
 
+  it("holds the answer for a slow send past the policy's deadline when the hook's timeout is known to be later", async () => {
+    // A decision may use all of its 100 ms deadline (a slow forward or prompt rule); the client
+    // still waits until its own timeout, 10 s here, so the send gets its usual 1,000 ms. Without
+    // the header only the policy's deadline is known, and the send gets what is left of it.
+    const shortDeadline = JSON.stringify({ ...JSON.parse(notifying), defaults: { deadlineMs: 100 } });
+    const handler = createHttpHandler({
+      env: { HOOKGATE_POLICY: shortDeadline, HOOKGATE_QUEUE_URL: queueUrl },
+      sqsClient: () => new Promise<never>(() => undefined),
+      logger: captureLogs().logger,
+    });
+    const timed = { ...HTTP_API, headers: { ...HTTP_API.headers, "x-hookgate-timeout": "10" } } as V2Event;
+    const known = await waitsOf(handler, timed, 29_000);
+    expect(known.decision).toBe("deny");
+    expect(known.waits).toContain(1000);
+    const unknown = await waitsOf(handler, HTTP_API, 29_000);
+    expect(unknown.decision).toBe("deny");
+    expect(unknown.waits).not.toContain(1000);
+    expect(unknown.waits.some((ms) => ms > 0 && ms <= 100)).toBe(true);
+  });
+
   it("does not hold a later answer for a send an earlier invocation left running", async () => {
     const { handler } = hangingHandler();
-    expect((await waitsOf(handler, HTTP_API, 600)).waits).toContain(100);
+    expect((await waitsOf(handler, HTTP_API, 600)).waits.some((ms) => ms > 0 && ms <= 100)).toBe(true);
     // The same warm container: a request that defers nothing is answered without any wait.
     const { waits } = await waitsOf(handler, HEALTHZ, 29_000);
     expect(waits).not.toContain(1000);

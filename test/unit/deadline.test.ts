@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DEADLINE_MARGIN_MS, requestDeadlineMs } from "../../src/core/deadline.js";
+import { clientWaitsMs, DEADLINE_MARGIN_MS, requestDeadlineMs } from "../../src/core/deadline.js";
 
 describe("requestDeadlineMs", () => {
   const policy = 60_000;
@@ -21,5 +21,22 @@ describe("requestDeadlineMs", () => {
     expect(requestDeadlineMs("PreToolUse", "deepagents", policy, "25")).toBe(25_000 - DEADLINE_MARGIN_MS);
     expect(requestDeadlineMs("PreToolUse", "claude-code", policy, "0.1")).toBe(50);
     expect(requestDeadlineMs("PreToolUse", "claude-code", policy, "soon")).toBe(policy);
+  });
+
+  it("keeps under what the runtime leaves for answering (a Lambda invocation's time)", () => {
+    expect(requestDeadlineMs("PreToolUse", "claude-code", policy, undefined, 1000)).toBe(1000);
+    expect(requestDeadlineMs("PreToolUse", "claude-code", policy, "25", 28_500)).toBe(
+      25_000 - DEADLINE_MARGIN_MS,
+    );
+    expect(requestDeadlineMs("PreToolUse", "claude-code", policy, undefined, -20)).toBe(50);
+  });
+});
+
+describe("clientWaitsMs", () => {
+  it("is the hook's own timeout less the margin, below the client's limit, and unknown without it", () => {
+    expect(clientWaitsMs("PreToolUse", "claude-code", "10")).toBe(10_000 - DEADLINE_MARGIN_MS);
+    expect(clientWaitsMs("SessionEnd", "claude-code", "10")).toBe(1500 - DEADLINE_MARGIN_MS);
+    expect(clientWaitsMs("PreToolUse", "claude-code", undefined)).toBeUndefined();
+    expect(clientWaitsMs("PreToolUse", "claude-code", "soon")).toBeUndefined();
   });
 });
