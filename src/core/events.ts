@@ -221,6 +221,15 @@ const obj = optional(object);
  * deny-style `if` rules matching to fail safe (permission-rule.ts `ToolCall.inputMissing`).
  */
 const toolInput = obj;
+/**
+ * A batched call's input (PostToolBatch `tool_calls[].tool_input`): deepcode sends the model's
+ * arguments as the string they came as when they are not valid JSON (its `safeParseArgs`), a
+ * call its loop then refuses; refusing the batch for it would skip every rule on the event.
+ */
+const batchedToolInput = optional({
+  schema: z.union([object.schema, string.schema], { error: "must be an object or a string" }),
+  accepts: (value) => isObject(value) || isString(value),
+});
 const list = optional(arrayOf({ schema: z.unknown(), accepts: () => true }, "must be an array"));
 const strList = optional(arrayOf(string, "must be an array"));
 const requiredToolName: Field = {
@@ -274,7 +283,7 @@ const CLAUDE_CODE_SCHEMAS: Readonly<Record<ClaudeCodeEventName, EventSchema>> = 
   PostToolBatch: ccEvent({
     tool_calls: optional(
       arrayOf(
-        looseObject({ tool_name: str, tool_input: obj, tool_use_id: str }, "must be an object"),
+        looseObject({ tool_name: str, tool_input: batchedToolInput, tool_use_id: str }, "must be an object"),
         "must be an array",
       ),
     ),

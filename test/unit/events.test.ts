@@ -247,6 +247,13 @@ describe("deepcode bodies (clients.md 5.3)", () => {
         cwd: "/p",
         tool_calls: [
           { tool_name: "Read", tool_input: { file_path: "/p/a" }, tool_use_id: "c1", tool_response: "x" },
+          // The model's arguments as they came when they are not valid JSON (safeParseArgs).
+          {
+            tool_name: "Bash",
+            tool_input: '{"command": "ls',
+            tool_use_id: "c2",
+            tool_response: "参数不是合法 JSON",
+          },
         ],
       },
     ],
@@ -605,6 +612,12 @@ describe("errors", () => {
       "PostToolBatch",
       "tool_calls.1.tool_name",
       "tool_calls.1.tool_name must be a string",
+    ],
+    [
+      { ...pre, hook_event_name: "PostToolBatch", tool_calls: [{ tool_name: "Read", tool_input: 5 }] },
+      "PostToolBatch",
+      "tool_calls.0.tool_input",
+      "tool_calls.0.tool_input must be an object or a string",
     ],
     [
       { ...pre, hook_event_name: "PostToolBatch", tool_calls: ["Read"] },
