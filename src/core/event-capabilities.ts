@@ -79,11 +79,23 @@ const DEEPAGENTS_CONTEXT_EVENTS: ReadonlySet<string> = new Set([
   "SessionStart",
 ]);
 
+/**
+ * PreCompact's context is a plain-text body that Claude Code appends to its compaction
+ * instructions; deepcode ignores a body that is not JSON, and reads nothing back from its
+ * PreCompact hooks at all (clients.md §9).
+ */
 export function carriesContext(event: string, dialect: Dialect): boolean {
   if (dialect === "deepagents-legacy") return false;
   if (dialect === "deepagents") return DEEPAGENTS_CONTEXT_EVENTS.has(event);
-  return CLAUDE_CODE_CONTEXT_EVENTS.has(event) || event === "PreCompact";
+  if (event === "PreCompact") return dialect === "claude-code";
+  return CLAUDE_CODE_CONTEXT_EVENTS.has(event);
 }
+
+/**
+ * deepcode reads only `additionalContext` (and `updatedOutput`) back from these events' hooks, not
+ * a block: a block's reason is said to its model as context there, as Claude Code tells Claude.
+ */
+export const DEEPCODE_BLOCK_AS_CONTEXT: ReadonlySet<string> = new Set(["PostToolUse", "PostToolUseFailure"]);
 
 /**
  * The decision an event can honour for a rule's `decide`, or undefined when the client has no

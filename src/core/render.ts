@@ -4,7 +4,7 @@
  * lets the action through while deepcode blocks on it.
  */
 import type { Decision } from "./decision.js";
-import { carriesContext, honouredDecision } from "./event-capabilities.js";
+import { carriesContext, DEEPCODE_BLOCK_AS_CONTEXT, honouredDecision } from "./event-capabilities.js";
 import type { Dialect } from "./hook-event.js";
 import type { DecisionKind, FailMode } from "./policy-schema.js";
 
@@ -71,7 +71,11 @@ function hookSpecificOutput(
     specific.permissionDecision = kind;
     if (decision.reason) specific.permissionDecisionReason = decision.reason;
   }
-  if (decision.context && carriesContext(event, dialect)) specific.additionalContext = decision.context;
+  const context =
+    kind === "block" && dialect === "deepcode" && DEEPCODE_BLOCK_AS_CONTEXT.has(event) && decision.reason
+      ? [decision.context, decision.reason].filter(Boolean).join("\n\n")
+      : decision.context;
+  if (context && carriesContext(event, dialect)) specific.additionalContext = context;
   return Object.keys(specific).length > 1 ? specific : undefined;
 }
 

@@ -82,6 +82,35 @@ describe("renderDecision", () => {
     });
   });
 
+  it("says a PostToolUse block's reason to deepcode as context, the one field it reads back there", () => {
+    // deepcode's loop reads only updatedOutput and additionalContext from PostToolUse and
+    // PostToolUseFailure hooks; Claude Code reads the block's reason.
+    for (const event of ["PostToolUse", "PostToolUseFailure"]) {
+      expect(body(d({ kind: "block", reason: "Lint failed: 3 errors" }), event, "deepcode")).toEqual({
+        decision: "block",
+        reason: "Lint failed: 3 errors",
+        hookSpecificOutput: { hookEventName: event, additionalContext: "Lint failed: 3 errors" },
+      });
+    }
+    expect(
+      body(
+        d({ kind: "block", reason: "Lint failed", context: "Run npm run lint" }),
+        "PostToolUse",
+        "deepcode",
+      ).hookSpecificOutput.additionalContext,
+    ).toBe("Run npm run lint\n\nLint failed");
+    expect(
+      body(d({ kind: "block", reason: "no" }), "PostToolUse", "claude-code").hookSpecificOutput,
+    ).toBeUndefined();
+    expect(
+      body(d({ kind: "block", reason: "no" }), "UserPromptSubmit", "deepcode").hookSpecificOutput,
+    ).toBeUndefined();
+  });
+
+  it("answers deepcode's PreCompact without the context it would ignore as a body that is not JSON", () => {
+    expect(renderDecision(d({ context: "Preserve decisions." }), "PreCompact", "deepcode").body).toBe("");
+  });
+
   it("answers PreCompact with an empty body, or its instructions as plain text (TV-22, TV-23)", () => {
     expect(renderDecision(d({}), "PreCompact", "claude-code").body).toBe("");
     expect(renderDecision(d({ systemMessage: "x" }), "PreCompact", "claude-code").body).toBe("");
