@@ -7,6 +7,7 @@ import type { Decision } from "./decision.js";
 import { carriesContext, DEEPCODE_BLOCK_AS_CONTEXT, honouredDecision } from "./event-capabilities.js";
 import type { Dialect } from "./hook-event.js";
 import type { DecisionKind, FailMode } from "./policy-schema.js";
+import { capStrings, largestFitting, longestString, utf8Length } from "./truncate.js";
 
 export interface Answer {
   readonly status: 200;
@@ -24,7 +25,37 @@ const json = (value: Record<string, unknown>): Answer => ({
   body: JSON.stringify(value),
 });
 
+/**
+ * deepagents keeps the first 100,000 bytes of a command hook's stdout: JSON cut there does not
+ * parse, and the decision goes with it (its hooks runner's MAX_HOOK_OUTPUT_BYTES). A longer answer
+ * (a long context, a forwarded hook's reason) has its texts cut to fit, the decision kept.
+ */
+export const DEEPAGENTS_OUTPUT_BYTES = 100_000;
+
 export function renderDecision(decision: Decision, event: string, dialect: Dialect): Answer {
+  const answer = renderWhole(decision, event, dialect);
+  // A body of at most a third of the limit in UTF-16 units is within it in UTF-8 bytes.
+  if (dialect !== "deepagents" || answer.body.length * 3 <= DEEPAGENTS_OUTPUT_BYTES) return answer;
+  if (utf8Length(answer.body) <= DEEPAGENTS_OUTPUT_BYTES) return answer;
+  const cutTo = (length: number): Decision => ({
+    ...decision,
+    reason: capStrings(decision.reason, length) as string | undefined,
+    context: capStrings(decision.context, length) as string | undefined,
+    systemMessage: capStrings(decision.systemMessage, length) as string | undefined,
+    stopReason: capStrings(decision.stopReason, length) as string | undefined,
+  });
+  const longest = longestString([
+    decision.reason,
+    decision.context,
+    decision.systemMessage,
+    decision.stopReason,
+  ]);
+  const fits = (length: number) =>
+    utf8Length(renderWhole(cutTo(length), event, dialect).body) <= DEEPAGENTS_OUTPUT_BYTES;
+  return renderWhole(cutTo(largestFitting(longest + 1, fits)), event, dialect);
+}
+
+function renderWhole(decision: Decision, event: string, dialect: Dialect): Answer {
   // deepagents legacy hooks read nothing back (stdout goes to /dev/null).
   if (dialect === "deepagents-legacy") return EMPTY;
   // The event's own word for the decision: a deny on a blockable event is a block and a block

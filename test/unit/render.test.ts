@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Decision } from "../../src/core/decision.js";
 import type { Dialect } from "../../src/core/hook-event.js";
-import { renderDecision, renderRequestFailure } from "../../src/core/render.js";
+import { DEEPAGENTS_OUTPUT_BYTES, renderDecision, renderRequestFailure } from "../../src/core/render.js";
 
 const d = (fields: Partial<Decision>): Decision => ({ kind: "none", decidedBy: [], ...fields });
 const body = (decision: Decision, event: string, dialect: Dialect = "claude-code") => {
@@ -105,6 +105,24 @@ describe("renderDecision", () => {
     expect(
       body(d({ kind: "block", reason: "no" }), "UserPromptSubmit", "deepcode").hookSpecificOutput,
     ).toBeUndefined();
+  });
+
+  it("keeps a deepagents answer within the 100,000 bytes deepagents reads, cutting its texts and keeping the decision", () => {
+    // Past 100,000 bytes deepagents cuts the JSON, cannot parse it, and the deny is lost.
+    const decision = d({ kind: "deny", reason: "é".repeat(60_000), context: "x".repeat(120_000) });
+    const answer = renderDecision(decision, "PreToolUse", "deepagents");
+    const bytes = new TextEncoder().encode(answer.body).length;
+    expect(bytes).toBeLessThanOrEqual(DEEPAGENTS_OUTPUT_BYTES);
+    expect(bytes).toBeGreaterThan(DEEPAGENTS_OUTPUT_BYTES - 1000);
+    const out = JSON.parse(answer.body);
+    expect(out.hookSpecificOutput.permissionDecision).toBe("deny");
+    expect(out.hookSpecificOutput.permissionDecisionReason).toMatch(/^é+…\[truncated by hookgate\]$/);
+    expect(out.hookSpecificOutput.additionalContext).toMatch(/^x+…\[truncated by hookgate\]$/);
+    // Claude Code saves long texts to a file itself; a short deepagents answer is left whole.
+    expect(renderDecision(decision, "PreToolUse", "claude-code").body.length).toBeGreaterThan(180_000);
+    expect(body(d({ kind: "deny", reason: "é".repeat(30_000) }), "PreToolUse", "deepagents")).toEqual(
+      body(d({ kind: "deny", reason: "é".repeat(30_000) }), "PreToolUse", "claude-code"),
+    );
   });
 
   it("answers deepcode's PreCompact without the context it would ignore as a body that is not JSON", () => {
