@@ -7,6 +7,7 @@ import { errorMessage } from "./errors.js";
 import type { HookEvent } from "./hook-event.js";
 import { maskValue } from "./mask.js";
 import type { Notification } from "./sinks.js";
+import { capStrings, cut, largestFitting, longestString } from "./truncate.js";
 
 export interface DeliveryJob {
   readonly id: string;
@@ -92,4 +93,24 @@ export function createNotification(
     event: maskValue(event.payload, secrets, 4000) as Record<string, unknown>,
     relatedTool,
   };
+}
+
+/**
+ * The job with every string of its (already masked) event longer than some length L cut to L
+ * characters plus TRUNCATION_MARKER, L the largest that fits; the longest strings go first and no
+ * key is dropped. When even L = 0 does not fit (a huge structure of short values), the event
+ * becomes its JSON text, cut the same way, under the key `truncated`.
+ */
+export function fitDeliveryJob(job: DeliveryJob, fits: (candidate: DeliveryJob) => boolean): DeliveryJob {
+  if (fits(job)) return job;
+  const withEvent = (event: Record<string, unknown>): DeliveryJob => ({
+    ...job,
+    notification: { ...job.notification, event },
+  });
+  const event = job.notification.event;
+  const capped = (length: number) => withEvent(capStrings(event, length, 0) as Record<string, unknown>);
+  if (fits(capped(0))) return capped(largestFitting(longestString(event, 0), (l) => fits(capped(l))));
+  const text = JSON.stringify(event);
+  const asText = (length: number) => withEvent({ truncated: cut(text, length) });
+  return asText(largestFitting(text.length, (l) => fits(asText(l))));
 }

@@ -10,7 +10,7 @@ import { randomUUID } from "node:crypto";
 import type { SQSClient } from "@aws-sdk/client-sqs";
 import { nodeSha256 } from "../adapters/hash/node-crypto.js";
 import { createJsonLogger, scrubLines } from "../adapters/log/json-lines.js";
-import type { DeliveryJob } from "../core/delivery.js";
+import { type DeliveryJob, fitDeliveryJob } from "../core/delivery.js";
 import { errorMessage } from "../core/errors.js";
 import { scrubbingWith } from "../core/mask.js";
 import { withPatternEngines } from "../core/pattern-engines.js";
@@ -145,6 +145,9 @@ export function createLambdaRuntime(options: LambdaOptions = {}): LambdaRuntime 
         queueUrl,
         // The producer only sends; it never dead-letters.
         deadLetterQueueUrl: deadLetterQueueUrl ?? "",
+        // An event near the body limit (raised towards Lambda's 6 MB) is cut to SQS's 1 MiB, as
+        // on Cloudflare, rather than refused and lost; and so is a dead letter with its error.
+        fit: fitDeliveryJob,
       });
     });
     const lazy = lazyQueue(open);

@@ -21,6 +21,7 @@ import {
 import { createSqsServer } from "local-aws-sqs";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createSqsClientForLocal, createSqsQueue } from "../../src/adapters/queue/sqs.js";
+import { type DeliveryJob, fitDeliveryJob } from "../../src/core/delivery.js";
 import type { Queue } from "../../src/core/queue.js";
 import { type Job, queueContract } from "./queue.contract.js";
 
@@ -136,6 +137,44 @@ describe("sqs queue, SQS specifics", () => {
       ]),
     ).rejects.toThrow(/SQS message huge is \d+ bytes/);
     expect(await queue.receive(10, 30_000)).toEqual([]);
+  });
+
+  it("cuts a delivery job over 1 MiB to fit, on send and on dead-lettering, when given fitDeliveryJob", async () => {
+    // A PostToolUse near the default 1 MiB body limit (or past it, where Lambda's limit is raised):
+    // refused, its notification would be lost; cut, it is delivered with its strings marked.
+    await open();
+    const delivery = createSqsQueue<DeliveryJob>({
+      client,
+      queueUrl: pair.queueUrl,
+      deadLetterQueueUrl: pair.deadLetterQueueUrl,
+      fit: fitDeliveryJob,
+    });
+    const output = Array.from({ length: 300 }, (_, i) => `${i} ${"o".repeat(3990)}`);
+    const job: DeliveryJob = {
+      id: "evt_big.audit",
+      sink: "audit",
+      notification: {
+        id: "evt_big",
+        createdAt: 0,
+        team: "default",
+        client: "claude-code",
+        eventName: "PostToolUse",
+        decision: "none",
+        ruleId: "r",
+        event: { tool_name: "Bash", tool_response: { output } },
+      },
+    };
+    await delivery.send([{ id: job.id, body: job }]);
+    const [got] = await delivery.receive(1, 30_000);
+    expect(got?.id).toBe(job.id);
+    const event = got?.body.notification.event as { tool_response: { output: string[] } };
+    expect(event.tool_response.output).toHaveLength(300);
+    expect(event.tool_response.output[299]).toMatch(/^299 o+…\[truncated by hookgate\]$/);
+    if (!got) return;
+    await delivery.deadLetter(got, `HTTP 500 ${"e".repeat(10_000)}`);
+    const [dead] = await delivery.listDead(10);
+    expect(dead).toMatchObject({ id: job.id, attempts: 1 });
+    expect(dead?.error).toMatch(/^HTTP 500 e+/);
   });
 
   it("throws listing the entries SQS failed in a 200 answer, after sending the rest", async () => {

@@ -334,6 +334,45 @@ describe("notify jobs from the Lambda HTTP handler", () => {
     });
   });
 
+  it("puts an event too big for one SQS message on the queue cut to fit, not lost", async () => {
+    // A PostToolUse of 1.2 MB under a body limit raised towards Lambda's 6 MB: the job would be
+    // over SQS's 1 MiB, refused before any call, and only logged.
+    const policy = JSON.stringify({
+      version: 1,
+      defaults: { maxBodyBytes: 4 * 1024 * 1024 },
+      rules: [{ id: "audit-output", on: "PostToolUse", notify: ["audit"] }],
+      sinks: { audit: { type: "webhook", url: "https://hooks.example.com/audit" } },
+    });
+    const { lines, logger } = captureLogs();
+    const handler = createHttpHandler({
+      env: { HOOKGATE_POLICY: policy, HOOKGATE_QUEUE_URL: queueUrl },
+      newId: () => "d-big",
+      sqsClient: async () => client,
+      logger,
+    });
+    const output = Array.from({ length: 300 }, (_, i) => `${i} ${"o".repeat(3990)}`);
+    const body = JSON.stringify({
+      session_id: "s1",
+      transcript_path: "/tmp/s1.jsonl",
+      cwd: "/home/dev/proj",
+      hook_event_name: "PostToolUse",
+      tool_name: "Bash",
+      tool_input: { command: "cat build.log" },
+      tool_response: { output },
+    });
+    expect(body.length).toBeGreaterThan(1024 * 1024);
+    const res = await handler({ ...HTTP_API, body, isBase64Encoded: false } as V2Event, context());
+    expect(res.statusCode).toBe(200);
+    expect(lines.filter((l) => l.level !== "info")).toEqual([]);
+    const got = await client.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, WaitTimeSeconds: 0 }));
+    expect(got.Messages).toHaveLength(1);
+    const envelope = JSON.parse(got.Messages?.[0]?.Body ?? "null");
+    expect(envelope.id).toBe("evt_d-big.audit");
+    expect(envelope.body.notification.event.tool_response.output.at(-1)).toMatch(
+      /…\[truncated by hookgate\]$/,
+    );
+  });
+
   /** A handler whose SQS send never settles: an answer can only come from the wait it schedules. */
   const hangingHandler = () => {
     const { lines, logger } = captureLogs();

@@ -14,7 +14,7 @@
  */
 import type { DeliveryJob } from "../../core/delivery.js";
 import type { OutgoingMessage, Queue } from "../../core/queue.js";
-import { capStrings, cut, largestFitting, longestString, utf8Length } from "../../core/truncate.js";
+import { utf8Length } from "../../core/truncate.js";
 
 /** A queue producer binding (a subset of workers-types' `Queue<Body>`). */
 export interface QueueProducerBinding<Body> {
@@ -126,28 +126,8 @@ export async function replayDeadLetters<T>(
   return replayed.length;
 }
 
-// ---------------------------------------------------------------------------------------------
-// Fitting a delivery job into one message
-
-/**
- * The job with every string of its (already masked) event longer than some length L cut to L
- * characters plus TRUNCATION_MARKER, L the largest that fits; the longest strings go first and no
- * key is dropped. When even L = 0 does not fit (a huge structure of short values), the event
- * becomes its JSON text, cut the same way, under the key `truncated`.
- */
-export function fitDeliveryJob(job: DeliveryJob, fits: (candidate: DeliveryJob) => boolean): DeliveryJob {
-  if (fits(job)) return job;
-  const withEvent = (event: Record<string, unknown>): DeliveryJob => ({
-    ...job,
-    notification: { ...job.notification, event },
-  });
-  const event = job.notification.event;
-  const capped = (length: number) => withEvent(capStrings(event, length, 0) as Record<string, unknown>);
-  if (fits(capped(0))) return capped(largestFitting(longestString(event, 0), (l) => fits(capped(l))));
-  const text = JSON.stringify(event);
-  const asText = (length: number) => withEvent({ truncated: cut(text, length) });
-  return asText(largestFitting(text.length, (l) => fits(asText(l))));
-}
+/** The job cut to fit one message (core/delivery.ts), here beside the producer that needs it. */
+export { fitDeliveryJob } from "../../core/delivery.js";
 
 export function jsonBytes(value: unknown): number {
   return utf8Length(JSON.stringify(value));

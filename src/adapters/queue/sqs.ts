@@ -39,6 +39,12 @@ export interface SqsQueueOptions<T> {
   readonly now?: () => number;
   /** How long an ack, retry or dead letter waits for others to share its batch (default 20 ms). */
   readonly batchWindowMs?: number;
+  /**
+   * Makes a body whose message is over SQS's 1 MiB fit (`fits` tells whether a candidate does),
+   * on send and on dead-lettering (core/delivery.ts `fitDeliveryJob` for delivery jobs). Without
+   * it an oversized message is refused before it is sent.
+   */
+  readonly fit?: (body: T, fits: (candidate: T) => boolean) => T;
 }
 
 const MAX_BATCH_ENTRIES = 10;
@@ -211,6 +217,15 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
 
   function unreadable(message: Message, reason: string): void {
     options.onUnreadable?.({ messageId: message.MessageId ?? "", reason });
+  }
+
+  /** The message text for `body`, its body fitted (options.fit) when the message is over 1 MiB. */
+  function fitted(body: T, message: (body: T) => unknown): string {
+    const text = toSqsJson(message(body));
+    const fits = (candidate: T) =>
+      Buffer.byteLength(toSqsJson(message(candidate)), "utf8") <= MAX_BATCH_BYTES;
+    if (!options.fit || Buffer.byteLength(text, "utf8") <= MAX_BATCH_BYTES) return text;
+    return toSqsJson(message(options.fit(body, fits)));
   }
 
   /** Sends every message, in batches within SQS's limits; throws listing what SQS refused. */
@@ -473,7 +488,7 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
         queueUrl,
         messages.map((m) => ({
           id: m.id,
-          text: toSqsJson({ id: m.id, body: encode(m.body) }),
+          text: fitted(m.body, (body) => ({ id: m.id, body: encode(body) })),
           delaySeconds: seconds(m.delayMs ?? 0, MAX_DELAY_SECONDS),
         })),
       );
@@ -514,16 +529,15 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
     // Two calls, not atomic: a crash between them leaves the job on the source queue, where the
     // queue's redrive policy (maxReceiveCount) remains the safety net that moves it to the DLQ.
     async deadLetter(message, error) {
-      const letter = {
+      const failedAt = now();
+      const letter = fitted(message.body, (body) => ({
         id: message.id,
-        body: encode(message.body),
+        body: encode(body),
         attempts: message.attempts,
         error: error.slice(0, MAX_ERROR_CHARS),
-        failedAt: now(),
-      };
-      await client.send(
-        new SendMessageCommand({ QueueUrl: deadLetterQueueUrl, MessageBody: toSqsJson(letter) }),
-      );
+        failedAt,
+      }));
+      await client.send(new SendMessageCommand({ QueueUrl: deadLetterQueueUrl, MessageBody: letter }));
       await deletes.add({ receipt: message.receipt });
     },
 
