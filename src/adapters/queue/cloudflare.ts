@@ -12,7 +12,6 @@
  * `sendBatch` ≤ 100 messages and ≤ 256 KB, delays ≤ 12 h. A job over the message limit has the
  * longest strings of its event cut with TRUNCATION_MARKER; a job is never dropped.
  */
-import type { DeliveryJob } from "../../core/delivery.js";
 import type { OutgoingMessage, Queue } from "../../core/queue.js";
 import { utf8Length } from "../../core/truncate.js";
 
