@@ -1,8 +1,11 @@
 /**
- * A rule's `matcher`, with Claude Code's semantics (POLICY.md): unset, "" or "*" match
- * everything; a value made only of `[A-Za-z0-9_|]` is a list of exact names (`Write|Edit`);
- * anything else is an unanchored regular expression, where `|` is alternation, so
- * `mcp__(github|gitlab)__.*` keeps its meaning instead of being split apart.
+ * A rule's `matcher` (POLICY.md): unset, "" or "*" match everything; a value containing `|` is
+ * split and matches if any part does; a bare `[A-Za-z0-9_]+` (a part or the whole) matches by
+ * equality; anything else is an unanchored regular expression, as Claude Code runs it. So
+ * `Bash|mcp__.*` is the name Bash or an MCP tool, never `BashOutput`. When a part does not
+ * compile by itself, the `|` was inside a group or a class (`mcp__(github|gitlab)__.*`,
+ * `[a|b]`), and the whole value is one regular expression, where POLICY.md's reading would
+ * leave only a matcher to reject.
  */
 import { MATCHER_FIELD } from "./event-capabilities.js";
 import type { HookEvent } from "./hook-event.js";
@@ -23,10 +26,29 @@ export function compileMatcher(text: string | undefined): Result<Matcher, string
   }
   const names = exactMatcherNames(text);
   if (names) return ok((value) => value !== undefined && names.has(value));
+  const parts = text.includes("|") ? splitParts(text) : undefined;
+  if (parts) return ok((value) => value !== undefined && parts.some((part) => part(value)));
   const compiled = compileRegex(text);
   if (!compiled.ok) return compiled;
   const test = compiled.value;
   return ok((value) => value !== undefined && test(value));
+}
+
+const EXACT_NAME = /^[A-Za-z0-9_]+$/;
+
+/** Each part an exact name or a regex; undefined when some part does not compile by itself. */
+function splitParts(text: string): ((value: string) => boolean)[] | undefined {
+  const parts: ((value: string) => boolean)[] = [];
+  for (const part of text.split("|")) {
+    if (EXACT_NAME.test(part)) {
+      parts.push((value) => value === part);
+      continue;
+    }
+    const compiled = compileRegex(part);
+    if (!compiled.ok) return undefined;
+    parts.push(compiled.value);
+  }
+  return parts;
 }
 
 /**

@@ -24,6 +24,17 @@ describe("compileMatcher", () => {
     ["mcp__.*", "Bash", false],
     ["mcp__(github|gitlab)__.*", "mcp__gitlab__merge", true],
     ["mcp__(github|gitlab)__.*", "mcp__jira__x", false],
+    // POLICY.md: a value with | is split, each part an exact name or a regex.
+    ["Bash|mcp__.*", "Bash", true],
+    ["Bash|mcp__.*", "mcp__github__create_issue", true],
+    ["Bash|mcp__.*", "BashOutput", false],
+    ["Read|mcp__.*", "ReadMcpResourceTool", false],
+    ["Edit.*|Write", "NotebookEdit", true],
+    ["Edit.*|Write", "WriteFile", false],
+    // A part that does not compile alone: the | is inside a group or class, one regex.
+    ["[|]x|y", "|x", true],
+    ["^(Bash|Read)$", "Read", true],
+    ["^(Bash|Read)$", "BashOutput", false],
     ["Notebook.*", "NotebookEdit", true],
     ["^Read$", "Read", true],
     ["^Read$", "ReadMore", false],
