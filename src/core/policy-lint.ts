@@ -95,6 +95,25 @@ function lintRule(rule: CompiledRule, warn: (path: string, message: string) => v
     );
   }
   lintMatcherAgainstIf(rule, warn);
+  lintPromptPlaceholders(rule, warn);
+}
+
+/**
+ * A prompt's `$n` is Claude Code's placeholder for the body's n-th word (judge.ts `renderPrompt`),
+ * and any placeholder keeps the body from being appended: "more than $5 an hour" reaches the
+ * model as "more than  an hour", with no event to judge.
+ */
+function lintPromptPlaceholders(rule: CompiledRule, warn: (path: string, message: string) => void): void {
+  const text = rule.document.prompt?.text;
+  if (text === undefined) return;
+  const unescaped = text.replace(/\\\$/g, "");
+  const positional = /\$(\d+)(?!\w)/.exec(unescaped);
+  if (!positional) return;
+  const whole = /\$ARGUMENTS(?!\[\d+\])/.test(unescaped);
+  warn(
+    `${rule.path}.prompt.text`,
+    `"${positional[0]}" is replaced by word ${positional[1]} (counting from 0) of the event's JSON, as in Claude Code's prompt hooks${whole ? "" : ", and the event itself is then not added to the prompt"}; write "\\${positional[0]}" for a literal dollar sign`,
+  );
 }
 
 /** Claude Code's own tool names, which are case-sensitive. */

@@ -23,6 +23,27 @@ describe("lintPolicy: an event no client sends", () => {
   });
 });
 
+describe("lintPolicy: a prompt's $n", () => {
+  it("says $5 is a word of the event, and that without $ARGUMENTS the event is left out", async () => {
+    const models = { m: { provider: "anthropic", model: "claude-haiku-4-5", apiKey: "sk-ant-test" } };
+    const prompt = (text: string) => ({ id: "judge", on: "PreToolUse", prompt: { text, model: "m" } });
+    const lint = async (text: string) => {
+      const policy = await policyFrom({ version: 1, auth: { tokens: [] }, models, rules: [prompt(text)] });
+      return lintPolicy(policy)
+        .filter((w) => w.path === "$.rules[0].prompt.text")
+        .map((w) => w.message);
+    };
+    expect(await lint("Answer ok false if this may cost more than $5 per hour.")).toEqual([
+      '"$5" is replaced by word 5 (counting from 0) of the event\'s JSON, as in Claude Code\'s prompt hooks, and the event itself is then not added to the prompt; write "\\$5" for a literal dollar sign',
+    ]);
+    expect(await lint("More than $5? $ARGUMENTS")).toEqual([
+      '"$5" is replaced by word 5 (counting from 0) of the event\'s JSON, as in Claude Code\'s prompt hooks; write "\\$5" for a literal dollar sign',
+    ]);
+    expect(await lint("More than \\$5? $ARGUMENTS")).toEqual([]);
+    expect(await lint("Is the first word $ARGUMENTS[0] a shell? $5x")).toEqual([]);
+  });
+});
+
 describe("lintPolicy: rules shadowed by an unconditional deny", () => {
   it("warns about a decide rule after an enforcing deny on every event it matches", async () => {
     const warnings = await warningsFor([
