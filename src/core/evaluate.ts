@@ -365,5 +365,8 @@ export function failureEffect(
 ): RuleEffect {
   if (mode === "allow") return { ruleId: rule.id };
   const decision = honouredDecision(event.name, mode);
-  return { ruleId: rule.id, decision, reason: decision ? reason : undefined };
+  // An `ask` the event cannot carry (PermissionRequest) is withheld, as a `decide: "ask"` rule's
+  // is: it still outranks an allow, which must not win for want of the failed rule's answer.
+  if (decision === undefined) return { ruleId: rule.id, withheld: mode };
+  return { ruleId: rule.id, decision, reason };
 }

@@ -168,9 +168,14 @@ export function parseForwardResponse(
         : undefined,
   ];
   let decision: DecisionKind | undefined;
+  // A stated decision the event cannot carry (an `ask` on PermissionRequest) is withheld, as a
+  // `decide` rule's is: never sent, it still outranks an allow from another rule.
+  let withheld: DecisionKind | undefined;
   for (const kind of stated) {
-    const honoured = kind === undefined ? undefined : honouredDecision(eventName, kind);
+    if (kind === undefined) continue;
+    const honoured = honouredDecision(eventName, kind);
     if (honoured && (!decision || RANK[honoured] > RANK[decision])) decision = honoured;
+    if (!honoured && (!withheld || RANK[kind] > RANK[withheld])) withheld = kind;
   }
 
   const reason = decision
@@ -186,6 +191,7 @@ export function parseForwardResponse(
     ...(own.context !== undefined && { context: own.context }),
     ...(systemMessage !== undefined && { systemMessage }),
     ...(decision === "allow" && own.updatedInput !== undefined && { updatedInput: own.updatedInput }),
+    ...(withheld !== undefined && (!decision || RANK[withheld] > RANK[decision]) && { withheld }),
     ...(stopsTurn && { stop: true }),
     ...(stop === false && stopReason !== undefined && { stopReason }),
   });

@@ -426,7 +426,9 @@ function lintAction(rule: CompiledRule, event: string, warn: (path: string, mess
   ) {
     warn(
       `${p}.${action.kind}.onError`,
-      `no client can honour "${onError}" on ${event}; when the rule fails there it has no opinion, as with "allow"`,
+      event === "PermissionRequest"
+        ? `no client can honour "${onError}" on ${event}; when the rule fails there no decision is sent, and another rule's allow is held back as beside a "decide": "${onError}" rule`
+        : `no client can honour "${onError}" on ${event}; when the rule fails there it has no opinion, as with "allow"`,
     );
   }
   const context =

@@ -428,6 +428,33 @@ describe("forward rules", () => {
     expect(lastAudit(app).pending).toEqual([expect.objectContaining({ rule: "judge", outcome: "OK" })]);
   });
 
+  it("keeps a forwarded ask on PermissionRequest above another rule's allow, though it cannot be sent there", async () => {
+    // POLICY.md: ask over allow. The dialog cannot carry an ask, so no decision is sent and the
+    // client shows its dialog, as for a `decide: "ask"` rule beside an allow rule.
+    const allow = { id: "allow-bash", on: "PermissionRequest", matcher: "Bash", decide: "allow" };
+    const app = await appWith({}, [allow]);
+    next = {
+      body: JSON.stringify({
+        hookSpecificOutput: { hookEventName: "PermissionRequest", permissionDecision: "ask" },
+      }),
+    };
+    const pr = JSON.stringify({
+      session_id: "s",
+      transcript_path: "/t",
+      cwd: "/p",
+      hook_event_name: "PermissionRequest",
+      tool_name: "Bash",
+      tool_input: { command: "x" },
+    });
+    const res = await app.post("/v1/hooks", pr);
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe("");
+    // The same for the forward's own failure under onError "ask".
+    next = { hang: true };
+    const failing = await appWith({ onError: "ask", timeoutMs: 100 }, [allow]);
+    expect(await (await failing.post("/v1/hooks", pr)).text()).toBe("");
+  });
+
   it("relays a PermissionRequest decision in both shapes", async () => {
     const app = await appWith();
     next = {

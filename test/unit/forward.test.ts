@@ -495,7 +495,8 @@ describe("parseForwardResponse: effects (clients.md §6.2)", () => {
           permissionDecisionReason: "why",
         },
       }),
-      {},
+      // Not sent, but it still outranks another rule's allow (ask over allow).
+      { withheld: "ask" },
     ],
     [
       "PermissionRequest legacy block",
@@ -539,7 +540,7 @@ describe("parseForwardResponse: effects (clients.md §6.2)", () => {
       "block is not honoured on Notification",
       "Notification",
       '{"decision":"block","reason":"x","systemMessage":"m"}',
-      { systemMessage: "m" },
+      { systemMessage: "m", withheld: "block" },
     ],
     [
       "TV-36 continue false",

@@ -217,7 +217,7 @@ describe("lintPolicy: an onError no client can honour", () => {
       rules: [
         {
           id: "relay",
-          on: ["PreToolUse", "Stop"],
+          on: ["PreToolUse", "Stop", "PermissionRequest"],
           forward: { url: "https://policy.example/hook", onError: "ask" },
         },
         { id: "judge", on: "Notification", prompt: { text: "ok?", model: "m", onError: "deny" } },
@@ -233,6 +233,7 @@ describe("lintPolicy: an onError no client can honour", () => {
       .filter((w) => w.includes("onError"));
     expect(warnings).toEqual([
       '$.rules[0].forward.onError: no client can honour "ask" on Stop; when the rule fails there it has no opinion, as with "allow"',
+      '$.rules[0].forward.onError: no client can honour "ask" on PermissionRequest; when the rule fails there no decision is sent, and another rule\'s allow is held back as beside a "decide": "ask" rule',
       '$.rules[1].prompt.onError: no client can honour "deny" on Notification; when the rule fails there it has no opinion, as with "allow"',
       '$.rules[3].prompt.onError: "on": "*" includes events where no client can honour "ask" (every event but PreToolUse); when the rule fails there it has no opinion, as with "allow"',
     ]);
