@@ -96,21 +96,57 @@ export function createNotification(
 }
 
 /**
- * The job with every string of its (already masked) event longer than some length L cut to L
- * characters plus TRUNCATION_MARKER, L the largest that fits; the longest strings go first and no
- * key is dropped. When even L = 0 does not fit (a huge structure of short values), the event
- * becomes its JSON text, cut the same way, under the key `truncated`.
+ * The job with every string of its free text (the already masked event, the reason, a related
+ * tool's summary, a legacy tool call's other half) longer than some length L cut to L characters
+ * plus TRUNCATION_MARKER, L the largest that fits; the longest strings go first, no key is
+ * dropped and the ids stay whole. When even L = 0 does not fit (a huge structure of short values),
+ * the event and the other half's arguments become their JSON text, cut the same way, under the
+ * key `truncated`.
  */
 export function fitDeliveryJob(job: DeliveryJob, fits: (candidate: DeliveryJob) => boolean): DeliveryJob {
   if (fits(job)) return job;
-  const withEvent = (event: Record<string, unknown>): DeliveryJob => ({
-    ...job,
-    notification: { ...job.notification, event },
-  });
-  const event = job.notification.event;
-  const capped = (length: number) => withEvent(capStrings(event, length, 0) as Record<string, unknown>);
-  if (fits(capped(0))) return capped(largestFitting(longestString(event, 0), (l) => fits(capped(l))));
-  const text = JSON.stringify(event);
-  const asText = (length: number) => withEvent({ truncated: cut(text, length) });
-  return asText(largestFitting(text.length, (l) => fits(asText(l))));
+  const n = job.notification;
+  const toolUse = n.correlation?.toolUse;
+  const toolResult = n.correlation?.toolResult;
+  type Structured = Readonly<Record<string, unknown>>;
+  const cutTo = (length: number, shrink: (value: Structured, length: number) => Structured): DeliveryJob => {
+    const text = (value: string | undefined) =>
+      value === undefined ? undefined : (capStrings(value, length) as string);
+    return {
+      ...job,
+      notification: {
+        ...n,
+        event: shrink(n.event, length),
+        ...(n.reason !== undefined && { reason: text(n.reason) }),
+        ...(n.relatedTool && {
+          relatedTool: { ...n.relatedTool, summary: text(n.relatedTool.summary) ?? "" },
+        }),
+        ...(n.correlation && {
+          correlation: {
+            ...n.correlation,
+            ...(toolUse && { toolUse: { ...toolUse, toolArgs: shrink(toolUse.toolArgs, length) } }),
+            ...(toolResult && { toolResult: { ...toolResult, output: text(toolResult.output) ?? "" } }),
+          },
+        }),
+      },
+    };
+  };
+  const capped = (length: number) => cutTo(length, (value, l) => capStrings(value, l) as Structured);
+  if (fits(capped(0))) {
+    const longest = longestString([
+      n.event,
+      n.reason,
+      n.relatedTool?.summary,
+      toolUse?.toolArgs,
+      toolResult?.output,
+    ]);
+    return capped(largestFitting(longest, (l) => fits(capped(l))));
+  }
+  const asText = (length: number) =>
+    cutTo(length, (value, l) => ({ truncated: cut(JSON.stringify(value), l) }));
+  const longest = Math.max(
+    JSON.stringify(n.event).length,
+    toolUse ? JSON.stringify(toolUse.toolArgs).length : 0,
+  );
+  return asText(largestFitting(longest, (l) => fits(asText(l))));
 }

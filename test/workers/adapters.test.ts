@@ -94,6 +94,47 @@ describe("the Cloudflare Queues producer", () => {
     expect(Object.values(cutEvent.tool_input).every((v) => v.endsWith(TRUNCATION_MARKER))).toBe(true);
   });
 
+  it("cuts a long reason and a legacy tool call's other half too, not only the event", () => {
+    // A forwarded hook's 156 KB reason; a deepagents tool.use of 160 KB of edits saved for its
+    // tool.result: cutting only the event left each job over the limit, refused and lost.
+    const fits = (candidate: DeliveryJob) =>
+      bytes({ id: "x", body: candidate }) <= CLOUDFLARE_LIMITS.messageBytes;
+    const base = job("long", { hook_event_name: "PreToolUse", session_id: "s-1" });
+    const reasoned: DeliveryJob = {
+      ...base,
+      notification: { ...base.notification, reason: "r".repeat(156_000) },
+    };
+    const edits = Array.from({ length: 80 }, (_, i) => ({
+      old_string: `${i}`,
+      new_string: "e".repeat(1900),
+    }));
+    const halved: DeliveryJob = {
+      ...base,
+      notification: {
+        ...base.notification,
+        correlation: {
+          toolId: "call_7",
+          toolUse: { toolName: "edit_file", toolArgs: { file_path: "a.py", edits } },
+          toolResult: { status: "success", output: "o".repeat(2000) },
+        },
+      },
+    };
+    for (const oversized of [reasoned, halved]) {
+      expect(fits(oversized)).toBe(false);
+      const fitted = fitDeliveryJob(oversized, fits);
+      expect(fits(fitted)).toBe(true);
+      expect(fitted.id).toBe(oversized.id);
+      expect(fitted.notification.event).toEqual(oversized.notification.event);
+    }
+    expect(fitDeliveryJob(reasoned, fits).notification.reason).toMatch(/^r+…\[truncated by hookgate\]$/);
+    const correlation = fitDeliveryJob(halved, fits).notification.correlation;
+    expect(correlation?.toolId).toBe("call_7");
+    const fittedEdits = (correlation?.toolUse?.toolArgs as { edits?: { new_string: string }[] } | undefined)
+      ?.edits;
+    expect(fittedEdits).toHaveLength(80);
+    expect(fittedEdits?.[0]?.new_string.endsWith(TRUNCATION_MARKER)).toBe(true);
+  });
+
   it("keeps even a huge structure of short values, as cut JSON text", () => {
     const event = { items: Array.from({ length: 40_000 }, (_, i) => i) };
     const fits = (candidate: DeliveryJob) => bytes(candidate) <= 100_000;

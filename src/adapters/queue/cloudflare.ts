@@ -10,7 +10,8 @@
  *
  * Limits: a message ≤ 128 KB (KB = 1000 bytes, ~100 bytes of metadata count toward it),
  * `sendBatch` ≤ 100 messages and ≤ 256 KB, delays ≤ 12 h. A job over the message limit has the
- * longest strings of its event cut with TRUNCATION_MARKER; a job is never dropped.
+ * longest strings of its free text (the event, the reason, a tool call's other half) cut with
+ * TRUNCATION_MARKER (core/delivery.ts `fitDeliveryJob`); a job is never dropped.
  */
 import type { OutgoingMessage, Queue } from "../../core/queue.js";
 import { utf8Length } from "../../core/truncate.js";
