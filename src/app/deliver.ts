@@ -50,11 +50,17 @@ export interface Deliverer {
   deliver(job: DeliveryJob, attempts: number): Promise<DeliveryOutcome>;
 }
 
-/** Egress failures worth another try; every other refusal is a configuration problem. */
+/**
+ * Egress failures worth another try; every other refusal is a configuration problem. A name that
+ * resolves to nothing is one: Node's resolver fails it (ENOTFOUND, EGRESS_DNS_FAILED) where
+ * DNS-over-HTTPS on Workers answers NXDOMAIN or no records (EGRESS_NO_ADDRESS), and a DNS
+ * outage or a record being re-created must not dead-letter on one runtime what the other retries.
+ */
 const TRANSIENT: ReadonlySet<EgressCode> = new Set([
   "EGRESS_TIMEOUT",
   "EGRESS_CONNECT_FAILED",
   "EGRESS_DNS_FAILED",
+  "EGRESS_NO_ADDRESS",
 ]);
 /** Slack and Discord webhooks take about one message per second (fanout.md B3, B4). */
 const CHAT_INTERVAL_MS = 1000;

@@ -37,9 +37,11 @@ export function retryDelayMs(
   if (base === undefined) return undefined;
   const baseMs = base * 1000;
   const jittered = baseMs * (0.8 + 0.4 * random);
-  // Honour Retry-After, clamped to [base, 2 × base] as Svix does, so a server cannot park a job
-  // for days nor make us hammer it.
-  const wanted = retryAfterMs === undefined ? jittered : Math.min(Math.max(retryAfterMs, baseMs), 2 * baseMs);
+  // Honour Retry-After whole, up to the 12 h any backend can hold a job: a sink that says when to
+  // come back (Slack's 30 s, GitHub's rate-limit reset in 40 minutes) is not asked again before,
+  // where each early attempt spends one of the schedule's and GitHub may ban the integration.
+  // A sooner Retry-After does not make us come back before the schedule's own delay.
+  const wanted = retryAfterMs === undefined ? jittered : Math.max(retryAfterMs, jittered);
   return Math.min(Math.round(wanted), MAX_DELAY_MS);
 }
 

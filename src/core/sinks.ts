@@ -590,9 +590,13 @@ const DELIVERED: SinkVerdict = { kind: "delivered" };
  * asked for when it said (Retry-After seconds or HTTP date against `now`; Slack/Discord JSON
  * `retry_after` seconds as a fallback; GitHub's rate-limit reset); redirects are never followed,
  * so 3xx is permanent, as are 410 and every other 4xx. A GitHub 403 that is a rate limit
- * (Retry-After, or x-ratelimit-remaining 0) is retried: GitHub answers rate limits with 403 too.
+ * (Retry-After, x-ratelimit-remaining 0, or a message naming a secondary rate limit, waited for a
+ * minute at least) is retried: GitHub answers rate limits with 403 too.
  * `secrets` (`Policy.secrets`) are scrubbed from what a reason quotes of the answer.
  */
+const GITHUB_SECONDARY_LIMIT = /secondary rate limit|abuse detection/i;
+const GITHUB_SECONDARY_WAIT_MS = 60_000;
+
 export function classifySinkResponse(
   sink: ResolvedSink["type"],
   status: number,
@@ -612,6 +616,14 @@ export function classifySinkResponse(
     (header("retry-after") !== undefined || header("x-ratelimit-remaining")?.trim() === "0")
   ) {
     return retry(`HTTP 403 GitHub rate limit${detail}`, retryAfterMs(sink, header, body, now));
+  }
+  // A secondary rate limit may come with neither header; GitHub then asks for at least a minute's
+  // wait, and says so only in its message ("You have exceeded a secondary rate limit").
+  if (sink === "github-dispatch" && (status === 403 || status === 429) && GITHUB_SECONDARY_LIMIT.test(body)) {
+    return retry(
+      `HTTP ${status} GitHub secondary rate limit${detail}`,
+      retryAfterMs(sink, header, body, now) ?? GITHUB_SECONDARY_WAIT_MS,
+    );
   }
   if (RETRY_STATUSES.has(status) || (status >= 500 && status < 600 && !PERMANENT_5XX.has(status))) {
     return retry(`HTTP ${status}${detail}`, retryAfterMs(sink, header, body, now));

@@ -15,6 +15,7 @@ type Behaviour =
   | "ok"
   | "500"
   | "429"
+  | "429-later"
   | "hang"
   | "reset"
   | "410"
@@ -34,6 +35,8 @@ beforeAll(async () => {
         return res.writeHead(500).end("boom");
       case "429":
         return res.writeHead(429, { "retry-after": "7" }).end();
+      case "429-later":
+        return res.writeHead(429, { "retry-after": "2400" }).end();
       case "hang":
         return;
       case "reset":
@@ -123,9 +126,11 @@ describe("deliver", () => {
     });
   });
 
-  it("honours Retry-After, clamped to [base, 2 × base]", async () => {
+  it("honours Retry-After, never coming back before the schedule's own delay", async () => {
     expect(await deliverTo("429", 1)).toMatchObject({ kind: "retry", delayMs: 7000 });
     expect(await deliverTo("429", 2)).toMatchObject({ kind: "retry", delayMs: 60_000 });
+    // 40 minutes, far past the schedule's 5 s: asking sooner would spend an attempt for nothing.
+    expect(await deliverTo("429-later", 1)).toMatchObject({ kind: "retry", delayMs: 2_400_000 });
   });
 
   it("dead-letters after the last attempt, with the last error", async () => {
@@ -150,6 +155,33 @@ describe("deliver", () => {
       kind: "dead",
       reason: expect.stringMatching(/^EGRESS_BLOCKED_ADDRESS: .*127\.0\.0\.0\/8/),
     });
+  });
+
+  it("retries a name that resolves to nothing (NXDOMAIN over DoH on Workers), as Node retries ENOTFOUND", async () => {
+    const policy = await policyFrom({
+      version: 1,
+      rules: [],
+      sinks: { hook: { type: "webhook", url: "https://nx-sink.hookgate.test/in" } },
+    });
+    const outcomes: DeliveryOutcome[] = [];
+    for (const code of ["EGRESS_NO_ADDRESS", "EGRESS_DNS_FAILED"] as const) {
+      const deliverer = createDeliverer({
+        policy: () => policy,
+        egress: async () => ({
+          ok: false,
+          error: { code, stage: "dns", reason: "nx-sink.hookgate.test: no address" },
+        }),
+        env: () => undefined,
+        clock: { now: Date.now, monotonic: () => performance.now() },
+        random: () => 0.5,
+        sleep: async () => undefined,
+      });
+      outcomes.push(await deliverer.deliver(job("hook"), 1));
+    }
+    expect(outcomes).toEqual([
+      expect.objectContaining({ kind: "retry", delayMs: 5000 }),
+      expect.objectContaining({ kind: "retry", delayMs: 5000 }),
+    ]);
   });
 
   it("dead-letters at once a job whose webhook secret cannot sign, as every attempt would fail", async () => {

@@ -908,6 +908,14 @@ describe("classifySinkResponse: github-dispatch", () => {
     [403, {}, '{"message":"Resource not accessible by personal access token"}', "permanent"],
     [403, { "x-ratelimit-remaining": "0", "x-ratelimit-reset": reset }, "", "retry", 90_000],
     [403, { "retry-after": "60" }, '{"message":"You have exceeded a secondary rate limit"}', "retry", 60_000],
+    // A secondary limit without either header: GitHub asks for a wait of a minute at least.
+    [
+      403,
+      { "x-ratelimit-remaining": "4987" },
+      '{"message":"You have exceeded a secondary rate limit. Please wait a few minutes before you try again."}',
+      "retry",
+      60_000,
+    ],
     [429, { "x-ratelimit-remaining": "0", "x-ratelimit-reset": reset }, "", "retry", 90_000],
     [500, {}, "", "retry", undefined],
     [502, {}, "", "retry", undefined],
