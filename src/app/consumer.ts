@@ -3,11 +3,14 @@
  * `batchSize` jobs in flight, deliver each, and ack, retry or dead-letter it on its own.
  * `stop()` drains: it stops taking new jobs and waits for the jobs in hand.
  */
-import { type DeliveryJob, thrownOutcome } from "../core/delivery.js";
+import { type DeliveryJob, isDeliveryJob, thrownOutcome } from "../core/delivery.js";
 import { errorMessage } from "../core/errors.js";
 import type { Logger, Metrics } from "../core/ports.js";
 import type { Queue, ReceivedMessage } from "../core/queue.js";
 import type { Deliverer } from "./deliver.js";
+
+const NOT_A_JOB =
+  "the stored message is not a delivery job (an id, a sink and a notification); dead-lettered as stored";
 
 export interface ConsumerOptions {
   /** Jobs in flight at once. */
@@ -63,7 +66,14 @@ export function startConsumer(
   }
 
   async function handleJob(message: ReceivedMessage<DeliveryJob>): Promise<void> {
-    const job = message.body;
+    const job: unknown = message.body;
+    if (!isDeliveryJob(job)) {
+      // A stored body that parses but is no job (a journal line from elsewhere) can never be
+      // delivered, and would come back with every lease: dead-lettered as it is.
+      const outcome = { kind: "dead", reason: NOT_A_JOB } as const;
+      await settle(message, outcome, { job: message.id, sink: "unknown", attempts: message.attempts });
+      return;
+    }
     let outcome: Awaited<ReturnType<Deliverer["deliver"]>>;
     try {
       outcome = await deps.deliverer.deliver(job, message.attempts);
@@ -92,9 +102,9 @@ export function startConsumer(
   async function settle(
     message: ReceivedMessage<DeliveryJob>,
     outcome: Awaited<ReturnType<Deliverer["deliver"]>>,
-    fields: Record<string, unknown>,
+    fields: { readonly sink: string } & Record<string, unknown>,
   ): Promise<void> {
-    const sink = message.body.sink;
+    const sink = fields.sink;
     if (outcome.kind === "ack") {
       await deps.queue.ack(message);
       deps.metrics?.increment("hookgate_delivered_total", { sink });

@@ -16,6 +16,23 @@ export interface DeliveryJob {
 }
 
 /**
+ * Whether a stored or received body is a delivery job: a queue's message from elsewhere, or a
+ * journal line that parses but is not a job, can never be delivered and is dead-lettered as it
+ * is, rather than redelivered with every lease.
+ */
+export function isDeliveryJob(value: unknown): value is DeliveryJob {
+  if (value === null || typeof value !== "object") return false;
+  const { id, sink, notification } = value as Record<string, unknown>;
+  return (
+    typeof id === "string" &&
+    typeof sink === "string" &&
+    notification !== null &&
+    typeof notification === "object" &&
+    typeof (notification as Record<string, unknown>).eventName === "string"
+  );
+}
+
+/**
  * Svix's schedule (fanout.md): after the first attempt, retry in 5 s, 5 min, 30 min, 2 h, 5 h,
  * 10 h, 10 h; then dead-letter. Each delay gets ±20 % jitter so a burst that failed together
  * does not retry together. No delay exceeds 12 h, the longest any backend can hold a message.

@@ -180,7 +180,7 @@ describe("startConsumer", () => {
     await consumer.stop();
   });
 
-  it("logs a job it cannot even read and goes on with the next, never crashing", async () => {
+  it("dead-letters a message that is not a job, as stored, and goes on with the next, never crashing", async () => {
     const queue = createMemoryQueue<DeliveryJob>({ now: () => 0 });
     // An envelope from another producer: no notification in it.
     await queue.send([
@@ -199,7 +199,13 @@ describe("startConsumer", () => {
     for (let i = 0; i < 200 && !delivered.includes("ok"); i++) await new Promise((r) => setTimeout(r, 5));
     await consumer.stop();
     expect(delivered).toContain("ok");
-    expect(logs.map((l) => l.msg)).toContain("could not handle a delivery job; it will be redelivered");
+    // Redelivered, it would come back with every lease, its attempts growing without end.
+    expect(logs.map((l) => l.msg)).toContain("delivery dead-lettered");
+    const dead = await queue.listDead(10);
+    expect(dead).toEqual([
+      expect.objectContaining({ id: "broken", error: expect.stringMatching(/is not a delivery job/) }),
+    ]);
+    expect(await queue.receive(10, 60_000)).toEqual([]);
   });
 
   it("retries a deliverer that throws on the default schedule, then dead-letters the job with the error", async () => {

@@ -4,7 +4,7 @@
  * of its own, loaded by that handler only: a `fetch` never needs it (the 64 KiB main module).
  */
 import type { Deliverer, DeliveryOutcome } from "../../app/deliver.js";
-import { type DeliveryJob, thrownOutcome } from "../../core/delivery.js";
+import { type DeliveryJob, isDeliveryJob, thrownOutcome } from "../../core/delivery.js";
 import type { Logger, Metrics } from "../../core/ports.js";
 import {
   CLOUDFLARE_LIMITS,
@@ -130,19 +130,6 @@ function readEnvelope(value: unknown): Envelope<DeliveryJob> | undefined {
   if (value === null || typeof value !== "object") return undefined;
   const { id, body } = value as Record<string, unknown>;
   return typeof id === "string" && isDeliveryJob(body) ? { id, body } : undefined;
-}
-
-function isDeliveryJob(value: unknown): value is DeliveryJob {
-  if (value === null || typeof value !== "object") return false;
-  const { id, sink, notification } = value as Record<string, unknown>;
-  return (
-    typeof id === "string" &&
-    typeof sink === "string" &&
-    notification !== null &&
-    typeof notification === "object" &&
-    typeof (notification as Record<string, unknown>).eventName === "string" &&
-    typeof (notification as Record<string, unknown>).event === "object"
-  );
 }
 
 function describe(e: unknown): string {
