@@ -270,12 +270,8 @@ function lazyNotifier(
 async function queue(batch: PushedBatch, env: WorkerEnv, _ctx?: ExecutionContextLike): Promise<void> {
   const state = await isolateState(env);
   if (!state.ok) {
-    for (const message of batch.messages) message.retry({ delaySeconds: BROKEN_CONFIG_RETRY_SECONDS });
-    logger.log("error", "configuration invalid; delivery jobs wait for a valid policy", {
-      queue: batch.queue,
-      jobs: batch.messages.length,
-      retryInSeconds: BROKEN_CONFIG_RETRY_SECONDS,
-    });
+    const { holdForPolicy } = await import("../adapters/queue/cloudflare-consumer.js");
+    await holdForPolicy(batch, env.HOOKGATE_QUEUE, logger, BROKEN_CONFIG_RETRY_SECONDS);
     return;
   }
   const deadLetters = env.HOOKGATE_DLQ ?? {

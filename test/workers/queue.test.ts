@@ -332,10 +332,35 @@ describe("outcome translation", () => {
     expect(errors.mock.calls.some(([line]) => String(line).includes("dead-letter send failed"))).toBe(true);
   });
 
-  it("holds jobs while the policy is broken", async () => {
+  it("holds jobs while the policy is broken by sending them again with a delay, so no retry is spent", async () => {
+    // Retried instead, each redelivery would count in `attempts`, which the sink's schedule reads,
+    // and after max_retries Cloudflare would move the job to the DLQ without one delivery.
+    vi.spyOn(console, "error").mockImplementation(() => {});
+    const held = job("audit", crypto.randomUUID());
+    const { message, calls } = recorded(held, 4);
+    const other = recorded({ not: "a job" }, 1);
+    const sent: { body: unknown; delaySeconds?: number }[] = [];
+    const jobs = {
+      send: () => Promise.reject(new Error("the producer sends in batches")),
+      sendBatch: async (batch: Iterable<{ body: unknown; delaySeconds?: number }>) => {
+        sent.push(...batch);
+      },
+    };
+    await consume([message, other.message], { HOOKGATE_POLICY: "{ broken", HOOKGATE_QUEUE: jobs });
+    expect(calls).toEqual({ ack: 1, retry: [] });
+    expect(sent).toEqual([expect.objectContaining({ body: held, delaySeconds: 300 })]);
+    // What is not a job's envelope waits as before, for the consumer to dead-letter it.
+    expect(other.calls).toEqual({ ack: 0, retry: [{ delaySeconds: 300 }] });
+  });
+
+  it("retries jobs while the policy is broken when they cannot be sent again", async () => {
     vi.spyOn(console, "error").mockImplementation(() => {});
     const { message, calls } = recorded(job("audit", crypto.randomUUID()), 1);
-    await consume([message], { HOOKGATE_POLICY: "{ broken" });
+    const refusing = {
+      send: () => Promise.reject(new Error("Too Many Requests")),
+      sendBatch: () => Promise.reject(new Error("Too Many Requests")),
+    };
+    await consume([message], { HOOKGATE_POLICY: "{ broken", HOOKGATE_QUEUE: refusing });
     expect(calls).toEqual({ ack: 0, retry: [{ delaySeconds: 300 }] });
   });
 });

@@ -8,6 +8,7 @@ import { type DeliveryJob, isDeliveryJob, thrownOutcome } from "../../core/deliv
 import type { Logger, Metrics } from "../../core/ports.js";
 import {
   CLOUDFLARE_LIMITS,
+  createCloudflareProducer,
   type DeadLetterEnvelope,
   delaySecondsFor,
   type Envelope,
@@ -126,7 +127,51 @@ export function createCloudflareConsumer(deps: ConsumerDeps): {
   };
 }
 
-function readEnvelope(value: unknown): Envelope<DeliveryJob> | undefined {
+/**
+ * While the policy is broken, jobs wait for a valid one: sent to the queue again with a delay and
+ * acked, rather than retried. Cloudflare counts every redelivery in `attempts`, which the sink's
+ * retry schedule reads, and moves a message to the DLQ after `max_retries` (25: about two hours
+ * of 300 s retries), so retries would spend a job's schedule without one delivery attempt. A
+ * message that is not a job's envelope, or a send that fails, is retried as before.
+ */
+export async function holdForPolicy(
+  batch: PushedBatch,
+  jobsQueue: QueueProducerBinding<Envelope<DeliveryJob>> | undefined,
+  logger: Logger,
+  delaySeconds: number,
+): Promise<void> {
+  const jobs = batch.messages.flatMap((message) => {
+    const envelope = readEnvelope(message.body);
+    return envelope ? [{ message, envelope }] : [];
+  });
+  let resent: readonly PushedMessage[] = [];
+  if (jobsQueue && jobs.length > 0) {
+    try {
+      await createCloudflareProducer(jobsQueue).send(
+        jobs.map(({ envelope }) => ({ ...envelope, delayMs: delaySeconds * 1000 })),
+      );
+      resent = jobs.map((j) => j.message);
+    } catch (e) {
+      logger.log("error", "could not hold delivery jobs on the queue; retrying them instead", {
+        queue: batch.queue,
+        jobs: jobs.length,
+        error: describe(e),
+      });
+    }
+  }
+  for (const message of batch.messages) {
+    if (resent.includes(message)) message.ack();
+    else message.retry({ delaySeconds });
+  }
+  logger.log("error", "configuration invalid; delivery jobs wait for a valid policy", {
+    queue: batch.queue,
+    jobs: batch.messages.length,
+    retryInSeconds: delaySeconds,
+  });
+}
+
+/** A pushed message's body as a job's `{id, body}` envelope, or undefined when it is not one. */
+export function readEnvelope(value: unknown): Envelope<DeliveryJob> | undefined {
   if (value === null || typeof value !== "object") return undefined;
   const { id, body } = value as Record<string, unknown>;
   return typeof id === "string" && isDeliveryJob(body) ? { id, body } : undefined;
