@@ -37,9 +37,16 @@ export interface NotifyDeps {
   /**
    * Runs the enqueue: returning its promise makes the answer wait for it (Node); returning
    * nothing runs it after the answer (waitUntil on Workers, the invocation's settle on Lambda).
-   * `answerBy` is when the answer must be out (Lambda holds it for the enqueue until then at most).
+   * `answerBy` is when the answer must be out (Lambda holds it for the enqueue until then at most);
+   * `work` names what the task enqueues, for a log line about a task still running then.
    */
-  readonly defer: (task: () => Promise<void>, answerBy?: number) => Promise<void> | void;
+  readonly defer: (task: () => Promise<void>, answerBy?: number, work?: DeferredWork) => Promise<void> | void;
+}
+
+/** The decision and sinks a deferred enqueue is for. */
+export interface DeferredWork {
+  readonly decisionId: string;
+  readonly sinks: readonly string[];
 }
 
 export interface NotifyInput {
@@ -131,6 +138,7 @@ export function createNotifier(deps: NotifyDeps): Notifier {
 
   return {
     notify(input) {
+      const sinks = input.notify.flatMap((n) => n.sinks);
       return deps.defer(
         () =>
           run(input).catch((e) => {
@@ -138,12 +146,13 @@ export function createNotifier(deps: NotifyDeps): Notifier {
             deps.logger.log("error", "enqueue failed; the decision was answered anyway", {
               decisionId: input.decisionId,
               event: input.event.name,
-              sinks: input.notify.flatMap((n) => n.sinks),
+              sinks,
               error,
             });
             deps.metrics?.increment("hookgate_enqueue_failed_total");
           }),
         input.answerBy,
+        { decisionId: input.decisionId, sinks },
       );
     },
   };

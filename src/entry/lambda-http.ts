@@ -20,7 +20,7 @@
  */
 import { type APIGatewayProxyResult, handle, type LambdaContext, type LambdaEvent } from "hono/aws-lambda";
 import { nodeSha256 } from "../adapters/hash/node-crypto.js";
-import { createNotifier } from "../app/notify.js";
+import { createNotifier, type DeferredWork } from "../app/notify.js";
 import { createRemoteActions } from "../app/remote-actions.js";
 import { createLogRecorder } from "../app/replay.js";
 import { createApp } from "../http/app.js";
@@ -45,20 +45,20 @@ export function createHttpHandler(options: LambdaOptions = {}): HttpHandler {
    * handed it over. A task an earlier invocation left running (logged then) is not waited for
    * again: it would hold this answer, whatever this request's deadline.
    */
-  let pending = new Set<Promise<void>>();
+  let pending = new Map<Promise<void>, DeferredWork | undefined>();
   let answerBy = Number.POSITIVE_INFINITY;
   /** When this invocation times out (monotonic), from the context Lambda hands the handler. */
   let invocationEnds = Number.POSITIVE_INFINITY;
 
-  const defer = (task: () => Promise<void>, by?: number) => {
+  const defer = (task: () => Promise<void>, by?: number, work?: DeferredWork) => {
     if (by !== undefined) answerBy = Math.min(answerBy, by);
     const tasks = pending;
     const running = task().finally(() => tasks.delete(running));
-    tasks.add(running);
+    tasks.set(running, work);
   };
 
   return async (event, context) => {
-    pending = new Set();
+    pending = new Map();
     answerBy = Number.POSITIVE_INFINITY;
     invocationEnds = context
       ? runtime.clock.monotonic() + context.getRemainingTimeInMillis()
@@ -74,7 +74,7 @@ export function createHttpHandler(options: LambdaOptions = {}): HttpHandler {
 
 async function build(
   runtime: LambdaRuntime,
-  defer: (task: () => Promise<void>, answerBy?: number) => void,
+  defer: (task: () => Promise<void>, answerBy?: number, work?: DeferredWork) => void,
   runtimeLeftMs: () => number,
 ) {
   const config = await runtime.config();
@@ -104,7 +104,7 @@ async function build(
 /** Waits for deferred work while the invocation can afford it; what is left may finish on a later thaw. */
 async function settle(
   runtime: LambdaRuntime,
-  pending: ReadonlySet<Promise<void>>,
+  pending: ReadonlyMap<Promise<void>, DeferredWork | undefined>,
   context: LambdaContext | undefined,
   untilDeadlineMs: number,
 ): Promise<void> {
@@ -118,12 +118,17 @@ async function settle(
   const outOfTime = new Promise<"late">((resolve) => {
     timer = setTimeout(() => resolve("late"), Math.max(0, budget));
   });
-  const done = await Promise.race([Promise.all(pending).then(() => "done" as const), outOfTime]);
+  const done = await Promise.race([Promise.all(pending.keys()).then(() => "done" as const), outOfTime]);
   clearTimeout(timer);
-  if (done === "late")
+  if (done === "late") {
+    // Named, so that an alarm on this line leads to the events whose notifications may be lost.
+    const work = [...pending.values()].filter((w) => w !== undefined);
     runtime.logger.log("warn", "deferred work still running when the invocation had to answer", {
       tasks: pending.size,
+      decisionIds: work.map((w) => w.decisionId),
+      sinks: [...new Set(work.flatMap((w) => w.sinks))],
     });
+  }
 }
 
 export const handler: HttpHandler = createHttpHandler();

@@ -399,7 +399,7 @@ describe("notify jobs from the Lambda HTTP handler", () => {
   const stillRunning = (lines: Captured[]) =>
     lines.some((l) => l.msg === "deferred work still running when the invocation had to answer");
 
-  it("answers anyway when the send outlasts the invocation's time, and says so", async () => {
+  it("answers anyway when the send outlasts the invocation's time, and says so, naming the event and its sinks", async () => {
     const { handler, lines } = hangingHandler();
     // The invocation's remaining 600 ms less the 500 ms kept back for returning (less the time
     // the decision took: the request's deadline is capped by the same time left).
@@ -408,6 +408,11 @@ describe("notify jobs from the Lambda HTTP handler", () => {
     expect(waits.some((ms) => ms > 0 && ms <= 100)).toBe(true);
     expect(waits).not.toContain(1000);
     expect(stillRunning(lines)).toBe(true);
+    // An alarm on the line leads to the decision whose notification may be lost.
+    const line = lines.find((l) => l.msg === "deferred work still running when the invocation had to answer");
+    expect(line).toMatchObject({ tasks: 1, decisionIds: [expect.any(String)], sinks: ["audit"] });
+    const audited = lines.find((l) => l.msg === "decision");
+    expect(line?.decisionIds).toEqual([audited?.decisionId]);
   });
 
   it("holds the answer for a slow send no longer than a client waits, whatever the invocation has left", async () => {
