@@ -50,7 +50,8 @@ export function lintPolicy(policy: Policy): PolicyIssue[] {
   lintEgressTargets(policy, warn);
   const notified = new Set(policy.rules.flatMap((rule) => rule.notify));
   for (const name of Object.keys(policy.document.sinks ?? {}))
-    if (!notified.has(name)) warn(`$.sinks.${name}`, "no rule notifies it, so nothing is ever sent to it");
+    if (!notified.has(name))
+      warn(jsonPath(["sinks", name]), "no rule notifies it, so nothing is ever sent to it");
   return warnings;
 }
 
@@ -452,15 +453,16 @@ function lintAction(rule: CompiledRule, event: string, warn: (path: string, mess
 function lintInlineSecrets(policy: Policy, warn: (path: string, message: string) => void): void {
   const inline = (value: string | undefined) => value !== undefined && !value.startsWith("env:");
   for (const [name, model] of Object.entries(policy.document.models ?? {})) {
-    if (inline(model.apiKey)) warn(`$.models.${name}.apiKey`, 'is an inline secret; use "env:NAME"');
+    if (inline(model.apiKey))
+      warn(jsonPath(["models", name, "apiKey"]), 'is an inline secret; use "env:NAME"');
   }
   for (const [name, sink] of Object.entries(policy.document.sinks ?? {})) {
     if (sink.type === "webhook" && inline(sink.secret))
-      warn(`$.sinks.${name}.secret`, 'is an inline secret; use "env:NAME"');
+      warn(jsonPath(["sinks", name, "secret"]), 'is an inline secret; use "env:NAME"');
     if (sink.type === "github-dispatch" && inline(sink.token))
-      warn(`$.sinks.${name}.token`, 'is an inline secret; use "env:NAME"');
+      warn(jsonPath(["sinks", name, "token"]), 'is an inline secret; use "env:NAME"');
     if ((sink.type === "slack" || sink.type === "discord") && inline(sink.url)) {
-      warn(`$.sinks.${name}.url`, 'is a webhook URL, which is itself a secret; use "env:NAME"');
+      warn(jsonPath(["sinks", name, "url"]), 'is a webhook URL, which is itself a secret; use "env:NAME"');
     }
   }
   for (const rule of policy.rules) {
@@ -470,7 +472,7 @@ function lintInlineSecrets(policy: Policy, warn: (path: string, message: string)
         (/key|token|secret/i.test(header) && !value.includes("$"))
       ) {
         warn(
-          `${rule.path}.forward.headers.${header}`,
+          `${rule.path}${jsonPath(["forward", "headers", header]).slice(1)}`,
           "holds an inline secret; use $VAR with allowedEnvVars",
         );
       }
@@ -503,11 +505,15 @@ function lintEgressTargets(policy: Policy, warn: (path: string, message: string)
   for (const [name, sink] of Object.entries(policy.document.sinks ?? {})) {
     const url = deliveryUrl(sink);
     if (!(sink.url ?? "").startsWith("env:"))
-      judge(`$.sinks.${name}.url`, url, "every delivery to it will fail into the dead-letter queue");
+      judge(
+        jsonPath(["sinks", name, "url"]),
+        url,
+        "every delivery to it will fail into the dead-letter queue",
+      );
   }
   for (const model of policy.models.values()) {
     judge(
-      `$.models.${model.name}${model.url ? ".url" : ""}`,
+      jsonPath(model.url ? ["models", model.name, "url"] : ["models", model.name]),
       model.url ?? DEFAULT_MODEL_URLS[model.provider],
       "prompt rules that use it will answer with their onError",
     );

@@ -547,7 +547,7 @@ function compileModels(
     if (apiKey === undefined) {
       warnings.push({
         severity: "warning",
-        path: `$.models.${name}.apiKey`,
+        path: jsonPath(["models", name, "apiKey"]),
         message: `${m.apiKey.slice(4)} is not set, so every call to model "${name}" fails and its rules answer with onError`,
       });
     }
@@ -577,7 +577,7 @@ function warnAboutSinkValues(document: PolicyDocument, env: EnvReader, warnings:
     for (const field of SINK_ENV_FIELDS[sink.type]) {
       const value: unknown = (sink as Record<string, unknown>)[field];
       if (typeof value !== "string") continue;
-      const path = `$.sinks.${name}.${field}`;
+      const path = jsonPath(["sinks", name, field]);
       const resolved = resolveSecret(value, env);
       if (resolved === undefined) {
         const message = `${value.slice(4)} is not set, so ${fails} until it is`;

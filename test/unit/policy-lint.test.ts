@@ -23,6 +23,31 @@ describe("lintPolicy: an event no client sends", () => {
   });
 });
 
+describe("lintPolicy: paths of names that are not identifiers", () => {
+  it("quotes a model, sink or header name with a dot or a dash, as errors do", async () => {
+    const policy = await policyFrom({
+      version: 1,
+      auth: { tokens: [] },
+      egress: { allowedHttpHookUrls: ["https://policy.example/*"] },
+      models: { "m.1": { provider: "anthropic", model: "claude-haiku-4-5", apiKey: "sk-ant-inline" } },
+      sinks: { "s.2": { type: "webhook", url: "https://siem.example/in", secret: "whsec_inline" } },
+      rules: [
+        {
+          id: "relay",
+          on: "PreToolUse",
+          forward: { url: "https://policy.example/hook", headers: { "x-api.key": "sk-inline-secret-value" } },
+        },
+      ],
+    });
+    const paths = lintPolicy(policy).map((w) => w.path);
+    expect(paths).toEqual(
+      expect.arrayContaining(['$.models["m.1"].apiKey', '$.sinks["s.2"].secret', '$.sinks["s.2"]']),
+    );
+    expect(paths.filter((p) => p.includes("headers"))).toEqual(['$.rules[0].forward.headers["x-api.key"]']);
+    expect(paths.some((p) => /\.m\.1|\.s\.2|\.x-api/.test(p))).toBe(false);
+  });
+});
+
 describe("lintPolicy: a prompt's $n", () => {
   it("says $5 is a word of the event, and that without $ARGUMENTS the event is left out", async () => {
     const models = { m: { provider: "anthropic", model: "claude-haiku-4-5", apiKey: "sk-ant-test" } };
