@@ -16,13 +16,12 @@ import {
 import { closestEvent, isKnownEvent, TOOL_EVENTS } from "./events.js";
 import { DEFAULT_MODEL_URLS } from "./judge.js";
 import { eventReadsMatcher } from "./matcher.js";
-import { compilePathGlob } from "./path-glob.js";
 import type { PermissionRule } from "./permission-rule.js";
 import { type CompiledRule, jsonPath, ownOnError, type Policy, type PolicyIssue } from "./policy.js";
 import type { WhereOperator } from "./policy-schema.js";
 import { compileRegex } from "./regex.js";
 import { deliveryUrl } from "./sinks.js";
-import { deepEqual } from "./where.js";
+import { compileWhereGlob, deepEqual } from "./where.js";
 
 export function lintPolicy(policy: Policy): PolicyIssue[] {
   const warnings: PolicyIssue[] = [];
@@ -294,7 +293,7 @@ function whereConstraints(where: Readonly<Record<string, unknown>>): Map<string,
       const compiled = compileRegex(op.regex);
       if (compiled.ok) add(key, { kind: "string", key, op: "regex", arg: op.regex, test: compiled.value });
     } else if (op.glob !== undefined) {
-      const compiled = compilePathGlob(op.glob, { dot: true });
+      const compiled = compileWhereGlob(op.glob);
       if (compiled.ok) add(key, { kind: "string", key, op: "glob", arg: op.glob, test: compiled.value });
     }
   }

@@ -24,8 +24,9 @@ export interface Subcommand {
   /** The subcommand without its redirections, when it has any (`npm test` for `npm test 2>&1`). */
   readonly bare?: string;
   /**
-   * Its redirections that write a file (`>~/.bashrc`); `/dev/null` and descriptor copies (`2>&1`)
-   * do not count. An allow rule approves them only by naming each, word for word.
+   * Its redirections that write a file (`>~/.bashrc`) or open a connection (`</dev/tcp/host/80`);
+   * `/dev/null` and descriptor copies (`2>&1`) do not count. An allow rule approves them only by
+   * naming each, word for word.
    */
   readonly writes?: readonly string[];
 }
@@ -3169,13 +3170,17 @@ function record(command: Command, out: Output): void {
 /**
  * A redirection that writes to a file: an output one (`>`, `>>`, `>|`, `&>`, `2>`) to anything
  * but `/dev/null`, or a descriptor copy to a name (`>&out`). Input (`<`, `<<`, `<<<`) and copies
- * between descriptors (`2>&1`, `>&-`) write nothing.
+ * between descriptors (`2>&1`, `>&-`) write nothing, except an input from bash's `/dev/tcp/…` or
+ * `/dev/udp/…`, which opens a network connection: counted with the writes, so that an allow rule
+ * approves it only by naming it.
  */
 function writesFile(redirect: string): boolean {
   // The descriptor: a number, none, or a name bash stores the number in (`{fd}>`).
   const rest = redirect.replace(/^(?:\d+|\{\w+\})/, "");
   if (rest.startsWith("<>")) return true; // read and write
-  if (rest.startsWith("<")) return false;
+  if (rest.startsWith("<<")) return false; // a heredoc or a here-string: text, not a file
+  if (rest.startsWith("<&")) return false;
+  if (rest.startsWith("<")) return /^\/dev\/(?:tcp|udp)\//.test(rest.slice(1).replace(/["'\\]/g, ""));
   if (/^>&(?:\d+|-)?$/.test(rest)) return false;
   return !/^&?>>?\|?\/dev\/null$/.test(rest);
 }

