@@ -59,7 +59,9 @@ export const WhereOperatorSchema: z.ZodMiniType<WhereOperator> = z
     z.refine((op) => Object.keys(op).length === 1, {
       message: `an operator object takes exactly one of: ${WHERE_OPERATORS.join(", ")}`,
     }),
-  );
+  )
+  // The refine above has no JSON Schema form; this says the same to `hookgate schema`'s readers.
+  .register(z.globalRegistry, { minProperties: 1, maxProperties: 1 });
 
 export const WhereSchema = z.record(nonEmpty(), z.union([jsonLiteral(), WhereOperatorSchema]));
 

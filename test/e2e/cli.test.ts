@@ -255,6 +255,19 @@ describe("hookgate schema and token hash", () => {
     expect(schema.$schema).toBe("https://json-schema.org/draft/2020-12/schema");
     expect(schema.required).toEqual(expect.arrayContaining(["version", "rules"]));
     expect(stdout).toBe(readFileSync(join(ROOT, "examples/policy.schema.json"), "utf8"));
+    // A `where` operator object takes exactly one operator, as `check` says; an editor reading
+    // the schema is told so too, where the zod refine has no JSON Schema form of its own.
+    const operators: Record<string, unknown>[] = [];
+    const walk = (node: unknown): void => {
+      if (node === null || typeof node !== "object") return;
+      const record = node as Record<string, unknown>;
+      const properties = record.properties as Record<string, unknown> | undefined;
+      if (properties && "startsWith" in properties && "exists" in properties) operators.push(record);
+      for (const value of Object.values(record)) walk(value);
+    };
+    walk(schema);
+    expect(operators.length).toBeGreaterThan(0);
+    for (const operator of operators) expect(operator).toMatchObject({ minProperties: 1, maxProperties: 1 });
   });
 
   it("hashes the token on stdin, ignoring one trailing newline", async () => {
