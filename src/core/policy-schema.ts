@@ -59,9 +59,7 @@ export const WhereOperatorSchema: z.ZodMiniType<WhereOperator> = z
     z.refine((op) => Object.keys(op).length === 1, {
       message: `an operator object takes exactly one of: ${WHERE_OPERATORS.join(", ")}`,
     }),
-  )
-  // The refine above has no JSON Schema form; this says the same to `hookgate schema`'s readers.
-  .register(z.globalRegistry, { minProperties: 1, maxProperties: 1 });
+  );
 
 export const WhereSchema = z.record(nonEmpty(), z.union([jsonLiteral(), WhereOperatorSchema]));
 
@@ -203,5 +201,13 @@ export type ForwardAction = z.infer<typeof ForwardActionSchema>;
 
 /** The JSON Schema of the policy file, generated (never hand-written). */
 export function policyJsonSchema(): Record<string, unknown> {
-  return z.toJSONSchema(PolicySchema, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
+  return z.toJSONSchema(PolicySchema, {
+    io: "input",
+    unrepresentable: "any",
+    // WhereOperatorSchema's exactly-one refine has no JSON Schema form of its own.
+    override: ({ zodSchema, jsonSchema }) => {
+      if ((zodSchema as unknown) === WhereOperatorSchema)
+        Object.assign(jsonSchema, { minProperties: 1, maxProperties: 1 });
+    },
+  }) as Record<string, unknown>;
 }
