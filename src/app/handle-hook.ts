@@ -15,6 +15,7 @@ import type { CompiledRule, Policy } from "../core/policy.js";
 import type { FailMode } from "../core/policy-schema.js";
 import type { Clock, IdGenerator, Logger, Metrics, Sha256 } from "../core/ports.js";
 import { type Answer, renderDecision, renderRequestFailure } from "../core/render.js";
+import { capStrings } from "../core/truncate.js";
 import type { Notifier } from "./notify.js";
 import type { RemoteActions, RemoteAudit } from "./remote-actions.js";
 
@@ -434,9 +435,15 @@ function eventFields(
     pending: decided?.pending,
     shadowVerdicts: decided?.shadowVerdicts,
     decision: decided?.decision,
-    reason: decided?.reason,
+    // Cut as the event's own strings are: a forwarded hook's reason may be any size, and a
+    // Worker's logs keep only 256 KB an invocation, so a huge audit line would crowd out the rest.
+    reason:
+      decided?.reason === undefined ? undefined : (capStrings(decided.reason, AUDIT_REASON_CHARS) as string),
   };
 }
+
+/** The longest reason an audit line keeps whole (the agent gets it whole). */
+const AUDIT_REASON_CHARS = 4000;
 
 function auditRecord(
   decisionId: string,

@@ -455,6 +455,24 @@ describe("forward rules", () => {
     expect(await (await failing.post("/v1/hooks", pr)).text()).toBe("");
   });
 
+  it("gives the agent a long forwarded reason whole, and the audit line its first 4,000 characters", async () => {
+    const app = await appWith();
+    const reason = `${"r".repeat(9_000)}end`;
+    next = {
+      body: JSON.stringify({
+        hookSpecificOutput: {
+          hookEventName: "PreToolUse",
+          permissionDecision: "deny",
+          permissionDecisionReason: reason,
+        },
+      }),
+    };
+    const body = await jsonOf(await app.post("/v1/hooks", bash("ls")));
+    expect(body.hookSpecificOutput.permissionDecisionReason).toBe(reason);
+    const audited = lastAudit(app).reason as string;
+    expect(audited).toBe(`${"r".repeat(4000)}…[truncated by hookgate]`);
+  });
+
   it("relays a PermissionRequest decision in both shapes", async () => {
     const app = await appWith();
     next = {
