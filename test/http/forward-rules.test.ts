@@ -36,6 +36,16 @@ const egress = {
   httpHookAllowedEnvVars: ["POLICY_TOKEN"],
 };
 
+/** Claude Code's PermissionRequest for a Bash call. */
+const permissionRequest = JSON.stringify({
+  session_id: "s",
+  transcript_path: "/t",
+  cwd: "/p",
+  hook_event_name: "PermissionRequest",
+  tool_name: "Bash",
+  tool_input: { command: "x" },
+});
+
 async function appWith(
   forwardFields: Record<string, unknown> = {},
   rules: unknown[] = [],
@@ -438,21 +448,13 @@ describe("forward rules", () => {
         hookSpecificOutput: { hookEventName: "PermissionRequest", permissionDecision: "ask" },
       }),
     };
-    const pr = JSON.stringify({
-      session_id: "s",
-      transcript_path: "/t",
-      cwd: "/p",
-      hook_event_name: "PermissionRequest",
-      tool_name: "Bash",
-      tool_input: { command: "x" },
-    });
-    const res = await app.post("/v1/hooks", pr);
+    const res = await app.post("/v1/hooks", permissionRequest);
     expect(res.status).toBe(200);
     expect(await res.text()).toBe("");
     // The same for the forward's own failure under onError "ask".
     next = { hang: true };
     const failing = await appWith({ onError: "ask", timeoutMs: 100 }, [allow]);
-    expect(await (await failing.post("/v1/hooks", pr)).text()).toBe("");
+    expect(await (await failing.post("/v1/hooks", permissionRequest)).text()).toBe("");
   });
 
   it("gives the agent a long forwarded reason whole, and the audit line its first 4,000 characters", async () => {
@@ -483,15 +485,7 @@ describe("forward rules", () => {
         },
       }),
     };
-    const pr = JSON.stringify({
-      session_id: "s",
-      transcript_path: "/t",
-      cwd: "/p",
-      hook_event_name: "PermissionRequest",
-      tool_name: "Bash",
-      tool_input: { command: "x" },
-    });
-    const body = await jsonOf(await app.post("/v1/hooks", pr));
+    const body = await jsonOf(await app.post("/v1/hooks", permissionRequest));
     expect(body.hookSpecificOutput).toEqual({
       hookEventName: "PermissionRequest",
       decision: { behavior: "deny", message: "no" },
