@@ -522,6 +522,8 @@ function collectSecrets(document: PolicyDocument, env: EnvReader): readonly stri
   for (const sink of Object.values(document.sinks ?? {})) {
     if (sink.type === "webhook") add(inline(sink.secret));
     if (sink.type === "github-dispatch") add(inline(sink.token));
+    // A Slack or Discord webhook URL is itself a secret (`check` warns when it is inline).
+    if (sink.type === "slack" || sink.type === "discord") addUrl(inline(sink.url));
   }
   // Longest first, so a secret that contains another is replaced whole.
   return Object.freeze([...found].sort((a, b) => b.length - a.length));

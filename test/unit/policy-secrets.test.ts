@@ -101,6 +101,25 @@ describe("Policy.secrets", () => {
     expect(policy.secrets).toEqual(["whsec_aW5saW5lLXNpZ25pbmc=", "inline-api-key"]);
   });
 
+  it("holds an inline Slack or Discord webhook URL and its long path segments, as an env: one", async () => {
+    // A receiver that echoes the path it was called on (`Cannot POST /services/…`) quotes the
+    // secret in a dead letter's reason and the log line about it.
+    const policy = await policyFrom({
+      version: 1,
+      sinks: {
+        chat: { type: "slack", url: "https://hooks.slack.com/services/T0000/B0000/XXXXinlineSECRETabcdefgh" },
+        ops: { type: "discord", url: "https://discord.com/api/webhooks/123/inlineDiscordTokenValue0123" },
+      },
+      rules: [{ id: "n", on: "Stop", notify: ["chat", "ops"] }],
+    });
+    expect(policy.secrets).toEqual(
+      expect.arrayContaining(["XXXXinlineSECRETabcdefgh", "inlineDiscordTokenValue0123"]),
+    );
+    expect(
+      scrubSecrets("Cannot POST /services/T0000/B0000/XXXXinlineSECRETabcdefgh", policy.secrets),
+    ).not.toContain("inlineSECRET");
+  });
+
   it(`leaves out values shorter than ${MIN_SECRET_CHARS} characters, and is empty for a policy without secrets`, async () => {
     const short = await policyFrom(
       {
