@@ -13,7 +13,13 @@ import { honouredDecision } from "../core/event-capabilities.js";
 import { DIALECTS, type Dialect } from "../core/hook-event.js";
 import type { Policy } from "../core/policy.js";
 import type { Clock, IdGenerator, Logger, Sha256 } from "../core/ports.js";
-import { type HookOutcome, handleHook, type Recorder, type ReplayRecord } from "./handle-hook.js";
+import {
+  type HookOutcome,
+  type HookRequest,
+  handleHook,
+  type Recorder,
+  type ReplayRecord,
+} from "./handle-hook.js";
 import type { RemoteActions } from "./remote-actions.js";
 
 export interface JudgeDeps {
@@ -48,7 +54,8 @@ export function promptsOnly(remote: RemoteActions): RemoteActions {
 }
 
 export interface JudgeInput {
-  readonly body: string;
+  /** The body as read, checked as `serve` checks it (http/read-body.ts `bodyFromBytes`). */
+  readonly body: HookRequest["body"];
   /** The route's dialect; undefined lets the body decide, as on `/v1/hooks`. */
   readonly client: Dialect | undefined;
   readonly team: string;
@@ -83,7 +90,7 @@ export function createJudge(deps: JudgeDeps, policy: Policy) {
         remote: deps.remote,
       },
       {
-        body: { ok: true, text: input.body },
+        body: input.body,
         contentType: "application/json",
         authorization: `Bearer ${FIXED_TEAM_TOKEN}`,
         dialect: input.client,
@@ -382,7 +389,7 @@ export async function replayImpact(
   for (const record of records) {
     bump(recordedPolicies, record.policy || "unknown");
     const outcome = await judge({
-      body: JSON.stringify(record.event),
+      body: { ok: true, text: JSON.stringify(record.event) },
       client: record.client,
       team: record.team,
     });

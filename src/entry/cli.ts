@@ -14,6 +14,7 @@ import type { Policy } from "../core/policy.js";
 import { lintPolicy } from "../core/policy-lint.js";
 import { policyJsonSchema } from "../core/policy-schema.js";
 import { simulation } from "../http/app.js";
+import { bodyFromBytes } from "../http/read-body.js";
 import { dlqCommand } from "./dlq.js";
 import { doctorCommand } from "./doctor.js";
 import { egressCheck } from "./egress-check.js";
@@ -199,10 +200,10 @@ async function simulateCommand(args: readonly string[]): Promise<number> {
   }
   const loaded = await loadPolicyFile(values.policy, policyDeps);
   if (!loaded.ok) throw new PolicyLoadError(values.policy, loaded.error);
-  const text = file === "-" ? await io.stdin() : await readFile(file, "utf8");
+  const bytes = file === "-" ? new TextEncoder().encode(await io.stdin()) : await readEventFile(file);
   // Without --token, the token the client's hook would send (HOOKGATE_TOKEN, else HOOKGATE_AUTH).
   const token = values.token ?? tokenFromEnv(process.env, client)?.value;
-  const outcome = await simulate(loaded.value.policy, text, client as Dialect | undefined, token);
+  const outcome = await simulate(loaded.value.policy, bytes, client as Dialect | undefined, token);
   const result = simulation(outcome);
   if (values.json) {
     io.out(`${JSON.stringify(result, null, 2)}\n`);
@@ -217,9 +218,21 @@ async function simulateCommand(args: readonly string[]): Promise<number> {
   return 0;
 }
 
-export function simulate(
+/** An event file's bytes, as a request would carry them; a file that cannot be read is named. */
+async function readEventFile(file: string): Promise<Uint8Array> {
+  try {
+    return await readFile(file);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    const why =
+      code === "ENOENT" ? "no such file" : code === "EISDIR" ? "it is a directory" : errorMessage(e);
+    throw new Error(`cannot read the event file ${file}: ${why}`);
+  }
+}
+
+export async function simulate(
   policy: Policy,
-  body: string,
+  bytes: Uint8Array,
   client: Dialect | undefined,
   token: string | undefined,
 ) {
@@ -232,7 +245,7 @@ export function simulate(
       logger: { log: () => undefined },
     },
     {
-      body: { ok: true, text: body },
+      body: await bodyFromBytes(bytes, policy.defaults.maxBodyBytes),
       contentType: "application/json",
       authorization: token === undefined ? undefined : `Bearer ${token}`,
       dialect: client,

@@ -23,6 +23,7 @@ import {
   parseCases,
   ruleCoverage,
 } from "../core/policy-cases.js";
+import { bodyFromBytes } from "../http/read-body.js";
 import { UsageError } from "./usage-error.js";
 
 export interface CommandIo {
@@ -35,7 +36,8 @@ interface LoadedCase {
   readonly index: number;
   readonly spec: PolicyCase;
   readonly document: CasesDocument;
-  readonly body: string;
+  /** The event file's bytes as they are, or the JSON of a case's own event. */
+  readonly body: Uint8Array | string;
 }
 
 export async function policyTestCommand(args: readonly string[], io: CommandIo): Promise<number> {
@@ -78,8 +80,10 @@ export async function policyTestCommand(args: readonly string[], io: CommandIo):
   let passed = 0;
   let failed = 0;
   for (const c of cases) {
+    const bytes = typeof c.body === "string" ? new TextEncoder().encode(c.body) : c.body;
     const outcome = await judge({
-      body: c.body,
+      // Read as `serve` reads a request's body: its size limit, UTF-8 and nesting checked.
+      body: await bodyFromBytes(bytes, policy.defaults.maxBodyBytes),
       client: c.spec.client ?? c.document.client,
       team: c.spec.team ?? c.document.team ?? DEFAULT_TEAM,
     });
@@ -139,18 +143,19 @@ async function loadCases(file: string): Promise<{ cases: LoadedCase[]; problems:
     }
     const eventPath = resolve(dirname(file), spec.event);
     const at = `$.cases[${index}].event`;
-    let eventText: string;
+    let eventBytes: Uint8Array;
     try {
-      eventText = await readFile(eventPath, "utf8");
+      eventBytes = await readFile(eventPath);
     } catch (e) {
       problems.push(`${at}: cannot read ${eventPath}: ${errorMessage(e)}`);
       continue;
     }
     if (spec.with === undefined) {
       // The file's bytes as they are: a recorded body is sent exactly as the client sent it.
-      cases.push({ file, index, spec, document, body: eventText });
+      cases.push({ file, index, spec, document, body: eventBytes });
       continue;
     }
+    const eventText = new TextDecoder().decode(eventBytes);
     let event: unknown;
     try {
       event = JSON.parse(eventText);

@@ -59,6 +59,22 @@ export async function readBody(
 }
 
 /**
+ * A body already in hand (an event file `simulate` or `test` reads), checked as a request's body
+ * is: the size limit, UTF-8, the nesting depth. So they judge what `serve` would.
+ */
+export function bodyFromBytes(bytes: Uint8Array, maxBytes: number): Promise<BodyResult> {
+  let given = false;
+  const source: ChunkSource = {
+    next: async () => {
+      if (given) return { done: true, value: undefined };
+      given = true;
+      return { done: false, value: bytes };
+    },
+  };
+  return readBodyChunks(source, String(bytes.byteLength), maxBytes);
+}
+
+/**
  * A limit on how long a body may take to arrive (Node's `serve`: node-listener.ts `bodyDeadline`):
  * `late` rejects, with the reason, once it has passed; `clear` ends it when the reading does.
  */

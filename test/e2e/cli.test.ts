@@ -245,6 +245,39 @@ describe("hookgate simulate", () => {
       (await runCli(["simulate", "--policy", "examples/policy.json", "--client", "cursor", rmEvent])).code,
     ).toBe(2);
   });
+
+  it("checks the event file's bytes as serve checks a body: its size limit and UTF-8", async () => {
+    // serve refuses these with the fail mode; simulate judged them as if they were whole.
+    const policy = join(dir, "small-bodies.json");
+    writeFileSync(
+      policy,
+      JSON.stringify({
+        version: 1,
+        defaults: { onError: "deny", maxBodyBytes: 200 },
+        rules: [{ id: "no-rm", on: "PreToolUse", if: "Bash(rm *)", decide: "deny", reason: "no rm" }],
+      }),
+    );
+    const event = (command: string) =>
+      `{"session_id":"s","transcript_path":"/t","cwd":"/p","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"${command}"}}`;
+    const big = join(dir, "big.json");
+    writeFileSync(big, event(`ls ${"a".repeat(300)}`));
+    const latin1 = join(dir, "latin1.json");
+    writeFileSync(latin1, Buffer.concat([Buffer.from(event("rm -rf /tmp/")), Buffer.from([0xff])]));
+    const simulated = async (file: string) =>
+      JSON.parse((await runCli(["simulate", "--policy", policy, "--json", file])).stdout);
+    const tooBig = await simulated(big);
+    expect(tooBig.error.code).toBe("BODY_TOO_LARGE");
+    expect(JSON.parse(tooBig.answer.body).hookSpecificOutput.permissionDecision).toBe("deny");
+    expect((await simulated(latin1)).error.code).toBe("BODY_NOT_UTF8");
+  });
+
+  it("names an event file it cannot read and says why", async () => {
+    const missing = await runCli(["simulate", "--policy", "examples/policy.json", join(dir, "nope.json")]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain(`cannot read the event file ${join(dir, "nope.json")}: no such file`);
+    const folder = await runCli(["simulate", "--policy", "examples/policy.json", dir]);
+    expect(folder.stderr).toContain(`cannot read the event file ${dir}: it is a directory`);
+  });
 });
 
 describe("hookgate schema and token hash", () => {

@@ -174,6 +174,21 @@ describe("hookgate test", () => {
         { event: "events/trailing-comma.json", with: { tool_name: "Bash" }, expect: { decision: "deny" } },
       ],
     });
+    // An event file the gateway would refuse (over the policy's body limit) is not judged.
+    const small = file("small-bodies.json", {
+      version: 1,
+      defaults: { onError: "deny", maxBodyBytes: 200 },
+      rules: [{ id: "no-rm", on: "PreToolUse", if: "Bash(rm *)", decide: "deny" }],
+    });
+    file("events/big.json", bash(`ls ${"a".repeat(300)}`));
+    const bigCase = file("big-event.json", {
+      cases: [{ event: "events/big.json", expect: { decision: "deny" } }],
+    });
+    const refused = await runCli(["test", small, bigCase]);
+    expect(refused.stdout).toMatch(
+      /event: not judged \(BODY_TOO_LARGE: the request body is \d+ bytes; this gateway reads at most 200/,
+    );
+    expect(refused.code).toBe(1);
     const parse = await runCli(["test", policy, broken]);
     expect(parse.stdout).toContain(
       `${broken}: $.cases[0].event: ${join(dir, "events/trailing-comma.json")} is not valid JSON: Expected double-quoted property name at line 3, column 1`,

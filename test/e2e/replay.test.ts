@@ -402,10 +402,10 @@ describe("the recorder port and the judge behind test and replay", () => {
       { clock: { now: () => 0, monotonic: () => 0 }, newId: () => "id", sha256 },
       policy,
     );
-    const asB = await judge({ body: bash("ls"), client: "claude-code", team: "b" });
+    const asB = await judge({ body: { ok: true, text: bash("ls") }, client: "claude-code", team: "b" });
     expect(asB.audit).toMatchObject({ team: "b", decision: "ask", rules: ["b-asks"] });
     expect(asB.error).toBeUndefined();
-    const asA = await judge({ body: bash("ls"), client: "claude-code", team: "a" });
+    const asA = await judge({ body: { ok: true, text: bash("ls") }, client: "claude-code", team: "a" });
     expect(asA.audit).toMatchObject({ team: "a", decision: "none", rules: [] });
   });
 });
