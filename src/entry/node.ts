@@ -94,6 +94,14 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
 
   const first = await load();
   if (!first.ok) throw new PolicyLoadError(options.policyPath, first.error);
+  if (first.value.policy.auth === undefined && !loopbackName(options.host)) {
+    // `check` says this of every policy without auth; bound beyond loopback it is what matters.
+    logger.log("warn", "policy has no auth, and serve listens beyond loopback", {
+      host: options.host,
+      problem:
+        'every caller that can reach it is accepted as team "default" and can make it call models, forward hooks and notify sinks; add auth.tokens, or listen on 127.0.0.1',
+    });
+  }
   let current = first.value.policy;
   let reloading: Promise<unknown> = Promise.resolve();
   running = () => current;

@@ -181,3 +181,56 @@ describe("hookgate serve over its life", { timeout: 60_000 }, () => {
     }
   });
 });
+
+describe("serve beyond loopback", () => {
+  it("warns at start when the policy has no auth, and not on loopback", async () => {
+    // Bound to every interface for a moment; no request is sent.
+    const open = join(dir, "no-auth.json");
+    writeFileSync(open, JSON.stringify({ version: 1, rules: [] }));
+    const startLines = async (host: string) => {
+      const child = spawn(
+        process.execPath,
+        [
+          BIN,
+          "serve",
+          "--policy",
+          open,
+          "--host",
+          host,
+          "--port",
+          "0",
+          "--data-dir",
+          join(dir, `open-${host}`),
+        ],
+        { cwd: ROOT, env: { PATH: process.env.PATH ?? "" }, stdio: ["ignore", "pipe", "pipe"] },
+      );
+      let stdout = "";
+      child.stdout.on("data", (chunk) => {
+        stdout += chunk;
+      });
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      for (let i = 0; i < 1000 && !/hookgate listening/.test(stdout) && child.exitCode === null; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      child.kill("SIGTERM");
+      await exited;
+      return stdout
+        .split("\n")
+        .filter((l) => l !== "")
+        .map((l) => JSON.parse(l) as { level: string; msg: string });
+    };
+    const wide = await startLines("0.0.0.0");
+    expect(wide).toContainEqual(
+      expect.objectContaining({
+        level: "warn",
+        msg: "policy has no auth, and serve listens beyond loopback",
+        problem: expect.stringMatching(
+          /accepted as team "default".*add auth\.tokens, or listen on 127\.0\.0\.1/,
+        ),
+      }),
+    );
+    const local = await startLines("127.0.0.1");
+    expect(local.some((l) => l.msg === "hookgate listening")).toBe(true);
+    expect(local.some((l) => l.msg.includes("no auth"))).toBe(false);
+  });
+});
