@@ -13,7 +13,7 @@ import type { IncomingMessage, OutgoingHttpHeaders, RequestListener, ServerRespo
 import type { HookDeps } from "../app/handle-hook.js";
 import { errorMessage, type RequestError } from "../core/errors.js";
 import { hookResponse, runHookRoute } from "../http/hook-route.js";
-import { type BodyDeadline, type ChunkSource, readBodyChunks } from "../http/read-body.js";
+import { type BodyBudget, type BodyDeadline, type ChunkSource, readBodyChunks } from "../http/read-body.js";
 
 /**
  * The paths taken here: `/v1/hooks` and `/v1/hooks/<name>`, a trailing slash and a query allowed
@@ -30,7 +30,10 @@ const HOOK_PATH = /^\/v1\/hooks(?:\/(?!\.\.?(?:\/|\?|$))([A-Za-z0-9_.-]+))?\/?(?
 const HOOK_PREFIX = /^(?:\/[^?]*)?\/v1\/+hooks(?:\/+([A-Za-z0-9_.-]+))?(?:[/?]|$)/;
 
 /** The gateway's dependencies, with the deadline each hook body must arrive by (as the app's). */
-export type ListenerDeps = HookDeps & { readonly bodyDeadline?: (() => BodyDeadline) | undefined };
+export type ListenerDeps = HookDeps & {
+  readonly bodyDeadline?: (() => BodyDeadline) | undefined;
+  readonly bodyBudget?: BodyBudget | undefined;
+};
 
 /**
  * `servesHost` says whether a request's Host is one the gateway answers (`serve` on loopback
@@ -131,6 +134,7 @@ async function answer(
         rawHeader(request.rawHeaders, "content-length"),
         maxBytes,
         deps.bodyDeadline,
+        deps.bodyBudget,
       ),
     contentType: header("content-type"),
     authorization: header("authorization"),

@@ -29,6 +29,7 @@ import { scrubbingWith } from "../core/mask.js";
 import type { Policy, PolicyIssue } from "../core/policy.js";
 import type { Logger } from "../core/ports.js";
 import { createApp } from "../http/app.js";
+import { createBodyBudget } from "../http/read-body.js";
 import {
   type DeliveryThread,
   deliverySettings,
@@ -163,8 +164,9 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
     recorder: recorder?.record,
     metrics,
     // The hook routes Hono answers (a prefix, doubled slashes) read their bodies within the same
-    // deadline as those the listener answers.
+    // deadline and the same budget of bytes still arriving as those the listener answers.
     bodyDeadline: () => bodyDeadline(),
+    bodyBudget: createBodyBudget(),
     metricsText: () => {
       metrics.setCounter("hookgate_log_lines_dropped_total", guarded.dropped());
       metrics.set("hookgate_log_backlog_bytes", guarded.backlogBytes());

@@ -15,13 +15,15 @@ import {
   outcomeHeaders,
   runHookRoute,
 } from "./hook-route.js";
-import { type BodyDeadline, readBody } from "./read-body.js";
+import { type BodyBudget, type BodyDeadline, readBody } from "./read-body.js";
 
 export interface AppDeps extends HookDeps {
   /** Prometheus text for `GET /metrics`; the route exists only where a registry is given. */
   readonly metricsText?: (() => string) | undefined;
   /** A deadline for each hook body to arrive by (Node: node-listener.ts `bodyDeadline`); none without. */
   readonly bodyDeadline?: (() => BodyDeadline) | undefined;
+  /** The bytes of bodies still arriving the gateway may hold at once (Node); unbounded without. */
+  readonly bodyBudget?: BodyBudget | undefined;
 }
 
 const ROUTE_DIALECTS: ReadonlySet<string> = new Set(DIALECTS);
@@ -121,16 +123,16 @@ function routePath(path: string): string {
 
 async function answerHook(deps: AppDeps, request: Request, client: string | undefined) {
   const { status, headers, body } = hookResponse(
-    await runHookRoute(deps, client, routeRequest(request, deps.bodyDeadline)),
+    await runHookRoute(deps, client, routeRequest(request, deps)),
   );
   // null, not "": a Response made from a string gets `content-type: text/plain`, and an empty
   // answer has none (render.ts), as Node's listener sends it.
   return new Response(body === "" ? null : body, { status, headers });
 }
 
-function routeRequest(request: Request, deadline?: () => BodyDeadline): HookRouteRequest {
+function routeRequest(request: Request, reading: Partial<AppDeps> = {}): HookRouteRequest {
   return {
-    readBody: (maxBytes) => readBody(request, maxBytes, deadline),
+    readBody: (maxBytes) => readBody(request, maxBytes, reading.bodyDeadline, reading.bodyBudget),
     contentType: request.headers.get("content-type") ?? undefined,
     authorization: request.headers.get("authorization") ?? undefined,
     timeoutHeader: request.headers.get("x-hookgate-timeout") ?? undefined,

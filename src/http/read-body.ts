@@ -45,6 +45,7 @@ export async function readBody(
   request: Request,
   maxBytes: number,
   startDeadline?: () => BodyDeadline,
+  budget?: BodyBudget,
 ): Promise<BodyResult> {
   const stream = request.body;
   if (!stream) return { ok: true, text: "" };
@@ -55,7 +56,7 @@ export async function readBody(
       return chunk.done ? { done: true, value: undefined } : { done: false, value: chunk.value };
     },
   };
-  return readBodyChunks(source, request.headers.get("content-length"), maxBytes, startDeadline);
+  return readBodyChunks(source, request.headers.get("content-length"), maxBytes, startDeadline, budget);
 }
 
 /**
@@ -94,11 +95,13 @@ export async function readBodyChunks(
   contentLength: string | null | undefined,
   maxBytes: number,
   startDeadline?: () => BodyDeadline,
+  budget?: BodyBudget,
 ): Promise<BodyResult> {
   const declared = declaredLength(contentLength);
   const chunks: Uint8Array[] = [];
   let kept = 0;
   let size = 0;
+  let taken = 0;
   // A declared length over the limit is refused at once: nothing past the sniffed head is kept.
   let over = declared > maxBytes;
   // Started with the reading, so that a body never read never leaves one running.
@@ -111,6 +114,10 @@ export async function readBodyChunks(
       size += chunk.byteLength;
       over ||= size > maxBytes;
       if (!over || kept < SNIFF_BYTES) {
+        // Refused, the chunk that came still names the event, for the answer's shape.
+        if (budget && !budget.take(chunk.byteLength))
+          return busy([...chunks, chunk], kept + chunk.byteLength);
+        taken += chunk.byteLength;
         chunks.push(chunk);
         kept += chunk.byteLength;
       }
@@ -134,9 +141,53 @@ export async function readBodyChunks(
     };
   } finally {
     deadline?.clear();
+    budget?.give(taken);
   }
   if (over) return tooLarge(chunks, kept, Math.max(size, declared), maxBytes, false);
   return decodeBody(concat(chunks, size));
+}
+
+/**
+ * The bytes of request bodies one gateway holds while they arrive (Node's `serve`): without a
+ * bound, clients that each send most of a maximal body and stall hold it all until the body
+ * deadline, and a few hundred of them run the process out of memory. A body that would take the
+ * budget past its limit is given up (its connection closed after the answer); one body alone is
+ * always read, however large the policy lets it be.
+ */
+export interface BodyBudget {
+  /** Takes `bytes`, or answers false and takes nothing when that would pass the limit. */
+  take(bytes: number): boolean;
+  give(bytes: number): void;
+}
+
+/** Node's default: 64 MiB, 64 bodies at the default 1 MiB limit, thousands of usual hook bodies. */
+export const BODY_BUDGET_BYTES = 64 * 1024 * 1024;
+
+export function createBodyBudget(limitBytes = BODY_BUDGET_BYTES): BodyBudget {
+  let held = 0;
+  return {
+    take(bytes) {
+      if (held > 0 && held + bytes > limitBytes) return false;
+      held += bytes;
+      return true;
+    },
+    give(bytes) {
+      held -= bytes;
+    },
+  };
+}
+
+function busy(chunks: Uint8Array[], kept: number): BodyResult {
+  return {
+    ok: false,
+    unread: true,
+    error: {
+      code: "BODY_UNREADABLE",
+      message:
+        "the gateway holds as many bytes of other request bodies still arriving as it may, so this one was not read; it may be sent again",
+      eventName: sniffHead(chunks, kept),
+    },
+  };
 }
 
 /** UTF-8 text of a complete body, refused when it is not UTF-8 or nests JSON too deep. */

@@ -13,7 +13,7 @@ import {
   streamChunks,
 } from "../../src/entry/node-listener.js";
 import { createApp } from "../../src/http/app.js";
-import { readBodyChunks } from "../../src/http/read-body.js";
+import { createBodyBudget, readBodyChunks } from "../../src/http/read-body.js";
 import { policyFrom, sha256 } from "../support/policy.js";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
@@ -254,6 +254,59 @@ describe("readBodyChunks with a deadline", () => {
         eventName: "Stop",
       },
     });
+  });
+});
+
+describe("readBodyChunks with a budget of bytes still arriving", () => {
+  /** A body whose first chunk comes at once and whose end waits until `finish` is called. */
+  const stalled = (head: string) => {
+    let finish: () => void = () => {};
+    const ended = new Promise<void>((resolve) => {
+      finish = resolve;
+    });
+    let reads = 0;
+    return {
+      finish: () => finish(),
+      source: {
+        next: async (): Promise<IteratorResult<Uint8Array, unknown>> => {
+          if (reads++ === 0) return { done: false, value: bytes(head) };
+          await ended;
+          return { done: true, value: undefined };
+        },
+      },
+    };
+  };
+
+  it("gives up a body that would pass the budget while others arrive, and takes it again once they end", async () => {
+    // Clients that each send most of a body and stall would otherwise hold it all until the
+    // body deadline: a few hundred of them, at 1 MiB each, ran serve out of memory.
+    const budget = createBodyBudget(100);
+    const first = stalled(`{"hook_event_name":"Stop","x":"${"a".repeat(60)}`);
+    const reading = readBodyChunks(first.source, null, 1024, undefined, budget);
+    await new Promise((resolve) => setImmediate(resolve));
+    const second = stalled(`{"hook_event_name":"PreToolUse","x":"${"b".repeat(60)}"}`);
+    expect(await readBodyChunks(second.source, null, 1024, undefined, budget)).toEqual({
+      ok: false,
+      unread: true,
+      error: {
+        code: "BODY_UNREADABLE",
+        message:
+          "the gateway holds as many bytes of other request bodies still arriving as it may, so this one was not read; it may be sent again",
+        eventName: "PreToolUse",
+      },
+    });
+    first.finish();
+    await reading;
+    const third = stalled(`{"hook_event_name":"PreToolUse","x":"${"c".repeat(60)}"}`);
+    third.finish();
+    expect(await readBodyChunks(third.source, null, 1024, undefined, budget)).toMatchObject({ ok: true });
+  });
+
+  it("reads one body alone whatever its size, so a policy's own limit is never cut by the budget", async () => {
+    const budget = createBodyBudget(10);
+    const one = stalled(`{"hook_event_name":"Stop","x":"${"a".repeat(60)}"}`);
+    one.finish();
+    expect(await readBodyChunks(one.source, null, 1024, undefined, budget)).toMatchObject({ ok: true });
   });
 });
 
