@@ -72,7 +72,14 @@ export async function doctorCommand(args: readonly string[], io: CommandIo, env:
   const base = gatewayBaseUrl(values.url);
   const command = values.command ?? "rm -rf /";
   const timeoutMs = seconds * 1000;
-  const token = tokenFromEnv(env, dialect);
+  // The variable the client's hook sends: Claude Code's and deepcode's http hooks (as `init`
+  // writes them) send HOOKGATE_TOKEN alone, the deepagents adapter HOOKGATE_AUTH alone. A
+  // HOOKGATE_AUTH beside a missing HOOKGATE_TOKEN would pass here and fail in the agent.
+  const token = dialect.startsWith("deepagents")
+    ? tokenFromEnv(env, dialect)
+    : env.HOOKGATE_TOKEN?.trim()
+      ? { name: "HOOKGATE_TOKEN", value: (env.HOOKGATE_TOKEN ?? "").trim() }
+      : undefined;
 
   // Every route also answers under a prefix (a Worker path route), so a mistyped hook URL taken
   // for a base URL (`/v1/hook/claude-code`) would pass every check while the agent, posting to
@@ -154,6 +161,15 @@ function checkHealth(result: GatewayResult, base: string): Check {
       fix: "read the gateway's log, and run hookgate check on its policy file",
     };
   }
+  // A gateway that refuses the request says why (a loopback gateway asked by another name: 421).
+  const error = json?.error as { code?: unknown; message?: unknown } | undefined;
+  if (typeof error?.code === "string" && typeof error.message === "string") {
+    return {
+      ok: false,
+      line: `gateway answers: GET ${base}/healthz gave HTTP ${status}, ${error.code}`,
+      fix: error.message,
+    };
+  }
   return {
     ok: false,
     line: `gateway answers: GET ${base}/healthz gave HTTP ${status}, not hookgate's {"status":"ok"}`,
@@ -186,8 +202,8 @@ function checkToken(result: GatewayResult, variable: string | undefined, dialect
     if (variable === undefined) {
       return {
         ok: false,
-        line: `token: neither HOOKGATE_TOKEN nor HOOKGATE_AUTH is set, and the gateway needs one (${code})`,
-        fix: "export HOOKGATE_TOKEN=<your team's token> (HOOKGATE_AUTH for deepagents; the example policy's token is hookgate-dev-token), in the shell that starts the agent too",
+        line: `token: HOOKGATE_TOKEN is not set, and the gateway needs one (${code}); ${dialect}'s http hooks send only HOOKGATE_TOKEN (HOOKGATE_AUTH is the deepagents adapter's)`,
+        fix: "export HOOKGATE_TOKEN=<your team's token> (the example policy's is hookgate-dev-token), in the shell that starts the agent too",
       };
     }
     return {

@@ -73,8 +73,47 @@ describe("hookgate doctor", { timeout: 90_000 }, () => {
   it("says which variable to export when there is no token", async () => {
     const result = await runCli(["doctor", "--url", server.url], "", {});
     expect(result.code).toBe(1);
-    expect(result.stdout).toMatch(/✗ token: neither HOOKGATE_TOKEN nor HOOKGATE_AUTH is set/);
+    expect(result.stdout).toMatch(/✗ token: HOOKGATE_TOKEN is not set/);
     expect(result.stdout).toMatch(/fix: export HOOKGATE_TOKEN=/);
+  });
+
+  it("checks HOOKGATE_TOKEN alone for Claude Code and deepcode, the only variable their http hooks send", async () => {
+    // HOOKGATE_AUTH set and HOOKGATE_TOKEN not: the hook init writes sends an empty Bearer, which
+    // the gateway refuses; doctor passed this setup before.
+    for (const client of ["claude-code", "deepcode"]) {
+      const result = await runCli(["doctor", "--url", `${server.url}/v1/hooks/${client}`], "", {
+        HOOKGATE_AUTH: TOKEN,
+      });
+      expect(result.code).toBe(1);
+      expect(result.stdout).toContain(`✗ token: HOOKGATE_TOKEN is not set, and the gateway needs one`);
+      expect(result.stdout).toContain(`${client}'s http hooks send only HOOKGATE_TOKEN`);
+    }
+  });
+
+  it("passes on the gateway's own fix when it refuses the request (a loopback gateway asked by another name)", async () => {
+    // What serve bound to loopback answers a request addressed to a name it does not serve.
+    const refusing = createServer((_req, res) =>
+      res.writeHead(421, { "content-type": "application/json" }).end(
+        JSON.stringify({
+          error: {
+            code: "HOST_NOT_SERVED",
+            message: 'the request is addressed to "vm:8787"; … put one of those in the hook URL',
+          },
+        }),
+      ),
+    );
+    await new Promise<void>((resolve) => refusing.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(refusing.address() as AddressInfo).port}/v1/hooks/claude-code`;
+    try {
+      const result = await runCli(["doctor", "--url", url], "", { HOOKGATE_TOKEN: TOKEN });
+      expect(result.code).toBe(1);
+      expect(result.stdout).toMatch(/✗ gateway answers: GET .*\/healthz gave HTTP 421, HOST_NOT_SERVED/);
+      expect(result.stdout).toMatch(
+        /fix: the request is addressed to "vm:8787"; … put one of those in the hook URL/,
+      );
+    } finally {
+      await new Promise((resolve) => refusing.close(resolve));
+    }
   });
 
   it("checks HOOKGATE_AUTH alone for deepagents, the only variable its adapter sends", async () => {
