@@ -128,8 +128,9 @@ exits 0 even when it fails, saying why on stderr, so a broken gateway never brea
     usage: `hookgate doctor --url URL [--client NAME] [--expect deny|allow|ask|defer|none] [--command CMD]
               [--timeout S]`,
     details: `Checks a running gateway from where the agent runs: it answers, the token is accepted
-(HOOKGATE_TOKEN, else HOOKGATE_AUTH; for deepagents HOOKGATE_AUTH), and a sample PreToolUse
-gets the expected decision. Exit 0 when every check passed; a failed one says how to fix it.
+(HOOKGATE_TOKEN, the one Claude Code's and deepcode's http hooks send; HOOKGATE_AUTH for
+deepagents), and a sample PreToolUse gets the expected decision. Exit 0 when every check
+passed; a failed one says how to fix it.
 
   --url URL         the hook URL (or the gateway's base URL)
   --client NAME     the sample's dialect when the URL names no route (default claude-code)
