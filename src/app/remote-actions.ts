@@ -59,6 +59,11 @@ export interface RemoteDeps {
   readonly clock: Clock;
   readonly sha256: Sha256;
   readonly metrics?: Metrics | undefined;
+  /**
+   * Aborted when the gateway must answer now (`serve` stopping): a call still running ends with
+   * its rule's onError, as at its deadline, so the answer goes out before connections are cut.
+   */
+  readonly stopping?: AbortSignal | undefined;
 }
 
 export interface RemoteActions {
@@ -100,12 +105,17 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
         const own = action === "prompt" ? rule.document.prompt?.timeoutMs : rule.document.forward?.timeoutMs;
         const budgetMs = Math.min(remaining, own ?? remaining);
         let timer: ReturnType<typeof setTimeout> | undefined;
+        let stop: (() => void) | undefined;
         const timedOut = new Promise<Attempt>((resolve) => {
-          timer = setTimeout(() => {
+          const code = action === "prompt" ? "JUDGE_TIMEOUT" : "FORWARD_TIMEOUT";
+          const expire = (message: string) => {
             controller.abort();
-            const code = action === "prompt" ? "JUDGE_TIMEOUT" : "FORWARD_TIMEOUT";
-            resolve(onError(rule, input, { code, message: `no answer within ${Math.round(budgetMs)} ms` }));
-          }, budgetMs);
+            resolve(onError(rule, input, { code, message }));
+          };
+          timer = setTimeout(() => expire(`no answer within ${Math.round(budgetMs)} ms`), budgetMs);
+          stop = () => expire("no answer before the gateway stopped");
+          if (deps.stopping?.aborted) stop();
+          else deps.stopping?.addEventListener("abort", stop, { once: true });
         });
         const attempt = (
           action === "prompt"
@@ -120,6 +130,7 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
         );
         const result = await Promise.race([attempt, timedOut]);
         clearTimeout(timer);
+        if (stop) deps.stopping?.removeEventListener("abort", stop);
         const ms = Math.round((deps.clock.monotonic() - t0) * 100) / 100;
         // A prompt rule's failures name its model too (a timeout is answered from outside the call).
         const model = action === "prompt" ? rule.document.prompt?.model : undefined;

@@ -113,12 +113,14 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
     onRefusal: reportRefusals(logger, metrics),
   });
   const clock = { now: Date.now, monotonic: () => performance.now() };
+  const stopping = new AbortController();
   const remote = createRemoteActions({
     egress: egress.send,
     env: policyDeps.env,
     clock,
     sha256: nodeSha256,
     metrics,
+    stopping: stopping.signal,
   });
   const recorder =
     options.recordPath === undefined
@@ -259,7 +261,10 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
       server.close((e) => (e ? reject(e) : resolve()));
       server.closeIdleConnections();
       // A request still being sent (or a client that never stops) gets this long, then its
-      // connection is cut: a stop must end.
+      // connection is cut: a stop must end. A prompt or forward call still running a little
+      // before that ends with its rule's onError, so its answer is sent, not cut off (a hook
+      // with no answer lets the action through, whatever onError says).
+      setTimeout(() => stopping.abort(), CLOSE_GRACE_MS - ANSWER_MARGIN_MS).unref();
       setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS).unref();
     });
     // Let the callbacks of the last answers run, then drain the delivery thread.
@@ -272,6 +277,8 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
 
 /** How long a stop waits for requests in flight before cutting their connections. */
 const CLOSE_GRACE_MS = 10_000;
+/** How long before that remote calls still running are ended with their onError. */
+const ANSWER_MARGIN_MS = 1000;
 
 /**
  * stdout, guarded (adapters/log/guarded-stream.ts): a closed pipe or one not read drops log lines,

@@ -4,7 +4,8 @@
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { connect, type Socket } from "node:net";
+import { createServer } from "node:http";
+import { type AddressInfo, connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -178,6 +179,65 @@ describe("hookgate serve over its life", { timeout: 60_000 }, () => {
     } finally {
       if (child.exitCode === null) child.kill("SIGTERM");
       await exited;
+    }
+  });
+});
+
+describe("serve stopping with a remote call in flight", { timeout: 60_000 }, () => {
+  it("answers the call's onError before it cuts the connection, rather than no answer at all", async () => {
+    // A forward allowed 30 s under a 30 s deadline, to a server that never answers. Cut without
+    // an answer, the hook would let the action through, whatever onError says.
+    const hanging = createServer(() => undefined);
+    await new Promise<void>((resolve) => hanging.listen(0, "127.0.0.1", resolve));
+    const target = `http://127.0.0.1:${(hanging.address() as AddressInfo).port}`;
+    const path = join(dir, "slow-forward.json");
+    writeFileSync(
+      path,
+      JSON.stringify({
+        version: 1,
+        defaults: { deadlineMs: 30_000 },
+        egress: { allowedHttpHookUrls: [`${target}/*`], allowCidrs: ["127.0.0.1/32"] },
+        rules: [
+          {
+            id: "team-server",
+            on: "PreToolUse",
+            forward: { url: `${target}/hook`, timeoutMs: 30_000, onError: "deny" },
+          },
+        ],
+      }),
+    );
+    const server = await startServerProcess(path);
+    try {
+      const reached = new Promise((resolve) => hanging.once("request", resolve));
+      const answer = fetch(`${server.url}/v1/hooks/claude-code`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({
+          session_id: "s",
+          transcript_path: "/t",
+          cwd: "/p",
+          hook_event_name: "PreToolUse",
+          tool_name: "Bash",
+          tool_input: { command: "ls" },
+        }),
+      });
+      // The forward has reached the hanging server.
+      await reached;
+      server.child.kill("SIGTERM");
+      const res = await answer;
+      expect(res.status).toBe(200);
+      expect((await res.json()).hookSpecificOutput.permissionDecision).toBe("deny");
+      const audit = await server.waitForLine((l) => l.msg === "decision");
+      expect(audit.pending).toEqual([
+        expect.objectContaining({
+          outcome: "FORWARD_TIMEOUT",
+          detail: "no answer before the gateway stopped",
+        }),
+      ]);
+    } finally {
+      await server.stop();
+      hanging.closeAllConnections();
+      await new Promise((resolve) => hanging.close(resolve));
     }
   });
 });
