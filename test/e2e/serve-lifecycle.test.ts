@@ -226,7 +226,8 @@ describe("serve stopping with a remote call in flight", { timeout: 60_000 }, () 
       server.child.kill("SIGTERM");
       const res = await answer;
       expect(res.status).toBe(200);
-      expect((await res.json()).hookSpecificOutput.permissionDecision).toBe("deny");
+      const body = (await res.json()) as { hookSpecificOutput: { permissionDecision: string } };
+      expect(body.hookSpecificOutput.permissionDecision).toBe("deny");
       const audit = await server.waitForLine((l) => l.msg === "decision");
       expect(audit.pending).toEqual([
         expect.objectContaining({
