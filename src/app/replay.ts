@@ -181,7 +181,10 @@ function* jsonValues(text: string): Generator<JsonValue> {
       i = lineEnd;
       continue;
     }
-    const { parsed, end } = found;
+    const { parsed, end, start } = found;
+    // A line that opens as a JSON object yet parses only from a later `{`: a record cut short
+    // (a write a crash or a full disk ended), the next one appended to it. Counted, not lost.
+    if (c === "{" && start > i) yield { ok: false, line, looksLikeJson: true };
     yield { ok: true, value: parsed.value, line };
     for (let k = i; k < end; k += 1) if (text.charAt(k) === "\n") line += 1;
     i = end;
@@ -197,7 +200,7 @@ function valueOnLine(
   text: string,
   from: number,
   lineEnd: number,
-): { parsed: { value: unknown }; end: number } | undefined {
+): { parsed: { value: unknown }; start: number; end: number } | undefined {
   const first = text.charAt(from);
   const opens = first === "{" || first === "[";
   for (
@@ -206,12 +209,12 @@ function valueOnLine(
     start = text.indexOf("{", start + 1)
   ) {
     const parsed = tryParse(text.slice(start, lineEnd));
-    if (parsed) return { parsed, end: lineEnd };
+    if (parsed) return { parsed, start, end: lineEnd };
   }
   if (!opens) return undefined;
   const end = balancedEnd(text, from);
   const parsed = end === undefined ? undefined : tryParse(text.slice(from, end));
-  return parsed && end !== undefined ? { parsed, end } : undefined;
+  return parsed && end !== undefined ? { parsed, start: from, end } : undefined;
 }
 
 /** The index just past the object or array starting at `start`, or undefined if it never closes. */

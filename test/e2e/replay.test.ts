@@ -236,6 +236,21 @@ describe("hookgate replay", () => {
     expect(result.stdout).toMatch(new RegExp(`^replayed ${lines.length - 1} records`, "m"));
   });
 
+  it("says so when a record cut short has the next one appended on its line, and replays that one", async () => {
+    // What `serve --record` leaves when a write is cut (a crash, a full disk) and the next start
+    // appends to the file: the cut record was dropped without a word.
+    const lines = readFileSync(TRAFFIC, "utf8").trimEnd().split("\n");
+    const [first = "", second = ""] = lines;
+    const joined = join(dir, "joined.jsonl");
+    writeFileSync(joined, `${first.slice(0, first.length >> 1)}${second}\n${lines.slice(2).join("\n")}\n`);
+    const result = await runCli(["replay", "--policy", CANDIDATE, joined]);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain(
+      "joined.jsonl: 1 line that looks like a record but does not parse, first at line 1 (cut short?); not replayed",
+    );
+    expect(result.stdout).toMatch(new RegExp(`^replayed ${lines.length - 1} records`, "m"));
+  });
+
   it("needs --policy", async () => {
     expect((await runCli(["replay", TRAFFIC])).code).toBe(2);
   });
