@@ -69,9 +69,13 @@ export function createDeliverer(deps: DeliverDeps): Deliverer {
   const nextSlot = new Map<string, number>();
   const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
 
-  /** Reserves the next send slot for this webhook URL and waits for it. */
+  /**
+   * Reserves the next send slot for this webhook URL and waits for it, on the monotonic clock: a
+   * wall clock stepped back (NTP after a VM resumes) would otherwise hold every send for the step,
+   * past the job's lease, and the job would be leased and sent again.
+   */
   async function paced(url: string): Promise<void> {
-    const now = deps.clock.now();
+    const now = deps.clock.monotonic();
     const slot = Math.max(now, nextSlot.get(url) ?? 0);
     nextSlot.set(url, slot + CHAT_INTERVAL_MS);
     if (slot > now) await sleep(slot - now);

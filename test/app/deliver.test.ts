@@ -157,6 +157,35 @@ describe("deliver", () => {
     });
   });
 
+  it("paces a chat webhook's sends a second apart on the monotonic clock, whatever the wall clock does", async () => {
+    // A wall clock stepped back an hour (NTP after a VM resumes) held the next send an hour,
+    // past the job's 60 s lease, so the job was leased and sent again.
+    const policy = await policyFrom({
+      version: 1,
+      rules: [],
+      sinks: { chat: { type: "slack", url: "https://hooks.slack.com/services/T0/B0/secretsecretsecret" } },
+    });
+    let wall = 1_000_000_000;
+    let monotonic = 5_000;
+    const waits: number[] = [];
+    const deliverer = createDeliverer({
+      policy: () => policy,
+      egress: async () => ({ ok: true, value: { status: 200, headers: {}, body: "ok" } }),
+      env: () => undefined,
+      clock: { now: () => wall, monotonic: () => monotonic },
+      random: () => 0.5,
+      sleep: async (ms) => {
+        waits.push(ms);
+        monotonic += ms;
+      },
+    });
+    expect(await deliverer.deliver(job("chat"), 1)).toEqual({ kind: "ack" });
+    wall -= 3_600_000;
+    monotonic += 200;
+    expect(await deliverer.deliver(job("chat"), 1)).toEqual({ kind: "ack" });
+    expect(waits).toEqual([800]);
+  });
+
   it("retries a name that resolves to nothing (NXDOMAIN over DoH on Workers), as Node retries ENOTFOUND", async () => {
     const policy = await policyFrom({
       version: 1,
