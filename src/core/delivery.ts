@@ -28,7 +28,9 @@ export function isDeliveryJob(value: unknown): value is DeliveryJob {
     typeof sink === "string" &&
     notification !== null &&
     typeof notification === "object" &&
-    typeof (notification as Record<string, unknown>).eventName === "string"
+    typeof (notification as Record<string, unknown>).eventName === "string" &&
+    typeof (notification as Record<string, unknown>).event === "object" &&
+    (notification as Record<string, unknown>).event !== null
   );
 }
 
@@ -123,7 +125,8 @@ export function createNotification(
  * key `truncated`.
  */
 export function fitDeliveryJob(job: DeliveryJob, fits: (candidate: DeliveryJob) => boolean): DeliveryJob {
-  if (fits(job)) return job;
+  // A body that is no job (an unreadable message dead-lettered as it came) is left as it is.
+  if (fits(job) || !isDeliveryJob(job)) return job;
   const n = job.notification;
   const toolUse = n.correlation?.toolUse;
   const toolResult = n.correlation?.toolResult;

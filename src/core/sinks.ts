@@ -609,14 +609,6 @@ export function classifySinkResponse(
   if (status >= 200 && status < 300)
     return sink === "slack" ? classifySlackSuccess(status, body, header, now, secrets) : DELIVERED;
   const detail = describeBody(sink, body, secrets);
-  if (status === 429) return retry(`HTTP 429 rate limited${detail}`, retryAfterMs(sink, header, body, now));
-  if (
-    sink === "github-dispatch" &&
-    status === 403 &&
-    (header("retry-after") !== undefined || header("x-ratelimit-remaining")?.trim() === "0")
-  ) {
-    return retry(`HTTP 403 GitHub rate limit${detail}`, retryAfterMs(sink, header, body, now));
-  }
   // A secondary rate limit may come with neither header; GitHub then asks for at least a minute's
   // wait, and says so only in its message ("You have exceeded a secondary rate limit").
   if (sink === "github-dispatch" && (status === 403 || status === 429) && GITHUB_SECONDARY_LIMIT.test(body)) {
@@ -624,6 +616,14 @@ export function classifySinkResponse(
       `HTTP ${status} GitHub secondary rate limit${detail}`,
       retryAfterMs(sink, header, body, now) ?? GITHUB_SECONDARY_WAIT_MS,
     );
+  }
+  if (status === 429) return retry(`HTTP 429 rate limited${detail}`, retryAfterMs(sink, header, body, now));
+  if (
+    sink === "github-dispatch" &&
+    status === 403 &&
+    (header("retry-after") !== undefined || header("x-ratelimit-remaining")?.trim() === "0")
+  ) {
+    return retry(`HTTP 403 GitHub rate limit${detail}`, retryAfterMs(sink, header, body, now));
   }
   if (RETRY_STATUSES.has(status) || (status >= 500 && status < 600 && !PERMANENT_5XX.has(status))) {
     return retry(`HTTP ${status}${detail}`, retryAfterMs(sink, header, body, now));

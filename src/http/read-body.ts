@@ -115,7 +115,7 @@ export async function readBodyChunks(
       over ||= size > maxBytes;
       if (!over || kept < SNIFF_BYTES) {
         // Refused, the chunk that came still names the event, for the answer's shape.
-        if (budget && !budget.take(chunk.byteLength))
+        if (budget && !budget.take(chunk.byteLength, taken))
           return busy([...chunks, chunk], kept + chunk.byteLength);
         taken += chunk.byteLength;
         chunks.push(chunk);
@@ -155,8 +155,11 @@ export async function readBodyChunks(
  * always read, however large the policy lets it be.
  */
 export interface BodyBudget {
-  /** Takes `bytes`, or answers false and takes nothing when that would pass the limit. */
-  take(bytes: number): boolean;
+  /**
+   * Takes `bytes` for a body that holds `own` already, or answers false and takes nothing when
+   * that would pass the limit while other bodies hold some of it.
+   */
+  take(bytes: number, own: number): boolean;
   give(bytes: number): void;
 }
 
@@ -166,8 +169,8 @@ export const BODY_BUDGET_BYTES = 64 * 1024 * 1024;
 export function createBodyBudget(limitBytes = BODY_BUDGET_BYTES): BodyBudget {
   let held = 0;
   return {
-    take(bytes) {
-      if (held > 0 && held + bytes > limitBytes) return false;
+    take(bytes, own) {
+      if (held > own && held + bytes > limitBytes) return false;
       held += bytes;
       return true;
     },

@@ -8,7 +8,7 @@ import { startConsumer } from "../../src/app/consumer.js";
 import { DEFAULT_RETRY_SCHEDULE_SECONDS, type DeliveryJob } from "../../src/core/delivery.js";
 
 const sessionEnd = (id: string) =>
-  ({ id, sink: "s", notification: { eventName: "SessionEnd" } }) as unknown as DeliveryJob;
+  ({ id, sink: "s", notification: { eventName: "SessionEnd", event: {} } }) as unknown as DeliveryJob;
 
 /** A deliverer that accepts every job and notes its id. */
 const accepting = (delivered: string[]) => ({
@@ -187,7 +187,7 @@ describe("startConsumer", () => {
       { id: "broken", body: { id: "broken", sink: "s" } as unknown as DeliveryJob },
       {
         id: "ok",
-        body: { id: "ok", sink: "s", notification: { eventName: "Stop" } } as unknown as DeliveryJob,
+        body: { id: "ok", sink: "s", notification: { eventName: "Stop", event: {} } } as unknown as DeliveryJob,
       },
     ]);
     const logs: { msg: string }[] = [];
@@ -248,7 +248,7 @@ describe("startConsumer", () => {
   it("keeps at most batchSize jobs in flight, and fills a freed slot without waiting for the rest", async () => {
     const queue = createMemoryQueue<DeliveryJob>({ now: () => 0 });
     const job = (id: string) =>
-      ({ id, sink: "s", notification: { eventName: "Stop" } }) as unknown as DeliveryJob;
+      ({ id, sink: "s", notification: { eventName: "Stop", event: {} } }) as unknown as DeliveryJob;
     await queue.send(
       ["hang-1", "hang-2", "quick-1", "quick-2", "quick-3"].map((id) => ({ id, body: job(id) })),
     );
@@ -285,7 +285,7 @@ describe("startConsumer", () => {
   it("lets one sink hold at most perSink slots, so a hanging sink never stops the others", async () => {
     const queue = createMemoryQueue<DeliveryJob>({ now: () => 0 });
     const job = (id: string, sink: string) =>
-      ({ id, sink, notification: { eventName: "Stop" } }) as unknown as DeliveryJob;
+      ({ id, sink, notification: { eventName: "Stop", event: {} } }) as unknown as DeliveryJob;
     // The hanging sink's jobs come first, more of them than there are slots.
     const slow = Array.from({ length: 6 }, (_, i) => `slow-${i}`);
     const fast = ["fast-0", "fast-1", "fast-2"];
@@ -332,7 +332,7 @@ describe("startConsumer", () => {
 
   it("asks a queue that cannot skip groups for every free slot, and a queue that can for one sink's room", async () => {
     const job = (id: string) =>
-      ({ id, sink: "s", notification: { eventName: "Stop" } }) as unknown as DeliveryJob;
+      ({ id, sink: "s", notification: { eventName: "Stop", event: {} } }) as unknown as DeliveryJob;
     const run = async (filters: boolean) => {
       const inner = createMemoryQueue<DeliveryJob>({ now: () => 0 });
       await inner.send(
@@ -383,7 +383,7 @@ describe("startConsumer", () => {
     const dir = await mkdtemp(join(tmpdir(), "hookgate-consumer-cap-"));
     const queue = createSqliteQueue<DeliveryJob>({ path: join(dir, "queue.sqlite") });
     const job = (id: string, sink: string) =>
-      ({ id, sink, notification: { eventName: "Stop" } }) as unknown as DeliveryJob;
+      ({ id, sink, notification: { eventName: "Stop", event: {} } }) as unknown as DeliveryJob;
     let consumer: ReturnType<typeof startConsumer> | undefined;
     const held: (() => void)[] = [];
     // Set when the test ends, pass or fail: X's deliveries stop holding, so stop() can drain.

@@ -307,6 +307,16 @@ describe("readBodyChunks with a budget of bytes still arriving", () => {
     const one = stalled(`{"hook_event_name":"Stop","x":"${"a".repeat(60)}"}`);
     one.finish();
     expect(await readBodyChunks(one.source, null, 1024, undefined, budget)).toMatchObject({ ok: true });
+    // In several chunks too: its own earlier chunks are not other bodies.
+    const chunked = [bytes('{"hook_event_name":"Stop",'), bytes(`"x":"${"a".repeat(40)}`), bytes('"}')];
+    let i = 0;
+    const source = {
+      next: async (): Promise<IteratorResult<Uint8Array, unknown>> => {
+        const value = chunked[i++];
+        return value === undefined ? { done: true, value: undefined } : { done: false, value };
+      },
+    };
+    expect(await readBodyChunks(source, null, 1024, undefined, budget)).toMatchObject({ ok: true });
   });
 });
 

@@ -909,6 +909,7 @@ describe("classifySinkResponse: github-dispatch", () => {
     [403, { "x-ratelimit-remaining": "0", "x-ratelimit-reset": reset }, "", "retry", 90_000],
     [403, { "retry-after": "60" }, '{"message":"You have exceeded a secondary rate limit"}', "retry", 60_000],
     // A secondary limit without either header: GitHub asks for a wait of a minute at least.
+    [429, {}, '{"message":"You have exceeded a secondary rate limit."}', "retry", 60_000],
     [
       403,
       { "x-ratelimit-remaining": "4987" },
