@@ -187,7 +187,11 @@ describe("startConsumer", () => {
       { id: "broken", body: { id: "broken", sink: "s" } as unknown as DeliveryJob },
       {
         id: "ok",
-        body: { id: "ok", sink: "s", notification: { eventName: "Stop", event: {} } } as unknown as DeliveryJob,
+        body: {
+          id: "ok",
+          sink: "s",
+          notification: { eventName: "Stop", event: {} },
+        } as unknown as DeliveryJob,
       },
     ]);
     const logs: { msg: string }[] = [];
