@@ -26,7 +26,8 @@ export function compileMatcher(text: string | undefined): Result<Matcher, string
   }
   const names = exactMatcherNames(text);
   if (names) return ok((value) => value !== undefined && names.has(value));
-  const parts = text.includes("|") ? splitParts(text) : undefined;
+  // A leading flag group (`(?i)bash|read`) is meant for the whole value: not split.
+  const parts = text.includes("|") && !text.startsWith("(?") ? splitParts(text) : undefined;
   if (parts) return ok((value) => value !== undefined && parts.some((part) => part(value)));
   const compiled = compileRegex(text);
   if (!compiled.ok) return compiled;
@@ -40,6 +41,8 @@ const EXACT_NAME = /^[A-Za-z0-9_]+$/;
 function splitParts(text: string): ((value: string) => boolean)[] | undefined {
   const parts: ((value: string) => boolean)[] = [];
   for (const part of text.split("|")) {
+    // An empty part (`mcp__.*|`, a stray `|`) names nothing, as in a list of names.
+    if (part === "") continue;
     if (EXACT_NAME.test(part)) {
       parts.push((value) => value === part);
       continue;

@@ -1,7 +1,8 @@
 /**
  * Cutting JSON-shaped values down to a byte budget without dropping anything: the longest strings
  * are cut first, each ending in a visible marker, and a surrogate pair is never split. Shared by
- * the sinks (webhook and GitHub payload limits) and the Cloudflare queue (its 128 KB messages).
+ * the sinks (webhook and GitHub payload limits), the queues (a delivery job within Cloudflare's
+ * 128 KB and SQS's 1 MiB), deepagents' answers (100,000 bytes) and the audit line's reason.
  */
 
 export const TRUNCATION_MARKER = "…[truncated by hookgate]";

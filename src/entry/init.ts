@@ -345,7 +345,7 @@ function deepagents(options: InitOptions, notes: string[]): InitOutput {
   );
   if (options.failClosed) {
     notes.push(
-      "PreToolUse exits 2 when the gateway cannot be reached or something in front of it answers an HTTP error, which deepagents reads as a block",
+      "PreToolUse exits 2 when the gateway cannot be reached or something in front of it answers an HTTP error, which deepagents reads as a block; it needs curl 7.76 or later (--fail-with-body), and an older curl blocks every call",
     );
   }
   notes.push(`check the setup with: HOOKGATE_AUTH=… hookgate doctor --url ${url}`);

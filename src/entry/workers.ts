@@ -76,7 +76,7 @@ type IsolateState =
     }
   | { readonly ok: false; readonly app: { fetch(r: Request): Response | Promise<Response> } };
 
-/** How long jobs wait while the policy is broken; Cloudflare's max_retries bounds the total. */
+/** How long jobs wait, sent again each time, while the policy is broken (no bound on the total). */
 const BROKEN_CONFIG_RETRY_SECONDS = 300;
 
 /** The bindings of the latest invocation: env is per isolate, so every invocation sees the same. */

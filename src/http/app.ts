@@ -130,7 +130,10 @@ async function answerHook(deps: AppDeps, request: Request, client: string | unde
   return new Response(body === "" ? null : body, { status, headers });
 }
 
-function routeRequest(request: Request, reading: Partial<AppDeps> = {}): HookRouteRequest {
+function routeRequest(
+  request: Request,
+  reading: Pick<AppDeps, "bodyDeadline" | "bodyBudget"> = {},
+): HookRouteRequest {
   return {
     readBody: (maxBytes) => readBody(request, maxBytes, reading.bodyDeadline, reading.bodyBudget),
     contentType: request.headers.get("content-type") ?? undefined,

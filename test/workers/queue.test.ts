@@ -353,6 +353,31 @@ describe("outcome translation", () => {
     expect(other.calls).toEqual({ ack: 0, retry: [{ delaySeconds: 300 }] });
   });
 
+  it("acks exactly the jobs it sent again while the policy is broken, and retries the rest", async () => {
+    // A job both sent again and retried would be delivered twice.
+    vi.spyOn(console, "error").mockImplementation(() => {});
+    const batch = [1, 2, 3].map(() => recorded(job("audit", crypto.randomUUID()), 1));
+    let calls = 0;
+    const sent: unknown[] = [];
+    const flaky = {
+      send: () => Promise.reject(new Error("the producer sends in batches")),
+      sendBatch: async (messages: Iterable<{ body: unknown }>) => {
+        if (++calls === 2) throw new Error("Too Many Requests");
+        for (const m of messages) sent.push(m.body);
+      },
+    };
+    await consume(
+      batch.map((b) => b.message),
+      { HOOKGATE_POLICY: "{ broken", HOOKGATE_QUEUE: flaky },
+    );
+    expect(batch.map((b) => b.calls)).toEqual([
+      { ack: 1, retry: [] },
+      { ack: 0, retry: [{ delaySeconds: 300 }] },
+      { ack: 1, retry: [] },
+    ]);
+    expect(sent).toEqual([batch[0]?.message.body, batch[2]?.message.body]);
+  });
+
   it("retries jobs while the policy is broken when they cannot be sent again", async () => {
     vi.spyOn(console, "error").mockImplementation(() => {});
     const { message, calls } = recorded(job("audit", crypto.randomUUID()), 1);

@@ -144,23 +144,25 @@ export async function holdForPolicy(
     const envelope = readEnvelope(message.body);
     return envelope ? [{ message, envelope }] : [];
   });
-  let resent: readonly PushedMessage[] = [];
-  if (jobsQueue && jobs.length > 0) {
+  // One send per job: a send split into several batches could fail part way, and a job sent
+  // again and also retried would be delivered twice.
+  const resent = new Set<PushedMessage>();
+  const producer = jobsQueue && createCloudflareProducer(jobsQueue);
+  for (const { message, envelope } of jobs) {
+    if (!producer) break;
     try {
-      await createCloudflareProducer(jobsQueue).send(
-        jobs.map(({ envelope }) => ({ ...envelope, delayMs: delaySeconds * 1000 })),
-      );
-      resent = jobs.map((j) => j.message);
+      await producer.send([{ ...envelope, delayMs: delaySeconds * 1000 }]);
+      resent.add(message);
     } catch (e) {
-      logger.log("error", "could not hold delivery jobs on the queue; retrying them instead", {
+      logger.log("error", "could not hold a delivery job on the queue; retrying it instead", {
         queue: batch.queue,
-        jobs: jobs.length,
+        job: envelope.id,
         error: describe(e),
       });
     }
   }
   for (const message of batch.messages) {
-    if (resent.includes(message)) message.ack();
+    if (resent.has(message)) message.ack();
     else message.retry({ delaySeconds });
   }
   logger.log("error", "configuration invalid; delivery jobs wait for a valid policy", {

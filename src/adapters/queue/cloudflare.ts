@@ -126,7 +126,7 @@ export async function replayDeadLetters<T>(
   return replayed.length;
 }
 
-/** The job cut to fit one message (core/delivery.ts), here beside the producer that needs it. */
+/** The job cut to fit one message (core/delivery.ts), loaded with this module by the Worker's notify path. */
 export { fitDeliveryJob } from "../../core/delivery.js";
 
 export function jsonBytes(value: unknown): number {
