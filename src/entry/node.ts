@@ -248,10 +248,13 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
         policy: current.hash,
         problems: next.error.map((i) => `${i.path}: ${i.message}`),
       });
+      // Counted too: a deploy whose new policy never took is otherwise seen only in the log.
+      metrics.increment("hookgate_policy_reloads_total", { outcome: "failed" });
       return next.error;
     }
     current = next.value.policy;
     deliveries.policy(deliverySettings(current));
+    metrics.increment("hookgate_policy_reloads_total", { outcome: "loaded" });
     logger.log("info", "policy reloaded", { policy: current.hash, rules: current.rules.length });
     return [];
   }

@@ -165,6 +165,10 @@ describe("policy reload on SIGHUP", () => {
     const still = await send("make deploy");
     expect(still.policy).toBe(after.policy);
     expect(JSON.parse(still.text).hookSpecificOutput.permissionDecision).toBe("deny");
+    // An operator sees a reload that did not take on /metrics too, not only in the log.
+    const metrics = await (await fetch(`${server.url}/metrics`)).text();
+    expect(metrics).toContain('hookgate_policy_reloads_total{outcome="loaded"} 1');
+    expect(metrics).toContain('hookgate_policy_reloads_total{outcome="failed"} 1');
   });
 });
 

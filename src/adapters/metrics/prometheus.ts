@@ -44,6 +44,8 @@ export const METRIC_HELP: Readonly<Record<string, string>> = {
   hookgate_log_lines_dropped_total:
     "Log lines (audit lines included) dropped because stdout was not being read (past 16 MiB waiting) or had failed.",
   hookgate_log_backlog_bytes: "Bytes of log lines written to stdout and not yet read from it.",
+  hookgate_policy_reloads_total:
+    "Policy reloads (SIGHUP), by outcome: loaded, or failed (the running policy is kept; the log says why).",
 };
 
 export function createPrometheusRegistry(): PrometheusRegistry {
