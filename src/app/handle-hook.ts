@@ -15,7 +15,7 @@ import type { CompiledRule, Policy } from "../core/policy.js";
 import type { FailMode } from "../core/policy-schema.js";
 import type { Clock, IdGenerator, Logger, Metrics, Sha256 } from "../core/ports.js";
 import { type Answer, renderDecision, renderRequestFailure } from "../core/render.js";
-import { capStrings } from "../core/truncate.js";
+import { capString } from "../core/truncate.js";
 import type { Notifier } from "./notify.js";
 import type { RemoteActions, RemoteAudit } from "./remote-actions.js";
 
@@ -437,8 +437,7 @@ function eventFields(
     decision: decided?.decision,
     // Cut as the event's own strings are: a forwarded hook's reason may be any size, and a
     // Worker's logs keep only 256 KB an invocation, so a huge audit line would crowd out the rest.
-    reason:
-      decided?.reason === undefined ? undefined : (capStrings(decided.reason, AUDIT_REASON_CHARS) as string),
+    reason: decided?.reason === undefined ? undefined : capString(decided.reason, AUDIT_REASON_CHARS),
   };
 }
 

@@ -43,11 +43,8 @@ export interface NotifyDeps {
   readonly defer: (task: () => Promise<void>, answerBy?: number, work?: DeferredWork) => Promise<void> | void;
 }
 
-/** The decision and sinks a deferred enqueue is for. */
-export interface DeferredWork {
-  readonly decisionId: string;
-  readonly sinks: readonly string[];
-}
+/** The decision a deferred enqueue is for, and its rules' sinks (the notify input itself). */
+export type DeferredWork = Pick<NotifyInput, "decisionId" | "notify">;
 
 export interface NotifyInput {
   readonly decisionId: string;
@@ -138,7 +135,6 @@ export function createNotifier(deps: NotifyDeps): Notifier {
 
   return {
     notify(input) {
-      const sinks = input.notify.flatMap((n) => n.sinks);
       return deps.defer(
         () =>
           run(input).catch((e) => {
@@ -146,13 +142,13 @@ export function createNotifier(deps: NotifyDeps): Notifier {
             deps.logger.log("error", "enqueue failed; the decision was answered anyway", {
               decisionId: input.decisionId,
               event: input.event.name,
-              sinks,
+              sinks: input.notify.flatMap((n) => n.sinks),
               error,
             });
             deps.metrics?.increment("hookgate_enqueue_failed_total");
           }),
         input.answerBy,
-        { decisionId: input.decisionId, sinks },
+        input,
       );
     },
   };

@@ -7,7 +7,7 @@ import { errorMessage } from "./errors.js";
 import type { HookEvent } from "./hook-event.js";
 import { maskValue } from "./mask.js";
 import type { Notification } from "./sinks.js";
-import { capStrings, cut, largestFitting, longestString } from "./truncate.js";
+import { capString, capStrings, cut, largestFitting, longestString } from "./truncate.js";
 
 export interface DeliveryJob {
   readonly id: string;
@@ -132,8 +132,7 @@ export function fitDeliveryJob(job: DeliveryJob, fits: (candidate: DeliveryJob) 
   const toolResult = n.correlation?.toolResult;
   type Structured = Readonly<Record<string, unknown>>;
   const cutTo = (length: number, shrink: (value: Structured, length: number) => Structured): DeliveryJob => {
-    const text = (value: string | undefined) =>
-      value === undefined ? undefined : (capStrings(value, length) as string);
+    const text = (value: string | undefined) => (value === undefined ? undefined : capString(value, length));
     return {
       ...job,
       notification: {

@@ -28,7 +28,7 @@ export function compileMatcher(text: string | undefined): Result<Matcher, string
   if (names) return ok((value) => value !== undefined && names.has(value));
   // A leading flag group (`(?i)bash|read`) is meant for the whole value: not split.
   const parts = text.includes("|") && !text.startsWith("(?") ? splitParts(text) : undefined;
-  if (parts) return ok((value) => value !== undefined && parts.some((part) => part(value)));
+  if (parts) return ok((value) => value !== undefined && someMatches(parts, value));
   const compiled = compileRegex(text);
   if (!compiled.ok) return compiled;
   const test = compiled.value;
@@ -36,6 +36,11 @@ export function compileMatcher(text: string | undefined): Result<Matcher, string
 }
 
 const EXACT_NAME = /^[A-Za-z0-9_]+$/;
+
+function someMatches(parts: readonly ((value: string) => boolean)[], value: string): boolean {
+  for (const part of parts) if (part(value)) return true;
+  return false;
+}
 
 /** Each part an exact name or a regex; undefined when some part does not compile by itself. */
 function splitParts(text: string): ((value: string) => boolean)[] | undefined {

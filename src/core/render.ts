@@ -7,7 +7,7 @@ import type { Decision } from "./decision.js";
 import { carriesContext, DEEPCODE_BLOCK_AS_CONTEXT, honouredDecision } from "./event-capabilities.js";
 import type { Dialect } from "./hook-event.js";
 import type { DecisionKind, FailMode } from "./policy-schema.js";
-import { capStrings, largestFitting, longestString, utf8Length } from "./truncate.js";
+import { capString, largestFitting, longestString, utf8Length } from "./truncate.js";
 
 export interface Answer {
   readonly status: 200;
@@ -39,10 +39,10 @@ export function renderDecision(decision: Decision, event: string, dialect: Diale
   if (utf8Length(answer.body) <= DEEPAGENTS_OUTPUT_BYTES) return answer;
   const cutTo = (length: number): Decision => ({
     ...decision,
-    reason: capStrings(decision.reason, length) as string | undefined,
-    context: capStrings(decision.context, length) as string | undefined,
-    systemMessage: capStrings(decision.systemMessage, length) as string | undefined,
-    stopReason: capStrings(decision.stopReason, length) as string | undefined,
+    reason: decision.reason && capString(decision.reason, length),
+    context: decision.context && capString(decision.context, length),
+    systemMessage: decision.systemMessage && capString(decision.systemMessage, length),
+    stopReason: decision.stopReason && capString(decision.stopReason, length),
   });
   const longest = longestString([
     decision.reason,

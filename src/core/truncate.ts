@@ -9,10 +9,14 @@ export const TRUNCATION_MARKER = "…[truncated by hookgate]";
 
 const MAX_DEPTH = 64;
 
+/** The text cut to `length` plus the marker, only where that shortens it. */
+export function capString(text: string, length: number): string {
+  return text.length > length + TRUNCATION_MARKER.length ? cut(text, length) : text;
+}
+
 /** Every string longer than `length` cut to `length` plus the marker (only where that shortens it). */
 export function capStrings(value: unknown, length: number, depth = 0): unknown {
-  if (typeof value === "string")
-    return value.length > length + TRUNCATION_MARKER.length ? cut(value, length) : value;
+  if (typeof value === "string") return capString(value, length);
   if (value === null || typeof value !== "object" || depth > MAX_DEPTH) return value;
   if (Array.isArray(value)) return value.map((item) => capStrings(item, length, depth + 1));
   return Object.fromEntries(

@@ -126,7 +126,7 @@ async function settle(
     runtime.logger.log("warn", "deferred work still running when the invocation had to answer", {
       tasks: pending.size,
       decisionIds: work.map((w) => w.decisionId),
-      sinks: [...new Set(work.flatMap((w) => w.sinks))],
+      sinks: [...new Set(work.flatMap((w) => w.notify.flatMap((n) => n.sinks)))],
     });
   }
 }

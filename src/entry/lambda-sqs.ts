@@ -10,7 +10,7 @@
 import type { SQSBatchItemFailure, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
 import { nodeHmacSha256 } from "../adapters/hash/node-crypto.js";
 import { createDeliverer, type Deliverer } from "../app/deliver.js";
-import { type DeliveryJob, thrownOutcome } from "../core/delivery.js";
+import { type DeliveryJob, isDeliveryJob, thrownOutcome } from "../core/delivery.js";
 import { errorMessage } from "../core/errors.js";
 import type { ReceivedMessage } from "../core/queue.js";
 import { createLambdaRuntime, type LambdaOptions } from "./lambda-config.js";
@@ -124,15 +124,9 @@ export function decodeJob(text: string): DeliveryJob {
   const { id, body } = value as { id?: unknown; body?: unknown };
   if (typeof id !== "string" || typeof body !== "object" || body === null)
     throw new Error("body is not an {id, body} envelope");
-  const job = body as Partial<DeliveryJob>;
-  if (
-    job.id !== id ||
-    typeof job.sink !== "string" ||
-    typeof job.notification !== "object" ||
-    !job.notification
-  )
-    throw new Error("envelope body is not a delivery job");
-  return job as DeliveryJob;
+  // The same test the SQLite and Cloudflare consumers make (core/delivery.ts).
+  if (!isDeliveryJob(body) || body.id !== id) throw new Error("envelope body is not a delivery job");
+  return body;
 }
 
 /** 1 on the first delivery; SQS counts every receive, including those that timed out. */
