@@ -65,6 +65,20 @@ export function renderPrompt(template: string, body: string): string {
   return substituted ? rendered : `${rendered}\n\nARGUMENTS: ${body}`;
 }
 
+/**
+ * What `renderPrompt` will substitute in a template, read with the same pattern: its first `$n`
+ * (a word of the body) and whether `$ARGUMENTS` puts the whole body in. For `check`.
+ */
+export function promptPlaceholders(template: string): { positional?: string; wholeBody: boolean } {
+  let positional: string | undefined;
+  let wholeBody = false;
+  for (const [match, , index] of template.matchAll(PLACEHOLDER)) {
+    if (match === "$ARGUMENTS") wholeBody = true;
+    else if (index !== undefined) positional ??= match;
+  }
+  return positional === undefined ? { wholeBody } : { positional, wholeBody };
+}
+
 export interface JudgeHttpRequest {
   readonly url: string;
   readonly headers: Readonly<Record<string, string>>;

@@ -14,7 +14,7 @@ import {
   PERMISSION_EVENTS,
 } from "./event-capabilities.js";
 import { closestEvent, isKnownEvent, TOOL_EVENTS } from "./events.js";
-import { DEFAULT_MODEL_URLS } from "./judge.js";
+import { DEFAULT_MODEL_URLS, promptPlaceholders } from "./judge.js";
 import { eventReadsMatcher } from "./matcher.js";
 import type { PermissionRule } from "./permission-rule.js";
 import { type CompiledRule, jsonPath, ownOnError, type Policy, type PolicyIssue } from "./policy.js";
@@ -106,13 +106,11 @@ function lintRule(rule: CompiledRule, warn: (path: string, message: string) => v
 function lintPromptPlaceholders(rule: CompiledRule, warn: (path: string, message: string) => void): void {
   const text = rule.document.prompt?.text;
   if (text === undefined) return;
-  const unescaped = text.replace(/\\\$/g, "");
-  const positional = /\$(\d+)(?!\w)/.exec(unescaped);
-  if (!positional) return;
-  const whole = /\$ARGUMENTS(?!\[\d+\])/.test(unescaped);
+  const { positional, wholeBody } = promptPlaceholders(text);
+  if (positional === undefined) return;
   warn(
     `${rule.path}.prompt.text`,
-    `"${positional[0]}" is replaced by word ${positional[1]} (counting from 0) of the event's JSON, as in Claude Code's prompt hooks${whole ? "" : ", and the event itself is then not added to the prompt"}; write "\\${positional[0]}" for a literal dollar sign`,
+    `"${positional}" is replaced by word ${positional.slice(1)} (counting from 0) of the event's JSON, as in Claude Code's prompt hooks${wholeBody ? "" : ", and the event itself is then not added to the prompt"}; write "\\${positional}" for a literal dollar sign`,
   );
 }
 

@@ -75,11 +75,10 @@ export async function doctorCommand(args: readonly string[], io: CommandIo, env:
   // The variable the client's hook sends: Claude Code's and deepcode's http hooks (as `init`
   // writes them) send HOOKGATE_TOKEN alone, the deepagents adapter HOOKGATE_AUTH alone. A
   // HOOKGATE_AUTH beside a missing HOOKGATE_TOKEN would pass here and fail in the agent.
-  const token = dialect.startsWith("deepagents")
-    ? tokenFromEnv(env, dialect)
-    : env.HOOKGATE_TOKEN?.trim()
-      ? { name: "HOOKGATE_TOKEN", value: (env.HOOKGATE_TOKEN ?? "").trim() }
-      : undefined;
+  const token = tokenFromEnv(
+    dialect.startsWith("deepagents") ? env : { HOOKGATE_TOKEN: env.HOOKGATE_TOKEN },
+    dialect,
+  );
 
   // Every route also answers under a prefix (a Worker path route), so a mistyped hook URL taken
   // for a base URL (`/v1/hook/claude-code`) would pass every check while the agent, posting to
