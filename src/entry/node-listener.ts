@@ -12,8 +12,9 @@
 import type { IncomingMessage, OutgoingHttpHeaders, RequestListener, ServerResponse } from "node:http";
 import type { HookDeps } from "../app/handle-hook.js";
 import { errorMessage, type RequestError } from "../core/errors.js";
+import type { AppDeps } from "../http/app.js";
 import { hookResponse, runHookRoute } from "../http/hook-route.js";
-import { type BodyBudget, type BodyDeadline, type ChunkSource, readBodyChunks } from "../http/read-body.js";
+import { type BodyDeadline, type ChunkSource, readBodyChunks } from "../http/read-body.js";
 
 /**
  * The paths taken here: `/v1/hooks` and `/v1/hooks/<name>`, a trailing slash and a query allowed
@@ -30,10 +31,8 @@ const HOOK_PATH = /^\/v1\/hooks(?:\/(?!\.\.?(?:\/|\?|$))([A-Za-z0-9_.-]+))?\/?(?
 const HOOK_PREFIX = /^(?:\/[^?]*)?\/v1\/+hooks(?:\/+([A-Za-z0-9_.-]+))?(?:[/?]|$)/;
 
 /** The gateway's dependencies, with the deadline each hook body must arrive by (as the app's). */
-export type ListenerDeps = HookDeps & {
-  readonly bodyDeadline?: (() => BodyDeadline) | undefined;
-  readonly bodyBudget?: BodyBudget | undefined;
-};
+/** What the app reads a hook body with, the listener reads it with too. */
+export type ListenerDeps = HookDeps & Pick<AppDeps, "bodyDeadline" | "bodyBudget">;
 
 /**
  * `servesHost` says whether a request's Host is one the gateway answers (`serve` on loopback

@@ -37,7 +37,7 @@ interface LoadedCase {
   readonly spec: PolicyCase;
   readonly document: CasesDocument;
   /** The event file's bytes as they are, or the JSON of a case's own event. */
-  readonly body: Uint8Array | string;
+  readonly body: Uint8Array;
 }
 
 export async function policyTestCommand(args: readonly string[], io: CommandIo): Promise<number> {
@@ -80,10 +80,9 @@ export async function policyTestCommand(args: readonly string[], io: CommandIo):
   let passed = 0;
   let failed = 0;
   for (const c of cases) {
-    const bytes = typeof c.body === "string" ? new TextEncoder().encode(c.body) : c.body;
     const outcome = await judge({
       // Read as `serve` reads a request's body: its size limit, UTF-8 and nesting checked.
-      body: await bodyFromBytes(bytes, policy.defaults.maxBodyBytes),
+      body: await bodyFromBytes(c.body, policy.defaults.maxBodyBytes),
       client: c.spec.client ?? c.document.client,
       team: c.spec.team ?? c.document.team ?? DEFAULT_TEAM,
     });
@@ -138,7 +137,7 @@ async function loadCases(file: string): Promise<{ cases: LoadedCase[]; problems:
   const problems: string[] = [];
   for (const [index, spec] of document.cases.entries()) {
     if (typeof spec.event !== "string") {
-      cases.push({ file, index, spec, document, body: caseBody(spec.event, spec.with) });
+      cases.push({ file, index, spec, document, body: encoded(caseBody(spec.event, spec.with)) });
       continue;
     }
     const eventPath = resolve(dirname(file), spec.event);
@@ -167,9 +166,16 @@ async function loadCases(file: string): Promise<{ cases: LoadedCase[]; problems:
       problems.push(`${at}: ${eventPath} does not hold a JSON object, so "with" cannot be laid over it`);
       continue;
     }
-    cases.push({ file, index, spec, document, body: caseBody(event as Record<string, unknown>, spec.with) });
+    cases.push({
+      file,
+      index,
+      spec,
+      document,
+      body: encoded(caseBody(event as Record<string, unknown>, spec.with)),
+    });
   }
   return { cases, problems };
 }
 
+const encoded = (text: string) => new TextEncoder().encode(text);
 const describe = (issue: PolicyIssue) => `${issue.path}: ${issue.message}`;
