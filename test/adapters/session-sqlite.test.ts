@@ -1,0 +1,127 @@
+/**
+ * The session store on Node, on a real SQLite file: what it remembers outlives the process, and
+ * what is older than a day is forgotten a window of rows at a time, never by reading the whole
+ * table in one call on the answer's path.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createSqliteSessionStore, createSweeper } from "../../src/adapters/session/sqlite.js";
+
+const DAY = 24 * 3_600_000;
+const T0 = 1_700_000_000_000;
+let dir: string;
+let path: string;
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), "hookgate-sessions-"));
+  path = join(dir, "sessions.sqlite");
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+const count = (table: string, where = "1") => {
+  const db = new Database(path, { readonly: true });
+  try {
+    return db.prepare(`SELECT count(*) FROM ${table} WHERE ${where}`).pluck().get() as number;
+  } finally {
+    db.close();
+  }
+};
+
+describe("createSqliteSessionStore", () => {
+  it("remembers each session's last tool and each tool call's halves across a reopen", async () => {
+    const first = createSqliteSessionStore(path);
+    await first.rememberTool("s1", { toolName: "Bash", summary: "npm test" }, T0);
+    await first.rememberTool("s1", { toolName: "Edit", summary: "src/a.ts" }, T0 + 1);
+    await first.rememberToolHalf(
+      "call_1",
+      { kind: "use", toolName: "execute", toolArgs: { command: "ls" } },
+      T0,
+    );
+    first.close();
+
+    const second = createSqliteSessionStore(path);
+    try {
+      expect(await second.lastTool("s1")).toEqual({ toolName: "Edit", summary: "src/a.ts" });
+      expect(await second.lastTool("s2")).toBeUndefined();
+      await second.rememberToolHalf("call_1", { kind: "result", status: "success", output: "a b" }, T0 + 2);
+      expect(await second.toolHalves("call_1")).toEqual({
+        use: { kind: "use", toolName: "execute", toolArgs: { command: "ls" } },
+        result: { kind: "result", status: "success", output: "a b" },
+      });
+    } finally {
+      second.close();
+    }
+  });
+
+  it("forgets sessions idle for a day, also behind one that stays busy at the head of the table", async () => {
+    const store = createSqliteSessionStore(path);
+    try {
+      // The busy session is written first, so it holds the lowest rowid for as long as it lives.
+      await store.rememberTool("busy", { toolName: "Bash", summary: "first" }, T0);
+      for (let i = 0; i < 1500; i++)
+        await store.rememberTool(`old-${i}`, { toolName: "Bash", summary: "x" }, T0);
+      for (let i = 0; i < 2500; i++) {
+        const at = T0 + DAY + 1 + i;
+        await store.rememberTool(
+          i % 2 === 0 ? "busy" : `new-${i}`,
+          { toolName: "Read", summary: `${i}` },
+          at,
+        );
+      }
+      expect(count("session_tools", "session_id LIKE 'old-%'")).toBe(0);
+      expect(count("session_tools", "session_id LIKE 'new-%'")).toBe(1250);
+      expect(await store.lastTool("busy")).toEqual({ toolName: "Read", summary: "2498" });
+    } finally {
+      store.close();
+    }
+  });
+
+  it("forgets a deepagents tool call's halves a day after they were written", async () => {
+    const store = createSqliteSessionStore(path);
+    try {
+      for (let i = 0; i < 1200; i++)
+        await store.rememberToolHalf(`old_${i}`, { kind: "result", status: "success", output: "" }, T0);
+      for (let i = 0; i < 2000; i++)
+        await store.rememberToolHalf(
+          `new_${i}`,
+          { kind: "result", status: "success", output: "" },
+          T0 + DAY + 1,
+        );
+      expect(count("tool_halves", "tool_id LIKE 'old_%'")).toBe(0);
+      expect(count("tool_halves", "tool_id LIKE 'new_%'")).toBe(2000);
+    } finally {
+      store.close();
+    }
+  });
+});
+
+describe("createSweeper", () => {
+  it("reads one window of rows per sweep, moves on, and starts over at the end", () => {
+    const db = new Database(path);
+    try {
+      db.exec("CREATE TABLE t (k TEXT PRIMARY KEY, at INTEGER NOT NULL)");
+      const insert = db.prepare("INSERT INTO t (k, at) VALUES (?, ?)");
+      for (let i = 1; i <= 7; i++) insert.run(`k${i}`, i === 2 ? 100 : 1); // k2 is the only recent row
+      const left = () => (db.prepare("SELECT k FROM t ORDER BY rowid").pluck().all() as string[]).join(" ");
+      const sweep = createSweeper(db, "t", 3);
+
+      sweep(50);
+      expect(left()).toBe("k2 k4 k5 k6 k7"); // rows 1 to 3 only
+      sweep(50);
+      expect(left()).toBe("k2 k7"); // rows 4 to 6
+      insert.run("k8", 1);
+      sweep(50);
+      expect(left()).toBe("k2"); // the rest, then from the start again
+      insert.run("k9", 1);
+      sweep(50);
+      expect(left()).toBe("k2");
+    } finally {
+      db.close();
+    }
+  });
+});
