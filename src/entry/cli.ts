@@ -26,12 +26,19 @@ import { replayCommand } from "./replay.js";
 import { sendCommand, tokenFromEnv } from "./send.js";
 import { UsageError } from "./usage-error.js";
 
-type Io = { out: (text: string) => void; err: (text: string) => void; stdin: () => Promise<string> };
+type Io = {
+  out: (text: string) => void;
+  err: (text: string) => void;
+  stdin: () => Promise<string>;
+  /** stdin as it came, for an event: `serve` judges bytes, not what decoding them would leave. */
+  stdinBytes: () => Promise<Buffer>;
+};
 
 const io: Io = {
   out: (text) => process.stdout.write(text),
   err: (text) => process.stderr.write(text),
-  stdin: readStdin,
+  stdin: async () => (await readStdin()).toString("utf8"),
+  stdinBytes: readStdin,
 };
 
 /** Each command and what runs it, given the arguments after its name; the exit code comes back. */
@@ -200,7 +207,7 @@ async function simulateCommand(args: readonly string[]): Promise<number> {
   }
   const loaded = await loadPolicyFile(values.policy, policyDeps);
   if (!loaded.ok) throw new PolicyLoadError(values.policy, loaded.error);
-  const bytes = file === "-" ? new TextEncoder().encode(await io.stdin()) : await readEventFile(file);
+  const bytes = file === "-" ? await io.stdinBytes() : await readEventFile(file);
   // Without --token, the token the client's hook would send (HOOKGATE_TOKEN, else HOOKGATE_AUTH).
   const token = values.token ?? tokenFromEnv(process.env, client)?.value;
   const outcome = await simulate(loaded.value.policy, bytes, client as Dialect | undefined, token);
@@ -285,10 +292,10 @@ async function tokenCommand(args: readonly string[]): Promise<number> {
   return 0;
 }
 
-async function readStdin(): Promise<string> {
+async function readStdin(): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString("utf8");
+  return Buffer.concat(chunks);
 }
 
 const count = (n: number, noun: string) => `${n} ${noun}${n === 1 ? "" : "s"}`;

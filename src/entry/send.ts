@@ -17,7 +17,8 @@ import { DIALECTS } from "../core/hook-event.js";
 export interface CommandIo {
   out: (text: string) => void;
   err: (text: string) => void;
-  stdin: () => Promise<string>;
+  /** The event as the client's hook wrote it, posted byte for byte. */
+  stdinBytes: () => Promise<Uint8Array>;
 }
 
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -121,7 +122,7 @@ export async function sendCommand(args: readonly string[], io: CommandIo, env: E
         `hookgate send: --url already names the route /v1/hooks/${named}; --client ${client} is ignored\n`,
       );
     }
-    const body = await io.stdin();
+    const body = await io.stdinBytes();
     const token = tokenFromEnv(env);
     if (!token) io.err("hookgate send: neither HOOKGATE_TOKEN nor HOOKGATE_AUTH is set; sending no token\n");
     const result = await gatewayRequest({

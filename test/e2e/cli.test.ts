@@ -269,6 +269,9 @@ describe("hookgate simulate", () => {
     expect(tooBig.error.code).toBe("BODY_TOO_LARGE");
     expect(JSON.parse(tooBig.answer.body).hookSpecificOutput.permissionDecision).toBe("deny");
     expect((await simulated(latin1)).error.code).toBe("BODY_NOT_UTF8");
+    // The same bytes on stdin: decoded as text first, the 0xff became U+FFFD and the rm was judged.
+    const piped = await runCli(["simulate", "--policy", policy, "--json", "-"], readFileSync(latin1));
+    expect(JSON.parse(piped.stdout).error.code).toBe("BODY_NOT_UTF8");
   });
 
   it("names an event file it cannot read and says why", async () => {

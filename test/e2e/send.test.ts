@@ -93,6 +93,17 @@ describe("hookgate send", { timeout: 90_000 }, () => {
     expect(result).toMatchObject({ code: 0, stdout: "" });
   });
 
+  it("posts stdin byte for byte: invalid UTF-8 reaches the gateway as it came", async () => {
+    // Decoded as text first, the 0xff became U+FFFD and the gateway judged an `ls` it never got.
+    const [before, after] = event("s-latin1", "ls X").split("X");
+    const bytes = Buffer.concat([Buffer.from(before ?? ""), Buffer.from([0xff]), Buffer.from(after ?? "")]);
+    const result = await runCli(["send", "--url", `${server.url}/v1/hooks/claude-code`], bytes, {
+      HOOKGATE_TOKEN: TOKEN,
+    });
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain("could not judge this event (BODY_NOT_UTF8)");
+  });
+
   it("takes the token from HOOKGATE_AUTH when HOOKGATE_TOKEN is unset, HOOKGATE_TOKEN first", async () => {
     const auth = await runCli(["send", "--url", `${server.url}/v1/hooks/claude-code`], event("s-auth"), {
       HOOKGATE_AUTH: TOKEN,

@@ -110,7 +110,7 @@ export interface CliResult {
  */
 export function runCli(
   args: string[],
-  stdin = "",
+  stdin: string | Uint8Array = "",
   env: Record<string, string> = {},
   killAfterMs = 60_000,
 ): Promise<CliResult> {

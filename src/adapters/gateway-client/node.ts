@@ -11,7 +11,7 @@ export interface GatewayRequest {
   readonly method: "GET" | "POST";
   readonly url: string;
   readonly headers?: Readonly<Record<string, string>>;
-  readonly body?: string;
+  readonly body?: string | Uint8Array;
   /** The whole exchange, connect to last byte. */
   readonly timeoutMs: number;
   /** Bodies larger than this are a failure (default 4 MiB). */
