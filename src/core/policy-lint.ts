@@ -13,7 +13,7 @@ import {
   honouredDecision,
   PERMISSION_EVENTS,
 } from "./event-capabilities.js";
-import { closestEvent, isKnownEvent, TOOL_EVENTS } from "./events.js";
+import { CLAUDE_CODE_EVENTS, closestEvent, isKnownEvent, TOOL_EVENTS } from "./events.js";
 import { DEFAULT_MODEL_URLS, promptPlaceholders } from "./judge.js";
 import { eventReadsMatcher } from "./matcher.js";
 import type { PermissionRule } from "./permission-rule.js";
@@ -87,6 +87,7 @@ function lintRule(rule: CompiledRule, warn: (path: string, message: string) => v
       `"on": "*" includes events with no field a matcher is checked against (Stop, UserPromptSubmit, ...); the matcher is ignored there, so this rule applies to every one of them`,
     );
   }
+  if (rule.events === "*") lintEveryEvent(rule, warn);
   const onError = ownOnError(rule);
   if (rule.events === "*" && (onError === "ask" || onError === "deny")) {
     warn(
@@ -96,6 +97,32 @@ function lintRule(rule: CompiledRule, warn: (path: string, message: string) => v
   }
   lintMatcherAgainstIf(rule, warn);
   lintPromptPlaceholders(rule, warn);
+}
+
+/**
+ * `"on": "*"` reaches every event, most of which can carry no decision and many no context: the
+ * rule still applies there (its `notify` is sent), but what it answers is not sent.
+ */
+function lintEveryEvent(rule: CompiledRule, warn: (path: string, message: string) => void): void {
+  const action = rule.action;
+  const context =
+    action.kind === "context" ? action.text : action.kind === "decide" ? action.context : undefined;
+  const some = (events: string[]) =>
+    `${events.length} of Claude Code's ${CLAUDE_CODE_EVENTS.length} events, e.g. ${events.slice(0, 3).join(", ")}`;
+  if (action.kind === "decide") {
+    const dropped = CLAUDE_CODE_EVENTS.filter((e) => !honouredDecision(e, action.decision));
+    warn(
+      `${rule.path}.decide`,
+      `"on": "*" includes events where no client can honour "${action.decision}" (${some(dropped)}); it is not sent there`,
+    );
+  }
+  if (context !== undefined) {
+    const dropped = CLAUDE_CODE_EVENTS.filter((e) => !carriesContext(e, "claude-code"));
+    warn(
+      `${rule.path}.context`,
+      `"on": "*" includes events with no way to carry added context (${some(dropped)}); it is not sent there`,
+    );
+  }
 }
 
 /**

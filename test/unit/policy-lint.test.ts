@@ -231,6 +231,20 @@ describe("lintPolicy: matchers that cannot hold", () => {
     );
   });
 
+  it('warns that "on": "*" reaches events that cannot carry the rule\'s decision or context', async () => {
+    const warnings = await warningsFor([
+      { id: "deny-all", on: "*", decide: "deny", where: { cwd: "/srv/prod" } },
+      { id: "allow-all", on: "*", decide: "allow", context: "x" },
+      { id: "note-all", on: "*", context: "x" },
+    ]);
+    expect(warnings.filter((w) => w.includes('"on": "*"'))).toEqual([
+      '$.rules[0].decide: "on": "*" includes events where no client can honour "deny" (18 of Claude Code\'s 34 events, e.g. Notification, SessionStart, SessionEnd); it is not sent there',
+      '$.rules[1].decide: "on": "*" includes events where no client can honour "allow" (32 of Claude Code\'s 34 events, e.g. PostToolUse, PostToolUseFailure, PostToolBatch); it is not sent there',
+      '$.rules[1].context: "on": "*" includes events with no way to carry added context (25 of Claude Code\'s 34 events, e.g. PostToolBatch, UserPromptExpansion, SessionEnd); it is not sent there',
+      '$.rules[2].context: "on": "*" includes events with no way to carry added context (25 of Claude Code\'s 34 events, e.g. PostToolBatch, UserPromptExpansion, SessionEnd); it is not sent there',
+    ]);
+  });
+
   it("keeps the existing warnings: if on a non-tool event, and a matcher an event ignores", async () => {
     const warnings = await warningsFor([
       { id: "if-stop", on: "Stop", if: "Bash(ls)", decide: "block", where: { stop_hook_active: false } },
