@@ -118,6 +118,57 @@ describe("hookgate serve over its life", { timeout: 60_000 }, () => {
     }
   });
 
+  it("answers a body that would take the bodies still arriving past 64 MiB at once, and the others as usual", async () => {
+    const path = join(dir, "budget.json");
+    const policy = JSON.parse(EXAMPLE);
+    policy.defaults = { ...policy.defaults, maxBodyBytes: 48 * 1024 * 1024 };
+    writeFileSync(path, JSON.stringify(policy));
+    const server = await startServerProcess(path);
+    const port = Number(new URL(server.url).port);
+    /** A Stop whose body is about `mib` MiB, on its own connection; `end()` sends its last bytes. */
+    const stop = async (sessionId: string, mib: number) => {
+      const head = `{"session_id":"${sessionId}","transcript_path":"/t","cwd":"/p","hook_event_name":"Stop","pad":"`;
+      const body = Buffer.from(`${head}${"a".repeat(mib * 1024 * 1024)}"}`);
+      const socket = connect(port, "127.0.0.1");
+      await new Promise((resolve) => socket.once("connect", resolve));
+      socket.on("error", () => undefined);
+      let answer = "";
+      socket.on("data", (chunk) => {
+        answer += chunk;
+      });
+      const answered = new Promise<string>((resolve) => socket.once("close", () => resolve(answer)));
+      socket.write(
+        `POST /v1/hooks/claude-code HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nAuthorization: Bearer hookgate-dev-token\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`,
+      );
+      await new Promise<void>((resolve) => socket.write(body.subarray(0, body.length - 10), () => resolve()));
+      return { answered, end: () => socket.end(body.subarray(body.length - 10)) };
+    };
+    try {
+      // Written to the socket, most of it has been read (what the kernel buffers is a few MiB at
+      // most); the wait lets the gateway read the rest: 44 MiB of a body still arriving are held.
+      const held = await stop("held", 44);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const refused = await stop("refused", 30);
+      refused.end();
+      const first = await refused.answered;
+      expect(first).toMatch(/^HTTP\/1\.1 200 /);
+      expect(first.toLowerCase()).toContain("x-hookgate-error: body_unreadable");
+      held.end();
+      const second = await held.answered;
+      expect(second).toMatch(/^HTTP\/1\.1 200 /);
+      expect(second.toLowerCase()).not.toContain("x-hookgate-error");
+      expect(await server.waitForLine((l) => l.msg === "decision" && l.sessionId === "held")).toMatchObject({
+        event: "Stop",
+      });
+      // Once the first body is done, the same 30 MiB fit.
+      const later = await stop("later", 30);
+      later.end();
+      expect((await later.answered).toLowerCase()).not.toContain("x-hookgate-error");
+    } finally {
+      await server.stop();
+    }
+  });
+
   it("ends a stop within its grace period, whatever a client still sends", async () => {
     const path = join(dir, "stop.json");
     writeFileSync(path, EXAMPLE);
