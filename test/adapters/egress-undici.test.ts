@@ -242,6 +242,43 @@ describe("the pin", () => {
   });
 });
 
+describe("a reload while a request is under way", () => {
+  it("lets no request through on one policy's allowlist and the next one's allowCidrs", async () => {
+    // The first policy allowlists the name but does not open its address; the reload, which
+    // lands while the name is being looked up, opens the address for another URL only.
+    const first = compileEgressPolicy({ allowedHttpHookUrls: [`http://slow.test:${a.port}/*`] }).policy;
+    const reloaded = compileEgressPolicy({
+      allowedHttpHookUrls: [`${a.url}/only-this`],
+      allowCidrs: ["127.0.0.1/32"],
+    }).policy;
+    let current = first;
+    let lookedUp: () => void = () => undefined;
+    const lookingUp = new Promise<void>((resolve) => {
+      lookedUp = resolve;
+    });
+    const module = createUndiciEgress({
+      policy: () => current,
+      resolve: async () => {
+        lookedUp();
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        return [{ address: "127.0.0.1", family: 4 }];
+      },
+    });
+    opened.push(module);
+    const before = a.received.length;
+    const sent = post(module, `http://slow.test:${a.port}/secret`);
+    await lookingUp;
+    current = reloaded;
+    const res = await sent;
+    expect(!res.ok && res.error).toMatchObject({ code: "EGRESS_BLOCKED_ADDRESS", address: "127.0.0.1" });
+    expect(a.received.length).toBe(before);
+    // Under the reloaded policy alone, its own URL goes through and the other is refused by name.
+    expect((await post(module, `${a.url}/only-this`)).ok).toBe(true);
+    const after = await post(module, `http://slow.test:${a.port}/secret`);
+    expect(!after.ok && after.error.code).toBe("EGRESS_NOT_ALLOWLISTED");
+  });
+});
+
 describe("a policy without an egress section", () => {
   it("gets the default address rules from the adapter, and a section's own rules once it has one", async () => {
     const loaded = await loadPolicy(JSON.stringify({ version: 1, rules: [] }), {

@@ -67,11 +67,14 @@ const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
 export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
   const resolve = options.resolve ?? systemResolver;
   const policyNow = () => options.policy() ?? DEFAULT_EGRESS_POLICY;
-  const connect = guardedConnector(policyNow, resolve, options.connectTimeoutMs ?? 5000);
+  const connectTimeoutMs = options.connectTimeoutMs ?? 5000;
   // A kept-alive socket's address was judged when it connected, under the policy of then. So each
   // egress policy gets its own pool: after a reload that refuses an address, no socket to it is
   // reused. (Policies without an egress section share DEFAULT_EGRESS_POLICY, and so one pool.)
-  // The old pool closes once its requests in flight have finished.
+  // The old pool closes once its requests in flight have finished. A pool's connections judge
+  // their addresses under the policy its URLs were checked against, and under the current one
+  // too when a reload came in between (during a slow lookup, say): a request is never let through
+  // by one policy's allowlist and another's allowCidrs.
   let pool: { readonly policy: EgressPolicy; readonly agent: Agent } | undefined;
   const closing = new Set<Promise<void>>();
   let closed: Promise<void> | undefined;
@@ -81,7 +84,14 @@ export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
       const done: Promise<void> = pool.agent.close().finally(() => closing.delete(done));
       closing.add(done);
     }
-    pool = { policy, agent: new Agent({ connect }) };
+    const judgedUnder = (): readonly EgressPolicy[] => {
+      const now = policyNow();
+      return now === policy ? [policy] : [policy, now];
+    };
+    pool = {
+      policy,
+      agent: new Agent({ connect: guardedConnector(judgedUnder, resolve, connectTimeoutMs) }),
+    };
     return pool.agent;
   };
   const maxBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
@@ -184,18 +194,31 @@ export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
   };
 }
 
+/** The first refusal of `addresses` under any of `policies`, or undefined when all allow them. */
+function judgeUnder(
+  policies: readonly EgressPolicy[],
+  hostname: string,
+  addresses: readonly string[],
+): EgressRefusal | undefined {
+  for (const policy of policies) {
+    const refusal = judgeAnswers(hostname, addresses, policy.addresses);
+    if (refusal) return refusal;
+  }
+  return undefined;
+}
+
 function guardedConnector(
-  policy: () => EgressPolicy,
+  policies: () => readonly EgressPolicy[],
   resolve: Resolver,
   timeout: number,
 ): buildConnector.connector {
   const lookup: LookupFunction = (hostname, lookupOptions, callback) => {
     resolve(hostname).then(
       (answers) => {
-        const refusal = judgeAnswers(
+        const refusal = judgeUnder(
+          policies(),
           hostname,
           answers.map((a) => a.address),
-          policy().addresses,
         );
         if (refusal) return callback(new EgressError(refusal), "", 4);
         // Only the addresses checked above are handed back: this is the pin.
@@ -214,8 +237,9 @@ function guardedConnector(
   return (opts, callback) => {
     const host = opts.hostname.replace(/^\[|\]$/g, "");
     if (isIP(host)) {
-      const verdict = classifyAddress(host, policy().addresses);
-      if (!verdict.allowed) {
+      for (const policy of policies()) {
+        const verdict = classifyAddress(host, policy.addresses);
+        if (verdict.allowed) continue;
         const refusal: EgressRefusal = {
           code: "EGRESS_BLOCKED_ADDRESS",
           stage: "address",
