@@ -127,6 +127,43 @@ describe("hookgate egress-check", () => {
     );
   });
 
+  it.each([
+    // The loader refuses a mapped range: the IPv4 one is what opens it.
+    [
+      "http://[::ffff:127.0.0.1]/",
+      /open its IPv4 address in the policy's egress\.allowCidrs \("127\.0\.0\.1\/32"\)$/,
+    ],
+    ["http://[::1]:8080/", /open it in the policy's egress\.allowCidrs \("::1\/128"\)$/],
+    // allowNat64 judges the IPv4 address inside, for a public one only; the metadata address gets no way in.
+    [
+      "http://[64:ff9b::808:808]/",
+      /; to reach NAT64 addresses of public IPv4 ones, set the policy's egress\.allowNat64$/,
+    ],
+    ["http://[64:ff9b::a9fe:a9fe]/", /denied unless allowNat64 is set\)$/],
+    ["http://[2002:7f00:1::]/", /so it is always denied\)$/],
+    ["http://[::7f00:1]/", /so it is always denied\)$/],
+  ])("says how to open %s only where a setting can", async (url, hint) => {
+    const { line } = await check(url);
+    expect(line.reason).toMatch(hint);
+  });
+
+  it("points at the policy's own deny range rather than allowCidrs, which it wins over", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "hookgate-egress-check-"));
+    const policy = join(dir, "policy.json");
+    writeFileSync(
+      policy,
+      JSON.stringify({
+        version: 1,
+        egress: { denyCidrs: ["1.1.1.0/24"], allowCidrs: ["1.1.1.1/32"] },
+        rules: [],
+      }),
+    );
+    const { line } = await check("--policy", policy, "http://1.1.1.1/");
+    expect(line.reason).toMatch(
+      /which wins over 1\.1\.1\.1\/32 \(allowCidrs\[0\]\); denyCidrs\[0\] is the policy's own deny range, which no allowCidrs entry overrides: narrow or remove it to reach this address$/,
+    );
+  });
+
   it("is a usage error, naming the entry, when a pattern or range is invalid", async () => {
     const { code, line, stderr } = await check(
       "https://hooks.slack.com.evil.net/x",
