@@ -215,6 +215,57 @@ describe("checkUrl: names refused before DNS (RFC 6761 §6.3, cloud metadata, .i
   });
 });
 
+describe("checkUrl: a private-use .internal host opened by name", () => {
+  it.each([
+    ["https://policy.acme.internal/hook", "https://policy.acme.internal/*", "ok"],
+    ["https://POLICY.acme.internal./hook", "https://policy.acme.internal/*", "ok"],
+    // Only the host named: a wildcard opens none, nor does a pattern naming another host.
+    ["https://policy.acme.internal/hook", "https://*.acme.internal/*", "EGRESS_BLOCKED_NAME"],
+    ["https://other.acme.internal/hook", "https://policy.acme.internal/*", "EGRESS_BLOCKED_NAME"],
+    ["https://policy.acme.internal/hook", "https://*/*", "EGRESS_BLOCKED_NAME"],
+    // Cloud metadata names and loopback names stay refused, named or not.
+    ["http://metadata.google.internal/x", "http://metadata.google.internal/*", "EGRESS_BLOCKED_NAME"],
+    ["http://instance-data/x", "http://instance-data/*", "EGRESS_BLOCKED_NAME"],
+    ["http://localhost:8080/hook", "http://localhost:8080/*", "EGRESS_BLOCKED_NAME"],
+  ])("%s against %s is %s", (raw, pattern, code) => {
+    expect(against(pattern, raw)).toBe(code);
+  });
+
+  it("says how to open one, where it can be", () => {
+    const refusal = (raw: string) => {
+      const verdict = checkUrl(raw, UNRESTRICTED);
+      return verdict.ok ? "" : verdict.refusal.reason;
+    };
+    expect(refusal("https://policy.acme.internal/hook")).toMatch(
+      /is under the private-use \.internal domain; a pattern in allowedHttpHookUrls naming policy\.acme\.internal exactly opens it \(its address is still judged\)$/,
+    );
+    expect(refusal("http://localhost:8080/x")).toMatch(/use 127\.0\.0\.1 and open it in allowCidrs$/);
+    expect(refusal("http://metadata.google.internal/x")).toMatch(/is a cloud metadata service name$/);
+  });
+
+  it("warns about a pattern whose host can never be reached", () => {
+    const { errors, warnings } = compileAllowlist([
+      "http://localhost:8080/*",
+      "https://*.acme.internal/*",
+      "https://metadata.google.internal/*",
+      "https://policy.acme.internal/*",
+      "http://127.0.0.1:9000/*",
+    ]);
+    expect(errors).toEqual([]);
+    expect(warnings.map((w) => [w.index, w.message])).toEqual([
+      [
+        0,
+        "can never match: localhost is a loopback name (RFC 6761 §6.3); use 127.0.0.1 and open it in allowCidrs",
+      ],
+      [
+        1,
+        "names *.acme.internal, under the private-use .internal domain, which only a pattern naming one host exactly opens; list each host",
+      ],
+      [2, "can never match: metadata.google.internal is a cloud metadata service name"],
+    ]);
+  });
+});
+
 describe("checkUrl: Claude Code's allowedHttpHookUrls matrix (clients.md §3.2) under hookgate's semantics", () => {
   // Claude Code matches the raw string (≤2.1.112) or a looser parse (later); hookgate matches the
   // parsed URL structurally (ssrf.md §6.2). Rows where the two differ are marked.

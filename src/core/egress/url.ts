@@ -111,12 +111,15 @@ function check(raw: string, allowlist: Allowlist): UrlVerdict {
     return refuse("EGRESS_BAD_PORT", "url", `the hook URL ${describe(url)} uses port ${port}; ${why}`);
   }
 
+  const patterns = allowlist.patterns;
   const blocked = blockedName(host);
-  if (blocked !== undefined) {
-    return refuse("EGRESS_BLOCKED_NAME", "name", `the host ${host} of ${describe(url)} ${blocked}`);
+  if (blocked !== undefined && !(blocked.privateUse && namedExactly(host, patterns))) {
+    const how = blocked.privateUse
+      ? `; a pattern in allowedHttpHookUrls naming ${host} exactly opens it (its address is still judged)`
+      : "";
+    return refuse("EGRESS_BLOCKED_NAME", "name", `the host ${host} of ${describe(url)} ${blocked.why}${how}`);
   }
 
-  const patterns = allowlist.patterns;
   if (patterns !== undefined && !patterns.some((p) => matchesPattern(url, scheme, host, port, p))) {
     return refuse(
       "EGRESS_NOT_ALLOWLISTED",
@@ -176,15 +179,28 @@ const METADATA_NAMES: ReadonlySet<string> = new Set([
   "metadata.azure.internal",
 ]);
 
-/** Why a host name is refused before DNS (ssrf.md §3.3), or undefined. */
-function blockedName(host: string): string | undefined {
+/**
+ * Why a host name is refused before DNS (ssrf.md §3.3), or undefined. A private-use name is a
+ * team's own server as often as a cloud's (AWS and GCP private DNS zones live under .internal):
+ * an allowlist pattern naming the host exactly opens it, never a wildcard.
+ */
+function blockedName(host: string): { why: string; privateUse: boolean } | undefined {
   if (host === "localhost" || host.endsWith(".localhost")) {
-    return "is a loopback name (RFC 6761 §6.3)";
+    return {
+      why: "is a loopback name (RFC 6761 §6.3); use 127.0.0.1 and open it in allowCidrs",
+      privateUse: false,
+    };
   }
-  if (METADATA_NAMES.has(host)) return "is a cloud metadata service name";
+  if (METADATA_NAMES.has(host)) return { why: "is a cloud metadata service name", privateUse: false };
   // ICANN reserved .internal for private use (2024); GCP and AWS put their metadata names there.
-  if (host === "internal" || host.endsWith(".internal")) return "is under the private-use .internal domain";
+  if (host === "internal" || host.endsWith(".internal")) {
+    return { why: "is under the private-use .internal domain", privateUse: true };
+  }
   return undefined;
+}
+
+function namedExactly(host: string, patterns: readonly UrlPattern[] | undefined): boolean {
+  return patterns?.some((p) => p.host.kind === "exact" && p.host.host === host) ?? false;
 }
 
 /**
@@ -403,12 +419,26 @@ function compilePattern(raw: string): Compiled {
 
   const warnings: string[] = [];
   if (host.rule.kind === "any") warnings.push("matches any host (host *); the address checks still apply");
+  const refused = neverMatches(host.rule);
+  if (refused !== undefined) warnings.push(refused);
   if (pathText === undefined) {
     warnings.push(
       `has no path, so it matches the path / only; write ${source}/* for any path (Claude Code reads a pattern without a path as any path)`,
     );
   }
   return warnings.length === 0 ? { ok: true, pattern } : { ok: true, pattern, warning: warnings.join("; ") };
+}
+
+/** Why a pattern's host can never be reached: one the guard refuses by name whatever is listed. */
+function neverMatches(rule: HostRule): string | undefined {
+  if (rule.kind === "any") return undefined;
+  const host = rule.kind === "exact" ? rule.host : `x.${rule.domain}`;
+  const blocked = blockedName(host);
+  if (blocked === undefined || (blocked.privateUse && rule.kind === "exact")) return undefined;
+  const named = rule.kind === "exact" ? rule.host : `*.${rule.domain}`;
+  return blocked.privateUse
+    ? `names ${named}, under the private-use .internal domain, which only a pattern naming one host exactly opens; list each host`
+    : `can never match: ${named} ${blocked.why}`;
 }
 
 function hasControl(text: string): boolean {
