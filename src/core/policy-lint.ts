@@ -19,11 +19,17 @@ import { eventReadsMatcher } from "./matcher.js";
 import type { PermissionRule } from "./permission-rule.js";
 import { type CompiledRule, jsonPath, ownOnError, type Policy, type PolicyIssue } from "./policy.js";
 import type { WhereOperator } from "./policy-schema.js";
+import type { EnvReader } from "./ports.js";
 import { compileRegex } from "./regex.js";
+import { resolveSecret, SINK_ENV_FIELDS } from "./secret-ref.js";
 import { deliveryUrl } from "./sinks.js";
 import { compileWhereGlob, deepEqual } from "./where.js";
 
-export function lintPolicy(policy: Policy): PolicyIssue[] {
+/**
+ * `env`, where given, reads the variables the policy's `env:` values name, so that a sink URL
+ * kept in one (as `check` advises for Slack and Discord) is judged too when it is set.
+ */
+export function lintPolicy(policy: Policy, env?: EnvReader): PolicyIssue[] {
   const warnings: PolicyIssue[] = [];
   const warn = (path: string, message: string) => warnings.push({ severity: "warning", path, message });
   if (!policy.document.auth) {
@@ -46,7 +52,7 @@ export function lintPolicy(policy: Policy): PolicyIssue[] {
     lintWhereContradictions(rule, warn);
   }
   lintInlineSecrets(policy, warn);
-  lintEgressTargets(policy, warn);
+  lintEgressTargets(policy, warn, env);
   const notified = new Set(policy.rules.flatMap((rule) => rule.notify));
   for (const name of Object.keys(policy.document.sinks ?? {}))
     if (!notified.has(name))
@@ -508,7 +514,11 @@ function lintInlineSecrets(policy: Policy, warn: (path: string, message: string)
  * A forward, sink or model URL the egress guard will refuse: a warning, since it fails at call
  * time (into onError, or into the dead-letter queue for a sink).
  */
-function lintEgressTargets(policy: Policy, warn: (path: string, message: string) => void): void {
+function lintEgressTargets(
+  policy: Policy,
+  warn: (path: string, message: string) => void,
+  env: EnvReader | undefined,
+): void {
   const egress = policy.egress ?? DEFAULT_EGRESS_POLICY;
   const judge = (path: string, url: string, then: string) => {
     const verdict = checkUrl(url, egress.allowlist);
@@ -527,13 +537,16 @@ function lintEgressTargets(policy: Policy, warn: (path: string, message: string)
       judge(`${rule.path}.forward.url`, rule.document.forward.url, "the rule will answer with its onError");
   }
   for (const [name, sink] of Object.entries(policy.document.sinks ?? {})) {
-    const url = deliveryUrl(sink);
-    if (!(sink.url ?? "").startsWith("env:"))
-      judge(
-        jsonPath(["sinks", name, "url"]),
-        url,
-        "every delivery to it will fail into the dead-letter queue",
-      );
+    // An unset variable is warned about when the policy loads; a set one is judged as written here.
+    const fromEnv = sink.url?.startsWith("env:") === true;
+    if (fromEnv && !(SINK_ENV_FIELDS[sink.type] as readonly string[]).includes("url")) continue;
+    const raw = fromEnv && sink.url !== undefined ? env && resolveSecret(sink.url, env) : sink.url;
+    if (fromEnv && raw === undefined) continue;
+    judge(
+      jsonPath(["sinks", name, "url"]),
+      deliveryUrl({ ...sink, url: raw }),
+      `every delivery to it will fail into the dead-letter queue${fromEnv ? ` (the URL in ${sink.url?.slice(4)} here)` : ""}`,
+    );
   }
   for (const model of policy.models.values()) {
     judge(

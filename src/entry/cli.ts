@@ -178,7 +178,7 @@ async function checkCommand(args: readonly string[]): Promise<number> {
     );
     return 1;
   }
-  const warnings = [...loaded.value.warnings, ...lintPolicy(loaded.value.policy)];
+  const warnings = [...loaded.value.warnings, ...lintPolicy(loaded.value.policy, policyDeps.env)];
   if (warnings.length > 0) io.out(`${formatIssues(warnings)}\n`);
   const policy = loaded.value.policy;
   io.out(

@@ -387,6 +387,35 @@ describe("lintPolicy: targets the egress guard will refuse", () => {
   });
 });
 
+describe("lintPolicy: a sink URL kept in a variable", () => {
+  it("is judged when the variable is set where check runs, its secret path not shown", async () => {
+    const url = "https://hooks.slack.com/services/T0/B0/abcdefabcdefabcdef";
+    const document = {
+      version: 1,
+      auth: { tokens: [] },
+      egress: { allowedHttpHookUrls: ["https://api.github.com/*"] },
+      rules: [{ id: "tell", on: "Stop", notify: ["chat", "hook"] }],
+      sinks: {
+        chat: { type: "slack", url: "env:SLACK_URL" },
+        hook: { type: "webhook", url: "env:HOOK_URL" },
+      },
+    };
+    const env: Record<string, string> = { SLACK_URL: url };
+    const policy = await policyFrom(document, env);
+    const judged = lintPolicy(policy, (name) => env[name])
+      .map((w) => `${w.path}: ${w.message}`)
+      .filter((w) => w.includes("egress guard"));
+    expect(judged).toEqual([
+      expect.stringMatching(
+        /^\$\.sinks\.chat\.url: the egress guard will refuse it \(EGRESS_NOT_ALLOWLISTED: .*\); every delivery to it will fail into the dead-letter queue \(the URL in SLACK_URL here\)$/,
+      ),
+    ]);
+    expect(judged.join("")).not.toContain("abcdefabcdefabcdef");
+    // Without the environment (or with HOOK_URL unset: the load warns about that) nothing is judged.
+    expect(lintPolicy(policy).filter((w) => w.message.includes("egress guard"))).toEqual([]);
+  });
+});
+
 describe("lintPolicy: sinks", () => {
   it("says which sink no rule notifies (a review, session 20)", async () => {
     const policy = await policyFrom({
