@@ -359,6 +359,12 @@ export interface ImpactReport {
   readonly byTool: Record<string, Counts>;
   /** Records reaching prompt or forward rules, which replay does not run: their answer is not compared. */
   readonly notRun: { readonly records: number; readonly byRule: Counts };
+  /**
+   * `--with-judge`: records whose prompt rule's model call failed (no key, unreachable, too slow),
+   * so the answer is the rule's `onError`, not the model's: not compared either. Per rule and
+   * failure code (`judge-writes (JUDGE_NO_API_KEY)`).
+   */
+  readonly judgeFailed: { readonly records: number; readonly byRule: Counts };
   /** What the candidate's shadow rules would have decided, per rule. */
   readonly shadow: Record<string, Counts>;
   readonly examples: Record<Change, readonly ImpactExample[]>;
@@ -368,6 +374,9 @@ export interface ReplayOptions {
   /** Examples kept per change (default 3). */
   readonly examples?: number;
 }
+
+/** A remote rule's outcomes that leave its answer the model's (or a static deny's): comparable. */
+const CALLED: ReadonlySet<string> = new Set(["OK", "CACHE_HIT", "SKIPPED", "NOT_RUN"]);
 
 /** Judges every record against the candidate, with no side effects, and sums up the differences. */
 export async function replayImpact(
@@ -384,6 +393,8 @@ export async function replayImpact(
   const byTool: Record<string, Counts> = {};
   const recordedPolicies: Counts = {};
   const notRunByRule: Counts = {};
+  const judgeFailedByRule: Counts = {};
+  let judgeFailed = 0;
   const shadow: Record<string, Counts> = {};
   const examples: Record<Change, ImpactExample[]> = {};
   let unchanged = 0;
@@ -406,6 +417,12 @@ export async function replayImpact(
       for (const p of unrun) bump(notRunByRule, p.rule);
       continue;
     }
+    const failed = audit.pending.filter((p) => p.outcome !== undefined && !CALLED.has(p.outcome));
+    if (failed.length > 0) {
+      judgeFailed += 1;
+      for (const p of failed) bump(judgeFailedByRule, `${p.rule} (${p.outcome})`);
+      continue;
+    }
     if (audit.decision === record.decision) {
       unchanged += 1;
       continue;
@@ -424,13 +441,14 @@ export async function replayImpact(
     policy: candidate.hash,
     records: records.length,
     unchanged,
-    changed: records.length - unchanged - notRun,
+    changed: records.length - unchanged - notRun - judgeFailed,
     recordedPolicies: sorted(recordedPolicies),
     byChange: sorted(byChange),
     byRule: sortedNested(byRule),
     byTeam: sortedNested(byTeam),
     byTool: sortedNested(byTool),
     notRun: { records: notRun, byRule: sorted(notRunByRule) },
+    judgeFailed: { records: judgeFailed, byRule: sorted(judgeFailedByRule) },
     shadow: sortedNested(shadow),
     examples: Object.fromEntries(Object.keys(sorted(byChange)).map((c) => [c, examples[c] ?? []])),
   };

@@ -88,6 +88,11 @@ export async function replayCommand(
   }
 
   const candidate = loaded.value.policy;
+  // A model whose key is unset fails every call: say so before the report counts them.
+  if (values["with-judge"]) {
+    const keys = loaded.value.warnings.filter((w) => /^\$\.models\b.*\.apiKey$/.test(w.path));
+    if (keys.length > 0) io.err(`${formatIssues(keys)}\n`);
+  }
   const clock = { now: Date.now, monotonic: () => performance.now() };
   // --with-judge calls the candidate's models (through the egress guard, under its egress rules);
   // forward rules are never replayed.
@@ -124,6 +129,7 @@ export async function replayCommand(
 const arrow = (change: string) => change.replace("->", " -> ");
 
 function describeImpact(file: string, report: ImpactReport, examples: number): string {
+  const notCompared = report.notRun.records + report.judgeFailed.records;
   const lines = [
     `replayed ${report.records} records against ${file} (policy ${report.policy})`,
     `recorded under ${
@@ -131,7 +137,7 @@ function describeImpact(file: string, report: ImpactReport, examples: number): s
         .map(([hash, n]) => `policy ${hash} (${n})`)
         .join(", ") || "no policy"
     }`,
-    `${report.changed} changed, ${report.unchanged} unchanged${report.notRun.records > 0 ? `, ${report.notRun.records} not compared` : ""}`,
+    `${report.changed} changed, ${report.unchanged} unchanged${notCompared > 0 ? `, ${notCompared} not compared` : ""}`,
   ];
   if (report.changed > 0) {
     lines.push("", "by change:");
@@ -148,6 +154,13 @@ function describeImpact(file: string, report: ImpactReport, examples: number): s
       `not compared (${report.notRun.records}): they reach prompt or forward rules, which replay does not run:`,
     );
     for (const [rule, n] of Object.entries(report.notRun.byRule)) lines.push(`  ${rule}  ${n}`);
+  }
+  if (report.judgeFailed.records > 0) {
+    lines.push(
+      "",
+      `not compared (${report.judgeFailed.records}): their prompt rules' model calls failed, so they answered their onError:`,
+    );
+    for (const [rule, n] of Object.entries(report.judgeFailed.byRule)) lines.push(`  ${rule}  ${n}`);
   }
   if (Object.keys(report.shadow).length > 0) {
     lines.push("", "shadow rules of the candidate (would have decided, never sent):");

@@ -324,6 +324,25 @@ describe("hookgate replay", () => {
       expect(report.shadow).toEqual({ "judge-shadow": { deny: 1 } });
       expect(model.requests.length).toBe(2);
       expect(hookServer.received).toEqual([]);
+
+      // A model it cannot call (its key unset here) is no change of policy: its records are not
+      // compared, and stderr says why before the report.
+      const keyless = join(dir, "judge-keyless.json");
+      const document = JSON.parse(readFileSync(candidate, "utf8"));
+      document.models.m.apiKey = "env:HOOKGATE_TEST_UNSET_KEY";
+      writeFileSync(keyless, JSON.stringify(document));
+      const failed = await runCli(["replay", "--policy", keyless, "--with-judge", "--json", records]);
+      expect(failed.code).toBe(0);
+      expect(failed.stderr).toContain("$.models.m.apiKey: HOOKGATE_TEST_UNSET_KEY is not set");
+      const failedReport = JSON.parse(failed.stdout);
+      expect(failedReport.changed).toBe(0);
+      expect(failedReport.byChange).toEqual({});
+      expect(failedReport.judgeFailed).toEqual({ records: 1, byRule: { "judge (JUDGE_NO_API_KEY)": 1 } });
+      const text = await runCli(["replay", "--policy", keyless, "--with-judge", records]);
+      expect(text.stdout).toContain("0 changed, 0 unchanged, 2 not compared");
+      expect(text.stdout).toContain(
+        "not compared (1): their prompt rules' model calls failed, so they answered their onError:\n  judge (JUDGE_NO_API_KEY)  1",
+      );
     } finally {
       await model.close();
       await hookServer.close();
