@@ -170,7 +170,9 @@ export async function loadPolicy(
   const models = compileModels(document, deps.env, warnings);
   warnAboutSinkValues(document, deps.env, warnings);
   if (issues.length > 0) return err(issues);
-  const hash = (await deps.sha256(text)).slice(0, 16);
+  // Of the JSON, not of its spelling: a file reformatted, or minified for a secret (`jq -c`, as
+  // the Lambda and Workers deploys advise), is the same policy with the same hash.
+  const hash = (await deps.sha256(JSON.stringify(raw.value))).slice(0, 16);
   const secrets = collectSecrets(document, deps.env);
   return ok({
     policy: createPolicy(document, hash, rules, tokens, egress?.policy, models, secrets),

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { parsePolicyDocument } from "../../src/core/policy.js";
-import { loaded, policyFrom, problemsOf } from "../support/policy.js";
+import { loaded, policyFrom, problemsOf, sha256 } from "../support/policy.js";
 
 const rule = (fields: Record<string, unknown>) => ({ id: "r", on: "PreToolUse", decide: "deny", ...fields });
 const policyWith = (...rules: unknown[]) => ({ version: 1, rules });
@@ -271,10 +271,21 @@ describe("loadPolicy", () => {
     expect(policy.rulesFor("SomeFutureEvent").map((r) => r.id)).toEqual(["all"]);
   });
 
-  it("hashes the file's bytes, so any change changes x-hookgate-policy", async () => {
+  it("hashes the policy's JSON, so a change changes x-hookgate-policy and reformatting does not", async () => {
     const a = await policyFrom(policyWith(rule({})));
     const b = await policyFrom(policyWith(rule({ reason: "changed" })));
     expect(a.hash).not.toBe(b.hash);
+    // The file as written and as `jq -c` minifies it for a Lambda variable or a Worker secret.
+    const { loadPolicy } = await import("../../src/core/policy.js");
+    const document = policyWith(rule({}));
+    const hashOf = async (text: string) => {
+      const loaded = await loadPolicy(text, { env: () => undefined, sha256 });
+      if (!loaded.ok) throw new Error("invalid");
+      return loaded.value.policy.hash;
+    };
+    const pretty = await hashOf(`${JSON.stringify(document, null, 2)}\n`);
+    expect(await hashOf(JSON.stringify(document))).toBe(pretty);
+    expect(pretty).toBe((await sha256(JSON.stringify(document))).slice(0, 16));
   });
 
   it("parses the document half alone for tools that need only the schema", () => {
