@@ -147,7 +147,10 @@ async function isolateState(env: WorkerEnv): Promise<IsolateState> {
 
 async function loadPolicyText(text: string | undefined): Promise<{ policy: Policy } | { problem: string }> {
   if (text === undefined || text.trim() === "")
-    return { problem: "HOOKGATE_POLICY is not set (wrangler secret put HOOKGATE_POLICY < policy.json)" };
+    return {
+      problem:
+        "HOOKGATE_POLICY is not set (jq -c . policy.json | wrangler secret put HOOKGATE_POLICY; for wrangler dev, a HOOKGATE_POLICY line in .dev.vars)",
+    };
   try {
     const deps: PolicyDeps = { env: envReader, sha256: webCryptoSha256 };
     const loaded = await withPatternEngines(() => loadPolicy(text, deps));
