@@ -68,9 +68,12 @@ function lintRule(rule: CompiledRule, warn: (path: string, message: string) => v
     const at = typeof rule.document.on === "string" ? `${p}.on` : `${p}.on[${i}]`;
     if (!isKnownEvent(name)) {
       const meant = closestEvent(name);
+      // The gateway refuses an event named so (events.ts): no client adds a miscased one of ours.
       warn(
         at,
-        `"${name}" is not an event any supported client sends (accepted in case a client adds it)${meant ? `: did you mean ${meant}?` : ""}`,
+        meant?.toLowerCase() === name.toLowerCase()
+          ? `"${name}" is ${meant} in another case; event names are case-sensitive and the gateway refuses an event named "${name}", so this rule can never apply`
+          : `"${name}" is not an event any supported client sends (accepted in case a client adds it)${meant ? `: did you mean ${meant}?` : ""}`,
       );
     }
     if (name === "SessionStart" || name === "Setup") {
