@@ -268,7 +268,12 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
       // before that ends with its rule's onError, so its answer is sent, not cut off (a hook
       // with no answer lets the action through, whatever onError says).
       setTimeout(() => stopping.abort(), CLOSE_GRACE_MS - ANSWER_MARGIN_MS).unref();
-      setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS).unref();
+      setTimeout(() => {
+        logger.log("warn", "stopping: connections still open after the grace period are cut", {
+          graceMs: CLOSE_GRACE_MS,
+        });
+        server.closeAllConnections();
+      }, CLOSE_GRACE_MS).unref();
     });
     // Let the callbacks of the last answers run, then drain the delivery thread.
     await new Promise((resolve) => setImmediate(resolve));

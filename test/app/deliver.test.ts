@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createUndiciEgress } from "../../src/adapters/egress/undici.js";
 import { createDeliverer, type DeliveryOutcome } from "../../src/app/deliver.js";
-import { createNotification, type DeliveryJob } from "../../src/core/delivery.js";
+import { createNotification, type DeliveryJob, retryDelayMs } from "../../src/core/delivery.js";
 import { parseHookEvent } from "../../src/core/events.js";
 import { type LoopbackServer, loopbackServer } from "../support/loopback.js";
 import { policyFrom } from "../support/policy.js";
@@ -240,5 +240,16 @@ describe("deliver", () => {
       kind: "dead",
       reason: 'sink "gone" is no longer in the policy',
     });
+  });
+});
+
+describe("retryDelayMs", () => {
+  it("spreads each delay 20% either side of the schedule's, so failed jobs do not retry together", () => {
+    const schedule = [5, 300];
+    expect(retryDelayMs(1, schedule, 0)).toBe(4_000);
+    expect(retryDelayMs(1, schedule, 0.5)).toBe(5_000);
+    expect(retryDelayMs(1, schedule, 0.999_999)).toBe(6_000);
+    expect(retryDelayMs(2, schedule, 0)).toBe(240_000);
+    expect(retryDelayMs(3, schedule, 0.5)).toBeUndefined();
   });
 });

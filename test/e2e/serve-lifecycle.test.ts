@@ -174,10 +174,16 @@ describe("hookgate serve over its life", { timeout: 60_000 }, () => {
     writeFileSync(path, EXAMPLE);
     const server = await startServerProcess(path);
     const socket = await stalledRequest(server.url);
-    // The stop ended at all (the test's own timeout is the limit), and cleanly.
+    const cut = new Promise<boolean>((resolve) => socket.once("close", () => resolve(true)));
+    // The stop ended, cleanly, after cutting the stalled connection at the grace it names.
     const code = await server.stop();
+    expect(await cut).toBe(true);
     socket.destroy();
     expect(code).toBe(0);
+    const line = await server.waitForLine(
+      (l) => l.msg === "stopping: connections still open after the grace period are cut",
+    );
+    expect(line).toMatchObject({ level: "warn", graceMs: 10_000 });
   });
 
   it("ends at once on a second signal while it drains, without a stack trace", async () => {

@@ -133,7 +133,7 @@ async function receiveAll(expected: number): Promise<Message[]> {
   return got;
 }
 
-/** The Lambda event for received messages, in the shape of the captured fixture. */
+/** The Lambda event for received messages, in the shape of the fixture (hand-written in SQS's shape). */
 function eventOf(
   messages: readonly Message[],
   receiveCounts: Readonly<Record<string, string>> = {},
@@ -162,7 +162,7 @@ async function send(jobs: readonly DeliveryJob[], raw: readonly string[] = []): 
 }
 
 describe("the Lambda SQS handler", () => {
-  it("decodes every job of the captured batch", () => {
+  it("decodes every job of the fixture's batch", () => {
     expect(FIXTURE.Records).toHaveLength(3);
     expect(FIXTURE.Records.map((_, i) => jobOf(i).notification.eventName)).toEqual([
       "PreToolUse",

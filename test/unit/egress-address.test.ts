@@ -546,6 +546,16 @@ describe("operator allowCidrs and denyCidrs", () => {
     expect(classifyAddress("::ffff:7f00:1", local)).toEqual({ allowed: true, address: "::ffff:7f00:1" });
   });
 
+  it("an IPv4 allowCidrs entry does not open the NAT64 form of its addresses, allowNat64 or not", () => {
+    // 64:ff9b::a01:203 is 10.1.2.3 through a NAT64 gateway: opening the private range for direct
+    // connections must not open it through the gateway (README, Egress).
+    for (const allowNat64 of [false, true]) {
+      const lan = rules({ allowCidrs: ["10.1.0.0/16"], allowNat64 });
+      expect(classifyAddress("10.1.2.3", lan).allowed).toBe(true);
+      expect(classifyAddress("64:ff9b::a01:203", lan).allowed).toBe(false);
+    }
+  });
+
   it("an IPv6 allowCidrs entry lets its range through", () => {
     const vpc = rules({ allowCidrs: ["fd00:ec2::/32"] });
     expect(classifyAddress("fd00:ec2::10", vpc)).toEqual({ allowed: true, address: "fd00:ec2::10" });

@@ -166,8 +166,7 @@ describe("Cloudflare Queues (push) in workerd", () => {
     await producer.send([{ ...later, delayMs: SECOND }, now]);
     await until("the undelayed message", () => (of(now.id).length > 0 ? true : undefined));
     expect(of(later.id)).toEqual([]);
-    await sleep(sentAt + SECOND - 150 - Date.now());
-    expect(of(later.id)).toEqual([]);
+    // A lower bound only (it came no sooner than its delay): a busy host may deliver it later.
     const [got] = await until("the delayed message", () =>
       of(later.id).length > 0 ? of(later.id) : undefined,
     );
