@@ -42,10 +42,12 @@ describe("renderDecision", () => {
       body(d({ kind: "ask", updatedInput }), "PreToolUse").hookSpecificOutput.updatedInput,
     ).toBeUndefined();
     // On PermissionRequest Claude Code reads it inside decision, beside behavior "allow".
-    expect(body(d({ kind: "allow", updatedInput }), "PermissionRequest").hookSpecificOutput.decision).toEqual({
-      behavior: "allow",
-      updatedInput,
-    });
+    expect(body(d({ kind: "allow", updatedInput }), "PermissionRequest").hookSpecificOutput.decision).toEqual(
+      {
+        behavior: "allow",
+        updatedInput,
+      },
+    );
     expect(
       body(d({ kind: "deny", reason: "no", updatedInput }), "PermissionRequest").hookSpecificOutput.decision,
     ).toEqual({ behavior: "deny", message: "no" });
