@@ -71,9 +71,11 @@ export interface RemoteActions {
 }
 
 /**
- * The ids of an event, which differ between otherwise identical calls: left out of the cache key.
- * Every other field stays in it, since the model reads the whole event: `permission_mode` or
- * `effort` may change its verdict (`agent_type` tells a subagent's call from the main agent's).
+ * The ids of an event, which differ between otherwise identical calls: left out of what the model
+ * reads and so of the cache key, which is the model's input itself. Every other field stays, since
+ * `permission_mode` or `effort` may change its verdict (`agent_type` tells a subagent's call from
+ * the main agent's). Had the model read the ids while the key left them out, text put in a
+ * `session_id` could earn a verdict that another team's same event is then served from the cache.
  */
 const VOLATILE_KEYS = new Set(["session_id", "transcript_path", "prompt_id", "tool_use_id", "agent_id"]);
 const MAX_CACHE_ENTRIES = 10_000;
@@ -190,7 +192,12 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
     const effectOf = (verdict: Verdict) =>
       verdictEffect(rule.id, verdict, input.event.name, prompt.text, prompt.stop ?? false);
 
-    const key = model.cacheTtlSeconds > 0 ? await cacheKey(model, prompt.text, input.event) : undefined;
+    // The event as parsed (a duplicate key read once, as the static rules read it), ids left out.
+    const seen = JSON.stringify(
+      Object.fromEntries(Object.entries(input.event.payload).filter(([k]) => !VOLATILE_KEYS.has(k))),
+    );
+    const key =
+      model.cacheTtlSeconds > 0 ? await cacheKey(model, prompt.text, input.event.dialect, seen) : undefined;
     const cached = key ? cache.get(key) : undefined;
     if (cached && cached.until > deps.clock.now()) {
       return { effect: effectOf(cached.verdict), audit: { outcome: "CACHE_HIT", model: model.name } };
@@ -237,7 +244,7 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
     try {
       const request = buildJudgeRequest(
         { provider: model.provider, model: model.model, apiKey: model.apiKey, url: model.url },
-        renderPrompt(prompt.text, input.body),
+        renderPrompt(prompt.text, seen),
       );
       const sent = await deps.egress({
         url: request.url,
@@ -307,12 +314,14 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
     return { effect: parsed.value, audit: { outcome: "OK", ...detail } };
   }
 
-  async function cacheKey(model: CompiledModel, template: string, event: HookEvent): Promise<string> {
-    const normalized = Object.fromEntries(
-      Object.entries(event.payload).filter(([k]) => !VOLATILE_KEYS.has(k)),
-    );
+  async function cacheKey(
+    model: CompiledModel,
+    template: string,
+    dialect: string,
+    seen: string,
+  ): Promise<string> {
     return deps.sha256(
-      stableStringify([model.provider, model.model, model.url ?? "", template, event.dialect, normalized]),
+      stableStringify([model.provider, model.model, model.url ?? "", template, dialect, seen]),
     );
   }
 
