@@ -79,6 +79,8 @@ export interface RemoteActions {
  */
 const VOLATILE_KEYS = new Set(["session_id", "transcript_path", "prompt_id", "tool_use_id", "agent_id"]);
 const MAX_CACHE_ENTRIES = 10_000;
+/** Egress stages that refuse a request before any byte of it is sent. */
+const NOT_SENT: ReadonlySet<string> = new Set(["url", "allowlist", "name", "address", "dns"]);
 /** Kept back from the deadline so the answer is rendered and sent in time. */
 const RENDER_MARGIN_MS = 20;
 
@@ -258,8 +260,12 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
         model: model.name,
         ...(budget.limit ? { budget: { used: budget.used, limit: budget.limit } } : {}),
       };
-      if (!sent.ok)
+      if (!sent.ok) {
+        // Refused before a connection (the guard, DNS): no call reached the provider, so none is
+        // counted, or a wrong model URL would spend the team's day.
+        if (NOT_SENT.has(sent.error.stage)) refundBudget(model, input.team, shadow);
         return withAudit(onError(rule, input, { code: sent.error.code, message: sent.error.reason }), extra);
+      }
       const verdict = parseJudgeResponse(
         model.provider,
         sent.value.status,
@@ -333,6 +339,17 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
     cache.set(key, { verdict, until: deps.clock.now() + ttlSeconds * 1000 });
   }
 
+  const budgetKey = (model: CompiledModel, team: string) =>
+    JSON.stringify([model.name, team, new Date(deps.clock.now()).toISOString().slice(0, 10)]);
+
+  function refundBudget(model: CompiledModel, team: string, shadow: boolean): void {
+    if (model.dailyCallsPerTeam === undefined) return;
+    const spent = shadow ? budgets.shadow : budgets.enforcing;
+    const key = budgetKey(model, team);
+    const used = spent.get(key);
+    if (used !== undefined && used > 0) spent.set(key, used - 1);
+  }
+
   function spendBudget(
     model: CompiledModel,
     team: string,
@@ -340,8 +357,7 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
   ): { ok: boolean; used: number; limit: number } {
     const limit = model.dailyCallsPerTeam;
     if (limit === undefined) return { ok: true, used: 0, limit: 0 };
-    const day = new Date(deps.clock.now()).toISOString().slice(0, 10);
-    const key = JSON.stringify([model.name, team, day]);
+    const key = budgetKey(model, team);
     const spent = shadow ? budgets.shadow : budgets.enforcing;
     const used = spent.get(key) ?? 0;
     if (used >= limit) return { ok: false, used, limit };

@@ -361,6 +361,39 @@ describe("prompt rules: cost control", () => {
     ]);
   });
 
+  it("spends no budget on a call the egress guard refused before sending it", async () => {
+    const documentAt = (url: string) =>
+      authPolicy(
+        [{ id: "judge", on: "PreToolUse", prompt: { text: TEMPLATE, model: "fast", onError: "deny" } }],
+        {
+          egress: egress(),
+          models: {
+            fast: {
+              provider: "anthropic",
+              model: "x",
+              apiKey: "k",
+              url,
+              cacheTtlSeconds: 0,
+              dailyCallsPerTeam: 1,
+            },
+          },
+        },
+      );
+    // A wrong model URL, outside the allowlist: three refusals, none of them a call.
+    const app = await testApp(await documentAt("http://10.9.9.9/v1/messages"));
+    for (const i of [1, 2, 3]) {
+      await app.post("/v1/hooks", write(`/p/src/refused-${i}.ts`));
+      expect(lastAudit(app).pending).toEqual([
+        expect.objectContaining({ outcome: "EGRESS_NOT_ALLOWLISTED" }),
+      ]);
+    }
+    await app.reload(await documentAt(model.anthropicUrl));
+    await app.post("/v1/hooks", write("/p/src/mended.ts"));
+    expect(lastAudit(app).pending).toEqual([
+      expect.objectContaining({ outcome: "OK", budget: { used: 1, limit: 1 } }),
+    ]);
+  });
+
   it("does not call the model when a static rule already denies", async () => {
     const app = await appWith({}, {}, {}, [
       { id: "no-etc", on: "PreToolUse", if: "Write(//etc/**)", decide: "deny", reason: "never /etc" },
