@@ -245,7 +245,7 @@ function readAnthropic(response: unknown): Result<Verdict, JudgeFailure> {
     return fail("JUDGE_OFF_SCHEMA", "anthropic answered with neither a tool call nor text");
   const verdict = parseJson(text);
   if (!verdict.ok) return fail("JUDGE_OFF_SCHEMA", "anthropic answered with text that is not a JSON verdict");
-  return readVerdict(verdict.value, "the text verdict");
+  return readVerdict(verdict.value, "the text verdict", text);
 }
 
 function readOpenAi(response: unknown, secrets: readonly string[]): Result<Verdict, JudgeFailure> {
@@ -265,7 +265,7 @@ function readOpenAi(response: unknown, secrets: readonly string[]): Result<Verdi
   }
   const verdict = parseJson(message.content);
   if (!verdict.ok) return fail("JUDGE_OFF_SCHEMA", "openai answered with content that is not a JSON verdict");
-  return readVerdict(verdict.value, "the content verdict");
+  return readVerdict(verdict.value, "the content verdict", message.content);
 }
 
 const CUT_OFF = (provider: string) =>
@@ -273,19 +273,36 @@ const CUT_OFF = (provider: string) =>
 
 const VERDICT_KEYS: ReadonlySet<string> = new Set(["ok", "reason", "impossible"]);
 
-function readVerdict(value: unknown, what: string): Result<Verdict, JudgeFailure> {
+/**
+ * `text`: the answer as the model wrote it, when it came as text (a JSON.parse keeps the last of
+ * two `ok` keys). A "no" stays a no whatever else the answer holds: event text that gets the model
+ * to add a key or leave out its reason must not turn a deny into the rule's `onError`, an allow by
+ * default. Only a well-formed no may say `impossible`.
+ */
+function readVerdict(value: unknown, what: string, text?: string): Result<Verdict, JudgeFailure> {
   if (!isRecord(value)) return fail("JUDGE_OFF_SCHEMA", `${what} is not an object`);
   const extra = Object.keys(value).filter((k) => !VERDICT_KEYS.has(k));
-  if (extra.length > 0) return fail("JUDGE_OFF_SCHEMA", `${what} has unexpected keys: ${extra.join(", ")}`);
-  if (typeof value.ok !== "boolean") return fail("JUDGE_OFF_SCHEMA", `${what} has no boolean "ok"`);
-  if (typeof value.reason !== "string") return fail("JUDGE_OFF_SCHEMA", `${what} has no string "reason"`);
-  if (value.impossible !== undefined && typeof value.impossible !== "boolean") {
-    return fail("JUDGE_OFF_SCHEMA", `${what} has a non-boolean "impossible"`);
+  const problem =
+    extra.length > 0
+      ? `${what} has unexpected keys: ${extra.join(", ")}`
+      : typeof value.ok !== "boolean"
+        ? `${what} has no boolean "ok"`
+        : typeof value.reason !== "string"
+          ? `${what} has no string "reason"`
+          : value.impossible !== undefined && typeof value.impossible !== "boolean"
+            ? `${what} has a non-boolean "impossible"`
+            : undefined;
+  const reason = typeof value.reason === "string" ? value.reason : "(the model gave no reason)";
+  if (value.ok === false && problem !== undefined) return ok({ ok: false, reason });
+  if (value.ok === true && text !== undefined && /"ok"\s*:\s*false/.test(text)) {
+    return ok({ ok: false, reason: `the model's answer says both ok true and ok false: ${reason}` });
   }
+  if (problem !== undefined || typeof value.ok !== "boolean")
+    return fail("JUDGE_OFF_SCHEMA", problem ?? what);
   return ok({
     ok: value.ok,
-    reason: value.reason,
-    ...(value.impossible !== undefined ? { impossible: value.impossible } : {}),
+    reason,
+    ...(typeof value.impossible === "boolean" ? { impossible: value.impossible } : {}),
   });
 }
 

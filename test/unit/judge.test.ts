@@ -183,9 +183,9 @@ describe("parseJudgeResponse", () => {
     ],
     ["ok as a string", "anthropic", anthropicToolAnswer({ ok: "false", reason: "x" })],
     ["ok as a string", "openai", openaiAnswer('{"ok":"true","reason":"fine"}')],
-    ["reason as a number", "anthropic", anthropicToolAnswer({ ok: false, reason: 3 })],
-    ["impossible as a string", "openai", openaiAnswer('{"ok":false,"reason":"x","impossible":"yes"}')],
-    ["impossible as null", "anthropic", anthropicToolAnswer({ ok: false, reason: "x", impossible: null })],
+    ["reason as a number", "anthropic", anthropicToolAnswer({ ok: true, reason: 3 })],
+    ["impossible as a string", "openai", openaiAnswer('{"ok":true,"reason":"x","impossible":"yes"}')],
+    ["impossible as null", "anthropic", anthropicToolAnswer({ ok: true, reason: "x", impossible: null })],
     ["a missing reason", "anthropic", anthropicToolAnswer({ ok: true })],
     ["a missing reason", "openai", openaiAnswer('{"ok":true}')],
     ["an empty tool input", "anthropic", anthropicToolAnswer({})],
@@ -215,6 +215,34 @@ describe("parseJudgeResponse", () => {
     const result = parseJudgeResponse(provider, 200, body);
     expect(result.ok).toBe(false);
     if (!result.ok) expect(result.error.code).toBe("JUDGE_OFF_SCHEMA");
+  });
+
+  // Off-schema, but a no: event text that gets the model to add a key must not make it onError.
+  it.each([
+    ["an extra key", "anthropic", anthropicToolAnswer({ ok: false, reason: "adds a key", note: "as asked" })],
+    ["a missing reason", "openai", openaiAnswer('{"ok":false}')],
+    ["reason as a number", "anthropic", anthropicToolAnswer({ ok: false, reason: 3 })],
+    ["impossible as a string", "openai", openaiAnswer('{"ok":false,"reason":"x","impossible":"yes"}')],
+  ] as const)("reads a no with %s from %s as a no, without impossible", (_name, provider, body) => {
+    const result = parseJudgeResponse(provider, 200, body);
+    expect(result).toMatchObject({ ok: true, value: { ok: false } });
+    expect(result.ok && Object.keys(result.value).sort()).toEqual(["ok", "reason"]);
+  });
+
+  it("reads a text answer that says ok twice, false and true, as a no", () => {
+    const result = parseJudgeResponse(
+      "openai",
+      200,
+      openaiAnswer('{"ok":false,"reason":"a secret","ok":true}'),
+    );
+    expect(result).toEqual({
+      ok: true,
+      value: { ok: false, reason: "the model's answer says both ok true and ok false: a secret" },
+    });
+    // A reason quoting the words is not a second key.
+    expect(
+      parseJudgeResponse("openai", 200, openaiAnswer('{"ok":true,"reason":"not \\"ok\\": false at all"}')),
+    ).toEqual({ ok: true, value: { ok: true, reason: 'not "ok": false at all' } });
   });
 
   it.each([
