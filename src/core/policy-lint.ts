@@ -17,7 +17,14 @@ import { CLAUDE_CODE_EVENTS, closestEvent, isKnownEvent, TOOL_EVENTS } from "./e
 import { DEFAULT_MODEL_URLS, promptPlaceholders } from "./judge.js";
 import { eventReadsMatcher } from "./matcher.js";
 import type { PermissionRule } from "./permission-rule.js";
-import { type CompiledRule, jsonPath, ownOnError, type Policy, type PolicyIssue } from "./policy.js";
+import {
+  type CompiledRule,
+  inlineHeaderSecret,
+  jsonPath,
+  ownOnError,
+  type Policy,
+  type PolicyIssue,
+} from "./policy.js";
 import type { WhereOperator } from "./policy-schema.js";
 import type { EnvReader } from "./ports.js";
 import { compileRegex } from "./regex.js";
@@ -500,10 +507,7 @@ function lintInlineSecrets(policy: Policy, warn: (path: string, message: string)
   }
   for (const rule of policy.rules) {
     for (const [header, value] of Object.entries(rule.document.forward?.headers ?? {})) {
-      if (
-        /^(?:bearer|basic|token)\s+[^$\s]/i.test(value) ||
-        (/key|token|secret/i.test(header) && !value.includes("$"))
-      ) {
+      if (inlineHeaderSecret(header, value) !== undefined) {
         warn(
           `${rule.path}${jsonPath(["forward", "headers", header]).slice(1)}`,
           "holds an inline secret; use $VAR with allowedEnvVars",

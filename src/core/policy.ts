@@ -487,6 +487,18 @@ export const MIN_SECRET_CHARS = 8;
 /** A URL path segment or query this long is a secret of its own (a webhook token, a signature). */
 const SECRET_URL_PART_CHARS = 16;
 
+/**
+ * The credential a forward header's value holds written inline, not interpolated from `$VAR`:
+ * the value after a `Bearer`, `Basic` or `Token` scheme, or the whole value of a header named
+ * for a key, token or secret. `check` warns about each; the gateway scrubs it from what a
+ * downstream server echoes back.
+ */
+export function inlineHeaderSecret(header: string, value: string): string | undefined {
+  const scheme = /^(?:bearer|basic|token)\s+([^$\s]+)/i.exec(value);
+  if (scheme) return scheme[1];
+  return /key|token|secret/i.test(header) && !value.includes("$") ? value : undefined;
+}
+
 /** The values for `Policy.secrets`: distinct, long enough, longest first. */
 function collectSecrets(document: PolicyDocument, env: EnvReader): readonly string[] {
   const found = new Set<string>();
@@ -521,6 +533,9 @@ function collectSecrets(document: PolicyDocument, env: EnvReader): readonly stri
   // Inline secrets (`check` warns about them) are sent too, so a peer may echo them as well.
   const inline = (value: string | undefined) => (value?.startsWith("env:") ? undefined : value);
   for (const model of Object.values(document.models ?? {})) add(inline(model.apiKey));
+  for (const rule of document.rules)
+    for (const [header, value] of Object.entries(rule.forward?.headers ?? {}))
+      add(inlineHeaderSecret(header, value));
   for (const sink of Object.values(document.sinks ?? {})) {
     if (sink.type === "webhook") add(inline(sink.secret));
     if (sink.type === "github-dispatch") add(inline(sink.token));

@@ -548,4 +548,38 @@ describe("a policy secret in a downstream answer", () => {
     expect(JSON.stringify(answer)).not.toContain("Qm7v");
     expect(JSON.stringify(app.logs)).not.toContain("Qm7v");
   });
+
+  it("is scrubbed when written inline in a header too, as check warns it should not be", async () => {
+    const app = await testApp(
+      await authPolicy(
+        [
+          {
+            id: "team-server",
+            on: ["PreToolUse"],
+            forward: {
+              url: `${echo.url}/hook`,
+              headers: { "X-Api-Key": "Qm7vX2pL9rT4wZ8k" },
+              onError: "deny",
+            },
+          },
+        ],
+        { egress: { allowedHttpHookUrls: ["http://127.0.0.1:*/*"], allowCidrs: ["127.0.0.1/32"] } },
+      ),
+    );
+    const res = await app.post(
+      "/v1/hooks",
+      JSON.stringify({
+        session_id: "s",
+        transcript_path: "/t",
+        cwd: "/p",
+        hook_event_name: "PreToolUse",
+        tool_name: "Bash",
+        tool_input: { command: "ls" },
+      }),
+    );
+    const answer = await jsonOf(res);
+    expect(answer.hookSpecificOutput.permissionDecisionReason).toContain("[masked]");
+    expect(JSON.stringify(answer)).not.toContain("Qm7v");
+    expect(JSON.stringify(app.logs)).not.toContain("Qm7v");
+  });
 });
