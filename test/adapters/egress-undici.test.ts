@@ -368,6 +368,15 @@ describe("responses", () => {
     expect(seen.upgrade).toBeUndefined();
   });
 
+  it("sends the body's own Content-Length, not one a policy sets (undici refused the request)", async () => {
+    const { module } = egressWith(LOOPBACK_ONLY);
+    const res = await post(module, `${a.url}/hook`, {
+      headers: { "Content-Length": "999", "x-probe": "sized" },
+    });
+    expect(res.ok && JSON.parse(res.value.body)).toEqual({ seen: "sized" });
+    expect(a.received.at(-1)?.headers["content-length"]).toBe("2");
+  });
+
   it("sends nothing for a signal already aborted before the call", async () => {
     const { module } = egressWith(LOOPBACK_ONLY);
     const before = a.received.length;

@@ -77,10 +77,13 @@ export function judgeAnswers(
 
 /**
  * Headers a policy may not set: `host` would choose another virtual host than the URL the
- * allowlist judged, and the hop-by-hop ones belong to the connection the runtime manages.
+ * allowlist judged, the hop-by-hop ones belong to the connection the runtime manages, and
+ * `content-length` is the body's own (one a policy sets makes undici refuse the request; Claude
+ * Code drops it from an http hook's headers too).
  */
 const CONNECTION_HEADERS: ReadonlySet<string> = new Set([
   "host",
+  "content-length",
   "connection",
   "keep-alive",
   "proxy-connection",
