@@ -40,7 +40,7 @@ const FIXES = {
   },
   command: {
     missing:
-      'The hook\'s curl command needs -H "Authorization: Bearer $HOOKGATE_AUTH" (hookgate init --client deepagents writes it)',
+      'The hook\'s curl command needs -H "Authorization: Bearer $HOOKGATE_AUTH" (hookgate init --client CLIENT writes it)',
     empty:
       "export HOOKGATE_AUTH in the shell that starts the agent (deepagents removes variables named *TOKEN*, *KEY*, *SECRET* or *PASSWORD* from a hook's environment, so HOOKGATE_TOKEN never arrives)",
     unknown: "check HOOKGATE_AUTH",
@@ -61,7 +61,11 @@ export async function authenticate(
   if (!policy.auth) return { ok: true, team: DEFAULT_TEAM };
   const fix = client?.startsWith("deepagents") ? FIXES.command : FIXES.http;
   const header = authorization?.trim() ?? "";
-  if (header === "") return fail("AUTH_MISSING", `the hook sent no Authorization header. ${fix.missing}`);
+  if (header === "")
+    return fail(
+      "AUTH_MISSING",
+      `the hook sent no Authorization header. ${fix.missing.replace("CLIENT", client ?? "")}`,
+    );
   const bearer = BEARER.exec(header);
   if (!bearer) return fail("AUTH_MALFORMED", 'the Authorization header is not "Bearer <token>"');
   const token = bearer[1]?.trim() ?? "";

@@ -81,7 +81,16 @@ export async function egressCheck(args: readonly string[]): Promise<EgressCheckR
         stage: "address",
       };
     }
-    const hint = verdict.error.code === "EGRESS_BLOCKED_ADDRESS" ? howToOpen(verdict.error) : "";
+    // A URL no pattern matched: what check says of the patterns (a host-only one matches / only).
+    const patterns = compiled.warnings
+      .map((w) => `; ${w.path.replace(/^\$\.egress\./, "")} ${w.message}`)
+      .join("");
+    const hint =
+      verdict.error.code === "EGRESS_BLOCKED_ADDRESS"
+        ? howToOpen(verdict.error)
+        : verdict.error.code === "EGRESS_NOT_ALLOWLISTED"
+          ? patterns
+          : "";
     return {
       url: withoutUserinfo(url),
       decision: "deny",

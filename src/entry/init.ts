@@ -574,13 +574,15 @@ function mergeHooks(current: unknown, generated: unknown, url: string, path: str
   if (current === undefined) return generated;
   if (Array.isArray(generated)) {
     if (!Array.isArray(current)) {
-      throw new Error(`${path} holds a v2 event map of hooks; the legacy list form cannot be merged into it`);
+      throw new Error(
+        `${path} holds a v2 event map of hooks; the legacy list form cannot be merged into it: use --client deepagents for v2 hooks, or write the legacy ones to another file`,
+      );
     }
     return [...current.filter((entry) => !mentions(entry, url)), ...generated];
   }
   if (!isObject(current) || !isObject(generated)) {
     throw new Error(
-      `${path} holds "hooks" as a list (the deepagents legacy form); an event map cannot be merged into it`,
+      `${path} holds "hooks" as a list (the deepagents legacy form); an event map cannot be merged into it: take the legacy hooks out of it first (or write the v2 hooks to another file, such as a project's .deepagents/hooks.json), or keep the legacy form with --client deepagents-legacy`,
     );
   }
   // Every event, not only those written now: a run with fewer --events takes back the hooks an

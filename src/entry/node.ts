@@ -212,6 +212,11 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
     // The port is taken, say: give back all that started, the thread and the data dir's claim
     // included, or the process would stay up holding them.
     await closeAfterServer();
+    if ((e as { code?: string }).code === "EADDRINUSE") {
+      throw new Error(
+        `${options.host}:${options.port} is in use (EADDRINUSE): another gateway may hold it (npm start and npx leave it running when only they are stopped); stop it, or pass another --port`,
+      );
+    }
     throw e;
   }
   const port = (server.address() as AddressInfo).port;

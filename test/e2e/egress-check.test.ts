@@ -147,6 +147,20 @@ describe("hookgate egress-check", () => {
     expect(line.reason).toMatch(hint);
   });
 
+  it("says why a URL matched no pattern when one of them has no path", async () => {
+    const { code, line } = await check(
+      "https://example.com/x",
+      "--allow",
+      "https://example.com",
+      "--resolve",
+      "example.com:93.184.215.14",
+    );
+    expect(code).toBe(1);
+    expect(line.reason).toMatch(
+      /; allowedHttpHookUrls\[0\] has no path, so it matches the path \/ only; write https:\/\/example\.com\/\* for any path/,
+    );
+  });
+
   it("points at the policy's own deny range rather than allowCidrs, which it wins over", async () => {
     const dir = mkdtempSync(join(tmpdir(), "hookgate-egress-check-"));
     const policy = join(dir, "policy.json");

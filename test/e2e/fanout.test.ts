@@ -395,7 +395,8 @@ describe("the dead-letter queue", () => {
       dataDir,
     ]);
     expect(failed.code).toBe(1);
-    expect(failed.stderr).toContain("EADDRINUSE");
+    expect(failed.stderr).toContain(`127.0.0.1:${port} is in use (EADDRINUSE)`);
+    expect(failed.stderr).toContain("stop it, or pass another --port");
     const next = await gateway(policy, dataDir);
     expect((await post(next, rmEvent(1))).status).toBe(200);
   });

@@ -794,7 +794,38 @@ describe("hookgate init --write", { timeout: 90_000 }, () => {
       path,
     ]);
     expect(legacy.code).toBe(1);
-    expect(legacy.stderr).toMatch(/cannot be merged/);
+    expect(legacy.stderr).toMatch(
+      /cannot be merged into it: use --client deepagents for v2 hooks, or write the legacy ones to another file/,
+    );
+    expect(readFileSync(path, "utf8")).toBe(before);
+  });
+
+  it("refuses to put a v2 map into a file that holds the legacy list, saying what to do", async () => {
+    const path = join(tmp, "legacy-list", "hooks.json");
+    const legacy = await runCli([
+      "init",
+      "--client",
+      "deepagents-legacy",
+      "--url",
+      `${server.url}/v1/hooks/deepagents-legacy`,
+      "--write",
+      path,
+    ]);
+    expect(legacy.code, legacy.stderr).toBe(0);
+    const before = readFileSync(path, "utf8");
+    const v2 = await runCli([
+      "init",
+      "--client",
+      "deepagents",
+      "--url",
+      `${server.url}/v1/hooks/deepagents`,
+      "--write",
+      path,
+    ]);
+    expect(v2.code).toBe(1);
+    expect(v2.stderr).toMatch(
+      /holds "hooks" as a list \(the deepagents legacy form\); an event map cannot be merged into it: take the legacy hooks out of it first/,
+    );
     expect(readFileSync(path, "utf8")).toBe(before);
   });
 

@@ -42,6 +42,16 @@ describe("authenticate", () => {
     }
   });
 
+  it.each(["deepagents", "deepagents-legacy"] as const)(
+    "names the init command that writes %s's curl header",
+    async (client) => {
+      const outcome = await authenticate(undefined, policy, sha256, client);
+      expect(!outcome.ok && outcome.message).toMatch(
+        new RegExp(`\\(hookgate init --client ${client} writes it\\)$`),
+      );
+    },
+  );
+
   it("never matches a token whose variable was unset at load, even an empty one", async () => {
     expect((await authenticate("Bearer undefined", policy, sha256)).ok).toBe(false);
   });
