@@ -92,7 +92,7 @@ export function createNotifier(deps: NotifyDeps): Notifier {
     if (sessions && input.remember && event.name === "PreToolUse" && event.sessionId && event.toolName) {
       const { sessionId, toolName } = event;
       await enrich("rememberTool", () =>
-        sessions.rememberTool(sessionId, { toolName, summary: summarize(event) }, now),
+        sessions.rememberTool(sessionId, { toolName, summary: summarize(event, input.secrets) }, now),
       );
     }
     const correlation = await enrich("correlate", () => correlate(event, sessions, now, input.secrets));
@@ -180,7 +180,8 @@ async function correlate(
     half = {
       kind: "result",
       status: String(event.payload.tool_status ?? "unknown"),
-      output: typeof output === "string" ? maskString(scrubSecrets(output, secrets).slice(0, 500)) : "",
+      // Masked whole, then cut: cut first, a key block lost its END line and was shown.
+      output: typeof output === "string" ? maskString(scrubSecrets(output, secrets)).slice(0, 500) : "",
     };
   }
   if (!half) return undefined;
@@ -193,12 +194,16 @@ async function correlate(
     : { toolId, toolResult: { status: other.status, output: other.output } };
 }
 
-/** One line a person recognises: the command, the file, or the URL of a tool call; masked. */
-export function summarize(event: HookEvent): string {
+/**
+ * One line a person recognises: the command, the file, or the URL of a tool call; masked whole
+ * and scrubbed of the policy's secrets, then cut (cut first, a key block lost its END line and
+ * was shown).
+ */
+export function summarize(event: HookEvent, secrets: readonly string[] = []): string {
   const input = event.toolInput ?? {};
   const pick = ["command", "file_path", "notebook_path", "url", "path", "pattern", "query"].find(
     (k) => typeof input[k] === "string",
   );
-  const text = pick ? String(input[pick]) : JSON.stringify(input);
-  return maskString(text.length > 300 ? `${text.slice(0, 300)}…` : text);
+  const text = maskString(scrubSecrets(pick ? String(input[pick]) : JSON.stringify(input), secrets));
+  return text.length > 300 ? `${text.slice(0, 300)}…` : text;
 }

@@ -80,6 +80,62 @@ describe("createNotifier", () => {
     expect(job?.notification.relatedTool).toEqual({ toolName: "Bash", summary: "git push --force" });
   });
 
+  // A key block past the cut: masked whole, then cut, or its END line is gone and it shows.
+  const KEY = `-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIIVngSLri+JkDAbL92/l7G5WTxVfmWMqGu8Zu92lcs3loAoGCCqGSM49\n${"AwEHoUQDQgAEO/THdFCdujXSlmU4".repeat(12)}\n-----END EC PRIVATE KEY-----`;
+
+  it("masks the remembered tool call whole before cutting it, and scrubs the policy's secrets", async () => {
+    const { send, jobs } = setup();
+    const pre = (session: string, command: string) => ({
+      session_id: session,
+      transcript_path: "/t",
+      cwd: "/p",
+      hook_event_name: "PreToolUse",
+      tool_name: "Bash",
+      tool_input: { command },
+    });
+    const prompt = (session: string) => ({
+      session_id: session,
+      transcript_path: "/t",
+      cwd: "/p",
+      hook_event_name: "Notification",
+      message: "Claude needs your permission to use Bash",
+      notification_type: "permission_prompt",
+    });
+    await send(pre("k", `mkdir -p keys && cat > k.pem <<'EOF'\n${KEY}\nEOF`), { notify: [] });
+    await send(prompt("k"));
+    await send(pre("p", "curl -s -H 'X-Policy: ptok-9f8e7d6c5b4a3928' https://x"), {
+      notify: [],
+      secrets: ["ptok-9f8e7d6c5b4a3928"],
+    });
+    await send(prompt("p"));
+    const summaries = (await jobs()).map((j) => j.notification.relatedTool?.summary ?? "");
+    expect(summaries).toHaveLength(2);
+    expect(summaries.join("\n")).not.toMatch(/MHcCAQEE|ptok-9f8e/);
+    expect(summaries[0]).toContain("<<'EOF'\n[masked]\nEOF");
+  });
+
+  it("masks a deepagents tool result whole before cutting it to 500 characters", async () => {
+    const { send, jobs } = setup();
+    const output = `Created keys\n${"log: ok\n".repeat(40)}${KEY}`;
+    await send({
+      event: "tool.result",
+      tool_name: "execute",
+      tool_id: "c9",
+      tool_args: {},
+      tool_status: "success",
+      tool_output: output,
+    });
+    await send({
+      event: "tool.use",
+      tool_name: "execute",
+      tool_id: "c9",
+      tool_args: { command: "make keys" },
+    });
+    const use = (await jobs()).find((j) => j.notification.eventName === "tool.use")?.notification;
+    expect(use?.correlation?.toolResult?.output).toMatch(/^Created keys\n/);
+    expect(JSON.stringify(use)).not.toContain("MHcCAQEE");
+  });
+
   it.each([
     ["use first", ["use", "result"]],
     ["result first", ["result", "use"]],
