@@ -6,34 +6,77 @@
 
 export const MASK = "[masked]";
 
-const SECRET_KEY = /passw(?:or)?d|secret|token|api[_-]?key|authorization|credential|private[_-]?key|cookie/i;
+const SECRET_KEY =
+  /passw(?:or)?d|passphrase|^pass$|^pwd$|secret|token|api[_-]?key|authorization|credential|private[_-]?key|cookie/i;
+/** Keys that name or count a secret rather than hold one (`secret_name`, `max_tokens`, `token_type`). */
+const NOT_SECRET_KEY = /(?:name|id|arn|type|count|tokens)$/i;
+
+/** The names of variables, YAML keys and JSON keys that hold a secret, for the shapes below. */
+const NAMED =
+  "PASSWORD|PASSWD|PASSPHRASE|SECRET|TOKEN|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|APP_?KEY|CREDENTIALS?|_PASS|_PWD";
 
 export const SECRET_SHAPES: readonly [RegExp, string][] = [
-  [/-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]{0,8192}?-----END [A-Z ]*PRIVATE KEY-----/g, MASK],
+  // A key block, PGP's too, to its END line, or without one (a file read in part) its base64 run.
+  [
+    /-----BEGIN [A-Z ]{0,32}PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]{0,8192}?-----END [A-Z ]{0,32}PRIVATE KEY(?: BLOCK)?-----|[A-Za-z0-9+/=:,\s-]{0,8192})/g,
+    MASK,
+  ],
   [/\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g, MASK],
   [/\bgh[pousr]_[A-Za-z0-9]{20,255}/g, MASK],
   [/\bgithub_pat_[A-Za-z0-9_]{20,255}/g, MASK],
   [/\bxox[abposr]-[A-Za-z0-9-]{10,255}/g, MASK],
   [/\bsk-[A-Za-z0-9_-]{20,255}/g, MASK],
+  // Stripe, Slack app-level, npm, Google API and GitLab tokens.
+  [
+    /\b(?:[sr]k_(?:live|test)_[A-Za-z0-9]{10,255}|xapp-[A-Za-z0-9-]{10,255}|npm_[A-Za-z0-9]{36}|AIza[0-9A-Za-z_-]{35}|glpat-[A-Za-z0-9_-]{20,255})/g,
+    MASK,
+  ],
   [/\bwhsec_[A-Za-z0-9+/=]{8,255}/g, MASK],
   [/\beyJ[A-Za-z0-9_-]{8,4096}\.[A-Za-z0-9_-]{8,4096}\.[A-Za-z0-9_-]{8,4096}/g, MASK],
-  [/(hooks\.slack\.com\/services\/)[A-Za-z0-9/]{8,255}/g, `$1${MASK}`],
-  [/(discord(?:app)?\.com\/api\/webhooks\/\d{1,32}\/)[A-Za-z0-9_-]{8,255}/g, `$1${MASK}`],
-  [/\b(Bearer|Basic|Token)[ \t]+[A-Za-z0-9._~+/=-]{8,4096}/gi, `$1 ${MASK}`],
-  [/(\/\/[^/\s:@]{1,256}:)[^/\s@]{1,256}@/g, `$1${MASK}@`],
+  [/(hooks\.slack\.com\/(?:services|workflows|triggers)\/)[A-Za-z0-9/]{8,255}/g, `$1${MASK}`],
+  [/(discord(?:app)?\.com\/api\/(?:v\d{1,2}\/)?webhooks\/\d{1,32}\/)[A-Za-z0-9_-]{8,255}/g, `$1${MASK}`],
+  // A credential after its scheme has a digit or a symbol: "Basic validation" is prose.
+  [/\b(Bearer|Basic|Token)[ \t]+(?=[A-Za-z.-]{0,4096}[0-9_~+/=])[A-Za-z0-9._~+/=-]{8,4096}/gi, `$1 ${MASK}`],
+  // A URL's password, up to the last @ before the host (`//admin:p@ss@db`), also with no user.
+  [/(\/\/[^/\s:@]{0,256}:)[^/\s]{1,256}@/g, `$1${MASK}@`],
+  [/(\s-u[ \t]{0,4}['"]?[^\s:'"]{1,256}:)[^\s'"]{1,256}/g, `$1${MASK}`],
+  [/(--(?:password|passwd|token|secret|api-key)[= ]['"]?)[^\s'"]{1,4096}/gi, `$1${MASK}`],
   [
-    /\b([A-Za-z0-9_]{0,64}(?:PASSWORD|PASSWD|SECRET|TOKEN|API_?KEY)[A-Za-z0-9_]{0,64})=(?:"[^"]{0,4096}"|'[^']{0,4096}'|[^\s"']{1,4096})/gi,
+    /\b((?:PRIVATE-TOKEN|Proxy-Authorization|Cookie|X-[A-Za-z0-9-]{0,64}(?:Key|Token|Auth|Secret)[A-Za-z0-9-]{0,32})[ \t]{0,4}:[ \t]{0,8})[^\s'"]{1,4096}/gi,
+    `$1${MASK}`,
+  ],
+  // NAME=value, quoted (escaped quotes too), spaced as in ~/.aws/credentials; not a count of tokens.
+  [
+    new RegExp(
+      `\\b(?![A-Za-z0-9_]{0,64}TOKENS\\b)([A-Za-z0-9_]{0,64}(?:${NAMED})[A-Za-z0-9_]{0,64})[ \\t]{0,4}=[ \\t]{0,4}(?:\\\\?"[^"\\\\]{0,4096}\\\\?"|'[^']{0,4096}'|[^\\s"'\\\\]{1,4096})`,
+      "gi",
+    ),
     `$1=${MASK}`,
+  ],
+  // YAML and .env-style keys in capitals (`POSTGRES_PASSWORD: x`), and JSON keys (`"password": "x"`).
+  [
+    new RegExp(
+      `\\b([A-Z0-9_]{0,64}(?:${NAMED})[A-Z0-9_]{0,64}):[ \\t]{1,8}(?:"[^"\\\\]{0,4096}"|'[^']{0,4096}'|[^\\s"'#]{1,4096})`,
+      "g",
+    ),
+    `$1: ${MASK}`,
+  ],
+  [
+    new RegExp(
+      `("[A-Za-z0-9_-]{0,64}(?:${NAMED})[A-Za-z0-9_-]{0,64}"[ \\t]{0,8}:[ \\t]{0,8})"(?:[^"\\\\]|\\\\.){1,4096}"`,
+      "gi",
+    ),
+    `$1"${MASK}"`,
   ],
 ];
 
 /**
  * A substring every shape above needs (case-insensitive, so a superset): text without any of
- * them is returned as it is after one scan instead of thirteen. Most audited strings, a Bash
+ * them is returned as it is after one scan instead of one per shape. Most audited strings, a Bash
  * command or a file path, have none. test/unit/mask.test.ts checks the superset property.
  */
 export const MAY_HOLD_SECRET =
-  /PRIVATE KEY|AKIA|ASIA|gh[pousr]_|github_pat_|xox[abposr]-|sk-|whsec_|eyJ|hooks\.slack\.com|webhooks\/|bearer|basic|token|@|=/i;
+  /PRIVATE KEY|AKIA|ASIA|gh[pousr]_|github_pat_|xox[abposr]-|xapp-|sk-|[sr]k_|npm_|AIza|glpat-|whsec_|eyJ|hooks\.slack\.com|webhooks\/|bearer|basic|token|@|=|passw|passphrase|secret|_pass|_pwd|api[_-]?key|access_?key|private_?key|app_?key|credential|cookie|auth|x-|-u/i;
 
 export function maskString(text: string): string {
   if (!MAY_HOLD_SECRET.test(text)) return text;
@@ -59,8 +102,21 @@ function maskDeep(value: unknown, maxString: number, secrets: readonly string[],
   const out: Record<string, unknown> = {};
   for (const [key, item] of Object.entries(value)) {
     out[key] =
-      typeof item === "string" && SECRET_KEY.test(key) ? MASK : maskDeep(item, maxString, secrets, depth + 1);
+      SECRET_KEY.test(key) && !NOT_SECRET_KEY.test(key)
+        ? maskedWhole(item, depth + 1)
+        : maskDeep(item, maxString, secrets, depth + 1);
   }
+  return out;
+}
+
+/** Under a secret-looking key: every string and number, at any depth, is MASK; the shape stays. */
+function maskedWhole(value: unknown, depth: number): unknown {
+  if (typeof value === "string" || typeof value === "number") return MASK;
+  if (value === null || typeof value !== "object") return value;
+  if (depth > 16) return "[too deep]";
+  if (Array.isArray(value)) return value.map((item) => maskedWhole(item, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) out[key] = maskedWhole(item, depth + 1);
   return out;
 }
 

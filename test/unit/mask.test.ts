@@ -17,6 +17,32 @@ describe("maskString", () => {
     ["export API_KEY=supersecretvalue && run", "supersecretvalue"],
     ['DB_PASSWORD="two words"', "two words"],
     ["-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----", "MIIE"],
+    // A review, session 23: spellings the shapes missed.
+    [
+      "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQVYBGXyz0123\n-----END PGP PRIVATE KEY BLOCK-----",
+      "lQVYBGXyz0123",
+    ],
+    ["-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIIVngSLri+JkDAbL92\nAwEHoUQDQgAE", "MHcCAQEEIIVngSLri"],
+    [
+      "aws_access_key_id = AKIAIOSFODNN7EXAMPLE\naws_secret_access_key = wJalrXUtnFEMI/K7MDENG",
+      "wJalrXUtnFEMI",
+    ],
+    ['ssh prod "export API_KEY=\\"s3cr3tV4lue-prod-99\\" && run"', "s3cr3tV4lue"],
+    ["APP_KEY=base64:q1w2e3r4t5y6u7i8o9p0\nDB_PASS=Tr0ub4dor-and-3", "Tr0ub4dor"],
+    ["APP_KEY=base64:q1w2e3r4t5y6u7i8o9p0", "q1w2e3r4t5y6u7i8o9p0"],
+    ["REDIS_URL=redis://:r3d1s-pa55word@cache:6379/0", "r3d1s-pa55word"],
+    ["psql postgres://admin:p@ssw0rd@db/prod", "ssw0rd"],
+    ["environment:\n  POSTGRES_PASSWORD: Tr0ub4dor-and-3\n", "Tr0ub4dor"],
+    ['{"user": "svc", "password": "Corr3ct-H0rse"}', "Corr3ct-H0rse"],
+    ["curl -u admin:hunter2hunter2 https://x", "hunter2hunter2"],
+    ["curl -H 'PRIVATE-TOKEN: glpat-abcdefghij0123456789' https://gitlab", "abcdefghij0123456789"],
+    ["curl -H 'X-Api-Key: 9f8e7d6c5b4a' https://x", "9f8e7d6c5b4a"],
+    ["mysql --password=hunter2hunter2 db", "hunter2hunter2"],
+    ["stripe sk_live_abcdefghij0123456789", "abcdefghij0123456789"],
+    ["npm_abcdefghijklmnopqrstuvwxyz0123456789", "npm_abcdef"],
+    ["AIzaSyA-abcdefghijklmnopqrstuvwxyz01234", "AIzaSyA"],
+    ["https://hooks.slack.com/workflows/T000/A000/123/XXXXXXXXXXXX", "XXXXXXXXXXXX"],
+    ["https://discord.com/api/v10/webhooks/123456789/AbCdEfGhIjKlMn", "AbCdEfGhIjKlMn"],
   ])("masks %j", (text, secret) => {
     const masked = maskString(text);
     expect(masked).toContain(MASK);
@@ -26,6 +52,15 @@ describe("maskString", () => {
   it("leaves ordinary commands alone", () => {
     expect(maskString("git push --force origin main")).toBe("git push --force origin main");
     expect(maskString("npm test -- --token-count 3")).toBe("npm test -- --token-count 3");
+    // Prose and counts that only look like credentials (a review, session 23).
+    for (const text of [
+      "git commit -m 'Add basic validation and Token handling middleware'",
+      "llm --max-tokens=4096 --temperature 0",
+      "MAX_TOKENS=4096 npm run eval",
+      "git push -u origin main",
+      "echo 'the secret: keep it simple'",
+    ])
+      expect(maskString(text)).toBe(text);
   });
 });
 
@@ -45,6 +80,28 @@ describe("maskValue", () => {
       password: MASK,
       count: 3,
       nested: [{ token: MASK }],
+    });
+  });
+
+  it("masks every value under a secret-looking key, not only strings, but not names or counts of them", () => {
+    expect(
+      maskValue({
+        api_keys: ["d41d8cd98f00b204"],
+        credentials: { username: "svc_app", pass: "Tr0ub4dor-and-3" },
+        pin_password: 84736251,
+        pass: "hunter2",
+        secret_name: "prod/db",
+        max_tokens: 4096,
+        token_type: "bearer",
+      }),
+    ).toEqual({
+      api_keys: [MASK],
+      credentials: { username: MASK, pass: MASK },
+      pin_password: MASK,
+      pass: MASK,
+      secret_name: "prod/db",
+      max_tokens: 4096,
+      token_type: "bearer",
     });
   });
 
@@ -75,6 +132,24 @@ describe("the quick test before the shapes", () => {
   const PIECES = [
     "-----BEGIN RSA PRIVATE KEY-----",
     "-----END RSA PRIVATE KEY-----",
+    "-----BEGIN PGP PRIVATE KEY BLOCK-----",
+    "sk_live_",
+    "npm_",
+    "AIza",
+    "glpat-",
+    "xapp-",
+    "password",
+    "DB_PASS",
+    "POSTGRES_PASSWORD",
+    ": ",
+    '"',
+    "\\",
+    "X-Api-Key",
+    " -u ",
+    "--password ",
+    "Cookie",
+    "hooks.slack.com/workflows/",
+    "discord.com/api/v10/webhooks/1/",
     "AKIA",
     "ASIA",
     "ghp_",
