@@ -490,13 +490,16 @@ const SECRET_URL_PART_CHARS = 16;
 /**
  * The credential a forward header's value holds written inline, not interpolated from `$VAR`:
  * the value after a `Bearer`, `Basic` or `Token` scheme, or the whole value of a header named
- * for a key, token or secret. `check` warns about each; the gateway scrubs it from what a
+ * for a key, token, secret, password, credential, signature, cookie or auth (`Authorization` with
+ * a raw key, `X-Hook-Auth`). `check` warns about each; the gateway scrubs it from what a
  * downstream server echoes back.
  */
 export function inlineHeaderSecret(header: string, value: string): string | undefined {
   const scheme = /^(?:bearer|basic|token)\s+([^$\s]+)/i.exec(value);
   if (scheme) return scheme[1];
-  return /key|token|secret/i.test(header) && !value.includes("$") ? value : undefined;
+  return /key|token|secret|auth|pass|credential|signature|cookie/i.test(header) && !value.includes("$")
+    ? value
+    : undefined;
 }
 
 /** The values for `Policy.secrets`: distinct, long enough, longest first. */
@@ -509,12 +512,14 @@ function collectSecrets(document: PolicyDocument, env: EnvReader): readonly stri
   // quotes the path alone. The path's long segments and a long query are secret values of their
   // own; short segments (`v1`, `hooks`, `services`) are not, or every mention of them would be
   // masked too.
-  const addUrl = (value: string | undefined) => {
-    add(value);
+  const addUrl = (value: string | undefined, randomOnly = false) => {
     const url = value === undefined ? undefined : parseHttpUrl(value);
+    if (!randomOnly) add(value);
     if (url === undefined) return;
-    for (const segment of url.pathname.split("/")) if (segment.length >= SECRET_URL_PART_CHARS) add(segment);
-    if (url.search.length > SECRET_URL_PART_CHARS) add(url.search.slice(1));
+    const secretPart = (part: string) =>
+      part.length >= SECRET_URL_PART_CHARS && (!randomOnly || /\d/.test(part));
+    for (const segment of url.pathname.split("/")) if (secretPart(segment)) add(segment);
+    if (secretPart(url.search)) add(url.search.slice(1));
   };
   // Every `env:` reference, wherever the schema lets one stand: new fields are covered as added.
   const walk = (value: unknown, depth: number): void => {
@@ -533,14 +538,19 @@ function collectSecrets(document: PolicyDocument, env: EnvReader): readonly stri
   // Inline secrets (`check` warns about them) are sent too, so a peer may echo them as well.
   const inline = (value: string | undefined) => (value?.startsWith("env:") ? undefined : value);
   for (const model of Object.values(document.models ?? {})) add(inline(model.apiKey));
-  for (const rule of document.rules)
+  for (const rule of document.rules) {
     for (const [header, value] of Object.entries(rule.forward?.headers ?? {}))
       add(inlineHeaderSecret(header, value));
+    if (rule.forward) addUrl(rule.forward.url, true);
+  }
+  for (const model of Object.values(document.models ?? {})) addUrl(model.url, true);
   for (const sink of Object.values(document.sinks ?? {})) {
     if (sink.type === "webhook") add(inline(sink.secret));
     if (sink.type === "github-dispatch") add(inline(sink.token));
-    // A Slack or Discord webhook URL is itself a secret (`check` warns when it is inline).
+    // A Slack or Discord webhook URL is itself a secret (`check` warns when it is inline); another
+    // URL's path segments that look random (a digit among 16 or more characters) are too.
     if (sink.type === "slack" || sink.type === "discord") addUrl(inline(sink.url));
+    else addUrl(inline(sink.url), true);
   }
   // Longest first, so a secret that contains another is replaced whole.
   return Object.freeze([...found].sort((a, b) => b.length - a.length));

@@ -120,6 +120,16 @@ describe("forward rules", () => {
     expect(JSON.stringify(audit)).not.toContain(token);
   });
 
+  it("scrubs from the answer a policy secret the downstream reason quotes, the token it was called with", async () => {
+    const app = await appWith();
+    next = { body: deny("caller Bearer downstream-token may not run this") };
+    const answer = await jsonOf(await app.post("/v1/hooks", bash("rm x")));
+    expect(answer.hookSpecificOutput.permissionDecisionReason).toBe(
+      "caller Bearer [masked] may not run this",
+    );
+    expect(JSON.stringify(app.logs)).not.toContain("downstream-token");
+  });
+
   it("leaves a reason the policy words as written, even one that reads like a credential's shape", async () => {
     const reason = "Basic authentication tokens belong in Vault";
     const app = await appWith({}, [{ id: "vault", on: "PreToolUse", decide: "deny", reason }]);

@@ -120,6 +120,40 @@ describe("Policy.secrets", () => {
     ).not.toContain("inlineSECRET");
   });
 
+  it("holds the random-looking path segments of other inline URLs, and credentials in forward headers", async () => {
+    // A review, session 23: a webhook receiver's 404 page quoted its path; a downstream server
+    // echoed the X-Hook-Auth value it was called with.
+    const policy = await policyFrom({
+      version: 1,
+      egress: { allowedHttpHookUrls: ["https://*.example/*"] },
+      sinks: { siem: { type: "webhook", url: "https://in.example/fail/9Xk2Lq7Zp4Rt8Vw3Ym6N" } },
+      models: {
+        m: { provider: "openai", model: "x", apiKey: "k", url: "https://llm.example/k/abcd1234efgh5678/v1" },
+      },
+      rules: [
+        { id: "n", on: "Stop", notify: ["siem"] },
+        {
+          id: "f",
+          on: "PreToolUse",
+          forward: {
+            url: "https://policy.example/hooks/permission-request",
+            headers: { "X-Hook-Auth": "hgfwd-inline-0123456789abcdef", Authorization: "lin_api_0123456789" },
+          },
+        },
+      ],
+    });
+    expect(policy.secrets).toEqual(
+      expect.arrayContaining([
+        "9Xk2Lq7Zp4Rt8Vw3Ym6N",
+        "abcd1234efgh5678",
+        "hgfwd-inline-0123456789abcdef",
+        "lin_api_0123456789",
+      ]),
+    );
+    // A long word of a path is no secret: scrubbing it would garble every mention.
+    expect(policy.secrets).not.toContain("permission-request");
+  });
+
   it(`leaves out values shorter than ${MIN_SECRET_CHARS} characters, and is empty for a policy without secrets`, async () => {
     const short = await policyFrom(
       {
