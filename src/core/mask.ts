@@ -1,15 +1,18 @@
 /**
  * Masking for anything that leaves the process as text (audit lines, logs, recorded events).
  * Values under secret-looking keys are replaced whole; inside strings, well-known credential
- * shapes are replaced. The patterns have no nested quantifiers, so they stay linear in the input.
+ * shapes are replaced. No pattern nests a quantifier whose matches could overlap, so they stay
+ * linear in the input (a review timed each shape's pieces repeated to 64 KiB: a few ms, linear).
  */
 
 export const MASK = "[masked]";
 
 const SECRET_KEY =
   /passw(?:or)?d|passphrase|^pass$|^pwd$|secret|token|api[_-]?key|authorization|credential|private[_-]?key|cookie/i;
-/** Keys that name or count a secret rather than hold one (`secret_name`, `max_tokens`, `token_type`). */
-const NOT_SECRET_KEY = /(?:name|id|arn|type|count|tokens)$/i;
+/** Keys that name a secret rather than hold one (`secret_name`, `token_type`). */
+const NOT_SECRET_KEY = /(?:name|id|arn|type)$/i;
+/** Keys under which a number is a secret (a PIN); under the others it counts (`max_tokens: 4096`). */
+const NUMERIC_SECRET_KEY = /(?:^|_)(?:password|passwd|passphrase|pass|pwd|pin)$/i;
 
 /** The names of variables, YAML keys and JSON keys that hold a secret, for the shapes below. */
 const NAMED =
@@ -39,31 +42,36 @@ export const SECRET_SHAPES: readonly [RegExp, string][] = [
   [/\b(Bearer|Basic|Token)[ \t]+(?=[A-Za-z.-]{0,4096}[0-9_~+/=])[A-Za-z0-9._~+/=-]{8,4096}/gi, `$1 ${MASK}`],
   // A URL's password, up to the last @ before the host (`//admin:p@ss@db`), also with no user.
   [/(\/\/[^/\s:@]{0,256}:)[^/\s]{1,256}@/g, `$1${MASK}@`],
-  [/(\s-u[ \t]{0,4}['"]?[^\s:'"]{1,256}:)[^\s'"]{1,256}/g, `$1${MASK}`],
+  // curl's user:password (`docker run -u 1000:1000` is a uid and a gid).
+  [/(\bcurl\b[^\n;|&]{0,512}?[ \t](?:-u|--user)[ \t]{0,4}['"]?[^\s:'"]{1,256}:)[^\s'"]{1,256}/g, `$1${MASK}`],
   [/(--(?:password|passwd|token|secret|api-key)[= ]['"]?)[^\s'"]{1,4096}/gi, `$1${MASK}`],
+  // A header holding a credential, when its value looks like one (12 or more, a digit among them).
   [
-    /\b((?:PRIVATE-TOKEN|Proxy-Authorization|Cookie|X-[A-Za-z0-9-]{0,64}(?:Key|Token|Auth|Secret)[A-Za-z0-9-]{0,32})[ \t]{0,4}:[ \t]{0,8})[^\s'"]{1,4096}/gi,
+    /\b((?:PRIVATE-TOKEN|Proxy-Authorization|Cookie|X-(?:[A-Za-z0-9-]{0,64}-)?(?:Api-)?(?:Key|Token|Auth|Secret))[ \t]{0,4}:[ \t]{0,8})(?=[^\s'"]{0,4096}\d)[^\s'"]{12,4096}/gi,
     `$1${MASK}`,
   ],
-  // NAME=value, quoted (escaped quotes too), spaced as in ~/.aws/credentials; not a count of tokens.
+  // NAME=value, quoted (escaped quotes too); not a comparison, a count of tokens or a $(...) or $VAR.
   [
     new RegExp(
-      `\\b(?![A-Za-z0-9_]{0,64}TOKENS\\b)([A-Za-z0-9_]{0,64}(?:${NAMED})[A-Za-z0-9_]{0,64})[ \\t]{0,4}=[ \\t]{0,4}(?:\\\\?"[^"\\\\]{0,4096}\\\\?"|'[^']{0,4096}'|[^\\s"'\\\\]{1,4096})`,
+      `\\b(?![A-Za-z0-9_]{0,64}TOKENS\\b)([A-Za-z0-9_]{0,64}(?:${NAMED})[A-Za-z0-9_]{0,64})=(?!=)(?:\\\\?"[^"\\\\]{0,4096}\\\\?"|'[^']{0,4096}'|(?!\\$)[^\\s"']{1,4096})`,
       "gi",
     ),
     `$1=${MASK}`,
   ],
-  // YAML and .env-style keys in capitals (`POSTGRES_PASSWORD: x`), and JSON keys (`"password": "x"`).
+  // ~/.aws/credentials, whose lines are spaced around the =.
+  [/^([ \t]{0,16}aws_(?:secret_access_key|session_token)[ \t]{0,8}=[ \t]{0,8})\S{1,4096}/gim, `$1${MASK}`],
+  // YAML and .env-style keys in capitals (`POSTGRES_PASSWORD: x`, not `${{ secrets.X }}`), and
+  // JSON keys ending in a secret's name (`"password": "x"`, not `"password_policy"`).
   [
     new RegExp(
-      `\\b([A-Z0-9_]{0,64}(?:${NAMED})[A-Z0-9_]{0,64}):[ \\t]{1,8}(?:"[^"\\\\]{0,4096}"|'[^']{0,4096}'|[^\\s"'#]{1,4096})`,
+      `\\b([A-Z0-9_]{0,64}(?:${NAMED})[A-Z0-9_]{0,64}):[ \\t]{1,8}(?!["']?\\$)(?:"[^"\\\\]{0,4096}"|'[^']{0,4096}'|[^\\s"'#]{1,4096})`,
       "g",
     ),
     `$1: ${MASK}`,
   ],
   [
     new RegExp(
-      `("[A-Za-z0-9_-]{0,64}(?:${NAMED})[A-Za-z0-9_-]{0,64}"[ \\t]{0,8}:[ \\t]{0,8})"(?:[^"\\\\]|\\\\.){1,4096}"`,
+      `("[A-Za-z0-9_-]{0,64}(?:${NAMED})"[ \\t]{0,8}:[ \\t]{0,8})"(?!\\$)(?:[^"\\\\]|\\\\.){1,4096}"`,
       "gi",
     ),
     `$1"${MASK}"`,
@@ -103,20 +111,20 @@ function maskDeep(value: unknown, maxString: number, secrets: readonly string[],
   for (const [key, item] of Object.entries(value)) {
     out[key] =
       SECRET_KEY.test(key) && !NOT_SECRET_KEY.test(key)
-        ? maskedWhole(item, depth + 1)
+        ? maskedWhole(item, NUMERIC_SECRET_KEY.test(key), depth + 1)
         : maskDeep(item, maxString, secrets, depth + 1);
   }
   return out;
 }
 
-/** Under a secret-looking key: every string and number, at any depth, is MASK; the shape stays. */
-function maskedWhole(value: unknown, depth: number): unknown {
-  if (typeof value === "string" || typeof value === "number") return MASK;
+/** Under a secret-looking key: every string, at any depth, is MASK, and every number under a PIN's. */
+function maskedWhole(value: unknown, numbers: boolean, depth: number): unknown {
+  if (typeof value === "string" || (numbers && typeof value === "number")) return MASK;
   if (value === null || typeof value !== "object") return value;
   if (depth > 16) return "[too deep]";
-  if (Array.isArray(value)) return value.map((item) => maskedWhole(item, depth + 1));
+  if (Array.isArray(value)) return value.map((item) => maskedWhole(item, numbers, depth + 1));
   const out: Record<string, unknown> = {};
-  for (const [key, item] of Object.entries(value)) out[key] = maskedWhole(item, depth + 1);
+  for (const [key, item] of Object.entries(value)) out[key] = maskedWhole(item, numbers, depth + 1);
   return out;
 }
 

@@ -43,6 +43,9 @@ describe("maskString", () => {
     ["AIzaSyA-abcdefghijklmnopqrstuvwxyz01234", "AIzaSyA"],
     ["https://hooks.slack.com/workflows/T000/A000/123/XXXXXXXXXXXX", "XXXXXXXXXXXX"],
     ["https://discord.com/api/v10/webhooks/123456789/AbCdEfGhIjKlMn", "AbCdEfGhIjKlMn"],
+    // What the first version of those shapes let through: a value past a backslash.
+    ["export DB_PASSWORD=hunter\\!2024xyz", "2024xyz"],
+    ["PASSWORD=pa\\$\\$w0rd-long", "w0rd-long"],
   ])("masks %j", (text, secret) => {
     const masked = maskString(text);
     expect(masked).toContain(MASK);
@@ -59,6 +62,18 @@ describe("maskString", () => {
       "MAX_TOKENS=4096 npm run eval",
       "git push -u origin main",
       "echo 'the secret: keep it simple'",
+      // The review of session 23's own shapes: code, uids, headers, JSON and YAML that are no secret.
+      "if (token == null) return",
+      "token = self.next_token()",
+      "api_key = os.environ['API_KEY']",
+      "PASSWORD_MIN_LENGTH = 8",
+      "docker run -u 1000:1000 img && sudo -u deploy:deploy ls",
+      "curl -H 'X-Request-Id: 123' -H 'X-Auth-Method: oauth' -H 'X-Cache-Key: v1' -H 'X-Monkey: banana'",
+      "// Cookie: handled by express",
+      '{"js-tokens": "^4.0.0", "tokenizer": "gpt2", "password_policy": "strict", "secretName": "prod/db"}',
+      '{"csrf_token_header": "X-CSRF-Token"}',
+      "env:\n  GITHUB_TOKEN: ${{ secrets.GITHUB_TOKEN }}",
+      "export TOKEN=$(cat ~/.token) && TOKEN=$OTHER run",
     ])
       expect(maskString(text)).toBe(text);
   });
@@ -93,6 +108,9 @@ describe("maskValue", () => {
         secret_name: "prod/db",
         max_tokens: 4096,
         token_type: "bearer",
+        tokens: "ghx_abcdefgh12345678",
+        token_usage: { input: 5, output: 7 },
+        password_min_length: 12,
       }),
     ).toEqual({
       api_keys: [MASK],
@@ -102,6 +120,9 @@ describe("maskValue", () => {
       secret_name: "prod/db",
       max_tokens: 4096,
       token_type: "bearer",
+      tokens: MASK,
+      token_usage: { input: 5, output: 7 },
+      password_min_length: 12,
     });
   });
 
