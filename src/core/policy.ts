@@ -490,14 +490,15 @@ const SECRET_URL_PART_CHARS = 16;
 /**
  * The credential a forward header's value holds written inline, not interpolated from `$VAR`:
  * the value after a `Bearer`, `Basic` or `Token` scheme, or the whole value of a header named
- * for a key, token, secret, password, credential, signature, cookie or auth (`Authorization` with
- * a raw key, `X-Hook-Auth`). `check` warns about each; the gateway scrubs it from what a
+ * ending in key, token, secret, signature, auth or password, or `Authorization` (a raw key) and
+ * `Cookie` (`X-Hook-Auth`, not `X-Auth-Scheme`). `check` warns about each; the gateway scrubs it from what a
  * downstream server echoes back.
  */
 export function inlineHeaderSecret(header: string, value: string): string | undefined {
   const scheme = /^(?:bearer|basic|token)\s+([^$\s]+)/i.exec(value);
   if (scheme) return scheme[1];
-  return /key|token|secret|auth|pass|credential|signature|cookie/i.test(header) && !value.includes("$")
+  return /^(?:proxy-)?authorization$|^cookie$|(?:key|token|secret|signature|auth|password)$/i.test(header) &&
+    !value.includes("$")
     ? value
     : undefined;
 }
@@ -516,10 +517,12 @@ function collectSecrets(document: PolicyDocument, env: EnvReader): readonly stri
     const url = value === undefined ? undefined : parseHttpUrl(value);
     if (!randomOnly) add(value);
     if (url === undefined) return;
+    // A random-looking part: a digit and a letter, hardly any punctuation (not `gpt-4o-2024-08-06`).
     const secretPart = (part: string) =>
-      part.length >= SECRET_URL_PART_CHARS && (!randomOnly || /\d/.test(part));
+      part.length >= SECRET_URL_PART_CHARS &&
+      (!randomOnly || (/\d/.test(part) && /[a-z]/i.test(part) && part.replace(/[a-z0-9]/gi, "").length <= 2));
     for (const segment of url.pathname.split("/")) if (secretPart(segment)) add(segment);
-    if (secretPart(url.search)) add(url.search.slice(1));
+    if (!randomOnly && secretPart(url.search)) add(url.search.slice(1));
   };
   // Every `env:` reference, wherever the schema lets one stand: new fields are covered as added.
   const walk = (value: unknown, depth: number): void => {

@@ -154,6 +154,32 @@ describe("Policy.secrets", () => {
     expect(policy.secrets).not.toContain("permission-request");
   });
 
+  it("leaves out header values and URL parts that only look like secrets to a looser reading", async () => {
+    const policy = await policyFrom({
+      version: 1,
+      egress: { allowedHttpHookUrls: ["https://*.example/*"] },
+      models: {
+        m: {
+          provider: "openai",
+          model: "x",
+          apiKey: "k",
+          url: "https://az.example/openai/deployments/gpt-4o-2024-08-06/chat/completions?api-version=2024-10-21",
+        },
+      },
+      rules: [
+        {
+          id: "f",
+          on: "PreToolUse",
+          forward: {
+            url: "https://policy.example/hook",
+            headers: { "X-Auth-Scheme": "hmac-sha256", "X-Passthrough-Mode": "transparent" },
+          },
+        },
+      ],
+    });
+    expect(policy.secrets).toEqual([]);
+  });
+
   it(`leaves out values shorter than ${MIN_SECRET_CHARS} characters, and is empty for a policy without secrets`, async () => {
     const short = await policyFrom(
       {
