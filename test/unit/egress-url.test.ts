@@ -226,6 +226,7 @@ describe("checkUrl: a private-use .internal host opened by name", () => {
     // Cloud metadata names and loopback names stay refused, named or not.
     ["http://metadata.google.internal/x", "http://metadata.google.internal/*", "EGRESS_BLOCKED_NAME"],
     ["http://instance-data/x", "http://instance-data/*", "EGRESS_BLOCKED_NAME"],
+    ["http://instance-data.ec2.internal/x", "http://instance-data.ec2.internal/*", "EGRESS_BLOCKED_NAME"],
     ["http://localhost:8080/hook", "http://localhost:8080/*", "EGRESS_BLOCKED_NAME"],
   ])("%s against %s is %s", (raw, pattern, code) => {
     expect(against(pattern, raw)).toBe(code);

@@ -176,6 +176,7 @@ const METADATA_NAMES: ReadonlySet<string> = new Set([
   "metadata.google.internal",
   "metadata",
   "instance-data",
+  "instance-data.ec2.internal",
   "metadata.azure.internal",
 ]);
 
