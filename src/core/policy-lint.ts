@@ -123,20 +123,22 @@ function lintEveryEvent(rule: CompiledRule, warn: (path: string, message: string
   const action = rule.action;
   const context =
     action.kind === "context" ? action.text : action.kind === "decide" ? action.context : undefined;
+  // An `if` limits the rule to tool events: the others are no events it applies to.
+  const reach = rule.ifRules ? CLAUDE_CODE_EVENTS.filter((e) => TOOL_EVENTS.has(e)) : CLAUDE_CODE_EVENTS;
   const some = (events: string[]) =>
-    `${events.length} of Claude Code's ${CLAUDE_CODE_EVENTS.length} events, e.g. ${events.slice(0, 3).join(", ")}`;
-  if (action.kind === "decide") {
-    const dropped = CLAUDE_CODE_EVENTS.filter((e) => !honouredDecision(e, action.decision));
+    `${events.length} of ${rule.ifRules ? `the ${reach.length} tool events its "if" limits it to` : `Claude Code's ${reach.length} events`}, e.g. ${events.slice(0, 3).join(", ")}`;
+  const dropped = action.kind === "decide" ? reach.filter((e) => !honouredDecision(e, action.decision)) : [];
+  if (action.kind === "decide" && dropped.length > 0) {
     warn(
       `${rule.path}.decide`,
       `"on": "*" includes events where no client can honour "${action.decision}" (${some(dropped)}); it is not sent there`,
     );
   }
-  if (context !== undefined) {
-    const dropped = CLAUDE_CODE_EVENTS.filter((e) => !carriesContext(e, "claude-code"));
+  const uncarried = context === undefined ? [] : reach.filter((e) => !carriesContext(e, "claude-code"));
+  if (uncarried.length > 0) {
     warn(
       `${rule.path}.context`,
-      `"on": "*" includes events with no way to carry added context (${some(dropped)}); it is not sent there`,
+      `"on": "*" includes events with no way to carry added context (${some(uncarried)}); it is not sent there`,
     );
   }
 }

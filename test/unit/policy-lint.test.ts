@@ -238,12 +238,17 @@ describe("lintPolicy: matchers that cannot hold", () => {
       { id: "deny-all", on: "*", decide: "deny", where: { cwd: "/srv/prod" } },
       { id: "allow-all", on: "*", decide: "allow", context: "x" },
       { id: "note-all", on: "*", context: "x" },
+      // An "if" limits it to tool events: only those are counted.
+      { id: "rm-anywhere", on: "*", if: "Bash(rm -rf *)", decide: "deny" },
+      { id: "tests-allowed", on: "*", if: "Bash(npm test)", decide: "block" },
     ]);
     expect(warnings.filter((w) => w.includes('"on": "*"'))).toEqual([
       '$.rules[0].decide: "on": "*" includes events where no client can honour "deny" (18 of Claude Code\'s 34 events, e.g. Notification, SessionStart, SessionEnd); it is not sent there',
       '$.rules[1].decide: "on": "*" includes events where no client can honour "allow" (32 of Claude Code\'s 34 events, e.g. PostToolUse, PostToolUseFailure, PostToolBatch); it is not sent there',
       '$.rules[1].context: "on": "*" includes events with no way to carry added context (25 of Claude Code\'s 34 events, e.g. PostToolBatch, UserPromptExpansion, SessionEnd); it is not sent there',
       '$.rules[2].context: "on": "*" includes events with no way to carry added context (25 of Claude Code\'s 34 events, e.g. PostToolBatch, UserPromptExpansion, SessionEnd); it is not sent there',
+      '$.rules[3].decide: "on": "*" includes events where no client can honour "deny" (1 of the 5 tool events its "if" limits it to, e.g. PermissionDenied); it is not sent there',
+      '$.rules[4].decide: "on": "*" includes events where no client can honour "block" (1 of the 5 tool events its "if" limits it to, e.g. PermissionDenied); it is not sent there',
     ]);
   });
 
