@@ -108,15 +108,21 @@ describe("createNotifier", () => {
       secrets: ["ptok-9f8e7d6c5b4a3928"],
     });
     await send(prompt("p"));
+    // A quoted value across the 300-character cut: cut first, no shape would match what is left.
+    await send(pre("q", `${"true && ".repeat(36)}export DB_PASSWORD="correct horse battery staple"`), {
+      notify: [],
+    });
+    await send(prompt("q"));
     const summaries = (await jobs()).map((j) => j.notification.relatedTool?.summary ?? "");
-    expect(summaries).toHaveLength(2);
-    expect(summaries.join("\n")).not.toMatch(/MHcCAQEE|ptok-9f8e/);
+    expect(summaries).toHaveLength(3);
+    expect(summaries.join("\n")).not.toMatch(/MHcCAQEE|ptok-9f8e|corre/);
     expect(summaries[0]).toContain("<<'EOF'\n[masked]\nEOF");
   });
 
   it("masks a deepagents tool result whole before cutting it to 500 characters", async () => {
     const { send, jobs } = setup();
-    const output = `Created keys\n${"log: ok\n".repeat(40)}${KEY}`;
+    // The quoted value crosses the cut: cut first, its closing quote is gone and no shape matches.
+    const output = `Created .env\n${"x".repeat(466)}\nDB_PASSWORD="correct horse battery staple"\n`;
     await send({
       event: "tool.result",
       tool_name: "execute",
@@ -129,11 +135,11 @@ describe("createNotifier", () => {
       event: "tool.use",
       tool_name: "execute",
       tool_id: "c9",
-      tool_args: { command: "make keys" },
+      tool_args: { command: "make env" },
     });
     const use = (await jobs()).find((j) => j.notification.eventName === "tool.use")?.notification;
-    expect(use?.correlation?.toolResult?.output).toMatch(/^Created keys\n/);
-    expect(JSON.stringify(use)).not.toContain("MHcCAQEE");
+    expect(use?.correlation?.toolResult?.output).toMatch(/^Created \.env\n/);
+    expect(use?.correlation?.toolResult?.output).not.toMatch(/corre|horse/);
   });
 
   it.each([
