@@ -204,6 +204,9 @@ export function summarize(event: HookEvent, secrets: readonly string[] = []): st
   const pick = ["command", "file_path", "notebook_path", "url", "path", "pattern", "query"].find(
     (k) => typeof input[k] === "string",
   );
-  const text = maskString(scrubSecrets(pick ? String(input[pick]) : JSON.stringify(input), secrets));
+  // Masked as the audit line masks it (a whole input by its keys too: `{"pass": …}`), then cut.
+  const text = pick
+    ? (maskValue(String(input[pick]), secrets, 300) as string)
+    : JSON.stringify(maskValue(input, secrets, 300));
   return text.length > 300 ? `${text.slice(0, 300)}…` : text;
 }

@@ -2,26 +2,30 @@
  * Masking for anything that leaves the process as text (audit lines, logs, recorded events).
  * Values under secret-looking keys are replaced whole; inside strings, well-known credential
  * shapes are replaced. No pattern nests a quantifier whose matches could overlap, so they stay
- * linear in the input (a review timed each shape's pieces repeated to 64 KiB: a few ms, linear).
+ * linear in the input, and none starts again inside the run it just read (two reviews timed each
+ * shape's pieces repeated to 64 KiB: a few ms each).
  */
 
 export const MASK = "[masked]";
 
 const SECRET_KEY =
-  /passw(?:or)?d|passphrase|^pass$|^pwd$|secret|token|api[_-]?key|authorization|credential|private[_-]?key|cookie/i;
+  /passw(?:or)?d|passphrase|(?:^|_)(?:pass|pwd|pin)$|secret|token|api[_-]?key|authorization|credential|private[_-]?key|cookie/i;
 /** Keys that name a secret rather than hold one (`secret_name`, `token_type`). */
 const NOT_SECRET_KEY = /(?:name|id|arn|type)$/i;
 /** Keys under which a number is a secret (a PIN); under the others it counts (`max_tokens: 4096`). */
-const NUMERIC_SECRET_KEY = /(?:^|_)(?:password|passwd|passphrase|pass|pwd|pin)$/i;
+const NUMERIC_SECRET_KEY = /(?:passw(?:or)?d|passphrase|(?:^|_)(?:pass|pwd|pin))$/i;
 
 /** The names of variables, YAML keys and JSON keys that hold a secret, for the shapes below. */
 const NAMED =
-  "PASSWORD|PASSWD|PASSPHRASE|SECRET|TOKEN|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|APP_?KEY|CREDENTIALS?|_PASS|_PWD";
+  "PASSWORD|PASSWD|PASSPHRASE|SECRET|TOKEN(?!I[SZ]E)|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|APP_?KEY|CREDENTIALS?|_PASS|_PWD";
+/** Suffixes of a name that says where or what a secret is, not the secret (`TOKEN_FILE=/run/x`). */
+const NOT_A_VALUE =
+  "NAME|ID|ARN|TYPE|FILE|PATH|URL|URI|ENDPOINT|HEADER|FIELD|TTL|SECONDS|DAYS|LENGTH|LIMIT|EXPIRY";
 
 export const SECRET_SHAPES: readonly [RegExp, string][] = [
   // A key block, PGP's too, to its END line, or without one (a file read in part) its base64 run.
   [
-    /-----BEGIN [A-Z ]{0,32}PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]{0,8192}?-----END [A-Z ]{0,32}PRIVATE KEY(?: BLOCK)?-----|[A-Za-z0-9+/=:,\s-]{0,8192})/g,
+    /-----BEGIN [A-Z ]{0,32}PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]{0,8192}?-----END [A-Z ]{0,32}PRIVATE KEY(?: BLOCK)?-----|[A-Za-z0-9+/=:,\s\\-]{0,8192})/g,
     MASK,
   ],
   [/\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g, MASK],
@@ -35,28 +39,44 @@ export const SECRET_SHAPES: readonly [RegExp, string][] = [
     MASK,
   ],
   [/\bwhsec_[A-Za-z0-9+/=]{8,255}/g, MASK],
-  [/\beyJ[A-Za-z0-9_-]{8,4096}\.[A-Za-z0-9_-]{8,4096}\.[A-Za-z0-9_-]{8,4096}/g, MASK],
+  [/(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,4096}\.[A-Za-z0-9_-]{8,4096}\.[A-Za-z0-9_-]{8,4096}/g, MASK],
   [/(hooks\.slack\.com\/(?:services|workflows|triggers)\/)[A-Za-z0-9/]{8,255}/g, `$1${MASK}`],
   [/(discord(?:app)?\.com\/api\/(?:v\d{1,2}\/)?webhooks\/\d{1,32}\/)[A-Za-z0-9_-]{8,255}/g, `$1${MASK}`],
-  // A credential after its scheme has a digit or a symbol: "Basic validation" is prose.
-  [/\b(Bearer|Basic|Token)[ \t]+(?=[A-Za-z.-]{0,4096}[0-9_~+/=])[A-Za-z0-9._~+/=-]{8,4096}/gi, `$1 ${MASK}`],
+  // A credential after its scheme has a digit or a symbol ("Basic validation" is prose), the
+  // scheme spelt as headers spell it (not a path's `…/token` before the next word).
+  [
+    /\b(Bearer|bearer|BEARER|Basic|BASIC|Token|TOKEN)[ \t]+(?=[A-Za-z.-]{0,4096}[0-9_~+/=])[A-Za-z0-9._~+/=-]{8,4096}/g,
+    `$1 ${MASK}`,
+  ],
   // A URL's password, up to the last @ before the host (`//admin:p@ss@db`), also with no user.
   [/(\/\/[^/\s:@]{0,256}:)[^/\s]{1,256}@/g, `$1${MASK}@`],
   // curl's user:password (`docker run -u 1000:1000` is a uid and a gid).
-  [/(\bcurl\b[^\n;|&]{0,512}?[ \t](?:-u|--user)[ \t]{0,4}['"]?[^\s:'"]{1,256}:)[^\s'"]{1,256}/g, `$1${MASK}`],
+  [
+    /(\bcurl\b(?:[^\n;|&\\]|\\[\s\S]){0,512}?[ \t](?:-u|--user)[ \t]{0,4}['"]?[^\s:'"]{1,256}:)(?!\$)[^\s'"]{1,256}/g,
+    `$1${MASK}`,
+  ],
   [/(--(?:password|passwd|token|secret|api-key)[= ]['"]?)[^\s'"]{1,4096}/gi, `$1${MASK}`],
   // A header holding a credential, when its value looks like one (12 or more, a digit among them).
   [
-    /\b((?:PRIVATE-TOKEN|Proxy-Authorization|Cookie|X-(?:[A-Za-z0-9-]{0,64}-)?(?:Api-)?(?:Key|Token|Auth|Secret))[ \t]{0,4}:[ \t]{0,8})(?=[^\s'"]{0,4096}\d)[^\s'"]{12,4096}/gi,
+    /(?<![^\s'"])((?:PRIVATE-TOKEN|(?:Proxy-)?Authorization|Cookie|Api-?Key|X-(?:[A-Za-z0-9-]{0,64}-)?(?:Api-?|Auth-?|Access-?)?(?:Key|Token|Auth|Secret))[ \t]{0,4}:[ \t]{0,8})(?=[^\s'"]{0,4096}\d)[^\s'"]{12,4096}/gi,
     `$1${MASK}`,
   ],
   // NAME=value, quoted (escaped quotes too); not a comparison, a count of tokens or a $(...) or $VAR.
   [
     new RegExp(
-      `\\b(?![A-Za-z0-9_]{0,64}TOKENS\\b)([A-Za-z0-9_]{0,64}(?:${NAMED})[A-Za-z0-9_]{0,64})=(?!=)(?:\\\\?"[^"\\\\]{0,4096}\\\\?"|'[^']{0,4096}'|(?!\\$)[^\\s"']{1,4096})`,
+      `\\b(?![A-Za-z0-9_]{0,64}TOKENS\\b)([A-Za-z0-9_]{0,64}(?:${NAMED})[A-Za-z0-9_]{0,64})(?<!_(?:${NOT_A_VALUE}))=(?!=)(?:\\\\"(?!\\$[({A-Za-z_])(?:[^"\\\\]|\\\\\\\\){0,4096}\\\\"|"(?!\\$[({A-Za-z_])(?:[^"\\\\]|\\\\[\\s\\S]){0,4096}"|\\$?'[^']{0,4096}'|(?!\\$|[A-Za-z_][\\w.]{0,256}[()\\[\\]])(?:[^\\s"'\\\\]|\\\\[^\\s"]){1,4096})`,
       "gi",
     ),
     `$1=${MASK}`,
+  ],
+  // A spaced = before a quoted literal (terraform.tfvars, settings.py, `const password = "x"`), not a
+  // name of one (`SECRET_NAME = "prod/db"`).
+  [
+    new RegExp(
+      `\\b(?![A-Za-z0-9_]{0,64}TOKENS\\b)([A-Za-z0-9_]{0,64}(?:${NAMED})[A-Za-z0-9_]{0,64})(?<!_(?:${NOT_A_VALUE}))([ \\t]{1,4}=[ \\t]{0,4}|=[ \\t]{1,4})(?:"(?!\\$[({A-Za-z_])(?:[^"\\\\\\n]|\\\\.){1,4096}"|'[^'\\n]{1,4096}')`,
+      "gi",
+    ),
+    `$1$2"${MASK}"`,
   ],
   // ~/.aws/credentials, whose lines are spaced around the =.
   [/^([ \t]{0,16}aws_(?:secret_access_key|session_token)[ \t]{0,8}=[ \t]{0,8})\S{1,4096}/gim, `$1${MASK}`],
@@ -64,14 +84,14 @@ export const SECRET_SHAPES: readonly [RegExp, string][] = [
   // JSON keys ending in a secret's name (`"password": "x"`, not `"password_policy"`).
   [
     new RegExp(
-      `\\b([A-Z0-9_]{0,64}(?:${NAMED})[A-Z0-9_]{0,64}):[ \\t]{1,8}(?!["']?\\$)(?:"[^"\\\\]{0,4096}"|'[^']{0,4096}'|[^\\s"'#]{1,4096})`,
+      `\\b(?![A-Z0-9_]{0,64}TOKENS\\b)([A-Z0-9_]{0,64}(?:${NAMED})[A-Z0-9_]{0,64})(?<!_(?:${NOT_A_VALUE})):[ \\t]{1,8}(?!["']?\\$|#)(?:"(?:[^"\\\\]|\\\\.){0,4096}"|'[^']{0,4096}'|(?:[^\\s"'\\\\]|\\\\[^\\s"]){1,4096})`,
       "g",
     ),
     `$1: ${MASK}`,
   ],
   [
     new RegExp(
-      `("[A-Za-z0-9_-]{0,64}(?:${NAMED})"[ \\t]{0,8}:[ \\t]{0,8})"(?!\\$)(?:[^"\\\\]|\\\\.){1,4096}"`,
+      `("[A-Za-z0-9_-]{0,64}(?:${NAMED})(?:[_-]?(?:KEY|VALUE))?"[ \\t]{0,8}:[ \\t]{0,8})"(?!\\$\\{)(?:[^"\\\\]|\\\\.){1,4096}"`,
       "gi",
     ),
     `$1"${MASK}"`,
@@ -103,7 +123,12 @@ export function maskValue(value: unknown, secrets: readonly string[] = [], maxSt
 }
 
 function maskDeep(value: unknown, maxString: number, secrets: readonly string[], depth: number): unknown {
-  if (typeof value === "string") return truncate(maskString(scrubSecrets(value, secrets)), maxString);
+  if (typeof value === "string") {
+    // Only what can show is masked: every shape is shorter than MASK_WINDOW, so one that starts
+    // before the cut ends inside this head, and a 1 MiB string costs what 18 KiB does.
+    const head = value.length > maxString + MASK_WINDOW ? value.slice(0, maxString + MASK_WINDOW) : value;
+    return truncate(maskString(scrubSecrets(head, secrets)), maxString, value.length - head.length);
+  }
   if (value === null || typeof value !== "object") return value;
   if (depth > 16) return "[too deep]";
   if (Array.isArray(value)) return value.map((item) => maskDeep(item, maxString, secrets, depth + 1));
@@ -128,8 +153,11 @@ function maskedWhole(value: unknown, numbers: boolean, depth: number): unknown {
   return out;
 }
 
-function truncate(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max)}…[${text.length - max} more characters]` : text;
+/** Longer than any shape's match (a JWT's three parts of up to 4,096 characters) and any policy secret worth scrubbing. */
+const MASK_WINDOW = 16_384;
+
+function truncate(text: string, max: number, dropped = 0): string {
+  return text.length > max ? `${text.slice(0, max)}…[${text.length - max + dropped} more characters]` : text;
 }
 
 /** The strings to look for, per secrets list: each value and its JSON-escaped forms, longest first. */

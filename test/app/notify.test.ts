@@ -109,13 +109,20 @@ describe("createNotifier", () => {
     });
     await send(prompt("p"));
     // A quoted value across the 300-character cut: cut first, no shape would match what is left.
-    await send(pre("q", `${"true && ".repeat(36)}export DB_PASSWORD="correct horse battery staple"`), {
+    await send(pre("q", `${"true && ".repeat(34)}export DB_PASSWORD="correct horse battery staple"`), {
       notify: [],
     });
     await send(prompt("q"));
+    // An input with no command or path is summed up as its JSON, masked by its keys too.
+    await send(
+      { ...pre("j", ""), tool_name: "mcp__db__connect", tool_input: { user: "svc", pass: "hunter2hunter2" } },
+      { notify: [] },
+    );
+    await send(prompt("j"));
     const summaries = (await jobs()).map((j) => j.notification.relatedTool?.summary ?? "");
-    expect(summaries).toHaveLength(3);
-    expect(summaries.join("\n")).not.toMatch(/MHcCAQEE|ptok-9f8e|corre/);
+    expect(summaries).toHaveLength(4);
+    expect(summaries.join("\n")).not.toMatch(/MHcCAQEE|ptok-9f8e|corre|hunter2/);
+    expect(summaries[3]).toBe('{"user":"svc","pass":"[masked]"}');
     expect(summaries[0]).toContain("<<'EOF'\n[masked]\nEOF");
   });
 

@@ -43,6 +43,18 @@ describe("maskString", () => {
     ["AIzaSyA-abcdefghijklmnopqrstuvwxyz01234", "AIzaSyA"],
     ["https://hooks.slack.com/workflows/T000/A000/123/XXXXXXXXXXXX", "XXXXXXXXXXXX"],
     ["https://discord.com/api/v10/webhooks/123456789/AbCdEfGhIjKlMn", "AbCdEfGhIjKlMn"],
+    // A second review of them: a spaced = before a literal, curl across lines, escapes, JSON keys.
+    ['db_password = "s3cr3tpass"', "s3cr3tpass"],
+    ['const password = "s3cr3tpass";', "s3cr3tpass"],
+    ['$env:DB_PASSWORD = "s3cr3tpass"', "s3cr3tpass"],
+    [
+      "curl -X POST https://api.example.com/v1/deploy \\\n  -u admin:s3cr3tpass \\\n  -d @body.json",
+      "s3cr3tpass",
+    ],
+    ['export DB_PASSWORD="hunter\\$2024xyz"', "2024xyz"],
+    ['{"secretKey": "abcdef1234567890"}', "abcdef1234567890"],
+    ["curl -H 'X-ApiKey: 0123456789abcdef0123' https://x", "0123456789abcdef0123"],
+    ["curl -H 'Authorization: abcdef1234567890abcdef' https://x", "abcdef1234567890abcdef"],
     // What the first version of those shapes let through: a value past a backslash.
     ["export DB_PASSWORD=hunter\\!2024xyz", "2024xyz"],
     ["PASSWORD=pa\\$\\$w0rd-long", "w0rd-long"],
@@ -74,6 +86,11 @@ describe("maskString", () => {
       '{"csrf_token_header": "X-CSRF-Token"}',
       "env:\n  GITHUB_TOKEN: ${{ secrets.GITHUB_TOKEN }}",
       "export TOKEN=$(cat ~/.token) && TOKEN=$OTHER run",
+      'curl --user "${API_USER}:${API_PASS}" https://x',
+      "TOKEN_FILE=/run/secrets/token PASSWORD_MIN_LENGTH=8 TOKENIZERS_PARALLELISM=false make",
+      'client = OpenAI(api_key=os.getenv("OPENAI_API_KEY"))',
+      'export GH_TOKEN="$(gh auth token)"',
+      "limits:\n  TOKEN_LIMIT: 8192\n",
     ])
       expect(maskString(text)).toBe(text);
   });
@@ -111,6 +128,9 @@ describe("maskValue", () => {
         tokens: "ghx_abcdefgh12345678",
         token_usage: { input: 5, output: 7 },
         password_min_length: 12,
+        userPassword: 123456,
+        pin: 1234,
+        db_pass: "x1y2z3w4",
       }),
     ).toEqual({
       api_keys: [MASK],
@@ -123,6 +143,9 @@ describe("maskValue", () => {
       tokens: MASK,
       token_usage: { input: 5, output: 7 },
       password_min_length: 12,
+      userPassword: MASK,
+      pin: MASK,
+      db_pass: MASK,
     });
   });
 
@@ -130,6 +153,18 @@ describe("maskValue", () => {
     const masked = maskValue("a".repeat(2500)) as string;
     expect(masked).toHaveLength(2000 + "…[500 more characters]".length);
     expect(masked.endsWith("…[500 more characters]")).toBe(true);
+  });
+
+  it("masks only the head that can show of a long string, a shape across the cut included", () => {
+    const token = `ghp_${"A1b2".repeat(9)}`;
+    const value = `${"a ".repeat(995)}${token} ${"b".repeat(1_000_000)}`;
+    const masked = maskValue(value) as string;
+    expect(masked.startsWith(`${"a ".repeat(995)}${MASK} b…`)).toBe(true);
+    expect(masked).not.toContain("ghp_");
+    // The count is of the masked text's characters past the cut, the unread tail's included.
+    expect(masked.endsWith(`…[${value.length - token.length + MASK.length - 2000} more characters]`)).toBe(
+      true,
+    );
   });
 
   it("does not recurse without bound", () => {
