@@ -8,10 +8,14 @@
  */
 import { join, relative } from "node:path";
 
-/** Engine module (from the repository root) → the one name it exports. */
+/**
+ * Engine module (from the repository root) → the one name it exports. The masking shapes are
+ * loaded the same way, with the first policy (src/core/mask.ts `loadMaskShapes`).
+ */
 const ENGINES = {
   "src/core/regex-re2.ts": "re2Engine",
   "src/core/path-glob-minimatch.ts": "minimatchEngine",
+  "src/core/mask-shapes.ts": "SECRET_SHAPES",
 };
 const NAMESPACE = "hookgate-lazy-engine";
 

@@ -6,6 +6,7 @@
 import type * as z from "zod/mini";
 import type { EgressPolicy } from "./egress/policy.js";
 import { jsonProblem } from "./json-text.js";
+import { loadMaskShapes } from "./mask.js";
 import { compileMatcher, type Matcher } from "./matcher.js";
 import { commandWordOf, type PermissionRule, parsePermissionRule } from "./permission-rule.js";
 import {
@@ -149,6 +150,9 @@ export async function loadPolicy(
   text: string,
   deps: PolicyDeps,
 ): Promise<Result<LoadedPolicy, PolicyIssue[]>> {
+  // The masking shapes, for bundles that load them with the first policy; until they are here,
+  // text that may hold a secret is masked whole (mask.ts).
+  await loadMaskShapes();
   const raw = parseJsonFile(text);
   if (!raw.ok) return raw;
   const parsed = validatePolicyDocument(raw.value);

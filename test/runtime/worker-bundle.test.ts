@@ -48,6 +48,8 @@ const NOTIFY_MARKERS = {
   "app/notify.ts": "the notification goes out without it",
   "adapters/session/kv.ts": "half-",
 };
+/** The masking shapes, loaded with the first policy (src/core/mask.ts `loadMaskShapes`). */
+const MASK_MARKERS = { "core/mask-shapes.ts": "ENDPOINT|HEADER|FIELD|TTL" };
 
 interface Metafile {
   inputs: Record<string, { imports: { path: string; external?: boolean }[] }>;
@@ -121,7 +123,7 @@ describe("the Worker bundle", () => {
     expect(Object.values(meta.inputs).flatMap((i) => i.imports.filter((x) => x.external))).toEqual([]);
   });
 
-  it("keeps its main module within 64 KiB gzip, and the pattern engines, egress guard and notify path out of it", () => {
+  it("keeps its main module within 64 KiB gzip, and the pattern engines, egress guard, notify path and masking shapes out of it", () => {
     const { main, total, overBudget, raw, gzip } = summary();
     expect(main.files[0]).toBe("worker.js");
     expect(main.gzip).toBeLessThanOrEqual(MAIN_GZIP_BUDGET);
@@ -134,6 +136,7 @@ describe("the Worker bundle", () => {
       ...ENGINE_MARKERS,
       ...GUARD_MARKERS,
       ...NOTIFY_MARKERS,
+      ...MASK_MARKERS,
     })) {
       expect(cold.includes(marker), `the main module holds ${module}`).toBe(false);
       expect(lazy.includes(marker), `no chunk holds ${module}`).toBe(true);

@@ -51,4 +51,33 @@ describe("the Worker's log lines", () => {
     expect(record).toContain("[masked]");
     expect(lines.join("\n")).not.toContain(KEY);
   });
+
+  it("mask credentials by their shapes, loaded with the policy out of the main module", async () => {
+    const lines: string[] = [];
+    vi.spyOn(console, "log").mockImplementation((line: string) => lines.push(line));
+    const ctx = createExecutionContext();
+    const token = `ghp_${"A1b2".repeat(9)}`;
+    const res = await worker.fetch(
+      new Request("https://hookgate.test/v1/hooks", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({
+          session_id: "s",
+          transcript_path: "/t",
+          cwd: "/p",
+          hook_event_name: "PreToolUse",
+          tool_name: "Bash",
+          tool_input: { command: `GH_TOKEN=${token} git push origin main` },
+        }),
+      }),
+      { ...env, HOOKGATE_POLICY: JSON.stringify(policy), SCRUB_TEST_KEY: KEY } as WorkerEnv,
+      ctx,
+    );
+    await waitOnExecutionContext(ctx);
+    expect(res.status).toBe(200);
+    const decision = lines.find((l) => l.includes('"msg":"decision"'));
+    // Masked by shape, the rest of the command kept (unloaded, the whole string would be masked).
+    expect(decision).toContain("GH_TOKEN=[masked] git push origin main");
+    expect(lines.join("\n")).not.toContain(token);
+  });
 });
