@@ -108,6 +108,8 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
   running = () => current;
 
   const metrics = createPrometheusRegistry();
+  // At 0 from the start, so that an alert on their increase sees a process's first one.
+  for (const outcome of ["loaded", "failed"]) metrics.declare("hookgate_policy_reloads_total", { outcome });
   const egress = createUndiciEgress({
     policy: () => current.egress,
     onRefusal: reportRefusals(logger, metrics),

@@ -138,6 +138,9 @@ describe("policy reload on SIGHUP", () => {
   it("swaps in a valid policy, and keeps the running one when the new file is invalid", async () => {
     const before = await send("make deploy");
     expect(before.text).toBe("");
+    // Both outcomes at 0 from the start: an alert on their increase sees the first failure.
+    const fresh = await (await fetch(`${server.url}/metrics`)).text();
+    expect(fresh).toContain('hookgate_policy_reloads_total{outcome="failed"} 0');
     const policy = JSON.parse(readFileSync(join(dir, "policy.json"), "utf8"));
     policy.rules.push({
       id: "no-deploy",

@@ -12,6 +12,11 @@ export interface Gauges {
 }
 
 export interface PrometheusRegistry extends Metrics, Gauges {
+  /**
+   * A counter's series rendered at 0 until it is first incremented: an alert on its increase then
+   * sees the first one (a series that appears at 1 shows no increase).
+   */
+  declare(name: string, labels: Readonly<Record<string, string>>): void;
   render(): string;
 }
 
@@ -54,6 +59,21 @@ export function createPrometheusRegistry(): PrometheusRegistry {
   const keys = new Map<string, string>();
   const gauges = new Map<string, number>();
   const totals = new Map<string, number>();
+  function add(name: string, labels: Readonly<Record<string, string>>, by: number): void {
+    let series = counters.get(name);
+    if (!series) {
+      series = new Map<string, number>();
+      counters.set(name, series);
+    }
+    let raw = "";
+    for (const k in labels) raw += `${k}\u0000${labels[k]}\u0001`;
+    let key = keys.get(raw);
+    if (key === undefined) {
+      key = renderLabels(labels);
+      keys.set(raw, key);
+    }
+    series.set(key, (series.get(key) ?? 0) + by);
+  }
   return {
     set(name, value) {
       gauges.set(name, value);
@@ -62,19 +82,10 @@ export function createPrometheusRegistry(): PrometheusRegistry {
       totals.set(name, total);
     },
     increment(name, labels = {}) {
-      let series = counters.get(name);
-      if (!series) {
-        series = new Map<string, number>();
-        counters.set(name, series);
-      }
-      let raw = "";
-      for (const k in labels) raw += `${k}\u0000${labels[k]}\u0001`;
-      let key = keys.get(raw);
-      if (key === undefined) {
-        key = renderLabels(labels);
-        keys.set(raw, key);
-      }
-      series.set(key, (series.get(key) ?? 0) + 1);
+      add(name, labels, 1);
+    },
+    declare(name, labels) {
+      add(name, labels, 0);
     },
     render() {
       const lines: string[] = [];
