@@ -494,15 +494,16 @@ const SECRET_URL_PART_CHARS = 16;
 /**
  * The credential a forward header's value holds written inline, not interpolated from `$VAR`:
  * the value after a `Bearer`, `Basic` or `Token` scheme, or the whole value of a header named
- * ending in key, token, secret, signature, auth or password, or `Authorization` (a raw key) and
- * `Cookie` (`X-Hook-Auth`, not `X-Auth-Scheme`). `check` warns about each; the gateway scrubs it from what a
+ * ending in key, token, secret, signature, auth, authorization, password, passphrase or
+ * credentials, or `Cookie` (`X-Hook-Auth`, `X-Api-Pass`; not `X-Auth-Scheme`). `check` warns about each; the gateway scrubs it from what a
  * downstream server echoes back.
  */
 export function inlineHeaderSecret(header: string, value: string): string | undefined {
   const scheme = /^(?:bearer|basic|token)\s+([^$\s]+)/i.exec(value);
   if (scheme) return scheme[1];
-  return /^(?:proxy-)?authorization$|^cookie$|(?:key|token|secret|signature|auth|password)$/i.test(header) &&
-    !value.includes("$")
+  return /^cookie$|(?:key|token|secret|signature|auth|authorization|password|passwd|pass|passphrase|credentials?)$/i.test(
+    header,
+  ) && !value.includes("$")
     ? value
     : undefined;
 }
@@ -521,12 +522,17 @@ function collectSecrets(document: PolicyDocument, env: EnvReader): readonly stri
     const url = value === undefined ? undefined : parseHttpUrl(value);
     if (!randomOnly) add(value);
     if (url === undefined) return;
-    // A random-looking part: a digit and a letter, hardly any punctuation (not `gpt-4o-2024-08-06`).
+    // A random-looking part: a UUID, or a digit and a letter with hardly any punctuation (not
+    // `gpt-4o-2024-08-06`).
     const secretPart = (part: string) =>
       part.length >= SECRET_URL_PART_CHARS &&
-      (!randomOnly || (/\d/.test(part) && /[a-z]/i.test(part) && part.replace(/[a-z0-9]/gi, "").length <= 2));
+      (!randomOnly ||
+        /^[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}$/i.test(part) ||
+        (/\d/.test(part) && /[a-z]/i.test(part) && part.replace(/[a-z0-9]/gi, "").length <= 2));
     for (const segment of url.pathname.split("/")) if (secretPart(segment)) add(segment);
     if (!randomOnly && secretPart(url.search)) add(url.search.slice(1));
+    // Of an inline URL, each query value that looks random (`?key=…&token=…`), not the whole query.
+    if (randomOnly) for (const value of url.searchParams.values()) if (secretPart(value)) add(value);
   };
   // Every `env:` reference, wherever the schema lets one stand: new fields are covered as added.
   const walk = (value: unknown, depth: number): void => {

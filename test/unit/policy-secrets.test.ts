@@ -126,18 +126,29 @@ describe("Policy.secrets", () => {
     const policy = await policyFrom({
       version: 1,
       egress: { allowedHttpHookUrls: ["https://*.example/*"] },
-      sinks: { siem: { type: "webhook", url: "https://in.example/fail/9Xk2Lq7Zp4Rt8Vw3Ym6N" } },
+      sinks: {
+        siem: { type: "webhook", url: "https://in.example/fail/9Xk2Lq7Zp4Rt8Vw3Ym6N" },
+        n8n: { type: "webhook", url: "https://n8n.example/webhook/3f2c9a1e-5b7d-4c8e-9f10-2a3b4c5d6e7f" },
+        chat: {
+          type: "webhook",
+          url: "https://chat.example/v1/spaces/AAA/messages?key=AIzaSyDdI0hCZtE6vySjMm&token=AbCdEf0123456789GhIjKl",
+        },
+      },
       models: {
         m: { provider: "openai", model: "x", apiKey: "k", url: "https://llm.example/k/abcd1234efgh5678/v1" },
       },
       rules: [
-        { id: "n", on: "Stop", notify: ["siem"] },
+        { id: "n", on: "Stop", notify: ["siem", "n8n", "chat"] },
         {
           id: "f",
           on: "PreToolUse",
           forward: {
             url: "https://policy.example/hooks/permission-request",
-            headers: { "X-Hook-Auth": "hgfwd-inline-0123456789abcdef", Authorization: "lin_api_0123456789" },
+            headers: {
+              "X-Hook-Auth": "hgfwd-inline-0123456789abcdef",
+              Authorization: "lin_api_0123456789",
+              "X-Api-Pass": "rawvalue0123456789",
+            },
           },
         },
       ],
@@ -148,6 +159,10 @@ describe("Policy.secrets", () => {
         "abcd1234efgh5678",
         "hgfwd-inline-0123456789abcdef",
         "lin_api_0123456789",
+        "rawvalue0123456789",
+        "3f2c9a1e-5b7d-4c8e-9f10-2a3b4c5d6e7f",
+        "AIzaSyDdI0hCZtE6vySjMm",
+        "AbCdEf0123456789GhIjKl",
       ]),
     );
     // A long word of a path is no secret: scrubbing it would garble every mention.
