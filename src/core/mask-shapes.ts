@@ -50,6 +50,25 @@ export const SECRET_SHAPES: readonly [RegExp, string][] = [
     `$1${MASK}`,
   ],
   [/(--(?:password|passwd|token|secret|api-key)[= ]['"]?)[^\s'"]{1,4096}/gi, `$1${MASK}`],
+  // A password as a client's own flag: `mysql -pX`, `docker login -p X`, `sshpass -p X`,
+  // `redis-cli -a X`, and a .netrc line.
+  [
+    /(\b(?:mysql|mysqldump|mariadb)\b[^\n;|&]{0,256}?[ \t]-p)(?![ \t])['"]?(?!\$)[^\s'"]{1,256}/g,
+    `$1${MASK}`,
+  ],
+  [
+    /(\b(?:docker|podman|helm|oras)[ \t]+(?:registry[ \t]+)?login\b[^\n;|&]{0,256}?[ \t]-p[ \t]{1,4})['"]?(?!\$)[^\s'"]{1,256}/g,
+    `$1${MASK}`,
+  ],
+  [/(\bsshpass[ \t]+-p[ \t]{0,4})['"]?(?!\$)[^\s'"]{1,256}/g, `$1${MASK}`],
+  [/(\bredis-cli\b[^\n;|&]{0,256}?[ \t]-a[ \t]{1,4})['"]?(?!\$)[^\s'"]{1,256}/g, `$1${MASK}`],
+  [/(\bmachine[ \t]+\S{1,256}[ \t]+login[ \t]+\S{1,256}[ \t]+password[ \t]+)\S{1,256}/g, `$1${MASK}`],
+  // Lowercase YAML keys on their own line (`password: x`, a kubeconfig's `token:`), not a type
+  // or a permission (`password: string`, `id-token: write`).
+  [
+    /^([ \t]{0,32}(?:- )?[A-Za-z0-9_.-]{0,32}(?:password|passwd|secret|token|api[-_]?key|client-key-data)[ \t]{0,4}:[ \t]{1,8})(?!["']?\$|(?:string|str|number|int|bool|boolean|None|null|true|false|read|write|none|~)[ \t]*$)(?:"[^"\n]{1,4096}"|'[^'\n]{1,4096}'|[^\s"'#;,()[\]{}<>|]{1,4096})[ \t]*$/gim,
+    `$1${MASK}`,
+  ],
   // A header holding a credential, when its value looks like one (12 or more, a digit among them).
   [
     /(?<![^\s'"])((?:PRIVATE-TOKEN|(?:Proxy-)?Authorization|Cookie|Api-?Key|X-(?:[A-Za-z0-9-]{0,64}-)?(?:Api-?|Auth-?|Access-?)?(?:Key|Token|Auth|Secret))[ \t]{0,4}:[ \t]{0,8})(?=[^\s'"]{0,4096}\d)[^\s'"]{12,4096}/gi,

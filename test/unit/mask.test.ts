@@ -55,6 +55,14 @@ describe("maskString", () => {
     ['{"secretKey": "abcdef1234567890"}', "abcdef1234567890"],
     ["curl -H 'X-ApiKey: 0123456789abcdef0123' https://x", "0123456789abcdef0123"],
     ["curl -H 'Authorization: abcdef1234567890abcdef' https://x", "abcdef1234567890abcdef"],
+    // Clients' own password flags, .netrc and lowercase YAML (a review's list of gaps).
+    ["mysql -uroot -pS3cretPass db", "S3cretPass"],
+    ["docker login -u me -p S3cretPass registry.example", "S3cretPass"],
+    ["sshpass -p 'S3cretPass' ssh host", "S3cretPass"],
+    ["redis-cli -h cache -a S3cretPass ping", "S3cretPass"],
+    ["machine api.example login me password S3cretPass", "S3cretPass"],
+    ["db:\n  password: S3cretPass\n", "S3cretPass"],
+    ["users:\n- name: dev\n  user:\n    token: abcdef0123456789\n", "abcdef0123456789"],
     // What the first version of those shapes let through: a value past a backslash.
     ["export DB_PASSWORD=hunter\\!2024xyz", "2024xyz"],
     ["PASSWORD=pa\\$\\$w0rd-long", "w0rd-long"],
@@ -91,6 +99,9 @@ describe("maskString", () => {
       'client = OpenAI(api_key=os.getenv("OPENAI_API_KEY"))',
       'export GH_TOKEN="$(gh auth token)"',
       "limits:\n  TOKEN_LIMIT: 8192\n",
+      "mysql -u root -p db && docker login registry.example",
+      "interface User {\n  password: string;\n}\nschema:\n  password: string\npermissions:\n  id-token: write\n",
+      "- token: the value the server sent",
     ])
       expect(maskString(text)).toBe(text);
   });
@@ -204,6 +215,12 @@ describe("the quick test before the shapes", () => {
     " -u ",
     "--password ",
     "Cookie",
+    "mysql -p",
+    "docker login -p ",
+    "sshpass -p ",
+    "redis-cli -a ",
+    "machine h login u password ",
+    "\n  token: ",
     "hooks.slack.com/workflows/",
     "discord.com/api/v10/webhooks/1/",
     "AKIA",
