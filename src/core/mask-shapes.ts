@@ -39,7 +39,7 @@ export const SECRET_SHAPES: readonly [RegExp, string][] = [
   // A credential after its scheme has a digit or a symbol ("Basic validation" is prose), the
   // scheme spelt as headers spell it (not a path's `…/token` before the next word).
   [
-    /\b(Bearer|bearer|BEARER|Basic|BASIC|Token|TOKEN)[ \t]+(?=[A-Za-z.-]{0,4096}[0-9_~+/=])[A-Za-z0-9._~+/=-]{8,4096}/g,
+    /\b(Bearer|bearer|BEARER|Basic|BASIC|Token|TOKEN)[ \t]+(?=[A-Za-z./-]{0,4096}[0-9_~+=])[A-Za-z0-9._~+/=-]{8,4096}/g,
     `$1 ${MASK}`,
   ],
   // A URL's password, up to the last @ before the host (`//admin:p@ss@db`), also with no user.

@@ -102,6 +102,7 @@ describe("maskString", () => {
       "mysql -u root -p db && docker login registry.example",
       "interface User {\n  password: string;\n}\nschema:\n  password: string\npermissions:\n  id-token: write\n",
       "- token: the value the server sent",
+      "see the Basic usage/examples section",
     ])
       expect(maskString(text)).toBe(text);
   });
