@@ -16,7 +16,17 @@ const NAMED =
 const NOT_A_VALUE =
   "NAME|ID|ARN|TYPE|FILE|PATH|URL|URI|ENDPOINT|HEADER|FIELD|TTL|SECONDS|DAYS|LENGTH|LIMIT|EXPIRY";
 
-export const SECRET_SHAPES: readonly [RegExp, string][] = [
+/**
+ * A name of NAMED anywhere in the text: the shapes that read names run only then. At every word
+ * they try up to 64 characters against each name, most of masking's cost on text without one
+ * (a 16 KiB file: 250 of 370 µs).
+ */
+const NAMED_GATE = new RegExp(NAMED, "i");
+
+/** A shape, what replaces its match, and a test the text must pass for the shape to run at all. */
+export type SecretShape = readonly [RegExp, string, RegExp?];
+
+export const SECRET_SHAPES: readonly SecretShape[] = [
   // A key block, PGP's too, to its END line, or without one (a file read in part) its base64 run.
   [
     /-----BEGIN [A-Z ]{0,32}PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]{0,8192}?-----END [A-Z ]{0,32}PRIVATE KEY(?: BLOCK)?-----|[A-Za-z0-9+/=:,\s\\-]{0,8192})/g,
@@ -81,6 +91,7 @@ export const SECRET_SHAPES: readonly [RegExp, string][] = [
       "gi",
     ),
     `$1=${MASK}`,
+    NAMED_GATE,
   ],
   // A spaced = before a quoted literal (terraform.tfvars, settings.py, `const password = "x"`), not a
   // name of one (`SECRET_NAME = "prod/db"`).
@@ -90,6 +101,7 @@ export const SECRET_SHAPES: readonly [RegExp, string][] = [
       "gi",
     ),
     `$1$2"${MASK}"`,
+    NAMED_GATE,
   ],
   // ~/.aws/credentials, whose lines are spaced around the =.
   [/^([ \t]{0,16}aws_(?:secret_access_key|session_token)[ \t]{0,8}=[ \t]{0,8})\S{1,4096}/gim, `$1${MASK}`],
@@ -101,6 +113,7 @@ export const SECRET_SHAPES: readonly [RegExp, string][] = [
       "g",
     ),
     `$1: ${MASK}`,
+    NAMED_GATE,
   ],
   [
     new RegExp(
@@ -108,5 +121,6 @@ export const SECRET_SHAPES: readonly [RegExp, string][] = [
       "gi",
     ),
     `$1"${MASK}"`,
+    NAMED_GATE,
   ],
 ];

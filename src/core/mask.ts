@@ -3,7 +3,7 @@
  * Values under secret-looking keys are replaced whole; inside strings, well-known credential
  * shapes (mask-shapes.ts) are replaced.
  */
-import { SECRET_SHAPES as BUNDLED_SHAPES } from "./mask-shapes.js";
+import { SECRET_SHAPES as BUNDLED_SHAPES, type SecretShape } from "./mask-shapes.js";
 
 export { SECRET_SHAPES } from "./mask-shapes.js";
 
@@ -17,7 +17,7 @@ const NOT_SECRET_KEY = /(?:name|id|arn|type)$/i;
 const NUMERIC_SECRET_KEY = /(?:passw(?:or)?d|passphrase|(?:^|_)(?:pass|pwd|pin))$/i;
 
 /** The shapes, or undefined in a bundle that loads them with the first policy (`loadMaskShapes`). */
-let shapes: readonly (readonly [RegExp, string])[] | undefined = BUNDLED_SHAPES;
+let shapes: readonly SecretShape[] | undefined = BUNDLED_SHAPES;
 
 /** Loads the shapes where the bundle left them out; a no-op elsewhere. `loadPolicy` calls it. */
 export async function loadMaskShapes(): Promise<void> {
@@ -30,14 +30,15 @@ export async function loadMaskShapes(): Promise<void> {
  * command or a file path, have none. test/unit/mask.test.ts checks the superset property.
  */
 export const MAY_HOLD_SECRET =
-  /PRIVATE KEY|AKIA|ASIA|gh[pousr]_|github_pat_|xox[abposr]-|xapp-|sk-|[sr]k_|npm_|AIza|glpat-|whsec_|eyJ|hooks\.slack\.com|webhooks\/|bearer|basic|token|@|=|passw|passphrase|secret|_pass|_pwd|api[_-]?key|access_?key|private_?key|app_?key|credential|cookie|auth|x-|-u|mysql|mariadb|login|sshpass|redis-cli|machine|key-data/i;
+  /PRIVATE KEY|AKIA|ASIA|gh[pousr]_|github_pat_|xox[abposr]-|xapp-|sk-|[sr]k_|npm_|AIza|glpat-|whsec_|eyJ|hooks\.slack\.com|webhooks\/|bearer|basic|token|@|passw|passphrase|secret|_pass|_pwd|api[_-]?key|access_?key|private_?key|app_?key|credential|cookie|auth|-key|curl|mysql|mariadb|login|sshpass|redis-cli|key-data/i;
 
 export function maskString(text: string): string {
   if (!MAY_HOLD_SECRET.test(text)) return text;
   // Before the shapes are loaded (no policy yet), text that may hold a secret is masked whole.
   if (shapes === undefined) return MASK;
   let out = text;
-  for (const [pattern, replacement] of shapes) out = out.replace(pattern, replacement);
+  for (const [pattern, replacement, gate] of shapes)
+    if (gate === undefined || gate.test(out)) out = out.replace(pattern, replacement);
   return out;
 }
 
