@@ -222,7 +222,7 @@ export async function handleHook(
     );
     const answer = renderDecision(decision, event.name, event.dialect);
     // The agent gets the reason as decided (a downstream server's already scrubbed of the policy's
-    // secrets, remote-actions.ts); what leaves for logs and sinks is scrubbed of the
+    // secrets, forward.ts); what leaves for logs and sinks is scrubbed of the
     // policy's secrets, and masked by shape too when a model or downstream hook wrote part of it:
     // those quote the event, credentials included (POLICY.md, Secrets). A reason the policy
     // itself words is left as written ("Basic auth tokens ..." is not a credential).

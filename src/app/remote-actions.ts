@@ -317,10 +317,7 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
       input.policy.secrets,
     );
     if (!parsed.ok) return withAudit(onError(rule, input, parsed.error), detail);
-    return {
-      effect: scrubbedEffect(parsed.value, input.policy.secrets),
-      audit: { outcome: "OK", ...detail },
-    };
+    return { effect: parsed.value, audit: { outcome: "OK", ...detail } };
   }
 
   async function cacheKey(
@@ -446,20 +443,4 @@ class Semaphore {
     // After a resize down, a slot comes free only once the calls in flight fit the new size.
     if (this.inUse < this.slots) this.waiters.shift()?.();
   }
-}
-
-/**
- * A downstream answer's texts without the policy's secrets: a server that quotes the credential
- * it was called with (`caller Bearer … may not run this`) must not hand it to the agent.
- */
-function scrubbedEffect(effect: RuleEffect, secrets: readonly string[]): RuleEffect {
-  if (secrets.length === 0) return effect;
-  const scrub = (text: string | undefined) => (text === undefined ? undefined : scrubSecrets(text, secrets));
-  return {
-    ...effect,
-    reason: scrub(effect.reason),
-    context: scrub(effect.context),
-    systemMessage: scrub(effect.systemMessage),
-    stopReason: scrub(effect.stopReason),
-  };
 }

@@ -96,7 +96,9 @@ interface Reading {
 
 /**
  * Reads a downstream answer as Claude Code reads an http hook (clients.md §4.1/§4.2/§6).
- * `secrets` (`Policy.secrets`) are scrubbed from what a failure message quotes of the answer.
+ * `secrets` (`Policy.secrets`) are scrubbed from what a failure message quotes of the answer, and
+ * from the texts it hands the agent: a server that quotes the credential it was called with
+ * (`caller Bearer … may not run this`) must not pass it on.
  */
 export function parseForwardResponse(
   ruleId: string,
@@ -117,7 +119,7 @@ export function parseForwardResponse(
     // §4.4: outside the REPL, Claude Code appends a PreCompact body that is not a JSON object
     // to its compaction instructions. A JSON object is read as hook output below (so `{}` means
     // no opinion) rather than appended literally as Claude Code would.
-    if (eventName === "PreCompact") return ok({ ruleId, context: text });
+    if (eventName === "PreCompact") return ok({ ruleId, context: scrubSecrets(text, secrets) });
     return parsed;
   }
   const output = parsed.value;
@@ -184,16 +186,17 @@ export function parseForwardResponse(
       (decision === "deny" || decision === "block" ? defaultReason(ruleId, decision) : undefined))
     : undefined;
   const stopsTurn = stop === false || own.interrupt === true;
+  const scrub = (text: string) => scrubSecrets(text, secrets);
   return ok({
     ruleId,
     ...(decision !== undefined && { decision }),
-    ...(reason !== undefined && { reason }),
-    ...(own.context !== undefined && { context: own.context }),
-    ...(systemMessage !== undefined && { systemMessage }),
+    ...(reason !== undefined && { reason: scrub(reason) }),
+    ...(own.context !== undefined && { context: scrub(own.context) }),
+    ...(systemMessage !== undefined && { systemMessage: scrub(systemMessage) }),
     ...(decision === "allow" && own.updatedInput !== undefined && { updatedInput: own.updatedInput }),
     ...(withheld !== undefined && (!decision || RANK[withheld] > RANK[decision]) && { withheld }),
     ...(stopsTurn && { stop: true }),
-    ...(stop === false && stopReason !== undefined && { stopReason }),
+    ...(stop === false && stopReason !== undefined && { stopReason: scrub(stopReason) }),
   });
 }
 
