@@ -495,8 +495,8 @@ const SECRET_URL_PART_CHARS = 16;
  * The credential a forward header's value holds written inline, not interpolated from `$VAR`:
  * the value after a `Bearer`, `Basic` or `Token` scheme, or the whole value of a header named
  * ending in key, token, secret, signature, auth, authorization, password, passphrase or
- * credentials, or `Cookie` (`X-Hook-Auth`, `X-Api-Pass`; not `X-Auth-Scheme`). `check` warns about each; the gateway scrubs it from what a
- * downstream server echoes back.
+ * credentials, or `Cookie` (`X-Hook-Auth`, `X-Api-Pass`; not `X-Auth-Scheme`). `check` warns
+ * about each; the gateway scrubs it from what a downstream server echoes back.
  */
 export function inlineHeaderSecret(header: string, value: string): string | undefined {
   const scheme = /^(?:bearer|basic|token)\s+([^$\s]+)/i.exec(value);
@@ -518,21 +518,20 @@ function collectSecrets(document: PolicyDocument, env: EnvReader): readonly stri
   // quotes the path alone. The path's long segments and a long query are secret values of their
   // own; short segments (`v1`, `hooks`, `services`) are not, or every mention of them would be
   // masked too.
-  const addUrl = (value: string | undefined, randomOnly = false) => {
+  const addUrl = (value: string | undefined) => {
+    add(value);
     const url = value === undefined ? undefined : parseHttpUrl(value);
-    if (!randomOnly) add(value);
     if (url === undefined) return;
-    // A random-looking part: a UUID, or a digit and a letter with hardly any punctuation (not
-    // `gpt-4o-2024-08-06`).
-    const secretPart = (part: string) =>
-      part.length >= SECRET_URL_PART_CHARS &&
-      (!randomOnly ||
-        /^[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}$/i.test(part) ||
-        (/\d/.test(part) && /[a-z]/i.test(part) && part.replace(/[a-z0-9]/gi, "").length <= 2));
-    for (const segment of url.pathname.split("/")) if (secretPart(segment)) add(segment);
-    if (!randomOnly && secretPart(url.search)) add(url.search.slice(1));
-    // Of an inline URL, each query value that looks random (`?key=…&token=…`), not the whole query.
-    if (randomOnly) for (const value of url.searchParams.values()) if (secretPart(value)) add(value);
+    for (const segment of url.pathname.split("/")) if (segment.length >= SECRET_URL_PART_CHARS) add(segment);
+    if (url.search.length > SECRET_URL_PART_CHARS) add(url.search.slice(1));
+  };
+  // Of another inline URL (a webhook sink's, a forward's, a model's), the path segments and query
+  // values that look random; the URL itself is no secret.
+  const addRandomParts = (value: string | undefined) => {
+    const url = value === undefined ? undefined : parseHttpUrl(value);
+    if (url === undefined) return;
+    for (const part of [...url.pathname.split("/"), ...url.searchParams.values()])
+      if (looksRandom(part)) add(part);
   };
   // Every `env:` reference, wherever the schema lets one stand: new fields are covered as added.
   const walk = (value: unknown, depth: number): void => {
@@ -550,23 +549,31 @@ function collectSecrets(document: PolicyDocument, env: EnvReader): readonly stri
     for (const name of rule.forward?.allowedEnvVars ?? []) if (global.has(name)) add(env(name));
   // Inline secrets (`check` warns about them) are sent too, so a peer may echo them as well.
   const inline = (value: string | undefined) => (value?.startsWith("env:") ? undefined : value);
-  for (const model of Object.values(document.models ?? {})) add(inline(model.apiKey));
+  for (const model of Object.values(document.models ?? {})) {
+    add(inline(model.apiKey));
+    addRandomParts(model.url);
+  }
   for (const rule of document.rules) {
     for (const [header, value] of Object.entries(rule.forward?.headers ?? {}))
       add(inlineHeaderSecret(header, value));
-    if (rule.forward) addUrl(rule.forward.url, true);
+    addRandomParts(rule.forward?.url);
   }
-  for (const model of Object.values(document.models ?? {})) addUrl(model.url, true);
   for (const sink of Object.values(document.sinks ?? {})) {
     if (sink.type === "webhook") add(inline(sink.secret));
     if (sink.type === "github-dispatch") add(inline(sink.token));
-    // A Slack or Discord webhook URL is itself a secret (`check` warns when it is inline); another
-    // URL's path segments that look random (a digit among 16 or more characters) are too.
+    // A Slack or Discord webhook URL is itself a secret (`check` warns when it is inline).
     if (sink.type === "slack" || sink.type === "discord") addUrl(inline(sink.url));
-    else addUrl(inline(sink.url), true);
+    else addRandomParts(inline(sink.url));
   }
   // Longest first, so a secret that contains another is replaced whole.
   return Object.freeze([...found].sort((a, b) => b.length - a.length));
+}
+
+/** A UUID, or 16 characters or more with a digit, a letter and hardly any punctuation (not `gpt-4o-2024-08-06`). */
+function looksRandom(part: string): boolean {
+  if (part.length < SECRET_URL_PART_CHARS) return false;
+  if (/^[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}$/i.test(part)) return true;
+  return /\d/.test(part) && /[a-z]/i.test(part) && part.replace(/[a-z0-9]/gi, "").length <= 2;
 }
 
 function parseHttpUrl(text: string): URL | undefined {
