@@ -29,16 +29,14 @@ import { UsageError } from "./usage-error.js";
 type Io = {
   out: (text: string) => void;
   err: (text: string) => void;
-  stdin: () => Promise<string>;
-  /** stdin as it came, for an event: `serve` judges bytes, not what decoding them would leave. */
-  stdinBytes: () => Promise<Buffer>;
+  /** stdin as it came: an event is judged as bytes, as `serve` judges a body; text is decoded by its reader. */
+  stdin: () => Promise<Uint8Array>;
 };
 
 const io: Io = {
   out: (text) => process.stdout.write(text),
   err: (text) => process.stderr.write(text),
-  stdin: async () => (await readStdin()).toString("utf8"),
-  stdinBytes: readStdin,
+  stdin: readStdin,
 };
 
 /** Each command and what runs it, given the arguments after its name; the exit code comes back. */
@@ -207,7 +205,7 @@ async function simulateCommand(args: readonly string[]): Promise<number> {
   }
   const loaded = await loadPolicyFile(values.policy, policyDeps);
   if (!loaded.ok) throw new PolicyLoadError(values.policy, loaded.error);
-  const bytes = file === "-" ? await io.stdinBytes() : await readEventFile(file);
+  const bytes = file === "-" ? await io.stdin() : await readEventFile(file);
   // Without --token, the token the client's hook would send (HOOKGATE_TOKEN, else HOOKGATE_AUTH).
   const token = values.token ?? tokenFromEnv(process.env, client)?.value;
   const outcome = await simulate(loaded.value.policy, bytes, client as Dialect | undefined, token);
@@ -283,7 +281,9 @@ function describeSimulation(result: ReturnType<typeof simulation>): string {
 
 async function tokenCommand(args: readonly string[]): Promise<number> {
   if (args[0] !== "hash" || args.length > 1) throw new UsageError('token takes one subcommand: "hash"');
-  const token = (await io.stdin()).replace(/\r?\n$/, "");
+  const token = Buffer.from(await io.stdin())
+    .toString("utf8")
+    .replace(/\r?\n$/, "");
   if (token === "") {
     io.err('hookgate: no token on stdin (try: printf %s "$HOOKGATE_TOKEN" | hookgate token hash)\n');
     return 1;

@@ -102,13 +102,13 @@ export async function egressCheck(args: readonly string[]): Promise<EgressCheckR
   }
 }
 
+const NAT64_WELL_KNOWN = ipaddr.IPv6.parseCIDR("64:ff9b::/96");
+
 /**
  * How a policy opens a refused address on purpose (a local sink, a team's hook server on the
  * LAN), or nothing when no setting should: a deny range of the policy's own wins over any allow,
  * and an IPv6 address that carries an IPv4 one is opened through that IPv4 address or not at all.
  */
-const NAT64_WELL_KNOWN = ipaddr.IPv6.parseCIDR("64:ff9b::/96");
-
 function howToOpen(refusal: EgressRefusal): string {
   const address = refusal.address;
   if (address === undefined || !ipaddr.isValid(address)) return "";

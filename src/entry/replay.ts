@@ -25,7 +25,7 @@ import { UsageError } from "./usage-error.js";
 
 export async function replayCommand(
   args: readonly string[],
-  io: CommandIo & { readonly stdin: () => Promise<string> },
+  io: CommandIo & { readonly stdin: () => Promise<Uint8Array> },
 ): Promise<number> {
   const { values, positionals } = parseArgs({
     args: [...args],
@@ -56,7 +56,7 @@ export async function replayCommand(
   for (const file of positionals) {
     let text: string;
     try {
-      text = file === "-" ? await io.stdin() : await readFile(file, "utf8");
+      text = file === "-" ? Buffer.from(await io.stdin()).toString("utf8") : await readFile(file, "utf8");
     } catch (e) {
       io.err(`hookgate: cannot read ${file}: ${errorMessage(e)}\n`);
       return 1;

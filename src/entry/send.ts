@@ -18,7 +18,7 @@ export interface CommandIo {
   out: (text: string) => void;
   err: (text: string) => void;
   /** The event as the client's hook wrote it, posted byte for byte. */
-  stdinBytes: () => Promise<Uint8Array>;
+  stdin: () => Promise<Uint8Array>;
 }
 
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -122,7 +122,7 @@ export async function sendCommand(args: readonly string[], io: CommandIo, env: E
         `hookgate send: --url already names the route /v1/hooks/${named}; --client ${client} is ignored\n`,
       );
     }
-    const body = await io.stdinBytes();
+    const body = await io.stdin();
     const token = tokenFromEnv(env);
     if (!token) io.err("hookgate send: neither HOOKGATE_TOKEN nor HOOKGATE_AUTH is set; sending no token\n");
     const result = await gatewayRequest({
