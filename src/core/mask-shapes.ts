@@ -56,7 +56,7 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   [/(\/\/[^/\s:@]{0,256}:)[^/\s]{1,256}@/g, `$1${MASK}@`],
   // curl's user:password (`docker run -u 1000:1000` is a uid and a gid).
   [
-    /(\bcurl\b(?:[^\n;|&\\]|\\[\s\S]){0,512}?[ \t](?:-u|--user)[ \t]{0,4}['"]?[^\s:'"]{1,256}:)(?!\$)[^\s'"]{1,256}/g,
+    /(\bcurl\b(?:(?!\bcurl\b)[^\n;|&\\]|\\[\s\S]){0,512}?[ \t](?:-u|--user)[ \t]{0,4}['"]?[^\s:'"]{1,256}:)(?!\$)[^\s'"]{1,256}/g,
     `$1${MASK}`,
   ],
   [/(--(?:password|passwd|token|secret|api-key)[= ]['"]?)[^\s'"]{1,4096}/gi, `$1${MASK}`],
@@ -73,6 +73,25 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   [/(\bsshpass[ \t]+-p[ \t]{0,4})['"]?(?!\$)[^\s'"]{1,256}/g, `$1${MASK}`],
   [/(\bredis-cli\b[^\n;|&]{0,256}?[ \t]-a[ \t]{1,4})['"]?(?!\$)[^\s'"]{1,256}/g, `$1${MASK}`],
   [/(\bmachine[ \t]+\S{1,256}[ \t]+login[ \t]+\S{1,256}[ \t]+password[ \t]+)\S{1,256}/g, `$1${MASK}`],
+  // Credentials as other clients' files and flags spell them: .npmrc's `_auth=`, a docker
+  // config.json's `"auth"` (base64 of user:password), `curl -b` and `--cookie` with a cookie
+  // (not a cookie jar's file name), `kubectl create secret --from-literal=KEY=VALUE` (every
+  // literal, a configmap's too), `aws configure set aws_secret_access_key X`.
+  [/((?:^|[:\s])_auth[ \t]{0,4}=[ \t]{0,4})(?!\$)[^\s'"]{1,4096}/gm, `$1${MASK}`],
+  [/("auth"[ \t]{0,8}:[ \t]{0,8})"[A-Za-z0-9+/]{12,4096}={0,2}"/g, `$1"${MASK}"`],
+  [
+    /(\bcurl\b(?:(?!\bcurl\b)[^\n;|&\\]|\\[\s\S]){0,512}?[ \t](?:-b|--cookie)[ \t=]{1,4})(?:"(?=[^"\n]{0,4096}=)[^"\n]{1,4096}"|'(?=[^'\n]{0,4096}=)[^'\n]{1,4096}'|(?=[^\s'"]{0,4096}=)[^\s'"]{1,4096})/g,
+    `$1${MASK}`,
+  ],
+  [/(--from-literal[= ]['"]?[^=\s'"]{1,253}=)(?!\$)[^\s'"]{1,4096}/g, `$1${MASK}`],
+  [
+    /(\baws[ \t]+configure[ \t]+set[ \t]+(?:[\w-]{1,64}\.)?aws_(?:secret_access_key|session_token)[ \t]+)['"]?(?!\$)[^\s'"]{1,4096}/g,
+    `$1${MASK}`,
+  ],
+  // Connection strings' `Pwd=` (ODBC, SQL Server) and Azure Storage's `AccountKey=`, up to the
+  // `;` (not `PWD=/home/me` or `pwd=$(pwd)`), and a signed URL's signature (Azure SAS, S3, GCS).
+  [/((?<![\w$])(?:pwd|AccountKey)[ \t]{0,4}=[ \t]{0,4})(?![/~$;'"\s])[^;'"\s]{1,4096}/gi, `$1${MASK}`],
+  [/([?&](?:sig|signature|X-Amz-Signature|X-Goog-Signature)=)[A-Za-z0-9%+/=_-]{16,4096}/gi, `$1${MASK}`],
   // Lowercase YAML keys on their own line (`password: x`, a kubeconfig's `token:`), not a type
   // or a permission (`password: string`, `id-token: write`).
   [
@@ -87,7 +106,7 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   // NAME=value, quoted (escaped quotes too); not a comparison, a count of tokens or a $(...) or $VAR.
   [
     new RegExp(
-      `\\b(?![A-Za-z0-9_]{0,64}TOKENS\\b)([A-Za-z0-9_]{0,64}(?:${NAMED})[A-Za-z0-9_]{0,64})(?<!_(?:${NOT_A_VALUE}))=(?!=)(?:\\\\"(?!\\$[({A-Za-z_])(?:[^"\\\\]|\\\\\\\\){0,4096}\\\\"|"(?!\\$[({A-Za-z_])(?:[^"\\\\]|\\\\[\\s\\S]){0,4096}"|\\$?'[^']{0,4096}'|(?!\\$|[A-Za-z_][\\w.]{0,256}[()\\[\\]])(?:[^\\s"'\\\\]|\\\\[^\\s"]){1,4096})`,
+      `\\b(?![A-Za-z0-9_]{0,64}TOKENS\\b)([A-Za-z0-9_]{0,64}(?:${NAMED})[A-Za-z0-9_]{0,64})(?<!_(?:${NOT_A_VALUE}))=(?!=)(?:\\\\"(?!\\$[({A-Za-z_])(?:[^"\\\\]|\\\\\\\\){0,4096}\\\\"|"(?!\\$[({A-Za-z_])(?:[^"\\\\]|\\\\[\\s\\S]){0,4096}"|\\$?'[^']{0,4096}'|(?!\\$|[A-Za-z_][\\w.]{0,256}(?:[()\\[\\]]|,[ \\t\\n)]))(?:[^\\s"'\\\\]|\\\\[^\\s"]){1,4096})`,
       "gi",
     ),
     `$1=${MASK}`,

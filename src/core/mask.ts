@@ -10,7 +10,7 @@ export { SECRET_SHAPES } from "./mask-shapes.js";
 export const MASK = "[masked]";
 
 const SECRET_KEY =
-  /passw(?:or)?d|passphrase|(?:^|_)(?:pass|pwd|pin)$|secret|token|api[_-]?key|authorization|credential|private[_-]?key|cookie/i;
+  /passw(?:or)?d|passphrase|(?:^|_)(?:pass|pwd|pin)$|secret|token|api[_-]?key|authorization|credential|private[_-]?key|cookie|^auth$/i;
 /** Keys that name a secret rather than hold one (`secret_name`, `token_type`). */
 const NOT_SECRET_KEY = /(?:name|id|arn|type)$/i;
 /** Keys under which a number is a secret (a PIN); under the others it counts (`max_tokens: 4096`). */
@@ -30,7 +30,7 @@ export async function loadMaskShapes(): Promise<void> {
  * command or a file path, have none. test/unit/mask.test.ts checks the superset property.
  */
 export const MAY_HOLD_SECRET =
-  /PRIVATE KEY|AKIA|ASIA|gh[pousr]_|github_pat_|xox[abposr]-|xapp-|sk-|[sr]k_|npm_|AIza|glpat-|whsec_|eyJ|hooks\.slack\.com|webhooks\/|bearer|basic|token|@|passw|passphrase|secret|_pass|_pwd|api[_-]?key|access_?key|private_?key|app_?key|credential|cookie|auth|-key|curl|mysql|mariadb|login|sshpass|redis-cli|key-data/i;
+  /PRIVATE KEY|AKIA|ASIA|gh[pousr]_|github_pat_|xox[abposr]-|xapp-|sk-|[sr]k_|npm_|AIza|glpat-|whsec_|eyJ|hooks\.slack\.com|webhooks\/|bearer|basic|token|@|passw|passphrase|secret|_pass|_pwd|api[_-]?key|access_?key|private_?key|app_?key|credential|cookie|auth|-key|curl|mysql|mariadb|login|sshpass|redis-cli|key-data|from-literal|pwd[ \t]{0,4}=|accountkey|sig=|signature=/i;
 
 export function maskString(text: string): string {
   if (!MAY_HOLD_SECRET.test(text)) return text;

@@ -66,6 +66,32 @@ describe("maskString", () => {
     // What the first version of those shapes let through: a value past a backslash.
     ["export DB_PASSWORD=hunter\\!2024xyz", "2024xyz"],
     ["PASSWORD=pa\\$\\$w0rd-long", "w0rd-long"],
+    // Session 24: other clients' files and flags, connection strings and signed URLs.
+    ["_auth=dXNlcjpTM2NyZXRQYXNzd29yZA==\nemail=me@example.com", "dXNlcjpTM2NyZXRQYXNzd29yZA"],
+    ["//registry.example/:_auth=dXNlcjpTM2NyZXRQYXNzd29yZA==", "dXNlcjpTM2NyZXRQYXNzd29yZA"],
+    [
+      '{"auths": {"registry.example": {"auth": "dXNlcjpTM2NyZXRQYXNzd29yZA=="}}}',
+      "dXNlcjpTM2NyZXRQYXNzd29yZA",
+    ],
+    ["curl -b 'session=S3cretSess10n' https://x", "S3cretSess10n"],
+    ['curl -s --cookie "a=1; sid=S3cretSess10n" https://x', "S3cretSess10n"],
+    ["curl -u admin:S3cretPass -b sid=S3cretSess10n https://x", "S3cretSess10n"],
+    [
+      "kubectl create secret generic db --from-literal=user=admin --from-literal=dbpw=S3cretPass",
+      "S3cretPass",
+    ],
+    ["aws configure set aws_secret_access_key wJalrXUtnFEMIK7MDENG", "wJalrXUtnFEMIK7MDENG"],
+    ["aws configure set prod.aws_session_token IQoJb3JpZ2luX2VjEXAMPLE", "IQoJb3JpZ2luX2VjEXAMPLE"],
+    ["Server=db;Database=app;User Id=sa;Pwd=S3cretPass;", "S3cretPass"],
+    [
+      "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=abcDEF123+/xyz==;EndpointSuffix=core.windows.net",
+      "abcDEF123",
+    ],
+    [
+      "https://acct.blob.core.windows.net/c/b?sv=2022-11-02&sig=AbCdEf0123456789%2Bxyz%3D",
+      "AbCdEf0123456789",
+    ],
+    ["https://b.s3.amazonaws.com/k?X-Amz-Signature=0123456789abcdef0123456789abcdef", "0123456789abcdef"],
   ])("masks %j", (text, secret) => {
     const masked = maskString(text);
     expect(masked).toContain(MASK);
@@ -103,12 +129,25 @@ describe("maskString", () => {
       "interface User {\n  password: string;\n}\nschema:\n  password: string\npermissions:\n  id-token: write\n",
       "- token: the value the server sent",
       "see the Basic usage/examples section",
+      // Session 24: a cookie jar, Python keyword arguments, the working directory, a word under "auth".
+      "curl -b cookies.txt -c cookies.txt https://x",
+      "db.connect(user=user, password=password, host=host)",
+      "cd $PWD && pwd=$(pwd) && PWD=/home/me ls",
+      '{"auth": "required", "oauth": "none"}',
     ])
       expect(maskString(text)).toBe(text);
   });
 });
 
 describe("maskValue", () => {
+  it("masks a docker config's auth under its key, and leaves other keys that contain the word", () => {
+    expect(maskValue({ auth: "dXNlcjpwYXNz", oauth: "enabled", author: "me" })).toEqual({
+      auth: MASK,
+      oauth: "enabled",
+      author: "me",
+    });
+  });
+
   it("masks string values under secret-looking keys and recurses", () => {
     expect(
       maskValue({
@@ -221,6 +260,16 @@ describe("the quick test before the shapes", () => {
     "sshpass -p ",
     "redis-cli -a ",
     "machine h login u password ",
+    "_auth=",
+    '"auth": "',
+    "curl -b ",
+    " --cookie ",
+    "--from-literal=k=",
+    "aws configure set aws_secret_access_key ",
+    "Pwd=",
+    "AccountKey=",
+    "?sig=",
+    "&X-Amz-Signature=",
     "\n  token: ",
     "hooks.slack.com/workflows/",
     "discord.com/api/v10/webhooks/1/",
