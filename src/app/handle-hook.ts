@@ -14,7 +14,7 @@ import { maskString, maskValue, scrubSecrets } from "../core/mask.js";
 import type { CompiledRule, Policy } from "../core/policy.js";
 import type { FailMode } from "../core/policy-schema.js";
 import type { Clock, IdGenerator, Logger, Metrics, Sha256 } from "../core/ports.js";
-import { type Answer, renderDecision, renderRequestFailure } from "../core/render.js";
+import { type Answer, deliverable, renderDecision, renderRequestFailure } from "../core/render.js";
 import { capString } from "../core/truncate.js";
 import type { Notifier } from "./notify.js";
 import type { RemoteActions, RemoteAudit } from "./remote-actions.js";
@@ -217,8 +217,12 @@ export async function handleHook(
       ]);
     }
     const effects = evaluation.enforced.map((m) => m.effect);
-    const decision = combineEffects(
-      remote.effects.length === 0 ? effects : inRuleOrder(evaluation, [...effects, ...remote.effects]),
+    const decision = deliverable(
+      combineEffects(
+        remote.effects.length === 0 ? effects : inRuleOrder(evaluation, [...effects, ...remote.effects]),
+      ),
+      event.name,
+      event.dialect,
     );
     const answer = renderDecision(decision, event.name, event.dialect);
     // The agent gets the reason as decided (a downstream server's already scrubbed of the policy's

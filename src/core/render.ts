@@ -32,6 +32,28 @@ const json = (value: Record<string, unknown>): Answer => ({
  */
 export const DEEPAGENTS_OUTPUT_BYTES = 100_000;
 
+/**
+ * The decision deepagents can be given. An allow whose rewritten input alone is over the bytes
+ * deepagents reads cannot be: cut, its JSON would not parse and the tool would run as the agent
+ * wrote it, not as rewritten. It becomes a deny that says so, which the caller audits.
+ */
+export function deliverable(decision: Decision, event: string, dialect: Dialect): Decision {
+  if (dialect !== "deepagents" || decision.updatedInput === undefined) return decision;
+  const bare = renderWhole(
+    { kind: decision.kind, updatedInput: decision.updatedInput, decidedBy: [] },
+    event,
+    dialect,
+  );
+  const bytes = utf8Length(bare.body);
+  if (bytes <= DEEPAGENTS_OUTPUT_BYTES) return decision;
+  return {
+    ...decision,
+    kind: "deny",
+    updatedInput: undefined,
+    reason: `hookgate: the rewritten input (${bytes} bytes of answer) is over the ${DEEPAGENTS_OUTPUT_BYTES} deepagents reads; denied rather than run unrewritten`,
+  };
+}
+
 export function renderDecision(decision: Decision, event: string, dialect: Dialect): Answer {
   const answer = renderWhole(decision, event, dialect);
   // A body of at most a third of the limit in UTF-16 units is within it in UTF-8 bytes.

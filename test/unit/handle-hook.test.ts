@@ -229,3 +229,53 @@ describe("handleHook calls the notifier only for an event with notify work", () 
     expect(called).toEqual(["tool.use"]);
   });
 });
+
+describe("an allow deepagents cannot be given whole", () => {
+  const rewrite = async (content: string) => {
+    const rewriting = await policyFrom({
+      version: 1,
+      rules: [
+        {
+          id: "rewrite",
+          on: "PreToolUse",
+          matcher: "Write",
+          decide: "allow",
+          updatedInput: { file_path: "/p/a", content },
+        },
+      ],
+    });
+    const lines: Record<string, unknown>[] = [];
+    const outcome = await handleHook(
+      {
+        ...deps,
+        policy: () => rewriting,
+        logger: {
+          log: (_l: string, msg: string, fields?: Record<string, unknown>) => lines.push({ msg, ...fields }),
+        },
+      },
+      { ...request("Write"), dialect: "deepagents" },
+    );
+    return {
+      out: JSON.parse(outcome.answer.body).hookSpecificOutput,
+      audit: lines.find((l) => l.msg === "decision"),
+    };
+  };
+
+  it("is a deny saying why when its rewritten input alone is over the 100,000 bytes deepagents reads", async () => {
+    // Cut, the JSON would not parse, deepagents would drop the answer and run the unrewritten call.
+    const { out, audit } = await rewrite("x".repeat(120_000));
+    expect(out.permissionDecision).toBe("deny");
+    expect(out.updatedInput).toBeUndefined();
+    expect(out.permissionDecisionReason).toMatch(
+      /rewritten tool input \(\d+ bytes of answer\) is over the 100000 deepagents reads/,
+    );
+    expect(audit).toMatchObject({ decision: "deny", rules: ["rewrite"] });
+  });
+
+  it("is kept, rewritten input and all, when it fits", async () => {
+    const { out, audit } = await rewrite("x".repeat(90_000));
+    expect(out.permissionDecision).toBe("allow");
+    expect(out.updatedInput.content).toHaveLength(90_000);
+    expect(audit).toMatchObject({ decision: "allow" });
+  });
+});
