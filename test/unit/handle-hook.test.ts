@@ -267,7 +267,7 @@ describe("an allow deepagents cannot be given whole", () => {
     expect(out.permissionDecision).toBe("deny");
     expect(out.updatedInput).toBeUndefined();
     expect(out.permissionDecisionReason).toMatch(
-      /rewritten tool input \(\d+ bytes of answer\) is over the 100000 deepagents reads/,
+      /rewritten input \(\d+ bytes of answer\) is over the 100000 deepagents reads; denied/,
     );
     expect(audit).toMatchObject({ decision: "deny", rules: ["rewrite"] });
   });
