@@ -196,6 +196,12 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
   const server = createServer(
     hookListener(deps, getRequestListener(app.fetch, { hostname: options.host }), servesHost),
   );
+  // Claude Code sends a session's hooks on one keep-alive connection, often more than Node's
+  // default 5 s apart: a server closing it just as the next hook goes out fails that hook, and
+  // the tool runs undecided. So the client closes an idle connection, not the gateway (65 s,
+  // above common clients' and load balancers' idle timeouts; `close()` ends idle ones at once).
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
   let closing: Promise<void> | undefined;
   // Once closing, every answer ends its connection: a keep-alive client would otherwise hold
   // the server open by sending on.

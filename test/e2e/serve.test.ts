@@ -3,7 +3,7 @@
  * with their captured headers against examples/policy.json, SIGHUP reloads, and staying up.
  */
 import { copyFileSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { request as httpRequest } from "node:http";
+import { Agent, request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -204,6 +204,22 @@ describe("staying up", () => {
     const next = await fetch(`${server.url}/healthz`);
     expect(next.status).toBe(200);
   });
+
+  it("keeps an idle keep-alive connection open past Node's default 5 s, so a session's next hook is not refused", async () => {
+    // Claude Code sends all of a session's hooks on one connection (fixtures README); closed by the
+    // server as a hook goes out, that hook fails and the tool runs undecided.
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      const first = await sendRaw(server.url, { method: "GET", path: "/healthz", agent });
+      expect(first.headers["keep-alive"]).toBe("timeout=65");
+      await new Promise((resolve) => setTimeout(resolve, 6_000));
+      const next = await sendRaw(server.url, { method: "GET", path: "/healthz", agent });
+      expect(next.status).toBe(200);
+      expect(next.reusedSocket, "the idle connection was still open").toBe(true);
+    } finally {
+      agent.destroy();
+    }
+  }, 20_000);
 
   it("reads a large body sent to a mistyped hook route too, so the client gets the answer, not a reset", async () => {
     for (const path of ["/v1/hooks/claude", "/v1/hooks/claude-code/extra"]) {
