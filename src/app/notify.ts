@@ -13,6 +13,7 @@ import type { Policy } from "../core/policy.js";
 import type { Clock, Logger, Metrics } from "../core/ports.js";
 import type { Queue } from "../core/queue.js";
 import type { Correlation, Notification } from "../core/sinks.js";
+import { capString } from "../core/truncate.js";
 
 /** What the gateway remembers of a session, to enrich later events (SQLite on Node, KV on Workers). */
 export interface SessionStore {
@@ -71,6 +72,12 @@ export interface Notifier {
 }
 
 const PERMISSION_PROMPTS = new Set(["permission_prompt", "permission"]);
+/**
+ * The longest tool name, tool id or status a notification carries: they come from the agent, and
+ * a job must fit its queue's message (Cloudflare's 128 KB) with room for the event, which alone
+ * is cut to fit (delivery.ts `fitDeliveryJob`).
+ */
+const NAME_MAX = 256;
 export function createNotifier(deps: NotifyDeps): Notifier {
   /** Enrichment only adds context: when the session store fails, log it and send anyway. */
   async function enrich<T>(what: string, task: () => Promise<T>): Promise<T | undefined> {
@@ -92,7 +99,11 @@ export function createNotifier(deps: NotifyDeps): Notifier {
     if (sessions && input.remember && event.name === "PreToolUse" && event.sessionId && event.toolName) {
       const { sessionId, toolName } = event;
       await enrich("rememberTool", () =>
-        sessions.rememberTool(sessionId, { toolName, summary: summarize(event, input.secrets) }, now),
+        sessions.rememberTool(
+          sessionId,
+          { toolName: capString(toolName, NAME_MAX), summary: summarize(event, input.secrets) },
+          now,
+        ),
       );
     }
     const correlation = await enrich("correlate", () => correlate(event, sessions, now, input.secrets));
@@ -167,19 +178,21 @@ async function correlate(
 ): Promise<Correlation | undefined> {
   if (!sessions || event.dialect !== "deepagents-legacy") return undefined;
   const toolId = event.payload.tool_id;
-  if (typeof toolId !== "string" || toolId === "") return undefined;
+  // deepagents' ids are short ("toolu_…"); a longer one is no id to correlate by, nor a store key.
+  if (typeof toolId !== "string" || toolId === "" || toolId.length > NAME_MAX) return undefined;
   let half: ToolHalf | undefined;
   if (event.name === "tool.use" && event.toolName) {
     half = {
       kind: "use",
-      toolName: event.toolName,
+      toolName: capString(event.toolName, NAME_MAX),
       toolArgs: maskValue(event.toolInput ?? {}, secrets) as Record<string, unknown>,
     };
   } else if (event.name === "tool.result") {
     const output = event.payload.tool_output;
     half = {
       kind: "result",
-      status: String(event.payload.tool_status ?? "unknown"),
+      // "success" or "error" from deepagents; anything else is the agent's text, masked and cut.
+      status: maskValue(String(event.payload.tool_status ?? "unknown"), secrets, NAME_MAX) as string,
       // Masked whole, then cut: cut first, a key block lost its END line and was shown.
       output: typeof output === "string" ? maskString(scrubSecrets(output, secrets)).slice(0, 500) : "",
     };

@@ -107,7 +107,8 @@ export function createNotification(
     createdAt,
     team: fields.team,
     client: event.dialect,
-    eventName: event.name,
+    // An unknown event's name is the agent's text: cut like a tool name (notify.ts NAME_MAX).
+    eventName: capString(event.name, 256),
     decision: fields.decision,
     reason: fields.reason,
     ruleId: fields.ruleId,

@@ -193,9 +193,10 @@ async function webhookRequest(
   };
   const type = webhookEventType(n.eventName);
   const timestamp = new Date(n.createdAt).toISOString();
+  // All of it is fitted, not the event alone: a reason or a correlated tool call can be long too.
   const body = fitJson(
-    n.event,
-    (event) => JSON.stringify({ type, timestamp, data: { ...data, event } }),
+    { ...data, event: n.event },
+    (fitted) => JSON.stringify({ type, timestamp, data: fitted }),
     WEBHOOK_MAX_BYTES,
   );
   const seconds = Math.floor(attemptAt / 1000);

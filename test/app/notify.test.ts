@@ -173,6 +173,53 @@ describe("createNotifier", () => {
     expect(first?.correlation).toEqual({ toolId: "c1" });
   });
 
+  it("bounds and masks what the agent names: tool names, ids, a result's status and an event's name", async () => {
+    // A review, session 24: these went into jobs whole, so a 150 KB tool name made a job no
+    // Cloudflare queue takes (the notification lost), and a status carried secrets to the sinks.
+    const { send, jobs } = setup();
+    const longName = `mcp__srv__${"t".repeat(150_000)}`;
+    await send({
+      event: "tool.result",
+      tool_name: "execute",
+      tool_id: "c7",
+      tool_args: {},
+      tool_status: `failed ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8 ${"s".repeat(200_000)}`,
+      tool_output: "out",
+    });
+    await send({ event: "tool.use", tool_name: longName, tool_id: "c7", tool_args: {} });
+    await send({ event: "tool.use", tool_name: "ls", tool_id: "i".repeat(300), tool_args: {} });
+    await send({ session_id: "s", transcript_path: "/t", cwd: "/p", hook_event_name: "E".repeat(200_000) });
+    const all = await jobs();
+    for (const job of all) expect(JSON.stringify(job).length).toBeLessThan(5_000);
+    const use = all.find(
+      (j) => j.notification.correlation?.toolId === "c7" && j.notification.eventName === "tool.use",
+    );
+    const status = use?.notification.correlation?.toolResult?.status ?? "";
+    expect(status).toMatch(/^failed \[masked\] s+…/);
+    expect(status).not.toContain("ghp_");
+    const longId = all.find((j) => j.notification.event.tool_id === "i".repeat(300));
+    expect(longId?.notification.correlation).toBeUndefined();
+    expect(all.some((j) => j.notification.eventName.startsWith("EEEE"))).toBe(true);
+  });
+
+  it("remembers a tool name cut to a bound for a permission prompt", async () => {
+    const { send, jobs } = setup();
+    const pre = { session_id: "s", transcript_path: "/t", cwd: "/p" };
+    await send(
+      { ...pre, hook_event_name: "PreToolUse", tool_name: `mcp__x__${"y".repeat(150_000)}`, tool_input: {} },
+      { notify: [] },
+    );
+    await send({
+      ...pre,
+      hook_event_name: "Notification",
+      message: "m",
+      notification_type: "permission_prompt",
+    });
+    const [job] = await jobs();
+    expect(job?.notification.relatedTool?.toolName).toMatch(/^mcp__x__y+…/);
+    expect(job?.notification.relatedTool?.toolName.length).toBeLessThan(400);
+  });
+
   it("still enqueues when the session store fails, logging the failure", async () => {
     const queue = createMemoryQueue<DeliveryJob>();
     const tasks: Promise<void>[] = [];

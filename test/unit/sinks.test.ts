@@ -452,6 +452,22 @@ describe("buildSinkRequest: webhook", () => {
     expect(Object.keys(body.data)).toEqual(["team", "client", "decision", "rule", "event"]);
   });
 
+  it("fits a long reason and a correlated tool call in 64 KB too, not the event alone", async () => {
+    const long = notification({
+      reason: "r".repeat(80_000),
+      correlation: {
+        toolId: "c1",
+        toolUse: { toolName: "execute", toolArgs: { command: "é".repeat(70_000) } },
+      },
+    });
+    const request = await buildSinkRequest(sink, long, attemptAt);
+    expect(utf8(request.body)).toBeLessThanOrEqual(WEBHOOK_MAX_BYTES);
+    const data = JSON.parse(request.body).data;
+    expect(data.reason.endsWith(TRUNCATION_MARKER)).toBe(true);
+    expect(data.correlation.toolUse.toolArgs.command.endsWith(TRUNCATION_MARKER)).toBe(true);
+    expect(data.correlation.toolId).toBe("c1");
+  });
+
   it("leaves a body under 64 KB alone", async () => {
     const big = notification({ event: { ...notification().event, transcript: "x".repeat(30_000) } });
     const request = await buildSinkRequest(sink, big, attemptAt);

@@ -198,6 +198,37 @@ describe("a notify event through the real queue", () => {
     expect(JSON.parse(delivery?.body ?? "{}").data.event.tool_input.command).toBe("echo big");
   });
 
+  it("delivers a permission prompt after a tool call with a 150 KB name, the name cut", async () => {
+    // A review, session 24: the remembered name went into the job whole, past the 128 KB a
+    // Cloudflare queue message holds, so the send failed and the notification was lost.
+    const sessionId = crypto.randomUUID();
+    const toolName = `mcp__srv__${"t".repeat(150_000)}`;
+    await postHook(
+      claudeEvent(sessionId, { hook_event_name: "PreToolUse", tool_name: toolName, tool_input: {} }),
+    );
+    const stored = await until(
+      "the KV entry",
+      async () =>
+        ((await env.HOOKGATE_SESSIONS.get(`tool:${sessionId}`, "json")) as { toolName: string } | null) ??
+        undefined,
+    );
+    expect(stored.toolName).toMatch(/^mcp__srv__t+…\[truncated by hookgate\]$/);
+    await postHook(
+      claudeEvent(sessionId, {
+        hook_event_name: "Notification",
+        message: "Claude needs your permission to use a tool",
+        notification_type: "permission_prompt",
+      }),
+    );
+    const [delivery] = await until("the delivery", async () => {
+      const seen = await sinkRequestsFor(sessionId);
+      return seen.length > 0 ? seen : undefined;
+    });
+    const event = JSON.parse(delivery?.body ?? "{}");
+    expect(event.type).toBe("hook.Notification");
+    expect(event.data.event.notification_type).toBe("permission_prompt");
+  });
+
   it("remembers the tool call in KV for permission-prompt notifications", async () => {
     const sessionId = crypto.randomUUID();
     await postHook(
