@@ -14,6 +14,7 @@ import {
 } from "../core/delivery.js";
 import type { EgressCode } from "../core/egress/refusal.js";
 import { errorMessage } from "../core/errors.js";
+import { invalidHeaderValues } from "../core/forward.js";
 import { scrubSecrets } from "../core/mask.js";
 import type { PolicyDocument } from "../core/policy-schema.js";
 import type { Clock, Egress, EnvReader, HmacSha256 } from "../core/ports.js";
@@ -102,6 +103,15 @@ export function createDeliverer(deps: DeliverDeps): Deliverer {
     } catch (e) {
       // The same job and sink would fail the same way on every attempt (a secret that is no key).
       return { kind: "dead", reason: `sink "${job.sink}": ${errorMessage(e)}` };
+    }
+    // A token or secret no header can carry (a pasted curly quote) fails before anything is sent,
+    // on every attempt: the HTTP client's refusal would read as a failed connection and be retried.
+    const invalid = invalidHeaderValues(request.headers);
+    if (invalid.length > 0) {
+      return {
+        kind: "dead",
+        reason: `sink "${job.sink}": the ${invalid.join(", ")} header would carry a character no HTTP header can (a control character, DEL, or one past U+00FF), so nothing was sent; fix the token or secret the sink reads`,
+      };
     }
     if (sink.type === "slack" || sink.type === "discord") await paced(sink.url);
     const sent = await deps.egress({

@@ -235,6 +235,48 @@ describe("deliver", () => {
     });
   });
 
+  it("dead-letters at once a token no header can carry, sending nothing, instead of retrying it as a failed connection", async () => {
+    // A review, session 24: undici refused the header (UND_ERR_INVALID_ARG) before connecting,
+    // which read as EGRESS_CONNECT_FAILED and was retried on the whole schedule (about 28 hours).
+    const policy = await policyFrom({
+      version: 1,
+      rules: [],
+      egress: { allowCidrs: ["127.0.0.1/32"] },
+      sinks: {
+        ci: {
+          type: "github-dispatch",
+          repo: "org/app",
+          eventType: "hook",
+          token: "env:GH_TOKEN",
+          url: sink.url,
+        },
+      },
+    });
+    const egress = createUndiciEgress({ policy: () => policy.egress });
+    const sent: string[] = [];
+    const deliverer = createDeliverer({
+      policy: () => policy,
+      egress: (request) => {
+        sent.push(request.url);
+        return egress.send(request);
+      },
+      env: (name) => (name === "GH_TOKEN" ? "ghp_abc\u2019def" : undefined),
+      clock: { now: Date.now, monotonic: () => performance.now() },
+      random: () => 0.5,
+    });
+    try {
+      const outcome = await deliverer.deliver(job("ci"), 1);
+      expect(outcome.kind).toBe("dead");
+      expect(outcome.kind === "dead" && outcome.reason).toMatch(
+        /^sink "ci": the authorization header would carry a character no HTTP header can/,
+      );
+      expect(outcome.kind === "dead" && outcome.reason).not.toContain("ghp_abc");
+      expect(sent).toEqual([]);
+    } finally {
+      await egress.close();
+    }
+  });
+
   it("dead-letters a job whose sink left the policy", async () => {
     expect(await deliverTo("ok", 1, { sink: "gone" })).toEqual({
       kind: "dead",
