@@ -17,12 +17,38 @@ import { createLambdaRuntime, type LambdaOptions } from "./lambda-config.js";
 
 export type SqsHandler = (event: SQSEvent) => Promise<SQSBatchResponse>;
 
+/** How long a job waits on the queue before the next look at a broken configuration (the Worker's too). */
+const BROKEN_CONFIG_HOLD_SECONDS = 300;
+
 export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
   const runtime = createLambdaRuntime(options);
   const { logger } = runtime;
   const queue = runtime.queue("consumer");
   let current: Deliverer | undefined;
   let toldBroken = false;
+
+  /**
+   * While the configuration is broken, a job waits for a valid one: sent to the queue again with
+   * a delay, its record not reported, so Lambda deletes it. Reported, it would come back with a
+   * higher ApproximateReceiveCount, which the sink's retry schedule reads as attempts (one real
+   * attempt after the fix could dead-letter it), and the redrive policy would move it to the DLQ.
+   * Whether it was held; a record that is no job, or whose send fails, is reported as before.
+   */
+  async function hold(record: SQSRecord): Promise<boolean> {
+    try {
+      const job = decodeJob(record.body);
+      await queue.send([
+        { id: job.id, body: job, group: job.sink, delayMs: BROKEN_CONFIG_HOLD_SECONDS * 1000 },
+      ]);
+      return true;
+    } catch (e) {
+      logger.log("error", "could not hold a record on the queue; reported for redelivery", {
+        messageId: record.messageId,
+        error: errorMessage(e),
+      });
+      return false;
+    }
+  }
 
   /** Whether the record must be reported in `batchItemFailures`. */
   async function handleRecord(deliverer: Deliverer, record: SQSRecord): Promise<boolean> {
@@ -88,14 +114,15 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
       batchItemFailures: records.map((r): SQSBatchItemFailure => ({ itemIdentifier: r.messageId })),
     });
     if (!config.ok) {
-      // Logged once per container; every job stays on the queue until the configuration is fixed
-      // (or the redrive policy moves it to the DLQ, whence `hookgate dlq replay` brings it back).
+      // Logged once per container; every job waits on the queue until the configuration is fixed.
       if (!toldBroken)
-        logger.log("error", "configuration invalid; reporting every record for redelivery", {
+        logger.log("error", "configuration invalid; delivery jobs wait on the queue for a valid policy", {
           problem: config.problem,
+          retryInSeconds: BROKEN_CONFIG_HOLD_SECONDS,
         });
       toldBroken = true;
-      return failed(event.Records);
+      const held = await Promise.all(event.Records.map(hold));
+      return failed(event.Records.filter((_, i) => !held[i]));
     }
     const { policy } = config;
     current ??= createDeliverer({

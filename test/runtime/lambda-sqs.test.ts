@@ -237,21 +237,37 @@ describe("the Lambda SQS handler", () => {
     expect(response.batchItemFailures).toEqual([{ itemIdentifier: broken.messageId }]);
   });
 
-  it("reports every record, logging once, when the policy does not load", async () => {
+  it("holds each job on the queue with a delay while the policy does not load, reporting only what is no job", async () => {
+    // A review, session 24: every record was reported, so each receive raised the
+    // ApproximateReceiveCount the retry schedule reads as attempts, and after the fix one failed
+    // attempt dead-lettered the job ("gave up after 4 attempts") with only one real send.
     await createPair();
+    await send([withSink(jobOf(2), "flaky"), withSink(jobOf(2), "audit")], ["not a job"]);
+    const received = await receiveAll(3);
+    // Received three times already: the receive count a held job must not carry on with.
+    const event = eventOf(received, Object.fromEntries(received.map((m) => [m.Body ?? "", "3"])));
+    for (const m of received)
+      await client.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: m.ReceiptHandle }));
     const lines: string[] = [];
-    const handler = createSqsHandler({
+    const broken = createSqsHandler({
       env: { HOOKGATE_POLICY: "{", HOOKGATE_QUEUE_URL: queueUrl, HOOKGATE_DLQ_URL: dlqUrl },
       sqsClient: async () => client,
       logger: { log: (_level, msg) => lines.push(msg) },
     });
-    for (let i = 0; i < 2; i++) {
-      const response = await handler(FIXTURE);
-      expect(response.batchItemFailures).toEqual(
-        FIXTURE.Records.map((r) => ({ itemIdentifier: r.messageId })),
-      );
-    }
+    const unreadable = event.Records.find((r) => r.body === "not a job") as SQSRecord;
+    expect((await broken(event)).batchItemFailures).toEqual([{ itemIdentifier: unreadable.messageId }]);
     expect(lines.filter((l) => l.startsWith("configuration invalid"))).toHaveLength(1);
+    // Both jobs are on the queue again as new messages (a receive count of 0), delayed.
+    const attributes = await client.send(
+      new GetQueueAttributesCommand({
+        QueueUrl: queueUrl,
+        AttributeNames: ["ApproximateNumberOfMessagesDelayed", "ApproximateNumberOfMessages"],
+      }),
+    );
+    expect(attributes.Attributes).toMatchObject({
+      ApproximateNumberOfMessagesDelayed: "2",
+      ApproximateNumberOfMessages: "0",
+    });
   });
 
   it("reports every record when it has no DLQ to dead-letter into", async () => {
