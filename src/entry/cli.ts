@@ -129,9 +129,13 @@ async function serveCommand(args: readonly string[]): Promise<number> {
     },
   });
   if (!values.policy) throw new UsageError("serve needs --policy FILE");
+  // Digits only: Number() reads "" as 0 (a random port, where hooks point at 8787) and "0x50" as 80.
   const port = Number(values.port ?? "8787");
-  if (!Number.isInteger(port) || port < 0 || port > 65535)
-    throw new UsageError(`--port ${values.port} is not a port`);
+  if (!/^\d{1,5}$/.test(values.port ?? "8787") || port > 65535)
+    throw new UsageError(`--port ${JSON.stringify(values.port)} is not a port (0 to 65535)`);
+  // An empty --host (an unset $HOST) would listen on every address, with no Host check.
+  if (values.host !== undefined && values.host.trim() === "")
+    throw new UsageError("--host is empty: give an address to listen on (127.0.0.1 by default)");
   // SIGHUP's default is to end the process: it is caught from the start, and one that comes
   // while the policy first loads is a reload once the gateway runs (a deploy may send it early).
   let reload: (() => void) | undefined;

@@ -41,8 +41,8 @@ export async function replayCommand(
   if (positionals.length === 0)
     throw new UsageError("replay takes one or more record files (or - for stdin)");
   const examples = Number(values.examples ?? "3");
-  if (!Number.isInteger(examples) || examples < 0)
-    throw new UsageError(`--examples ${values.examples} is not a count`);
+  if (!/^\d+$/.test(values.examples ?? "3"))
+    throw new UsageError(`--examples ${JSON.stringify(values.examples)} is not a count`);
 
   const loaded = await loadPolicyFile(values.policy, {
     env: (name) => process.env[name],

@@ -164,6 +164,23 @@ describe("hookgate check", () => {
   });
 });
 
+describe("hookgate serve's options", () => {
+  // A review, session 24: `--host "$HOST"` with HOST unset listened on every address with no Host
+  // check, and `--port "$PORT"` with PORT unset on a random port.
+  it.each([
+    [["--host", ""], /--host is empty/],
+    [["--host", "  "], /--host is empty/],
+    [["--port", ""], /--port "" is not a port/],
+    [["--port", "0x50"], /--port "0x50" is not a port/],
+    [["--port", "1e3"], /--port "1e3" is not a port/],
+    [["--port", "70000"], /--port "70000" is not a port/],
+  ])("refuses %j as a usage error, listening nowhere", async (flags, message) => {
+    const { code, stderr } = await runCli(["serve", "--policy", "examples/policy.json", ...flags]);
+    expect(code).toBe(2);
+    expect(stderr).toMatch(message);
+  });
+});
+
 describe("hookgate simulate", () => {
   it("prints the exact body and which rules applied", async () => {
     const { code, stdout } = await runCli([
