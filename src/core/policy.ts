@@ -155,6 +155,8 @@ export async function loadPolicy(
   await loadMaskShapes();
   const raw = parseJsonFile(text);
   if (!raw.ok) return raw;
+  const repeated = repeatedKeyIssues((await import("./json-repeats.js")).repeatedKeys(text));
+  if (repeated.length > 0) return err(repeated);
   const parsed = validatePolicyDocument(raw.value);
   if (!parsed.ok) return err([...parsed.error, ...problemsOfSoundRules(raw.value, parsed.error)]);
   const document = parsed.value;
@@ -234,6 +236,17 @@ export function parseJsonFile(text: string): Result<unknown, PolicyIssue[]> {
   } catch (e) {
     return err([{ severity: "error", path: "$", message: `is not valid JSON: ${jsonProblem(e, text)}` }]);
   }
+}
+
+/** A key an object repeats (json-repeats.ts), as the problem it is: JSON keeps only the last. */
+export function repeatedKeyIssues(
+  found: readonly { path: (string | number)[]; line: number }[],
+): PolicyIssue[] {
+  return found.map(({ path, line }) => ({
+    severity: "error",
+    path: jsonPath(path),
+    message: `appears again at line ${line}; JSON keeps only the last, so merge the two or delete one`,
+  }));
 }
 
 /** JSON and schema only: the first half of `loadPolicy`, shared with `hookgate check`. */

@@ -10,6 +10,7 @@ import { combineEffects } from "../../src/core/decision.js";
 import { evaluatePolicy } from "../../src/core/evaluate.js";
 import { CLAUDE_CODE_EVENTS, DEEPAGENTS_LEGACY_EVENTS, parseHookEvent } from "../../src/core/events.js";
 import type { HookEvent } from "../../src/core/hook-event.js";
+import { repeatedKeys } from "../../src/core/json-repeats.js";
 import { loadPolicy, type PolicyIssue } from "../../src/core/policy.js";
 import { lintPolicy } from "../../src/core/policy-lint.js";
 import { DECISION_KINDS } from "../../src/core/policy-schema.js";
@@ -503,6 +504,26 @@ describe("compileWhere on any object", () => {
           for (const predicate of compiled.value) expect(typeof predicate(p)).toBe("boolean");
       }),
       { numRuns: 400 },
+    );
+  });
+});
+
+describe("repeatedKeys", () => {
+  it("finds no repeat in any JSON text JSON.stringify writes, and finds one a repeated key adds", () => {
+    fc.assert(
+      fc.property(
+        fc.jsonValue(),
+        fc.string().filter((k) => k !== "v"),
+        fc.boolean(),
+        (value, key, spaced) => {
+          const text = JSON.stringify(value, null, spaced ? 2 : 0);
+          expect(repeatedKeys(text)).toEqual([]);
+          // The same key twice at the top, around whatever the value is.
+          const twice = `{${JSON.stringify(key)}: 1, "v": ${text},\n${JSON.stringify(key)}: 2}`;
+          expect(repeatedKeys(twice).map((r) => r.path)).toEqual([[key]]);
+        },
+      ),
+      { numRuns: 500 },
     );
   });
 });

@@ -67,6 +67,14 @@ describe("parseCases", () => {
     expect(problems({ cases: [] })).toEqual(["$.cases: must list at least one case"]);
     expect(problems({})).toEqual(["$.cases: is required"]);
   });
+
+  it("refuses a case with a key twice, which would test only the last", () => {
+    const text =
+      '{"cases": [{"name": "rm", "event": {}, "expect": {"decision": "deny"},\n  "expect": {"decision": "none"}}]}';
+    expect(problems(text)).toEqual([
+      "$.cases[0].expect: appears again at line 2; JSON keeps only the last, so merge the two or delete one",
+    ]);
+  });
 });
 
 describe("caseBody", () => {

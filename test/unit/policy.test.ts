@@ -38,6 +38,30 @@ describe("loadPolicy", () => {
     }
   });
 
+  it("refuses a key an object repeats, naming its path and line: JSON.parse would keep the last", async () => {
+    // A review, session 24: a merge that left two "rules" arrays loaded only the second, and
+    // `check` called it valid.
+    const twoLists =
+      '{"version": 1,\n "rules": [{"id": "no-rm", "on": "PreToolUse", "decide": "deny"}],\n "rules": []}';
+    expect(await problemsOf(twoLists)).toEqual([
+      {
+        severity: "error",
+        path: "$.rules",
+        message: "appears again at line 3; JSON keeps only the last, so merge the two or delete one",
+      },
+    ]);
+    const twoModes =
+      '{"version": 1, "rules": [{"id": "a", "on": "Stop", "decide": "block"},\n{"id": "b", "on": "Stop", "decide": "block", "mode": "enforce",\n  "mode": "off", "where": {"x\\"y": 1, "x\\u0022y": 2}}]}';
+    expect((await problemsOf(twoModes)).map((p) => `${p.path} ${p.message.slice(0, 23)}`)).toEqual([
+      "$.rules[1].mode appears again at line 3",
+      '$.rules[1].where["x\\"y"] appears again at line 3',
+    ]);
+    // The same key in two objects, or a string value equal to a key, is no repeat.
+    const twoObjects =
+      '{"version": 1, "rules": [{"id": "a", "on": "Stop", "decide": "block"}, {"id": "on", "on": "Stop", "decide": "block"}]}';
+    expect(parsePolicyDocument(twoObjects).ok).toBe(true);
+  });
+
   it("lists every problem at once, each with its JSON path", async () => {
     const problems = await problemsOf({
       version: 2,
