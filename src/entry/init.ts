@@ -14,6 +14,7 @@
 import { chmod, mkdir, readFile, readlink, realpath, rename, stat, writeFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { errorMessage } from "../core/errors.js";
 import { CLAUDE_CODE_EVENTS, DEEPAGENTS_LEGACY_EVENTS, DEEPAGENTS_V2_EVENTS } from "../core/events.js";
 import { DIALECTS } from "../core/hook-event.js";
 import { jsonProblem } from "../core/json-text.js";
@@ -496,7 +497,9 @@ async function writeMerged(
   try {
     text = await readFile(path, "utf8");
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === "EISDIR") throw new Error(`--write ${path} is a directory: name the settings file in it`);
+    if (code !== "ENOENT") throw new Error(`cannot read --write ${path}: ${errorMessage(e)}`);
   }
   if (text !== undefined && text.trim() !== "") {
     let parsed: unknown;
@@ -561,7 +564,10 @@ function mergeConfig(
     if (key === "hooks") {
       result.hooks = mergeHooks(current, value, url, path);
     } else if (Array.isArray(value)) {
-      const before = Array.isArray(current) ? current : [];
+      // Anything but a list there is the user's to fix: replaced, it would be lost.
+      if (current !== undefined && !Array.isArray(current))
+        throw new Error(`${path}: "${key}" is not a list; left unchanged (make it a list, or delete it)`);
+      const before = current ?? [];
       result[key] = [...before, ...value.filter((v) => !before.includes(v))];
     } else {
       result[key] = value;
@@ -592,6 +598,8 @@ function mergeHooks(current: unknown, generated: unknown, url: string, path: str
     const groups = generated[event];
     const before = result[event];
     if (groups === undefined && !Array.isArray(before)) continue;
+    if (before !== undefined && !Array.isArray(before))
+      throw new Error(`${path}: hooks.${event} is not a list; left unchanged (make it a list, or delete it)`);
     const kept: unknown[] = [];
     for (const group of Array.isArray(before) ? before : []) {
       if (!isObject(group) || !Array.isArray(group.hooks)) {

@@ -696,6 +696,44 @@ describe("hookgate init --write", { timeout: 90_000 }, () => {
     expect(readFileSync(path, "utf8")).toBe(text);
   });
 
+  it.each([
+    ['{"hooks": {"PreToolUse": {"oops": 1}}, "model": "opus"}', "hooks.PreToolUse is not a list"],
+    ['{"allowedHttpHookUrls": "https://other.example/*"}', '"allowedHttpHookUrls" is not a list'],
+  ])(
+    "leaves a settings file whose %s it cannot merge unchanged, instead of replacing it",
+    async (text, why) => {
+      // A review, session 24: the value was replaced by hookgate's, the user's settings lost.
+      const path = join(tmp, "unmergeable-settings.json");
+      writeFileSync(path, text);
+      const result = await runCli([
+        "init",
+        "--client",
+        "claude-code",
+        "--url",
+        `${server.url}/v1/hooks/claude-code`,
+        "--write",
+        path,
+      ]);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain(`${path}: ${why}; left unchanged`);
+      expect(readFileSync(path, "utf8")).toBe(text);
+    },
+  );
+
+  it("names a directory given to --write", async () => {
+    const result = await runCli([
+      "init",
+      "--client",
+      "claude-code",
+      "--url",
+      `${server.url}/v1/hooks/claude-code`,
+      "--write",
+      tmp,
+    ]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`--write ${tmp} is a directory: name the settings file in it`);
+  });
+
   it("keeps a user's command that names the URL, the file's mode, and a symlink to it", async () => {
     const real = join(tmp, "dotfiles", "settings.json");
     mkdirSync(join(tmp, "dotfiles"), { recursive: true });
