@@ -12,7 +12,7 @@ import {
   type Resolver,
   systemResolver,
 } from "../adapters/egress/undici.js";
-import { formatIssues } from "../adapters/policy-source/file.js";
+import { formatIssues, readJsonText } from "../adapters/policy-source/file.js";
 import { classifyAddress, compileAddressRules, isIpLiteral } from "../core/egress/address.js";
 import { compileEgressPolicy } from "../core/egress/policy.js";
 import type { EgressRefusal } from "../core/egress/refusal.js";
@@ -44,14 +44,10 @@ export async function egressCheck(args: readonly string[]): Promise<EgressCheckR
 
   let egress: PolicyDocument["egress"] = values.allow ? { allowedHttpHookUrls: [] } : undefined;
   if (values.policy) {
-    let text: string;
-    try {
-      text = await readFile(values.policy, "utf8");
-    } catch (e) {
-      // Exit 2 like an invalid policy: exit 1 means "denied", which a CI gate must not confuse.
-      throw new UsageError(`cannot read the policy ${values.policy}: ${errorMessage(e)}`);
-    }
-    const parsed = parsePolicyDocument(text);
+    const text = await readJsonText(values.policy);
+    // Exit 2 like an invalid policy: exit 1 means "denied", which a CI gate must not confuse.
+    if (!text.ok) throw new UsageError(`the policy: ${text.error}`);
+    const parsed = parsePolicyDocument(text.value);
     if (!parsed.ok)
       throw new UsageError(`policy ${values.policy} is invalid:\n${formatIssues(parsed.error)}`);
     egress = parsed.value.egress;

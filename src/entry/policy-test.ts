@@ -8,7 +8,7 @@ import { readFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { nodeSha256 } from "../adapters/hash/node-crypto.js";
-import { formatIssues, loadPolicyFile } from "../adapters/policy-source/file.js";
+import { formatIssues, loadPolicyFile, readJsonText } from "../adapters/policy-source/file.js";
 import { createJudge } from "../app/replay.js";
 import { DEFAULT_TEAM } from "../core/auth.js";
 import { errorMessage } from "../core/errors.js";
@@ -124,13 +124,9 @@ export async function policyTestCommand(args: readonly string[], io: CommandIo):
 
 /** A cases file with every event read; problems carry their JSON path. */
 async function loadCases(file: string): Promise<{ cases: LoadedCase[]; problems: string[] }> {
-  let text: string;
-  try {
-    text = await readFile(file, "utf8");
-  } catch (e) {
-    return { cases: [], problems: [`$: cannot read it: ${errorMessage(e)}`] };
-  }
-  const parsed = parseCases(text);
+  const text = await readJsonText(file);
+  if (!text.ok) return { cases: [], problems: [`$: ${text.error}`] };
+  const parsed = parseCases(text.value);
   if (!parsed.ok) return { cases: [], problems: parsed.error.map(describe) };
   const document = parsed.value;
   const cases: LoadedCase[] = [];

@@ -159,6 +159,29 @@ describe("hookgate check", () => {
     }
   });
 
+  it("refuses a policy that is not UTF-8, saying where, and reads one with a byte-order mark", async () => {
+    // A review, session 24: read as UTF-8, a Latin-1 ü became U+FFFD, and the rule's pattern
+    // silently matched nothing while check called the policy valid.
+    const rule = { id: "keys", on: "PreToolUse", if: "Read(**/schlüssel.txt)", decide: "deny" };
+    const latin1 = join(dir, "latin1.json");
+    writeFileSync(latin1, Buffer.from(`{"version": 1,\n"rules": [${JSON.stringify(rule)}]}`, "latin1"));
+    const refused = await runCli(["check", latin1]);
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toContain(
+      `error: $: ${latin1} is not UTF-8: byte 0xfc at line 2, column 60; save it as UTF-8`,
+    );
+    const bom = join(dir, "bom.json");
+    writeFileSync(
+      bom,
+      Buffer.concat([
+        Buffer.from([0xef, 0xbb, 0xbf]),
+        Buffer.from(JSON.stringify({ version: 1, rules: [rule] })),
+      ]),
+    );
+    const read = await runCli(["check", bom]);
+    expect(read.code, read.stdout).toBe(0);
+  });
+
   it("is a usage error without a file", async () => {
     expect((await runCli(["check"])).code).toBe(2);
   });

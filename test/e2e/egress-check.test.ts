@@ -100,7 +100,7 @@ describe("hookgate egress-check", () => {
     // A policy it cannot read is not a deny (exit 1), which a CI gate would take for one.
     const missing = await check("http://127.0.0.1:9000/hook", "--policy", join(dir, "missing.json"));
     expect(missing.code).toBe(2);
-    expect(missing.stderr).toMatch(/cannot read the policy .*missing\.json: ENOENT/);
+    expect(missing.stderr).toMatch(/the policy: cannot read .*missing\.json: ENOENT/);
   });
 
   it("leaves a URL's user name and password out of its report", async () => {

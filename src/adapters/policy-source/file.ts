@@ -2,20 +2,54 @@
 import { readFile } from "node:fs/promises";
 import { errorMessage } from "../../core/errors.js";
 import { type LoadedPolicy, loadPolicy, type PolicyDeps, type PolicyIssue } from "../../core/policy.js";
-import { err, type Result } from "../../core/result.js";
+import { err, ok, type Result } from "../../core/result.js";
 
 export async function loadPolicyFile(
   path: string,
   deps: PolicyDeps,
 ): Promise<Result<LoadedPolicy, PolicyIssue[]>> {
-  let text: string;
+  const text = await readJsonText(path);
+  if (!text.ok) return err([{ severity: "error", path: "$", message: text.error }]);
+  return loadPolicy(text.value, deps);
+}
+
+/**
+ * A JSON file's text (a policy, a cases file). It must be UTF-8, as JSON is: read as UTF-8, a
+ * Latin-1 `ü` in a pattern would become U+FFFD and the pattern would silently match nothing. A
+ * byte-order mark, which some editors write and JSON.parse refuses, is dropped.
+ */
+export async function readJsonText(path: string): Promise<Result<string, string>> {
+  let bytes: Uint8Array;
   try {
-    text = await readFile(path, "utf8");
+    bytes = await readFile(path);
   } catch (e) {
-    const why = errorMessage(e);
-    return err([{ severity: "error", path: "$", message: `cannot read ${path}: ${why}` }]);
+    return err(`cannot read ${path}: ${errorMessage(e)}`);
   }
-  return loadPolicy(text, deps);
+  try {
+    return ok(new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes));
+  } catch {
+    // The longest prefix that decodes, an unfinished character at its end allowed (`stream`).
+    let good = 0;
+    let bad = bytes.length;
+    while (bad - good > 1) {
+      const middle = Math.floor((good + bad) / 2);
+      try {
+        new TextDecoder("utf-8", { fatal: true }).decode(bytes.subarray(0, middle), { stream: true });
+        good = middle;
+      } catch {
+        bad = middle;
+      }
+    }
+    // The fault starts where the characters that decode whole end (an unfinished one's lead byte).
+    const whole = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes.subarray(0, good), {
+      stream: true,
+    });
+    const before = whole.split("\n");
+    const byte = bytes[Buffer.byteLength(whole)] ?? 0;
+    return err(
+      `${path} is not UTF-8: byte 0x${byte.toString(16).padStart(2, "0")} at line ${before.length}, column ${(before.at(-1)?.length ?? 0) + 1}; save it as UTF-8`,
+    );
+  }
 }
 
 export function formatIssues(issues: readonly PolicyIssue[]): string {
