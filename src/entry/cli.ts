@@ -285,9 +285,10 @@ function describeSimulation(result: ReturnType<typeof simulation>): string {
 
 async function tokenCommand(args: readonly string[]): Promise<number> {
   if (args[0] !== "hash" || args.length > 1) throw new UsageError('token takes one subcommand: "hash"');
+  // Trimmed as the gateway trims the Bearer token it is sent: a hash of "tok\n\n" matches no client.
   const token = Buffer.from(await io.stdin())
     .toString("utf8")
-    .replace(/\r?\n$/, "");
+    .trim();
   if (token === "") {
     io.err('hookgate: no token on stdin (try: printf %s "$HOOKGATE_TOKEN" | hookgate token hash)\n');
     return 1;

@@ -346,13 +346,17 @@ describe("hookgate schema and token hash", () => {
     for (const operator of operators) expect(operator).toMatchObject({ minProperties: 1, maxProperties: 1 });
   });
 
-  it("hashes the token on stdin, ignoring one trailing newline", async () => {
+  it("hashes the token on stdin trimmed, as the gateway trims the token it is sent", async () => {
     const expected = createHash("sha256").update("hookgate-dev-token").digest("hex");
     expect((await runCli(["token", "hash"], "hookgate-dev-token\n")).stdout).toBe(`${expected}\n`);
+    // A review, session 24: "tok\n\n" or " tok" hashed to what no client's token could match.
+    expect((await runCli(["token", "hash"], " hookgate-dev-token\r\n\n")).stdout).toBe(`${expected}\n`);
     expect(expected).toBe("0af148632bfc2bdf9076bdc41fa58336a206cd23532da915cc5d2f9e9c3f6a50");
-    const empty = await runCli(["token", "hash"], "");
-    expect(empty.code).toBe(1);
-    expect(empty.stderr).toMatch(/no token on stdin/);
+    for (const blank of ["", "  \n"]) {
+      const empty = await runCli(["token", "hash"], blank);
+      expect(empty.code).toBe(1);
+      expect(empty.stderr).toMatch(/no token on stdin/);
+    }
   });
 
   it("prints a command's own help for CMD --help and help CMD, the usage on stderr for no command", async () => {
