@@ -6,8 +6,8 @@
  */
 import * as z from "zod/mini";
 import type { Dialect } from "./hook-event.js";
-import { repeatedKeys } from "./json-repeats.js";
-import { jsonPath, type PolicyIssue, parseJsonFile, repeatedKeyIssues } from "./policy.js";
+import { scanJson } from "./json-scan.js";
+import { jsonPath, jsonScanIssues, MAX_JSON_DEPTH, type PolicyIssue, parseJsonFile } from "./policy.js";
 import { DECISION_KINDS } from "./policy-schema.js";
 import { err, ok, type Result } from "./result.js";
 
@@ -67,7 +67,7 @@ export function parseCases(text: string): Result<CasesDocument, PolicyIssue[]> {
   const parsed = parseJsonFile(text);
   if (!parsed.ok) return parsed;
   // Two "expect"s in a case would test only the last.
-  const repeated = repeatedKeyIssues(repeatedKeys(text));
+  const repeated = jsonScanIssues(scanJson(text, MAX_JSON_DEPTH));
   if (repeated.length > 0) return err(repeated);
   const json = parsed.value;
   const result = CasesSchema.safeParse(json);

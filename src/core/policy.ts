@@ -5,6 +5,7 @@
  */
 import type * as z from "zod/mini";
 import type { EgressPolicy } from "./egress/policy.js";
+import type { JsonScanFinding } from "./json-scan.js";
 import { jsonProblem } from "./json-text.js";
 import { loadMaskShapes } from "./mask.js";
 import { compileMatcher, type Matcher } from "./matcher.js";
@@ -155,8 +156,8 @@ export async function loadPolicy(
   await loadMaskShapes();
   const raw = parseJsonFile(text);
   if (!raw.ok) return raw;
-  const repeated = repeatedKeyIssues((await import("./json-repeats.js")).repeatedKeys(text));
-  if (repeated.length > 0) return err(repeated);
+  const scanned = jsonScanIssues((await import("./json-scan.js")).scanJson(text, MAX_JSON_DEPTH));
+  if (scanned.length > 0) return err(scanned);
   const parsed = validatePolicyDocument(raw.value);
   if (!parsed.ok) return err([...parsed.error, ...problemsOfSoundRules(raw.value, parsed.error)]);
   const document = parsed.value;
@@ -238,14 +239,18 @@ export function parseJsonFile(text: string): Result<unknown, PolicyIssue[]> {
   }
 }
 
-/** A key an object repeats (json-repeats.ts), as the problem it is: JSON keeps only the last. */
-export function repeatedKeyIssues(
-  found: readonly { path: (string | number)[]; line: number }[],
-): PolicyIssue[] {
-  return found.map(({ path, line }) => ({
+/** Deeper than any policy or cases file needs; the checks that walk it recurse. */
+export const MAX_JSON_DEPTH = 64;
+
+/** What json-scan.ts found, as the problems they are. */
+export function jsonScanIssues(found: readonly JsonScanFinding[]): PolicyIssue[] {
+  return found.map(({ kind, path, line }) => ({
     severity: "error",
     path: jsonPath(path),
-    message: `appears again at line ${line}; JSON keeps only the last, so merge the two or delete one`,
+    message:
+      kind === "repeated"
+        ? `appears again at line ${line}; JSON keeps only the last, so merge the two or delete one`
+        : `nests more than ${MAX_JSON_DEPTH} levels deep at line ${line}; no policy needs that many`,
   }));
 }
 

@@ -62,6 +62,18 @@ describe("loadPolicy", () => {
     expect(parsePolicyDocument(twoObjects).ok).toBe(true);
   });
 
+  it("refuses a policy nested past 64 levels at its first such value, instead of running out of stack", async () => {
+    // A review, session 24: 2,000 nested "not"s ended `check` with "Maximum call stack size exceeded".
+    const where = (levels: number) => `${'{"not":'.repeat(levels)}{"equals":1}${"}".repeat(levels)}`;
+    const policy = (levels: number) =>
+      `{"version": 1, "rules": [{"id": "a", "on": "Stop", "decide": "block",\n"where": {"x": ${where(levels)}}}]}`;
+    const problems = await problemsOf(policy(2000));
+    expect(problems).toHaveLength(1);
+    expect(problems[0]?.path).toBe(`$.rules[0].where.x${".not".repeat(60)}`);
+    expect(problems[0]?.message).toBe("nests more than 64 levels deep at line 2; no policy needs that many");
+    expect(parsePolicyDocument(policy(50)).ok).toBe(true);
+  });
+
   it("lists every problem at once, each with its JSON path", async () => {
     const problems = await problemsOf({
       version: 2,

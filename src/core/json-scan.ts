@@ -1,15 +1,23 @@
 /**
- * Keys a JSON text repeats. A module of its own, imported by `loadPolicy` when it runs: the
- * Worker's main module has no room for it under issue 10's 64 KiB.
+ * What JSON.parse takes without a word and a policy must not hold. A module of its own, imported
+ * by `loadPolicy` when it runs: the Worker's main module has no room for it under issue 10's 64 KiB.
  */
 
-/**
- * The keys an object of a valid JSON text repeats, each with its path's segments and line.
- * JSON.parse keeps the last silently: a merge that left two `"rules"` arrays, or a rule with two
- * `"mode"`s, would load part of a policy as if it were all of it.
- */
-export function repeatedKeys(text: string): { path: (string | number)[]; line: number }[] {
-  const found: { path: (string | number)[]; line: number }[] = [];
+export interface JsonScanFinding {
+  /**
+   * `repeated`: a key an object repeats; JSON.parse keeps the last silently, so a merge that left
+   * two `"rules"` arrays, or a rule with two `"mode"`s, would load part of a policy as if it were
+   * all of it. `deep`: the first value nested past `maxDepth`, where checking the policy (a
+   * `where` of nested `not`s) would run out of stack.
+   */
+  readonly kind: "repeated" | "deep";
+  readonly path: (string | number)[];
+  readonly line: number;
+}
+
+/** The findings in a valid JSON text, each with its path's segments and line, in text order. */
+export function scanJson(text: string, maxDepth: number): JsonScanFinding[] {
+  const found: JsonScanFinding[] = [];
   // Per open container: where it is in its parent, and an object's keys so far or an array's index.
   interface Open {
     readonly parent: Open | undefined;
@@ -18,21 +26,25 @@ export function repeatedKeys(text: string): { path: (string | number)[]; line: n
     key?: string;
     index: number;
   }
-  const pathOf = (container: Open | undefined, last: string): (string | number)[] => {
+  const pathOf = (container: Open | undefined, last: string | number): (string | number)[] => {
     const path: (string | number)[] = [last];
     for (let c = container; c?.at !== undefined; c = c.parent) path.push(c.at);
     return path.reverse();
   };
   let top: Open | undefined;
+  let depth = 0;
   let line = 1;
   for (let i = 0; i < text.length; i++) {
     const c = text[i];
     if (c === "\n") line++;
     else if (c === "{" || c === "[") {
       const at = top === undefined ? undefined : top.keys ? (top.key ?? "") : top.index;
+      if (++depth === maxDepth + 1 && top) found.push({ kind: "deep", path: pathOf(top, at ?? ""), line });
       top = c === "{" ? { parent: top, at, keys: new Set(), index: 0 } : { parent: top, at, index: 0 };
-    } else if (c === "}" || c === "]") top = top?.parent;
-    else if (c === "," && top && !top.keys) top.index++;
+    } else if (c === "}" || c === "]") {
+      depth--;
+      top = top?.parent;
+    } else if (c === "," && top && !top.keys) top.index++;
     else if (c === '"') {
       const end = closingQuote(text, i);
       let next = end + 1;
@@ -40,7 +52,7 @@ export function repeatedKeys(text: string): { path: (string | number)[]; line: n
       if (top?.keys && text[next] === ":") {
         const raw = text.slice(i + 1, end);
         const key = raw.includes("\\") ? (JSON.parse(`"${raw}"`) as string) : raw;
-        if (top.keys.has(key)) found.push({ path: pathOf(top, key), line });
+        if (top.keys.has(key)) found.push({ kind: "repeated", path: pathOf(top, key), line });
         top.keys.add(key);
         top.key = key;
       }
