@@ -52,8 +52,13 @@ export function lintPolicy(policy: Policy, env?: EnvReader): PolicyIssue[] {
     warn("$.defaults.onError", `${askOnly}, a body whose event cannot be identified too`);
   if (policy.document.auth?.onFailure === "ask") warn("$.auth.onFailure", askOnly);
   const denyAll = unconditionalDenies(policy);
+  // Without auth every caller is team "default" (auth.ts).
+  const teams = new Set(policy.document.auth?.tokens.map((t) => t.team) ?? ["default"]);
   for (const rule of policy.rules) {
     lintRule(rule, warn);
+    lintTeams(rule, teams, warn);
+    lintMatcherCase(rule, warn);
+    lintWhereTypes(rule, warn);
     lintIfTargets(rule, warn);
     lintShadowedByDenyAll(rule, denyAll, warn);
     lintWhereContradictions(rule, warn);
@@ -206,6 +211,53 @@ function lintIfTargets(rule: CompiledRule, warn: (path: string, message: string)
         `"${ifRule.source}" is matched against tool_input.command, which ${tool} calls do not carry, so it matches none that carries its input; write "${tool}" alone, with a where condition on the field you mean`,
       );
     }
+  }
+}
+
+/** A team no token authenticates as: the rule can never apply (a typo, or a team left out of auth). */
+function lintTeams(
+  rule: CompiledRule,
+  teams: ReadonlySet<string>,
+  warn: (path: string, message: string) => void,
+): void {
+  for (const [i, team] of (rule.document.teams ?? []).entries()) {
+    if (teams.has(team)) continue;
+    const known = [...teams].map((t) => `"${t}"`).join(", ");
+    warn(
+      `${rule.path}.teams[${i}]`,
+      `no caller is team "${team}" (the teams are ${known}), so it never applies for one`,
+    );
+  }
+}
+
+/** A matcher's exact name in the wrong case (`bash`), as lintIfTargets says of an `if`'s tool. */
+function lintMatcherCase(rule: CompiledRule, warn: (path: string, message: string) => void): void {
+  const source = rule.document.matcher;
+  if (source === undefined || !rule.matcher) return;
+  for (const part of source.split("|")) {
+    const known = KNOWN_BY_LOWER.get(part.toLowerCase());
+    if (known !== undefined && known !== part && !rule.matcher(known))
+      warn(`${rule.path}.matcher`, `"${part}" matches no tool "${known}": tool names are case-sensitive`);
+  }
+}
+
+/** Fields every client sends as one JSON type: a literal of another type there never matches. */
+const FIELD_TYPES: Readonly<Record<string, "boolean">> = { stop_hook_active: "boolean" };
+
+function lintWhereTypes(rule: CompiledRule, warn: (path: string, message: string) => void): void {
+  for (const [field, condition] of Object.entries(rule.document.where ?? {})) {
+    const type = FIELD_TYPES[field];
+    if (
+      type === undefined ||
+      condition === null ||
+      typeof condition === "object" ||
+      typeof condition === type
+    )
+      continue;
+    warn(
+      `${rule.path}.where${jsonPath([field]).slice(1)}`,
+      `${JSON.stringify(condition)} is a ${typeof condition}; clients send ${field} as a ${type}, so this never holds: write ${JSON.stringify(String(condition) === "true")}`,
+    );
   }
 }
 

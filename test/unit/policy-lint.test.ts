@@ -499,3 +499,42 @@ describe("lintPolicy: if entries that can never match", () => {
     expect(warnings.filter((w) => w.startsWith("$.rules[2]"))).toEqual([]);
   });
 });
+
+describe("lintPolicy: rules a typo keeps from ever applying (a review, session 24)", () => {
+  it("names a team no token authenticates as, and one when the policy has no auth", async () => {
+    const withAuth = await policyFrom({
+      version: 1,
+      auth: { tokens: [{ team: "platform", sha256: "0".repeat(64) }] },
+      rules: [{ id: "r", on: "PreToolUse", teams: ["platform", "platfrom"], decide: "deny" }],
+    });
+    expect(lintPolicy(withAuth).map((w) => `${w.path}: ${w.message}`)).toEqual([
+      '$.rules[0].teams[1]: no caller is team "platfrom" (the teams are "platform"), so it never applies for one',
+    ]);
+    const noAuth = await policyFrom({
+      version: 1,
+      rules: [{ id: "r", on: "PreToolUse", teams: ["default", "mobile"], decide: "deny" }],
+    });
+    expect(lintPolicy(noAuth).map((w) => w.path)).toEqual(["$", "$.rules[0].teams[1]"]);
+  });
+
+  it("names a matcher's tool in the wrong case, as it does an if's", async () => {
+    const warnings = await warningsFor([
+      { id: "lower", on: "PreToolUse", matcher: "bash|Read", decide: "deny" },
+      { id: "fine", on: "PreToolUse", matcher: "Bash|mcp__.*", decide: "deny" },
+      { id: "both", on: "PreToolUse", matcher: "bash|Bash", decide: "deny" },
+    ]);
+    expect(warnings).toEqual([
+      '$.rules[0].matcher: "bash" matches no tool "Bash": tool names are case-sensitive',
+    ]);
+  });
+
+  it("names a where literal of the wrong type for a field clients send as a boolean", async () => {
+    const warnings = await warningsFor([
+      { id: "s", on: "Stop", where: { stop_hook_active: "false" }, decide: "block", reason: "r" },
+      { id: "t", on: "Stop", where: { stop_hook_active: false }, decide: "block", reason: "r" },
+    ]);
+    expect(warnings).toEqual([
+      '$.rules[0].where.stop_hook_active: "false" is a string; clients send stop_hook_active as a boolean, so this never holds: write false',
+    ]);
+  });
+});
