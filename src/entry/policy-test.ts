@@ -65,6 +65,15 @@ export async function policyTestCommand(args: readonly string[], io: CommandIo):
     if (result.problems.length > 0) problems.push(...result.problems.map((p) => `${file}: ${p}`));
     cases.push(...result.cases);
   }
+  // A team no token authenticates as tests what cannot happen (a typo passes `expect: none`).
+  const teams = new Set(policy.document.auth?.tokens.map((t) => t.team) ?? [DEFAULT_TEAM]);
+  for (const c of cases) {
+    const team = c.spec.team ?? c.document.team;
+    if (team !== undefined && !teams.has(team))
+      problems.push(
+        `${c.file}: $.cases[${c.index}]: team "${team}" is no team of ${policyPath} (${[...teams].map((t) => `"${t}"`).join(", ")})`,
+      );
+  }
   if (problems.length > 0) {
     io.out(
       `${problems.join("\n")}\ncases invalid (${problems.length} problem${problems.length > 1 ? "s" : ""})\n`,

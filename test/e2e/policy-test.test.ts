@@ -122,6 +122,17 @@ describe("hookgate test", () => {
     expect(code).toBe(0);
   });
 
+  it("refuses a case whose team no token of the policy authenticates as", async () => {
+    // A review, session 24: "team": "mobil" ran as a team no rule names and passed `expect: none`.
+    const cases = file("typo-team.json", {
+      cases: [{ name: "ls as mobil", team: "mobil", event: "events/ls.json", expect: { decision: "none" } }],
+    });
+    const { code, stdout } = await runCli(["test", policy, cases]);
+    expect(code).toBe(1);
+    expect(stdout).toContain(`${cases}: $.cases[0]: team "mobil" is no team of ${policy} ("mobile")`);
+    expect(stdout).not.toContain("PASS");
+  });
+
   it("prints every failure of a case and exits 1", async () => {
     const cases = file("failing.json", {
       client: "claude-code",
