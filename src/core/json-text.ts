@@ -12,7 +12,7 @@ import { errorMessage } from "./errors.js";
  */
 export function jsonProblem(e: unknown, text: string): string {
   const message = errorMessage(e);
-  const positioned = /^(.*) in JSON at position (\d+)/s.exec(message);
+  const positioned = /^(.*?)(?: in JSON)? at position (\d+)/s.exec(message);
   if (positioned) return `${positioned[1]} ${lineAndColumn(text, Number(positioned[2]))}`;
   const quoted = /^(.*?), (\.\.\.)?"(.*)"(\.\.\.)? is not valid JSON$/s.exec(message);
   if (!quoted) return message;

@@ -29,6 +29,10 @@ describe("loadPolicy", () => {
       ],
       ['{\n"version" 1}', "Expected ':' after property name at line 2, column 11"],
       [
+        '{"version": 1, "rules": []}\n{"version": 1}',
+        "Unexpected non-whitespace character after JSON at line 2, column 1",
+      ],
+      [
         '{"version": 1, "rules": [{"id": "a\nb"}]}',
         "Bad control character in string literal at line 1, column 35",
       ],
