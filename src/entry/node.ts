@@ -346,7 +346,9 @@ function openDataDir(dataDir: string): {
     accessSync(dataDir, constants.W_OK);
     release = claim(dataDir);
     const journal = openJournalWriter(join(dataDir, JOURNAL_DIR));
-    const sessions = createSqliteSessionStore(join(dataDir, "sessions.sqlite"), BUSY_TIMEOUT_MS);
+    const sessions = openNamed(join(dataDir, "sessions.sqlite"), (path) =>
+      createSqliteSessionStore(path, BUSY_TIMEOUT_MS),
+    );
     const giveUp = release;
     return {
       journal,
@@ -387,9 +389,20 @@ function claim(dataDir: string): () => void {
   };
 }
 
+/** `open(path)`, its failure naming the file (SQLite's own message does not). */
+function openNamed<T>(path: string, open: (path: string) => T): T {
+  try {
+    return open(path);
+  } catch (e) {
+    throw new Error(`cannot open ${path}: ${errorMessage(e)}`, { cause: e });
+  }
+}
+
 function dataDirError(dataDir: string, e: unknown): DataDirError {
   const why = errorMessage(e);
-  return new DataDirError(
-    `cannot use the data dir ${dataDir} (${why}); pass --data-dir with a writable directory`,
-  );
+  // A damaged file, or another in its place, is no matter of permissions.
+  const fix = /not a database|malformed/.test(why)
+    ? "that file is not a SQLite database (damaged, or another file in its place): move it aside and hookgate makes a new one (the jobs a damaged queue.sqlite held are lost), or pass another --data-dir"
+    : "pass --data-dir with a writable directory";
+  return new DataDirError(`cannot use the data dir ${dataDir} (${why}); ${fix}`);
 }

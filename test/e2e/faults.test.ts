@@ -415,24 +415,31 @@ describe("a model server that hangs", () => {
 });
 
 describe("a data dir that cannot be used", () => {
-  it("stops `serve` at start with a clear error when the queue file is not a database", async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), "hookgate-baddata-"));
-    writeFileSync(join(dataDir, "queue.sqlite"), "this is not an SQLite file, ".repeat(200));
-    const policy = join(dataDir, "policy.json");
-    writeFileSync(policy, JSON.stringify({ version: 1, rules: [] }));
-    const { code, stderr } = await runCli([
-      "serve",
-      "--policy",
-      policy,
-      "--port",
-      "0",
-      "--data-dir",
-      dataDir,
-    ]);
-    expect(code).toBe(1);
-    expect(stderr).toContain(`cannot use the data dir ${dataDir}`);
-    expect(stderr).toMatch(/not a database.*pass --data-dir with a writable directory/);
-  });
+  it.each(["queue.sqlite", "sessions.sqlite"])(
+    "stops `serve` at start naming a %s that is not a database, and what to do about it",
+    async (name) => {
+      const dataDir = mkdtempSync(join(tmpdir(), "hookgate-baddata-"));
+      writeFileSync(join(dataDir, name), "this is not an SQLite file, ".repeat(200));
+      const policy = join(dataDir, "policy.json");
+      writeFileSync(policy, JSON.stringify({ version: 1, rules: [] }));
+      const { code, stderr } = await runCli([
+        "serve",
+        "--policy",
+        policy,
+        "--port",
+        "0",
+        "--data-dir",
+        dataDir,
+      ]);
+      expect(code).toBe(1);
+      expect(stderr).toContain(`cannot use the data dir ${dataDir}`);
+      // A review, session 24: it named no file and said to pass a writable directory.
+      expect(stderr).toContain(`${join(dataDir, name)}: file is not a database`);
+      expect(stderr).toMatch(
+        /not a SQLite database \(damaged, or another file in its place\): move it aside/,
+      );
+    },
+  );
 
   it("stops `serve` at start with a clear error when the data dir is a file", async () => {
     const file = join(mkdtempSync(join(tmpdir(), "hookgate-filedata-")), "data");
