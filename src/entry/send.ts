@@ -123,8 +123,14 @@ export async function sendCommand(args: readonly string[], io: CommandIo, env: E
       );
     }
     const body = await io.stdin();
-    const token = tokenFromEnv(env);
-    if (!token) io.err("hookgate send: neither HOOKGATE_TOKEN nor HOOKGATE_AUTH is set; sending no token\n");
+    // deepagents strips variables named *TOKEN* from a hook's environment: only HOOKGATE_AUTH
+    // reaches a command it runs, as simulate reads it for that client.
+    const dialect = named ?? client;
+    const token = tokenFromEnv(env, dialect);
+    if (!token)
+      io.err(
+        `hookgate send: ${dialect?.startsWith("deepagents") ? "HOOKGATE_AUTH is not" : "neither HOOKGATE_TOKEN nor HOOKGATE_AUTH is"} set; sending no token\n`,
+      );
     const result = await gatewayRequest({
       method: "POST",
       url,

@@ -129,10 +129,11 @@ describe("hookgate send", { timeout: 90_000 }, () => {
       team: "platform",
     });
 
+    // The route's client reads its token: deepagents strips *TOKEN* variables, so HOOKGATE_AUTH only.
     const full = await runCli(
       ["send", "--url", `${server.url}/v1/hooks/deepagents`, "--client", "claude-code"],
       event("s-full"),
-      { HOOKGATE_TOKEN: TOKEN },
+      { HOOKGATE_AUTH: TOKEN, HOOKGATE_TOKEN: "wrong" },
     );
     expect(full.stdout).toBe(DENY);
     expect(full.stderr).toMatch(/--client claude-code is ignored/);
