@@ -116,7 +116,8 @@ hookgate dlq drop (--id ID... | --all) [--data-dir DIR | --sqs-... ]`,
   },
   send: {
     usage: "hookgate send --url URL [--client NAME] [--timeout S]   (event on stdin; never fails)",
-    details: `Posts one event from stdin with HOOKGATE_TOKEN (or HOOKGATE_AUTH) and prints the answer body;
+    details: `Posts one event from stdin with HOOKGATE_TOKEN (or HOOKGATE_AUTH; on a deepagents route
+HOOKGATE_AUTH only) and prints the answer body;
 exits 0 even when it fails, saying why on stderr, so a broken gateway never breaks the agent.
 
   --url URL         the full hook URL (or the gateway's base URL, with --client)

@@ -1,7 +1,7 @@
 /**
  * `hookgate send --url URL [--client NAME] [--timeout SECONDS]`: a hook adapter. Reads one event
  * on stdin, posts it to the gateway with the token from the environment (HOOKGATE_TOKEN, else
- * HOOKGATE_AUTH) and prints the answer body exactly. It never breaks the agent: on any failure
+ * HOOKGATE_AUTH; HOOKGATE_AUTH only on a deepagents route) and prints the answer body exactly. It never breaks the agent: on any failure
  * (a bad command line, a bad URL, the gateway down or slow, a non-2xx answer) it prints nothing,
  * says why on standard error and still exits 0.
  *
