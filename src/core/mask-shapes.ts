@@ -78,7 +78,10 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   // (not a cookie jar's file name), `kubectl create secret --from-literal=KEY=VALUE` (every
   // literal, a configmap's too), `aws configure set aws_secret_access_key X`.
   [/((?:^|[:\s])_auth[ \t]{0,4}=[ \t]{0,4})(?!\$)[^\s'"]{1,4096}/gm, `$1${MASK}`],
-  [/("auth"[ \t]{0,8}:[ \t]{0,8})"[A-Za-z0-9+/]{12,4096}={0,2}"/g, `$1"${MASK}"`],
+  [
+    /("auth"[ \t]{0,8}:[ \t]{0,8})"(?:[A-Za-z0-9+/]{4}){3,1024}(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?"/g,
+    `$1"${MASK}"`,
+  ],
   [
     /(\bcurl\b(?:(?!\bcurl\b)[^\n;|&\\]|\\[\s\S]){0,512}?[ \t](?:-b|--cookie)[ \t=]{1,4})(?:"(?=[^"\n]{0,4096}=)[^"\n]{1,4096}"|'(?=[^'\n]{0,4096}=)[^'\n]{1,4096}'|(?=[^\s'"]{0,4096}=)[^\s'"]{1,4096})/g,
     `$1${MASK}`,
@@ -88,9 +91,10 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
     /(\baws[ \t]+configure[ \t]+set[ \t]+(?:[\w-]{1,64}\.)?aws_(?:secret_access_key|session_token)[ \t]+)['"]?(?!\$)[^\s'"]{1,4096}/g,
     `$1${MASK}`,
   ],
-  // Connection strings' `Pwd=` (ODBC, SQL Server) and Azure Storage's `AccountKey=`, up to the
-  // `;` (not `PWD=/home/me` or `pwd=$(pwd)`), and a signed URL's signature (Azure SAS, S3, GCS).
-  [/((?<![\w$])(?:pwd|AccountKey)[ \t]{0,4}=[ \t]{0,4})(?![/~$;'"\s])[^;'"\s]{1,4096}/gi, `$1${MASK}`],
+  // A connection string's `Pwd=` (ODBC, SQL Server) and Azure Storage's `AccountKey=`: a segment
+  // at the start or after a `;`, up to the next (not `pwd = os.getcwd()` or `export PWD=dir`), and
+  // a signed URL's signature (Azure SAS, S3, GCS).
+  [/((?:^|;)[ \t]{0,4}(?:pwd|AccountKey)=)(?![/~$;'"\s])[^;'"\s]{1,4096}(?=$|[;'"\s])/gim, `$1${MASK}`],
   [/([?&](?:sig|signature|X-Amz-Signature|X-Goog-Signature)=)[A-Za-z0-9%+/=_-]{16,4096}/gi, `$1${MASK}`],
   // Lowercase YAML keys on their own line (`password: x`, a kubeconfig's `token:`), not a type
   // or a permission (`password: string`, `id-token: write`).
@@ -106,7 +110,7 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   // NAME=value, quoted (escaped quotes too); not a comparison, a count of tokens or a $(...) or $VAR.
   [
     new RegExp(
-      `\\b(?![A-Za-z0-9_]{0,64}TOKENS\\b)([A-Za-z0-9_]{0,64}(?:${NAMED})[A-Za-z0-9_]{0,64})(?<!_(?:${NOT_A_VALUE}))=(?!=)(?:\\\\"(?!\\$[({A-Za-z_])(?:[^"\\\\]|\\\\\\\\){0,4096}\\\\"|"(?!\\$[({A-Za-z_])(?:[^"\\\\]|\\\\[\\s\\S]){0,4096}"|\\$?'[^']{0,4096}'|(?!\\$|[A-Za-z_][\\w.]{0,256}(?:[()\\[\\]]|,[ \\t\\n)]))(?:[^\\s"'\\\\]|\\\\[^\\s"]){1,4096})`,
+      `\\b(?![A-Za-z0-9_]{0,64}TOKENS\\b)([A-Za-z0-9_]{0,64}(?:${NAMED})[A-Za-z0-9_]{0,64})(?<!_(?:${NOT_A_VALUE}))=(?!=)(?:\\\\"(?!\\$[({A-Za-z_])(?:[^"\\\\]|\\\\\\\\){0,4096}\\\\"|"(?!\\$[({A-Za-z_])(?:[^"\\\\]|\\\\[\\s\\S]){0,4096}"|\\$?'[^']{0,4096}'|(?!\\$|[A-Za-z_][\\w.]{0,256}[()\\[\\]]|\\1\\b)(?:[^\\s"'\\\\]|\\\\[^\\s"]){1,4096})`,
       "gi",
     ),
     `$1=${MASK}`,

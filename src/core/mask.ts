@@ -10,7 +10,7 @@ export { SECRET_SHAPES } from "./mask-shapes.js";
 export const MASK = "[masked]";
 
 const SECRET_KEY =
-  /passw(?:or)?d|passphrase|(?:^|_)(?:pass|pwd|pin)$|secret|token|api[_-]?key|authorization|credential|private[_-]?key|cookie|^auth$/i;
+  /passw(?:or)?d|passphrase|(?:^|_)(?:pass|pwd|pin)$|secret|token|api[_-]?key|authorization|credential|private[_-]?key|cookie/i;
 /** Keys that name a secret rather than hold one (`secret_name`, `token_type`). */
 const NOT_SECRET_KEY = /(?:name|id|arn|type)$/i;
 /** Keys under which a number is a secret (a PIN); under the others it counts (`max_tokens: 4096`). */
