@@ -39,12 +39,8 @@ export const DEEPAGENTS_OUTPUT_BYTES = 100_000;
  */
 export function deliverable(decision: Decision, event: string, dialect: Dialect): Decision {
   if (dialect !== "deepagents" || decision.updatedInput === undefined) return decision;
-  const bare = renderWhole(
-    { kind: decision.kind, updatedInput: decision.updatedInput, decidedBy: [] },
-    event,
-    dialect,
-  );
-  const bytes = utf8Length(bare.body);
+  // As short as renderDecision can make it: each text cut to nothing but its marker.
+  const bytes = utf8Length(renderWhole(textsCutTo(decision, 0), event, dialect).body);
   if (bytes <= DEEPAGENTS_OUTPUT_BYTES) return decision;
   return {
     ...decision,
@@ -59,13 +55,6 @@ export function renderDecision(decision: Decision, event: string, dialect: Diale
   // A body of at most a third of the limit in UTF-16 units is within it in UTF-8 bytes.
   if (dialect !== "deepagents" || answer.body.length * 3 <= DEEPAGENTS_OUTPUT_BYTES) return answer;
   if (utf8Length(answer.body) <= DEEPAGENTS_OUTPUT_BYTES) return answer;
-  const cutTo = (length: number): Decision => ({
-    ...decision,
-    reason: decision.reason && capString(decision.reason, length),
-    context: decision.context && capString(decision.context, length),
-    systemMessage: decision.systemMessage && capString(decision.systemMessage, length),
-    stopReason: decision.stopReason && capString(decision.stopReason, length),
-  });
   const longest = longestString([
     decision.reason,
     decision.context,
@@ -73,8 +62,19 @@ export function renderDecision(decision: Decision, event: string, dialect: Diale
     decision.stopReason,
   ]);
   const fits = (length: number) =>
-    utf8Length(renderWhole(cutTo(length), event, dialect).body) <= DEEPAGENTS_OUTPUT_BYTES;
-  return renderWhole(cutTo(largestFitting(longest + 1, fits)), event, dialect);
+    utf8Length(renderWhole(textsCutTo(decision, length), event, dialect).body) <= DEEPAGENTS_OUTPUT_BYTES;
+  return renderWhole(textsCutTo(decision, largestFitting(longest + 1, fits)), event, dialect);
+}
+
+/** The decision with each of its texts cut to `length` characters and the marker. */
+function textsCutTo(decision: Decision, length: number): Decision {
+  return {
+    ...decision,
+    reason: decision.reason && capString(decision.reason, length),
+    context: decision.context && capString(decision.context, length),
+    systemMessage: decision.systemMessage && capString(decision.systemMessage, length),
+    stopReason: decision.stopReason && capString(decision.stopReason, length),
+  };
 }
 
 function renderWhole(decision: Decision, event: string, dialect: Dialect): Answer {

@@ -1,7 +1,12 @@
 import { describe, expect, it } from "vitest";
 import type { Decision } from "../../src/core/decision.js";
 import type { Dialect } from "../../src/core/hook-event.js";
-import { DEEPAGENTS_OUTPUT_BYTES, renderDecision, renderRequestFailure } from "../../src/core/render.js";
+import {
+  DEEPAGENTS_OUTPUT_BYTES,
+  deliverable,
+  renderDecision,
+  renderRequestFailure,
+} from "../../src/core/render.js";
 
 const d = (fields: Partial<Decision>): Decision => ({ kind: "none", decidedBy: [], ...fields });
 const body = (decision: Decision, event: string, dialect: Dialect = "claude-code") => {
@@ -115,6 +120,35 @@ describe("renderDecision", () => {
     expect(
       body(d({ kind: "block", reason: "no" }), "UserPromptSubmit", "deepcode").hookSpecificOutput,
     ).toBeUndefined();
+  });
+
+  it("gives deepagents an allow with its rewritten input only when the answer fits, texts cut to their markers", () => {
+    // A review, session 24: sized without its texts, an allow just under the limit went out just
+    // over it once the reason's marker was added; deepagents dropped it and ran the call unrewritten.
+    for (const size of [99_700, 99_850, 99_870, 99_890, 99_950, 100_010]) {
+      for (const texts of [
+        { reason: "r".repeat(500) },
+        { systemMessage: "s".repeat(500) },
+        { context: "c".repeat(500) },
+      ]) {
+        const decision = d({ kind: "allow", updatedInput: { content: "x".repeat(size) }, ...texts });
+        const given = deliverable(decision, "PreToolUse", "deepagents");
+        const body = renderDecision(given, "PreToolUse", "deepagents").body;
+        expect(new TextEncoder().encode(body).length, `${size} ${Object.keys(texts)}`).toBeLessThanOrEqual(
+          DEEPAGENTS_OUTPUT_BYTES,
+        );
+        const out = JSON.parse(body).hookSpecificOutput;
+        if (out.permissionDecision === "allow") expect(out.updatedInput.content).toHaveLength(size);
+        else expect(out.permissionDecisionReason).toMatch(/rewritten input/);
+      }
+    }
+    expect(
+      deliverable(
+        d({ kind: "allow", updatedInput: { content: "x".repeat(99_990) }, reason: "r" }),
+        "PreToolUse",
+        "claude-code",
+      ).kind,
+    ).toBe("allow");
   });
 
   it("keeps a deepagents answer within the 100,000 bytes deepagents reads, cutting its texts and keeping the decision", () => {
