@@ -183,20 +183,40 @@ async function webhookRequest(
   attemptAt: number,
   hmac: HmacSha256,
 ): Promise<SinkRequest> {
-  const data = {
-    team: n.team,
-    client: n.client,
-    decision: n.decision,
-    ...(n.reason !== undefined ? { reason: n.reason } : {}),
-    rule: n.ruleId,
-    ...(n.correlation ? { correlation: n.correlation } : {}),
-  };
   const type = webhookEventType(n.eventName);
   const timestamp = new Date(n.createdAt).toISOString();
-  // All of it is fitted, not the event alone: a reason or a correlated tool call can be long too.
+  // Only the free text is cut to fit (the event, the reason, a correlated call's arguments and
+  // output): the ids (team, rule, tool id) stay whole, as fitDeliveryJob keeps them.
+  const { correlation } = n;
+  const free = {
+    event: n.event,
+    reason: n.reason,
+    args: correlation?.toolUse?.toolArgs,
+    output: correlation?.toolResult?.output,
+  };
   const body = fitJson(
-    { ...data, event: n.event },
-    (fitted) => JSON.stringify({ type, timestamp, data: fitted }),
+    free,
+    (fitted) => {
+      const { event, reason, args, output } = fitted as typeof free;
+      const data = {
+        team: n.team,
+        client: n.client,
+        decision: n.decision,
+        ...(reason !== undefined ? { reason } : {}),
+        rule: n.ruleId,
+        ...(correlation
+          ? {
+              correlation: {
+                ...correlation,
+                ...(correlation.toolUse && { toolUse: { ...correlation.toolUse, toolArgs: args } }),
+                ...(correlation.toolResult && { toolResult: { ...correlation.toolResult, output } }),
+              },
+            }
+          : {}),
+        event,
+      };
+      return JSON.stringify({ type, timestamp, data });
+    },
     WEBHOOK_MAX_BYTES,
   );
   const seconds = Math.floor(attemptAt / 1000);

@@ -468,6 +468,24 @@ describe("buildSinkRequest: webhook", () => {
     expect(data.correlation.toolId).toBe("c1");
   });
 
+  it("keeps the ids whole however short the free text must be cut", async () => {
+    // A review, session 24: fitting the whole data cut the rule id and the tool id too.
+    const rule = "notify-on-every-multi-file-edit-in-the-monorepo";
+    const toolId = "toolu_01AbCdEfGhIjKlMnOpQrStUv";
+    const paths = Array.from({ length: 1800 }, (_, i) => `/home/dev/proj/packages/app/src/file-${i}.ts`);
+    const n = notification({
+      ruleId: rule,
+      event: { ...notification().event, tool_input: { paths } },
+      correlation: { toolId, toolResult: { status: "success", output: "done" } },
+    });
+    const request = await buildSinkRequest(sink, n, attemptAt);
+    expect(utf8(request.body)).toBeLessThanOrEqual(WEBHOOK_MAX_BYTES);
+    const data = JSON.parse(request.body).data;
+    expect(data.event.tool_input.paths[0]).toContain(TRUNCATION_MARKER);
+    expect(data.rule).toBe(rule);
+    expect(data.correlation.toolId).toBe(toolId);
+  });
+
   it("leaves a body under 64 KB alone", async () => {
     const big = notification({ event: { ...notification().event, transcript: "x".repeat(30_000) } });
     const request = await buildSinkRequest(sink, big, attemptAt);
