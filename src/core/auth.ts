@@ -7,6 +7,7 @@
  */
 import type { Dialect } from "./hook-event.js";
 import type { Policy } from "./policy.js";
+import type { PolicyDocument } from "./policy-schema.js";
 import type { Sha256 } from "./ports.js";
 
 export type AuthFailureCode = "AUTH_MISSING" | "AUTH_MALFORMED" | "AUTH_EMPTY_TOKEN" | "AUTH_UNKNOWN_TOKEN";
@@ -17,6 +18,11 @@ export type AuthOutcome =
 
 /** A policy without `auth` accepts every caller as this team (POLICY.md "Without auth"). */
 export const DEFAULT_TEAM = "default";
+
+/** The teams a caller can authenticate as: the tokens' own, or DEFAULT_TEAM alone without auth. */
+export function teamsOf(document: PolicyDocument): ReadonlySet<string> {
+  return new Set(document.auth?.tokens.map((t) => t.team) ?? [DEFAULT_TEAM]);
+}
 
 const BEARER = /^Bearer(?:[ \t]+(.*))?$/i;
 

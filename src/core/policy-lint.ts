@@ -4,6 +4,7 @@
  * `serve` logs them at start.
  */
 
+import { teamsOf } from "./auth.js";
 import { classifyAddress, isIpLiteral } from "./egress/address.js";
 import { DEFAULT_EGRESS_POLICY } from "./egress/policy.js";
 import { checkUrl } from "./egress/url.js";
@@ -52,8 +53,7 @@ export function lintPolicy(policy: Policy, env?: EnvReader): PolicyIssue[] {
     warn("$.defaults.onError", `${askOnly}, a body whose event cannot be identified too`);
   if (policy.document.auth?.onFailure === "ask") warn("$.auth.onFailure", askOnly);
   const denyAll = unconditionalDenies(policy);
-  // Without auth every caller is team "default" (auth.ts).
-  const teams = new Set(policy.document.auth?.tokens.map((t) => t.team) ?? ["default"]);
+  const teams = teamsOf(policy.document);
   for (const rule of policy.rules) {
     lintRule(rule, warn);
     lintTeams(rule, teams, warn);
@@ -233,7 +233,9 @@ function lintTeams(
 /** A matcher's exact name in the wrong case (`bash`), as lintIfTargets says of an `if`'s tool. */
 function lintMatcherCase(rule: CompiledRule, warn: (path: string, message: string) => void): void {
   const source = rule.document.matcher;
-  if (source === undefined || !rule.matcher) return;
+  // Only where the matcher reads a tool name: on UserPromptExpansion "task" is a command's name.
+  if (source === undefined || !rule.matcher || rule.events === "*") return;
+  if (!rule.events.every((event) => TOOL_EVENTS.has(event))) return;
   for (const part of source.split("|")) {
     const known = KNOWN_BY_LOWER.get(part.toLowerCase());
     if (known !== undefined && known !== part && !rule.matcher(known))
@@ -245,8 +247,11 @@ function lintMatcherCase(rule: CompiledRule, warn: (path: string, message: strin
 const FIELD_TYPES: Readonly<Record<string, "boolean">> = { stop_hook_active: "boolean" };
 
 function lintWhereTypes(rule: CompiledRule, warn: (path: string, message: string) => void): void {
-  for (const [field, condition] of Object.entries(rule.document.where ?? {})) {
+  for (const [field, written] of Object.entries(rule.document.where ?? {})) {
     const type = FIELD_TYPES[field];
+    // A literal, or an `equals` operator's value.
+    const condition =
+      written !== null && typeof written === "object" && "equals" in written ? written.equals : written;
     if (
       type === undefined ||
       condition === null ||

@@ -10,7 +10,7 @@ import { parseArgs } from "node:util";
 import { nodeSha256 } from "../adapters/hash/node-crypto.js";
 import { formatIssues, loadPolicyFile, readJsonText } from "../adapters/policy-source/file.js";
 import { createJudge } from "../app/replay.js";
-import { DEFAULT_TEAM } from "../core/auth.js";
+import { DEFAULT_TEAM, teamsOf } from "../core/auth.js";
 import { errorMessage } from "../core/errors.js";
 import { jsonProblem } from "../core/json-text.js";
 import type { PolicyIssue } from "../core/policy.js";
@@ -66,7 +66,7 @@ export async function policyTestCommand(args: readonly string[], io: CommandIo):
     cases.push(...result.cases);
   }
   // A team no token authenticates as tests what cannot happen (a typo passes `expect: none`).
-  const teams = new Set(policy.document.auth?.tokens.map((t) => t.team) ?? [DEFAULT_TEAM]);
+  const teams = teamsOf(policy.document);
   for (const c of cases) {
     const team = c.spec.team ?? c.document.team;
     if (team !== undefined && !teams.has(team))

@@ -522,6 +522,9 @@ describe("lintPolicy: rules a typo keeps from ever applying (a review, session 2
       { id: "lower", on: "PreToolUse", matcher: "bash|Read", decide: "deny" },
       { id: "fine", on: "PreToolUse", matcher: "Bash|mcp__.*", decide: "deny" },
       { id: "both", on: "PreToolUse", matcher: "bash|Bash", decide: "deny" },
+      // Not a tool's name there: a command's, a file's (the review of this lint).
+      { id: "expansion", on: "UserPromptExpansion", matcher: "task|deploy", decide: "block", reason: "r" },
+      { id: "agent", on: "SubagentStart", matcher: "task|write", context: "c" },
     ]);
     expect(warnings).toEqual([
       '$.rules[0].matcher: "bash" matches no tool "Bash": tool names are case-sensitive',
@@ -532,9 +535,11 @@ describe("lintPolicy: rules a typo keeps from ever applying (a review, session 2
     const warnings = await warningsFor([
       { id: "s", on: "Stop", where: { stop_hook_active: "false" }, decide: "block", reason: "r" },
       { id: "t", on: "Stop", where: { stop_hook_active: false }, decide: "block", reason: "r" },
+      { id: "u", on: "Stop", where: { stop_hook_active: { equals: "true" } }, decide: "block", reason: "r" },
     ]);
     expect(warnings).toEqual([
       '$.rules[0].where.stop_hook_active: "false" is a string; clients send stop_hook_active as a boolean, so this never holds: write false',
+      '$.rules[2].where.stop_hook_active: "true" is a string; clients send stop_hook_active as a boolean, so this never holds: write true',
     ]);
   });
 });
