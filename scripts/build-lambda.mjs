@@ -32,7 +32,16 @@ const FORBIDDEN = /node_modules\/better-sqlite3\//;
 function bakedPolicy() {
   const path = process.env.HOOKGATE_POLICY_FILE;
   if (!path) return undefined;
-  const text = readFileSync(resolve(path), "utf8");
+  // As `check` reads a policy (readJsonText): UTF-8 only, a byte-order mark dropped. Read
+  // leniently, a Latin-1 `ü` would be baked in as U+FFFD and its pattern match nothing.
+  let text;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(readFileSync(resolve(path)));
+  } catch (e) {
+    throw new Error(
+      `HOOKGATE_POLICY_FILE ${path} is not UTF-8 (${e.message}): save it as UTF-8; hookgate check says where`,
+    );
+  }
   try {
     JSON.parse(text);
   } catch (e) {

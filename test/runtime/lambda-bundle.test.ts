@@ -236,4 +236,30 @@ describe("the Lambda bundle", () => {
       }),
     ).rejects.toThrow(/is not JSON/);
   });
+
+  it("refuses a policy file that is not UTF-8, and reads one with a byte-order mark, as check does", async () => {
+    const latin1 = join(inputs, "latin1.json");
+    writeFileSync(
+      latin1,
+      Buffer.from(
+        '{"version": 1, "rules": [{"id": "k", "on": "PreToolUse", "if": "Read(**/schl\xfcssel.txt)", "decide": "deny"}]}',
+        "latin1",
+      ),
+    );
+    await expect(
+      run(process.execPath, ["scripts/build-lambda.mjs", "--outdir", join(bakedOutdir, "never")], {
+        cwd: ROOT,
+        env: { ...process.env, HOOKGATE_POLICY_FILE: latin1 },
+      }),
+    ).rejects.toThrow(/is not UTF-8/);
+    const bom = join(inputs, "bom.json");
+    writeFileSync(
+      bom,
+      Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"version": 1, "rules": []}')]),
+    );
+    await run(process.execPath, ["scripts/build-lambda.mjs", "--outdir", join(bakedOutdir, "bom")], {
+      cwd: ROOT,
+      env: { ...process.env, HOOKGATE_POLICY_FILE: bom },
+    });
+  });
 });
