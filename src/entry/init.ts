@@ -565,7 +565,7 @@ function mergeConfig(
       result.hooks = mergeHooks(current, value, url, path);
     } else if (Array.isArray(value)) {
       // Anything but a list there is the user's to fix: replaced, it would be lost.
-      if (current !== undefined && !Array.isArray(current))
+      if (current != null && !Array.isArray(current))
         throw new Error(`${path}: "${key}" is not a list; left unchanged (make it a list, or delete it)`);
       const before = current ?? [];
       result[key] = [...before, ...value.filter((v) => !before.includes(v))];
@@ -577,7 +577,7 @@ function mergeConfig(
 }
 
 function mergeHooks(current: unknown, generated: unknown, url: string, path: string): unknown {
-  if (current === undefined) return generated;
+  if (current == null) return generated;
   if (Array.isArray(generated)) {
     if (!Array.isArray(current)) {
       throw new Error(
@@ -598,7 +598,7 @@ function mergeHooks(current: unknown, generated: unknown, url: string, path: str
     const groups = generated[event];
     const before = result[event];
     if (groups === undefined && !Array.isArray(before)) continue;
-    if (before !== undefined && !Array.isArray(before))
+    if (before != null && !Array.isArray(before))
       throw new Error(`${path}: hooks.${event} is not a list; left unchanged (make it a list, or delete it)`);
     const kept: unknown[] = [];
     for (const group of Array.isArray(before) ? before : []) {

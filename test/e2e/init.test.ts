@@ -720,6 +720,20 @@ describe("hookgate init --write", { timeout: 90_000 }, () => {
     },
   );
 
+  it("replaces a null where it merges, as an absent value", async () => {
+    const path = join(tmp, "null-settings.json");
+    writeFileSync(path, '{"hooks": {"PreToolUse": null}, "allowedHttpHookUrls": null, "model": "opus"}');
+    const url = `${server.url}/v1/hooks/claude-code`;
+    const result = await runCli(["init", "--client", "claude-code", "--url", url, "--write", path]);
+    expect(result.code, result.stderr).toBe(0);
+    const merged = JSON.parse(readFileSync(path, "utf8"));
+    expect(merged.model).toBe("opus");
+    expect(merged.allowedHttpHookUrls).toEqual([`${server.url}/*`]);
+    expect(merged.hooks.PreToolUse[0].hooks[0].url).toBe(url);
+    writeFileSync(path, '{"hooks": null}');
+    expect((await runCli(["init", "--client", "claude-code", "--url", url, "--write", path])).code).toBe(0);
+  });
+
   it("names a directory given to --write", async () => {
     const result = await runCli([
       "init",
