@@ -549,15 +549,26 @@ function pathsOf(input: Readonly<Record<string, unknown>>, call: ToolCall): Call
   );
   const rawCwd = typeof call.cwd === "string" ? posixPath(call.cwd, drive) : undefined;
   const cwd = rawCwd?.startsWith("/") ? normalizePath(rawCwd) : undefined;
-  const paths = PATH_FIELDS.flatMap((field) => {
+  const paths: (string | undefined)[] = [];
+  let allowPaths: (string | undefined)[] = [];
+  for (const field of PATH_FIELDS) {
     const value = input[field];
-    return typeof value === "string" && value !== "" ? [resolvePath(posixPath(value, drive), cwd, home)] : [];
-  });
-  let allowPaths = paths;
+    if (typeof value !== "string" || value === "") continue;
+    // As Claude Code's expandPath reads a path before it opens it: trimmed, in NFC. Deny-style
+    // rules read the path as written too.
+    const expanded = resolvePath(posixPath(value.trim().normalize("NFC"), drive), cwd, home);
+    paths.push(expanded);
+    allowPaths.push(expanded);
+    const written = resolvePath(posixPath(value, drive), cwd, home);
+    if (written !== expanded) paths.push(written);
+  }
   if (call.toolName === "Glob" && typeof input.pattern === "string" && input.pattern !== "") {
-    const root = typeof input.path === "string" && input.path !== "" ? paths.at(-1) : cwd;
+    const root = typeof input.path === "string" && input.path !== "" ? allowPaths.at(-1) : cwd;
     const pattern = posixPath(input.pattern, drive);
-    allowPaths = [...paths, ...globListRoots(input.pattern, pattern, drive !== undefined, root, cwd, home)];
+    allowPaths = [
+      ...allowPaths,
+      ...globListRoots(input.pattern, pattern, drive !== undefined, root, cwd, home),
+    ];
     paths.push(...globPatternPaths(pattern, drive !== undefined, root, cwd, home));
   }
   memoPaths = { input, call, paths, allowPaths, cwd, home };

@@ -305,6 +305,13 @@ describe("path rules", () => {
     ["Read(**/.env)", at("Read", { file_path: "" }), false],
     ["Read(**/.env)", { toolName: "Read", toolInput: { file_path: "/p/.env" } }, true],
     ["Read(**/.env)", at("Read", { file_path: `/p/${"a/".repeat(3000)}.env` }), false],
+    // Read as Claude Code's expandPath reads a path before opening it: trimmed and in NFC (a
+    // review, session 24: a Grep of "/p/.env " printed the file past Read(**/.env)).
+    ["Read(**/.env)", at("Grep", { pattern: ".", path: "/p/.env " }), true],
+    ["Read(**/.env)", at("Read", { file_path: ".env\n" }), true],
+    ["Read(~/.ssh/**)", at("Grep", { pattern: ".", path: "\u3000~/.ssh" }), true],
+    ["Read(~/.ssh/**)", at("Glob", { pattern: "*", path: "~/.ssh\t" }), true],
+    ["Read(**/schlüssel.txt)", at("Read", { file_path: "/p/schlu\u0308ssel.txt" }), true],
   ])("%s against %j is %s", (text, call, expected) => {
     expect(matchesPermissionRule(rule(text), call, "any")).toBe(expected);
     expect(matchesPermissionRule(rule(text), call, "all")).toBe(expected);
