@@ -3155,6 +3155,12 @@ function record(command: Command, out: Output): void {
       render({ args: named, redirects: [] }),
     );
   }
+  // A case-insensitive file system (macOS, Windows) runs rm for `RM`: deny-style rules read the
+  // command with its name in lower case too.
+  const [program, ...rest] = named ?? command.args;
+  const lower = program?.text.toLowerCase();
+  if (program !== undefined && lower !== program.text)
+    variants.push(render({ args: [{ ...program, text: lower as string }, ...rest], redirects: [] }));
   // Redirections alone (`> out`, or `\<tab> >`, whose one word collapses away) leave no variant.
   const distinct = [...new Set(variants)].filter((v) => v !== text && v !== "");
   const subcommand: { -readonly [K in keyof Subcommand]: Subcommand[K] } = { text, variants: distinct };
@@ -3371,9 +3377,10 @@ const READING_OPTIONS = /^(?:keyword|histexpand|interactive[-_]comments|compat\d
 
 /** A wrapper named bare or by its usual absolute path; `./timeout` could be anything. */
 function programName(word: string): string {
-  const path = word.startsWith("/") ? `/${pathSegments(word).join("/")}` : word; // `/bin//bash`
+  // In lower case: a case-insensitive file system (macOS, Windows) runs bash for `BASH`.
+  const path = (word.startsWith("/") ? `/${pathSegments(word).join("/")}` : word).toLowerCase(); // `/bin//bash`
   const match = /^(?:\/usr)?(?:\/local)?\/s?bin\/([^/]+)$/.exec(path);
-  return match ? (match[1] as string) : word;
+  return match ? (match[1] as string) : path;
 }
 
 /** A path's segments with `.`, empty ones and `..` resolved, as the kernel reads them. */
