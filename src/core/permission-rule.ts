@@ -715,10 +715,11 @@ function anchorBases(
     case "project":
       return cwd === undefined ? [] : [cwd];
     case "home": {
-      if (home !== undefined) return [home];
-      if (!deny) return ["~"];
+      if (!deny) return [home ?? "~"];
+      // Also with a home read from the transcript: a CLAUDE_CONFIG_DIR outside the real home
+      // makes that the wrong one, and a deny must not cover less than with no home at all.
       const user = /^(?:\/[a-z])?\/(?:home|users)\/[^/]+/i.exec(path);
-      return ["/root", "/var/root", "~", ...(user ? [user[0]] : [])];
+      return [home ?? "~", "/root", "/var/root", ...(user ? [user[0]] : [])];
     }
     case "anywhere":
       return [path.startsWith("/") ? "/" : ""];
