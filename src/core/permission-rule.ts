@@ -656,7 +656,9 @@ function posixPath(path: string, drive: string | undefined): string {
   if (drive === undefined) return path;
   let rest = path
     .replace(/^[\\/]{2}[?.][\\/]/, "")
-    .replace(/^[\\/]{2}(?:localhost|127\.0\.0\.1)[\\/]([A-Za-z])\$(?=[\\/]|$)/i, "$1:");
+    .replace(/^[\\/]{2}(?:localhost|127\.0\.0\.1)[\\/]([A-Za-z])\$(?=[\\/]|$)/i, "$1:")
+    // Git Bash's `/c/x`, which Claude Code on Windows reads as `C:\x`.
+    .replace(/^\/([A-Za-z])(?=\/)/, "$1:");
   let root = "";
   const letter = /^([A-Za-z]):/.exec(rest);
   if (letter !== null) {
