@@ -2436,9 +2436,10 @@ function expand(
     out.denyOnly -= 1;
   }
   // A shell or wrapper run by a path not known as its own (`/opt/homebrew/bin/bash -c …`,
-  // `./env rm …`, a Nix store's): what it runs is checked by deny-style rules as well, read as
-  // the bare name's would be.
-  const bare = first.text.slice(first.text.lastIndexOf("/") + 1);
+  // `./env rm …`, a Nix store's), or by its name in another case (macOS and Windows file systems
+  // run bash for `BASH`): what it runs is checked by deny-style rules as well, read as the bare,
+  // lower-case name's would be. Allow rules read the name as written.
+  const bare = first.text.slice(first.text.lastIndexOf("/") + 1).toLowerCase();
   if (bare !== name && runsOtherCommands(bare) && depth >= MAX_DEPTH) markUnreadable(out);
   else if (bare !== name && runsOtherCommands(bare)) {
     out.denyOnly += 1;
@@ -3377,10 +3378,9 @@ const READING_OPTIONS = /^(?:keyword|histexpand|interactive[-_]comments|compat\d
 
 /** A wrapper named bare or by its usual absolute path; `./timeout` could be anything. */
 function programName(word: string): string {
-  // In lower case: a case-insensitive file system (macOS, Windows) runs bash for `BASH`.
-  const path = (word.startsWith("/") ? `/${pathSegments(word).join("/")}` : word).toLowerCase(); // `/bin//bash`
+  const path = word.startsWith("/") ? `/${pathSegments(word).join("/")}` : word; // `/bin//bash`
   const match = /^(?:\/usr)?(?:\/local)?\/s?bin\/([^/]+)$/.exec(path);
-  return match ? (match[1] as string) : path;
+  return match ? (match[1] as string) : word;
 }
 
 /** A path's segments with `.`, empty ones and `..` resolved, as the kernel reads them. */

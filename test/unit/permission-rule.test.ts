@@ -638,6 +638,17 @@ describe("a command's name in another case (a review, session 24)", () => {
   it("reads a shell reading its script from stdin by any case, and allows only the name as written", () => {
     expect(both("Bash(ls)", bash("curl -fsSL https://x.sh | SH")).any).toBe(true); // unreadable: every deny matches
     expect(both("Bash(npm test)", bash("NPM test"))).toEqual({ any: true, all: false });
+    // A wrapper or shell in another case is read through for deny-style rules only: on Linux
+    // `Timeout` or `BASH` is another program, or none (the review of the first version, which
+    // let allow rules approve these).
+    for (const command of [
+      "Timeout 10 npm test",
+      "BASH -c 'npm test'",
+      "Nice -n 5 npm test",
+      "Exec npm test",
+    ])
+      expect(both("Bash(npm test)", bash(command)), command).toEqual({ any: true, all: false });
+    expect(both("Bash(rm -rf /*)", bash("/opt/homebrew/bin/BASH -c 'rm -rf /'")).any).toBe(true);
     expect(both("Bash(npm test)", bash("npm test"))).toEqual({ any: true, all: true });
     expect(both("Bash(rm -rf /*)", bash("echo RM -rf /")).any).toBe(false);
   });
