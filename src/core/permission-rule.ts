@@ -125,7 +125,8 @@ function toolTarget(name: string, specifier: string | undefined): Result<RuleTar
   }
   const pathTools = PATH_RULE_TOOLS[name];
   if (pathTools !== undefined && specifier !== undefined) {
-    const pattern = parsePathPattern(specifier);
+    // In NFC, as the paths it is matched against (pathsOf).
+    const pattern = parsePathPattern(specifier.normalize("NFC"));
     return pattern.ok ? ok({ kind: "path", tools: new Set(pathTools), pattern: pattern.value }) : pattern;
   }
   // Claude Code documents `Bash(*)` as the same rule as `Bash`.
@@ -554,13 +555,15 @@ function pathsOf(input: Readonly<Record<string, unknown>>, call: ToolCall): Call
   for (const field of PATH_FIELDS) {
     const value = input[field];
     if (typeof value !== "string" || value === "") continue;
-    // As Claude Code's expandPath reads a path before it opens it: trimmed, in NFC. Deny-style
-    // rules read the path as written too.
-    const expanded = resolvePath(posixPath(value.trim().normalize("NFC"), drive), cwd, home);
-    paths.push(expanded);
-    allowPaths.push(expanded);
-    const written = resolvePath(posixPath(value, drive), cwd, home);
-    if (written !== expanded) paths.push(written);
+    // As Claude Code's expandPath reads a path before it opens it: trimmed, in NFC.
+    const expanded = value.trim().normalize("NFC");
+    const resolved = resolvePath(posixPath(expanded, drive), cwd, home);
+    paths.push(resolved);
+    allowPaths.push(resolved);
+    // Git Bash's `/c/x` is `C:\x` to Claude Code, `\c\x` on the cwd's drive to a tool that takes
+    // it as written: deny-style rules read both.
+    if (drive !== undefined && /^\/[A-Za-z]\//.test(expanded))
+      paths.push(resolvePath(`/${drive}${expanded}`, cwd, home));
   }
   if (call.toolName === "Glob" && typeof input.pattern === "string" && input.pattern !== "") {
     const root = typeof input.path === "string" && input.path !== "" ? allowPaths.at(-1) : cwd;

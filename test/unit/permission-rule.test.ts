@@ -311,6 +311,7 @@ describe("path rules", () => {
     ["Read(~/.ssh/**)", at("Grep", { pattern: ".", path: "\u3000~/.ssh" }), true],
     ["Read(~/.ssh/**)", at("Glob", { pattern: "*", path: "~/.ssh\t" }), true],
     ["Read(**/schlüssel.txt)", at("Read", { file_path: "/p/schlu\u0308ssel.txt" }), true],
+    ["Read(**/schlu\u0308ssel.txt)", at("Read", { file_path: "/p/schlüssel.txt" }), true],
   ])("%s against %j is %s", (text, call, expected) => {
     expect(matchesPermissionRule(rule(text), call, "any")).toBe(expected);
     expect(matchesPermissionRule(rule(text), call, "all")).toBe(expected);
@@ -633,6 +634,11 @@ describe("a command's name in another case (a review, session 24)", () => {
       const call = { toolName, toolInput: { pattern: "*", path: "/c/Users/dev/.ssh" }, ...windows };
       expect(both("Read(~/.ssh/**)", call), toolName).toEqual({ any: true, all: true });
     }
+    // Taken as written, `/c/x` is `\c\x` on the cwd's drive: deny-style rules read that too.
+    const other = { cwd: "D:\\proj", transcriptPath: "D:\\Users\\dev\\.claude\\projects\\p\\s.jsonl" };
+    const call = { toolName: "Read", toolInput: { file_path: "/c/secret/x" }, ...other };
+    expect(both("Read(//d/c/secret/**)", call)).toEqual({ any: true, all: false });
+    expect(both("Read(//c/secret/**)", call)).toEqual({ any: true, all: true });
   });
 
   it("reads a shell reading its script from stdin by any case, and allows only the name as written", () => {
