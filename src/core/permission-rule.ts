@@ -720,7 +720,8 @@ function anchorBases(
     case "project":
       return cwd === undefined ? [] : [cwd];
     case "home": {
-      if (!deny) return [home ?? "~"];
+      // A path under the known home is under no other base: one look.
+      if (!deny || (home !== undefined && path.startsWith(`${home}/`))) return [home ?? "~"];
       // Also with a home read from the transcript: a CLAUDE_CONFIG_DIR outside the real home
       // makes that the wrong one, and a deny must not cover less than with no home at all.
       const user = /^(?:\/[a-z])?\/(?:home|users)\/[^/]+/i.exec(path);
