@@ -103,6 +103,10 @@ const HOSTILE = [
   // took about 50 ms at session 17's last commit, guessed; 6 ms once such a value is unreadable).
   { name: "`sudo -u $U ` repeated", command: (n) => repeated("sudo -u $U ", n) },
   { name: '`flock "$L" ` repeated', command: (n) => repeated('flock "$L" ', n) },
+  // Session 24: a wrapper chain (a review measured 50 ms for 16 KiB of `env `), and the same named
+  // in capitals, which deny-style rules read through as the lower-case name.
+  { name: "`env ` repeated", command: (n) => repeated("env ", n) },
+  { name: "`ENV ` repeated", command: (n) => repeated("ENV ", n) },
 ];
 const SIZES = [MAX_COMMAND_LENGTH / 2, MAX_COMMAND_LENGTH];
 
