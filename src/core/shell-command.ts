@@ -3232,11 +3232,11 @@ function peel(args: readonly Word[], at: number, out: Output, prefix: boolean): 
   // runs where `ls` is written later (with `shopt -s expand_aliases`): both read as scripts.
   if (first.text === "mapfile" || first.text === "readarray") return callbackScript(args, at);
   // `compgen -C CMD`, `-F FUNC` and `-W '$(…)'` run code; `hash -p FILE NAME` makes NAME run FILE.
-  const rest = args.slice(at + 1).map((a) => a.text);
+  // Only for those names: read for every word peeled, the rest made thousands of `env`s quadratic.
+  const restHas = (option: RegExp) => args.slice(at + 1).some((a) => option.test(a.text));
   if (
-    ((first.text === "compgen" || first.text === "complete") &&
-      rest.some((a) => /^-[A-Za-z]*[CFW]/.test(a))) ||
-    (first.text === "hash" && rest.some((a) => /^-[A-Za-z]*p/.test(a)))
+    ((first.text === "compgen" || first.text === "complete") && restHas(/^-[A-Za-z]*[CFW]/)) ||
+    (first.text === "hash" && restHas(/^-[A-Za-z]*p/))
   ) {
     markUnreadable(out);
   }
