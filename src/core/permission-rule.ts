@@ -557,9 +557,12 @@ function pathsOf(input: Readonly<Record<string, unknown>>, call: ToolCall): Call
     if (typeof value !== "string" || value === "") continue;
     // As Claude Code's expandPath reads a path before it opens it: trimmed, in NFC.
     const expanded = value.trim().normalize("NFC");
-    const resolved = resolvePath(posixPath(expanded, drive), cwd, home);
+    const path = resolvePath(posixPath(expanded, drive), cwd, home);
+    // Through an alias (ALIAS) as the file it names; deny-style rules read the alias too.
+    const resolved = path === undefined ? path : path.replace(ALIAS, "") || "/";
     paths.push(resolved);
     allowPaths.push(resolved);
+    if (path !== resolved) paths.push(path);
     // Git Bash's `/c/x` is `C:\x` to Claude Code, `\c\x` on the cwd's drive to a tool that takes
     // it as written: deny-style rules read both.
     if (drive !== undefined && /^\/[A-Za-z]\//.test(expanded))
@@ -678,6 +681,10 @@ function posixPath(path: string, drive: string | undefined): string {
     );
   return root + segments.join("/");
 }
+
+/** What names `/` again (`/proc/self/root`) or a macOS firmlink's other side (`/private/var`). */
+const ALIAS =
+  /^\/(?:proc\/(?:self|thread-self|\d+)\/root|System\/Volumes\/Data|private(?=\/(?:var|etc|tmp)\b))(?=\/|$)/;
 
 /** Claude Code keeps transcripts under ~/.claude/projects, so the home dir is what precedes /.claude/. */
 function inferHome(transcriptPath: string | undefined): string | undefined {
