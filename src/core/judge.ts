@@ -281,29 +281,30 @@ const VERDICT_KEYS: ReadonlySet<string> = new Set(["ok", "reason", "impossible"]
  */
 function readVerdict(value: unknown, what: string, text?: string): Result<Verdict, JudgeFailure> {
   if (!isRecord(value)) return fail("JUDGE_OFF_SCHEMA", `${what} is not an object`);
-  const extra = Object.keys(value).filter((k) => !VERDICT_KEYS.has(k));
-  const problem =
-    extra.length > 0
-      ? `${what} has unexpected keys: ${extra.join(", ")}`
-      : typeof value.ok !== "boolean"
-        ? `${what} has no boolean "ok"`
-        : typeof value.reason !== "string"
-          ? `${what} has no string "reason"`
-          : value.impossible !== undefined && typeof value.impossible !== "boolean"
-            ? `${what} has a non-boolean "impossible"`
-            : undefined;
+  const problem = verdictProblem(value);
   const reason = typeof value.reason === "string" ? value.reason : "(the model gave no reason)";
   if (value.ok === false && problem !== undefined) return ok({ ok: false, reason });
   if (value.ok === true && text !== undefined && /"ok"\s*:\s*false/.test(text)) {
     return ok({ ok: false, reason: `the model's answer says both ok true and ok false: ${reason}` });
   }
   if (problem !== undefined || typeof value.ok !== "boolean")
-    return fail("JUDGE_OFF_SCHEMA", problem ?? what);
+    return fail("JUDGE_OFF_SCHEMA", `${what} ${problem}`);
   return ok({
     ok: value.ok,
     reason,
     ...(typeof value.impossible === "boolean" ? { impossible: value.impossible } : {}),
   });
+}
+
+/** What makes a verdict off-schema, or undefined for a well-formed one. */
+function verdictProblem(value: Readonly<Record<string, unknown>>): string | undefined {
+  const extra = Object.keys(value).filter((k) => !VERDICT_KEYS.has(k));
+  if (extra.length > 0) return `has unexpected keys: ${extra.join(", ")}`;
+  if (typeof value.ok !== "boolean") return 'has no boolean "ok"';
+  if (typeof value.reason !== "string") return 'has no string "reason"';
+  if (value.impossible !== undefined && typeof value.impossible !== "boolean")
+    return 'has a non-boolean "impossible"';
+  return undefined;
 }
 
 const STOP_EVENTS: ReadonlySet<string> = new Set(["Stop", "SubagentStop"]);
