@@ -31,12 +31,16 @@ export const DEFAULT_SEND_TIMEOUT_SECONDS = 10;
  * command) sends HOOKGATE_AUTH alone: for its dialects only that one is read.
  */
 export function tokenFromEnv(env: Env, dialect?: string): { name: string; value: string } | undefined {
-  const names = dialect?.startsWith("deepagents") ? ["HOOKGATE_AUTH"] : ["HOOKGATE_TOKEN", "HOOKGATE_AUTH"];
-  for (const name of names) {
+  for (const name of tokenVariables(dialect)) {
     const value = env[name]?.trim();
     if (value) return { name, value };
   }
   return undefined;
+}
+
+/** The variables `tokenFromEnv` reads, in order. */
+function tokenVariables(dialect: string | undefined): readonly string[] {
+  return dialect?.startsWith("deepagents") ? ["HOOKGATE_AUTH"] : ["HOOKGATE_TOKEN", "HOOKGATE_AUTH"];
 }
 
 const HOOKS_PATH = /\/v1\/hooks(?:\/|$)/;
@@ -127,10 +131,12 @@ export async function sendCommand(args: readonly string[], io: CommandIo, env: E
     // reaches a command it runs, as simulate reads it for that client.
     const dialect = named ?? client;
     const token = tokenFromEnv(env, dialect);
-    if (!token)
-      io.err(
-        `hookgate send: ${dialect?.startsWith("deepagents") ? "HOOKGATE_AUTH is not" : "neither HOOKGATE_TOKEN nor HOOKGATE_AUTH is"} set; sending no token\n`,
-      );
+    if (!token) {
+      const [first, ...others] = tokenVariables(dialect);
+      const unset =
+        others.length === 0 ? `${first} is not` : `neither ${[first, ...others].join(" nor ")} is`;
+      io.err(`hookgate send: ${unset} set; sending no token\n`);
+    }
     const result = await gatewayRequest({
       method: "POST",
       url,

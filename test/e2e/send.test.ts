@@ -118,6 +118,19 @@ describe("hookgate send", { timeout: 90_000 }, () => {
     expect(await server.waitForLine((l) => l.sessionId === "s-both")).toMatchObject({ team: "platform" });
   });
 
+  it("says which variables it read when no token is set, per route", async () => {
+    const claude = await runCli(
+      ["send", "--url", `${server.url}/v1/hooks/claude-code`],
+      event("s-none-1"),
+      {},
+    );
+    expect(claude.stderr).toContain("neither HOOKGATE_TOKEN nor HOOKGATE_AUTH is set; sending no token");
+    const agents = await runCli(["send", "--url", `${server.url}/v1/hooks/deepagents`], event("s-none-2"), {
+      HOOKGATE_TOKEN: TOKEN,
+    });
+    expect(agents.stderr).toContain("HOOKGATE_AUTH is not set; sending no token");
+  });
+
   it("--client picks the route only when --url is the gateway's base URL", async () => {
     const base = await runCli(
       ["send", "--url", server.url, "--client", "deepcode"],
