@@ -11,13 +11,14 @@
  * - deepagents: a v2 event map of `command` hooks running a curl adapter (v2 drops `http`).
  * - deepagents-legacy: the list form, the same adapter under the 5 s subprocess limit.
  */
-import { chmod, mkdir, readFile, readlink, realpath, rename, stat, writeFile } from "node:fs/promises";
+import { chmod, readFile, readlink, realpath, rename, stat, writeFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { errorMessage } from "../core/errors.js";
 import { CLAUDE_CODE_EVENTS, DEEPAGENTS_LEGACY_EVENTS, DEEPAGENTS_V2_EVENTS } from "../core/events.js";
 import { DIALECTS } from "../core/hook-event.js";
 import { jsonProblem } from "../core/json-text.js";
+import { makeDirectory } from "./make-directory.js";
 import { loopbackName } from "./node-listener.js";
 import { type CommandIo, withoutUserinfo } from "./send.js";
 import { UsageError } from "./usage-error.js";
@@ -516,7 +517,7 @@ async function writeMerged(
   // may hold secrets, and a 0600 file must not come back 0644.
   const target = await writeTarget(path);
   const mode = (await stat(target).catch(() => undefined))?.mode;
-  await mkdir(dirname(target), { recursive: true });
+  makeDirectory(dirname(target));
   const temporary = `${target}.hookgate-${process.pid}.tmp`;
   await writeFile(temporary, `${JSON.stringify(merged, null, 2)}\n`);
   if (mode !== undefined) await chmod(temporary, mode & 0o7777);

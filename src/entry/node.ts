@@ -6,7 +6,7 @@
  * (delivery-thread.ts) takes them into the SQLite queue and delivers them.
  */
 import { randomUUID } from "node:crypto";
-import { accessSync, constants, mkdirSync } from "node:fs";
+import { accessSync, constants } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
@@ -36,6 +36,7 @@ import {
   JOURNAL_DIR,
   startDeliveryThread,
 } from "./delivery-thread-host.js";
+import { makeDirectory } from "./make-directory.js";
 import { bodyDeadline, hookListener, loopbackHost, loopbackName } from "./node-listener.js";
 
 export interface ServeOptions {
@@ -342,7 +343,7 @@ function openDataDir(dataDir: string): {
 } {
   let release: (() => void) | undefined;
   try {
-    mkdirSync(dataDir, { recursive: true });
+    makeDirectory(dataDir);
     accessSync(dataDir, constants.W_OK);
     release = claim(dataDir);
     const journal = openJournalWriter(join(dataDir, JOURNAL_DIR));

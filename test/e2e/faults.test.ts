@@ -5,7 +5,7 @@
  * waits for a sink or the queue, so its answers stay 2xx and right; every failing job is retried
  * on its schedule and dead-lettered after its last attempt, with the reason.
  */
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
@@ -451,6 +451,39 @@ describe("a data dir that cannot be used", () => {
     expect(stderr).toContain(`cannot use the data dir ${file}`);
     expect(stderr).toMatch(/EEXIST.*pass --data-dir with a writable directory/);
   });
+
+  // Node's recursive mkdir loops for ever where a file system answers ENOENT inside a parent that
+  // exists: `serve` hung at start, `init --write` too (killed here after 20 s, failing the test).
+  it.skipIf(!existsSync("/proc/self"))(
+    "stops `serve` and `init --write` at once when the directory cannot be made (/proc)",
+    async () => {
+      const policy = join(mkdtempSync(join(tmpdir(), "hookgate-procdata-")), "policy.json");
+      writeFileSync(policy, JSON.stringify({ version: 1, rules: [] }));
+      const served = await runCli(
+        ["serve", "--policy", policy, "--port", "0", "--data-dir", "/proc/hookgate-test"],
+        "",
+        {},
+        20_000,
+      );
+      expect(served.code).toBe(1);
+      expect(served.stderr).toContain(
+        "cannot use the data dir /proc/hookgate-test (ENOENT: no such file or directory, mkdir '/proc/hookgate-test'); pass --data-dir with a writable directory",
+      );
+      const url = "http://127.0.0.1:8787/v1/hooks";
+      const args = [
+        "init",
+        "--client",
+        "claude-code",
+        "--url",
+        url,
+        "--write",
+        "/proc/hookgate-test/settings.json",
+      ];
+      const written = await runCli(args, "", {}, 20_000);
+      expect(written.code).toBe(1);
+      expect(written.stderr).toContain("ENOENT: no such file or directory, mkdir '/proc/hookgate-test'");
+    },
+  );
 
   it("keeps answering decisions when the queue cannot be written mid-run, and delivers every held job after", async () => {
     const sinks = await failingSinks();

@@ -1,0 +1,22 @@
+import { mkdtempSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { makeDirectory } from "../../src/entry/make-directory.js";
+
+describe("makeDirectory", () => {
+  it("makes every missing level, and is content with a directory that exists", () => {
+    const root = mkdtempSync(join(tmpdir(), "hookgate-mkdir-"));
+    const dir = join(root, "a", "b", "c");
+    makeDirectory(dir);
+    expect(statSync(dir).isDirectory()).toBe(true);
+    expect(() => makeDirectory(dir)).not.toThrow();
+  });
+
+  it("refuses a file in the directory's place, as mkdir -p does", () => {
+    const file = join(mkdtempSync(join(tmpdir(), "hookgate-mkdir-")), "data");
+    writeFileSync(file, "");
+    expect(() => makeDirectory(file)).toThrow(/EEXIST/);
+    expect(() => makeDirectory(join(file, "below"))).toThrow(/ENOTDIR/);
+  });
+});
