@@ -3,7 +3,6 @@
  * judges one URL exactly as the egress module would, resolving but never connecting.
  * Prints one JSON line and exits 0 for allow, 1 for deny (2 for usage, from the caller).
  */
-import { readFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import ipaddr from "ipaddr.js";
 import {
@@ -16,7 +15,6 @@ import { formatIssues, readJsonText } from "../adapters/policy-source/file.js";
 import { classifyAddress, compileAddressRules, isIpLiteral } from "../core/egress/address.js";
 import { compileEgressPolicy } from "../core/egress/policy.js";
 import type { EgressRefusal } from "../core/egress/refusal.js";
-import { errorMessage } from "../core/errors.js";
 import { parsePolicyDocument } from "../core/policy.js";
 import type { PolicyDocument } from "../core/policy-schema.js";
 import { withoutUserinfo } from "./send.js";
