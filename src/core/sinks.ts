@@ -12,7 +12,14 @@ import { describeRawTarget } from "./egress/target.js";
 import { maskString, scrubSecrets } from "./mask.js";
 import type { HmacSha256 } from "./ports.js";
 import { readWebhookKey } from "./secret-ref.js";
-import { capStrings, longestString, sliceCodePoints, TRUNCATION_MARKER, utf8Length } from "./truncate.js";
+import {
+  capStrings,
+  largestFitting,
+  longestString,
+  sliceCodePoints,
+  TRUNCATION_MARKER,
+  utf8Length,
+} from "./truncate.js";
 
 /** What one delivery is about: built from a hook event when a rule's notify applies. */
 export interface Notification {
@@ -291,24 +298,13 @@ function toolPayload(n: Notification): Record<string, unknown> | undefined {
  * version is returned and the receiver decides.
  */
 function fitJson(value: unknown, serialize: (value: unknown) => string, maxBytes: number): string {
+  const fits = (text: string) => utf8Length(text) <= maxBytes;
+  const capped = (length: number) => serialize(capStrings(value, length));
   const whole = serialize(value);
-  if (utf8Length(whole) <= maxBytes) return whole;
-  let best = serialize(capStrings(value, 0, 0));
-  if (utf8Length(best) > maxBytes) return best;
-  // Invariant: capping at `low` fits, capping at `high` (nothing cut) does not.
-  let low = 0;
-  let high = longestString(value, 0);
-  while (high - low > 1) {
-    const middle = Math.floor((low + high) / 2);
-    const candidate = serialize(capStrings(value, middle, 0));
-    if (utf8Length(candidate) <= maxBytes) {
-      low = middle;
-      best = candidate;
-    } else {
-      high = middle;
-    }
-  }
-  return best;
+  if (fits(whole)) return whole;
+  const smallest = capped(0);
+  if (!fits(smallest)) return smallest;
+  return capped(largestFitting(longestString(value), (length) => fits(capped(length))));
 }
 
 function cutPlain(text: string, max: number): string {
