@@ -13,7 +13,7 @@ import type { Policy } from "../core/policy.js";
 import type { Clock, Logger, Metrics } from "../core/ports.js";
 import type { Queue } from "../core/queue.js";
 import type { Correlation, Notification } from "../core/sinks.js";
-import { capString } from "../core/truncate.js";
+import { capString, sliceCodePoints } from "../core/truncate.js";
 
 /** What the gateway remembers of a session, to enrich later events (SQLite on Node, KV on Workers). */
 export interface SessionStore {
@@ -194,7 +194,8 @@ async function correlate(
       // "success" or "error" from deepagents; anything else is the agent's text, masked and cut.
       status: maskValue(String(event.payload.tool_status ?? "unknown"), secrets, NAME_MAX) as string,
       // Masked whole, then cut: cut first, a key block lost its END line and was shown.
-      output: typeof output === "string" ? maskString(scrubSecrets(output, secrets)).slice(0, 500) : "",
+      output:
+        typeof output === "string" ? sliceCodePoints(maskString(scrubSecrets(output, secrets)), 500) : "",
     };
   }
   if (!half) return undefined;
@@ -221,5 +222,5 @@ export function summarize(event: HookEvent, secrets: readonly string[] = []): st
   const text = pick
     ? (maskValue(String(input[pick]), secrets, 300) as string)
     : JSON.stringify(maskValue(input, secrets, 300));
-  return text.length > 300 ? `${text.slice(0, 300)}…` : text;
+  return text.length > 300 ? `${sliceCodePoints(text, 300)}…` : text;
 }

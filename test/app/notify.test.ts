@@ -80,6 +80,25 @@ describe("createNotifier", () => {
     expect(job?.notification.relatedTool).toEqual({ toolName: "Bash", summary: "git push --force" });
   });
 
+  it("cuts the remembered tool call at 300 characters without splitting a character in two", async () => {
+    const { send, jobs } = setup();
+    const base = { session_id: "s2", transcript_path: "/t", cwd: "/p" };
+    // The emoji's two UTF-16 halves sit at 299 and 300: a cut between them left a lone half.
+    const command = `echo ${"a".repeat(294)}\u{1F600} done`;
+    await send(
+      { ...base, hook_event_name: "PreToolUse", tool_name: "Bash", tool_input: { command } },
+      { notify: [] },
+    );
+    await send({
+      ...base,
+      hook_event_name: "Notification",
+      message: "Claude needs your permission to use Bash",
+      notification_type: "permission_prompt",
+    });
+    const [job] = await jobs();
+    expect(job?.notification.relatedTool?.summary).toBe(`echo ${"a".repeat(294)}…`);
+  });
+
   // A key block past the cut: masked whole, then cut, or its END line is gone and it shows.
   const KEY = `-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIIVngSLri+JkDAbL92/l7G5WTxVfmWMqGu8Zu92lcs3loAoGCCqGSM49\n${"AwEHoUQDQgAEO/THdFCdujXSlmU4".repeat(12)}\n-----END EC PRIVATE KEY-----`;
 
@@ -147,6 +166,16 @@ describe("createNotifier", () => {
     const use = (await jobs()).find((j) => j.notification.eventName === "tool.use")?.notification;
     expect(use?.correlation?.toolResult?.output).toMatch(/^Created \.env\n/);
     expect(use?.correlation?.toolResult?.output).not.toMatch(/corre|horse/);
+  });
+
+  it("cuts a deepagents tool result at 500 characters without splitting a character in two", async () => {
+    const { send, jobs } = setup();
+    const output = `${"x".repeat(499)}\u{1F600} done`;
+    const result = { tool_name: "execute", tool_id: "c8", tool_status: "success", tool_output: output };
+    await send({ event: "tool.result", tool_args: {}, ...result });
+    await send({ event: "tool.use", tool_name: "execute", tool_id: "c8", tool_args: { command: "ls" } });
+    const use = (await jobs()).find((j) => j.notification.eventName === "tool.use")?.notification;
+    expect(use?.correlation?.toolResult?.output).toBe("x".repeat(499));
   });
 
   it.each([
