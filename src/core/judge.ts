@@ -7,6 +7,7 @@ import type { RuleEffect } from "./decision.js";
 import { honouredDecision } from "./event-capabilities.js";
 import { maskString, scrubSecrets } from "./mask.js";
 import { err, ok, type Result } from "./result.js";
+import { sliceCodePoints } from "./truncate.js";
 
 export interface Verdict {
   readonly ok: boolean;
@@ -189,7 +190,7 @@ function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
 
 function providerText(text: string, secrets: readonly string[]): string {
   const masked = maskString(scrubSecrets(text, secrets));
-  return masked.length > MAX_PROVIDER_TEXT ? `${masked.slice(0, MAX_PROVIDER_TEXT)}…` : masked;
+  return masked.length > MAX_PROVIDER_TEXT ? `${sliceCodePoints(masked, MAX_PROVIDER_TEXT)}…` : masked;
 }
 
 /**

@@ -303,6 +303,12 @@ describe("parseJudgeResponse", () => {
     });
   });
 
+  it("cuts the provider's text at 300 characters without splitting an emoji's two halves", () => {
+    const body = JSON.stringify({ error: { message: `${"x".repeat(299)}\u{1F600} and more` } });
+    const result = parseJudgeResponse("openai", 400, body);
+    expect(result.ok ? "" : result.error.message).toBe(`openai answered HTTP 400: ${"x".repeat(299)}…`);
+  });
+
   it.each([
     ["anthropic", "upstream connect error"],
     ["openai", "<html>ok</html>"],
