@@ -10,7 +10,6 @@
  */
 import type { RuleEffect } from "../core/decision.js";
 import { errorMessage, invalidHeaderError } from "../core/errors.js";
-import { failureEffect } from "../core/evaluate.js";
 import { interpolateHeaders, invalidHeaderValues, parseForwardResponse } from "../core/forward.js";
 import type { HookEvent } from "../core/hook-event.js";
 import {
@@ -22,8 +21,8 @@ import {
 } from "../core/judge.js";
 import { scrubSecrets } from "../core/mask.js";
 import type { CompiledModel, CompiledRule, Policy } from "../core/policy.js";
-import { ruleOnError } from "../core/policy.js";
 import type { Clock, Egress, EnvReader, Metrics, Sha256 } from "../core/ports.js";
+import { failureEffect, ruleOnError } from "../core/rule-failure.js";
 import { stableStringify } from "../core/stable-json.js";
 
 export interface RemoteAudit {

@@ -17,7 +17,6 @@ import {
   type ToolCall,
 } from "./permission-rule.js";
 import type { CompiledRule, Policy } from "./policy.js";
-import type { FailMode } from "./policy-schema.js";
 import { MAX_COMMAND_LENGTH } from "./shell-command.js";
 
 export interface RuleMatch {
@@ -351,22 +350,4 @@ function appliedNote(rule: CompiledRule, event: HookEvent, facts: EventFacts): s
 /** A deny, block or ask without a reason still tells the agent which rule spoke; an allow needs none. */
 function defaultReason(ruleId: string, decision: string): string | undefined {
   return decision === "allow" ? undefined : `hookgate policy rule "${ruleId}" decided ${decision}`;
-}
-
-/**
- * The effect of a rule whose remote action failed (or is not available): `allow` means no
- * opinion; `deny` answers as if the rule had decided deny; `ask` as if it had decided ask.
- */
-export function failureEffect(
-  rule: CompiledRule,
-  event: HookEvent,
-  mode: FailMode,
-  reason: string,
-): RuleEffect {
-  if (mode === "allow") return { ruleId: rule.id };
-  const decision = honouredDecision(event.name, mode);
-  // An `ask` the event cannot carry (PermissionRequest) is withheld, as a `decide: "ask"` rule's
-  // is: it still outranks an allow, which must not win for want of the failed rule's answer.
-  if (decision === undefined) return { ruleId: rule.id, withheld: mode };
-  return { ruleId: rule.id, decision, reason };
 }

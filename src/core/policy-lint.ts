@@ -18,17 +18,11 @@ import { CLAUDE_CODE_EVENTS, closestEvent, isKnownEvent, TOOL_EVENTS } from "./e
 import { DEFAULT_MODEL_URLS, promptPlaceholders } from "./judge.js";
 import { eventReadsMatcher } from "./matcher.js";
 import type { PermissionRule } from "./permission-rule.js";
-import {
-  type CompiledRule,
-  inlineHeaderSecret,
-  jsonPath,
-  ownOnError,
-  type Policy,
-  type PolicyIssue,
-} from "./policy.js";
+import { type CompiledRule, inlineHeaderSecret, jsonPath, type Policy, type PolicyIssue } from "./policy.js";
 import type { WhereOperator } from "./policy-schema.js";
 import type { EnvReader } from "./ports.js";
 import { compileRegex } from "./regex.js";
+import { ownOnError } from "./rule-failure.js";
 import { resolveSecret, SINK_ENV_FIELDS } from "./secret-ref.js";
 import { deliveryUrl } from "./sinks.js";
 import { compileWhereGlob, deepEqual } from "./where.js";

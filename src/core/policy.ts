@@ -686,18 +686,3 @@ function createPolicy(
     candidates: index.candidates,
   };
 }
-
-/** A prompt or forward rule's own `onError`, if it sets one. */
-export function ownOnError(rule: CompiledRule): FailMode | undefined {
-  const action = rule.action;
-  return action.kind === "prompt"
-    ? action.prompt.onError
-    : action.kind === "forward"
-      ? action.forward.onError
-      : undefined;
-}
-
-/** The fail mode that applies when a rule's remote action fails: its own, else the policy's. */
-export function ruleOnError(rule: CompiledRule, policy: Policy): FailMode {
-  return ownOnError(rule) ?? policy.defaults.onError;
-}
