@@ -168,10 +168,7 @@ async function loadPolicyText(text: string | undefined): Promise<{ policy: Polic
 
 function buildState(policy: Policy, env: WorkerEnv): IsolateState {
   const egress = once(async () => {
-    const [{ createDohResolver, createWorkersEgress }, { reportRefusals }] = await Promise.all([
-      import("../adapters/egress/workers-fetch.js"),
-      import("../core/egress/report.js"),
-    ]);
+    const { createDohResolver, createWorkersEgress, reportRefusals } = await import("./workers-egress.js");
     return createWorkersEgress({
       policy: () => policy.egress,
       resolve: createDohResolver(env.HOOKGATE_DOH_ENDPOINT ? { endpoint: env.HOOKGATE_DOH_ENDPOINT } : {}),
