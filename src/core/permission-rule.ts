@@ -661,7 +661,8 @@ const WINDOWS_PATH = /^[A-Za-z]:[\\/]/;
 function posixPath(path: string, drive: string | undefined): string {
   if (drive === undefined) return path;
   let rest = path
-    .replace(/^[\\/]{2}[?.][\\/]/, "")
+    // `\\?\UNC\host\share\x` is `\\host\share\x`; `\\?\C:\x` and `\\.\C:\x` are `C:\x`.
+    .replace(/^[\\/]{2}[?.][\\/](?:UNC(?=[\\/]))?/i, (prefix) => (prefix.length > 4 ? "\\" : ""))
     .replace(/^[\\/]{2}(?:localhost|127\.0\.0\.1)[\\/]([A-Za-z])\$(?=[\\/]|$)/i, "$1:")
     // Git Bash's `/c/x`, which Claude Code on Windows reads as `C:\x`.
     .replace(/^\/([A-Za-z])(?=\/)/, "$1:");

@@ -422,6 +422,13 @@ describe("path rules", () => {
     ["Read(~/.ssh/**)", at("Read", { file_path: "\\Users\\dev\\.ssh\\id_rsa" }, windows)],
     ["Read(~/.ssh/**)", at("Read", { file_path: "\\\\?\\C:\\Users\\dev\\.ssh\\id_rsa" }, windows)],
     ["Read(~/.ssh/**)", at("Read", { file_path: "\\\\localhost\\C$\\Users\\dev\\.ssh\\id_rsa" }, windows)],
+    // The long form of a UNC path (a review, session 24: it was read as a relative `UNC\…`).
+    [
+      "Read(~/.ssh/**)",
+      at("Read", { file_path: "\\\\?\\UNC\\localhost\\C$\\Users\\dev\\.ssh\\id_rsa" }, windows),
+    ],
+    ["Read(~/.ssh/**)", at("Read", { file_path: "//?/unc/127.0.0.1/c$/Users/dev/.ssh/id_rsa" }, windows)],
+    ["Read(~/.ssh/**)", at("Read", { file_path: "\\\\.\\C:\\Users\\dev\\.ssh\\id_rsa" }, windows)],
     // An anchor with `/**` covers the anchor directory too.
     ["Read(~/**)", at("LS", { path: "/home/dev" })],
     ["Read(//**)", at("Grep", { pattern: "x", path: "/" })],
