@@ -208,6 +208,9 @@ async function correlate(
     : { toolId, toolResult: { status: other.status, output: other.output } };
 }
 
+/** The longest summary of a remembered tool call, in UTF-16 units. */
+const SUMMARY_LENGTH = 300;
+
 /**
  * One line a person recognises: the command, the file, or the URL of a tool call; masked whole
  * and scrubbed of the policy's secrets, then cut (cut first, a key block lost its END line and
@@ -219,8 +222,9 @@ export function summarize(event: HookEvent, secrets: readonly string[] = []): st
     (k) => typeof input[k] === "string",
   );
   // Masked as the audit line masks it (a whole input by its keys too: `{"pass": …}`), then cut.
+  // The mask keeps one character more than the summary, so its own cut marker never shows.
   const text = pick
-    ? (maskValue(String(input[pick]), secrets, 300) as string)
-    : JSON.stringify(maskValue(input, secrets, 300));
-  return text.length > 300 ? `${sliceCodePoints(text, 300)}…` : text;
+    ? (maskValue(String(input[pick]), secrets, SUMMARY_LENGTH + 1) as string)
+    : JSON.stringify(maskValue(input, secrets, SUMMARY_LENGTH + 1));
+  return text.length > SUMMARY_LENGTH ? `${sliceCodePoints(text, SUMMARY_LENGTH)}…` : text;
 }

@@ -4,6 +4,7 @@
  * shapes (mask-shapes.ts) are replaced.
  */
 import { SECRET_SHAPES as BUNDLED_SHAPES, type SecretShape } from "./mask-shapes.js";
+import { sliceCodePoints } from "./truncate.js";
 
 export { SECRET_SHAPES } from "./mask-shapes.js";
 
@@ -85,8 +86,11 @@ function maskedWhole(value: unknown, numbers: boolean, depth: number): unknown {
 /** Longer than any shape's match (a JWT's three parts of up to 4,096 characters) and any policy secret worth scrubbing. */
 const MASK_WINDOW = 16_384;
 
+/** At most `max` UTF-16 units, never half a character, and how many were left out. */
 function truncate(text: string, max: number, dropped = 0): string {
-  return text.length > max ? `${text.slice(0, max)}…[${text.length - max + dropped} more characters]` : text;
+  if (text.length <= max) return text;
+  const kept = sliceCodePoints(text, max);
+  return `${kept}…[${text.length - kept.length + dropped} more characters]`;
 }
 
 /** The strings to look for, per secrets list: each value and its JSON-escaped forms, longest first. */

@@ -206,6 +206,12 @@ describe("maskValue", () => {
     expect(masked.endsWith("…[500 more characters]")).toBe(true);
   });
 
+  it("never cuts between an emoji's two UTF-16 halves", () => {
+    // The emoji's halves at 1999 and 2000: a lone half reached audit lines and Slack as U+FFFD.
+    const masked = maskValue(`${"a".repeat(1999)}\u{1F600}${"b".repeat(499)}`) as string;
+    expect(masked).toBe(`${"a".repeat(1999)}…[501 more characters]`);
+  });
+
   it("masks only the head that can show of a long string, a shape across the cut included", () => {
     const token = `ghp_${"A1b2".repeat(9)}`;
     const value = `${"a ".repeat(995)}${token} ${"b".repeat(1_000_000)}`;
