@@ -563,6 +563,14 @@ function pathsOf(input: Readonly<Record<string, unknown>>, call: ToolCall): Call
     paths.push(resolved);
     allowPaths.push(resolved);
     if (path !== resolved) paths.push(path);
+    // `/proc/self/cwd/x` is `x` in the directory Claude Code runs in, which the cwd names as a
+    // session starts, and another process's (`/proc/N/cwd`) any directory: deny-style rules read
+    // the first under the cwd too, the second as unknown.
+    const inCwd = resolved && CWD_ALIAS.exec(resolved);
+    if (inCwd)
+      paths.push(
+        inCwd[1] || cwd === undefined ? undefined : normalizePath(cwd + resolved.slice(inCwd[0].length)),
+      );
     // Git Bash's `/c/x` is `C:\x` to Claude Code, `\c\x` on the cwd's drive to a tool that takes
     // it as written: deny-style rules read both.
     if (drive !== undefined && /^\/[A-Za-z]\//.test(expanded))
@@ -686,6 +694,9 @@ function posixPath(path: string, drive: string | undefined): string {
 /** What names `/` again (`/proc/self/root`) or a macOS firmlink's other side (`/private/var`). */
 const ALIAS =
   /^\/(?:proc\/(?:self|thread-self|\d+)\/root|System\/Volumes\/Data|private(?=\/(?:var|etc|tmp)\b))(?=\/|$)/;
+
+/** A process's working directory through /proc: group 1 is a pid (another process). */
+const CWD_ALIAS = /^\/proc\/(?:self|thread-self|(\d+))\/cwd(?=\/|$)/;
 
 /** Claude Code keeps transcripts under ~/.claude/projects, so the home dir is what precedes /.claude/. */
 function inferHome(transcriptPath: string | undefined): string | undefined {
