@@ -575,6 +575,11 @@ function pathsOf(input: Readonly<Record<string, unknown>>, call: ToolCall): Call
     // it as written: deny-style rules read both.
     if (drive !== undefined && /^\/[A-Za-z]\//.test(expanded))
       paths.push(resolvePath(`/${drive}${expanded}`, cwd, home));
+    // An admin share (`\\host\C$\x`) is `C:\x` on that host, which may be this one by a name or
+    // an address the client knows it by: deny-style rules read it as `C:\x` too.
+    const share = drive !== undefined && ADMIN_SHARE.exec(expanded);
+    if (share)
+      paths.push(resolvePath(posixPath(`${share[1]}:${expanded.slice(share[0].length)}`, drive), cwd, home));
   }
   if (call.toolName === "Glob" && typeof input.pattern === "string" && input.pattern !== "") {
     const root = typeof input.path === "string" && input.path !== "" ? allowPaths.at(-1) : cwd;
@@ -694,6 +699,9 @@ function posixPath(path: string, drive: string | undefined): string {
 /** What names `/` again (`/proc/self/root`) or a macOS firmlink's other side (`/private/var`). */
 const ALIAS =
   /^\/(?:proc\/(?:self|thread-self|\d+)\/root|System\/Volumes\/Data|private(?=\/(?:var|etc|tmp)\b))(?=\/|$)/;
+
+/** A Windows admin share's prefix, `\\host\C$` or `\\?\UNC\host\C$`: group 1 is its drive. */
+const ADMIN_SHARE = /^[\\/]{2}(?:[?.][\\/]UNC[\\/])?[^\\/]+[\\/]([A-Za-z])\$(?=[\\/]|$)/i;
 
 /** A process's working directory through /proc: group 1 is a pid (another process). */
 const CWD_ALIAS = /^\/proc\/(?:self|thread-self|(\d+))\/cwd(?=\/|$)/;

@@ -648,6 +648,24 @@ describe("a command's name in another case (a review, session 24)", () => {
     expect(both("Read(//c/secret/**)", call)).toEqual({ any: true, all: true });
   });
 
+  it("reads an admin share on any host as the drive it shares, for deny-style rules", () => {
+    // `\\DESKTOP-7\C$` may be this machine by its own name: as `C:` it met Read(~/.ssh/**) only
+    // under `localhost` and 127.0.0.1.
+    const windows = { cwd: "C:\\p", transcriptPath: "C:\\Users\\dev\\.claude\\projects\\p\\s.jsonl" };
+    const read = (file_path: string) => ({ toolName: "Read", toolInput: { file_path }, ...windows });
+    for (const path of [
+      "\\\\DESKTOP-7\\C$\\Users\\dev\\.ssh\\id_rsa",
+      "\\\\[::1]\\c$\\Users\\dev\\.ssh\\id_rsa",
+      "\\\\?\\UNC\\fileserver\\C$\\Users\\dev\\.ssh\\id_rsa",
+      "//desktop-7/c$/Users/dev/.ssh/id_rsa",
+    ])
+      expect(both("Read(~/.ssh/**)", read(path)), path).toEqual({ any: true, all: false });
+    expect(both("Read(~/.ssh/**)", read("\\\\fileserver\\share\\Users\\dev\\.ssh\\x")).any).toBe(false);
+    // A POSIX client's `//host/c$` is a path like any other.
+    const posix = { toolName: "Read", toolInput: { file_path: "//h/c$/Users/dev/.ssh/x" }, cwd: "/p" };
+    expect(both("Read(//c/Users/dev/.ssh/**)", posix).any).toBe(false);
+  });
+
   it("reads a path through the aliases the kernel and macOS keep, as the file it names", () => {
     // The bypass review, session 24: these reached ~/.ssh past Read(~/.ssh/**).
     const linux = { cwd: "/home/dev/p", transcriptPath: "/home/dev/.claude/projects/p/s.jsonl" };
