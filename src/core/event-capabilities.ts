@@ -69,13 +69,19 @@ const CLAUDE_CODE_CONTEXT_EVENTS: ReadonlySet<string> = new Set([
   "SessionStart",
 ]);
 
-/** deepagents v2 accepts only nine `hookSpecificOutput` variants; any other invalidates the output (§6.4). */
+/**
+ * deepagents v2 accepts only nine `hookSpecificOutput` variants; any other invalidates the output
+ * (§6.4). SubagentStop's `additionalContext` is added to the parent's context (deepagents_code
+ * hooks/reducer.py); Stop's is not context there but a continuation, as a block is, so it is
+ * never sent.
+ */
 const DEEPAGENTS_CONTEXT_EVENTS: ReadonlySet<string> = new Set([
   "PreToolUse",
   "UserPromptSubmit",
   "PostToolUse",
   "PostToolUseFailure",
   "SubagentStart",
+  "SubagentStop",
   "SessionStart",
 ]);
 

@@ -133,7 +133,10 @@ function lintEveryEvent(rule: CompiledRule, warn: (path: string, message: string
       `"on": "*" includes events where no client can honour "${action.decision}" (${some(dropped)}); it is not sent there`,
     );
   }
-  const uncarried = context === undefined ? [] : reach.filter((e) => !carriesContext(e, "claude-code"));
+  const uncarried =
+    context === undefined
+      ? []
+      : reach.filter((e) => !carriesContext(e, "claude-code") && !carriesContext(e, "deepagents"));
   if (uncarried.length > 0) {
     warn(
       `${rule.path}.context`,
@@ -528,7 +531,12 @@ function lintAction(rule: CompiledRule, event: string, warn: (path: string, mess
   const context =
     action.kind === "context" ? action.text : action.kind === "decide" ? action.context : undefined;
   if (context !== undefined && isKnownEvent(event) && !carriesContext(event, "claude-code")) {
-    warn(`${p}.context`, `${event} has no way to carry added context to the agent; it is not sent there`);
+    warn(
+      `${p}.context`,
+      carriesContext(event, "deepagents")
+        ? `${event} carries added context to deepagents only; Claude Code and deepcode cannot receive it there`
+        : `${event} has no way to carry added context to the agent; it is not sent there`,
+    );
   } else if (
     context !== undefined &&
     event !== "PreCompact" &&

@@ -107,8 +107,9 @@ function hookSpecificOutput(
   event: string,
   dialect: Dialect,
 ): Record<string, unknown> | undefined {
-  // Never on Stop/SubagentStop: Claude Code 2.1.112 rejects the whole answer (TV-16).
-  if (STOP_EVENTS.has(event)) return undefined;
+  // Never on Stop/SubagentStop to Claude Code and deepcode: Claude Code 2.1.112 rejects the whole
+  // answer (TV-16). deepagents takes SubagentStop's context (carriesContext).
+  if (STOP_EVENTS.has(event) && dialect !== "deepagents") return undefined;
   const specific: Record<string, unknown> = { hookEventName: event };
   if (event === "PreToolUse" && kind !== undefined) {
     specific.permissionDecision = kind;

@@ -245,10 +245,21 @@ describe("lintPolicy: matchers that cannot hold", () => {
     expect(warnings.filter((w) => w.includes('"on": "*"'))).toEqual([
       '$.rules[0].decide: "on": "*" includes events where no client can honour "deny" (18 of Claude Code\'s 34 events, e.g. Notification, SessionStart, SessionEnd); it is not sent there',
       '$.rules[1].decide: "on": "*" includes events where no client can honour "allow" (32 of Claude Code\'s 34 events, e.g. PostToolUse, PostToolUseFailure, PostToolBatch); it is not sent there',
-      '$.rules[1].context: "on": "*" includes events with no way to carry added context (25 of Claude Code\'s 34 events, e.g. PostToolBatch, UserPromptExpansion, SessionEnd); it is not sent there',
-      '$.rules[2].context: "on": "*" includes events with no way to carry added context (25 of Claude Code\'s 34 events, e.g. PostToolBatch, UserPromptExpansion, SessionEnd); it is not sent there',
+      '$.rules[1].context: "on": "*" includes events with no way to carry added context (24 of Claude Code\'s 34 events, e.g. PostToolBatch, UserPromptExpansion, SessionEnd); it is not sent there',
+      '$.rules[2].context: "on": "*" includes events with no way to carry added context (24 of Claude Code\'s 34 events, e.g. PostToolBatch, UserPromptExpansion, SessionEnd); it is not sent there',
       '$.rules[3].decide: "on": "*" includes events where no client can honour "deny" (1 of the 5 tool events its "if" limits it to, e.g. PermissionDenied); it is not sent there',
       '$.rules[4].decide: "on": "*" includes events where no client can honour "block" (1 of the 5 tool events its "if" limits it to, e.g. PermissionDenied); it is not sent there',
+    ]);
+  });
+
+  it("says where a Stop or SubagentStop rule's context goes: deepagents takes SubagentStop's only", async () => {
+    const warnings = await warningsFor([
+      { id: "stop-note", on: "Stop", context: "x" },
+      { id: "subagent-note", on: "SubagentStop", context: "x" },
+    ]);
+    expect(warnings.filter((w) => w.includes(".context:"))).toEqual([
+      "$.rules[0].context: Stop has no way to carry added context to the agent; it is not sent there",
+      "$.rules[1].context: SubagentStop carries added context to deepagents only; Claude Code and deepcode cannot receive it there",
     ]);
   });
 

@@ -226,6 +226,17 @@ describe("renderDecision", () => {
     });
     expect(body(d({ context: "c" }), "Notification", "deepagents")).toBe("");
     expect(body(d({ context: "c" }), "PreCompact", "deepagents")).toBe("");
+    // SubagentStop's context is the parent's context there (deepagents_code hooks/reducer.py);
+    // Stop's would make the agent go on, as a block does, so it is not sent.
+    expect(body(d({ context: "c" }), "SubagentStop", "deepagents")).toEqual({
+      hookSpecificOutput: { hookEventName: "SubagentStop", additionalContext: "c" },
+    });
+    expect(body(d({ context: "c" }), "Stop", "deepagents")).toBe("");
+    expect(body(d({ kind: "block", reason: "r", context: "c" }), "Stop", "deepagents")).toEqual({
+      decision: "block",
+      reason: "r",
+    });
+    expect(body(d({ context: "c" }), "SubagentStop", "deepcode")).toBe("");
   });
 
   it("answers every deepagents legacy event with an empty body", () => {
