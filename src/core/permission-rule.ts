@@ -548,47 +548,64 @@ function pathsOf(input: Readonly<Record<string, unknown>>, call: ToolCall): Call
   const home = inferHome(
     call.transcriptPath === undefined ? undefined : posixPath(call.transcriptPath, drive),
   );
+  // On a Windows client `..` stops at the drive (`/c/..` is `/c`), as Windows reads it.
+  const floor = drive === undefined ? 0 : 1;
   const rawCwd = typeof call.cwd === "string" ? posixPath(call.cwd, drive) : undefined;
-  const cwd = rawCwd?.startsWith("/") ? normalizePath(rawCwd) : undefined;
+  const cwd = rawCwd?.startsWith("/") ? openPath(rawCwd, floor, false) : undefined;
+  const opened = (path: string) => resolvePath(path, cwd, home, floor, { cwd });
+  /**
+   * A path's text as an allow rule reads it (the file it opens; unknown through a cwd link, whose
+   * process may stand elsewhere, and for a UNC path, which no drive rule names) and every reading a
+   * deny-style rule takes: that file, the path as written, and on a Windows client the other
+   * files its spelling may name.
+   */
+  const read = (text: string): { allow: string | undefined; deny: (string | undefined)[] } => {
+    const posix = posixPath(text, drive);
+    const deny = [opened(posix)];
+    const written = resolvePath(posix, cwd, home, floor, false);
+    if (written !== deny[0]) deny.push(written);
+    const unc = drive !== undefined && posix.startsWith("//");
+    const allow = unc ? undefined : resolvePath(posix, cwd, home, floor, { cwd: undefined });
+    if (drive !== undefined) {
+      // Git Bash's `/c/x` is `C:\x` to Claude Code, `\c\x` on the cwd's drive to a tool that
+      // takes it as written.
+      if (/^\/[A-Za-z]\//.test(text)) deny.push(opened(`/${drive}${text}`));
+      // An admin share (`\\host\C$\x`) is `C:\x` on that host, which may be this one by a name or
+      // an address the client knows it by.
+      const share = ADMIN_SHARE.exec(text);
+      if (share) deny.push(opened(posixPath(`${share[1]}:\\${text.slice(share[0].length)}`, drive)));
+    }
+    return { allow, deny };
+  };
   const paths: (string | undefined)[] = [];
   let allowPaths: (string | undefined)[] = [];
+  // A Glob's directories: its `path`'s readings when it has one.
+  let roots: (string | undefined)[] | undefined;
   for (const field of PATH_FIELDS) {
     const value = input[field];
     if (typeof value !== "string" || value === "") continue;
     // As Claude Code's expandPath reads a path before it opens it: trimmed, in NFC.
-    const expanded = value.trim().normalize("NFC");
-    const path = resolvePath(posixPath(expanded, drive), cwd, home);
-    // Through an alias (ALIAS) as the file it names; deny-style rules read the alias too.
-    const resolved = path === undefined ? path : path.replace(ALIAS, "") || "/";
-    paths.push(resolved);
-    allowPaths.push(resolved);
-    if (path !== resolved) paths.push(path);
-    // `/proc/self/cwd/x` is `x` in the directory Claude Code runs in, which the cwd names as a
-    // session starts, and another process's (`/proc/N/cwd`) any directory: deny-style rules read
-    // the first under the cwd too, the second as unknown.
-    const inCwd = resolved && CWD_ALIAS.exec(resolved);
-    if (inCwd)
-      paths.push(
-        inCwd[1] || cwd === undefined ? undefined : normalizePath(cwd + resolved.slice(inCwd[0].length)),
-      );
-    // Git Bash's `/c/x` is `C:\x` to Claude Code, `\c\x` on the cwd's drive to a tool that takes
-    // it as written: deny-style rules read both.
-    if (drive !== undefined && /^\/[A-Za-z]\//.test(expanded))
-      paths.push(resolvePath(`/${drive}${expanded}`, cwd, home));
-    // An admin share (`\\host\C$\x`) is `C:\x` on that host, which may be this one by a name or
-    // an address the client knows it by: deny-style rules read it as `C:\x` too.
-    const share = drive !== undefined && ADMIN_SHARE.exec(expanded);
-    if (share)
-      paths.push(resolvePath(posixPath(`${share[1]}:${expanded.slice(share[0].length)}`, drive), cwd, home));
+    const { allow, deny } = read(value.trim().normalize("NFC"));
+    paths.push(...deny);
+    allowPaths.push(allow);
+    if (field === "path") roots = deny;
   }
   if (call.toolName === "Glob" && typeof input.pattern === "string" && input.pattern !== "") {
     const root = typeof input.path === "string" && input.path !== "" ? allowPaths.at(-1) : cwd;
+    const windows = drive !== undefined;
     const pattern = posixPath(input.pattern, drive);
-    allowPaths = [
-      ...allowPaths,
-      ...globListRoots(input.pattern, pattern, drive !== undefined, root, cwd, home),
-    ];
-    paths.push(...globPatternPaths(pattern, drive !== undefined, root, cwd, home));
+    allowPaths = [...allowPaths, ...globListRoots(input.pattern, pattern, windows, root, cwd, home)];
+    // Under every reading of its root, and of its own text where that names a share.
+    const share = windows ? ADMIN_SHARE.exec(input.pattern) : null;
+    const patterns = share
+      ? [pattern, posixPath(`${share[1]}:\\${input.pattern.slice(share[0].length)}`, drive)]
+      : [pattern];
+    for (const base of roots ?? [cwd]) {
+      // A `path` that names no known directory (`~/..` with no home): the pattern could be anywhere.
+      if (base === undefined && roots !== undefined) paths.push(undefined);
+      else
+        for (const text of patterns) paths.push(...globPatternPaths(text, windows, base, cwd, home, floor));
+    }
   }
   memoPaths = { input, call, paths, allowPaths, cwd, home };
   return memoPaths;
@@ -609,6 +626,7 @@ function globPatternPaths(
   root: string | undefined,
   cwd: string | undefined,
   home: string | undefined,
+  floor: number,
 ): (string | undefined)[] {
   let body = pattern.startsWith("!") ? "**" : windows ? pattern : pattern.replace(/\\(.)/g, "$1");
   if (!body.replace(/\/+$/, "").includes("/")) body = `**/${body}`;
@@ -616,9 +634,12 @@ function globPatternPaths(
   const anchored = body.startsWith("/") || body === "~" || body.startsWith("~/");
   const full = anchored || root === undefined ? body : `${root}/${body}`;
   if (full.length > MAX_PATH_LENGTH) return [undefined];
-  const named = resolvePath(full, cwd, home);
-  const shallow = resolvePath(full.replace(/(^|\/)\*\*\//g, "$1"), cwd, home);
-  return shallow === named ? [named] : [named, shallow];
+  // As the files it names and as written, each also without its `**/`.
+  const readings = [full, full.replace(/(^|\/)\*\*\//g, "$1")].flatMap((text) => [
+    resolvePath(text, cwd, home, floor, { cwd }),
+    resolvePath(text, cwd, home, floor, false),
+  ]);
+  return [...new Set(readings)];
 }
 
 /**
@@ -653,7 +674,11 @@ function globListRoots(
   const prefix = segments.slice(0, plain).join("/");
   const dirs = prefix === "" ? [root] : [`${root}/${prefix}`];
   if (pattern.startsWith("/")) dirs.push(prefix || "/");
-  return dirs.map((dir) => (dir.length > MAX_PATH_LENGTH ? undefined : resolvePath(dir, cwd, home)));
+  return dirs.map((dir) =>
+    dir.length > MAX_PATH_LENGTH
+      ? undefined
+      : resolvePath(dir, cwd, home, windows ? 1 : 0, { cwd: undefined }),
+  );
 }
 
 /** What makes a segment of a Glob pattern more than a plain name. */
@@ -676,7 +701,8 @@ function posixPath(path: string, drive: string | undefined): string {
   let rest = path
     // `\\?\UNC\host\share\x` is `\\host\share\x`; `\\?\C:\x` and `\\.\C:\x` are `C:\x`.
     .replace(/^[\\/]{2}[?.][\\/](?:UNC(?=[\\/]))?/i, (prefix) => (prefix.length > 4 ? "\\" : ""))
-    .replace(/^[\\/]{2}(?:localhost|127\.0\.0\.1)[\\/]([A-Za-z])\$(?=[\\/]|$)/i, "$1:")
+    // A share's root with no separator after it is the drive's root, not its current directory.
+    .replace(/^[\\/]{2}(?:localhost|127\.0\.0\.1)[\\/]([A-Za-z])\$(?=[\\/]|$)/i, "$1:\\")
     // Git Bash's `/c/x`, which Claude Code on Windows reads as `C:\x`.
     .replace(/^\/([A-Za-z])(?=\/)/, "$1:");
   let root = "";
@@ -696,15 +722,17 @@ function posixPath(path: string, drive: string | undefined): string {
   return root + segments.join("/");
 }
 
-/** What names `/` again (`/proc/self/root`) or a macOS firmlink's other side (`/private/var`). */
-const ALIAS =
-  /^\/(?:proc\/(?:self|thread-self|\d+)\/root|System\/Volumes\/Data|private(?=\/(?:var|etc|tmp)\b))(?=\/|$)/;
+/** A macOS firmlink's other side (`/System/Volumes/Data/Users`, `/private/var`): the same files. */
+const FIRMLINK = /^\/(?:System\/Volumes\/Data|private(?=\/(?:var|etc|tmp)\b))(?=\/|$)/;
 
 /** A Windows admin share's prefix, `\\host\C$` or `\\?\UNC\host\C$`: group 1 is its drive. */
 const ADMIN_SHARE = /^[\\/]{2}(?:[?.][\\/]UNC[\\/])?[^\\/]+[\\/]([A-Za-z])\$(?=[\\/]|$)/i;
 
-/** A process's working directory through /proc: group 1 is a pid (another process). */
-const CWD_ALIAS = /^\/proc\/(?:self|thread-self|(\d+))\/cwd(?=\/|$)/;
+/**
+ * A link /proc keeps, as a normalized path's segments joined: a process's (or one of its tasks')
+ * `root` or `cwd`. Group 1 is set when the process is this one (self, thread-self).
+ */
+const PROC_LINK = /^proc\/(?:(self|thread-self)|\d+)(?:\/task\/\d+)?\/(?:root|cwd)$/;
 
 /** Claude Code keeps transcripts under ~/.claude/projects, so the home dir is what precedes /.claude/. */
 function inferHome(transcriptPath: string | undefined): string | undefined {
@@ -714,19 +742,54 @@ function inferHome(transcriptPath: string | undefined): string | undefined {
 }
 
 /**
- * The absolute, normalized path; relative when there is no cwd to resolve it against. A
- * leading `~` is the home directory (Claude Code expands it), kept as `~/...` when unknown;
- * undefined when it is unknown and the path climbs out of it (`~/../../etc/passwd`).
+ * The absolute, normalized path (openPath); relative when there is no cwd to resolve it against.
+ * A leading `~` is the home directory (Claude Code expands it), kept as `~/...` when unknown;
+ * undefined when it is unknown and the path climbs out of it (`~/../../etc/passwd`), and where
+ * openPath cannot say which file it is.
  */
-function resolvePath(raw: string, cwd: string | undefined, home: string | undefined): string | undefined {
+function resolvePath(
+  raw: string,
+  cwd: string | undefined,
+  home: string | undefined,
+  floor: number,
+  links: Links,
+): string | undefined {
   const tilde = raw === "~" || raw.startsWith("~/");
   if (tilde && home === undefined) {
     const path = normalizePath(raw);
     return path === "~" || path.startsWith("~/") ? path : undefined;
   }
-  if (tilde) return normalizePath(home + raw.slice(1));
-  if (raw.startsWith("/") || cwd === undefined) return normalizePath(raw);
-  return normalizePath(`${cwd}/${raw}`);
+  const full = tilde ? home + raw.slice(1) : raw.startsWith("/") || cwd === undefined ? raw : `${cwd}/${raw}`;
+  return full.startsWith("/") ? openPath(full, floor, links) : normalizePath(full);
+}
+
+/** Whether openPath follows the links /proc keeps, and to which directory this process's cwd leads. */
+type Links = { readonly cwd: string | undefined } | false;
+
+/**
+ * An absolute path normalized as the kernel opens it: `..` never climbs above the root, nor above
+ * the first `floor` segments (a Windows client's drive). With `links`, the links /proc keeps are
+ * followed where they lead, a `..` after one too: a process's `root` to `/`, this process's `cwd`
+ * to `links.cwd`, and undefined (unknown) where that is not given or the process is another; and
+ * a macOS firmlink's other side is read as the path it mirrors.
+ */
+function openPath(path: string, floor: number, links: Links): string | undefined {
+  let out: string[] = [];
+  for (const segment of path.split("/")) {
+    if (segment === "" || segment === ".") continue;
+    if (segment === "..") {
+      if (out.length > floor) out.pop();
+      continue;
+    }
+    out.push(segment);
+    const link = links && (segment === "root" || segment === "cwd") ? PROC_LINK.exec(out.join("/")) : null;
+    if (link === null || !links) continue;
+    if (segment === "root") out = [];
+    else if (link[1] === undefined || links.cwd === undefined) return undefined;
+    else out = links.cwd.split("/").filter(Boolean);
+  }
+  const opened = `/${out.join("/")}`;
+  return links ? opened.replace(FIRMLINK, "") || "/" : opened;
 }
 
 /**

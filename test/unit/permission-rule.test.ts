@@ -648,6 +648,63 @@ describe("a command's name in another case (a review, session 24)", () => {
     expect(both("Read(//c/secret/**)", call)).toEqual({ any: true, all: true });
   });
 
+  it("stops `..` at a Windows client's drive, as Windows does (a review, session 25)", () => {
+    const windows = { cwd: "C:\\p", transcriptPath: "C:\\Users\\dev\\.claude\\projects\\p\\s.jsonl" };
+    const call = (toolName: string, input: Record<string, string>) => ({
+      toolName,
+      toolInput: input,
+      ...windows,
+    });
+    // Each is C:\p\.env: `/c/..` was read as `/`, and these got past Read(./.env).
+    for (const file_path of [
+      "C:\\..\\p\\.env",
+      "\\..\\p\\.env",
+      "..\\..\\p\\.env",
+      "\\\\DESKTOP-7\\C$\\..\\p\\.env",
+      "\\\\?\\UNC\\localhost\\C$\\..\\p\\.env",
+    ])
+      expect(both("Read(./.env)", call("Read", { file_path })).any, file_path).toBe(true);
+    expect(both("Read(//c/secret/**)", call("Read", { file_path: "C:\\..\\secret\\x" })).any).toBe(true);
+    // And an allow rule approved C:\c\p\x, outside the project, as ./c/p/x read from /.
+    expect(both("Edit(./**)", call("Write", { file_path: "C:\\..\\c\\p\\x" })).all).toBe(false);
+    expect(both("Edit(./**)", call("Write", { file_path: "..\\..\\c\\p\\x" })).all).toBe(false);
+    expect(both("Edit(./**)", call("Write", { file_path: "C:\\p\\src\\..\\x" })).all).toBe(true);
+  });
+
+  it("reads a share's root as the drive's root, not the cwd, and a UNC path as no drive's", () => {
+    const windows = { cwd: "C:\\p", transcriptPath: "C:\\Users\\dev\\.claude\\projects\\p\\s.jsonl" };
+    const grep = (path: string) => ({ toolName: "Grep", toolInput: { pattern: "KEY", path }, ...windows });
+    for (const path of ["\\\\localhost\\C$", "\\\\127.0.0.1\\c$", "\\\\?\\UNC\\localhost\\C$"])
+      expect(both("Read(./**)", grep(path)), path).toEqual({ any: false, all: false });
+    expect(both("Read(//c/**)", grep("\\\\localhost\\C$"))).toEqual({ any: true, all: true });
+    expect(both("Read(//c/Users/**)", grep("\\\\DESKTOP-7\\C$")).any).toBe(false);
+    // A UNC host named `c` is not drive C: an allow rule for C:\share does not approve it.
+    const unc = { toolName: "Read", toolInput: { file_path: "\\\\c\\share\\x" }, ...windows };
+    expect(both("Read(//c/share/**)", unc)).toEqual({ any: true, all: false });
+  });
+
+  it("reads a Glob's path and pattern through shares and /proc's links, for deny-style rules", () => {
+    const windows = { cwd: "C:\\p", transcriptPath: "C:\\Users\\dev\\.claude\\projects\\p\\s.jsonl" };
+    const linux = { cwd: "/home/dev/p", transcriptPath: "/home/dev/.claude/projects/p/s.jsonl" };
+    const glob = (input: Record<string, string>, at: object) => ({
+      toolName: "Glob",
+      toolInput: input,
+      ...at,
+    });
+    for (const [rule, input, at] of [
+      ["Read(~/.ssh/**)", { path: "\\\\DESKTOP-7\\C$\\Users\\dev", pattern: ".ssh/id_rsa" }, windows],
+      ["Read(~/.ssh/**)", { pattern: "//DESKTOP-7/C$/Users/dev/.ssh/id_rsa" }, windows],
+      ["Read(./.env)", { path: "/proc/self/cwd", pattern: ".env" }, linux],
+      ["Read(./.env)", { pattern: "/proc/self/cwd/.env" }, linux],
+      ["Read(//etc/**)", { pattern: "/proc/self/root/etc/*" }, linux],
+    ] as const)
+      expect(both(rule, glob(input, at)).any, JSON.stringify(input)).toBe(true);
+    // Read as the directories they are, not as unknown, which every deny-style rule would match.
+    expect(both("Read(./.env)", glob({ path: "/proc/self/cwd", pattern: "*.md" }, linux)).any).toBe(false);
+    const share = { path: "\\\\DESKTOP-7\\C$\\Users\\dev", pattern: "*.md" };
+    expect(both("Read(~/.ssh/**)", glob(share, windows)).any).toBe(false);
+  });
+
   it("reads an admin share on any host as the drive it shares, for deny-style rules", () => {
     // `\\DESKTOP-7\C$` may be this machine by its own name: as `C:` it met Read(~/.ssh/**) only
     // under `localhost` and 127.0.0.1.
@@ -661,9 +718,6 @@ describe("a command's name in another case (a review, session 24)", () => {
     ])
       expect(both("Read(~/.ssh/**)", read(path)), path).toEqual({ any: true, all: false });
     expect(both("Read(~/.ssh/**)", read("\\\\fileserver\\share\\Users\\dev\\.ssh\\x")).any).toBe(false);
-    // A POSIX client's `//host/c$` is a path like any other.
-    const posix = { toolName: "Read", toolInput: { file_path: "//h/c$/Users/dev/.ssh/x" }, cwd: "/p" };
-    expect(both("Read(//c/Users/dev/.ssh/**)", posix).any).toBe(false);
   });
 
   it("reads a path through the aliases the kernel and macOS keep, as the file it names", () => {
@@ -685,6 +739,25 @@ describe("a command's name in another case (a review, session 24)", () => {
       any: true,
       all: false,
     });
+  });
+
+  it("follows /proc's links before a `..` after them, and a task's links too (a review, session 25)", () => {
+    const at = { cwd: "/home/dev/p", transcriptPath: "/home/dev/.claude/projects/p/s.jsonl" };
+    const read = (file_path: string) => ({ toolName: "Read", toolInput: { file_path }, ...at });
+    // /proc/self/cwd/.. is the cwd's parent, /proc/self/root/.. is / : read as text they were /proc/self.
+    expect(both("Read(//home/dev/.env)", read("/proc/self/cwd/../.env")).any).toBe(true);
+    expect(both("Read(//etc/shadow)", read("/proc/self/root/../etc/shadow"))).toEqual({
+      any: true,
+      all: true,
+    });
+    expect(both("Read(//etc/shadow)", read("/proc/1/../self/root/etc/shadow")).any).toBe(true);
+    expect(both("Read(./.env)", read("/proc/self/task/123/cwd/.env")).any).toBe(true);
+    expect(both("Read(~/.ssh/**)", read("/proc/thread-self/task/9/root/home/dev/.ssh/id_rsa"))).toEqual({
+      any: true,
+      all: true,
+    });
+    // Through a cwd link an allow rule approves nothing: that process may stand elsewhere.
+    expect(both("Read(./**)", read("/proc/self/cwd/README.md"))).toEqual({ any: true, all: false });
   });
 
   it("reads /proc/self/cwd under the cwd for deny-style rules, and another process's as anywhere", () => {
