@@ -13,6 +13,13 @@ describe("makeDirectory", () => {
     expect(() => makeDirectory(dir)).not.toThrow();
   });
 
+  it("makes a path with `..` through a directory it makes, as Node's recursive mkdir did", () => {
+    // A review, session 25: the retry after making `new` took `new/..` for a new directory: EEXIST.
+    const root = mkdtempSync(join(tmpdir(), "hookgate-mkdir-"));
+    makeDirectory(join(root, "new", "..", "d"));
+    expect(statSync(join(root, "d")).isDirectory()).toBe(true);
+  });
+
   it("refuses a file in the directory's place, as mkdir -p does", () => {
     const file = join(mkdtempSync(join(tmpdir(), "hookgate-mkdir-")), "data");
     writeFileSync(file, "");
