@@ -100,6 +100,12 @@ describe.each([
     expect(await jsonOf(stop)).toEqual({ systemMessage: expect.stringContaining("UNKNOWN_CLIENT_ROUTE") });
   });
 
+  it("quotes at most 100 characters of an unknown route, never half an emoji", async () => {
+    const route = `${"x".repeat(99)}%F0%9F%98%80tail`;
+    const body = await expectDenied(await app.post(`/v1/hooks/${route}`, pre), "UNKNOWN_CLIENT_ROUTE");
+    expect(body.systemMessage).toContain(`"/v1/hooks/${"x".repeat(99)}…"`);
+  });
+
   it("one trailing slash is the route itself, as are doubled slashes; a deeper path is a mistyped hook path", async () => {
     for (const path of [
       "/v1/hooks/",

@@ -177,6 +177,12 @@ describe("parseForwardResponse: what a failure message quotes of the answer", ()
     expect(message).not.toContain(SECRET.slice(0, 4));
   });
 
+  it("cuts the body it quotes between characters, never between an emoji's two halves", () => {
+    const result = parse(`${"x".repeat(99)}\u{1F600} and more`);
+    const message = result.ok ? "" : result.error.message;
+    expect(message).toContain(`"${"x".repeat(99)}…"`);
+  });
+
   it("masks a credential by its shape before cutting, too", () => {
     const result = parse(`${"x".repeat(90)} ghp_${"a".repeat(36)}`);
     const message = result.ok ? "" : result.error.message;
