@@ -560,6 +560,7 @@ function pathsOf(input: Readonly<Record<string, unknown>>, call: ToolCall): Call
    * files its spelling may name.
    */
   const read = (text: string): { allow: string | undefined; deny: (string | undefined)[] } => {
+    if (drive !== undefined && DEVICE_PATH.test(text)) return { allow: undefined, deny: [undefined] };
     const posix = posixPath(text, drive);
     const deny = [opened(posix)];
     const written = resolvePath(posix, cwd, home, floor, false);
@@ -572,8 +573,8 @@ function pathsOf(input: Readonly<Record<string, unknown>>, call: ToolCall): Call
       if (/^\/[A-Za-z]\//.test(text)) deny.push(opened(`/${drive}${text}`));
       // An admin share (`\\host\C$\x`) is `C:\x` on that host, which may be this one by a name or
       // an address the client knows it by.
-      const share = ADMIN_SHARE.exec(text);
-      if (share) deny.push(opened(posixPath(`${share[1]}:\\${text.slice(share[0].length)}`, drive)));
+      const shared = sharedPath(text);
+      if (shared !== undefined) deny.push(opened(posixPath(shared, drive)));
     }
     return { allow, deny };
   };
@@ -596,10 +597,9 @@ function pathsOf(input: Readonly<Record<string, unknown>>, call: ToolCall): Call
     const pattern = posixPath(input.pattern, drive);
     allowPaths = [...allowPaths, ...globListRoots(input.pattern, pattern, windows, root, cwd, home)];
     // Under every reading of its root, and of its own text where that names a share.
-    const share = windows ? ADMIN_SHARE.exec(input.pattern) : null;
-    const patterns = share
-      ? [pattern, posixPath(`${share[1]}:\\${input.pattern.slice(share[0].length)}`, drive)]
-      : [pattern];
+    const shared = windows ? sharedPath(input.pattern) : undefined;
+    const patterns = shared === undefined ? [pattern] : [pattern, posixPath(shared, drive)];
+    if (windows && DEVICE_PATH.test(input.pattern)) paths.push(undefined);
     for (const base of roots ?? [cwd]) {
       // A `path` that names no known directory (`~/..` with no home): the pattern could be anywhere.
       if (base === undefined && roots !== undefined) paths.push(undefined);
@@ -725,8 +725,25 @@ function posixPath(path: string, drive: string | undefined): string {
 /** A macOS firmlink's other side (`/System/Volumes/Data/Users`, `/private/var`): the same files. */
 const FIRMLINK = /^\/(?:System\/Volumes\/Data|private(?=\/(?:var|etc|tmp)\b))(?=\/|$)/;
 
-/** A Windows admin share's prefix, `\\host\C$` or `\\?\UNC\host\C$`: group 1 is its drive. */
-const ADMIN_SHARE = /^[\\/]{2}(?:[?.][\\/]UNC[\\/])?[^\\/]+[\\/]([A-Za-z])\$(?=[\\/]|$)/i;
+/**
+ * A Windows path in the device namespace that names no drive or share (`\\?\Volume{…}\x`,
+ * `\\?\GLOBALROOT\Device\…`, `\\.\PhysicalDrive0`): which file it is cannot be read from it.
+ */
+const DEVICE_PATH = /^[\\/]{2}[?.][\\/](?![A-Za-z]:|UNC[\\/])/i;
+
+/**
+ * A Windows admin share's prefix, `\\host\C$` or `\\?\UNC\host\C$`: group 1 is its drive, or
+ * `ADMIN` for `ADMIN$`, the Windows directory.
+ */
+const ADMIN_SHARE = /^[\\/]{2}(?:[?.][\\/]UNC[\\/])?[^\\/]+[\\/]([A-Za-z]|ADMIN)\$(?=[\\/]|$)/i;
+
+/** What an admin share's path names on its host, as a drive path (`C:\x`); undefined for any other. */
+function sharedPath(text: string): string | undefined {
+  const share = ADMIN_SHARE.exec(text);
+  if (share === null) return undefined;
+  const root = (share[1] as string).length === 1 ? `${share[1]}:` : "C:\\Windows";
+  return `${root}\\${text.slice(share[0].length)}`;
+}
 
 /**
  * A link /proc keeps, as a normalized path's segments joined: a process's (or one of its tasks')

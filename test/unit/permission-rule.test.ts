@@ -678,6 +678,17 @@ describe("a command's name in another case (a review, session 24)", () => {
       expect(both("Read(./**)", grep(path)), path).toEqual({ any: false, all: false });
     expect(both("Read(//c/**)", grep("\\\\localhost\\C$"))).toEqual({ any: true, all: true });
     expect(both("Read(//c/Users/**)", grep("\\\\DESKTOP-7\\C$")).any).toBe(false);
+    // A device-namespace path names no drive: every deny-style rule reads it, no allow rule.
+    for (const file_path of [
+      "\\\\?\\Volume{0b3f1c2a-1111-2222-3333-444455556666}\\Users\\dev\\.ssh\\id_rsa",
+      "//./GLOBALROOT/Device/HarddiskVolume3/x",
+    ]) {
+      const call = { toolName: "Read", toolInput: { file_path }, ...windows };
+      expect(both("Read(~/.ssh/**)", call), file_path).toEqual({ any: true, all: false });
+      expect(both("Read(./**)", call).all, file_path).toBe(false);
+    }
+    const glob = { toolName: "Glob", toolInput: { pattern: "\\\\?\\Volume{x}\\**" }, ...windows };
+    expect(both("Read(~/.ssh/**)", glob).any).toBe(true);
     // A UNC host named `c` is not drive C: an allow rule for C:\share does not approve it.
     const unc = { toolName: "Read", toolInput: { file_path: "\\\\c\\share\\x" }, ...windows };
     expect(both("Read(//c/share/**)", unc)).toEqual({ any: true, all: false });
@@ -718,6 +729,13 @@ describe("a command's name in another case (a review, session 24)", () => {
     ])
       expect(both("Read(~/.ssh/**)", read(path)), path).toEqual({ any: true, all: false });
     expect(both("Read(~/.ssh/**)", read("\\\\fileserver\\share\\Users\\dev\\.ssh\\x")).any).toBe(false);
+    // ADMIN$ is the Windows directory.
+    const dll = {
+      toolName: "Write",
+      toolInput: { file_path: "\\\\DESKTOP-7\\ADMIN$\\System32\\x.dll" },
+      ...windows,
+    };
+    expect(both("Edit(//c/Windows/**)", dll).any).toBe(true);
   });
 
   it("reads a path through the aliases the kernel and macOS keep, as the file it names", () => {
