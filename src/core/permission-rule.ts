@@ -552,7 +552,7 @@ function pathsOf(input: Readonly<Record<string, unknown>>, call: ToolCall): Call
   const floor = drive === undefined ? 0 : 1;
   const rawCwd = typeof call.cwd === "string" ? posixPath(call.cwd, drive) : undefined;
   const cwd = rawCwd?.startsWith("/") ? openPath(rawCwd, floor, false) : undefined;
-  const opened = (path: string) => resolvePath(path, cwd, home, floor, { cwd });
+  const opened = (path: string) => resolvePath(path, cwd, home, floor, { cwd, deny: true });
   /**
    * A path's text as an allow rule reads it (the file it opens; unknown through a cwd link, whose
    * process may stand elsewhere, and for a UNC path, which no drive rule names) and every reading a
@@ -566,7 +566,7 @@ function pathsOf(input: Readonly<Record<string, unknown>>, call: ToolCall): Call
     const written = resolvePath(posix, cwd, home, floor, false);
     if (written !== deny[0]) deny.push(written);
     const unc = drive !== undefined && posix.startsWith("//");
-    const allow = unc ? undefined : resolvePath(posix, cwd, home, floor, { cwd: undefined });
+    const allow = unc ? undefined : resolvePath(posix, cwd, home, floor, ALLOW_LINKS);
     if (drive !== undefined) {
       // Git Bash's `/c/x` is `C:\x` to Claude Code, `\c\x` on the cwd's drive to a tool that
       // takes it as written.
@@ -636,7 +636,7 @@ function globPatternPaths(
   if (full.length > MAX_PATH_LENGTH) return [undefined];
   // As the files it names and as written, each also without its `**/`.
   const readings = [full, full.replace(/(^|\/)\*\*\//g, "$1")].flatMap((text) => [
-    resolvePath(text, cwd, home, floor, { cwd }),
+    resolvePath(text, cwd, home, floor, { cwd, deny: true }),
     resolvePath(text, cwd, home, floor, false),
   ]);
   return [...new Set(readings)];
@@ -675,9 +675,7 @@ function globListRoots(
   const dirs = prefix === "" ? [root] : [`${root}/${prefix}`];
   if (pattern.startsWith("/")) dirs.push(prefix || "/");
   return dirs.map((dir) =>
-    dir.length > MAX_PATH_LENGTH
-      ? undefined
-      : resolvePath(dir, cwd, home, windows ? 1 : 0, { cwd: undefined }),
+    dir.length > MAX_PATH_LENGTH ? undefined : resolvePath(dir, cwd, home, windows ? 1 : 0, ALLOW_LINKS),
   );
 }
 
@@ -780,15 +778,23 @@ function resolvePath(
   return full.startsWith("/") ? openPath(full, floor, links) : normalizePath(full);
 }
 
-/** Whether openPath follows the links /proc keeps, and to which directory this process's cwd leads. */
-type Links = { readonly cwd: string | undefined } | false;
+/**
+ * Whether openPath follows the links /proc keeps; to which directory this process's cwd leads;
+ * and, for deny-style rules, another process's root taken as `/` (its files at the same paths,
+ * for all a container may hold) rather than unknown.
+ */
+type Links = { readonly cwd: string | undefined; readonly deny: boolean } | false;
+
+/** Links as an allow rule reads them: only this process's root is known. */
+const ALLOW_LINKS: Links = { cwd: undefined, deny: false };
 
 /**
  * An absolute path normalized as the kernel opens it: `..` never climbs above the root, nor above
  * the first `floor` segments (a Windows client's drive). With `links`, the links /proc keeps are
- * followed where they lead, a `..` after one too: a process's `root` to `/`, this process's `cwd`
- * to `links.cwd`, and undefined (unknown) where that is not given or the process is another; and
- * a macOS firmlink's other side is read as the path it mirrors.
+ * followed where they lead, a `..` after one too: this process's `root` to `/`, its `cwd` to
+ * `links.cwd`, another's root as `links` says, and undefined (unknown) where that is not known (no
+ * cwd given, another process's cwd); and a macOS firmlink's other side is read as the path it
+ * mirrors.
  */
 function openPath(path: string, floor: number, links: Links): string | undefined {
   let out: string[] = [];
@@ -801,9 +807,10 @@ function openPath(path: string, floor: number, links: Links): string | undefined
     out.push(segment);
     const link = links && (segment === "root" || segment === "cwd") ? PROC_LINK.exec(out.join("/")) : null;
     if (link === null || !links) continue;
-    if (segment === "root") out = [];
-    else if (link[1] === undefined || links.cwd === undefined) return undefined;
-    else out = links.cwd.split("/").filter(Boolean);
+    const self = link[1] !== undefined;
+    if (segment === "root" && (self || links.deny)) out = [];
+    else if (segment === "cwd" && self && links.cwd !== undefined) out = links.cwd.split("/").filter(Boolean);
+    else return undefined;
   }
   const opened = `/${out.join("/")}`;
   return links ? opened.replace(FIRMLINK, "") || "/" : opened;

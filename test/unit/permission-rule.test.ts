@@ -745,11 +745,19 @@ describe("a command's name in another case (a review, session 24)", () => {
     const read = (file_path: string, at: object) => ({ toolName: "Read", toolInput: { file_path }, ...at });
     for (const [path, at] of [
       ["/proc/self/root/home/dev/.ssh/id_ed25519", linux],
-      ["/proc/1/root/home/dev/.ssh/id_ed25519", linux],
       ["/proc/thread-self/root/home/dev/.ssh/id_ed25519", linux],
       ["/System/Volumes/Data/Users/dev/.ssh/id_ed25519", mac],
     ] as const)
       expect(both("Read(~/.ssh/**)", read(path, at)), path).toEqual({ any: true, all: true });
+    // Another process's root may be a container's: deny-style rules read it as /, allow rules as unknown.
+    expect(both("Read(~/.ssh/**)", read("/proc/1/root/home/dev/.ssh/id_ed25519", linux))).toEqual({
+      any: true,
+      all: false,
+    });
+    expect(both("Read(./**)", read("/proc/1234/root/home/dev/p/x", linux))).toEqual({
+      any: true,
+      all: false,
+    });
     expect(both("Read(//var/root/**)", read("/private/var/root/.ssh/x", mac)).any).toBe(true);
     expect(both("Read(//var/root/**)", read("/private/variable/x", mac)).any).toBe(false);
     // A deny on the alias itself still reads it as written.
