@@ -110,6 +110,31 @@ const HOSTILE = [
 ];
 const SIZES = [MAX_COMMAND_LENGTH / 2, MAX_COMMAND_LENGTH];
 
+/**
+ * A Read's `file_path` built to be slow to read as a path (src/core/permission-rule.ts `pathsOf`):
+ * a path's length is bounded only by the body's, and a review of session 25 measured 5 minutes for
+ * 500 KB of `root/` once /proc's links were followed (each `root` rebuilt the path read so far),
+ * and 8 s for 100 KB of spaces in a Windows path (a regex stripping a segment's trailing blanks).
+ * `windows` gives the event a Windows cwd.
+ */
+const HOSTILE_PATHS = [
+  { name: "Read of `/` + `root/` repeated", path: (n) => `/${repeated("root/", n - 1)}` },
+  {
+    name: "Read of `/proc/self/root/` + `root/../` repeated",
+    path: (n) => `/proc/self/root/${repeated("root/../", n - 16)}`,
+  },
+  {
+    name: "Read on Windows of `C:\\p\\`, blanks, `x`",
+    windows: true,
+    path: (n) => `C:\\p\\${repeated(" ", n - 6)}x`,
+  },
+  {
+    name: "Read on Windows of `.env`, `:` repeated, `⏎x`",
+    windows: true,
+    path: (n) => `C:\\p\\.env${repeated(":", n - 11)}\nx`,
+  },
+];
+
 await main();
 
 async function main() {
@@ -129,12 +154,22 @@ async function main() {
     sha256: nodeSha256,
     logger: createJsonLogger({ write() {} }),
   };
-  const hookRequest = (command) => ({
-    body: { ok: true, text: JSON.stringify({ ...event, tool_input: { ...event.tool_input, command } }) },
-    contentType: request.headers["content-type"],
-    authorization: request.headers.authorization,
-    dialect: undefined,
-  });
+  const hookRequest = (command, path) => {
+    const body = path
+      ? {
+          ...event,
+          ...(path.windows && { cwd: "C:\\p" }),
+          tool_name: "Read",
+          tool_input: { file_path: command },
+        }
+      : { ...event, tool_input: { ...event.tool_input, command } };
+    return {
+      body: { ok: true, text: JSON.stringify(body) },
+      contentType: request.headers["content-type"],
+      authorization: request.headers.authorization,
+      dialect: undefined,
+    };
+  };
 
   const cases = [
     { name: "baseline: `rm -rf /` (decision.js's request)", kind: "baseline", bytes: 8, command: "rm -rf /" },
@@ -148,12 +183,15 @@ async function main() {
       // One character short, for the second spelling's leading blank.
       SIZES.map((bytes) => ({ name: h.name, kind: "hostile", bytes, command: h.command(bytes - 1) })),
     ),
+    ...HOSTILE_PATHS.flatMap((h) =>
+      SIZES.map((bytes) => ({ name: h.name, kind: "hostile", bytes, command: h.path(bytes - 1), path: h })),
+    ),
   ];
   for (const c of cases) {
     if (c.command.length >= MAX_COMMAND_LENGTH)
       fail(`${c.name}: ${c.command.length} characters, over the limit`);
-    c.requests = [hookRequest(c.command), hookRequest(` ${c.command}`)];
-    c.unreadable = splitCommand(c.command).unreadable;
+    c.requests = [hookRequest(c.command, c.path), hookRequest(` ${c.command}`, c.path)];
+    c.unreadable = c.path ? false : splitCommand(c.command).unreadable;
     c.wallMs = [];
     c.cpuMs = [];
     // Warm-up, and the answer checked: no error, the same for both spellings.

@@ -714,10 +714,15 @@ function posixPath(path: string, drive: string | undefined): string {
   const segments = rest
     .replaceAll("\\", "/")
     .split("/")
-    .map((segment) =>
-      segment.replace(/:.*$/, "").replace(/[. ]+$/, (dots) => (dots === segment ? dots : "")),
-    );
+    .map((segment) => trimDots(segment.replace(/:[\s\S]*$/, "")));
   return root + segments.join("/");
+}
+
+/** A segment without the dots and spaces Windows drops from its end, unless it is only those. */
+function trimDots(segment: string): string {
+  let end = segment.length;
+  while (end > 0 && (segment[end - 1] === "." || segment[end - 1] === " ")) end -= 1;
+  return end === 0 ? segment : segment.slice(0, end);
 }
 
 /** A macOS firmlink's other side (`/System/Volumes/Data/Users`, `/private/var`): the same files. */
@@ -805,7 +810,13 @@ function openPath(path: string, floor: number, links: Links): string | undefined
       continue;
     }
     out.push(segment);
-    const link = links && (segment === "root" || segment === "cwd") ? PROC_LINK.exec(out.join("/")) : null;
+    const link =
+      links &&
+      (segment === "root" || segment === "cwd") &&
+      out[0] === "proc" &&
+      (out.length === 3 || out.length === 5)
+        ? PROC_LINK.exec(out.join("/"))
+        : null;
     if (link === null || !links) continue;
     const self = link[1] !== undefined;
     if (segment === "root" && (self || links.deny)) out = [];

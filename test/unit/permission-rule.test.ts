@@ -767,6 +767,28 @@ describe("a command's name in another case (a review, session 24)", () => {
     });
   });
 
+  // A review, session 25: 500 KB of `root/` took 5 minutes. How the time grows with a path's
+  // length is measured in bench/worst-case.js (no timing here); these check the answers.
+  it("reads paths hundreds of KB long: past 4,096 characters a path names no file", () => {
+    const linux = { cwd: "/home/dev/p", transcriptPath: "/home/dev/.claude/projects/p/s.jsonl" };
+    const windows = { cwd: "C:\\p", transcriptPath: "C:\\Users\\dev\\.claude\\projects\\p\\s.jsonl" };
+    const read = (file_path: string, at: object) => ({ toolName: "Read", toolInput: { file_path }, ...at });
+    expect(both("Read(~/.ssh/**)", read(`/${"root/".repeat(100_000)}`, linux)).any).toBe(false);
+    expect(both("Read(./.env)", read(`/${"root/../".repeat(50_000)}proc/self/cwd/.env`, linux)).any).toBe(
+      true,
+    );
+    const glob = {
+      toolName: "Glob",
+      toolInput: { path: `/${"cwd/".repeat(100_000)}`, pattern: "*" },
+      ...linux,
+    };
+    // A Glob pattern under a root past 4,096 characters is unknown: every deny-style rule reads it.
+    expect(both("Read(~/.ssh/**)", glob).any).toBe(true);
+    // Windows drops a segment's trailing dots and spaces, and what follows a colon.
+    expect(both("Read(./x)", read(`C:\\p\\${" ".repeat(100_000)}x`, windows)).any).toBe(false);
+    expect(both("Read(./.env)", read(`C:\\p\\.env${":".repeat(50_000)}\nx`, windows)).any).toBe(true);
+  });
+
   it("follows /proc's links before a `..` after them, and a task's links too (a review, session 25)", () => {
     const at = { cwd: "/home/dev/p", transcriptPath: "/home/dev/.claude/projects/p/s.jsonl" };
     const read = (file_path: string) => ({ toolName: "Read", toolInput: { file_path }, ...at });
