@@ -560,7 +560,11 @@ function pathsOf(input: Readonly<Record<string, unknown>>, call: ToolCall): Call
    * files its spelling may name.
    */
   const read = (text: string): { allow: string | undefined; deny: (string | undefined)[] } => {
-    if (drive !== undefined && DEVICE_PATH.test(text)) return { allow: undefined, deny: [undefined] };
+    // A device path, or a drive-relative `D:x` off the cwd's drive (relative to D:'s own current
+    // directory, which the event does not say): which file it is cannot be read from it.
+    const otherDrive = /^[A-Za-z]:(?![\\/])/.test(text) && text.charAt(0).toLowerCase() !== drive;
+    if (drive !== undefined && (DEVICE_PATH.test(text) || otherDrive))
+      return { allow: undefined, deny: [undefined] };
     const posix = posixPath(text, drive);
     const deny = [opened(posix)];
     const written = resolvePath(posix, cwd, home, floor, false);
@@ -726,13 +730,13 @@ function trimDots(segment: string): string {
 }
 
 /** A macOS firmlink's other side (`/System/Volumes/Data/Users`, `/private/var`): the same files. */
-const FIRMLINK = /^\/(?:System\/Volumes\/Data|private(?=\/(?:var|etc|tmp)\b))(?=\/|$)/;
+const FIRMLINK = /^\/(?:System\/Volumes\/Data|private(?=\/(?:var|etc|tmp)\b))(?=\/|$)/i;
 
 /**
  * A Windows path in the device namespace that names no drive or share (`\\?\Volume{…}\x`,
  * `\\?\GLOBALROOT\Device\…`, `\\.\PhysicalDrive0`): which file it is cannot be read from it.
  */
-const DEVICE_PATH = /^[\\/]{2}[?.][\\/](?![A-Za-z]:|UNC[\\/])/i;
+const DEVICE_PATH = /^[\\/]{2}[?.][\\/](?![A-Za-z]:[\\/]|UNC[\\/])/i;
 
 /**
  * A Windows admin share's prefix, `\\host\C$` or `\\?\UNC\host\C$`: group 1 is its drive, or
@@ -803,9 +807,12 @@ const ALLOW_LINKS: Links = { cwd: undefined, deny: false };
  */
 function openPath(path: string, floor: number, links: Links): string | undefined {
   let out: string[] = [];
+  // Below another process's root: a chroot's `..` there climbs out of it, to a place unknown here.
+  let chrooted = false;
   for (const segment of path.split("/")) {
     if (segment === "" || segment === ".") continue;
     if (segment === "..") {
+      if (chrooted && out.length === 0) return undefined;
       if (out.length > floor) out.pop();
       continue;
     }
@@ -819,12 +826,15 @@ function openPath(path: string, floor: number, links: Links): string | undefined
         : null;
     if (link === null || !links) continue;
     const self = link[1] !== undefined;
+    chrooted = !self;
     if (segment === "root" && (self || links.deny)) out = [];
     else if (segment === "cwd" && self && links.cwd !== undefined) out = links.cwd.split("/").filter(Boolean);
     else return undefined;
   }
-  const opened = `/${out.join("/")}`;
-  return links ? opened.replace(FIRMLINK, "") || "/" : opened;
+  let opened = `/${out.join("/")}`;
+  // In any case, as APFS reads names, and through each (`/System/Volumes/Data/private/etc`).
+  while (links && FIRMLINK.test(opened)) opened = opened.replace(FIRMLINK, "") || "/";
+  return opened;
 }
 
 /**

@@ -687,6 +687,14 @@ describe("a command's name in another case (a review, session 24)", () => {
       expect(both("Read(~/.ssh/**)", call), file_path).toEqual({ any: true, all: false });
       expect(both("Read(./**)", call).all, file_path).toBe(false);
     }
+    // The raw volume (`\\.\C:` with nothing after it) is no directory on it, and `D:x` from a cwd on
+    // C: is relative to D:'s own current directory, which the event does not give.
+    for (const path of ["\\\\.\\C:", "\\\\?\\C:", "D:x", "D:..\\..\\secret"]) {
+      const grep = { toolName: "Grep", toolInput: { pattern: "KEY", path }, ...windows };
+      expect(both("Read(./**)", grep), path).toEqual({ any: true, all: false });
+    }
+    const sameDrive = { toolName: "Grep", toolInput: { pattern: "K", path: "C:src" }, ...windows };
+    expect(both("Read(./**)", sameDrive).all).toBe(true);
     const glob = { toolName: "Glob", toolInput: { pattern: "\\\\?\\Volume{x}\\**" }, ...windows };
     expect(both("Read(~/.ssh/**)", glob).any).toBe(true);
     // A UNC host named `c` is not drive C: an allow rule for C:\share does not approve it.
@@ -758,6 +766,18 @@ describe("a command's name in another case (a review, session 24)", () => {
       any: true,
       all: false,
     });
+    // Read as /, not as unknown: a deny on another directory does not take it.
+    expect(both("Read(//etc/**)", read("/proc/1/root/home/dev/x", linux)).any).toBe(false);
+    // A `..` above it climbs out of a chroot, to a place unknown here (a second review, session 25).
+    expect(both("Read(//etc/**)", read("/proc/4242/root/../x", linux))).toEqual({ any: true, all: false });
+    // A firmlink in any case (APFS ignores it), and through two of them.
+    for (const path of [
+      "/system/volumes/data/Users/dev/.ssh/id_rsa",
+      "/SYSTEM/Volumes/Data/Users/dev/.ssh/x",
+    ])
+      expect(both("Read(~/.ssh/**)", read(path, mac)).any, path).toBe(true);
+    expect(both("Read(//etc/**)", read("/System/Volumes/Data/private/etc/sudoers", mac)).any).toBe(true);
+    expect(both("Read(//etc/**)", read("/PRIVATE/etc/sudoers", mac)).any).toBe(true);
     expect(both("Read(//var/root/**)", read("/private/var/root/.ssh/x", mac)).any).toBe(true);
     expect(both("Read(//var/root/**)", read("/private/variable/x", mac)).any).toBe(false);
     // A deny on the alias itself still reads it as written.
