@@ -560,10 +560,7 @@ function pathsOf(input: Readonly<Record<string, unknown>>, call: ToolCall): Call
    * files its spelling may name.
    */
   const read = (text: string): { allow: string | undefined; deny: (string | undefined)[] } => {
-    // A device path, or a drive-relative `D:x` off the cwd's drive (relative to D:'s own current
-    // directory, which the event does not say): which file it is cannot be read from it.
-    const otherDrive = /^[A-Za-z]:(?![\\/])/.test(text) && text.charAt(0).toLowerCase() !== drive;
-    if (drive !== undefined && (DEVICE_PATH.test(text) || otherDrive))
+    if (drive !== undefined && unreadableOnWindows(text, drive))
       return { allow: undefined, deny: [undefined] };
     const posix = posixPath(text, drive);
     const deny = [opened(posix)];
@@ -603,7 +600,7 @@ function pathsOf(input: Readonly<Record<string, unknown>>, call: ToolCall): Call
     // Under every reading of its root, and of its own text where that names a share.
     const shared = windows ? sharedPath(input.pattern) : undefined;
     const patterns = shared === undefined ? [pattern] : [pattern, posixPath(shared, drive)];
-    if (windows && DEVICE_PATH.test(input.pattern)) paths.push(undefined);
+    if (windows && unreadableOnWindows(input.pattern, drive)) paths.push(undefined);
     for (const base of roots ?? [cwd]) {
       // A `path` that names no known directory (`~/..` with no home): the pattern could be anywhere.
       if (base === undefined && roots !== undefined) paths.push(undefined);
@@ -737,6 +734,17 @@ const FIRMLINK = /^\/(?:System\/Volumes\/Data|private(?=\/(?:var|etc|tmp)\b))(?=
  * `\\?\GLOBALROOT\Device\…`, `\\.\PhysicalDrive0`): which file it is cannot be read from it.
  */
 const DEVICE_PATH = /^[\\/]{2}[?.][\\/](?![A-Za-z]:[\\/]|UNC[\\/])/i;
+
+/**
+ * Whether a Windows client's path names no file that can be read from it: a device path, or a
+ * drive-relative `D:x` off the cwd's drive (relative to D:'s own current directory, which the
+ * event does not give).
+ */
+function unreadableOnWindows(text: string, drive: string): boolean {
+  return (
+    DEVICE_PATH.test(text) || (/^[A-Za-z]:(?![\\/])/.test(text) && text.charAt(0).toLowerCase() !== drive)
+  );
+}
 
 /**
  * A Windows admin share's prefix, `\\host\C$` or `\\?\UNC\host\C$`: group 1 is its drive, or

@@ -695,6 +695,8 @@ describe("a command's name in another case (a review, session 24)", () => {
     }
     const sameDrive = { toolName: "Grep", toolInput: { pattern: "K", path: "C:src" }, ...windows };
     expect(both("Read(./**)", sameDrive).all).toBe(true);
+    const otherDrive = { toolName: "Glob", toolInput: { pattern: "D:secret\\*" }, ...windows };
+    expect(both("Read(//d/secret/**)", otherDrive).any).toBe(true);
     const glob = { toolName: "Glob", toolInput: { pattern: "\\\\?\\Volume{x}\\**" }, ...windows };
     expect(both("Read(~/.ssh/**)", glob).any).toBe(true);
     // A UNC host named `c` is not drive C: an allow rule for C:\share does not approve it.
