@@ -13,7 +13,7 @@ import type { Policy } from "../core/policy.js";
 import type { Clock, Logger, Metrics } from "../core/ports.js";
 import type { Queue } from "../core/queue.js";
 import type { Correlation, Notification } from "../core/sinks.js";
-import { capString, sliceCodePoints } from "../core/truncate.js";
+import { capString, shorten, sliceCodePoints } from "../core/truncate.js";
 
 /** What the gateway remembers of a session, to enrich later events (SQLite on Node, KV on Workers). */
 export interface SessionStore {
@@ -226,5 +226,5 @@ export function summarize(event: HookEvent, secrets: readonly string[] = []): st
   const text = pick
     ? (maskValue(String(input[pick]), secrets, SUMMARY_LENGTH + 1) as string)
     : JSON.stringify(maskValue(input, secrets, SUMMARY_LENGTH + 1));
-  return text.length > SUMMARY_LENGTH ? `${sliceCodePoints(text, SUMMARY_LENGTH)}…` : text;
+  return shorten(text, SUMMARY_LENGTH);
 }

@@ -10,7 +10,7 @@ import { maskString, scrubSecrets } from "./mask.js";
 import type { DecisionKind } from "./policy-schema.js";
 import type { EnvReader } from "./ports.js";
 import { err, ok, type Result } from "./result.js";
-import { sliceCodePoints } from "./truncate.js";
+import { shorten } from "./truncate.js";
 
 /** Claude Code's own pattern, unchanged from 2.1.63 to 2.1.332: upper-case names only, greedy. */
 const ENV_VAR = /\$\{([A-Z_][A-Z0-9_]*)\}|\$([A-Z_][A-Z0-9_]*)/g;
@@ -372,5 +372,5 @@ function describe(value: unknown, secrets: readonly string[]): string {
 function excerpt(text: string, secrets: readonly string[]): string {
   const scrubbed = scrubSecrets(text, secrets);
   const masked = maskString(scrubbed.length > MASKED_CHARS ? scrubbed.slice(0, MASKED_CHARS) : scrubbed);
-  return quote(masked.length > EXCERPT_CHARS ? `${sliceCodePoints(masked, EXCERPT_CHARS)}…` : masked);
+  return quote(shorten(masked, EXCERPT_CHARS));
 }

@@ -7,7 +7,7 @@ import type { RuleEffect } from "./decision.js";
 import { honouredDecision } from "./event-capabilities.js";
 import { maskString, scrubSecrets } from "./mask.js";
 import { err, ok, type Result } from "./result.js";
-import { sliceCodePoints } from "./truncate.js";
+import { shorten } from "./truncate.js";
 
 export interface Verdict {
   readonly ok: boolean;
@@ -190,7 +190,7 @@ function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
 
 function providerText(text: string, secrets: readonly string[]): string {
   const masked = maskString(scrubSecrets(text, secrets));
-  return masked.length > MAX_PROVIDER_TEXT ? `${sliceCodePoints(masked, MAX_PROVIDER_TEXT)}…` : masked;
+  return shorten(masked, MAX_PROVIDER_TEXT);
 }
 
 /**

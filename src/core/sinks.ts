@@ -16,6 +16,7 @@ import {
   capStrings,
   largestFitting,
   longestString,
+  shorten,
   sliceCodePoints,
   TRUNCATION_MARKER,
   utf8Length,
@@ -480,7 +481,7 @@ function describeInput(input: Readonly<Record<string, unknown>>): string | undef
   }
   if (Object.keys(input).length === 0) return undefined;
   const json = JSON.stringify(input);
-  return json.length > 300 ? `${sliceCodePoints(json, 300)}…` : json;
+  return shorten(json, 300);
 }
 
 function mrkdwn(text: string): { type: "mrkdwn"; text: string } {
@@ -708,7 +709,7 @@ function describeBody(sink: ResolvedSink["type"], body: string, secrets: readonl
   const message = json?.message ?? json?.error;
   const text = typeof message === "string" ? message : trimmed;
   const line = maskString(scrubSecrets(text, secrets).replace(/\s+/g, " "));
-  return `: ${line.length > 200 ? `${sliceCodePoints(line, 200)}…` : line}`;
+  return `: ${shorten(line, 200)}`;
 }
 
 function headerReader(headers: Readonly<Record<string, string>>): (name: string) => string | undefined {

@@ -38,6 +38,11 @@ export function cut(text: string, length: number): string {
   return `${sliceCodePoints(text, length)}${TRUNCATION_MARKER}`;
 }
 
+/** At most `max` UTF-16 units of the text and `…` where it was longer, never half a character. */
+export function shorten(text: string, max: number): string {
+  return text.length > max ? `${sliceCodePoints(text, max)}…` : text;
+}
+
 /** The first `length` UTF-16 units, one fewer when that would split a surrogate pair. */
 export function sliceCodePoints(text: string, length: number): string {
   if (text.length <= length) return text;

@@ -20,6 +20,7 @@ import {
   replayImpact,
 } from "../app/replay.js";
 import { errorMessage } from "../core/errors.js";
+import { shorten } from "../core/truncate.js";
 import type { CommandIo } from "./policy-test.js";
 import { UsageError } from "./usage-error.js";
 
@@ -196,14 +197,12 @@ function section(lines: string[], title: string, nested: Record<string, Counts>)
 }
 
 function describeExample(example: ImpactExample): string[] {
-  const input = example.input === undefined ? "" : ` ${cut(JSON.stringify(example.input), 100)}`;
+  const input = example.input === undefined ? "" : ` ${shorten(JSON.stringify(example.input), 100)}`;
   const said = (side: ImpactExample["before"]) =>
-    `${side.decision}${side.reason ? ` "${cut(side.reason, 80)}"` : ""}${side.rules.length > 0 ? ` [${side.rules.join(", ")}]` : ""}`;
+    `${side.decision}${side.reason ? ` "${shorten(side.reason, 80)}"` : ""}${side.rules.length > 0 ? ` [${side.rules.join(", ")}]` : ""}`;
   return [
     `    ${example.time} ${example.team} ${example.client} ${example.event}${example.tool ? ` ${example.tool}` : ""}${input}`,
     `      was ${said(example.before)}`,
     `      now ${said(example.after)}`,
   ];
 }
-
-const cut = (text: string, max: number) => (text.length > max ? `${text.slice(0, max)}…` : text);

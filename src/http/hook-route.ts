@@ -9,7 +9,7 @@ import { type HookDeps, type HookOutcome, handleHook } from "../app/handle-hook.
 import type { RequestError } from "../core/errors.js";
 import { sniffEventName } from "../core/events.js";
 import { DIALECTS, type Dialect } from "../core/hook-event.js";
-import { sliceCodePoints } from "../core/truncate.js";
+import { shorten } from "../core/truncate.js";
 import type { BodyResult } from "./read-body.js";
 
 const ROUTE_DIALECTS: ReadonlySet<string> = new Set(DIALECTS);
@@ -109,5 +109,5 @@ export function hookResponse(outcome: HookRouteOutcome): {
 
 /** A route name as quoted back: any request can send one, so at most 100 characters of it. */
 function shown(client: string): string {
-  return client.length > 100 ? `${sliceCodePoints(client, 100)}…` : client;
+  return shorten(client, 100);
 }
