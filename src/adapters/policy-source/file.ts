@@ -3,6 +3,7 @@ import { readFile } from "node:fs/promises";
 import { errorMessage } from "../../core/errors.js";
 import { type LoadedPolicy, loadPolicy, type PolicyDeps, type PolicyIssue } from "../../core/policy.js";
 import { err, ok, type Result } from "../../core/result.js";
+import { largestFitting } from "../../core/truncate.js";
 
 export async function loadPolicyFile(
   path: string,
@@ -29,17 +30,14 @@ export async function readJsonText(path: string): Promise<Result<string, string>
     return ok(new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes));
   } catch {
     // The longest prefix that decodes, an unfinished character at its end allowed (`stream`).
-    let good = 0;
-    let bad = bytes.length;
-    while (bad - good > 1) {
-      const middle = Math.floor((good + bad) / 2);
+    const good = largestFitting(bytes.length, (length) => {
       try {
-        new TextDecoder("utf-8", { fatal: true }).decode(bytes.subarray(0, middle), { stream: true });
-        good = middle;
+        new TextDecoder("utf-8", { fatal: true }).decode(bytes.subarray(0, length), { stream: true });
+        return true;
       } catch {
-        bad = middle;
+        return false;
       }
-    }
+    });
     // The fault starts where the characters that decode whole end (an unfinished one's lead byte).
     const whole = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes.subarray(0, good), {
       stream: true,
