@@ -24,6 +24,11 @@ export function teamsOf(document: PolicyDocument): ReadonlySet<string> {
   return new Set(document.auth?.tokens.map((t) => t.team) ?? [DEFAULT_TEAM]);
 }
 
+/** The teams as a message lists them: `"platform", "mobile"`. */
+export function listTeams(teams: ReadonlySet<string>): string {
+  return [...teams].map((t) => `"${t}"`).join(", ");
+}
+
 const BEARER = /^Bearer(?:[ \t]+(.*))?$/i;
 
 /** Compares two digests; `constantTimeEqual` unless a test wants to watch the comparisons. */

@@ -4,7 +4,7 @@
  * `serve` logs them at start.
  */
 
-import { teamsOf } from "./auth.js";
+import { listTeams, teamsOf } from "./auth.js";
 import { classifyAddress, isIpLiteral } from "./egress/address.js";
 import { DEFAULT_EGRESS_POLICY } from "./egress/policy.js";
 import { checkUrl } from "./egress/url.js";
@@ -219,10 +219,9 @@ function lintTeams(
 ): void {
   for (const [i, team] of (rule.document.teams ?? []).entries()) {
     if (teams.has(team)) continue;
-    const known = [...teams].map((t) => `"${t}"`).join(", ");
     warn(
       `${rule.path}.teams[${i}]`,
-      `no caller is team "${team}" (the teams are ${known}), so it never applies for one`,
+      `no caller is team "${team}" (the teams are ${listTeams(teams)}), so it never applies for one`,
     );
   }
 }

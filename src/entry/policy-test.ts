@@ -10,7 +10,7 @@ import { parseArgs } from "node:util";
 import { nodeSha256 } from "../adapters/hash/node-crypto.js";
 import { formatIssues, loadPolicyFile, readJsonText } from "../adapters/policy-source/file.js";
 import { createJudge } from "../app/replay.js";
-import { DEFAULT_TEAM, teamsOf } from "../core/auth.js";
+import { DEFAULT_TEAM, listTeams, teamsOf } from "../core/auth.js";
 import { errorMessage } from "../core/errors.js";
 import { jsonProblem } from "../core/json-text.js";
 import type { PolicyIssue } from "../core/policy.js";
@@ -71,7 +71,7 @@ export async function policyTestCommand(args: readonly string[], io: CommandIo):
     const team = c.spec.team ?? c.document.team;
     if (team !== undefined && !teams.has(team))
       problems.push(
-        `${c.file}: $.cases[${c.index}]: team "${team}" is no team of ${policyPath} (${[...teams].map((t) => `"${t}"`).join(", ")})`,
+        `${c.file}: $.cases[${c.index}]: team "${team}" is no team of ${policyPath} (${listTeams(teams)})`,
       );
   }
   if (problems.length > 0) {
