@@ -541,14 +541,11 @@ let memoPaths: CallPaths | undefined;
 
 function pathsOf(input: Readonly<Record<string, unknown>>, call: ToolCall): CallPaths {
   if (memoPaths !== undefined && memoPaths.call === call && memoPaths.input === input) return memoPaths;
-  const drive =
-    typeof call.cwd === "string" && WINDOWS_PATH.test(call.cwd)
-      ? call.cwd.charAt(0).toLowerCase()
-      : undefined;
+  const drive = windowsRoot(call);
   const home = inferHome(
     call.transcriptPath === undefined ? undefined : posixPath(call.transcriptPath, drive),
   );
-  // On a Windows client `..` stops at the drive (`/c/..` is `/c`), as Windows reads it.
+  // On a Windows client `..` stops at the drive (`/c/..` is `/c`) or the share, as Windows reads it.
   const floor = drive === undefined ? 0 : 1;
   const rawCwd = typeof call.cwd === "string" ? posixPath(call.cwd, drive) : undefined;
   const cwd = rawCwd?.startsWith("/") ? openPath(rawCwd, floor, false) : undefined;
@@ -563,19 +560,23 @@ function pathsOf(input: Readonly<Record<string, unknown>>, call: ToolCall): Call
     if (drive !== undefined && unreadableOnWindows(text, drive))
       return { allow: undefined, deny: [undefined] };
     const posix = posixPath(text, drive);
-    const deny = [opened(posix)];
+    const file = opened(posix);
+    const deny = [file];
     const written = resolvePath(posix, cwd, home, floor, false);
     if (written !== deny[0]) deny.push(written);
-    const unc = drive !== undefined && posix.startsWith("//");
+    // A UNC path names no drive, so no drive's rule covers it; a path on the cwd's share is read.
+    const unc = drive !== undefined && posix.startsWith("//") && !`${posix}/`.startsWith(`${drive}/`);
     const allow = unc ? undefined : resolvePath(posix, cwd, home, floor, ALLOW_LINKS);
     if (drive !== undefined) {
       // Git Bash's `/c/x` is `C:\x` to Claude Code, `\c\x` on the cwd's drive to a tool that
       // takes it as written.
-      if (/^\/[A-Za-z]\//.test(text)) deny.push(opened(`/${drive}${text}`));
+      if (/^\/[A-Za-z]\//.test(text)) deny.push(opened(`${drive}${text}`));
       // An admin share (`\\host\C$\x`) is `C:\x` on that host, which may be this one by a name or
       // an address the client knows it by.
       const shared = sharedPath(text);
       if (shared !== undefined) deny.push(opened(posixPath(shared, drive)));
+      // A WSL distribution's share (`\\wsl$\Ubuntu\x`) is `/x` in it.
+      if (file !== undefined && WSL_SHARE.test(file)) deny.push(file.replace(WSL_SHARE, "") || "/");
     }
     return { allow, deny };
   };
@@ -687,13 +688,29 @@ const GLOB_SYNTAX = /[*?[\]{}()\\!#~]/;
 const WINDOWS_PATH = /^[A-Za-z]:[\\/]/;
 
 /**
+ * A Windows client's root as posixPath reads it: its cwd's drive (`/c`) or share
+ * (`//server/share`, a UNC or WSL cwd), C: where the cwd names neither. Undefined for a POSIX
+ * client. A client is on Windows when its cwd is a drive or UNC path, or its transcript (under the
+ * Windows home, even for a WSL cwd) a drive path.
+ */
+function windowsRoot(call: ToolCall): string | undefined {
+  const cwd = typeof call.cwd === "string" ? call.cwd : "";
+  const transcript = typeof call.transcriptPath === "string" ? call.transcriptPath : "";
+  if (!WINDOWS_PATH.test(cwd) && !WINDOWS_PATH.test(transcript) && !cwd.startsWith("\\\\")) return;
+  return /^\/(?:[a-z]|\/[^/]+\/[^/]+)(?=\/|$)/.exec(posixPath(cwd, "/c"))?.[0] ?? "/c";
+}
+
+/** A WSL distribution's share, as openPath reads it: `/wsl$/NAME` or `/wsl.localhost/NAME`. */
+const WSL_SHARE = /^\/wsl(?:\$|\.localhost)\/[^/]+(?=\/|$)/i;
+
+/**
  * Claude Code on Windows sends `C:\\Users\\dev\\.env`, and its rules read it as `/c/Users/dev/.env`.
- * `drive` is the client's drive (from its cwd); undefined for a POSIX client, whose paths are
- * left as they are. On Windows backslashes are separators, and every way to name the same file
- * reads the same: `\\\\?\\C:\\x` and `\\\\localhost\\C$\\x` are `C:\\x`, `\\x` is on the cwd's drive,
- * `C:x` is relative (to that drive's current directory, taken as the cwd), and what Windows
- * ignores when it opens a file is dropped: an alternate data stream (`.env::$DATA`) and trailing
- * dots and spaces (`.env.`).
+ * `drive` is the client's root (windowsRoot: `/c`, or `//server/share`); undefined for a POSIX
+ * client, whose paths are left as they are. On Windows backslashes are separators, and every way
+ * to name the same file reads the same: `\\\\?\\C:\\x` and `\\\\localhost\\C$\\x` are `C:\\x`, `\\x` is
+ * under the cwd's root, `C:x` is relative (to that drive's current directory, taken as the cwd),
+ * and what Windows ignores when it opens a file is dropped: an alternate data stream
+ * (`.env::$DATA`) and trailing dots and spaces (`.env.`).
  */
 function posixPath(path: string, drive: string | undefined): string {
   if (drive === undefined) return path;
@@ -710,7 +727,7 @@ function posixPath(path: string, drive: string | undefined): string {
     rest = rest.slice(2);
     if (/^[\\/]/.test(rest)) root = `/${(letter[1] as string).toLowerCase()}`;
   } else if (/^[\\/](?![\\/])/.test(rest)) {
-    root = `/${drive}`;
+    root = drive;
   }
   const segments = rest
     .replaceAll("\\", "/")
@@ -737,12 +754,13 @@ const DEVICE_PATH = /^[\\/]{2}[?.][\\/](?![A-Za-z]:[\\/]|UNC[\\/])/i;
 
 /**
  * Whether a Windows client's path names no file that can be read from it: a device path, or a
- * drive-relative `D:x` off the cwd's drive (relative to D:'s own current directory, which the
- * event does not give).
+ * drive-relative `D:x` off the cwd's drive (`drive`, windowsRoot's; relative to D:'s own current
+ * directory, which the event does not give).
  */
 function unreadableOnWindows(text: string, drive: string): boolean {
   return (
-    DEVICE_PATH.test(text) || (/^[A-Za-z]:(?![\\/])/.test(text) && text.charAt(0).toLowerCase() !== drive)
+    DEVICE_PATH.test(text) ||
+    (/^[A-Za-z]:(?![\\/])/.test(text) && `/${text.charAt(0).toLowerCase()}` !== drive)
   );
 }
 
@@ -807,8 +825,9 @@ const ALLOW_LINKS: Links = { cwd: undefined, deny: false };
 
 /**
  * An absolute path normalized as the kernel opens it: `..` never climbs above the root, nor above
- * the first `floor` segments (a Windows client's drive). With `links`, the links /proc keeps are
- * followed where they lead, a `..` after one too: this process's `root` to `/`, its `cwd` to
+ * the first `floor` segments (a Windows client's drive: 1), nor on Windows above a share
+ * (`/server/share`, whose first segment is longer than a drive letter). With `links`, the links
+ * /proc keeps are followed where they lead, a `..` after one too: this process's `root` to `/`, its `cwd` to
  * `links.cwd`, another's root as `links` says, and undefined (unknown) where that is not known (no
  * cwd given, another process's cwd); and a macOS firmlink's other side is read as the path it
  * mirrors.
@@ -821,7 +840,8 @@ function openPath(path: string, floor: number, links: Links): string | undefined
     if (segment === "" || segment === ".") continue;
     if (segment === "..") {
       if (chrooted && out.length === 0) return undefined;
-      if (out.length > floor) out.pop();
+      // On Windows two segments for a share (`/server/share`), one for a drive (`/c`).
+      if (out.length > (floor && (out[0]?.length ?? 0) > 1 ? 2 : floor)) out.pop();
       continue;
     }
     out.push(segment);

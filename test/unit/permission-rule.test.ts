@@ -704,6 +704,33 @@ describe("a command's name in another case (a review, session 24)", () => {
     expect(both("Read(//c/share/**)", unc)).toEqual({ any: true, all: false });
   });
 
+  it("reads a client on a share or in WSL as a Windows client (session 25's note, old)", () => {
+    // Their cwd has no drive letter: read as POSIX paths, C:\…\.ssh got past Read(~/.ssh/**).
+    const transcriptPath = "C:\\Users\\dev\\.claude\\projects\\p\\s.jsonl";
+    const share = { cwd: "\\\\fs\\team\\proj", transcriptPath };
+    const wsl = { cwd: "\\\\wsl.localhost\\Ubuntu\\home\\dev\\proj", transcriptPath };
+    const read = (file_path: string, at: object) => ({ toolName: "Read", toolInput: { file_path }, ...at });
+    for (const at of [share, wsl, { transcriptPath }])
+      expect(both("Read(~/.ssh/**)", read("C:\\Users\\dev\\.ssh\\id_rsa", at)), JSON.stringify(at)).toEqual({
+        any: true,
+        all: true,
+      });
+    for (const path of [".env", "\\\\fs\\team\\proj\\.env", "..\\..\\..\\proj\\.env", "\\proj\\.env"])
+      expect(both("Read(./.env)", read(path, share)), path).toEqual({ any: true, all: true });
+    // An allow rule approves a path on the cwd's own share only; `D:x` is relative to D:'s own cwd.
+    expect(both("Read(./**)", read("\\\\fs\\team\\proj\\src\\x.ts", share)).all).toBe(true);
+    expect(both("Read(./**)", read("\\\\fs\\other\\proj\\x.ts", share)).all).toBe(false);
+    expect(both("Read(./**)", read("D:x", share))).toEqual({ any: true, all: false });
+    // A WSL distribution's files are its Linux paths too.
+    for (const path of ["\\\\wsl$\\Ubuntu\\home\\dev\\.ssh\\id_rsa", "\\home\\dev\\.ssh\\id_rsa"])
+      expect(both("Read(~/.ssh/**)", read(path, wsl)).any, path).toBe(true);
+    expect(both("Read(//etc/**)", read("\\\\wsl$\\Ubuntu\\..\\..\\etc\\shadow", wsl)).any).toBe(true);
+    expect(both("Read(./.env)", read(".env", wsl))).toEqual({ any: true, all: true });
+    // `..` stops at a share, from any cwd: this was \\fs\c\secret.
+    const drive = { cwd: "C:\\p", transcriptPath };
+    expect(both("Read(//fs/team/c/**)", read("\\\\fs\\team\\..\\..\\c\\secret", drive)).any).toBe(true);
+  });
+
   it("reads a Glob's path and pattern through shares and /proc's links, for deny-style rules", () => {
     const windows = { cwd: "C:\\p", transcriptPath: "C:\\Users\\dev\\.claude\\projects\\p\\s.jsonl" };
     const linux = { cwd: "/home/dev/p", transcriptPath: "/home/dev/.claude/projects/p/s.jsonl" };
