@@ -4,7 +4,8 @@
  * dist-lambda/ for nodejs22.x: ESM, everything bundled (the AWS SDK too: no layer or runtime
  * copy is assumed), with code splitting so undici and the AWS SDK sit in chunks that the handlers
  * `import()` on first use and cold start never parses, and so do the pattern engines (re2js,
- * minimatch: scripts/lazy-engines.mjs), loaded only for a policy that has a regex or path glob.
+ * minimatch: scripts/lazy-engines.mjs) and the Bash splitter (shell-command.ts, shell-quote),
+ * loaded only for a policy that has a regex, a path glob or a `Bash(…)` rule.
  * Prints raw and gzip sizes, and fails if better-sqlite3 is reachable or a lazy module got pulled
  * into a handler's static imports.
  *
@@ -26,7 +27,7 @@ const outdir = resolve(root, values.outdir ?? "dist-lambda");
 if (`${root}/`.startsWith(`${outdir}/`)) throw new Error(`--outdir ${outdir} would delete ${root}`);
 
 /** Modules a handler may only reach through `import()`; better-sqlite3 it may not reach at all. */
-const LAZY = /node_modules\/(@aws-sdk|@smithy|@aws-crypto|undici|re2js|minimatch)\//;
+const LAZY = /node_modules\/(@aws-sdk|@smithy|@aws-crypto|undici|re2js|minimatch|shell-quote)\//;
 const FORBIDDEN = /node_modules\/better-sqlite3\//;
 
 function bakedPolicy() {

@@ -38,8 +38,11 @@ const outfile = join(outdir, "worker.js");
 /** Issue 10: the Worker's main module (what a cold start evaluates) stays at most 64 KiB gzip. */
 const GZIP_BUDGET = 64 * 1024;
 const FORBIDDEN_INPUT = /(^|\/)node_modules\/(undici|@aws-sdk)\//;
-/** The pattern engines, which only chunks loaded on demand may hold (scripts/lazy-engines.mjs). */
-const LAZY_INPUT = /(^|\/)node_modules\/(re2js|minimatch)\//;
+/**
+ * The pattern engines and the Bash splitter's shell-quote, which only chunks loaded on demand may
+ * hold (scripts/lazy-engines.mjs).
+ */
+const LAZY_INPUT = /(^|\/)node_modules\/(re2js|minimatch|shell-quote)\//;
 const builtins = new Set(builtinModules.flatMap((m) => [m, `node:${m}`]));
 const isBuiltin = (path) =>
   path.startsWith("node:") || builtins.has(path) || builtins.has(path.split("/")[0]);

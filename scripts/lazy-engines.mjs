@@ -1,21 +1,24 @@
 /**
  * An esbuild plugin for the bundles whose cold start counts (build-worker.mjs, build-lambda.mjs):
- * it leaves the pattern engines out of the code every cold start evaluates. A static import of an
- * engine module (the defaults of src/core/regex.ts and path-glob.ts) gets a stand-in whose export
- * is undefined; import() of the same module is untouched, so code splitting ships the engine as a
- * module of its own, which src/core/pattern-engines.ts loads when a policy needs it. Both builds
- * refuse a bundle whose cold start still reaches re2js or minimatch.
+ * it leaves the pattern engines and the Bash splitter out of the code every cold start evaluates.
+ * A static import of an engine module (the defaults of src/core/regex.ts, path-glob.ts and
+ * shell.ts) gets a stand-in whose export is undefined; import() of the same module is untouched,
+ * so code splitting ships the engine as a module of its own, which src/core/pattern-engines.ts
+ * loads when a policy needs it. Both builds refuse a bundle whose cold start still reaches re2js,
+ * minimatch or shell-quote.
  */
 import { join, relative } from "node:path";
 
 /**
  * Engine module (from the repository root) → the one name it exports. The masking shapes are
- * loaded the same way, with the first policy (src/core/mask.ts `loadMaskShapes`).
+ * loaded the same way, with the first policy (src/core/mask.ts `loadMaskShapes`), and the Bash
+ * splitter (src/core/shell.ts) with the first policy that has a `Bash(…)` rule.
  */
 const ENGINES = {
   "src/core/regex-re2.ts": "re2Engine",
   "src/core/path-glob-minimatch.ts": "minimatchEngine",
   "src/core/mask-shapes.ts": "SECRET_SHAPES",
+  "src/core/shell-command.ts": "shellEngine",
 };
 const NAMESPACE = "hookgate-lazy-engine";
 

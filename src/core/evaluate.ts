@@ -17,7 +17,7 @@ import {
   type ToolCall,
 } from "./permission-rule.js";
 import type { CompiledRule, Policy } from "./policy.js";
-import { MAX_COMMAND_LENGTH } from "./shell-command.js";
+import { MAX_COMMAND_LENGTH } from "./shell-limits.js";
 
 export interface RuleMatch {
   readonly rule: CompiledRule;
@@ -310,8 +310,9 @@ function unreadCommandNote(rule: CompiledRule, facts: EventFacts): string {
   if (call?.inputMissing) return "";
   if (call === undefined || !rule.ifRules || call.toolName !== "Bash") return "";
   const command = call.toolInput?.command;
-  if (length === undefined && !isUnreadableCommand(command)) return "";
+  // First: with no Bash pattern among the rules that matched, the command was never split.
   if (rule.ifRules.some((r) => r.target.kind !== "bash" && matchesPermissionRule(r, call, "any"))) return "";
+  if (length === undefined && !isUnreadableCommand(command)) return "";
   if (length !== undefined)
     return ` (the command is ${count(length)} characters; hookgate does not read commands over ${count(MAX_COMMAND_LENGTH)} characters and treats them as matching)`;
   if (rule.ifRules.some((r) => matchesReadCommand(r, command))) return "";

@@ -5,7 +5,8 @@
  */
 import { compilePathGlob, normalizePath, type PathGlobTest } from "./path-glob.js";
 import { err, ok, type Result } from "./result.js";
-import { canonicalCommandPattern, type Subcommand, splitCommand } from "./shell-command.js";
+import { canonicalCommandPattern, SHELL_ENGINE_MISSING, splitCommand } from "./shell.js";
+import type { Subcommand } from "./shell-command.js";
 
 export interface PermissionRule {
   /** The rule as written in the policy. */
@@ -176,6 +177,7 @@ function bashTarget(specifier: string): Result<RuleTarget, string> {
   // The legacy `prefix:*` means `prefix *` (Claude Code keeps it for old settings files).
   const modern = specifier.trimEnd().endsWith(":*") ? `${specifier.trimEnd().slice(0, -2)} *` : specifier;
   const canonical = canonicalCommandPattern(protectEscapes(modern));
+  if (canonical === undefined) return err(SHELL_ENGINE_MISSING);
   if (canonical === "") return err("has a specifier that is empty once quotes are removed");
   return ok({ kind: "bash", pattern: globFromProtected(canonical) });
 }

@@ -7,6 +7,10 @@
 import type { ParseEntry } from "shell-quote";
 // parse alone: the package's index also loads its `quote`, which would only add to the Worker.
 import parse from "shell-quote/parse.js";
+import type { ShellEngine } from "./shell.js";
+import { MAX_COMMAND_LENGTH } from "./shell-limits.js";
+
+export { MAX_COMMAND_LENGTH };
 
 export interface Subcommand {
   /** The subcommand as words joined by single spaces, redirections last (`rm -rf / 2>/dev/null`). */
@@ -46,15 +50,6 @@ export interface CommandSplit {
 
 /** Nested `sh -c` / `$(...)` levels followed; deeper text is kept whole and marked opaque. */
 const MAX_DEPTH = 8;
-/**
- * The longest command this module reads: 16 KiB, far above what agents run (a heredoc commit
- * message is a few KB). shell-quote allocates per token and is not linear on every input: on a
- * loaded 2-core machine a hostile compound command took up to ~45 ms at 16 KB, ~0.5 s at 100 KB,
- * and the crude split below still took ~1.5 s at 1 MB. A longer command is not read at all
- * (`splitCommand` returns it opaque, with no subcommands); permission-rule.ts decides what a
- * rule makes of it (POLICY.md, `if`).
- */
-export const MAX_COMMAND_LENGTH = 16_384;
 /** Marks a file-descriptor number written against its redirection (`2>`), which shell-quote separates. */
 const FD_MARK = "\uE000";
 /**
@@ -135,6 +130,9 @@ function unreadableText(text: string, openers: readonly number[] = []): boolean 
 
 /** `$[` after an even number of backslashes (none, or escaped ones). */
 const UNESCAPED_ARITHMETIC = /(?:^|[^\\])(?:\\\\)*\$\[/;
+
+/** This module as shell.ts's port takes it: what a Bash rule needs of it. */
+export const shellEngine: ShellEngine = { splitCommand, canonicalCommandPattern };
 
 export function splitCommand(command: string): CommandSplit {
   if (command.length > MAX_COMMAND_LENGTH) return { subcommands: [], opaque: true, unreadable: true };

@@ -8,7 +8,7 @@
  *
  * A cold start evaluates only what this module imports statically (scripts/build-worker.mjs
  * bundles the rest as modules of their own, loaded with import()): the regex and glob engines
- * when the policy has such patterns, remote actions (prompt, forward), the deliverer and the
+ * when the policy has such patterns, the Bash splitter when it has `Bash(…)` rules, remote actions (prompt, forward), the deliverer and the
  * egress guard they share when first used. Most hooks need none of them.
  */
 import { webCryptoSha256 } from "../adapters/hash/web-crypto.js";

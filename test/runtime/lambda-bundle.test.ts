@@ -112,14 +112,16 @@ describe("the Lambda bundle", () => {
     expect(buildOutput).toMatch(/lambda-sqs\.mjs: cold start [\d.]+ KiB \([\d.]+ KiB gzip\)/);
   });
 
-  it("loads neither the AWS SDK, undici nor the pattern engines at cold start, but ships them in lazy chunks", () => {
+  it("loads neither the AWS SDK, undici, the pattern engines nor the Bash splitter at cold start, but ships them in lazy chunks", () => {
     // Strings only each package's code holds: undici's error codes, SQS's JSON-protocol target,
-    // re2js's and minimatch's error messages.
+    // re2js's and minimatch's error messages, a wrapper the splitter reads and shell-quote's escapes.
     const markers = {
       undici: "UND_ERR_",
       "@aws-sdk/client-sqs": "AmazonSQS",
       re2js: "invalid nested repetition operator",
       minimatch: "pattern is too long",
+      "core/shell-command.ts": "systemd-run",
+      "shell-quote": "abeEfnrtv",
       "better-sqlite3": "better_sqlite3",
     };
     const textOf = (files: Iterable<string>) => [...files].map((f) => readFileSync(f, "utf8")).join("\n");
@@ -134,6 +136,8 @@ describe("the Lambda bundle", () => {
     expect(shipped.includes(markers["@aws-sdk/client-sqs"])).toBe(true);
     expect(shipped.includes(markers.re2js)).toBe(true);
     expect(shipped.includes(markers.minimatch)).toBe(true);
+    expect(shipped.includes(markers["core/shell-command.ts"])).toBe(true);
+    expect(shipped.includes(markers["shell-quote"])).toBe(true);
     expect(shipped.includes(markers["better-sqlite3"])).toBe(false);
   });
 
@@ -183,7 +187,7 @@ describe("the Lambda bundle", () => {
     expect(receiver.badSignatures).toBe(0);
   });
 
-  it("loads the pattern engines for a policy with a regex matcher and a path glob", async () => {
+  it("loads the pattern engines and the Bash splitter for a policy with a regex matcher, a path glob and a Bash(…) rule", async () => {
     const policy = JSON.stringify({
       version: 1,
       rules: [

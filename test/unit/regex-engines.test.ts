@@ -1,6 +1,6 @@
 /**
- * The pattern engines as ports (src/core/regex.ts, path-glob.ts, pattern-engines.ts): re2js and
- * minimatch by default, and, in a bundle built without them (scripts/lazy-engines.mjs, emulated
+ * The pattern engines and the Bash splitter as ports (src/core/regex.ts, path-glob.ts, shell.ts,
+ * pattern-engines.ts): re2js, minimatch and shell-command.ts by default, and, in a bundle built without them (scripts/lazy-engines.mjs, emulated
  * here by mocking the engine modules away), a compile that fails with the engine's MISSING
  * error and marks it wanted, the loader that imports exactly the wanted engines, and a policy
  * that loads once they are there.
@@ -18,10 +18,12 @@ import { sha256 } from "../support/policy.js";
 
 const REGEX_MODULE = "../../src/core/regex-re2.js";
 const GLOB_MODULE = "../../src/core/path-glob-minimatch.js";
+const SHELL_MODULE = "../../src/core/shell-command.js";
 
 afterEach(() => {
   vi.doUnmock(REGEX_MODULE);
   vi.doUnmock(GLOB_MODULE);
+  vi.doUnmock(SHELL_MODULE);
   vi.resetModules();
 });
 
@@ -122,14 +124,18 @@ describe("a bundle built without the engines", () => {
     vi.resetModules();
     vi.doMock(REGEX_MODULE, () => ({ re2Engine: undefined }));
     vi.doMock(GLOB_MODULE, () => ({ minimatchEngine: undefined }));
+    vi.doMock(SHELL_MODULE, () => ({ shellEngine: undefined }));
     const regex = await import("../../src/core/regex.js");
     const glob = await import("../../src/core/path-glob.js");
+    const shell = await import("../../src/core/shell.js");
+    const rules = await import("../../src/core/permission-rule.js");
     const engines = await import("../../src/core/pattern-engines.js");
     const policy = await import("../../src/core/policy.js");
     // From here on import() finds the real engine modules, as it finds their chunks in a bundle.
     vi.doUnmock(REGEX_MODULE);
     vi.doUnmock(GLOB_MODULE);
-    return { regex, glob, engines, policy };
+    vi.doUnmock(SHELL_MODULE);
+    return { regex, glob, shell, rules, engines, policy };
   }
 
   it("fails a compile with REGEX_ENGINE_MISSING until the loader registers re2js", async () => {
@@ -194,12 +200,46 @@ describe("a bundle built without the engines", () => {
     expect(compiles).toBe(3); // a policy wrong for another reason is not compiled again
   });
 
+  it("fails a Bash(…) rule with SHELL_ENGINE_MISSING until the loader registers the splitter", async () => {
+    const { shell, rules, engines, policy } = await withoutEngines();
+    const call = { toolName: "Bash", toolInput: { command: "cd x && rm -rf /" }, cwd: "/p" };
+    // Asked to split all the same, it fails safe: every deny-style rule matches, no allow rule.
+    expect(shell.splitCommand("ls")).toEqual({ subcommands: [], opaque: true, unreadable: true });
+    expect(rules.parsePermissionRule("Bash(rm -rf *)")).toEqual({
+      ok: false,
+      error: `"Bash(rm -rf *)": ${shell.SHELL_ENGINE_MISSING}`,
+    });
+    expect(shell.isShellEngineWanted()).toBe(true);
+    const text = JSON.stringify({
+      version: 1,
+      rules: [{ id: "rm", on: "PreToolUse", matcher: "Bash", if: "Bash(rm -rf *)", decide: "deny" }],
+    });
+    const loaded = await engines.withPatternEngines(() =>
+      policy.loadPolicy(text, { env: () => undefined, sha256 }),
+    );
+    expect(loaded.ok && loaded.value.policy.rules.map((r) => r.id)).toEqual(["rm"]);
+    expect(shell.isShellEngineWanted()).toBe(false);
+    const rule = rules.parsePermissionRule("Bash(rm -rf *)");
+    if (!rule.ok) throw new Error(rule.error);
+    expect(rules.matchesPermissionRule(rule.value, call, "any")).toBe(true);
+    expect(
+      rules.matchesPermissionRule(rule.value, { ...call, toolInput: { command: "ls -rf" } }, "any"),
+    ).toBe(false);
+  });
+
   it("loads no engine for a policy without such patterns", async () => {
     const { engines, policy } = await withoutEngines();
     const text = JSON.stringify({
       version: 1,
       rules: [
-        { id: "rm", on: "PreToolUse", matcher: "Bash", if: "Bash(rm -rf *)", decide: "deny", reason: "r" },
+        {
+          id: "rm",
+          on: "PreToolUse",
+          matcher: "Bash",
+          where: { "tool_input.command": { contains: "rm -rf" } },
+          decide: "deny",
+          reason: "r",
+        },
         { id: "edit", on: "PreToolUse", matcher: "Write|Edit", decide: "ask" },
       ],
     });
