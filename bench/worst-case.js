@@ -113,8 +113,8 @@ const SIZES = [MAX_COMMAND_LENGTH / 2, MAX_COMMAND_LENGTH];
 /**
  * A Read's `file_path` built to be slow to read as a path (src/core/permission-rule.ts `pathsOf`):
  * a path's length is bounded only by the body's, and a review of session 25 measured 5 minutes for
- * 500 KB of `root/` once /proc's links were followed (each `root` rebuilt the path read so far),
- * and 8 s for 100 KB of spaces in a Windows path (a regex stripping a segment's trailing blanks).
+ * 500 KB of `root/` once /proc's links were followed (each `root` rebuilt the path read so far;
+ * session 26 found the same with one long segment before the `root`s), and 8 s for 100 KB of spaces in a Windows path (a regex stripping a segment's trailing blanks).
  * `windows` gives the event a Windows cwd.
  */
 const HOSTILE_PATHS = [
@@ -122,6 +122,12 @@ const HOSTILE_PATHS = [
   {
     name: "Read of `/proc/self/root/` + `root/../` repeated",
     path: (n) => `/proc/self/root/${repeated("root/../", n - 16)}`,
+  },
+  {
+    // Each `root` pushed read the path so far again (session 26): the first segment's length times
+    // the count of `root`s.
+    name: "Read of `/proc/`, a long segment, `/root/../` repeated",
+    path: (n) => `/proc/${repeated("a", n / 2)}/${repeated("root/../", n / 2 - 7)}`,
   },
   {
     name: "Read on Windows of `C:\\p\\`, blanks, `x`",

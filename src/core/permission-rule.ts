@@ -780,11 +780,26 @@ function sharedPath(text: string): string | undefined {
   return `${root}\\${text.slice(share[0].length)}`;
 }
 
+/** A process in /proc: this one (self, thread-self) or another by its pid. */
+const PROCESS = /^(?:self|thread-self|\d{1,10})$/;
+
 /**
- * A link /proc keeps, as a normalized path's segments joined: a process's (or one of its tasks')
- * `root` or `cwd`. Group 1 is set when the process is this one (self, thread-self).
+ * The link /proc keeps that a normalized path's segments end at: a process's (or one of its
+ * tasks') `root` or `cwd`, or one of its open files (`fd/N`, `map_files/…`, and `/dev/fd/N`, which
+ * leads to this process's), named `fd`; with whether the process is this one. Read segment by
+ * segment, each tested on at most a few characters, so that a long segment costs nothing more.
  */
-const PROC_LINK = /^proc\/(?:(self|thread-self)|\d+)(?:\/task\/\d+)?\/(?:root|cwd)$/;
+function procLink(out: readonly string[]): { readonly name: string; readonly self: boolean } | undefined {
+  const n = out.length;
+  if (n === 3 && out[0] === "dev" && out[1] === "fd") return { name: "fd", self: true };
+  if (out[0] !== "proc" || n < 3 || n > 6 || !PROCESS.test(out[1] as string)) return undefined;
+  const self = !/^\d/.test(out[1] as string);
+  // Under one of its tasks: /proc/PID/task/TID/…
+  const at = n > 4 && out[2] === "task" && /^\d{1,10}$/.test(out[3] as string) ? 4 : 2;
+  const name = out[at];
+  if (n === at + 1 && (name === "root" || name === "cwd")) return { name, self };
+  return n === at + 2 && (name === "fd" || name === "map_files") ? { name: "fd", self } : undefined;
+}
 
 /** Claude Code keeps transcripts under ~/.claude/projects, so the home dir is what precedes /.claude/. */
 function inferHome(transcriptPath: string | undefined): string | undefined {
@@ -829,10 +844,10 @@ const ALLOW_LINKS: Links = { cwd: undefined, deny: false };
  * An absolute path normalized as the kernel opens it: `..` never climbs above the root, nor above
  * the first `floor` segments (a Windows client's drive: 1), nor on Windows above a share
  * (`/server/share`, whose first segment is longer than a drive letter). With `links`, the links
- * /proc keeps are followed where they lead, a `..` after one too: this process's `root` to `/`, its `cwd` to
- * `links.cwd`, another's root as `links` says, and undefined (unknown) where that is not known (no
- * cwd given, another process's cwd); and a macOS firmlink's other side is read as the path it
- * mirrors.
+ * /proc keeps (procLink) are followed where they lead, a `..` after one too: this process's `root`
+ * to `/`, its `cwd` to `links.cwd`, another's root as `links` says, and undefined (unknown) where
+ * that is not known (no cwd given, another process's cwd, an open file); and a macOS firmlink's
+ * other side is read as the path it mirrors.
  */
 function openPath(path: string, floor: number, links: Links): string | undefined {
   let out: string[] = [];
@@ -847,18 +862,13 @@ function openPath(path: string, floor: number, links: Links): string | undefined
       continue;
     }
     out.push(segment);
-    const link =
-      links &&
-      (segment === "root" || segment === "cwd") &&
-      out[0] === "proc" &&
-      (out.length === 3 || out.length === 5)
-        ? PROC_LINK.exec(out.join("/"))
-        : null;
-    if (link === null || !links) continue;
-    const self = link[1] !== undefined;
+    const link = links && out.length >= 3 ? procLink(out) : undefined;
+    if (link === undefined || !links) continue;
+    const { name, self } = link;
     chrooted = !self;
-    if (segment === "root" && (self || links.deny)) out = [];
-    else if (segment === "cwd" && self && links.cwd !== undefined) out = links.cwd.split("/").filter(Boolean);
+    if (name === "root" && (self || links.deny)) out = [];
+    else if (name === "cwd" && self && links.cwd !== undefined) out = links.cwd.split("/").filter(Boolean);
+    // Another process's cwd, and an open file: which file it is, is not known here.
     else return undefined;
   }
   let opened = `/${out.join("/")}`;

@@ -838,6 +838,28 @@ describe("a command's name in another case (a review, session 24)", () => {
     expect(both("Read(./.env)", read(`C:\\p\\.env${":".repeat(50_000)}\nx`, windows)).any).toBe(true);
   });
 
+  it("reads an open file's link (/proc/N/fd/M, map_files, /dev/fd/M) as unknown: which file it is is not known", () => {
+    const at = { cwd: "/home/dev/p", transcriptPath: "/home/dev/.claude/projects/p/s.jsonl" };
+    const read = (file_path: string) => ({ toolName: "Read", toolInput: { file_path }, ...at });
+    for (const path of [
+      "/proc/self/fd/3",
+      "/proc/4242/fd/7",
+      "/proc/self/task/9/fd/3",
+      "/proc/thread-self/map_files/7f00-7f10",
+      "/dev/fd/3",
+      "/proc/self/root/dev/fd/4/x",
+    ])
+      expect(both("Read(~/.ssh/**)", read(path)), path).toEqual({ any: true, all: false });
+    // The directories that list them are not files behind a link.
+    expect(both("Read(~/.ssh/**)", read("/proc/self/fd")).any).toBe(false);
+    expect(both("Read(~/.ssh/**)", read("/proc/self/fdinfo/3")).any).toBe(false);
+    expect(both("Read(//proc/**)", read("/proc/self/fd"))).toEqual({ any: true, all: true });
+    // A long segment before the links is read once (session 26: 30 s for 800 KB, each `root` read
+    // the path so far again; bench/worst-case.js measures it). Here the answers.
+    const long = `/proc/${"a".repeat(200_000)}/${"root/../".repeat(25_000)}`;
+    expect(both("Read(~/.ssh/**)", read(long)).any).toBe(false);
+  });
+
   it("follows /proc's links before a `..` after them, and a task's links too (a review, session 25)", () => {
     const at = { cwd: "/home/dev/p", transcriptPath: "/home/dev/.claude/projects/p/s.jsonl" };
     const read = (file_path: string) => ({ toolName: "Read", toolInput: { file_path }, ...at });
