@@ -6,7 +6,7 @@
 import { compilePathGlob, normalizePath, type PathGlobTest } from "./path-glob.js";
 import { err, ok, type Result } from "./result.js";
 import { canonicalCommandPattern, SHELL_ENGINE_MISSING, splitCommand } from "./shell.js";
-import type { Subcommand } from "./shell-command.js";
+import type { CommandSplit, Subcommand } from "./shell-command.js";
 
 export interface PermissionRule {
   /** The rule as written in the policy. */
@@ -342,10 +342,14 @@ function isRecord(value: unknown): value is Readonly<Record<string, unknown>> {
  * is a pure function of the text, so a one-entry memo is exact.
  */
 let memoCommand: string | undefined;
-let memoSplit: ReturnType<typeof splitCommand> | undefined;
-function splitOnce(command: string): ReturnType<typeof splitCommand> {
+let memoSplit: CommandSplit | undefined;
+function splitOnce(command: string): CommandSplit {
   if (memoCommand !== command || memoSplit === undefined) {
-    memoSplit = splitCommand(command);
+    const split = splitCommand(command);
+    // Without the splitter (shell.ts: never asked for before a Bash rule loads it), fail safe as
+    // for a command that cannot be read, and keep nothing: it may be loaded for the next call.
+    if (split === undefined) return { subcommands: [], opaque: true, unreadable: true };
+    memoSplit = split;
     memoCommand = command;
   }
   return memoSplit;
@@ -550,7 +554,9 @@ function pathsOf(input: Readonly<Record<string, unknown>>, call: ToolCall): Call
   // On a Windows client `..` stops at the drive (`/c/..` is `/c`) or the share, as Windows reads it.
   const floor = drive === undefined ? 0 : 1;
   const rawCwd = typeof call.cwd === "string" ? posixPath(call.cwd, drive) : undefined;
-  const cwd = rawCwd?.startsWith("/") ? openPath(rawCwd, floor, false) : undefined;
+  // Unknown where a Windows client's cwd names no directory that can be read from it.
+  const unreadableCwd = drive !== undefined && unreadableOnWindows(call.cwd as string, drive);
+  const cwd = rawCwd?.startsWith("/") && !unreadableCwd ? openPath(rawCwd, floor, false) : undefined;
   const opened = (path: string) => resolvePath(path, cwd, home, floor, { cwd, deny: true });
   /**
    * A path's text as an allow rule reads it (the file it opens; unknown through a cwd link, whose
@@ -562,8 +568,7 @@ function pathsOf(input: Readonly<Record<string, unknown>>, call: ToolCall): Call
     if (drive !== undefined && unreadableOnWindows(text, drive))
       return { allow: undefined, deny: [undefined] };
     const posix = posixPath(text, drive);
-    const file = opened(posix);
-    const deny = [file];
+    const deny = [opened(posix)];
     const written = resolvePath(posix, cwd, home, floor, false);
     if (written !== deny[0]) deny.push(written);
     // A UNC path names no drive, so no drive's rule covers it; a path on the cwd's share is read.
@@ -577,8 +582,13 @@ function pathsOf(input: Readonly<Record<string, unknown>>, call: ToolCall): Call
       // an address the client knows it by.
       const shared = sharedPath(text);
       if (shared !== undefined) deny.push(opened(posixPath(shared, drive)));
-      // A WSL distribution's share (`\\wsl$\Ubuntu\x`) is `/x` in it.
-      if (file !== undefined && WSL_SHARE.test(file)) deny.push(file.replace(WSL_SHARE, "") || "/");
+      // A WSL distribution's share (`\\wsl$\Ubuntu\x`) is `/x` in it, opened as Linux opens it
+      // (its /proc too), and `/mnt/c/x` there is `C:\x`.
+      const wsl = WSL_SHARE.exec(posix);
+      if (wsl !== null) {
+        const linux = openPath(posix.slice(wsl[0].length), 0, { cwd: undefined, deny: true });
+        deny.push(linux, linux?.replace(/^\/mnt(?=\/[a-z](?:\/|$))/i, ""));
+      }
     }
     return { allow, deny };
   };
@@ -692,18 +702,22 @@ const WINDOWS_PATH = /^[A-Za-z]:[\\/]/;
 /**
  * A Windows client's root as posixPath reads it: its cwd's drive (`/c`) or share
  * (`//server/share`, a UNC or WSL cwd), C: where the cwd names neither. Undefined for a POSIX
- * client. A client is on Windows when its cwd is a drive or UNC path, or its transcript (under the
- * Windows home, even for a WSL cwd) a drive path.
+ * client. A client is on Windows when its cwd is a drive or UNC path, or, with no absolute POSIX
+ * cwd, its transcript (under the Windows home, even for a WSL cwd) a drive path.
  */
 function windowsRoot(call: ToolCall): string | undefined {
   const cwd = typeof call.cwd === "string" ? call.cwd : "";
   const transcript = typeof call.transcriptPath === "string" ? call.transcriptPath : "";
-  if (!WINDOWS_PATH.test(cwd) && !WINDOWS_PATH.test(transcript) && !cwd.startsWith("\\\\")) return;
+  const windows =
+    WINDOWS_PATH.test(cwd) ||
+    cwd.startsWith("\\\\") ||
+    (!cwd.startsWith("/") && WINDOWS_PATH.test(transcript));
+  if (!windows) return;
   return /^\/(?:[a-z]|\/[^/]+\/[^/]+)(?=\/|$)/.exec(posixPath(cwd, "/c"))?.[0] ?? "/c";
 }
 
-/** A WSL distribution's share, as openPath reads it: `/wsl$/NAME` or `/wsl.localhost/NAME`. */
-const WSL_SHARE = /^\/wsl(?:\$|\.localhost)\/[^/]+(?=\/|$)/i;
+/** A WSL distribution's share, as posixPath writes it: `//wsl$/NAME`. */
+const WSL_SHARE = /^\/\/wsl\$\/[^/]+(?=\/|$)/i;
 
 /**
  * Claude Code on Windows sends `C:\\Users\\dev\\.env`, and its rules read it as `/c/Users/dev/.env`.
@@ -719,6 +733,8 @@ function posixPath(path: string, drive: string | undefined): string {
   let rest = path
     // `\\?\UNC\host\share\x` is `\\host\share\x`; `\\?\C:\x` and `\\.\C:\x` are `C:\x`.
     .replace(/^[\\/]{2}[?.][\\/](?:UNC(?=[\\/]))?/i, (prefix) => (prefix.length > 4 ? "\\" : ""))
+    // WSL's two names for its shares: one reading.
+    .replace(/^([\\/]{2})wsl\.localhost(?=[\\/])/i, "$1wsl$$")
     // A share's root with no separator after it is the drive's root, not its current directory.
     .replace(/^[\\/]{2}(?:localhost|127\.0\.0\.1)[\\/]([A-Za-z])\$(?=[\\/]|$)/i, "$1:\\")
     // Git Bash's `/c/x`, which Claude Code on Windows reads as `C:\x`.
@@ -755,13 +771,15 @@ const FIRMLINK = /^\/(?:System\/Volumes\/Data|private(?=\/(?:var|etc|tmp)\b))(?=
 const DEVICE_PATH = /^[\\/]{2}[?.][\\/](?![A-Za-z]:[\\/]|UNC[\\/])/i;
 
 /**
- * Whether a Windows client's path names no file that can be read from it: a device path, or a
+ * Whether a Windows client's path names no file that can be read from it: a device path, a share
+ * on a server whose one-letter name reads as a drive (`\\c\share`: `C:\share` to the rules), or a
  * drive-relative `D:x` off the cwd's drive (`drive`, windowsRoot's; relative to D:'s own current
  * directory, which the event does not give).
  */
 function unreadableOnWindows(text: string, drive: string): boolean {
   return (
     DEVICE_PATH.test(text) ||
+    /^[\\/]{2}(?:[?.][\\/]UNC[\\/])?[A-Za-z](?:[\\/]|$)/i.test(text) ||
     (/^[A-Za-z]:(?![\\/])/.test(text) && `/${text.charAt(0).toLowerCase()}` !== drive)
   );
 }

@@ -2,7 +2,7 @@
  * What a rule says when its remote action (prompt, forward) fails or is not available: the fail
  * mode that applies and the effect it has. Its own module, without the policy compiler and the
  * evaluator, so that the remote actions the Worker loads on first use import neither: else esbuild
- * moves all they reach (the compiler, zod, shell-command) out of worker.js into a chunk the two
+ * moves all they reach (the compiler, zod) out of worker.js into a chunk the two
  * share, about 0.5 KiB gzip more in the main module (scripts/build-worker.mjs).
  */
 import type { RuleEffect } from "./decision.js";

@@ -5,8 +5,7 @@
  * a policy with a `Bash(…)` rule uses them. There a Bash rule fails to compile with
  * SHELL_ENGINE_MISSING until an entry loads the splitter (pattern-engines.ts) and compiles the
  * policy again. A command is split only for such a rule, so the splitter is there whenever one is
- * asked for; were it not, the split fails safe: unreadable, so every deny-style rule matches and no
- * allow rule does.
+ * asked for; were it not, `splitCommand` says so and permission-rule.ts fails safe.
  */
 import type { CommandSplit } from "./shell-command.js";
 import { shellEngine } from "./shell-command.js";
@@ -39,7 +38,7 @@ export function canonicalCommandPattern(text: string): string | undefined {
   return engine?.canonicalCommandPattern(text);
 }
 
-/** shell-command.ts `splitCommand`; unreadable while the splitter is not loaded (see above). */
-export function splitCommand(command: string): CommandSplit {
-  return engine?.splitCommand(command) ?? { subcommands: [], opaque: true, unreadable: true };
+/** shell-command.ts `splitCommand`; undefined while the splitter is not loaded (see above). */
+export function splitCommand(command: string): CommandSplit | undefined {
+  return engine?.splitCommand(command);
 }

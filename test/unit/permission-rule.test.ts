@@ -731,6 +731,34 @@ describe("a command's name in another case (a review, session 24)", () => {
     expect(both("Read(//fs/team/c/**)", read("\\\\fs\\team\\..\\..\\c\\secret", drive)).any).toBe(true);
   });
 
+  it("reads WSL's two names alike, a WSL path as Linux opens it, and a one-letter server as unknown (a review, session 26)", () => {
+    const transcriptPath = "C:\\Users\\dev\\.claude\\projects\\p\\s.jsonl";
+    const read = (file_path: string, at: object) => ({ toolName: "Read", toolInput: { file_path }, ...at });
+    const localhost = { cwd: "\\\\wsl.localhost\\Ubuntu\\home\\dev\\proj", transcriptPath };
+    const dollar = { cwd: "\\\\wsl$\\Ubuntu\\home\\dev\\proj", transcriptPath };
+    expect(both("Read(./.env)", read("\\\\wsl$\\Ubuntu\\home\\dev\\proj\\.env", localhost)).any).toBe(true);
+    expect(both("Read(./.env)", read("\\\\wsl.localhost\\Ubuntu\\home\\dev\\proj\\.env", dollar)).any).toBe(
+      true,
+    );
+    // /proc's links in the distribution, and its /mnt/c, which is C:.
+    for (const path of ["\\\\wsl$\\Ubuntu\\proc\\self\\root\\etc\\shadow", "\\proc\\self\\root\\etc\\shadow"])
+      expect(both("Read(//etc/**)", read(path, localhost)).any, path).toBe(true);
+    const mounted = read("\\\\wsl$\\Ubuntu\\mnt\\c\\Users\\dev\\.ssh\\id_rsa", localhost);
+    expect(both("Read(~/.ssh/**)", mounted).any).toBe(true);
+    // A server named `c` reads as drive C: to the rules. Its paths are unknown, and so is a cwd there.
+    const share = { cwd: "\\\\c\\share\\proj", transcriptPath };
+    expect(both("Read(./**)", read("C:\\share\\proj\\x", share)).all).toBe(false);
+    expect(both("Read(./.env)", read("\\\\c\\share\\proj\\..\\..\\proj\\.env", share)).any).toBe(true);
+    const drive = { cwd: "C:\\p", transcriptPath };
+    expect(both("Read(//c/share/**)", read("\\\\c\\share\\..\\secret", drive))).toEqual({
+      any: true,
+      all: false,
+    });
+    // A POSIX cwd is a POSIX client's, whatever its transcript says.
+    const mixed = { cwd: "/home/dev/proj", transcriptPath };
+    expect(both("Read(//etc/**)", read("/etc/shadow", mixed))).toEqual({ any: true, all: true });
+  });
+
   it("reads a Glob's path and pattern through shares and /proc's links, for deny-style rules", () => {
     const windows = { cwd: "C:\\p", transcriptPath: "C:\\Users\\dev\\.claude\\projects\\p\\s.jsonl" };
     const linux = { cwd: "/home/dev/p", transcriptPath: "/home/dev/.claude/projects/p/s.jsonl" };

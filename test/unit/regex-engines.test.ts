@@ -203,8 +203,9 @@ describe("a bundle built without the engines", () => {
   it("fails a Bash(…) rule with SHELL_ENGINE_MISSING until the loader registers the splitter", async () => {
     const { shell, rules, engines, policy } = await withoutEngines();
     const call = { toolName: "Bash", toolInput: { command: "cd x && rm -rf /" }, cwd: "/p" };
-    // Asked to split all the same, it fails safe: every deny-style rule matches, no allow rule.
-    expect(shell.splitCommand("ls")).toEqual({ subcommands: [], opaque: true, unreadable: true });
+    // Asked to split all the same, it has no answer: permission-rule.ts fails safe.
+    expect(shell.splitCommand("ls")).toBeUndefined();
+    expect(rules.isUnreadableCommand("ls")).toBe(true);
     expect(rules.parsePermissionRule("Bash(rm -rf *)")).toEqual({
       ok: false,
       error: `"Bash(rm -rf *)": ${shell.SHELL_ENGINE_MISSING}`,
@@ -225,6 +226,42 @@ describe("a bundle built without the engines", () => {
     expect(
       rules.matchesPermissionRule(rule.value, { ...call, toolInput: { command: "ls -rf" } }, "any"),
     ).toBe(false);
+  });
+
+  it("never keeps a split made without the splitter: simulate, then a policy with Bash(…) rules (a review, session 26)", async () => {
+    const { rules, engines, policy } = await withoutEngines();
+    const { evaluatePolicy } = await import("../../src/core/evaluate.js");
+    const { parseHookEvent } = await import("../../src/core/events.js");
+    const event = parseHookEvent({
+      session_id: "s",
+      transcript_path: "/home/dev/.claude/projects/p/s.jsonl",
+      cwd: "/p",
+      hook_event_name: "PreToolUse",
+      tool_name: "Bash",
+      tool_input: { command: "ls -la" },
+    });
+    if (!event.ok) throw new Error("the event should parse");
+    const load = async (ruleList: unknown[]) => {
+      const text = JSON.stringify({ version: 1, rules: ruleList });
+      const loaded = await engines.withPatternEngines(() =>
+        policy.loadPolicy(text, { env: () => undefined, sha256 }),
+      );
+      if (!loaded.ok) throw new Error(JSON.stringify(loaded.error));
+      return loaded.value.policy;
+    };
+    const where = { "tool_input.command": { contains: "curl" } };
+    const plain = await load([{ id: "curl", on: "PreToolUse", matcher: "Bash", where, decide: "deny" }]);
+    // simulate (explain) lists every rule; a policy with no Bash(…) rule has no splitter to ask.
+    const simulated = evaluatePolicy(plain, event.value, { team: "default" }, true);
+    expect(simulated.explanations?.map((e) => e.applied)).toEqual([false]);
+    // Asked anyway, it fails safe (every deny-style rule would match) and keeps nothing.
+    expect(rules.isUnreadableCommand("ls -la")).toBe(true);
+    const bash = await load([
+      { id: "ls", on: "PreToolUse", matcher: "Bash", if: "Bash(ls *)", decide: "allow" },
+      { id: "rm", on: "PreToolUse", matcher: "Bash", if: "Bash(rm *)", decide: "deny", reason: "no rm" },
+    ]);
+    const decided = evaluatePolicy(bash, event.value, { team: "default" });
+    expect(decided.enforced.map((m) => [m.rule.id, m.effect.decision])).toEqual([["ls", "allow"]]);
   });
 
   it("loads no engine for a policy without such patterns", async () => {
