@@ -553,10 +553,12 @@ function pathsOf(input: Readonly<Record<string, unknown>>, call: ToolCall): Call
   );
   // On a Windows client `..` stops at the drive (`/c/..` is `/c`) or the share, as Windows reads it.
   const floor = drive === undefined ? 0 : 1;
-  const rawCwd = typeof call.cwd === "string" ? posixPath(call.cwd, drive) : undefined;
   // Unknown where a Windows client's cwd names no directory that can be read from it.
-  const unreadableCwd = drive !== undefined && unreadableOnWindows(call.cwd as string, drive);
-  const cwd = rawCwd?.startsWith("/") && !unreadableCwd ? openPath(rawCwd, floor, false) : undefined;
+  const rawCwd =
+    typeof call.cwd !== "string" || (drive !== undefined && unreadableOnWindows(call.cwd, drive))
+      ? undefined
+      : posixPath(call.cwd, drive);
+  const cwd = rawCwd?.startsWith("/") ? openPath(rawCwd, floor, false) : undefined;
   const opened = (path: string) => resolvePath(path, cwd, home, floor, { cwd, deny: true });
   /**
    * A path's text as an allow rule reads it (the file it opens; unknown through a cwd link, whose

@@ -7,8 +7,7 @@
  * policy again. A command is split only for such a rule, so the splitter is there whenever one is
  * asked for; were it not, `splitCommand` says so and permission-rule.ts fails safe.
  */
-import type { CommandSplit } from "./shell-command.js";
-import { shellEngine } from "./shell-command.js";
+import { type CommandSplit, shellEngine } from "./shell-command.js";
 
 export interface ShellEngine {
   splitCommand(command: string): CommandSplit;
