@@ -111,11 +111,13 @@ const HOSTILE = [
 const SIZES = [MAX_COMMAND_LENGTH / 2, MAX_COMMAND_LENGTH];
 
 /**
- * A Read's `file_path` built to be slow to read as a path (src/core/permission-rule.ts `pathsOf`):
- * a path's length is bounded only by the body's, and a review of session 25 measured 5 minutes for
- * 500 KB of `root/` once /proc's links were followed (each `root` rebuilt the path read so far;
- * session 26 found the same with one long segment before the `root`s), and 8 s for 100 KB of spaces in a Windows path (a regex stripping a segment's trailing blanks).
- * `windows` gives the event a Windows cwd.
+ * A Read's `file_path` (or a Glob's `pattern`) built to be slow to read as a path
+ * (src/core/permission-rule.ts `pathsOf`): a path's length is bounded only by the body's, and a
+ * review of session 25 measured 5 minutes for 500 KB of `root/` once /proc's links were followed
+ * (each `root` rebuilt the path read so far; session 26 found the same with one long segment
+ * before the `root`s), and 8 s for 100 KB of spaces in a Windows path (a regex stripping a
+ * segment's trailing blanks). `windows` gives the event a Windows cwd; `glob` makes the text a
+ * Glob's `pattern`.
  */
 const HOSTILE_PATHS = [
   { name: "Read of `/` + `root/` repeated", path: (n) => `/${repeated("root/", n - 1)}` },
@@ -128,6 +130,13 @@ const HOSTILE_PATHS = [
     // the count of `root`s.
     name: "Read of `/proc/`, a long segment, `/root/../` repeated",
     path: (n) => `/proc/${repeated("a", n / 2)}/${repeated("root/../", n / 2 - 7)}`,
+  },
+  {
+    // Each `/` of the run began a match of `/\/+$/` that read to the run's end (session 26: 6.5 s
+    // for 100 KB).
+    name: "Glob of `a`, `/` repeated, `x`",
+    glob: true,
+    path: (n) => `a${repeated("/", n - 2)}x`,
   },
   {
     name: "Read on Windows of `C:\\p\\`, blanks, `x`",
@@ -165,8 +174,8 @@ async function main() {
       ? {
           ...event,
           ...(path.windows && { cwd: "C:\\p" }),
-          tool_name: "Read",
-          tool_input: { file_path: command },
+          tool_name: path.glob ? "Glob" : "Read",
+          tool_input: path.glob ? { pattern: command } : { file_path: command },
         }
       : { ...event, tool_input: { ...event.tool_input, command } };
     return {
