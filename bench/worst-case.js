@@ -111,13 +111,13 @@ const HOSTILE = [
 const SIZES = [MAX_COMMAND_LENGTH / 2, MAX_COMMAND_LENGTH];
 
 /**
- * A Read's `file_path` (or a Glob's `pattern`) built to be slow to read as a path
+ * A Read's `file_path` (or another tool's path or URL) built to be slow to read as a path
  * (src/core/permission-rule.ts `pathsOf`): a path's length is bounded only by the body's, and a
  * review of session 25 measured 5 minutes for 500 KB of `root/` once /proc's links were followed
  * (each `root` rebuilt the path read so far; session 26 found the same with one long segment
  * before the `root`s), and 8 s for 100 KB of spaces in a Windows path (a regex stripping a
- * segment's trailing blanks). `windows` gives the event a Windows cwd; `glob` makes the text a
- * Glob's `pattern`.
+ * segment's trailing blanks). `windows` gives the event a Windows cwd; `tool` and `field` put the
+ * text in another tool's input (a Glob's `pattern`, a WebFetch's `url`).
  */
 const HOSTILE_PATHS = [
   { name: "Read of `/` + `root/` repeated", path: (n) => `/${repeated("root/", n - 1)}` },
@@ -135,8 +135,23 @@ const HOSTILE_PATHS = [
     // Each `/` of the run began a match of `/\/+$/` that read to the run's end (session 26: 6.5 s
     // for 100 KB).
     name: "Glob of `a`, `/` repeated, `x`",
-    glob: true,
+    tool: "Glob",
+    field: "pattern",
     path: (n) => `a${repeated("/", n - 2)}x`,
+  },
+  {
+    // Each `where.glob` rule normalized the path again and walked its `**` over every segment
+    // (session 26: 1.9 s for 1 MB with the 200-rule policy's Edit rules).
+    name: "Edit of `/` + `a/` repeated",
+    tool: "Edit",
+    path: (n) => `/${repeated("a/", n - 1)}`,
+  },
+  {
+    // Each WebFetch rule parsed the URL again (session 26: 0.7 s for 1 MB of host).
+    name: "WebFetch of `https://`, `é.` repeated, `com/`",
+    tool: "WebFetch",
+    field: "url",
+    path: (n) => `https://${repeated("é.", n - 12)}com/`,
   },
   {
     name: "Read on Windows of `C:\\p\\`, blanks, `x`",
@@ -174,8 +189,8 @@ async function main() {
       ? {
           ...event,
           ...(path.windows && { cwd: "C:\\p" }),
-          tool_name: path.glob ? "Glob" : "Read",
-          tool_input: path.glob ? { pattern: command } : { file_path: command },
+          tool_name: path.tool ?? "Read",
+          tool_input: { [path.field ?? "file_path"]: command },
         }
       : { ...event, tool_input: { ...event.tool_input, command } };
     return {
