@@ -23,10 +23,11 @@ export const minimatchEngine: PathGlobEngine = {
  * `includes`, before minimatch splits it and walks a `**` across all its segments (a 1 MB path
  * took about 0.1 s per `where.glob` rule). None for a pattern whose other syntax could make a run
  * optional or change how it reads (classes, braces, extglobs, escapes, negation, comments, `.` and
- * `..` segments, ignoring case).
+ * `..` segments, ignoring case), nor off `platform: "linux"` (on Windows minimatch reads a drive
+ * letter in either case, and `//?/C:` as `C:`).
  */
 export function requiredLiterals(pattern: string, options: PathGlobOptions): string[] {
-  if (options.nocase || /[[\]{}()\\]|^[!#]/.test(pattern)) return [];
+  if (options.platform !== "linux" || options.nocase || /[[\]{}()\\]|^[!#]/.test(pattern)) return [];
   const runs = pattern.split(/[/*?]+/).filter((run) => run !== "");
   return runs.some((run) => run === "." || run === "..") ? [] : runs;
 }

@@ -574,6 +574,10 @@ function pathsOf(input: Readonly<Record<string, unknown>>, call: ToolCall): Call
       : posixPath(call.cwd, drive);
   const cwd = rawCwd?.startsWith("/") ? openPath(rawCwd, floor, false) : undefined;
   const opened = (path: string) => resolvePath(path, cwd, home, floor, { cwd, deny: true });
+  // A cwd on a server with a one-letter name (`\\c\share`) reads as on drive C:, and its `..` stops
+  // at the drive: deny-style rules also read each path with `..` stopping at the share, and allow
+  // rules approve nothing there (they could approve a file on C:).
+  const letterShare = drive !== undefined && ONE_LETTER_SHARE.test(drive);
   /**
    * A path's text as an allow rule reads it (the file it opens; unknown through a cwd link, whose
    * process may stand elsewhere, and for a UNC path, which no drive rule names) and every reading a
@@ -584,12 +588,15 @@ function pathsOf(input: Readonly<Record<string, unknown>>, call: ToolCall): Call
     if (drive !== undefined && unreadableOnWindows(text, drive))
       return { allow: undefined, deny: [undefined] };
     const posix = posixPath(text, drive);
+    // A share on a one-letter server reads as drive C: to the rules: which file it is is unknown.
+    if (ONE_LETTER_SHARE.test(posix)) return { allow: undefined, deny: [undefined] };
     const deny = [opened(posix)];
     const written = resolvePath(posix, cwd, home, floor, false);
     if (written !== deny[0]) deny.push(written);
+    if (letterShare) deny.push(resolvePath(posix, cwd, home, 2, { cwd, deny: true }));
     // A UNC path names no drive, so no drive's rule covers it; a path on the cwd's share is read.
     const unc = drive !== undefined && posix.startsWith("//") && !`${posix}/`.startsWith(`${drive}/`);
-    const allow = unc ? undefined : resolvePath(posix, cwd, home, floor, ALLOW_LINKS);
+    const allow = unc || letterShare ? undefined : resolvePath(posix, cwd, home, floor, ALLOW_LINKS);
     if (drive !== undefined) {
       // Git Bash's `/c/x` is `C:\x` to Claude Code, `\c\x` on the cwd's drive to a tool that
       // takes it as written.
@@ -629,7 +636,8 @@ function pathsOf(input: Readonly<Record<string, unknown>>, call: ToolCall): Call
     // Under every reading of its root, and of its own text where that names a share.
     const shared = windows ? sharedPath(input.pattern) : undefined;
     const patterns = shared === undefined ? [pattern] : [pattern, posixPath(shared, drive)];
-    if (windows && unreadableOnWindows(input.pattern, drive)) paths.push(undefined);
+    if (windows && (unreadableOnWindows(input.pattern, drive) || ONE_LETTER_SHARE.test(pattern)))
+      paths.push(undefined);
     for (const base of roots ?? [cwd]) {
       // A `path` that names no known directory (`~/..` with no home): the pattern could be anywhere.
       if (base === undefined && roots !== undefined) paths.push(undefined);
@@ -732,6 +740,9 @@ function windowsRoot(call: ToolCall): string | undefined {
   return /^\/(?:[a-z]|\/[^/]+\/[^/]+)(?=\/|$)/.exec(posixPath(cwd, "/c"))?.[0] ?? "/c";
 }
 
+/** A share on a server whose name is one character, as posixPath writes it (`//c/share`). */
+const ONE_LETTER_SHARE = /^\/\/[^/](?:\/|$)/;
+
 /** A WSL distribution's share, as posixPath writes it: `//wsl$/NAME`. */
 const WSL_SHARE = /^\/\/wsl\$\/[^/]+(?=\/|$)/i;
 
@@ -749,8 +760,6 @@ function posixPath(path: string, drive: string | undefined): string {
   let rest = path
     // `\\?\UNC\host\share\x` is `\\host\share\x`; `\\?\C:\x` and `\\.\C:\x` are `C:\x`.
     .replace(/^[\\/]{2}[?.][\\/](?:UNC(?=[\\/]))?/i, (prefix) => (prefix.length > 4 ? "\\" : ""))
-    // WSL's two names for its shares: one reading.
-    .replace(/^([\\/]{2})wsl\.localhost(?=[\\/])/i, "$1wsl$$")
     // A share's root with no separator after it is the drive's root, not its current directory.
     .replace(/^[\\/]{2}(?:localhost|127\.0\.0\.1)[\\/]([A-Za-z])\$(?=[\\/]|$)/i, "$1:\\")
     // Git Bash's `/c/x`, which Claude Code on Windows reads as `C:\x`.
@@ -767,6 +776,9 @@ function posixPath(path: string, drive: string | undefined): string {
     .replaceAll("\\", "/")
     .split("/")
     .map((segment) => trimDots(segment.replace(/:[\s\S]*$/, "")));
+  // WSL's two names for its shares, one reading (after the trim: `wsl.localhost.` is the same).
+  if (root === "" && segments[0] === "" && segments[1] === "" && /^wsl\.localhost$/i.test(segments[2] ?? ""))
+    segments[2] = "wsl$";
   return root + segments.join("/");
 }
 
@@ -797,15 +809,14 @@ const FIRMLINK = /^\/(?:System\/Volumes\/Data|private(?=\/(?:var|etc|tmp)\b))(?=
 const DEVICE_PATH = /^[\\/]{2}[?.][\\/](?![A-Za-z]:[\\/]|UNC[\\/])/i;
 
 /**
- * Whether a Windows client's path names no file that can be read from it: a device path, a share
- * on a server whose one-letter name reads as a drive (`\\c\share`: `C:\share` to the rules), or a
+ * Whether a Windows client's path names no file that can be read from it: a device path, or a
  * drive-relative `D:x` off the cwd's drive (`drive`, windowsRoot's; relative to D:'s own current
- * directory, which the event does not give).
+ * directory, which the event does not give). A share on a one-letter server is another
+ * (ONE_LETTER_SHARE), told on posixPath's form, whose trim reads `\\c.\share` as `\\c\share`.
  */
 function unreadableOnWindows(text: string, drive: string): boolean {
   return (
     DEVICE_PATH.test(text) ||
-    /^[\\/]{2}(?:[?.][\\/]UNC[\\/])?[A-Za-z](?:[\\/]|$)/i.test(text) ||
     (/^[A-Za-z]:(?![\\/])/.test(text) && `/${text.charAt(0).toLowerCase()}` !== drive)
   );
 }

@@ -118,10 +118,12 @@ export function deepEqual(a: unknown, b: unknown): boolean {
 /**
  * A `where` glob over a string: `!x` and `#x` are literal text, not minimatch's negation and
  * comment, and an absolute path is matched as the file it names (`/etc/**` holds for
- * `/tmp/../etc/passwd`). `check` reads globs with it too.
+ * `/tmp/../etc/passwd`). Read as on Linux wherever hookgate runs (minimatch would otherwise
+ * follow the host: on Windows `\` separates and a drive letter ignores case), as the path rules
+ * are. `check` reads globs with it too.
  */
 export function compileWhereGlob(glob: string): Result<(value: string) => boolean, string> {
-  const compiled = compilePathGlob(glob, { dot: true, nonegate: true, nocomment: true });
+  const compiled = compilePathGlob(glob, { dot: true, nonegate: true, nocomment: true, platform: "linux" });
   if (!compiled.ok) return compiled;
   const test = compiled.value;
   return ok((value) => test(value.startsWith("/") ? normalizedOnce(value) : value));

@@ -759,6 +759,30 @@ describe("a command's name in another case (a review, session 24)", () => {
     expect(both("Read(//etc/**)", read("/etc/shadow", mixed))).toEqual({ any: true, all: true });
   });
 
+  it("reads a cwd on a one-letter server for deny-style rules both ways, and a server's name as Windows trims it (a second review, session 26)", () => {
+    const transcriptPath = "C:\\Users\\dev\\.claude\\projects\\p\\s.jsonl";
+    const read = (file_path: string, at: object) => ({ toolName: "Read", toolInput: { file_path }, ...at });
+    const share = { cwd: "\\\\c\\share\\proj", transcriptPath };
+    // Its `./` rules apply (the cwd was unknown, and they did not), and no allow rule approves.
+    for (const path of [".env", "sub\\..\\.env", "C:\\share\\proj\\.env"])
+      expect(both("Read(./.env)", read(path, share)), path).toEqual({ any: true, all: false });
+    expect(both("Read(./**)", read("src\\x.ts", share))).toEqual({ any: true, all: false });
+    // `..` stops at the share for deny-style rules: each is \\c\share\secret\x.
+    for (const path of ["..\\..\\..\\secret\\x", "\\..\\secret\\x"])
+      expect(both("Read(//c/share/secret/**)", read(path, share)).any, path).toBe(true);
+    expect(both("Read(~/.ssh/**)", read("\\..\\Users\\dev\\.ssh\\id_rsa", share)).all).toBe(false);
+    // Windows drops a name's trailing dots and spaces: `c.` is the one-letter server, `wsl.localhost.` WSL.
+    const drive = { cwd: "C:\\p", transcriptPath };
+    for (const path of [
+      "\\\\c.\\share\\..\\secret",
+      "\\\\c \\share\\..\\secret",
+      "\\\\?\\UNC\\c.\\share\\..\\secret",
+    ])
+      expect(both("Read(//c/share/**)", read(path, drive)), path).toEqual({ any: true, all: false });
+    for (const path of ["\\\\wsl.localhost.\\Ubuntu\\etc\\shadow", "\\\\WSL.localhost \\Ubuntu\\etc\\shadow"])
+      expect(both("Read(//etc/**)", read(path, drive)).any, path).toBe(true);
+  });
+
   it("reads a Glob's path and pattern through shares and /proc's links, for deny-style rules", () => {
     const windows = { cwd: "C:\\p", transcriptPath: "C:\\Users\\dev\\.claude\\projects\\p\\s.jsonl" };
     const linux = { cwd: "/home/dev/p", transcriptPath: "/home/dev/.claude/projects/p/s.jsonl" };
