@@ -147,6 +147,14 @@ const HOSTILE_PATHS = [
     path: (n) => `/${repeated("a/", n - 1)}`,
   },
   {
+    // The audit line's masking: each BEGIN looked 8 KiB ahead for its END (session 26: 0.4 s for
+    // 1 MB).
+    name: "MCP input of `-----BEGIN PRIVATE KEY-----!` repeated",
+    tool: "mcp__files__write",
+    field: "content",
+    path: (n) => repeated("-----BEGIN PRIVATE KEY-----!", n),
+  },
+  {
     // Each WebFetch rule parsed the URL again (session 26: 0.7 s for 1 MB of host).
     name: "WebFetch of `https://`, `é.` repeated, `com/`",
     tool: "WebFetch",

@@ -23,6 +23,15 @@ describe("maskString", () => {
       "lQVYBGXyz0123",
     ],
     ["-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIIVngSLri+JkDAbL92\nAwEHoUQDQgAE", "MHcCAQEEIIVngSLri"],
+    // A key cut short, then a whole one (session 26: the look for an END stops at the next BEGIN).
+    [
+      "-----BEGIN RSA PRIVATE KEY-----\nMIIEcut\n\n-----BEGIN EC PRIVATE KEY-----\nMHcwhole\n-----END EC PRIVATE KEY-----",
+      "MHcwhole",
+    ],
+    [
+      "-----BEGIN RSA PRIVATE KEY-----\nMIIEcut\n\n-----BEGIN EC PRIVATE KEY-----\nMHcwhole\n-----END EC PRIVATE KEY-----",
+      "MIIEcut",
+    ],
     [
       "aws_access_key_id = AKIAIOSFODNN7EXAMPLE\naws_secret_access_key = wJalrXUtnFEMI/K7MDENG",
       "wJalrXUtnFEMI",
