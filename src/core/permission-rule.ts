@@ -588,8 +588,9 @@ function pathsOf(input: Readonly<Record<string, unknown>>, call: ToolCall): Call
     if (drive !== undefined && unreadableOnWindows(text, drive))
       return { allow: undefined, deny: [undefined] };
     const posix = posixPath(text, drive);
-    // A share on a one-letter server reads as drive C: to the rules: which file it is is unknown.
-    if (ONE_LETTER_SHARE.test(posix)) return { allow: undefined, deny: [undefined] };
+    // A share on a one-letter server reads as drive C: to the rules: which file it is is unknown,
+    // unless the cwd is on one, whose client's every path is read both ways (below).
+    if (!letterShare && ONE_LETTER_SHARE.test(posix)) return { allow: undefined, deny: [undefined] };
     const deny = [opened(posix)];
     const written = resolvePath(posix, cwd, home, floor, false);
     if (written !== deny[0]) deny.push(written);

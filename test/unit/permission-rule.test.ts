@@ -764,8 +764,10 @@ describe("a command's name in another case (a review, session 24)", () => {
     const read = (file_path: string, at: object) => ({ toolName: "Read", toolInput: { file_path }, ...at });
     const share = { cwd: "\\\\c\\share\\proj", transcriptPath };
     // Its `./` rules apply (the cwd was unknown, and they did not), and no allow rule approves.
-    for (const path of [".env", "sub\\..\\.env", "C:\\share\\proj\\.env"])
+    for (const path of [".env", "sub\\..\\.env", "C:\\share\\proj\\.env", "\\\\c\\share\\proj\\.env"])
       expect(both("Read(./.env)", read(path, share)), path).toEqual({ any: true, all: false });
+    // Its own share's paths are read (both ways), not unknown: other deny rules do not take them.
+    expect(both("Read(~/.ssh/**)", read("\\\\c\\share\\proj\\README.md", share)).any).toBe(false);
     expect(both("Read(./**)", read("src\\x.ts", share))).toEqual({ any: true, all: false });
     // `..` stops at the share for deny-style rules: each is \\c\share\secret\x.
     for (const path of ["..\\..\\..\\secret\\x", "\\..\\secret\\x"])
