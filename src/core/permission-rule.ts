@@ -575,8 +575,9 @@ function pathsOf(input: Readonly<Record<string, unknown>>, call: ToolCall): Call
   const cwd = rawCwd?.startsWith("/") ? openPath(rawCwd, floor, false) : undefined;
   const opened = (path: string) => resolvePath(path, cwd, home, floor, { cwd, deny: true });
   // A cwd on a server with a one-letter name (`\\c\share`) reads as on drive C:, and its `..` stops
-  // at the drive: deny-style rules also read each path with `..` stopping at the share, and allow
-  // rules approve nothing there (they could approve a file on C:).
+  // at the drive: deny-style rules also read each path field with `..` stopping at the share (a
+  // Glob pattern with a `..` is unknown), and allow rules approve nothing there (they could
+  // approve a file on C:).
   const letterShare = drive !== undefined && ONE_LETTER_SHARE.test(drive);
   /**
    * A path's text as an allow rule reads it (the file it opens; unknown through a cwd link, whose
@@ -606,11 +607,12 @@ function pathsOf(input: Readonly<Record<string, unknown>>, call: ToolCall): Call
       // an address the client knows it by.
       const shared = sharedPath(text);
       if (shared !== undefined) deny.push(opened(posixPath(shared, drive)));
-      // A WSL distribution's share (`\\wsl$\Ubuntu\x`) is `/x` in it, opened as Linux opens it
-      // (its /proc too), and `/mnt/c/x` there is `C:\x`.
-      const wsl = WSL_SHARE.exec(posix);
+      // A WSL distribution's share (`\\wsl$\Ubuntu\x`, or `x` from a cwd there) is `/x` in it,
+      // opened as Linux opens it (its /proc too), and `/mnt/c/x` there is `C:\x`.
+      const full = posix.startsWith("/") || rawCwd === undefined ? posix : `${rawCwd}/${posix}`;
+      const wsl = WSL_SHARE.exec(full);
       if (wsl !== null) {
-        const linux = openPath(posix.slice(wsl[0].length), 0, { cwd: undefined, deny: true });
+        const linux = openPath(full.slice(wsl[0].length), 0, { cwd: undefined, deny: true });
         deny.push(linux, linux?.replace(/^\/mnt(?=\/[a-z](?:\/|$))/i, ""));
       }
     }
@@ -633,11 +635,23 @@ function pathsOf(input: Readonly<Record<string, unknown>>, call: ToolCall): Call
     const root = typeof input.path === "string" && input.path !== "" ? allowPaths.at(-1) : cwd;
     const windows = drive !== undefined;
     const pattern = posixPath(input.pattern, drive);
-    allowPaths = [...allowPaths, ...globListRoots(input.pattern, pattern, windows, root, cwd, home)];
-    // Under every reading of its root, and of its own text where that names a share.
+    // From a cwd on a one-letter server no allow rule approves, and a `..` may stop at the share.
+    const listed = letterShare
+      ? [undefined]
+      : globListRoots(input.pattern, pattern, windows, root, cwd, home);
+    allowPaths = [...allowPaths, ...listed];
+    // Under every reading of its root, and of its own text where that names a share, or a WSL
+    // distribution's (as its Linux path too).
     const shared = windows ? sharedPath(input.pattern) : undefined;
     const patterns = shared === undefined ? [pattern] : [pattern, posixPath(shared, drive)];
-    if (windows && (unreadableOnWindows(input.pattern, drive) || ONE_LETTER_SHARE.test(pattern)))
+    const wsl = windows ? WSL_SHARE.exec(pattern) : null;
+    if (wsl !== null) patterns.push(pattern.slice(wsl[0].length) || "/");
+    if (
+      windows &&
+      (unreadableOnWindows(input.pattern, drive) ||
+        ONE_LETTER_SHARE.test(pattern) ||
+        (letterShare && /(?:^|\/)\.\.(?:\/|$)/.test(pattern)))
+    )
       paths.push(undefined);
     for (const base of roots ?? [cwd]) {
       // A `path` that names no known directory (`~/..` with no home): the pattern could be anywhere.
@@ -812,8 +826,9 @@ const DEVICE_PATH = /^[\\/]{2}[?.][\\/](?![A-Za-z]:[\\/]|UNC[\\/])/i;
 /**
  * Whether a Windows client's path names no file that can be read from it: a device path, or a
  * drive-relative `D:x` off the cwd's drive (`drive`, windowsRoot's; relative to D:'s own current
- * directory, which the event does not give). A share on a one-letter server is another
- * (ONE_LETTER_SHARE), told on posixPath's form, whose trim reads `\\c.\share` as `\\c\share`.
+ * directory, which the event does not give). A share on a one-letter server is another, unless
+ * the cwd is on one (ONE_LETTER_SHARE, told on posixPath's form, whose trim reads `\\c.\share` as
+ * `\\c\share`).
  */
 function unreadableOnWindows(text: string, drive: string): boolean {
   return (

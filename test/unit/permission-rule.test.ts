@@ -785,6 +785,28 @@ describe("a command's name in another case (a review, session 24)", () => {
       expect(both("Read(//etc/**)", read(path, drive)).any, path).toBe(true);
   });
 
+  it("reads a Glob from a cwd on a one-letter server, and WSL paths relative to a cwd there (a third review, session 26)", () => {
+    const transcriptPath = "C:\\Users\\dev\\.claude\\projects\\p\\s.jsonl";
+    const glob = (input: Record<string, string>, at: object) => ({
+      toolName: "Glob",
+      toolInput: input,
+      ...at,
+    });
+    const share = { cwd: "\\\\c\\share\\proj", transcriptPath };
+    // No allow rule approves a listing there; a `..` in the pattern may stop at the share: unknown.
+    expect(both("Read(./**)", glob({ pattern: "*" }, share)).all).toBe(false);
+    expect(both("Read(./**)", glob({ pattern: "../../../share/proj/x/*" }, share)).all).toBe(false);
+    expect(both("Read(//c/share/secret/**)", glob({ pattern: "..\\..\\secret\\*" }, share)).any).toBe(true);
+    // A path relative to a WSL cwd is its Linux path too, as is a WSL Glob pattern.
+    const read = (file_path: string, at: object) => ({ toolName: "Read", toolInput: { file_path }, ...at });
+    const home = { cwd: "\\\\wsl$\\Ubuntu\\home\\dev", transcriptPath };
+    const root = { cwd: "\\\\wsl$\\Ubuntu", transcriptPath };
+    expect(both("Read(//etc/**)", read("..\\..\\..\\etc\\shadow", home)).any).toBe(true);
+    expect(both("Read(//etc/**)", read("etc\\shadow", root)).any).toBe(true);
+    const drive = { cwd: "C:\\p", transcriptPath };
+    expect(both("Read(//etc/**)", glob({ pattern: "\\\\wsl$\\Ubuntu\\etc\\*" }, drive)).any).toBe(true);
+  });
+
   it("reads a Glob's path and pattern through shares and /proc's links, for deny-style rules", () => {
     const windows = { cwd: "C:\\p", transcriptPath: "C:\\Users\\dev\\.claude\\projects\\p\\s.jsonl" };
     const linux = { cwd: "/home/dev/p", transcriptPath: "/home/dev/.claude/projects/p/s.jsonl" };
