@@ -34,7 +34,11 @@ export const MAY_HOLD_SECRET =
   /PRIVATE KEY|AKIA|ASIA|gh[pousr]_|github_pat_|xox[abposr]-|xapp-|sk-|[sr]k_|npm_|AIza|glpat-|whsec_|eyJ|hooks\.slack\.com|webhooks\/|bearer|basic|token|@|passw|passphrase|secret|_pass|_pwd|api[_-]?key|access_?key|private_?key|app_?key|credential|cookie|auth|-key|curl|mysql|mariadb|login|sshpass|redis-cli|key-data|from-literal|pwd[ \t]{0,4}=|accountkey|sig=|signature=/i;
 
 export function maskString(text: string): string {
-  if (!MAY_HOLD_SECRET.test(text)) return text;
+  return MAY_HOLD_SECRET.test(text) ? maskShapes(text) : text;
+}
+
+/** Text that passed MAY_HOLD_SECRET with every shape replaced. */
+function maskShapes(text: string): string {
   // Before the shapes are loaded (no policy yet), text that may hold a secret is masked whole.
   if (shapes === undefined) return MASK;
   let out = text;
@@ -49,25 +53,46 @@ export function maskString(text: string): string {
  * of one showing.
  */
 export function maskValue(value: unknown, secrets: readonly string[] = [], maxString = 2000): unknown {
-  return maskDeep(value, maxString, secrets, 0);
+  return maskDeep(value, { maxString, secrets, shaped: 0 }, 0);
 }
 
-function maskDeep(value: unknown, maxString: number, secrets: readonly string[], depth: number): unknown {
+/**
+ * How many strings one maskValue call runs the shapes on; past it, a string that may hold a
+ * secret is masked whole. Each costs every shape's search however short it is: a body of 262,144
+ * strings of one `@` took 1.4 s. An event an agent sends holds a few dozen.
+ */
+export const MAX_SHAPED_STRINGS = 4096;
+
+interface MaskRun {
+  readonly maxString: number;
+  readonly secrets: readonly string[];
+  /** Strings the shapes ran on so far. */
+  shaped: number;
+}
+
+function maskDeep(value: unknown, run: MaskRun, depth: number): unknown {
   if (typeof value === "string") {
     // Only what can show is masked: every shape is shorter than MASK_WINDOW, so one that starts
     // before the cut ends inside this head, and a 1 MiB string costs what 18 KiB does.
+    const { maxString } = run;
     const head = value.length > maxString + MASK_WINDOW ? value.slice(0, maxString + MASK_WINDOW) : value;
-    return truncate(maskString(scrubSecrets(head, secrets)), maxString, value.length - head.length);
+    const scrubbed = scrubSecrets(head, run.secrets);
+    let masked = scrubbed;
+    if (MAY_HOLD_SECRET.test(scrubbed)) {
+      run.shaped += 1;
+      masked = run.shaped > MAX_SHAPED_STRINGS ? MASK : maskShapes(scrubbed);
+    }
+    return truncate(masked, maxString, value.length - head.length);
   }
   if (value === null || typeof value !== "object") return value;
   if (depth > 16) return "[too deep]";
-  if (Array.isArray(value)) return value.map((item) => maskDeep(item, maxString, secrets, depth + 1));
+  if (Array.isArray(value)) return value.map((item) => maskDeep(item, run, depth + 1));
   const out: Record<string, unknown> = {};
   for (const [key, item] of Object.entries(value)) {
     out[key] =
       SECRET_KEY.test(key) && !NOT_SECRET_KEY.test(key)
         ? maskedWhole(item, NUMERIC_SECRET_KEY.test(key), depth + 1)
-        : maskDeep(item, maxString, secrets, depth + 1);
+        : maskDeep(item, run, depth + 1);
   }
   return out;
 }
