@@ -3,6 +3,7 @@
  * `if` (POLICY.md). Parsing happens once at policy load; matching is pure and never throws, so
  * it runs unchanged on Node, Lambda and Workers.
  */
+import { keepLast } from "./keep-last.js";
 import { compilePathGlob, normalizePath, type PathGlobTest } from "./path-glob.js";
 import { err, ok, type Result } from "./result.js";
 import { canonicalCommandPattern, SHELL_ENGINE_MISSING, splitCommand } from "./shell.js";
@@ -338,21 +339,13 @@ function isRecord(value: unknown): value is Readonly<Record<string, unknown>> {
 
 /**
  * Every `if` rule of every policy rule checks the same command of one event in turn; splitting
- * it once instead of once per pattern is most of a decision's cost (bench/HISTORY.md). The split
- * is a pure function of the text, so a one-entry memo is exact.
+ * it once instead of once per pattern is most of a decision's cost (bench/HISTORY.md).
  */
-let memoCommand: string | undefined;
-let memoSplit: CommandSplit | undefined;
+const keptSplit = keepLast(splitCommand);
 function splitOnce(command: string): CommandSplit {
-  if (memoCommand !== command || memoSplit === undefined) {
-    const split = splitCommand(command);
-    // Without the splitter (shell.ts: never asked for before a Bash rule loads it), fail safe as
-    // for a command that cannot be read, and keep nothing: it may be loaded for the next call.
-    if (split === undefined) return { subcommands: [], opaque: true, unreadable: true };
-    memoSplit = split;
-    memoCommand = command;
-  }
-  return memoSplit;
+  // Without the splitter (shell.ts: never asked for before a Bash rule loads it), fail safe as for
+  // a command that cannot be read; keepLast keeps no such answer, and it may be loaded next call.
+  return keptSplit(command) ?? { subcommands: [], opaque: true, unreadable: true };
 }
 
 /**
@@ -474,22 +467,16 @@ function matchesDomain(target: { domain: string; subdomainsOnly: boolean }, url:
 
 /**
  * A URL's host, lower case, without a trailing dot; empty when it does not parse. Kept for the
- * last URL asked, as `splitOnce` keeps a command: a policy's WebFetch rules read the same call's
- * URL one after another (parsing 1 MB of host once per rule took 0.7 s).
+ * last URL asked: a policy's WebFetch rules read the same call's URL one after another (parsing
+ * 1 MB of host once per rule took 0.7 s).
  */
-let memoUrl: string | undefined;
-let memoHost = "";
-function hostOf(url: string): string {
-  if (url !== memoUrl) {
-    try {
-      memoHost = new URL(url).hostname.toLowerCase().replace(/\.$/, "");
-    } catch {
-      memoHost = "";
-    }
-    memoUrl = url;
+const hostOf = keepLast((url: string): string => {
+  try {
+    return new URL(url).hostname.toLowerCase().replace(/\.$/, "");
+  } catch {
+    return "";
   }
-  return memoHost;
-}
+});
 
 /** `domain:example.com` or `domain:*.example.com`; the host is normalized as URL would (IDNA, case). */
 function domainTarget(specifier: string): Result<RuleTarget, string> {

@@ -2,6 +2,7 @@
  * A rule's `where`: dotted paths into the event body, each with a literal (equality) or one
  * operator. Compiled once at load; evaluation never throws.
  */
+import { keepLast } from "./keep-last.js";
 import { compilePathGlob, normalizePath } from "./path-glob.js";
 import type { WhereOperator } from "./policy-schema.js";
 import { compileRegex } from "./regex.js";
@@ -133,12 +134,4 @@ export function compileWhereGlob(glob: string): Result<(value: string) => boolea
  * normalizePath's answer, kept for the last path asked: a policy's `where` globs read the same
  * field of one event one after another (a 1 MB path took about 30 ms to normalize, per rule).
  */
-let memoPath: string | undefined;
-let memoNormalized = "";
-function normalizedOnce(path: string): string {
-  if (path !== memoPath) {
-    memoNormalized = normalizePath(path);
-    memoPath = path;
-  }
-  return memoNormalized;
-}
+const normalizedOnce = keepLast(normalizePath);
