@@ -9,6 +9,7 @@
  * PATH_GLOB_ENGINE_MISSING until an entry loads the engine (pattern-engines.ts).
  */
 
+import { enginePort } from "./engine-port.js";
 import { errorMessage } from "./errors.js";
 import { minimatchEngine } from "./path-glob-minimatch.js";
 import { err, ok, type Result } from "./result.js";
@@ -33,29 +34,18 @@ export interface PathGlobEngine {
 export const PATH_GLOB_ENGINE_MISSING =
   "needs the glob engine, which this build loads on demand and has not loaded";
 
-/** Undefined only in bundles built without the default (see above). */
-let engine: PathGlobEngine | undefined = minimatchEngine;
-/** Whether a glob went uncompiled for want of an engine: the loader's cue. */
-let wanted = false;
-
-export function registerPathGlobEngine(registered: PathGlobEngine): void {
-  engine = registered;
-}
-
+const port = enginePort<PathGlobEngine>(minimatchEngine);
+export const registerPathGlobEngine = port.register;
 /** True once a compile failed with PATH_GLOB_ENGINE_MISSING, until an engine is registered. */
-export function isPathGlobEngineWanted(): boolean {
-  return wanted && engine === undefined;
-}
+export const isPathGlobEngineWanted = port.isWanted;
 
 /** The error reads after the pattern: `"x" is not a glob minimatch can read (...)`. */
 export function compilePathGlob(
   pattern: string,
   options: PathGlobOptions = {},
 ): Result<PathGlobTest, string> {
-  if (engine === undefined) {
-    wanted = true;
-    return err(PATH_GLOB_ENGINE_MISSING);
-  }
+  const engine = port.want();
+  if (engine === undefined) return err(PATH_GLOB_ENGINE_MISSING);
   try {
     return ok(engine.compile(pattern, options));
   } catch (e) {

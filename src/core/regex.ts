@@ -10,6 +10,7 @@
  * loads the engine (pattern-engines.ts) and compiles the policy again.
  */
 
+import { enginePort } from "./engine-port.js";
 import { errorMessage } from "./errors.js";
 import { requiredLiteral } from "./regex-literal.js";
 import { re2Engine } from "./regex-re2.js";
@@ -41,25 +42,14 @@ export const MAX_REGEX_PROGRAM_SIZE = 100;
 export const REGEX_ENGINE_MISSING =
   "needs the regex engine, which this build loads on demand and has not loaded";
 
-/** Undefined only in bundles built without the default (see above). */
-let engine: RegexEngine | undefined = re2Engine;
-/** Whether a pattern went uncompiled for want of an engine: the loader's cue. */
-let wanted = false;
-
-export function registerRegexEngine(registered: RegexEngine): void {
-  engine = registered;
-}
-
+const port = enginePort<RegexEngine>(re2Engine);
+export const registerRegexEngine = port.register;
 /** True once a compile failed with REGEX_ENGINE_MISSING, until an engine is registered. */
-export function isRegexEngineWanted(): boolean {
-  return wanted && engine === undefined;
-}
+export const isRegexEngineWanted = port.isWanted;
 
 export function compileRegex(pattern: string): Result<RegexTest, string> {
-  if (engine === undefined) {
-    wanted = true;
-    return err(REGEX_ENGINE_MISSING);
-  }
+  const engine = port.want();
+  if (engine === undefined) return err(REGEX_ENGINE_MISSING);
   let compiled: CompiledRegex;
   try {
     compiled = engine.compile(pattern);

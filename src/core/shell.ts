@@ -7,6 +7,7 @@
  * policy again. A command is split only for such a rule, so the splitter is there whenever one is
  * asked for; were it not, `splitCommand` says so and permission-rule.ts fails safe.
  */
+import { enginePort } from "./engine-port.js";
 import { type CommandSplit, shellEngine } from "./shell-command.js";
 
 export interface ShellEngine {
@@ -17,27 +18,17 @@ export interface ShellEngine {
 export const SHELL_ENGINE_MISSING =
   "needs the Bash command splitter, which this build loads on demand and has not loaded";
 
-/** Undefined only in bundles built without the default (see above). */
-let engine: ShellEngine | undefined = shellEngine;
-/** Whether a Bash rule went uncompiled for want of the splitter: the loader's cue. */
-let wanted = false;
-
-export function registerShellEngine(registered: ShellEngine): void {
-  engine = registered;
-}
-
+const port = enginePort<ShellEngine>(shellEngine);
+export const registerShellEngine = port.register;
 /** True once a compile failed with SHELL_ENGINE_MISSING, until the splitter is registered. */
-export function isShellEngineWanted(): boolean {
-  return wanted && engine === undefined;
-}
+export const isShellEngineWanted = port.isWanted;
 
 /** shell-command.ts `canonicalCommandPattern`; undefined while the splitter is not loaded. */
 export function canonicalCommandPattern(text: string): string | undefined {
-  if (engine === undefined) wanted = true;
-  return engine?.canonicalCommandPattern(text);
+  return port.want()?.canonicalCommandPattern(text);
 }
 
 /** shell-command.ts `splitCommand`; undefined while the splitter is not loaded (see above). */
 export function splitCommand(command: string): CommandSplit | undefined {
-  return engine?.splitCommand(command);
+  return port.current()?.splitCommand(command);
 }
