@@ -167,6 +167,13 @@ const HOSTILE_PATHS = [
     path: (n) => `C:\\p\\${repeated(" ", n - 6)}x`,
   },
   {
+    // Windows opens paths up to 32,767 characters, so a long one is matched against every path
+    // rule (session 27; past 4,096 it matched none before).
+    name: "Read on Windows of `C:\\p\\` + `a\\` repeated + `.env`",
+    windows: true,
+    path: (n) => `C:\\p\\${repeated("a\\", n / 2 - 5)}.env`,
+  },
+  {
     name: "Read on Windows of `.env`, `:` repeated, `⏎x`",
     windows: true,
     path: (n) => `C:\\p\\.env${repeated(":", n - 11)}\nx`,

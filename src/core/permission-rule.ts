@@ -228,8 +228,14 @@ interface PathPattern {
   readonly globNocase: PathGlobTest | undefined;
 }
 
-/** Longer paths fail with ENAMETOOLONG on Linux and macOS, so they can reach no file to protect. */
+/**
+ * Longer paths fail with ENAMETOOLONG on Linux and macOS, so they can reach no file to protect.
+ * Windows opens paths up to 32,767 characters (Node passes them as `\\?\` paths, with no
+ * MAX_PATH), so a Windows client's limit is that.
+ */
 const MAX_PATH_LENGTH = 4096;
+const WINDOWS_MAX_PATH_LENGTH = 32_767;
+const maxPathLength = (windows: boolean) => (windows ? WINDOWS_MAX_PATH_LENGTH : MAX_PATH_LENGTH);
 
 /** `!` and `#` are plain characters in a permission rule, never minimatch negation or comments. */
 const MINIMATCH_OPTIONS = { dot: true, nonegate: true, nocomment: true, platform: "linux" } as const;
@@ -514,11 +520,11 @@ function matchesPath(
   quantifier: "any" | "all",
 ): boolean {
   const deny = quantifier === "any";
-  const { paths, allowPaths, cwd, home } = pathsOf(input, call);
+  const { paths, allowPaths, cwd, home, maxLength } = pathsOf(input, call);
   if (paths.length === 0) return false;
   const matches = (path: string | undefined): boolean => {
     if (path === undefined) return deny; // `~/..` with no home: it could be anywhere
-    if (path.length > MAX_PATH_LENGTH) return false;
+    if (path.length > maxLength) return false;
     return anchorBases(pattern.anchor, path, cwd, home, deny).some((base) =>
       matchesUnder(pattern, path, base, deny),
     );
@@ -538,6 +544,8 @@ interface CallPaths {
   readonly allowPaths: readonly (string | undefined)[];
   readonly cwd: string | undefined;
   readonly home: string | undefined;
+  /** The longest path the client's system opens (maxPathLength). */
+  readonly maxLength: number;
 }
 
 /**
@@ -647,7 +655,7 @@ function pathsOf(input: Readonly<Record<string, unknown>>, call: ToolCall): Call
         for (const text of patterns) paths.push(...globPatternPaths(text, windows, base, cwd, home, floor));
     }
   }
-  memoPaths = { input, call, paths, allowPaths, cwd, home };
+  memoPaths = { input, call, paths, allowPaths, cwd, home, maxLength: maxPathLength(drive !== undefined) };
   return memoPaths;
 }
 
@@ -673,7 +681,7 @@ function globPatternPaths(
   body = body.replace(/(?:^|\/)\*\*(?:\/\*\*)+(?=\/|$)/g, (run) => (run.startsWith("/") ? "/**" : "**"));
   const anchored = body.startsWith("/") || body === "~" || body.startsWith("~/");
   const full = anchored || root === undefined ? body : `${root}/${body}`;
-  if (full.length > MAX_PATH_LENGTH) return [undefined];
+  if (full.length > maxPathLength(windows)) return [undefined];
   // As the files it names and as written, each also without its `**/`.
   const readings = [full, full.replace(/(^|\/)\*\*\//g, "$1")].flatMap((text) => [
     resolvePath(text, cwd, home, floor, { cwd, deny: true }),
@@ -715,7 +723,9 @@ function globListRoots(
   const dirs = prefix === "" ? [root] : [`${root}/${prefix}`];
   if (pattern.startsWith("/")) dirs.push(prefix || "/");
   return dirs.map((dir) =>
-    dir.length > MAX_PATH_LENGTH ? undefined : resolvePath(dir, cwd, home, windows ? 1 : 0, ALLOW_LINKS),
+    dir.length > maxPathLength(windows)
+      ? undefined
+      : resolvePath(dir, cwd, home, windows ? 1 : 0, ALLOW_LINKS),
   );
 }
 

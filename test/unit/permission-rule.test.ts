@@ -894,7 +894,7 @@ describe("a command's name in another case (a review, session 24)", () => {
 
   // A review, session 25: 500 KB of `root/` took 5 minutes. How the time grows with a path's
   // length is measured in bench/worst-case.js (no timing here); these check the answers.
-  it("reads paths hundreds of KB long: past 4,096 characters a path names no file", () => {
+  it("reads paths hundreds of KB long: past 4,096 characters a path names no file (past 32,767 on Windows)", () => {
     const linux = { cwd: "/home/dev/p", transcriptPath: "/home/dev/.claude/projects/p/s.jsonl" };
     const windows = { cwd: "C:\\p", transcriptPath: "C:\\Users\\dev\\.claude\\projects\\p\\s.jsonl" };
     const read = (file_path: string, at: object) => ({ toolName: "Read", toolInput: { file_path }, ...at });
@@ -915,6 +915,21 @@ describe("a command's name in another case (a review, session 24)", () => {
     // Windows drops a segment's trailing dots and spaces, and what follows a colon.
     expect(both("Read(./x)", read(`C:\\p\\${" ".repeat(100_000)}x`, windows)).any).toBe(false);
     expect(both("Read(./.env)", read(`C:\\p\\.env${":".repeat(50_000)}\nx`, windows)).any).toBe(true);
+    // Windows opens paths up to 32,767 characters: a deep `.env` there is still read.
+    const deep = `C:\\p\\${"d\\".repeat(3_000)}.env`;
+    expect(both("Read(./**/.env)", read(deep, windows)).any).toBe(true);
+    expect(both("Read(~/.ssh/**)", read(`C:\\Users\\dev\\.ssh\\${"d\\".repeat(3_000)}x`, windows)).any).toBe(
+      true,
+    );
+    expect(both("Read(./**/.env)", read(`C:\\p\\${"d\\".repeat(17_000)}.env`, windows)).any).toBe(false);
+    // The same depth from a POSIX client names no file.
+    expect(both("Read(./**/.env)", read(`/home/dev/p/${"d/".repeat(3_000)}.env`, linux)).any).toBe(false);
+    const deepGlob = {
+      toolName: "Glob",
+      toolInput: { path: `C:\\p\\${"d\\".repeat(3_000)}`, pattern: ".env" },
+      ...windows,
+    };
+    expect(both("Read(./**/.env)", deepGlob).any).toBe(true);
   });
 
   it("reads an open file's link (/proc/N/fd/M, map_files, /dev/fd/M) as unknown: which file it is is not known", () => {
