@@ -72,8 +72,14 @@ export function evaluatePolicy(
     ? policy.rulesFor(event.name)
     : policy.candidates(event.name, facts.matcherValue, facts.bashWords);
   // The index has tested the candidates' matchers and `if` first words; simulate's list is
-  // every rule of the event, so there they are tested here, the command split once for all.
-  const unindexed = explain ? { bashWords: facts.bashWords?.() } : undefined;
+  // every rule of the event, so there they are tested here, the command split once for all and
+  // only if a rule names first words.
+  let words: { value: ReadonlySet<string> | undefined } | undefined;
+  const bashWords = () => {
+    words ??= { value: facts.bashWords?.() };
+    return words.value;
+  };
+  const unindexed = explain ? { bashWords } : undefined;
   for (const rule of rules) {
     // Another team's rule never applies, and simulate does not list it either: a caller sees the
     // rules that could apply to its own events, nothing of what other teams' rules are or say.
@@ -192,8 +198,8 @@ function firstMiss(
   rule: CompiledRule,
   event: HookEvent,
   facts: EventFacts,
-  /** Given for a rule the index did not choose (simulate), with the Bash call's words. */
-  unindexed: { readonly bashWords: ReadonlySet<string> | undefined } | undefined,
+  /** Given for a rule the index did not choose (simulate), with the Bash call's words when asked. */
+  unindexed: { readonly bashWords: () => ReadonlySet<string> | undefined } | undefined,
 ): Miss | undefined {
   if (unindexed && rule.matcher && facts.readsMatcher && !rule.matcher(facts.matcherValue)) return "matcher";
   if (rule.ifRules) {
@@ -202,7 +208,7 @@ function firstMiss(
     // A quick no (rule-index.ts does it for candidates): every `if` entry names a first word the
     // Bash command does not start with.
     const words = rule.ifWords;
-    const bashWords = unindexed?.bashWords;
+    const bashWords = words === undefined ? undefined : unindexed?.bashWords();
     if (words !== undefined && bashWords !== undefined && !words.some((w) => bashWords.has(w))) return "if";
     if (
       isAllow(rule)

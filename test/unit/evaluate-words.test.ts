@@ -66,5 +66,9 @@ describe("a Bash call's command words", () => {
     const decided = evaluatePolicy(policy, bash("rm -rf /"), { team: "default" });
     expect(decided.enforced.map((m) => m.rule.id)).toEqual(["w"]);
     expect(splits.count).toBe(0);
+    // Nor by simulate, which explains every rule of the event.
+    const explained = evaluatePolicy(policy, bash("rm -rf /"), { team: "default" }, true);
+    expect(explained.explanations?.map((e) => [e.ruleId, e.applied])).toEqual([["w", true]]);
+    expect(splits.count).toBe(0);
   });
 });
