@@ -86,9 +86,9 @@ const DEEPAGENTS_CONTEXT_EVENTS: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * PreCompact's context is a plain-text body that Claude Code appends to its compaction
- * instructions; deepcode ignores a body that is not JSON, and reads nothing back from its
- * PreCompact hooks at all (clients.md §9).
+ * PreCompact's context is a JSON body that Claude Code appends, raw, to its compaction
+ * instructions (render.ts renderPreCompact); deepcode reads nothing back from its PreCompact hooks
+ * at all (clients.md §9).
  */
 export function carriesContext(event: string, dialect: Dialect): boolean {
   if (dialect === "deepagents-legacy") return false;

@@ -117,9 +117,11 @@ export function parseForwardResponse(
 
   const parsed = parseObject(text, secrets);
   if (!parsed.ok) {
-    // §4.4: outside the REPL, Claude Code appends a PreCompact body that is not a JSON object
-    // to its compaction instructions. A JSON object is read as hook output below (so `{}` means
-    // no opinion) rather than appended literally as Claude Code would.
+    // A PreCompact body that is not a JSON object fails the hook in Claude Code (§4.1), though
+    // clients.md's TV-23 says it becomes the compaction instructions: a server written to it
+    // means them, and hookgate passes them on in the JSON form Claude Code appends (render.ts).
+    // A JSON object is read as hook output below (so `{}` means no opinion) rather than appended
+    // literally as Claude Code would.
     if (eventName === "PreCompact") return ok({ ruleId, context: scrubSecrets(text, secrets) });
     return parsed;
   }

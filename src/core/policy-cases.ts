@@ -164,15 +164,21 @@ export function checkExpectation(expect: Expectation, observed: Observed): strin
 }
 
 /**
- * The added context in an answer: `hookSpecificOutput.additionalContext`, or the plain-text
- * body a PreCompact `context` rule answers with (POLICY.md "Combining").
+ * The added context in an answer: `hookSpecificOutput.additionalContext`, or on PreCompact the
+ * instructions a `context` rule answers with (`{"reason":"…"}` without a decision: render.ts).
  */
-export function answerContext(answer: { readonly contentType?: string | undefined; readonly body: string }) {
+export function answerContext(answer: { readonly body: string }, event: string | undefined) {
   if (answer.body === "") return undefined;
-  if (answer.contentType?.startsWith("text/plain")) return answer.body;
   try {
-    const parsed = JSON.parse(answer.body) as { hookSpecificOutput?: { additionalContext?: unknown } };
-    const context = parsed.hookSpecificOutput?.additionalContext;
+    const parsed = JSON.parse(answer.body) as {
+      decision?: unknown;
+      reason?: unknown;
+      hookSpecificOutput?: { additionalContext?: unknown };
+    };
+    const context =
+      event === "PreCompact" && parsed.decision === undefined
+        ? parsed.reason
+        : parsed.hookSpecificOutput?.additionalContext;
     return typeof context === "string" ? context : undefined;
   } catch {
     return undefined;

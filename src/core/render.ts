@@ -12,7 +12,7 @@ import { capString, largestFitting, longestString, utf8Length } from "./truncate
 export interface Answer {
   readonly status: 200;
   /** Undefined for an empty body. */
-  readonly contentType: "application/json" | "text/plain; charset=utf-8" | undefined;
+  readonly contentType: "application/json" | undefined;
   readonly body: string;
 }
 
@@ -134,15 +134,17 @@ function hookSpecificOutput(
 }
 
 /**
- * Claude Code appends any non-blocking PreCompact body, raw, to its compaction instructions
- * (clients.md §4.4): even `{}` or a systemMessage would end up there. So the body is empty,
- * the instructions as plain text, or a block.
+ * Claude Code reads a PreCompact answer as it reads any http hook's body (clients.md §4.1): a
+ * body that is not a JSON object fails the hook ("HTTP hook must return JSON", its text lost),
+ * and a JSON object that does not block is appended, raw, to the compaction instructions (§4.4;
+ * even `{}` would be). So the body is empty, a block, or the instructions as
+ * `{"reason":"…"}`: `reason` is a field of Claude Code's hook output schema that does nothing
+ * without a `decision`, so the object passes validation and its text carries the instructions.
+ * (clients.md's TV-23, a plain-text body, is wrong: Claude Code 2.1.112 and 2.1.332 both fail it.)
  */
 function renderPreCompact(decision: Decision, kind: DecisionKind | undefined, dialect: Dialect): Answer {
   if (kind === "block") return json({ decision: "block", reason: decision.reason });
-  if (decision.context && carriesContext("PreCompact", dialect)) {
-    return { status: 200, contentType: "text/plain; charset=utf-8", body: decision.context };
-  }
+  if (decision.context && carriesContext("PreCompact", dialect)) return json({ reason: decision.context });
   return EMPTY;
 }
 

@@ -101,7 +101,7 @@ export async function policyTestCommand(args: readonly string[], io: CommandIo):
     const failures = checkExpectation(c.spec.expect, {
       decision: audit.decision,
       reason: audit.reason,
-      context: answerContext(outcome.answer),
+      context: answerContext(outcome.answer, audit.event),
       rules: audit.rules,
       shadowed: audit.shadow.map((s) => s.rule),
       error: outcome.error,

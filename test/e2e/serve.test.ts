@@ -20,7 +20,11 @@ const EXPECTED: Record<string, { type: string | null; body: string }> = {
   Notification: { type: null, body: "" },
   SessionEnd: { type: null, body: "" },
   Stop: { type: null, body: "" },
-  PreCompact: { type: "text/plain; charset=utf-8", body: "Preserve every API-contract decision verbatim." },
+  // The instructions as a JSON object Claude Code appends raw: a plain-text body fails the hook.
+  PreCompact: {
+    type: "application/json",
+    body: JSON.stringify({ reason: "Preserve every API-contract decision verbatim." }),
+  },
   UserPromptSubmit: {
     type: "application/json",
     body: JSON.stringify({

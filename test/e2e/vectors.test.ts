@@ -234,9 +234,11 @@ const vectors: Vector[] = [
   },
   { id: "TV-22", body: cc("PreCompact", { trigger: "auto", custom_instructions: "" }), expected: EMPTY },
   {
+    // clients.md's TV-23 says a plain-text body; Claude Code 2.1.112 and 2.1.332 fail a hook whose
+    // body is not a JSON object and append a JSON one raw (render.ts renderPreCompact).
     id: "TV-23",
     body: cc("PreCompact", { trigger: "manual", custom_instructions: null }),
-    expected: { type: "text/plain; charset=utf-8", value: "Preserve every API-contract decision verbatim." },
+    expected: json({ reason: "Preserve every API-contract decision verbatim." }),
   },
   { id: "TV-24", body: cc("SessionEnd", { reason: "prompt_input_exit" }), expected: EMPTY },
   {

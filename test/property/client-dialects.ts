@@ -8,7 +8,6 @@
  * checks are stricter: a key the client silently drops is a decision the policy meant and lost.
  */
 import type { Dialect } from "../../src/core/hook-event.js";
-import type { Answer } from "../../src/core/render.js";
 
 type Json = Record<string, unknown>;
 type FieldCheck = (value: unknown) => boolean;
@@ -82,12 +81,19 @@ const DEEPAGENTS_VARIANTS: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * Events Claude Code runs outside the REPL, where a non-blocking body is used as raw text
+ * Events Claude Code runs outside the REPL, where a non-blocking JSON body is used as raw text
  * (§4.4). Only PreCompact turns that text into something (compaction instructions).
  */
 const RAW_TEXT_EVENT = "PreCompact";
 
-export function answerProblems(answer: Answer, event: string, dialect: Dialect): string[] {
+/** An answer as a client receives it: any status and content type. */
+interface WireAnswer {
+  readonly status: number;
+  readonly contentType: string | undefined;
+  readonly body: string;
+}
+
+export function answerProblems(answer: WireAnswer, event: string, dialect: Dialect): string[] {
   const problems: string[] = [];
   if (answer.status !== 200) problems.push(`status ${answer.status}: a status code never carries a decision`);
   if (answer.body === "") {
@@ -113,10 +119,11 @@ export function answerProblems(answer: Answer, event: string, dialect: Dialect):
 }
 
 function textProblems(event: string, dialect: Dialect): string[] {
-  // Claude Code and deepcode: only PreCompact's raw body means something (instructions); deepcode
-  // ignores non-JSON. deepagents v2 reads non-JSON stdout as context on two events only (§6.4).
+  // Claude Code rejects a body that is not JSON on every event, PreCompact too (its hook fails:
+  // §4.1, the out-of-REPL path throws the parser's error); deepcode ignores it. deepagents v2
+  // reads non-JSON stdout as context on two events only (§6.4).
   if (dialect === "deepagents") return ["a plain-text body for deepagents v2"];
-  return event === RAW_TEXT_EVENT ? [] : [`a plain-text body on ${event}, which Claude Code rejects`];
+  return [`a plain-text body on ${event}, which Claude Code rejects`];
 }
 
 function jsonProblems(out: Json, event: string, dialect: Dialect): string[] {
@@ -126,10 +133,13 @@ function jsonProblems(out: Json, event: string, dialect: Dialect): string[] {
     if (check === undefined) problems.push(`unknown top-level key "${key}"`);
     else if (!check(value)) problems.push(`top-level ${key} is ${JSON.stringify(value)}`);
   }
-  // Claude Code appends any non-blocking PreCompact body to its compaction instructions (§4.4, TV-22).
-  if (event === RAW_TEXT_EVENT && out.decision !== "block") {
+  // Claude Code appends any non-blocking PreCompact body to its compaction instructions (§4.4,
+  // TV-22): only one that is the instructions, `{"reason":"…"}`, means to be.
+  const instructions =
+    Object.keys(out).length === 1 && typeof out.reason === "string" && out.reason.trim() !== "";
+  if (event === RAW_TEXT_EVENT && out.decision !== "block" && !instructions) {
     problems.push(
-      "a JSON PreCompact body that does not block: Claude Code would append it to its instructions",
+      "a JSON PreCompact body that neither blocks nor is the instructions: Claude Code would append it to them",
     );
   }
   const specific = out.hookSpecificOutput;

@@ -61,7 +61,10 @@ const BLOCKING_EVENTS = new Set([
   "UserPromptExpansion",
 ]);
 
-const jsonAnswer = (value: unknown): Answer => ({
+/** An answer as a client receives it, which may be one hookgate never sends. */
+type WireAnswer = Parameters<typeof answerProblems>[0];
+
+const jsonAnswer = (value: unknown): WireAnswer => ({
   status: 200,
   contentType: "application/json",
   body: JSON.stringify(value),
@@ -69,7 +72,7 @@ const jsonAnswer = (value: unknown): Answer => ({
 
 // The validator is only as good as what it rejects: the client-side failures of clients.md §11.
 describe("answerProblems (the dialect validators themselves)", () => {
-  it.each<[string, Answer, string, Dialect]>([
+  it.each<[string, WireAnswer, string, Dialect]>([
     [
       "TV-10 no hookEventName",
       jsonAnswer({ hookSpecificOutput: { permissionDecision: "deny" } }),
@@ -95,6 +98,12 @@ describe("answerProblems (the dialect validators themselves)", () => {
       "claude-code",
     ],
     ["TV-22 {} on PreCompact", jsonAnswer({}), "PreCompact", "claude-code"],
+    [
+      "TV-23's plain text on PreCompact, which fails the hook",
+      { status: 200, contentType: "text/plain; charset=utf-8", body: "Keep it" },
+      "PreCompact",
+      "claude-code",
+    ],
     ["TV-34 decision approve", jsonAnswer({ decision: "approve" }), "PreToolUse", "deepagents"],
     [
       "TV-06 plain text",
@@ -120,7 +129,7 @@ describe("answerProblems (the dialect validators themselves)", () => {
     expect(answerProblems(answer, event, dia)).not.toEqual([]);
   });
 
-  it.each<[string, Answer, string, Dialect]>([
+  it.each<[string, WireAnswer, string, Dialect]>([
     [
       "TV-01 deny",
       jsonAnswer({
@@ -147,12 +156,7 @@ describe("answerProblems (the dialect validators themselves)", () => {
       "PermissionRequest",
       "deepcode",
     ],
-    [
-      "TV-23 PreCompact instructions",
-      { status: 200, contentType: "text/plain; charset=utf-8", body: "Keep it" },
-      "PreCompact",
-      "claude-code",
-    ],
+    ["PreCompact instructions", jsonAnswer({ reason: "Keep it" }), "PreCompact", "claude-code"],
     ["TV-05 empty", { status: 200, contentType: undefined, body: "" }, "PreToolUse", "deepagents-legacy"],
   ])("accepts %s", (_name, answer, event, dia) => {
     expect(answerProblems(answer, event, dia)).toEqual([]);

@@ -176,13 +176,19 @@ describe("answerContext", () => {
       "pnpm",
     ],
     [
-      { contentType: "text/plain; charset=utf-8", body: "Preserve every API decision." },
+      { contentType: "application/json", body: '{"reason":"Preserve every API decision."}' },
       "Preserve every API decision.",
+      "PreCompact",
     ],
-    [{ contentType: "application/json", body: '{"decision":"block","reason":"no"}' }, undefined],
+    [
+      { contentType: "application/json", body: '{"decision":"block","reason":"no"}' },
+      undefined,
+      "PreCompact",
+    ],
+    [{ contentType: "application/json", body: '{"reason":"no"}' }, undefined],
     [{ contentType: undefined, body: "not json" }, undefined],
-  ])("reads %j as %j", (answer, context) => {
-    expect(answerContext(answer)).toBe(context);
+  ])("reads %j as %j", (answer, context, event = "UserPromptSubmit") => {
+    expect(answerContext(answer, event)).toBe(context);
   });
 });
 

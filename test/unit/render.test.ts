@@ -169,11 +169,11 @@ describe("renderDecision", () => {
     );
   });
 
-  it("answers deepcode's PreCompact without the context it would ignore as a body that is not JSON", () => {
+  it("answers deepcode's PreCompact without the context, which it reads nothing back from", () => {
     expect(renderDecision(d({ context: "Preserve decisions." }), "PreCompact", "deepcode").body).toBe("");
   });
 
-  it("answers PreCompact with an empty body, or its instructions as plain text (TV-22, TV-23)", () => {
+  it("answers PreCompact with an empty body, or its instructions as a JSON object Claude Code appends (TV-22; TV-23's plain text fails the hook)", () => {
     expect(renderDecision(d({}), "PreCompact", "claude-code").body).toBe("");
     expect(renderDecision(d({ systemMessage: "x" }), "PreCompact", "claude-code").body).toBe("");
     expect(
@@ -184,8 +184,8 @@ describe("renderDecision", () => {
       ),
     ).toEqual({
       status: 200,
-      contentType: "text/plain; charset=utf-8",
-      body: "Preserve every API-contract decision verbatim.",
+      contentType: "application/json",
+      body: '{"reason":"Preserve every API-contract decision verbatim."}',
     });
   });
 
