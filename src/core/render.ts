@@ -33,12 +33,25 @@ const json = (value: Record<string, unknown>): Answer => ({
 export const DEEPAGENTS_OUTPUT_BYTES = 100_000;
 
 /**
- * The decision deepagents can be given. An allow whose rewritten input alone is over the bytes
- * deepagents reads cannot be: cut, its JSON would not parse and the tool would run as the agent
- * wrote it, not as rewritten. It becomes a deny that says so, which the caller audits.
+ * The decision the client can be given. An allow whose rewritten input deepagents cannot be given
+ * (the input alone over the bytes it reads: cut, its JSON would not parse) or deepcode does not
+ * apply (on PermissionRequest) would run the tool as the agent wrote it, not as rewritten. It
+ * becomes a deny that says so, which the caller audits.
  */
 export function deliverable(decision: Decision, event: string, dialect: Dialect): Decision {
-  if (dialect !== "deepagents" || decision.updatedInput === undefined) return decision;
+  if (decision.updatedInput === undefined) return decision;
+  // deepcode reads only `permissionDecision` from a PermissionRequest answer (clients.md §6.3):
+  // an allow there runs the call as the agent wrote it, never as rewritten.
+  if (dialect === "deepcode" && event === "PermissionRequest" && decision.kind === "allow") {
+    return {
+      ...decision,
+      kind: "deny",
+      updatedInput: undefined,
+      reason:
+        "hookgate: deepcode does not apply a PermissionRequest's rewritten input (it reads only permissionDecision); denied rather than run unrewritten. Rewrite the call on PreToolUse instead",
+    };
+  }
+  if (dialect !== "deepagents") return decision;
   // As short as renderDecision can make it: each text cut to nothing but its marker.
   const bytes = utf8Length(renderWhole(textsCutTo(decision, 0), event, dialect).body);
   if (bytes <= DEEPAGENTS_OUTPUT_BYTES) return decision;

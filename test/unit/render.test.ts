@@ -151,6 +151,20 @@ describe("renderDecision", () => {
     ).toBe("allow");
   });
 
+  it("denies a deepcode PermissionRequest allow that rewrites the input, which deepcode would run unrewritten", () => {
+    const rewrite = d({ kind: "allow", updatedInput: { file_path: "/p/.env.example" } });
+    const given = deliverable(rewrite, "PermissionRequest", "deepcode");
+    expect(given.kind).toBe("deny");
+    const out = JSON.parse(renderDecision(given, "PermissionRequest", "deepcode").body).hookSpecificOutput;
+    expect(out.permissionDecision).toBe("deny");
+    expect(out.permissionDecisionReason).toMatch(/rewritten input.*PreToolUse/);
+    // deepcode applies a rewrite on PreToolUse, Claude Code on both; an allow without one stays.
+    expect(deliverable(rewrite, "PreToolUse", "deepcode")).toBe(rewrite);
+    expect(deliverable(rewrite, "PermissionRequest", "claude-code")).toBe(rewrite);
+    const plain = d({ kind: "allow" });
+    expect(deliverable(plain, "PermissionRequest", "deepcode")).toBe(plain);
+  });
+
   it("keeps a deepagents answer within the 100,000 bytes deepagents reads, cutting its texts and keeping the decision", () => {
     // Past 100,000 bytes deepagents cuts the JSON, cannot parse it, and the deny is lost.
     const decision = d({ kind: "deny", reason: "é".repeat(60_000), context: "x".repeat(120_000) });
