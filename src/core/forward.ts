@@ -188,13 +188,18 @@ export function parseForwardResponse(
       topReason ??
       (decision === "deny" || decision === "block" ? defaultReason(ruleId, decision) : undefined))
     : undefined;
+  // A PreCompact object that does not block is compaction instructions to Claude Code (§4.4);
+  // `{"reason":"…"}` is how hookgate itself words them (render.ts), so a gateway behind this one
+  // has its instructions passed on.
+  const context =
+    own.context ?? (eventName === "PreCompact" && decision === undefined ? topReason : undefined);
   const stopsTurn = stop === false || own.interrupt === true;
   const scrub = (text: string) => scrubSecrets(text, secrets);
   return ok({
     ruleId,
     ...(decision !== undefined && { decision }),
     ...(reason !== undefined && { reason: scrub(reason) }),
-    ...(own.context !== undefined && { context: scrub(own.context) }),
+    ...(context !== undefined && { context: scrub(context) }),
     ...(systemMessage !== undefined && { systemMessage: scrub(systemMessage) }),
     ...(decision === "allow" && own.updatedInput !== undefined && { updatedInput: own.updatedInput }),
     ...(withheld !== undefined && (!decision || RANK[withheld] > RANK[decision]) && { withheld }),

@@ -595,6 +595,12 @@ describe("parseForwardResponse: PreCompact (clients.md §4.4)", () => {
     ["an empty body (TV-22)", "", {}],
     ["a JSON block", '{"decision":"block","reason":"not now"}', { decision: "block", reason: "not now" }],
     ["an empty JSON object", "{}", {}],
+    // How hookgate words them (render.ts): a gateway forwarding to another passes them on.
+    [
+      "instructions as a reason",
+      '{"reason":"Keep the API decisions."}',
+      { context: "Keep the API decisions." },
+    ],
   ] as const)("reads %s as hook output", (_, body, expected) => {
     expect(parse(body, "PreCompact")).toStrictEqual(effect(expected));
   });
@@ -606,5 +612,7 @@ describe("parseForwardResponse: PreCompact (clients.md §4.4)", () => {
 
   it("is text only on PreCompact", () => {
     expect(parse("Preserve everything.", "PostCompact")).toStrictEqual(failed("FORWARD_NOT_JSON"));
+    // A reason without a decision is instructions on PreCompact alone.
+    expect(parse('{"reason":"Preserve everything."}', "PostCompact")).toStrictEqual(effect({}));
   });
 });
