@@ -157,7 +157,10 @@ function hookSpecificOutput(
  */
 function renderPreCompact(decision: Decision, kind: DecisionKind | undefined, dialect: Dialect): Answer {
   if (kind === "block") return json({ decision: "block", reason: decision.reason });
-  if (decision.context && carriesContext("PreCompact", dialect)) return json({ reason: decision.context });
+  // Blank instructions would be appended as `{"reason":" "}`: nothing to say, so nothing is sent.
+  if (decision.context?.trim() && carriesContext("PreCompact", dialect)) {
+    return json({ reason: decision.context });
+  }
   return EMPTY;
 }
 

@@ -190,6 +190,7 @@ describe("renderDecision", () => {
   it("answers PreCompact with an empty body, or its instructions as a JSON object Claude Code appends (TV-22; TV-23's plain text fails the hook)", () => {
     expect(renderDecision(d({}), "PreCompact", "claude-code").body).toBe("");
     expect(renderDecision(d({ systemMessage: "x" }), "PreCompact", "claude-code").body).toBe("");
+    expect(renderDecision(d({ context: " \n" }), "PreCompact", "claude-code").body).toBe("");
     expect(
       renderDecision(
         d({ context: "Preserve every API-contract decision verbatim." }),
