@@ -944,6 +944,36 @@ describe("checkUrl: a path a server may route as another against a pattern narro
       "EGRESS_NOT_ALLOWLISTED",
     ],
     ["https://hooks.slack.com/services/T0/B0/x", "https://hooks.slack.com/services/*", "ok"],
+    // Decoded and parsed again, `..` before a `?` or `#`, or before a control character or space
+    // (trimmed at the end, and ending a request line's path), is a dot segment too; so is `.` tab
+    // `.`, whose tab the parser removes.
+    ...[
+      "..%3F",
+      "..%3f/admin",
+      "..%23",
+      "..%23x/admin",
+      "%2e%2e%3F",
+      "..%253F",
+      "..%00",
+      "..%09",
+      "..%20",
+      "..%1F/admin",
+      "..;x%3F",
+      "..;x%00",
+      ".%3F",
+      ".%09./admin",
+      "x/..%0a",
+    ].map((tail) => [
+      `https://h.example/api/v1/hooks/${tail}`,
+      "https://h.example/api/v1/hooks/*",
+      "EGRESS_NOT_ALLOWLISTED",
+    ]),
+    ["https://h.example/api/v1/hooks/..%3F", "https://h.example/*", "ok"],
+    // Not a dot segment: a `?`, `#` or control character after other text, or three dots.
+    ["https://h.example/api/v1/hooks/a..%3F", "https://h.example/api/v1/hooks/*", "ok"],
+    ["https://h.example/api/v1/hooks/...%3F", "https://h.example/api/v1/hooks/*", "ok"],
+    ["https://h.example/api/v1/hooks/x%3F..", "https://h.example/api/v1/hooks/*", "ok"],
+    ["https://h.example/api/v1/hooks/x%20y", "https://h.example/api/v1/hooks/*", "ok"],
     // Any path: nothing to escape from.
     ["https://hooks.example.com/a%2fb", "https://hooks.example.com/*", "ok"],
     // In the query it is data.

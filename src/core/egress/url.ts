@@ -247,15 +247,19 @@ function matchesPattern(url: URL, scheme: Scheme, host: string, port: number, pa
  * the pattern's: one that decodes the path before routing, once or more (leniently, as Python's
  * `unquote` does: a `%` not followed by two hex digits kept, so `%%32%66` is `%2f` and then `/`;
  * ASP.NET's `%uXXXX` read too), reads `\` as `/`, or drops a segment's `;…` as Tomcat and Spring
- * do (`..;` is `..`). The URL parser has resolved the dot segments written plainly. Real hook URLs
- * have none of this; an escape that decodes to no dot segment (`a%2Fb`) names a path the
+ * do (`..;` is `..`), or parses the decoded path again: there the path ends at `?` or `#`, tabs
+ * and newlines are removed (`.%09.` is `..`) and trailing controls and spaces trimmed, so `..`
+ * (or `..;…`) before a `?`, `#`, control character or space is taken as a dot segment (`..%3F`,
+ * `..%23`, a final `..%00`); anywhere in the path, since a C string ends at NUL and a request
+ * line's path at a space. The URL parser has resolved the dot segments written plainly. Real
+ * hook URLs have none of this; an escape that decodes to no dot segment (`a%2Fb`) names a path the
  * pattern's `*` spans anyway. Not seen: decoders of overlong UTF-8 (`%c0%af`) or of look-alikes
  * normalised to `.` or `/` (fullwidth `．`).
  */
 function mayReroute(path: string): boolean {
   let text = path;
   for (let decodes = 0; decodes <= MAX_DECODES; decodes++) {
-    if (DOT_SEGMENT.test(text.replace(/\\/g, "/"))) return true;
+    if (DOT_SEGMENT.test(text.replace(/\\/g, "/").replace(/[\t\n\r]/g, ""))) return true;
     const next = text.replace(ESCAPE, (_, unicode: string | undefined, byte: string | undefined) =>
       String.fromCharCode(Number.parseInt(unicode ?? byte ?? "", 16)),
     );
@@ -268,8 +272,12 @@ function mayReroute(path: string): boolean {
 /** How many times a server is taken to decode a path, at most (`..%25252F` is three). */
 const MAX_DECODES = 4;
 const ESCAPE = /%u([0-9a-f]{4})|%([0-9a-f]{2})/gi;
-/** `.` or `..` as a whole segment, or before a `;` that ends it to Tomcat. */
-const DOT_SEGMENT = /(?:^|\/)\.\.?(?:;[^/]*)?(?:\/|$)/;
+/**
+ * `.` or `..` as a whole segment, or before a `;` that ends it to Tomcat, or before a `?`, `#`,
+ * control character or space (`[^!-\uffff]`: U+0000 to U+0020) that ends it to a parser reading
+ * the decoded path again.
+ */
+const DOT_SEGMENT = /(?:^|\/)\.\.?(?:;[^/]*)?(?:[/?#]|[^!-\uffff]|$)/;
 
 /** A pattern path of `/*`: every path. */
 function anyPath(pieces: readonly string[]): boolean {
