@@ -77,27 +77,80 @@ describe("checkUrl: IPv6 hosts come out compressed, lower-case and without brack
 describe("checkUrl: trailing dots", () => {
   it.each([
     ["http://localhost./", "EGRESS_BLOCKED_NAME"],
-    ["http://localhost../", "EGRESS_BLOCKED_NAME"],
+    ["http://localhost../", "EGRESS_BAD_URL"],
     ["http://a.localhost./", "EGRESS_BLOCKED_NAME"],
     ["http://metadata.google.internal./", "EGRESS_BLOCKED_NAME"],
     ["http://./", "EGRESS_BAD_URL"],
+    ["http://../", "EGRESS_BAD_URL"],
     ["http://example.com./", "ok"],
   ])("%s is %s", (raw, code) => {
     expect(codeOf(raw)).toBe(code);
   });
 
-  it("strips them from the host it returns", () => {
-    expect(hostOf("https://example.com../x")).toBe("example.com");
+  it("strips the root dot from the host it returns", () => {
+    expect(hostOf("https://example.com./x")).toBe("example.com");
   });
 
   it.each([
     ["https://example.com/*", "https://example.com./x", "ok"],
-    ["https://example.com/*", "https://example.com../x", "ok"],
+    ["https://example.com/*", "https://example.com../x", "EGRESS_BAD_URL"],
     ["https://example.com./*", "https://example.com/x", "ok"],
     ["https://*.example.com./*", "https://a.example.com./x", "ok"],
     ["https://example.com/*", "https://example.com.evil.net./x", "EGRESS_NOT_ALLOWLISTED"],
   ])("%s against %s is %s", (pattern, raw, code) => {
     expect(against(pattern, raw)).toBe(code);
+  });
+});
+
+describe("checkUrl: a host with an empty label", () => {
+  // The URL parser reads `8.8.8.8..` as a name, which fetch looks up; it is no IP literal.
+  it.each([
+    "http://8.8.8.8../",
+    "http://127.0.0.1../",
+    "https://example.com../x",
+    "https://.example.com/",
+    "https://..example.com/",
+    "https://a..example.com/",
+    "https://a.example.com.../",
+  ])("%s is EGRESS_BAD_URL, naming the host", (raw) => {
+    const verdict = checkUrl(raw, UNRESTRICTED);
+    expect(verdict.ok).toBe(false);
+    if (!verdict.ok) {
+      expect(verdict.refusal).toMatchObject({ code: "EGRESS_BAD_URL", stage: "url" });
+      expect(verdict.refusal.reason).toContain(`the host ${new URL(raw).hostname} of `);
+      expect(verdict.refusal.reason).toContain(
+        'has an empty label (".." or a leading "."), which no resolver reads',
+      );
+    }
+  });
+
+  it.each(["https://.example.com/", "https://..example.com/", "https://a..example.com/"])(
+    "%s matches no *.example.com pattern",
+    (raw) => {
+      expect(against("https://*.example.com/*", raw)).toBe("EGRESS_BAD_URL");
+    },
+  );
+
+  it("leaves a name with one root dot, and an IP literal with one, alone", () => {
+    expect(hostOf("http://8.8.8.8./")).toBe("8.8.8.8");
+    expect(against("https://*.example.com/*", "https://a.b.example.com./x")).toBe("ok");
+  });
+
+  it.each([
+    "https://example.com../*",
+    "https://*..example.com/*",
+    "https://.example.com/*",
+    "https://a..b/*",
+  ])("the pattern %s is invalid, and says why", (pattern) => {
+    const { allowlist, errors } = compileAllowlist([pattern]);
+    expect(allowlist.patterns).toEqual([]);
+    expect(errors).toEqual([
+      expect.objectContaining({
+        message: expect.stringMatching(
+          /with an empty label \(".." or a leading "."\), which no resolver reads/,
+        ),
+      }),
+    ]);
   });
 });
 

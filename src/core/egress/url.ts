@@ -57,7 +57,7 @@ export type UrlVerdict =
       readonly ok: true;
       /** Exactly what is to be sent. */
       readonly url: URL;
-      /** hostname without brackets or trailing dots */
+      /** hostname without brackets or its trailing root dot */
       readonly host: string;
       /** The effective port: explicit, or the scheme's default. */
       readonly port: number;
@@ -94,6 +94,15 @@ function check(raw: string, allowlist: Allowlist): UrlVerdict {
   }
   const host = bareHost(url.hostname);
   if (host === "") return refuse("EGRESS_BAD_URL", "url", `the hook URL ${describe(url)} has an empty host`);
+  // `8.8.8.8..` is a name to the URL parser and to fetch, not the address it would read as here;
+  // `.example.com` would match `*.example.com`. No resolver reads either.
+  if (hasEmptyLabel(host)) {
+    return refuse(
+      "EGRESS_BAD_URL",
+      "url",
+      `the host ${url.hostname} of ${describe(url)} has an empty label (".." or a leading "."), which no resolver reads; write the host with single dots between labels`,
+    );
+  }
 
   // `http://@host/` leaves username and password empty, yet the parser consumed an `@`: a URL
   // that another parser may read differently is refused too (ssrf.md §3.4).
@@ -142,12 +151,18 @@ function parseUrl(raw: string): URL | undefined {
   }
 }
 
-/** `[::1]` → `::1`; `example.com..` → `example.com` (RFC 6761 §6.3 reads names without the root dot). */
+/**
+ * `[::1]` → `::1`; `example.com.` → `example.com` (RFC 6761 §6.3 reads names without the root
+ * dot). One dot only: `example.com..` keeps its last, an empty label (hasEmptyLabel).
+ */
 function bareHost(hostname: string): string {
   if (hostname.startsWith("[") && hostname.endsWith("]")) return hostname.slice(1, -1);
-  let end = hostname.length;
-  while (end > 0 && hostname[end - 1] === ".") end--;
-  return hostname.slice(0, end);
+  return hostname.endsWith(".") ? hostname.slice(0, -1) : hostname;
+}
+
+/** A name with a `..` or a leading or (after bareHost) trailing dot; never an IPv6 address. */
+function hasEmptyLabel(host: string): boolean {
+  return !host.includes(":") && (host.startsWith(".") || host.endsWith(".") || host.includes(".."));
 }
 
 /**
@@ -490,6 +505,12 @@ function compileHost(text: string): Step<{ rule: HostRule; display: string }> {
   const host = normalizeHost(literal);
   if (host === undefined)
     return { ok: false, message: `has a host "${literal}" that is not a valid host name` };
+  if (hasEmptyLabel(host)) {
+    return {
+      ok: false,
+      message: `has a host "${text}" with an empty label (".." or a leading "."), which no resolver reads and no hook URL has; write it with single dots between labels`,
+    };
+  }
   const isIp = isIpv4(host) || host.includes(":");
   const display = host.includes(":") ? `[${host}]` : host;
   if (wildcard) {
@@ -500,7 +521,7 @@ function compileHost(text: string): Step<{ rule: HostRule; display: string }> {
   return { ok: true, rule: { kind: "exact", host }, display };
 }
 
-/** Lower-case, punycode, canonical IPv4 and IPv6, trailing dots stripped: what `checkUrl` compares. */
+/** Lower-case, punycode, canonical IPv4 and IPv6, the root dot stripped: what `checkUrl` compares. */
 function normalizeHost(text: string): string | undefined {
   const url = parseUrl(`http://${text}/`);
   if (url === undefined || url.username !== "" || url.password !== "" || url.port !== "") return undefined;
