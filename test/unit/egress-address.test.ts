@@ -587,6 +587,31 @@ describe("operator allowCidrs and denyCidrs", () => {
     expect(classifyAddress("127.0.0.2", both)).toEqual({ allowed: true, address: "127.0.0.2" });
   });
 
+  it.each(["::/0", "::/64", "::/80", "::fffe:0:0/95"])(
+    "an IPv6 denyCidrs range %s around ::ffff:0:0/96 judges a mapped address as its IPv4, as it does the IPv4",
+    (cidr) => {
+      const denied = rules({ denyCidrs: [cidr] });
+      expect(classifyAddress("8.8.8.8", denied).allowed).toBe(true);
+      expect(classifyAddress("::ffff:808:808", denied)).toEqual({ allowed: true, address: "::ffff:808:808" });
+      expect(classifyAddress("::ffff:8.8.8.8", denied).allowed).toBe(true);
+      // The built-in table still judges the IPv4 inside.
+      expect(refused(classifyAddress("::ffff:7f00:1", denied)).range?.cidr).toBe("127.0.0.0/8");
+      // An IPv4 entry beside it denies both spellings.
+      const both = rules({ denyCidrs: [cidr, "8.8.8.0/24"] });
+      expect(refused(classifyAddress("8.8.8.8", both)).range?.cidr).toBe("8.8.8.0/24");
+      expect(refused(classifyAddress("::ffff:808:808", both)).range?.cidr).toBe("8.8.8.0/24");
+    },
+  );
+
+  it("::/0 in denyCidrs still refuses every IPv6 address that is not IPv4-mapped", () => {
+    const denied = rules({ denyCidrs: ["::/0"] });
+    expect(refused(classifyAddress("2606:4700:4700::1111", denied)).range?.cidr).toBe("::/0");
+    expect(
+      refused(classifyAddress("64:ff9b::808:808", rules({ denyCidrs: ["::/0"], allowNat64: true }))).range
+        ?.cidr,
+    ).toBe("::/0");
+  });
+
   it("an IPv6 denyCidrs entry refuses a public IPv6 address", () => {
     const denied = rules({ denyCidrs: ["2606:4700::/32"] });
     expect(refused(classifyAddress("2606:4700:4700::1111", denied)).range?.cidr).toBe("2606:4700::/32");

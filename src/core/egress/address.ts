@@ -339,7 +339,9 @@ function findCidr(
 ): CompiledCidr | undefined {
   return cidrs.find((c) => {
     if (c.kind === "ipv4") return v4?.match(c.network, c.bits) ?? false;
-    return p.kind === "ipv6" && p.ip.match(c.network, c.bits);
+    // An IPv4-mapped address is its IPv4 to operator ranges, and only that: an IPv6 range around
+    // ::ffff:0:0/96 (`::/0`, `::/80`) matching it would judge one host two ways by its spelling.
+    return p.kind === "ipv6" && !p.ip.isIPv4MappedAddress() && p.ip.match(c.network, c.bits);
   });
 }
 
@@ -350,7 +352,7 @@ function refuse(address: string, refusal: Refusal): AddressVerdict {
 }
 
 function judge(p: Parsed, rules: AddressRules): AddressVerdict {
-  // Operator CIDRs see IPv4-mapped addresses as IPv4.
+  // Operator CIDRs see IPv4-mapped addresses as IPv4, never as IPv6 (findCidr).
   const allowHit = findCidr(rules.allow, p, embeddedIPv4(p, false));
   const denyHit = findCidr(rules.deny, p, embeddedIPv4(p, rules.allowNat64));
   if (allowHit !== undefined) {
@@ -418,9 +420,9 @@ function parseConfigCidr(value: unknown): { readonly parsed: Parsed; readonly bi
       ? ipaddr.IPv4.networkAddressFromCIDR(`${parsed.text}/${bits}`).toString()
       : ipaddr.IPv6.networkAddressFromCIDR(`${parsed.text}/${bits}`).toString();
   if (network !== parsed.text) return `${shown} has host bits set (did you mean ${network}/${bits}?)`;
-  // Operator CIDRs see an IPv4-mapped address as its IPv4 (judge): an IPv6 rule inside
-  // ::ffff:0:0/96 would match only the mapped spelling, never the plain IPv4 answer, and a deny
-  // written that way would let the address through.
+  // Operator CIDRs see an IPv4-mapped address as its IPv4, never as IPv6 (findCidr): an IPv6 rule
+  // inside ::ffff:0:0/96 would match no address, and a deny written that way would let the
+  // address through.
   if (parsed.kind === "ipv6" && bits >= 96 && parsed.ip.isIPv4MappedAddress()) {
     return `${shown} is an IPv4-mapped range; write it as IPv4, ${low32(parsed.ip).toString()}/${bits - 96}, which covers both spellings`;
   }
