@@ -977,6 +977,14 @@ describe("checkUrl: a path a server may route as another against a pattern narro
       "EGRESS_NOT_ALLOWLISTED",
     ],
     ["https://hooks.example.com/team-a/..;/team-b", "https://hooks.example.com/*", "ok"],
+    // A run of `*` is one wildcard: `/**` is any path too.
+    ["https://hooks.example.com/team-a/..;/team-b", "https://hooks.example.com/**", "ok"],
+    ["https://hooks.example.com/a/..%2Fb", "https://hooks.example.com/***", "ok"],
+    [
+      "https://hooks.example.com/team-a/..;/team-b",
+      "https://hooks.example.com/team-a/**",
+      "EGRESS_NOT_ALLOWLISTED",
+    ],
     // In the query both are data.
     ["https://hooks.example.com/team-a/x?a=1;b=%25", "https://hooks.example.com/team-a/*", "ok"],
     [

@@ -294,9 +294,9 @@ const ESCAPE = /%u([0-9a-f]{4})|%([0-9a-f]{2})/gi;
  */
 const DOT_SEGMENT = /(?:^|\/)\.\.?(?:;[^/]*)?(?:[/?#]|[^!-\uffff]|$)/;
 
-/** A pattern path of `/*`: every path. */
+/** A pattern path of `/*` (or `/**`: a run of `*` is one wildcard): every path. */
 function anyPath(pieces: readonly string[]): boolean {
-  return pieces.length === 2 && pieces[0] === "/" && pieces[1] === "";
+  return pieces.length >= 2 && pieces[0] === "/" && pieces.every((piece, i) => i === 0 || piece === "");
 }
 
 function hostMatches(rule: HostRule, host: string): boolean {
