@@ -5,7 +5,7 @@
  */
 
 import { listTeams, teamsOf } from "./auth.js";
-import { classifyAddress, isIpLiteral } from "./egress/address.js";
+import { classifyAddress, isIpLiteral, metadataOpened } from "./egress/address.js";
 import { DEFAULT_EGRESS_POLICY } from "./egress/policy.js";
 import { checkUrl } from "./egress/url.js";
 import {
@@ -59,6 +59,7 @@ export function lintPolicy(policy: Policy, env?: EnvReader): PolicyIssue[] {
   }
   lintInlineSecrets(policy, warn);
   lintEgressTargets(policy, warn, env);
+  lintMetadataOpened(policy, warn);
   const notified = new Set(policy.rules.flatMap((rule) => rule.notify));
   for (const name of Object.keys(policy.document.sinks ?? {}))
     if (!notified.has(name))
@@ -620,6 +621,28 @@ function lintEgressTargets(
       jsonPath(model.url ? ["models", model.name, "url"] : ["models", model.name]),
       model.url ?? DEFAULT_MODEL_URLS[model.provider],
       "prompt rules that use it will answer with their onError",
+    );
+  }
+}
+
+/**
+ * An allowCidrs entry that covers a cloud metadata address opens it to hooks (the built-in
+ * tables no longer judge it): a warning, since a wide private range may be meant, the metadata
+ * service seldom is.
+ */
+function lintMetadataOpened(policy: Policy, warn: (path: string, message: string) => void): void {
+  if (policy.egress === undefined) return;
+  const byEntry = new Map<number, ReturnType<typeof metadataOpened>>();
+  for (const o of metadataOpened(policy.egress.addresses))
+    byEntry.set(o.index, [...(byEntry.get(o.index) ?? []), o]);
+  const and = (items: string[]) =>
+    items.length <= 1 ? (items[0] ?? "") : `${items.slice(0, -1).join(", ")} and ${items.at(-1)}`;
+  for (const [index, opened] of byEntry) {
+    const entry = policy.document.egress?.allowCidrs?.[index] ?? opened[0]?.address;
+    const one = opened.length === 1;
+    warn(
+      jsonPath(["egress", "allowCidrs", index]),
+      `${JSON.stringify(entry)} covers ${and(opened.map((o) => `${o.address} (${o.service})`))}, so hooks can reach ${one ? "it" : "them"}; to keep ${one ? "it" : "them"} closed add ${and(opened.map((o) => JSON.stringify(o.deny)))} to egress.denyCidrs`,
     );
   }
 }

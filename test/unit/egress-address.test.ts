@@ -12,6 +12,7 @@ import {
   IPV4_DENY,
   IPV6_DENY,
   isIpLiteral,
+  metadataOpened,
 } from "../../src/core/egress/address.js";
 
 function rules(input: Parameters<typeof compileAddressRules>[0] = {}): AddressRules {
@@ -615,6 +616,22 @@ describe("operator allowCidrs and denyCidrs", () => {
   it("an IPv6 denyCidrs entry refuses a public IPv6 address", () => {
     const denied = rules({ denyCidrs: ["2606:4700::/32"] });
     expect(refused(classifyAddress("2606:4700:4700::1111", denied)).range?.cidr).toBe("2606:4700::/32");
+  });
+});
+
+describe("metadataOpened", () => {
+  it("lists the cloud metadata addresses each allowCidrs entry opens and no denyCidrs entry closes", () => {
+    const opened = metadataOpened(
+      rules({ allowCidrs: ["10.0.0.0/8", "0.0.0.0/0", "fd00::/8"], denyCidrs: ["169.254.0.0/16"] }),
+    );
+    expect(opened.map((o) => [o.index, o.address, o.deny])).toEqual([
+      [1, "100.100.100.200", "100.100.100.200/32"],
+      [1, "192.0.0.192", "192.0.0.192/32"],
+      [1, "168.63.129.16", "168.63.129.16/32"],
+      [2, "fd00:ec2::254", "fd00:ec2::254/128"],
+    ]);
+    expect(opened[3]?.service).toBe("the AWS instance metadata service over IPv6");
+    expect(metadataOpened(STRICT)).toEqual([]);
   });
 });
 

@@ -405,6 +405,53 @@ describe("lintPolicy: targets the egress guard will refuse", () => {
   });
 });
 
+describe("lintPolicy: allowCidrs that open a cloud metadata address", () => {
+  it("names the entry, the address and whose service it is, and the denyCidrs entry that closes it", async () => {
+    const policy = await policyFrom({
+      version: 1,
+      auth: { tokens: [] },
+      egress: {
+        allowCidrs: ["fd00::/8", "100.64.0.0/10", "169.254.0.0/16", "192.0.0.0/24", "10.0.0.0/8"],
+        denyCidrs: ["169.254.169.254/32"],
+      },
+      rules: [],
+    });
+    const warnings = lintPolicy(policy)
+      .map((w) => `${w.path}: ${w.message}`)
+      .filter((w) => w.startsWith("$.egress"));
+    expect(warnings).toEqual([
+      '$.egress.allowCidrs[0]: "fd00::/8" covers fd00:ec2::254 (the AWS instance metadata service over IPv6), so hooks can reach it; to keep it closed add "fd00:ec2::254/128" to egress.denyCidrs',
+      '$.egress.allowCidrs[1]: "100.64.0.0/10" covers 100.100.100.200 (the Alibaba Cloud metadata service), so hooks can reach it; to keep it closed add "100.100.100.200/32" to egress.denyCidrs',
+      '$.egress.allowCidrs[2]: "169.254.0.0/16" covers 169.254.170.2 (the AWS ECS task credentials endpoint), so hooks can reach it; to keep it closed add "169.254.170.2/32" to egress.denyCidrs',
+      '$.egress.allowCidrs[3]: "192.0.0.0/24" covers 192.0.0.192 (the Oracle Cloud metadata service), so hooks can reach it; to keep it closed add "192.0.0.192/32" to egress.denyCidrs',
+    ]);
+  });
+
+  it("lists every address one entry opens, and says nothing once denyCidrs closes them", async () => {
+    const open = await policyFrom({
+      version: 1,
+      auth: { tokens: [] },
+      egress: { allowCidrs: ["169.254.0.0/16"] },
+      rules: [],
+    });
+    expect(lintPolicy(open).filter((w) => w.path.startsWith("$.egress"))).toEqual([
+      {
+        severity: "warning",
+        path: "$.egress.allowCidrs[0]",
+        message:
+          '"169.254.0.0/16" covers 169.254.169.254 (the instance metadata service of AWS, GCP, Azure and Oracle Cloud) and 169.254.170.2 (the AWS ECS task credentials endpoint), so hooks can reach them; to keep them closed add "169.254.169.254/32" and "169.254.170.2/32" to egress.denyCidrs',
+      },
+    ]);
+    const closed = await policyFrom({
+      version: 1,
+      auth: { tokens: [] },
+      egress: { allowCidrs: ["169.254.0.0/16"], denyCidrs: ["169.254.169.254/32", "169.254.170.0/24"] },
+      rules: [],
+    });
+    expect(lintPolicy(closed).filter((w) => w.path.startsWith("$.egress"))).toEqual([]);
+  });
+});
+
 describe("lintPolicy: a sink URL kept in a variable", () => {
   it("is judged when the variable is set where check runs, its secret path not shown", async () => {
     const url = "https://hooks.slack.com/services/T0/B0/abcdefabcdefabcdef";

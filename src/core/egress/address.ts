@@ -19,6 +19,8 @@ export interface AddressRulesInput {
 }
 
 interface CompiledCidr {
+  /** Its place in the operator's list. */
+  readonly index: number;
   readonly kind: "ipv4" | "ipv6";
   readonly network: ipaddr.IPv4 | ipaddr.IPv6;
   readonly bits: number;
@@ -484,6 +486,7 @@ function compileList(
       return;
     }
     compiled.push({
+      index,
       kind: result.parsed.kind,
       network: result.parsed.ip,
       bits: result.bits,
@@ -491,6 +494,56 @@ function compileList(
     });
   });
   return compiled;
+}
+
+/** Cloud metadata addresses the built-in tables refuse and a wide allowCidrs entry may open. */
+const METADATA_ADDRESSES: readonly { readonly address: string; readonly service: string }[] = [
+  {
+    address: "169.254.169.254",
+    service: "the instance metadata service of AWS, GCP, Azure and Oracle Cloud",
+  },
+  { address: "169.254.170.2", service: "the AWS ECS task credentials endpoint" },
+  { address: "fd00:ec2::254", service: "the AWS instance metadata service over IPv6" },
+  { address: "100.100.100.200", service: "the Alibaba Cloud metadata service" },
+  { address: "192.0.0.192", service: "the Oracle Cloud metadata service" },
+  { address: "168.63.129.16", service: "the Azure WireServer host agent" },
+];
+
+export interface MetadataOpened {
+  /** The allowCidrs entry's index. */
+  readonly index: number;
+  readonly address: string;
+  /** Whose service it is. */
+  readonly service: string;
+  /** The denyCidrs entry that closes it again (`169.254.169.254/32`). */
+  readonly deny: string;
+}
+
+/**
+ * The cloud metadata addresses an allowCidrs entry opens (no denyCidrs entry closes them), by
+ * entry and then address: an operator opening `169.254.0.0/16` for a link-local device may not
+ * mean the metadata service too (policy-lint warns).
+ */
+export function metadataOpened(rules: AddressRules): MetadataOpened[] {
+  const opened: MetadataOpened[] = [];
+  const targets = METADATA_ADDRESSES.flatMap((m) => {
+    const p = canonicalize(m.address);
+    if ("problem" in p) return [];
+    const closed = findCidr(rules.deny, p, embeddedIPv4(p, rules.allowNat64)) !== undefined;
+    return closed ? [] : [{ ...m, p }];
+  });
+  for (const cidr of rules.allow) {
+    for (const { address, service, p } of targets) {
+      if (findCidr([cidr], p, embeddedIPv4(p, false)) === undefined) continue;
+      opened.push({
+        index: cidr.index,
+        address,
+        service,
+        deny: `${address}/${p.kind === "ipv4" ? 32 : 128}`,
+      });
+    }
+  }
+  return opened;
 }
 
 /**
