@@ -17,6 +17,8 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { openJournalReader, openJournalWriter } from "../../src/adapters/queue/journal.js";
 import { createSqliteQueue, type SqliteQueue } from "../../src/adapters/queue/sqlite.js";
+import { createNotifier } from "../../src/app/notify.js";
+import { parseHookEvent } from "../../src/core/events.js";
 
 interface Job {
   readonly n: number;
@@ -300,6 +302,77 @@ describe("intake journal", () => {
     expect(await reader.drain()).toBe(2);
     expect(await receivedNumbers(queue)).toEqual([1, 2]);
     writer.close();
+  });
+
+  it("refuses an append after close, starting no segment, so a late one cannot end the next process's live segment", async () => {
+    const old = openJournalWriter(journalDir);
+    old.append(jobs(1));
+    old.close();
+    // The next `serve` claims the data dir: its writer starts the live segment.
+    const fresh = openJournalWriter(journalDir);
+    const { queue, reader } = deliveryThread();
+    fresh.append(jobs(2));
+    expect(await reader.drain()).toBe(2);
+    const before = segmentFiles();
+    // A handler of the old process finishing late.
+    expect(() => old.append(jobs(3))).toThrow(/intake journal is closed/);
+    expect(segmentFiles()).toEqual(before);
+    old.close(); // closing again is safe
+    fresh.append(jobs(4));
+    fresh.append(jobs(5));
+    expect(await reader.drain()).toBe(2);
+    expect(await receivedNumbers(queue)).toEqual([1, 2, 4, 5]);
+    fresh.close();
+  });
+
+  it("on serve's path, an append after close is a failed enqueue: logged and counted, the decision answered", async () => {
+    const writer = openJournalWriter(journalDir);
+    writer.close();
+    const logs: [string, string, unknown][] = [];
+    const counted: string[] = [];
+    const notifier = createNotifier({
+      // As node.ts's queue: one append to the journal.
+      queue: {
+        async send(messages) {
+          writer.append(messages);
+        },
+      },
+      clock: { now: () => 1_700_000_000_000, monotonic: () => 0 },
+      logger: { log: (level, msg, fields) => logs.push([level, msg, fields]) },
+      metrics: { increment: (name) => counted.push(name) },
+      defer: (task) => task(),
+    });
+    const event = parseHookEvent({
+      session_id: "s",
+      transcript_path: "/t",
+      cwd: "/p",
+      hook_event_name: "SessionEnd",
+      reason: "other",
+    });
+    if (!event.ok) throw new Error(event.error.message);
+    await expect(
+      notifier.notify({
+        decisionId: "d1",
+        event: event.value,
+        team: "t",
+        decision: "none",
+        reason: undefined,
+        notify: [{ ruleId: "r", sinks: ["audit"] }],
+        remember: false,
+      }),
+    ).resolves.toBeUndefined();
+    expect(logs).toEqual([
+      [
+        "error",
+        "enqueue failed; the decision was answered anyway",
+        expect.objectContaining({
+          decisionId: "d1",
+          error: expect.stringMatching(/intake journal is closed/),
+        }),
+      ],
+    ]);
+    expect(counted).toEqual(["hookgate_enqueue_failed_total"]);
+    expect(segmentFiles()).toHaveLength(1);
   });
 
   it("never reads a file that is not a segment", async () => {

@@ -46,8 +46,16 @@ function segments(dir: string): number[] {
 }
 
 export interface JournalWriter {
-  /** Appends the jobs; they are in the journal when it returns. Throws when the write fails. */
+  /**
+   * Appends the jobs; they are in the journal when it returns. Throws when the write fails, and
+   * after `close()`.
+   */
   append<T>(messages: readonly OutgoingMessage<T>[]): void;
+  /**
+   * Final: an append after it throws. A closed writer that went on would start a new segment, which
+   * the next process's reader, once it claimed the data dir, would take as the end of its own
+   * writer's live segment, and delete it.
+   */
   close(): void;
 }
 
@@ -56,6 +64,7 @@ export function openJournalWriter(dir: string, segmentBytes = SEGMENT_BYTES): Jo
   let segment = segments(dir).at(-1) ?? 0;
   let fd = -1;
   let size = 0;
+  let closed = false;
   const next = () => {
     if (fd >= 0) closeSync(fd);
     fd = -1;
@@ -74,6 +83,7 @@ export function openJournalWriter(dir: string, segmentBytes = SEGMENT_BYTES): Jo
   next();
   return {
     append(messages) {
+      if (closed) throw new Error("the intake journal is closed: serve is stopping");
       // Rotating here, before the write, means an append that throws wrote nothing that counts.
       if (fd < 0 || size >= segmentBytes) next();
       // One line for all of a send's jobs: a write cut short tears that line alone, and the
@@ -95,6 +105,7 @@ export function openJournalWriter(dir: string, segmentBytes = SEGMENT_BYTES): Jo
       size += bytes.length;
     },
     close() {
+      closed = true;
       if (fd >= 0) closeSync(fd);
       fd = -1;
     },
