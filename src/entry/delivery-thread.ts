@@ -114,6 +114,12 @@ async function start(): Promise<void> {
           bytes,
         },
       ),
+    onReposition: (recorded, start, why) =>
+      logger.log(
+        "warn",
+        "the intake journal is not resumed at its recorded position; reading it from the start of its first segment",
+        { recorded, start, why },
+      ),
   });
   post({ kind: "ready" });
 

@@ -6,6 +6,7 @@
 import {
   appendFileSync,
   existsSync,
+  mkdirSync,
   mkdtempSync,
   readdirSync,
   rmSync,
@@ -15,7 +16,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { openJournalReader, openJournalWriter } from "../../src/adapters/queue/journal.js";
+import { openJournalReader, openJournalWriter, SEGMENT_BYTES } from "../../src/adapters/queue/journal.js";
 import { createSqliteQueue, type SqliteQueue } from "../../src/adapters/queue/sqlite.js";
 import { createNotifier } from "../../src/app/notify.js";
 import { parseHookEvent } from "../../src/core/events.js";
@@ -58,6 +59,8 @@ async function receivedNumbers(queue: SqliteQueue<Job>): Promise<number[]> {
 }
 
 const segmentFiles = () => readdirSync(journalDir).sort();
+/** The number of the segment file `name` (intake-<n>.jsonl). */
+const numberOf = (name: string | undefined) => Number(/^intake-(\d+)\.jsonl$/.exec(name ?? "")?.[1]);
 
 describe("intake journal", () => {
   it("takes what was appended into the queue once, and a restarted reader resumes where it stopped", async () => {
@@ -67,7 +70,10 @@ describe("intake journal", () => {
     const first = deliveryThread();
     expect(await first.reader.drain()).toBe(3);
     expect(await first.reader.drain()).toBe(0);
-    expect(first.queue.intakePosition()).toEqual({ segment: 1, offset: expect.any(Number) });
+    expect(first.queue.intakePosition()).toEqual({
+      segment: numberOf(segmentFiles()[0]),
+      offset: expect.any(Number),
+    });
     // Delivered and acked: gone from the queue, so only the recorded position keeps them out.
     for (const m of await first.queue.receive(10, 60_000)) await first.queue.ack(m);
     first.reader.close();
@@ -144,7 +150,7 @@ describe("intake journal", () => {
     const torn: [number, number][] = [];
     const { queue, reader } = deliveryThread((s, bytes) => torn.push([s, bytes]));
     expect(await reader.drain()).toBe(2);
-    expect(torn).toEqual([[1, half.length]]);
+    expect(torn).toEqual([[numberOf(segment), half.length]]);
     expect(await receivedNumbers(queue)).toEqual([1, 3]);
     next.close();
   });
@@ -219,7 +225,8 @@ describe("intake journal", () => {
     expect(await reader.drain()).toBe(1);
     await queue.receive(10, 60_000);
     const dead = await queue.listDead();
-    expect(dead.map((d) => d.id).sort()).toEqual(["intake-1-0", "intake-1-4", "intake-1-6", "intake-1-8"]);
+    const n = numberOf(segment);
+    expect(dead.map((d) => d.id).sort()).toEqual([0, 4, 6, 8].map((offset) => `intake-${n}-${offset}`));
   });
 
   it("reports a torn end once, when moving past its segment needed a second try", async () => {
@@ -248,7 +255,7 @@ describe("intake journal", () => {
     });
     await expect(reader.drain()).rejects.toThrow("SQLITE_BUSY");
     expect(await reader.drain()).toBe(1);
-    expect(torn).toEqual([1]);
+    expect(torn).toEqual([numberOf(segment)]);
     expect(await receivedNumbers(queue)).toEqual([1, 2]);
     next.close();
   });
@@ -267,7 +274,8 @@ describe("intake journal", () => {
     const [done] = segmentFiles();
     expect(existsSync(join(journalDir, done as string))).toBe(true);
     rmSync(join(journalDir, done as string));
-    const next = openJournalWriter(journalDir, 100);
+    // A later start: the first segment of a journal that has none is numbered from the clock.
+    const next = openJournalWriter(journalDir, 100, () => Date.now() + 60_000);
     next.append(jobs(4));
     const second = deliveryThread();
     expect(await second.reader.drain()).toBe(1);
@@ -373,6 +381,146 @@ describe("intake journal", () => {
     ]);
     expect(counted).toEqual(["hookgate_enqueue_failed_total"]);
     expect(segmentFiles()).toHaveLength(1);
+  });
+
+  describe("a journal directory removed while queue.sqlite keeps its position", () => {
+    /** Takes in what is journaled, as a delivery thread does, and stops; reports repositions. */
+    async function takeIn(moved: string[] = []) {
+      const queue = createSqliteQueue<Job>({ path: join(dir, "queue.sqlite") });
+      const reader = openJournalReader(journalDir, {
+        intake: queue.intake,
+        position: queue.intakePosition(),
+        onReposition: (_recorded, start, why) => {
+          expect(start).toEqual({ segment: numberOf(segmentFiles()[0]), offset: 0 });
+          moved.push(why);
+        },
+      });
+      await reader.drain();
+      const got = (await queue.receive(1000, 60_000)).map((m) => m.id);
+      for (const m of await queue.receive(1000, 60_000)) await queue.ack(m);
+      reader.close();
+      await queue.close();
+      return got;
+    }
+    const padded = (prefix: string, count: number, pad = 200) =>
+      Array.from({ length: count }, (_, n) => [
+        { id: `${prefix}-${n}`, body: { n, pad: "x".repeat(pad) }, group: "audit" },
+      ]);
+
+    it("takes every job answered after each removal in, exactly once", async () => {
+      const taken: string[] = [];
+      const answered: string[] = [];
+      const t0 = Date.now();
+      for (let run = 0; run < 4; run++) {
+        // Each run a later `serve`; its journal is removed after it stopped.
+        const writer = openJournalWriter(journalDir, SEGMENT_BYTES, () => t0 + run * 60_000);
+        for (const send of padded(`run${run}`, 10 + run)) {
+          writer.append(send);
+          answered.push(send[0]?.id ?? "");
+        }
+        taken.push(...(await takeIn()));
+        writer.close();
+        rmSync(journalDir, { recursive: true, force: true });
+      }
+      expect(taken.sort()).toEqual(answered.sort());
+    });
+
+    it("numbers a new journal's first segment from the clock, and an existing one's from its last", async () => {
+      const at = Date.UTC(2026, 0, 1);
+      openJournalWriter(journalDir, SEGMENT_BYTES, () => at).close();
+      expect(segmentFiles()).toEqual([`intake-${String(at / 10).padStart(12, "0")}.jsonl`]);
+      rmSync(journalDir, { recursive: true });
+      // A data dir of an earlier release, numbered from 1: it goes on from there.
+      mkdirSync(journalDir);
+      const legacy = join(journalDir, "intake-000000000001.jsonl");
+      writeFileSync(legacy, `${JSON.stringify(jobs(1).map((j) => ({ ...j, delayMs: 0 })))}\n`);
+      expect(await takeIn()).toEqual(["job-1"]);
+      appendFileSync(legacy, `${JSON.stringify(jobs(2).map((j) => ({ ...j, delayMs: 0 })))}\n`);
+      const writer = openJournalWriter(journalDir, SEGMENT_BYTES, () => at);
+      writer.append(jobs(3));
+      expect(segmentFiles()).toEqual(["intake-000000000001.jsonl", "intake-000000000002.jsonl"]);
+      // Its recorded position in segment 1 still applies.
+      const moved: string[] = [];
+      expect(await takeIn(moved)).toEqual(["job-2", "job-3"]);
+      expect(moved).toEqual([]);
+      writer.close();
+    });
+
+    // The clock does not always tell a new journal from the old one (it was stepped back): the
+    // reader then refuses a position that cannot be the new journal's.
+    it.each([
+      ["past the end of its segment", 3, 200, /past the end/],
+      ["not at the start of a line", 20, 150, /not at the start of a line/],
+    ])(
+      "reads the new journal from its start when the recorded position is %s",
+      async (_, count, pad, why) => {
+        const clock = () => Date.UTC(2026, 0, 1);
+        const old = openJournalWriter(journalDir, SEGMENT_BYTES, clock);
+        for (const send of padded("old", 10)) old.append(send);
+        expect(await takeIn()).toHaveLength(10);
+        old.close();
+        rmSync(journalDir, { recursive: true });
+        const fresh = openJournalWriter(journalDir, SEGMENT_BYTES, clock);
+        for (const send of padded("new", count, pad)) fresh.append(send);
+        const moved: string[] = [];
+        const taken = await takeIn(moved);
+        expect(taken.sort()).toEqual(
+          padded("new", count, pad)
+            .map((s) => s[0]?.id)
+            .sort(),
+        );
+        expect(moved).toEqual([expect.stringMatching(why)]);
+        fresh.close();
+      },
+    );
+
+    it("reads the new journal from its start when a segment below the recorded one is left", async () => {
+      const at = Date.UTC(2026, 0, 1);
+      const old = openJournalWriter(journalDir, 300, () => at);
+      for (const send of padded("old", 3)) old.append(send);
+      expect(await takeIn()).toHaveLength(3);
+      old.close();
+      // The segment the position is in, the only one left.
+      const recorded = numberOf(segmentFiles()[0]);
+      rmSync(journalDir, { recursive: true });
+      // A clock stepped back by 10 ms: the new journal's segments reach the old position's.
+      const fresh = openJournalWriter(journalDir, 300, () => at - 10);
+      for (const send of padded("new", 5)) fresh.append(send);
+      expect(segmentFiles().map(numberOf)).toEqual([recorded - 2, recorded - 1, recorded]);
+      const moved: string[] = [];
+      const taken = await takeIn(moved);
+      expect(taken.sort()).toEqual(
+        padded("new", 5)
+          .map((s) => s[0]?.id)
+          .sort(),
+      );
+      expect(moved).toEqual([expect.stringMatching(/earlier segment/)]);
+      fresh.close();
+    });
+
+    it("starts at the first segment written when none is left, and says why", async () => {
+      const old = openJournalWriter(journalDir);
+      old.append(jobs(1));
+      expect(await takeIn()).toEqual(["job-1"]);
+      old.close();
+      rmSync(journalDir, { recursive: true });
+      const moved: string[] = [];
+      const queue = createSqliteQueue<Job>({ path: join(dir, "queue.sqlite") });
+      opened.push(queue);
+      const reader = openJournalReader(journalDir, {
+        intake: queue.intake,
+        position: queue.intakePosition(),
+        onReposition: (_recorded, start, why) => moved.push(`${start.segment}:${start.offset} ${why}`),
+      });
+      expect(moved).toEqual(["0:0 its segment is gone"]);
+      // Written after the reader opened, numbered below or above the old one: taken in all the same.
+      const fresh = openJournalWriter(journalDir, SEGMENT_BYTES, () => 10_000);
+      fresh.append(jobs(2));
+      expect(await reader.drain()).toBe(1);
+      expect(await receivedNumbers(queue)).toEqual([2]);
+      fresh.close();
+      reader.close();
+    });
   });
 
   it("never reads a file that is not a segment", async () => {

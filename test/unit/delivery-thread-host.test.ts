@@ -4,12 +4,13 @@
  * test/e2e/fanout.test.ts): a thread that dies is started again and its reports still arrive;
  * a thread that cannot start fails the start with its reason.
  */
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
 import { createPrometheusRegistry } from "../../src/adapters/metrics/prometheus.js";
+import { createSqliteQueue } from "../../src/adapters/queue/sqlite.js";
 import {
   type DeliverySettings,
   JOURNAL_DIR,
@@ -188,6 +189,40 @@ describe("startDeliveryThread", () => {
     expect(answersWrittenAt).toBeGreaterThan(0);
     expect(wokenAt).toBeGreaterThanOrEqual(answersWrittenAt);
     await thread.stop();
+  });
+
+  it("logs, from the real thread, a recorded intake position it does not resume at (built dist/)", async () => {
+    // queue.sqlite kept a position in segment 7; the journal directory was removed since.
+    const dataDir = mkdtempSync(join(tmpdir(), "hookgate-thread-"));
+    const queue = createSqliteQueue({ path: join(dataDir, "queue.sqlite") });
+    await queue.intake([], { segment: 7, offset: 100 });
+    await queue.close();
+    const lines: string[] = [];
+    const thread = await startDeliveryThread({
+      dataDir,
+      settings: FIRST,
+      env: {},
+      lines: { write: (line) => lines.push(line) },
+      metrics: createPrometheusRegistry(),
+      logger: { log: () => {} },
+      script: new URL("../../dist/entry/delivery-thread.js", import.meta.url),
+    });
+    await thread.stop();
+    const logged = lines
+      .join("")
+      .split("\n")
+      .filter((l) => l !== "")
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(logged).toContainEqual(
+      expect.objectContaining({
+        level: "warn",
+        msg: "the intake journal is not resumed at its recorded position; reading it from the start of its first segment",
+        recorded: { segment: 7, offset: 100 },
+        start: { segment: 0, offset: 0 },
+        why: "its segment is gone",
+      }),
+    );
+    rmSync(dataDir, { recursive: true, force: true });
   });
 
   it("still gets the lines the real thread logged just before it died (built dist/)", async () => {

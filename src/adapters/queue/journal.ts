@@ -14,10 +14,15 @@
  * an earlier one is complete: the reader takes it to its end, skips a torn last line (a write
  * cut short: it never returned, so its send failed and nothing of it is delivered), deletes it
  * and moves on.
+ *
+ * A writer that finds no segment (a new journal, or one removed while queue.sqlite kept its
+ * position) numbers its first from the clock, not from 1, so that a position the queue kept from
+ * an earlier journal names no segment of the new one; and the reader applies a recorded position
+ * only where it can be this journal's (`misplaced`), else it reads from the first segment's start.
  */
 import {
   closeSync,
-  existsSync,
+  fstatSync,
   mkdirSync,
   openSync,
   readdirSync,
@@ -45,6 +50,19 @@ function segments(dir: string): number[] {
     .sort((a, b) => a - b);
 }
 
+/**
+ * The number of the first segment of a journal that has none: hundredths of a second since the
+ * epoch (12 digits, with room to grow, until the year 2255). A journal made again later starts
+ * above the segments an earlier one reached unless that one made over 100 segments (400 MiB) a
+ * second, so a position the queue kept from it names none of the new journal's segments (a
+ * clock stepped back is left to the reader's checks, `misplaced`). Existing journals, numbered
+ * from 1, go on from their last segment. A clock that gives no such number starts at 1.
+ */
+function firstSegment(now: number): number {
+  const n = Math.floor(now / 10);
+  return Number.isSafeInteger(n) && n >= 1 && n < 9 * 10 ** 11 ? n : 1;
+}
+
 export interface JournalWriter {
   /**
    * Appends the jobs; they are in the journal when it returns. Throws when the write fails, and
@@ -59,9 +77,14 @@ export interface JournalWriter {
   close(): void;
 }
 
-export function openJournalWriter(dir: string, segmentBytes = SEGMENT_BYTES): JournalWriter {
+export function openJournalWriter(
+  dir: string,
+  segmentBytes = SEGMENT_BYTES,
+  now: () => number = Date.now,
+): JournalWriter {
   mkdirSync(dir, { recursive: true });
-  let segment = segments(dir).at(-1) ?? 0;
+  // `next` adds 1.
+  let segment = segments(dir).at(-1) ?? firstSegment(now()) - 1;
   let fd = -1;
   let size = 0;
   let closed = false;
@@ -119,6 +142,11 @@ export interface JournalReaderDeps {
   readonly position: IntakePosition | undefined;
   /** Called when a torn last line is skipped. */
   readonly onTorn?: (segment: number, bytes: number) => void;
+  /**
+   * Called when the recorded position is not applied (`why`, see `misplaced`) and the reader
+   * starts at `start`, the first segment's start, instead.
+   */
+  readonly onReposition?: (recorded: IntakePosition, start: IntakePosition, why: string) => void;
 }
 
 export interface JournalReader {
@@ -137,11 +165,14 @@ const CHUNK = 256 * 1024;
 
 export function openJournalReader(dir: string, deps: JournalReaderDeps): JournalReader {
   mkdirSync(dir, { recursive: true });
-  // A segment is deleted before the position moves past it, so a position whose segment is gone
-  // was cut short between the two (or the journal was removed): start at the first segment left.
-  let position = deps.position ?? { segment: 0, offset: 0 };
-  if (!existsSync(join(dir, segmentName(position.segment))))
-    position = { segment: segments(dir)[0] ?? position.segment, offset: 0 };
+  // Segment 0 is none: with no segment yet, the reader moves to the first one written.
+  const firstLeft = () => ({ segment: segments(dir)[0] ?? 0, offset: 0 });
+  let position = deps.position ?? firstLeft();
+  const why = deps.position && misplaced(dir, deps.position);
+  if (deps.position && why) {
+    position = firstLeft();
+    deps.onReposition?.(deps.position, position, why);
+  }
   let fd = -1;
   const buffer = Buffer.alloc(CHUNK);
   let tail = Buffer.alloc(0); // bytes after the last newline read so far
@@ -245,6 +276,35 @@ export function openJournalReader(dir: string, deps: JournalReaderDeps): Journal
       fd = -1;
     },
   };
+}
+
+/**
+ * Why the recorded position `at` cannot be where this journal was read up to, or undefined when it
+ * can be. A segment is deleted before the position moves past it, so its own segment is the first
+ * one left; a segment only grows; and a position stops at a segment's start or just after a
+ * newline. A position whose segment is gone was cut short between the delete and the move, or
+ * the journal was removed; one that breaks another rule is from a journal removed and made again.
+ */
+function misplaced(dir: string, at: IntakePosition): string | undefined {
+  const first = segments(dir)[0];
+  if (first === undefined || first > at.segment) return "its segment is gone";
+  if (first < at.segment) return "an earlier segment is left, so the journal was made again";
+  let fd: number;
+  try {
+    fd = openSync(join(dir, segmentName(at.segment)), "r");
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") return "its segment is gone";
+    throw e;
+  }
+  try {
+    if (at.offset > fstatSync(fd).size) return "it is past the end of its segment";
+    const before = Buffer.alloc(1);
+    if (at.offset > 0 && (readSync(fd, before, 0, 1, at.offset - 1) !== 1 || before[0] !== 0x0a))
+      return "it is not at the start of a line of its segment";
+    return undefined;
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /**
