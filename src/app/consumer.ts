@@ -7,6 +7,7 @@ import { type DeliveryJob, isDeliveryJob, thrownOutcome } from "../core/delivery
 import { errorMessage } from "../core/errors.js";
 import type { Logger, Metrics } from "../core/ports.js";
 import type { Queue, ReceivedMessage } from "../core/queue.js";
+import { reportDeadLetter } from "./dead-letter.js";
 import type { Deliverer } from "./deliver.js";
 
 const NOT_A_JOB =
@@ -119,8 +120,7 @@ export function startConsumer(
       });
     } else {
       await deps.queue.deadLetter(message, outcome.reason);
-      deps.metrics?.increment("hookgate_dead_lettered_total", { sink });
-      deps.logger.log("error", "delivery dead-lettered", { ...fields, reason: outcome.reason });
+      reportDeadLetter(deps, fields, outcome.reason);
     }
   }
 

@@ -15,6 +15,7 @@ import { parentPort, workerData } from "node:worker_threads";
 import { createJsonLogger } from "../adapters/log/json-lines.js";
 import { openJournalReader } from "../adapters/queue/journal.js";
 import { createSqliteQueue } from "../adapters/queue/sqlite.js";
+import { reportDeadLetter } from "../app/dead-letter.js";
 import type { DeliveryJob } from "../core/delivery.js";
 import { errorMessage } from "../core/errors.js";
 import type { Metrics } from "../core/ports.js";
@@ -92,7 +93,16 @@ async function start(): Promise<void> {
   // First what can stop `serve` from starting, the queue file; then `serve` listens while the
   // rest of this thread loads (undici, the egress guard and the deliverer, a few hundred ms of
   // imports in a new isolate). Messages wait in the port until the handler below is attached.
-  const queue = createSqliteQueue<DeliveryJob>({ path: join(data.dataDir, "queue.sqlite") });
+  const queue = createSqliteQueue<DeliveryJob>({
+    path: join(data.dataDir, "queue.sqlite"),
+    // A job the queue dead-letters itself (a body that is not JSON) is told as the consumer's are.
+    onDeadLettered: (letter) =>
+      reportDeadLetter(
+        { logger, metrics },
+        { job: letter.id, sink: letter.group ?? "unknown", attempts: letter.attempts },
+        letter.reason,
+      ),
+  });
   const recovered = queue.recoverLeases();
   if (recovered > 0) logger.log("info", "took back jobs leased by the previous process", { jobs: recovered });
   // The consumer is poked as the rows are handed over, before their commit: its receive joins the
@@ -119,6 +129,12 @@ async function start(): Promise<void> {
         "warn",
         "the intake journal is not resumed at its recorded position; reading it from the start of its first segment",
         { recorded, start, why },
+      ),
+    onUnreadable: ({ segment, offset, bytes, id }) =>
+      logger.log(
+        "error",
+        "an intake journal line is not jobs; it is taken in as one job, dead-lettered as its text",
+        { segment, offset, bytes, job: id },
       ),
   });
   post({ kind: "ready" });

@@ -189,6 +189,41 @@ describe("intake journal", () => {
     expect(dead[0]?.error).toMatch(/not valid JSON/);
   });
 
+  it("tells onUnreadable of each line that is not jobs, where and how long, never its text, once taken in", async () => {
+    const writer = openJournalWriter(journalDir);
+    writer.append(jobs(1));
+    writer.close();
+    const [segment] = segmentFiles();
+    const path = join(journalDir, segment as string);
+    const start = statSync(path).size;
+    appendFileSync(path, "token=s3cret garbage\n[1]\n");
+    const queue = createSqliteQueue<Job>({ path: join(dir, "queue.sqlite") });
+    opened.push(queue);
+    const told: unknown[] = [];
+    let fail = true;
+    const reader = openJournalReader(journalDir, {
+      position: queue.intakePosition(),
+      // The first commit fails: nothing is told until a read is taken in.
+      intake: (rows, position) => {
+        if (!fail) return queue.intake(rows, position);
+        fail = false;
+        return Promise.reject(new Error("SQLITE_BUSY"));
+      },
+      onUnreadable: (line) => told.push(line),
+    });
+    await expect(reader.drain()).rejects.toThrow("SQLITE_BUSY");
+    expect(told).toEqual([]);
+    expect(await reader.drain()).toBe(3);
+    const n = numberOf(segment);
+    expect(told).toEqual([
+      { segment: n, offset: start, bytes: 20, id: `intake-${n}-${start}` },
+      { segment: n, offset: start + 21, bytes: 3, id: `intake-${n}-${start + 21}` },
+    ]);
+    expect(JSON.stringify(told)).not.toContain("s3cret");
+    expect(await reader.drain()).toBe(0);
+    expect(told).toHaveLength(2);
+  });
+
   it("loses nothing when the queue cannot take a read in, with lines cut at the read's chunk boundary", async () => {
     const writer = openJournalWriter(journalDir);
     // ~600 KB: more than one 256 KiB read, so reads end in the middle of a line.

@@ -8,7 +8,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createSqliteQueue, type SqliteQueue } from "../../src/adapters/queue/sqlite.js";
+import {
+  createSqliteQueue,
+  type QueueDeadLettered,
+  type SqliteQueue,
+} from "../../src/adapters/queue/sqlite.js";
 
 interface Job {
   readonly n: number;
@@ -57,6 +61,65 @@ describe("sqlite queue on disk", () => {
     for (const m of received) await queue.ack(m);
     clock += 2 * HOUR;
     expect(await queue.receive(10, HOUR)).toEqual([]);
+  });
+
+  it("tells onDeadLettered of each job it dead-letters itself, once committed, without its body, and again after a replay", async () => {
+    const told: QueueDeadLettered[] = [];
+    const queue = createSqliteQueue<Job>({
+      path,
+      owner: "reader",
+      now: () => clock,
+      onDeadLettered: (l) => told.push(l),
+    });
+    opened.push(queue);
+    await queue.intake(
+      [
+        { id: "good", body: '{"n":0}', delayMs: 0, group: "audit" },
+        {
+          id: "intake-7-0",
+          body: "unreadable intake journal line: token=s3cret",
+          delayMs: 0,
+          group: undefined,
+        },
+        { id: "cut", body: '{"n":', delayMs: 0, group: "chat" },
+      ],
+      { segment: 7, offset: 100 },
+    );
+    expect(told).toEqual([]);
+    expect((await queue.receive(10, HOUR)).map((m) => m.id)).toEqual(["good"]);
+    const reason = "the stored job is not valid JSON; dead-lettered as stored";
+    expect(told).toEqual([
+      { id: "intake-7-0", group: undefined, attempts: 0, reason },
+      { id: "cut", group: "chat", attempts: 0, reason },
+    ]);
+    expect(JSON.stringify(told)).not.toMatch(/s3cret|unreadable intake/);
+    // `dlq replay`: leased again, dead-lettered again, told again.
+    expect(await queue.replayDead(["cut"])).toBe(1);
+    expect(await queue.receive(10, HOUR)).toEqual([]);
+    expect(told.map((l) => l.id)).toEqual(["intake-7-0", "cut", "cut"]);
+    expect((await queue.listDead()).map((d) => d.id).sort()).toEqual(["cut", "intake-7-0"]);
+  });
+
+  it("tells onDeadLettered nothing of a lease whose commit failed", async () => {
+    const told: string[] = [];
+    const queue = createSqliteQueue<Job>({
+      path,
+      owner: "reader",
+      now: () => clock,
+      busyTimeoutMs: 0,
+      onDeadLettered: (l) => told.push(l.id),
+    });
+    opened.push(queue);
+    await queue.intake([{ id: "cut", body: '{"n":', delayMs: 0, group: "chat" }], { segment: 1, offset: 6 });
+    // Another process holds the write lock through the lease and its one retry.
+    const other = new Database(path);
+    other.exec("BEGIN IMMEDIATE");
+    await expect(queue.receive(10, HOUR)).rejects.toThrow(/locked|busy/i);
+    expect(told).toEqual([]);
+    other.exec("ROLLBACK");
+    other.close();
+    expect(await queue.receive(10, HOUR)).toEqual([]);
+    expect(told).toEqual(["cut"]);
   });
 
   it("commits the sends of one turn together, each settling only once its rows are on disk", async () => {

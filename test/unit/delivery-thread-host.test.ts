@@ -225,6 +225,53 @@ describe("startDeliveryThread", () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
+  it("logs and counts, from the real thread, a journal line that is not jobs and its dead letter, never its text (built dist/)", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "hookgate-thread-"));
+    mkdirSync(join(dataDir, JOURNAL_DIR));
+    writeFileSync(join(dataDir, JOURNAL_DIR, "intake-000000000001.jsonl"), "token=s3cret garbage\n");
+    const lines: string[] = [];
+    const metrics = createPrometheusRegistry();
+    const thread = await startDeliveryThread({
+      dataDir,
+      settings: FIRST,
+      env: {},
+      lines: { write: (line) => lines.push(line) },
+      metrics,
+      logger: { log: () => {} },
+      script: new URL("../../dist/entry/delivery-thread.js", import.meta.url),
+    });
+    await until(() => lines.join("").includes("delivery dead-lettered"));
+    await thread.stop();
+    const logged = lines
+      .join("")
+      .split("\n")
+      .filter((l) => l !== "")
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(logged).toContainEqual(
+      expect.objectContaining({
+        level: "error",
+        msg: "an intake journal line is not jobs; it is taken in as one job, dead-lettered as its text",
+        segment: 1,
+        offset: 0,
+        bytes: 20,
+        job: "intake-1-0",
+      }),
+    );
+    expect(logged).toContainEqual(
+      expect.objectContaining({
+        level: "error",
+        msg: "delivery dead-lettered",
+        job: "intake-1-0",
+        sink: "unknown",
+        attempts: 0,
+        reason: "the stored job is not valid JSON; dead-lettered as stored",
+      }),
+    );
+    expect(metrics.render()).toContain('hookgate_dead_lettered_total{sink="unknown"} 1\n');
+    expect(lines.join("")).not.toContain("s3cret");
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
   it("still gets the lines the real thread logged just before it died (built dist/)", async () => {
     // A journal whose first segment ends in a torn line: the thread's first drain logs a warning
     // for it, which waits up to 50 ms to be reported with other lines.

@@ -147,6 +147,20 @@ export interface JournalReaderDeps {
    * starts at `start`, the first segment's start, instead.
    */
   readonly onReposition?: (recorded: IntakePosition, start: IntakePosition, why: string) => void;
+  /**
+   * Called for each line that is not a send's jobs (`parseLines`) once the commit that took it in
+   * is in: where it is, its length in bytes and the id of the job it went in as. Never its text.
+   */
+  readonly onUnreadable?: (line: UnreadableLine) => void;
+}
+
+/** A journal line that is not a send's jobs, taken in as one job (`id`) that is dead-lettered. */
+export interface UnreadableLine {
+  readonly segment: number;
+  /** The line's byte offset in its segment. */
+  readonly offset: number;
+  readonly bytes: number;
+  readonly id: string;
 }
 
 export interface JournalReader {
@@ -202,7 +216,8 @@ export function openJournalReader(dir: string, deps: JournalReaderDeps): Journal
         tail = data;
         continue;
       }
-      const rows = parseLines(data, end, position);
+      const unreadable: UnreadableLine[] = [];
+      const rows = parseLines(data, end, position, unreadable);
       const next = { segment: position.segment, offset: position.offset + end };
       try {
         await deps.intake(rows, next);
@@ -214,6 +229,7 @@ export function openJournalReader(dir: string, deps: JournalReaderDeps): Journal
       position = next;
       tail = Buffer.from(data.subarray(end));
       taken += rows.length;
+      for (const line of unreadable) deps.onUnreadable?.(line);
     }
   };
 
@@ -310,24 +326,45 @@ function misplaced(dir: string, at: IntakePosition): string | undefined {
 /**
  * Each line is one send's jobs as the writer wrote them. A line that is not that (a disk that
  * returned garbage) is not dropped: it goes in as one job whose body is the line, which the queue
- * dead-letters as stored when it is leased (`hookgate dlq list` shows it).
+ * dead-letters as stored when it is leased (`hookgate dlq list` shows it), and is added to
+ * `unreadable` (the reader's `onUnreadable`).
  */
-function parseLines(data: Buffer, end: number, at: IntakePosition): IntakeRow[] {
+function parseLines(
+  data: Buffer,
+  end: number,
+  at: IntakePosition,
+  unreadable: UnreadableLine[],
+): IntakeRow[] {
   const rows: IntakeRow[] = [];
   // Split on the newline byte and decode each line alone: the fallback id is the line's byte
   // offset in the segment, which decoding first (invalid UTF-8 grows into U+FFFD) would shift.
   for (let start = 0; start < end; ) {
     const stop = data.indexOf(0x0a, start);
     if (stop > start) {
-      const id = `intake-${at.segment}-${at.offset + start}`;
-      rows.push(...parseLine(data.toString("utf8", start, stop), id));
+      const offset = at.offset + start;
+      const line = data.toString("utf8", start, stop);
+      const jobs = parseLine(line);
+      if (jobs) rows.push(...jobs);
+      else {
+        // Not jobs: one job whose body is the line, which is not JSON, so the queue dead-letters
+        // it as stored on its first lease.
+        const id = `intake-${at.segment}-${offset}`;
+        rows.push({
+          id,
+          body: `unreadable intake journal line: ${line}`,
+          delayMs: 0,
+          group: undefined,
+        });
+        unreadable.push({ segment: at.segment, offset, bytes: stop - start, id });
+      }
     }
     start = stop + 1;
   }
   return rows;
 }
 
-function parseLine(line: string, fallbackId: string): IntakeRow[] {
+/** The line's jobs, or undefined when it is not a send's jobs. */
+function parseLine(line: string): IntakeRow[] | undefined {
   try {
     const jobs = JSON.parse(line) as unknown;
     if (Array.isArray(jobs) && jobs.every(isJob)) {
@@ -341,8 +378,7 @@ function parseLine(line: string, fallbackId: string): IntakeRow[] {
   } catch {
     // falls through: kept as its text
   }
-  // Not JSON, so the queue dead-letters it as stored on its first lease.
-  return [{ id: fallbackId, body: `unreadable intake journal line: ${line}`, delayMs: 0, group: undefined }];
+  return undefined;
 }
 
 function isJob(value: unknown): value is { id: string; group?: unknown; delayMs?: unknown; body: unknown } {

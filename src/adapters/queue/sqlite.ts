@@ -21,7 +21,24 @@ export interface SqliteQueueOptions {
    * thread, whose waits hold up deliveries, never decisions (those only append to the journal).
    */
   readonly busyTimeoutMs?: number;
+  /**
+   * Told of each job the queue dead-letters itself, once the commit that did is in: a stored body
+   * that is not JSON (an unreadable intake journal line), buried as stored when a receive would
+   * lease it, again after each replay. Never given the body, which may hold anything.
+   */
+  readonly onDeadLettered?: (letter: QueueDeadLettered) => void;
 }
+
+/** A job the queue dead-lettered itself (`onDeadLettered`). */
+export interface QueueDeadLettered {
+  readonly id: string;
+  readonly group: string | undefined;
+  readonly attempts: number;
+  readonly reason: string;
+}
+
+/** Why the queue dead-letters a stored job that does not parse, as it is told: no text of it. */
+const NOT_JSON = "the stored job is not valid JSON; dead-lettered as stored";
 
 export interface SqliteQueue<T> extends Queue<T> {
   /**
@@ -32,7 +49,8 @@ export interface SqliteQueue<T> extends Queue<T> {
   /**
    * Inserts jobs read from an intake journal (journal.ts), already serialised, and records how
    * far the journal has been read in the same commit: a restart resumes from there, so no job is
-   * lost or taken in twice. A body that is not JSON is dead-lettered as stored when leased.
+   * lost or taken in twice. A body that is not JSON is dead-lettered as stored when leased
+   * (`onDeadLettered`).
    */
   intake(rows: readonly IntakeRow[], position: IntakePosition): Promise<void>;
   /** Where the last `intake` left the journal, or undefined before the first. */
@@ -255,18 +273,28 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
   // Acks, then sends, then leases: a receive asked for in the turn that queued jobs leases them in
   // the same commit. `serve`'s delivery thread relies on it: it pokes the consumer as it hands the
   // journal's rows over, so a lone event costs an intake-and-lease commit and an ack commit, not
-  // three. Returns each lease's rows.
-  const commitAll = db.transaction((batch: readonly Waiting[]): (LeasedRow[] | undefined)[] => {
-    for (const b of batch) if (b.ack) ackLeased.run(b.ack.id, b.ack.receipt);
-    const at = now();
-    for (const b of batch)
-      for (const r of b.rows)
-        insert.run({ id: r.id, body: r.body, visibleAt: at + ms(r.delayMs), now: at, grp: r.group ?? null });
-    for (const b of batch) if (b.position) setPosition.run(b.position);
-    return batch.map((b) =>
-      b.lease ? leaseDue(at, b.lease.max, b.lease.visibilityMs, b.lease.skipGroups) : undefined,
-    );
-  });
+  // three. Returns each lease's rows, and the jobs the leases dead-lettered.
+  const commitAll = db.transaction(
+    (batch: readonly Waiting[]): { leased: (LeasedRow[] | undefined)[]; buried: QueueDeadLettered[] } => {
+      for (const b of batch) if (b.ack) ackLeased.run(b.ack.id, b.ack.receipt);
+      const at = now();
+      for (const b of batch)
+        for (const r of b.rows)
+          insert.run({
+            id: r.id,
+            body: r.body,
+            visibleAt: at + ms(r.delayMs),
+            now: at,
+            grp: r.group ?? null,
+          });
+      for (const b of batch) if (b.position) setPosition.run(b.position);
+      const buried: QueueDeadLettered[] = [];
+      const leased = batch.map((b) =>
+        b.lease ? leaseDue(at, b.lease.max, b.lease.visibilityMs, b.lease.skipGroups, buried) : undefined,
+      );
+      return { leased, buried };
+    },
+  );
 
   /**
    * The first `max` due jobs by (visible_at, seq) outside `skipGroups`: the same jobs in the same
@@ -279,12 +307,16 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
     return rows.sort((a, b) => a.visibleAt - b.visibleAt || a.seq - b.seq).slice(0, max);
   };
 
-  /** Leases as of `at`, the time the same commit's sends were stamped with. */
+  /**
+   * Leases as of `at`, the time the same commit's sends were stamped with; adds the jobs it
+   * dead-letters instead to `buried`.
+   */
   const leaseDue = (
     at: number,
     max: number,
     visibilityMs: number,
     skipGroups: readonly string[],
+    buried: QueueDeadLettered[],
   ): LeasedRow[] => {
     const until = at + ms(visibilityMs);
     const leased: LeasedRow[] = [];
@@ -294,7 +326,8 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
         body = JSON.parse(row.body);
       } catch (e) {
         // A stored job that does not parse can never be delivered, and leased it would come back
-        // with every receive: it goes to the dead letters as stored (`hookgate dlq list`).
+        // with every receive: it goes to the dead letters as stored (`hookgate dlq list`). The
+        // parser's message, which quotes the text, is stored but not told (onDeadLettered).
         const why = errorMessage(e);
         bury.run({
           id: row.id,
@@ -305,6 +338,7 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
           grp: row.grp,
         });
         dropReady.run(row.seq);
+        buried.push({ id: row.id, group: row.grp ?? undefined, attempts: row.attempts, reason: NOT_JSON });
         continue;
       }
       const receipt = randomUUID();
@@ -364,9 +398,9 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
     const batch = waiting;
     waiting = [];
     if (batch.length === 0) return;
-    let leased: (LeasedRow[] | undefined)[];
+    let committed: ReturnType<typeof commitAll>;
     try {
-      leased = commitAll.immediate(batch);
+      committed = commitAll.immediate(batch);
     } catch (e) {
       for (const b of batch) {
         if (b.tries === 0 && db.open) enqueueWork({ ...b, tries: 1 });
@@ -374,7 +408,8 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
       }
       return;
     }
-    for (const [i, b] of batch.entries()) b.settle(undefined, leased[i]);
+    for (const [i, b] of batch.entries()) b.settle(undefined, committed.leased[i]);
+    for (const letter of committed.buried) options.onDeadLettered?.(letter);
   };
   const enqueueWork = (entry: Waiting) => {
     if (waiting.length === 0) setImmediate(commitWaiting);
