@@ -481,7 +481,9 @@ function compileList(
       errors.push({
         field,
         index,
-        message: `${field}[${index}]: ${quote(String(value))} opens part of ${embeds}, whose addresses carry an IPv4 address: it would reach every IPv4 address, private and cloud-metadata ones included${embeds.startsWith("64:ff9b::") ? "; set egress.allowNat64 instead, which judges the IPv4 address inside" : ""}`,
+        message: embeds.startsWith("::ffff:0:0/96")
+          ? `${field}[${index}]: ${quote(String(value))} overlaps ${embeds}, whose addresses are judged as the IPv4 address they carry, never by an IPv6 range: open the IPv4 range instead`
+          : `${field}[${index}]: ${quote(String(value))} opens part of ${embeds}, whose addresses carry an IPv4 address: it would reach every IPv4 address, private and cloud-metadata ones included${embeds.startsWith("64:ff9b::") ? "; set egress.allowNat64 instead, which judges the IPv4 address inside" : ""}`,
       });
       return;
     }
