@@ -102,6 +102,12 @@ async function start(): Promise<void> {
         { job: letter.id, sink: letter.group ?? "unknown", attempts: letter.attempts },
         letter.reason,
       ),
+    // Delays and leases are wall-clock times: a step back would have held them by the step.
+    onClockStep: (step) =>
+      logger.log("warn", "the wall clock went back; the queue's delays and leases were moved back with it", {
+        seconds: Math.round(step.byMs / 1000),
+        jobs: step.jobs,
+      }),
   });
   const recovered = queue.recoverLeases();
   if (recovered > 0) logger.log("info", "took back jobs leased by the previous process", { jobs: recovered });

@@ -10,6 +10,7 @@ import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   createSqliteQueue,
+  type QueueClockStep,
   type QueueDeadLettered,
   type SqliteQueue,
 } from "../../src/adapters/queue/sqlite.js";
@@ -355,6 +356,67 @@ describe("sqlite queue on disk", () => {
     for (const m of [...again, ...late]) await after.ack(m);
     clock += HOUR;
     expect((await after.receive(10, HOUR)).map((m) => [m.id, m.attempts])).toEqual([["ready", 2]]);
+  });
+
+  it("moves its delays and leases back with a wall clock stepped back, in this process and the next", async () => {
+    const steps: QueueClockStep[] = [];
+    const queue = createSqliteQueue<Job>({
+      path,
+      owner: "p1",
+      now: () => clock,
+      onClockStep: (s) => steps.push(s),
+    });
+    opened.push(queue);
+    await queue.send([
+      { id: "retried", body: { n: 1 } },
+      { id: "leased", body: { n: 2 } },
+      { id: "later", body: { n: 3 }, delayMs: 10 * 60_000 },
+    ]);
+    const got = await queue.receive(2, 30_000);
+    const retried = got.find((m) => m.id === "retried");
+    if (!retried) throw new Error("job missing");
+    await queue.retry(retried, 5000, "HTTP 503");
+    // NTP steps the clock six hours back: the retry is still due in 5 s, the lease ends in 30 s,
+    // the delayed job in 10 minutes, as they were before the step.
+    clock -= 6 * HOUR;
+    expect(await queue.receive(10, HOUR)).toEqual([]);
+    expect(steps).toEqual([{ byMs: 6 * HOUR, jobs: 3 }]);
+    clock += 5000;
+    expect((await queue.receive(10, HOUR)).map((m) => m.id)).toEqual(["retried"]);
+    clock += 25_000;
+    expect((await queue.receive(10, HOUR)).map((m) => m.id)).toEqual(["leased"]);
+    clock += 10 * 60_000 - 30_000;
+    expect((await queue.receive(10, HOUR)).map((m) => m.id)).toEqual(["later"]);
+    // Jitter is not a step.
+    clock -= 1000;
+    await queue.receive(10, HOUR);
+    expect(steps).toHaveLength(1);
+    await queue.close();
+
+    // Stepped back while no process had the file open: the next one moves the times back.
+    const before = open("p2");
+    await before.send([{ id: "waiting", body: { n: 4 }, delayMs: 60_000 }]);
+    await before.close();
+    clock -= 3 * HOUR;
+    const after = open("p3");
+    expect(await after.receive(10, HOUR)).toEqual([]);
+    expect((await after.stats()).oldestDueAt).toBe(undefined);
+    clock += 60_000;
+    expect((await after.receive(10, HOUR)).map((m) => m.id)).toEqual(["waiting"]);
+  });
+
+  it("moves the times back once when two processes on the file see the same step", async () => {
+    const a = open("a");
+    const b = open("b");
+    await a.send([{ id: "waiting", body: { n: 1 }, delayMs: 60_000 }]);
+    clock -= 2 * HOUR;
+    await a.receive(10, HOUR);
+    // b saw the same file before the step; its own commit finds the times already moved.
+    await b.receive(10, HOUR);
+    clock += 59_000;
+    expect(await b.receive(10, HOUR)).toEqual([]);
+    clock += 1000;
+    expect((await b.receive(10, HOUR)).map((m) => m.id)).toEqual(["waiting"]);
   });
 
   it("recoverLeases makes every job an earlier process leased visible at once, and only those", async () => {

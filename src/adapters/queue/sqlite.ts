@@ -27,7 +27,20 @@ export interface SqliteQueueOptions {
    * lease it, again after each replay. Never given the body, which may hold anything.
    */
   readonly onDeadLettered?: (letter: QueueDeadLettered) => void;
+  /** Told when the wall clock went back and the queue's times were moved back with it (keepClock). */
+  readonly onClockStep?: (step: QueueClockStep) => void;
 }
+
+/** The wall clock read `byMs` earlier than this queue had seen; `jobs` had their times moved back. */
+export interface QueueClockStep {
+  readonly byMs: number;
+  readonly jobs: number;
+}
+
+/** A clock that goes back by more than this is a step, not jitter (NTP slews smaller errors). */
+export const CLOCK_STEP_MS = 2000;
+/** How often the latest time seen is written down (one small row), at most. */
+const SEEN_EVERY_MS = 60_000;
 
 /** A job the queue dead-lettered itself (`onDeadLettered`). */
 export interface QueueDeadLettered {
@@ -117,6 +130,10 @@ CREATE TABLE IF NOT EXISTS queue_intake (
   only INTEGER PRIMARY KEY CHECK (only = 1),
   segment INTEGER NOT NULL,
   offset INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS queue_clock (
+  only INTEGER PRIMARY KEY CHECK (only = 1),
+  seen INTEGER NOT NULL
 );
 `;
 
@@ -268,6 +285,39 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
      WHERE state = 'leased' AND lease_owner IS NOT @owner`,
   );
 
+  // The queue's times (when a job is due, when a lease ends) are wall-clock times, since they
+  // outlive the process. A clock stepped back (NTP correcting a host that resumed ahead) would
+  // hold every delay and lease by the step, with nothing due meanwhile to show it. So each commit
+  // compares the clock with the latest time this file has seen (written down at most once a
+  // minute, and read back, since the CLI may have moved the times already) and, on a step back,
+  // moves every future time back by it, none before now. A step forward makes jobs due early,
+  // which costs a retry sooner, never a job.
+  const getSeen = db.prepare<[], number>("SELECT seen FROM queue_clock").pluck();
+  const setSeen = db.prepare<[number]>(
+    `INSERT INTO queue_clock (only, seen) VALUES (1, ?)
+     ON CONFLICT (only) DO UPDATE SET seen = excluded.seen`,
+  );
+  // A queue file from before the clock was kept: its jobs' enqueue times are the latest it saw.
+  const lastEnqueued = db.prepare<[], number | null>("SELECT MAX(enqueued_at) FROM queue_jobs").pluck();
+  const moveBack = db.prepare<{ by: number; at: number }>(
+    `UPDATE queue_jobs SET visible_at = MAX(@at, visible_at - @by),
+       leased_until = CASE WHEN leased_until IS NULL THEN NULL ELSE MAX(@at, leased_until - @by) END
+     WHERE visible_at > @at`,
+  );
+  /** Within a commit: moves the times back on a clock step; returns the step, if any. */
+  const keepClock = (at: number): QueueClockStep | undefined => {
+    const recorded = getSeen.get();
+    const seen = recorded ?? lastEnqueued.get() ?? at;
+    if (at < seen - CLOCK_STEP_MS) {
+      const by = seen - at;
+      const jobs = moveBack.run({ by, at }).changes;
+      setSeen.run(at);
+      return { byMs: by, jobs };
+    }
+    if (recorded === undefined || at >= recorded + SEEN_EVERY_MS) setSeen.run(Math.max(at, seen));
+    return undefined;
+  };
+
   // IMMEDIATE takes the write lock up front, so a second process on the same file (the CLI
   // replaying dead letters while `serve` runs) waits instead of failing mid-transaction.
   // Acks, then sends, then leases: a receive asked for in the turn that queued jobs leases them in
@@ -275,9 +325,16 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
   // journal's rows over, so a lone event costs an intake-and-lease commit and an ack commit, not
   // three. Returns each lease's rows, and the jobs the leases dead-lettered.
   const commitAll = db.transaction(
-    (batch: readonly Waiting[]): { leased: (LeasedRow[] | undefined)[]; buried: QueueDeadLettered[] } => {
-      for (const b of batch) if (b.ack) ackLeased.run(b.ack.id, b.ack.receipt);
+    (
+      batch: readonly Waiting[],
+    ): {
+      leased: (LeasedRow[] | undefined)[];
+      buried: QueueDeadLettered[];
+      step: QueueClockStep | undefined;
+    } => {
       const at = now();
+      const step = keepClock(at);
+      for (const b of batch) if (b.ack) ackLeased.run(b.ack.id, b.ack.receipt);
       for (const b of batch)
         for (const r of b.rows)
           insert.run({
@@ -292,7 +349,7 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
       const leased = batch.map((b) =>
         b.lease ? leaseDue(at, b.lease.max, b.lease.visibilityMs, b.lease.skipGroups, buried) : undefined,
       );
-      return { leased, buried };
+      return { leased, buried, step };
     },
   );
 
@@ -409,6 +466,7 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
       return;
     }
     for (const [i, b] of batch.entries()) b.settle(undefined, committed.leased[i]);
+    if (committed.step) options.onClockStep?.(committed.step);
     for (const letter of committed.buried) options.onDeadLettered?.(letter);
   };
   const enqueueWork = (entry: Waiting) => {
