@@ -167,8 +167,8 @@ const HOSTILE_PATHS = [
     path: (n) => `C:\\p\\${repeated(" ", n - 6)}x`,
   },
   {
-    // Windows opens paths up to 32,767 characters, so a long one is matched against every path
-    // rule (session 27; past 4,096 it matched none before).
+    // Windows opens paths up to 32,767 characters: past 4,096 one is unknown (session 27; it matched
+    // no rule before, and matched rule by rule a review measured 0.3 s an allow rule at 32 KB).
     name: "Read on Windows of `C:\\p\\` + `a\\` repeated + `.env`",
     windows: true,
     path: (n) => `C:\\p\\${repeated("a\\", n / 2 - 5)}.env`,

@@ -231,7 +231,7 @@ interface PathPattern {
 /**
  * Longer paths fail with ENAMETOOLONG on Linux and macOS, so they can reach no file to protect.
  * Windows opens paths up to 32,767 characters (Node passes them as `\\?\` paths, with no
- * MAX_PATH), so a Windows client's limit is that.
+ * MAX_PATH), so a Windows client's limit is that; past 4,096 its path is unknown (matchesPath).
  */
 const MAX_PATH_LENGTH = 4096;
 const WINDOWS_MAX_PATH_LENGTH = 32_767;
@@ -524,7 +524,10 @@ function matchesPath(
   if (paths.length === 0) return false;
   const matches = (path: string | undefined): boolean => {
     if (path === undefined) return deny; // `~/..` with no home: it could be anywhere
-    if (path.length > maxLength) return false;
+    if (path.length > maxLength) return false; // no file the client can open
+    // A Windows path that long is unknown: matched rule by rule, each testing every directory
+    // above it, it cost quadratic time (0.3 s a rule at 32 KB); no real path is that deep.
+    if (path.length > MAX_PATH_LENGTH) return deny;
     return anchorBases(pattern.anchor, path, cwd, home, deny).some((base) =>
       matchesUnder(pattern, path, base, deny),
     );
@@ -681,7 +684,7 @@ function globPatternPaths(
   body = body.replace(/(?:^|\/)\*\*(?:\/\*\*)+(?=\/|$)/g, (run) => (run.startsWith("/") ? "/**" : "**"));
   const anchored = body.startsWith("/") || body === "~" || body.startsWith("~/");
   const full = anchored || root === undefined ? body : `${root}/${body}`;
-  if (full.length > maxPathLength(windows)) return [undefined];
+  if (full.length > MAX_PATH_LENGTH) return [undefined];
   // As the files it names and as written, each also without its `**/`.
   const readings = [full, full.replace(/(^|\/)\*\*\//g, "$1")].flatMap((text) => [
     resolvePath(text, cwd, home, floor, { cwd, deny: true }),
@@ -723,9 +726,7 @@ function globListRoots(
   const dirs = prefix === "" ? [root] : [`${root}/${prefix}`];
   if (pattern.startsWith("/")) dirs.push(prefix || "/");
   return dirs.map((dir) =>
-    dir.length > maxPathLength(windows)
-      ? undefined
-      : resolvePath(dir, cwd, home, windows ? 1 : 0, ALLOW_LINKS),
+    dir.length > MAX_PATH_LENGTH ? undefined : resolvePath(dir, cwd, home, windows ? 1 : 0, ALLOW_LINKS),
   );
 }
 
