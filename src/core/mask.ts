@@ -11,7 +11,9 @@ export { SECRET_SHAPES } from "./mask-shapes.js";
 export const MASK = "[masked]";
 
 const SECRET_KEY =
-  /passw(?:or)?d|passphrase|(?:^|_)(?:pass|pwd|pin)$|secret|token|api[_-]?key|authorization|credential|private[_-]?key|cookie/i;
+  /passw(?:or)?d|passphrase|(?:^|_)(?:pass|pwd|pin)$|secret|token|(?:api|private|access|app|signing|master|encryption|client|account|auth)[_-]?key|^auth$|authorization|credential|cookie/i;
+/** An environment variable's name ending in `_KEY` (`OPENAI_KEY`, `STRIPE_KEY`): a credential by convention. */
+const SECRET_ENV_KEY = /^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*_KEY$/;
 /** Keys that name a secret rather than hold one (`secret_name`, `token_type`). */
 const NOT_SECRET_KEY = /(?:name|id|arn|type)$/i;
 /** Keys under which a number is a secret (a PIN); under the others it counts (`max_tokens: 4096`). */
@@ -90,7 +92,7 @@ function maskDeep(value: unknown, run: MaskRun, depth: number): unknown {
   const out: Record<string, unknown> = {};
   for (const [key, item] of Object.entries(value)) {
     out[key] =
-      SECRET_KEY.test(key) && !NOT_SECRET_KEY.test(key)
+      (SECRET_KEY.test(key) || SECRET_ENV_KEY.test(key)) && !NOT_SECRET_KEY.test(key)
         ? maskedWhole(item, NUMERIC_SECRET_KEY.test(key), depth + 1)
         : maskDeep(item, run, depth + 1);
   }

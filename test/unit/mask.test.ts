@@ -225,6 +225,37 @@ describe("maskValue", () => {
     });
   });
 
+  it("masks values under the other key names a credential goes by, and not a plain key's", () => {
+    // A hunt, session 27: the text shapes read these names, the keys of an object did not.
+    expect(
+      maskValue({
+        access_key: "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        accessKey: "wJalrXUtnFEMI/K7MDENG",
+        app_key: "a1b2c3",
+        signing_key: "s1",
+        OPENAI_KEY: "o1",
+        auth: "user:pass",
+        accessKeyId: "AKIA-is-an-id",
+        key: "uploads/2026/report.pdf",
+        sort_key: "created_at",
+        keyboard: "us",
+        OPENAI_KEY_ID: "id",
+      }),
+    ).toEqual({
+      access_key: MASK,
+      accessKey: MASK,
+      app_key: MASK,
+      signing_key: MASK,
+      OPENAI_KEY: MASK,
+      auth: MASK,
+      accessKeyId: "AKIA-is-an-id",
+      key: "uploads/2026/report.pdf",
+      sort_key: "created_at",
+      keyboard: "us",
+      OPENAI_KEY_ID: "id",
+    });
+  });
+
   it("cuts long strings with a visible marker", () => {
     const masked = maskValue("a".repeat(2500)) as string;
     expect(masked).toHaveLength(2000 + "…[500 more characters]".length);
