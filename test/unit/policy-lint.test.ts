@@ -420,9 +420,9 @@ describe("lintPolicy: allowCidrs that open a cloud metadata address", () => {
       .map((w) => `${w.path}: ${w.message}`)
       .filter((w) => w.startsWith("$.egress"));
     expect(warnings).toEqual([
-      '$.egress.allowCidrs[0]: "fd00::/8" covers fd00:ec2::254 (the AWS instance metadata service over IPv6), so hooks can reach it; to keep it closed add "fd00:ec2::254/128" to egress.denyCidrs',
+      '$.egress.allowCidrs[0]: "fd00::/8" covers fd00:ec2::254 (the AWS instance metadata service over IPv6) and fd00:ec2::23 (the AWS EKS Pod Identity credentials endpoint over IPv6), so hooks can reach them; to keep them closed add "fd00:ec2::254/128" and "fd00:ec2::23/128" to egress.denyCidrs',
       '$.egress.allowCidrs[1]: "100.64.0.0/10" covers 100.100.100.200 (the Alibaba Cloud metadata service), so hooks can reach it; to keep it closed add "100.100.100.200/32" to egress.denyCidrs',
-      '$.egress.allowCidrs[2]: "169.254.0.0/16" covers 169.254.170.2 (the AWS ECS task credentials endpoint), so hooks can reach it; to keep it closed add "169.254.170.2/32" to egress.denyCidrs',
+      '$.egress.allowCidrs[2]: "169.254.0.0/16" covers 169.254.170.2 (the AWS ECS task credentials endpoint) and 169.254.170.23 (the AWS EKS Pod Identity credentials endpoint), so hooks can reach them; to keep them closed add "169.254.170.2/32" and "169.254.170.23/32" to egress.denyCidrs',
       '$.egress.allowCidrs[3]: "192.0.0.0/24" covers 192.0.0.192 (the Oracle Cloud metadata service), so hooks can reach it; to keep it closed add "192.0.0.192/32" to egress.denyCidrs',
     ]);
   });
@@ -439,7 +439,7 @@ describe("lintPolicy: allowCidrs that open a cloud metadata address", () => {
         severity: "warning",
         path: "$.egress.allowCidrs[0]",
         message:
-          '"169.254.0.0/16" covers 169.254.169.254 (the instance metadata service of AWS, GCP, Azure and Oracle Cloud) and 169.254.170.2 (the AWS ECS task credentials endpoint), so hooks can reach them; to keep them closed add "169.254.169.254/32" and "169.254.170.2/32" to egress.denyCidrs',
+          '"169.254.0.0/16" covers 169.254.169.254 (the instance metadata service of AWS, GCP, Azure and Oracle Cloud), 169.254.170.2 (the AWS ECS task credentials endpoint) and 169.254.170.23 (the AWS EKS Pod Identity credentials endpoint), so hooks can reach them; to keep them closed add "169.254.169.254/32", "169.254.170.2/32" and "169.254.170.23/32" to egress.denyCidrs',
       },
     ]);
     const closed = await policyFrom({
