@@ -629,6 +629,7 @@ describe("metadataOpened", () => {
       [1, "192.0.0.192", "192.0.0.192/32"],
       [1, "168.63.129.16", "168.63.129.16/32"],
       [2, "fd00:ec2::254", "fd00:ec2::254/128"],
+      [2, "fd00:ec2::23", "fd00:ec2::23/128"],
     ]);
     expect(opened[3]?.service).toBe("the AWS instance metadata service over IPv6");
     expect(metadataOpened(STRICT)).toEqual([]);
