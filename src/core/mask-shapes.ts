@@ -38,12 +38,19 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   [/\bgh[pousr]_[A-Za-z0-9]{20,255}/g, MASK],
   [/\bgithub_pat_[A-Za-z0-9_]{20,255}/g, MASK],
   [/\bxox[abposr]-[A-Za-z0-9-]{10,255}/g, MASK],
+  // Slack's rotating tokens: a refresh token (`xoxe-1-…`) and an access or configuration token
+  // (`xoxe.xoxp-1-…`, `xoxe.xoxb-1-…`).
+  [/\bxoxe(?:\.xox[abposr])?-[A-Za-z0-9-]{10,255}/g, MASK],
   [/\bsk-[A-Za-z0-9_-]{20,255}/g, MASK],
   // Stripe, Slack app-level, npm, Google API and GitLab tokens.
   [
     /\b(?:[sr]k_(?:live|test)_[A-Za-z0-9]{10,255}|xapp-[A-Za-z0-9-]{10,255}|npm_[A-Za-z0-9]{36}|AIza[0-9A-Za-z_-]{35}|glpat-[A-Za-z0-9_-]{20,255})/g,
     MASK,
   ],
+  // A Hugging Face token (`hf_` and 34 letters; digits allowed, not relied on) as a whole word,
+  // and a SendGrid key (`SG.`, a 22-character id, `.`, a 43-character secret).
+  [/\bhf_[A-Za-z0-9]{34}\b/g, MASK],
+  [/\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])/g, MASK],
   [/\bwhsec_[A-Za-z0-9+/=]{8,255}/g, MASK],
   [/(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,4096}\.[A-Za-z0-9_-]{8,4096}\.[A-Za-z0-9_-]{8,4096}/g, MASK],
   [/(hooks\.slack\.com\/(?:services|workflows|triggers)\/)[A-Za-z0-9/]{8,255}/g, `$1${MASK}`],

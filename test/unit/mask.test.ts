@@ -121,6 +121,16 @@ describe("maskString", () => {
       "AbCdEf0123456789",
     ],
     ["https://b.s3.amazonaws.com/k?X-Amz-Signature=0123456789abcdef0123456789abcdef", "0123456789abcdef"],
+    // A hunt of the sinks: Slack's rotating tokens, Hugging Face and SendGrid keys reached Slack.
+    ["echo xoxe-1-My0xLTEyMzQ1Njc4OTAtYWJjZGVmZ2hpams", "My0xLTEyMzQ1Njc4OTAt"],
+    ["SLACK_CFG=xoxe.xoxp-1-Mi0yLTEyMzQ1Njc4OTAtYWJjZGVm", "Mi0yLTEyMzQ1Njc4OTAt"],
+    ["echo xoxe.xoxb-1-Mi0yLTEyMzQ1Njc4OTAtYWJjZGVm", "Mi0yLTEyMzQ1Njc4OTAt"],
+    ["huggingface-cli login --token hf_abcdefghijklmnopqrstuvwxyzABCDEFGH", "hf_abcdefghijklmnop"],
+    ["HF=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; echo $HF", "OwAJiecAHjIxfihVLE"],
+    [
+      "echo SG.abcdefghijklmnopqrstuv.abcdefghijklmnopqrstuvwxyz0123456789ABCDEFG",
+      "abcdefghijklmnopqrstuvwxyz0123456789",
+    ],
   ])("masks %j", (text, secret) => {
     const masked = maskString(text);
     expect(masked).toContain(MASK);
@@ -167,6 +177,10 @@ describe("maskString", () => {
       "connect(user=user, pwd=pwd, host=host) && export PWD=relative/dir",
       '{"auth": "OAuth2ClientCredentials"}',
       '{"auth": "required", "oauth": "none"}',
+      // Words that start like a Hugging Face or SendGrid key (the hunt of the sinks).
+      "hf_hub_download(repo_id=repo) && hf_transfer && model.hf_config_name",
+      "import hf_modeling_utils_for_sequence_classification",
+      "SG.config && echo SG.abc.def && xoxe.notes",
     ])
       expect(maskString(text)).toBe(text);
   });
@@ -341,6 +355,10 @@ describe("the quick test before the shapes", () => {
     "gho_",
     "github_pat_",
     "xoxb-",
+    "xoxe-",
+    "xoxe.xoxp-",
+    "hf_",
+    "SG.",
     "sk-",
     "whsec_",
     "eyJ",
@@ -383,6 +401,10 @@ describe("the quick test before the shapes", () => {
       "AKIAABCDEFGHIJKLMNOP",
       "ghp_abcdefghijklmnopqrstuvwxyz",
       "xoxb-1234567890-abc",
+      "xoxe-1-abcdefghij",
+      "xoxe.xoxp-1-abcdefghij",
+      "hf_abcdefghijklmnopqrstuvwxyzABCDEFGH",
+      "SG.abcdefghijklmnopqrstuv.abcdefghijklmnopqrstuvwxyz0123456789ABCDEFG",
       "sk-abcdefghijklmnopqrstuvwxyz",
       "whsec_abcdefgh12",
       "eyJabcdefghij.abcdefghij.abcdefghij",
