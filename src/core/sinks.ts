@@ -484,8 +484,12 @@ function describeInput(input: Readonly<Record<string, unknown>>): string | undef
   return shorten(json, 300);
 }
 
-function mrkdwn(text: string): { type: "mrkdwn"; text: string } {
-  return { type: "mrkdwn", text };
+/**
+ * A mrkdwn text object. `verbatim: true` (Block Kit's text object, mrkdwn only) keeps Slack from
+ * parsing the already-escaped text again: no automatic links, channel names or mentions.
+ */
+function mrkdwn(text: string): { type: "mrkdwn"; text: string; verbatim: true } {
+  return { type: "mrkdwn", text, verbatim: true };
 }
 
 function field(label: string, value: string): string {
@@ -510,12 +514,13 @@ function codeSpan(raw: string, max: number): string {
 }
 
 /**
- * Slack's three control characters escaped (api.slack.com "Escaping text"), `@everyone` and
- * `@here` defused for Discord (a zero-width space after the @), cut to `max` characters of
- * escaped text with a trailing "…", never inside an entity or a surrogate pair.
+ * Slack's three control characters escaped (api.slack.com "Escaping text"), `@channel`,
+ * `@everyone` and `@here` in any case and whatever follows them defused (a zero-width space after
+ * the @: Discord pings on them), cut to `max` characters of escaped text with a trailing "…",
+ * never inside an entity or a surrogate pair.
  */
 function escapeCut(raw: string, max: number): string {
-  const defused = raw.replace(/@(everyone|here)\b/g, "@\u200b$1");
+  const defused = raw.replace(/@(everyone|here|channel)/gi, "@\u200b$1");
   const full = escapeSlack(defused);
   if (full.length <= max) return full;
   let out = "";

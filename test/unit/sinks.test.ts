@@ -699,6 +699,30 @@ describe("renderSlackMessage", () => {
     }
   });
 
+  it("defuses @channel, @here and @everyone in any case and whatever follows, and asks Slack for verbatim mrkdwn", () => {
+    const mentions = "@channel @HERE @Everyone @here_ @here @everyone @Channel1";
+    const event = {
+      ...notification().event,
+      hook_event_name: "Notification",
+      notification_type: "idle_prompt",
+      message: mentions,
+    };
+    const { text, blocks } = renderSlackMessage(notification({ event, reason: "ping @channel" }));
+    for (const piece of [...allTexts(blocks as Block[]).slice(1), text]) {
+      expect(piece).not.toMatch(/@(?:channel|here|everyone)/i);
+    }
+    expect(sectionTexts(blocks as Block[])[0]).toContain(
+      ">@\u200bchannel @\u200bHERE @\u200bEveryone @\u200bhere_ @\u200bhere @\u200beveryone @\u200bChannel1",
+    );
+    const objects = (blocks as Block[]).flatMap((b) => [
+      ...(b.type === "section" && b.text ? [b.text] : []),
+      ...(b.fields ?? []),
+      ...(b.elements ?? []),
+    ]);
+    expect(objects.length).toBeGreaterThan(4);
+    for (const object of objects) expect(object).toMatchObject({ type: "mrkdwn", verbatim: true });
+  });
+
   it("renders a multi-line command as a code block", () => {
     const event = { ...notification().event, tool_input: { command: "set -e\nmake test" } };
     expect(sectionTexts(blocksOf(notification({ event })))[0]).toContain("```set -e\nmake test```");
