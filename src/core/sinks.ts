@@ -407,7 +407,9 @@ export function renderSlackMessage(n: Notification, link?: string): { text: stri
   if (url !== undefined) fields.push(field("Link", `<${url}|Open>`));
 
   const context: string[] = [];
-  if (sessionId !== undefined) context.push(`Session ${codeSpan(sessionId.slice(0, 8), SHOWN_CONTEXT)}`);
+  // The first 8 characters, never half of one.
+  if (sessionId !== undefined)
+    context.push(`Session ${codeSpan(sliceCodePoints(sessionId, 8), SHOWN_CONTEXT)}`);
   if (cwd !== undefined) context.push(codeSpan(cwd, SHOWN_CONTEXT));
   if (Number.isFinite(n.createdAt)) {
     const seconds = Math.floor(n.createdAt / 1000);

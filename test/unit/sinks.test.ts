@@ -651,6 +651,14 @@ describe("renderSlackMessage", () => {
     expect(text).toContain("Claude needs your permission to use Bash");
   });
 
+  it("cuts the session id to 8 characters without splitting a surrogate pair", () => {
+    const event = { ...notification().event, session_id: "1234567\u{1f600}-rest" };
+    const { blocks } = renderSlackMessage(notification({ event }));
+    expect(contextTexts(blocks as Block[])[0]).toBe("Session `1234567`");
+    const wire = JSON.stringify(blocks);
+    expect(wire).not.toMatch(/\\ud83d/i);
+  });
+
   it("shows a session end with its reason and no tool", () => {
     const blocks = blocksOf(sessionEnd);
     expect(headerOf(blocks)).toBe(":bell: Session ended");
