@@ -371,8 +371,9 @@ const DETAIL_KEYS = [
 export function renderSlackMessage(n: Notification, link?: string): { text: string; blocks: unknown[] } {
   const style = DECISION_STYLES.get(n.decision);
   const tool = toolLine(n);
-  const sessionId = sessionIdOf(n.event);
-  const cwd = stringAt(n.event, "cwd");
+  // An empty session id or cwd is a missing one: no empty code span, no link to `…/sessions/`.
+  const sessionId = sessionIdOf(n.event) || undefined;
+  const cwd = stringAt(n.event, "cwd") || undefined;
   const message = stringAt(n.event, "message");
   const notificationType = stringAt(n.event, "notification_type");
   const ended = n.eventName === "SessionEnd" ? stringAt(n.event, "reason") : undefined;

@@ -659,6 +659,18 @@ describe("renderSlackMessage", () => {
     expect(wire).not.toMatch(/\\ud83d/i);
   });
 
+  it("treats an empty session id or cwd as missing: no empty code span, no link without a session", () => {
+    const event = { ...notification().event, session_id: "", cwd: "" };
+    const { text, blocks } = renderSlackMessage(
+      notification({ event }),
+      "https://hookgate.example/sessions/{session_id}",
+    );
+    const context = contextTexts(blocks as Block[]);
+    expect(context.some((piece) => piece.startsWith("Session") || piece === "``")).toBe(false);
+    expect(fieldTexts(blocks as Block[]).some((f) => f.startsWith("*Link*"))).toBe(false);
+    expect(text).not.toContain("/sessions/");
+  });
+
   it("shows a session end with its reason and no tool", () => {
     const blocks = blocksOf(sessionEnd);
     expect(headerOf(blocks)).toBe(":bell: Session ended");
