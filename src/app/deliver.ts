@@ -10,6 +10,7 @@ import {
   DEFAULT_RETRY_SCHEDULE_SECONDS,
   type DeliveryJob,
   type DeliveryOutcome,
+  MAX_DELAY_MS,
   retryOrDead,
 } from "../core/delivery.js";
 import type { EgressCode } from "../core/egress/refusal.js";
@@ -68,18 +69,35 @@ const CHAT_INTERVAL_MS = 1000;
 
 export function createDeliverer(deps: DeliverDeps): Deliverer {
   const nextSlot = new Map<string, number>();
+  /** Per URL, when a rate-limited sink said to come back (Retry-After), on the monotonic clock. */
+  const heldUntil = new Map<string, number>();
   const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
 
   /**
-   * Reserves the next send slot for this webhook URL and waits for it, on the monotonic clock: a
-   * wall clock stepped back (NTP after a VM resumes) would otherwise hold every send for the step,
-   * past the job's lease, and the job would be leased and sent again.
+   * How long every delivery to this URL is held because the sink said when to come back, or 0;
+   * then, for a chat webhook, reserves the next send slot and waits for it. Both on the monotonic
+   * clock: a wall clock stepped back (NTP after a VM resumes) would otherwise hold every send for
+   * the step, past the job's lease, and the job would be leased and sent again. A held job is not
+   * sent (nor waited for: a Retry-After may be an hour) but retried once the hold has passed;
+   * else the jobs queued behind one that got a 429 went out a second apart into the same rate
+   * limit, each spending a retry.
    */
-  async function paced(url: string): Promise<void> {
+  async function paced(url: string, chat: boolean): Promise<number> {
     const now = deps.clock.monotonic();
+    const held = (heldUntil.get(url) ?? 0) - now;
+    if (held > 0) return held;
+    heldUntil.delete(url);
+    if (!chat) return 0;
     const slot = Math.max(now, nextSlot.get(url) ?? 0);
     nextSlot.set(url, slot + CHAT_INTERVAL_MS);
     if (slot > now) await sleep(slot - now);
+    return 0;
+  }
+
+  /** Holds every delivery to this URL for what the sink asked, up to the 12 h a retry may wait. */
+  function hold(url: string, retryAfterMs: number): void {
+    const until = deps.clock.monotonic() + Math.min(retryAfterMs, MAX_DELAY_MS);
+    heldUntil.set(url, Math.max(until, heldUntil.get(url) ?? 0));
   }
 
   async function deliver(job: DeliveryJob, attempts: number): Promise<DeliveryOutcome> {
@@ -113,7 +131,13 @@ export function createDeliverer(deps: DeliverDeps): Deliverer {
         reason: `sink "${job.sink}": the ${invalid.join(", ")} header would carry a character no HTTP header can (a control character, DEL, or one past U+00FF), so nothing was sent; fix the token or secret the sink reads`,
       };
     }
-    if (sink.type === "slack" || sink.type === "discord") await paced(sink.url);
+    const held = await paced(request.url, sink.type === "slack" || sink.type === "discord");
+    if (held > 0) {
+      return retryLater(
+        `not sent: the sink asked to wait ${Math.ceil(held / 1000)} s more after a rate limit`,
+        held,
+      );
+    }
     const sent = await deps.egress({
       url: request.url,
       method: "POST",
@@ -136,6 +160,10 @@ export function createDeliverer(deps: DeliverDeps): Deliverer {
     );
     if (verdict.kind === "delivered") return { kind: "ack" };
     if (verdict.kind === "permanent") return { kind: "dead", reason: verdict.reason };
+    // A rate limit (a 429, or GitHub's 403) holds the sink's other jobs too; a 503's Retry-After
+    // only this one.
+    const limited = sent.value.status === 429 || sent.value.status === 403;
+    if (limited && verdict.retryAfterMs !== undefined) hold(request.url, verdict.retryAfterMs);
     return retryLater(verdict.reason, verdict.retryAfterMs);
   }
 

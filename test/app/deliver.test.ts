@@ -186,6 +186,60 @@ describe("deliver", () => {
     expect(waits).toEqual([800]);
   });
 
+  it("holds every job to a webhook that answered 429 until its Retry-After passes, sending none of them", async () => {
+    // A hunt of the sinks: after a 429 with Retry-After: 60 the next jobs went out at +1 s, +2 s,
+    // +3 s into the same rate limit, each getting 429 again and spending a retry.
+    const policy = await policyFrom({
+      version: 1,
+      rules: [],
+      sinks: {
+        chat: { type: "slack", url: "https://hooks.slack.com/services/T0/B0/secretsecretsecret" },
+        other: { type: "slack", url: "https://hooks.slack.com/services/T0/B1/othersecretother" },
+        hook: { type: "webhook", url: "https://sink.hookgate.test/in" },
+      },
+    });
+    let monotonic = 5_000;
+    let limited = true;
+    const sent: string[] = [];
+    const deliverer = createDeliverer({
+      policy: () => policy,
+      egress: async (request) => {
+        sent.push(request.url);
+        if (limited) {
+          limited = false;
+          return { ok: true, value: { status: 429, headers: { "retry-after": "60" }, body: "rate_limited" } };
+        }
+        return { ok: true, value: { status: 200, headers: {}, body: "ok" } };
+      },
+      env: () => undefined,
+      clock: { now: () => 1_000_000_000, monotonic: () => monotonic },
+      random: () => 0.5,
+      sleep: async (ms) => {
+        monotonic += ms;
+      },
+    });
+    expect(await deliverer.deliver(job("chat"), 1)).toMatchObject({ kind: "retry", delayMs: 60_000 });
+    const outcomes: DeliveryOutcome[] = [];
+    for (let i = 0; i < 3; i++) {
+      monotonic += 1_000;
+      outcomes.push(await deliverer.deliver(job("chat"), 1));
+    }
+    expect(outcomes.map((o) => o.kind === "retry" && o.delayMs)).toEqual([59_000, 58_000, 57_000]);
+    expect(sent).toHaveLength(1);
+    // Another webhook is not held.
+    expect(await deliverer.deliver(job("other"), 1)).toEqual({ kind: "ack" });
+    expect(sent).toHaveLength(2);
+    // Once the Retry-After has passed, the webhook is sent to again.
+    monotonic += 57_000;
+    expect(await deliverer.deliver(job("chat"), 1)).toEqual({ kind: "ack" });
+    expect(sent).toHaveLength(3);
+    // A generic webhook is held the same way.
+    limited = true;
+    expect(await deliverer.deliver(job("hook"), 1)).toMatchObject({ kind: "retry", delayMs: 60_000 });
+    expect(await deliverer.deliver(job("hook"), 1)).toMatchObject({ kind: "retry", delayMs: 60_000 });
+    expect(sent).toHaveLength(4);
+  });
+
   it("retries a name that resolves to nothing (NXDOMAIN over DoH on Workers), as Node retries ENOTFOUND", async () => {
     const policy = await policyFrom({
       version: 1,
