@@ -66,13 +66,27 @@ export async function policyTestCommand(args: readonly string[], io: CommandIo):
     cases.push(...result.cases);
   }
   // A team no token authenticates as tests what cannot happen (a typo passes `expect: none`).
+  // A case that names no team is judged as the only team a caller can be (`default` without
+  // auth); with several, guessing one would test rules for a caller the author did not mean.
   const teams = teamsOf(policy.document);
+  const teamOf = new Map<LoadedCase, string>();
   for (const c of cases) {
-    const team = c.spec.team ?? c.document.team;
-    if (team !== undefined && !teams.has(team))
+    const named = c.spec.team ?? c.document.team;
+    const at = `${c.file}: $.cases[${c.index}]`;
+    if (named !== undefined) {
+      if (teams.has(named)) teamOf.set(c, named);
+      else problems.push(`${at}: team "${named}" is no team of ${policyPath} (${listTeams(teams)})`);
+    } else if (teams.size === 1) {
+      teamOf.set(c, [...teams][0] ?? DEFAULT_TEAM);
+    } else if (teams.size === 0) {
       problems.push(
-        `${c.file}: $.cases[${c.index}]: team "${team}" is no team of ${policyPath} (${listTeams(teams)})`,
+        `${at}: names no team, and ${policyPath} has no auth tokens, so no caller has a team to judge it as`,
       );
+    } else {
+      problems.push(
+        `${at}: names no team, and ${policyPath} has several (${listTeams(teams)}): add "team" to the case or the file`,
+      );
+    }
   }
   if (problems.length > 0) {
     io.out(
@@ -93,7 +107,7 @@ export async function policyTestCommand(args: readonly string[], io: CommandIo):
       // Read as `serve` reads a request's body: its size limit, UTF-8 and nesting checked.
       body: await bodyFromBytes(c.body, policy.defaults.maxBodyBytes),
       client: c.spec.client ?? c.document.client,
-      team: c.spec.team ?? c.document.team ?? DEFAULT_TEAM,
+      team: teamOf.get(c) ?? DEFAULT_TEAM,
     });
     const audit = outcome.audit;
     for (const id of audit.rules) exercised.add(id);

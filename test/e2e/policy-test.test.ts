@@ -58,7 +58,12 @@ describe("hookgate test examples/policy.json examples/policy.test.json", () => {
 describe("hookgate test", () => {
   const policy = file("policy.json", {
     version: 1,
-    auth: { tokens: [{ team: "mobile", env: "UNSET_TOKEN_VAR" }] },
+    auth: {
+      tokens: [
+        { team: "mobile", env: "UNSET_TOKEN_VAR" },
+        { team: "web", env: "UNSET_TOKEN_VAR" },
+      ],
+    },
     rules: [
       { id: "deny-rm", on: "PreToolUse", if: "Bash(rm *)", decide: "deny", reason: "no rm" },
       { id: "mobile-asks", on: "PreToolUse", teams: ["mobile"], matcher: "Bash", decide: "ask" },
@@ -90,14 +95,15 @@ describe("hookgate test", () => {
 
   it("judges as the case's team without a token, reads events relative to the cases file, and reports coverage", async () => {
     const cases = file("cases.json", {
+      team: "web",
       cases: [
         {
-          name: "rm as default",
+          name: "rm as web",
           event: "events/ls.json",
           with: { tool_input: { command: "rm -rf x" } },
           expect: { decision: "deny", rules: ["deny-rm"] },
         },
-        { name: "ls as default", event: "events/ls.json", expect: { decision: "none", rules: [] } },
+        { name: "ls as web", event: "events/ls.json", expect: { decision: "none", rules: [] } },
         {
           name: "ls as mobile",
           team: "mobile",
@@ -129,13 +135,46 @@ describe("hookgate test", () => {
     });
     const { code, stdout } = await runCli(["test", policy, cases]);
     expect(code).toBe(1);
-    expect(stdout).toContain(`${cases}: $.cases[0]: team "mobil" is no team of ${policy} ("mobile")`);
+    expect(stdout).toContain(`${cases}: $.cases[0]: team "mobil" is no team of ${policy} ("mobile", "web")`);
     expect(stdout).not.toContain("PASS");
+  });
+
+  it("judges a case without a team as the policy's only team, and refuses it when there are several", async () => {
+    // A hunt: a case without a team ran as "default", which no token was, so a deny rule for
+    // the policy's only team never applied and `expect: none` passed.
+    const single = file("single-team.json", {
+      version: 1,
+      auth: { tokens: [{ team: "platform", env: "UNSET_TOKEN_VAR" }] },
+      rules: [{ id: "deny-rm", on: "PreToolUse", teams: ["platform"], if: "Bash(rm *)", decide: "deny" }],
+    });
+    const noTeam = file("no-team.json", {
+      client: "claude-code",
+      cases: [{ name: "rm", event: bash("rm -rf x"), expect: { decision: "deny", rules: ["deny-rm"] } }],
+    });
+    const judged = await runCli(["test", single, noTeam]);
+    expect(judged.stdout).toMatch(/^PASS {2}rm$/m);
+    expect(judged.code).toBe(0);
+    const several = await runCli(["test", policy, noTeam]);
+    expect(several.stdout).toContain(
+      `${noTeam}: $.cases[0]: names no team, and ${policy} has several ("mobile", "web"): add "team" to the case or the file`,
+    );
+    expect(several.stdout).not.toContain("PASS");
+    expect(several.code).toBe(1);
+    const noTokens = file("no-tokens.json", { version: 1, auth: { tokens: [] }, rules: [] });
+    const none = await runCli(["test", noTokens, noTeam]);
+    expect(none.stdout).toContain("names no team, and");
+    expect(none.code).toBe(1);
+    const noAuth = file("no-auth.json", {
+      version: 1,
+      rules: [{ id: "deny-rm", on: "PreToolUse", teams: ["default"], if: "Bash(rm *)", decide: "deny" }],
+    });
+    expect((await runCli(["test", noAuth, noTeam])).code).toBe(0);
   });
 
   it("prints every failure of a case and exits 1", async () => {
     const cases = file("failing.json", {
       client: "claude-code",
+      team: "web",
       cases: [
         {
           name: "wrong",
