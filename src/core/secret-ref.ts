@@ -20,7 +20,7 @@ export const SINK_ENV_FIELDS: { readonly [T in ResolvedSink["type"]]: readonly s
   slack: ["url"],
   discord: ["url"],
   webhook: ["url", "secret"],
-  "github-dispatch": ["token"],
+  "github-dispatch": ["url", "token"],
 };
 
 /**

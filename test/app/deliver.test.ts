@@ -331,6 +331,42 @@ describe("deliver", () => {
     }
   });
 
+  it("reads a github-dispatch sink's url from env: as it reads its token (every delivery dead-lettered as a bad scheme)", async () => {
+    const policy = await policyFrom({
+      version: 1,
+      rules: [],
+      egress: { allowCidrs: ["127.0.0.1/32"] },
+      sinks: {
+        ci: {
+          type: "github-dispatch",
+          repo: "org/app",
+          eventType: "hook",
+          token: "env:GH_TOKEN",
+          url: "env:GHE_URL",
+        },
+      },
+    });
+    const egress = createUndiciEgress({ policy: () => policy.egress });
+    const sent: string[] = [];
+    const vars: Record<string, string> = { GH_TOKEN: "ghp_token_value", GHE_URL: `${sink.url}/ok` };
+    const deliverer = createDeliverer({
+      policy: () => policy,
+      egress: (request) => {
+        sent.push(request.url);
+        return egress.send(request);
+      },
+      env: (name) => vars[name],
+      clock: { now: Date.now, monotonic: () => performance.now() },
+      random: () => 0.5,
+    });
+    try {
+      expect(await deliverer.deliver(job("ci"), 1)).toEqual(expect.objectContaining({ kind: "ack" }));
+      expect(sent).toEqual([`${sink.url}/ok/repos/org/app/dispatches`]);
+    } finally {
+      await egress.close();
+    }
+  });
+
   it("dead-letters a job whose sink left the policy", async () => {
     expect(await deliverTo("ok", 1, { sink: "gone" })).toEqual({
       kind: "dead",

@@ -221,6 +221,7 @@ describe("loadPolicy", () => {
         chat: { type: "slack", url: "env:CHAT_URL" },
         siem: { type: "webhook", url: "https://siem.example/in", secret: "env:SIEM_SECRET" },
         ci: { type: "github-dispatch", repo: "acme/app", eventType: "end", token: "env:GH_TOKEN" },
+        ghe: { type: "github-dispatch", repo: "acme/app", eventType: "end", token: "t", url: "env:GHE_URL" },
         // A link is shown as written, never read from the environment: no warning for it.
         linked: { type: "slack", url: "https://hooks.slack.com/x", link: "env:NOT_READ" },
       },
@@ -230,11 +231,13 @@ describe("loadPolicy", () => {
       '$.sinks.chat.url: CHAT_URL is not set, so every delivery to sink "chat" fails into the dead-letter queue until it is',
       '$.sinks.siem.secret: SIEM_SECRET is not set, so every delivery to sink "siem" fails into the dead-letter queue until it is',
       '$.sinks.ci.token: GH_TOKEN is not set, so every delivery to sink "ci" fails into the dead-letter queue until it is',
+      '$.sinks.ghe.url: GHE_URL is not set, so every delivery to sink "ghe" fails into the dead-letter queue until it is',
     ]);
     const all = await loaded(document, {
       CHAT_URL: "https://hooks.slack.com/x",
       SIEM_SECRET: "whsec_c2VjcmV0",
       GH_TOKEN: "t",
+      GHE_URL: "https://github.acme.example/api/v3",
     });
     expect(all.warnings).toEqual([]);
   });
