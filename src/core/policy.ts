@@ -425,6 +425,9 @@ function ruleAction(
   if (rule.decide === undefined) {
     if (rule.reason !== undefined) error(".reason", "goes with decide; this rule has no decide");
     if (rule.updatedInput !== undefined) error(".updatedInput", "goes with decide; this rule has no decide");
+    // A context rule sends it; a prompt, forward or notify rule never would.
+    if (rule.context === undefined && rule.systemMessage !== undefined)
+      error(".systemMessage", "goes with decide or context; this rule has neither");
   }
   if (rule.decide !== undefined) {
     return {

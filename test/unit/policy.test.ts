@@ -160,6 +160,10 @@ describe("loadPolicy", () => {
         { id: "n", on: "SessionEnd", notify: ["nowhere"] },
         { id: "p", on: "PreToolUse", prompt: { text: "t", model: "missing" } },
         { id: "reason-alone", on: "Stop", context: "c", reason: "r" },
+        // Loaded silently and never sent, while reason and updatedInput there were errors.
+        { id: "n2", on: "SessionEnd", notify: ["nowhere"], systemMessage: "notified" },
+        { id: "p2", on: "PreToolUse", prompt: { text: "t", model: "missing" }, systemMessage: "judged" },
+        { id: "c2", on: "Stop", context: "c", systemMessage: "sent with the context" },
       ),
     );
     const messages = problems.map((p) => `${p.path} ${p.message}`);
@@ -173,8 +177,11 @@ describe("loadPolicy", () => {
         expect.stringMatching(/^\$\.rules\[5\]\.notify\[0\] names the sink "nowhere"/),
         expect.stringMatching(/^\$\.rules\[6\]\.prompt\.model names the model "missing"/),
         expect.stringMatching(/^\$\.rules\[7\]\.reason goes with decide/),
+        "$.rules[8].systemMessage goes with decide or context; this rule has neither",
+        "$.rules[9].systemMessage goes with decide or context; this rule has neither",
       ]),
     );
+    expect(messages.filter((m) => m.startsWith("$.rules[10]"))).toEqual([]);
   });
 
   it("requires exactly one operator per where object", async () => {
