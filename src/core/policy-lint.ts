@@ -46,6 +46,12 @@ export function lintPolicy(policy: Policy, env?: EnvReader): PolicyIssue[] {
   if (policy.document.defaults?.onError === "ask")
     warn("$.defaults.onError", `${askOnly}, a body whose event cannot be identified too`);
   if (policy.document.auth?.onFailure === "ask") warn("$.auth.onFailure", askOnly);
+  if (policy.document.auth?.tokens.length === 0) {
+    warn(
+      "$.auth.tokens",
+      `is empty: no caller can authenticate, so every request is answered with auth.onFailure; add a token per team (hookgate token hash), or remove "auth" for a gateway on one machine`,
+    );
+  }
   const denyAll = unconditionalDenies(policy);
   const teams = teamsOf(policy.document);
   for (const rule of policy.rules) {
@@ -222,7 +228,7 @@ function lintTeams(
     if (teams.has(team)) continue;
     warn(
       `${rule.path}.teams[${i}]`,
-      `no caller is team "${team}" (the teams are ${listTeams(teams)}), so it never applies for one`,
+      `no caller is team "${team}" (${teams.size === 0 ? "auth lists no tokens, so there are no teams" : `the teams are ${listTeams(teams)}`}), so it never applies for one`,
     );
   }
 }

@@ -2,10 +2,12 @@ import { describe, expect, it } from "vitest";
 import { lintPolicy } from "../../src/core/policy-lint.js";
 import { policyFrom } from "../support/policy.js";
 
-/** The warnings `check` prints for these rules, as `path: message`, minus the no-auth one. */
+/** The warnings `check` prints for these rules, as `path: message`, minus the auth ones. */
 async function warningsFor(rules: unknown[]): Promise<string[]> {
   const policy = await policyFrom({ version: 1, auth: { tokens: [] }, rules });
-  return lintPolicy(policy).map((w) => `${w.path}: ${w.message}`);
+  return lintPolicy(policy)
+    .filter((w) => w.path !== "$.auth.tokens")
+    .map((w) => `${w.path}: ${w.message}`);
 }
 
 describe("lintPolicy: an event no client sends", () => {
@@ -573,6 +575,18 @@ describe("lintPolicy: rules a typo keeps from ever applying (a review, session 2
       rules: [{ id: "r", on: "PreToolUse", teams: ["default", "mobile"], decide: "deny" }],
     });
     expect(lintPolicy(noAuth).map((w) => w.path)).toEqual(["$", "$.rules[0].teams[1]"]);
+  });
+
+  it("says that auth without tokens lets no caller in, and names no teams as an empty list", async () => {
+    const policy = await policyFrom({
+      version: 1,
+      auth: { tokens: [] },
+      rules: [{ id: "r", on: "PreToolUse", teams: ["platform"], decide: "deny" }],
+    });
+    expect(lintPolicy(policy).map((w) => `${w.path}: ${w.message}`)).toEqual([
+      '$.auth.tokens: is empty: no caller can authenticate, so every request is answered with auth.onFailure; add a token per team (hookgate token hash), or remove "auth" for a gateway on one machine',
+      '$.rules[0].teams[0]: no caller is team "platform" (auth lists no tokens, so there are no teams), so it never applies for one',
+    ]);
   });
 
   it("names a matcher's tool in the wrong case, as it does an if's", async () => {
