@@ -51,6 +51,16 @@ export function interpolateHeaders(
   return { headers: Object.fromEntries(entries), dropped };
 }
 
+/** The variable names a header template reads (`$VAR`, `${VAR}`), in order, each once. */
+export function headerVariables(template: string): string[] {
+  const names: string[] = [];
+  for (const m of template.matchAll(ENV_VAR)) {
+    const name = m[1] ?? m[2] ?? "";
+    if (!names.includes(name)) names.push(name);
+  }
+  return names;
+}
+
 /**
  * What an HTTP field value may hold (RFC 9110 §5.5: VCHAR, obs-text, space and tab), as one
  * code unit each: a JS string's characters past U+00FF and the controls are refused here, by

@@ -15,6 +15,7 @@ import {
   PERMISSION_EVENTS,
 } from "./event-capabilities.js";
 import { CLAUDE_CODE_EVENTS, closestEvent, isKnownEvent, TOOL_EVENTS } from "./events.js";
+import { headerVariables } from "./forward.js";
 import { DEFAULT_MODEL_URLS, promptPlaceholders } from "./judge.js";
 import { eventReadsMatcher } from "./matcher.js";
 import type { PermissionRule } from "./permission-rule.js";
@@ -64,6 +65,7 @@ export function lintPolicy(policy: Policy, env?: EnvReader): PolicyIssue[] {
     lintWhereContradictions(rule, warn);
   }
   lintInlineSecrets(policy, warn);
+  lintForwardHeaderVariables(policy, warn, env);
   lintEgressTargets(policy, warn, env);
   lintMetadataOpened(policy, warn);
   const notified = new Set(policy.rules.flatMap((rule) => rule.notify));
@@ -579,6 +581,37 @@ function lintInlineSecrets(policy: Policy, warn: (path: string, message: string)
           `${rule.path}${jsonPath(["forward", "headers", header]).slice(1)}`,
           "holds an inline secret; use $VAR with allowedEnvVars",
         );
+      }
+    }
+  }
+}
+
+/**
+ * A forward header's `$VAR` that is always sent empty: not in the rule's `allowedEnvVars`, not
+ * in `egress.httpHookAllowedEnvVars`, or (when `check` can read the environment) unset.
+ */
+function lintForwardHeaderVariables(
+  policy: Policy,
+  warn: (path: string, message: string) => void,
+  env: EnvReader | undefined,
+): void {
+  const global = new Set(policy.document.egress?.httpHookAllowedEnvVars ?? []);
+  for (const rule of policy.rules) {
+    const forward = rule.document.forward;
+    if (!forward) continue;
+    const own = new Set(forward.allowedEnvVars ?? []);
+    for (const [header, value] of Object.entries(forward.headers ?? {})) {
+      const at = `${rule.path}${jsonPath(["forward", "headers", header]).slice(1)}`;
+      for (const name of headerVariables(value)) {
+        const why = !own.has(name)
+          ? "is not in the rule's forward.allowedEnvVars"
+          : !global.has(name)
+            ? "is not in egress.httpHookAllowedEnvVars"
+            : env !== undefined && (env(name) ?? "") === ""
+              ? "is not set"
+              : undefined;
+        if (why !== undefined)
+          warn(at, `header "${header}" reads $${name}, which ${why}, so it is always sent empty there`);
       }
     }
   }

@@ -483,6 +483,42 @@ describe("lintPolicy: a sink URL kept in a variable", () => {
   });
 });
 
+describe("lintPolicy: forward headers whose variables are always sent empty", () => {
+  it("names the header and the variable: not in the rule's list, not in the global one, or unset", async () => {
+    const forward = (headers: Record<string, string>, allowedEnvVars: string[]) => ({
+      url: "https://policy.example/hook",
+      headers,
+      allowedEnvVars,
+    });
+    const policy = await policyFrom({
+      version: 1,
+      auth: { tokens: [] },
+      egress: { allowedHttpHookUrls: ["https://policy.example/*"], httpHookAllowedEnvVars: ["SET", "UNSET"] },
+      rules: [
+        { id: "a", on: "PreToolUse", forward: forward({ Authorization: "Bearer $SET" }, ["SET"]) },
+        {
+          id: "b",
+          on: "PreToolUse",
+          // biome-ignore lint/suspicious/noTemplateCurlyInString: a header's ${VAR}, not a template
+          forward: forward({ Authorization: "Bearer ${POLICY_TOKEN}" }, ["POLICY_TOKEN"]),
+        },
+        { id: "c", on: "PreToolUse", forward: forward({ "X-Team": "$SET-$UNSET" }, ["UNSET"]) },
+      ],
+    });
+    const env: Record<string, string> = { SET: "value-of-set", POLICY_TOKEN: "secret-value-123456" };
+    const warnings = lintPolicy(policy, (name) => env[name])
+      .filter((w) => w.path.includes("forward"))
+      .map((w) => `${w.path}: ${w.message}`);
+    expect(warnings).toEqual([
+      '$.rules[1].forward.headers.Authorization: header "Authorization" reads $POLICY_TOKEN, which is not in egress.httpHookAllowedEnvVars, so it is always sent empty there',
+      '$.rules[2].forward.headers["X-Team"]: header "X-Team" reads $SET, which is not in the rule\'s forward.allowedEnvVars, so it is always sent empty there',
+      '$.rules[2].forward.headers["X-Team"]: header "X-Team" reads $UNSET, which is not set, so it is always sent empty there',
+    ]);
+    // Without the environment, whether a variable is set is not judged.
+    expect(lintPolicy(policy).filter((w) => w.message.includes("is not set"))).toEqual([]);
+  });
+});
+
 describe("lintPolicy: sinks", () => {
   it("says which sink no rule notifies (a review, session 20)", async () => {
     const policy = await policyFrom({
