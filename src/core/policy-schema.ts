@@ -123,11 +123,25 @@ export const AuthSchema = z.strictObject({
   onFailure: z.optional(failMode()),
 });
 
+/**
+ * The largest `defaults.maxBodyBytes`: 64 MiB, Node's budget for the bodies one gateway holds
+ * at once (src/http/read-body.ts BODY_BUDGET_BYTES). A body is read whole into memory, and one
+ * of 700 MB no longer even fits in a string.
+ */
+export const MAX_BODY_BYTES_LIMIT = 64 * 1024 * 1024;
+
 export const DefaultsSchema = z.strictObject({
   onError: z.optional(failMode()),
   deadlineMs: z.optional(positiveInt()),
   /** Largest request body read, in bytes (default 1 MiB). Larger ones answer with `onError`. */
-  maxBodyBytes: z.optional(positiveInt()),
+  maxBodyBytes: z.optional(
+    positiveInt().check(
+      z.lte(
+        MAX_BODY_BYTES_LIMIT,
+        `must be at most ${MAX_BODY_BYTES_LIMIT} (64 MiB): a body is read whole into memory; hook bodies are far smaller`,
+      ),
+    ),
+  ),
 });
 
 export const EgressSchema = z.strictObject({

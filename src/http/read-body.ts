@@ -198,7 +198,18 @@ export function decodeBody(bytes: Uint8Array): BodyResult {
   let text: string;
   try {
     text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
-  } catch {
+  } catch (e) {
+    // Only a TypeError means bad UTF-8; V8 throws a plain Error for a body too long for one string.
+    if (!(e instanceof TypeError)) {
+      return {
+        ok: false,
+        error: {
+          code: "BODY_TOO_LARGE",
+          message: `the request body is ${bytes.byteLength} bytes, too long to hold as text (${errorMessage(e)}); lower defaults.maxBodyBytes`,
+          eventName: sniffEventName(new TextDecoder().decode(bytes.subarray(0, SNIFF_BYTES))),
+        },
+      };
+    }
     return {
       ok: false,
       error: {

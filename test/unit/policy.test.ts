@@ -13,6 +13,15 @@ describe("loadPolicy", () => {
     expect(policy.hash).toMatch(/^[0-9a-f]{16}$/);
   });
 
+  it("bounds defaults.maxBodyBytes at 64 MiB, saying the limit (a body is read whole into memory)", async () => {
+    const problems = await problemsOf({ version: 1, defaults: { maxBodyBytes: 1e12 }, rules: [] });
+    expect(problems.map((p) => `${p.path}: ${p.message}`)).toEqual([
+      "$.defaults.maxBodyBytes: must be at most 67108864 (64 MiB): a body is read whole into memory; hook bodies are far smaller",
+    ]);
+    const largest = await policyFrom({ version: 1, defaults: { maxBodyBytes: 64 * 1024 * 1024 }, rules: [] });
+    expect(largest.defaults.maxBodyBytes).toBe(67108864);
+  });
+
   it("reports invalid JSON at the root", async () => {
     const problems = await problemsOf("{ not json");
     expect(problems).toEqual([

@@ -1,0 +1,28 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { decodeBody } from "../../src/http/read-body.js";
+
+afterEach(() => vi.restoreAllMocks());
+
+describe("decodeBody", () => {
+  it("calls a body too long to hold as a string too large, not invalid UTF-8 (a hunt: 700 MB of ASCII)", () => {
+    // V8 cannot make a string of 700 MB: its TextDecoder throws an Error, where bad UTF-8 is a TypeError.
+    vi.spyOn(TextDecoder.prototype, "decode").mockImplementationOnce(() => {
+      throw new Error("Cannot create a string longer than 0x1fffffe8 characters");
+    });
+    const result = decodeBody(new TextEncoder().encode('{"hook_event_name":"Stop"}'));
+    expect(result).toEqual({
+      ok: false,
+      error: {
+        code: "BODY_TOO_LARGE",
+        message:
+          "the request body is 26 bytes, too long to hold as text (Cannot create a string longer than 0x1fffffe8 characters); lower defaults.maxBodyBytes",
+        eventName: "Stop",
+      },
+    });
+  });
+
+  it("still calls bytes that are not UTF-8 so", () => {
+    const result = decodeBody(new Uint8Array([0x7b, 0xff, 0x7d]));
+    expect(result.ok === false && result.error.code).toBe("BODY_NOT_UTF8");
+  });
+});
