@@ -11,11 +11,12 @@ import {
   type Resolver,
   systemResolver,
 } from "../adapters/egress/undici.js";
+import { nodeSha256 } from "../adapters/hash/node-crypto.js";
 import { formatIssues, readJsonText } from "../adapters/policy-source/file.js";
 import { classifyAddress, compileAddressRules, isIpLiteral } from "../core/egress/address.js";
 import { compileEgressPolicy } from "../core/egress/policy.js";
 import type { EgressRefusal } from "../core/egress/refusal.js";
-import { parsePolicyDocument } from "../core/policy.js";
+import { loadPolicy } from "../core/policy.js";
 import type { PolicyDocument } from "../core/policy-schema.js";
 import { withoutUserinfo } from "./send.js";
 import { UsageError } from "./usage-error.js";
@@ -45,10 +46,12 @@ export async function egressCheck(args: readonly string[]): Promise<EgressCheckR
     const text = await readJsonText(values.policy);
     // Exit 2 like an invalid policy: exit 1 means "denied", which a CI gate must not confuse.
     if (!text.ok) throw new UsageError(`the policy: ${text.error}`);
-    const parsed = parsePolicyDocument(text.value);
-    if (!parsed.ok)
-      throw new UsageError(`policy ${values.policy} is invalid:\n${formatIssues(parsed.error)}`);
-    egress = parsed.value.egress;
+    // Loaded as `serve` and `check` load it: a policy the gateway refuses (a repeated rule id,
+    // a repeated key) must not pass here, its egress judged as if it would run.
+    const loaded = await loadPolicy(text.value, { env: (name) => process.env[name], sha256: nodeSha256 });
+    if (!loaded.ok)
+      throw new UsageError(`policy ${values.policy} is invalid:\n${formatIssues(loaded.error)}`);
+    egress = loaded.value.policy.document.egress;
   }
   if (values.allow) {
     egress = { ...egress, allowedHttpHookUrls: [...(egress?.allowedHttpHookUrls ?? []), ...values.allow] };

@@ -69,7 +69,7 @@ cannot be read.
     usage: "hookgate egress-check URL [--policy FILE] [--allow GLOB]... [--resolve HOST:ADDR]...",
     details: `Judges one URL as the egress guard would, resolving its host but never connecting; prints
 {"url","decision","reason","stage"}. Exit 0 allow, 1 deny, 2 when --resolve or the policy
-cannot be read or its egress section is invalid.
+cannot be read or is one serve and check refuse (an invalid egress section, a repeated rule id).
 
   --policy FILE     takes the allowlist from the policy's egress section
   --allow GLOB      a URL glob to allow (repeatable)

@@ -205,6 +205,40 @@ describe("hookgate egress-check", () => {
     expect(denied.stderr).toMatch(/denyCidrs/);
   });
 
+  it("exits 2 for a policy the gateway refuses at load (a repeated rule id, a repeated key), not only for bad JSON", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "hookgate-egress-check-"));
+    const egress = { allowedHttpHookUrls: ["https://ok.example/*"] };
+    const duplicateIds = join(dir, "dup-ids.json");
+    writeFileSync(
+      duplicateIds,
+      JSON.stringify({
+        version: 1,
+        egress,
+        rules: [
+          { id: "a", on: "Stop", decide: "block" },
+          { id: "a", on: "Stop", decide: "block" },
+        ],
+      }),
+    );
+    const duplicateKey = join(dir, "dup-key.json");
+    writeFileSync(
+      duplicateKey,
+      `{"version": 1, "egress": ${JSON.stringify(egress)}, "rules": [], "rules": []}`,
+    );
+    for (const policy of [duplicateIds, duplicateKey]) {
+      const result = await check(
+        "https://ok.example/x",
+        "--policy",
+        policy,
+        "--resolve",
+        "ok.example:93.184.216.34",
+      );
+      expect(result.code).toBe(2);
+      expect(result.line).toBeUndefined();
+      expect(result.stderr).toMatch(/is invalid:\nerror: \$\.rules/);
+    }
+  });
+
   it("is a usage error without a URL or with a bad --resolve", async () => {
     expect((await check()).code).toBe(2);
     expect((await check("https://x.example/", "--resolve", "x.example")).code).toBe(2);
