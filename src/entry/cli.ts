@@ -51,7 +51,7 @@ const COMMANDS: Readonly<Record<CommandName, (args: readonly string[]) => Promis
     io.out(`${JSON.stringify(result)}\n`);
     return result.decision === "allow" ? 0 : 1;
   },
-  dlq: (args) => dlqCommand(args, io.out),
+  dlq: (args) => dlqCommand(args, io),
   schema: async () => {
     io.out(`${JSON.stringify(policyJsonSchema(), null, 2)}\n`);
     return 0;

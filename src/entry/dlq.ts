@@ -14,7 +14,11 @@ import type { DeliveryJob } from "../core/delivery.js";
 import type { Queue } from "../core/queue.js";
 import { UsageError } from "./usage-error.js";
 
-export async function dlqCommand(args: readonly string[], out: (text: string) => void): Promise<number> {
+export async function dlqCommand(
+  args: readonly string[],
+  io: { readonly out: (text: string) => void; readonly err: (text: string) => void },
+): Promise<number> {
+  const out = io.out;
   const [sub, ...rest] = args;
   if (sub !== "list" && sub !== "replay" && sub !== "drop")
     throw new UsageError('dlq takes "list", "replay" or "drop"');
@@ -61,7 +65,7 @@ export async function dlqCommand(args: readonly string[], out: (text: string) =>
     // An id that is not a dead letter is a mistake worth an exit code (a typo, or already done).
     const missed = ids ? new Set(ids).size - count : 0;
     if (missed > 0)
-      out(
+      io.err(
         `${missed} of the ids given ${missed === 1 ? "is" : "are"} not a dead letter: see hookgate dlq list\n`,
       );
     return missed > 0 ? 1 : 0;

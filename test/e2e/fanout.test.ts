@@ -298,9 +298,17 @@ describe("the dead-letter queue", () => {
     const one = await runCli(["dlq", "drop", "--id", String(first), "--data-dir", server.dataDir]);
     expect([one.code, one.stdout]).toEqual([0, "dropped 1 job\n"]);
     const missing = await runCli(["dlq", "drop", "--id", String(first), "--data-dir", server.dataDir]);
-    expect([missing.code, missing.stdout]).toEqual([
+    // The failure goes to stderr, as every command's failures do; stdout says what was done.
+    expect([missing.code, missing.stdout, missing.stderr]).toEqual([
       1,
-      "dropped 0 jobs\n1 of the ids given is not a dead letter: see hookgate dlq list\n",
+      "dropped 0 jobs\n",
+      "1 of the ids given is not a dead letter: see hookgate dlq list\n",
+    ]);
+    const unknown = await runCli(["dlq", "replay", "--id", "unknown", "--data-dir", server.dataDir]);
+    expect([unknown.code, unknown.stdout, unknown.stderr]).toEqual([
+      1,
+      "replayed 0 jobs\n",
+      "1 of the ids given is not a dead letter: see hookgate dlq list\n",
     ]);
     // A data dir with no queue in it is an error that names the fix, not a usage error.
     const nowhere = await runCli(["dlq", "list", "--data-dir", join(server.dataDir, "missing")]);
