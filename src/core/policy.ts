@@ -174,6 +174,7 @@ export async function loadPolicy(
   }));
   const tokens = await resolveTokens(document, deps, warnings);
   issues.push(...sharedTokens(tokens));
+  issues.push(...emptyEnvNames(document));
   const models = compileModels(document, deps.env, warnings);
   warnAboutSinkValues(document, deps.env, warnings);
   if (issues.length > 0) return err(issues);
@@ -268,14 +269,89 @@ function validatePolicyDocument(value: unknown): Result<PolicyDocument, PolicyIs
 
 /** zod/mini ships no message locale (it would grow the Worker bundle); say it in our own words. */
 function schemaIssue(issue: z.core.$ZodIssue, document: unknown): PolicyIssue {
-  // A field that is missing altogether fails a union as any wrong value does: say which it is.
-  const at = issue.path.reduce<unknown>(
-    (v, key) => (v !== null && typeof v === "object" ? (v as Record<PropertyKey, unknown>)[key] : undefined),
-    document,
-  );
-  const message = issue.code === "invalid_union" && at === undefined ? "is required" : issueMessage(issue);
-  return { severity: "error", path: jsonPath(issue.path), message };
+  const { path, message } = explained(issue, [], document);
+  return { severity: "error", path: jsonPath(path), message };
 }
+
+/** The value at `path` in `value`, and whether its last key is there at all. */
+function valueAt(value: unknown, path: readonly PropertyKey[]): { present: boolean; at: unknown } {
+  let at = value;
+  for (const key of path) {
+    if (at === null || typeof at !== "object" || !Object.hasOwn(at, key))
+      return { present: false, at: undefined };
+    at = (at as Record<PropertyKey, unknown>)[key];
+  }
+  return { present: true, at };
+}
+
+/**
+ * An issue's path and message, `base` being the path of the value it was found in: a field
+ * missing altogether "is required" (zod says a wrong type, or no accepted form); a union says
+ * which forms it takes, or, when the value has the shape of one form, what is wrong inside it.
+ */
+function explained(
+  issue: z.core.$ZodIssue,
+  base: readonly PropertyKey[],
+  document: unknown,
+): { path: PropertyKey[]; message: string } {
+  const path = [...base, ...issue.path];
+  const { present, at } = valueAt(document, path);
+  if (!present && (issue.code === "invalid_union" || issue.code === "invalid_type"))
+    return { path, message: "is required" };
+  if (issue.code !== "invalid_union") return { path, message: issueMessage(issue) };
+  // A discriminator no form has (a sink's `type`): the values it takes.
+  const options = "options" in issue ? issue.options : undefined;
+  if (options !== undefined && options.length > 0)
+    return { path, message: `must be one of ${options.map((o) => JSON.stringify(o)).join(", ")}` };
+  if (issue.errors.length === 0) return { path, message: issueMessage(issue) };
+  // A form whose own type the value lacks is not what was meant; of the others, say what is wrong.
+  const typeOnly = (errors: readonly z.core.$ZodIssue[]) =>
+    errors.length === 1 &&
+    errors[0]?.path.length === 0 &&
+    (errors[0].code === "invalid_type" ||
+      (errors[0].code === "invalid_union" && errors[0].errors.every(typeOnly)));
+  const meant = issue.errors.filter((errors) => !typeOnly(errors));
+  if (meant.length === 0) {
+    const kinds = [...new Set(issue.errors.flatMap(expectedKinds))];
+    return {
+      path,
+      message: `must be ${kinds.slice(0, -1).join(", ")}${kinds.length > 1 ? " or " : ""}${kinds.at(-1)}`,
+    };
+  }
+  const [first] = meant;
+  if (meant.length === 1 && first?.[0] !== undefined) return explained(first[0], path, document);
+  // Each form needs a key the object lacks (a token's `sha256` or `env`): name them.
+  const needed = meant.map((errors) =>
+    errors.length === 1 && errors[0]?.code === "invalid_type" && errors[0].path.length === 1
+      ? String(errors[0].path[0])
+      : undefined,
+  );
+  if (needed.every((key) => key !== undefined && !valueAt(at, [key]).present))
+    return { path, message: `needs ${needed.map((key) => `"${key}"`).join(" or ")}` };
+  return { path, message: "does not match any of the accepted forms" };
+}
+
+/** What a form that refused a value by its type expected, as a message names it. */
+function expectedKinds(errors: readonly z.core.$ZodIssue[]): string[] {
+  return errors.flatMap((e) =>
+    e.code === "invalid_union"
+      ? e.errors.flatMap(expectedKinds)
+      : e.code === "invalid_type"
+        ? [KIND_NAMES[e.expected] ?? e.expected]
+        : [],
+  );
+}
+
+const KIND_NAMES: Readonly<Record<string, string>> = {
+  string: "a string",
+  number: "a number",
+  int: "a whole number",
+  boolean: "true or false",
+  null: "null",
+  array: "a list",
+  object: "an object",
+  record: "an object",
+};
 
 function issueMessage(issue: z.core.$ZodIssue): string {
   switch (issue.code) {
@@ -604,6 +680,23 @@ function parseHttpUrl(text: string): URL | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** `"env:"` with no name reads no variable: an error, not a warning that "" is unset. */
+function emptyEnvNames(document: PolicyDocument): PolicyIssue[] {
+  const fields: PropertyKey[][] = [
+    ...Object.keys(document.models ?? {}).map((name) => ["models", name, "apiKey"]),
+    ...Object.entries(document.sinks ?? {}).flatMap(([name, sink]) =>
+      SINK_ENV_FIELDS[sink.type].map((field) => ["sinks", name, field]),
+    ),
+  ];
+  return fields
+    .filter((path) => valueAt(document, path).at === "env:")
+    .map((path) => ({
+      severity: "error" as const,
+      path: jsonPath(path),
+      message: '"env:" names no variable: write "env:NAME" with the variable that holds the value',
+    }));
 }
 
 function compileModels(

@@ -363,6 +363,53 @@ describe("a field missing altogether", () => {
       { severity: "error", path: "$.rules[0].on", message: "is required" },
     ]);
     const wrong = await load({ id: "a", on: 42, decide: "deny" });
-    expect(!wrong.ok && wrong.error[0]?.message).toBe("does not match any of the accepted forms");
+    expect(!wrong.ok && wrong.error[0]?.message).toBe("must be a string or a list");
+  });
+});
+
+describe("schema messages that say what to fix (a hunt)", () => {
+  const messagesOf = async (document: Record<string, unknown>) =>
+    (await problemsOf({ version: 1, rules: [], ...document })).map((p) => `${p.path}: ${p.message}`);
+
+  it("names the accepted forms of a union, or the field inside the form that was meant", async () => {
+    expect(await messagesOf({ sinks: { s: { type: "teams", url: "https://x.example/" } } })).toEqual([
+      '$.sinks.s.type: must be one of "slack", "discord", "webhook", "github-dispatch"',
+    ]);
+    expect(await messagesOf({ auth: { tokens: [{ team: "a" }] } })).toEqual([
+      '$.auth.tokens[0]: needs "sha256" or "env"',
+    ]);
+    expect(await messagesOf({ rules: [{ id: "a", on: 5, decide: "deny" }] })).toEqual([
+      "$.rules[0].on: must be a string or a list",
+    ]);
+    expect(
+      await messagesOf({ rules: [{ id: "a", on: "Stop", where: { x: { regex: 5 } }, decide: "block" }] }),
+    ).toEqual(["$.rules[0].where.x.regex: expected string"]);
+  });
+
+  it("says a missing id or sink url is required, not of the wrong type", async () => {
+    expect(
+      await messagesOf({
+        rules: [{ on: "Stop", notify: ["s"] }],
+        sinks: { s: { type: "slack" } },
+      }),
+    ).toEqual(["$.rules[0].id: is required", "$.sinks.s.url: is required"]);
+  });
+
+  it('refuses an env: reference with no name, which read an unset variable named ""', async () => {
+    expect(
+      await messagesOf({
+        models: { m: { provider: "anthropic", model: "x", apiKey: "env:" } },
+        sinks: { s: { type: "webhook", url: "https://x.example/", secret: "env:" } },
+      }),
+    ).toEqual([
+      '$.models.m.apiKey: "env:" names no variable: write "env:NAME" with the variable that holds the value',
+      '$.sinks.s.secret: "env:" names no variable: write "env:NAME" with the variable that holds the value',
+    ]);
+  });
+
+  it("gives a CIDR's path once, not again inside its message", async () => {
+    expect(await messagesOf({ egress: { allowCidrs: ["10.0.0.0/33"] } })).toEqual([
+      '$.egress.allowCidrs[0]: "10.0.0.0/33" is not a CIDR (prefix length 33 is longer than 32)',
+    ]);
   });
 });

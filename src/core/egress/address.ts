@@ -472,7 +472,7 @@ function compileList(
   list.forEach((value: unknown, index) => {
     const result = parseConfigCidr(value);
     if (typeof result === "string") {
-      errors.push({ field, index, message: `${field}[${index}]: ${result}` });
+      errors.push({ field, index, message: result });
       return;
     }
     const cidr = `${result.parsed.text}/${result.bits}`;
@@ -482,8 +482,8 @@ function compileList(
         field,
         index,
         message: embeds.startsWith("::ffff:0:0/96")
-          ? `${field}[${index}]: ${quote(String(value))} overlaps ${embeds}, whose addresses are judged as the IPv4 address they carry, never by an IPv6 range: open the IPv4 range instead`
-          : `${field}[${index}]: ${quote(String(value))} opens part of ${embeds}, whose addresses carry an IPv4 address: it would reach every IPv4 address, private and cloud-metadata ones included${embeds.startsWith("64:ff9b::") ? "; set egress.allowNat64 instead, which judges the IPv4 address inside" : ""}`,
+          ? `${quote(String(value))} overlaps ${embeds}, whose addresses are judged as the IPv4 address they carry, never by an IPv6 range: open the IPv4 range instead`
+          : `${quote(String(value))} opens part of ${embeds}, whose addresses carry an IPv4 address: it would reach every IPv4 address, private and cloud-metadata ones included${embeds.startsWith("64:ff9b::") ? "; set egress.allowNat64 instead, which judges the IPv4 address inside" : ""}`,
       });
       return;
     }
