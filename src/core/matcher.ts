@@ -5,7 +5,7 @@
  * `Bash|mcp__.*` is the name Bash or an MCP tool, never `BashOutput`. When a part does not
  * compile by itself, the `|` was inside a group or a class (`mcp__(github|gitlab)__.*`,
  * `[a|b]`), and the whole value is one regular expression, where POLICY.md's reading would
- * leave only a matcher to reject.
+ * leave only a matcher to reject; so is a value that starts with a flag group (`(?i)a|b`).
  */
 import { MATCHER_FIELD } from "./event-capabilities.js";
 import type { HookEvent } from "./hook-event.js";
@@ -18,6 +18,8 @@ export const MATCHER_MAX_LENGTH = 200;
 export type Matcher = ((value: string | undefined) => boolean) | undefined;
 
 const EXACT_NAMES = /^[A-Za-z0-9_|]+$/;
+/** A flag group alone (`(?i)`, `(?is)`, `(?-s)`), not a group with content (`(?:…)`, `(?i:…)`). */
+const LEADING_FLAGS = /^\(\?[A-Za-z-]+\)/;
 
 export function compileMatcher(text: string | undefined): Result<Matcher, string> {
   if (text === undefined || text === "" || text === "*") return ok(undefined);
@@ -26,8 +28,9 @@ export function compileMatcher(text: string | undefined): Result<Matcher, string
   }
   const names = exactMatcherNames(text);
   if (names) return ok((value) => value !== undefined && names.has(value));
-  // A leading flag group (`(?i)bash|read`) is meant for the whole value: not split.
-  const parts = text.includes("|") && !text.startsWith("(?") ? splitParts(text) : undefined;
+  // A leading flag group (`(?i)bash|read`) is meant for the whole value: not split. Any other
+  // group (`(?:mcp__.*)|Bash`) is a part like the rest, so Bash stays an exact name.
+  const parts = text.includes("|") && !LEADING_FLAGS.test(text) ? splitParts(text) : undefined;
   if (parts) return ok((value) => value !== undefined && someMatches(parts, value));
   const compiled = compileRegex(text);
   if (!compiled.ok) return compiled;

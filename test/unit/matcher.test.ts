@@ -38,6 +38,12 @@ describe("compileMatcher", () => {
     ["mcp__.*|", "Read", false],
     ["mcp__.*|", "mcp__x", true],
     ["(?i)bash|read", "READ", true],
+    // A hunt: only a flag group is meant for the whole value; a group with content is a part.
+    ["(?:mcp__.*)|Bash", "BashOutput", false],
+    ["(?:mcp__.*)|Bash", "Bash", true],
+    ["(?:mcp__.*)|Bash", "mcp__x", true],
+    ["(?i:bash)|Read", "BASH", true],
+    ["(?i:bash)|Read", "ReadMore", false],
     ["Notebook.*", "NotebookEdit", true],
     ["^Read$", "Read", true],
     ["^Read$", "ReadMore", false],
