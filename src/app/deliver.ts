@@ -67,6 +67,9 @@ const TRANSIENT: ReadonlySet<EgressCode> = new Set([
 /** Slack and Discord webhooks take about one message per second (fanout.md B3, B4). */
 const CHAT_INTERVAL_MS = 1000;
 
+/** How long after a rate limit's hold a held job comes back. */
+const HOLD_MARGIN_MS = 100;
+
 export function createDeliverer(deps: DeliverDeps): Deliverer {
   const nextSlot = new Map<string, number>();
   /** Per URL, when a rate-limited sink said to come back (Retry-After), on the monotonic clock. */
@@ -83,14 +86,21 @@ export function createDeliverer(deps: DeliverDeps): Deliverer {
    * limit, each spending a retry.
    */
   async function paced(url: string, chat: boolean): Promise<number> {
+    const held = heldFor(url);
+    if (held > 0 || !chat) return held;
     const now = deps.clock.monotonic();
-    const held = (heldUntil.get(url) ?? 0) - now;
-    if (held > 0) return held;
-    heldUntil.delete(url);
-    if (!chat) return 0;
     const slot = Math.max(now, nextSlot.get(url) ?? 0);
     nextSlot.set(url, slot + CHAT_INTERVAL_MS);
     if (slot > now) await sleep(slot - now);
+    // A 429 may have come back while this job waited for its slot (the consumer has several jobs
+    // of one sink in flight): it is held too.
+    return heldFor(url);
+  }
+
+  function heldFor(url: string): number {
+    const left = (heldUntil.get(url) ?? 0) - deps.clock.monotonic();
+    if (left > 0) return left;
+    heldUntil.delete(url);
     return 0;
   }
 
@@ -133,10 +143,14 @@ export function createDeliverer(deps: DeliverDeps): Deliverer {
     }
     const held = await paced(request.url, sink.type === "slack" || sink.type === "discord");
     if (held > 0) {
-      return retryLater(
-        `not sent: the sink asked to wait ${Math.ceil(held / 1000)} s more after a rate limit`,
-        held,
-      );
+      // Not an attempt that failed: retried once the hold has passed (HOLD_MARGIN_MS after it, as
+      // the queue's wall clock and this monotonic one differ by a few ms), never by the retry
+      // schedule's next step, and never dead-lettered unsent.
+      return {
+        kind: "retry",
+        delayMs: Math.ceil(held) + HOLD_MARGIN_MS,
+        reason: `not sent: the sink asked to wait ${Math.ceil(held / 1000)} s more after a rate limit`,
+      };
     }
     const sent = await deps.egress({
       url: request.url,

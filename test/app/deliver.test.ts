@@ -224,7 +224,7 @@ describe("deliver", () => {
       monotonic += 1_000;
       outcomes.push(await deliverer.deliver(job("chat"), 1));
     }
-    expect(outcomes.map((o) => o.kind === "retry" && o.delayMs)).toEqual([59_000, 58_000, 57_000]);
+    expect(outcomes.map((o) => o.kind === "retry" && o.delayMs)).toEqual([59_100, 58_100, 57_100]);
     expect(sent).toHaveLength(1);
     // Another webhook is not held.
     expect(await deliverer.deliver(job("other"), 1)).toEqual({ kind: "ack" });
@@ -236,8 +236,58 @@ describe("deliver", () => {
     // A generic webhook is held the same way.
     limited = true;
     expect(await deliverer.deliver(job("hook"), 1)).toMatchObject({ kind: "retry", delayMs: 60_000 });
-    expect(await deliverer.deliver(job("hook"), 1)).toMatchObject({ kind: "retry", delayMs: 60_000 });
+    expect(await deliverer.deliver(job("hook"), 1)).toMatchObject({ kind: "retry", delayMs: 60_100 });
     expect(sent).toHaveLength(4);
+  });
+
+  it("holds the jobs that were waiting for their send slot when the 429 came, and retries a held job when the hold ends, whatever its attempts", async () => {
+    // A review, session 27: the hold was checked before a Slack job's slot wait only, so the jobs
+    // already in flight went out a second apart into the limit; and a held job came back through
+    // the retry schedule (5 min for 1 ms early; dead-lettered unsent with no retries left).
+    const policy = await policyFrom({
+      version: 1,
+      rules: [],
+      sinks: {
+        chat: { type: "slack", url: "https://hooks.slack.com/services/T0/B0/secretsecretsecret" },
+        hook: { type: "webhook", url: "https://sink.hookgate.test/in", retryScheduleSeconds: [] },
+      },
+    });
+    let monotonic = 5_000;
+    let limited = true;
+    const sent: number[] = [];
+    const deliverer = createDeliverer({
+      policy: () => policy,
+      egress: async () => {
+        sent.push(monotonic);
+        // The answer takes a moment: the other jobs are waiting for their slots meanwhile.
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        if (limited) {
+          limited = false;
+          return { ok: true, value: { status: 429, headers: { "retry-after": "60" }, body: "rate_limited" } };
+        }
+        return { ok: true, value: { status: 200, headers: {}, body: "ok" } };
+      },
+      env: () => undefined,
+      clock: { now: () => 1_000_000_000, monotonic: () => monotonic },
+      random: () => 0.5,
+      sleep: async (ms) => {
+        const until = monotonic + ms;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        monotonic = Math.max(monotonic, until);
+      },
+    });
+    const outcomes = await Promise.all([1, 2, 3, 4].map(() => deliverer.deliver(job("chat"), 1)));
+    expect(sent).toHaveLength(1);
+    expect(outcomes.map((o) => o.kind)).toEqual(["retry", "retry", "retry", "retry"]);
+    // A webhook with no retries left: held, it is retried, not dead-lettered.
+    limited = true;
+    expect(await deliverer.deliver(job("hook"), 1)).toMatchObject({ kind: "dead" });
+    monotonic += 59_999;
+    expect(await deliverer.deliver(job("hook"), 7)).toEqual({
+      kind: "retry",
+      delayMs: 101,
+      reason: "not sent: the sink asked to wait 1 s more after a rate limit",
+    });
   });
 
   it("retries a name that resolves to nothing (NXDOMAIN over DoH on Workers), as Node retries ENOTFOUND", async () => {
