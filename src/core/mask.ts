@@ -12,8 +12,14 @@ export const MASK = "[masked]";
 
 const SECRET_KEY =
   /passw(?:or)?d|passphrase|(?:^|_)(?:pass|pwd|pin)$|secret|token|(?:api|private|access|app|signing|master|encryption|client|account|auth)[_-]?key|^auth$|authorization|credential|cookie/i;
-/** An environment variable's name ending in `_KEY` (`OPENAI_KEY`, `STRIPE_KEY`): a credential by convention. */
-const SECRET_ENV_KEY = /^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*_KEY$/;
+/**
+ * A snake_case name ending in `_key` (`OPENAI_KEY`, `stripe_key`, `session_key`): a credential by
+ * convention, unless what qualifies it names a key that is data (`sort_key`, `PUBLIC_KEY`, an S3
+ * object's `s3_key`), which stays readable.
+ */
+const SECRET_ENV_KEY = /^[a-z][a-z0-9]*(?:_[a-z0-9]+)*_key$/i;
+const DATA_KEY =
+  /(?:^|_)(?:public|publishable|sort|partition|range|hash|primary|foreign|routing|cache|s3|object|idempotency|dedupe?|lookup|group|row|index|unique|search)_key$/i;
 /** Keys that name a secret rather than hold one (`secret_name`, `token_type`). */
 const NOT_SECRET_KEY = /(?:name|id|arn|type)$/i;
 /** Keys under which a number is a secret (a PIN); under the others it counts (`max_tokens: 4096`). */
@@ -33,7 +39,7 @@ export async function loadMaskShapes(): Promise<void> {
  * command or a file path, have none. test/unit/mask.test.ts checks the superset property.
  */
 export const MAY_HOLD_SECRET =
-  /PRIVATE KEY|AKIA|ASIA|gh[pousr]_|github_pat_|xox[abposr]-|xoxe[.-]|hf_|sg\.|xapp-|sk-|[sr]k_|npm_|AIza|glpat-|whsec_|eyJ|hooks\.slack\.com|webhooks\/|bearer|basic|token|@|passw|passphrase|secret|_pass|_pwd|api[_-]?key|access_?key|private_?key|app_?key|credential|cookie|auth|-key|curl|mysql|mariadb|login|sshpass|redis-cli|key-data|from-literal|pwd[ \t]{0,4}=|accountkey|sig=|signature=/i;
+  /PRIVATE KEY|AKIA|ASIA|gh[pousr]_|github_pat_|xox[abposr]-|xoxe[.-]|hf_|\bsg\.|xapp-|sk-|[sr]k_|npm_|AIza|glpat-|whsec_|eyJ|hooks\.slack\.com|webhooks\/|bearer|basic|token|@|passw|passphrase|secret|_pass|_pwd|api[_-]?key|access_?key|private_?key|app_?key|credential|cookie|auth|-key|curl|mysql|mariadb|login|sshpass|redis-cli|key-data|from-literal|pwd[ \t]{0,4}=|accountkey|sig=|signature=/i;
 
 export function maskString(text: string): string {
   return MAY_HOLD_SECRET.test(text) ? maskShapes(text) : text;
@@ -92,7 +98,7 @@ function maskDeep(value: unknown, run: MaskRun, depth: number): unknown {
   const out: Record<string, unknown> = {};
   for (const [key, item] of Object.entries(value)) {
     out[key] =
-      (SECRET_KEY.test(key) || SECRET_ENV_KEY.test(key)) && !NOT_SECRET_KEY.test(key)
+      (SECRET_KEY.test(key) || (SECRET_ENV_KEY.test(key) && !DATA_KEY.test(key))) && !NOT_SECRET_KEY.test(key)
         ? maskedWhole(item, NUMERIC_SECRET_KEY.test(key), depth + 1)
         : maskDeep(item, run, depth + 1);
   }

@@ -518,12 +518,12 @@ function codeSpan(raw: string, max: number): string {
 
 /**
  * Slack's three control characters escaped (api.slack.com "Escaping text"), `@channel`,
- * `@everyone` and `@here` in any case and whatever follows them defused (a zero-width space after
- * the @: Discord pings on them), cut to `max` characters of escaped text with a trailing "…",
+ * `@everyone` and `@here` in any case and followed by anything but a letter defused (a
+ * zero-width space after the @: Discord pings on them; `x@hereford.gov` is left whole), cut to `max` characters of escaped text with a trailing "…",
  * never inside an entity or a surrogate pair.
  */
 function escapeCut(raw: string, max: number): string {
-  const defused = raw.replace(/@(everyone|here|channel)/gi, "@\u200b$1");
+  const defused = raw.replace(/@(everyone|here|channel)(?![a-z])/gi, "@\u200b$1");
   const full = escapeSlack(defused);
   if (full.length <= max) return full;
   let out = "";

@@ -254,6 +254,13 @@ describe("maskValue", () => {
         sort_key: "created_at",
         keyboard: "us",
         OPENAI_KEY_ID: "id",
+        // A review: the *_KEY names in either case, and the ones that name data, not a secret.
+        openai_key: "o2",
+        session_key: "s2",
+        SORT_KEY: "created_at",
+        PUBLIC_KEY: "ssh-ed25519 AAAA",
+        STRIPE_PUBLISHABLE_KEY: "pk_live_x",
+        s3_key: "uploads/a.pdf",
       }),
     ).toEqual({
       access_key: MASK,
@@ -267,6 +274,12 @@ describe("maskValue", () => {
       sort_key: "created_at",
       keyboard: "us",
       OPENAI_KEY_ID: "id",
+      openai_key: MASK,
+      session_key: MASK,
+      SORT_KEY: "created_at",
+      PUBLIC_KEY: "ssh-ed25519 AAAA",
+      STRIPE_PUBLISHABLE_KEY: "pk_live_x",
+      s3_key: "uploads/a.pdf",
     });
   });
 

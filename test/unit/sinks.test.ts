@@ -734,6 +734,9 @@ describe("renderSlackMessage", () => {
     expect(sectionTexts(blocks as Block[])[0]).toContain(
       ">@\u200bchannel @\u200bHERE @\u200bEveryone @\u200bhere_ @\u200bhere @\u200beveryone @\u200bChannel1",
     );
+    // An address that only starts like one is left whole (a review: a zero-width space in it).
+    const address = renderSlackMessage(notification({ reason: "mail ops@hereford.gov" }));
+    expect(JSON.stringify(address.blocks)).toContain("ops@hereford.gov");
     const objects = (blocks as Block[]).flatMap((b) => [
       ...(b.type === "section" && b.text ? [b.text] : []),
       ...(b.fields ?? []),

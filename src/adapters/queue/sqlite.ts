@@ -289,9 +289,10 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
   // outlive the process. A clock stepped back (NTP correcting a host that resumed ahead) would
   // hold every delay and lease by the step, with nothing due meanwhile to show it. So each commit
   // compares the clock with the latest time this file has seen (written down at most once a
-  // minute, and read back, since the CLI may have moved the times already) and, on a step back,
-  // moves every future time back by it, none before now. A step forward makes jobs due early,
-  // which costs a retry sooner, never a job.
+  // minute, and read back, since another queue on the file may have moved the times already)
+  // and, on a step back, moves every future time back by it, none before now. A step forward
+  // makes jobs due early, which costs a retry sooner, never a job (so does a boot with the clock
+  // behind, once NTP steps it forward: the delays were moved back by the gap).
   const getSeen = db.prepare<[], number>("SELECT seen FROM queue_clock").pluck();
   const setSeen = db.prepare<[number]>(
     `INSERT INTO queue_clock (only, seen) VALUES (1, ?)
