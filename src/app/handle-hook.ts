@@ -30,6 +30,11 @@ export interface HookRequest {
   readonly dialect: Dialect | undefined;
   /** `x-hookgate-timeout`: the hook's own timeout in seconds, written by `hookgate init`. */
   readonly timeoutHeader?: string | undefined;
+  /**
+   * When the request arrived, on the clock's monotonic time (before its body was read): its
+   * deadline runs from then. Without it, from when handleHook starts.
+   */
+  readonly receivedAt?: number | undefined;
 }
 
 export interface HookOutcome {
@@ -149,6 +154,7 @@ export async function handleHook(
   options: HandleOptions = {},
 ): Promise<HookOutcome> {
   const started = deps.clock.monotonic();
+  const arrived = Math.min(request.receivedAt ?? started, started);
   const policy = deps.policy();
   const decisionId = deps.newId();
   const finish = (outcome: Omit<HookOutcome, "decisionId" | "policyHash" | "audit">, audit: AuditFields) => {
@@ -208,7 +214,16 @@ export async function handleHook(
     let remote: RemoteResult = NO_REMOTE;
     let shadowRun: RemoteResult | undefined;
     if (pending.length > 0 || shadowPending.length > 0) {
-      const context = { event, team: auth.team, policy, deadlineMs };
+      // The remote calls get what is left of the deadline, which runs from the request's arrival:
+      // reading a large body and the static rules have spent part of it already, and an answer
+      // after the client gave up lets the action through. No time left: each rule's onError now.
+      // (What the runtime leaves is read just now, so it is not counted down again.)
+      const left = Math.min(
+        requestDeadlineMs(event.name, event.dialect, policy.defaults.deadlineMs, request.timeoutHeader) -
+          (deps.clock.monotonic() - arrived),
+        deadlineMs,
+      );
+      const context = { event, team: auth.team, policy, deadlineMs: Math.max(0, left) };
       [remote, shadowRun] = await Promise.all([
         pending.length === 0 ? NO_REMOTE : runPending(deps, options, request, evaluation, pending, context),
         shadowPending.length === 0
@@ -249,7 +264,7 @@ export async function handleHook(
         secrets: policy.secrets,
         // The enqueue after the answer is built (Lambda) may take until the client stops waiting,
         // where the hook's timeout is known; else until the deadline the decision kept.
-        answerBy: started + (clientWaitsMs(event.name, event.dialect, request.timeoutHeader) ?? deadlineMs),
+        answerBy: arrived + (clientWaitsMs(event.name, event.dialect, request.timeoutHeader) ?? deadlineMs),
       });
       // Only a runtime that enqueues before answering (Node) hands back a promise.
       if (queued) await queued;

@@ -49,6 +49,7 @@ export interface RemoteInput {
   readonly body: string;
   readonly team: string;
   readonly policy: Policy;
+  /** What is left of the request's deadline (counted from its arrival) when the calls start. */
   readonly deadlineMs: number;
 }
 
@@ -107,6 +108,16 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
         const remaining = Math.max(0, deadlineAt - t0);
         const own = action === "prompt" ? rule.document.prompt?.timeoutMs : rule.document.forward?.timeoutMs;
         const budgetMs = Math.min(remaining, own ?? remaining);
+        if (budgetMs <= 0) {
+          // No time left of the request's deadline: the rule's onError at once, no call made.
+          const code = action === "prompt" ? "JUDGE_TIMEOUT" : "FORWARD_TIMEOUT";
+          const model = action === "prompt" ? rule.document.prompt?.model : undefined;
+          const result = onError(rule, input, { code, message: "no time left of the request's deadline" });
+          return {
+            effect: result.effect,
+            audit: { rule: rule.id, action, ms: 0, ...(model && { model }), ...result.audit } as RemoteAudit,
+          };
+        }
         let timer: ReturnType<typeof setTimeout> | undefined;
         let stop: (() => void) | undefined;
         const timedOut = new Promise<Attempt>((resolve) => {

@@ -50,6 +50,8 @@ export async function runHookRoute(
   request: HookRouteRequest,
   explain = false,
 ): Promise<HookRouteOutcome> {
+  // The deadline runs from here, the request's arrival: its body's reading counts against it.
+  const receivedAt = deps.clock.monotonic();
   const known = client === undefined || ROUTE_DIALECTS.has(client);
   const dialect = known ? (client as Dialect | undefined) : undefined;
   const refusal: RequestError | undefined =
@@ -76,6 +78,7 @@ export async function runHookRoute(
       authorization: request.authorization,
       dialect,
       timeoutHeader: request.timeoutHeader,
+      receivedAt,
     },
     { explain, audit: !explain, runRemote: !explain },
   );

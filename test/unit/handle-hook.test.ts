@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { type HookRequest, handleHook } from "../../src/app/handle-hook.js";
+import { createRemoteActions } from "../../src/app/remote-actions.js";
+import { runHookRoute } from "../../src/http/hook-route.js";
 import { policyFrom, sha256 } from "../support/policy.js";
 
 const policy = await policyFrom({
@@ -277,5 +279,70 @@ describe("an allow deepagents cannot be given whole", () => {
     expect(out.permissionDecision).toBe("allow");
     expect(out.updatedInput.content).toHaveLength(90_000);
     expect(audit).toMatchObject({ decision: "allow" });
+  });
+});
+
+describe("the remote calls' deadline", () => {
+  // x-hookgate-timeout 3 s: the request's deadline is 3000 - 250 ms, counted from its arrival.
+  const clocked = (at: { t: number }) => ({ ...deps, clock: { now: () => 0, monotonic: () => at.t } });
+  const timed = (tool: string, receivedAt?: number): HookRequest => ({
+    ...request(tool),
+    timeoutHeader: "3",
+    ...(receivedAt !== undefined && { receivedAt }),
+  });
+
+  it("is what is left of the request's deadline since it arrived", async () => {
+    const at = { t: 1000 };
+    const seen: number[] = [];
+    const remote = {
+      run: async (input: { deadlineMs: number }) => {
+        seen.push(input.deadlineMs);
+        return { effects: [], audit: [] };
+      },
+    };
+    await handleHook({ ...clocked(at), remote }, timed("Write", 0));
+    expect(seen).toEqual([1750]);
+  });
+
+  it("runs from before the body is read on a hook route", async () => {
+    const at = { t: 0 };
+    const seen: number[] = [];
+    const remote = {
+      run: async (input: { deadlineMs: number }) => {
+        seen.push(input.deadlineMs);
+        return { effects: [], audit: [] };
+      },
+    };
+    const body = request("Write").body;
+    await runHookRoute({ ...clocked(at), remote }, "claude-code", {
+      readBody: async () => {
+        at.t += 2000; // a large body, slowly read
+        return body as { ok: true; text: string };
+      },
+      contentType: "application/json",
+      authorization: undefined,
+      timeoutHeader: "3",
+    });
+    expect(seen).toEqual([750]);
+  });
+
+  it("applies onError at once, calling no model, when no time is left", async () => {
+    const at = { t: 2900 };
+    const calls: unknown[] = [];
+    const remote = createRemoteActions({
+      egress: async (r) => {
+        calls.push(r);
+        return new Promise(() => {});
+      },
+      env: () => "sk-k",
+      clock: { now: () => 0, monotonic: () => at.t },
+      sha256,
+    });
+    const outcome = await handleHook({ ...clocked(at), remote }, timed("Write", 0));
+    expect(calls).toEqual([]);
+    expect(JSON.parse(outcome.answer.body).hookSpecificOutput).toMatchObject({ permissionDecision: "deny" });
+    expect(outcome.audit.pending).toEqual([
+      expect.objectContaining({ rule: "judge", outcome: "JUDGE_TIMEOUT", onError: "deny" }),
+    ]);
   });
 });
