@@ -130,7 +130,8 @@ export function buildJudgeRequest(model: JudgeModel, prompt: string): JudgeHttpR
             },
           },
         ],
-        tool_choice: { type: "tool", name: VERDICT_TOOL },
+        // Exactly one tool call: without it the model may make several (parallel tool use).
+        tool_choice: { type: "tool", name: VERDICT_TOOL, disable_parallel_tool_use: true },
       }),
     };
   }
@@ -231,7 +232,14 @@ function readAnthropic(response: unknown): Result<Verdict, JudgeFailure> {
   // A verdict cut off at the token limit may still parse; it is not the model's whole answer.
   if (response.stop_reason === "max_tokens") return fail("JUDGE_OFF_SCHEMA", CUT_OFF("anthropic"));
   const calls = blocks.filter((b) => isRecord(b) && b.type === "tool_use");
-  if (calls.length > 1) return fail("JUDGE_OFF_SCHEMA", `anthropic made ${calls.length} tool calls, not one`);
+  if (calls.length > 1) {
+    // Asked for one call, it made several: read fail-safe, any verdict that says no is a no.
+    const no = calls.find(
+      (c) => isRecord(c) && c.name === VERDICT_TOOL && isRecord(c.input) && c.input.ok === false,
+    );
+    if (isRecord(no)) return readVerdict(no.input, "a verdict tool input");
+    return fail("JUDGE_OFF_SCHEMA", `anthropic made ${calls.length} tool calls, not one`);
+  }
   const call = calls[0];
   if (isRecord(call)) {
     if (call.name !== VERDICT_TOOL)

@@ -77,7 +77,7 @@ describe("buildJudgeRequest", () => {
     expect(body.max_tokens).toBe(512);
     expect(body.system).toBe(JUDGE_SYSTEM_PROMPT);
     expect(body.messages).toEqual([{ role: "user", content: "the rendered prompt" }]);
-    expect(body.tool_choice).toEqual({ type: "tool", name: "verdict" });
+    expect(body.tool_choice).toEqual({ type: "tool", name: "verdict", disable_parallel_tool_use: true });
     expect(body.tools).toHaveLength(1);
     expect(body.tools[0].name).toBe("verdict");
     const schema = body.tools[0].input_schema;
@@ -200,12 +200,12 @@ describe("parseJudgeResponse", () => {
       }),
     ],
     [
-      "two verdict calls",
+      "two verdict calls that both say yes",
       "anthropic",
       JSON.stringify({
         content: [
           { type: "tool_use", id: "a", name: "verdict", input: { ok: true, reason: "x" } },
-          { type: "tool_use", id: "b", name: "verdict", input: { ok: false, reason: "y" } },
+          { type: "tool_use", id: "b", name: "verdict", input: { ok: true, reason: "y" } },
         ],
       }),
     ],
@@ -227,6 +227,20 @@ describe("parseJudgeResponse", () => {
     const result = parseJudgeResponse(provider, 200, body);
     expect(result).toMatchObject({ ok: true, value: { ok: false } });
     expect(result.ok && Object.keys(result.value).sort()).toEqual(["ok", "reason"]);
+  });
+
+  it("reads several verdict calls fail-safe: any no is a no", () => {
+    const body = JSON.stringify({
+      content: [
+        { type: "tool_use", id: "a", name: "verdict", input: { ok: true, reason: "fine" } },
+        { type: "tool_use", id: "b", name: "verdict", input: { ok: false, reason: "writes /etc" } },
+      ],
+      stop_reason: "tool_use",
+    });
+    expect(parseJudgeResponse("anthropic", 200, body)).toEqual({
+      ok: true,
+      value: { ok: false, reason: "writes /etc" },
+    });
   });
 
   it("reads a text answer that says ok twice, false and true, as a no", () => {
