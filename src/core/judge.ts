@@ -235,7 +235,7 @@ function readAnthropic(response: unknown): Result<Verdict, JudgeFailure> {
   if (calls.length > 1) {
     // Asked for one call, it made several: read fail-safe, any verdict that says no is a no.
     const no = calls.find(
-      (c) => isRecord(c) && c.name === VERDICT_TOOL && isRecord(c.input) && c.input.ok === false,
+      (c) => isRecord(c) && c.name === VERDICT_TOOL && isRecord(c.input) && saysNo(c.input.ok),
     );
     if (isRecord(no)) return readVerdict(no.input, "a verdict tool input");
     return fail("JUDGE_OFF_SCHEMA", `anthropic made ${calls.length} tool calls, not one`);
@@ -252,9 +252,7 @@ function readAnthropic(response: unknown): Result<Verdict, JudgeFailure> {
     .join("");
   if (text.trim() === "")
     return fail("JUDGE_OFF_SCHEMA", "anthropic answered with neither a tool call nor text");
-  const verdict = parseJson(text);
-  if (!verdict.ok) return fail("JUDGE_OFF_SCHEMA", "anthropic answered with text that is not a JSON verdict");
-  return readVerdict(verdict.value, "the text verdict", text);
+  return readTextVerdict(text, "the text verdict", "anthropic answered with text that is not a JSON verdict");
 }
 
 function readOpenAi(response: unknown, secrets: readonly string[]): Result<Verdict, JudgeFailure> {
@@ -272,15 +270,61 @@ function readOpenAi(response: unknown, secrets: readonly string[]): Result<Verdi
   if (typeof message.content !== "string" || message.content.trim() === "") {
     return fail("JUDGE_OFF_SCHEMA", "openai answered without message content");
   }
-  const verdict = parseJson(message.content);
-  if (!verdict.ok) return fail("JUDGE_OFF_SCHEMA", "openai answered with content that is not a JSON verdict");
-  return readVerdict(verdict.value, "the content verdict", message.content);
+  return readTextVerdict(
+    message.content,
+    "the content verdict",
+    "openai answered with content that is not a JSON verdict",
+  );
 }
 
 const CUT_OFF = (provider: string) =>
   `${provider} stopped at the ${MAX_TOKENS}-token limit before finishing its verdict (a reasoning model can spend them all on reasoning)`;
 
 const VERDICT_KEYS: ReadonlySet<string> = new Set(["ok", "reason", "impossible"]);
+
+/** `"ok": false` (or `"ok": "false"`) as a key and its value in an answer's text. */
+const OK_FALSE = /"ok"\s*:\s*(?:false\b|"\s*false\s*")/i;
+
+/** An `ok` that says no: `false`, or the string `"false"` (read fail-safe, a no, not onError). */
+function saysNo(ok: unknown): boolean {
+  return ok === false || (typeof ok === "string" && ok.trim().toLowerCase() === "false");
+}
+
+/**
+ * A verdict that came as text. Only a clean JSON object is read as a verdict; text that is not
+ * one (prose around it, a code fence, two objects) is off-schema, unless it says `"ok": false`
+ * somewhere: that is a no, fail-safe, with the reason of an object in it that says so.
+ */
+function readTextVerdict(text: string, what: string, unreadable: string): Result<Verdict, JudgeFailure> {
+  const parsed = parseJson(text);
+  if (parsed.ok && isRecord(parsed.value)) return readVerdict(parsed.value, what, text);
+  if (OK_FALSE.test(text)) {
+    return ok({ ok: false, reason: noReasonIn(text) ?? "(the model gave no reason it could be read for)" });
+  }
+  return parsed.ok
+    ? fail("JUDGE_OFF_SCHEMA", `${what} is not an object`)
+    : fail("JUDGE_OFF_SCHEMA", unreadable);
+}
+
+/** The string reason of the first JSON object in `text` whose `ok` says no, if there is one. */
+function noReasonIn(text: string): string | undefined {
+  const opens: number[] = [];
+  const closes: number[] = [];
+  for (let i = 0; i < text.length && opens.length + closes.length < 200; i++) {
+    if (text[i] === "{") opens.push(i);
+    else if (text[i] === "}") closes.push(i);
+  }
+  for (const start of opens) {
+    for (const end of closes) {
+      if (end < start) continue;
+      const candidate = parseJson(text.slice(start, end + 1));
+      if (candidate.ok && isRecord(candidate.value) && saysNo(candidate.value.ok)) {
+        return typeof candidate.value.reason === "string" ? candidate.value.reason : undefined;
+      }
+    }
+  }
+  return undefined;
+}
 
 /**
  * `text`: the answer as the model wrote it, when it came as text (a JSON.parse keeps the last of
@@ -292,8 +336,8 @@ function readVerdict(value: unknown, what: string, text?: string): Result<Verdic
   if (!isRecord(value)) return fail("JUDGE_OFF_SCHEMA", `${what} is not an object`);
   const problem = verdictProblem(value);
   const reason = typeof value.reason === "string" ? value.reason : "(the model gave no reason)";
-  if (value.ok === false && problem !== undefined) return ok({ ok: false, reason });
-  if (value.ok === true && text !== undefined && /"ok"\s*:\s*false/.test(text)) {
+  if (saysNo(value.ok) && problem !== undefined) return ok({ ok: false, reason });
+  if (value.ok !== false && text !== undefined && OK_FALSE.test(text)) {
     return ok({ ok: false, reason: `the model's answer says both ok true and ok false: ${reason}` });
   }
   if (problem !== undefined || typeof value.ok !== "boolean")

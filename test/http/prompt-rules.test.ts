@@ -174,7 +174,7 @@ describe("prompt rules: failures answer with onError", () => {
       { status: 429, body: '{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}' },
       "JUDGE_HTTP_ERROR",
     ],
-    ["code-fenced JSON", { text: '```json\n{"ok": false, "reason": "x"}\n```' }, "JUDGE_OFF_SCHEMA"],
+    ["code-fenced JSON", { text: '```json\n{"ok": true, "reason": "x"}\n```' }, "JUDGE_OFF_SCHEMA"],
     ["an off-schema answer", { verdict: { ok: "no", reason: 5 } as never }, "JUDGE_OFF_SCHEMA"],
     ["a reset connection", { reset: true }, "EGRESS_CONNECT_FAILED"],
   ] as const)("%s", async (_name, script, code) => {

@@ -181,7 +181,7 @@ describe("parseJudgeResponse", () => {
       "openai",
       openaiAnswer('{"ok":true,"reason":"fine","impossible":false,"decision":"allow"}'),
     ],
-    ["ok as a string", "anthropic", anthropicToolAnswer({ ok: "false", reason: "x" })],
+    ["ok as a string", "anthropic", anthropicToolAnswer({ ok: "yes", reason: "x" })],
     ["ok as a string", "openai", openaiAnswer('{"ok":"true","reason":"fine"}')],
     ["reason as a number", "anthropic", anthropicToolAnswer({ ok: true, reason: 3 })],
     ["impossible as a string", "openai", openaiAnswer('{"ok":true,"reason":"x","impossible":"yes"}')],
@@ -240,6 +240,35 @@ describe("parseJudgeResponse", () => {
     expect(parseJudgeResponse("anthropic", 200, body)).toEqual({
       ok: true,
       value: { ok: false, reason: "writes /etc" },
+    });
+  });
+
+  it.each([
+    [
+      "ok as the string false in a tool call",
+      "anthropic",
+      anthropicToolAnswer({ ok: "false", reason: "no" }),
+    ],
+    ["ok as the string false in text", "openai", openaiAnswer('{"ok":"false","reason":"no"}')],
+    ["a code-fenced no", "openai", openaiAnswer('```json\n{"ok": false, "reason": "no"}\n```')],
+    ["a code-fenced no", "anthropic", anthropicTextAnswer('```json\n{"ok": false, "reason": "no"}\n```')],
+    ["prose around a no", "openai", openaiAnswer('Verdict: {"ok": false, "reason": "no"} Done.')],
+    [
+      "two objects, the second a no",
+      "openai",
+      openaiAnswer('{"ok": true, "reason": "a"}\n{"ok": false, "reason": "no"}'),
+    ],
+    ["a no in an array", "openai", openaiAnswer('[{"ok": false, "reason": "no"}]')],
+  ] as const)("reads %s from %s as a no, fail-safe", (_name, provider, body) => {
+    expect(parseJudgeResponse(provider, 200, body)).toEqual({ ok: true, value: { ok: false, reason: "no" } });
+  });
+
+  it("reads unreadable text that says ok false, with no object to take a reason from, as a no", () => {
+    expect(
+      parseJudgeResponse("openai", 200, openaiAnswer('"ok": false, because it writes /etc')),
+    ).toMatchObject({
+      ok: true,
+      value: { ok: false },
     });
   });
 
