@@ -104,6 +104,7 @@ const HOOK_ANSWER = JSON.stringify({
 const MODEL_REASON = "no";
 const MODEL_ANSWER = JSON.stringify({
   content: [{ type: "tool_use", id: "t", name: "verdict", input: { ok: false, reason: MODEL_REASON } }],
+  stop_reason: "tool_use",
 });
 
 function policyDocument(hookUrl, modelUrl) {

@@ -228,9 +228,14 @@ function readAnthropic(response: unknown): Result<Verdict, JudgeFailure> {
     return fail("JUDGE_MALFORMED", "anthropic answered without a content array");
   }
   const blocks: unknown[] = response.content;
-  if (response.stop_reason === "refusal") return fail("JUDGE_REFUSED", "anthropic refused to judge");
+  const stop = response.stop_reason;
+  if (stop === "refusal") return fail("JUDGE_REFUSED", "anthropic refused to judge");
   // A verdict cut off at the token limit may still parse; it is not the model's whole answer.
-  if (response.stop_reason === "max_tokens") return fail("JUDGE_OFF_SCHEMA", CUT_OFF("anthropic"));
+  if (stop === "max_tokens") return fail("JUDGE_OFF_SCHEMA", CUT_OFF("anthropic"));
+  // Only a stop known to end a whole answer lets it decide: an answer cut at the context window,
+  // a paused turn, or a stop this code does not know may hold a partial verdict.
+  if (typeof stop !== "string" || !ANTHROPIC_WHOLE.has(stop))
+    return fail("JUDGE_OFF_SCHEMA", NOT_WHOLE("anthropic", "stop_reason", stop));
   const calls = blocks.filter((b) => isRecord(b) && b.type === "tool_use");
   if (calls.length > 1) {
     // Asked for one call, it made several: read fail-safe, any verdict that says no is a no.
@@ -267,6 +272,8 @@ function readOpenAi(response: unknown, secrets: readonly string[]): Result<Verdi
   if (finish === "content_filter")
     return fail("JUDGE_REFUSED", "openai's content filter withheld the answer");
   if (finish === "length") return fail("JUDGE_OFF_SCHEMA", CUT_OFF("openai"));
+  if (typeof finish !== "string" || !OPENAI_WHOLE.has(finish))
+    return fail("JUDGE_OFF_SCHEMA", NOT_WHOLE("openai", "finish_reason", finish));
   if (typeof message.content !== "string" || message.content.trim() === "") {
     return fail("JUDGE_OFF_SCHEMA", "openai answered without message content");
   }
@@ -276,6 +283,15 @@ function readOpenAi(response: unknown, secrets: readonly string[]): Result<Verdi
     "openai answered with content that is not a JSON verdict",
   );
 }
+
+/** The stop reasons that end a whole answer; any other sends the rule to its onError. */
+const ANTHROPIC_WHOLE: ReadonlySet<string> = new Set(["end_turn", "tool_use", "stop_sequence"]);
+const OPENAI_WHOLE: ReadonlySet<string> = new Set(["stop", "tool_calls"]);
+
+const NOT_WHOLE = (provider: string, field: string, value: unknown) =>
+  `${provider} stopped with ${field} ${
+    typeof value === "string" ? JSON.stringify(shorten(maskString(value), 40)) : "missing"
+  }, which does not end a whole answer`;
 
 const CUT_OFF = (provider: string) =>
   `${provider} stopped at the ${MAX_TOKENS}-token limit before finishing its verdict (a reasoning model can spend them all on reasoning)`;

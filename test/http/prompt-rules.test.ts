@@ -25,6 +25,7 @@ beforeAll(async () => {
       res.end(
         JSON.stringify({
           content: [{ type: "tool_use", id: "t", name: "verdict", input: { ok: true, reason: "fine" } }],
+          stop_reason: "tool_use",
         }),
       );
     }, 100);

@@ -410,6 +410,70 @@ describe("parseJudgeResponse", () => {
     }
   });
 
+  it.each([
+    ["model_context_window_exceeded", '"model_context_window_exceeded"'],
+    ["pause_turn", '"pause_turn"'],
+    ["compaction", '"compaction"'],
+    [undefined, "missing"],
+  ])("does not take an Anthropic verdict that stopped with %s", (stop, named) => {
+    for (const content of [
+      [{ type: "tool_use", id: "toolu_1", name: "verdict", input: { ok: true, reason: "fi" } }],
+      [{ type: "text", text: '{"ok":true,"reason":"fine"}' }],
+    ]) {
+      const body = JSON.stringify({ type: "message", content, ...(stop && { stop_reason: stop }) });
+      expect(parseJudgeResponse("anthropic", 200, body)).toEqual({
+        ok: false,
+        error: {
+          code: "JUDGE_OFF_SCHEMA",
+          message: `anthropic stopped with stop_reason ${named}, which does not end a whole answer`,
+        },
+      });
+    }
+  });
+
+  it.each(["end_turn", "tool_use", "stop_sequence"])(
+    "takes an Anthropic verdict that stopped with %s",
+    (stop) => {
+      const body = JSON.stringify({
+        type: "message",
+        content: [{ type: "tool_use", id: "toolu_1", name: "verdict", input: { ok: true, reason: "fine" } }],
+        stop_reason: stop,
+      });
+      expect(parseJudgeResponse("anthropic", 200, body)).toEqual({
+        ok: true,
+        value: { ok: true, reason: "fine" },
+      });
+    },
+  );
+
+  it.each([
+    ["function_call", '"function_call"'],
+    [null, "missing"],
+    ["tool_calls", undefined],
+    ["stop", undefined],
+  ])("takes an OpenAI verdict that finished with %s only when it ends a whole answer", (finish, named) => {
+    const body = JSON.stringify({
+      choices: [
+        {
+          index: 0,
+          message: { role: "assistant", content: '{"ok":true,"reason":"fine","impossible":false}' },
+          finish_reason: finish,
+        },
+      ],
+    });
+    expect(parseJudgeResponse("openai", 200, body)).toEqual(
+      named === undefined
+        ? { ok: true, value: { ok: true, reason: "fine", impossible: false } }
+        : {
+            ok: false,
+            error: {
+              code: "JUDGE_OFF_SCHEMA",
+              message: `openai stopped with finish_reason ${named}, which does not end a whole answer`,
+            },
+          },
+    );
+  });
+
   it("reports OpenAI's content filter as JUDGE_REFUSED", () => {
     const body = JSON.stringify({
       choices: [
