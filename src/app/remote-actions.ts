@@ -324,6 +324,7 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
       sent.value.status,
       sent.value.body,
       input.event.name,
+      input.event.dialect,
       input.policy.secrets,
     );
     if (!parsed.ok) return withAudit(onError(rule, input, parsed.error), detail);

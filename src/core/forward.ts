@@ -6,6 +6,7 @@
  */
 import type { RuleEffect } from "./decision.js";
 import { honouredDecision, PERMISSION_EVENTS } from "./event-capabilities.js";
+import type { Dialect } from "./hook-event.js";
 import { maskString, scrubSecrets } from "./mask.js";
 import type { DecisionKind } from "./policy-schema.js";
 import type { EnvReader } from "./ports.js";
@@ -103,10 +104,14 @@ const MASKED_CHARS = 8192;
 interface Reading {
   readonly issues: string[];
   readonly secrets: readonly string[];
+  readonly dialect: Dialect;
 }
 
 /**
  * Reads a downstream answer as Claude Code reads an http hook (clients.md §4.1/§4.2/§6).
+ * `dialect` is the client the event came from, which the downstream server answers for: on a
+ * PermissionRequest Claude Code requires the `decision` object, while deepcode reads
+ * `permissionDecision` there (§6.3), so that is read in its place for the other clients only.
  * `secrets` (`Policy.secrets`) are scrubbed from what a failure message quotes of the answer, and
  * from the texts it hands the agent: a server that quotes the credential it was called with
  * (`caller Bearer … may not run this`) must not pass it on.
@@ -116,6 +121,7 @@ export function parseForwardResponse(
   status: number,
   body: string,
   eventName: string,
+  dialect: Dialect,
   secrets: readonly string[] = [],
 ): Result<RuleEffect, ForwardFailure> {
   // §4.2: 3xx is not followed, and on any non-2xx the body is ignored, whatever it says.
@@ -140,7 +146,7 @@ export function parseForwardResponse(
   // semantics, so Claude Code reports success and reads nothing else.
   if (field(output, "async") === true) return ok({ ruleId });
 
-  const reading: Reading = { issues: [], secrets };
+  const reading: Reading = { issues: [], secrets, dialect };
   const check = <T>(value: unknown, path: string, expected: string, is: (v: unknown) => v is T) =>
     expect(value, path, expected, is, reading);
   const stop = check(field(output, "continue"), "continue", "a boolean", isBoolean);
@@ -153,6 +159,9 @@ export function parseForwardResponse(
   );
   const topReason = check(field(output, "reason"), "reason", "a string", isString);
   const systemMessage = check(field(output, "systemMessage"), "systemMessage", "a string", isString);
+  // Not read, but typed: Claude Code fails the whole answer when one of them has another type.
+  check(field(output, "suppressOutput"), "suppressOutput", "a boolean", isBoolean);
+  check(field(output, "terminalSequence"), "terminalSequence", "a string", isString);
   const specific = readSpecific(field(output, "hookSpecificOutput"), eventName, reading);
   if (reading.issues.length > 0) return offSchema(reading.issues);
 
@@ -267,7 +276,13 @@ function readSpecific(value: unknown, eventName: string, reading: Reading): Spec
   if (eventName !== "PermissionRequest") return base;
 
   const answer = field(value, "decision");
-  if (answer === undefined) return base;
+  if (answer === undefined) {
+    // Required in Claude Code's PermissionRequest variant (§6.1): without it the answer is a hook
+    // error there, never a grant; deepcode reads permissionDecision instead (§6.3).
+    if (reading.dialect !== "claude-code") return base;
+    issues.push(`${at("decision")}: required field is missing`);
+    return undefined;
+  }
   if (!isObject(answer)) {
     issues.push(`${at("decision")}: expected an object, got ${describe(answer, secrets)}`);
     return undefined;
@@ -290,6 +305,14 @@ function readSpecific(value: unknown, eventName: string, reading: Reading): Spec
       at("decision.updatedInput"),
       "an object",
       isObject,
+      reading,
+    );
+    // Never passed on (a team server adds no permission rules), but typed as Claude Code types it.
+    expect(
+      field(answer, "updatedPermissions"),
+      at("decision.updatedPermissions"),
+      "an array of objects",
+      isObjectArray,
       reading,
     );
     return {
@@ -367,6 +390,7 @@ function field(object: Json, key: string): unknown {
 const isString = (v: unknown): v is string => typeof v === "string";
 const isBoolean = (v: unknown): v is boolean => typeof v === "boolean";
 const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
+const isObjectArray = (v: unknown): v is Json[] => Array.isArray(v) && v.every(isObject);
 const isIn =
   <T extends string>(values: readonly T[]) =>
   (v: unknown): v is T =>

@@ -448,6 +448,24 @@ describe("forward rules", () => {
     expect(lastAudit(app).pending).toEqual([expect.objectContaining({ rule: "judge", outcome: "OK" })]);
   });
 
+  it("grants no Claude Code PermissionRequest from a permissionDecision without the decision object", async () => {
+    // Claude Code's schema requires `decision` there (clients.md §6.1): a hook error to it, onError here.
+    const app = await appWith();
+    next = {
+      body: JSON.stringify({
+        hookSpecificOutput: { hookEventName: "PermissionRequest", permissionDecision: "allow" },
+      }),
+    };
+    const body = await jsonOf(await app.post("/v1/hooks/claude-code", permissionRequest));
+    expect(body.hookSpecificOutput.decision).toEqual({
+      behavior: "deny",
+      message: expect.stringContaining("FORWARD_OFF_SCHEMA"),
+    });
+    expect(lastAudit(app).pending).toEqual([
+      expect.objectContaining({ outcome: "FORWARD_OFF_SCHEMA", onError: "deny" }),
+    ]);
+  });
+
   it("keeps a forwarded ask on PermissionRequest above another rule's allow, though it cannot be sent there", async () => {
     // POLICY.md: ask over allow. The dialog cannot carry an ask, so no decision is sent and the
     // client shows its dialog, as for a `decide: "ask"` rule beside an allow rule.
@@ -458,7 +476,14 @@ describe("forward rules", () => {
         hookSpecificOutput: { hookEventName: "PermissionRequest", permissionDecision: "ask" },
       }),
     };
-    const res = await app.post("/v1/hooks", permissionRequest);
+    // deepcode's: it reads permissionDecision there, where Claude Code requires the decision object.
+    const deepcodeRequest = {
+      hook_event_name: "PermissionRequest",
+      cwd: "/p",
+      tool_name: "Bash",
+      tool_desc: "x",
+    };
+    const res = await app.post("/v1/hooks/deepcode", deepcodeRequest);
     expect(res.status).toBe(200);
     expect(await res.text()).toBe("");
     // The same for the forward's own failure under onError "ask".

@@ -2,6 +2,7 @@
 import { describe, expect, it, vi } from "vitest";
 import type { RuleEffect } from "../../src/core/decision.js";
 import { type ForwardFailureCode, interpolateHeaders, parseForwardResponse } from "../../src/core/forward.js";
+import type { Dialect } from "../../src/core/hook-event.js";
 import type { EnvReader } from "../../src/core/ports.js";
 
 const ENV: Readonly<Record<string, string>> = {
@@ -77,8 +78,8 @@ describe("interpolateHeaders", () => {
   });
 });
 
-const parse = (body: string, event = "PreToolUse", status = 200) =>
-  parseForwardResponse("r1", status, body, event);
+const parse = (body: string, event = "PreToolUse", status = 200, dialect: Dialect = "claude-code") =>
+  parseForwardResponse("r1", status, body, event, dialect);
 const effect = (fields: Omit<RuleEffect, "ruleId"> = {}) => ({
   ok: true,
   value: { ruleId: "r1", ...fields },
@@ -170,7 +171,7 @@ describe("parseForwardResponse: what a failure message quotes of the answer", ()
       "FORWARD_WRONG_EVENT",
     ],
   ] as const)("scrubs the policy's secrets from %s before cutting it", (_, body, code) => {
-    const result = parseForwardResponse("r1", 200, body, "PreToolUse", [SECRET]);
+    const result = parseForwardResponse("r1", 200, body, "PreToolUse", "claude-code", [SECRET]);
     expect(result).toStrictEqual(failed(code));
     const message = result.ok ? "" : result.error.message;
     expect(message).toMatch(/x{90}\[masked\] a?…/);
@@ -249,6 +250,68 @@ describe("parseForwardResponse: schema (clients.md §6.1)", () => {
     );
     expect(result).toStrictEqual(failed("FORWARD_OFF_SCHEMA"));
     expect(!result.ok && result.error.message).toContain(`${path}:`);
+  });
+
+  it("PermissionRequest: a bad hookSpecificOutput.decision.updatedPermissions is off-schema and named", () => {
+    for (const updatedPermissions of ["everything", {}, ["addRules"], null]) {
+      const result = parse(
+        json({
+          hookSpecificOutput: {
+            hookEventName: "PermissionRequest",
+            decision: { behavior: "allow", updatedPermissions },
+          },
+        }),
+        "PermissionRequest",
+      );
+      expect(result).toStrictEqual(failed("FORWARD_OFF_SCHEMA"));
+      expect(!result.ok && result.error.message).toContain("hookSpecificOutput.decision.updatedPermissions:");
+    }
+  });
+
+  it.each([
+    ["suppressOutput", { suppressOutput: "no" }],
+    ["terminalSequence", { terminalSequence: 7 }],
+  ])("a bad top-level %s is off-schema, as Claude Code fails the whole answer on it", (path, fields) => {
+    const result = parse(
+      json({ ...fields, hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "allow" } }),
+    );
+    expect(result).toStrictEqual(failed("FORWARD_OFF_SCHEMA"));
+    expect(!result.ok && result.error.message).toContain(`${path}:`);
+    expect(parse(json({ suppressOutput: true, terminalSequence: "\u0007" }))).toStrictEqual(effect());
+  });
+
+  describe("PermissionRequest without the decision object", () => {
+    const body = (permissionDecision: string) =>
+      json({
+        hookSpecificOutput: {
+          hookEventName: "PermissionRequest",
+          permissionDecision,
+          permissionDecisionReason: "why",
+        },
+      });
+
+    it("is off-schema from Claude Code, whose schema requires it: never a grant", () => {
+      for (const decision of ["allow", "deny", "ask"]) {
+        const result = parse(body(decision), "PermissionRequest");
+        expect(result).toStrictEqual(failed("FORWARD_OFF_SCHEMA"));
+        expect(!result.ok && result.error.message).toContain(
+          "hookSpecificOutput.decision: required field is missing",
+        );
+      }
+      expect(
+        parse(json({ hookSpecificOutput: { hookEventName: "PermissionRequest" } }), "PermissionRequest"),
+      ).toStrictEqual(failed("FORWARD_OFF_SCHEMA"));
+    });
+
+    it("reads deepcode's permissionDecision there (clients.md §6.3)", () => {
+      expect(parse(body("deny"), "PermissionRequest", 200, "deepcode")).toStrictEqual(
+        effect({ decision: "deny", reason: "why" }),
+      );
+      // Not sent, but it still outranks another rule's allow (ask over allow).
+      expect(parse(body("ask"), "PermissionRequest", 200, "deepcode")).toStrictEqual(
+        effect({ withheld: "ask" }),
+      );
+    });
   });
 
   it("fails TV-10 (hookSpecificOutput without hookEventName), even next to a block", () => {
@@ -478,31 +541,6 @@ describe("parseForwardResponse: effects (clients.md §6.2)", () => {
         },
       }),
       { decision: "deny", reason: 'the downstream hook (rule "r1") decided deny', stop: true },
-    ],
-    [
-      "PermissionRequest, deepcode's permissionDecision only",
-      "PermissionRequest",
-      json({
-        hookSpecificOutput: {
-          hookEventName: "PermissionRequest",
-          permissionDecision: "deny",
-          permissionDecisionReason: "no",
-        },
-      }),
-      { decision: "deny", reason: "no" },
-    ],
-    [
-      "PermissionRequest cannot honour ask",
-      "PermissionRequest",
-      json({
-        hookSpecificOutput: {
-          hookEventName: "PermissionRequest",
-          permissionDecision: "ask",
-          permissionDecisionReason: "why",
-        },
-      }),
-      // Not sent, but it still outranks another rule's allow (ask over allow).
-      { withheld: "ask" },
     ],
     [
       "PermissionRequest legacy block",
