@@ -10,6 +10,15 @@ import type { Dialect } from "./hook-event.js";
 /** What is kept back from a client's limit for the network and the rendering of the answer. */
 export const DEADLINE_MARGIN_MS = 250;
 
+/**
+ * The longest a request may take, whatever the policy or the header says: Claude Code's default
+ * http hook timeout (and deepagents v2's command hook default) is 600 s, past which the client
+ * cancels the hook and lets the action through, so a longer deadline only ever answers too late.
+ * It also keeps every timer below setTimeout's 2^31-1 ms, past which Node fires it after 1 ms.
+ */
+export const MAX_DEADLINE_MS = 600_000 - DEADLINE_MARGIN_MS;
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /** Each client's own limit on one event, where it is shorter than the 600 s default. */
 function clientLimitMs(event: string, dialect: Dialect): number | undefined {
   // The legacy dispatcher (and the migration adapter) kill a hook after 5 s (clients.md §8).
@@ -35,7 +44,7 @@ export function requestDeadlineMs(
   timeoutHeader: string | undefined,
   runtimeLeftMs = Number.POSITIVE_INFINITY,
 ): number {
-  let limit = Math.min(policyDeadlineMs, runtimeLeftMs);
+  let limit = Math.min(policyDeadlineMs, runtimeLeftMs, MAX_DEADLINE_MS, MAX_TIMER_MS);
   const client = clientLimitMs(event, dialect);
   if (client !== undefined) limit = Math.min(limit, client - DEADLINE_MARGIN_MS);
   const seconds = headerSeconds(timeoutHeader);

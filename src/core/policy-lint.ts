@@ -5,6 +5,7 @@
  */
 
 import { listTeams, teamsOf } from "./auth.js";
+import { DEADLINE_MARGIN_MS, MAX_DEADLINE_MS } from "./deadline.js";
 import { classifyAddress, isIpLiteral, metadataOpened } from "./egress/address.js";
 import { DEFAULT_EGRESS_POLICY } from "./egress/policy.js";
 import { checkUrl } from "./egress/url.js";
@@ -53,6 +54,12 @@ export function lintPolicy(policy: Policy, env?: EnvReader): PolicyIssue[] {
       `is empty: no caller can authenticate, so every request is answered with auth.onFailure; add a token per team (hookgate token hash), or remove "auth" for a gateway on one machine`,
     );
   }
+  const deadline = policy.document.defaults?.deadlineMs;
+  if (deadline !== undefined && deadline > MAX_DEADLINE_MS)
+    warn(
+      "$.defaults.deadlineMs",
+      `is above ${MAX_DEADLINE_MS} ms and is capped there: Claude Code lets an action through when an http hook takes longer than its 600 s default, less the ${DEADLINE_MARGIN_MS} ms hookgate keeps for the answer`,
+    );
   const denyAll = unconditionalDenies(policy);
   const teams = teamsOf(policy.document);
   for (const rule of policy.rules) {

@@ -210,6 +210,15 @@ describe("prompt rules: failures answer with onError", () => {
     );
   });
 
+  it("waits for the model under a deadlineMs past setTimeout's 2^31-1 ms, capped at 600 s", async () => {
+    // Uncapped, the timer overflowed and fired after 1 ms: JUDGE_TIMEOUT, the onError (allow).
+    const app = await appWith({ onError: "allow" }, {}, { defaults: { deadlineMs: 3_000_000_000 } });
+    model.script({ delayMs: 50, next: { verdict: { ok: false, reason: "writes /etc" } } });
+    const res = await app.post("/v1/hooks", write("/etc/x"));
+    expect((await jsonOf(res)).hookSpecificOutput).toMatchObject({ permissionDecision: "deny" });
+    expect(lastAudit(app).pending).toEqual([expect.objectContaining({ outcome: "OK" })]);
+  });
+
   it("refuses a model URL outside the egress allowlist, through onError", async () => {
     const app = await appWith(
       {},

@@ -23,6 +23,18 @@ describe("requestDeadlineMs", () => {
     expect(requestDeadlineMs("PreToolUse", "claude-code", policy, "soon")).toBe(policy);
   });
 
+  it("never passes Claude Code's 600 s default hook timeout, nor setTimeout's 2^31-1 ms", () => {
+    for (const deadline of [900_000, 2 ** 31, 3_000_000_000, Number.MAX_SAFE_INTEGER]) {
+      expect(requestDeadlineMs("PreToolUse", "claude-code", deadline, undefined)).toBe(
+        600_000 - DEADLINE_MARGIN_MS,
+      );
+      expect(requestDeadlineMs("PreToolUse", "deepagents", deadline, "1000")).toBe(
+        600_000 - DEADLINE_MARGIN_MS,
+      );
+    }
+    expect(clientWaitsMs("PreToolUse", "claude-code", "1e9")).toBe(600_000 - DEADLINE_MARGIN_MS);
+  });
+
   it("keeps under what the runtime leaves for answering (a Lambda invocation's time)", () => {
     expect(requestDeadlineMs("PreToolUse", "claude-code", policy, undefined, 1000)).toBe(1000);
     expect(requestDeadlineMs("PreToolUse", "claude-code", policy, "25", 28_500)).toBe(

@@ -311,6 +311,22 @@ describe("lintPolicy: an onError no client can honour", () => {
   });
 });
 
+describe("lintPolicy: defaults.deadlineMs", () => {
+  it("says a deadline above 600 s, less the margin, is capped", async () => {
+    const warned = async (deadlineMs: number) =>
+      lintPolicy(
+        await policyFrom({ version: 1, auth: { tokens: [] }, defaults: { deadlineMs }, rules: [] }),
+      ).filter((w) => w.path === "$.defaults.deadlineMs");
+    expect(await warned(900_000)).toEqual([
+      expect.objectContaining({
+        severity: "warning",
+        message: expect.stringMatching(/^is above 599750 ms and is capped there/),
+      }),
+    ]);
+    expect(await warned(599_750)).toEqual([]);
+  });
+});
+
 describe("lintPolicy: a request-level ask", () => {
   it("says that defaults.onError and auth.onFailure ask only on PreToolUse", async () => {
     const policy = await policyFrom({
