@@ -67,7 +67,16 @@ export function clientWaitsMs(
   return requestDeadlineMs(event, dialect, Number.POSITIVE_INFINITY, timeoutHeader);
 }
 
+/**
+ * The header's seconds: its first comma-separated value (a header sent twice arrives joined as
+ * `3, 3`), which may end in `s` (`3s`, as a hook's timeout is written by hand). Anything else that
+ * is not a positive number is refused, and the policy's deadline applies.
+ */
 function headerSeconds(timeoutHeader: string | undefined): number | undefined {
-  const seconds = timeoutHeader === undefined ? Number.NaN : Number(timeoutHeader);
+  const first = timeoutHeader
+    ?.split(",")[0]
+    ?.trim()
+    .replace(/(?<=\d|\.)s$/, "");
+  const seconds = first === undefined || first === "" ? Number.NaN : Number(first);
   return Number.isFinite(seconds) && seconds > 0 ? seconds : undefined;
 }

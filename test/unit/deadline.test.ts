@@ -35,6 +35,13 @@ describe("requestDeadlineMs", () => {
     expect(clientWaitsMs("PreToolUse", "claude-code", "1e9")).toBe(600_000 - DEADLINE_MARGIN_MS);
   });
 
+  it("reads the first of a repeated header's values, and seconds written with an s", () => {
+    for (const header of ["3, 3", "3,5", " 3 ,", "3s", "3.0s", "3s, 9"])
+      expect(requestDeadlineMs("PreToolUse", "claude-code", policy, header)).toBe(3000 - DEADLINE_MARGIN_MS);
+    for (const header of ["s", "3ms", "3 s", "abc, 3", ", 3", "", "-3s", "Infinitys", "3ss"])
+      expect(requestDeadlineMs("PreToolUse", "claude-code", policy, header)).toBe(policy);
+  });
+
   it("keeps under what the runtime leaves for answering (a Lambda invocation's time)", () => {
     expect(requestDeadlineMs("PreToolUse", "claude-code", policy, undefined, 1000)).toBe(1000);
     expect(requestDeadlineMs("PreToolUse", "claude-code", policy, "25", 28_500)).toBe(
