@@ -227,15 +227,19 @@ function readAnthropic(response: unknown): Result<Verdict, JudgeFailure> {
   if (!isRecord(response) || !Array.isArray(response.content)) {
     return fail("JUDGE_MALFORMED", "anthropic answered without a content array");
   }
-  const blocks: unknown[] = response.content;
   const stop = response.stop_reason;
   if (stop === "refusal") return fail("JUDGE_REFUSED", "anthropic refused to judge");
-  // A verdict cut off at the token limit may still parse; it is not the model's whole answer.
+  const verdict = anthropicVerdict(response.content);
+  // A no stands whatever stopped the answer. An allow cut off (at the token limit, the context
+  // window, a paused turn) may still parse, but it is not the model's whole answer.
+  if (verdict.ok && !verdict.value.ok) return verdict;
   if (stop === "max_tokens") return fail("JUDGE_OFF_SCHEMA", CUT_OFF("anthropic"));
-  // Only a stop known to end a whole answer lets it decide: an answer cut at the context window,
-  // a paused turn, or a stop this code does not know may hold a partial verdict.
-  if (typeof stop !== "string" || !ANTHROPIC_WHOLE.has(stop))
+  if (typeof stop === "string" && ANTHROPIC_CUT.has(stop))
     return fail("JUDGE_OFF_SCHEMA", NOT_WHOLE("anthropic", "stop_reason", stop));
+  return verdict;
+}
+
+function anthropicVerdict(blocks: unknown[]): Result<Verdict, JudgeFailure> {
   const calls = blocks.filter((b) => isRecord(b) && b.type === "tool_use");
   if (calls.length > 1) {
     // Asked for one call, it made several: read fail-safe, any verdict that says no is a no.
@@ -271,27 +275,38 @@ function readOpenAi(response: unknown, secrets: readonly string[]): Result<Verdi
   const finish = isRecord(first) ? first.finish_reason : undefined;
   if (finish === "content_filter")
     return fail("JUDGE_REFUSED", "openai's content filter withheld the answer");
-  if (finish === "length") return fail("JUDGE_OFF_SCHEMA", CUT_OFF("openai"));
-  if (typeof finish !== "string" || !OPENAI_WHOLE.has(finish))
-    return fail("JUDGE_OFF_SCHEMA", NOT_WHOLE("openai", "finish_reason", finish));
   if (typeof message.content !== "string" || message.content.trim() === "") {
+    if (finish === "length") return fail("JUDGE_OFF_SCHEMA", CUT_OFF("openai"));
     return fail("JUDGE_OFF_SCHEMA", "openai answered without message content");
   }
-  return readTextVerdict(
+  const verdict = readTextVerdict(
     message.content,
     "the content verdict",
     "openai answered with content that is not a JSON verdict",
   );
+  // As for Anthropic: a no stands, an allow cut off at the token limit does not.
+  if (verdict.ok && !verdict.value.ok) return verdict;
+  if (finish === "length") return fail("JUDGE_OFF_SCHEMA", CUT_OFF("openai"));
+  if (typeof finish === "string" && OPENAI_CUT.has(finish))
+    return fail("JUDGE_OFF_SCHEMA", NOT_WHOLE("openai", "finish_reason", finish));
+  return verdict;
 }
 
-/** The stop reasons that end a whole answer; any other sends the rule to its onError. */
-const ANTHROPIC_WHOLE: ReadonlySet<string> = new Set(["end_turn", "tool_use", "stop_sequence"]);
-const OPENAI_WHOLE: ReadonlySet<string> = new Set(["stop", "tool_calls"]);
+/**
+ * Stop reasons that say an answer was cut short: an allow that stopped so sends the rule to its
+ * onError. Any other, or none, ends a whole answer: OpenAI-compatible servers name a normal stop
+ * their own way (`eos`, `eos_token`, `STOP`) or leave it out, and refusing those would send every
+ * allow to onError.
+ */
+const ANTHROPIC_CUT: ReadonlySet<string> = new Set([
+  "model_context_window_exceeded",
+  "pause_turn",
+  "compaction",
+]);
+const OPENAI_CUT: ReadonlySet<string> = new Set(["max_tokens", "model_length"]);
 
-const NOT_WHOLE = (provider: string, field: string, value: unknown) =>
-  `${provider} stopped with ${field} ${
-    typeof value === "string" ? JSON.stringify(shorten(maskString(value), 40)) : "missing"
-  }, which does not end a whole answer`;
+const NOT_WHOLE = (provider: string, field: string, value: string) =>
+  `${provider} stopped with ${field} ${JSON.stringify(shorten(maskString(value), 40))}, which does not end a whole answer`;
 
 const CUT_OFF = (provider: string) =>
   `${provider} stopped at the ${MAX_TOKENS}-token limit before finishing its verdict (a reasoning model can spend them all on reasoning)`;

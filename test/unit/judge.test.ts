@@ -414,8 +414,7 @@ describe("parseJudgeResponse", () => {
     ["model_context_window_exceeded", '"model_context_window_exceeded"'],
     ["pause_turn", '"pause_turn"'],
     ["compaction", '"compaction"'],
-    [undefined, "missing"],
-  ])("does not take an Anthropic verdict that stopped with %s", (stop, named) => {
+  ])("does not take an Anthropic allow that stopped with %s", (stop, named) => {
     for (const content of [
       [{ type: "tool_use", id: "toolu_1", name: "verdict", input: { ok: true, reason: "fi" } }],
       [{ type: "text", text: '{"ok":true,"reason":"fine"}' }],
@@ -431,13 +430,13 @@ describe("parseJudgeResponse", () => {
     }
   });
 
-  it.each(["end_turn", "tool_use", "stop_sequence"])(
+  it.each(["end_turn", "tool_use", "stop_sequence", undefined])(
     "takes an Anthropic verdict that stopped with %s",
     (stop) => {
       const body = JSON.stringify({
         type: "message",
         content: [{ type: "tool_use", id: "toolu_1", name: "verdict", input: { ok: true, reason: "fine" } }],
-        stop_reason: stop,
+        ...(stop && { stop_reason: stop }),
       });
       expect(parseJudgeResponse("anthropic", 200, body)).toEqual({
         ok: true,
@@ -447,11 +446,16 @@ describe("parseJudgeResponse", () => {
   );
 
   it.each([
-    ["function_call", '"function_call"'],
-    [null, "missing"],
+    ["max_tokens", '"max_tokens"'],
+    ["model_length", '"model_length"'],
+    // OpenAI-compatible servers: Together's eos, TGI's eos_token, Gemini's STOP, or none.
+    ["eos", undefined],
+    ["eos_token", undefined],
+    ["STOP", undefined],
+    [null, undefined],
     ["tool_calls", undefined],
     ["stop", undefined],
-  ])("takes an OpenAI verdict that finished with %s only when it ends a whole answer", (finish, named) => {
+  ])("takes an OpenAI allow that finished with %s unless that says it was cut", (finish, named) => {
     const body = JSON.stringify({
       choices: [
         {
@@ -472,6 +476,40 @@ describe("parseJudgeResponse", () => {
             },
           },
     );
+  });
+
+  it("takes a no whatever stopped the answer, a cut one or one a server names its own way", () => {
+    // A review, session 27: with the stop checked first, a no that stopped with eos (Together),
+    // or at the token limit, went to onError, an allow by default.
+    for (const finish of ["eos", "length", "max_tokens", null]) {
+      const body = JSON.stringify({
+        choices: [
+          {
+            index: 0,
+            message: {
+              role: "assistant",
+              content: '{"ok":false,"reason":"deletes everything","impossible":false}',
+            },
+            finish_reason: finish,
+          },
+        ],
+      });
+      expect(parseJudgeResponse("openai", 200, body), String(finish)).toEqual({
+        ok: true,
+        value: { ok: false, reason: "deletes everything", impossible: false },
+      });
+    }
+    for (const stop of ["max_tokens", "model_context_window_exceeded", "pause_turn", undefined]) {
+      const body = JSON.stringify({
+        type: "message",
+        content: [{ type: "tool_use", id: "t", name: "verdict", input: { ok: false, reason: "no" } }],
+        ...(stop && { stop_reason: stop }),
+      });
+      expect(parseJudgeResponse("anthropic", 200, body), String(stop)).toEqual({
+        ok: true,
+        value: { ok: false, reason: "no" },
+      });
+    }
   });
 
   it("reports OpenAI's content filter as JUDGE_REFUSED", () => {
