@@ -160,8 +160,11 @@ export function parseForwardResponse(
   const topReason = check(field(output, "reason"), "reason", "a string", isString);
   const systemMessage = check(field(output, "systemMessage"), "systemMessage", "a string", isString);
   // Not read, but typed: Claude Code fails the whole answer when one of them has another type.
-  check(field(output, "suppressOutput"), "suppressOutput", "a boolean", isBoolean);
-  check(field(output, "terminalSequence"), "terminalSequence", "a string", isString);
+  // deepcode validates nothing (§6.3): there they are ignored, as it ignores them.
+  if (dialect === "claude-code") {
+    check(field(output, "suppressOutput"), "suppressOutput", "a boolean", isBoolean);
+    check(field(output, "terminalSequence"), "terminalSequence", "a string", isString);
+  }
   const specific = readSpecific(field(output, "hookSpecificOutput"), eventName, reading);
   if (reading.issues.length > 0) return offSchema(reading.issues);
 
@@ -278,8 +281,9 @@ function readSpecific(value: unknown, eventName: string, reading: Reading): Spec
   const answer = field(value, "decision");
   if (answer === undefined) {
     // Required in Claude Code's PermissionRequest variant (§6.1): without it the answer is a hook
-    // error there, never a grant; deepcode reads permissionDecision instead (§6.3).
-    if (reading.dialect !== "claude-code") return base;
+    // error there, never a grant; a deny or ask it states in permissionDecision is kept, fail-safe
+    // (Claude Code would show the dialog). deepcode reads permissionDecision instead (§6.3).
+    if (reading.dialect !== "claude-code" || permission !== "allow") return base;
     issues.push(`${at("decision")}: required field is missing`);
     return undefined;
   }
@@ -308,13 +312,14 @@ function readSpecific(value: unknown, eventName: string, reading: Reading): Spec
       reading,
     );
     // Never passed on (a team server adds no permission rules), but typed as Claude Code types it.
-    expect(
-      field(answer, "updatedPermissions"),
-      at("decision.updatedPermissions"),
-      "an array of objects",
-      isObjectArray,
-      reading,
-    );
+    if (reading.dialect === "claude-code")
+      expect(
+        field(answer, "updatedPermissions"),
+        at("decision.updatedPermissions"),
+        "an array of objects",
+        isObjectArray,
+        reading,
+      );
     return {
       eventName: name,
       context,

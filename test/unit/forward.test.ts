@@ -278,6 +278,12 @@ describe("parseForwardResponse: schema (clients.md §6.1)", () => {
     expect(result).toStrictEqual(failed("FORWARD_OFF_SCHEMA"));
     expect(!result.ok && result.error.message).toContain(`${path}:`);
     expect(parse(json({ suppressOutput: true, terminalSequence: "\u0007" }))).toStrictEqual(effect());
+    // deepcode validates nothing (clients.md §6.3): its deny stands beside a mistyped field.
+    const deny = { hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny" } };
+    for (const extra of [{ suppressOutput: "true" }, { terminalSequence: null }])
+      expect(parse(json({ ...extra, ...deny }), "PreToolUse", 200, "deepcode")).toStrictEqual(
+        effect({ decision: "deny", reason: expect.any(String) }),
+      );
   });
 
   describe("PermissionRequest without the decision object", () => {
@@ -290,17 +296,20 @@ describe("parseForwardResponse: schema (clients.md §6.1)", () => {
         },
       });
 
-    it("is off-schema from Claude Code, whose schema requires it: never a grant", () => {
-      for (const decision of ["allow", "deny", "ask"]) {
-        const result = parse(body(decision), "PermissionRequest");
-        expect(result).toStrictEqual(failed("FORWARD_OFF_SCHEMA"));
-        expect(!result.ok && result.error.message).toContain(
-          "hookSpecificOutput.decision: required field is missing",
-        );
-      }
+    it("is off-schema from Claude Code, whose schema requires it, when it would grant: never a grant", () => {
+      const result = parse(body("allow"), "PermissionRequest");
+      expect(result).toStrictEqual(failed("FORWARD_OFF_SCHEMA"));
+      expect(!result.ok && result.error.message).toContain(
+        "hookSpecificOutput.decision: required field is missing",
+      );
+      // A deny or ask it states is kept, fail-safe (a review: it became onError, an allow by default).
+      expect(parse(body("deny"), "PermissionRequest")).toStrictEqual(
+        effect({ decision: "deny", reason: "why" }),
+      );
+      expect(parse(body("ask"), "PermissionRequest")).toStrictEqual(effect({ withheld: "ask" }));
       expect(
         parse(json({ hookSpecificOutput: { hookEventName: "PermissionRequest" } }), "PermissionRequest"),
-      ).toStrictEqual(failed("FORWARD_OFF_SCHEMA"));
+      ).toStrictEqual(effect());
     });
 
     it("reads deepcode's permissionDecision there (clients.md §6.3)", () => {
