@@ -11,12 +11,13 @@ import type { Dialect } from "./hook-event.js";
 export const DEADLINE_MARGIN_MS = 250;
 
 /**
- * The longest a request may take, whatever the policy or the header says: Claude Code's default
- * http hook timeout (and deepagents v2's command hook default) is 600 s, past which the client
- * cancels the hook and lets the action through, so a longer deadline only ever answers too late.
- * It also keeps every timer below setTimeout's 2^31-1 ms, past which Node fires it after 1 ms.
+ * The longest a request may take unless `x-hookgate-timeout` says the hook waits longer: Claude
+ * Code's default http hook timeout (and deepagents v2's command hook default) is 600 s, past which
+ * the client cancels the hook and lets the action through, so a longer deadline only ever answers
+ * too late. A hook configured with a longer timeout waits that long, and its header says so.
  */
 export const MAX_DEADLINE_MS = 600_000 - DEADLINE_MARGIN_MS;
+/** setTimeout's limit, past which Node fires a timer after 1 ms: no deadline is longer. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** Each client's own limit on one event, where it is shorter than the 600 s default. */
@@ -44,11 +45,12 @@ export function requestDeadlineMs(
   timeoutHeader: string | undefined,
   runtimeLeftMs = Number.POSITIVE_INFINITY,
 ): number {
-  let limit = Math.min(policyDeadlineMs, runtimeLeftMs, MAX_DEADLINE_MS, MAX_TIMER_MS);
+  const seconds = headerSeconds(timeoutHeader);
+  // What the client waits: the hook's own timeout when the header gives it, else the default.
+  const waits = seconds === undefined ? MAX_DEADLINE_MS : seconds * 1000 - DEADLINE_MARGIN_MS;
+  let limit = Math.min(policyDeadlineMs, runtimeLeftMs, waits, MAX_TIMER_MS);
   const client = clientLimitMs(event, dialect);
   if (client !== undefined) limit = Math.min(limit, client - DEADLINE_MARGIN_MS);
-  const seconds = headerSeconds(timeoutHeader);
-  if (seconds !== undefined) limit = Math.min(limit, seconds * 1000 - DEADLINE_MARGIN_MS);
   return Math.max(50, limit);
 }
 

@@ -58,7 +58,7 @@ export function lintPolicy(policy: Policy, env?: EnvReader): PolicyIssue[] {
   if (deadline !== undefined && deadline > MAX_DEADLINE_MS)
     warn(
       "$.defaults.deadlineMs",
-      `is above ${MAX_DEADLINE_MS} ms and is capped there: Claude Code lets an action through when an http hook takes longer than its 600 s default, less the ${DEADLINE_MARGIN_MS} ms hookgate keeps for the answer`,
+      `is above ${MAX_DEADLINE_MS} ms and is capped there unless a request's x-hookgate-timeout says its hook waits longer: Claude Code lets an action through when an http hook takes longer than its timeout, 600 s by default, less the ${DEADLINE_MARGIN_MS} ms hookgate keeps for the answer`,
     );
   const denyAll = unconditionalDenies(policy);
   const teams = teamsOf(policy.document);

@@ -23,16 +23,21 @@ describe("requestDeadlineMs", () => {
     expect(requestDeadlineMs("PreToolUse", "claude-code", policy, "soon")).toBe(policy);
   });
 
-  it("never passes Claude Code's 600 s default hook timeout, nor setTimeout's 2^31-1 ms", () => {
+  it("never passes Claude Code's 600 s default hook timeout without the header, nor setTimeout's 2^31-1 ms", () => {
     for (const deadline of [900_000, 2 ** 31, 3_000_000_000, Number.MAX_SAFE_INTEGER]) {
       expect(requestDeadlineMs("PreToolUse", "claude-code", deadline, undefined)).toBe(
         600_000 - DEADLINE_MARGIN_MS,
       );
-      expect(requestDeadlineMs("PreToolUse", "deepagents", deadline, "1000")).toBe(
-        600_000 - DEADLINE_MARGIN_MS,
+      expect(requestDeadlineMs("PreToolUse", "deepagents", deadline, "1e9")).toBe(
+        Math.min(deadline, 2 ** 31 - 1),
       );
     }
-    expect(clientWaitsMs("PreToolUse", "claude-code", "1e9")).toBe(600_000 - DEADLINE_MARGIN_MS);
+    expect(clientWaitsMs("PreToolUse", "claude-code", "1e9")).toBe(2 ** 31 - 1);
+    // A hook whose own timeout is longer waits that long (a review: a 900 s hook was cut at 600).
+    expect(requestDeadlineMs("PreToolUse", "claude-code", 900_000, "900")).toBe(900_000 - DEADLINE_MARGIN_MS);
+    expect(requestDeadlineMs("PreToolUse", "claude-code", 900_000, undefined)).toBe(
+      600_000 - DEADLINE_MARGIN_MS,
+    );
   });
 
   it("reads the first of a repeated header's values, and seconds written with an s", () => {
