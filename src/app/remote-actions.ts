@@ -91,6 +91,13 @@ interface Failure {
 
 type Attempt = { readonly effect: RuleEffect; readonly audit: Omit<RemoteAudit, "rule" | "action" | "ms"> };
 
+/** The event as parsed (a duplicate key read once, as the static rules read it), ids left out. */
+function seenOf(input: RemoteInput): string {
+  return JSON.stringify(
+    Object.fromEntries(Object.entries(input.event.payload).filter(([k]) => !VOLATILE_KEYS.has(k))),
+  );
+}
+
 export function createRemoteActions(deps: RemoteDeps): RemoteActions {
   const cache = new Map<string, { verdict: Verdict; until: number }>();
   /** Per [model, team, day]; the shadow calls' budgets and slots in maps of their own. */
@@ -109,10 +116,13 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
         const own = action === "prompt" ? rule.document.prompt?.timeoutMs : rule.document.forward?.timeoutMs;
         const budgetMs = Math.min(remaining, own ?? remaining);
         if (budgetMs <= 0) {
-          // No time left of the request's deadline: the rule's onError at once, no call made.
+          // No time left of the request's deadline: a cached verdict, else the rule's onError at
+          // once, no call made.
           const code = action === "prompt" ? "JUDGE_TIMEOUT" : "FORWARD_TIMEOUT";
           const model = action === "prompt" ? rule.document.prompt?.model : undefined;
-          const result = onError(rule, input, { code, message: "no time left of the request's deadline" });
+          const result =
+            (action === "prompt" ? await cachedVerdict(rule, input) : undefined) ??
+            onError(rule, input, { code, message: "no time left of the request's deadline" });
           return {
             effect: result.effect,
             audit: { rule: rule.id, action, ms: 0, ...(model && { model }), ...result.audit } as RemoteAudit,
@@ -191,6 +201,29 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
     };
   }
 
+  /** The verdict cache's key for this prompt on the event `seen`; undefined when it caches nothing. */
+  async function verdictKey(model: CompiledModel, promptText: string, input: RemoteInput, seen: string) {
+    return model.cacheTtlSeconds > 0 ? cacheKey(model, promptText, input.event.dialect, seen) : undefined;
+  }
+
+  /** A cached verdict for the rule, when there is one: it needs no time (with none left, too). */
+  async function cachedVerdict(rule: CompiledRule, input: RemoteInput): Promise<Attempt | undefined> {
+    const prompt = rule.document.prompt;
+    const model = prompt ? input.policy.models.get(prompt.model) : undefined;
+    if (!prompt || !model) return undefined;
+    const key = await verdictKey(model, prompt.text, input, seenOf(input));
+    const cached = key ? cache.get(key) : undefined;
+    if (!cached || cached.until <= deps.clock.now()) return undefined;
+    const effect = verdictEffect(
+      rule.id,
+      cached.verdict,
+      input.event.name,
+      prompt.text,
+      prompt.stop ?? false,
+    );
+    return { effect, audit: { outcome: "CACHE_HIT", model: model.name } };
+  }
+
   async function judge(
     rule: CompiledRule,
     input: RemoteInput,
@@ -204,12 +237,8 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
     const effectOf = (verdict: Verdict) =>
       verdictEffect(rule.id, verdict, input.event.name, prompt.text, prompt.stop ?? false);
 
-    // The event as parsed (a duplicate key read once, as the static rules read it), ids left out.
-    const seen = JSON.stringify(
-      Object.fromEntries(Object.entries(input.event.payload).filter(([k]) => !VOLATILE_KEYS.has(k))),
-    );
-    const key =
-      model.cacheTtlSeconds > 0 ? await cacheKey(model, prompt.text, input.event.dialect, seen) : undefined;
+    const seen = seenOf(input);
+    const key = await verdictKey(model, prompt.text, input, seen);
     const cached = key ? cache.get(key) : undefined;
     if (cached && cached.until > deps.clock.now()) {
       return { effect: effectOf(cached.verdict), audit: { outcome: "CACHE_HIT", model: model.name } };

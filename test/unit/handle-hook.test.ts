@@ -345,4 +345,58 @@ describe("the remote calls' deadline", () => {
       expect.objectContaining({ rule: "judge", outcome: "JUDGE_TIMEOUT", onError: "deny" }),
     ]);
   });
+
+  it("still answers from the verdict cache when no time is left", async () => {
+    // A review, session 27: with no time left a cached deny became JUDGE_TIMEOUT, then onError.
+    const policy = await policyFrom(
+      {
+        version: 1,
+        rules: [
+          {
+            id: "judge",
+            on: "PreToolUse",
+            matcher: "Bash",
+            prompt: { text: "Deny rm. $ARGUMENTS", model: "m", onError: "allow" },
+          },
+        ],
+        models: {
+          m: { provider: "anthropic", model: "claude-haiku-4-5", apiKey: "env:K", cacheTtlSeconds: 300 },
+        },
+      },
+      { K: "k" },
+    );
+    let calls = 0;
+    const remote = createRemoteActions({
+      egress: async () => {
+        calls++;
+        const body = JSON.stringify({
+          content: [{ type: "tool_use", id: "t", name: "verdict", input: { ok: false, reason: "rm" } }],
+          stop_reason: "tool_use",
+        });
+        return { ok: true, value: { status: 200, headers: {}, body } };
+      },
+      env: () => "k",
+      clock: { now: () => 0, monotonic: () => 0 },
+      sha256,
+    });
+    const event = {
+      name: "PreToolUse",
+      dialect: "claude-code",
+      known: true,
+      payload: { hook_event_name: "PreToolUse", tool_name: "Bash", tool_input: { command: "rm -rf /" } },
+    } as const;
+    const input = (deadlineMs: number) => ({
+      rules: policy.rules,
+      event,
+      body: "{}",
+      team: "default",
+      policy,
+      deadlineMs,
+    });
+    expect((await remote.run(input(5000))).effects).toEqual([expect.objectContaining({ decision: "deny" })]);
+    const late = await remote.run(input(0));
+    expect(late.effects).toEqual([expect.objectContaining({ decision: "deny" })]);
+    expect(late.audit).toEqual([expect.objectContaining({ outcome: "CACHE_HIT" })]);
+    expect(calls).toBe(1);
+  });
 });
