@@ -7,7 +7,14 @@
 import * as z from "zod/mini";
 import type { Dialect } from "./hook-event.js";
 import { scanJson } from "./json-scan.js";
-import { jsonPath, jsonScanIssues, MAX_JSON_DEPTH, type PolicyIssue, parseJsonFile } from "./policy.js";
+import {
+  jsonPath,
+  jsonScanIssues,
+  MAX_JSON_DEPTH,
+  type PolicyIssue,
+  parseJsonFile,
+  valueAt,
+} from "./policy.js";
 import { DECISION_KINDS } from "./policy-schema.js";
 import { err, ok, type Result } from "./result.js";
 
@@ -85,12 +92,7 @@ export function parseCases(text: string): Result<CasesDocument, PolicyIssue[]> {
 
 /** zod/mini does not say whether a value was missing or wrong; the document does. */
 function isMissing(json: unknown, path: readonly PropertyKey[]): boolean {
-  let current = json;
-  for (const key of path) {
-    if (current === null || typeof current !== "object" || !Object.hasOwn(current, key)) return true;
-    current = (current as Record<PropertyKey, unknown>)[key];
-  }
-  return false;
+  return !valueAt(json, path).present;
 }
 
 function issueMessage(issue: z.core.$ZodIssue): string {

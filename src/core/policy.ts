@@ -274,7 +274,8 @@ function schemaIssue(issue: z.core.$ZodIssue, document: unknown): PolicyIssue {
 }
 
 /** The value at `path` in `value`, and whether its last key is there at all. */
-function valueAt(value: unknown, path: readonly PropertyKey[]): { present: boolean; at: unknown } {
+/** The value at `path` inside `value`, and whether every key on the way is there. */
+export function valueAt(value: unknown, path: readonly PropertyKey[]): { present: boolean; at: unknown } {
   let at = value;
   for (const key of path) {
     if (at === null || typeof at !== "object" || !Object.hasOwn(at, key))
