@@ -229,14 +229,7 @@ function readAnthropic(response: unknown): Result<Verdict, JudgeFailure> {
   }
   const stop = response.stop_reason;
   if (stop === "refusal") return fail("JUDGE_REFUSED", "anthropic refused to judge");
-  const verdict = anthropicVerdict(response.content);
-  // A no stands whatever stopped the answer. An allow cut off (at the token limit, the context
-  // window, a paused turn) may still parse, but it is not the model's whole answer.
-  if (verdict.ok && !verdict.value.ok) return verdict;
-  if (stop === "max_tokens") return fail("JUDGE_OFF_SCHEMA", CUT_OFF("anthropic"));
-  if (typeof stop === "string" && ANTHROPIC_CUT.has(stop))
-    return fail("JUDGE_OFF_SCHEMA", NOT_WHOLE("anthropic", "stop_reason", stop));
-  return verdict;
+  return unlessCut(anthropicVerdict(response.content), "anthropic", "stop_reason", stop, "max_tokens");
 }
 
 function anthropicVerdict(blocks: unknown[]): Result<Verdict, JudgeFailure> {
@@ -284,11 +277,26 @@ function readOpenAi(response: unknown, secrets: readonly string[]): Result<Verdi
     "the content verdict",
     "openai answered with content that is not a JSON verdict",
   );
-  // As for Anthropic: a no stands, an allow cut off at the token limit does not.
+  return unlessCut(verdict, "openai", "finish_reason", finish, "length");
+}
+
+/**
+ * The verdict, unless it is an allow from an answer cut short. A no stands whatever stopped the
+ * answer; an allow cut off (at the token limit, the context window, a paused turn) may still
+ * parse, but it is not the model's whole answer.
+ */
+function unlessCut(
+  verdict: Result<Verdict, JudgeFailure>,
+  provider: "anthropic" | "openai",
+  field: string,
+  stop: unknown,
+  tokenLimit: string,
+): Result<Verdict, JudgeFailure> {
   if (verdict.ok && !verdict.value.ok) return verdict;
-  if (finish === "length") return fail("JUDGE_OFF_SCHEMA", CUT_OFF("openai"));
-  if (typeof finish === "string" && OPENAI_CUT.has(finish))
-    return fail("JUDGE_OFF_SCHEMA", NOT_WHOLE("openai", "finish_reason", finish));
+  if (stop === tokenLimit) return fail("JUDGE_OFF_SCHEMA", CUT_OFF(provider));
+  const cut = provider === "anthropic" ? ANTHROPIC_CUT : OPENAI_CUT;
+  if (typeof stop === "string" && cut.has(stop))
+    return fail("JUDGE_OFF_SCHEMA", NOT_WHOLE(provider, field, stop));
   return verdict;
 }
 
