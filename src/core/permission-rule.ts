@@ -4,7 +4,7 @@
  * it runs unchanged on Node, Lambda and Workers.
  */
 import { keepLast } from "./keep-last.js";
-import { compilePathGlob, normalizePath, type PathGlobTest } from "./path-glob.js";
+import { compileCoveringGlob, normalizePath, type PathGlobTest } from "./path-glob.js";
 import { err, ok, type Result } from "./result.js";
 import { canonicalCommandPattern, SHELL_ENGINE_MISSING, splitCommand } from "./shell.js";
 import type { CommandSplit, Subcommand } from "./shell-command.js";
@@ -222,7 +222,10 @@ interface PathPattern {
   readonly anchor: Anchor;
   /** `..` segments at the start of the pattern, applied to the anchor directory. */
   readonly up: number;
-  /** Matches the path relative to the anchor; undefined matches the anchor directory and all in it. */
+  /**
+   * Whether the path relative to the anchor, or a directory above it, matches
+   * (compileCoveringGlob); undefined matches the anchor directory and all in it.
+   */
   readonly glob: PathGlobTest | undefined;
   /** The same, ignoring case: what deny-style rules use (see matchesPath). */
   readonly globNocase: PathGlobTest | undefined;
@@ -231,7 +234,7 @@ interface PathPattern {
 /**
  * Longer paths fail with ENAMETOOLONG on Linux and macOS, so they can reach no file to protect.
  * Windows opens paths up to 32,767 characters (Node passes them as `\\?\` paths, with no
- * MAX_PATH), so a Windows client's limit is that; past 4,096 its path is unknown (matchesPath).
+ * MAX_PATH), so a Windows client's limit is that.
  */
 const MAX_PATH_LENGTH = 4096;
 const WINDOWS_MAX_PATH_LENGTH = 32_767;
@@ -252,8 +255,8 @@ function parsePathPattern(specifier: string): Result<PathPattern, string> {
   const remainder = segments.slice(up).join("/");
   if (remainder === "") return ok({ anchor, up, glob: undefined, globNocase: undefined });
   const text = anchor === "anywhere" ? `**/${remainder}` : remainder;
-  const glob = compilePathGlob(text, MINIMATCH_OPTIONS);
-  const globNocase = compilePathGlob(text, { ...MINIMATCH_OPTIONS, nocase: true });
+  const glob = compileCoveringGlob(text, MINIMATCH_OPTIONS);
+  const globNocase = compileCoveringGlob(text, { ...MINIMATCH_OPTIONS, nocase: true });
   if (!glob.ok) return err(`has a path pattern that ${glob.error}`);
   if (!globNocase.ok) return err(`has a path pattern that ${globNocase.error}`);
   return ok({ anchor, up, glob: glob.value, globNocase: globNocase.value });
@@ -525,9 +528,6 @@ function matchesPath(
   const matches = (path: string | undefined): boolean => {
     if (path === undefined) return deny; // `~/..` with no home: it could be anywhere
     if (path.length > maxLength) return false; // no file the client can open
-    // A Windows path that long is unknown: matched rule by rule, each testing every directory
-    // above it, it cost quadratic time (0.3 s a rule at 32 KB); no real path is that deep.
-    if (path.length > MAX_PATH_LENGTH) return deny;
     return anchorBases(pattern.anchor, path, cwd, home, deny).some((base) =>
       matchesUnder(pattern, path, base, deny),
     );
@@ -983,14 +983,7 @@ function matchesUnder(pattern: PathPattern, path: string, anchorDir: string, noc
   const relative = relativeTo(path, base, nocase);
   if (relative === undefined) return false;
   const glob = nocase ? pattern.globNocase : pattern.glob;
-  if (glob === undefined) return true;
-  let candidate = relative;
-  for (;;) {
-    if (candidate !== "" && glob(candidate)) return true;
-    const slash = candidate.lastIndexOf("/");
-    if (slash < 0) return false;
-    candidate = candidate.slice(0, slash);
-  }
+  return glob === undefined || glob(relative);
 }
 
 function applyUp(dir: string, up: number): string | undefined {

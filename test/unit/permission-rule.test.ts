@@ -915,16 +915,21 @@ describe("a command's name in another case (a review, session 24)", () => {
     // Windows drops a segment's trailing dots and spaces, and what follows a colon.
     expect(both("Read(./x)", read(`C:\\p\\${" ".repeat(100_000)}x`, windows)).any).toBe(false);
     expect(both("Read(./.env)", read(`C:\\p\\.env${":".repeat(50_000)}\nx`, windows)).any).toBe(true);
-    // Windows opens paths up to 32,767 characters: past 4,096 one is unknown there (every
-    // deny-style rule matches, no allow rule), not a path no rule reads.
+    // Windows opens paths up to 32,767 characters: past 4,096 one is read there as any other path
+    // (until session 28 it was unknown: every deny-style rule matched it, no allow rule), not a
+    // path no rule reads.
     const deep = `C:\\p\\${"d\\".repeat(3_000)}.env`;
     expect(both("Read(./**/.env)", read(deep, windows)).any).toBe(true);
     expect(both("Read(~/.ssh/**)", read(`C:\\Users\\dev\\.ssh\\${"d\\".repeat(3_000)}x`, windows)).any).toBe(
       true,
     );
     expect(both("Read(./**/.env)", read(`C:\\p\\${"d\\".repeat(17_000)}.env`, windows)).any).toBe(false);
-    expect(both("Read(~/.aws/**)", read(deep, windows))).toEqual({ any: true, all: false });
+    expect(both("Read(~/.aws/**)", read(deep, windows))).toEqual({ any: false, all: false });
     expect(both("Read(./**)", read(`C:\\p\\${"d\\".repeat(2_000)}x.md`, windows))).toEqual({
+      any: true,
+      all: true,
+    });
+    expect(both("Read(./d/**/*.md)", read(`C:\\p\\${"d\\".repeat(16_000)}x.md`, windows))).toEqual({
       any: true,
       all: true,
     });
