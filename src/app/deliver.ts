@@ -117,7 +117,9 @@ export function createDeliverer(deps: DeliverDeps): Deliverer {
   }
 
   async function attempt(job: DeliveryJob, attempts: number): Promise<DeliveryOutcome> {
-    const config = deps.policy().document.sinks?.[job.sink];
+    // Own members only, as the policy checks a rule's sinks: "constructor" is no sink.
+    const sinks = deps.policy().document.sinks;
+    const config = sinks && Object.hasOwn(sinks, job.sink) ? sinks[job.sink] : undefined;
     if (!config) return { kind: "dead", reason: `sink "${job.sink}" is no longer in the policy` };
     const sink = resolveSink(config, deps.env);
     if (typeof sink === "string") return { kind: "dead", reason: `sink "${job.sink}": ${sink}` };

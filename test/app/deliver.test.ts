@@ -423,6 +423,17 @@ describe("deliver", () => {
       reason: 'sink "gone" is no longer in the policy',
     });
   });
+
+  it("dead-letters at once a job whose sink is named like an object's built-in member, absent from the policy", async () => {
+    // The lookup read inherited members: "constructor" found Object, whose missing type threw,
+    // and the job was retried for a day as an internal error before it was dead-lettered.
+    for (const name of ["constructor", "toString", "__proto__", "hasOwnProperty"]) {
+      expect(await deliverTo("ok", 1, { sink: name })).toEqual({
+        kind: "dead",
+        reason: `sink "${name}" is no longer in the policy`,
+      });
+    }
+  });
 });
 
 describe("retryDelayMs", () => {
