@@ -123,11 +123,12 @@ export function createNotification(
  * plus TRUNCATION_MARKER, L the largest that fits; the longest strings go first, no key is
  * dropped and the ids stay whole. When even L = 0 does not fit (a huge structure of short values),
  * the event and the other half's arguments become their JSON text, cut the same way, under the
- * key `truncated`.
+ * key `truncated`. A body that is no job (an unreadable message on its way to the dead-letter
+ * queue) becomes its text, cut the same way.
  */
 export function fitDeliveryJob(job: DeliveryJob, fits: (candidate: DeliveryJob) => boolean): DeliveryJob {
-  // A body that is no job (an unreadable message dead-lettered as it came) is left as it is.
-  if (fits(job) || !isDeliveryJob(job)) return job;
+  if (fits(job)) return job;
+  if (!isDeliveryJob(job)) return fitUnreadable(job, fits);
   const n = job.notification;
   const toolUse = n.correlation?.toolUse;
   const toolResult = n.correlation?.toolResult;
@@ -171,4 +172,16 @@ export function fitDeliveryJob(job: DeliveryJob, fits: (candidate: DeliveryJob) 
     toolUse ? JSON.stringify(toolUse.toolArgs).length : 0,
   );
   return asText(largestFitting(longest, (l) => fits(asText(l))));
+}
+
+/**
+ * A body that is no job (an unreadable message dead-lettered as it came), too big once quoted in
+ * its dead letter (JSON escapes every `"` and backslash of a text): its text, cut to the largest length
+ * that fits plus TRUNCATION_MARKER. Left whole, the dead letter would be refused on every attempt
+ * and the message moved by the queue's own retry limit with no reason.
+ */
+function fitUnreadable(body: unknown, fits: (candidate: DeliveryJob) => boolean): DeliveryJob {
+  const text = typeof body === "string" ? body : (JSON.stringify(body) ?? String(body));
+  const candidate = (length: number) => cut(text, length) as unknown as DeliveryJob;
+  return candidate(largestFitting(text.length, (length) => fits(candidate(length))));
 }

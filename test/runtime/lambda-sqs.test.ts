@@ -220,6 +220,31 @@ describe("the Lambda SQS handler", () => {
     expect(left.Messages ?? []).toEqual([]);
   });
 
+  it("dead-letters an unreadable record too big to quote whole, its body cut to fit, rather than leave it to the redrive policy", async () => {
+    // Quoted in the dead letter, a body of 600 000 double quotes became 1.2 MB, past SQS's 1 MiB:
+    // the send failed on every receive, and the redrive policy moved it 25 receives later without
+    // saying why.
+    await createPair();
+    const body = '"'.repeat(600_000);
+    await send([], [body]);
+    const event = eventOf(await receiveAll(1));
+
+    const response = await handlerFor()(event);
+
+    expect(response.batchItemFailures).toEqual([]);
+    const queue = createSqsQueue<DeliveryJob>({ client, queueUrl, deadLetterQueueUrl: dlqUrl });
+    const [letter, ...more] = await queue.listDead();
+    expect(more).toEqual([]);
+    expect(letter).toMatchObject({
+      id: event.Records[0]?.messageId,
+      error: "not a delivery job: body is not JSON",
+    });
+    const kept = letter?.body as unknown as string;
+    expect(kept.endsWith("…[truncated by hookgate]")).toBe(true);
+    expect(body.startsWith(kept.slice(0, -"…[truncated by hookgate]".length))).toBe(true);
+    expect(kept.length).toBeGreaterThan(400_000);
+  });
+
   it("reports a record whose dead-lettering failed, and only that one", async () => {
     await createPair();
     const delivered = withSink(jobOf(0), "audit");

@@ -277,6 +277,29 @@ describe("the queue handler with cloudflare:test batches", () => {
     );
     expect(letter.body.error).toMatch(/not a hookgate delivery job/);
   });
+
+  it("dead-letters a message that is no job and too big to quote whole, its body cut to fit", async () => {
+    // Quoted in the dead letter, 100 000 double quotes became 200 KB, past the 128 KB a message
+    // holds: the DLQ refused it on every attempt, and Cloudflare moved it after max_retries
+    // without saying why.
+    vi.spyOn(console, "error").mockImplementation(() => {});
+    const text = '"'.repeat(100_000);
+    const batch = createMessageBatch("hookgate-jobs", [
+      { id: "m-quotes", timestamp: new Date(), attempts: 1, body: text },
+    ]);
+    const ctx = createExecutionContext();
+    await worker.queue(batch as unknown as PushedBatch, env as unknown as WorkerEnv, ctx);
+    const result = await getQueueResult(batch, ctx);
+    expect(result.explicitAcks).toEqual(["m-quotes"]);
+    expect(result.retryMessages).toEqual([]);
+    const letter = await until("the dead letter", async () =>
+      (await control<DeadLetter[]>("/dead-letters")).find((d) => d.body.id === "m-quotes"),
+    );
+    expect(letter.body.error).toMatch(/not a hookgate delivery job/);
+    const kept = letter.body.body as unknown as string;
+    expect(kept.endsWith("…[truncated by hookgate]")).toBe(true);
+    expect(text.startsWith(kept.slice(0, -"…[truncated by hookgate]".length))).toBe(true);
+  });
 });
 
 describe("outcome translation", () => {

@@ -49,10 +49,8 @@ export function createCloudflareConsumer(deps: ConsumerDeps): {
       failedAt: deps.now(),
     };
     const fits = (body: unknown) => jsonBytes({ ...letter, body }) <= CLOUDFLARE_LIMITS.messageBytes;
-    const body =
-      isDeliveryJob(envelope.body) && !fits(envelope.body)
-        ? fitDeliveryJob(envelope.body, fits)
-        : envelope.body;
+    // A job has its longest strings cut; a body that is no job, its text (core/delivery.ts).
+    const body = fits(envelope.body) ? envelope.body : fitDeliveryJob(envelope.body as DeliveryJob, fits);
     await deps.deadLetters.send({ ...letter, body }, { contentType: "json" });
   }
 
