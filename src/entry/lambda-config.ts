@@ -7,7 +7,7 @@
  * engines are imported only when the policy has such a pattern.
  */
 import { randomUUID } from "node:crypto";
-import type { SQSClient } from "@aws-sdk/client-sqs";
+import type { SQSClient, SQSClientConfig } from "@aws-sdk/client-sqs";
 import { nodeSha256 } from "../adapters/hash/node-crypto.js";
 import { createJsonLogger, scrubLines } from "../adapters/log/json-lines.js";
 import { type DeliveryJob, fitDeliveryJob } from "../core/delivery.js";
@@ -122,13 +122,7 @@ export function createLambdaRuntime(options: LambdaOptions = {}): LambdaRuntime 
     });
   });
 
-  const client = once(
-    options.sqsClient ??
-      (async () => {
-        const { SQSClient } = await import("@aws-sdk/client-sqs");
-        return new SQSClient({});
-      }),
-  );
+  const client = once(options.sqsClient ?? (() => createLambdaSqsClient()));
   const queues = new Map<string, Queue<DeliveryJob>>();
 
   function queue(role: "producer" | "consumer"): Queue<DeliveryJob> {
@@ -170,6 +164,30 @@ export function createLambdaRuntime(options: LambdaOptions = {}): LambdaRuntime 
 }
 
 const NO_SECRETS: readonly string[] = [];
+
+/** How long one try of an SQS call may take to connect, and then to be answered. */
+export const SQS_CONNECT_TIMEOUT_MS = 3_000;
+export const SQS_ANSWER_TIMEOUT_MS = 5_000;
+
+/**
+ * The SQS client of both functions (configured by the Lambda environment; `config` adds to it).
+ * The SDK waits for an answer for ever by default (requestTimeout 0, and even a requestTimeout
+ * only warns without throwOnRequestTimeout): a call that hung (a connection dropped while Lambda
+ * froze the container, a network fault) held the delivery function until its timeout, so the
+ * whole batch failed, delivered jobs were sent again and every job spent a receive; and a notify
+ * send never ended nor failed. Each try now fails after these, and the SDK's retries still apply.
+ */
+export async function createLambdaSqsClient(config: SQSClientConfig = {}): Promise<SQSClient> {
+  const { SQSClient } = await import("@aws-sdk/client-sqs");
+  return new SQSClient({
+    ...config,
+    requestHandler: {
+      connectionTimeout: SQS_CONNECT_TIMEOUT_MS,
+      requestTimeout: SQS_ANSWER_TIMEOUT_MS,
+      throwOnRequestTimeout: true,
+    },
+  });
+}
 
 /** Every problem on one line: it becomes the systemMessage of each fail-closed answer. */
 function describeIssues(issues: readonly PolicyIssue[]): string {

@@ -22,6 +22,7 @@ import { createSqsServer } from "local-aws-sqs";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createSqsClientForLocal, createSqsQueue } from "../../src/adapters/queue/sqs.js";
 import type { DeliveryJob } from "../../src/core/delivery.js";
+import { createLambdaSqsClient } from "../../src/entry/lambda-config.js";
 import { createSqsHandler, decodeJob } from "../../src/entry/lambda-sqs.js";
 import { type LoopbackServer, loopbackServer } from "../support/loopback.js";
 import { type WebhookReceiver, webhookReceiver } from "../support/receiver.js";
@@ -293,6 +294,52 @@ describe("the Lambda SQS handler", () => {
       ApproximateNumberOfMessagesDelayed: "2",
       ApproximateNumberOfMessages: "0",
     });
+  });
+
+  it("reports a record whose SQS call hangs, and answers for the others, instead of waiting for ever", {
+    timeout: 45_000,
+  }, async () => {
+    // The AWS SDK waits for an answer for ever by default: a hung ChangeMessageVisibility held the
+    // function until Lambda's timeout, which failed the whole batch (the delivered job sent again,
+    // every job's receive count spent).
+    const hanging = await loopbackServer(() => undefined);
+    cleanups.push(() => hanging.close());
+    const sqs = await createLambdaSqsClient({
+      endpoint: hanging.url,
+      region: "us-east-1",
+      credentials: { accessKeyId: "local", secretAccessKey: "local" },
+      maxAttempts: 1,
+    });
+    cleanups.push(async () => sqs.destroy());
+    const delivered = withSink(jobOf(0), "audit");
+    const retried = withSink(jobOf(1), "flaky");
+    const template = FIXTURE.Records[0] as SQSRecord;
+    const event: SQSEvent = {
+      Records: [delivered, retried].map((job, i) => ({
+        ...template,
+        messageId: `m-${i}`,
+        receiptHandle: `receipt-${i}`,
+        body: JSON.stringify({ id: job.id, body: job }),
+      })),
+    };
+    const lines: string[] = [];
+    const handler = createSqsHandler({
+      env: {
+        HOOKGATE_POLICY: policy(),
+        HOOKGATE_QUEUE_URL: `${hanging.url}/000000000000/jobs`,
+        HOOKGATE_DLQ_URL: `${hanging.url}/000000000000/dlq`,
+        WHSEC: SECRET,
+      },
+      sqsClient: async () => sqs,
+      logger: { log: (_level, msg) => lines.push(msg) },
+    });
+
+    const response = await handler(event);
+
+    expect(response.batchItemFailures).toEqual([{ itemIdentifier: "m-1" }]);
+    expect(receiver.unique).toContain(delivered.notification.id);
+    expect(lines).toContain("record failed; reported for redelivery");
+    expect(hanging.received.length).toBeGreaterThan(0);
   });
 
   it("reports every record when it has no DLQ to dead-letter into", async () => {
