@@ -176,10 +176,9 @@ export function createDeliverer(deps: DeliverDeps): Deliverer {
     );
     if (verdict.kind === "delivered") return { kind: "ack" };
     if (verdict.kind === "permanent") return { kind: "dead", reason: verdict.reason };
-    // A rate limit (a 429, or GitHub's 403) holds the sink's other jobs too; a 503's Retry-After
-    // only this one.
-    const limited = sent.value.status === 429 || sent.value.status === 403;
-    if (limited && verdict.retryAfterMs !== undefined) hold(request.url, verdict.retryAfterMs);
+    // A rate limit (a 429, GitHub's 403, Slack's HTTP 200 `ratelimited`) holds the sink's other
+    // jobs too; a 503's Retry-After only this one.
+    if (verdict.rateLimited && verdict.retryAfterMs !== undefined) hold(request.url, verdict.retryAfterMs);
     return retryLater(verdict.reason, verdict.retryAfterMs);
   }
 

@@ -77,7 +77,13 @@ export interface SinkRequest {
 
 export type SinkVerdict =
   | { readonly kind: "delivered" }
-  | { readonly kind: "retry"; readonly retryAfterMs?: number | undefined; readonly reason: string }
+  | {
+      readonly kind: "retry";
+      readonly retryAfterMs?: number | undefined;
+      readonly reason: string;
+      /** A rate limit: every delivery to the URL waits `retryAfterMs`, not only this one. */
+      readonly rateLimited?: true | undefined;
+    }
   | { readonly kind: "permanent"; readonly reason: string };
 
 /** Appended wherever a string was cut to fit a size limit, so the cut is visible, never silent. */
@@ -617,11 +623,17 @@ const DELIVERED: SinkVerdict = { kind: "delivered" };
  * `retry_after` seconds as a fallback; GitHub's rate-limit reset); redirects are never followed,
  * so 3xx is permanent, as are 410 and every other 4xx. A GitHub 403 that is a rate limit
  * (Retry-After, x-ratelimit-remaining 0, or a message naming a secondary rate limit, waited for a
- * minute at least) is retried: GitHub answers rate limits with 403 too.
+ * minute at least) is retried: GitHub answers rate limits with 403 too. Slack's HTTP 200
+ * `ratelimited` is retried as a 429 is. A rate limit's verdict is `rateLimited`: it holds the URL.
  * `secrets` (`Policy.secrets`) are scrubbed from what a reason quotes of the answer.
  */
 const GITHUB_SECONDARY_LIMIT = /secondary rate limit|abuse detection/i;
 const GITHUB_SECONDARY_WAIT_MS = 60_000;
+/**
+ * The wait after Slack's `{"ok":false,"error":"ratelimited"}` (Web API, HTTP 200) that names no
+ * Retry-After: the 30 s of Slack's own rate-limit example (api.slack.com/docs/rate-limits).
+ */
+const SLACK_RATE_LIMIT_WAIT_MS = 30_000;
 
 export function classifySinkResponse(
   sink: ResolvedSink["type"],
@@ -638,18 +650,19 @@ export function classifySinkResponse(
   // A secondary rate limit may come with neither header; GitHub then asks for at least a minute's
   // wait, and says so only in its message ("You have exceeded a secondary rate limit").
   if (sink === "github-dispatch" && (status === 403 || status === 429) && GITHUB_SECONDARY_LIMIT.test(body)) {
-    return retry(
+    return rateLimited(
       `HTTP ${status} GitHub secondary rate limit${detail}`,
       retryAfterMs(sink, header, body, now) ?? GITHUB_SECONDARY_WAIT_MS,
     );
   }
-  if (status === 429) return retry(`HTTP 429 rate limited${detail}`, retryAfterMs(sink, header, body, now));
+  if (status === 429)
+    return rateLimited(`HTTP 429 rate limited${detail}`, retryAfterMs(sink, header, body, now));
   if (
     sink === "github-dispatch" &&
     status === 403 &&
     (header("retry-after") !== undefined || header("x-ratelimit-remaining")?.trim() === "0")
   ) {
-    return retry(`HTTP 403 GitHub rate limit${detail}`, retryAfterMs(sink, header, body, now));
+    return rateLimited(`HTTP 403 GitHub rate limit${detail}`, retryAfterMs(sink, header, body, now));
   }
   if (RETRY_STATUSES.has(status) || (status >= 500 && status < 600 && !PERMANENT_5XX.has(status))) {
     return retry(`HTTP ${status}${detail}`, retryAfterMs(sink, header, body, now));
@@ -676,8 +689,13 @@ function classifySlackSuccess(
   const json = parseJsonObject(body);
   if (json?.ok === true) return DELIVERED;
   const error = typeof json?.error === "string" ? json.error : undefined;
+  // The Web API (chat.postMessage) answers a rate limit with HTTP 200 and `ratelimited`: the
+  // same limit as a 429, so it holds the URL as a 429 does, for a default wait if none is named.
   if (error === "rate_limited" || error === "ratelimited") {
-    return retry(`Slack rate limited (HTTP ${status})`, retryAfterMs("slack", header, body, now));
+    return rateLimited(
+      `Slack rate limited (HTTP ${status})`,
+      retryAfterMs("slack", header, body, now) ?? SLACK_RATE_LIMIT_WAIT_MS,
+    );
   }
   return {
     kind: "permanent",
@@ -689,6 +707,12 @@ function retry(reason: string, retryAfter: number | undefined): SinkVerdict {
   return retryAfter === undefined
     ? { kind: "retry", reason }
     : { kind: "retry", retryAfterMs: retryAfter, reason };
+}
+
+function rateLimited(reason: string, retryAfter: number | undefined): SinkVerdict {
+  return retryAfter === undefined
+    ? { kind: "retry", reason, rateLimited: true }
+    : { kind: "retry", retryAfterMs: retryAfter, reason, rateLimited: true };
 }
 
 function hint(sink: ResolvedSink["type"], status: number): string {

@@ -21,6 +21,9 @@ type Behaviour =
   | "410"
   | "slack-ok"
   | "slack-410"
+  | "slack-ratelimited"
+  | "slack-ratelimited-bare"
+  | "slack-channel-not-found"
   | "big-200"
   | "big-503";
 let sink: LoopbackServer;
@@ -47,6 +50,19 @@ beforeAll(async () => {
         return res.writeHead(200).end("ok");
       case "slack-410":
         return res.writeHead(410).end("channel_is_archived");
+      // The Web API (chat.postMessage) answers errors, a rate limit among them, with HTTP 200.
+      case "slack-ratelimited":
+        return res
+          .writeHead(200, { "content-type": "application/json", "retry-after": "20" })
+          .end('{"ok":false,"error":"ratelimited"}');
+      case "slack-ratelimited-bare":
+        return res
+          .writeHead(200, { "content-type": "application/json" })
+          .end('{"ok":false,"error":"ratelimited"}');
+      case "slack-channel-not-found":
+        return res
+          .writeHead(200, { "content-type": "application/json" })
+          .end('{"ok":false,"error":"channel_not_found"}');
       // An answer past the egress guard's 1 MiB cap on what it reads.
       case "big-200":
         return res.writeHead(200).end("x".repeat(2 * 1024 * 1024));
@@ -238,6 +254,85 @@ describe("deliver", () => {
     expect(await deliverer.deliver(job("hook"), 1)).toMatchObject({ kind: "retry", delayMs: 60_000 });
     expect(await deliverer.deliver(job("hook"), 1)).toMatchObject({ kind: "retry", delayMs: 60_100 });
     expect(sent).toHaveLength(4);
+  });
+
+  it.each([
+    ["slack-ratelimited", 20_000],
+    ["slack-ratelimited-bare", 30_000],
+  ] as const)(
+    "holds a Slack URL that answered HTTP 200 `ratelimited` (%s) as a 429 holds it, for its Retry-After or 30 s",
+    async (path, waitMs) => {
+      // A hunt of the sinks: the Web API's rate limit comes as HTTP 200 with `ok: false`, which was
+      // retried but held nothing, so the jobs behind it went out into the same limit.
+      const policy = await policyFrom({
+        version: 1,
+        rules: [],
+        egress: { allowCidrs: ["127.0.0.1/32"] },
+        sinks: { chat: { type: "slack", url: `${sink.url}/${path}` } },
+      });
+      const egress = createUndiciEgress({ policy: () => policy.egress });
+      let monotonic = 5_000;
+      const deliverer = createDeliverer({
+        policy: () => policy,
+        egress: egress.send,
+        env: () => undefined,
+        clock: { now: Date.now, monotonic: () => monotonic },
+        random: () => 0.5,
+        sleep: async (ms) => {
+          monotonic += ms;
+        },
+      });
+      const before = sink.received.length;
+      try {
+        expect(await deliverer.deliver(job("chat"), 1)).toMatchObject({
+          kind: "retry",
+          delayMs: waitMs,
+          reason: "Slack rate limited (HTTP 200)",
+        });
+        monotonic += 1_000;
+        expect(await deliverer.deliver(job("chat"), 1)).toMatchObject({
+          kind: "retry",
+          delayMs: waitMs - 1_000 + 100,
+          reason: /^not sent: /,
+        });
+        expect(sink.received.length - before).toBe(1);
+        monotonic += waitMs;
+        await deliverer.deliver(job("chat"), 1);
+        expect(sink.received.length - before).toBe(2);
+      } finally {
+        await egress.close();
+      }
+    },
+  );
+
+  it("dead-letters Slack's other HTTP 200 `ok: false` answers at once and holds nothing", async () => {
+    const policy = await policyFrom({
+      version: 1,
+      rules: [],
+      egress: { allowCidrs: ["127.0.0.1/32"] },
+      sinks: { chat: { type: "slack", url: `${sink.url}/slack-channel-not-found` } },
+    });
+    const egress = createUndiciEgress({ policy: () => policy.egress });
+    const deliverer = createDeliverer({
+      policy: () => policy,
+      egress: egress.send,
+      env: () => undefined,
+      clock: { now: Date.now, monotonic: () => performance.now() },
+      random: () => 0.5,
+      sleep: async () => undefined,
+    });
+    const before = sink.received.length;
+    try {
+      for (let i = 0; i < 2; i++) {
+        expect(await deliverer.deliver(job("chat"), 1)).toMatchObject({
+          kind: "dead",
+          reason: expect.stringMatching(/^HTTP 200 but Slack did not answer "ok": channel_not_found/),
+        });
+      }
+      expect(sink.received.length - before).toBe(2);
+    } finally {
+      await egress.close();
+    }
   });
 
   it("holds the jobs that were waiting for their send slot when the 429 came, and retries a held job when the hold ends, whatever its attempts", async () => {

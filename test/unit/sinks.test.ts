@@ -856,6 +856,8 @@ describe("classifySinkResponse: slack", () => {
     [200, {}, "<html>captive portal</html>", "permanent"],
     [200, {}, '{"ok":false,"error":"invalid_blocks"}', "permanent"],
     [200, {}, '{"ok":false,"error":"rate_limited","retry_after":3}', "retry", 3000],
+    [200, {}, '{"ok":false,"error":"ratelimited"}', "retry", 30_000],
+    [200, { "retry-after": "2" }, '{"ok":false,"error":"ratelimited"}', "retry", 2000],
     [429, { "retry-after": "1" }, '{"retry_after":1,"ok":false,"error":"rate_limited"}', "retry", 1000],
     [429, {}, '{"retry_after":1,"ok":false,"error":"rate_limited"}', "retry", 1000],
     [429, { "Retry-After": "30" }, '{"retry_after":1}', "retry", 30_000],
@@ -871,6 +873,16 @@ describe("classifySinkResponse: slack", () => {
     [302, { location: "https://slack.com/" }, "", "permanent"],
   ])("HTTP %i %j %j is %s", (...row) => {
     check("slack", row);
+  });
+
+  it.each<[number, Record<string, string>, string, boolean]>([
+    [200, {}, '{"ok":false,"error":"ratelimited"}', true],
+    [429, { "retry-after": "1" }, "rate_limited", true],
+    [503, { "retry-after": "5" }, "", false],
+    [500, {}, "rollup_error", false],
+  ])("HTTP %i %j %j holds the URL as a rate limit: %s", (status, headers, body, holds) => {
+    const verdict = classifySinkResponse("slack", status, headers, body, NOW);
+    expect(verdict.kind === "retry" && verdict.rateLimited === true).toBe(holds);
   });
 
   it("names Slack's error code in the reason", () => {
