@@ -107,11 +107,11 @@ export function startConsumer(
   ): Promise<void> {
     const sink = fields.sink;
     if (outcome.kind === "ack") {
-      await deps.queue.ack(message);
+      if (!(await deps.queue.ack(message))) return stale(fields, outcome);
       deps.metrics?.increment("hookgate_delivered_total", { sink });
       deps.logger.log("info", "delivered", fields);
     } else if (outcome.kind === "retry") {
-      await deps.queue.retry(message, outcome.delayMs, outcome.reason);
+      if (!(await deps.queue.retry(message, outcome.delayMs, outcome.reason))) return stale(fields, outcome);
       deps.metrics?.increment("hookgate_retried_total", { sink });
       deps.logger.log("warn", "delivery failed; will retry", {
         ...fields,
@@ -119,9 +119,26 @@ export function startConsumer(
         reason: outcome.reason,
       });
     } else {
-      await deps.queue.deadLetter(message, outcome.reason);
+      if (!(await deps.queue.deadLetter(message, outcome.reason))) return stale(fields, outcome);
       reportDeadLetter(deps, fields, outcome.reason);
     }
+  }
+
+  /**
+   * The queue recorded nothing: the job's lease ran out during the delivery and it was received
+   * again, so the newer delivery's outcome stands and counts, not this one's. Logged once, with
+   * what this delivery came to, and counted in no delivered, retried or dead-lettered total.
+   */
+  function stale(fields: Record<string, unknown>, outcome: Awaited<ReturnType<Deliverer["deliver"]>>): void {
+    deps.logger.log(
+      "warn",
+      "the job's lease ran out before its outcome was recorded; the newer delivery's stands",
+      {
+        ...fields,
+        outcome: outcome.kind,
+        ...(outcome.kind !== "ack" && { reason: outcome.reason }),
+      },
+    );
   }
 
   // Up to batchSize jobs in flight, each settled on its own: a sink that hangs holds one slot

@@ -49,11 +49,16 @@ export interface Queue<T> {
    * filter (`skipsGroups`); SQS and Cloudflare Queues ignore it.
    */
   receive(max: number, visibilityMs: number, skipGroups?: readonly string[]): Promise<ReceivedMessage<T>[]>;
-  ack(message: ReceivedMessage<T>): Promise<void>;
+  /**
+   * Ack, retry and dead-letter answer whether they did it: false when the receipt is stale (the
+   * lease ran out and the job was received again, or it was settled already), which changes
+   * nothing. SQS cannot tell (a delete with an older receipt may be accepted) and answers true.
+   */
+  ack(message: ReceivedMessage<T>): Promise<boolean>;
   /** Visible again after `delayMs`; the attempt count keeps growing. */
-  retry(message: ReceivedMessage<T>, delayMs: number, error: string): Promise<void>;
+  retry(message: ReceivedMessage<T>, delayMs: number, error: string): Promise<boolean>;
   /** Moves the message to the dead-letter queue with its last error. */
-  deadLetter(message: ReceivedMessage<T>, error: string): Promise<void>;
+  deadLetter(message: ReceivedMessage<T>, error: string): Promise<boolean>;
   listDead(limit?: number): Promise<DeadLetter<T>[]>;
   /** Sends dead letters back to the queue (all when `ids` is undefined), attempts reset; returns how many. */
   replayDead(ids?: readonly string[]): Promise<number>;

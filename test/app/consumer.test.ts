@@ -448,3 +448,76 @@ describe("startConsumer", () => {
     }
   });
 });
+
+describe("startConsumer on a lease that ran out", () => {
+  it.each([
+    ["ack", { kind: "ack" }],
+    ["retry", { kind: "retry", delayMs: 5000, reason: "HTTP 500" }],
+    ["dead", { kind: "dead", reason: "HTTP 410" }],
+  ] as const)(
+    "counts nothing for an outcome (%s) the SQLite queue did not record, and logs the stale receipt once",
+    async (_kind, outcome) => {
+      // A hunt of the queue: a delivery that outlived its lease was acked (or retried) with the old
+      // receipt, which changed nothing in SQLite, yet counted as delivered (or retried).
+      const dir = await mkdtemp(join(tmpdir(), "hookgate-consumer-stale-"));
+      let clock = 1_700_000_000_000;
+      const queue = createSqliteQueue<DeliveryJob>({ path: join(dir, "queue.sqlite"), now: () => clock });
+      const counted: string[] = [];
+      const logs: { msg: string; fields: Record<string, unknown> | undefined }[] = [];
+      let release: () => void = () => undefined;
+      const held = new Promise<void>((r) => {
+        release = r;
+      });
+      let started = 0;
+      let consumer: ReturnType<typeof startConsumer> | undefined;
+      const until = async (done: () => boolean) => {
+        for (let i = 0; i < 1000 && !done(); i++) await new Promise((r) => setTimeout(r, 5));
+        expect(done()).toBe(true);
+      };
+      try {
+        await queue.send([{ id: "a", body: sessionEnd("a"), group: "s" }]);
+        consumer = startConsumer(
+          {
+            queue,
+            deliverer: {
+              deliver: async () => {
+                started++;
+                await held;
+                return outcome;
+              },
+            },
+            logger: { log: (_level, msg, fields) => logs.push({ msg, fields }) },
+            metrics: { increment: (name) => counted.push(name) },
+          },
+          // One slot: the consumer does not lease the job again itself while it delivers it.
+          { batchSize: 1, idleMs: 5, visibilityMs: 1000 },
+        );
+        await until(() => started === 1);
+        // The lease runs out mid-delivery and the job is leased again under a new receipt.
+        clock += 1000;
+        const [again] = await queue.receive(1, 60_000);
+        expect(again).toMatchObject({ id: "a", attempts: 2 });
+        release();
+        await until(() => logs.length > 0);
+        await consumer.stop();
+        consumer = undefined;
+        expect(counted).toEqual([]);
+        expect(logs).toEqual([
+          {
+            msg: "the job's lease ran out before its outcome was recorded; the newer delivery's stands",
+            fields: expect.objectContaining({ job: "a", sink: "s", attempts: 1, outcome: outcome.kind }),
+          },
+        ]);
+        // The newer lease still holds, and nothing was dead-lettered.
+        expect(await queue.listDead()).toEqual([]);
+        if (!again) throw new Error("nothing leased again");
+        expect(await queue.ack(again)).toBe(true);
+      } finally {
+        release();
+        await consumer?.stop();
+        await queue.close();
+        await rm(dir, { recursive: true, force: true });
+      }
+    },
+  );
+});

@@ -266,15 +266,24 @@ export function queueContract(name: string, make: () => Promise<QueueUnderTest>)
       if (!fresh) throw new Error("nothing redelivered");
 
       if (t.staleReceiptsIgnored) {
-        await queue.ack(stale);
-        await queue.retry(stale, 0, "late");
-        await queue.deadLetter(stale, "late");
+        // Each says it did nothing, so the consumer counts no delivery, retry or dead letter.
+        expect(await queue.ack(stale)).toBe(false);
+        expect(await queue.retry(stale, 0, "late")).toBe(false);
+        expect(await queue.deadLetter(stale, "late")).toBe(false);
         // The fresh lease still holds, and nothing was dead-lettered.
         await nothingVisible();
         expect(await queue.listDead()).toEqual([]);
         await pass(SECOND, nothingVisible);
         const [third] = await queue.receive(10, LONG);
         expect(third).toMatchObject({ id: "slow", attempts: 3 });
+        if (!third) throw new Error("nothing redelivered");
+        expect(await queue.retry(third, 0, "again")).toBe(true);
+        // Retried, the receipt is spent: a second settle with it is stale too.
+        expect(await queue.ack(third)).toBe(false);
+        const [fourth] = await queue.receive(10, LONG);
+        if (!fourth) throw new Error("nothing redelivered");
+        expect(await queue.ack(fourth)).toBe(true);
+        await nothingVisible();
       } else {
         // Standard SQS: a delete with an older receipt handle is accepted (it may or may not
         // delete); the latest receipt always deletes.

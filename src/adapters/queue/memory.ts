@@ -81,24 +81,26 @@ export function createMemoryQueue<T>(options: MemoryQueueOptions = {}): Queue<T>
 
     async ack(message) {
       open();
-      if (leased(message)) rows.delete(message.id);
+      return leased(message) !== undefined && rows.delete(message.id);
     },
 
     async retry(message, delayMs) {
       open();
       const row = leased(message);
-      if (!row) return;
+      if (!row) return false;
       row.visibleAt = now() + Math.max(0, delayMs);
       row.receipt = undefined;
+      return true;
     },
 
     async deadLetter(message, error) {
       open();
       const row = leased(message);
-      if (!row) return;
+      if (!row) return false;
       rows.delete(row.id);
       const { id, body, attempts, group } = row;
       dead.set(row.id, { id, body, attempts, error, failedAt: now(), group });
+      return true;
     },
 
     async listDead(limit = 100) {

@@ -202,8 +202,8 @@ interface Waiting {
   /** The journal position the rows were read up to (intake). */
   readonly position?: IntakePosition;
   readonly tries: number;
-  /** With the rows leased for a `lease`, once committed. */
-  readonly settle: (error?: unknown, leased?: readonly LeasedRow[]) => void;
+  /** With the rows leased for a `lease`, or whether an `ack`'s receipt was current, once committed. */
+  readonly settle: (error?: unknown, leased?: readonly LeasedRow[], acked?: boolean) => void;
 }
 
 interface LeasedRow {
@@ -330,12 +330,15 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
       batch: readonly Waiting[],
     ): {
       leased: (LeasedRow[] | undefined)[];
+      acked: boolean[];
       buried: QueueDeadLettered[];
       step: QueueClockStep | undefined;
     } => {
       const at = now();
       const step = keepClock(at);
-      for (const b of batch) if (b.ack) ackLeased.run(b.ack.id, b.ack.receipt);
+      // An ack whose receipt is no longer the job's (its lease ran out and it was leased again)
+      // deletes nothing, and says so.
+      const acked = batch.map((b) => (b.ack ? ackLeased.run(b.ack.id, b.ack.receipt).changes > 0 : false));
       for (const b of batch)
         for (const r of b.rows)
           insert.run({
@@ -350,7 +353,7 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
       const leased = batch.map((b) =>
         b.lease ? leaseDue(at, b.lease.max, b.lease.visibilityMs, b.lease.skipGroups, buried) : undefined,
       );
-      return { leased, buried, step };
+      return { leased, acked, buried, step };
     },
   );
 
@@ -406,9 +409,9 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
     return leased;
   };
 
-  const moveToDead = db.transaction((message: ReceivedMessage<T>, error: string) => {
+  const moveToDead = db.transaction((message: ReceivedMessage<T>, error: string): boolean => {
     const row = leasedRow.get(message.id, message.receipt);
-    if (!row) return;
+    if (!row) return false;
     bury.run({
       id: message.id,
       body: row.body,
@@ -418,6 +421,7 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
       grp: row.grp,
     });
     ackLeased.run(message.id, message.receipt);
+    return true;
   });
 
   const replay = db.transaction((ids: readonly string[] | undefined): number => {
@@ -466,7 +470,7 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
       }
       return;
     }
-    for (const [i, b] of batch.entries()) b.settle(undefined, committed.leased[i]);
+    for (const [i, b] of batch.entries()) b.settle(undefined, committed.leased[i], committed.acked[i]);
     if (committed.step) options.onClockStep?.(committed.step);
     for (const letter of committed.buried) options.onDeadLettered?.(letter);
   };
@@ -530,22 +534,23 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
     },
 
     ack(message) {
-      return new Promise<void>((resolve, reject) => {
+      return new Promise<boolean>((resolve, reject) => {
         enqueueWork({
           rows: [],
           ack: { id: message.id, receipt: message.receipt },
           tries: 0,
-          settle: (error) => (error === undefined ? resolve() : reject(error)),
+          settle: (error, _leased, acked = false) => (error === undefined ? resolve(acked) : reject(error)),
         });
       });
     },
 
     async retry(message, delayMs, error) {
-      release.run({ id: message.id, receipt: message.receipt, visibleAt: now() + ms(delayMs), error });
+      const visibleAt = now() + ms(delayMs);
+      return release.run({ id: message.id, receipt: message.receipt, visibleAt, error }).changes > 0;
     },
 
     async deadLetter(message, error) {
-      moveToDead.immediate(message, error);
+      return moveToDead.immediate(message, error);
     },
 
     async listDead(limit = 100): Promise<DeadLetter<T>[]> {

@@ -513,8 +513,10 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
       return received;
     },
 
+    // SQS cannot tell a stale receipt: a delete with an older one may be accepted (true).
     async ack(message) {
       await deletes.add({ receipt: message.receipt });
+      return true;
     },
 
     // SQS keeps no error text on a message, and a visibility change ends at most 12 h after the
@@ -524,6 +526,7 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
         receipt: message.receipt,
         visibilitySeconds: seconds(delayMs, MAX_RETRY_VISIBILITY_SECONDS),
       });
+      return true;
     },
 
     // Two calls, not atomic: a crash between them leaves the job on the source queue, where the
@@ -539,6 +542,7 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
       }));
       await client.send(new SendMessageCommand({ QueueUrl: deadLetterQueueUrl, MessageBody: letter }));
       await deletes.add({ receipt: message.receipt });
+      return true;
     },
 
     // The listing hides each page while it reads on, then releases them all at once.
