@@ -98,7 +98,7 @@ export const RuleSchema = z.strictObject({
   notify: z.optional(z.array(nonEmpty())),
 });
 
-const TokenSchema = z.union([
+export const TokenSchema = z.union([
   z.strictObject({
     team: nonEmpty(),
     sha256: z
@@ -210,6 +210,7 @@ export type PolicyDocument = z.infer<typeof PolicySchema>;
 export type RuleDocument = z.infer<typeof RuleSchema>;
 export type SinkDocument = z.infer<typeof SinkSchema>;
 export type ModelDocument = z.infer<typeof ModelSchema>;
+export type TokenDocument = z.infer<typeof TokenSchema>;
 export type PromptAction = z.infer<typeof PromptActionSchema>;
 export type ForwardAction = z.infer<typeof ForwardActionSchema>;
 

@@ -12,13 +12,18 @@ import { compileMatcher, type Matcher } from "./matcher.js";
 import { commandWordOf, type PermissionRule, parsePermissionRule } from "./permission-rule.js";
 import {
   type DecisionKind,
+  EgressSchema,
   type FailMode,
   type ForwardAction,
+  ModelSchema,
   type PolicyDocument,
   PolicySchema,
   type PromptAction,
   type RuleDocument,
   RuleSchema,
+  SinkSchema,
+  type TokenDocument,
+  TokenSchema,
 } from "./policy-schema.js";
 import type { EnvReader, Sha256 } from "./ports.js";
 import { err, ok, type Result } from "./result.js";
@@ -159,7 +164,12 @@ export async function loadPolicy(
   const scanned = jsonScanIssues((await import("./json-scan.js")).scanJson(text, MAX_JSON_DEPTH));
   if (scanned.length > 0) return err(scanned);
   const parsed = validatePolicyDocument(raw.value);
-  if (!parsed.ok) return err([...parsed.error, ...problemsOfSoundRules(raw.value, parsed.error)]);
+  if (!parsed.ok)
+    return err([
+      ...parsed.error,
+      ...problemsOfSoundRules(raw.value, parsed.error),
+      ...(await problemsOfSoundSections(raw.value, deps)),
+    ]);
   const document = parsed.value;
   const issues: PolicyIssue[] = [];
   const rules = compileRules(document, issues);
@@ -172,8 +182,9 @@ export async function loadPolicy(
     severity: "warning" as const,
     ...w,
   }));
-  const tokens = await resolveTokens(document, deps, warnings);
-  issues.push(...sharedTokens(tokens));
+  const resolved = await resolveTokens(document.auth?.tokens ?? [], deps, warnings);
+  const tokens = resolved.filter((token) => token !== undefined);
+  issues.push(...sharedTokens(resolved));
   issues.push(...emptyEnvNames(document));
   const models = compileModels(document, deps.env, warnings);
   warnAboutSinkValues(document, deps.env, warnings);
@@ -229,6 +240,36 @@ function problemsOfSoundRules(value: unknown, schemaProblems: readonly PolicyIss
     }
   });
   return problems;
+}
+
+/**
+ * When the file fails its schema, the checks that follow it still run on what passes it alone:
+ * the egress section's CIDRs (when the section passes), the tokens that pass shared between
+ * teams, and `"env:"` naming no variable in the sinks and models that pass. Each judges its own
+ * entries only, so none is misread for a problem elsewhere, and the file is mended in one round.
+ */
+async function problemsOfSoundSections(value: unknown, deps: PolicyDeps): Promise<PolicyIssue[]> {
+  if (!isRecord(value)) return [];
+  const problems: PolicyIssue[] = [];
+  const egress = EgressSchema.safeParse(value.egress);
+  if (value.egress !== undefined && egress.success) {
+    const compiled = (await import("./egress/policy.js")).compileEgressPolicy(egress.data);
+    problems.push(...compiled.errors.map((e) => ({ severity: "error" as const, ...e })));
+  }
+  const tokens = isRecord(value.auth) && Array.isArray(value.auth.tokens) ? value.auth.tokens : [];
+  const sound = tokens.map((token: unknown) => TokenSchema.safeParse(token).data);
+  problems.push(...sharedTokens(await resolveTokens(sound, deps, [])));
+  const passing = (section: unknown, schema: typeof SinkSchema | typeof ModelSchema) =>
+    Object.fromEntries(
+      Object.entries(isRecord(section) ? section : {}).filter(([, entry]) => schema.safeParse(entry).success),
+    );
+  const sections = { sinks: passing(value.sinks, SinkSchema), models: passing(value.models, ModelSchema) };
+  problems.push(...emptyEnvNames(sections as unknown as PolicyDocument));
+  return problems;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /** A JSON file's text (a policy, a cases file), or the one problem at its root. */
@@ -525,13 +566,18 @@ function ruleAction(
   return undefined;
 }
 
+/** Each token read, by its place in the file; a hole (one that failed its schema) stays one. */
 async function resolveTokens(
-  document: PolicyDocument,
+  documents: readonly (TokenDocument | undefined)[],
   deps: PolicyDeps,
   warnings: PolicyIssue[],
-): Promise<TeamToken[]> {
-  const tokens: TeamToken[] = [];
-  for (const [i, token] of (document.auth?.tokens ?? []).entries()) {
+): Promise<(TeamToken | undefined)[]> {
+  const tokens: (TeamToken | undefined)[] = [];
+  for (const [i, token] of documents.entries()) {
+    if (token === undefined) {
+      tokens.push(undefined);
+      continue;
+    }
     if ("sha256" in token) {
       tokens.push({ team: token.team, sha256: token.sha256, source: "sha256" });
       continue;
@@ -563,11 +609,11 @@ async function resolveTokens(
 }
 
 /** A token listed for two teams would authenticate as whichever comes first: refused. */
-function sharedTokens(tokens: readonly TeamToken[]): PolicyIssue[] {
+function sharedTokens(tokens: readonly (TeamToken | undefined)[]): PolicyIssue[] {
   const first = new Map<string, number>();
   const problems: PolicyIssue[] = [];
   tokens.forEach((token, i) => {
-    if (token.sha256 === undefined) return;
+    if (token?.sha256 === undefined) return;
     const before = first.get(token.sha256);
     if (before === undefined) first.set(token.sha256, i);
     else if (tokens[before]?.team !== token.team)

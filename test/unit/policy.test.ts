@@ -141,6 +141,45 @@ describe("loadPolicy", () => {
     );
   });
 
+  it("lists the egress section's CIDRs, shared tokens and nameless env: beside a schema problem elsewhere", async () => {
+    // A hunt of the loader: these were checked only once the whole file passed its schema, so a
+    // user fixed the typo, reloaded, and met the next round.
+    const sha256 = "0af148632bfc2bdf9076bdc41fa58336a206cd23532da915cc5d2f9e9c3f6a50";
+    const problems = await problemsOf({
+      version: 1,
+      rules: [rule({ decison: "deny" })],
+      egress: { allowCidrs: ["10.0.0.0/33"] },
+      auth: {
+        tokens: [
+          { team: "platform", sha256 },
+          { team: "mobile", sha256: "nothex" },
+          { team: "mobile", sha256 },
+        ],
+      },
+      sinks: { s: { type: "webhook", url: "https://x.example/", secret: "env:" } },
+      models: { m: { provider: "anthropic", model: "x", apiKey: "env:" } },
+    });
+    expect(problems.map((p) => `${p.path}: ${p.message}`)).toEqual([
+      "$.auth.tokens[1].sha256: must be 64 lowercase hex characters (hookgate token hash)",
+      '$.rules[0]: unknown key "decison"',
+      '$.egress.allowCidrs[0]: "10.0.0.0/33" is not a CIDR (prefix length 33 is longer than 32)',
+      '$.auth.tokens[2]: is the same token as $.auth.tokens[0], of team "platform": a token names one team',
+      '$.models.m.apiKey: "env:" names no variable: write "env:NAME" with the variable that holds the value',
+      '$.sinks.s.secret: "env:" names no variable: write "env:NAME" with the variable that holds the value',
+    ]);
+    // A section that fails its own schema is not judged again: its problem is its schema's.
+    const egressTypo = await problemsOf({
+      version: 1,
+      rules: [],
+      egress: { allowCidrs: ["10.0.0.0/33"], denyCidr: [] },
+      sinks: { s: { type: "webhook", url: "https://x.example/", secret: "env:", retries: 3 } },
+    });
+    expect(egressTypo.map((p) => `${p.path}: ${p.message}`)).toEqual([
+      '$.egress: unknown key "denyCidr"',
+      '$.sinks.s: unknown key "retries"',
+    ]);
+  });
+
   it("compiles matchers, if rules and where regexes, reporting each failure with its path", async () => {
     const problems = await problemsOf(
       policyWith(
