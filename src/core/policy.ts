@@ -360,8 +360,30 @@ function explained(
       message: `must be ${kinds.slice(0, -1).join(", ")}${kinds.length > 1 ? " or " : ""}${kinds.at(-1)}`,
     };
   }
-  const [first] = meant;
-  if (meant.length === 1 && first?.[0] !== undefined) return explained(first[0], path, document);
+  // The form whose keys the object has no other than (a token with "env" and no "team") is the
+  // form meant: say what is wrong inside it.
+  const unknownKeys = (errors: readonly z.core.$ZodIssue[]) =>
+    errors.flatMap((e) => (e.code === "unrecognized_keys" && e.path.length === 0 ? e.keys : []));
+  const fitting = meant.filter((errors) => unknownKeys(errors).length === 0);
+  const [first] = fitting.length === 1 ? fitting : meant;
+  if ((meant.length === 1 || fitting.length === 1) && first?.[0] !== undefined)
+    return explained(first[0], path, document);
+  // Each form refuses only keys another form takes (a token with both "sha256" and "env"): the
+  // object mixes forms; keep the keys of one.
+  const refused = meant.map(unknownKeys);
+  const mixed = [...new Set(refused.flat())];
+  if (
+    fitting.length === 0 &&
+    mixed.length > 1 &&
+    !mixed.some((key) => refused.every((k) => k.includes(key)))
+  ) {
+    const named = Object.keys(at as object)
+      .filter((key) => mixed.includes(key))
+      .map((key) => `"${key}"`);
+    const both = `${named.slice(0, -1).join(", ")} and ${named.at(-1)}`;
+    const keep = named.length === 2 ? "delete the other" : "delete all but one";
+    return { path, message: `has both ${both}, but takes only one of them: ${keep}` };
+  }
   // Each form needs a key the object lacks (a token's `sha256` or `env`): name them.
   const needed = meant.map((errors) =>
     errors.length === 1 && errors[0]?.code === "invalid_type" && errors[0].path.length === 1

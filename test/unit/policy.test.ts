@@ -425,6 +425,33 @@ describe("schema messages that say what to fix (a hunt)", () => {
     ).toEqual(["$.rules[0].where.x.regex: expected string"]);
   });
 
+  it("says a token with no team needs one, and a token with both sha256 and env to keep one", async () => {
+    // A hunt of the messages: both read "does not match any of the accepted forms", naming
+    // neither the missing team nor the key too many.
+    const sha256 = "0af148632bfc2bdf9076bdc41fa58336a206cd23532da915cc5d2f9e9c3f6a50";
+    expect(
+      await messagesOf({
+        auth: {
+          tokens: [
+            { env: "HOOKGATE_TOKEN_MOBILE" },
+            { sha256 },
+            { team: "a", sha256, env: "HOOKGATE_TOKEN_A" },
+            { team: "b", env: "HOOKGATE_TOKEN_B", sha256: "nothex" },
+          ],
+        },
+      }),
+    ).toEqual([
+      "$.auth.tokens[0].team: is required",
+      "$.auth.tokens[1].team: is required",
+      '$.auth.tokens[2]: has both "sha256" and "env", but takes only one of them: delete the other',
+      '$.auth.tokens[3]: has both "env" and "sha256", but takes only one of them: delete the other',
+    ]);
+    // A key no form takes is not read as a mix of forms.
+    expect(await messagesOf({ auth: { tokens: [{ team: "a", envv: "X" }] } })).toEqual([
+      "$.auth.tokens[0]: does not match any of the accepted forms",
+    ]);
+  });
+
   it("says a missing id or sink url is required, not of the wrong type", async () => {
     expect(
       await messagesOf({
