@@ -230,6 +230,15 @@ const batchedToolInput = optional({
   schema: z.union([object.schema, string.schema], { error: "must be an object or a string" }),
   accepts: (value) => isObject(value) || isString(value),
 });
+/**
+ * MessageDisplay's `turn_id`: Claude Code sends a string, deepcode its turn counter as a number
+ * (src/tui/useChat.ts: `turn_id: currentTurnId`). Refusing the number answered every deepcode
+ * MessageDisplay with a request error, every rule on the event skipped.
+ */
+const turnId = optional({
+  schema: z.union([string.schema, z.number()], { error: "must be a string or a number" }),
+  accepts: (value) => isString(value) || (typeof value === "number" && Number.isFinite(value)),
+});
 const list = optional(arrayOf({ schema: z.unknown(), accepts: () => true }, "must be an array"));
 const strList = optional(arrayOf(string, "must be an array"));
 const requiredToolName: Field = {
@@ -335,7 +344,7 @@ const CLAUDE_CODE_SCHEMAS: Readonly<Record<ClaudeCodeEventName, EventSchema>> = 
   }),
   CwdChanged: ccEvent({ old_cwd: str, new_cwd: str }),
   FileChanged: ccEvent({ file_path: str, event: str }),
-  MessageDisplay: ccEvent({ turn_id: str, message_id: str, index: num, final: bool, delta: str }),
+  MessageDisplay: ccEvent({ turn_id: turnId, message_id: str, index: num, final: bool, delta: str }),
   DirectoryAdded: ccEvent(),
   PreModelSwitch: ccEvent(),
   PostModelSwitch: ccEvent(),

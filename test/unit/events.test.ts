@@ -257,6 +257,41 @@ describe("deepcode bodies (clients.md 5.3)", () => {
         ],
       },
     ],
+    [
+      // deepcode's turn counter is a number (src/tui/useChat.ts `turn_id: currentTurnId`).
+      "MessageDisplay",
+      {
+        hook_event_name: "MessageDisplay",
+        cwd: "/p",
+        turn_id: 3,
+        message_id: "3:0",
+        index: 0,
+        final: false,
+        delta: "Here is the plan",
+      },
+    ],
+    [
+      "UserPromptExpansion",
+      {
+        hook_event_name: "UserPromptExpansion",
+        cwd: "/p",
+        expansion_type: "command",
+        command_name: "deploy",
+        command_args: "prod",
+        command_source: "user",
+        original: "/deploy prod",
+      },
+    ],
+    [
+      "StopFailure",
+      {
+        hook_event_name: "StopFailure",
+        cwd: "/p",
+        error: "rate_limit",
+        error_details: "429 Too Many Requests",
+        last_assistant_message: "",
+      },
+    ],
   ];
 
   it.each(bodies)("%s is detected as deepcode and parses as known", (name, body) => {
