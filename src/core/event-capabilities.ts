@@ -86,6 +86,14 @@ const DEEPAGENTS_CONTEXT_EVENTS: ReadonlySet<string> = new Set([
 ]);
 
 /**
+ * deepcode checks no schema and reads `additionalContext` back from PostToolBatch (appended to the
+ * batch's last tool result, src/loop.ts) and UserPromptExpansion (appended to the expanded
+ * prompt, src/tui/useChat.ts) too, where Claude Code 2.1.112 has no variant. clients.md §6.3 lists
+ * the fields deepcode reads, not the events; deepcode's own source wins.
+ */
+const DEEPCODE_ONLY_CONTEXT_EVENTS: ReadonlySet<string> = new Set(["PostToolBatch", "UserPromptExpansion"]);
+
+/**
  * PreCompact's context is a JSON body that Claude Code appends, raw, to its compaction
  * instructions (render.ts renderPreCompact); deepcode reads nothing back from its PreCompact hooks
  * at all (clients.md §9).
@@ -94,14 +102,21 @@ export function carriesContext(event: string, dialect: Dialect): boolean {
   if (dialect === "deepagents-legacy") return false;
   if (dialect === "deepagents") return DEEPAGENTS_CONTEXT_EVENTS.has(event);
   if (event === "PreCompact") return dialect === "claude-code";
+  if (dialect === "deepcode" && DEEPCODE_ONLY_CONTEXT_EVENTS.has(event)) return true;
   return CLAUDE_CODE_CONTEXT_EVENTS.has(event);
 }
 
 /**
  * deepcode reads only `additionalContext` (and `updatedOutput`) back from these events' hooks, not
  * a block: a block's reason is said to its model as context there, as Claude Code tells Claude.
+ * On PostToolBatch, Claude Code also ends the turn; deepcode cannot be made to, so its model is
+ * told why instead of nothing.
  */
-export const DEEPCODE_BLOCK_AS_CONTEXT: ReadonlySet<string> = new Set(["PostToolUse", "PostToolUseFailure"]);
+export const DEEPCODE_BLOCK_AS_CONTEXT: ReadonlySet<string> = new Set([
+  "PostToolUse",
+  "PostToolUseFailure",
+  "PostToolBatch",
+]);
 
 /**
  * The decision an event can honour for a rule's `decide`, or undefined when the client has no

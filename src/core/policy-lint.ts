@@ -152,7 +152,7 @@ function lintEveryEvent(rule: CompiledRule, warn: (path: string, message: string
   const uncarried =
     context === undefined
       ? []
-      : reach.filter((e) => !carriesContext(e, "claude-code") && !carriesContext(e, "deepagents"));
+      : reach.filter((e) => !AGENT_DIALECTS.some((dialect) => carriesContext(e, dialect)));
   if (uncarried.length > 0) {
     warn(
       `${rule.path}.context`,
@@ -178,6 +178,14 @@ function lintPromptPlaceholders(rule: CompiledRule, warn: (path: string, message
 }
 
 /** Claude Code's own tool names, which are case-sensitive. */
+/** The clients a rule's answer can reach (deepagents legacy reads nothing back), as messages name them. */
+const AGENT_DIALECTS = ["claude-code", "deepcode", "deepagents"] as const;
+const CLIENT_NAME: Readonly<Record<(typeof AGENT_DIALECTS)[number], string>> = {
+  "claude-code": "Claude Code",
+  deepcode: "deepcode",
+  deepagents: "deepagents",
+};
+
 const KNOWN_TOOLS = [
   "Bash",
   "BashOutput",
@@ -546,11 +554,17 @@ function lintAction(rule: CompiledRule, event: string, warn: (path: string, mess
   const context =
     action.kind === "context" ? action.text : action.kind === "decide" ? action.context : undefined;
   if (context !== undefined && isKnownEvent(event) && !carriesContext(event, "claude-code")) {
+    // At most one client carries it where Claude Code does not (deepcode or deepagents).
+    const carrier = AGENT_DIALECTS.find((dialect) => carriesContext(event, dialect));
     warn(
       `${p}.context`,
-      carriesContext(event, "deepagents")
-        ? `${event} carries added context to deepagents only; Claude Code and deepcode cannot receive it there`
-        : `${event} has no way to carry added context to the agent; it is not sent there`,
+      carrier === undefined
+        ? `${event} has no way to carry added context to the agent; it is not sent there`
+        : `${event} carries added context to ${CLIENT_NAME[carrier]} only; ${AGENT_DIALECTS.filter(
+            (d) => d !== carrier,
+          )
+            .map((d) => CLIENT_NAME[d])
+            .join(" and ")} cannot receive it there`,
     );
   } else if (
     context !== undefined &&

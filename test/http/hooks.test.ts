@@ -161,6 +161,26 @@ describe("POST /v1/hooks: dialects", () => {
     expect(JSON.stringify(explained)).toContain("known only by the client's description (tool_desc)");
   });
 
+  it("gives deepcode's PostToolBatch a context rule's text, which deepcode appends to the batch's last result", async () => {
+    const batchApp = await testApp(
+      await authPolicy([{ id: "pnpm", on: "PostToolBatch", context: "This repository uses pnpm." }]),
+    );
+    const batch = {
+      hook_event_name: "PostToolBatch",
+      cwd: "/p",
+      tool_calls: [
+        { tool_name: "Bash", tool_input: { command: "npm i" }, tool_use_id: "c1", tool_response: "ok" },
+      ],
+    };
+    const res = await batchApp.post("/v1/hooks/deepcode", batch);
+    expect(res.headers.get("content-type")).toBe("application/json");
+    expect(await jsonOf(res)).toEqual({
+      hookSpecificOutput: { hookEventName: "PostToolBatch", additionalContext: "This repository uses pnpm." },
+    });
+    // Claude Code 2.1.112 has no PostToolBatch variant: nothing is sent there.
+    expect(await (await batchApp.post("/v1/hooks/claude-code", batch)).text()).toBe("");
+  });
+
   it("answers deepagents legacy events empty, and still audits them", async () => {
     const res = await app.post(
       "/v1/hooks",

@@ -158,7 +158,11 @@ function specificProblems(specific: Json, event: string, dialect: Dialect): stri
   }
   // deepcode speaks Claude Code's wire format and is routed to the same URL shapes; the gateway
   // answers it with what Claude Code 2.1.112 also accepts (DESIGN.md), so one table serves both.
-  const variant = Object.hasOwn(CLAUDE_CODE_VARIANTS, event) ? CLAUDE_CODE_VARIANTS[event] : undefined;
+  const variant = Object.hasOwn(CLAUDE_CODE_VARIANTS, event)
+    ? CLAUDE_CODE_VARIANTS[event]
+    : dialect === "deepcode" && Object.hasOwn(DEEPCODE_ONLY_VARIANTS, event)
+      ? DEEPCODE_ONLY_VARIANTS[event]
+      : undefined;
   if (variant === undefined) {
     if (dialect !== "deepagents")
       problems.push(`hookSpecificOutput on ${event}, which Claude Code 2.1.112 rejects`);
@@ -174,6 +178,16 @@ function specificProblems(specific: Json, event: string, dialect: Dialect): stri
   if (event === "PermissionRequest") problems.push(...permissionRequestProblems(specific));
   return problems;
 }
+
+/**
+ * Events Claude Code 2.1.112 never sends (2.1.332 added them, with variants of their own) whose
+ * `additionalContext` deepcode reads back: PostToolBatch's onto the batch's last tool result
+ * (deepcode src/loop.ts), UserPromptExpansion's onto the expanded prompt (src/tui/useChat.ts).
+ */
+const DEEPCODE_ONLY_VARIANTS: Readonly<Record<string, Readonly<Record<string, FieldCheck>>>> = {
+  PostToolBatch: { additionalContext: isString },
+  UserPromptExpansion: { additionalContext: isString },
+};
 
 /**
  * PermissionRequest: Claude Code requires `decision` and reads only it; deepcode ignores it and

@@ -122,6 +122,23 @@ describe("renderDecision", () => {
     ).toBeUndefined();
   });
 
+  it("sends deepcode a PostToolBatch or UserPromptExpansion context, which it reads back there, and a batch block's reason too", () => {
+    // deepcode appends PostToolBatch's additionalContext to the batch's last tool result (its
+    // src/loop.ts) and UserPromptExpansion's to the expanded prompt (src/tui/useChat.ts); it reads
+    // no block from either. Claude Code 2.1.112 has no variant for these events, and never sends them.
+    for (const event of ["PostToolBatch", "UserPromptExpansion"]) {
+      expect(body(d({ context: "Use pnpm, not npm." }), event, "deepcode")).toEqual({
+        hookSpecificOutput: { hookEventName: event, additionalContext: "Use pnpm, not npm." },
+      });
+      expect(body(d({ context: "Use pnpm, not npm." }), event, "claude-code")).toBe("");
+    }
+    expect(body(d({ kind: "block", reason: "Tests failed" }), "PostToolBatch", "deepcode")).toEqual({
+      decision: "block",
+      reason: "Tests failed",
+      hookSpecificOutput: { hookEventName: "PostToolBatch", additionalContext: "Tests failed" },
+    });
+  });
+
   it("gives deepagents an allow with its rewritten input only when the answer fits, texts cut to their markers", () => {
     // A review, session 24: sized without its texts, an allow just under the limit went out just
     // over it once the reason's marker was added; deepagents dropped it and ran the call unrewritten.
