@@ -20,16 +20,21 @@ export const MAX_DEADLINE_MS = 600_000 - DEADLINE_MARGIN_MS;
 /** setTimeout's limit, past which Node fires a timer after 1 ms: no deadline is longer. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
-/** Each client's own limit on one event, where it is shorter than the 600 s default. */
-function clientLimitMs(event: string, dialect: Dialect): number | undefined {
+/**
+ * Each client's own limit on one event, where it is shorter than the 600 s default. `timed`: the
+ * request says the hook's own timeout (`x-hookgate-timeout`).
+ */
+function clientLimitMs(event: string, dialect: Dialect, timed: boolean): number | undefined {
   // The legacy dispatcher (and the migration adapter) kill a hook after 5 s (clients.md §8).
   if (dialect === "deepagents-legacy") return 5000;
   // deepagents v2 runs its command hooks for 600 s by default, 30 s on UserPromptSubmit (§6.4).
   if (dialect === "deepagents") return event === "UserPromptSubmit" ? 30_000 : undefined;
   if (event === "SessionEnd") return 1500; // shared budget in Claude Code 2.1.3xx
+  // deepcode waits the hook's own timeout on every event, 30 s when the hook sets none (its
+  // src/hooks.ts: `(hook.timeout ?? 30) * 1000`); it has none of Claude Code's event limits.
+  if (dialect === "deepcode") return timed ? undefined : 30_000;
   if (event === "MessageDisplay") return 10_000;
   if (event === "UserPromptSubmit") return 30_000;
-  if (dialect === "deepcode") return 30_000; // deepcode's default hook timeout
   return undefined;
 }
 
@@ -49,7 +54,7 @@ export function requestDeadlineMs(
   // What the client waits: the hook's own timeout when the header gives it, else the default.
   const waits = seconds === undefined ? MAX_DEADLINE_MS : seconds * 1000 - DEADLINE_MARGIN_MS;
   let limit = Math.min(policyDeadlineMs, runtimeLeftMs, waits, MAX_TIMER_MS);
-  const client = clientLimitMs(event, dialect);
+  const client = clientLimitMs(event, dialect, seconds !== undefined);
   if (client !== undefined) limit = Math.min(limit, client - DEADLINE_MARGIN_MS);
   return Math.max(50, limit);
 }

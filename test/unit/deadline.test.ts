@@ -17,6 +17,17 @@ describe("requestDeadlineMs", () => {
     expect(requestDeadlineMs(event, dialect, policy, undefined)).toBe(expected);
   });
 
+  it("gives a deepcode hook its own timeout when the request says it: 30 s is only deepcode's default", () => {
+    // deepcode waits `(hook.timeout ?? 30) * 1000` on every event (its src/hooks.ts); `hookgate init
+    // --client deepcode --timeout 120` writes that timeout and x-hookgate-timeout: 120 beside it.
+    for (const event of ["PreToolUse", "PermissionRequest", "UserPromptSubmit", "Stop", "MessageDisplay"]) {
+      expect(requestDeadlineMs(event, "deepcode", 200_000, "120")).toBe(120_000 - DEADLINE_MARGIN_MS);
+      expect(requestDeadlineMs(event, "deepcode", 200_000, undefined)).toBe(30_000 - DEADLINE_MARGIN_MS);
+      expect(requestDeadlineMs(event, "deepcode", 200_000, "10")).toBe(10_000 - DEADLINE_MARGIN_MS);
+    }
+    expect(clientWaitsMs("PreToolUse", "deepcode", "120")).toBe(120_000 - DEADLINE_MARGIN_MS);
+  });
+
   it("keeps under the hook's own timeout when the request says it, and never under 50 ms", () => {
     expect(requestDeadlineMs("PreToolUse", "deepagents", policy, "25")).toBe(25_000 - DEADLINE_MARGIN_MS);
     expect(requestDeadlineMs("PreToolUse", "claude-code", policy, "0.1")).toBe(50);
