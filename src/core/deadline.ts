@@ -27,8 +27,10 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 function clientLimitMs(event: string, dialect: Dialect, timed: boolean): number | undefined {
   // The legacy dispatcher (and the migration adapter) kill a hook after 5 s (clients.md §8).
   if (dialect === "deepagents-legacy") return 5000;
-  // deepagents v2 runs its command hooks for 600 s by default, 30 s on UserPromptSubmit (§6.4).
-  if (dialect === "deepagents") return event === "UserPromptSubmit" ? 30_000 : undefined;
+  // deepagents v2 runs its command hooks for 600 s by default, 30 s on UserPromptSubmit (§6.4),
+  // unless the handler sets its own `timeout` (its hooks/runner.py: `handler.timeout if
+  // handler.timeout is not None else default_timeout`), as `hookgate init` writes beside the header.
+  if (dialect === "deepagents") return event === "UserPromptSubmit" && !timed ? 30_000 : undefined;
   if (event === "SessionEnd") return 1500; // shared budget in Claude Code 2.1.3xx
   // deepcode waits the hook's own timeout on every event, 30 s when the hook sets none (its
   // src/hooks.ts: `(hook.timeout ?? 30) * 1000`); it has none of Claude Code's event limits.

@@ -28,6 +28,18 @@ describe("requestDeadlineMs", () => {
     expect(clientWaitsMs("PreToolUse", "deepcode", "120")).toBe(120_000 - DEADLINE_MARGIN_MS);
   });
 
+  it("gives a deepagents UserPromptSubmit hook its own timeout when the request says it: 30 s is only the default", () => {
+    // deepagents v2's runner uses a handler's own `timeout` over the event's default (its
+    // hooks/runner.py); `hookgate init --client deepagents --timeout 90` writes both.
+    expect(requestDeadlineMs("UserPromptSubmit", "deepagents", 200_000, "89")).toBe(
+      89_000 - DEADLINE_MARGIN_MS,
+    );
+    expect(requestDeadlineMs("UserPromptSubmit", "deepagents", 200_000, undefined)).toBe(
+      30_000 - DEADLINE_MARGIN_MS,
+    );
+    expect(clientWaitsMs("UserPromptSubmit", "deepagents", "89")).toBe(89_000 - DEADLINE_MARGIN_MS);
+  });
+
   it("keeps under the hook's own timeout when the request says it, and never under 50 ms", () => {
     expect(requestDeadlineMs("PreToolUse", "deepagents", policy, "25")).toBe(25_000 - DEADLINE_MARGIN_MS);
     expect(requestDeadlineMs("PreToolUse", "claude-code", policy, "0.1")).toBe(50);
