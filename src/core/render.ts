@@ -135,8 +135,13 @@ function hookSpecificOutput(
       kind === "allow"
         ? { behavior: "allow", ...(decision.updatedInput ? { updatedInput: decision.updatedInput } : {}) }
         : { behavior: "deny", ...(decision.reason ? { message: decision.reason } : {}) };
-    specific.permissionDecision = kind;
-    if (decision.reason) specific.permissionDecisionReason = decision.reason;
+    // deepagents reads only `decision`, and its hooks/models/wire.py once forbade any other key in a
+    // hookSpecificOutput (`extra="forbid"`; later versions ignore them): there the whole answer
+    // failed validation and was dropped, the deny with it. So deepagents gets `decision` alone.
+    if (dialect !== "deepagents") {
+      specific.permissionDecision = kind;
+      if (decision.reason) specific.permissionDecisionReason = decision.reason;
+    }
   }
   const context =
     kind === "block" && dialect === "deepcode" && DEEPCODE_BLOCK_AS_CONTEXT.has(event) && decision.reason

@@ -175,7 +175,7 @@ function specificProblems(specific: Json, event: string, dialect: Dialect): stri
     if (check === undefined) problems.push(`${event} hookSpecificOutput has no field "${key}"`);
     else if (!check(value)) problems.push(`${event} hookSpecificOutput.${key} is ${JSON.stringify(value)}`);
   }
-  if (event === "PermissionRequest") problems.push(...permissionRequestProblems(specific));
+  if (event === "PermissionRequest") problems.push(...permissionRequestProblems(specific, dialect));
   return problems;
 }
 
@@ -191,9 +191,10 @@ const DEEPCODE_ONLY_VARIANTS: Readonly<Record<string, Readonly<Record<string, Fi
 
 /**
  * PermissionRequest: Claude Code requires `decision` and reads only it; deepcode ignores it and
- * reads only `permissionDecision` (§6.3). Both must be there and agree (TV-19, TV-20).
+ * reads only `permissionDecision` (§6.3). Both must be there and agree (TV-19, TV-20). deepagents
+ * reads only `decision`, and some versions reject any other key (hooks/models/wire.py).
  */
-function permissionRequestProblems(specific: Json): string[] {
+function permissionRequestProblems(specific: Json, dialect: Dialect): string[] {
   const decision = specific.decision;
   if (!isObject(decision)) return ["PermissionRequest hookSpecificOutput without its required decision"];
   const problems: string[] = [];
@@ -209,7 +210,13 @@ function permissionRequestProblems(specific: Json): string[] {
     const check = Object.hasOwn(shape, key) ? shape[key] : undefined;
     if (check === undefined || !check(value)) problems.push(`PermissionRequest decision.${key} is invalid`);
   }
-  if (specific.permissionDecision !== behavior) {
+  if (dialect === "deepagents") {
+    // deepagents versions whose wire models forbid unknown keys drop the whole answer over them.
+    for (const key of Object.keys(specific)) {
+      if (key !== "hookEventName" && key !== "decision")
+        problems.push(`PermissionRequest hookSpecificOutput.${key}, which deepagents forbids`);
+    }
+  } else if (specific.permissionDecision !== behavior) {
     problems.push(
       "PermissionRequest permissionDecision (deepcode) disagrees with decision.behavior (Claude Code)",
     );

@@ -74,6 +74,26 @@ describe("renderDecision", () => {
     });
   });
 
+  it("answers deepagents' PermissionRequest with the decision object alone, the only key its wire model allows", () => {
+    // deepagents_code hooks/models/wire.py: PermissionRequestSpecificOutput is hookEventName and
+    // decision, in a model that once forbade any other key (extra="forbid"): permissionDecision
+    // beside them failed the whole answer, and the deny was dropped.
+    expect(body(d({ kind: "deny", reason: "no" }), "PermissionRequest", "deepagents")).toEqual({
+      hookSpecificOutput: {
+        hookEventName: "PermissionRequest",
+        decision: { behavior: "deny", message: "no" },
+      },
+    });
+    expect(body(d({ kind: "allow", reason: "ok" }), "PermissionRequest", "deepagents")).toEqual({
+      hookSpecificOutput: { hookEventName: "PermissionRequest", decision: { behavior: "allow" } },
+    });
+    const failure = renderRequestFailure("deny", "PermissionRequest", "deepagents", "hookgate: bad token");
+    expect(JSON.parse(failure.answer.body).hookSpecificOutput).toEqual({
+      hookEventName: "PermissionRequest",
+      decision: { behavior: "deny", message: "hookgate: bad token" },
+    });
+  });
+
   it("blocks Stop with a top-level decision and never a hookSpecificOutput (TV-14, TV-16)", () => {
     const out = body(d({ kind: "block", reason: "Run npm test", context: "extra" }), "Stop");
     expect(out).toEqual({ decision: "block", reason: "Run npm test" });
