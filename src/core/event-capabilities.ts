@@ -119,6 +119,17 @@ export const DEEPCODE_BLOCK_AS_CONTEXT: ReadonlySet<string> = new Set([
 ]);
 
 /**
+ * Blockable events whose block deepcode never reads back (its src/tui/useChat.ts and
+ * compactionManager.ts): the compaction, the expanded prompt and the settings change go ahead.
+ * `hookgate check` says so; a rule blocking there still blocks the clients that read it.
+ */
+export const DEEPCODE_IGNORES_BLOCK: ReadonlySet<string> = new Set([
+  "PreCompact",
+  "UserPromptExpansion",
+  "ConfigChange",
+]);
+
+/**
  * The decision an event can honour for a rule's `decide`, or undefined when the client has no
  * way to act on it (then it is not sent, and `check` warns). Block and deny are one thing said
  * two ways: PreToolUse and PermissionRequest say deny, the blockable events say block.

@@ -12,6 +12,7 @@ import { checkUrl } from "./egress/url.js";
 import {
   BLOCKABLE_EVENTS,
   carriesContext,
+  DEEPCODE_IGNORES_BLOCK,
   honouredDecision,
   PERMISSION_EVENTS,
 } from "./event-capabilities.js";
@@ -524,6 +525,13 @@ function lintAction(rule: CompiledRule, event: string, warn: (path: string, mess
   if (action.kind === "decide") {
     if (isKnownEvent(event) && !honouredDecision(event, action.decision)) {
       warn(`${p}.decide`, `no client can honour "${action.decision}" on ${event}; it is not sent there`);
+    } else if (DEEPCODE_IGNORES_BLOCK.has(event) && honouredDecision(event, action.decision) === "block") {
+      warn(
+        `${p}.decide`,
+        event === "UserPromptExpansion"
+          ? `deepcode does not act on a block on ${event}; its expanded prompt runs anyway. Block it on UserPromptSubmit too, which deepcode sends next with the expanded text`
+          : `deepcode does not act on a block on ${event}; there the ${event === "PreCompact" ? "compaction" : "change"} goes ahead`,
+      );
     }
     if (action.updatedInput && (!PERMISSION_EVENTS.has(event) || action.decision !== "allow")) {
       warn(`${p}.updatedInput`, `is used only with decide "allow" on PreToolUse or PermissionRequest`);

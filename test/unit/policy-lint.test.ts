@@ -284,6 +284,24 @@ describe("lintPolicy: matchers that cannot hold", () => {
   });
 });
 
+describe("lintPolicy: a block deepcode does not act on", () => {
+  it("says deepcode lets the compaction, the expanded prompt and the settings change go ahead", async () => {
+    // deepcode reads nothing back from PreCompact (compactionManager.ts), only additionalContext
+    // from UserPromptExpansion (useChat.ts), and fires ConfigChange and forgets it.
+    const warnings = await warningsFor([
+      { id: "no-compact", on: "PreCompact", decide: "block", reason: "keep it" },
+      { id: "no-deploy", on: "UserPromptExpansion", where: { command_name: "deploy" }, decide: "deny" },
+      { id: "no-config", on: "ConfigChange", decide: "block" },
+      { id: "no-prompt", on: "UserPromptSubmit", decide: "block" },
+    ]);
+    expect(warnings.filter((w) => w.includes("deepcode"))).toEqual([
+      "$.rules[0].decide: deepcode does not act on a block on PreCompact; there the compaction goes ahead",
+      "$.rules[1].decide: deepcode does not act on a block on UserPromptExpansion; its expanded prompt runs anyway. Block it on UserPromptSubmit too, which deepcode sends next with the expanded text",
+      "$.rules[2].decide: deepcode does not act on a block on ConfigChange; there the change goes ahead",
+    ]);
+  });
+});
+
 describe("lintPolicy: an onError no client can honour", () => {
   it("warns for each event where a prompt or forward rule's ask or deny would be dropped", async () => {
     const policy = await policyFrom({
@@ -655,7 +673,7 @@ describe("lintPolicy: rules a typo keeps from ever applying (a review, session 2
       { id: "expansion", on: "UserPromptExpansion", matcher: "task|deploy", decide: "block", reason: "r" },
       { id: "agent", on: "SubagentStart", matcher: "task|write", context: "c" },
     ]);
-    expect(warnings).toEqual([
+    expect(warnings.filter((w) => w.includes(".matcher:"))).toEqual([
       '$.rules[0].matcher: "bash" matches no tool "Bash": tool names are case-sensitive',
     ]);
   });
