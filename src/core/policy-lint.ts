@@ -178,7 +178,6 @@ function lintPromptPlaceholders(rule: CompiledRule, warn: (path: string, message
   );
 }
 
-/** Claude Code's own tool names, which are case-sensitive. */
 /** The clients a rule's answer can reach (deepagents legacy reads nothing back), as messages name them. */
 const AGENT_DIALECTS = ["claude-code", "deepcode", "deepagents"] as const;
 const CLIENT_NAME: Readonly<Record<(typeof AGENT_DIALECTS)[number], string>> = {
@@ -187,6 +186,7 @@ const CLIENT_NAME: Readonly<Record<(typeof AGENT_DIALECTS)[number], string>> = {
   deepagents: "deepagents",
 };
 
+/** Claude Code's own tool names, which are case-sensitive. */
 const KNOWN_TOOLS = [
   "Bash",
   "BashOutput",
