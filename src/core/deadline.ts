@@ -22,19 +22,24 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * Each client's own limit on one event, where it is shorter than the 600 s default. `timed`: the
- * request says the hook's own timeout (`x-hookgate-timeout`).
+ * request says the hook's own timeout (`x-hookgate-timeout`), which every client waits in place
+ * of its event defaults; only deepagents' legacy dispatcher and Claude Code's SessionEnd budget
+ * cut a hook sooner whatever its timeout.
  */
 function clientLimitMs(event: string, dialect: Dialect, timed: boolean): number | undefined {
   // The legacy dispatcher (and the migration adapter) kill a hook after 5 s (clients.md §8).
   if (dialect === "deepagents-legacy") return 5000;
+  if (event === "SessionEnd" && dialect !== "deepagents") return 1500; // shared budget in Claude Code 2.1.3xx
+  if (timed) return undefined;
   // deepagents v2 runs its command hooks for 600 s by default, 30 s on UserPromptSubmit (§6.4),
   // unless the handler sets its own `timeout` (its hooks/runner.py: `handler.timeout if
   // handler.timeout is not None else default_timeout`), as `hookgate init` writes beside the header.
-  if (dialect === "deepagents") return event === "UserPromptSubmit" && !timed ? 30_000 : undefined;
-  if (event === "SessionEnd") return 1500; // shared budget in Claude Code 2.1.3xx
+  if (dialect === "deepagents") return event === "UserPromptSubmit" ? 30_000 : undefined;
   // deepcode waits the hook's own timeout on every event, 30 s when the hook sets none (its
   // src/hooks.ts: `(hook.timeout ?? 30) * 1000`); it has none of Claude Code's event limits.
-  if (dialect === "deepcode") return timed ? undefined : 30_000;
+  if (dialect === "deepcode") return 30_000;
+  // Claude Code 2.1.332's defaults for a hook with no timeout (clients.md §2.2: `e.timeout ?
+  // e.timeout*1000 : <the event's default>`).
   if (event === "MessageDisplay") return 10_000;
   if (event === "UserPromptSubmit") return 30_000;
   return undefined;

@@ -40,6 +40,24 @@ describe("requestDeadlineMs", () => {
     expect(clientWaitsMs("UserPromptSubmit", "deepagents", "89")).toBe(89_000 - DEADLINE_MARGIN_MS);
   });
 
+  it("gives a Claude Code UserPromptSubmit or MessageDisplay hook its own timeout when the request says it", () => {
+    // Claude Code 2.1.332 waits `hook.timeout*1000`, and its event's default (30 s, 10 s) only for a
+    // hook with none (clients.md §2.2); SessionEnd's shared 1.5 s budget stays.
+    expect(requestDeadlineMs("UserPromptSubmit", "claude-code", 200_000, "120")).toBe(
+      120_000 - DEADLINE_MARGIN_MS,
+    );
+    expect(requestDeadlineMs("MessageDisplay", "claude-code", 200_000, "45")).toBe(
+      45_000 - DEADLINE_MARGIN_MS,
+    );
+    expect(requestDeadlineMs("MessageDisplay", "claude-code", 200_000, undefined)).toBe(
+      10_000 - DEADLINE_MARGIN_MS,
+    );
+    expect(requestDeadlineMs("SessionEnd", "claude-code", 200_000, "120")).toBe(1500 - DEADLINE_MARGIN_MS);
+    expect(requestDeadlineMs("tool.use", "deepagents-legacy", 200_000, "120")).toBe(
+      5000 - DEADLINE_MARGIN_MS,
+    );
+  });
+
   it("keeps under the hook's own timeout when the request says it, and never under 50 ms", () => {
     expect(requestDeadlineMs("PreToolUse", "deepagents", policy, "25")).toBe(25_000 - DEADLINE_MARGIN_MS);
     expect(requestDeadlineMs("PreToolUse", "claude-code", policy, "0.1")).toBe(50);
