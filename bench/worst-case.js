@@ -72,6 +72,9 @@ const HOSTILE = [
   { name: "`$(` repeated", command: (n) => repeated("$(", n) },
   { name: "`@(` repeated", command: (n) => repeated("@(", n) },
   { name: "`[[ ` repeated", command: (n) => repeated("[[ ", n) },
+  // A reserved word right after a compound command's end starts a command: each is split off.
+  { name: "`[[ x ]] then ` repeated", command: (n) => repeated("[[ x ]] then ", n) },
+  { name: "`for ((;;)) do ` repeated", command: (n) => repeated("for ((;;)) do ", n) },
   { name: "`a|` repeated", command: (n) => repeated("a|", n) },
   { name: "`a⏎` repeated", command: (n) => repeated("a\n", n) },
   { name: "`x=(` repeated", command: (n) => repeated("x=(", n) },

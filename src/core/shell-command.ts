@@ -1642,7 +1642,9 @@ function arithmeticCommand(s: ScanState): boolean {
   bodySubstitutions(body, found, s);
   for (const substitution of found) s.substitutions.add(substitution);
   if (found.size > 0) s.opaque = true;
-  emit(s, `'((' ${singleQuoted(body)} '))'`, body.length + 4);
+  // A blank after `))`: bash ends a word there, so a reserved word glued to it is one of its own
+  // (`for ((;;))do …`, `if ((x))then …`).
+  emit(s, `'((' ${singleQuoted(body)} '))' `, body.length + 4);
   s.prev = ")"; // `))` is an operator: a word starts after it, and a `#` there is a comment
   return true;
 }
@@ -1923,6 +1925,7 @@ function splitOnSeparators(entries: readonly Entry[]): Word[][] {
       commands.push(...patterns); // not a pattern list after all
       patterns = undefined;
     }
+    words = afterCompoundEnds(words, commands);
     // `case x in esac` is whole: a `|` after it is a pipe.
     const start = caseArms(words, armStart);
     const arms = words[start]?.text === "esac" ? -1 : start;
@@ -1942,9 +1945,70 @@ function splitOnSeparators(entries: readonly Entry[]): Word[][] {
     words = [];
   }
   if (patterns !== undefined) commands.push(...patterns);
-  commands.push(words);
+  commands.push(afterCompoundEnds(words, commands));
   return commands;
 }
+
+/**
+ * Where bash ends a command with no separator: after a compound command's end a reserved word may
+ * follow at once, and what comes after it is a command of its own. `if ((n)) then rm …`, `while [[
+ * -f x ]] do …`, `case … esac else …`, `for ((;;)) do …`, `for ((;;)) { …; }` and `for x do …`
+ * (over the arguments) each run the command after the reserved word; read as one command, its
+ * words would be the test's or the loop's. Pushes each command that ends so onto `commands` and
+ * returns the last, which the separator ends; one pass over the words, each sliced once. A quoted
+ * `))`, `]]` or `esac` read as an end splits what bash reads whole: more commands to check, none
+ * that runs missed.
+ */
+function afterCompoundEnds(words: Word[], commands: Word[][]): Word[] {
+  let from = 0;
+  let at = 0;
+  const isText = (i: number, texts: ReadonlySet<string>) => {
+    const word = words[i];
+    return word !== undefined && word.kind === "word" && texts.has(word.text);
+  };
+  /** The command from `from` ends before `next`, a reserved word. */
+  const split = (next: number) => {
+    commands.push(words.slice(from, next));
+    from = next;
+    at = next;
+  };
+  /** After the first `close` followed by one of `followers`, from `i` (a quoted `]]` ends no test). */
+  const closing = (close: string, i: number, followers: ReadonlySet<string>) => {
+    for (; i < words.length - 1; i += 1)
+      if (words[i]?.text === close && isText(i + 1, followers)) return i + 1;
+    return -1;
+  };
+  while (at < words.length) {
+    while (at < words.length && (isText(at, KEYWORDS) || words[at]?.text === "time")) at += 1;
+    const first = words[at]?.text;
+    let end = -1;
+    if ((first === "for" || first === "select") && words[at + 1]?.text === "((")
+      end = closing("))", at + 2, LOOP_BODY_STARTS);
+    else if (first === "for" || first === "select") end = isText(at + 2, LOOP_BODY_DO) ? at + 2 : -1;
+    else if (first === "((") end = closing("))", at + 1, KEYWORDS_AFTER_COMPOUND);
+    else if (first === "[[") end = closing("]]", at + 1, KEYWORDS_AFTER_COMPOUND);
+    else if (first === "esac") end = isText(at + 1, KEYWORDS_AFTER_COMPOUND) ? at + 1 : -1;
+    if (end < 0) break;
+    split(end);
+  }
+  return from === 0 ? words : words.slice(from);
+}
+
+/** What may follow a `((…))`, a `[[ … ]]` or an `esac` in the same command: a list's reserved words. */
+const KEYWORDS_AFTER_COMPOUND: ReadonlySet<string> = new Set([
+  "then",
+  "do",
+  "else",
+  "elif",
+  "fi",
+  "done",
+  "esac",
+  "}",
+]);
+/** What starts the body of `for ((…))` with no separator before it. */
+const LOOP_BODY_STARTS: ReadonlySet<string> = new Set(["do", "{"]);
+/** What starts the body of `for NAME` or `select NAME` with no separator (no `in`) before it. */
+const LOOP_BODY_DO: ReadonlySet<string> = new Set(["do"]);
 
 /** The separators that end a `case` arm: a pattern list or `esac` comes next. */
 const ARM_ENDS: ReadonlySet<string> = new Set([";;", ";&", ";;&"]);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
+  allowListMatches,
   matchesPermissionRule,
   type PermissionRule,
   parsePermissionRule,
@@ -1016,5 +1017,25 @@ describe("a command's name in another case (a review, session 24)", () => {
     expect(both("Bash(rm -rf /*)", bash("/opt/homebrew/bin/BASH -c 'rm -rf /'")).any).toBe(true);
     expect(both("Bash(npm test)", bash("npm test"))).toEqual({ any: true, all: true });
     expect(both("Bash(rm -rf /*)", bash("echo RM -rf /")).any).toBe(false);
+  });
+});
+
+describe("a reserved word right after a compound command's end (a security hunt, session 28)", () => {
+  it.each([
+    "for ((i=0;i<1;i++)) do rm -rf /; done",
+    "for ((;;)) { rm -rf /; }",
+    "set -- 1; for x do rm -rf /; done",
+    "if ((1)) then rm -rf /; fi",
+    "if [[ -d / ]] then rm -rf /; fi",
+    "while [[ 1 ]] do rm -rf /; break; done",
+    "if false; then case a in b) ;; esac else rm -rf /; fi",
+  ])("lets a deny rule see the command bash runs in %j", (command) => {
+    expect(both("Bash(rm -rf:*)", bash(command))).toEqual({ any: true, all: false });
+  });
+
+  it("lets an allow list approve such a loop only by approving what it runs", () => {
+    const rules = ["Bash(for *)", "Bash(make)"].map(rule);
+    expect(allowListMatches(rules, bash("for x do make; done"))).toBe(true);
+    expect(allowListMatches(rules, bash("for x do rm -rf /; done"))).toBe(false);
   });
 });

@@ -1745,3 +1745,44 @@ describe("a shell's script word that may expand into options", () => {
     expect(splitCommand("bash -{c..c} 'rm -rf /'").unreadable).toBe(true);
   });
 });
+
+describe("a reserved word right after a compound command's end (a security hunt, session 28)", () => {
+  // bash ends a `((…))`, a `[[ … ]]`, an `esac`, a `for ((…))` or `for NAME` header where a
+  // reserved word follows with no separator, and runs what comes after that word.
+  it.each([
+    ["for ((i=0;i<1;i++)) do rm -rf /; done", ["for (( i=0;i<1;i++ ))", "rm -rf /"]],
+    ["for ((;;))do rm -rf /; done", ["for (( ;; ))", "rm -rf /"]],
+    ["for ((;;)) { rm -rf /; }", ["for (( ;; ))", "rm -rf /"]],
+    ["for (( ; ; )){ rm -rf /; }", ["for (( ; ; ))", "rm -rf /"]],
+    ["for x do rm -rf /; done", ["for x", "rm -rf /"]],
+    ["select x do rm -rf /; done", ["select x", "rm -rf /"]],
+    ["if ((1)) then rm -rf /; fi", ["(( 1 ))", "rm -rf /"]],
+    ["if ((1))then rm -rf /; fi", ["(( 1 ))", "rm -rf /"]],
+    ["while ((1)) do rm -rf /; done", ["(( 1 ))", "rm -rf /"]],
+    ["if [[ -d / ]] then rm -rf /; fi", ["[[ -d / ]]", "rm -rf /"]],
+    ["while [[ 1 ]] do rm -rf /; done", ["[[ 1 ]]", "rm -rf /"]],
+    ['if [[ x == "]]" ]] then rm -rf /; fi', ["[[ x == ]] ]]", "rm -rf /"]],
+    ["if false; then case a in b) ;; esac else rm -rf /; fi", ["false", "case a in", "esac", "rm -rf /"]],
+    [
+      "if false; then case a in b) ;; esac elif rm -rf /; then :; fi",
+      ["false", "case a in", "esac", "rm -rf /", ":"],
+    ],
+    ["bash -c 'if ((1)) then rm -rf /; fi'", ["(( 1 ))", "rm -rf /"]],
+    ["bash -c 'if [[ 1 ]] then rm -rf /; fi'", ["[[ 1 ]]", "rm -rf /"]],
+    ["while ((1)) do for ((;;)) do rm -rf /; done; done", ["(( 1 ))", "for (( ;; ))", "rm -rf /"]],
+  ])("reads %j as bash runs it", (command, subcommands) => {
+    const split = splitCommand(command);
+    expect(split.subcommands.map((s) => s.text)).toEqual(subcommands);
+    expect(split.unreadable).toBe(false);
+  });
+
+  it.each([
+    // A reserved word elsewhere is a word: bash needs a separator before it.
+    ["for x in a b do rm -rf /", ["for x in a b do rm -rf /"]],
+    ["while true do rm -rf /; done", ["true do rm -rf /"]],
+    ["echo x ]] then rm -rf /", ["echo x ]] then rm -rf /"]],
+    ["for ((i=0; i<3; i++)); do make; done", ["for (( i=0; i<3; i++ ))", "make"]],
+  ])("still reads %j as one command where bash does", (command, subcommands) => {
+    expect(splitCommand(command).subcommands.map((s) => s.text)).toEqual(subcommands);
+  });
+});
