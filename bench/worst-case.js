@@ -96,6 +96,8 @@ const HOSTILE = [
   { name: "`case x in⏎` repeated", command: (n) => repeated("case x in\n", n) },
   // Many commands, each one that Bash rules name or a redirection: the rules' work per command.
   { name: "`git push -f origin main;` repeated", command: (n) => repeated("git push -f origin main;", n) },
+  // git read past its options and through the alias its `-c` defines, a shell command here.
+  { name: "`git -c alias.x='!x' x;` repeated", command: (n) => repeated("git -c alias.x='!x' x;", n) },
   { name: "`a>b;` repeated", command: (n) => repeated("a>b;", n) },
   // What find, fd and xargs run is read as a command of its own (2026-12-02, session 17).
   { name: "`find -exec ` repeated", command: (n) => repeated("find -exec ", n) },

@@ -2483,13 +2483,23 @@ function expand(
   // deny-style rules, the wrapper kept as written for allow rules, as sudo is. su, sg, script and
   // runuser without `-u` run a shell when given none: it reads its script from stdin (`… | su`,
   // `… | script -q /dev/null`), or from the arguments after the user.
-  const script = wrappedScript(name, args, at);
+  // git past its own options and the aliases its `-c` defines (`git -C app push`, `git -c
+  // alias.p='!rm -rf /' p`): what it runs is checked by deny-style rules, as a wrapper's is.
+  const git =
+    first.text.slice(first.text.lastIndexOf("/") + 1).toLowerCase() === "git" ? gitRuns(args, at) : undefined;
+  if (git?.unreadable) markUnreadable(out);
+  const script = git?.script ?? wrappedScript(name, args, at);
   if (script === undefined && SCRIPT_SHELLS.has(name) && !(name === "runuser" && runuserWithUser(args, at)))
     markUnreadable(out);
   // xargs' input lines, added to its words, may be their options (`… | xargs su -c make`).
   if (appended && SCRIPT_SHELLS.has(name)) markUnreadable(out);
   if (script !== undefined && unreadableScript(script)) markUnreadable(out);
   record({ args: args.slice(at), redirects }, out);
+  if (git !== undefined && git.runs.length > 0) {
+    out.denyOnly += 1;
+    for (const run of git.runs) record({ args: run, redirects }, out);
+    out.denyOnly -= 1;
+  }
   // What a deny-only wrapper runs (sudo, xargs, or a stripped wrapper with an option not known
   // here) is checked by deny-style rules as a command of its own, wrappers and all.
   if (script !== undefined && depth < MAX_DEPTH) {
@@ -2537,6 +2547,147 @@ function expand(
     if (guess) out.guessing -= 1;
     out.denyOnly -= 1;
   }
+}
+
+/**
+ * git's options before its subcommand, as git.c's handle_options reads them (git 2.43): each as
+ * written, with no bundling or prefixes. These take the next word...
+ */
+const GIT_VALUED: ReadonlySet<string> = new Set(
+  ["-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--super-prefix"].concat([
+    "--shallow-file",
+    "--attr-source",
+  ]),
+);
+/** ...these a value after `=`... */
+const GIT_ATTACHED = /^--(?:git-dir|work-tree|namespace|config-env|super-prefix|attr-source|exec-path)=/;
+/**
+ * ...and these none. Any other option makes git stop with a usage error, or print and exit
+ * (`--version`, `--help`, `--exec-path`, `--html-path`): no subcommand runs.
+ */
+const GIT_FLAGS: ReadonlySet<string> = new Set(
+  ["-p", "--paginate", "-P", "--no-pager", "--bare", "--no-replace-objects", "--no-lazy-fetch"].concat([
+    "--no-optional-locks",
+    "--no-advice",
+    "--literal-pathspecs",
+    "--glob-pathspecs",
+    "--noglob-pathspecs",
+    "--icase-pathspecs",
+  ]),
+);
+/** Aliases followed in a chain (`-c alias.a=b -c alias.b=push a`); git stops at a loop. */
+const MAX_GIT_ALIASES = 8;
+
+interface GitRuns {
+  /** The subcommand past git's options, and as each alias the command's `-c` defines expands it. */
+  readonly runs: readonly Word[][];
+  /** What a `!` alias runs: its shell command, with the arguments git adds after it. */
+  readonly script?: Script;
+  /** An alias whose text is not seen may run: one from the environment (`--config-env`), or a `-c` whose name expands. */
+  readonly unreadable: boolean;
+}
+
+/**
+ * What `git` (`args[at]`) runs: its subcommand past its own options (`git -C app -c
+ * user.name=x --no-pager push` runs `git push`), and what an alias defined by `-c` (or
+ * `--config-env`) makes of it: `-c alias.p=push p` runs `git push`, and `-c alias.p='!rm -rf /'
+ * p` runs `rm -rf /` in a shell, with the words after `p` added. An unquoted expansion among the
+ * options (`git $GIT_OPTS push`) is read past: it may be options or nothing. Aliases in git's
+ * config files are not seen.
+ */
+function gitRuns(args: readonly Word[], at: number): GitRuns {
+  const runs: Word[][] = [];
+  const aliases = new Map<string, Word | undefined>(); // undefined: its text is not seen
+  let unreadable = false;
+  const alias = (definition: string, word: Word | undefined) => {
+    const eq = definition.indexOf("=");
+    const key = eq < 0 ? definition : definition.slice(0, eq);
+    // A name made at run time may be any alias (`-c "$KV"`).
+    if (word === undefined ? /[$`]/.test(key) : mayExpand(key, word)) unreadable = true;
+    if (eq >= 0 && /^alias\./i.test(key)) {
+      const name = key.slice(6).toLowerCase();
+      aliases.set(name, word && { ...word, text: definition.slice(eq + 1) });
+    }
+  };
+  const program = args[at] as Word;
+  let words: readonly Word[] = args;
+  let i = at + 1;
+  for (let round = 0; ; round += 1) {
+    const start = gitSubcommand(words, i, alias);
+    if (start < 0) break;
+    if (start > i || round > 0) runs.push([program, ...words.slice(start)]);
+    const name = (words[start] as Word).text.toLowerCase();
+    if (!aliases.has(name) || round >= MAX_GIT_ALIASES) break;
+    const value = aliases.get(name);
+    if (value === undefined) return { runs, unreadable: true };
+    aliases.delete(name);
+    const rest = words.slice(start + 1);
+    if (value.text.startsWith("!")) {
+      // git runs `sh -c 'COMMAND "$@"'` with the words after the alias: read as words of the script.
+      const script = [value.text.slice(1), ...rest.map((w) => w.text)].join(" ");
+      return { runs, script: { script, expands: expandsAny([value]) }, unreadable };
+    }
+    words = [program, ...gitWords(value.text), ...rest];
+    i = 1;
+  }
+  return { runs, unreadable };
+}
+
+/** Whether `text`, a part of `word`, may expand: it holds a `$`, backquote or glob, and the word expands. */
+function mayExpand(text: string, word: Word): boolean {
+  return word.kind !== "redirect" && (word.kind === "glob" || word.expands === true) && /[$`*?[]/.test(text);
+}
+
+/** The index of git's subcommand in `words` from `i`, past its options; -1 where none runs. */
+function gitSubcommand(
+  words: readonly Word[],
+  i: number,
+  alias: (definition: string, word: Word | undefined) => void,
+): number {
+  for (; i < words.length; i += 1) {
+    const word = words[i] as Word;
+    const text = word.text;
+    if (!text.startsWith("-")) {
+      if (maySplit(word) || word.kind === "glob") continue;
+      return i;
+    }
+    if (GIT_FLAGS.has(text)) continue;
+    if (GIT_ATTACHED.test(text)) {
+      // `--config-env=NAME=ENVVAR`: the value is the environment's.
+      if (text.startsWith("--config-env=")) alias(text.slice(13), undefined);
+      continue;
+    }
+    if (!GIT_VALUED.has(text)) return -1;
+    i += 1;
+    const value = words[i];
+    if (value === undefined) return -1;
+    if (text === "-c") alias(value.text, value);
+    else if (text === "--config-env") alias(value.text, undefined);
+  }
+  return -1;
+}
+
+/** An alias's text as git splits it into words (split_cmdline): blanks apart, quotes and backslashes removed. */
+function gitWords(text: string): Word[] {
+  const words: Word[] = [];
+  let word: string | undefined;
+  let quote = "";
+  for (let i = 0; i < text.length; i += 1) {
+    const c = text.charAt(i);
+    if (quote === "" && /\s/.test(c)) {
+      if (word !== undefined) words.push({ kind: "word", text: word });
+      word = undefined;
+    } else if (c === "\\" && quote !== "'") {
+      i += 1;
+      word = (word ?? "") + text.charAt(i);
+    } else if (c === quote) quote = "";
+    else if (quote === "" && (c === "'" || c === '"')) {
+      quote = c;
+      word ??= "";
+    } else word = (word ?? "") + c;
+  }
+  if (word !== undefined) words.push({ kind: "word", text: word });
+  return words;
 }
 
 /**

@@ -1039,3 +1039,20 @@ describe("a reserved word right after a compound command's end (a security hunt,
     expect(allowListMatches(rules, bash("for x do rm -rf /; done"))).toBe(false);
   });
 });
+
+describe("git past its own options and the aliases its -c defines (a security hunt, session 28)", () => {
+  it.each([
+    ["Bash(git push:*)", "git -C app push origin main"],
+    ["Bash(git push:*)", "git -c core.hooksPath=/dev/null push"],
+    ["Bash(git push:*)", "git --no-pager --git-dir=.git push"],
+    ["Bash(git push --force:*)", "git -c alias.p='push --force' p origin main"],
+    ["Bash(rm -rf:*)", "git -c alias.x='!rm -rf /' x"],
+  ])("lets %s deny %j", (text, command) => {
+    expect(both(text, bash(command))).toEqual({ any: true, all: false });
+  });
+
+  it("keeps the command as written for allow rules", () => {
+    expect(both("Bash(git -C app push:*)", bash("git -C app push"))).toEqual({ any: true, all: true });
+    expect(both("Bash(git push:*)", bash("git -C app status")).any).toBe(false);
+  });
+});

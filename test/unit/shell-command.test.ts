@@ -1786,3 +1786,57 @@ describe("a reserved word right after a compound command's end (a security hunt,
     expect(splitCommand(command).subcommands.map((s) => s.text)).toEqual(subcommands);
   });
 });
+
+describe("git past its own options and the aliases its -c defines (a security hunt, session 28)", () => {
+  it.each([
+    ["git -C app push", ["git -C app push", "git push"]],
+    [
+      "git -c user.name=x --no-pager push --force",
+      ["git -c user.name=x --no-pager push --force", "git push --force"],
+    ],
+    ["git --git-dir=.git --work-tree . push", ["git --git-dir=.git --work-tree . push", "git push"]],
+    ["git $GIT_OPTS push", ["git $GIT_OPTS push", "git push"]],
+    [
+      "git -c alias.p='push --force' p origin",
+      ["git -c alias.p=push --force p origin", "git p origin", "git push --force origin"],
+    ],
+    [
+      "git -c alias.a=b -c Alias.B=push a",
+      ["git -c alias.a=b -c Alias.B=push a", "git a", "git b", "git push"],
+    ],
+    ["git -c alias.x='!rm -rf /' x", ["git -c alias.x=!rm -rf / x", "git x", "rm -rf /"]],
+    ["git -c 'alias.x=!rm' x -rf /", ["git -c alias.x=!rm x -rf /", "git x -rf /", "rm -rf /"]],
+  ])("reads %j for deny-style rules as git runs it", (command, subcommands) => {
+    const split = splitCommand(command);
+    expect(split.subcommands.map((s) => s.text)).toEqual(subcommands);
+    expect(split.subcommands.slice(1).every((s) => s.denyOnly)).toBe(true);
+    expect(split.unreadable).toBe(false);
+  });
+
+  it.each([
+    ["git push", []],
+    ["git status --short", []],
+    ["git -Cx push", []], // git: unknown option
+    ["git --version push", []], // prints its version
+    ["git -c alias.a=b -c alias.b=a a", ["git a", "git b"]], // git stops at the loop
+  ])("adds no other command to %j than git runs", (command, added) => {
+    expect(
+      splitCommand(command)
+        .subcommands.filter((s) => s.denyOnly)
+        .map((s) => s.text),
+    ).toEqual(added);
+  });
+
+  it.each([
+    'git -c alias.x="!$CMD" x',
+    'git -c "$KV" x',
+    "git --config-env=alias.x=CMD x",
+    "git --config-env alias.x=CMD x",
+  ])("fails safe on %j: the alias git runs is not seen", (command) => {
+    expect(splitCommand(command).unreadable).toBe(true);
+  });
+
+  it("reads a -c that sets no alias, with an expansion in its value", () => {
+    expect(splitCommand('git -c user.name="$NAME" commit -m x').unreadable).toBe(false);
+  });
+});
