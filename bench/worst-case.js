@@ -72,6 +72,8 @@ const HOSTILE = [
   { name: "`$(` repeated", command: (n) => repeated("$(", n) },
   { name: "`@(` repeated", command: (n) => repeated("@(", n) },
   { name: "`[[ ` repeated", command: (n) => repeated("[[ ", n) },
+  // Each argument's brace lists are expanded for deny-style rules, up to 64 KiB of words.
+  { name: "`echo ` + `x{1..9} ` repeated", command: (n) => `echo ${repeated("x{1..9} ", n - 5)}` },
   // A reserved word right after a compound command's end starts a command: each is split off.
   { name: "`[[ x ]] then ` repeated", command: (n) => repeated("[[ x ]] then ", n) },
   { name: "`for ((;;)) do ` repeated", command: (n) => repeated("for ((;;)) do ", n) },

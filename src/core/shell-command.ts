@@ -145,6 +145,7 @@ export function splitCommand(command: string): CommandSplit {
     guessed: 0,
     guessing: 0,
     aliases: false,
+    braceBudget: MAX_BRACE_OUTPUT,
   };
   const text = sanitize(command);
   const scanned = splitInto(text, 0, [], out);
@@ -479,6 +480,8 @@ interface Output {
   guessing: number;
   /** An alias is defined in it (`alias a=…`). */
   aliases: boolean;
+  /** Characters its brace lists may still expand to (MAX_BRACE_OUTPUT). */
+  braceBudget: number;
 }
 
 function sanitize(text: string): string {
@@ -3369,6 +3372,9 @@ function record(command: Command, out: Output): void {
       render({ args: named, redirects: [] }),
     );
   }
+  // Its arguments as bash's brace expansion makes them: `rm -{rf,} /` runs `rm -rf - /`.
+  const braced = braceWords(named ?? command.args, out);
+  if (braced !== undefined) variants.push(render({ args: braced, redirects: [] }));
   // A case-insensitive file system (macOS, Windows) runs rm for `RM`: deny-style rules read the
   // command with its name in lower case too.
   const [program, ...rest] = named ?? command.args;
@@ -3385,6 +3391,145 @@ function record(command: Command, out: Output): void {
     if (writes.length > 0) subcommand.writes = writes;
   }
   out.subcommands.push(subcommand);
+}
+
+/**
+ * Characters of words a command's brace lists may expand to, for all its subcommands together
+ * (braceWords): past it the command is unreadable, as one over MAX_COMMAND_LENGTH is.
+ */
+const MAX_BRACE_OUTPUT = 4 * MAX_COMMAND_LENGTH;
+/** Brace lists nested deeper than this in one word are not followed: the command is unreadable. */
+const MAX_BRACE_NESTING = 32;
+/** Programs whose words are not a program's arguments: a loop's list, a test's, a `case`'s word. */
+const NOT_PROGRAMS: ReadonlySet<string> = new Set(["for", "select", "case", "[[", "(("]);
+
+/**
+ * The command's words after its program as bash's brace expansion makes them (`rm -{rf,} /` runs
+ * `rm -rf - /`), or undefined where it has no brace list. Read on the words with their quotes
+ * removed, so a quoted list counts too (a deny-style variant more, never one fewer).
+ */
+function braceWords(args: readonly Word[], out: Output): Word[] | undefined {
+  const [program, ...rest] = args;
+  if (program === undefined || NOT_PROGRAMS.has(program.text) || !rest.some((w) => braceList(w.text)))
+    return undefined;
+  const words: Word[] = [program];
+  for (const word of rest) {
+    if (!braceList(word.text)) {
+      words.push(word);
+      continue;
+    }
+    const expanded = braceExpand(word.text, out.braceBudget);
+    if (expanded === undefined) {
+      out.braceBudget = 0;
+      markUnreadable(out);
+      return undefined;
+    }
+    for (const text of expanded) {
+      out.braceBudget -= text.length + 1;
+      words.push({ kind: "word", text });
+    }
+  }
+  return words;
+}
+
+/**
+ * A word's brace expansion as bash makes it (braces.c): the first `{…}` with a comma at its top
+ * level or holding a sequence (`{1..3}`, `{a..e}`, `{01..10..2}`) makes one word per item, between
+ * the text before and after it, each expanded in turn; a `{` with neither (`{}`, `{a}`) or after
+ * a `$` (`${x}`) stays. Undefined past `budget` characters or MAX_BRACE_NESTING. Linear in the
+ * word's length and the words made: each `{`'s `}` is found once, on a stack.
+ */
+function braceExpand(text: string, budget: number): string[] | undefined {
+  const close: number[] = new Array(text.length).fill(-1);
+  const comma: boolean[] = new Array(text.length).fill(false);
+  const open: number[] = [];
+  for (let i = 0; i < text.length; i += 1) {
+    const c = text.charAt(i);
+    if (c === "{") open.push(i);
+    else if (c === "}" && open.length > 0) close[open.pop() as number] = i;
+    else if (c === "," && open.length > 0) comma[open[open.length - 1] as number] = true;
+  }
+  let left = budget;
+  /** The words `text.slice(from, to)` expands to, each at most `left` characters all together. */
+  const expand = (from: number, to: number, depth: number): string[] | undefined => {
+    if (depth > MAX_BRACE_NESTING) return undefined;
+    for (let i = from; i < to; i += 1) {
+      const end = close[i] ?? -1;
+      if (text.charAt(i) !== "{" || end < 0 || end >= to) continue;
+      if (text.charAt(i - 1) === "$") {
+        i = end; // `${…}`: a parameter, not a list
+        continue;
+      }
+      let items: string[][] | undefined;
+      if (comma[i] === true) {
+        items = [];
+        let start = i + 1;
+        for (let j = i + 1; j <= end; j += 1) {
+          const nested = text.charAt(j) === "{" ? (close[j] ?? -1) : -1;
+          if (nested >= 0 && nested < end) j = nested;
+          else if (text.charAt(j) === "," || j === end) {
+            const item = expand(start, j, depth + 1);
+            if (item === undefined) return undefined;
+            items.push(item);
+            start = j + 1;
+          }
+        }
+      } else {
+        const sequence = braceSequence(text.slice(i + 1, end), left);
+        if (sequence === null) return undefined;
+        if (sequence !== undefined) items = [sequence];
+      }
+      if (items === undefined) continue; // `{a}`: bash looks for a list after its `{`
+      const after = expand(end + 1, to, depth + 1);
+      if (after === undefined) return undefined;
+      const before = text.slice(from, i);
+      const words: string[] = [];
+      for (const item of items)
+        for (const middle of item)
+          for (const tail of after) {
+            const word = before + middle + tail;
+            left -= word.length + 1;
+            if (left < 0) return undefined;
+            words.push(word);
+          }
+      return words;
+    }
+    const word = text.slice(from, to);
+    left -= word.length + 1;
+    return left < 0 ? undefined : [word];
+  };
+  return expand(0, text.length, 0);
+}
+
+/**
+ * A sequence's items (`1..3`, `a..e`, `01..10..2`, `5..1`), undefined for what is no sequence,
+ * null past `budget` characters.
+ */
+function braceSequence(text: string, budget: number): string[] | undefined | null {
+  const numbers = /^([-+]?\d+)\.\.([-+]?\d+)(?:\.\.([-+]?\d+))?$/.exec(text);
+  const letters = /^([A-Za-z])\.\.([A-Za-z])(?:\.\.([-+]?\d+))?$/.exec(text);
+  const match = numbers ?? letters;
+  if (match === null) return undefined;
+  const [, first, last, step] = match as unknown as [string, string, string, string | undefined];
+  const from = numbers ? Number(first) : first.charCodeAt(0);
+  const to = numbers ? Number(last) : last.charCodeAt(0);
+  const by = Math.abs(Number(step ?? 1)) || 1;
+  // Zero-padded to the wider end where either is written with a leading zero (`{01..10}`).
+  const padded = numbers !== null && (/^[-+]?0\d/.test(first) || /^[-+]?0\d/.test(last));
+  const width = padded ? Math.max(first.length, last.length) : 0;
+  const items: string[] = [];
+  let left = budget;
+  for (let n = from; from <= to ? n <= to : n >= to; n += from <= to ? by : -by) {
+    const item = numbers
+      ? n < 0
+        ? `-${String(-n).padStart(width - 1, "0")}`
+        : String(n).padStart(width, "0")
+      : String.fromCharCode(n);
+    left -= item.length + 1;
+    if (left < 0) return null;
+    items.push(item);
+  }
+  return items;
 }
 
 /**

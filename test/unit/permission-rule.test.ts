@@ -1056,3 +1056,17 @@ describe("git past its own options and the aliases its -c defines (a security hu
     expect(both("Bash(git push:*)", bash("git -C app status")).any).toBe(false);
   });
 });
+
+describe("a brace list among a command's arguments (a security hunt, session 28)", () => {
+  it.each(["rm -{rf,} /", "rm -r{f,} /", "rm -{r..r}f /", "sudo rm -{rf,} /", "xargs rm -{rf,} < dirs.txt"])(
+    "lets a deny rule on rm -rf see %j, which bash runs as rm -rf",
+    (command) => {
+      expect(both("Bash(rm -rf:*)", bash(command))).toEqual({ any: true, all: false });
+    },
+  );
+
+  it("keeps the command as written for allow rules", () => {
+    expect(both("Bash(mkdir -p *)", bash("mkdir -p src/{a,b}"))).toEqual({ any: true, all: true });
+    expect(both("Bash(rm -rf:*)", bash("mkdir -p src/{a,b}")).any).toBe(false);
+  });
+});

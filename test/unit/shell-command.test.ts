@@ -1840,3 +1840,33 @@ describe("git past its own options and the aliases its -c defines (a security hu
     expect(splitCommand('git -c user.name="$NAME" commit -m x').unreadable).toBe(false);
   });
 });
+
+describe("a brace list among a command's arguments (a security hunt, session 28)", () => {
+  it.each([
+    ["rm -{rf,} /", "rm -rf - /"],
+    ["rm -r{f,} /", "rm -rf -r /"],
+    ["rm -{r..r}f /", "rm -rf /"],
+    ["git push origin main -{f,-no-verify}", "git push origin main -f --no-verify"],
+    ["/bin/rm x{a,{b,c}}y {01..10..3}", "rm xay xby xcy 01 04 07 10"],
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: bash's ${…}, not a template
+    ["echo {a}{b,c} ${x} {} {a..}", "echo {a}b {a}c $x {} {a..}"],
+  ])("gives deny-style rules %j as bash expands it", (command, expanded) => {
+    const split = splitCommand(command);
+    expect(split.subcommands[0]?.variants).toContain(expanded);
+    expect(split.unreadable).toBe(false);
+  });
+
+  it("leaves a loop's list as written: it runs nothing", () => {
+    expect(
+      splitCommand("for i in {1..3}; do make; done").subcommands.map((s) => [s.text, ...s.variants]),
+    ).toEqual([["for i in {1..3}"], ["make"]]);
+  });
+
+  it.each([
+    "echo {1..100000}",
+    `echo ${"{a,b}".repeat(20)}`,
+    `echo ${"{".repeat(40)}a,b${"}x,y".repeat(40)}`,
+  ])("fails safe on %j: what it expands to is too long or too deep to read", (command) => {
+    expect(splitCommand(command).unreadable).toBe(true);
+  });
+});
