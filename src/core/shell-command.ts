@@ -2164,6 +2164,8 @@ const DENY_ONLY_WRAPPERS: Readonly<Record<string, WrapperSpec>> = {
   builtin: { valued: [], flags: [], operands: 0 },
   coproc: { valued: [], flags: [], operands: 0 },
   busybox: { valued: [], flags: [], operands: 0 },
+  // Android's and some containers' multi-call binary, as busybox is (`toybox rm -rf /`).
+  toybox: { valued: [], flags: [], operands: 0 },
   sudo: {
     valued: ["-u", "--user", "-g", "--group", "-C", "--close-from", "-D", "--chdir", "-h", "--host"].concat([
       "--preserve-env", // as `--preserve-env=LIST`; alone it is a flag (flags are looked up first)

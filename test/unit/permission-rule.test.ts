@@ -1070,3 +1070,17 @@ describe("a brace list among a command's arguments (a security hunt, session 28)
     expect(both("Bash(rm -rf:*)", bash("mkdir -p src/{a,b}")).any).toBe(false);
   });
 });
+
+describe("toybox, a multi-call binary as busybox is (a security hunt, session 28)", () => {
+  it.each(["toybox rm -rf /", "/bin/toybox rm -rf /", "toybox sh -c 'rm -rf /'"])(
+    "lets a deny rule see the command in %j",
+    (command) => {
+      expect(both("Bash(rm -rf:*)", bash(command))).toEqual({ any: true, all: false });
+    },
+  );
+
+  it("keeps toybox as written for allow rules", () => {
+    expect(both("Bash(rm *)", bash("toybox rm -rf /")).all).toBe(false);
+    expect(both("Bash(toybox ls *)", bash("toybox ls -la"))).toEqual({ any: true, all: true });
+  });
+});
