@@ -1823,7 +1823,11 @@ interface Command {
  */
 const literalVariables: Record<string, string> = new Proxy(
   {},
-  { get: (_target, name) => `$${String(name)}` },
+  {
+    // `${IFS…}` with an operator keeps its braces, so that where its value ends is seen (ifsWords).
+    get: (_target, name) =>
+      /^IFS[^A-Za-z0-9_]/.test(String(name)) ? `\${${String(name)}}` : `$${String(name)}`,
+  },
 );
 
 /**
@@ -3377,6 +3381,9 @@ function record(command: Command, out: Output): void {
   // Its arguments as bash's brace expansion makes them: `rm -{rf,} /` runs `rm -rf - /`.
   const braced = braceWords(named ?? command.args, out);
   if (braced !== undefined) variants.push(render({ args: braced, redirects: [] }));
+  // And split where an unquoted `$IFS` stands: `rm -rf$IFS/` runs `rm -rf /`.
+  const split = ifsWords(braced ?? named ?? command.args, out);
+  if (split !== undefined) variants.push(render({ args: split, redirects: [] }));
   // A case-insensitive file system (macOS, Windows) runs rm for `RM`: deny-style rules read the
   // command with its name in lower case too.
   const [program, ...rest] = named ?? command.args;
@@ -3428,8 +3435,48 @@ function braceWords(args: readonly Word[], out: Output): Word[] | undefined {
     }
     for (const text of expanded) {
       out.braceBudget -= text.length + 1;
-      words.push({ kind: "word", text });
+      words.push(word.kind === "redirect" ? { kind: "word", text } : { ...word, text });
     }
+  }
+  return words;
+}
+
+/**
+ * An unquoted `$IFS` or `${IFS}` (both read `$IFS` here; so is `${IFS}x`, split the same way): with
+ * IFS's default value, blanks, bash splits the word there. One with an operator keeps its braces
+ * (`${IFS:0:1}`, literalVariables) and is not followed.
+ */
+const IFS_EXPANSION = /\$IFS|\$\{IFS[^}]*\}/;
+const IFS_WITH_OPERATOR = /\$\{IFS/;
+
+/**
+ * The command's words after its program split where an unquoted `$IFS` stands, as bash splits
+ * them with IFS's default value (`rm -rf$IFS/` runs `rm -rf /`, `git push${IFS}--force` runs `git
+ * push --force`), or undefined where none does. One followed by an operator makes the command
+ * unreadable: where its value ends is not read. A word with no expansion (`'$IFS'`) is not split;
+ * one that also keeps a `$IFS` as text is split there too (a deny-style variant more, never one
+ * fewer).
+ */
+function ifsWords(args: readonly Word[], out: Output): Word[] | undefined {
+  const [program, ...rest] = args;
+  if (program === undefined || NOT_PROGRAMS.has(program.text)) return undefined;
+  const splits = (w: Word) =>
+    w.kind !== "redirect" &&
+    w.expands === true &&
+    !(w.kind === "word" && w.quoted === true) &&
+    IFS_EXPANSION.test(w.text);
+  if (!rest.some(splits)) return undefined;
+  const words: Word[] = [program];
+  for (const word of rest) {
+    if (!splits(word)) {
+      words.push(word);
+      continue;
+    }
+    if (IFS_WITH_OPERATOR.test(word.text)) {
+      markUnreadable(out);
+      return undefined;
+    }
+    for (const text of word.text.split(IFS_EXPANSION)) if (text !== "") words.push({ kind: "word", text });
   }
   return words;
 }

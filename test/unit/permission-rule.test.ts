@@ -1084,3 +1084,17 @@ describe("toybox, a multi-call binary as busybox is (a security hunt, session 28
     expect(both("Bash(toybox ls *)", bash("toybox ls -la"))).toEqual({ any: true, all: true });
   });
 });
+
+describe("an unquoted $IFS among a command's arguments (a security hunt, session 28)", () => {
+  it.each([
+    ["Bash(rm -rf:*)", "rm -rf$IFS/"],
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: bash's ${…}, not a template
+    ["Bash(rm -rf:*)", "rm -rf${IFS}/"],
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: bash's ${…}, not a template
+    ["Bash(git push:*)", "git push${IFS}--force origin main"],
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: bash's ${…}, not a template
+    ["Bash(rm -rf:*)", "rm -rf${IFS:0:1}/"],
+  ])("lets %s deny %j", (text, command) => {
+    expect(both(text, bash(command))).toEqual({ any: true, all: false });
+  });
+});

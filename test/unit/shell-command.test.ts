@@ -1870,3 +1870,30 @@ describe("a brace list among a command's arguments (a security hunt, session 28)
     expect(splitCommand(command).unreadable).toBe(true);
   });
 });
+
+describe("an unquoted $IFS among a command's arguments (a security hunt, session 28)", () => {
+  it.each([
+    ["rm -rf$IFS/", "rm -rf /"],
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: bash's ${…}, not a template
+    ["rm -rf${IFS}/", "rm -rf /"],
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: bash's ${…}, not a template
+    ["git push${IFS}--force origin", "git push --force origin"],
+    ["rm -{rf,}$IFS/", "rm -rf / - /"],
+  ])("gives deny-style rules %j split as bash splits it with IFS's default value", (command, split) => {
+    const read = splitCommand(command);
+    expect(read.subcommands[0]?.variants).toContain(split);
+    expect(read.unreadable).toBe(false);
+  });
+
+  it.each(['rm -rf"$IFS"/', "rm -rf'$IFS'/"])("leaves %j as one word, as bash does", (command) => {
+    expect(splitCommand(command).subcommands[0]?.variants).toEqual([]);
+  });
+
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: bash's ${…}, not a template
+  it.each(["rm -rf${IFS:0:1}/", "rm -rf${IFS%?}/"])(
+    "fails safe on %j: where the value ends is not read",
+    (command) => {
+      expect(splitCommand(command).unreadable).toBe(true);
+    },
+  );
+});
