@@ -2600,9 +2600,8 @@ interface GitRuns {
  * What `git` (`args[at]`) runs: its subcommand past its own options (`git -C app -c
  * user.name=x --no-pager push` runs `git push`), and what an alias defined by `-c` (or
  * `--config-env`) makes of it: `-c alias.p=push p` runs `git push`, and `-c alias.p='!rm -rf /'
- * p` runs `rm -rf /` in a shell, with the words after `p` added. An unquoted expansion among the
- * options (`git $GIT_OPTS push`) is read past: it may be options or nothing. Aliases in git's
- * config files are not seen.
+ * p` runs `rm -rf /` in a shell, with the words after `p` added. Unreadable where a word among
+ * the options may split (`git $GIT_OPTS push`). Aliases in git's config files are not seen.
  */
 function gitRuns(args: readonly Word[], at: number): GitRuns {
   const runs: Word[][] = [];
@@ -2623,6 +2622,7 @@ function gitRuns(args: readonly Word[], at: number): GitRuns {
   let i = at + 1;
   for (let round = 0; ; round += 1) {
     const start = gitSubcommand(words, i, alias);
+    if (start === GIT_UNSURE) return { runs, unreadable: true };
     if (start < 0) break;
     if (start > i || round > 0) runs.push([program, ...words.slice(start)]);
     const name = (words[start] as Word).text.toLowerCase();
@@ -2647,7 +2647,13 @@ function mayExpand(text: string, word: Word): boolean {
   return word.kind !== "redirect" && (word.kind === "glob" || word.expands === true) && /[$`*?[]/.test(text);
 }
 
-/** The index of git's subcommand in `words` from `i`, past its options; -1 where none runs. */
+/** gitSubcommand: a word among git's options may become several, or none. */
+const GIT_UNSURE = -2;
+
+/**
+ * The index of git's subcommand in `words` from `i`, past its options; -1 where none runs,
+ * GIT_UNSURE where a word among them may split. An option's value is read as one word, as written.
+ */
 function gitSubcommand(
   words: readonly Word[],
   i: number,
@@ -2656,10 +2662,10 @@ function gitSubcommand(
   for (; i < words.length; i += 1) {
     const word = words[i] as Word;
     const text = word.text;
-    if (!text.startsWith("-")) {
-      if (maySplit(word) || word.kind === "glob") continue;
-      return i;
-    }
+    // A word bash may split or drop (`git $OPTS x`, `-C$IFS/`) may be options, an alias's
+    // definition or the subcommand.
+    if (mayVanish(word)) return GIT_UNSURE;
+    if (!text.startsWith("-")) return i;
     if (GIT_FLAGS.has(text)) continue;
     if (GIT_ATTACHED.test(text)) {
       // `--config-env=NAME=ENVVAR`: the value is the environment's.

@@ -1098,3 +1098,13 @@ describe("an unquoted $IFS among a command's arguments (a security hunt, session
     expect(both(text, bash(command))).toEqual({ any: true, all: false });
   });
 });
+
+describe("a word among git's options that bash may split (a security hunt, session 28)", () => {
+  it.each([
+    ["Bash(rm -rf:*)", "O='-c alias.x=!rm'; git $O x -rf /"],
+    ["Bash(git push:*)", "git -C$IFS/ push --force"],
+    ["Bash(git push:*)", "git {-C,/} push --force"],
+  ])("lets %s deny %j: its options, an alias or its subcommand may come from the value", (text, command) => {
+    expect(both(text, bash(command))).toEqual({ any: true, all: false });
+  });
+});

@@ -1795,7 +1795,6 @@ describe("git past its own options and the aliases its -c defines (a security hu
       ["git -c user.name=x --no-pager push --force", "git push --force"],
     ],
     ["git --git-dir=.git --work-tree . push", ["git --git-dir=.git --work-tree . push", "git push"]],
-    ["git $GIT_OPTS push", ["git $GIT_OPTS push", "git push"]],
     [
       "git -c alias.p='push --force' p origin",
       ["git -c alias.p=push --force p origin", "git p origin", "git push --force origin"],
@@ -1819,6 +1818,7 @@ describe("git past its own options and the aliases its -c defines (a security hu
     ["git -Cx push", []], // git: unknown option
     ["git --version push", []], // prints its version
     ["git -c alias.a=b -c alias.b=a a", ["git a", "git b"]], // git stops at the loop
+    ["git -C $DIR status", ["git status"]], // an option's value is one word, as written
   ])("adds no other command to %j than git runs", (command, added) => {
     expect(
       splitCommand(command)
@@ -1832,6 +1832,8 @@ describe("git past its own options and the aliases its -c defines (a security hu
     'git -c "$KV" x',
     "git --config-env=alias.x=CMD x",
     "git --config-env alias.x=CMD x",
+    "git $GIT_OPTS x",
+    "git -C$IFS/ push",
   ])("fails safe on %j: the alias git runs is not seen", (command) => {
     expect(splitCommand(command).unreadable).toBe(true);
   });
@@ -1877,7 +1879,7 @@ describe("an unquoted $IFS among a command's arguments (a security hunt, session
     // biome-ignore lint/suspicious/noTemplateCurlyInString: bash's ${…}, not a template
     ["rm -rf${IFS}/", "rm -rf /"],
     // biome-ignore lint/suspicious/noTemplateCurlyInString: bash's ${…}, not a template
-    ["git push${IFS}--force origin", "git push --force origin"],
+    ["git push origin${IFS}--force", "git push origin --force"],
     ["rm -{rf,}$IFS/", "rm -rf / - /"],
   ])("gives deny-style rules %j split as bash splits it with IFS's default value", (command, split) => {
     const read = splitCommand(command);
