@@ -1967,6 +1967,10 @@ function splitOnSeparators(entries: readonly Entry[]): Word[][] {
  * that runs missed.
  */
 function afterCompoundEnds(words: Word[], commands: Word[][]): Word[] {
+  let start = 0;
+  while (start < words.length && (KEYWORDS.has((words[start] as Word).text) || words[start]?.text === "time"))
+    start += 1;
+  if (!COMPOUND_HEADS.has(words[start]?.text ?? "")) return words; // most commands: nothing to split
   let from = 0;
   let at = 0;
   const isText = (i: number, texts: ReadonlySet<string>) => {
@@ -2001,6 +2005,8 @@ function afterCompoundEnds(words: Word[], commands: Word[][]): Word[] {
   return from === 0 ? words : words.slice(from);
 }
 
+/** The words that start a compound command (or end one) a reserved word may follow with no separator. */
+const COMPOUND_HEADS: ReadonlySet<string> = new Set(["for", "select", "((", "[[", "esac"]);
 /** What may follow a `((…))`, a `[[ … ]]` or an `esac` in the same command: a list's reserved words. */
 const KEYWORDS_AFTER_COMPOUND: ReadonlySet<string> = new Set([
   "then",
@@ -2494,8 +2500,7 @@ function expand(
   // `… | script -q /dev/null`), or from the arguments after the user.
   // git past its own options and the aliases its `-c` defines (`git -C app push`, `git -c
   // alias.p='!rm -rf /' p`): what it runs is checked by deny-style rules, as a wrapper's is.
-  const git =
-    first.text.slice(first.text.lastIndexOf("/") + 1).toLowerCase() === "git" ? gitRuns(args, at) : undefined;
+  const git = GIT_PROGRAM.test(first.text) ? gitRuns(args, at) : undefined;
   if (git?.unreadable) markUnreadable(out);
   const script = git?.script ?? wrappedScript(name, args, at);
   if (script === undefined && SCRIPT_SHELLS.has(name) && !(name === "runuser" && runuserWithUser(args, at)))
@@ -2647,6 +2652,8 @@ function mayExpand(text: string, word: Word): boolean {
   return word.kind !== "redirect" && (word.kind === "glob" || word.expands === true) && /[$`*?[]/.test(text);
 }
 
+/** git by any path, in any case (`/usr/bin/git`, `GIT` on macOS). */
+const GIT_PROGRAM = /(?:^|\/)git$/i;
 /** gitSubcommand: a word among git's options may become several, or none. */
 const GIT_UNSURE = -2;
 
@@ -3424,9 +3431,9 @@ const NOT_PROGRAMS: ReadonlySet<string> = new Set(["for", "select", "case", "[["
  * removed, so a quoted list counts too (a deny-style variant more, never one fewer).
  */
 function braceWords(args: readonly Word[], out: Output): Word[] | undefined {
+  if (!args.some((w, i) => i > 0 && braceList(w.text))) return undefined;
   const [program, ...rest] = args;
-  if (program === undefined || NOT_PROGRAMS.has(program.text) || !rest.some((w) => braceList(w.text)))
-    return undefined;
+  if (program === undefined || NOT_PROGRAMS.has(program.text)) return undefined;
   const words: Word[] = [program];
   for (const word of rest) {
     if (!braceList(word.text)) {
@@ -3464,6 +3471,7 @@ const IFS_WITH_OPERATOR = /\$\{IFS/;
  * fewer).
  */
 function ifsWords(args: readonly Word[], out: Output): Word[] | undefined {
+  if (!args.some((w, i) => i > 0 && w.text.includes("IFS"))) return undefined;
   const [program, ...rest] = args;
   if (program === undefined || NOT_PROGRAMS.has(program.text)) return undefined;
   const splits = (w: Word) =>
