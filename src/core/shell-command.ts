@@ -1962,15 +1962,17 @@ function splitOnSeparators(entries: readonly Entry[]): Word[][] {
  * -f x ]] do …`, `case … esac else …`, `for ((;;)) do …`, `for ((;;)) { …; }` and `for x do …`
  * (over the arguments) each run the command after the reserved word; read as one command, its
  * words would be the test's or the loop's. Pushes each command that ends so onto `commands` and
- * returns the last, which the separator ends; one pass over the words, each sliced once. A quoted
- * `))`, `]]` or `esac` read as an end splits what bash reads whole: more commands to check, none
- * that runs missed.
+ * returns the last, which the separator ends; one pass over the words, each sliced once. A `]]`
+ * ends a test wherever it stands (a script's test arrives split at its `&&`), and a quoted `))`,
+ * `]]` or `esac` read as an end splits what bash reads whole (`echo ]] then x`): more commands to
+ * check, none that runs missed.
  */
 function afterCompoundEnds(words: Word[], commands: Word[][]): Word[] {
   let start = 0;
   while (start < words.length && (KEYWORDS.has((words[start] as Word).text) || words[start]?.text === "time"))
     start += 1;
-  if (!COMPOUND_HEADS.has(words[start]?.text ?? "")) return words; // most commands: nothing to split
+  // Most commands: nothing to split.
+  if (!COMPOUND_HEADS.has(words[start]?.text ?? "") && !words.some((w) => w.text === "]]")) return words;
   let from = 0;
   let at = 0;
   const isText = (i: number, texts: ReadonlySet<string>) => {
@@ -1997,15 +1999,17 @@ function afterCompoundEnds(words: Word[], commands: Word[][]): Word[] {
       end = closing("))", at + 2, LOOP_BODY_STARTS);
     else if (first === "for" || first === "select") end = isText(at + 2, LOOP_BODY_DO) ? at + 2 : -1;
     else if (first === "((") end = closing("))", at + 1, KEYWORDS_AFTER_COMPOUND);
-    else if (first === "[[") end = closing("]]", at + 1, KEYWORDS_AFTER_COMPOUND);
     else if (first === "esac") end = isText(at + 1, KEYWORDS_AFTER_COMPOUND) ? at + 1 : -1;
+    // A test, or the last piece of one whose `&&`, `||` or parentheses split it (in a script a
+    // shell or `eval` reads, `[[ a && b ]] then …` is `[[ a`, then `b ]] then …`).
+    else end = closing("]]", at, KEYWORDS_AFTER_COMPOUND);
     if (end < 0) break;
     split(end);
   }
   return from === 0 ? words : words.slice(from);
 }
 
-/** The words that start a compound command (or end one) a reserved word may follow with no separator. */
+/** The words that start a compound command (or end one) a reserved word may follow with no separator; and `]]`. */
 const COMPOUND_HEADS: ReadonlySet<string> = new Set(["for", "select", "((", "[[", "esac"]);
 /** What may follow a `((…))`, a `[[ … ]]` or an `esac` in the same command: a list's reserved words. */
 const KEYWORDS_AFTER_COMPOUND: ReadonlySet<string> = new Set([

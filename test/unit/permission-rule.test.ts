@@ -1029,6 +1029,7 @@ describe("a reserved word right after a compound command's end (a security hunt,
     "if [[ -d / ]] then rm -rf /; fi",
     "while [[ 1 ]] do rm -rf /; break; done",
     "if false; then case a in b) ;; esac else rm -rf /; fi",
+    "bash -c 'if [[ -n a && b ]] then rm -rf /; fi'",
   ])("lets a deny rule see the command bash runs in %j", (command) => {
     expect(both("Bash(rm -rf:*)", bash(command))).toEqual({ any: true, all: false });
   });
