@@ -2529,7 +2529,7 @@ function expand(
   // `./env rm …`, a Nix store's), or by its name in another case (macOS and Windows file systems
   // run bash for `BASH`): what it runs is checked by deny-style rules as well, read as the bare,
   // lower-case name's would be. Allow rules read the name as written.
-  const bare = first.text.slice(first.text.lastIndexOf("/") + 1).toLowerCase();
+  const bare = foldCase(first.text.slice(first.text.lastIndexOf("/") + 1));
   if (bare !== name && runsOtherCommands(bare) && depth >= MAX_DEPTH) markUnreadable(out);
   else if (bare !== name && runsOtherCommands(bare)) {
     out.denyOnly += 1;
@@ -3404,7 +3404,7 @@ function record(command: Command, out: Output): void {
   // A case-insensitive file system (macOS, Windows) runs rm for `RM`: deny-style rules read the
   // command with its name in lower case too.
   const [program, ...rest] = named ?? command.args;
-  const lower = program?.text.toLowerCase();
+  const lower = program === undefined ? undefined : foldCase(program.text);
   if (program !== undefined && lower !== program.text)
     variants.push(render({ args: [{ ...program, text: lower as string }, ...rest], redirects: [] }));
   // Redirections alone (`> out`, or `\<tab> >`, whose one word collapses away) leave no variant.
@@ -3417,6 +3417,15 @@ function record(command: Command, out: Output): void {
     if (writes.length > 0) subcommand.writes = writes;
   }
   out.subcommands.push(subcommand);
+}
+
+/**
+ * A program's name as a case-insensitive file system may find it: upper case, then lower, so that
+ * letters whose upper case is an ASCII one read as that (`ſh` is `sh` to APFS and NTFS, whose
+ * folding maps U+017F to `s`; `ı` to `i`). A deny-style variant more, never one fewer.
+ */
+function foldCase(text: string): string {
+  return text.toUpperCase().toLowerCase();
 }
 
 /**

@@ -629,6 +629,10 @@ describe("a command's name in another case (a review, session 24)", () => {
     ["Bash(rm -rf /*)", "FIND . -exec rm -rf / \\;"],
     ["Bash(sudo *)", "SUDO id"],
     ["Bash(git push --force*)", "GIT push --force"],
+    // Letters whose upper case is an ASCII one: APFS and NTFS fold `ſ` (U+017F) to `s`, `ı` to `i`.
+    ["Bash(rm -rf /*)", "ſh -c 'rm -rf /'"],
+    ["Bash(rm -rf /*)", "/usr/bin/ſudo rm -rf /"],
+    ["Bash(rmdir *)", "rmdır /x"],
   ])("%s matches %j for deny-style rules", (text, command) => {
     expect(both(text, bash(command)).any).toBe(true);
   });
