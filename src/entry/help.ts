@@ -27,7 +27,7 @@ export const COMMAND_HELP = {
   --data-dir DIR    where the notification queue, its intake journal and the session store live
                     (default .hookgate); one serve per directory
   --record FILE     appends each decision's record (masked input and answer) to FILE, for
-                    hookgate replay
+                    hookgate replay; SIGHUP opens FILE again (rename it first to rotate it)
 
 SIGTERM or SIGINT stops it after the open requests, forward calls and deliveries in flight.`,
   },

@@ -55,7 +55,10 @@ export interface RunningGateway {
   readonly url: string;
   readonly port: number;
   policy(): Policy;
-  /** Re-reads the policy file; on failure keeps the running policy and returns the problems. */
+  /**
+   * Reopens the `--record` file, then re-reads the policy file; on failure keeps the running
+   * policy and returns the problems.
+   */
   reload(): Promise<readonly PolicyIssue[]>;
   close(): Promise<void>;
 }
@@ -241,6 +244,9 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
     port,
     policy: () => current,
     reload() {
+      // The record file first, whatever the policy does: a log rotation that renamed it sends
+      // SIGHUP so that records go to a new file at the path (README, "Recording traffic").
+      reopenRecording();
       // One at a time, in the order asked: a slow read of an older file never lands last.
       const run = reloading.then(reloadOnce);
       reloading = run.then(
@@ -254,6 +260,17 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
       return closing;
     },
   };
+
+  function reopenRecording(): void {
+    if (!recorder || closing) return;
+    try {
+      recorder.reopen();
+    } catch (e) {
+      logger.log("error", "could not reopen the record file; recording goes on as it was", {
+        error: errorMessage(e),
+      });
+    }
+  }
 
   async function reloadOnce(): Promise<readonly PolicyIssue[]> {
     const next = await load();

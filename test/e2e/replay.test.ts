@@ -3,7 +3,7 @@
  * replay` on what it wrote and on the same records exported from Workers and Lambda log streams.
  */
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -38,15 +38,27 @@ async function serveRecording(recordPath: string) {
     { cwd: ROOT, env: { PATH: process.env.PATH ?? "" }, stdio: ["ignore", "pipe", "pipe"] },
   );
   const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+  const messages: string[] = [];
   const url = await new Promise<string>((resolve, reject) => {
     createInterface({ input: child.stdout }).on("line", (line) => {
       const parsed = JSON.parse(line) as { msg?: string; url?: string };
+      messages.push(String(parsed.msg));
       if (parsed.msg === "hookgate listening") resolve(String(parsed.url));
     });
     void exited.then(() => reject(new Error("hookgate serve exited before listening")));
   });
   return {
     url,
+    /** Sends SIGHUP and resolves once the reload it asks for is logged (at most 10 s). */
+    hangUp: async () => {
+      const before = messages.filter((m) => m === "policy reloaded").length;
+      child.kill("SIGHUP");
+      const end = Date.now() + 10_000;
+      while (messages.filter((m) => m === "policy reloaded").length === before) {
+        if (Date.now() > end || child.exitCode !== null) throw new Error("no policy reload logged");
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    },
     stop: async () => {
       child.kill("SIGTERM");
       return exited;
@@ -118,7 +130,39 @@ describe("hookgate serve --record", () => {
     const report = JSON.parse(replay.stdout);
     expect(report).toMatchObject({ records: 4, changed: 1, unchanged: 3, byChange: { "none->deny": 1 } });
   });
+
+  it("writes to a new file at its path after SIGHUP, so a log rotation that renamed the file loses nothing", async () => {
+    const recordPath = join(dir, "rotated.jsonl");
+    const server = await serveRecording(recordPath);
+    try {
+      const hooks = `${server.url}/v1/hooks/claude-code`;
+      await (await post(hooks, bash("rm -rf /before"))).text();
+      // As logrotate does by default: rename the file, then signal the process.
+      await until(() => existsSync(recordPath) && readFileSync(recordPath, "utf8").includes("/before"));
+      renameSync(recordPath, `${recordPath}.1`);
+      await server.hangUp();
+      await (await post(hooks, bash("rm -rf /after"))).text();
+    } finally {
+      await server.stop();
+    }
+    const commands = (file: string) =>
+      readFileSync(file, "utf8")
+        .trim()
+        .split("\n")
+        .map((line) => (JSON.parse(line) as { event: { tool_input: unknown } }).event.tool_input);
+    expect(commands(`${recordPath}.1`)).toEqual([{ command: "rm -rf /before" }]);
+    expect(commands(recordPath)).toEqual([{ command: "rm -rf /after" }]);
+  });
 });
+
+/** Waits for `check` to hold, at most 10 s. */
+async function until(check: () => boolean): Promise<void> {
+  const end = Date.now() + 10_000;
+  while (!check()) {
+    if (Date.now() > end) throw new Error("timed out");
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
 
 describe("hookgate replay", () => {
   it("prints the impact of a candidate on recorded traffic: counts by change, rule, team and tool, with examples", async () => {
