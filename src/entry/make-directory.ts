@@ -8,12 +8,14 @@
 import { existsSync, mkdirSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 
-export function makeDirectory(dir: string): void {
+export function makeDirectory(dir: string, mode?: number): void {
   const path = resolve(dir);
   const parent = dirname(path);
   if (parent !== path && !existsSync(parent)) makeDirectory(parent);
   try {
-    mkdirSync(path);
+    // `mode` is the made directory's own (a parent made on the way keeps the default), and only
+    // when it is made here: one that exists keeps the mode it has.
+    mkdirSync(path, mode === undefined ? undefined : { mode });
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === "EEXIST" && statSync(path).isDirectory()) return;
     throw e;

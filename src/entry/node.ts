@@ -360,7 +360,9 @@ function openDataDir(dataDir: string): {
 } {
   let release: (() => void) | undefined;
   try {
-    makeDirectory(dataDir);
+    // Its files hold what agents did (notifications, tool summaries, the intake journal): a data
+    // dir serve makes is its own user's alone. One that exists keeps its mode.
+    makeDirectory(dataDir, 0o700);
     accessSync(dataDir, constants.W_OK);
     release = claim(dataDir);
     const journal = openJournalWriter(join(dataDir, JOURNAL_DIR));

@@ -5,7 +5,15 @@
  * duplicates nothing a receiver keeps, a SIGHUP reload reaches the deliveries, and the
  * dead-letter queue can be listed and replayed.
  */
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
@@ -362,6 +370,25 @@ describe("the dead-letter queue", () => {
     expect(code).toBe(1);
     expect(stderr).toContain(`cannot use the data dir ${dataDir}`);
     expect(stderr).toMatch(/ENOTDIR|EEXIST.*pass --data-dir with a writable directory/);
+  });
+
+  it("makes its data dir readable by its own user alone, and leaves one that exists as it is", async () => {
+    const policy = policyFile("http://127.0.0.1:1/x");
+    const parent = mkdtempSync(join(tmpdir(), "hookgate-mode-"));
+    chmodSync(parent, 0o755);
+    const made = join(parent, "made", "data");
+    const server = await gateway(policy, made);
+    expect((await post(server, rmEvent(1))).status).toBe(200);
+    await server.stop();
+    expect(statSync(made).mode & 0o777).toBe(0o700);
+    // A parent made on the way is no data dir: it keeps the default mode.
+    expect(statSync(join(parent, "made")).mode & 0o777).toBe(0o777 & ~process.umask());
+
+    const shared = join(parent, "shared");
+    mkdirSync(shared, { mode: 0o750 });
+    chmodSync(shared, 0o750);
+    await (await gateway(policy, shared)).stop();
+    expect(statSync(shared).mode & 0o777).toBe(0o750);
   });
 
   it("refuses a second serve on a data dir in use, and lets one start after the first is killed", async () => {

@@ -3,7 +3,15 @@
  * replay` on what it wrote and on the same records exported from Workers and Lambda log streams.
  */
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -152,6 +160,16 @@ describe("hookgate serve --record", () => {
         .map((line) => (JSON.parse(line) as { event: { tool_input: unknown } }).event.tool_input);
     expect(commands(`${recordPath}.1`)).toEqual([{ command: "rm -rf /before" }]);
     expect(commands(recordPath)).toEqual([{ command: "rm -rf /after" }]);
+  });
+
+  it("makes the record file readable by its own user alone, and leaves one that exists as it is", async () => {
+    const made = join(dir, "private.jsonl");
+    const existing = join(dir, "shared.jsonl");
+    writeFileSync(existing, "");
+    chmodSync(existing, 0o640);
+    for (const path of [made, existing]) await (await serveRecording(path)).stop();
+    expect(statSync(made).mode & 0o777).toBe(0o600);
+    expect(statSync(existing).mode & 0o777).toBe(0o640);
   });
 });
 

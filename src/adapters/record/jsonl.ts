@@ -22,11 +22,14 @@ export interface JsonlRecorder {
 }
 
 export function createJsonlRecorder(path: string, onError: (error: Error) => void): JsonlRecorder {
-  /** The file at `path`, opened for appending. */
+  /**
+   * The file at `path`, opened for appending; made readable by its owner alone when it is made
+   * here (records hold prompts and commands, masked by shape only). One that exists keeps its mode.
+   */
   const open = (): WriteStream => {
     let fd: number;
     try {
-      fd = openSync(path, "a");
+      fd = openSync(path, "a", 0o600);
     } catch (e) {
       const why = errorMessage(e);
       throw new Error(`cannot record to ${path} (${why}); pass --record with a writable file`);
