@@ -291,6 +291,7 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
   }
 
   async function closeOnce(): Promise<void> {
+    let cut: NodeJS.Timeout | undefined;
     await new Promise<void>((resolve, reject) => {
       server.close((e) => (e ? reject(e) : resolve()));
       server.closeIdleConnections();
@@ -299,12 +300,16 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
       // before that ends with its rule's onError, so its answer is sent, not cut off (a hook
       // with no answer lets the action through, whatever onError says).
       setTimeout(() => stopping.abort(), CLOSE_GRACE_MS - ANSWER_MARGIN_MS).unref();
-      setTimeout(() => {
+      cut = setTimeout(() => {
         logger.log("warn", "stopping: connections still open after the grace period are cut", {
           graceMs: CLOSE_GRACE_MS,
         });
         server.closeAllConnections();
       }, CLOSE_GRACE_MS).unref();
+    }).finally(() => {
+      // Every connection ended in time: none is left to cut, and a drain of the delivery thread
+      // that outlasts the grace must not be logged as connections cut.
+      clearTimeout(cut);
     });
     // Let the callbacks of the last answers run, then drain the delivery thread.
     await new Promise((resolve) => setImmediate(resolve));

@@ -311,6 +311,55 @@ describe("serve stopping with a remote call in flight", { timeout: 60_000 }, () 
   });
 });
 
+describe("serve stopping with a delivery in flight", { timeout: 60_000 }, () => {
+  it("drains it and exits 0, and does not log connections cut when none was open", async () => {
+    // A sink that accepts and never answers: the drain waits out the delivery's egress timeout
+    // (15 s), past the 10 s grace the open connections get.
+    const hanging = createServer(() => undefined);
+    await new Promise<void>((resolve) => hanging.listen(0, "127.0.0.1", resolve));
+    const target = `http://127.0.0.1:${(hanging.address() as AddressInfo).port}`;
+    const path = join(dir, "hanging-sink.json");
+    writeFileSync(
+      path,
+      JSON.stringify({
+        version: 1,
+        egress: { allowCidrs: ["127.0.0.1/32"] },
+        rules: [{ id: "ends", on: "SessionEnd", notify: ["audit"] }],
+        sinks: { audit: { type: "webhook", url: `${target}/hook` } },
+      }),
+    );
+    const server = await startServerProcess(path);
+    try {
+      const reached = new Promise((resolve) => hanging.once("request", resolve));
+      const res = await fetch(`${server.url}/v1/hooks/claude-code`, {
+        method: "POST",
+        headers: { "content-type": "application/json", connection: "close" },
+        body: JSON.stringify({
+          session_id: "s",
+          transcript_path: "/t",
+          cwd: "/p",
+          hook_event_name: "SessionEnd",
+          reason: "exit",
+        }),
+      });
+      expect(res.status).toBe(200);
+      await res.text();
+      // The delivery has reached the sink; no connection to the gateway is open.
+      await reached;
+      expect(await server.stop()).toBe(0);
+      const stdout = server.child.stdout;
+      if (stdout && !stdout.closed) await new Promise((resolve) => stdout.once("close", resolve));
+      // The drain ended with the delivery's timeout, logged: the stop did outlast the grace.
+      expect(server.lines.some((l) => l.msg === "delivery failed; will retry")).toBe(true);
+      expect(server.lines.filter((l) => String(l.msg).startsWith("stopping:"))).toEqual([]);
+    } finally {
+      await server.stop();
+      hanging.closeAllConnections();
+      await new Promise((resolve) => hanging.close(resolve));
+    }
+  });
+});
+
 describe("serve beyond loopback", () => {
   it("warns at start when the policy has no auth, and not on loopback", async () => {
     // Bound to every interface for a moment; no request is sent.
