@@ -109,6 +109,8 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
   }
   let current = first.value.policy;
   let reloading: Promise<unknown> = Promise.resolve();
+  /** The reload asked for that has not started yet, if any. */
+  let waiting: Promise<readonly PolicyIssue[]> | undefined;
   running = () => current;
 
   const metrics = createPrometheusRegistry();
@@ -247,8 +249,16 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
       // The record file first, whatever the policy does: a log rotation that renamed it sends
       // SIGHUP so that records go to a new file at the path (README, "Recording traffic").
       reopenRecording();
-      // One at a time, in the order asked: a slow read of an older file never lands last.
-      const run = reloading.then(reloadOnce);
+      // One at a time, in the order asked: a slow read of an older file never lands last. A
+      // reload asked while another waits to start is that one: it reads the file as it is when
+      // it starts, so a burst of SIGHUPs (a deploy tool, a file watcher) costs one more compile
+      // of the policy, not one per signal, each holding the decisions behind it.
+      if (waiting) return waiting;
+      const run = reloading.then(() => {
+        waiting = undefined;
+        return reloadOnce();
+      });
+      waiting = run;
       reloading = run.then(
         () => undefined,
         () => undefined,

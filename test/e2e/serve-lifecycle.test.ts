@@ -251,6 +251,42 @@ describe("hookgate serve over its life", { timeout: 60_000 }, () => {
   });
 });
 
+describe("reloads asked in a burst (SIGHUPs from a deploy tool or a file watcher)", () => {
+  it("run once for all those asked before it starts, and again for one asked while it runs", async () => {
+    // In process, on the built gateway (its delivery thread is dist/'s).
+    const { startGateway } = (await import(
+      new URL("../../dist/entry/node.js", import.meta.url).href
+    )) as typeof import("../../src/entry/node.js");
+    const path = join(dir, "burst.json");
+    writeFileSync(path, EXAMPLE);
+    const logs: string[] = [];
+    const gateway = await startGateway({
+      policyPath: path,
+      dataDir: join(dir, "burst-data"),
+      host: "127.0.0.1",
+      port: 0,
+      env: {},
+      logger: { log: (_level, msg) => logs.push(msg) },
+    });
+    const reloads = () => logs.filter((m) => m === "policy reloaded").length;
+    try {
+      // Each reload compiles the whole policy, holding the decisions meanwhile: three asked
+      // together read the same file, so one compile serves them.
+      await Promise.all([gateway.reload(), gateway.reload(), gateway.reload()]);
+      expect(reloads()).toBe(1);
+      // One asked while a reload reads the file may see a newer file: it runs after, once.
+      const running = gateway.reload();
+      await new Promise((resolve) => setImmediate(resolve));
+      writeFileSync(path, policyWith(1, "after"));
+      await Promise.all([running, gateway.reload(), gateway.reload()]);
+      expect(reloads()).toBe(3);
+      expect(gateway.policy().rules).toHaveLength(8);
+    } finally {
+      await gateway.close();
+    }
+  });
+});
+
 describe("serve stopping with a remote call in flight", { timeout: 60_000 }, () => {
   it("answers the call's onError before it cuts the connection, rather than no answer at all", async () => {
     // A forward allowed 30 s under a 30 s deadline, to a server that never answers. Cut without
