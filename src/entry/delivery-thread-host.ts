@@ -82,7 +82,7 @@ export interface DeliveryThreadOptions extends DeliveryThreadData {
 const RESTART_MS = 1000;
 const MAX_RESTART_MS = 60_000;
 /** On close, a thread still delivering after this long is terminated (its leases come back). */
-const STOP_MS = 30_000;
+export const STOP_MS = 30_000;
 
 /**
  * Resolves once the thread has opened the queue (it loads the rest after); rejects with why it

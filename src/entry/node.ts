@@ -34,6 +34,7 @@ import {
   type DeliveryThread,
   deliverySettings,
   JOURNAL_DIR,
+  STOP_MS,
   startDeliveryThread,
 } from "./delivery-thread-host.js";
 import { makeDirectory } from "./make-directory.js";
@@ -301,6 +302,10 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
   }
 
   async function closeOnce(): Promise<void> {
+    // Said at once: a stop can take a while (connections up to the grace, then the delivery
+    // thread's drain), and a log silent meanwhile cannot be told from a gateway that hangs.
+    const began = performance.now();
+    logger.log("info", "hookgate stopping", { graceMs: CLOSE_GRACE_MS, drainMs: STOP_MS });
     let cut: NodeJS.Timeout | undefined;
     await new Promise<void>((resolve, reject) => {
       server.close((e) => (e ? reject(e) : resolve()));
@@ -324,6 +329,7 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
     // Let the callbacks of the last answers run, then drain the delivery thread.
     await new Promise((resolve) => setImmediate(resolve));
     await closeAfterServer();
+    logger.log("info", "hookgate stopped", { ms: Math.round(performance.now() - began) });
     stdout.flush();
     process.removeListener("exit", stdout.flush);
   }

@@ -197,6 +197,22 @@ describe("hookgate serve over its life", { timeout: 60_000 }, () => {
     expect(line).toMatchObject({ level: "warn", graceMs: 10_000 });
   });
 
+  it("says when it starts to stop and when it has stopped, how long it may take and took", async () => {
+    const path = join(dir, "said.json");
+    writeFileSync(path, EXAMPLE);
+    const server = await startServerProcess(path);
+    expect((await hook(server.url)).status).toBe(200);
+    expect(await server.stop()).toBe(0);
+    const stdout = server.child.stdout;
+    if (stdout && !stdout.closed) await new Promise((resolve) => stdout.once("close", resolve));
+    // After the decision, those two lines alone, the second the last one written.
+    const said = server.lines.slice(server.lines.findIndex((l) => l.msg === "decision") + 1);
+    expect(said).toEqual([
+      expect.objectContaining({ level: "info", msg: "hookgate stopping", graceMs: 10_000, drainMs: 30_000 }),
+      expect.objectContaining({ level: "info", msg: "hookgate stopped", ms: expect.any(Number) }),
+    ]);
+  });
+
   it("ends at once on a second signal while it drains, without a stack trace", async () => {
     const path = join(dir, "twice.json");
     writeFileSync(path, EXAMPLE);
