@@ -85,7 +85,9 @@ export async function replayCommand(
         `hookgate: ${file}: ${count} line${count > 1 ? "s" : ""} that look${count > 1 ? "" : "s"} like a record but ${count > 1 ? "do" : "does"} not parse, first at line ${firstLine} (cut short?); not replayed\n`,
       );
     }
-    records.push(...read.records);
+    // One by one: spread into push, a file's records are as many arguments, and a file of
+    // 200,000 records (43 MB of short ones) overflowed the stack.
+    for (const record of read.records) records.push(record);
   }
 
   const candidate = loaded.value.policy;
@@ -142,7 +144,7 @@ function describeImpact(file: string, report: ImpactReport, examples: number): s
   ];
   if (report.changed > 0) {
     lines.push("", "by change:");
-    const width = Math.max(...Object.keys(report.byChange).map((c) => arrow(c).length));
+    const width = longest(Object.keys(report.byChange).map((c) => arrow(c).length));
     for (const [change, n] of Object.entries(report.byChange))
       lines.push(`  ${arrow(change).padEnd(width)}  ${n}`);
     section(lines, "by rule", report.byRule);
@@ -186,14 +188,19 @@ function describeImpact(file: string, report: ImpactReport, examples: number): s
 function section(lines: string[], title: string, nested: Record<string, Counts>): void {
   lines.push("", `${title}:`);
   const total = (counts: Counts) => Object.values(counts).reduce((s, n) => s + n, 0);
-  const width = Math.max(...Object.keys(nested).map((k) => k.length));
-  const digits = Math.max(...Object.values(nested).map((c) => String(total(c)).length));
+  const width = longest(Object.keys(nested).map((k) => k.length));
+  const digits = longest(Object.values(nested).map((c) => String(total(c)).length));
   for (const [key, counts] of Object.entries(nested)) {
     const detail = Object.entries(counts)
       .map(([change, n]) => `${arrow(change)} ${n}`)
       .join(", ");
     lines.push(`  ${key.padEnd(width)}  ${String(total(counts)).padStart(digits)}  (${detail})`);
   }
+}
+
+/** The largest of the lengths (a list as long as a report's teams or tools: no spread). */
+function longest(lengths: readonly number[]): number {
+  return lengths.reduce((a, b) => Math.max(a, b), 0);
 }
 
 function describeExample(example: ImpactExample): string[] {

@@ -251,6 +251,26 @@ describe("hookgate replay", () => {
     expect(JSON.parse(stdout)).toMatchObject({ records: 2, changed: 2 });
   });
 
+  it("replays a file of 200,000 records, not only small ones", async () => {
+    const record = JSON.stringify({
+      time: "2026-11-29T23:21:02.526Z",
+      decisionId: "d",
+      policy: "f0d9c9726998939d",
+      client: "claude-code",
+      team: "platform",
+      event: { hook_event_name: "Stop", session_id: "s" },
+      decision: "none",
+      rules: [],
+      shadow: [],
+    });
+    const big = join(dir, "big.jsonl");
+    writeFileSync(big, `${record}\n`.repeat(200_000));
+    const { code, stdout, stderr } = await runCli(["replay", "--policy", CANDIDATE, big, "--json"]);
+    expect(stderr).toBe("");
+    expect(code).toBe(0);
+    expect(JSON.parse(stdout)).toMatchObject({ records: 200_000, changed: 0, unchanged: 200_000 });
+  });
+
   it("exits 1 only on unreadable input", async () => {
     const missing = await runCli(["replay", "--policy", CANDIDATE, join(dir, "missing.jsonl")]);
     expect(missing.code).toBe(1);
