@@ -3,6 +3,7 @@
  * policy with no side effects and prints what would change. Impact is information, so the exit
  * code is 0 whatever changed; 1 only when the policy or the records cannot be read.
  */
+import { constants } from "node:buffer";
 import { randomUUID } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
@@ -59,7 +60,7 @@ export async function replayCommand(
     try {
       text = file === "-" ? Buffer.from(await io.stdin()).toString("utf8") : await readFile(file, "utf8");
     } catch (e) {
-      io.err(`hookgate: cannot read ${file}: ${errorMessage(e)}\n`);
+      io.err(`hookgate: cannot read ${file}: ${tooLarge(e) ? tooLargeFix(file) : errorMessage(e)}\n`);
       return 1;
     }
     const read = readRecords(text);
@@ -128,6 +129,23 @@ export async function replayCommand(
   );
   return 0;
 }
+
+/**
+ * A file is read whole, as one string: past the longest string V8 makes (about 512 MiB of
+ * records) the read fails with "Invalid string length", and past 2 GiB Node refuses it. serve
+ * --record writes one file until it is rotated (SIGHUP), so a long recording gets there.
+ */
+function tooLarge(e: unknown): boolean {
+  const code = (e as { code?: unknown } | undefined)?.code;
+  return (
+    code === "ERR_FS_FILE_TOO_LARGE" ||
+    code === "ERR_STRING_TOO_LONG" ||
+    (e instanceof RangeError && /string length/i.test(e.message))
+  );
+}
+
+const tooLargeFix = (file: string) =>
+  `it is larger than replay reads in one piece (${Math.round(constants.MAX_STRING_LENGTH / 2 ** 20)} MiB): split it by lines (split -l 500000 ${file === "-" ? "FILE" : file} part-) and pass the parts`;
 
 const arrow = (change: string) => change.replace("->", " -> ");
 

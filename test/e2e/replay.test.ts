@@ -9,7 +9,9 @@ import {
   mkdtempSync,
   readFileSync,
   renameSync,
+  rmSync,
   statSync,
+  truncateSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
@@ -269,6 +271,19 @@ describe("hookgate replay", () => {
     expect(stderr).toBe("");
     expect(code).toBe(0);
     expect(JSON.parse(stdout)).toMatchObject({ records: 200_000, changed: 0, unchanged: 200_000 });
+  });
+
+  it("says how to split a file too large to read in one piece", async () => {
+    // Sparse: 3 GiB that take no disk, refused before anything is read.
+    const huge = join(dir, "huge.jsonl");
+    writeFileSync(huge, "");
+    truncateSync(huge, 3 * 2 ** 30);
+    const { code, stderr } = await runCli(["replay", "--policy", CANDIDATE, huge]);
+    rmSync(huge);
+    expect(code).toBe(1);
+    expect(stderr).toBe(
+      `hookgate: cannot read ${huge}: it is larger than replay reads in one piece (512 MiB): split it by lines (split -l 500000 ${huge} part-) and pass the parts\n`,
+    );
   });
 
   it("exits 1 only on unreadable input", async () => {
