@@ -5,6 +5,10 @@ import { main } from "./cli.js";
 // A reader that stopped early (`hookgate test … | head -1`) is no failure of the command: what it
 // would still print is dropped, and it exits with its own code, so `set -o pipefail` holds.
 process.stdout.on("error", (e: NodeJS.ErrnoException) => {
+  // `serve` guards stdout itself (src/adapters/log/guarded-stream.ts): a failed write (a full
+  // disk under a log file) drops log lines and the gateway goes on answering. Thrown here, it
+  // ended the gateway, and every hook then went unjudged.
+  if (process.stdout.listenerCount("error") > 1) return;
   if (e.code !== "EPIPE" && e.code !== "ERR_STREAM_DESTROYED") throw e;
 });
 

@@ -346,13 +346,18 @@ const ANSWER_MARGIN_MS = 1000;
  * EPIPE can surface a tick after the write that caused it.
  */
 function guardedStdout(): GuardedStream {
-  stdoutGuard ??= guardStream(process.stdout, (message) => {
-    try {
-      process.stderr.write(`hookgate: ${message}\n`);
-    } catch {
-      // stderr is gone too: nothing left to tell.
-    }
-  });
+  if (!stdoutGuard) {
+    // A write to stderr that fails (a full disk under it too) comes as an `error` event, which
+    // would end the process unheard: there is nothing left to tell it to.
+    process.stderr.on("error", () => undefined);
+    stdoutGuard = guardStream(process.stdout, (message) => {
+      try {
+        process.stderr.write(`hookgate: ${message}\n`);
+      } catch {
+        // stderr is gone too: nothing left to tell.
+      }
+    });
+  }
   return stdoutGuard;
 }
 

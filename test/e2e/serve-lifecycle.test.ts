@@ -3,7 +3,7 @@
  * policy first loads, and stops that must end.
  */
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { closeSync, mkdtempSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { type AddressInfo, connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
@@ -21,6 +21,15 @@ function policyWith(extra: number, marker: string): string {
     policy.rules.push({ id: `${marker}-${i}`, on: "Notification", matcher: `never_${i}`, decide: "deny" });
   }
   return JSON.stringify(policy);
+}
+
+/** A loopback port free a moment ago. */
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
 }
 
 /** A request whose body never finishes, on its own connection. */
@@ -53,6 +62,63 @@ describe("hookgate serve over its life", { timeout: 60_000 }, () => {
       expect(stderr.match(/writing to stdout failed \(.*EPIPE.*\); log lines are dropped/g)).toHaveLength(1);
     } finally {
       await server.stop();
+    }
+  });
+
+  it("keeps answering when writing its stdout or stderr fails (a full disk under the log file)", async () => {
+    const path = join(dir, "enospc.json");
+    writeFileSync(path, EXAMPLE);
+    // /dev/full answers every write with ENOSPC, as a full disk does.
+    for (const stderrFull of [false, true]) {
+      const full = openSync("/dev/full", "w");
+      const port = await freePort();
+      const child = spawn(
+        process.execPath,
+        [
+          BIN,
+          "serve",
+          "--policy",
+          path,
+          "--port",
+          String(port),
+          "--data-dir",
+          join(dir, `enospc-${stderrFull}`),
+        ],
+        {
+          cwd: ROOT,
+          env: { PATH: process.env.PATH ?? "" },
+          stdio: ["ignore", full, stderrFull ? full : "pipe"],
+        },
+      );
+      closeSync(full);
+      let stderr = "";
+      child.stderr?.on("data", (chunk) => {
+        stderr += chunk;
+      });
+      const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+      try {
+        const url = `http://127.0.0.1:${port}`;
+        // Up once /healthz answers (at most 10 s): it has written its first log line by then.
+        for (let i = 0; i < 200 && child.exitCode === null; i++) {
+          if (
+            await fetch(`${url}/healthz`).then(
+              (r) => r.ok,
+              () => false,
+            )
+          )
+            break;
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        for (let i = 0; i < 3; i++) expect((await hook(url)).status).toBe(200);
+        expect(child.exitCode).toBe(null);
+        if (!stderrFull)
+          expect(stderr.match(/writing to stdout failed \(ENOSPC.*\); log lines are dropped/g)).toHaveLength(
+            1,
+          );
+      } finally {
+        if (child.exitCode === null) child.kill("SIGTERM");
+        expect(await exited).toBe(0);
+      }
     }
   });
 
