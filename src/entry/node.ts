@@ -6,15 +6,21 @@
  * (delivery-thread.ts) takes them into the SQLite queue and delivers them.
  */
 import { randomUUID } from "node:crypto";
-import { accessSync, constants } from "node:fs";
+import { accessSync, constants, fstatSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
+import { isatty } from "node:tty";
 import { getRequestListener } from "@hono/node-server";
 import Database from "better-sqlite3";
 import { createUndiciEgress } from "../adapters/egress/undici.js";
 import { nodeSha256 } from "../adapters/hash/node-crypto.js";
-import { type GuardedStream, guardStream } from "../adapters/log/guarded-stream.js";
+import {
+  fileLines,
+  type GuardedStream,
+  guardStream,
+  type LineStream,
+} from "../adapters/log/guarded-stream.js";
 import { batchLines, createJsonLogger, scrubLines } from "../adapters/log/json-lines.js";
 import { createPrometheusRegistry } from "../adapters/metrics/prometheus.js";
 import { formatIssues, loadPolicyFile } from "../adapters/policy-source/file.js";
@@ -350,7 +356,7 @@ function guardedStdout(): GuardedStream {
     // A write to stderr that fails (a full disk under it too) comes as an `error` event, which
     // would end the process unheard: there is nothing left to tell it to.
     process.stderr.on("error", () => undefined);
-    stdoutGuard = guardStream(process.stdout, (message) => {
+    stdoutGuard = guardStream(stdoutLines(), (message) => {
       try {
         process.stderr.write(`hookgate: ${message}\n`);
       } catch {
@@ -362,6 +368,21 @@ function guardedStdout(): GuardedStream {
 }
 
 let stdoutGuard: GuardedStream | undefined;
+
+/**
+ * stdout as the guard writes it: a file (systemd's `StandardOutput=append:`, `> serve.log`) with
+ * one synchronous write per batch on its descriptor, as Node's own stream on a file does, but not
+ * given up after a write that found a full disk; a pipe, a socket or a terminal as Node's stream.
+ */
+function stdoutLines(): LineStream {
+  try {
+    const stat = fstatSync(1);
+    if (stat.isFile() || (stat.isCharacterDevice() && !isatty(1))) return fileLines(1);
+  } catch {
+    // No descriptor 1 to look at: Node's stream says what it can.
+  }
+  return process.stdout;
+}
 
 const NO_SECRETS: readonly string[] = [];
 

@@ -3,9 +3,10 @@
  * away. The stream is a real net.Socket (as process.stdout is on a pipe), its peer a real socket.
  */
 import { once } from "node:events";
+import { closeSync, openSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { guardStream } from "../../src/adapters/log/guarded-stream.js";
+import { fileLines, guardStream } from "../../src/adapters/log/guarded-stream.js";
 
 const servers: Server[] = [];
 afterEach(() => {
@@ -82,5 +83,47 @@ describe("guardStream", () => {
     guard.write(`${line(2)}${line(3)}`);
     expect(said).toEqual(["writing to stdout failed (write EPIPE); log lines are dropped from now on"]);
     expect(guard.dropped()).toBe(3);
+  });
+
+  it("drops lines while a write finds no room (a full disk), says so, and writes again once one succeeds", () => {
+    let room = false;
+    const written: string[] = [];
+    const noRoom = Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" });
+    const file = {
+      write(text: string) {
+        if (!room) throw noRoom;
+        written.push(text);
+      },
+      writableLength: 0,
+      on: () => undefined,
+    };
+    const said: string[] = [];
+    const guard = guardStream(file, (m) => said.push(m));
+    guard.write(line(1));
+    guard.write(`${line(2)}${line(3)}`);
+    expect(guard.dropped()).toBe(3);
+    expect(said).toEqual([
+      "writing to stdout failed (ENOSPC: no space left on device, write); log lines are dropped until it has room, and counted in hookgate_log_lines_dropped_total",
+    ]);
+    // The disk has room again: the next line is written, and the guard says what was lost.
+    room = true;
+    guard.write(line(4));
+    expect(written).toEqual([line(4)]);
+    expect(said[1]).toBe("stdout has room again; 3 log lines were dropped meanwhile");
+    guard.write(line(5));
+    expect(written).toEqual([line(4), line(5)]);
+    expect(said).toHaveLength(2);
+    expect(guard.dropped()).toBe(3);
+  });
+});
+
+describe("fileLines", () => {
+  it("throws a write that finds no room to its caller, for the guard to judge", () => {
+    const fd = openSync("/dev/full", "w");
+    try {
+      expect(() => fileLines(fd).write("x\n")).toThrow(expect.objectContaining({ code: "ENOSPC" }));
+    } finally {
+      closeSync(fd);
+    }
   });
 });

@@ -6,8 +6,12 @@
  * - a stream not read (a stalled log shipper, a full pipe) would otherwise hold every line
  *   written since in memory until the process runs out of it (measured: 10 MB per 2,000 audit
  *   lines of 2.5 KB). Past `limitBytes` waiting, lines are dropped and counted until the stream
- *   drains, which is said when it starts and when it ends.
+ *   drains, which is said when it starts and when it ends;
+ * - a write that finds no room (ENOSPC, EDQUOT: a full disk under a log file, written with
+ *   `fileLines`) drops log lines until a write succeeds again, which is said when it starts and
+ *   when it ends: the disk freed, the audit lines come back without a restart.
  */
+import { writeSync } from "node:fs";
 
 /** The part of a Node writable stream (process.stdout) used here. */
 export interface LineStream {
@@ -28,6 +32,26 @@ export interface GuardedStream {
 /** Past this many bytes waiting in the stream, lines are dropped until it drains. */
 export const LOG_BACKLOG_LIMIT_BYTES = 16 * 1024 * 1024;
 
+/** Errors of a write that may succeed later: the file system had no room. */
+const NO_ROOM = new Set(["ENOSPC", "EDQUOT"]);
+
+/**
+ * A file descriptor as a LineStream, each write one synchronous `write(2)` (as Node's own stdout
+ * on a file is), a failed one thrown to the caller. Node's stdout stream on a file is destroyed by
+ * its first failed write, so nothing could be written to it again once a full disk had room.
+ */
+export function fileLines(fd: number): LineStream {
+  return {
+    write(text) {
+      const bytes = Buffer.from(text);
+      let written = 0;
+      while (written < bytes.length) written += writeSync(fd, bytes, written);
+    },
+    writableLength: 0,
+    on: () => undefined,
+  };
+}
+
 export function guardStream(
   stream: LineStream,
   say: (message: string) => void,
@@ -37,6 +61,8 @@ export function guardStream(
   let dropped = 0;
   /** Lines dropped since the stream stopped being read; undefined while it is read. */
   let stalled: number | undefined;
+  /** Lines dropped since a write found no room; undefined while writes succeed. */
+  let full: number | undefined;
   const onError = (e: Error) => {
     if (failed) return;
     failed = true;
@@ -73,8 +99,23 @@ export function guardStream(
       try {
         stream.write(text);
       } catch (e) {
+        if (NO_ROOM.has(String((e as NodeJS.ErrnoException).code))) {
+          if (full === undefined) {
+            full = 0;
+            say(
+              `writing to stdout failed (${(e as Error).message}); log lines are dropped until it has room, and counted in hookgate_log_lines_dropped_total`,
+            );
+          }
+          full += drop(text);
+          return;
+        }
         onError(e as Error);
         drop(text);
+        return;
+      }
+      if (full !== undefined) {
+        say(`stdout has room again; ${full} log line${full === 1 ? " was" : "s were"} dropped meanwhile`);
+        full = undefined;
       }
     },
     dropped: () => dropped,
