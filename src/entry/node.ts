@@ -6,7 +6,7 @@
  * (delivery-thread.ts) takes them into the SQLite queue and delivers them.
  */
 import { randomUUID } from "node:crypto";
-import { accessSync, constants, fstatSync } from "node:fs";
+import { accessSync, constants, fstatSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
@@ -441,19 +441,49 @@ function openDataDir(dataDir: string): {
  */
 function claim(dataDir: string): () => void {
   const path = join(dataDir, "serve.lock");
+  const pidPath = join(dataDir, "serve.pid");
   const lock = new Database(path, { timeout: 0 });
   try {
     lock.exec("BEGIN EXCLUSIVE");
   } catch (e) {
     lock.close();
     if ((e as { code?: string }).code !== "SQLITE_BUSY") throw e;
+    // Which process, so that the operator stops it rather than delete a lock taken for stale:
+    // deleted, it lets a second serve start on the data dir, and the two delete each other's
+    // journal segments, losing the notifications in them.
+    const pid = runningPid(pidPath);
     throw new DataDirError(
-      `cannot use the data dir ${dataDir}: another hookgate serve is running on it (it holds ${path}); give each process its own --data-dir`,
+      `cannot use the data dir ${dataDir}: another hookgate serve${pid === undefined ? "" : ` (pid ${pid})`} is running on it; it holds ${path}, a lock the operating system drops when that process ends, so it is never stale: do not delete it. Stop that process, or give each process its own --data-dir`,
     );
   }
+  try {
+    writeFileSync(pidPath, `${process.pid}\n`);
+  } catch {
+    // Only a message's detail: the claim holds without it.
+  }
   return () => {
-    if (lock.open) lock.close();
+    if (!lock.open) return;
+    rmSync(pidPath, { force: true });
+    lock.close();
   };
+}
+
+/** The process id in serve.pid, if that process runs. */
+function runningPid(path: string): number | undefined {
+  let pid: number;
+  try {
+    pid = Number(readFileSync(path, "utf8").trim());
+  } catch {
+    return undefined; // an older serve holds the lock, or it has not written its pid yet
+  }
+  if (!Number.isSafeInteger(pid) || pid <= 0) return undefined;
+  try {
+    process.kill(pid, 0);
+    return pid;
+  } catch (e) {
+    // EPERM: it runs, as another user; ESRCH: the file outlived a process killed before.
+    return (e as NodeJS.ErrnoException).code === "EPERM" ? pid : undefined;
+  }
 }
 
 /** `open(path)`, its failure naming the file (SQLite's own message does not). */

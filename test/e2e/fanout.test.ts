@@ -398,7 +398,7 @@ describe("the dead-letter queue", () => {
     const second = await runCli(["serve", "--policy", policy, "--port", "0", "--data-dir", dataDir]);
     expect(second.code).toBe(1);
     expect(second.stderr).toContain(
-      `cannot use the data dir ${dataDir}: another hookgate serve is running on it (it holds ${join(dataDir, "serve.lock")}); give each process its own --data-dir`,
+      `cannot use the data dir ${dataDir}: another hookgate serve (pid ${first.child.pid}) is running on it; it holds ${join(dataDir, "serve.lock")}, a lock the operating system drops when that process ends, so it is never stale: do not delete it. Stop that process, or give each process its own --data-dir`,
     );
     expect((await post(first, rmEvent(1))).status).toBe(200);
 
