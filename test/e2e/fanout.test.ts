@@ -395,6 +395,7 @@ describe("the dead-letter queue", () => {
     const policy = policyFile("http://127.0.0.1:1/x");
     const dataDir = mkdtempSync(join(tmpdir(), "hookgate-claimed-"));
     const first = await startServerProcess(policy, { WHSEC: SECRET }, dataDir);
+    cleanups.push(() => first.stop()); // a failed expectation below would otherwise leave it running
     const second = await runCli(["serve", "--policy", policy, "--port", "0", "--data-dir", dataDir]);
     expect(second.code).toBe(1);
     expect(second.stderr).toContain(
