@@ -138,11 +138,7 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
     stopping: stopping.signal,
   });
   const recorder =
-    options.recordPath === undefined
-      ? undefined
-      : createJsonlRecorder(options.recordPath, (e) =>
-          logger.log("error", "recording failed; no more records are written", { error: e.message }),
-        );
+    options.recordPath === undefined ? undefined : createJsonlRecorder(options.recordPath, logger);
   const store = openDataDir(options.dataDir);
   let deliveries: DeliveryThread;
   try {

@@ -4,11 +4,17 @@
  * written fails the start instead of every request; writes never block an answer. `reopen` (on
  * SIGHUP) opens the path again: after a log rotation that renamed the file, records go to a new
  * file at the path rather than on into the renamed one, and a recording stopped by a failed write
- * (a full disk) starts again.
+ * (a full disk) starts again. A file that stops taking records (a hung network mount, a FIFO
+ * nobody reads) holds at most RECORD_BACKLOG_LIMIT_BYTES of them in memory: past that, records are
+ * dropped until it takes them again, which is logged when it starts and when it ends.
  */
 import { createWriteStream, openSync, type WriteStream } from "node:fs";
 import type { Recorder } from "../../app/handle-hook.js";
 import { errorMessage } from "../../core/errors.js";
+import type { Logger } from "../../core/ports.js";
+
+/** Past this many bytes of records waiting to be written, records are dropped until they are. */
+export const RECORD_BACKLOG_LIMIT_BYTES = 16 * 1024 * 1024;
 
 export interface JsonlRecorder {
   readonly record: Recorder;
@@ -21,7 +27,11 @@ export interface JsonlRecorder {
   close(): Promise<void>;
 }
 
-export function createJsonlRecorder(path: string, onError: (error: Error) => void): JsonlRecorder {
+export function createJsonlRecorder(
+  path: string,
+  logger: Logger,
+  limitBytes = RECORD_BACKLOG_LIMIT_BYTES,
+): JsonlRecorder {
   /**
    * The file at `path`, opened for appending; made readable by its owner alone when it is made
    * here (records hold prompts and commands, masked by shape only). One that exists keeps its mode.
@@ -39,17 +49,36 @@ export function createJsonlRecorder(path: string, onError: (error: Error) => voi
       // Report once per file: a full disk would otherwise log on every request.
       if (opened !== stream || failed) return;
       failed = true;
-      onError(e);
+      logger.log("error", "recording failed; no records are written until SIGHUP opens the file again", {
+        path,
+        error: e.message,
+      });
     });
     return opened;
   };
   let failed = false;
+  /** Records dropped since the file stopped taking them; undefined while it takes them. */
+  let dropped: number | undefined;
   let stream: WriteStream;
   stream = open();
   const end = (old: WriteStream) => new Promise<void>((resolve) => old.end(() => resolve()));
   return {
     record: (record) => {
-      if (!failed) stream.write(`${JSON.stringify(record)}\n`);
+      if (failed) return;
+      if (stream.writableLength > limitBytes) {
+        if (dropped === undefined)
+          logger.log("warn", "the record file is not taking records; they are dropped until it does", {
+            path,
+            waitingBytes: stream.writableLength,
+          });
+        dropped = (dropped ?? 0) + 1;
+        return;
+      }
+      if (dropped !== undefined) {
+        logger.log("info", "the record file takes records again", { path, dropped });
+        dropped = undefined;
+      }
+      stream.write(`${JSON.stringify(record)}\n`);
     },
     reopen() {
       const next = open();

@@ -1,0 +1,81 @@
+/**
+ * The `--record` file (src/adapters/record/jsonl.ts) against a FIFO that nobody reads for a while,
+ * standing in for a hung network mount: the records waiting in memory stay under the limit, the
+ * ones past it are dropped and counted, and every record not counted as dropped reaches the file
+ * once it is read again.
+ */
+import { execFileSync } from "node:child_process";
+import { closeSync, constants, mkdtempSync, openSync, readSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { createJsonlRecorder } from "../../src/adapters/record/jsonl.js";
+import type { ReplayRecord } from "../../src/app/handle-hook.js";
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+describe("the record file", () => {
+  it("drops records past its limit while the file takes none, says how many, and loses no other", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "hookgate-record-"));
+    dirs.push(dir);
+    const fifo = join(dir, "records.jsonl");
+    execFileSync("mkfifo", [fifo]);
+    // A reader that reads nothing yet: the recorder's writes fill the pipe, then wait in memory.
+    const reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+    const logs: { level: string; message: string; fields: Record<string, unknown> }[] = [];
+    const logger = {
+      log: (level: string, message: string, fields = {}) => logs.push({ level, message, fields }),
+    };
+    const limit = 256 * 1024;
+    const recorder = createJsonlRecorder(fifo, logger, limit);
+    const record = { body: "x".repeat(1000) } as unknown as ReplayRecord;
+    const line = Buffer.byteLength(`${JSON.stringify(record)}\n`);
+    let sent = 0;
+    for (; sent < 2000; sent += 1) recorder.record(record); // 2 MB: the pipe's 64 KiB and the limit, many times
+    const warned = logs.filter((l) => l.level === "warn");
+    expect(warned).toHaveLength(1);
+    expect(warned[0]?.message).toMatch(/not taking records; they are dropped/);
+    expect(warned[0]?.fields.waitingBytes).toBeGreaterThan(limit);
+    expect(warned[0]?.fields.waitingBytes).toBeLessThanOrEqual(limit + line);
+
+    // Read again; one more record at a time until the recorder takes them again.
+    let read = 0;
+    const chunk = Buffer.alloc(1 << 16);
+    const drain = () => {
+      for (;;) {
+        try {
+          const n = readSync(reader, chunk, 0, chunk.length, null);
+          if (n <= 0) return;
+          read += n;
+        } catch (e) {
+          if ((e as NodeJS.ErrnoException).code === "EAGAIN") return;
+          throw e;
+        }
+      }
+    };
+    const resumed = () => logs.find((l) => l.level === "info" && /takes records again/.test(l.message));
+    for (let tries = 0; resumed() === undefined && tries < 500; tries += 1) {
+      drain();
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      recorder.record(record);
+      sent += 1;
+    }
+    const dropped = resumed()?.fields.dropped as number;
+    expect(dropped).toBeGreaterThan(0);
+    const closed = recorder.close();
+    let done = false;
+    void closed.then(() => {
+      done = true;
+    });
+    while (!done) {
+      drain();
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    drain();
+    closeSync(reader);
+    expect(read).toBe((sent - dropped) * line);
+  });
+});
