@@ -29,7 +29,8 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 function clientLimitMs(event: string, dialect: Dialect, timed: boolean): number | undefined {
   // The legacy dispatcher (and the migration adapter) kill a hook after 5 s (clients.md §8).
   if (dialect === "deepagents-legacy") return 5000;
-  if (event === "SessionEnd" && dialect !== "deepagents") return 1500; // shared budget in Claude Code 2.1.3xx
+  // Claude Code 2.1.3xx's shared SessionEnd budget; deepcode and deepagents have none.
+  if (event === "SessionEnd" && dialect === "claude-code") return 1500;
   if (timed) return undefined;
   // deepagents v2 runs its command hooks for 600 s by default, 30 s on UserPromptSubmit (§6.4),
   // unless the handler sets its own `timeout` (its hooks/runner.py: `handler.timeout if

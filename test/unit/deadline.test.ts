@@ -28,6 +28,16 @@ describe("requestDeadlineMs", () => {
     expect(clientWaitsMs("PreToolUse", "deepcode", "120")).toBe(120_000 - DEADLINE_MARGIN_MS);
   });
 
+  it("gives deepcode's SessionEnd its hook's timeout too: the 1.5 s budget is Claude Code's", () => {
+    // deepcode runs a SessionEnd hook as any other, for `(hook.timeout ?? 30) * 1000` (its
+    // src/hooks.ts); only Claude Code 2.1.3xx shares one 1.5 s budget among its SessionEnd hooks.
+    expect(requestDeadlineMs("SessionEnd", "deepcode", 200_000, "120")).toBe(120_000 - DEADLINE_MARGIN_MS);
+    expect(requestDeadlineMs("SessionEnd", "deepcode", 200_000, undefined)).toBe(30_000 - DEADLINE_MARGIN_MS);
+    expect(clientWaitsMs("SessionEnd", "deepcode", "10")).toBe(10_000 - DEADLINE_MARGIN_MS);
+    expect(requestDeadlineMs("SessionEnd", "claude-code", 200_000, "120")).toBe(1500 - DEADLINE_MARGIN_MS);
+    expect(requestDeadlineMs("SessionEnd", "deepagents", 200_000, undefined)).toBe(200_000);
+  });
+
   it("gives a deepagents UserPromptSubmit hook its own timeout when the request says it: 30 s is only the default", () => {
     // deepagents v2's runner uses a handler's own `timeout` over the event's default (its
     // hooks/runner.py); `hookgate init --client deepagents --timeout 90` writes both.
