@@ -3440,16 +3440,20 @@ const NOT_PROGRAMS: ReadonlySet<string> = new Set(["for", "select", "case", "[["
 
 /**
  * The command's words after its program as bash's brace expansion makes them (`rm -{rf,} /` runs
- * `rm -rf - /`), or undefined where it has no brace list. Read on the words with their quotes
- * removed, so a quoted list counts too (a deny-style variant more, never one fewer).
+ * `rm -rf - /`), or undefined where it has no brace list. Only a word with a list bash expands, one
+ * whose `{` is unquoted (Word `expands`): a quoted one (`'{"a":1,"b":2}'`, `'*.{js,ts}'`) is data,
+ * and a JSON array of objects read as lists would multiply past MAX_BRACE_OUTPUT. Read on the word
+ * with its quotes removed, so a list with a quoted item or comma counts too (`{a,'b'}`, `{a','b}`:
+ * a deny-style variant more, never one fewer).
  */
 function braceWords(args: readonly Word[], out: Output): Word[] | undefined {
-  if (!args.some((w, i) => i > 0 && braceList(w.text))) return undefined;
+  const expandsList = (w: Word) => (w.kind === "redirect" || w.expands === true) && braceList(w.text);
+  if (!args.some((w, i) => i > 0 && expandsList(w))) return undefined;
   const [program, ...rest] = args;
   if (program === undefined || NOT_PROGRAMS.has(program.text)) return undefined;
   const words: Word[] = [program];
   for (const word of rest) {
-    if (!braceList(word.text)) {
+    if (!expandsList(word)) {
       words.push(word);
       continue;
     }

@@ -1860,6 +1860,22 @@ describe("a brace list among a command's arguments (a security hunt, session 28)
     expect(split.unreadable).toBe(false);
   });
 
+  it.each([
+    // A JSON array of ten objects of three keys each: 3^10 words, were its braces lists.
+    `curl -d '[${Array.from({ length: 10 }, (_, i) => `{"id":${i},"name":"n${i}","ok":true}`).join(",")}]' http://localhost:3000/items`,
+    "find . -name '*.{js,ts}'",
+    'echo "{a,b}"',
+    "echo \\{a,b}",
+  ])("leaves a list bash does not expand, quoted or escaped, as written in %j", (command) => {
+    const split = splitCommand(command);
+    expect(split.unreadable).toBe(false);
+    expect(split.subcommands.map((s) => s.variants)).toEqual([[]]);
+  });
+
+  it("expands a list whose items are quoted, as bash does", () => {
+    expect(splitCommand("rm -{'rf',x} /").subcommands[0]?.variants).toContain("rm -rf -x /");
+  });
+
   it("leaves a loop's list as written: it runs nothing", () => {
     expect(
       splitCommand("for i in {1..3}; do make; done").subcommands.map((s) => [s.text, ...s.variants]),
