@@ -3402,11 +3402,16 @@ function record(command: Command, out: Output): void {
   const split = ifsWords(braced ?? named ?? command.args, out);
   if (split !== undefined) variants.push(render({ args: split, redirects: [] }));
   // A case-insensitive file system (macOS, Windows) runs rm for `RM`: deny-style rules read the
-  // command with its name in lower case too.
-  const [program, ...rest] = named ?? command.args;
+  // command with its name in lower case too, its arguments as written, brace-expanded and split
+  // (`RM -{rf,} /` runs `rm -rf - /`).
+  const [program] = named ?? command.args;
   const lower = program === undefined ? undefined : foldCase(program.text);
   if (program !== undefined && lower !== program.text)
-    variants.push(render({ args: [{ ...program, text: lower as string }, ...rest], redirects: [] }));
+    for (const args of [named ?? command.args, braced, split])
+      if (args !== undefined)
+        variants.push(
+          render({ args: [{ ...program, text: lower as string }, ...args.slice(1)], redirects: [] }),
+        );
   // Redirections alone (`> out`, or `\<tab> >`, whose one word collapses away) leave no variant.
   const distinct = [...new Set(variants)].filter((v) => v !== text && v !== "");
   const subcommand: { -readonly [K in keyof Subcommand]: Subcommand[K] } = { text, variants: distinct };

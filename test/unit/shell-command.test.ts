@@ -1872,6 +1872,14 @@ describe("a brace list among a command's arguments (a security hunt, session 28)
     expect(split.subcommands.map((s) => s.variants)).toEqual([[]]);
   });
 
+  it.each([
+    ["RM -{rf,} /", "rm -rf - /"],
+    ["RM -rf$IFS/", "rm -rf /"],
+    ["/bin/Rm -r{f,} /", "rm -rf -r /"],
+  ])("reads %j with its name folded as well as expanded or split: %j", (command, variant) => {
+    expect(splitCommand(command).subcommands[0]?.variants).toContain(variant);
+  });
+
   it("expands a list whose items are quoted, as bash does", () => {
     expect(splitCommand("rm -{'rf',x} /").subcommands[0]?.variants).toContain("rm -rf -x /");
   });
