@@ -2601,7 +2601,7 @@ interface GitRuns {
   readonly runs: readonly Word[][];
   /** What a `!` alias runs: its shell command, with the arguments git adds after it. */
   readonly script?: Script;
-  /** An alias whose text is not seen may run: one from the environment (`--config-env`), or a `-c` whose name expands. */
+  /** An alias whose text is not seen may run: one from the environment (`--config-env`), or a `-c` whose name or value expands. */
   readonly unreadable: boolean;
 }
 
@@ -2610,7 +2610,8 @@ interface GitRuns {
  * user.name=x --no-pager push` runs `git push`), and what an alias defined by `-c` (or
  * `--config-env`) makes of it: `-c alias.p=push p` runs `git push`, and `-c alias.p='!rm -rf /'
  * p` runs `rm -rf /` in a shell, with the words after `p` added. Unreadable where a word among
- * the options may split (`git $GIT_OPTS push`). Aliases in git's config files are not seen.
+ * the options may split (`git $GIT_OPTS push`), or where the alias that runs is one whose text is
+ * not seen (`--config-env`, `-c alias.p="$CMD"`). Aliases in git's config files are not seen.
  */
 function gitRuns(args: readonly Word[], at: number): GitRuns {
   const runs: Word[][] = [];
@@ -2622,8 +2623,9 @@ function gitRuns(args: readonly Word[], at: number): GitRuns {
     // A name made at run time may be any alias (`-c "$KV"`).
     if (word === undefined ? /[$`]/.test(key) : mayExpand(key, word)) unreadable = true;
     if (eq >= 0 && /^alias\./i.test(key)) {
-      const name = key.slice(6).toLowerCase();
-      aliases.set(name, word && { ...word, text: definition.slice(eq + 1) });
+      // A value made at run time may be any command (`-c alias.p="$CMD"`): not seen either.
+      const text = definition.slice(eq + 1);
+      aliases.set(key.slice(6).toLowerCase(), word && !mayExpand(text, word) ? { ...word, text } : undefined);
     }
   };
   const program = args[at] as Word;

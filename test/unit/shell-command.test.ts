@@ -1831,6 +1831,9 @@ describe("git past its own options and the aliases its -c defines (a security hu
 
   it.each([
     'git -c alias.x="!$CMD" x',
+    'git -c alias.x="$CMD" x',
+    "git -c alias.x=$CMD x",
+    'git -c alias.x="push $FLAGS" x',
     'git -c "$KV" x',
     "git --config-env=alias.x=CMD x",
     "git --config-env alias.x=CMD x",
@@ -1840,8 +1843,9 @@ describe("git past its own options and the aliases its -c defines (a security hu
     expect(splitCommand(command).unreadable).toBe(true);
   });
 
-  it("reads a -c that sets no alias, with an expansion in its value", () => {
+  it("reads a -c that sets no alias, or an alias that does not run, with an expansion in its value", () => {
     expect(splitCommand('git -c user.name="$NAME" commit -m x').unreadable).toBe(false);
+    expect(splitCommand('git -c alias.x="$CMD" status').unreadable).toBe(false);
   });
 });
 
