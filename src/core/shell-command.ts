@@ -1963,9 +1963,10 @@ function splitOnSeparators(entries: readonly Entry[]): Word[][] {
  * (over the arguments) each run the command after the reserved word; read as one command, its
  * words would be the test's or the loop's. Pushes each command that ends so onto `commands` and
  * returns the last, which the separator ends; one pass over the words, each sliced once. A `]]`
- * ends a test wherever it stands (a script's test arrives split at its `&&`), and a quoted `))`,
- * `]]` or `esac` read as an end splits what bash reads whole (`echo ]] then x`): more commands to
- * check, none that runs missed.
+ * ends a test in a piece that starts with `[[`, or in the command's first piece (a script's test
+ * arrives split at its `&&`), which is also kept whole where no test is open before it (`echo ]]
+ * then x`, `rm -rf ]] then /`); a quoted `))` or `esac` read as an end splits what bash reads
+ * whole: more commands to check, none that runs missed.
  */
 function afterCompoundEnds(words: Word[], commands: Word[][]): Word[] {
   let start = 0;
@@ -2001,12 +2002,29 @@ function afterCompoundEnds(words: Word[], commands: Word[][]): Word[] {
     else if (first === "((") end = closing("))", at + 1, KEYWORDS_AFTER_COMPOUND);
     else if (first === "esac") end = isText(at + 1, KEYWORDS_AFTER_COMPOUND) ? at + 1 : -1;
     // A test, or the last piece of one whose `&&`, `||` or parentheses split it (in a script a
-    // shell or `eval` reads, `[[ a && b ]] then …` is `[[ a`, then `b ]] then …`).
-    else end = closing("]]", at, KEYWORDS_AFTER_COMPOUND);
+    // shell or `eval` reads, `[[ a && b ]] then …` is `[[ a`, then `b ]] then …`): only the
+    // command's first piece may be that; after a reserved word a `]]` ends a test its piece starts.
+    else if (first === "[[" || from === 0) {
+      end = closing("]]", at, KEYWORDS_AFTER_COMPOUND);
+      // Where no test is open before it, its words may be a program's (`rm -rf ]] then /` is one
+      // rm): the command is read whole as well.
+      if (end >= 0 && first !== "[[" && first !== "]]" && !opensTest(commands[commands.length - 1]))
+        commands.push(words);
+    }
     if (end < 0) break;
     split(end);
   }
   return from === 0 ? words : words.slice(from);
+}
+
+/** Whether `command` has a `[[` with no `]]` after it: a test its separator split (`[[ a && b ]]`). */
+function opensTest(command: readonly Word[] | undefined): boolean {
+  for (let i = (command?.length ?? 0) - 1; i >= 0; i -= 1) {
+    const text = (command as readonly Word[])[i]?.text;
+    if (text === "]]") return false;
+    if (text === "[[") return true;
+  }
+  return false;
 }
 
 /** The words that start a compound command (or end one) a reserved word may follow with no separator; and `]]`. */

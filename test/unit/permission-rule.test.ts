@@ -1038,6 +1038,10 @@ describe("a reserved word right after a compound command's end (a security hunt,
     expect(both("Bash(rm -rf:*)", bash(command))).toEqual({ any: true, all: false });
   });
 
+  it("lets a deny rule see a program's words where a `]]` among them ends no test", () => {
+    expect(both("Bash(rm * /)", bash("rm -rf ]] then /")).any).toBe(true);
+  });
+
   it("lets an allow list approve such a loop only by approving what it runs", () => {
     const rules = ["Bash(for *)", "Bash(make)"].map(rule);
     expect(allowListMatches(rules, bash("for x do make; done"))).toBe(true);

@@ -1787,6 +1787,16 @@ describe("a reserved word right after a compound command's end (a security hunt,
   ])("still reads %j as one command where bash does", (command, subcommands) => {
     expect(splitCommand(command).subcommands.map((s) => s.text)).toEqual(subcommands);
   });
+
+  it.each([
+    // A `]]` that ends no open test is a program's word: rm gets `]]`, `then` and `/`.
+    ["rm -rf ]] then /", "rm -rf ]] then /"],
+    ["git push origin ]] do --force", "git push origin ]] do --force"],
+    // After a reserved word, only a piece that starts with `[[` is a test: `b` runs with `]] then c`.
+    ["if [[ a ]] then b ]] then c; fi", "b ]] then c"],
+  ])("reads %j whole where its `]]` may be an argument", (command, whole) => {
+    expect(splitCommand(command).subcommands.map((s) => s.text)).toContain(whole);
+  });
 });
 
 describe("git past its own options and the aliases its -c defines (a security hunt, session 28)", () => {
