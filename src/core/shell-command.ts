@@ -2661,8 +2661,13 @@ function gitRuns(args: readonly Word[], at: number): GitRuns {
     aliases.delete(name);
     const rest = words.slice(start + 1);
     if (value.text.startsWith("!")) {
-      // git runs `sh -c 'COMMAND "$@"'` with the words after the alias: read as words of the script.
-      const script = [value.text.slice(1), ...rest.map((w) => w.text)].join(" ");
+      // git runs `sh -c 'COMMAND "$@"'` with the words after the alias: read as words of the script,
+      // each quoted, as the shell takes them whole (`x '#' /` is no comment); one that expands as
+      // written, so that the script's reading sees what it may become.
+      const script = [
+        value.text.slice(1),
+        ...rest.map((w) => (expandsAny([w]) ? w.text : singleQuoted(w.text))),
+      ].join(" ");
       return { runs, script: { script, expands: expandsAny([value]) }, unreadable };
     }
     words = [program, ...gitWords(value.text), ...rest];

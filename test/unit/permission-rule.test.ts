@@ -1060,6 +1060,10 @@ describe("git past its own options and the aliases its -c defines (a security hu
     expect(both(text, bash(command))).toEqual({ any: true, all: false });
   });
 
+  it("lets a deny rule see a ! alias's arguments whole, a # among them too", () => {
+    expect(both("Bash(rm * /)", bash("git -c alias.x='!rm -rf' x '#' /")).any).toBe(true);
+  });
+
   it("keeps the command as written for allow rules", () => {
     expect(both("Bash(git -C app push:*)", bash("git -C app push"))).toEqual({ any: true, all: true });
     expect(both("Bash(git push:*)", bash("git -C app status")).any).toBe(false);

@@ -1817,6 +1817,9 @@ describe("git past its own options and the aliases its -c defines (a security hu
     ],
     ["git -c alias.x='!rm -rf /' x", ["git -c alias.x=!rm -rf / x", "git x", "rm -rf /"]],
     ["git -c 'alias.x=!rm' x -rf /", ["git -c alias.x=!rm x -rf /", "git x -rf /", "rm -rf /"]],
+    // The words after the alias are its arguments, each whole: a `#` among them starts no comment.
+    ["git -c 'alias.x=!rm -rf' x '#' /", ["git -c alias.x=!rm -rf x # /", "git x # /", "rm -rf # /"]],
+    ["git -c 'alias.x=!echo' x 'a;' rm", ["git -c alias.x=!echo x a; rm", "git x a; rm", "echo a; rm"]],
   ])("reads %j for deny-style rules as git runs it", (command, subcommands) => {
     const split = splitCommand(command);
     expect(split.subcommands.map((s) => s.text)).toEqual(subcommands);
