@@ -2606,6 +2606,7 @@ const GIT_FLAGS: ReadonlySet<string> = new Set(
     "--no-optional-locks",
     "--no-advice",
     "--literal-pathspecs",
+    "--no-literal-pathspecs",
     "--glob-pathspecs",
     "--noglob-pathspecs",
     "--icase-pathspecs",

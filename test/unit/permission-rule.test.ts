@@ -1056,6 +1056,7 @@ describe("git past its own options and the aliases its -c defines (a security hu
     ["Bash(git push:*)", "git --no-pager --git-dir=.git push"],
     ["Bash(git push --force:*)", "git -c alias.p='push --force' p origin main"],
     ["Bash(rm -rf:*)", "git -c alias.x='!rm -rf /' x"],
+    ["Bash(rm -rf:*)", "git --no-literal-pathspecs -c alias.x='!rm -rf /' x"],
   ])("lets %s deny %j", (text, command) => {
     expect(both(text, bash(command))).toEqual({ any: true, all: false });
   });

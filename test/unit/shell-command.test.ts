@@ -1808,6 +1808,10 @@ describe("git past its own options and the aliases its -c defines (a security hu
     ],
     ["git --git-dir=.git --work-tree . push", ["git --git-dir=.git --work-tree . push", "git push"]],
     [
+      "git --no-literal-pathspecs --icase-pathspecs push",
+      ["git --no-literal-pathspecs --icase-pathspecs push", "git push"],
+    ],
+    [
       "git -c alias.p='push --force' p origin",
       ["git -c alias.p=push --force p origin", "git p origin", "git push --force origin"],
     ],
