@@ -2612,7 +2612,7 @@ const GIT_FLAGS: ReadonlySet<string> = new Set(
     "--icase-pathspecs",
   ]),
 );
-/** Aliases followed in a chain (`-c alias.a=b -c alias.b=push a`); git stops at a loop. */
+/** Aliases followed in a chain (`-c alias.a=b -c alias.b=push a`); git stops at a loop. A longer chain is unreadable. */
 const MAX_GIT_ALIASES = 8;
 
 interface GitRuns {
@@ -2656,9 +2656,10 @@ function gitRuns(args: readonly Word[], at: number): GitRuns {
     if (start < 0) break;
     if (start > i || round > 0) runs.push([program, ...words.slice(start)]);
     const name = (words[start] as Word).text.toLowerCase();
-    if (!aliases.has(name) || round >= MAX_GIT_ALIASES) break;
+    if (!aliases.has(name)) break;
     const value = aliases.get(name);
-    if (value === undefined) return { runs, unreadable: true };
+    // Past MAX_GIT_ALIASES git follows the chain all the same: what it ends in is not read.
+    if (value === undefined || round >= MAX_GIT_ALIASES) return { runs, unreadable: true };
     aliases.delete(name);
     const rest = words.slice(start + 1);
     if (value.text.startsWith("!")) {

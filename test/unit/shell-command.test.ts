@@ -1848,6 +1848,8 @@ describe("git past its own options and the aliases its -c defines (a security hu
 
   it.each([
     'git -c alias.x="!$CMD" x',
+    // A chain longer than is followed: git follows it to its end.
+    `git ${Array.from({ length: 10 }, (_, i) => `-c alias.a${i}=a${i + 1}`).join(" ")} -c alias.a10='!rm -rf /' a0`,
     'git -c alias.x="$CMD" x',
     "git -c alias.x=$CMD x",
     'git -c alias.x="push $FLAGS" x',
