@@ -2522,7 +2522,7 @@ function expand(
   // `… | script -q /dev/null`), or from the arguments after the user.
   // git past its own options and the aliases its `-c` defines (`git -C app push`, `git -c
   // alias.p='!rm -rf /' p`): what it runs is checked by deny-style rules, as a wrapper's is.
-  const git = GIT_PROGRAM.test(first.text) ? gitRuns(args, at) : undefined;
+  const git = GIT_PROGRAM.test(first.text) ? gitRuns(args, at, appended) : undefined;
   if (git?.unreadable) markUnreadable(out);
   const script = git?.script ?? wrappedScript(name, args, at);
   if (script === undefined && SCRIPT_SHELLS.has(name) && !(name === "runuser" && runuserWithUser(args, at)))
@@ -2629,10 +2629,11 @@ interface GitRuns {
  * user.name=x --no-pager push` runs `git push`), and what an alias defined by `-c` (or
  * `--config-env`) makes of it: `-c alias.p=push p` runs `git push`, and `-c alias.p='!rm -rf /'
  * p` runs `rm -rf /` in a shell, with the words after `p` added. Unreadable where a word among
- * the options may split (`git $GIT_OPTS push`), or where the alias that runs is one whose text is
- * not seen (`--config-env`, `-c alias.p="$CMD"`). Aliases in git's config files are not seen.
+ * the options may split (`git $GIT_OPTS push`), where the alias that runs is one whose text is
+ * not seen (`--config-env`, `-c alias.p="$CMD"`), or where the command that names one is made at
+ * run time (`"$SUB"`, appended: xargs adds it). Aliases in git's config files are not seen.
  */
-function gitRuns(args: readonly Word[], at: number): GitRuns {
+function gitRuns(args: readonly Word[], at: number, appended: boolean): GitRuns {
   const runs: Word[][] = [];
   const aliases = new Map<string, Word | undefined>(); // undefined: its text is not seen
   let unreadable = false;
@@ -2653,6 +2654,10 @@ function gitRuns(args: readonly Word[], at: number): GitRuns {
   for (let round = 0; ; round += 1) {
     const start = gitSubcommand(words, i, alias);
     if (start === GIT_UNSURE) return { runs, unreadable: true };
+    // With an alias defined, a command named at run time may be it: `"$SUB"`, find's `{}`, xargs'
+    // input (`… | xargs git -c alias.x=…`).
+    if (aliases.size > 0 && (start < 0 ? appended : mayBeOption(words[start] as Word)))
+      return { runs, unreadable: true };
     if (start < 0) break;
     if (start > i || round > 0) runs.push([program, ...words.slice(start)]);
     const name = (words[start] as Word).text.toLowerCase();

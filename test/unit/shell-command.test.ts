@@ -1848,6 +1848,11 @@ describe("git past its own options and the aliases its -c defines (a security hu
 
   it.each([
     'git -c alias.x="!$CMD" x',
+    // The command that names an alias made at run time: a variable's value, a file's name, an input line.
+    `git -c alias.x='!rm -rf /' "$SUB"`,
+    "find x -exec git -c alias.x='!rm -rf /' {} \\;",
+    "echo x | xargs -I{} git -c alias.x='!rm -rf /' {}",
+    "echo x | xargs git -c alias.x='!rm -rf /'",
     // A chain longer than is followed: git follows it to its end.
     `git ${Array.from({ length: 10 }, (_, i) => `-c alias.a${i}=a${i + 1}`).join(" ")} -c alias.a10='!rm -rf /' a0`,
     'git -c alias.x="$CMD" x',
@@ -1865,6 +1870,8 @@ describe("git past its own options and the aliases its -c defines (a security hu
   it("reads a -c that sets no alias, or an alias that does not run, with an expansion in its value", () => {
     expect(splitCommand('git -c user.name="$NAME" commit -m x').unreadable).toBe(false);
     expect(splitCommand('git -c alias.x="$CMD" status').unreadable).toBe(false);
+    expect(splitCommand('git -C "$DIR" "$SUB"').unreadable).toBe(false);
+    expect(splitCommand("find . -name '*.orig' -exec git rm {} +").unreadable).toBe(false);
   });
 });
 
