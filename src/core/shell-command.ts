@@ -2695,7 +2695,7 @@ const GIT_UNSURE = -2;
 
 /**
  * The index of git's subcommand in `words` from `i`, past its options; -1 where none runs,
- * GIT_UNSURE where a word among them may split. An option's value is read as one word, as written.
+ * GIT_UNSURE where a word among them, an option's value too, may split.
  */
 function gitSubcommand(
   words: readonly Word[],
@@ -2719,6 +2719,13 @@ function gitSubcommand(
     i += 1;
     const value = words[i];
     if (value === undefined) return -1;
+    // In its own word as in the option's (`--git-dir=$D`): `-C $D` may be `-C x push`. A quoted
+    // brace is data (`-c alias.x='!f() { echo a, b; }; f'`).
+    if (
+      value.kind !== "redirect" &&
+      (value.kind === "glob" || maySplit(value) || (value.expands === true && braceList(value.text)))
+    )
+      return GIT_UNSURE;
     if (text === "-c") alias(value.text, value);
     else if (text === "--config-env") alias(value.text, undefined);
   }

@@ -1837,7 +1837,7 @@ describe("git past its own options and the aliases its -c defines (a security hu
     ["git -Cx push", []], // git: unknown option
     ["git --version push", []], // prints its version
     ["git -c alias.a=b -c alias.b=a a", ["git a", "git b"]], // git stops at the loop
-    ["git -C $DIR status", ["git status"]], // an option's value is one word, as written
+    ['git -C "$DIR" status', ["git status"]], // an option's value is one word, as written
   ])("adds no other command to %j than git runs", (command, added) => {
     expect(
       splitCommand(command)
@@ -1863,6 +1863,11 @@ describe("git past its own options and the aliases its -c defines (a security hu
     "git --config-env alias.x=CMD x",
     "git $GIT_OPTS x",
     "git -C$IFS/ push",
+    // An option's value bash may split: `-C $DIR` may be `-C x push --force`.
+    "git -C $DIR status",
+    "git --git-dir $D status",
+    "git -c x=$V status",
+    "git -C {a,b} status",
   ])("fails safe on %j: the alias git runs is not seen", (command) => {
     expect(splitCommand(command).unreadable).toBe(true);
   });
@@ -1871,6 +1876,7 @@ describe("git past its own options and the aliases its -c defines (a security hu
     expect(splitCommand('git -c user.name="$NAME" commit -m x').unreadable).toBe(false);
     expect(splitCommand('git -c alias.x="$CMD" status').unreadable).toBe(false);
     expect(splitCommand('git -C "$DIR" "$SUB"').unreadable).toBe(false);
+    expect(splitCommand("git -c alias.x='!f() { echo a, b; }; f' x").unreadable).toBe(false);
     expect(splitCommand("find . -name '*.orig' -exec git rm {} +").unreadable).toBe(false);
   });
 });
