@@ -2522,7 +2522,7 @@ function expand(
   // `… | script -q /dev/null`), or from the arguments after the user.
   // git past its own options and the aliases its `-c` defines (`git -C app push`, `git -c
   // alias.p='!rm -rf /' p`): what it runs is checked by deny-style rules, as a wrapper's is.
-  const git = GIT_PROGRAM.test(first.text) ? gitRuns(args, at, appended) : undefined;
+  const git = GIT_PROGRAM.test(foldCase(first.text)) ? gitRuns(args, at, appended) : undefined;
   if (git?.unreadable) markUnreadable(out);
   const script = git?.script ?? wrappedScript(name, args, at);
   if (script === undefined && SCRIPT_SHELLS.has(name) && !(name === "runuser" && runuserWithUser(args, at)))
@@ -2688,7 +2688,7 @@ function mayExpand(text: string, word: Word): boolean {
   return word.kind !== "redirect" && (word.kind === "glob" || word.expands === true) && /[$`*?[]/.test(text);
 }
 
-/** git by any path, in any case (`/usr/bin/git`, `GIT` on macOS). */
+/** git by any path, in any case, folded (`/usr/bin/git`, `GIT` and `gıt` on macOS). */
 const GIT_PROGRAM = /(?:^|\/)git$/i;
 /** gitSubcommand: a word among git's options may become several, or none. */
 const GIT_UNSURE = -2;

@@ -633,6 +633,8 @@ describe("a command's name in another case (a review, session 24)", () => {
     ["Bash(rm -rf /*)", "ſh -c 'rm -rf /'"],
     ["Bash(rm -rf /*)", "/usr/bin/ſudo rm -rf /"],
     ["Bash(rmdir *)", "rmdır /x"],
+    ["Bash(git push:*)", "gıt -C app push"],
+    ["Bash(rm -rf /*)", "gıt -c alias.x='!rm -rf /' x"],
   ])("%s matches %j for deny-style rules", (text, command) => {
     expect(both(text, bash(command)).any).toBe(true);
   });
