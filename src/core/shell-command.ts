@@ -704,6 +704,10 @@ function parameter(s: ScanState): void {
     return;
   }
   const unit = s.text.slice(s.i, end + 1);
+  // Unquoted, a value it may take with a blank in it, or IFS's, splits the word as an unquoted
+  // `$IFS` does (`rm -rf${X:- }/`, `${IFS:+ }`, `${X:-$IFS}` run `rm -rf /`): where is not read here.
+  if (s.quote !== '"' && /^\$\{[!#]?(?:\w+|[@*])(?:\[[^\]]*\])?:?[-+=]/.test(unit) && /\s|IFS/.test(unit))
+    s.unsure = true;
   if (PLAIN_PARAMETER.test(unit)) {
     // In double quotes what it expands is one word, as a `$NAME`'s is (Word `quoted`); not `"${@}"`,
     // nor an indirect `"${!r}"`, which is as many words as `"$@"` when r is `@` or `a[@]`.

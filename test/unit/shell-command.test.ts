@@ -1949,6 +1949,22 @@ describe("an unquoted $IFS among a command's arguments (a security hunt, session
     expect(read.unreadable).toBe(false);
   });
 
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: bash's ${…}, not a template
+  it.each(["rm -rf${X:- }/", "rm -rf${IFS:+ }/", "rm -rf${X:-$IFS}/", "rm -rf${X-a b}/"])(
+    "fails safe on %j: a value with a blank splits the word, where is not read",
+    (command) => {
+      expect(splitCommand(command).unreadable).toBe(true);
+    },
+  );
+
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: bash's ${…}, not a template
+  it.each(['echo "${X:- }"', "echo ${X:-default}", "echo ${name// /_}", 'echo "${X:-$IFS}"'])(
+    "reads %j: its value is one word, or has no blank",
+    (command) => {
+      expect(splitCommand(command).unreadable).toBe(false);
+    },
+  );
+
   it.each(['rm -rf"$IFS"/', "rm -rf'$IFS'/"])("leaves %j as one word, as bash does", (command) => {
     expect(splitCommand(command).subcommands[0]?.variants).toEqual([]);
   });
