@@ -2,11 +2,14 @@
  * Recorded traffic and its replay: `hookgate serve --record` on a real process, `hookgate
  * replay` on what it wrote and on the same records exported from Workers and Lambda log streams.
  */
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import {
   chmodSync,
+  closeSync,
+  constants,
   existsSync,
   mkdtempSync,
+  openSync,
   readFileSync,
   renameSync,
   rmSync,
@@ -73,6 +76,12 @@ async function serveRecording(recordPath: string) {
       child.kill("SIGTERM");
       return exited;
     },
+    /** Ends it at once, for a gateway that no longer hears SIGTERM. */
+    kill: async () => {
+      child.kill("SIGKILL");
+      return exited;
+    },
+    messages,
   };
 }
 
@@ -162,6 +171,27 @@ describe("hookgate serve --record", () => {
         .map((line) => (JSON.parse(line) as { event: { tool_input: unknown } }).event.tool_input);
     expect(commands(`${recordPath}.1`)).toEqual([{ command: "rm -rf /before" }]);
     expect(commands(recordPath)).toEqual([{ command: "rm -rf /after" }]);
+  });
+
+  it("keeps answering after SIGHUP when the record file is a FIFO whose reader has gone", async () => {
+    const fifo = join(dir, "gone-reader.fifo");
+    execFileSync("mkfifo", [fifo]);
+    // A reader while it starts, gone before the SIGHUP: opening the FIFO to write again would wait
+    // for the next reader, with the gateway's whole event loop.
+    const reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+    const server = await serveRecording(fifo);
+    let stopped = false;
+    try {
+      closeSync(reader);
+      await server.hangUp();
+      expect(server.messages).toContain("could not reopen the record file; recording goes on as it was");
+      const answer = await post(`${server.url}/v1/hooks/claude-code`, bash("rm -rf /after"));
+      expect(answer.status).toBe(200);
+      expect(await server.stop()).toBe(0);
+      stopped = true;
+    } finally {
+      if (!stopped) await server.kill();
+    }
   });
 
   it("makes the record file readable by its own user alone, and leaves one that exists as it is", async () => {

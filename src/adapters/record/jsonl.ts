@@ -8,7 +8,7 @@
  * nobody reads) holds at most RECORD_BACKLOG_LIMIT_BYTES of them in memory: past that, records are
  * dropped until it takes them again, which is logged when it starts and when it ends.
  */
-import { createWriteStream, openSync, type WriteStream } from "node:fs";
+import { closeSync, constants, createWriteStream, fstatSync, openSync, type WriteStream } from "node:fs";
 import type { Recorder } from "../../app/handle-hook.js";
 import { errorMessage } from "../../core/errors.js";
 import type { Logger } from "../../core/ports.js";
@@ -36,10 +36,10 @@ export function createJsonlRecorder(
    * The file at `path`, opened for appending; made readable by its owner alone when it is made
    * here (records hold prompts and commands, masked by shape only). One that exists keeps its mode.
    */
-  const open = (): WriteStream => {
+  const open = (running: boolean): WriteStream => {
     let fd: number;
     try {
-      fd = openSync(path, "a", 0o600);
+      fd = running ? openRunning() : openSync(path, "a", 0o600);
     } catch (e) {
       const why = errorMessage(e);
       throw new Error(`cannot record to ${path} (${why}); pass --record with a writable file`);
@@ -56,11 +56,35 @@ export function createJsonlRecorder(
     });
     return opened;
   };
+  /**
+   * The path opened again while the gateway answers hooks, which a blocking open would hold: a
+   * FIFO whose reader has gone waits in open(2) for the next one, and no hook was answered, nor a
+   * SIGTERM heard, meanwhile. Tried without blocking first, that FIFO fails at once (ENXIO) and
+   * recording goes on as it was; one that has a reader is opened again as a blocking one, so
+   * records wait for it as they did (a regular file takes O_NONBLOCK as nothing).
+   */
+  const openRunning = (): number => {
+    const flags = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT;
+    const probe = openSync(path, flags | constants.O_NONBLOCK, 0o600);
+    let isFifo: boolean;
+    try {
+      isFifo = fstatSync(probe).isFIFO();
+    } catch (e) {
+      closeSync(probe);
+      throw e;
+    }
+    if (!isFifo) return probe;
+    try {
+      return openSync(path, flags, 0o600);
+    } finally {
+      closeSync(probe);
+    }
+  };
   let failed = false;
   /** Records dropped since the file stopped taking them; undefined while it takes them. */
   let dropped: number | undefined;
   let stream: WriteStream;
-  stream = open();
+  stream = open(false);
   const end = (old: WriteStream) => new Promise<void>((resolve) => old.end(() => resolve()));
   return {
     record: (record) => {
@@ -81,7 +105,7 @@ export function createJsonlRecorder(
       stream.write(`${JSON.stringify(record)}\n`);
     },
     reopen() {
-      const next = open();
+      const next = open(true);
       const old = stream;
       stream = next;
       failed = false;
