@@ -459,7 +459,13 @@ function claim(dataDir: string): () => void {
   }
   return () => {
     if (!lock.open) return;
-    rmSync(pidPath, { force: true });
+    try {
+      rmSync(pidPath, { force: true });
+    } catch {
+      // Left behind (a data dir made read-only meanwhile), it names a process that has ended,
+      // which a refusal never says (runningPid); thrown, it ended the stop before the lock, the
+      // record file and the egress were closed, with exit 1.
+    }
     lock.close();
   };
 }

@@ -391,6 +391,18 @@ describe("the dead-letter queue", () => {
     expect(statSync(shared).mode & 0o777).toBe(0o750);
   });
 
+  it("stops cleanly when serve.pid cannot be removed", async () => {
+    const policy = policyFile("http://127.0.0.1:1/x");
+    const dataDir = mkdtempSync(join(tmpdir(), "hookgate-pid-"));
+    // Something rm cannot remove stands at serve.pid (as a data dir made read-only would be).
+    mkdirSync(join(dataDir, "serve.pid", "kept"), { recursive: true });
+    const server = await gateway(policy, dataDir);
+    expect((await post(server, rmEvent(1))).status).toBe(200);
+    expect(await server.stop()).toBe(0);
+    expect(server.lines.some((l) => l.msg === "hookgate stopped")).toBe(true);
+    expect(server.output().stderr).toBe("");
+  });
+
   it("refuses a second serve on a data dir in use, and lets one start after the first is killed", async () => {
     const policy = policyFile("http://127.0.0.1:1/x");
     const dataDir = mkdtempSync(join(tmpdir(), "hookgate-claimed-"));
