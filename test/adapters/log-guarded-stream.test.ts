@@ -118,6 +118,34 @@ describe("guardStream", () => {
 });
 
 describe("fileLines", () => {
+  it("ends a line a filling disk cut short before the next write, which would run on from it", () => {
+    let room = 10; // bytes the disk still takes
+    const file: Buffer[] = [];
+    const write = (_fd: number, bytes: Buffer, offset: number) => {
+      if (room === 0)
+        throw Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" });
+      const taken = bytes.subarray(offset, offset + Math.min(room, bytes.length - offset));
+      room -= taken.length;
+      file.push(Buffer.from(taken));
+      return taken.length;
+    };
+    const said: string[] = [];
+    const guard = guardStream(fileLines(-1, write), (m) => said.push(m));
+    guard.write(`${line(1)}${line(2)}`);
+    expect(guard.dropped()).toBe(2);
+    room = 100_000; // the disk freed
+    guard.write(line(3));
+    const lines = Buffer.concat(file).toString().split("\n");
+    // The cut line stands alone (counted as dropped), and the next one is whole.
+    expect(lines).toEqual([line(1).slice(0, 10), line(3).trimEnd(), ""]);
+    guard.write(line(4));
+    expect(
+      Buffer.concat(file)
+        .toString()
+        .endsWith(`${line(3)}${line(4)}`),
+    ).toBe(true);
+  });
+
   it("throws a write that finds no room to its caller, for the guard to judge", () => {
     const fd = openSync("/dev/full", "w");
     try {

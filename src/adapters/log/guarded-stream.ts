@@ -32,6 +32,8 @@ export interface GuardedStream {
 /** Past this many bytes waiting in the stream, lines are dropped until it drains. */
 export const LOG_BACKLOG_LIMIT_BYTES = 16 * 1024 * 1024;
 
+const NEWLINE = 0x0a;
+
 /** Errors of a write that may succeed later: the file system had no room. */
 const NO_ROOM = new Set(["ENOSPC", "EDQUOT"]);
 
@@ -39,13 +41,27 @@ const NO_ROOM = new Set(["ENOSPC", "EDQUOT"]);
  * A file descriptor as a LineStream, each write one synchronous `write(2)` (as Node's own stdout
  * on a file is), a failed one thrown to the caller. Node's stdout stream on a file is destroyed by
  * its first failed write, so nothing could be written to it again once a full disk had room.
+ * A disk that fills takes the part of a write it has room for: the line cut there is ended before
+ * the next write, which would otherwise run on from it, one line no parser reads and that no
+ * count says was lost. (The cut line is counted as dropped with its batch.)
  */
-export function fileLines(fd: number): LineStream {
+export function fileLines(
+  fd: number,
+  write: (fd: number, bytes: Buffer, offset: number) => number = writeSync,
+): LineStream {
+  /** A line in the file cut short by a write that failed part way. */
+  let cut = false;
   return {
     write(text) {
-      const bytes = Buffer.from(text);
+      const bytes = Buffer.from(cut ? `\n${text}` : text);
       let written = 0;
-      while (written < bytes.length) written += writeSync(fd, bytes, written);
+      try {
+        while (written < bytes.length) written += write(fd, bytes, written);
+      } catch (e) {
+        if (written > 0) cut = bytes[written - 1] !== NEWLINE;
+        throw e;
+      }
+      cut = false;
     },
     writableLength: 0,
     on: () => undefined,
