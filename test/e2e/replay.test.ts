@@ -194,6 +194,29 @@ describe("hookgate serve --record", () => {
     }
   });
 
+  it("stops, and exits 0, when the record file takes no records (a FIFO nobody reads)", async () => {
+    const fifo = join(dir, "unread.fifo");
+    execFileSync("mkfifo", [fifo]);
+    // A reader that never reads: the pipe fills, and the gateway's write to it blocks.
+    const reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+    const server = await serveRecording(fifo);
+    let stopped = false;
+    try {
+      const hooks = `${server.url}/v1/hooks/claude-code`;
+      // 200 records of 2 KB: past the pipe's 64 KiB.
+      for (let i = 0; i < 200; i++) await (await post(hooks, bash(`echo ${"x".repeat(2000)}`))).text();
+      expect(await server.stop()).toBe(0);
+      stopped = true;
+      expect(server.messages).toContain(
+        "the record file took no records while serve stopped; those waiting are not written",
+      );
+      expect(server.messages.at(-1)).toBe("hookgate stopped");
+    } finally {
+      if (!stopped) await server.kill();
+      closeSync(reader);
+    }
+  });
+
   it("makes the record file readable by its own user alone, and leaves one that exists as it is", async () => {
     const made = join(dir, "private.jsonl");
     const existing = join(dir, "shared.jsonl");

@@ -8,13 +8,18 @@
  * nobody reads) holds at most RECORD_BACKLOG_LIMIT_BYTES of them in memory: past that, records are
  * dropped until it takes them again, which is logged when it starts and when it ends.
  */
-import { closeSync, constants, createWriteStream, fstatSync, openSync, type WriteStream } from "node:fs";
+import { closeSync, constants, createWriteStream, fstatSync, openSync } from "node:fs";
+import { Socket } from "node:net";
+import type { Writable } from "node:stream";
 import type { Recorder } from "../../app/handle-hook.js";
 import { errorMessage } from "../../core/errors.js";
 import type { Logger } from "../../core/ports.js";
 
 /** Past this many bytes of records waiting to be written, records are dropped until they are. */
 export const RECORD_BACKLOG_LIMIT_BYTES = 16 * 1024 * 1024;
+
+/** On close, records the file has not taken after this long are given up. */
+export const RECORD_CLOSE_MS = 2000;
 
 export interface JsonlRecorder {
   readonly record: Recorder;
@@ -23,7 +28,10 @@ export interface JsonlRecorder {
    * file it went to. A path that cannot be opened throws, and recording goes on as it was.
    */
   reopen(): void;
-  /** Flushes what is buffered and closes the file. */
+  /**
+   * Flushes what is buffered and closes the file; what the file has not taken after
+   * RECORD_CLOSE_MS is given up (logged), so a file that takes none never holds a stop.
+   */
   close(): Promise<void>;
 }
 
@@ -31,12 +39,13 @@ export function createJsonlRecorder(
   path: string,
   logger: Logger,
   limitBytes = RECORD_BACKLOG_LIMIT_BYTES,
+  closeMs = RECORD_CLOSE_MS,
 ): JsonlRecorder {
   /**
    * The file at `path`, opened for appending; made readable by its owner alone when it is made
    * here (records hold prompts and commands, masked by shape only). One that exists keeps its mode.
    */
-  const open = (running: boolean): WriteStream => {
+  const open = (running: boolean): Writable => {
     let fd: number;
     try {
       fd = running ? openRunning() : openSync(path, "a", 0o600);
@@ -44,8 +53,10 @@ export function createJsonlRecorder(
       const why = errorMessage(e);
       throw new Error(`cannot record to ${path} (${why}); pass --record with a writable file`);
     }
-    const opened = createWriteStream(path, { fd, flags: "a" });
-    opened.on("error", (e) => {
+    const opened = fifo(fd)
+      ? new Socket({ fd, readable: false, writable: true })
+      : createWriteStream(path, { fd, flags: "a" });
+    opened.on("error", (e: Error) => {
       // Report once per file: a full disk would otherwise log on every request.
       if (opened !== stream || failed) return;
       failed = true;
@@ -55,6 +66,18 @@ export function createJsonlRecorder(
       });
     });
     return opened;
+  };
+  /**
+   * A FIFO is written as Node writes a pipe, without blocking: a file stream's write to one that is
+   * not read waits in the kernel on a thread of libuv's pool, which holds the process after a stop
+   * (process.exit too waits for that thread), and a restart waits for it with no gateway answering.
+   */
+  const fifo = (fd: number): boolean => {
+    try {
+      return fstatSync(fd).isFIFO();
+    } catch {
+      return false;
+    }
   };
   /**
    * The path opened again while the gateway answers hooks, which a blocking open would hold: a
@@ -83,9 +106,9 @@ export function createJsonlRecorder(
   let failed = false;
   /** Records dropped since the file stopped taking them; undefined while it takes them. */
   let dropped: number | undefined;
-  let stream: WriteStream;
+  let stream: Writable;
   stream = open(false);
-  const end = (old: WriteStream) => new Promise<void>((resolve) => old.end(() => resolve()));
+  const end = (old: Writable) => new Promise<void>((resolve) => old.end(() => resolve()));
   return {
     record: (record) => {
       if (failed) return;
@@ -111,6 +134,31 @@ export function createJsonlRecorder(
       failed = false;
       void end(old);
     },
-    close: () => end(stream),
+    close() {
+      // A file that takes no records (a FIFO nobody reads, a hung mount) would hold the stop
+      // for ever, past the bound a process manager is given: what it has not taken by then is
+      // given up, and said.
+      const last = stream;
+      let timer: NodeJS.Timeout | undefined;
+      const givenUp = new Promise<void>((resolve) => {
+        timer = setTimeout(() => {
+          logger.log(
+            "warn",
+            "the record file took no records while serve stopped; those waiting are not written",
+            {
+              path,
+              waitingBytes: last.writableLength,
+              ...(dropped === undefined ? {} : { dropped }),
+            },
+          );
+          resolve();
+        }, closeMs);
+        timer.unref();
+      });
+      return Promise.race([end(last), givenUp]).finally(() => {
+        clearTimeout(timer);
+        last.destroy();
+      });
+    },
   };
 }
