@@ -78,4 +78,48 @@ describe("the record file", () => {
     closeSync(reader);
     expect(read).toBe((sent - dropped) * line);
   });
+
+  it("says how many records it dropped when it is closed before it takes records again", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "hookgate-record-"));
+    dirs.push(dir);
+    const fifo = join(dir, "records.jsonl");
+    execFileSync("mkfifo", [fifo]);
+    const reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+    const logs: { level: string; message: string; fields: Record<string, unknown> }[] = [];
+    const logger = {
+      log: (level: string, message: string, fields = {}) => logs.push({ level, message, fields }),
+    };
+    const recorder = createJsonlRecorder(fifo, logger, 256 * 1024);
+    const record = { body: "x".repeat(1000) } as unknown as ReplayRecord;
+    const line = Buffer.byteLength(`${JSON.stringify(record)}\n`);
+    const sent = 2000;
+    for (let i = 0; i < sent; i += 1) recorder.record(record);
+    // Stopped while it drops: the file takes what waits, and no record comes after to say the count.
+    let read = 0;
+    const chunk = Buffer.alloc(1 << 16);
+    const drain = () => {
+      for (;;) {
+        try {
+          const n = readSync(reader, chunk, 0, chunk.length, null);
+          if (n <= 0) return;
+          read += n;
+        } catch (e) {
+          if ((e as NodeJS.ErrnoException).code === "EAGAIN") return;
+          throw e;
+        }
+      }
+    };
+    let done = false;
+    void recorder.close().then(() => {
+      done = true;
+    });
+    while (!done) {
+      drain();
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    drain();
+    closeSync(reader);
+    const counted = logs.find((l) => l.fields.dropped !== undefined);
+    expect(counted?.fields.dropped).toBe(sent - read / line);
+  });
 });

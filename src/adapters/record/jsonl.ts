@@ -140,8 +140,10 @@ export function createJsonlRecorder(
       // given up, and said.
       const last = stream;
       let timer: NodeJS.Timeout | undefined;
+      let gaveUp = false;
       const givenUp = new Promise<void>((resolve) => {
         timer = setTimeout(() => {
+          gaveUp = true;
           logger.log(
             "warn",
             "the record file took no records while serve stopped; those waiting are not written",
@@ -155,7 +157,15 @@ export function createJsonlRecorder(
         }, closeMs);
         timer.unref();
       });
-      return Promise.race([end(last), givenUp]).finally(() => {
+      const ended = end(last).then(() => {
+        // Dropping when the stop came: no record after it says the count, so the close does.
+        if (dropped !== undefined && !gaveUp)
+          logger.log("info", "the record file took the records waiting; some were dropped before", {
+            path,
+            dropped,
+          });
+      });
+      return Promise.race([ended, givenUp]).finally(() => {
         clearTimeout(timer);
         last.destroy();
       });
