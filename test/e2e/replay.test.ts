@@ -217,6 +217,27 @@ describe("hookgate serve --record", () => {
     }
   });
 
+  it("stops, and exits 0, when a record file SIGHUP replaced still holds records it takes no more", async () => {
+    const fifo = join(dir, "unread-reopened.fifo");
+    execFileSync("mkfifo", [fifo]);
+    const reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+    const server = await serveRecording(fifo);
+    let stopped = false;
+    try {
+      const hooks = `${server.url}/v1/hooks/claude-code`;
+      for (let i = 0; i < 200; i++) await (await post(hooks, bash(`echo ${"x".repeat(2000)}`))).text();
+      // Opened again while the first still waits with records the FIFO has no room for.
+      await server.hangUp();
+      expect((await post(hooks, bash("rm -rf /after"))).status).toBe(200);
+      expect(await server.stop()).toBe(0);
+      stopped = true;
+      expect(server.messages.at(-1)).toBe("hookgate stopped");
+    } finally {
+      if (!stopped) await server.kill();
+      closeSync(reader);
+    }
+  });
+
   it("makes the record file readable by its own user alone, and leaves one that exists as it is", async () => {
     const made = join(dir, "private.jsonl");
     const existing = join(dir, "shared.jsonl");

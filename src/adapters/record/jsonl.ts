@@ -107,6 +107,8 @@ export function createJsonlRecorder(
   /** Records dropped since the file stopped taking them; undefined while it takes them. */
   let dropped: number | undefined;
   let stream: Writable;
+  /** Files opened before the last SIGHUP, still flushing what was written to them. */
+  const retiring = new Map<Writable, Promise<void>>();
   stream = open(false);
   const end = (old: Writable) => new Promise<void>((resolve) => old.end(() => resolve()));
   return {
@@ -132,7 +134,10 @@ export function createJsonlRecorder(
       const old = stream;
       stream = next;
       failed = false;
-      void end(old);
+      // Kept until it has ended: one that takes no records is given up with the last at close,
+      // or its pending write would keep the process from exiting after the stop.
+      const ending = end(old).finally(() => retiring.delete(old));
+      retiring.set(old, ending);
     },
     close() {
       // A file that takes no records (a FIFO nobody reads, a hung mount) would hold the stop
@@ -149,7 +154,7 @@ export function createJsonlRecorder(
             "the record file took no records while serve stopped; those waiting are not written",
             {
               path,
-              waitingBytes: last.writableLength,
+              waitingBytes: [last, ...retiring.keys()].reduce((n, s) => n + s.writableLength, 0),
               ...(dropped === undefined ? {} : { dropped }),
             },
           );
@@ -157,7 +162,7 @@ export function createJsonlRecorder(
         }, closeMs);
         timer.unref();
       });
-      const ended = end(last).then(() => {
+      const ended = Promise.all([end(last), ...retiring.values()]).then(() => {
         // Dropping when the stop came: no record after it says the count, so the close does.
         if (dropped !== undefined && !gaveUp)
           logger.log("info", "the record file took the records waiting; some were dropped before", {
@@ -167,7 +172,7 @@ export function createJsonlRecorder(
       });
       return Promise.race([ended, givenUp]).finally(() => {
         clearTimeout(timer);
-        last.destroy();
+        for (const file of [last, ...retiring.keys()]) file.destroy();
       });
     },
   };
