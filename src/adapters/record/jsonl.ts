@@ -8,7 +8,7 @@
  * nobody reads) holds at most RECORD_BACKLOG_LIMIT_BYTES of them in memory: past that, records are
  * dropped until it takes them again, which is logged when it starts and when it ends.
  */
-import { closeSync, constants, createWriteStream, fstatSync, openSync } from "node:fs";
+import { constants, createWriteStream, fstatSync, openSync } from "node:fs";
 import { Socket } from "node:net";
 import type { Writable } from "node:stream";
 import type { Recorder } from "../../app/handle-hook.js";
@@ -82,27 +82,12 @@ export function createJsonlRecorder(
   /**
    * The path opened again while the gateway answers hooks, which a blocking open would hold: a
    * FIFO whose reader has gone waits in open(2) for the next one, and no hook was answered, nor a
-   * SIGTERM heard, meanwhile. Tried without blocking first, that FIFO fails at once (ENXIO) and
-   * recording goes on as it was; one that has a reader is opened again as a blocking one, so
-   * records wait for it as they did (a regular file takes O_NONBLOCK as nothing).
+   * SIGTERM heard, meanwhile. Opened without blocking, that FIFO fails at once (ENXIO) and
+   * recording goes on as it was; a FIFO is written without blocking anyway (`fifo`), and a
+   * regular file takes O_NONBLOCK as nothing.
    */
-  const openRunning = (): number => {
-    const flags = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT;
-    const probe = openSync(path, flags | constants.O_NONBLOCK, 0o600);
-    let isFifo: boolean;
-    try {
-      isFifo = fstatSync(probe).isFIFO();
-    } catch (e) {
-      closeSync(probe);
-      throw e;
-    }
-    if (!isFifo) return probe;
-    try {
-      return openSync(path, flags, 0o600);
-    } finally {
-      closeSync(probe);
-    }
-  };
+  const openRunning = (): number =>
+    openSync(path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NONBLOCK, 0o600);
   let failed = false;
   /** Records dropped since the file stopped taking them; undefined while it takes them. */
   let dropped: number | undefined;
