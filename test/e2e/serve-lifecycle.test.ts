@@ -3,7 +3,7 @@
  * policy first loads, and stops that must end.
  */
 import { spawn } from "node:child_process";
-import { closeSync, mkdtempSync, openSync, readFileSync, writeFileSync } from "node:fs";
+import { closeSync, mkdtempSync, openSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { type AddressInfo, connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
@@ -359,7 +359,9 @@ describe("reloads asked in a burst (SIGHUPs from a deploy tool or a file watcher
       // One asked while a reload reads the file may see a newer file: it runs after, once.
       const running = gateway.reload();
       await new Promise((resolve) => setImmediate(resolve));
-      writeFileSync(path, policyWith(1, "after"));
+      // Written beside it and renamed over it, as a deploy does: the running read sees one file whole.
+      writeFileSync(`${path}.next`, policyWith(1, "after"));
+      renameSync(`${path}.next`, path);
       await Promise.all([running, gateway.reload(), gateway.reload()]);
       expect(reloads()).toBe(3);
       expect(gateway.policy().rules).toHaveLength(8);
