@@ -6,6 +6,7 @@
  */
 import * as z from "zod/mini";
 import type { Dialect, HookEvent } from "./hook-event.js";
+import { isRecord } from "./json-object.js";
 import { err, ok, type Result } from "./result.js";
 
 const CLAUDE_CODE_EVENT_NAMES = Object.freeze([
@@ -135,10 +136,6 @@ export interface EventError {
   path?: string;
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 /**
  * A body field: its zod schema, which words what is wrong, and a plain test that accepts exactly
  * what the schema accepts. Every request runs the tests; zod runs only on a body they refuse, to
@@ -165,7 +162,7 @@ function looseObject(fields: Fields, error?: string): Field & EventSchema {
   return {
     schema: error === undefined ? z.looseObject(shape) : z.looseObject(shape, { error }),
     accepts: (value) => {
-      if (!isObject(value)) return false;
+      if (!isRecord(value)) return false;
       for (const [key, accepts] of entries) if (!accepts(value[key])) return false;
       return true;
     },
@@ -212,8 +209,8 @@ const bool = optional({
   accepts: (value) => typeof value === "boolean",
 });
 const object: Field = {
-  schema: z.custom<Record<string, unknown>>(isObject, { error: "must be an object" }),
-  accepts: isObject,
+  schema: z.custom<Record<string, unknown>>(isRecord, { error: "must be an object" }),
+  accepts: isRecord,
 };
 const obj = optional(object);
 /**
@@ -228,7 +225,7 @@ const toolInput = obj;
  */
 const batchedToolInput = optional({
   schema: z.union([object.schema, string.schema], { error: "must be an object or a string" }),
-  accepts: (value) => isObject(value) || isString(value),
+  accepts: (value) => isRecord(value) || isString(value),
 });
 /**
  * MessageDisplay's `turn_id`: Claude Code sends a string, deepcode its turn counter as a number
@@ -482,7 +479,7 @@ function parseObject(body: Record<string, unknown>, dialect: Dialect): Result<Ho
   if (typeof body.cwd === "string") event.cwd = body.cwd;
   if (typeof body.tool_name === "string" && body.tool_name !== "") event.toolName = body.tool_name;
   const toolInput = legacy ? body.tool_args : body.tool_input;
-  if (isObject(toolInput)) event.toolInput = toolInput;
+  if (isRecord(toolInput)) event.toolInput = toolInput;
   return ok(event);
 }
 
@@ -492,7 +489,7 @@ function parseObject(body: Record<string, unknown>, dialect: Dialect): Result<Ho
  * `known: false`, since clients add events faster than we do.
  */
 export function parseHookEvent(body: unknown, dialect?: Dialect): Result<HookEvent, EventError> {
-  if (!isObject(body)) {
+  if (!isRecord(body)) {
     return err({
       code: "EVENT_NOT_OBJECT",
       message: `hook body must be a JSON object, got ${describeNonObject(body)}`,

@@ -5,6 +5,7 @@
  */
 import type { RuleEffect } from "./decision.js";
 import { honouredDecision } from "./event-capabilities.js";
+import { isRecord } from "./json-object.js";
 import { maskString, scrubSecrets } from "./mask.js";
 import { err, ok, type Result } from "./result.js";
 import { shorten } from "./truncate.js";
@@ -176,10 +177,6 @@ export interface JudgeFailure {
 const MAX_PROVIDER_TEXT = 300;
 
 const fail = (code: JudgeFailureCode, message: string) => err<JudgeFailure>({ code, message });
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
   try {

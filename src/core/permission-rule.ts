@@ -3,6 +3,7 @@
  * `if` (POLICY.md). Parsing happens once at policy load; matching is pure and never throws, so
  * it runs unchanged on Node, Lambda and Workers.
  */
+import { isRecord } from "./json-object.js";
 import { keepLast } from "./keep-last.js";
 import { compileCoveringGlob, normalizePath, type PathGlobTest } from "./path-glob.js";
 import { err, ok, type Result } from "./result.js";
@@ -340,10 +341,6 @@ function bashPatternsOf(rules: readonly PermissionRule[]): readonly Glob[] {
     bashPatterns.set(rules, patterns);
   }
   return patterns;
-}
-
-function isRecord(value: unknown): value is Readonly<Record<string, unknown>> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /**

@@ -5,6 +5,7 @@
  */
 import type * as z from "zod/mini";
 import type { EgressPolicy } from "./egress/policy.js";
+import { isRecord } from "./json-object.js";
 import type { JsonScanFinding } from "./json-scan.js";
 import { jsonProblem } from "./json-text.js";
 import { loadMaskShapes } from "./mask.js";
@@ -210,11 +211,10 @@ function problemsOfSoundRules(value: unknown, schemaProblems: readonly PolicyIss
   const { rules, sinks, models } = value as Record<string, unknown>;
   if (!Array.isArray(rules)) return [];
   // A section that is not an object has its own schema problem; its names are not judged then.
-  const record = (value: unknown) => typeof value === "object" && value !== null && !Array.isArray(value);
-  const judged = (value: unknown) => value === undefined || record(value);
+  const judged = (value: unknown) => value === undefined || isRecord(value);
   const context = {
-    sinks: record(sinks) ? sinks : {},
-    models: record(models) ? models : {},
+    sinks: isRecord(sinks) ? sinks : {},
+    models: isRecord(models) ? models : {},
   } as PolicyDocument;
   const problems: PolicyIssue[] = [];
   const seen = new Map<string, string>();
@@ -266,10 +266,6 @@ async function problemsOfSoundSections(value: unknown, deps: PolicyDeps): Promis
   const sections = { sinks: passing(value.sinks, SinkSchema), models: passing(value.models, ModelSchema) };
   problems.push(...emptyEnvNames(sections as unknown as PolicyDocument));
   return problems;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /** A JSON file's text (a policy, a cases file), or the one problem at its root. */

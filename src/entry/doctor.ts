@@ -12,6 +12,7 @@
 import { parseArgs } from "node:util";
 import { type GatewayResult, gatewayRequest } from "../adapters/gateway-client/node.js";
 import { DIALECTS } from "../core/hook-event.js";
+import { isRecord } from "../core/json-object.js";
 import {
   type CommandIo,
   DEFAULT_SEND_TIMEOUT_SECONDS,
@@ -188,7 +189,7 @@ function checkToken(result: GatewayResult, variable: string | undefined, dialect
     return { ok: true, line: `token in ${variable ?? "(none)"} accepted: team "${team}"` };
   }
   if (status === 401) {
-    const error = isObject(json?.error) ? json.error : {};
+    const error = isRecord(json?.error) ? json.error : {};
     const message = typeof error.message === "string" ? error.message : body.trim().slice(0, 200);
     const code = typeof error.code === "string" ? error.code : "401";
     if (variable === undefined && dialect.startsWith("deepagents")) {
@@ -270,7 +271,7 @@ function readDecision(body: string): { decision: string; reason?: string; messag
   if (body.trim() === "") return { decision: "none" };
   const json = parseObject(body);
   if (!json) return { decision: "unreadable" };
-  const specific = isObject(json.hookSpecificOutput) ? json.hookSpecificOutput : {};
+  const specific = isRecord(json.hookSpecificOutput) ? json.hookSpecificOutput : {};
   const message = typeof json.systemMessage === "string" ? json.systemMessage : undefined;
   const withMessage = message === undefined ? {} : { message };
   if (typeof specific.permissionDecision === "string") {
@@ -320,12 +321,8 @@ function sampleEvent(dialect: string, command: string): Record<string, unknown> 
 function parseObject(text: string): Record<string, unknown> | undefined {
   try {
     const value: unknown = JSON.parse(text);
-    return isObject(value) ? value : undefined;
+    return isRecord(value) ? value : undefined;
   } catch {
     return undefined;
   }
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

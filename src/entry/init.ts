@@ -17,6 +17,7 @@ import { parseArgs } from "node:util";
 import { errorMessage } from "../core/errors.js";
 import { CLAUDE_CODE_EVENTS, DEEPAGENTS_LEGACY_EVENTS, DEEPAGENTS_V2_EVENTS } from "../core/events.js";
 import { DIALECTS } from "../core/hook-event.js";
+import { isRecord } from "../core/json-object.js";
 import { jsonProblem } from "../core/json-text.js";
 import { makeDirectory } from "./make-directory.js";
 import { loopbackName } from "./node-listener.js";
@@ -509,7 +510,7 @@ async function writeMerged(
     } catch (e) {
       throw new Error(`${path} is not valid JSON (${jsonProblem(e, text)}); left unchanged`);
     }
-    if (!isObject(parsed)) throw new Error(`${path} does not hold a JSON object; left unchanged`);
+    if (!isRecord(parsed)) throw new Error(`${path} does not hold a JSON object; left unchanged`);
     existing = parsed;
   }
   const merged = existing ? mergeConfig(existing, config, url, path) : config;
@@ -536,12 +537,12 @@ function newlyRestricted(
 ): string[] {
   if (!("allowedHttpHookUrls" in config) || existing.allowedHttpHookUrls !== undefined) return [];
   const others = new Set<string>();
-  const hooks = isObject(existing.hooks) ? existing.hooks : {};
+  const hooks = isRecord(existing.hooks) ? existing.hooks : {};
   for (const groups of Object.values(hooks)) {
     for (const group of Array.isArray(groups) ? groups : []) {
-      const handlers = isObject(group) && Array.isArray(group.hooks) ? group.hooks : [];
+      const handlers = isRecord(group) && Array.isArray(group.hooks) ? group.hooks : [];
       for (const hook of handlers) {
-        if (isObject(hook) && hook.type === "http" && typeof hook.url === "string" && hook.url !== url) {
+        if (isRecord(hook) && hook.type === "http" && typeof hook.url === "string" && hook.url !== url) {
           others.add(hook.url);
         }
       }
@@ -587,7 +588,7 @@ function mergeHooks(current: unknown, generated: unknown, url: string, path: str
     }
     return [...current.filter((entry) => !mentions(entry, url)), ...generated];
   }
-  if (!isObject(current) || !isObject(generated)) {
+  if (!isRecord(current) || !isRecord(generated)) {
     throw new Error(
       `${path} holds "hooks" as a list (the deepagents legacy form); an event map cannot be merged into it: take the legacy hooks out of it first (or write the v2 hooks to another file, such as a project's .deepagents/hooks.json), or keep the legacy form with --client deepagents-legacy`,
     );
@@ -603,7 +604,7 @@ function mergeHooks(current: unknown, generated: unknown, url: string, path: str
       throw new Error(`${path}: hooks.${event} is not a list; left unchanged (make it a list, or delete it)`);
     const kept: unknown[] = [];
     for (const group of Array.isArray(before) ? before : []) {
-      if (!isObject(group) || !Array.isArray(group.hooks)) {
+      if (!isRecord(group) || !Array.isArray(group.hooks)) {
         kept.push(group);
         continue;
       }
@@ -635,7 +636,7 @@ async function writeTarget(path: string): Promise<string> {
  * the URL as a word of its own. A user's command that only mentions the URL is theirs and stays.
  */
 function mentions(hook: unknown, url: string): boolean {
-  if (!isObject(hook)) return false;
+  if (!isRecord(hook)) return false;
   if (hook.url === url) return true;
   const joined = Array.isArray(hook.command) ? hook.command.join(" ") : hook.command;
   if (typeof joined !== "string") return false;
@@ -645,8 +646,4 @@ function mentions(hook: unknown, url: string): boolean {
   return (
     command.startsWith("curl -sS ") && (command.includes(` ${quoted} `) || command.endsWith(` ${quoted}`))
   );
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
