@@ -12,6 +12,7 @@
  */
 import { errorMessage, type RequestError } from "../core/errors.js";
 import { sniffEventName } from "../core/events.js";
+import { MAX_BODY_BYTES_LIMIT } from "../core/policy-schema.js";
 
 const SNIFF_BYTES = 64 * 1024;
 /** Past this many bytes an oversized body is no longer drained and its connection is closed. */
@@ -163,8 +164,11 @@ export interface BodyBudget {
   give(bytes: number): void;
 }
 
-/** Node's default: 64 MiB, 64 bodies at the default 1 MiB limit, thousands of usual hook bodies. */
-export const BODY_BUDGET_BYTES = 64 * 1024 * 1024;
+/**
+ * Node's default: 64 MiB, 64 bodies at the default 1 MiB limit, thousands of usual hook bodies.
+ * It is the largest `defaults.maxBodyBytes` too, so one body of any allowed size always fits.
+ */
+export const BODY_BUDGET_BYTES = MAX_BODY_BYTES_LIMIT;
 
 export function createBodyBudget(limitBytes = BODY_BUDGET_BYTES): BodyBudget {
   let held = 0;
