@@ -48,8 +48,15 @@ export interface DeliverDeps {
   readonly hmac?: HmacSha256;
 }
 
+/**
+ * Asked right before the sink call, after any pacing wait, with the longest that call may take:
+ * false when the caller cannot wait that long (a Lambda invocation near its timeout). The job is
+ * then not sent, and comes back as an `unsent` retry.
+ */
+export type MayStart = (timeoutMs: number) => boolean;
+
 export interface Deliverer {
-  deliver(job: DeliveryJob, attempts: number): Promise<DeliveryOutcome>;
+  deliver(job: DeliveryJob, attempts: number, mayStart?: MayStart): Promise<DeliveryOutcome>;
 }
 
 /**
@@ -66,6 +73,8 @@ const TRANSIENT: ReadonlySet<EgressCode> = new Set([
 ]);
 /** Slack and Discord webhooks take about one message per second (fanout.md B3, B4). */
 const CHAT_INTERVAL_MS = 1000;
+
+const NOT_STARTED = "not sent: too little time was left to wait for the sink's answer";
 
 /** How long after a rate limit's hold a held job comes back. */
 const HOLD_MARGIN_MS = 100;
@@ -110,13 +119,13 @@ export function createDeliverer(deps: DeliverDeps): Deliverer {
     heldUntil.set(url, Math.max(until, heldUntil.get(url) ?? 0));
   }
 
-  async function deliver(job: DeliveryJob, attempts: number): Promise<DeliveryOutcome> {
-    const outcome = await attempt(job, attempts);
+  async function deliver(job: DeliveryJob, attempts: number, mayStart?: MayStart): Promise<DeliveryOutcome> {
+    const outcome = await attempt(job, attempts, mayStart);
     if (outcome.kind === "ack") return outcome;
     return { ...outcome, reason: scrubSecrets(outcome.reason, deps.policy().secrets) };
   }
 
-  async function attempt(job: DeliveryJob, attempts: number): Promise<DeliveryOutcome> {
+  async function attempt(job: DeliveryJob, attempts: number, mayStart?: MayStart): Promise<DeliveryOutcome> {
     // Own members only, as the policy checks a rule's sinks: "constructor" is no sink.
     const sinks = deps.policy().document.sinks;
     const config = sinks && Object.hasOwn(sinks, job.sink) ? sinks[job.sink] : undefined;
@@ -154,12 +163,17 @@ export function createDeliverer(deps: DeliverDeps): Deliverer {
         reason: `not sent: the sink asked to wait ${Math.ceil(held / 1000)} s more after a rate limit`,
       };
     }
+    const timeoutMs = deps.timeoutMs ?? 15_000;
+    if (mayStart && !mayStart(timeoutMs)) {
+      // Nothing reached the sink: no attempt failed, so neither the schedule nor a dead letter.
+      return { kind: "retry", delayMs: 0, reason: NOT_STARTED, unsent: true };
+    }
     const sent = await deps.egress({
       url: request.url,
       method: "POST",
       headers: request.headers,
       body: request.body,
-      timeoutMs: deps.timeoutMs ?? 15_000,
+      timeoutMs,
       truncateResponse: true,
     });
     if (!sent.ok) {

@@ -67,7 +67,13 @@ export function retryDelayMs(
 /** What one delivery attempt came to; each queue backend translates it (app/deliver.ts). */
 export type DeliveryOutcome =
   | { readonly kind: "ack" }
-  | { readonly kind: "retry"; readonly delayMs: number; readonly reason: string }
+  | {
+      readonly kind: "retry";
+      readonly delayMs: number;
+      readonly reason: string;
+      /** Nothing was sent: the caller's time ran short before the sink call (deliver.ts `MayStart`). */
+      readonly unsent?: true;
+    }
   | { readonly kind: "dead"; readonly reason: string };
 
 /**

@@ -5,17 +5,34 @@
  * and reported, so Lambda leaves it on the queue until then; dead, or a body that is not a job →
  * sent to the DLQ and deleted by the queue adapter, not reported; an error (an SQS call that
  * failed) → only that record reported, to come back after the queue's visibility timeout (the
- * redrive policy moves it to the DLQ after maxReceiveCount receives).
+ * redrive policy moves it to the DLQ after maxReceiveCount receives); a delivery whose sink call
+ * the invocation's time left could not wait for (`SETTLE_MARGIN_MS`) → not started, and reported.
  */
-import type { SQSBatchItemFailure, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
+import type { Context, SQSBatchItemFailure, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
 import { nodeHmacSha256 } from "../adapters/hash/node-crypto.js";
-import { createDeliverer, type Deliverer } from "../app/deliver.js";
+import { createDeliverer, type Deliverer, type MayStart } from "../app/deliver.js";
 import { type DeliveryJob, isDeliveryJob, thrownOutcome } from "../core/delivery.js";
 import { errorMessage } from "../core/errors.js";
 import type { ReceivedMessage } from "../core/queue.js";
-import { createLambdaRuntime, type LambdaOptions } from "./lambda-config.js";
+import {
+  createLambdaRuntime,
+  type LambdaOptions,
+  SQS_ANSWER_TIMEOUT_MS,
+  SQS_CONNECT_TIMEOUT_MS,
+} from "./lambda-config.js";
 
-export type SqsHandler = (event: SQSEvent) => Promise<SQSBatchResponse>;
+/** What the handler reads of Lambda's context: how long the invocation has left. */
+export type SqsContext = Pick<Context, "getRemainingTimeInMillis">;
+export type SqsHandler = (event: SQSEvent, context?: SqsContext) => Promise<SQSBatchResponse>;
+
+/**
+ * Time a delivery needs beyond its sink call: one try of the SQS call that settles it (a retry's
+ * visibility change, a dead letter) and the return. A delivery starts only while the invocation
+ * has its egress timeout plus this left: one started later would run into the function's timeout,
+ * which fails the whole batch, so every record, delivered ones too, comes back (sent twice, and
+ * each a receive of its retry schedule spent).
+ */
+export const SETTLE_MARGIN_MS = SQS_CONNECT_TIMEOUT_MS + SQS_ANSWER_TIMEOUT_MS + 1_000;
 
 /** How long a job waits on the queue before the next look at a broken configuration (the Worker's too). */
 const BROKEN_CONFIG_HOLD_SECONDS = 300;
@@ -51,7 +68,11 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
   }
 
   /** Whether the record must be reported in `batchItemFailures`. */
-  async function handleRecord(deliverer: Deliverer, record: SQSRecord): Promise<boolean> {
+  async function handleRecord(
+    deliverer: Deliverer,
+    record: SQSRecord,
+    mayStart: MayStart | undefined,
+  ): Promise<boolean> {
     const fields: Record<string, unknown> = { messageId: record.messageId };
     try {
       const attempts = receiveCount(record);
@@ -80,13 +101,19 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
         receipt: record.receiptHandle,
       };
       const outcome = await deliverer
-        .deliver(job, attempts)
+        .deliver(job, attempts, mayStart)
         .catch((e: unknown) => thrownOutcome(attempts, e));
       switch (outcome.kind) {
         case "ack":
           logger.log("info", "delivered", fields);
           return false;
         case "retry":
+          if (outcome.unsent) {
+            // Reported with no SQS call, this late: back after the queue's visibility timeout.
+            const line = "delivery not started: the invocation is near its timeout; reported for redelivery";
+            logger.log("warn", line, fields);
+            return true;
+          }
           await queue.retry(message, outcome.delayMs, outcome.reason);
           logger.log("warn", "delivery failed; will retry", {
             ...fields,
@@ -108,7 +135,7 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
     }
   }
 
-  return async (event) => {
+  return async (event, context) => {
     const config = await runtime.config();
     const failed = (records: readonly SQSRecord[]): SQSBatchResponse => ({
       batchItemFailures: records.map((r): SQSBatchItemFailure => ({ itemIdentifier: r.messageId })),
@@ -134,7 +161,11 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
       hmac: nodeHmacSha256,
     });
     const deliverer = current;
-    const reported = await Promise.all(event.Records.map((record) => handleRecord(deliverer, record)));
+    const mayStart: MayStart | undefined =
+      context && ((timeoutMs) => context.getRemainingTimeInMillis() >= timeoutMs + SETTLE_MARGIN_MS);
+    const reported = await Promise.all(
+      event.Records.map((record) => handleRecord(deliverer, record, mayStart)),
+    );
     return failed(event.Records.filter((_, i) => reported[i]));
   };
 }

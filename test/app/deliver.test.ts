@@ -202,6 +202,47 @@ describe("deliver", () => {
     expect(waits).toEqual([800]);
   });
 
+  it("asks mayStart after the pacing wait, with its timeout, and sends nothing when it answers no", async () => {
+    // Session 29: a Lambda invocation near its timeout must not start a sink call it cannot wait
+    // for; the second chat job to a webhook waits its send slot first, so the time is read then.
+    const policy = await policyFrom({
+      version: 1,
+      rules: [],
+      sinks: { chat: { type: "slack", url: "https://hooks.slack.com/services/T0/B0/secretsecretsecret" } },
+    });
+    let monotonic = 5_000;
+    const sent: string[] = [];
+    const deliverer = createDeliverer({
+      policy: () => policy,
+      egress: async (request) => {
+        sent.push(request.url);
+        return { ok: true, value: { status: 200, headers: {}, body: "ok" } };
+      },
+      env: () => undefined,
+      clock: { now: () => 1_000_000_000, monotonic: () => monotonic },
+      random: () => 0.5,
+      sleep: async (ms) => {
+        monotonic += ms;
+      },
+      timeoutMs: 15_000,
+    });
+    const ends = 5_000 + 15_500;
+    const asked: number[] = [];
+    const mayStart = (timeoutMs: number) => {
+      asked.push(timeoutMs);
+      return ends - monotonic >= timeoutMs;
+    };
+    expect(await deliverer.deliver(job("chat"), 1, mayStart)).toEqual({ kind: "ack" });
+    expect(await deliverer.deliver(job("chat"), 1, mayStart)).toEqual({
+      kind: "retry",
+      delayMs: 0,
+      reason: expect.stringMatching(/^not sent: too little time/),
+      unsent: true,
+    });
+    expect(asked).toEqual([15_000, 15_000]);
+    expect(sent).toHaveLength(1);
+  });
+
   it("holds every job to a webhook that answered 429 until its Retry-After passes, sending none of them", async () => {
     // A hunt of the sinks: after a 429 with Retry-After: 60 the next jobs went out at +1 s, +2 s,
     // +3 s into the same rate limit, each getting 429 again and spending a retry.

@@ -83,7 +83,7 @@ async function invoke(
 ): Promise<unknown> {
   const script = `
     const { handler } = await import(process.env.BUNDLE);
-    const result = await handler(JSON.parse(process.env.EVENT), { getRemainingTimeInMillis: () => 10000 });
+    const result = await handler(JSON.parse(process.env.EVENT), { getRemainingTimeInMillis: () => Number(process.env.LEFT_MS) });
     process.stderr.write("RESULT " + JSON.stringify(result) + "\\n", () => process.exit(0));
   `;
   const { stderr } = await run(process.execPath, ["--input-type=module", "-e", script], {
@@ -91,6 +91,9 @@ async function invoke(
     env: {
       PATH: process.env.PATH ?? "",
       BUNDLE: join(dir, handlerFile),
+      // The function's timeout in serverless.yml: the delivery function starts no sink call it
+      // could not wait for (15 s and the settle).
+      LEFT_MS: handlerFile === "lambda-sqs.mjs" ? "60000" : "10000",
       EVENT: JSON.stringify(event),
       AWS_REGION: "us-east-1",
       AWS_ACCESS_KEY_ID: "local",

@@ -23,7 +23,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createSqsClientForLocal, createSqsQueue } from "../../src/adapters/queue/sqs.js";
 import type { DeliveryJob } from "../../src/core/delivery.js";
 import { createLambdaSqsClient } from "../../src/entry/lambda-config.js";
-import { createSqsHandler, decodeJob } from "../../src/entry/lambda-sqs.js";
+import { createSqsHandler, decodeJob, type SqsContext } from "../../src/entry/lambda-sqs.js";
 import { type LoopbackServer, loopbackServer } from "../support/loopback.js";
 import { type WebhookReceiver, webhookReceiver } from "../support/receiver.js";
 
@@ -340,6 +340,63 @@ describe("the Lambda SQS handler", () => {
     expect(receiver.unique).toContain(delivered.notification.id);
     expect(lines).toContain("record failed; reported for redelivery");
     expect(hanging.received.length).toBeGreaterThan(0);
+  });
+
+  it("starts no delivery the invocation's time left cannot cover, and reports those records alone", async () => {
+    // Session 29: the handler never read the time left, so a batch whose deliveries ran into the
+    // function's timeout was killed mid-way and every record came back, delivered ones too.
+    await createPair();
+    const own = await webhookReceiver(SECRET);
+    cleanups.push(() => own.close());
+    const jobs = [0, 1, 2].map((n) => withSink(jobOf(n), "audit"));
+    await send(jobs);
+    const event = eventOf(await receiveAll(3));
+    const handler = createSqsHandler({
+      env: {
+        HOOKGATE_POLICY: JSON.stringify({
+          version: 1,
+          egress: { allowCidrs: ["127.0.0.1/32"] },
+          rules: [{ id: "audit-everything", on: "*", notify: ["audit"] }],
+          sinks: { audit: { type: "webhook", url: own.url, secret: "env:WHSEC" } },
+        }),
+        HOOKGATE_QUEUE_URL: queueUrl,
+        HOOKGATE_DLQ_URL: dlqUrl,
+        WHSEC: SECRET,
+      },
+      sqsClient: async () => client,
+      logger: { log: () => undefined },
+    });
+    // The serverless.yml timeout (60 s) at the first look; then time runs out: 20 s cannot cover a
+    // 15 s sink call and the settle after it.
+    let left = 60_000;
+    const context: SqsContext = {
+      getRemainingTimeInMillis: () => {
+        const now = left;
+        left = 20_000;
+        return now;
+      },
+    };
+
+    const response = await handler(event, context);
+
+    // One delivery started; the two that could not finish in time were not sent, only reported.
+    expect(own.unique).toHaveLength(1);
+    const sentRecord = event.Records.find((r) => own.unique.includes(decodeJob(r.body).notification.id));
+    expect(sentRecord).toBeDefined();
+    expect(response.batchItemFailures.map((f) => f.itemIdentifier).sort()).toEqual(
+      event.Records.filter((r) => r !== sentRecord)
+        .map((r) => r.messageId)
+        .sort(),
+    );
+    // What Lambda does with the answer: the delivered record is deleted, the other two come back
+    // and the next invocation delivers them. Each event reached the receiver once.
+    const reported = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
+    for (const r of event.Records.filter((r) => !reported.has(r.messageId)))
+      await client.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: r.receiptHandle }));
+    const again = await handler(eventOf(await receiveAll(2)), { getRemainingTimeInMillis: () => 60_000 });
+    expect(again.batchItemFailures).toEqual([]);
+    expect(own.unique.sort()).toEqual(jobs.map((j) => j.notification.id).sort());
+    expect(own.duplicates).toBe(0);
   });
 
   it("reports every record when it has no DLQ to dead-letter into", async () => {
