@@ -260,6 +260,24 @@ describe("sqs queue, SQS specifics", () => {
     expect(await queue.receive(10, 30_000)).toEqual([]);
   });
 
+  it("lists a job dead-lettered twice once, with its latest error", async () => {
+    await open();
+    const letter = (id: string, error: string, failedAt: number) =>
+      JSON.stringify({ id, body: `job ${id}`, attempts: 3, error, failedAt });
+    for (const [id, error, at] of [
+      ["dup", "HTTP 500", 1_000],
+      ["other", "HTTP 410", 2_000],
+      ["dup", "HTTP 503", 3_000],
+    ] as const)
+      await client.send(
+        new SendMessageCommand({ QueueUrl: pair.deadLetterQueueUrl, MessageBody: letter(id, error, at) }),
+      );
+    expect((await queue.listDead()).map((d) => [d.id, d.error])).toEqual([
+      ["other", "HTTP 410"],
+      ["dup", "HTTP 503"],
+    ]);
+  });
+
   it("ends a listing when its first pages come back, rather than read them round and round", async () => {
     await open();
     // Visibility 0 on every DLQ receive: each page is back at once, as pages are in a listing

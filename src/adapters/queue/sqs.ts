@@ -545,7 +545,8 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
       return true;
     },
 
-    // The listing hides each page while it reads on, then releases them all at once.
+    // The listing hides each page while it reads on, then releases them all at once. Copies of
+    // one job are listed once.
     async listDead(limit = 100) {
       if (limit <= 0) return [];
       const letters = new Map<string, DeadLetter<T>>();
@@ -557,7 +558,11 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
             if (message.ReceiptHandle !== undefined) receipts.push(message.ReceiptHandle);
             if (message.MessageId === undefined) continue;
             const letter = toDead(message);
-            if (letter) letters.set(message.MessageId, letter);
+            // A job dead-lettered twice (its delete failed, it came back elsewhere; or the
+            // redrive policy moved it too) is one dead letter, as replay and drop take it: the
+            // latest, with the last error.
+            const known = letter && letters.get(letter.id);
+            if (letter && (!known || known.failedAt <= letter.failedAt)) letters.set(letter.id, letter);
           }
           if (letters.size >= limit) break;
         }
