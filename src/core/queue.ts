@@ -57,7 +57,11 @@ export interface Queue<T> {
   ack(message: ReceivedMessage<T>): Promise<boolean>;
   /** Visible again after `delayMs`; the attempt count keeps growing. */
   retry(message: ReceivedMessage<T>, delayMs: number, error: string): Promise<boolean>;
-  /** Moves the message to the dead-letter queue with its last error. */
+  /**
+   * Moves the message to the dead-letter queue with its last error. Where that takes two calls
+   * (SQS: a send to the DLQ, then a delete) and only the second fails, it rejects with
+   * `DeadLetterSentError`: the dead letter is in, and the message must not be delivered again.
+   */
   deadLetter(message: ReceivedMessage<T>, error: string): Promise<boolean>;
   listDead(limit?: number): Promise<DeadLetter<T>[]>;
   /** Sends dead letters back to the queue (all when `ids` is undefined), attempts reset; returns how many. */
@@ -65,4 +69,27 @@ export interface Queue<T> {
   /** Deletes dead letters for good (all when `ids` is undefined); returns how many. */
   dropDead(ids?: readonly string[]): Promise<number>;
   close(): Promise<void>;
+}
+
+/**
+ * The dead letter was sent but the original message could not be removed from the queue (SQS's
+ * delete failed): it will come back. Whoever settles it must not deliver it again, nor
+ * dead-letter it a second time. Its `cause` is the delete's error.
+ */
+export class DeadLetterSentError extends Error {
+  constructor(cause: unknown) {
+    super(`dead letter sent, but the message was not removed from the queue: ${describe(cause)}`, {
+      cause,
+    });
+    this.name = "DeadLetterSentError";
+  }
+}
+
+/** By name, not class: a bundle that splits chunks may hold the class twice. */
+export function isDeadLetterSent(e: unknown): e is DeadLetterSentError {
+  return e instanceof Error && e.name === "DeadLetterSentError";
+}
+
+function describe(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
 }

@@ -3,7 +3,8 @@
  * it answers a partial batch response (`ReportBatchItemFailures`, fanout.md B1). Per record:
  * delivered → not reported, so Lambda deletes it; retry → its visibility set to the retry delay
  * and reported, so Lambda leaves it on the queue until then; dead, or a body that is not a job →
- * sent to the DLQ and deleted by the queue adapter, not reported; an error (an SQS call that
+ * sent to the DLQ and deleted by the queue adapter, not reported (also when only the delete
+ * failed: Lambda's own delete is the second try); an error (an SQS call that
  * failed) → only that record reported, to come back after the queue's visibility timeout (the
  * redrive policy moves it to the DLQ after maxReceiveCount receives); a delivery whose sink call
  * the invocation's time left could not wait for (`SETTLE_MARGIN_MS`) → not started, and reported.
@@ -13,7 +14,7 @@ import { nodeHmacSha256 } from "../adapters/hash/node-crypto.js";
 import { createDeliverer, type Deliverer, type MayStart } from "../app/deliver.js";
 import { type DeliveryJob, isDeliveryJob, thrownOutcome } from "../core/delivery.js";
 import { errorMessage } from "../core/errors.js";
-import type { ReceivedMessage } from "../core/queue.js";
+import { isDeadLetterSent, type ReceivedMessage } from "../core/queue.js";
 import {
   createLambdaRuntime,
   type LambdaOptions,
@@ -34,6 +35,9 @@ export type SqsHandler = (event: SQSEvent, context?: SqsContext) => Promise<SQSB
  */
 export const SETTLE_MARGIN_MS = SQS_CONNECT_TIMEOUT_MS + SQS_ANSWER_TIMEOUT_MS + 1_000;
 
+/** How many dead-lettered records whose delete failed a container remembers (message ids). */
+const MAX_REMEMBERED_DEAD = 1_000;
+
 /** How long a job waits on the queue before the next look at a broken configuration (the Worker's too). */
 const BROKEN_CONFIG_HOLD_SECONDS = 300;
 
@@ -43,6 +47,12 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
   const queue = runtime.queue("consumer");
   let current: Deliverer | undefined;
   let toldBroken = false;
+  /**
+   * Records this container dead-lettered whose delete then failed, by SQS message id (the same on
+   * every receive). Such a record is not reported, so Lambda deletes it; should that fail too and
+   * it come back here, it is neither delivered again nor dead-lettered a second time.
+   */
+  const deadLettered = new Set<string>();
 
   /**
    * While the configuration is broken, a job waits for a valid one: sent to the queue again with
@@ -74,6 +84,14 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
     mayStart: MayStart | undefined,
   ): Promise<boolean> {
     const fields: Record<string, unknown> = { messageId: record.messageId };
+    if (deadLettered.has(record.messageId)) {
+      logger.log(
+        "warn",
+        "record already dead-lettered; not delivered again, left for Lambda to delete",
+        fields,
+      );
+      return false;
+    }
     try {
       const attempts = receiveCount(record);
       let job: DeliveryJob;
@@ -127,6 +145,19 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
           return false;
       }
     } catch (e) {
+      if (isDeadLetterSent(e)) {
+        // The dead letter is in the DLQ. Reported, the record would come back, be delivered
+        // again and get a second dead letter; not reported, Lambda deletes it, a second try at
+        // the delete that failed.
+        deadLettered.add(record.messageId);
+        if (deadLettered.size > MAX_REMEMBERED_DEAD)
+          deadLettered.delete(deadLettered.values().next().value as string);
+        logger.log("warn", "record dead-lettered, but its delete failed; left for Lambda to delete", {
+          ...fields,
+          error: errorMessage(e),
+        });
+        return false;
+      }
       logger.log("error", "record failed; reported for redelivery", {
         ...fields,
         error: errorMessage(e),

@@ -459,6 +459,19 @@ describe("sqs queue, SQS specifics", () => {
       expect(await queue.receive(10, 30_000)).toMatchObject([{ id: "refused", attempts: 2 }]);
     });
 
+    it("says when a dead letter was sent but its message's delete was refused, so the caller does not dead-letter it twice", async () => {
+      await open();
+      openRecorded();
+      await queue.send([{ id: "bad", body: "x" }]);
+      const [got] = await queue.receive(1, 1000);
+      if (!got) throw new Error("nothing received");
+      await expect(queue.deadLetter({ ...got, receipt: "not-a-receipt" }, "HTTP 410")).rejects.toMatchObject({
+        name: "DeadLetterSentError",
+        message: expect.stringMatching(/^dead letter sent, but .*ReceiptHandleIsInvalid/),
+      });
+      expect((await queue.listDead()).map((d) => d.id)).toEqual(["bad"]);
+    });
+
     it("sends an entry SQS failed on its side once more, in the next batch request", async () => {
       await open();
       openRecorded();

@@ -246,7 +246,7 @@ describe("the Lambda SQS handler", () => {
     expect(kept.length).toBeGreaterThan(400_000);
   });
 
-  it("reports a record whose dead-lettering failed, and only that one", async () => {
+  it("reports a record whose dead letter could not be sent, and only that one", async () => {
     await createPair();
     const delivered = withSink(jobOf(0), "audit");
     const dead = withSink(jobOf(1), "flaky");
@@ -255,12 +255,65 @@ describe("the Lambda SQS handler", () => {
     const deadBody = messages.find((m) => m.Body?.includes(dead.id))?.Body ?? "";
     const event = eventOf(messages, { [deadBody]: "2" });
     const broken = event.Records.find((r) => r.body === deadBody) as SQSRecord;
-    // SQS refuses to delete with this handle, so the move to the DLQ does not complete.
-    broken.receiptHandle = "not-a-receipt-handle";
 
-    const response = await handlerFor()(event);
+    // SQS refuses the send: there is no such DLQ.
+    const response = await handlerFor({ HOOKGATE_DLQ_URL: `${dlqUrl}-gone` })(event);
 
     expect(response.batchItemFailures).toEqual([{ itemIdentifier: broken.messageId }]);
+  });
+
+  it("leaves a record whose dead letter was sent but whose delete failed to Lambda's delete, and never dead-letters it twice", async () => {
+    // Session 29: the record was reported, so it came back, was delivered again and got a second
+    // dead letter. The delete fails in the handler's SQS client only (the SDK's middleware, as
+    // the contract suite injects SQS's answers); the send to the DLQ and everything else is the
+    // real server's.
+    await createPair();
+    const dead = withSink(jobOf(1), "flaky");
+    await send([dead]);
+    const first = eventOf(await receiveAll(1), {});
+    (first.Records[0] as SQSRecord).attributes.ApproximateReceiveCount = "2";
+    const port = (server.address() as AddressInfo).port;
+    const flakyDeletes = createSqsClientForLocal(`http://127.0.0.1:${port}`);
+    cleanups.push(async () => flakyDeletes.destroy());
+    let failDeletes = true;
+    flakyDeletes.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (failDeletes && context.commandName === "DeleteMessageBatchCommand")
+          throw Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
+        return next(args);
+      },
+      { step: "initialize", name: "failDeletes" },
+    );
+    const handler = createSqsHandler({
+      env: {
+        HOOKGATE_POLICY: policy(),
+        HOOKGATE_QUEUE_URL: queueUrl,
+        HOOKGATE_DLQ_URL: dlqUrl,
+        WHSEC: SECRET,
+      },
+      sqsClient: async () => flakyDeletes,
+      logger: { log: () => undefined },
+    });
+    const posts = () => failing.received.length;
+    const before = posts();
+
+    // Not reported: Lambda deletes every record not reported, a second try at the delete.
+    expect((await handler(first)).batchItemFailures).toEqual([]);
+    expect(posts()).toBe(before + 1);
+    const queue = createSqsQueue<DeliveryJob>({ client, queueUrl, deadLetterQueueUrl: dlqUrl });
+    expect((await queue.listDead()).map((d) => d.id)).toEqual([dead.id]);
+
+    // Should Lambda's delete fail as well, the message comes back to this container: it is
+    // neither sent to the sink again nor dead-lettered again, and still left to Lambda.
+    failDeletes = false;
+    const again = eventOf(await receiveAll(1), {});
+    expect(again.Records[0]?.messageId).toBe(first.Records[0]?.messageId);
+    expect((await handler(again)).batchItemFailures).toEqual([]);
+    expect(posts()).toBe(before + 1);
+    const letters = await client.send(
+      new GetQueueAttributesCommand({ QueueUrl: dlqUrl, AttributeNames: ["ApproximateNumberOfMessages"] }),
+    );
+    expect(letters.Attributes?.ApproximateNumberOfMessages).toBe("1");
   });
 
   it("holds each job on the queue with a delay while the policy does not load, reporting only what is no job", async () => {

@@ -24,7 +24,7 @@ import {
   SQSClient,
 } from "@aws-sdk/client-sqs";
 import { errorMessage } from "../../core/errors.js";
-import type { DeadLetter, Queue, ReceivedMessage } from "../../core/queue.js";
+import { type DeadLetter, DeadLetterSentError, type Queue, type ReceivedMessage } from "../../core/queue.js";
 
 export interface SqsQueueOptions<T> {
   readonly client: SQSClient;
@@ -531,6 +531,8 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
 
     // Two calls, not atomic: a crash between them leaves the job on the source queue, where the
     // queue's redrive policy (maxReceiveCount) remains the safety net that moves it to the DLQ.
+    // A delete that fails after the send rejects with DeadLetterSentError, so the caller can keep
+    // the message from a second delivery and a second dead letter (lambda-sqs.ts).
     async deadLetter(message, error) {
       const failedAt = now();
       const letter = fitted(message.body, (body) => ({
@@ -541,7 +543,9 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
         failedAt,
       }));
       await client.send(new SendMessageCommand({ QueueUrl: deadLetterQueueUrl, MessageBody: letter }));
-      await deletes.add({ receipt: message.receipt });
+      await deletes.add({ receipt: message.receipt }).catch((e: unknown) => {
+        throw new DeadLetterSentError(e);
+      });
       return true;
     },
 
