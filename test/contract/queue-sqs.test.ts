@@ -502,6 +502,43 @@ describe("sqs queue, SQS specifics", () => {
       expect(await queue.receive(10, 30_000)).toEqual([]);
     });
 
+    it("settles the acks SQS took when the request that tries another again fails, and rejects only that one", async () => {
+      // Session 29: the whole call rejected, so every ack of the batch was logged as not settled
+      // (and on Lambda a dead letter taken as deleted read as one to report).
+      await open();
+      openRecorded();
+      let calls = 0;
+      recording.middlewareStack.add(
+        (next, context) => async (args) => {
+          if (context.commandName !== "DeleteMessageBatchCommand") return next(args);
+          calls++;
+          if (calls > 1) throw Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
+          const input = args.input as DeleteMessageBatchRequest;
+          const entries = input.Entries ?? [];
+          const lost = entries.at(-1);
+          const result = await next({ ...args, input: { ...input, Entries: entries.slice(0, -1) } });
+          const output = result.output as { Failed?: unknown[] };
+          output.Failed = [
+            ...(output.Failed ?? []),
+            { Id: lost?.Id, Code: "InternalError", Message: "try again", SenderFault: false },
+          ];
+          return result;
+        },
+        { step: "initialize", name: "loseOneThenHangUp" },
+      );
+      await queue.send(["a", "b", "c"].map((id) => ({ id, body: id })));
+      const got = await queue.receive(3, 1000);
+      const settled = await Promise.allSettled(got.map((m) => queue.ack(m)));
+      expect(settled.map((r) => r.status)).toEqual(["fulfilled", "fulfilled", "rejected"]);
+      expect(settled[2]).toMatchObject({
+        reason: expect.objectContaining({
+          message: expect.stringMatching(/InternalError: try again; .*socket hang up/),
+        }),
+      });
+      await sleep(1300);
+      expect((await queue.receive(10, 30_000)).map((m) => m.id)).toEqual([got[2]?.id]);
+    });
+
     it("sends a message SQS failed on its side once more, so the job is not lost", async () => {
       await open();
       openRecorded();

@@ -129,7 +129,9 @@ type EntryFailure = Pick<BatchResultErrorEntry, "Code" | "Message" | "SenderFaul
  * A batch request (SendMessageBatch, DeleteMessageBatch, ChangeMessageVisibilityBatch) for the
  * entries `ids`. SQS answers 200 even when entries fail, each failure in `Failed`; those it failed
  * on its own side (SenderFault false) are sent again, ENTRY_TRIES in all. Resolves to each
- * entry's last failure, by id; an entry SQS took is not in the map.
+ * entry's last failure, by id; an entry SQS took is not in the map. Only a first request that
+ * fails as a whole rejects: a later one that does fails just the entries it carried, and those
+ * SQS took before stay taken (a job sent is not reported lost, a message deleted not as coming back).
  */
 async function retryingEntries(
   ids: readonly number[],
@@ -138,7 +140,22 @@ async function retryingEntries(
   const failures = new Map<number, EntryFailure>();
   let pending = ids;
   for (let tries = 0; pending.length > 0 && tries < ENTRY_TRIES; tries++) {
-    const result = await send(pending);
+    let result: { Failed?: BatchResultErrorEntry[] | undefined };
+    try {
+      result = await send(pending);
+    } catch (e) {
+      if (tries === 0) throw e;
+      for (const i of pending) {
+        const first = failures.get(i);
+        const again = `the request that tried it again failed: ${errorMessage(e)}`;
+        failures.set(i, {
+          Code: first?.Code,
+          Message: first?.Message ? `${first.Message}; ${again}` : again,
+          SenderFault: first?.SenderFault,
+        });
+      }
+      break;
+    }
     for (const i of pending) failures.delete(i);
     const again: number[] = [];
     for (const failed of result.Failed ?? []) {
