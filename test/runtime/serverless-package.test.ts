@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SETTLE_MARGIN_MS } from "../../src/entry/lambda-sqs.js";
 import { ROOT } from "../support/process.js";
 
 const run = promisify(execFile);
@@ -166,6 +167,13 @@ describe("serverless package", () => {
     expect(consumerTimeout).toBeGreaterThan(0);
     expect(Number(resolved(queue.VisibilityTimeout))).toBeGreaterThanOrEqual(6 * consumerTimeout);
     expect(template.Resources.DeadLetterQueue?.Type).toBe("AWS::SQS::Queue");
+  });
+
+  it("gives the delivery function the time a whole batch needs, so that no sink call of it is left unstarted", () => {
+    // A sink call starts only while its 15 s and SETTLE_MARGIN_MS are left; the last of ten jobs
+    // for one Slack or Discord webhook waits 9 s for its send slot first.
+    const consumerTimeout = Number(template.Resources.DeliverLambdaFunction?.Properties.Timeout);
+    expect(consumerTimeout * 1000).toBeGreaterThanOrEqual(9_000 + 15_000 + SETTLE_MARGIN_MS);
   });
 
   it("alarms on DLQ depth and on the age of the oldest job", () => {
