@@ -4,6 +4,7 @@
  * src/adapters/queue/ (sqlite, sqs, memory; Cloudflare Queues on Workers), and one contract
  * suite (test/contract/) that every backend must pass.
  */
+import { errorMessage } from "./errors.js";
 
 export interface OutgoingMessage<T> {
   /** Stable id of the job; the same on every attempt and every replay. */
@@ -78,7 +79,7 @@ export interface Queue<T> {
  */
 export class DeadLetterSentError extends Error {
   constructor(cause: unknown) {
-    super(`dead letter sent, but the message was not removed from the queue: ${describe(cause)}`, {
+    super(`dead letter sent, but the message was not removed from the queue: ${errorMessage(cause)}`, {
       cause,
     });
     this.name = "DeadLetterSentError";
@@ -88,8 +89,4 @@ export class DeadLetterSentError extends Error {
 /** By name, not class: a bundle that splits chunks may hold the class twice. */
 export function isDeadLetterSent(e: unknown): e is DeadLetterSentError {
   return e instanceof Error && e.name === "DeadLetterSentError";
-}
-
-function describe(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
 }
