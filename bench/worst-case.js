@@ -100,6 +100,13 @@ const HOSTILE = [
   { name: "`git push -f origin main;` repeated", command: (n) => repeated("git push -f origin main;", n) },
   // git read past its options and through the alias its `-c` defines, a shell command here.
   { name: "`git -c alias.x='!x' x;` repeated", command: (n) => repeated("git -c alias.x='!x' x;", n) },
+  // A setting's or a variable's command, read as a script (session 29).
+  {
+    name: "`git -c core.pager='x;y' log;` repeated",
+    command: (n) => repeated("git -c core.pager='x;y' log;", n),
+  },
+  { name: "`GIT_PAGER='x;y' ` repeated", command: (n) => repeated("GIT_PAGER='x;y' ", n) },
+  { name: "`env EDITOR=x ` repeated", command: (n) => repeated("env EDITOR=x ", n) },
   { name: "`a>b;` repeated", command: (n) => repeated("a>b;", n) },
   // What find, fd and xargs run is read as a command of its own (2026-12-02, session 17).
   { name: "`find -exec ` repeated", command: (n) => repeated("find -exec ", n) },

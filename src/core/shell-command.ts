@@ -146,6 +146,7 @@ export function splitCommand(command: string): CommandSplit {
     guessing: 0,
     aliases: false,
     braceBudget: MAX_BRACE_OUTPUT,
+    commandValues: [],
   };
   const text = sanitize(command);
   const scanned = splitInto(text, 0, [], out);
@@ -482,6 +483,8 @@ interface Output {
   aliases: boolean;
   /** Characters its brace lists may still expand to (MAX_BRACE_OUTPUT). */
   braceBudget: number;
+  /** Commands assigned to a variable a program runs (COMMAND_VARIABLE), still to be read. */
+  readonly commandValues: Script[];
 }
 
 function sanitize(text: string): string {
@@ -2461,6 +2464,8 @@ function expand(
   while (assignments < args.length && ASSIGNMENT.test((args[assignments] as Word).text)) assignments += 1;
   for (;;) {
     const peeled = peel(args, at, out, at < assignments);
+    // `GIT_SSH_COMMAND='…' git push`, `env EDITOR='…' crontab -e`: their commands, read where set.
+    if (out.commandValues.length > 0) readCommandValues(out.commandValues.splice(0), depth, out);
     if (peeled === undefined) break;
     if ("script" in peeled) {
       if (unreadableScript(peeled)) markUnreadable(out);
@@ -2519,6 +2524,7 @@ function expand(
       noteAssignment({ kind: "word", text: value, expands, ...(/[$`]/.test(value) && { keeps: true }) }, out);
       return false;
     });
+    readCommandValues(out.commandValues.splice(0), depth, out);
   }
   // `su -c 'rm -rf /'`, `script -c …`, `flock FILE -c …` and `watch` run a script: checked by
   // deny-style rules, the wrapper kept as written for allow rules, as sudo is. su, sg, script and
@@ -2540,6 +2546,7 @@ function expand(
     for (const run of git.runs) record({ args: run, redirects }, out);
     out.denyOnly -= 1;
   }
+  if (git !== undefined) readCommandValues(git.commands, depth, out);
   // What a deny-only wrapper runs (sudo, xargs, or a stripped wrapper with an option not known
   // here) is checked by deny-style rules as a command of its own, wrappers and all.
   if (script !== undefined && depth < MAX_DEPTH) {
@@ -2564,6 +2571,12 @@ function expand(
     out.denyOnly -= 1;
   }
   const wrapped = wrappedCommands(args, at);
+  // sudo's `NAME=value` before its command, set for it as env sets it (`sudo EDITOR=… visudo`).
+  if (DENY_ONLY_WRAPPERS[name]?.assignments) {
+    const end = args.length - (wrapped.commands[0]?.length ?? 0);
+    for (const word of args.slice(at + 1, end)) if (NAME_VALUE.test(word.text)) noteCommandValue(word, out);
+    readCommandValues(out.commandValues.splice(0), depth, out);
+  }
   const runsInput =
     appended &&
     runsOtherCommands(name) &&
@@ -2585,6 +2598,23 @@ function expand(
     if (guess) out.guessing += 1;
     expand({ args: run, redirects: [] }, depth + 1, redirects, out, appended || wrapped.appended);
     if (guess) out.guessing -= 1;
+    out.denyOnly -= 1;
+  }
+}
+
+/**
+ * Commands a setting makes a program run through the shell (a git setting's, an editor's or a
+ * pager's in a variable): checked by deny-style rules as scripts, unreadable where their text is
+ * made at run time (`-c core.pager="less $X"`: the shell that runs it expands it again).
+ */
+function readCommandValues(scripts: readonly Script[], depth: number, out: Output): void {
+  for (const script of scripts) {
+    if (unreadableScript(script) || depth >= MAX_DEPTH) {
+      markUnreadable(out);
+      continue;
+    }
+    out.denyOnly += 1;
+    splitInto(script.script, depth + 1, [], out);
     out.denyOnly -= 1;
   }
 }
@@ -2624,6 +2654,8 @@ interface GitRuns {
   readonly runs: readonly Word[][];
   /** What a `!` alias runs: its shell command, with the arguments git adds after it. */
   readonly script?: Script;
+  /** The commands its `-c` settings make git run (`-c core.pager=…`, gitConfigCommand). */
+  readonly commands: readonly Script[];
   /** An alias whose text is not seen may run: one from the environment (`--config-env`), or a `-c` whose name or value expands. */
   readonly unreadable: boolean;
 }
@@ -2640,6 +2672,7 @@ interface GitRuns {
 function gitRuns(args: readonly Word[], at: number, appended: boolean): GitRuns {
   const runs: Word[][] = [];
   const aliases = new Map<string, Word | undefined>(); // undefined: its text is not seen
+  const commands: Script[] = [];
   let unreadable = false;
   const alias = (definition: string, word: Word | undefined) => {
     const eq = definition.indexOf("=");
@@ -2651,24 +2684,32 @@ function gitRuns(args: readonly Word[], at: number, appended: boolean): GitRuns 
       const text = definition.slice(eq + 1);
       aliases.set(key.slice(6).toLowerCase(), word && !mayExpand(text, word) ? { ...word, text } : undefined);
     }
+    // A setting whose value is a command git runs (`-c core.sshCommand='…'`): read as a script; from
+    // the environment (`--config-env=core.pager=VAR`) it is not seen.
+    const command = eq >= 0 ? gitConfigCommand(key, definition.slice(eq + 1)) : undefined;
+    if (command !== undefined && word === undefined) unreadable = true;
+    else if (command !== undefined && word !== undefined)
+      commands.push({ script: command, expands: mayExpand(command, word) });
+    // The ext:: transport runs its URL's command (`ext::sh -c …`) once allowed.
+    if (eq >= 0 && GIT_EXT_ALLOW.test(key) && !/^never$/i.test(definition.slice(eq + 1))) unreadable = true;
   };
   const program = args[at] as Word;
   let words: readonly Word[] = args;
   let i = at + 1;
   for (let round = 0; ; round += 1) {
     const start = gitSubcommand(words, i, alias);
-    if (start === GIT_UNSURE) return { runs, unreadable: true };
+    if (start === GIT_UNSURE) return { runs, commands, unreadable: true };
     // With an alias defined, a command named at run time may be it: `"$SUB"`, find's `{}`, xargs'
     // input (`… | xargs git -c alias.x=…`).
     if (aliases.size > 0 && (start < 0 ? appended : mayBeOption(words[start] as Word)))
-      return { runs, unreadable: true };
+      return { runs, commands, unreadable: true };
     if (start < 0) break;
     if (start > i || round > 0) runs.push([program, ...words.slice(start)]);
     const name = (words[start] as Word).text.toLowerCase();
     if (!aliases.has(name)) break;
     const value = aliases.get(name);
     // Past MAX_GIT_ALIASES git follows the chain all the same: what it ends in is not read.
-    if (value === undefined || round >= MAX_GIT_ALIASES) return { runs, unreadable: true };
+    if (value === undefined || round >= MAX_GIT_ALIASES) return { runs, commands, unreadable: true };
     aliases.delete(name);
     const rest = words.slice(start + 1);
     if (value.text.startsWith("!")) {
@@ -2679,17 +2720,52 @@ function gitRuns(args: readonly Word[], at: number, appended: boolean): GitRuns 
         value.text.slice(1),
         ...rest.map((w) => (expandsAny([w]) ? w.text : singleQuoted(w.text))),
       ].join(" ");
-      return { runs, script: { script, expands: expandsAny([value]) }, unreadable };
+      return { runs, commands, script: { script, expands: expandsAny([value]) }, unreadable };
     }
     words = [program, ...gitWords(value.text), ...rest];
     i = 1;
   }
-  return { runs, unreadable };
+  return { runs, commands, unreadable };
 }
 
 /** Whether `text`, a part of `word`, may expand: it holds a `$`, backquote or glob, and the word expands. */
 function mayExpand(text: string, word: Word): boolean {
   return word.kind !== "redirect" && (word.kind === "glob" || word.expands === true) && /[$`*?[]/.test(text);
+}
+
+/**
+ * git settings whose value is a command git runs, by their names in lower case (a section's and
+ * a key's case does not count; a subsection's is any): through the shell, `sh -c 'VALUE "$@"'`,
+ * for most (git-config(1): core.pager "is meant to be interpreted by the shell"; core.sshCommand,
+ * core.fsmonitor, core.editor, diff.external, the drivers' commands, a credential helper), as a
+ * program for the rest (core.askPass, gpg.program), read as a script all the same.
+ */
+const GIT_COMMAND_SETTING = new RegExp(
+  "^(?:" +
+    [
+      String.raw`core\.(?:sshcommand|fsmonitor|pager|editor|askpass|gitproxy|alternaterefscommand)`,
+      String.raw`sequence\.editor|diff\.external|uploadpack\.packobjectshook|pager\..+`,
+      String.raw`(?:diff|filter|merge|difftool|mergetool|trailer|browser|man)\..+\.(?:command|textconv|clean|smudge|process|driver|cmd|path)`,
+      String.raw`remote\..+\.(?:uploadpack|receivepack)|credential\.(?:.+\.)?helper`,
+      String.raw`gpg\.(?:.+\.)?program|gpg\.ssh\.defaultkeycommand|sendemail\.(?:.+\.)?(?:tocmd|cccmd|smtpserver)`,
+    ].join("|") +
+    ")$",
+);
+
+/** `protocol.ext.allow` and `protocol.allow`: set to anything but `never`, the ext:: transport may run a command. */
+const GIT_EXT_ALLOW = /^protocol\.(?:ext\.)?allow$/i;
+
+/**
+ * The command a git setting makes git run, or undefined for one that runs none. A credential
+ * helper is a shell command after a `!`, a program by an absolute path, otherwise `git
+ * credential-NAME` (gitcredentials(7)).
+ */
+function gitConfigCommand(key: string, value: string): string | undefined {
+  const name = key.toLowerCase();
+  if (!GIT_COMMAND_SETTING.test(name) || value === "") return undefined;
+  if (!/^credential\./.test(name)) return value;
+  if (value.startsWith("!")) return value.slice(1);
+  return value.startsWith("/") ? value : `git credential-${value}`;
 }
 
 /** git by any path, in any case, folded (`/usr/bin/git`, `GIT` and `gıt` on macOS). */
@@ -3764,6 +3840,7 @@ function peel(args: readonly Word[], at: number, out: Output, prefix: boolean): 
   const start = skipOptions(args, at, spec);
   if (start === undefined) return undefined;
   if (start.moves || start.shifts) markUnreadable(out);
+
   return start.command < args.length ? { at: start.command } : undefined;
 }
 
@@ -3823,7 +3900,41 @@ function noteAssignment(assignment: Word, out: Output): void {
   // SHELL is the program flock's and script's `-c` and su's `-m` run: a shell, or none can be named.
   const value = word.slice(word.indexOf("=") + 1);
   if (name === "SHELL" && (expands || (value !== "" && !shellByPath(value)))) markUnreadable(out);
+  noteCommandValue(assignment, out);
 }
+
+/**
+ * A command a variable's user runs (`GIT_SSH_COMMAND='…' git push`: COMMAND_VARIABLE), kept for
+ * expand to read as a script; git's settings in GIT_CONFIG_PARAMETERS, whose format is not read
+ * here, make the command unreadable.
+ */
+function noteCommandValue(assignment: Word, out: Output): void {
+  const eq = assignment.text.indexOf("=");
+  // `EDITOR+=…` adds to a value not seen here: read as one made at run time.
+  const appends = assignment.text.charAt(eq - 1) === "+";
+  const name = assignment.text.slice(0, appends ? eq - 1 : eq);
+  const value = assignment.text.slice(eq + 1);
+  if (COMMAND_VARIABLE.test(name) && (value !== "" || appends)) {
+    const expands =
+      appends || assignment.kind === "glob" || (assignment.kind === "word" && assignment.expands === true);
+    // less runs LESSOPEN's command after a `|` or `||` (its input preprocessor).
+    out.commandValues.push({
+      script: name.startsWith("LESS") ? value.replace(/^\|\|?/, "") : value,
+      expands,
+    });
+  }
+  if (name === "GIT_CONFIG_PARAMETERS") markUnreadable(out);
+}
+
+/**
+ * Variables whose value is a command a program runs, through the shell for most (git(1):
+ * GIT_SSH_COMMAND, GIT_EXTERNAL_DIFF, GIT_PAGER, GIT_EDITOR; PAGER, EDITOR and VISUAL for git,
+ * man, crontab, less…), as a program for the rest (GIT_SSH, the askpass ones), read as a script
+ * all the same. A GIT_CONFIG_VALUE_n may be any setting's (git-config(1) GIT_CONFIG_COUNT), a
+ * command's too: read as one.
+ */
+const COMMAND_VARIABLE =
+  /^(?:GIT_(?:SSH|SSH_COMMAND|EXTERNAL_DIFF|PAGER|EDITOR|SEQUENCE_EDITOR|ASKPASS|PROXY_COMMAND|CONFIG_VALUE_\d+)|SSH_ASKPASS|PAGER|MANPAGER|EDITOR|VISUAL|SUDO_EDITOR|SUDO_ASKPASS|LESSOPEN|LESSCLOSE)$/;
 
 /**
  * `set -k` (`-o keyword`: an assignment-shaped word anywhere in a command is taken out of its

@@ -358,6 +358,11 @@ const respellings: readonly ((command: string, other: string) => string)[] = [
   (c) => c.replace(/^(\S)(\S*)/, '$1""$2'),
   (c) => c.replace(/^(\S)/, "\\$1"),
   (c) => `/usr/bin/${c}`,
+  // A command git runs from its settings or the environment (session 29).
+  (c) => `git -c core.sshCommand='${c}' fetch`,
+  (c) => `git -C app -c core.fsmonitor="${c}" status`,
+  (c) => `GIT_SSH_COMMAND='${c}' git push`,
+  (c) => `env EDITOR='${c}' git commit`,
 ];
 
 describe("a deny-style Bash rule", () => {

@@ -1124,3 +1124,22 @@ describe("a word among git's options that bash may split (a security hunt, sessi
     expect(both(text, bash(command))).toEqual({ any: true, all: false });
   });
 });
+
+describe("commands git's settings and the environment make a program run (session 29)", () => {
+  it.each([
+    "git -c core.sshCommand='rm -rf /' fetch",
+    "git -c core.fsmonitor='rm -rf ~' status",
+    "git -c core.pager='rm -rf /' log",
+    "GIT_SSH_COMMAND='rm -rf /' git push",
+    "GIT_EDITOR='sh -c \"rm -rf /\"' git commit",
+    "git --config-env=core.sshCommand=CMD fetch",
+  ])("lets a deny rule on rm -rf see %j", (command) => {
+    expect(both("Bash(rm -rf:*)", bash(command))).toEqual({ any: true, all: false });
+  });
+
+  it("allows no more than before", () => {
+    expect(both("Bash(git log:*)", bash("git -c core.pager='rm -rf /' log")).all).toBe(false);
+    expect(both("Bash(git push:*)", bash("GIT_SSH_COMMAND='rm -rf /' git push")).all).toBe(false);
+    expect(both("Bash(git -c core.pager=less log)", bash("git -c core.pager=less log")).all).toBe(true);
+  });
+});

@@ -1977,3 +1977,76 @@ describe("an unquoted $IFS among a command's arguments (a security hunt, session
     },
   );
 });
+
+describe("commands git's settings and the environment make a program run (session 29)", () => {
+  it.each([
+    ["git -c core.sshCommand='rm -rf /' fetch", "rm -rf /"],
+    ["git -c core.fsmonitor='rm -rf /' status", "rm -rf /"],
+    ["git -c Core.Pager='rm -rf /' log", "rm -rf /"],
+    ["git -c core.editor='rm -rf /' commit", "rm -rf /"],
+    ["git -c sequence.editor='rm -rf /' rebase -i HEAD~2", "rm -rf /"],
+    ["git -c diff.external='rm -rf /' diff", "rm -rf /"],
+    ["git -c pager.log='rm -rf /' log", "rm -rf /"],
+    ["git -c filter.lfs.smudge='rm -rf /' checkout .", "rm -rf /"],
+    ["git -c credential.helper='!rm -rf /' push", "rm -rf /"],
+    ["git -c credential.https://x.example.helper='/bin/rm -rf /' push", "/bin/rm -rf /"],
+    ["git -c credential.helper=store push", "git credential-store"],
+    ["git -c alias.p=push -c core.sshCommand='rm -rf /' p", "rm -rf /"],
+    ["GIT_SSH_COMMAND='rm -rf /' git push", "rm -rf /"],
+    ["GIT_EXTERNAL_DIFF='rm -rf /' git diff", "rm -rf /"],
+    ["GIT_PAGER='rm -rf /' git log", "rm -rf /"],
+    ["GIT_EDITOR='rm -rf /' git commit", "rm -rf /"],
+    ["PAGER='rm -rf /' git log", "rm -rf /"],
+    ["EDITOR='rm -rf /' crontab -e", "rm -rf /"],
+    ["VISUAL='rm -rf /' git commit", "rm -rf /"],
+    ["env GIT_SSH_COMMAND='rm -rf /' git push", "rm -rf /"],
+    ["export GIT_SSH_COMMAND='rm -rf /'; git push", "rm -rf /"],
+    ["sudo EDITOR='rm -rf /' visudo", "rm -rf /"],
+    [
+      "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0='rm -rf /' git status",
+      "rm -rf /",
+    ],
+    ["LESSOPEN='|rm -rf / %s' less x", "rm -rf / %s"],
+    ["GIT_SSH_COMMAND='ssh -i k; rm -rf /' git push", "rm -rf /"],
+  ])("reads the command %j sets for deny-style rules", (command, runs) => {
+    const split = splitCommand(command);
+    expect(split.subcommands.filter((s) => s.denyOnly).map((s) => s.text)).toContain(runs);
+    expect(split.unreadable).toBe(false);
+  });
+
+  it.each([
+    // The shell git starts expands the value again: what it runs is made at run time.
+    'git -c core.pager="less $X" log',
+    'GIT_SSH_COMMAND="ssh -i $KEY" git push',
+    'EDITOR="$E" git commit',
+    "GIT_SSH_COMMAND+=' -v' git push",
+    // From the environment, or in a format not read here.
+    "git --config-env=core.sshCommand=CMD fetch",
+    "git --config-env core.pager=P log",
+    "GIT_CONFIG_PARAMETERS=\"'core.pager'='rm -rf /'\" git log",
+    // The ext:: transport runs its URL's command once allowed.
+    "git -c protocol.ext.allow=always clone 'ext::sh -c rm% -rf% /'",
+    "git -c protocol.allow=always fetch x",
+  ])("fails safe on %j: the command git runs is not seen", (command) => {
+    expect(splitCommand(command).unreadable).toBe(true);
+  });
+
+  it.each([
+    ["git -c user.name=x commit", ["git commit"]],
+    ["git -c core.pager= log", ["git log"]],
+    ["git -c protocol.ext.allow=never fetch", ["git fetch"]],
+    ['git -c core.editor="code --wait" commit', ["git commit", "code --wait"]],
+  ])("reads %j as the commands it runs, no others", (command, added) => {
+    const split = splitCommand(command);
+    expect(split.subcommands.filter((s) => s.denyOnly).map((s) => s.text)).toEqual(added);
+    expect(split.unreadable).toBe(false);
+  });
+
+  it("keeps the allow side as before: an assignment outside the safe list is opaque, git's -c as written", () => {
+    expect(splitCommand("EDITOR=vim git commit").opaque).toBe(true);
+    expect(splitCommand("git -c core.pager=less log").opaque).toBe(false);
+    expect(splitCommand("git -c core.pager=less log").subcommands[0]?.text).toBe(
+      "git -c core.pager=less log",
+    );
+  });
+});
