@@ -107,6 +107,12 @@ const HOSTILE = [
   },
   { name: "`GIT_PAGER='x;y' ` repeated", command: (n) => repeated("GIT_PAGER='x;y' ", n) },
   { name: "`env EDITOR=x ` repeated", command: (n) => repeated("env EDITOR=x ", n) },
+  // What a remote host or a container runs, and a CLI past its global options (session 29).
+  { name: "`ssh h ` repeated", command: (n) => repeated("ssh h ", n) },
+  { name: "`docker run -v $P:/s i ` repeated", command: (n) => repeated("docker run -v $P:/s i ", n) },
+  { name: "`kubectl exec p -- ` repeated", command: (n) => repeated("kubectl exec p -- ", n) },
+  { name: "`kubectl -n x ` repeated", command: (n) => repeated("kubectl -n x ", n) },
+  { name: "`ssh h a;` repeated", command: (n) => repeated("ssh h a;", n) },
   { name: "`a>b;` repeated", command: (n) => repeated("a>b;", n) },
   // What find, fd and xargs run is read as a command of its own (2026-12-02, session 17).
   { name: "`find -exec ` repeated", command: (n) => repeated("find -exec ", n) },

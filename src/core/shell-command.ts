@@ -2547,6 +2547,15 @@ function expand(
     out.denyOnly -= 1;
   }
   if (git !== undefined) readCommandValues(git.commands, depth, out);
+  // ssh's remote command, a CLI past its global options (`kubectl -n prod delete …`).
+  const cli = cliRuns(name, args, at);
+  if (cli !== undefined) {
+    if (cli.unreadable) markUnreadable(out);
+    out.denyOnly += 1;
+    for (const run of cli.subcommands) record({ args: run, redirects }, out);
+    out.denyOnly -= 1;
+    readCommandValues(cli.scripts, depth, out);
+  }
   // What a deny-only wrapper runs (sudo, xargs, or a stripped wrapper with an option not known
   // here) is checked by deny-style rules as a command of its own, wrappers and all.
   if (script !== undefined && depth < MAX_DEPTH) {
@@ -2835,6 +2844,374 @@ function gitWords(text: string): Word[] {
   return words;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Remote and container runners, and CLIs past their global options (session 29).
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * The global options of CLIs whose subcommand a deny rule names (`Bash(kubectl delete:*)`),
+ * from each tool's own table, as git's are (GIT_VALUED): pflag's for kubectl 1.31, helm 3.16,
+ * docker 27 and podman 5 (cobra: a long option with its value after `=` or in the next word, a
+ * short one's attached or next, no prefixes), terraform 1.9's `-chdir=DIR`. A table, not a rule
+ * for every program: whether an option takes the next word is each tool's own, and a guess at it
+ * would take a value for the subcommand (`kubectl -n delete get pods` is `get`).
+ */
+const CLI_GLOBALS: Readonly<Record<string, Pick<WrapperSpec, "valued" | "flags">>> = {
+  kubectl: getopt(
+    "n:s:v:",
+    "as= as-group= as-uid= cache-dir= certificate-authority= client-certificate= client-key= cluster=",
+    "context= kubeconfig= namespace= password= profile= profile-output= request-timeout= server=",
+    "tls-server-name= token= user= username= v= vmodule= log-backtrace-at= log-dir= log-file=",
+    "log-file-max-size= log-flush-frequency= stderrthreshold= insecure-skip-tls-verify",
+    "match-server-version warnings-as-errors disable-compression alsologtostderr logtostderr",
+    "one-output skip-headers skip-log-headers add-dir-header",
+  ),
+  helm: getopt(
+    "n:",
+    "burst-limit= kube-apiserver= kube-as-group= kube-as-user= kube-ca-file= kube-context= kube-token=",
+    "kube-tls-server-name= kubeconfig= namespace= qps= registry-config= repository-cache=",
+    "repository-config= content-cache= debug kube-insecure-skip-tls-verify",
+  ),
+  docker: getopt(
+    "c:H:l:D",
+    "config= context= host= log-level= tlscacert= tlscert= tlskey= tls tlsverify debug",
+  ),
+  podman: getopt(
+    "c:r",
+    "cgroup-manager= config= conmon= connection= context= db-backend= events-backend= hooks-dir= identity=",
+    "imagestore= log-level= module= network-cmd-path= network-config-dir= out= root= runroot= runtime=",
+    "runtime-flag= ssh= storage-driver= storage-opt= tmpdir= url= volumepath= cdi-spec-dir=",
+    "remote syslog transient-store debug noout",
+  ),
+  terraform: { valued: ["-chdir"], flags: [] },
+};
+
+/** Global options of podman whose value is a program it runs (its OCI runtime, conmon, the network tool). */
+const PODMAN_PROGRAMS = /^--(?:runtime|conmon|network-cmd-path)$/;
+
+/**
+ * The index of a CLI's subcommand past its global options (CLI_GLOBALS), -1 where none runs (an
+ * option not in the table, which the tool refuses, or none left), GIT_UNSURE where a word among
+ * them, an option's value too, may split or vanish (`kubectl -n $NS delete …`). `option` is told
+ * each option with its value.
+ */
+function cliSubcommand(
+  args: readonly Word[],
+  at: number,
+  globals: Pick<WrapperSpec, "valued" | "flags">,
+  option: (name: string, value: Word | undefined) => void = () => {},
+): number {
+  for (let i = at + 1; i < args.length; i += 1) {
+    const word = args[i] as Word;
+    const text = word.text;
+    if (mayVanish(word)) return GIT_UNSURE;
+    if (text === "--") return -1;
+    if (!text.startsWith("-") || text === "-") return i;
+    const eq = text.indexOf("=");
+    const name = eq < 0 ? text : text.slice(0, eq);
+    if (globals.flags.includes(name)) continue;
+    if (globals.valued.includes(name)) {
+      if (eq < 0) {
+        i += 1;
+        const value = args[i];
+        if (value === undefined) return -1;
+        if (mayVanish(value)) return GIT_UNSURE;
+        option(name, value);
+      } else option(name, { kind: "word", text: text.slice(eq + 1) });
+      continue;
+    }
+    // A short option with its value attached (`-nprod`).
+    if (!text.startsWith("--") && globals.valued.includes(text.slice(0, 2))) continue;
+    return -1;
+  }
+  return -1;
+}
+
+/** What a CLI, ssh or a container runner runs besides itself, for deny-style rules. */
+interface CliRuns {
+  /** The CLI's command with its global options left out (`kubectl delete ns x`), and moved after its subcommand. */
+  readonly subcommands: readonly Word[][];
+  /** Scripts a shell runs: ssh's remote command and ProxyCommand, docker's `--health-cmd`. */
+  readonly scripts: readonly Script[];
+  readonly unreadable: boolean;
+}
+
+const NO_RUNS: CliRuns = { subcommands: [], scripts: [], unreadable: false };
+
+/** ssh, the CLIs of CLI_GLOBALS, and kubectl's command after `--`; undefined for other programs. */
+function cliRuns(name: string, args: readonly Word[], at: number): CliRuns | undefined {
+  if (name === "ssh") return sshRuns(args, at);
+  const globals = CLI_GLOBALS[name];
+  if (globals === undefined) return undefined;
+  const scripts: Script[] = [];
+  let unreadable = false;
+  const sub = cliSubcommand(args, at, globals, (option, value) => {
+    if (name === "podman" && PODMAN_PROGRAMS.test(option) && value !== undefined)
+      scripts.push(scriptOf([value]));
+  });
+  if (sub === GIT_UNSURE) return { subcommands: [], scripts, unreadable: true };
+  const subcommands: Word[][] = [];
+  const program = args[at] as Word;
+  if (sub > at + 1) {
+    subcommands.push([program, ...args.slice(sub)]);
+    subcommands.push([program, args[sub] as Word, ...args.slice(at + 1, sub), ...args.slice(sub + 1)]);
+  }
+  // `kubectl exec POD -- CMD`, `kubectl run NAME --image=… -- CMD`, `kubectl debug … -- CMD`: the
+  // words after `--` are the command the container runs (wrappedCommands). A word before it that
+  // may split may be a `--` of its own (`kubectl exec $POD -- ls`).
+  if (name === "kubectl") {
+    const dashes = args.findIndex((a, i) => i > at && a.text === "--");
+    if (dashes > 0 && args.slice(at + 1, dashes).some(mayVanish)) unreadable = true;
+  }
+  if ((name === "docker" || name === "podman") && sub > 0) {
+    const run = containerRun(args, sub);
+    if (run !== undefined) {
+      // `--health-cmd` runs in the container's shell (Docker's CMD-SHELL).
+      for (let i = run.from; i < run.to; i += 1) {
+        const text = (args[i] as Word).text;
+        if (text === "--health-cmd" && args[i + 1] !== undefined)
+          scripts.push(scriptOf([args[i + 1] as Word]));
+        else if (text.startsWith("--health-cmd="))
+          scripts.push({ script: text.slice(13), expands: expandsAny([args[i] as Word]) });
+      }
+    }
+  }
+  return { subcommands, scripts, unreadable };
+}
+
+/**
+ * docker's and podman's `run` and `exec` (also as `container run`, `compose run`, `compose exec`)
+ * at `sub`: the index of the word after that subcommand, the end of the options before the image
+ * or container, and the spec to read them with; undefined for another subcommand.
+ */
+function containerRun(
+  args: readonly Word[],
+  sub: number,
+  composed = false,
+):
+  | { readonly at: number; readonly from: number; readonly to: number; readonly spec: WrapperSpec }
+  | undefined {
+  let at = sub;
+  let text = (args[at] as Word).text;
+  let compose = composed;
+  if (!composed && (text === "container" || text === "compose")) {
+    compose = text === "compose";
+    // compose's own options before its subcommand (`docker compose -f x.yml run …`).
+    const next = compose ? cliSubcommand(args, at, COMPOSE_GLOBALS) : at + 1;
+    if (next < 0 || args[next] === undefined) return undefined;
+    at = next;
+    text = (args[at] as Word).text;
+  }
+  const spec =
+    text === "run"
+      ? compose
+        ? COMPOSE_RUN
+        : CONTAINER_RUN
+      : text === "exec"
+        ? compose
+          ? COMPOSE_EXEC
+          : CONTAINER_EXEC
+        : undefined;
+  if (spec === undefined) return undefined;
+  const start = skipOptions(args, at, spec);
+  return { at, from: at + 1, to: start === undefined ? args.length : start.command, spec };
+}
+
+/** docker compose's own options (v2.29). */
+const COMPOSE_GLOBALS = getopt(
+  "f:p:",
+  "file= project-name= profile= env-file= project-directory= ansi= parallel= progress= compatibility dry-run",
+  "all-resources",
+);
+
+/**
+ * `docker run`'s options (docker 27's, pflag's grammar: bundled short ones, `-it`, `-p8080:80`),
+ * before its image; the command follows the image. An option not here (podman's many more) makes
+ * each later word a guess at the command (wrappedCommands).
+ */
+const CONTAINER_RUN: WrapperSpec = {
+  ...getopt(
+    "a:c:de:h:il:m:Pp:qtu:v:w:",
+    "add-host= annotation= attach= blkio-weight= blkio-weight-device= cap-add= cap-drop= cgroup-parent=",
+    "cgroupns= cidfile= cpu-count= cpu-percent= cpu-period= cpu-quota= cpu-rt-period= cpu-rt-runtime=",
+    "cpu-shares= cpus= cpuset-cpus= cpuset-mems= device= device-cgroup-rule= device-read-bps=",
+    "device-read-iops= device-write-bps= device-write-iops= detach-keys= dns= dns-opt= dns-option=",
+    "dns-search= domainname= entrypoint= env= env-file= expose= gpus= group-add= health-cmd=",
+    "health-interval= health-retries= health-start-interval= health-start-period= health-timeout=",
+    "hostname= io-maxbandwidth= io-maxiops= ip= ip6= ipc= isolation= kernel-memory= label= label-file=",
+    "link= link-local-ip= log-driver= log-opt= mac-address= memory= memory-reservation= memory-swap=",
+    "memory-swappiness= mount= name= network= net= network-alias= net-alias= oom-score-adj= pid=",
+    "pids-limit= platform= publish= pull= restart= runtime= security-opt= shm-size= stop-signal=",
+    "stop-timeout= storage-opt= sysctl= tmpfs= ulimit= user= userns= uts= volume= volume-driver=",
+    "volumes-from= workdir= detach init interactive no-healthcheck oom-kill-disable privileged",
+    "publish-all quiet read-only rm sig-proxy tty disable-content-trust use-api-socket",
+  ),
+  operands: 1,
+};
+
+/** `docker exec`'s options (docker 27), before its container. */
+const CONTAINER_EXEC: WrapperSpec = {
+  ...getopt("de:itu:w:", "detach-keys= env= env-file= user= workdir= detach interactive privileged tty"),
+  operands: 1,
+};
+
+/** `docker compose run`'s options (v2.29), before its service. */
+const COMPOSE_RUN: WrapperSpec = {
+  ...getopt(
+    "de:il:p:Pqtu:v:w:T",
+    "build cap-add= cap-drop= detach entrypoint= env= env-from-file= interactive label= name= no-TTY",
+    "no-deps publish= pull= quiet quiet-build quiet-pull remove-orphans rm service-ports tty",
+    "use-aliases user= volume= workdir=",
+  ),
+  operands: 1,
+};
+
+/** `docker compose exec`'s options (v2.29), before its service. */
+const COMPOSE_EXEC: WrapperSpec = {
+  ...getopt("de:itu:w:T", "detach env= index= interactive no-TTY privileged tty user= workdir= dry-run"),
+  operands: 1,
+};
+
+/**
+ * What docker or podman runs in a container (`docker run IMAGE CMD…`, `docker exec CONTAINER
+ * CMD…`, with `--entrypoint` before it), and kubectl after its `--`: the command as a wrapper's,
+ * undefined for any other program or subcommand. The image's own command is not seen.
+ */
+function containerCommands(name: string, args: readonly Word[], at: number): Wrapped | undefined {
+  if (name === "kubectl") {
+    const dashes = args.findIndex((a, i) => i > at && a.text === "--");
+    return dashes > 0 && dashes + 1 < args.length
+      ? { commands: [args.slice(dashes + 1)], guesses: [], unsure: false }
+      : undefined;
+  }
+  // docker-compose, compose's first version, is `docker compose`.
+  const composed = name === "docker-compose" || name === "podman-compose";
+  if (name !== "docker" && name !== "podman" && !composed) return undefined;
+  const globals = composed ? COMPOSE_GLOBALS : (CLI_GLOBALS[name] as Pick<WrapperSpec, "valued" | "flags">);
+  const sub = cliSubcommand(args, at, globals);
+  if (sub < 0) return sub === GIT_UNSURE ? UNSURE : undefined;
+  const run = containerRun(args, sub, composed);
+  if (run === undefined) return undefined;
+  const found = containerCommand(args, run.at, run.spec);
+  // `--entrypoint PROGRAM` runs in place of the image's, the words after the image its arguments.
+  let entrypoint: Word | undefined;
+  for (let i = run.from; i < run.to; i += 1) {
+    const text = (args[i] as Word).text;
+    if (text === "--entrypoint") entrypoint = args[i + 1];
+    else if (text.startsWith("--entrypoint="))
+      entrypoint = { ...(args[i] as Word), text: text.slice(13) } as Word;
+  }
+  if (entrypoint === undefined || entrypoint.text === "") return found;
+  const program = entrypoint;
+  const start = (run: readonly Word[]) => [program, ...run];
+  return {
+    commands: found.commands.length > 0 ? found.commands.map(start) : [[program]],
+    guesses: found.guesses.map(start),
+    unsure: found.unsure,
+  };
+}
+
+/**
+ * The command after a container runner's options and its image or container, as wrappedCommands
+ * reads a wrapper's. Where that start is not sure, each later word that is no option is tried as
+ * the command, up to MAX_GUESSES: after an option not known here (podman's many more), an image
+ * that may be an option at run time (`"$IMAGE"`), or a value bash may split or drop (`-v
+ * $PWD:/src`, common enough that failing safe on it would deny what agents run every day), from
+ * the word before the image on. An expansion there is passed over; with no word tried after it,
+ * it may be the command: unreadable (`docker run --rm $X`).
+ */
+function containerCommand(args: readonly Word[], at: number, spec: WrapperSpec): Wrapped {
+  const start = skipOptions(args, at, spec);
+  if (start !== undefined && !start.shifts && !start.moves)
+    return {
+      commands: start.command < args.length ? [args.slice(start.command)] : [],
+      guesses: [],
+      unsure: false,
+    };
+  const guesses: (readonly Word[])[] = [];
+  let passed = false;
+  const from = start === undefined ? at + 1 : Math.max(at + 1, start.command - spec.operands - 1);
+  for (let j = from; j < args.length; j += 1) {
+    const word = args[j] as Word;
+    if (word.text.startsWith("-")) continue;
+    if (mayVanish(word) || word.kind === "glob" || /[$`]/.test(word.text)) {
+      passed ||= guesses.length === 0;
+      continue;
+    }
+    if (guesses.length === MAX_GUESSES) return { commands: [], guesses, unsure: true };
+    guesses.push(args.slice(j));
+  }
+  return { commands: [], guesses, unsure: passed && guesses.length === 0 };
+}
+
+/**
+ * OpenSSH's options (ssh.c's getopt string, 9.8), which it reads again after the host: `ssh host
+ * -p 22 cmd` (ssh.c `goto again`). The words after them are joined with blanks and run by the
+ * remote user's shell.
+ */
+const SSH_SPEC: WrapperSpec = {
+  ...getopt("1246ab:c:e:fgi:kl:m:no:p:qstvxAB:CD:E:F:GI:J:KL:MNO:P:Q:R:S:TVw:W:XYy"),
+  operands: 0,
+};
+
+/** ssh's options after which it runs no remote command: `-N`, `-W` (a forward), `-O` (a master's control), `-Q`, `-G`, `-V`. */
+const SSH_NO_COMMAND = new Set(["-N", "-W", "-O", "-Q", "-G", "-V"]);
+
+/** `-o` settings whose value is a command: ProxyCommand and LocalCommand run locally in a shell, RemoteCommand on the host. */
+const SSH_COMMAND_SETTING =
+  /^\s*(proxycommand|localcommand|remotecommand|knownhostscommand)\s*(?:=\s*|\s)(.*)$/is;
+
+/**
+ * What `ssh` runs: its remote command (the words after the host and its options, joined as ssh
+ * joins them, run by the remote shell), and the commands its `-o` settings name. Unreadable with
+ * no command at all (a login shell reads stdin: `… | ssh host`, `ssh host <<EOF`), or where a
+ * word among its options or the host may split or vanish (`ssh $HOST rm -rf /`).
+ */
+function sshRuns(args: readonly Word[], at: number): CliRuns {
+  const scripts: Script[] = [];
+  const unsure: CliRuns = { subcommands: [], scripts, unreadable: true };
+  let host = false;
+  let none = false;
+  let remote = false; // a RemoteCommand
+  let i = at + 1;
+  while (i < args.length) {
+    const word = args[i] as Word;
+    const text = word.text;
+    if (mayVanish(word)) return unsure;
+    if (text === "--") {
+      i += host ? 1 : 2;
+      host = host || i <= args.length;
+      break;
+    }
+    if (!text.startsWith("-") || text === "-") {
+      if (host) break;
+      host = true;
+      i += 1;
+      continue;
+    }
+    const option = readOption(text, SSH_SPEC);
+    if (option === undefined) return NO_RUNS; // ssh refuses it: nothing runs
+    const valueWord = option.width === 2 ? args[i + 1] : undefined;
+    if (valueWord !== undefined && mayVanish(valueWord)) return unsure;
+    if (option.names.some((name) => SSH_NO_COMMAND.has(name))) none = true;
+    if (option.names.at(-1) === "-o") {
+      const value = valueWord?.text ?? option.attached;
+      const setting = SSH_COMMAND_SETTING.exec(value);
+      const command = setting?.[2]?.trim() ?? "";
+      if (setting !== null && command !== "" && !/^none$/i.test(command)) {
+        const expands = expandsAny([valueWord ?? word]);
+        scripts.push({ script: command, expands });
+        if ((setting[1] as string).toLowerCase() === "remotecommand") remote = true;
+      }
+    }
+    i += option.width;
+  }
+  if (!host) return { subcommands: [], scripts, unreadable: false };
+  const rest = args.slice(i);
+  if (rest.length > 0) scripts.push(scriptOf(rest));
+  return { subcommands: [], scripts, unreadable: rest.length === 0 && !none && !remote };
+}
+
 /**
  * The programs besides the shells and the wrapper tables that run a command or script they are
  * given, each read by name in `peel`, `wrappedScript` or `findCommands`. (The wrappers with a
@@ -3028,6 +3405,8 @@ function wrappedCommands(args: readonly Word[], at: number): Wrapped {
   const name = programName((args[at] as Word).text);
   if (name === "command") return NONE; // `command -v rm` only prints where rm is
   if (FINDS.has(name)) return findCommands(name === "find", args, at);
+  const contained = containerCommands(name, args, at);
+  if (contained !== undefined) return contained;
   // `coproc NAME { rm …; }` names the coprocess first; `coproc rm …` does not.
   if (name === "coproc") {
     // A quoted `'{'` reads the same here: both readings are checked.

@@ -363,6 +363,14 @@ const respellings: readonly ((command: string, other: string) => string)[] = [
   (c) => `git -C app -c core.fsmonitor="${c}" status`,
   (c) => `GIT_SSH_COMMAND='${c}' git push`,
   (c) => `env EDITOR='${c}' git commit`,
+  // A command a remote host or a container runs (session 29).
+  (c) => `ssh -p 2222 -i key deploy@host '${c}'`,
+  (c) => `ssh host -l deploy ${c}`,
+  (c) => `docker exec -it web ${c}`,
+  (c) => `docker run --rm -v $PWD:/src -w /src node:20 ${c}`,
+  (c) => `podman --log-level=debug run -e A=1 img ${c}`,
+  (c) => `docker compose -f x.yml exec -T web ${c}`,
+  (c) => `kubectl -n prod exec -it api-0 -c app -- ${c}`,
 ];
 
 describe("a deny-style Bash rule", () => {

@@ -1143,3 +1143,27 @@ describe("commands git's settings and the environment make a program run (sessio
     expect(both("Bash(git -c core.pager=less log)", bash("git -c core.pager=less log")).all).toBe(true);
   });
 });
+
+describe("what a remote host or a container runs, and a CLI past its global options (session 29)", () => {
+  it.each([
+    ["Bash(rm -rf:*)", "ssh deploy@host 'rm -rf /srv/app'"],
+    ["Bash(rm -rf:*)", "ssh -o ProxyCommand='rm -rf ~' host uptime"],
+    ["Bash(rm -rf:*)", "docker run --rm -v $PWD:/src node:20 rm -rf /src"],
+    ["Bash(rm -rf:*)", "docker exec web rm -rf /app"],
+    ["Bash(rm -rf:*)", "kubectl exec -it api-0 -- rm -rf /data"],
+    ["Bash(kubectl delete:*)", "kubectl -n prod delete ns x"],
+    ["Bash(kubectl delete:*)", "kubectl --context c delete pod y"],
+    ["Bash(kubectl delete -n prod:*)", "kubectl -n prod delete ns x"],
+    ["Bash(terraform destroy:*)", "terraform -chdir=infra destroy"],
+    ["Bash(helm uninstall:*)", "helm --namespace x uninstall r"],
+    ["Bash(docker rm:*)", "docker --context c rm x"],
+  ])("lets %s deny %j", (text, command) => {
+    expect(both(text, bash(command))).toEqual({ any: true, all: false });
+  });
+
+  it("keeps the command as written for allow rules", () => {
+    expect(both("Bash(ssh host:*)", bash("ssh host 'rm -rf /'")).all).toBe(true);
+    expect(both("Bash(kubectl delete:*)", bash("kubectl -n prod delete ns x")).all).toBe(false);
+    expect(both("Bash(kubectl -n prod delete:*)", bash("kubectl -n prod delete ns x")).all).toBe(true);
+  });
+});

@@ -2050,3 +2050,128 @@ describe("commands git's settings and the environment make a program run (sessio
     );
   });
 });
+
+describe("what a remote host or a container runs (session 29)", () => {
+  it.each([
+    ["ssh host 'rm -rf /'", "rm -rf /"],
+    ["ssh -p 22 -i key -l root host rm -rf /", "rm -rf /"],
+    ["ssh -vp22 user@host 'cd /srv && rm -rf /'", "rm -rf /"],
+    // OpenSSH reads options after the host too (ssh.c's `goto again`).
+    ["ssh host -p 22 -o BatchMode=yes rm -rf /", "rm -rf /"],
+    ["ssh -- host rm -rf /", "rm -rf /"],
+    ["ssh -o ProxyCommand='rm -rf /' host uptime", "rm -rf /"],
+    ["ssh -oRemoteCommand='rm -rf /' host", "rm -rf /"],
+    ["docker run --rm -it ubuntu rm -rf /", "rm -rf /"],
+    ["docker run -p8080:80 -e A=1 --name x ubuntu:22.04 rm -rf /", "rm -rf /"],
+    ["docker container run --rm alpine rm -rf /", "rm -rf /"],
+    ["docker run --rm --entrypoint rm alpine -rf /", "rm -rf /"],
+    ["docker run --entrypoint=sh alpine -c 'rm -rf /'", "rm -rf /"],
+    ["docker run --health-cmd 'rm -rf /' alpine", "rm -rf /"],
+    ["docker exec -it web rm -rf /", "rm -rf /"],
+    ["docker exec web sh -c 'rm -rf /'", "rm -rf /"],
+    ["docker --context prod exec web rm -rf /", "rm -rf /"],
+    ["podman run --rm fedora rm -rf /", "rm -rf /"],
+    // An option not in docker's table (podman's --pod): each later word is tried.
+    ["podman run --pod p fedora rm -rf /", "rm -rf /"],
+    ["docker compose run --rm web rm -rf /", "rm -rf /"],
+    ["docker compose -f a.yml exec -T db rm -rf /", "rm -rf /"],
+    ["docker-compose run --rm web rm -rf /", "rm -rf /"],
+    ["docker run --rm -v $PWD:/src -w /src node:20 rm -rf /", "rm -rf /"],
+    ["kubectl exec -it api-0 -- rm -rf /", "rm -rf /"],
+    ["kubectl exec api-0 -c app -n prod -- sh -c 'rm -rf /'", "rm -rf /"],
+    ["kubectl run tmp --rm -it --image=busybox -- rm -rf /", "rm -rf /"],
+  ])("reads what %j runs for deny-style rules", (command, runs) => {
+    const split = splitCommand(command);
+    expect(split.subcommands.filter((s) => s.denyOnly).map((s) => s.text)).toContain(runs);
+    expect(split.subcommands[0]?.denyOnly).toBeUndefined();
+    expect(split.unreadable).toBe(false);
+  });
+
+  it.each([
+    // A login shell, or a shell with no script, reads its commands from stdin.
+    "echo 'rm -rf /' | ssh host",
+    "ssh host <<EOF\nrm -rf /\nEOF",
+    "ssh host 'bash -s' < x.sh",
+    "echo 'rm -rf /' | docker exec -i web sh",
+    "echo 'rm -rf /' | kubectl exec -i api-0 -- sh",
+    // The remote shell expands what the local one made: the value becomes code.
+    'ssh host "cd $DIR && make"',
+    // A word among ssh's, or before kubectl's `--`, that bash may split or drop.
+    "ssh $HOST uptime",
+    "ssh -p $PORT host uptime",
+    "kubectl exec $POD -- ls",
+    // What the container runs may be the variable's value.
+    "docker run --rm $IMAGE_AND_COMMAND",
+    'kubectl exec api-0 -- "$CMD"',
+  ])("fails safe on %j", (command) => {
+    expect(splitCommand(command).unreadable).toBe(true);
+  });
+
+  it.each([
+    ["ssh -N -L 8080:localhost:80 host", []],
+    ["ssh -oProxyCommand=none host uptime", ["uptime"]],
+    ["docker run --rm -p 5432:5432 -e POSTGRES_PASSWORD=postgres -d postgres:16", []],
+    ["docker logs --tail 100 -f api", []],
+    ["docker ps -q | xargs docker rm", ["docker rm"]],
+    ["kubectl get pods -n prod", []],
+    [
+      "ssh -i ~/.ssh/id_ed25519 deploy@10.0.0.5 'sudo systemctl restart nginx'",
+      ["sudo systemctl restart nginx", "systemctl restart nginx"],
+    ],
+  ])("reads %j as the commands it runs, no others", (command, added) => {
+    const split = splitCommand(command);
+    expect(split.subcommands.filter((s) => s.denyOnly).map((s) => s.text)).toEqual(added);
+    expect(split.unreadable).toBe(false);
+  });
+});
+
+describe("a CLI past its global options (session 29)", () => {
+  it.each([
+    ["kubectl -n prod delete ns x", ["kubectl delete ns x", "kubectl delete -n prod ns x"]],
+    [
+      "kubectl --context=c --kubeconfig k delete pod y",
+      ["kubectl delete pod y", "kubectl delete --context=c --kubeconfig k pod y"],
+    ],
+    ["kubectl -nprod delete ns x", ["kubectl delete ns x", "kubectl delete -nprod ns x"]],
+    [
+      "terraform -chdir=infra destroy -auto-approve",
+      ["terraform destroy -auto-approve", "terraform destroy -chdir=infra -auto-approve"],
+    ],
+    ["helm --namespace x uninstall r", ["helm uninstall r", "helm uninstall --namespace x r"]],
+    [
+      "helm -n x --kube-context c uninstall r",
+      ["helm uninstall r", "helm uninstall -n x --kube-context c r"],
+    ],
+    ["docker --context c rm -f x", ["docker rm -f x", "docker rm --context c -f x"]],
+    ["docker -H ssh://h system prune -af", ["docker system prune -af", "docker system -H ssh://h prune -af"]],
+    ["podman --remote rm x", ["podman rm x", "podman rm --remote x"]],
+  ])("reads %j also without its global options, and with them after the subcommand", (command, added) => {
+    const split = splitCommand(command);
+    expect(split.subcommands.filter((s) => s.denyOnly).map((s) => s.text)).toEqual(added);
+    expect(split.unreadable).toBe(false);
+  });
+
+  it.each([
+    ["kubectl delete ns x", []],
+    ["kubectl --unknown-flag delete ns x", []], // kubectl refuses it: nothing runs
+    ["terraform -chdir=infra", []],
+  ])("adds nothing to %j", (command, added) => {
+    expect(
+      splitCommand(command)
+        .subcommands.filter((s) => s.denyOnly)
+        .map((s) => s.text),
+    ).toEqual(added);
+  });
+
+  it.each(["kubectl -n $NS delete ns x", "helm $OPTS uninstall r", "docker --context {a,b} rm x"])(
+    "fails safe on %j: a global option's word may split",
+    (command) => {
+      expect(splitCommand(command).unreadable).toBe(true);
+    },
+  );
+
+  it("runs what podman's --runtime names", () => {
+    const split = splitCommand("podman --runtime='rm -rf /' ps");
+    expect(split.subcommands.map((s) => s.text)).toContain("rm -rf /");
+  });
+});
