@@ -2592,6 +2592,10 @@ function expand(
     // A guess proves no command is there (`xargs flock /tmp/l`: the input may be it).
     (FINDS.has(name) || wrapped.commands.length === 0);
   if (wrapped.unsure || runsInput) markUnreadable(out);
+  // xargs' input lines added to ssh's words are the remote script's (`… | xargs ssh host`), and
+  // to a container runner's with no command, its command (`… | xargs docker exec web`).
+  if (appended && (name === "ssh" || (wrapped.commands.length === 0 && containerCommands(name, args, at))))
+    markUnreadable(out);
   const runs = [
     ...wrapped.commands.map((run) => ({ run, guess: false })),
     ...wrapped.guesses.map((run) => ({ run, guess: true })),
@@ -3185,6 +3189,8 @@ function sshRuns(args: readonly Word[], at: number): CliRuns {
     }
     if (!text.startsWith("-") || text === "-") {
       if (host) break;
+      // An input line xargs puts there may be an option (`-oProxyCommand=…`).
+      if (word.kind === "word" && word.runTime === true) return unsure;
       host = true;
       i += 1;
       continue;

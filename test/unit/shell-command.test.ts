@@ -2103,6 +2103,10 @@ describe("what a remote host or a container runs (session 29)", () => {
     // What the container runs may be the variable's value.
     "docker run --rm $IMAGE_AND_COMMAND",
     'kubectl exec api-0 -- "$CMD"',
+    // xargs' input lines become the remote script, the container's command, or ssh's options.
+    "cat dirs.txt | xargs ssh host ls",
+    "cat cmds.txt | xargs docker exec web",
+    "cat hosts.txt | xargs -I{} ssh {} uptime",
   ])("fails safe on %j", (command) => {
     expect(splitCommand(command).unreadable).toBe(true);
   });
@@ -2113,6 +2117,7 @@ describe("what a remote host or a container runs (session 29)", () => {
     ["docker run --rm -p 5432:5432 -e POSTGRES_PASSWORD=postgres -d postgres:16", []],
     ["docker logs --tail 100 -f api", []],
     ["docker ps -q | xargs docker rm", ["docker rm"]],
+    ["cat pods.txt | xargs -I{} kubectl exec {} -- uptime", ["kubectl exec {} -- uptime", "uptime"]],
     ["kubectl get pods -n prod", []],
     [
       "ssh -i ~/.ssh/id_ed25519 deploy@10.0.0.5 'sudo systemctl restart nginx'",
