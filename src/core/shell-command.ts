@@ -382,7 +382,7 @@ function setsCodeVariable(command: string, args: readonly Word[], at: number): b
     const next = args[at + 1];
     if (next !== undefined && !next.text.startsWith("(")) names.push(next); // not `for ((…))`
   } else {
-    const spec = NAMING_OPTIONS[command] ?? (DECLARATIONS.has(command) ? NO_NAMING_OPTIONS : undefined);
+    const spec = own(NAMING_OPTIONS, command) ?? (DECLARATIONS.has(command) ? NO_NAMING_OPTIONS : undefined);
     if (spec === undefined) return false;
     let operands = false;
     for (let i = at + 1; i < args.length; i += 1) {
@@ -460,6 +460,14 @@ function splitsToken(text: string, i: number, quoted: boolean): boolean {
   let next = i;
   while (text.startsWith("\\\n", next)) next += 2;
   return next < text.length && !/[ \t\n]/.test(text.charAt(next));
+}
+
+/**
+ * A table's own entry for a name the command gives: not Object.prototype's (`hasOwnProperty -n x`,
+ * `constructor`, `__proto__` are program names like any other).
+ */
+function own<T>(table: Readonly<Record<string, T>>, key: string): T | undefined {
+  return Object.hasOwn(table, key) ? table[key] : undefined;
 }
 
 /** Some program that runs cannot be named: opaque to allow rules, a match for deny rules. */
@@ -2581,7 +2589,7 @@ function expand(
   }
   const wrapped = wrappedCommands(args, at);
   // sudo's `NAME=value` before its command, set for it as env sets it (`sudo EDITOR=… visudo`).
-  if (DENY_ONLY_WRAPPERS[name]?.assignments) {
+  if (own(DENY_ONLY_WRAPPERS, name)?.assignments) {
     const end = args.length - (wrapped.commands[0]?.length ?? 0);
     for (const word of args.slice(at + 1, end)) if (NAME_VALUE.test(word.text)) noteCommandValue(word, out);
     readCommandValues(out.commandValues.splice(0), depth, out);
@@ -2945,7 +2953,7 @@ const NO_RUNS: CliRuns = { subcommands: [], scripts: [], unreadable: false };
 /** ssh, the CLIs of CLI_GLOBALS, and kubectl's command after `--`; undefined for other programs. */
 function cliRuns(name: string, args: readonly Word[], at: number): CliRuns | undefined {
   if (name === "ssh") return sshRuns(args, at);
-  const globals = CLI_GLOBALS[name];
+  const globals = own(CLI_GLOBALS, name);
   if (globals === undefined) return undefined;
   const scripts: Script[] = [];
   let unreadable = false;
@@ -3091,7 +3099,9 @@ function containerCommands(name: string, args: readonly Word[], at: number): Wra
   // docker-compose, compose's first version, is `docker compose`.
   const composed = name === "docker-compose" || name === "podman-compose";
   if (name !== "docker" && name !== "podman" && !composed) return undefined;
-  const globals = composed ? COMPOSE_GLOBALS : (CLI_GLOBALS[name] as Pick<WrapperSpec, "valued" | "flags">);
+  const globals = composed
+    ? COMPOSE_GLOBALS
+    : (own(CLI_GLOBALS, name) as Pick<WrapperSpec, "valued" | "flags">);
   const sub = cliSubcommand(args, at, globals);
   if (sub < 0) return sub === GIT_UNSURE ? UNSURE : undefined;
   const run = containerRun(args, sub, composed);
@@ -3430,8 +3440,8 @@ function wrappedCommands(args: readonly Word[], at: number): Wrapped {
     if (read.moves) return UNSURE;
     return { commands: read.words.length > 0 ? [read.words] : [], guesses: [], unsure: false };
   }
-  const denyOnly = DENY_ONLY_WRAPPERS[name];
-  const spec = denyOnly ?? WRAPPERS[name] ?? (name === "env" ? ENV_SPEC : undefined);
+  const denyOnly = own(DENY_ONLY_WRAPPERS, name);
+  const spec = denyOnly ?? own(WRAPPERS, name) ?? (name === "env" ? ENV_SPEC : undefined);
   if (spec === undefined) return NONE;
   const start = spec.guessOnly ? undefined : skipOptions(args, at, spec);
   if (start?.none) return NONE;
@@ -3524,7 +3534,7 @@ function someOption(
   name: string,
   test: (option: string, value: string, word: Word | undefined) => boolean,
 ): boolean {
-  const spec = DENY_ONLY_WRAPPERS[name] as WrapperSpec;
+  const spec = own(DENY_ONLY_WRAPPERS, name) as WrapperSpec;
   const takes = (option: string) => spec.valued.includes(option);
   for (let k = at + 1; k < args.length; k += 1) {
     const word = args[k] as Word;
@@ -4220,7 +4230,7 @@ function peel(args: readonly Word[], at: number, out: Output, prefix: boolean): 
   }
   if (name === "eval") return peelEval(args, at, out);
   if (SHELLS.has(name)) return peelShell(args, at, out);
-  const spec = WRAPPERS[name];
+  const spec = own(WRAPPERS, name);
   if (spec === undefined) return undefined;
   const start = skipOptions(args, at, spec);
   if (start === undefined) return undefined;

@@ -1167,3 +1167,12 @@ describe("what a remote host or a container runs, and a CLI past its global opti
     expect(both("Bash(kubectl -n prod delete:*)", bash("kubectl -n prod delete ns x")).all).toBe(true);
   });
 });
+
+describe("a program named like a member of Object.prototype (session 29)", () => {
+  it("lets a deny rule see the rm after it: the split threw, and the hook answered no decision", () => {
+    expect(both("Bash(rm -rf:*)", bash("hasOwnProperty -n x y; rm -rf /"))).toEqual({
+      any: true,
+      all: false,
+    });
+  });
+});

@@ -2180,3 +2180,16 @@ describe("a CLI past its global options (session 29)", () => {
     expect(split.subcommands.map((s) => s.text)).toContain("rm -rf /");
   });
 });
+
+describe("a program named like a member of Object.prototype (session 29)", () => {
+  it.each([
+    "hasOwnProperty -n x y; rm -rf /",
+    "constructor -u x; rm -rf /",
+    "__proto__ -n x; rm -rf /",
+    "toString -p x; rm -rf /",
+    "valueOf --x=1 a b; rm -rf /",
+  ])("reads %j as any other command, without throwing", (command) => {
+    const split = splitCommand(command);
+    expect(split.subcommands.map((s) => s.text)).toContain("rm -rf /");
+  });
+});
