@@ -2335,6 +2335,16 @@ const DENY_ONLY_WRAPPERS: Readonly<Record<string, WrapperSpec>> = {
   jobs: { valued: [], flags: [], operands: 0, guessOnly: true },
   setsid: { valued: [], flags: ["-c", "--ctty", "-f", "--fork", "-w", "--wait"], operands: 0 },
   ionice: { valued: ["-c", "--class", "-n", "--classdata"], flags: ["-t", "--ignore"], operands: 0 },
+  // fakeroot 1.31's options (its getopt loop); with no command it starts $SHELL, which reads stdin.
+  // `-l LIB` preloads a library and `--faked` names its daemon: programs of their own (optionRunsProgram).
+  fakeroot: {
+    valued: ["-l", "--lib", "--faked", "-s", "-i", "-b", "--fd-base"],
+    flags: ["-u", "--unknown-is-real"],
+    operands: 0,
+    shell: true,
+  },
+  // expect's unbuffer: `unbuffer [-p] PROGRAM [ARGS]`.
+  unbuffer: { valued: [], flags: ["-p"], operands: 0 },
   xargs: {
     valued: ["-I", "-L", "-n", "--max-args", "-P", "--max-procs", "-s", "--max-chars", "-d"].concat([
       "--delimiter",
@@ -2953,6 +2963,8 @@ const NO_RUNS: CliRuns = { subcommands: [], scripts: [], unreadable: false };
 /** ssh, the CLIs of CLI_GLOBALS, and kubectl's command after `--`; undefined for other programs. */
 function cliRuns(name: string, args: readonly Word[], at: number): CliRuns | undefined {
   if (name === "ssh") return sshRuns(args, at);
+  if (name === "npx") return npxScript(args, at);
+  if (name === "npm" && /^(?:exec|x)$/.test(args[at + 1]?.text ?? "")) return npxScript(args, at + 1);
   const globals = own(CLI_GLOBALS, name);
   if (globals === undefined) return undefined;
   const scripts: Script[] = [];
@@ -2989,6 +3001,27 @@ function cliRuns(name: string, args: readonly Word[], at: number): CliRuns | und
     }
   }
   return { subcommands, scripts, unreadable };
+}
+
+/**
+ * The script of `npx -c '…'` / `npm exec --call '…'`, which npm runs in a shell (`sh -c`): the
+ * last one given, read with NPX_SPEC up to the package's name (`at`: npx, or npm's `exec`).
+ */
+function npxScript(args: readonly Word[], at: number): CliRuns {
+  const scripts: Script[] = [];
+  let script: Script | undefined;
+  for (let i = at + 1; i < args.length; i += 1) {
+    const word = args[i] as Word;
+    const text = word.text;
+    if (text === "--" || !text.startsWith("-")) break;
+    if ((text === "-c" || text === "--call") && args[i + 1] !== undefined) {
+      script = scriptOf([args[i + 1] as Word]);
+      i += 1;
+    } else if (text.startsWith("--call=")) script = { script: text.slice(7), expands: expandsAny([word]) };
+    else if (NPX_SPEC.valued.includes(text)) i += 1;
+  }
+  if (script !== undefined) scripts.push(script);
+  return { subcommands: [], scripts, unreadable: false };
 }
 
 /**
@@ -3090,6 +3123,8 @@ const COMPOSE_EXEC: WrapperSpec = {
  * undefined for any other program or subcommand. The image's own command is not seen.
  */
 function containerCommands(name: string, args: readonly Word[], at: number): Wrapped | undefined {
+  const runner = packageRunner(name, args, at);
+  if (runner !== undefined) return containerCommand(args, runner.at, runner.spec);
   if (name === "kubectl") {
     const dashes = args.findIndex((a, i) => i > at && a.text === "--");
     return dashes > 0 && dashes + 1 < args.length
@@ -3157,6 +3192,87 @@ function containerCommand(args: readonly Word[], at: number, spec: WrapperSpec):
   }
   return { commands: [], guesses, unsure: passed && guesses.length === 0 };
 }
+
+/**
+ * Package managers' runners: what `uv run CMD`, `uvx TOOL`, `npx PKG`, `npm exec`, `pnpm exec`,
+ * `yarn exec`, `bunx`, `poetry run`, `pipenv run`, `bundle exec` and `conda run` run, by the
+ * word (`at`) after which it starts. Their options are many and change between versions, so only
+ * the few that take a value and are common are known: with any other, each later word is tried
+ * (containerCommand). A package's name is read as its program's (`npx rimraf /` runs `rimraf /`).
+ */
+function packageRunner(
+  name: string,
+  args: readonly Word[],
+  at: number,
+): { readonly at: number; readonly spec: WrapperSpec } | undefined {
+  const direct = own(PACKAGE_RUNNERS, name);
+  if (direct !== undefined && !direct.subcommand) return { at, spec: direct.spec };
+  const sub = args[at + 1]?.text;
+  if (direct !== undefined && sub !== undefined && direct.subcommand?.includes(sub))
+    return { at: at + 1, spec: direct.spec };
+  // `uv tool run TOOL` is uvx.
+  if (name === "uv" && sub === "tool" && args[at + 2]?.text === "run")
+    return { at: at + 2, spec: (PACKAGE_RUNNERS.uvx as PackageRunner).spec };
+  return undefined;
+}
+
+interface PackageRunner {
+  /** The subcommand that runs a command (`run`, `exec`); none for a runner of its own (`npx`). */
+  readonly subcommand?: readonly string[];
+  readonly spec: WrapperSpec;
+}
+
+const NPX_SPEC: WrapperSpec = {
+  valued: ["-p", "--package", "-c", "--call", "-w", "--workspace", "--registry", "--cache", "--prefix"],
+  flags: ["-y", "--yes", "--no", "-q", "--quiet", "--ws", "--workspaces", "--include-workspace-root"],
+  operands: 0,
+};
+
+const PACKAGE_RUNNERS: Readonly<Record<string, PackageRunner>> = {
+  uv: {
+    subcommand: ["run"],
+    spec: {
+      valued: ["--with", "-p", "--python", "--package", "--project", "--directory", "--env-file", "--extra"],
+      flags: ["--no-project", "--frozen", "--locked", "--no-sync", "--isolated", "-q", "--quiet", "-v"],
+      operands: 0,
+    },
+  },
+  uvx: {
+    spec: {
+      valued: ["--from", "--with", "-p", "--python"],
+      flags: ["-q", "--quiet", "--isolated"],
+      operands: 0,
+    },
+  },
+  npx: { spec: NPX_SPEC },
+  npm: { subcommand: ["exec", "x"], spec: NPX_SPEC },
+  pnpm: {
+    subcommand: ["exec", "dlx"],
+    spec: { valued: ["--filter", "-C", "--dir"], flags: ["-r", "--recursive"], operands: 0 },
+  },
+  yarn: {
+    subcommand: ["exec", "dlx"],
+    spec: { valued: ["-p", "--package"], flags: ["-q", "--quiet"], operands: 0 },
+  },
+  bunx: { spec: { valued: [], flags: ["--bun"], operands: 0 } },
+  poetry: {
+    subcommand: ["run"],
+    spec: { valued: ["-C", "--directory", "-P", "--project"], flags: ["-q", "-v"], operands: 0 },
+  },
+  pipenv: { subcommand: ["run"], spec: { valued: [], flags: [], operands: 0 } },
+  bundle: {
+    subcommand: ["exec"],
+    spec: { valued: ["--gemfile"], flags: ["--keep-file-descriptors"], operands: 0 },
+  },
+  conda: {
+    subcommand: ["run"],
+    spec: {
+      valued: ["-n", "--name", "-p", "--prefix", "--cwd"],
+      flags: ["--no-capture-output", "--live-stream"],
+      operands: 0,
+    },
+  },
+};
 
 /**
  * OpenSSH's options (ssh.c's getopt string, 9.8), which it reads again after the host: `ssh host
@@ -3514,6 +3630,7 @@ function optionRunsProgram(name: string, args: readonly Word[], at: number): boo
       (read?.options ?? []).some((o) => ["-s", "--shell"].includes(o.name) && !shellByPath(o.value))
     );
   }
+  if (name === "fakeroot") return someOption(args, at, name, (o) => ["-l", "--lib", "--faked"].includes(o));
   if (name !== "systemd-run") return false;
   return (
     args.slice(at + 1).some((w) => /(?:Exec[A-Za-z]*|Environment(?:File)?)=/.test(w.text)) ||

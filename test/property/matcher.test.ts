@@ -371,6 +371,11 @@ const respellings: readonly ((command: string, other: string) => string)[] = [
   (c) => `podman --log-level=debug run -e A=1 img ${c}`,
   (c) => `docker compose -f x.yml exec -T web ${c}`,
   (c) => `kubectl -n prod exec -it api-0 -c app -- ${c}`,
+  // A package manager's or a tool's runner (session 29).
+  (c) => `fakeroot -- ${c}`,
+  (c) => `unbuffer ${c}`,
+  (c) => `npx -c '${c}'`,
+  (c) => `uv run ${c}`,
 ];
 
 describe("a deny-style Bash rule", () => {

@@ -1106,7 +1106,10 @@ describe("GNU parallel read by its grammar (session 20)", () => {
     ["ls *.jpg | parallel 'convert {} {.}.png'", ["convert $PARALLEL_INPUT $PARALLEL_INPUT.png"]],
     ["ls | parallel 'echo {}; wc -l {}'", ["echo $PARALLEL_INPUT", "wc -l $PARALLEL_INPUT"]],
     ["cat urls.txt | parallel -j8 --bar curl -sO {}", ["curl -sO $PARALLEL_INPUT"]],
-    ["git ls-files '*.ts' | parallel -X -q npx prettier --write", ["npx prettier --write $PARALLEL_INPUT"]],
+    [
+      "git ls-files '*.ts' | parallel -X -q npx prettier --write",
+      ["npx prettier --write $PARALLEL_INPUT", "prettier --write $PARALLEL_INPUT"],
+    ],
     ["seq 10 | parallel --pipe -N3 wc -l", ["wc -l"]],
     // A string of -I's own: the input is added at the end too (a word more, never a command less).
     [
@@ -2191,5 +2194,54 @@ describe("a program named like a member of Object.prototype (session 29)", () =>
   ])("reads %j as any other command, without throwing", (command) => {
     const split = splitCommand(command);
     expect(split.subcommands.map((s) => s.text)).toContain("rm -rf /");
+  });
+});
+
+describe("runners a package manager or a tool puts before a command (session 29)", () => {
+  it.each([
+    ["fakeroot rm -rf /", "rm -rf /"],
+    ["fakeroot -u -- rm -rf /", "rm -rf /"],
+    ["unbuffer -p rm -rf /", "rm -rf /"],
+    ["npx -c 'rm -rf /'", "rm -rf /"],
+    ["npx --call='rm -rf /'", "rm -rf /"],
+    ["npm exec -c 'rm -rf /'", "rm -rf /"],
+    ["npx --yes rimraf /", "rimraf /"],
+    ["npm x -- rm -rf /", "rm -rf /"],
+    ["uv run rm -rf /", "rm -rf /"],
+    ["uv run --with requests python -c 'import x'", "python -c import x"],
+    ["uvx rm -rf /", "rm -rf /"],
+    ["uv tool run rm -rf /", "rm -rf /"],
+    ["poetry run rm -rf /", "rm -rf /"],
+    ["pipenv run rm -rf /", "rm -rf /"],
+    ["bundle exec rm -rf /", "rm -rf /"],
+    ["pnpm exec rm -rf /", "rm -rf /"],
+    ["yarn exec rm -rf /", "rm -rf /"],
+    ["conda run -n env rm -rf /", "rm -rf /"],
+  ])("reads what %j runs for deny-style rules", (command, runs) => {
+    const split = splitCommand(command);
+    expect(split.subcommands.filter((s) => s.denyOnly).map((s) => s.text)).toContain(runs);
+    expect(split.subcommands[0]?.denyOnly).toBeUndefined();
+    expect(split.unreadable).toBe(false);
+  });
+
+  it.each([
+    "fakeroot", // starts $SHELL, which reads stdin
+    "fakeroot -l /tmp/x.so make", // preloads a library of its own
+    "fakeroot --faked /tmp/x make",
+    'uv run "$CMD"',
+    "cat cmds.txt | xargs uv run",
+  ])("fails safe on %j", (command) => {
+    expect(splitCommand(command).unreadable).toBe(true);
+  });
+
+  it.each([
+    ["npm run build", []],
+    ["uv pip install requests", []],
+    ["poetry install", []],
+    ["bundle install", []],
+  ])("adds nothing to %j", (command, added) => {
+    const split = splitCommand(command);
+    expect(split.subcommands.filter((s) => s.denyOnly).map((s) => s.text)).toEqual(added);
+    expect(split.unreadable).toBe(false);
   });
 });
