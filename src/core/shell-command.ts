@@ -2963,6 +2963,7 @@ const NO_RUNS: CliRuns = { subcommands: [], scripts: [], unreadable: false };
 /** ssh, the CLIs of CLI_GLOBALS, and kubectl's command after `--`; undefined for other programs. */
 function cliRuns(name: string, args: readonly Word[], at: number): CliRuns | undefined {
   if (name === "ssh") return sshRuns(args, at);
+  if (name === "scp" || name === "sftp" || name === "rsync") return copierRuns(name, args, at);
   if (name === "npx") return npxScript(args, at);
   if (name === "npm" && /^(?:exec|x)$/.test(args[at + 1]?.text ?? "")) return npxScript(args, at + 1);
   const globals = own(CLI_GLOBALS, name);
@@ -3273,6 +3274,55 @@ const PACKAGE_RUNNERS: Readonly<Record<string, PackageRunner>> = {
     },
   },
 };
+
+/**
+ * The programs scp, sftp and rsync run to reach a host: scp's and sftp's `-S PROGRAM` and the
+ * commands of their `-o` settings (as ssh's), rsync's remote shell (`-e`/`--rsh`, split into
+ * words as rsync splits it, with the host and its own command added) and `--rsync-path`, which
+ * the remote shell runs. Read as scripts, up to their first operand's `--` (rsync's options may
+ * follow operands: all its words are read).
+ */
+function copierRuns(name: string, args: readonly Word[], at: number): CliRuns {
+  const scripts: Script[] = [];
+  let unreadable = false;
+  const take = (value: Word | undefined, text: string) => {
+    if (value === undefined || text === "") return;
+    if (mayVanish(value)) unreadable = true;
+    scripts.push({ script: text, expands: expandsAny([value]) });
+  };
+  for (let i = at + 1; i < args.length; i += 1) {
+    const word = args[i] as Word;
+    const text = word.text;
+    if (text === "--") break;
+    if (name === "rsync") {
+      const long = /^--(rsh|rsync-path)(=?)(.*)$/s.exec(text);
+      if (long !== null) {
+        if (long[2] === "=") take(word, long[3] as string);
+        else take(args[i + 1], args[i + 1]?.text ?? "");
+        continue;
+      }
+      // `-e CMD`, bundled (`-avze CMD`) or attached (`-essh`).
+      const short = /^-([A-Za-z0-9]*?)e(.*)$/s.exec(text);
+      if (short !== null && !text.startsWith("--")) {
+        if (short[2] !== "") take(word, short[2] as string);
+        else take(args[i + 1], args[i + 1]?.text ?? "");
+      }
+      continue;
+    }
+    const short = /^-([A-Za-z0-9]*?)([oS])(.*)$/s.exec(text);
+    if (short === null || text.startsWith("--")) continue;
+    const valueWord = short[3] !== "" ? word : args[i + 1];
+    const value = short[3] !== "" ? (short[3] as string) : (args[i + 1]?.text ?? "");
+    if (short[3] === "") i += 1;
+    if (short[2] === "S") take(valueWord, value);
+    else {
+      const setting = SSH_COMMAND_SETTING.exec(value);
+      const command = setting?.[2]?.trim() ?? "";
+      if (valueWord !== undefined && command !== "" && !/^none$/i.test(command)) take(valueWord, command);
+    }
+  }
+  return { subcommands: [], scripts, unreadable };
+}
 
 /**
  * OpenSSH's options (ssh.c's getopt string, 9.8), which it reads again after the host: `ssh host

@@ -2245,3 +2245,33 @@ describe("runners a package manager or a tool puts before a command (session 29)
     expect(split.unreadable).toBe(false);
   });
 });
+
+describe("the programs scp, sftp and rsync run to reach a host (session 29)", () => {
+  it.each([
+    ["rsync -e 'rm -rf /' a host:", "rm -rf /"],
+    ["rsync -avze 'rm -rf /' a host:", "rm -rf /"],
+    ["rsync --rsh='rm -rf /' a host:", "rm -rf /"],
+    ["rsync --rsync-path='rm -rf /' a host:", "rm -rf /"],
+    ["scp -o ProxyCommand='rm -rf /' a host:", "rm -rf /"],
+    ["sftp -oProxyCommand='rm -rf /' host", "rm -rf /"],
+    ["scp -S 'rm -rf /' a host:", "rm -rf /"],
+  ])("reads what %j runs for deny-style rules", (command, runs) => {
+    const split = splitCommand(command);
+    expect(split.subcommands.filter((s) => s.denyOnly).map((s) => s.text)).toContain(runs);
+    expect(split.unreadable).toBe(false);
+  });
+
+  it.each([
+    ['rsync -avz -e "ssh -p 2222" ./build/ user@host:/srv/', ["ssh -p 2222"]],
+    ["rsync -av --exclude node_modules src/ dst/", []],
+    ["scp -P 22 -i key a host:/x", []],
+  ])("reads %j as the commands it runs, no others", (command, added) => {
+    const split = splitCommand(command);
+    expect(split.subcommands.filter((s) => s.denyOnly).map((s) => s.text)).toEqual(added);
+    expect(split.unreadable).toBe(false);
+  });
+
+  it.each(["rsync -e $RSH a host:", 'rsync -e "ssh $OPTS" a host:'])("fails safe on %j", (command) => {
+    expect(splitCommand(command).unreadable).toBe(true);
+  });
+});
