@@ -2737,7 +2737,13 @@ function gitRuns(args: readonly Word[], at: number, appended: boolean): GitRuns 
     if (start < 0) break;
     if (start > i || round > 0) runs.push([program, ...words.slice(start)]);
     const name = (words[start] as Word).text.toLowerCase();
-    if (!aliases.has(name)) break;
+    if (!aliases.has(name)) {
+      // Its own options that run a command (`rebase -x CMD`, `bisect run CMD`, `config core.pager CMD`).
+      const own = gitSubcommandScripts(words, start);
+      commands.push(...own.scripts);
+      if (own.unreadable) unreadable = true;
+      break;
+    }
     const value = aliases.get(name);
     // Past MAX_GIT_ALIASES git follows the chain all the same: what it ends in is not read.
     if (value === undefined || round >= MAX_GIT_ALIASES) return { runs, commands, unreadable: true };
@@ -2797,6 +2803,126 @@ function gitConfigCommand(key: string, value: string): string | undefined {
   if (!/^credential\./.test(name)) return value;
   if (value.startsWith("!")) return value.slice(1);
   return value.startsWith("/") ? value : `git credential-${value}`;
+}
+
+/**
+ * git subcommands' options whose value is a command git runs through the shell (git-rebase(1)
+ * `--exec`, git-difftool(1) `--extcmd`, git-filter-branch(1)'s filters, the transport's
+ * `--upload-pack` and `--receive-pack`, which a local or ssh remote runs), long ones also by a
+ * unique prefix as parse-options takes them (`--exe`), short ones alone, attached or last in a
+ * bundle (`-ix CMD`).
+ */
+const GIT_COMMAND_OPTIONS: Readonly<
+  Record<string, { readonly long: readonly string[]; readonly short?: string }>
+> = {
+  rebase: { long: ["--exec"], short: "x" },
+  difftool: { long: ["--extcmd"], short: "x" },
+  "filter-branch": {
+    long: [
+      "--setup",
+      "--tree-filter",
+      "--index-filter",
+      "--msg-filter",
+      "--commit-filter",
+      "--env-filter",
+    ].concat(["--parent-filter", "--tag-name-filter"]),
+  },
+  clone: { long: ["--upload-pack"], short: "u" },
+  fetch: { long: ["--upload-pack"] },
+  pull: { long: ["--upload-pack"] },
+  "ls-remote": { long: ["--upload-pack"] },
+  "fetch-pack": { long: ["--upload-pack", "--exec"] },
+  archive: { long: ["--exec"] },
+  push: { long: ["--receive-pack", "--exec"] },
+  "send-pack": { long: ["--receive-pack", "--exec"] },
+};
+
+/** Flags a short bundle may hold before rebase's or difftool's `-x` (`-ix 'make test'`). */
+const GIT_BUNDLED_FLAGS = /^-[imqvnfrkyg]*x/;
+
+/**
+ * The commands a git subcommand at `start` runs through the shell by its own options and words:
+ * GIT_COMMAND_OPTIONS, `bisect run CMD…` and `submodule foreach CMD…` (their words joined, as
+ * git hands them to `sh -c`), and what `git config NAME VALUE` (or `config set`) writes: a
+ * setting whose value is a command (gitConfigCommand), or a `!` alias, which later commands run.
+ */
+function gitSubcommandScripts(
+  words: readonly Word[],
+  start: number,
+): { scripts: Script[]; unreadable: boolean } {
+  const sub = (words[start] as Word).text.toLowerCase();
+  const scripts: Script[] = [];
+  let unreadable = false;
+  const take = (word: Word | undefined, text: string) => {
+    if (word === undefined) return;
+    if (mayVanish(word)) unreadable = true;
+    scripts.push({ script: text, expands: expandsAny([word]) });
+  };
+  const rest = words.slice(start + 1);
+  if (sub === "bisect" || sub === "submodule") {
+    const verb = sub === "bisect" ? "run" : "foreach";
+    const at = rest.findIndex((w) => w.text === verb);
+    // `submodule foreach [--recursive] CMD…`: its options first.
+    let from = at + 1;
+    while (sub === "submodule" && at >= 0 && /^(?:--recursive|-q|--quiet)$/.test(rest[from]?.text ?? ""))
+      from += 1;
+    if (at >= 0 && from < rest.length) {
+      const command = rest.slice(from);
+      if (command.some(mayVanish)) unreadable = true;
+      scripts.push(scriptOf(command));
+    }
+    return { scripts, unreadable };
+  }
+  if (sub === "config") {
+    // `git config [options] NAME VALUE` and git 2.46's `git config set [options] NAME VALUE`.
+    const operands = rest.filter(
+      (w, k) =>
+        !w.text.startsWith("-") &&
+        !/^-(?:f|-file|-blob|-type|-default|-comment)$/.test(rest[k - 1]?.text ?? ""),
+    );
+    const [first, second, third] = operands[0]?.text === "set" ? operands.slice(1) : operands;
+    if (first !== undefined && second !== undefined && third === undefined) {
+      const command =
+        /^alias\./i.test(first.text) && second.text.startsWith("!")
+          ? second.text.slice(1)
+          : gitConfigCommand(first.text, second.text);
+      if (command !== undefined) take(second, command);
+      if (mayVanish(first) || /[$`]/.test(first.text)) unreadable = true;
+    }
+    return { scripts, unreadable };
+  }
+  const spec = Object.hasOwn(GIT_COMMAND_OPTIONS, sub) ? GIT_COMMAND_OPTIONS[sub] : undefined;
+  if (spec === undefined) return { scripts, unreadable };
+  for (let k = 0; k < rest.length; k += 1) {
+    const word = rest[k] as Word;
+    const text = word.text;
+    if (text === "--") break;
+    if (text.startsWith("--")) {
+      const eq = text.indexOf("=");
+      const name = eq < 0 ? text : text.slice(0, eq);
+      if (name.length < 4 || !spec.long.some((option) => option.startsWith(name))) continue;
+      if (eq >= 0) take(word, text.slice(eq + 1));
+      else {
+        take(rest[k + 1], rest[k + 1]?.text ?? "");
+        k += 1;
+      }
+      continue;
+    }
+    const bundle =
+      spec.short === "x"
+        ? GIT_BUNDLED_FLAGS.exec(text)
+        : spec.short && text.startsWith(`-${spec.short}`)
+          ? [`-${spec.short}`]
+          : null;
+    if (bundle === null) continue;
+    const attached = text.slice((bundle[0] as string).length);
+    if (attached !== "") take(word, attached);
+    else {
+      take(rest[k + 1], rest[k + 1]?.text ?? "");
+      k += 1;
+    }
+  }
+  return { scripts, unreadable };
 }
 
 /** git by any path, in any case, folded (`/usr/bin/git`, `GIT` and `gıt` on macOS). */

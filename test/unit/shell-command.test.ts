@@ -2275,3 +2275,48 @@ describe("the programs scp, sftp and rsync run to reach a host (session 29)", ()
     expect(splitCommand(command).unreadable).toBe(true);
   });
 });
+
+describe("commands a git subcommand runs by its own options (session 29)", () => {
+  it.each([
+    ["git rebase -x 'rm -rf /' HEAD~3", "rm -rf /"],
+    ["git rebase -i --exec='rm -rf /' main", "rm -rf /"],
+    ["git rebase --exe 'rm -rf /' main", "rm -rf /"], // a unique prefix, as parse-options takes it
+    ["git rebase -ix 'rm -rf /' main", "rm -rf /"],
+    ["git -C app rebase -x 'rm -rf /' main", "rm -rf /"],
+    ["git -c alias.rb=rebase rb -x 'rm -rf /' main", "rm -rf /"],
+    ["git bisect run rm -rf /", "rm -rf /"],
+    ["git submodule foreach --recursive 'rm -rf /'", "rm -rf /"],
+    ["git difftool -x 'rm -rf /'", "rm -rf /"],
+    ["git filter-branch --tree-filter 'rm -rf /' HEAD", "rm -rf /"],
+    ["git clone -u 'rm -rf /' /srv/repo x", "rm -rf /"],
+    ["git fetch --upload-pack='rm -rf /' origin", "rm -rf /"],
+    ["git push --receive-pack='rm -rf /' origin", "rm -rf /"],
+    // What git config writes runs in later commands.
+    ["git config core.pager 'rm -rf /'", "rm -rf /"],
+    ["git config --global alias.x '!rm -rf /'", "rm -rf /"],
+    ["git config set core.fsmonitor 'rm -rf /'", "rm -rf /"],
+  ])("reads what %j runs for deny-style rules", (command, runs) => {
+    const split = splitCommand(command);
+    expect(split.subcommands.filter((s) => s.denyOnly).map((s) => s.text)).toContain(runs);
+    expect(split.unreadable).toBe(false);
+  });
+
+  it.each([
+    ["git rebase -i HEAD~3", []],
+    ["git config user.name x", []],
+    ["git config --get core.pager", []],
+    ["git commit -m 'exec x'", []],
+    ["git rebase --exec 'npm test' main", ["npm test"]],
+  ])("reads %j as the commands it runs, no others", (command, added) => {
+    const split = splitCommand(command);
+    expect(split.subcommands.filter((s) => s.denyOnly).map((s) => s.text)).toEqual(added);
+    expect(split.unreadable).toBe(false);
+  });
+
+  it.each(['git rebase -x "$CMD" main', "git bisect run $CMD", 'git config core.pager "less $X"'])(
+    "fails safe on %j",
+    (command) => {
+      expect(splitCommand(command).unreadable).toBe(true);
+    },
+  );
+});
