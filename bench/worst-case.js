@@ -115,6 +115,8 @@ const HOSTILE = [
   { name: "`ssh h a;` repeated", command: (n) => repeated("ssh h a;", n) },
   { name: "`uv run ` repeated", command: (n) => repeated("uv run ", n) },
   { name: "`npx -c x ` repeated", command: (n) => repeated("npx -c x ", n) },
+  { name: "`git bisect run ` repeated", command: (n) => repeated("git bisect run ", n) },
+  { name: "`rsync -e x ` repeated", command: (n) => repeated("rsync -e x ", n) },
   { name: "`a>b;` repeated", command: (n) => repeated("a>b;", n) },
   // What find, fd and xargs run is read as a command of its own (2026-12-02, session 17).
   { name: "`find -exec ` repeated", command: (n) => repeated("find -exec ", n) },
