@@ -126,7 +126,7 @@ function toolTarget(name: string, specifier: string | undefined): Result<RuleTar
       `"${name}" is not a tool name; a tool name is letters, digits, "_" and "-" (Bash, Read, mcp__server__tool)`,
     );
   }
-  const pathTools = PATH_RULE_TOOLS[name];
+  const pathTools = Object.hasOwn(PATH_RULE_TOOLS, name) ? PATH_RULE_TOOLS[name] : undefined;
   if (pathTools !== undefined && specifier !== undefined) {
     // In NFC, as the paths it is matched against (pathsOf).
     const pattern = parsePathPattern(specifier.normalize("NFC"));

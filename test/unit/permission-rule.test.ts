@@ -1176,3 +1176,14 @@ describe("a program named like a member of Object.prototype (session 29)", () =>
     });
   });
 });
+
+describe("a rule's tool named like a member of Object.prototype (session 29)", () => {
+  it.each(["constructor(x)", "toString(./src/**)", "hasOwnProperty(x)"])(
+    "parses %j as a rule on a tool of that name, without throwing",
+    (text) => {
+      const parsed = parsePermissionRule(text);
+      expect(parsed.ok).toBe(true);
+      expect(both(text, { toolName: "Read", toolInput: { file_path: "x" }, cwd: "/p" }).any).toBe(false);
+    },
+  );
+});
