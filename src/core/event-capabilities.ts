@@ -70,8 +70,24 @@ const CLAUDE_CODE_CONTEXT_EVENTS: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * deepagents v2 accepts only nine `hookSpecificOutput` variants; any other invalidates the output
- * (§6.4). SubagentStop's `additionalContext` is added to the parent's context (deepagents_code
+ * The nine events deepagents v2 has a `hookSpecificOutput` variant for (clients.md §6.4; its
+ * hooks/models/wire.py): one naming any other event invalidates its whole answer.
+ */
+export const DEEPAGENTS_OUTPUT_EVENTS: ReadonlySet<string> = new Set([
+  "SessionStart",
+  "UserPromptSubmit",
+  "PreToolUse",
+  "PermissionRequest",
+  "PostToolUse",
+  "PostToolUseFailure",
+  "Stop",
+  "SubagentStart",
+  "SubagentStop",
+]);
+
+/**
+ * Of deepagents v2's variants (DEEPAGENTS_OUTPUT_EVENTS), those whose context it adds.
+ * SubagentStop's `additionalContext` is added to the parent's context (deepagents_code
  * hooks/reducer.py); Stop's is not context there but a continuation, as a block is, so it is
  * never sent.
  */

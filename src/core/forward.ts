@@ -1,11 +1,12 @@
 /**
  * The pure half of `forward` rules (POLICY.md): the headers sent to a team's own hook server,
- * and its answer read exactly the way Claude Code reads an http hook (reference/clients.md
- * §3.3, §4.1, §4.2, §6.1, §6.2), turned into one rule's effect. The request itself goes
+ * and its answer read the way the client that sent the event reads a hook's answer: Claude
+ * Code's http hook (reference/clients.md §3.3, §4.1, §4.2, §6.1, §6.2), with deepcode's and
+ * deepagents' differences (§6.3, §6.4), turned into one rule's effect. The request itself goes
  * through the egress port (app/remote-actions.ts).
  */
 import type { RuleEffect } from "./decision.js";
-import { honouredDecision, PERMISSION_EVENTS } from "./event-capabilities.js";
+import { DEEPAGENTS_OUTPUT_EVENTS, honouredDecision, PERMISSION_EVENTS } from "./event-capabilities.js";
 import type { Dialect } from "./hook-event.js";
 import { maskString, scrubSecrets } from "./mask.js";
 import type { DecisionKind } from "./policy-schema.js";
@@ -94,6 +95,8 @@ type Json = Readonly<Record<string, unknown>>;
 const RANK: Readonly<Record<DecisionKind, number>> = { allow: 1, ask: 2, defer: 3, deny: 4, block: 4 };
 const PERMISSION_DECISIONS = ["allow", "deny", "ask", "defer"] as const;
 const TOP_LEVEL_DECISIONS = ["approve", "block"] as const;
+/** deepagents' `decision` is `Literal["block"]`: an "approve" invalidates its whole answer (§6.4). */
+const DEEPAGENTS_TOP_LEVEL_DECISIONS = ["block"] as const;
 const BEHAVIORS = ["allow", "deny"] as const;
 /** How much of an unreadable body or value a failure message quotes (Claude Code quotes 200). */
 const EXCERPT_CHARS = 100;
@@ -108,10 +111,13 @@ interface Reading {
 }
 
 /**
- * Reads a downstream answer as Claude Code reads an http hook (clients.md §4.1/§4.2/§6).
- * `dialect` is the client the event came from, which the downstream server answers for: on a
- * PermissionRequest Claude Code requires the `decision` object, while deepcode reads
- * `permissionDecision` there (§6.3), so that is read in its place for the other clients only.
+ * Reads a downstream answer as Claude Code reads an http hook (clients.md §4.1/§4.2/§6), then as
+ * the client the event came from reads it where that differs (`dialect`; the downstream server
+ * answers for it). An answer that client would drop whole is off-schema, as one Claude Code
+ * refuses is: deepagents refuses `decision: "approve"` and a `hookSpecificOutput` for an event it
+ * has no output for (§6.4). Fields the client does not read are not read: deepcode checks no
+ * `hookEventName` and reads `permissionDecision` on a PermissionRequest, never the `decision`
+ * object (§6.3); deepagents ignores a `hookSpecificOutput` for another of its events.
  * `secrets` (`Policy.secrets`) are scrubbed from what a failure message quotes of the answer, and
  * from the texts it hands the agent: a server that quotes the credential it was called with
  * (`caller Bearer … may not run this`) must not pass it on.
@@ -151,20 +157,23 @@ export function parseForwardResponse(
     expect(value, path, expected, is, reading);
   const stop = check(field(output, "continue"), "continue", "a boolean", isBoolean);
   const stopReason = check(field(output, "stopReason"), "stopReason", "a string", isString);
-  const topDecision = check(
+  const decisions = dialect === "deepagents" ? DEEPAGENTS_TOP_LEVEL_DECISIONS : TOP_LEVEL_DECISIONS;
+  const topDecision: (typeof TOP_LEVEL_DECISIONS)[number] | undefined = check(
     field(output, "decision"),
     "decision",
-    oneOf(TOP_LEVEL_DECISIONS),
-    isIn(TOP_LEVEL_DECISIONS),
+    dialect === "deepagents" ? `the only value deepagents accepts, ${quote("block")}` : oneOf(decisions),
+    isIn<(typeof TOP_LEVEL_DECISIONS)[number]>(decisions),
   );
   const topReason = check(field(output, "reason"), "reason", "a string", isString);
   const systemMessage = check(field(output, "systemMessage"), "systemMessage", "a string", isString);
-  // Not read, but typed: Claude Code fails the whole answer when one of them has another type.
-  // deepcode validates nothing (§6.3): there they are ignored, as it ignores them.
-  if (dialect === "claude-code") {
+  // Not read, but typed: Claude Code fails the whole answer when one of them has another type,
+  // and so does deepagents' pydantic model for a string field (its booleans take "true" and 1 as
+  // well, so suppressOutput is left to it). deepcode validates nothing (§6.3): there they are
+  // ignored, as it ignores them.
+  if (dialect === "claude-code")
     check(field(output, "suppressOutput"), "suppressOutput", "a boolean", isBoolean);
+  if (dialect === "claude-code" || dialect === "deepagents")
     check(field(output, "terminalSequence"), "terminalSequence", "a string", isString);
-  }
   const specific = readSpecific(field(output, "hookSpecificOutput"), eventName, reading);
   if (reading.issues.length > 0) return offSchema(reading.issues);
 
@@ -253,14 +262,25 @@ function readSpecific(value: unknown, eventName: string, reading: Reading): Spec
     issues.push(`hookSpecificOutput: expected an object, got ${describe(value, secrets)}`);
     return undefined;
   }
-  const name = field(value, "hookEventName");
-  if (typeof name !== "string") {
+  // deepcode checks no name (§6.3): its hookSpecificOutput is read as this event's, named or not.
+  const named = reading.dialect === "deepcode" ? eventName : field(value, "hookEventName");
+  if (typeof named !== "string") {
     issues.push(
-      name === undefined
+      named === undefined
         ? "hookSpecificOutput.hookEventName: required field is missing"
-        : `hookSpecificOutput.hookEventName: expected a string, got ${describe(name, secrets)}`,
+        : `hookSpecificOutput.hookEventName: expected a string, got ${describe(named, secrets)}`,
     );
     return undefined;
+  }
+  const name: string = named;
+  if (reading.dialect === "deepagents") {
+    // deepagents' union of outputs has no variant for other events: the whole answer is invalid.
+    if (!DEEPAGENTS_OUTPUT_EVENTS.has(name)) {
+      issues.push(`hookSpecificOutput.hookEventName: deepagents has no output for ${excerpt(name, secrets)}`);
+      return undefined;
+    }
+    // One for another of its events is ignored, the rest of the answer applied.
+    if (name !== eventName) return undefined;
   }
   if (name !== eventName) return { eventName: name };
 
@@ -273,17 +293,31 @@ function readSpecific(value: unknown, eventName: string, reading: Reading): Spec
   // them too (§6.3), so there they are read when the `decision` object is absent.
   if (!PERMISSION_EVENTS.has(eventName)) return { eventName: name, context };
   const permission = check("permissionDecision", oneOf(PERMISSION_DECISIONS), isIn(PERMISSION_DECISIONS));
-  const permissionReason = check("permissionDecisionReason", "a string", isString);
+  // deepcode reads `permissionReason ?? permissionDecisionReason` (§6.3).
+  const deepcodeReason =
+    reading.dialect === "deepcode" ? check("permissionReason", "a string", isString) : undefined;
+  const permissionReason = deepcodeReason ?? check("permissionDecisionReason", "a string", isString);
   const updatedInput = check("updatedInput", "an object", isObject);
   const base = { eventName: name, context, decision: permission, reason: permissionReason, updatedInput };
   if (eventName !== "PermissionRequest") return base;
 
   const answer = field(value, "decision");
+  if (reading.dialect === "deepcode") {
+    // deepcode reads permissionDecision here, never the `decision` object (§6.3, its
+    // src/permissions.ts): the object grants nothing, but a deny it states is kept, fail-safe.
+    if (!isObject(answer) || field(answer, "behavior") !== "deny") return base;
+    const message = field(answer, "message");
+    return {
+      ...base,
+      decision: "deny",
+      reason: permissionReason ?? (isString(message) ? message : undefined),
+    };
+  }
   if (answer === undefined) {
-    // Required in Claude Code's PermissionRequest variant (§6.1): without it the answer is a hook
-    // error there, never a grant; a deny or ask it states in permissionDecision is kept, fail-safe
-    // (Claude Code would show the dialog). deepcode reads permissionDecision instead (§6.3).
-    if (reading.dialect !== "claude-code" || permission !== "allow") return base;
+    // Required in Claude Code's and deepagents' PermissionRequest variant (§6.1, §6.4): without it
+    // the answer is a hook error there, never a grant; a deny or ask it states in
+    // permissionDecision is kept, fail-safe (the client would show its dialog).
+    if (permission !== "allow") return base;
     issues.push(`${at("decision")}: required field is missing`);
     return undefined;
   }
@@ -311,15 +345,15 @@ function readSpecific(value: unknown, eventName: string, reading: Reading): Spec
       isObject,
       reading,
     );
-    // Never passed on (a team server adds no permission rules), but typed as Claude Code types it.
-    if (reading.dialect === "claude-code")
-      expect(
-        field(answer, "updatedPermissions"),
-        at("decision.updatedPermissions"),
-        "an array of objects",
-        isObjectArray,
-        reading,
-      );
+    // Never passed on (a team server adds no permission rules), but typed as Claude Code and
+    // deepagents type it (deepcode, which reads no `decision` object, returned above).
+    expect(
+      field(answer, "updatedPermissions"),
+      at("decision.updatedPermissions"),
+      "an array of objects",
+      isObjectArray,
+      reading,
+    );
     return {
       eventName: name,
       context,

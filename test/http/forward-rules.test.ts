@@ -618,3 +618,198 @@ describe("a policy secret in a downstream answer", () => {
     expect(JSON.stringify(app.logs)).not.toContain("Qm7v");
   });
 });
+
+describe("a forwarded answer, read as the client that sent the event reads it", () => {
+  /** A forward rule on every event below whose failures give no opinion, so a lost decision shows. */
+  const clientApp = async (onError: "allow" | "deny" = "allow") =>
+    testApp(
+      await authPolicy(
+        [
+          {
+            id: "team-server",
+            on: ["PreToolUse", "PermissionRequest", "UserPromptSubmit"],
+            forward: { url: `${downstream.url}/hook`, timeoutMs: 2000, onError },
+          },
+        ],
+        { egress },
+      ),
+    );
+  /** deepcode's PreToolUse: no transcript_path, a tool_desc (clients.md §5.3). */
+  const deepcodeBash = {
+    hook_event_name: "PreToolUse",
+    cwd: "/p",
+    tool_name: "Bash",
+    tool_input: { command: "rm x" },
+  };
+  const deepcodePermission = {
+    hook_event_name: "PermissionRequest",
+    cwd: "/p",
+    tool_name: "Bash",
+    tool_desc: "rm x",
+  };
+  /** deepagents v2's PreToolUse and PermissionRequest (§5.4). */
+  const deepagentsBash = {
+    session_id: "s",
+    transcript_path: "/t",
+    cwd: "/p",
+    hook_event_name: "PreToolUse",
+    tool_name: "Bash",
+    tool_input: { command: "rm x" },
+    tool_use_id: "t1",
+  };
+  const deepagentsPermission = {
+    session_id: "s",
+    transcript_path: "/t",
+    cwd: "/p",
+    hook_event_name: "PermissionRequest",
+    tool_name: "Bash",
+    tool_input: { command: "rm x" },
+  };
+  const answer = (value: unknown) => ({ body: JSON.stringify(value) });
+
+  it("keeps a deepcode deny whose hookSpecificOutput names no event, as deepcode reads it", async () => {
+    const app = await clientApp();
+    next = answer({
+      hookSpecificOutput: { permissionDecision: "deny", permissionDecisionReason: "not here" },
+    });
+    const res = await app.post("/v1/hooks/deepcode", deepcodeBash);
+    expect(res.status).toBe(200);
+    expect((await jsonOf(res)).hookSpecificOutput).toEqual({
+      hookEventName: "PreToolUse",
+      permissionDecision: "deny",
+      permissionDecisionReason: "not here",
+    });
+    expect(lastAudit(app).pending).toEqual([expect.objectContaining({ rule: "team-server", outcome: "OK" })]);
+  });
+
+  it("reads a deepcode answer's hookSpecificOutput whatever event it names, as deepcode does", async () => {
+    const app = await clientApp();
+    next = answer({
+      hookSpecificOutput: {
+        hookEventName: "PostToolUse",
+        permissionDecision: "deny",
+        permissionReason: "why",
+      },
+    });
+    const body = await jsonOf(await app.post("/v1/hooks/deepcode", deepcodeBash));
+    expect(body.hookSpecificOutput).toMatchObject({
+      permissionDecision: "deny",
+      permissionDecisionReason: "why",
+    });
+    // Claude Code checks the name: the same answer is a failed hook there, onError here.
+    next = answer({ hookSpecificOutput: { permissionDecision: "deny" } });
+    const claude = await app.post("/v1/hooks/claude-code", bash("rm x"));
+    expect(await claude.text()).toBe("");
+    expect(lastAudit(app).pending).toEqual([expect.objectContaining({ outcome: "FORWARD_OFF_SCHEMA" })]);
+  });
+
+  it("grants no deepcode PermissionRequest from the decision object, which deepcode does not read", async () => {
+    const app = await clientApp();
+    next = answer({
+      hookSpecificOutput: {
+        hookEventName: "PermissionRequest",
+        decision: { behavior: "allow" },
+        permissionDecision: "deny",
+        permissionDecisionReason: "deepcode reads this",
+      },
+    });
+    const denied = await jsonOf(await app.post("/v1/hooks/deepcode", deepcodePermission));
+    expect(denied.hookSpecificOutput).toMatchObject({
+      permissionDecision: "deny",
+      permissionDecisionReason: "deepcode reads this",
+    });
+    next = answer({
+      hookSpecificOutput: { hookEventName: "PermissionRequest", decision: { behavior: "allow" } },
+    });
+    expect(await (await app.post("/v1/hooks/deepcode", deepcodePermission)).text()).toBe("");
+    // Its deny is kept all the same, fail-safe.
+    next = answer({
+      hookSpecificOutput: {
+        hookEventName: "PermissionRequest",
+        decision: { behavior: "deny", message: "no" },
+      },
+    });
+    const kept = await jsonOf(await app.post("/v1/hooks/deepcode", deepcodePermission));
+    expect(kept.hookSpecificOutput).toMatchObject({
+      permissionDecision: "deny",
+      permissionDecisionReason: "no",
+    });
+  });
+
+  it("answers a deepagents event whose forwarded answer says decision approve with onError, as deepagents drops it", async () => {
+    const app = await clientApp();
+    next = answer({ decision: "approve", reason: "fine" });
+    const res = await app.post("/v1/hooks/deepagents", deepagentsBash);
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe("");
+    expect(lastAudit(app)).toMatchObject({ decision: "none" });
+    expect(lastAudit(app).pending).toEqual([
+      expect.objectContaining({
+        outcome: "FORWARD_OFF_SCHEMA",
+        onError: "allow",
+        detail: expect.stringContaining(
+          'decision: expected the only value deepagents accepts, "block", got "approve"',
+        ),
+      }),
+    ]);
+    // Under onError deny, the rule denies and says why.
+    const strict = await clientApp("deny");
+    const denied = await jsonOf(await strict.post("/v1/hooks/deepagents", deepagentsBash));
+    expect(denied.hookSpecificOutput).toMatchObject({
+      permissionDecision: "deny",
+      permissionDecisionReason: expect.stringContaining("FORWARD_OFF_SCHEMA"),
+    });
+    // Claude Code still reads it as the deprecated allow.
+    next = answer({ decision: "approve" });
+    const claude = await jsonOf(await app.post("/v1/hooks/claude-code", bash("ls")));
+    expect(claude.hookSpecificOutput.permissionDecision).toBe("allow");
+  });
+
+  it("grants no deepagents PermissionRequest from permissionDecision alone: its schema requires the decision object", async () => {
+    const app = await clientApp();
+    next = answer({
+      hookSpecificOutput: { hookEventName: "PermissionRequest", permissionDecision: "allow" },
+    });
+    expect(await (await app.post("/v1/hooks/deepagents", deepagentsPermission)).text()).toBe("");
+    expect(lastAudit(app).pending).toEqual([expect.objectContaining({ outcome: "FORWARD_OFF_SCHEMA" })]);
+  });
+
+  it("ignores a deepagents hookSpecificOutput for another of its events and applies the rest, as deepagents does", async () => {
+    const app = await clientApp("deny");
+    next = answer({
+      decision: "block",
+      reason: "not this prompt",
+      hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "allow" },
+    });
+    const prompt = { ...deepagentsBash, hook_event_name: "UserPromptSubmit", prompt: "hi" };
+    const body = await jsonOf(await app.post("/v1/hooks/deepagents", prompt));
+    expect(body).toEqual({ decision: "block", reason: "not this prompt" });
+    next = answer({
+      systemMessage: "noted",
+      hookSpecificOutput: { hookEventName: "PostToolUse", additionalContext: "x" },
+    });
+    expect(await jsonOf(await app.post("/v1/hooks/deepagents", deepagentsBash))).toEqual({
+      systemMessage: "noted",
+    });
+    expect(lastAudit(app).pending).toEqual([expect.objectContaining({ outcome: "OK" })]);
+    // An event deepagents has no variant for invalidates the whole answer there.
+    next = answer({ hookSpecificOutput: { hookEventName: "Notification", additionalContext: "x" } });
+    await app.post("/v1/hooks/deepagents", deepagentsBash);
+    expect(lastAudit(app).pending).toEqual([expect.objectContaining({ outcome: "FORWARD_OFF_SCHEMA" })]);
+  });
+
+  it("types for deepagents the fields it types and hookgate does not use", async () => {
+    const app = await clientApp();
+    next = answer({
+      terminalSequence: 7,
+      hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "allow" },
+    });
+    expect(await (await app.post("/v1/hooks/deepagents", deepagentsBash)).text()).toBe("");
+    expect(lastAudit(app).pending).toEqual([
+      expect.objectContaining({
+        outcome: "FORWARD_OFF_SCHEMA",
+        detail: expect.stringContaining("terminalSequence"),
+      }),
+    ]);
+  });
+});
