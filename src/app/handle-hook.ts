@@ -8,6 +8,7 @@ import { clientWaitsMs, requestDeadlineMs } from "../core/deadline.js";
 import { combineEffects, type RuleEffect } from "../core/decision.js";
 import { FAIL_MODE_SOURCE, type RequestError } from "../core/errors.js";
 import { type Evaluation, evaluatePolicy, type RuleExplanation } from "../core/evaluate.js";
+import { clientDecision } from "../core/event-capabilities.js";
 import { isKnownEvent, parseHookEvent, sniffEventName } from "../core/events.js";
 import { type Dialect, type HookEvent, routedDialect } from "../core/hook-event.js";
 import { maskString, maskValue, scrubSecrets } from "../core/mask.js";
@@ -75,6 +76,11 @@ export type AuditRecord = {
   readonly pending: readonly RemoteAudit[];
   readonly notify: readonly string[];
   readonly decision: string;
+  /**
+   * What the agent does with `decision`, where that differs: `none` for a block or defer the
+   * client reads no decision from (clientDecision). Undefined, so left out of the line, otherwise.
+   */
+  readonly clientDecision?: string | undefined;
   readonly reason: string | undefined;
   readonly error: string | undefined;
   readonly latencyMs: number;
@@ -472,6 +478,8 @@ function auditRecord(
   latencyMs: number,
 ): AuditRecord {
   const evaluation = fields.evaluation;
+  const decision = fields.decision ?? outcome.kind ?? "none";
+  const acted = clientDecision(decision, fields.event, fields.client);
   return {
     decisionId,
     policy: policy.hash,
@@ -490,7 +498,8 @@ function auditRecord(
     }),
     pending: fields.pending ?? [],
     notify: (evaluation?.notify ?? []).flatMap((n) => n.sinks),
-    decision: fields.decision ?? outcome.kind ?? "none",
+    decision,
+    clientDecision: acted === decision ? undefined : acted,
     reason: fields.reason ?? outcome.error?.message,
     error: outcome.error?.code,
     latencyMs: Math.round(latencyMs * 1000) / 1000,

@@ -146,6 +146,21 @@ export const DEEPCODE_IGNORES_BLOCK: ReadonlySet<string> = new Set([
 ]);
 
 /**
+ * What the client does with the decision it is sent on an event: that decision, or `none` where
+ * it reads none back: deepcode acts on no block on DEEPCODE_IGNORES_BLOCK's events and on no
+ * `defer` anywhere (clients.md §6.3). The audit line says it beside the decision sent.
+ */
+export function clientDecision(
+  decision: string,
+  event: string | undefined,
+  dialect: Dialect | undefined,
+): string {
+  if (dialect !== "deepcode" || event === undefined) return decision;
+  if (decision === "defer" || (decision === "block" && DEEPCODE_IGNORES_BLOCK.has(event))) return "none";
+  return decision;
+}
+
+/**
  * The decision an event can honour for a rule's `decide`, or undefined when the client has no
  * way to act on it (then it is not sent, and `check` warns). Block and deny are one thing said
  * two ways: PreToolUse and PermissionRequest say deny, the blockable events say block.

@@ -230,6 +230,37 @@ describe("POST /v1/hooks: dialects", () => {
     expect(await again.text()).toBe("");
   });
 
+  it("audits a block deepcode does not act on, and a defer it ignores, as clientDecision none", async () => {
+    const ignoring = await testApp(
+      await authPolicy([
+        {
+          id: "no-config",
+          on: ["ConfigChange", "UserPromptExpansion", "PreCompact"],
+          decide: "block",
+          reason: "no",
+        },
+        { id: "later", on: "PreToolUse", matcher: "Bash", decide: "defer" },
+      ]),
+    );
+    const bodies = [
+      { hook_event_name: "ConfigChange", cwd: "/p", source: "user_settings" },
+      { hook_event_name: "UserPromptExpansion", cwd: "/p", command_name: "review", prompt: "/review" },
+      { hook_event_name: "PreCompact", cwd: "/p", trigger: "manual" },
+      { hook_event_name: "PreToolUse", cwd: "/p", tool_name: "Bash", tool_input: { command: "ls" } },
+    ];
+    for (const body of bodies) {
+      await ignoring.post("/v1/hooks/deepcode", body);
+      const decision = body.hook_event_name === "PreToolUse" ? "defer" : "block";
+      // What was sent, and what deepcode does with it.
+      expect(ignoring.logs.at(-1)).toMatchObject({ client: "deepcode", decision, clientDecision: "none" });
+      // Claude Code acts on both: the line says the decision alone.
+      await ignoring.post("/v1/hooks/claude-code", { session_id: "s", transcript_path: "/t", ...body });
+      expect(ignoring.logs.at(-1)).toMatchObject({ client: "claude-code", decision });
+      // Left out of the JSON line.
+      expect(ignoring.logs.at(-1)?.clientDecision).toBeUndefined();
+    }
+  });
+
   it("accepts an unknown future event as a generic event", async () => {
     const res = await app.post("/v1/hooks", {
       session_id: "s",
