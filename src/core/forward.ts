@@ -168,8 +168,7 @@ export function parseForwardResponse(
   const systemMessage = check(field(output, "systemMessage"), "systemMessage", "a string", isString);
   // Not read, but typed: Claude Code fails the whole answer when one of them has another type,
   // and so does deepagents' pydantic model for a string field (its booleans take "true" and 1 as
-  // well, so suppressOutput is left to it). deepcode validates nothing (§6.3): there they are
-  // ignored, as it ignores them.
+  // well, so suppressOutput is left to it). deepcode reads neither.
   if (dialect === "claude-code")
     check(field(output, "suppressOutput"), "suppressOutput", "a boolean", isBoolean);
   if (dialect === "claude-code" || dialect === "deepagents")
@@ -259,7 +258,8 @@ function readSpecific(value: unknown, eventName: string, reading: Reading): Spec
   const { issues, secrets } = reading;
   if (value === undefined) return undefined;
   if (!isObject(value)) {
-    issues.push(`hookSpecificOutput: expected an object, got ${describe(value, secrets)}`);
+    if (reading.dialect !== "deepcode")
+      issues.push(`hookSpecificOutput: expected an object, got ${describe(value, secrets)}`);
     return undefined;
   }
   // deepcode checks no name (§6.3): its hookSpecificOutput is read as this event's, named or not.
@@ -405,7 +405,9 @@ function expect<T>(
 ): T | undefined {
   if (value === undefined) return undefined;
   if (is(value)) return value;
-  reading.issues.push(`${path}: expected ${expected}, got ${describe(value, reading.secrets)}`);
+  // deepcode validates nothing (§6.3): a field of another type or value is skipped, the rest read.
+  if (reading.dialect !== "deepcode")
+    reading.issues.push(`${path}: expected ${expected}, got ${describe(value, reading.secrets)}`);
   return undefined;
 }
 

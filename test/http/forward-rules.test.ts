@@ -703,6 +703,32 @@ describe("a forwarded answer, read as the client that sent the event reads it", 
     expect(lastAudit(app).pending).toEqual([expect.objectContaining({ outcome: "FORWARD_OFF_SCHEMA" })]);
   });
 
+  it("keeps a deepcode deny beside fields of a type deepcode skips, as it validates nothing", async () => {
+    const app = await clientApp();
+    next = answer({
+      decision: "deny",
+      systemMessage: 7,
+      hookSpecificOutput: {
+        permissionDecision: "deny",
+        permissionDecisionReason: "no",
+        additionalContext: [],
+      },
+    });
+    const body = await jsonOf(await app.post("/v1/hooks/deepcode", deepcodeBash));
+    expect(body.hookSpecificOutput).toEqual({
+      hookEventName: "PreToolUse",
+      permissionDecision: "deny",
+      permissionDecisionReason: "no",
+    });
+    // A hookSpecificOutput that is no object is skipped as well.
+    next = answer({ decision: "block", reason: "stop", hookSpecificOutput: "PreToolUse" });
+    const prompt = { hook_event_name: "UserPromptSubmit", cwd: "/p", prompt: "hi" };
+    expect(await jsonOf(await app.post("/v1/hooks/deepcode", prompt))).toEqual({
+      decision: "block",
+      reason: "stop",
+    });
+  });
+
   it("grants no deepcode PermissionRequest from the decision object, which deepcode does not read", async () => {
     const app = await clientApp();
     next = answer({
