@@ -147,8 +147,9 @@ export const DEEPCODE_IGNORES_BLOCK: ReadonlySet<string> = new Set([
 
 /**
  * What the client does with the decision it is sent on an event: that decision, or `none` where
- * it reads none back: deepcode acts on no block on DEEPCODE_IGNORES_BLOCK's events and on no
- * `defer` anywhere (clients.md §6.3). The audit line says it beside the decision sent.
+ * it acts on none: deepcode acts on no block on DEEPCODE_IGNORES_BLOCK's events, ignores `defer`,
+ * and on `ask` goes through its own permission checks, as with no decision (clients.md §6.3,
+ * §6.5). The audit line says it beside the decision sent.
  */
 export function clientDecision(
   decision: string,
@@ -156,7 +157,8 @@ export function clientDecision(
   dialect: Dialect | undefined,
 ): string {
   if (dialect !== "deepcode" || event === undefined) return decision;
-  if (decision === "defer" || (decision === "block" && DEEPCODE_IGNORES_BLOCK.has(event))) return "none";
+  if (decision === "ask" || decision === "defer") return "none";
+  if (decision === "block" && DEEPCODE_IGNORES_BLOCK.has(event)) return "none";
   return decision;
 }
 

@@ -230,7 +230,7 @@ describe("POST /v1/hooks: dialects", () => {
     expect(await again.text()).toBe("");
   });
 
-  it("audits a block deepcode does not act on, and a defer it ignores, as clientDecision none", async () => {
+  it("audits a block deepcode does not act on, and an ask or defer it leaves to its own checks, as clientDecision none", async () => {
     const ignoring = await testApp(
       await authPolicy([
         {
@@ -240,25 +240,39 @@ describe("POST /v1/hooks: dialects", () => {
           reason: "no",
         },
         { id: "later", on: "PreToolUse", matcher: "Bash", decide: "defer" },
+        { id: "ask-read", on: "PreToolUse", matcher: "Read", decide: "ask" },
+        { id: "no-write", on: "PreToolUse", matcher: "Write", decide: "deny", reason: "no" },
       ]),
     );
-    const bodies = [
-      { hook_event_name: "ConfigChange", cwd: "/p", source: "user_settings" },
-      { hook_event_name: "UserPromptExpansion", cwd: "/p", command_name: "review", prompt: "/review" },
-      { hook_event_name: "PreCompact", cwd: "/p", trigger: "manual" },
-      { hook_event_name: "PreToolUse", cwd: "/p", tool_name: "Bash", tool_input: { command: "ls" } },
+    const tool = (name: string) => ({
+      hook_event_name: "PreToolUse",
+      cwd: "/p",
+      tool_name: name,
+      tool_input: {},
+    });
+    const cases: [Record<string, unknown>, string][] = [
+      [{ hook_event_name: "ConfigChange", cwd: "/p", source: "user_settings" }, "block"],
+      [
+        { hook_event_name: "UserPromptExpansion", cwd: "/p", command_name: "review", prompt: "/review" },
+        "block",
+      ],
+      [{ hook_event_name: "PreCompact", cwd: "/p", trigger: "manual" }, "block"],
+      [tool("Bash"), "defer"],
+      [tool("Read"), "ask"],
     ];
-    for (const body of bodies) {
+    for (const [body, decision] of cases) {
       await ignoring.post("/v1/hooks/deepcode", body);
-      const decision = body.hook_event_name === "PreToolUse" ? "defer" : "block";
       // What was sent, and what deepcode does with it.
       expect(ignoring.logs.at(-1)).toMatchObject({ client: "deepcode", decision, clientDecision: "none" });
-      // Claude Code acts on both: the line says the decision alone.
+      // Claude Code acts on each: the line says the decision alone (left out of the JSON line).
       await ignoring.post("/v1/hooks/claude-code", { session_id: "s", transcript_path: "/t", ...body });
       expect(ignoring.logs.at(-1)).toMatchObject({ client: "claude-code", decision });
-      // Left out of the JSON line.
       expect(ignoring.logs.at(-1)?.clientDecision).toBeUndefined();
     }
+    // A deny deepcode acts on.
+    await ignoring.post("/v1/hooks/deepcode", tool("Write"));
+    expect(ignoring.logs.at(-1)).toMatchObject({ client: "deepcode", decision: "deny" });
+    expect(ignoring.logs.at(-1)?.clientDecision).toBeUndefined();
   });
 
   it("accepts an unknown future event as a generic event", async () => {
