@@ -663,3 +663,97 @@ describe("parseForwardResponse: PreCompact (clients.md §4.4)", () => {
     expect(parse('{"reason":"Preserve everything."}', "PostCompact")).toStrictEqual(effect({}));
   });
 });
+
+describe("parseForwardResponse: read as the client that sent the event reads it", () => {
+  const denyWithout = (key: string, value: unknown) =>
+    json({
+      hookSpecificOutput: { [key]: value, permissionDecision: "deny", permissionDecisionReason: "no" },
+    });
+
+  it.each([
+    [
+      "names no event",
+      json({ hookSpecificOutput: { permissionDecision: "deny", permissionDecisionReason: "no" } }),
+    ],
+    ["names another event", denyWithout("hookEventName", "PostToolUse")],
+    ["names the event in another type", denyWithout("hookEventName", 7)],
+    [
+      "sits beside a top-level decision deepcode skips",
+      json({ decision: "deny", ...JSON.parse(denyWithout("x", 1)) }),
+    ],
+  ])("deepcode: a deny whose answer %s is read, as deepcode checks neither", (_, body) => {
+    expect(parse(body, "PreToolUse", 200, "deepcode")).toStrictEqual(
+      effect({ decision: "deny", reason: "no" }),
+    );
+    expect(parse(body)).toStrictEqual(expect.objectContaining({ ok: false }));
+  });
+
+  it("deepcode: reads permissionReason first, and no PermissionRequest decision object but its deny", () => {
+    const reasoned = json({
+      hookSpecificOutput: {
+        permissionDecision: "deny",
+        permissionReason: "a",
+        permissionDecisionReason: "b",
+      },
+    });
+    expect(parse(reasoned, "PreToolUse", 200, "deepcode")).toStrictEqual(
+      effect({ decision: "deny", reason: "a" }),
+    );
+    const object = (decision: unknown) =>
+      json({ hookSpecificOutput: { hookEventName: "PermissionRequest", decision } });
+    expect(parse(object({ behavior: "allow" }), "PermissionRequest", 200, "deepcode")).toStrictEqual(
+      effect(),
+    );
+    expect(parse(object("allow"), "PermissionRequest", 200, "deepcode")).toStrictEqual(effect());
+    expect(
+      parse(object({ behavior: "deny", message: "m" }), "PermissionRequest", 200, "deepcode"),
+    ).toStrictEqual(effect({ decision: "deny", reason: "m" }));
+  });
+
+  it.each([
+    [
+      "decision approve",
+      json({ decision: "approve" }),
+      'decision: expected the only value deepagents accepts, "block"',
+    ],
+    [
+      "a hookSpecificOutput for an event without one",
+      json({ hookSpecificOutput: { hookEventName: "Notification" } }),
+      "deepagents has no output",
+    ],
+    ["a terminalSequence that is no string", json({ terminalSequence: 7 }), "terminalSequence"],
+    [
+      "a PermissionRequest allow without the decision object",
+      json({ hookSpecificOutput: { hookEventName: "PermissionRequest", permissionDecision: "allow" } }),
+      "hookSpecificOutput.decision: required field is missing",
+    ],
+  ])("deepagents: %s is off-schema, as deepagents drops the whole answer", (_, body, message) => {
+    const event = body.includes("PermissionRequest") ? "PermissionRequest" : "PreToolUse";
+    const result = parse(body, event, 200, "deepagents");
+    expect(result).toStrictEqual(failed("FORWARD_OFF_SCHEMA"));
+    expect(!result.ok && result.error.message).toContain(message);
+  });
+
+  it("deepagents: a hookSpecificOutput for another of its events is ignored, the rest read", () => {
+    const body = json({
+      decision: "block",
+      reason: "r",
+      hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "allow" },
+    });
+    expect(parse(body, "UserPromptSubmit", 200, "deepagents")).toStrictEqual(
+      effect({ decision: "block", reason: "r" }),
+    );
+    expect(parse(body, "UserPromptSubmit")).toStrictEqual(effect({ decision: "block", reason: "r" }));
+    expect(
+      parse(json({ hookSpecificOutput: { hookEventName: "PreToolUse" } }), "UserPromptSubmit"),
+    ).toStrictEqual(failed("FORWARD_WRONG_EVENT"));
+    expect(
+      parse(
+        json({ hookSpecificOutput: { hookEventName: "PreToolUse" } }),
+        "UserPromptSubmit",
+        200,
+        "deepagents",
+      ),
+    ).toStrictEqual(effect());
+  });
+});
