@@ -77,8 +77,9 @@ export type AuditRecord = {
   readonly notify: readonly string[];
   readonly decision: string;
   /**
-   * What the agent does with `decision`, where that differs: `none` for a block or defer the
-   * client reads no decision from (clientDecision). Undefined, so left out of the line, otherwise.
+   * What the agent does with `decision`, where that differs: `none` where the client acts on no
+   * decision (clientDecision: a deepcode block it ignores, an ask or defer to deepcode).
+   * Undefined, so left out of the line, otherwise.
    */
   readonly clientDecision?: string | undefined;
   readonly reason: string | undefined;

@@ -252,7 +252,9 @@ interface SpecificOutput {
 /**
  * Validates `hookSpecificOutput` as Claude Code's zod schema does: unknown keys are ignored,
  * the fields read must have their type. Fields of the variant of another event are only
- * checked when it names this event; a mismatched one is judged by the caller.
+ * checked when it names this event; a mismatched one is judged by the caller, except where the
+ * client judges it otherwise (deepcode reads it as this event's, deepagents ignores it). From
+ * deepcode, which validates nothing, a field of another type is skipped instead.
  */
 function readSpecific(value: unknown, eventName: string, reading: Reading): SpecificOutput | undefined {
   const { issues, secrets } = reading;
@@ -290,7 +292,9 @@ function readSpecific(value: unknown, eventName: string, reading: Reading): Spec
   const context = check("additionalContext", "a string", isString);
   // permissionDecision, its reason and updatedInput belong to the PreToolUse variant; on other
   // events Claude Code strips them as unknown keys. deepcode answers PermissionRequest with
-  // them too (§6.3), so there they are read when the `decision` object is absent.
+  // them too (§6.3), so there they are what it reads; from the other clients, whose
+  // PermissionRequest answer is the `decision` object, a deny or ask in them is kept when the
+  // object is absent.
   if (!PERMISSION_EVENTS.has(eventName)) return { eventName: name, context };
   const permission = check("permissionDecision", oneOf(PERMISSION_DECISIONS), isIn(PERMISSION_DECISIONS));
   // deepcode reads `permissionReason ?? permissionDecisionReason` (§6.3).
