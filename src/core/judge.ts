@@ -197,7 +197,8 @@ function providerText(text: string, secrets: readonly string[]): string {
  * JUDGE_MALFORMED; a verdict that is not exactly {ok, reason, impossible?} is JUDGE_OFF_SCHEMA,
  * code fences and prose included, so a model talked out of the format never decides; a
  * refusal is JUDGE_REFUSED. The model's own text never reaches a message: it may echo the event.
- * `secrets` (`Policy.secrets`) are scrubbed from what a message quotes of the provider's text.
+ * `secrets` (`Policy.secrets`) are scrubbed from what a message quotes of the provider's text,
+ * and from the verdict's reason.
  */
 export function parseJudgeResponse(
   provider: JudgeModel["provider"],
@@ -217,7 +218,10 @@ export function parseJudgeResponse(
   }
   if (!parsed.ok)
     return fail("JUDGE_MALFORMED", `${provider} answered HTTP ${status} with a body that is not JSON`);
-  return provider === "anthropic" ? readAnthropic(parsed.value) : readOpenAi(parsed.value, secrets);
+  const verdict = provider === "anthropic" ? readAnthropic(parsed.value) : readOpenAi(parsed.value, secrets);
+  // The reason reaches the agent: a server that quotes what it was called with (the API key in
+  // its header) must not hand the gateway's key to the agent, as a forward's answer must not.
+  return verdict.ok ? ok({ ...verdict.value, reason: scrubSecrets(verdict.value.reason, secrets) }) : verdict;
 }
 
 function readAnthropic(response: unknown): Result<Verdict, JudgeFailure> {

@@ -161,6 +161,23 @@ describe("prompt rules: the mapping of a verdict", () => {
     expect(req?.headers.authorization).toBe("Bearer sk-test-key");
     expect(req?.body.response_format.type).toBe("json_schema");
   });
+
+  it.each([
+    ["anthropic", "x-api-key"],
+    ["openai", "authorization"],
+  ] as const)("never hands the agent the model's key that %s's reason quotes", async (provider, header) => {
+    // A proxy or self-hosted server that echoes what it was called with, into a deny's reason.
+    const url = provider === "openai" ? model.openaiUrl : model.anthropicUrl;
+    const app = await appWith({ stop: true }, { provider, url });
+    model.script((req) => ({ verdict: { ok: false, reason: `called with ${String(req.headers[header])}` } }));
+    const res = await app.post("/v1/hooks", write("/etc/echo"));
+    const text = await res.text();
+    expect(text).not.toContain("sk-test-key");
+    expect(JSON.parse(text)).toMatchObject({
+      stopReason: expect.stringContaining("called with"),
+      hookSpecificOutput: { permissionDecisionReason: expect.stringContaining("[masked]") },
+    });
+  });
 });
 
 describe("prompt rules: failures answer with onError", () => {
