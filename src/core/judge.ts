@@ -193,8 +193,8 @@ function providerText(text: string, secrets: readonly string[]): string {
 
 /**
  * Strict: a non-2xx is JUDGE_HTTP_ERROR (with the provider's own error message when the body
- * has one); a body that is not JSON, or JSON without the provider's envelope, is
- * JUDGE_MALFORMED; a verdict that is not exactly {ok, reason, impossible?} is JUDGE_OFF_SCHEMA,
+ * has one), and so is a 2xx whose body is an error without the provider's envelope; a body
+ * that is not JSON, or JSON without the envelope, is JUDGE_MALFORMED; a verdict that is not exactly {ok, reason, impossible?} is JUDGE_OFF_SCHEMA,
  * code fences and prose included, so a model talked out of the format never decides; a
  * refusal is JUDGE_REFUSED. The model's own text never reaches a message: it may echo the event.
  * `secrets` (`Policy.secrets`) are scrubbed from what a message quotes of the provider's text,
@@ -207,10 +207,8 @@ export function parseJudgeResponse(
   secrets: readonly string[] = [],
 ): Result<Verdict, JudgeFailure> {
   const parsed = parseJson(body);
+  const detail = parsed.ok ? errorMessageOf(parsed.value) : undefined;
   if (status < 200 || status > 299) {
-    // Anthropic `{"type":"error","error":{"message"}}` and OpenAI `{"error":{"message"}}`.
-    const error = parsed.ok && isRecord(parsed.value) ? parsed.value.error : undefined;
-    const detail = isRecord(error) && typeof error.message === "string" ? error.message : undefined;
     return fail(
       "JUDGE_HTTP_ERROR",
       `${provider} answered HTTP ${status}${detail ? `: ${providerText(detail, secrets)}` : ""}`,
@@ -218,10 +216,38 @@ export function parseJudgeResponse(
   }
   if (!parsed.ok)
     return fail("JUDGE_MALFORMED", `${provider} answered HTTP ${status} with a body that is not JSON`);
+  // An error in a 2xx, without the answer's envelope: gateways and proxies in front of a model
+  // (OpenRouter, LiteLLM) report an upstream's failure so. Its message says what to fix.
+  const envelope = provider === "anthropic" ? "content" : "choices";
+  if (detail !== undefined && isRecord(parsed.value) && !(envelope in parsed.value)) {
+    return fail(
+      "JUDGE_HTTP_ERROR",
+      `${provider} answered HTTP ${status} with an error: ${providerText(detail, secrets)}`,
+    );
+  }
   const verdict = provider === "anthropic" ? readAnthropic(parsed.value) : readOpenAi(parsed.value, secrets);
   // The reason reaches the agent: a server that quotes what it was called with (the API key in
   // its header) must not hand the gateway's key to the agent, as a forward's answer must not.
   return verdict.ok ? ok({ ...verdict.value, reason: scrubSecrets(verdict.value.reason, secrets) }) : verdict;
+}
+
+/**
+ * The provider's error message in a body: Anthropic's `{"type":"error","error":{"message"}}`,
+ * OpenAI's `{"error":{"message"}}`, a bare `{"error":"..."}` (Ollama), or vLLM's older
+ * `{"object":"error","message"}`.
+ */
+function errorMessageOf(value: unknown): string | undefined {
+  if (!isRecord(value)) return undefined;
+  const error = value.error;
+  const message =
+    isRecord(error) && typeof error.message === "string"
+      ? error.message
+      : typeof error === "string"
+        ? error
+        : value.object === "error" && typeof value.message === "string"
+          ? value.message
+          : undefined;
+  return message === "" ? undefined : message;
 }
 
 function readAnthropic(response: unknown): Result<Verdict, JudgeFailure> {
@@ -262,6 +288,18 @@ function readOpenAi(response: unknown, secrets: readonly string[]): Result<Verdi
   const choices = isRecord(response) ? response.choices : undefined;
   const first: unknown = Array.isArray(choices) ? choices[0] : undefined;
   const message = isRecord(first) ? first.message : undefined;
+  // A choice that failed part way (OpenRouter: `finish_reason: "error"` and the choice's `error`):
+  // what it wrote is not a whole answer, so only a no in it stands.
+  const choiceError = errorMessageOf(first);
+  if (choiceError !== undefined) {
+    const partial = isRecord(message) && typeof message.content === "string" ? message.content : "";
+    const verdict = readTextVerdict(partial, "the content verdict", "");
+    if (verdict.ok && !verdict.value.ok) return verdict;
+    return fail(
+      "JUDGE_HTTP_ERROR",
+      `openai's answer ended in an error: ${providerText(choiceError, secrets)}`,
+    );
+  }
   if (!isRecord(message)) return fail("JUDGE_MALFORMED", "openai answered without choices[0].message");
   if (typeof message.refusal === "string" && message.refusal !== "") {
     return fail("JUDGE_REFUSED", `openai refused to judge: ${providerText(message.refusal, secrets)}`);
@@ -312,7 +350,7 @@ const ANTHROPIC_CUT: ReadonlySet<string> = new Set([
   "pause_turn",
   "compaction",
 ]);
-const OPENAI_CUT: ReadonlySet<string> = new Set(["max_tokens", "model_length"]);
+const OPENAI_CUT: ReadonlySet<string> = new Set(["max_tokens", "model_length", "error"]);
 
 const NOT_WHOLE = (provider: string, field: string, value: string) =>
   `${provider} stopped with ${field} ${JSON.stringify(shorten(maskString(value), 40))}, which does not end a whole answer`;

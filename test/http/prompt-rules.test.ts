@@ -192,6 +192,11 @@ describe("prompt rules: failures answer with onError", () => {
       { status: 429, body: '{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}' },
       "JUDGE_HTTP_ERROR",
     ],
+    [
+      "an error in a 200, as a gateway in front of a model reports an upstream's",
+      { status: 200, body: '{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}' },
+      "JUDGE_HTTP_ERROR: anthropic answered HTTP 200 with an error: Overloaded",
+    ],
     ["code-fenced JSON", { text: '```json\n{"ok": true, "reason": "x"}\n```' }, "JUDGE_OFF_SCHEMA"],
     ["an off-schema answer", { verdict: { ok: "no", reason: 5 } as never }, "JUDGE_OFF_SCHEMA"],
     ["a reset connection", { reset: true }, "EGRESS_CONNECT_FAILED"],
@@ -203,7 +208,9 @@ describe("prompt rules: failures answer with onError", () => {
       permissionDecision: "deny",
       permissionDecisionReason: expect.stringContaining(code),
     });
-    expect(lastAudit(app).pending).toEqual([expect.objectContaining({ outcome: code, onError: "deny" })]);
+    expect(lastAudit(app).pending).toEqual([
+      expect.objectContaining({ outcome: code.split(":")[0], onError: "deny" }),
+    ]);
   });
 
   it("answers before the deadline when the model hangs, and counts the timeout under its model", async () => {

@@ -331,6 +331,79 @@ describe("parseJudgeResponse", () => {
     }
   });
 
+  it.each([
+    [
+      "openai",
+      200,
+      '{"error":{"code":429,"message":"Rate limit exceeded: upstream provider is busy"}}',
+      "openai answered HTTP 200 with an error: Rate limit exceeded: upstream provider is busy",
+    ],
+    [
+      "anthropic",
+      200,
+      '{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}',
+      "anthropic answered HTTP 200 with an error: Overloaded",
+    ],
+    [
+      "openai",
+      400,
+      '{"object":"error","message":"This model\'s maximum context length is 8192 tokens","type":"BadRequestError","code":400}',
+      "openai answered HTTP 400: This model's maximum context length is 8192 tokens",
+    ],
+    [
+      "openai",
+      404,
+      '{"error":"model \\"judge\\" not found"}',
+      'openai answered HTTP 404: model "judge" not found',
+    ],
+  ] as const)("says what %s's error in an HTTP %i body says", (provider, status, body, message) => {
+    // A gateway in front of a model (OpenRouter) reports an upstream's failure in a 200; without
+    // its message the reason said only that the envelope was missing.
+    expect(parseJudgeResponse(provider, status, body)).toEqual({
+      ok: false,
+      error: { code: "JUDGE_HTTP_ERROR", message },
+    });
+  });
+
+  it("reads a choice that ended in an error as no whole answer: its error, or the no it holds", () => {
+    const failed = (content: string) =>
+      JSON.stringify({
+        choices: [
+          {
+            index: 0,
+            message: { role: "assistant", content },
+            finish_reason: "error",
+            error: { code: 502, message: "Upstream stopped" },
+          },
+        ],
+      });
+    expect(
+      parseJudgeResponse("openai", 200, failed('{"ok":true,"reason":"fine","impossible":false}')),
+    ).toEqual({
+      ok: false,
+      error: { code: "JUDGE_HTTP_ERROR", message: "openai's answer ended in an error: Upstream stopped" },
+    });
+    expect(
+      parseJudgeResponse("openai", 200, failed('{"ok":false,"reason":"no","impossible":false}')),
+    ).toEqual({
+      ok: true,
+      value: { ok: false, reason: "no", impossible: false },
+    });
+    const noError = JSON.stringify({
+      choices: [
+        {
+          index: 0,
+          message: { content: '{"ok":true,"reason":"fine","impossible":false}' },
+          finish_reason: "error",
+        },
+      ],
+    });
+    expect(parseJudgeResponse("openai", 200, noError)).toMatchObject({
+      ok: false,
+      error: { code: "JUDGE_OFF_SCHEMA", message: expect.stringContaining('finish_reason "error"') },
+    });
+  });
+
   describe("scrubs the policy's secrets from the provider's text before cutting it at 300", () => {
     // A secret no masking by shape knows, placed across the cut.
     const SECRET = "Qm7vX2pL9rT4wZ8kN3cF6hJ1";
