@@ -339,6 +339,57 @@ describe("responses", () => {
     expect(!res.ok && res.error.code).toBe("EGRESS_TIMEOUT");
   });
 
+  describe("gives up while the name is still being resolved, as undici does not (nodejs/undici#386)", () => {
+    // A look-up that never answers until the test ends; the connect timeout far off, so only the
+    // egress's own time limit or its caller's signal can end the call.
+    function stalledEgress(onLookup: () => void = () => {}) {
+      const compiled = compileEgressPolicy(LOOPBACK_ONLY);
+      const pending: ((e: Error) => void)[] = [];
+      const module = createUndiciEgress({
+        policy: () => compiled.policy,
+        connectTimeoutMs: 600_000,
+        resolve: () =>
+          new Promise((_answer, fail) => {
+            pending.push(fail);
+            onLookup();
+          }),
+      });
+      opened.push(module);
+      const release = () => {
+        for (const fail of pending) fail(Object.assign(new Error("ENOTFOUND"), { code: "ENOTFOUND" }));
+      };
+      return { module, release };
+    }
+
+    it("at its time limit: a DNS failure, with nothing sent", async () => {
+      const { module, release } = stalledEgress();
+      try {
+        const res = await post(module, "http://stalled.example/hook", { timeoutMs: 100 });
+        expect(res).toEqual({
+          ok: false,
+          error: {
+            code: "EGRESS_DNS_FAILED",
+            stage: "dns",
+            reason: "stalled.example was not resolved within 100 ms",
+          },
+        });
+      } finally {
+        release();
+      }
+    });
+
+    it("at its caller's abort", async () => {
+      const caller = new AbortController();
+      const { module, release } = stalledEgress(() => caller.abort());
+      try {
+        const res = await post(module, "http://stalled.example/hook", { signal: caller.signal });
+        expect(!res.ok && res.error).toMatchObject({ code: "EGRESS_DNS_FAILED", stage: "dns" });
+      } finally {
+        release();
+      }
+    });
+  });
+
   it("stops reading past the response size cap", async () => {
     const compiled = compileEgressPolicy(LOOPBACK_ONLY);
     const module = createUndiciEgress({ policy: () => compiled.policy, maxResponseBytes: 1024 });

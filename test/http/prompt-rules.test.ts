@@ -428,6 +428,57 @@ describe("prompt rules: cost control", () => {
     ]);
   });
 
+  it("frees the slot and spends no budget when the model's name was still resolving at the deadline", async () => {
+    // undici heeds an abort only once it has a connection: the slot was held, and the call
+    // counted, until its 5 s connect timeout, though nothing had been sent.
+    const stalled: (() => void)[] = [];
+    let stall = true;
+    const resolve = (_host: string) =>
+      new Promise<{ address: string; family: 4 }[]>((answer) => {
+        const give = () => answer([{ address: "127.0.0.1", family: 4 }]);
+        if (stall) stalled.push(give);
+        else give();
+      });
+    const app = await testApp(
+      await authPolicy(
+        [{ id: "judge", on: "PreToolUse", prompt: { text: TEMPLATE, model: "fast", onError: "deny" } }],
+        {
+          egress: { allowedHttpHookUrls: ["http://judge.test:*/*"], allowCidrs: ["127.0.0.1/32"] },
+          models: {
+            fast: {
+              provider: "anthropic",
+              model: "x",
+              apiKey: "k",
+              url: model.anthropicUrl.replace("127.0.0.1", "judge.test"),
+              cacheTtlSeconds: 0,
+              maxConcurrent: 1,
+              dailyCallsPerTeam: 1,
+            },
+          },
+        },
+      ),
+      {},
+      undefined,
+      resolve,
+    );
+    try {
+      const late = await jsonOf(
+        await app.post("/v1/hooks", write("/p/src/dns-a.ts"), { "x-hookgate-timeout": "0.4" }),
+      );
+      expect(late.hookSpecificOutput.permissionDecisionReason).toMatch(/JUDGE_TIMEOUT/);
+      expect(stalled).toHaveLength(1);
+      stall = false;
+      // What the given-up call does next is all in microtasks: done before the next macrotask.
+      await new Promise((r) => setImmediate(r));
+      await app.post("/v1/hooks", write("/p/src/dns-b.ts"), { "x-hookgate-timeout": "2" });
+      expect(lastAudit(app).pending).toEqual([
+        expect.objectContaining({ outcome: "OK", budget: { used: 1, limit: 1 } }),
+      ]);
+    } finally {
+      for (const give of stalled) give();
+    }
+  });
+
   it("does not call the model when a static rule already denies", async () => {
     const app = await appWith({}, {}, {}, [
       { id: "no-etc", on: "PreToolUse", if: "Write(//etc/**)", decide: "deny", reason: "never /etc" },

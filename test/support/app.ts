@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { createUndiciEgress } from "../../src/adapters/egress/undici.js";
+import { createUndiciEgress, type Resolver } from "../../src/adapters/egress/undici.js";
 import { createRemoteActions } from "../../src/app/remote-actions.js";
 import type { Policy } from "../../src/core/policy.js";
 import type { Metrics } from "../../src/core/ports.js";
@@ -25,11 +25,14 @@ export async function testApp(
   document: unknown,
   env: Record<string, string> = {},
   metrics?: Metrics,
+  /** DNS for the egress, in place of the system's. */
+  resolve?: Resolver,
 ): Promise<TestApp> {
   let policy = await policyFrom(document, env);
   const logs: Record<string, unknown>[] = [];
   const clock = { now: Date.now, monotonic: () => performance.now() };
   const egress = createUndiciEgress({
+    ...(resolve && { resolve }),
     policy: () => policy.egress,
     onRefusal: (refusal) => logs.push({ msg: "egress refused", code: refusal.code }),
   });

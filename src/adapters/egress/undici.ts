@@ -7,7 +7,8 @@
  * can dial nothing else, so a second, rebinding answer is never used (the pin). Each policy gets
  * its own pool of kept-alive sockets, so a reload's address rules apply to every later request.
  * Redirects are never followed, proxies from the environment are never used (the dispatcher is
- * always ours), and connect, header and body time and the response size are bounded.
+ * always ours), and connect, header and body time and the response size are bounded; a request
+ * ends at its time limit or its caller's abort even before it has a connection.
  */
 import { lookup as dnsLookup } from "node:dns/promises";
 import { isIP, type LookupFunction } from "node:net";
@@ -76,6 +77,8 @@ export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
   // too when a reload came in between (during a slow lookup, say): a request is never let through
   // by one policy's allowlist and another's allowCidrs.
   let pool: { readonly policy: EgressPolicy; readonly agent: Agent } | undefined;
+  /** Look-ups under way, by name: what a request given up before its connection waited for. */
+  const resolving = new Map<string, number>();
   const closing = new Set<Promise<void>>();
   let closed: Promise<void> | undefined;
   const agentFor = (policy: EgressPolicy): Agent => {
@@ -90,7 +93,7 @@ export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
     };
     pool = {
       policy,
-      agent: new Agent({ connect: guardedConnector(judgedUnder, resolve, connectTimeoutMs) }),
+      agent: new Agent({ connect: guardedConnector(judgedUnder, resolve, connectTimeoutMs, resolving) }),
     };
     return pool.agent;
   };
@@ -108,6 +111,15 @@ export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
     // One controller and one timer: AbortSignal.timeout plus AbortSignal.any cost more than the
     // rest of the guard together (bench/README.md, egress.js).
     const controller = new AbortController();
+    const signal = controller.signal;
+    // undici heeds an abort only once the request has a connection (nodejs/undici#386): a slow
+    // look-up or connect held the call, and a judge call's concurrency slot, until the connect
+    // timeout, long after its deadline. The call is given up at the abort whatever undici does.
+    let gaveUp: () => void = () => {};
+    const givenUp = new Promise<undefined>((settle) => {
+      gaveUp = () => settle(undefined);
+    });
+    signal.addEventListener("abort", () => gaveUp(), { once: true });
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
@@ -118,17 +130,48 @@ export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
     // fires its event: the request must not go out at all.
     if (req.signal?.aborted) controller.abort();
     else req.signal?.addEventListener("abort", onAbort, { once: true });
-    const signal = controller.signal;
     try {
-      const res = await request(verdict.url, {
-        method: req.method,
-        headers: outboundHeaders(req.headers),
-        body: req.body ?? null,
-        dispatcher: agentFor(policy),
-        signal,
-        headersTimeout: timeoutMs,
-        bodyTimeout: timeoutMs,
-      });
+      // Already aborted, undici would still connect (and only then abort): no request at all.
+      const pending = signal.aborted
+        ? givenUp
+        : request(verdict.url, {
+            method: req.method,
+            headers: outboundHeaders(req.headers),
+            body: req.body ?? null,
+            dispatcher: agentFor(policy),
+            signal,
+            headersTimeout: timeoutMs,
+            bodyTimeout: timeoutMs,
+          });
+      const res = await Promise.race([pending, givenUp]);
+      if (res === undefined) {
+        // What undici settles later is dropped: a late answer's body is discarded unread.
+        pending.then(
+          (late) => late?.body.destroy(),
+          () => {},
+        );
+        const host = verdict.url.hostname;
+        const refusal: EgressRefusal =
+          (resolving.get(host) ?? 0) > 0
+            ? {
+                // Nothing was sent: the name had no answer yet (a call refused at "dns" is not
+                // counted against a team's model budget).
+                code: "EGRESS_DNS_FAILED",
+                stage: "dns",
+                reason: timedOut
+                  ? `${host} was not resolved within ${timeoutMs} ms`
+                  : `${host} was not resolved yet when the call was given up`,
+              }
+            : timedOut
+              ? describeFailure(undefined, verdict.url, true, timeoutMs)
+              : {
+                  // The caller's own signal (a deadline it keeps, a gateway stopping).
+                  code: "EGRESS_TIMEOUT",
+                  stage: "response",
+                  reason: `${describeTarget(verdict.url)} was given up before it answered`,
+                };
+        return refuse(refusal, req.url);
+      }
       if (res.statusCode >= 300 && res.statusCode < 400) {
         await res.body.dump();
         const location = describeLocation(res.headers.location, verdict.url);
@@ -211,10 +254,18 @@ function guardedConnector(
   policies: () => readonly EgressPolicy[],
   resolve: Resolver,
   timeout: number,
+  resolving: Map<string, number>,
 ): buildConnector.connector {
   const lookup: LookupFunction = (hostname, lookupOptions, callback) => {
+    resolving.set(hostname, (resolving.get(hostname) ?? 0) + 1);
+    const done = () => {
+      const left = (resolving.get(hostname) ?? 1) - 1;
+      if (left > 0) resolving.set(hostname, left);
+      else resolving.delete(hostname);
+    };
     resolve(hostname).then(
       (answers) => {
+        done();
         const refusal = judgeUnder(
           policies(),
           hostname,
@@ -230,7 +281,10 @@ function guardedConnector(
         const first = answers[0] as ResolvedAddress;
         return callback(null, first.address, first.family);
       },
-      (e) => callback(new EgressError(dnsFailure(hostname, e)), "", 4),
+      (e) => {
+        done();
+        callback(new EgressError(dnsFailure(hostname, e)), "", 4);
+      },
     );
   };
   const connect = buildConnector({ lookup, timeout });
