@@ -79,8 +79,11 @@ export interface RemoteActions {
  */
 const VOLATILE_KEYS = new Set(["session_id", "transcript_path", "prompt_id", "tool_use_id", "agent_id"]);
 const MAX_CACHE_ENTRIES = 10_000;
-/** Egress stages that refuse a request before any byte of it is sent. */
-const NOT_SENT: ReadonlySet<string> = new Set(["url", "allowlist", "name", "address", "dns"]);
+/**
+ * Egress stages that end a request before any byte of it is sent: refused by the guard, or no
+ * connection made (`connect`; the Worker's fetch cannot tell, so it never says it).
+ */
+const NOT_SENT: ReadonlySet<string> = new Set(["url", "allowlist", "name", "address", "dns", "connect"]);
 /** Kept back from the deadline so the answer is rendered and sent in time. */
 const RENDER_MARGIN_MS = 20;
 
@@ -300,8 +303,8 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
         ...(budget.limit ? { budget: { used: budget.used, limit: budget.limit } } : {}),
       };
       if (!sent.ok) {
-        // Refused before a connection (the guard, DNS): no call reached the provider, so none is
-        // counted, or a wrong model URL would spend the team's day.
+        // Refused or failed before a connection (the guard, DNS, a closed port): no call reached
+        // the provider, so none is counted, or a wrong model URL would spend the team's day.
         if (NOT_SENT.has(sent.error.stage)) refundBudget(model, input.team, shadow);
         return withAudit(onError(rule, input, { code: sent.error.code, message: sent.error.reason }), extra);
       }

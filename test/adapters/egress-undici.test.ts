@@ -390,6 +390,22 @@ describe("responses", () => {
     });
   });
 
+  it("says whether anything was sent: stage connect for a connection never made, response after", async () => {
+    const { module } = egressWith(LOOPBACK_ONLY);
+    const closed = await loopbackServer(() => {});
+    await closed.close();
+    const refused = await post(module, `${closed.url}/hook`);
+    expect(!refused.ok && refused.error).toMatchObject({ code: "EGRESS_CONNECT_FAILED", stage: "connect" });
+    // Cut after the request arrived: it was sent.
+    const cut = await loopbackServer((_req, res) => res.socket?.destroy());
+    try {
+      const reset = await post(module, `${cut.url}/hook`);
+      expect(!reset.ok && reset.error).toMatchObject({ code: "EGRESS_CONNECT_FAILED", stage: "response" });
+    } finally {
+      await cut.close();
+    }
+  });
+
   it("stops reading past the response size cap", async () => {
     const compiled = compileEgressPolicy(LOOPBACK_ONLY);
     const module = createUndiciEgress({ policy: () => compiled.policy, maxResponseBytes: 1024 });

@@ -395,7 +395,7 @@ describe("prompt rules: cost control", () => {
     ]);
   });
 
-  it("spends no budget on a call the egress guard refused before sending it", async () => {
+  it("spends no budget on a call refused before sending it, by the egress guard or a closed port", async () => {
     const documentAt = (url: string) =>
       authPolicy(
         [{ id: "judge", on: "PreToolUse", prompt: { text: TEMPLATE, model: "fast", onError: "deny" } }],
@@ -420,6 +420,14 @@ describe("prompt rules: cost control", () => {
       expect(lastAudit(app).pending).toEqual([
         expect.objectContaining({ outcome: "EGRESS_NOT_ALLOWLISTED" }),
       ]);
+    }
+    // A wrong port, where nothing listens: no connection, so nothing sent, and no call counted.
+    const closed = await loopbackServer(() => {});
+    await closed.close();
+    await app.reload(await documentAt(`${closed.url}/v1/messages`));
+    for (const i of [1, 2]) {
+      await app.post("/v1/hooks", write(`/p/src/unreachable-${i}.ts`));
+      expect(lastAudit(app).pending).toEqual([expect.objectContaining({ outcome: "EGRESS_CONNECT_FAILED" })]);
     }
     await app.reload(await documentAt(model.anthropicUrl));
     await app.post("/v1/hooks", write("/p/src/mended.ts"));

@@ -65,6 +65,11 @@ export interface UndiciEgress {
 
 const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
 
+interface UnderWay {
+  readonly resolving: Map<string, number>;
+  readonly connecting: Map<string, number>;
+}
+
 export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
   const resolve = options.resolve ?? systemResolver;
   const policyNow = () => options.policy() ?? DEFAULT_EGRESS_POLICY;
@@ -77,8 +82,8 @@ export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
   // too when a reload came in between (during a slow lookup, say): a request is never let through
   // by one policy's allowlist and another's allowCidrs.
   let pool: { readonly policy: EgressPolicy; readonly agent: Agent } | undefined;
-  /** Look-ups under way, by name: what a request given up before its connection waited for. */
-  const resolving = new Map<string, number>();
+  /** Look-ups and connects under way, by name: what a request given up early waited for. */
+  const underWay: UnderWay = { resolving: new Map(), connecting: new Map() };
   const closing = new Set<Promise<void>>();
   let closed: Promise<void> | undefined;
   const agentFor = (policy: EgressPolicy): Agent => {
@@ -93,7 +98,7 @@ export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
     };
     pool = {
       policy,
-      agent: new Agent({ connect: guardedConnector(judgedUnder, resolve, connectTimeoutMs, resolving) }),
+      agent: new Agent({ connect: guardedConnector(judgedUnder, resolve, connectTimeoutMs, underWay) }),
     };
     return pool.agent;
   };
@@ -152,7 +157,7 @@ export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
         );
         const host = verdict.url.hostname;
         const refusal: EgressRefusal =
-          (resolving.get(host) ?? 0) > 0
+          (underWay.resolving.get(host) ?? 0) > 0
             ? {
                 // Nothing was sent: the name had no answer yet (a call refused at "dns" is not
                 // counted against a team's model budget).
@@ -162,14 +167,23 @@ export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
                   ? `${host} was not resolved within ${timeoutMs} ms`
                   : `${host} was not resolved yet when the call was given up`,
               }
-            : timedOut
-              ? describeFailure(undefined, verdict.url, true, timeoutMs)
-              : {
-                  // The caller's own signal (a deadline it keeps, a gateway stopping).
+            : (underWay.connecting.get(host) ?? 0) > 0
+              ? {
+                  // Nor was anything sent on a connection not yet made.
                   code: "EGRESS_TIMEOUT",
-                  stage: "response",
-                  reason: `${describeTarget(verdict.url)} was given up before it answered`,
-                };
+                  stage: "connect",
+                  reason: timedOut
+                    ? `${describeTarget(verdict.url)} could not be connected to within ${timeoutMs} ms`
+                    : `${describeTarget(verdict.url)} was not connected to yet when the call was given up`,
+                }
+              : timedOut
+                ? describeFailure(undefined, verdict.url, true, timeoutMs)
+                : {
+                    // The caller's own signal (a deadline it keeps, a gateway stopping).
+                    code: "EGRESS_TIMEOUT",
+                    stage: "response",
+                    reason: `${describeTarget(verdict.url)} was given up before it answered`,
+                  };
         return refuse(refusal, req.url);
       }
       if (res.statusCode >= 300 && res.statusCode < 400) {
@@ -254,15 +268,11 @@ function guardedConnector(
   policies: () => readonly EgressPolicy[],
   resolve: Resolver,
   timeout: number,
-  resolving: Map<string, number>,
+  { resolving, connecting }: UnderWay,
 ): buildConnector.connector {
   const lookup: LookupFunction = (hostname, lookupOptions, callback) => {
-    resolving.set(hostname, (resolving.get(hostname) ?? 0) + 1);
-    const done = () => {
-      const left = (resolving.get(hostname) ?? 1) - 1;
-      if (left > 0) resolving.set(hostname, left);
-      else resolving.delete(hostname);
-    };
+    count(resolving, hostname, 1);
+    const done = () => count(resolving, hostname, -1);
     resolve(hostname).then(
       (answers) => {
         done();
@@ -304,8 +314,24 @@ function guardedConnector(
         return callback(new EgressError(refusal), null);
       }
     }
-    return connect(opts, callback);
+    count(connecting, opts.hostname, 1);
+    return connect(opts, (...args) => {
+      count(connecting, opts.hostname, -1);
+      // A connection that was never made sent nothing: the request's failure says so (stage).
+      if (args[0]) NOT_CONNECTED.add(args[0]);
+      callback(...args);
+    });
   };
+}
+
+/** Errors of connections that were never made (refused, unreachable, TLS, connect timeout). */
+const NOT_CONNECTED = new WeakSet<Error>();
+
+/** Counts what is under way per name (look-ups, connects). */
+function count(pending: Map<string, number>, name: string, by: 1 | -1): void {
+  const left = (pending.get(name) ?? 0) + by;
+  if (left > 0) pending.set(name, left);
+  else pending.delete(name);
 }
 
 function dnsFailure(host: string, e: unknown): EgressRefusal {
@@ -323,10 +349,12 @@ function describeFailure(e: unknown, url: URL, timedOut: boolean, timeoutMs: num
     if (cause instanceof EgressError) return cause.refusal;
   }
   const name = (e as { name?: string; code?: string })?.code ?? (e as { name?: string })?.name ?? "";
+  // "connect": no connection was made, so nothing was sent; "response": it was, or may have been.
+  const stage = e instanceof Error && NOT_CONNECTED.has(e) ? "connect" : "response";
   if (timedOut || /Timeout/i.test(name)) {
     return {
       code: "EGRESS_TIMEOUT",
-      stage: "response",
+      stage,
       reason: `${describeTarget(url)} did not answer within ${timeoutMs} ms`,
     };
   }
@@ -335,7 +363,7 @@ function describeFailure(e: unknown, url: URL, timedOut: boolean, timeoutMs: num
   const why = errorMessage(e) || (Array.isArray(inner) ? inner.map(errorMessage).join("; ") : "");
   return {
     code: "EGRESS_CONNECT_FAILED",
-    stage: "connect",
+    stage,
     reason: `${describeTarget(url)} failed: ${name ? `${name}: ` : ""}${why}`,
   };
 }

@@ -159,8 +159,9 @@ export function createWorkersEgress(options: WorkersEgressOptions): { send: Egre
               reason: `${describeTarget(verdict.url)} did not answer within ${timeoutMs} ms`,
             }
           : {
+              // fetch does not say whether anything was sent: "response", never "connect".
               code: "EGRESS_CONNECT_FAILED",
-              stage: "connect",
+              stage: "response",
               reason: `${describeTarget(verdict.url)} failed: ${why}`,
             },
         req.url,
