@@ -139,7 +139,12 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
             controller.abort();
             resolve(onError(rule, input, { code, message }));
           };
-          timer = setTimeout(() => expire(`no answer within ${Math.round(budgetMs)} ms`), budgetMs);
+          // Which limit it was, so the reason says what to raise.
+          const limit =
+            own !== undefined && own <= remaining
+              ? `the rule's timeoutMs`
+              : `what was left of the request's deadline (defaults.deadlineMs, kept below the client's hook timeout)`;
+          timer = setTimeout(() => expire(`no answer within ${Math.round(budgetMs)} ms, ${limit}`), budgetMs);
           stop = () => expire("no answer before the gateway stopped");
           if (deps.stopping?.aborted) stop();
           else deps.stopping?.addEventListener("abort", stop, { once: true });

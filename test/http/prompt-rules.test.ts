@@ -218,7 +218,15 @@ describe("prompt rules: failures answer with onError", () => {
     const app = await appWith({}, {}, { defaults: { deadlineMs: 300 } }, [], metrics);
     model.script({ hang: true });
     const body = await jsonOf(await app.post("/v1/hooks", write("/p/src/hang.ts")));
-    expect(body.hookSpecificOutput.permissionDecisionReason).toMatch(/JUDGE_TIMEOUT/);
+    // It names the limit that ran out, so the reason says what to raise.
+    expect(body.hookSpecificOutput.permissionDecisionReason).toMatch(
+      /JUDGE_TIMEOUT: no answer within \d+ ms, what was left of the request's deadline \(defaults\.deadlineMs/,
+    );
+    const own = await appWith({ timeoutMs: 100 });
+    const ruleLimited = await jsonOf(await own.post("/v1/hooks", write("/p/src/hang-own.ts")));
+    expect(ruleLimited.hookSpecificOutput.permissionDecisionReason).toMatch(
+      /JUDGE_TIMEOUT: no answer within 100 ms, the rule's timeoutMs\)/,
+    );
     expect(lastAudit(app).pending).toEqual([
       expect.objectContaining({ outcome: "JUDGE_TIMEOUT", model: "fast" }),
     ]);
