@@ -25,7 +25,7 @@ import { type CompiledRule, inlineHeaderSecret, jsonPath, type Policy, type Poli
 import type { WhereOperator } from "./policy-schema.js";
 import type { EnvReader } from "./ports.js";
 import { compileRegex } from "./regex.js";
-import { ownOnError } from "./rule-failure.js";
+import { ownOnError, ruleOnError } from "./rule-failure.js";
 import { resolveSecret, SINK_ENV_FIELDS } from "./secret-ref.js";
 import { deliveryUrl } from "./sinks.js";
 import { compileWhereGlob, deepEqual } from "./where.js";
@@ -71,6 +71,7 @@ export function lintPolicy(policy: Policy, env?: EnvReader): PolicyIssue[] {
     lintIfTargets(rule, warn);
     lintShadowedByDenyAll(rule, denyAll, warn);
     lintWhereContradictions(rule, warn);
+    lintStopLoopOnError(rule, policy, warn);
   }
   lintInlineSecrets(policy, warn);
   lintForwardHeaderVariables(policy, warn, env);
@@ -508,6 +509,31 @@ function lintWhereContradictions(rule: CompiledRule, warn: (path: string, messag
       }
     }
   }
+}
+
+/**
+ * A prompt or forward rule that blocks Stop when its model or server fails (`onError: deny`, its
+ * own or the default) and does not check stop_hook_active: while the model is down, every stop
+ * is blocked with the failure as the instruction, and the agent goes on for nothing until its
+ * client's cap (Claude Code's 8 continuations). A `decide` rule gets the same warning in lintAction.
+ */
+function lintStopLoopOnError(
+  rule: CompiledRule,
+  policy: Policy,
+  warn: (path: string, message: string) => void,
+): void {
+  const action = rule.action;
+  if ((action.kind !== "prompt" && action.kind !== "forward") || rule.mode !== "enforce") return;
+  if (ruleOnError(rule, policy) !== "deny") return;
+  if (Object.hasOwn(rule.document.where ?? {}, "stop_hook_active")) return;
+  const events = rule.events === "*" ? ["Stop"] : rule.events;
+  const stop = events.find((e) => e === "Stop" || e === "SubagentStop");
+  if (stop === undefined) return;
+  const what = action.kind === "prompt" ? "model" : "server";
+  warn(
+    `${rule.path}.${ownOnError(rule) === undefined ? "where" : `${action.kind}.onError`}`,
+    `blocks ${stop} whenever its ${what} fails (onError "deny") without checking stop_hook_active: while the ${what} is down every stop is blocked and the agent is kept in a loop; add "where": {"stop_hook_active": false}`,
+  );
 }
 
 function hasPath(value: unknown, segments: readonly string[]): boolean {

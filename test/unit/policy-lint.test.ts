@@ -690,3 +690,34 @@ describe("lintPolicy: rules a typo keeps from ever applying (a review, session 2
     ]);
   });
 });
+
+describe("lintPolicy: a remote rule whose failure blocks every stop", () => {
+  it("warns when a prompt or forward rule on Stop fails to deny without checking stop_hook_active", async () => {
+    const prompt = (onError?: string) => ({
+      text: "Are the tests run?",
+      model: "m",
+      ...(onError && { onError }),
+    });
+    const policy = await policyFrom({
+      version: 1,
+      auth: { tokens: [] },
+      defaults: { onError: "deny" },
+      models: { m: { provider: "anthropic", model: "x", apiKey: "k" } },
+      rules: [
+        { id: "own", on: "Stop", prompt: prompt("deny") },
+        { id: "default", on: ["SubagentStop"], forward: { url: "https://policy.example/hook" } },
+        { id: "guarded", on: "Stop", where: { stop_hook_active: false }, prompt: prompt("deny") },
+        { id: "allows", on: "Stop", prompt: prompt("allow") },
+        { id: "shadow", on: "Stop", mode: "shadow", prompt: prompt("deny") },
+        { id: "tools", on: "PreToolUse", prompt: prompt("deny") },
+      ],
+    });
+    const warnings = lintPolicy(policy)
+      .filter((w) => w.message.includes("stop_hook_active"))
+      .map((w) => `${w.path}: ${w.message}`);
+    expect(warnings).toEqual([
+      '$.rules[0].prompt.onError: blocks Stop whenever its model fails (onError "deny") without checking stop_hook_active: while the model is down every stop is blocked and the agent is kept in a loop; add "where": {"stop_hook_active": false}',
+      '$.rules[1].where: blocks SubagentStop whenever its server fails (onError "deny") without checking stop_hook_active: while the server is down every stop is blocked and the agent is kept in a loop; add "where": {"stop_hook_active": false}',
+    ]);
+  });
+});
