@@ -21,7 +21,7 @@ import {
 } from "../core/judge.js";
 import { scrubSecrets } from "../core/mask.js";
 import type { CompiledModel, CompiledRule, Policy } from "../core/policy.js";
-import type { Clock, Egress, EnvReader, Metrics, Sha256 } from "../core/ports.js";
+import type { Clock, Egress, EgressResponse, EnvReader, Metrics, Sha256 } from "../core/ports.js";
 import { failureEffect, ruleOnError } from "../core/rule-failure.js";
 import { stableStringify } from "../core/stable-json.js";
 
@@ -34,6 +34,8 @@ export interface RemoteAudit {
   readonly onError?: string;
   readonly model?: string;
   readonly budget?: { readonly used: number; readonly limit: number };
+  /** A prompt rule's calls to its model, when it was called again after a transient error. */
+  readonly attempts?: number;
   readonly detail?: string;
 }
 
@@ -86,6 +88,13 @@ const MAX_CACHE_ENTRIES = 10_000;
 const NOT_SENT: ReadonlySet<string> = new Set(["url", "allowlist", "name", "address", "dns", "connect"]);
 /** Kept back from the deadline so the answer is rendered and sent in time. */
 const RENDER_MARGIN_MS = 20;
+/**
+ * A model's answers worth one more call: a timeout, a rate limit, a server error, Anthropic's
+ * 529 overloaded (the statuses its and OpenAI's SDKs retry), unless `x-should-retry: false`.
+ */
+const RETRY_STATUSES: ReadonlySet<number> = new Set([408, 409, 429, 500, 502, 503, 504, 529]);
+/** The wait before that call when the answer names none (the SDKs' first backoff). */
+const RETRY_WAIT_MS = 500;
 
 interface Failure {
   readonly code: string;
@@ -244,6 +253,7 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
       return onError(rule, input, { code: "JUDGE_NO_MODEL", message: "the rule's model is not defined" });
     const effectOf = (verdict: Verdict) =>
       verdictEffect(rule.id, verdict, input.event.name, prompt.text, prompt.stop ?? false);
+    const deadline = deps.clock.monotonic() + timeoutMs;
 
     const seen = seenOf(input);
     const key = await verdictKey(model, prompt.text, input, seen);
@@ -295,33 +305,54 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
         { provider: model.provider, model: model.model, apiKey: model.apiKey, url: model.url },
         renderPrompt(prompt.text, seen),
       );
-      const sent = await deps.egress({
-        url: request.url,
-        method: "POST",
-        headers: request.headers,
-        body: request.body,
-        timeoutMs,
-        signal,
-      });
-      const extra = {
-        model: model.name,
-        ...(budget.limit ? { budget: { used: budget.used, limit: budget.limit } } : {}),
-      };
-      if (!sent.ok) {
-        // Refused or failed before a connection (the guard, DNS, a closed port): no call reached
-        // the provider, so none is counted, or a wrong model URL would spend the team's day.
-        if (NOT_SENT.has(sent.error.stage)) refundBudget(model, input.team, shadow);
-        return withAudit(onError(rule, input, { code: sent.error.code, message: sent.error.reason }), extra);
+      let spent = budget;
+      for (let attempts = 1; ; attempts++) {
+        const sentAt = deps.clock.monotonic();
+        const sent = await deps.egress({
+          url: request.url,
+          method: "POST",
+          headers: request.headers,
+          body: request.body,
+          timeoutMs: Math.max(1, deadline - sentAt),
+          signal,
+        });
+        const extra = {
+          model: model.name,
+          ...(spent.limit ? { budget: { used: spent.used, limit: spent.limit } } : {}),
+          ...(attempts > 1 ? { attempts } : {}),
+        };
+        if (!sent.ok) {
+          // Refused or failed before a connection (the guard, DNS, a closed port): no call reached
+          // the provider, so none is counted, or a wrong model URL would spend the team's day.
+          if (NOT_SENT.has(sent.error.stage)) refundBudget(model, input.team, shadow);
+          return withAudit(
+            onError(rule, input, { code: sent.error.code, message: sent.error.reason }),
+            extra,
+          );
+        }
+        const verdict = parseJudgeResponse(
+          model.provider,
+          sent.value.status,
+          sent.value.body,
+          input.policy.secrets,
+        );
+        if (!verdict.ok) {
+          // One more call after a transient error, when its wait and a call as long as the first
+          // fit before the deadline; it is a call like any other, so it needs the budget too.
+          const wait = attempts === 1 ? retryWaitMs(sent.value, deps.clock.now()) : undefined;
+          const now = deps.clock.monotonic();
+          if (wait !== undefined && now + wait + (now - sentAt) < deadline && (await pause(wait, signal))) {
+            const next = spendBudget(model, input.team, shadow);
+            if (next.ok) {
+              spent = next;
+              continue;
+            }
+          }
+          return withAudit(onError(rule, input, verdict.error), extra);
+        }
+        if (key && !shadow) remember(key, verdict.value, model.cacheTtlSeconds);
+        return { effect: effectOf(verdict.value), audit: { outcome: "OK", ...extra } };
       }
-      const verdict = parseJudgeResponse(
-        model.provider,
-        sent.value.status,
-        sent.value.body,
-        input.policy.secrets,
-      );
-      if (!verdict.ok) return withAudit(onError(rule, input, verdict.error), extra);
-      if (key && !shadow) remember(key, verdict.value, model.cacheTtlSeconds);
-      return { effect: effectOf(verdict.value), audit: { outcome: "OK", ...extra } };
     } finally {
       limiter.release();
     }
@@ -425,6 +456,43 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
   }
 
   return { run };
+}
+
+/**
+ * How long to wait before calling a model again after this answer, or undefined when it is not
+ * worth another call: its `retry-after-ms`, else its `retry-after` (seconds or an HTTP date),
+ * else RETRY_WAIT_MS.
+ */
+function retryWaitMs(response: EgressResponse, now: number): number | undefined {
+  if (!RETRY_STATUSES.has(response.status)) return undefined;
+  const header = (name: string) => response.headers[name]?.trim();
+  if (header("x-should-retry") === "false") return undefined;
+  const ms = Number(header("retry-after-ms") || Number.NaN);
+  if (Number.isFinite(ms) && ms >= 0) return ms;
+  const after = header("retry-after");
+  if (after) {
+    const seconds = Number(after);
+    if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
+    const at = Date.parse(after);
+    if (Number.isFinite(at)) return Math.max(0, at - now);
+  }
+  return RETRY_WAIT_MS;
+}
+
+/** Resolves true after `ms`, false as soon as `signal` aborts. */
+function pause(ms: number, signal: AbortSignal): Promise<boolean> {
+  if (signal.aborted) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const onAbort = () => {
+      clearTimeout(timer);
+      resolve(false);
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve(true);
+    }, ms);
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
 }
 
 function withAudit(attempt: Attempt, extra: Partial<RemoteAudit>): Attempt {

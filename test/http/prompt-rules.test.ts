@@ -6,7 +6,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createPrometheusRegistry, type PrometheusRegistry } from "../../src/adapters/metrics/prometheus.js";
 import { authPolicy, jsonOf, type TestApp, testApp } from "../support/app.js";
 import { type LoopbackServer, loopbackServer } from "../support/loopback.js";
-import { type ModelServer, startModelServer } from "../support/model-server.js";
+import { type ModelScript, type ModelServer, startModelServer } from "../support/model-server.js";
 
 let model: ModelServer;
 let slow: LoopbackServer;
@@ -278,6 +278,49 @@ describe("prompt rules: failures answer with onError", () => {
       permissionDecision: "ask",
       permissionDecisionReason: expect.stringMatching(/JUDGE_NO_API_KEY/),
     });
+  });
+});
+
+describe("prompt rules: a transient error from the model", () => {
+  const OVERLOADED = '{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}';
+  /** The first call answers `first`, every later one a no. */
+  const thenNo = (first: ModelScript) => {
+    const from = model.requests.length;
+    model.script((req) =>
+      model.requests.indexOf(req) === from ? first : { verdict: { ok: false, reason: "second call" } },
+    );
+    return () => model.requests.length - from;
+  };
+
+  it.each([
+    ["a 529 with retry-after 0", { status: 529, body: OVERLOADED, headers: { "retry-after": "0" } }],
+    ["a 429 with retry-after-ms", { status: 429, body: OVERLOADED, headers: { "retry-after-ms": "10" } }],
+  ])("is called once more after %s, counted as a call", async (_name, first) => {
+    const app = await appWith({}, { cacheTtlSeconds: 0, dailyCallsPerTeam: 5 });
+    const calls = thenNo(first);
+    const body = await jsonOf(await app.post("/v1/hooks", write("/p/src/retry.ts")));
+    expect(body.hookSpecificOutput.permissionDecisionReason).toBe(`[${TEMPLATE}]: second call`);
+    expect(calls()).toBe(2);
+    expect(lastAudit(app).pending).toEqual([
+      expect.objectContaining({ outcome: "OK", attempts: 2, budget: { used: 2, limit: 5 } }),
+    ]);
+  });
+
+  it.each([
+    [
+      "its wait runs past the deadline",
+      { status: 429, body: OVERLOADED, headers: { "retry-after": "60" } },
+      5,
+    ],
+    ["it says not to", { status: 503, body: OVERLOADED, headers: { "x-should-retry": "false" } }, 5],
+    ["the error is the request's own", { status: 400, body: OVERLOADED, headers: { "retry-after": "0" } }, 5],
+    ["the team's budget is spent", { status: 529, body: OVERLOADED, headers: { "retry-after": "0" } }, 1],
+  ])("is not called again when %s", async (_name, first, limit) => {
+    const app = await appWith({}, { cacheTtlSeconds: 0, dailyCallsPerTeam: limit });
+    const calls = thenNo(first);
+    const body = await jsonOf(await app.post("/v1/hooks", write("/p/src/no-retry.ts")));
+    expect(body.hookSpecificOutput.permissionDecisionReason).toMatch(/JUDGE_HTTP_ERROR/);
+    expect(calls()).toBe(1);
   });
 });
 

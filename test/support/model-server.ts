@@ -9,7 +9,7 @@ import type { AddressInfo, Socket } from "node:net";
 export type ModelScript =
   | { verdict: { ok: boolean; reason: string; impossible?: boolean } }
   | { text: string }
-  | { status: number; body: string }
+  | { status: number; body: string; headers?: Record<string, string> }
   | { hang: true }
   | { delayMs: number; next: ModelScript }
   | { reset: true };
@@ -85,7 +85,7 @@ export async function startModelServer(): Promise<ModelServer> {
       return;
     }
     if ("status" in script) {
-      res.writeHead(script.status, { "content-type": "application/json" });
+      res.writeHead(script.status, { "content-type": "application/json", ...script.headers });
       res.end(script.body);
       return;
     }
