@@ -413,7 +413,11 @@ function noReasonIn(text: string): string | undefined {
 function readVerdict(value: unknown, what: string, text?: string): Result<Verdict, JudgeFailure> {
   if (!isRecord(value)) return fail("JUDGE_OFF_SCHEMA", `${what} is not an object`);
   const problem = verdictProblem(value);
-  const reason = typeof value.reason === "string" ? value.reason : "(the model gave no reason)";
+  // An empty reason is none: the agent is told no more than that the rule said no.
+  const reason =
+    typeof value.reason === "string" && value.reason.trim() !== ""
+      ? value.reason
+      : "(the model gave no reason)";
   if (saysNo(value.ok) && problem !== undefined) return ok({ ok: false, reason });
   if (value.ok !== false && text !== undefined && OK_FALSE.test(text)) {
     return ok({ ok: false, reason: `the model's answer says both ok true and ok false: ${reason}` });

@@ -365,6 +365,19 @@ describe("parseJudgeResponse", () => {
     });
   });
 
+  it.each([
+    ["anthropic", anthropicToolAnswer({ ok: false, reason: "" })],
+    ["openai", openaiAnswer('{"ok":false,"reason":"  ","impossible":false}')],
+  ] as const)(
+    'says an %s no with an empty reason gave none, so the agent is not handed "[prompt]: "',
+    (provider, body) => {
+      expect(parseJudgeResponse(provider, 200, body)).toMatchObject({
+        ok: true,
+        value: { ok: false, reason: "(the model gave no reason)" },
+      });
+    },
+  );
+
   it("reads a choice that ended in an error as no whole answer: its error, or the no it holds", () => {
     const failed = (content: string) =>
       JSON.stringify({
