@@ -292,7 +292,7 @@ function readOpenAi(response: unknown, secrets: readonly string[]): Result<Verdi
   // what it wrote is not a whole answer, so only a no in it stands.
   const choiceError = errorMessageOf(first);
   if (choiceError !== undefined) {
-    const partial = isRecord(message) && typeof message.content === "string" ? message.content : "";
+    const partial = (isRecord(message) ? contentText(message.content) : undefined) ?? "";
     const verdict = readTextVerdict(partial, "the content verdict", "");
     if (verdict.ok && !verdict.value.ok) return verdict;
     return fail(
@@ -307,16 +307,30 @@ function readOpenAi(response: unknown, secrets: readonly string[]): Result<Verdi
   const finish = isRecord(first) ? first.finish_reason : undefined;
   if (finish === "content_filter")
     return fail("JUDGE_REFUSED", "openai's content filter withheld the answer");
-  if (typeof message.content !== "string" || message.content.trim() === "") {
+  const content = contentText(message.content);
+  if (content === undefined || content.trim() === "") {
     if (finish === "length") return fail("JUDGE_OFF_SCHEMA", CUT_OFF("openai"));
     return fail("JUDGE_OFF_SCHEMA", "openai answered without message content");
   }
   const verdict = readTextVerdict(
-    message.content,
+    content,
     "the content verdict",
     "openai answered with content that is not a JSON verdict",
   );
   return unlessCut(verdict, "openai", "finish_reason", finish, "length");
+}
+
+/**
+ * A message's content as text: a string, or the `text` parts of a list of parts, as Mistral's
+ * reasoning models answer (`[{"type":"thinking",…},{"type":"text","text":…}]`). Their thinking
+ * is not the answer and is never read: a "no" weighed there is not the verdict.
+ */
+function contentText(content: unknown): string | undefined {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return undefined;
+  return content
+    .map((part) => (isRecord(part) && part.type === "text" && typeof part.text === "string" ? part.text : ""))
+    .join("");
 }
 
 /**

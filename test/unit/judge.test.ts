@@ -378,6 +378,37 @@ describe("parseJudgeResponse", () => {
     },
   );
 
+  it("reads the text parts of a content list, as Mistral's reasoning models answer, never their thinking", () => {
+    const parts = (text: string) =>
+      JSON.stringify({
+        choices: [
+          {
+            index: 0,
+            message: {
+              role: "assistant",
+              content: [
+                { type: "thinking", thinking: [{ type: "text", text: 'Maybe {"ok": false}? No.' }] },
+                { type: "text", text },
+              ],
+            },
+            finish_reason: "stop",
+          },
+        ],
+      });
+    expect(
+      parseJudgeResponse("openai", 200, parts('{"ok":true,"reason":"fine","impossible":false}')),
+    ).toEqual({
+      ok: true,
+      value: { ok: true, reason: "fine", impossible: false },
+    });
+    expect(parseJudgeResponse("openai", 200, parts('{"ok":false,"reason":"no","impossible":false}'))).toEqual(
+      {
+        ok: true,
+        value: { ok: false, reason: "no", impossible: false },
+      },
+    );
+  });
+
   it("reads a choice that ended in an error as no whole answer: its error, or the no it holds", () => {
     const failed = (content: string) =>
       JSON.stringify({
