@@ -9,7 +9,6 @@ import { createNotification, type DeliveryJob } from "../core/delivery.js";
 import { errorMessage } from "../core/errors.js";
 import type { HookEvent } from "../core/hook-event.js";
 import { maskString, maskValue, scrubSecrets } from "../core/mask.js";
-import type { Policy } from "../core/policy.js";
 import type { Clock, Logger, Metrics } from "../core/ports.js";
 import type { Queue } from "../core/queue.js";
 import type { Correlation, Notification } from "../core/sinks.js";

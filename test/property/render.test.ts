@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import type { Decision } from "../../src/core/decision.js";
 import { CLAUDE_CODE_EVENTS, DEEPAGENTS_LEGACY_EVENTS } from "../../src/core/events.js";
 import { DIALECTS, type Dialect } from "../../src/core/hook-event.js";
-import { type Answer, renderDecision, renderRequestFailure } from "../../src/core/render.js";
+import { renderDecision, renderRequestFailure } from "../../src/core/render.js";
 import { answerProblems } from "./client-dialects.js";
 
 /** Reasons and messages as an attacker or a model may word them: any code units, lone surrogates too. */
