@@ -27,13 +27,14 @@ export type SqsContext = Pick<Context, "getRemainingTimeInMillis">;
 export type SqsHandler = (event: SQSEvent, context?: SqsContext) => Promise<SQSBatchResponse>;
 
 /**
- * Time a delivery needs beyond its sink call: one try of the SQS call that settles it (a retry's
- * visibility change, a dead letter) and the return. A delivery starts only while the invocation
- * has its egress timeout plus this left: one started later would run into the function's timeout,
- * which fails the whole batch, so every record, delivered ones too, comes back (sent twice, and
- * each a receive of its retry schedule spent).
+ * Time a delivery needs beyond its sink call: one try of each SQS call that settles it (a retry's
+ * visibility change; a dead letter's two, the send to the DLQ and then the delete) and the
+ * return. A delivery starts only while the invocation has its egress timeout plus this left: one
+ * started later could run into the function's timeout, which fails the whole batch, so every
+ * record, delivered ones too, comes back (sent twice, and each a receive of its retry schedule
+ * spent).
  */
-export const SETTLE_MARGIN_MS = SQS_CONNECT_TIMEOUT_MS + SQS_ANSWER_TIMEOUT_MS + 1_000;
+export const SETTLE_MARGIN_MS = 2 * (SQS_CONNECT_TIMEOUT_MS + SQS_ANSWER_TIMEOUT_MS) + 1_000;
 
 /** How many dead-lettered records whose delete failed a container remembers (message ids). */
 const MAX_REMEMBERED_DEAD = 1_000;

@@ -22,7 +22,11 @@ import { createSqsServer } from "local-aws-sqs";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createSqsClientForLocal, createSqsQueue } from "../../src/adapters/queue/sqs.js";
 import type { DeliveryJob } from "../../src/core/delivery.js";
-import { createLambdaSqsClient } from "../../src/entry/lambda-config.js";
+import {
+  createLambdaSqsClient,
+  SQS_ANSWER_TIMEOUT_MS,
+  SQS_CONNECT_TIMEOUT_MS,
+} from "../../src/entry/lambda-config.js";
 import { createSqsHandler, decodeJob, type SqsContext } from "../../src/entry/lambda-sqs.js";
 import { type LoopbackServer, loopbackServer } from "../support/loopback.js";
 import { type WebhookReceiver, webhookReceiver } from "../support/receiver.js";
@@ -450,6 +454,41 @@ describe("the Lambda SQS handler", () => {
     expect(again.batchItemFailures).toEqual([]);
     expect(own.unique.sort()).toEqual(jobs.map((j) => j.notification.id).sort());
     expect(own.duplicates).toBe(0);
+  });
+
+  it("starts a delivery only while the time left covers its sink call and a dead letter's two SQS calls", async () => {
+    // A review, session 29: the margin held one try of one SQS call, but a delivery that ends in
+    // a dead letter settles with two (the send to the DLQ, then the delete), so one started with
+    // only the egress timeout and one try left could still run into the function's timeout.
+    await createPair();
+    const own = await webhookReceiver(SECRET);
+    cleanups.push(() => own.close());
+    const job = withSink(jobOf(0), "audit");
+    await send([job]);
+    const handler = createSqsHandler({
+      env: {
+        HOOKGATE_POLICY: JSON.stringify({
+          version: 1,
+          egress: { allowCidrs: ["127.0.0.1/32"] },
+          rules: [{ id: "audit-everything", on: "*", notify: ["audit"] }],
+          sinks: { audit: { type: "webhook", url: own.url, secret: "env:WHSEC" } },
+        }),
+        HOOKGATE_QUEUE_URL: queueUrl,
+        HOOKGATE_DLQ_URL: dlqUrl,
+        WHSEC: SECRET,
+      },
+      sqsClient: async () => client,
+      logger: { log: () => undefined },
+    });
+    const oneTry = SQS_CONNECT_TIMEOUT_MS + SQS_ANSWER_TIMEOUT_MS;
+    const event = eventOf(await receiveAll(1));
+    // The 15 s sink call and two tries, but not the second to return in.
+    const short = await handler(event, { getRemainingTimeInMillis: () => 15_000 + 2 * oneTry + 999 });
+    expect(short.batchItemFailures).toHaveLength(1);
+    expect(own.unique).toEqual([]);
+    const enough = await handler(event, { getRemainingTimeInMillis: () => 15_000 + 2 * oneTry + 1_000 });
+    expect(enough.batchItemFailures).toEqual([]);
+    expect(own.unique).toEqual([job.notification.id]);
   });
 
   it("reports every record when it has no DLQ to dead-letter into", async () => {
