@@ -93,6 +93,8 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
       );
       return false;
     }
+    /** The dead letter being made, to be logged as made should only its delete fail. */
+    let dead: { readonly line: string; readonly reason: string } | undefined;
     try {
       const attempts = receiveCount(record);
       let job: DeliveryJob;
@@ -102,6 +104,7 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
         // No attempt can deliver it: into the DLQ at once, as stored and with why (as the Worker
         // does), rather than back 25 times until the redrive policy moves it without a reason.
         const reason = `not a delivery job: ${errorMessage(e)}`;
+        dead = { line: "record dead-lettered", reason };
         const unreadable = {
           id: record.messageId,
           body: record.body,
@@ -141,21 +144,23 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
           });
           return true;
         case "dead":
+          dead = { line: "delivery dead-lettered", reason: outcome.reason };
           await queue.deadLetter(message, outcome.reason);
           logger.log("error", "delivery dead-lettered", { ...fields, reason: outcome.reason });
           return false;
       }
     } catch (e) {
-      if (isDeadLetterSent(e)) {
+      if (dead && isDeadLetterSent(e)) {
         // The dead letter is in the DLQ. Reported, the record would come back, be delivered
         // again and get a second dead letter; not reported, Lambda deletes it, a second try at
-        // the delete that failed.
+        // the delete that failed. Logged as every dead letter is, with why, and the delete's error.
         deadLettered.add(record.messageId);
         if (deadLettered.size > MAX_REMEMBERED_DEAD)
           deadLettered.delete(deadLettered.values().next().value as string);
-        logger.log("warn", "record dead-lettered, but its delete failed; left for Lambda to delete", {
+        logger.log("error", dead.line, {
           ...fields,
-          error: errorMessage(e),
+          reason: dead.reason,
+          deleteFailed: `${errorMessage(e)}; left for Lambda to delete`,
         });
         return false;
       }

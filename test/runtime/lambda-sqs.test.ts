@@ -320,6 +320,63 @@ describe("the Lambda SQS handler", () => {
     expect(letters.Attributes?.ApproximateNumberOfMessages).toBe("1");
   });
 
+  it("logs a dead letter whose delete failed as every dead letter: an error line with why", async () => {
+    // A review, session 29: the handler logged only a warning naming the delete's error, so the
+    // reason the job was dead-lettered was in no log line, and no error line counted it.
+    await createPair();
+    const dead = withSink(jobOf(1), "flaky");
+    await send([dead], ["not a job"]);
+    const messages = await receiveAll(2);
+    const deadBody = messages.find((m) => m.Body?.includes(dead.id))?.Body ?? "";
+    const event = eventOf(messages, { [deadBody]: "2" });
+    const port = (server.address() as AddressInfo).port;
+    const noDeletes = createSqsClientForLocal(`http://127.0.0.1:${port}`);
+    cleanups.push(async () => noDeletes.destroy());
+    noDeletes.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === "DeleteMessageBatchCommand")
+          throw Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
+        return next(args);
+      },
+      { step: "initialize", name: "failDeletes" },
+    );
+    const lines: { level: string; message: string; fields: Record<string, unknown> }[] = [];
+    const handler = createSqsHandler({
+      env: {
+        HOOKGATE_POLICY: policy(),
+        HOOKGATE_QUEUE_URL: queueUrl,
+        HOOKGATE_DLQ_URL: dlqUrl,
+        WHSEC: SECRET,
+      },
+      sqsClient: async () => noDeletes,
+      logger: { log: (level, message, fields = {}) => lines.push({ level, message, fields }) },
+    });
+
+    expect((await handler(event)).batchItemFailures).toEqual([]);
+
+    const errors = lines.filter((l) => l.level === "error");
+    expect(errors).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          message: "delivery dead-lettered",
+          fields: expect.objectContaining({
+            job: dead.id,
+            reason: expect.stringMatching(/503/),
+            deleteFailed: expect.stringMatching(/socket hang up/),
+          }),
+        }),
+        expect.objectContaining({
+          message: "record dead-lettered",
+          fields: expect.objectContaining({
+            reason: expect.stringMatching(/^not a delivery job/),
+            deleteFailed: expect.stringMatching(/socket hang up/),
+          }),
+        }),
+      ]),
+    );
+    expect(errors).toHaveLength(2);
+  });
+
   it("holds each job on the queue with a delay while the policy does not load, reporting only what is no job", async () => {
     // A review, session 24: every record was reported, so each receive raised the
     // ApproximateReceiveCount the retry schedule reads as attempts, and after the fix one failed
