@@ -130,8 +130,11 @@ export function parseForwardResponse(
   dialect: Dialect,
   secrets: readonly string[] = [],
 ): Result<RuleEffect, ForwardFailure> {
-  // §4.2: 3xx is not followed, and on any non-2xx the body is ignored, whatever it says.
+  // §4.2: 3xx is not followed, and on any non-2xx the body is ignored, whatever it says. deepcode
+  // blocks on a 4xx or 5xx instead, and reads the body (§9); a 3xx fails its fetch there too.
   if (!(status >= 200 && status <= 299)) {
+    if (dialect === "deepcode" && status >= 400)
+      return parseForwardResponse(ruleId, 200, deepcodeRefusal(status, body), eventName, dialect, secrets);
     return failure("FORWARD_HTTP_STATUS", `HTTP ${status} from the downstream hook`);
   }
   const text = body.trim();
@@ -413,6 +416,26 @@ function expect<T>(
   if (reading.dialect !== "deepcode")
     reading.issues.push(`${path}: expected ${expected}, got ${describe(value, reading.secrets)}`);
   return undefined;
+}
+
+/**
+ * A 4xx or 5xx answer as deepcode reads it (clients.md §9): its JSON body applied, and a block
+ * whose reason is the body's `reason`, or `HTTP <status>`.
+ */
+function deepcodeRefusal(status: number, body: string): string {
+  let output: Json = {};
+  try {
+    const value: unknown = JSON.parse(body.trim());
+    if (isObject(value)) output = value;
+  } catch {
+    // Not JSON: deepcode blocks all the same.
+  }
+  const reason = field(output, "reason");
+  return JSON.stringify({
+    ...output,
+    decision: "block",
+    reason: isString(reason) ? reason : `HTTP ${status}`,
+  });
 }
 
 function offSchema(issues: readonly string[]): { ok: false; error: ForwardFailure } {

@@ -838,4 +838,26 @@ describe("a forwarded answer, read as the client that sent the event reads it", 
       }),
     ]);
   });
+
+  it("blocks a deepcode event whose downstream answers 4xx or 5xx, as deepcode does (with the body's reason)", async () => {
+    const app = await clientApp();
+    next = { status: 403, body: JSON.stringify({ reason: "not on Fridays" }) };
+    const body = await jsonOf(await app.post("/v1/hooks/deepcode", deepcodeBash));
+    expect(body.hookSpecificOutput).toMatchObject({
+      permissionDecision: "deny",
+      permissionDecisionReason: "not on Fridays",
+    });
+    next = { status: 500, body: "" };
+    const prompt = { hook_event_name: "UserPromptSubmit", cwd: "/p", prompt: "hi" };
+    expect(await jsonOf(await app.post("/v1/hooks/deepcode", prompt))).toEqual({
+      decision: "block",
+      reason: "HTTP 500",
+    });
+    // A 3xx fails deepcode's fetch (redirect: "error"), a failed hook: onError there.
+    next = { status: 302, location: "http://127.0.0.1:1/x" };
+    expect(await (await app.post("/v1/hooks/deepcode", deepcodeBash)).text()).toBe("");
+    // Claude Code ignores the body of a non-2xx and goes on: onError.
+    next = { status: 403, body: JSON.stringify({ reason: "not on Fridays" }) };
+    expect(await (await app.post("/v1/hooks/claude-code", bash("rm x"))).text()).toBe("");
+  });
 });
