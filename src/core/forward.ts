@@ -152,8 +152,11 @@ export function parseForwardResponse(
   }
   const output = parsed.value;
   // §4.2: `{"async": true}` matches the async variant of the schema; http hooks have no async
-  // semantics, so Claude Code reports success and reads nothing else.
-  if (field(output, "async") === true) return ok({ ruleId });
+  // semantics, so Claude Code reports success and reads nothing else. deepcode reads the answer's
+  // fields whatever else it holds (§6.3), and deepagents allows any extra top-level key (§6.4):
+  // there the rest is read.
+  if (dialect !== "deepcode" && dialect !== "deepagents" && field(output, "async") === true)
+    return ok({ ruleId });
 
   const reading: Reading = { issues: [], secrets, dialect };
   const check = <T>(value: unknown, path: string, expected: string, is: (v: unknown) => v is T) =>

@@ -860,4 +860,25 @@ describe("a forwarded answer, read as the client that sent the event reads it", 
     next = { status: 403, body: JSON.stringify({ reason: "not on Fridays" }) };
     expect(await (await app.post("/v1/hooks/claude-code", bash("rm x"))).text()).toBe("");
   });
+
+  it("reads an answer saying async true from deepcode and deepagents: only Claude Code ignores it", async () => {
+    const app = await clientApp();
+    const deny = {
+      async: true,
+      hookSpecificOutput: {
+        hookEventName: "PreToolUse",
+        permissionDecision: "deny",
+        permissionDecisionReason: "no",
+      },
+    };
+    next = answer(deny);
+    for (const [route, event] of [
+      ["/v1/hooks/deepcode", deepcodeBash],
+      ["/v1/hooks/deepagents", deepagentsBash],
+    ] as const) {
+      const body = await jsonOf(await app.post(route, event));
+      expect(body.hookSpecificOutput).toMatchObject({ permissionDecision: "deny" });
+    }
+    expect(await (await app.post("/v1/hooks/claude-code", bash("rm x"))).text()).toBe("");
+  });
 });
