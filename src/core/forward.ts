@@ -98,6 +98,9 @@ const TOP_LEVEL_DECISIONS = ["approve", "block"] as const;
 /** deepagents' `decision` is `Literal["block"]`: an "approve" invalidates its whole answer (§6.4). */
 const DEEPAGENTS_TOP_LEVEL_DECISIONS = ["block"] as const;
 const BEHAVIORS = ["allow", "deny"] as const;
+/** The strings pydantic's lax mode reads as a boolean, lower-cased (readBoolean). */
+const PYDANTIC_TRUE: readonly unknown[] = ["1", "on", "t", "true", "y", "yes"];
+const PYDANTIC_FALSE: readonly unknown[] = ["0", "off", "f", "false", "n", "no"];
 /** How much of an unreadable body or value a failure message quotes (Claude Code quotes 200). */
 const EXCERPT_CHARS = 100;
 /** How much of it is masked by shape before the cut, so a credential cut in half is still recognised. */
@@ -161,7 +164,7 @@ export function parseForwardResponse(
   const reading: Reading = { issues: [], secrets, dialect };
   const check = <T>(value: unknown, path: string, expected: string, is: (v: unknown) => v is T) =>
     expect(value, path, expected, is, reading);
-  const stop = check(field(output, "continue"), "continue", "a boolean", isBoolean);
+  const stop = readBoolean(field(output, "continue"), "continue", reading);
   const stopReason = check(field(output, "stopReason"), "stopReason", "a string", isString);
   const decisions = dialect === "deepagents" ? DEEPAGENTS_TOP_LEVEL_DECISIONS : TOP_LEVEL_DECISIONS;
   const topDecision: (typeof TOP_LEVEL_DECISIONS)[number] | undefined = check(
@@ -373,13 +376,7 @@ function readSpecific(value: unknown, eventName: string, reading: Reading): Spec
     };
   }
   const message = expect(field(answer, "message"), at("decision.message"), "a string", isString, reading);
-  const interrupt = expect(
-    field(answer, "interrupt"),
-    at("decision.interrupt"),
-    "a boolean",
-    isBoolean,
-    reading,
-  );
+  const interrupt = readBoolean(field(answer, "interrupt"), at("decision.interrupt"), reading);
   return { eventName: name, context, decision: "deny", reason: permissionReason ?? message, interrupt };
 }
 
@@ -419,6 +416,21 @@ function expect<T>(
   if (reading.dialect !== "deepcode")
     reading.issues.push(`${path}: expected ${expected}, got ${describe(value, reading.secrets)}`);
   return undefined;
+}
+
+/**
+ * A boolean field, read as the client reads it: deepagents' pydantic models take, besides true
+ * and false, 0 and 1 and the strings "0", "off", "f", "false", "n", "no", "1", "on", "t",
+ * "true", "y", "yes" in any case (lax mode), so `"interrupt": "true"` beside a deny is an
+ * interrupting deny there, not an answer it drops.
+ */
+function readBoolean(value: unknown, path: string, reading: Reading): boolean | undefined {
+  if (reading.dialect === "deepagents" && !isBoolean(value)) {
+    const text = typeof value === "string" ? value.toLowerCase() : value;
+    if (text === 1 || PYDANTIC_TRUE.includes(text as string)) return true;
+    if (text === 0 || PYDANTIC_FALSE.includes(text as string)) return false;
+  }
+  return expect(value, path, "a boolean", isBoolean, reading);
 }
 
 /**

@@ -881,4 +881,28 @@ describe("a forwarded answer, read as the client that sent the event reads it", 
     }
     expect(await (await app.post("/v1/hooks/claude-code", bash("rm x"))).text()).toBe("");
   });
+
+  it('reads deepagents\' booleans as its pydantic model does: an interrupt of "true" keeps the deny it is in', async () => {
+    const app = await clientApp();
+    next = answer({
+      hookSpecificOutput: {
+        hookEventName: "PermissionRequest",
+        decision: { behavior: "deny", message: "no", interrupt: "true" },
+      },
+    });
+    const body = await jsonOf(await app.post("/v1/hooks/deepagents", deepagentsPermission));
+    expect(body.hookSpecificOutput.decision).toMatchObject({ behavior: "deny" });
+    next = answer({
+      continue: 0,
+      hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny" },
+    });
+    const denied = await jsonOf(await app.post("/v1/hooks/deepagents", deepagentsBash));
+    expect(denied).toMatchObject({ continue: false, hookSpecificOutput: { permissionDecision: "deny" } });
+    // A value pydantic does not read as a boolean still invalidates the answer.
+    next = answer({
+      continue: "maybe",
+      hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny" },
+    });
+    expect(await (await app.post("/v1/hooks/deepagents", deepagentsBash)).text()).toBe("");
+  });
 });
