@@ -222,11 +222,17 @@ export function parseForwardResponse(
     if (!honoured && (!withheld || RANK[kind] > RANK[withheld])) withheld = kind;
   }
 
-  const reason = decision
-    ? (own.reason ??
-      topReason ??
-      (decision === "deny" || decision === "block" ? defaultReason(ruleId, decision) : undefined))
-    : undefined;
+  // An allow that asks for a rewrite hookgate cannot read would run the call as it was: deny
+  // instead, and say so (deepcode re-validates a rewrite, so it would not run it as it was either).
+  const unappliable = decision === "allow" && own.unreadableInput === true;
+  if (unappliable) decision = "deny";
+  const reason = unappliable
+    ? `the downstream hook (rule ${quote(ruleId)}) allowed the call with an updatedInput that is not an object: a rewrite that cannot be applied`
+    : decision
+      ? (own.reason ??
+        topReason ??
+        (decision === "deny" || decision === "block" ? defaultReason(ruleId, decision) : undefined))
+      : undefined;
   // A PreCompact object that does not block is compaction instructions to Claude Code (§4.4);
   // `{"reason":"…"}` is how hookgate itself words them (render.ts), so a gateway behind this one
   // has its instructions passed on.
@@ -256,6 +262,8 @@ interface SpecificOutput {
   readonly updatedInput?: Json | undefined;
   /** PermissionRequest `decision.interrupt`: a deny that also stops Claude (§6.2). */
   readonly interrupt?: boolean | undefined;
+  /** deepcode only: an `updatedInput` that is no object, a rewrite that cannot be applied. */
+  readonly unreadableInput?: boolean | undefined;
 }
 
 /**
@@ -311,7 +319,16 @@ function readSpecific(value: unknown, eventName: string, reading: Reading): Spec
     reading.dialect === "deepcode" ? check("permissionReason", "a string", isString) : undefined;
   const permissionReason = deepcodeReason ?? check("permissionDecisionReason", "a string", isString);
   const updatedInput = check("updatedInput", "an object", isObject);
-  const base = { eventName: name, context, decision: permission, reason: permissionReason, updatedInput };
+  // deepcode skips nothing here: it re-validates a rewrite against the tool's schema (§6.3).
+  const unreadableInput = field(value, "updatedInput") !== undefined && updatedInput === undefined;
+  const base = {
+    eventName: name,
+    context,
+    decision: permission,
+    reason: permissionReason,
+    updatedInput,
+    unreadableInput,
+  };
   if (eventName !== "PermissionRequest") return base;
 
   const answer = field(value, "decision");

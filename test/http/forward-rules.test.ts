@@ -905,4 +905,24 @@ describe("a forwarded answer, read as the client that sent the event reads it", 
     });
     expect(await (await app.post("/v1/hooks/deepagents", deepagentsBash)).text()).toBe("");
   });
+
+  it("denies a deepcode allow whose updatedInput is no object: the rewrite it asks for cannot be applied", async () => {
+    const app = await clientApp();
+    next = answer({
+      hookSpecificOutput: { permissionDecision: "allow", updatedInput: "rm -i x" },
+    });
+    const body = await jsonOf(await app.post("/v1/hooks/deepcode", deepcodeBash));
+    expect(body.hookSpecificOutput).toMatchObject({
+      permissionDecision: "deny",
+      permissionDecisionReason: expect.stringContaining("updatedInput"),
+    });
+    expect(body.hookSpecificOutput.updatedInput).toBeUndefined();
+    // A deny beside it stays a deny, and an allow without one is an allow.
+    next = answer({ hookSpecificOutput: { permissionDecision: "deny", updatedInput: 7 } });
+    const denied = await jsonOf(await app.post("/v1/hooks/deepcode", deepcodeBash));
+    expect(denied.hookSpecificOutput.permissionDecision).toBe("deny");
+    next = answer({ hookSpecificOutput: { permissionDecision: "allow", additionalContext: 7 } });
+    const allowed = await jsonOf(await app.post("/v1/hooks/deepcode", deepcodeBash));
+    expect(allowed.hookSpecificOutput.permissionDecision).toBe("allow");
+  });
 });
