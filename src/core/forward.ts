@@ -134,9 +134,11 @@ export function parseForwardResponse(
   secrets: readonly string[] = [],
 ): Result<RuleEffect, ForwardFailure> {
   // §4.2: 3xx is not followed, and on any non-2xx the body is ignored, whatever it says. deepcode
-  // blocks on a 4xx or 5xx instead, and reads the body (§9); a 3xx fails its fetch there too.
+  // blocks on a 4xx instead, and reads the body (§9): a team's server refusing so is an answer.
+  // It blocks on a 5xx too, but that is the server failing, which the policy's onError decides
+  // (POLICY.md: onError is the decision when the call fails), so a team can choose there.
   if (!(status >= 200 && status <= 299)) {
-    if (dialect === "deepcode" && status >= 400)
+    if (dialect === "deepcode" && status >= 400 && status <= 499)
       return parseForwardResponse(ruleId, 200, deepcodeRefusal(status, body), eventName, dialect, secrets);
     return failure("FORWARD_HTTP_STATUS", `HTTP ${status} from the downstream hook`);
   }
@@ -451,8 +453,8 @@ function readBoolean(value: unknown, path: string, reading: Reading): boolean | 
 }
 
 /**
- * A 4xx or 5xx answer as deepcode reads it (clients.md §9): its JSON body applied, and a block
- * whose reason is the body's `reason`, or `HTTP <status>`.
+ * A 4xx answer as deepcode reads it (clients.md §9): its JSON body applied, and a block whose
+ * reason is the body's `reason`, or `HTTP <status>`.
  */
 function deepcodeRefusal(status: number, body: string): string {
   let output: Json = {};

@@ -839,7 +839,7 @@ describe("a forwarded answer, read as the client that sent the event reads it", 
     ]);
   });
 
-  it("blocks a deepcode event whose downstream answers 4xx or 5xx, as deepcode does (with the body's reason)", async () => {
+  it("blocks a deepcode event whose downstream answers 4xx, as deepcode does (with the body's reason); a 5xx is onError's", async () => {
     const app = await clientApp();
     next = { status: 403, body: JSON.stringify({ reason: "not on Fridays" }) };
     const body = await jsonOf(await app.post("/v1/hooks/deepcode", deepcodeBash));
@@ -847,12 +847,16 @@ describe("a forwarded answer, read as the client that sent the event reads it", 
       permissionDecision: "deny",
       permissionDecisionReason: "not on Fridays",
     });
-    next = { status: 500, body: "" };
+    next = { status: 401, body: "" };
     const prompt = { hook_event_name: "UserPromptSubmit", cwd: "/p", prompt: "hi" };
     expect(await jsonOf(await app.post("/v1/hooks/deepcode", prompt))).toEqual({
       decision: "block",
-      reason: "HTTP 500",
+      reason: "HTTP 401",
     });
+    // A 5xx is the server failing: the policy's onError (allow here) decides, as for every client.
+    next = { status: 500, body: JSON.stringify({ reason: "crashed" }) };
+    expect(await (await app.post("/v1/hooks/deepcode", prompt)).text()).toBe("");
+    expect(lastAudit(app).pending).toEqual([expect.objectContaining({ outcome: "FORWARD_HTTP_STATUS" })]);
     // A 3xx fails deepcode's fetch (redirect: "error"), a failed hook: onError there.
     next = { status: 302, location: "http://127.0.0.1:1/x" };
     expect(await (await app.post("/v1/hooks/deepcode", deepcodeBash)).text()).toBe("");
