@@ -388,6 +388,52 @@ describe("responses", () => {
         release();
       }
     });
+    it("names a call that was sent as sent, while another call to its host is resolving", async () => {
+      // The first call's name resolves and its request reaches the server, which holds it; a
+      // second call to the same name needs a new connection, and its look-up stalls. The first
+      // call, given up then, was sent: it is no DNS failure (whose model call would be refunded).
+      const caller = new AbortController();
+      let arrived: () => void = () => {};
+      const held = new Promise<void>((resolve) => {
+        arrived = resolve;
+      });
+      const server = await loopbackServer(() => arrived());
+      const compiled = compileEgressPolicy(LOOPBACK_ONLY);
+      const pending: ((e: Error) => void)[] = [];
+      const notFound = () => Object.assign(new Error("ENOTFOUND"), { code: "ENOTFOUND" });
+      let lookups = 0;
+      let released = false;
+      const module = createUndiciEgress({
+        policy: () => compiled.policy,
+        connectTimeoutMs: 600_000,
+        resolve: async () => {
+          lookups += 1;
+          if (lookups === 1) return [{ address: "127.0.0.1", family: 4 }];
+          // undici connects again for a request given up on its connection: no answer then.
+          if (released) throw notFound();
+          return new Promise((_answer, fail) => {
+            pending.push(fail);
+            caller.abort();
+          });
+        },
+      });
+      opened.push(module);
+      try {
+        const url = `http://model.test:${server.port}/hook`;
+        const first = post(module, url, { signal: caller.signal });
+        await held;
+        const second = post(module, url, { timeoutMs: 600_000, signal: caller.signal });
+        expect(await first).toMatchObject({
+          ok: false,
+          error: { code: "EGRESS_TIMEOUT", stage: "response" },
+        });
+        expect(await second).toMatchObject({ ok: false, error: { code: "EGRESS_DNS_FAILED", stage: "dns" } });
+      } finally {
+        released = true;
+        for (const fail of pending) fail(notFound());
+        await server.close();
+      }
+    });
   });
 
   it("says whether anything was sent: stage connect for a connection never made, response after", async () => {

@@ -12,7 +12,7 @@
  */
 import { lookup as dnsLookup } from "node:dns/promises";
 import { isIP, type LookupFunction } from "node:net";
-import { Agent, buildConnector, request } from "undici";
+import { Agent, buildConnector, type Dispatcher, request } from "undici";
 import { classifyAddress } from "../../core/egress/address.js";
 import {
   DEFAULT_EGRESS_POLICY,
@@ -65,11 +65,6 @@ export interface UndiciEgress {
 
 const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
 
-interface UnderWay {
-  readonly resolving: Map<string, number>;
-  readonly connecting: Map<string, number>;
-}
-
 export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
   const resolve = options.resolve ?? systemResolver;
   const policyNow = () => options.policy() ?? DEFAULT_EGRESS_POLICY;
@@ -81,13 +76,17 @@ export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
   // their addresses under the policy its URLs were checked against, and under the current one
   // too when a reload came in between (during a slow lookup, say): a request is never let through
   // by one policy's allowlist and another's allowCidrs.
-  let pool: { readonly policy: EgressPolicy; readonly agent: Agent } | undefined;
-  /** Look-ups and connects under way, by name: what a request given up early waited for. */
-  const underWay: UnderWay = { resolving: new Map(), connecting: new Map() };
+  let pool:
+    | { readonly policy: EgressPolicy; readonly agent: Agent; readonly dispatcher: Dispatcher }
+    | undefined;
+  /** Look-ups under way, by name: what a request given up before it was sent may have waited for. */
+  const resolving = new Map<string, number>();
+  /** The requests (their signals) handed to a connection to be written before they were given up. */
+  const handedOver = new WeakSet<object>();
   const closing = new Set<Promise<void>>();
   let closed: Promise<void> | undefined;
-  const agentFor = (policy: EgressPolicy): Agent => {
-    if (pool?.policy === policy) return pool.agent;
+  const dispatcherFor = (policy: EgressPolicy): Dispatcher => {
+    if (pool?.policy === policy) return pool.dispatcher;
     if (pool) {
       const done: Promise<void> = pool.agent.close().finally(() => closing.delete(done));
       closing.add(done);
@@ -96,11 +95,9 @@ export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
       const now = policyNow();
       return now === policy ? [policy] : [policy, now];
     };
-    pool = {
-      policy,
-      agent: new Agent({ connect: guardedConnector(judgedUnder, resolve, connectTimeoutMs, underWay) }),
-    };
-    return pool.agent;
+    const agent = new Agent({ connect: guardedConnector(judgedUnder, resolve, connectTimeoutMs, resolving) });
+    pool = { policy, agent, dispatcher: agent.compose(noteHandedOver(handedOver)) };
+    return pool.dispatcher;
   };
   const maxBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
   const refuse = (refusal: EgressRefusal, url: string) => {
@@ -143,7 +140,7 @@ export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
             method: req.method,
             headers: outboundHeaders(req.headers),
             body: req.body ?? null,
-            dispatcher: agentFor(policy),
+            dispatcher: dispatcherFor(policy),
             signal,
             headersTimeout: timeoutMs,
             bodyTimeout: timeoutMs,
@@ -156,8 +153,18 @@ export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
           () => {},
         );
         const host = verdict.url.hostname;
-        const refusal: EgressRefusal =
-          (underWay.resolving.get(host) ?? 0) > 0
+        // Whether it was sent is known per request (undici hands it to a connection, or not yet).
+        // What it waited for is not: a look-up of its name under way says DNS, else the connect.
+        const refusal: EgressRefusal = handedOver.has(signal)
+          ? timedOut
+            ? describeFailure(undefined, verdict.url, true, timeoutMs)
+            : {
+                // The caller's own signal (a deadline it keeps, a gateway stopping).
+                code: "EGRESS_TIMEOUT",
+                stage: "response",
+                reason: `${describeTarget(verdict.url)} was given up before it answered`,
+              }
+          : (resolving.get(host) ?? 0) > 0
             ? {
                 // Nothing was sent: the name had no answer yet (a call refused at "dns" is not
                 // counted against a team's model budget).
@@ -167,23 +174,14 @@ export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
                   ? `${host} was not resolved within ${timeoutMs} ms`
                   : `${host} was not resolved yet when the call was given up`,
               }
-            : (underWay.connecting.get(host) ?? 0) > 0
-              ? {
-                  // Nor was anything sent on a connection not yet made.
-                  code: "EGRESS_TIMEOUT",
-                  stage: "connect",
-                  reason: timedOut
-                    ? `${describeTarget(verdict.url)} could not be connected to within ${timeoutMs} ms`
-                    : `${describeTarget(verdict.url)} was not connected to yet when the call was given up`,
-                }
-              : timedOut
-                ? describeFailure(undefined, verdict.url, true, timeoutMs)
-                : {
-                    // The caller's own signal (a deadline it keeps, a gateway stopping).
-                    code: "EGRESS_TIMEOUT",
-                    stage: "response",
-                    reason: `${describeTarget(verdict.url)} was given up before it answered`,
-                  };
+            : {
+                // Nor was anything sent on a connection not yet made.
+                code: "EGRESS_TIMEOUT",
+                stage: "connect",
+                reason: timedOut
+                  ? `${describeTarget(verdict.url)} could not be connected to within ${timeoutMs} ms`
+                  : `${describeTarget(verdict.url)} was not connected to yet when the call was given up`,
+              };
         return refuse(refusal, req.url);
       }
       if (res.statusCode >= 300 && res.statusCode < 400) {
@@ -268,7 +266,7 @@ function guardedConnector(
   policies: () => readonly EgressPolicy[],
   resolve: Resolver,
   timeout: number,
-  { resolving, connecting }: UnderWay,
+  resolving: Map<string, number>,
 ): buildConnector.connector {
   const lookup: LookupFunction = (hostname, lookupOptions, callback) => {
     count(resolving, hostname, 1);
@@ -314,9 +312,7 @@ function guardedConnector(
         return callback(new EgressError(refusal), null);
       }
     }
-    count(connecting, opts.hostname, 1);
     return connect(opts, (...args) => {
-      count(connecting, opts.hostname, -1);
       // A connection that was never made sent nothing: the request's failure says so (stage).
       if (args[0]) NOT_CONNECTED.add(args[0]);
       callback(...args);
@@ -324,10 +320,37 @@ function guardedConnector(
   };
 }
 
+/**
+ * Notes each request as it is handed to a connection to be written (undici's onConnect), unless
+ * it was given up before: undici then aborts it unsent. A request given up before this was not
+ * sent, whatever other requests to its host were doing.
+ */
+function noteHandedOver(handedOver: WeakSet<object>): Dispatcher.DispatcherComposeInterceptor {
+  return (dispatch) => (opts, handler) => {
+    // request() hands its options on as they were given, our signal among them.
+    const signal = (opts as { readonly signal?: AbortSignal }).signal;
+    if (!signal) return dispatch(opts, handler);
+    // undici's own request handler, seen through its legacy interface (no header conversions).
+    return dispatch(opts, {
+      onConnect(abort) {
+        if (!signal.aborted) handedOver.add(signal);
+        handler.onConnect?.(abort);
+      },
+      onResponseStarted: () => handler.onResponseStarted?.(),
+      onHeaders: (status, headers, resume, text) =>
+        handler.onHeaders?.(status, headers, resume, text) ?? true,
+      onUpgrade: (status, headers, socket) => handler.onUpgrade?.(status, headers, socket),
+      onData: (chunk) => handler.onData?.(chunk) ?? true,
+      onComplete: (trailers) => handler.onComplete?.(trailers),
+      onError: (e) => handler.onError?.(e),
+    });
+  };
+}
+
 /** Errors of connections that were never made (refused, unreachable, TLS, connect timeout). */
 const NOT_CONNECTED = new WeakSet<Error>();
 
-/** Counts what is under way per name (look-ups, connects). */
+/** Counts the look-ups under way per name. */
 function count(pending: Map<string, number>, name: string, by: 1 | -1): void {
   const left = (pending.get(name) ?? 0) + by;
   if (left > 0) pending.set(name, left);
