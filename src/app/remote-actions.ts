@@ -89,10 +89,12 @@ const NOT_SENT: ReadonlySet<string> = new Set(["url", "allowlist", "name", "addr
 /** Kept back from the deadline so the answer is rendered and sent in time. */
 const RENDER_MARGIN_MS = 20;
 /**
- * A model's answers worth one more call: a timeout, a rate limit, a server error, Anthropic's
- * 529 overloaded (the statuses its and OpenAI's SDKs retry), unless `x-should-retry: false`.
+ * A model's answers worth one more call: a timeout, a lock timeout, a rate limit, and any server
+ * error (Anthropic's 529 overloaded, a proxy's 520 to 524 among them), the statuses its and
+ * OpenAI's SDKs retry, unless `x-should-retry: false`.
  */
-const RETRY_STATUSES: ReadonlySet<number> = new Set([408, 409, 429, 500, 502, 503, 504, 529]);
+const isTransientStatus = (status: number): boolean =>
+  status === 408 || status === 409 || status === 429 || (status >= 500 && status <= 599);
 /** The wait before that call when the answer names none (the SDKs' first backoff). */
 const RETRY_WAIT_MS = 500;
 
@@ -464,7 +466,7 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
  * else RETRY_WAIT_MS.
  */
 function retryWaitMs(response: EgressResponse, now: number): number | undefined {
-  if (!RETRY_STATUSES.has(response.status)) return undefined;
+  if (!isTransientStatus(response.status)) return undefined;
   const header = (name: string) => response.headers[name]?.trim();
   if (header("x-should-retry") === "false") return undefined;
   const ms = Number(header("retry-after-ms") || Number.NaN);
