@@ -452,6 +452,16 @@ describe("responses", () => {
     }
   });
 
+  it("says nothing was sent when undici refuses the request itself, before any connection", async () => {
+    // A key pasted with a zero-width space: no HTTP header can carry it, and undici refuses the
+    // request before it connects. It is no call made (a model's would not spend the budget).
+    const { module } = egressWith(LOOPBACK_ONLY);
+    const before = a.received.length;
+    const res = await post(module, `${a.url}/hook`, { headers: { "x-api-key": "sk-key\u200b" } });
+    expect(!res.ok && res.error).toMatchObject({ code: "EGRESS_CONNECT_FAILED", stage: "connect" });
+    expect(a.received.length).toBe(before);
+  });
+
   it("stops reading past the response size cap", async () => {
     const compiled = compileEgressPolicy(LOOPBACK_ONLY);
     const module = createUndiciEgress({ policy: () => compiled.policy, maxResponseBytes: 1024 });

@@ -157,7 +157,7 @@ export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
         // What it waited for is not: a look-up of its name under way says DNS, else the connect.
         const refusal: EgressRefusal = handedOver.has(signal)
           ? timedOut
-            ? describeFailure(undefined, verdict.url, true, timeoutMs)
+            ? describeFailure(undefined, verdict.url, true, timeoutMs, true)
             : {
                 // The caller's own signal (a deadline it keeps, a gateway stopping).
                 code: "EGRESS_TIMEOUT",
@@ -209,7 +209,7 @@ export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
       }
       return ok({ status: res.statusCode, headers: flattenHeaders(res.headers), body });
     } catch (e) {
-      return refuse(describeFailure(e, verdict.url, timedOut, timeoutMs), req.url);
+      return refuse(describeFailure(e, verdict.url, timedOut, timeoutMs, handedOver.has(signal)), req.url);
     } finally {
       clearTimeout(timer);
       req.signal?.removeEventListener("abort", onAbort);
@@ -312,11 +312,7 @@ function guardedConnector(
         return callback(new EgressError(refusal), null);
       }
     }
-    return connect(opts, (...args) => {
-      // A connection that was never made sent nothing: the request's failure says so (stage).
-      if (args[0]) NOT_CONNECTED.add(args[0]);
-      callback(...args);
-    });
+    return connect(opts, callback);
   };
 }
 
@@ -347,9 +343,6 @@ function noteHandedOver(handedOver: WeakSet<object>): Dispatcher.DispatcherCompo
   };
 }
 
-/** Errors of connections that were never made (refused, unreachable, TLS, connect timeout). */
-const NOT_CONNECTED = new WeakSet<Error>();
-
 /** Counts the look-ups under way per name. */
 function count(pending: Map<string, number>, name: string, by: 1 | -1): void {
   const left = (pending.get(name) ?? 0) + by;
@@ -367,13 +360,20 @@ function dnsFailure(host: string, e: unknown): EgressRefusal {
   };
 }
 
-function describeFailure(e: unknown, url: URL, timedOut: boolean, timeoutMs: number): EgressRefusal {
+function describeFailure(
+  e: unknown,
+  url: URL,
+  timedOut: boolean,
+  timeoutMs: number,
+  handedOver: boolean,
+): EgressRefusal {
   for (let cause: unknown = e; cause; cause = (cause as { cause?: unknown }).cause) {
     if (cause instanceof EgressError) return cause.refusal;
   }
   const name = (e as { name?: string; code?: string })?.code ?? (e as { name?: string })?.name ?? "";
-  // "connect": no connection was made, so nothing was sent; "response": it was, or may have been.
-  const stage = e instanceof Error && NOT_CONNECTED.has(e) ? "connect" : "response";
+  // "connect": never handed to a connection (none was made, or undici refused the request
+  // itself), so nothing was sent; "response": it was, or may have been.
+  const stage = handedOver ? "response" : "connect";
   if (timedOut || /Timeout/i.test(name)) {
     return {
       code: "EGRESS_TIMEOUT",
