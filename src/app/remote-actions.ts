@@ -103,6 +103,9 @@ interface Failure {
   readonly message: string;
 }
 
+/** A prompt rule's calls so far, for the audit of a timeout answered from outside them. */
+type CallProgress = { budget?: { readonly used: number; readonly limit: number }; attempts?: number };
+
 type Attempt = { readonly effect: RuleEffect; readonly audit: Omit<RemoteAudit, "rule" | "action" | "ms"> };
 
 /** The event as parsed (a duplicate key read once, as the static rules read it), ids left out. */
@@ -144,11 +147,14 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
         }
         let timer: ReturnType<typeof setTimeout> | undefined;
         let stop: (() => void) | undefined;
+        // What a prompt rule's calls have spent so far: a timeout answered from outside the call
+        // says it too (a second call after a transient error, the budget both used).
+        const progress: CallProgress = {};
         const timedOut = new Promise<Attempt>((resolve) => {
           const code = action === "prompt" ? "JUDGE_TIMEOUT" : "FORWARD_TIMEOUT";
           const expire = (message: string) => {
             controller.abort();
-            resolve(onError(rule, input, { code, message }));
+            resolve(withAudit(onError(rule, input, { code, message }), { ...progress }));
           };
           // Which limit it was, so the reason says what to raise.
           const limit =
@@ -162,7 +168,7 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
         });
         const attempt = (
           action === "prompt"
-            ? judge(rule, input, budgetMs, controller.signal)
+            ? judge(rule, input, budgetMs, controller.signal, progress)
             : forward(rule, input, budgetMs, controller.signal)
         ).catch((e: unknown) =>
           // Never an unhandled rejection, even after the deadline already answered for this rule.
@@ -248,6 +254,7 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
     input: RemoteInput,
     timeoutMs: number,
     signal: AbortSignal,
+    progress: CallProgress,
   ): Promise<Attempt> {
     const prompt = rule.document.prompt;
     const model = prompt ? input.policy.models.get(prompt.model) : undefined;
@@ -309,6 +316,11 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
       );
       let spent = budget;
       for (let attempts = 1; ; attempts++) {
+        const extra = {
+          ...(spent.limit ? { budget: { used: spent.used, limit: spent.limit } } : {}),
+          ...(attempts > 1 ? { attempts } : {}),
+        };
+        Object.assign(progress, extra);
         const sentAt = deps.clock.monotonic();
         const sent = await deps.egress({
           url: request.url,
@@ -318,19 +330,14 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
           timeoutMs: Math.max(1, deadline - sentAt),
           signal,
         });
-        const extra = {
-          model: model.name,
-          ...(spent.limit ? { budget: { used: spent.used, limit: spent.limit } } : {}),
-          ...(attempts > 1 ? { attempts } : {}),
-        };
         if (!sent.ok) {
           // Refused or failed before a connection (the guard, DNS, a closed port): no call reached
           // the provider, so none is counted, or a wrong model URL would spend the team's day.
           if (NOT_SENT.has(sent.error.stage)) refundBudget(model, input.team, shadow);
-          return withAudit(
-            onError(rule, input, { code: sent.error.code, message: sent.error.reason }),
-            extra,
-          );
+          return withAudit(onError(rule, input, { code: sent.error.code, message: sent.error.reason }), {
+            model: model.name,
+            ...extra,
+          });
         }
         const verdict = parseJudgeResponse(
           model.provider,
@@ -350,10 +357,10 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
               continue;
             }
           }
-          return withAudit(onError(rule, input, verdict.error), extra);
+          return withAudit(onError(rule, input, verdict.error), { model: model.name, ...extra });
         }
         if (key && !shadow) remember(key, verdict.value, model.cacheTtlSeconds);
-        return { effect: effectOf(verdict.value), audit: { outcome: "OK", ...extra } };
+        return { effect: effectOf(verdict.value), audit: { outcome: "OK", model: model.name, ...extra } };
       }
     } finally {
       limiter.release();

@@ -308,6 +308,27 @@ describe("prompt rules: a transient error from the model", () => {
     ]);
   });
 
+  it("says it was called twice when the second call is the one that timed out", async () => {
+    const app = await appWith(
+      {},
+      { cacheTtlSeconds: 0, dailyCallsPerTeam: 5 },
+      { defaults: { deadlineMs: 400 } },
+    );
+    const from = model.requests.length;
+    model.script((req) =>
+      model.requests.indexOf(req) === from
+        ? { status: 529, body: OVERLOADED, headers: { "retry-after": "0" } }
+        : { hang: true },
+    );
+    const body = await jsonOf(await app.post("/v1/hooks", write("/p/src/retry-hangs.ts")));
+    expect(body.hookSpecificOutput.permissionDecisionReason).toMatch(/JUDGE_TIMEOUT/);
+    expect(model.requests.length - from).toBe(2);
+    // Both calls were made and counted: the audit says so, as it does for a retry that answered.
+    expect(lastAudit(app).pending).toEqual([
+      expect.objectContaining({ outcome: "JUDGE_TIMEOUT", attempts: 2, budget: { used: 2, limit: 5 } }),
+    ]);
+  });
+
   it.each([
     [
       "its wait runs past the deadline",
