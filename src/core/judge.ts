@@ -228,7 +228,22 @@ export function parseJudgeResponse(
   const verdict = provider === "anthropic" ? readAnthropic(parsed.value) : readOpenAi(parsed.value, secrets);
   // The reason reaches the agent: a server that quotes what it was called with (the API key in
   // its header) must not hand the gateway's key to the agent, as a forward's answer must not.
-  return verdict.ok ? ok({ ...verdict.value, reason: scrubSecrets(verdict.value.reason, secrets) }) : verdict;
+  if (!verdict.ok) return verdict;
+  return ok({ ...verdict.value, reason: withoutControls(scrubSecrets(verdict.value.reason, secrets)) });
+}
+
+/**
+ * Control characters but tab and newline (C0, DEL, C1) and the bidirectional overrides and
+ * isolates: a model's reason is shown in the user's terminal, and the event the model read may
+ * have been written to steer it. An escape sequence there could retitle the terminal or write
+ * its clipboard (OSC 0, OSC 52), a carriage return overwrite what the line said, an override
+ * reorder it; what is left of a sequence after its ESC is plain text.
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching them is its purpose.
+const CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
+
+function withoutControls(text: string): string {
+  return text.replace(CONTROLS, "");
 }
 
 /**

@@ -664,6 +664,27 @@ describe("parseJudgeResponse", () => {
     expect(effect.reason).toBe(`[T]: ${reason}`);
   });
 
+  it.each([
+    [
+      "an escape sequence that writes the clipboard",
+      "no\u001b]52;c;cm0gLXJmIC8=\u0007 way",
+      "no]52;c;cm0gLXJmIC8= way",
+    ],
+    ["a carriage return over the line", "writes /etc\rlooks fine", "writes /etclooks fine"],
+    ["a C1 control and DEL", "a\u009bb\u007fc", "abc"],
+    ["a right-to-left override", "safe \u202eexe.txt", "safe exe.txt"],
+    ["tabs and newlines, which stay", "one\ttwo\nthree", "one\ttwo\nthree"],
+  ])("drops from a model's reason %s, which the agent's terminal would act on", (_, reason, shown) => {
+    for (const provider of ["anthropic", "openai"] as const) {
+      const verdict = JSON.stringify({ ok: false, reason });
+      const body = provider === "anthropic" ? anthropicTextAnswer(verdict) : openaiAnswer(verdict);
+      expect(parseJudgeResponse(provider, 200, body)).toEqual({
+        ok: true,
+        value: { ok: false, reason: shown },
+      });
+    }
+  });
+
   it("never puts the model's own text in an off-schema message", () => {
     const result = parseJudgeResponse(
       "anthropic",
