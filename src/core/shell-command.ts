@@ -3002,10 +3002,21 @@ function gitWords(text: string): Word[] {
  * docker 27 and podman 5 (cobra: a long option with its value after `=` or in the next word, a
  * short one's attached or next, no prefixes), terraform 1.9's `-chdir=DIR`. A table, not a rule
  * for every program: whether an option takes the next word is each tool's own, and a guess at it
- * would take a value for the subcommand (`kubectl -n delete get pods` is `get`).
+ * would take a value for the subcommand (`kubectl -n delete get pods` is `get`). docker and podman
+ * (cobra's TraverseChildren) refuse an option not in their table; kubectl and helm (cobra's Find)
+ * take it for the subcommand to read (cliSubcommand).
  */
-const CLI_GLOBALS: Readonly<Record<string, Pick<WrapperSpec, "valued" | "flags">>> = {
-  kubectl: getopt(
+interface CliGlobals extends Pick<WrapperSpec, "valued" | "flags"> {
+  /** Read as cobra's Find reads the words before a subcommand: any option, known or not (cliSubcommand). */
+  readonly cobra?: true;
+}
+
+function cobraFind(short: string, ...long: string[]): CliGlobals {
+  return { ...getopt(short, ...long), cobra: true };
+}
+
+const CLI_GLOBALS: Readonly<Record<string, CliGlobals>> = {
+  kubectl: cobraFind(
     "n:s:v:",
     "as= as-group= as-uid= cache-dir= certificate-authority= client-certificate= client-key= cluster=",
     "context= kubeconfig= namespace= password= profile= profile-output= request-timeout= server=",
@@ -3014,7 +3025,7 @@ const CLI_GLOBALS: Readonly<Record<string, Pick<WrapperSpec, "valued" | "flags">
     "match-server-version warnings-as-errors disable-compression alsologtostderr logtostderr",
     "one-output skip-headers skip-log-headers add-dir-header",
   ),
-  helm: getopt(
+  helm: cobraFind(
     "n:",
     "burst-limit= kube-apiserver= kube-as-group= kube-as-user= kube-ca-file= kube-context= kube-token=",
     "kube-tls-server-name= kubeconfig= namespace= qps= registry-config= repository-cache=",
@@ -3039,14 +3050,14 @@ const PODMAN_PROGRAMS = /^--(?:runtime|conmon|network-cmd-path)$/;
 
 /**
  * The index of a CLI's subcommand past its global options (CLI_GLOBALS), -1 where none runs (an
- * option not in the table, which the tool refuses, or none left), GIT_UNSURE where a word among
+ * option not in the table, which docker and podman refuse, or none left), GIT_UNSURE where a word among
  * them, an option's value too, may split or vanish (`kubectl -n $NS delete …`). `option` is told
  * each option with its value.
  */
 function cliSubcommand(
   args: readonly Word[],
   at: number,
-  globals: Pick<WrapperSpec, "valued" | "flags">,
+  globals: CliGlobals,
   option: (name: string, value: Word | undefined) => void = () => {},
 ): number {
   for (let i = at + 1; i < args.length; i += 1) {
@@ -3070,7 +3081,17 @@ function cliSubcommand(
     }
     // A short option with its value attached (`-nprod`).
     if (!text.startsWith("--") && globals.valued.includes(text.slice(0, 2))) continue;
-    return -1;
+    if (!globals.cobra) return -1;
+    // cobra's Find (stripFlags) takes any other option too, for the subcommand's flag set to read
+    // (`kubectl -o json delete …`, `kubectl -f x.yaml delete`): one with no `=` that is not a
+    // known flag (`--name`, `-x`) takes the next word as its value, a bundle (`-abc`) none; and
+    // kubectl reads `_` in an option's name as `-` (`--insecure_skip_tls_verify`).
+    if (eq >= 0 || (!text.startsWith("--") && text.length > 2)) continue;
+    if (globals.flags.includes(name.replaceAll("_", "-"))) continue;
+    i += 1;
+    const value = args[i];
+    if (value === undefined) return -1;
+    if (mayVanish(value)) return GIT_UNSURE;
   }
   return -1;
 }
@@ -3261,9 +3282,7 @@ function containerCommands(name: string, args: readonly Word[], at: number): Wra
   // docker-compose, compose's first version, is `docker compose`.
   const composed = name === "docker-compose" || name === "podman-compose";
   if (name !== "docker" && name !== "podman" && !composed) return undefined;
-  const globals = composed
-    ? COMPOSE_GLOBALS
-    : (own(CLI_GLOBALS, name) as Pick<WrapperSpec, "valued" | "flags">);
+  const globals = composed ? COMPOSE_GLOBALS : (own(CLI_GLOBALS, name) as CliGlobals);
   const sub = cliSubcommand(args, at, globals);
   if (sub < 0) return sub === GIT_UNSURE ? UNSURE : undefined;
   const run = containerRun(args, sub, composed);

@@ -1153,6 +1153,7 @@ describe("what a remote host or a container runs, and a CLI past its global opti
     ["Bash(rm -rf:*)", "kubectl exec -it api-0 -- rm -rf /data"],
     ["Bash(kubectl delete:*)", "kubectl -n prod delete ns x"],
     ["Bash(kubectl delete:*)", "kubectl --context c delete pod y"],
+    ["Bash(kubectl delete:*)", "kubectl -f pod.yaml delete"],
     ["Bash(kubectl delete -n prod:*)", "kubectl -n prod delete ns x"],
     ["Bash(terraform destroy:*)", "terraform -chdir=infra destroy"],
     ["Bash(helm uninstall:*)", "helm --namespace x uninstall r"],

@@ -2153,6 +2153,18 @@ describe("a CLI past its global options (session 29)", () => {
     ["docker --context c rm -f x", ["docker rm -f x", "docker rm --context c -f x"]],
     ["docker -H ssh://h system prune -af", ["docker system prune -af", "docker system -H ssh://h prune -af"]],
     ["podman --remote rm x", ["podman rm x", "podman rm --remote x"]],
+    // kubectl and helm find their subcommand as cobra's Find does: past any option, which the
+    // subcommand reads (`-o`, `-f` are delete's), one not known as a flag taking the next word.
+    ["kubectl -o json delete ns x", ["kubectl delete ns x", "kubectl delete -o json ns x"]],
+    ["kubectl -f pod.yaml delete", ["kubectl delete", "kubectl delete -f pod.yaml"]],
+    ["kubectl -A=true delete pods --all", ["kubectl delete pods --all", "kubectl delete -A=true pods --all"]],
+    [
+      "kubectl --insecure_skip_tls_verify delete ns x",
+      ["kubectl delete ns x", "kubectl delete --insecure_skip_tls_verify ns x"],
+    ],
+    ["helm --wait=true uninstall r", ["helm uninstall r", "helm uninstall --wait=true r"]],
+    // `--all-namespaces`, not a global flag, takes `delete` as its value: `ns` is what cobra finds.
+    ["kubectl --all-namespaces delete ns x", ["kubectl ns x", "kubectl ns --all-namespaces delete x"]],
   ])("reads %j also without its global options, and with them after the subcommand", (command, added) => {
     const split = splitCommand(command);
     expect(split.subcommands.filter((s) => s.denyOnly).map((s) => s.text)).toEqual(added);
@@ -2161,7 +2173,7 @@ describe("a CLI past its global options (session 29)", () => {
 
   it.each([
     ["kubectl delete ns x", []],
-    ["kubectl --unknown-flag delete ns x", []], // kubectl refuses it: nothing runs
+    ["docker --unknown-flag rm x", []], // docker refuses it: nothing runs
     ["terraform -chdir=infra", []],
   ])("adds nothing to %j", (command, added) => {
     expect(
