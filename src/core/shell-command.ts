@@ -2784,7 +2784,7 @@ const GIT_COMMAND_SETTING = new RegExp(
       String.raw`sequence\.editor|diff\.external|uploadpack\.packobjectshook|pager\..+`,
       String.raw`(?:diff|filter|merge|difftool|mergetool|trailer|browser|man)\..+\.(?:command|textconv|clean|smudge|process|driver|cmd|path)`,
       String.raw`remote\..+\.(?:uploadpack|receivepack)|credential\.(?:.+\.)?helper`,
-      String.raw`gpg\.(?:.+\.)?program|gpg\.ssh\.defaultkeycommand|sendemail\.(?:.+\.)?(?:tocmd|cccmd|smtpserver)`,
+      String.raw`gpg\.(?:.+\.)?program|gpg\.ssh\.defaultkeycommand|sendemail\.(?:.+\.)?(?:tocmd|cccmd|headercmd|sendmailcmd|smtpserver)`,
     ].join("|") +
     ")$",
 );
@@ -2808,15 +2808,25 @@ function gitConfigCommand(key: string, value: string): string | undefined {
 /**
  * git subcommands' options whose value is a command git runs through the shell (git-rebase(1)
  * `--exec`, git-difftool(1) `--extcmd`, git-filter-branch(1)'s filters, the transport's
- * `--upload-pack` and `--receive-pack`, which a local or ssh remote runs), long ones also by a
- * unique prefix as parse-options takes them (`--exe`), short ones alone, attached or last in a
- * bundle (`-ix CMD`).
+ * `--upload-pack` and `--receive-pack`, which a local or ssh remote runs, git-send-email(1)'s
+ * `--*-cmd`), long ones also by a unique prefix as parse-options takes them (`--exe`), short ones
+ * alone, attached or last in a bundle of the subcommand's flags (`short`: `-ix CMD`, `-qu CMD`).
+ * `config`: clone's `-c`/`--config NAME=VALUE`, set in the new repository before it fetches
+ * (git-clone(1)), so a `core.sshCommand` there runs as git's own `-c` does.
  */
 const GIT_COMMAND_OPTIONS: Readonly<
-  Record<string, { readonly long: readonly string[]; readonly short?: string }>
+  Record<
+    string,
+    {
+      readonly long: readonly string[];
+      readonly short?: RegExp;
+      readonly config?: { readonly long: string; readonly short: RegExp };
+    }
+  >
 > = {
-  rebase: { long: ["--exec"], short: "x" },
-  difftool: { long: ["--extcmd"], short: "x" },
+  // rebase's flags -q -v -n -f -m -i -k -r; difftool's -g -d -y; clone's -v -q -n -l -s.
+  rebase: { long: ["--exec"], short: /^-[qvnfmikr]*x/ },
+  difftool: { long: ["--extcmd"], short: /^-[gdy]*x/ },
   "filter-branch": {
     long: [
       "--setup",
@@ -2827,7 +2837,11 @@ const GIT_COMMAND_OPTIONS: Readonly<
       "--env-filter",
     ].concat(["--parent-filter", "--tag-name-filter"]),
   },
-  clone: { long: ["--upload-pack"], short: "u" },
+  clone: {
+    long: ["--upload-pack"],
+    short: /^-[vqnls]*u/,
+    config: { long: "--config", short: /^-[vqnls]*c/ },
+  },
   fetch: { long: ["--upload-pack"] },
   pull: { long: ["--upload-pack"] },
   "ls-remote": { long: ["--upload-pack"] },
@@ -2835,10 +2849,8 @@ const GIT_COMMAND_OPTIONS: Readonly<
   archive: { long: ["--exec"] },
   push: { long: ["--receive-pack", "--exec"] },
   "send-pack": { long: ["--receive-pack", "--exec"] },
+  "send-email": { long: ["--to-cmd", "--cc-cmd", "--header-cmd", "--sendmail-cmd", "--smtp-server"] },
 };
-
-/** Flags a short bundle may hold before rebase's or difftool's `-x` (`-ix 'make test'`). */
-const GIT_BUNDLED_FLAGS = /^-[imqvnfrkyg]*x/;
 
 /**
  * The commands a git subcommand at `start` runs through the shell by its own options and words:
@@ -2878,10 +2890,11 @@ function gitSubcommandScripts(
     const operands = rest.filter(
       (w, k) =>
         !w.text.startsWith("-") &&
-        !/^-(?:f|-file|-blob|-type|-default|-comment)$/.test(rest[k - 1]?.text ?? ""),
+        !/^-(?:f|-file|-blob|-type|-default|-comment|-value)$/.test(rest[k - 1]?.text ?? ""),
     );
-    const [first, second, third] = operands[0]?.text === "set" ? operands.slice(1) : operands;
-    if (first !== undefined && second !== undefined && third === undefined) {
+    // A third operand is the legacy form's value-pattern: the value is set all the same.
+    const [first, second] = operands[0]?.text === "set" ? operands.slice(1) : operands;
+    if (first !== undefined && second !== undefined) {
       const command =
         /^alias\./i.test(first.text) && second.text.startsWith("!")
           ? second.text.slice(1)
@@ -2893,33 +2906,45 @@ function gitSubcommandScripts(
   }
   const spec = Object.hasOwn(GIT_COMMAND_OPTIONS, sub) ? GIT_COMMAND_OPTIONS[sub] : undefined;
   if (spec === undefined) return { scripts, unreadable };
+  // A setting's command (clone's `-c core.sshCommand=…`); one whose name may change is not read.
+  const setting = (word: Word | undefined, text: string) => {
+    if (word === undefined) return;
+    const eq = text.indexOf("=");
+    const command = eq < 0 ? undefined : gitConfigCommand(text.slice(0, eq), text.slice(eq + 1));
+    if (command !== undefined) take(word, command);
+    if (mayVanish(word) || /[$`]/.test(text.slice(0, Math.max(eq, 0)))) unreadable = true;
+  };
+  // An option's value word is read as an option too (not skipped): a value git takes for
+  // another option may be one of these (`--onto -x -x CMD` runs CMD), and reading more only adds
+  // deny-style readings.
   for (let k = 0; k < rest.length; k += 1) {
     const word = rest[k] as Word;
     const text = word.text;
+    const next = rest[k + 1];
     if (text === "--") break;
     if (text.startsWith("--")) {
       const eq = text.indexOf("=");
       const name = eq < 0 ? text : text.slice(0, eq);
-      if (name.length < 4 || !spec.long.some((option) => option.startsWith(name))) continue;
-      if (eq >= 0) take(word, text.slice(eq + 1));
-      else {
-        take(rest[k + 1], rest[k + 1]?.text ?? "");
-        k += 1;
-      }
+      if (name.length < 4) continue;
+      const into = spec.long.some((option) => option.startsWith(name))
+        ? take
+        : spec.config?.long.startsWith(name)
+          ? setting
+          : undefined;
+      if (into === undefined) continue;
+      if (eq >= 0) into(word, text.slice(eq + 1));
+      else into(next, next?.text ?? "");
       continue;
     }
-    const bundle =
-      spec.short === "x"
-        ? GIT_BUNDLED_FLAGS.exec(text)
-        : spec.short && text.startsWith(`-${spec.short}`)
-          ? [`-${spec.short}`]
-          : null;
-    if (bundle === null) continue;
-    const attached = text.slice((bundle[0] as string).length);
-    if (attached !== "") take(word, attached);
-    else {
-      take(rest[k + 1], rest[k + 1]?.text ?? "");
-      k += 1;
+    for (const [pattern, into] of [
+      [spec.short, take],
+      [spec.config?.short, setting],
+    ] as const) {
+      const bundle = pattern?.exec(text);
+      if (bundle === null || bundle === undefined) continue;
+      const attached = text.slice(bundle[0].length);
+      if (attached !== "") into(word, attached);
+      else into(next, next?.text ?? "");
     }
   }
   return { scripts, unreadable };

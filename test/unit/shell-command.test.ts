@@ -2307,6 +2307,18 @@ describe("commands a git subcommand runs by its own options (session 29)", () =>
     ["git config core.pager 'rm -rf /'", "rm -rf /"],
     ["git config --global alias.x '!rm -rf /'", "rm -rf /"],
     ["git config set core.fsmonitor 'rm -rf /'", "rm -rf /"],
+    // Each subcommand's own flags bundled before it, a value another option takes, clone's own
+    // settings, send-email's commands, the legacy form's value-pattern.
+    ["git difftool -dx 'rm -rf /'", "rm -rf /"],
+    ["git clone -qu 'rm -rf /' /srv/repo x", "rm -rf /"],
+    ["git rebase --onto -x -x 'rm -rf /' main", "rm -rf /"],
+    ["git clone -c core.sshCommand='rm -rf /' git@host:x", "rm -rf /"],
+    ["git clone --config=core.sshCommand='rm -rf /' git@host:x", "rm -rf /"],
+    ["git clone -qccore.sshCommand='rm -rf /' git@host:x", "rm -rf /"],
+    ["git send-email --sendmail-cmd='rm -rf /' x.patch", "rm -rf /"],
+    ["git -c sendemail.sendmailCmd='rm -rf /' send-email x.patch", "rm -rf /"],
+    ["git config core.pager 'rm -rf /' '^less'", "rm -rf /"],
+    ["git config set --value less core.pager 'rm -rf /'", "rm -rf /"],
   ])("reads what %j runs for deny-style rules", (command, runs) => {
     const split = splitCommand(command);
     expect(split.subcommands.filter((s) => s.denyOnly).map((s) => s.text)).toContain(runs);
@@ -2319,16 +2331,20 @@ describe("commands a git subcommand runs by its own options (session 29)", () =>
     ["git config --get core.pager", []],
     ["git commit -m 'exec x'", []],
     ["git rebase --exec 'npm test' main", ["npm test"]],
+    ["git rebase -sx 'rm -rf /' main", []], // `-s x`: a strategy named x, upstream `rm -rf /`
+    ["git clone -c user.name=x git@host:x", []],
   ])("reads %j as the commands it runs, no others", (command, added) => {
     const split = splitCommand(command);
     expect(split.subcommands.filter((s) => s.denyOnly).map((s) => s.text)).toEqual(added);
     expect(split.unreadable).toBe(false);
   });
 
-  it.each(['git rebase -x "$CMD" main', "git bisect run $CMD", 'git config core.pager "less $X"'])(
-    "fails safe on %j",
-    (command) => {
-      expect(splitCommand(command).unreadable).toBe(true);
-    },
-  );
+  it.each([
+    'git rebase -x "$CMD" main',
+    "git bisect run $CMD",
+    'git config core.pager "less $X"',
+    'git clone -c "$KEY=x" git@host:x',
+  ])("fails safe on %j", (command) => {
+    expect(splitCommand(command).unreadable).toBe(true);
+  });
 });
