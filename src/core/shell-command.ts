@@ -4646,16 +4646,25 @@ function noteCommandValue(assignment: Word, out: Output): void {
   const appends = assignment.text.charAt(eq - 1) === "+";
   const name = assignment.text.slice(0, appends ? eq - 1 : eq);
   const value = assignment.text.slice(eq + 1);
+  const made =
+    appends || assignment.kind === "glob" || (assignment.kind === "word" && assignment.expands === true);
   if (COMMAND_VARIABLE.test(name) && (value !== "" || appends)) {
-    const expands =
-      appends || assignment.kind === "glob" || (assignment.kind === "word" && assignment.expands === true);
-    // less runs LESSOPEN's command after a `|` or `||` (its input preprocessor).
-    out.commandValues.push({
-      script: name.startsWith("LESS") ? value.replace(/^\|\|?/, "") : value,
-      expands,
-    });
+    // less runs LESSOPEN's command after a `|` or `||` (its input preprocessor); a
+    // GIT_CONFIG_VALUE_n may be a `!` alias's shell command.
+    const script = name.startsWith("LESS")
+      ? value.replace(/^\|\|?/, "")
+      : name.startsWith("GIT_CONFIG_VALUE_")
+        ? value.replace(/^!/, "")
+        : value;
+    out.commandValues.push({ script, expands: made });
   }
   if (name === "GIT_CONFIG_PARAMETERS") markUnreadable(out);
+  // A GIT_CONFIG_KEY_n that names an alias (its value a git command line: `git x` runs `git
+  // push`) or lets the ext:: transport run its URL's command, and GIT_ALLOW_PROTOCOL allowing
+  // ext, as git's `-c protocol.ext.allow` does; or one whose value is made at run time.
+  if (/^GIT_CONFIG_KEY_\d+$/.test(name) && (made || /^alias\./i.test(value) || GIT_EXT_ALLOW.test(value)))
+    markUnreadable(out);
+  if (name === "GIT_ALLOW_PROTOCOL" && (made || /(?:^|:)ext(?::|$)/.test(value))) markUnreadable(out);
 }
 
 /**
@@ -4663,10 +4672,11 @@ function noteCommandValue(assignment: Word, out: Output): void {
  * GIT_SSH_COMMAND, GIT_EXTERNAL_DIFF, GIT_PAGER, GIT_EDITOR; PAGER, EDITOR and VISUAL for git,
  * man, crontab, less…), as a program for the rest (GIT_SSH, the askpass ones), read as a script
  * all the same. A GIT_CONFIG_VALUE_n may be any setting's (git-config(1) GIT_CONFIG_COUNT), a
- * command's too: read as one.
+ * command's too: read as one. kubectl edit runs KUBE_EDITOR, rsync RSYNC_RSH as its `-e` and
+ * RSYNC_CONNECT_PROG through the shell for an rsync:// daemon.
  */
 const COMMAND_VARIABLE =
-  /^(?:GIT_(?:SSH|SSH_COMMAND|EXTERNAL_DIFF|PAGER|EDITOR|SEQUENCE_EDITOR|ASKPASS|PROXY_COMMAND|CONFIG_VALUE_\d+)|SSH_ASKPASS|PAGER|MANPAGER|EDITOR|VISUAL|SUDO_EDITOR|SUDO_ASKPASS|LESSOPEN|LESSCLOSE)$/;
+  /^(?:GIT_(?:SSH|SSH_COMMAND|EXTERNAL_DIFF|PAGER|EDITOR|SEQUENCE_EDITOR|ASKPASS|PROXY_COMMAND|CONFIG_VALUE_\d+)|SSH_ASKPASS|PAGER|MANPAGER|EDITOR|VISUAL|SUDO_EDITOR|SUDO_ASKPASS|LESSOPEN|LESSCLOSE|KUBE_EDITOR|RSYNC_RSH|RSYNC_CONNECT_PROG)$/;
 
 /**
  * `set -k` (`-o keyword`: an assignment-shaped word anywhere in a command is taken out of its

@@ -2011,6 +2011,13 @@ describe("commands git's settings and the environment make a program run (sessio
     ],
     ["LESSOPEN='|rm -rf / %s' less x", "rm -rf / %s"],
     ["GIT_SSH_COMMAND='ssh -i k; rm -rf /' git push", "rm -rf /"],
+    [
+      "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=credential.helper GIT_CONFIG_VALUE_0='!rm -rf /' git push",
+      "rm -rf /",
+    ],
+    ["RSYNC_RSH='rm -rf /' rsync -a src host:dst", "rm -rf /"],
+    ["RSYNC_CONNECT_PROG='rm -rf /' rsync rsync://host/m x", "rm -rf /"],
+    ["KUBE_EDITOR='rm -rf /' kubectl edit deploy x", "rm -rf /"],
   ])("reads the command %j sets for deny-style rules", (command, runs) => {
     const split = splitCommand(command);
     expect(split.subcommands.filter((s) => s.denyOnly).map((s) => s.text)).toContain(runs);
@@ -2030,6 +2037,11 @@ describe("commands git's settings and the environment make a program run (sessio
     // The ext:: transport runs its URL's command once allowed.
     "git -c protocol.ext.allow=always clone 'ext::sh -c rm% -rf% /'",
     "git -c protocol.allow=always fetch x",
+    // An alias or the ext:: transport set in the environment.
+    "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.x GIT_CONFIG_VALUE_0=push git x origin",
+    "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=protocol.ext.allow GIT_CONFIG_VALUE_0=always git fetch 'ext::sh'",
+    'GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0="$K" GIT_CONFIG_VALUE_0=x git log',
+    "GIT_ALLOW_PROTOCOL=https:ext git fetch 'ext::sh -c rm% -rf% /'",
   ])("fails safe on %j: the command git runs is not seen", (command) => {
     expect(splitCommand(command).unreadable).toBe(true);
   });
