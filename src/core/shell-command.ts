@@ -3446,7 +3446,8 @@ const PACKAGE_RUNNERS: Readonly<Record<string, PackageRunner>> = {
 };
 
 /**
- * The programs scp, sftp and rsync run to reach a host: scp's and sftp's `-S PROGRAM` and the
+ * The programs scp, sftp and rsync run to reach a host: scp's and sftp's `-S PROGRAM` and `-D
+ * SERVER`, sftp's `-s SERVER` and the
  * commands of their `-o` settings (as ssh's), rsync's remote shell (`-e`/`--rsh`, split into
  * words as rsync splits it, with the host and its own command added) and `--rsync-path`, which
  * the remote shell runs. Read as scripts, up to their first operand's `--` (rsync's options may
@@ -3479,12 +3480,16 @@ function copierRuns(name: string, args: readonly Word[], at: number): CliRuns {
       }
       continue;
     }
-    const short = /^-([A-Za-z0-9]*?)([oS])(.*)$/s.exec(text);
+    // `-D PATH` runs a local sftp server in place of ssh, its words split as argv (scp's too);
+    // sftp's `-s PATH` is the server the remote shell runs.
+    const short = (
+      name === "sftp" ? /^-([A-Za-z0-9]*?)([oSDs])(.*)$/s : /^-([A-Za-z0-9]*?)([oSD])(.*)$/s
+    ).exec(text);
     if (short === null || text.startsWith("--")) continue;
     const valueWord = short[3] !== "" ? word : args[i + 1];
     const value = short[3] !== "" ? (short[3] as string) : (args[i + 1]?.text ?? "");
     if (short[3] === "") i += 1;
-    if (short[2] === "S") take(valueWord, value);
+    if (short[2] !== "o") take(valueWord, value);
     else {
       const setting = SSH_COMMAND_SETTING.exec(value);
       const command = setting?.[2]?.trim() ?? "";

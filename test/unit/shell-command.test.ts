@@ -2279,6 +2279,8 @@ describe("the programs scp, sftp and rsync run to reach a host (session 29)", ()
     ["scp -o ProxyCommand='rm -rf /' a host:", "rm -rf /"],
     ["sftp -oProxyCommand='rm -rf /' host", "rm -rf /"],
     ["scp -S 'rm -rf /' a host:", "rm -rf /"],
+    ["sftp -D 'rm -rf /' host", "rm -rf /"], // a local server run in place of ssh
+    ["sftp -s '/bin/rm -rf /' host", "/bin/rm -rf /"], // the server the remote shell runs
   ])("reads what %j runs for deny-style rules", (command, runs) => {
     const split = splitCommand(command);
     expect(split.subcommands.filter((s) => s.denyOnly).map((s) => s.text)).toContain(runs);
