@@ -3300,9 +3300,17 @@ function containerCommands(name: string, args: readonly Word[], at: number): Wra
   if (runner !== undefined) return containerCommand(args, runner.at, runner.spec);
   if (name === "kubectl") {
     const dashes = args.findIndex((a, i) => i > at && a.text === "--");
-    return dashes > 0 && dashes + 1 < args.length
-      ? { commands: [args.slice(dashes + 1)], guesses: [], unsure: false }
-      : undefined;
+    if (dashes > 0)
+      return dashes + 1 < args.length
+        ? { commands: [args.slice(dashes + 1)], guesses: [], unsure: false }
+        : undefined;
+    // `kubectl exec POD CMD…`, the form before `--` (deprecated, still run by kubectl 1.30): its
+    // flags may stand anywhere, so each later word that is no option is tried as the command.
+    const sub = cliSubcommand(args, at, CLI_GLOBALS.kubectl as CliGlobals);
+    if (sub < 0 || args[sub]?.text !== "exec") return undefined;
+    const guesses = args.flatMap((w, j) => (j > sub + 1 && !w.text.startsWith("-") ? [args.slice(j)] : []));
+    const unsure = guesses.length > MAX_GUESSES || args.slice(sub + 1).some(mayVanish);
+    return { commands: [], guesses: guesses.slice(0, MAX_GUESSES), unsure };
   }
   // docker-compose, compose's first version, is `docker compose`.
   const composed = name === "docker-compose" || name === "podman-compose";

@@ -2095,6 +2095,9 @@ describe("what a remote host or a container runs (session 29)", () => {
     ["kubectl exec -it api-0 -- rm -rf /", "rm -rf /"],
     ["kubectl exec api-0 -c app -n prod -- sh -c 'rm -rf /'", "rm -rf /"],
     ["kubectl run tmp --rm -it --image=busybox -- rm -rf /", "rm -rf /"],
+    // The form before `--`, its flags anywhere: each later word tried.
+    ["kubectl exec api-0 rm -rf /", "rm -rf /"],
+    ["kubectl -n prod exec -it api-0 -c app rm -rf /", "rm -rf /"],
   ])("reads what %j runs for deny-style rules", (command, runs) => {
     const split = splitCommand(command);
     expect(split.subcommands.filter((s) => s.denyOnly).map((s) => s.text)).toContain(runs);
@@ -2115,6 +2118,7 @@ describe("what a remote host or a container runs (session 29)", () => {
     "ssh $HOST uptime",
     "ssh -p $PORT host uptime",
     "kubectl exec $POD -- ls",
+    "kubectl exec $POD ls",
     // What the container runs may be the variable's value.
     "docker run --rm $IMAGE_AND_COMMAND",
     'kubectl exec api-0 -- "$CMD"',
