@@ -3137,7 +3137,10 @@ function cliRuns(name: string, args: readonly Word[], at: number): CliRuns | und
   if (name === "ssh") return sshRuns(args, at);
   if (name === "scp" || name === "sftp" || name === "rsync") return copierRuns(name, args, at);
   if (name === "npx") return npxScript(args, at);
-  if (name === "npm" && /^(?:exec|x)$/.test(args[at + 1]?.text ?? "")) return npxScript(args, at + 1);
+  if (name === "npm") {
+    const runner = packageRunner(name, args, at);
+    return runner === undefined ? undefined : npxScript(args, runner.at);
+  }
   const globals = own(CLI_GLOBALS, name);
   if (globals === undefined) return undefined;
   const scripts: Script[] = [];
@@ -3385,13 +3388,22 @@ function packageRunner(
   at: number,
 ): { readonly at: number; readonly spec: WrapperSpec } | undefined {
   const direct = own(PACKAGE_RUNNERS, name);
-  if (direct !== undefined && !direct.subcommand) return { at, spec: direct.spec };
-  const sub = args[at + 1]?.text;
-  if (direct !== undefined && sub !== undefined && direct.subcommand?.includes(sub))
-    return { at: at + 1, spec: direct.spec };
-  // `uv tool run TOOL` is uvx.
-  if (name === "uv" && sub === "tool" && args[at + 2]?.text === "run")
-    return { at: at + 2, spec: (PACKAGE_RUNNERS.uvx as PackageRunner).spec };
+  if (direct === undefined) return undefined;
+  if (!direct.subcommand) return { at, spec: direct.spec };
+  // Past the manager's own options (`pnpm -r exec`, `pnpm --filter web exec`, `uv --directory x
+  // run`, `poetry -C x run`), not known here: a word that is no option may be the value of the
+  // one before it, so the search goes on past it, and stops at one that cannot be.
+  for (let j = at + 1; j < args.length; j += 1) {
+    const text = (args[j] as Word).text;
+    if (text === "--") return undefined;
+    if (direct.subcommand.includes(text)) return { at: j, spec: direct.spec };
+    // `uv tool run TOOL` is uvx.
+    if (name === "uv" && text === "tool" && args[j + 1]?.text === "run")
+      return { at: j + 1, spec: (PACKAGE_RUNNERS.uvx as PackageRunner).spec };
+    const before = args[j - 1]?.text ?? "";
+    if (!text.startsWith("-") && !(j > at + 1 && before.startsWith("-") && !before.includes("=")))
+      return undefined;
+  }
   return undefined;
 }
 
@@ -3439,6 +3451,19 @@ const PACKAGE_RUNNERS: Readonly<Record<string, PackageRunner>> = {
     spec: { valued: ["-C", "--directory", "-P", "--project"], flags: ["-q", "-v"], operands: 0 },
   },
   pipenv: { subcommand: ["run"], spec: { valued: [], flags: [], operands: 0 } },
+  // Runners of the same shape, their options not known here (each later word tried): `bun x`,
+  // mamba's and micromamba's `run` (conda's), `pdm run`, `hatch run`, `pixi run`/`exec`, the
+  // version managers' `exec`.
+  bun: { subcommand: ["x"], spec: { valued: [], flags: [], operands: 0 } },
+  mamba: { subcommand: ["run"], spec: { valued: [], flags: [], operands: 0 } },
+  micromamba: { subcommand: ["run"], spec: { valued: [], flags: [], operands: 0 } },
+  pdm: { subcommand: ["run"], spec: { valued: [], flags: [], operands: 0 } },
+  hatch: { subcommand: ["run"], spec: { valued: [], flags: [], operands: 0 } },
+  pixi: { subcommand: ["run", "exec"], spec: { valued: [], flags: [], operands: 0 } },
+  mise: { subcommand: ["exec", "x"], spec: { valued: [], flags: [], operands: 0 } },
+  asdf: { subcommand: ["exec"], spec: { valued: [], flags: [], operands: 0 } },
+  rbenv: { subcommand: ["exec"], spec: { valued: [], flags: [], operands: 0 } },
+  pyenv: { subcommand: ["exec"], spec: { valued: [], flags: [], operands: 0 } },
   bundle: {
     subcommand: ["exec"],
     spec: { valued: ["--gemfile"], flags: ["--keep-file-descriptors"], operands: 0 },

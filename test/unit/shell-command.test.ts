@@ -2245,6 +2245,20 @@ describe("runners a package manager or a tool puts before a command (session 29)
     ["pnpm exec rm -rf /", "rm -rf /"],
     ["yarn exec rm -rf /", "rm -rf /"],
     ["conda run -n env rm -rf /", "rm -rf /"],
+    // Past the manager's own options, before its subcommand.
+    ["pnpm -r exec rm -rf /", "rm -rf /"],
+    ["pnpm --filter web exec rm -rf dist", "rm -rf dist"],
+    ["uv --directory api run rm -rf /", "rm -rf /"],
+    ["poetry -C api run rm -rf /", "rm -rf /"],
+    ["npm --prefix web exec -c 'rm -rf /'", "rm -rf /"],
+    // Runners of the same shape.
+    ["bun x rm -rf /", "rm -rf /"],
+    ["mamba run -n env rm -rf /", "rm -rf /"],
+    ["pdm run rm -rf /", "rm -rf /"],
+    ["hatch run rm -rf /", "rm -rf /"],
+    ["pixi run rm -rf /", "rm -rf /"],
+    ["mise exec -- rm -rf /", "rm -rf /"],
+    ["pyenv exec rm -rf /", "rm -rf /"],
   ])("reads what %j runs for deny-style rules", (command, runs) => {
     const split = splitCommand(command);
     expect(split.subcommands.filter((s) => s.denyOnly).map((s) => s.text)).toContain(runs);
@@ -2267,6 +2281,9 @@ describe("runners a package manager or a tool puts before a command (session 29)
     ["uv pip install requests", []],
     ["poetry install", []],
     ["bundle install", []],
+    ["pnpm --filter web install", []],
+    ["pnpm add exec", []], // `add`: no option's value, so the subcommand
+    ["npm -g ls", []],
   ])("adds nothing to %j", (command, added) => {
     const split = splitCommand(command);
     expect(split.subcommands.filter((s) => s.denyOnly).map((s) => s.text)).toEqual(added);
