@@ -2586,8 +2586,9 @@ function expand(
   // run bash for `BASH`): what it runs is checked by deny-style rules as well, read as the bare,
   // lower-case name's would be. Allow rules read the name as written.
   const bare = foldCase(first.text.slice(first.text.lastIndexOf("/") + 1));
-  if (bare !== name && runsOtherCommands(bare) && depth >= MAX_DEPTH) markUnreadable(out);
-  else if (bare !== name && runsOtherCommands(bare)) {
+  const other = bare !== name && (runsOtherCommands(bare) || readsWhatItRuns(bare));
+  if (other && depth >= MAX_DEPTH) markUnreadable(out);
+  else if (other) {
     out.denyOnly += 1;
     expand(
       { args: [{ kind: "word", text: bare }, ...args.slice(at + 1)], redirects: [] },
@@ -3621,6 +3622,20 @@ const OTHER_RUNNERS: ReadonlySet<string> = new Set([
 
 /** The runners whose commands `findCommands` reads. */
 const FINDS: ReadonlySet<string> = new Set(["find", "fd", "fdfind"]);
+
+/**
+ * The programs whose commands cliRuns and containerCommands read (ssh, docker, kubectl, the
+ * package runners…): by another path or case (`SSH`, `/opt/homebrew/bin/kubectl`) read as these
+ * are. Not runsOtherCommands: with no command of their own they run none of xargs' input
+ * (`… | xargs docker rm`).
+ */
+function readsWhatItRuns(name: string): boolean {
+  return (
+    Object.hasOwn(CLI_GLOBALS, name) ||
+    Object.hasOwn(PACKAGE_RUNNERS, name) ||
+    /^(?:ssh|scp|sftp|rsync|(?:docker|podman)-compose)$/.test(name)
+  );
+}
 
 /** Whether a program of this name runs a command or script it is given: a shell or a wrapper. */
 function runsOtherCommands(name: string): boolean {

@@ -2098,6 +2098,12 @@ describe("what a remote host or a container runs (session 29)", () => {
     // The form before `--`, its flags anywhere: each later word tried.
     ["kubectl exec api-0 rm -rf /", "rm -rf /"],
     ["kubectl -n prod exec -it api-0 -c app rm -rf /", "rm -rf /"],
+    // By another case or path, as a case-insensitive file system or a package manager runs them.
+    ["SSH host rm -rf /", "rm -rf /"],
+    ["/opt/homebrew/bin/ssh host rm -rf /", "rm -rf /"],
+    ["DOCKER exec web rm -rf /", "rm -rf /"],
+    ["Kubectl -n prod delete ns x", "kubectl delete ns x"],
+    ["UV run rm -rf /", "rm -rf /"],
   ])("reads what %j runs for deny-style rules", (command, runs) => {
     const split = splitCommand(command);
     expect(split.subcommands.filter((s) => s.denyOnly).map((s) => s.text)).toContain(runs);
