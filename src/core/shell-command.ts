@@ -3236,7 +3236,8 @@ function containerRun(
         : undefined;
   if (spec === undefined) return undefined;
   const start = skipOptions(args, at, spec);
-  return { at, from: at + 1, to: start === undefined ? args.length : start.command, spec };
+  // Past the last word where the image or container is missing (`docker run --rm`).
+  return { at, from: at + 1, to: Math.min(args.length, start?.command ?? args.length), spec };
 }
 
 /** docker compose's own options (v2.29). */

@@ -1154,6 +1154,7 @@ describe("what a remote host or a container runs, and a CLI past its global opti
     ["Bash(kubectl delete:*)", "kubectl -n prod delete ns x"],
     ["Bash(kubectl delete:*)", "kubectl --context c delete pod y"],
     ["Bash(kubectl delete:*)", "kubectl -f pod.yaml delete"],
+    ["Bash(rm -rf:*)", "docker run --rm; rm -rf /"], // no image: the split threw, no decision
     ["Bash(kubectl delete -n prod:*)", "kubectl -n prod delete ns x"],
     ["Bash(terraform destroy:*)", "terraform -chdir=infra destroy"],
     ["Bash(helm uninstall:*)", "helm --namespace x uninstall r"],

@@ -2068,6 +2068,17 @@ describe("commands git's settings and the environment make a program run (sessio
 
 describe("what a remote host or a container runs (session 29)", () => {
   it.each([
+    "docker run",
+    "docker run --rm",
+    "docker exec -it",
+    "podman run -e A=1",
+    "docker compose run",
+    "docker-compose exec -T",
+  ])("reads %j, a runner with no image or container, without throwing", (command) => {
+    expect(splitCommand(`${command}; rm -rf /`).subcommands.map((s) => s.text)).toContain("rm -rf /");
+  });
+
+  it.each([
     ["ssh host 'rm -rf /'", "rm -rf /"],
     ["ssh -p 22 -i key -l root host rm -rf /", "rm -rf /"],
     ["ssh -vp22 user@host 'cd /srv && rm -rf /'", "rm -rf /"],
