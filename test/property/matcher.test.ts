@@ -255,6 +255,24 @@ describe("permission rules", () => {
     );
   });
 
+  it("splits any command of the runners' words without throwing (session 29's readers)", () => {
+    const words = fc.constantFrom(
+      ...["ssh", "scp", "sftp", "rsync", "docker", "podman", "docker-compose", "compose", "container"],
+      ...["kubectl", "helm", "terraform", "git", "npx", "npm", "uv", "pnpm", "bun", "fakeroot", "sudo"],
+      ...["run", "exec", "x", "tool", "rebase", "bisect", "submodule", "foreach", "config", "clone"],
+      ...["-c", "-o", "-x", "-e", "-S", "-D", "-u", "-n", "-it", "--", "--rm", "--entrypoint", "-v"],
+      ...["--config", "core.sshCommand=x", "ProxyCommand=x", "GIT_CONFIG_KEY_0=alias.x", "$X", "img"],
+      ...["host", "x", ";", "|", "hasOwnProperty", "constructor", "__proto__"],
+    );
+    fc.assert(
+      fc.property(fc.array(words, { minLength: 1, maxLength: 12 }), (parts) => {
+        const split = splitCommand(`${parts.join(" ")}; rm -rf /`);
+        expect(split.unreadable || split.subcommands.some((s) => s.text === "rm -rf /")).toBe(true);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
   it("splits any command into collapsed subcommands", () => {
     fc.assert(
       fc.property(fc.oneof(syntaxString(80), fc.string({ unit: "binary" })), (command) => {
