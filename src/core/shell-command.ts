@@ -2893,9 +2893,13 @@ function gitSubcommandScripts(
         !w.text.startsWith("-") &&
         !/^-(?:f|-file|-blob|-type|-default|-comment|-value)$/.test(rest[k - 1]?.text ?? ""),
     );
-    // A third operand is the legacy form's value-pattern: the value is set all the same.
+    // A third operand is the legacy form's value-pattern: the value is set all the same. An action
+    // that writes no value reads its operands as names and patterns (`--get NAME PATTERN`).
     const [first, second] = operands[0]?.text === "set" ? operands.slice(1) : operands;
-    if (first !== undefined && second !== undefined) {
+    const reads =
+      rest.some((w) => GIT_CONFIG_READS.test(w.text)) ||
+      /^(?:get|list|unset|remove-section|rename-section|edit)$/.test(operands[0]?.text ?? "");
+    if (first !== undefined && second !== undefined && !reads) {
       const command =
         /^alias\./i.test(first.text) && second.text.startsWith("!")
           ? second.text.slice(1)
@@ -2950,6 +2954,10 @@ function gitSubcommandScripts(
   }
   return { scripts, unreadable };
 }
+
+/** git config's actions before git 2.46 that set no value from their operands. */
+const GIT_CONFIG_READS =
+  /^(?:--(?:get|get-all|get-regexp|get-urlmatch|get-color|get-colorbool|unset|unset-all|list|remove-section|rename-section|edit)|-[le])$/;
 
 /** git by any path, in any case, folded (`/usr/bin/git`, `GIT` and `gıt` on macOS). */
 const GIT_PROGRAM = /(?:^|\/)git$/i;

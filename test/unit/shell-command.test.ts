@@ -2381,6 +2381,8 @@ describe("commands a git subcommand runs by its own options (session 29)", () =>
     ["git rebase -i HEAD~3", []],
     ["git config user.name x", []],
     ["git config --get core.pager", []],
+    ['git config --get core.editor "$PATTERN"', []], // a pattern to match, not a value to set
+    ["git config --unset-all alias.x '!old'", []],
     ["git commit -m 'exec x'", []],
     ["git rebase --exec 'npm test' main", ["npm test"]],
     ["git rebase -sx 'rm -rf /' main", []], // `-s x`: a strategy named x, upstream `rm -rf /`
