@@ -117,6 +117,9 @@ const HOSTILE = [
   { name: "`npx -c x ` repeated", command: (n) => repeated("npx -c x ", n) },
   { name: "`git bisect run ` repeated", command: (n) => repeated("git bisect run ", n) },
   { name: "`rsync -e x ` repeated", command: (n) => repeated("rsync -e x ", n) },
+  // kubectl exec without `--`, each later word a guess (quadratic before it stopped at 16).
+  { name: "`kubectl exec p x ` repeated", command: (n) => repeated("kubectl exec p x ", n) },
+  { name: "`pnpm -r ` repeated", command: (n) => repeated("pnpm -r ", n) },
   { name: "`a>b;` repeated", command: (n) => repeated("a>b;", n) },
   // What find, fd and xargs run is read as a command of its own (2026-12-02, session 17).
   { name: "`find -exec ` repeated", command: (n) => repeated("find -exec ", n) },

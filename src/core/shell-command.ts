@@ -3321,9 +3321,15 @@ function containerCommands(name: string, args: readonly Word[], at: number): Wra
     // flags may stand anywhere, so each later word that is no option is tried as the command.
     const sub = cliSubcommand(args, at, CLI_GLOBALS.kubectl as CliGlobals);
     if (sub < 0 || args[sub]?.text !== "exec") return undefined;
-    const guesses = args.flatMap((w, j) => (j > sub + 1 && !w.text.startsWith("-") ? [args.slice(j)] : []));
-    const unsure = guesses.length > MAX_GUESSES || args.slice(sub + 1).some(mayVanish);
-    return { commands: [], guesses: guesses.slice(0, MAX_GUESSES), unsure };
+    // Up to MAX_GUESSES of them, each a slice: one for every word would be quadratic.
+    const guesses: (readonly Word[])[] = [];
+    let unsure = args.slice(sub + 1).some(mayVanish);
+    for (let j = sub + 2; j < args.length && !unsure; j += 1) {
+      if ((args[j] as Word).text.startsWith("-")) continue;
+      if (guesses.length === MAX_GUESSES) unsure = true;
+      else guesses.push(args.slice(j));
+    }
+    return { commands: [], guesses, unsure };
   }
   // docker-compose, compose's first version, is `docker compose`.
   const composed = name === "docker-compose" || name === "podman-compose";
