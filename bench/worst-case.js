@@ -120,6 +120,8 @@ const HOSTILE = [
   // kubectl exec without `--`, each later word a guess (quadratic before it stopped at 16).
   { name: "`kubectl exec p x ` repeated", command: (n) => repeated("kubectl exec p x ", n) },
   { name: "`pnpm -r ` repeated", command: (n) => repeated("pnpm -r ", n) },
+  // By another case each level is read twice, as written and by its lower-case name.
+  { name: "`SSH h ` repeated", command: (n) => repeated("SSH h ", n) },
   { name: "`a>b;` repeated", command: (n) => repeated("a>b;", n) },
   // What find, fd and xargs run is read as a command of its own (2026-12-02, session 17).
   { name: "`find -exec ` repeated", command: (n) => repeated("find -exec ", n) },
