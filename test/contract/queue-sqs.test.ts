@@ -566,6 +566,30 @@ describe("sqs queue, SQS specifics", () => {
       expect((await queue.receive(10, 30_000)).map((m) => m.id).sort()).toEqual(["a", "b", "c"]);
     });
 
+    it("sends the batches after one whose request fails as a whole, and names only that one's jobs as not sent", async () => {
+      // Session 29: the first failing request ended the send, the later batches were never tried,
+      // and the error named none of the jobs, sent or not.
+      await open();
+      openRecorded();
+      let calls = 0;
+      recording.middlewareStack.add(
+        (next, context) => async (args) => {
+          if (context.commandName === "SendMessageBatchCommand" && ++calls === 1)
+            throw Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
+          return next(args);
+        },
+        { step: "initialize", name: "hangUpFirstSend" },
+      );
+      const ids = Array.from({ length: 12 }, (_, i) => `job-${i}`);
+      const sending = queue.send(ids.map((id) => ({ id, body: id })));
+      await expect(sending).rejects.toThrow(
+        /SQS refused 10 of 12 messages: job-0 \(socket hang up\), .*job-9 /,
+      );
+      await expect(sending).rejects.not.toThrow(/job-1[01]/);
+      const received = await queue.receive(10, 30_000);
+      expect(received.map((m) => m.id).sort()).toEqual(["job-10", "job-11"]);
+    });
+
     it("sends what waits for a batch on close", async () => {
       await open();
       recording = createSqsClientForLocal(endpoint);

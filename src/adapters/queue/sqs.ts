@@ -268,22 +268,30 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
     });
     if (batch.length > 0) batches.push(batch);
 
+    // A batch whose request fails as a whole does not stop the later ones: each is sent, and the
+    // error names the jobs not sent, so what went out is not reported lost.
     const refused: string[] = [];
+    const name = (i: number) => outgoing[i]?.id ?? `entry ${i}`;
     for (const indexes of batches) {
-      const failures = await retryingEntries(indexes, (ids) =>
-        client.send(
-          new SendMessageBatchCommand({
-            QueueUrl: url,
-            Entries: ids.map((i) => ({
-              Id: String(i),
-              MessageBody: outgoing[i]?.text,
-              DelaySeconds: outgoing[i]?.delaySeconds,
-            })),
-          }),
-        ),
-      );
-      for (const [i, failure] of failures)
-        refused.push(`${outgoing[i]?.id ?? `entry ${i}`} (${describeFailure(failure)})`);
+      let failures: Map<number, EntryFailure>;
+      try {
+        failures = await retryingEntries(indexes, (ids) =>
+          client.send(
+            new SendMessageBatchCommand({
+              QueueUrl: url,
+              Entries: ids.map((i) => ({
+                Id: String(i),
+                MessageBody: outgoing[i]?.text,
+                DelaySeconds: outgoing[i]?.delaySeconds,
+              })),
+            }),
+          ),
+        );
+      } catch (e) {
+        for (const i of indexes) refused.push(`${name(i)} (${errorMessage(e)})`);
+        continue;
+      }
+      for (const [i, failure] of failures) refused.push(`${name(i)} (${describeFailure(failure)})`);
     }
     if (refused.length > 0)
       throw new Error(`SQS refused ${refused.length} of ${outgoing.length} messages: ${refused.join(", ")}`);
