@@ -2981,6 +2981,9 @@ function gitSubcommand(
     if (mayVanish(word)) return GIT_UNSURE;
     if (!text.startsWith("-")) return i;
     if (GIT_FLAGS.has(text)) continue;
+    // `--exec-path=DIR`: git runs its programs from DIR (a push's remote helper, any subcommand
+    // not built in), which may be any program: unreadable, as other settings that run one unseen.
+    if (text.startsWith("--exec-path=")) return GIT_UNSURE;
     if (GIT_ATTACHED.test(text)) {
       // `--config-env=NAME=ENVVAR`: the value is the environment's.
       if (text.startsWith("--config-env=")) alias(text.slice(13), undefined);
@@ -3146,6 +3149,7 @@ function cliRuns(name: string, args: readonly Word[], at: number): CliRuns | und
   if (name === "ssh") return sshRuns(args, at);
   if (name === "scp" || name === "sftp" || name === "rsync") return copierRuns(name, args, at);
   if (name === "npx") return npxScript(args, at);
+  if (name === "nix-shell") return nixShellScripts(args, at);
   if (name === "npm") {
     const runner = packageRunner(name, args, at);
     return runner === undefined ? undefined : npxScript(args, runner.at);
@@ -3207,6 +3211,74 @@ function npxScript(args: readonly Word[], at: number): CliRuns {
   }
   if (script !== undefined) scripts.push(script);
   return { subcommands: [], scripts, unreadable: false };
+}
+
+/**
+ * The scripts of `nix-shell --run '…'` and `--command '…'`, which it runs in its shell (bash):
+ * each given read, wherever it stands (`nix-shell -p a b --run …`), as nix-shell takes options
+ * among its operands. With neither it starts an interactive shell, which reads stdin (`… |
+ * nix-shell -p jq`): unreadable, as fakeroot's.
+ */
+function nixShellScripts(args: readonly Word[], at: number): CliRuns {
+  const scripts: Script[] = [];
+  let given = false;
+  for (let i = at + 1; i < args.length; i += 1) {
+    const text = (args[i] as Word).text;
+    if (text === "--run" || text === "--command") given = true;
+    if ((text === "--run" || text === "--command") && args[i + 1] !== undefined) {
+      scripts.push(scriptOf([args[i + 1] as Word]));
+      i += 1;
+    }
+  }
+  return { subcommands: [], scripts, unreadable: !given };
+}
+
+/**
+ * What `nix develop` and `nix shell` run: the words after `-c`/`--command`, a command as a
+ * wrapper's (nix takes all the rest as its words), past nix's own options before the subcommand
+ * (a word that is no option passed over when it may be the option's value, as packageRunner's).
+ * Unreadable where a word before it may split or vanish (`$FLAGS` may be `-c`), and with no
+ * `-c`: nix starts a shell, which reads stdin (`… | nix develop`). Undefined for
+ * another subcommand: `nix run PKG -- ARGS` runs the package's own program, the words after `--`
+ * its arguments, no command.
+ */
+function nixCommand(args: readonly Word[], at: number): Wrapped | undefined {
+  let sub = -1;
+  for (let j = at + 1; j < args.length; j += 1) {
+    const text = (args[j] as Word).text;
+    if (text === "develop" || text === "shell") {
+      sub = j;
+      break;
+    }
+    const before = args[j - 1]?.text ?? "";
+    if (!text.startsWith("-") && !(j > at + 1 && before.startsWith("-") && !before.includes("=")))
+      return undefined;
+  }
+  if (sub < 0) return undefined;
+  for (let j = sub + 1; j < args.length; j += 1) {
+    const word = args[j] as Word;
+    if (word.text === "-c" || word.text === "--command")
+      return { commands: j + 1 < args.length ? [args.slice(j + 1)] : [], guesses: [], unsure: false };
+    if (mayVanish(word)) return UNSURE;
+  }
+  return UNSURE;
+}
+
+/**
+ * `corepack MANAGER…` runs the package manager it names (`corepack pnpm exec …`, also at a
+ * version, `pnpm@9`): its words read as that manager's. Undefined for corepack's own commands
+ * (`corepack enable`).
+ */
+function corepackCommand(args: readonly Word[], at: number): Wrapped | undefined {
+  const next = args[at + 1];
+  const manager =
+    next === undefined ? null : /^(npm|npx|pnpm|pnpx|yarn|yarnpkg)(?:@[\w.^~<>=-]*)?$/.exec(next.text);
+  if (next === undefined || manager === null || next.kind !== "word") return undefined;
+  return {
+    commands: [[{ ...next, text: manager[1] as string }, ...args.slice(at + 2)]],
+    guesses: [],
+    unsure: false,
+  };
 }
 
 /**
@@ -3311,6 +3383,8 @@ const COMPOSE_EXEC: WrapperSpec = {
 function containerCommands(name: string, args: readonly Word[], at: number): Wrapped | undefined {
   const runner = packageRunner(name, args, at);
   if (runner !== undefined) return containerCommand(args, runner.at, runner.spec);
+  if (name === "nix") return nixCommand(args, at);
+  if (name === "corepack") return corepackCommand(args, at);
   if (name === "kubectl") {
     const dashes = args.findIndex((a, i) => i > at && a.text === "--");
     if (dashes > 0)
@@ -3478,6 +3552,17 @@ const PACKAGE_RUNNERS: Readonly<Record<string, PackageRunner>> = {
   pixi: { subcommand: ["run", "exec"], spec: { valued: [], flags: [], operands: 0 } },
   mise: { subcommand: ["exec", "x"], spec: { valued: [], flags: [], operands: 0 } },
   asdf: { subcommand: ["exec"], spec: { valued: [], flags: [], operands: 0 } },
+  // `direnv exec DIR CMD…`: the directory first. `devbox run`'s word may name a script of
+  // devbox.json: read as a command all the same.
+  direnv: { subcommand: ["exec"], spec: { valued: [], flags: [], operands: 1 } },
+  devbox: {
+    subcommand: ["run"],
+    spec: {
+      valued: ["-c", "--config", "-e", "--env", "--env-file"],
+      flags: ["-q", "--quiet", "--pure"],
+      operands: 0,
+    },
+  },
   rbenv: { subcommand: ["exec"], spec: { valued: [], flags: [], operands: 0 } },
   pyenv: { subcommand: ["exec"], spec: { valued: [], flags: [], operands: 0 } },
   bundle: {
@@ -3648,7 +3733,7 @@ function readsWhatItRuns(name: string): boolean {
   return (
     Object.hasOwn(CLI_GLOBALS, name) ||
     Object.hasOwn(PACKAGE_RUNNERS, name) ||
-    /^(?:ssh|scp|sftp|rsync|(?:docker|podman)-compose)$/.test(name)
+    /^(?:ssh|scp|sftp|rsync|(?:docker|podman)-compose|nix|nix-shell|corepack)$/.test(name)
   );
 }
 

@@ -263,6 +263,8 @@ describe("permission rules", () => {
       ...["-c", "-o", "-x", "-e", "-S", "-D", "-u", "-n", "-it", "--", "--rm", "--entrypoint", "-v"],
       ...["--config", "core.sshCommand=x", "ProxyCommand=x", "GIT_CONFIG_KEY_0=alias.x", "$X", "img"],
       ...["host", "x", ";", "|", "hasOwnProperty", "constructor", "__proto__"],
+      ...["nix", "nix-shell", "develop", "shell", "--command", "--run", "--exec-path=x", "direnv", "devbox"],
+      ...["corepack", "pnpm@9", "yarn"],
     );
     fc.assert(
       fc.property(fc.array(words, { minLength: 1, maxLength: 12 }), (parts) => {

@@ -1170,6 +1170,26 @@ describe("what a remote host or a container runs, and a CLI past its global opti
   });
 });
 
+describe("what nix, direnv, devbox and corepack run (session 29)", () => {
+  it.each([
+    ["Bash(rm -rf:*)", "nix-shell -p jq --run 'rm -rf /'"],
+    ["Bash(rm -rf:*)", "nix develop -c rm -rf /"],
+    ["Bash(rm -rf:*)", "nix shell nixpkgs#jq --command rm -rf /"],
+    ["Bash(rm -rf:*)", "direnv exec . rm -rf /"],
+    ["Bash(rm -rf:*)", "devbox run -- rm -rf /"],
+    ["Bash(rm -rf:*)", "corepack pnpm exec rm -rf /"],
+    ["Bash(rm -rf:*)", "git --exec-path=/tmp/x push"], // unreadable: every deny-style rule matches
+  ])("lets %s deny %j", (text, command) => {
+    expect(both(text, bash(command))).toEqual({ any: true, all: false });
+  });
+
+  it("keeps the command as written for allow rules", () => {
+    expect(both("Bash(rm -rf:*)", bash("nix develop -c rm -rf /")).all).toBe(false);
+    expect(both("Bash(nix develop -c make:*)", bash("nix develop -c make test")).all).toBe(true);
+    expect(both("Bash(direnv exec . make:*)", bash("direnv exec . make test")).all).toBe(true);
+  });
+});
+
 describe("a program named like a member of Object.prototype (session 29)", () => {
   it("lets a deny rule see the rm after it: the split threw, and the hook answered no decision", () => {
     expect(both("Bash(rm -rf:*)", bash("hasOwnProperty -n x y; rm -rf /"))).toEqual({

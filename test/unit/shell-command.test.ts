@@ -2229,6 +2229,63 @@ describe("a CLI past its global options (session 29)", () => {
   });
 });
 
+describe("environment runners: nix, direnv, devbox, corepack (session 29)", () => {
+  it.each([
+    ["nix-shell --run 'rm -rf /'", "rm -rf /"],
+    ["nix-shell --command 'rm -rf /; exit'", "rm -rf /"],
+    ["nix-shell -p python3 jq --run 'rm -rf /'", "rm -rf /"],
+    ["nix-shell shell.nix --pure --run 'make; rm -rf /'", "rm -rf /"],
+    ["nix develop -c rm -rf /", "rm -rf /"],
+    ["nix develop .#web --command rm -rf /", "rm -rf /"],
+    ["nix --extra-experimental-features flakes develop -c rm -rf /", "rm -rf /"],
+    ["nix shell nixpkgs#hello nixpkgs#jq -c rm -rf /", "rm -rf /"],
+    ["nix shell nixpkgs#coreutils --command rm -rf /", "rm -rf /"],
+    ["/nix/var/nix/profiles/default/bin/nix develop -c rm -rf /", "rm -rf /"],
+    ["direnv exec . rm -rf /", "rm -rf /"],
+    ["direnv exec /srv/app rm -rf /", "rm -rf /"],
+    ["devbox run rm -rf /", "rm -rf /"],
+    ["devbox run -- rm -rf /", "rm -rf /"],
+    ["corepack pnpm exec rm -rf /", "rm -rf /"],
+    ["corepack npm exec -c 'rm -rf /'", "rm -rf /"],
+    ["corepack pnpm@9.1.0 dlx rimraf /", "rimraf /"],
+    ["corepack yarn exec rm -rf /", "rm -rf /"],
+  ])("reads what %j runs for deny-style rules", (command, runs) => {
+    const split = splitCommand(command);
+    expect(split.subcommands.filter((s) => s.denyOnly).map((s) => s.text)).toContain(runs);
+    expect(split.subcommands[0]?.denyOnly).toBeUndefined();
+    expect(split.unreadable).toBe(false);
+  });
+
+  it.each([
+    'nix-shell --run "$CMD"',
+    'nix develop -c "$CMD"',
+    "nix develop $FLAGS rm -rf /", // `$FLAGS` may be `-c`
+    "cat cmds.txt | xargs nix develop -c",
+    // With no command each starts a shell, which reads stdin.
+    "echo 'rm -rf /' | nix-shell -p jq",
+    "nix develop",
+    "nix shell nixpkgs#jq",
+    "git --exec-path=/tmp/x push", // git runs its programs from there
+    "git --exec-path=/tmp/x status",
+  ])("fails safe on %j", (command) => {
+    expect(splitCommand(command).unreadable).toBe(true);
+  });
+
+  it.each([
+    // nix run runs the package's own program: the words after `--` are its arguments.
+    ["nix run nixpkgs#hello -- --greeting rm", []],
+    ["nix build .#default", []],
+    ["direnv allow .", []],
+    ["devbox add jq", []],
+    ["corepack enable", []],
+    ["git --exec-path", []],
+  ])("reads nothing more from %j", (command, runs) => {
+    const split = splitCommand(command);
+    expect(split.subcommands.filter((s) => s.denyOnly).map((s) => s.text)).toEqual(runs);
+    expect(split.unreadable).toBe(false);
+  });
+});
+
 describe("a program named like a member of Object.prototype (session 29)", () => {
   it.each([
     "hasOwnProperty -n x y; rm -rf /",
