@@ -120,6 +120,10 @@ const HOSTILE = [
   // kubectl exec without `--`, each later word a guess (quadratic before it stopped at 16).
   { name: "`kubectl exec p x ` repeated", command: (n) => repeated("kubectl exec p x ", n) },
   { name: "`pnpm -r ` repeated", command: (n) => repeated("pnpm -r ", n) },
+  // nix's and corepack's runners, nix-shell's script (session 29).
+  { name: "`nix develop -c ` repeated", command: (n) => repeated("nix develop -c ", n) },
+  { name: "`nix-shell --run x ` repeated", command: (n) => repeated("nix-shell --run x ", n) },
+  { name: "`corepack pnpm exec ` repeated", command: (n) => repeated("corepack pnpm exec ", n) },
   // By another case each level is read twice, as written and by its lower-case name.
   { name: "`SSH h ` repeated", command: (n) => repeated("SSH h ", n) },
   { name: "`a>b;` repeated", command: (n) => repeated("a>b;", n) },
