@@ -4811,7 +4811,9 @@ function noteCommandValue(assignment: Word, out: Output): void {
         : value;
     out.commandValues.push({ script, expands: made });
   }
-  if (name === "GIT_CONFIG_PARAMETERS") markUnreadable(out);
+  // git's settings in GIT_CONFIG_PARAMETERS, whose format is not read here, and GIT_EXEC_PATH,
+  // the directory git runs its programs from (`--exec-path=DIR`): any program may be there.
+  if (name === "GIT_CONFIG_PARAMETERS" || name === "GIT_EXEC_PATH") markUnreadable(out);
   // A GIT_CONFIG_KEY_n that names an alias (its value a git command line: `git x` runs `git
   // push`) or lets the ext:: transport run its URL's command, and GIT_ALLOW_PROTOCOL allowing
   // ext, as git's `-c protocol.ext.allow` does; or one whose value is made at run time.

@@ -2267,6 +2267,8 @@ describe("environment runners: nix, direnv, devbox, corepack (session 29)", () =
     "nix shell nixpkgs#jq",
     "git --exec-path=/tmp/x push", // git runs its programs from there
     "git --exec-path=/tmp/x status",
+    "GIT_EXEC_PATH=/tmp/x git push", // the same, from the environment
+    "export GIT_EXEC_PATH=/tmp/x; git push",
   ])("fails safe on %j", (command) => {
     expect(splitCommand(command).unreadable).toBe(true);
   });
