@@ -3217,26 +3217,30 @@ function npxScript(args: readonly Word[], at: number): CliRuns {
  * The scripts of `nix-shell --run '…'` and `--command '…'`, which it runs in its shell (bash):
  * each given read, wherever it stands (`nix-shell -p a b --run …`), as nix-shell takes options
  * among its operands. With neither it starts an interactive shell, which reads stdin (`… |
- * nix-shell -p jq`): unreadable, as fakeroot's.
+ * nix-shell -p jq`): unreadable, as fakeroot's, and so is a word bash may split or drop (`-p
+ * $PKGS`: it may be `--run CMD`).
  */
 function nixShellScripts(args: readonly Word[], at: number): CliRuns {
   const scripts: Script[] = [];
   let given = false;
+  let vanishes = false;
   for (let i = at + 1; i < args.length; i += 1) {
     const text = (args[i] as Word).text;
+    if (mayVanish(args[i] as Word)) vanishes = true;
     if (text === "--run" || text === "--command") given = true;
     if ((text === "--run" || text === "--command") && args[i + 1] !== undefined) {
       scripts.push(scriptOf([args[i + 1] as Word]));
       i += 1;
     }
   }
-  return { subcommands: [], scripts, unreadable: !given };
+  return { subcommands: [], scripts, unreadable: !given || vanishes };
 }
 
 /**
  * What `nix develop` and `nix shell` run: the words after `-c`/`--command`, a command as a
  * wrapper's (nix takes all the rest as its words), past nix's own options before the subcommand
- * (a word that is no option passed over when it may be the option's value, as packageRunner's).
+ * (a word that is no option passed over when it may be the option's value, as packageRunner's;
+ * `--option NAME VALUE` takes two).
  * Unreadable where a word before it may split or vanish (`$FLAGS` may be `-c`), and with no
  * `-c`: nix starts a shell, which reads stdin (`… | nix develop`). Undefined for
  * another subcommand: `nix run PKG -- ARGS` runs the package's own program, the words after `--`
@@ -3251,7 +3255,8 @@ function nixCommand(args: readonly Word[], at: number): Wrapped | undefined {
       break;
     }
     const before = args[j - 1]?.text ?? "";
-    if (!text.startsWith("-") && !(j > at + 1 && before.startsWith("-") && !before.includes("=")))
+    const value = j > at + 1 && before.startsWith("-") && !before.includes("=");
+    if (!text.startsWith("-") && !value && !(j > at + 2 && args[j - 2]?.text === "--option"))
       return undefined;
   }
   if (sub < 0) return undefined;

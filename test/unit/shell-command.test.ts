@@ -2238,6 +2238,7 @@ describe("environment runners: nix, direnv, devbox, corepack (session 29)", () =
     ["nix develop -c rm -rf /", "rm -rf /"],
     ["nix develop .#web --command rm -rf /", "rm -rf /"],
     ["nix --extra-experimental-features flakes develop -c rm -rf /", "rm -rf /"],
+    ["nix --option sandbox false develop -c rm -rf /", "rm -rf /"], // `--option NAME VALUE`
     ["nix shell nixpkgs#hello nixpkgs#jq -c rm -rf /", "rm -rf /"],
     ["nix shell nixpkgs#coreutils --command rm -rf /", "rm -rf /"],
     ["/nix/var/nix/profiles/default/bin/nix develop -c rm -rf /", "rm -rf /"],
@@ -2260,6 +2261,8 @@ describe("environment runners: nix, direnv, devbox, corepack (session 29)", () =
     'nix-shell --run "$CMD"',
     'nix develop -c "$CMD"',
     "nix develop $FLAGS rm -rf /", // `$FLAGS` may be `-c`
+    "nix-shell $ARGS", // `$ARGS` may be `--run rm`
+    "nix-shell -p $PKGS --run make",
     "cat cmds.txt | xargs nix develop -c",
     // With no command each starts a shell, which reads stdin.
     "echo 'rm -rf /' | nix-shell -p jq",
