@@ -23,6 +23,7 @@ import { scrubSecrets } from "../core/mask.js";
 import type { CompiledModel, CompiledRule, Policy } from "../core/policy.js";
 import type { Clock, Egress, EgressResponse, EnvReader, Metrics, Sha256 } from "../core/ports.js";
 import { failureEffect, ruleOnError } from "../core/rule-failure.js";
+import { parseRetryAfter } from "../core/sinks.js";
 import { stableStringify } from "../core/stable-json.js";
 
 export interface RemoteAudit {
@@ -478,14 +479,7 @@ function retryWaitMs(response: EgressResponse, now: number): number | undefined 
   if (header("x-should-retry") === "false") return undefined;
   const ms = Number(header("retry-after-ms") || Number.NaN);
   if (Number.isFinite(ms) && ms >= 0) return ms;
-  const after = header("retry-after");
-  if (after) {
-    const seconds = Number(after);
-    if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
-    const at = Date.parse(after);
-    if (Number.isFinite(at)) return Math.max(0, at - now);
-  }
-  return RETRY_WAIT_MS;
+  return parseRetryAfter(header("retry-after"), now) ?? RETRY_WAIT_MS;
 }
 
 /** Resolves true after `ms`, false as soon as `signal` aborts. */
