@@ -9,6 +9,7 @@
  * (Standard Webhooks).
  */
 import { describeRawTarget } from "./egress/target.js";
+import { isRecord } from "./json-object.js";
 import { maskString, scrubSecrets } from "./mask.js";
 import type { HmacSha256 } from "./ports.js";
 import { readWebhookKey } from "./secret-ref.js";
@@ -789,9 +790,7 @@ function parseJsonObject(text: string): Record<string, unknown> | undefined {
   if (!text.trimStart().startsWith("{")) return undefined;
   try {
     const value: unknown = JSON.parse(text);
-    return value !== null && typeof value === "object" && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : undefined;
+    return isRecord(value) ? value : undefined;
   } catch {
     return undefined;
   }
