@@ -3250,8 +3250,9 @@ function nixCommand(args: readonly Word[], at: number): Wrapped | undefined {
   let sub = -1;
   for (let j = at + 1; j < args.length; j += 1) {
     const text = (args[j] as Word).text;
-    if (text === "develop" || text === "shell") {
-      sub = j;
+    // `nix env shell`: nix shell's name since nix 2.24.
+    if (text === "develop" || text === "shell" || (text === "env" && args[j + 1]?.text === "shell")) {
+      sub = text === "env" ? j + 1 : j;
       break;
     }
     const before = args[j - 1]?.text ?? "";
@@ -3271,13 +3272,14 @@ function nixCommand(args: readonly Word[], at: number): Wrapped | undefined {
 
 /**
  * `corepack MANAGER…` runs the package manager it names (`corepack pnpm exec …`, also at a
- * version, `pnpm@9`): its words read as that manager's. Undefined for corepack's own commands
- * (`corepack enable`).
+ * version or a URL, packageManager's forms: `pnpm@9`, `pnpm@9.0.0+sha512.…`,
+ * `yarn@https://…`): its words read as that manager's. Undefined for corepack's own commands
+ * (`corepack enable`); unreadable where the manager's word expands (`corepack "$PM"`).
  */
 function corepackCommand(args: readonly Word[], at: number): Wrapped | undefined {
   const next = args[at + 1];
-  const manager =
-    next === undefined ? null : /^(npm|npx|pnpm|pnpx|yarn|yarnpkg)(?:@[\w.^~<>=-]*)?$/.exec(next.text);
+  if (next !== undefined && mayBeOption(next)) return UNSURE;
+  const manager = next === undefined ? null : /^(npm|npx|pnpm|pnpx|yarn|yarnpkg)(?:@.*)?$/s.exec(next.text);
   if (next === undefined || manager === null || next.kind !== "word") return undefined;
   return {
     commands: [[{ ...next, text: manager[1] as string }, ...args.slice(at + 2)]],

@@ -1179,6 +1179,12 @@ describe("what nix, direnv, devbox and corepack run (session 29)", () => {
     ["Bash(rm -rf:*)", "devbox run -- rm -rf /"],
     ["Bash(rm -rf:*)", "corepack pnpm exec rm -rf /"],
     ["Bash(rm -rf:*)", "git --exec-path=/tmp/x push"], // unreadable: every deny-style rule matches
+    // packageManager's form: a version with its hash after `+`, or a URL
+    ["Bash(rm -rf:*)", "corepack pnpm@9.0.0+sha512.0123abcd exec rm -rf /"],
+    ["Bash(rm -rf:*)", "corepack yarn@https://example.com/yarn.tgz exec rm -rf /"],
+    ["Bash(rm -rf:*)", "corepack $PM exec rm -rf /"], // the manager an expansion: unreadable
+    ["Bash(rm -rf:*)", 'corepack "$PM" exec rm -rf /'],
+    ["Bash(rm -rf:*)", "nix env shell nixpkgs#jq -c rm -rf /"], // nix shell's name since nix 2.24
   ])("lets %s deny %j", (text, command) => {
     expect(both(text, bash(command))).toEqual({ any: true, all: false });
   });
