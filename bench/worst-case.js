@@ -124,6 +124,11 @@ const HOSTILE = [
   { name: "`nix develop -c ` repeated", command: (n) => repeated("nix develop -c ", n) },
   { name: "`nix-shell --run x ` repeated", command: (n) => repeated("nix-shell --run x ", n) },
   { name: "`corepack pnpm exec ` repeated", command: (n) => repeated("corepack pnpm exec ", n) },
+  // A -c that may be an option's value: the next -c read as nix's too, each nested (a guess each).
+  {
+    name: "`nix develop --keep -c --keep -c ` repeated",
+    command: (n) => repeated("nix develop --keep -c --keep -c ", n),
+  },
   // By another case each level is read twice, as written and by its lower-case name.
   { name: "`SSH h ` repeated", command: (n) => repeated("SSH h ", n) },
   { name: "`a>b;` repeated", command: (n) => repeated("a>b;", n) },

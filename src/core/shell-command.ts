@@ -3264,10 +3264,42 @@ function nixCommand(args: readonly Word[], at: number): Wrapped | undefined {
   for (let j = sub + 1; j < args.length; j += 1) {
     const word = args[j] as Word;
     if (word.text === "-c" || word.text === "--command")
-      return { commands: j + 1 < args.length ? [args.slice(j + 1)] : [], guesses: [], unsure: false };
+      return {
+        commands: j + 1 < args.length ? [args.slice(j + 1)] : [],
+        guesses: nixLaterCommands(args, j),
+        unsure: false,
+      };
     if (mayVanish(word)) return UNSURE;
   }
   return UNSURE;
+}
+
+/**
+ * Where the `-c` at `at` may be an option's value (`--keep -c`, `--argstr NAME -c`: nix's
+ * options take one or two words, whatever they look like), the words after the next `-c` or
+ * `--command`, which nix then reads as its command (`nix develop --argstr a -c -c rm -rf /`),
+ * and so on while that one may be a value too. A `-c` right after another is no value: the
+ * first takes all the words after it.
+ */
+function nixLaterCommands(args: readonly Word[], at: number): (readonly Word[])[] {
+  const isC = (j: number) => args[j]?.text === "-c" || args[j]?.text === "--command";
+  const mayBeValue = (j: number) => {
+    const before = args[j - 1]?.text ?? "";
+    return (
+      (before.startsWith("-") && !before.includes("=") && !isC(j - 1)) ||
+      /^--(?:arg|argstr|override-input|option)$/.test(args[j - 2]?.text ?? "")
+    );
+  };
+  const guesses: (readonly Word[])[] = [];
+  let from = at;
+  while (mayBeValue(from) && guesses.length < MAX_GUESSES) {
+    let next = from + 1;
+    while (next < args.length && !isC(next)) next += 1;
+    if (next + 1 >= args.length) break;
+    guesses.push(args.slice(next + 1));
+    from = next;
+  }
+  return guesses;
 }
 
 /**

@@ -1185,6 +1185,10 @@ describe("what nix, direnv, devbox and corepack run (session 29)", () => {
     ["Bash(rm -rf:*)", "corepack $PM exec rm -rf /"], // the manager an expansion: unreadable
     ["Bash(rm -rf:*)", 'corepack "$PM" exec rm -rf /'],
     ["Bash(rm -rf:*)", "nix env shell nixpkgs#jq -c rm -rf /"], // nix shell's name since nix 2.24
+    // the first -c an option's value (--argstr takes two words, --keep one): the second runs
+    ["Bash(rm -rf:*)", "nix develop --argstr a -c -c rm -rf /"],
+    ["Bash(rm -rf:*)", "nix develop --keep -c --command rm -rf /"],
+    ["Bash(rm -rf:*)", "nix develop --argstr a -c .#x -c rm -rf /"],
   ])("lets %s deny %j", (text, command) => {
     expect(both(text, bash(command))).toEqual({ any: true, all: false });
   });
