@@ -3228,10 +3228,10 @@ function nixShellScripts(args: readonly Word[], at: number): CliRuns {
     const text = (args[i] as Word).text;
     if (mayVanish(args[i] as Word)) vanishes = true;
     if (text === "--run" || text === "--command") given = true;
-    if ((text === "--run" || text === "--command") && args[i + 1] !== undefined) {
+    // The word after is read as a script and then as a word of its own: it may be another
+    // `--run`, the first one being an option's value (`-I --run --run '…'`).
+    if ((text === "--run" || text === "--command") && args[i + 1] !== undefined)
       scripts.push(scriptOf([args[i + 1] as Word]));
-      i += 1;
-    }
   }
   return { subcommands: [], scripts, unreadable: !given || vanishes };
 }

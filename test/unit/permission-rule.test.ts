@@ -1189,6 +1189,9 @@ describe("what nix, direnv, devbox and corepack run (session 29)", () => {
     ["Bash(rm -rf:*)", "nix develop --argstr a -c -c rm -rf /"],
     ["Bash(rm -rf:*)", "nix develop --keep -c --command rm -rf /"],
     ["Bash(rm -rf:*)", "nix develop --argstr a -c .#x -c rm -rf /"],
+    // the first --run -I's value (or --arg's second word): the second --run's script runs
+    ["Bash(rm -rf:*)", "nix-shell -I --run --run 'rm -rf /'"],
+    ["Bash(rm -rf:*)", "nix-shell --arg a --run --command 'rm -rf /'"],
   ])("lets %s deny %j", (text, command) => {
     expect(both(text, bash(command))).toEqual({ any: true, all: false });
   });
