@@ -3424,6 +3424,12 @@ function containerCommands(name: string, args: readonly Word[], at: number): Wra
   if (runner !== undefined) return containerCommand(args, runner.at, runner.spec);
   if (name === "nix") return nixCommand(args, at);
   if (name === "corepack") return corepackCommand(args, at);
+  // `devbox shell` (also `devbox global shell`) starts a shell, which reads stdin (`… | devbox
+  // shell`): unreadable, as `nix develop` with no command; `--print-env` only prints.
+  if (name === "devbox") {
+    const sub = args.findIndex((w, j) => j > at && !w.text.startsWith("-") && w.text !== "global");
+    return args[sub]?.text === "shell" && !args.some((w) => w.text === "--print-env") ? UNSURE : undefined;
+  }
   if (name === "kubectl") {
     const dashes = args.findIndex((a, i) => i > at && a.text === "--");
     if (dashes > 0)
@@ -3526,6 +3532,9 @@ function packageRunner(
     const text = (args[j] as Word).text;
     if (text === "--") return undefined;
     if (direct.subcommand.includes(text)) return { at: j, spec: direct.spec };
+    // `devbox global run CMD…`: run in devbox's global environment.
+    if (name === "devbox" && text === "global" && args[j + 1]?.text === "run")
+      return { at: j + 1, spec: direct.spec };
     // `uv tool run TOOL` is uvx.
     if (name === "uv" && text === "tool" && args[j + 1]?.text === "run")
       return { at: j + 1, spec: (PACKAGE_RUNNERS.uvx as PackageRunner).spec };

@@ -1192,6 +1192,8 @@ describe("what nix, direnv, devbox and corepack run (session 29)", () => {
     // the first --run -I's value (or --arg's second word): the second --run's script runs
     ["Bash(rm -rf:*)", "nix-shell -I --run --run 'rm -rf /'"],
     ["Bash(rm -rf:*)", "nix-shell --arg a --run --command 'rm -rf /'"],
+    ["Bash(rm -rf:*)", "devbox global run rm -rf /"],
+    ["Bash(rm -rf:*)", "echo 'rm -rf /' | devbox shell"], // a shell reading stdin: unreadable
   ])("lets %s deny %j", (text, command) => {
     expect(both(text, bash(command))).toEqual({ any: true, all: false });
   });
@@ -1200,6 +1202,7 @@ describe("what nix, direnv, devbox and corepack run (session 29)", () => {
     expect(both("Bash(rm -rf:*)", bash("nix develop -c rm -rf /")).all).toBe(false);
     expect(both("Bash(nix develop -c make:*)", bash("nix develop -c make test")).all).toBe(true);
     expect(both("Bash(direnv exec . make:*)", bash("direnv exec . make test")).all).toBe(true);
+    expect(both("Bash(rm -rf:*)", bash("devbox shell --print-env")).any).toBe(false);
   });
 });
 
