@@ -3250,6 +3250,9 @@ function nixCommand(args: readonly Word[], at: number): Wrapped | undefined {
   let sub = -1;
   for (let j = at + 1; j < args.length; j += 1) {
     const text = (args[j] as Word).text;
+    // A word that expands before the subcommand may be it (`nix $SUB -c …`, `nix "$SUB" -c …`)
+    // or vanish (`nix $FLAGS develop -c …`): unreadable.
+    if (mayBeOption(args[j] as Word)) return UNSURE;
     // `nix env shell`: nix shell's name since nix 2.24.
     if (text === "develop" || text === "shell" || (text === "env" && args[j + 1]?.text === "shell")) {
       sub = text === "env" ? j + 1 : j;

@@ -1193,6 +1193,9 @@ describe("what nix, direnv, devbox and corepack run (session 29)", () => {
     ["Bash(rm -rf:*)", "nix-shell -I --run --run 'rm -rf /'"],
     ["Bash(rm -rf:*)", "nix-shell --arg a --run --command 'rm -rf /'"],
     ["Bash(rm -rf:*)", "devbox global run rm -rf /"],
+    // a word that expands before nix's subcommand may vanish or be it: unreadable
+    ["Bash(rm -rf:*)", "nix $FLAGS develop -c rm -rf /"],
+    ["Bash(rm -rf:*)", 'nix "$SUB" -c rm -rf /'],
     ["Bash(rm -rf:*)", "echo 'rm -rf /' | devbox shell"], // a shell reading stdin: unreadable
   ])("lets %s deny %j", (text, command) => {
     expect(both(text, bash(command))).toEqual({ any: true, all: false });
