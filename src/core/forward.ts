@@ -153,6 +153,9 @@ export function parseForwardResponse(
     // A JSON object is read as hook output below (so `{}` means no opinion) rather than appended
     // literally as Claude Code would.
     if (eventName === "PreCompact") return ok({ ruleId, context: scrubSecrets(text, secrets) });
+    // From every client, though deepcode ignores such a body and deepagents reads plain text on
+    // SessionStart and UserPromptSubmit as context: a body that is no JSON object is more often a
+    // proxy's error page than an answer, and onError is the policy's word on a broken server.
     return parsed;
   }
   const output = parsed.value;
