@@ -260,11 +260,13 @@ export async function handleHook(
         : scrubbed;
     const plan = notifyPlan(policy);
     if (options.audit !== false && notifyWork(event, evaluation.notify.length > 0, plan)) {
+      const acted = clientDecision(decision.kind, event.name, event.dialect);
       const queued = deps.notifier?.notify({
         decisionId,
         event,
         team: auth.team,
         decision: decision.kind,
+        clientDecision: acted === decision.kind ? undefined : acted,
         reason: shownReason,
         notify: evaluation.notify,
         remember: plan.rememberTools,

@@ -51,6 +51,8 @@ export interface NotifyInput {
   readonly event: HookEvent;
   readonly team: string;
   readonly decision: string;
+  /** What the client does with `decision` where that differs (`none`): Notification's. */
+  readonly clientDecision?: string | undefined;
   readonly reason: string | undefined;
   readonly notify: readonly { readonly ruleId: string; readonly sinks: readonly string[] }[];
   /** Whether any rule notifies on Notification events: only then are PreToolUse calls remembered. */
@@ -127,7 +129,13 @@ export function createNotifier(deps: NotifyDeps): Notifier {
         id,
         deps.clock.now(),
         event,
-        { team: input.team, decision: input.decision, reason: input.reason, ruleId: "" },
+        {
+          team: input.team,
+          decision: input.decision,
+          clientDecision: input.clientDecision,
+          reason: input.reason,
+          ruleId: "",
+        },
         related,
         input.secrets,
       ),

@@ -104,7 +104,13 @@ export function createNotification(
   id: string,
   createdAt: number,
   event: HookEvent,
-  fields: { team: string; decision: string; reason?: string | undefined; ruleId: string },
+  fields: {
+    team: string;
+    decision: string;
+    clientDecision?: string | undefined;
+    reason?: string | undefined;
+    ruleId: string;
+  },
   relatedTool?: Notification["relatedTool"],
   secrets: readonly string[] = [],
 ): Notification {
@@ -116,6 +122,7 @@ export function createNotification(
     // An unknown event's name is the agent's text: cut like a tool name (notify.ts NAME_MAX).
     eventName: capString(event.name, 256),
     decision: fields.decision,
+    ...(fields.clientDecision !== undefined && { clientDecision: fields.clientDecision }),
     reason: fields.reason,
     ruleId: fields.ruleId,
     event: maskValue(event.payload, secrets, 4000) as Record<string, unknown>,

@@ -36,6 +36,12 @@ export interface Notification {
   readonly eventName: string;
   /** allow | deny | ask | defer | block | none */
   readonly decision: string;
+  /**
+   * `none` when the client acts on no such decision on this event (a deepcode block on
+   * ConfigChange, an ask or defer to deepcode: event-capabilities.ts `clientDecision`), so the
+   * message does not read as enforced; absent when the client acts on `decision`.
+   */
+  readonly clientDecision?: string | undefined;
   readonly reason?: string | undefined;
   readonly ruleId: string;
   /** The hook event as received, ALREADY masked. */
@@ -217,6 +223,7 @@ async function webhookRequest(
         team: n.team,
         client: n.client,
         decision: n.decision,
+        ...(n.clientDecision !== undefined ? { clientDecision: n.clientDecision } : {}),
         ...(reason !== undefined ? { reason } : {}),
         rule: n.ruleId,
         ...(correlation
@@ -401,6 +408,8 @@ export function renderSlackMessage(n: Notification, link?: string): { text: stri
   if (tool?.detail !== undefined) lines.push(codeSpan(tool.detail, SHOWN_DETAIL));
   if (message !== undefined) lines.push(quote(escapeCut(message, SHOWN_MESSAGE)));
   if (n.reason !== undefined && n.reason !== "") lines.push(`*Reason:* ${escapeCut(n.reason, SHOWN_REASON)}`);
+  const ignored = notEnforced(n);
+  if (ignored !== undefined) lines.push(`*Not enforced:* ${ignored}`);
   if (ended !== undefined) lines.push(`*Ended because:* ${escapeCut(ended, SHOWN_REASON)}`);
 
   const fields = [
@@ -446,6 +455,15 @@ export function renderSlackMessage(n: Notification, link?: string): { text: stri
   return { text, blocks };
 }
 
+/**
+ * Why a decision the header shows did not hold, when the client acts on none of its kind there (a
+ * deepcode block on ConfigChange goes ahead): a channel reading "Blocked" would think it did.
+ */
+function notEnforced(n: Notification): string | undefined {
+  if (n.clientDecision !== "none" || !DECISION_STYLES.has(n.decision)) return undefined;
+  return `${escapeCut(n.client, 100)} acts on no ${escapeCut(n.decision, 100)} on this event`;
+}
+
 /** The plain `text`: what notifications, screen readers and Discord's Slack endpoint show. */
 function fallbackText(
   n: Notification,
@@ -461,6 +479,8 @@ function fallbackText(
   if (tool?.detail !== undefined) lines.push(codeSpan(tool.detail, 300));
   if (message !== undefined) lines.push(escapeCut(message, 300));
   if (n.reason !== undefined && n.reason !== "") lines.push(`Reason: ${escapeCut(n.reason, 300)}`);
+  const ignored = notEnforced(n);
+  if (ignored !== undefined) lines.push(`Not enforced: ${ignored}`);
   lines.push(`Rule: ${escapeCut(n.ruleId, 100)}`);
   if (url !== undefined) lines.push(`<${url}|Open>`);
   return cutSection(lines.join("\n"), FALLBACK_TEXT_MAX);

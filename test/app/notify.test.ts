@@ -55,6 +55,17 @@ describe("createNotifier", () => {
     expect(all[0]?.notification.id).toBe("evt_d0");
   });
 
+  it("carries what the client does with the decision when that differs, and nothing when not", async () => {
+    const { send, jobs } = setup();
+    const change = { session_id: "s", cwd: "/p", hook_event_name: "ConfigChange", source: "user_settings" };
+    await send(change, { decision: "block", clientDecision: "none" });
+    await send(change, { decision: "block" });
+    const [ignored, acted] = (await jobs()).map((j) => j.notification);
+    expect(ignored).toMatchObject({ decision: "block", clientDecision: "none" });
+    expect(acted?.decision).toBe("block");
+    expect(acted && "clientDecision" in acted).toBe(false);
+  });
+
   it("adds the preceding PreToolUse to a permission_prompt Notification of the same session", async () => {
     const { send, jobs } = setup();
     await send(

@@ -232,6 +232,35 @@ describe("handleHook calls the notifier only for an event with notify work", () 
   });
 });
 
+describe("handleHook tells the notifier what the client does with the decision", () => {
+  it("passes clientDecision none for a deepcode block it acts on none of, and nothing where the client acts", async () => {
+    const inputs: { decision: string; clientDecision?: string | undefined }[] = [];
+    const blocking = await policyFrom({
+      version: 1,
+      rules: [{ id: "no-config", on: "ConfigChange", decide: "block", reason: "no", notify: ["audit"] }],
+      sinks: { audit: { type: "webhook", url: "https://hooks.example.com/audit" } },
+    });
+    const notifying = {
+      ...deps,
+      policy: () => blocking,
+      notifier: { notify: (input: (typeof inputs)[number]) => void inputs.push(input) },
+    };
+    const change = { session_id: "s", transcript_path: "/t", cwd: "/p", hook_event_name: "ConfigChange" };
+    for (const dialect of ["deepcode", "claude-code"] as const) {
+      await handleHook(notifying, {
+        body: { ok: true, text: JSON.stringify({ ...change, source: "user_settings" }) },
+        contentType: "application/json",
+        authorization: undefined,
+        dialect,
+      });
+    }
+    expect(inputs.map((i) => [i.decision, i.clientDecision])).toEqual([
+      ["block", "none"],
+      ["block", undefined],
+    ]);
+  });
+});
+
 describe("an allow deepagents cannot be given whole", () => {
   const rewrite = async (content: string) => {
     const rewriting = await policyFrom({

@@ -446,6 +446,21 @@ describe("buildSinkRequest: webhook", () => {
     expect(Object.keys(request.headers)).not.toContain("webhook-signature");
   });
 
+  it("says clientDecision none beside the decision when the client acts on none of it", async () => {
+    const ignored = notification({ client: "deepcode", decision: "ask", clientDecision: "none" });
+    const data = JSON.parse((await buildSinkRequest(sink, ignored, attemptAt)).body).data;
+    expect(Object.keys(data)).toEqual([
+      "team",
+      "client",
+      "decision",
+      "clientDecision",
+      "reason",
+      "rule",
+      "event",
+    ]);
+    expect(data).toMatchObject({ decision: "ask", clientDecision: "none" });
+  });
+
   it("omits an absent reason and names dotted events as hook.<name>", async () => {
     const body = JSON.parse((await buildSinkRequest(sink, legacyToolUse, attemptAt)).body);
     expect(body.type).toBe("hook.tool.use");
@@ -637,6 +652,31 @@ describe("renderSlackMessage", () => {
     ["constructor", ":bell: PreToolUse: Bash"],
   ])("heads a %s decision with %j", (decision, header) => {
     expect(headerOf(blocksOf(notification({ decision })))).toBe(header);
+  });
+
+  it("says a decision the client acts on none of is not enforced, in the blocks and the text", () => {
+    const ignored = notification({
+      client: "deepcode",
+      eventName: "ConfigChange",
+      decision: "block",
+      clientDecision: "none",
+      event: {
+        session_id: SESSION,
+        cwd: "/home/dev/proj",
+        hook_event_name: "ConfigChange",
+        source: "user_settings",
+      },
+    });
+    const { text, blocks } = renderSlackMessage(ignored);
+    expect(headerOf(blocks as Block[])).toBe(":no_entry: Blocked");
+    expect(sectionTexts(blocks as Block[])[0]).toBe(
+      "*Reason:* Deleting from / is never allowed\n*Not enforced:* deepcode acts on no block on this event",
+    );
+    expect(text).toContain("\nNot enforced: deepcode acts on no block on this event\n");
+    // A decision the client acts on, or no decision at all, says nothing of the kind.
+    for (const n of [notification(), notification({ decision: "none", clientDecision: "none" })]) {
+      expect(JSON.stringify(renderSlackMessage(n))).not.toContain("enforced");
+    }
   });
 
   it("shows a permission prompt with the tool call that caused it and Claude's message", () => {
