@@ -334,7 +334,7 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
         if (!sent.ok) {
           // Refused or failed before a connection (the guard, DNS, a closed port): no call reached
           // the provider, so none is counted, or a wrong model URL would spend the team's day.
-          if (NOT_SENT.has(sent.error.stage)) refundBudget(model, input.team, shadow);
+          if (NOT_SENT.has(sent.error.stage)) refundBudget(spent, shadow);
           return withAudit(onError(rule, input, { code: sent.error.code, message: sent.error.reason }), {
             model: model.name,
             ...extra,
@@ -431,19 +431,22 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
   const budgetKey = (model: CompiledModel, team: string) =>
     JSON.stringify([model.name, team, new Date(deps.clock.now()).toISOString().slice(0, 10)]);
 
-  function refundBudget(model: CompiledModel, team: string, shadow: boolean): void {
-    if (model.dailyCallsPerTeam === undefined) return;
+  /**
+   * Gives back a call spent and never sent, to the day it was spent on (`key`): one spent just
+   * before midnight UTC and refunded after it must not come off the new day's count.
+   */
+  function refundBudget(budget: { readonly key?: string | undefined }, shadow: boolean): void {
+    if (budget.key === undefined) return;
     const spent = shadow ? budgets.shadow : budgets.enforcing;
-    const key = budgetKey(model, team);
-    const used = spent.get(key);
-    if (used !== undefined && used > 0) spent.set(key, used - 1);
+    const used = spent.get(budget.key);
+    if (used !== undefined && used > 0) spent.set(budget.key, used - 1);
   }
 
   function spendBudget(
     model: CompiledModel,
     team: string,
     shadow: boolean,
-  ): { ok: boolean; used: number; limit: number } {
+  ): { ok: boolean; used: number; limit: number; key?: string } {
     const limit = model.dailyCallsPerTeam;
     if (limit === undefined) return { ok: true, used: 0, limit: 0 };
     const key = budgetKey(model, team);
@@ -451,7 +454,7 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
     const used = spent.get(key) ?? 0;
     if (used >= limit) return { ok: false, used, limit };
     spent.set(key, used + 1);
-    return { ok: true, used: used + 1, limit };
+    return { ok: true, used: used + 1, limit, key };
   }
 
   /** A reload that changes maxConcurrent resizes the model's semaphore, calls in flight counted. */

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { type HookRequest, handleHook } from "../../src/app/handle-hook.js";
 import { createRemoteActions } from "../../src/app/remote-actions.js";
 import { runHookRoute } from "../../src/http/hook-route.js";
@@ -229,6 +229,84 @@ describe("handleHook calls the notifier only for an event with notify work", () 
     await handleHook(onResult, send(use, "deepagents-legacy"));
     await handleHook(onResult, send({ event: "tool.error", tool_names: ["ls"] }, "deepagents-legacy"));
     expect(called).toEqual(["tool.use"]);
+  });
+});
+
+describe("the daily budget across midnight UTC", () => {
+  it("gives a call never sent back to the day it was spent on, not to the day it failed on", async () => {
+    const budgeted = await policyFrom(
+      {
+        version: 1,
+        rules: [
+          { id: "judge", on: "PreToolUse", prompt: { text: "ok? $ARGUMENTS", model: "m", onError: "deny" } },
+        ],
+        models: {
+          m: { provider: "anthropic", model: "claude-haiku-4-5", apiKey: "env:K", dailyCallsPerTeam: 1 },
+        },
+      },
+      { K: "k" },
+    );
+    const clock = { t: Date.UTC(2026, 11, 3, 23, 59, 59, 900) };
+    const pending: ((failed: boolean) => void)[] = [];
+    let sentCalls = 0;
+    const answer = () => {
+      sentCalls++;
+      const verdict = { type: "tool_use", id: "t", name: "verdict", input: { ok: true, reason: "fine" } };
+      return {
+        ok: true as const,
+        value: {
+          status: 200,
+          headers: {},
+          body: JSON.stringify({ content: [verdict], stop_reason: "tool_use" }),
+        },
+      };
+    };
+    const remote = createRemoteActions({
+      // The first two calls wait until the test settles them: a failure before sending (DNS), or
+      // an answer. Any later one is answered at once.
+      egress: async () => {
+        if (pending.length === 2) return answer();
+        return new Promise((resolve) =>
+          pending.push((failed) =>
+            resolve(
+              failed
+                ? { ok: false, error: { code: "EGRESS_DNS_FAILED", stage: "dns", reason: "no such host" } }
+                : answer(),
+            ),
+          ),
+        );
+      },
+      env: () => "k",
+      clock: { now: () => clock.t, monotonic: () => 0 },
+      sha256,
+    });
+    const call = (command: string) =>
+      remote.run({
+        rules: budgeted.rules,
+        event: {
+          name: "PreToolUse",
+          dialect: "claude-code",
+          known: true,
+          payload: { hook_event_name: "PreToolUse", tool_name: "Bash", tool_input: { command } },
+        },
+        body: "{}",
+        team: "default",
+        policy: budgeted,
+        deadlineMs: 60_000,
+      });
+    const beforeMidnight = call("a");
+    await vi.waitFor(() => expect(pending).toHaveLength(1));
+    clock.t += 200; // Past midnight: a new day, with its one call.
+    const afterMidnight = call("b");
+    await vi.waitFor(() => expect(pending).toHaveLength(2));
+    pending[0]?.(true); // The first day's call fails before it is sent: that day's call is given back.
+    expect((await beforeMidnight).audit).toEqual([expect.objectContaining({ outcome: "EGRESS_DNS_FAILED" })]);
+    pending[1]?.(false);
+    expect((await afterMidnight).audit).toEqual([expect.objectContaining({ outcome: "OK" })]);
+    // The new day's one call is spent: a third is refused without calling the model.
+    const third = await call("c");
+    expect(third.audit).toEqual([expect.objectContaining({ outcome: "JUDGE_BUDGET_SPENT" })]);
+    expect(sentCalls).toBe(1);
   });
 });
 
