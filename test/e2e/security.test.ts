@@ -584,7 +584,7 @@ describe("token comparison in constant time", () => {
   });
 });
 
-describe("the egress guard holds for the sinks and models a policy configures", () => {
+describe("the egress guard holds for the sinks, models and forward targets a policy configures", () => {
   let gateway: ServerProcess;
   let canary: LoopbackServer;
   let redirector: LoopbackServer;
@@ -643,6 +643,12 @@ describe("the egress guard holds for the sinks and models a policy configures", 
           matcher: `Probe_${t.id}`,
           prompt: { text: "Safe? $ARGUMENTS", model: t.id, timeoutMs: 2000, onError: t.onError },
         },
+        {
+          id: `forward-${t.id}`,
+          on: "PreToolUse",
+          matcher: `Forward_${t.id}`,
+          forward: { url: `${origin(t.host)}/hook`, timeoutMs: 2000, onError: t.onError },
+        },
         { id: `notify-${t.id}`, on: "Notification", matcher: t.id, notify: [t.id] },
       ]),
     };
@@ -685,6 +691,35 @@ describe("the egress guard holds for the sinks and models a policy configures", 
     },
   );
 
+  it.each(TARGETS)(
+    "refuses the $id forward target ($host) and answers with its onError ($onError)",
+    async (target) => {
+      const res = await sendRaw(gateway.url, {
+        path: "/v1/hooks",
+        headers: [["Content-Type", "application/json"]],
+        body: pre(`Forward_${target.id}`, { q: 1 }),
+      });
+      expect(res.status).toBe(200);
+      if (target.onError === "allow") expect(res.body).toBe("");
+      else {
+        expect(JSON.parse(res.body).hookSpecificOutput).toMatchObject({
+          permissionDecision: target.onError,
+          permissionDecisionReason: expect.stringContaining(`(${target.code}: `),
+        });
+      }
+      const audit = await gateway.waitForLine(
+        (l) => l.msg === "decision" && l.decisionId === res.headers["x-hookgate-decision-id"],
+      );
+      expect(audit.pending).toEqual([
+        expect.objectContaining({
+          rule: `forward-${target.id}`,
+          outcome: target.code,
+          onError: target.onError,
+        }),
+      ]);
+    },
+  );
+
   it.each(TARGETS)("refuses the $id sink ($host): dead-lettered, the answer unaffected", async (target) => {
     const res = await sendRaw(gateway.url, {
       path: "/v1/hooks",
@@ -707,13 +742,14 @@ describe("the egress guard holds for the sinks and models a policy configures", 
 
   it("never reached the addresses behind the refusals, and counts every refusal in /metrics", async () => {
     expect(canary.received).toEqual([]);
-    // The redirector was asked (by the model call and the sink), and its redirect never followed.
-    expect(redirector.received.length).toBeGreaterThanOrEqual(2);
+    // The redirector was asked (by the model call, the forward and the sink), and its redirect
+    // never followed.
+    expect(redirector.received.length).toBeGreaterThanOrEqual(3);
     const metrics = (await sendRaw(gateway.url, { method: "GET", path: "/metrics" })).body;
     const refusals = gateway.lines.filter((l) => l.msg === "egress refused");
     for (const code of new Set(TARGETS.map((t) => t.code))) {
       const logged = refusals.filter((l) => l.code === code).length;
-      expect(logged, code).toBeGreaterThanOrEqual(2 * TARGETS.filter((t) => t.code === code).length);
+      expect(logged, code).toBeGreaterThanOrEqual(3 * TARGETS.filter((t) => t.code === code).length);
       expect(metricValue(metrics, "hookgate_egress_refused_total", `code="${code}"`), code).toBe(logged);
     }
     for (const target of TARGETS) {
