@@ -17,6 +17,7 @@ import type { SQSBatchResponse, SQSEvent } from "aws-lambda";
 import { createSqsServer } from "local-aws-sqs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSqsClientForLocal } from "../../src/adapters/queue/sqs.js";
+import { loopbackServer } from "../support/loopback.js";
 import { ROOT } from "../support/process.js";
 import { type WebhookReceiver, webhookReceiver } from "../support/receiver.js";
 
@@ -188,6 +189,43 @@ describe("the Lambda bundle", () => {
     expect(response).toEqual({ batchItemFailures: [] });
     expect(receiver.unique).toHaveLength(1);
     expect(receiver.badSignatures).toBe(0);
+  });
+
+  it("refuses a sink on loopback, where Lambda's Runtime API listens: nothing reaches it, the job is dead-lettered", async () => {
+    // The bundled guard, undici and its connector in lazy chunks: a sink at 127.0.0.1 (the Runtime
+    // API is 127.0.0.1:9001) under a policy that opens no range is refused before any connection.
+    const queueUrl =
+      (await client.send(new CreateQueueCommand({ QueueName: "bundle-loopback" }))).QueueUrl ?? "";
+    const dlqUrl =
+      (await client.send(new CreateQueueCommand({ QueueName: "bundle-loopback-dlq" }))).QueueUrl ?? "";
+    const canary = await loopbackServer((_req, res) => res.end("reached"));
+    try {
+      const policy = JSON.stringify({
+        version: 1,
+        rules: [{ id: "audit", on: "PreToolUse", decide: "deny", reason: "audited", notify: ["runtime"] }],
+        sinks: { runtime: { type: "webhook", url: `${canary.url}/2018-06-01/runtime/invocation/next` } },
+      });
+      const env = { HOOKGATE_POLICY: policy, HOOKGATE_QUEUE_URL: queueUrl, HOOKGATE_DLQ_URL: dlqUrl };
+      await invoke("lambda-http.mjs", JSON.parse(fixture("http-api-v2-pre-tool-use-base64.json")), env);
+      const received = await client.send(
+        new ReceiveMessageCommand({ QueueUrl: queueUrl, WaitTimeSeconds: 0 }),
+      );
+      const message = received.Messages?.[0];
+      expect(message).toBeDefined();
+      const template = (JSON.parse(fixture("sqs-event.json")) as SQSEvent).Records[0];
+      const record = {
+        ...(template as SQSEvent["Records"][number]),
+        messageId: message?.MessageId ?? "",
+        receiptHandle: message?.ReceiptHandle ?? "",
+        body: message?.Body ?? "",
+      };
+      expect(await invoke("lambda-sqs.mjs", { Records: [record] }, env)).toEqual({ batchItemFailures: [] });
+      const dead = await client.send(new ReceiveMessageCommand({ QueueUrl: dlqUrl, WaitTimeSeconds: 0 }));
+      expect(dead.Messages?.[0]?.Body).toContain("EGRESS_BLOCKED_ADDRESS");
+      expect(canary.received).toEqual([]);
+    } finally {
+      await canary.close();
+    }
   });
 
   it("loads the pattern engines and the Bash splitter for a policy with a regex matcher, a path glob and a Bash(…) rule", async () => {
