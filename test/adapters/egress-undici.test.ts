@@ -2,6 +2,7 @@
  * The Node egress module against real loopback servers: the allowed path, every refusal
  * path, the pin against DNS rebinding, redirects, timeouts, size caps and proxies.
  */
+import { EnvHttpProxyAgent, getGlobalDispatcher, setGlobalDispatcher } from "undici";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
   createUndiciEgress,
@@ -521,6 +522,30 @@ describe("responses", () => {
     } finally {
       if (saved === undefined) delete process.env.HTTP_PROXY;
       else process.env.HTTP_PROXY = saved;
+      await proxy.close();
+    }
+  });
+
+  it("ignores a proxying global dispatcher, as NODE_USE_ENV_PROXY=1 or --use-env-proxy installs", async () => {
+    // Node 22.21+/24.5+ then puts an EnvHttpProxyAgent in the global slot that undici's own
+    // request() reads too; a proxy resolves the name itself, so no address would be judged.
+    const proxy = await loopbackServer((_r, res) => res.end("proxied"));
+    const saved = { dispatcher: getGlobalDispatcher(), env: process.env.HTTP_PROXY };
+    process.env.HTTP_PROXY = proxy.url;
+    setGlobalDispatcher(new EnvHttpProxyAgent({ httpProxy: proxy.url, noProxy: "" }));
+    try {
+      const { module } = egressWith(LOOPBACK_ONLY);
+      const refused = await post(module, "http://169.254.169.254/latest/meta-data/");
+      expect(refused.ok || refused.error.code).toBe("EGRESS_BLOCKED_ADDRESS");
+      const allowed = await post(module, `${a.url}/hook`);
+      expect(allowed.ok && allowed.value.body).not.toBe("proxied");
+      expect(proxy.received).toEqual([]);
+    } finally {
+      const proxying = getGlobalDispatcher();
+      setGlobalDispatcher(saved.dispatcher);
+      await proxying.close();
+      if (saved.env === undefined) delete process.env.HTTP_PROXY;
+      else process.env.HTTP_PROXY = saved.env;
       await proxy.close();
     }
   });

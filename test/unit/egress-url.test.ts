@@ -58,6 +58,7 @@ describe("checkUrl: IPv6 hosts come out compressed, lower-case and without brack
     ["http://[::FFFF:7F00:1]/", "::ffff:7f00:1"],
     ["http://[::127.0.0.1]/", "::7f00:1"],
     ["http://[0:0:0:0:0:0:0:1]/", "::1"],
+    ["http://[0:0:0:0:0:ffff:127.0.0.1]/", "::ffff:7f00:1"],
     ["http://[64:ff9b::127.0.0.1]/", "64:ff9b::7f00:1"],
   ])("%s has host %s", (raw, host) => {
     expect(hostOf(raw)).toBe(host);
@@ -160,6 +161,7 @@ describe("checkUrl: userinfo and backslash tricks", () => {
     "http://[::1]:80@evil.com/",
     "https://hooks.example.com@evil.com/",
     "https://hooks.example.com:443@evil.com/",
+    "http://allowed.example@127.0.0.1/",
     "http://localhost:80@evil.com/",
     "http://user:pass@example.com/",
     "http://@example.com/",
@@ -335,6 +337,7 @@ describe("checkUrl: Claude Code's allowedHttpHookUrls matrix (clients.md §3.2) 
     ["https://a.b.example.com/x", "https://*.example.com/*", "ok"],
     ["https://example.com/x", "https://*.example.com/*", "EGRESS_NOT_ALLOWLISTED"],
     ["https://evilexample.com/x", "https://*.example.com/*", "EGRESS_NOT_ALLOWLISTED"],
+    ["https://evil-example.com/x", "https://*.example.com/*", "EGRESS_NOT_ALLOWLISTED"],
     // CC ≤2.1.112 and deepcode match this one: the raw string contains ".example.com/".
     ["https://evil.com/.example.com/x", "https://*.example.com/*", "EGRESS_NOT_ALLOWLISTED"],
     ["https://evil.com?.example.com/x", "https://*.example.com/*", "EGRESS_NOT_ALLOWLISTED"],
