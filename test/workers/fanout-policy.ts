@@ -29,11 +29,18 @@ export const FANOUT_POLICY = {
     { id: "to-gone", on: "SessionEnd", where: { reason: "gone" }, notify: ["gone"] },
     { id: "to-down", on: "SessionEnd", where: { reason: "down" }, notify: ["down"] },
     { id: "prompts", on: "Notification", notify: ["audit"] },
+    // Targets the egress guard refuses (test/workers/queue.test.ts).
+    { id: "to-metadata", on: "SessionEnd", where: { reason: "metadata" }, notify: ["metadata"] },
+    { id: "to-private", on: "SessionEnd", where: { reason: "private" }, notify: ["private"] },
+    { id: "to-redirect", on: "SessionEnd", where: { reason: "redirect" }, notify: ["redirect"] },
   ],
   sinks: {
     audit: webhook("/ok", [0]),
     flaky: webhook("/flaky", [0, 0]),
     gone: webhook("/gone", [0, 0]),
     down: webhook("/down", [0]),
+    metadata: { type: "webhook", url: "http://169.254.169.254/latest/meta-data/", retryScheduleSeconds: [0] },
+    private: { type: "webhook", url: "https://private.hookgate.test/ok", retryScheduleSeconds: [0] },
+    redirect: webhook("/redirect", [0]),
   },
 };

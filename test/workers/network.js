@@ -6,9 +6,12 @@
  * it saw through a service binding (NETWORK) on the host control.test.
  *
  * Sinks by path: /ok answers 200; /flaky 500 on the first attempt of each webhook-id, then 200;
- * /gone 410 (permanent); /down 500 always.
+ * /gone 410 (permanent); /down 500 always; /redirect 307 to a loopback address. Names under
+ * `private.` resolve to 10.0.0.1. Every request is recorded, whatever its host, so one the guard
+ * should have refused (a literal 169.254.169.254, a followed redirect) would show here.
  */
 const PUBLIC_ADDRESS = "93.184.215.14";
+const PRIVATE_ADDRESS = "10.0.0.1";
 const requests = [];
 const deadLetters = [];
 const attemptsById = new Map();
@@ -16,7 +19,9 @@ const attemptsById = new Map();
 function doh(url) {
   const name = url.searchParams.get("name") ?? "";
   const type = url.searchParams.get("type");
-  const answer = type === "A" ? [{ name, type: 1, TTL: 60, data: PUBLIC_ADDRESS }] : [];
+  // A name under private. stands for one whose DNS points inside a network (rebinding's first step).
+  const address = name.startsWith("private.") ? PRIVATE_ADDRESS : PUBLIC_ADDRESS;
+  const answer = type === "A" ? [{ name, type: 1, TTL: 60, data: address }] : [];
   return Response.json(
     { Status: 0, Answer: answer },
     { headers: { "content-type": "application/dns-json" } },
@@ -32,7 +37,10 @@ async function sink(request, url) {
   if (url.pathname === "/flaky" && attempt === 1) status = 500;
   if (url.pathname === "/down") status = 500;
   if (url.pathname === "/gone") status = 410;
+  if (url.pathname === "/redirect") status = 307;
   requests.push({ url: request.url, headers: Object.fromEntries(request.headers), body, status, attempt });
+  if (status === 307)
+    return new Response(null, { status, headers: { location: "http://127.0.0.1:9001/followed" } });
   return new Response(status === 200 ? "ok" : "failed", { status });
 }
 

@@ -178,6 +178,27 @@ describe("a notify event through the real queue", () => {
     expect((await sinkRequestsFor(sessionId)).map((r) => r.status)).toEqual([500, 500]);
   });
 
+  it.each([
+    ["metadata", "EGRESS_BLOCKED_ADDRESS", []],
+    ["private", "EGRESS_BLOCKED_ADDRESS", []],
+    ["redirect", "EGRESS_REDIRECT", ["https://sink.hookgate.test/redirect"]],
+  ])(
+    "refuses the %s sink (%s): dead-lettered at once, nothing sent past the guard",
+    async (reason, code, reached) => {
+      const sessionId = crypto.randomUUID();
+      await sessionEnd(sessionId, reason);
+      const [letter] = await until("the dead letter", async () => {
+        const dead = await deadLettersFor(sessionId);
+        return dead.length > 0 ? dead : undefined;
+      });
+      expect(letter?.body).toMatchObject({ attempts: 1, body: { sink: reason } });
+      expect(letter?.body.error).toContain(code);
+      // Every outbound fetch lands in the stand-in network, whatever its host: a literal
+      // 169.254.169.254, a name DoH answers 10.0.0.1 for, or a followed redirect would show.
+      expect((await sinkRequestsFor(sessionId)).map((r) => r.url)).toEqual(reached);
+    },
+  );
+
   it("carries an event larger than a queue message, cut with a visible marker instead of dropped", async () => {
     const sessionId = crypto.randomUUID();
     // 40 strings of 3 900 characters: past Cloudflare's 128 KB per message once on the queue.
