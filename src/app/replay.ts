@@ -133,104 +133,265 @@ export interface ReadRecords {
  */
 export function readRecords(text: string): ReadRecords {
   const records: ReplayRecord[] = [];
-  const invalid: { at: string; problem: string }[] = [];
-  let skipped = 0;
-  const unparsed: { count: number; firstLine: number | undefined } = { count: 0, firstLine: undefined };
-  for (const value of jsonValues(text)) {
-    if (!value.ok) {
-      skipped += 1;
-      if (value.looksLikeJson) {
-        unparsed.count += 1;
-        unparsed.firstLine ??= value.line;
-      }
-      continue;
-    }
-    const before = records.length + invalid.length;
-    collectRecords(value.value, `line ${value.line}`, records, invalid, 0);
-    if (records.length + invalid.length === before) skipped += 1;
-  }
+  const tally = createTally(Number.POSITIVE_INFINITY);
+  const reader = createValueReader(Number.POSITIVE_INFINITY);
+  const take = (values: readonly JsonValue[]) => {
+    for (const value of values) tallyValue(value, tally, (r) => records.push(r));
+  };
+  for (const line of text.split("\n")) take(reader.push(line));
+  take(reader.end());
+  const { invalid, skipped, unparsed } = tally;
   return { records, invalid, skipped, unparsed };
+}
+
+/** What a record file held besides its records, counted while they stream past. */
+export interface RecordTally {
+  records: number;
+  /** The first `keep` malformed records, with where and why; `invalidCount` counts them all. */
+  readonly invalid: { readonly at: string; readonly problem: string }[];
+  invalidCount: number;
+  skipped: number;
+  readonly unparsed: { count: number; firstLine: number | undefined };
+  readonly keep: number;
+}
+
+export const createTally = (keep: number): RecordTally => ({
+  records: 0,
+  invalid: [],
+  invalidCount: 0,
+  skipped: 0,
+  unparsed: { count: 0, firstLine: undefined },
+  keep,
+});
+
+/**
+ * A line, or a JSON value spanning lines, longer than replay holds as one string (V8's longest,
+ * about 512 MiB): records are read one line (or one pretty-printed value) at a time, never more.
+ */
+export class RecordTooLarge extends Error {
+  constructor(
+    readonly line: number,
+    /** The value opened on `line` and went on over the lines after it. */
+    readonly spansLines: boolean,
+  ) {
+    super(`line ${line} is too large`);
+  }
+}
+
+/**
+ * The records of a text that arrives in chunks (a file or stdin read as a stream), as
+ * readRecords finds them, holding one line (or one JSON value spanning lines) at a time: a file
+ * of any size is read in the memory its longest record takes. What is not a record is counted
+ * in `tally`. Throws RecordTooLarge past `limit` characters in one piece.
+ */
+export async function* streamRecords(
+  chunks: AsyncIterable<string>,
+  tally: RecordTally,
+  limit: number,
+): AsyncGenerator<ReplayRecord> {
+  const reader = createValueReader(limit);
+  const found: ReplayRecord[] = [];
+  const take = function* (values: readonly JsonValue[]) {
+    for (const value of values) tallyValue(value, tally, (r) => found.push(r));
+    for (const record of found) yield record;
+    found.length = 0;
+  };
+  for await (const line of linesOf(chunks, limit)) yield* take(reader.push(line));
+  yield* take(reader.end());
+}
+
+/** The lines of a text that arrives in chunks, split at `\n` only (a `\r` before it is kept). */
+async function* linesOf(chunks: AsyncIterable<string>, limit: number): AsyncGenerator<string> {
+  let rest = "";
+  let line = 1;
+  for await (const chunk of chunks) {
+    let start = 0;
+    for (let nl = chunk.indexOf("\n"); nl !== -1; nl = chunk.indexOf("\n", start)) {
+      if (rest.length + nl - start > limit) throw new RecordTooLarge(line, false);
+      yield rest + chunk.slice(start, nl);
+      rest = "";
+      line += 1;
+      start = nl + 1;
+    }
+    if (rest.length + chunk.length - start > limit) throw new RecordTooLarge(line, false);
+    rest += chunk.slice(start);
+  }
+  if (rest !== "") yield rest;
+}
+
+function tallyValue(value: JsonValue, tally: RecordTally, record: (r: ReplayRecord) => void): void {
+  if (!value.ok) {
+    tally.skipped += 1;
+    if (value.looksLikeJson) {
+      tally.unparsed.count += 1;
+      tally.unparsed.firstLine ??= value.line;
+    }
+    return;
+  }
+  const at = `line ${value.line}`;
+  let any = false;
+  collectRecords(value.value, 0, (checked) => {
+    any = true;
+    if (typeof checked !== "string") {
+      tally.records += 1;
+      record(checked);
+      return;
+    }
+    tally.invalidCount += 1;
+    if (tally.invalid.length < tally.keep) tally.invalid.push({ at, problem: checked });
+  });
+  if (!any) tally.skipped += 1;
 }
 
 type JsonValue =
   | { ok: true; value: unknown; line: number }
   | { ok: false; line: number; looksLikeJson: boolean };
 
-/** The JSON values in a text: one per line, or spread over several lines, or after a text prefix. */
-function* jsonValues(text: string): Generator<JsonValue> {
-  let i = 0;
-  let line = 1;
-  while (i < text.length) {
-    const c = text.charAt(i);
-    if (c === "\n") {
-      line += 1;
-      i += 1;
-      continue;
-    }
-    if (c === " " || c === "\t" || c === "\r") {
-      i += 1;
-      continue;
-    }
-    const next = text.indexOf("\n", i);
-    const lineEnd = next === -1 ? text.length : next;
-    const found = valueOnLine(text, i, lineEnd);
-    if (!found) {
-      // `[` is left out: text logs start lines with `[INFO]` and the like.
-      const looksLikeJson = c === "{" || text.slice(i, lineEnd).includes('"hook record"');
-      yield { ok: false, line, looksLikeJson };
-      i = lineEnd;
-      continue;
-    }
-    const { parsed, end, start } = found;
-    // A line that opens as a JSON object yet parses only from a later `{`: a record cut short
-    // (a write a crash or a full disk ended), the next one appended to it. Counted, not lost.
-    if (c === "{" && start > i) yield { ok: false, line, looksLikeJson: true };
-    yield { ok: true, value: parsed.value, line };
-    for (let k = i; k < end; k += 1) if (text.charAt(k) === "\n") line += 1;
-    i = end;
-  }
+/** Where a scan for the end of an object or array that spans lines stands. */
+interface Balance {
+  depth: number;
+  inString: boolean;
+}
+
+/** A value opened on one line and not closed on it: the lines after it, kept until it closes. */
+interface Open {
+  readonly line: number;
+  /** The opening line from the value's first character. */
+  readonly first: string;
+  readonly later: { readonly text: string; readonly line: number }[];
+  chars: number;
+  readonly balance: Balance;
 }
 
 /**
- * The JSON value on this line: the whole line (JSONL), or the line from one of its `{` on (a
- * text prefix such as Lambda's `time\trequestId\tINFO\t`), or a value that starts the line
- * and spans several (pretty-printed, as `wrangler tail --format json` prints).
+ * The JSON values of a text given line by line: one per line, or spread over several lines, or
+ * after a text prefix. A value that spans lines is held until it closes; one that does not
+ * (a record cut short, whose `{` never closes) is given up at the end, at `limit` characters,
+ * or at the next line that is a whole hook record by itself, and the lines after its first are
+ * read again one by one.
  */
-function valueOnLine(
-  text: string,
-  from: number,
-  lineEnd: number,
-): { parsed: { value: unknown }; start: number; end: number } | undefined {
-  const first = text.charAt(from);
-  const opens = first === "{" || first === "[";
-  for (
-    let start = opens ? from : text.indexOf("{", from);
-    start !== -1 && start < lineEnd;
-    start = text.indexOf("{", start + 1)
-  ) {
-    const parsed = tryParse(text.slice(start, lineEnd));
-    if (parsed) return { parsed, start, end: lineEnd };
-  }
-  if (!opens) return undefined;
-  const end = balancedEnd(text, from);
-  const parsed = end === undefined ? undefined : tryParse(text.slice(from, end));
-  return parsed && end !== undefined ? { parsed, start: from, end } : undefined;
+function createValueReader(limit: number) {
+  let lineCount = 0;
+  let open: Open | undefined;
+  let out: JsonValue[] = [];
+  /** Lines still to read, the next one last (a stack: lines given back go on top). */
+  const pending: { text: string; line: number; from: number }[] = [];
+
+  const giveUp = (o: Open) => {
+    open = undefined;
+    out.push({ ok: false, line: o.line, looksLikeJson: looksLikeRecord(o.first) });
+    for (let k = o.later.length - 1; k >= 0; k -= 1) {
+      const later = o.later[k] as { text: string; line: number };
+      pending.push({ text: later.text, line: later.line, from: 0 });
+    }
+  };
+
+  /** A line while a value spanning lines is open. */
+  const more = (o: Open, text: string, line: number) => {
+    o.later.push({ text, line });
+    // A record line of its own: the open value was a record cut short, not a document.
+    if (text.charAt(0) === "{" && holdsRecord(tryParse(text)?.value)) return giveUp(o);
+    o.chars += text.length + 1;
+    if (o.chars > limit) throw new RecordTooLarge(o.line, true);
+    const end = balancedEnd(o.balance, text, 0);
+    if (end === undefined) return;
+    const parts = [o.first, ...o.later.slice(0, -1).map((l) => l.text), text.slice(0, end)];
+    const parsed = tryParse(parts.join("\n"));
+    if (!parsed) return giveUp(o);
+    open = undefined;
+    out.push({ ok: true, value: parsed.value, line: o.line });
+    pending.push({ text, line, from: end });
+  };
+
+  /** A line (from `from` on) with no value open. */
+  const fresh = (text: string, line: number, from: number) => {
+    let i = from;
+    for (;;) {
+      while (
+        i < text.length &&
+        (text.charAt(i) === " " || text.charAt(i) === "\t" || text.charAt(i) === "\r")
+      )
+        i += 1;
+      if (i >= text.length) return;
+      const c = text.charAt(i);
+      const opens = c === "{" || c === "[";
+      // The whole line (JSONL), or the line from one of its `{` on (a text prefix such as
+      // Lambda's `time\trequestId\tINFO\t`).
+      for (let start = opens ? i : text.indexOf("{", i); start !== -1; start = text.indexOf("{", start + 1)) {
+        const parsed = tryParse(text.slice(start));
+        if (!parsed) continue;
+        // A line that opens as a JSON object yet parses only from a later `{`: a record cut short
+        // (a write a crash or a full disk ended), the next one appended to it. Counted, not lost.
+        if (c === "{" && start > i) out.push({ ok: false, line, looksLikeJson: true });
+        out.push({ ok: true, value: parsed.value, line });
+        return;
+      }
+      // `[` is left out: text logs start lines with `[INFO]` and the like.
+      const rest = text.slice(i);
+      if (!opens) return void out.push({ ok: false, line, looksLikeJson: looksLikeRecord(rest) });
+      // A value that starts the line and ends before its end, or spans several (pretty-printed,
+      // as `wrangler tail --format json` prints).
+      const balance = { depth: 0, inString: false };
+      const end = balancedEnd(balance, text, i);
+      if (end === undefined) {
+        open = { line, first: rest, later: [], chars: rest.length, balance };
+        return;
+      }
+      const parsed = tryParse(text.slice(i, end));
+      if (!parsed) return void out.push({ ok: false, line, looksLikeJson: looksLikeRecord(rest) });
+      out.push({ ok: true, value: parsed.value, line });
+      i = end;
+    }
+  };
+
+  const drain = () => {
+    for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+      if (open) more(open, next.text, next.line);
+      else fresh(next.text, next.line, next.from);
+    }
+    const values = out;
+    out = [];
+    return values;
+  };
+
+  return {
+    push(text: string): JsonValue[] {
+      lineCount += 1;
+      // A UTF-8 byte order mark (an editor's, PowerShell's) is no part of the first value.
+      const line = lineCount === 1 && text.charAt(0) === "\uFEFF" ? text.slice(1) : text;
+      pending.push({ text: line, line: lineCount, from: 0 });
+      return drain();
+    },
+    /** The values the end of the text settles: an open value that never closed is given up. */
+    end(): JsonValue[] {
+      const values: JsonValue[] = [];
+      while (open) {
+        giveUp(open);
+        values.push(...drain());
+      }
+      return values;
+    },
+  };
 }
 
-/** The index just past the object or array starting at `start`, or undefined if it never closes. */
-function balancedEnd(text: string, start: number): number | undefined {
-  let depth = 0;
-  let inString = false;
-  for (let k = start; k < text.length; k += 1) {
+/** Whether a line that does not parse is likely a record cut short. */
+const looksLikeRecord = (text: string) => text.charAt(0) === "{" || text.includes('"hook record"');
+
+/**
+ * The index just past the object or array a scan started, carried from line to line, or
+ * undefined if it does not close on this one. A `\` at the end of a line escapes the newline.
+ */
+function balancedEnd(balance: Balance, text: string, from: number): number | undefined {
+  for (let k = from; k < text.length; k += 1) {
     const c = text.charAt(k);
-    if (inString) {
+    if (balance.inString) {
       if (c === "\\") k += 1;
-      else if (c === '"') inString = false;
-    } else if (c === '"') inString = true;
-    else if (c === "{" || c === "[") depth += 1;
+      else if (c === '"') balance.inString = false;
+    } else if (c === '"') balance.inString = true;
+    else if (c === "{" || c === "[") balance.depth += 1;
     else if (c === "}" || c === "]") {
-      depth -= 1;
-      if (depth === 0) return k + 1;
+      balance.depth -= 1;
+      if (balance.depth === 0) return k + 1;
     }
   }
   return undefined;
@@ -244,36 +405,40 @@ function tryParse(text: string): { value: unknown } | undefined {
   }
 }
 
+/** A value a record writer wrote as one line: a bare record or a "hook record" log line. */
+function holdsRecord(value: unknown): boolean {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return false;
+  const object = value as Record<string, unknown>;
+  return object.msg === RECORD_LOG_MESSAGE || isBareRecord(object);
+}
+
+/** Each record in a value, checked: the record, or what is wrong with it. */
 function collectRecords(
   value: unknown,
-  at: string,
-  records: ReplayRecord[],
-  invalid: { at: string; problem: string }[],
   depth: number,
+  found: (checked: ReplayRecord | string) => void,
 ): void {
   if (depth > 8) return;
   if (typeof value === "string") {
     if (!value.includes(RECORD_LOG_MESSAGE) && !value.includes('"decisionId"')) return;
     const start = value.indexOf("{");
     const parsed = start === -1 ? undefined : tryParse(value.slice(start));
-    if (parsed) collectRecords(parsed.value, at, records, invalid, depth + 1);
+    if (parsed) collectRecords(parsed.value, depth + 1, found);
     return;
   }
   if (value === null || typeof value !== "object") return;
   if (Array.isArray(value)) {
-    for (const item of value) collectRecords(item, at, records, invalid, depth + 1);
+    for (const item of value) collectRecords(item, depth + 1, found);
     return;
   }
   const object = value as Record<string, unknown>;
   const candidate =
     object.msg === RECORD_LOG_MESSAGE ? object.record : isBareRecord(object) ? object : undefined;
   if (candidate !== undefined) {
-    const checked = checkRecord(candidate);
-    if (typeof checked === "string") invalid.push({ at, problem: checked });
-    else records.push(checked);
+    found(checkRecord(candidate));
     return;
   }
-  for (const item of Object.values(object)) collectRecords(item, at, records, invalid, depth + 1);
+  for (const item of Object.values(object)) collectRecords(item, depth + 1, found);
 }
 
 /** A record as `serve --record` writes it: the fields only a hook record has together. */
@@ -382,7 +547,7 @@ const CALLED: ReadonlySet<string> = new Set(["OK", "CACHE_HIT", "SKIPPED", "NOT_
 export async function replayImpact(
   deps: JudgeDeps,
   candidate: Policy,
-  records: readonly ReplayRecord[],
+  records: Iterable<ReplayRecord> | AsyncIterable<ReplayRecord>,
   options: ReplayOptions = {},
 ): Promise<ImpactReport> {
   const keep = options.examples ?? 3;
@@ -399,8 +564,11 @@ export async function replayImpact(
   const examples: Record<Change, ImpactExample[]> = {};
   let unchanged = 0;
   let notRun = 0;
+  let count = 0;
 
-  for (const record of records) {
+  // One at a time as they come: a record file is streamed, never held whole.
+  for await (const record of records) {
+    count += 1;
     bump(recordedPolicies, record.policy || "unknown");
     const outcome = await judge({
       body: { ok: true, text: JSON.stringify(record.event) },
@@ -439,9 +607,9 @@ export async function replayImpact(
 
   return {
     policy: candidate.hash,
-    records: records.length,
+    records: count,
     unchanged,
-    changed: records.length - unchanged - notRun - judgeFailed,
+    changed: count - unchanged - notRun - judgeFailed,
     recordedPolicies: sorted(recordedPolicies),
     byChange: sorted(byChange),
     byRule: sortedNested(byRule),

@@ -45,7 +45,7 @@ const COMMANDS: Readonly<Record<CommandName, (args: readonly string[]) => Promis
   check: checkCommand,
   simulate: simulateCommand,
   test: (args) => policyTestCommand(args, io),
-  replay: (args) => replayCommand(args, io),
+  replay: (args) => replayCommand(args, { ...io, stdin: () => process.stdin }),
   "egress-check": async (args) => {
     const result = await egressCheck(args);
     io.out(`${JSON.stringify(result)}\n`);

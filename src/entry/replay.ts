@@ -5,7 +5,11 @@
  */
 import { constants } from "node:buffer";
 import { randomUUID } from "node:crypto";
-import { readFile } from "node:fs/promises";
+import { createWriteStream } from "node:fs";
+import { type FileHandle, mkdtemp, open, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pipeline } from "node:stream/promises";
 import { parseArgs } from "node:util";
 import { createUndiciEgress } from "../adapters/egress/undici.js";
 import { nodeSha256 } from "../adapters/hash/node-crypto.js";
@@ -14,20 +18,23 @@ import type { ReplayRecord } from "../app/handle-hook.js";
 import { createRemoteActions } from "../app/remote-actions.js";
 import {
   type Counts,
+  createTally,
   type ImpactExample,
   type ImpactReport,
   promptsOnly,
-  readRecords,
+  RecordTooLarge,
   replayImpact,
+  streamRecords,
 } from "../app/replay.js";
 import { errorMessage } from "../core/errors.js";
+import type { LoadedPolicy } from "../core/policy.js";
 import { shorten } from "../core/truncate.js";
 import type { CommandIo } from "./policy-test.js";
 import { UsageError } from "./usage-error.js";
 
 export async function replayCommand(
   args: readonly string[],
-  io: CommandIo & { readonly stdin: () => Promise<Uint8Array> },
+  io: CommandIo & { readonly stdin: () => NodeJS.ReadableStream },
 ): Promise<number> {
   const { values, positionals } = parseArgs({
     args: [...args],
@@ -54,47 +61,116 @@ export async function replayCommand(
     io.err(`${formatIssues(loaded.error)}\nhookgate: ${values.policy}: invalid policy\n`);
     return 1;
   }
-  const records: ReplayRecord[] = [];
-  for (const file of positionals) {
-    let text: string;
-    try {
-      text = file === "-" ? Buffer.from(await io.stdin()).toString("utf8") : await readFile(file, "utf8");
-    } catch (e) {
-      io.err(`hookgate: cannot read ${file}: ${tooLarge(e) ? tooLargeFix(file) : errorMessage(e)}\n`);
-      return 1;
+  // Each file is read twice, as a stream: once to check it (a malformed record or a file with
+  // none exits 1 before anything is judged or a model called), then to replay it; the second read
+  // stops where the first did, so a recording still being written replays what was checked.
+  // stdin and pipes are copied to a private temporary file to be read twice.
+  const files: { name: string; handle: FileHandle; bytes: number }[] = [];
+  let spool: string | undefined;
+  let copies = 0;
+  /** The input copied to a file only this user can read, opened. */
+  const copied = async (input: NodeJS.ReadableStream): Promise<FileHandle> => {
+    spool ??= await mkdtemp(join(tmpdir(), "hookgate-replay-"));
+    copies += 1;
+    const path = join(spool, `input-${copies}`);
+    await pipeline(input, createWriteStream(path, { mode: 0o600 }));
+    return open(path, "r");
+  };
+  try {
+    for (const file of positionals) {
+      let handle: FileHandle;
+      try {
+        handle = file === "-" ? await copied(io.stdin()) : await open(file, "r");
+        // A pipe (`<(zcat records.jsonl.gz)`) can be read only once.
+        if (file !== "-" && !(await handle.stat()).isFile()) {
+          const piped = handle;
+          try {
+            handle = await copied(piped.createReadStream({ autoClose: false }));
+          } finally {
+            await piped.close();
+          }
+        }
+      } catch (e) {
+        io.err(`hookgate: cannot read ${file}: ${errorMessage(e)}\n`);
+        return 1;
+      }
+      const opened = { name: file, handle, bytes: 0 };
+      files.push(opened);
+      const tally = createTally(10);
+      try {
+        const stream = handle.createReadStream({
+          encoding: "utf8",
+          autoClose: false,
+          start: 0,
+          highWaterMark: READ_CHUNK,
+        });
+        for await (const _ of streamRecords(stream, tally, constants.MAX_STRING_LENGTH));
+        opened.bytes = stream.bytesRead;
+      } catch (e) {
+        io.err(
+          `hookgate: cannot read ${file}: ${e instanceof RecordTooLarge ? tooLargeFix(e) : errorMessage(e)}\n`,
+        );
+        return 1;
+      }
+      if (tally.invalidCount > 0) {
+        const shown = tally.invalid.map((i) => `${file}: ${i.at}: ${i.problem}`);
+        const more =
+          tally.invalidCount > shown.length ? `\n… and ${tally.invalidCount - shown.length} more` : "";
+        io.err(
+          `${shown.join("\n")}${more}\nhookgate: ${file}: ${tally.invalidCount} malformed hook record${tally.invalidCount > 1 ? "s" : ""}\n`,
+        );
+        return 1;
+      }
+      if (tally.records === 0) {
+        const held =
+          tally.skipped > 0 ? `${tally.skipped} other line${tally.skipped > 1 ? "s" : ""}` : "it is empty";
+        io.err(
+          `hookgate: ${file} holds no hook records (${held}): record with \`hookgate serve --record FILE\`, or export the "hook record" log lines (see README)\n`,
+        );
+        return 1;
+      }
+      const { count, firstLine } = tally.unparsed;
+      if (count > 0) {
+        io.err(
+          `hookgate: ${file}: ${count} line${count > 1 ? "s" : ""} that look${count > 1 ? "" : "s"} like a record but ${count > 1 ? "do" : "does"} not parse, first at line ${firstLine} (cut short?); not replayed\n`,
+        );
+      }
     }
-    const read = readRecords(text);
-    if (read.invalid.length > 0) {
-      const shown = read.invalid.slice(0, 10).map((i) => `${file}: ${i.at}: ${i.problem}`);
-      const more = read.invalid.length > 10 ? `\n… and ${read.invalid.length - 10} more` : "";
-      io.err(
-        `${shown.join("\n")}${more}\nhookgate: ${file}: ${read.invalid.length} malformed hook record${read.invalid.length > 1 ? "s" : ""}\n`,
-      );
-      return 1;
-    }
-    if (read.records.length === 0) {
-      const held =
-        read.skipped > 0 ? `${read.skipped} other line${read.skipped > 1 ? "s" : ""}` : "it is empty";
-      io.err(
-        `hookgate: ${file} holds no hook records (${held}): record with \`hookgate serve --record FILE\`, or export the "hook record" log lines (see README)\n`,
-      );
-      return 1;
-    }
-    const { count, firstLine } = read.unparsed;
-    if (count > 0) {
-      io.err(
-        `hookgate: ${file}: ${count} line${count > 1 ? "s" : ""} that look${count > 1 ? "" : "s"} like a record but ${count > 1 ? "do" : "does"} not parse, first at line ${firstLine} (cut short?); not replayed\n`,
-      );
-    }
-    // One by one: spread into push, a file's records are as many arguments, and a file of
-    // 200,000 records (43 MB of short ones) overflowed the stack.
-    for (const record of read.records) records.push(record);
+    return await replayFiles({ ...values, policy: values.policy }, loaded.value, files, examples, io);
+  } finally {
+    for (const file of files) await file.handle.close();
+    if (spool) await rm(spool, { recursive: true, force: true });
   }
+}
 
-  const candidate = loaded.value.policy;
+/** The records of the files checked, read again up to where the check stopped. */
+async function* recordsOf(
+  files: readonly { handle: FileHandle; bytes: number }[],
+): AsyncGenerator<ReplayRecord> {
+  for (const { handle, bytes } of files) {
+    if (bytes === 0) continue;
+    const stream = handle.createReadStream({
+      encoding: "utf8",
+      autoClose: false,
+      start: 0,
+      end: bytes - 1,
+      highWaterMark: READ_CHUNK,
+    });
+    yield* streamRecords(stream, createTally(0), constants.MAX_STRING_LENGTH);
+  }
+}
+
+async function replayFiles(
+  values: { policy: string; json?: boolean | undefined; "with-judge"?: boolean | undefined },
+  loaded: LoadedPolicy,
+  files: readonly { handle: FileHandle; bytes: number }[],
+  examples: number,
+  io: CommandIo,
+): Promise<number> {
+  const candidate = loaded.policy;
   // A model whose key is unset fails every call: say so before the report counts them.
   if (values["with-judge"]) {
-    const keys = loaded.value.warnings.filter((w) => /^\$\.models\b.*\.apiKey$/.test(w.path));
+    const keys = loaded.warnings.filter((w) => /^\$\.models\b.*\.apiKey$/.test(w.path));
     if (keys.length > 0) io.err(`${formatIssues(keys)}\n`);
   }
   const clock = { now: Date.now, monotonic: () => performance.now() };
@@ -116,7 +192,7 @@ export async function replayCommand(
     report = await replayImpact(
       { clock, newId: randomUUID, sha256: nodeSha256, remote },
       candidate,
-      records,
+      recordsOf(files),
       { examples },
     );
   } finally {
@@ -131,21 +207,19 @@ export async function replayCommand(
 }
 
 /**
- * A file is read whole, as one string: past the longest string V8 makes (about 512 MiB of
- * records) the read fails with "Invalid string length", and past 2 GiB Node refuses it. serve
- * --record writes one file until it is rotated (SIGHUP), so a long recording gets there.
+ * Records are read a line at a time (a pretty-printed value, as `wrangler tail` prints, a value
+ * at a time; a Logs Insights export is one value): past the longest string V8 makes (about 512
+ * MiB) one cannot be held.
  */
-function tooLarge(e: unknown): boolean {
-  const code = (e as { code?: unknown } | undefined)?.code;
-  return (
-    code === "ERR_FS_FILE_TOO_LARGE" ||
-    code === "ERR_STRING_TOO_LONG" ||
-    (e instanceof RangeError && /string length/i.test(e.message))
-  );
-}
+const tooLargeFix = (e: RecordTooLarge) =>
+  e.spansLines
+    ? `the JSON value from line ${e.line} on is larger than replay reads in one piece (${MIB} MiB): export fewer records per document`
+    : `line ${e.line} is longer than replay reads in one piece (${MIB} MiB): a hook record is one line, far shorter`;
 
-const tooLargeFix = (file: string) =>
-  `it is larger than replay reads in one piece (${Math.round(constants.MAX_STRING_LENGTH / 2 ** 20)} MiB): split it by lines (split -l 500000 ${file === "-" ? "FILE" : file} part-) and pass the parts`;
+/** Bytes read at a time: fewer, larger reads than a stream's 64 KiB; a record is a line of them. */
+const READ_CHUNK = 2 ** 20;
+
+const MIB = Math.round(constants.MAX_STRING_LENGTH / 2 ** 20);
 
 const arrow = (change: string) => change.replace("->", " -> ");
 

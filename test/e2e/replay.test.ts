@@ -10,12 +10,14 @@ import {
   existsSync,
   mkdtempSync,
   openSync,
+  readdirSync,
   readFileSync,
   renameSync,
   rmSync,
   statSync,
   truncateSync,
   writeFileSync,
+  writeSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -347,8 +349,46 @@ describe("hookgate replay", () => {
     expect(JSON.parse(stdout)).toMatchObject({ records: 200_000, changed: 0, unchanged: 200_000 });
   });
 
-  it("says how to split a file too large to read in one piece", async () => {
-    // Sparse: 3 GiB that take no disk, refused before anything is read.
+  it("replays a file larger than the process may hold, a record at a time", async () => {
+    // 200 MiB of 8 KB records against a 64 MiB heap: read whole, as replay did, it ran out of memory.
+    const record = (i: number) =>
+      JSON.stringify({
+        time: "2026-11-29T23:21:02.526Z",
+        decisionId: `d${i}`,
+        policy: "f0d9c9726998939d",
+        client: "claude-code",
+        team: "platform",
+        event: { hook_event_name: "Stop", session_id: "s", note: `é${"x".repeat(8000)}` },
+        decision: "none",
+        rules: [],
+        shadow: [],
+      });
+    const large = join(dir, "large.jsonl");
+    const fd = openSync(large, "w");
+    let records = 0;
+    try {
+      const block = `${Array.from({ length: 1000 }, (_, i) => record(i)).join("\n")}\n`;
+      while (records * 8000 < 200 * 2 ** 20) {
+        writeSync(fd, block);
+        records += 1000;
+      }
+    } finally {
+      closeSync(fd);
+    }
+    try {
+      const { code, stdout, stderr } = await runCli(["replay", "--policy", CANDIDATE, large, "--json"], "", {
+        NODE_OPTIONS: "--max-old-space-size=64",
+      });
+      expect(stderr).toBe("");
+      expect(code).toBe(0);
+      expect(JSON.parse(stdout)).toMatchObject({ records, changed: 0, unchanged: records });
+    } finally {
+      rmSync(large);
+    }
+  });
+
+  it("says which line is too long to read in one piece", async () => {
+    // Sparse: 3 GiB that take no disk, one line with no newline; refused past 512 MiB of it.
     const huge = join(dir, "huge.jsonl");
     writeFileSync(huge, "");
     truncateSync(huge, 3 * 2 ** 30);
@@ -356,8 +396,37 @@ describe("hookgate replay", () => {
     rmSync(huge);
     expect(code).toBe(1);
     expect(stderr).toBe(
-      `hookgate: cannot read ${huge}: it is larger than replay reads in one piece (512 MiB): split it by lines (split -l 500000 ${huge} part-) and pass the parts\n`,
+      `hookgate: cannot read ${huge}: line 1 is longer than replay reads in one piece (512 MiB): a hook record is one line, far shorter\n`,
     );
+  });
+
+  it("reads a pretty-printed export that starts with a byte order mark, and stdin or a pipe through a temporary file it removes", async () => {
+    const text = readFileSync(join(ROOT, "test/fixtures/replay/wrangler-tail.json"), "utf8");
+    const marked = join(dir, "bom.json");
+    writeFileSync(marked, `\uFEFF${text}`);
+    const file = await runCli(["replay", "--policy", CANDIDATE, marked, "--json"]);
+    expect(file.stderr).toBe("");
+    expect(JSON.parse(file.stdout)).toMatchObject({ records: 13, changed: 4 });
+
+    const temp = mkdtempSync(join(tmpdir(), "hookgate-replay-tmp-"));
+    try {
+      const piped = await runCli(["replay", "--policy", CANDIDATE, "-", "--json"], `\uFEFF${text}`, {
+        TMPDIR: temp,
+      });
+      expect(JSON.parse(piped.stdout)).toMatchObject({ records: 13, changed: 4 });
+      expect(readdirSync(temp)).toEqual([]);
+
+      // A pipe given as a file (`<(zcat records.jsonl.gz)`) is read once too, and copied.
+      const fifo = join(dir, "records.fifo");
+      execFileSync("mkfifo", [fifo]);
+      const writer = spawn("sh", ["-c", 'cat "$1" > "$2"', "sh", join(ROOT, TRAFFIC), fifo]);
+      const fromPipe = await runCli(["replay", "--policy", CANDIDATE, fifo, "--json"], "", { TMPDIR: temp });
+      writer.kill();
+      expect(JSON.parse(fromPipe.stdout)).toMatchObject({ records: 13, changed: 4 });
+      expect(readdirSync(temp)).toEqual([]);
+    } finally {
+      rmSync(temp, { recursive: true, force: true });
+    }
   });
 
   it("exits 1 only on unreadable input", async () => {

@@ -1,0 +1,141 @@
+/**
+ * Reading hook records as a stream (`hookgate replay`): the same records and counts as reading the
+ * text whole, whatever the chunks the text arrives in, and never more than a line (or one JSON
+ * value spanning lines) held at a time.
+ */
+import { createReadStream, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import type { ReplayRecord } from "../../src/app/handle-hook.js";
+import { createTally, RecordTooLarge, readRecords, streamRecords } from "../../src/app/replay.js";
+
+const dir = mkdtempSync(join(tmpdir(), "hookgate-replay-read-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const TRAFFIC = readFileSync("test/fixtures/replay/traffic.jsonl", "utf8");
+const WRANGLER = readFileSync("test/fixtures/replay/wrangler-tail.json", "utf8");
+const INSIGHTS = readFileSync("test/fixtures/replay/cloudwatch-insights.json", "utf8");
+
+/** The text in chunks of `size` characters. */
+async function* chunked(text: string, size: number): AsyncGenerator<string> {
+  for (let i = 0; i < text.length; i += size) yield text.slice(i, i + size);
+}
+
+async function streamed(chunks: AsyncIterable<string>, limit = Number.POSITIVE_INFINITY) {
+  const tally = createTally(10);
+  const records: ReplayRecord[] = [];
+  for await (const record of streamRecords(chunks, tally, limit)) records.push(record);
+  return { records, invalid: tally.invalid, skipped: tally.skipped, unparsed: tally.unparsed, tally };
+}
+
+/** What streaming gives, as readRecords reports it. */
+async function asRead(chunks: AsyncIterable<string>) {
+  const { records, invalid, skipped, unparsed } = await streamed(chunks);
+  return { records, invalid, skipped, unparsed };
+}
+
+const record = JSON.parse(TRAFFIC.split("\n")[8] ?? "") as Record<string, unknown>;
+const line = (fields: Record<string, unknown> = {}) => JSON.stringify({ ...record, ...fields });
+
+describe("streamRecords", () => {
+  it.each([
+    ["JSONL", TRAFFIC],
+    ["wrangler tail --format json", WRANGLER],
+    ["a Logs Insights export", INSIGHTS],
+  ])("finds in %s what readRecords finds, in chunks of any size", async (_what, text) => {
+    const whole = readRecords(text);
+    expect(whole.records).toHaveLength(13);
+    for (const size of [1, 7, 64, 1000, text.length])
+      expect(await asRead(chunked(text, size))).toEqual(whole);
+  });
+
+  it("reads a record split across a file's read chunks, a multi-byte character cut in two among them", async () => {
+    // é is two bytes in UTF-8: with 16-byte reads, some are cut between two reads.
+    const text = `${[0, 1, 2, 3].map((i) => line({ decisionId: `é${i}`, reason: "é".repeat(50 + i) })).join("\n")}\n`;
+    const path = join(dir, "chunks.jsonl");
+    writeFileSync(path, text);
+    const read = await streamed(createReadStream(path, { encoding: "utf8", highWaterMark: 16 }));
+    expect(read.records.map((r) => [r.decisionId, r.reason])).toEqual(
+      [0, 1, 2, 3].map((i) => [`é${i}`, "é".repeat(50 + i)]),
+    );
+    expect(read.skipped).toBe(0);
+    expect(read.unparsed.count).toBe(0);
+  });
+
+  it("reads a record longer than a read chunk", async () => {
+    const long = line({
+      decisionId: "long",
+      event: { ...(record.event as object), pad: "x".repeat(200_000) },
+    });
+    const path = join(dir, "long.jsonl");
+    writeFileSync(path, `${line()}\n${long}\n${line()}\n`);
+    const read = await streamed(createReadStream(path, { encoding: "utf8", highWaterMark: 1024 }));
+    expect(read.records.map((r) => r.decisionId)).toEqual([record.decisionId, "long", record.decisionId]);
+  });
+
+  it("reads CRLF line ends, a UTF-8 byte order mark, an empty text and a last line without its newline", async () => {
+    const crlf = `${line()}\r\n${line()}\r\n`;
+    expect(await asRead(chunked(crlf, 5))).toEqual(readRecords(crlf));
+    expect((await streamed(chunked(crlf, 5))).records).toHaveLength(2);
+    const bom = `\uFEFF${line()}\n${line()}`;
+    expect((await streamed(chunked(bom, 3))).records).toHaveLength(2);
+    // A pretty-printed export with a byte order mark (dropped, as a policy file's is).
+    expect((await streamed(chunked(`\uFEFF${WRANGLER}`, 100))).records).toHaveLength(13);
+    expect(await asRead(chunked("", 1))).toEqual({
+      records: [],
+      invalid: [],
+      skipped: 0,
+      unparsed: { count: 0, firstLine: undefined },
+    });
+  });
+
+  it("counts a record cut short at the end, and one cut short before whole records, and reads on", async () => {
+    const whole = line();
+    const torn = `${whole}\n${whole.slice(0, whole.length >> 1)}`;
+    expect(await asRead(chunked(torn, 9))).toEqual(readRecords(torn));
+    expect((await streamed(chunked(torn, 9))).unparsed).toEqual({ count: 1, firstLine: 2 });
+    // Cut inside a string: its `{` never closes; the records after it are read, not held.
+    const middle = `${whole}\n${whole.slice(0, 40)}\n${whole}\n${whole}\n`;
+    expect(await asRead(chunked(middle, 9))).toEqual(readRecords(middle));
+    const read = await streamed(chunked(middle, 9));
+    expect(read.records).toHaveLength(3);
+    expect(read.unparsed).toEqual({ count: 1, firstLine: 2 });
+    // Before pretty-printed values, which are not records of their own line.
+    const beforePretty = `${whole.slice(0, 40)}\n${WRANGLER}`;
+    const pretty = await streamed(chunked(beforePretty, 50));
+    expect(pretty.records).toHaveLength(13);
+    expect(pretty.unparsed).toEqual({ count: 1, firstLine: 1 });
+  });
+
+  it("names the line of a malformed record, and keeps only the first few of many", async () => {
+    const bad = line({ decision: "maybe" });
+    const text = `${line()}\n${Array.from({ length: 12 }, () => bad).join("\n")}\n`;
+    const read = await streamed(chunked(text, 10));
+    expect(read.tally.invalidCount).toBe(12);
+    expect(read.invalid).toHaveLength(10);
+    expect(read.invalid[0]).toEqual({
+      at: "line 2",
+      problem: "decision must be one of allow, deny, ask, defer, block, none",
+    });
+    expect(read.records).toHaveLength(1);
+  });
+
+  it("refuses a line, or a value spanning lines, longer than its limit, naming where it starts", async () => {
+    const refused = async (text: string, limit: number) => {
+      try {
+        await streamed(chunked(text, 10), limit);
+      } catch (e) {
+        return e instanceof RecordTooLarge ? { line: e.line, spansLines: e.spansLines } : e;
+      }
+      return "read";
+    };
+    expect(await refused(`${line()}\n${line()}\n`, 10_000)).toBe("read");
+    expect(await refused(`${line()}\n${"x".repeat(20_000)}\n`, 10_000)).toEqual({
+      line: 2,
+      spansLines: false,
+    });
+    expect(await refused(`${line()}\n${"x".repeat(20_000)}`, 10_000)).toEqual({ line: 2, spansLines: false });
+    expect(await refused(`${line()}\n${WRANGLER}`, 1_000)).toEqual({ line: 2, spansLines: true });
+  });
+});
