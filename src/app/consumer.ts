@@ -1,14 +1,18 @@
 /**
  * The consumer for pull queues (SQLite on Node, SQS from a long-running process): keep up to
  * `batchSize` jobs in flight, deliver each, and ack, retry or dead-letter it on its own.
- * `stop()` drains: it stops taking new jobs and waits for the jobs in hand.
+ * `stop()` drains: it stops taking new jobs and waits for the jobs in hand. A dead letter whose
+ * message stayed on the queue (`DeadLetterSentError`, SQS) is not delivered again when it comes back.
  */
 import { type DeliveryJob, isDeliveryJob, thrownOutcome } from "../core/delivery.js";
 import { errorMessage } from "../core/errors.js";
 import type { Logger, Metrics } from "../core/ports.js";
-import type { Queue, ReceivedMessage } from "../core/queue.js";
+import { isDeadLetterSent, type Queue, type ReceivedMessage } from "../core/queue.js";
 import { reportDeadLetter } from "./dead-letter.js";
 import type { Deliverer } from "./deliver.js";
+
+/** How many jobs whose dead letter went in but whose message stayed on the queue are remembered. */
+const MAX_REMEMBERED_DEAD = 1_000;
 
 const NOT_A_JOB =
   "the stored message is not a delivery job (an id, a sink and a notification); dead-lettered as stored";
@@ -52,6 +56,13 @@ export function startConsumer(
     look = true;
     wake?.();
   };
+  /**
+   * Jobs dead-lettered whose message stayed on the queue (SQS: the send to the DLQ went through,
+   * the delete did not), by id. When one comes back it is deleted unsent, the delete's second
+   * try, as Lambda's own delete is the Lambda handler's. Should a replay of its dead letter
+   * arrive first, that copy is the one removed and the other delivered: one delivery either way.
+   */
+  const deadLettered = new Set<string>();
 
   /** Never rejects: a job that cannot even be read is logged, and its lease brings it back. */
   async function handle(message: ReceivedMessage<DeliveryJob>): Promise<void> {
@@ -67,6 +78,15 @@ export function startConsumer(
   }
 
   async function handleJob(message: ReceivedMessage<DeliveryJob>): Promise<void> {
+    if (deadLettered.has(message.id)) {
+      await deps.queue.ack(message);
+      deadLettered.delete(message.id);
+      deps.logger.log("warn", "job already dead-lettered; removed from the queue, not delivered again", {
+        job: message.id,
+        attempts: message.attempts,
+      });
+      return;
+    }
     const job: unknown = message.body;
     if (!isDeliveryJob(job)) {
       // A stored body that parses but is no job (a journal line from elsewhere) can never be
@@ -119,7 +139,17 @@ export function startConsumer(
         reason: outcome.reason,
       });
     } else {
-      if (!(await deps.queue.deadLetter(message, outcome.reason))) return stale(fields, outcome);
+      try {
+        if (!(await deps.queue.deadLetter(message, outcome.reason))) return stale(fields, outcome);
+      } catch (e) {
+        if (!isDeadLetterSent(e)) throw e;
+        // The dead letter is in but the message comes back: logged and counted now, as made.
+        deadLettered.add(message.id);
+        if (deadLettered.size > MAX_REMEMBERED_DEAD)
+          deadLettered.delete(deadLettered.values().next().value as string);
+        const deleteFailed = `${errorMessage(e)}; removed when it comes back`;
+        return reportDeadLetter(deps, { ...fields, deleteFailed }, outcome.reason);
+      }
       reportDeadLetter(deps, fields, outcome.reason);
     }
   }

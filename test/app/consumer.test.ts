@@ -1,9 +1,13 @@
 import { mkdtemp, rm } from "node:fs/promises";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { CreateQueueCommand } from "@aws-sdk/client-sqs";
+import { createSqsServer } from "local-aws-sqs";
 import { describe, expect, it } from "vitest";
 import { createMemoryQueue } from "../../src/adapters/queue/memory.js";
 import { createSqliteQueue } from "../../src/adapters/queue/sqlite.js";
+import { createSqsClientForLocal, createSqsQueue } from "../../src/adapters/queue/sqs.js";
 import { startConsumer } from "../../src/app/consumer.js";
 import { DEFAULT_RETRY_SCHEDULE_SECONDS, type DeliveryJob } from "../../src/core/delivery.js";
 
@@ -520,4 +524,78 @@ describe("startConsumer on a lease that ran out", () => {
       }
     },
   );
+});
+
+describe("startConsumer on SQS", () => {
+  it("removes a job whose dead letter went in but whose delete failed when it comes back, unsent and not dead-lettered twice", async () => {
+    // Session 30: the consumer logged the delete's error as a failed settle, so the message came
+    // back after its visibility timeout, was sent to its sink again and got a second dead letter.
+    // Real SQS on loopback; only the delete fails, through the SDK's middleware.
+    const server = await createSqsServer({ port: 0, hostname: "127.0.0.1" });
+    const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const client = createSqsClientForLocal(endpoint);
+    let deletes = 0;
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        // Only the first delete fails: the dead letter's.
+        if (context.commandName === "DeleteMessageBatchCommand" && ++deletes === 1)
+          throw Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
+        return next(args);
+      },
+      { step: "initialize", name: "failDeletes" },
+    );
+    const url = async (name: string) =>
+      (await client.send(new CreateQueueCommand({ QueueName: name }))).QueueUrl ?? "";
+    const queue = createSqsQueue<DeliveryJob>({
+      client,
+      queueUrl: await url("consumer-jobs"),
+      deadLetterQueueUrl: await url("consumer-dlq"),
+    });
+    const sent: string[] = [];
+    const lines: { level: string; msg: string; fields: Record<string, unknown> }[] = [];
+    const counted: string[] = [];
+    let consumer: ReturnType<typeof startConsumer> | undefined;
+    try {
+      await queue.send([{ id: "a", body: sessionEnd("a"), group: "s" }]);
+      consumer = startConsumer(
+        {
+          queue,
+          deliverer: {
+            deliver: async (j: DeliveryJob) => {
+              sent.push(j.id);
+              return { kind: "dead" as const, reason: "HTTP 410" };
+            },
+          },
+          logger: { log: (level, msg, fields = {}) => lines.push({ level, msg, fields }) },
+          metrics: { increment: (name) => counted.push(name) },
+        },
+        { batchSize: 1, idleMs: 20, visibilityMs: 1000 },
+      );
+      // Back after its 1 s visibility: removed, or (before the fix) delivered again.
+      const settled = () =>
+        sent.length > 1 || lines.some((l) => l.msg.startsWith("job already dead-lettered"));
+      for (let i = 0; i < 400 && !settled(); i++) await new Promise((r) => setTimeout(r, 10));
+      await consumer.stop();
+      expect(sent).toEqual(["a"]);
+      expect((await queue.listDead()).map((d) => d.id)).toEqual(["a"]);
+      expect(await queue.receive(10, 1000)).toEqual([]);
+      expect(lines.filter((l) => l.level === "error")).toEqual([
+        {
+          level: "error",
+          msg: "delivery dead-lettered",
+          fields: expect.objectContaining({
+            job: "a",
+            reason: "HTTP 410",
+            deleteFailed: expect.stringMatching(/socket hang up/),
+          }),
+        },
+      ]);
+      expect(counted.filter((n) => n === "hookgate_dead_lettered_total")).toHaveLength(1);
+    } finally {
+      await consumer?.stop();
+      await queue.close();
+      client.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
 });
