@@ -51,8 +51,11 @@ export interface LambdaRuntime {
   config(): Promise<LambdaConfig>;
   /** The egress guard; undici is imported on the first request. */
   readonly egress: Egress;
-  /** The SQS queue; the AWS SDK is imported on the first call. The consumer also needs the DLQ. */
-  queue(role: "producer" | "consumer"): Queue<DeliveryJob>;
+  /**
+   * The SQS queue; the AWS SDK is imported on the first call. The consumer also needs the DLQ.
+   * `signal`, read as each request is sent, ends it (the first call's is kept for the role).
+   */
+  queue(role: "producer" | "consumer", signal?: () => AbortSignal | undefined): Queue<DeliveryJob>;
 }
 
 export function createLambdaRuntime(options: LambdaOptions = {}): LambdaRuntime {
@@ -125,7 +128,7 @@ export function createLambdaRuntime(options: LambdaOptions = {}): LambdaRuntime 
   const client = once(options.sqsClient ?? (() => createLambdaSqsClient()));
   const queues = new Map<string, Queue<DeliveryJob>>();
 
-  function queue(role: "producer" | "consumer"): Queue<DeliveryJob> {
+  function queue(role: "producer" | "consumer", signal?: () => AbortSignal | undefined): Queue<DeliveryJob> {
     const existing = queues.get(role);
     if (existing) return existing;
     const open = once(async () => {
@@ -142,6 +145,7 @@ export function createLambdaRuntime(options: LambdaOptions = {}): LambdaRuntime 
         // An event near the body limit (raised towards Lambda's 6 MB) is cut to SQS's 1 MiB, as
         // on Cloudflare, rather than refused and lost; and so is a dead letter with its error.
         fit: fitDeliveryJob,
+        ...(signal && { signal }),
       });
     });
     const lazy = lazyQueue(open);

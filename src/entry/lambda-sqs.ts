@@ -27,6 +27,13 @@ export type SqsContext = Pick<Context, "getRemainingTimeInMillis">;
 export type SqsHandler = (event: SQSEvent, context?: SqsContext) => Promise<SQSBatchResponse>;
 
 /**
+ * Time kept to answer in: every SQS call ends this long before the invocation's time runs out,
+ * the SDK's retries included, and its record is reported. A settle needing more than one try of
+ * each call (SETTLE_MARGIN_MS) is cut short there rather than run into the function's timeout.
+ */
+const RETURN_MS = 1_000;
+
+/**
  * Time a delivery needs beyond its sink call: one try of each SQS call that settles it (a retry's
  * visibility change; a dead letter's two, the send to the DLQ and then the delete) and the
  * return. A delivery starts only while the invocation has its egress timeout plus this left: one
@@ -34,7 +41,7 @@ export type SqsHandler = (event: SQSEvent, context?: SqsContext) => Promise<SQSB
  * record, delivered ones too, comes back (sent twice, and each a receive of its retry schedule
  * spent).
  */
-export const SETTLE_MARGIN_MS = 2 * (SQS_CONNECT_TIMEOUT_MS + SQS_ANSWER_TIMEOUT_MS) + 1_000;
+export const SETTLE_MARGIN_MS = 2 * (SQS_CONNECT_TIMEOUT_MS + SQS_ANSWER_TIMEOUT_MS) + RETURN_MS;
 
 /** How many dead-lettered records whose delete failed a container remembers (message ids). */
 const MAX_REMEMBERED_DEAD = 1_000;
@@ -45,7 +52,12 @@ const BROKEN_CONFIG_HOLD_SECONDS = 300;
 export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
   const runtime = createLambdaRuntime(options);
   const { logger } = runtime;
-  const queue = runtime.queue("consumer");
+  /** The invocation being handled: one at a time per container. */
+  let invocation: SqsContext | undefined;
+  const queue = runtime.queue(
+    "consumer",
+    () => invocation && AbortSignal.timeout(Math.max(0, invocation.getRemainingTimeInMillis() - RETURN_MS)),
+  );
   let current: Deliverer | undefined;
   let toldBroken = false;
   /**
@@ -173,6 +185,7 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
   }
 
   return async (event, context) => {
+    invocation = context;
     const config = await runtime.config();
     const failed = (records: readonly SQSRecord[]): SQSBatchResponse => ({
       batchItemFailures: records.map((r): SQSBatchItemFailure => ({ itemIdentifier: r.messageId })),

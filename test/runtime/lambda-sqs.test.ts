@@ -456,6 +456,56 @@ describe("the Lambda SQS handler", () => {
     expect(hanging.received.length).toBeGreaterThan(0);
   });
 
+  it("cuts an SQS call short, the SDK's retries too, a second before the invocation's time runs out", {
+    timeout: 45_000,
+  }, async () => {
+    // Session 30: a settle's SQS call that needed the SDK's retries (3 tries of up to 8 s each)
+    // could outlast SETTLE_MARGIN_MS and run into the function's timeout, which fails the whole
+    // batch. The context says 60 s at the sink call's start, then 1.5 s: the hung
+    // ChangeMessageVisibility gets one try, not three, and its record is reported.
+    const hanging = await loopbackServer(() => undefined);
+    cleanups.push(() => hanging.close());
+    const sqs = await createLambdaSqsClient({
+      endpoint: hanging.url,
+      region: "us-east-1",
+      credentials: { accessKeyId: "local", secretAccessKey: "local" },
+    });
+    cleanups.push(async () => sqs.destroy());
+    const retried = withSink(jobOf(1), "flaky");
+    const template = FIXTURE.Records[0] as SQSRecord;
+    const event: SQSEvent = {
+      Records: [{ ...template, messageId: "m-0", body: JSON.stringify({ id: retried.id, body: retried }) }],
+    };
+    const lines: { message: string; fields: Record<string, unknown> }[] = [];
+    const handler = createSqsHandler({
+      env: {
+        HOOKGATE_POLICY: policy(),
+        HOOKGATE_QUEUE_URL: `${hanging.url}/000000000000/jobs`,
+        HOOKGATE_DLQ_URL: `${hanging.url}/000000000000/dlq`,
+        WHSEC: SECRET,
+      },
+      sqsClient: async () => sqs,
+      logger: { log: (_level, message, fields = {}) => lines.push({ message, fields }) },
+    });
+    let left = 60_000;
+    const context: SqsContext = {
+      getRemainingTimeInMillis: () => {
+        const now = left;
+        left = 1_500;
+        return now;
+      },
+    };
+
+    const response = await handler(event, context);
+
+    expect(response.batchItemFailures).toEqual([{ itemIdentifier: "m-0" }]);
+    expect(lines).toContainEqual({
+      message: "record failed; reported for redelivery",
+      fields: expect.objectContaining({ job: retried.id, error: expect.stringMatching(/abort/i) }),
+    });
+    expect(hanging.received).toHaveLength(1);
+  });
+
   it("starts no delivery the invocation's time left cannot cover, and reports those records alone", async () => {
     // Session 29: the handler never read the time left, so a batch whose deliveries ran into the
     // function's timeout was killed mid-way and every record came back, delivered ones too.

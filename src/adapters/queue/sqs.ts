@@ -45,6 +45,11 @@ export interface SqsQueueOptions<T> {
    * it an oversized message is refused before it is sent.
    */
   readonly fit?: (body: T, fits: (candidate: T) => boolean) => T;
+  /**
+   * Read as each SQS request is sent: a signal that ends it, the SDK's retries and their waits
+   * too (the Lambda delivery function's: the invocation's time left, less the return).
+   */
+  readonly signal?: () => AbortSignal | undefined;
 }
 
 const MAX_BATCH_ENTRIES = 10;
@@ -231,6 +236,10 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
   const decode = options.decode ?? ((value: unknown): T => value as T);
   const now = options.now ?? Date.now;
   const windowMs = options.batchWindowMs ?? DEFAULT_BATCH_WINDOW_MS;
+  const abortable = () => {
+    const abortSignal = options.signal?.();
+    return abortSignal ? { abortSignal } : {};
+  };
 
   function unreadable(message: Message, reason: string): void {
     options.onUnreadable?.({ messageId: message.MessageId ?? "", reason });
@@ -285,6 +294,7 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
                 DelaySeconds: outgoing[i]?.delaySeconds,
               })),
             }),
+            abortable(),
           ),
         );
       } catch (e) {
@@ -313,6 +323,7 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
         AttributeNames: ["All"],
         MessageSystemAttributeNames: ["ApproximateReceiveCount", "SentTimestamp"],
       }),
+      abortable(),
     );
     return result.Messages ?? [];
   }
@@ -339,12 +350,14 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
                   VisibilityTimeout: entries[i]?.visibilitySeconds,
                 })),
               }),
+              abortable(),
             )
           : client.send(
               new DeleteMessageBatchCommand({
                 QueueUrl: url,
                 Entries: ids.map((i) => ({ Id: String(i), ReceiptHandle: entries[i]?.receipt })),
               }),
+              abortable(),
             ),
     );
     return entries.map((_, i) => failures.get(i));
@@ -567,7 +580,10 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
         error: error.slice(0, MAX_ERROR_CHARS),
         failedAt,
       }));
-      await client.send(new SendMessageCommand({ QueueUrl: deadLetterQueueUrl, MessageBody: letter }));
+      await client.send(
+        new SendMessageCommand({ QueueUrl: deadLetterQueueUrl, MessageBody: letter }),
+        abortable(),
+      );
       await deletes.add({ receipt: message.receipt }).catch((e: unknown) => {
         throw new DeadLetterSentError(e);
       });
