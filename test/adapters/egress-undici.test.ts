@@ -2,6 +2,7 @@
  * The Node egress module against real loopback servers: the allowed path, every refusal
  * path, the pin against DNS rebinding, redirects, timeouts, size caps and proxies.
  */
+import { brotliCompressSync, deflateSync, gzipSync } from "node:zlib";
 import { EnvHttpProxyAgent, getGlobalDispatcher, setGlobalDispatcher } from "undici";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -472,6 +473,52 @@ describe("responses", () => {
     // Asked to, it keeps the first 1,024 bytes instead (sinks read only the status and the start).
     const cut = await post(module, `${a.url}/big`, { truncateResponse: true });
     expect(cut.ok && cut.value).toMatchObject({ status: 200, body: "x".repeat(1024) });
+  });
+
+  it("decodes the content codings Workers' fetch decodes, capping the decoded size, and drops a UTF-8 BOM", async () => {
+    // Session 30: a compressed or BOM-prefixed answer reached prompt rules, forwards and sinks as
+    // it came (JUDGE_MALFORMED where Workers' fetch decodes it). hookgate sends no
+    // Accept-Encoding, which RFC 9110 §12.5.3 reads as any coding acceptable.
+    const json = Buffer.from('{"ok":true}');
+    const answers: Record<string, { headers: Record<string, string>; body: Buffer }> = {
+      "/gzip": { headers: { "content-encoding": "gzip" }, body: gzipSync(json) },
+      "/two": { headers: { "content-encoding": "deflate, BR" }, body: brotliCompressSync(deflateSync(json)) },
+      "/bom": { headers: {}, body: Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), json]) },
+      "/bomb": { headers: { "content-encoding": "gzip" }, body: gzipSync(Buffer.alloc(1 << 20, "x")) },
+      "/unknown": { headers: { "content-encoding": "x-made-up" }, body: json },
+      "/corrupt": { headers: { "content-encoding": "gzip" }, body: json },
+    };
+    const coded = await loopbackServer((req, res) => {
+      const answer = answers[req.url] ?? { headers: {}, body: Buffer.alloc(0) };
+      res.writeHead(200, { "content-type": "application/json", ...answer.headers }).end(answer.body);
+    });
+    try {
+      const compiled = compileEgressPolicy(LOOPBACK_ONLY);
+      const module = createUndiciEgress({ policy: () => compiled.policy, maxResponseBytes: 1024 });
+      opened.push(module);
+      for (const path of ["/gzip", "/two", "/bom"]) {
+        const res = await post(module, `${coded.url}${path}`);
+        expect(res.ok && res.value.body).toBe('{"ok":true}');
+        expect(res.ok && res.value.headers["content-encoding"]).toBeUndefined();
+      }
+      expect(coded.received.every((r) => r.headers["accept-encoding"] === undefined)).toBe(true);
+      const bomb = await post(module, `${coded.url}/bomb`);
+      expect(!bomb.ok && bomb.error.code).toBe("EGRESS_RESPONSE_TOO_LARGE");
+      const unknown = await post(module, `${coded.url}/unknown`);
+      expect(unknown.ok && unknown.value).toMatchObject({
+        body: '{"ok":true}',
+        headers: { "content-encoding": "x-made-up" },
+      });
+      const corrupt = await post(module, `${coded.url}/corrupt`);
+      // A body that does not decode is a broken answer, as one cut off mid-way is.
+      expect(!corrupt.ok && corrupt.error).toMatchObject({
+        code: "EGRESS_CONNECT_FAILED",
+        stage: "response",
+        reason: expect.stringMatching(/Z_DATA_ERROR/),
+      });
+    } finally {
+      await coded.close();
+    }
   });
 
   it("strips CR, LF and NUL from header values", async () => {

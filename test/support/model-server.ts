@@ -5,6 +5,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
+import { brotliCompressSync, deflateSync, gzipSync } from "node:zlib";
 
 export type ModelScript =
   | { verdict: { ok: boolean; reason: string; impossible?: boolean } }
@@ -12,7 +13,18 @@ export type ModelScript =
   | { status: number; body: string; headers?: Record<string, string> }
   | { hang: true }
   | { delayMs: number; next: ModelScript }
-  | { reset: true };
+  | { reset: true }
+  /** The JSON answer of `next` in a content coding (with its content-encoding), or after a UTF-8 BOM. */
+  | { encode: Encoding; next: ModelScript };
+
+export type Encoding = "gzip" | "deflate" | "br" | "bom";
+
+const ENCODERS: Record<Encoding, (body: Buffer) => Buffer> = {
+  gzip: gzipSync,
+  deflate: deflateSync,
+  br: brotliCompressSync,
+  bom: (body) => Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), body]),
+};
 
 export interface ModelRequest {
   path: string;
@@ -35,9 +47,18 @@ export interface ModelServer {
 
 const DEFAULT_SCRIPT: ModelScript = { verdict: { ok: true, reason: "fine" } };
 
-function sendJson(res: ServerResponse, status: number, value: unknown): void {
-  res.writeHead(status, { "content-type": "application/json" });
-  res.end(JSON.stringify(value));
+function sendJson(res: ServerResponse, status: number, value: unknown, encoding?: Encoding): void {
+  const body = Buffer.from(JSON.stringify(value));
+  if (!encoding) {
+    res.writeHead(status, { "content-type": "application/json" });
+    res.end(body);
+    return;
+  }
+  res.writeHead(status, {
+    "content-type": "application/json",
+    ...(encoding !== "bom" && { "content-encoding": encoding }),
+  });
+  res.end(ENCODERS[encoding](body));
 }
 
 function anthropicAnswer(model: unknown, content: unknown[], stopReason: string): unknown {
@@ -70,8 +91,12 @@ export async function startModelServer(): Promise<ModelServer> {
   const timers = new Set<NodeJS.Timeout>();
   let current: ModelScript | ((req: ModelRequest) => ModelScript) = DEFAULT_SCRIPT;
 
-  function answer(req: ModelRequest, res: ServerResponse, script: ModelScript): void {
+  function answer(req: ModelRequest, res: ServerResponse, script: ModelScript, encoding?: Encoding): void {
     if ("hang" in script) return;
+    if ("encode" in script) {
+      answer(req, res, script.next, script.encode);
+      return;
+    }
     if ("reset" in script) {
       res.socket?.destroy();
       return;
@@ -95,12 +120,17 @@ export async function startModelServer(): Promise<ModelServer> {
         "verdict" in script
           ? { type: "tool_use", id: "toolu_test", name: "verdict", input: script.verdict }
           : { type: "text", text: script.text };
-      sendJson(res, 200, anthropicAnswer(model, [block], "verdict" in script ? "tool_use" : "end_turn"));
+      sendJson(
+        res,
+        200,
+        anthropicAnswer(model, [block], "verdict" in script ? "tool_use" : "end_turn"),
+        encoding,
+      );
       return;
     }
     if (req.path === "/v1/chat/completions") {
       const content = "verdict" in script ? JSON.stringify(script.verdict) : script.text;
-      sendJson(res, 200, openaiAnswer(model, content));
+      sendJson(res, 200, openaiAnswer(model, content), encoding);
       return;
     }
     sendJson(res, 404, { error: { message: `no such endpoint: ${req.path}` } });

@@ -12,6 +12,8 @@
  */
 import { lookup as dnsLookup } from "node:dns/promises";
 import { isIP, type LookupFunction } from "node:net";
+import { pipeline, type Readable } from "node:stream";
+import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
 import { Agent, buildConnector, type Dispatcher, request } from "undici";
 import { classifyAddress } from "../../core/egress/address.js";
 import {
@@ -196,7 +198,8 @@ export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
           req.url,
         );
       }
-      const body = await readCapped(res.body, maxBytes, req.truncateResponse === true);
+      const coded = decoded(res.body, res.headers["content-encoding"]);
+      const body = await readCapped(coded ?? res.body, maxBytes, req.truncateResponse === true);
       if (body === undefined) {
         return refuse(
           {
@@ -207,7 +210,12 @@ export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
           req.url,
         );
       }
-      return ok({ status: res.statusCode, headers: flattenHeaders(res.headers), body });
+      const headers = flattenHeaders(res.headers);
+      if (coded) {
+        delete headers["content-encoding"];
+        delete headers["content-length"];
+      }
+      return ok({ status: res.statusCode, headers, body });
     } catch (e) {
       return refuse(describeFailure(e, verdict.url, timedOut, timeoutMs, handedOver.has(signal)), req.url);
     } finally {
@@ -409,7 +417,38 @@ function flattenHeaders(headers: Record<string, string | string[] | undefined>):
   return out;
 }
 
-/** The body as text, or undefined past `maxBytes` (its first `maxBytes` when `truncate`). */
+/**
+ * The content codings Workers' fetch decodes (RFC 9110 §8.4.1). hookgate sends no
+ * Accept-Encoding, which RFC 9110 §12.5.3 reads as any coding being acceptable, so a server or a
+ * proxy may compress its answer all the same. `deflate` is the zlib format.
+ */
+const DECODERS: Readonly<Record<string, () => NodeJS.ReadWriteStream>> = {
+  gzip: createGunzip,
+  "x-gzip": createGunzip,
+  deflate: createInflate,
+  br: createBrotliDecompress,
+};
+
+/**
+ * The body decoded from its content codings, last applied first; undefined when it has none, or
+ * one no decoder knows (more than 3, or `identity` aside): it is then read as it came. A body
+ * that does not decode fails its read. The size cap applies to the decoded bytes.
+ */
+function decoded(body: Readable, header: string | string[] | undefined): Readable | undefined {
+  const codings = [header ?? []]
+    .flat()
+    .flatMap((h) => h.split(","))
+    .map((c) => c.trim().toLowerCase())
+    .filter((c) => c !== "" && c !== "identity");
+  const decoders = codings.reverse().map((c) => DECODERS[c]?.());
+  if (decoders.length === 0 || decoders.length > 3 || decoders.some((d) => d === undefined)) return undefined;
+  return pipeline([body, ...(decoders as NodeJS.ReadWriteStream[])], () => {}) as unknown as Readable;
+}
+
+/**
+ * The body as text, or undefined past `maxBytes` (its first `maxBytes` when `truncate`). Decoded
+ * as fetch's text() decodes, a leading UTF-8 BOM dropped (JSON.parse refuses one).
+ */
 async function readCapped(
   body: AsyncIterable<Uint8Array> & { destroy(): unknown },
   maxBytes: number,
@@ -427,5 +466,5 @@ async function readCapped(
     }
     chunks.push(chunk);
   }
-  return Buffer.concat(chunks).toString("utf8");
+  return new TextDecoder().decode(Buffer.concat(chunks));
 }
