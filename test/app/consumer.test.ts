@@ -527,7 +527,9 @@ describe("startConsumer on a lease that ran out", () => {
 });
 
 describe("startConsumer on SQS", () => {
-  it("removes a job whose dead letter went in but whose delete failed when it comes back, unsent and not dead-lettered twice", async () => {
+  it("removes a job whose dead letter went in but whose delete failed when it comes back, unsent and not dead-lettered twice", {
+    timeout: 20_000,
+  }, async () => {
     // Session 30: the consumer logged the delete's error as a failed settle, so the message came
     // back after its visibility timeout, was sent to its sink again and got a second dead letter.
     // Real SQS on loopback; only the delete fails, through the SDK's middleware.
@@ -574,9 +576,14 @@ describe("startConsumer on SQS", () => {
       // Back after its 1 s visibility: removed, or (before the fix) delivered again.
       const settled = () =>
         sent.length > 1 || lines.some((l) => l.msg.startsWith("job already dead-lettered"));
-      for (let i = 0; i < 400 && !settled(); i++) await new Promise((r) => setTimeout(r, 10));
+      for (let i = 0; i < 1000 && !settled(); i++) await new Promise((r) => setTimeout(r, 10));
       await consumer.stop();
       expect(sent).toEqual(["a"]);
+      expect(lines).toContainEqual({
+        level: "warn",
+        msg: "job already dead-lettered; removed from the queue, not delivered again",
+        fields: expect.objectContaining({ job: "a", attempts: 2 }),
+      });
       expect((await queue.listDead()).map((d) => d.id)).toEqual(["a"]);
       expect(await queue.receive(10, 1000)).toEqual([]);
       expect(lines.filter((l) => l.level === "error")).toEqual([
