@@ -24,7 +24,7 @@ import {
 import { batchLines, createJsonLogger, scrubLines } from "../adapters/log/json-lines.js";
 import { createPrometheusRegistry } from "../adapters/metrics/prometheus.js";
 import { formatIssues, loadPolicyFile } from "../adapters/policy-source/file.js";
-import { type JournalWriter, openJournalWriter } from "../adapters/queue/journal.js";
+import { type JournalWriter, journalHeld, openJournalWriter } from "../adapters/queue/journal.js";
 import { createJsonlRecorder } from "../adapters/record/jsonl.js";
 import { createSqliteSessionStore } from "../adapters/session/sqlite.js";
 import { createNotifier } from "../app/notify.js";
@@ -433,24 +433,39 @@ function openDataDir(dataDir: string): {
  * One `serve` per data dir: two would read one journal and fight over its position. The claim is
  * an exclusive lock on `serve.lock`, a SQLite file held in an open transaction: the operating
  * system drops it when the process dies, however it dies, so no stale claim is ever left, and a
- * second claim in the same process is refused too.
+ * second claim in the same process is refused too. A `serve.lock` someone deleted is no claim
+ * any more, so the claim also needs the intake journal free: a running serve's writer holds its
+ * segment's lock in the journal directory (journal.ts), and that refuses a second one too.
  */
 function claim(dataDir: string): () => void {
   const path = join(dataDir, "serve.lock");
   const pidPath = join(dataDir, "serve.pid");
+  const journalDir = join(dataDir, JOURNAL_DIR);
+  // Which process, so that the operator stops it rather than delete a lock taken for stale.
+  const refuse = (holds: string) => {
+    const pid = runningPid(pidPath);
+    return new DataDirError(
+      `cannot use the data dir ${dataDir}: another hookgate serve${pid === undefined ? "" : ` (pid ${pid})`} is running on it; ${holds}. Stop that process, or give each process its own --data-dir`,
+    );
+  };
   const lock = new Database(path, { timeout: 0 });
   try {
     lock.exec("BEGIN EXCLUSIVE");
   } catch (e) {
     lock.close();
     if ((e as { code?: string }).code !== "SQLITE_BUSY") throw e;
-    // Which process, so that the operator stops it rather than delete a lock taken for stale:
-    // deleted, it lets a second serve start on the data dir, and the two delete each other's
-    // journal segments, losing the notifications in them.
-    const pid = runningPid(pidPath);
-    throw new DataDirError(
-      `cannot use the data dir ${dataDir}: another hookgate serve${pid === undefined ? "" : ` (pid ${pid})`} is running on it; it holds ${path}, a lock the operating system drops when that process ends, so it is never stale: do not delete it. Stop that process, or give each process its own --data-dir`,
+    throw refuse(
+      `it holds ${path}, a lock the operating system drops when that process ends, so it is never stale: do not delete it`,
     );
+  }
+  try {
+    if (journalHeld(journalDir))
+      throw refuse(
+        `it writes the intake journal in ${journalDir} and holds its lock there (${path} was deleted, which freed that one); both are locks the operating system drops when that process ends, so they are never stale: do not delete them`,
+      );
+  } catch (e) {
+    lock.close();
+    throw e;
   }
   try {
     writeFileSync(pidPath, `${process.pid}\n`);

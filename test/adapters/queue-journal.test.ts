@@ -16,7 +16,12 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { openJournalReader, openJournalWriter, SEGMENT_BYTES } from "../../src/adapters/queue/journal.js";
+import {
+  journalHeld,
+  openJournalReader,
+  openJournalWriter,
+  SEGMENT_BYTES,
+} from "../../src/adapters/queue/journal.js";
 import { createSqliteQueue, type SqliteQueue } from "../../src/adapters/queue/sqlite.js";
 import { createNotifier } from "../../src/app/notify.js";
 import { parseHookEvent } from "../../src/core/events.js";
@@ -58,7 +63,10 @@ async function receivedNumbers(queue: SqliteQueue<Job>): Promise<number[]> {
   return got.map((m) => m.body.n).sort((a, b) => a - b);
 }
 
-const segmentFiles = () => readdirSync(journalDir).sort();
+const segmentFiles = () =>
+  readdirSync(journalDir)
+    .filter((name) => name.endsWith(".jsonl"))
+    .sort();
 /** The number of the segment file `name` (intake-<n>.jsonl). */
 const numberOf = (name: string | undefined) => Number(/^intake-(\d+)\.jsonl$/.exec(name ?? "")?.[1]);
 
@@ -122,7 +130,7 @@ describe("intake journal", () => {
     expect(reader.backlogBytes()).toBe(0);
     for (let n = 0; n < 6; n++) writer.append(jobs(n));
     const written = () =>
-      readdirSync(journalDir).reduce((sum, name) => sum + statSync(join(journalDir, name)).size, 0);
+      segmentFiles().reduce((sum, name) => sum + statSync(join(journalDir, name)).size, 0);
     expect(segmentFiles().length).toBeGreaterThan(1);
     expect(reader.backlogBytes()).toBe(written());
     await reader.drain();
@@ -556,6 +564,43 @@ describe("intake journal", () => {
       fresh.close();
       reader.close();
     });
+  });
+
+  it("never deletes a segment another writer still appends to, and takes in all of both writers' lines", async () => {
+    // Two serve processes on one journal (serve.lock deleted): the first one's segment is not
+    // complete because the second one's is later.
+    const first = openJournalWriter(journalDir);
+    first.append(jobs(1));
+    const second = openJournalWriter(journalDir);
+    second.append(jobs(2));
+    const [live] = segmentFiles();
+    const { queue, reader } = deliveryThread();
+    expect(await reader.drain()).toBe(1);
+    expect(segmentFiles()).toContain(live);
+    // Appended after the reader saw a later segment: before, it went to a deleted file.
+    first.append(jobs(3));
+    expect(await reader.drain()).toBe(1);
+    first.close();
+    // Done with it: the reader takes it to its end, deletes it with its lock, and moves on.
+    expect(await reader.drain()).toBe(1);
+    expect(
+      readdirSync(journalDir).filter((name) => name.startsWith(live?.replace(".jsonl", "") ?? "-")),
+    ).toEqual([]);
+    second.append(jobs(4));
+    expect(await reader.drain()).toBe(1);
+    expect(await receivedNumbers(queue)).toEqual([1, 2, 3, 4]);
+    second.close();
+  });
+
+  it("tells whether a writer holds the journal, and frees it on close", () => {
+    expect(journalHeld(journalDir)).toBe(false);
+    const writer = openJournalWriter(journalDir, 100);
+    expect(journalHeld(journalDir)).toBe(true);
+    // Past its first segment, it holds the one it writes.
+    for (let n = 0; n < 5; n++) writer.append(jobs(n));
+    expect(journalHeld(journalDir)).toBe(true);
+    writer.close();
+    expect(journalHeld(journalDir)).toBe(false);
   });
 
   it("never reads a file that is not a segment", async () => {

@@ -11,6 +11,7 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
+  rmSync,
   statSync,
   writeFileSync,
 } from "node:fs";
@@ -138,7 +139,8 @@ function heldJobIds(dataDir: string): string[] {
   }[];
   db.close();
   // Each journal line holds one send's jobs.
-  const journaled = readdirSync(join(dataDir, "intake")).flatMap((name) =>
+  const segments = readdirSync(join(dataDir, "intake")).filter((name) => name.endsWith(".jsonl"));
+  const journaled = segments.flatMap((name) =>
     readFileSync(join(dataDir, "intake", name), "utf8")
       .split("\n")
       .filter((line) => line !== "")
@@ -423,6 +425,38 @@ describe("the dead-letter queue", () => {
     await third.stop();
     const fourth = await gateway(policy, dataDir);
     expect((await post(fourth, rmEvent(3))).status).toBe(200);
+  });
+
+  it("loses no notify event sent to a serve whose serve.lock was deleted when a second serve starts on its data dir", async () => {
+    const receiver = await webhookReceiver(SECRET);
+    cleanups.push(() => receiver.close());
+    const policy = policyFile(receiver.url);
+    const dataDir = mkdtempSync(join(tmpdir(), "hookgate-unlocked-"));
+    const first = await gateway(policy, dataDir);
+    expect((await post(first, rmEvent(0))).status).toBe(200);
+    await until(() => receiver.unique.length === 1, "the first delivery");
+    // An operator takes the lock for a stale one and deletes it.
+    rmSync(join(dataDir, "serve.lock"));
+    let second: ServerProcess | undefined;
+    let refusal = "";
+    try {
+      second = await gateway(policy, dataDir);
+    } catch (e) {
+      refusal = String(e);
+    }
+    // Refused, it says which process holds the data dir and what to do; let run, it must lose nothing.
+    if (second === undefined) {
+      expect(refusal).toContain(`another hookgate serve (pid ${first.child.pid}) is running on it`);
+      expect(refusal).toContain("Stop that process, or give each process its own --data-dir");
+    }
+    const sent = 10;
+    for (let i = 1; i <= sent; i++) {
+      expect((await post(first, rmEvent(i))).status).toBe(200);
+      if (second) expect((await post(second, rmEvent(100 + i))).status).toBe(200);
+    }
+    const expected = 1 + sent * (second ? 2 : 1);
+    await until(() => receiver.unique.length >= expected, `${expected} deliveries`);
+    expect(receiver.unique).toHaveLength(expected);
   });
 
   it("gives up its data dir and exits when it cannot listen", async () => {

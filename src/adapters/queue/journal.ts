@@ -10,10 +10,24 @@
  *
  * The journal is a directory of segments, `intake-<n>.jsonl`. A writer never appends to a segment
  * it did not create: it starts a new one when it opens (a segment left by a killed process may
- * end in a torn line) and when its segment passes SEGMENT_BYTES. So once a later segment exists,
- * an earlier one is complete: the reader takes it to its end, skips a torn last line (a write
- * cut short: it never returned, so its send failed and nothing of it is delivered), deletes it
- * and moves on.
+ * end in a torn line) and when its segment passes SEGMENT_BYTES. While it may append to a
+ * segment it holds that segment's lock, `intake-<n>.lock` (below). A segment is complete once a
+ * later one exists and its lock is free: the reader takes it to its end, skips a torn last line
+ * (a write cut short: it never returned, so its send failed and nothing of it is delivered),
+ * deletes it and moves on.
+ *
+ * Why a lock per segment, and not "a later segment exists" alone: that rule holds for one writer.
+ * Two `serve` processes on one data dir (its `serve.lock` deleted, so the second one's claim
+ * succeeded) are two writers, and a reader that took the first one's live segment for complete
+ * deleted it while that writer went on appending to the deleted file: every event it answered
+ * after that was lost. The lock is an exclusive transaction on a SQLite file, the same kind as
+ * `serve.lock`: the operating system drops it when the process ends, however it ends, so a killed
+ * writer's segment is never held for ever, and a writer in another process, thread or connection
+ * is seen alike. It sits beside the data it guards, where an operator clearing "stale" lock files
+ * from the data dir is less likely to reach, and `serve` refuses to start while any segment's lock
+ * is held (`journalHeld`), so deleting `serve.lock` alone no longer lets a second one in. A lock
+ * file deleted as well is read as free (a writer of an older build made none), and the old loss
+ * comes back: that double removal is left open (docs/RELIABILITY.md, problem 10).
  *
  * A writer that finds no segment (a new journal, or one removed while queue.sqlite kept its
  * position) numbers its first from the clock, not from 1, so that a position the queue kept from
@@ -22,6 +36,7 @@
  */
 import {
   closeSync,
+  existsSync,
   fstatSync,
   mkdirSync,
   openSync,
@@ -32,6 +47,7 @@ import {
   writeSync,
 } from "node:fs";
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import type { OutgoingMessage } from "../../core/queue.js";
 import type { IntakePosition, IntakeRow } from "./sqlite.js";
 
@@ -40,6 +56,59 @@ export const SEGMENT_BYTES = 4 * 1024 * 1024;
 
 const NAME = /^intake-(\d{12})\.jsonl$/;
 const segmentName = (n: number) => `intake-${String(n).padStart(12, "0")}.jsonl`;
+const LOCK_NAME = /^intake-(\d{12})\.lock$/;
+const lockName = (n: number) => `intake-${String(n).padStart(12, "0")}.lock`;
+
+/**
+ * Takes segment `n`'s lock (an exclusive transaction on `intake-<n>.lock`, made if missing unless
+ * `mustExist`): the lock's connection, undefined when another writer holds it, or when
+ * `mustExist` and there is no lock file (a segment of an older build, or its lock deleted).
+ * Closing the connection frees the lock.
+ */
+function takeLock(dir: string, n: number, mustExist = false): Database.Database | undefined {
+  let lock: Database.Database;
+  try {
+    lock = new Database(join(dir, lockName(n)), { timeout: 0, fileMustExist: mustExist });
+  } catch (e) {
+    if (mustExist && (e as { code?: string }).code === "SQLITE_CANTOPEN") return undefined;
+    throw e;
+  }
+  try {
+    // No `-journal` file beside it: the transaction never writes, and a killed holder would
+    // leave one behind.
+    lock.pragma("journal_mode = MEMORY");
+    lock.exec("BEGIN EXCLUSIVE");
+    return lock;
+  } catch (e) {
+    lock.close();
+    if ((e as { code?: string }).code === "SQLITE_BUSY") return undefined;
+    throw e;
+  }
+}
+
+/**
+ * Whether a writer, in this process or another, holds the lock of one of the journal's segments:
+ * a `serve` is running on it. `serve` refuses to start then (node.ts `claim`).
+ */
+export function journalHeld(dir: string): boolean {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") return false;
+    throw e;
+  }
+  for (const name of names) {
+    const m = LOCK_NAME.exec(name);
+    if (!m) continue;
+    const n = Number(m[1]);
+    const lock = takeLock(dir, n, true);
+    if (lock) lock.close();
+    // No lock file any more: it was taken in and deleted meanwhile.
+    else if (existsSync(join(dir, lockName(n)))) return true;
+  }
+  return false;
+}
 
 function segments(dir: string): number[] {
   return readdirSync(dir)
@@ -88,19 +157,29 @@ export function openJournalWriter(
   let fd = -1;
   let size = 0;
   let closed = false;
+  /** The lock of the segment being written, held until the writer moves past it or closes. */
+  let held: Database.Database | undefined;
   const next = () => {
     if (fd >= 0) closeSync(fd);
     fd = -1;
-    // `wx`: a segment is only ever written by the writer that created it.
+    // The new segment's lock is taken before the segment is made, and the old one's freed only
+    // after: a reader never finds a segment of a live writer unlocked. `wx`: a segment is only
+    // ever written by the writer that created it; a lock held by another writer is its segment.
+    let lock: Database.Database | undefined;
     for (;;) {
       segment += 1;
+      lock = takeLock(dir, segment);
+      if (!lock) continue;
       try {
         fd = openSync(join(dir, segmentName(segment)), "wx");
         break;
       } catch (e) {
+        lock.close();
         if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
       }
     }
+    held?.close();
+    held = lock;
     size = 0;
   };
   next();
@@ -131,6 +210,9 @@ export function openJournalWriter(
       closed = true;
       if (fd >= 0) closeSync(fd);
       fd = -1;
+      // Its segment is complete: the reader may take it to its end and delete it.
+      held?.close();
+      held = undefined;
     },
   };
 }
@@ -239,14 +321,24 @@ export function openJournalReader(dir: string, deps: JournalReaderDeps): Journal
       taken += await readCurrent();
       const later = segments(dir).find((n) => n > position.segment);
       if (later === undefined) return taken;
-      // A later segment exists, so this one is complete: read it to its very end once more (the
-      // writer may have added lines since the read above), then move on to the next.
-      taken += await readCurrent();
-      if (tail.length > 0) deps.onTorn?.(position.segment, tail.length);
-      if (fd >= 0) closeSync(fd);
-      fd = -1;
-      tail = Buffer.alloc(0);
-      rmSync(join(dir, segmentName(position.segment)), { force: true });
+      // A later segment exists: this one is complete unless its writer still holds it (another
+      // serve on the data dir, or this one's writer when the later segment is another's). Then
+      // it is read again next time, and the later ones wait for it: late, never lost.
+      const lock = takeLock(dir, position.segment, true);
+      if (!lock && existsSync(join(dir, lockName(position.segment)))) return taken;
+      try {
+        // Read it to its very end once more (the writer may have added lines since the read
+        // above), then move on to the next.
+        taken += await readCurrent();
+        if (tail.length > 0) deps.onTorn?.(position.segment, tail.length);
+        if (fd >= 0) closeSync(fd);
+        fd = -1;
+        tail = Buffer.alloc(0);
+        rmSync(join(dir, segmentName(position.segment)), { force: true });
+        rmSync(join(dir, lockName(position.segment)), { force: true });
+      } finally {
+        lock?.close();
+      }
       const next = { segment: later, offset: 0 };
       await deps.intake([], next);
       position = next;
