@@ -156,6 +156,17 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
     store.close();
     throw dataDirError(options.dataDir, e);
   }
+  // A journal segment deleted under the writer (journal.ts: a second serve on the data dir with
+  // every lock file deleted) is copied to a new one at the next append, or here when none comes.
+  const journalCheck = setInterval(() => {
+    try {
+      store.journal.check();
+    } catch (e) {
+      logger.log("error", "could not copy a deleted intake journal segment to a new one", {
+        error: errorMessage(e),
+      });
+    }
+  }, JOURNAL_CHECK_MS).unref();
   const notifier = createNotifier({
     queue: {
       // Journaled before the answer goes out, so an answered event survives a SIGKILL (notify.ts);
@@ -193,6 +204,7 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
   };
   /** What the server's end leaves to close, in order: no more appends, then the thread drains. */
   const closeAfterServer = async () => {
+    clearInterval(journalCheck);
     store.journal.close();
     await deliveries.stop();
     store.close();
@@ -337,6 +349,8 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
   }
 }
 
+/** How often the intake journal's writer looks whether its segment was deleted under it. */
+const JOURNAL_CHECK_MS = 1000;
 /** How long a stop waits for requests in flight before cutting their connections. */
 const CLOSE_GRACE_MS = 10_000;
 /** How long before that remote calls still running are ended with their onError. */

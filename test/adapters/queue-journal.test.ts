@@ -592,6 +592,38 @@ describe("intake journal", () => {
     second.close();
   });
 
+  it("copies a segment deleted under its writer to a new one at the next append, losing none of its lines", async () => {
+    // A second reader whose lock check found no lock file (deleted by hand) deleted the live
+    // segment after taking in its first line; the second went to the deleted file.
+    const writer = openJournalWriter(journalDir);
+    writer.append(jobs(1));
+    const { queue, reader } = deliveryThread();
+    expect(await reader.drain()).toBe(1);
+    writer.append(jobs(2));
+    const [live] = segmentFiles();
+    rmSync(join(journalDir, live as string));
+    rmSync(join(journalDir, (live as string).replace(".jsonl", ".lock")));
+    writer.append(jobs(3));
+    expect(segmentFiles()).toHaveLength(1);
+    await reader.drain();
+    // Job 1 is taken in again; the queue still holds it, so it is there once.
+    expect(await receivedNumbers(queue)).toEqual([1, 2, 3]);
+    expect(journalHeld(journalDir)).toBe(true);
+    writer.close();
+  });
+
+  it("copies a deleted segment on check, with no append after the delete", async () => {
+    const writer = openJournalWriter(journalDir);
+    writer.append(jobs(1));
+    const [live] = segmentFiles();
+    rmSync(join(journalDir, live as string));
+    writer.check();
+    const { queue, reader } = deliveryThread();
+    await reader.drain();
+    expect(await receivedNumbers(queue)).toEqual([1]);
+    writer.close();
+  });
+
   it("tells whether a writer holds the journal, and frees it on close", () => {
     expect(journalHeld(journalDir)).toBe(false);
     const writer = openJournalWriter(journalDir, 100);

@@ -427,37 +427,56 @@ describe("the dead-letter queue", () => {
     expect((await post(fourth, rmEvent(3))).status).toBe(200);
   });
 
-  it("loses no notify event sent to a serve whose serve.lock was deleted when a second serve starts on its data dir", async () => {
-    const receiver = await webhookReceiver(SECRET);
-    cleanups.push(() => receiver.close());
-    const policy = policyFile(receiver.url);
-    const dataDir = mkdtempSync(join(tmpdir(), "hookgate-unlocked-"));
-    const first = await gateway(policy, dataDir);
-    expect((await post(first, rmEvent(0))).status).toBe(200);
-    await until(() => receiver.unique.length === 1, "the first delivery");
-    // An operator takes the lock for a stale one and deletes it.
-    rmSync(join(dataDir, "serve.lock"));
-    let second: ServerProcess | undefined;
-    let refusal = "";
-    try {
-      second = await gateway(policy, dataDir);
-    } catch (e) {
-      refusal = String(e);
-    }
-    // Refused, it says which process holds the data dir and what to do; let run, it must lose nothing.
-    if (second === undefined) {
-      expect(refusal).toContain(`another hookgate serve (pid ${first.child.pid}) is running on it`);
-      expect(refusal).toContain("Stop that process, or give each process its own --data-dir");
-    }
-    const sent = 10;
-    for (let i = 1; i <= sent; i++) {
-      expect((await post(first, rmEvent(i))).status).toBe(200);
-      if (second) expect((await post(second, rmEvent(100 + i))).status).toBe(200);
-    }
-    const expected = 1 + sent * (second ? 2 : 1);
-    await until(() => receiver.unique.length >= expected, `${expected} deliveries`);
-    expect(receiver.unique).toHaveLength(expected);
-  });
+  const lockFiles = (dataDir: string) => [
+    join(dataDir, "serve.lock"),
+    ...readdirSync(join(dataDir, "intake"))
+      .filter((name) => name.endsWith(".lock"))
+      .map((name) => join(dataDir, "intake", name)),
+  ];
+  it.each([
+    ["serve.lock was", (dataDir: string) => [join(dataDir, "serve.lock")]],
+    ["every lock file was", lockFiles],
+  ])(
+    "loses no notify event sent to a serve whose %s deleted when a second serve starts on its data dir",
+    async (_, deleted) => {
+      const receiver = await webhookReceiver(SECRET);
+      cleanups.push(() => receiver.close());
+      const policy = policyFile(receiver.url);
+      const dataDir = mkdtempSync(join(tmpdir(), "hookgate-unlocked-"));
+      const first = await gateway(policy, dataDir);
+      expect((await post(first, rmEvent(0))).status).toBe(200);
+      await until(() => receiver.unique.length === 1, "the first delivery");
+      // An operator takes the locks for stale ones and deletes them.
+      for (const path of deleted(dataDir)) rmSync(path);
+      let second: ServerProcess | undefined;
+      let refusal = "";
+      try {
+        second = await gateway(policy, dataDir);
+      } catch (e) {
+        refusal = String(e);
+      }
+      // Refused, it says which process holds the data dir and what to do; let run, it must lose nothing.
+      if (second === undefined) {
+        expect(refusal).toContain(`another hookgate serve (pid ${first.child.pid}) is running on it`);
+        expect(refusal).toContain("Stop that process, or give each process its own --data-dir");
+      }
+      const sent = 10;
+      for (let i = 1; i <= sent; i++) {
+        expect((await post(first, rmEvent(i))).status).toBe(200);
+        if (second) expect((await post(second, rmEvent(100 + i))).status).toBe(200);
+      }
+      const expected = 1 + sent * (second ? 2 : 1);
+      if (second) {
+        // Both running, a journal segment of one waits behind the other's live one (a reader
+        // never deletes a segment its writer holds): held on disk, delivered once that one stops.
+        await second.stop();
+        await first.stop();
+        await gateway(policy, dataDir);
+      }
+      await until(() => receiver.unique.length >= expected, `${expected} deliveries`);
+      expect(receiver.unique).toHaveLength(expected);
+    },
+  );
 
   it("gives up its data dir and exits when it cannot listen", async () => {
     const taken = await loopbackServer(() => undefined);

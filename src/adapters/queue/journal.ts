@@ -25,9 +25,19 @@
  * writer's segment is never held for ever, and a writer in another process, thread or connection
  * is seen alike. It sits beside the data it guards, where an operator clearing "stale" lock files
  * from the data dir is less likely to reach, and `serve` refuses to start while any segment's lock
- * is held (`journalHeld`), so deleting `serve.lock` alone no longer lets a second one in. A lock
- * file deleted as well is read as free (a writer of an older build made none), and the old loss
- * comes back: that double removal is left open (docs/RELIABILITY.md, problem 10).
+ * is held (`journalHeld`), so deleting `serve.lock` alone no longer lets a second one in.
+ *
+ * A segment's lock file deleted as well is read as free (a writer of an older build made none),
+ * so a second reader can still delete a live segment. The writer sees that instead: before each
+ * append, and on `check()` (serve calls it every second, for a writer that appends nothing
+ * meanwhile), a writer whose segment was deleted under it (`nlink` 0) copies all the segment held,
+ * still readable through its descriptor, into a new segment with a lock of its own, and goes on
+ * there. Lines written between the reader's last read and its delete are in that copy; so are
+ * the lines it took in, which are taken in again: a notify event is delivered twice rather than
+ * lost (a receiver keeping each `webhook-id` once drops the second). Only a kill before the
+ * writer's next check loses the lines the reader had not taken in. With two live writers, one's
+ * later segments wait behind the other's live one: late (until that writer rotates or stops),
+ * never lost.
  *
  * A writer that finds no segment (a new journal, or one removed while queue.sqlite kept its
  * position) numbers its first from the clock, not from 1, so that a position the queue kept from
@@ -139,6 +149,12 @@ export interface JournalWriter {
    */
   append<T>(messages: readonly OutgoingMessage<T>[]): void;
   /**
+   * Moves what was written to a new segment if its segment was deleted under it (see above);
+   * `append` does this first too. A writer that appends nothing for a while is checked this way,
+   * so that what it wrote last reaches a reader.
+   */
+  check(): void;
+  /**
    * Final: an append after it throws. A closed writer that went on would start a new segment, which
    * the next process's reader, once it claimed the data dir, would take as the end of its own
    * writer's live segment, and delete it.
@@ -171,7 +187,8 @@ export function openJournalWriter(
       lock = takeLock(dir, segment);
       if (!lock) continue;
       try {
-        fd = openSync(join(dir, segmentName(segment)), "wx");
+        // Readable too: a segment deleted under the writer is copied out through it (`rescue`).
+        fd = openSync(join(dir, segmentName(segment)), "wx+");
         break;
       } catch (e) {
         lock.close();
@@ -182,10 +199,45 @@ export function openJournalWriter(
     held = lock;
     size = 0;
   };
+  /**
+   * The segment was deleted (a reader took it for complete: its lock file was deleted too): copy
+   * it whole to a new one. Lines a reader took in are taken in again, never lost.
+   */
+  const rescue = () => {
+    if (fd < 0 || fstatSync(fd).nlink > 0) return;
+    const old = fd;
+    fd = -1;
+    let kept: Buffer;
+    try {
+      kept = Buffer.alloc(fstatSync(old).size);
+      let read = 0;
+      while (read < kept.length) {
+        const n = readSync(old, kept, read, kept.length - read, read);
+        if (n === 0) break;
+        read += n;
+      }
+      kept = kept.subarray(0, read);
+    } finally {
+      closeSync(old);
+    }
+    next();
+    let written = 0;
+    try {
+      while (written < kept.length) written += writeSync(fd, kept, written);
+    } catch (e) {
+      // Part of it may be in the new segment: the next line goes to another one, so the reader
+      // sees a torn end there. What was not copied is still in this process only, and lost.
+      closeSync(fd);
+      fd = -1;
+      throw e;
+    }
+    size = kept.length;
+  };
   next();
   return {
     append(messages) {
       if (closed) throw new Error("the intake journal is closed: serve is stopping");
+      rescue();
       // Rotating here, before the write, means an append that throws wrote nothing that counts.
       if (fd < 0 || size >= segmentBytes) next();
       // One line for all of a send's jobs: a write cut short tears that line alone, and the
@@ -206,7 +258,17 @@ export function openJournalWriter(
       }
       size += bytes.length;
     },
+    check() {
+      if (!closed) rescue();
+    },
     close() {
+      if (!closed) {
+        try {
+          rescue();
+        } catch {
+          // Closing goes on: what could not be copied is lost, as it was before the check.
+        }
+      }
       closed = true;
       if (fd >= 0) closeSync(fd);
       fd = -1;
