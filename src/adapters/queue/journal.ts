@@ -155,9 +155,10 @@ export interface JournalWriter {
    */
   check(): void;
   /**
-   * Final: an append after it throws. A closed writer that went on would start a new segment, which
-   * the next process's reader, once it claimed the data dir, would take as the end of its own
-   * writer's live segment, and delete it.
+   * Final: an append after it throws. A closed writer that went on would start a new segment,
+   * locked by no one, after the delivery thread's last drain (and, before segments had locks, the
+   * next process's reader took it as the end of its own writer's live segment, and deleted that).
+   * Frees the segment's lock, after copying it out if it was deleted (`check`).
    */
   close(): void;
 }
