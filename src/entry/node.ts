@@ -157,7 +157,7 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
     throw dataDirError(options.dataDir, e);
   }
   // A journal segment deleted under the writer (journal.ts: a second serve on the data dir with
-  // every lock file deleted) is copied to a new one at the next append, or here when none comes.
+  // every lock file deleted) is copied to a new one here, within a second.
   const journalCheck = setInterval(() => {
     try {
       store.journal.check();

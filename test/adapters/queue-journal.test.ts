@@ -592,7 +592,7 @@ describe("intake journal", () => {
     second.close();
   });
 
-  it("copies a segment deleted under its writer to a new one at the next append, losing none of its lines", async () => {
+  it("copies a segment deleted under its writer to a new one on check, losing none of its lines", async () => {
     // A second reader whose lock check found no lock file (deleted by hand) deleted the live
     // segment after taking in its first line; the second went to the deleted file.
     const writer = openJournalWriter(journalDir);
@@ -603,7 +603,10 @@ describe("intake journal", () => {
     const [live] = segmentFiles();
     rmSync(join(journalDir, live as string));
     rmSync(join(journalDir, (live as string).replace(".jsonl", ".lock")));
+    // Appended to the deleted file, and copied out with the rest on the next check.
     writer.append(jobs(3));
+    expect(segmentFiles()).toHaveLength(0);
+    writer.check();
     expect(segmentFiles()).toHaveLength(1);
     await reader.drain();
     // Job 1 is taken in again; the queue still holds it, so it is there once.

@@ -28,11 +28,13 @@
  * is held (`journalHeld`), so deleting `serve.lock` alone no longer lets a second one in.
  *
  * A segment's lock file deleted as well is read as free (a writer of an older build made none),
- * so a second reader can still delete a live segment. The writer sees that instead: before each
- * append, and on `check()` (serve calls it every second, for a writer that appends nothing
- * meanwhile), a writer whose segment was deleted under it (`nlink` 0) copies all the segment held,
- * still readable through its descriptor, into a new segment with a lock of its own, and goes on
- * there. Lines written between the reader's last read and its delete are in that copy; so are
+ * so a second reader can still delete a live segment. The writer sees that instead: on `check()`
+ * (serve calls it every second, and `close` does) a writer whose segment was deleted under it
+ * (`nlink` 0) copies all the segment held, still readable through its descriptor, into a new
+ * segment with a lock of its own, and goes on there. Not before each append: an `fstat` there
+ * would add a system call to every notify event's answer (bench/README.md row 5a) for a data dir
+ * whose every lock was deleted by hand, and what is appended to the deleted file meanwhile is in
+ * the copy all the same. Lines written between the reader's last read and its delete are in that copy; so are
  * the lines it took in, which are taken in again: a notify event is delivered twice rather than
  * lost (a receiver keeping each `webhook-id` once drops the second). Only a kill before the
  * writer's next check loses the lines the reader had not taken in. With two live writers, one's
@@ -149,9 +151,8 @@ export interface JournalWriter {
    */
   append<T>(messages: readonly OutgoingMessage<T>[]): void;
   /**
-   * Moves what was written to a new segment if its segment was deleted under it (see above);
-   * `append` does this first too. A writer that appends nothing for a while is checked this way,
-   * so that what it wrote last reaches a reader.
+   * Moves what was written to a new segment if its segment was deleted under it (see above).
+   * `serve` calls it every second; `close` does too.
    */
   check(): void;
   /**
@@ -238,7 +239,6 @@ export function openJournalWriter(
   return {
     append(messages) {
       if (closed) throw new Error("the intake journal is closed: serve is stopping");
-      rescue();
       // Rotating here, before the write, means an append that throws wrote nothing that counts.
       if (fd < 0 || size >= segmentBytes) next();
       // One line for all of a send's jobs: a write cut short tears that line alone, and the
