@@ -97,7 +97,7 @@ export function startConsumer(
     }
     let outcome: Awaited<ReturnType<Deliverer["deliver"]>>;
     try {
-      outcome = await deps.deliverer.deliver(job, message.attempts);
+      outcome = await deps.deliverer.deliver(job, message.attempts, undefined, message.holds ?? 0);
     } catch (e) {
       outcome = thrownOutcome(message.attempts, e);
     }
@@ -130,6 +130,16 @@ export function startConsumer(
       if (!(await deps.queue.ack(message))) return stale(fields, outcome);
       deps.metrics?.increment("hookgate_delivered_total", { sink });
       deps.logger.log("info", "delivered", fields);
+    } else if (outcome.kind === "retry" && outcome.unsent) {
+      // Nothing was sent: held, not counted as an attempt.
+      if (!(await deps.queue.hold(message, outcome.delayMs, outcome.reason))) return stale(fields, outcome);
+      deps.metrics?.increment("hookgate_held_total", { sink });
+      deps.logger.log("info", "delivery held; not sent", {
+        ...fields,
+        holds: (message.holds ?? 0) + 1,
+        retryInMs: outcome.delayMs,
+        reason: outcome.reason,
+      });
     } else if (outcome.kind === "retry") {
       if (!(await deps.queue.retry(message, outcome.delayMs, outcome.reason))) return stale(fields, outcome);
       deps.metrics?.increment("hookgate_retried_total", { sink });

@@ -10,6 +10,7 @@ import {
   DEFAULT_RETRY_SCHEDULE_SECONDS,
   type DeliveryJob,
   type DeliveryOutcome,
+  holdOrDead,
   MAX_DELAY_MS,
   retryOrDead,
 } from "../core/delivery.js";
@@ -56,7 +57,11 @@ export interface DeliverDeps {
 export type MayStart = (timeoutMs: number) => boolean;
 
 export interface Deliverer {
-  deliver(job: DeliveryJob, attempts: number, mayStart?: MayStart): Promise<DeliveryOutcome>;
+  /**
+   * `attempts` counts the sends (the queue's `attempts`), `holds` the receives held unsent before
+   * this one: past MAX_HOLDS a job that would be held again is dead-lettered instead.
+   */
+  deliver(job: DeliveryJob, attempts: number, mayStart?: MayStart, holds?: number): Promise<DeliveryOutcome>;
 }
 
 /**
@@ -119,8 +124,13 @@ export function createDeliverer(deps: DeliverDeps): Deliverer {
     heldUntil.set(url, Math.max(until, heldUntil.get(url) ?? 0));
   }
 
-  async function deliver(job: DeliveryJob, attempts: number, mayStart?: MayStart): Promise<DeliveryOutcome> {
-    const outcome = await attempt(job, attempts, mayStart);
+  async function deliver(
+    job: DeliveryJob,
+    attempts: number,
+    mayStart?: MayStart,
+    holds = 0,
+  ): Promise<DeliveryOutcome> {
+    const outcome = holdOrDead(await attempt(job, attempts, mayStart), holds);
     if (outcome.kind === "ack") return outcome;
     return { ...outcome, reason: scrubSecrets(outcome.reason, deps.policy().secrets) };
   }
@@ -154,18 +164,20 @@ export function createDeliverer(deps: DeliverDeps): Deliverer {
     }
     const held = await paced(request.url, sink.type === "slack" || sink.type === "discord");
     if (held > 0) {
-      // Not an attempt that failed: retried once the hold has passed (HOLD_MARGIN_MS after it, as
-      // the queue's wall clock and this monotonic one differ by a few ms), never by the retry
-      // schedule's next step, and never dead-lettered unsent.
+      // Not an attempt: held by the queue (`Queue.hold`) until the hold has passed (HOLD_MARGIN_MS
+      // after it, as the queue's wall clock and this monotonic one differ by a few ms), never by
+      // the retry schedule's next step, and dead-lettered only past MAX_HOLDS.
       return {
         kind: "retry",
         delayMs: Math.ceil(held) + HOLD_MARGIN_MS,
         reason: `not sent: the sink asked to wait ${Math.ceil(held / 1000)} s more after a rate limit`,
+        unsent: true,
       };
     }
     const timeoutMs = deps.timeoutMs ?? 15_000;
     if (mayStart && !mayStart(timeoutMs)) {
-      // Nothing reached the sink: no attempt failed, so neither the schedule nor a dead letter.
+      // Nothing reached the sink: no attempt failed, so neither the schedule nor (before
+      // MAX_HOLDS) a dead letter.
       return { kind: "retry", delayMs: 0, reason: NOT_STARTED, unsent: true };
     }
     const sent = await deps.egress({

@@ -71,10 +71,31 @@ export type DeliveryOutcome =
       readonly kind: "retry";
       readonly delayMs: number;
       readonly reason: string;
-      /** Nothing was sent: the caller's time ran short before the sink call (deliver.ts `MayStart`). */
+      /**
+       * Nothing was sent: the sink's rate limit holds it, or the caller's time ran short before
+       * the sink call (deliver.ts `MayStart`). The queue holds it (`Queue.hold`): no attempt.
+       */
       readonly unsent?: true;
     }
   | { readonly kind: "dead"; readonly reason: string };
+
+/**
+ * How many times a job may be held unsent (a rate limit's wait, too little time on Lambda) in
+ * all before it is dead-lettered: a sink that rate-limits for ever, or a function whose timeout
+ * never leaves time for a sink call, still ends in a dead letter with its reason rather than in
+ * holds without end. On SQS a hold longer than 15 minutes (the longest delay of a message sent)
+ * takes one hold per 15 minutes, so 100 holds there are at least 25 h.
+ */
+export const MAX_HOLDS = 100;
+
+/**
+ * A held outcome (`unsent`) for a job already held `holds` times, or, past MAX_HOLDS, its dead
+ * letter; any other outcome as it is.
+ */
+export function holdOrDead(outcome: DeliveryOutcome, holds: number): DeliveryOutcome {
+  if (outcome.kind !== "retry" || !outcome.unsent || holds < MAX_HOLDS) return outcome;
+  return { kind: "dead", reason: `gave up after ${holds} holds without a send: ${outcome.reason}` };
+}
 
 /**
  * The outcome of a `deliver` that threw: a defect, not the sink's answer. Retried on the default

@@ -22,8 +22,13 @@ export interface OutgoingMessage<T> {
 export interface ReceivedMessage<T> {
   readonly id: string;
   readonly body: T;
-  /** 1 on the first delivery, 2 on the first retry, ... */
+  /**
+   * 1 on the first delivery, 2 on the first retry, ...: the sends, not the receives. A receive
+   * that ended in a `hold` (nothing was sent) is not counted.
+   */
   readonly attempts: number;
+  /** How many receives ended in a `hold` before this one (0 when absent). */
+  readonly holds?: number | undefined;
   /** Backend handle for ack / retry / dead-letter (an SQS receipt handle, a lease token). */
   readonly receipt: string;
 }
@@ -59,6 +64,14 @@ export interface Queue<T> {
   /** Visible again after `delayMs`; the attempt count keeps growing. */
   retry(message: ReceivedMessage<T>, delayMs: number, error: string): Promise<boolean>;
   /**
+   * Visible again after `delayMs`, this receive not counted as an attempt but as a hold (nothing
+   * was sent: a sink's rate limit, or too little time). Where the backend cannot lower its own
+   * receive count (SQS, Cloudflare Queues) the job goes back as a new message carrying its counts,
+   * and the old one is removed; when only that removal fails it rejects with
+   * `HeldCopySentError`: the copy is in, and the message must not be delivered again.
+   */
+  hold(message: ReceivedMessage<T>, delayMs: number, reason: string): Promise<boolean>;
+  /**
    * Moves the message to the dead-letter queue with its last error. Where that takes two calls
    * (SQS: a send to the DLQ, then a delete) and only the second fails, it rejects with
    * `DeadLetterSentError`: the dead letter is in, and the message must not be delivered again.
@@ -89,4 +102,22 @@ export class DeadLetterSentError extends Error {
 /** By name, not class: a bundle that splits chunks may hold the class twice. */
 export function isDeadLetterSent(e: unknown): e is DeadLetterSentError {
   return e instanceof Error && e.name === "DeadLetterSentError";
+}
+
+/**
+ * A held job's copy was sent but the original message could not be removed (SQS's delete
+ * failed): it will come back, and must not be delivered again. Its `cause` is the delete's error.
+ */
+export class HeldCopySentError extends Error {
+  constructor(cause: unknown) {
+    super(`held copy sent, but the message was not removed from the queue: ${errorMessage(cause)}`, {
+      cause,
+    });
+    this.name = "HeldCopySentError";
+  }
+}
+
+/** By name, not class (isDeadLetterSent). */
+export function isHeldCopySent(e: unknown): e is HeldCopySentError {
+  return e instanceof Error && e.name === "HeldCopySentError";
 }

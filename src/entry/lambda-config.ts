@@ -209,6 +209,7 @@ function lazyQueue(open: () => Promise<Queue<DeliveryJob>>): Queue<DeliveryJob> 
     receive: async (max, visibilityMs, skip) => (await open()).receive(max, visibilityMs, skip),
     ack: async (message) => (await open()).ack(message),
     retry: async (message, delayMs, error) => (await open()).retry(message, delayMs, error),
+    hold: async (message, delayMs, reason) => (await open()).hold(message, delayMs, reason),
     deadLetter: async (message, error) => (await open()).deadLetter(message, error),
     listDead: async (limit) => (await open()).listDead(limit),
     replayDead: async (ids) => (await open()).replayDead(ids),

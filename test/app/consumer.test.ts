@@ -9,7 +9,15 @@ import { createMemoryQueue } from "../../src/adapters/queue/memory.js";
 import { createSqliteQueue } from "../../src/adapters/queue/sqlite.js";
 import { createSqsClientForLocal, createSqsQueue } from "../../src/adapters/queue/sqs.js";
 import { startConsumer } from "../../src/app/consumer.js";
-import { DEFAULT_RETRY_SCHEDULE_SECONDS, type DeliveryJob } from "../../src/core/delivery.js";
+import { createDeliverer } from "../../src/app/deliver.js";
+import {
+  createNotification,
+  DEFAULT_RETRY_SCHEDULE_SECONDS,
+  type DeliveryJob,
+  MAX_HOLDS,
+} from "../../src/core/delivery.js";
+import { parseHookEvent } from "../../src/core/events.js";
+import { policyFrom } from "../support/policy.js";
 
 const sessionEnd = (id: string) =>
   ({ id, sink: "s", notification: { eventName: "SessionEnd", event: {} } }) as unknown as DeliveryJob;
@@ -524,6 +532,145 @@ describe("startConsumer on a lease that ran out", () => {
       }
     },
   );
+
+  describe("on a SQLite queue file, a job held for its sink's rate limit", () => {
+    const stop = parseHookEvent({
+      session_id: "s",
+      transcript_path: "/t",
+      cwd: "/p",
+      hook_event_name: "SessionEnd",
+      reason: "other",
+    });
+    if (!stop.ok) throw new Error(stop.error.message);
+    const jobFor = (id: string): DeliveryJob => ({
+      id: `${id}.hook`,
+      sink: "hook",
+      notification: createNotification(id, 0, stop.value, { team: "t", decision: "none", ruleId: "r" }),
+    });
+
+    /**
+     * A real SQLite file, the real deliverer and consumer; the sink answers 429 (Retry-After 1 s)
+     * to the jobs of event "trigger", which the test sends past the queue to start a rate limit,
+     * and 500 to the rest. The queue and the deliverer share one clock the test moves.
+     */
+    async function setUp(schedule: readonly number[]) {
+      const dir = await mkdtemp(join(tmpdir(), "hookgate-consumer-hold-"));
+      let clock = 1_700_000_000_000;
+      const queue = createSqliteQueue<DeliveryJob>({ path: join(dir, "queue.sqlite"), now: () => clock });
+      const policy = await policyFrom({
+        version: 1,
+        rules: [],
+        sinks: {
+          hook: {
+            type: "webhook",
+            url: "https://sink.hookgate.test/in",
+            retryScheduleSeconds: [...schedule],
+          },
+        },
+      });
+      const sends: string[] = [];
+      const deliverer = createDeliverer({
+        policy: () => policy,
+        egress: async (request) => {
+          // The event's id is the webhook-id.
+          const trigger = request.headers?.["webhook-id"] === "trigger";
+          if (!trigger) sends.push("job");
+          return trigger
+            ? { ok: true, value: { status: 429, headers: { "retry-after": "1" }, body: "slow down" } }
+            : { ok: true, value: { status: 500, headers: {}, body: "broken" } };
+        },
+        env: () => undefined,
+        clock: { now: () => clock, monotonic: () => clock },
+        random: () => 0.5,
+      });
+      const logs: { msg: string; fields: Record<string, unknown> | undefined }[] = [];
+      let consumer: ReturnType<typeof startConsumer> | undefined;
+      const start = () => {
+        consumer = startConsumer(
+          { queue, deliverer, logger: { log: (_level, msg, fields) => logs.push({ msg, fields }) } },
+          { batchSize: 1, idleMs: 5 },
+        );
+      };
+      const until = async (done: () => boolean) => {
+        for (let i = 0; i < 2000 && !done(); i++) await new Promise((r) => setTimeout(r, 5));
+        expect(done()).toBe(true);
+      };
+      /** Lines about the job, and a rate limit the test starts (a send of "trigger"'s job). */
+      const about = () => logs.filter((l) => l.fields?.job === "evt.hook");
+      const rateLimit = () => deliverer.deliver(jobFor("trigger"), 1);
+      return {
+        queue,
+        sends,
+        about,
+        until,
+        rateLimit,
+        advance: (ms: number) => {
+          clock += ms;
+        },
+        start,
+        logs,
+        async close() {
+          await consumer?.stop();
+          await queue.close();
+          await rm(dir, { recursive: true, force: true });
+        },
+      };
+    }
+
+    it("spends no attempt: held twice, then failing, it is dead-lettered after the schedule's sends", async () => {
+      // RELIABILITY.md problem 9: each hold counted as an attempt, so a sink with one retry held
+      // twice was dead-lettered "gave up after 3 attempts" after one send.
+      const t = await setUp([0]);
+      try {
+        await t.rateLimit();
+        await t.queue.send([{ id: "evt.hook", body: jobFor("evt"), group: "hook" }]);
+        t.start();
+        await t.until(() => t.about().length === 1);
+        // The rate limit starts again just before the hold ends: held a second time.
+        t.advance(1_050);
+        await t.rateLimit();
+        t.advance(50);
+        await t.until(() => t.about().length === 2);
+        expect(t.sends).toEqual([]);
+        t.advance(1_100);
+        await t.until(
+          () => (t.about().at(-1)?.fields?.reason as string | undefined)?.startsWith("gave up") ?? false,
+        );
+        expect(t.sends).toEqual(["job", "job"]);
+        expect((await t.queue.listDead()).map((d) => [d.id, d.attempts, d.error])).toEqual([
+          ["evt.hook", 2, "gave up after 2 attempts: HTTP 500: broken"],
+        ]);
+      } finally {
+        await t.close();
+      }
+    });
+
+    it(`is dead-lettered with why once it has been held ${MAX_HOLDS} times`, async () => {
+      const t = await setUp([0]);
+      try {
+        await t.queue.send([{ id: "evt.hook", body: jobFor("evt"), group: "hook" }]);
+        // Held MAX_HOLDS times through the queue itself (each a lease given back as a hold).
+        for (let i = 0; i < MAX_HOLDS; i++) {
+          const [leased] = await t.queue.receive(1, 60_000);
+          if (!leased) throw new Error("nothing leased");
+          await t.queue.hold(leased, 0, "not sent");
+        }
+        await t.rateLimit();
+        t.start();
+        await t.until(() => t.about().length === 1);
+        expect(t.sends).toEqual([]);
+        expect((await t.queue.listDead()).map((d) => [d.id, d.attempts, d.error])).toEqual([
+          [
+            "evt.hook",
+            1,
+            `gave up after ${MAX_HOLDS} holds without a send: not sent: the sink asked to wait 1 s more after a rate limit`,
+          ],
+        ]);
+      } finally {
+        await t.close();
+      }
+    });
+  });
 });
 
 describe("startConsumer on SQS", () => {

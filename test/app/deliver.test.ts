@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createUndiciEgress } from "../../src/adapters/egress/undici.js";
 import { createDeliverer, type DeliveryOutcome } from "../../src/app/deliver.js";
-import { createNotification, type DeliveryJob, retryDelayMs } from "../../src/core/delivery.js";
+import { createNotification, type DeliveryJob, MAX_HOLDS, retryDelayMs } from "../../src/core/delivery.js";
 import { parseHookEvent } from "../../src/core/events.js";
 import { type LoopbackServer, loopbackServer } from "../support/loopback.js";
 import { policyFrom } from "../support/policy.js";
@@ -423,6 +423,13 @@ describe("deliver", () => {
       kind: "retry",
       delayMs: 101,
       reason: "not sent: the sink asked to wait 1 s more after a rate limit",
+      unsent: true,
+    });
+    // Held MAX_HOLDS times already: dead-lettered with why, not held for ever.
+    expect(await deliverer.deliver(job("hook"), 1, undefined, MAX_HOLDS - 1)).toMatchObject({ unsent: true });
+    expect(await deliverer.deliver(job("hook"), 1, undefined, MAX_HOLDS)).toEqual({
+      kind: "dead",
+      reason: `gave up after ${MAX_HOLDS} holds without a send: not sent: the sink asked to wait 1 s more after a rate limit`,
     });
   });
 

@@ -167,6 +167,36 @@ export function queueContract(name: string, make: () => Promise<QueueUnderTest>)
       expect(third).toMatchObject({ id: "flaky", attempts: 1 + 2 * perRetry });
     });
 
+    it("brings a held message back after the delay with no attempt spent, its holds counted, and once", async () => {
+      // RELIABILITY.md problem 9: a receive that ended in a hold (nothing sent) counted as an
+      // attempt, so the job's next failure read its retry schedule one step further on.
+      await queue.send([{ id: "held", body: job(1) }]);
+      const [first] = await queue.receive(10, LONG);
+      if (!first) throw new Error("nothing received");
+      expect(first).toMatchObject({ attempts: 1 });
+      expect(first.holds ?? 0).toBe(0);
+      expect(await queue.hold(first, SECOND, "not sent: the sink asked to wait 1 s more")).toBe(true);
+      await nothingVisible();
+      await pass(SECOND, nothingVisible);
+      const [second] = await queue.receive(10, LONG);
+      if (!second) throw new Error("nothing received");
+      expect(second).toMatchObject({ id: "held", body: job(1), attempts: 1, holds: 1 });
+      // Held again at once, then a real attempt fails and is retried: the count goes on from 1.
+      await queue.hold(second, 0, "not sent");
+      const [third] = await queue.receive(10, LONG);
+      if (!third) throw new Error("nothing received");
+      expect(third).toMatchObject({ attempts: 1, holds: 2 });
+      await queue.retry(third, 0, "HTTP 500 from sink");
+      const [fourth] = await queue.receive(10, LONG);
+      const perRetry = t.retryCountsAsReceive ? 2 : 1;
+      expect(fourth).toMatchObject({ id: "held", attempts: 1 + perRetry, holds: 2 });
+      if (!fourth) throw new Error("nothing received");
+      await queue.deadLetter(fourth, "gave up");
+      // One message all along: nothing else is left, and the dead letter counts the sends.
+      expect(await drain()).toEqual([]);
+      expect((await queue.listDead()).map((d) => [d.id, d.attempts])).toEqual([["held", 1 + perRetry]]);
+    });
+
     it("forgets an acked message for good", async () => {
       await queue.send([
         { id: "done", body: job(1) },

@@ -36,6 +36,8 @@ export const METRIC_HELP: Readonly<Record<string, string>> = {
     "Reads of the intake journal that the queue could not take in (Node; retried, the jobs wait in the journal).",
   hookgate_delivered_total: "Delivery jobs a sink accepted, by sink.",
   hookgate_retried_total: "Delivery attempts that failed and were scheduled again, by sink.",
+  hookgate_held_total:
+    "Delivery jobs not sent because their sink's rate limit held them, scheduled again without spending an attempt, by sink.",
   hookgate_dead_lettered_total: "Delivery jobs moved to the dead-letter queue, by sink.",
   hookgate_dead_letter_failed_total:
     "Moves to the dead-letter queue that failed (Workers; the job is tried again), by sink.",

@@ -13,6 +13,7 @@ interface Row<T> {
   /** Ready time, or the end of the current lease: the job is visible once this has passed. */
   visibleAt: number;
   attempts: number;
+  holds: number;
   receipt: string | undefined;
 }
 
@@ -51,6 +52,7 @@ export function createMemoryQueue<T>(options: MemoryQueueOptions = {}): Queue<T>
       seq: seq++,
       visibleAt: now() + Math.max(0, delayMs),
       attempts: 0,
+      holds: 0,
       receipt: undefined,
     });
     return true;
@@ -75,7 +77,13 @@ export function createMemoryQueue<T>(options: MemoryQueueOptions = {}): Queue<T>
         row.visibleAt = at + Math.max(0, visibilityMs);
         row.attempts += 1;
         row.receipt = `lease-${++receipts}`;
-        return { id: row.id, body: structuredClone(row.body), attempts: row.attempts, receipt: row.receipt };
+        return {
+          id: row.id,
+          body: structuredClone(row.body),
+          attempts: row.attempts,
+          holds: row.holds,
+          receipt: row.receipt,
+        };
       });
     },
 
@@ -90,6 +98,17 @@ export function createMemoryQueue<T>(options: MemoryQueueOptions = {}): Queue<T>
       if (!row) return false;
       row.visibleAt = now() + Math.max(0, delayMs);
       row.receipt = undefined;
+      return true;
+    },
+
+    async hold(message, delayMs) {
+      open();
+      const row = leased(message);
+      if (!row) return false;
+      row.visibleAt = now() + Math.max(0, delayMs);
+      row.receipt = undefined;
+      row.attempts = Math.max(0, row.attempts - 1);
+      row.holds += 1;
       return true;
     },
 

@@ -142,6 +142,7 @@ interface DueRow {
   id: string;
   body: string;
   attempts: number;
+  holds: number;
   visibleAt: number;
   grp: string | null;
 }
@@ -169,6 +170,9 @@ function openDatabase(path: string, busyTimeoutMs: number): Database.Database {
       name: string;
     }[];
     if (!columns.some((c) => c.name === "grp")) db.exec("ALTER TABLE queue_jobs ADD COLUMN grp TEXT");
+    // Later still: the receives that ended in a hold, which `attempts` no longer counts.
+    if (!columns.some((c) => c.name === "holds"))
+      db.exec("ALTER TABLE queue_jobs ADD COLUMN holds INTEGER NOT NULL DEFAULT 0");
     // Later still: a dead letter keeps its job's group, so a replay keeps the per-sink cap.
     const deadColumns = db.prepare("SELECT name FROM pragma_table_info('queue_dead')").all() as {
       name: string;
@@ -211,6 +215,7 @@ interface LeasedRow {
   /** The stored job, parsed. */
   readonly body: unknown;
   readonly attempts: number;
+  readonly holds: number;
   readonly receipt: string;
 }
 
@@ -224,11 +229,11 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
      VALUES (@id, @body, 'ready', @visibleAt, 0, @now, @grp)`,
   );
   const dueUngrouped = db.prepare<[number, number], DueRow>(
-    `SELECT seq, id, body, attempts, visible_at AS visibleAt, grp FROM queue_jobs
+    `SELECT seq, id, body, attempts, holds, visible_at AS visibleAt, grp FROM queue_jobs
      WHERE grp IS NULL AND visible_at <= ? ORDER BY visible_at, seq LIMIT ?`,
   );
   const dueInGroup = db.prepare<[string, number, number], DueRow>(
-    `SELECT seq, id, body, attempts, visible_at AS visibleAt, grp FROM queue_jobs
+    `SELECT seq, id, body, attempts, holds, visible_at AS visibleAt, grp FROM queue_jobs
      WHERE grp = ? AND visible_at <= ? ORDER BY visible_at, seq LIMIT ?`,
   );
   // The groups that have jobs, one index seek each (few: one per sink).
@@ -251,6 +256,13 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
   const release = db.prepare<{ id: string; receipt: string; visibleAt: number; error: string }>(
     `UPDATE queue_jobs SET state = 'ready', visible_at = @visibleAt, leased_until = NULL,
        lease_owner = NULL, receipt = NULL, last_error = @error
+     WHERE id = @id AND receipt = @receipt`,
+  );
+  // A lease counts an attempt when it is taken; a hold gives it back and counts a hold instead.
+  const holdLeased = db.prepare<{ id: string; receipt: string; visibleAt: number; error: string }>(
+    `UPDATE queue_jobs SET state = 'ready', visible_at = @visibleAt, leased_until = NULL,
+       lease_owner = NULL, receipt = NULL, last_error = @error,
+       attempts = MAX(0, attempts - 1), holds = holds + 1
      WHERE id = @id AND receipt = @receipt`,
   );
   const leasedRow = db.prepare<[string, string], { body: string; attempts: number; grp: string | null }>(
@@ -404,7 +416,7 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
       }
       const receipt = randomUUID();
       lease.run({ seq: row.seq, until, owner, receipt });
-      leased.push({ id: row.id, body, attempts: row.attempts + 1, receipt });
+      leased.push({ id: row.id, body, attempts: row.attempts + 1, holds: row.holds, receipt });
     }
     return leased;
   };
@@ -547,6 +559,13 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
     async retry(message, delayMs, error) {
       const visibleAt = now() + ms(delayMs);
       return release.run({ id: message.id, receipt: message.receipt, visibleAt, error }).changes > 0;
+    },
+
+    async hold(message, delayMs, reason) {
+      const visibleAt = now() + ms(delayMs);
+      return (
+        holdLeased.run({ id: message.id, receipt: message.receipt, visibleAt, error: reason }).changes > 0
+      );
     },
 
     async deadLetter(message, error) {

@@ -1,7 +1,9 @@
 /**
  * The queue port on AWS SQS (standard queues), with a second queue as dead-letter queue.
  * Each message body is the JSON envelope `{id, body}`; a dead letter adds `attempts`, `error` and
- * `failedAt`. Limits (fanout.md B1): ≤ 10 entries and ≤ 1 MiB of bodies per batch, DelaySeconds
+ * `failedAt`, and a held job's copy (`hold`) `sent` and `holds`: SQS cannot lower a message's
+ * receive count, so a job's attempts are the sends its earlier copies made plus this copy's
+ * receives. Limits (fanout.md B1): ≤ 10 entries and ≤ 1 MiB of bodies per batch, DelaySeconds
  * ≤ 900, visibility ≤ 43 200 s. Standard queues neither dedup ids nor tie a delete to the latest
  * receipt: a job may arrive twice, which the stable job id absorbs downstream.
  *
@@ -24,7 +26,13 @@ import {
   SQSClient,
 } from "@aws-sdk/client-sqs";
 import { errorMessage } from "../../core/errors.js";
-import { type DeadLetter, DeadLetterSentError, type Queue, type ReceivedMessage } from "../../core/queue.js";
+import {
+  type DeadLetter,
+  DeadLetterSentError,
+  HeldCopySentError,
+  type Queue,
+  type ReceivedMessage,
+} from "../../core/queue.js";
 
 export interface SqsQueueOptions<T> {
   readonly client: SQSClient;
@@ -78,6 +86,10 @@ const DEFAULT_BATCH_WINDOW_MS = 20;
 /** Tries per batch entry that SQS failed on its side (InternalError, throttling). */
 const ENTRY_TRIES = 2;
 
+/** A count carried in an envelope (`sent`, `holds`), 0 when absent or not one. */
+const count = (value: unknown): number =>
+  typeof value === "number" && Number.isInteger(value) && value > 0 ? value : 0;
+
 const seconds = (ms: number, max: number): number => Math.min(max, Math.max(0, Math.ceil(ms / 1000)));
 
 /**
@@ -95,6 +107,9 @@ function toSqsJson(value: unknown): string {
 interface Envelope {
   readonly id: string;
   readonly body: unknown;
+  /** On a held job's copy: the attempts (sends) before it, and the holds. */
+  readonly sent?: unknown;
+  readonly holds?: unknown;
   readonly attempts?: unknown;
   readonly error?: unknown;
   readonly failedAt?: unknown;
@@ -418,11 +433,12 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
     if (message.ReceiptHandle === undefined) return undefined;
     const decoded = decodeBody(message, envelope);
     if (!decoded) return undefined;
-    const attempts = Number(message.Attributes?.ApproximateReceiveCount);
+    const received = Number(message.Attributes?.ApproximateReceiveCount);
     return {
       id: envelope.id,
       body: decoded.body,
-      attempts: Number.isInteger(attempts) && attempts > 0 ? attempts : 1,
+      attempts: count(envelope.sent) + (Number.isInteger(received) && received > 0 ? received : 1),
+      holds: count(envelope.holds),
       receipt: message.ReceiptHandle,
     };
   }
@@ -563,6 +579,31 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
       await visibilityChanges.add({
         receipt: message.receipt,
         visibilitySeconds: seconds(delayMs, MAX_RETRY_VISIBILITY_SECONDS),
+      });
+      return true;
+    },
+
+    // A copy with the counts goes back, delayed by up to 900 s (the longest delay SQS gives a sent
+    // message: a longer hold is held again when it comes back), then the message is deleted. In
+    // that order: a failure between the two leaves both (a copy delivered twice at worst, which
+    // the stable job id absorbs), never neither. A delete that fails after the send rejects with
+    // HeldCopySentError, so the caller can keep the message from a second delivery.
+    async hold(message, delayMs) {
+      const copy = fitted(message.body, (body) => ({
+        id: message.id,
+        body: encode(body),
+        sent: Math.max(0, message.attempts - 1),
+        holds: (message.holds ?? 0) + 1,
+      }));
+      await client.send(
+        new SendMessageCommand({
+          QueueUrl: queueUrl,
+          MessageBody: copy,
+          DelaySeconds: seconds(delayMs, MAX_DELAY_SECONDS),
+        }),
+      );
+      await deletes.add({ receipt: message.receipt }).catch((e: unknown) => {
+        throw new HeldCopySentError(e);
       });
       return true;
     },
