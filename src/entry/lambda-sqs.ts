@@ -6,15 +6,17 @@
  * sent to the DLQ and deleted by the queue adapter, not reported (also when only the delete
  * failed: Lambda's own delete is the second try); an error (an SQS call that
  * failed) → only that record reported, to come back after the queue's visibility timeout (the
- * redrive policy moves it to the DLQ after maxReceiveCount receives); a delivery whose sink call
- * the invocation's time left could not wait for (`SETTLE_MARGIN_MS`) → not started, and reported.
+ * redrive policy moves it to the DLQ after maxReceiveCount receives); held (a delivery whose sink
+ * call the invocation's time left could not wait for, `SETTLE_MARGIN_MS`, or that its sink's rate
+ * limit holds) → not sent, a copy carrying its sends and holds put back on the queue and the
+ * message deleted by the queue adapter, not reported: no receive spent.
  */
 import type { Context, SQSBatchItemFailure, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
 import { nodeHmacSha256 } from "../adapters/hash/node-crypto.js";
 import { createDeliverer, type Deliverer, type MayStart } from "../app/deliver.js";
 import { type DeliveryJob, isDeliveryJob, thrownOutcome } from "../core/delivery.js";
 import { errorMessage } from "../core/errors.js";
-import { isDeadLetterSent, type ReceivedMessage } from "../core/queue.js";
+import { isDeadLetterSent, isHeldCopySent, type ReceivedMessage } from "../core/queue.js";
 import {
   createLambdaRuntime,
   type LambdaOptions,
@@ -61,11 +63,12 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
   let current: Deliverer | undefined;
   let toldBroken = false;
   /**
-   * Records this container dead-lettered whose delete then failed, by SQS message id (the same on
-   * every receive). Such a record is not reported, so Lambda deletes it; should that fail too and
-   * it come back here, it is neither delivered again nor dead-lettered a second time.
+   * Records this container dead-lettered or held whose delete then failed, by SQS message id (the
+   * same on every receive), to what was done. Such a record is not reported, so Lambda deletes it;
+   * should that fail too and it come back here, it is neither delivered again nor dead-lettered
+   * or held a second time.
    */
-  const deadLettered = new Set<string>();
+  const settled = new Map<string, "dead-lettered" | "held">();
 
   /**
    * While the configuration is broken, a job waits for a valid one: sent to the queue again with
@@ -90,6 +93,11 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
     }
   }
 
+  function remember(messageId: string, done: "dead-lettered" | "held"): void {
+    settled.set(messageId, done);
+    if (settled.size > MAX_REMEMBERED_DEAD) settled.delete(settled.keys().next().value as string);
+  }
+
   /** Whether the record must be reported in `batchItemFailures`. */
   async function handleRecord(
     deliverer: Deliverer,
@@ -97,18 +105,19 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
     mayStart: MayStart | undefined,
   ): Promise<boolean> {
     const fields: Record<string, unknown> = { messageId: record.messageId };
-    if (deadLettered.has(record.messageId)) {
-      logger.log(
-        "warn",
-        "record already dead-lettered; not delivered again, left for Lambda to delete",
-        fields,
-      );
+    const done = settled.get(record.messageId);
+    if (done) {
+      logger.log("warn", `record already ${done}; not delivered again, left for Lambda to delete`, fields);
       return false;
     }
     /** The dead letter being made, to be logged as made should only its delete fail. */
     let dead: { readonly line: string; readonly reason: string } | undefined;
+    /** The held copy being sent, to be logged as held should only the delete fail. */
+    let held: { readonly reason: string } | undefined;
     try {
-      const attempts = receiveCount(record);
+      const carried = carriedCounts(record.body);
+      const attempts = carried.sent + receiveCount(record);
+      const holds = carried.holds;
       let job: DeliveryJob;
       try {
         job = decodeJob(record.body);
@@ -132,10 +141,11 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
         id: job.id,
         body: job,
         attempts,
+        holds,
         receipt: record.receiptHandle,
       };
       const outcome = await deliverer
-        .deliver(job, attempts, mayStart)
+        .deliver(job, attempts, mayStart, holds)
         .catch((e: unknown) => thrownOutcome(attempts, e));
       switch (outcome.kind) {
         case "ack":
@@ -143,10 +153,18 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
           return false;
         case "retry":
           if (outcome.unsent) {
-            // Reported with no SQS call, this late: back after the queue's visibility timeout.
-            const line = "delivery not started: the invocation is near its timeout; reported for redelivery";
-            logger.log("warn", line, fields);
-            return true;
+            // Nothing was sent (a rate limit's hold, or too little time left): a copy with the
+            // counts goes back and this message is deleted, so no receive is spent. One SQS call
+            // and a delete, within SETTLE_MARGIN_MS as a dead letter's two are.
+            held = { reason: outcome.reason };
+            await queue.hold(message, outcome.delayMs, outcome.reason);
+            logger.log("info", "delivery held; not sent", {
+              ...fields,
+              holds: holds + 1,
+              retryInMs: outcome.delayMs,
+              reason: outcome.reason,
+            });
+            return false;
           }
           await queue.retry(message, outcome.delayMs, outcome.reason);
           logger.log("warn", "delivery failed; will retry", {
@@ -166,13 +184,22 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
         // The dead letter is in the DLQ. Reported, the record would come back, be delivered
         // again and get a second dead letter; not reported, Lambda deletes it, a second try at
         // the delete that failed. Logged as every dead letter is, with why, and the delete's error.
-        deadLettered.add(record.messageId);
-        if (deadLettered.size > MAX_REMEMBERED_DEAD)
-          deadLettered.delete(deadLettered.values().next().value as string);
+        remember(record.messageId, "dead-lettered");
         logger.log("error", dead.line, {
           ...fields,
           reason: dead.reason,
           deleteFailed: `${errorMessage(e)}; left for Lambda to delete`,
+        });
+        return false;
+      }
+      if (held && isHeldCopySent(e)) {
+        // The copy is on the queue: not reported, Lambda deletes the record (a second try at the
+        // delete), and should it come back here it is not delivered again.
+        remember(record.messageId, "held");
+        logger.log("warn", "delivery held; the old message's delete failed, left for Lambda to delete", {
+          ...fields,
+          reason: held.reason,
+          deleteFailed: errorMessage(e),
         });
         return false;
       }
@@ -235,6 +262,22 @@ export function decodeJob(text: string): DeliveryJob {
   // The same test the SQLite and Cloudflare consumers make (core/delivery.ts).
   if (!isDeliveryJob(body) || body.id !== id) throw new Error("envelope body is not a delivery job");
   return body;
+}
+
+/**
+ * The attempts (sends) and holds a held job's copy carries (sqs.ts `hold`); 0 for a message sent
+ * by the notifier, whose receive count is its attempts.
+ */
+function carriedCounts(text: string): { sent: number; holds: number } {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { sent: 0, holds: 0 };
+  }
+  const { sent, holds } = (value ?? {}) as { sent?: unknown; holds?: unknown };
+  const count = (n: unknown) => (typeof n === "number" && Number.isInteger(n) && n > 0 ? n : 0);
+  return { sent: count(sent), holds: count(holds) };
 }
 
 /** 1 on the first delivery; SQS counts every receive, including those that timed out. */

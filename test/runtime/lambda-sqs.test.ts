@@ -21,7 +21,7 @@ import type { SQSEvent, SQSRecord } from "aws-lambda";
 import { createSqsServer } from "local-aws-sqs";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createSqsClientForLocal, createSqsQueue } from "../../src/adapters/queue/sqs.js";
-import type { DeliveryJob } from "../../src/core/delivery.js";
+import { type DeliveryJob, MAX_HOLDS } from "../../src/core/delivery.js";
 import {
   createLambdaSqsClient,
   SQS_ANSWER_TIMEOUT_MS,
@@ -506,9 +506,10 @@ describe("the Lambda SQS handler", () => {
     expect(hanging.received).toHaveLength(1);
   });
 
-  it("starts no delivery the invocation's time left cannot cover, and reports those records alone", async () => {
+  it("starts no delivery the invocation's time left cannot cover, and holds those records on the queue", async () => {
     // Session 29: the handler never read the time left, so a batch whose deliveries ran into the
     // function's timeout was killed mid-way and every record came back, delivered ones too.
+    // Session 30: the records not started were reported, and came back with a receive spent.
     await createPair();
     const own = await webhookReceiver(SECRET);
     cleanups.push(() => own.close());
@@ -543,23 +544,132 @@ describe("the Lambda SQS handler", () => {
 
     const response = await handler(event, context);
 
-    // One delivery started; the two that could not finish in time were not sent, only reported.
+    // One delivery started; the two that could not finish in time were not sent but held: a copy
+    // of each is on the queue and the record is not reported, so no receive is spent.
     expect(own.unique).toHaveLength(1);
+    expect(response.batchItemFailures).toEqual([]);
+    // What Lambda does with the answer: every record is deleted (the held ones were already).
     const sentRecord = event.Records.find((r) => own.unique.includes(decodeJob(r.body).notification.id));
-    expect(sentRecord).toBeDefined();
-    expect(response.batchItemFailures.map((f) => f.itemIdentifier).sort()).toEqual(
-      event.Records.filter((r) => r !== sentRecord)
-        .map((r) => r.messageId)
-        .sort(),
+    await client.send(
+      new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: sentRecord?.receiptHandle ?? "" }),
     );
-    // What Lambda does with the answer: the delivered record is deleted, the other two come back
-    // and the next invocation delivers them. Each event reached the receiver once.
-    const reported = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
-    for (const r of event.Records.filter((r) => !reported.has(r.messageId)))
-      await client.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: r.receiptHandle }));
-    const again = await handler(eventOf(await receiveAll(2)), { getRemainingTimeInMillis: () => 60_000 });
+    const copies = await receiveAll(2);
+    expect(copies.map((m) => JSON.parse(m.Body ?? "")).map((b) => [b.sent, b.holds])).toEqual([
+      [0, 1],
+      [0, 1],
+    ]);
+    // The next invocation delivers the copies. Each event reached the receiver once.
+    const again = await handler(eventOf(copies), { getRemainingTimeInMillis: () => 60_000 });
     expect(again.batchItemFailures).toEqual([]);
     expect(own.unique.sort()).toEqual(jobs.map((j) => j.notification.id).sort());
+    expect(own.duplicates).toBe(0);
+  });
+
+  it("counts a job held for lack of time as no attempt: held, then failing, it is dead-lettered after the schedule's sends", async () => {
+    // Session 30 (RELIABILITY.md problem 9): the held record came back with its receive count one
+    // higher, which the schedule read as an attempt: a sink with no retries was dead-lettered
+    // "gave up after 2 attempts" after one send.
+    await createPair();
+    const job = withSink(jobOf(0), "flaky");
+    await send([job]);
+    const handler = createSqsHandler({
+      env: {
+        HOOKGATE_POLICY: JSON.stringify({
+          version: 1,
+          egress: { allowCidrs: ["127.0.0.1/32"] },
+          rules: [{ id: "audit-everything", on: "*", notify: ["flaky"] }],
+          sinks: { flaky: { type: "webhook", url: `${failing.url}/held`, retryScheduleSeconds: [] } },
+        }),
+        HOOKGATE_QUEUE_URL: queueUrl,
+        HOOKGATE_DLQ_URL: dlqUrl,
+      },
+      sqsClient: async () => client,
+      logger: { log: () => undefined },
+    });
+    const posts = () => failing.received.filter((r) => r.url === "/held").length;
+    // Twice too late, then in time.
+    for (const _ of [1, 2]) {
+      await handler(eventOf(await receiveAll(1)), { getRemainingTimeInMillis: () => 20_000 });
+      expect(posts()).toBe(0);
+    }
+    const response = await handler(eventOf(await receiveAll(1)), { getRemainingTimeInMillis: () => 60_000 });
+    expect(response.batchItemFailures).toEqual([]);
+    expect(posts()).toBe(1);
+    const queue = createSqsQueue<DeliveryJob>({ client, queueUrl, deadLetterQueueUrl: dlqUrl });
+    const letters = await queue.listDead();
+    expect(letters.map((l) => [l.id, l.attempts, l.error])).toEqual([
+      [job.id, 1, "gave up after 1 attempts: HTTP 503: busy"],
+    ]);
+  });
+
+  it("dead-letters a job held MAX_HOLDS times with the reason, rather than hold it for ever", async () => {
+    await createPair();
+    const job = withSink(jobOf(0), "audit");
+    await client.send(
+      new SendMessageCommand({
+        QueueUrl: queueUrl,
+        MessageBody: JSON.stringify({ id: job.id, body: job, sent: 2, holds: MAX_HOLDS }),
+      }),
+    );
+    const response = await handlerFor()(eventOf(await receiveAll(1)), {
+      getRemainingTimeInMillis: () => 20_000,
+    });
+    expect(response.batchItemFailures).toEqual([]);
+    const queue = createSqsQueue<DeliveryJob>({ client, queueUrl, deadLetterQueueUrl: dlqUrl });
+    const letters = await queue.listDead();
+    expect(letters.map((l) => [l.id, l.attempts, l.error])).toEqual([
+      [
+        job.id,
+        3,
+        `gave up after ${MAX_HOLDS} holds without a send: not sent: too little time was left to wait for the sink's answer`,
+      ],
+    ]);
+  });
+
+  it("never delivers a held record twice when only the old message's delete failed", async () => {
+    await createPair();
+    const own = await webhookReceiver(SECRET);
+    cleanups.push(() => own.close());
+    const job = withSink(jobOf(0), "audit");
+    await send([job]);
+    const first = eventOf(await receiveAll(1));
+    const port = (server.address() as AddressInfo).port;
+    const flakyDeletes = createSqsClientForLocal(`http://127.0.0.1:${port}`);
+    cleanups.push(async () => flakyDeletes.destroy());
+    let failDeletes = true;
+    flakyDeletes.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (failDeletes && context.commandName === "DeleteMessageBatchCommand")
+          throw Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
+        return next(args);
+      },
+      { step: "initialize", name: "failDeletes" },
+    );
+    const handler = createSqsHandler({
+      env: {
+        HOOKGATE_POLICY: JSON.stringify({
+          version: 1,
+          egress: { allowCidrs: ["127.0.0.1/32"] },
+          rules: [{ id: "audit-everything", on: "*", notify: ["audit"] }],
+          sinks: { audit: { type: "webhook", url: own.url, secret: "env:WHSEC" } },
+        }),
+        HOOKGATE_QUEUE_URL: queueUrl,
+        HOOKGATE_DLQ_URL: dlqUrl,
+        WHSEC: SECRET,
+      },
+      sqsClient: async () => flakyDeletes,
+      logger: { log: () => undefined },
+    });
+    // Held; the copy is sent, the old message's delete fails: not reported (Lambda's delete is a
+    // second try).
+    expect((await handler(first, { getRemainingTimeInMillis: () => 20_000 })).batchItemFailures).toEqual([]);
+    failDeletes = false;
+    // Should Lambda's delete fail too, both come back: the old one is not delivered again.
+    const both = await receiveAll(2);
+    expect(
+      (await handler(eventOf(both), { getRemainingTimeInMillis: () => 60_000 })).batchItemFailures,
+    ).toEqual([]);
+    expect(own.unique).toEqual([job.notification.id]);
     expect(own.duplicates).toBe(0);
   });
 
@@ -591,9 +701,12 @@ describe("the Lambda SQS handler", () => {
     const event = eventOf(await receiveAll(1));
     // The 15 s sink call and two tries, but not the second to return in.
     const short = await handler(event, { getRemainingTimeInMillis: () => 15_000 + 2 * oneTry + 999 });
-    expect(short.batchItemFailures).toHaveLength(1);
+    // Not started: held, its copy on the queue.
+    expect(short.batchItemFailures).toEqual([]);
     expect(own.unique).toEqual([]);
-    const enough = await handler(event, { getRemainingTimeInMillis: () => 15_000 + 2 * oneTry + 1_000 });
+    const enough = await handler(eventOf(await receiveAll(1)), {
+      getRemainingTimeInMillis: () => 15_000 + 2 * oneTry + 1_000,
+    });
     expect(enough.batchItemFailures).toEqual([]);
     expect(own.unique).toEqual([job.notification.id]);
   });
