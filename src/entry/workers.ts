@@ -283,6 +283,7 @@ async function queue(batch: PushedBatch, env: WorkerEnv, _ctx?: ExecutionContext
   await createCloudflareConsumer({
     deliverer: state.deliverer,
     deadLetters,
+    jobs: env.HOOKGATE_QUEUE,
     logger,
     metrics,
     now: clock.now,

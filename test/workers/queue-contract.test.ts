@@ -37,6 +37,7 @@ interface Delivery {
   readonly id: string;
   readonly body: DeliveryJob;
   readonly attempts: number;
+  readonly holds: number;
   /** Which push (consumer invocation) carried it. */
   readonly push: number;
   readonly at: number;
@@ -51,13 +52,14 @@ let pushes = 0;
 const quiet = { log: () => {} };
 const consumer = createCloudflareConsumer({
   deliverer: {
-    async deliver(job, attempts) {
+    async deliver(job, attempts, _mayStart, holds = 0) {
       const push = pushes;
-      deliveries.push({ id: job.id, body: job, attempts, push, at: Date.now() });
+      deliveries.push({ id: job.id, body: job, attempts, holds, push, at: Date.now() });
       return plans.get(job.id)?.shift() ?? { kind: "ack" };
     },
   },
   deadLetters: env.CONTRACT_DLQ as QueueProducerBinding<DeadLetterEnvelope<unknown>>,
+  jobs: env.CONTRACT_QUEUE as QueueProducerBinding<Envelope<DeliveryJob>>,
   logger: quiet,
   now: Date.now,
 });
@@ -207,6 +209,46 @@ describe("Cloudflare Queues (push) in workerd", () => {
     expect(attemptsOf(kept.id)).toEqual([1, 2]);
     expect(attemptsOf(done.id)).toEqual([1]);
     expect(deadOf(done.id)).toEqual([]);
+  });
+
+  it("brings a held message back after the delay with no attempt spent, its holds counted, and once", async () => {
+    // RELIABILITY.md problem 9: a held job was retried, and Cloudflare counted the retry in
+    // msg.attempts, which the schedule read: its next failure read the schedule one step on.
+    const held = job("held", 9);
+    const hold = (delayMs: number): DeliveryOutcome => ({
+      kind: "retry",
+      delayMs,
+      reason: "not sent: the sink asked to wait 1 s more after a rate limit",
+      unsent: true,
+    });
+    plans.set(held.id, [
+      hold(SECOND),
+      hold(0),
+      retry(0),
+      { kind: "dead", reason: "gave up after 2 attempts" },
+    ]);
+    await producer.send([held]);
+    const [letter] = await until("the dead letter", () =>
+      deadOf(held.id).length > 0 ? deadOf(held.id) : undefined,
+    );
+    expect(of(held.id).map((d) => [d.attempts, d.holds])).toEqual([
+      [1, 0],
+      [1, 1],
+      [1, 2],
+      [2, 2],
+    ]);
+    expect(letter).toMatchObject({
+      id: held.id,
+      body: held.body,
+      attempts: 2,
+      error: "gave up after 2 attempts",
+    });
+    const [first, second] = of(held.id);
+    expect((second?.at ?? 0) - (first?.at ?? 0)).toBeGreaterThanOrEqual(SECOND - 50);
+    // One message all along: never delivered again, one dead letter.
+    await sleep(QUIET_MS);
+    expect(of(held.id)).toHaveLength(4);
+    expect(deadOf(held.id)).toHaveLength(1);
   });
 
   it("moves a dead-lettered message to the DLQ with its error and attempts", async () => {

@@ -16,7 +16,8 @@ import {
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { PushedBatch, PushedMessage } from "../../src/adapters/queue/cloudflare.js";
 import { createCloudflareConsumer } from "../../src/adapters/queue/cloudflare-consumer.js";
-import { DEFAULT_RETRY_SCHEDULE_SECONDS, type DeliveryJob } from "../../src/core/delivery.js";
+import { createDeliverer } from "../../src/app/deliver.js";
+import { DEFAULT_RETRY_SCHEDULE_SECONDS, type DeliveryJob, MAX_HOLDS } from "../../src/core/delivery.js";
 import { verifyStandardWebhook } from "../../src/core/sinks.js";
 import worker, { type WorkerEnv } from "../../src/entry/workers.js";
 import { FANOUT_POLICY, WEBHOOK_SECRET } from "./fanout-policy.js";
@@ -393,6 +394,69 @@ describe("outcome translation", () => {
     expect(Number.isInteger(delay)).toBe(true);
     // attempts 2 is past a one-entry schedule: dead-lettered, then acked.
     expect(last.calls).toEqual({ ack: 1, retry: [] });
+  });
+
+  it("holds a job its sink's rate limit holds as a copy carrying its counts, and dead-letters it past MAX_HOLDS", async () => {
+    // RELIABILITY.md problem 9: a held job was retried, which Cloudflare counts in msg.attempts:
+    // its next failure read the schedule one step on, and max_retries could move it unexplained.
+    const deliverer = createDeliverer({
+      policy: () => ({
+        document: { sinks: { hook: { type: "webhook", url: "https://sink.hookgate.test/in" } } },
+        secrets: [],
+      }),
+      egress: async () => ({
+        ok: true,
+        value: { status: 429, headers: { "retry-after": "1" }, body: "slow" },
+      }),
+      env: () => undefined,
+      clock: { now: Date.now, monotonic: () => performance.now() },
+      random: () => 0.5,
+    });
+    const sent: { body: unknown; options?: { delaySeconds?: number } }[] = [];
+    const letters: { error: string; attempts: number }[] = [];
+    const consumer = createCloudflareConsumer({
+      deliverer,
+      deadLetters: {
+        send: async (body: unknown) => {
+          letters.push(body as { error: string; attempts: number });
+        },
+      } as unknown as Parameters<typeof createCloudflareConsumer>[0]["deadLetters"],
+      jobs: {
+        send: async (body, options) => {
+          sent.push({ body, ...(options && { options }) });
+        },
+        sendBatch: () => Promise.reject(new Error("one copy per send")),
+      },
+      logger: { log: () => undefined },
+      now: Date.now,
+    });
+    const sessionId = crypto.randomUUID();
+    const hook = (name: string) => {
+      const envelope = job("hook", sessionId);
+      return { ...envelope, id: `${name}.hook`, body: { ...envelope.body, id: `${name}.hook` } };
+    };
+    // A first send meets the rate limit (an attempt, retried); the sink's other jobs are held.
+    const limited = recorded(hook("limited"), 1);
+    await consumer.consume({ queue: "hookgate-jobs", messages: [limited.message] });
+    expect(limited.calls.retry).toHaveLength(1);
+    const held = hook("held");
+    const once = recorded({ ...held, sent: 1, holds: 3 }, 1);
+    const spent = recorded({ ...hook("spent"), sent: 2, holds: MAX_HOLDS }, 1);
+    await consumer.consume({ queue: "hookgate-jobs", messages: [once.message, spent.message] });
+    expect(once.calls).toEqual({ ack: 1, retry: [] });
+    expect(sent).toEqual([
+      {
+        body: { id: held.id, body: held.body, sent: 1, holds: 4 },
+        options: { contentType: "json", delaySeconds: 2 },
+      },
+    ]);
+    expect(spent.calls).toEqual({ ack: 1, retry: [] });
+    expect(letters).toEqual([
+      expect.objectContaining({
+        attempts: 3,
+        error: `gave up after ${MAX_HOLDS} holds without a send: not sent: the sink asked to wait 1 s more after a rate limit`,
+      }),
+    ]);
   });
 
   it("retries later, never acks, when the dead-letter queue refuses the job", async () => {

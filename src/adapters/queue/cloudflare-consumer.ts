@@ -21,6 +21,11 @@ import {
 
 export interface ConsumerDeps {
   readonly deliverer: Deliverer;
+  /**
+   * The jobs queue's producer binding (HOOKGATE_QUEUE): a held job goes back on it as a copy
+   * carrying its counts. Without it a held job is retried, which Cloudflare counts as an attempt.
+   */
+  readonly jobs?: QueueProducerBinding<Envelope<DeliveryJob>> | undefined;
   /** The dead-letter queue's producer binding (HOOKGATE_DLQ). */
   readonly deadLetters: QueueProducerBinding<DeadLetterEnvelope<unknown>>;
   readonly logger: Logger;
@@ -41,10 +46,11 @@ const DLQ_FAILED_RETRY_SECONDS = 60;
 export function createCloudflareConsumer(deps: ConsumerDeps): {
   consume(batch: PushedBatch): Promise<void>;
 } {
-  async function deadLetter(message: PushedMessage, envelope: Envelope<unknown>, error: string) {
+  /** `attempts` counts the sends, a held job's earlier copies' too. */
+  async function deadLetter(envelope: Envelope<unknown>, attempts: number, error: string) {
     const letter = {
       id: envelope.id,
-      attempts: message.attempts,
+      attempts,
       error: error.slice(0, MAX_ERROR_CHARS),
       failedAt: deps.now(),
     };
@@ -64,19 +70,35 @@ export function createCloudflareConsumer(deps: ConsumerDeps): {
       return;
     }
     const job = envelope.body;
+    // Cloudflare counts this message's deliveries; a held job's copy carries its earlier sends.
+    const attempts = count(envelope.sent) + message.attempts;
+    const holds = count(envelope.holds);
     const fields = {
       job: job.id,
       sink: job.sink,
       event: job.notification.eventName,
-      attempts: message.attempts,
+      attempts,
     };
     let outcome: DeliveryOutcome;
     try {
-      outcome = await deps.deliverer.deliver(job, message.attempts);
+      outcome = await deps.deliverer.deliver(job, attempts, undefined, holds);
     } catch (e) {
-      outcome = thrownOutcome(message.attempts, e);
+      outcome = thrownOutcome(attempts, e);
     }
-    if (outcome.kind === "ack") {
+    if (
+      outcome.kind === "retry" &&
+      outcome.unsent &&
+      (await holdCopy(envelope, attempts, holds, outcome.delayMs))
+    ) {
+      message.ack();
+      deps.metrics?.increment("hookgate_held_total", { sink: job.sink });
+      deps.logger.log("info", "delivery held; not sent", {
+        ...fields,
+        holds: holds + 1,
+        retryInSeconds: delaySecondsFor(outcome.delayMs),
+        reason: outcome.reason,
+      });
+    } else if (outcome.kind === "ack") {
       message.ack();
       deps.metrics?.increment("hookgate_delivered_total", { sink: job.sink });
       deps.logger.log("info", "delivered", fields);
@@ -94,6 +116,34 @@ export function createCloudflareConsumer(deps: ConsumerDeps): {
     }
   }
 
+  /**
+   * Sends a held job back as a new message carrying its sends and holds, so the hold spends no
+   * attempt (Cloudflare's `attempts` only grows, and `max_retries` would move the message).
+   * Whether it was sent: if not, the caller retries the message, which counts one attempt. The
+   * message is acked only after the send: a Worker that dies between the two leaves both, a copy
+   * delivered twice at worst (the stable job id absorbs it), never neither.
+   */
+  async function holdCopy(
+    envelope: HeldEnvelope,
+    attempts: number,
+    holds: number,
+    delayMs: number,
+  ): Promise<boolean> {
+    if (!deps.jobs) return false;
+    const copy: HeldEnvelope = { id: envelope.id, body: envelope.body, sent: attempts - 1, holds: holds + 1 };
+    const delaySeconds = delaySecondsFor(delayMs);
+    try {
+      await deps.jobs.send(copy, { contentType: "json", ...(delaySeconds > 0 ? { delaySeconds } : {}) });
+      return true;
+    } catch (e) {
+      deps.logger.log("error", "could not hold a delivery job on the queue; retrying it instead", {
+        job: envelope.id,
+        error: describe(e),
+      });
+      return false;
+    }
+  }
+
   async function moveToDeadLetters(
     message: PushedMessage,
     envelope: Envelope<unknown>,
@@ -102,7 +152,11 @@ export function createCloudflareConsumer(deps: ConsumerDeps): {
     sink = "unknown",
   ): Promise<void> {
     try {
-      await deadLetter(message, envelope, reason);
+      await deadLetter(
+        envelope,
+        typeof fields.attempts === "number" ? fields.attempts : message.attempts,
+        reason,
+      );
     } catch (e) {
       message.retry({ delaySeconds: DLQ_FAILED_RETRY_SECONDS });
       deps.metrics?.increment("hookgate_dead_letter_failed_total", { sink });
@@ -170,11 +224,23 @@ export async function holdForPolicy(
   });
 }
 
+/** A job's envelope; a held job's copy adds the attempts (sends) before it and its holds. */
+interface HeldEnvelope extends Envelope<DeliveryJob> {
+  readonly sent?: number;
+  readonly holds?: number;
+}
+
 /** A pushed message's body as a job's `{id, body}` envelope, or undefined when it is not one. */
-export function readEnvelope(value: unknown): Envelope<DeliveryJob> | undefined {
+export function readEnvelope(value: unknown): HeldEnvelope | undefined {
   if (value === null || typeof value !== "object") return undefined;
-  const { id, body } = value as Record<string, unknown>;
-  return typeof id === "string" && isDeliveryJob(body) ? { id, body } : undefined;
+  const { id, body, sent, holds } = value as Record<string, unknown>;
+  if (typeof id !== "string" || !isDeliveryJob(body)) return undefined;
+  return { id, body, sent: count(sent), holds: count(holds) };
+}
+
+/** A count a held job's copy carries, 0 when absent or not one. */
+function count(value: unknown): number {
+  return typeof value === "number" && Number.isInteger(value) && value > 0 ? value : 0;
 }
 
 function describe(e: unknown): string {
