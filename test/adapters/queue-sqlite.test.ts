@@ -284,7 +284,7 @@ describe("sqlite queue on disk", () => {
     ]);
   });
 
-  it("adds the group columns and index to a queue file made before them, and drops the old due index", async () => {
+  it("adds the group and holds columns and the index to a queue file made before them, and drops the old due index", async () => {
     const old = new Database(path);
     old.exec(`CREATE TABLE queue_jobs (seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, body TEXT NOT NULL,
       state TEXT NOT NULL CHECK (state IN ('ready', 'leased')), visible_at INTEGER NOT NULL,
@@ -302,7 +302,15 @@ describe("sqlite queue on disk", () => {
     old.close();
     const queue = open("after");
     await queue.send([{ id: "after", body: { n: 1 }, group: "g" }]);
-    expect((await queue.receive(10, HOUR, ["g"])).map((m) => m.id)).toEqual(["before"]);
+    const [before] = await queue.receive(10, HOUR, ["g"]);
+    expect(before).toMatchObject({ id: "before", attempts: 1, holds: 0 });
+    // And the holds column: a job from before it is held with no attempt spent.
+    if (!before) throw new Error("nothing received");
+    expect(await queue.hold(before, HOUR, "not sent")).toBe(true);
+    clock += HOUR;
+    expect(await queue.receive(10, HOUR, ["g"])).toEqual([
+      expect.objectContaining({ id: "before", attempts: 1, holds: 1 }),
+    ]);
     const reader = new Database(path, { readonly: true });
     const indexes = reader
       .prepare(
