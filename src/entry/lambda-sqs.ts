@@ -56,10 +56,16 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
   const { logger } = runtime;
   /** The invocation being handled: one at a time per container. */
   let invocation: SqsContext | undefined;
-  const queue = runtime.queue(
-    "consumer",
-    () => invocation && AbortSignal.timeout(Math.max(0, invocation.getRemainingTimeInMillis() - RETURN_MS)),
-  );
+  const queue = runtime.queue("consumer", () => {
+    if (!invocation) return undefined;
+    const leftMs = invocation.getRemainingTimeInMillis() - RETURN_MS;
+    // Already past it, the signal is aborted, so the SDK sends nothing: AbortSignal.timeout(0)
+    // fires only after the request went out, and SQS could carry out a call reported as failed
+    // (a dead letter sent, the record back for a second one).
+    return leftMs > 0
+      ? AbortSignal.timeout(leftMs)
+      : AbortSignal.abort(new DOMException("the invocation's time is up", "TimeoutError"));
+  });
   let current: Deliverer | undefined;
   let toldBroken = false;
   /**

@@ -506,6 +506,49 @@ describe("the Lambda SQS handler", () => {
     expect(hanging.received).toHaveLength(1);
   });
 
+  it("sends no SQS call at all once less than the second kept to answer in is left, so a reported dead letter was not made", async () => {
+    // A review, session 30: with under 1 s left the signal was AbortSignal.timeout(0), which fires
+    // only after the request went out: the send to the DLQ reached SQS, yet failed as aborted, so
+    // the record was reported, came back, was sent to its sink again and got a second dead letter.
+    await createPair();
+    const dead = withSink(jobOf(1), "flaky");
+    await send([dead]);
+    const event = eventOf(await receiveAll(1), {});
+    (event.Records[0] as SQSRecord).attributes.ApproximateReceiveCount = "2";
+    const lines: { message: string; fields: Record<string, unknown> }[] = [];
+    const handler = createSqsHandler({
+      env: {
+        HOOKGATE_POLICY: policy(),
+        HOOKGATE_QUEUE_URL: queueUrl,
+        HOOKGATE_DLQ_URL: dlqUrl,
+        WHSEC: SECRET,
+      },
+      sqsClient: async () => client,
+      logger: { log: (_level, message, fields = {}) => lines.push({ message, fields }) },
+    });
+    // 60 s when the delivery may start, then 500 ms once the sink has answered.
+    let left = 60_000;
+    const context: SqsContext = {
+      getRemainingTimeInMillis: () => {
+        const now = left;
+        left = 500;
+        return now;
+      },
+    };
+
+    const response = await handler(event, context);
+
+    expect(response.batchItemFailures).toEqual([{ itemIdentifier: event.Records[0]?.messageId }]);
+    expect(lines).toContainEqual({
+      message: "record failed; reported for redelivery",
+      fields: expect.objectContaining({ job: dead.id, error: expect.stringMatching(/abort/i) }),
+    });
+    const letters = await client.send(
+      new GetQueueAttributesCommand({ QueueUrl: dlqUrl, AttributeNames: ["ApproximateNumberOfMessages"] }),
+    );
+    expect(letters.Attributes?.ApproximateNumberOfMessages).toBe("0");
+  });
+
   it("starts no delivery the invocation's time left cannot cover, and holds those records on the queue", async () => {
     // Session 29: the handler never read the time left, so a batch whose deliveries ran into the
     // function's timeout was killed mid-way and every record came back, delivered ones too.
