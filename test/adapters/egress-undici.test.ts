@@ -521,6 +521,32 @@ describe("responses", () => {
     }
   });
 
+  it("reads an empty answer that names a content coding as empty, a 204 as a sink sends it too", async () => {
+    // A review, session 30: an empty body under `content-encoding: gzip` (a 204 from a webhook
+    // behind a compressing proxy) failed as Z_BUF_ERROR "unexpected end of file", where fetch
+    // reads it as empty: a delivery that went through was retried, and sent again.
+    const empty = await loopbackServer((req, res) => {
+      const coding = req.url === "/br" ? "br" : req.url === "/deflate" ? "deflate" : "gzip";
+      res.writeHead(req.url === "/204" ? 204 : 200, { "content-encoding": coding }).end();
+    });
+    try {
+      const compiled = compileEgressPolicy(LOOPBACK_ONLY);
+      const module = createUndiciEgress({ policy: () => compiled.policy });
+      opened.push(module);
+      for (const [path, status] of [
+        ["/204", 204],
+        ["/gzip", 200],
+        ["/br", 200],
+        ["/deflate", 200],
+      ] as const) {
+        const res = await post(module, `${empty.url}${path}`);
+        expect(res.ok ? res.value : res.error).toMatchObject({ status, body: "" });
+      }
+    } finally {
+      await empty.close();
+    }
+  });
+
   it("strips CR, LF and NUL from header values", async () => {
     const { module } = egressWith(LOOPBACK_ONLY);
     const res = await post(module, `${a.url}/hook`, { headers: { "x-probe": "a\r\nX-Evil: 1\0" } });

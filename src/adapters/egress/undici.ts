@@ -13,7 +13,7 @@
 import { lookup as dnsLookup } from "node:dns/promises";
 import { isIP, type LookupFunction } from "node:net";
 import { pipeline, type Readable } from "node:stream";
-import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
+import { createBrotliDecompress, createGunzip, createInflate, constants as zlibConstants } from "node:zlib";
 import { Agent, buildConnector, type Dispatcher, request } from "undici";
 import { classifyAddress } from "../../core/egress/address.js";
 import {
@@ -420,13 +420,20 @@ function flattenHeaders(headers: Record<string, string | string[] | undefined>):
 /**
  * The content codings Workers' fetch decodes (RFC 9110 §8.4.1). hookgate sends no
  * Accept-Encoding, which RFC 9110 §12.5.3 reads as any coding being acceptable, so a server or a
- * proxy may compress its answer all the same. `deflate` is the zlib format.
+ * proxy may compress its answer all the same. `deflate` is the zlib format. Flushed as Node's
+ * fetch (undici) and curl flush: an empty body (a 204) reads as empty, not "unexpected end of
+ * file", and a gzip stream cut short as far as it goes.
  */
+const ZLIB_FLUSH = { flush: zlibConstants.Z_SYNC_FLUSH, finishFlush: zlibConstants.Z_SYNC_FLUSH };
+const BROTLI_FLUSH = {
+  flush: zlibConstants.BROTLI_OPERATION_FLUSH,
+  finishFlush: zlibConstants.BROTLI_OPERATION_FLUSH,
+};
 const DECODERS: Readonly<Record<string, () => NodeJS.ReadWriteStream>> = {
-  gzip: createGunzip,
-  "x-gzip": createGunzip,
-  deflate: createInflate,
-  br: createBrotliDecompress,
+  gzip: () => createGunzip(ZLIB_FLUSH),
+  "x-gzip": () => createGunzip(ZLIB_FLUSH),
+  deflate: () => createInflate(ZLIB_FLUSH),
+  br: () => createBrotliDecompress(BROTLI_FLUSH),
 };
 
 /**
