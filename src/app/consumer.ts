@@ -57,12 +57,14 @@ export function startConsumer(
     wake?.();
   };
   /**
-   * Jobs dead-lettered whose message stayed on the queue (SQS: the send to the DLQ went through,
-   * the delete did not), by id. When one comes back it is deleted unsent, the delete's second
-   * try, as Lambda's own delete is the Lambda handler's. Should a replay of its dead letter
-   * arrive first, that copy is the one removed and the other delivered: one delivery either way.
+   * Messages dead-lettered that stayed on the queue (SQS: the send to the DLQ went through, the
+   * delete did not), by message id (SQS's MessageId; else the job's). When one comes back it is
+   * deleted unsent, the delete's second try, as Lambda's own delete is the Lambda handler's. A
+   * replay of its dead letter is another message and is delivered: keyed by job id, it was
+   * removed unsent whenever the failed delete had in fact gone through (its answer lost).
    */
   const deadLettered = new Set<string>();
+  const messageKey = (message: ReceivedMessage<DeliveryJob>) => message.messageId ?? message.id;
 
   /** Never rejects: a job that cannot even be read is logged, and its lease brings it back. */
   async function handle(message: ReceivedMessage<DeliveryJob>): Promise<void> {
@@ -78,9 +80,9 @@ export function startConsumer(
   }
 
   async function handleJob(message: ReceivedMessage<DeliveryJob>): Promise<void> {
-    if (deadLettered.has(message.id)) {
+    if (deadLettered.has(messageKey(message))) {
       await deps.queue.ack(message);
-      deadLettered.delete(message.id);
+      deadLettered.delete(messageKey(message));
       deps.logger.log("warn", "job already dead-lettered; removed from the queue, not delivered again", {
         job: message.id,
         attempts: message.attempts,
@@ -154,7 +156,7 @@ export function startConsumer(
       } catch (e) {
         if (!isDeadLetterSent(e)) throw e;
         // The dead letter is in but the message comes back: logged and counted now, as made.
-        deadLettered.add(message.id);
+        deadLettered.add(messageKey(message));
         if (deadLettered.size > MAX_REMEMBERED_DEAD)
           deadLettered.delete(deadLettered.values().next().value as string);
         const deleteFailed = `${errorMessage(e)}; removed when it comes back`;

@@ -31,6 +31,11 @@ export interface ReceivedMessage<T> {
   readonly holds?: number | undefined;
   /** Backend handle for ack / retry / dead-letter (an SQS receipt handle, a lease token). */
   readonly receipt: string;
+  /**
+   * The backend's id of this message where a job can be on the queue more than once (SQS's
+   * MessageId, the same on every receive): a job sent again, a replayed dead letter, is another.
+   */
+  readonly messageId?: string;
 }
 
 export interface DeadLetter<T> {

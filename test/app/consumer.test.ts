@@ -753,3 +753,70 @@ describe("startConsumer on SQS", () => {
     }
   });
 });
+
+describe("startConsumer on SQS, a replay", () => {
+  it("delivers a replayed dead letter whose first delete SQS carried out though its answer was lost", {
+    timeout: 20_000,
+  }, async () => {
+    // A review, session 30: the consumer remembered a dead letter whose delete failed by job id,
+    // so when SQS had in fact deleted the message (the answer lost on the way back) it never came
+    // back, and a `dlq replay` of the job, a new message with the same id, was removed unsent.
+    const server = await createSqsServer({ port: 0, hostname: "127.0.0.1" });
+    const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const client = createSqsClientForLocal(endpoint);
+    let deletes = 0;
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const result = await next(args);
+        // The dead letter's delete goes through, but its answer is lost.
+        if (context.commandName === "DeleteMessageBatchCommand" && ++deletes === 1)
+          throw Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
+        return result;
+      },
+      { step: "initialize", name: "loseDeleteAnswer" },
+    );
+    const url = async (name: string) =>
+      (await client.send(new CreateQueueCommand({ QueueName: name }))).QueueUrl ?? "";
+    const queue = createSqsQueue<DeliveryJob>({
+      client,
+      queueUrl: await url("replay-jobs"),
+      deadLetterQueueUrl: await url("replay-dlq"),
+    });
+    const sent: string[] = [];
+    const lines: { level: string; msg: string; fields: Record<string, unknown> }[] = [];
+    let consumer: ReturnType<typeof startConsumer> | undefined;
+    const until = async (done: () => boolean) => {
+      for (let i = 0; i < 1000 && !done(); i++) await new Promise((r) => setTimeout(r, 10));
+    };
+    try {
+      await queue.send([{ id: "a", body: sessionEnd("a"), group: "s" }]);
+      consumer = startConsumer(
+        {
+          queue,
+          deliverer: {
+            deliver: async (j: DeliveryJob) => {
+              sent.push(j.id);
+              return sent.length === 1
+                ? { kind: "dead" as const, reason: "HTTP 410" }
+                : { kind: "ack" as const };
+            },
+          },
+          logger: { log: (level, msg, fields = {}) => lines.push({ level, msg, fields }) },
+          metrics: { increment: () => undefined },
+        },
+        { batchSize: 1, idleMs: 20, visibilityMs: 1000 },
+      );
+      await until(() => lines.some((l) => l.msg === "delivery dead-lettered"));
+      expect(await queue.replayDead(["a"])).toBe(1);
+      await until(() => sent.length > 1 || lines.some((l) => l.msg.startsWith("job already dead-lettered")));
+      await consumer.stop();
+      expect(sent).toEqual(["a", "a"]);
+      expect(lines.filter((l) => l.msg.startsWith("job already dead-lettered"))).toEqual([]);
+    } finally {
+      await consumer?.stop();
+      await queue.close();
+      client.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+});

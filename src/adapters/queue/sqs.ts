@@ -440,6 +440,7 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
       attempts: count(envelope.sent) + (Number.isInteger(received) && received > 0 ? received : 1),
       holds: count(envelope.holds),
       receipt: message.ReceiptHandle,
+      ...(message.MessageId !== undefined && { messageId: message.MessageId }),
     };
   }
 
