@@ -486,6 +486,9 @@ describe("responses", () => {
       "/bom": { headers: {}, body: Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), json]) },
       "/bomb": { headers: { "content-encoding": "gzip" }, body: gzipSync(Buffer.alloc(1 << 20, "x")) },
       "/unknown": { headers: { "content-encoding": "x-made-up" }, body: json },
+      // Named like an object's built-in members: codings no decoder knows, not Object's methods.
+      "/constructor": { headers: { "content-encoding": "constructor" }, body: json },
+      "/proto": { headers: { "content-encoding": "gzip, __proto__, hasOwnProperty" }, body: json },
       "/corrupt": { headers: { "content-encoding": "gzip" }, body: json },
     };
     const coded = await loopbackServer((req, res) => {
@@ -509,6 +512,10 @@ describe("responses", () => {
         body: '{"ok":true}',
         headers: { "content-encoding": "x-made-up" },
       });
+      for (const path of ["/constructor", "/proto"]) {
+        const res = await post(module, `${coded.url}${path}`);
+        expect(res.ok && res.value.body).toBe('{"ok":true}');
+      }
       const corrupt = await post(module, `${coded.url}/corrupt`);
       // A body that does not decode is a broken answer, as one cut off mid-way is.
       expect(!corrupt.ok && corrupt.error).toMatchObject({

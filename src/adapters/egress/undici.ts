@@ -429,12 +429,12 @@ const BROTLI_FLUSH = {
   flush: zlibConstants.BROTLI_OPERATION_FLUSH,
   finishFlush: zlibConstants.BROTLI_OPERATION_FLUSH,
 };
-const DECODERS: Readonly<Record<string, () => NodeJS.ReadWriteStream>> = {
-  gzip: () => createGunzip(ZLIB_FLUSH),
-  "x-gzip": () => createGunzip(ZLIB_FLUSH),
-  deflate: () => createInflate(ZLIB_FLUSH),
-  br: () => createBrotliDecompress(BROTLI_FLUSH),
-};
+const DECODERS: ReadonlyMap<string, () => NodeJS.ReadWriteStream> = new Map([
+  ["gzip", () => createGunzip(ZLIB_FLUSH)],
+  ["x-gzip", () => createGunzip(ZLIB_FLUSH)],
+  ["deflate", () => createInflate(ZLIB_FLUSH)],
+  ["br", () => createBrotliDecompress(BROTLI_FLUSH)],
+]);
 
 /**
  * The body decoded from its content codings, last applied first; undefined when it has none, or
@@ -447,9 +447,11 @@ function decoded(body: Readable, header: string | string[] | undefined): Readabl
     .flatMap((h) => h.split(","))
     .map((c) => c.trim().toLowerCase())
     .filter((c) => c !== "" && c !== "identity");
-  const decoders = codings.reverse().map((c) => DECODERS[c]?.());
-  if (decoders.length === 0 || decoders.length > 3 || decoders.some((d) => d === undefined)) return undefined;
-  return pipeline([body, ...(decoders as NodeJS.ReadWriteStream[])], () => {}) as unknown as Readable;
+  // A Map, not an object: a coding the server names `constructor` is one no decoder knows.
+  const makers = codings.reverse().map((c) => DECODERS.get(c));
+  if (makers.length === 0 || makers.length > 3 || makers.some((m) => m === undefined)) return undefined;
+  const decoders = (makers as (() => NodeJS.ReadWriteStream)[]).map((make) => make());
+  return pipeline([body, ...decoders], () => {}) as unknown as Readable;
 }
 
 /**
