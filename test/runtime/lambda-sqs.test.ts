@@ -549,6 +549,56 @@ describe("the Lambda SQS handler", () => {
     expect(letters.Attributes?.ApproximateNumberOfMessages).toBe("0");
   });
 
+  it("cuts a hold's send short too, a second before the invocation's time runs out", {
+    timeout: 45_000,
+  }, async () => {
+    // A review, session 30: the held copy's SendMessage carried no abort signal, so a job held
+    // for lack of time, the latest a settle starts, could outlast the invocation on a hung SQS
+    // (three tries of up to 8 s each), which fails the whole batch.
+    const hanging = await loopbackServer(() => undefined);
+    cleanups.push(() => hanging.close());
+    const sqs = await createLambdaSqsClient({
+      endpoint: hanging.url,
+      region: "us-east-1",
+      credentials: { accessKeyId: "local", secretAccessKey: "local" },
+    });
+    cleanups.push(async () => sqs.destroy());
+    const job = withSink(jobOf(0), "audit");
+    const template = FIXTURE.Records[0] as SQSRecord;
+    const event: SQSEvent = {
+      Records: [{ ...template, messageId: "m-0", body: JSON.stringify({ id: job.id, body: job }) }],
+    };
+    const lines: { message: string; fields: Record<string, unknown> }[] = [];
+    const handler = createSqsHandler({
+      env: {
+        HOOKGATE_POLICY: policy(),
+        HOOKGATE_QUEUE_URL: `${hanging.url}/000000000000/jobs`,
+        HOOKGATE_DLQ_URL: `${hanging.url}/000000000000/dlq`,
+        WHSEC: SECRET,
+      },
+      sqsClient: async () => sqs,
+      logger: { log: (_level, message, fields = {}) => lines.push({ message, fields }) },
+    });
+    // 20 s at the sink call's start, too little for it: held. Then 1.5 s as the copy is sent.
+    let left = 20_000;
+    const context: SqsContext = {
+      getRemainingTimeInMillis: () => {
+        const now = left;
+        left = 1_500;
+        return now;
+      },
+    };
+
+    const response = await handler(event, context);
+
+    expect(response.batchItemFailures).toEqual([{ itemIdentifier: "m-0" }]);
+    expect(lines).toContainEqual({
+      message: "record failed; reported for redelivery",
+      fields: expect.objectContaining({ job: job.id, error: expect.stringMatching(/abort/i) }),
+    });
+    expect(hanging.received).toHaveLength(1);
+  });
+
   it("starts no delivery the invocation's time left cannot cover, and holds those records on the queue", async () => {
     // Session 29: the handler never read the time left, so a batch whose deliveries ran into the
     // function's timeout was killed mid-way and every record came back, delivered ones too.

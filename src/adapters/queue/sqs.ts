@@ -602,6 +602,7 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
           MessageBody: copy,
           DelaySeconds: seconds(delayMs, MAX_DELAY_SECONDS),
         }),
+        abortable(),
       );
       await deletes.add({ receipt: message.receipt }).catch((e: unknown) => {
         throw new HeldCopySentError(e);
