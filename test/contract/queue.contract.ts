@@ -300,12 +300,15 @@ export function queueContract(name: string, make: () => Promise<QueueUnderTest>)
         expect(await queue.ack(stale)).toBe(false);
         expect(await queue.retry(stale, 0, "late")).toBe(false);
         expect(await queue.deadLetter(stale, "late")).toBe(false);
+        // Nor does a hold give back the newer lease's attempt or count a hold.
+        expect(await queue.hold(stale, 0, "late")).toBe(false);
         // The fresh lease still holds, and nothing was dead-lettered.
         await nothingVisible();
         expect(await queue.listDead()).toEqual([]);
         await pass(SECOND, nothingVisible);
         const [third] = await queue.receive(10, LONG);
         expect(third).toMatchObject({ id: "slow", attempts: 3 });
+        expect(third?.holds ?? 0).toBe(0);
         if (!third) throw new Error("nothing redelivered");
         expect(await queue.retry(third, 0, "again")).toBe(true);
         // Retried, the receipt is spent: a second settle with it is stale too.
