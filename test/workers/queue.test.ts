@@ -423,6 +423,7 @@ describe("outcome translation", () => {
       } as unknown as Parameters<typeof createCloudflareConsumer>[0]["deadLetters"],
       jobs: {
         send: async (body, options) => {
+          if (body.id.startsWith("refused.")) throw new Error("queue unavailable");
           sent.push({ body, ...(options && { options }) });
         },
         sendBatch: () => Promise.reject(new Error("one copy per send")),
@@ -457,6 +458,12 @@ describe("outcome translation", () => {
         error: `gave up after ${MAX_HOLDS} holds without a send: not sent: the sink asked to wait 1 s more after a rate limit`,
       }),
     ]);
+    // A copy the queue refuses: the message is retried (one attempt), never acked, so never lost.
+    const refused = recorded(hook("refused"), 1);
+    await consumer.consume({ queue: "hookgate-jobs", messages: [refused.message] });
+    expect(refused.calls.ack).toBe(0);
+    expect(refused.calls.retry).toEqual([{ delaySeconds: expect.any(Number) }]);
+    expect(sent).toHaveLength(1);
   });
 
   it("retries later, never acks, when the dead-letter queue refuses the job", async () => {
