@@ -3,6 +3,7 @@
  * delivery thread's reader takes into the queue exactly once, across segments, restarts, torn
  * ends and lines that are not jobs.
  */
+import { execFileSync } from "node:child_process";
 import {
   appendFileSync,
   existsSync,
@@ -25,6 +26,7 @@ import {
 import { createSqliteQueue, type SqliteQueue } from "../../src/adapters/queue/sqlite.js";
 import { createNotifier } from "../../src/app/notify.js";
 import { parseHookEvent } from "../../src/core/events.js";
+import { ROOT } from "../support/process.js";
 
 interface Job {
   readonly n: number;
@@ -592,6 +594,27 @@ describe("intake journal", () => {
     second.close();
   });
 
+  it("leaves a live segment's lock held for other processes after the reader, in the writer's process, looked at it", async () => {
+    // POSIX locks are per process: a descriptor of the writer's process closed on the lock file
+    // drops the writer's lock, and a second serve would then find the journal free.
+    const first = openJournalWriter(journalDir);
+    first.append(jobs(1));
+    const [lock] = readdirSync(journalDir).filter((name) => name.endsWith(".lock"));
+    const second = openJournalWriter(journalDir);
+    second.append(jobs(2));
+    const { reader } = deliveryThread();
+    await reader.drain();
+    expect(journalHeld(journalDir)).toBe(true);
+    const probe = `const D = require("better-sqlite3"); const db = new D(process.argv[1], { timeout: 0 });
+      try { db.exec("BEGIN EXCLUSIVE"); console.log("free"); } catch (e) { console.log(e.code); }`;
+    const seen = execFileSync(process.execPath, ["-e", probe, join(journalDir, lock as string)], {
+      cwd: ROOT,
+    });
+    expect(seen.toString().trim()).toBe("SQLITE_BUSY");
+    first.close();
+    second.close();
+  });
+
   it("copies a segment deleted under its writer to a new one on check, losing none of its lines", async () => {
     // A second reader whose lock check found no lock file (deleted by hand) deleted the live
     // segment after taking in its first line; the second went to the deleted file.
@@ -636,6 +659,30 @@ describe("intake journal", () => {
     expect(journalHeld(journalDir)).toBe(true);
     writer.close();
     expect(journalHeld(journalDir)).toBe(false);
+  });
+
+  it("reads a lock path that cannot be a lock (a directory, a file not SQLite's) as free: no refusal, no wait", async () => {
+    // No writer can hold such a path (its own lock would fail the same way), so serve is not
+    // refused for it and the reader does not wait behind its segment for ever.
+    for (const [n, spoil] of [
+      [1, (path: string) => mkdirSync(path)],
+      [2, (path: string) => writeFileSync(path, "not a SQLite file, whatever it is".repeat(4))],
+    ] as const) {
+      const writer = openJournalWriter(journalDir);
+      writer.append(jobs(n));
+      writer.close();
+      const lock = join(journalDir, (segmentFiles().at(-1) as string).replace(".jsonl", ".lock"));
+      rmSync(lock);
+      spoil(lock);
+    }
+    expect(journalHeld(journalDir)).toBe(false);
+    const writer = openJournalWriter(journalDir);
+    writer.append(jobs(3));
+    const { queue, reader } = deliveryThread();
+    expect(await reader.drain()).toBe(3);
+    expect(await receivedNumbers(queue)).toEqual([1, 2, 3]);
+    expect(segmentFiles()).toHaveLength(1);
+    writer.close();
   });
 
   it("never reads a file that is not a segment", async () => {

@@ -48,7 +48,6 @@
  */
 import {
   closeSync,
-  existsSync,
   fstatSync,
   mkdirSync,
   openSync,
@@ -72,18 +71,34 @@ const LOCK_NAME = /^intake-(\d{12})\.lock$/;
 const lockName = (n: number) => `intake-${String(n).padStart(12, "0")}.lock`;
 
 /**
- * Takes segment `n`'s lock (an exclusive transaction on `intake-<n>.lock`, made if missing unless
- * `mustExist`): the lock's connection, undefined when another writer holds it, or when
- * `mustExist` and there is no lock file (a segment of an older build, or its lock deleted).
- * Closing the connection frees the lock.
+ * Takes segment `n`'s lock (an exclusive transaction on `intake-<n>.lock`, made if missing): the
+ * lock's connection, or undefined when another writer holds it. Closing the connection frees it.
  */
-function takeLock(dir: string, n: number, mustExist = false): Database.Database | undefined {
+function takeLock(dir: string, n: number): Database.Database | undefined {
+  const lock = findLock(dir, n, true);
+  return lock === "held" || lock === "none" ? undefined : lock;
+}
+
+/**
+ * Segment `n`'s lock as a reader finds it: taken (its connection: closing it frees the lock),
+ * "held" by a writer, or "none". None when there is no lock file (a segment of an older build, or
+ * its lock deleted), nor when the path cannot be a lock (a directory, a file that is not
+ * SQLite's): no writer can hold one, and read as held it would refuse every `serve` and stop the
+ * reader behind its segment for ever. A file that could not be opened (out of descriptors) is
+ * taken for held: late, never deleted under its writer. Only SQLite opens a lock file: any other
+ * descriptor of this process closed on it would drop the locks this process holds on it, its
+ * writer's among them (POSIX locks are per process; SQLite keeps a table of its own to avoid
+ * that). `create` (a writer's take): the file is made if missing, and every failure but "held"
+ * throws.
+ */
+function findLock(dir: string, n: number, create = false): Database.Database | "held" | "none" {
+  const path = join(dir, lockName(n));
   let lock: Database.Database;
   try {
-    lock = new Database(join(dir, lockName(n)), { timeout: 0, fileMustExist: mustExist });
+    lock = new Database(path, { timeout: 0, fileMustExist: !create });
   } catch (e) {
-    if (mustExist && (e as { code?: string }).code === "SQLITE_CANTOPEN") return undefined;
-    throw e;
+    if (create || (e as { code?: string }).code !== "SQLITE_CANTOPEN") throw e;
+    return statSync(path, { throwIfNoEntry: false })?.isFile() ? "held" : "none";
   }
   try {
     // No `-journal` file beside it: the transaction never writes, and a killed holder would
@@ -93,7 +108,9 @@ function takeLock(dir: string, n: number, mustExist = false): Database.Database 
     return lock;
   } catch (e) {
     lock.close();
-    if ((e as { code?: string }).code === "SQLITE_BUSY") return undefined;
+    const code = (e as { code?: string }).code;
+    if (code === "SQLITE_BUSY") return "held";
+    if (!create && code === "SQLITE_NOTADB") return "none";
     throw e;
   }
 }
@@ -114,10 +131,10 @@ export function journalHeld(dir: string): boolean {
     const m = LOCK_NAME.exec(name);
     if (!m) continue;
     const n = Number(m[1]);
-    const lock = takeLock(dir, n, true);
-    if (lock) lock.close();
-    // No lock file any more: it was taken in and deleted meanwhile.
-    else if (existsSync(join(dir, lockName(n)))) return true;
+    const lock = findLock(dir, n);
+    if (lock === "held") return true;
+    // "none": no lock file any more (taken in and deleted meanwhile), or none that can be one.
+    if (lock !== "none") lock.close();
   }
   return false;
 }
@@ -387,8 +404,9 @@ export function openJournalReader(dir: string, deps: JournalReaderDeps): Journal
       // A later segment exists: this one is complete unless its writer still holds it (another
       // serve on the data dir, or this one's writer when the later segment is another's). Then
       // it is read again next time, and the later ones wait for it: late, never lost.
-      const lock = takeLock(dir, position.segment, true);
-      if (!lock && existsSync(join(dir, lockName(position.segment)))) return taken;
+      const found = findLock(dir, position.segment);
+      if (found === "held") return taken;
+      const lock = found === "none" ? undefined : found;
       try {
         // Read it to its very end once more (the writer may have added lines since the read
         // above), then move on to the next.
@@ -398,7 +416,11 @@ export function openJournalReader(dir: string, deps: JournalReaderDeps): Journal
         fd = -1;
         tail = Buffer.alloc(0);
         rmSync(join(dir, segmentName(position.segment)), { force: true });
-        rmSync(join(dir, lockName(position.segment)), { force: true });
+        try {
+          rmSync(join(dir, lockName(position.segment)), { force: true });
+        } catch {
+          // Not a file (a directory made there): left, and read as no lock (`findLock`).
+        }
       } finally {
         lock?.close();
       }
