@@ -162,9 +162,13 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
     try {
       store.journal.check();
     } catch (e) {
-      logger.log("error", "could not copy a deleted intake journal segment to a new one", {
-        error: errorMessage(e),
-      });
+      logger.log(
+        "error",
+        "could not copy a deleted intake journal segment to a new one; trying again in a second",
+        {
+          error: errorMessage(e),
+        },
+      );
     }
   }, JOURNAL_CHECK_MS).unref();
   const notifier = createNotifier({

@@ -187,69 +187,74 @@ export function openJournalWriter(
   now: () => number = Date.now,
 ): JournalWriter {
   mkdirSync(dir, { recursive: true });
-  // `next` adds 1.
+  // `create` adds 1.
   let segment = segments(dir).at(-1) ?? firstSegment(now()) - 1;
   let fd = -1;
   let size = 0;
   let closed = false;
   /** The lock of the segment being written, held until the writer moves past it or closes. */
   let held: Database.Database | undefined;
-  const next = () => {
-    if (fd >= 0) closeSync(fd);
-    fd = -1;
-    // The new segment's lock is taken before the segment is made, and the old one's freed only
-    // after: a reader never finds a segment of a live writer unlocked. `wx`: a segment is only
-    // ever written by the writer that created it; a lock held by another writer is its segment.
-    let lock: Database.Database | undefined;
+  /**
+   * Makes the next segment with its lock taken, the writer's state untouched. The lock is taken
+   * before the segment is made: a reader never finds a segment of a live writer unlocked. `wx`: a
+   * segment is only ever written by the writer that created it; a lock held by another writer is
+   * its segment.
+   */
+  const create = (): { fd: number; lock: Database.Database; n: number } => {
     for (;;) {
       segment += 1;
-      lock = takeLock(dir, segment);
+      const lock = takeLock(dir, segment);
       if (!lock) continue;
       try {
         // Readable too: a segment deleted under the writer is copied out through it (`rescue`).
-        fd = openSync(join(dir, segmentName(segment)), "wx+");
-        break;
+        return { fd: openSync(join(dir, segmentName(segment)), "wx+"), lock, n: segment };
       } catch (e) {
         lock.close();
         if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
       }
     }
+  };
+  /** Moves to a new segment; the old one's lock is freed only after the new one is made. */
+  const next = () => {
+    if (fd >= 0) closeSync(fd);
+    fd = -1;
+    const made = create();
+    fd = made.fd;
     held?.close();
-    held = lock;
+    held = made.lock;
     size = 0;
   };
   /**
    * The segment was deleted (a reader took it for complete: its lock file was deleted too): copy
-   * it whole to a new one. Lines a reader took in are taken in again, never lost.
+   * it whole to a new one. Lines a reader took in are taken in again, never lost. A copy that
+   * fails (a full disk) leaves nothing behind and the writer where it was, on the deleted file,
+   * which it still holds open: the next check copies all of it, lines appended meanwhile too.
    */
   const rescue = () => {
     if (fd < 0 || fstatSync(fd).nlink > 0) return;
-    const old = fd;
-    fd = -1;
-    let kept: Buffer;
-    try {
-      kept = Buffer.alloc(fstatSync(old).size);
-      let read = 0;
-      while (read < kept.length) {
-        const n = readSync(old, kept, read, kept.length - read, read);
-        if (n === 0) break;
-        read += n;
-      }
-      kept = kept.subarray(0, read);
-    } finally {
-      closeSync(old);
+    let kept = Buffer.alloc(fstatSync(fd).size);
+    let read = 0;
+    while (read < kept.length) {
+      const n = readSync(fd, kept, read, kept.length - read, read);
+      if (n === 0) break;
+      read += n;
     }
-    next();
-    let written = 0;
+    kept = kept.subarray(0, read);
+    const made = create();
     try {
-      while (written < kept.length) written += writeSync(fd, kept, written);
+      let written = 0;
+      while (written < kept.length) written += writeSync(made.fd, kept, written);
     } catch (e) {
-      // Part of it may be in the new segment: the next line goes to another one, so the reader
-      // sees a torn end there. What was not copied is still in this process only, and lost.
-      closeSync(fd);
-      fd = -1;
+      closeSync(made.fd);
+      rmSync(join(dir, segmentName(made.n)), { force: true });
+      rmSync(join(dir, lockName(made.n)), { force: true });
+      made.lock.close();
       throw e;
     }
+    closeSync(fd);
+    fd = made.fd;
+    held?.close();
+    held = made.lock;
     size = kept.length;
   };
   next();

@@ -1,0 +1,61 @@
+/**
+ * The intake journal's copy of a segment deleted under its writer when the disk is full: the real
+ * journal and queue files, with the copy's writes refused (ENOSPC) for as long as the test says,
+ * since a full disk cannot be made for one test. The copy is not given up: the lines stay in the
+ * deleted file, still open, and the next check copies them.
+ */
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, expect, it, vi } from "vitest";
+import { openJournalReader, openJournalWriter } from "../../src/adapters/queue/journal.js";
+import { createSqliteQueue } from "../../src/adapters/queue/sqlite.js";
+
+const disk = vi.hoisted(() => ({ full: false }));
+vi.mock("node:fs", async (importOriginal) => {
+  const fs = await importOriginal<typeof import("node:fs")>();
+  return {
+    ...fs,
+    writeSync: (...args: Parameters<typeof fs.writeSync>) => {
+      if (disk.full)
+        throw Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" });
+      return fs.writeSync(...args);
+    },
+  };
+});
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "hookgate-journal-full-"));
+  disk.full = false;
+});
+afterEach(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const jobs = (n: number) => [{ id: `job-${n}`, body: { n }, group: "audit" }];
+
+it("keeps a deleted segment's lines when copying them out fails, and copies them on a later check", async () => {
+  const journalDir = join(dir, "intake");
+  const writer = openJournalWriter(journalDir);
+  writer.append(jobs(1));
+  writer.append(jobs(2));
+  // A second reader deleted the live segment and its lock (every lock file deleted by hand).
+  for (const name of readdirSync(journalDir)) rmSync(join(journalDir, name));
+  disk.full = true;
+  expect(() => writer.check()).toThrow("ENOSPC");
+  disk.full = false;
+  writer.append(jobs(3));
+  writer.check();
+  writer.close();
+
+  const queue = createSqliteQueue<{ n: number }>({ path: join(dir, "queue.sqlite") });
+  const reader = openJournalReader(journalDir, { intake: queue.intake, position: queue.intakePosition() });
+  await reader.drain();
+  const got = await queue.receive(100, 60_000);
+  expect(got.map((m) => m.body.n).sort()).toEqual([1, 2, 3]);
+  // The failed copy left no segment or lock behind.
+  expect(readdirSync(journalDir)).toHaveLength(2);
+  reader.close();
+  await queue.close();
+});
