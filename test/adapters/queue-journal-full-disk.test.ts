@@ -1,8 +1,9 @@
 /**
- * The intake journal's copy of a segment deleted under its writer when the disk is full: the real
- * journal and queue files, with the copy's writes refused (ENOSPC) for as long as the test says,
- * since a full disk cannot be made for one test. The copy is not given up: the lines stay in the
- * deleted file, still open, and the next check copies them.
+ * The intake journal's writer when the system refuses it room: the real journal and queue files,
+ * with the copy's writes refused (ENOSPC) or a segment's creation (EMFILE) for as long as the test
+ * says, since a full disk or an fd table at its limit cannot be made for one test. A deleted
+ * segment's copy is not given up: the lines stay in the deleted file, still open, and the next
+ * check copies them; a segment not made leaves no lock file.
  */
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -11,11 +12,17 @@ import { afterEach, beforeEach, expect, it, vi } from "vitest";
 import { openJournalReader, openJournalWriter } from "../../src/adapters/queue/journal.js";
 import { createSqliteQueue } from "../../src/adapters/queue/sqlite.js";
 
-const disk = vi.hoisted(() => ({ full: false }));
+const disk = vi.hoisted(() => ({ full: false, noSegment: false }));
 vi.mock("node:fs", async (importOriginal) => {
   const fs = await importOriginal<typeof import("node:fs")>();
   return {
     ...fs,
+    openSync: (...args: Parameters<typeof fs.openSync>) => {
+      // Out of descriptors once SQLite opened the segment's lock, so the segment cannot be made.
+      if (disk.noSegment && args[1] === "wx+")
+        throw Object.assign(new Error("EMFILE: too many open files, open"), { code: "EMFILE" });
+      return fs.openSync(...args);
+    },
     writeSync: (...args: Parameters<typeof fs.writeSync>) => {
       if (disk.full)
         throw Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" });
@@ -28,6 +35,7 @@ let dir: string;
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), "hookgate-journal-full-"));
   disk.full = false;
+  disk.noSegment = false;
 });
 afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
@@ -58,4 +66,19 @@ it("keeps a deleted segment's lines when copying them out fails, and copies them
   expect(readdirSync(journalDir)).toHaveLength(2);
   reader.close();
   await queue.close();
+});
+
+it("leaves no lock file behind for a segment it could not make, however many appends fail", () => {
+  const journalDir = join(dir, "intake");
+  const writer = openJournalWriter(journalDir, 10);
+  writer.append(jobs(1));
+  disk.noSegment = true;
+  for (let n = 2; n < 12; n++) expect(() => writer.append(jobs(n))).toThrow("EMFILE");
+  disk.noSegment = false;
+  writer.append(jobs(12));
+  writer.close();
+  const names = readdirSync(journalDir);
+  // Two segments, each with its lock: no lock of the ten segments never made.
+  expect(names.filter((name) => name.endsWith(".lock"))).toHaveLength(2);
+  expect(names).toHaveLength(4);
 });

@@ -209,8 +209,12 @@ export function openJournalWriter(
         // Readable too: a segment deleted under the writer is copied out through it (`rescue`).
         return { fd: openSync(join(dir, segmentName(segment)), "wx+"), lock, n: segment };
       } catch (e) {
+        const exists = (e as NodeJS.ErrnoException).code === "EEXIST";
+        // No segment made (out of descriptors, a full disk): its lock goes too, or every append
+        // that fails so would leave one, for `journalHeld` to open at each start.
+        if (!exists) rmSync(join(dir, lockName(segment)), { force: true });
         lock.close();
-        if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+        if (!exists) throw e;
       }
     }
   };
