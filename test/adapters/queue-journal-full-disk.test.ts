@@ -3,7 +3,8 @@
  * with the copy's writes refused (ENOSPC) or a segment's creation (EMFILE) for as long as the test
  * says, since a full disk or an fd table at its limit cannot be made for one test. A deleted
  * segment's copy is not given up: the lines stay in the deleted file, still open, and the next
- * check copies them; a segment not made leaves no lock file.
+ * check copies them; a segment not made leaves no lock file. A removal can also stand for a kill
+ * between a finished segment's two removals.
  */
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -12,7 +13,7 @@ import { afterEach, beforeEach, expect, it, vi } from "vitest";
 import { openJournalReader, openJournalWriter } from "../../src/adapters/queue/journal.js";
 import { createSqliteQueue } from "../../src/adapters/queue/sqlite.js";
 
-const disk = vi.hoisted(() => ({ full: false, noSegment: false }));
+const disk = vi.hoisted(() => ({ full: false, noSegment: false, removals: Number.POSITIVE_INFINITY }));
 vi.mock("node:fs", async (importOriginal) => {
   const fs = await importOriginal<typeof import("node:fs")>();
   return {
@@ -22,6 +23,11 @@ vi.mock("node:fs", async (importOriginal) => {
       if (disk.noSegment && args[1] === "wx+")
         throw Object.assign(new Error("EMFILE: too many open files, open"), { code: "EMFILE" });
       return fs.openSync(...args);
+    },
+    rmSync: (...args: Parameters<typeof fs.rmSync>) => {
+      // The process "dies" at its next removal once the count runs out: nothing after it runs.
+      if (disk.removals-- <= 0) throw Object.assign(new Error("killed"), { code: "EKILLED" });
+      return fs.rmSync(...args);
     },
     writeSync: (...args: Parameters<typeof fs.writeSync>) => {
       if (disk.full)
@@ -36,6 +42,7 @@ beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), "hookgate-journal-full-"));
   disk.full = false;
   disk.noSegment = false;
+  disk.removals = Number.POSITIVE_INFINITY;
 });
 afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
@@ -81,4 +88,26 @@ it("leaves no lock file behind for a segment it could not make, however many app
   // Two segments, each with its lock: no lock of the ten segments never made.
   expect(names.filter((name) => name.endsWith(".lock"))).toHaveLength(2);
   expect(names).toHaveLength(4);
+});
+
+it("leaves no lock file for ever when killed between a segment's two removals", async () => {
+  const journalDir = join(dir, "intake");
+  const writer = openJournalWriter(journalDir, 10);
+  writer.append(jobs(1));
+  writer.append(jobs(2));
+  const queue = createSqliteQueue<{ n: number }>({ path: join(dir, "queue.sqlite") });
+  const first = openJournalReader(journalDir, { intake: queue.intake, position: queue.intakePosition() });
+  disk.removals = 1;
+  await first.drain().catch(() => 0);
+  disk.removals = Number.POSITIVE_INFINITY;
+  first.close();
+  // Restarted: what the first reader left of the segment goes too.
+  const second = openJournalReader(journalDir, { intake: queue.intake, position: queue.intakePosition() });
+  await second.drain();
+  writer.close();
+  expect(readdirSync(journalDir)).toHaveLength(2);
+  const got = await queue.receive(100, 60_000);
+  expect(got.map((m) => m.body.n).sort()).toEqual([1, 2]);
+  second.close();
+  await queue.close();
 });

@@ -424,12 +424,15 @@ export function openJournalReader(dir: string, deps: JournalReaderDeps): Journal
         if (fd >= 0) closeSync(fd);
         fd = -1;
         tail = Buffer.alloc(0);
-        rmSync(join(dir, segmentName(position.segment)), { force: true });
+        // The lock first: a kill between the two leaves a segment with no lock, which the next
+        // reader takes in and deletes, not a lock with no segment, which no one would.
         try {
           rmSync(join(dir, lockName(position.segment)), { force: true });
-        } catch {
+        } catch (e) {
           // Not a file (a directory made there): left, and read as no lock (`findLock`).
+          if ((e as NodeJS.ErrnoException).code !== "ERR_FS_EISDIR") throw e;
         }
+        rmSync(join(dir, segmentName(position.segment)), { force: true });
       } finally {
         lock?.close();
       }
