@@ -39,7 +39,7 @@ vi.mock("node:fs", async (importOriginal) => {
 
 let dir: string;
 beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), "hookgate-journal-full-"));
+  dir = mkdtempSync(join(tmpdir(), "hookgate-journal-faults-"));
   disk.full = false;
   disk.noSegment = false;
   disk.removals = Number.POSITIVE_INFINITY;
