@@ -638,6 +638,19 @@ describe("intake journal", () => {
     writer.close();
   });
 
+  it("copies a segment deleted under its writer when it fills before the next check, losing none of its lines", async () => {
+    const writer = openJournalWriter(journalDir, 100);
+    writer.append(jobs(1));
+    for (const name of readdirSync(journalDir)) rmSync(join(journalDir, name));
+    // The second fills it (past 100 bytes) and the third moves to a new segment: no check between.
+    writer.append(jobs(2));
+    writer.append(jobs(3));
+    writer.close();
+    const { queue, reader } = deliveryThread();
+    await reader.drain();
+    expect(await receivedNumbers(queue)).toEqual([1, 2, 3]);
+  });
+
   it("copies a deleted segment on check, with no append after the delete", async () => {
     const writer = openJournalWriter(journalDir);
     writer.append(jobs(1));

@@ -29,7 +29,8 @@
  *
  * A segment's lock file deleted as well is read as free (a writer of an older build made none),
  * so a second reader can still delete a live segment. The writer sees that instead: on `check()`
- * (serve calls it every second, and `close` does) a writer whose segment was deleted under it
+ * (serve calls it every second; `close` and a move to a new segment do too: closing the deleted
+ * file would lose its lines) a writer whose segment was deleted under it
  * (`nlink` 0) copies all the segment held, still readable through its descriptor, into a new
  * segment with a lock of its own, and goes on there. Not before each append: an `fstat` there
  * would add a system call to every notify event's answer (bench/README.md row 5a) for a data dir
@@ -169,7 +170,7 @@ export interface JournalWriter {
   append<T>(messages: readonly OutgoingMessage<T>[]): void;
   /**
    * Moves what was written to a new segment if its segment was deleted under it (see above).
-   * `serve` calls it every second; `close` does too.
+   * `serve` calls it every second; `close` and a full segment do too.
    */
   check(): void;
   /**
@@ -266,6 +267,9 @@ export function openJournalWriter(
     append(messages) {
       if (closed) throw new Error("the intake journal is closed: serve is stopping");
       // Rotating here, before the write, means an append that throws wrote nothing that counts.
+      // A full segment deleted under the writer is copied out first (`check`): closed, its lines
+      // would be gone. One `fstat` per segment, not per append.
+      if (size >= segmentBytes) rescue();
       if (fd < 0 || size >= segmentBytes) next();
       // One line for all of a send's jobs: a write cut short tears that line alone, and the
       // reader skips it whole, so a send is taken in entirely or not at all.
