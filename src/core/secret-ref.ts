@@ -5,6 +5,15 @@
 import type { EnvReader } from "./ports.js";
 import type { ResolvedSink } from "./sinks.js";
 
+/**
+ * A reader over a map of variables (`process.env`, a test's): its own variables only. An
+ * inherited name is no variable: `process.env["toString"]` is Object's function, and a token on
+ * `env: "toString"` crashed the policy's load, or an `"env:constructor"` key was taken as set.
+ */
+export function envReaderOf(vars: Readonly<Record<string, string | undefined>>): EnvReader {
+  return (name) => (Object.hasOwn(vars, name) ? vars[name] : undefined);
+}
+
 /** `"env:NAME"` is read from the environment (secret bindings on Workers); anything else is the value. */
 export function resolveSecret(value: string, env: EnvReader): string | undefined {
   if (!value.startsWith("env:")) return value;

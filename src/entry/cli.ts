@@ -13,6 +13,7 @@ import { DIALECTS, type Dialect } from "../core/hook-event.js";
 import type { Policy } from "../core/policy.js";
 import { lintPolicy } from "../core/policy-lint.js";
 import { policyJsonSchema } from "../core/policy-schema.js";
+import { envReaderOf } from "../core/secret-ref.js";
 import { simulation } from "../http/app.js";
 import { bodyFromBytes } from "../http/read-body.js";
 import { dlqCommand } from "./dlq.js";
@@ -115,7 +116,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
 }
 
-const policyDeps = { env: (name: string) => process.env[name], sha256: nodeSha256 };
+const policyDeps = { env: envReaderOf(process.env), sha256: nodeSha256 };
 
 async function serveCommand(args: readonly string[]): Promise<number> {
   const { values } = parseArgs({

@@ -19,6 +19,7 @@ import { reportDeadLetter } from "../app/dead-letter.js";
 import type { DeliveryJob } from "../core/delivery.js";
 import { errorMessage } from "../core/errors.js";
 import type { Metrics } from "../core/ports.js";
+import { envReaderOf } from "../core/secret-ref.js";
 import {
   type DeliverySettings,
   type DeliveryThreadData,
@@ -160,7 +161,7 @@ async function start(): Promise<void> {
     import("../core/egress/report.js"),
     import("../core/egress/policy.js"),
   ]);
-  const env = (name: string) => process.env[name];
+  const env = envReaderOf(process.env);
   // The answering thread validated these before it passed them on (they are a `DeliveryPolicy`
   // as they come); the egress section compiles here to the same guard.
   const load = (settings: DeliverySettings) => ({

@@ -18,6 +18,7 @@ import { compileEgressPolicy } from "../core/egress/policy.js";
 import type { EgressRefusal } from "../core/egress/refusal.js";
 import { loadPolicy } from "../core/policy.js";
 import type { PolicyDocument } from "../core/policy-schema.js";
+import { envReaderOf } from "../core/secret-ref.js";
 import { withoutUserinfo } from "./send.js";
 import { UsageError } from "./usage-error.js";
 
@@ -48,7 +49,7 @@ export async function egressCheck(args: readonly string[]): Promise<EgressCheckR
     if (!text.ok) throw new UsageError(`the policy: ${text.error}`);
     // Loaded as `serve` and `check` load it: a policy the gateway refuses (a repeated rule id,
     // a repeated key) must not pass here, its egress judged as if it would run.
-    const loaded = await loadPolicy(text.value, { env: (name) => process.env[name], sha256: nodeSha256 });
+    const loaded = await loadPolicy(text.value, { env: envReaderOf(process.env), sha256: nodeSha256 });
     if (!loaded.ok)
       throw new UsageError(`policy ${values.policy} is invalid:\n${formatIssues(loaded.error)}`);
     egress = loaded.value.policy.document.egress;

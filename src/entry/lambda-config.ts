@@ -17,6 +17,7 @@ import { withPatternEngines } from "../core/pattern-engines.js";
 import { loadPolicy, type Policy, type PolicyDeps, type PolicyIssue } from "../core/policy.js";
 import type { Clock, Egress, EnvReader, Logger } from "../core/ports.js";
 import type { Queue } from "../core/queue.js";
+import { envReaderOf } from "../core/secret-ref.js";
 import { once } from "./once.js";
 
 /** Replaced by scripts/build-lambda.mjs with the text of `HOOKGATE_POLICY_FILE`, when given. */
@@ -60,7 +61,7 @@ export interface LambdaRuntime {
 
 export function createLambdaRuntime(options: LambdaOptions = {}): LambdaRuntime {
   const vars = options.env ?? process.env;
-  const env: EnvReader = (name) => vars[name];
+  const env = envReaderOf(vars);
   // Each line is scrubbed of the loaded policy's secret values (none before it loads).
   const logger =
     options.logger ??

@@ -34,6 +34,7 @@ import { errorMessage } from "../core/errors.js";
 import { scrubbingWith } from "../core/mask.js";
 import type { Policy, PolicyIssue } from "../core/policy.js";
 import type { Logger } from "../core/ports.js";
+import { envReaderOf } from "../core/secret-ref.js";
 import { createApp } from "../http/app.js";
 import { createBodyBudget } from "../http/read-body.js";
 import {
@@ -94,7 +95,7 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
   process.once("exit", stdout.flush);
   const logger = options.logger ?? createJsonLogger(stdout);
   const env = options.env ?? process.env;
-  const policyDeps = { env: (name: string) => env[name], sha256: nodeSha256 };
+  const policyDeps = { env: envReaderOf(env), sha256: nodeSha256 };
   const load = async () => {
     const loaded = await loadPolicyFile(options.policyPath, policyDeps);
     if (loaded.ok) {

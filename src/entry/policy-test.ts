@@ -23,6 +23,7 @@ import {
   parseCases,
   ruleCoverage,
 } from "../core/policy-cases.js";
+import { envReaderOf } from "../core/secret-ref.js";
 import { bodyFromBytes } from "../http/read-body.js";
 import { UsageError } from "./usage-error.js";
 
@@ -49,7 +50,7 @@ export async function policyTestCommand(args: readonly string[], io: CommandIo):
   const [policyPath, ...caseFiles] = positionals;
   if (!policyPath || caseFiles.length === 0) throw new UsageError("test takes a policy file and cases files");
   const loaded = await loadPolicyFile(policyPath, {
-    env: (name) => process.env[name],
+    env: envReaderOf(process.env),
     sha256: nodeSha256,
   });
   if (!loaded.ok) {

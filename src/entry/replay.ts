@@ -28,6 +28,7 @@ import {
 } from "../app/replay.js";
 import { errorMessage } from "../core/errors.js";
 import type { LoadedPolicy } from "../core/policy.js";
+import { envReaderOf } from "../core/secret-ref.js";
 import { shorten } from "../core/truncate.js";
 import type { CommandIo } from "./policy-test.js";
 import { UsageError } from "./usage-error.js";
@@ -54,7 +55,7 @@ export async function replayCommand(
     throw new UsageError(`--examples ${JSON.stringify(values.examples)} is not a count`);
 
   const loaded = await loadPolicyFile(values.policy, {
-    env: (name) => process.env[name],
+    env: envReaderOf(process.env),
     sha256: nodeSha256,
   });
   if (!loaded.ok) {
@@ -181,7 +182,7 @@ async function replayFiles(
     ? promptsOnly(
         createRemoteActions({
           egress: egress.send,
-          env: (name) => process.env[name],
+          env: envReaderOf(process.env),
           clock,
           sha256: nodeSha256,
         }),

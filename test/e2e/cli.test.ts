@@ -182,6 +182,27 @@ describe("hookgate check", () => {
     expect(read.code, read.stdout).toBe(0);
   });
 
+  it("reads only the environment's own variables: env:toString and env:constructor are unset, not Object's", async () => {
+    // A hunt over policy files, session 30: process.env["toString"] is Object's function, so a
+    // token on env "toString" crashed check with "raw?.trim is not a function", and a model's
+    // apiKey "env:constructor" was taken as set.
+    const policy = file("env-names.json", {
+      version: 1,
+      auth: { tokens: [{ team: "t", env: "toString" }] },
+      models: { m: { provider: "anthropic", model: "x", apiKey: "env:constructor" } },
+      rules: [{ id: "r", on: "PreToolUse", prompt: { text: "t", model: "m" } }],
+    });
+    const { code, stdout, stderr } = await runCli(["check", policy]);
+    expect(stderr).toBe("");
+    expect(code, stdout).toBe(0);
+    expect(stdout).toContain(
+      'warning: $.auth.tokens[0].env: the variable toString is not set, so team "t" cannot authenticate with it',
+    );
+    expect(stdout).toContain(
+      'warning: $.models.m.apiKey: constructor is not set, so every call to model "m" fails',
+    );
+  });
+
   it("is a usage error without a file", async () => {
     expect((await runCli(["check"])).code).toBe(2);
   });
