@@ -2,8 +2,16 @@
  * `hookgate serve` over its life as a process: a stdout that closes under it, a SIGHUP while the
  * policy first loads, and stops that must end.
  */
-import { spawn } from "node:child_process";
-import { closeSync, mkdtempSync, openSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { execFileSync, spawn } from "node:child_process";
+import {
+  closeSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  unlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { createServer } from "node:http";
 import { type AddressInfo, connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
@@ -364,6 +372,47 @@ describe("reloads asked in a burst (SIGHUPs from a deploy tool or a file watcher
       renameSync(`${path}.next`, path);
       await Promise.all([running, gateway.reload(), gateway.reload()]);
       expect(reloads()).toBe(3);
+      expect(gateway.policy().rules).toHaveLength(8);
+    } finally {
+      await gateway.close();
+    }
+  });
+});
+
+describe("a reload of a path that is no longer a file", () => {
+  it("fails at once and keeps the running policy; the next reload of a file loads it", async () => {
+    // A hunt over policy files, session 30: a FIFO at the policy's path made the SIGHUP's reload
+    // wait for a writer forever, and every reload asked after it queued behind it.
+    const { startGateway } = (await import(
+      new URL("../../dist/entry/node.js", import.meta.url).href
+    )) as typeof import("../../src/entry/node.js");
+    const path = join(dir, "fifo-reload.json");
+    writeFileSync(path, EXAMPLE);
+    const logs: { msg: string; fields: Record<string, unknown> | undefined }[] = [];
+    const gateway = await startGateway({
+      policyPath: path,
+      dataDir: join(dir, "fifo-data"),
+      host: "127.0.0.1",
+      port: 0,
+      env: {},
+      logger: { log: (_level, msg, fields) => logs.push({ msg, fields }) },
+    });
+    try {
+      const running = gateway.policy().hash;
+      unlinkSync(path);
+      execFileSync("mkfifo", [path]);
+      expect(await gateway.reload()).toEqual([
+        { severity: "error", path: "$", message: `cannot read ${path}: it is a FIFO, not a regular file` },
+      ]);
+      expect(gateway.policy().hash).toBe(running);
+      expect(logs.find((l) => l.msg === "policy reload failed; keeping the running policy")?.fields).toEqual({
+        policy: running,
+        problems: [`$: cannot read ${path}: it is a FIFO, not a regular file`],
+      });
+      expect((await hook(gateway.url)).status).toBe(200);
+      unlinkSync(path);
+      writeFileSync(path, policyWith(1, "after"));
+      expect(await gateway.reload()).toEqual([]);
       expect(gateway.policy().rules).toHaveLength(8);
     } finally {
       await gateway.close();

@@ -1,5 +1,6 @@
 /** Reads a policy file from disk and loads it; the Node and CLI way to get a Policy. */
-import { readFile } from "node:fs/promises";
+import { constants, type Stats } from "node:fs";
+import { open } from "node:fs/promises";
 import { errorMessage } from "../../core/errors.js";
 import { type LoadedPolicy, loadPolicy, type PolicyDeps, type PolicyIssue } from "../../core/policy.js";
 import { err, ok, type Result } from "../../core/result.js";
@@ -22,7 +23,17 @@ export async function loadPolicyFile(
 export async function readJsonText(path: string): Promise<Result<string, string>> {
   let bytes: Uint8Array;
   try {
-    bytes = await readFile(path);
+    // Opened without waiting (O_NONBLOCK), then refused unless a regular file: a FIFO would wait
+    // for a writer, and a SIGHUP's reload with it, and every reload after, forever; a device
+    // (/dev/zero) would never end. A regular file reads as ever.
+    const handle = await open(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
+    try {
+      const kind = notAFile(await handle.stat());
+      if (kind !== undefined) return err(`cannot read ${path}: it is ${kind}, not a regular file`);
+      bytes = await handle.readFile();
+    } finally {
+      await handle.close();
+    }
   } catch (e) {
     return err(`cannot read ${path}: ${errorMessage(e)}`);
   }
@@ -48,6 +59,15 @@ export async function readJsonText(path: string): Promise<Result<string, string>
       `${path} is not UTF-8: byte 0x${byte.toString(16).padStart(2, "0")} at line ${before.length}, column ${(before.at(-1)?.length ?? 0) + 1}; save it as UTF-8`,
     );
   }
+}
+
+/** What a path that is no regular file is, as a message names it; undefined for a file. */
+function notAFile(stat: Stats): string | undefined {
+  if (stat.isFile()) return undefined;
+  if (stat.isDirectory()) return "a directory";
+  if (stat.isFIFO()) return "a FIFO";
+  if (stat.isSocket()) return "a socket";
+  return "a device";
 }
 
 export function formatIssues(issues: readonly PolicyIssue[]): string {

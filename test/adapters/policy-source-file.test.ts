@@ -1,0 +1,51 @@
+/** Reading a policy file from disk: what is not a file is refused at once, with what to fix. */
+
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { loadPolicyFile, readJsonText } from "../../src/adapters/policy-source/file.js";
+import { sha256 } from "../support/policy.js";
+
+const dir = mkdtempSync(join(tmpdir(), "hookgate-policy-file-"));
+const deps = { env: () => undefined, sha256 };
+
+describe("readJsonText", () => {
+  it("refuses a FIFO at once rather than waiting for a writer that never comes", async () => {
+    // A hunt over policy files, session 30: `check` on a FIFO, or a SIGHUP while the policy's
+    // path was one, waited forever, and every reload asked after it waited behind it.
+    const fifo = join(dir, "policy.fifo");
+    execFileSync("mkfifo", [fifo]);
+    expect(await readJsonText(fifo)).toEqual({
+      ok: false,
+      error: `cannot read ${fifo}: it is a FIFO, not a regular file`,
+    });
+  });
+
+  it("refuses a device (/dev/zero, which never ends) and a directory, saying what each is", async () => {
+    expect(await readJsonText("/dev/zero")).toEqual({
+      ok: false,
+      error: "cannot read /dev/zero: it is a device, not a regular file",
+    });
+    const sub = join(dir, "a-directory");
+    mkdirSync(sub);
+    expect(await readJsonText(sub)).toEqual({
+      ok: false,
+      error: `cannot read ${sub}: it is a directory, not a regular file`,
+    });
+  });
+
+  it("follows a symlink to a file, and names a loop", async () => {
+    const target = join(dir, "target.json");
+    writeFileSync(target, '{"version":1,"rules":[]}');
+    const link = join(dir, "link.json");
+    symlinkSync(target, link);
+    expect((await loadPolicyFile(link, deps)).ok).toBe(true);
+    symlinkSync(join(dir, "loop-b"), join(dir, "loop-a"));
+    symlinkSync(join(dir, "loop-a"), join(dir, "loop-b"));
+    const loop = await readJsonText(join(dir, "loop-a"));
+    expect(loop.ok).toBe(false);
+    expect(loop.ok ? "" : loop.error).toMatch(/^cannot read .*loop-a: ELOOP/);
+  });
+});
