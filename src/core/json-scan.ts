@@ -8,9 +8,11 @@ export interface JsonScanFinding {
    * `repeated`: a key an object repeats; JSON.parse keeps the last silently, so a merge that left
    * two `"rules"` arrays, or a rule with two `"mode"`s, would load part of a policy as if it were
    * all of it. `deep`: the first value nested past `maxDepth`, where checking the policy (a
-   * `where` of nested `not`s) would run out of stack.
+   * `where` of nested `not`s) would run out of stack. `prototype`: a key `"__proto__"`, which
+   * the schema's maps (a `where`, `sinks`, `models`, `headers`) drop without a word, as setting
+   * the prototype; a `where` keyed so loaded as a rule with no condition.
    */
-  readonly kind: "repeated" | "deep";
+  readonly kind: "repeated" | "deep" | "prototype";
   readonly path: (string | number)[];
   readonly line: number;
 }
@@ -53,6 +55,7 @@ export function scanJson(text: string, maxDepth: number): JsonScanFinding[] {
         const raw = text.slice(i + 1, end);
         const key = raw.includes("\\") ? (JSON.parse(`"${raw}"`) as string) : raw;
         if (top.keys.has(key)) found.push({ kind: "repeated", path: pathOf(top, key), line });
+        else if (key === "__proto__") found.push({ kind: "prototype", path: pathOf(top, key), line });
         top.keys.add(key);
         top.key = key;
       }

@@ -288,7 +288,9 @@ export function jsonScanIssues(found: readonly JsonScanFinding[]): PolicyIssue[]
     message:
       kind === "repeated"
         ? `appears again at line ${line}; JSON keeps only the last, so merge the two or delete one`
-        : `nests more than ${MAX_JSON_DEPTH} levels deep at line ${line}; no policy needs that many`,
+        : kind === "prototype"
+          ? `is a key at line ${line} that JavaScript reads as an object's prototype, not as a name, so it would be dropped; rename it`
+          : `nests more than ${MAX_JSON_DEPTH} levels deep at line ${line}; no policy needs that many`,
   }));
 }
 

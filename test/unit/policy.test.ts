@@ -75,6 +75,30 @@ describe("loadPolicy", () => {
     expect(parsePolicyDocument(twoObjects).ok).toBe(true);
   });
 
+  it('refuses a key "__proto__" anywhere, naming its path and line: the schema would drop it without a word', async () => {
+    // A hunt over policy files, session 30: a `where` keyed "__proto__" loaded as a rule with no
+    // condition (an allow on every call), and a sink named "__proto__" was no sink at all.
+    const where =
+      '{"version": 1, "rules": [{"id": "a", "on": "PreToolUse", "decide": "allow",\n"where": {"__proto__": "x"}}]}';
+    expect(await problemsOf(where)).toEqual([
+      {
+        severity: "error",
+        path: "$.rules[0].where.__proto__",
+        message:
+          "is a key at line 2 that JavaScript reads as an object's prototype, not as a name, so it would be dropped; rename it",
+      },
+    ]);
+    const sink =
+      '{"version": 1, "sinks": {"__proto__": {"type": "slack", "url": "https://hooks.slack.com/x"}}, "rules": []}';
+    expect((await problemsOf(sink)).map((p) => p.path)).toEqual(["$.sinks.__proto__"]);
+    // A string value "__proto__", or a where path through such a field, is no such key.
+    const named = await policyFrom({
+      version: 1,
+      rules: [{ id: "__proto__", on: "Stop", decide: "block", where: { "a.__proto__": "__proto__" } }],
+    });
+    expect(named.rules[0]?.where).toHaveLength(1);
+  });
+
   it("refuses a policy nested past 64 levels at its first such value, instead of running out of stack", async () => {
     // A review, session 24: 2,000 nested "not"s ended `check` with "Maximum call stack size exceeded".
     const where = (levels: number) => `${'{"not":'.repeat(levels)}{"equals":1}${"}".repeat(levels)}`;
