@@ -421,6 +421,12 @@ function issueMessage(issue: z.core.$ZodIssue): string {
       return `unknown key${issue.keys.length > 1 ? "s" : ""} ${issue.keys.map((k) => `"${k}"`).join(", ")}`;
     case "invalid_union":
       return "does not match any of the accepted forms";
+    case "invalid_key": {
+      // A map's key its schema refuses (an empty sink, model, where or header name).
+      const inner = issue.issues[0];
+      const key = JSON.stringify(String(issue.path.at(-1) ?? ""));
+      return `the key ${key} ${inner === undefined ? "is not accepted" : issueMessage(inner)}`;
+    }
     case "invalid_value":
       return `must be ${issue.values.length > 1 ? "one of " : ""}${issue.values.map((v) => JSON.stringify(v)).join(", ")}`;
     case "invalid_type":

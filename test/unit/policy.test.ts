@@ -75,6 +75,25 @@ describe("loadPolicy", () => {
     expect(parsePolicyDocument(twoObjects).ok).toBe(true);
   });
 
+  it('says that an empty name in sinks, models, where or headers must not be empty, not "Invalid input"', async () => {
+    // A hunt over policy files, session 30: zod's own words for a refused key were all it said.
+    const problems = await problemsOf({
+      version: 1,
+      sinks: { "": { type: "slack", url: "https://hooks.slack.com/x" } },
+      models: { "": { provider: "anthropic", model: "m", apiKey: "k" } },
+      rules: [
+        rule({ where: { "": 1 } }),
+        { id: "f", on: "PreToolUse", forward: { url: "https://example.com", headers: { "": "v" } } },
+      ],
+    });
+    expect(problems.map((p) => `${p.path}: ${p.message}`)).toEqual([
+      '$.rules[0].where[""]: the key "" must not be empty',
+      '$.rules[1].forward.headers[""]: the key "" must not be empty',
+      '$.sinks[""]: the key "" must not be empty',
+      '$.models[""]: the key "" must not be empty',
+    ]);
+  });
+
   it('refuses a key "__proto__" anywhere, naming its path and line: the schema would drop it without a word', async () => {
     // A hunt over policy files, session 30: a `where` keyed "__proto__" loaded as a rule with no
     // condition (an allow on every call), and a sink named "__proto__" was no sink at all.
