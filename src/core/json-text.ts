@@ -12,15 +12,29 @@ import { errorMessage } from "./errors.js";
  */
 export function jsonProblem(e: unknown, text: string): string {
   const message = errorMessage(e);
+  if (text.trim() === "") return "it is empty";
   const positioned = /^(.*?)(?: in JSON)? at position (\d+)/s.exec(message);
-  if (positioned) return `${positioned[1]} ${lineAndColumn(text, Number(positioned[2]))}`;
+  if (positioned) return placed(positioned[1] ?? message, text, Number(positioned[2]));
   const quoted = /^(.*?), (\.\.\.)?"(.*)"(\.\.\.)? is not valid JSON$/s.exec(message);
   if (!quoted) return message;
   const [, what = message, cutBefore, excerpt = "", cutAfter] = quoted;
   if (!cutBefore && !cutAfter) return what;
   const at = excerptAt(text, excerpt);
   if (at < 0) return what;
-  return `${what} ${lineAndColumn(text, cutBefore ? at + 10 : at + excerpt.length - 10)}`;
+  return placed(what, text, cutBefore ? at + 10 : at + excerpt.length - 10);
+}
+
+/**
+ * V8's words, where, and what an editor's JSONC (comments, a trailing comma) allows there and
+ * JSON does not: V8 names only the character it did not expect.
+ */
+function placed(what: string, text: string, offset: number): string {
+  const at = `${what} ${lineAndColumn(text, offset)}`;
+  if (text.startsWith("//", offset) || text.startsWith("/*", offset))
+    return `${at}: JSON has no comments; delete it`;
+  if ((text[offset] === "}" || text[offset] === "]") && text.slice(0, offset).trimEnd().endsWith(","))
+    return `${at}: JSON takes no comma before } or ]; delete it`;
+  return at;
 }
 
 /** `at line L, column C` of a character offset, both counted from 1. */

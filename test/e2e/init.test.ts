@@ -691,7 +691,7 @@ describe("hookgate init --write", { timeout: 90_000 }, () => {
     ]);
     expect(result.code).not.toBe(0);
     expect(result.stderr).toContain(
-      `${path} is not valid JSON (Expected double-quoted property name at line 4, column 1); left unchanged`,
+      `${path} is not valid JSON (Expected double-quoted property name at line 4, column 1: JSON takes no comma before } or ]; delete it); left unchanged`,
     );
     expect(readFileSync(path, "utf8")).toBe(text);
   });

@@ -241,7 +241,7 @@ describe("hookgate test", () => {
     expect(refused.code).toBe(1);
     const parse = await runCli(["test", policy, broken]);
     expect(parse.stdout).toContain(
-      `${broken}: $.cases[0].event: ${join(dir, "events/trailing-comma.json")} is not valid JSON: Expected double-quoted property name at line 3, column 1`,
+      `${broken}: $.cases[0].event: ${join(dir, "events/trailing-comma.json")} is not valid JSON: Expected double-quoted property name at line 3, column 1: JSON takes no comma before } or ]; delete it`,
     );
     expect(parse.code).toBe(1);
   });

@@ -34,7 +34,7 @@ describe("loadPolicy", () => {
     const cases: [string, string][] = [
       [
         '{"version": 1,\n  "rules": [\n    {"id": "a",}]}',
-        "Expected double-quoted property name at line 3, column 16",
+        "Expected double-quoted property name at line 3, column 16: JSON takes no comma before } or ]; delete it",
       ],
       ['{\n"version" 1}', "Expected ':' after property name at line 2, column 11"],
       [
@@ -45,6 +45,33 @@ describe("loadPolicy", () => {
         '{"version": 1, "rules": [{"id": "a\nb"}]}',
         "Bad control character in string literal at line 1, column 35",
       ],
+    ];
+    for (const [text, expected] of cases) {
+      expect((await problemsOf(text))[0]?.message).toBe(`is not valid JSON: ${expected}`);
+    }
+  });
+
+  it("says what JSON refuses that an editor or JSONC allows: a comment, a trailing comma, an empty file", async () => {
+    // A hunt over policy files, session 30: a comment or a comma before } was "Expected
+    // double-quoted property name", and an empty file "Unexpected end of JSON input".
+    const cases: [string, string][] = [
+      [
+        '{"version": 1,\n // no rm\n "rules": []}',
+        "Expected double-quoted property name at line 2, column 2: JSON has no comments; delete it",
+      ],
+      [
+        '{"version": 1, /* c */ "rules": []}',
+        "Expected double-quoted property name at line 1, column 16: JSON has no comments; delete it",
+      ],
+      [
+        '{"version": 1, "rules": [],\n}',
+        "Expected double-quoted property name at line 2, column 1: JSON takes no comma before } or ]; delete it",
+      ],
+      [
+        '{"version": 1, "rules": [{"id": "a", "on": "Stop", "decide": "block"},\n]}',
+        "Unexpected token ']' at line 2, column 1: JSON takes no comma before } or ]; delete it",
+      ],
+      [" \n", "it is empty"],
     ];
     for (const [text, expected] of cases) {
       expect((await problemsOf(text))[0]?.message).toBe(`is not valid JSON: ${expected}`);
