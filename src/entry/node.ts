@@ -34,6 +34,7 @@ import { errorMessage } from "../core/errors.js";
 import { scrubbingWith } from "../core/mask.js";
 import type { Policy, PolicyIssue } from "../core/policy.js";
 import type { Logger } from "../core/ports.js";
+import { err } from "../core/result.js";
 import { envReaderOf } from "../core/secret-ref.js";
 import { createApp } from "../http/app.js";
 import { createBodyBudget } from "../http/read-body.js";
@@ -303,7 +304,13 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
   }
 
   async function reloadOnce(): Promise<readonly PolicyIssue[]> {
-    const next = await load();
+    // A load that throws is a failed reload like any other: a rejection here reached no one (the
+    // SIGHUP handler drops the promise), so it went without a log line or a count.
+    const next = await load().catch((e: unknown) =>
+      err<PolicyIssue[]>([
+        { severity: "error", path: "$", message: `could not be loaded: ${errorMessage(e)}` },
+      ]),
+    );
     if (!next.ok) {
       logger.log("error", "policy reload failed; keeping the running policy", {
         policy: current.hash,

@@ -420,6 +420,44 @@ describe("a reload of a path that is no longer a file", () => {
   });
 });
 
+describe("a reload whose load throws", () => {
+  it("is a failed reload the log names, not one that vanishes without a word", async () => {
+    // A hunt over policy files, session 30: a load that threw (a token on env "toString" did,
+    // through process.env's inherited methods) rejected the reload's promise, which nothing
+    // logged: no "policy reload failed" line, no failed count. Here the environment holds a
+    // value that is no string, the one way left to make the load throw.
+    const { startGateway } = (await import(
+      new URL("../../dist/entry/node.js", import.meta.url).href
+    )) as typeof import("../../src/entry/node.js");
+    const path = join(dir, "throwing-reload.json");
+    writeFileSync(path, EXAMPLE);
+    const logs: { msg: string; fields: Record<string, unknown> | undefined }[] = [];
+    const gateway = await startGateway({
+      policyPath: path,
+      dataDir: join(dir, "throwing-data"),
+      host: "127.0.0.1",
+      port: 0,
+      env: { ODD: 42 as unknown as string },
+      logger: { log: (_level, msg, fields) => logs.push({ msg, fields }) },
+    });
+    try {
+      const running = gateway.policy().hash;
+      writeFileSync(
+        path,
+        JSON.stringify({ version: 1, auth: { tokens: [{ team: "t", env: "ODD" }] }, rules: [] }),
+      );
+      const problems = await gateway.reload();
+      expect(problems).toHaveLength(1);
+      expect(problems[0]?.message).toMatch(/^could not be loaded: /);
+      expect(gateway.policy().hash).toBe(running);
+      const failed = logs.find((l) => l.msg === "policy reload failed; keeping the running policy");
+      expect(failed?.fields?.policy).toBe(running);
+    } finally {
+      await gateway.close();
+    }
+  });
+});
+
 describe("serve stopping with a remote call in flight", { timeout: 60_000 }, () => {
   it("answers the call's onError before it cuts the connection, rather than no answer at all", async () => {
     // A forward allowed 30 s under a 30 s deadline, to a server that never answers. Cut without
