@@ -1,7 +1,7 @@
 /** Reading a policy file from disk: what is not a file is refused at once, with what to fix. */
 
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -33,6 +33,18 @@ describe("readJsonText", () => {
     expect(await readJsonText(sub)).toEqual({
       ok: false,
       error: `cannot read ${sub}: it is a directory, not a regular file`,
+    });
+  });
+
+  it("refuses a file over 16 MiB by its size, before reading it", async () => {
+    // A hunt over policy files, session 30: `check` on a 600 MB file ran past two minutes and
+    // 4.5 GB, decoding ever shorter prefixes of a text too long for a string.
+    const big = join(dir, "big.json");
+    writeFileSync(big, "");
+    truncateSync(big, 16 * 1024 * 1024 + 1);
+    expect(await readJsonText(big)).toEqual({
+      ok: false,
+      error: `cannot read ${big}: it is 16777217 bytes; a JSON file here may be at most 16777216 (16 MiB)`,
     });
   });
 

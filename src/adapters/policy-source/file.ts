@@ -16,6 +16,13 @@ export async function loadPolicyFile(
 }
 
 /**
+ * The largest policy or cases file read: far beyond any policy (a 40 MB one of 200,000 rules
+ * takes seconds to load), and a file past it is refused by its size rather than decoded (one of
+ * 600 MB, too long for a string, took minutes and gigabytes to be called not UTF-8).
+ */
+const MAX_JSON_FILE_BYTES = 16 * 1024 * 1024;
+
+/**
  * A JSON file's text (a policy, a cases file). It must be UTF-8, as JSON is: read as UTF-8, a
  * Latin-1 `ü` in a pattern would become U+FFFD and the pattern would silently match nothing. A
  * byte-order mark, which some editors write and JSON.parse refuses, is dropped.
@@ -28,8 +35,14 @@ export async function readJsonText(path: string): Promise<Result<string, string>
     // (/dev/zero) would never end. A regular file reads as ever.
     const handle = await open(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
     try {
-      const kind = notAFile(await handle.stat());
+      const stat = await handle.stat();
+      const kind = notAFile(stat);
       if (kind !== undefined) return err(`cannot read ${path}: it is ${kind}, not a regular file`);
+      const { size } = stat;
+      if (size > MAX_JSON_FILE_BYTES)
+        return err(
+          `cannot read ${path}: it is ${size} bytes; a JSON file here may be at most ${MAX_JSON_FILE_BYTES} (16 MiB)`,
+        );
       bytes = await handle.readFile();
     } finally {
       await handle.close();
