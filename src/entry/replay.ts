@@ -5,11 +5,9 @@
  */
 import { constants } from "node:buffer";
 import { randomUUID } from "node:crypto";
-import { createWriteStream } from "node:fs";
-import { type FileHandle, mkdtemp, open, rm } from "node:fs/promises";
+import { type FileHandle, mkdtemp, open, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { pipeline } from "node:stream/promises";
 import { parseArgs } from "node:util";
 import { createUndiciEgress } from "../adapters/egress/undici.js";
 import { nodeSha256 } from "../adapters/hash/node-crypto.js";
@@ -67,15 +65,27 @@ export async function replayCommand(
   // stops where the first did, so a recording still being written replays what was checked.
   // stdin and pipes are copied to a private temporary file to be read twice.
   const files: { name: string; handle: FileHandle; bytes: number }[] = [];
-  let spool: string | undefined;
-  let copies = 0;
-  /** The input copied to a file only this user can read, opened. */
+  const spools: string[] = [];
+  /**
+   * The input copied to a file only this user can read, opened. The file leaves its directory as
+   * soon as it is made (it lasts as long as its handle): it holds recorded events, and replay
+   * interrupted (Ctrl-C) or killed leaves nothing of them behind.
+   */
   const copied = async (input: NodeJS.ReadableStream): Promise<FileHandle> => {
-    spool ??= await mkdtemp(join(tmpdir(), "hookgate-replay-"));
-    copies += 1;
-    const path = join(spool, `input-${copies}`);
-    await pipeline(input, createWriteStream(path, { mode: 0o600 }));
-    return open(path, "r");
+    const spool = await mkdtemp(join(tmpdir(), "hookgate-replay-"));
+    spools.push(spool);
+    const handle = await open(join(spool, "input"), "wx+", 0o600);
+    try {
+      // Where an open file cannot be removed, the `finally` below removes it after.
+      await rm(spool, { recursive: true, force: true }).catch(() => undefined);
+      // Written through the handle, not a write stream on it: one left open for the reads kept
+      // the handle's close waiting forever (the process then ended with 0, whatever replay said).
+      await writeFile(handle, input);
+      return handle;
+    } catch (e) {
+      await handle.close();
+      throw e;
+    }
   };
   try {
     for (const file of positionals) {
@@ -140,7 +150,7 @@ export async function replayCommand(
     return await replayFiles({ ...values, policy: values.policy }, loaded.value, files, examples, io);
   } finally {
     for (const file of files) await file.handle.close();
-    if (spool) await rm(spool, { recursive: true, force: true });
+    for (const spool of spools) await rm(spool, { recursive: true, force: true });
   }
 }
 

@@ -429,6 +429,36 @@ describe("hookgate replay", () => {
     }
   });
 
+  it("leaves no copy of stdin in the temporary directory, even while it reads it or when interrupted", async () => {
+    // The copy holds recorded events: it leaves the directory as soon as it is made. It was
+    // removed only after the replay, and stayed behind when Ctrl-C stopped it.
+    const temp = mkdtempSync(join(tmpdir(), "hookgate-replay-tmp-"));
+    const child = spawn(process.execPath, [BIN, "replay", "--policy", CANDIDATE, "-", "--json"], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? "", TMPDIR: temp },
+      stdio: ["pipe", "ignore", "ignore"],
+    });
+    const exited = new Promise<NodeJS.Signals | null>((resolve) =>
+      child.once("exit", (_, signal) => resolve(signal)),
+    );
+    try {
+      // More than a pipe holds: written only once replay has read most of it into its copy.
+      const lines = readFileSync(join(ROOT, TRAFFIC), "utf8");
+      await new Promise<void>((resolve, reject) =>
+        child.stdin.write(lines.repeat(Math.ceil(2 ** 21 / lines.length)), (e) =>
+          e ? reject(e) : resolve(),
+        ),
+      );
+      expect(readdirSync(temp)).toEqual([]);
+      child.kill("SIGINT");
+      expect(await exited).toBe("SIGINT");
+      expect(readdirSync(temp)).toEqual([]);
+    } finally {
+      child.kill("SIGKILL");
+      rmSync(temp, { recursive: true, force: true });
+    }
+  });
+
   it("exits 1 only on unreadable input", async () => {
     const missing = await runCli(["replay", "--policy", CANDIDATE, join(dir, "missing.jsonl")]);
     expect(missing.code).toBe(1);
@@ -450,6 +480,10 @@ describe("hookgate replay", () => {
     expect(bad.stderr).toContain(
       "line 1: event must be an object; decision must be one of allow, deny, ask, defer, block, none",
     );
+    // The same on stdin, through its temporary copy.
+    const badStdin = await runCli(["replay", "--policy", CANDIDATE, "-"], readFileSync(malformed, "utf8"));
+    expect(badStdin.code).toBe(1);
+    expect(badStdin.stderr).toContain("-: 1 malformed hook record");
 
     const invalidPolicy = join(dir, "policy.json");
     writeFileSync(invalidPolicy, '{"version": 1, "rules": [{"id": "x", "on": "Stop", "decide": "stop"}]}');
