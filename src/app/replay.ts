@@ -267,8 +267,8 @@ interface Open {
  * The JSON values of a text given line by line: one per line, or spread over several lines, or
  * after a text prefix. A value that spans lines is held until it closes; one that does not
  * (a record cut short, whose `{` never closes) is given up at the end, at `limit` characters,
- * or at the next line that is a whole hook record by itself, and the lines after its first are
- * read again one by one.
+ * or at the next line that starts with `{` or `[` in its first column, and the lines after its
+ * first are read again one by one.
  */
 function createValueReader(limit: number) {
   let lineCount = 0;
@@ -289,8 +289,10 @@ function createValueReader(limit: number) {
   /** A line while a value spanning lines is open. */
   const more = (o: Open, text: string, line: number) => {
     o.later.push({ text, line });
-    // A record line of its own: the open value was a record cut short, not a document.
-    if (text.charAt(0) === "{" && holdsRecord(tryParse(text)?.value)) return giveUp(o);
+    // A value of its own begins (a JSONL line, or the next pretty-printed value: the lines inside
+    // one are indented, all but its last): the open value was a record cut short. Given up here,
+    // it holds no more than the lines up to the next value, however many records were cut short.
+    if (text.charAt(0) === "{" || text.charAt(0) === "[") return giveUp(o);
     o.chars += text.length + 1;
     if (o.chars > limit) throw new RecordTooLarge(o.line, true);
     const end = balancedEnd(o.balance, text, 0);
@@ -403,13 +405,6 @@ function tryParse(text: string): { value: unknown } | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** A value a record writer wrote as one line: a bare record or a "hook record" log line. */
-function holdsRecord(value: unknown): boolean {
-  if (value === null || typeof value !== "object" || Array.isArray(value)) return false;
-  const object = value as Record<string, unknown>;
-  return object.msg === RECORD_LOG_MESSAGE || isBareRecord(object);
 }
 
 /** Each record in a value, checked: the record, or what is wrong with it. */

@@ -108,6 +108,28 @@ describe("streamRecords", () => {
     expect(pretty.unparsed).toEqual({ count: 1, firstLine: 1 });
   });
 
+  it("gives up a record cut short at the next line that starts a value in its first column, holding no more", async () => {
+    // Pretty-printed values indent all but their closing line, and JSONL starts each line with
+    // `{`: a line starting with `{` or `[` begins a value of its own. A record cut short was held
+    // until the next line that was a whole hook record by itself: before a pretty-printed export
+    // or lines that are not records, that was the end of the file (its size in memory, refused
+    // past the limit, and read again once for each record cut short).
+    const limit = 10_000;
+    const pretty = `${WRANGLER.split("\n").slice(0, 3).join("\n")}\n${WRANGLER.repeat(3)}`;
+    expect(pretty.length).toBeGreaterThan(limit);
+    const read = await streamed(chunked(pretty, 100), limit);
+    expect(read.records).toHaveLength(39);
+    expect(read.unparsed).toEqual({ count: 1, firstLine: 1 });
+
+    const other = JSON.stringify({ time: "2026-11-29T23:21:02.526Z", level: "info", msg: "decision" });
+    const jsonl = `${line().slice(0, 40)}\n${`${other}\n`.repeat(500)}${line()}\n`;
+    expect(jsonl.length).toBeGreaterThan(limit);
+    const lines = await streamed(chunked(jsonl, 100), limit);
+    expect(lines.records).toHaveLength(1);
+    expect(lines.unparsed).toEqual({ count: 1, firstLine: 1 });
+    expect(lines.skipped).toBe(501);
+  });
+
   it("names the line of a malformed record, and keeps only the first few of many", async () => {
     const bad = line({ decision: "maybe" });
     const text = `${line()}\n${Array.from({ length: 12 }, () => bad).join("\n")}\n`;
