@@ -4,7 +4,7 @@
  * code is 0 whatever changed; 1 only when the policy or the records cannot be read.
  */
 import { constants } from "node:buffer";
-import { randomUUID } from "node:crypto";
+import { createHash, type Hash, randomUUID } from "node:crypto";
 import { type FileHandle, mkdtemp, open, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -62,9 +62,10 @@ export async function replayCommand(
   }
   // Each file is read twice, as a stream: once to check it (a malformed record or a file with
   // none exits 1 before anything is judged or a model called), then to replay it; the second read
-  // stops where the first did, so a recording still being written replays what was checked.
-  // stdin and pipes are copied to a private temporary file to be read twice.
-  const files: { name: string; handle: FileHandle; bytes: number }[] = [];
+  // stops where the first did, so a recording still being written replays what was checked, and
+  // must read the same bytes. stdin and pipes are copied to a private temporary file to be read
+  // twice.
+  const files: CheckedFile[] = [];
   const spools: string[] = [];
   /**
    * The input copied to a file only this user can read, opened. The file leaves its directory as
@@ -105,7 +106,7 @@ export async function replayCommand(
         io.err(`hookgate: cannot read ${file}: ${errorMessage(e)}\n`);
         return 1;
       }
-      const opened = { name: file, handle, bytes: 0 };
+      const opened = { name: file, handle, bytes: 0, digest: "" };
       files.push(opened);
       const tally = createTally(10);
       try {
@@ -115,8 +116,10 @@ export async function replayCommand(
           start: 0,
           highWaterMark: READ_CHUNK,
         });
-        for await (const _ of streamRecords(stream, tally, constants.MAX_STRING_LENGTH));
+        const hash = createHash("sha256");
+        for await (const _ of streamRecords(hashed(stream, hash), tally, constants.MAX_STRING_LENGTH));
         opened.bytes = stream.bytesRead;
+        opened.digest = hash.digest("hex");
       } catch (e) {
         io.err(
           `hookgate: cannot read ${file}: ${e instanceof RecordTooLarge ? tooLargeFix(e) : errorMessage(e)}\n`,
@@ -154,11 +157,35 @@ export async function replayCommand(
   }
 }
 
-/** The records of the files checked, read again up to where the check stopped. */
-async function* recordsOf(
-  files: readonly { handle: FileHandle; bytes: number }[],
-): AsyncGenerator<ReplayRecord> {
-  for (const { handle, bytes } of files) {
+/** A record file opened and checked: the bytes the check read, and their SHA-256. */
+interface CheckedFile {
+  readonly name: string;
+  readonly handle: FileHandle;
+  bytes: number;
+  digest: string;
+}
+
+/** A file whose bytes checked were not those read again to replay it (rewritten or truncated). */
+class FileChanged extends Error {
+  constructor(readonly file: string) {
+    super(`${file} changed after it was checked`);
+  }
+}
+
+/** The chunks of a text, each added to `hash` as it passes. */
+async function* hashed(chunks: AsyncIterable<string>, hash: Hash): AsyncGenerator<string> {
+  for await (const chunk of chunks) {
+    hash.update(chunk);
+    yield chunk;
+  }
+}
+
+/**
+ * The records of the files checked, read again up to where the check stopped. Throws FileChanged
+ * after a file whose bytes were not those checked: its records may not be those checked.
+ */
+async function* recordsOf(files: readonly CheckedFile[]): AsyncGenerator<ReplayRecord> {
+  for (const { name, handle, bytes, digest } of files) {
     if (bytes === 0) continue;
     const stream = handle.createReadStream({
       encoding: "utf8",
@@ -167,14 +194,16 @@ async function* recordsOf(
       end: bytes - 1,
       highWaterMark: READ_CHUNK,
     });
-    yield* streamRecords(stream, createTally(0), constants.MAX_STRING_LENGTH);
+    const hash = createHash("sha256");
+    yield* streamRecords(hashed(stream, hash), createTally(0), constants.MAX_STRING_LENGTH);
+    if (hash.digest("hex") !== digest) throw new FileChanged(name);
   }
 }
 
 async function replayFiles(
   values: { policy: string; json?: boolean | undefined; "with-judge"?: boolean | undefined },
   loaded: LoadedPolicy,
-  files: readonly { handle: FileHandle; bytes: number }[],
+  files: readonly CheckedFile[],
   examples: number,
   io: CommandIo,
 ): Promise<number> {
@@ -206,6 +235,12 @@ async function replayFiles(
       recordsOf(files),
       { examples },
     );
+  } catch (e) {
+    if (!(e instanceof FileChanged)) throw e;
+    io.err(
+      `hookgate: ${e.file} changed after it was checked (rewritten or truncated, not appended to): what was replayed is not what was checked, no report; replay a copy no one writes to\n`,
+    );
+    return 1;
   } finally {
     await egress?.close();
   }

@@ -19,6 +19,7 @@ import {
   writeFileSync,
   writeSync,
 } from "node:fs";
+import { open } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -456,6 +457,35 @@ describe("hookgate replay", () => {
     } finally {
       child.kill("SIGKILL");
       rmSync(temp, { recursive: true, force: true });
+    }
+  });
+
+  it("exits 1, reporting nothing, when a file is rewritten between its check and its replay", async () => {
+    // A FIFO given second holds replay after the first file's check, until it is opened to write.
+    const first = join(dir, "rewritten.jsonl");
+    const traffic = readFileSync(join(ROOT, TRAFFIC), "utf8");
+    writeFileSync(first, traffic);
+    const fifo = join(dir, "second.fifo");
+    execFileSync("mkfifo", [fifo]);
+    try {
+      const run = runCli(["replay", "--policy", CANDIDATE, first, fifo, "--json"]);
+      const writer = await open(fifo, "w");
+      // In place, as `: > FILE` or logrotate's copytruncate: 3 records of the 13 checked, and one
+      // malformed that the check never saw.
+      writeFileSync(
+        first,
+        `${traffic.split("\n").slice(0, 3).join("\n")}\n{"msg":"hook record","record":{}}\n`,
+      );
+      await writer.writeFile(traffic);
+      await writer.close();
+      const { code, stdout, stderr } = await run;
+      expect(stderr).toBe(
+        `hookgate: ${first} changed after it was checked (rewritten or truncated, not appended to): what was replayed is not what was checked, no report; replay a copy no one writes to\n`,
+      );
+      expect(code).toBe(1);
+      expect(stdout).toBe("");
+    } finally {
+      rmSync(fifo);
     }
   });
 
