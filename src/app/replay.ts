@@ -260,6 +260,8 @@ interface Open {
   readonly first: string;
   readonly later: { readonly text: string; readonly line: number }[];
   chars: number;
+  /** Whether a line after the first is indented (pretty-printed). */
+  indented: boolean;
   readonly balance: Balance;
 }
 
@@ -267,8 +269,8 @@ interface Open {
  * The JSON values of a text given line by line: one per line, or spread over several lines, or
  * after a text prefix. A value that spans lines is held until it closes; one that does not
  * (a record cut short, whose `{` never closes) is given up at the end, at `limit` characters,
- * or at the next line that starts with `{` or `[` in its first column, and the lines after its
- * first are read again one by one.
+ * or at the next line that starts a value of its own in its first column (see `more`), and the
+ * lines after its first are read again one by one.
  */
 function createValueReader(limit: number) {
   let lineCount = 0;
@@ -289,10 +291,14 @@ function createValueReader(limit: number) {
   /** A line while a value spanning lines is open. */
   const more = (o: Open, text: string, line: number) => {
     o.later.push({ text, line });
-    // A value of its own begins (a JSONL line, or the next pretty-printed value: the lines inside
-    // one are indented, all but its last): the open value was a record cut short. Given up here,
-    // it holds no more than the lines up to the next value, however many records were cut short.
-    if (text.charAt(0) === "{" || text.charAt(0) === "[") return giveUp(o);
+    // A value of its own begins: the open value was a record cut short. A line that starts with
+    // `{` or `[` and is a whole value (a JSONL line), or that starts one after indented lines (the
+    // next pretty-printed value: the lines inside one are indented, all but its last; with no
+    // indent, as Python's `indent=0` prints, `{` starts lines inside one too). Given up here, it
+    // holds no more than the lines up to the next value, however many records were cut short.
+    const c = text.charAt(0);
+    if ((c === "{" || c === "[") && (o.indented || tryParse(text))) return giveUp(o);
+    o.indented ||= c === " " || c === "\t";
     o.chars += text.length + 1;
     if (o.chars > limit) throw new RecordTooLarge(o.line, true);
     const end = balancedEnd(o.balance, text, 0);
@@ -336,7 +342,7 @@ function createValueReader(limit: number) {
       const balance = { depth: 0, inString: false };
       const end = balancedEnd(balance, text, i);
       if (end === undefined) {
-        open = { line, first: rest, later: [], chars: rest.length, balance };
+        open = { line, first: rest, later: [], chars: rest.length, indented: false, balance };
         return;
       }
       const parsed = tryParse(text.slice(i, end));

@@ -128,6 +128,12 @@ describe("streamRecords", () => {
     expect(lines.records).toHaveLength(1);
     expect(lines.unparsed).toEqual({ count: 1, firstLine: 1 });
     expect(lines.skipped).toBe(501);
+
+    // With no indent (Python's `json.dumps(indent=0)`), `{` starts lines inside a value too.
+    const flat = WRANGLER.replace(/^[ \t]+/gm, "");
+    const unindented = await streamed(chunked(flat, 100), limit);
+    expect(unindented.records).toHaveLength(13);
+    expect(unindented.unparsed).toEqual({ count: 0, firstLine: undefined });
   });
 
   it("names the line of a malformed record, and keeps only the first few of many", async () => {
