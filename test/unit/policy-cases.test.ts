@@ -75,6 +75,35 @@ describe("parseCases", () => {
       "$.cases[0].expect: appears again at line 2; JSON keeps only the last, so merge the two or delete one",
     ]);
   });
+
+  it('takes a "__proto__" key inside an event\'s fields, which an agent may send and the body keeps', () => {
+    // A review, session 30: the policy's "__proto__" refusal reached cases files whole, so a
+    // case whose tool_input held such a key (an MCP tool's argument) was refused, though the
+    // body sent keeps it as the agent's would.
+    const text =
+      '{"cases": [{"event": {"tool_name": "mcp__x__y", "tool_input": {"__proto__": {"a": 1}}},\n' +
+      '  "with": {"tool_input": {"\\u005f_proto__": 2}}, "expect": {"decision": "none"}}]}';
+    const parsed = parseCases(text);
+    expect(parsed.ok).toBe(true);
+    if (!parsed.ok) return;
+    const [only] = parsed.value.cases;
+    expect(caseBody(only?.event as Record<string, unknown>, only?.with)).toBe(
+      '{"tool_name":"mcp__x__y","tool_input":{"__proto__":2}}',
+    );
+    expect(caseBody(only?.event as Record<string, unknown>)).toBe(
+      '{"tool_name":"mcp__x__y","tool_input":{"__proto__":{"a":1}}}',
+    );
+  });
+
+  it('refuses a "__proto__" key elsewhere: at an event\'s top level, or in an expectation, it would be dropped', () => {
+    const text =
+      '{"cases": [{"event": {"__proto__": {"tool_name": "Bash"}},\n  "with": {"__proto__": 1}, "expect": {"decision": "none", "__proto__": 1}}]}';
+    expect(problems(text).map((p) => p.split(":")[0])).toEqual([
+      "$.cases[0].event.__proto__",
+      "$.cases[0].with.__proto__",
+      "$.cases[0].expect.__proto__",
+    ]);
+  });
 });
 
 describe("caseBody", () => {
