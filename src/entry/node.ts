@@ -98,7 +98,8 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
   const env = options.env ?? process.env;
   const policyDeps = { env: envReaderOf(env), sha256: nodeSha256 };
   const load = async () => {
-    const loaded = await loadPolicyFile(options.policyPath, policyDeps);
+    // A regular file only: a FIFO at the path would hold this reload, and every one after it.
+    const loaded = await loadPolicyFile(options.policyPath, policyDeps, { filesOnly: true });
     if (loaded.ok) {
       for (const w of loaded.value.warnings)
         logger.log("warn", "policy warning", { path: w.path, problem: w.message });

@@ -1,6 +1,6 @@
 /** Reading a policy file from disk: what is not a file is refused at once, with what to fix. */
 
-import { execFileSync } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,19 +12,37 @@ const dir = mkdtempSync(join(tmpdir(), "hookgate-policy-file-"));
 const deps = { env: () => undefined, sha256 };
 
 describe("readJsonText", () => {
-  it("refuses a FIFO at once rather than waiting for a writer that never comes", async () => {
-    // A hunt over policy files, session 30: `check` on a FIFO, or a SIGHUP while the policy's
-    // path was one, waited forever, and every reload asked after it waited behind it.
+  it("refuses a FIFO at once, for serve, rather than waiting for a writer that never comes", async () => {
+    // A hunt over policy files, session 30: a SIGHUP while the policy's path was a FIFO waited
+    // forever, and every reload asked after it waited behind it.
     const fifo = join(dir, "policy.fifo");
     execFileSync("mkfifo", [fifo]);
-    expect(await readJsonText(fifo)).toEqual({
+    expect(await readJsonText(fifo, { filesOnly: true })).toEqual({
       ok: false,
       error: `cannot read ${fifo}: it is a FIFO, not a regular file`,
     });
   });
 
-  it("refuses a device (/dev/zero, which never ends) and a directory, saying what each is", async () => {
+  it("reads a pipe to its end for a command (check <(…), /dev/stdin), at most 16 MiB of it", async () => {
+    // A review, session 30: `hookgate check <(jq . policy.json)`, `replay --policy <(git show
+    // main:policy.json)` and a policy piped to /dev/stdin were refused as FIFOs, read before.
+    const fifo = join(dir, "piped.fifo");
+    execFileSync("mkfifo", [fifo]);
+    const text = '{"version":1,"rules":[]}';
+    const writer = new Promise((resolve) =>
+      execFile("sh", ["-c", 'printf %s "$1" > "$2"', "sh", text, fifo], resolve),
+    );
+    expect(await readJsonText(fifo)).toEqual({ ok: true, value: text });
+    await writer;
     expect(await readJsonText("/dev/zero")).toEqual({
+      ok: false,
+      error:
+        "cannot read /dev/zero: it is more than 16777216 bytes; a JSON file here may be at most 16777216 (16 MiB)",
+    });
+  });
+
+  it("refuses a device (/dev/zero, which never ends) for serve, and a directory, saying what each is", async () => {
+    expect(await readJsonText("/dev/zero", { filesOnly: true })).toEqual({
       ok: false,
       error: "cannot read /dev/zero: it is a device, not a regular file",
     });

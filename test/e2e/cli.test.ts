@@ -1,10 +1,11 @@
 /** The `hookgate` command as a user runs it: output and exit codes. */
+import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ROOT, runCli } from "../support/process.js";
+import { BIN, ROOT, runCli } from "../support/process.js";
 
 const dir = mkdtempSync(join(tmpdir(), "hookgate-cli-"));
 const file = (name: string, content: unknown) => {
@@ -180,6 +181,22 @@ describe("hookgate check", () => {
     );
     const read = await runCli(["check", bom]);
     expect(read.code, read.stdout).toBe(0);
+  });
+
+  it("reads a policy piped to it, as /dev/stdin or a shell's <(…)", async () => {
+    // A review, session 30: once FIFOs were refused (for a SIGHUP's reload, which must not wait
+    // on one), `cat policy.json | hookgate check /dev/stdin` and `check <(…)` were refused too.
+    const piped = spawnSync(
+      "sh",
+      ["-c", 'cat examples/policy.json | "$1" "$2" check /dev/stdin', "sh", process.execPath, BIN],
+      {
+        cwd: ROOT,
+        encoding: "utf8",
+      },
+    );
+    expect(piped.stderr).toBe("");
+    expect(piped.stdout).toMatch(/^\/dev\/stdin: valid, 7 rules, 1 warning, policy [0-9a-f]{16}$/m);
+    expect(piped.status).toBe(0);
   });
 
   it("reads only the environment's own variables: env:toString and env:constructor are unset, not Object's", async () => {

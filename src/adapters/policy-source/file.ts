@@ -1,6 +1,6 @@
 /** Reads a policy file from disk and loads it; the Node and CLI way to get a Policy. */
 import { constants, type Stats } from "node:fs";
-import { open } from "node:fs/promises";
+import { type FileHandle, open } from "node:fs/promises";
 import { errorMessage } from "../../core/errors.js";
 import { type LoadedPolicy, loadPolicy, type PolicyDeps, type PolicyIssue } from "../../core/policy.js";
 import { err, ok, type Result } from "../../core/result.js";
@@ -9,8 +9,9 @@ import { largestFitting } from "../../core/truncate.js";
 export async function loadPolicyFile(
   path: string,
   deps: PolicyDeps,
+  options?: ReadOptions,
 ): Promise<Result<LoadedPolicy, PolicyIssue[]>> {
-  const text = await readJsonText(path);
+  const text = await readJsonText(path, options);
   if (!text.ok) return err([{ severity: "error", path: "$", message: text.error }]);
   return loadPolicy(text.value, deps);
 }
@@ -22,28 +23,38 @@ export async function loadPolicyFile(
  */
 const MAX_JSON_FILE_BYTES = 16 * 1024 * 1024;
 
+export interface ReadOptions {
+  /**
+   * Refuse what is no regular file at once, for serve: a FIFO would make its reload wait for a
+   * writer forever (and every reload after it), a device (/dev/zero) never ends. Without it, a
+   * command reads a pipe (`check <(…)`, a policy piped to `/dev/stdin`) to its end, as `cat` would.
+   */
+  readonly filesOnly?: boolean;
+}
+
 /**
  * A JSON file's text (a policy, a cases file). It must be UTF-8, as JSON is: read as UTF-8, a
  * Latin-1 `ü` in a pattern would become U+FFFD and the pattern would silently match nothing. A
  * byte-order mark, which some editors write and JSON.parse refuses, is dropped.
  */
-export async function readJsonText(path: string): Promise<Result<string, string>> {
+export async function readJsonText(
+  path: string,
+  { filesOnly = false }: ReadOptions = {},
+): Promise<Result<string, string>> {
   let bytes: Uint8Array;
   try {
-    // Opened without waiting (O_NONBLOCK), then refused unless a regular file: a FIFO would wait
-    // for a writer, and a SIGHUP's reload with it, and every reload after, forever; a device
-    // (/dev/zero) would never end. A regular file reads as ever.
-    const handle = await open(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
+    // For serve, opened without waiting (O_NONBLOCK): opening a FIFO waits for a writer. On a
+    // regular file the flag changes nothing.
+    const handle = await open(path, constants.O_RDONLY | (filesOnly ? (constants.O_NONBLOCK ?? 0) : 0));
     try {
       const stat = await handle.stat();
       const kind = notAFile(stat);
-      if (kind !== undefined) return err(`cannot read ${path}: it is ${kind}, not a regular file`);
-      const { size } = stat;
-      if (size > MAX_JSON_FILE_BYTES)
-        return err(
-          `cannot read ${path}: it is ${size} bytes; a JSON file here may be at most ${MAX_JSON_FILE_BYTES} (16 MiB)`,
-        );
-      bytes = await handle.readFile();
+      if (kind !== undefined && (filesOnly || stat.isDirectory()))
+        return err(`cannot read ${path}: it is ${kind}, not a regular file`);
+      if (stat.size > MAX_JSON_FILE_BYTES) return err(tooLong(path, `${stat.size} bytes`));
+      bytes = kind === undefined ? await handle.readFile() : await readUpTo(handle, MAX_JSON_FILE_BYTES + 1);
+      if (bytes.length > MAX_JSON_FILE_BYTES)
+        return err(tooLong(path, `more than ${MAX_JSON_FILE_BYTES} bytes`));
     } finally {
       await handle.close();
     }
@@ -72,6 +83,22 @@ export async function readJsonText(path: string): Promise<Result<string, string>
       `${path} is not UTF-8: byte 0x${byte.toString(16).padStart(2, "0")} at line ${before.length}, column ${(before.at(-1)?.length ?? 0) + 1}; save it as UTF-8`,
     );
   }
+}
+
+const tooLong = (path: string, size: string) =>
+  `cannot read ${path}: it is ${size}; a JSON file here may be at most ${MAX_JSON_FILE_BYTES} (16 MiB)`;
+
+/** A pipe's or a device's bytes up to its end, or the first `limit` of them. */
+async function readUpTo(handle: FileHandle, limit: number): Promise<Uint8Array> {
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  while (total < limit) {
+    const { bytesRead, buffer } = await handle.read(new Uint8Array(Math.min(65_536, limit - total)), 0);
+    if (bytesRead === 0) break;
+    chunks.push(buffer.subarray(0, bytesRead));
+    total += bytesRead;
+  }
+  return Buffer.concat(chunks);
 }
 
 /** What a path that is no regular file is, as a message names it; undefined for a file. */
