@@ -194,7 +194,7 @@ function buildState(policy: Policy, env: WorkerEnv): IsolateState {
     ok: true,
     policy,
     remote: { run: async (input) => (await remote()).run(input) },
-    deliverer: { deliver: async (job, attempts) => (await deliverer()).deliver(job, attempts) },
+    deliverer: { deliver: async (...args) => (await deliverer()).deliver(...args) },
   };
 }
 

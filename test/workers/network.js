@@ -6,7 +6,8 @@
  * it saw through a service binding (NETWORK) on the host control.test.
  *
  * Sinks by path: /ok answers 200; /flaky 500 on the first attempt of each webhook-id, then 200;
- * /gone 410 (permanent); /down 500 always; /redirect 307 to a loopback address. Names under
+ * /gone 410 (permanent); /down 500 always; /redirect 307 to a loopback address; /limited 429
+ * with Retry-After: 60. Names under
  * `private.` resolve to 10.0.0.1. Every request is recorded, whatever its host, so one the guard
  * should have refused (a literal 169.254.169.254, a followed redirect) would show here.
  */
@@ -38,10 +39,12 @@ async function sink(request, url) {
   if (url.pathname === "/down") status = 500;
   if (url.pathname === "/gone") status = 410;
   if (url.pathname === "/redirect") status = 307;
+  if (url.pathname === "/limited") status = 429;
   requests.push({ url: request.url, headers: Object.fromEntries(request.headers), body, status, attempt });
   if (status === 307)
     return new Response(null, { status, headers: { location: "http://127.0.0.1:9001/followed" } });
-  return new Response(status === 200 ? "ok" : "failed", { status });
+  const headers = status === 429 ? { "retry-after": "60" } : {};
+  return new Response(status === 200 ? "ok" : "failed", { status, headers });
 }
 
 export default {

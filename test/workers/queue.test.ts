@@ -20,7 +20,7 @@ import { createDeliverer } from "../../src/app/deliver.js";
 import { DEFAULT_RETRY_SCHEDULE_SECONDS, type DeliveryJob, MAX_HOLDS } from "../../src/core/delivery.js";
 import { verifyStandardWebhook } from "../../src/core/sinks.js";
 import worker, { type WorkerEnv } from "../../src/entry/workers.js";
-import { FANOUT_POLICY, WEBHOOK_SECRET } from "./fanout-policy.js";
+import { FANOUT_POLICY, SINK_ORIGIN, WEBHOOK_SECRET } from "./fanout-policy.js";
 
 interface SinkRequest {
   url: string;
@@ -464,6 +464,45 @@ describe("outcome translation", () => {
     expect(refused.calls.ack).toBe(0);
     expect(refused.calls.retry).toEqual([{ delaySeconds: expect.any(Number) }]);
     expect(sent).toHaveLength(1);
+  });
+
+  it("passes a held job's holds to the Worker's deliverer, which dead-letters it past MAX_HOLDS", async () => {
+    // The Worker's lazy deliverer passed on the job and its attempts only: holds read as 0, so a
+    // job its sink kept holding went back on the queue as a copy for ever, never dead-lettered.
+    vi.spyOn(console, "log").mockImplementation(() => {});
+    vi.spyOn(console, "warn").mockImplementation(() => {});
+    vi.spyOn(console, "error").mockImplementation(() => {});
+    const policy = JSON.stringify({
+      ...FANOUT_POLICY,
+      sinks: {
+        ...FANOUT_POLICY.sinks,
+        limited: { ...FANOUT_POLICY.sinks.audit, url: `${SINK_ORIGIN}/limited` },
+      },
+    });
+    const copies: unknown[] = [];
+    const jobs = {
+      send: async (body: unknown) => {
+        copies.push(body);
+      },
+      sendBatch: () => Promise.reject(new Error("one copy per send")),
+    };
+    const sessionId = crypto.randomUUID();
+    // The first send meets the sink's 429 (Retry-After: 60): the sink is held in this isolate.
+    const limited = recorded(job("limited", sessionId), 1);
+    await consume([limited.message], { HOOKGATE_POLICY: policy, HOOKGATE_QUEUE: jobs });
+    expect(limited.calls.retry).toHaveLength(1);
+    const held = job("limited", sessionId);
+    const spent = recorded({ ...held, sent: 1, holds: MAX_HOLDS }, 1);
+    await consume([spent.message], { HOOKGATE_POLICY: policy, HOOKGATE_QUEUE: jobs });
+    expect(copies).toEqual([]);
+    expect(spent.calls).toEqual({ ack: 1, retry: [] });
+    const letter = await until("the dead letter", async () =>
+      (await control<DeadLetter[]>("/dead-letters")).find((d) => d.body.id === held.id),
+    );
+    expect(letter?.body).toMatchObject({
+      attempts: 2,
+      error: expect.stringContaining(`gave up after ${MAX_HOLDS} holds without a send`),
+    });
   });
 
   it("retries later, never acks, when the dead-letter queue refuses the job", async () => {
