@@ -524,16 +524,27 @@ describe("outcome translation", () => {
     const held = job("audit", crypto.randomUUID());
     const { message, calls } = recorded(held, 4);
     const other = recorded({ not: "a job" }, 1);
+    const copy = recorded({ ...job("audit", crypto.randomUUID()), sent: 2, holds: 5 }, 3);
     const sent: { body: unknown; delaySeconds?: number }[] = [];
     const jobs = {
-      send: () => Promise.reject(new Error("the producer sends in batches")),
-      sendBatch: async (batch: Iterable<{ body: unknown; delaySeconds?: number }>) => {
-        sent.push(...batch);
+      send: async (body: unknown, options: { delaySeconds?: number }) => {
+        sent.push({ body, ...options });
       },
+      sendBatch: () => Promise.reject(new Error("one copy per send")),
     };
-    await consume([message, other.message], { HOOKGATE_POLICY: "{ broken", HOOKGATE_QUEUE: jobs });
+    await consume([message, other.message, copy.message], {
+      HOOKGATE_POLICY: "{ broken",
+      HOOKGATE_QUEUE: jobs,
+    });
     expect(calls).toEqual({ ack: 1, retry: [] });
-    expect(sent).toEqual([expect.objectContaining({ body: held, delaySeconds: 300 })]);
+    expect(copy.calls).toEqual({ ack: 1, retry: [] });
+    // The copy carries the job's sends and holds, as a held job's does: a job that had failed
+    // twice started its schedule again after a wait for the policy. The wait is neither.
+    const { sent: _, holds: __, ...bare } = copy.message.body as { sent: number; holds: number };
+    expect(sent).toEqual([
+      expect.objectContaining({ body: { ...held, sent: 3, holds: 0 }, delaySeconds: 300 }),
+      expect.objectContaining({ body: { ...bare, sent: 4, holds: 5 }, delaySeconds: 300 }),
+    ]);
     // What is not a job's envelope waits as before, for the consumer to dead-letter it.
     expect(other.calls).toEqual({ ack: 0, retry: [{ delaySeconds: 300 }] });
   });
@@ -545,11 +556,11 @@ describe("outcome translation", () => {
     let calls = 0;
     const sent: unknown[] = [];
     const flaky = {
-      send: () => Promise.reject(new Error("the producer sends in batches")),
-      sendBatch: async (messages: Iterable<{ body: unknown }>) => {
+      send: async (body: { id: string; body: unknown }) => {
         if (++calls === 2) throw new Error("Too Many Requests");
-        for (const m of messages) sent.push(m.body);
+        sent.push({ id: body.id, body: body.body });
       },
+      sendBatch: () => Promise.reject(new Error("one copy per send")),
     };
     await consume(
       batch.map((b) => b.message),

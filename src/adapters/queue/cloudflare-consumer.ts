@@ -8,7 +8,6 @@ import { type DeliveryJob, isDeliveryJob, thrownOutcome } from "../../core/deliv
 import type { Logger, Metrics } from "../../core/ports.js";
 import {
   CLOUDFLARE_LIMITS,
-  createCloudflareProducer,
   type DeadLetterEnvelope,
   delaySecondsFor,
   type Envelope,
@@ -180,11 +179,12 @@ export function createCloudflareConsumer(deps: ConsumerDeps): {
 }
 
 /**
- * While the policy is broken, jobs wait for a valid one: sent to the queue again with a delay and
- * acked, rather than retried. Cloudflare counts every redelivery in `attempts`, which the sink's
- * retry schedule reads, and moves a message to the DLQ after `max_retries` (25: about two hours
- * of 300 s retries), so retries would spend a job's schedule without one delivery attempt. A
- * message that is not a job's envelope, or a send that fails, is retried as before.
+ * While the policy is broken, jobs wait for a valid one: sent to the queue again with a delay, as a
+ * copy carrying the sends and holds, and acked, rather than retried. Cloudflare counts every
+ * redelivery in `attempts`, which the sink's retry schedule reads, and moves a message to the
+ * DLQ after `max_retries` (25: about two hours of 300 s retries), so retries would spend a job's
+ * schedule without one delivery attempt. A message that is not a job's envelope, or a send that
+ * fails, is retried as before.
  */
 export async function holdForPolicy(
   batch: PushedBatch,
@@ -197,13 +197,14 @@ export async function holdForPolicy(
     return envelope ? [{ message, envelope }] : [];
   });
   // One send per job: a send split into several batches could fail part way, and a job sent
-  // again and also retried would be delivered twice.
+  // again and also retried would be delivered twice. The copy carries the job's sends (none
+  // this time) and its holds, as a held job's does: a wait for the policy is neither.
   const resent = new Set<PushedMessage>();
-  const producer = jobsQueue && createCloudflareProducer(jobsQueue);
   for (const { message, envelope } of jobs) {
-    if (!producer) break;
+    if (!jobsQueue) break;
+    const copy: HeldEnvelope = { ...envelope, sent: count(envelope.sent) + message.attempts - 1 };
     try {
-      await producer.send([{ ...envelope, delayMs: delaySeconds * 1000 }]);
+      await jobsQueue.send(copy, { contentType: "json", delaySeconds });
       resent.add(message);
     } catch (e) {
       logger.log("error", "could not hold a delivery job on the queue; retrying it instead", {
