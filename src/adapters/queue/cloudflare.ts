@@ -9,7 +9,8 @@
  * stay on the DLQ queue, read with an HTTP pull consumer (infra/README.md (Cloudflare Workers)).
  *
  * Limits: a message ≤ 128 KB (KB = 1000 bytes, ~100 bytes of metadata count toward it),
- * `sendBatch` ≤ 100 messages and ≤ 256 KB, delays ≤ 12 h. A job over the message limit has the
+ * `sendBatch` ≤ 100 messages and ≤ 256 KB, delays ≤ 24 h (12 h in Cloudflare's older limits, and
+ * the schedule's cap: hookgate sends ≤ 12 h). A job over the message limit has the
  * longest strings of its free text (the event, the reason, a tool call's other half) cut with
  * TRUNCATION_MARKER (core/delivery.ts `fitDeliveryJob`); a job is never dropped.
  */
