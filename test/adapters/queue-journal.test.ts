@@ -663,6 +663,21 @@ describe("intake journal", () => {
     writer.close();
   });
 
+  it("copies its segment out when the journal directory was removed under it, making the directory again", async () => {
+    const writer = openJournalWriter(journalDir);
+    writer.append(jobs(1));
+    const { queue, reader } = deliveryThread();
+    expect(await reader.drain()).toBe(1);
+    // `rm -rf` of the journal while serve runs: the writer's segment is deleted with its directory.
+    rmSync(journalDir, { recursive: true });
+    writer.append(jobs(2));
+    writer.check();
+    expect(segmentFiles()).toHaveLength(1);
+    await reader.drain();
+    expect(await receivedNumbers(queue)).toEqual([1, 2]);
+    writer.close();
+  });
+
   it("tells whether a writer holds the journal, and frees it on close", () => {
     expect(journalHeld(journalDir)).toBe(false);
     const writer = openJournalWriter(journalDir, 100);

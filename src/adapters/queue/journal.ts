@@ -230,8 +230,8 @@ export function openJournalWriter(
     size = 0;
   };
   /**
-   * The segment was deleted (a reader took it for complete: its lock file was deleted too): copy
-   * it whole to a new one. Lines a reader took in are taken in again, never lost. A copy that
+   * The segment was deleted (a reader took it for complete: its lock file was deleted too, or the
+   * journal directory was removed): copy it whole to a new one. Lines a reader took in are taken in again, never lost. A copy that
    * fails (a full disk) leaves nothing behind and the writer where it was, on the deleted file,
    * which it still holds open: the next check copies all of it, lines appended meanwhile too.
    */
@@ -245,6 +245,9 @@ export function openJournalWriter(
       read += n;
     }
     kept = kept.subarray(0, read);
+    // The directory may have gone with it (`rm -rf` of the journal): made again, or the copy
+    // could never be made and the lines would be lost at close.
+    mkdirSync(dir, { recursive: true });
     const made = create();
     try {
       let written = 0;
