@@ -212,7 +212,15 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
   /** What the server's end leaves to close, in order: no more appends, then the thread drains. */
   const closeAfterServer = async () => {
     clearInterval(journalCheck);
-    store.journal.close();
+    try {
+      store.journal.close();
+    } catch (e) {
+      logger.log(
+        "error",
+        "could not copy a deleted intake journal segment to a new one at stop; the notify events in it that were not yet taken in are lost",
+        { error: errorMessage(e) },
+      );
+    }
     await deliveries.stop();
     store.close();
     await recorder?.close();
@@ -444,9 +452,12 @@ function openDataDir(dataDir: string): {
       journal,
       sessions,
       close() {
-        journal.close();
-        sessions.close();
-        giveUp();
+        try {
+          journal.close();
+        } finally {
+          sessions.close();
+          giveUp();
+        }
       },
     };
   } catch (e) {

@@ -10,7 +10,7 @@ import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, expect, it, vi } from "vitest";
-import { openJournalReader, openJournalWriter } from "../../src/adapters/queue/journal.js";
+import { journalHeld, openJournalReader, openJournalWriter } from "../../src/adapters/queue/journal.js";
 import { createSqliteQueue } from "../../src/adapters/queue/sqlite.js";
 
 const disk = vi.hoisted(() => ({ full: false, noSegment: false, removals: Number.POSITIVE_INFINITY }));
@@ -73,6 +73,21 @@ it("keeps a deleted segment's lines when copying them out fails, and copies them
   expect(readdirSync(journalDir)).toHaveLength(2);
   reader.close();
   await queue.close();
+});
+
+it("says so when a deleted segment cannot be copied out at close, and still frees its lock", () => {
+  const journalDir = join(dir, "intake");
+  const writer = openJournalWriter(journalDir);
+  writer.append(jobs(1));
+  for (const name of readdirSync(journalDir)) rmSync(join(journalDir, name));
+  disk.full = true;
+  // Its lines are lost: serve logs that (node.ts) rather than stopping as if nothing was.
+  expect(() => writer.close()).toThrow("ENOSPC");
+  disk.full = false;
+  expect(journalHeld(journalDir)).toBe(false);
+  expect(readdirSync(journalDir)).toEqual([]);
+  writer.close();
+  expect(() => writer.append(jobs(2))).toThrow("closed");
 });
 
 it("leaves no lock file behind for a segment it could not make, however many appends fail", () => {

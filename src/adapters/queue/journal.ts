@@ -177,7 +177,9 @@ export interface JournalWriter {
    * Final: an append after it throws. A closed writer that went on would start a new segment,
    * locked by no one, after the delivery thread's last drain (and, before segments had locks, the
    * next process's reader took it as the end of its own writer's live segment, and deleted that).
-   * Frees the segment's lock, after copying it out if it was deleted (`check`).
+   * Frees the segment's lock, after copying it out if it was deleted (`check`). Throws, all freed
+   * all the same, when that copy fails: the lines in the deleted segment are lost. Closing again
+   * does nothing.
    */
   close(): void;
 }
@@ -296,19 +298,18 @@ export function openJournalWriter(
       if (!closed) rescue();
     },
     close() {
-      if (!closed) {
-        try {
-          rescue();
-        } catch {
-          // Closing goes on: what could not be copied is lost, as it was before the check.
-        }
-      }
+      if (closed) return;
       closed = true;
-      if (fd >= 0) closeSync(fd);
-      fd = -1;
-      // Its segment is complete: the reader may take it to its end and delete it.
-      held?.close();
-      held = undefined;
+      try {
+        rescue();
+      } finally {
+        // Closing goes on when the copy fails (it throws then: what could not be copied is lost).
+        if (fd >= 0) closeSync(fd);
+        fd = -1;
+        // Its segment is complete: the reader may take it to its end and delete it.
+        held?.close();
+        held = undefined;
+      }
     },
   };
 }
