@@ -594,6 +594,27 @@ describe("intake journal", () => {
     second.close();
   });
 
+  it("makes a writer's next segment above every segment left, so one running behind the reader is still taken in", async () => {
+    // Every lock file deleted by hand and a second serve started: it numbers its segments after
+    // the first one's, and the reader moves past them while the first still writes its own.
+    const first = openJournalWriter(journalDir, 100);
+    first.append(jobs(1));
+    for (const name of readdirSync(journalDir)) if (name.endsWith(".lock")) rmSync(join(journalDir, name));
+    const second = openJournalWriter(journalDir, 100);
+    for (const n of [2, 3, 4, 5, 6, 7]) second.append(jobs(n));
+    const { queue, reader } = deliveryThread();
+    await reader.drain();
+    // The first one's segment was deleted under it (its lock file gone): it copies it out, and
+    // the copy must land where the reader has yet to go, not on a number it has moved past.
+    first.append(jobs(8));
+    first.check();
+    // It waits behind the second one's live segment, and is taken in once that one is done.
+    second.close();
+    await reader.drain();
+    expect(await receivedNumbers(queue)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    first.close();
+  });
+
   it("leaves a live segment's lock held for other processes after the reader, in the writer's process, looked at it", async () => {
     // POSIX locks are per process: a descriptor of the writer's process closed on the lock file
     // drops the writer's lock, and a second serve would then find the journal free.

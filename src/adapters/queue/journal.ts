@@ -204,6 +204,10 @@ export function openJournalWriter(
    * its segment.
    */
   const create = (): { fd: number; lock: Database.Database; n: number } => {
+    // Above every segment left, not just above its own: another writer's later segments (every
+    // lock deleted, two serves) may be behind the reader's position by now, and a segment made
+    // there would not be read until a restart. A listing per segment made, not per append.
+    segment = Math.max(segment, segments(dir).at(-1) ?? 0);
     for (;;) {
       segment += 1;
       const lock = takeLock(dir, segment);
