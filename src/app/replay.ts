@@ -553,16 +553,18 @@ export async function replayImpact(
 ): Promise<ImpactReport> {
   const keep = options.examples ?? 3;
   const judge = createJudge(deps, candidate);
-  const byChange: Counts = {};
-  const byRule: Record<string, Counts> = {};
-  const byTeam: Record<string, Counts> = {};
-  const byTool: Record<string, Counts> = {};
-  const recordedPolicies: Counts = {};
-  const notRunByRule: Counts = {};
-  const judgeFailedByRule: Counts = {};
+  // Keyed by the records' names (a team, a tool, a rule, a policy hash): objects with no
+  // prototype, so "__proto__" or "constructor" is a name like any other (`tally`).
+  const byChange: Counts = tally();
+  const byRule: Record<string, Counts> = tally();
+  const byTeam: Record<string, Counts> = tally();
+  const byTool: Record<string, Counts> = tally();
+  const recordedPolicies: Counts = tally();
+  const notRunByRule: Counts = tally();
+  const judgeFailedByRule: Counts = tally();
   let judgeFailed = 0;
-  const shadow: Record<string, Counts> = {};
-  const examples: Record<Change, ImpactExample[]> = {};
+  const shadow: Record<string, Counts> = tally();
+  const examples: Record<Change, ImpactExample[]> = tally();
   let unchanged = 0;
   let notRun = 0;
   let count = 0;
@@ -678,12 +680,21 @@ function example(record: ReplayRecord, outcome: HookOutcome): ImpactExample {
   };
 }
 
+/**
+ * An object with no prototype, for counts by a name from the records: on a plain one a tool
+ * named "__proto__" read Object.prototype and counted into it, so every count after it started
+ * from 1, and "constructor" counted into the Object function.
+ */
+function tally<T>(): Record<string, T> {
+  return Object.create(null) as Record<string, T>;
+}
+
 function bump(counts: Counts, key: string): void {
   counts[key] = (counts[key] ?? 0) + 1;
 }
 
 function bumpIn(nested: Record<string, Counts>, key: string, count: string): void {
-  const counts = nested[key] ?? {};
+  const counts = nested[key] ?? tally<number>();
   bump(counts, count);
   nested[key] = counts;
 }
