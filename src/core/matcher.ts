@@ -73,7 +73,7 @@ export function exactMatcherNames(text: string | undefined): ReadonlySet<string>
 
 /** The value of the event that `matcher` is checked against, or undefined when it has none. */
 export function matcherValue(event: HookEvent): string | undefined {
-  const field = MATCHER_FIELD[event.name];
+  const field = matcherField(event.name);
   if (field === undefined) return undefined;
   if (field === "file_basename") {
     const path = event.payload.file_path;
@@ -85,5 +85,13 @@ export function matcherValue(event: HookEvent): string | undefined {
 
 /** Whether this event reads a matcher at all; on other events a matcher is ignored. */
 export function eventReadsMatcher(eventName: string): boolean {
-  return MATCHER_FIELD[eventName] !== undefined;
+  return matcherField(eventName) !== undefined;
+}
+
+/**
+ * The field an event's matcher reads, by the event's own name: an unknown event named like an
+ * object's built-in member ("constructor", "toString") has none, as any unknown event.
+ */
+function matcherField(eventName: string): string | undefined {
+  return Object.hasOwn(MATCHER_FIELD, eventName) ? MATCHER_FIELD[eventName] : undefined;
 }

@@ -119,6 +119,17 @@ describe("evaluatePolicy", () => {
     expect(ids(result.enforced)).toEqual(["matcher-ignored"]);
   });
 
+  it("ignores a matcher on an unknown event named like an object's built-in member, as on any unknown event", async () => {
+    const everywhere = await policyFrom({
+      version: 1,
+      rules: [{ id: "all-bash", on: "*", matcher: "Bash", context: "ctx" }],
+    });
+    for (const name of ["SomethingNew", "constructor", "toString", "__proto__", "hasOwnProperty"]) {
+      const result = evaluatePolicy(everywhere, event({ hook_event_name: name }), { team: "a" });
+      expect([name, ids(result.enforced)]).toEqual([name, ["all-bash"]]);
+    }
+  });
+
   it("never applies an if rule to a non-tool event", () => {
     const result = evaluatePolicy(
       policy,
