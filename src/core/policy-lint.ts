@@ -270,7 +270,7 @@ const FIELD_TYPES: Readonly<Record<string, "boolean">> = { stop_hook_active: "bo
 
 function lintWhereTypes(rule: CompiledRule, warn: (path: string, message: string) => void): void {
   for (const [field, written] of Object.entries(rule.document.where ?? {})) {
-    const type = FIELD_TYPES[field];
+    const type = Object.hasOwn(FIELD_TYPES, field) ? FIELD_TYPES[field] : undefined;
     // A literal, or an `equals` operator's value.
     const condition =
       written !== null && typeof written === "object" && "equals" in written ? written.equals : written;

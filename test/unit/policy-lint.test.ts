@@ -691,6 +691,21 @@ describe("lintPolicy: rules a typo keeps from ever applying (a review, session 2
   });
 });
 
+describe("lintPolicy: a where key named like an object's built-in member", () => {
+  it("is a field of no known type, with no warning of a type", async () => {
+    const warnings = await warningsFor([
+      {
+        id: "s",
+        on: "Stop",
+        where: { stop_hook_active: false, constructor: "x", toString: "y" },
+        decide: "block",
+        reason: "r",
+      },
+    ]);
+    expect(warnings.filter((w) => w.includes("clients send"))).toEqual([]);
+  });
+});
+
 describe("lintPolicy: a remote rule whose failure blocks every stop", () => {
   it("warns when a prompt or forward rule on Stop fails to deny without checking stop_hook_active", async () => {
     const prompt = (onError?: string) => ({
