@@ -501,3 +501,18 @@ describe("a value of very many strings", () => {
     expect(maskValue(["dev@host"])).toEqual(["dev@host"]);
   });
 });
+
+describe("maskValue keeps a key named __proto__ as a key", () => {
+  it("copies it as an own key, masked like any other, and reads nothing through it", () => {
+    const event = JSON.parse(
+      '{"tool_input":{"__proto__":{"command":"rm -rf /","password":"hunter2"},"path":"a"},"__proto__":{"token":"t0k3n-value"}}',
+    ) as unknown;
+    const masked = maskValue(event) as Record<string, Record<string, unknown>>;
+    expect(JSON.stringify(masked)).toBe(
+      '{"tool_input":{"__proto__":{"command":"rm -rf /","password":"[masked]"},"path":"a"},"__proto__":{"token":"[masked]"}}',
+    );
+    expect(masked.tool_input?.command).toBeUndefined();
+    expect(Object.getPrototypeOf(masked.tool_input)).toBe(Object.prototype);
+    expect(masked.token).toBeUndefined();
+  });
+});
