@@ -118,8 +118,8 @@ function seenOf(input: RemoteInput): string {
 
 export function createRemoteActions(deps: RemoteDeps): RemoteActions {
   const cache = new Map<string, { verdict: Verdict; until: number }>();
-  /** Per [model, team, day]; the shadow calls' budgets and slots in maps of their own. */
-  const budgets = { enforcing: new Map<string, number>(), shadow: new Map<string, number>() };
+  /** Per [model, team, UTC day]; the shadow calls' budgets and slots in their own. */
+  const budgets = { enforcing: new DailyCounts(), shadow: new DailyCounts() };
   const limiters = { enforcing: new Map<string, Semaphore>(), shadow: new Map<string, Semaphore>() };
 
   async function run(input: RemoteInput): Promise<RemoteRun> {
@@ -428,18 +428,12 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
     cache.set(key, { verdict, until: deps.clock.now() + ttlSeconds * 1000 });
   }
 
-  const budgetKey = (model: CompiledModel, team: string) =>
-    JSON.stringify([model.name, team, new Date(deps.clock.now()).toISOString().slice(0, 10)]);
-
   /**
    * Gives back a call spent and never sent, to the day it was spent on (`key`): one spent just
    * before midnight UTC and refunded after it must not come off the new day's count.
    */
   function refundBudget(budget: { readonly key?: string | undefined }, shadow: boolean): void {
-    if (budget.key === undefined) return;
-    const spent = shadow ? budgets.shadow : budgets.enforcing;
-    const used = spent.get(budget.key);
-    if (used !== undefined && used > 0) spent.set(budget.key, used - 1);
+    if (budget.key !== undefined) (shadow ? budgets.shadow : budgets.enforcing).refund(budget.key);
   }
 
   function spendBudget(
@@ -449,12 +443,11 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
   ): { ok: boolean; used: number; limit: number; key?: string } {
     const limit = model.dailyCallsPerTeam;
     if (limit === undefined) return { ok: true, used: 0, limit: 0 };
-    const key = budgetKey(model, team);
-    const spent = shadow ? budgets.shadow : budgets.enforcing;
-    const used = spent.get(key) ?? 0;
-    if (used >= limit) return { ok: false, used, limit };
-    spent.set(key, used + 1);
-    return { ok: true, used: used + 1, limit, key };
+    return (shadow ? budgets.shadow : budgets.enforcing).spend(
+      [model.name, team],
+      new Date(deps.clock.now()).toISOString().slice(0, 10),
+      limit,
+    );
   }
 
   /** A reload that changes maxConcurrent resizes the model's semaphore, calls in flight counted. */
@@ -564,5 +557,36 @@ class Semaphore {
     this.inUse--;
     // After a resize down, a slot comes free only once the calls in flight fit the new size.
     if (this.inUse < this.slots) this.waiters.shift()?.();
+  }
+}
+
+/**
+ * Calls counted per name (a model and a team) and UTC day (`YYYY-MM-DD`), for the daily budgets.
+ */
+export class DailyCounts {
+  private readonly counts = new Map<string, number>();
+
+  /** One more call on `day` when fewer than `limit` were counted; `key` gives it back. */
+  spend(
+    name: readonly string[],
+    day: string,
+    limit: number,
+  ): { ok: boolean; used: number; limit: number; key?: string } {
+    const key = JSON.stringify([...name, day]);
+    const used = this.counts.get(key) ?? 0;
+    if (used >= limit) return { ok: false, used, limit };
+    this.counts.set(key, used + 1);
+    return { ok: true, used: used + 1, limit, key };
+  }
+
+  /** Takes back one call counted under `key` (from `spend`). */
+  refund(key: string): void {
+    const used = this.counts.get(key);
+    if (used !== undefined && used > 0) this.counts.set(key, used - 1);
+  }
+
+  /** How many (name, day) counts are held. */
+  get size(): number {
+    return this.counts.size;
   }
 }
