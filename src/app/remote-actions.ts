@@ -562,9 +562,13 @@ class Semaphore {
 
 /**
  * Calls counted per name (a model and a team) and UTC day (`YYYY-MM-DD`), for the daily budgets.
+ * Only the latest day counted and the day before it are kept: a serve running for months would
+ * otherwise hold one count per model, team and day for ever. The day before stays so that a
+ * call spent just before midnight and never sent is still given back to it.
  */
 export class DailyCounts {
-  private readonly counts = new Map<string, number>();
+  private readonly counts = new Map<string, { readonly day: string; used: number }>();
+  private latest = "";
 
   /** One more call on `day` when fewer than `limit` were counted; `key` gives it back. */
   spend(
@@ -572,21 +576,30 @@ export class DailyCounts {
     day: string,
     limit: number,
   ): { ok: boolean; used: number; limit: number; key?: string } {
+    if (day > this.latest) this.moveTo(day);
     const key = JSON.stringify([...name, day]);
-    const used = this.counts.get(key) ?? 0;
+    const count = this.counts.get(key);
+    const used = count?.used ?? 0;
     if (used >= limit) return { ok: false, used, limit };
-    this.counts.set(key, used + 1);
+    if (count) count.used = used + 1;
+    else this.counts.set(key, { day, used: 1 });
     return { ok: true, used: used + 1, limit, key };
   }
 
-  /** Takes back one call counted under `key` (from `spend`). */
+  /** Takes back one call counted under `key` (from `spend`); none when its day was dropped. */
   refund(key: string): void {
-    const used = this.counts.get(key);
-    if (used !== undefined && used > 0) this.counts.set(key, used - 1);
+    const count = this.counts.get(key);
+    if (count !== undefined && count.used > 0) count.used -= 1;
   }
 
   /** How many (name, day) counts are held. */
   get size(): number {
     return this.counts.size;
+  }
+
+  private moveTo(day: string): void {
+    this.latest = day;
+    const dayBefore = new Date(Date.parse(day) - 86_400_000).toISOString().slice(0, 10);
+    for (const [key, count] of this.counts) if (count.day < dayBefore) this.counts.delete(key);
   }
 }
