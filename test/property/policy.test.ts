@@ -255,7 +255,10 @@ const validPolicy: fc.Arbitrary<Record<string, unknown>> = fc
       { requiredKeys: ["version", "rules", "sinks", "models"] },
     ),
   )
-  .map((p) => dropUndefined(p as Record<string, unknown>));
+  .map((p) => dropUndefined(p as Record<string, unknown>))
+  // A key "__proto__" anywhere (fast-check draws it in a where's JSON values) is refused on its
+  // own, by the JSON scan, before the schema: such a document is no valid policy.
+  .filter((p) => !JSON.stringify(p).includes('"__proto__"'));
 
 // ---------------------------------------------------------------------------------------------
 // Events to evaluate a loaded policy against
@@ -516,11 +519,19 @@ describe("scanJson", () => {
         fc.string().filter((k) => k !== "v"),
         fc.boolean(),
         (value, key, spaced) => {
+          // A key "__proto__" is found wherever it stands (kind "prototype"): left aside here.
+          const repeats = (text: string) => scanJson(text, 1000).filter((r) => r.kind !== "prototype");
           const text = JSON.stringify(value, null, spaced ? 2 : 0);
-          expect(scanJson(text, 1000)).toEqual([]);
+          expect(repeats(text)).toEqual([]);
           // The same key twice at the top, around whatever the value is.
           const twice = `{${JSON.stringify(key)}: 1, "v": ${text},\n${JSON.stringify(key)}: 2}`;
-          expect(scanJson(twice, 1000).map((r) => r.path)).toEqual([[key]]);
+          expect(repeats(twice).map((r) => r.path)).toEqual([[key]]);
+          if (key === "__proto__")
+            expect(
+              scanJson(twice, 1000)
+                .filter((r) => r.kind === "prototype")
+                .map((r) => r.path),
+            ).toContainEqual([key]);
         },
       ),
       { numRuns: 500 },
