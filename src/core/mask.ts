@@ -95,17 +95,29 @@ function maskDeep(value: unknown, run: MaskRun, depth: number): unknown {
   if (value === null || typeof value !== "object") return value;
   if (depth > 16) return "[too deep]";
   if (Array.isArray(value)) return value.map((item) => maskDeep(item, run, depth + 1));
-  // Object.fromEntries makes each key its own, "__proto__" too (an MCP tool's argument may be so
-  // named): assigned, that key set the copy's prototype, so it was dropped from what is logged
-  // and sent, and its members read as the copy's own (a `command` shown that the call had not).
-  return Object.fromEntries(
-    Object.entries(value).map(([key, item]) => [
+  const out: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) {
+    ownKey(
+      out,
       key,
       (SECRET_KEY.test(key) || (SECRET_ENV_KEY.test(key) && !DATA_KEY.test(key))) && !NOT_SECRET_KEY.test(key)
         ? maskedWhole(item, NUMERIC_SECRET_KEY.test(key), depth + 1)
         : maskDeep(item, run, depth + 1),
-    ]),
-  );
+    );
+  }
+  return out;
+}
+
+/**
+ * Sets `key` on the copy as its own, "__proto__" too (an MCP tool's argument may be so named):
+ * assigned, that key set the copy's prototype, so it was dropped from what is logged and sent,
+ * and its members read as the copy's own (a `command` shown that the call had not). A plain
+ * assignment otherwise: this runs on every decision's audit line.
+ */
+function ownKey(out: Record<string, unknown>, key: string, item: unknown): void {
+  if (key === "__proto__")
+    Object.defineProperty(out, key, { value: item, enumerable: true, writable: true, configurable: true });
+  else out[key] = item;
 }
 
 /** Under a secret-looking key: every string, at any depth, is MASK, and every number under a PIN's. */
@@ -114,9 +126,9 @@ function maskedWhole(value: unknown, numbers: boolean, depth: number): unknown {
   if (value === null || typeof value !== "object") return value;
   if (depth > 16) return "[too deep]";
   if (Array.isArray(value)) return value.map((item) => maskedWhole(item, numbers, depth + 1));
-  return Object.fromEntries(
-    Object.entries(value).map(([key, item]) => [key, maskedWhole(item, numbers, depth + 1)]),
-  );
+  const out: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) ownKey(out, key, maskedWhole(item, numbers, depth + 1));
+  return out;
 }
 
 /** Longer than any shape's match (a JWT's three parts of up to 4,096 characters) and any policy secret worth scrubbing. */
