@@ -3,7 +3,7 @@
  * delivery thread's reader takes into the queue exactly once, across segments, restarts, torn
  * ends and lines that are not jobs.
  */
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import {
   appendFileSync,
   existsSync,
@@ -670,6 +670,44 @@ describe("intake journal", () => {
     const { queue, reader } = deliveryThread();
     await reader.drain();
     expect(await receivedNumbers(queue)).toEqual([1, 2, 3]);
+  });
+
+  it.each([
+    ["the next append", "append"],
+    ["the next check", "check"],
+  ])("copies a deleted segment a write cut short tore, on %s (built dist/)", async (_, then) => {
+    // A child whose files may not pass 4 KiB (RLIMIT_FSIZE): a real write cut short, part of
+    // the line written and then EFBIG. Its segment was deleted first (every lock file deleted,
+    // a second serve's reader took it in); killed before any close.
+    const child = `
+      const { readdirSync, rmSync } = await import("node:fs");
+      const { join } = await import("node:path");
+      const [journal, dir, then] = process.argv.slice(1);
+      const { openJournalWriter } = await import(journal);
+      const jobs = (n, pad = "") => [{ id: "job-" + n, body: { n, pad }, group: "audit" }];
+      const writer = openJournalWriter(dir);
+      writer.append(jobs(1));
+      writer.append(jobs(2));
+      for (const name of readdirSync(dir)) rmSync(join(dir, name));
+      try { writer.append(jobs(3, "x".repeat(8000))); } catch (e) { console.log(e.code); }
+      if (then === "append") writer.append(jobs(4));
+      else writer.check();
+      process.kill(process.pid, "SIGKILL");`;
+    const journal = new URL("../../dist/adapters/queue/journal.js", import.meta.url).href;
+    const run = spawnSync(
+      "prlimit",
+      ["--fsize=4096", process.execPath, "--input-type=module", "-e", child, journal, journalDir, then],
+      { cwd: ROOT },
+    );
+    expect(run.signal).toBe("SIGKILL");
+    expect(run.stdout.toString().trim()).toBe("EFBIG");
+    const torn: number[] = [];
+    const { queue, reader } = deliveryThread((_segment, bytes) => torn.push(bytes));
+    await reader.drain();
+    // Lines 1 and 2 were only in the deleted segment; 3 was never appended.
+    expect(await receivedNumbers(queue)).toEqual(then === "append" ? [1, 2, 4] : [1, 2]);
+    // The cut line is the copy's torn end: skipped, never glued to line 4.
+    if (then === "append") expect(torn).toHaveLength(1);
   });
 
   it("copies a deleted segment on check, with no append after the delete", async () => {

@@ -29,8 +29,8 @@
  *
  * A segment's lock file deleted as well is read as free (a writer of an older build made none),
  * so a second reader can still delete a live segment. The writer sees that instead: on `check()`
- * (serve calls it every second; `close` and a move to a new segment do too: closing the deleted
- * file would lose its lines) a writer whose segment was deleted under it
+ * (serve calls it every second; `close` and a move to a new segment, full or ended by a write cut
+ * short, do too: closing the deleted file would lose its lines) a writer whose segment was deleted under it
  * (`nlink` 0) copies all the segment held, still readable through its descriptor, into a new
  * segment with a lock of its own, and goes on there. Not before each append: an `fstat` there
  * would add a system call to every notify event's answer (bench/README.md row 5a) for a data dir
@@ -194,6 +194,12 @@ export function openJournalWriter(
   let segment = segments(dir).at(-1) ?? firstSegment(now()) - 1;
   let fd = -1;
   let size = 0;
+  /**
+   * A write was cut short in the segment: part of a line may end it, so the next line goes to a
+   * new segment, as when it is full, and the reader sees the cut one as a torn end and never
+   * glues it to a later line.
+   */
+  let torn = false;
   let closed = false;
   /** The lock of the segment being written, held until the writer moves past it or closes. */
   let held: Database.Database | undefined;
@@ -229,6 +235,7 @@ export function openJournalWriter(
   const next = () => {
     if (fd >= 0) closeSync(fd);
     fd = -1;
+    torn = false;
     const made = create();
     fd = made.fd;
     held?.close();
@@ -276,10 +283,11 @@ export function openJournalWriter(
     append(messages) {
       if (closed) throw new Error("the intake journal is closed: serve is stopping");
       // Rotating here, before the write, means an append that throws wrote nothing that counts.
-      // A full segment deleted under the writer is copied out first (`check`): closed, its lines
-      // would be gone. One `fstat` per segment, not per append.
-      if (size >= segmentBytes) rescue();
-      if (fd < 0 || size >= segmentBytes) next();
+      // A full or torn segment deleted under the writer is copied out first (`check`): closed,
+      // its lines would be gone. One `fstat` per segment, not per append.
+      const done = torn || size >= segmentBytes;
+      if (done) rescue();
+      if (fd < 0 || done) next();
       // One line for all of a send's jobs: a write cut short tears that line alone, and the
       // reader skips it whole, so a send is taken in entirely or not at all.
       const jobs = messages.map((m) => ({ id: m.id, group: m.group, delayMs: m.delayMs ?? 0, body: m.body }));
@@ -288,12 +296,9 @@ export function openJournalWriter(
       try {
         while (written < bytes.length) written += writeSync(fd, bytes, written);
       } catch (e) {
-        // Part of the line may be in the file: the next line goes to a new segment, so the
-        // reader sees the cut one as a torn end and never glues it to a later line.
-        if (written > 0) {
-          closeSync(fd);
-          fd = -1;
-        }
+        // Part of the line is in the file. The segment stays open until the next append moves
+        // on: deleted under the writer, it is copied out first (closed here, its lines were lost).
+        if (written > 0) torn = true;
         throw e;
       }
       size += bytes.length;
