@@ -748,6 +748,28 @@ describe("intake journal", () => {
     expect(journalHeld(journalDir)).toBe(false);
   });
 
+  it("removes at start the free locks of segments that are gone, and still finds a writer whose own segment is gone", () => {
+    // Locks left with no segment (segments deleted by hand): no reader removes them, so they piled
+    // up and every start opened each one again.
+    for (const n of [1, 2, 3]) {
+      const writer = openJournalWriter(journalDir);
+      writer.append(jobs(n));
+      writer.close();
+    }
+    for (const name of segmentFiles()) rmSync(join(journalDir, name));
+    // A live writer whose segment was deleted alone holds a lock whose segment is gone.
+    const live = openJournalWriter(journalDir);
+    live.append(jobs(4));
+    for (const name of segmentFiles()) rmSync(join(journalDir, name));
+    expect(journalHeld(journalDir)).toBe(true);
+    // Copied out at close to a new segment with its own lock: the old one is left with no segment.
+    live.close();
+    expect(journalHeld(journalDir)).toBe(false);
+    const locks = readdirSync(journalDir).filter((name) => name.endsWith(".lock"));
+    expect(locks).toEqual(segmentFiles().map((name) => name.replace(".jsonl", ".lock")));
+    expect(locks).toHaveLength(1);
+  });
+
   it("reads a lock path that cannot be a lock (a directory, a file not SQLite's) as free: no refusal, no wait", async () => {
     // No writer can hold such a path (its own lock would fail the same way), so serve is not
     // refused for it and the reader does not wait behind its segment for ever.
