@@ -244,14 +244,29 @@ export function openJournalWriter(
         // Readable too: a segment deleted under the writer is copied out through it (`rescue`).
         return { fd: openSync(join(dir, segmentName(segment)), "wx+"), lock, n: segment };
       } catch (e) {
-        const exists = (e as NodeJS.ErrnoException).code === "EEXIST";
+        // Someone else's segment, its lock free: left as it is, and the next number tried.
+        if ((e as NodeJS.ErrnoException).code === "EEXIST") {
+          lock.close();
+          continue;
+        }
         // No segment made (out of descriptors, a full disk): its lock goes too, or every append
         // that fails so would leave one, for `journalHeld` to open at each start.
-        if (!exists) rmSync(join(dir, lockName(segment)), { force: true });
-        lock.close();
-        if (!exists) throw e;
+        discard({ lock, n: segment });
+        throw e;
       }
     }
+  };
+  /**
+   * Undoes a `create` whose segment is not used: the segment, when it was made (`fd`), then its
+   * lock file, removed while the lock is still taken, then the lock freed.
+   */
+  const discard = (made: { fd?: number; lock: Database.Database; n: number }) => {
+    if (made.fd !== undefined) {
+      closeSync(made.fd);
+      rmSync(join(dir, segmentName(made.n)), { force: true });
+    }
+    rmSync(join(dir, lockName(made.n)), { force: true });
+    made.lock.close();
   };
   /** Moves to a new segment; the old one's lock is freed only after the new one is made. */
   const next = () => {
@@ -288,10 +303,7 @@ export function openJournalWriter(
       let written = 0;
       while (written < kept.length) written += writeSync(made.fd, kept, written);
     } catch (e) {
-      closeSync(made.fd);
-      rmSync(join(dir, segmentName(made.n)), { force: true });
-      rmSync(join(dir, lockName(made.n)), { force: true });
-      made.lock.close();
+      discard(made);
       throw e;
     }
     closeSync(fd);
