@@ -81,7 +81,12 @@ function compileCondition(condition: unknown, path: string[], issues: WhereIssue
     return (value) => typeof value === "string" && value.startsWith(prefix);
   }
   if (op.in !== undefined) {
-    const options = op.in;
+    const options: unknown = op.in;
+    // The schema asks for an array; compiled without it (a caller of its own), say so.
+    if (!Array.isArray(options)) {
+      issues.push({ path: [...path, "in"], message: "`in` needs an array of values" });
+      return undefined;
+    }
     return (value) => options.some((option) => deepEqual(value, option));
   }
   if (op.exists !== undefined) {

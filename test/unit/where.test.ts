@@ -82,6 +82,15 @@ describe("where", () => {
     expect(compiled.ok).toBe(false);
   });
 
+  it("reports an `in` that is no array with its path, where its predicate threw on every event", () => {
+    for (const options of [null, 5, "s", { a: 1 }]) {
+      const compiled = compileWhere({ "tool_input.n": { in: options } });
+      expect(compiled.ok ? "compiled" : compiled.error).toEqual([
+        { path: ["tool_input.n", "in"], message: "`in` needs an array of values" },
+      ]);
+    }
+  });
+
   it("compares JSON values structurally", () => {
     expect(deepEqual({ a: [1, { b: 2 }] }, { a: [1, { b: 2 }] })).toBe(true);
     expect(deepEqual({ a: 1 }, { a: 1, b: undefined })).toBe(false);
