@@ -8,11 +8,9 @@ import { type DeliveryJob, isDeliveryJob, thrownOutcome } from "../core/delivery
 import { errorMessage } from "../core/errors.js";
 import type { Logger, Metrics } from "../core/ports.js";
 import { isDeadLetterSent, type Queue, type ReceivedMessage } from "../core/queue.js";
+import { RememberedIds } from "../core/remembered-ids.js";
 import { reportDeadLetter } from "./dead-letter.js";
 import type { Deliverer } from "./deliver.js";
-
-/** How many jobs whose dead letter went in but whose message stayed on the queue are remembered. */
-const MAX_REMEMBERED_DEAD = 1_000;
 
 const NOT_A_JOB =
   "the stored message is not a delivery job (an id, a sink and a notification); dead-lettered as stored";
@@ -63,7 +61,7 @@ export function startConsumer(
    * replay of its dead letter is another message and is delivered: keyed by job id, it was
    * removed unsent whenever the failed delete had in fact gone through (its answer lost).
    */
-  const deadLettered = new Set<string>();
+  const deadLettered = new RememberedIds<true>();
   const messageKey = (message: ReceivedMessage<DeliveryJob>) => message.messageId ?? message.id;
 
   /** Never rejects: a job that cannot even be read is logged, and its lease brings it back. */
@@ -80,9 +78,9 @@ export function startConsumer(
   }
 
   async function handleJob(message: ReceivedMessage<DeliveryJob>): Promise<void> {
-    if (deadLettered.has(messageKey(message))) {
+    if (deadLettered.get(messageKey(message))) {
       await deps.queue.ack(message);
-      deadLettered.delete(messageKey(message));
+      deadLettered.forget(messageKey(message));
       deps.logger.log("warn", "job already dead-lettered; removed from the queue, not delivered again", {
         job: message.id,
         attempts: message.attempts,
@@ -156,9 +154,7 @@ export function startConsumer(
       } catch (e) {
         if (!isDeadLetterSent(e)) throw e;
         // The dead letter is in but the message comes back: logged and counted now, as made.
-        deadLettered.add(messageKey(message));
-        if (deadLettered.size > MAX_REMEMBERED_DEAD)
-          deadLettered.delete(deadLettered.values().next().value as string);
+        deadLettered.remember(messageKey(message), true);
         const deleteFailed = `${errorMessage(e)}; removed when it comes back`;
         return reportDeadLetter(deps, { ...fields, deleteFailed }, outcome.reason);
       }

@@ -17,6 +17,7 @@ import { createDeliverer, type Deliverer, type MayStart } from "../app/deliver.j
 import { type DeliveryJob, isDeliveryJob, thrownOutcome } from "../core/delivery.js";
 import { errorMessage } from "../core/errors.js";
 import { isDeadLetterSent, isHeldCopySent, type ReceivedMessage } from "../core/queue.js";
+import { RememberedIds } from "../core/remembered-ids.js";
 import {
   createLambdaRuntime,
   type LambdaOptions,
@@ -45,9 +46,6 @@ const RETURN_MS = 1_000;
  */
 export const SETTLE_MARGIN_MS = 2 * (SQS_CONNECT_TIMEOUT_MS + SQS_ANSWER_TIMEOUT_MS) + RETURN_MS;
 
-/** How many dead-lettered records whose delete failed a container remembers (message ids). */
-const MAX_REMEMBERED_DEAD = 1_000;
-
 /** How long a job waits on the queue before the next look at a broken configuration (the Worker's too). */
 const BROKEN_CONFIG_HOLD_SECONDS = 300;
 
@@ -74,7 +72,7 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
    * should that fail too and it come back here, it is neither delivered again nor dead-lettered
    * or held a second time.
    */
-  const settled = new Map<string, "dead-lettered" | "held">();
+  const settled = new RememberedIds<"dead-lettered" | "held">();
 
   /**
    * While the configuration is broken, a job waits for a valid one: sent to the queue again with
@@ -97,11 +95,6 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
       });
       return false;
     }
-  }
-
-  function remember(messageId: string, done: "dead-lettered" | "held"): void {
-    settled.set(messageId, done);
-    if (settled.size > MAX_REMEMBERED_DEAD) settled.delete(settled.keys().next().value as string);
   }
 
   /** Whether the record must be reported in `batchItemFailures`. */
@@ -190,7 +183,7 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
         // The dead letter is in the DLQ. Reported, the record would come back, be delivered
         // again and get a second dead letter; not reported, Lambda deletes it, a second try at
         // the delete that failed. Logged as every dead letter is, with why, and the delete's error.
-        remember(record.messageId, "dead-lettered");
+        settled.remember(record.messageId, "dead-lettered");
         logger.log("error", dead.line, {
           ...fields,
           reason: dead.reason,
@@ -201,7 +194,7 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
       if (held && isHeldCopySent(e)) {
         // The copy is on the queue: not reported, Lambda deletes the record (a second try at the
         // delete), and should it come back here it is not delivered again.
-        remember(record.messageId, "held");
+        settled.remember(record.messageId, "held");
         logger.log("warn", "delivery held; the old message's delete failed, left for Lambda to delete", {
           ...fields,
           reason: held.reason,

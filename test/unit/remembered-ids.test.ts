@@ -1,0 +1,21 @@
+import { describe, expect, it } from "vitest";
+import { MAX_REMEMBERED_IDS, RememberedIds } from "../../src/core/remembered-ids.js";
+
+describe("RememberedIds", () => {
+  it("keeps what was done to each id until forgotten", () => {
+    const ids = new RememberedIds<"held" | "dead-lettered">();
+    ids.remember("a", "held");
+    ids.remember("b", "dead-lettered");
+    expect([ids.get("a"), ids.get("b"), ids.get("c")]).toEqual(["held", "dead-lettered", undefined]);
+    ids.forget("a");
+    expect(ids.get("a")).toBeUndefined();
+  });
+
+  it(`forgets the id remembered first once it holds more than ${MAX_REMEMBERED_IDS}`, () => {
+    const ids = new RememberedIds<true>();
+    for (let i = 0; i <= MAX_REMEMBERED_IDS; i++) ids.remember(`m${i}`, true);
+    expect(ids.get("m0")).toBeUndefined();
+    expect(ids.get("m1")).toBe(true);
+    expect(ids.get(`m${MAX_REMEMBERED_IDS}`)).toBe(true);
+  });
+});
