@@ -2,12 +2,12 @@
  * The consumer for pull queues (SQLite on Node, SQS from a long-running process): keep up to
  * `batchSize` jobs in flight, deliver each, and ack, retry or dead-letter it on its own.
  * `stop()` drains: it stops taking new jobs and waits for the jobs in hand. A dead letter whose
- * message stayed on the queue (`DeadLetterSentError`, SQS) is not delivered again when it comes back.
+ * message stayed on the queue (`CopySentError`, SQS) is not delivered again when it comes back.
  */
 import { type DeliveryJob, isDeliveryJob, thrownOutcome } from "../core/delivery.js";
 import { errorMessage } from "../core/errors.js";
 import type { Logger, Metrics } from "../core/ports.js";
-import { isDeadLetterSent, type Queue, type ReceivedMessage } from "../core/queue.js";
+import { isCopySent, type Queue, type ReceivedMessage } from "../core/queue.js";
 import { RememberedIds } from "../core/remembered-ids.js";
 import { reportDeadLetter } from "./dead-letter.js";
 import type { Deliverer } from "./deliver.js";
@@ -152,7 +152,7 @@ export function startConsumer(
       try {
         if (!(await deps.queue.deadLetter(message, outcome.reason))) return stale(fields, outcome);
       } catch (e) {
-        if (!isDeadLetterSent(e)) throw e;
+        if (!isCopySent(e, "dead letter")) throw e;
         // The dead letter is in but the message comes back: logged and counted now, as made.
         deadLettered.remember(messageKey(message), true);
         const deleteFailed = `${errorMessage(e)}; removed when it comes back`;

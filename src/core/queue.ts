@@ -72,14 +72,15 @@ export interface Queue<T> {
    * Visible again after `delayMs`, this receive not counted as an attempt but as a hold (nothing
    * was sent: a sink's rate limit, or too little time). Where the backend cannot lower its own
    * receive count (SQS, Cloudflare Queues) the job goes back as a new message carrying its counts,
-   * and the old one is removed; when only that removal fails it rejects with
-   * `HeldCopySentError`: the copy is in, and the message must not be delivered again.
+   * and the old one is removed; when only that removal fails it rejects with a `CopySentError`
+   * ("held copy"): the copy is in, and the message must not be delivered again.
    */
   hold(message: ReceivedMessage<T>, delayMs: number, reason: string): Promise<boolean>;
   /**
    * Moves the message to the dead-letter queue with its last error. Where that takes two calls
-   * (SQS: a send to the DLQ, then a delete) and only the second fails, it rejects with
-   * `DeadLetterSentError`: the dead letter is in, and the message must not be delivered again.
+   * (SQS: a send to the DLQ, then a delete) and only the second fails, it rejects with a
+   * `CopySentError` ("dead letter"): the dead letter is in, and the message must not be delivered
+   * again.
    */
   deadLetter(message: ReceivedMessage<T>, error: string): Promise<boolean>;
   listDead(limit?: number): Promise<DeadLetter<T>[]>;
@@ -91,38 +92,21 @@ export interface Queue<T> {
 }
 
 /**
- * The dead letter was sent but the original message could not be removed from the queue (SQS's
- * delete failed): it will come back. Whoever settles it must not deliver it again, nor
- * dead-letter it a second time. Its `cause` is the delete's error.
+ * A copy of the message was sent (its dead letter to the DLQ, or a held job's copy back to the
+ * queue) but the original could not be removed (SQS's delete failed): it will come back. Whoever
+ * settles it must not deliver it again, nor send a second copy. Its `cause` is the delete's error.
  */
-export class DeadLetterSentError extends Error {
-  constructor(cause: unknown) {
-    super(`dead letter sent, but the message was not removed from the queue: ${errorMessage(cause)}`, {
-      cause,
-    });
-    this.name = "DeadLetterSentError";
+export class CopySentError extends Error {
+  constructor(
+    readonly copy: "dead letter" | "held copy",
+    cause: unknown,
+  ) {
+    super(`${copy} sent, but the message was not removed from the queue: ${errorMessage(cause)}`, { cause });
+    this.name = "CopySentError";
   }
 }
 
 /** By name, not class: a bundle that splits chunks may hold the class twice. */
-export function isDeadLetterSent(e: unknown): e is DeadLetterSentError {
-  return e instanceof Error && e.name === "DeadLetterSentError";
-}
-
-/**
- * A held job's copy was sent but the original message could not be removed (SQS's delete
- * failed): it will come back, and must not be delivered again. Its `cause` is the delete's error.
- */
-export class HeldCopySentError extends Error {
-  constructor(cause: unknown) {
-    super(`held copy sent, but the message was not removed from the queue: ${errorMessage(cause)}`, {
-      cause,
-    });
-    this.name = "HeldCopySentError";
-  }
-}
-
-/** By name, not class (isDeadLetterSent). */
-export function isHeldCopySent(e: unknown): e is HeldCopySentError {
-  return e instanceof Error && e.name === "HeldCopySentError";
+export function isCopySent(e: unknown, copy: CopySentError["copy"]): e is CopySentError {
+  return e instanceof Error && e.name === "CopySentError" && (e as CopySentError).copy === copy;
 }

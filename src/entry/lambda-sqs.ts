@@ -16,7 +16,7 @@ import { nodeHmacSha256 } from "../adapters/hash/node-crypto.js";
 import { createDeliverer, type Deliverer, type MayStart } from "../app/deliver.js";
 import { type DeliveryJob, isDeliveryJob, thrownOutcome } from "../core/delivery.js";
 import { errorMessage } from "../core/errors.js";
-import { isDeadLetterSent, isHeldCopySent, type ReceivedMessage } from "../core/queue.js";
+import { isCopySent, type ReceivedMessage } from "../core/queue.js";
 import { RememberedIds } from "../core/remembered-ids.js";
 import {
   createLambdaRuntime,
@@ -179,7 +179,7 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
           return false;
       }
     } catch (e) {
-      if (dead && isDeadLetterSent(e)) {
+      if (dead && isCopySent(e, "dead letter")) {
         // The dead letter is in the DLQ. Reported, the record would come back, be delivered
         // again and get a second dead letter; not reported, Lambda deletes it, a second try at
         // the delete that failed. Logged as every dead letter is, with why, and the delete's error.
@@ -191,7 +191,7 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
         });
         return false;
       }
-      if (held && isHeldCopySent(e)) {
+      if (held && isCopySent(e, "held copy")) {
         // The copy is on the queue: not reported, Lambda deletes the record (a second try at the
         // delete), and should it come back here it is not delivered again.
         settled.remember(record.messageId, "held");

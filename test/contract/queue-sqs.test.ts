@@ -466,7 +466,7 @@ describe("sqs queue, SQS specifics", () => {
       const [got] = await queue.receive(1, 1000);
       if (!got) throw new Error("nothing received");
       await expect(queue.deadLetter({ ...got, receipt: "not-a-receipt" }, "HTTP 410")).rejects.toMatchObject({
-        name: "DeadLetterSentError",
+        name: "CopySentError",
         message: expect.stringMatching(/^dead letter sent, but .*ReceiptHandleIsInvalid/),
       });
       expect((await queue.listDead()).map((d) => d.id)).toEqual(["bad"]);

@@ -26,13 +26,7 @@ import {
   SQSClient,
 } from "@aws-sdk/client-sqs";
 import { errorMessage } from "../../core/errors.js";
-import {
-  type DeadLetter,
-  DeadLetterSentError,
-  HeldCopySentError,
-  type Queue,
-  type ReceivedMessage,
-} from "../../core/queue.js";
+import { CopySentError, type DeadLetter, type Queue, type ReceivedMessage } from "../../core/queue.js";
 
 export interface SqsQueueOptions<T> {
   readonly client: SQSClient;
@@ -588,7 +582,7 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
     // message: a longer hold is held again when it comes back), then the message is deleted. In
     // that order: a failure between the two leaves both (a copy delivered twice at worst, which
     // the stable job id absorbs), never neither. A delete that fails after the send rejects with
-    // HeldCopySentError, so the caller can keep the message from a second delivery.
+    // CopySentError, so the caller can keep the message from a second delivery.
     async hold(message, delayMs) {
       const copy = fitted(message.body, (body) => ({
         id: message.id,
@@ -605,14 +599,14 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
         abortable(),
       );
       await deletes.add({ receipt: message.receipt }).catch((e: unknown) => {
-        throw new HeldCopySentError(e);
+        throw new CopySentError("held copy", e);
       });
       return true;
     },
 
     // Two calls, not atomic: a crash between them leaves the job on the source queue, where the
     // queue's redrive policy (maxReceiveCount) remains the safety net that moves it to the DLQ.
-    // A delete that fails after the send rejects with DeadLetterSentError, so the caller can keep
+    // A delete that fails after the send rejects with CopySentError, so the caller can keep
     // the message from a second delivery and a second dead letter (lambda-sqs.ts).
     async deadLetter(message, error) {
       const failedAt = now();
@@ -628,7 +622,7 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
         abortable(),
       );
       await deletes.add({ receipt: message.receipt }).catch((e: unknown) => {
-        throw new DeadLetterSentError(e);
+        throw new CopySentError("dead letter", e);
       });
       return true;
     },
