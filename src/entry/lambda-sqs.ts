@@ -75,20 +75,34 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
   const settled = new RememberedIds<"dead-lettered" | "held">();
 
   /**
-   * While the configuration is broken, a job waits for a valid one: sent to the queue again with
-   * a delay, its record not reported, so Lambda deletes it. Reported, it would come back with a
-   * higher ApproximateReceiveCount, which the sink's retry schedule reads as attempts (one real
-   * attempt after the fix could dead-letter it), and the redrive policy would move it to the DLQ.
-   * Whether it was held; a record that is no job, or whose send fails, is reported as before.
+   * While the configuration is broken, a job waits for a valid one: held on the queue with a
+   * delay (`Queue.hold`, as a copy carrying its sends and holds), its record not reported, so
+   * Lambda deletes it. Reported, it would come back with a higher ApproximateReceiveCount, which
+   * the sink's retry schedule reads as attempts (one real attempt after the fix could dead-letter
+   * it), and the redrive policy would move it to the DLQ. A wait for the policy is no hold either
+   * (as the Worker's `holdForPolicy`): the copy carries the holds the record had. Whether it was
+   * held; a record that is no job, or whose copy is not sent, is reported as before.
    */
   async function hold(record: SQSRecord): Promise<boolean> {
+    if (settled.get(record.messageId)) return true;
     try {
       const job = decodeJob(record.body);
-      await queue.send([
-        { id: job.id, body: job, group: job.sink, delayMs: BROKEN_CONFIG_HOLD_SECONDS * 1000 },
-      ]);
+      const carried = carriedCounts(record.body);
+      const message: ReceivedMessage<DeliveryJob> = {
+        id: job.id,
+        body: job,
+        attempts: carried.sent + receiveCount(record),
+        // `hold` adds one to the holds the message had.
+        holds: carried.holds - 1,
+        receipt: record.receiptHandle,
+      };
+      await queue.hold(message, BROKEN_CONFIG_HOLD_SECONDS * 1000, "the configuration is invalid");
       return true;
     } catch (e) {
+      if (isCopySent(e, "held copy")) {
+        settled.remember(record.messageId, "held");
+        return true;
+      }
       logger.log("error", "could not hold a record on the queue; reported for redelivery", {
         messageId: record.messageId,
         error: errorMessage(e),

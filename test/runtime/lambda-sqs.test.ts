@@ -410,6 +410,57 @@ describe("the Lambda SQS handler", () => {
     });
   });
 
+  it("holds a job while the policy does not load as a copy carrying its sends and holds, so its schedule does not start again", async () => {
+    // Session 31 (RELIABILITY.md problem 9): the hold sent a bare {id, body}, so a job held
+    // while the policy was broken came back with no sends and no holds.
+    await createPair();
+    const job = withSink(jobOf(0), "audit");
+    await client.send(
+      new SendMessageCommand({
+        QueueUrl: queueUrl,
+        MessageBody: JSON.stringify({ id: job.id, body: job, sent: 1, holds: 2 }),
+      }),
+    );
+    const [original] = await receiveAll(1);
+    if (!original) throw new Error("nothing received");
+    // Its second receive: one send before this copy and two receives of it make 3 attempts.
+    const event = eventOf([original], { [original.Body ?? ""]: "2" });
+    // The same SQS, but the copy is sent with no delay, to be received at once.
+    const port = (server.address() as AddressInfo).port;
+    const undelayed = createSqsClientForLocal(`http://127.0.0.1:${port}`);
+    cleanups.push(async () => undelayed.destroy());
+    undelayed.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (
+          context.commandName === "SendMessageCommand" ||
+          context.commandName === "SendMessageBatchCommand"
+        ) {
+          const input = args.input as { DelaySeconds?: number; Entries?: { DelaySeconds?: number }[] };
+          input.DelaySeconds &&= 0;
+          for (const entry of input.Entries ?? []) entry.DelaySeconds &&= 0;
+        }
+        return next(args);
+      },
+      { step: "initialize", name: "noDelay" },
+    );
+    const broken = createSqsHandler({
+      env: { HOOKGATE_POLICY: "{", HOOKGATE_QUEUE_URL: queueUrl, HOOKGATE_DLQ_URL: dlqUrl },
+      sqsClient: async () => undelayed,
+      logger: { log: () => undefined },
+    });
+    expect((await broken(event)).batchItemFailures).toEqual([]);
+    // Lambda deletes the record it was not told of (a second delete where the hold made one).
+    await client
+      .send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: original.ReceiptHandle }))
+      .catch(() => undefined);
+    const queue = createSqsQueue<DeliveryJob>({ client, queueUrl, deadLetterQueueUrl: dlqUrl });
+    // The copy's first receive: its 2 sends before it and this one; the holds as they were (a
+    // wait for the policy is no hold).
+    expect((await queue.receive(10, 30_000)).map((m) => [m.id, m.attempts, m.holds])).toEqual([
+      [job.id, 3, 2],
+    ]);
+  });
+
   it("reports a record whose SQS call hangs, and answers for the others, instead of waiting for ever", {
     timeout: 45_000,
   }, async () => {
