@@ -1,8 +1,9 @@
 /**
  * The consumer for pull queues (SQLite on Node, SQS from a long-running process): keep up to
  * `batchSize` jobs in flight, deliver each, and ack, retry or dead-letter it on its own.
- * `stop()` drains: it stops taking new jobs and waits for the jobs in hand. A dead letter whose
- * message stayed on the queue (`CopySentError`, SQS) is not delivered again when it comes back.
+ * `stop()` drains: it stops taking new jobs and waits for the jobs in hand. A dead-lettered or held
+ * job whose message stayed on the queue (`CopySentError`, SQS) is not delivered again when it
+ * comes back.
  */
 import { type DeliveryJob, isDeliveryJob, thrownOutcome } from "../core/delivery.js";
 import { errorMessage } from "../core/errors.js";
@@ -55,13 +56,14 @@ export function startConsumer(
     wake?.();
   };
   /**
-   * Messages dead-lettered that stayed on the queue (SQS: the send to the DLQ went through, the
-   * delete did not), by message id (SQS's MessageId; else the job's). When one comes back it is
-   * deleted unsent, the delete's second try, as Lambda's own delete is the Lambda handler's. A
-   * replay of its dead letter is another message and is delivered: keyed by job id, it was
-   * removed unsent whenever the failed delete had in fact gone through (its answer lost).
+   * Messages dead-lettered or held that stayed on the queue (SQS: the send of the dead letter or
+   * of the held copy went through, the delete did not), by message id (SQS's MessageId; else the
+   * job's), to what was done. When one comes back it is deleted unsent, the delete's second try,
+   * as Lambda's own delete is the Lambda handler's. A replay of its dead letter, or the held copy,
+   * is another message and is delivered: keyed by job id, it was removed unsent whenever the
+   * failed delete had in fact gone through (its answer lost).
    */
-  const deadLettered = new RememberedIds<true>();
+  const copied = new RememberedIds<"dead-lettered" | "held">();
   const messageKey = (message: ReceivedMessage<DeliveryJob>) => message.messageId ?? message.id;
 
   /** Never rejects: a job that cannot even be read is logged, and its lease brings it back. */
@@ -78,10 +80,11 @@ export function startConsumer(
   }
 
   async function handleJob(message: ReceivedMessage<DeliveryJob>): Promise<void> {
-    if (deadLettered.get(messageKey(message))) {
+    const done = copied.get(messageKey(message));
+    if (done) {
       await deps.queue.ack(message);
-      deadLettered.forget(messageKey(message));
-      deps.logger.log("warn", "job already dead-lettered; removed from the queue, not delivered again", {
+      copied.forget(messageKey(message));
+      deps.logger.log("warn", `job already ${done}; removed from the queue, not delivered again`, {
         job: message.id,
         attempts: message.attempts,
       });
@@ -132,10 +135,19 @@ export function startConsumer(
       deps.logger.log("info", "delivered", fields);
     } else if (outcome.kind === "retry" && outcome.unsent) {
       // Nothing was sent: held, not counted as an attempt.
-      if (!(await deps.queue.hold(message, outcome.delayMs, outcome.reason))) return stale(fields, outcome);
+      let deleteFailed: string | undefined;
+      try {
+        if (!(await deps.queue.hold(message, outcome.delayMs, outcome.reason))) return stale(fields, outcome);
+      } catch (e) {
+        if (!isCopySent(e, "held copy")) throw e;
+        // The copy is on the queue but the message comes back: held now, as made.
+        copied.remember(messageKey(message), "held");
+        deleteFailed = `${errorMessage(e)}; removed when it comes back`;
+      }
       deps.metrics?.increment("hookgate_held_total", { sink });
       deps.logger.log("info", "delivery held; not sent", {
         ...fields,
+        ...(deleteFailed !== undefined && { deleteFailed }),
         holds: (message.holds ?? 0) + 1,
         retryInMs: outcome.delayMs,
         reason: outcome.reason,
@@ -154,7 +166,7 @@ export function startConsumer(
       } catch (e) {
         if (!isCopySent(e, "dead letter")) throw e;
         // The dead letter is in but the message comes back: logged and counted now, as made.
-        deadLettered.remember(messageKey(message), true);
+        copied.remember(messageKey(message), "dead-lettered");
         const deleteFailed = `${errorMessage(e)}; removed when it comes back`;
         return reportDeadLetter(deps, { ...fields, deleteFailed }, outcome.reason);
       }

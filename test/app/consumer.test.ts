@@ -754,6 +754,90 @@ describe("startConsumer on SQS", () => {
   });
 });
 
+describe("startConsumer on SQS, a held job", () => {
+  it("removes a held job whose copy went in but whose delete failed when it comes back, and sends it once", {
+    timeout: 20_000,
+  }, async () => {
+    // Session 31 (RELIABILITY.md problem 9): the consumer logged the delete's error as a failed
+    // settle, so the message came back after its visibility timeout beside its held copy, and the
+    // job was sent twice. Real SQS on loopback; only the delete fails, through the SDK's middleware.
+    const server = await createSqsServer({ port: 0, hostname: "127.0.0.1" });
+    const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const client = createSqsClientForLocal(endpoint);
+    let deletes = 0;
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        // Only the first delete fails: the held message's.
+        if (context.commandName === "DeleteMessageBatchCommand" && ++deletes === 1)
+          throw Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
+        return next(args);
+      },
+      { step: "initialize", name: "failDeletes" },
+    );
+    const url = async (name: string) =>
+      (await client.send(new CreateQueueCommand({ QueueName: name }))).QueueUrl ?? "";
+    const queue = createSqsQueue<DeliveryJob>({
+      client,
+      queueUrl: await url("held-jobs"),
+      deadLetterQueueUrl: await url("held-dlq"),
+    });
+    const tries: number[] = [];
+    const sent: string[] = [];
+    const lines: { level: string; msg: string; fields: Record<string, unknown> }[] = [];
+    let consumer: ReturnType<typeof startConsumer> | undefined;
+    try {
+      await queue.send([{ id: "a", body: sessionEnd("a"), group: "s" }]);
+      consumer = startConsumer(
+        {
+          queue,
+          deliverer: {
+            // Held unsent the first time (its copy due at once), sent on every later try.
+            deliver: async (j: DeliveryJob, _attempts, _mayStart, holds = 0) => {
+              tries.push(holds);
+              if (tries.length === 1)
+                return {
+                  kind: "retry" as const,
+                  delayMs: 0,
+                  reason: "not sent: rate limit",
+                  unsent: true as const,
+                };
+              sent.push(j.id);
+              return { kind: "ack" as const };
+            },
+          },
+          logger: { log: (level, msg, fields = {}) => lines.push({ level, msg, fields }) },
+          metrics: { increment: () => undefined },
+        },
+        { batchSize: 1, idleMs: 20, visibilityMs: 1000 },
+      );
+      // The old message is back after its 1 s visibility: removed, or (before the fix) sent again.
+      const settled = () => sent.length > 1 || lines.some((l) => l.msg.startsWith("job already held"));
+      for (let i = 0; i < 1000 && !settled(); i++) await new Promise((r) => setTimeout(r, 10));
+      await consumer.stop();
+      // The copy carried its hold; the old message was never delivered again.
+      expect(tries).toEqual([0, 1]);
+      expect(sent).toEqual(["a"]);
+      expect(lines).toContainEqual({
+        level: "warn",
+        msg: "job already held; removed from the queue, not delivered again",
+        fields: expect.objectContaining({ job: "a" }),
+      });
+      expect(lines).toContainEqual({
+        level: "info",
+        msg: "delivery held; not sent",
+        fields: expect.objectContaining({ job: "a", deleteFailed: expect.stringMatching(/socket hang up/) }),
+      });
+      expect(lines.filter((l) => l.level === "error")).toEqual([]);
+      expect(await queue.receive(10, 1000)).toEqual([]);
+    } finally {
+      await consumer?.stop();
+      await queue.close();
+      client.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+});
+
 describe("startConsumer on SQS, a replay", () => {
   it("delivers a replayed dead letter whose first delete SQS carried out though its answer was lost", {
     timeout: 20_000,
