@@ -5,7 +5,7 @@
  * job whose message stayed on the queue (`CopySentError`, SQS) is not delivered again when it
  * comes back.
  */
-import { type DeliveryJob, isDeliveryJob, thrownOutcome } from "../core/delivery.js";
+import { type DeliveryJob, deadLetterAttempts, isDeliveryJob, thrownOutcome } from "../core/delivery.js";
 import { errorMessage } from "../core/errors.js";
 import type { Logger, Metrics } from "../core/ports.js";
 import { isCopySent, type Queue, type ReceivedMessage } from "../core/queue.js";
@@ -161,16 +161,20 @@ export function startConsumer(
         reason: outcome.reason,
       });
     } else {
+      // The sends: a job dead-lettered past MAX_HOLDS was not sent this time either.
+      const attempts = deadLetterAttempts(outcome, message.attempts);
+      const dead = { ...fields, attempts };
       try {
-        if (!(await deps.queue.deadLetter(message, outcome.reason))) return stale(fields, outcome);
+        if (!(await deps.queue.deadLetter({ ...message, attempts }, outcome.reason)))
+          return stale(dead, outcome);
       } catch (e) {
         if (!isCopySent(e, "dead letter")) throw e;
         // The dead letter is in but the message comes back: logged and counted now, as made.
         copied.remember(messageKey(message), "dead-lettered");
         const deleteFailed = `${errorMessage(e)}; removed when it comes back`;
-        return reportDeadLetter(deps, { ...fields, deleteFailed }, outcome.reason);
+        return reportDeadLetter(deps, { ...dead, deleteFailed }, outcome.reason);
       }
-      reportDeadLetter(deps, fields, outcome.reason);
+      reportDeadLetter(deps, dead, outcome.reason);
     }
   }
 

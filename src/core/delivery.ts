@@ -77,7 +77,12 @@ export type DeliveryOutcome =
        */
       readonly unsent?: true;
     }
-  | { readonly kind: "dead"; readonly reason: string };
+  | {
+      readonly kind: "dead";
+      readonly reason: string;
+      /** Nothing was sent this time either (held past MAX_HOLDS): the dead letter counts no attempt for it. */
+      readonly unsent?: true;
+    };
 
 /**
  * How many times a job may be held unsent (a rate limit's wait, too little time on Lambda) in
@@ -94,7 +99,19 @@ export const MAX_HOLDS = 100;
  */
 export function holdOrDead(outcome: DeliveryOutcome, holds: number): DeliveryOutcome {
   if (outcome.kind !== "retry" || !outcome.unsent || holds < MAX_HOLDS) return outcome;
-  return { kind: "dead", reason: `gave up after ${holds} holds without a send: ${outcome.reason}` };
+  return {
+    kind: "dead",
+    reason: `gave up after ${holds} holds without a send: ${outcome.reason}`,
+    unsent: true,
+  };
+}
+
+/**
+ * The attempts a dead letter records, the sends: a job's attempts, less this receive when it
+ * sent nothing (dead-lettered past MAX_HOLDS), which would read as one send too many.
+ */
+export function deadLetterAttempts(outcome: DeliveryOutcome, attempts: number): number {
+  return outcome.kind === "dead" && outcome.unsent ? Math.max(0, attempts - 1) : attempts;
 }
 
 /**

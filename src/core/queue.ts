@@ -77,7 +77,8 @@ export interface Queue<T> {
    */
   hold(message: ReceivedMessage<T>, delayMs: number, reason: string): Promise<boolean>;
   /**
-   * Moves the message to the dead-letter queue with its last error. Where that takes two calls
+   * Moves the message to the dead-letter queue with its last error and its `attempts` (a caller
+   * whose last receive sent nothing passes one fewer: the dead letter counts the sends). Where that takes two calls
    * (SQS: a send to the DLQ, then a delete) and only the second fails, it rejects with a
    * `CopySentError` ("dead letter"): the dead letter is in, and the message must not be delivered
    * again.

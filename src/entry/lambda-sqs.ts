@@ -14,7 +14,7 @@
 import type { Context, SQSBatchItemFailure, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
 import { nodeHmacSha256 } from "../adapters/hash/node-crypto.js";
 import { createDeliverer, type Deliverer, type MayStart } from "../app/deliver.js";
-import { type DeliveryJob, isDeliveryJob, thrownOutcome } from "../core/delivery.js";
+import { type DeliveryJob, deadLetterAttempts, isDeliveryJob, thrownOutcome } from "../core/delivery.js";
 import { errorMessage } from "../core/errors.js";
 import { isCopySent, type ReceivedMessage } from "../core/queue.js";
 import { RememberedIds } from "../core/remembered-ids.js";
@@ -186,11 +186,15 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
             reason: outcome.reason,
           });
           return true;
-        case "dead":
+        case "dead": {
           dead = { line: "delivery dead-lettered", reason: outcome.reason };
-          await queue.deadLetter(message, outcome.reason);
+          // The sends: a job dead-lettered past MAX_HOLDS was not sent this time either.
+          const sends = deadLetterAttempts(outcome, attempts);
+          fields.attempts = sends;
+          await queue.deadLetter({ ...message, attempts: sends }, outcome.reason);
           logger.log("error", "delivery dead-lettered", { ...fields, reason: outcome.reason });
           return false;
+        }
       }
     } catch (e) {
       if (dead && isCopySent(e, "dead letter")) {

@@ -430,6 +430,7 @@ describe("deliver", () => {
     expect(await deliverer.deliver(job("hook"), 1, undefined, MAX_HOLDS)).toEqual({
       kind: "dead",
       reason: `gave up after ${MAX_HOLDS} holds without a send: not sent: the sink asked to wait 1 s more after a rate limit`,
+      unsent: true,
     });
   });
 

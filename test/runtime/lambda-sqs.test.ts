@@ -761,10 +761,11 @@ describe("the Lambda SQS handler", () => {
     expect(response.batchItemFailures).toEqual([]);
     const queue = createSqsQueue<DeliveryJob>({ client, queueUrl, deadLetterQueueUrl: dlqUrl });
     const letters = await queue.listDead();
+    // The 2 sends before; session 31: it said 3, its last receive, which sent nothing, counted.
     expect(letters.map((l) => [l.id, l.attempts, l.error])).toEqual([
       [
         job.id,
-        3,
+        2,
         `gave up after ${MAX_HOLDS} holds without a send: not sent: too little time was left to wait for the sink's answer`,
       ],
     ]);

@@ -4,7 +4,7 @@
  * of its own, loaded by that handler only: a `fetch` never needs it (the 64 KiB main module).
  */
 import type { Deliverer, DeliveryOutcome } from "../../app/deliver.js";
-import { type DeliveryJob, isDeliveryJob, thrownOutcome } from "../../core/delivery.js";
+import { type DeliveryJob, deadLetterAttempts, isDeliveryJob, thrownOutcome } from "../../core/delivery.js";
 import type { Logger, Metrics } from "../../core/ports.js";
 import {
   CLOUDFLARE_LIMITS,
@@ -111,7 +111,9 @@ export function createCloudflareConsumer(deps: ConsumerDeps): {
         reason: outcome.reason,
       });
     } else {
-      await moveToDeadLetters(message, envelope, outcome.reason, fields, job.sink);
+      // The sends: a job dead-lettered past MAX_HOLDS was not sent this time either.
+      const dead = { ...fields, attempts: deadLetterAttempts(outcome, attempts) };
+      await moveToDeadLetters(message, envelope, outcome.reason, dead, job.sink);
     }
   }
 

@@ -117,8 +117,8 @@ export function createMemoryQueue<T>(options: MemoryQueueOptions = {}): Queue<T>
       const row = leased(message);
       if (!row) return false;
       rows.delete(row.id);
-      const { id, body, attempts, group } = row;
-      dead.set(row.id, { id, body, attempts, error, failedAt: now(), group });
+      const { id, body, group } = row;
+      dead.set(row.id, { id, body, attempts: message.attempts, error, failedAt: now(), group });
       return true;
     },
 

@@ -427,7 +427,7 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
     bury.run({
       id: message.id,
       body: row.body,
-      attempts: row.attempts,
+      attempts: message.attempts,
       error,
       failedAt: now(),
       grp: row.grp,
