@@ -674,6 +674,42 @@ describe("startConsumer on a lease that ran out", () => {
   });
 });
 
+/**
+ * A jobs queue and its DLQ on a loopback SQS server whose first DeleteMessageBatch fails, through
+ * the SDK's middleware: refused before SQS sees it, or carried out by SQS with its answer lost.
+ */
+async function sqsWhoseFirstDeleteFails(how: "refused" | "answerLost") {
+  const server = await createSqsServer({ port: 0, hostname: "127.0.0.1" });
+  const client = createSqsClientForLocal(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+  let deletes = 0;
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const first = context.commandName === "DeleteMessageBatchCommand" && ++deletes === 1;
+      const hangUp = () => Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
+      if (first && how === "refused") throw hangUp();
+      const result = await next(args);
+      if (first) throw hangUp();
+      return result;
+    },
+    { step: "initialize", name: "failFirstDelete" },
+  );
+  const url = async (name: string) =>
+    (await client.send(new CreateQueueCommand({ QueueName: name }))).QueueUrl ?? "";
+  const queue = createSqsQueue<DeliveryJob>({
+    client,
+    queueUrl: await url("jobs"),
+    deadLetterQueueUrl: await url("dlq"),
+  });
+  return {
+    queue,
+    async close() {
+      await queue.close();
+      client.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
 describe("startConsumer on SQS", () => {
   it("removes a job whose dead letter went in but whose delete failed when it comes back, unsent and not dead-lettered twice", {
     timeout: 20_000,
@@ -681,26 +717,7 @@ describe("startConsumer on SQS", () => {
     // Session 30: the consumer logged the delete's error as a failed settle, so the message came
     // back after its visibility timeout, was sent to its sink again and got a second dead letter.
     // Real SQS on loopback; only the delete fails, through the SDK's middleware.
-    const server = await createSqsServer({ port: 0, hostname: "127.0.0.1" });
-    const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    const client = createSqsClientForLocal(endpoint);
-    let deletes = 0;
-    client.middlewareStack.add(
-      (next, context) => async (args) => {
-        // Only the first delete fails: the dead letter's.
-        if (context.commandName === "DeleteMessageBatchCommand" && ++deletes === 1)
-          throw Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
-        return next(args);
-      },
-      { step: "initialize", name: "failDeletes" },
-    );
-    const url = async (name: string) =>
-      (await client.send(new CreateQueueCommand({ QueueName: name }))).QueueUrl ?? "";
-    const queue = createSqsQueue<DeliveryJob>({
-      client,
-      queueUrl: await url("consumer-jobs"),
-      deadLetterQueueUrl: await url("consumer-dlq"),
-    });
+    const { queue, close } = await sqsWhoseFirstDeleteFails("refused");
     const sent: string[] = [];
     const lines: { level: string; msg: string; fields: Record<string, unknown> }[] = [];
     const counted: string[] = [];
@@ -748,9 +765,7 @@ describe("startConsumer on SQS", () => {
       expect(counted.filter((n) => n === "hookgate_dead_lettered_total")).toHaveLength(1);
     } finally {
       await consumer?.stop();
-      await queue.close();
-      client.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await close();
     }
   });
 });
@@ -762,26 +777,7 @@ describe("startConsumer on SQS, a held job", () => {
     // Session 31 (RELIABILITY.md problem 9): the consumer logged the delete's error as a failed
     // settle, so the message came back after its visibility timeout beside its held copy, and the
     // job was sent twice. Real SQS on loopback; only the delete fails, through the SDK's middleware.
-    const server = await createSqsServer({ port: 0, hostname: "127.0.0.1" });
-    const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    const client = createSqsClientForLocal(endpoint);
-    let deletes = 0;
-    client.middlewareStack.add(
-      (next, context) => async (args) => {
-        // Only the first delete fails: the held message's.
-        if (context.commandName === "DeleteMessageBatchCommand" && ++deletes === 1)
-          throw Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
-        return next(args);
-      },
-      { step: "initialize", name: "failDeletes" },
-    );
-    const url = async (name: string) =>
-      (await client.send(new CreateQueueCommand({ QueueName: name }))).QueueUrl ?? "";
-    const queue = createSqsQueue<DeliveryJob>({
-      client,
-      queueUrl: await url("held-jobs"),
-      deadLetterQueueUrl: await url("held-dlq"),
-    });
+    const { queue, close } = await sqsWhoseFirstDeleteFails("refused");
     const tries: number[] = [];
     const sent: string[] = [];
     const lines: { level: string; msg: string; fields: Record<string, unknown> }[] = [];
@@ -832,9 +828,7 @@ describe("startConsumer on SQS, a held job", () => {
       expect(await queue.receive(10, 1000)).toEqual([]);
     } finally {
       await consumer?.stop();
-      await queue.close();
-      client.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await close();
     }
   });
 });
@@ -846,27 +840,7 @@ describe("startConsumer on SQS, a replay", () => {
     // A review, session 30: the consumer remembered a dead letter whose delete failed by job id,
     // so when SQS had in fact deleted the message (the answer lost on the way back) it never came
     // back, and a `dlq replay` of the job, a new message with the same id, was removed unsent.
-    const server = await createSqsServer({ port: 0, hostname: "127.0.0.1" });
-    const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    const client = createSqsClientForLocal(endpoint);
-    let deletes = 0;
-    client.middlewareStack.add(
-      (next, context) => async (args) => {
-        const result = await next(args);
-        // The dead letter's delete goes through, but its answer is lost.
-        if (context.commandName === "DeleteMessageBatchCommand" && ++deletes === 1)
-          throw Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
-        return result;
-      },
-      { step: "initialize", name: "loseDeleteAnswer" },
-    );
-    const url = async (name: string) =>
-      (await client.send(new CreateQueueCommand({ QueueName: name }))).QueueUrl ?? "";
-    const queue = createSqsQueue<DeliveryJob>({
-      client,
-      queueUrl: await url("replay-jobs"),
-      deadLetterQueueUrl: await url("replay-dlq"),
-    });
+    const { queue, close } = await sqsWhoseFirstDeleteFails("answerLost");
     const sent: string[] = [];
     const lines: { level: string; msg: string; fields: Record<string, unknown> }[] = [];
     let consumer: ReturnType<typeof startConsumer> | undefined;
@@ -899,9 +873,7 @@ describe("startConsumer on SQS, a replay", () => {
       expect(lines.filter((l) => l.msg.startsWith("job already dead-lettered"))).toEqual([]);
     } finally {
       await consumer?.stop();
-      await queue.close();
-      client.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await close();
     }
   });
 });
