@@ -4,10 +4,11 @@
  * code is 0 whatever changed; 1 only when the policy or the records cannot be read.
  */
 import { constants } from "node:buffer";
-import { createHash, type Hash, randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { type FileHandle, mkdtemp, open, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { StringDecoder } from "node:string_decoder";
 import { parseArgs } from "node:util";
 import { createUndiciEgress } from "../adapters/egress/undici.js";
 import { nodeSha256 } from "../adapters/hash/node-crypto.js";
@@ -63,8 +64,8 @@ export async function replayCommand(
   // Each file is read twice, as a stream: once to check it (a malformed record or a file with
   // none exits 1 before anything is judged or a model called), then to replay it; the second read
   // stops where the first did, so a recording still being written replays what was checked, and
-  // must read the same bytes. stdin and pipes are copied to a private temporary file to be read
-  // twice.
+  // must read the same bytes, checked a block at a time before any record in a block is judged.
+  // stdin and pipes are copied to a private temporary file to be read twice.
   const files: CheckedFile[] = [];
   const spools: string[] = [];
   /**
@@ -106,20 +107,19 @@ export async function replayCommand(
         io.err(`hookgate: cannot read ${file}: ${errorMessage(e)}\n`);
         return 1;
       }
-      const opened = { name: file, handle, bytes: 0, digest: "" };
+      const opened: CheckedFile = { name: file, handle, bytes: 0, digests: [] };
       files.push(opened);
       const tally = createTally(10);
       try {
-        const stream = handle.createReadStream({
-          encoding: "utf8",
-          autoClose: false,
-          start: 0,
-          highWaterMark: READ_CHUNK,
-        });
-        const hash = createHash("sha256");
-        for await (const _ of streamRecords(hashed(stream, hash), tally, constants.MAX_STRING_LENGTH));
+        const stream = handle.createReadStream({ autoClose: false, start: 0, highWaterMark: BLOCK });
+        const digested = async function* () {
+          for await (const block of blocksOf(stream)) {
+            opened.digests.push(digestOf(block));
+            yield block;
+          }
+        };
+        for await (const _ of streamRecords(decoded(digested()), tally, constants.MAX_STRING_LENGTH));
         opened.bytes = stream.bytesRead;
-        opened.digest = hash.digest("hex");
       } catch (e) {
         io.err(
           `hookgate: cannot read ${file}: ${e instanceof RecordTooLarge ? tooLargeFix(e) : errorMessage(e)}\n`,
@@ -157,12 +157,12 @@ export async function replayCommand(
   }
 }
 
-/** A record file opened and checked: the bytes the check read, and their SHA-256. */
+/** A record file opened and checked: the bytes the check read, and the SHA-256 of each block. */
 interface CheckedFile {
   readonly name: string;
   readonly handle: FileHandle;
   bytes: number;
-  digest: string;
+  readonly digests: Buffer[];
 }
 
 /** A file whose bytes checked were not those read again to replay it (rewritten or truncated). */
@@ -172,31 +172,66 @@ class FileChanged extends Error {
   }
 }
 
-/** The chunks of a text, each added to `hash` as it passes. */
-async function* hashed(chunks: AsyncIterable<string>, hash: Hash): AsyncGenerator<string> {
-  for await (const chunk of chunks) {
-    hash.update(chunk);
-    yield chunk;
+/**
+ * The bytes read, in blocks of BLOCK bytes from the start of the file (the last one shorter),
+ * whatever sizes the reads return: the check and the replay cut a file at the same offsets.
+ */
+async function* blocksOf(reads: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+  let held: Buffer[] = [];
+  let size = 0;
+  for await (const read of reads) {
+    let rest = read;
+    while (size + rest.length >= BLOCK) {
+      const cut = BLOCK - size;
+      yield held.length === 0 ? rest.subarray(0, cut) : Buffer.concat([...held, rest.subarray(0, cut)]);
+      held = [];
+      size = 0;
+      rest = rest.subarray(cut);
+    }
+    if (rest.length > 0) {
+      held.push(rest);
+      size += rest.length;
+    }
   }
+  if (size > 0) yield Buffer.concat(held);
+}
+
+const digestOf = (block: Buffer) => createHash("sha256").update(block).digest();
+
+/** UTF-8 text of the blocks, as a read stream with `encoding: "utf8"` decodes it. */
+async function* decoded(blocks: AsyncIterable<Buffer>): AsyncGenerator<string> {
+  const decoder = new StringDecoder("utf8");
+  for await (const block of blocks) yield decoder.write(block);
+  const last = decoder.end();
+  if (last !== "") yield last;
 }
 
 /**
- * The records of the files checked, read again up to where the check stopped. Throws FileChanged
- * after a file whose bytes were not those checked: its records may not be those checked.
+ * The records of the files checked, read again up to where the check stopped. Each block is
+ * compared with the check's before any of its text is read, so no record is judged (no model
+ * called) that the check did not see: throws FileChanged at the first block that differs, or
+ * at the end of a file cut shorter.
  */
 async function* recordsOf(files: readonly CheckedFile[]): AsyncGenerator<ReplayRecord> {
-  for (const { name, handle, bytes, digest } of files) {
+  for (const { name, handle, bytes, digests } of files) {
     if (bytes === 0) continue;
     const stream = handle.createReadStream({
-      encoding: "utf8",
       autoClose: false,
       start: 0,
       end: bytes - 1,
-      highWaterMark: READ_CHUNK,
+      highWaterMark: BLOCK,
     });
-    const hash = createHash("sha256");
-    yield* streamRecords(hashed(stream, hash), createTally(0), constants.MAX_STRING_LENGTH);
-    if (hash.digest("hex") !== digest) throw new FileChanged(name);
+    const verified = async function* () {
+      let n = 0;
+      for await (const block of blocksOf(stream)) {
+        const checked = digests[n];
+        n += 1;
+        if (checked === undefined || !digestOf(block).equals(checked)) throw new FileChanged(name);
+        yield block;
+      }
+      if (n !== digests.length) throw new FileChanged(name);
+    };
+    yield* streamRecords(decoded(verified()), createTally(0), constants.MAX_STRING_LENGTH);
   }
 }
 
@@ -262,8 +297,11 @@ const tooLargeFix = (e: RecordTooLarge) =>
     ? `the JSON value from line ${e.line} on is larger than replay reads in one piece (${MIB} MiB): export fewer records per document`
     : `line ${e.line} is longer than replay reads in one piece (${MIB} MiB): a hook record is one line, far shorter`;
 
-/** Bytes read at a time: fewer, larger reads than a stream's 64 KiB; a record is a line of them. */
-const READ_CHUNK = 2 ** 20;
+/**
+ * Bytes read at a time (fewer, larger reads than a stream's 64 KiB; a record is a line of them),
+ * and the blocks whose SHA-256 the replay compares with the check's.
+ */
+const BLOCK = 2 ** 20;
 
 const MIB = Math.round(constants.MAX_STRING_LENGTH / 2 ** 20);
 

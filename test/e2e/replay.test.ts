@@ -489,6 +489,71 @@ describe("hookgate replay", () => {
     }
   });
 
+  it("with --with-judge, calls no model for a record rewritten between its check and its replay", async () => {
+    // The replay's reads are checked against the check's a block at a time, before any record in
+    // a block is judged: the rewritten records were judged (their models called, at their cost)
+    // and only the digest of the whole file, at its end, said it had changed.
+    const model = await startModelServer();
+    const first = join(dir, "rewritten-judged.jsonl");
+    const fifo = join(dir, "judged.fifo");
+    try {
+      model.script({ verdict: { ok: false, reason: "writes a secret" } });
+      const candidate = join(dir, "judge-rewritten.json");
+      writeFileSync(
+        candidate,
+        JSON.stringify({
+          version: 1,
+          egress: { allowCidrs: ["127.0.0.1/32"] },
+          rules: [
+            {
+              id: "judge",
+              on: "PreToolUse",
+              matcher: "Write",
+              prompt: { text: "ok? $ARGUMENTS", model: "m", onError: "allow" },
+            },
+          ],
+          models: { m: { provider: "anthropic", model: "x", apiKey: "k", url: model.anthropicUrl } },
+        }),
+      );
+      const records = (tool: string) =>
+        Array.from({ length: 3 }, (_, i) =>
+          JSON.stringify({
+            time: "2026-11-29T00:00:00.000Z",
+            decisionId: `d-${tool}-${i}`,
+            policy: "p",
+            team: "default",
+            client: "claude-code",
+            event: {
+              session_id: "s",
+              transcript_path: "/t",
+              cwd: "/p",
+              hook_event_name: "PreToolUse",
+              tool_name: tool,
+              tool_input: { file_path: `/p/${i}.txt` },
+            },
+            decision: "none",
+            rules: [],
+          }),
+        ).join("\n");
+      // Checked: three Reads, which call no model. Replayed: three Writes in their place.
+      writeFileSync(first, `${records("Read")}\n`);
+      execFileSync("mkfifo", [fifo]);
+      const run = runCli(["replay", "--policy", candidate, "--with-judge", "--json", first, fifo]);
+      const writer = await open(fifo, "w");
+      writeFileSync(first, `${records("Write")}\n`);
+      await writer.writeFile(readFileSync(join(ROOT, TRAFFIC), "utf8"));
+      await writer.close();
+      const { code, stdout, stderr } = await run;
+      expect(stderr).toContain(`hookgate: ${first} changed after it was checked`);
+      expect(code).toBe(1);
+      expect(stdout).toBe("");
+      expect(model.requests).toEqual([]);
+    } finally {
+      rmSync(fifo, { force: true });
+      await model.close();
+    }
+  });
+
   it("exits 1 only on unreadable input", async () => {
     const missing = await runCli(["replay", "--policy", CANDIDATE, join(dir, "missing.jsonl")]);
     expect(missing.code).toBe(1);
