@@ -134,7 +134,7 @@ export interface ReadRecords {
 export function readRecords(text: string): ReadRecords {
   const records: ReplayRecord[] = [];
   const tally = createTally(Number.POSITIVE_INFINITY);
-  const reader = createValueReader(Number.POSITIVE_INFINITY);
+  const reader = createValueReader(Number.POSITIVE_INFINITY, HOLD);
   const take = (values: readonly JsonValue[]) => {
     for (const value of values) tallyValue(value, tally, (r) => records.push(r));
   };
@@ -153,6 +153,8 @@ export interface RecordTally {
   skipped: number;
   readonly unparsed: { count: number; firstLine: number | undefined };
   readonly keep: number;
+  /** Whether the members of a value read a member at a time (see HOLD) held a record so far. */
+  partFound: boolean;
 }
 
 export const createTally = (keep: number): RecordTally => ({
@@ -162,6 +164,7 @@ export const createTally = (keep: number): RecordTally => ({
   skipped: 0,
   unparsed: { count: 0, firstLine: undefined },
   keep,
+  partFound: false,
 });
 
 /**
@@ -188,8 +191,9 @@ export async function* streamRecords(
   chunks: AsyncIterable<string>,
   tally: RecordTally,
   limit: number,
+  hold = HOLD,
 ): AsyncGenerator<ReplayRecord> {
-  const reader = createValueReader(limit);
+  const reader = createValueReader(limit, hold);
   const found: ReplayRecord[] = [];
   const take = function* (values: readonly JsonValue[]) {
     for (const value of values) tallyValue(value, tally, (r) => found.push(r));
@@ -220,7 +224,13 @@ async function* linesOf(chunks: AsyncIterable<string>, limit: number): AsyncGene
 }
 
 function tallyValue(value: JsonValue, tally: RecordTally, record: (r: ReplayRecord) => void): void {
+  if (value.ok === "end") {
+    if (!tally.partFound) tally.skipped += 1;
+    tally.partFound = false;
+    return;
+  }
   if (!value.ok) {
+    tally.partFound = false;
     tally.skipped += 1;
     if (value.looksLikeJson) {
       tally.unparsed.count += 1;
@@ -230,7 +240,7 @@ function tallyValue(value: JsonValue, tally: RecordTally, record: (r: ReplayReco
   }
   const at = `line ${value.line}`;
   let any = false;
-  collectRecords(value.value, 0, (checked) => {
+  collectRecords(value.value, value.depth ?? 0, (checked) => {
     any = true;
     if (typeof checked !== "string") {
       tally.records += 1;
@@ -240,11 +250,18 @@ function tallyValue(value: JsonValue, tally: RecordTally, record: (r: ReplayReco
     tally.invalidCount += 1;
     if (tally.invalid.length < tally.keep) tally.invalid.push({ at, problem: checked });
   });
-  if (!any) tally.skipped += 1;
+  if (value.depth === undefined) {
+    if (!any) tally.skipped += 1;
+  } else tally.partFound ||= any;
 }
 
+/**
+ * A value; or a member of one read a member at a time (`depth`, its depth in the value), whose
+ * members end with `end`; or a line or value that does not parse.
+ */
 type JsonValue =
-  | { ok: true; value: unknown; line: number }
+  | { ok: true; value: unknown; line: number; depth?: number }
+  | { ok: "end" }
   | { ok: false; line: number; looksLikeJson: boolean };
 
 /** Where a scan for the end of an object or array that spans lines stands. */
@@ -263,16 +280,19 @@ interface Open {
   /** Whether a line after the first is indented (pretty-printed). */
   indented: boolean;
   readonly balance: Balance;
+  /** Past `hold` characters: the value read a member at a time, no longer held (`later` empty). */
+  members?: MemberReader;
 }
 
 /**
  * The JSON values of a text given line by line: one per line, or spread over several lines, or
- * after a text prefix. A value that spans lines is held until it closes; one that does not
+ * after a text prefix. A value that spans lines is held until it closes (past `hold` characters,
+ * read a member at a time instead: `createMemberReader`); one that does not
  * (a record cut short, whose `{` never closes) is given up at the end, at `limit` characters,
  * or at the next line that starts a value of its own in its first column (see `more`), and the
  * lines after its first are read again one by one.
  */
-function createValueReader(limit: number) {
+function createValueReader(limit: number, hold: number) {
   let lineCount = 0;
   let open: Open | undefined;
   let out: JsonValue[] = [];
@@ -282,6 +302,7 @@ function createValueReader(limit: number) {
   const giveUp = (o: Open) => {
     open = undefined;
     out.push({ ok: false, line: o.line, looksLikeJson: looksLikeRecord(o.first) });
+    // Read a member at a time, its lines are not held: its whole members' records stay read.
     for (let k = o.later.length - 1; k >= 0; k -= 1) {
       const later = o.later[k] as { text: string; line: number };
       pending.push({ text: later.text, line: later.line, from: 0 });
@@ -299,6 +320,22 @@ function createValueReader(limit: number) {
     const c = text.charAt(0);
     if ((c === "{" || c === "[") && (o.indented || tryParse(text))) return giveUp(o);
     o.indented ||= c === " " || c === "\t";
+    if (!o.members && o.chars + text.length + 1 > hold) {
+      // Too large to hold (a Logs Insights export is one document): read a member at a time.
+      o.members = createMemberReader(o.first.charAt(0) === "{", o.line, limit, hold, (value, depth) =>
+        out.push({ ok: true, value, line: o.line, depth }),
+      );
+      // The lines held so far, up to this one: the value is open at their end.
+      const held = [o.first.slice(1), ...o.later.slice(0, -1).map((l) => l.text)].join("\n");
+      if (o.members.feed(held) === "broken") {
+        o.later.length = 0;
+        return giveUp(o);
+      }
+    }
+    if (o.members) {
+      o.later.length = 0;
+      return readMembers(o, o.members, text, line);
+    }
     o.chars += text.length + 1;
     if (o.chars > limit) throw new RecordTooLarge(o.line, true);
     const end = balancedEnd(o.balance, text, 0);
@@ -309,6 +346,19 @@ function createValueReader(limit: number) {
     open = undefined;
     out.push({ ok: true, value: parsed.value, line: o.line });
     pending.push({ text, line, from: end });
+  };
+
+  /**
+   * A line of a value read a member at a time: closed on it, the value ends and the rest of the
+   * line is read on; a member that does not parse gives the value up.
+   */
+  const readMembers = (o: Open, members: MemberReader, text: string, line: number) => {
+    const end = members.feed(`\n${text}`);
+    if (end === "broken") return giveUp(o);
+    if (end === undefined) return;
+    open = undefined;
+    out.push({ ok: "end" });
+    pending.push({ text, line, from: end - 1 });
   };
 
   /** A line (from `from` on) with no value open. */
@@ -380,6 +430,105 @@ function createValueReader(limit: number) {
       return values;
     },
   };
+}
+
+/** A value spanning lines past HOLD characters, fed its text (the lines with their `\n`). */
+interface MemberReader {
+  /** The index just past the value's end in `text`, "broken" if a member does not parse, or undefined. */
+  feed(text: string): number | "broken" | undefined;
+}
+
+/**
+ * Characters of a value spanning lines held whole, to be parsed as one (a pretty-printed
+ * `wrangler tail` value, a hook record printed by `jq .`); past them, it is read a member at a
+ * time (a Logs Insights export is one document, one row per record): each member is parsed
+ * alone and its records found as in the whole value, and a member past them (the export's
+ * `results`) is read a member at a time in turn. Such a value is never a hook record itself:
+ * a record is far smaller (masking cuts strings at 2,000 characters).
+ */
+export const HOLD = 2 ** 20;
+
+/**
+ * Reads the members of an object (`object`) or array whose opening bracket is behind it, one at
+ * a time, handing each to `found` with its depth in the value, as collectRecords walks it (the
+ * value is at 0). Holds one member (up to `hold` characters; past them, a member that is an
+ * object or array is read a member at a time too). Throws RecordTooLarge, naming the value's
+ * `line`, past `limit` characters in one member.
+ */
+function createMemberReader(
+  object: boolean,
+  line: number,
+  limit: number,
+  hold: number,
+  found: (value: unknown, depth: number) => void,
+): MemberReader {
+  /** The containers read a member at a time, innermost last: whether an object, and its depth. */
+  const frames: { object: boolean; depth: number }[] = [{ object, depth: 0 }];
+  /** The innermost one's current member: its text so far, and where a scan of it stands. */
+  let pieces: string[] = [];
+  let size = 0;
+  let balance: Balance = { depth: 0, inString: false };
+  let escaped = false;
+
+  /** The member ended: parsed alone and handed on, or false if it does not parse. */
+  const close = (text: string): boolean => {
+    pieces = [];
+    size = 0;
+    if (text.trim() === "") return true;
+    const frame = frames[frames.length - 1] as { object: boolean; depth: number };
+    const parsed = tryParse(frame.object ? `{${text}}` : text);
+    if (!parsed) return false;
+    const value = frame.object ? Object.values(parsed.value as object)[0] : parsed.value;
+    found(value, frame.depth + 1);
+    return true;
+  };
+
+  const feed = (text: string): number | "broken" | undefined => {
+    let from = 0;
+    for (let k = 0; k < text.length; k += 1) {
+      const c = text.charAt(k);
+      if (escaped) escaped = false;
+      else if (balance.inString) {
+        if (c === "\\") escaped = true;
+        else if (c === '"') balance.inString = false;
+      } else if (c === '"') balance.inString = true;
+      else if (c === "{" || c === "[") balance.depth += 1;
+      else if ((c === "}" || c === "]") && balance.depth > 0) balance.depth -= 1;
+      else if (balance.depth === 0 && (c === "," || c === "}" || c === "]")) {
+        if (!close(pieces.join("") + text.slice(from, k))) return "broken";
+        from = k + 1;
+        if (c !== ",") {
+          frames.pop();
+          if (frames.length === 0) return k + 1;
+        }
+      }
+    }
+    pieces.push(text.slice(from));
+    size += text.length - from;
+    if (size <= hold || balance.depth === 0 || balance.inString) {
+      if (size > limit) throw new RecordTooLarge(line, true);
+      return undefined;
+    }
+    // A member too large to hold that is an object or array: read a member at a time in turn,
+    // from just past its opening bracket (an object's member has its key before it).
+    const member = pieces.join("");
+    let opening = 0;
+    for (let inString = false; opening < member.length; opening += 1) {
+      const c = member.charAt(opening);
+      if (inString) {
+        if (c === "\\") opening += 1;
+        else if (c === '"') inString = false;
+      } else if (c === '"') inString = true;
+      else if (c === "{" || c === "[") break;
+    }
+    const frame = frames[frames.length - 1] as { object: boolean; depth: number };
+    frames.push({ object: member.charAt(opening) === "{", depth: frame.depth + 1 });
+    pieces = [];
+    size = 0;
+    balance = { depth: 0, inString: false };
+    return feed(member.slice(opening + 1));
+  };
+  return { feed };
 }
 
 /** Whether a line that does not parse is likely a record cut short. */

@@ -289,12 +289,12 @@ async function replayFiles(
 
 /**
  * Records are read a line at a time (a pretty-printed value, as `wrangler tail` prints, a value
- * at a time; a Logs Insights export is one value): past the longest string V8 makes (about 512
- * MiB) one cannot be held.
+ * at a time; a Logs Insights export, one document, a member at a time): past the longest string
+ * V8 makes (about 512 MiB) one cannot be held.
  */
 const tooLargeFix = (e: RecordTooLarge) =>
   e.spansLines
-    ? `the JSON value from line ${e.line} on is larger than replay reads in one piece (${MIB} MiB): export fewer records per document`
+    ? `the JSON value from line ${e.line} on holds a member larger than replay reads in one piece (${MIB} MiB)`
     : `line ${e.line} is longer than replay reads in one piece (${MIB} MiB): a hook record is one line, far shorter`;
 
 /**

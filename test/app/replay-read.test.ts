@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { ReplayRecord } from "../../src/app/handle-hook.js";
-import { createTally, RecordTooLarge, readRecords, streamRecords } from "../../src/app/replay.js";
+import { createTally, HOLD, RecordTooLarge, readRecords, streamRecords } from "../../src/app/replay.js";
 
 const dir = mkdtempSync(join(tmpdir(), "hookgate-replay-read-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -22,16 +22,16 @@ async function* chunked(text: string, size: number): AsyncGenerator<string> {
   for (let i = 0; i < text.length; i += size) yield text.slice(i, i + size);
 }
 
-async function streamed(chunks: AsyncIterable<string>, limit = Number.POSITIVE_INFINITY) {
+async function streamed(chunks: AsyncIterable<string>, limit = Number.POSITIVE_INFINITY, hold = HOLD) {
   const tally = createTally(10);
   const records: ReplayRecord[] = [];
-  for await (const record of streamRecords(chunks, tally, limit)) records.push(record);
+  for await (const record of streamRecords(chunks, tally, limit, hold)) records.push(record);
   return { records, invalid: tally.invalid, skipped: tally.skipped, unparsed: tally.unparsed, tally };
 }
 
 /** What streaming gives, as readRecords reports it. */
-async function asRead(chunks: AsyncIterable<string>) {
-  const { records, invalid, skipped, unparsed } = await streamed(chunks);
+async function asRead(chunks: AsyncIterable<string>, hold = HOLD) {
+  const { records, invalid, skipped, unparsed } = await streamed(chunks, Number.POSITIVE_INFINITY, hold);
   return { records, invalid, skipped, unparsed };
 }
 
@@ -48,6 +48,60 @@ describe("streamRecords", () => {
     expect(whole.records).toHaveLength(13);
     for (const size of [1, 7, 64, 1000, text.length])
       expect(await asRead(chunked(text, size))).toEqual(whole);
+  });
+
+  it.each([
+    ["a Logs Insights export", INSIGHTS],
+    ["the same with one space of indent", JSON.stringify(JSON.parse(INSIGHTS), null, 1)],
+    ["the same with no indent", INSIGHTS.replace(/^[ \t]+/gm, "")],
+    ["wrangler tail --format json", WRANGLER],
+    [
+      "aws logs filter-log-events --output json",
+      JSON.stringify(
+        {
+          events: TRAFFIC.trimEnd()
+            .split("\n")
+            .map((l, i) => ({
+              logStreamName: "s",
+              timestamp: i,
+              message: `2026-11-29T23:21:02.526Z\tr${i}\tINFO\t${JSON.stringify({ msg: "hook record", record: JSON.parse(l) })}`,
+              eventId: `e${i}`,
+            })),
+          searchedLogStreams: [{ logStreamName: "s", searchedCompletely: true }],
+        },
+        null,
+        4,
+      ),
+    ],
+  ])(
+    "finds in %s read a member at a time, past what it holds, what reading it whole finds",
+    async (_what, text) => {
+      // A Logs Insights export is one JSON document: held whole, a 300 MiB one took 2.4 GB.
+      const whole = readRecords(text);
+      expect(whole.records).toHaveLength(13);
+      for (const hold of [0, 1, 64, 1000])
+        for (const size of [7, 1000, text.length])
+          expect(await asRead(chunked(text, size), hold)).toEqual(whole);
+    },
+  );
+
+  it("keeps the whole rows of an export read a member at a time that is cut short, and counts it", async () => {
+    // Its lines are not held to be read again: the records of its whole members stay read.
+    const cut = INSIGHTS.slice(0, INSIGHTS.indexOf('"@ptr"', INSIGHTS.length >> 1));
+    const read = await streamed(chunked(cut, 100), Number.POSITIVE_INFINITY, 64);
+    expect(read.records.map((r) => r.decisionId)).toEqual(
+      readRecords(INSIGHTS)
+        .records.slice(0, read.records.length)
+        .map((r) => r.decisionId),
+    );
+    expect(read.records.length).toBeGreaterThan(3);
+    expect(read.unparsed).toEqual({ count: 1, firstLine: 1 });
+    // Held whole (under its size to hold), it is given up and its lines read again, which finds
+    // the same rows (a row's fields are objects on lines of their own).
+    expect((await streamed(chunked(cut, 100))).records).toEqual(read.records);
+    // A record printed over several lines (`jq .`) is held whole: it is a record.
+    const pretty = JSON.stringify(JSON.parse(TRAFFIC.split("\n")[0] ?? ""), null, 2);
+    expect((await streamed(chunked(`${pretty}\n${pretty}\n`, 100))).records).toHaveLength(2);
   });
 
   it("reads a record split across a file's read chunks, a multi-byte character cut in two among them", async () => {

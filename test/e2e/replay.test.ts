@@ -388,6 +388,69 @@ describe("hookgate replay", () => {
     }
   });
 
+  it("replays a Logs Insights export larger than the process may hold, a row at a time", async () => {
+    // One JSON document of 64 MiB (aws logs get-query-results, 4-space indent) against a 64 MiB
+    // heap: held whole and parsed as one value, as replay did, it ran out of memory.
+    const message = (i: number) =>
+      JSON.stringify({
+        time: "2026-11-29T23:21:02.526Z",
+        level: "info",
+        msg: "hook record",
+        record: {
+          time: "2026-11-29T23:21:02.526Z",
+          decisionId: `d${i}`,
+          policy: "f0d9c9726998939d",
+          client: "claude-code",
+          team: "platform",
+          event: { hook_event_name: "Stop", session_id: "s", note: `é${"x".repeat(8000)}` },
+          decision: "none",
+          rules: [],
+          shadow: [],
+        },
+      });
+    const row = (i: number) =>
+      JSON.stringify(
+        [
+          { field: "@timestamp", value: "2026-11-29 23:21:02.526" },
+          { field: "@message", value: message(i) },
+          { field: "@ptr", value: `p${i}` },
+        ],
+        null,
+        4,
+      ).replace(/^/gm, "        ");
+    const insights = join(dir, "insights-large.json");
+    const fd = openSync(insights, "w");
+    let rows = 0;
+    try {
+      writeSync(fd, '{\n    "results": [\n');
+      while (rows * 8000 < 64 * 2 ** 20) {
+        const block = Array.from({ length: 1000 }, (_, i) => row(rows + i)).join(",\n");
+        writeSync(fd, `${rows > 0 ? ",\n" : ""}${block}`);
+        rows += 1000;
+      }
+      writeSync(
+        fd,
+        `\n    ],\n    "statistics": {\n        "recordsMatched": ${rows}.0\n    },\n    "status": "Complete"\n}\n`,
+      );
+    } finally {
+      closeSync(fd);
+    }
+    try {
+      const { code, stdout, stderr } = await runCli(
+        ["replay", "--policy", CANDIDATE, insights, "--json"],
+        "",
+        {
+          NODE_OPTIONS: "--max-old-space-size=64",
+        },
+      );
+      expect(stderr).toBe("");
+      expect(code).toBe(0);
+      expect(JSON.parse(stdout)).toMatchObject({ records: rows, changed: 0, unchanged: rows });
+    } finally {
+      rmSync(insights);
+    }
+  });
+
   it("says which line is too long to read in one piece", async () => {
     // Sparse: 3 GiB that take no disk, one line with no newline; refused past 512 MiB of it.
     const huge = join(dir, "huge.jsonl");
