@@ -552,6 +552,29 @@ describe("hookgate replay", () => {
     }
   });
 
+  it("exits 1 when a file is cut at the end of one of its 1 MiB blocks between its check and its replay", async () => {
+    // Every block read again is the one checked: only their count says the file is shorter.
+    const record = readFileSync(join(ROOT, TRAFFIC), "utf8").split("\n")[8] ?? "";
+    const pad = (n: number) => `${record}\n${" ".repeat(n - Buffer.byteLength(record) - 2)}\n`;
+    const file = join(dir, "blocks.jsonl");
+    writeFileSync(file, pad(2 ** 20).repeat(2));
+    const fifo = join(dir, "blocks.fifo");
+    execFileSync("mkfifo", [fifo]);
+    try {
+      const run = runCli(["replay", "--policy", CANDIDATE, file, fifo, "--json"]);
+      const writer = await open(fifo, "w");
+      truncateSync(file, 2 ** 20);
+      await writer.writeFile(readFileSync(join(ROOT, TRAFFIC), "utf8"));
+      await writer.close();
+      const { code, stdout, stderr } = await run;
+      expect(stderr).toContain(`hookgate: ${file} changed after it was checked`);
+      expect(code).toBe(1);
+      expect(stdout).toBe("");
+    } finally {
+      rmSync(fifo);
+    }
+  });
+
   it("with --with-judge, calls no model for a record rewritten between its check and its replay", async () => {
     // The replay's reads are checked against the check's a block at a time, before any record in
     // a block is judged: the rewritten records were judged (their models called, at their cost)
