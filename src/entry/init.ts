@@ -597,8 +597,9 @@ function mergeHooks(current: unknown, generated: unknown, url: string, path: str
   // earlier run put on the others, and an event left with none of the user's goes.
   const result: Record<string, unknown> = { ...current };
   for (const event of new Set([...Object.keys(current), ...Object.keys(generated)])) {
-    const groups = generated[event];
-    const before = result[event];
+    // Own keys only: the file's event "constructor" or "toString" is not one init writes.
+    const groups = Object.hasOwn(generated, event) ? generated[event] : undefined;
+    const before = Object.hasOwn(result, event) ? result[event] : undefined;
     if (groups === undefined && !Array.isArray(before)) continue;
     if (before != null && !Array.isArray(before))
       throw new Error(`${path}: hooks.${event} is not a list; left unchanged (make it a list, or delete it)`);

@@ -806,6 +806,39 @@ describe("hookgate init --write", { timeout: 90_000 }, () => {
     expect(hooks.Stop).toEqual([{ hooks: [{ type: "command", command: "echo mine" }] }]);
   });
 
+  it.each(["constructor", "toString", "__proto__"])(
+    "merges into a file whose hooks hold an event named %s, as any other name",
+    async (name) => {
+      // Read through Object's members, the name's absence from the hooks init writes was a
+      // function: "(groups ?? []) is not iterable", exit 1, the file left unmerged.
+      const path = join(tmp, `own-key-${name}.json`);
+      const url = `${server.url}/v1/hooks/claude-code`;
+      const mine = { hooks: [{ type: "command", command: "echo mine" }] };
+      const ours = { hooks: [{ type: "http", url }] };
+      writeFileSync(path, `{"hooks": {"${name}": [${JSON.stringify(mine)}, ${JSON.stringify(ours)}]}}`);
+      const args = [
+        "init",
+        "--client",
+        "claude-code",
+        "--url",
+        url,
+        "--events",
+        "PreToolUse",
+        "--write",
+        path,
+      ];
+      const result = await runCli(args);
+      expect(result.code, result.stderr).toBe(0);
+      const text = readFileSync(path, "utf8");
+      const hooks = (JSON.parse(text) as { hooks: Record<string, unknown> }).hooks;
+      expect(Object.keys(hooks).sort()).toEqual(["PreToolUse", name].sort());
+      expect(Object.getOwnPropertyDescriptor(hooks, name)?.value).toEqual([mine]);
+      expect(Object.getPrototypeOf(hooks)).toBe(Object.prototype);
+      expect((await runCli(args)).code).toBe(0);
+      expect(readFileSync(path, "utf8")).toBe(text);
+    },
+  );
+
   it("writes the same file again for every client when run twice (its own hooks recognised)", async () => {
     // A query with a space too: shell-quoted, the URL is still one word of the command.
     for (const [client, url] of [
