@@ -7,6 +7,7 @@
  * traffic through that the author meant to stop.
  */
 import * as z from "zod/mini";
+import { ENV_NAME, ENV_NAME_RULE } from "./secret-ref.js";
 
 export const DECISION_KINDS = ["allow", "deny", "ask", "defer", "block"] as const;
 export type DecisionKind = (typeof DECISION_KINDS)[number];
@@ -107,14 +108,7 @@ export const TokenSchema = z.union([
   }),
   z.strictObject({
     team: nonEmpty(),
-    env: z
-      .string()
-      .check(
-        z.regex(
-          /^[A-Za-z_][A-Za-z0-9_]*$/,
-          "must be an environment variable's name: letters, digits and _, not starting with a digit",
-        ),
-      ),
+    env: z.string().check(z.regex(ENV_NAME, `must be ${ENV_NAME_RULE}`)),
   }),
 ]);
 

@@ -29,7 +29,7 @@ import {
 import type { EnvReader, Sha256 } from "./ports.js";
 import { err, ok, type Result } from "./result.js";
 import { indexRules } from "./rule-index.js";
-import { readWebhookKey, resolveSecret, SINK_ENV_FIELDS } from "./secret-ref.js";
+import { ENV_NAME, ENV_NAME_RULE, readWebhookKey, resolveSecret, SINK_ENV_FIELDS } from "./secret-ref.js";
 import { compileWhere, type Predicate } from "./where.js";
 
 export interface PolicyIssue {
@@ -186,7 +186,7 @@ export async function loadPolicy(
   const resolved = await resolveTokens(document.auth?.tokens ?? [], deps, warnings);
   const tokens = resolved.filter((token) => token !== undefined);
   issues.push(...sharedTokens(resolved));
-  issues.push(...emptyEnvNames(document));
+  issues.push(...badEnvNames(document));
   const models = compileModels(document, deps.env, warnings);
   warnAboutSinkValues(document, deps.env, warnings);
   if (issues.length > 0) return err(issues);
@@ -264,7 +264,7 @@ async function problemsOfSoundSections(value: unknown, deps: PolicyDeps): Promis
       Object.entries(isRecord(section) ? section : {}).filter(([, entry]) => schema.safeParse(entry).success),
     );
   const sections = { sinks: passing(value.sinks, SinkSchema), models: passing(value.models, ModelSchema) };
-  problems.push(...emptyEnvNames(sections as unknown as PolicyDocument));
+  problems.push(...badEnvNames(sections as unknown as PolicyDocument));
   return problems;
 }
 
@@ -755,21 +755,27 @@ function parseHttpUrl(text: string): URL | undefined {
   }
 }
 
-/** `"env:"` with no name reads no variable: an error, not a warning that "" is unset. */
-function emptyEnvNames(document: PolicyDocument): PolicyIssue[] {
+/**
+ * `"env:"` followed by no name, or by what no environment holds as a name (`env:SLACK-URL`,
+ * `env:1KEY`), reads no variable: an error, as for a token's `env`, not a warning that it is
+ * unset. The value is not repeated: what follows `env:` may be the secret itself.
+ */
+function badEnvNames(document: PolicyDocument): PolicyIssue[] {
   const fields: PropertyKey[][] = [
     ...Object.keys(document.models ?? {}).map((name) => ["models", name, "apiKey"]),
     ...Object.entries(document.sinks ?? {}).flatMap(([name, sink]) =>
       SINK_ENV_FIELDS[sink.type].map((field) => ["sinks", name, field]),
     ),
   ];
-  return fields
-    .filter((path) => valueAt(document, path).at === "env:")
-    .map((path) => ({
-      severity: "error" as const,
-      path: jsonPath(path),
-      message: '"env:" names no variable: write "env:NAME" with the variable that holds the value',
-    }));
+  return fields.flatMap((path) => {
+    const value = valueAt(document, path).at;
+    if (typeof value !== "string" || !value.startsWith("env:") || ENV_NAME.test(value.slice(4))) return [];
+    const message =
+      value === "env:"
+        ? '"env:" names no variable: write "env:NAME" with the variable that holds the value'
+        : `"env:" must be followed by ${ENV_NAME_RULE}`;
+    return [{ severity: "error" as const, path: jsonPath(path), message }];
+  });
 }
 
 function compileModels(

@@ -14,6 +14,14 @@ export function envReaderOf(vars: Readonly<Record<string, string | undefined>>):
   return (name) => (Object.hasOwn(vars, name) ? vars[name] : undefined);
 }
 
+/**
+ * A variable's name as environments hold them (POSIX's portable names, which Lambda's and
+ * Workers' settings take too): what a token's `env` and every `"env:NAME"` of a policy must be.
+ */
+export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+export const ENV_NAME_RULE =
+  "an environment variable's name: letters, digits and _, not starting with a digit";
+
 /** `"env:NAME"` is read from the environment (secret bindings on Workers); anything else is the value. */
 export function resolveSecret(value: string, env: EnvReader): string | undefined {
   if (!value.startsWith("env:")) return value;

@@ -33,6 +33,22 @@ describe("hookgate check", () => {
     );
   });
 
+  it("names an env: reference that is no variable's name, in a sink and a model", async () => {
+    const policy = file("env-names.json", {
+      version: 1,
+      rules: [],
+      sinks: { chat: { type: "slack", url: "env:slack-webhook" } },
+      models: { fast: { provider: "anthropic", model: "x", apiKey: "env:9KEY" } },
+    });
+    const { code, stdout } = await runCli(["check", policy]);
+    expect(code).toBe(1);
+    for (const path of ["$.sinks.chat.url", "$.models.fast.apiKey"])
+      expect(stdout).toContain(
+        `error: ${path}: "env:" must be followed by an environment variable's name: letters, digits and _, not starting with a digit`,
+      );
+    expect(stdout).toMatch(/invalid \(2 problems\)/);
+  });
+
   it("fails with every problem and its JSON path", async () => {
     const bad = file("bad.json", {
       version: 1,

@@ -543,6 +543,31 @@ describe("schema messages that say what to fix (a hunt)", () => {
     ]);
   });
 
+  it("refuses an env: reference that is no variable's name, as a token's env is refused", async () => {
+    const shape =
+      '"env:" must be followed by an environment variable\'s name: letters, digits and _, not starting with a digit';
+    expect(
+      await messagesOf({
+        models: {
+          m: { provider: "anthropic", model: "x", apiKey: "env:ANTHROPIC-API-KEY" },
+          ok: { provider: "openai", model: "x", apiKey: "env:_OPENAI_KEY2" },
+        },
+        sinks: {
+          chat: { type: "slack", url: "env:SLACK WEBHOOK" },
+          talk: { type: "discord", url: "env:1DISCORD" },
+          hook: { type: "webhook", url: "env:HOOK_URL", secret: "env:hook.secret" },
+          gh: { type: "github-dispatch", repo: "o/r", eventType: "e", token: "env:$GITHUB_TOKEN" },
+        },
+      }),
+    ).toEqual([
+      `$.models.m.apiKey: ${shape}`,
+      `$.sinks.chat.url: ${shape}`,
+      `$.sinks.talk.url: ${shape}`,
+      `$.sinks.hook.secret: ${shape}`,
+      `$.sinks.gh.token: ${shape}`,
+    ]);
+  });
+
   it("gives a CIDR's path once, not again inside its message", async () => {
     expect(await messagesOf({ egress: { allowCidrs: ["10.0.0.0/33"] } })).toEqual([
       '$.egress.allowCidrs[0]: "10.0.0.0/33" is not a CIDR (prefix length 33 is longer than 32)',
