@@ -3,14 +3,15 @@
  * on the queue. Where the runtime's `defer` returns the work's promise (Node, whose send is one
  * append to the intake journal), the answer waits for it, so an answered event is already held
  * when the process dies; Workers and Lambda defer it past the answer (waitUntil, the invocation's
- * settle). A failed enqueue is logged and counted; the decision is answered anyway.
+ * settle). A failed enqueue is logged and counted, by sink: of a send that failed in part, only the
+ * jobs not sent (the others are enqueued); the decision is answered anyway.
  */
 import { createNotification, type DeliveryJob } from "../core/delivery.js";
 import { errorMessage } from "../core/errors.js";
 import type { HookEvent } from "../core/hook-event.js";
 import { maskString, maskValue, scrubSecrets } from "../core/mask.js";
 import type { Clock, Logger, Metrics } from "../core/ports.js";
-import type { Queue } from "../core/queue.js";
+import { notSentBy, type Queue } from "../core/queue.js";
 import type { Correlation, Notification } from "../core/sinks.js";
 import { capString, shorten, sliceCodePoints } from "../core/truncate.js";
 
@@ -147,29 +148,57 @@ export function createNotifier(deps: NotifyDeps): Notifier {
         jobs.set(sink, { id: `${id}.${sink}`, sink, notification: { ...base, ruleId } });
       }
     }
-    await deps.queue.send([...jobs.values()].map((job) => ({ id: job.id, body: job, group: job.sink })));
-    for (const job of jobs.values()) deps.metrics?.increment("hookgate_enqueued_total", { sink: job.sink });
+    const all = [...jobs.values()];
+    try {
+      await deps.queue.send(all.map((job) => ({ id: job.id, body: job, group: job.sink })));
+    } catch (e) {
+      // A send can fail in part (SQS's batches, Cloudflare's): the jobs it put on the queue are
+      // counted as enqueued, and only the others are logged and counted as failed.
+      const notSent = notSentBy(e);
+      const [failed, sent] = partition(all, (job) => notSent === undefined || notSent.has(job.id));
+      for (const job of sent) deps.metrics?.increment("hookgate_enqueued_total", { sink: job.sink });
+      enqueueFailed(
+        input,
+        failed.map((job) => job.sink),
+        sent.map((job) => job.sink),
+        e,
+      );
+      return;
+    }
+    for (const job of all) deps.metrics?.increment("hookgate_enqueued_total", { sink: job.sink });
+  }
+
+  /** Logged with the sinks whose jobs are not on the queue (and those that are), each counted. */
+  function enqueueFailed(input: NotifyInput, sinks: readonly string[], sent: readonly string[], e: unknown) {
+    deps.logger.log("error", "enqueue failed; the decision was answered anyway", {
+      decisionId: input.decisionId,
+      event: input.event.name,
+      sinks,
+      ...(sent.length > 0 ? { sent } : {}),
+      error: errorMessage(e),
+    });
+    for (const sink of sinks) deps.metrics?.increment("hookgate_enqueue_failed_total", { sink });
   }
 
   return {
     notify(input) {
       return deps.defer(
         () =>
-          run(input).catch((e) => {
-            const error = errorMessage(e);
-            deps.logger.log("error", "enqueue failed; the decision was answered anyway", {
-              decisionId: input.decisionId,
-              event: input.event.name,
-              sinks: input.notify.flatMap((n) => n.sinks),
-              error,
-            });
-            deps.metrics?.increment("hookgate_enqueue_failed_total");
-          }),
+          run(input).catch((e) =>
+            enqueueFailed(input, [...new Set(input.notify.flatMap((n) => n.sinks))], [], e),
+          ),
         input.answerBy,
         input,
       );
     },
   };
+}
+
+function partition<T>(items: readonly T[], test: (item: T) => boolean): [T[], T[]] {
+  const yes: T[] = [];
+  const no: T[] = [];
+  for (const item of items) (test(item) ? yes : no).push(item);
+  return [yes, no];
 }
 
 /**

@@ -111,3 +111,28 @@ export class CopySentError extends Error {
 export function isCopySent(e: unknown, copy: CopySentError["copy"]): e is CopySentError {
   return e instanceof Error && e.name === "CopySentError" && (e as CopySentError).copy === copy;
 }
+
+/**
+ * A send that put some of its messages on the queue and failed the others (SQS: a batch whose
+ * request failed as a whole, entries SQS refused; Cloudflare: one `sendBatch` of several).
+ * `notSent` holds the ids of the messages not sent; the send's other messages are on the queue.
+ */
+export class SendFailedError extends Error {
+  readonly notSent: readonly string[];
+  constructor(message: string, notSent: readonly string[]) {
+    super(message);
+    this.name = "SendFailedError";
+    this.notSent = notSent;
+  }
+}
+
+/**
+ * The ids of the messages a failed send did not send, when its error says (`SendFailedError`);
+ * undefined when any of them may be missing, as after a send that failed as a whole. By name,
+ * not class (isDeadLetterSent).
+ */
+export function notSentBy(e: unknown): ReadonlySet<string> | undefined {
+  if (!(e instanceof Error) || e.name !== "SendFailedError") return undefined;
+  const { notSent } = e as Partial<SendFailedError>;
+  return Array.isArray(notSent) ? new Set(notSent) : undefined;
+}

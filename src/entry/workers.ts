@@ -253,15 +253,16 @@ function lazyNotifier(
     notify: (input) =>
       ctx.waitUntil(
         enqueue(input).catch((e) => {
-          const sinks = input.notify.flatMap((n) => n.sinks);
+          const sinks = [...new Set(input.notify.flatMap((n) => n.sinks))];
           logger.log("error", "enqueue failed; the decision was answered anyway", {
             decisionId: input.decisionId,
             event: input.event.name,
             sinks,
             error: errorMessage(e),
           });
-          // An event with only a call to remember or a half to keep had nothing to enqueue.
-          if (sinks.length > 0) metrics.increment("hookgate_enqueue_failed_total");
+          // Each sink's job, as the notifier counts them; an event with only a call to remember
+          // or a half to keep had nothing to enqueue.
+          for (const sink of sinks) metrics.increment("hookgate_enqueue_failed_total", { sink });
         }),
       ),
   };

@@ -185,7 +185,13 @@ describe("sqs queue, SQS specifics", () => {
         { id: "too-long", body: "y".repeat(2000) },
       ]),
     ).rejects.toThrow(/SQS refused 1 of 2 messages: too-long \(InvalidParameterValue/);
-    expect((await queue.receive(10, 30_000)).map((m) => m.id)).toEqual(["fits"]);
+    await expect(
+      queue.send([
+        { id: "fits-too", body: "x" },
+        { id: "too-long-too", body: "y".repeat(2000) },
+      ]),
+    ).rejects.toMatchObject({ notSent: ["too-long-too"] });
+    expect((await queue.receive(10, 30_000)).map((m) => m.id).sort()).toEqual(["fits", "fits-too"]);
   });
 
   it("clamps a delay beyond SQS's 900 s instead of failing the send", async () => {
@@ -586,6 +592,8 @@ describe("sqs queue, SQS specifics", () => {
         /SQS refused 10 of 12 messages: job-0 \(socket hang up\), .*job-9 /,
       );
       await expect(sending).rejects.not.toThrow(/job-1[01]/);
+      // As data too, for the notifier to log and count the jobs sent and those not.
+      await expect(sending).rejects.toMatchObject({ name: "SendFailedError", notSent: ids.slice(0, 10) });
       const received = await queue.receive(10, 30_000);
       expect(received.map((m) => m.id).sort()).toEqual(["job-10", "job-11"]);
     });

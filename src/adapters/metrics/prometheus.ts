@@ -31,7 +31,8 @@ export const METRIC_HELP: Readonly<Record<string, string>> = {
   hookgate_shadow_calls_total:
     "Calls of shadow-mode prompt and forward rules, by action and outcome (OK, CACHE_HIT, SKIPPED or the failure code); not in the enforcing rules' counters.",
   hookgate_enqueued_total: "Delivery jobs put on the queue, by sink.",
-  hookgate_enqueue_failed_total: "Enqueues that failed (logged; the decision was answered anyway).",
+  hookgate_enqueue_failed_total:
+    "Delivery jobs that could not be put on the queue, by sink (logged; the decision was answered anyway).",
   hookgate_intake_failed_total:
     "Reads of the intake journal that the queue could not take in (Node; retried, the jobs wait in the journal).",
   hookgate_delivered_total: "Delivery jobs a sink accepted, by sink.",

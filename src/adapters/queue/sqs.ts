@@ -26,7 +26,13 @@ import {
   SQSClient,
 } from "@aws-sdk/client-sqs";
 import { errorMessage } from "../../core/errors.js";
-import { CopySentError, type DeadLetter, type Queue, type ReceivedMessage } from "../../core/queue.js";
+import {
+  CopySentError,
+  type DeadLetter,
+  type Queue,
+  type ReceivedMessage,
+  SendFailedError,
+} from "../../core/queue.js";
 
 export interface SqsQueueOptions<T> {
   readonly client: SQSClient;
@@ -263,7 +269,10 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
     return toSqsJson(message(options.fit(body, fits)));
   }
 
-  /** Sends every message, in batches within SQS's limits; throws listing what SQS refused. */
+  /**
+   * Sends every message, in batches within SQS's limits; throws listing what SQS refused, the
+   * ids in a SendFailedError.
+   */
   async function sendAll(url: string, outgoing: readonly Outgoing[]): Promise<void> {
     const sizes = outgoing.map((o) => Buffer.byteLength(o.text, "utf8"));
     outgoing.forEach((o, i) => {
@@ -289,7 +298,12 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
     // A batch whose request fails as a whole does not stop the later ones: each is sent, and the
     // error names the jobs not sent, so what went out is not reported lost.
     const refused: string[] = [];
-    const name = (i: number) => outgoing[i]?.id ?? `entry ${i}`;
+    const notSent: string[] = [];
+    const fail = (i: number, why: string) => {
+      const id = outgoing[i]?.id ?? `entry ${i}`;
+      notSent.push(id);
+      refused.push(`${id} (${why})`);
+    };
     for (const indexes of batches) {
       let failures: Map<number, EntryFailure>;
       try {
@@ -307,13 +321,16 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
           ),
         );
       } catch (e) {
-        for (const i of indexes) refused.push(`${name(i)} (${errorMessage(e)})`);
+        for (const i of indexes) fail(i, errorMessage(e));
         continue;
       }
-      for (const [i, failure] of failures) refused.push(`${name(i)} (${describeFailure(failure)})`);
+      for (const [i, failure] of failures) fail(i, describeFailure(failure));
     }
     if (refused.length > 0)
-      throw new Error(`SQS refused ${refused.length} of ${outgoing.length} messages: ${refused.join(", ")}`);
+      throw new SendFailedError(
+        `SQS refused ${refused.length} of ${outgoing.length} messages: ${refused.join(", ")}`,
+        notSent,
+      );
   }
 
   async function receiveFrom(
