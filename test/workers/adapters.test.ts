@@ -161,6 +161,25 @@ describe("the Cloudflare Queues producer", () => {
     });
     await expect(producer.send([{ id: "x", body: job("x", {}) }])).rejects.toThrow("Too Many Requests");
   });
+
+  it("sends the batches after one Cloudflare refuses, and names only that one's messages as not sent", async () => {
+    // Each sendBatch takes all its messages or none, but a send of several stopped at the first
+    // refused: the batches after it were never tried, and the error did not say which went out.
+    const { batches, binding } = recordingBinding();
+    let calls = 0;
+    const producer = createCloudflareProducer({
+      ...binding,
+      sendBatch: (messages: Iterable<Sent>) =>
+        ++calls === 2 ? Promise.reject(new Error("Too Many Requests")) : binding.sendBatch(messages),
+    });
+    const ids = Array.from({ length: 250 }, (_, i) => `j${i}`);
+    const sending = producer.send(ids.map((id) => ({ id, body: job(id, {}) })));
+    await expect(sending).rejects.toThrow(
+      /^Cloudflare Queues refused 100 of 250 messages: j100, .*j199 \(Too Many Requests\)$/,
+    );
+    await expect(sending).rejects.toMatchObject({ name: "SendFailedError", notSent: ids.slice(100, 200) });
+    expect(batches.flat().map((m) => m.body.id)).toEqual([...ids.slice(0, 100), ...ids.slice(200)]);
+  });
 });
 
 describe("delays on Cloudflare", () => {

@@ -14,7 +14,8 @@
  * longest strings of its free text (the event, the reason, a tool call's other half) cut with
  * TRUNCATION_MARKER (core/delivery.ts `fitDeliveryJob`); a job is never dropped.
  */
-import type { OutgoingMessage, Queue } from "../../core/queue.js";
+import { errorMessage } from "../../core/errors.js";
+import { type OutgoingMessage, type Queue, SendFailedError } from "../../core/queue.js";
 import { utf8Length } from "../../core/truncate.js";
 
 /** A queue producer binding (a subset of workers-types' `Queue<Body>`). */
@@ -74,7 +75,12 @@ export interface ProducerOptions<T> {
   readonly fit?: (body: T, fits: (candidate: T) => boolean) => T;
 }
 
-/** `send` on Cloudflare Queues: `sendBatch` in chunks within the count and size limits. */
+/**
+ * `send` on Cloudflare Queues: `sendBatch` in chunks within the count and size limits. A
+ * `sendBatch` takes all its messages or none; when one of several fails, the others are still
+ * sent, and the error (a SendFailedError) names the messages not sent. When none went out, it
+ * is the first `sendBatch`'s error as it came.
+ */
 export function createCloudflareProducer<T>(
   binding: QueueProducerBinding<Envelope<T>>,
   options: ProducerOptions<T> = {},
@@ -84,12 +90,17 @@ export function createCloudflareProducer<T>(
     async send(messages: readonly OutgoingMessage<T>[]) {
       let chunk: { body: Envelope<T>; contentType: "json"; delaySeconds?: number }[] = [];
       let chunkBytes = 0;
+      const failed: { readonly ids: string[]; readonly error: unknown }[] = [];
       const flush = async () => {
         if (chunk.length === 0) return;
         const sending = chunk;
         chunk = [];
         chunkBytes = 0;
-        await binding.sendBatch(sending);
+        try {
+          await binding.sendBatch(sending);
+        } catch (error) {
+          failed.push({ ids: sending.map((m) => m.body.id), error });
+        }
       };
       for (const message of messages) {
         const fits = (body: T) => jsonBytes({ id: message.id, body }) <= limits.messageBytes;
@@ -102,6 +113,15 @@ export function createCloudflareProducer<T>(
         chunkBytes += bytes;
       }
       await flush();
+      const notSent = failed.flatMap((f) => f.ids);
+      if (notSent.length === messages.length && failed[0]) throw failed[0].error;
+      if (failed.length > 0)
+        throw new SendFailedError(
+          `Cloudflare Queues refused ${notSent.length} of ${messages.length} messages: ${failed
+            .map((f) => `${f.ids.join(", ")} (${errorMessage(f.error)})`)
+            .join(", ")}`,
+          notSent,
+        );
     },
   };
 }
