@@ -466,6 +466,52 @@ describe("notify jobs from the Lambda HTTP handler", () => {
     expect(waits).not.toContain(28_500);
   });
 
+  it("names in its enqueue failed line only the sinks whose jobs an SQS send in part did not put on the queue", async () => {
+    // Twelve sinks are two SendMessageBatch requests; the first fails as a whole. The line listed
+    // all twelve sinks, though two jobs were on the queue.
+    const partial = createSqsClientForLocal(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    let requests = 0;
+    partial.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === "SendMessageBatchCommand" && ++requests === 1)
+          throw Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
+        return next(args);
+      },
+      { step: "initialize", name: "hangUpFirstSend" },
+    );
+    const url =
+      (await partial.send(new CreateQueueCommand({ QueueName: "hookgate-lambda-http-partial" }))).QueueUrl ??
+      "";
+    try {
+      const sinks = Array.from({ length: 12 }, (_, i) => `s${String(i).padStart(2, "0")}`);
+      const policy = JSON.stringify({
+        version: 1,
+        rules: [{ id: "audit", on: "PreToolUse", decide: "deny", reason: "audited", notify: sinks }],
+        sinks: Object.fromEntries(
+          sinks.map((s) => [s, { type: "webhook", url: `https://hooks.example.com/${s}` }]),
+        ),
+      });
+      const { lines, logger } = captureLogs();
+      const handler = createHttpHandler({
+        env: { HOOKGATE_POLICY: policy, HOOKGATE_QUEUE_URL: url },
+        sqsClient: async () => partial,
+        logger,
+      });
+      const res = await handler(HTTP_API, context());
+      expect(JSON.parse(res.body).hookSpecificOutput.permissionDecision).toBe("deny");
+      expect(lines.filter((l) => l.msg === "enqueue failed; the decision was answered anyway")).toEqual([
+        expect.objectContaining({ sinks: sinks.slice(0, 10), sent: ["s10", "s11"] }),
+      ]);
+      const got = await client.send(
+        new ReceiveMessageCommand({ QueueUrl: url, WaitTimeSeconds: 0, MaxNumberOfMessages: 10 }),
+      );
+      expect(got.Messages?.map((m) => JSON.parse(m.Body ?? "null").body.sink).sort()).toEqual(["s10", "s11"]);
+    } finally {
+      await client.send(new DeleteQueueCommand({ QueueUrl: url }));
+      partial.destroy();
+    }
+  });
+
   it("never builds an SQS client for a decision that notifies nobody", async () => {
     let built = 0;
     const handler = createHttpHandler({
