@@ -17,6 +17,9 @@ export default defineConfig({
           name: "node",
           include: ["test/**/*.test.ts"],
           exclude: [...configDefaults.exclude, "test/workers/**"],
+          // Each test's temporary directories and processes cleaned up when it ends
+          // (test/support/temp.ts).
+          setupFiles: ["test/support/cleanup.ts"],
         },
       },
       "./vitest.workers.config.ts",

@@ -1,14 +1,14 @@
 /** Reading a policy file from disk: what is not a file is refused at once, with what to fix. */
 
 import { execFile, execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadPolicyFile, readJsonText } from "../../src/adapters/policy-source/file.js";
 import { sha256 } from "../support/policy.js";
+import { tempDir } from "../support/temp.js";
 
-const dir = mkdtempSync(join(tmpdir(), "hookgate-policy-file-"));
+const dir = tempDir("policy-file");
 const deps = { env: () => undefined, sha256 };
 
 describe("readJsonText", () => {

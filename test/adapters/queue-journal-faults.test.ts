@@ -6,12 +6,12 @@
  * check copies them; a segment not made leaves no lock file. A removal can also stand for a kill
  * between a finished segment's two removals.
  */
-import { mkdtempSync, readdirSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, beforeEach, expect, it, vi } from "vitest";
+import { beforeEach, expect, it, vi } from "vitest";
 import { journalHeld, openJournalReader, openJournalWriter } from "../../src/adapters/queue/journal.js";
 import { createSqliteQueue } from "../../src/adapters/queue/sqlite.js";
+import { tempDir } from "../support/temp.js";
 
 const disk = vi.hoisted(() => ({ full: false, noSegment: false, removals: Number.POSITIVE_INFINITY }));
 vi.mock("node:fs", async (importOriginal) => {
@@ -39,13 +39,10 @@ vi.mock("node:fs", async (importOriginal) => {
 
 let dir: string;
 beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), "hookgate-journal-faults-"));
+  dir = tempDir("journal-faults");
   disk.full = false;
   disk.noSegment = false;
   disk.removals = Number.POSITIVE_INFINITY;
-});
-afterEach(() => {
-  rmSync(dir, { recursive: true, force: true });
 });
 
 const jobs = (n: number) => [{ id: `job-${n}`, body: { n }, group: "audit" }];

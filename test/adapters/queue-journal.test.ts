@@ -4,17 +4,7 @@
  * ends and lines that are not jobs.
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import {
-  appendFileSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from "node:fs";
-import { tmpdir } from "node:os";
+import { appendFileSync, existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
@@ -27,6 +17,7 @@ import { createSqliteQueue, type SqliteQueue } from "../../src/adapters/queue/sq
 import { createNotifier } from "../../src/app/notify.js";
 import { parseHookEvent } from "../../src/core/events.js";
 import { ROOT } from "../support/process.js";
+import { tempDir } from "../support/temp.js";
 
 interface Job {
   readonly n: number;
@@ -37,13 +28,12 @@ let journalDir: string;
 let opened: SqliteQueue<Job>[];
 
 beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), "hookgate-journal-"));
+  dir = tempDir("journal");
   journalDir = join(dir, "intake");
   opened = [];
 });
 afterEach(async () => {
   await Promise.all(opened.map((q) => q.close()));
-  rmSync(dir, { recursive: true, force: true });
 });
 
 /** A queue and a reader on it, as a (re)started delivery thread opens them. */

@@ -3,8 +3,7 @@
  * process (a new process is a new instance with another lease owner), `recoverLeases` takes back
  * what a dead process held, and a path it cannot open fails with an error that names it.
  */
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -14,6 +13,7 @@ import {
   type QueueDeadLettered,
   type SqliteQueue,
 } from "../../src/adapters/queue/sqlite.js";
+import { tempDir } from "../support/temp.js";
 
 interface Job {
   readonly n: number;
@@ -32,13 +32,12 @@ function open(owner: string): SqliteQueue<Job> {
 }
 
 beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), "hookgate-sqlite-queue-"));
+  dir = tempDir("sqlite-queue");
   path = join(dir, "queue.db");
   clock = 1_700_000_000_000;
 });
 afterEach(async () => {
   await Promise.all(opened.splice(0).map((q) => q.close()));
-  await rm(dir, { recursive: true, force: true });
 });
 
 describe("sqlite queue on disk", () => {

@@ -5,22 +5,16 @@
  * once it is read again.
  */
 import { execFileSync } from "node:child_process";
-import { closeSync, constants, mkdtempSync, openSync, readSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { closeSync, constants, openSync, readSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createJsonlRecorder } from "../../src/adapters/record/jsonl.js";
 import type { ReplayRecord } from "../../src/app/handle-hook.js";
-
-const dirs: string[] = [];
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
+import { tempDir } from "../support/temp.js";
 
 describe("the record file", () => {
   it("drops records past its limit while the file takes none, says how many, and loses no other", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "hookgate-record-"));
-    dirs.push(dir);
+    const dir = tempDir("record");
     const fifo = join(dir, "records.jsonl");
     execFileSync("mkfifo", [fifo]);
     // A reader that reads nothing yet: the recorder's writes fill the pipe, then wait in memory.
@@ -80,8 +74,7 @@ describe("the record file", () => {
   });
 
   it("says how many records it dropped when it is closed before it takes records again", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "hookgate-record-"));
-    dirs.push(dir);
+    const dir = tempDir("record");
     const fifo = join(dir, "records.jsonl");
     execFileSync("mkfifo", [fifo]);
     const reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);

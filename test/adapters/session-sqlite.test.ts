@@ -1,14 +1,8 @@
-/**
- * The session store on Node, on a real SQLite file: what it remembers outlives the process, and
- * what is older than a day is forgotten a window of rows at a time, never by reading the whole
- * table in one call on the answer's path.
- */
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { createSqliteSessionStore, createSweeper } from "../../src/adapters/session/sqlite.js";
+import { tempDir } from "../support/temp.js";
 
 const DAY = 24 * 3_600_000;
 const T0 = 1_700_000_000_000;
@@ -16,11 +10,8 @@ let dir: string;
 let path: string;
 
 beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), "hookgate-sessions-"));
+  dir = tempDir("sessions");
   path = join(dir, "sessions.sqlite");
-});
-afterEach(async () => {
-  await rm(dir, { recursive: true, force: true });
 });
 
 const count = (table: string, where = "1") => {

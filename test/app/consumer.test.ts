@@ -1,6 +1,4 @@
-import { mkdtemp, rm } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CreateQueueCommand } from "@aws-sdk/client-sqs";
 import { createSqsServer } from "local-aws-sqs";
@@ -18,6 +16,7 @@ import {
 } from "../../src/core/delivery.js";
 import { parseHookEvent } from "../../src/core/events.js";
 import { policyFrom } from "../support/policy.js";
+import { tempDir } from "../support/temp.js";
 
 const sessionEnd = (id: string) =>
   ({ id, sink: "s", notification: { eventName: "SessionEnd", event: {} } }) as unknown as DeliveryJob;
@@ -396,7 +395,7 @@ describe("startConsumer", () => {
   });
 
   it("keeps one sink's cap on SQLite for a replayed dead letter of a saturated sink", async () => {
-    const dir = await mkdtemp(join(tmpdir(), "hookgate-consumer-cap-"));
+    const dir = tempDir("consumer-cap");
     const queue = createSqliteQueue<DeliveryJob>({ path: join(dir, "queue.sqlite") });
     const job = (id: string, sink: string) =>
       ({ id, sink, notification: { eventName: "Stop", event: {} } }) as unknown as DeliveryJob;
@@ -456,7 +455,6 @@ describe("startConsumer", () => {
       for (const release of held.splice(0)) release();
       await consumer?.stop();
       await queue.close();
-      await rm(dir, { recursive: true, force: true });
     }
   });
 });
@@ -471,7 +469,7 @@ describe("startConsumer on a lease that ran out", () => {
     async (_kind, outcome) => {
       // A hunt of the queue: a delivery that outlived its lease was acked (or retried) with the old
       // receipt, which changed nothing in SQLite, yet counted as delivered (or retried).
-      const dir = await mkdtemp(join(tmpdir(), "hookgate-consumer-stale-"));
+      const dir = tempDir("consumer-stale");
       let clock = 1_700_000_000_000;
       const queue = createSqliteQueue<DeliveryJob>({ path: join(dir, "queue.sqlite"), now: () => clock });
       const counted: string[] = [];
@@ -528,7 +526,6 @@ describe("startConsumer on a lease that ran out", () => {
         release();
         await consumer?.stop();
         await queue.close();
-        await rm(dir, { recursive: true, force: true });
       }
     },
   );
@@ -554,7 +551,7 @@ describe("startConsumer on a lease that ran out", () => {
      * and 500 to the rest. The queue and the deliverer share one clock the test moves.
      */
     async function setUp(schedule: readonly number[]) {
-      const dir = await mkdtemp(join(tmpdir(), "hookgate-consumer-hold-"));
+      const dir = tempDir("consumer-hold");
       let clock = 1_700_000_000_000;
       const queue = createSqliteQueue<DeliveryJob>({ path: join(dir, "queue.sqlite"), now: () => clock });
       const policy = await policyFrom({
@@ -612,7 +609,6 @@ describe("startConsumer on a lease that ran out", () => {
         async close() {
           await consumer?.stop();
           await queue.close();
-          await rm(dir, { recursive: true, force: true });
         },
       };
     }

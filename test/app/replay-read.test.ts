@@ -3,15 +3,14 @@
  * text whole, whatever the chunks the text arrives in, and never more than a line (or one JSON
  * value spanning lines) held at a time.
  */
-import { createReadStream, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { createReadStream, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { ReplayRecord } from "../../src/app/handle-hook.js";
 import { createTally, HOLD, RecordTooLarge, readRecords, streamRecords } from "../../src/app/replay.js";
+import { tempDir } from "../support/temp.js";
 
-const dir = mkdtempSync(join(tmpdir(), "hookgate-replay-read-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir("replay-read");
 
 const TRAFFIC = readFileSync("test/fixtures/replay/traffic.jsonl", "utf8");
 const WRANGLER = readFileSync("test/fixtures/replay/wrangler-tail.json", "utf8");

@@ -12,10 +12,10 @@
  */
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { splitCommand } from "../../src/core/shell-command.js";
+import { tempDir } from "../support/temp.js";
 
 const BASH = "/bin/bash";
 const MARK = "zzmark";
@@ -24,7 +24,7 @@ const cases: { command: string; why: string }[] = JSON.parse(
 );
 
 function sandbox() {
-  const root = mkdtempSync(join(tmpdir(), "hookgate-bash-"));
+  const root = tempDir("bash");
   const home = join(root, "home");
   mkdirSync(home);
   const ran = join(root, "ran.log");

@@ -6,14 +6,14 @@
  * requests Node's HTTP parser refuses before any application code runs, and each says why.
  * After every row the server must still answer /healthz and a normal decision.
  */
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { Agent } from "node:http";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ServerProcess, startServerProcess } from "../support/process.js";
 import { type RawRequest, type RawResponse, residentKiB, sendBytes, sendRaw } from "../support/raw-http.js";
+import { tempDir } from "../support/temp.js";
 
 const UNKNOWN_PATH =
   "no route POST /v1/hook; hook URLs are /v1/hooks/claude-code, /v1/hooks/deepcode, /v1/hooks/deepagents or /v1/hooks/deepagents-legacy";
@@ -800,7 +800,7 @@ let rssBefore: number | undefined;
 const figures: string[] = [];
 
 beforeAll(async () => {
-  const dir = mkdtempSync(join(tmpdir(), "hookgate-catalogue-"));
+  const dir = tempDir("catalogue");
   writeFileSync(join(dir, "policy.json"), JSON.stringify(POLICY));
   server = await startServerProcess(join(dir, "policy.json"), {
     CATALOGUE_TOKEN_A: TOKEN_A,

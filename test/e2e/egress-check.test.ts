@@ -1,9 +1,9 @@
 /** `hookgate egress-check`: one JSON line, exit 0 allow, 1 deny, 2 usage; never connects. */
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { runCli } from "../support/process.js";
+import { tempDir } from "../support/temp.js";
 
 const check = async (...args: string[]) => {
   const { code, stdout, stderr } = await runCli(["egress-check", ...args]);
@@ -69,7 +69,7 @@ describe("hookgate egress-check", () => {
     );
     expect(other.line).toMatchObject({ decision: "deny", stage: "allowlist" });
 
-    const dir = mkdtempSync(join(tmpdir(), "hookgate-egress-"));
+    const dir = tempDir("egress");
     const policy = join(dir, "policy.json");
     writeFileSync(
       policy,
@@ -162,7 +162,7 @@ describe("hookgate egress-check", () => {
   });
 
   it("points at the policy's own deny range rather than allowCidrs, which it wins over", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "hookgate-egress-check-"));
+    const dir = tempDir("egress-check");
     const policy = join(dir, "policy.json");
     writeFileSync(
       policy,
@@ -190,7 +190,7 @@ describe("hookgate egress-check", () => {
     expect(line).toBeUndefined();
     expect(stderr).toMatch(/allowedHttpHookUrls/);
     // A deny range the gateway would refuse is not dropped (which used to make this an allow).
-    const dir = mkdtempSync(join(tmpdir(), "hookgate-egress-check-"));
+    const dir = tempDir("egress-check");
     const policy = join(dir, "policy.json");
     writeFileSync(
       policy,
@@ -206,7 +206,7 @@ describe("hookgate egress-check", () => {
   });
 
   it("exits 2 for a policy the gateway refuses at load (a repeated rule id, a repeated key), not only for bad JSON", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "hookgate-egress-check-"));
+    const dir = tempDir("egress-check");
     const egress = { allowedHttpHookUrls: ["https://ok.example/*"] };
     const duplicateIds = join(dir, "dup-ids.json");
     writeFileSync(

@@ -5,23 +5,14 @@
  * duplicates nothing a receiver keeps, a SIGHUP reload reaches the deliveries, and the
  * dead-letter queue can be listed and replayed.
  */
-import {
-  chmodSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from "node:fs";
-import { tmpdir } from "node:os";
+import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { type LoopbackServer, loopbackServer } from "../support/loopback.js";
 import { runCli, type ServerProcess, startServerProcess } from "../support/process.js";
 import { webhookReceiver } from "../support/receiver.js";
+import { tempDir } from "../support/temp.js";
 
 const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -30,7 +21,7 @@ afterEach(async () => {
 });
 
 function policyFile(sinkUrl: string, retryScheduleSeconds = [1, 1, 1]): string {
-  const dir = mkdtempSync(join(tmpdir(), "hookgate-fanout-"));
+  const dir = tempDir("fanout");
   const path = join(dir, "policy.json");
   writeFileSync(
     path,
@@ -113,7 +104,7 @@ describe("notify through the embedded queue", () => {
   it("survives a SIGKILL in the middle of a burst: every event delivered, none twice to the receiver", async () => {
     const receiver = await webhookReceiver(SECRET, 80);
     cleanups.push(() => receiver.close());
-    const dataDir = mkdtempSync(join(tmpdir(), "hookgate-crash-"));
+    const dataDir = tempDir("crash");
     const policy = policyFile(receiver.url);
     const first = await startServerProcess(policy, { WHSEC: SECRET }, dataDir);
     const burst = 60;
@@ -155,7 +146,7 @@ describe("an answered event", () => {
     const silent = await loopbackServer(() => undefined);
     cleanups.push(() => silent.close());
     const policy = policyFile(silent.url);
-    const dataDir = mkdtempSync(join(tmpdir(), "hookgate-answered-"));
+    const dataDir = tempDir("answered");
     const trials = 5;
     for (let i = 0; i < trials; i++) {
       const server = await startServerProcess(policy, { WHSEC: SECRET }, dataDir);
@@ -175,7 +166,7 @@ describe("an answered event", () => {
     const receiver = await webhookReceiver(SECRET);
     cleanups.push(() => receiver.close());
     const policy = policyFile(receiver.url);
-    const dataDir = mkdtempSync(join(tmpdir(), "hookgate-journaled-"));
+    const dataDir = tempDir("journaled");
     const first = await startServerProcess(policy, { WHSEC: SECRET }, dataDir);
     // Another process holds the queue's write lock: the jobs can only wait in the journal.
     const lock = new Database(join(dataDir, "queue.sqlite"));
@@ -357,7 +348,7 @@ describe("the dead-letter queue", () => {
 
   it("refuses to start on a data dir it cannot write, with a clear error", async () => {
     // A path below a regular file can never be a directory, whoever runs the test (root included).
-    const file = join(mkdtempSync(join(tmpdir(), "hookgate-notadir-")), "file");
+    const file = join(tempDir("notadir"), "file");
     writeFileSync(file, "");
     const dataDir = join(file, "data");
     const { code, stderr } = await runCli([
@@ -376,7 +367,7 @@ describe("the dead-letter queue", () => {
 
   it("makes its data dir readable by its own user alone, and leaves one that exists as it is", async () => {
     const policy = policyFile("http://127.0.0.1:1/x");
-    const parent = mkdtempSync(join(tmpdir(), "hookgate-mode-"));
+    const parent = tempDir("mode");
     chmodSync(parent, 0o755);
     const made = join(parent, "made", "data");
     const server = await gateway(policy, made);
@@ -395,7 +386,7 @@ describe("the dead-letter queue", () => {
 
   it("stops cleanly when serve.pid cannot be removed", async () => {
     const policy = policyFile("http://127.0.0.1:1/x");
-    const dataDir = mkdtempSync(join(tmpdir(), "hookgate-pid-"));
+    const dataDir = tempDir("pid");
     // Something rm cannot remove stands at serve.pid (as a data dir made read-only would be).
     mkdirSync(join(dataDir, "serve.pid", "kept"), { recursive: true });
     const server = await gateway(policy, dataDir);
@@ -407,7 +398,7 @@ describe("the dead-letter queue", () => {
 
   it("refuses a second serve on a data dir in use, and lets one start after the first is killed", async () => {
     const policy = policyFile("http://127.0.0.1:1/x");
-    const dataDir = mkdtempSync(join(tmpdir(), "hookgate-claimed-"));
+    const dataDir = tempDir("claimed");
     const first = await startServerProcess(policy, { WHSEC: SECRET }, dataDir);
     cleanups.push(() => first.stop()); // a failed expectation below would otherwise leave it running
     const second = await runCli(["serve", "--policy", policy, "--port", "0", "--data-dir", dataDir]);
@@ -442,7 +433,7 @@ describe("the dead-letter queue", () => {
       const receiver = await webhookReceiver(SECRET);
       cleanups.push(() => receiver.close());
       const policy = policyFile(receiver.url);
-      const dataDir = mkdtempSync(join(tmpdir(), "hookgate-unlocked-"));
+      const dataDir = tempDir("unlocked");
       const first = await gateway(policy, dataDir);
       expect((await post(first, rmEvent(0))).status).toBe(200);
       await until(() => receiver.unique.length === 1, "the first delivery");
@@ -483,7 +474,7 @@ describe("the dead-letter queue", () => {
     cleanups.push(() => taken.close());
     const port = new URL(taken.url).port;
     const policy = policyFile("http://127.0.0.1:1/x");
-    const dataDir = mkdtempSync(join(tmpdir(), "hookgate-noport-"));
+    const dataDir = tempDir("noport");
     const failed = await runCli([
       "serve",
       "--policy",

@@ -5,8 +5,7 @@
  * waits for a sink or the queue, so its answers stay 2xx and right; every failing job is retried
  * on its schedule and dead-lettered after its last attempt, with the reason.
  */
-import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
@@ -14,6 +13,7 @@ import { type LoopbackServer, loopbackServer } from "../support/loopback.js";
 import { startModelServer } from "../support/model-server.js";
 import { runCli, type ServerProcess, startServerProcess } from "../support/process.js";
 import { type WebhookReceiver, webhookReceiver } from "../support/receiver.js";
+import { tempDir } from "../support/temp.js";
 
 const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -50,7 +50,7 @@ async function failingSinks(): Promise<LoopbackServer> {
 }
 
 function policyFile(sinks: LoopbackServer, receiver: WebhookReceiver): string {
-  const dir = mkdtempSync(join(tmpdir(), "hookgate-faults-"));
+  const dir = tempDir("faults");
   const path = join(dir, "policy.json");
   const webhook = (url: string, retryScheduleSeconds?: readonly number[]) => ({
     type: "webhook",
@@ -350,7 +350,7 @@ describe("a model server that hangs", () => {
     const model = await startModelServer();
     cleanups.push(() => model.close());
     model.script({ hang: true });
-    const path = join(mkdtempSync(join(tmpdir(), "hookgate-model-hang-")), "policy.json");
+    const path = join(tempDir("model-hang"), "policy.json");
     writeFileSync(
       path,
       JSON.stringify({
@@ -418,7 +418,7 @@ describe("a data dir that cannot be used", () => {
   it.each(["queue.sqlite", "sessions.sqlite"])(
     "stops `serve` at start naming a %s that is not a database, and what to do about it",
     async (name) => {
-      const dataDir = mkdtempSync(join(tmpdir(), "hookgate-baddata-"));
+      const dataDir = tempDir("baddata");
       writeFileSync(join(dataDir, name), "this is not an SQLite file, ".repeat(200));
       const policy = join(dataDir, "policy.json");
       writeFileSync(policy, JSON.stringify({ version: 1, rules: [] }));
@@ -442,7 +442,7 @@ describe("a data dir that cannot be used", () => {
   );
 
   it("stops `serve` at start with a clear error when the data dir is a file", async () => {
-    const file = join(mkdtempSync(join(tmpdir(), "hookgate-filedata-")), "data");
+    const file = join(tempDir("filedata"), "data");
     writeFileSync(file, "");
     const policy = `${file}.policy.json`;
     writeFileSync(policy, JSON.stringify({ version: 1, rules: [] }));
@@ -457,7 +457,7 @@ describe("a data dir that cannot be used", () => {
   it.skipIf(!existsSync("/proc/self"))(
     "stops `serve` and `init --write` at once when the directory cannot be made (/proc)",
     async () => {
-      const policy = join(mkdtempSync(join(tmpdir(), "hookgate-procdata-")), "policy.json");
+      const policy = join(tempDir("procdata"), "policy.json");
       writeFileSync(policy, JSON.stringify({ version: 1, rules: [] }));
       const served = await runCli(
         ["serve", "--policy", policy, "--port", "0", "--data-dir", "/proc/hookgate-test"],

@@ -6,23 +6,14 @@
  * shell with the event on stdin and their output read as the client reads it.
  */
 import { spawn } from "node:child_process";
-import {
-  chmodSync,
-  lstatSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  statSync,
-  symlinkSync,
-  writeFileSync,
-} from "node:fs";
+import { chmodSync, lstatSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CLAUDE_CODE_EVENTS, DEEPAGENTS_LEGACY_EVENTS, DEEPAGENTS_V2_EVENTS } from "../../src/core/events.js";
 import { BIN, ROOT, runCli, type ServerProcess, startServerProcess } from "../support/process.js";
+import { tempDir } from "../support/temp.js";
 
 const TOKEN = "hookgate-dev-token";
 const FIXTURES = join(ROOT, "test/fixtures/onboarding");
@@ -34,7 +25,7 @@ const DENY = {
     permissionDecisionReason: "Deleting from / is never allowed",
   },
 };
-const tmp = mkdtempSync(join(tmpdir(), "hookgate-init-"));
+const tmp = tempDir("init");
 
 type Json = Record<string, unknown>;
 type Hook = Record<string, unknown>;
@@ -194,7 +185,7 @@ function sanitizeLikeDeepagents(env: Record<string, string>): Record<string, str
 const PATH = process.env.PATH ?? "";
 
 /** A `hookgate` on the PATH, as `npm link` or `npm install -g` would put it. */
-const shimDir = mkdtempSync(join(tmpdir(), "hookgate-bin-"));
+const shimDir = tempDir("bin");
 writeFileSync(join(shimDir, "hookgate"), `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`);
 chmodSync(join(shimDir, "hookgate"), 0o755);
 

@@ -5,12 +5,12 @@
  * printed by the script, never checked here.
  */
 import { execFile } from "node:child_process";
-import { mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { ROOT } from "../support/process.js";
+import { tempDir } from "../support/temp.js";
 
 const run = promisify(execFile);
 
@@ -45,7 +45,7 @@ interface LoadResult {
 }
 
 async function load(...args: string[]): Promise<{ code: number; result: LoadResult; stdout: string }> {
-  const out = join(mkdtempSync(join(tmpdir(), "hookgate-load-test-")), "load.json");
+  const out = join(tempDir("load-test"), "load.json");
   let code = 0;
   let stdout = "";
   try {

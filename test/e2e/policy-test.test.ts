@@ -1,11 +1,11 @@
 /** `hookgate test` as a user and CI run it: one line per case, a summary, exit codes. */
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { runCli } from "../support/process.js";
+import { tempDir } from "../support/temp.js";
 
-const dir = mkdtempSync(join(tmpdir(), "hookgate-policy-test-"));
+const dir = tempDir("policy-test");
 const file = (name: string, content: unknown) => {
   const path = join(dir, name);
   writeFileSync(path, typeof content === "string" ? content : JSON.stringify(content, null, 2));

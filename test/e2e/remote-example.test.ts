@@ -4,12 +4,12 @@
  * loopback model server standing in for api.anthropic.com (the only change to the policy).
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ModelServer, startModelServer } from "../support/model-server.js";
 import { ROOT, runCli, type ServerProcess, startServerProcess } from "../support/process.js";
+import { tempDir } from "../support/temp.js";
 
 let model: ModelServer;
 let team: ChildProcess;
@@ -28,7 +28,7 @@ beforeAll(async () => {
   policy.models.fast.url = model.anthropicUrl;
   policy.egress.allowedHttpHookUrls = [`http://127.0.0.1:${TEAM_PORT}/*`, model.anthropicUrl];
   policy.rules[1].forward.url = `http://127.0.0.1:${TEAM_PORT}/hook`;
-  const dir = mkdtempSync(join(tmpdir(), "hookgate-remote-"));
+  const dir = tempDir("remote");
   writeFileSync(join(dir, "policy.json"), JSON.stringify(policy));
   gateway = await startServerProcess(join(dir, "policy.json"), {
     ANTHROPIC_API_KEY: "sk-ant-test",

@@ -8,7 +8,6 @@ import {
   closeSync,
   constants,
   existsSync,
-  mkdtempSync,
   openSync,
   readdirSync,
   readFileSync,
@@ -20,7 +19,6 @@ import {
   writeSync,
 } from "node:fs";
 import { open } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { describe, expect, it } from "vitest";
@@ -29,9 +27,10 @@ import { createJudge, createLogRecorder, readRecords } from "../../src/app/repla
 import { loopbackServer } from "../support/loopback.js";
 import { startModelServer } from "../support/model-server.js";
 import { policyFrom, sha256 } from "../support/policy.js";
-import { BIN, ROOT, runCli } from "../support/process.js";
+import { BIN, childEnv, endProcess, ROOT, runCli } from "../support/process.js";
+import { tempDir, whenDone } from "../support/temp.js";
 
-const dir = mkdtempSync(join(tmpdir(), "hookgate-replay-"));
+const dir = tempDir("replay");
 const CANDIDATE = "test/fixtures/replay/policy.candidate.json";
 const TRAFFIC = "test/fixtures/replay/traffic.jsonl";
 
@@ -51,9 +50,10 @@ async function serveRecording(recordPath: string) {
       "--record",
       recordPath,
     ],
-    { cwd: ROOT, env: { PATH: process.env.PATH ?? "" }, stdio: ["ignore", "pipe", "pipe"] },
+    { cwd: ROOT, env: childEnv(), stdio: ["ignore", "pipe", "pipe"] },
   );
   const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+  whenDone(() => endProcess(child));
   const messages: string[] = [];
   const url = await new Promise<string>((resolve, reject) => {
     createInterface({ input: child.stdout }).on("line", (line) => {
@@ -472,55 +472,45 @@ describe("hookgate replay", () => {
     expect(file.stderr).toBe("");
     expect(JSON.parse(file.stdout)).toMatchObject({ records: 13, changed: 4 });
 
-    const temp = mkdtempSync(join(tmpdir(), "hookgate-replay-tmp-"));
-    try {
-      const piped = await runCli(["replay", "--policy", CANDIDATE, "-", "--json"], `\uFEFF${text}`, {
-        TMPDIR: temp,
-      });
-      expect(JSON.parse(piped.stdout)).toMatchObject({ records: 13, changed: 4 });
-      expect(readdirSync(temp)).toEqual([]);
+    const temp = tempDir("replay-tmp");
+    const piped = await runCli(["replay", "--policy", CANDIDATE, "-", "--json"], `\uFEFF${text}`, {
+      TMPDIR: temp,
+    });
+    expect(JSON.parse(piped.stdout)).toMatchObject({ records: 13, changed: 4 });
+    expect(readdirSync(temp)).toEqual([]);
 
-      // A pipe given as a file (`<(zcat records.jsonl.gz)`) is read once too, and copied.
-      const fifo = join(dir, "records.fifo");
-      execFileSync("mkfifo", [fifo]);
-      const writer = spawn("sh", ["-c", 'cat "$1" > "$2"', "sh", join(ROOT, TRAFFIC), fifo]);
-      const fromPipe = await runCli(["replay", "--policy", CANDIDATE, fifo, "--json"], "", { TMPDIR: temp });
-      writer.kill();
-      expect(JSON.parse(fromPipe.stdout)).toMatchObject({ records: 13, changed: 4 });
-      expect(readdirSync(temp)).toEqual([]);
-    } finally {
-      rmSync(temp, { recursive: true, force: true });
-    }
+    // A pipe given as a file (`<(zcat records.jsonl.gz)`) is read once too, and copied.
+    const fifo = join(dir, "records.fifo");
+    execFileSync("mkfifo", [fifo]);
+    const writer = spawn("sh", ["-c", 'cat "$1" > "$2"', "sh", join(ROOT, TRAFFIC), fifo]);
+    whenDone(() => endProcess(writer));
+    const fromPipe = await runCli(["replay", "--policy", CANDIDATE, fifo, "--json"], "", { TMPDIR: temp });
+    expect(JSON.parse(fromPipe.stdout)).toMatchObject({ records: 13, changed: 4 });
+    expect(readdirSync(temp)).toEqual([]);
   });
 
   it("leaves no copy of stdin in the temporary directory, even while it reads it or when interrupted", async () => {
     // The copy holds recorded events: it leaves the directory as soon as it is made. It was
     // removed only after the replay, and stayed behind when Ctrl-C stopped it.
-    const temp = mkdtempSync(join(tmpdir(), "hookgate-replay-tmp-"));
+    const temp = tempDir("replay-tmp");
     const child = spawn(process.execPath, [BIN, "replay", "--policy", CANDIDATE, "-", "--json"], {
       cwd: ROOT,
       env: { PATH: process.env.PATH ?? "", TMPDIR: temp },
       stdio: ["pipe", "ignore", "ignore"],
     });
+    whenDone(() => endProcess(child));
     const exited = new Promise<NodeJS.Signals | null>((resolve) =>
       child.once("exit", (_, signal) => resolve(signal)),
     );
-    try {
-      // More than a pipe holds: written only once replay has read most of it into its copy.
-      const lines = readFileSync(join(ROOT, TRAFFIC), "utf8");
-      await new Promise<void>((resolve, reject) =>
-        child.stdin.write(lines.repeat(Math.ceil(2 ** 21 / lines.length)), (e) =>
-          e ? reject(e) : resolve(),
-        ),
-      );
-      expect(readdirSync(temp)).toEqual([]);
-      child.kill("SIGINT");
-      expect(await exited).toBe("SIGINT");
-      expect(readdirSync(temp)).toEqual([]);
-    } finally {
-      child.kill("SIGKILL");
-      rmSync(temp, { recursive: true, force: true });
-    }
+    // More than a pipe holds: written only once replay has read most of it into its copy.
+    const lines = readFileSync(join(ROOT, TRAFFIC), "utf8");
+    await new Promise<void>((resolve, reject) =>
+      child.stdin.write(lines.repeat(Math.ceil(2 ** 21 / lines.length)), (e) => (e ? reject(e) : resolve())),
+    );
+    expect(readdirSync(temp)).toEqual([]);
+    child.kill("SIGINT");
+    expect(await exited).toBe("SIGINT");
+    expect(readdirSync(temp)).toEqual([]);
   });
 
   it("exits 1, reporting nothing, when a file is rewritten between its check and its replay", async () => {

@@ -5,8 +5,7 @@
  * configures), in process where it is about a code path (constant-time token comparison).
  */
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { authenticate, constantTimeEqual } from "../../src/core/auth.js";
@@ -16,6 +15,7 @@ import { type ModelServer, startModelServer } from "../support/model-server.js";
 import { policyFrom, sha256 } from "../support/policy.js";
 import { type ServerProcess, startServerProcess } from "../support/process.js";
 import { type RawRequest, type RawResponse, sendRaw } from "../support/raw-http.js";
+import { tempDir } from "../support/temp.js";
 
 /** Random letters and digits: no shape the masker knows, so only never writing them hides them. */
 const plain = (prefix: string) => `${prefix}${randomBytes(18).toString("hex")}`;
@@ -223,7 +223,7 @@ beforeAll(async () => {
       { id: "stop-internal", on: "Stop", notify: ["internal"] },
     ],
   };
-  policyDir = mkdtempSync(join(tmpdir(), "hookgate-security-"));
+  policyDir = tempDir("security");
   writeFileSync(join(policyDir, "policy.json"), JSON.stringify(policy));
   server = await startServerProcess(join(policyDir, "policy.json"), {
     ...SECRETS,
@@ -652,7 +652,7 @@ describe("the egress guard holds for the sinks, models and forward targets a pol
         { id: `notify-${t.id}`, on: "Notification", matcher: t.id, notify: [t.id] },
       ]),
     };
-    const dir = mkdtempSync(join(tmpdir(), "hookgate-egress-"));
+    const dir = tempDir("egress");
     writeFileSync(join(dir, "policy.json"), JSON.stringify(policy));
     gateway = await startServerProcess(join(dir, "policy.json"));
   });

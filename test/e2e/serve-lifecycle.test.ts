@@ -3,23 +3,15 @@
  * policy first loads, and stops that must end.
  */
 import { execFileSync, spawn } from "node:child_process";
-import {
-  closeSync,
-  mkdtempSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  unlinkSync,
-  writeFileSync,
-} from "node:fs";
+import { closeSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { type AddressInfo, connect, type Socket } from "node:net";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { BIN, ROOT, startServerProcess } from "../support/process.js";
+import { BIN, childEnv, endProcess, ROOT, startServerProcess } from "../support/process.js";
+import { tempDir, whenDone } from "../support/temp.js";
 
-const dir = mkdtempSync(join(tmpdir(), "hookgate-lifecycle-"));
+const dir = tempDir("lifecycle");
 const EXAMPLE = readFileSync(join(ROOT, "examples/policy.json"), "utf8");
 
 /** examples/policy.json with `extra` rules that never apply: a file that takes a while to load. */
@@ -94,7 +86,7 @@ describe("hookgate serve over its life", { timeout: 60_000 }, () => {
         ],
         {
           cwd: ROOT,
-          env: { PATH: process.env.PATH ?? "" },
+          env: childEnv(),
           stdio: ["ignore", full, stderrFull ? full : "pipe"],
         },
       );
@@ -104,6 +96,7 @@ describe("hookgate serve over its life", { timeout: 60_000 }, () => {
         stderr += chunk;
       });
       const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+      whenDone(() => endProcess(child));
       try {
         const url = `http://127.0.0.1:${port}`;
         // Up once /healthz answers (at most 10 s): it has written its first log line by then.
@@ -309,13 +302,14 @@ describe("hookgate serve over its life", { timeout: 60_000 }, () => {
     const child = spawn(
       process.execPath,
       [BIN, "serve", "--policy", path, "--port", "0", "--data-dir", join(dir, "early-data")],
-      { cwd: ROOT, env: { PATH: process.env.PATH ?? "" }, stdio: ["ignore", "pipe", "pipe"] },
+      { cwd: ROOT, env: childEnv(), stdio: ["ignore", "pipe", "pipe"] },
     );
     let stdout = "";
     child.stdout.on("data", (chunk) => {
       stdout += chunk;
     });
     const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+    whenDone(() => endProcess(child));
     try {
       // SIGHUP (signal 1) caught: bit 0 of SigCgt in /proc, set once the handler is in place.
       const catchesHangup = () => {
@@ -587,13 +581,14 @@ describe("serve beyond loopback", () => {
           "--data-dir",
           join(dir, `open-${host}`),
         ],
-        { cwd: ROOT, env: { PATH: process.env.PATH ?? "" }, stdio: ["ignore", "pipe", "pipe"] },
+        { cwd: ROOT, env: childEnv(), stdio: ["ignore", "pipe", "pipe"] },
       );
       let stdout = "";
       child.stdout.on("data", (chunk) => {
         stdout += chunk;
       });
       const exited = new Promise((resolve) => child.once("exit", resolve));
+      whenDone(() => endProcess(child));
       for (let i = 0; i < 1000 && !/hookgate listening/.test(stdout) && child.exitCode === null; i++) {
         await new Promise((resolve) => setTimeout(resolve, 10));
       }

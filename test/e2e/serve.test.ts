@@ -2,13 +2,13 @@
  * `hookgate serve` as a real process: the real Claude Code requests of test/fixtures replayed
  * with their captured headers against examples/policy.json, SIGHUP reloads, and staying up.
  */
-import { copyFileSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { Agent, request as httpRequest } from "node:http";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROOT, type ServerProcess, startServerProcess } from "../support/process.js";
 import { sendRaw } from "../support/raw-http.js";
+import { tempDir } from "../support/temp.js";
 
 const FIXTURES = join(ROOT, "test/fixtures/claude-code");
 const HARNESS_TOKEN = "harness-secret-123";
@@ -89,7 +89,7 @@ let dir: string;
 let server: ServerProcess;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "hookgate-serve-"));
+  dir = tempDir("serve");
   copyFileSync(join(ROOT, "examples/policy.json"), join(dir, "policy.json"));
   server = await startServerProcess(join(dir, "policy.json"), { HOOKGATE_TOKEN_MOBILE: HARNESS_TOKEN });
 });

@@ -2,11 +2,11 @@
  * The test vectors of reference/clients.md §11 that concern deciding and rendering, sent to a
  * real `hookgate serve` process over loopback, each with the exact answer its client expects.
  */
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ServerProcess, startServerProcess } from "../support/process.js";
+import { tempDir } from "../support/temp.js";
 
 const TOKEN = "vector-token";
 const policy = {
@@ -301,7 +301,7 @@ const vectors: Vector[] = [
 let server: ServerProcess;
 
 beforeAll(async () => {
-  const dir = mkdtempSync(join(tmpdir(), "hookgate-vectors-"));
+  const dir = tempDir("vectors");
   writeFileSync(join(dir, "policy.json"), JSON.stringify(policy));
   server = await startServerProcess(join(dir, "policy.json"), { VECTOR_TOKEN: TOKEN });
 });

@@ -6,10 +6,9 @@
  * The regex and glob engines are lazy chunks too, loaded for a policy that has such patterns.
  */
 import { execFile } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { CreateQueueCommand, ReceiveMessageCommand, type SQSClient } from "@aws-sdk/client-sqs";
@@ -20,6 +19,7 @@ import { createSqsClientForLocal } from "../../src/adapters/queue/sqs.js";
 import { loopbackServer } from "../support/loopback.js";
 import { ROOT } from "../support/process.js";
 import { type WebhookReceiver, webhookReceiver } from "../support/receiver.js";
+import { tempDir } from "../support/temp.js";
 
 const run = promisify(execFile);
 const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
@@ -39,9 +39,9 @@ let client: SQSClient;
 let receiver: WebhookReceiver;
 
 beforeAll(async () => {
-  outdir = mkdtempSync(join(tmpdir(), "hookgate-lambda-bundle-"));
-  bakedOutdir = mkdtempSync(join(tmpdir(), "hookgate-lambda-baked-"));
-  inputs = mkdtempSync(join(tmpdir(), "hookgate-lambda-policy-"));
+  outdir = tempDir("lambda-bundle");
+  bakedOutdir = tempDir("lambda-baked");
+  inputs = tempDir("lambda-policy");
   const policyFile = join(inputs, "policy.json");
   writeFileSync(policyFile, BAKED_POLICY);
   // The builds run first: every test here reads their output.
@@ -59,7 +59,6 @@ beforeAll(async () => {
   receiver = await webhookReceiver(SECRET);
 }, 60_000);
 afterAll(async () => {
-  for (const dir of [outdir, bakedOutdir, inputs]) if (dir) rmSync(dir, { recursive: true, force: true });
   client?.destroy();
   await receiver?.close();
   await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));

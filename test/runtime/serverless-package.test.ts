@@ -6,13 +6,13 @@
  * Then the CloudFormation template it compiled is checked for what the deploy relies on.
  */
 import { execFile } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { cpSync, existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { SETTLE_MARGIN_MS } from "../../src/entry/lambda-sqs.js";
 import { ROOT } from "../support/process.js";
+import { tempDir } from "../support/temp.js";
 
 const run = promisify(execFile);
 
@@ -43,7 +43,7 @@ function zipNames(zip: Buffer): string[] {
 }
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "hookgate-sls-"));
+  dir = tempDir("sls");
   const service = join(dir, "service");
   mkdirSync(join(service, "infra", "aws"), { recursive: true });
   cpSync(join(ROOT, "serverless.yml"), join(service, "serverless.yml"));
@@ -79,9 +79,6 @@ beforeAll(async () => {
   template = JSON.parse(readFileSync(join(out, "cloudformation-template-update-stack.json"), "utf8"));
   zipEntries = zipNames(readFileSync(join(out, "hookgate.zip")));
 }, 150_000);
-afterAll(() => {
-  if (dir) rmSync(dir, { recursive: true, force: true });
-});
 
 const resources = (type: string) =>
   Object.entries(template.Resources).filter(([, r]) => r.Type === type) as [string, Resource][];

@@ -9,14 +9,14 @@
  * output offline.
  */
 import { execFile } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import type { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { Miniflare } from "miniflare";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { tempDir } from "../support/temp.js";
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -89,22 +89,13 @@ async function buildWorker(
   }
 }
 
-const temporary: string[] = [];
-const tempDir = (prefix: string) => {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  temporary.push(dir);
-  return dir;
-};
 let outdir: string;
 let built: Awaited<ReturnType<typeof buildWorker>>;
 
 beforeAll(async () => {
-  outdir = tempDir("hookgate-worker-");
+  outdir = tempDir("worker");
   built = await buildWorker(outdir);
 }, 60_000);
-afterAll(() => {
-  for (const dir of temporary) rmSync(dir, { recursive: true, force: true });
-});
 
 const summary = (): Summary => {
   expect(built.stderr).toBe("");
@@ -154,7 +145,7 @@ describe("the Worker bundle", () => {
   });
 
   it("is refused when an entry reaches a Node-only module", async () => {
-    const dir = tempDir("hookgate-bad-entry-");
+    const dir = tempDir("bad-entry");
     const entry = join(dir, "bad.ts");
     writeFileSync(
       entry,
@@ -164,14 +155,14 @@ describe("the Worker bundle", () => {
         "export default { fetch: () => new Response(String(createHash) + String(request)) };",
       ].join("\n"),
     );
-    const { code, stderr } = await buildWorker(tempDir("hookgate-bad-out-"), "--entry", entry);
+    const { code, stderr } = await buildWorker(tempDir("bad-out"), "--entry", entry);
     expect(code).toBe(1);
     expect(stderr).toMatch(/imports node:crypto/);
     expect(stderr).toMatch(/bundles node_modules\/undici\//);
   });
 
   it("deploys offline with wrangler --dry-run, which runs the build and uploads its modules", async () => {
-    const wranglerOut = tempDir("hookgate-wrangler-");
+    const wranglerOut = tempDir("wrangler");
     const { stdout } = await run(
       process.execPath,
       [join(ROOT, "node_modules/wrangler/bin/wrangler.js"), "deploy", "--dry-run", "--outdir", wranglerOut],

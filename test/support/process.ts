@@ -1,9 +1,8 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
+import { tempDir, whenDone } from "./temp.js";
 
 export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 export const BIN = fileURLToPath(new URL("../../dist/entry/bin.js", import.meta.url));
@@ -23,18 +22,30 @@ export interface ServerProcess {
   stop(): Promise<number | null>;
 }
 
-/** Starts `hookgate serve` as a real process on a free loopback port, with its own data dir. */
+/**
+ * The environment of a process a test starts: PATH, and TMPDIR so that what it makes there lands
+ * in the run's own temporary directory (test/support/run-tmpdir.ts), where a leftover is seen.
+ */
+export function childEnv(env: Record<string, string> = {}): Record<string, string> {
+  return { PATH: process.env.PATH ?? "", TMPDIR: tmpdir(), ...env };
+}
+
+/**
+ * Starts `hookgate serve` as a real process on a free loopback port, with its own data dir. It is
+ * stopped when the test that started it ends (or its file's tests, if started outside a test),
+ * before its data dir is removed.
+ */
 export async function startServerProcess(
   policyPath: string,
   env: Record<string, string> = {},
-  dataDir = mkdtempSync(join(tmpdir(), "hookgate-data-")),
+  dataDir = tempDir("data"),
 ): Promise<ServerProcess> {
   const child = spawn(
     process.execPath,
     [BIN, "serve", "--policy", policyPath, "--host", "127.0.0.1", "--port", "0", "--data-dir", dataDir],
     {
       cwd: ROOT,
-      env: { PATH: process.env.PATH ?? "", ...env },
+      env: childEnv(env),
       stdio: ["ignore", "pipe", "pipe"],
     },
   );
@@ -57,6 +68,7 @@ export async function startServerProcess(
     for (const wake of waiters) wake();
   });
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  whenDone(() => endProcess(child));
 
   const waitForLine = (predicate: (line: Record<string, unknown>) => boolean, timeoutMs = 10_000) =>
     new Promise<Record<string, unknown>>((resolve, reject) => {
@@ -98,6 +110,20 @@ export async function startServerProcess(
   };
 }
 
+/**
+ * Ends a process a test started and resolves once it has exited: SIGTERM, then SIGKILL if it is
+ * still running 10 s later (a gateway that no longer hears SIGTERM), so that its directory is
+ * removed only after it (test/support/temp.ts), however the test ended.
+ */
+export async function endProcess(child: ChildProcess): Promise<void> {
+  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  child.kill("SIGTERM");
+  const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
+  await exited;
+  clearTimeout(timer);
+}
+
 export interface CliResult {
   code: number | null;
   stdout: string;
@@ -115,10 +141,7 @@ export function runCli(
   killAfterMs = 60_000,
 ): Promise<CliResult> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH ?? "", ...env },
-    });
+    const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: childEnv(env) });
     const timer = setTimeout(() => child.kill("SIGKILL"), killAfterMs);
     child.on("exit", () => clearTimeout(timer));
     let stdout = "";

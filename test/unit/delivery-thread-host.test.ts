@@ -4,8 +4,7 @@
  * test/e2e/fanout.test.ts): a thread that dies is started again and its reports still arrive;
  * a thread that cannot start fails the start with its reason.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
@@ -16,10 +15,11 @@ import {
   JOURNAL_DIR,
   startDeliveryThread,
 } from "../../src/entry/delivery-thread-host.js";
+import { tempDir, whenDone } from "../support/temp.js";
 
 /** Writes a stand-in thread module and returns its URL. */
 function standIn(source: string): URL {
-  const path = join(mkdtempSync(join(tmpdir(), "hookgate-thread-")), "thread.mjs");
+  const path = join(tempDir("thread"), "thread.mjs");
   writeFileSync(path, `import { parentPort } from "node:worker_threads";\n${source}`);
   return pathToFileURL(path);
 }
@@ -30,8 +30,8 @@ function harness(script: URL) {
   const lines: string[] = [];
   const logs: { msg: string; fields?: Record<string, unknown> }[] = [];
   const metrics = createPrometheusRegistry();
-  const start = () =>
-    startDeliveryThread({
+  const start = async () => {
+    const thread = await startDeliveryThread({
       dataDir: "unused",
       settings: FIRST,
       env: {},
@@ -40,6 +40,10 @@ function harness(script: URL) {
       logger: { log: (_level, msg, fields) => logs.push({ msg, ...(fields ? { fields } : {}) }) },
       script,
     });
+    // Stopped before the test's directories are removed, however the test ended.
+    whenDone(() => thread.stop());
+    return thread;
+  };
   return { lines, logs, metrics, start };
 }
 
@@ -182,6 +186,7 @@ describe("startDeliveryThread", () => {
       while (Date.now() < end) {}
       answersWrittenAt = Date.now();
     });
+    whenDone(() => thread.stop());
     await until(() => lines.length === 1);
     await new Promise((r) => setTimeout(r, 100));
     expect(lines).toHaveLength(1);
@@ -193,7 +198,7 @@ describe("startDeliveryThread", () => {
 
   it("logs, from the real thread, a recorded intake position it does not resume at (built dist/)", async () => {
     // queue.sqlite kept a position in segment 7; the journal directory was removed since.
-    const dataDir = mkdtempSync(join(tmpdir(), "hookgate-thread-"));
+    const dataDir = tempDir("thread");
     const queue = createSqliteQueue({ path: join(dataDir, "queue.sqlite") });
     await queue.intake([], { segment: 7, offset: 100 });
     await queue.close();
@@ -207,6 +212,7 @@ describe("startDeliveryThread", () => {
       logger: { log: () => {} },
       script: new URL("../../dist/entry/delivery-thread.js", import.meta.url),
     });
+    whenDone(() => thread.stop());
     await thread.stop();
     const logged = lines
       .join("")
@@ -222,11 +228,10 @@ describe("startDeliveryThread", () => {
         why: "its segment is gone",
       }),
     );
-    rmSync(dataDir, { recursive: true, force: true });
   });
 
   it("logs and counts, from the real thread, a journal line that is not jobs and its dead letter, never its text (built dist/)", async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), "hookgate-thread-"));
+    const dataDir = tempDir("thread");
     mkdirSync(join(dataDir, JOURNAL_DIR));
     writeFileSync(join(dataDir, JOURNAL_DIR, "intake-000000000001.jsonl"), "token=s3cret garbage\n");
     const lines: string[] = [];
@@ -240,6 +245,7 @@ describe("startDeliveryThread", () => {
       logger: { log: () => {} },
       script: new URL("../../dist/entry/delivery-thread.js", import.meta.url),
     });
+    whenDone(() => thread.stop());
     await until(() => lines.join("").includes("delivery dead-lettered"));
     await thread.stop();
     const logged = lines
@@ -269,13 +275,12 @@ describe("startDeliveryThread", () => {
     );
     expect(metrics.render()).toContain('hookgate_dead_lettered_total{sink="unknown"} 1\n');
     expect(lines.join("")).not.toContain("s3cret");
-    rmSync(dataDir, { recursive: true, force: true });
   });
 
   it("still gets the lines the real thread logged just before it died (built dist/)", async () => {
     // A journal whose first segment ends in a torn line: the thread's first drain logs a warning
     // for it, which waits up to 50 ms to be reported with other lines.
-    const dataDir = mkdtempSync(join(tmpdir(), "hookgate-thread-"));
+    const dataDir = tempDir("thread");
     mkdirSync(join(dataDir, JOURNAL_DIR));
     writeFileSync(join(dataDir, JOURNAL_DIR, "intake-000000000001.jsonl"), '[{"id":"torn');
     writeFileSync(join(dataDir, JOURNAL_DIR, "intake-000000000002.jsonl"), "");
@@ -290,6 +295,7 @@ describe("startDeliveryThread", () => {
       logger: { log: (_level, msg, fields) => logs.push(`${msg} ${JSON.stringify(fields)}`) },
       script: new URL("../../dist/entry/delivery-thread.js", import.meta.url),
     });
+    whenDone(() => thread.stop());
     // Handled right after that drain's first turn: settings it cannot read throw in the thread's
     // message handler, an error nothing there catches, and the thread dies well within 50 ms.
     thread.policy(null as unknown as DeliverySettings);
