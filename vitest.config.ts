@@ -17,8 +17,9 @@ export default defineConfig({
           name: "node",
           include: ["test/**/*.test.ts"],
           exclude: [...configDefaults.exclude, "test/workers/**"],
-          // Each test's temporary directories and processes cleaned up when it ends
-          // (test/support/temp.ts).
+          // A TMPDIR of the run's own, checked for leftovers at the end; each test's temporary
+          // directories and processes cleaned up when it ends (test/support/temp.ts).
+          globalSetup: ["test/support/run-tmpdir.ts"],
           setupFiles: ["test/support/cleanup.ts"],
         },
       },
