@@ -167,18 +167,30 @@ export function parseOptions(argv) {
 /** Runs the whole proof; returns the figures and the list of failed checks. */
 export async function runLoad(options) {
   const children = new Set();
-  const killAll = () => {
-    for (const child of children)
-      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-  };
-  process.once("exit", killAll);
+  const running = () =>
+    [...children].filter((c) => c.pid !== undefined && c.exitCode === null && c.signalCode === null);
   const work = mkdtempSync(join(tmpdir(), "hookgate-load-"));
+  const remove = () => rmSync(work, { recursive: true, force: true, maxRetries: 5 });
+  // Ended by a signal (Ctrl-C, a CI timeout), main's process.exit skips the finally below: the
+  // processes and the directory go here. The directory held the policy and the gateway's queue.
+  const atExit = () => {
+    for (const child of running()) child.kill("SIGKILL");
+    remove();
+  };
+  process.once("exit", atExit);
   try {
     return await run(options, work, children);
   } finally {
-    killAll();
-    process.removeListener("exit", killAll);
-    rmSync(work, { recursive: true, force: true });
+    // Gone before their directory is removed, which they may still be writing.
+    await Promise.all(
+      running().map((child) => {
+        const exited = new Promise((resolve) => child.once("exit", resolve));
+        child.kill("SIGKILL");
+        return exited;
+      }),
+    );
+    process.removeListener("exit", atExit);
+    remove();
   }
 }
 

@@ -4,13 +4,14 @@
  * right, every notify event delivered or dead-lettered, none twice); timing and memory are
  * printed by the script, never checked here.
  */
-import { execFile } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { execFile, spawn } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { setTimeout } from "node:timers/promises";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
-import { ROOT } from "../support/process.js";
-import { tempDir } from "../support/temp.js";
+import { childEnv, endProcess, ROOT } from "../support/process.js";
+import { tempDir, whenDone } from "../support/temp.js";
 
 const run = promisify(execFile);
 
@@ -98,5 +99,23 @@ describe("scripts/load.mjs at 50 requests/s for 5 s", () => {
     await expect(
       run(process.execPath, ["scripts/load.mjs", "--rate", "0"], { cwd: ROOT, timeout: 10_000 }),
     ).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining("--rate must be an integer") });
+  });
+
+  it("leaves no working directory behind when stopped by a signal (Ctrl-C, a CI timeout)", async () => {
+    // It ended in process.exit, and only the finally of a run that returned removed the directory
+    // (the policy and the gateway's queue): each interrupted run left one in the temp directory.
+    const temp = tempDir("load-tmp");
+    const child = spawn(process.execPath, ["scripts/load.mjs", "--duration", "30"], {
+      cwd: ROOT,
+      env: childEnv({ TMPDIR: temp }),
+      stdio: "ignore",
+    });
+    whenDone(() => endProcess(child));
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    while (readdirSync(temp).length === 0 && child.exitCode === null) await setTimeout(10);
+    expect(readdirSync(temp)).toEqual([expect.stringMatching(/^hookgate-load-/)]);
+    child.kill("SIGINT");
+    expect(await exited).toBe(130);
+    expect(readdirSync(temp)).toEqual([]);
   });
 });
