@@ -6,6 +6,7 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import { appendFileSync, existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   journalHeld,
@@ -741,8 +742,11 @@ describe("intake journal", () => {
   it("removes at start the free locks of segments that are gone, and still finds a writer whose own segment is gone", () => {
     // Locks left with no segment (segments deleted by hand): no reader removes them, so they piled
     // up and every start opened each one again.
+    // Numbered from 1 (a clock that gives no number), below the live writer's segments, numbered
+    // from the clock: a free lock above every segment left is kept (the next test), and numbered
+    // from the clock too, these could be above the live writer's copy.
     for (const n of [1, 2, 3]) {
-      const writer = openJournalWriter(journalDir);
+      const writer = openJournalWriter(journalDir, SEGMENT_BYTES, () => 0);
       writer.append(jobs(n));
       writer.close();
     }
@@ -758,6 +762,27 @@ describe("intake journal", () => {
     const locks = readdirSync(journalDir).filter((name) => name.endsWith(".lock"));
     expect(locks).toEqual(segmentFiles().map((name) => name.replace(".jsonl", ".lock")));
     expect(locks).toHaveLength(1);
+  });
+
+  it("leaves at start a free lock numbered above every segment left: a writer may have opened it to take it", () => {
+    const writer = openJournalWriter(journalDir);
+    writer.append(jobs(1));
+    writer.close();
+    // Another serve's writer (serve.lock deleted) making its next segment, as findLock does: the
+    // lock file opened, not locked yet; the segment is made once it is.
+    const name = `intake-${String(numberOf(segmentFiles().at(-1)) + 1).padStart(12, "0")}`;
+    const opening = new Database(join(journalDir, `${name}.lock`), { timeout: 0 });
+    try {
+      expect(journalHeld(journalDir)).toBe(false);
+      opening.pragma("journal_mode = MEMORY");
+      opening.exec("BEGIN EXCLUSIVE");
+      writeFileSync(join(journalDir, `${name}.jsonl`), "");
+      // Removed at that start, the lock taken was of no file: this start was let in, and a reader
+      // would take the live segment for one with no lock.
+      expect(journalHeld(journalDir)).toBe(true);
+    } finally {
+      opening.close();
+    }
   });
 
   it("reads a lock path that cannot be a lock (a directory, a file not SQLite's) as free: no refusal, no wait", async () => {

@@ -124,10 +124,13 @@ function findLock(dir: string, n: number, create = false): Database.Database | "
  * segment's, the newest: locks whose segment is left go first, newest first, and the first held
  * one ends the look. A lock whose segment is gone is looked at too (a writer whose segment was
  * deleted by hand holds it until its copy, within a second, or longer on a full disk) and, found
- * free, removed while taken: no reader removes it (it moves from segment to segment), so such
- * locks (segments deleted by hand, a kill between a lock and its segment) piled up and every
- * start opened each one, 0.1 to 0.4 ms apiece. A writer that takes that number later makes a new
- * lock file.
+ * free and below a segment left, removed while taken: no reader removes it (it moves from
+ * segment to segment), so such locks (segments deleted by hand, a kill between a lock and its
+ * segment) piled up and every start opened each one, 0.1 to 0.4 ms apiece. Not one above every
+ * segment left: that is the number a writer makes next, and one that has opened the lock file
+ * and not yet locked it would lock the removed file, its segment then with no lock (the reader
+ * removes a lock only below a later segment for the same reason). Those few go once a later
+ * segment is made.
  */
 export function journalHeld(dir: string): boolean {
   let names: string[];
@@ -145,6 +148,7 @@ export function journalHeld(dir: string): boolean {
     const lock = LOCK_NAME.exec(name);
     if (lock) locks.push(Number(lock[1]));
   }
+  const newest = Math.max(...left);
   locks.sort((a, b) => Number(left.has(b)) - Number(left.has(a)) || b - a);
   for (const n of locks) {
     const lock = findLock(dir, n);
@@ -152,7 +156,7 @@ export function journalHeld(dir: string): boolean {
     // "none": no lock file any more (taken in and deleted meanwhile), or none that can be one.
     if (lock === "none") continue;
     try {
-      if (!left.has(n)) rmSync(join(dir, lockName(n)), { force: true });
+      if (!left.has(n) && n < newest) rmSync(join(dir, lockName(n)), { force: true });
     } catch {
       // Left for the next start (a directory that cannot be written): a free lock refuses nothing.
     } finally {
