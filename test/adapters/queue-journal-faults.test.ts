@@ -3,8 +3,8 @@
  * with the copy's writes refused (ENOSPC) or a segment's creation (EMFILE) for as long as the test
  * says, since a full disk or an fd table at its limit cannot be made for one test. A deleted
  * segment's copy is not given up: the lines stay in the deleted file, still open, and the next
- * check copies them; a segment not made leaves no lock file. A removal can also stand for a kill
- * between a finished segment's two removals.
+ * check copies them; a segment not made leaves no lock file. A removal can also be refused
+ * (EPERM), or stand for a kill between a finished segment's two removals.
  */
 import { readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
@@ -13,7 +13,12 @@ import { journalHeld, openJournalReader, openJournalWriter } from "../../src/ada
 import { createSqliteQueue } from "../../src/adapters/queue/sqlite.js";
 import { tempDir } from "../support/temp.js";
 
-const disk = vi.hoisted(() => ({ full: false, noSegment: false, removals: Number.POSITIVE_INFINITY }));
+const disk = vi.hoisted(() => ({
+  full: false,
+  noSegment: false,
+  refused: false,
+  removals: Number.POSITIVE_INFINITY,
+}));
 vi.mock("node:fs", async (importOriginal) => {
   const fs = await importOriginal<typeof import("node:fs")>();
   return {
@@ -27,6 +32,8 @@ vi.mock("node:fs", async (importOriginal) => {
     rmSync: (...args: Parameters<typeof fs.rmSync>) => {
       // The process "dies" at its next removal once the count runs out: nothing after it runs.
       if (disk.removals-- <= 0) throw Object.assign(new Error("killed"), { code: "EKILLED" });
+      if (disk.refused)
+        throw Object.assign(new Error("EPERM: operation not permitted, unlink"), { code: "EPERM" });
       return fs.rmSync(...args);
     },
     writeSync: (...args: Parameters<typeof fs.writeSync>) => {
@@ -42,6 +49,7 @@ beforeEach(() => {
   dir = tempDir("journal-faults");
   disk.full = false;
   disk.noSegment = false;
+  disk.refused = false;
   disk.removals = Number.POSITIVE_INFINITY;
 });
 
@@ -85,6 +93,31 @@ it("says so when a deleted segment cannot be copied out at close, and still free
   expect(readdirSync(journalDir)).toEqual([]);
   writer.close();
   expect(() => writer.append(jobs(2))).toThrow("closed");
+});
+
+it("frees the lock of a failed copy it could not remove, so the reader does not wait behind it", async () => {
+  const journalDir = join(dir, "intake");
+  const writer = openJournalWriter(journalDir);
+  writer.append(jobs(1));
+  writer.append(jobs(2));
+  for (const name of readdirSync(journalDir)) rmSync(join(journalDir, name));
+  // The copy's write fails, and so does the removal of what it made.
+  disk.full = true;
+  disk.refused = true;
+  expect(() => writer.check()).toThrow("EPERM");
+  disk.full = false;
+  disk.refused = false;
+  // Copied out at close to a later segment. The failed copy's lock, taken until the process
+  // ended, held the reader behind that segment, the later one unread.
+  writer.close();
+  expect(journalHeld(journalDir)).toBe(false);
+  const queue = createSqliteQueue<{ n: number }>({ path: join(dir, "queue.sqlite") });
+  const reader = openJournalReader(journalDir, { intake: queue.intake, position: queue.intakePosition() });
+  await reader.drain();
+  const got = await queue.receive(100, 60_000);
+  expect(got.map((m) => m.body.n).sort()).toEqual([1, 2]);
+  reader.close();
+  await queue.close();
 });
 
 it("leaves no lock file behind for a segment it could not make, however many appends fail", () => {

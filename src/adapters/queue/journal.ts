@@ -262,15 +262,20 @@ export function openJournalWriter(
   };
   /**
    * Undoes a `create` whose segment is not used: the segment, when it was made (`fd`), then its
-   * lock file, removed while the lock is still taken, then the lock freed.
+   * lock file, removed while the lock is still taken, then the lock freed, even when a removal
+   * throws: taken until the process ended, the reader waited behind the segment left, every later
+   * one undelivered (taken in now, what the segment holds is delivered twice, never lost).
    */
   const discard = (made: { fd?: number; lock: Database.Database; n: number }) => {
-    if (made.fd !== undefined) {
-      closeSync(made.fd);
-      rmSync(join(dir, segmentName(made.n)), { force: true });
+    try {
+      if (made.fd !== undefined) {
+        closeSync(made.fd);
+        rmSync(join(dir, segmentName(made.n)), { force: true });
+      }
+      rmSync(join(dir, lockName(made.n)), { force: true });
+    } finally {
+      made.lock.close();
     }
-    rmSync(join(dir, lockName(made.n)), { force: true });
-    made.lock.close();
   };
   /** Moves to a new segment; the old one's lock is freed only after the new one is made. */
   const next = () => {
