@@ -10,8 +10,9 @@
  *
  * The journal is a directory of segments, `intake-<n>.jsonl`. A writer never appends to a segment
  * it did not create: it starts a new one when it opens (a segment left by a killed process may
- * end in a torn line) and when its segment passes SEGMENT_BYTES. While it may append to a
- * segment it holds that segment's lock, `intake-<n>.lock` (below). A segment is complete once a
+ * end in a torn line), when its segment passes SEGMENT_BYTES and after a write into it was cut
+ * short (part of a line may end it). While it may append to a segment it holds that segment's
+ * lock, `intake-<n>.lock` (below). A segment is complete once a
  * later one exists and its lock is free: the reader takes it to its end, skips a torn last line
  * (a write cut short: it never returned, so its send failed and nothing of it is delivered),
  * deletes it and moves on.
@@ -196,7 +197,7 @@ export interface JournalWriter {
   append<T>(messages: readonly OutgoingMessage<T>[]): void;
   /**
    * Moves what was written to a new segment if its segment was deleted under it (see above).
-   * `serve` calls it every second; `close` and a full segment do too.
+   * `serve` calls it every second; `close` and a move past a full or torn segment do too.
    */
   check(): void;
   /**
