@@ -17,6 +17,7 @@ const disk = vi.hoisted(() => ({
   full: false,
   noSegment: false,
   refused: false,
+  cut: false,
   removals: Number.POSITIVE_INFINITY,
 }));
 vi.mock("node:fs", async (importOriginal) => {
@@ -37,6 +38,14 @@ vi.mock("node:fs", async (importOriginal) => {
       return fs.rmSync(...args);
     },
     writeSync: (...args: Parameters<typeof fs.writeSync>) => {
+      // A write cut short: half of what is left is written, then the disk is full.
+      if (disk.cut) {
+        // The journal's form: (fd, buffer, offset).
+        const [fd, buffer, offset] = args as unknown as [number, NodeJS.ArrayBufferView, number];
+        disk.cut = false;
+        disk.full = true;
+        return fs.writeSync(fd, buffer, offset, Math.ceil((buffer.byteLength - offset) / 2));
+      }
       if (disk.full)
         throw Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" });
       return fs.writeSync(...args);
@@ -50,6 +59,7 @@ beforeEach(() => {
   disk.full = false;
   disk.noSegment = false;
   disk.refused = false;
+  disk.cut = false;
   disk.removals = Number.POSITIVE_INFINITY;
 });
 
@@ -116,6 +126,35 @@ it("frees the lock of a failed copy it could not remove, so the reader does not 
   await reader.drain();
   const got = await queue.receive(100, 60_000);
   expect(got.map((m) => m.body.n).sort()).toEqual([1, 2]);
+  reader.close();
+  await queue.close();
+});
+
+it("skips a line a write cut short, and never glues the next one to it", async () => {
+  const journalDir = join(dir, "intake");
+  const writer = openJournalWriter(journalDir);
+  writer.append(jobs(1));
+  disk.cut = true;
+  expect(() => writer.append(jobs(2))).toThrow("ENOSPC");
+  disk.full = false;
+  writer.check();
+  writer.append(jobs(3));
+  writer.append(jobs(4));
+  writer.close();
+  // The cut one and the next, which 3 and 4 share: the move is made once.
+  expect(readdirSync(journalDir).filter((name) => name.endsWith(".jsonl"))).toHaveLength(2);
+  const torn: number[] = [];
+  const queue = createSqliteQueue<{ n: number }>({ path: join(dir, "queue.sqlite") });
+  const reader = openJournalReader(journalDir, {
+    intake: queue.intake,
+    position: queue.intakePosition(),
+    onTorn: (_segment, bytes) => torn.push(bytes),
+  });
+  await reader.drain();
+  const got = await queue.receive(100, 60_000);
+  // 2's append threw: not delivered. Glued to it, 3 was read as a line that is not jobs.
+  expect(got.map((m) => m.body.n).sort()).toEqual([1, 3, 4]);
+  expect(torn).toHaveLength(1);
   reader.close();
   await queue.close();
 });
