@@ -266,6 +266,38 @@ describe("sqs queue, SQS specifics", () => {
     expect(await queue.receive(10, 30_000)).toEqual([]);
   });
 
+  it("deletes the dead letters a replay sent when SQS refuses another of their page, and leaves that one listed", async () => {
+    // The source queue refuses messages over 1 KiB; the DLQ does not. Before session 31's review
+    // the whole page stayed on the DLQ, hidden for 30 s: the two sent were sent again by the next
+    // replay.
+    await open({ maximumMessageSize: 1024 });
+    const letter = (id: string, body: string) =>
+      JSON.stringify({ id, body, attempts: 3, error: "HTTP 500", failedAt: Date.now() });
+    for (const [id, body] of [
+      ["ok-1", "x"],
+      ["too-long", "y".repeat(2000)],
+      ["ok-2", "z"],
+    ] as const)
+      await client.send(
+        new SendMessageCommand({ QueueUrl: pair.deadLetterQueueUrl, MessageBody: letter(id, body) }),
+      );
+    await expect(queue.replayDead()).rejects.toMatchObject({
+      name: "SendFailedError",
+      notSent: ["too-long"],
+      message: expect.stringMatching(/SQS refused 1 of 3 messages: too-long \(InvalidParameterValue/),
+    });
+    expect((await queue.receive(10, 30_000)).map((m) => m.id).sort()).toEqual(["ok-1", "ok-2"]);
+    // Hidden or not, the DLQ holds only the refused one, which is visible again at once.
+    const attributes = await client.send(
+      new GetQueueAttributesCommand({
+        QueueUrl: pair.deadLetterQueueUrl,
+        AttributeNames: ["ApproximateNumberOfMessages"],
+      }),
+    );
+    expect(attributes.Attributes?.ApproximateNumberOfMessages).toBe("1");
+    expect((await queue.listDead()).map((d) => d.id)).toEqual(["too-long"]);
+  });
+
   it("lists a job dead-lettered twice once, with its latest error", async () => {
     await open();
     const letter = (id: string, error: string, failedAt: number) =>

@@ -29,6 +29,7 @@ import { errorMessage } from "../../core/errors.js";
 import {
   CopySentError,
   type DeadLetter,
+  notSentBy,
   type Queue,
   type ReceivedMessage,
   SendFailedError,
@@ -506,6 +507,8 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
    * `unreadable`, each message that is not a dead letter too), after handing the first copy of
    * each to `before` (a replay sends it); further copies of a taken id (a job dead-lettered twice)
    * are only deleted, and the rest are made visible again at the end. Returns how many distinct dead letters were taken.
+   * A `before` that fails stops the sweep; when it sent part of its page (a SendFailedError), the
+   * dead letters it sent are deleted and the others made visible again.
    */
   async function sweepDead(
     ids: readonly string[] | undefined,
@@ -519,7 +522,7 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
     try {
       for await (const messages of deadLetterPages(() => MAX_BATCH_ENTRIES)) {
         const chosen: Envelope[] = [];
-        const taken: string[] = [];
+        const taken: { readonly id: string; readonly receipt: string }[] = [];
         for (const message of messages) {
           if (message.ReceiptHandle === undefined) continue;
           const read = readEnvelope(message.Body);
@@ -534,11 +537,35 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
           } else {
             if (!found.has(envelope.id)) chosen.push(envelope);
             found.add(envelope.id);
-            taken.push(message.ReceiptHandle);
+            taken.push({ id: envelope.id, receipt: message.ReceiptHandle });
           }
         }
-        if (chosen.length > 0) await before?.(chosen);
-        if (taken.length > 0) await deleteAll(deadLetterQueueUrl, taken);
+        if (chosen.length > 0 && before) {
+          try {
+            await before(chosen);
+          } catch (e) {
+            // Sent in part (SQS refused some entries): the dead letters that went out are deleted,
+            // or the next replay would send them again; the others are made visible again, and
+            // the sweep stops with the error.
+            const notSent = notSentBy(e);
+            if (!notSent) throw e;
+            const sent = taken.filter((t) => !notSent.has(t.id)).map((t) => t.receipt);
+            others.push(...taken.filter((t) => notSent.has(t.id)).map((t) => t.receipt));
+            if (sent.length > 0)
+              await deleteAll(deadLetterQueueUrl, sent).catch((d: unknown) => {
+                throw new Error(
+                  `${errorMessage(e)}; the dead letters that went out stay on the DLQ too (a replay sends them again): ${errorMessage(d)}`,
+                  { cause: e },
+                );
+              });
+            throw e;
+          }
+        }
+        if (taken.length > 0)
+          await deleteAll(
+            deadLetterQueueUrl,
+            taken.map((t) => t.receipt),
+          );
       }
     } finally {
       await releaseAll(deadLetterQueueUrl, others);
