@@ -88,6 +88,31 @@ const captureLogs = () => {
   };
 };
 
+const ENQUEUE_FAILED = "enqueue failed; the decision was answered anyway";
+/**
+ * captureLogs, and `logged`, which resolves at the first line whose msg is `msg`: a test waits
+ * on a send the handler may have stopped waiting for (its wait is 1 s), not on the clock.
+ */
+const captureLogsUntil = (msg: string) => {
+  const { lines, logger } = captureLogs();
+  let seen: () => void = () => undefined;
+  const logged = new Promise<void>((resolve) => {
+    seen = resolve;
+  });
+  return {
+    lines,
+    logged,
+    /** Ends `logged` as that line would (a send that ended with no line to log). */
+    end: () => seen(),
+    logger: {
+      log: (level: string, m: string, f?: object) => {
+        logger.log(level, m, f);
+        if (m === msg) seen();
+      },
+    },
+  };
+};
+
 /** The same request as the Node server sees it, built from the event without hono's adapter. */
 function nodeRequest(event: V2Event): Request {
   const body =
@@ -345,11 +370,28 @@ describe("notify jobs from the Lambda HTTP handler", () => {
       rules: [{ id: "audit-output", on: "PostToolUse", notify: ["audit"] }],
       sinks: { audit: { type: "webhook", url: "https://hooks.example.com/audit" } },
     });
-    const { lines, logger } = captureLogs();
+    // Cutting the job (about 14 tries of 1 MiB of JSON) and sending a 1 MiB request can outlast
+    // the 1 s the handler waits for its send once the answer is ready (on a loaded machine the
+    // test failed so, the job sent after the handler returned): the test waits for the send
+    // itself, through a client of its own, not for the clock. A job refused before any call ends
+    // as an enqueue failed line, which ends the wait too.
+    const { lines, logged, end, logger } = captureLogsUntil(ENQUEUE_FAILED);
+    const watched = createSqsClientForLocal(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    watched.middlewareStack.add(
+      (next, context) => async (args) => {
+        try {
+          return await next(args);
+        } finally {
+          // After the notifier has seen the answer and logged what it failed, if anything.
+          if (context.commandName === "SendMessageBatchCommand") setImmediate(end);
+        }
+      },
+      { step: "initialize", name: "noteSendEnded" },
+    );
     const handler = createHttpHandler({
       env: { HOOKGATE_POLICY: policy, HOOKGATE_QUEUE_URL: queueUrl },
       newId: () => "d-big",
-      sqsClient: async () => client,
+      sqsClient: async () => watched,
       logger,
     });
     const output = Array.from({ length: 300 }, (_, i) => `${i} ${"o".repeat(3990)}`);
@@ -363,16 +405,22 @@ describe("notify jobs from the Lambda HTTP handler", () => {
       tool_response: { output },
     });
     expect(body.length).toBeGreaterThan(1024 * 1024);
-    const res = await handler({ ...HTTP_API, body, isBase64Encoded: false } as V2Event, context());
-    expect(res.statusCode).toBe(200);
-    expect(lines.filter((l) => l.level !== "info")).toEqual([]);
-    const got = await client.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, WaitTimeSeconds: 0 }));
-    expect(got.Messages).toHaveLength(1);
-    const envelope = JSON.parse(got.Messages?.[0]?.Body ?? "null");
-    expect(envelope.id).toBe("evt_d-big.audit");
-    expect(envelope.body.notification.event.tool_response.output.at(-1)).toMatch(
-      /…\[truncated by hookgate\]$/,
-    );
+    try {
+      const res = await handler({ ...HTTP_API, body, isBase64Encoded: false } as V2Event, context());
+      expect(res.statusCode).toBe(200);
+      await logged;
+      // Whether the send outlasted the answer's wait is the machine's speed, not this test's point.
+      expect(lines.filter((l) => l.level !== "info" && !stillRunning([l]))).toEqual([]);
+      const got = await client.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, WaitTimeSeconds: 0 }));
+      expect(got.Messages).toHaveLength(1);
+      const envelope = JSON.parse(got.Messages?.[0]?.Body ?? "null");
+      expect(envelope.id).toBe("evt_d-big.audit");
+      expect(envelope.body.notification.event.tool_response.output.at(-1)).toMatch(
+        /…\[truncated by hookgate\]$/,
+      );
+    } finally {
+      watched.destroy();
+    }
   });
 
   /** A handler whose SQS send never settles: an answer can only come from the wait it schedules. */
@@ -491,7 +539,7 @@ describe("notify jobs from the Lambda HTTP handler", () => {
           sinks.map((s) => [s, { type: "webhook", url: `https://hooks.example.com/${s}` }]),
         ),
       });
-      const { lines, logger } = captureLogs();
+      const { lines, logged, logger } = captureLogsUntil(ENQUEUE_FAILED);
       const handler = createHttpHandler({
         env: { HOOKGATE_POLICY: policy, HOOKGATE_QUEUE_URL: url },
         sqsClient: async () => partial,
@@ -499,7 +547,9 @@ describe("notify jobs from the Lambda HTTP handler", () => {
       });
       const res = await handler(HTTP_API, context());
       expect(JSON.parse(res.body).hookSpecificOutput.permissionDecision).toBe("deny");
-      expect(lines.filter((l) => l.msg === "enqueue failed; the decision was answered anyway")).toEqual([
+      // The send may outlast the handler's wait on a loaded machine: its line is waited for.
+      await logged;
+      expect(lines.filter((l) => l.msg === ENQUEUE_FAILED)).toEqual([
         expect.objectContaining({ sinks: sinks.slice(0, 10), sent: ["s10", "s11"] }),
       ]);
       const got = await client.send(
