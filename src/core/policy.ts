@@ -756,9 +756,10 @@ function parseHttpUrl(text: string): URL | undefined {
 }
 
 /**
- * `"env:"` followed by no name, or by what no environment holds as a name (`env:SLACK-URL`,
- * `env:1KEY`), reads no variable: an error, as for a token's `env`, not a warning that it is
- * unset. The value is not repeated: what follows `env:` may be the secret itself.
+ * `"env:"` followed by no name, or by what is no portable variable name (`env:SLACK-URL`,
+ * `env:1KEY`: a shell cannot export it, nor Lambda set it, though a process given it another
+ * way holds it): an error, as for a token's `env`, not a warning that it is unset. The value
+ * is not repeated: what follows `env:` may be the secret itself.
  */
 function badEnvNames(document: PolicyDocument): PolicyIssue[] {
   const fields: PropertyKey[][] = [
