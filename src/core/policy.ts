@@ -186,7 +186,7 @@ export async function loadPolicy(
   const resolved = await resolveTokens(document.auth?.tokens ?? [], deps, warnings);
   const tokens = resolved.filter((token) => token !== undefined);
   issues.push(...sharedTokens(resolved));
-  issues.push(...badEnvNames(document));
+  for (const issue of badEnvNames(document)) (issue.severity === "error" ? issues : warnings).push(issue);
   const models = compileModels(document, deps.env, warnings);
   warnAboutSinkValues(document, deps.env, warnings);
   if (issues.length > 0) return err(issues);
@@ -264,7 +264,9 @@ async function problemsOfSoundSections(value: unknown, deps: PolicyDeps): Promis
       Object.entries(isRecord(section) ? section : {}).filter(([, entry]) => schema.safeParse(entry).success),
     );
   const sections = { sinks: passing(value.sinks, SinkSchema), models: passing(value.models, ModelSchema) };
-  problems.push(...badEnvNames(sections as unknown as PolicyDocument));
+  problems.push(
+    ...badEnvNames(sections as unknown as PolicyDocument).filter((issue) => issue.severity === "error"),
+  );
   return problems;
 }
 
@@ -756,10 +758,12 @@ function parseHttpUrl(text: string): URL | undefined {
 }
 
 /**
- * `"env:"` followed by no name, or by what is no portable variable name (`env:SLACK-URL`,
- * `env:1KEY`: a shell cannot export it, nor Lambda set it, though a process given it another
- * way holds it): an error, as for a token's `env`, not a warning that it is unset. The value
- * is not repeated: what follows `env:` may be the secret itself.
+ * `"env:"` followed by no name (an error), or by what is no portable variable name
+ * (`env:SLACK-URL`, `env:1KEY`: a warning). A shell cannot export such a name, nor Lambda set
+ * it, but a process given it another way (`env`, a container's settings) holds it, and a policy
+ * that loaded with it must go on loading: refused, every tool call would be denied after an
+ * upgrade. A token's `env` is refused so, as it always was. The value is not repeated: what
+ * follows `env:` may be the secret itself.
  */
 function badEnvNames(document: PolicyDocument): PolicyIssue[] {
   const fields: PropertyKey[][] = [
@@ -774,8 +778,14 @@ function badEnvNames(document: PolicyDocument): PolicyIssue[] {
     const message =
       value === "env:"
         ? '"env:" names no variable: write "env:NAME" with the variable that holds the value'
-        : `"env:" must be followed by ${ENV_NAME_RULE}`;
-    return [{ severity: "error" as const, path: jsonPath(path), message }];
+        : `"env:" should be followed by ${ENV_NAME_RULE}; no shell can export this one`;
+    return [
+      {
+        severity: value === "env:" ? ("error" as const) : ("warning" as const),
+        path: jsonPath(path),
+        message,
+      },
+    ];
   });
 }
 

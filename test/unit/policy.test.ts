@@ -543,11 +543,28 @@ describe("schema messages that say what to fix (a hunt)", () => {
     ]);
   });
 
-  it("refuses an env: reference that is no variable's name, as a token's env is refused", async () => {
+  it("loads an env: reference that is no shell's variable name, warning with its path: a container may hold it", async () => {
     const shape =
-      '"env:" must be followed by an environment variable\'s name: letters, digits and _, not starting with a digit';
-    expect(
-      await messagesOf({
+      '"env:" should be followed by an environment variable\'s name: letters, digits and _, not starting with a digit; no shell can export this one';
+    const names = [
+      "ANTHROPIC-API-KEY",
+      "_OPENAI_KEY2",
+      "SLACK WEBHOOK",
+      "1DISCORD",
+      "HOOK_URL",
+      "hook.secret",
+      "$GITHUB_TOKEN",
+    ];
+    const env = Object.fromEntries(
+      names.map((name) => [
+        name,
+        name.includes("KEY") ? "k" : name === "hook.secret" ? "whsec_dGVzdA==" : "https://hooks.example/x",
+      ]),
+    );
+    const policy = await loaded(
+      {
+        version: 1,
+        rules: [],
         models: {
           m: { provider: "anthropic", model: "x", apiKey: "env:ANTHROPIC-API-KEY" },
           ok: { provider: "openai", model: "x", apiKey: "env:_OPENAI_KEY2" },
@@ -558,13 +575,15 @@ describe("schema messages that say what to fix (a hunt)", () => {
           hook: { type: "webhook", url: "env:HOOK_URL", secret: "env:hook.secret" },
           gh: { type: "github-dispatch", repo: "o/r", eventType: "e", token: "env:$GITHUB_TOKEN" },
         },
-      }),
-    ).toEqual([
-      `$.models.m.apiKey: ${shape}`,
-      `$.sinks.chat.url: ${shape}`,
-      `$.sinks.talk.url: ${shape}`,
-      `$.sinks.hook.secret: ${shape}`,
-      `$.sinks.gh.token: ${shape}`,
+      },
+      env,
+    );
+    expect(policy.warnings.map((w) => `${w.severity} ${w.path}: ${w.message}`)).toEqual([
+      `warning $.models.m.apiKey: ${shape}`,
+      `warning $.sinks.chat.url: ${shape}`,
+      `warning $.sinks.talk.url: ${shape}`,
+      `warning $.sinks.hook.secret: ${shape}`,
+      `warning $.sinks.gh.token: ${shape}`,
     ]);
   });
 
