@@ -14,7 +14,7 @@ import {
   MAX_DELAY_MS,
   retryOrDead,
 } from "../core/delivery.js";
-import type { EgressCode } from "../core/egress/refusal.js";
+import type { EgressCode, EgressStage } from "../core/egress/refusal.js";
 import { errorMessage } from "../core/errors.js";
 import { invalidHeaderValues } from "../core/forward.js";
 import { scrubSecrets } from "../core/mask.js";
@@ -76,6 +76,8 @@ const TRANSIENT: ReadonlySet<EgressCode> = new Set([
   "EGRESS_DNS_FAILED",
   "EGRESS_NO_ADDRESS",
 ]);
+/** The egress guard's stages that refuse a request before it connects: nothing was sent. */
+const REFUSED_UNSENT: ReadonlySet<EgressStage> = new Set(["url", "allowlist", "name", "address"]);
 /** Slack and Discord webhooks take about one message per second (fanout.md B3, B4). */
 const CHAT_INTERVAL_MS = 1000;
 
@@ -139,9 +141,9 @@ export function createDeliverer(deps: DeliverDeps): Deliverer {
     // Own members only, as the policy checks a rule's sinks: "constructor" is no sink.
     const sinks = deps.policy().document.sinks;
     const config = sinks && Object.hasOwn(sinks, job.sink) ? sinks[job.sink] : undefined;
-    if (!config) return { kind: "dead", reason: `sink "${job.sink}" is no longer in the policy` };
+    if (!config) return unsentDead(`sink "${job.sink}" is no longer in the policy`);
     const sink = resolveSink(config, deps.env);
-    if (typeof sink === "string") return { kind: "dead", reason: `sink "${job.sink}": ${sink}` };
+    if (typeof sink === "string") return unsentDead(`sink "${job.sink}": ${sink}`);
     const schedule = config.retryScheduleSeconds ?? DEFAULT_RETRY_SCHEDULE_SECONDS;
     const retryLater = (reason: string, retryAfterMs?: number): DeliveryOutcome =>
       retryOrDead(attempts, schedule, deps.random(), reason, retryAfterMs);
@@ -151,16 +153,15 @@ export function createDeliverer(deps: DeliverDeps): Deliverer {
       request = await buildSinkRequest(sink, job.notification, deps.clock.now(), deps.hmac);
     } catch (e) {
       // The same job and sink would fail the same way on every attempt (a secret that is no key).
-      return { kind: "dead", reason: `sink "${job.sink}": ${errorMessage(e)}` };
+      return unsentDead(`sink "${job.sink}": ${errorMessage(e)}`);
     }
     // A token or secret no header can carry (a pasted curly quote) fails before anything is sent,
     // on every attempt: the HTTP client's refusal would read as a failed connection and be retried.
     const invalid = invalidHeaderValues(request.headers);
     if (invalid.length > 0) {
-      return {
-        kind: "dead",
-        reason: `sink "${job.sink}": the ${invalid.join(", ")} header would carry a character no HTTP header can (a control character, DEL, or one past U+00FF), so nothing was sent; fix the token or secret the sink reads`,
-      };
+      return unsentDead(
+        `sink "${job.sink}": the ${invalid.join(", ")} header would carry a character no HTTP header can (a control character, DEL, or one past U+00FF), so nothing was sent; fix the token or secret the sink reads`,
+      );
     }
     const held = await paced(request.url, sink.type === "slack" || sink.type === "discord");
     if (held > 0) {
@@ -190,7 +191,9 @@ export function createDeliverer(deps: DeliverDeps): Deliverer {
     });
     if (!sent.ok) {
       const reason = `${sent.error.code}: ${sent.error.reason}`;
-      return TRANSIENT.has(sent.error.code) ? retryLater(reason) : { kind: "dead", reason };
+      if (TRANSIENT.has(sent.error.code)) return retryLater(reason);
+      // Refused before it connected (the URL, the allowlist, a blocked name or address): unsent.
+      return REFUSED_UNSENT.has(sent.error.stage) ? unsentDead(reason) : { kind: "dead", reason };
     }
     const verdict = classifySinkResponse(
       sink.type,
@@ -209,6 +212,14 @@ export function createDeliverer(deps: DeliverDeps): Deliverer {
   }
 
   return { deliver };
+}
+
+/**
+ * A job no attempt can send (its sink gone or unusable), dead-lettered before any send: its dead
+ * letter counts this receive as no attempt (core/delivery.ts `deadLetterAttempts`).
+ */
+function unsentDead(reason: string): DeliveryOutcome {
+  return { kind: "dead", reason, unsent: true };
 }
 
 type SinkConfig = NonNullable<PolicyDocument["sinks"]>[string];

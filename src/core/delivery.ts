@@ -80,7 +80,10 @@ export type DeliveryOutcome =
   | {
       readonly kind: "dead";
       readonly reason: string;
-      /** Nothing was sent this time either (held past MAX_HOLDS): the dead letter counts no attempt for it. */
+      /**
+       * Nothing was sent this time (held past MAX_HOLDS, or a sink no attempt can send to: gone
+       * from the policy, a secret no header can carry): the dead letter counts no attempt for it.
+       */
       readonly unsent?: true;
     };
 
@@ -108,7 +111,7 @@ export function holdOrDead(outcome: DeliveryOutcome, holds: number): DeliveryOut
 
 /**
  * The attempts a dead letter records, the sends: a job's attempts, less this receive when it
- * sent nothing (dead-lettered past MAX_HOLDS), which would read as one send too many.
+ * sent nothing (`unsent`), which would read as one send too many.
  */
 export function deadLetterAttempts(outcome: DeliveryOutcome, attempts: number): number {
   return outcome.kind === "dead" && outcome.unsent ? Math.max(0, attempts - 1) : attempts;

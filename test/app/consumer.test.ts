@@ -667,6 +667,24 @@ describe("startConsumer on a lease that ran out", () => {
         await t.close();
       }
     });
+
+    it("dead-letters a job whose sink left the policy with its sends as attempts: none", async () => {
+      // A review, session 31: a job dead-lettered before anything was sent (its sink gone, a token
+      // no header can carry) counted that receive as an attempt: 1 for a job never sent.
+      const t = await setUp([0]);
+      try {
+        await t.queue.send([{ id: "evt.gone", body: { ...jobFor("evt"), id: "evt.gone", sink: "gone" } }]);
+        t.start();
+        await t.until(() => t.logs.some((l) => l.msg === "delivery dead-lettered"));
+        expect(t.sends).toEqual([]);
+        expect(t.logs.find((l) => l.msg === "delivery dead-lettered")?.fields).toMatchObject({ attempts: 0 });
+        expect((await t.queue.listDead()).map((d) => [d.id, d.attempts, d.error])).toEqual([
+          ["evt.gone", 0, 'sink "gone" is no longer in the policy'],
+        ]);
+      } finally {
+        await t.close();
+      }
+    });
   });
 });
 

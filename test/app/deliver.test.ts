@@ -158,7 +158,8 @@ describe("deliver", () => {
   });
 
   it("dead-letters a permanent failure at once", async () => {
-    expect(await deliverTo("410", 1)).toMatchObject({ kind: "dead" });
+    // The sink answered: an attempt.
+    expect(await deliverTo("410", 1)).toEqual({ kind: "dead", reason: expect.stringMatching(/410/) });
     expect(await deliverTo("slack-410", 1, { sink: "chat" })).toMatchObject({
       kind: "dead",
       reason: expect.stringMatching(/channel_is_archived/),
@@ -170,6 +171,8 @@ describe("deliver", () => {
     expect(outcome).toMatchObject({
       kind: "dead",
       reason: expect.stringMatching(/^EGRESS_BLOCKED_ADDRESS: .*127\.0\.0\.0\/8/),
+      // Refused before it connected: nothing was sent, so its dead letter counts no attempt.
+      unsent: true,
     });
   });
 
@@ -480,6 +483,7 @@ describe("deliver", () => {
     expect(await deliverer.deliver(job("hook"), 1)).toEqual({
       kind: "dead",
       reason: 'sink "hook": webhook secret must be "whsec_" followed by standard base64',
+      unsent: true,
     });
   });
 
@@ -514,7 +518,7 @@ describe("deliver", () => {
     });
     try {
       const outcome = await deliverer.deliver(job("ci"), 1);
-      expect(outcome.kind).toBe("dead");
+      expect(outcome).toMatchObject({ kind: "dead", unsent: true });
       expect(outcome.kind === "dead" && outcome.reason).toMatch(
         /^sink "ci": the authorization header would carry a character no HTTP header can/,
       );
@@ -565,6 +569,7 @@ describe("deliver", () => {
     expect(await deliverTo("ok", 1, { sink: "gone" })).toEqual({
       kind: "dead",
       reason: 'sink "gone" is no longer in the policy',
+      unsent: true,
     });
   });
 
@@ -575,6 +580,7 @@ describe("deliver", () => {
       expect(await deliverTo("ok", 1, { sink: name })).toEqual({
         kind: "dead",
         reason: `sink "${name}" is no longer in the policy`,
+        unsent: true,
       });
     }
   });

@@ -192,7 +192,8 @@ describe("a notify event through the real queue", () => {
         const dead = await deadLettersFor(sessionId);
         return dead.length > 0 ? dead : undefined;
       });
-      expect(letter?.body).toMatchObject({ attempts: 1, body: { sink: reason } });
+      // Its attempts are its sends: none for a sink refused before it was reached.
+      expect(letter?.body).toMatchObject({ attempts: reached.length, body: { sink: reason } });
       expect(letter?.body.error).toContain(code);
       // Every outbound fetch lands in the stand-in network, whatever its host: a literal
       // 169.254.169.254, a name DoH answers 10.0.0.1 for, or a followed redirect would show.
