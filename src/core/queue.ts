@@ -38,6 +38,14 @@ export interface ReceivedMessage<T> {
   readonly messageId?: string;
 }
 
+export interface HoldOptions {
+  /**
+   * False for a wait that is no hold either (the policy does not load): the message keeps the
+   * holds it had, so that MAX_HOLDS counts only the sink's holds. True by default.
+   */
+  readonly addsHold?: boolean;
+}
+
 export interface DeadLetter<T> {
   readonly id: string;
   readonly body: T;
@@ -75,7 +83,7 @@ export interface Queue<T> {
    * and the old one is removed; when only that removal fails it rejects with a `CopySentError`
    * ("held copy"): the copy is in, and the message must not be delivered again.
    */
-  hold(message: ReceivedMessage<T>, delayMs: number, reason: string): Promise<boolean>;
+  hold(message: ReceivedMessage<T>, delayMs: number, reason: string, options?: HoldOptions): Promise<boolean>;
   /**
    * Moves the message to the dead-letter queue with its last error and its `attempts` (a caller
    * whose last receive sent nothing passes one fewer: the dead letter counts the sends). Where that takes two calls

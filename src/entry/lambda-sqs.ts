@@ -92,11 +92,12 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
         id: job.id,
         body: job,
         attempts: carried.sent + receiveCount(record),
-        // `hold` adds one to the holds the message had.
-        holds: carried.holds - 1,
+        holds: carried.holds,
         receipt: record.receiptHandle,
       };
-      await queue.hold(message, BROKEN_CONFIG_HOLD_SECONDS * 1000, "the configuration is invalid");
+      await queue.hold(message, BROKEN_CONFIG_HOLD_SECONDS * 1000, "the configuration is invalid", {
+        addsHold: false,
+      });
       return true;
     } catch (e) {
       if (isCopySent(e, "held copy")) {

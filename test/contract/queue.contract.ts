@@ -197,6 +197,24 @@ export function queueContract(name: string, make: () => Promise<QueueUnderTest>)
       expect((await queue.listDead()).map((d) => [d.id, d.attempts])).toEqual([["held", 1 + perRetry]]);
     });
 
+    it("holds a message for a wait that adds no hold with neither an attempt nor a hold spent", async () => {
+      // A review, session 31: Lambda's wait for a policy that does not load passed `holds - 1` so
+      // that the hold's one more came out even; the wait is now said as such.
+      await queue.send([{ id: "waits", body: job(1) }]);
+      const [first] = await queue.receive(10, LONG);
+      if (!first) throw new Error("nothing received");
+      expect(await queue.hold(first, 0, "not sent: the sink asked to wait")).toBe(true);
+      const [second] = await queue.receive(10, LONG);
+      if (!second) throw new Error("nothing received");
+      expect(second).toMatchObject({ id: "waits", attempts: 1, holds: 1 });
+      expect(await queue.hold(second, 0, "the configuration is invalid", { addsHold: false })).toBe(true);
+      const [third] = await queue.receive(10, LONG);
+      expect(third).toMatchObject({ id: "waits", body: job(1), attempts: 1, holds: 1 });
+      if (!third) throw new Error("nothing received");
+      await queue.ack(third);
+      expect(await drain()).toEqual([]);
+    });
+
     it("forgets an acked message for good", async () => {
       await queue.send([
         { id: "done", body: job(1) },

@@ -101,14 +101,14 @@ export function createMemoryQueue<T>(options: MemoryQueueOptions = {}): Queue<T>
       return true;
     },
 
-    async hold(message, delayMs) {
+    async hold(message, delayMs, _reason, options) {
       open();
       const row = leased(message);
       if (!row) return false;
       row.visibleAt = now() + Math.max(0, delayMs);
       row.receipt = undefined;
       row.attempts = Math.max(0, row.attempts - 1);
-      row.holds += 1;
+      if (options?.addsHold !== false) row.holds += 1;
       return true;
     },
 

@@ -259,10 +259,16 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
      WHERE id = @id AND receipt = @receipt`,
   );
   // A lease counts an attempt when it is taken; a hold gives it back and counts a hold instead.
-  const holdLeased = db.prepare<{ id: string; receipt: string; visibleAt: number; error: string }>(
+  const holdLeased = db.prepare<{
+    id: string;
+    receipt: string;
+    visibleAt: number;
+    error: string;
+    added: number;
+  }>(
     `UPDATE queue_jobs SET state = 'ready', visible_at = @visibleAt, leased_until = NULL,
        lease_owner = NULL, receipt = NULL, last_error = @error,
-       attempts = MAX(0, attempts - 1), holds = holds + 1
+       attempts = MAX(0, attempts - 1), holds = holds + @added
      WHERE id = @id AND receipt = @receipt`,
   );
   const leasedRow = db.prepare<[string, string], { body: string; attempts: number; grp: string | null }>(
@@ -561,10 +567,12 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
       return release.run({ id: message.id, receipt: message.receipt, visibleAt, error }).changes > 0;
     },
 
-    async hold(message, delayMs, reason) {
+    async hold(message, delayMs, reason, options) {
       const visibleAt = now() + ms(delayMs);
+      const added = options?.addsHold === false ? 0 : 1;
       return (
-        holdLeased.run({ id: message.id, receipt: message.receipt, visibleAt, error: reason }).changes > 0
+        holdLeased.run({ id: message.id, receipt: message.receipt, visibleAt, error: reason, added })
+          .changes > 0
       );
     },
 

@@ -627,12 +627,12 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
     // that order: a failure between the two leaves both (a copy delivered twice at worst, which
     // the stable job id absorbs), never neither. A delete that fails after the send rejects with
     // CopySentError, so the caller can keep the message from a second delivery.
-    async hold(message, delayMs) {
+    async hold(message, delayMs, _reason, options) {
       const copy = fitted(message.body, (body) => ({
         id: message.id,
         body: encode(body),
         sent: Math.max(0, message.attempts - 1),
-        holds: (message.holds ?? 0) + 1,
+        holds: (message.holds ?? 0) + (options?.addsHold === false ? 0 : 1),
       }));
       await client.send(
         new SendMessageCommand({
