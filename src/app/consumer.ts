@@ -93,8 +93,8 @@ export function startConsumer(
     const job: unknown = message.body;
     if (!isDeliveryJob(job)) {
       // A stored body that parses but is no job (a journal line from elsewhere) can never be
-      // delivered, and would come back with every lease: dead-lettered as it is.
-      const outcome = { kind: "dead", reason: NOT_A_JOB } as const;
+      // delivered, and would come back with every lease: dead-lettered as it is, never sent.
+      const outcome = { kind: "dead", reason: NOT_A_JOB, unsent: true } as const;
       await settle(message, outcome, { job: message.id, sink: "unknown", attempts: message.attempts });
       return;
     }

@@ -143,7 +143,8 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
         const unreadable = {
           id: record.messageId,
           body: record.body,
-          attempts,
+          // The sends: none this time.
+          attempts: Math.max(0, attempts - 1),
           receipt: record.receiptHandle,
         };
         await queue.deadLetter(unreadable as unknown as ReceivedMessage<DeliveryJob>, reason);

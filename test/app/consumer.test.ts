@@ -217,8 +217,13 @@ describe("startConsumer", () => {
     // Redelivered, it would come back with every lease, its attempts growing without end.
     expect(logs.map((l) => l.msg)).toContain("delivery dead-lettered");
     const dead = await queue.listDead(10);
+    // Never sent: no attempt (a review, session 31: it said 1).
     expect(dead).toEqual([
-      expect.objectContaining({ id: "broken", error: expect.stringMatching(/is not a delivery job/) }),
+      expect.objectContaining({
+        id: "broken",
+        attempts: 0,
+        error: expect.stringMatching(/is not a delivery job/),
+      }),
     ]);
     expect(await queue.receive(10, 60_000)).toEqual([]);
   });

@@ -208,6 +208,8 @@ describe("the Lambda SQS handler", () => {
         expect.objectContaining({
           id: byBody((b) => b === "not a job"),
           body: "not a job",
+          // Never sent: no attempt (a review, session 31: it said 1).
+          attempts: 0,
           error: "not a delivery job: body is not JSON",
         }),
       ]),

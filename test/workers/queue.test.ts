@@ -299,6 +299,8 @@ describe("the queue handler with cloudflare:test batches", () => {
       (await control<DeadLetter[]>("/dead-letters")).find((d) => d.body.id === "m-junk"),
     );
     expect(letter.body.error).toMatch(/not a hookgate delivery job/);
+    // Never sent: no attempt (a review, session 31: it said 1).
+    expect(letter.body.attempts).toBe(0);
   });
 
   it("dead-letters a message that is no job and too big to quote whole, its body cut to fit", async () => {

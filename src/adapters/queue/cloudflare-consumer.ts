@@ -63,8 +63,10 @@ export function createCloudflareConsumer(deps: ConsumerDeps): {
     const envelope = readEnvelope(message.body);
     if (!envelope) {
       const raw = { id: message.id, body: message.body };
+      // Never sent: its attempts are the sends, none this time.
       await moveToDeadLetters(message, raw, "not a hookgate delivery job envelope", {
         message: message.id,
+        attempts: Math.max(0, message.attempts - 1),
       });
       return;
     }
