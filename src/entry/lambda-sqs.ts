@@ -85,8 +85,9 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
    */
   async function hold(record: SQSRecord): Promise<boolean> {
     if (settled.get(record.messageId)) return true;
+    let job: DeliveryJob | undefined;
     try {
-      const job = decodeJob(record.body);
+      job = decodeJob(record.body);
       const carried = carriedCounts(record.body);
       const message: ReceivedMessage<DeliveryJob> = {
         id: job.id,
@@ -101,7 +102,13 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
       return true;
     } catch (e) {
       if (isCopySent(e, "held copy")) {
+        // The copy is on the queue: Lambda's delete is the second try, as for any held record.
         settled.remember(record.messageId, "held");
+        logger.log(
+          "warn",
+          "delivery held for a valid policy; the old message's delete failed, left for Lambda to delete",
+          { messageId: record.messageId, job: job?.id, deleteFailed: errorMessage(e) },
+        );
         return true;
       }
       logger.log("error", "could not hold a record on the queue; reported for redelivery", {

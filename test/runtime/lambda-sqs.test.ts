@@ -820,6 +820,44 @@ describe("the Lambda SQS handler", () => {
     expect(own.duplicates).toBe(0);
   });
 
+  it("logs a record held while the policy does not load whose old message's delete failed", async () => {
+    // A review, session 31: since that hold is `Queue.hold`, a copy and then a delete, a delete
+    // that failed was remembered and left to Lambda's delete without a line, where every other
+    // delete that fails is logged.
+    await createPair();
+    const job = withSink(jobOf(0), "audit");
+    await send([job]);
+    const first = eventOf(await receiveAll(1));
+    const port = (server.address() as AddressInfo).port;
+    const flakyDeletes = createSqsClientForLocal(`http://127.0.0.1:${port}`);
+    cleanups.push(async () => flakyDeletes.destroy());
+    flakyDeletes.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === "DeleteMessageBatchCommand")
+          throw Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
+        return next(args);
+      },
+      { step: "initialize", name: "failDeletes" },
+    );
+    const lines: { level: string; msg: string; fields: Record<string, unknown> }[] = [];
+    const broken = createSqsHandler({
+      env: { HOOKGATE_POLICY: "{", HOOKGATE_QUEUE_URL: queueUrl, HOOKGATE_DLQ_URL: dlqUrl },
+      sqsClient: async () => flakyDeletes,
+      logger: { log: (level, msg, fields = {}) => lines.push({ level, msg, fields }) },
+    });
+    // The copy is in: not reported, Lambda's delete is the second try.
+    expect((await broken(first)).batchItemFailures).toEqual([]);
+    expect(lines).toContainEqual({
+      level: "warn",
+      msg: "delivery held for a valid policy; the old message's delete failed, left for Lambda to delete",
+      fields: {
+        messageId: first.Records[0]?.messageId,
+        job: job.id,
+        deleteFailed: expect.stringMatching(/socket hang up/),
+      },
+    });
+  });
+
   it("starts a delivery only while the time left covers its sink call and a dead letter's two SQS calls", async () => {
     // A review, session 29: the margin held one try of one SQS call, but a delivery that ends in
     // a dead letter settles with two (the send to the DLQ, then the delete), so one started with
