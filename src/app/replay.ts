@@ -282,6 +282,8 @@ interface Open {
   readonly balance: Balance;
   /** Past `hold` characters: the value read a member at a time, no longer held (`later` empty). */
   members?: MemberReader;
+  /** Past `hold` characters, held whole all the same: it may be a hook record (`mayBeRecord`). */
+  whole?: boolean;
 }
 
 /**
@@ -320,8 +322,14 @@ function createValueReader(limit: number, hold: number) {
     const c = text.charAt(0);
     if ((c === "{" || c === "[") && (o.indented || tryParse(text))) return giveUp(o);
     o.indented ||= c === " " || c === "\t";
-    if (!o.members && o.chars + text.length + 1 > hold) {
-      // Too large to hold (a Logs Insights export is one document): read a member at a time.
+    // Too large to hold (a Logs Insights export is one document): read a member at a time, unless
+    // it may be a record (held whole), or its first key is still to come (held up to it).
+    const record =
+      o.members || o.whole || o.chars + text.length + 1 <= hold
+        ? undefined
+        : o.first.charAt(0) === "{" && mayBeRecord([o.first.slice(1), ...o.later.map((l) => l.text)]);
+    if (record === true) o.whole = true;
+    if (record === false) {
       o.members = createMemberReader(o.first.charAt(0) === "{", o.line, limit, hold, (value, depth) =>
         out.push({ ok: true, value, line: o.line, depth }),
       );
@@ -443,8 +451,8 @@ interface MemberReader {
  * `wrangler tail` value, a hook record printed by `jq .`); past them, it is read a member at a
  * time (a Logs Insights export is one document, one row per record): each member is parsed
  * alone and its records found as in the whole value, and a member past them (the export's
- * `results`) is read a member at a time in turn. Such a value is never a hook record itself:
- * a record is far smaller (masking cuts strings at 2,000 characters).
+ * `results`) is read a member at a time in turn. Such a value is never a hook record itself,
+ * so one that may be (`mayBeRecord`) is held whole past them too.
  */
 export const HOLD = 2 ** 20;
 
@@ -469,11 +477,14 @@ function createMemberReader(
   let size = 0;
   let balance: Balance = { depth: 0, inString: false };
   let escaped = false;
+  /** Whether the current member, past `hold`, is held whole all the same (`mayBeRecord`). */
+  let whole = false;
 
   /** The member ended: parsed alone and handed on, or false if it does not parse. */
   const close = (text: string): boolean => {
     pieces = [];
     size = 0;
+    whole = false;
     if (text.trim() === "") return true;
     const frame = frames[frames.length - 1] as { object: boolean; depth: number };
     const parsed = tryParse(frame.object ? `{${text}}` : text);
@@ -505,7 +516,7 @@ function createMemberReader(
     }
     pieces.push(text.slice(from));
     size += text.length - from;
-    if (size <= hold || balance.depth === 0 || balance.inString) {
+    if (size <= hold || whole || balance.depth === 0 || balance.inString) {
       if (size > limit) throw new RecordTooLarge(line, true);
       return undefined;
     }
@@ -521,6 +532,12 @@ function createMemberReader(
       } else if (c === '"') inString = true;
       else if (c === "{" || c === "[") break;
     }
+    const record = member.charAt(opening) === "{" && mayBeRecord([member.slice(opening + 1)]);
+    if (record !== false) {
+      whole = record === true;
+      if (size > limit) throw new RecordTooLarge(line, true);
+      return undefined;
+    }
     const frame = frames[frames.length - 1] as { object: boolean; depth: number };
     frames.push({ object: member.charAt(opening) === "{", depth: frame.depth + 1 });
     pieces = [];
@@ -529,6 +546,45 @@ function createMemberReader(
     return feed(member.slice(opening + 1));
   };
   return { feed };
+}
+
+/** The keys of a hook record and of its log line (`{"time","level","msg":"hook record","record"}`). */
+const RECORD_KEYS: ReadonlySet<string> = new Set([
+  "time",
+  "decisionId",
+  "policy",
+  "client",
+  "team",
+  "event",
+  "decision",
+  "reason",
+  "rules",
+  "shadow",
+  "level",
+  "msg",
+  "record",
+]);
+
+/**
+ * Whether an object past HOLD, given its lines from just past its opening brace, may be a hook
+ * record or its log line (undefined: its first key is still to come), and so is held whole: one
+ * whose first key is one of
+ * theirs (`jq .` keeps a record's order, `jq -S .` sorts it). A record's body may be up to 64 MiB
+ * (`defaults.maxBodyBytes`); read a member at a time, it would be no record. A Logs Insights
+ * export starts with `results`, `filter-log-events` output with `events`, a `wrangler tail` value
+ * with none of theirs: read a member at a time.
+ */
+function mayBeRecord(lines: readonly string[]): boolean | undefined {
+  for (const text of lines) {
+    const start = text.search(/\S/);
+    if (start === -1) continue;
+    if (text.charAt(start) !== '"') return false;
+    let end = start + 1;
+    while (end < text.length && text.charAt(end) !== '"') end += text.charAt(end) === "\\" ? 2 : 1;
+    const key = tryParse(text.slice(start, end + 1));
+    return typeof key?.value === "string" && RECORD_KEYS.has(key.value);
+  }
+  return undefined;
 }
 
 /** Whether a line that does not parse is likely a record cut short. */

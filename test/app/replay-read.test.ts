@@ -103,6 +103,22 @@ describe("streamRecords", () => {
     expect((await streamed(chunked(`${pretty}\n${pretty}\n`, 100))).records).toHaveLength(2);
   });
 
+  it("finds a record printed over lines past what it holds (`jq .`, `jq -S .`, `jq -s .`), held whole", async () => {
+    // A record's body may be up to 64 MiB (`defaults.maxBodyBytes`) and `jq .` adds an indent to
+    // each line: one of 949 KB (a Glob's 60,000 file names) printed so is 1.49 MB. Read a member
+    // at a time, as a Logs Insights export is, it was no record, and replay skipped it.
+    const record = JSON.parse(TRAFFIC.split("\n")[0] ?? "") as Record<string, unknown>;
+    const sorted = Object.fromEntries(Object.entries(record).sort(([a], [b]) => (a < b ? -1 : 1)));
+    const log = { time: "2026-11-29T23:21:02.526Z", level: "info", msg: "hook record", record };
+    for (const value of [record, sorted, log, [record, record], { results: [[record]] }]) {
+      const text = `${JSON.stringify(value, null, 2)}\n`;
+      const whole = readRecords(text);
+      expect(whole.records.length).toBeGreaterThan(0);
+      // Past 64 characters held, as a record past 1 MiB is.
+      for (const size of [7, text.length]) expect(await asRead(chunked(text, size), 64)).toEqual(whole);
+    }
+  });
+
   it("reads a record split across a file's read chunks, a multi-byte character cut in two among them", async () => {
     // é is two bytes in UTF-8: with 16-byte reads, some are cut between two reads.
     const text = `${[0, 1, 2, 3].map((i) => line({ decisionId: `é${i}`, reason: "é".repeat(50 + i) })).join("\n")}\n`;
