@@ -53,6 +53,23 @@ describe("streamRecords", () => {
     ["a Logs Insights export", INSIGHTS],
     ["the same with one space of indent", JSON.stringify(JSON.parse(INSIGHTS), null, 1)],
     ["the same with no indent", INSIGHTS.replace(/^[ \t]+/gm, "")],
+    [
+      "the same with fields whose strings hold quotes, backslashes, brackets and commas",
+      JSON.stringify(
+        {
+          results: (JSON.parse(INSIGHTS) as { results: unknown[][] }).results.map((row, i) => [
+            { field: "note", value: ['say "hi', "\\", '\\"]', "} ], {", "é\u2028"][i % 5] },
+            ...row,
+          ]),
+        },
+        null,
+        4,
+      ),
+    ],
+    [
+      "the same under a key that holds a quote and a bracket",
+      INSIGHTS.replace('"results"', '"re\\"sults [0]"'),
+    ],
     ["wrangler tail --format json", WRANGLER],
     [
       "aws logs filter-log-events --output json",
