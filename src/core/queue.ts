@@ -137,7 +137,7 @@ export class SendFailedError extends Error {
 /**
  * The ids of the messages a failed send did not send, when its error says (`SendFailedError`);
  * undefined when any of them may be missing, as after a send that failed as a whole. By name,
- * not class (isDeadLetterSent).
+ * not class (isCopySent).
  */
 export function notSentBy(e: unknown): ReadonlySet<string> | undefined {
   if (!(e instanceof Error) || e.name !== "SendFailedError") return undefined;
