@@ -19,6 +19,8 @@ const disk = vi.hoisted(() => ({
   refused: false,
   cut: false,
   removals: Number.POSITIVE_INFINITY,
+  /** Runs once, right after the next listing of a directory returns. */
+  afterList: undefined as (() => void) | undefined,
 }));
 vi.mock("node:fs", async (importOriginal) => {
   const fs = await importOriginal<typeof import("node:fs")>();
@@ -36,6 +38,13 @@ vi.mock("node:fs", async (importOriginal) => {
       if (disk.refused)
         throw Object.assign(new Error("EPERM: operation not permitted, unlink"), { code: "EPERM" });
       return fs.rmSync(...args);
+    },
+    readdirSync: (...args: Parameters<typeof fs.readdirSync>) => {
+      const names = fs.readdirSync(...args);
+      const after = disk.afterList;
+      disk.afterList = undefined;
+      after?.();
+      return names;
     },
     writeSync: (...args: Parameters<typeof fs.writeSync>) => {
       // A write cut short: half of what is left is written, then the disk is full.
@@ -61,6 +70,7 @@ beforeEach(() => {
   disk.refused = false;
   disk.cut = false;
   disk.removals = Number.POSITIVE_INFINITY;
+  disk.afterList = undefined;
 });
 
 const jobs = (n: number) => [{ id: `job-${n}`, body: { n }, group: "audit" }];
@@ -194,4 +204,17 @@ it("leaves no lock file for ever when killed between a segment's two removals", 
   expect(got.map((m) => m.body.n).sort()).toEqual([1, 2]);
   second.close();
   await queue.close();
+});
+
+it("finds a running writer that moved to its next segment between the start's listing and its look at the locks", () => {
+  const journalDir = join(dir, "intake");
+  // Another serve (serve.lock deleted) whose segment is full: its next append moves it on.
+  const writer = openJournalWriter(journalDir, 10);
+  writer.append(jobs(1));
+  // Its lock of the next segment is taken before the old one is freed, but after this listing:
+  // the one lock listed was free when looked at, and the start was let in beside a live writer.
+  disk.afterList = () => writer.append(jobs(2));
+  expect(journalHeld(journalDir)).toBe(true);
+  writer.close();
+  expect(journalHeld(journalDir)).toBe(false);
 });

@@ -131,24 +131,39 @@ function findLock(dir: string, n: number, create = false): Database.Database | "
  * segment left: that is the number a writer makes next, and one that has opened the lock file
  * and not yet locked it would lock the removed file, its segment then with no lock (the reader
  * removes a lock only below a later segment for the same reason). Those few go once a later
- * segment is made.
+ * segment is made. The directory is listed again while a lock not looked at appears: a writer
+ * that moved on after a listing left only a free lock in it.
  */
 export function journalHeld(dir: string): boolean {
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === "ENOENT") return false;
-    throw e;
+  // A writer moving on takes its next lock before it frees the one it had: one that moved after
+  // the listing left a free lock in it and a held one not in it. The directory is listed again
+  // until no lock appears that was not looked at (one more listing at a start let in).
+  const seen = new Set<number>();
+  for (;;) {
+    let names: string[];
+    try {
+      names = readdirSync(dir);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === "ENOENT") return false;
+      throw e;
+    }
+    const left = new Set<number>();
+    const locks: number[] = [];
+    for (const name of names) {
+      const segment = NAME.exec(name);
+      if (segment) left.add(Number(segment[1]));
+      const lock = LOCK_NAME.exec(name);
+      if (lock) locks.push(Number(lock[1]));
+    }
+    const fresh = locks.filter((n) => !seen.has(n));
+    if (fresh.length === 0) return false;
+    for (const n of fresh) seen.add(n);
+    if (lookAtLocks(dir, left, locks)) return true;
   }
-  const left = new Set<number>();
-  const locks: number[] = [];
-  for (const name of names) {
-    const segment = NAME.exec(name);
-    if (segment) left.add(Number(segment[1]));
-    const lock = LOCK_NAME.exec(name);
-    if (lock) locks.push(Number(lock[1]));
-  }
+}
+
+/** One look of `journalHeld` at the locks listed: whether one is held. */
+function lookAtLocks(dir: string, left: ReadonlySet<number>, locks: number[]): boolean {
   const newest = Math.max(...left);
   locks.sort((a, b) => Number(left.has(b)) - Number(left.has(a)) || b - a);
   for (const n of locks) {
