@@ -93,9 +93,10 @@ export function startConsumer(
     const job: unknown = message.body;
     if (!isDeliveryJob(job)) {
       // A stored body that parses but is no job (a journal line from elsewhere) can never be
-      // delivered, and would come back with every lease: dead-lettered as it is, never sent.
-      const outcome = { kind: "dead", reason: NOT_A_JOB, unsent: true } as const;
-      await settle(message, outcome, { job: message.id, sink: "unknown", attempts: message.attempts });
+      // delivered, and would come back with every lease: dead-lettered as it is, with no attempt,
+      // as it was never sent (on this lease or an earlier one left unsettled).
+      const outcome = { kind: "dead", reason: NOT_A_JOB } as const;
+      await settle({ ...message, attempts: 0 }, outcome, { job: message.id, sink: "unknown", attempts: 0 });
       return;
     }
     let outcome: Awaited<ReturnType<Deliverer["deliver"]>>;

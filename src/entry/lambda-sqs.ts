@@ -150,8 +150,8 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
         const unreadable = {
           id: record.messageId,
           body: record.body,
-          // The sends: none this time.
-          attempts: Math.max(0, attempts - 1),
+          // Never sent, on this receive or an earlier one (its dead letter's send failed): no attempt.
+          attempts: 0,
           receipt: record.receiptHandle,
         };
         await queue.deadLetter(unreadable as unknown as ReceivedMessage<DeliveryJob>, reason);

@@ -228,6 +228,42 @@ describe("startConsumer", () => {
     expect(await queue.receive(10, 60_000)).toEqual([]);
   });
 
+  it("dead-letters a message that is no job with no attempt on SQLite, also on a later lease", async () => {
+    // Its first lease ended unsettled (the process killed, or the dead letter's write failed):
+    // leased again, the stored attempts say 2. It was never sent, so its dead letter says 0; it
+    // said 1 (its attempts less this lease) after session 31.
+    const dir = tempDir("consumer-not-a-job");
+    let clock = 1_700_000_000_000;
+    const queue = createSqliteQueue<DeliveryJob>({ path: join(dir, "queue.sqlite"), now: () => clock });
+    try {
+      await queue.send([{ id: "broken", body: { id: "broken", sink: "s" } as unknown as DeliveryJob }]);
+      expect((await queue.receive(1, 1000)).map((m) => m.attempts)).toEqual([1]);
+      clock += 2000;
+      const logs: { msg: string; fields: Record<string, unknown> | undefined }[] = [];
+      const consumer = startConsumer(
+        {
+          queue,
+          deliverer: accepting([]),
+          logger: { log: (_l, msg, fields) => logs.push({ msg, fields }) },
+        },
+        { batchSize: 1, idleMs: 5, visibilityMs: 60_000 },
+      );
+      for (let i = 0; i < 200 && (await queue.listDead(10)).length === 0; i++)
+        await new Promise((r) => setTimeout(r, 5));
+      await consumer.stop();
+      expect(await queue.listDead(10)).toEqual([
+        expect.objectContaining({
+          id: "broken",
+          attempts: 0,
+          error: expect.stringMatching(/not a delivery job/),
+        }),
+      ]);
+      expect(logs.find((l) => l.msg === "delivery dead-lettered")?.fields).toMatchObject({ attempts: 0 });
+    } finally {
+      await queue.close();
+    }
+  });
+
   it("retries a deliverer that throws on the default schedule, then dead-letters the job with the error", async () => {
     let now = 0;
     const queue = createMemoryQueue<DeliveryJob>({ now: () => now });

@@ -303,6 +303,21 @@ describe("the queue handler with cloudflare:test batches", () => {
     expect(letter.body.attempts).toBe(0);
   });
 
+  it("dead-letters a message that is no job with no attempt also when Cloudflare delivers it again", async () => {
+    // Its third delivery (the DLQ refused its dead letter twice): never sent, no attempt; it said
+    // 2 (Cloudflare's attempts less this one) after session 31.
+    const batch = createMessageBatch("hookgate-jobs", [
+      { id: "m-junk-again", timestamp: new Date(), attempts: 3, body: { hello: "again" } },
+    ]);
+    const ctx = createExecutionContext();
+    await worker.queue(batch as unknown as PushedBatch, env as unknown as WorkerEnv, ctx);
+    expect((await getQueueResult(batch, ctx)).explicitAcks).toEqual(["m-junk-again"]);
+    const letter = await until("the dead letter", async () =>
+      (await control<DeadLetter[]>("/dead-letters")).find((d) => d.body.id === "m-junk-again"),
+    );
+    expect(letter.body.attempts).toBe(0);
+  });
+
   it("dead-letters a message that is no job and too big to quote whole, its body cut to fit", async () => {
     // Quoted in the dead letter, 100 000 double quotes became 200 KB, past the 128 KB a message
     // holds: the DLQ refused it on every attempt, and Cloudflare moved it after max_retries

@@ -63,10 +63,10 @@ export function createCloudflareConsumer(deps: ConsumerDeps): {
     const envelope = readEnvelope(message.body);
     if (!envelope) {
       const raw = { id: message.id, body: message.body };
-      // Never sent: its attempts are the sends, none this time.
+      // Never sent, on this delivery or an earlier one (the DLQ refused it): no attempt.
       await moveToDeadLetters(message, raw, "not a hookgate delivery job envelope", {
         message: message.id,
-        attempts: Math.max(0, message.attempts - 1),
+        attempts: 0,
       });
       return;
     }
