@@ -21,6 +21,7 @@ export default defineConfig({
           // directories and processes cleaned up when it ends (test/support/temp.ts).
           globalSetup: ["test/support/run-tmpdir.ts"],
           setupFiles: ["test/support/cleanup.ts"],
+          runner: "test/support/runner.ts",
         },
       },
       "./vitest.workers.config.ts",

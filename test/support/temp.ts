@@ -12,7 +12,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { onTestFinished } from "vitest";
 
-const fileCleanups: (() => unknown)[] = [];
+const FILE_CLEANUPS = Symbol.for("hookgate.test.fileCleanups");
+// On globalThis: the runner (test/support/runner.ts) may hold another copy of this module than
+// the test file's.
+const shared = globalThis as { [FILE_CLEANUPS]?: (() => unknown)[] };
+shared[FILE_CLEANUPS] ??= [];
+const fileCleanups = shared[FILE_CLEANUPS];
 
 /** Runs `cleanup` when the current test ends or, outside a test, when the file's tests end. */
 export function whenDone(cleanup: () => unknown): void {
