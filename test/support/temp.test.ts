@@ -34,4 +34,11 @@ describe("a test run's temporary directories", () => {
     expect(code, output).toBe(0);
   });
 
+  it("fail the file and the run when one is left, each naming the directory and the run its file", async () => {
+    const { code, output } = await vitest("leaky.fixture.ts");
+    expect(output).toMatch(/this file left hookgate-fixture-leak-\w{6} in the temporary directory/);
+    expect(output).toMatch(/test\/fixtures\/temp-cleanup\/leaky\.fixture\.ts: hookgate-fixture-leak-\w{6}\n/);
+    expect(output).toMatch(/Test Files +1 failed/);
+    expect(code).toBe(1);
+  });
 });
