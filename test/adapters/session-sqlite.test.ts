@@ -1,3 +1,8 @@
+/**
+ * The session store on Node, on a real SQLite file: what it remembers outlives the process, and
+ * what is older than a day is forgotten a window of rows at a time, never by reading the whole
+ * table in one call on the answer's path.
+ */
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { beforeEach, describe, expect, it } from "vitest";
