@@ -6,7 +6,7 @@
  * check copies them; a segment not made leaves no lock file. A removal can also be refused
  * (EPERM), or stand for a kill between a finished segment's two removals.
  */
-import { readdirSync, rmSync } from "node:fs";
+import { mkdirSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { beforeEach, expect, it, vi } from "vitest";
 import { journalHeld, openJournalReader, openJournalWriter } from "../../src/adapters/queue/journal.js";
@@ -21,15 +21,22 @@ const disk = vi.hoisted(() => ({
   removals: Number.POSITIVE_INFINITY,
   /** Runs once, right after the next listing of a directory returns. */
   afterList: undefined as (() => void) | undefined,
+  /** Runs once, when the next write or segment is refused. */
+  onRefusal: undefined as (() => void) | undefined,
 }));
+const refuse = (message: string, code: string) => {
+  const then = disk.onRefusal;
+  disk.onRefusal = undefined;
+  then?.();
+  return Object.assign(new Error(message), { code });
+};
 vi.mock("node:fs", async (importOriginal) => {
   const fs = await importOriginal<typeof import("node:fs")>();
   return {
     ...fs,
     openSync: (...args: Parameters<typeof fs.openSync>) => {
       // Out of descriptors once SQLite opened the segment's lock, so the segment cannot be made.
-      if (disk.noSegment && args[1] === "wx+")
-        throw Object.assign(new Error("EMFILE: too many open files, open"), { code: "EMFILE" });
+      if (disk.noSegment && args[1] === "wx+") throw refuse("EMFILE: too many open files, open", "EMFILE");
       return fs.openSync(...args);
     },
     rmSync: (...args: Parameters<typeof fs.rmSync>) => {
@@ -55,8 +62,7 @@ vi.mock("node:fs", async (importOriginal) => {
         disk.full = true;
         return fs.writeSync(fd, buffer, offset, Math.ceil((buffer.byteLength - offset) / 2));
       }
-      if (disk.full)
-        throw Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" });
+      if (disk.full) throw refuse("ENOSPC: no space left on device, write", "ENOSPC");
       return fs.writeSync(...args);
     },
   };
@@ -71,6 +77,7 @@ beforeEach(() => {
   disk.cut = false;
   disk.removals = Number.POSITIVE_INFINITY;
   disk.afterList = undefined;
+  disk.onRefusal = undefined;
 });
 
 const jobs = (n: number) => [{ id: `job-${n}`, body: { n }, group: "audit" }];
@@ -124,7 +131,8 @@ it("frees the lock of a failed copy it could not remove, so the reader does not 
   // The copy's write fails, and so does the removal of what it made.
   disk.full = true;
   disk.refused = true;
-  expect(() => writer.check()).toThrow("EPERM");
+  // The disk's fault first: the removal's alone told of a permission, not of a full disk.
+  expect(() => writer.check()).toThrow(/^ENOSPC: .*EPERM: /);
   disk.full = false;
   disk.refused = false;
   // Copied out at close to a later segment. The failed copy's lock, taken until the process
@@ -217,4 +225,56 @@ it("finds a running writer that moved to its next segment between the start's li
   expect(journalHeld(journalDir)).toBe(true);
   writer.close();
   expect(journalHeld(journalDir)).toBe(false);
+});
+
+/** A file the writer made, replaced by a non-empty directory: `rmSync` cannot remove it. */
+const inTheWay = (path: string) => {
+  rmSync(path);
+  mkdirSync(join(path, "kept"), { recursive: true });
+};
+const thrown = (run: () => void) => {
+  try {
+    run();
+  } catch (e) {
+    return e as Error & { code?: string };
+  }
+  throw new Error("nothing thrown");
+};
+
+it("names the copy's own failure first when what it made cannot be removed, and still frees the lock", () => {
+  const journalDir = join(dir, "intake");
+  const writer = openJournalWriter(journalDir);
+  writer.append(jobs(1));
+  for (const name of readdirSync(journalDir)) rmSync(join(journalDir, name));
+  // The copy's write finds the disk full, and its segment, to be removed, is a directory by then.
+  disk.full = true;
+  disk.onRefusal = () => {
+    const [made] = readdirSync(journalDir).filter((name) => name.endsWith(".jsonl"));
+    inTheWay(join(journalDir, made as string));
+  };
+  const error = thrown(() => writer.check());
+  expect(error.code).toBe("ENOSPC");
+  // The operator's log line (node.ts) showed "Path is a directory" alone.
+  expect(error.message).toMatch(/^ENOSPC: no space left on device, write \(.*directory/);
+  expect((error as AggregateError).errors).toHaveLength(2);
+  disk.full = false;
+  expect(journalHeld(journalDir)).toBe(false);
+});
+
+it("names the segment's own failure first when its lock file cannot be removed", () => {
+  const journalDir = join(dir, "intake");
+  const writer = openJournalWriter(journalDir, 10);
+  writer.append(jobs(1));
+  disk.noSegment = true;
+  disk.onRefusal = () => {
+    const locks = readdirSync(journalDir)
+      .filter((name) => name.endsWith(".lock"))
+      .sort();
+    inTheWay(join(journalDir, locks.at(-1) as string));
+  };
+  const error = thrown(() => writer.append(jobs(2)));
+  expect(error.code).toBe("EMFILE");
+  expect(error.message).toMatch(/^EMFILE: too many open files, open \(.*directory/);
+  disk.noSegment = false;
+  writer.close();
 });

@@ -184,6 +184,22 @@ function lookAtLocks(dir: string, left: ReadonlySet<number>, locks: number[]): b
   return false;
 }
 
+/**
+ * The error to throw when undoing what a failed step made failed too: `cause` first, with its
+ * `code` (what the caller and the operator act on), and the removal's error after it.
+ */
+function bothFailed(cause: unknown, removal: unknown): AggregateError {
+  const text = (e: unknown) => (e instanceof Error ? e.message : String(e));
+  const both = new AggregateError(
+    [cause, removal],
+    `${text(cause)} (and removing what was made for it failed: ${text(removal)})`,
+    { cause },
+  );
+  const code = (cause as { code?: unknown } | null)?.code;
+  if (code !== undefined) Object.assign(both, { code });
+  return both;
+}
+
 function segments(dir: string): number[] {
   return readdirSync(dir)
     .flatMap((name) => {
@@ -273,24 +289,29 @@ export function openJournalWriter(
         }
         // No segment made (out of descriptors, a full disk): its lock goes too, or every append
         // that fails so would leave one, for `journalHeld` to open at each start.
-        discard({ lock, n: segment });
-        throw e;
+        throw discard({ lock, n: segment }, e);
       }
     }
   };
   /**
-   * Undoes a `create` whose segment is not used: the segment, when it was made (`fd`), then its
-   * lock file, removed while the lock is still taken, then the lock freed, even when a removal
-   * throws: taken until the process ended, the reader waited behind the segment left, every later
-   * one undelivered (taken in now, what the segment holds is delivered twice, never lost).
+   * Undoes a `create` whose segment is not used, after `cause` (the error that made it unused):
+   * the segment, when it was made (`fd`), then its lock file, removed while the lock is still
+   * taken, then the lock freed, even when a removal throws: taken until the process ended, the
+   * reader waited behind the segment left, every later one undelivered (taken in now, what the
+   * segment holds is delivered twice, never lost). Returns what to throw: `cause`, or, when a
+   * removal failed too, an error that names `cause` first and the removal's error after it (the
+   * removal's alone told the operator of a directory in the way, not of the full disk).
    */
-  const discard = (made: { fd?: number; lock: Database.Database; n: number }) => {
+  const discard = (made: { fd?: number; lock: Database.Database; n: number }, cause: unknown): unknown => {
     try {
       if (made.fd !== undefined) {
         closeSync(made.fd);
         rmSync(join(dir, segmentName(made.n)), { force: true });
       }
       rmSync(join(dir, lockName(made.n)), { force: true });
+      return cause;
+    } catch (removal) {
+      return bothFailed(cause, removal);
     } finally {
       made.lock.close();
     }
@@ -330,8 +351,7 @@ export function openJournalWriter(
       let written = 0;
       while (written < kept.length) written += writeSync(made.fd, kept, written);
     } catch (e) {
-      discard(made);
-      throw e;
+      throw discard(made, e);
     }
     closeSync(fd);
     fd = made.fd;
