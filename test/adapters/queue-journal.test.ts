@@ -5,7 +5,7 @@
  */
 import { execFileSync, spawnSync } from "node:child_process";
 import { appendFileSync, existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
@@ -783,6 +783,57 @@ describe("intake journal", () => {
     } finally {
       opening.close();
     }
+  });
+
+  it("takes a free lock a killed writer left above every segment as its next segment's own: held, never removed from under it", async () => {
+    const first = openJournalWriter(journalDir);
+    first.append(jobs(1));
+    first.close();
+    const n = numberOf(segmentFiles().at(-1)) + 1;
+    const path = join(journalDir, `intake-${String(n).padStart(12, "0")}.lock`);
+    // Killed between taking its next lock and making that segment.
+    const killed = new Database(path, { timeout: 0 });
+    killed.pragma("journal_mode = MEMORY");
+    killed.exec("BEGIN EXCLUSIVE");
+    killed.close();
+    const file = statSync(path).ino;
+    // The start leaves it (a writer may have opened it to take it), and the next writer takes it.
+    expect(journalHeld(journalDir)).toBe(false);
+    const writer = openJournalWriter(journalDir);
+    writer.append(jobs(2));
+    expect(segmentFiles().map(numberOf)).toEqual([n - 1, n]);
+    expect(statSync(path).ino).toBe(file);
+    expect(journalHeld(journalDir)).toBe(true);
+    const { queue, reader } = deliveryThread();
+    await reader.drain();
+    writer.append(jobs(3));
+    await reader.drain();
+    expect(await receivedNumbers(queue)).toEqual([1, 2, 3]);
+    writer.close();
+    expect(readdirSync(journalDir).sort()).toEqual(
+      [`intake-${String(n).padStart(12, "0")}.jsonl`, basename(path)].sort(),
+    );
+  });
+
+  it("skips a next segment number whose lock path cannot be a lock, rather than failing every append", async () => {
+    const first = openJournalWriter(journalDir);
+    first.append(jobs(1));
+    first.close();
+    const n = numberOf(segmentFiles().at(-1));
+    const lockPath = (k: number) => join(journalDir, `intake-${String(k).padStart(12, "0")}.lock`);
+    // Above every segment, where the next writer takes its lock: a directory, a file not SQLite's.
+    mkdirSync(join(lockPath(n + 1), "kept"), { recursive: true });
+    writeFileSync(lockPath(n + 2), "not a SQLite file, whatever it is".repeat(4));
+    expect(journalHeld(journalDir)).toBe(false);
+    // Opening threw (a serve that could not start), and so did every append of a writer open.
+    const writer = openJournalWriter(journalDir);
+    writer.append(jobs(2));
+    expect(segmentFiles().map(numberOf)).toEqual([n, n + 3]);
+    expect(journalHeld(journalDir)).toBe(true);
+    const { queue, reader } = deliveryThread();
+    await reader.drain();
+    expect(await receivedNumbers(queue)).toEqual([1, 2]);
+    writer.close();
   });
 
   it("reads a lock path that cannot be a lock (a directory, a file not SQLite's) as free: no refusal, no wait", async () => {

@@ -43,6 +43,18 @@
  * later segments wait behind the other's live one: late (until that writer rotates or stops),
  * never lost.
  *
+ * A free lock above every segment (a writer killed between taking its next lock and making that
+ * segment, or segments deleted by hand and their locks left) is taken by the next writer that
+ * reaches its number as its segment's own, not removed; that is sound because nothing removes a
+ * lock above every segment (`journalHeld` and the reader remove one only below a later segment),
+ * so the file a writer opens is still the one it locks and the one others look at, and it holds
+ * it as any lock it made: a start is refused, a reader waits. Removed instead, a writer that had
+ * opened it and not yet locked it would lock the removed file, its segment then seen with no
+ * lock. Such locks never pile up: a writer tries the lowest number above every segment first, so
+ * it takes one before it makes a new one. A path there that cannot be a lock (a directory, a file
+ * not SQLite's), read as no lock by everyone, is skipped: the writer takes the next number
+ * (taking it threw, and every append, or serve's start, failed with it).
+ *
  * A writer that finds no segment (a new journal, or one removed while queue.sqlite kept its
  * position) numbers its first from the clock, not from 1, so that a position the queue kept from
  * an earlier journal names no segment of the new one; and the reader applies a recorded position
@@ -99,8 +111,15 @@ function findLock(dir: string, n: number, create = false): Database.Database | "
   try {
     lock = new Database(path, { timeout: 0, fileMustExist: !create });
   } catch (e) {
-    if (create || (e as { code?: string }).code !== "SQLITE_CANTOPEN") throw e;
-    return statSync(path, { throwIfNoEntry: false })?.isFile() ? "held" : "none";
+    if ((e as { code?: string }).code !== "SQLITE_CANTOPEN") throw e;
+    const found = statSync(path, { throwIfNoEntry: false });
+    // A writer's take: what is there is no file (a directory), or it cannot be opened at all
+    // (out of descriptors), which throws.
+    if (create) {
+      if (found && !found.isFile()) return "none";
+      throw e;
+    }
+    return found?.isFile() ? "held" : "none";
   }
   try {
     // No `-journal` file beside it: the transaction never writes, and a killed holder would
@@ -112,7 +131,7 @@ function findLock(dir: string, n: number, create = false): Database.Database | "
     lock.close();
     const code = (e as { code?: string }).code;
     if (code === "SQLITE_BUSY") return "held";
-    if (!create && code === "SQLITE_NOTADB") return "none";
+    if (code === "SQLITE_NOTADB") return "none";
     throw e;
   }
 }
@@ -130,9 +149,9 @@ function findLock(dir: string, n: number, create = false): Database.Database | "
  * segment) piled up and every start opened each one, 0.1 to 0.4 ms apiece. Not one above every
  * segment left: that is the number a writer makes next, and one that has opened the lock file
  * and not yet locked it would lock the removed file, its segment then with no lock (the reader
- * removes a lock only below a later segment for the same reason). Those few go once a later
- * segment is made. The directory is listed again while a lock not looked at appears: a writer
- * that moved on after a listing left only a free lock in it.
+ * removes a lock only below a later segment for the same reason). Those few are taken by the
+ * next writer as its own (see the file's header). The directory is listed again while a lock not
+ * looked at appears: a writer that moved on after a listing left only a free lock in it.
  */
 export function journalHeld(dir: string): boolean {
   // A writer moving on takes its next lock before it frees the one it had: one that moved after
@@ -267,7 +286,8 @@ export function openJournalWriter(
    * Makes the next segment with its lock taken, the writer's state untouched. The lock is taken
    * before the segment is made: a reader never finds a segment of a live writer unlocked. `wx`: a
    * segment is only ever written by the writer that created it; a lock held by another writer is
-   * its segment.
+   * its segment. A free lock file already there (left by a writer killed before it made its
+   * segment) is taken as it is: see "A free lock above every segment" above.
    */
   const create = (): { fd: number; lock: Database.Database; n: number } => {
     // Above every segment left, not just above its own: another writer's later segments (every
@@ -276,6 +296,8 @@ export function openJournalWriter(
     segment = Math.max(segment, segments(dir).at(-1) ?? 0);
     for (;;) {
       segment += 1;
+      // Undefined also for a path that cannot be a lock (a directory, a file not SQLite's): that
+      // number is skipped, as everyone reads it as no lock; thrown, every append failed.
       const lock = takeLock(dir, segment);
       if (!lock) continue;
       try {
