@@ -24,7 +24,12 @@ import {
 import { batchLines, createJsonLogger, scrubLines } from "../adapters/log/json-lines.js";
 import { createPrometheusRegistry } from "../adapters/metrics/prometheus.js";
 import { formatIssues, loadPolicyFile } from "../adapters/policy-source/file.js";
-import { type JournalWriter, journalHeld, openJournalWriter } from "../adapters/queue/journal.js";
+import {
+  CHECK_MS as JOURNAL_CHECK_MS,
+  type JournalWriter,
+  journalHeld,
+  openJournalWriter,
+} from "../adapters/queue/journal.js";
 import { createJsonlRecorder } from "../adapters/record/jsonl.js";
 import { createSqliteSessionStore } from "../adapters/session/sqlite.js";
 import { createNotifier } from "../app/notify.js";
@@ -160,7 +165,8 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
     throw dataDirError(options.dataDir, e);
   }
   // A journal segment deleted under the writer (journal.ts: a second serve on the data dir with
-  // every lock file deleted) is copied to a new one here, within a second.
+  // every lock file deleted) is copied to a new one here, within a second, and a lock file
+  // deleted by hand is taken again, so that a serve starting meanwhile still sees this one.
   const journalCheck = setInterval(() => {
     try {
       store.journal.check();
@@ -370,8 +376,6 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
   }
 }
 
-/** How often the intake journal's writer looks whether its segment was deleted under it. */
-const JOURNAL_CHECK_MS = 1000;
 /** How long a stop waits for requests in flight before cutting their connections. */
 const CLOSE_GRACE_MS = 10_000;
 /** How long before that remote calls still running are ended with their onError. */

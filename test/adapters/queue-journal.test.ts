@@ -3,7 +3,8 @@
  * delivery thread's reader takes into the queue exactly once, across segments, restarts, torn
  * ends and lines that are not jobs.
  */
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { once } from "node:events";
 import { appendFileSync, existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import Database from "better-sqlite3";
@@ -17,8 +18,8 @@ import {
 import { createSqliteQueue, type SqliteQueue } from "../../src/adapters/queue/sqlite.js";
 import { createNotifier } from "../../src/app/notify.js";
 import { parseHookEvent } from "../../src/core/events.js";
-import { ROOT } from "../support/process.js";
-import { tempDir } from "../support/temp.js";
+import { endProcess, ROOT } from "../support/process.js";
+import { tempDir, whenDone } from "../support/temp.js";
 
 interface Job {
   readonly n: number;
@@ -783,6 +784,37 @@ describe("intake journal", () => {
     } finally {
       opening.close();
     }
+  });
+
+  it("still finds a writer running in another process after its lock file was deleted by hand (built dist/)", async () => {
+    // A serve's writer, as node.ts runs it: its check called on a timer (oftener than serve's,
+    // so that what is seen is the start's look, not how late the timer fires).
+    const child = `
+      const [journal, dir] = process.argv.slice(1);
+      const { openJournalWriter } = await import(journal);
+      const writer = openJournalWriter(dir);
+      writer.append([{ id: "job-1", body: { n: 1 }, group: "audit" }]);
+      setInterval(() => writer.check(), 50);
+      console.log("writing");`;
+    const journal = new URL("../../dist/adapters/queue/journal.js", import.meta.url).href;
+    const writer = spawn(process.execPath, ["--input-type=module", "-e", child, journal, journalDir], {
+      cwd: ROOT,
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    whenDone(() => endProcess(writer));
+    await once(writer.stdout, "data");
+    expect(journalHeld(journalDir)).toBe(true);
+    // An operator takes the lock files for stale ones: the start looked at none, so a second
+    // serve started beside the first on its journal.
+    for (const name of readdirSync(journalDir)) if (name.endsWith(".lock")) rmSync(join(journalDir, name));
+    expect(journalHeld(journalDir)).toBe(true);
+    // Killed, the lock it took again is free, and its segment is taken in whole.
+    writer.kill("SIGKILL");
+    await once(writer, "exit");
+    expect(journalHeld(journalDir)).toBe(false);
+    const { queue, reader } = deliveryThread();
+    await reader.drain();
+    expect(await receivedNumbers(queue)).toEqual([1]);
   });
 
   it("takes a free lock a killed writer left above every segment as its next segment's own: held, never removed from under it", async () => {

@@ -28,8 +28,21 @@
  * from the data dir is less likely to reach, and `serve` refuses to start while any segment's lock
  * is held (`journalHeld`), so deleting `serve.lock` alone no longer lets a second one in.
  *
- * A segment's lock file deleted as well is read as free (a writer of an older build made none),
- * so a second reader can still delete a live segment. The writer sees that instead: on `check()`
+ * A lock file deleted by hand (an operator clearing "stale" locks) is taken again by its writer:
+ * on `check()` (serve calls it every CHECK_MS, a second) a writer whose lock file is gone, or is
+ * another file than the one it locked, takes a lock on a new file at that path and frees the old
+ * one, which no one else can see any more. And `journalHeld`, finding a segment with no lock file,
+ * waits two CHECK_MS for its writer to do that and looks again: a second `serve` started right
+ * after the delete is still refused. Why not another design: a lock on the segment file itself
+ * is dropped whenever any descriptor of the writer's process on that file closes (POSIX locks are
+ * per process), which the delivery thread's reads do; the segments other processes have open
+ * (`/proc`) are Linux's alone. This adds nothing to an append, a `stat` of the lock file to each
+ * check, and to a start only where a segment has no lock file (a delete by hand, a journal of an
+ * older build, a kill between a reader's two removals): one wait, then one listing more.
+ *
+ * Between the delete and the writer's next check, its lock file is missing and read as free (a
+ * writer of an older build made none), so a second reader already running can still delete the
+ * live segment. The writer sees that instead: on `check()`
  * (serve calls it every second; `close` and a move to a new segment, full or ended by a write cut
  * short, do too: closing the deleted file would lose its lines) a writer whose segment was deleted under it
  * (`nlink` 0) copies all the segment held, still readable through its descriptor, into a new
@@ -79,6 +92,12 @@ import type { IntakePosition, IntakeRow } from "./sqlite.js";
 /** A writer moves to a new segment once its segment is this big. */
 export const SEGMENT_BYTES = 4 * 1024 * 1024;
 
+/**
+ * How often `serve` calls a writer's `check`; `journalHeld` waits twice as long for a writer to
+ * take its deleted lock again.
+ */
+export const CHECK_MS = 1000;
+
 const NAME = /^intake-(\d{12})\.jsonl$/;
 const segmentName = (n: number) => `intake-${String(n).padStart(12, "0")}.jsonl`;
 const LOCK_NAME = /^intake-(\d{12})\.lock$/;
@@ -88,9 +107,21 @@ const lockName = (n: number) => `intake-${String(n).padStart(12, "0")}.lock`;
  * Takes segment `n`'s lock (an exclusive transaction on `intake-<n>.lock`, made if missing): the
  * lock's connection, or undefined when another writer holds it. Closing the connection frees it.
  */
-function takeLock(dir: string, n: number): Database.Database | undefined {
+function takeLock(dir: string, n: number): HeldLock | undefined {
   const lock = findLock(dir, n, true);
-  return lock === "held" || lock === "none" ? undefined : lock;
+  if (lock === "held" || lock === "none") return undefined;
+  // Which file it is, so that `check` sees it deleted or replaced; gone already, it is taken
+  // again at the next check.
+  const file = statSync(join(dir, lockName(n)), { throwIfNoEntry: false });
+  return { db: lock, n, dev: file?.dev, ino: file?.ino };
+}
+
+/** A lock a writer holds: its connection (closing it frees the lock) and the file it was taken on. */
+interface HeldLock {
+  readonly db: Database.Database;
+  readonly n: number;
+  readonly dev: number | undefined;
+  readonly ino: number | undefined;
 }
 
 /**
@@ -151,13 +182,16 @@ function findLock(dir: string, n: number, create = false): Database.Database | "
  * and not yet locked it would lock the removed file, its segment then with no lock (the reader
  * removes a lock only below a later segment for the same reason). Those few are taken by the
  * next writer as its own (see the file's header). The directory is listed again while a lock not
- * looked at appears: a writer that moved on after a listing left only a free lock in it.
+ * looked at appears: a writer that moved on after a listing left only a free lock in it. A segment
+ * with no lock file makes it wait `settleMs` once and look at every lock again: a writer whose
+ * lock file was deleted by hand takes it again at its next check.
  */
-export function journalHeld(dir: string): boolean {
+export function journalHeld(dir: string, settleMs = 2 * CHECK_MS): boolean {
   // A writer moving on takes its next lock before it frees the one it had: one that moved after
   // the listing left a free lock in it and a held one not in it. The directory is listed again
   // until no lock appears that was not looked at (one more listing at a start let in).
   const seen = new Set<number>();
+  let waited = false;
   for (;;) {
     let names: string[];
     try {
@@ -175,9 +209,19 @@ export function journalHeld(dir: string): boolean {
       if (lock) locks.push(Number(lock[1]));
     }
     const fresh = locks.filter((n) => !seen.has(n));
-    if (fresh.length === 0) return false;
-    for (const n of fresh) seen.add(n);
-    if (lookAtLocks(dir, left, locks)) return true;
+    if (fresh.length > 0) {
+      for (const n of fresh) seen.add(n);
+      if (lookAtLocks(dir, left, locks)) return true;
+      continue;
+    }
+    // A segment with no lock file: its writer, if it runs, takes a lock there again at its next
+    // check (its lock file deleted by hand). Waited for once, then every lock looked at again.
+    const named = new Set(locks);
+    const unlocked = [...left].some((n) => !named.has(n));
+    if (waited || !unlocked) return false;
+    waited = true;
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, settleMs);
+    seen.clear();
   }
 }
 
@@ -248,8 +292,9 @@ export interface JournalWriter {
    */
   append<T>(messages: readonly OutgoingMessage<T>[]): void;
   /**
-   * Moves what was written to a new segment if its segment was deleted under it (see above).
-   * `serve` calls it every second; `close` and a move past a full or torn segment do too.
+   * Moves what was written to a new segment if its segment was deleted under it, and takes its
+   * lock again if its lock file was (see above). `serve` calls it every CHECK_MS; `close` and a
+   * move past a full or torn segment copy a deleted segment out too.
    */
   check(): void;
   /**
@@ -281,7 +326,7 @@ export function openJournalWriter(
   let torn = false;
   let closed = false;
   /** The lock of the segment being written, held until the writer moves past it or closes. */
-  let held: Database.Database | undefined;
+  let held: HeldLock | undefined;
   /**
    * Makes the next segment with its lock taken, the writer's state untouched. The lock is taken
    * before the segment is made: a reader never finds a segment of a live writer unlocked. `wx`: a
@@ -289,7 +334,7 @@ export function openJournalWriter(
    * its segment. A free lock file already there (left by a writer killed before it made its
    * segment) is taken as it is: see "A free lock above every segment" above.
    */
-  const create = (): { fd: number; lock: Database.Database; n: number } => {
+  const create = (): { fd: number; lock: HeldLock; n: number } => {
     // Above every segment left, not just above its own: another writer's later segments (every
     // lock deleted, two serves) may be behind the reader's position by now, and a segment made
     // there would not be read until a restart. A listing per segment made, not per append.
@@ -306,7 +351,7 @@ export function openJournalWriter(
       } catch (e) {
         // Someone else's segment, its lock free: left as it is, and the next number tried.
         if ((e as NodeJS.ErrnoException).code === "EEXIST") {
-          lock.close();
+          lock.db.close();
           continue;
         }
         // No segment made (out of descriptors, a full disk): its lock goes too, or every append
@@ -324,7 +369,7 @@ export function openJournalWriter(
    * removal failed too, an error that names `cause` first and the removal's error after it (the
    * removal's alone told the operator of a directory in the way, not of the full disk).
    */
-  const discard = (made: { fd?: number; lock: Database.Database; n: number }, cause: unknown): unknown => {
+  const discard = (made: { fd?: number; lock: HeldLock; n: number }, cause: unknown): unknown => {
     try {
       if (made.fd !== undefined) {
         closeSync(made.fd);
@@ -335,7 +380,7 @@ export function openJournalWriter(
     } catch (removal) {
       return bothFailed(cause, removal);
     } finally {
-      made.lock.close();
+      made.lock.db.close();
     }
   };
   /** Moves to a new segment; the old one's lock is freed only after the new one is made. */
@@ -345,7 +390,7 @@ export function openJournalWriter(
     torn = false;
     const made = create();
     fd = made.fd;
-    held?.close();
+    held?.db.close();
     held = made.lock;
     size = 0;
   };
@@ -377,9 +422,37 @@ export function openJournalWriter(
     }
     closeSync(fd);
     fd = made.fd;
-    held?.close();
+    held?.db.close();
     held = made.lock;
     size = kept.length;
+  };
+  /**
+   * The held lock's file was deleted (or another put in its place) by hand: a lock is taken on a
+   * new file at its path, and the old one, which no one else can see, freed (see "A lock file
+   * deleted by hand" above). Nothing is thrown: a path that cannot be a lock stays unlocked, and
+   * the next check tries again.
+   */
+  const relock = () => {
+    if (!held) return;
+    const file = statSync(join(dir, lockName(held.n)), { throwIfNoEntry: false });
+    if (file && file.ino === held.ino && file.dev === held.dev) return;
+    let lock: HeldLock | undefined;
+    try {
+      lock = takeLock(dir, held.n);
+    } catch {
+      return;
+    }
+    if (!lock) return;
+    held.db.close();
+    held = lock;
+  };
+  /**
+   * `check`: a deleted segment copied out, then the lock of the one written seen to; not after a
+   * copy that failed: the segment is gone, and a lock taken again for it would outlive the copy.
+   */
+  const look = () => {
+    rescue();
+    relock();
   };
   next();
   return {
@@ -407,7 +480,7 @@ export function openJournalWriter(
       size += bytes.length;
     },
     check() {
-      if (!closed) rescue();
+      if (!closed) look();
     },
     close() {
       if (closed) return;
@@ -419,7 +492,7 @@ export function openJournalWriter(
         if (fd >= 0) closeSync(fd);
         fd = -1;
         // Its segment is complete: the reader may take it to its end and delete it.
-        held?.close();
+        held?.db.close();
         held = undefined;
       }
     },
