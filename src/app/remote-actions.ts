@@ -229,7 +229,11 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
 
   /** The verdict cache's key for this prompt on the event `seen`; undefined when it caches nothing. */
   async function verdictKey(model: CompiledModel, promptText: string, input: RemoteInput, seen: string) {
-    return model.cacheTtlSeconds > 0 ? cacheKey(model, promptText, input.event.dialect, seen) : undefined;
+    // A model whose env: url is unset calls nowhere: keyed as one without a url, it would be
+    // answered the public endpoint's cached verdicts.
+    return model.cacheTtlSeconds > 0 && model.unsetUrlVariable === undefined
+      ? cacheKey(model, promptText, input.event.dialect, seen)
+      : undefined;
   }
 
   /** A cached verdict for the rule, when there is one: it needs no time (with none left, too). */
@@ -270,6 +274,12 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
     const cached = key ? cache.get(key) : undefined;
     if (cached && cached.until > deps.clock.now()) {
       return { effect: effectOf(cached.verdict), audit: { outcome: "CACHE_HIT", model: model.name } };
+    }
+    if (model.unsetUrlVariable !== undefined) {
+      return onError(rule, input, {
+        code: "JUDGE_NO_URL",
+        message: `model "${model.name}" has no URL (its url reads ${model.unsetUrlVariable}, which is not set)`,
+      });
     }
     if (model.apiKey === undefined) {
       return onError(rule, input, {

@@ -711,10 +711,14 @@ function lintEgressTargets(
     );
   }
   for (const model of policy.models.values()) {
+    // An unset variable is warned about when the policy loads; a set one is judged as it reads.
+    if (model.unsetUrlVariable !== undefined) continue;
+    const written = policy.document.models?.[model.name]?.url;
+    const fromEnv = written?.startsWith("env:") === true;
     judge(
       jsonPath(model.url ? ["models", model.name, "url"] : ["models", model.name]),
       model.url ?? DEFAULT_MODEL_URLS[model.provider],
-      "prompt rules that use it will answer with their onError",
+      `prompt rules that use it will answer with their onError${fromEnv ? ` (the URL in ${written?.slice(4)} here)` : ""}`,
     );
   }
 }

@@ -90,7 +90,14 @@ export interface CompiledModel {
   readonly model: string;
   /** Undefined when its `env:` variable is unset: calls then fail and `onError` applies. */
   readonly apiKey: string | undefined;
+  /** The endpoint, its `env:` variable read; undefined for the provider's public one. */
   readonly url: string | undefined;
+  /**
+   * The variable an `env:` url names when it is unset: every call then fails and `onError`
+   * applies. Never the provider's public endpoint instead, which would be sent the key (and the
+   * events) meant for the server the variable names.
+   */
+  readonly unsetUrlVariable: string | undefined;
   readonly cacheTtlSeconds: number;
   readonly maxConcurrent: number;
   readonly dailyCallsPerTeam: number | undefined;
@@ -767,7 +774,10 @@ function parseHttpUrl(text: string): URL | undefined {
  */
 function badEnvNames(document: PolicyDocument): PolicyIssue[] {
   const fields: PropertyKey[][] = [
-    ...Object.keys(document.models ?? {}).map((name) => ["models", name, "apiKey"]),
+    ...Object.keys(document.models ?? {}).flatMap((name) => [
+      ["models", name, "apiKey"],
+      ["models", name, "url"],
+    ]),
     ...Object.entries(document.sinks ?? {}).flatMap(([name, sink]) =>
       SINK_ENV_FIELDS[sink.type].map((field) => ["sinks", name, field]),
     ),
@@ -804,12 +814,23 @@ function compileModels(
         message: `${m.apiKey.slice(4)} is not set, so every call to model "${name}" fails and its rules answer with onError`,
       });
     }
+    // Read as a sink's `env:` URL is (POLICY.md, Secrets: every "env:NAME" value).
+    const url = m.url === undefined ? undefined : resolveSecret(m.url, env);
+    const unsetUrlVariable = m.url !== undefined && url === undefined ? m.url.slice(4) : undefined;
+    if (unsetUrlVariable !== undefined) {
+      warnings.push({
+        severity: "warning",
+        path: jsonPath(["models", name, "url"]),
+        message: `${unsetUrlVariable} is not set, so every call to model "${name}" fails and its rules answer with onError`,
+      });
+    }
     models.set(name, {
       name,
       provider: m.provider,
       model: m.model,
       apiKey,
-      url: m.url,
+      url,
+      unsetUrlVariable,
       cacheTtlSeconds: m.cacheTtlSeconds ?? 600,
       maxConcurrent: m.maxConcurrent ?? 8,
       dailyCallsPerTeam: m.dailyCallsPerTeam,

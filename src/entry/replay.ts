@@ -243,9 +243,9 @@ async function replayFiles(
   io: CommandIo,
 ): Promise<number> {
   const candidate = loaded.policy;
-  // A model whose key is unset fails every call: say so before the report counts them.
+  // A model whose key or URL is unset fails every call: say so before the report counts them.
   if (values["with-judge"]) {
-    const keys = loaded.warnings.filter((w) => /^\$\.models\b.*\.apiKey$/.test(w.path));
+    const keys = loaded.warnings.filter((w) => /^\$\.models\b.*\.(?:apiKey|url)$/.test(w.path));
     if (keys.length > 0) io.err(`${formatIssues(keys)}\n`);
   }
   const clock = { now: Date.now, monotonic: () => performance.now() };

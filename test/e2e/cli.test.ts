@@ -49,6 +49,30 @@ describe("hookgate check", () => {
     expect(stdout).toMatch(/env-names.json: valid, 0 rules, 6 warnings/);
   });
 
+  it("reads a model's env: url from the environment, warning when it is unset", async () => {
+    const policy = file("model-url.json", {
+      version: 1,
+      auth: { tokens: [{ team: "t", sha256: "a".repeat(64) }] },
+      egress: { allowedHttpHookUrls: ["https://*.example/*"] },
+      rules: [],
+      models: {
+        fast: { provider: "anthropic", model: "x", apiKey: "env:K", url: "env:HOOKGATE_TEST_JUDGE_URL" },
+      },
+    });
+    // Set, it is judged as it reads (allowed here): no warning. It was judged as "env:…", refused.
+    const set = await runCli(["check", policy], "", {
+      K: "k",
+      HOOKGATE_TEST_JUDGE_URL: "https://llm.example/v1/messages",
+    });
+    expect(set.code).toBe(0);
+    expect(set.stdout).toMatch(/model-url.json: valid, 0 rules, 0 warnings/);
+    const unset = await runCli(["check", policy], "", { K: "k" });
+    expect(unset.code).toBe(0);
+    expect(unset.stdout).toContain(
+      'warning: $.models.fast.url: HOOKGATE_TEST_JUDGE_URL is not set, so every call to model "fast" fails and its rules answer with onError',
+    );
+  });
+
   it("fails with every problem and its JSON path", async () => {
     const bad = file("bad.json", {
       version: 1,

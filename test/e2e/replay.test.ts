@@ -788,6 +788,20 @@ describe("hookgate replay", () => {
       expect(text.stdout).toContain(
         "not compared (1): their prompt rules' model calls failed, so they answered their onError:\n  judge (JUDGE_NO_API_KEY)  1",
       );
+
+      // So is one whose env: url is unset: named first, never called at the public endpoint.
+      const urlless = join(dir, "judge-urlless.json");
+      document.models.m.apiKey = "k";
+      document.models.m.url = "env:HOOKGATE_TEST_UNSET_URL";
+      writeFileSync(urlless, JSON.stringify(document));
+      const calls = model.requests.length;
+      const nowhere = await runCli(["replay", "--policy", urlless, "--with-judge", "--json", records]);
+      expect(nowhere.stderr).toContain("$.models.m.url: HOOKGATE_TEST_UNSET_URL is not set");
+      expect(JSON.parse(nowhere.stdout).judgeFailed).toEqual({
+        records: 1,
+        byRule: { "judge (JUDGE_NO_URL)": 1 },
+      });
+      expect(model.requests.length).toBe(calls);
     } finally {
       await model.close();
       await hookServer.close();

@@ -299,6 +299,52 @@ describe("prompt rules: failures answer with onError", () => {
   });
 });
 
+describe("prompt rules: a model's url read from the environment", () => {
+  // It was read as the URL "env:JUDGE_URL", refused by the egress guard for its scheme.
+  const judged = async (env: Record<string, string>) =>
+    testApp(
+      await authPolicy(
+        [{ id: "judge", on: "PreToolUse", prompt: { text: "t", model: "m", onError: "ask" } }],
+        {
+          egress: egress(),
+          models: { m: { provider: "openai", model: "x", apiKey: "env:MODEL_KEY", url: "env:JUDGE_URL" } },
+        },
+      ),
+      { MODEL_KEY: "sk-test-key", ...env },
+    );
+
+  it("calls the model at the URL its variable holds", async () => {
+    const app = await judged({ JUDGE_URL: model.openaiUrl });
+    model.script({ verdict: { ok: false, reason: "outside src" } });
+    const before = model.requests.length;
+    const body = await jsonOf(await app.post("/v1/hooks", write("/etc/x")));
+    expect(body.hookSpecificOutput).toMatchObject({ permissionDecision: "deny" });
+    expect(model.requests.length - before).toBe(1);
+    expect(model.requests.at(-1)).toMatchObject({
+      path: "/v1/chat/completions",
+      headers: { authorization: "Bearer sk-test-key" },
+    });
+  });
+
+  it("fails into onError when that variable is unset, calling no endpoint (the public one neither)", async () => {
+    const app = await judged({});
+    const before = model.requests.length;
+    const body = await jsonOf(await app.post("/v1/hooks", write("/p/a")));
+    expect(body.hookSpecificOutput).toMatchObject({
+      permissionDecision: "ask",
+      permissionDecisionReason: expect.stringMatching(/JUDGE_NO_URL/),
+    });
+    expect(model.requests.length).toBe(before);
+    expect(lastAudit(app).pending).toEqual([
+      expect.objectContaining({
+        rule: "judge",
+        outcome: "JUDGE_NO_URL",
+        detail: 'model "m" has no URL (its url reads JUDGE_URL, which is not set)',
+      }),
+    ]);
+  });
+});
+
 describe("prompt rules: a transient error from the model", () => {
   const OVERLOADED = '{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}';
   /** The first call answers `first`, every later one a no. */

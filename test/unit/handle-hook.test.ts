@@ -506,4 +506,48 @@ describe("the remote calls' deadline", () => {
     expect(late.audit).toEqual([expect.objectContaining({ outcome: "CACHE_HIT" })]);
     expect(calls).toBe(1);
   });
+
+  it("answers no cached verdict for a model whose env: url is unset: it calls nowhere", async () => {
+    // Keyed as a model with no url, it was answered the public endpoint's verdicts, cached
+    // under a policy before a reload.
+    const document = (url: Record<string, string>) => ({
+      version: 1,
+      rules: [{ id: "judge", on: "PreToolUse", prompt: { text: "Deny rm. $ARGUMENTS", model: "m" } }],
+      models: { m: { provider: "anthropic", model: "claude-haiku-4-5", apiKey: "env:K", ...url } },
+    });
+    const before = await policyFrom(document({}), { K: "k" });
+    const after = await policyFrom(document({ url: "env:JUDGE_URL" }), { K: "k" });
+    const urls: string[] = [];
+    const remote = createRemoteActions({
+      egress: async (r) => {
+        urls.push(r.url);
+        const body = JSON.stringify({
+          content: [{ type: "tool_use", id: "t", name: "verdict", input: { ok: false, reason: "rm" } }],
+          stop_reason: "tool_use",
+        });
+        return { ok: true, value: { status: 200, headers: {}, body } };
+      },
+      env: () => "k",
+      clock: { now: () => 0, monotonic: () => 0 },
+      sha256,
+    });
+    const event = {
+      name: "PreToolUse",
+      dialect: "claude-code",
+      known: true,
+      payload: { hook_event_name: "PreToolUse", tool_name: "Bash", tool_input: { command: "rm -rf /" } },
+    } as const;
+    const input = (policy: typeof before) => ({
+      rules: policy.rules,
+      event,
+      body: "{}",
+      team: "default",
+      policy,
+      deadlineMs: 5000,
+    });
+    expect((await remote.run(input(before))).audit).toEqual([expect.objectContaining({ outcome: "OK" })]);
+    const unset = await remote.run(input(after));
+    expect(unset.audit).toEqual([expect.objectContaining({ outcome: "JUDGE_NO_URL" })]);
+    expect(urls).toEqual(["https://api.anthropic.com/v1/messages"]);
+  });
 });

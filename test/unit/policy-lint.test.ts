@@ -522,6 +522,32 @@ describe("lintPolicy: a sink URL kept in a variable", () => {
   });
 });
 
+describe("lintPolicy: a model URL kept in a variable", () => {
+  it("is judged as the variable reads, its path not shown, and not at all when it is unset", async () => {
+    const url = "http://127.0.0.1:8080/v1/abcdefabcdefabcdef1/messages";
+    const document = {
+      version: 1,
+      auth: { tokens: [] },
+      rules: [],
+      models: { m: { provider: "anthropic", model: "claude-haiku-4-5", apiKey: "k", url: "env:JUDGE_URL" } },
+    };
+    const env: Record<string, string> = { JUDGE_URL: url };
+    const judged = (await Promise.all([policyFrom(document, env), policyFrom(document)])).map((policy) =>
+      lintPolicy(policy, (name) => env[name])
+        .map((w) => `${w.path}: ${w.message}`)
+        .filter((w) => w.includes("egress guard")),
+    );
+    // It was judged as the URL "env:JUDGE_URL": EGRESS_BAD_SCHEME, set or not.
+    expect(judged[0]).toEqual([
+      expect.stringMatching(
+        /^\$\.models\.m\.url: the egress guard will refuse it \(EGRESS_BLOCKED_ADDRESS: .*\); prompt rules that use it will answer with their onError \(the URL in JUDGE_URL here\)$/,
+      ),
+    ]);
+    expect(judged[0]?.join("")).not.toContain("abcdefabcdefabcdef1");
+    expect(judged[1]).toEqual([]);
+  });
+});
+
 describe("lintPolicy: forward headers whose variables are always sent empty", () => {
   it("names the header and the variable: not in the rule's list, not in the global one, or unset", async () => {
     const forward = (headers: Record<string, string>, allowedEnvVars: string[]) => ({

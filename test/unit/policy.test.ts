@@ -367,6 +367,36 @@ describe("loadPolicy", () => {
     expect(all.warnings).toEqual([]);
   });
 
+  it("reads a model's env: url as a sink's, and warns, without failing, when its variable is unset", async () => {
+    // It was read as a URL "env:JUDGE_URL", which the egress guard refused for its scheme.
+    const document = {
+      version: 1,
+      rules: [],
+      models: {
+        m: { provider: "openai", model: "x", apiKey: "env:KEY", url: "env:JUDGE_URL" },
+        public: { provider: "anthropic", model: "x", apiKey: "env:KEY" },
+      },
+    };
+    const set = await loaded(document, {
+      KEY: "k",
+      JUDGE_URL: "https://llm.acme.example/v1/chat/completions",
+    });
+    expect(set.warnings).toEqual([]);
+    expect(set.policy.models.get("m")).toMatchObject({
+      url: "https://llm.acme.example/v1/chat/completions",
+      unsetUrlVariable: undefined,
+    });
+    expect(set.policy.models.get("public")).toMatchObject({ url: undefined, unsetUrlVariable: undefined });
+    // Unset (or set empty), never the provider's public endpoint: it would be sent the key.
+    for (const env of [{ KEY: "k" }, { KEY: "k", JUDGE_URL: "" }]) {
+      const unset = await loaded(document, env);
+      expect(unset.warnings.map((w) => `${w.severity} ${w.path}: ${w.message}`)).toEqual([
+        'warning $.models.m.url: JUDGE_URL is not set, so every call to model "m" fails and its rules answer with onError',
+      ]);
+      expect(unset.policy.models.get("m")).toMatchObject({ url: undefined, unsetUrlVariable: "JUDGE_URL" });
+    }
+  });
+
   it("warns, without failing, about a webhook secret that is no Standard Webhooks secret", async () => {
     const sinks = (secret: string) => ({
       version: 1,
@@ -585,6 +615,23 @@ describe("schema messages that say what to fix (a hunt)", () => {
       `warning $.sinks.hook.secret: ${shape}`,
       `warning $.sinks.gh.token: ${shape}`,
     ]);
+  });
+
+  it("judges a model's env: url as its apiKey: no name is an error, no shell's name a warning", async () => {
+    const model = (url: string) => ({ m: { provider: "anthropic", model: "x", apiKey: "k", url } });
+    expect(await messagesOf({ models: model("env:") })).toEqual([
+      '$.models.m.url: "env:" names no variable: write "env:NAME" with the variable that holds the value',
+    ]);
+    const odd = await loaded(
+      { version: 1, rules: [], models: model("env:JUDGE-URL") },
+      {
+        "JUDGE-URL": "https://llm.acme.example/v1/messages",
+      },
+    );
+    expect(odd.warnings.map((w) => `${w.path}: ${w.message}`)).toEqual([
+      '$.models.m.url: "env:" should be followed by an environment variable\'s name: letters, digits and _, not starting with a digit; no shell can export this one',
+    ]);
+    expect(odd.policy.models.get("m")?.url).toBe("https://llm.acme.example/v1/messages");
   });
 
   it("gives a CIDR's path once, not again inside its message", async () => {

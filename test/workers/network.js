@@ -7,7 +7,8 @@
  *
  * Sinks by path: /ok answers 200; /flaky 500 on the first attempt of each webhook-id, then 200;
  * /gone 410 (permanent); /down 500 always; /redirect 307 to a loopback address; /limited 429
- * with Retry-After: 60. Names under
+ * with Retry-After: 60; /v1/messages answers as an Anthropic model, with a verdict that denies
+ * (ok false, "judged in workerd"). Names under
  * `private.` resolve to 10.0.0.1. Every request is recorded, whatever its host, so one the guard
  * should have refused (a literal 169.254.169.254, a followed redirect) would show here.
  */
@@ -47,6 +48,22 @@ async function sink(request, url) {
   return new Response(status === 200 ? "ok" : "failed", { status, headers });
 }
 
+async function model(request) {
+  const body = await request.text();
+  requests.push({
+    url: request.url,
+    headers: Object.fromEntries(request.headers),
+    body,
+    status: 200,
+    attempt: 1,
+  });
+  const input = { ok: false, reason: "judged in workerd" };
+  return Response.json({
+    content: [{ type: "tool_use", id: "t", name: "verdict", input }],
+    stop_reason: "tool_use",
+  });
+}
+
 export default {
   async fetch(request) {
     const url = new URL(request.url);
@@ -56,6 +73,7 @@ export default {
       return new Response("no such control route", { status: 404 });
     }
     if (url.hostname === "cloudflare-dns.com") return doh(url);
+    if (url.pathname === "/v1/messages") return model(request);
     return sink(request, url);
   },
   async queue(batch) {
