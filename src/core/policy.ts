@@ -194,6 +194,7 @@ export async function loadPolicy(
   const tokens = resolved.filter((token) => token !== undefined);
   issues.push(...sharedTokens(resolved));
   for (const issue of badEnvNames(document)) (issue.severity === "error" ? issues : warnings).push(issue);
+  warnings.push(...badAllowedEnvVars(document));
   const models = compileModels(document, deps.env, warnings);
   warnAboutSinkValues(document, deps.env, warnings);
   if (issues.length > 0) return err(issues);
@@ -797,6 +798,34 @@ function badEnvNames(document: PolicyDocument): PolicyIssue[] {
       },
     ];
   });
+}
+
+/**
+ * A name in `egress.httpHookAllowedEnvVars` or a forward's `allowedEnvVars` that is no
+ * variable's name (`MY-TOKEN`, `$TOKEN`, `env:TOKEN`): no header's `$VAR` ever reads it, so the
+ * header goes out empty. A warning, as for a sink's `env:` name: a policy that loaded with it
+ * must go on loading. These are names, not secrets, so the one meant is written out.
+ */
+function badAllowedEnvVars(document: PolicyDocument): PolicyIssue[] {
+  const lists: [PropertyKey[], readonly string[] | undefined][] = [
+    [["egress", "httpHookAllowedEnvVars"], document.egress?.httpHookAllowedEnvVars],
+    ...document.rules.map((rule, i): [PropertyKey[], readonly string[] | undefined] => [
+      ["rules", i, "forward", "allowedEnvVars"],
+      rule.forward?.allowedEnvVars,
+    ]),
+  ];
+  return lists.flatMap(([path, names]) =>
+    (names ?? []).flatMap((name, i) => {
+      if (ENV_NAME.test(name)) return [];
+      const meant = /^(?:env:|\$\{(.*)\}$|\$)(.*)$/s.exec(name);
+      const bare = meant?.[1] ?? meant?.[2];
+      const message =
+        bare !== undefined && ENV_NAME.test(bare)
+          ? `should be ${ENV_NAME_RULE} (write "${bare}"); no header's $VAR reads this one`
+          : `should be ${ENV_NAME_RULE}; no shell can export this one, nor a header's $VAR read it`;
+      return [{ severity: "warning" as const, path: jsonPath([...path, i]), message }];
+    }),
+  );
 }
 
 function compileModels(

@@ -49,6 +49,29 @@ describe("hookgate check", () => {
     expect(stdout).toMatch(/env-names.json: valid, 0 rules, 6 warnings/);
   });
 
+  it("warns about a name in httpHookAllowedEnvVars or allowedEnvVars that no header's $VAR reads", async () => {
+    const policy = file("allowed-names.json", {
+      version: 1,
+      auth: { tokens: [{ team: "t", sha256: "a".repeat(64) }] },
+      egress: { httpHookAllowedEnvVars: ["env:TEAM_TOKEN"], allowedHttpHookUrls: ["https://*.example/*"] },
+      rules: [
+        {
+          id: "relay",
+          on: "PreToolUse",
+          forward: { url: "https://policy.example/hook", allowedEnvVars: ["$TEAM_TOKEN", "TEAM-TOKEN"] },
+        },
+      ],
+    });
+    const rule = "an environment variable's name: letters, digits and _, not starting with a digit";
+    const { code, stdout } = await runCli(["check", policy]);
+    expect(code).toBe(0);
+    expect(stdout.split("\n").filter((line) => line.startsWith("warning:"))).toEqual([
+      `warning: $.egress.httpHookAllowedEnvVars[0]: should be ${rule} (write "TEAM_TOKEN"); no header's $VAR reads this one`,
+      `warning: $.rules[0].forward.allowedEnvVars[0]: should be ${rule} (write "TEAM_TOKEN"); no header's $VAR reads this one`,
+      `warning: $.rules[0].forward.allowedEnvVars[1]: should be ${rule}; no shell can export this one, nor a header's $VAR read it`,
+    ]);
+  });
+
   it("reads a model's env: url from the environment, warning when it is unset", async () => {
     const policy = file("model-url.json", {
       version: 1,

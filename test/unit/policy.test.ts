@@ -397,6 +397,42 @@ describe("loadPolicy", () => {
     }
   });
 
+  it("warns, without failing, about a name in httpHookAllowedEnvVars or allowedEnvVars that no header reads", async () => {
+    // They were accepted silently, and the header they were meant for went out empty.
+    const rule = "an environment variable's name: letters, digits and _, not starting with a digit";
+    const policy = await loaded({
+      version: 1,
+      egress: { httpHookAllowedEnvVars: ["TOKEN", "MY-TOKEN", "$TOKEN", "env:TOKEN", "_T2"] },
+      rules: [
+        {
+          id: "f",
+          on: "PreToolUse",
+          forward: {
+            url: "https://policy.example/hook",
+            headers: { Authorization: "Bearer $TOKEN" },
+            // biome-ignore lint/suspicious/noTemplateCurlyInString: a header's ${VAR}, not a template
+            allowedEnvVars: ["${TOKEN}", "TOKEN", "1TOKEN", "env:", "env:MY-TOKEN"],
+          },
+        },
+      ],
+    });
+    expect(policy.warnings.map((w) => `${w.severity} ${w.path}: ${w.message}`)).toEqual([
+      `warning $.egress.httpHookAllowedEnvVars[1]: should be ${rule}; no shell can export this one, nor a header's $VAR read it`,
+      `warning $.egress.httpHookAllowedEnvVars[2]: should be ${rule} (write "TOKEN"); no header's $VAR reads this one`,
+      `warning $.egress.httpHookAllowedEnvVars[3]: should be ${rule} (write "TOKEN"); no header's $VAR reads this one`,
+      `warning $.rules[0].forward.allowedEnvVars[0]: should be ${rule} (write "TOKEN"); no header's $VAR reads this one`,
+      `warning $.rules[0].forward.allowedEnvVars[2]: should be ${rule}; no shell can export this one, nor a header's $VAR read it`,
+      `warning $.rules[0].forward.allowedEnvVars[3]: should be ${rule}; no shell can export this one, nor a header's $VAR read it`,
+      `warning $.rules[0].forward.allowedEnvVars[4]: should be ${rule}; no shell can export this one, nor a header's $VAR read it`,
+    ]);
+    // An empty name is the schema's error, as it was.
+    expect(
+      (await problemsOf({ version: 1, egress: { httpHookAllowedEnvVars: [""] }, rules: [] })).map(
+        (p) => `${p.path}: ${p.message}`,
+      ),
+    ).toEqual(["$.egress.httpHookAllowedEnvVars[0]: must not be empty"]);
+  });
+
   it("warns, without failing, about a webhook secret that is no Standard Webhooks secret", async () => {
     const sinks = (secret: string) => ({
       version: 1,
