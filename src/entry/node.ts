@@ -129,8 +129,10 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
   running = () => current;
 
   const metrics = createPrometheusRegistry();
-  // At 0 from the start, so that an alert on their increase sees a process's first one.
+  // At 0 from the start, so that an alert on their increase sees a process's first one
+  // (infra/node/prometheus-alerts.yml).
   for (const outcome of ["loaded", "failed"]) metrics.declare("hookgate_policy_reloads_total", { outcome });
+  metrics.declare("hookgate_intake_failed_total", {});
   const egress = createUndiciEgress({
     policy: () => current.egress,
     onRefusal: reportRefusals(logger, metrics),

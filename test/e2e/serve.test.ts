@@ -301,6 +301,18 @@ describe("GET /metrics", () => {
     );
     expect(text).toMatch(/hookgate_request_errors_total\{code="MALFORMED_JSON"\} \d+/);
   });
+
+  it("has a series from the start for every counter an alert watches with increase(), so the first count is a rise", async () => {
+    // A series that first appears at 1 shows no increase to Prometheus: the alert would miss it.
+    const alerts = readFileSync(join(ROOT, "infra/node/prometheus-alerts.yml"), "utf8");
+    const watched = [...alerts.matchAll(/increase\((hookgate_[a-z_]+)(\{[^}]*\})?\[/g)].map(
+      ([, name, labels]) => `${name}${labels ?? ""}`,
+    );
+    expect(watched).toContain("hookgate_intake_failed_total");
+    const text = await (await fetch(`${server.url}/metrics`)).text();
+    const series = text.split("\n").map((line) => line.slice(0, line.lastIndexOf(" ")));
+    for (const name of watched) expect(series, name).toContain(name);
+  });
 });
 
 describe("doubled slashes in a hook URL", () => {
