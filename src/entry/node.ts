@@ -133,6 +133,12 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
   // (infra/node/prometheus-alerts.yml).
   for (const outcome of ["loaded", "failed"]) metrics.declare("hookgate_policy_reloads_total", { outcome });
   metrics.declare("hookgate_intake_failed_total", {});
+  /** Each sink's failed enqueues at 0 too, from the start and from the reload that adds it. */
+  const declareSinks = (policy: Policy) => {
+    for (const sink of Object.keys(policy.document.sinks ?? {}))
+      metrics.declare("hookgate_enqueue_failed_total", { sink });
+  };
+  declareSinks(current);
   const egress = createUndiciEgress({
     policy: () => current.egress,
     onRefusal: reportRefusals(logger, metrics),
@@ -338,6 +344,7 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
       return next.error;
     }
     current = next.value.policy;
+    declareSinks(current);
     deliveries.policy(deliverySettings(current));
     metrics.increment("hookgate_policy_reloads_total", { outcome: "loaded" });
     logger.log("info", "policy reloaded", { policy: current.hash, rules: current.rules.length });

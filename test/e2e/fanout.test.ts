@@ -231,6 +231,25 @@ describe("a policy reloaded on SIGHUP", () => {
   });
 });
 
+describe("failed enqueues on /metrics", () => {
+  it("are at 0 for each sink from the start and from the reload that adds it, so an alert on their increase sees the first", async () => {
+    const receiver = await webhookReceiver(SECRET);
+    cleanups.push(() => receiver.close());
+    const policy = policyFile(receiver.url);
+    const server = await gateway(policy);
+    const metrics = async () => (await fetch(`${server.url}/metrics`)).text();
+    expect(await metrics()).toContain('hookgate_enqueue_failed_total{sink="audit"} 0');
+
+    const document = JSON.parse(readFileSync(policy, "utf8"));
+    document.sinks.siem = { type: "webhook", url: receiver.url, secret: "env:WHSEC" };
+    document.rules[1].notify.push("siem");
+    writeFileSync(policy, JSON.stringify(document));
+    server.child.kill("SIGHUP");
+    await server.waitForLine((l) => l.msg === "policy reloaded");
+    expect(await metrics()).toContain('hookgate_enqueue_failed_total{sink="siem"} 0');
+  });
+});
+
 describe("the dead-letter queue", () => {
   it("dead-letters after the last retry, lists the job with its error, and replays it", async () => {
     let status = 503;
