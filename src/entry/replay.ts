@@ -310,7 +310,7 @@ const arrow = (change: string) => change.replace("->", " -> ");
 function describeImpact(file: string, report: ImpactReport, examples: number): string {
   const notCompared = report.notRun.records + report.judgeFailed.records;
   const lines = [
-    `replayed ${report.records} records against ${file} (policy ${report.policy})`,
+    `replayed ${report.records} record${report.records === 1 ? "" : "s"} against ${file} (policy ${report.policy})`,
     `recorded under ${
       Object.entries(report.recordedPolicies)
         .map(([hash, n]) => `policy ${hash} (${n})`)

@@ -280,6 +280,16 @@ describe("hookgate replay", () => {
     expect(stdout.match(/^ {6}was /gm)).toHaveLength(2);
   });
 
+  it("counts a single record as one record", async () => {
+    const one = join(dir, "one.jsonl");
+    writeFileSync(one, `${readFileSync(join(ROOT, TRAFFIC), "utf8").split("\n")[0]}\n`);
+    const { code, stdout } = await runCli(["replay", "--policy", CANDIDATE, one]);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(
+      /^replayed 1 record against test\/fixtures\/replay\/policy.candidate.json \(policy [0-9a-f]{16}\)$/m,
+    );
+  });
+
   it("answers --json for CI, and shows no change against the policy that answered", async () => {
     const json = JSON.parse((await runCli(["replay", "--policy", CANDIDATE, TRAFFIC, "--json"])).stdout);
     expect(json).toMatchObject({
