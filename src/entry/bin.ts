@@ -1,6 +1,11 @@
 #!/usr/bin/env node
 /** The `hookgate` executable: runs the CLI and exits with its code. */
-import { main } from "./cli.js";
+import { catchEarlyHangup } from "./early-hangup.js";
+
+// `serve` reloads on SIGHUP, whose default is to end the process: caught before the CLI's modules
+// load (early-hangup.ts), so a SIGHUP sent to a gateway still starting is a reload once it runs.
+if (process.argv[2] === "serve") catchEarlyHangup();
+const { main } = await import("./cli.js");
 
 // A reader that stopped early (`hookgate test … | head -1`) is no failure of the command: what it
 // would still print is dropped, and it exits with its own code, so `set -o pipefail` holds.

@@ -18,6 +18,7 @@ import { simulation } from "../http/app.js";
 import { bodyFromBytes } from "../http/read-body.js";
 import { dlqCommand } from "./dlq.js";
 import { doctorCommand } from "./doctor.js";
+import { takeEarlyHangup } from "./early-hangup.js";
 import { egressCheck } from "./egress-check.js";
 import { type CommandName, commandHelp, commandUsage, USAGE } from "./help.js";
 import { initCommand } from "./init.js";
@@ -145,6 +146,8 @@ async function serveCommand(args: readonly string[]): Promise<number> {
     if (reload) reload();
     else reloadAsked = true;
   });
+  // One that came before this command ran, while the CLI's modules loaded (bin.ts).
+  if (takeEarlyHangup()) reloadAsked = true;
   const gateway = await startGateway({
     policyPath: values.policy,
     host: values.host ?? "127.0.0.1",

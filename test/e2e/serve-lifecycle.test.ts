@@ -3,10 +3,20 @@
  * policy first loads, and stops that must end.
  */
 import { execFileSync, spawn } from "node:child_process";
-import { closeSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  unlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { createServer } from "node:http";
 import { type AddressInfo, connect, type Socket } from "node:net";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
 import { BIN, childEnv, endProcess, ROOT, startServerProcess } from "../support/process.js";
 import { tempDir, whenDone } from "../support/temp.js";
@@ -323,6 +333,74 @@ describe("hookgate serve over its life", { timeout: 60_000 }, () => {
       // The policy is still loading: nothing listens yet.
       expect(stdout).not.toMatch(/hookgate listening/);
       child.kill("SIGHUP");
+      for (let i = 0; i < 3000 && !/"policy reloaded"/.test(stdout) && child.exitCode === null; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      expect(child.exitCode).toBe(null);
+      expect(stdout).toMatch(/"hookgate listening"[\s\S]*"policy reloaded"/);
+    } finally {
+      if (child.exitCode === null) child.kill("SIGTERM");
+      await exited;
+    }
+  });
+
+  it("takes a SIGHUP that comes while its modules still load as a reload once it runs", async () => {
+    // A review, session 32: the handler was installed once the CLI's modules had loaded (3 s of
+    // wall time on a loaded host), and a SIGHUP before that ended the gateway without a line. A
+    // module hook holds the CLI's loading until the test has sent its SIGHUP.
+    const hold = join(dir, "hold");
+    mkdirSync(hold);
+    writeFileSync(
+      join(hold, "hooks.mjs"),
+      `import { existsSync, writeFileSync } from "node:fs";
+export async function resolve(specifier, context, next) {
+  if (specifier === "./cli.js") {
+    writeFileSync(${JSON.stringify(join(hold, "waiting"))}, "");
+    while (!existsSync(${JSON.stringify(join(hold, "go"))})) await new Promise((r) => setTimeout(r, 10));
+  }
+  return next(specifier, context);
+}
+`,
+    );
+    writeFileSync(
+      join(hold, "register.mjs"),
+      `import { register } from "node:module";\nregister(${JSON.stringify(pathToFileURL(join(hold, "hooks.mjs")).href)});\n`,
+    );
+    const path = join(dir, "loading.json");
+    writeFileSync(path, EXAMPLE);
+    const child = spawn(
+      process.execPath,
+      [
+        "--import",
+        pathToFileURL(join(hold, "register.mjs")).href,
+        BIN,
+        "serve",
+        "--policy",
+        path,
+        "--port",
+        "0",
+        "--data-dir",
+        join(dir, "loading-data"),
+      ],
+      { cwd: ROOT, env: childEnv(), stdio: ["ignore", "pipe", "pipe"] },
+    );
+    let stdout = "";
+    child.stdout.on("data", (chunk) => {
+      stdout += chunk;
+    });
+    const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+    whenDone(() => endProcess(child));
+    try {
+      for (let i = 0; i < 3000 && !existsSync(join(hold, "waiting")) && child.exitCode === null; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      expect(existsSync(join(hold, "waiting"))).toBe(true);
+      // The CLI is not loaded yet, and SIGHUP (bit 0 of SigCgt) is already caught.
+      const mask =
+        /SigCgt:\s*([0-9a-f]+)/.exec(readFileSync(`/proc/${child.pid}/status`, "utf8"))?.[1] ?? "0";
+      expect(BigInt(`0x${mask}`) & 1n).toBe(1n);
+      child.kill("SIGHUP");
+      writeFileSync(join(hold, "go"), "");
       for (let i = 0; i < 3000 && !/"policy reloaded"/.test(stdout) && child.exitCode === null; i++) {
         await new Promise((resolve) => setTimeout(resolve, 10));
       }
