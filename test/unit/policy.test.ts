@@ -402,7 +402,7 @@ describe("loadPolicy", () => {
     const rule = "an environment variable's name: letters, digits and _, not starting with a digit";
     const policy = await loaded({
       version: 1,
-      egress: { httpHookAllowedEnvVars: ["TOKEN", "MY-TOKEN", "$TOKEN", "env:TOKEN", "_T2"] },
+      egress: { httpHookAllowedEnvVars: ["TOKEN", "MY-TOKEN", "$TOKEN", "env:TOKEN", "_T2", "my_token"] },
       rules: [
         {
           id: "f",
@@ -420,6 +420,7 @@ describe("loadPolicy", () => {
       `warning $.egress.httpHookAllowedEnvVars[1]: should be ${rule}; no shell can export this one, nor a header's $VAR read it`,
       `warning $.egress.httpHookAllowedEnvVars[2]: should be ${rule} (write "TOKEN"); no header's $VAR reads this one`,
       `warning $.egress.httpHookAllowedEnvVars[3]: should be ${rule} (write "TOKEN"); no header's $VAR reads this one`,
+      `warning $.egress.httpHookAllowedEnvVars[5]: has lower-case letters, and a header's $VAR names upper-case letters, digits and _ only (as Claude Code's does): no header reads this one; export the variable under an upper-case name`,
       `warning $.rules[0].forward.allowedEnvVars[0]: should be ${rule} (write "TOKEN"); no header's $VAR reads this one`,
       `warning $.rules[0].forward.allowedEnvVars[2]: should be ${rule}; no shell can export this one, nor a header's $VAR read it`,
       `warning $.rules[0].forward.allowedEnvVars[3]: should be ${rule}; no shell can export this one, nor a header's $VAR read it`,
