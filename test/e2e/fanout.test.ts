@@ -291,29 +291,55 @@ describe("the dead-letter queue", () => {
     }[];
     expect(dead).toHaveLength(2);
     const [first, second] = dead.map((d) => d.id);
+    // The checks that change nothing run at once: each is a process of its own, and one after
+    // another they took most of a minute on a loaded host.
+    const badLimits = ["0", "1.5", "x", "10001"];
+    const dir = server.dataDir;
+    const [limited, limitedJson, exact, limitOnDrop, unknown, nowhere, usage, both, ...refusals] =
+      await Promise.all([
+        runCli(["dlq", "list", "--limit", "1", "--data-dir", dir]),
+        runCli(["dlq", "list", "--json", "--limit", "1", "--data-dir", dir]),
+        runCli(["dlq", "list", "--limit", "2", "--data-dir", dir]),
+        runCli(["dlq", "drop", "--all", "--limit", "1", "--data-dir", dir]),
+        runCli(["dlq", "replay", "--id", "unknown", "--data-dir", dir]),
+        runCli(["dlq", "list", "--data-dir", join(dir, "missing")]),
+        runCli(["dlq", "drop", "--data-dir", dir]),
+        runCli(["dlq", "drop", "--all", "--id", String(second), "--data-dir", dir]),
+        ...badLimits.map((bad) => runCli(["dlq", "list", "--limit", bad, "--data-dir", "no-such-dir"])),
+      ]);
     // --limit shows the oldest first, says that more remain, and is checked before the queue opens.
-    const limited = await runCli(["dlq", "list", "--limit", "1", "--data-dir", server.dataDir]);
     expect(limited.code).toBe(0);
     expect(limited.stdout).toContain(String(first));
     expect(limited.stdout).not.toContain(String(second));
     expect(limited.stdout).toContain("(1 shown; more remain: pass a higher --limit)\n");
-    const limitedJson = await runCli(["dlq", "list", "--json", "--limit", "1", "--data-dir", server.dataDir]);
     expect((JSON.parse(limitedJson.stdout) as { id: string }[]).map((d) => d.id)).toEqual([first]);
-    const exact = await runCli(["dlq", "list", "--limit", "2", "--data-dir", server.dataDir]);
     expect(exact.stdout).toContain(String(second));
     expect(exact.stdout).not.toContain("more remain");
-    for (const bad of ["0", "1.5", "x", "10001"]) {
-      const refused = await runCli(["dlq", "list", "--limit", bad, "--data-dir", "no-such-dir"]);
-      expect([refused.code, refused.stderr]).toEqual([
+    badLimits.forEach((bad, i) => {
+      expect([refusals[i]?.code, refusals[i]?.stderr]).toEqual([
         2,
         expect.stringContaining(`--limit takes a whole number from 1 to 10000, not "${bad}"`),
       ]);
-    }
-    const limitOnDrop = await runCli(["dlq", "drop", "--all", "--limit", "1", "--data-dir", server.dataDir]);
+    });
     expect([limitOnDrop.code, limitOnDrop.stderr]).toEqual([
       2,
       expect.stringContaining("dlq drop takes no --limit"),
     ]);
+    expect([unknown.code, unknown.stdout, unknown.stderr]).toEqual([
+      1,
+      "replayed 0 jobs\n",
+      "1 of the ids given is not a dead letter: see hookgate dlq list\n",
+    ]);
+    // A data dir with no queue in it is an error that names the fix, not a usage error.
+    expect([nowhere.code, nowhere.stdout, nowhere.stderr]).toEqual([
+      1,
+      "",
+      `hookgate: no queue at ${join(dir, "missing", "queue.sqlite")}: pass the --data-dir that hookgate serve uses\n`,
+    ]);
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toContain("dlq drop needs --id ID (repeatable) or --all");
+    expect(both.code).toBe(2);
+    expect(both.stderr).toContain("dlq drop takes --id or --all, not both");
 
     const one = await runCli(["dlq", "drop", "--id", String(first), "--data-dir", server.dataDir]);
     expect([one.code, one.stdout]).toEqual([0, "dropped 1 job\n"]);
@@ -324,25 +350,6 @@ describe("the dead-letter queue", () => {
       "dropped 0 jobs\n",
       "1 of the ids given is not a dead letter: see hookgate dlq list\n",
     ]);
-    const unknown = await runCli(["dlq", "replay", "--id", "unknown", "--data-dir", server.dataDir]);
-    expect([unknown.code, unknown.stdout, unknown.stderr]).toEqual([
-      1,
-      "replayed 0 jobs\n",
-      "1 of the ids given is not a dead letter: see hookgate dlq list\n",
-    ]);
-    // A data dir with no queue in it is an error that names the fix, not a usage error.
-    const nowhere = await runCli(["dlq", "list", "--data-dir", join(server.dataDir, "missing")]);
-    expect([nowhere.code, nowhere.stdout, nowhere.stderr]).toEqual([
-      1,
-      "",
-      `hookgate: no queue at ${join(server.dataDir, "missing", "queue.sqlite")}: pass the --data-dir that hookgate serve uses\n`,
-    ]);
-    const usage = await runCli(["dlq", "drop", "--data-dir", server.dataDir]);
-    expect(usage.code).toBe(2);
-    expect(usage.stderr).toContain("dlq drop needs --id ID (repeatable) or --all");
-    const both = await runCli(["dlq", "drop", "--all", "--id", String(second), "--data-dir", server.dataDir]);
-    expect(both.code).toBe(2);
-    expect(both.stderr).toContain("dlq drop takes --id or --all, not both");
     // The same id twice is one dead letter, dropped once; the first id is gone already.
     const repeated = await runCli([
       "dlq",
@@ -363,7 +370,8 @@ describe("the dead-letter queue", () => {
       "replayed 0 jobs\n",
     );
     expect(sink.received.length).toBe(4);
-  });
+    // Eleven hookgate commands one after another, each a Node process: room on a loaded host.
+  }, 120_000);
 
   it("refuses to start on a data dir it cannot write, with a clear error", async () => {
     // A path below a regular file can never be a directory, whoever runs the test (root included).
