@@ -370,7 +370,7 @@ describe("the dead-letter queue", () => {
       "replayed 0 jobs\n",
     );
     expect(sink.received.length).toBe(4);
-    // Eleven hookgate commands one after another, each a Node process: room on a loaded host.
+    // Eight rounds of hookgate commands, each command a Node process: room on a loaded host.
   }, 120_000);
 
   it("refuses to start on a data dir it cannot write, with a clear error", async () => {
