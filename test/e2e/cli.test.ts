@@ -3,8 +3,9 @@ import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
-import { BIN, ROOT, runCli } from "../support/process.js";
+import { describe, expect, it, vi } from "vitest";
+import { main } from "../../src/entry/cli.js";
+import { BIN, type CliResult, ROOT, runCli } from "../support/process.js";
 import { tempDir } from "../support/temp.js";
 
 const dir = tempDir("cli");
@@ -13,6 +14,30 @@ const file = (name: string, content: unknown) => {
   writeFileSync(path, typeof content === "string" ? content : JSON.stringify(content));
   return path;
 };
+
+/**
+ * `hookgate ARGS` as main in this process: its exit code and what it wrote to stdout and stderr.
+ * For what only prints (help, usage), as the built command is the same main run by bin.ts.
+ */
+async function runMain(args: string[]): Promise<CliResult> {
+  let stdout = "";
+  let stderr = "";
+  const out = vi.spyOn(process.stdout, "write").mockImplementation((chunk) => {
+    stdout += String(chunk);
+    return true;
+  });
+  const err = vi.spyOn(process.stderr, "write").mockImplementation((chunk) => {
+    stderr += String(chunk);
+    return true;
+  });
+  try {
+    const code = await main(args);
+    return { code, stdout, stderr };
+  } finally {
+    out.mockRestore();
+    err.mockRestore();
+  }
+}
 
 const rmEvent = file("rm.json", {
   session_id: "s",
@@ -461,33 +486,58 @@ describe("hookgate schema and token hash", () => {
   });
 
   it("prints a command's own help for CMD --help and help CMD, the usage on stderr for no command", async () => {
-    for (const command of ["check", "send", "dlq", "doctor", "serve"]) {
-      const help = await runCli([command, "--help"]);
-      expect(help.code).toBe(0);
-      expect(help.stdout).toMatch(new RegExp(`^Usage:\n  hookgate ${command} `));
-      // Only this command's usage, and what its options mean.
-      expect(help.stdout.match(/^ {2}hookgate (\S+)/gm)?.every((line) => line.endsWith(command))).toBe(true);
-      expect((await runCli(["help", command])).stdout).toBe(help.stdout);
-    }
-    expect((await runCli(["serve", "--help"])).stdout).toMatch(
-      /--data-dir DIR +where the notification queue/,
-    );
-    expect((await runCli(["send", "-h"])).stdout).toMatch(
-      /--timeout S +seconds to wait for the answer \(default 10/,
-    );
-    const all = await runCli(["--help"]);
+    // Every command's help from main in this process: a process for each, one after the other,
+    // took most of the test's minute on a loaded host. The built command prints one of them and
+    // the usage for no command, so what bin.ts adds (the streams, the exit code) is run too.
+    const all = await runMain(["--help"]);
     expect(all.code).toBe(0);
+    expect(all.stderr).toBe("");
     expect(all.stdout).toMatch(
       /^hookgate: a hook gateway for AI coding agents\n\nUsage:\n {2}hookgate serve /,
     );
     expect(all.stdout).toMatch(/^ {2}hookgate doctor .*\n {16}\[--timeout S\]\n {2}hookgate --version\n$/m);
-    const none = await runCli([]);
-    expect(none.code).toBe(2);
-    expect(none.stdout).toBe("");
-    expect(none.stderr).toMatch(/Usage:/);
-    const unknown = await runCli(["help", "frobnicate"]);
+    // The global usage, as each command's lines: `  hookgate CMD ...` and the lines continuing it.
+    const usageLines = new Map<string, string[]>();
+    let current: string[] = [];
+    for (const line of all.stdout.slice(all.stdout.indexOf("Usage:\n") + 7).split("\n")) {
+      const command = /^ {2}hookgate ([a-z][a-z-]*)/.exec(line)?.[1];
+      if (command !== undefined) {
+        current = usageLines.get(command) ?? [];
+        usageLines.set(command, current);
+        current.push(line);
+      } else if (/^ {3,}\S/.test(line)) current.push(line);
+      else current = [];
+    }
+    expect([...usageLines.keys()].join(" ")).toBe(
+      "serve check simulate test replay egress-check dlq schema token init send doctor",
+    );
+    for (const [command, lines] of usageLines) {
+      const help = await runMain([command, "--help"]);
+      expect(help.code).toBe(0);
+      expect(help.stderr).toBe("");
+      // Only this command's usage, as the global usage shows it, then what its options mean.
+      expect(help.stdout).toMatch(new RegExp(`^Usage:\n  hookgate ${command}[ \n]`));
+      expect(help.stdout.slice(0, help.stdout.indexOf("\n\n"))).toBe(`Usage:\n${lines.join("\n")}`);
+      expect(help.stdout.slice(help.stdout.indexOf("\n\n")).trim()).not.toBe("");
+      expect(await runMain(["help", command]), command).toEqual(help);
+      expect(await runMain([command, "-h"]), command).toEqual(help);
+    }
+    expect((await runMain(["serve", "--help"])).stdout).toMatch(
+      /--data-dir DIR +where the notification queue/,
+    );
+    expect((await runMain(["send", "-h"])).stdout).toMatch(
+      /--timeout S +seconds to wait for the answer \(default 10/,
+    );
+    const unknown = await runMain(["help", "frobnicate"]);
     expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toMatch(/^hookgate: unknown command "frobnicate"\n\nhookgate: a hook gateway/);
+    expect(unknown.stdout).toBe("");
+    expect(unknown.stderr).toBe(`hookgate: unknown command "frobnicate"\n\n${all.stdout}`);
+    const inProcess = await runMain([]);
+    expect(inProcess).toEqual({ code: 2, stdout: "", stderr: all.stdout });
+
+    const [doctor, none] = await Promise.all([runCli(["doctor", "--help"]), runCli([])]);
+    expect(doctor).toEqual(await runMain(["doctor", "--help"]));
+    expect(none).toEqual(inProcess);
   });
 
   it("answers a usage error in a command with that command's usage", async () => {
