@@ -1,12 +1,13 @@
 /** Reading a policy file from disk: what is not a file is refused at once, with what to fix. */
 
-import { execFile, execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { mkdirSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadPolicyFile, readJsonText } from "../../src/adapters/policy-source/file.js";
 import { sha256 } from "../support/policy.js";
-import { tempDir } from "../support/temp.js";
+import { endProcess } from "../support/process.js";
+import { tempDir, whenDone } from "../support/temp.js";
 
 const dir = tempDir("policy-file");
 const deps = { env: () => undefined, sha256 };
@@ -29,11 +30,12 @@ describe("readJsonText", () => {
     const fifo = join(dir, "piped.fifo");
     execFileSync("mkfifo", [fifo]);
     const text = '{"version":1,"rules":[]}';
-    const writer = new Promise((resolve) =>
-      execFile("sh", ["-c", 'printf %s "$1" > "$2"', "sh", text, fifo], resolve),
-    );
+    // The writer waits for a reader: stopped when the test ends, or a failed read left it waiting.
+    const writer = spawn("sh", ["-c", 'printf %s "$1" > "$2"', "sh", text, fifo]);
+    whenDone(() => endProcess(writer));
+    const written = new Promise((resolve) => writer.once("exit", resolve));
     expect(await readJsonText(fifo)).toEqual({ ok: true, value: text });
-    await writer;
+    expect(await written).toBe(0);
     expect(await readJsonText("/dev/zero")).toEqual({
       ok: false,
       error:

@@ -132,7 +132,10 @@ export interface CliResult {
 
 /**
  * Runs the built `hookgate` command with optional stdin. A command still running after
- * `killAfterMs` is killed (code null), so a test that expected it to exit never leaves it behind.
+ * `killAfterMs` is killed (code null), and one still running when the test that ran it ends is
+ * stopped then (test/support/temp.ts), so a test that expected it to exit never leaves it behind.
+ * A test that failed before it ended left it running, and a test file ends sooner than 60 s:
+ * a `replay` waiting on a FIFO the failed test never opened, its path then removed, ran on.
  */
 export function runCli(
   args: string[],
@@ -142,6 +145,7 @@ export function runCli(
 ): Promise<CliResult> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: childEnv(env) });
+    whenDone(() => endProcess(child));
     const timer = setTimeout(() => child.kill("SIGKILL"), killAfterMs);
     child.on("exit", () => clearTimeout(timer));
     let stdout = "";
