@@ -14,8 +14,7 @@
  */
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
-import os from "node:os";
+import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { dirname, join, relative, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
@@ -23,7 +22,7 @@ import { gzipSync } from "node:zlib";
 import { build } from "esbuild";
 import { createRun, HERE, log, machine, median, RESULTS, ROOT, round3, waitForQuiet } from "./common.js";
 
-const { fail, boundedInt } = createRun("coldstart.js");
+const { fail, boundedInt, track, tempDir, removeDir } = createRun("coldstart.js");
 
 const { values: flags } = parseArgs({
   options: {
@@ -105,11 +104,11 @@ process.exit(0);
 await main();
 
 async function main() {
-  const tmp = await mkdtemp(join(os.tmpdir(), "hookgate-coldstart-"));
+  const tmp = tempDir("coldstart");
   try {
     await run(tmp);
   } finally {
-    await rm(tmp, { recursive: true, force: true });
+    removeDir(tmp);
   }
 }
 
@@ -184,11 +183,13 @@ function runScript(script, args) {
   const env = { ...process.env, ...QUIET_ENV };
   delete env.HOOKGATE_POLICY_FILE; // a baked-in policy would change the bundle measured
   return new Promise((resolvePromise) => {
-    const child = spawn(process.execPath, [join(ROOT, script), ...args], {
-      cwd: ROOT,
-      env,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    const child = track(
+      spawn(process.execPath, [join(ROOT, script), ...args], {
+        cwd: ROOT,
+        env,
+        stdio: ["ignore", "pipe", "pipe"],
+      }),
+    );
     let stdout = "";
     let stderr = "";
     child.stdout.setEncoding("utf8").on("data", (t) => {
@@ -370,7 +371,9 @@ function coldStart(childFile, eventFile, name, target) {
     delete env[k];
   env.HOOKGATE_POLICY = JSON.stringify(POLICY);
   return new Promise((resolvePromise) => {
-    const child = spawn(process.execPath, [childFile], { env, stdio: ["ignore", "pipe", "pipe", "pipe"] });
+    const child = track(
+      spawn(process.execPath, [childFile], { env, stdio: ["ignore", "pipe", "pipe", "pipe"] }),
+    );
     let logBytes = 0;
     let stderr = "";
     let report = "";

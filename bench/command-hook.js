@@ -10,9 +10,8 @@
  */
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, writeFile } from "node:fs/promises";
 import http from "node:http";
-import os from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import {
@@ -33,7 +32,7 @@ import {
 } from "./common.js";
 import { formatPolicy, MEASURED_ANSWER, makePolicy, measuredRequest } from "./make-policy.js";
 
-const { fail, boundedInt, startGateway, stop } = createRun("command-hook.js");
+const { fail, boundedInt, track, tempDir, removeDir, startGateway, stop } = createRun("command-hook.js");
 
 const { values: flags } = parseArgs({
   options: {
@@ -86,7 +85,7 @@ function oneRulePolicy() {
 await main();
 
 async function main() {
-  const dir = await mkdtemp(join(os.tmpdir(), "hookgate-bench-command-hook-"));
+  const dir = tempDir("command-hook");
   let error;
   try {
     const onePath = join(dir, "one-rule.json");
@@ -177,7 +176,7 @@ async function main() {
   } catch (e) {
     error = e;
   } finally {
-    await rm(dir, { recursive: true, force: true });
+    removeDir(dir);
   }
   if (error !== undefined) fail(error instanceof Error ? error.message : String(error));
 }
@@ -185,11 +184,13 @@ async function main() {
 /** The hook, run as Claude Code runs it; resolves with its stdout once it has exited. */
 function runHook(event) {
   return new Promise((resolve, reject) => {
-    const child = spawn("/bin/sh", ["-c", HOOK_COMMAND], {
-      cwd: ROOT,
-      env: { ...process.env, CLAUDE_PROJECT_DIR: ROOT },
-      stdio: ["pipe", "pipe", "pipe"],
-    });
+    const child = track(
+      spawn("/bin/sh", ["-c", HOOK_COMMAND], {
+        cwd: ROOT,
+        env: { ...process.env, CLAUDE_PROJECT_DIR: ROOT },
+        stdio: ["pipe", "pipe", "pipe"],
+      }),
+    );
     let stdout = "";
     let stderr = "";
     child.stdout.setEncoding("utf8");

@@ -18,12 +18,48 @@ const START_TIMEOUT_MS = 15_000;
 /** Linux reports /proc times in USER_HZ, 100 per second on every architecture Node runs on. */
 export const TICK_MS = 10;
 
+/**
+ * A benchmark's run: its options' checks, its child processes and its temporary directories.
+ * However it ends (Ctrl-C, SIGTERM as a CI job's timeout sends, `fail`, or its end), it leaves
+ * nothing: on exit every child still running is killed and waited for, then every directory it
+ * made is removed. A signal ended it in process.exit, past the `finally` blocks and the children's
+ * exit events that removed them, and each interrupted run left its hookgate-bench-* directories.
+ */
 export function createRun(name) {
   const children = new Set();
+  const dirs = new Set();
   process.on("exit", () => {
-    for (const child of children) child.kill("SIGKILL");
+    const running = [...children].filter((c) => c.exitCode === null && c.signalCode === null);
+    for (const child of running) child.kill("SIGKILL");
+    // Gone before their directories go, which they may still be writing.
+    waitGone(running.map((c) => c.pid));
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true, maxRetries: 5 });
   });
-  for (const signal of ["SIGINT", "SIGTERM"]) process.once(signal, () => process.exit(130));
+  // On, not once: a second signal (Ctrl-C reaches the whole process group) must not end the
+  // process by its default action while the exit handler cleans up.
+  for (const signal of ["SIGINT", "SIGTERM"])
+    process.on(signal, () => process.exit(128 + os.constants.signals[signal]));
+
+  /** `child`, killed if still running when the run exits. */
+  function track(child) {
+    if (child.pid === undefined) return child; // not started: its "error" event says why
+    children.add(child);
+    child.once("exit", () => children.delete(child));
+    return child;
+  }
+
+  /** A new directory `hookgate-bench-<kind>-XXXXXX` in the temporary directory, removed on exit. */
+  function tempDir(kind) {
+    const dir = mkdtempSync(join(os.tmpdir(), `hookgate-bench-${kind}-`));
+    dirs.add(dir);
+    return dir;
+  }
+
+  /** Removes a directory of tempDir's now, once what wrote there has stopped. */
+  function removeDir(dir) {
+    rmSync(dir, { recursive: true, force: true, maxRetries: 5 });
+    dirs.delete(dir);
+  }
 
   function fail(message) {
     process.stderr.write(`${name}: ${message}\nbenchmark aborted\n`);
@@ -53,11 +89,12 @@ export function createRun(name) {
    * (stub-server.js, bare-server.js), started with `env` added to this process's.
    */
   async function startChild(script, env, label) {
-    const child = spawn(process.execPath, [script], {
-      stdio: ["ignore", "pipe", "inherit"],
-      env: { ...process.env, ...env },
-    });
-    children.add(child);
+    const child = track(
+      spawn(process.execPath, [script], {
+        stdio: ["ignore", "pipe", "inherit"],
+        env: { ...process.env, ...env },
+      }),
+    );
     const url = await firstLine(child, label).then((line) => JSON.parse(line).url);
     return { child, url };
   }
@@ -76,9 +113,7 @@ export function createRun(name) {
    * (on its default `.hookgate`) does not stop the benchmark.
    */
   async function startGateway(policyPath, env, nodeFlags = [], serveArgs = []) {
-    const ownDir = serveArgs.includes("--data-dir")
-      ? undefined
-      : mkdtempSync(join(os.tmpdir(), "hookgate-bench-"));
+    const ownDir = serveArgs.includes("--data-dir") ? undefined : tempDir("serve");
     if (ownDir !== undefined) serveArgs = [...serveArgs, "--data-dir", ownDir];
     const child = spawn(
       process.execPath,
@@ -96,8 +131,8 @@ export function createRun(name) {
       ],
       { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...env } },
     );
-    children.add(child);
-    if (ownDir !== undefined) child.once("exit", () => rmSync(ownDir, { recursive: true, force: true }));
+    track(child);
+    if (ownDir !== undefined) child.once("exit", () => removeDir(ownDir));
     let stderr = "";
     child.stderr.setEncoding("utf8");
     child.stderr.on("data", (text) => {
@@ -162,10 +197,20 @@ export function createRun(name) {
     const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
     await exited;
     clearTimeout(timer);
-    children.delete(child);
   }
 
-  return { fail, boundedInt, boundedNumber, startChild, startStub, startGateway, stop };
+  return {
+    fail,
+    boundedInt,
+    boundedNumber,
+    track,
+    tempDir,
+    removeDir,
+    startChild,
+    startStub,
+    startGateway,
+    stop,
+  };
 }
 
 /**
@@ -340,6 +385,29 @@ export function cpuDelta(before, after) {
 export function rotate(items, by) {
   const k = ((by % items.length) + items.length) % items.length;
   return [...items.slice(k), ...items.slice(0, k)];
+}
+
+/**
+ * Waits, synchronously (in an exit handler), at most `ms` in all, until each pid has ended: gone
+ * from /proc, or a zombie not yet reaped, whose files are closed already.
+ */
+function waitGone(pids, ms = 5000) {
+  const nap = new Int32Array(new SharedArrayBuffer(4));
+  const until = Date.now() + ms;
+  for (const pid of pids) {
+    while (Date.now() < until && isRunning(pid)) Atomics.wait(nap, 0, 0, 5);
+  }
+}
+
+function isRunning(pid) {
+  let stat;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  } catch {
+    return false;
+  }
+  // The state follows the command's name, "(...)", which may hold spaces and parentheses.
+  return stat[stat.lastIndexOf(")") + 2] !== "Z";
 }
 
 /** Waits, up to `budgetSeconds`, for a second in which other processes use under a quarter of a core. */

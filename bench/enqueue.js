@@ -21,9 +21,8 @@
  */
 import { spawn } from "node:child_process";
 import { closeSync, openSync, writeSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import http from "node:http";
-import os from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import autocannon from "autocannon";
@@ -47,7 +46,8 @@ import {
 } from "./common.js";
 import { formatPolicy, MEASURED_ANSWER, measuredRequest } from "./make-policy.js";
 
-const { fail, boundedInt, boundedNumber, startGateway, stop } = createRun("enqueue.js");
+const { fail, boundedInt, boundedNumber, track, tempDir, removeDir, startGateway, stop } =
+  createRun("enqueue.js");
 const START_TIMEOUT_MS = 15_000;
 /** Unmeasured paced requests before each paced measurement. */
 const PACED_WARM_IN = 20;
@@ -139,7 +139,7 @@ await main();
 async function main() {
   const base = JSON.parse(await readFile(join(HERE, "policy-200.json"), "utf8"));
   const receivers = { security: await startReceiver(), audit: await startReceiver() };
-  const dir = await mkdtemp(join(os.tmpdir(), "hookgate-bench-enqueue-"));
+  const dir = tempDir("enqueue");
   let error;
   try {
     const docs = policies(base, receivers);
@@ -272,7 +272,7 @@ async function main() {
   } catch (e) {
     error = e;
   } finally {
-    await rm(dir, { recursive: true, force: true });
+    removeDir(dir);
   }
   if (error !== undefined) fail(error instanceof Error ? error.message : String(error));
 }
@@ -476,10 +476,9 @@ function markdownInProcess(r) {
 }
 
 function startReceiver() {
-  const child = spawn(process.execPath, [join(HERE, "webhook-receiver.js")], {
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  process.on("exit", () => child.kill("SIGKILL"));
+  const child = track(
+    spawn(process.execPath, [join(HERE, "webhook-receiver.js")], { stdio: ["ignore", "pipe", "inherit"] }),
+  );
   return new Promise((resolve, reject) => {
     let text = "";
     const timer = setTimeout(() => reject(new Error("the receiver did not start in time")), START_TIMEOUT_MS);

@@ -13,9 +13,8 @@
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, writeFile } from "node:fs/promises";
 import http from "node:http";
-import os from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { CreateQueueCommand, GetQueueAttributesCommand } from "@aws-sdk/client-sqs";
@@ -36,7 +35,7 @@ import {
   waitForQuiet,
 } from "./common.js";
 
-const { fail, boundedInt, startGateway, stop } = createRun("fanout.js");
+const { fail, boundedInt, track, tempDir, removeDir, startGateway, stop } = createRun("fanout.js");
 const START_TIMEOUT_MS = 15_000;
 
 const { values: flags } = parseArgs({
@@ -97,15 +96,9 @@ function policyDocument(receiverUrl) {
   };
 }
 
-const children = new Set();
-process.on("exit", () => {
-  for (const child of children) child.kill("SIGKILL");
-});
-
 /** A child process that prints one JSON line with its url once it listens. */
 function startChild(label, args, cwd) {
-  const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"], cwd });
-  children.add(child);
+  const child = track(spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"], cwd }));
   return new Promise((resolve, reject) => {
     let text = "";
     const timer = setTimeout(() => reject(new Error(`${label} did not start in time`)), START_TIMEOUT_MS);
@@ -180,7 +173,7 @@ async function main() {
     ],
     ROOT,
   );
-  const dir = await mkdtemp(join(os.tmpdir(), "hookgate-bench-fanout-"));
+  const dir = tempDir("fanout");
   const policyText = JSON.stringify(policyDocument(receiver.url), null, 2);
   const policyPath = join(dir, "policy.json");
   await writeFile(policyPath, policyText);
@@ -445,7 +438,7 @@ async function main() {
   } catch (e) {
     error = e;
   } finally {
-    await rm(dir, { recursive: true, force: true });
+    removeDir(dir);
   }
   if (error !== undefined) fail(error instanceof Error ? error.message : String(error));
 }

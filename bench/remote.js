@@ -11,8 +11,7 @@
  * Writes bench/results/remote-<date>.json and prints a Markdown table.
  */
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import os from "node:os";
+import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { Agent, request } from "undici";
@@ -32,7 +31,8 @@ import {
   waitForQuiet,
 } from "./common.js";
 
-const { fail, boundedInt, boundedNumber, startStub, startGateway, stop } = createRun("remote.js");
+const { fail, boundedInt, boundedNumber, tempDir, removeDir, startStub, startGateway, stop } =
+  createRun("remote.js");
 
 const { values: flags } = parseArgs({
   options: {
@@ -145,7 +145,7 @@ async function main() {
     fail("dist/entry/bin.js is missing: run npm run build first");
   const model = await startStub("model", MODEL_ANSWER);
   const hook = await startStub("hook", HOOK_ANSWER);
-  const dir = await mkdtemp(join(os.tmpdir(), "hookgate-bench-remote-"));
+  const dir = tempDir("remote");
   const policyPath = join(dir, "policy.json");
   await writeFile(policyPath, JSON.stringify(policyDocument(hook.url, model.url), null, 2));
   const profileDir = join(RESULTS, "profiles");
@@ -319,7 +319,7 @@ async function main() {
   } catch (e) {
     error = e;
   } finally {
-    await rm(dir, { recursive: true, force: true });
+    removeDir(dir);
   }
   // After the temporary policy is removed: fail() exits at once.
   if (error !== undefined) fail(error instanceof Error ? error.message : String(error));

@@ -4,6 +4,7 @@
  * Exits non-zero if one fails; a benchmark never fails on a timing, only on a wrong answer.
  */
 import { spawn } from "node:child_process";
+import os from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -22,6 +23,21 @@ const BENCHMARKS = [
   "coldstart.js",
 ];
 
+/** The benchmark running now, which a signal to this process is passed on to. */
+let current;
+/** The signal that stopped the run, if one did: no benchmark starts after it. */
+let stoppedBy;
+// Ctrl-C reaches every process of the group; SIGTERM (a CI job's timeout) only this one, and the
+// benchmark it left running went on, its servers and directories with it. Passed on, each
+// benchmark cleans up after itself (bench/common.js), then this process exits.
+for (const signal of ["SIGINT", "SIGTERM"]) {
+  process.on(signal, () => {
+    stoppedBy = signal;
+    if (current === undefined) process.exit(128 + os.constants.signals[signal]);
+    current.kill(signal);
+  });
+}
+
 const started = performance.now();
 let failed = 0;
 /** Seconds each benchmark took: the 5-minute budget is theirs to share. */
@@ -30,9 +46,11 @@ for (const name of BENCHMARKS) {
   process.stdout.write(`\n## bench/${name}\n\n`);
   const began = performance.now();
   const code = await new Promise((resolve) => {
-    const child = spawn(process.execPath, [join(HERE, name)], { stdio: "inherit" });
-    child.once("exit", (exitCode, signal) => resolve(exitCode ?? (signal ? 1 : 0)));
+    current = spawn(process.execPath, [join(HERE, name)], { stdio: "inherit" });
+    current.once("exit", (exitCode, signal) => resolve(exitCode ?? (signal ? 1 : 0)));
   });
+  current = undefined;
+  if (stoppedBy !== undefined) process.exit(128 + os.constants.signals[stoppedBy]);
   seconds.push(`${name} ${((performance.now() - began) / 1000).toFixed(0)} s`);
   if (code !== 0) {
     failed++;

@@ -17,8 +17,7 @@
  * decision.js does. Loopback only; stops by itself. Writes bench/results/scaling-<date>.json and
  * prints a Markdown table.
  */
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import os from "node:os";
+import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import autocannon from "autocannon";
@@ -46,7 +45,7 @@ import {
   SHAPES,
 } from "./make-policy.js";
 
-const { fail, boundedInt, startGateway, stop } = createRun("scaling.js");
+const { fail, boundedInt, tempDir, removeDir, startGateway, stop } = createRun("scaling.js");
 
 const { values: flags } = parseArgs({
   options: {
@@ -286,7 +285,7 @@ function rotate(items, by) {
 }
 
 async function measureHttp(cases, quietBudgetStart) {
-  const dir = await mkdtemp(join(os.tmpdir(), "hookgate-bench-scaling-"));
+  const dir = tempDir("scaling");
   const out = new Map();
   let quietBudget = quietBudgetStart;
   try {
@@ -322,7 +321,7 @@ async function measureHttp(cases, quietBudgetStart) {
       );
     }
   } finally {
-    await rm(dir, { recursive: true, force: true });
+    removeDir(dir);
   }
   return out;
 }

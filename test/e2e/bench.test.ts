@@ -1,0 +1,159 @@
+/**
+ * The benchmarks (bench/*.js) stopped by Ctrl-C or SIGTERM leave no `hookgate-bench-*` directory
+ * and no process behind. A run is stopped as soon as its servers are up, long before it measures
+ * anything; no benchmark runs here otherwise.
+ */
+import { spawn } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+import { constants } from "node:os";
+import { describe, expect, it } from "vitest";
+import { childEnv, endProcess, ROOT } from "../support/process.js";
+import { tempDir, whenDone } from "../support/temp.js";
+
+interface Proc {
+  pid: number;
+  ppid: number;
+  /** When it started, in clock ticks since boot: tells a pid used again apart. */
+  start: string;
+  state: string;
+}
+
+/** A process as /proc/PID/stat shows it, or undefined once it is gone. */
+function proc(pid: number): Proc | undefined {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  } catch {
+    return undefined;
+  }
+  // The fields after the command's name, "(...)", which may hold spaces and parentheses.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return { pid, state: fields[0] ?? "", ppid: Number(fields[1]), start: fields[19] ?? "" };
+}
+
+/** Every process under `pid`: its children, theirs, and so on. */
+function descendants(pid: number): Proc[] {
+  const all = readdirSync("/proc")
+    .filter((name) => /^\d+$/.test(name))
+    .map((name) => proc(Number(name)))
+    .filter((p) => p !== undefined);
+  const found: Proc[] = [];
+  for (let parents = [pid]; parents.length > 0; ) {
+    const children = all.filter((p) => parents.includes(p.ppid));
+    found.push(...children);
+    parents = children.map((p) => p.pid);
+  }
+  return found;
+}
+
+/** Still running: the same process (not its pid used again), and no zombie. */
+const running = (p: Proc) => {
+  const now = proc(p.pid);
+  return now !== undefined && now.start === p.start && now.state !== "Z";
+};
+
+/** Rounds bench/remote.js would take minutes to run; it is stopped before the first. */
+const REMOTE = [
+  "bench/remote.js",
+  "--rounds",
+  "50",
+  "--requests",
+  "100000",
+  "--warmup-rounds",
+  "0",
+  "--quiet-wait",
+  "0",
+];
+
+interface Case {
+  run: string;
+  by: string;
+  argv: readonly string[];
+  signal: "SIGINT" | "SIGTERM";
+  /** Signalled as its process group (Ctrl-C in a shell), or it alone. */
+  group: boolean;
+  /** Its line on stderr once its servers are up. */
+  up: RegExp;
+  /** The processes under it, and the directories it made in the temporary directory, by then. */
+  processes: number;
+  dirs: number;
+}
+
+const CASES: Case[] = [
+  {
+    run: "bench/remote.js",
+    by: "Ctrl-C (SIGINT to its process group)",
+    argv: REMOTE,
+    signal: "SIGINT",
+    group: true,
+    // Its first line once its servers answer, before any round.
+    up: /^remote: /m,
+    // The model and hook stub servers and the gateway; the run's directory and the gateway's data dir.
+    processes: 3,
+    dirs: 2,
+  },
+  {
+    run: "bench/remote.js",
+    by: "SIGTERM to it alone (a CI job's timeout)",
+    argv: REMOTE,
+    signal: "SIGTERM",
+    group: false,
+    up: /^remote: /m,
+    processes: 3,
+    dirs: 2,
+  },
+  {
+    run: "npm run bench (bench/run.js)",
+    by: "SIGTERM to it alone",
+    argv: ["bench/run.js"],
+    signal: "SIGTERM",
+    group: false,
+    // bench/decision.js, the first, once its gateway and bare servers answer.
+    up: /^decision: /m,
+    // decision.js, its gateway, the bare server and the three of its work ladder; the gateway's data dir.
+    processes: 6,
+    dirs: 1,
+  },
+];
+
+describe("a benchmark stopped once its servers are up", () => {
+  for (const { run, by, argv, signal, group, up, processes, dirs } of CASES) {
+    it(`${run}, by ${by}, leaves no directory and no process`, async () => {
+      const temp = tempDir("bench-tmp");
+      const bench = spawn(process.execPath, argv, {
+        cwd: ROOT,
+        env: childEnv({ TMPDIR: temp }),
+        stdio: ["ignore", "ignore", "pipe"],
+        // Its own process group, as a shell gives a job: Ctrl-C signals the whole group.
+        detached: group,
+      });
+      let started: Proc[] = [];
+      whenDone(async () => {
+        await endProcess(bench);
+        for (const p of started.filter(running)) process.kill(p.pid, "SIGKILL");
+      });
+      let stderr = "";
+      bench.stderr.setEncoding("utf8");
+      const exited = new Promise<number | null>((resolve) => bench.once("exit", resolve));
+      await new Promise<void>((resolve, reject) => {
+        bench.stderr.on("data", (chunk: string) => {
+          stderr += chunk;
+          if (up.test(stderr)) resolve();
+        });
+        void exited.then((code) => reject(new Error(`${argv[0]} exited with ${code}: ${stderr}`)));
+      });
+
+      started = descendants(bench.pid ?? 0);
+      expect(started).toHaveLength(processes);
+      const made = readdirSync(temp);
+      expect(made).toHaveLength(dirs);
+      for (const name of made) expect(name).toMatch(/^hookgate-bench-/);
+      if (group) process.kill(-(bench.pid ?? 0), signal);
+      else bench.kill(signal);
+      const code = await exited;
+      expect(readdirSync(temp)).toEqual([]);
+      expect(started.filter(running)).toEqual([]);
+      expect(code).toBe(128 + constants.signals[signal]);
+    });
+  }
+});
