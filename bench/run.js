@@ -21,6 +21,7 @@ const BENCHMARKS = [
   "fanout.js",
   "enqueue.js",
   "coldstart.js",
+  "cli-start.js",
 ];
 
 /** The benchmark running now, which a signal to this process is passed on to. */

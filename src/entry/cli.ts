@@ -1,34 +1,16 @@
 /**
  * The `hookgate` command. Exit codes: 0 success, 1 a failed check or a run-time failure,
- * 2 a usage error.
+ * 2 a usage error. Each command's module is imported when that command runs, so a command
+ * loads only what it uses: `hookgate send`, a command hook's whole run, starts without the
+ * policy compiler, Hono or SQLite (bench/README.md, "The CLI's start").
  */
-import { randomUUID } from "node:crypto";
 import { readFile } from "node:fs/promises";
-import { parseArgs } from "node:util";
 import { nodeSha256 } from "../adapters/hash/node-crypto.js";
-import { formatIssues, loadPolicyFile } from "../adapters/policy-source/file.js";
-import { handleHook } from "../app/handle-hook.js";
 import { errorMessage } from "../core/errors.js";
-import { DIALECTS, type Dialect } from "../core/hook-event.js";
-import type { Policy } from "../core/policy.js";
-import { lintPolicy } from "../core/policy-lint.js";
-import { policyJsonSchema } from "../core/policy-schema.js";
-import { envReaderOf } from "../core/secret-ref.js";
-import { simulation } from "../http/app.js";
-import { bodyFromBytes } from "../http/read-body.js";
-import { dlqCommand } from "./dlq.js";
-import { doctorCommand } from "./doctor.js";
-import { takeEarlyHangup } from "./early-hangup.js";
-import { egressCheck } from "./egress-check.js";
 import { type CommandName, commandHelp, commandUsage, USAGE } from "./help.js";
-import { initCommand } from "./init.js";
-import { DataDirError, PolicyLoadError, startGateway } from "./node.js";
-import { policyTestCommand } from "./policy-test.js";
-import { replayCommand } from "./replay.js";
-import { sendCommand, tokenFromEnv } from "./send.js";
 import { UsageError } from "./usage-error.js";
 
-type Io = {
+export type Io = {
   out: (text: string) => void;
   err: (text: string) => void;
   /** stdin as it came: an event is judged as bytes, as `serve` judges a body; text is decoded by its reader. */
@@ -43,25 +25,27 @@ const io: Io = {
 
 /** Each command and what runs it, given the arguments after its name; the exit code comes back. */
 const COMMANDS: Readonly<Record<CommandName, (args: readonly string[]) => Promise<number>>> = {
-  serve: serveCommand,
-  check: checkCommand,
-  simulate: simulateCommand,
-  test: (args) => policyTestCommand(args, io),
-  replay: (args) => replayCommand(args, { ...io, stdin: () => process.stdin }),
+  serve: async (args) => (await import("./policy-commands.js")).serveCommand(args),
+  check: async (args) => (await import("./policy-commands.js")).checkCommand(args, io),
+  simulate: async (args) => (await import("./policy-commands.js")).simulateCommand(args, io),
+  test: async (args) => (await import("./policy-test.js")).policyTestCommand(args, io),
+  replay: async (args) =>
+    (await import("./replay.js")).replayCommand(args, { ...io, stdin: () => process.stdin }),
   "egress-check": async (args) => {
-    const result = await egressCheck(args);
+    const result = await (await import("./egress-check.js")).egressCheck(args);
     io.out(`${JSON.stringify(result)}\n`);
     return result.decision === "allow" ? 0 : 1;
   },
-  dlq: (args) => dlqCommand(args, io),
+  dlq: async (args) => (await import("./dlq.js")).dlqCommand(args, io),
   schema: async () => {
+    const { policyJsonSchema } = await import("../core/policy-schema.js");
     io.out(`${JSON.stringify(policyJsonSchema(), null, 2)}\n`);
     return 0;
   },
   token: tokenCommand,
-  init: (args) => initCommand(args, io),
-  send: (args) => sendCommand(args, io, process.env),
-  doctor: (args) => doctorCommand(args, io, process.env),
+  init: async (args) => (await import("./init.js")).initCommand(args, io),
+  send: async (args) => (await import("./send.js")).sendCommand(args, io, process.env),
+  doctor: async (args) => (await import("./doctor.js")).doctorCommand(args, io, process.env),
 };
 
 /** The command this word names, if any. */
@@ -108,183 +92,9 @@ export async function main(argv: readonly string[]): Promise<number> {
       io.err(`hookgate: ${e.message}\n\n${usage}`);
       return 2;
     }
-    if (e instanceof PolicyLoadError || e instanceof DataDirError) {
-      io.err(`hookgate: ${e.message}\n`);
-      return 1;
-    }
     io.err(`hookgate: ${errorMessage(e)}\n`);
     return 1;
   }
-}
-
-const policyDeps = { env: envReaderOf(process.env), sha256: nodeSha256 };
-
-async function serveCommand(args: readonly string[]): Promise<number> {
-  const { values } = parseArgs({
-    args: [...args],
-    options: {
-      policy: { type: "string" },
-      host: { type: "string" },
-      port: { type: "string" },
-      "data-dir": { type: "string" },
-      record: { type: "string" },
-    },
-  });
-  if (!values.policy) throw new UsageError("serve needs --policy FILE");
-  // Digits only: Number() reads "" as 0 (a random port, where hooks point at 8787) and "0x50" as 80.
-  const port = Number(values.port ?? "8787");
-  if (!/^\d{1,5}$/.test(values.port ?? "8787") || port > 65535)
-    throw new UsageError(`--port ${JSON.stringify(values.port)} is not a port (0 to 65535)`);
-  // An empty --host (an unset $HOST) would listen on every address, with no Host check.
-  if (values.host !== undefined && values.host.trim() === "")
-    throw new UsageError("--host is empty: give an address to listen on (127.0.0.1 by default)");
-  // SIGHUP's default is to end the process: it is caught from the start, and one that comes
-  // while the policy first loads is a reload once the gateway runs (a deploy may send it early).
-  let reload: (() => void) | undefined;
-  let reloadAsked = false;
-  process.on("SIGHUP", () => {
-    if (reload) reload();
-    else reloadAsked = true;
-  });
-  // One that came before this command ran, while the CLI's modules loaded (bin.ts).
-  if (takeEarlyHangup()) reloadAsked = true;
-  const gateway = await startGateway({
-    policyPath: values.policy,
-    host: values.host ?? "127.0.0.1",
-    port,
-    dataDir: values["data-dir"] ?? ".hookgate",
-    recordPath: values.record,
-  });
-  reload = () => void gateway.reload();
-  if (reloadAsked) reload();
-  await new Promise<void>((resolve) => {
-    // The first SIGTERM or SIGINT stops gracefully; a second one while it drains (a forward
-    // still waiting on a slow team server, say) ends the process at once, as a second Ctrl-C
-    // does elsewhere. What was answered is journaled already; the next start delivers it.
-    let stopping = false;
-    const stop = (signal: NodeJS.Signals) => {
-      if (stopping) process.exit(signal === "SIGINT" ? 130 : 143);
-      stopping = true;
-      void gateway.close().finally(resolve);
-    };
-    process.on("SIGTERM", stop);
-    process.on("SIGINT", stop);
-  });
-  return 0;
-}
-
-async function checkCommand(args: readonly string[]): Promise<number> {
-  const { positionals } = parseArgs({ args: [...args], allowPositionals: true });
-  const [file] = positionals;
-  if (!file || positionals.length > 1) throw new UsageError("check takes one policy file");
-  const loaded = await loadPolicyFile(file, policyDeps);
-  if (!loaded.ok) {
-    io.out(
-      `${formatIssues(loaded.error)}\n${file}: invalid (${loaded.error.length} problem${loaded.error.length > 1 ? "s" : ""})\n`,
-    );
-    return 1;
-  }
-  const warnings = [...loaded.value.warnings, ...lintPolicy(loaded.value.policy, policyDeps.env)];
-  if (warnings.length > 0) io.out(`${formatIssues(warnings)}\n`);
-  const policy = loaded.value.policy;
-  io.out(
-    `${file}: valid, ${count(policy.rules.length, "rule")}, ${count(warnings.length, "warning")}, policy ${policy.hash}\n`,
-  );
-  return 0;
-}
-
-async function simulateCommand(args: readonly string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: [...args],
-    allowPositionals: true,
-    options: {
-      policy: { type: "string" },
-      client: { type: "string" },
-      token: { type: "string" },
-      json: { type: "boolean" },
-    },
-  });
-  if (!values.policy) throw new UsageError("simulate needs --policy FILE");
-  const [file] = positionals;
-  if (!file || positionals.length > 1) throw new UsageError("simulate takes one event file (or - for stdin)");
-  const client = values.client;
-  if (client !== undefined && !(DIALECTS as readonly string[]).includes(client)) {
-    throw new UsageError(`--client must be one of ${DIALECTS.join(", ")}`);
-  }
-  const loaded = await loadPolicyFile(values.policy, policyDeps);
-  if (!loaded.ok) throw new PolicyLoadError(values.policy, loaded.error);
-  const bytes = file === "-" ? await io.stdin() : await readEventFile(file);
-  // Without --token, the token the client's hook would send (HOOKGATE_TOKEN, else HOOKGATE_AUTH).
-  const token = values.token ?? tokenFromEnv(process.env, client)?.value;
-  const outcome = await simulate(loaded.value.policy, bytes, client as Dialect | undefined, token);
-  const result = simulation(outcome);
-  if (values.json) {
-    io.out(`${JSON.stringify(result, null, 2)}\n`);
-    return 0;
-  }
-  io.out(describeSimulation(result));
-  // The error's advice is for a hook's settings; from here the token comes from the command line.
-  if (token === undefined && result.error?.code === "AUTH_MISSING") {
-    const name = client?.startsWith("deepagents") ? "HOOKGATE_AUTH" : "HOOKGATE_TOKEN";
-    io.out(`hint: simulate sent no token: pass --token T, or export ${name} as the client's hook would\n`);
-  }
-  return 0;
-}
-
-/** An event file's bytes, as a request would carry them; a file that cannot be read is named. */
-async function readEventFile(file: string): Promise<Uint8Array> {
-  try {
-    return await readFile(file);
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    const why =
-      code === "ENOENT" ? "no such file" : code === "EISDIR" ? "it is a directory" : errorMessage(e);
-    throw new Error(`cannot read the event file ${file}: ${why}`);
-  }
-}
-
-export async function simulate(
-  policy: Policy,
-  bytes: Uint8Array,
-  client: Dialect | undefined,
-  token: string | undefined,
-) {
-  return handleHook(
-    {
-      policy: () => policy,
-      clock: { now: Date.now, monotonic: () => performance.now() },
-      newId: randomUUID,
-      sha256: nodeSha256,
-      logger: { log: () => undefined },
-    },
-    {
-      body: await bodyFromBytes(bytes, policy.defaults.maxBodyBytes),
-      contentType: "application/json",
-      authorization: token === undefined ? undefined : `Bearer ${token}`,
-      dialect: client,
-    },
-    { explain: true, audit: false, runRemote: false },
-  );
-}
-
-function describeSimulation(result: ReturnType<typeof simulation>): string {
-  const lines = [
-    `status: ${result.answer.status}`,
-    `content-type: ${result.answer.contentType ?? "(none)"}`,
-    `body: ${result.answer.body === "" ? "(empty)" : result.answer.body}`,
-    "",
-    `client: ${result.client ?? "unknown"}  event: ${result.event ?? "unknown"}  team: ${result.team ?? "-"}`,
-    `decision: ${result.decision}${result.reason ? ` (${result.reason})` : ""}`,
-  ];
-  if (result.error) lines.push(`error: ${result.error.code}: ${result.error.message}`);
-  if (result.rules.length > 0) lines.push("rules:");
-  for (const rule of result.rules) {
-    const mark = rule.applied ? (rule.mode === "shadow" ? "~" : "+") : "-";
-    lines.push(`  ${mark} ${rule.ruleId} [${rule.mode}]: ${rule.why}`);
-  }
-  for (const s of result.shadowed) lines.push(`shadow: ${s.rule} would have decided ${s.decision}`);
-  for (const p of result.pending) lines.push(`pending: ${p.rule} (${p.action}): ${p.outcome}`);
-  return `${lines.join("\n")}\n`;
 }
 
 async function tokenCommand(args: readonly string[]): Promise<number> {
@@ -306,5 +116,3 @@ async function readStdin(): Promise<Buffer> {
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks);
 }
-
-const count = (n: number, noun: string) => `${n} ${noun}${n === 1 ? "" : "s"}`;

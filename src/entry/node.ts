@@ -23,7 +23,7 @@ import {
 } from "../adapters/log/guarded-stream.js";
 import { batchLines, createJsonLogger, scrubLines } from "../adapters/log/json-lines.js";
 import { createPrometheusRegistry } from "../adapters/metrics/prometheus.js";
-import { formatIssues, loadPolicyFile } from "../adapters/policy-source/file.js";
+import { loadPolicyFile, PolicyLoadError } from "../adapters/policy-source/file.js";
 import {
   CHECK_MS as JOURNAL_CHECK_MS,
   type JournalWriter,
@@ -75,15 +75,6 @@ export interface RunningGateway {
    */
   reload(): Promise<readonly PolicyIssue[]>;
   close(): Promise<void>;
-}
-
-export class PolicyLoadError extends Error {
-  constructor(
-    readonly path: string,
-    readonly issues: readonly PolicyIssue[],
-  ) {
-    super(`policy ${path} is invalid:\n${formatIssues(issues)}`);
-  }
 }
 
 export async function startGateway(options: ServeOptions): Promise<RunningGateway> {

@@ -110,6 +110,16 @@ function notAFile(stat: Stats): string | undefined {
   return "a device";
 }
 
+/** A policy file that does not load (serve's start, simulate): its issues in its message. */
+export class PolicyLoadError extends Error {
+  constructor(
+    readonly path: string,
+    readonly issues: readonly PolicyIssue[],
+  ) {
+    super(`policy ${path} is invalid:\n${formatIssues(issues)}`);
+  }
+}
+
 export function formatIssues(issues: readonly PolicyIssue[]): string {
   return issues.map((i) => `${i.severity}: ${i.path}: ${i.message}`).join("\n");
 }
