@@ -5,7 +5,16 @@
  */
 import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { once } from "node:events";
-import { appendFileSync, existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { basename, join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -815,6 +824,24 @@ describe("intake journal", () => {
     const { queue, reader } = deliveryThread();
     await reader.drain();
     expect(await receivedNumbers(queue)).toEqual([1]);
+  });
+
+  it("throws nothing from check when its lock path cannot even be looked at, and takes its lock again once it can", () => {
+    const writer = openJournalWriter(journalDir);
+    writer.append(jobs(1));
+    const [lock] = readdirSync(journalDir).filter((name) => name.endsWith(".lock"));
+    const path = join(journalDir, lock as string);
+    // Its lock file replaced by a link to itself: every look at the path fails (ELOOP). serve
+    // logged that each second as a deleted segment it could not copy, though none was deleted.
+    rmSync(path);
+    symlinkSync(basename(path), path);
+    expect(() => writer.check()).not.toThrow();
+    writer.append(jobs(2));
+    rmSync(path);
+    writer.check();
+    expect(journalHeld(journalDir)).toBe(true);
+    writer.close();
+    expect(journalHeld(journalDir)).toBe(false);
   });
 
   it("takes a free lock a killed writer left above every segment as its next segment's own: held, never removed from under it", async () => {

@@ -429,15 +429,17 @@ export function openJournalWriter(
   /**
    * The held lock's file was deleted (or another put in its place) by hand: a lock is taken on a
    * new file at its path, and the old one, which no one else can see, freed (see "A lock file
-   * deleted by hand" above). Nothing is thrown: a path that cannot be a lock stays unlocked, and
-   * the next check tries again.
+   * deleted by hand" above). Nothing is thrown, the look at the path included (a link loop put
+   * there, a directory no longer searchable): a path that cannot be a lock stays unlocked, and
+   * the next check tries again. Thrown, serve logged it each second as a deleted segment it could
+   * not copy.
    */
   const relock = () => {
     if (!held) return;
-    const file = statSync(join(dir, lockName(held.n)), { throwIfNoEntry: false });
-    if (file && file.ino === held.ino && file.dev === held.dev) return;
     let lock: HeldLock | undefined;
     try {
+      const file = statSync(join(dir, lockName(held.n)), { throwIfNoEntry: false });
+      if (file && file.ino === held.ino && file.dev === held.dev) return;
       lock = takeLock(dir, held.n);
     } catch {
       return;
