@@ -17,7 +17,7 @@ import {
 } from "node:fs";
 import { basename, join } from "node:path";
 import Database from "better-sqlite3";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import {
   journalHeld,
   openJournalReader,
@@ -824,6 +824,49 @@ describe("intake journal", () => {
     const { queue, reader } = deliveryThread();
     await reader.drain();
     expect(await receivedNumbers(queue)).toEqual([1]);
+  });
+
+  it("waits for no writer at a start on a new journal, after a clean stop or after a kill (built dist/)", async () => {
+    // The start's wait (two checks) is for a segment whose lock file was deleted: an ordinary
+    // start must not pay it. Atomics.wait is that wait.
+    const wait = vi.spyOn(Atomics, "wait");
+    whenDone(() => wait.mockRestore());
+    expect(journalHeld(journalDir)).toBe(false);
+    mkdirSync(journalDir, { recursive: true });
+    expect(journalHeld(journalDir)).toBe(false);
+    // Stopped cleanly after moving across segments, some taken in and deleted.
+    const writer = openJournalWriter(journalDir, 200);
+    for (let n = 1; n <= 10; n++) writer.append(jobs(n));
+    const { queue, reader } = deliveryThread();
+    await reader.drain();
+    writer.close();
+    expect(journalHeld(journalDir)).toBe(false);
+    // Killed (kill -9) after moving across segments, nothing taken in.
+    const child = `
+      const [journal, dir] = process.argv.slice(1);
+      const { openJournalWriter } = await import(journal);
+      const writer = openJournalWriter(dir, 200);
+      for (let n = 11; n <= 20; n++) writer.append([{ id: "job-" + n, body: { n }, group: "audit" }]);
+      process.kill(process.pid, "SIGKILL");`;
+    const journal = new URL("../../dist/adapters/queue/journal.js", import.meta.url).href;
+    const run = spawnSync(process.execPath, ["--input-type=module", "-e", child, journal, journalDir], {
+      cwd: ROOT,
+    });
+    expect(run.signal).toBe("SIGKILL");
+    expect(journalHeld(journalDir)).toBe(false);
+    // Killed between taking its next lock and making that segment.
+    const above = numberOf(segmentFiles().at(-1)) + 1;
+    const killed = new Database(join(journalDir, `intake-${String(above).padStart(12, "0")}.lock`));
+    killed.exec("BEGIN EXCLUSIVE");
+    killed.close();
+    expect(journalHeld(journalDir)).toBe(false);
+    expect(wait).not.toHaveBeenCalled();
+    // What it waits for: a segment whose lock file is gone.
+    for (const name of readdirSync(journalDir)) if (name.endsWith(".lock")) rmSync(join(journalDir, name));
+    expect(journalHeld(journalDir, 1)).toBe(false);
+    expect(wait).toHaveBeenCalledTimes(1);
+    await reader.drain();
+    expect(await receivedNumbers(queue)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
   });
 
   it("throws nothing from check when its lock path cannot even be looked at, and takes its lock again once it can", () => {
