@@ -4,7 +4,8 @@
  * says, since a full disk or an fd table at its limit cannot be made for one test. A deleted
  * segment's copy is not given up: the lines stay in the deleted file, still open, and the next
  * check copies them; a segment not made leaves no lock file. A removal can also be refused
- * (EPERM), or stand for a kill between a finished segment's two removals.
+ * (EPERM), or stand for a kill between a finished segment's two removals, and the look at a lock
+ * file just taken can fail (EACCES).
  */
 import { mkdirSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
@@ -23,6 +24,8 @@ const disk = vi.hoisted(() => ({
   afterList: undefined as (() => void) | undefined,
   /** Runs once, when the next write or segment is refused. */
   onRefusal: undefined as (() => void) | undefined,
+  /** The next look at a lock file's identity fails (EACCES). */
+  lockStat: false,
 }));
 const refuse = (message: string, code: string) => {
   const then = disk.onRefusal;
@@ -45,6 +48,13 @@ vi.mock("node:fs", async (importOriginal) => {
       if (disk.refused)
         throw Object.assign(new Error("EPERM: operation not permitted, unlink"), { code: "EPERM" });
       return fs.rmSync(...args);
+    },
+    statSync: (...args: Parameters<typeof fs.statSync>) => {
+      if (disk.lockStat && String(args[0]).endsWith(".lock")) {
+        disk.lockStat = false;
+        throw Object.assign(new Error("EACCES: permission denied, stat"), { code: "EACCES" });
+      }
+      return fs.statSync(...args);
     },
     readdirSync: (...args: Parameters<typeof fs.readdirSync>) => {
       const names = fs.readdirSync(...args);
@@ -78,6 +88,7 @@ beforeEach(() => {
   disk.removals = Number.POSITIVE_INFINITY;
   disk.afterList = undefined;
   disk.onRefusal = undefined;
+  disk.lockStat = false;
 });
 
 const jobs = (n: number) => [{ id: `job-${n}`, body: { n }, group: "audit" }];
@@ -277,4 +288,17 @@ it("names the segment's own failure first when its lock file cannot be removed",
   expect(error.message).toMatch(/^EMFILE: too many open files, open \(.*directory/);
   disk.noSegment = false;
   writer.close();
+});
+
+it("frees a lock it took when the look at its file fails, rather than holding it until the process ends", () => {
+  const journalDir = join(dir, "intake");
+  const writer = openJournalWriter(journalDir, 10);
+  writer.append(jobs(1));
+  // Its next segment's lock is taken, then the look at which file it is fails: that append fails.
+  disk.lockStat = true;
+  expect(() => writer.append(jobs(2))).toThrow("EACCES");
+  writer.append(jobs(3));
+  writer.close();
+  // Held by a connection nothing closed, a start was refused until the process ended.
+  expect(journalHeld(journalDir)).toBe(false);
 });

@@ -81,6 +81,7 @@ import {
   readdirSync,
   readSync,
   rmSync,
+  type Stats,
   statSync,
   writeSync,
 } from "node:fs";
@@ -111,8 +112,15 @@ function takeLock(dir: string, n: number): HeldLock | undefined {
   const lock = findLock(dir, n, true);
   if (lock === "held" || lock === "none") return undefined;
   // Which file it is, so that `check` sees it deleted or replaced; gone already, it is taken
-  // again at the next check.
-  const file = statSync(join(dir, lockName(n)), { throwIfNoEntry: false });
+  // again at the next check. A look that fails frees the lock before it throws: nothing else
+  // would close it, and it was held until the process ended.
+  let file: Stats | undefined;
+  try {
+    file = statSync(join(dir, lockName(n)), { throwIfNoEntry: false });
+  } catch (e) {
+    lock.close();
+    throw e;
+  }
   return { db: lock, n, dev: file?.dev, ino: file?.ino };
 }
 
