@@ -74,6 +74,7 @@
  * only where it can be this journal's (`misplaced`), else it reads from the first segment's start.
  */
 import {
+  type BigIntStats,
   closeSync,
   fstatSync,
   mkdirSync,
@@ -81,7 +82,6 @@ import {
   readdirSync,
   readSync,
   rmSync,
-  type Stats,
   statSync,
   writeSync,
 } from "node:fs";
@@ -114,9 +114,10 @@ function takeLock(dir: string, n: number): HeldLock | undefined {
   // Which file it is, so that `check` sees it deleted or replaced; gone already, it is taken
   // again at the next check. A look that fails frees the lock before it throws: nothing else
   // would close it, and it was held until the process ended.
-  let file: Stats | undefined;
+  // As bigints: inode numbers past 2^53 (overlayfs with xino) lose their low bits as numbers.
+  let file: BigIntStats | undefined;
   try {
-    file = statSync(join(dir, lockName(n)), { throwIfNoEntry: false });
+    file = statSync(join(dir, lockName(n)), { bigint: true, throwIfNoEntry: false });
   } catch (e) {
     lock.close();
     throw e;
@@ -128,8 +129,8 @@ function takeLock(dir: string, n: number): HeldLock | undefined {
 interface HeldLock {
   readonly db: Database.Database;
   readonly n: number;
-  readonly dev: number | undefined;
-  readonly ino: number | undefined;
+  readonly dev: bigint | undefined;
+  readonly ino: bigint | undefined;
 }
 
 /**
@@ -446,7 +447,7 @@ export function openJournalWriter(
     if (!held) return;
     let lock: HeldLock | undefined;
     try {
-      const file = statSync(join(dir, lockName(held.n)), { throwIfNoEntry: false });
+      const file = statSync(join(dir, lockName(held.n)), { bigint: true, throwIfNoEntry: false });
       if (file && file.ino === held.ino && file.dev === held.dev) return;
       lock = takeLock(dir, held.n);
     } catch {
