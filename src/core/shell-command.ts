@@ -2550,7 +2550,7 @@ function expand(
   // `… | script -q /dev/null`), or from the arguments after the user.
   // git past its own options and the aliases its `-c` defines (`git -C app push`, `git -c
   // alias.p='!rm -rf /' p`): what it runs is checked by deny-style rules, as a wrapper's is.
-  const git = GIT_PROGRAM.test(foldCase(first.text)) ? gitRuns(args, at, appended) : undefined;
+  const git = GIT_PROGRAM.test(windowsName(first.text)) ? gitRuns(args, at, appended) : undefined;
   if (git?.unreadable) markUnreadable(out);
   const script = git?.script ?? wrappedScript(name, args, at);
   if (script === undefined && SCRIPT_SHELLS.has(name) && !(name === "runuser" && runuserWithUser(args, at)))
@@ -2582,10 +2582,11 @@ function expand(
     out.denyOnly -= 1;
   }
   // A shell or wrapper run by a path not known as its own (`/opt/homebrew/bin/bash -c …`,
-  // `./env rm …`, a Nix store's), or by its name in another case (macOS and Windows file systems
-  // run bash for `BASH`): what it runs is checked by deny-style rules as well, read as the bare,
-  // lower-case name's would be. Allow rules read the name as written.
-  const bare = foldCase(first.text.slice(first.text.lastIndexOf("/") + 1));
+  // `./env rm …`, a Nix store's), by its name in another case (macOS and Windows file systems
+  // run bash for `BASH`) or by its Windows file's (`bash.exe`): what it runs is checked by
+  // deny-style rules as well, read as the bare, lower-case name's would be. Allow rules read the
+  // name as written.
+  const bare = windowsName(first.text.slice(first.text.lastIndexOf("/") + 1));
   const other = bare !== name && (runsOtherCommands(bare) || readsWhatItRuns(bare));
   if (other && depth >= MAX_DEPTH) markUnreadable(out);
   else if (other) {
@@ -4456,11 +4457,11 @@ function record(command: Command, out: Output): void {
   // And split where an unquoted `$IFS` stands: `rm -rf$IFS/` runs `rm -rf /`.
   const split = ifsWords(braced ?? named ?? command.args, out);
   if (split !== undefined) variants.push(render({ args: split, redirects: [] }));
-  // A case-insensitive file system (macOS, Windows) runs rm for `RM`: deny-style rules read the
-  // command with its name in lower case too, its arguments as written, brace-expanded and split
-  // (`RM -{rf,} /` runs `rm -rf - /`).
+  // A case-insensitive file system (macOS, Windows) runs rm for `RM`, and Git Bash has rm as
+  // `rm.exe`: deny-style rules read the command with its name in lower case and without `.exe`
+  // too, its arguments as written, brace-expanded and split (`RM -{rf,} /` runs `rm -rf - /`).
   const [program] = named ?? command.args;
-  const lower = program === undefined ? undefined : foldCase(program.text);
+  const lower = program === undefined ? undefined : windowsName(program.text);
   if (program !== undefined && lower !== program.text)
     for (const args of [named ?? command.args, braced, split])
       if (args !== undefined)
@@ -4486,6 +4487,19 @@ function record(command: Command, out: Output): void {
  */
 function foldCase(text: string): string {
   return text.toUpperCase().toLowerCase();
+}
+
+/**
+ * A program's name as Windows finds it, for deny-style rules: folded (foldCase), without the
+ * `.exe` its file has there. Git Bash, which Claude Code runs on Windows, has its programs as
+ * `.exe` files (`/usr/bin/rm.exe`, `bash.exe`), as is Windows' own `curl.exe`; a name that is
+ * only `.exe` keeps it.
+ */
+function windowsName(text: string): string {
+  const folded = foldCase(text);
+  return folded.endsWith(".exe") && !folded.endsWith("/.exe") && folded !== ".exe"
+    ? folded.slice(0, -4)
+    : folded;
 }
 
 /**
