@@ -3765,6 +3765,7 @@ const OTHER_RUNNERS: ReadonlySet<string> = new Set([
   "watch",
   "at",
   "batch",
+  "crontab",
   "find",
   "fd",
   "fdfind",
@@ -4783,6 +4784,8 @@ function peel(args: readonly Word[], at: number, out: Output, prefix: boolean): 
   if (name === "at" || name === "batch") {
     markUnreadable(out);
   }
+  // cron runs the commands of a table crontab installs, from a file or stdin, as at runs its own.
+  if (name === "crontab" && crontabInstalls(args, at)) markUnreadable(out);
   if (name === "eval") return peelEval(args, at, out);
   if (SHELLS.has(name)) return peelShell(args, at, out);
   const spec = own(WRAPPERS, name);
@@ -4792,6 +4795,30 @@ function peel(args: readonly Word[], at: number, out: Output, prefix: boolean): 
   if (start.moves || start.shifts) markUnreadable(out);
 
   return start.command < args.length ? { at: start.command } : undefined;
+}
+
+/**
+ * Whether crontab may install a table (`crontab FILE`, `crontab -`, `crontab` reading stdin):
+ * unless an option lists, removes or edits the user's table instead (`-l`, `-r`, `-e`; cronie's
+ * `-V` and `-T` too), read as getopt reads cronie's and Debian's `u:lerisncx:VT` (`-u` and `-x`
+ * take a value, also the rest of their word). An option word that expands may be any.
+ */
+function crontabInstalls(args: readonly Word[], at: number): boolean {
+  for (let i = at + 1; i < args.length; i += 1) {
+    const word = args[i] as Word;
+    if (word.kind === "redirect") continue;
+    if (word.kind !== "word" || mayExpand(word.text, word)) return true;
+    if (word.text === "--" || !/^-./.test(word.text)) return true;
+    for (let j = 1; j < word.text.length; j += 1) {
+      const letter = word.text[j] as string;
+      if ("lerVT".includes(letter)) return false;
+      if (letter === "u" || letter === "x") {
+        if (j === word.text.length - 1) i += 1;
+        break;
+      }
+    }
+  }
+  return true;
 }
 
 /**

@@ -1028,6 +1028,15 @@ describe("what a wrapper runs", () => {
     ["echo 'rm -rf /' | script -q /dev/null", "script with no -c runs a shell"],
     ["echo 'rm -rf /' | sg grp", "sg with no command runs a shell"],
     ["echo 'rm -rf /' | runuser root", "runuser without -u is su"],
+    // A security hunt's (session 32): cron runs the commands of a table crontab installs, as at does.
+    ["crontab <<< '* * * * * rm -rf /'", "crontab installs a table from stdin"],
+    ["echo '* * * * * rm -rf /' | crontab -", "crontab installs a table from stdin"],
+    ["echo '* * * * * rm -rf /' > t; crontab t", "crontab installs a table from a file"],
+    ["crontab -u root t", "crontab installs a table for a user"],
+    ["crontab -ul t", "-u takes the rest of its word: `l` is the user"],
+    ["/usr/bin/crontab t", "crontab by its path"],
+    ["CRONTAB t", "crontab in another case"],
+    ["crontab $OPT t", "an option made at run time"],
   ])("%s (%s)", (command) => {
     const split = splitCommand(command);
     const named = split.subcommands.some((s) =>
@@ -1035,6 +1044,15 @@ describe("what a wrapper runs", () => {
     );
     expect(named || split.unreadable).toBe(true);
   });
+});
+
+describe("crontab (a security hunt, session 32)", () => {
+  it.each(["crontab -l", "crontab -u app -l", "crontab -r", "crontab -ir", "crontab -l | grep backup"])(
+    "reads %j, which installs no table",
+    (command) => {
+      expect(splitCommand(command).unreadable).toBe(false);
+    },
+  );
 });
 
 // GNU parallel 20221122, its options as its GetOptions call declares them (Getopt::Long with
