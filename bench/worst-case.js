@@ -145,6 +145,11 @@ const HOSTILE = [
   // in capitals, which deny-style rules read through as the lower-case name.
   { name: "`env ` repeated", command: (n) => repeated("env ", n) },
   { name: "`ENV ` repeated", command: (n) => repeated("ENV ", n) },
+  // Session 32: tmux and screen, whose later words are each guessed as a command and, for tmux,
+  // read as scripts (a word with a blank), each nesting the next.
+  { name: "`tmux ` repeated", command: (n) => repeated("tmux ", n) },
+  { name: "`tmux 'a b' ` repeated", command: (n) => repeated("tmux 'a b' ", n) },
+  { name: "`screen ` repeated", command: (n) => repeated("screen ", n) },
 ];
 const SIZES = [MAX_COMMAND_LENGTH / 2, MAX_COMMAND_LENGTH];
 

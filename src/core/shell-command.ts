@@ -2333,6 +2333,11 @@ const DENY_ONLY_WRAPPERS: Readonly<Record<string, WrapperSpec>> = {
   // It runs a command after options and operands of its own that are not modelled: every later
   // word that is no option is tried as it.
   jobs: { valued: [], flags: [], operands: 0, guessOnly: true },
+  // tmux 3's new-session, new-window, split-window and respawn-* run a command of several words
+  // directly, as screen runs its command words; their options and tmux's commands are not
+  // modelled, so every later word that is no option is tried (tmuxRuns and screenRuns read the rest).
+  tmux: { valued: [], flags: [], operands: 0, guessOnly: true },
+  screen: { valued: [], flags: [], operands: 0, guessOnly: true },
   setsid: { valued: [], flags: ["-c", "--ctty", "-f", "--fork", "-w", "--wait"], operands: 0 },
   ionice: { valued: ["-c", "--class", "-n", "--classdata"], flags: ["-t", "--ignore"], operands: 0 },
   // fakeroot 1.31's options (its getopt loop); with no command it starts $SHELL, which reads stdin.
@@ -2565,8 +2570,11 @@ function expand(
     out.denyOnly -= 1;
   }
   if (git !== undefined) readCommandValues(git.commands, depth, out);
-  // ssh's remote command, a CLI past its global options (`kubectl -n prod delete …`).
-  const cli = cliRuns(name, args, at);
+  // ssh's remote command, a CLI past its global options (`kubectl -n prod delete …`). tmux or
+  // screen where a wrapper's command is guessed is unreadable, not read again for each guess.
+  const guessedRunner = out.guessing > 0 && (name === "tmux" || name === "screen");
+  if (guessedRunner) markUnreadable(out);
+  const cli = guessedRunner ? undefined : cliRuns(name, args, at);
   if (cli !== undefined) {
     if (cli.unreadable) markUnreadable(out);
     out.denyOnly += 1;
@@ -3145,11 +3153,88 @@ interface CliRuns {
 
 const NO_RUNS: CliRuns = { subcommands: [], scripts: [], unreadable: false };
 
+/**
+ * What tmux (3.3) runs through the shell: a command given in one word (`new -d 'npm run dev'`,
+ * `split-window CMD`, `run-shell CMD`, the global `-c CMD`), read as a script, and the tmux
+ * commands if-shell and confirm-before run (`if true 'run-shell …'`), read as tmux's words again.
+ * Its grammar is not modelled: every word that is no option is read so, deny-style, but the value
+ * of an option that takes a name, a size, a format or a directory (`-t dev`, `-s "$S"`, `-c
+ * "$PWD"` after the command; before it `-c` is the script); a `;` word starts the next command.
+ * What tmux types into a pane is a script its shell reads: send-keys (keys by their names, `rm
+ * Space -rf`), paste-buffer, pipe-pane (its `-I`) and source-file (a file of tmux commands), by
+ * name, alias or unique prefix (`pa`, `so`), make the command unreadable, as does a `;` inside a
+ * word of tmux commands.
+ */
+function tmuxRuns(args: readonly Word[], at: number): CliRuns {
+  const scripts: Script[] = [];
+  let unreadable = false;
+  let command: string | undefined;
+  let operands = 0; // the words after the command that are no option
+  for (let i = at + 1; i < args.length; i += 1) {
+    const word = args[i] as Word;
+    if (word.kind === "redirect") continue;
+    if (word.text.split(/[\s;{}'"]+/).some(typesIntoPane)) unreadable = true;
+    if (/^\\?;$/.test(word.text)) {
+      command = undefined;
+      continue;
+    }
+    const option = /^-[A-Za-z0-9]+$/.exec(word.text)?.[0];
+    if (option !== undefined) {
+      if (/[tsnxyFeLSflp]$/.test(option) || (command !== undefined && option.endsWith("c"))) i += 1;
+      continue;
+    }
+    if (command === undefined) {
+      command = word.text;
+      operands = 0;
+    } else operands += 1;
+    // if-shell's shell command, then the tmux commands it runs; confirm-before's tmux command.
+    const tmuxCommands =
+      (/^if(?:-s(?:h(?:e(?:ll?)?)?)?)?$/.test(command) && operands >= 2) ||
+      (/^confirm(?:-b(?:e(?:f(?:o(?:re?)?)?)?)?)?$/.test(command) && operands >= 1);
+    if (tmuxCommands && word.text.includes(";")) unreadable = true;
+    // A plain word read as a script is the program its guess names (DENY_ONLY_WRAPPERS): not read
+    // again, which would make a command of many words cost a split each.
+    if (!tmuxCommands && !TMUX_SCRIPT.test(word.text) && !expandsAny([word])) continue;
+    // As many as a wrapper's guesses (a command names a few): past them the guesses make the
+    // command unreadable all the same, and the rest are not split.
+    if (scripts.length === MAX_GUESSES) return { subcommands: [], scripts: [], unreadable: true };
+    const script = scriptOf([word]);
+    scripts.push(tmuxCommands ? { ...script, script: `tmux ${script.script}` } : script);
+  }
+  return { subcommands: [], scripts, unreadable };
+}
+
+/** What makes a word more than a program's name when a shell reads it: a blank, an operator, a quote… */
+const TMUX_SCRIPT = /[\s;&|<>()$`'"*?[{~\\#]/;
+
+/** tmux's commands that type into a pane or read tmux commands from a file, as tmux finds them. */
+function typesIntoPane(token: string): boolean {
+  if (["send", "pasteb", "pipep", "source"].includes(token)) return true;
+  if (token.length >= 6 && "send-keys".startsWith(token)) return true;
+  return token.length >= 2 && ["paste-buffer", "pipe-pane", "source-file"].some((c) => c.startsWith(token));
+}
+
+/**
+ * GNU screen's `-X` and `-Q` (also bundled, `-S dev -X …`) send the words after them to a running
+ * session as a command of screen's own, which may type into a window (`stuff`) or run a program
+ * (`exec`, `screen`): unreadable, but for `quit`, `kill` and `detach`.
+ */
+function screenRuns(args: readonly Word[], at: number): CliRuns {
+  const words = args.slice(at + 1).filter((w) => w.kind !== "redirect");
+  const sends = words.findIndex((w) => /^-[A-Za-z]*[XQ]/.test(w.text));
+  if (sends < 0) return NO_RUNS;
+  const rest = words.slice(sends + 1).map((w) => w.text);
+  const harmless = rest.length === 1 && ["quit", "kill", "detach"].includes(rest[0] as string);
+  return { subcommands: [], scripts: [], unreadable: !harmless };
+}
+
 /** ssh, the CLIs of CLI_GLOBALS, and kubectl's command after `--`; undefined for other programs. */
 function cliRuns(name: string, args: readonly Word[], at: number): CliRuns | undefined {
   if (name === "ssh") return sshRuns(args, at);
   if (name === "scp" || name === "sftp" || name === "rsync") return copierRuns(name, args, at);
   if (name === "npx") return npxScript(args, at);
+  if (name === "tmux") return tmuxRuns(args, at);
+  if (name === "screen") return screenRuns(args, at);
   if (name === "nix-shell") return nixShellScripts(args, at);
   if (name === "npm") {
     const runner = packageRunner(name, args, at);

@@ -1046,6 +1046,53 @@ describe("what a wrapper runs", () => {
   });
 });
 
+// tmux 3.3a's, each run with the real tmux on a private socket (session 32): a command given as one
+// word runs through the shell, one of several words is run directly, and what send-keys,
+// paste-buffer, pipe-pane -I or a sourced file types into a pane is a script its shell reads.
+// screen runs its command words directly; `-X` sends a command of screen's own, `stuff` types.
+describe("tmux and screen (a security hunt, session 32)", () => {
+  it.each([
+    ["tmux new-session -d 'rm -rf /'", "a command in one word runs through the shell"],
+    ["tmux new -d -s dev 'npm run dev; rm -rf /'", "new is new-session"],
+    ["tmux new-window -t dev rm -rf /", "a command in several words runs directly"],
+    ["tmux split-window -h 'rm -rf /'", "split-window runs a shell command"],
+    ["tmux run-shell 'rm -rf /'", "run-shell runs a shell command"],
+    ["tmux -c 'rm -rf /'", "tmux -c runs a shell command"],
+    ["tmux if 'true' 'run-shell \"rm -rf /\"'", "if-shell runs tmux commands, which run one"],
+    ["tmux -L x new -d sudo rm -rf /", "what it runs is read through its wrappers"],
+    ["TMUX new -d 'rm -rf /'", "tmux in another case"],
+    ["/usr/bin/tmux new -d 'rm -rf /'", "tmux by its path"],
+    ["tmux send-keys -t dev 'rm -rf /' Enter", "send-keys types into the pane's shell"],
+    ["tmux send -t dev rm Space -rf Space / Enter", "keys by their names"],
+    ["tmux set-buffer 'rm -rf /' \\; pa -t dev", "paste-buffer, by any unique prefix"],
+    ["tmux so /tmp/t.conf", "source-file reads tmux commands from a file"],
+    ["tmux pipep -I -t dev 'echo rm -rf /'", "pipe-pane -I types a command's output"],
+    ["screen -dmS dev rm -rf /", "screen runs its command words"],
+    ["screen -dm bash -c 'rm -rf /'", "screen runs its command words"],
+    ["screen -S dev -X stuff 'rm -rf /\\n'", "stuff types into the window"],
+    ["screen -S dev -X exec rm -rf /", "-X sends a command of screen's own"],
+  ])("%s (%s)", (command) => {
+    const split = splitCommand(command);
+    const named = split.subcommands.some((s) =>
+      [s.text, ...s.variants].some((t) => t.startsWith("rm -rf /")),
+    );
+    expect(named || split.unreadable).toBe(true);
+  });
+
+  it.each([
+    "tmux new-session -d -s dev 'npm run dev'",
+    "tmux ls",
+    "tmux kill-session -t dev",
+    "tmux capture-pane -p -t dev",
+    "tmux has-session -t dev 2>/dev/null || tmux new -d -s dev",
+    "screen -dmS server npm start",
+    "screen -S server -X quit",
+    "screen -ls",
+  ])("reads %j", (command) => {
+    expect(splitCommand(command).unreadable).toBe(false);
+  });
+});
+
 describe("crontab (a security hunt, session 32)", () => {
   it.each(["crontab -l", "crontab -u app -l", "crontab -r", "crontab -ir", "crontab -l | grep backup"])(
     "reads %j, which installs no table",
