@@ -2338,6 +2338,15 @@ const DENY_ONLY_WRAPPERS: Readonly<Record<string, WrapperSpec>> = {
   // modelled, so every later word that is no option is tried (tmuxRuns and screenRuns read the rest).
   tmux: { valued: [], flags: [], operands: 0, guessOnly: true },
   screen: { valued: [], flags: [], operands: 0, guessOnly: true },
+  // Programs that run their command words after options or operands of their own, not modelled
+  // here: every later word that is no option is tried. macOS's caffeinate, arch and sandbox-exec;
+  // container inits and user switchers; library-preloading, proxying and tracing wrappers.
+  ...Object.fromEntries(
+    ["caffeinate", "arch", "sandbox-exec", "gosu", "su-exec", "tini", "dumb-init", "eatmydata"]
+      .concat(["nocache", "faketime", "firejail", "proxychains", "proxychains4", "torsocks"])
+      .concat(["valgrind", "ltrace", "catchsegv", "xvfb-run", "dbus-run-session"])
+      .map((name) => [name, { valued: [], flags: [], operands: 0, guessOnly: true }]),
+  ),
   setsid: { valued: [], flags: ["-c", "--ctty", "-f", "--fork", "-w", "--wait"], operands: 0 },
   ionice: { valued: ["-c", "--class", "-n", "--classdata"], flags: ["-t", "--ignore"], operands: 0 },
   // fakeroot 1.31's options (its getopt loop); with no command it starts $SHELL, which reads stdin.

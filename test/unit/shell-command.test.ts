@@ -1093,6 +1093,36 @@ describe("tmux and screen (a security hunt, session 32)", () => {
   });
 });
 
+// Each runs its command words after options or operands of its own (session 32).
+describe("wrappers read by guesses (a security hunt, session 32)", () => {
+  it.each([
+    "caffeinate -i rm -rf /",
+    "arch -x86_64 rm -rf /",
+    "sandbox-exec -n no-network rm -rf /",
+    "gosu root rm -rf /",
+    "su-exec app:app rm -rf /",
+    "tini -- rm -rf /",
+    "dumb-init rm -rf /",
+    "eatmydata rm -rf /",
+    "nocache rm -rf /",
+    "faketime '2020-01-01' rm -rf /",
+    "firejail --noprofile rm -rf /",
+    "proxychains4 -q rm -rf /",
+    "torsocks rm -rf /",
+    "valgrind --leak-check=full rm -rf /",
+    "ltrace -f rm -rf /",
+    "catchsegv rm -rf /",
+    "xvfb-run -a rm -rf /",
+    "dbus-run-session -- rm -rf /",
+  ])("%s", (command) => {
+    const split = splitCommand(command);
+    const named = split.subcommands.some((s) =>
+      [s.text, ...s.variants].some((t) => t.startsWith("rm -rf /")),
+    );
+    expect(named || split.unreadable).toBe(true);
+  });
+});
+
 describe("crontab (a security hunt, session 32)", () => {
   it.each(["crontab -l", "crontab -u app -l", "crontab -r", "crontab -ir", "crontab -l | grep backup"])(
     "reads %j, which installs no table",
