@@ -68,6 +68,8 @@ const REMOTE = [
 interface Case {
   run: string;
   by: string;
+  /** The program run (node by default) and its arguments. */
+  command?: string;
   argv: readonly string[];
   signal: "SIGINT" | "SIGTERM";
   /** Signalled as its process group (Ctrl-C in a shell), or it alone. */
@@ -103,26 +105,31 @@ const CASES: Case[] = [
     dirs: 2,
   },
   {
+    // npm runs the script with `sh -c`, and passes a signal on to that shell only: the script
+    // execs bench/run.js, or the shell died of the SIGTERM and run.js, orphaned, ran on.
     run: "npm run bench (bench/run.js)",
-    by: "SIGTERM to it alone",
-    argv: ["bench/run.js"],
+    by: "SIGTERM to npm alone",
+    command: "npm",
+    argv: ["run", "bench"],
     signal: "SIGTERM",
     group: false,
     // bench/decision.js, the first, once its gateway and bare servers answer.
     up: /^decision: /m,
-    // decision.js, its gateway, the bare server and the three of its work ladder; the gateway's data dir.
-    processes: 6,
+    // run.js, decision.js, its gateway, the bare server and the three of its work ladder; the
+    // gateway's data dir.
+    processes: 7,
     dirs: 1,
   },
 ];
 
 describe("a benchmark stopped once its servers are up", () => {
-  for (const { run, by, argv, signal, group, up, processes, dirs } of CASES) {
+  for (const { run, by, command, argv, signal, group, up, processes, dirs } of CASES) {
     it(`${run}, by ${by}, leaves no directory and no process`, async () => {
       const temp = tempDir("bench-tmp");
-      const bench = spawn(process.execPath, argv, {
+      const bench = spawn(command ?? process.execPath, argv, {
         cwd: ROOT,
-        env: childEnv({ TMPDIR: temp }),
+        // npm: no update check (a request to its registry) and no log file in the home directory.
+        env: childEnv({ TMPDIR: temp, npm_config_update_notifier: "false", npm_config_logs_max: "0" }),
         stdio: ["ignore", "ignore", "pipe"],
         // Its own process group, as a shell gives a job: Ctrl-C signals the whole group.
         detached: group,
