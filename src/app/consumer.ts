@@ -9,7 +9,7 @@ import { type DeliveryJob, deadLetterAttempts, isDeliveryJob, thrownOutcome } fr
 import { errorMessage } from "../core/errors.js";
 import type { Logger, Metrics } from "../core/ports.js";
 import { isCopySent, type Queue, type ReceivedMessage } from "../core/queue.js";
-import { RememberedIds } from "../core/remembered-ids.js";
+import { RememberedIds, UnsentReceives } from "../core/remembered-ids.js";
 import { reportDeadLetter } from "./dead-letter.js";
 import type { Deliverer } from "./deliver.js";
 
@@ -65,6 +65,8 @@ export function startConsumer(
    */
   const copied = new RememberedIds<"dead-lettered" | "held">();
   const messageKey = (message: ReceivedMessage<DeliveryJob>) => message.messageId ?? message.id;
+  /** Receives that sent nothing and that the queue could not record as such (`UnsentReceives`). */
+  const unsent = new UnsentReceives();
 
   /** Never rejects: a job that cannot even be read is logged, and its lease brings it back. */
   async function handle(message: ReceivedMessage<DeliveryJob>): Promise<void> {
@@ -79,17 +81,20 @@ export function startConsumer(
     }
   }
 
-  async function handleJob(message: ReceivedMessage<DeliveryJob>): Promise<void> {
-    const done = copied.get(messageKey(message));
+  async function handleJob(received: ReceivedMessage<DeliveryJob>): Promise<void> {
+    const key = messageKey(received);
+    const done = copied.get(key);
     if (done) {
-      await deps.queue.ack(message);
-      copied.forget(messageKey(message));
+      await deps.queue.ack(received);
+      copied.forget(key);
+      unsent.forget(key);
       deps.logger.log("warn", `job already ${done}; removed from the queue, not delivered again`, {
-        job: message.id,
-        attempts: message.attempts,
+        job: received.id,
+        attempts: received.attempts,
       });
       return;
     }
+    const message = { ...received, attempts: unsent.sends(key, received.attempts) };
     const job: unknown = message.body;
     if (!isDeliveryJob(job)) {
       // A stored body that parses but is no job (a journal line from elsewhere) can never be
@@ -113,9 +118,13 @@ export function startConsumer(
     };
     try {
       await settle(message, outcome, fields);
+      // Gone from the queue: a replay of its dead letter is another message.
+      if (outcome.kind !== "retry") unsent.forget(key);
     } catch (e) {
       // The queue could not record the outcome (a network blip to SQS, a busy SQLite file): the
-      // lease expires and the job comes back, so log it and keep consuming.
+      // lease expires and the job comes back, so log it and keep consuming. Back, it counts this
+      // receive as an attempt: one that sent nothing is taken off again then.
+      if (outcome.kind !== "ack" && outcome.unsent) unsent.add(key);
       deps.logger.log("error", "could not settle a delivery job; it will be redelivered", {
         ...fields,
         outcome: outcome.kind,

@@ -22,3 +22,30 @@ export class RememberedIds<V> {
     this.#done.delete(id);
   }
 }
+
+/**
+ * Receives that sent nothing and that the queue could not settle as such, by message id: a dead
+ * letter made before any send (its sink gone, a refusal before connecting) whose send to the DLQ
+ * failed, a hold whose copy was not sent. The message comes back with that receive counted in
+ * its attempts (SQS's receive count, a SQLite lease, Cloudflare's `attempts`), though nothing was
+ * sent; `sends` takes such receives off again. Kept in memory, at most MAX_REMEMBERED_IDS: a
+ * message that comes back to another process or container still counts them.
+ */
+export class UnsentReceives {
+  readonly #counts = new RememberedIds<number>();
+
+  /** The sends of a message received with `attempts`: less its receives noted here, at least 1 (this one). */
+  sends(id: string, attempts: number): number {
+    return Math.max(1, attempts - (this.#counts.get(id) ?? 0));
+  }
+
+  /** One more receive of this message that sent nothing, though it will count when it comes back. */
+  add(id: string): void {
+    this.#counts.remember(id, (this.#counts.get(id) ?? 0) + 1);
+  }
+
+  /** The message is gone (acked, dead-lettered): a later one with this id starts from its own count. */
+  forget(id: string): void {
+    this.#counts.forget(id);
+  }
+}

@@ -17,7 +17,7 @@ import { createDeliverer, type Deliverer, type MayStart } from "../app/deliver.j
 import { type DeliveryJob, deadLetterAttempts, isDeliveryJob, thrownOutcome } from "../core/delivery.js";
 import { errorMessage } from "../core/errors.js";
 import { isCopySent, type ReceivedMessage } from "../core/queue.js";
-import { RememberedIds } from "../core/remembered-ids.js";
+import { RememberedIds, UnsentReceives } from "../core/remembered-ids.js";
 import {
   createLambdaRuntime,
   type LambdaOptions,
@@ -73,6 +73,13 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
    * or held a second time.
    */
   const settled = new RememberedIds<"dead-lettered" | "held">();
+  /**
+   * Records this container reported after a receive that sent nothing (a dead letter made before
+   * any send, or a hold, whose SQS call failed): back, their receive count holds that receive,
+   * which is taken off their attempts again (`UnsentReceives`). A record that comes back to
+   * another container counts it.
+   */
+  const unsent = new UnsentReceives();
 
   /**
    * While the configuration is broken, a job waits for a valid one: held on the queue with a
@@ -135,9 +142,11 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
     let dead: { readonly line: string; readonly reason: string } | undefined;
     /** The held copy being sent, to be logged as held should only the delete fail. */
     let held: { readonly reason: string } | undefined;
+    /** Nothing was sent on this receive: should its settle fail, it is no attempt when it comes back. */
+    let sentNothing = false;
     try {
       const carried = carriedCounts(record.body);
-      const attempts = carried.sent + receiveCount(record);
+      const attempts = unsent.sends(record.messageId, carried.sent + receiveCount(record));
       const holds = carried.holds;
       let job: DeliveryJob;
       try {
@@ -169,8 +178,10 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
       const outcome = await deliverer
         .deliver(job, attempts, mayStart, holds)
         .catch((e: unknown) => thrownOutcome(attempts, e));
+      sentNothing = outcome.kind !== "ack" && outcome.unsent === true;
       switch (outcome.kind) {
         case "ack":
+          unsent.forget(record.messageId);
           logger.log("info", "delivered", fields);
           return false;
         case "retry":
@@ -201,6 +212,7 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
           const sends = deadLetterAttempts(outcome, attempts);
           fields.attempts = sends;
           await queue.deadLetter({ ...message, attempts: sends }, outcome.reason);
+          unsent.forget(record.messageId);
           logger.log("error", "delivery dead-lettered", { ...fields, reason: outcome.reason });
           return false;
         }
@@ -229,6 +241,7 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
         });
         return false;
       }
+      if (sentNothing) unsent.add(record.messageId);
       logger.log("error", "record failed; reported for redelivery", {
         ...fields,
         error: errorMessage(e),

@@ -932,3 +932,184 @@ describe("startConsumer on SQS, a replay", () => {
     }
   });
 });
+
+/**
+ * A pull consumer's backend whose next dead letter, or next hold, fails before anything is
+ * stored: SQLite (a real file, its clock the test's, the failure a wrapper's SQLITE_BUSY) and SQS
+ * (local-aws-sqs on loopback, the failure the SDK's: the request never leaves). `comeBack` ends
+ * the lease of a job whose settle failed, so it is received again.
+ */
+async function settleFailsOnce(kind: "sqlite" | "sqs", what: "dead letter" | "hold") {
+  if (kind === "sqlite") {
+    let clock = 1_700_000_000_000;
+    const queue = createSqliteQueue<DeliveryJob>({
+      path: join(tempDir("consumer-unsent"), "queue.sqlite"),
+      now: () => clock,
+    });
+    let failed = false;
+    const failOnce = () => {
+      if (failed) return;
+      failed = true;
+      throw new Error("SQLITE_BUSY: database is locked");
+    };
+    const { deadLetter, hold } = queue;
+    if (what === "dead letter")
+      queue.deadLetter = async (...args) => {
+        failOnce();
+        return deadLetter.apply(queue, args);
+      };
+    else
+      queue.hold = async (...args) => {
+        failOnce();
+        return hold.apply(queue, args);
+      };
+    return {
+      queue,
+      comeBack: () => {
+        clock += 60_000;
+      },
+      close: () => queue.close(),
+    };
+  }
+  const server = await createSqsServer({ port: 0, hostname: "127.0.0.1" });
+  const client = createSqsClientForLocal(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+  const url = async (name: string) =>
+    (await client.send(new CreateQueueCommand({ QueueName: name }))).QueueUrl ?? "";
+  const queueUrl = await url("jobs");
+  const deadLetterQueueUrl = await url("dlq");
+  let failed = false;
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const input = args.input as { QueueUrl?: string };
+      const target = what === "dead letter" ? deadLetterQueueUrl : queueUrl;
+      if (!failed && context.commandName === "SendMessageCommand" && input.QueueUrl === target) {
+        failed = true;
+        throw Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
+      }
+      return next(args);
+    },
+    { step: "initialize", name: "failOneSend" },
+  );
+  const queue = createSqsQueue<DeliveryJob>({ client, queueUrl, deadLetterQueueUrl });
+  return {
+    queue,
+    // Back by itself after the consumer's 1 s visibility.
+    comeBack: () => undefined,
+    async close() {
+      await queue.close();
+      client.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+describe.each(["sqlite", "sqs"] as const)(
+  "startConsumer on %s, a receive that sent nothing and could not be settled",
+  (kind) => {
+    const stop = parseHookEvent({
+      session_id: "s",
+      transcript_path: "/t",
+      cwd: "/p",
+      hook_event_name: "SessionEnd",
+      reason: "other",
+    });
+    if (!stop.ok) throw new Error(stop.error.message);
+    const jobFor = (sink: string): DeliveryJob => ({
+      id: `evt.${sink}`,
+      sink,
+      notification: createNotification("evt", 0, stop.value, { team: "t", decision: "none", ruleId: "r" }),
+    });
+
+    async function run(
+      t: Awaited<ReturnType<typeof settleFailsOnce>>,
+      deliverer: Parameters<typeof startConsumer>[0]["deliverer"],
+      done: (lines: { msg: string; fields: Record<string, unknown> }[]) => boolean,
+    ) {
+      const lines: { msg: string; fields: Record<string, unknown> }[] = [];
+      const consumer = startConsumer(
+        {
+          queue: t.queue,
+          deliverer,
+          logger: { log: (_level, msg, fields = {}) => lines.push({ msg, fields }) },
+        },
+        { batchSize: 1, idleMs: 10, visibilityMs: 1000 },
+      );
+      const until = async (check: () => boolean) => {
+        for (let i = 0; i < 1000 && !check(); i++) await new Promise((r) => setTimeout(r, 10));
+        expect(check()).toBe(true);
+      };
+      try {
+        await until(() =>
+          lines.some((l) => l.msg === "could not settle a delivery job; it will be redelivered"),
+        );
+        t.comeBack();
+        await until(() => done(lines));
+      } finally {
+        await consumer.stop();
+      }
+      return lines;
+    }
+
+    it("dead-letters a job whose sink left the policy with no attempt when its first dead letter failed", {
+      timeout: 20_000,
+    }, async () => {
+      // A review, session 32: the dead letter's failed send left the message on the queue, and
+      // when it came back that receive was counted: the dead letter said 1 attempt, nothing sent.
+      const t = await settleFailsOnce(kind, "dead letter");
+      try {
+        const policy = await policyFrom({
+          version: 1,
+          rules: [],
+          sinks: { other: { type: "webhook", url: "https://sink.hookgate.test/in" } },
+        });
+        const sends: string[] = [];
+        const deliverer = createDeliverer({
+          policy: () => policy,
+          egress: async (request) => {
+            sends.push(request.url);
+            return { ok: true, value: { status: 204, headers: {}, body: "" } };
+          },
+          env: () => undefined,
+          clock: { now: () => 0, monotonic: () => 0 },
+          random: () => 0.5,
+        });
+        await t.queue.send([{ id: "evt.gone", body: jobFor("gone"), group: "gone" }]);
+        const lines = await run(t, deliverer, (ls) => ls.some((l) => l.msg === "delivery dead-lettered"));
+        expect(sends).toEqual([]);
+        expect(lines.find((l) => l.msg === "delivery dead-lettered")?.fields).toMatchObject({
+          job: "evt.gone",
+          attempts: 0,
+        });
+        expect((await t.queue.listDead()).map((d) => [d.id, d.attempts, d.error])).toEqual([
+          ["evt.gone", 0, 'sink "gone" is no longer in the policy'],
+        ]);
+      } finally {
+        await t.close();
+      }
+    });
+
+    it("counts a hold whose copy failed as no attempt when the job comes back and is sent", {
+      timeout: 20_000,
+    }, async () => {
+      const t = await settleFailsOnce(kind, "hold");
+      try {
+        const attempts: number[] = [];
+        const deliverer = {
+          // Held unsent the first time (a rate limit); sent the next, and refused for good.
+          deliver: async (_job: DeliveryJob, n: number) => {
+            attempts.push(n);
+            return attempts.length === 1
+              ? { kind: "retry" as const, delayMs: 0, reason: "not sent: rate limit", unsent: true as const }
+              : { kind: "dead" as const, reason: "HTTP 410" };
+          },
+        };
+        await t.queue.send([{ id: "evt.hook", body: jobFor("hook"), group: "hook" }]);
+        await run(t, deliverer, (ls) => ls.some((l) => l.msg === "delivery dead-lettered"));
+        expect(attempts).toEqual([1, 1]);
+        expect((await t.queue.listDead()).map((d) => [d.id, d.attempts])).toEqual([["evt.hook", 1]]);
+      } finally {
+        await t.close();
+      }
+    });
+  },
+);

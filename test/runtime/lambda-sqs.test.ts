@@ -270,6 +270,52 @@ describe("the Lambda SQS handler", () => {
     expect(response.batchItemFailures).toEqual([{ itemIdentifier: broken.messageId }]);
   });
 
+  it("dead-letters a job whose sink left the policy with no attempt when its first dead letter's send failed", async () => {
+    // A review, session 32: the record reported after the failed send came back with its receive
+    // count one higher, and the dead letter then made counted that receive, which sent nothing,
+    // as an attempt. The send fails in the handler's SQS client only (the SDK's middleware).
+    await createPair();
+    const gone = withSink(jobOf(0), "gone");
+    await send([gone]);
+    const port = (server.address() as AddressInfo).port;
+    const flakyDlq = createSqsClientForLocal(`http://127.0.0.1:${port}`);
+    cleanups.push(async () => flakyDlq.destroy());
+    let failSends = true;
+    flakyDlq.middlewareStack.add(
+      (next, context) => async (args) => {
+        const to = (args.input as { QueueUrl?: string }).QueueUrl;
+        if (failSends && context.commandName === "SendMessageCommand" && to === dlqUrl)
+          throw Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
+        return next(args);
+      },
+      { step: "initialize", name: "failDlqSends" },
+    );
+    const handler = createSqsHandler({
+      env: {
+        HOOKGATE_POLICY: policy(),
+        HOOKGATE_QUEUE_URL: queueUrl,
+        HOOKGATE_DLQ_URL: dlqUrl,
+        WHSEC: SECRET,
+      },
+      sqsClient: async () => flakyDlq,
+      logger: { log: () => undefined },
+    });
+    const [message] = await receiveAll(1);
+    if (!message) throw new Error("nothing received");
+    // Its first receive, then its second, as SQS brings a reported record back (the receives
+    // here to read it stand for none).
+    const first = eventOf([message], { [message.Body ?? ""]: "1" });
+    const record = first.Records[0] as SQSRecord;
+    expect((await handler(first)).batchItemFailures).toEqual([{ itemIdentifier: record.messageId }]);
+    failSends = false;
+    const again = eventOf([message], { [message.Body ?? ""]: "2" });
+    expect((await handler(again)).batchItemFailures).toEqual([]);
+    const queue = createSqsQueue<DeliveryJob>({ client, queueUrl, deadLetterQueueUrl: dlqUrl });
+    expect((await queue.listDead()).map((d) => [d.id, d.attempts, d.error])).toEqual([
+      [gone.id, 0, 'sink "gone" is no longer in the policy'],
+    ]);
+  });
+
   it("leaves a record whose dead letter was sent but whose delete failed to Lambda's delete, and never dead-letters it twice", async () => {
     // Session 29: the record was reported, so it came back, was delivered again and got a second
     // dead letter. The delete fails in the handler's SQS client only (the SDK's middleware, as

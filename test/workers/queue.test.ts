@@ -536,6 +536,29 @@ describe("outcome translation", () => {
     expect(errors.mock.calls.some(([line]) => String(line).includes("dead-letter send failed"))).toBe(true);
   });
 
+  it("dead-letters a job whose sink left the policy with no attempt when the DLQ refused it before", async () => {
+    // A review, session 32: the DLQ's refusal retried the message, Cloudflare counted that
+    // delivery in msg.attempts, and the dead letter made when it came back said 1 attempt for a
+    // job never sent.
+    vi.spyOn(console, "error").mockImplementation(() => {});
+    const envelope = job("removed", crypto.randomUUID());
+    const first = recorded(envelope, 1);
+    const failing = {
+      send: () => Promise.reject(new Error("DLQ unavailable")),
+      sendBatch: () => Promise.reject(new Error("DLQ unavailable")),
+    };
+    await consume([first.message], { HOOKGATE_DLQ: failing });
+    expect(first.calls).toEqual({ ack: 0, retry: [{ delaySeconds: 60 }] });
+    // The same message delivered again, as Cloudflare does after a retry.
+    const again = recorded(envelope, 2);
+    await consume([{ ...again.message, id: first.message.id }]);
+    expect(again.calls).toEqual({ ack: 1, retry: [] });
+    const letter = await until("the dead letter", async () =>
+      (await control<DeadLetter[]>("/dead-letters")).find((d) => d.body.id === envelope.id),
+    );
+    expect(letter.body).toMatchObject({ attempts: 0, error: 'sink "removed" is no longer in the policy' });
+  });
+
   it("holds jobs while the policy is broken by sending them again with a delay, so no retry is spent", async () => {
     // Retried instead, each redelivery would count in `attempts`, which the sink's schedule reads,
     // and after max_retries Cloudflare would move the job to the DLQ without one delivery.

@@ -6,6 +6,7 @@
 import type { Deliverer, DeliveryOutcome } from "../../app/deliver.js";
 import { type DeliveryJob, deadLetterAttempts, isDeliveryJob, thrownOutcome } from "../../core/delivery.js";
 import type { Logger, Metrics } from "../../core/ports.js";
+import { UnsentReceives } from "../../core/remembered-ids.js";
 import {
   CLOUDFLARE_LIMITS,
   type DeadLetterEnvelope,
@@ -22,7 +23,8 @@ export interface ConsumerDeps {
   readonly deliverer: Deliverer;
   /**
    * The jobs queue's producer binding (HOOKGATE_QUEUE): a held job goes back on it as a copy
-   * carrying its counts. Without it a held job is retried, which Cloudflare counts as an attempt.
+   * carrying its counts. Without it a held job is retried, which Cloudflare counts as an attempt
+   * (taken off again should it come back to this isolate: `unsent`).
    */
   readonly jobs?: QueueProducerBinding<Envelope<DeliveryJob>> | undefined;
   /** The dead-letter queue's producer binding (HOOKGATE_DLQ). */
@@ -36,6 +38,14 @@ export interface ConsumerDeps {
 const MAX_ERROR_CHARS = 2000;
 /** When the DLQ itself refuses, try the whole job again later; max_retries then moves it. */
 const DLQ_FAILED_RETRY_SECONDS = 60;
+
+/**
+ * Messages this isolate retried after a delivery that sent nothing (a dead letter made before any
+ * send that the DLQ refused, a held job whose copy was not sent): Cloudflare counts that delivery
+ * in `attempts`, which is taken off again when the message comes back here (`UnsentReceives`).
+ * Per isolate, as the consumer is made per batch; one that comes back to another counts it.
+ */
+const unsent = new UnsentReceives();
 
 /**
  * Settles every message of a pushed batch on its own (`ack` / `retry` per message, never a
@@ -72,7 +82,7 @@ export function createCloudflareConsumer(deps: ConsumerDeps): {
     }
     const job = envelope.body;
     // Cloudflare counts this message's deliveries; a held job's copy carries its earlier sends.
-    const attempts = count(envelope.sent) + message.attempts;
+    const attempts = unsent.sends(message.id, count(envelope.sent) + message.attempts);
     const holds = count(envelope.holds);
     const fields = {
       job: job.id,
@@ -101,11 +111,14 @@ export function createCloudflareConsumer(deps: ConsumerDeps): {
       });
     } else if (outcome.kind === "ack") {
       message.ack();
+      unsent.forget(message.id);
       deps.metrics?.increment("hookgate_delivered_total", { sink: job.sink });
       deps.logger.log("info", "delivered", fields);
     } else if (outcome.kind === "retry") {
       const delaySeconds = delaySecondsFor(outcome.delayMs);
       message.retry({ delaySeconds });
+      // A hold whose copy was not sent: this delivery sent nothing.
+      if (outcome.unsent) unsent.add(message.id);
       deps.metrics?.increment("hookgate_retried_total", { sink: job.sink });
       deps.logger.log("warn", "delivery failed; will retry", {
         ...fields,
@@ -115,16 +128,17 @@ export function createCloudflareConsumer(deps: ConsumerDeps): {
     } else {
       // The sends: a job dead-lettered past MAX_HOLDS was not sent this time either.
       const dead = { ...fields, attempts: deadLetterAttempts(outcome, attempts) };
-      await moveToDeadLetters(message, envelope, outcome.reason, dead, job.sink);
+      await moveToDeadLetters(message, envelope, outcome.reason, dead, job.sink, outcome.unsent === true);
     }
   }
 
   /**
    * Sends a held job back as a new message carrying its sends and holds, so the hold spends no
    * attempt (Cloudflare's `attempts` only grows, and `max_retries` would move the message).
-   * Whether it was sent: if not, the caller retries the message, which counts one attempt. The
-   * message is acked only after the send: a Worker that dies between the two leaves both, a copy
-   * delivered twice at worst (the stable job id absorbs it), never neither.
+   * Whether it was sent: if not, the caller retries the message, which Cloudflare counts as an
+   * attempt (`unsent` takes it off again in this isolate). The message is acked only after the
+   * send: a Worker that dies between the two leaves both, a copy delivered twice at worst (the
+   * stable job id absorbs it), never neither.
    */
   async function holdCopy(
     envelope: HeldEnvelope,
@@ -153,6 +167,7 @@ export function createCloudflareConsumer(deps: ConsumerDeps): {
     reason: string,
     fields: Record<string, unknown>,
     sink = "unknown",
+    sentNothing = false,
   ): Promise<void> {
     try {
       await deadLetter(
@@ -162,6 +177,7 @@ export function createCloudflareConsumer(deps: ConsumerDeps): {
       );
     } catch (e) {
       message.retry({ delaySeconds: DLQ_FAILED_RETRY_SECONDS });
+      if (sentNothing) unsent.add(message.id);
       deps.metrics?.increment("hookgate_dead_letter_failed_total", { sink });
       deps.logger.log("error", "dead-letter send failed; the job will be tried again", {
         ...fields,
@@ -171,6 +187,7 @@ export function createCloudflareConsumer(deps: ConsumerDeps): {
       return;
     }
     message.ack();
+    unsent.forget(message.id);
     deps.metrics?.increment("hookgate_dead_lettered_total", { sink });
     deps.logger.log("error", "delivery dead-lettered", { ...fields, reason });
   }
