@@ -157,6 +157,8 @@ export function startConsumer(
       deps.metrics?.increment("hookgate_held_total", { sink });
       deps.logger.log("info", "delivery held; not sent", {
         ...fields,
+        // The sends: the queue gave this receive back.
+        attempts: Math.max(0, message.attempts - 1),
         ...(deleteFailed !== undefined && { deleteFailed }),
         holds: (message.holds ?? 0) + 1,
         retryInMs: outcome.delayMs,

@@ -682,6 +682,39 @@ describe("startConsumer on a lease that ran out", () => {
       }
     });
 
+    it("logs each hold with the attempts the job has after it: its sends, not this receive", async () => {
+      // A review, session 32: the line gave the attempts from before the hold, this receive
+      // counted (1 for a job never sent), where the queue had given that attempt back.
+      // Its one retry 1 s after a failure (no jitter: random is 0.5).
+      const t = await setUp([1, 1]);
+      try {
+        await t.rateLimit();
+        await t.queue.send([{ id: "evt.hook", body: jobFor("evt"), group: "hook" }]);
+        t.start();
+        await t.until(() => t.about().length === 1);
+        expect(t.about()[0]).toMatchObject({
+          msg: "delivery held; not sent",
+          fields: expect.objectContaining({ attempts: 0, holds: 1 }),
+        });
+        // Sent once and failed (a retry due 1 s later); a rate limit starts before it is due,
+        // and holds it again: one send.
+        t.advance(1_100);
+        await t.until(() => t.about().length === 2);
+        expect(t.about()[1]?.msg).toBe("delivery failed; will retry");
+        t.advance(500);
+        await t.rateLimit();
+        t.advance(600);
+        await t.until(() => t.about().length === 3);
+        expect(t.sends).toEqual(["job"]);
+        expect(t.about()[2]).toMatchObject({
+          msg: "delivery held; not sent",
+          fields: expect.objectContaining({ attempts: 1, holds: 2 }),
+        });
+      } finally {
+        await t.close();
+      }
+    });
+
     it(`is dead-lettered with why once it has been held ${MAX_HOLDS} times`, async () => {
       const t = await setUp([0]);
       try {
