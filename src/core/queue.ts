@@ -144,3 +144,24 @@ export function notSentBy(e: unknown): ReadonlySet<string> | undefined {
   const { notSent } = e as Partial<SendFailedError>;
   return Array.isArray(notSent) ? new Set(notSent) : undefined;
 }
+
+/**
+ * A replay of dead letters that stopped part way (SQS pages through the DLQ, and a page's send
+ * can fail after earlier pages went out): `replayed` dead letters were sent back to the queue
+ * before it stopped, so the operator knows what is already sent. Its message is its cause's.
+ */
+export class ReplayStoppedError extends Error {
+  readonly replayed: number;
+  constructor(replayed: number, cause: unknown) {
+    super(errorMessage(cause), { cause });
+    this.name = "ReplayStoppedError";
+    this.replayed = replayed;
+  }
+}
+
+/** How many dead letters a replay that stopped sent first, when its error says; by name (isCopySent). */
+export function replayedBefore(e: unknown): number | undefined {
+  if (!(e instanceof Error) || e.name !== "ReplayStoppedError") return undefined;
+  const { replayed } = e as Partial<ReplayStoppedError>;
+  return typeof replayed === "number" ? replayed : undefined;
+}

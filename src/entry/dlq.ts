@@ -5,13 +5,16 @@
  * for good: the SQLite file keeps dead letters until they are replayed or dropped (SQS also
  * expires them after the DLQ's retention period). `list` shows up to `--limit` dead letters
  * (default 1,000), oldest first, and says when more remain (on SQS, which has no browse call, the
- * oldest of those it read); `--json` prints them as an array, with no such note.
+ * oldest of those it read); `--json` prints them as an array, with no such note. A replay on SQS
+ * that stops part way (a page whose send fails) exits 1 saying how many it replayed first; the
+ * dead letters of that page it did not send are visible again at once.
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import type { DeliveryJob } from "../core/delivery.js";
-import type { Queue } from "../core/queue.js";
+import { errorMessage } from "../core/errors.js";
+import { type Queue, replayedBefore } from "../core/queue.js";
 import { UsageError } from "./usage-error.js";
 
 export async function dlqCommand(
@@ -60,7 +63,22 @@ export async function dlqCommand(
       return 0;
     }
     const ids = values.all ? undefined : values.id;
-    const count = sub === "replay" ? await queue.replayDead(ids) : await queue.dropDead(ids);
+    let count: number;
+    try {
+      count = sub === "replay" ? await queue.replayDead(ids) : await queue.dropDead(ids);
+    } catch (e) {
+      const replayed = replayedBefore(e);
+      if (replayed === undefined) throw e;
+      // Stopped part way (SQS, a page at a time): what went out is on the queue already, and a
+      // second replay of it would send it twice.
+      io.err(
+        `hookgate: dlq replay stopped: ${errorMessage(e)}\n` +
+          `replayed ${replayed} job${replayed === 1 ? "" : "s"} before it stopped (on the queue again: not to be ` +
+          "replayed twice); the others are still dead letters (hookgate dlq list). Fix what the error names " +
+          "and replay again, or drop a dead letter SQS will not take back (hookgate dlq drop --id ID).\n",
+      );
+      return 1;
+    }
     out(`${sub === "replay" ? "replayed" : "dropped"} ${count} job${count === 1 ? "" : "s"}\n`);
     // An id that is not a dead letter is a mistake worth an exit code (a typo, or already done).
     const missed = ids ? new Set(ids).size - count : 0;

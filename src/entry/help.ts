@@ -86,7 +86,12 @@ hookgate dlq drop (--id ID... | --all) [--data-dir DIR | --sqs-... ]`,
                     the SQS queue, its dead-letter queue, and an endpoint other than AWS's
   --limit N         list at most N (default 1000)
   --json            lists them as a JSON array
-  --id ID           the dead letter to replay or drop (repeatable); --all for every one`,
+  --id ID           the dead letter to replay or drop (repeatable); --all for every one
+
+On SQS a replay goes a page of 10 at a time; one that stops (a dead letter SQS will not take, a
+failed request) exits 1 with why and how many it replayed before it stopped, which are on the
+queue again. The others stay dead letters, listed again at once: fix what the error names and
+replay again, or drop the one SQS will not take.`,
   },
   schema: {
     usage: "hookgate schema",

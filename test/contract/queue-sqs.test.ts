@@ -282,9 +282,10 @@ describe("sqs queue, SQS specifics", () => {
         new SendMessageCommand({ QueueUrl: pair.deadLetterQueueUrl, MessageBody: letter(id, body) }),
       );
     await expect(queue.replayDead()).rejects.toMatchObject({
-      name: "SendFailedError",
-      notSent: ["too-long"],
+      name: "ReplayStoppedError",
+      replayed: 2,
       message: expect.stringMatching(/SQS refused 1 of 3 messages: too-long \(InvalidParameterValue/),
+      cause: expect.objectContaining({ name: "SendFailedError", notSent: ["too-long"] }),
     });
     expect((await queue.receive(10, 30_000)).map((m) => m.id).sort()).toEqual(["ok-1", "ok-2"]);
     // Hidden or not, the DLQ holds only the refused one, which is visible again at once.
@@ -296,6 +297,94 @@ describe("sqs queue, SQS specifics", () => {
     );
     expect(attributes.Attributes?.ApproximateNumberOfMessages).toBe("1");
     expect((await queue.listDead()).map((d) => d.id)).toEqual(["too-long"]);
+  });
+
+  /** Puts a dead letter on the DLQ as written, whatever its body. */
+  const deadLetterText = (text: string) =>
+    client.send(new SendMessageCommand({ QueueUrl: pair.deadLetterQueueUrl, MessageBody: text }));
+  const visibleOnDlq = async () =>
+    (
+      await client.send(
+        new GetQueueAttributesCommand({
+          QueueUrl: pair.deadLetterQueueUrl,
+          AttributeNames: ["ApproximateNumberOfMessages"],
+        }),
+      )
+    ).Attributes?.ApproximateNumberOfMessages;
+
+  it("makes a replay's page visible again at once when its send fails before any request, and says which", async () => {
+    // A review, session 32: the page size check refused the page before sending it, and the
+    // page stayed hidden for the 30 s each page is hidden for: a listing right after the
+    // failure showed no dead letter. This dead letter's numbers, written short, are each 21
+    // digits as JSON.stringify writes them: 700 KB on the DLQ, 3.7 MB as a job again.
+    await open();
+    await deadLetterText(`{"id":"wide","body":[${Array.from({ length: 175_000 }, () => "1e20").join(",")}]}`);
+    await deadLetterText(
+      JSON.stringify({ id: "small", body: "x", attempts: 1, error: "HTTP 500", failedAt: 1 }),
+    );
+    await expect(queue.replayDead()).rejects.toMatchObject({
+      replayed: 0,
+      message: expect.stringMatching(
+        /^SQS message wide is \d+ bytes, over the 1048576 SQS takes; nothing was sent/,
+      ),
+    });
+    expect(await queue.receive(10, 30_000)).toEqual([]);
+    expect(await visibleOnDlq()).toBe("2");
+    expect((await queue.listDead()).map((d) => d.id).sort()).toEqual(["small", "wide"]);
+  });
+
+  it("makes a replay's page visible again at once when the SQS client throws as it is called", async () => {
+    await open();
+    for (const id of ["a", "b"])
+      await deadLetterText(JSON.stringify({ id, body: id, attempts: 1, error: "HTTP 500", failedAt: 1 }));
+    const throwing = createSqsClientForLocal(endpoint);
+    const send = throwing.send.bind(throwing);
+    throwing.send = ((command: { constructor: { name: string } }, ...rest: unknown[]) => {
+      if (command.constructor.name === "SendMessageBatchCommand") throw new Error("Region is missing");
+      return (send as (...args: unknown[]) => unknown)(command, ...rest);
+    }) as typeof throwing.send;
+    const replaying = createSqsQueue<string>({
+      client: throwing,
+      queueUrl: pair.queueUrl,
+      deadLetterQueueUrl: pair.deadLetterQueueUrl,
+    });
+    await expect(replaying.replayDead()).rejects.toMatchObject({
+      replayed: 0,
+      message: expect.stringMatching(/Region is missing/),
+    });
+    throwing.destroy();
+    expect(await visibleOnDlq()).toBe("2");
+  });
+
+  it("says how many dead letters a replay sent before a later page's send failed", async () => {
+    // A review, session 32: a replay stopped on its second page said only why, and the operator
+    // could not tell that the first page's ten were already back on the queue.
+    await open();
+    for (let n = 0; n < 13; n++)
+      await deadLetterText(
+        JSON.stringify({ id: `j-${n}`, body: n, attempts: 1, error: "HTTP 500", failedAt: n }),
+      );
+    const flaky = createSqsClientForLocal(endpoint);
+    let sends = 0;
+    flaky.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === "SendMessageBatchCommand" && ++sends === 2)
+          throw Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
+        return next(args);
+      },
+      { step: "initialize", name: "hangUpSecondSend" },
+    );
+    const replaying = createSqsQueue<string>({
+      client: flaky,
+      queueUrl: pair.queueUrl,
+      deadLetterQueueUrl: pair.deadLetterQueueUrl,
+    });
+    const replay = replaying.replayDead();
+    await expect(replay).rejects.toMatchObject({ replayed: 10 });
+    await expect(replay).rejects.toThrow(/socket hang up/);
+    flaky.destroy();
+    expect(await queue.receive(10, 30_000)).toHaveLength(10);
+    expect(await visibleOnDlq()).toBe("3");
   });
 
   it("lists a job dead-lettered twice once, with its latest error", async () => {

@@ -32,6 +32,7 @@ import {
   notSentBy,
   type Queue,
   type ReceivedMessage,
+  ReplayStoppedError,
   SendFailedError,
 } from "../../core/queue.js";
 
@@ -278,8 +279,13 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
     const sizes = outgoing.map((o) => Buffer.byteLength(o.text, "utf8"));
     outgoing.forEach((o, i) => {
       const size = sizes[i] ?? 0;
+      // Refused before any request: none of them was sent, which the caller must know (a
+      // replay makes its page visible again at once).
       if (size > MAX_BATCH_BYTES)
-        throw new Error(`SQS message ${o.id} is ${size} bytes; SQS takes at most ${MAX_BATCH_BYTES}`);
+        throw new SendFailedError(
+          `SQS message ${o.id} is ${size} bytes, over the ${MAX_BATCH_BYTES} SQS takes; nothing was sent`,
+          outgoing.map((m) => m.id),
+        );
     });
     const batches: number[][] = [];
     let batch: number[] = [];
@@ -507,8 +513,10 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
    * `unreadable`, each message that is not a dead letter too), after handing the first copy of
    * each to `before` (a replay sends it); further copies of a taken id (a job dead-lettered twice)
    * are only deleted, and the rest are made visible again at the end. Returns how many distinct dead letters were taken.
-   * A `before` that fails stops the sweep; when it sent part of its page (a SendFailedError), the
-   * dead letters it sent are deleted and the others made visible again.
+   * A `before` that fails stops the sweep; when it says which of its page it did not send (a
+   * SendFailedError: SQS refused some, or its size check all of them before any request), the
+   * dead letters it sent are deleted and the others made visible again. A sweep with a `before`
+   * (a replay) that stops rejects with a ReplayStoppedError: how many it had sent, and why.
    */
   async function sweepDead(
     ids: readonly string[] | undefined,
@@ -519,6 +527,8 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
     if (wanted?.size === 0) return 0;
     const found = new Set<string>();
     const others: string[] = [];
+    /** Dead letters `before` sent (a replay), by id: on a page that fails, those it did send. */
+    const handed = new Set<string>();
     try {
       for await (const messages of deadLetterPages(() => MAX_BATCH_ENTRIES)) {
         const chosen: Envelope[] = [];
@@ -549,6 +559,7 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
             // the sweep stops with the error.
             const notSent = notSentBy(e);
             if (!notSent) throw e;
+            for (const c of chosen) if (!notSent.has(c.id)) handed.add(c.id);
             const sent = taken.filter((t) => !notSent.has(t.id)).map((t) => t.receipt);
             others.push(...taken.filter((t) => notSent.has(t.id)).map((t) => t.receipt));
             if (sent.length > 0)
@@ -560,6 +571,7 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
               });
             throw e;
           }
+          for (const c of chosen) handed.add(c.id);
         }
         if (taken.length > 0)
           await deleteAll(
@@ -567,6 +579,8 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
             taken.map((t) => t.receipt),
           );
       }
+    } catch (e) {
+      throw before ? new ReplayStoppedError(handed.size, e) : e;
     } finally {
       await releaseAll(deadLetterQueueUrl, others);
     }

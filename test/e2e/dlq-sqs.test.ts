@@ -1,0 +1,119 @@
+/**
+ * `hookgate dlq replay` on SQS, the built command against a real SQS server on loopback
+ * (local-aws-sqs): a replay that stops part way says how many dead letters it sent first, and a
+ * page it could not send is visible again at once.
+ */
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import {
+  CreateQueueCommand,
+  GetQueueAttributesCommand,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+  type SQSClient,
+} from "@aws-sdk/client-sqs";
+import { createSqsServer } from "local-aws-sqs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createSqsClientForLocal } from "../../src/adapters/queue/sqs.js";
+import { runCli } from "../support/process.js";
+
+let server: Server;
+let endpoint: string;
+let client: SQSClient;
+let queues = 0;
+
+beforeAll(async () => {
+  server = await createSqsServer({ port: 0, hostname: "127.0.0.1" });
+  endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  client = createSqsClientForLocal(endpoint);
+});
+afterAll(async () => {
+  client?.destroy();
+  await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+});
+
+/** A jobs queue (taking messages up to `maximumMessageSize`) and its DLQ, with these dead letters. */
+async function queuesWith(letters: readonly string[], maximumMessageSize?: number) {
+  const n = ++queues;
+  const create = async (name: string, attributes?: Record<string, string>) =>
+    (await client.send(new CreateQueueCommand({ QueueName: name, Attributes: attributes }))).QueueUrl ?? "";
+  const dlq = await create(`dlq-${n}`);
+  const jobs = await create(
+    `jobs-${n}`,
+    maximumMessageSize ? { MaximumMessageSize: String(maximumMessageSize) } : undefined,
+  );
+  for (const text of letters) await client.send(new SendMessageCommand({ QueueUrl: dlq, MessageBody: text }));
+  const args = ["--sqs-queue-url", jobs, "--sqs-dlq-url", dlq, "--sqs-endpoint", endpoint];
+  return {
+    args,
+    /** What the replay put on the jobs queue, by id. */
+    async replayed(): Promise<string[]> {
+      const ids: string[] = [];
+      for (;;) {
+        const got = await client.send(
+          new ReceiveMessageCommand({ QueueUrl: jobs, MaxNumberOfMessages: 10, VisibilityTimeout: 60 }),
+        );
+        if (!got.Messages?.length) return ids.sort();
+        ids.push(...got.Messages.map((m) => (JSON.parse(m.Body ?? "{}") as { id: string }).id));
+      }
+    },
+    async visibleDeadLetters(): Promise<string | undefined> {
+      const attributes = await client.send(
+        new GetQueueAttributesCommand({ QueueUrl: dlq, AttributeNames: ["ApproximateNumberOfMessages"] }),
+      );
+      return attributes.Attributes?.ApproximateNumberOfMessages;
+    },
+  };
+}
+
+const letter = (id: string, body: unknown) =>
+  JSON.stringify({ id, body, attempts: 1, error: "HTTP 500", failedAt: 1 });
+
+describe("hookgate dlq replay on SQS", () => {
+  it("says how many jobs it replayed before a page it could not send stopped it", async () => {
+    // A review, session 32: the error said why the replay stopped, not that earlier pages had
+    // gone out, which a second replay would send again. The jobs queue takes 1 KiB at most: SQS
+    // refuses the long dead letter, on whichever page it comes.
+    const ids = Array.from({ length: 14 }, (_, i) => `job-${String(i).padStart(2, "0")}`);
+    const t = await queuesWith(
+      [
+        ...ids.slice(0, 12).map((id) => letter(id, id)),
+        letter("too-long", "y".repeat(2000)),
+        ...ids.slice(12).map((id) => letter(id, id)),
+      ],
+      1024,
+    );
+    const result = await runCli(["dlq", "replay", "--all", ...t.args]);
+    // On Node 20 the AWS SDK warns on stderr first (README), hence the multiline matches.
+    expect(result.code).toBe(1);
+    const replayed = await t.replayed();
+    expect(replayed.length).toBeGreaterThan(0);
+    expect(replayed).not.toContain("too-long");
+    expect(result.stderr).toMatch(
+      /^hookgate: dlq replay stopped: SQS refused 1 of \d+ messages: too-long \(/m,
+    );
+    expect(result.stderr).toContain(
+      `\nreplayed ${replayed.length} jobs before it stopped (on the queue again`,
+    );
+    expect(result.stderr).toContain("hookgate dlq drop --id ID");
+    // What was not replayed is a dead letter still, listed at once.
+    const listed = await runCli(["dlq", "list", "--json", ...t.args]);
+    const left = (JSON.parse(listed.stdout) as { id: string }[]).map((d) => d.id).sort();
+    expect([...left, ...replayed].sort()).toEqual([...ids, "too-long"].sort());
+  });
+
+  it("makes a page it refused before sending it visible again at once, and names the dead letter", async () => {
+    // A review, session 32: the size check refused the page before any request and the page
+    // stayed hidden for the 30 s it is hidden for: a listing right after showed none of it. This
+    // dead letter's numbers, written short, are 21 digits each as a job again: over 1 MiB.
+    const wide = `{"id":"wide","body":[${Array.from({ length: 175_000 }, () => "1e20").join(",")}]}`;
+    const t = await queuesWith([wide, letter("small", "x")]);
+    const result = await runCli(["dlq", "replay", "--all", ...t.args]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(
+      /^hookgate: dlq replay stopped: SQS message wide is \d+ bytes, over the 1048576 SQS takes; nothing was sent\nreplayed 0 jobs before it stopped/m,
+    );
+    expect(await t.replayed()).toEqual([]);
+    expect(await t.visibleDeadLetters()).toBe("2");
+  });
+});
