@@ -141,7 +141,7 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
     /** The dead letter being made, to be logged as made should only its delete fail. */
     let dead: { readonly line: string; readonly reason: string } | undefined;
     /** The held copy being sent, to be logged as held should only the delete fail. */
-    let held: { readonly reason: string } | undefined;
+    let held: { readonly reason: string; readonly attempts: number } | undefined;
     /** Nothing was sent on this receive: should its settle fail, it is no attempt when it comes back. */
     let sentNothing = false;
     try {
@@ -189,10 +189,12 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
             // Nothing was sent (a rate limit's hold, or too little time left): a copy with the
             // counts goes back and this message is deleted, so no receive is spent. One SQS call
             // and a delete, within SETTLE_MARGIN_MS as a dead letter's two are.
-            held = { reason: outcome.reason };
+            // The sends after the hold: the copy does not count this receive.
+            held = { reason: outcome.reason, attempts: Math.max(0, attempts - 1) };
             await queue.hold(message, outcome.delayMs, outcome.reason);
             logger.log("info", "delivery held; not sent", {
               ...fields,
+              attempts: held.attempts,
               holds: holds + 1,
               retryInMs: outcome.delayMs,
               reason: outcome.reason,
@@ -236,6 +238,7 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
         settled.remember(record.messageId, "held");
         logger.log("warn", "delivery held; the old message's delete failed, left for Lambda to delete", {
           ...fields,
+          attempts: held.attempts,
           reason: held.reason,
           deleteFailed: errorMessage(e),
         });

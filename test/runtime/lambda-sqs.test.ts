@@ -766,6 +766,7 @@ describe("the Lambda SQS handler", () => {
     await createPair();
     const job = withSink(jobOf(0), "flaky");
     await send([job]);
+    const lines: { msg: string; fields: Record<string, unknown> | undefined }[] = [];
     const handler = createSqsHandler({
       env: {
         HOOKGATE_POLICY: JSON.stringify({
@@ -778,7 +779,7 @@ describe("the Lambda SQS handler", () => {
         HOOKGATE_DLQ_URL: dlqUrl,
       },
       sqsClient: async () => client,
-      logger: { log: () => undefined },
+      logger: { log: (_level, msg, fields) => lines.push({ msg, fields }) },
     });
     const posts = () => failing.received.filter((r) => r.url === "/held").length;
     // Twice too late, then in time.
@@ -789,6 +790,12 @@ describe("the Lambda SQS handler", () => {
     const response = await handler(eventOf(await receiveAll(1)), { getRemainingTimeInMillis: () => 60_000 });
     expect(response.batchItemFailures).toEqual([]);
     expect(posts()).toBe(1);
+    // Each hold's line gives the attempts after it, the sends (a review, session 32: it said 1,
+    // the receive the hold gave back).
+    expect(lines.filter((l) => l.msg === "delivery held; not sent").map((l) => l.fields)).toEqual([
+      expect.objectContaining({ attempts: 0, holds: 1 }),
+      expect.objectContaining({ attempts: 0, holds: 2 }),
+    ]);
     const queue = createSqsQueue<DeliveryJob>({ client, queueUrl, deadLetterQueueUrl: dlqUrl });
     const letters = await queue.listDead();
     expect(letters.map((l) => [l.id, l.attempts, l.error])).toEqual([
@@ -827,6 +834,7 @@ describe("the Lambda SQS handler", () => {
     cleanups.push(() => own.close());
     const job = withSink(jobOf(0), "audit");
     await send([job]);
+    const lines: { msg: string; fields: Record<string, unknown> | undefined }[] = [];
     const first = eventOf(await receiveAll(1));
     const port = (server.address() as AddressInfo).port;
     const flakyDeletes = createSqsClientForLocal(`http://127.0.0.1:${port}`);
@@ -853,11 +861,16 @@ describe("the Lambda SQS handler", () => {
         WHSEC: SECRET,
       },
       sqsClient: async () => flakyDeletes,
-      logger: { log: () => undefined },
+      logger: { log: (_level, msg, fields) => lines.push({ msg, fields }) },
     });
     // Held; the copy is sent, the old message's delete fails: not reported (Lambda's delete is a
     // second try).
     expect((await handler(first, { getRemainingTimeInMillis: () => 20_000 })).batchItemFailures).toEqual([]);
+    // Its attempts after the hold: none sent.
+    expect(
+      lines.find((l) => l.msg === "delivery held; the old message's delete failed, left for Lambda to delete")
+        ?.fields,
+    ).toMatchObject({ attempts: 0, deleteFailed: expect.stringMatching(/socket hang up/) });
     failDeletes = false;
     // Should Lambda's delete fail too, both come back: the old one is not delivered again.
     const both = await receiveAll(2);

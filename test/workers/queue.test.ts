@@ -432,6 +432,7 @@ describe("outcome translation", () => {
     });
     const sent: { body: unknown; options?: { delaySeconds?: number } }[] = [];
     const letters: { error: string; attempts: number }[] = [];
+    const lines: { msg: string; fields: Record<string, unknown> | undefined }[] = [];
     const consumer = createCloudflareConsumer({
       deliverer,
       deadLetters: {
@@ -446,7 +447,7 @@ describe("outcome translation", () => {
         },
         sendBatch: () => Promise.reject(new Error("one copy per send")),
       },
-      logger: { log: () => undefined },
+      logger: { log: (_level, msg, fields) => lines.push({ msg, fields }) },
       now: Date.now,
     });
     const sessionId = crypto.randomUUID();
@@ -468,6 +469,11 @@ describe("outcome translation", () => {
         body: { id: held.id, body: held.body, sent: 1, holds: 4 },
         options: { contentType: "json", delaySeconds: 2 },
       },
+    ]);
+    // The line gives its attempts after the hold, its one send (a review, session 32: it said 2,
+    // counting the delivery the copy does not).
+    expect(lines.filter((l) => l.msg === "delivery held; not sent").map((l) => l.fields)).toEqual([
+      expect.objectContaining({ job: held.id, attempts: 1, holds: 4 }),
     ]);
     expect(spent.calls).toEqual({ ack: 1, retry: [] });
     // Its 2 sends; session 31: it said 3, its last receive, which sent nothing, counted.

@@ -105,6 +105,8 @@ export function createCloudflareConsumer(deps: ConsumerDeps): {
       deps.metrics?.increment("hookgate_held_total", { sink: job.sink });
       deps.logger.log("info", "delivery held; not sent", {
         ...fields,
+        // The sends: the copy does not count this delivery.
+        attempts: attempts - 1,
         holds: holds + 1,
         retryInSeconds: delaySecondsFor(outcome.delayMs),
         reason: outcome.reason,
