@@ -93,7 +93,11 @@ export interface Queue<T> {
    */
   deadLetter(message: ReceivedMessage<T>, error: string): Promise<boolean>;
   listDead(limit?: number): Promise<DeadLetter<T>[]>;
-  /** Sends dead letters back to the queue (all when `ids` is undefined), attempts reset; returns how many. */
+  /**
+   * Sends dead letters back to the queue (all when `ids` is undefined), attempts reset; returns how
+   * many. One that can stop part way (SQS, a page at a time) rejects with a ReplayStoppedError
+   * saying how many it sent first.
+   */
   replayDead(ids?: readonly string[]): Promise<number>;
   /** Deletes dead letters for good (all when `ids` is undefined); returns how many. */
   dropDead(ids?: readonly string[]): Promise<number>;
