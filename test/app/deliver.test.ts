@@ -109,7 +109,9 @@ async function deliverTo(
     clock: { now: Date.now, monotonic: () => performance.now() },
     random: () => 0.5,
     sleep: async () => undefined,
-    timeoutMs: 300,
+    // Short only for the sink that hangs: 300 ms for every sink failed acks and 2 MiB reads
+    // on a loaded host (a retry where an ack was expected).
+    timeoutMs: path === "hang" ? 300 : 10_000,
   });
   try {
     return await deliverer.deliver(job((extra.sink as string) ?? "hook"), attempts);
