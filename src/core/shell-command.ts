@@ -3179,6 +3179,7 @@ function tmuxRuns(args: readonly Word[], at: number): CliRuns {
   let unreadable = false;
   let command: string | undefined;
   let operands = 0; // the words after the command that are no option
+  let flags = ""; // the command's option letters so far (run-shell's -C)
   for (let i = at + 1; i < args.length; i += 1) {
     const word = args[i] as Word;
     if (word.kind === "redirect") continue;
@@ -3189,17 +3190,23 @@ function tmuxRuns(args: readonly Word[], at: number): CliRuns {
     }
     const option = /^-[A-Za-z0-9]+$/.exec(word.text)?.[0];
     if (option !== undefined) {
+      if (command !== undefined) flags += option;
       if (/[tsnxyFeLSflp]$/.test(option) || (command !== undefined && option.endsWith("c"))) i += 1;
       continue;
     }
     if (command === undefined) {
       command = word.text;
       operands = 0;
+      flags = "";
     } else operands += 1;
-    // if-shell's shell command, then the tmux commands it runs; confirm-before's tmux command.
+    // if-shell's shell command, then the tmux commands it runs; the tmux commands of the others.
+    const takes = TMUX_COMMANDS_TAKEN.find((c) =>
+      tmuxCommandIs(command as string, c.name, c.alias, c.prefix),
+    );
     const tmuxCommands =
-      (/^if(?:-s(?:h(?:e(?:ll?)?)?)?)?$/.test(command) && operands >= 2) ||
-      (/^confirm(?:-b(?:e(?:f(?:o(?:re?)?)?)?)?)?$/.test(command) && operands >= 1);
+      takes !== undefined &&
+      operands >= takes.after &&
+      (takes.flag === undefined || flags.includes(takes.flag));
     if (tmuxCommands && word.text.includes(";")) unreadable = true;
     // A plain word read as a script is the program its guess names (DENY_ONLY_WRAPPERS): not read
     // again, which would make a command of many words cost a split each.
@@ -3211,6 +3218,40 @@ function tmuxRuns(args: readonly Word[], at: number): CliRuns {
     scripts.push(tmuxCommands ? { ...script, script: `tmux ${script.script}` } : script);
   }
   return { subcommands: [], scripts, unreadable };
+}
+
+/**
+ * tmux 3.3a's commands whose words are tmux commands, as tmux finds them (its name, its alias or
+ * a prefix of its name no shorter than its shortest unique one): from the operand numbered
+ * `after` on, with the option `flag` if given. if-shell's first operand is a shell command;
+ * set-hook's (its -R runs the hook at once) and set-option's hooks; run-shell's with -C; a key's
+ * binding; the templates and items of the prompts, menus and choosers a client runs.
+ */
+const TMUX_COMMANDS_TAKEN: readonly {
+  name: string;
+  alias: string;
+  prefix: string;
+  after: number;
+  flag?: string;
+}[] = [
+  { name: "if-shell", alias: "if", prefix: "i", after: 2 },
+  { name: "confirm-before", alias: "confirm", prefix: "con", after: 1 },
+  { name: "set-hook", alias: "", prefix: "set-h", after: 1 },
+  { name: "set-option", alias: "set", prefix: "set-o", after: 2 },
+  { name: "set-window-option", alias: "setw", prefix: "set-w", after: 2 },
+  { name: "run-shell", alias: "run", prefix: "ru", after: 1, flag: "C" },
+  { name: "bind-key", alias: "bind", prefix: "bi", after: 1 },
+  { name: "command-prompt", alias: "", prefix: "com", after: 1 },
+  { name: "display-menu", alias: "menu", prefix: "display-men", after: 1 },
+  { name: "choose-tree", alias: "", prefix: "choose-t", after: 1 },
+  { name: "choose-client", alias: "", prefix: "choose-c", after: 1 },
+  { name: "choose-buffer", alias: "", prefix: "choose-b", after: 1 },
+  { name: "display-panes", alias: "displayp", prefix: "display-pa", after: 1 },
+];
+
+/** Whether tmux finds the command `name` (its alias `alias`, shortest unique prefix `prefix`) for `word`. */
+function tmuxCommandIs(word: string, name: string, alias: string, prefix: string): boolean {
+  return word === alias || (word.startsWith(prefix) && name.startsWith(word));
 }
 
 /** What makes a word more than a program's name when a shell reads it: a blank, an operator, a quote… */

@@ -1071,6 +1071,20 @@ describe("tmux and screen (a security hunt, session 32)", () => {
     ["screen -dm bash -c 'rm -rf /'", "screen runs its command words"],
     ["screen -S dev -X stuff 'rm -rf /\\n'", "stuff types into the window"],
     ["screen -S dev -X exec rm -rf /", "-X sends a command of screen's own"],
+    // Other tmux commands whose words are tmux commands, and if-shell's and confirm-before's by a
+    // unique prefix (a review, session 32): set-hook -R runs a hook at once.
+    ["tmux set-hook -g session-renamed 'run-shell \"rm -rf /\"' \\; set-hook -R session-renamed", "a hook"],
+    ["tmux set-h -g session-renamed 'run-shell \"rm -rf /\"'", "set-hook by a unique prefix"],
+    ["tmux set -g session-closed 'run-shell \"rm -rf /\"'", "a hook set as an option"],
+    ["tmux run -C 'run-shell \"rm -rf /\"'", "run-shell -C runs tmux commands"],
+    ["tmux ru -b -C 'run-shell \"rm -rf /\"'", "run-shell by a unique prefix"],
+    ["tmux bind -n F1 'run-shell \"rm -rf /\"'", "a key's tmux commands"],
+    ["tmux i true 'run-shell \"rm -rf /\"'", "if-shell by a unique prefix"],
+    ["tmux if- true 'run-shell \"rm -rf /\"'", "if-shell by a prefix"],
+    ["tmux con 'run-shell \"rm -rf /\"'", "confirm-before by a unique prefix"],
+    ["tmux command-prompt 'run-shell \"rm -rf /\"'", "command-prompt's template"],
+    ["tmux menu -x 0 Item i 'run-shell \"rm -rf /\"'", "display-menu's items"],
+    ["tmux choose-tree 'run-shell \"rm -rf /\"'", "choose-tree's template"],
   ])("%s (%s)", (command) => {
     const split = splitCommand(command);
     const named = split.subcommands.some((s) =>
@@ -1088,6 +1102,10 @@ describe("tmux and screen (a security hunt, session 32)", () => {
     "screen -dmS server npm start",
     "screen -S server -X quit",
     "screen -ls",
+    "tmux new -d -s dev 'cd app; npm run dev'",
+    "tmux run-shell 'cd app; make'",
+    "tmux set -g mouse on",
+    "tmux bind r display-message reloaded",
   ])("reads %j", (command) => {
     expect(splitCommand(command).unreadable).toBe(false);
   });
