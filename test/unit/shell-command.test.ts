@@ -1085,6 +1085,9 @@ describe("tmux and screen (a security hunt, session 32)", () => {
     ["tmux command-prompt 'run-shell \"rm -rf /\"'", "command-prompt's template"],
     ["tmux menu -x 0 Item i 'run-shell \"rm -rf /\"'", "display-menu's items"],
     ["tmux choose-tree 'run-shell \"rm -rf /\"'", "choose-tree's template"],
+    ["printf 'run-shell \"rm -rf /\"\\n' | tmux -C attach", "control mode reads tmux commands from stdin"],
+    ["tmux -CC new < cmds.txt", "control mode, as iTerm2 runs it"],
+    ["tmux -2uC attach -t dev", "-C among other flags"],
   ])("%s (%s)", (command) => {
     const split = splitCommand(command);
     const named = split.subcommands.some((s) =>
@@ -1106,6 +1109,7 @@ describe("tmux and screen (a security hunt, session 32)", () => {
     "tmux run-shell 'cd app; make'",
     "tmux set -g mouse on",
     "tmux bind r display-message reloaded",
+    "tmux -L Cx new -d -s dev 'npm run dev'",
   ])("reads %j", (command) => {
     expect(splitCommand(command).unreadable).toBe(false);
   });
