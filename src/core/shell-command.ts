@@ -3172,7 +3172,7 @@ const NO_RUNS: CliRuns = { subcommands: [], scripts: [], unreadable: false };
  * What tmux types into a pane is a script its shell reads: send-keys (keys by their names, `rm
  * Space -rf`), paste-buffer, pipe-pane (its `-I`) and source-file (a file of tmux commands), by
  * name, alias or unique prefix (`pa`, `so`), make the command unreadable, as does a `;` inside a
- * word of tmux commands, and control mode (`-C`), which reads tmux commands from stdin.
+ * word of tmux commands, control mode (`-C`), which reads tmux commands from stdin, and `-f`.
  */
 function tmuxRuns(args: readonly Word[], at: number): CliRuns {
   const scripts: Script[] = [];
@@ -3189,10 +3189,11 @@ function tmuxRuns(args: readonly Word[], at: number): CliRuns {
       continue;
     }
     const option = /^-[A-Za-z0-9]+$/.exec(word.text)?.[0];
+    // Control mode (`-C`, `-CC`) reads tmux commands from stdin, as a shell reads a script, and
+    // `-f` from a file, as source-file does.
+    if (command === undefined && /^-[^-cLST]*[Cf]/.test(word.text)) unreadable = true;
     if (option !== undefined) {
       if (command !== undefined) flags += option;
-      // Control mode (`-C`, `-CC`) reads tmux commands from stdin, as a shell reads a script.
-      else if (/^-[^cfLST]*C/.test(option)) unreadable = true;
       if (/[tsnxyFeLSflp]$/.test(option) || (command !== undefined && option.endsWith("c"))) i += 1;
       continue;
     }

@@ -1088,6 +1088,8 @@ describe("tmux and screen (a security hunt, session 32)", () => {
     ["printf 'run-shell \"rm -rf /\"\\n' | tmux -C attach", "control mode reads tmux commands from stdin"],
     ["tmux -CC new < cmds.txt", "control mode, as iTerm2 runs it"],
     ["tmux -2uC attach -t dev", "-C among other flags"],
+    ["tmux -f /tmp/t.conf new -d", "-f reads tmux commands from a file, as source-file does"],
+    ["tmux -2f/tmp/t.conf new -d", "-f bundled, its value in its word"],
   ])("%s (%s)", (command) => {
     const split = splitCommand(command);
     const named = split.subcommands.some((s) =>
