@@ -801,10 +801,19 @@ function badEnvNames(document: PolicyDocument): PolicyIssue[] {
 }
 
 /**
- * A name in `egress.httpHookAllowedEnvVars` or a forward's `allowedEnvVars` that is no
- * variable's name (`MY-TOKEN`, `$TOKEN`, `env:TOKEN`), or one with lower-case letters, which a
- * header's `$VAR` never names: no header ever reads it, so the header goes out empty. A warning, as for a sink's `env:` name: a policy that loaded with it
- * must go on loading. These are names, not secrets, so the one meant is written out.
+ * What a header's `$VAR` names: forward.ts's pattern, as Claude Code's (clients.md §3.3), whole.
+ * Upper-case only, so a lower-case name is never read, however a shell spells it.
+ */
+const HEADER_VAR_NAME = /^[A-Z_][A-Z0-9_]*$/;
+const HEADER_VAR_NAME_RULE =
+  "a name a header's $VAR reads: upper-case letters, digits and _, not starting with a digit";
+
+/**
+ * A name in `egress.httpHookAllowedEnvVars` or a forward's `allowedEnvVars` that no header's
+ * `$VAR` names (`MY-TOKEN`, `$TOKEN`, `env:TOKEN`, `my_token`): no header ever reads it, so the
+ * header goes out empty. A warning, as for a sink's `env:` name: a policy that loaded with it
+ * must go on loading. These are names, not secrets, so the one meant is written out, when there
+ * is one a header reads (not `my_token` for `$my_token`).
  */
 function badAllowedEnvVars(document: PolicyDocument): PolicyIssue[] {
   const lists: [PropertyKey[], readonly string[] | undefined][] = [
@@ -816,15 +825,14 @@ function badAllowedEnvVars(document: PolicyDocument): PolicyIssue[] {
   ];
   return lists.flatMap(([path, names]) =>
     (names ?? []).flatMap((name, i) => {
-      if (ENV_NAME.test(name) && !/[a-z]/.test(name)) return [];
+      if (HEADER_VAR_NAME.test(name)) return [];
       const meant = /^(?:env:|\$\{(.*)\}$|\$)(.*)$/s.exec(name);
       const bare = meant?.[1] ?? meant?.[2];
-      // A header's $VAR is read as Claude Code reads it, upper-case names only (forward.ts).
       const message = ENV_NAME.test(name)
         ? `has lower-case letters, and a header's $VAR names upper-case letters, digits and _ only (as Claude Code's does): no header reads this one; export the variable under an upper-case name`
-        : bare !== undefined && ENV_NAME.test(bare)
-          ? `should be ${ENV_NAME_RULE} (write "${bare}"); no header's $VAR reads this one`
-          : `should be ${ENV_NAME_RULE}; no shell can export this one, nor a header's $VAR read it`;
+        : bare !== undefined && HEADER_VAR_NAME.test(bare)
+          ? `should be ${HEADER_VAR_NAME_RULE} (write "${bare}"); no header's $VAR reads this one`
+          : `should be ${HEADER_VAR_NAME_RULE}; no shell can export this one, nor a header's $VAR read it`;
       return [{ severity: "warning" as const, path: jsonPath([...path, i]), message }];
     }),
   );

@@ -87,7 +87,7 @@ describe("hookgate check", () => {
         },
       ],
     });
-    const rule = "an environment variable's name: letters, digits and _, not starting with a digit";
+    const rule = "a name a header's $VAR reads: upper-case letters, digits and _, not starting with a digit";
     const { code, stdout } = await runCli(["check", policy]);
     expect(code).toBe(0);
     expect(stdout.split("\n").filter((line) => line.startsWith("warning:"))).toEqual([

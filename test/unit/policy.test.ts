@@ -399,7 +399,7 @@ describe("loadPolicy", () => {
 
   it("warns, without failing, about a name in httpHookAllowedEnvVars or allowedEnvVars that no header reads", async () => {
     // They were accepted silently, and the header they were meant for went out empty.
-    const rule = "an environment variable's name: letters, digits and _, not starting with a digit";
+    const rule = "a name a header's $VAR reads: upper-case letters, digits and _, not starting with a digit";
     const policy = await loaded({
       version: 1,
       egress: { httpHookAllowedEnvVars: ["TOKEN", "MY-TOKEN", "$TOKEN", "env:TOKEN", "_T2", "my_token"] },
@@ -432,6 +432,27 @@ describe("loadPolicy", () => {
         (p) => `${p.path}: ${p.message}`,
       ),
     ).toEqual(["$.egress.httpHookAllowedEnvVars[0]: must not be empty"]);
+  });
+
+  it("suggests no lower-case name for httpHookAllowedEnvVars or allowedEnvVars, which no header reads either", async () => {
+    // "$my_token" was told to write "my_token", itself warned about, and "my-token" to use
+    // letters, digits and _, which "my_token" is: a second round of fixes that fixed nothing.
+    const rule = "a name a header's $VAR reads: upper-case letters, digits and _, not starting with a digit";
+    const policy = await loaded({
+      version: 1,
+      egress: {
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: a header's ${VAR}, not a template
+        httpHookAllowedEnvVars: ["$my_token", "env:My_Token", "${my_token}", "my-token", "$MY_TOKEN"],
+      },
+      rules: [],
+    });
+    expect(policy.warnings.map((w) => `${w.path}: ${w.message}`)).toEqual([
+      `$.egress.httpHookAllowedEnvVars[0]: should be ${rule}; no shell can export this one, nor a header's $VAR read it`,
+      `$.egress.httpHookAllowedEnvVars[1]: should be ${rule}; no shell can export this one, nor a header's $VAR read it`,
+      `$.egress.httpHookAllowedEnvVars[2]: should be ${rule}; no shell can export this one, nor a header's $VAR read it`,
+      `$.egress.httpHookAllowedEnvVars[3]: should be ${rule}; no shell can export this one, nor a header's $VAR read it`,
+      `$.egress.httpHookAllowedEnvVars[4]: should be ${rule} (write "MY_TOKEN"); no header's $VAR reads this one`,
+    ]);
   });
 
   it("warns, without failing, about a webhook secret that is no Standard Webhooks secret", async () => {
