@@ -714,9 +714,16 @@ function collectSecrets(document: PolicyDocument, env: EnvReader): readonly stri
       if (looksRandom(part)) add(part);
   };
   // Every `env:` reference, wherever the schema lets one stand: new fields are covered as added.
+  // A URL's random-looking parts too, as an inline URL's are: a query's token alone (a judge's
+  // `?code=…`) is quoted back as often as the query, and moving the URL into a variable must
+  // not leave it unscrubbed.
   const walk = (value: unknown, depth: number): void => {
     if (typeof value === "string") {
-      if (value.startsWith("env:")) addUrl(env(value.slice(4)));
+      if (value.startsWith("env:")) {
+        const resolved = env(value.slice(4));
+        addUrl(resolved);
+        addRandomParts(resolved);
+      }
     } else if (typeof value === "object" && value !== null && depth < 32) {
       for (const item of Object.values(value)) walk(item, depth + 1);
     }

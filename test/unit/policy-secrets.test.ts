@@ -86,9 +86,39 @@ describe("Policy.secrets", () => {
       "sig=0123456789abcdef",
       "https://root.example",
       "abcdefghijklmnop",
+      // The signature alone, random-looking, as an inline URL's would be.
+      "0123456789abcdef",
     ]);
     // An ordinary path in a log line stays readable.
     expect(scrubSecrets("POST /v1/hooks answered", policy.secrets)).toBe("POST /v1/hooks answered");
+  });
+
+  it("holds an env: URL's random-looking query values, as an inline URL's: a model's, a sink's", async () => {
+    // A judge behind a function key (`?code=…`) that quotes the key alone back in its 401, as
+    // the audit detail then did: inline, the URL's value was scrubbed; moved into a variable, not.
+    const code = "Zq8xW2pL9vR4tY7uAb3";
+    const token = "AbCdEf0123456789GhIjKl";
+    const document = (judgeUrl: string, sinkUrl: string) => ({
+      version: 1,
+      egress: { allowedHttpHookUrls: ["https://*.example/*"] },
+      models: { m: { provider: "openai", model: "x", apiKey: "k", url: judgeUrl } },
+      sinks: { chat: { type: "webhook", url: sinkUrl } },
+      rules: [{ id: "n", on: "Stop", notify: ["chat"] }],
+    });
+    const env = {
+      JUDGE_URL: `https://judge.example/api/judge?api-version=2024-02-15-preview&code=${code}`,
+      CHAT_URL: `https://chat.example/v1/messages?key=short&token=${token}`,
+    };
+    const inline = await policyFrom(document(env.JUDGE_URL, env.CHAT_URL));
+    const fromEnv = await policyFrom(document("env:JUDGE_URL", "env:CHAT_URL"), env);
+    for (const policy of [inline, fromEnv]) {
+      expect(policy.secrets).toEqual(expect.arrayContaining([code, token]));
+      expect(scrubSecrets(`invalid code ${code}; bad token ${token}`, policy.secrets)).toBe(
+        `invalid code ${MASK}; bad token ${MASK}`,
+      );
+    }
+    // A version is no secret, in a variable's URL or not.
+    expect(fromEnv.secrets).not.toContain("2024-02-15-preview");
   });
 
   it("holds inline API keys and signing secrets too, which are sent just the same", async () => {
