@@ -88,7 +88,8 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
    * the sink's retry schedule reads as attempts (one real attempt after the fix could dead-letter
    * it), and the redrive policy would move it to the DLQ. A wait for the policy is no hold either
    * (as the Worker's `holdForPolicy`): the copy carries the holds the record had. Whether it was
-   * held; a record that is no job, or whose copy is not sent, is reported as before.
+   * held; a record that is no job, or whose copy is not sent, is reported as before (a job's
+   * receive then noted in `unsent`, as it sent nothing).
    */
   async function hold(record: SQSRecord): Promise<boolean> {
     if (settled.get(record.messageId)) return true;
@@ -99,7 +100,8 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
       const message: ReceivedMessage<DeliveryJob> = {
         id: job.id,
         body: job,
-        attempts: carried.sent + receiveCount(record),
+        // Less the receives of earlier holds whose copy was not sent (`unsent`).
+        attempts: unsent.sends(record.messageId, carried.sent + receiveCount(record)),
         holds: carried.holds,
         receipt: record.receiptHandle,
       };
@@ -118,6 +120,8 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
         );
         return true;
       }
+      // Nothing was sent on this receive, which its receive count holds when it comes back.
+      if (job) unsent.add(record.messageId);
       logger.log("error", "could not hold a record on the queue; reported for redelivery", {
         messageId: record.messageId,
         error: errorMessage(e),

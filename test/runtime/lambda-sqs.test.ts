@@ -511,6 +511,51 @@ describe("the Lambda SQS handler", () => {
     ]);
   });
 
+  it("holds a job while the policy does not load with no attempt for an earlier hold whose copy was not sent", async () => {
+    // A review, session 32: the record reported after its copy's send failed came back with its
+    // receive count one higher, and the copy then sent carried that receive, which sent nothing,
+    // as a send. The copy's send fails once in the handler's SQS client only; copies go with no
+    // delay, to be received at once.
+    await createPair();
+    const job = withSink(jobOf(0), "audit");
+    await send([job]);
+    const [original] = await receiveAll(1);
+    if (!original) throw new Error("nothing received");
+    const port = (server.address() as AddressInfo).port;
+    const flaky = createSqsClientForLocal(`http://127.0.0.1:${port}`);
+    cleanups.push(async () => flaky.destroy());
+    let failCopies = 1;
+    flaky.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === "SendMessageCommand") {
+          if (failCopies-- > 0) throw Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
+          (args.input as { DelaySeconds?: number }).DelaySeconds = 0;
+        }
+        return next(args);
+      },
+      { step: "initialize", name: "failFirstCopy" },
+    );
+    const broken = createSqsHandler({
+      env: { HOOKGATE_POLICY: "{", HOOKGATE_QUEUE_URL: queueUrl, HOOKGATE_DLQ_URL: dlqUrl },
+      sqsClient: async () => flaky,
+      logger: { log: () => undefined },
+    });
+    // Its first receive (the copy not sent: reported), then its second, as SQS brings it back.
+    const first = eventOf([original], { [original.Body ?? ""]: "1" });
+    const record = first.Records[0] as SQSRecord;
+    expect((await broken(first)).batchItemFailures).toEqual([{ itemIdentifier: record.messageId }]);
+    const again = eventOf([original], { [original.Body ?? ""]: "2" });
+    expect((await broken(again)).batchItemFailures).toEqual([]);
+    await client
+      .send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: original.ReceiptHandle }))
+      .catch(() => undefined);
+    const queue = createSqsQueue<DeliveryJob>({ client, queueUrl, deadLetterQueueUrl: dlqUrl });
+    // The copy's first receive: never sent before it.
+    expect((await queue.receive(10, 30_000)).map((m) => [m.id, m.attempts, m.holds])).toEqual([
+      [job.id, 1, 0],
+    ]);
+  });
+
   it("reports a record whose SQS call hangs, and answers for the others, instead of waiting for ever", {
     timeout: 45_000,
   }, async () => {
