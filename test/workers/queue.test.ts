@@ -622,6 +622,35 @@ describe("outcome translation", () => {
     expect(sent).toEqual([batch[0]?.message.body, batch[2]?.message.body]);
   });
 
+  it("holds a job while the policy is broken with no attempt for an earlier hold whose copy was not sent", async () => {
+    // A review, session 32: the copy's refused send retried the message, Cloudflare counted that
+    // delivery in msg.attempts, and the copy sent when it came back carried it as a send.
+    vi.spyOn(console, "error").mockImplementation(() => {});
+    const envelope = job("audit", crypto.randomUUID());
+    const first = recorded(envelope, 1);
+    const refusing = {
+      send: () => Promise.reject(new Error("Too Many Requests")),
+      sendBatch: () => Promise.reject(new Error("Too Many Requests")),
+    };
+    await consume([first.message], { HOOKGATE_POLICY: "{ broken", HOOKGATE_QUEUE: refusing });
+    expect(first.calls).toEqual({ ack: 0, retry: [{ delaySeconds: 300 }] });
+    // The same message delivered again, as Cloudflare does after a retry.
+    const again = recorded(envelope, 2);
+    const sent: unknown[] = [];
+    const jobs = {
+      send: async (body: unknown) => {
+        sent.push(body);
+      },
+      sendBatch: () => Promise.reject(new Error("one copy per send")),
+    };
+    await consume([{ ...again.message, id: first.message.id }], {
+      HOOKGATE_POLICY: "{ broken",
+      HOOKGATE_QUEUE: jobs,
+    });
+    expect(again.calls).toEqual({ ack: 1, retry: [] });
+    expect(sent).toEqual([{ ...envelope, sent: 0, holds: 0 }]);
+  });
+
   it("retries jobs while the policy is broken when they cannot be sent again", async () => {
     vi.spyOn(console, "error").mockImplementation(() => {});
     const { message, calls } = recorded(job("audit", crypto.randomUUID()), 1);

@@ -207,7 +207,7 @@ export function createCloudflareConsumer(deps: ConsumerDeps): {
  * redelivery in `attempts`, which the sink's retry schedule reads, and moves a message to the
  * DLQ after `max_retries` (25: about two hours of 300 s retries), so retries would spend a job's
  * schedule without one delivery attempt. A message that is not a job's envelope, or a send that
- * fails, is retried as before.
+ * fails, is retried as before (a job's delivery then noted in `unsent`, as it sent nothing).
  */
 export async function holdForPolicy(
   batch: PushedBatch,
@@ -225,7 +225,9 @@ export async function holdForPolicy(
   const resent = new Set<PushedMessage>();
   for (const { message, envelope } of jobs) {
     if (!jobsQueue) break;
-    const copy: HeldEnvelope = { ...envelope, sent: count(envelope.sent) + message.attempts - 1 };
+    // Less the deliveries of earlier holds whose copy was not sent (`unsent`).
+    const sent = unsent.sends(message.id, count(envelope.sent) + message.attempts) - 1;
+    const copy: HeldEnvelope = { ...envelope, sent };
     try {
       await jobsQueue.send(copy, { contentType: "json", delaySeconds });
       resent.add(message);
@@ -237,9 +239,16 @@ export async function holdForPolicy(
       });
     }
   }
+  const isJob = new Set(jobs.map((j) => j.message));
   for (const message of batch.messages) {
-    if (resent.has(message)) message.ack();
-    else message.retry({ delaySeconds });
+    if (resent.has(message)) {
+      message.ack();
+      unsent.forget(message.id);
+    } else {
+      message.retry({ delaySeconds });
+      // This delivery sent nothing, though Cloudflare counts it when the job comes back.
+      if (isJob.has(message)) unsent.add(message.id);
+    }
   }
   logger.log("error", "configuration invalid; delivery jobs wait for a valid policy", {
     queue: batch.queue,
