@@ -387,6 +387,36 @@ describe("sqs queue, SQS specifics", () => {
     expect(await visibleOnDlq()).toBe("3");
   });
 
+  it("says a replay's dead letters that went out stay on the DLQ too when their page's delete fails", async () => {
+    // A review, session 32: the replay stopped with the delete's error alone, and the command
+    // then said the dead letters left were still to be replayed: those of the page, back on the
+    // queue already, were among them, and a second replay would send them again.
+    await open();
+    for (const id of ["a", "b"])
+      await deadLetterText(JSON.stringify({ id, body: id, attempts: 1, error: "HTTP 500", failedAt: 1 }));
+    const flaky = createSqsClientForLocal(endpoint);
+    flaky.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === "DeleteMessageBatchCommand")
+          throw Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
+        return next(args);
+      },
+      { step: "initialize", name: "hangUpDeletes" },
+    );
+    const replaying = createSqsQueue<string>({
+      client: flaky,
+      queueUrl: pair.queueUrl,
+      deadLetterQueueUrl: pair.deadLetterQueueUrl,
+    });
+    const replay = replaying.replayDead();
+    await expect(replay).rejects.toMatchObject({ replayed: 2 });
+    await expect(replay).rejects.toThrow(
+      /2 dead letters went out but stay on the DLQ too \(a replay sends them again\): socket hang up/,
+    );
+    flaky.destroy();
+    expect((await queue.receive(10, 30_000)).map((m) => m.id).sort()).toEqual(["a", "b"]);
+  });
+
   it("lists a job dead-lettered twice once, with its latest error", async () => {
     await open();
     const letter = (id: string, error: string, failedAt: number) =>

@@ -577,7 +577,15 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
           await deleteAll(
             deadLetterQueueUrl,
             taken.map((t) => t.receipt),
-          );
+          ).catch((d: unknown) => {
+            // A replay's page went out: its dead letters are not "the others" still to replay.
+            if (!before || chosen.length === 0) throw d;
+            const n = chosen.length;
+            throw new Error(
+              `${n} dead letter${n === 1 ? "" : "s"} went out but stay${n === 1 ? "s" : ""} on the DLQ too (a replay sends them again): ${errorMessage(d)}`,
+              { cause: d },
+            );
+          });
       }
     } catch (e) {
       throw before ? new ReplayStoppedError(handed.size, e) : e;
