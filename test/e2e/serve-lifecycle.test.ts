@@ -24,6 +24,13 @@ import { tempDir, whenDone } from "../support/temp.js";
 const dir = tempDir("lifecycle");
 const EXAMPLE = readFileSync(join(ROOT, "examples/policy.json"), "utf8");
 
+/** Whether process `pid` catches SIGHUP (signal 1): bit 0 of SigCgt in /proc, set once a handler is in place. */
+function catchesHangup(pid: number | undefined): boolean {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const mask = /SigCgt:\s*([0-9a-f]+)/.exec(status)?.[1] ?? "0";
+  return (BigInt(`0x${mask}`) & 1n) === 1n;
+}
+
 /** examples/policy.json with `extra` rules that never apply: a file that takes a while to load. */
 function policyWith(extra: number, marker: string): string {
   const policy = JSON.parse(EXAMPLE);
@@ -321,13 +328,7 @@ describe("hookgate serve over its life", { timeout: 60_000 }, () => {
     const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
     whenDone(() => endProcess(child));
     try {
-      // SIGHUP (signal 1) caught: bit 0 of SigCgt in /proc, set once the handler is in place.
-      const catchesHangup = () => {
-        const status = readFileSync(`/proc/${child.pid}/status`, "utf8");
-        const mask = /SigCgt:\s*([0-9a-f]+)/.exec(status)?.[1] ?? "0";
-        return (BigInt(`0x${mask}`) & 1n) === 1n;
-      };
-      for (let i = 0; i < 500 && !catchesHangup() && child.exitCode === null; i++) {
+      for (let i = 0; i < 500 && !catchesHangup(child.pid) && child.exitCode === null; i++) {
         await new Promise((resolve) => setTimeout(resolve, 10));
       }
       // The policy is still loading: nothing listens yet.
@@ -395,10 +396,8 @@ export async function resolve(specifier, context, next) {
         await new Promise((resolve) => setTimeout(resolve, 10));
       }
       expect(existsSync(join(hold, "waiting"))).toBe(true);
-      // The CLI is not loaded yet, and SIGHUP (bit 0 of SigCgt) is already caught.
-      const mask =
-        /SigCgt:\s*([0-9a-f]+)/.exec(readFileSync(`/proc/${child.pid}/status`, "utf8"))?.[1] ?? "0";
-      expect(BigInt(`0x${mask}`) & 1n).toBe(1n);
+      // The CLI is not loaded yet, and SIGHUP is already caught.
+      expect(catchesHangup(child.pid)).toBe(true);
       child.kill("SIGHUP");
       writeFileSync(join(hold, "go"), "");
       for (let i = 0; i < 3000 && !/"policy reloaded"/.test(stdout) && child.exitCode === null; i++) {
