@@ -11,7 +11,7 @@
  * - every command's modules imported: what each command's start loaded until session 32, when
  *   cli.ts imported every command's module up front (policy compiler, Hono, SQLite, undici).
  *
- *   node bench/cli-start.js [--samples 9] [--quiet-wait 2]
+ *   node bench/cli-start.js [--samples 5] [--quiet-wait 0]
  *
  * Needs `npm run build` (it runs dist/entry/bin.js). Wall time from spawn to exit, and the
  * child's CPU (this process's waited-for children's time in /proc/self/stat, 10 ms ticks).
@@ -31,8 +31,8 @@ const { fail, boundedInt, track } = createRun("cli-start.js");
 
 const { values: flags } = parseArgs({
   options: {
-    samples: { type: "string", default: "9" },
-    "quiet-wait": { type: "string", default: "2" },
+    samples: { type: "string", default: "5" },
+    "quiet-wait": { type: "string", default: "0" },
   },
 });
 const options = {
