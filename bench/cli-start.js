@@ -19,7 +19,6 @@
  * bench/results/cli-start-<date>.json and prints a Markdown table; medians and ratios to
  * `node -e 0`, no thresholds.
  */
-import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { createServer } from "node:http";
@@ -27,7 +26,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { createRun, log, machine, median, RESULTS, ROOT, round1, waitForQuiet } from "./common.js";
 
-const { fail, boundedInt, track } = createRun("cli-start.js");
+const { fail, boundedInt, spawnChild } = createRun("cli-start.js");
 
 const { values: flags } = parseArgs({
   options: {
@@ -91,7 +90,7 @@ function sample(target) {
   return new Promise((resolve) => {
     const ticks = childTicks();
     const began = performance.now();
-    const child = track(spawn(process.execPath, target.args, { cwd: ROOT, stdio: ["pipe", "pipe", "pipe"] }));
+    const child = spawnChild(process.execPath, target.args, { cwd: ROOT, stdio: ["pipe", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d) => {

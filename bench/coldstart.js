@@ -12,7 +12,6 @@
  * imports a bundle and calls its handler once with an API Gateway HTTP API v2 event. Writes
  * bench/results/coldstart-<date>.json and prints Markdown tables.
  */
-import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { dirname, join, relative, resolve } from "node:path";
@@ -22,7 +21,7 @@ import { gzipSync } from "node:zlib";
 import { build } from "esbuild";
 import { createRun, HERE, log, machine, median, RESULTS, ROOT, round3, waitForQuiet } from "./common.js";
 
-const { fail, boundedInt, track, tempDir, removeDir } = createRun("coldstart.js");
+const { fail, boundedInt, spawnChild, tempDir, removeDir } = createRun("coldstart.js");
 
 const { values: flags } = parseArgs({
   options: {
@@ -183,13 +182,11 @@ function runScript(script, args) {
   const env = { ...process.env, ...QUIET_ENV };
   delete env.HOOKGATE_POLICY_FILE; // a baked-in policy would change the bundle measured
   return new Promise((resolvePromise) => {
-    const child = track(
-      spawn(process.execPath, [join(ROOT, script), ...args], {
-        cwd: ROOT,
-        env,
-        stdio: ["ignore", "pipe", "pipe"],
-      }),
-    );
+    const child = spawnChild(process.execPath, [join(ROOT, script), ...args], {
+      cwd: ROOT,
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.setEncoding("utf8").on("data", (t) => {
@@ -371,9 +368,10 @@ function coldStart(childFile, eventFile, name, target) {
     delete env[k];
   env.HOOKGATE_POLICY = JSON.stringify(POLICY);
   return new Promise((resolvePromise) => {
-    const child = track(
-      spawn(process.execPath, [childFile], { env, stdio: ["ignore", "pipe", "pipe", "pipe"] }),
-    );
+    const child = spawnChild(process.execPath, [childFile], {
+      env,
+      stdio: ["ignore", "pipe", "pipe", "pipe"],
+    });
     let logBytes = 0;
     let stderr = "";
     let report = "";

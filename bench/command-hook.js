@@ -8,7 +8,6 @@
  * Needs `npm run build` first (it runs dist/entry/bin.js serve). Loopback only; stops by itself.
  * Writes bench/results/command-hook-<date>.json and prints a Markdown table.
  */
-import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import http from "node:http";
@@ -32,7 +31,7 @@ import {
 } from "./common.js";
 import { formatPolicy, MEASURED_ANSWER, makePolicy, measuredRequest } from "./make-policy.js";
 
-const { fail, boundedInt, track, tempDir, removeDir, startGateway, stop } = createRun("command-hook.js");
+const { fail, boundedInt, spawnChild, tempDir, removeDir, startGateway, stop } = createRun("command-hook.js");
 
 const { values: flags } = parseArgs({
   options: {
@@ -184,13 +183,11 @@ async function main() {
 /** The hook, run as Claude Code runs it; resolves with its stdout once it has exited. */
 function runHook(event) {
   return new Promise((resolve, reject) => {
-    const child = track(
-      spawn("/bin/sh", ["-c", HOOK_COMMAND], {
-        cwd: ROOT,
-        env: { ...process.env, CLAUDE_PROJECT_DIR: ROOT },
-        stdio: ["pipe", "pipe", "pipe"],
-      }),
-    );
+    const child = spawnChild("/bin/sh", ["-c", HOOK_COMMAND], {
+      cwd: ROOT,
+      env: { ...process.env, CLAUDE_PROJECT_DIR: ROOT },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.setEncoding("utf8");

@@ -24,6 +24,12 @@ export const TICK_MS = 10;
  * nothing: on exit every child still running is killed and waited for, then every directory it
  * made is removed. A signal ended it in process.exit, past the `finally` blocks and the children's
  * exit events that removed them, and each interrupted run left its hookgate-bench-* directories.
+ *
+ * Its children run in process groups of their own (`spawnChild`), so a Ctrl-C, which a shell sends
+ * to the whole foreground group, reaches the run alone, and the run stops its children as it exits.
+ * Sharing the run's group, the servers died of the same Ctrl-C, and a request refused by a server
+ * already gone could reach the run before its own SIGINT handler did: the run then ended as
+ * failed (exit 1, "connect ECONNREFUSED"), not as interrupted (130).
  */
 export function createRun(name) {
   const children = new Set();
@@ -35,13 +41,15 @@ export function createRun(name) {
     waitGone(running.map((c) => c.pid));
     for (const dir of dirs) rmSync(dir, { recursive: true, force: true, maxRetries: 5 });
   });
-  // On, not once: a second signal (Ctrl-C reaches the whole process group) must not end the
-  // process by its default action while the exit handler cleans up.
+  // On, not once: a second signal (`npm run bench` passes its Ctrl-C on to the benchmark running,
+  // which got one of its own) must not end the process by its default action while the exit
+  // handler cleans up.
   for (const signal of ["SIGINT", "SIGTERM"])
     process.on(signal, () => process.exit(128 + os.constants.signals[signal]));
 
-  /** `child`, killed if still running when the run exits. */
-  function track(child) {
+  /** `spawn(command, args, options)` in a process group of its own, killed if still running when the run exits. */
+  function spawnChild(command, args, options) {
+    const child = spawn(command, args, { ...options, detached: true });
     if (child.pid === undefined) return child; // not started: its "error" event says why
     children.add(child);
     child.once("exit", () => children.delete(child));
@@ -89,12 +97,10 @@ export function createRun(name) {
    * (stub-server.js, bare-server.js), started with `env` added to this process's.
    */
   async function startChild(script, env, label) {
-    const child = track(
-      spawn(process.execPath, [script], {
-        stdio: ["ignore", "pipe", "inherit"],
-        env: { ...process.env, ...env },
-      }),
-    );
+    const child = spawnChild(process.execPath, [script], {
+      stdio: ["ignore", "pipe", "inherit"],
+      env: { ...process.env, ...env },
+    });
     const url = await firstLine(child, label).then((line) => JSON.parse(line).url);
     return { child, url };
   }
@@ -115,7 +121,7 @@ export function createRun(name) {
   async function startGateway(policyPath, env, nodeFlags = [], serveArgs = []) {
     const ownDir = serveArgs.includes("--data-dir") ? undefined : tempDir("serve");
     if (ownDir !== undefined) serveArgs = [...serveArgs, "--data-dir", ownDir];
-    const child = spawn(
+    const child = spawnChild(
       process.execPath,
       [
         ...nodeFlags,
@@ -131,7 +137,6 @@ export function createRun(name) {
       ],
       { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...env } },
     );
-    track(child);
     if (ownDir !== undefined) child.once("exit", () => removeDir(ownDir));
     let stderr = "";
     child.stderr.setEncoding("utf8");
@@ -203,7 +208,7 @@ export function createRun(name) {
     fail,
     boundedInt,
     boundedNumber,
-    track,
+    spawnChild,
     tempDir,
     removeDir,
     startChild,

@@ -19,7 +19,6 @@
  * Needs `npm run build` first. Loopback only; stops by itself. Writes
  * bench/results/enqueue-<date>.json and prints a Markdown table.
  */
-import { spawn } from "node:child_process";
 import { closeSync, openSync, writeSync } from "node:fs";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import http from "node:http";
@@ -46,7 +45,7 @@ import {
 } from "./common.js";
 import { formatPolicy, MEASURED_ANSWER, measuredRequest } from "./make-policy.js";
 
-const { fail, boundedInt, boundedNumber, track, tempDir, removeDir, startGateway, stop } =
+const { fail, boundedInt, boundedNumber, spawnChild, tempDir, removeDir, startGateway, stop } =
   createRun("enqueue.js");
 const START_TIMEOUT_MS = 15_000;
 /** Unmeasured paced requests before each paced measurement. */
@@ -476,9 +475,9 @@ function markdownInProcess(r) {
 }
 
 function startReceiver() {
-  const child = track(
-    spawn(process.execPath, [join(HERE, "webhook-receiver.js")], { stdio: ["ignore", "pipe", "inherit"] }),
-  );
+  const child = spawnChild(process.execPath, [join(HERE, "webhook-receiver.js")], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   return new Promise((resolve, reject) => {
     let text = "";
     const timer = setTimeout(() => reject(new Error("the receiver did not start in time")), START_TIMEOUT_MS);

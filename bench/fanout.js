@@ -10,7 +10,6 @@
  * Needs `npm run build` first (it runs dist/entry/bin.js and imports dist/). Loopback only; stops
  * by itself. Writes bench/results/fanout-<date>.json and prints a Markdown table.
  */
-import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
@@ -35,7 +34,7 @@ import {
   waitForQuiet,
 } from "./common.js";
 
-const { fail, boundedInt, track, tempDir, removeDir, startGateway, stop } = createRun("fanout.js");
+const { fail, boundedInt, spawnChild, tempDir, removeDir, startGateway, stop } = createRun("fanout.js");
 const START_TIMEOUT_MS = 15_000;
 
 const { values: flags } = parseArgs({
@@ -98,7 +97,7 @@ function policyDocument(receiverUrl) {
 
 /** A child process that prints one JSON line with its url once it listens. */
 function startChild(label, args, cwd) {
-  const child = track(spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"], cwd }));
+  const child = spawnChild(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"], cwd });
   return new Promise((resolve, reject) => {
     let text = "";
     const timer = setTimeout(() => reject(new Error(`${label} did not start in time`)), START_TIMEOUT_MS);

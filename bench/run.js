@@ -28,8 +28,11 @@ const BENCHMARKS = [
 let current;
 /** The signal that stopped the run, if one did: no benchmark starts after it. */
 let stoppedBy;
-// Ctrl-C reaches every process of the group; SIGTERM (a CI job's timeout) only this one, and the
-// benchmark it left running went on, its servers and directories with it. Passed on, each
+// A signal is passed on: SIGTERM (a CI job's timeout) reaches this process only, and the benchmark
+// it left running went on, its servers and directories with it. Each benchmark runs in a process
+// group of its own, so a Ctrl-C (to the shell's foreground group) reaches it only through here:
+// sharing this group, a benchmark could end of it before this handler ran, and the run, seeing
+// an exit code and no signal yet, counted a failure and started the next one. Stopped, each
 // benchmark cleans up after itself (bench/common.js), then this process exits.
 for (const signal of ["SIGINT", "SIGTERM"]) {
   process.on(signal, () => {
@@ -47,7 +50,7 @@ for (const name of BENCHMARKS) {
   process.stdout.write(`\n## bench/${name}\n\n`);
   const began = performance.now();
   const code = await new Promise((resolve) => {
-    current = spawn(process.execPath, [join(HERE, name)], { stdio: "inherit" });
+    current = spawn(process.execPath, [join(HERE, name)], { stdio: "inherit", detached: true });
     current.once("exit", (exitCode, signal) => resolve(exitCode ?? (signal ? 1 : 0)));
   });
   current = undefined;
