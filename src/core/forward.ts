@@ -14,8 +14,11 @@ import type { EnvReader } from "./ports.js";
 import { err, ok, type Result } from "./result.js";
 import { shorten } from "./truncate.js";
 
-/** Claude Code's own pattern, unchanged from 2.1.63 to 2.1.332: upper-case names only, greedy. */
-const ENV_VAR = /\$\{([A-Z_][A-Z0-9_]*)\}|\$([A-Z_][A-Z0-9_]*)/g;
+/** A name a header's `$VAR` reads: Claude Code's own pattern, unchanged from 2.1.63 to 2.1.332, upper case only. */
+export const HEADER_VAR_NAME = /^[A-Z_][A-Z0-9_]*$/;
+const NAME = HEADER_VAR_NAME.source.slice(1, -1);
+/** `$NAME` or `${NAME}` in a header's value, greedy, as Claude Code reads it. */
+const ENV_VAR = new RegExp(`\\$\\{(${NAME})\\}|\\$(${NAME})`, "g");
 /** Claude Code's CRLF-injection guard, applied after interpolation. */
 const UNSAFE_HEADER_CHARS = /[\r\n\0]/g;
 

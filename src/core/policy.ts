@@ -5,6 +5,7 @@
  */
 import type * as z from "zod/mini";
 import type { EgressPolicy } from "./egress/policy.js";
+import { HEADER_VAR_NAME } from "./forward.js";
 import { isRecord } from "./json-object.js";
 import type { JsonScanFinding } from "./json-scan.js";
 import { jsonProblem } from "./json-text.js";
@@ -807,11 +808,6 @@ function badEnvNames(document: PolicyDocument): PolicyIssue[] {
   });
 }
 
-/**
- * What a header's `$VAR` names: forward.ts's pattern, as Claude Code's (clients.md §3.3), whole.
- * Upper-case only, so a lower-case name is never read, however a shell spells it.
- */
-const HEADER_VAR_NAME = /^[A-Z_][A-Z0-9_]*$/;
 const HEADER_VAR_NAME_RULE =
   "a name a header's $VAR reads: upper-case letters, digits and _, not starting with a digit";
 
