@@ -12,10 +12,9 @@ import { maskString, scrubSecrets } from "./mask.js";
 import type { DecisionKind } from "./policy-schema.js";
 import type { EnvReader } from "./ports.js";
 import { err, ok, type Result } from "./result.js";
+import { HEADER_VAR_NAME } from "./secret-ref.js";
 import { shorten } from "./truncate.js";
 
-/** A name a header's `$VAR` reads: Claude Code's own pattern, unchanged from 2.1.63 to 2.1.332, upper case only. */
-export const HEADER_VAR_NAME = /^[A-Z_][A-Z0-9_]*$/;
 const NAME = HEADER_VAR_NAME.source.slice(1, -1);
 /** `$NAME` or `${NAME}` in a header's value, greedy, as Claude Code reads it. */
 const ENV_VAR = new RegExp(`\\$\\{(${NAME})\\}|\\$(${NAME})`, "g");

@@ -5,7 +5,6 @@
  */
 import type * as z from "zod/mini";
 import type { EgressPolicy } from "./egress/policy.js";
-import { HEADER_VAR_NAME } from "./forward.js";
 import { isRecord } from "./json-object.js";
 import type { JsonScanFinding } from "./json-scan.js";
 import { jsonProblem } from "./json-text.js";
@@ -30,7 +29,14 @@ import {
 import type { EnvReader, Sha256 } from "./ports.js";
 import { err, ok, type Result } from "./result.js";
 import { indexRules } from "./rule-index.js";
-import { ENV_NAME, ENV_NAME_RULE, readWebhookKey, resolveSecret, SINK_ENV_FIELDS } from "./secret-ref.js";
+import {
+  ENV_NAME,
+  ENV_NAME_RULE,
+  HEADER_VAR_NAME,
+  readWebhookKey,
+  resolveSecret,
+  SINK_ENV_FIELDS,
+} from "./secret-ref.js";
 import { compileWhere, type Predicate } from "./where.js";
 
 export interface PolicyIssue {

@@ -22,6 +22,13 @@ export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 export const ENV_NAME_RULE =
   "an environment variable's name: letters, digits and _, not starting with a digit";
 
+/**
+ * A name a header's `$VAR` reads (forward.ts): Claude Code's own pattern, unchanged from 2.1.63
+ * to 2.1.332 (clients.md §3.3). Upper case only, so a lower-case name is never read, however a
+ * shell spells it.
+ */
+export const HEADER_VAR_NAME = /^[A-Z_][A-Z0-9_]*$/;
+
 /** `"env:NAME"` is read from the environment (secret bindings on Workers); anything else is the value. */
 export function resolveSecret(value: string, env: EnvReader): string | undefined {
   if (!value.startsWith("env:")) return value;
