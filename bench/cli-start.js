@@ -24,7 +24,17 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { createServer } from "node:http";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { createRun, log, machine, median, RESULTS, ROOT, round1, waitForQuiet } from "./common.js";
+import {
+  childrenCpuTicks,
+  createRun,
+  log,
+  machine,
+  median,
+  RESULTS,
+  ROOT,
+  round1,
+  waitForQuiet,
+} from "./common.js";
 
 const { fail, boundedInt, spawnChild } = createRun("cli-start.js");
 
@@ -79,16 +89,9 @@ const TARGETS = [
   },
 ];
 
-/** Ticks of CPU this process's waited-for children have used (cutime + cstime). */
-function childTicks() {
-  const stat = readFileSync("/proc/self/stat", "utf8");
-  const after = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return Number(after[13]) + Number(after[14]);
-}
-
 function sample(target) {
   return new Promise((resolve) => {
-    const ticks = childTicks();
+    const ticks = childrenCpuTicks();
     const began = performance.now();
     const child = spawnChild(process.execPath, target.args, { cwd: ROOT, stdio: ["pipe", "pipe", "pipe"] });
     let stdout = "";
@@ -105,7 +108,7 @@ function sample(target) {
       if (code !== 0) fail(`${target.name} exited with ${code}: ${stderr}`);
       if (target.out !== undefined && stdout !== target.out)
         fail(`${target.name} printed ${JSON.stringify(stdout)}, not ${target.out} (stderr: ${stderr})`);
-      resolve({ ms, cpuMs: (childTicks() - ticks) * 10 });
+      resolve({ ms, cpuMs: (childrenCpuTicks() - ticks) * 10 });
     });
   });
 }

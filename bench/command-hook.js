@@ -8,12 +8,12 @@
  * Needs `npm run build` first (it runs dist/entry/bin.js serve). Loopback only; stops by itself.
  * Writes bench/results/command-hook-<date>.json and prints a Markdown table.
  */
-import { readFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import http from "node:http";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import {
+  childrenCpuTicks,
   cpuDelta,
   cpuTicks,
   createRun,
@@ -250,16 +250,6 @@ async function measure(target, pids, n) {
       ? Math.max(0, Math.round((100 * (ticks.otherTicks - hookTicks) * TICK_MS) / 1000 / seconds))
       : null,
   };
-}
-
-function childrenCpuTicks() {
-  try {
-    const stat = readFileSync("/proc/self/stat", "utf8");
-    const after = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return Number(after[13]) + Number(after[14]);
-  } catch {
-    return Number.NaN;
-  }
 }
 
 /** `items` turned left by `by` places, so each round starts with another target. */

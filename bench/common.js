@@ -352,6 +352,26 @@ function readCpu(pids) {
 }
 
 /**
+ * The fields of `/proc/<pid>/stat` after the command's name, "(...)", which may hold spaces and
+ * parentheses: [0] the state, [11] utime, [12] stime, [13] cutime, [14] cstime (proc(5)'s
+ * fields 3, 14–17). Throws once the process is gone, or where there is no /proc.
+ */
+function procStat(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+}
+
+/** Ticks of CPU this process's waited-for children have used (cutime + cstime); NaN without /proc. */
+export function childrenCpuTicks() {
+  try {
+    const after = procStat("self");
+    return Number(after[13]) + Number(after[14]);
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/**
  * CPU ticks from /proc (Linux; undefined elsewhere): the whole machine's busy time and each
  * benchmark process's own, as decision.js reads them.
  */
@@ -366,8 +386,7 @@ export function cpuTicks(pids) {
     const busy = fields.reduce((a, b) => a + b, 0) - (fields[3] ?? 0) - (fields[4] ?? 0);
     const perPid = new Map();
     for (const pid of pids) {
-      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-      const after = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      const after = procStat(pid);
       perPid.set(pid, Number(after[11]) + Number(after[12]));
     }
     return { busy, perPid };
@@ -405,14 +424,11 @@ function waitGone(pids, ms = 5000) {
 }
 
 function isRunning(pid) {
-  let stat;
   try {
-    stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return procStat(pid)[0] !== "Z";
   } catch {
     return false;
   }
-  // The state follows the command's name, "(...)", which may hold spaces and parentheses.
-  return stat[stat.lastIndexOf(")") + 2] !== "Z";
 }
 
 /** Waits, up to `budgetSeconds`, for a second in which other processes use under a quarter of a core. */
