@@ -5,7 +5,6 @@
  * policy compiler, Hono or SQLite (bench/README.md, "The CLI's start").
  */
 import { readFile } from "node:fs/promises";
-import { setFlagsFromString } from "node:v8";
 import { nodeSha256 } from "../adapters/hash/node-crypto.js";
 import { errorMessage } from "../core/errors.js";
 import { type CommandName, commandHelp, commandUsage, USAGE } from "./help.js";
@@ -45,14 +44,7 @@ const COMMANDS: Readonly<Record<CommandName, (args: readonly string[]) => Promis
   },
   token: tokenCommand,
   init: async (args) => (await import("./init.js")).initCommand(args, io),
-  send: async (args) => {
-    // A command hook's whole run. fetch parses the answer with undici's WebAssembly parser, which
-    // V8 also compiles with its optimising tier in the background; the process then waited for
-    // that compile, about 250 ms past its answer, before it could exit. Liftoff alone compiles
-    // it at once, and one answer's parse does not need the faster code.
-    setFlagsFromString("--liftoff-only");
-    return (await import("./send.js")).sendCommand(args, io, process.env);
-  },
+  send: async (args) => (await import("./send.js")).sendCommand(args, io, process.env),
   doctor: async (args) => (await import("./doctor.js")).doctorCommand(args, io, process.env),
 };
 

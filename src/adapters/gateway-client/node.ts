@@ -1,4 +1,3 @@
-import { errorMessage } from "../../core/errors.js";
 /**
  * The CLI's HTTP client for talking to a hookgate gateway (`hookgate send`, `hookgate doctor`).
  * This is the client side: it calls the gateway URL the user typed, as an agent's hook would,
@@ -6,6 +5,9 @@ import { errorMessage } from "../../core/errors.js";
  * Never follows a redirect (no client does, clients.md §2.1 and §9), bounds time and size, and
  * turns every failure into a value with a sentence a person can act on.
  */
+import { type ClientRequest, request as httpRequest } from "node:http";
+import { request as httpsRequest } from "node:https";
+import { errorMessage } from "../../core/errors.js";
 
 export interface GatewayRequest {
   readonly method: "GET" | "POST";
@@ -31,64 +33,80 @@ export type GatewayResult =
 
 const DEFAULT_MAX_BYTES = 4 * 1024 * 1024;
 
-export async function gatewayRequest(request: GatewayRequest): Promise<GatewayResult> {
+/**
+ * On `node:http`/`node:https`, not `fetch`: fetch parses answers with undici's WebAssembly
+ * parser, which V8 also compiles with its optimising tier in the background, and a process that
+ * had made one call waited about 250 ms for that compile before it could exit (every `hookgate
+ * send`, Claude Code's command hook, paid it), besides the ~70 ms of loading undici.
+ */
+export function gatewayRequest(request: GatewayRequest): Promise<GatewayResult> {
   let url: URL;
   try {
     url = new URL(request.url);
   } catch {
-    return { ok: false, error: `"${request.url}" is not a URL` };
+    return Promise.resolve({ ok: false, error: `"${request.url}" is not a URL` });
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") {
-    return { ok: false, error: `${request.url}: only http and https URLs are supported` };
+    return Promise.resolve({ ok: false, error: `${request.url}: only http and https URLs are supported` });
   }
-  const signal = AbortSignal.timeout(request.timeoutMs);
-  try {
-    const response = await fetch(url, {
-      method: request.method,
-      headers: { ...request.headers },
-      ...(request.body === undefined ? {} : { body: request.body }),
-      redirect: "manual",
-      signal,
-    });
-    const body = await readLimited(response, request.maxBytes ?? DEFAULT_MAX_BYTES);
-    if (body === undefined) {
-      return { ok: false, error: `the answer from ${url.href} is larger than the client accepts` };
+  const body = typeof request.body === "string" ? Buffer.from(request.body) : request.body;
+  const maxBytes = request.maxBytes ?? DEFAULT_MAX_BYTES;
+  return new Promise((resolve) => {
+    let req: ClientRequest | undefined;
+    const timer = setTimeout(() => {
+      settle({ ok: false, error: `${url.href} did not answer within ${request.timeoutMs / 1000} s` });
+    }, request.timeoutMs);
+    function settle(result: GatewayResult): void {
+      clearTimeout(timer);
+      resolve(result);
+      // A failure ends what is left of the exchange (the rest of a body over the limit, a wait).
+      if (!result.ok) req?.destroy();
     }
-    const headers: Record<string, string> = {};
-    response.headers.forEach((value, name) => {
-      headers[name.toLowerCase()] = value;
-    });
-    return { ok: true, response: { status: response.status, headers, body } };
-  } catch (e) {
-    return { ok: false, error: describeFailure(e, url, request.timeoutMs) };
-  }
+    const fail = (e: unknown) => settle({ ok: false, error: describeFailure(e, url) });
+    try {
+      // No redirect is followed: node:http never does.
+      req = (url.protocol === "https:" ? httpsRequest : httpRequest)(
+        url,
+        {
+          method: request.method,
+          headers: {
+            ...request.headers,
+            ...(body === undefined ? {} : { "content-length": String(body.byteLength) }),
+          },
+        },
+        (response) => {
+          const chunks: Buffer[] = [];
+          let size = 0;
+          response.on("data", (chunk: Buffer) => {
+            size += chunk.byteLength;
+            if (size > maxBytes) {
+              settle({ ok: false, error: `the answer from ${url.href} is larger than the client accepts` });
+            } else chunks.push(chunk);
+          });
+          response.on("error", fail);
+          response.on("end", () => {
+            const headers: Record<string, string> = {};
+            for (const [name, value] of Object.entries(response.headers)) {
+              if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(", ") : value;
+            }
+            const text = Buffer.concat(chunks).toString("utf8");
+            settle({ ok: true, response: { status: response.statusCode ?? 0, headers, body: text } });
+          });
+        },
+      );
+    } catch (e) {
+      // A header value node:http refuses (a line break in a token), before anything is sent.
+      fail(e);
+      return;
+    }
+    req.on("error", fail);
+    req.end(body);
+  });
 }
 
-async function readLimited(response: Response, maxBytes: number): Promise<string | undefined> {
-  if (!response.body) return "";
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  const reader = response.body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > maxBytes) {
-      await reader.cancel();
-      return undefined;
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString("utf8");
-}
-
-function describeFailure(e: unknown, url: URL, timeoutMs: number): string {
-  if (e instanceof Error && (e.name === "TimeoutError" || e.name === "AbortError")) {
-    return `${url.href} did not answer within ${timeoutMs / 1000} s`;
-  }
-  const cause =
-    e instanceof Error ? (e.cause as { code?: unknown; message?: unknown } | undefined) : undefined;
-  const code = typeof cause?.code === "string" ? cause.code : undefined;
+function describeFailure(e: unknown, url: URL): string {
+  const found = e instanceof Error ? (e as NodeJS.ErrnoException).code : undefined;
+  const code = typeof found === "string" ? found : undefined;
   switch (code) {
     case "ECONNREFUSED":
       return `nothing is listening at ${url.host} (connection refused)`;
@@ -98,13 +116,11 @@ function describeFailure(e: unknown, url: URL, timeoutMs: number): string {
     case "ECONNRESET":
       return `${url.host} closed the connection (ECONNRESET)`;
     case "ETIMEDOUT":
-    case "UND_ERR_CONNECT_TIMEOUT":
       return `connecting to ${url.host} timed out`;
     default:
       if (code?.startsWith("ERR_TLS") || code?.includes("CERT")) {
         return `TLS to ${url.host} failed (${code}); for a private CA set NODE_EXTRA_CA_CERTS`;
       }
   }
-  const detail = typeof cause?.message === "string" ? cause.message : errorMessage(e);
-  return `request to ${url.href} failed: ${detail}${code ? ` (${code})` : ""}`;
+  return `request to ${url.href} failed: ${errorMessage(e)}${code ? ` (${code})` : ""}`;
 }

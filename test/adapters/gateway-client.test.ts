@@ -1,0 +1,136 @@
+/**
+ * The CLI's client for a gateway (`hookgate send`, `hookgate doctor`) against loopback servers:
+ * what it returns for an answer, and the sentence it gives for each way an exchange fails.
+ * test/e2e/send.test.ts covers the failures a user meets through the command (refused, no such
+ * host, a redirect, --timeout); these are the ones the command's tests do not reach.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { describe, expect, it } from "vitest";
+import { gatewayRequest } from "../../src/adapters/gateway-client/node.js";
+import { whenDone } from "../support/temp.js";
+
+/** A loopback server answering with `handle`; its base URL. */
+async function serve(handle: (req: IncomingMessage, res: ServerResponse) => void): Promise<string> {
+  const server = createServer(handle);
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  whenDone(
+    () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(resolve);
+      }),
+  );
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+describe("gatewayRequest", () => {
+  it("returns the status, the body and the headers (lower case, repeated ones joined)", async () => {
+    let seen: Record<string, string | undefined> = {};
+    const url = await serve((req, res) => {
+      let body = "";
+      req.on("data", (chunk) => {
+        body += chunk;
+      });
+      req.on("end", () => {
+        seen = {
+          method: req.method,
+          body,
+          type: req.headers["content-type"],
+          length: req.headers["content-length"],
+        };
+        res.writeHead(200, { "X-Hookgate-Decision": "deny", "Set-Cookie": ["a=1", "b=2"] });
+        res.end('{"decision":"block"}');
+      });
+    });
+    const body = '{"hook_event_name":"PreToolUse","é":1}';
+    const result = await gatewayRequest({
+      method: "POST",
+      url: `${url}/v1/hooks`,
+      headers: { "content-type": "application/json" },
+      body,
+      timeoutMs: 5000,
+    });
+    expect(result).toMatchObject({
+      ok: true,
+      response: {
+        status: 200,
+        body: '{"decision":"block"}',
+        headers: { "x-hookgate-decision": "deny", "set-cookie": "a=1, b=2" },
+      },
+    });
+    // Content-Length in bytes, not characters.
+    expect(seen).toEqual({
+      method: "POST",
+      body,
+      type: "application/json",
+      length: String(Buffer.byteLength(body)),
+    });
+  });
+
+  it("does not follow a redirect: the 3xx is the answer", async () => {
+    let requests = 0;
+    const url = await serve((_req, res) => {
+      requests++;
+      res.writeHead(302, { location: "/elsewhere" }).end();
+    });
+    const result = await gatewayRequest({ method: "GET", url: `${url}/healthz`, timeoutMs: 5000 });
+    expect(result).toMatchObject({
+      ok: true,
+      response: { status: 302, headers: { location: "/elsewhere" } },
+    });
+    expect(requests).toBe(1);
+  });
+
+  it("refuses an answer larger than maxBytes", async () => {
+    const url = await serve((_req, res) => res.end("x".repeat(64 * 1024)));
+    const result = await gatewayRequest({ method: "GET", url, timeoutMs: 5000, maxBytes: 1024 });
+    expect(result).toEqual({ ok: false, error: `the answer from ${url}/ is larger than the client accepts` });
+  });
+
+  it("bounds the whole exchange, the body's reading too", async () => {
+    // Headers at once, then a body that never ends.
+    const url = await serve((_req, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.write("{");
+    });
+    const result = await gatewayRequest({ method: "GET", url, timeoutMs: 300 });
+    expect(result).toEqual({ ok: false, error: `${url}/ did not answer within 0.3 s` });
+  });
+
+  it("says the server closed the connection when it hangs up without an answer", async () => {
+    const url = await serve((req) => req.socket.destroy());
+    const result = await gatewayRequest({ method: "POST", url, body: "{}", timeoutMs: 5000 });
+    expect(result).toEqual({
+      ok: false,
+      error: `127.0.0.1:${new URL(url).port} closed the connection (ECONNRESET)`,
+    });
+  });
+
+  it("says which header it could not send (a line break in a token), sending nothing", async () => {
+    let requests = 0;
+    const url = await serve((_req, res) => {
+      requests++;
+      res.end();
+    });
+    const result = await gatewayRequest({
+      method: "POST",
+      url,
+      headers: { authorization: "Bearer abc\r\nX-Injected: 1" },
+      body: "{}",
+      timeoutMs: 5000,
+    });
+    expect(result.ok).toBe(false);
+    expect(!result.ok && result.error).toMatch(
+      new RegExp(`^request to ${url}/ failed: .*"authorization".*\\(ERR_INVALID_CHAR\\)$`),
+    );
+    expect(requests).toBe(0);
+  });
+
+  it.each([
+    ["not a URL", "not a url", '"not a url" is not a URL'],
+    ["not http", "ftp://127.0.0.1/", "ftp://127.0.0.1/: only http and https URLs are supported"],
+  ])("refuses a URL that is %s", async (_, url, error) => {
+    expect(await gatewayRequest({ method: "GET", url, timeoutMs: 5000 })).toEqual({ ok: false, error });
+  });
+});
