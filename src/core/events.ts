@@ -103,11 +103,14 @@ export function isKnownEvent(name: string): boolean {
   return ALL_EVENTS.has(name);
 }
 
-/** The known event a misspelt name most likely means (at most two edits away), if any. */
-export function closestEvent(name: string): string | undefined {
+/**
+ * The known event a misspelt name most likely means (at most two edits away, case aside), if
+ * any: among every client's events, or among `among` (one client's).
+ */
+export function closestEvent(name: string, among: Iterable<string> = ALL_EVENTS): string | undefined {
   let best: string | undefined;
   let bestDistance = 3;
-  for (const known of ALL_EVENTS) {
+  for (const known of among) {
     const distance = editDistance(name.toLowerCase(), known.toLowerCase());
     if (distance < bestDistance) [best, bestDistance] = [known, distance];
   }

@@ -15,7 +15,12 @@ import { chmod, readFile, readlink, realpath, rename, stat, writeFile } from "no
 import { dirname, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { errorMessage } from "../core/errors.js";
-import { CLAUDE_CODE_EVENTS, DEEPAGENTS_LEGACY_EVENTS, DEEPAGENTS_V2_EVENTS } from "../core/events.js";
+import {
+  CLAUDE_CODE_EVENTS,
+  closestEvent,
+  DEEPAGENTS_LEGACY_EVENTS,
+  DEEPAGENTS_V2_EVENTS,
+} from "../core/events.js";
 import { DIALECTS } from "../core/hook-event.js";
 import { isRecord } from "../core/json-object.js";
 import { jsonProblem } from "../core/json-text.js";
@@ -144,7 +149,12 @@ export async function initCommand(args: readonly string[], io: CommandIo): Promi
     values.events === undefined ? defaultEvents(client as InitClient) : parseEvents(values.events);
   const unknown = events.filter((e) => !known.includes(e));
   if (unknown.length > 0) {
-    throw new UsageError(`${client} has no event ${unknown.join(", ")}; its events are ${known.join(", ")}`);
+    const named = unknown.map((e) => {
+      const meant = closestEvent(e, known);
+      // Event names are case-sensitive: `pretooluse` is no event, and no hook would ever fire.
+      return meant === undefined ? e : `${e} (did you mean ${meant}?)`;
+    });
+    throw new UsageError(`${client} has no event ${named.join(", ")}; its events are ${known.join(", ")}`);
   }
   if (values.managed && client !== "claude-code") {
     throw new UsageError("--managed is Claude Code's managed settings; other clients have none");

@@ -441,6 +441,20 @@ describe("hookgate init --client claude-code", { timeout: 90_000 }, () => {
     }
     const base = await runCli(["init", "--client", "claude-code", "--url", server.url]);
     expect(base.stderr).toContain(`did you mean ${server.url}/v1/hooks/claude-code?`);
+    // Event names are case-sensitive; the one meant is named, among the client's own.
+    const miscased = await runCli([
+      "init",
+      "--client",
+      "deepcode",
+      "--url",
+      url(),
+      "--events",
+      "pretooluse,Stpo",
+    ]);
+    expect(miscased.code).toBe(2);
+    expect(miscased.stderr).toContain(
+      "claude-code has no event pretooluse (did you mean PreToolUse?), Stpo (did you mean Stop?);",
+    );
   }, 90_000);
 });
 
