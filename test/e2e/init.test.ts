@@ -445,7 +445,7 @@ describe("hookgate init --client claude-code", { timeout: 90_000 }, () => {
     const miscased = await runCli([
       "init",
       "--client",
-      "deepcode",
+      "claude-code",
       "--url",
       url(),
       "--events",
