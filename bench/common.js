@@ -431,14 +431,18 @@ function isRunning(pid) {
   }
 }
 
-/** Waits, up to `budgetSeconds`, for a second in which other processes use under a quarter of a core. */
+/**
+ * Waits, up to `budgetSeconds`, for half a second in which other processes use under a quarter
+ * of a core (50 ticks read; a whole second's look, taken before each measurement, was 15 s of
+ * decision.js's run and about 40 s of `npm run bench` on a quiet host).
+ */
 export async function waitForQuiet(pids, budgetSeconds) {
   const started = performance.now();
   while ((performance.now() - started) / 1000 < budgetSeconds) {
     const before = cpuTicks(pids);
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+    await new Promise((resolve) => setTimeout(resolve, 500));
     const delta = cpuDelta(before, cpuTicks(pids));
-    if (!delta || delta.otherTicks * TICK_MS < 250) break;
+    if (!delta || delta.otherTicks * TICK_MS < 125) break;
   }
   return Math.round((10 * (performance.now() - started)) / 1000) / 10;
 }

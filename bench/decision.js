@@ -3,9 +3,9 @@
  * server answering the same bytes, both measured in this run (STYLE.md: speed is measured, not
  * asserted; no thresholds here, only medians and ratios).
  *
- *   node bench/decision.js [--rounds 3] [--duration 6] [--connections 10] [--warmup 2]
+ *   node bench/decision.js [--rounds 3] [--duration 5] [--connections 10] [--warmup 2]
  *                          [--quiet-wait 20] [--cpu-prof] [--policy bench/policy-200.json]
- *                          [--ladder 5,20,80] [--ladder-duration 3]
+ *                          [--ladder 5,20,80] [--ladder-duration 2]
  *
  * The work ladder: the same bare server made to spin 5, 20 and 80 µs per request
  * (BENCH_WORK_US), measured in the same rounds. It says what any synchronous work per request
@@ -57,14 +57,14 @@ const HEADERS = {
 const { values: flags } = parseArgs({
   options: {
     rounds: { type: "string", default: "3" },
-    duration: { type: "string", default: "6" },
+    duration: { type: "string", default: "5" },
     connections: { type: "string", default: "10" },
     warmup: { type: "string", default: "2" },
     "quiet-wait": { type: "string", default: "20" },
     "cpu-prof": { type: "boolean", default: false },
     policy: { type: "string", default: join(HERE, "policy-200.json") },
     ladder: { type: "string", default: "5,20,80" },
-    "ladder-duration": { type: "string", default: "3" },
+    "ladder-duration": { type: "string", default: "2" },
   },
 });
 

@@ -13,7 +13,7 @@
  *     queue and delivers them, in the same process, to the receivers (bench/webhook-receiver.js).
  *
  *   node bench/enqueue.js [--rounds 5] [--warm-in 200] [--requests 300] [--paced 150]
- *                         [--pace-ms 5] [--duration 0.75] [--connections 10] [--batches 15]
+ *                         [--pace-ms 5] [--duration 0.5] [--connections 10] [--batches 15]
  *                         [--batch-ms 50] [--warmup-rounds 1] [--timeout 60] [--quiet-wait 5]
  *
  * Needs `npm run build` first. Loopback only; stops by itself. Writes
@@ -57,7 +57,7 @@ const { values: flags } = parseArgs({
     requests: { type: "string", default: "300" },
     paced: { type: "string", default: "150" },
     "pace-ms": { type: "string", default: "5" },
-    duration: { type: "string", default: "0.75" },
+    duration: { type: "string", default: "0.5" },
     connections: { type: "string", default: "10" },
     batches: { type: "string", default: "15" },
     "batch-ms": { type: "string", default: "50" },

@@ -4,7 +4,7 @@
  * calling that hook server directly and beside the gateway's own floor (a PreToolUse that
  * matches no rule), all in this run (medians and differences, no thresholds).
  *
- *   node bench/remote.js [--rounds 4] [--requests 400] [--connections 10] [--duration 0.75]
+ *   node bench/remote.js [--rounds 4] [--requests 400] [--connections 10] [--duration 0.5]
  *                        [--warmup-rounds 1] [--quiet-wait 5] [--cpu-prof]
  *
  * Needs `npm run build` first (it runs dist/entry/bin.js). Loopback only; stops by itself.
@@ -39,7 +39,7 @@ const { values: flags } = parseArgs({
     rounds: { type: "string", default: "4" },
     requests: { type: "string", default: "400" },
     connections: { type: "string", default: "10" },
-    duration: { type: "string", default: "0.75" },
+    duration: { type: "string", default: "0.5" },
     "warmup-rounds": { type: "string", default: "1" },
     "quiet-wait": { type: "string", default: "5" },
     "cpu-prof": { type: "boolean", default: false },

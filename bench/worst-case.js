@@ -7,7 +7,7 @@
  * an `eval`), against two baselines measured in the same rounds: decision.js's request
  * (`rm -rf /`) and a 16 KiB commit message in a heredoc, the longest command agents commonly send.
  *
- *   node bench/worst-case.js [--rounds 5] [--calls 4] [--policy bench/policy-200.json]
+ *   node bench/worst-case.js [--rounds 4] [--calls 3] [--policy bench/policy-200.json]
  *
  * In process, against dist/ (needs `npm run build`): `handleHook` with the 200-rule policy on
  * decision.js's request with its command replaced, each hostile command at 8 and 16 KiB
@@ -32,8 +32,8 @@ const { fail, boundedInt } = createRun("worst-case.js");
 
 const { values: flags } = parseArgs({
   options: {
-    rounds: { type: "string", default: "5" },
-    calls: { type: "string", default: "4" },
+    rounds: { type: "string", default: "4" },
+    calls: { type: "string", default: "3" },
     policy: { type: "string", default: join(ROOT, "bench", "policy-200.json") },
   },
 });
