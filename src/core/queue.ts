@@ -150,22 +150,23 @@ export function notSentBy(e: unknown): ReadonlySet<string> | undefined {
 }
 
 /**
- * A replay of dead letters that stopped part way (SQS pages through the DLQ, and a page's send
- * can fail after earlier pages went out): `replayed` dead letters were sent back to the queue
- * before it stopped, so the operator knows what is already sent. Its message is its cause's.
+ * A replay or a drop of dead letters that stopped part way (SQS pages through the DLQ, and a
+ * page's send or delete can fail after earlier pages went through): `done` dead letters were
+ * sent back to the queue (a replay) or deleted (a drop) before it stopped, so the operator knows
+ * what is done already. Its message is its cause's.
  */
-export class ReplayStoppedError extends Error {
-  readonly replayed: number;
-  constructor(replayed: number, cause: unknown) {
+export class SweepStoppedError extends Error {
+  readonly done: number;
+  constructor(done: number, cause: unknown) {
     super(errorMessage(cause), { cause });
-    this.name = "ReplayStoppedError";
-    this.replayed = replayed;
+    this.name = "SweepStoppedError";
+    this.done = done;
   }
 }
 
-/** How many dead letters a replay that stopped sent first, when its error says; by name (isCopySent). */
-export function replayedBefore(e: unknown): number | undefined {
-  if (!(e instanceof Error) || e.name !== "ReplayStoppedError") return undefined;
-  const { replayed } = e as Partial<ReplayStoppedError>;
-  return typeof replayed === "number" ? replayed : undefined;
+/** How many dead letters a replay or drop that stopped did first, when its error says; by name (isCopySent). */
+export function sweptBefore(e: unknown): number | undefined {
+  if (!(e instanceof Error) || e.name !== "SweepStoppedError") return undefined;
+  const { done } = e as Partial<SweepStoppedError>;
+  return typeof done === "number" ? done : undefined;
 }

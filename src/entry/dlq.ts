@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import type { DeliveryJob } from "../core/delivery.js";
 import { errorMessage } from "../core/errors.js";
-import { type Queue, replayedBefore } from "../core/queue.js";
+import { type Queue, sweptBefore } from "../core/queue.js";
 import { UsageError } from "./usage-error.js";
 
 export async function dlqCommand(
@@ -67,15 +67,20 @@ export async function dlqCommand(
     try {
       count = sub === "replay" ? await queue.replayDead(ids) : await queue.dropDead(ids);
     } catch (e) {
-      const replayed = replayedBefore(e);
-      if (replayed === undefined) throw e;
+      const done = sweptBefore(e);
+      if (done === undefined) throw e;
+      const jobs = `${done} job${done === 1 ? "" : "s"}`;
       // Stopped part way (SQS, a page at a time): what went out is on the queue already, and a
       // second replay of it would send it twice.
       io.err(
-        `hookgate: dlq replay stopped: ${errorMessage(e)}\n` +
-          `replayed ${replayed} job${replayed === 1 ? "" : "s"} before it stopped (on the queue again: not to be ` +
-          "replayed twice); the others are still dead letters (hookgate dlq list). Fix what the error names " +
-          "and replay again, or drop a dead letter SQS will not take back (hookgate dlq drop --id ID).\n",
+        sub === "replay"
+          ? `hookgate: dlq replay stopped: ${errorMessage(e)}\n` +
+              `replayed ${jobs} before it stopped (on the queue again: not to be ` +
+              "replayed twice); the others are still dead letters (hookgate dlq list). Fix what the error names " +
+              "and replay again, or drop a dead letter SQS will not take back (hookgate dlq drop --id ID).\n"
+          : `hookgate: dlq drop stopped: ${errorMessage(e)}\n` +
+              `dropped ${jobs} before it stopped (some of the page it stopped on may be gone too); the others ` +
+              "are still dead letters (hookgate dlq list). Fix what the error names and drop again.\n",
       );
       return 1;
     }

@@ -282,8 +282,8 @@ describe("sqs queue, SQS specifics", () => {
         new SendMessageCommand({ QueueUrl: pair.deadLetterQueueUrl, MessageBody: letter(id, body) }),
       );
     await expect(queue.replayDead()).rejects.toMatchObject({
-      name: "ReplayStoppedError",
-      replayed: 2,
+      name: "SweepStoppedError",
+      done: 2,
       message: expect.stringMatching(/SQS refused 1 of 3 messages: too-long \(InvalidParameterValue/),
       cause: expect.objectContaining({ name: "SendFailedError", notSent: ["too-long"] }),
     });
@@ -323,7 +323,7 @@ describe("sqs queue, SQS specifics", () => {
       JSON.stringify({ id: "small", body: "x", attempts: 1, error: "HTTP 500", failedAt: 1 }),
     );
     await expect(queue.replayDead()).rejects.toMatchObject({
-      replayed: 0,
+      done: 0,
       message: expect.stringMatching(
         /^SQS message wide is \d+ bytes, over the 1048576 SQS takes; nothing was sent/,
       ),
@@ -349,7 +349,7 @@ describe("sqs queue, SQS specifics", () => {
       deadLetterQueueUrl: pair.deadLetterQueueUrl,
     });
     await expect(replaying.replayDead()).rejects.toMatchObject({
-      replayed: 0,
+      done: 0,
       message: expect.stringMatching(/Region is missing/),
     });
     throwing.destroy();
@@ -380,7 +380,7 @@ describe("sqs queue, SQS specifics", () => {
       deadLetterQueueUrl: pair.deadLetterQueueUrl,
     });
     const replay = replaying.replayDead();
-    await expect(replay).rejects.toMatchObject({ replayed: 10 });
+    await expect(replay).rejects.toMatchObject({ done: 10 });
     await expect(replay).rejects.toThrow(/socket hang up/);
     flaky.destroy();
     expect(await queue.receive(10, 30_000)).toHaveLength(10);
@@ -409,12 +409,43 @@ describe("sqs queue, SQS specifics", () => {
       deadLetterQueueUrl: pair.deadLetterQueueUrl,
     });
     const replay = replaying.replayDead();
-    await expect(replay).rejects.toMatchObject({ replayed: 2 });
+    await expect(replay).rejects.toMatchObject({ done: 2 });
     await expect(replay).rejects.toThrow(
       /2 dead letters went out but stay on the DLQ too \(a replay sends them again\): socket hang up/,
     );
     flaky.destroy();
     expect((await queue.receive(10, 30_000)).map((m) => m.id).sort()).toEqual(["a", "b"]);
+  });
+
+  it("says how many dead letters a drop deleted before a later page's delete failed", async () => {
+    // Session 33: a drop stopped on its second page said only why; the first page's ten were
+    // gone already, and the operator could not tell.
+    await open();
+    for (let n = 0; n < 13; n++)
+      await deadLetterText(
+        JSON.stringify({ id: `j-${n}`, body: n, attempts: 1, error: "HTTP 500", failedAt: n }),
+      );
+    const flaky = createSqsClientForLocal(endpoint);
+    let deletes = 0;
+    flaky.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === "DeleteMessageBatchCommand" && ++deletes === 2)
+          throw Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
+        return next(args);
+      },
+      { step: "initialize", name: "hangUpSecondDelete" },
+    );
+    const dropping = createSqsQueue<string>({
+      client: flaky,
+      queueUrl: pair.queueUrl,
+      deadLetterQueueUrl: pair.deadLetterQueueUrl,
+    });
+    const drop = dropping.dropDead();
+    await expect(drop).rejects.toMatchObject({ name: "SweepStoppedError", done: 10 });
+    await expect(drop).rejects.toThrow(/socket hang up/);
+    flaky.destroy();
+    // The first page is gone; the DLQ holds the three of the page it stopped on.
+    expect(await visibleOnDlq()).toBe("3");
   });
 
   it("lists a job dead-lettered twice once, with its latest error", async () => {

@@ -1,7 +1,7 @@
 /**
- * `hookgate dlq replay` on SQS, the built command against a real SQS server on loopback
- * (local-aws-sqs): a replay that stops part way says how many dead letters it sent first, and a
- * page it could not send is visible again at once.
+ * `hookgate dlq replay` and `drop` on SQS, the built command against a real SQS server on
+ * loopback (local-aws-sqs): a replay or drop that stops part way says how many dead letters it
+ * sent or deleted first, and a page a replay could not send is visible again at once.
  */
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -115,5 +115,18 @@ describe("hookgate dlq replay on SQS", () => {
     );
     expect(await t.replayed()).toEqual([]);
     expect(await t.visibleDeadLetters()).toBe("2");
+  });
+});
+
+describe("hookgate dlq drop on SQS", () => {
+  it("says how many jobs it dropped when it stops, here before its first page", async () => {
+    // Session 33: a drop that stopped said only why, as replay did before session 32; a DLQ URL
+    // that names no queue stops it at its first receive.
+    const t = await queuesWith([]);
+    const args = t.args.map((a) => (a.includes("/dlq-") ? `${a}-missing` : a));
+    const result = await runCli(["dlq", "drop", "--all", ...args]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^hookgate: dlq drop stopped: .+\ndropped 0 jobs before it stopped/m);
+    expect(result.stderr).toContain("Fix what the error names and drop again.");
   });
 });

@@ -32,8 +32,8 @@ import {
   notSentBy,
   type Queue,
   type ReceivedMessage,
-  ReplayStoppedError,
   SendFailedError,
+  SweepStoppedError,
 } from "../../core/queue.js";
 
 export interface SqsQueueOptions<T> {
@@ -515,8 +515,9 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
    * are only deleted, and the rest are made visible again at the end. Returns how many distinct dead letters were taken.
    * A `before` that fails stops the sweep; when it says which of its page it did not send (a
    * SendFailedError: SQS refused some, or its size check all of them before any request), the
-   * dead letters it sent are deleted and the others made visible again. A sweep with a `before`
-   * (a replay) that stops rejects with a ReplayStoppedError: how many it had sent, and why.
+   * dead letters it sent are deleted and the others made visible again. A sweep that stops
+   * rejects with a SweepStoppedError: how many it had sent (a replay) or deleted (a drop, whole
+   * pages only: some of the page it stopped on may be gone too), and why.
    */
   async function sweepDead(
     ids: readonly string[] | undefined,
@@ -529,6 +530,8 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
     const others: string[] = [];
     /** Dead letters `before` sent (a replay), by id: on a page that fails, those it did send. */
     const handed = new Set<string>();
+    /** Dead letters deleted with their whole page (a drop's count when it stops), by id. */
+    const deleted = new Set<string>();
     try {
       for await (const messages of deadLetterPages(() => MAX_BATCH_ENTRIES)) {
         const chosen: Envelope[] = [];
@@ -586,9 +589,10 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
               { cause: d },
             );
           });
+        for (const t of taken) deleted.add(t.id);
       }
     } catch (e) {
-      throw before ? new ReplayStoppedError(handed.size, e) : e;
+      throw new SweepStoppedError(before ? handed.size : deleted.size, e);
     } finally {
       await releaseAll(deadLetterQueueUrl, others);
     }
