@@ -26,7 +26,7 @@ import type { WhereOperator } from "./policy-schema.js";
 import type { EnvReader } from "./ports.js";
 import { compileRegex } from "./regex.js";
 import { ownOnError, ruleOnError } from "./rule-failure.js";
-import { resolveSecret, SINK_ENV_FIELDS } from "./secret-ref.js";
+import { HEADER_VAR_NAME, resolveSecret, SINK_ENV_FIELDS } from "./secret-ref.js";
 import { deliveryUrl } from "./sinks.js";
 import { compileWhereGlob, deepEqual } from "./where.js";
 
@@ -668,8 +668,28 @@ function lintForwardHeaderVariables(
         if (why !== undefined)
           warn(at, `header "${header}" reads $${name}, which ${why}, so it is always sent empty there`);
       }
+      for (const problem of unreadVariables(value))
+        warn(
+          at,
+          `header "${header}" has ${problem}: a header's $VAR names upper-case letters, digits and _ only, as Claude Code's does`,
+        );
     }
   }
+}
+
+/** `$name` / `${name}` spellings of a header's value that are not read as the variable they look like. */
+function unreadVariables(value: string): string[] {
+  return [...value.matchAll(/\$\{([^}]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)/g)].flatMap((m) => {
+    const name = m[1] ?? m[2] ?? "";
+    if (HEADER_VAR_NAME.test(name)) return [];
+    // Read greedily: `$Token` reads $T and sends "oken" as written.
+    const read = m[2] === undefined ? undefined : /^[A-Z_][A-Z0-9_]*/.exec(name)?.[0];
+    return [
+      read === undefined
+        ? `${m[0]}, which is sent as written, not read from the environment`
+        : `${m[0]}, which reads $${read} and sends the rest as written`,
+    ];
+  });
 }
 
 /**

@@ -582,6 +582,42 @@ describe("lintPolicy: forward headers whose variables are always sent empty", ()
     // Without the environment, whether a variable is set is not judged.
     expect(lintPolicy(policy).filter((w) => w.message.includes("is not set"))).toEqual([]);
   });
+
+  it("names a $VAR spelt in lower case, which is sent as written (session 33)", async () => {
+    const policy = await policyFrom({
+      version: 1,
+      auth: { tokens: [] },
+      egress: { allowedHttpHookUrls: ["https://policy.example/*"], httpHookAllowedEnvVars: ["TOKEN", "T"] },
+      rules: [
+        {
+          id: "a",
+          on: "PreToolUse",
+          forward: {
+            url: "https://policy.example/hook",
+            // biome-ignore lint/suspicious/noTemplateCurlyInString: a header's ${VAR}, not a template
+            headers: {
+              Authorization: "Bearer $token",
+              "X-A": "${token}",
+              "X-B": "$Token",
+              "X-C": "$TOKEN $$ $5",
+            },
+            allowedEnvVars: ["TOKEN", "T"],
+          },
+        },
+      ],
+    });
+    const env: Record<string, string> = { TOKEN: "value", T: "t" };
+    const messages = lintPolicy(policy, (name) => env[name])
+      .filter((w) => w.path.includes("forward"))
+      .map((w) => `${w.path}: ${w.message}`);
+    const rule = "a header's $VAR names upper-case letters, digits and _ only, as Claude Code's does";
+    expect(messages).toEqual([
+      `$.rules[0].forward.headers.Authorization: header "Authorization" has $token, which is sent as written, not read from the environment: ${rule}`,
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a header's ${VAR}, not a template
+      `$.rules[0].forward.headers["X-A"]: header "X-A" has \${token}, which is sent as written, not read from the environment: ${rule}`,
+      `$.rules[0].forward.headers["X-B"]: header "X-B" has $Token, which reads $T and sends the rest as written: ${rule}`,
+    ]);
+  });
 });
 
 describe("lintPolicy: sinks", () => {
