@@ -15,6 +15,8 @@ export const ROOT = dirname(HERE);
 export const RESULTS = join(HERE, "results");
 export const STUB_SERVER = join(HERE, "stub-server.js");
 const START_TIMEOUT_MS = 15_000;
+/** The signals that stop a run, which then cleans up (createRun) and exits 128 + the signal's number. */
+export const STOP_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"];
 /** Linux reports /proc times in USER_HZ, 100 per second on every architecture Node runs on. */
 export const TICK_MS = 10;
 
@@ -41,10 +43,11 @@ export function createRun(name) {
     waitGone(running.map((c) => c.pid));
     for (const dir of dirs) rmSync(dir, { recursive: true, force: true, maxRetries: 5 });
   });
-  // On, not once: a second signal (`npm run bench` passes its Ctrl-C on to the benchmark running,
-  // which got one of its own) must not end the process by its default action while the exit
-  // handler cleans up.
-  for (const signal of ["SIGINT", "SIGTERM"])
+  // On, not once: a second signal (Ctrl-C pressed again, or run.js passing on one the run got
+  // too) must not end the process by its default action while the exit handler cleans up.
+  // SIGHUP (the terminal closed) and SIGQUIT (Ctrl-\\) too: the children, in sessions of their
+  // own, get neither, and the run's default death by them skipped this cleanup and left them.
+  for (const signal of STOP_SIGNALS)
     process.on(signal, () => process.exit(128 + os.constants.signals[signal]));
 
   /** `spawn(command, args, options)` in a process group of its own, killed if still running when the run exits. */

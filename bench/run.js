@@ -7,6 +7,7 @@ import { spawn } from "node:child_process";
 import os from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { STOP_SIGNALS } from "./common.js";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 
@@ -29,12 +30,13 @@ let current;
 /** The signal that stopped the run, if one did: no benchmark starts after it. */
 let stoppedBy;
 // A signal is passed on: SIGTERM (a CI job's timeout) reaches this process only, and the benchmark
-// it left running went on, its servers and directories with it. Each benchmark runs in a process
-// group of its own, so a Ctrl-C (to the shell's foreground group) reaches it only through here:
+// it left running went on, its servers and directories with it; SIGHUP (the terminal closed) and
+// SIGQUIT too. Each benchmark runs in a session and process group of its own, so a Ctrl-C (to
+// the shell's foreground group) reaches it only through here:
 // sharing this group, a benchmark could end of it before this handler ran, and the run, seeing
 // an exit code and no signal yet, counted a failure and started the next one. Stopped, each
 // benchmark cleans up after itself (bench/common.js), then this process exits.
-for (const signal of ["SIGINT", "SIGTERM"]) {
+for (const signal of STOP_SIGNALS) {
   process.on(signal, () => {
     stoppedBy = signal;
     if (current === undefined) process.exit(128 + os.constants.signals[signal]);

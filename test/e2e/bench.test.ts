@@ -71,7 +71,7 @@ interface Case {
   /** The program run (node by default) and its arguments. */
   command?: string;
   argv: readonly string[];
-  signal: "SIGINT" | "SIGTERM";
+  signal: "SIGINT" | "SIGTERM" | "SIGHUP";
   /** Signalled as its process group (Ctrl-C in a shell), or it alone. */
   group: boolean;
   /** Its line on stderr once its servers are up. */
@@ -99,6 +99,18 @@ const CASES: Case[] = [
     by: "SIGTERM to it alone (a CI job's timeout)",
     argv: REMOTE,
     signal: "SIGTERM",
+    group: false,
+    up: /^remote: /m,
+    processes: 3,
+    dirs: 2,
+  },
+  {
+    // Its servers, in sessions of their own, get no SIGHUP when the terminal closes: the run's
+    // default death by it left them running (session 33).
+    run: "bench/remote.js",
+    by: "SIGHUP to it alone (its terminal closed)",
+    argv: REMOTE,
+    signal: "SIGHUP",
     group: false,
     up: /^remote: /m,
     processes: 3,
