@@ -3274,6 +3274,16 @@ function typesIntoPane(token: string): boolean {
  */
 function screenRuns(args: readonly Word[], at: number): CliRuns {
   const words = args.slice(at + 1).filter((w) => w.kind !== "redirect");
+  // Its options, up to the command it runs: `-c FILE` reads screen's commands from a file (its
+  // .screenrc, whose `screen` and `exec` lines run programs), as tmux's -f does.
+  for (let i = 0; i < words.length; i += 1) {
+    const text = (words[i] as Word).text;
+    if (!text.startsWith("-") || text === "--") break;
+    const letters = /^-([A-Za-z]*)/.exec(text)?.[1] ?? "";
+    if (letters.includes("c")) return { subcommands: [], scripts: [], unreadable: true };
+    // An option whose value is the next word (`-S name`, `-t title`, `-Logfile file`).
+    if (text === "-Logfile" || (text.length === letters.length + 1 && /[ehpSsTt]$/.test(letters))) i += 1;
+  }
   const sends = words.findIndex((w) => /^-[A-Za-z]*[XQ]/.test(w.text));
   if (sends < 0) return NO_RUNS;
   const rest = words.slice(sends + 1).map((w) => w.text);

@@ -1071,6 +1071,9 @@ describe("tmux and screen (a security hunt, session 32)", () => {
     ["screen -dm bash -c 'rm -rf /'", "screen runs its command words"],
     ["screen -S dev -X stuff 'rm -rf /\\n'", "stuff types into the window"],
     ["screen -S dev -X exec rm -rf /", "-X sends a command of screen's own"],
+    ["screen -c /tmp/evil.rc -dmS dev", "-c reads screen's commands from a file (session 33)"],
+    ["screen -dmS dev -c /tmp/evil.rc", "-c after other options"],
+    ["screen -dmc /tmp/evil.rc", "-c bundled"],
     // Other tmux commands whose words are tmux commands, and if-shell's and confirm-before's by a
     // unique prefix (a review, session 32): set-hook -R runs a hook at once.
     ["tmux set-hook -g session-renamed 'run-shell \"rm -rf /\"' \\; set-hook -R session-renamed", "a hook"],
@@ -1107,6 +1110,9 @@ describe("tmux and screen (a security hunt, session 32)", () => {
     "screen -dmS server npm start",
     "screen -S server -X quit",
     "screen -ls",
+    "screen -dmS dev grep -c x file",
+    "screen -S c -dm npm start",
+    "screen -t compile -dm make",
     "tmux new -d -s dev 'cd app; npm run dev'",
     "tmux run-shell 'cd app; make'",
     "tmux set -g mouse on",
