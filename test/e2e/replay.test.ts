@@ -27,7 +27,7 @@ import { createJudge, createLogRecorder, readRecords } from "../../src/app/repla
 import { loopbackServer } from "../support/loopback.js";
 import { startModelServer } from "../support/model-server.js";
 import { policyFrom, sha256 } from "../support/policy.js";
-import { BIN, childEnv, endProcess, ROOT, runCli } from "../support/process.js";
+import { BIN, type CliResult, childEnv, endProcess, ROOT, runCli } from "../support/process.js";
 import { tempDir, whenDone } from "../support/temp.js";
 
 const dir = tempDir("replay");
@@ -253,6 +253,22 @@ describe("hookgate serve --record", () => {
 });
 
 /** Waits for `check` to hold, at most 10 s. */
+/**
+ * `fifo` opened to write, once `run` (a replay given it) opens it to read. Should the replay end
+ * without opening it, a reader of the test's own lets the open return, and the test fails with
+ * the replay's result: the open waited for a reader for ever, the test for its timeout, and a
+ * thread of Node's pool stayed blocked in it.
+ */
+async function writerOf(fifo: string, run: Promise<CliResult>) {
+  const opening = open(fifo, "w");
+  const ended = await Promise.race([opening.then(() => false), run.then(() => true)]);
+  if (!ended) return opening;
+  const reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+  await (await opening).close();
+  closeSync(reader);
+  throw new Error(`replay ended before it opened ${fifo}: ${JSON.stringify(await run)}`);
+}
+
 async function until(check: () => boolean): Promise<void> {
   const end = Date.now() + 10_000;
   while (!check()) {
@@ -532,7 +548,7 @@ describe("hookgate replay", () => {
     execFileSync("mkfifo", [fifo]);
     try {
       const run = runCli(["replay", "--policy", CANDIDATE, first, fifo, "--json"]);
-      const writer = await open(fifo, "w");
+      const writer = await writerOf(fifo, run);
       // In place, as `: > FILE` or logrotate's copytruncate: 3 records of the 13 checked, and one
       // malformed that the check never saw.
       writeFileSync(
@@ -562,7 +578,7 @@ describe("hookgate replay", () => {
     execFileSync("mkfifo", [fifo]);
     try {
       const run = runCli(["replay", "--policy", CANDIDATE, file, fifo, "--json"]);
-      const writer = await open(fifo, "w");
+      const writer = await writerOf(fifo, run);
       truncateSync(file, 2 ** 20);
       await writer.writeFile(readFileSync(join(ROOT, TRAFFIC), "utf8"));
       await writer.close();
@@ -625,7 +641,7 @@ describe("hookgate replay", () => {
       writeFileSync(first, `${records("Read")}\n`);
       execFileSync("mkfifo", [fifo]);
       const run = runCli(["replay", "--policy", candidate, "--with-judge", "--json", first, fifo]);
-      const writer = await open(fifo, "w");
+      const writer = await writerOf(fifo, run);
       writeFileSync(first, `${records("Write")}\n`);
       await writer.writeFile(readFileSync(join(ROOT, TRAFFIC), "utf8"));
       await writer.close();
