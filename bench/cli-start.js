@@ -23,7 +23,6 @@ import { existsSync, readFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { createServer } from "node:http";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
 import {
   childrenCpuTicks,
   createRun,
@@ -36,9 +35,9 @@ import {
   waitForQuiet,
 } from "./common.js";
 
-const { fail, boundedInt, spawnChild } = createRun("cli-start.js");
+const { fail, boundedInt, parseFlags, spawnChild } = createRun("cli-start.js");
 
-const { values: flags } = parseArgs({
+const { values: flags } = parseFlags({
   options: {
     samples: { type: "string", default: "5" },
     "quiet-wait": { type: "string", default: "0" },

@@ -16,14 +16,13 @@ import { readFileSync } from "node:fs";
 import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { dirname, join, relative, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { parseArgs } from "node:util";
 import { gzipSync } from "node:zlib";
 import { build } from "esbuild";
 import { createRun, HERE, log, machine, median, RESULTS, ROOT, round3, waitForQuiet } from "./common.js";
 
-const { fail, boundedInt, spawnChild, tempDir, removeDir } = createRun("coldstart.js");
+const { fail, boundedInt, parseFlags, spawnChild, tempDir, removeDir } = createRun("coldstart.js");
 
-const { values: flags } = parseArgs({
+const { values: flags } = parseFlags({
   options: {
     samples: { type: "string", default: "15" },
     warmup: { type: "string", default: "1" },

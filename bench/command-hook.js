@@ -11,7 +11,6 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import http from "node:http";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
 import {
   childrenCpuTicks,
   cpuDelta,
@@ -31,9 +30,10 @@ import {
 } from "./common.js";
 import { formatPolicy, MEASURED_ANSWER, makePolicy, measuredRequest } from "./make-policy.js";
 
-const { fail, boundedInt, spawnChild, tempDir, removeDir, startGateway, stop } = createRun("command-hook.js");
+const { fail, boundedInt, parseFlags, spawnChild, tempDir, removeDir, startGateway, stop } =
+  createRun("command-hook.js");
 
-const { values: flags } = parseArgs({
+const { values: flags } = parseFlags({
   options: {
     rounds: { type: "string", default: "3" },
     events: { type: "string", default: "40" },

@@ -9,6 +9,7 @@ import http from "node:http";
 import os from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
 
 export const HERE = dirname(fileURLToPath(import.meta.url));
 export const ROOT = dirname(HERE);
@@ -75,6 +76,19 @@ export function createRun(name) {
   function fail(message) {
     process.stderr.write(`${name}: ${message}\nbenchmark aborted\n`);
     process.exit(1);
+  }
+
+  /** `parseArgs(config)`, or a line naming the flag it refused, exit 2 (not Node's stack trace). */
+  function parseFlags(config) {
+    try {
+      return parseArgs(config);
+    } catch (e) {
+      const flags = Object.keys(config.options ?? {}).map((f) => `--${f}`);
+      process.stderr.write(
+        `${name}: ${e instanceof Error ? e.message : e}; its flags: ${flags.join(", ")}\n`,
+      );
+      process.exit(2);
+    }
   }
 
   function boundedInt(flag, text, min, max) {
@@ -209,6 +223,7 @@ export function createRun(name) {
 
   return {
     fail,
+    parseFlags,
     boundedInt,
     boundedNumber,
     spawnChild,

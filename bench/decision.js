@@ -18,7 +18,6 @@
 import { existsSync } from "node:fs";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
 import autocannon from "autocannon";
 import {
   cpuDelta,
@@ -40,7 +39,7 @@ const GATEWAY_BIN = join(ROOT, "dist", "entry", "bin.js");
 const BARE_SERVER = join(HERE, "bare-server.js");
 const FIXTURE = join(ROOT, "test", "fixtures", "claude-code", "2.1.332", "PreToolUse.json");
 
-const { fail, boundedInt, startChild, startGateway, stop } = createRun("decision.js");
+const { fail, boundedInt, parseFlags, startChild, startGateway, stop } = createRun("decision.js");
 
 /** The platform team's token in bench/policy.json (its sha256 is stored there). */
 const TOKEN = "hookgate-dev-token";
@@ -54,7 +53,7 @@ const HEADERS = {
   "accept-encoding": "gzip, compress, deflate, br",
 };
 
-const { values: flags } = parseArgs({
+const { values: flags } = parseFlags({
   options: {
     rounds: { type: "string", default: "3" },
     duration: { type: "string", default: "5" },

@@ -13,7 +13,6 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { Session } from "node:inspector/promises";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { parseArgs } from "node:util";
 import { Agent, request } from "undici";
 import {
   concurrent,
@@ -32,9 +31,9 @@ import {
   waitForQuiet,
 } from "./common.js";
 
-const { fail, boundedInt, boundedNumber, startStub, stop } = createRun("egress.js");
+const { fail, boundedInt, parseFlags, boundedNumber, startStub, stop } = createRun("egress.js");
 
-const { values: flags } = parseArgs({
+const { values: flags } = parseFlags({
   options: {
     rounds: { type: "string", default: "5" },
     requests: { type: "string", default: "300" },

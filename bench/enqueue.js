@@ -23,7 +23,6 @@ import { closeSync, openSync, writeSync } from "node:fs";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import http from "node:http";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
 import autocannon from "autocannon";
 import {
   cpuDelta,
@@ -45,13 +44,13 @@ import {
 } from "./common.js";
 import { formatPolicy, MEASURED_ANSWER, measuredRequest } from "./make-policy.js";
 
-const { fail, boundedInt, boundedNumber, spawnChild, tempDir, removeDir, startGateway, stop } =
+const { fail, boundedInt, parseFlags, boundedNumber, spawnChild, tempDir, removeDir, startGateway, stop } =
   createRun("enqueue.js");
 const START_TIMEOUT_MS = 15_000;
 /** Unmeasured paced requests before each paced measurement. */
 const PACED_WARM_IN = 20;
 
-const { values: flags } = parseArgs({
+const { values: flags } = parseFlags({
   options: {
     rounds: { type: "string", default: "5" },
     requests: { type: "string", default: "300" },

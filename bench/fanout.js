@@ -15,7 +15,6 @@ import { existsSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import http from "node:http";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
 import { CreateQueueCommand, GetQueueAttributesCommand } from "@aws-sdk/client-sqs";
 import { Agent, request } from "undici";
 import {
@@ -34,10 +33,11 @@ import {
   waitForQuiet,
 } from "./common.js";
 
-const { fail, boundedInt, spawnChild, tempDir, removeDir, startGateway, stop } = createRun("fanout.js");
+const { fail, boundedInt, parseFlags, spawnChild, tempDir, removeDir, startGateway, stop } =
+  createRun("fanout.js");
 const START_TIMEOUT_MS = 15_000;
 
-const { values: flags } = parseArgs({
+const { values: flags } = parseFlags({
   options: {
     rounds: { type: "string", default: "3" },
     events: { type: "string", default: "2000" },

@@ -13,7 +13,6 @@
 import { existsSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
 import { Agent, request } from "undici";
 import {
   concurrent,
@@ -31,10 +30,10 @@ import {
   waitForQuiet,
 } from "./common.js";
 
-const { fail, boundedInt, boundedNumber, tempDir, removeDir, startStub, startGateway, stop } =
+const { fail, boundedInt, parseFlags, boundedNumber, tempDir, removeDir, startStub, startGateway, stop } =
   createRun("remote.js");
 
-const { values: flags } = parseArgs({
+const { values: flags } = parseFlags({
   options: {
     rounds: { type: "string", default: "4" },
     requests: { type: "string", default: "400" },

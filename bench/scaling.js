@@ -19,7 +19,6 @@
  */
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
 import autocannon from "autocannon";
 import {
   cpuDelta,
@@ -45,9 +44,9 @@ import {
   SHAPES,
 } from "./make-policy.js";
 
-const { fail, boundedInt, tempDir, removeDir, startGateway, stop } = createRun("scaling.js");
+const { fail, boundedInt, parseFlags, tempDir, removeDir, startGateway, stop } = createRun("scaling.js");
 
-const { values: flags } = parseArgs({
+const { values: flags } = parseFlags({
   options: {
     sizes: { type: "string", default: "100,1000,10000" },
     shapes: { type: "string", default: "indexed,mixed" },

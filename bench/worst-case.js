@@ -24,13 +24,12 @@
 import { readFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
 import { createRun, log, machine, median, RESULTS, ROOT, round1, round3 } from "./common.js";
 import { MEASURED_ANSWER, measuredRequest } from "./make-policy.js";
 
-const { fail, boundedInt } = createRun("worst-case.js");
+const { fail, boundedInt, parseFlags } = createRun("worst-case.js");
 
-const { values: flags } = parseArgs({
+const { values: flags } = parseFlags({
   options: {
     rounds: { type: "string", default: "4" },
     calls: { type: "string", default: "3" },

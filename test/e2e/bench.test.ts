@@ -3,7 +3,7 @@
  * and no process behind. A run is stopped as soon as its servers are up, long before it measures
  * anything; no benchmark runs here otherwise.
  */
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { constants } from "node:os";
 import { describe, expect, it } from "vitest";
@@ -179,4 +179,17 @@ describe("a benchmark stopped once its servers are up", () => {
       expect(code, stderr).toBe(128 + constants.signals[signal]);
     });
   }
+});
+
+describe("a benchmark given a flag it does not take", () => {
+  it("names the flag and its own flags, exit 2, instead of Node's stack trace (session 33)", () => {
+    const run = spawnSync(process.execPath, ["bench/worst-case.js", "--help"], {
+      cwd: ROOT,
+      encoding: "utf8",
+    });
+    expect(run.status).toBe(2);
+    expect(run.stderr).toBe(
+      "worst-case.js: Unknown option '--help'; its flags: --rounds, --calls, --policy\n",
+    );
+  });
 });
