@@ -17,7 +17,6 @@ import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { dirname, join, relative, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { gzipSync } from "node:zlib";
-import { build } from "esbuild";
 import { createRun, HERE, log, machine, median, RESULTS, ROOT, round3, waitForQuiet } from "./common.js";
 
 const { fail, boundedInt, parseFlags, spawnChild, tempDir, removeDir } = createRun("coldstart.js");
@@ -178,10 +177,15 @@ async function run(tmp) {
 
 /** `node <script> [args]` with the quiet env, its stdout collected; a non-zero exit aborts the run. */
 function runScript(script, args) {
+  return runNode(script, [join(ROOT, script), ...args]);
+}
+
+/** `node <argv>` (`label` in a failure) with the quiet env, its stdout collected; a non-zero exit aborts the run. */
+function runNode(label, argv) {
   const env = { ...process.env, ...QUIET_ENV };
   delete env.HOOKGATE_POLICY_FILE; // a baked-in policy would change the bundle measured
   return new Promise((resolvePromise) => {
-    const child = spawnChild(process.execPath, [join(ROOT, script), ...args], {
+    const child = spawnChild(process.execPath, argv, {
       cwd: ROOT,
       env,
       stdio: ["ignore", "pipe", "pipe"],
@@ -197,7 +201,7 @@ function runScript(script, args) {
     const timer = setTimeout(() => child.kill("SIGKILL"), BUILD_TIMEOUT_MS);
     child.once("exit", (code, signal) => {
       clearTimeout(timer);
-      if (code !== 0) fail(`${script} exited with ${code ?? signal}:\n${stderr}${stdout}`);
+      if (code !== 0) fail(`${label} exited with ${code ?? signal}:\n${stderr}${stdout}`);
       resolvePromise(stdout);
     });
   });
@@ -296,30 +300,37 @@ function sumSizes(paths) {
   return { raw, gzip };
 }
 
-/** bench/minimal-hono-lambda.mjs, bundled with build-lambda.mjs's esbuild options (one entry, so no splitting). */
+/**
+ * bench/minimal-hono-lambda.mjs, bundled with build-lambda.mjs's esbuild options (one entry, so no
+ * splitting). esbuild runs in a child of its own, as the two build scripts do: called here, its
+ * service process would share this process's group, die of a Ctrl-C to it, and fail the build
+ * (exit 1) before this process's SIGINT handler ran (exit 130).
+ */
 async function buildMinimal(outdir) {
   const file = join(outdir, "minimal-hono-lambda.mjs");
-  try {
-    await build({
-      absWorkingDir: ROOT,
-      entryPoints: [MINIMAL_ENTRY],
-      outfile: file,
-      bundle: true,
-      format: "esm",
-      platform: "node",
-      target: "node22",
-      mainFields: ["module", "main"],
-      banner: {
-        js: 'import { createRequire as __hookgateCreateRequire } from "node:module"; const require = __hookgateCreateRequire(import.meta.url);',
-      },
-      minify: true,
-      keepNames: true,
-      legalComments: "none",
-      logLevel: "warning",
-    });
-  } catch (e) {
-    fail(`esbuild failed on ${relative(ROOT, MINIMAL_ENTRY)}:\n${e.message}`);
-  }
+  const options = {
+    absWorkingDir: ROOT,
+    entryPoints: [MINIMAL_ENTRY],
+    outfile: file,
+    bundle: true,
+    format: "esm",
+    platform: "node",
+    target: "node22",
+    mainFields: ["module", "main"],
+    banner: {
+      js: 'import { createRequire as __hookgateCreateRequire } from "node:module"; const require = __hookgateCreateRequire(import.meta.url);',
+    },
+    minify: true,
+    keepNames: true,
+    legalComments: "none",
+    logLevel: "warning",
+  };
+  await runNode(`esbuild on ${relative(ROOT, MINIMAL_ENTRY)}`, [
+    "--input-type=module",
+    "--eval",
+    'import { build } from "esbuild"; await build(JSON.parse(process.argv[1]));',
+    JSON.stringify(options),
+  ]);
   return { file, size: { file: "minimal-hono-lambda.mjs", ...sumSizes([file]), gzipLevel: 6 } };
 }
 

@@ -4,8 +4,9 @@
  * anything; no benchmark runs here otherwise.
  */
 import { spawn, spawnSync } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { constants } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { childEnv, endProcess, ROOT } from "../support/process.js";
 import { tempDir, whenDone } from "../support/temp.js";
@@ -13,6 +14,10 @@ import { tempDir, whenDone } from "../support/temp.js";
 interface Proc {
   pid: number;
   ppid: number;
+  /** Its process group: the one a Ctrl-C to the shell's foreground job signals. */
+  pgrp: number;
+  /** Its command's name, as the kernel keeps it. */
+  name: string;
   /** When it started, in clock ticks since boot: tells a pid used again apart. */
   start: string;
   state: string;
@@ -28,7 +33,14 @@ function proc(pid: number): Proc | undefined {
   }
   // The fields after the command's name, "(...)", which may hold spaces and parentheses.
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return { pid, state: fields[0] ?? "", ppid: Number(fields[1]), start: fields[19] ?? "" };
+  return {
+    pid,
+    state: fields[0] ?? "",
+    ppid: Number(fields[1]),
+    pgrp: Number(fields[2]),
+    name: stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")),
+    start: fields[19] ?? "",
+  };
 }
 
 /** Every process under `pid`: its children, theirs, and so on. */
@@ -191,5 +203,61 @@ describe("a benchmark given a flag it does not take", () => {
     expect(run.stderr).toBe(
       "worst-case.js: Unknown option '--help'; its flags: --rounds, --calls, --policy\n",
     );
+  });
+});
+
+describe("a benchmark stopped by Ctrl-C while it builds", () => {
+  // coldstart.js builds its bundles before its first cold start: esbuild's service process, had the
+  // benchmark started it itself (esbuild's JS API), would share its group and die of the same
+  // Ctrl-C, and the build it was running would fail the benchmark (exit 1) before its SIGINT ran.
+  it("bench/coldstart.js starts nothing in its own process group, and ends as interrupted", async () => {
+    const temp = tempDir("bench-tmp");
+    const bench = spawn(
+      process.execPath,
+      // More cold starts than it gets to: it is stopped at the first.
+      ["bench/coldstart.js", "--samples", "200", "--warmup", "0", "--quiet-wait", "0"],
+      { cwd: ROOT, env: childEnv({ TMPDIR: temp }), stdio: ["ignore", "ignore", "pipe"], detached: true },
+    );
+    const pid = bench.pid ?? 0;
+    const seen = new Map<string, Proc>();
+    whenDone(async () => {
+      await endProcess(bench);
+      for (const p of [...seen.values()].filter(running)) process.kill(p.pid, "SIGKILL");
+    });
+    let stderr = "";
+    bench.stderr.setEncoding("utf8");
+    bench.stderr.on("data", (chunk: string) => {
+      stderr += chunk;
+    });
+    let code: number | null | undefined;
+    const exited = new Promise<number | null>((resolve) => bench.once("exit", resolve)).then((c) => {
+      code = c;
+      return c;
+    });
+    // Its cold starts' child script is written once every bundle is built.
+    const building = () =>
+      !readdirSync(temp).some((dir) => existsSync(join(temp, dir, "child.mjs"))) && code === undefined;
+    // Watched until one of its processes shares its group (then signalled at once, as a Ctrl-C
+    // would be at that moment) or until its builds are done.
+    let sharing: Proc[] = [];
+    let before = new Set<string>();
+    while (building()) {
+      const now = descendants(pid);
+      for (const p of now) seen.set(`${p.pid} ${p.start}`, p);
+      // Seen in its group on two looks: a child between its fork and its setsid() is in it for a
+      // moment only, as every child of a benchmark is.
+      const inGroup = now.filter((p) => p.pgrp === pid);
+      sharing = inGroup.filter((p) => before.has(`${p.pid} ${p.start}`));
+      if (sharing.length > 0) break;
+      before = new Set(inGroup.map((p) => `${p.pid} ${p.start}`));
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    expect(code, stderr).toBeUndefined();
+    process.kill(-pid, "SIGINT");
+    const exitCode = await exited;
+    expect(readdirSync(temp)).toEqual([]);
+    expect([...seen.values()].filter(running)).toEqual([]);
+    expect(exitCode, stderr).toBe(130);
+    expect(sharing.map((p) => p.name)).toEqual([]);
   });
 });
