@@ -43,6 +43,15 @@ function proc(pid: number): Proc | undefined {
   };
 }
 
+/** A process's command line, as /proc/PID/cmdline holds it ("" once it is gone). */
+function commandLine(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8");
+  } catch {
+    return "";
+  }
+}
+
 /** Every process under `pid`: its children, theirs, and so on. */
 function descendants(pid: number): Proc[] {
   const all = readdirSync("/proc")
@@ -244,9 +253,11 @@ describe("a benchmark stopped by Ctrl-C while it builds", () => {
     while (building()) {
       const now = descendants(pid);
       for (const p of now) seen.set(`${p.pid} ${p.start}`, p);
-      // Seen in its group on two looks: a child between its fork and its setsid() is in it for a
-      // moment only, as every child of a benchmark is.
-      const inGroup = now.filter((p) => p.pgrp === pid);
+      // Seen in its group on two looks, running a program of its own: a child between its fork
+      // and its setsid() is in it for a moment, still a copy of the benchmark, as every child of a
+      // benchmark is.
+      const own = commandLine(pid);
+      const inGroup = now.filter((p) => p.pgrp === pid && ![own, ""].includes(commandLine(p.pid)));
       sharing = inGroup.filter((p) => before.has(`${p.pid} ${p.start}`));
       if (sharing.length > 0) break;
       before = new Set(inGroup.map((p) => `${p.pid} ${p.start}`));
