@@ -127,6 +127,20 @@ describe("gatewayRequest", () => {
     expect(requests).toBe(0);
   });
 
+  it("says an https URL met a server that speaks plain http, on one line", async () => {
+    const url = await serve((_req, res) => res.end("{}"));
+    const port = new URL(url).port;
+    const result = await gatewayRequest({
+      method: "GET",
+      url: `https://127.0.0.1:${port}/healthz`,
+      timeoutMs: 5000,
+    });
+    expect(result).toEqual({
+      ok: false,
+      error: `TLS to 127.0.0.1:${port} failed (wrong version number): the server may speak plain http (try http://)`,
+    });
+  });
+
   it.each([
     ["not a URL", "not a url", '"not a url" is not a URL'],
     ["not http", "ftp://127.0.0.1/", "ftp://127.0.0.1/: only http and https URLs are supported"],

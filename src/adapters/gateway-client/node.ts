@@ -117,10 +117,20 @@ function describeFailure(e: unknown, url: URL): string {
       return `${url.host} closed the connection (ECONNRESET)`;
     case "ETIMEDOUT":
       return `connecting to ${url.host} timed out`;
+    case "EPROTO": {
+      // node:https gives OpenSSL's whole error line, its source file and a line break included;
+      // the reason says it ("wrong version number": an https URL, a server speaking plain http).
+      const reason = /SSL routines:[^:]*:([^:]+)/.exec(errorMessage(e))?.[1];
+      if (reason === undefined) break;
+      const hint = reason === "wrong version number" ? ": the server may speak plain http (try http://)" : "";
+      return `TLS to ${url.host} failed (${reason})${hint}`;
+    }
     default:
       if (code?.startsWith("ERR_TLS") || code?.includes("CERT")) {
         return `TLS to ${url.host} failed (${code}); for a private CA set NODE_EXTRA_CA_CERTS`;
       }
   }
-  return `request to ${url.href} failed: ${errorMessage(e)}${code ? ` (${code})` : ""}`;
+  // On one line: a message may end in a line break (OpenSSL's do).
+  const detail = errorMessage(e).replace(/\s+/g, " ").trim();
+  return `request to ${url.href} failed: ${detail}${code ? ` (${code})` : ""}`;
 }
