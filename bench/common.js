@@ -39,7 +39,15 @@ export function createRun(name) {
   const dirs = new Set();
   process.on("exit", () => {
     const running = [...children].filter((c) => c.exitCode === null && c.signalCode === null);
-    for (const child of running) child.kill("SIGKILL");
+    // Each leads a process group of its own (spawnChild): killed as a group, so what it started
+    // goes too (command-hook.js's bash and jq, a build's esbuild).
+    for (const child of running) {
+      try {
+        process.kill(-child.pid, "SIGKILL");
+      } catch {
+        child.kill("SIGKILL");
+      }
+    }
     // Gone before their directories go, which they may still be writing.
     waitGone(running.map((c) => c.pid));
     for (const dir of dirs) rmSync(dir, { recursive: true, force: true, maxRetries: 5 });
