@@ -3274,21 +3274,60 @@ function typesIntoPane(token: string): boolean {
  */
 function screenRuns(args: readonly Word[], at: number): CliRuns {
   const words = args.slice(at + 1).filter((w) => w.kind !== "redirect");
-  // Its options, up to the command it runs: `-c FILE` reads screen's commands from a file (its
-  // .screenrc, whose `screen` and `exec` lines run programs), as tmux's -f does.
-  for (let i = 0; i < words.length; i += 1) {
-    const text = (words[i] as Word).text;
-    if (!text.startsWith("-") || text === "--") break;
-    const letters = /^-([A-Za-z]*)/.exec(text)?.[1] ?? "";
-    if (letters.includes("c")) return { subcommands: [], scripts: [], unreadable: true };
-    // An option whose value is the next word (`-S name`, `-t title`, `-Logfile file`).
-    if (text === "-Logfile" || (text.length === letters.length + 1 && /[ehpSsTt]$/.test(letters))) i += 1;
-  }
+  if (screenReadsRc(words.map((w) => w.text))) return { subcommands: [], scripts: [], unreadable: true };
   const sends = words.findIndex((w) => /^-[A-Za-z]*[XQ]/.test(w.text));
   if (sends < 0) return NO_RUNS;
   const rest = words.slice(sends + 1).map((w) => w.text);
   const harmless = rest.length === 1 && ["quit", "kill", "detach"].includes(rest[0] as string);
   return { subcommands: [], scripts: [], unreadable: !harmless };
+}
+
+/**
+ * Whether screen's options, up to the command it runs, hold `-c FILE`: screen's commands read
+ * from a file (its .screenrc, whose `screen` and `exec` lines run programs), as tmux's -f does.
+ * Read letter by letter as screen 4.9's main() reads them: `-c`, `-p` and `-e` take the rest of
+ * their word as their value, or the next word (`-cFILE`, `-dmc FILE`, `-pconsole`); `-h`, `-t`,
+ * `-T` and `-s` take the next word wherever they stand in a bundle (`-St dev web`), `-S` too
+ * while no session is named yet, and `-r`, `-R` and `-x` the next word when it starts with no
+ * `-` (`-R dev`); `-f` and `-l` the letter after them; `-ls`, `-list` and `-wipe` a session's
+ * name; `-Logfile` a file. The options go on after those words.
+ */
+function screenReadsRc(words: readonly string[]): boolean {
+  let named = false;
+  const takesName = (i: number): number => {
+    named = true;
+    return i + 1;
+  };
+  for (let i = 0; i < words.length; i += 1) {
+    const text = words[i] as string;
+    if (!text.startsWith("-") || text.startsWith("--")) return false;
+    if (text === "-Logfile") {
+      i += 1;
+      continue;
+    }
+    for (let j = 1; j < text.length; j += 1) {
+      const letter = text[j] as string;
+      if (letter === "c") return true;
+      if (letter === "p" || letter === "e") {
+        if (j === text.length - 1) i += 1;
+        break;
+      }
+      if ("htTs".includes(letter)) i += 1;
+      else if (letter === "S" && !named) i = takesName(i);
+      else if ("rRx".includes(letter) && !named && i + 1 < words.length && !words[i + 1]?.startsWith("-"))
+        i = takesName(i);
+      else if (letter === "f") j += 1;
+      else if (letter === "l" && /[si]/.test(text[j + 1] ?? "")) {
+        if (!named && i + 1 < words.length) i = takesName(i);
+        break;
+      } else if (letter === "l") j += 1;
+      else if (letter === "w") {
+        if (!named && i + 1 < words.length) i = takesName(i);
+        break;
+      }
+    }
+  }
+  return false;
 }
 
 /** ssh, the CLIs of CLI_GLOBALS, and kubectl's command after `--`; undefined for other programs. */

@@ -1074,6 +1074,13 @@ describe("tmux and screen (a security hunt, session 32)", () => {
     ["screen -c /tmp/evil.rc -dmS dev", "-c reads screen's commands from a file (session 33)"],
     ["screen -dmS dev -c /tmp/evil.rc", "-c after other options"],
     ["screen -dmc /tmp/evil.rc", "-c bundled"],
+    // screen 4.9's own reading of its options (a review, session 33): -R, -r and -x take the
+    // session's name from the next word, and -S, -t, -h, -T and -s take theirs wherever they
+    // stand in a bundle, so the options go on after those words.
+    ["screen -R dev -c /tmp/evil.rc", "-R takes a session name, then -c"],
+    ["screen -x dev -dmc/tmp/evil.rc", "-x takes a session name, then -c bundled"],
+    ["screen -Sdm dev -c /tmp/evil.rc", "-S first in its bundle takes the next word"],
+    ["screen -St dev web -dm -c /tmp/evil.rc", "two values in one bundle, one word each"],
     // Other tmux commands whose words are tmux commands, and if-shell's and confirm-before's by a
     // unique prefix (a review, session 32): set-hook -R runs a hook at once.
     ["tmux set-hook -g session-renamed 'run-shell \"rm -rf /\"' \\; set-hook -R session-renamed", "a hook"],
@@ -1113,6 +1120,10 @@ describe("tmux and screen (a security hunt, session 32)", () => {
     "screen -dmS dev grep -c x file",
     "screen -S c -dm npm start",
     "screen -t compile -dm make",
+    // -p and -e take the rest of their word as their value (a review, session 33).
+    "screen -pconsole -x dev",
+    "screen -e^Cc -dmS dev npm start",
+    "screen -ecx -dmS dev npm start",
     "tmux new -d -s dev 'cd app; npm run dev'",
     "tmux run-shell 'cd app; make'",
     "tmux set -g mouse on",
