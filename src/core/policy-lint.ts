@@ -677,9 +677,13 @@ function lintForwardHeaderVariables(
   }
 }
 
-/** `$name` / `${name}` spellings of a header's value that are not read as the variable they look like. */
+/**
+ * `$name` / `${name}` spellings of a header's value that are not read as the variable they look
+ * like. Braces that hold a `$` are not one spelling: Claude Code reads the `$VAR` inside them
+ * (`${x $TOKEN}` sends TOKEN's value between `${x ` and `}`).
+ */
 function unreadVariables(value: string): string[] {
-  return [...value.matchAll(/\$\{([^}]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)/g)].flatMap((m) => {
+  return [...value.matchAll(/\$\{([^${}]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)/g)].flatMap((m) => {
     const name = m[1] ?? m[2] ?? "";
     if (HEADER_VAR_NAME.test(name)) return [];
     // Read greedily: `$Token` reads $T and sends "oken" as written.

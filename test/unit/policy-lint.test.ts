@@ -600,6 +600,11 @@ describe("lintPolicy: forward headers whose variables are always sent empty", ()
               "X-A": "${token}",
               "X-B": "$Token",
               "X-C": "$TOKEN $$ $5",
+              // Not "sent as written": Claude Code reads the $TOKEN inside (a review, session 33).
+              // biome-ignore lint/suspicious/noTemplateCurlyInString: a header's ${VAR}, not a template
+              "X-D": "${x $TOKEN}",
+              // biome-ignore lint/suspicious/noTemplateCurlyInString: a header's ${VAR}, not a template
+              "X-E": "${$TOKEN}",
             },
             allowedEnvVars: ["TOKEN", "T"],
           },
