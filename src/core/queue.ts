@@ -95,11 +95,14 @@ export interface Queue<T> {
   listDead(limit?: number): Promise<DeadLetter<T>[]>;
   /**
    * Sends dead letters back to the queue (all when `ids` is undefined), attempts reset; returns how
-   * many. One that can stop part way (SQS, a page at a time) rejects with a ReplayStoppedError
+   * many. One that can stop part way (SQS, a page at a time) rejects with a SweepStoppedError
    * saying how many it sent first.
    */
   replayDead(ids?: readonly string[]): Promise<number>;
-  /** Deletes dead letters for good (all when `ids` is undefined); returns how many. */
+  /**
+   * Deletes dead letters for good (all when `ids` is undefined); returns how many. One that can
+   * stop part way (SQS) rejects with a SweepStoppedError saying how many it deleted first.
+   */
   dropDead(ids?: readonly string[]): Promise<number>;
   close(): Promise<void>;
 }
@@ -157,16 +160,20 @@ export function notSentBy(e: unknown): ReadonlySet<string> | undefined {
  */
 export class SweepStoppedError extends Error {
   readonly done: number;
-  constructor(done: number, cause: unknown) {
+  /** Dead letters besides `done` that may be done too: a drop's page whose delete failed with no answer. */
+  readonly unsure: number;
+  constructor(done: number, cause: unknown, unsure = 0) {
     super(errorMessage(cause), { cause });
     this.name = "SweepStoppedError";
     this.done = done;
+    this.unsure = unsure;
   }
 }
 
-/** How many dead letters a replay or drop that stopped did first, when its error says; by name (isCopySent). */
-export function sweptBefore(e: unknown): number | undefined {
+/** What a replay or drop that stopped did first, when its error says; by name (isCopySent). */
+export function sweptBefore(e: unknown): { done: number; unsure: number } | undefined {
   if (!(e instanceof Error) || e.name !== "SweepStoppedError") return undefined;
-  const { done } = e as Partial<SweepStoppedError>;
-  return typeof done === "number" ? done : undefined;
+  const { done, unsure } = e as Partial<SweepStoppedError>;
+  if (typeof done !== "number") return undefined;
+  return { done, unsure: typeof unsure === "number" ? unsure : 0 };
 }

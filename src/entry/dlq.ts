@@ -7,7 +7,9 @@
  * (default 1,000), oldest first, and says when more remain (on SQS, which has no browse call, the
  * oldest of those it read); `--json` prints them as an array, with no such note. A replay on SQS
  * that stops part way (a page whose send fails) exits 1 saying how many it replayed first; the
- * dead letters of that page it did not send are visible again at once.
+ * dead letters of that page it did not send are visible again at once. A drop that stops says
+ * how many it deleted, and how many of the page it stopped on may be gone too when that page's
+ * delete got no answer.
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
@@ -67,8 +69,9 @@ export async function dlqCommand(
     try {
       count = sub === "replay" ? await queue.replayDead(ids) : await queue.dropDead(ids);
     } catch (e) {
-      const done = sweptBefore(e);
-      if (done === undefined) throw e;
+      const swept = sweptBefore(e);
+      if (swept === undefined) throw e;
+      const { done, unsure } = swept;
       const jobs = `${done} job${done === 1 ? "" : "s"}`;
       // Stopped part way (SQS, a page at a time): what went out is on the queue already, and a
       // second replay of it would send it twice.
@@ -79,8 +82,9 @@ export async function dlqCommand(
               "replayed twice); the others are still dead letters (hookgate dlq list). Fix what the error names " +
               "and replay again, or drop a dead letter SQS will not take back (hookgate dlq drop --id ID).\n"
           : `hookgate: dlq drop stopped: ${errorMessage(e)}\n` +
-              `dropped ${jobs} before it stopped (some of the page it stopped on may be gone too); the others ` +
-              "are still dead letters (hookgate dlq list). Fix what the error names and drop again.\n",
+              `dropped ${jobs} before it stopped` +
+              (unsure > 0 ? ` (and ${unsure} of the page it stopped on may be gone too)` : "") +
+              "; the others are still dead letters (hookgate dlq list). Fix what the error names and drop again.\n",
       );
       return 1;
     }

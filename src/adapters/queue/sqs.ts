@@ -396,15 +396,23 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
     return entries.map((_, i) => failures.get(i));
   }
 
-  /** Deletes in batches of 10; throws listing the receipts SQS refused. */
+  /**
+   * Deletes in batches of 10; throws listing the codes of the entries SQS refused, with the
+   * receipts it refused as `refused` (every other one is deleted).
+   */
   async function deleteAll(url: string, receipts: readonly string[]): Promise<void> {
-    const refused: string[] = [];
+    const codes: string[] = [];
+    const refused = new Set<string>();
     for (let start = 0; start < receipts.length; start += MAX_BATCH_ENTRIES) {
       const chunk = receipts.slice(start, start + MAX_BATCH_ENTRIES).map((receipt) => ({ receipt }));
-      for (const failure of await changeBatch(url, "delete", chunk))
-        if (failure) refused.push(failure.Code ?? "unknown");
+      (await changeBatch(url, "delete", chunk)).forEach((failure, i) => {
+        if (!failure) return;
+        codes.push(failure.Code ?? "unknown");
+        refused.add(chunk[i]?.receipt as string);
+      });
     }
-    if (refused.length > 0) throw new Error(`SQS refused to delete ${refused.length} messages: ${refused}`);
+    if (codes.length > 0)
+      throw Object.assign(new Error(`SQS refused to delete ${codes.length} messages: ${codes}`), { refused });
   }
 
   /**
@@ -516,8 +524,9 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
    * A `before` that fails stops the sweep; when it says which of its page it did not send (a
    * SendFailedError: SQS refused some, or its size check all of them before any request), the
    * dead letters it sent are deleted and the others made visible again. A sweep that stops
-   * rejects with a SweepStoppedError: how many it had sent (a replay) or deleted (a drop, whole
-   * pages only: some of the page it stopped on may be gone too), and why.
+   * rejects with a SweepStoppedError: how many it had sent (a replay) or deleted (a drop: with
+   * those SQS deleted of a page whose delete it refused in part; when that delete failed whole,
+   * the page's dead letters are `unsure`), and why.
    */
   async function sweepDead(
     ids: readonly string[] | undefined,
@@ -530,8 +539,10 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
     const others: string[] = [];
     /** Dead letters `before` sent (a replay), by id: on a page that fails, those it did send. */
     const handed = new Set<string>();
-    /** Dead letters deleted with their whole page (a drop's count when it stops), by id. */
+    /** Dead letters deleted (a drop's count when it stops), by id. */
     const deleted = new Set<string>();
+    /** Dead letters of the page a drop stopped on that may be deleted or not (its delete failed whole). */
+    let unsure = 0;
     try {
       for await (const messages of deadLetterPages(() => MAX_BATCH_ENTRIES)) {
         const chosen: Envelope[] = [];
@@ -581,8 +592,17 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
             deadLetterQueueUrl,
             taken.map((t) => t.receipt),
           ).catch((d: unknown) => {
+            if (!before) {
+              // A drop: SQS deleted what it did not name as refused; a delete that failed whole
+              // (no answer) may have deleted any of the page.
+              const refused = (d as { refused?: unknown }).refused;
+              if (refused instanceof Set) {
+                for (const t of taken) if (!refused.has(t.receipt)) deleted.add(t.id);
+              } else unsure = new Set(taken.map((t) => t.id).filter((id) => !deleted.has(id))).size;
+              throw d;
+            }
             // A replay's page went out: its dead letters are not "the others" still to replay.
-            if (!before || chosen.length === 0) throw d;
+            if (chosen.length === 0) throw d;
             const n = chosen.length;
             throw new Error(
               `${n} dead letter${n === 1 ? "" : "s"} went out but stay${n === 1 ? "s" : ""} on the DLQ too (a replay sends them again): ${errorMessage(d)}`,
@@ -592,7 +612,7 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
         for (const t of taken) deleted.add(t.id);
       }
     } catch (e) {
-      throw new SweepStoppedError(before ? handed.size : deleted.size, e);
+      throw before ? new SweepStoppedError(handed.size, e) : new SweepStoppedError(deleted.size, e, unsure);
     } finally {
       await releaseAll(deadLetterQueueUrl, others);
     }
