@@ -54,7 +54,7 @@ export function createRun(name) {
   });
   // On, not once: a second signal (Ctrl-C pressed again, or run.js passing on one the run got
   // too) must not end the process by its default action while the exit handler cleans up.
-  // SIGHUP (the terminal closed) and SIGQUIT (Ctrl-\\) too: the children, in sessions of their
+  // SIGHUP (the terminal closed) and SIGQUIT (Ctrl-\) too: the children, in sessions of their
   // own, get neither, and the run's default death by them skipped this cleanup and left them.
   for (const signal of STOP_SIGNALS)
     process.on(signal, () => process.exit(128 + os.constants.signals[signal]));

@@ -252,7 +252,6 @@ describe("hookgate serve --record", () => {
   });
 });
 
-/** Waits for `check` to hold, at most 10 s. */
 /**
  * `fifo` opened to write, once `run` (a replay given it) opens it to read. Should the replay end
  * without opening it, a reader of the test's own lets the open return, and the test fails with
@@ -264,11 +263,15 @@ async function writerOf(fifo: string, run: Promise<CliResult>) {
   const ended = await Promise.race([opening.then(() => false), run.then(() => true)]);
   if (!ended) return opening;
   const reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
-  await (await opening).close();
-  closeSync(reader);
+  try {
+    await (await opening).close();
+  } finally {
+    closeSync(reader);
+  }
   throw new Error(`replay ended before it opened ${fifo}: ${JSON.stringify(await run)}`);
 }
 
+/** Waits for `check` to hold, at most 10 s. */
 async function until(check: () => boolean): Promise<void> {
   const end = Date.now() + 10_000;
   while (!check()) {
