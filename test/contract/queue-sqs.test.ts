@@ -312,6 +312,39 @@ describe("sqs queue, SQS specifics", () => {
       )
     ).Attributes?.ApproximateNumberOfMessages;
 
+  /** `count` dead letters `j-0`, `j-1`, … on the DLQ: two pages of 10 and more. */
+  const deadLetters = async (count: number) => {
+    for (let n = 0; n < count; n++)
+      await deadLetterText(
+        JSON.stringify({ id: `j-${n}`, body: n, attempts: 1, error: "HTTP 500", failedAt: n }),
+      );
+  };
+  /** Thrown by a client's middleware: the connection went as SQS was called. */
+  const hangUp = (): never => {
+    throw Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
+  };
+  /**
+   * A queue on the pair `open` made, through a client of its own that calls `change` before each
+   * call of `command` with its count (from 1) and its input: `change` throws to fail the call.
+   */
+  const queueChanging = (command: string, change: (n: number, input: Record<string, unknown>) => void) => {
+    const changing = createSqsClientForLocal(endpoint);
+    let calls = 0;
+    changing.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === command) change(++calls, args.input as Record<string, unknown>);
+        return next(args);
+      },
+      { step: "initialize", name: "change" },
+    );
+    const changed = createSqsQueue<string>({
+      client: changing,
+      queueUrl: pair.queueUrl,
+      deadLetterQueueUrl: pair.deadLetterQueueUrl,
+    });
+    return { queue: changed, close: () => changing.destroy() };
+  };
+
   it("makes a replay's page visible again at once when its send fails before any request, and says which", async () => {
     // A review, session 32: the page size check refused the page before sending it, and the
     // page stayed hidden for the 30 s each page is hidden for: a listing right after the
@@ -360,29 +393,12 @@ describe("sqs queue, SQS specifics", () => {
     // A review, session 32: a replay stopped on its second page said only why, and the operator
     // could not tell that the first page's ten were already back on the queue.
     await open();
-    for (let n = 0; n < 13; n++)
-      await deadLetterText(
-        JSON.stringify({ id: `j-${n}`, body: n, attempts: 1, error: "HTTP 500", failedAt: n }),
-      );
-    const flaky = createSqsClientForLocal(endpoint);
-    let sends = 0;
-    flaky.middlewareStack.add(
-      (next, context) => async (args) => {
-        if (context.commandName === "SendMessageBatchCommand" && ++sends === 2)
-          throw Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
-        return next(args);
-      },
-      { step: "initialize", name: "hangUpSecondSend" },
-    );
-    const replaying = createSqsQueue<string>({
-      client: flaky,
-      queueUrl: pair.queueUrl,
-      deadLetterQueueUrl: pair.deadLetterQueueUrl,
-    });
-    const replay = replaying.replayDead();
+    await deadLetters(13);
+    const flaky = queueChanging("SendMessageBatchCommand", (n) => n === 2 && hangUp());
+    const replay = flaky.queue.replayDead();
     await expect(replay).rejects.toMatchObject({ done: 10 });
     await expect(replay).rejects.toThrow(/socket hang up/);
-    flaky.destroy();
+    flaky.close();
     expect(await queue.receive(10, 30_000)).toHaveLength(10);
     expect(await visibleOnDlq()).toBe("3");
   });
@@ -394,26 +410,13 @@ describe("sqs queue, SQS specifics", () => {
     await open();
     for (const id of ["a", "b"])
       await deadLetterText(JSON.stringify({ id, body: id, attempts: 1, error: "HTTP 500", failedAt: 1 }));
-    const flaky = createSqsClientForLocal(endpoint);
-    flaky.middlewareStack.add(
-      (next, context) => async (args) => {
-        if (context.commandName === "DeleteMessageBatchCommand")
-          throw Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
-        return next(args);
-      },
-      { step: "initialize", name: "hangUpDeletes" },
-    );
-    const replaying = createSqsQueue<string>({
-      client: flaky,
-      queueUrl: pair.queueUrl,
-      deadLetterQueueUrl: pair.deadLetterQueueUrl,
-    });
-    const replay = replaying.replayDead();
+    const flaky = queueChanging("DeleteMessageBatchCommand", hangUp);
+    const replay = flaky.queue.replayDead();
     await expect(replay).rejects.toMatchObject({ done: 2 });
     await expect(replay).rejects.toThrow(
       /2 dead letters went out but stay on the DLQ too \(a replay sends them again\): socket hang up/,
     );
-    flaky.destroy();
+    flaky.close();
     expect((await queue.receive(10, 30_000)).map((m) => m.id).sort()).toEqual(["a", "b"]);
   });
 
@@ -421,30 +424,13 @@ describe("sqs queue, SQS specifics", () => {
     // Session 33: a drop stopped on its second page said only why; the first page's ten were
     // gone already, and the operator could not tell.
     await open();
-    for (let n = 0; n < 13; n++)
-      await deadLetterText(
-        JSON.stringify({ id: `j-${n}`, body: n, attempts: 1, error: "HTTP 500", failedAt: n }),
-      );
-    const flaky = createSqsClientForLocal(endpoint);
-    let deletes = 0;
-    flaky.middlewareStack.add(
-      (next, context) => async (args) => {
-        if (context.commandName === "DeleteMessageBatchCommand" && ++deletes === 2)
-          throw Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
-        return next(args);
-      },
-      { step: "initialize", name: "hangUpSecondDelete" },
-    );
-    const dropping = createSqsQueue<string>({
-      client: flaky,
-      queueUrl: pair.queueUrl,
-      deadLetterQueueUrl: pair.deadLetterQueueUrl,
-    });
-    const drop = dropping.dropDead();
+    await deadLetters(13);
+    const flaky = queueChanging("DeleteMessageBatchCommand", (n) => n === 2 && hangUp());
+    const drop = flaky.queue.dropDead();
     // The delete of the page it stopped on failed whole: its three may be gone or not.
     await expect(drop).rejects.toMatchObject({ name: "SweepStoppedError", done: 10, unsure: 3 });
     await expect(drop).rejects.toThrow(/socket hang up/);
-    flaky.destroy();
+    flaky.close();
     // The first page is gone; the DLQ holds the three of the page it stopped on.
     expect(await visibleOnDlq()).toBe("3");
   });
@@ -453,33 +439,19 @@ describe("sqs queue, SQS specifics", () => {
     // A review, session 33: SQS names the entries of a batch it refused, so the others are known
     // to be gone; the drop's count left the whole page out and said "some may be gone too".
     await open();
-    for (let n = 0; n < 13; n++)
-      await deadLetterText(
-        JSON.stringify({ id: `j-${n}`, body: n, attempts: 1, error: "HTTP 500", failedAt: n }),
-      );
-    const spoiling = createSqsClientForLocal(endpoint);
-    let deletes = 0;
-    spoiling.middlewareStack.add(
-      (next, context) => async (args) => {
-        const input = args.input as { Entries?: { ReceiptHandle?: string }[] };
-        if (context.commandName === "DeleteMessageBatchCommand" && ++deletes === 2 && input.Entries?.[0])
-          input.Entries[0] = { ...input.Entries[0], ReceiptHandle: "not-a-receipt" };
-        return next(args);
-      },
-      { step: "initialize", name: "spoilOneReceipt" },
-    );
-    const dropping = createSqsQueue<string>({
-      client: spoiling,
-      queueUrl: pair.queueUrl,
-      deadLetterQueueUrl: pair.deadLetterQueueUrl,
+    await deadLetters(13);
+    // The second page's first receipt spoilt: SQS refuses that entry alone.
+    const spoiling = queueChanging("DeleteMessageBatchCommand", (n, input) => {
+      const entries = input.Entries as { ReceiptHandle?: string }[] | undefined;
+      if (n === 2 && entries?.[0]) entries[0] = { ...entries[0], ReceiptHandle: "not-a-receipt" };
     });
-    await expect(dropping.dropDead()).rejects.toMatchObject({
+    await expect(spoiling.queue.dropDead()).rejects.toMatchObject({
       name: "SweepStoppedError",
       done: 12,
       unsure: 0,
       message: expect.stringMatching(/SQS refused to delete 1 messages/),
     });
-    spoiling.destroy();
+    spoiling.close();
     expect(await visibleOnDlq()).toBe("1");
   });
 
