@@ -602,8 +602,13 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
               throw d;
             }
             // A replay's page went out: its dead letters are not "the others" still to replay.
+            // Those SQS named as refused stay; with no answer, any of the page may.
             if (chosen.length === 0) throw d;
-            const n = chosen.length;
+            const refused = (d as { refused?: unknown }).refused;
+            const n =
+              refused instanceof Set
+                ? new Set(taken.filter((t) => refused.has(t.receipt)).map((t) => t.id)).size
+                : chosen.length;
             throw new Error(
               `${n} dead letter${n === 1 ? "" : "s"} went out but stay${n === 1 ? "s" : ""} on the DLQ too (a replay sends them again): ${errorMessage(d)}`,
               { cause: d },
