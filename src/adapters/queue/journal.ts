@@ -87,6 +87,7 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
+import { errorMessage } from "../../core/errors.js";
 import type { OutgoingMessage } from "../../core/queue.js";
 import type { IntakePosition, IntakeRow } from "./sqlite.js";
 
@@ -261,10 +262,9 @@ function lookAtLocks(dir: string, left: ReadonlySet<number>, locks: number[]): b
  * `code` (what the caller and the operator act on), and the removal's error after it.
  */
 function bothFailed(cause: unknown, removal: unknown): AggregateError {
-  const text = (e: unknown) => (e instanceof Error ? e.message : String(e));
   const both = new AggregateError(
     [cause, removal],
-    `${text(cause)} (and removing what was made for it failed: ${text(removal)})`,
+    `${errorMessage(cause)} (and removing what was made for it failed: ${errorMessage(removal)})`,
     { cause },
   );
   const code = (cause as { code?: unknown } | null)?.code;

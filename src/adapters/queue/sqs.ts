@@ -592,23 +592,21 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
             deadLetterQueueUrl,
             taken.map((t) => t.receipt),
           ).catch((d: unknown) => {
+            // SQS deleted every receipt it did not name as refused (deleteAll); a delete that
+            // failed whole (no answer) named none, and may have deleted any of the page.
+            const found = (d as { refused?: unknown }).refused;
+            const refused = found instanceof Set ? (found as ReadonlySet<string>) : undefined;
             if (!before) {
-              // A drop: SQS deleted what it did not name as refused; a delete that failed whole
-              // (no answer) may have deleted any of the page.
-              const refused = (d as { refused?: unknown }).refused;
-              if (refused instanceof Set) {
+              if (refused) {
                 for (const t of taken) if (!refused.has(t.receipt)) deleted.add(t.id);
               } else unsure = new Set(taken.map((t) => t.id).filter((id) => !deleted.has(id))).size;
               throw d;
             }
             // A replay's page went out: its dead letters are not "the others" still to replay.
-            // Those SQS named as refused stay; with no answer, any of the page may.
             if (chosen.length === 0) throw d;
-            const refused = (d as { refused?: unknown }).refused;
-            const n =
-              refused instanceof Set
-                ? new Set(taken.filter((t) => refused.has(t.receipt)).map((t) => t.id)).size
-                : chosen.length;
+            const n = refused
+              ? new Set(taken.filter((t) => refused.has(t.receipt)).map((t) => t.id)).size
+              : chosen.length;
             throw new Error(
               `${n} dead letter${n === 1 ? "" : "s"} went out but stay${n === 1 ? "s" : ""} on the DLQ too (a replay sends them again): ${errorMessage(d)}`,
               { cause: d },
