@@ -2207,6 +2207,9 @@ const WRAPPERS: Readonly<Record<string, WrapperSpec>> = {
  * Commands that run another command but are not stripped for allow rules: an allow rule for
  * `rm *` must not allow `sudo rm -rf /`. Deny-style rules check the command they run as well.
  */
+/** A wrapper whose own options and operands are not modelled: every later word that is no option is tried as its command. */
+const GUESS_ONLY: WrapperSpec = { valued: [], flags: [], operands: 0, guessOnly: true };
+
 const DENY_ONLY_WRAPPERS: Readonly<Record<string, WrapperSpec>> = {
   builtin: { valued: [], flags: [], operands: 0 },
   coproc: { valued: [], flags: [], operands: 0 },
@@ -2332,12 +2335,12 @@ const DENY_ONLY_WRAPPERS: Readonly<Record<string, WrapperSpec>> = {
   pkexec: { ...getopt("u:", "user= disable-internal-agent keep-cwd"), operands: 0, shell: true },
   // It runs a command after options and operands of its own that are not modelled: every later
   // word that is no option is tried as it.
-  jobs: { valued: [], flags: [], operands: 0, guessOnly: true },
+  jobs: GUESS_ONLY,
   // tmux 3's new-session, new-window, split-window and respawn-* run a command of several words
   // directly, as screen runs its command words; their options and tmux's commands are not
   // modelled, so every later word that is no option is tried (tmuxRuns and screenRuns read the rest).
-  tmux: { valued: [], flags: [], operands: 0, guessOnly: true },
-  screen: { valued: [], flags: [], operands: 0, guessOnly: true },
+  tmux: GUESS_ONLY,
+  screen: GUESS_ONLY,
   // Programs that run their command words after options or operands of their own, not modelled
   // here: every later word that is no option is tried. macOS's caffeinate, arch and sandbox-exec;
   // container inits and user switchers; library-preloading, proxying and tracing wrappers.
@@ -2345,7 +2348,7 @@ const DENY_ONLY_WRAPPERS: Readonly<Record<string, WrapperSpec>> = {
     ["caffeinate", "arch", "sandbox-exec", "gosu", "su-exec", "tini", "dumb-init", "eatmydata"]
       .concat(["nocache", "faketime", "firejail", "proxychains", "proxychains4", "torsocks"])
       .concat(["valgrind", "ltrace", "catchsegv", "xvfb-run", "dbus-run-session"])
-      .map((name) => [name, { valued: [], flags: [], operands: 0, guessOnly: true }]),
+      .map((name) => [name, GUESS_ONLY]),
   ),
   setsid: { valued: [], flags: ["-c", "--ctty", "-f", "--fork", "-w", "--wait"], operands: 0 },
   ionice: { valued: ["-c", "--class", "-n", "--classdata"], flags: ["-t", "--ignore"], operands: 0 },
