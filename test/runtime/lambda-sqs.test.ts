@@ -119,6 +119,24 @@ const handlerFor = (env: Record<string, string> = {}) =>
     logger: { log: () => undefined },
   });
 
+/**
+ * A client of the loopback SQS server whose `before` runs ahead of each of its calls (the
+ * command's name and its input, to change in place): throwing fails that call. Destroyed after
+ * the test.
+ */
+function clientWith(before: (command: string, input: Record<string, unknown>) => void): SQSClient {
+  const changed = createSqsClientForLocal(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+  cleanups.push(async () => changed.destroy());
+  changed.middlewareStack.add(
+    (next, context) => async (args) => {
+      before(context.commandName ?? "", args.input as Record<string, unknown>);
+      return next(args);
+    },
+    { step: "initialize", name: "before" },
+  );
+  return changed;
+}
+
 /** Receives what is on the queue as the event source mapping would, keeping the messages visible. */
 async function receiveAll(expected: number): Promise<Message[]> {
   const got: Message[] = [];
@@ -277,19 +295,12 @@ describe("the Lambda SQS handler", () => {
     await createPair();
     const gone = withSink(jobOf(0), "gone");
     await send([gone]);
-    const port = (server.address() as AddressInfo).port;
-    const flakyDlq = createSqsClientForLocal(`http://127.0.0.1:${port}`);
-    cleanups.push(async () => flakyDlq.destroy());
     let failSends = true;
-    flakyDlq.middlewareStack.add(
-      (next, context) => async (args) => {
-        const to = (args.input as { QueueUrl?: string }).QueueUrl;
-        if (failSends && context.commandName === "SendMessageCommand" && to === dlqUrl)
-          throw Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
-        return next(args);
-      },
-      { step: "initialize", name: "failDlqSends" },
-    );
+    const flakyDlq = clientWith((command, input) => {
+      const to = (input as { QueueUrl?: string }).QueueUrl;
+      if (failSends && command === "SendMessageCommand" && to === dlqUrl)
+        throw Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
+    });
     const handler = createSqsHandler({
       env: {
         HOOKGATE_POLICY: policy(),
@@ -326,18 +337,11 @@ describe("the Lambda SQS handler", () => {
     await send([dead]);
     const first = eventOf(await receiveAll(1), {});
     (first.Records[0] as SQSRecord).attributes.ApproximateReceiveCount = "2";
-    const port = (server.address() as AddressInfo).port;
-    const flakyDeletes = createSqsClientForLocal(`http://127.0.0.1:${port}`);
-    cleanups.push(async () => flakyDeletes.destroy());
     let failDeletes = true;
-    flakyDeletes.middlewareStack.add(
-      (next, context) => async (args) => {
-        if (failDeletes && context.commandName === "DeleteMessageBatchCommand")
-          throw Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
-        return next(args);
-      },
-      { step: "initialize", name: "failDeletes" },
-    );
+    const flakyDeletes = clientWith((command, input) => {
+      if (failDeletes && command === "DeleteMessageBatchCommand")
+        throw Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
+    });
     const handler = createSqsHandler({
       env: {
         HOOKGATE_POLICY: policy(),
@@ -379,17 +383,10 @@ describe("the Lambda SQS handler", () => {
     const messages = await receiveAll(2);
     const deadBody = messages.find((m) => m.Body?.includes(dead.id))?.Body ?? "";
     const event = eventOf(messages, { [deadBody]: "2" });
-    const port = (server.address() as AddressInfo).port;
-    const noDeletes = createSqsClientForLocal(`http://127.0.0.1:${port}`);
-    cleanups.push(async () => noDeletes.destroy());
-    noDeletes.middlewareStack.add(
-      (next, context) => async (args) => {
-        if (context.commandName === "DeleteMessageBatchCommand")
-          throw Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
-        return next(args);
-      },
-      { step: "initialize", name: "failDeletes" },
-    );
+    const noDeletes = clientWith((command, input) => {
+      if (command === "DeleteMessageBatchCommand")
+        throw Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
+    });
     const lines: { level: string; message: string; fields: Record<string, unknown> }[] = [];
     const handler = createSqsHandler({
       env: {
@@ -476,23 +473,13 @@ describe("the Lambda SQS handler", () => {
     // Its second receive: one send before this copy and two receives of it make 3 attempts.
     const event = eventOf([original], { [original.Body ?? ""]: "2" });
     // The same SQS, but the copy is sent with no delay, to be received at once.
-    const port = (server.address() as AddressInfo).port;
-    const undelayed = createSqsClientForLocal(`http://127.0.0.1:${port}`);
-    cleanups.push(async () => undelayed.destroy());
-    undelayed.middlewareStack.add(
-      (next, context) => async (args) => {
-        if (
-          context.commandName === "SendMessageCommand" ||
-          context.commandName === "SendMessageBatchCommand"
-        ) {
-          const input = args.input as { DelaySeconds?: number; Entries?: { DelaySeconds?: number }[] };
-          input.DelaySeconds &&= 0;
-          for (const entry of input.Entries ?? []) entry.DelaySeconds &&= 0;
-        }
-        return next(args);
-      },
-      { step: "initialize", name: "noDelay" },
-    );
+    const undelayed = clientWith((command, input) => {
+      if (command === "SendMessageCommand" || command === "SendMessageBatchCommand") {
+        const send = input as { DelaySeconds?: number; Entries?: { DelaySeconds?: number }[] };
+        send.DelaySeconds &&= 0;
+        for (const entry of send.Entries ?? []) entry.DelaySeconds &&= 0;
+      }
+    });
     const broken = createSqsHandler({
       env: { HOOKGATE_POLICY: "{", HOOKGATE_QUEUE_URL: queueUrl, HOOKGATE_DLQ_URL: dlqUrl },
       sqsClient: async () => undelayed,
@@ -521,20 +508,13 @@ describe("the Lambda SQS handler", () => {
     await send([job]);
     const [original] = await receiveAll(1);
     if (!original) throw new Error("nothing received");
-    const port = (server.address() as AddressInfo).port;
-    const flaky = createSqsClientForLocal(`http://127.0.0.1:${port}`);
-    cleanups.push(async () => flaky.destroy());
     let failCopies = 1;
-    flaky.middlewareStack.add(
-      (next, context) => async (args) => {
-        if (context.commandName === "SendMessageCommand") {
-          if (failCopies-- > 0) throw Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
-          (args.input as { DelaySeconds?: number }).DelaySeconds = 0;
-        }
-        return next(args);
-      },
-      { step: "initialize", name: "failFirstCopy" },
-    );
+    const flaky = clientWith((command, input) => {
+      if (command === "SendMessageCommand") {
+        if (failCopies-- > 0) throw Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
+        (input as { DelaySeconds?: number }).DelaySeconds = 0;
+      }
+    });
     const broken = createSqsHandler({
       env: { HOOKGATE_POLICY: "{", HOOKGATE_QUEUE_URL: queueUrl, HOOKGATE_DLQ_URL: dlqUrl },
       sqsClient: async () => flaky,
@@ -881,18 +861,11 @@ describe("the Lambda SQS handler", () => {
     await send([job]);
     const lines: { msg: string; fields: Record<string, unknown> | undefined }[] = [];
     const first = eventOf(await receiveAll(1));
-    const port = (server.address() as AddressInfo).port;
-    const flakyDeletes = createSqsClientForLocal(`http://127.0.0.1:${port}`);
-    cleanups.push(async () => flakyDeletes.destroy());
     let failDeletes = true;
-    flakyDeletes.middlewareStack.add(
-      (next, context) => async (args) => {
-        if (failDeletes && context.commandName === "DeleteMessageBatchCommand")
-          throw Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
-        return next(args);
-      },
-      { step: "initialize", name: "failDeletes" },
-    );
+    const flakyDeletes = clientWith((command, input) => {
+      if (failDeletes && command === "DeleteMessageBatchCommand")
+        throw Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
+    });
     const handler = createSqsHandler({
       env: {
         HOOKGATE_POLICY: JSON.stringify({
@@ -934,17 +907,10 @@ describe("the Lambda SQS handler", () => {
     const job = withSink(jobOf(0), "audit");
     await send([job]);
     const first = eventOf(await receiveAll(1));
-    const port = (server.address() as AddressInfo).port;
-    const flakyDeletes = createSqsClientForLocal(`http://127.0.0.1:${port}`);
-    cleanups.push(async () => flakyDeletes.destroy());
-    flakyDeletes.middlewareStack.add(
-      (next, context) => async (args) => {
-        if (context.commandName === "DeleteMessageBatchCommand")
-          throw Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
-        return next(args);
-      },
-      { step: "initialize", name: "failDeletes" },
-    );
+    const flakyDeletes = clientWith((command, input) => {
+      if (command === "DeleteMessageBatchCommand")
+        throw Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
+    });
     const lines: { level: string; msg: string; fields: Record<string, unknown> }[] = [];
     const broken = createSqsHandler({
       env: { HOOKGATE_POLICY: "{", HOOKGATE_QUEUE_URL: queueUrl, HOOKGATE_DLQ_URL: dlqUrl },
