@@ -71,7 +71,13 @@ export function invalidHeaderError(names: readonly string[]): RemoteActionError 
   };
 }
 
-/** What a caught value says: an Error's message, anything else as a string. */
+/**
+ * What a caught value says: an Error's message, anything else as a string. An AggregateError
+ * with no message of its own (Node's, when every address of a name failed to connect) says its
+ * errors', joined.
+ */
 export function errorMessage(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
+  if (!(e instanceof Error)) return String(e);
+  const inner = (e as { errors?: unknown }).errors;
+  return e.message === "" && Array.isArray(inner) ? inner.map(errorMessage).join("; ") : e.message;
 }

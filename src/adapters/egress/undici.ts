@@ -389,9 +389,8 @@ function describeFailure(
       reason: `${describeTarget(url)} did not answer within ${timeoutMs} ms`,
     };
   }
-  // Each address of a name that has several fails on its own (an AggregateError, no message).
-  const inner = (e as { errors?: unknown })?.errors;
-  const why = errorMessage(e) || (Array.isArray(inner) ? inner.map(errorMessage).join("; ") : "");
+  // Each address of a name that has several fails on its own: errorMessage joins them.
+  const why = errorMessage(e);
   return {
     code: "EGRESS_CONNECT_FAILED",
     stage,
