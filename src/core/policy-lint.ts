@@ -668,32 +668,36 @@ function lintForwardHeaderVariables(
         if (why !== undefined)
           warn(at, `header "${header}" reads $${name}, which ${why}, so it is always sent empty there`);
       }
-      for (const problem of unreadVariables(value))
-        warn(
-          at,
-          `header "${header}" has ${problem}: a header's $VAR names upper-case letters, digits and _ only, as Claude Code's does`,
-        );
+      for (const problem of unreadVariables(value)) warn(at, `header "${header}" has ${problem}`);
     }
   }
 }
 
 /**
  * `$name` / `${name}` spellings of a header's value that are not read as the variable they look
- * like. Braces that hold a `$` are not one spelling: Claude Code reads the `$VAR` inside them
- * (`${x $TOKEN}` sends TOKEN's value between `${x ` and `}`).
+ * like, each with why. Braces that hold a `$` are not one spelling: Claude Code reads the `$VAR`
+ * inside them (`${x $TOKEN}` sends TOKEN's value between `${x ` and `}`). A `${` never closed is
+ * sent as written, up to the next `$` (which may start a variable that is read).
  */
 function unreadVariables(value: string): string[] {
-  return [...value.matchAll(/\$\{([^${}]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)/g)].flatMap((m) => {
-    const name = m[1] ?? m[2] ?? "";
-    if (HEADER_VAR_NAME.test(name)) return [];
-    // Read greedily: `$Token` reads $T and sends "oken" as written.
-    const read = m[2] === undefined ? undefined : /^[A-Z_][A-Z0-9_]*/.exec(name)?.[0];
-    return [
-      read === undefined
-        ? `${m[0]}, which is sent as written, not read from the environment`
-        : `${m[0]}, which reads $${read} and sends the rest as written`,
-    ];
-  });
+  const rule = "a header's $VAR names upper-case letters, digits and _ only, as Claude Code's does";
+  return [...value.matchAll(/\$\{([^${}]*)\}|\$\{(?![^}]*\})[^$]*|\$([A-Za-z_][A-Za-z0-9_]*)/g)].flatMap(
+    (m) => {
+      const [spelt, braced, bare] = m;
+      if (braced === undefined && bare === undefined)
+        return [
+          `${spelt.trimEnd()}, which has no closing brace, so it is sent as written, not read from the environment`,
+        ];
+      if (HEADER_VAR_NAME.test(braced ?? bare ?? "")) return [];
+      // Read greedily: `$Token` reads $T and sends "oken" as written.
+      const read = bare === undefined ? undefined : /^[A-Z_][A-Z0-9_]*/.exec(bare)?.[0];
+      return [
+        read === undefined
+          ? `${spelt}, which is sent as written, not read from the environment: ${rule}`
+          : `${spelt}, which reads $${read} and sends the rest as written: ${rule}`,
+      ];
+    },
+  );
 }
 
 /**

@@ -594,9 +594,9 @@ describe("lintPolicy: forward headers whose variables are always sent empty", ()
           on: "PreToolUse",
           forward: {
             url: "https://policy.example/hook",
-            // biome-ignore lint/suspicious/noTemplateCurlyInString: a header's ${VAR}, not a template
             headers: {
               Authorization: "Bearer $token",
+              // biome-ignore lint/suspicious/noTemplateCurlyInString: a header's ${VAR}, not a template
               "X-A": "${token}",
               "X-B": "$Token",
               "X-C": "$TOKEN $$ $5",
@@ -618,9 +618,45 @@ describe("lintPolicy: forward headers whose variables are always sent empty", ()
     const rule = "a header's $VAR names upper-case letters, digits and _ only, as Claude Code's does";
     expect(messages).toEqual([
       `$.rules[0].forward.headers.Authorization: header "Authorization" has $token, which is sent as written, not read from the environment: ${rule}`,
-      // biome-ignore lint/suspicious/noTemplateCurlyInString: a header's ${VAR}, not a template
       `$.rules[0].forward.headers["X-A"]: header "X-A" has \${token}, which is sent as written, not read from the environment: ${rule}`,
       `$.rules[0].forward.headers["X-B"]: header "X-B" has $Token, which reads $T and sends the rest as written: ${rule}`,
+    ]);
+  });
+
+  it("names a ${ with no closing brace, which is sent as written", async () => {
+    const policy = await policyFrom({
+      version: 1,
+      auth: { tokens: [] },
+      egress: { allowedHttpHookUrls: ["https://policy.example/*"], httpHookAllowedEnvVars: ["TOKEN", "T"] },
+      rules: [
+        {
+          id: "a",
+          on: "PreToolUse",
+          forward: {
+            url: "https://policy.example/hook",
+            headers: {
+              Authorization: "Bearer ${TOKEN",
+              "X-A": "${token",
+              // The $T after it is read; the `${TOKEN ` before it is not.
+              "X-B": "${TOKEN $T",
+              // Closed later: Claude Code reads the $TOKEN inside.
+              // biome-ignore lint/suspicious/noTemplateCurlyInString: a header's ${VAR}, not a template
+              "X-C": "${x $TOKEN}",
+            },
+            allowedEnvVars: ["TOKEN", "T"],
+          },
+        },
+      ],
+    });
+    const env: Record<string, string> = { TOKEN: "value", T: "t" };
+    const messages = lintPolicy(policy, (name) => env[name])
+      .filter((w) => w.path.includes("forward"))
+      .map((w) => `${w.path}: ${w.message}`);
+    const why = "which has no closing brace, so it is sent as written, not read from the environment";
+    expect(messages).toEqual([
+      `$.rules[0].forward.headers.Authorization: header "Authorization" has \${TOKEN, ${why}`,
+      `$.rules[0].forward.headers["X-A"]: header "X-A" has \${token, ${why}`,
+      `$.rules[0].forward.headers["X-B"]: header "X-B" has \${TOKEN, ${why}`,
     ]);
   });
 });
