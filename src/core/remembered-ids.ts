@@ -30,6 +30,12 @@ export class RememberedIds<V> {
  * its attempts (SQS's receive count, a SQLite lease, Cloudflare's `attempts`), though nothing was
  * sent; `sends` takes such receives off again. Kept in memory, at most MAX_REMEMBERED_IDS: a
  * message that comes back to another process or container still counts them.
+ *
+ * Why the consumers hold it, not the queue adapters (which define `attempts`): two of its three
+ * users, the Lambda SQS handler and the Worker's queue consumer, get their messages from the
+ * runtime (an SQS event's records, a Cloudflare batch), not from `Queue.receive`, so an adapter
+ * could not take the receives off their attempts; the pull consumer (app/consumer.ts) uses it
+ * the same way, rather than a second mechanism for one of the three.
  */
 export class UnsentReceives {
   readonly #counts = new RememberedIds<number>();
