@@ -3175,7 +3175,8 @@ const NO_RUNS: CliRuns = { subcommands: [], scripts: [], unreadable: false };
  * What tmux types into a pane is a script its shell reads: send-keys (keys by their names, `rm
  * Space -rf`), paste-buffer, pipe-pane (its `-I`) and source-file (a file of tmux commands), by
  * name, alias or unique prefix (`pa`, `so`), make the command unreadable, as does a `;` inside a
- * word of tmux commands, control mode (`-C`), which reads tmux commands from stdin, and `-f`.
+ * word of tmux commands, control mode (`-C`), which reads tmux commands from stdin, `-f`, and a
+ * format's `#(…)` in any word (it runs a shell command).
  */
 function tmuxRuns(args: readonly Word[], at: number): CliRuns {
   const scripts: Script[] = [];
@@ -3187,6 +3188,9 @@ function tmuxRuns(args: readonly Word[], at: number): CliRuns {
     const word = args[i] as Word;
     if (word.kind === "redirect") continue;
     if (word.text.split(/[\s;{}'"]+/).some(typesIntoPane)) unreadable = true;
+    // A format's `#(…)` runs a shell command (an option's: `set -g status-right '#(…)'` runs with
+    // every redraw of an attached client's status line).
+    if (word.text.includes("#(")) unreadable = true;
     if (/^\\?;$/.test(word.text)) {
       command = undefined;
       continue;

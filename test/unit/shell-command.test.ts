@@ -1100,6 +1100,9 @@ describe("tmux and screen (a security hunt, session 32)", () => {
     ["tmux -2uC attach -t dev", "-C among other flags"],
     ["tmux -f /tmp/t.conf new -d", "-f reads tmux commands from a file, as source-file does"],
     ["tmux -2f/tmp/t.conf new -d", "-f bundled, its value in its word"],
+    // Checked with tmux 3.3a and an attached client: the status line runs it (session 34).
+    ["tmux set -g status-right '#(rm -rf /)'", "a format's #() runs a shell command"],
+    ["tmux display -p -t dev 'x #(rm -rf /)'", "a format's #() anywhere"],
   ])("%s (%s)", (command) => {
     const split = splitCommand(command);
     const named = split.subcommands.some((s) =>
@@ -1129,6 +1132,7 @@ describe("tmux and screen (a security hunt, session 32)", () => {
     "tmux set -g mouse on",
     "tmux bind r display-message reloaded",
     "tmux -L Cx new -d -s dev 'npm run dev'",
+    "tmux display -p -t dev '#S'",
   ])("reads %j", (command) => {
     expect(splitCommand(command).unreadable).toBe(false);
   });
