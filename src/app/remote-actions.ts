@@ -118,6 +118,12 @@ function seenOf(input: RemoteInput): string {
 
 export function createRemoteActions(deps: RemoteDeps): RemoteActions {
   const cache = new Map<string, { verdict: Verdict; until: number }>();
+  /**
+   * The enforcing calls in flight, by verdict-cache key, each settled when its call ends: an
+   * identical event judged meanwhile waits for it (within its own deadline) and is answered from
+   * the cache, instead of making a second call; after a call that failed, the next in line calls.
+   */
+  const inFlight = new Map<string, Promise<void>>();
   /** Per [model, team, UTC day]; the shadow calls' budgets and slots in their own. */
   const budgets = { enforcing: new DailyCounts(), shadow: new DailyCounts() };
   const limiters = { enforcing: new Map<string, Semaphore>(), shadow: new Map<string, Semaphore>() };
@@ -287,94 +293,120 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
         message: `model "${model.name}" has no API key (its env variable is unset)`,
       });
     }
-    // The concurrency slot first: a call that times out waiting for one is not a call, and must
-    // not spend the team's budget. A shadow rule's call has slots and a daily budget of their own
-    // (the model's again, counted apart), never waits for a slot and never fills the verdict
-    // cache: trying a rule in shadow must not change what the enforcing rules answer.
     const shadow = rule.mode === "shadow";
-    const limiter = limiterFor(model, shadow);
-    if (shadow && !limiter.tryAcquire()) {
-      return skipped(rule, `all ${model.maxConcurrent} shadow calls to model "${model.name}" are in flight`);
-    }
-    if (!shadow && !(await limiter.acquire(timeoutMs, signal))) {
-      return onError(rule, input, {
-        code: "JUDGE_TIMEOUT",
-        message: `waited ${Math.round(timeoutMs)} ms for one of ${model.maxConcurrent} concurrent calls`,
-      });
-    }
-    const budget = spendBudget(model, input.team, shadow);
-    if (!budget.ok && shadow) {
-      limiter.release();
-      return skipped(
-        rule,
-        `the shadow calls' own daily budget of ${budget.limit} to model "${model.name}" is spent`,
-      );
-    }
-    if (!budget.ok) {
-      limiter.release();
-      return withAudit(
-        onError(rule, input, {
-          code: "JUDGE_BUDGET_SPENT",
-          message: `team "${input.team}" used its ${budget.limit} daily calls to model "${model.name}"`,
-        }),
-        { model: model.name, budget: { used: budget.used, limit: budget.limit } },
-      );
-    }
-    try {
-      const request = buildJudgeRequest(
-        { provider: model.provider, model: model.model, apiKey: model.apiKey, url: model.url },
-        renderPrompt(prompt.text, seen),
-      );
-      let spent = budget;
-      for (let attempts = 1; ; attempts++) {
-        const extra = {
-          ...(spent.limit ? { budget: { used: spent.used, limit: spent.limit } } : {}),
-          ...(attempts > 1 ? { attempts } : {}),
+    const lead = key !== undefined && !shadow ? key : undefined;
+    for (let pending = lead && inFlight.get(lead); pending; pending = lead && inFlight.get(lead)) {
+      await pending;
+      // Answered already at its own deadline (the timeout's onError): no call of its own now.
+      if (signal.aborted)
+        return onError(rule, input, { code: "JUDGE_TIMEOUT", message: "no answer in time" });
+      const shared = cache.get(lead as string);
+      if (shared && shared.until > deps.clock.now()) {
+        const detail = "the verdict of an identical call that was in flight";
+        return {
+          effect: effectOf(shared.verdict),
+          audit: { outcome: "CACHE_HIT", model: model.name, detail },
         };
-        Object.assign(progress, extra);
-        const sentAt = deps.clock.monotonic();
-        const sent = await deps.egress({
-          url: request.url,
-          method: "POST",
-          headers: request.headers,
-          body: request.body,
-          timeoutMs: Math.max(1, deadline - sentAt),
-          signal,
-        });
-        if (!sent.ok) {
-          // Refused or failed before a connection (the guard, DNS, a closed port): no call reached
-          // the provider, so none is counted, or a wrong model URL would spend the team's day.
-          if (NOT_SENT.has(sent.error.stage)) refundBudget(spent, shadow);
-          return withAudit(onError(rule, input, { code: sent.error.code, message: sent.error.reason }), {
-            model: model.name,
-            ...extra,
-          });
-        }
-        const verdict = parseJudgeResponse(
-          model.provider,
-          sent.value.status,
-          sent.value.body,
-          input.policy.secrets,
+      }
+    }
+    // Set with no wait since the look above: the next identical event finds this call.
+    let settled: (() => void) | undefined;
+    if (lead !== undefined) inFlight.set(lead, new Promise((resolve) => (settled = resolve)));
+    try {
+      // The concurrency slot first: a call that times out waiting for one is not a call, and must
+      // not spend the team's budget. A shadow rule's call has slots and a daily budget of their own
+      // (the model's again, counted apart), never waits for a slot and never fills the verdict
+      // cache: trying a rule in shadow must not change what the enforcing rules answer.
+      const limiter = limiterFor(model, shadow);
+      if (shadow && !limiter.tryAcquire()) {
+        return skipped(
+          rule,
+          `all ${model.maxConcurrent} shadow calls to model "${model.name}" are in flight`,
         );
-        if (!verdict.ok) {
-          // One more call after a transient error, when its wait and a call as long as the first
-          // fit before the deadline; it is a call like any other, so it needs the budget too.
-          const wait = attempts === 1 ? retryWaitMs(sent.value, deps.clock.now()) : undefined;
-          const now = deps.clock.monotonic();
-          if (wait !== undefined && now + wait + (now - sentAt) < deadline && (await pause(wait, signal))) {
-            const next = spendBudget(model, input.team, shadow);
-            if (next.ok) {
-              spent = next;
-              continue;
-            }
+      }
+      if (!shadow && !(await limiter.acquire(timeoutMs, signal))) {
+        return onError(rule, input, {
+          code: "JUDGE_TIMEOUT",
+          message: `waited ${Math.round(timeoutMs)} ms for one of ${model.maxConcurrent} concurrent calls`,
+        });
+      }
+      const budget = spendBudget(model, input.team, shadow);
+      if (!budget.ok && shadow) {
+        limiter.release();
+        return skipped(
+          rule,
+          `the shadow calls' own daily budget of ${budget.limit} to model "${model.name}" is spent`,
+        );
+      }
+      if (!budget.ok) {
+        limiter.release();
+        return withAudit(
+          onError(rule, input, {
+            code: "JUDGE_BUDGET_SPENT",
+            message: `team "${input.team}" used its ${budget.limit} daily calls to model "${model.name}"`,
+          }),
+          { model: model.name, budget: { used: budget.used, limit: budget.limit } },
+        );
+      }
+      try {
+        const request = buildJudgeRequest(
+          { provider: model.provider, model: model.model, apiKey: model.apiKey, url: model.url },
+          renderPrompt(prompt.text, seen),
+        );
+        let spent = budget;
+        for (let attempts = 1; ; attempts++) {
+          const extra = {
+            ...(spent.limit ? { budget: { used: spent.used, limit: spent.limit } } : {}),
+            ...(attempts > 1 ? { attempts } : {}),
+          };
+          Object.assign(progress, extra);
+          const sentAt = deps.clock.monotonic();
+          const sent = await deps.egress({
+            url: request.url,
+            method: "POST",
+            headers: request.headers,
+            body: request.body,
+            timeoutMs: Math.max(1, deadline - sentAt),
+            signal,
+          });
+          if (!sent.ok) {
+            // Refused or failed before a connection (the guard, DNS, a closed port): no call reached
+            // the provider, so none is counted, or a wrong model URL would spend the team's day.
+            if (NOT_SENT.has(sent.error.stage)) refundBudget(spent, shadow);
+            return withAudit(onError(rule, input, { code: sent.error.code, message: sent.error.reason }), {
+              model: model.name,
+              ...extra,
+            });
           }
-          return withAudit(onError(rule, input, verdict.error), { model: model.name, ...extra });
+          const verdict = parseJudgeResponse(
+            model.provider,
+            sent.value.status,
+            sent.value.body,
+            input.policy.secrets,
+          );
+          if (!verdict.ok) {
+            // One more call after a transient error, when its wait and a call as long as the first
+            // fit before the deadline; it is a call like any other, so it needs the budget too.
+            const wait = attempts === 1 ? retryWaitMs(sent.value, deps.clock.now()) : undefined;
+            const now = deps.clock.monotonic();
+            if (wait !== undefined && now + wait + (now - sentAt) < deadline && (await pause(wait, signal))) {
+              const next = spendBudget(model, input.team, shadow);
+              if (next.ok) {
+                spent = next;
+                continue;
+              }
+            }
+            return withAudit(onError(rule, input, verdict.error), { model: model.name, ...extra });
+          }
+          if (key && !shadow) remember(key, verdict.value, model.cacheTtlSeconds);
+          return { effect: effectOf(verdict.value), audit: { outcome: "OK", model: model.name, ...extra } };
         }
-        if (key && !shadow) remember(key, verdict.value, model.cacheTtlSeconds);
-        return { effect: effectOf(verdict.value), audit: { outcome: "OK", model: model.name, ...extra } };
+      } finally {
+        limiter.release();
       }
     } finally {
-      limiter.release();
+      if (lead !== undefined) inFlight.delete(lead);
+      settled?.();
     }
   }
 

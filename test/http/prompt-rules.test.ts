@@ -456,6 +456,63 @@ describe("prompt rules: cost control", () => {
     expect(plain.hookSpecificOutput.permissionDecisionReason).toMatch(/outside src/);
   });
 
+  it("makes one call for identical events judged at once, the others answered from its verdict", async () => {
+    const app = await appWith();
+    const before = model.requests.length;
+    model.script({ delayMs: 100, next: { verdict: { ok: false, reason: "shared no" } } });
+    const bodies = await Promise.all(
+      ["s1", "s2", "s3"].map(async (session) =>
+        jsonOf(await app.post("/v1/hooks", write("/p/src/at-once.ts", session))),
+      ),
+    );
+    expect(model.requests.length - before).toBe(1);
+    for (const body of bodies) expect(body.hookSpecificOutput.permissionDecisionReason).toMatch(/shared no/);
+    const pending = app.logs
+      .filter((l) => l.msg === "decision")
+      .slice(-3)
+      .map((l) => (l as { pending: { outcome: string; detail?: string }[] }).pending[0]);
+    expect(pending.map((p) => p?.outcome).sort()).toEqual(["CACHE_HIT", "CACHE_HIT", "OK"]);
+    expect(pending.filter((p) => p?.outcome === "CACHE_HIT").map((p) => p?.detail)).toEqual([
+      "the verdict of an identical call that was in flight",
+      "the verdict of an identical call that was in flight",
+    ]);
+  });
+
+  it("calls for a waiting identical event itself when the call in flight failed", async () => {
+    const app = await appWith();
+    const from = model.requests.length;
+    model.script((req) =>
+      model.requests.indexOf(req) === from
+        ? {
+            delayMs: 100,
+            next: { status: 400, body: '{"type":"error","error":{"type":"invalid_request_error"}}' },
+          }
+        : { verdict: { ok: false, reason: "second call" } },
+    );
+    const bodies = await Promise.all(
+      ["s1", "s2"].map(async (session) =>
+        jsonOf(await app.post("/v1/hooks", write("/p/src/fails.ts", session))),
+      ),
+    );
+    expect(model.requests.length - from).toBe(2);
+    // Whichever was judged first made the call that failed; the other then made its own.
+    const reasons = bodies.map((b) => b.hookSpecificOutput.permissionDecisionReason as string).sort();
+    expect(reasons).toEqual([
+      expect.stringMatching(/second call/),
+      expect.stringMatching(/JUDGE_HTTP_ERROR/),
+    ]);
+  });
+
+  it("makes a call of its own for each identical event when the cache is off", async () => {
+    const app = await appWith({}, { cacheTtlSeconds: 0 });
+    const before = model.requests.length;
+    model.script({ delayMs: 50, next: { verdict: { ok: true, reason: "fine" } } });
+    await Promise.all(
+      ["s1", "s2"].map((session) => app.post("/v1/hooks", write("/p/src/uncached.ts", session))),
+    );
+    expect(model.requests.length - before).toBe(2);
+  });
+
   it("calls again when the cache is off", async () => {
     const app = await appWith({}, { cacheTtlSeconds: 0 });
     const before = model.requests.length;
