@@ -3,7 +3,7 @@
  * and no process behind. A run is stopped as soon as its servers are up, long before it measures
  * anything; no benchmark runs here otherwise.
  */
-import { spawn, spawnSync } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { constants } from "node:os";
 import { join } from "node:path";
@@ -155,35 +155,65 @@ const CASES: Case[] = [
   },
 ];
 
+interface Up {
+  bench: ChildProcess;
+  /** Its exit code, once it has exited. */
+  exited: Promise<number | null>;
+  /** The processes under it once `up` showed. */
+  started: Proc[];
+  /** Its stderr so far. */
+  stderr: () => string;
+}
+
+/**
+ * `command argv` in the repository, with `temp` as its TMPDIR, once `up` shows on its stderr
+ * (in a process group of its own if `group`). It, and what was under it then, end with the test.
+ */
+async function startUntilUp(
+  command: string,
+  argv: readonly string[],
+  up: RegExp,
+  temp: string,
+  group: boolean,
+): Promise<Up> {
+  const bench = spawn(command, argv, {
+    cwd: ROOT,
+    // npm: no update check (a request to its registry) and no log file in the home directory.
+    env: childEnv({ TMPDIR: temp, npm_config_update_notifier: "false", npm_config_logs_max: "0" }),
+    stdio: ["ignore", "ignore", "pipe"],
+    // Its own process group, as a shell gives a job: Ctrl-C signals the whole group.
+    detached: group,
+  });
+  let started: Proc[] = [];
+  whenDone(async () => {
+    await endProcess(bench);
+    for (const p of started.filter(running)) process.kill(p.pid, "SIGKILL");
+  });
+  let stderr = "";
+  bench.stderr.setEncoding("utf8");
+  const exited = new Promise<number | null>((resolve) => bench.once("exit", resolve));
+  await new Promise<void>((resolve, reject) => {
+    bench.stderr.on("data", (chunk: string) => {
+      stderr += chunk;
+      if (up.test(stderr)) resolve();
+    });
+    void exited.then((code) => reject(new Error(`${argv[0]} exited with ${code}: ${stderr}`)));
+  });
+  started = descendants(bench.pid ?? 0);
+  return { bench, exited, started, stderr: () => stderr };
+}
+
 describe("a benchmark stopped once its servers are up", () => {
   for (const { run, by, command, argv, signal, group, up, processes, dirs } of CASES) {
     it(`${run}, by ${by}, leaves no directory and no process`, async () => {
       const temp = tempDir("bench-tmp");
-      const bench = spawn(command ?? process.execPath, argv, {
-        cwd: ROOT,
-        // npm: no update check (a request to its registry) and no log file in the home directory.
-        env: childEnv({ TMPDIR: temp, npm_config_update_notifier: "false", npm_config_logs_max: "0" }),
-        stdio: ["ignore", "ignore", "pipe"],
-        // Its own process group, as a shell gives a job: Ctrl-C signals the whole group.
-        detached: group,
-      });
-      let started: Proc[] = [];
-      whenDone(async () => {
-        await endProcess(bench);
-        for (const p of started.filter(running)) process.kill(p.pid, "SIGKILL");
-      });
-      let stderr = "";
-      bench.stderr.setEncoding("utf8");
-      const exited = new Promise<number | null>((resolve) => bench.once("exit", resolve));
-      await new Promise<void>((resolve, reject) => {
-        bench.stderr.on("data", (chunk: string) => {
-          stderr += chunk;
-          if (up.test(stderr)) resolve();
-        });
-        void exited.then((code) => reject(new Error(`${argv[0]} exited with ${code}: ${stderr}`)));
-      });
-
-      started = descendants(bench.pid ?? 0);
+      const { bench, exited, started, stderr } = await startUntilUp(
+        command ?? process.execPath,
+        argv,
+        up,
+        temp,
+        group,
+      );
       expect(started).toHaveLength(processes);
       const made = readdirSync(temp);
       expect(made).toHaveLength(dirs);
@@ -197,7 +227,7 @@ describe("a benchmark stopped once its servers are up", () => {
       const code = await exited;
       expect(readdirSync(temp)).toEqual([]);
       expect(started.filter(running)).toEqual([]);
-      expect(code, stderr).toBe(128 + constants.signals[signal]);
+      expect(code, stderr()).toBe(128 + constants.signals[signal]);
     });
   }
 });
