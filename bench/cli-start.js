@@ -92,7 +92,11 @@ function sample(target) {
   return new Promise((resolve) => {
     const ticks = childrenCpuTicks();
     const began = performance.now();
-    const child = spawnChild(process.execPath, target.args, { cwd: ROOT, stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawnChild(process.execPath, target.args, {
+      cwd: ROOT,
+      stdio: ["pipe", "pipe", "pipe"],
+      timed: true,
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d) => {

@@ -187,6 +187,7 @@ function runHook(event) {
       cwd: ROOT,
       env: { ...process.env, CLAUDE_PROJECT_DIR: ROOT },
       stdio: ["pipe", "pipe", "pipe"],
+      timed: true,
     });
     let stdout = "";
     let stderr = "";

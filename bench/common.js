@@ -3,7 +3,7 @@
  * a quiet machine, the two load shapes (N requests one after another; C loops for D seconds)
  * and the statistics, so that every benchmark reads the machine the same way.
  */
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import http from "node:http";
 import os from "node:os";
@@ -59,9 +59,26 @@ export function createRun(name) {
   for (const signal of STOP_SIGNALS)
     process.on(signal, () => process.exit(128 + os.constants.signals[signal]));
 
-  /** `spawn(command, args, options)` in a process group of its own, killed if still running when the run exits. */
-  function spawnChild(command, args, options) {
-    const child = spawn(command, args, { ...options, detached: true });
+  const parentDeathSignal = canSetParentDeathSignal();
+
+  /**
+   * `spawn(command, args, options)` in a process group of its own, killed if still running when the
+   * run exits. On Linux it dies with the run too, however the run dies (a SIGKILL, the OOM killer
+   * or an abort runs no exit handler): started as `setpriv --pdeathsig SIGKILL -- command args`, it
+   * gets SIGKILL from the kernel once the thread that started it, the run's main thread, is gone
+   * (PR_SET_PDEATHSIG, prctl(2)). setpriv execs the command, so the child's pid, whose CPU /proc
+   * reports, is the command's own. Without setpriv (macOS) it is the command alone. What the child
+   * starts gets no such signal: a build's esbuild ends at EOF on its stdin, the killed node child's
+   * pipe. `timed`: a child measured from spawn to exit (cli-start.js's samples, command-hook.js's
+   * hook) starts without setpriv, whose exec would be counted in it; it lives for one sample or one
+   * event, and ends by itself.
+   */
+  function spawnChild(command, args, { timed = false, ...options } = {}) {
+    const [file, argv] =
+      parentDeathSignal && !timed
+        ? ["setpriv", ["--pdeathsig", "SIGKILL", "--", command, ...args]]
+        : [command, args];
+    const child = spawn(file, argv, { ...options, detached: true });
     if (child.pid === undefined) return child; // not started: its "error" event says why
     children.add(child);
     child.once("exit", () => children.delete(child));
@@ -242,6 +259,18 @@ export function createRun(name) {
     startGateway,
     stop,
   };
+}
+
+/**
+ * Whether `setpriv --pdeathsig` runs here (util-linux: Linux only, and not in its older releases).
+ * In a session of its own, as every child of a run is: a Ctrl-C to the run's group reaches the run
+ * alone.
+ */
+function canSetParentDeathSignal() {
+  return (
+    spawnSync("setpriv", ["--pdeathsig", "SIGKILL", "--", "true"], { stdio: "ignore", detached: true })
+      .status === 0
+  );
 }
 
 /**

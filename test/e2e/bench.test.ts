@@ -1,7 +1,7 @@
 /**
  * The benchmarks (bench/*.js) stopped by Ctrl-C or SIGTERM leave no `hookgate-bench-*` directory
- * and no process behind. A run is stopped as soon as its servers are up, long before it measures
- * anything; no benchmark runs here otherwise.
+ * and no process behind, and killed by SIGKILL no process. A run is stopped as soon as its servers
+ * are up, long before it measures anything; no benchmark runs here otherwise.
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
@@ -230,6 +230,34 @@ describe("a benchmark stopped once its servers are up", () => {
       expect(code, stderr()).toBe(128 + constants.signals[signal]);
     });
   }
+});
+
+/** Whether this machine has `setpriv --pdeathsig`, through which bench/common.js starts each child. */
+const PARENT_DEATH_SIGNAL =
+  spawnSync("setpriv", ["--pdeathsig", "SIGKILL", "--", "true"], { stdio: "ignore" }).status === 0;
+
+describe("a benchmark killed by SIGKILL once its servers are up", () => {
+  // It runs no exit handler (nor after the OOM killer or an abort), and its servers, in sessions
+  // of their own, ran on for ever.
+  it.skipIf(!PARENT_DEATH_SIGNAL)(
+    "bench/remote.js's servers die with it (the kernel's parent-death signal; skipped without setpriv --pdeathsig)",
+    async () => {
+      const { bench, exited, started } = await startUntilUp(
+        process.execPath,
+        REMOTE,
+        /^remote: /m,
+        tempDir("bench-tmp"),
+        false,
+      );
+      // The model and hook stub servers and the gateway.
+      expect(started).toHaveLength(3);
+      bench.kill("SIGKILL");
+      await exited;
+      for (const end = Date.now() + 10_000; started.some(running) && Date.now() < end; )
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(started.filter(running)).toEqual([]);
+    },
+  );
 });
 
 describe("a benchmark given a flag it does not take", () => {
