@@ -59,8 +59,6 @@ export function createRun(name) {
   for (const signal of STOP_SIGNALS)
     process.on(signal, () => process.exit(128 + os.constants.signals[signal]));
 
-  const parentDeathSignal = canSetParentDeathSignal();
-
   /**
    * `spawn(command, args, options)` in a process group of its own, killed if still running when the
    * run exits. On Linux it dies with the run too, however the run dies (a SIGKILL, the OOM killer
@@ -74,10 +72,7 @@ export function createRun(name) {
    * event, and ends by itself.
    */
   function spawnChild(command, args, { timed = false, ...options } = {}) {
-    const [file, argv] =
-      parentDeathSignal && !timed
-        ? ["setpriv", ["--pdeathsig", "SIGKILL", "--", command, ...args]]
-        : [command, args];
+    const [file, argv] = timed ? [command, args] : withParentDeathSignal("SIGKILL", command, args);
     const child = spawn(file, argv, { ...options, detached: true });
     if (child.pid === undefined) return child; // not started: its "error" event says why
     children.add(child);
@@ -262,15 +257,23 @@ export function createRun(name) {
 }
 
 /**
- * Whether `setpriv --pdeathsig` runs here (util-linux: Linux only, and not in its older releases).
- * In a session of its own, as every child of a run is: a Ctrl-C to the run's group reaches the run
- * alone.
+ * Whether `setpriv --pdeathsig` runs here (util-linux: Linux only, and not in its older releases),
+ * looked at once, on first use. In a session of its own, as every child of a run is: a Ctrl-C to
+ * the run's group reaches the run alone.
  */
-function canSetParentDeathSignal() {
-  return (
+let parentDeathSignal;
+
+/**
+ * `[file, args]` that run `command args` so that it gets `signal` from the kernel once the thread
+ * that started it (this process's main thread) is gone, however this process died
+ * (PR_SET_PDEATHSIG, prctl(2), through setpriv, which execs the command: the pid stays the
+ * command's own); `[command, args]` where setpriv cannot (macOS).
+ */
+export function withParentDeathSignal(signal, command, args) {
+  parentDeathSignal ??=
     spawnSync("setpriv", ["--pdeathsig", "SIGKILL", "--", "true"], { stdio: "ignore", detached: true })
-      .status === 0
-  );
+      .status === 0;
+  return parentDeathSignal ? ["setpriv", ["--pdeathsig", signal, "--", command, ...args]] : [command, args];
 }
 
 /**

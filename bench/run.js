@@ -7,7 +7,7 @@ import { spawn } from "node:child_process";
 import os from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { STOP_SIGNALS } from "./common.js";
+import { STOP_SIGNALS, withParentDeathSignal } from "./common.js";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 
@@ -52,7 +52,10 @@ for (const name of BENCHMARKS) {
   process.stdout.write(`\n## bench/${name}\n\n`);
   const began = performance.now();
   const code = await new Promise((resolve) => {
-    current = spawn(process.execPath, [join(HERE, name)], { stdio: "inherit", detached: true });
+    // SIGTERM should this process die without passing a signal on (a SIGKILL): the benchmark stops
+    // as on any other, its servers and directories removed.
+    const [file, args] = withParentDeathSignal("SIGTERM", process.execPath, [join(HERE, name)]);
+    current = spawn(file, args, { stdio: "inherit", detached: true });
     current.once("exit", (exitCode, signal) => resolve(exitCode ?? (signal ? 1 : 0)));
   });
   current = undefined;

@@ -258,6 +258,30 @@ describe("a benchmark killed by SIGKILL once its servers are up", () => {
       expect(started.filter(running)).toEqual([]);
     },
   );
+
+  // Before, the benchmark it was running ran on to its end (session 34).
+  it.skipIf(!PARENT_DEATH_SIGNAL)(
+    "bench/run.js's benchmark stops as on SIGTERM, its servers and directories removed (skipped without setpriv --pdeathsig)",
+    async () => {
+      const temp = tempDir("bench-tmp");
+      const { bench, exited, started } = await startUntilUp(
+        process.execPath,
+        ["bench/run.js"],
+        /^decision: /m,
+        temp,
+        false,
+      );
+      // decision.js, its gateway, the bare server and the three of its work ladder.
+      expect(started).toHaveLength(6);
+      expect(readdirSync(temp)).toHaveLength(1);
+      bench.kill("SIGKILL");
+      await exited;
+      for (const end = Date.now() + 10_000; started.some(running) && Date.now() < end; )
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(started.filter(running)).toEqual([]);
+      expect(readdirSync(temp)).toEqual([]);
+    },
+  );
 });
 
 describe("a benchmark given a flag it does not take", () => {
