@@ -583,7 +583,8 @@ describe("lintPolicy: forward headers whose variables are always sent empty", ()
     expect(lintPolicy(policy).filter((w) => w.message.includes("is not set"))).toEqual([]);
   });
 
-  it("names a $VAR spelt in lower case, which is sent as written (session 33)", async () => {
+  /** The forward warnings of a rule with these headers, TOKEN and T allowed and set. */
+  async function headerWarnings(headers: Record<string, string>): Promise<string[]> {
     const policy = await policyFrom({
       version: 1,
       auth: { tokens: [] },
@@ -592,29 +593,29 @@ describe("lintPolicy: forward headers whose variables are always sent empty", ()
         {
           id: "a",
           on: "PreToolUse",
-          forward: {
-            url: "https://policy.example/hook",
-            headers: {
-              Authorization: "Bearer $token",
-              // biome-ignore lint/suspicious/noTemplateCurlyInString: a header's ${VAR}, not a template
-              "X-A": "${token}",
-              "X-B": "$Token",
-              "X-C": "$TOKEN $$ $5",
-              // Not "sent as written": Claude Code reads the $TOKEN inside (a review, session 33).
-              // biome-ignore lint/suspicious/noTemplateCurlyInString: a header's ${VAR}, not a template
-              "X-D": "${x $TOKEN}",
-              // biome-ignore lint/suspicious/noTemplateCurlyInString: a header's ${VAR}, not a template
-              "X-E": "${$TOKEN}",
-            },
-            allowedEnvVars: ["TOKEN", "T"],
-          },
+          forward: { url: "https://policy.example/hook", headers, allowedEnvVars: ["TOKEN", "T"] },
         },
       ],
     });
     const env: Record<string, string> = { TOKEN: "value", T: "t" };
-    const messages = lintPolicy(policy, (name) => env[name])
+    return lintPolicy(policy, (name) => env[name])
       .filter((w) => w.path.includes("forward"))
       .map((w) => `${w.path}: ${w.message}`);
+  }
+
+  it("names a $VAR spelt in lower case, which is sent as written (session 33)", async () => {
+    const messages = await headerWarnings({
+      Authorization: "Bearer $token",
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a header's ${VAR}, not a template
+      "X-A": "${token}",
+      "X-B": "$Token",
+      "X-C": "$TOKEN $$ $5",
+      // Not "sent as written": Claude Code reads the $TOKEN inside (a review, session 33).
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a header's ${VAR}, not a template
+      "X-D": "${x $TOKEN}",
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a header's ${VAR}, not a template
+      "X-E": "${$TOKEN}",
+    });
     const rule = "a header's $VAR names upper-case letters, digits and _ only, as Claude Code's does";
     expect(messages).toEqual([
       `$.rules[0].forward.headers.Authorization: header "Authorization" has $token, which is sent as written, not read from the environment: ${rule}`,
@@ -623,35 +624,16 @@ describe("lintPolicy: forward headers whose variables are always sent empty", ()
     ]);
   });
 
-  it("names a ${ with no closing brace, which is sent as written", async () => {
-    const policy = await policyFrom({
-      version: 1,
-      auth: { tokens: [] },
-      egress: { allowedHttpHookUrls: ["https://policy.example/*"], httpHookAllowedEnvVars: ["TOKEN", "T"] },
-      rules: [
-        {
-          id: "a",
-          on: "PreToolUse",
-          forward: {
-            url: "https://policy.example/hook",
-            headers: {
-              Authorization: "Bearer ${TOKEN",
-              "X-A": "${token",
-              // The $T after it is read; the `${TOKEN ` before it is not.
-              "X-B": "${TOKEN $T",
-              // Closed later: Claude Code reads the $TOKEN inside.
-              // biome-ignore lint/suspicious/noTemplateCurlyInString: a header's ${VAR}, not a template
-              "X-C": "${x $TOKEN}",
-            },
-            allowedEnvVars: ["TOKEN", "T"],
-          },
-        },
-      ],
+  it("names a ${ with no closing brace, which is sent as written (session 34)", async () => {
+    const messages = await headerWarnings({
+      Authorization: "Bearer ${TOKEN",
+      "X-A": "${token",
+      // The $T after it is read; the `${TOKEN ` before it is not.
+      "X-B": "${TOKEN $T",
+      // Closed later: Claude Code reads the $TOKEN inside.
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a header's ${VAR}, not a template
+      "X-C": "${x $TOKEN}",
     });
-    const env: Record<string, string> = { TOKEN: "value", T: "t" };
-    const messages = lintPolicy(policy, (name) => env[name])
-      .filter((w) => w.path.includes("forward"))
-      .map((w) => `${w.path}: ${w.message}`);
     const why = "which has no closing brace, so it is sent as written, not read from the environment";
     expect(messages).toEqual([
       `$.rules[0].forward.headers.Authorization: header "Authorization" has \${TOKEN, ${why}`,
