@@ -153,6 +153,31 @@ export function notSentBy(e: unknown): ReadonlySet<string> | undefined {
 }
 
 /**
+ * A delete of several messages that the backend answered, refusing some (SQS: the entries a
+ * DeleteMessageBatch names as failed). `refused` holds the receipts it refused; the delete's
+ * other messages are gone.
+ */
+export class DeleteFailedError extends Error {
+  readonly refused: readonly string[];
+  constructor(message: string, refused: readonly string[]) {
+    super(message);
+    this.name = "DeleteFailedError";
+    this.refused = refused;
+  }
+}
+
+/**
+ * The receipts a failed delete did not delete, when its error says (`DeleteFailedError`);
+ * undefined when any of them may be deleted or not, as after a delete that got no answer. By
+ * name, not class (isCopySent).
+ */
+export function notDeletedBy(e: unknown): ReadonlySet<string> | undefined {
+  if (!(e instanceof Error) || e.name !== "DeleteFailedError") return undefined;
+  const { refused } = e as Partial<DeleteFailedError>;
+  return Array.isArray(refused) ? new Set(refused) : undefined;
+}
+
+/**
  * A replay or a drop of dead letters that stopped part way (SQS pages through the DLQ, and a
  * page's send or delete can fail after earlier pages went through): `done` dead letters were
  * sent back to the queue (a replay) or deleted (a drop) before it stopped, so the operator knows

@@ -29,6 +29,8 @@ import { errorMessage } from "../../core/errors.js";
 import {
   CopySentError,
   type DeadLetter,
+  DeleteFailedError,
+  notDeletedBy,
   notSentBy,
   type Queue,
   type ReceivedMessage,
@@ -397,22 +399,22 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
   }
 
   /**
-   * Deletes in batches of 10; throws listing the codes of the entries SQS refused, with the
-   * receipts it refused as `refused` (every other one is deleted).
+   * Deletes in batches of 10; throws listing the codes of the entries SQS refused, the receipts
+   * in a DeleteFailedError (every other one is deleted).
    */
   async function deleteAll(url: string, receipts: readonly string[]): Promise<void> {
     const codes: string[] = [];
-    const refused = new Set<string>();
+    const refused: string[] = [];
     for (let start = 0; start < receipts.length; start += MAX_BATCH_ENTRIES) {
       const chunk = receipts.slice(start, start + MAX_BATCH_ENTRIES).map((receipt) => ({ receipt }));
       (await changeBatch(url, "delete", chunk)).forEach((failure, i) => {
         if (!failure) return;
         codes.push(failure.Code ?? "unknown");
-        refused.add(chunk[i]?.receipt as string);
+        refused.push(chunk[i]?.receipt as string);
       });
     }
     if (codes.length > 0)
-      throw Object.assign(new Error(`SQS refused to delete ${codes.length} messages: ${codes}`), { refused });
+      throw new DeleteFailedError(`SQS refused to delete ${codes.length} messages: ${codes}`, refused);
   }
 
   /**
@@ -594,8 +596,7 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
           ).catch((d: unknown) => {
             // SQS deleted every receipt it did not name as refused (deleteAll); a delete that
             // failed whole (no answer) named none, and may have deleted any of the page.
-            const found = (d as { refused?: unknown }).refused;
-            const refused = found instanceof Set ? (found as ReadonlySet<string>) : undefined;
+            const refused = notDeletedBy(d);
             if (!before) {
               if (refused) {
                 for (const t of taken) if (!refused.has(t.receipt)) deleted.add(t.id);
