@@ -96,7 +96,7 @@ export interface Queue<T> {
   /**
    * Sends dead letters back to the queue (all when `ids` is undefined), attempts reset; returns how
    * many. One that can stop part way (SQS, a page at a time) rejects with a SweepStoppedError
-   * saying how many it sent first.
+   * saying how many it sent first, and how many more it may have sent (a send with no answer).
    */
   replayDead(ids?: readonly string[]): Promise<number>;
   /**
@@ -131,13 +131,17 @@ export function isCopySent(e: unknown, copy: CopySentError["copy"]): e is CopySe
  * A send that put some of its messages on the queue and failed the others (SQS: a batch whose
  * request failed as a whole, entries SQS refused; Cloudflare: one `sendBatch` of several).
  * `notSent` holds the ids of the messages not sent; the send's other messages are on the queue.
+ * Of `notSent`, `unsure` holds those whose request got no answer that refused it (SQS: a
+ * connection that failed, a timeout, a 5xx): they may be on the queue all the same.
  */
 export class SendFailedError extends Error {
   readonly notSent: readonly string[];
-  constructor(message: string, notSent: readonly string[]) {
+  readonly unsure: readonly string[];
+  constructor(message: string, notSent: readonly string[], unsure: readonly string[] = []) {
     super(message);
     this.name = "SendFailedError";
     this.notSent = notSent;
+    this.unsure = unsure;
   }
 }
 
@@ -150,6 +154,16 @@ export function notSentBy(e: unknown): ReadonlySet<string> | undefined {
   if (!(e instanceof Error) || e.name !== "SendFailedError") return undefined;
   const { notSent } = e as Partial<SendFailedError>;
   return Array.isArray(notSent) ? new Set(notSent) : undefined;
+}
+
+/**
+ * Of the messages a failed send did not send (notSentBy), those that may be on the queue all the
+ * same: their request got no answer (`SendFailedError`'s `unsure`). By name (isCopySent).
+ */
+export function maybeSentBy(e: unknown): ReadonlySet<string> {
+  if (!(e instanceof Error) || e.name !== "SendFailedError") return new Set();
+  const { unsure } = e as Partial<SendFailedError>;
+  return new Set(Array.isArray(unsure) ? unsure : []);
 }
 
 /**
@@ -185,7 +199,10 @@ export function notDeletedBy(e: unknown): ReadonlySet<string> | undefined {
  */
 export class SweepStoppedError extends Error {
   readonly done: number;
-  /** Dead letters besides `done` that may be done too: a drop's page whose delete failed with no answer. */
+  /**
+   * Dead letters besides `done` that may be done too: of the page it stopped on, a drop's whose
+   * delete got no answer, a replay's whose send got none.
+   */
   readonly unsure: number;
   constructor(done: number, cause: unknown, unsure = 0) {
     super(errorMessage(cause), { cause });

@@ -6,10 +6,11 @@
  * expires them after the DLQ's retention period). `list` shows up to `--limit` dead letters
  * (default 1,000), oldest first, and says when more remain (on SQS, which has no browse call, the
  * oldest of those it read); `--json` prints them as an array, with no such note. A replay on SQS
- * that stops part way (a page whose send fails) exits 1 saying how many it replayed first; the
- * dead letters of that page it did not send are visible again at once. A drop that stops says
- * how many it deleted, and how many of the page it stopped on may be gone too when that page's
- * delete got no answer.
+ * that stops part way (a page whose send fails) exits 1 saying how many it replayed first, and
+ * how many of the page it stopped on may be on the queue too when that page's send got no
+ * answer; the dead letters of that page it did not send, or may have, are visible again at once.
+ * A drop that stops says how many it deleted, and how many of the page it stopped on may be gone
+ * too when that page's delete got no answer.
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
@@ -74,12 +75,16 @@ export async function dlqCommand(
       const { done, unsure } = swept;
       const jobs = `${done} job${done === 1 ? "" : "s"}`;
       // Stopped part way (SQS, a page at a time): what went out is on the queue already, and a
-      // second replay of it would send it twice.
+      // second replay of it would send it twice; so may what a send with no answer sent.
       io.err(
         sub === "replay"
           ? `hookgate: dlq replay stopped: ${errorMessage(e)}\n` +
-              `replayed ${jobs} before it stopped (on the queue again: not to be ` +
-              "replayed twice); the others are still dead letters (hookgate dlq list). Fix what the error names " +
+              `replayed ${jobs} before it stopped (on the queue again: not to be replayed twice` +
+              (unsure > 0
+                ? `; and ${unsure} of the page it stopped on may be on the queue too, their send got no ` +
+                  "answer, though they are still dead letters: a replay sends them again"
+                : "") +
+              "); the others are still dead letters (hookgate dlq list). Fix what the error names " +
               "and replay again, or drop a dead letter SQS will not take back (hookgate dlq drop --id ID).\n"
           : `hookgate: dlq drop stopped: ${errorMessage(e)}\n` +
               `dropped ${jobs} before it stopped` +

@@ -325,15 +325,24 @@ describe("sqs queue, SQS specifics", () => {
   };
   /**
    * A queue on the pair `open` made, through a client of its own that calls `change` before each
-   * call of `command` with its count (from 1) and its input: `change` throws to fail the call.
+   * call of `command` (after it, when `after`: SQS did it) with its count (from 1) and its input:
+   * `change` throws to fail the call.
    */
-  const queueChanging = (command: string, change: (n: number, input: Record<string, unknown>) => void) => {
+  const queueChanging = (
+    command: string,
+    change: (n: number, input: Record<string, unknown>) => void,
+    after = false,
+  ) => {
     const changing = createSqsClientForLocal(endpoint);
     let calls = 0;
     changing.middlewareStack.add(
       (next, context) => async (args) => {
-        if (context.commandName === command) change(++calls, args.input as Record<string, unknown>);
-        return next(args);
+        if (context.commandName !== command) return next(args);
+        const n = ++calls;
+        if (!after) change(n, args.input as Record<string, unknown>);
+        const result = await next(args);
+        if (after) change(n, args.input as Record<string, unknown>);
+        return result;
       },
       { step: "initialize", name: "change" },
     );
@@ -400,6 +409,43 @@ describe("sqs queue, SQS specifics", () => {
     await expect(replay).rejects.toThrow(/socket hang up/);
     flaky.close();
     expect(await queue.receive(10, 30_000)).toHaveLength(10);
+    expect(await visibleOnDlq()).toBe("3");
+  });
+
+  it.each([
+    ["SQS took it and the answer was lost", true],
+    ["it never reached SQS", false],
+  ])(
+    "says which dead letters a replay may have sent when a page's send got no answer: %s",
+    async (_how, after) => {
+      // A review, session 34: a send with no answer was taken as not sent, and the replay said only
+      // how many it had sent before: a second replay could send that page twice, unwarned.
+      await open();
+      await deadLetters(13);
+      const flaky = queueChanging("SendMessageBatchCommand", (n) => n === 2 && hangUp(), after);
+      const replay = flaky.queue.replayDead();
+      await expect(replay).rejects.toMatchObject({ name: "SweepStoppedError", done: 10, unsure: 3 });
+      await expect(replay).rejects.toThrow(/socket hang up/);
+      flaky.close();
+      expect(await queue.receive(10, 30_000)).toHaveLength(10);
+      expect(await queue.receive(10, 30_000)).toHaveLength(after ? 3 : 0);
+      // Sent or not, they are still dead letters, listed at once.
+      expect(await visibleOnDlq()).toBe("3");
+      expect((await queue.listDead()).map((d) => d.id).sort()).toEqual(["j-10", "j-11", "j-12"]);
+    },
+  );
+
+  it("counts no dead letter of a page SQS refused whole as maybe sent", async () => {
+    // An answer that refuses the request (a 4xx) says nothing of it was sent.
+    await open();
+    await deadLetters(3);
+    const refusing = queueChanging("SendMessageBatchCommand", (_n, input) => {
+      input.QueueUrl = `${pair.queueUrl}-missing`;
+    });
+    const replay = refusing.queue.replayDead();
+    await expect(replay).rejects.toMatchObject({ name: "SweepStoppedError", done: 0, unsure: 0 });
+    await expect(replay).rejects.toThrow(/does not exist/);
+    refusing.close();
     expect(await visibleOnDlq()).toBe("3");
   });
 
@@ -780,6 +826,39 @@ describe("sqs queue, SQS specifics", () => {
       expect((await queue.receive(10, 30_000)).map((m) => m.id).sort()).toEqual(["a", "b", "c"]);
     });
 
+    it("names a job whose last request got no answer as maybe sent, also when that request tried it again", async () => {
+      // A review, session 34: such a job was named as not sent alone, though SQS may have taken
+      // it; a replay then made its dead letter visible again as if it had not gone out.
+      await open();
+      openRecorded();
+      // The first request loses its last entry inside "SQS" (SenderFault false); the request that
+      // tries it again reaches SQS, and its answer is lost.
+      let calls = 0;
+      recording.middlewareStack.add(
+        (next, context) => async (args) => {
+          if (context.commandName !== "SendMessageBatchCommand") return next(args);
+          if (++calls > 1) {
+            await next(args);
+            throw Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
+          }
+          const input = args.input as SendMessageBatchRequest;
+          const entries = input.Entries ?? [];
+          const lost = entries.at(-1);
+          const result = await next({ ...args, input: { ...input, Entries: entries.slice(0, -1) } });
+          const output = result.output as { Failed?: unknown[] };
+          output.Failed = [
+            ...(output.Failed ?? []),
+            { Id: lost?.Id, Code: "InternalError", Message: "try again", SenderFault: false },
+          ];
+          return result;
+        },
+        { step: "initialize", name: "loseOneThenTheAnswer" },
+      );
+      const sending = queue.send(["a", "b", "c"].map((id) => ({ id, body: id })));
+      await expect(sending).rejects.toMatchObject({ name: "SendFailedError", notSent: ["c"], unsure: ["c"] });
+      expect((await queue.receive(10, 30_000)).map((m) => m.id).sort()).toEqual(["a", "b", "c"]);
+    });
+
     it("sends the batches after one whose request fails as a whole, and names only that one's jobs as not sent", async () => {
       // Session 29: the first failing request ended the send, the later batches were never tried,
       // and the error named none of the jobs, sent or not.
@@ -802,6 +881,8 @@ describe("sqs queue, SQS specifics", () => {
       await expect(sending).rejects.not.toThrow(/job-1[01]/);
       // As data too, for the notifier to log and count the jobs sent and those not.
       await expect(sending).rejects.toMatchObject({ name: "SendFailedError", notSent: ids.slice(0, 10) });
+      // With no answer, SQS may have taken them all the same.
+      await expect(sending).rejects.toMatchObject({ unsure: ids.slice(0, 10) });
       const received = await queue.receive(10, 30_000);
       expect(received.map((m) => m.id).sort()).toEqual(["job-10", "job-11"]);
     });

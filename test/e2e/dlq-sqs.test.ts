@@ -3,7 +3,7 @@
  * loopback (local-aws-sqs): a replay or drop that stops part way says how many dead letters it
  * sent or deleted first, and a page a replay could not send is visible again at once.
  */
-import type { Server } from "node:http";
+import { request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import {
   CreateQueueCommand,
@@ -15,7 +15,9 @@ import {
 import { createSqsServer } from "local-aws-sqs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSqsClientForLocal } from "../../src/adapters/queue/sqs.js";
+import { loopbackServer } from "../support/loopback.js";
 import { runCli } from "../support/process.js";
+import { whenDone } from "../support/temp.js";
 
 let server: Server;
 let endpoint: string;
@@ -69,6 +71,26 @@ async function queuesWith(letters: readonly string[], maximumMessageSize?: numbe
 const letter = (id: string, body: unknown) =>
   JSON.stringify({ id, body, attempts: 1, error: "HTTP 500", failedAt: 1 });
 
+/**
+ * An endpoint in front of the SQS server that passes each request on, except that from the
+ * `from`-th SendMessageBatch on it hangs up with no answer: after passing it on (SQS took it) when
+ * `forward`, else before.
+ */
+async function hangingUpOnSends(from: number, forward: boolean): Promise<string> {
+  let sends = 0;
+  const proxy = await loopbackServer((req, res) => {
+    const fails = req.headers["x-amz-target"] === "AmazonSQS.SendMessageBatch" && ++sends >= from;
+    if (fails && !forward) return void res.destroy();
+    request(`${endpoint}${req.url}`, { method: req.method, headers: req.headers }, (answer) => {
+      if (fails) return void res.destroy();
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+    }).end(req.body);
+  });
+  whenDone(() => proxy.close());
+  return proxy.url;
+}
+
 describe("hookgate dlq replay on SQS", () => {
   it("says how many jobs it replayed before a page it could not send stopped it", async () => {
     // A review, session 32: the error said why the replay stopped, not that earlier pages had
@@ -116,6 +138,40 @@ describe("hookgate dlq replay on SQS", () => {
     expect(await t.replayed()).toEqual([]);
     expect(await t.visibleDeadLetters()).toBe("2");
   });
+
+  it.each([
+    ["SQS took it and the answer was lost", true],
+    ["it never reached SQS", false],
+  ])(
+    "says the dead letters of a page whose send got no answer may be on the queue too: %s",
+    async (_how, forward) => {
+      // A review, session 34: the replay said how many it had replayed before, and that the others
+      // were still dead letters, to replay again: the page it stopped on may have gone out too.
+      const ids = Array.from({ length: 13 }, (_, i) => `job-${String(i).padStart(2, "0")}`);
+      const t = await queuesWith(ids.map((id) => letter(id, id)));
+      const proxy = await hangingUpOnSends(2, forward);
+      const result = await runCli([
+        "dlq",
+        "replay",
+        "--all",
+        ...t.args.map((a) => (a === endpoint ? proxy : a)),
+      ]);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toMatch(/^hookgate: dlq replay stopped: .*socket hang up/m);
+      expect(result.stderr).toContain(
+        "\nreplayed 10 jobs before it stopped (on the queue again: not to be replayed twice; " +
+          "and 3 of the page it stopped on may be on the queue too, their send got no answer, " +
+          "though they are still dead letters: a replay sends them again);",
+      );
+      // The SDK sends a request that got no answer again: a job may be on the queue more than once.
+      const replayed = [...new Set(await t.replayed())];
+      expect(replayed).toHaveLength(forward ? 13 : 10);
+      const listed = await runCli(["dlq", "list", "--json", ...t.args]);
+      const left = (JSON.parse(listed.stdout) as { id: string }[]).map((d) => d.id).sort();
+      expect(left).toHaveLength(3);
+      expect(left.every((id) => forward === replayed.includes(id))).toBe(true);
+    },
+  );
 });
 
 describe("hookgate dlq drop on SQS", () => {

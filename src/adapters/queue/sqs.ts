@@ -30,6 +30,7 @@ import {
   CopySentError,
   type DeadLetter,
   DeleteFailedError,
+  maybeSentBy,
   notDeletedBy,
   notSentBy,
   type Queue,
@@ -146,8 +147,24 @@ interface ReceiptEntry {
 }
 type BatchAction = "delete" | "change visibility";
 
-/** Why SQS refused an entry. */
-type EntryFailure = Pick<BatchResultErrorEntry, "Code" | "Message" | "SenderFault">;
+/**
+ * Why SQS refused an entry; `unanswered` when the last request that carried it got no answer (SQS
+ * may have done it all the same).
+ */
+type EntryFailure = Pick<BatchResultErrorEntry, "Code" | "Message" | "SenderFault"> & {
+  readonly unanswered?: boolean;
+};
+
+/**
+ * Whether SQS answered a request that failed by refusing it (a 4xx status, which the AWS SDK puts
+ * in the error's `$metadata`): none of it was done. With no answer (the connection failed, a
+ * timeout, an abort) or a 5xx one, SQS may have done it all the same.
+ */
+function refusedWhole(e: unknown): boolean {
+  const status = (e as { $metadata?: { httpStatusCode?: unknown } } | null | undefined)?.$metadata
+    ?.httpStatusCode;
+  return typeof status === "number" && status >= 400 && status < 500;
+}
 
 /**
  * A batch request (SendMessageBatch, DeleteMessageBatch, ChangeMessageVisibilityBatch) for the
@@ -176,6 +193,7 @@ async function retryingEntries(
           Code: first?.Code,
           Message: first?.Message ? `${first.Message}; ${again}` : again,
           SenderFault: first?.SenderFault,
+          unanswered: !refusedWhole(e),
         });
       }
       break;
@@ -275,7 +293,8 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
 
   /**
    * Sends every message, in batches within SQS's limits; throws listing what SQS refused, the
-   * ids in a SendFailedError.
+   * ids in a SendFailedError, those of a request that got no answer (which SQS may have taken)
+   * as `unsure` too.
    */
   async function sendAll(url: string, outgoing: readonly Outgoing[]): Promise<void> {
     const sizes = outgoing.map((o) => Buffer.byteLength(o.text, "utf8"));
@@ -308,9 +327,11 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
     // error names the jobs not sent, so what went out is not reported lost.
     const refused: string[] = [];
     const notSent: string[] = [];
-    const fail = (i: number, why: string) => {
+    const unsure: string[] = [];
+    const fail = (i: number, why: string, unanswered: boolean) => {
       const id = outgoing[i]?.id ?? `entry ${i}`;
       notSent.push(id);
+      if (unanswered) unsure.push(id);
       refused.push(`${id} (${why})`);
     };
     for (const indexes of batches) {
@@ -330,15 +351,16 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
           ),
         );
       } catch (e) {
-        for (const i of indexes) fail(i, errorMessage(e));
+        for (const i of indexes) fail(i, errorMessage(e), !refusedWhole(e));
         continue;
       }
-      for (const [i, failure] of failures) fail(i, describeFailure(failure));
+      for (const [i, failure] of failures) fail(i, describeFailure(failure), failure.unanswered === true);
     }
     if (refused.length > 0)
       throw new SendFailedError(
         `SQS refused ${refused.length} of ${outgoing.length} messages: ${refused.join(", ")}`,
         notSent,
+        unsure,
       );
   }
 
@@ -523,12 +545,13 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
    * `unreadable`, each message that is not a dead letter too), after handing the first copy of
    * each to `before` (a replay sends it); further copies of a taken id (a job dead-lettered twice)
    * are only deleted, and the rest are made visible again at the end. Returns how many distinct dead letters were taken.
-   * A `before` that fails stops the sweep; when it says which of its page it did not send (a
-   * SendFailedError: SQS refused some, or its size check all of them before any request), the
-   * dead letters it sent are deleted and the others made visible again. A sweep that stops
+   * A `before` that fails stops the sweep: the dead letters it sent are deleted and the others
+   * made visible again, those it may have sent too (a request that got no answer; all of its page
+   * when its error is no SendFailedError, which names what it did not send). A sweep that stops
    * rejects with a SweepStoppedError: how many it had sent (a replay) or deleted (a drop: with
-   * those SQS deleted of a page whose delete it refused in part; when that delete failed whole,
-   * the page's dead letters are `unsure`), and why.
+   * those SQS deleted of a page whose delete it refused in part), how many more of the page it
+   * stopped on may be (`unsure`: a replay's it may have sent, a drop's whose delete got no
+   * answer), and why.
    */
   async function sweepDead(
     ids: readonly string[] | undefined,
@@ -543,7 +566,10 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
     const handed = new Set<string>();
     /** Dead letters deleted (a drop's count when it stops), by id. */
     const deleted = new Set<string>();
-    /** Dead letters of the page a drop stopped on that may be deleted or not (its delete failed whole). */
+    /**
+     * Dead letters of the page it stopped on that may be sent (a replay's send got no answer) or
+     * deleted (a drop's delete got none), or not.
+     */
     let unsure = 0;
     try {
       for await (const messages of deadLetterPages(() => MAX_BATCH_ENTRIES)) {
@@ -572,10 +598,14 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
           } catch (e) {
             // Sent in part (SQS refused some entries): the dead letters that went out are deleted,
             // or the next replay would send them again; the others are made visible again, and
-            // the sweep stops with the error.
-            const notSent = notSentBy(e);
-            if (!notSent) throw e;
-            for (const c of chosen) if (!notSent.has(c.id)) handed.add(c.id);
+            // the sweep stops with the error. Those it may have sent stay dead letters, visible
+            // again too, and are counted: a second replay may send them twice.
+            const named = notSentBy(e);
+            const notSent = named ?? new Set(chosen.map((c) => c.id));
+            const maybeSent = named ? maybeSentBy(e) : notSent;
+            for (const c of chosen)
+              if (!notSent.has(c.id)) handed.add(c.id);
+              else if (maybeSent.has(c.id)) unsure++;
             const sent = taken.filter((t) => !notSent.has(t.id)).map((t) => t.receipt);
             others.push(...taken.filter((t) => notSent.has(t.id)).map((t) => t.receipt));
             if (sent.length > 0)
@@ -616,7 +646,7 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
         for (const t of taken) deleted.add(t.id);
       }
     } catch (e) {
-      throw before ? new SweepStoppedError(handed.size, e) : new SweepStoppedError(deleted.size, e, unsure);
+      throw new SweepStoppedError(before ? handed.size : deleted.size, e, unsure);
     } finally {
       await releaseAll(deadLetterQueueUrl, others);
     }
