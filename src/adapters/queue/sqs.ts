@@ -549,9 +549,9 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
    * made visible again, those it may have sent too (a request that got no answer; all of its page
    * when its error is no SendFailedError, which names what it did not send). A sweep that stops
    * rejects with a SweepStoppedError: how many it had sent (a replay) or deleted (a drop: with
-   * those SQS deleted of a page whose delete it refused in part), how many more of the page it
-   * stopped on may be (`unsure`: a replay's it may have sent, a drop's whose delete got no
-   * answer), and why.
+   * those SQS deleted of a page whose delete it refused in part, a job dead-lettered twice only
+   * when no copy of it the sweep saw is left), how many more of the page it stopped on may be
+   * (`unsure`: a replay's it may have sent, a drop's whose delete got no answer), and why.
    */
   async function sweepDead(
     ids: readonly string[] | undefined,
@@ -564,7 +564,10 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
     const others: string[] = [];
     /** Dead letters `before` sent (a replay), by id: on a page that fails, those it did send. */
     const handed = new Set<string>();
-    /** Dead letters deleted (a drop's count when it stops), by id. */
+    /**
+     * Dead letters deleted (a drop's count when it stops), by id: each copy of it the sweep saw
+     * (a job dead-lettered twice may have one on the page it stops on).
+     */
     const deleted = new Set<string>();
     /**
      * Dead letters of the page it stopped on that may be sent (a replay's send got no answer) or
@@ -628,9 +631,11 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
             // failed whole (no answer) named none, and may have deleted any of the page.
             const refused = notDeletedBy(d);
             if (!before) {
-              if (refused) {
-                for (const t of taken) if (!refused.has(t.receipt)) deleted.add(t.id);
-              } else unsure = new Set(taken.map((t) => t.id).filter((id) => !deleted.has(id))).size;
+              if (refused) for (const t of taken) if (!refused.has(t.receipt)) deleted.add(t.id);
+              // A job with a copy left, or that may be, is not dropped, whatever became of its others.
+              const left = new Set(taken.filter((t) => !refused || refused.has(t.receipt)).map((t) => t.id));
+              for (const id of left) deleted.delete(id);
+              if (!refused) unsure = left.size;
               throw d;
             }
             // A replay's page went out: its dead letters are not "the others" still to replay.
