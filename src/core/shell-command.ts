@@ -3180,7 +3180,10 @@ const NO_RUNS: CliRuns = { subcommands: [], scripts: [], unreadable: false };
  */
 function tmuxRuns(args: readonly Word[], at: number): CliRuns {
   const scripts: Script[] = [];
-  let unreadable = false;
+  // A format's `#(…)` runs a shell command (an option's: `set -g status-right '#(…)'` runs with
+  // every redraw of an attached client's status line), in an option's value too (`new -c '#(…)'`),
+  // which the loop below steps over.
+  let unreadable = args.slice(at + 1).some((w) => w.kind !== "redirect" && w.text.includes("#("));
   let command: string | undefined;
   let operands = 0; // the words after the command that are no option
   let flags = ""; // the command's option letters so far (run-shell's -C)
@@ -3188,9 +3191,6 @@ function tmuxRuns(args: readonly Word[], at: number): CliRuns {
     const word = args[i] as Word;
     if (word.kind === "redirect") continue;
     if (word.text.split(/[\s;{}'"]+/).some(typesIntoPane)) unreadable = true;
-    // A format's `#(…)` runs a shell command (an option's: `set -g status-right '#(…)'` runs with
-    // every redraw of an attached client's status line).
-    if (word.text.includes("#(")) unreadable = true;
     if (/^\\?;$/.test(word.text)) {
       command = undefined;
       continue;

@@ -1103,6 +1103,8 @@ describe("tmux and screen (a security hunt, session 32)", () => {
     // Checked with tmux 3.3a and an attached client: the status line runs it (session 34).
     ["tmux set -g status-right '#(rm -rf /)'", "a format's #() runs a shell command"],
     ["tmux display -p -t dev 'x #(rm -rf /)'", "a format's #() anywhere"],
+    // Checked with tmux 3.3a, no client attached: new-session expands its -c, running it.
+    ["tmux new -d -s dev -c '#(rm -rf /)'", "a format's #() as an option's value"],
   ])("%s (%s)", (command) => {
     const split = splitCommand(command);
     const named = split.subcommands.some((s) =>
