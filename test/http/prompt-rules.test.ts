@@ -478,6 +478,39 @@ describe("prompt rules: cost control", () => {
     ]);
   });
 
+  it("spends no budget on the identical events that wait for the call in flight", async () => {
+    const app = await appWith({}, { dailyCallsPerTeam: 2 });
+    model.script({ delayMs: 100, next: { verdict: { ok: false, reason: "shared no" } } });
+    const bodies = await Promise.all(
+      ["s1", "s2", "s3"].map(async (session) =>
+        jsonOf(await app.post("/v1/hooks", write("/p/src/budget-once.ts", session))),
+      ),
+    );
+    for (const body of bodies) expect(body.hookSpecificOutput.permissionDecisionReason).toMatch(/shared no/);
+    // One of the two calls is left for another event.
+    await app.post("/v1/hooks", write("/p/src/budget-other.ts"));
+    expect(lastAudit(app).pending).toEqual([
+      expect.objectContaining({ outcome: "OK", budget: { used: 2, limit: 2 } }),
+    ]);
+  });
+
+  it("makes a shadow rule's call of its own while an identical enforcing call is in flight", async () => {
+    const shadowRule = {
+      id: "try",
+      on: "PreToolUse",
+      mode: "shadow",
+      prompt: { text: TEMPLATE, model: "fast", onError: "deny" },
+    };
+    const app = await appWith({}, {}, {}, [shadowRule]);
+    const before = model.requests.length;
+    model.script({ delayMs: 100, next: { verdict: { ok: true, reason: "fine" } } });
+    await Promise.all(
+      ["s1", "s2"].map((session) => app.post("/v1/hooks", write("/p/src/shadow-apart.ts", session))),
+    );
+    // Each event's shadow call, and one enforcing call the other event's enforcing rule shares.
+    expect(model.requests.length - before).toBe(3);
+  });
+
   it("calls for a waiting identical event itself when the call in flight failed", async () => {
     const app = await appWith();
     const from = model.requests.length;
