@@ -277,9 +277,26 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
 
     const seen = seenOf(input);
     const key = await verdictKey(model, prompt.text, input, seen);
-    const cached = key ? cache.get(key) : undefined;
-    if (cached && cached.until > deps.clock.now()) {
-      return { effect: effectOf(cached.verdict), audit: { outcome: "CACHE_HIT", model: model.name } };
+    // A shadow rule's call never shares an enforcing one's (it would fill no cache to share).
+    const shadow = rule.mode === "shadow";
+    const lead = shadow ? undefined : key;
+    // The cached verdict; else, an identical call in flight, its end waited for and the cache
+    // looked at again; after a call that failed, the next in line calls.
+    for (let waited = false; ; waited = true) {
+      const cached = key ? cache.get(key) : undefined;
+      if (cached && cached.until > deps.clock.now()) {
+        const detail = waited ? { detail: "the verdict of an identical call that was in flight" } : {};
+        return {
+          effect: effectOf(cached.verdict),
+          audit: { outcome: "CACHE_HIT", model: model.name, ...detail },
+        };
+      }
+      const pending = lead && inFlight.get(lead);
+      if (!pending) break;
+      await pending;
+      // Answered already (its deadline, or the gateway stopping): no call of its own now.
+      if (signal.aborted)
+        return onError(rule, input, { code: "JUDGE_TIMEOUT", message: "no answer in time" });
     }
     if (model.unsetUrlVariable !== undefined) {
       return onError(rule, input, {
@@ -292,22 +309,6 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
         code: "JUDGE_NO_API_KEY",
         message: `model "${model.name}" has no API key (its env variable is unset)`,
       });
-    }
-    const shadow = rule.mode === "shadow";
-    const lead = key !== undefined && !shadow ? key : undefined;
-    for (let pending = lead && inFlight.get(lead); pending; pending = lead && inFlight.get(lead)) {
-      await pending;
-      // Answered already at its own deadline (the timeout's onError): no call of its own now.
-      if (signal.aborted)
-        return onError(rule, input, { code: "JUDGE_TIMEOUT", message: "no answer in time" });
-      const shared = cache.get(lead as string);
-      if (shared && shared.until > deps.clock.now()) {
-        const detail = "the verdict of an identical call that was in flight";
-        return {
-          effect: effectOf(shared.verdict),
-          audit: { outcome: "CACHE_HIT", model: model.name, detail },
-        };
-      }
     }
     // Set with no wait since the look above: the next identical event finds this call.
     let settled: (() => void) | undefined;
