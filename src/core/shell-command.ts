@@ -3175,8 +3175,9 @@ const NO_RUNS: CliRuns = { subcommands: [], scripts: [], unreadable: false };
  * What tmux types into a pane is a script its shell reads: send-keys (keys by their names, `rm
  * Space -rf`), paste-buffer, pipe-pane (its `-I`) and source-file (a file of tmux commands), by
  * name, alias or unique prefix (`pa`, `so`), make the command unreadable, as does a `;` inside a
- * word of tmux commands, control mode (`-C`), which reads tmux commands from stdin, `-f`, and a
- * format's `#(…)` in any word (it runs a shell command).
+ * word of tmux commands, control mode (`-C`), which reads tmux commands from stdin, `-f`, a
+ * format's `#(…)` in any word (it runs a shell command), and any format in the words of
+ * run-shell and if-shell, which expand them before their shell reads the command.
  */
 function tmuxRuns(args: readonly Word[], at: number): CliRuns {
   const scripts: Script[] = [];
@@ -3209,6 +3210,15 @@ function tmuxRuns(args: readonly Word[], at: number): CliRuns {
       operands = 0;
       flags = "";
     } else operands += 1;
+    // run-shell and if-shell expand formats in their words before the shell reads them: `run
+    // '#T'` runs the pane's title, which any program's output can set (`printf '\e]2;…\a'`), and
+    // `#{@x}` an option's value; the shell would read each as a comment.
+    if (
+      operands > 0 &&
+      TMUX_FORMAT.test(word.text) &&
+      FORMAT_EXPANDERS.some((c) => tmuxCommandIs(command as string, ...c))
+    )
+      unreadable = true;
     // if-shell's shell command, then the tmux commands it runs; the tmux commands of the others.
     const takes = TMUX_COMMANDS_TAKEN.find((c) =>
       tmuxCommandIs(command as string, c.name, c.alias, c.prefix),
@@ -3258,6 +3268,15 @@ const TMUX_COMMANDS_TAKEN: readonly {
   { name: "choose-buffer", alias: "", prefix: "choose-b", after: 1 },
   { name: "display-panes", alias: "displayp", prefix: "display-pa", after: 1 },
 ];
+
+/** tmux 3.3a's commands that expand formats in the shell command they run, as tmuxCommandIs reads them. */
+const FORMAT_EXPANDERS: readonly (readonly [name: string, alias: string, prefix: string])[] = [
+  ["run-shell", "run", "ru"],
+  ["if-shell", "if", "i"],
+];
+
+/** A `#` that tmux expands in a format (`#T`, `#{…}`, `#(…)`); not `##` or a `#` before a blank (errs towards one). */
+const TMUX_FORMAT = /#[^#\s]/;
 
 /** Whether tmux finds the command `name` (its alias `alias`, shortest unique prefix `prefix`) for `word`. */
 function tmuxCommandIs(word: string, name: string, alias: string, prefix: string): boolean {

@@ -1103,6 +1103,12 @@ describe("tmux and screen (a security hunt, session 32)", () => {
     // Checked with tmux 3.3a and an attached client: the status line runs it (session 34).
     ["tmux set -g status-right '#(rm -rf /)'", "a format's #() runs a shell command"],
     ["tmux display -p -t dev 'x #(rm -rf /)'", "a format's #() anywhere"],
+    // run-shell and if-shell expand formats before their shell reads the command: checked with
+    // tmux 3.3a (session 34). A pane's title is any program's to set.
+    ["printf '\\e]2;rm -rf /\\a'; tmux run '#T'", "run-shell runs the pane's title"],
+    ["tmux ru -t dev '#W'", "run-shell by a prefix runs the window's name"],
+    ["tmux run-shell -b '#{@cmd}'", "run-shell runs an option's value"],
+    ["tmux if '#{@cmd}' 'display ok'", "if-shell's shell command too"],
     // Checked with tmux 3.3a, no client attached: new-session expands its -c, running it.
     ["tmux new -d -s dev -c '#(rm -rf /)'", "a format's #() as an option's value"],
   ])("%s (%s)", (command) => {
@@ -1135,6 +1141,7 @@ describe("tmux and screen (a security hunt, session 32)", () => {
     "tmux bind r display-message reloaded",
     "tmux -L Cx new -d -s dev 'npm run dev'",
     "tmux display -p -t dev '#S'",
+    "tmux run 'make # a comment'",
   ])("reads %j", (command) => {
     expect(splitCommand(command).unreadable).toBe(false);
   });
