@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from "vitest";
 import { type HookRequest, handleHook } from "../../src/app/handle-hook.js";
 import { createRemoteActions } from "../../src/app/remote-actions.js";
+import type { Policy } from "../../src/core/policy.js";
 import { runHookRoute } from "../../src/http/hook-route.js";
 import { policyFrom, sha256 } from "../support/policy.js";
 
@@ -453,6 +454,38 @@ describe("the remote calls' deadline", () => {
     ]);
   });
 
+  // A judge that denies every call, and the URLs it was called at.
+  const denyingJudge = () => {
+    const urls: string[] = [];
+    const remote = createRemoteActions({
+      egress: async (r) => {
+        urls.push(r.url);
+        const body = JSON.stringify({
+          content: [{ type: "tool_use", id: "t", name: "verdict", input: { ok: false, reason: "rm" } }],
+          stop_reason: "tool_use",
+        });
+        return { ok: true, value: { status: 200, headers: {}, body } };
+      },
+      env: () => "k",
+      clock: { now: () => 0, monotonic: () => 0 },
+      sha256,
+    });
+    return { remote, urls };
+  };
+  const rmRfInput = (policy: Policy, deadlineMs: number) => ({
+    rules: policy.rules,
+    event: {
+      name: "PreToolUse",
+      dialect: "claude-code",
+      known: true,
+      payload: { hook_event_name: "PreToolUse", tool_name: "Bash", tool_input: { command: "rm -rf /" } },
+    } as const,
+    body: "{}",
+    team: "default",
+    policy,
+    deadlineMs,
+  });
+
   it("still answers from the verdict cache when no time is left", async () => {
     // A review, session 27: with no time left a cached deny became JUDGE_TIMEOUT, then onError.
     const policy = await policyFrom(
@@ -472,39 +505,14 @@ describe("the remote calls' deadline", () => {
       },
       { K: "k" },
     );
-    let calls = 0;
-    const remote = createRemoteActions({
-      egress: async () => {
-        calls++;
-        const body = JSON.stringify({
-          content: [{ type: "tool_use", id: "t", name: "verdict", input: { ok: false, reason: "rm" } }],
-          stop_reason: "tool_use",
-        });
-        return { ok: true, value: { status: 200, headers: {}, body } };
-      },
-      env: () => "k",
-      clock: { now: () => 0, monotonic: () => 0 },
-      sha256,
-    });
-    const event = {
-      name: "PreToolUse",
-      dialect: "claude-code",
-      known: true,
-      payload: { hook_event_name: "PreToolUse", tool_name: "Bash", tool_input: { command: "rm -rf /" } },
-    } as const;
-    const input = (deadlineMs: number) => ({
-      rules: policy.rules,
-      event,
-      body: "{}",
-      team: "default",
-      policy,
-      deadlineMs,
-    });
-    expect((await remote.run(input(5000))).effects).toEqual([expect.objectContaining({ decision: "deny" })]);
-    const late = await remote.run(input(0));
+    const { remote, urls } = denyingJudge();
+    expect((await remote.run(rmRfInput(policy, 5000))).effects).toEqual([
+      expect.objectContaining({ decision: "deny" }),
+    ]);
+    const late = await remote.run(rmRfInput(policy, 0));
     expect(late.effects).toEqual([expect.objectContaining({ decision: "deny" })]);
     expect(late.audit).toEqual([expect.objectContaining({ outcome: "CACHE_HIT" })]);
-    expect(calls).toBe(1);
+    expect(urls).toHaveLength(1);
   });
 
   it("answers no cached verdict for a model whose env: url is unset: it calls nowhere", async () => {
@@ -517,36 +525,11 @@ describe("the remote calls' deadline", () => {
     });
     const before = await policyFrom(document({}), { K: "k" });
     const after = await policyFrom(document({ url: "env:JUDGE_URL" }), { K: "k" });
-    const urls: string[] = [];
-    const remote = createRemoteActions({
-      egress: async (r) => {
-        urls.push(r.url);
-        const body = JSON.stringify({
-          content: [{ type: "tool_use", id: "t", name: "verdict", input: { ok: false, reason: "rm" } }],
-          stop_reason: "tool_use",
-        });
-        return { ok: true, value: { status: 200, headers: {}, body } };
-      },
-      env: () => "k",
-      clock: { now: () => 0, monotonic: () => 0 },
-      sha256,
-    });
-    const event = {
-      name: "PreToolUse",
-      dialect: "claude-code",
-      known: true,
-      payload: { hook_event_name: "PreToolUse", tool_name: "Bash", tool_input: { command: "rm -rf /" } },
-    } as const;
-    const input = (policy: typeof before) => ({
-      rules: policy.rules,
-      event,
-      body: "{}",
-      team: "default",
-      policy,
-      deadlineMs: 5000,
-    });
-    expect((await remote.run(input(before))).audit).toEqual([expect.objectContaining({ outcome: "OK" })]);
-    const unset = await remote.run(input(after));
+    const { remote, urls } = denyingJudge();
+    expect((await remote.run(rmRfInput(before, 5000))).audit).toEqual([
+      expect.objectContaining({ outcome: "OK" }),
+    ]);
+    const unset = await remote.run(rmRfInput(after, 5000));
     expect(unset.audit).toEqual([expect.objectContaining({ outcome: "JUDGE_NO_URL" })]);
     expect(urls).toEqual(["https://api.anthropic.com/v1/messages"]);
   });
