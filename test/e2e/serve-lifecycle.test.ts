@@ -2,7 +2,7 @@
  * `hookgate serve` over its life as a process: a stdout that closes under it, a SIGHUP while the
  * policy first loads, and stops that must end.
  */
-import { execFileSync, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import {
   closeSync,
   existsSync,
@@ -65,6 +65,88 @@ const hook = (url: string) =>
     headers: { "content-type": "application/json" },
     body: JSON.stringify({ session_id: "s", transcript_path: "/t", cwd: "/p", hook_event_name: "Stop" }),
   });
+
+/** `hookgate serve` on port 0, its stdout gathered as it comes; ended with the test at the latest. */
+function spawnServe(policy: string, dataDir: string, more: { host?: string; nodeFlags?: string[] } = {}) {
+  const host = more.host === undefined ? [] : ["--host", more.host];
+  const args = [...(more.nodeFlags ?? []), BIN, "serve", "--policy", policy, ...host, "--port", "0"];
+  const child = spawn(process.execPath, [...args, "--data-dir", dataDir], {
+    cwd: ROOT,
+    env: childEnv(),
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  child.stdout.on("data", (chunk) => {
+    stdout += chunk;
+  });
+  const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+  whenDone(() => endProcess(child));
+  const stop = async () => {
+    if (child.exitCode === null) child.kill("SIGTERM");
+    await exited;
+  };
+  return { child, stdout: () => stdout, stop };
+}
+
+/** Polls every 10 ms, at most `tries` times, until `done` or the child has exited. */
+async function waitWhileRunning(child: ChildProcess, tries: number, done: () => boolean): Promise<void> {
+  for (let i = 0; i < tries && !done() && child.exitCode === null; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/** A serve child sent a SIGHUP: it reloads the policy once it runs, and keeps running. */
+async function expectReloadedAndRunning({ child, stdout }: ReturnType<typeof spawnServe>): Promise<void> {
+  await waitWhileRunning(child, 3000, () => /"policy reloaded"/.test(stdout()));
+  expect(child.exitCode).toBe(null);
+  expect(stdout()).toMatch(/"hookgate listening"[\s\S]*"policy reloaded"/);
+}
+
+/**
+ * The built gateway in process (its delivery thread is dist/'s), on examples/policy.json written
+ * to `name`.json, and the lines it logs.
+ */
+async function gatewayIn(name: string, env: Record<string, string> = {}) {
+  const { startGateway } = (await import(
+    new URL("../../dist/entry/node.js", import.meta.url).href
+  )) as typeof import("../../src/entry/node.js");
+  const path = join(dir, `${name}.json`);
+  writeFileSync(path, EXAMPLE);
+  const logs: { msg: string; fields: Record<string, unknown> | undefined }[] = [];
+  const gateway = await startGateway({
+    policyPath: path,
+    dataDir: join(dir, `${name}-data`),
+    host: "127.0.0.1",
+    port: 0,
+    env,
+    logger: { log: (_level, msg, fields) => logs.push({ msg, fields }) },
+  });
+  return { gateway, path, logs };
+}
+
+/**
+ * `hookgate serve` on the policy `document` makes of `target`, the URL of a loopback server that
+ * takes requests and never answers them; `stop` ends the two.
+ */
+async function serveBesideHanging(name: string, document: (target: string) => unknown) {
+  const hanging = createServer(() => undefined);
+  await new Promise<void>((resolve) => hanging.listen(0, "127.0.0.1", resolve));
+  const path = join(dir, `${name}.json`);
+  writeFileSync(
+    path,
+    JSON.stringify(document(`http://127.0.0.1:${(hanging.address() as AddressInfo).port}`)),
+  );
+  const server = await startServerProcess(path);
+  return {
+    server,
+    nextRequest: () => new Promise((resolve) => hanging.once("request", resolve)),
+    stop: async () => {
+      await server.stop();
+      hanging.closeAllConnections();
+      await new Promise((resolve) => hanging.close(resolve));
+    },
+  };
+}
 
 describe("hookgate serve over its life", { timeout: 60_000 }, () => {
   it("keeps answering when its stdout is closed, and says so once on stderr", async () => {
@@ -316,32 +398,16 @@ describe("hookgate serve over its life", { timeout: 60_000 }, () => {
     const path = join(dir, "early.json");
     const slow = policyWith(20_000, "early");
     writeFileSync(path, slow);
-    const child = spawn(
-      process.execPath,
-      [BIN, "serve", "--policy", path, "--port", "0", "--data-dir", join(dir, "early-data")],
-      { cwd: ROOT, env: childEnv(), stdio: ["ignore", "pipe", "pipe"] },
-    );
-    let stdout = "";
-    child.stdout.on("data", (chunk) => {
-      stdout += chunk;
-    });
-    const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
-    whenDone(() => endProcess(child));
+    const serve = spawnServe(path, join(dir, "early-data"));
+    const { child, stdout } = serve;
     try {
-      for (let i = 0; i < 500 && !catchesHangup(child.pid) && child.exitCode === null; i++) {
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
+      await waitWhileRunning(child, 500, () => catchesHangup(child.pid));
       // The policy is still loading: nothing listens yet.
-      expect(stdout).not.toMatch(/hookgate listening/);
+      expect(stdout()).not.toMatch(/hookgate listening/);
       child.kill("SIGHUP");
-      for (let i = 0; i < 3000 && !/"policy reloaded"/.test(stdout) && child.exitCode === null; i++) {
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
-      expect(child.exitCode).toBe(null);
-      expect(stdout).toMatch(/"hookgate listening"[\s\S]*"policy reloaded"/);
+      await expectReloadedAndRunning(serve);
     } finally {
-      if (child.exitCode === null) child.kill("SIGTERM");
-      await exited;
+      await serve.stop();
     }
   });
 
@@ -369,67 +435,28 @@ export async function resolve(specifier, context, next) {
     );
     const path = join(dir, "loading.json");
     writeFileSync(path, EXAMPLE);
-    const child = spawn(
-      process.execPath,
-      [
-        "--import",
-        pathToFileURL(join(hold, "register.mjs")).href,
-        BIN,
-        "serve",
-        "--policy",
-        path,
-        "--port",
-        "0",
-        "--data-dir",
-        join(dir, "loading-data"),
-      ],
-      { cwd: ROOT, env: childEnv(), stdio: ["ignore", "pipe", "pipe"] },
-    );
-    let stdout = "";
-    child.stdout.on("data", (chunk) => {
-      stdout += chunk;
+    const serve = spawnServe(path, join(dir, "loading-data"), {
+      nodeFlags: ["--import", pathToFileURL(join(hold, "register.mjs")).href],
     });
-    const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
-    whenDone(() => endProcess(child));
+    const { child } = serve;
     try {
-      for (let i = 0; i < 3000 && !existsSync(join(hold, "waiting")) && child.exitCode === null; i++) {
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
+      await waitWhileRunning(child, 3000, () => existsSync(join(hold, "waiting")));
       expect(existsSync(join(hold, "waiting"))).toBe(true);
       // The CLI is not loaded yet, and SIGHUP is already caught.
       expect(catchesHangup(child.pid)).toBe(true);
       child.kill("SIGHUP");
       writeFileSync(join(hold, "go"), "");
-      for (let i = 0; i < 3000 && !/"policy reloaded"/.test(stdout) && child.exitCode === null; i++) {
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
-      expect(child.exitCode).toBe(null);
-      expect(stdout).toMatch(/"hookgate listening"[\s\S]*"policy reloaded"/);
+      await expectReloadedAndRunning(serve);
     } finally {
-      if (child.exitCode === null) child.kill("SIGTERM");
-      await exited;
+      await serve.stop();
     }
   });
 });
 
 describe("reloads asked in a burst (SIGHUPs from a deploy tool or a file watcher)", () => {
   it("run once for all those asked before it starts, and again for one asked while it runs", async () => {
-    // In process, on the built gateway (its delivery thread is dist/'s).
-    const { startGateway } = (await import(
-      new URL("../../dist/entry/node.js", import.meta.url).href
-    )) as typeof import("../../src/entry/node.js");
-    const path = join(dir, "burst.json");
-    writeFileSync(path, EXAMPLE);
-    const logs: string[] = [];
-    const gateway = await startGateway({
-      policyPath: path,
-      dataDir: join(dir, "burst-data"),
-      host: "127.0.0.1",
-      port: 0,
-      env: {},
-      logger: { log: (_level, msg) => logs.push(msg) },
-    });
-    const reloads = () => logs.filter((m) => m === "policy reloaded").length;
+    const { gateway, path, logs } = await gatewayIn("burst");
+    const reloads = () => logs.filter((l) => l.msg === "policy reloaded").length;
     try {
       // Each reload compiles the whole policy, holding the decisions meanwhile: three asked
       // together read the same file, so one compile serves them.
@@ -454,20 +481,7 @@ describe("a reload of a path that is no longer a file", () => {
   it("fails at once and keeps the running policy; the next reload of a file loads it", async () => {
     // A hunt over policy files, session 30: a FIFO at the policy's path made the SIGHUP's reload
     // wait for a writer forever, and every reload asked after it queued behind it.
-    const { startGateway } = (await import(
-      new URL("../../dist/entry/node.js", import.meta.url).href
-    )) as typeof import("../../src/entry/node.js");
-    const path = join(dir, "fifo-reload.json");
-    writeFileSync(path, EXAMPLE);
-    const logs: { msg: string; fields: Record<string, unknown> | undefined }[] = [];
-    const gateway = await startGateway({
-      policyPath: path,
-      dataDir: join(dir, "fifo-data"),
-      host: "127.0.0.1",
-      port: 0,
-      env: {},
-      logger: { log: (_level, msg, fields) => logs.push({ msg, fields }) },
-    });
+    const { gateway, path, logs } = await gatewayIn("fifo-reload");
     try {
       const running = gateway.policy().hash;
       unlinkSync(path);
@@ -497,20 +511,7 @@ describe("a reload whose load throws", () => {
     // through process.env's inherited methods) rejected the reload's promise, which nothing
     // logged: no "policy reload failed" line, no failed count. Here the environment holds a
     // value that is no string, the one way left to make the load throw.
-    const { startGateway } = (await import(
-      new URL("../../dist/entry/node.js", import.meta.url).href
-    )) as typeof import("../../src/entry/node.js");
-    const path = join(dir, "throwing-reload.json");
-    writeFileSync(path, EXAMPLE);
-    const logs: { msg: string; fields: Record<string, unknown> | undefined }[] = [];
-    const gateway = await startGateway({
-      policyPath: path,
-      dataDir: join(dir, "throwing-data"),
-      host: "127.0.0.1",
-      port: 0,
-      env: { ODD: 42 as unknown as string },
-      logger: { log: (_level, msg, fields) => logs.push({ msg, fields }) },
-    });
+    const { gateway, path, logs } = await gatewayIn("throwing-reload", { ODD: 42 as unknown as string });
     try {
       const running = gateway.policy().hash;
       writeFileSync(
@@ -533,28 +534,20 @@ describe("serve stopping with a remote call in flight", { timeout: 60_000 }, () 
   it("answers the call's onError before it cuts the connection, rather than no answer at all", async () => {
     // A forward allowed 30 s under a 30 s deadline, to a server that never answers. Cut without
     // an answer, the hook would let the action through, whatever onError says.
-    const hanging = createServer(() => undefined);
-    await new Promise<void>((resolve) => hanging.listen(0, "127.0.0.1", resolve));
-    const target = `http://127.0.0.1:${(hanging.address() as AddressInfo).port}`;
-    const path = join(dir, "slow-forward.json");
-    writeFileSync(
-      path,
-      JSON.stringify({
-        version: 1,
-        defaults: { deadlineMs: 30_000 },
-        egress: { allowedHttpHookUrls: [`${target}/*`], allowCidrs: ["127.0.0.1/32"] },
-        rules: [
-          {
-            id: "team-server",
-            on: "PreToolUse",
-            forward: { url: `${target}/hook`, timeoutMs: 30_000, onError: "deny" },
-          },
-        ],
-      }),
-    );
-    const server = await startServerProcess(path);
+    const { server, nextRequest, stop } = await serveBesideHanging("slow-forward", (target) => ({
+      version: 1,
+      defaults: { deadlineMs: 30_000 },
+      egress: { allowedHttpHookUrls: [`${target}/*`], allowCidrs: ["127.0.0.1/32"] },
+      rules: [
+        {
+          id: "team-server",
+          on: "PreToolUse",
+          forward: { url: `${target}/hook`, timeoutMs: 30_000, onError: "deny" },
+        },
+      ],
+    }));
     try {
-      const reached = new Promise((resolve) => hanging.once("request", resolve));
+      const reached = nextRequest();
       const answer = fetch(`${server.url}/v1/hooks/claude-code`, {
         method: "POST",
         headers: { "content-type": "application/json" },
@@ -582,9 +575,7 @@ describe("serve stopping with a remote call in flight", { timeout: 60_000 }, () 
         }),
       ]);
     } finally {
-      await server.stop();
-      hanging.closeAllConnections();
-      await new Promise((resolve) => hanging.close(resolve));
+      await stop();
     }
   });
 });
@@ -593,22 +584,14 @@ describe("serve stopping with a delivery in flight", { timeout: 60_000 }, () => 
   it("drains it and exits 0, and does not log connections cut when none was open", async () => {
     // A sink that accepts and never answers: the drain waits out the delivery's egress timeout
     // (15 s), past the 10 s grace the open connections get.
-    const hanging = createServer(() => undefined);
-    await new Promise<void>((resolve) => hanging.listen(0, "127.0.0.1", resolve));
-    const target = `http://127.0.0.1:${(hanging.address() as AddressInfo).port}`;
-    const path = join(dir, "hanging-sink.json");
-    writeFileSync(
-      path,
-      JSON.stringify({
-        version: 1,
-        egress: { allowCidrs: ["127.0.0.1/32"] },
-        rules: [{ id: "ends", on: "SessionEnd", notify: ["audit"] }],
-        sinks: { audit: { type: "webhook", url: `${target}/hook` } },
-      }),
-    );
-    const server = await startServerProcess(path);
+    const { server, nextRequest, stop } = await serveBesideHanging("hanging-sink", (target) => ({
+      version: 1,
+      egress: { allowCidrs: ["127.0.0.1/32"] },
+      rules: [{ id: "ends", on: "SessionEnd", notify: ["audit"] }],
+      sinks: { audit: { type: "webhook", url: `${target}/hook` } },
+    }));
     try {
-      const reached = new Promise((resolve) => hanging.once("request", resolve));
+      const reached = nextRequest();
       const res = await fetch(`${server.url}/v1/hooks/claude-code`, {
         method: "POST",
         headers: { "content-type": "application/json", connection: "close" },
@@ -631,9 +614,7 @@ describe("serve stopping with a delivery in flight", { timeout: 60_000 }, () => 
       expect(server.lines.some((l) => l.msg === "delivery failed; will retry")).toBe(true);
       expect(server.lines.filter((l) => String(l.msg).startsWith("stopping:"))).toEqual([]);
     } finally {
-      await server.stop();
-      hanging.closeAllConnections();
-      await new Promise((resolve) => hanging.close(resolve));
+      await stop();
     }
   });
 });
@@ -644,34 +625,11 @@ describe("serve beyond loopback", () => {
     const open = join(dir, "no-auth.json");
     writeFileSync(open, JSON.stringify({ version: 1, rules: [] }));
     const startLines = async (host: string) => {
-      const child = spawn(
-        process.execPath,
-        [
-          BIN,
-          "serve",
-          "--policy",
-          open,
-          "--host",
-          host,
-          "--port",
-          "0",
-          "--data-dir",
-          join(dir, `open-${host}`),
-        ],
-        { cwd: ROOT, env: childEnv(), stdio: ["ignore", "pipe", "pipe"] },
-      );
-      let stdout = "";
-      child.stdout.on("data", (chunk) => {
-        stdout += chunk;
-      });
-      const exited = new Promise((resolve) => child.once("exit", resolve));
-      whenDone(() => endProcess(child));
-      for (let i = 0; i < 1000 && !/hookgate listening/.test(stdout) && child.exitCode === null; i++) {
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
-      child.kill("SIGTERM");
-      await exited;
-      return stdout
+      const serve = spawnServe(open, join(dir, `open-${host}`), { host });
+      await waitWhileRunning(serve.child, 1000, () => /hookgate listening/.test(serve.stdout()));
+      await serve.stop();
+      return serve
+        .stdout()
         .split("\n")
         .filter((l) => l !== "")
         .map((l) => JSON.parse(l) as { level: string; msg: string });
