@@ -7,7 +7,7 @@ import { createMemoryQueue } from "../../src/adapters/queue/memory.js";
 import { createSqliteQueue } from "../../src/adapters/queue/sqlite.js";
 import { createSqsClientForLocal, createSqsQueue } from "../../src/adapters/queue/sqs.js";
 import { startConsumer } from "../../src/app/consumer.js";
-import { createDeliverer } from "../../src/app/deliver.js";
+import { createDeliverer, type Deliverer } from "../../src/app/deliver.js";
 import {
   createNotification,
   DEFAULT_RETRY_SCHEDULE_SECONDS,
@@ -20,14 +20,37 @@ import { tempDir } from "../support/temp.js";
 
 const sessionEnd = (id: string) =>
   ({ id, sink: "s", notification: { eventName: "SessionEnd", event: {} } }) as unknown as DeliveryJob;
+const stopJob = (id: string, sink = "s") =>
+  ({ id, sink, notification: { eventName: "Stop", event: {} } }) as unknown as DeliveryJob;
 
-/** A deliverer that accepts every job and notes its id. */
-const accepting = (delivered: string[]) => ({
+const ended = parseHookEvent({
+  session_id: "s",
+  transcript_path: "/t",
+  cwd: "/p",
+  hook_event_name: "SessionEnd",
+  reason: "other",
+});
+if (!ended.ok) throw new Error(ended.error.message);
+/** Job `id` of `sink`, whose notification is of a real SessionEnd event, its id `eventId`. */
+const endedJob = (id: string, eventId: string, sink: string): DeliveryJob => ({
+  id,
+  sink,
+  notification: createNotification(eventId, 0, ended.value, { team: "t", decision: "none", ruleId: "r" }),
+});
+
+/** A deliverer that notes each job's id in `delivered`, then answers `outcome()`. */
+const noting = (
+  delivered: string[],
+  outcome: () => Awaited<ReturnType<Deliverer["deliver"]>>,
+): Deliverer => ({
   deliver: async (j: DeliveryJob) => {
     delivered.push(j.id);
-    return { kind: "ack" as const };
+    return outcome();
   },
 });
+
+/** A deliverer that accepts every job and notes its id. */
+const accepting = (delivered: string[]) => noting(delivered, () => ({ kind: "ack" }));
 
 /** Jobs "a" and "b" of sink "s", and a deliverer that holds "a" until `release` is called. */
 async function twoJobsFirstHeld() {
@@ -196,14 +219,7 @@ describe("startConsumer", () => {
     // An envelope from another producer: no notification in it.
     await queue.send([
       { id: "broken", body: { id: "broken", sink: "s" } as unknown as DeliveryJob },
-      {
-        id: "ok",
-        body: {
-          id: "ok",
-          sink: "s",
-          notification: { eventName: "Stop", event: {} },
-        } as unknown as DeliveryJob,
-      },
+      { id: "ok", body: stopJob("ok") },
     ]);
     const logs: { msg: string }[] = [];
     const delivered: string[] = [];
@@ -303,10 +319,8 @@ describe("startConsumer", () => {
 
   it("keeps at most batchSize jobs in flight, and fills a freed slot without waiting for the rest", async () => {
     const queue = createMemoryQueue<DeliveryJob>({ now: () => 0 });
-    const job = (id: string) =>
-      ({ id, sink: "s", notification: { eventName: "Stop", event: {} } }) as unknown as DeliveryJob;
     await queue.send(
-      ["hang-1", "hang-2", "quick-1", "quick-2", "quick-3"].map((id) => ({ id, body: job(id) })),
+      ["hang-1", "hang-2", "quick-1", "quick-2", "quick-3"].map((id) => ({ id, body: stopJob(id) })),
     );
     let inFlight = 0;
     let most = 0;
@@ -340,14 +354,12 @@ describe("startConsumer", () => {
 
   it("lets one sink hold at most perSink slots, so a hanging sink never stops the others", async () => {
     const queue = createMemoryQueue<DeliveryJob>({ now: () => 0 });
-    const job = (id: string, sink: string) =>
-      ({ id, sink, notification: { eventName: "Stop", event: {} } }) as unknown as DeliveryJob;
     // The hanging sink's jobs come first, more of them than there are slots.
     const slow = Array.from({ length: 6 }, (_, i) => `slow-${i}`);
     const fast = ["fast-0", "fast-1", "fast-2"];
     await queue.send([
-      ...slow.map((id) => ({ id, body: job(id, "slow"), group: "slow" })),
-      ...fast.map((id) => ({ id, body: job(id, "fast"), group: "fast" })),
+      ...slow.map((id) => ({ id, body: stopJob(id, "slow"), group: "slow" })),
+      ...fast.map((id) => ({ id, body: stopJob(id, "fast"), group: "fast" })),
     ]);
     const hanging = new Map<string, number>();
     let mostSlow = 0;
@@ -387,12 +399,10 @@ describe("startConsumer", () => {
   });
 
   it("asks a queue that cannot skip groups for every free slot, and a queue that can for one sink's room", async () => {
-    const job = (id: string) =>
-      ({ id, sink: "s", notification: { eventName: "Stop", event: {} } }) as unknown as DeliveryJob;
     const run = async (filters: boolean) => {
       const inner = createMemoryQueue<DeliveryJob>({ now: () => 0 });
       await inner.send(
-        Array.from({ length: 12 }, (_, n) => ({ id: `j-${n}`, body: job(`j-${n}`), group: "s" })),
+        Array.from({ length: 12 }, (_, n) => ({ id: `j-${n}`, body: stopJob(`j-${n}`), group: "s" })),
       );
       const asked: number[] = [];
       const queue = {
@@ -438,19 +448,17 @@ describe("startConsumer", () => {
   it("keeps one sink's cap on SQLite for a replayed dead letter of a saturated sink", async () => {
     const dir = tempDir("consumer-cap");
     const queue = createSqliteQueue<DeliveryJob>({ path: join(dir, "queue.sqlite") });
-    const job = (id: string, sink: string) =>
-      ({ id, sink, notification: { eventName: "Stop", event: {} } }) as unknown as DeliveryJob;
     let consumer: ReturnType<typeof startConsumer> | undefined;
     const held: (() => void)[] = [];
     // Set when the test ends, pass or fail: X's deliveries stop holding, so stop() can drain.
     let finished = false;
     try {
       // A dead letter of sink X: replayed, it is queued again in its group.
-      await queue.send([{ id: "dead-x", body: job("dead-x", "X"), group: "X" }]);
+      await queue.send([{ id: "dead-x", body: stopJob("dead-x", "X"), group: "X" }]);
       const [dead] = await queue.receive(1, 60_000);
       if (!dead) throw new Error("no job to dead-letter");
       await queue.deadLetter(dead, "boom");
-      await queue.send([0, 1].map((n) => ({ id: `x-${n}`, body: job(`x-${n}`, "X"), group: "X" })));
+      await queue.send([0, 1].map((n) => ({ id: `x-${n}`, body: stopJob(`x-${n}`, "X"), group: "X" })));
       const started: string[] = [];
       let yInFlight = 0;
       let yMost = 0;
@@ -484,7 +492,7 @@ describe("startConsumer", () => {
       // X is at its cap: the replayed job waits for one of X's slots, and Y gets the rest.
       expect(await queue.replayDead()).toBe(1);
       await queue.send(
-        [0, 1, 2, 3, 4, 5].map((n) => ({ id: `y-${n}`, body: job(`y-${n}`, "Y"), group: "Y" })),
+        [0, 1, 2, 3, 4, 5].map((n) => ({ id: `y-${n}`, body: stopJob(`y-${n}`, "Y"), group: "Y" })),
       );
       await until(() => yDone === 6);
       expect(started).not.toContain("dead-x");
@@ -572,19 +580,7 @@ describe("startConsumer on a lease that ran out", () => {
   );
 
   describe("on a SQLite queue file, a job held for its sink's rate limit", () => {
-    const stop = parseHookEvent({
-      session_id: "s",
-      transcript_path: "/t",
-      cwd: "/p",
-      hook_event_name: "SessionEnd",
-      reason: "other",
-    });
-    if (!stop.ok) throw new Error(stop.error.message);
-    const jobFor = (id: string): DeliveryJob => ({
-      id: `${id}.hook`,
-      sink: "hook",
-      notification: createNotification(id, 0, stop.value, { team: "t", decision: "none", ruleId: "r" }),
-    });
+    const jobFor = (id: string) => endedJob(`${id}.hook`, id, "hook");
 
     /**
      * A real SQLite file, the real deliverer and consumer; the sink answers 429 (Retry-After 1 s)
@@ -763,12 +759,32 @@ describe("startConsumer on a lease that ran out", () => {
 });
 
 /**
+ * Queue "jobs" and its DLQ on local-aws-sqs on loopback, and a client of it; `close` ends the queue
+ * made of them, the client and the server.
+ */
+async function loopbackSqs() {
+  const server = await createSqsServer({ port: 0, hostname: "127.0.0.1" });
+  const client = createSqsClientForLocal(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+  const url = async (name: string) =>
+    (await client.send(new CreateQueueCommand({ QueueName: name }))).QueueUrl ?? "";
+  return {
+    client,
+    queueUrl: await url("jobs"),
+    deadLetterQueueUrl: await url("dlq"),
+    async close(queue: { close(): Promise<void> }) {
+      await queue.close();
+      client.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/**
  * A jobs queue and its DLQ on a loopback SQS server whose first DeleteMessageBatch fails, through
  * the SDK's middleware: refused before SQS sees it, or carried out by SQS with its answer lost.
  */
 async function sqsWhoseFirstDeleteFails(how: "refused" | "answerLost") {
-  const server = await createSqsServer({ port: 0, hostname: "127.0.0.1" });
-  const client = createSqsClientForLocal(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+  const { client, queueUrl, deadLetterQueueUrl, close } = await loopbackSqs();
   let deletes = 0;
   client.middlewareStack.add(
     (next, context) => async (args) => {
@@ -781,21 +797,50 @@ async function sqsWhoseFirstDeleteFails(how: "refused" | "answerLost") {
     },
     { step: "initialize", name: "failFirstDelete" },
   );
-  const url = async (name: string) =>
-    (await client.send(new CreateQueueCommand({ QueueName: name }))).QueueUrl ?? "";
-  const queue = createSqsQueue<DeliveryJob>({
-    client,
-    queueUrl: await url("jobs"),
-    deadLetterQueueUrl: await url("dlq"),
-  });
-  return {
-    queue,
-    async close() {
-      await queue.close();
-      client.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
+  const queue = createSqsQueue<DeliveryJob>({ client, queueUrl, deadLetterQueueUrl });
+  return { queue, close: () => close(queue) };
+}
+
+type Line = { level: string; msg: string; fields: Record<string, unknown> };
+
+/**
+ * A consumer (one slot, a 1 s visibility) of job "a" of sink "s" on `sqsWhoseFirstDeleteFails(how)`,
+ * for `check` to watch, with what it logged and counted; stopped, and SQS closed, after `check`.
+ */
+async function consumeOnSqs(
+  how: "refused" | "answerLost",
+  deliverer: Deliverer,
+  check: (run: {
+    queue: Awaited<ReturnType<typeof sqsWhoseFirstDeleteFails>>["queue"];
+    consumer: ReturnType<typeof startConsumer>;
+    lines: Line[];
+    counted: string[];
+    until: (done: () => boolean) => Promise<void>;
+  }) => Promise<void>,
+) {
+  const { queue, close } = await sqsWhoseFirstDeleteFails(how);
+  const lines: Line[] = [];
+  const counted: string[] = [];
+  let consumer: ReturnType<typeof startConsumer> | undefined;
+  const until = async (done: () => boolean) => {
+    for (let i = 0; i < 1000 && !done(); i++) await new Promise((r) => setTimeout(r, 10));
   };
+  try {
+    await queue.send([{ id: "a", body: sessionEnd("a"), group: "s" }]);
+    consumer = startConsumer(
+      {
+        queue,
+        deliverer,
+        logger: { log: (level, msg, fields = {}) => lines.push({ level, msg, fields }) },
+        metrics: { increment: (name) => counted.push(name) },
+      },
+      { batchSize: 1, idleMs: 20, visibilityMs: 1000 },
+    );
+    await check({ queue, consumer, lines, counted, until });
+  } finally {
+    await consumer?.stop();
+    await close();
+  }
 }
 
 describe("startConsumer on SQS", () => {
@@ -805,31 +850,11 @@ describe("startConsumer on SQS", () => {
     // Session 30: the consumer logged the delete's error as a failed settle, so the message came
     // back after its visibility timeout, was sent to its sink again and got a second dead letter.
     // Real SQS on loopback; only the delete fails, through the SDK's middleware.
-    const { queue, close } = await sqsWhoseFirstDeleteFails("refused");
     const sent: string[] = [];
-    const lines: { level: string; msg: string; fields: Record<string, unknown> }[] = [];
-    const counted: string[] = [];
-    let consumer: ReturnType<typeof startConsumer> | undefined;
-    try {
-      await queue.send([{ id: "a", body: sessionEnd("a"), group: "s" }]);
-      consumer = startConsumer(
-        {
-          queue,
-          deliverer: {
-            deliver: async (j: DeliveryJob) => {
-              sent.push(j.id);
-              return { kind: "dead" as const, reason: "HTTP 410" };
-            },
-          },
-          logger: { log: (level, msg, fields = {}) => lines.push({ level, msg, fields }) },
-          metrics: { increment: (name) => counted.push(name) },
-        },
-        { batchSize: 1, idleMs: 20, visibilityMs: 1000 },
-      );
+    const deliverer = noting(sent, () => ({ kind: "dead", reason: "HTTP 410" }));
+    await consumeOnSqs("refused", deliverer, async ({ queue, consumer, lines, counted, until }) => {
       // Back after its 1 s visibility: removed, or (before the fix) delivered again.
-      const settled = () =>
-        sent.length > 1 || lines.some((l) => l.msg.startsWith("job already dead-lettered"));
-      for (let i = 0; i < 1000 && !settled(); i++) await new Promise((r) => setTimeout(r, 10));
+      await until(() => sent.length > 1 || lines.some((l) => l.msg.startsWith("job already dead-lettered")));
       await consumer.stop();
       expect(sent).toEqual(["a"]);
       expect(lines).toContainEqual({
@@ -851,10 +876,7 @@ describe("startConsumer on SQS", () => {
         },
       ]);
       expect(counted.filter((n) => n === "hookgate_dead_lettered_total")).toHaveLength(1);
-    } finally {
-      await consumer?.stop();
-      await close();
-    }
+    });
   });
 });
 
@@ -865,39 +887,26 @@ describe("startConsumer on SQS, a held job", () => {
     // Session 31 (RELIABILITY.md problem 9): the consumer logged the delete's error as a failed
     // settle, so the message came back after its visibility timeout beside its held copy, and the
     // job was sent twice. Real SQS on loopback; only the delete fails, through the SDK's middleware.
-    const { queue, close } = await sqsWhoseFirstDeleteFails("refused");
     const tries: number[] = [];
     const sent: string[] = [];
-    const lines: { level: string; msg: string; fields: Record<string, unknown> }[] = [];
-    let consumer: ReturnType<typeof startConsumer> | undefined;
-    try {
-      await queue.send([{ id: "a", body: sessionEnd("a"), group: "s" }]);
-      consumer = startConsumer(
-        {
-          queue,
-          deliverer: {
-            // Held unsent the first time (its copy due at once), sent on every later try.
-            deliver: async (j: DeliveryJob, _attempts, _mayStart, holds = 0) => {
-              tries.push(holds);
-              if (tries.length === 1)
-                return {
-                  kind: "retry" as const,
-                  delayMs: 0,
-                  reason: "not sent: rate limit",
-                  unsent: true as const,
-                };
-              sent.push(j.id);
-              return { kind: "ack" as const };
-            },
-          },
-          logger: { log: (level, msg, fields = {}) => lines.push({ level, msg, fields }) },
-          metrics: { increment: () => undefined },
-        },
-        { batchSize: 1, idleMs: 20, visibilityMs: 1000 },
-      );
+    const deliverer: Deliverer = {
+      // Held unsent the first time (its copy due at once), sent on every later try.
+      deliver: async (j, _attempts, _mayStart, holds = 0) => {
+        tries.push(holds);
+        if (tries.length === 1)
+          return {
+            kind: "retry" as const,
+            delayMs: 0,
+            reason: "not sent: rate limit",
+            unsent: true as const,
+          };
+        sent.push(j.id);
+        return { kind: "ack" as const };
+      },
+    };
+    await consumeOnSqs("refused", deliverer, async ({ queue, consumer, lines, until }) => {
       // The old message is back after its 1 s visibility: removed, or (before the fix) sent again.
-      const settled = () => sent.length > 1 || lines.some((l) => l.msg.startsWith("job already held"));
-      for (let i = 0; i < 1000 && !settled(); i++) await new Promise((r) => setTimeout(r, 10));
+      await until(() => sent.length > 1 || lines.some((l) => l.msg.startsWith("job already held")));
       await consumer.stop();
       // The copy carried its hold; the old message was never delivered again.
       expect(tries).toEqual([0, 1]);
@@ -914,10 +923,7 @@ describe("startConsumer on SQS, a held job", () => {
       });
       expect(lines.filter((l) => l.level === "error")).toEqual([]);
       expect(await queue.receive(10, 1000)).toEqual([]);
-    } finally {
-      await consumer?.stop();
-      await close();
-    }
+    });
   });
 });
 
@@ -928,41 +934,18 @@ describe("startConsumer on SQS, a replay", () => {
     // A review, session 30: the consumer remembered a dead letter whose delete failed by job id,
     // so when SQS had in fact deleted the message (the answer lost on the way back) it never came
     // back, and a `dlq replay` of the job, a new message with the same id, was removed unsent.
-    const { queue, close } = await sqsWhoseFirstDeleteFails("answerLost");
     const sent: string[] = [];
-    const lines: { level: string; msg: string; fields: Record<string, unknown> }[] = [];
-    let consumer: ReturnType<typeof startConsumer> | undefined;
-    const until = async (done: () => boolean) => {
-      for (let i = 0; i < 1000 && !done(); i++) await new Promise((r) => setTimeout(r, 10));
-    };
-    try {
-      await queue.send([{ id: "a", body: sessionEnd("a"), group: "s" }]);
-      consumer = startConsumer(
-        {
-          queue,
-          deliverer: {
-            deliver: async (j: DeliveryJob) => {
-              sent.push(j.id);
-              return sent.length === 1
-                ? { kind: "dead" as const, reason: "HTTP 410" }
-                : { kind: "ack" as const };
-            },
-          },
-          logger: { log: (level, msg, fields = {}) => lines.push({ level, msg, fields }) },
-          metrics: { increment: () => undefined },
-        },
-        { batchSize: 1, idleMs: 20, visibilityMs: 1000 },
-      );
+    const deliverer = noting(sent, () =>
+      sent.length === 1 ? { kind: "dead", reason: "HTTP 410" } : { kind: "ack" },
+    );
+    await consumeOnSqs("answerLost", deliverer, async ({ queue, consumer, lines, until }) => {
       await until(() => lines.some((l) => l.msg === "delivery dead-lettered"));
       expect(await queue.replayDead(["a"])).toBe(1);
       await until(() => sent.length > 1 || lines.some((l) => l.msg.startsWith("job already dead-lettered")));
       await consumer.stop();
       expect(sent).toEqual(["a", "a"]);
       expect(lines.filter((l) => l.msg.startsWith("job already dead-lettered"))).toEqual([]);
-    } finally {
-      await consumer?.stop();
-      await close();
-    }
+    });
   });
 });
 
@@ -1004,12 +987,7 @@ async function settleFailsOnce(kind: "sqlite" | "sqs", what: "dead letter" | "ho
       close: () => queue.close(),
     };
   }
-  const server = await createSqsServer({ port: 0, hostname: "127.0.0.1" });
-  const client = createSqsClientForLocal(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
-  const url = async (name: string) =>
-    (await client.send(new CreateQueueCommand({ QueueName: name }))).QueueUrl ?? "";
-  const queueUrl = await url("jobs");
-  const deadLetterQueueUrl = await url("dlq");
+  const { client, queueUrl, deadLetterQueueUrl, close } = await loopbackSqs();
   let failed = false;
   client.middlewareStack.add(
     (next, context) => async (args) => {
@@ -1028,34 +1006,18 @@ async function settleFailsOnce(kind: "sqlite" | "sqs", what: "dead letter" | "ho
     queue,
     // Back by itself after the consumer's 1 s visibility.
     comeBack: () => undefined,
-    async close() {
-      await queue.close();
-      client.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
+    close: () => close(queue),
   };
 }
 
 describe.each(["sqlite", "sqs"] as const)(
   "startConsumer on %s, a receive that sent nothing and could not be settled",
   (kind) => {
-    const stop = parseHookEvent({
-      session_id: "s",
-      transcript_path: "/t",
-      cwd: "/p",
-      hook_event_name: "SessionEnd",
-      reason: "other",
-    });
-    if (!stop.ok) throw new Error(stop.error.message);
-    const jobFor = (sink: string): DeliveryJob => ({
-      id: `evt.${sink}`,
-      sink,
-      notification: createNotification("evt", 0, stop.value, { team: "t", decision: "none", ruleId: "r" }),
-    });
+    const jobFor = (sink: string) => endedJob(`evt.${sink}`, "evt", sink);
 
     async function run(
       t: Awaited<ReturnType<typeof settleFailsOnce>>,
-      deliverer: Parameters<typeof startConsumer>[0]["deliverer"],
+      deliverer: Deliverer,
       done: (lines: { msg: string; fields: Record<string, unknown> }[]) => boolean,
     ) {
       const lines: { msg: string; fields: Record<string, unknown> }[] = [];
