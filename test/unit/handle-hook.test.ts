@@ -30,7 +30,7 @@ const deps = {
     log: (_l: string, msg: string, fields?: Record<string, unknown>) => logs.push({ msg, ...fields }),
   },
 };
-const request = (tool: string): HookRequest => ({
+const request = (tool: string, toolInput: Record<string, unknown> = { file_path: "/p/a" }): HookRequest => ({
   body: {
     ok: true,
     text: JSON.stringify({
@@ -39,7 +39,7 @@ const request = (tool: string): HookRequest => ({
       cwd: "/p",
       hook_event_name: "PreToolUse",
       tool_name: tool,
-      tool_input: { file_path: "/p/a" },
+      tool_input: toolInput,
     }),
   },
   contentType: "application/json",
@@ -158,20 +158,7 @@ describe("the audit line and the replay record", () => {
         logger: { log: (_l, msg, fields) => lines.push({ msg, ...fields }) },
         recorder: (record) => records.push(record),
       },
-      {
-        ...request("Bash"),
-        body: {
-          ok: true,
-          text: JSON.stringify({
-            session_id: "s",
-            transcript_path: "/t",
-            cwd: "/p",
-            hook_event_name: "PreToolUse",
-            tool_name: "Bash",
-            tool_input: { command },
-          }),
-        },
-      },
+      request("Bash", { command }),
     );
     const out = JSON.stringify([lines, records]);
     // The command is in both (cut at 2,000 characters), but not the first characters of the key
