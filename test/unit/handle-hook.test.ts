@@ -385,9 +385,8 @@ describe("the remote calls' deadline", () => {
     timeoutHeader: "3",
     ...(receivedAt !== undefined && { receivedAt }),
   });
-
-  it("is what is left of the request's deadline since it arrived", async () => {
-    const at = { t: 1000 };
+  /** Remote actions that run nothing and note the deadline each run is given. */
+  const notingDeadlines = () => {
     const seen: number[] = [];
     const remote = {
       run: async (input: { deadlineMs: number }) => {
@@ -395,19 +394,19 @@ describe("the remote calls' deadline", () => {
         return { effects: [], audit: [] };
       },
     };
+    return { seen, remote };
+  };
+
+  it("is what is left of the request's deadline since it arrived", async () => {
+    const at = { t: 1000 };
+    const { seen, remote } = notingDeadlines();
     await handleHook({ ...clocked(at), remote }, timed("Write", 0));
     expect(seen).toEqual([1750]);
   });
 
   it("runs from before the body is read on a hook route", async () => {
     const at = { t: 0 };
-    const seen: number[] = [];
-    const remote = {
-      run: async (input: { deadlineMs: number }) => {
-        seen.push(input.deadlineMs);
-        return { effects: [], audit: [] };
-      },
-    };
+    const { seen, remote } = notingDeadlines();
     const body = request("Write").body;
     await runHookRoute({ ...clocked(at), remote }, "claude-code", {
       readBody: async () => {
