@@ -2638,7 +2638,12 @@ function expand(
     markUnreadable(out);
   const runs = [
     ...wrapped.commands.map((run) => ({ run, guess: false })),
-    ...wrapped.guesses.map((run) => ({ run, guess: true })),
+    // A tmux format (`ls -F '#{session_name}'`, `display -p '#S'`) is no program: tmux expands
+    // none in a command it runs directly (new-window's words); run-shell's and if-shell's it
+    // expands before the shell reads them make the command unreadable (tmuxRuns).
+    ...wrapped.guesses
+      .filter((run) => !(name === "tmux" && run[0]?.text.startsWith("#")))
+      .map((run) => ({ run, guess: true })),
   ];
   for (const { run, guess } of runs) {
     // Guesses nest (`env -Z env -Z … rm`): past a bound the command is unreadable instead of

@@ -1142,6 +1142,9 @@ describe("tmux and screen (a security hunt, session 32)", () => {
     "tmux -L Cx new -d -s dev 'npm run dev'",
     "tmux display -p -t dev '#S'",
     "tmux run 'make # a comment'",
+    "tmux ls -F '#{session_name}'",
+    "tmux display -p '#{pane_current_path}'",
+    "tmux list-windows -t dev -F '#{window_index}: #{window_name}'",
   ])("reads %j", (command) => {
     expect(splitCommand(command).unreadable).toBe(false);
   });
