@@ -692,6 +692,34 @@ describe("sqs queue, SQS specifics", () => {
     const sent = (name: string) => commands.filter((c) => c === name).length;
     const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+    /**
+     * Makes the first `command` (a batch request) lose its last entry inside "SQS" (SenderFault
+     * false, the rest carried out); `later` takes the requests after it (sent as they are by default).
+     */
+    function loseLastEntryOfFirst(
+      command: "SendMessageBatchCommand" | "DeleteMessageBatchCommand",
+      later: (send: () => Promise<unknown>) => Promise<unknown> = (send) => send(),
+    ): void {
+      let calls = 0;
+      recording.middlewareStack.add(
+        (next, context) => async (args) => {
+          if (context.commandName !== command) return next(args);
+          if (++calls > 1) return later(() => next(args)) as ReturnType<typeof next>;
+          const input = args.input as SendMessageBatchRequest | DeleteMessageBatchRequest;
+          const entries = input.Entries ?? [];
+          const lost = entries.at(-1);
+          const result = await next({ ...args, input: { ...input, Entries: entries.slice(0, -1) } });
+          const output = result.output as { Failed?: unknown[] };
+          output.Failed = [
+            ...(output.Failed ?? []),
+            { Id: lost?.Id, Code: "InternalError", Message: "try again", SenderFault: false },
+          ];
+          return result;
+        },
+        { step: "initialize", name: "loseLastEntryOfFirst" },
+      );
+    }
+
     it("deletes the acks of a batch's deliveries ten to a DeleteMessageBatch", async () => {
       await open();
       openRecorded();
@@ -781,25 +809,7 @@ describe("sqs queue, SQS specifics", () => {
     it("sends an entry SQS failed on its side once more, in the next batch request", async () => {
       await open();
       openRecorded();
-      // The first DeleteMessageBatch loses its last entry inside "SQS" (SenderFault false).
-      let failOnce = true;
-      recording.middlewareStack.add(
-        (next, context) => async (args) => {
-          if (context.commandName !== "DeleteMessageBatchCommand" || !failOnce) return next(args);
-          failOnce = false;
-          const input = args.input as DeleteMessageBatchRequest;
-          const entries = input.Entries ?? [];
-          const lost = entries.at(-1);
-          const result = await next({ ...args, input: { ...input, Entries: entries.slice(0, -1) } });
-          const output = result.output as { Failed?: unknown[] };
-          output.Failed = [
-            ...(output.Failed ?? []),
-            { Id: lost?.Id, Code: "InternalError", Message: "try again", SenderFault: false },
-          ];
-          return result;
-        },
-        { step: "initialize", name: "loseOneEntry" },
-      );
+      loseLastEntryOfFirst("DeleteMessageBatchCommand");
       await queue.send(["a", "b", "c"].map((id) => ({ id, body: id })));
       const got = await queue.receive(3, 1000);
       await Promise.all(got.map((m) => queue.ack(m)));
@@ -813,25 +823,10 @@ describe("sqs queue, SQS specifics", () => {
       // (and on Lambda a dead letter taken as deleted read as one to report).
       await open();
       openRecorded();
-      let calls = 0;
-      recording.middlewareStack.add(
-        (next, context) => async (args) => {
-          if (context.commandName !== "DeleteMessageBatchCommand") return next(args);
-          calls++;
-          if (calls > 1) throw Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
-          const input = args.input as DeleteMessageBatchRequest;
-          const entries = input.Entries ?? [];
-          const lost = entries.at(-1);
-          const result = await next({ ...args, input: { ...input, Entries: entries.slice(0, -1) } });
-          const output = result.output as { Failed?: unknown[] };
-          output.Failed = [
-            ...(output.Failed ?? []),
-            { Id: lost?.Id, Code: "InternalError", Message: "try again", SenderFault: false },
-          ];
-          return result;
-        },
-        { step: "initialize", name: "loseOneThenHangUp" },
-      );
+      // The request that tries the lost entry again fails with no answer.
+      loseLastEntryOfFirst("DeleteMessageBatchCommand", async () => {
+        throw Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
+      });
       await queue.send(["a", "b", "c"].map((id) => ({ id, body: id })));
       const got = await queue.receive(3, 1000);
       const settled = await Promise.allSettled(got.map((m) => queue.ack(m)));
@@ -848,25 +843,7 @@ describe("sqs queue, SQS specifics", () => {
     it("sends a message SQS failed on its side once more, so the job is not lost", async () => {
       await open();
       openRecorded();
-      // The first SendMessageBatch loses its last entry inside "SQS" (SenderFault false).
-      let failOnce = true;
-      recording.middlewareStack.add(
-        (next, context) => async (args) => {
-          if (context.commandName !== "SendMessageBatchCommand" || !failOnce) return next(args);
-          failOnce = false;
-          const input = args.input as SendMessageBatchRequest;
-          const entries = input.Entries ?? [];
-          const lost = entries.at(-1);
-          const result = await next({ ...args, input: { ...input, Entries: entries.slice(0, -1) } });
-          const output = result.output as { Failed?: unknown[] };
-          output.Failed = [
-            ...(output.Failed ?? []),
-            { Id: lost?.Id, Code: "InternalError", Message: "try again", SenderFault: false },
-          ];
-          return result;
-        },
-        { step: "initialize", name: "loseOneSend" },
-      );
+      loseLastEntryOfFirst("SendMessageBatchCommand");
       await queue.send(["a", "b", "c"].map((id) => ({ id, body: id })));
       expect(sent("SendMessageBatchCommand")).toBe(2);
       expect((await queue.receive(10, 30_000)).map((m) => m.id).sort()).toEqual(["a", "b", "c"]);
@@ -877,29 +854,11 @@ describe("sqs queue, SQS specifics", () => {
       // it; a replay then made its dead letter visible again as if it had not gone out.
       await open();
       openRecorded();
-      // The first request loses its last entry inside "SQS" (SenderFault false); the request that
-      // tries it again reaches SQS, and its answer is lost.
-      let calls = 0;
-      recording.middlewareStack.add(
-        (next, context) => async (args) => {
-          if (context.commandName !== "SendMessageBatchCommand") return next(args);
-          if (++calls > 1) {
-            await next(args);
-            throw Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
-          }
-          const input = args.input as SendMessageBatchRequest;
-          const entries = input.Entries ?? [];
-          const lost = entries.at(-1);
-          const result = await next({ ...args, input: { ...input, Entries: entries.slice(0, -1) } });
-          const output = result.output as { Failed?: unknown[] };
-          output.Failed = [
-            ...(output.Failed ?? []),
-            { Id: lost?.Id, Code: "InternalError", Message: "try again", SenderFault: false },
-          ];
-          return result;
-        },
-        { step: "initialize", name: "loseOneThenTheAnswer" },
-      );
+      // The request that tries the lost entry again reaches SQS, and its answer is lost.
+      loseLastEntryOfFirst("SendMessageBatchCommand", async (send) => {
+        await send();
+        throw Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
+      });
       const sending = queue.send(["a", "b", "c"].map((id) => ({ id, body: id })));
       await expect(sending).rejects.toMatchObject({ name: "SendFailedError", notSent: ["c"], unsure: ["c"] });
       expect((await queue.receive(10, 30_000)).map((m) => m.id).sort()).toEqual(["a", "b", "c"]);
