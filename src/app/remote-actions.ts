@@ -122,8 +122,11 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
    * The enforcing calls in flight, by verdict-cache key, each settled when its call ends: an
    * identical event judged meanwhile waits for it (within its own deadline) and is answered from
    * the cache, instead of making a second call; after a call that failed, the next in line calls.
+   * `until` is the call's own deadline (monotonic): past it the entry is stale, as after a request
+   * the runtime cancelled (a Worker whose client hung up runs none of its code again, its
+   * `finally` included), and the next in line calls instead of waiting on it.
    */
-  const inFlight = new Map<string, Promise<void>>();
+  const inFlight = new Map<string, { readonly done: Promise<void>; readonly until: number }>();
   /** Per [model, team, UTC day]; the shadow calls' budgets and slots in their own. */
   const budgets = { enforcing: new DailyCounts(), shadow: new DailyCounts() };
   const limiters = { enforcing: new Map<string, Semaphore>(), shadow: new Map<string, Semaphore>() };
@@ -293,7 +296,9 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
       }
       const pending = lead && inFlight.get(lead);
       if (!pending) break;
-      await pending;
+      const left = pending.until - deps.clock.monotonic();
+      if (left <= 0) break;
+      await Promise.race([pending.done, pause(left, signal)]);
       // Answered already (its deadline, or the gateway stopping): no call of its own now.
       if (signal.aborted)
         return onError(rule, input, { code: "JUDGE_TIMEOUT", message: "no answer in time" });
@@ -312,7 +317,8 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
     }
     // Set with no wait since the look above: the next identical event finds this call.
     let settled: (() => void) | undefined;
-    if (lead !== undefined) inFlight.set(lead, new Promise((resolve) => (settled = resolve)));
+    const entry = { done: new Promise<void>((resolve) => (settled = resolve)), until: deadline };
+    if (lead !== undefined) inFlight.set(lead, entry);
     try {
       // The concurrency slot first: a call that times out waiting for one is not a call, and must
       // not spend the team's budget. A shadow rule's call has slots and a daily budget of their own
@@ -406,7 +412,8 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
         limiter.release();
       }
     } finally {
-      if (lead !== undefined) inFlight.delete(lead);
+      // Not a later call's, made after this one's entry went stale.
+      if (lead !== undefined && inFlight.get(lead) === entry) inFlight.delete(lead);
       settled?.();
     }
   }

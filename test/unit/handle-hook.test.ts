@@ -501,6 +501,41 @@ describe("the remote calls' deadline", () => {
     expect(urls).toHaveLength(1);
   });
 
+  it("calls for an identical event itself once the call it waits on is past its deadline and never ended", async () => {
+    // As on Workers when the first request's client hung up: the runtime runs none of its code
+    // again, so the call in flight never says it ended (session 34).
+    const policy = await policyFrom(
+      {
+        version: 1,
+        rules: [{ id: "judge", on: "PreToolUse", prompt: { text: "Deny rm. $ARGUMENTS", model: "m" } }],
+        models: { m: { provider: "anthropic", model: "claude-haiku-4-5", apiKey: "env:K" } },
+      },
+      { K: "k" },
+    );
+    const urls: string[] = [];
+    const remote = createRemoteActions({
+      egress: async (r) => {
+        urls.push(r.url);
+        // The first call never ends, not even when aborted.
+        if (urls.length === 1) return new Promise(() => {});
+        const body = JSON.stringify({
+          content: [{ type: "tool_use", id: "t", name: "verdict", input: { ok: false, reason: "rm" } }],
+          stop_reason: "tool_use",
+        });
+        return { ok: true, value: { status: 200, headers: {}, body } };
+      },
+      env: () => "k",
+      clock: { now: () => Date.now(), monotonic: () => performance.now() },
+      sha256,
+    });
+    const first = await remote.run(rmRfInput(policy, 100));
+    expect(first.audit).toEqual([expect.objectContaining({ outcome: "JUDGE_TIMEOUT" })]);
+    const second = await remote.run(rmRfInput(policy, 5000));
+    expect(second.audit).toEqual([expect.objectContaining({ outcome: "OK" })]);
+    expect(second.effects).toEqual([expect.objectContaining({ decision: "deny" })]);
+    expect(urls).toHaveLength(2);
+  });
+
   it("answers no cached verdict for a model whose env: url is unset: it calls nowhere", async () => {
     // Keyed as a model with no url, it was answered the public endpoint's verdicts, cached
     // under a policy before a reload.
