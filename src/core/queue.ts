@@ -132,7 +132,8 @@ export function isCopySent(e: unknown, copy: CopySentError["copy"]): e is CopySe
  * request failed as a whole, entries SQS refused; Cloudflare: one `sendBatch` of several).
  * `notSent` holds the ids of the messages not sent; the send's other messages are on the queue.
  * Of `notSent`, `unsure` holds those whose request got no answer that refused it (SQS: a
- * connection that failed, a timeout, a 5xx): they may be on the queue all the same.
+ * connection that failed, a timeout, a 5xx, a 4xx to a request the SDK sent again): they may be
+ * on the queue all the same.
  */
 export class SendFailedError extends Error {
   readonly notSent: readonly string[];

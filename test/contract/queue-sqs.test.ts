@@ -449,6 +449,45 @@ describe("sqs queue, SQS specifics", () => {
     expect(await visibleOnDlq()).toBe("3");
   });
 
+  it("counts the dead letters of a page as maybe sent when SQS refused the send only after the SDK tried it again", async () => {
+    // The AWS SDK sends a request again after no answer or a 5xx (three tries by default), and
+    // rejects with the last try's answer: a 4xx then says nothing of the tries before it, one of
+    // which SQS may have taken.
+    await open();
+    await deadLetters(3);
+    const retrying = createSqsClientForLocal(endpoint);
+    let tries = 0;
+    retrying.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName !== "SendMessageBatchCommand") return next(args);
+        if (++tries === 1) {
+          await next(args);
+          throw Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
+        }
+        // The retry goes to a queue that does not exist: SQS answers 400.
+        const request = args.request as { body: Uint8Array; headers: Record<string, string> };
+        const body = new TextDecoder()
+          .decode(request.body)
+          .replace(pair.queueUrl, `${pair.queueUrl}-missing`);
+        request.body = new TextEncoder().encode(body);
+        request.headers["content-length"] = String(Buffer.byteLength(body));
+        return next(args);
+      },
+      { step: "deserialize", priority: "high", name: "takeThenRefuse" },
+    );
+    const replaying = createSqsQueue<string>({
+      client: retrying,
+      queueUrl: pair.queueUrl,
+      deadLetterQueueUrl: pair.deadLetterQueueUrl,
+    });
+    const replay = replaying.replayDead();
+    await expect(replay).rejects.toThrow(/does not exist/);
+    expect(tries).toBe(2);
+    expect(await queue.receive(10, 30_000)).toHaveLength(3);
+    await expect(replay).rejects.toMatchObject({ name: "SweepStoppedError", done: 0, unsure: 3 });
+    retrying.destroy();
+  });
+
   it("says a replay's dead letters that went out stay on the DLQ too when their page's delete fails", async () => {
     // A review, session 32: the replay stopped with the delete's error alone, and the command
     // then said the dead letters left were still to be replayed: those of the page, back on the

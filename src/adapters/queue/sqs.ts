@@ -158,12 +158,15 @@ type EntryFailure = Pick<BatchResultErrorEntry, "Code" | "Message" | "SenderFaul
 /**
  * Whether SQS answered a request that failed by refusing it (a 4xx status, which the AWS SDK puts
  * in the error's `$metadata`): none of it was done. With no answer (the connection failed, a
- * timeout, an abort) or a 5xx one, SQS may have done it all the same.
+ * timeout, an abort) or a 5xx one, SQS may have done it all the same; and so after a 4xx that
+ * answered a try the SDK made again (after no answer, a 5xx or a throttle: `attempts` over 1),
+ * since an earlier try may have been done.
  */
 function refusedWhole(e: unknown): boolean {
-  const status = (e as { $metadata?: { httpStatusCode?: unknown } } | null | undefined)?.$metadata
-    ?.httpStatusCode;
-  return typeof status === "number" && status >= 400 && status < 500;
+  const metadata = (e as { $metadata?: { httpStatusCode?: unknown; attempts?: unknown } } | null | undefined)
+    ?.$metadata;
+  const status = metadata?.httpStatusCode;
+  return typeof status === "number" && status >= 400 && status < 500 && metadata?.attempts === 1;
 }
 
 /**
