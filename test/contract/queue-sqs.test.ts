@@ -505,6 +505,24 @@ describe("sqs queue, SQS specifics", () => {
     expect((await queue.receive(10, 30_000)).map((m) => m.id).sort()).toEqual(["a", "b"]);
   });
 
+  it("says a replayed job's second copy stays on the DLQ when the delete of a page holding only that copy fails", async () => {
+    // The page's one dead letter was a copy of a job the replay sent on the page before: its
+    // delete failing stopped the replay with the delete's error alone, and the command said the
+    // dead letters left were still to be replayed, this job among them.
+    await open();
+    const letter = (id: string) =>
+      JSON.stringify({ id, body: id, attempts: 1, error: "HTTP 500", failedAt: 1 });
+    for (const id of ["dup", ...Array.from({ length: 9 }, (_, n) => `j-${n}`), "dup"])
+      await deadLetterText(letter(id));
+    const flaky = queueChanging("DeleteMessageBatchCommand", (n) => n === 2 && hangUp());
+    const replay = flaky.queue.replayDead();
+    await expect(replay).rejects.toMatchObject({ done: 10 });
+    await expect(replay).rejects.toThrow(
+      /^1 dead letter went out but stays on the DLQ too \(a replay sends them again\): socket hang up/,
+    );
+    flaky.close();
+  });
+
   it("names only the dead letters SQS refused to delete as staying on the DLQ after a replay", async () => {
     // A review, session 33: a page's delete that SQS refused for one entry was said to leave the
     // whole page on the DLQ, to be sent again by the next replay.

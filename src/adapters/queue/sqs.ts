@@ -641,11 +641,9 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
               if (!refused) unsure = left.size;
               throw d;
             }
-            // A replay's page went out: its dead letters are not "the others" still to replay.
-            if (chosen.length === 0) throw d;
-            const n = refused
-              ? new Set(taken.filter((t) => refused.has(t.receipt)).map((t) => t.id)).size
-              : chosen.length;
+            // A replay's page went out (a copy of a job sent on an earlier page did too): its dead
+            // letters are not "the others" still to replay.
+            const n = new Set(taken.filter((t) => !refused || refused.has(t.receipt)).map((t) => t.id)).size;
             throw new Error(
               `${n} dead letter${n === 1 ? "" : "s"} went out but stay${n === 1 ? "s" : ""} on the DLQ too (a replay sends them again): ${errorMessage(d)}`,
               { cause: d },
