@@ -3181,15 +3181,20 @@ const NO_RUNS: CliRuns = { subcommands: [], scripts: [], unreadable: false };
  * Space -rf`), paste-buffer, pipe-pane (its `-I`) and source-file (a file of tmux commands), by
  * name, alias or unique prefix (`pa`, `so`), make the command unreadable, as does a `;` inside a
  * word of tmux commands, control mode (`-C`), which reads tmux commands from stdin, `-f`, a
- * format's `#(…)` in any word (it runs a shell command), and any format in the words of
- * run-shell and if-shell, which expand them before their shell reads the command.
+ * format's `#(…)` in any word (it runs a shell command), a format that can make one (E: and T:
+ * expand a value again; set-option's -F stores what a format spells), and any format in the words
+ * of run-shell and if-shell, which expand them before their shell reads the command.
  */
 function tmuxRuns(args: readonly Word[], at: number): CliRuns {
   const scripts: Script[] = [];
   // A format's `#(…)` runs a shell command (an option's: `set -g status-right '#(…)'` runs with
   // every redraw of an attached client's status line), in an option's value too (`new -c '#(…)'`),
   // which the loop below steps over.
-  let unreadable = args.slice(at + 1).some((w) => w.kind !== "redirect" && w.text.includes("#("));
+  // So does one a format makes: a format expanded twice (`#{E:@x}`, `#{T:pane_title}`) runs any
+  // `#(…)` the value holds, however it was set (a pane's title is any program's to set).
+  let unreadable = args
+    .slice(at + 1)
+    .some((w) => w.kind !== "redirect" && (w.text.includes("#(") || EXPANDED_AGAIN.test(w.text)));
   let command: string | undefined;
   let operands = 0; // the words after the command that are no option
   let flags = ""; // the command's option letters so far (run-shell's -C)
@@ -3222,6 +3227,14 @@ function tmuxRuns(args: readonly Word[], at: number): CliRuns {
       operands > 0 &&
       TMUX_FORMAT.test(word.text) &&
       FORMAT_EXPANDERS.some((c) => tmuxCommandIs(command as string, ...c))
+    )
+      unreadable = true;
+    // set-option's and set-window-option's -F store the value their format expands to, which
+    // a status line then expands: `#{a:35}#{a:40}` spells `#(`.
+    if (
+      flags.includes("F") &&
+      TMUX_FORMAT.test(word.text) &&
+      FORMAT_SETTERS.some((c) => tmuxCommandIs(command as string, ...c))
     )
       unreadable = true;
     // if-shell's shell command, then the tmux commands it runs; the tmux commands of the others.
@@ -3279,6 +3292,15 @@ const FORMAT_EXPANDERS: readonly (readonly [name: string, alias: string, prefix:
   ["run-shell", "run", "ru"],
   ["if-shell", "if", "i"],
 ];
+
+/** tmux 3.3a's commands whose -F stores a format's value (an option's), as tmuxCommandIs reads them. */
+const FORMAT_SETTERS: readonly (readonly [name: string, alias: string, prefix: string])[] = [
+  ["set-option", "set", "set-o"],
+  ["set-window-option", "setw", "set-w"],
+];
+
+/** A format's E: or T: modifier (`#{E:@x}`, `#{=40;T:status-left}`): tmux expands its value as a format again. */
+const EXPANDED_AGAIN = /#\{(?:[^:}]*;)?[ET][:;]/;
 
 /** A `#` that tmux expands in a format (`#T`, `#{…}`, `#(…)`); not `##` or a `#` before a blank (errs towards one). */
 const TMUX_FORMAT = /#[^#\s]/;

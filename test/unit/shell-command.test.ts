@@ -1111,6 +1111,12 @@ describe("tmux and screen (a security hunt, session 32)", () => {
     ["tmux if '#{@cmd}' 'display ok'", "if-shell's shell command too"],
     // Checked with tmux 3.3a, no client attached: new-session expands its -c, running it.
     ["tmux new -d -s dev -c '#(rm -rf /)'", "a format's #() as an option's value"],
+    // Checked with tmux 3.3a and an attached client: a format that makes a #() its status line runs.
+    ["tmux set -gF status-right '#{a:35}#{a:40}rm -rf /)'", "set -F stores what its format spells"],
+    ["tmux setw -F -g window-status-format '#{a:35}#{a:40}rm -rf /)'", "setw -F too"],
+    ["tmux set -g status-right '#{E:@cmd}'", "E: expands an option's value again"],
+    ["tmux set -g status-left '#{T:pane_title}'", "T: too"],
+    ["tmux set -g status-right '#{=40;E:@cmd}'", "E: among other modifiers"],
   ])("%s (%s)", (command) => {
     const split = splitCommand(command);
     const named = split.subcommands.some((s) =>
