@@ -170,14 +170,17 @@ export function maybeSentBy(e: unknown): ReadonlySet<string> {
 /**
  * A delete of several messages that the backend answered, refusing some (SQS: the entries a
  * DeleteMessageBatch names as failed). `refused` holds the receipts it refused; the delete's
- * other messages are gone.
+ * other messages are gone. Of `refused`, `unsure` holds those whose last request got no answer
+ * (SQS: the request that tried again an entry SQS had failed on its side): they may be gone too.
  */
 export class DeleteFailedError extends Error {
   readonly refused: readonly string[];
-  constructor(message: string, refused: readonly string[]) {
+  readonly unsure: readonly string[];
+  constructor(message: string, refused: readonly string[], unsure: readonly string[] = []) {
     super(message);
     this.name = "DeleteFailedError";
     this.refused = refused;
+    this.unsure = unsure;
   }
 }
 
@@ -190,6 +193,13 @@ export function notDeletedBy(e: unknown): ReadonlySet<string> | undefined {
   if (!(e instanceof Error) || e.name !== "DeleteFailedError") return undefined;
   const { refused } = e as Partial<DeleteFailedError>;
   return Array.isArray(refused) ? new Set(refused) : undefined;
+}
+
+/** Of the receipts a failed delete did not delete (notDeletedBy), those it may have: `DeleteFailedError`'s `unsure`. */
+export function maybeDeletedBy(e: unknown): ReadonlySet<string> {
+  if (!(e instanceof Error) || e.name !== "DeleteFailedError") return new Set();
+  const { unsure } = e as Partial<DeleteFailedError>;
+  return new Set(Array.isArray(unsure) ? unsure : []);
 }
 
 /**

@@ -557,6 +557,44 @@ describe("sqs queue, SQS specifics", () => {
     expect(await visibleOnDlq()).toBe("3");
   });
 
+  it("counts a dead letter whose delete SQS failed on its side and whose retry got no answer as maybe dropped", async () => {
+    // SQS fails the last entry on its own side (SenderFault false); the request that tries it
+    // again reaches SQS, which deletes it, and its answer is lost.
+    await open();
+    await deadLetters(3);
+    const flaky = createSqsClientForLocal(endpoint);
+    let calls = 0;
+    flaky.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName !== "DeleteMessageBatchCommand") return next(args);
+        if (++calls > 1) {
+          await next(args);
+          hangUp();
+        }
+        const input = args.input as DeleteMessageBatchRequest;
+        const entries = input.Entries ?? [];
+        const lost = entries.at(-1);
+        const result = await next({ ...args, input: { ...input, Entries: entries.slice(0, -1) } });
+        const output = result.output as { Failed?: unknown[] };
+        output.Failed = [{ Id: lost?.Id, Code: "InternalError", Message: "try again", SenderFault: false }];
+        return result;
+      },
+      { step: "initialize", name: "loseOneThenTheAnswer" },
+    );
+    const dropping = createSqsQueue<string>({
+      client: flaky,
+      queueUrl: pair.queueUrl,
+      deadLetterQueueUrl: pair.deadLetterQueueUrl,
+    });
+    await expect(dropping.dropDead()).rejects.toMatchObject({
+      name: "SweepStoppedError",
+      done: 2,
+      unsure: 1,
+    });
+    flaky.destroy();
+    expect(await visibleOnDlq()).toBe("0");
+  });
+
   it("counts the dead letters SQS deleted of the page whose delete it refused in part", async () => {
     // A review, session 33: SQS names the entries of a batch it refused, so the others are known
     // to be gone; the drop's count left the whole page out and said "some may be gone too".

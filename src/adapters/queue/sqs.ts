@@ -30,6 +30,7 @@ import {
   CopySentError,
   type DeadLetter,
   DeleteFailedError,
+  maybeDeletedBy,
   maybeSentBy,
   notDeletedBy,
   notSentBy,
@@ -425,21 +426,28 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
 
   /**
    * Deletes in batches of 10; throws listing the codes of the entries SQS refused, the receipts
-   * in a DeleteFailedError (every other one is deleted).
+   * in a DeleteFailedError (every other one is deleted), those of a request that got no answer
+   * (which SQS may have done) as `unsure` too.
    */
   async function deleteAll(url: string, receipts: readonly string[]): Promise<void> {
     const codes: string[] = [];
     const refused: string[] = [];
+    const unsure: string[] = [];
     for (let start = 0; start < receipts.length; start += MAX_BATCH_ENTRIES) {
       const chunk = receipts.slice(start, start + MAX_BATCH_ENTRIES).map((receipt) => ({ receipt }));
       (await changeBatch(url, "delete", chunk)).forEach((failure, i) => {
         if (!failure) return;
         codes.push(failure.Code ?? "unknown");
         refused.push(chunk[i]?.receipt as string);
+        if (failure.unanswered) unsure.push(chunk[i]?.receipt as string);
       });
     }
     if (codes.length > 0)
-      throw new DeleteFailedError(`SQS refused to delete ${codes.length} messages: ${codes}`, refused);
+      throw new DeleteFailedError(
+        `SQS refused to delete ${codes.length} messages: ${codes}`,
+        refused,
+        unsure,
+      );
   }
 
   /**
@@ -635,10 +643,15 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
             const refused = notDeletedBy(d);
             if (!before) {
               if (refused) for (const t of taken) if (!refused.has(t.receipt)) deleted.add(t.id);
-              // A job with a copy left, or that may be, is not dropped, whatever became of its others.
+              // A job with a copy left, or that may be, is not dropped, whatever became of its others;
+              // it may be, unless a copy is surely left (refused in an answer).
               const left = new Set(taken.filter((t) => !refused || refused.has(t.receipt)).map((t) => t.id));
               for (const id of left) deleted.delete(id);
-              if (!refused) unsure = left.size;
+              const maybe = maybeDeletedBy(d);
+              const kept = new Set(
+                taken.filter((t) => refused?.has(t.receipt) && !maybe.has(t.receipt)).map((t) => t.id),
+              );
+              unsure = [...left].filter((id) => !kept.has(id)).length;
               throw d;
             }
             // A replay's page went out (a copy of a job sent on an earlier page did too): its dead
