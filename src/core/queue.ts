@@ -131,9 +131,9 @@ export function isCopySent(e: unknown, copy: CopySentError["copy"]): e is CopySe
  * A send that put some of its messages on the queue and failed the others (SQS: a batch whose
  * request failed as a whole, entries SQS refused; Cloudflare: one `sendBatch` of several).
  * `notSent` holds the ids of the messages not sent; the send's other messages are on the queue.
- * Of `notSent`, `unsure` holds those whose request got no answer that refused it (SQS: a
- * connection that failed, a timeout, a 5xx, a 4xx to a request the SDK sent again): they may be
- * on the queue all the same.
+ * Of `notSent`, `unsure` holds those whose request may have been carried out all the same: no
+ * answer said it was refused (SQS: a connection that failed, a timeout, a 5xx, or a 4xx to a
+ * request the SDK had sent before), so they may be on the queue.
  */
 export class SendFailedError extends Error {
   readonly notSent: readonly string[];

@@ -641,11 +641,12 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
             // SQS deleted every receipt it did not name as refused (deleteAll); a delete that
             // failed whole (no answer) named none, and may have deleted any of the page.
             const refused = notDeletedBy(d);
+            // The jobs with a copy on this page that is left, or may be.
+            const left = new Set(taken.filter((t) => !refused || refused.has(t.receipt)).map((t) => t.id));
             if (!before) {
               if (refused) for (const t of taken) if (!refused.has(t.receipt)) deleted.add(t.id);
               // A job with a copy left, or that may be, is not dropped, whatever became of its others;
               // it may be, unless a copy is surely left (refused in an answer).
-              const left = new Set(taken.filter((t) => !refused || refused.has(t.receipt)).map((t) => t.id));
               for (const id of left) deleted.delete(id);
               const maybe = maybeDeletedBy(d);
               const kept = new Set(
@@ -656,7 +657,7 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
             }
             // A replay's page went out (a copy of a job sent on an earlier page did too): its dead
             // letters are not "the others" still to replay.
-            const n = new Set(taken.filter((t) => !refused || refused.has(t.receipt)).map((t) => t.id)).size;
+            const n = left.size;
             throw new Error(
               `${n} dead letter${n === 1 ? "" : "s"} went out but stay${n === 1 ? "s" : ""} on the DLQ too (a replay sends them again): ${errorMessage(d)}`,
               { cause: d },
