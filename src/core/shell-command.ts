@@ -3222,19 +3222,14 @@ function tmuxRuns(args: readonly Word[], at: number): CliRuns {
     } else operands += 1;
     // run-shell and if-shell expand formats in their words before the shell reads them: `run
     // '#T'` runs the pane's title, which any program's output can set (`printf '\e]2;…\a'`), and
-    // `#{@x}` an option's value; the shell would read each as a comment.
+    // `#{@x}` an option's value; the shell would read each as a comment. set-option's and
+    // set-window-option's -F store the value their format expands to, which a status line then
+    // expands: `#{a:35}#{a:40}` spells `#(`.
+    const is = (c: readonly [string, string, string]) => tmuxCommandIs(command as string, ...c);
     if (
       operands > 0 &&
       TMUX_FORMAT.test(word.text) &&
-      FORMAT_EXPANDERS.some((c) => tmuxCommandIs(command as string, ...c))
-    )
-      unreadable = true;
-    // set-option's and set-window-option's -F store the value their format expands to, which
-    // a status line then expands: `#{a:35}#{a:40}` spells `#(`.
-    if (
-      flags.includes("F") &&
-      TMUX_FORMAT.test(word.text) &&
-      FORMAT_SETTERS.some((c) => tmuxCommandIs(command as string, ...c))
+      (FORMAT_EXPANDERS.some(is) || (flags.includes("F") && FORMAT_SETTERS.some(is)))
     )
       unreadable = true;
     // if-shell's shell command, then the tmux commands it runs; the tmux commands of the others.
