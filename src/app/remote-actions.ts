@@ -315,11 +315,9 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
         message: `model "${model.name}" has no API key (its env variable is unset)`,
       });
     }
-    // Set with no wait since the look above: the next identical event finds this call.
-    let settled: (() => void) | undefined;
-    const entry = { done: new Promise<void>((resolve) => (settled = resolve)), until: deadline };
-    if (lead !== undefined) inFlight.set(lead, entry);
-    try {
+    const apiKey = model.apiKey;
+    /** The call: a concurrency slot, the team's budget, the model (once more after a transient error). */
+    const call = async (): Promise<Attempt> => {
       // The concurrency slot first: a call that times out waiting for one is not a call, and must
       // not spend the team's budget. A shadow rule's call has slots and a daily budget of their own
       // (the model's again, counted apart), never waits for a slot and never fills the verdict
@@ -357,7 +355,7 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
       }
       try {
         const request = buildJudgeRequest(
-          { provider: model.provider, model: model.model, apiKey: model.apiKey, url: model.url },
+          { provider: model.provider, model: model.model, apiKey, url: model.url },
           renderPrompt(prompt.text, seen),
         );
         let spent = budget;
@@ -411,9 +409,17 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
       } finally {
         limiter.release();
       }
+    };
+    if (lead === undefined) return call();
+    // Set with no wait since the look above: the next identical event finds this call.
+    let settled: (() => void) | undefined;
+    const entry = { done: new Promise<void>((resolve) => (settled = resolve)), until: deadline };
+    inFlight.set(lead, entry);
+    try {
+      return await call();
     } finally {
       // Not a later call's, made after this one's entry went stale.
-      if (lead !== undefined && inFlight.get(lead) === entry) inFlight.delete(lead);
+      if (inFlight.get(lead) === entry) inFlight.delete(lead);
       settled?.();
     }
   }
