@@ -152,9 +152,7 @@ export class SendFailedError extends Error {
  * not class (isCopySent).
  */
 export function notSentBy(e: unknown): ReadonlySet<string> | undefined {
-  if (!(e instanceof Error) || e.name !== "SendFailedError") return undefined;
-  const { notSent } = e as Partial<SendFailedError>;
-  return Array.isArray(notSent) ? new Set(notSent) : undefined;
+  return idsOf(e, "SendFailedError", "notSent");
 }
 
 /**
@@ -162,9 +160,17 @@ export function notSentBy(e: unknown): ReadonlySet<string> | undefined {
  * same: their request got no answer (`SendFailedError`'s `unsure`). By name (isCopySent).
  */
 export function maybeSentBy(e: unknown): ReadonlySet<string> {
-  if (!(e instanceof Error) || e.name !== "SendFailedError") return new Set();
-  const { unsure } = e as Partial<SendFailedError>;
-  return new Set(Array.isArray(unsure) ? unsure : []);
+  return idsOf(e, "SendFailedError", "unsure") ?? new Set();
+}
+
+/**
+ * The ids or receipts an error of class `name` (by name, not class: isCopySent) holds in its
+ * array `field`; undefined for another error, or one without that array.
+ */
+function idsOf(e: unknown, name: string, field: string): ReadonlySet<string> | undefined {
+  if (!(e instanceof Error) || e.name !== name) return undefined;
+  const ids = (e as unknown as Record<string, unknown>)[field];
+  return Array.isArray(ids) ? new Set(ids as string[]) : undefined;
 }
 
 /**
@@ -190,16 +196,12 @@ export class DeleteFailedError extends Error {
  * name, not class (isCopySent).
  */
 export function notDeletedBy(e: unknown): ReadonlySet<string> | undefined {
-  if (!(e instanceof Error) || e.name !== "DeleteFailedError") return undefined;
-  const { refused } = e as Partial<DeleteFailedError>;
-  return Array.isArray(refused) ? new Set(refused) : undefined;
+  return idsOf(e, "DeleteFailedError", "refused");
 }
 
 /** Of the receipts a failed delete did not delete (notDeletedBy), those it may have: `DeleteFailedError`'s `unsure`. */
 export function maybeDeletedBy(e: unknown): ReadonlySet<string> {
-  if (!(e instanceof Error) || e.name !== "DeleteFailedError") return new Set();
-  const { unsure } = e as Partial<DeleteFailedError>;
-  return new Set(Array.isArray(unsure) ? unsure : []);
+  return idsOf(e, "DeleteFailedError", "unsure") ?? new Set();
 }
 
 /**
