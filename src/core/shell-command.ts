@@ -2154,6 +2154,8 @@ interface WrapperSpec {
   readonly assignments?: boolean;
   /** Options and operands not modelled: each later word that is not an option is tried. */
   readonly guessOnly?: boolean;
+  /** Words that never name its command's program, so no guess starts there (tmux's formats). */
+  readonly notProgram?: RegExp;
   /** Options whose value is attached or absent (`xargs -i`, `-i{}`, `--replace`, `--replace=%`). */
   readonly optional?: readonly string[];
   /**
@@ -2339,7 +2341,10 @@ const DENY_ONLY_WRAPPERS: Readonly<Record<string, WrapperSpec>> = {
   // tmux 3's new-session, new-window, split-window and respawn-* run a command of several words
   // directly, as screen runs its command words; their options and tmux's commands are not
   // modelled, so every later word that is no option is tried (tmuxRuns and screenRuns read the rest).
-  tmux: GUESS_ONLY,
+  // A format (`ls -F '#{session_name}'`, `display -p '#S'`) is no program: tmux expands none in
+  // a command it runs directly (new-window's words); those it expands before a shell reads them
+  // (run-shell's, if-shell's) or stores to expand again make the command unreadable (tmuxRuns).
+  tmux: { ...GUESS_ONLY, notProgram: /^#/ },
   screen: GUESS_ONLY,
   // Programs that run their command words after options or operands of their own, not modelled
   // here: every later word that is no option is tried. macOS's caffeinate, arch and sandbox-exec;
@@ -2638,12 +2643,7 @@ function expand(
     markUnreadable(out);
   const runs = [
     ...wrapped.commands.map((run) => ({ run, guess: false })),
-    // A tmux format (`ls -F '#{session_name}'`, `display -p '#S'`) is no program: tmux expands
-    // none in a command it runs directly (new-window's words); run-shell's and if-shell's it
-    // expands before the shell reads them make the command unreadable (tmuxRuns).
-    ...wrapped.guesses
-      .filter((run) => !(name === "tmux" && run[0]?.text.startsWith("#")))
-      .map((run) => ({ run, guess: true })),
+    ...wrapped.guesses.map((run) => ({ run, guess: true })),
   ];
   for (const { run, guess } of runs) {
     // Guesses nest (`env -Z env -Z … rm`): past a bound the command is unreadable instead of
@@ -4246,7 +4246,7 @@ function wrappedCommands(args: readonly Word[], at: number): Wrapped {
     // Before the first guess, a word that may be no word or several may make the command's
     // program (`xargs -P$(…) -rf /`, `strace -e $E make`): as skipOptions' `moves`.
     if (guesses.length === 0 && mayVanish(word)) return UNSURE;
-    if (word.text.startsWith("-")) continue;
+    if (word.text.startsWith("-") || spec.notProgram?.test(word.text)) continue;
     const expands = word.kind === "glob" || /[$`]/.test(word.text);
     // An operand of a wrapper whose operands are not modelled (`strace -p "$PID"`). These take
     // one before their command at most: of two before the first guess, one is the program
