@@ -20,7 +20,11 @@ export default defineProject({
       wrangler: { configPath: "./wrangler.toml" },
       main: "./src/entry/workers.ts",
       miniflare: {
-        bindings: { HOOKGATE_POLICY: JSON.stringify(FANOUT_POLICY), WHSEC: WEBHOOK_SECRET },
+        bindings: {
+          HOOKGATE_POLICY: JSON.stringify(FANOUT_POLICY),
+          WHSEC: WEBHOOK_SECRET,
+          JUDGE_KEY: "sk-workerd",
+        },
         // Flush batches at once (wrangler.toml waits up to 2 s); the rest as wrangler.toml.
         queueConsumers: {
           "hookgate-jobs": {

@@ -198,7 +198,20 @@ function buildState(policy: Policy, env: WorkerEnv): IsolateState {
   };
 }
 
-async function fetch(request: Request, env: WorkerEnv, ctx: ExecutionContextLike): Promise<Response> {
+/**
+ * A client that hangs up cancels its request, and with it whatever the request has still to do:
+ * a prompt rule's model call (which an identical event may be waiting for, src/app/remote-actions.ts),
+ * the decision's audit line, its notify work. Held in waitUntil, the handling runs to its end, as it
+ * does on Node, where a hang-up stops nothing: the deadline bounds it, far inside the 30 s the
+ * runtime gives waitUntil after a hang-up.
+ */
+function fetch(request: Request, env: WorkerEnv, ctx: ExecutionContextLike): Promise<Response> {
+  const answer = handle(request, env, ctx);
+  ctx.waitUntil(answer.catch(() => undefined));
+  return answer;
+}
+
+async function handle(request: Request, env: WorkerEnv, ctx: ExecutionContextLike): Promise<Response> {
   const state = await isolateState(env);
   if (!state.ok) return state.app.fetch(request);
   const queue = env.HOOKGATE_QUEUE;

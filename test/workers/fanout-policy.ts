@@ -1,10 +1,12 @@
 /**
  * The policy the Worker under test runs with (its HOOKGATE_POLICY binding, set in
  * vitest.workers.config.ts): one notify rule per behaviour of the stand-in sink
- * (test/workers/network.js). Retry schedules of 0 s keep the real queue's retries immediate.
+ * (test/workers/network.js), and a prompt rule for WebFetch its stand-in model judges. Retry
+ * schedules of 0 s keep the real queue's retries immediate.
  */
 export const WEBHOOK_SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 export const SINK_ORIGIN = "https://sink.hookgate.test";
+export const MODEL_ORIGIN = "https://model.hookgate.test";
 
 const webhook = (path: string, retryScheduleSeconds: number[]) => ({
   type: "webhook",
@@ -33,7 +35,23 @@ export const FANOUT_POLICY = {
     { id: "to-metadata", on: "SessionEnd", where: { reason: "metadata" }, notify: ["metadata"] },
     { id: "to-private", on: "SessionEnd", where: { reason: "private" }, notify: ["private"] },
     { id: "to-redirect", on: "SessionEnd", where: { reason: "redirect" }, notify: ["redirect"] },
+    // Judged by the stand-in model (test/workers/prompt-rules.test.ts, requests through SELF).
+    {
+      id: "judge-fetches",
+      on: "PreToolUse",
+      matcher: "WebFetch",
+      prompt: { text: "Is this fetch safe? $ARGUMENTS", model: "judge", onError: "ask" },
+      notify: ["audit"],
+    },
   ],
+  models: {
+    judge: {
+      provider: "anthropic",
+      model: "claude-haiku-4-5",
+      apiKey: "env:JUDGE_KEY",
+      url: `${MODEL_ORIGIN}/v1/messages`,
+    },
+  },
   sinks: {
     audit: webhook("/ok", [0]),
     flaky: webhook("/flaky", [0, 0]),

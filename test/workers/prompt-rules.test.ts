@@ -3,11 +3,10 @@
  * sink's is, and an unset one failing into the rule's onError without a call. The stand-in
  * network (test/workers/network.js) answers /v1/messages as an Anthropic model.
  */
-import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
+import { createExecutionContext, env, SELF, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import worker, { type WorkerEnv } from "../../src/entry/workers.js";
-
-const MODEL_ORIGIN = "https://model.hookgate.test";
+import { MODEL_ORIGIN, SINK_ORIGIN } from "./fanout-policy.js";
 
 /**
  * Its own text per test: the Worker keeps a policy per isolate and text, as a secret's change
@@ -34,10 +33,14 @@ interface SeenRequest {
   body: string;
 }
 /** Every request that carried this test's event, to any host: the provider's public one too. */
-const modelCalls = async (marker: string) =>
+const seen = async (marker: string) =>
   ((await (await env.NETWORK.fetch("https://control.test/requests")).json()) as SeenRequest[]).filter((r) =>
     r.body.includes(marker),
   );
+/** The calls to a model, anywhere, that carried this test's event. */
+const modelCalls = async (marker: string) =>
+  (await seen(marker)).filter((r) => new URL(r.url).pathname === "/v1/messages");
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function hook(marker: string, bindings: Record<string, string>) {
   const ctx = createExecutionContext();
@@ -88,6 +91,70 @@ describe("a prompt rule's model url from the Worker's bindings", () => {
       permissionDecision: "ask",
       permissionDecisionReason: expect.stringMatching(/JUDGE_NO_URL/),
     });
-    expect(await modelCalls(marker)).toEqual([]);
+    expect(await seen(marker)).toEqual([]);
+  });
+});
+
+/**
+ * Through SELF, each event its own request to the deployed Worker, as two agents' hooks are: the
+ * policy's judge-fetches rule (test/workers/fanout-policy.ts), its model answering in 300 ms.
+ */
+describe("identical events judged at once, each its own request", () => {
+  const fetchEvent = (marker: string, signal?: AbortSignal) =>
+    SELF.fetch("https://hookgate.test/v1/hooks", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        session_id: "s",
+        transcript_path: "/t",
+        cwd: "/p",
+        hook_event_name: "PreToolUse",
+        tool_name: "WebFetch",
+        tool_input: { url: `https://docs.example/${marker}`, prompt: "summarise" },
+      }),
+      ...(signal ? { signal } : {}),
+    });
+  const denied = {
+    permissionDecision: "deny",
+    permissionDecisionReason: "[Is this fetch safe? $ARGUMENTS]: judged in workerd",
+  };
+
+  it("share one model call, and every request is answered its verdict", async () => {
+    const marker = `slow-model-${crypto.randomUUID()}`;
+    const answers = await Promise.all(
+      [1, 2, 3].map(async () => {
+        const res = await fetchEvent(marker);
+        expect(res.status).toBe(200);
+        return (await res.json()) as { hookSpecificOutput: Record<string, unknown> };
+      }),
+    );
+    expect(answers.map((a) => a.hookSpecificOutput)).toEqual(Array(3).fill(expect.objectContaining(denied)));
+    expect(await modelCalls(marker)).toHaveLength(1);
+  });
+
+  it("a request whose client hung up mid-call still ends: the identical one after it has its verdict, both are notified", async () => {
+    const marker = `slow-model-${crypto.randomUUID()}`;
+    // The Worker's lazily loaded modules in first: a request cancelled while loading them through
+    // the test runner's module loader leaves that load unsettled, which the deployed bundle has
+    // no loader to do.
+    expect((await fetchEvent(`warm-${crypto.randomUUID()}`)).status).toBe(200);
+    const hangUp = new AbortController();
+    const first = fetchEvent(marker, hangUp.signal).catch((e: unknown) => e);
+    await pause(50);
+    const second = fetchEvent(marker);
+    await pause(50);
+    hangUp.abort();
+    expect(await first).toMatchObject({ name: "AbortError" });
+    const res = await second;
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { hookSpecificOutput: unknown }).hookSpecificOutput).toMatchObject(denied);
+    expect(await modelCalls(marker)).toHaveLength(1);
+    // Each request's notification reaches the sink, the hung-up one's too.
+    let notified: SeenRequest[] = [];
+    for (let i = 0; i < 100 && notified.length < 2; i++) {
+      await pause(50);
+      notified = (await seen(marker)).filter((r) => r.url.startsWith(SINK_ORIGIN));
+    }
+    expect(new Set(notified.map((r) => r.headers["webhook-id"])).size).toBe(2);
   });
 });
