@@ -50,6 +50,8 @@ export const FANOUT_POLICY = {
       model: "claude-haiku-4-5",
       apiKey: "env:JUDGE_KEY",
       url: `${MODEL_ORIGIN}/v1/messages`,
+      // One call at a time: a request that stopped holding its slot would hold up every later call.
+      maxConcurrent: 1,
     },
   },
   sinks: {

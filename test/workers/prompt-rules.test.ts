@@ -132,7 +132,7 @@ describe("identical events judged at once, each its own request", () => {
     expect(await modelCalls(marker)).toHaveLength(1);
   });
 
-  it("a request whose client hung up mid-call still ends: the identical one after it has its verdict, both are notified", async () => {
+  it("a request whose client hung up mid-call still ends: the identical one after it has its verdict, both are notified, the call's slot is given back", async () => {
     const marker = `slow-model-${crypto.randomUUID()}`;
     // The Worker's lazily loaded modules in first: a request cancelled while loading them through
     // the test runner's module loader leaves that load unsettled, which the deployed bundle has
@@ -156,5 +156,12 @@ describe("identical events judged at once, each its own request", () => {
       notified = (await seen(marker)).filter((r) => r.url.startsWith(SINK_ORIGIN));
     }
     expect(new Set(notified.map((r) => r.headers["webhook-id"])).size).toBe(2);
+    // The hung-up request gave its call's slot back (the model takes one call at a time).
+    const other = `slow-model-${crypto.randomUUID()}`;
+    const after = await fetchEvent(other);
+    expect(((await after.json()) as { hookSpecificOutput: unknown }).hookSpecificOutput).toMatchObject(
+      denied,
+    );
+    expect(await modelCalls(other)).toHaveLength(1);
   });
 });
