@@ -414,6 +414,86 @@ describe("a model server that hangs", () => {
   });
 });
 
+describe("a client that hangs up while its event is judged", () => {
+  it("stops nothing: the event is logged and notified, and an identical one gets the verdict of its call", async () => {
+    const model = await startModelServer();
+    cleanups.push(() => model.close());
+    model.script({ delayMs: 300, next: { verdict: { ok: false, reason: "no fetching that" } } });
+    const receiver = await webhookReceiver(SECRET);
+    cleanups.push(() => receiver.close());
+    const path = join(tempDir("hang-up"), "policy.json");
+    writeFileSync(
+      path,
+      JSON.stringify({
+        version: 1,
+        egress: { allowCidrs: ["127.0.0.1/32"] },
+        rules: [
+          {
+            id: "judge-fetches",
+            on: "PreToolUse",
+            matcher: "WebFetch",
+            prompt: { text: "Is this fetch safe? $ARGUMENTS", model: "fast", onError: "ask" },
+            notify: ["audit"],
+          },
+        ],
+        models: {
+          fast: {
+            provider: "anthropic",
+            model: "claude-haiku-4-5",
+            apiKey: "env:MODEL_KEY",
+            url: model.anthropicUrl,
+          },
+        },
+        sinks: { audit: { type: "webhook", url: receiver.url, secret: "env:WHSEC" } },
+      }),
+    );
+    const server = await startServerProcess(path, { MODEL_KEY: "sk-test-key", WHSEC: SECRET });
+    cleanups.push(() => server.stop());
+    const fetchEvent = (session: string) => ({
+      ...base,
+      session_id: session,
+      hook_event_name: "PreToolUse",
+      tool_name: "WebFetch",
+      tool_input: { url: "https://docs.example/page", prompt: "summarise" },
+    });
+    const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+    const hangUp = new AbortController();
+    const first = fetch(`${server.url}/v1/hooks`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(fetchEvent("s-gone")),
+      signal: hangUp.signal,
+    }).catch((e: unknown) => e);
+    await pause(50);
+    const second = post(server, fetchEvent("s-next"));
+    await pause(50);
+    hangUp.abort();
+    expect(await first).toMatchObject({ name: "AbortError" });
+    const answer = await second;
+    expect(answer.status).toBe(200);
+    expect(JSON.parse(answer.text).hookSpecificOutput).toMatchObject({
+      permissionDecision: "deny",
+      permissionDecisionReason: "[Is this fetch safe? $ARGUMENTS]: no fetching that",
+    });
+    expect(model.requests).toHaveLength(1);
+    // Both decisions logged, the hung-up one with the call's own outcome.
+    const decided = async (session: string) =>
+      server.waitForLine((l) => l.msg === "decision" && l.sessionId === session);
+    expect(await decided("s-gone")).toMatchObject({
+      decision: "deny",
+      pending: [expect.objectContaining({ outcome: "OK" })],
+    });
+    expect(await decided("s-next")).toMatchObject({
+      decision: "deny",
+      pending: [expect.objectContaining({ outcome: "CACHE_HIT" })],
+    });
+    // And both notified.
+    for (let i = 0; i < 100 && receiver.unique.length < 2; i++) await pause(50);
+    expect(receiver.unique).toHaveLength(2);
+  });
+});
+
 describe("a data dir that cannot be used", () => {
   it.each(["queue.sqlite", "sessions.sqlite"])(
     "stops `serve` at start naming a %s that is not a database, and what to do about it",
