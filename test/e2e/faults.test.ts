@@ -418,7 +418,7 @@ describe("a client that hangs up while its event is judged", () => {
   it("stops nothing: the event is logged and notified, and an identical one gets the verdict of its call", async () => {
     const model = await startModelServer();
     cleanups.push(() => model.close());
-    model.script({ delayMs: 300, next: { verdict: { ok: false, reason: "no fetching that" } } });
+    model.script({ delayMs: 1000, next: { verdict: { ok: false, reason: "no fetching that" } } });
     const receiver = await webhookReceiver(SECRET);
     cleanups.push(() => receiver.close());
     const path = join(tempDir("hang-up"), "policy.json");
@@ -465,9 +465,10 @@ describe("a client that hangs up while its event is judged", () => {
       body: JSON.stringify(fetchEvent("s-gone")),
       signal: hangUp.signal,
     }).catch((e: unknown) => e);
-    await pause(50);
+    // Its call made (the model holds it 1 s), the identical event, then the hang-up.
+    for (let i = 0; i < 100 && model.requests.length === 0; i++) await pause(10);
     const second = post(server, fetchEvent("s-next"));
-    await pause(50);
+    await pause(20);
     hangUp.abort();
     expect(await first).toMatchObject({ name: "AbortError" });
     const answer = await second;

@@ -97,7 +97,7 @@ describe("a prompt rule's model url from the Worker's bindings", () => {
 
 /**
  * Through SELF, each event its own request to the deployed Worker, as two agents' hooks are: the
- * policy's judge-fetches rule (test/workers/fanout-policy.ts), its model answering in 300 ms.
+ * policy's judge-fetches rule (test/workers/fanout-policy.ts), its model answering in 1 s.
  */
 describe("identical events judged at once, each its own request", () => {
   const fetchEvent = (marker: string, signal?: AbortSignal) =>
@@ -140,9 +140,10 @@ describe("identical events judged at once, each its own request", () => {
     expect((await fetchEvent(`warm-${crypto.randomUUID()}`)).status).toBe(200);
     const hangUp = new AbortController();
     const first = fetchEvent(marker, hangUp.signal).catch((e: unknown) => e);
-    await pause(50);
+    // Its call made (the model holds it 1 s), the identical event, then the hang-up.
+    for (let i = 0; i < 100 && (await modelCalls(marker)).length === 0; i++) await pause(10);
     const second = fetchEvent(marker);
-    await pause(50);
+    await pause(20);
     hangUp.abort();
     expect(await first).toMatchObject({ name: "AbortError" });
     const res = await second;
