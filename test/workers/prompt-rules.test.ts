@@ -134,9 +134,8 @@ describe("identical events judged at once, each its own request", () => {
 
   it("a request whose client hung up mid-call still ends: the identical one after it has its verdict, both are notified, the call's slot is given back", async () => {
     const marker = `slow-model-${crypto.randomUUID()}`;
-    // The Worker's lazily loaded modules in first: a request cancelled while loading them through
-    // the test runner's module loader leaves that load unsettled, which the deployed bundle has
-    // no loader to do.
+    // The Worker's lazily loaded modules in first (through the test runner's module loader, which
+    // can take longer than the wait for the first call below).
     expect((await fetchEvent(`warm-${crypto.randomUUID()}`)).status).toBe(200);
     const hangUp = new AbortController();
     const first = fetchEvent(marker, hangUp.signal).catch((e: unknown) => e);
