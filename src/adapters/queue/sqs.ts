@@ -620,12 +620,17 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
             for (const c of chosen)
               if (!notSent.has(c.id)) handed.add(c.id);
               else if (maybeSent.has(c.id)) unsure++;
-            const sent = taken.filter((t) => !notSent.has(t.id)).map((t) => t.receipt);
+            const went = taken.filter((t) => !notSent.has(t.id));
             others.push(...taken.filter((t) => notSent.has(t.id)).map((t) => t.receipt));
-            if (sent.length > 0)
-              await deleteAll(deadLetterQueueUrl, sent).catch((d: unknown) => {
+            if (went.length > 0)
+              await deleteAll(
+                deadLetterQueueUrl,
+                went.map((t) => t.receipt),
+              ).catch((d: unknown) => {
+                const { left, surely } = leftBy(went, d);
+                const stay = surely.size === left.size ? "stay" : "may stay";
                 throw new Error(
-                  `${errorMessage(e)}; the dead letters that went out stay on the DLQ too (a replay sends them again): ${errorMessage(d)}`,
+                  `${errorMessage(e)}; the dead letters that went out ${stay} on the DLQ too (a replay sends them again): ${errorMessage(d)}`,
                   { cause: e },
                 );
               });
@@ -638,30 +643,28 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
             deadLetterQueueUrl,
             taken.map((t) => t.receipt),
           ).catch((d: unknown) => {
-            // SQS deleted every receipt it did not name as refused (deleteAll); a delete that
-            // failed whole (no answer) named none, and may have deleted any of the page.
-            const refused = notDeletedBy(d);
-            // The jobs with a copy on this page that is left, or may be.
-            const left = new Set(taken.filter((t) => !refused || refused.has(t.receipt)).map((t) => t.id));
+            const { left, surely } = leftBy(taken, d);
+            const maybe = [...left].filter((id) => !surely.has(id)).length;
             if (!before) {
+              const refused = notDeletedBy(d);
               if (refused) for (const t of taken) if (!refused.has(t.receipt)) deleted.add(t.id);
               // A job with a copy left, or that may be, is not dropped, whatever became of its others;
               // it may be, unless a copy is surely left (refused in an answer).
               for (const id of left) deleted.delete(id);
-              const maybe = maybeDeletedBy(d);
-              const kept = new Set(
-                taken.filter((t) => refused?.has(t.receipt) && !maybe.has(t.receipt)).map((t) => t.id),
-              );
-              unsure = [...left].filter((id) => !kept.has(id)).length;
+              unsure = maybe;
               throw d;
             }
             // A replay's page went out (a copy of a job sent on an earlier page did too): its dead
             // letters are not "the others" still to replay.
             const n = left.size;
-            throw new Error(
-              `${n} dead letter${n === 1 ? "" : "s"} went out but stay${n === 1 ? "s" : ""} on the DLQ too (a replay sends them again): ${errorMessage(d)}`,
-              { cause: d },
-            );
+            const letters = `${n} dead letter${n === 1 ? "" : "s"} went out`;
+            const where =
+              maybe === 0
+                ? `but stay${n === 1 ? "s" : ""} on the DLQ too`
+                : "and may stay on the DLQ too, a delete unanswered";
+            throw new Error(`${letters} ${where} (a replay sends them again): ${errorMessage(d)}`, {
+              cause: d,
+            });
           });
         for (const t of taken) deleted.add(t.id);
       }
@@ -832,4 +835,22 @@ export function createSqsClientForLocal(endpoint: string): SQSClient {
     endpoint,
     credentials: { accessKeyId: "local", secretAccessKey: "local" },
   });
+}
+
+/**
+ * Of `taken` (a page's dead letters, by job id and receipt), after their delete failed with `d`:
+ * the jobs with a copy on the page that is left or may be (`left`), and those with one surely
+ * left (`surely`: refused in an answer). SQS deleted every receipt it did not name as refused
+ * (deleteAll); a delete that failed whole (no answer) named none, and may have deleted any.
+ */
+function leftBy(
+  taken: readonly { readonly id: string; readonly receipt: string }[],
+  d: unknown,
+): { left: Set<string>; surely: Set<string> } {
+  const refused = notDeletedBy(d);
+  const maybe = maybeDeletedBy(d);
+  return {
+    left: new Set(taken.filter((t) => !refused || refused.has(t.receipt)).map((t) => t.id)),
+    surely: new Set(taken.filter((t) => refused?.has(t.receipt) && !maybe.has(t.receipt)).map((t) => t.id)),
+  };
 }
