@@ -4,7 +4,7 @@
  * and the statistics, so that every benchmark reads the machine the same way.
  */
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import http from "node:http";
 import os from "node:os";
 import { dirname, join } from "node:path";
@@ -22,6 +22,34 @@ export const STOP_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"];
 export const TICK_MS = 10;
 
 /**
+ * A run that died with no exit handler (SIGKILL, the OOM killer, an abort) left its directories:
+ * each names its run's pid (tempDir), and the next run removes those whose process is gone. One
+ * whose pid is running, or not this user's to signal, stays, as do directories named otherwise.
+ */
+function removeOrphanDirs() {
+  let names;
+  try {
+    names = readdirSync(os.tmpdir());
+  } catch {
+    return;
+  }
+  for (const entry of names) {
+    const pid = Number(/^hookgate-bench-.+-(\d+)-[A-Za-z0-9]{6}$/.exec(entry)?.[1]);
+    if (!Number.isSafeInteger(pid) || pid <= 0 || pid === process.pid || processExists(pid)) continue;
+    rmSync(join(os.tmpdir(), entry), { recursive: true, force: true, maxRetries: 5 });
+  }
+}
+
+function processExists(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return e.code === "EPERM";
+  }
+}
+
+/**
  * A benchmark's run: its options' checks, its child processes and its temporary directories.
  * However it ends (Ctrl-C, SIGTERM as a CI job's timeout sends, `fail`, or its end), it leaves
  * nothing: on exit every child still running is killed and waited for, then every directory it
@@ -37,6 +65,7 @@ export const TICK_MS = 10;
 export function createRun(name) {
   const children = new Set();
   const dirs = new Set();
+  removeOrphanDirs();
   process.on("exit", () => {
     const running = [...children].filter((c) => c.exitCode === null && c.signalCode === null);
     // Each leads a process group of its own (spawnChild): killed as a group, so what it started
@@ -80,9 +109,12 @@ export function createRun(name) {
     return child;
   }
 
-  /** A new directory `hookgate-bench-<kind>-XXXXXX` in the temporary directory, removed on exit. */
+  /**
+   * A new directory `hookgate-bench-<kind>-<pid>-XXXXXX` in the temporary directory, removed on
+   * exit, or by the next run once this process is gone (removeOrphanDirs).
+   */
   function tempDir(kind) {
-    const dir = mkdtempSync(join(os.tmpdir(), `hookgate-bench-${kind}-`));
+    const dir = mkdtempSync(join(os.tmpdir(), `hookgate-bench-${kind}-${process.pid}-`));
     dirs.add(dir);
     return dir;
   }

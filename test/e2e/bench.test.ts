@@ -4,7 +4,7 @@
  * are up, long before it measures anything; no benchmark runs here otherwise.
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { constants } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -282,6 +282,25 @@ describe("a benchmark killed by SIGKILL once its servers are up", () => {
       expect(readdirSync(temp)).toEqual([]);
     },
   );
+});
+
+describe("the directories of a benchmark that died with no exit handler", () => {
+  it("are removed by the next run, by the pid they name; a running one's and others stay", () => {
+    const temp = tempDir("bench-tmp");
+    const gone = spawnSync(process.execPath, ["-e", "0"]).pid as number;
+    const names = {
+      orphan: `hookgate-bench-serve-${gone}-Ab12Cd`,
+      running: `hookgate-bench-serve-${process.pid}-Ef34Gh`,
+      unnamed: "hookgate-bench-serve-Ij56Kl",
+    };
+    for (const name of Object.values(names)) mkdirSync(join(temp, name, "data"), { recursive: true });
+    const run = spawnSync(process.execPath, ["bench/worst-case.js", "--help"], {
+      cwd: ROOT,
+      env: childEnv({ TMPDIR: temp }),
+    });
+    expect(run.status).toBe(2);
+    expect(readdirSync(temp).sort()).toEqual([names.running, names.unnamed].sort());
+  });
 });
 
 describe("a benchmark given a flag it does not take", () => {
