@@ -42,21 +42,27 @@ const modelCalls = async (marker: string) =>
   (await seen(marker)).filter((r) => new URL(r.url).pathname === "/v1/messages");
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** A Claude Code PreToolUse of `tool` as a POST's init. */
+const preToolUse = (tool: string, input: Record<string, unknown>) => ({
+  method: "POST",
+  headers: { "content-type": "application/json" },
+  body: JSON.stringify({
+    session_id: "s",
+    transcript_path: "/t",
+    cwd: "/p",
+    hook_event_name: "PreToolUse",
+    tool_name: tool,
+    tool_input: input,
+  }),
+});
+
 async function hook(marker: string, bindings: Record<string, string>) {
   const ctx = createExecutionContext();
   const res = await worker.fetch(
-    new Request("https://hookgate.test/v1/hooks", {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({
-        session_id: "s",
-        transcript_path: "/t",
-        cwd: "/p",
-        hook_event_name: "PreToolUse",
-        tool_name: "Write",
-        tool_input: { file_path: `/p/${marker}`, content: "x" },
-      }),
-    }),
+    new Request(
+      "https://hookgate.test/v1/hooks",
+      preToolUse("Write", { file_path: `/p/${marker}`, content: "x" }),
+    ),
     {
       ...env,
       HOOKGATE_POLICY: JSON.stringify(policyOf(marker)),
@@ -102,16 +108,7 @@ describe("a prompt rule's model url from the Worker's bindings", () => {
 describe("identical events judged at once, each its own request", () => {
   const fetchEvent = (marker: string, signal?: AbortSignal) =>
     SELF.fetch("https://hookgate.test/v1/hooks", {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({
-        session_id: "s",
-        transcript_path: "/t",
-        cwd: "/p",
-        hook_event_name: "PreToolUse",
-        tool_name: "WebFetch",
-        tool_input: { url: `https://docs.example/${marker}`, prompt: "summarise" },
-      }),
+      ...preToolUse("WebFetch", { url: `https://docs.example/${marker}`, prompt: "summarise" }),
       ...(signal ? { signal } : {}),
     });
   const denied = {
