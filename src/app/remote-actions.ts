@@ -299,7 +299,11 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
       if (!pending) break;
       const left = pending.until - deps.clock.monotonic();
       if (left <= 0) break;
-      await Promise.race([pending.done, pause(left, signal)]);
+      // The pause ended with the wait: its timer would otherwise run on to the call's deadline
+      // (a stopped `serve` did not exit until it fired).
+      const ended = new AbortController();
+      await Promise.race([pending.done, pause(left, AbortSignal.any([signal, ended.signal]))]);
+      ended.abort();
       // Answered already (its deadline, or the gateway stopping): no call of its own now.
       if (signal.aborted)
         return onError(rule, input, { code: "JUDGE_TIMEOUT", message: "no answer in time" });

@@ -537,6 +537,54 @@ describe("the remote calls' deadline", () => {
     expect(urls).toHaveLength(2);
   });
 
+  it("leaves no timer behind in an identical event that got the verdict of the call it waited on", async () => {
+    // The wait's own timer ran on to the call's deadline: `serve`, stopped, did not exit until it
+    // fired (up to the deadline, 600 s on Claude Code's default hook timeout).
+    vi.useFakeTimers();
+    try {
+      const policy = await policyFrom(
+        {
+          version: 1,
+          rules: [{ id: "judge", on: "PreToolUse", prompt: { text: "Deny rm. $ARGUMENTS", model: "m" } }],
+          models: { m: { provider: "anthropic", model: "claude-haiku-4-5", apiKey: "env:K" } },
+        },
+        { K: "k" },
+      );
+      let answer: (() => void) | undefined;
+      let calls = 0;
+      const remote = createRemoteActions({
+        egress: async () => {
+          calls++;
+          await new Promise<void>((resolve) => (answer = resolve));
+          const body = JSON.stringify({
+            content: [{ type: "tool_use", id: "t", name: "verdict", input: { ok: false, reason: "rm" } }],
+            stop_reason: "tool_use",
+          });
+          return { ok: true, value: { status: 200, headers: {}, body } };
+        },
+        env: () => "k",
+        clock: { now: () => 0, monotonic: () => 0 },
+        sha256,
+      });
+      const first = remote.run(rmRfInput(policy, 60_000));
+      for (let i = 0; i < 100 && !answer; i++) await Promise.resolve();
+      const second = remote.run(rmRfInput(policy, 60_000));
+      for (let i = 0; i < 100; i++) await Promise.resolve();
+      answer?.();
+      expect((await first).audit).toEqual([expect.objectContaining({ outcome: "OK" })]);
+      expect((await second).audit).toEqual([
+        expect.objectContaining({
+          outcome: "CACHE_HIT",
+          detail: "the verdict of an identical call that was in flight",
+        }),
+      ]);
+      expect(calls).toBe(1);
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it("answers no cached verdict for a model whose env: url is unset: it calls nowhere", async () => {
     // Keyed as a model with no url, it was answered the public endpoint's verdicts, cached
     // under a policy before a reload.
