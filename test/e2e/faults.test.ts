@@ -473,7 +473,7 @@ describe("a client that hangs up while its event is judged", () => {
     first.on("error", () => undefined); // the hang-up's own
     first.end(JSON.stringify(fetchEvent("s-gone")));
     // Its call made (the model holds it 1 s), the identical event, then the hang-up.
-    for (let i = 0; i < 100 && model.requests.length === 0; i++) await pause(10);
+    await until(() => model.requests.length > 0, "the first event's call");
     const second = post(server, fetchEvent("s-next"));
     await pause(20);
     first.destroy();
@@ -497,7 +497,7 @@ describe("a client that hangs up while its event is judged", () => {
       pending: [expect.objectContaining({ outcome: "CACHE_HIT" })],
     });
     // And both notified.
-    for (let i = 0; i < 100 && receiver.unique.length < 2; i++) await pause(50);
+    await until(() => receiver.unique.length >= 2, "both notifications");
     expect(receiver.unique).toHaveLength(2);
   });
 });
