@@ -124,8 +124,8 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
    * the cache, instead of making a second call; after a call that failed, the next in line calls.
    * `until` is the call's own deadline (monotonic): past it the entry is stale, as after a request
    * the runtime stopped (a Worker's past its CPU limit runs none of its code again, its `finally`
-   * included; one whose client hung up runs to its end, src/entry/workers.ts), and the next in line
-   * calls instead of waiting on it.
+   * included; one whose client hung up runs on for 30 s, src/entry/workers.ts), and the next in
+   * line calls instead of waiting on it.
    */
   const inFlight = new Map<string, { readonly done: Promise<void>; readonly until: number }>();
   /** Per [model, team, UTC day]; the shadow calls' budgets and slots in their own. */

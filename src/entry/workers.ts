@@ -201,9 +201,10 @@ function buildState(policy: Policy, env: WorkerEnv): IsolateState {
 /**
  * A client that hangs up cancels its request, and with it whatever the request has still to do:
  * a prompt rule's model call (which an identical event may be waiting for, src/app/remote-actions.ts),
- * the decision's audit line, its notify work. Held in waitUntil, the handling runs to its end, as it
- * does on Node, where a hang-up stops nothing: the deadline bounds it, far inside the 30 s the
- * runtime gives waitUntil after a hang-up.
+ * the decision's audit line, its notify work. Held in waitUntil, the handling runs on, as it does
+ * on Node, where a hang-up stops nothing, for up to the 30 s the runtime gives waitUntil after a
+ * hang-up: the default deadline (5 s) ends it well inside them, but a request whose deadline
+ * (`defaults.deadlineMs`, when over 30 s) runs on past them is still cancelled then.
  */
 function fetch(request: Request, env: WorkerEnv, ctx: ExecutionContextLike): Promise<Response> {
   const answer = handle(request, env, ctx);

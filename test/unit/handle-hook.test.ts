@@ -502,8 +502,8 @@ describe("the remote calls' deadline", () => {
   });
 
   it("calls for an identical event itself once the call it waits on is past its deadline and never ended", async () => {
-    // As on Workers when the runtime stops the first request (past its CPU limit; a client's
-    // hang-up no longer does, src/entry/workers.ts): none of its code runs again, so the call in
+    // As on Workers when the runtime stops the first request (past its CPU limit, or 30 s after
+    // its client hung up, src/entry/workers.ts): none of its code runs again, so the call in
     // flight never says it ended.
     const policy = await policyFrom(
       {
