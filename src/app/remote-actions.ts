@@ -559,8 +559,7 @@ function withAudit(attempt: Attempt, extra: Partial<RemoteAudit>): Attempt {
   return { effect: attempt.effect, audit: { ...attempt.audit, ...extra } };
 }
 
-/** A shadow rule's call that did not run: no verdict, only why. */
-/** A shadow call not made; `run` adds the rule's model to its audit. */
+/** A shadow rule's call that did not run: no verdict, only why (`run` adds the rule's model to its audit). */
 function skipped(rule: CompiledRule, detail: string): Attempt {
   return { effect: { ruleId: rule.id }, audit: { outcome: "SKIPPED", detail } };
 }
