@@ -328,13 +328,14 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
       // (the model's again, counted apart), never waits for a slot and never fills the verdict
       // cache: trying a rule in shadow must not change what the enforcing rules answer.
       const limiter = limiterFor(model, shadow);
-      if (shadow && !limiter.tryAcquire()) {
+      const slot = shadow ? limiter.tryAcquire(deadline) : await limiter.acquire(timeoutMs, signal, deadline);
+      if (!slot && shadow) {
         return skipped(
           rule,
           `all ${model.maxConcurrent} shadow calls to model "${model.name}" are in flight`,
         );
       }
-      if (!shadow && !(await limiter.acquire(timeoutMs, signal))) {
+      if (!slot) {
         return onError(rule, input, {
           code: "JUDGE_TIMEOUT",
           message: `waited ${Math.round(timeoutMs)} ms for one of ${model.maxConcurrent} concurrent calls`,
@@ -342,14 +343,14 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
       }
       const budget = spendBudget(model, input.team, shadow);
       if (!budget.ok && shadow) {
-        limiter.release();
+        limiter.release(slot);
         return skipped(
           rule,
           `the shadow calls' own daily budget of ${budget.limit} to model "${model.name}" is spent`,
         );
       }
       if (!budget.ok) {
-        limiter.release();
+        limiter.release(slot);
         return withAudit(
           onError(rule, input, {
             code: "JUDGE_BUDGET_SPENT",
@@ -412,7 +413,7 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
           return { effect: effectOf(verdict.value), audit: { outcome: "OK", model: model.name, ...extra } };
         }
       } finally {
-        limiter.release();
+        limiter.release(slot);
       }
     };
     if (lead === undefined) return call();
@@ -516,7 +517,7 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
     const pool = shadow ? limiters.shadow : limiters.enforcing;
     let limiter = pool.get(model.name);
     if (!limiter) {
-      limiter = new Semaphore(model.maxConcurrent);
+      limiter = new Semaphore(model.maxConcurrent, deps.clock.monotonic);
       pool.set(model.name, limiter);
     } else if (limiter.size !== model.maxConcurrent) limiter.resize(model.maxConcurrent);
     return limiter;
@@ -564,11 +565,34 @@ function skipped(rule: CompiledRule, detail: string): Attempt {
   return { effect: { ruleId: rule.id }, audit: { outcome: "SKIPPED", detail } };
 }
 
-/** Counting semaphore whose waiters give up at a timeout or an abort. */
+/**
+ * How long past its deadline a call's slot stays taken when the call never gives it back: a
+ * Worker's request the runtime stopped mid-call (past its CPU limit, or 30 s after its client hung
+ * up, src/entry/workers.ts) runs none of its code again, its `finally` included.
+ */
+const STALE_SLOT_GRACE_MS = 1000;
+
+/** A slot taken, held by a call until its deadline (monotonic, ms). */
+interface Slot {
+  readonly until: number;
+}
+
+/**
+ * Counting semaphore whose waiters give up at a timeout or an abort. A slot is held until given
+ * back or, at the latest, STALE_SLOT_GRACE_MS past its holder's deadline: one a stopped request
+ * never gave back would otherwise stay taken for the process's (the isolate's) life, and after
+ * `maxConcurrent` of them every call would wait out its deadline. A call still running that long
+ * after its deadline is over it, and gives back nothing twice.
+ */
 class Semaphore {
-  private inUse = 0;
+  private readonly taken = new Set<Slot>();
   private readonly waiters: (() => void)[] = [];
-  constructor(private slots: number) {}
+  /** While calls wait: the time the oldest slot goes stale, to give it to them then. */
+  private wake: ReturnType<typeof setTimeout> | undefined;
+  constructor(
+    private slots: number,
+    private readonly monotonic: () => number,
+  ) {}
 
   get size(): number {
     return this.slots;
@@ -577,46 +601,69 @@ class Semaphore {
   /** A new size; waiters get the slots it frees, calls in flight keep theirs. */
   resize(size: number): void {
     this.slots = size;
-    while (this.inUse < this.slots && this.waiters.length > 0) this.waiters.shift()?.();
+    this.grant();
   }
 
   /** Takes a slot if one is free; never waits. */
-  tryAcquire(): boolean {
-    if (this.inUse >= this.size) return false;
-    this.inUse++;
-    return true;
+  tryAcquire(until: number): Slot | undefined {
+    return this.free() ? this.take(until) : undefined;
   }
 
-  acquire(timeoutMs: number, signal: AbortSignal): Promise<boolean> {
-    if (this.inUse < this.size) {
-      this.inUse++;
-      return Promise.resolve(true);
-    }
+  acquire(timeoutMs: number, signal: AbortSignal, until: number): Promise<Slot | undefined> {
+    if (this.free()) return Promise.resolve(this.take(until));
     return new Promise((resolve) => {
-      const grant = () => {
+      const leave = () => {
+        const i = this.waiters.indexOf(grant);
+        if (i >= 0) this.waiters.splice(i, 1);
         clearTimeout(timer);
-        this.inUse++;
-        resolve(true);
+        signal.removeEventListener("abort", giveUp);
       };
-      const timer = setTimeout(() => {
-        const i = this.waiters.indexOf(grant);
-        if (i >= 0) this.waiters.splice(i, 1);
-        resolve(false);
-      }, timeoutMs);
-      signal.addEventListener("abort", () => {
-        const i = this.waiters.indexOf(grant);
-        if (i >= 0) this.waiters.splice(i, 1);
-        clearTimeout(timer);
-        resolve(false);
-      });
+      const grant = () => {
+        leave();
+        resolve(this.take(until));
+      };
+      const giveUp = () => {
+        leave();
+        this.schedule();
+        resolve(undefined);
+      };
+      const timer = setTimeout(giveUp, timeoutMs);
+      signal.addEventListener("abort", giveUp);
       this.waiters.push(grant);
+      this.schedule();
     });
   }
 
-  release(): void {
-    this.inUse--;
-    // After a resize down, a slot comes free only once the calls in flight fit the new size.
-    if (this.inUse < this.slots) this.waiters.shift()?.();
+  release(slot: Slot): void {
+    if (this.taken.delete(slot)) this.grant();
+  }
+
+  /** Drops the stale slots; whether one is free. After a resize down, only once the calls in flight fit. */
+  private free(): boolean {
+    const now = this.monotonic();
+    for (const slot of this.taken) if (slot.until + STALE_SLOT_GRACE_MS <= now) this.taken.delete(slot);
+    return this.taken.size < this.slots;
+  }
+
+  private take(until: number): Slot {
+    const slot = { until };
+    this.taken.add(slot);
+    return slot;
+  }
+
+  /** The free slots to the waiters, first come first served. */
+  private grant(): void {
+    while (this.waiters.length > 0 && this.free()) this.waiters[0]?.();
+    this.schedule();
+  }
+
+  private schedule(): void {
+    clearTimeout(this.wake);
+    this.wake = undefined;
+    if (this.waiters.length === 0 || this.taken.size === 0) return;
+    let oldest = Number.POSITIVE_INFINITY;
+    for (const slot of this.taken) oldest = Math.min(oldest, slot.until);
+    this.wake = setTimeout(() => this.grant(), Math.max(0, oldest + STALE_SLOT_GRACE_MS - this.monotonic()));
   }
 }
 

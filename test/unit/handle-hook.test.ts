@@ -537,6 +537,41 @@ describe("the remote calls' deadline", () => {
     expect(urls).toHaveLength(2);
   });
 
+  it("takes back the slot of a call that never ended once it is past its deadline, so the next call is made", async () => {
+    // As above, with one call at a time: the stopped call's slot was taken for good, and every
+    // later call waited out its deadline for it (a Worker's isolate lives for hours).
+    const policy = await policyFrom(
+      {
+        version: 1,
+        rules: [{ id: "judge", on: "PreToolUse", prompt: { text: "Deny rm. $ARGUMENTS", model: "m" } }],
+        models: {
+          m: { provider: "anthropic", model: "claude-haiku-4-5", apiKey: "env:K", maxConcurrent: 1 },
+        },
+      },
+      { K: "k" },
+    );
+    let calls = 0;
+    const remote = createRemoteActions({
+      egress: async () => {
+        // The first call never ends, not even when aborted.
+        if (++calls === 1) return new Promise(() => {});
+        const body = JSON.stringify({
+          content: [{ type: "tool_use", id: "t", name: "verdict", input: { ok: false, reason: "rm" } }],
+          stop_reason: "tool_use",
+        });
+        return { ok: true, value: { status: 200, headers: {}, body } };
+      },
+      env: () => "k",
+      clock: { now: () => Date.now(), monotonic: () => performance.now() },
+      sha256,
+    });
+    const first = await remote.run(rmRfInput(policy, 100));
+    expect(first.audit).toEqual([expect.objectContaining({ outcome: "JUDGE_TIMEOUT" })]);
+    const second = await remote.run(rmRfInput(policy, 10_000));
+    expect(second.audit).toEqual([expect.objectContaining({ outcome: "OK" })]);
+    expect(calls).toBe(2);
+  });
+
   it("leaves no timer behind in an identical event that got the verdict of the call it waited on", async () => {
     // The wait's own timer ran on to the call's deadline: `serve`, stopped, did not exit until it
     // fired (up to the deadline, 600 s on Claude Code's default hook timeout).
