@@ -610,7 +610,9 @@ class Semaphore {
   }
 
   acquire(timeoutMs: number, signal: AbortSignal, until: number): Promise<Slot | undefined> {
-    if (this.free()) return Promise.resolve(this.take(until));
+    // The calls waiting first: a slot that went stale before the wake-up timer ran is theirs.
+    this.grant();
+    if (this.waiters.length === 0 && this.free()) return Promise.resolve(this.take(until));
     return new Promise((resolve) => {
       const leave = () => {
         const i = this.waiters.indexOf(grant);

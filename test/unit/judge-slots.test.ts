@@ -1,0 +1,149 @@
+/**
+ * A model's concurrency slots (`maxConcurrent`) as prompt rules see them, on fake timers with a
+ * monotonic clock that follows them: the order waiting calls are served in, a reload that changes
+ * the size, calls given up while waiting, and the slot of a call that never ends.
+ */
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { createRemoteActions, type RemoteInput } from "../../src/app/remote-actions.js";
+import type { Policy } from "../../src/core/policy.js";
+import { policyFrom, sha256 } from "../support/policy.js";
+
+const VERDICT = JSON.stringify({
+  content: [{ type: "tool_use", id: "t", name: "verdict", input: { ok: false, reason: "rm" } }],
+  stop_reason: "tool_use",
+});
+
+const policyWith = (maxConcurrent: number) =>
+  policyFrom(
+    {
+      version: 1,
+      rules: [{ id: "judge", on: "PreToolUse", prompt: { text: "Deny rm. $ARGUMENTS", model: "m" } }],
+      models: {
+        m: {
+          provider: "anthropic",
+          model: "claude-haiku-4-5",
+          apiKey: "env:K",
+          maxConcurrent,
+          cacheTtlSeconds: 0,
+        },
+      },
+    },
+    { K: "k" },
+  );
+
+/** An event of its own per name (`rm -rf /<name>`), so no call waits on an identical one. */
+const event = (policy: Policy, name: string, deadlineMs: number): RemoteInput => ({
+  rules: policy.rules,
+  event: {
+    name: "PreToolUse",
+    dialect: "claude-code",
+    known: true,
+    payload: { hook_event_name: "PreToolUse", tool_name: "Bash", tool_input: { command: `rm -rf /${name}` } },
+  },
+  body: "{}",
+  team: "default",
+  policy,
+  deadlineMs,
+});
+
+/** A model whose calls end only when the test ends them (`end(name)`); `calls` in the order made. */
+function slowJudge(stopping?: AbortSignal) {
+  const calls: string[] = [];
+  const ends = new Map<string, () => void>();
+  const remote = createRemoteActions({
+    egress: (request) => {
+      const name = /rm -rf \/(\w+)/.exec(request.body ?? "")?.[1] ?? "?";
+      calls.push(name);
+      return new Promise((resolve) =>
+        ends.set(name, () => resolve({ ok: true, value: { status: 200, headers: {}, body: VERDICT } })),
+      );
+    },
+    env: () => "k",
+    // Monotonic time as the fake timers move it.
+    clock: { now: () => Date.now(), monotonic: () => Date.now() },
+    sha256,
+    stopping,
+  });
+  return { remote, calls, end: (name: string) => ends.get(name)?.() };
+}
+
+/** Runs what is due in `ms` (0: only what is ready now), the promises it settles included. */
+const tick = (ms = 0) => vi.advanceTimersByTimeAsync(ms);
+
+describe("a model's concurrency slots", () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("serves the waiting calls in the order they came", async () => {
+    const policy = await policyWith(1);
+    const { remote, calls, end } = slowJudge();
+    const runs = ["a", "b", "c"].map((name) => remote.run(event(policy, name, 60_000)));
+    await tick();
+    expect(calls).toEqual(["a"]);
+    end("a");
+    await tick();
+    expect(calls).toEqual(["a", "b"]);
+    end("b");
+    await tick();
+    expect(calls).toEqual(["a", "b", "c"]);
+    end("c");
+    for (const run of runs) expect((await run).audit).toEqual([expect.objectContaining({ outcome: "OK" })]);
+  });
+
+  it("gives a slot a reload adds to the call waiting longest, not to the next one to come", async () => {
+    const [one, two] = [await policyWith(1), await policyWith(2)];
+    const { remote, calls, end } = slowJudge();
+    const runs = [remote.run(event(one, "a", 60_000)), remote.run(event(one, "b", 60_000))];
+    await tick();
+    runs.push(remote.run(event(two, "c", 60_000)));
+    await tick();
+    expect(calls).toEqual(["a", "b"]);
+    end("a");
+    await tick();
+    expect(calls).toEqual(["a", "b", "c"]);
+    end("b");
+    end("c");
+    for (const run of runs) expect((await run).audit).toEqual([expect.objectContaining({ outcome: "OK" })]);
+  });
+
+  it("gives the slot of a call that never ended to the call waiting for it, not to one that comes just then", async () => {
+    const policy = await policyWith(1);
+    const { remote, calls, end } = slowJudge();
+    // Answered at its deadline; its call never ends, and its slot is taken back 1 s after it.
+    const stopped = remote.run(event(policy, "a", 100));
+    await tick(100);
+    expect((await stopped).audit).toEqual([expect.objectContaining({ outcome: "JUDGE_TIMEOUT" })]);
+    const waiting = remote.run(event(policy, "b", 60_000));
+    await tick();
+    // Past the time the slot went stale, before the timer that gives it out has run (a busy
+    // event loop runs timers late).
+    vi.setSystemTime(Date.now() + 2000);
+    const next = remote.run(event(policy, "c", 60_000));
+    await tick();
+    expect(calls).toEqual(["a", "b"]);
+    end("b");
+    await tick();
+    expect(calls).toEqual(["a", "b", "c"]);
+    end("c");
+    expect((await waiting).audit).toEqual([expect.objectContaining({ outcome: "OK" })]);
+    expect((await next).audit).toEqual([expect.objectContaining({ outcome: "OK" })]);
+  });
+
+  it("leaves no wake-up timer behind once the last waiting call gave up", async () => {
+    // The timer set for when the held slot goes stale would keep a stopped `serve` running.
+    const policy = await policyWith(1);
+    const { remote, calls } = slowJudge();
+    const stopped = remote.run(event(policy, "a", 100));
+    await tick(100);
+    await stopped;
+    const waiting = remote.run(event(policy, "b", 500));
+    await tick(500);
+    expect((await waiting).audit).toEqual([expect.objectContaining({ outcome: "JUDGE_TIMEOUT" })]);
+    expect(calls).toEqual(["a"]);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+});
