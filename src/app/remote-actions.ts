@@ -610,6 +610,9 @@ class Semaphore {
   }
 
   acquire(timeoutMs: number, signal: AbortSignal, until: number): Promise<Slot | undefined> {
+    // Answered already (its deadline, or `serve` stopping, before it got here): an abort listener
+    // added now never runs, and the call would wait out its timer, then be made all the same.
+    if (signal.aborted) return Promise.resolve(undefined);
     // The calls waiting first: a slot that went stale before the wake-up timer ran is theirs.
     this.grant();
     if (this.waiters.length === 0 && this.free()) return Promise.resolve(this.take(until));

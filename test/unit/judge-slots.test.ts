@@ -133,6 +133,25 @@ describe("a model's concurrency slots", () => {
     expect((await next).audit).toEqual([expect.objectContaining({ outcome: "OK" })]);
   });
 
+  it("makes no call, and leaves no timer, for a request answered before it asked for a slot", async () => {
+    // A request that came after `serve` began to stop is answered at once; its call waited for
+    // a slot regardless, with a timer to its deadline, and was made once given one.
+    const policy = await policyWith(1);
+    const stopping = new AbortController();
+    const { remote, calls, end } = slowJudge(stopping.signal);
+    const first = remote.run(event(policy, "a", 60_000));
+    await tick();
+    stopping.abort();
+    expect((await first).audit).toEqual([expect.objectContaining({ outcome: "JUDGE_TIMEOUT" })]);
+    const late = await remote.run(event(policy, "b", 60_000));
+    expect(late.audit).toEqual([expect.objectContaining({ outcome: "JUDGE_TIMEOUT" })]);
+    expect(vi.getTimerCount()).toBe(0);
+    // The first call ends after all (its connection heeded the abort late).
+    end("a");
+    await tick();
+    expect(calls).toEqual(["a"]);
+  });
+
   it("leaves no wake-up timer behind once the last waiting call gave up", async () => {
     // The timer set for when the held slot goes stale would keep a stopped `serve` running.
     const policy = await policyWith(1);
