@@ -587,8 +587,6 @@ interface Slot {
 class Semaphore {
   private readonly taken = new Set<Slot>();
   private readonly waiters: (() => void)[] = [];
-  /** While calls wait: the time the oldest slot goes stale, to give it to them then. */
-  private wake: ReturnType<typeof setTimeout> | undefined;
   constructor(
     private slots: number,
     private readonly monotonic: () => number,
@@ -613,7 +611,7 @@ class Semaphore {
     // Answered already (its deadline, or `serve` stopping, before it got here): an abort listener
     // added now never runs, and the call would wait out its timer, then be made all the same.
     if (signal.aborted) return Promise.resolve(undefined);
-    // The calls waiting first: a slot that went stale before the wake-up timer ran is theirs.
+    // The calls waiting first: a slot that went stale before their wake-up timer ran is theirs.
     this.grant();
     if (this.waiters.length === 0 && this.free()) return Promise.resolve(this.take(until));
     return new Promise((resolve) => {
@@ -621,6 +619,7 @@ class Semaphore {
         const i = this.waiters.indexOf(grant);
         if (i >= 0) this.waiters.splice(i, 1);
         clearTimeout(timer);
+        clearTimeout(wake);
         signal.removeEventListener("abort", giveUp);
       };
       const grant = () => {
@@ -629,13 +628,19 @@ class Semaphore {
       };
       const giveUp = () => {
         leave();
-        this.schedule();
         resolve(undefined);
       };
+      // Each waiter's own wake-up timer, for when the oldest slot goes stale, set again only by
+      // itself: on Workers a timer set while another request was handled never fires once that
+      // request has ended.
+      const wakeUp = () => {
+        this.grant();
+        if (this.waiters.includes(grant)) wake = setTimeout(wakeUp, this.staleInMs(timeoutMs));
+      };
       const timer = setTimeout(giveUp, timeoutMs);
+      let wake = setTimeout(wakeUp, this.staleInMs(timeoutMs));
       signal.addEventListener("abort", giveUp);
       this.waiters.push(grant);
-      this.schedule();
     });
   }
 
@@ -659,16 +664,13 @@ class Semaphore {
   /** The free slots to the waiters, first come first served. */
   private grant(): void {
     while (this.waiters.length > 0 && this.free()) this.waiters[0]?.();
-    this.schedule();
   }
 
-  private schedule(): void {
-    clearTimeout(this.wake);
-    this.wake = undefined;
-    if (this.waiters.length === 0 || this.taken.size === 0) return;
+  /** How long until the oldest slot goes stale; `atMost` when that is later (or none is taken). */
+  private staleInMs(atMost: number): number {
     let oldest = Number.POSITIVE_INFINITY;
     for (const slot of this.taken) oldest = Math.min(oldest, slot.until);
-    this.wake = setTimeout(() => this.grant(), Math.max(0, oldest + STALE_SLOT_GRACE_MS - this.monotonic()));
+    return Math.max(0, Math.min(atMost, oldest + STALE_SLOT_GRACE_MS - this.monotonic()));
   }
 }
 

@@ -3,6 +3,7 @@
  * monotonic clock that follows them: the order waiting calls are served in, a reload that changes
  * the size, calls given up while waiting, and the slot of a call that never ends.
  */
+import { AsyncLocalStorage, AsyncResource } from "node:async_hooks";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createRemoteActions, type RemoteInput } from "../../src/app/remote-actions.js";
 import type { Policy } from "../../src/core/policy.js";
@@ -75,6 +76,7 @@ describe("a model's concurrency slots", () => {
     vi.useFakeTimers();
   });
   afterEach(() => {
+    vi.restoreAllMocks();
     vi.useRealTimers();
   });
 
@@ -152,17 +154,72 @@ describe("a model's concurrency slots", () => {
     expect(calls).toEqual(["a"]);
   });
 
-  it("leaves no wake-up timer behind once the last waiting call gave up", async () => {
-    // The timer set for when the held slot goes stale would keep a stopped `serve` running.
+  it("leaves no timer behind when serve stops while calls wait for a slot", async () => {
+    // The wake-up timer set for when the held slot goes stale would keep a stopped `serve` running.
     const policy = await policyWith(1);
-    const { remote, calls } = slowJudge();
+    const stopping = new AbortController();
+    const { remote, calls } = slowJudge(stopping.signal);
     const stopped = remote.run(event(policy, "a", 100));
     await tick(100);
     await stopped;
-    const waiting = remote.run(event(policy, "b", 500));
-    await tick(500);
+    const waiting = remote.run(event(policy, "b", 60_000));
+    await tick(100);
+    stopping.abort();
     expect((await waiting).audit).toEqual([expect.objectContaining({ outcome: "JUDGE_TIMEOUT" })]);
     expect(calls).toEqual(["a"]);
     expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it("wakes a waiting call again for the next slot to go stale when another waiting call took the first", async () => {
+    const policy = await policyWith(1);
+    const { remote, calls, end } = slowJudge();
+    const stopped = remote.run(event(policy, "a", 100));
+    await tick(100);
+    await stopped;
+    // Both wait for a's slot, stale 1 s past its deadline: w gets it, and never ends either.
+    const stuck = remote.run(event(policy, "w", 2000));
+    const waiting = remote.run(event(policy, "b", 60_000));
+    await tick(1000);
+    expect(calls).toEqual(["a", "w"]);
+    await tick(2500);
+    expect((await stuck).audit).toEqual([expect.objectContaining({ outcome: "JUDGE_TIMEOUT" })]);
+    expect(calls).toEqual(["a", "w", "b"]);
+    end("b");
+    expect((await waiting).audit).toEqual([expect.objectContaining({ outcome: "OK" })]);
+  });
+
+  it("wakes a waiting call for a stale slot even after a later waiting call gave up and its request ended", async () => {
+    // As workerd does: a timer set while a request was handled never fires once that request
+    // ended. The wake-up timer, set again by whichever request last came or gave up, was lost
+    // with that request, and the call waiting longest waited out its deadline.
+    const request = new AsyncLocalStorage<string>();
+    const timers = new Map<string, ReturnType<typeof setTimeout>[]>();
+    const set = globalThis.setTimeout;
+    vi.spyOn(globalThis, "setTimeout").mockImplementation(((fn: () => void, ms?: number) => {
+      const id = set(AsyncResource.bind(fn), ms);
+      const name = request.getStore();
+      if (name !== undefined) timers.set(name, [...(timers.get(name) ?? []), id]);
+      return id;
+    }) as typeof setTimeout);
+    const ended = (name: string) => {
+      for (const id of timers.get(name) ?? []) clearTimeout(id);
+    };
+    const policy = await policyWith(1);
+    const { remote, calls, end } = slowJudge();
+    const stopped = request.run("a", () => remote.run(event(policy, "a", 100)));
+    await tick(100);
+    await stopped;
+    ended("a");
+    const waiting = request.run("b", () => remote.run(event(policy, "b", 60_000)));
+    await tick();
+    const short = request.run("c", () => remote.run(event(policy, "c", 300)));
+    await tick(300);
+    expect((await short).audit).toEqual([expect.objectContaining({ outcome: "JUDGE_TIMEOUT" })]);
+    ended("c");
+    // Past the time the first call's slot went stale (1 s past its deadline).
+    await tick(1000);
+    expect(calls).toEqual(["a", "b"]);
+    end("b");
+    expect((await waiting).audit).toEqual([expect.objectContaining({ outcome: "OK" })]);
   });
 });
