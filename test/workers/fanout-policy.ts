@@ -1,7 +1,7 @@
 /**
  * The policy the Worker under test runs with (its HOOKGATE_POLICY binding, set in
  * vitest.workers.config.ts): one notify rule per behaviour of the stand-in sink
- * (test/workers/network.js), and a prompt rule for WebFetch its stand-in model judges. Retry
+ * (test/workers/network.js), and prompt rules for WebFetch and WebSearch its stand-in model judges. Retry
  * schedules of 0 s keep the real queue's retries immediate.
  */
 export const WEBHOOK_SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
@@ -43,6 +43,13 @@ export const FANOUT_POLICY = {
       prompt: { text: "Is this fetch safe? $ARGUMENTS", model: "judge", onError: "ask" },
       notify: ["audit"],
     },
+    // Its own model, so that its calls and judge-fetches' never wait for each other's slot.
+    {
+      id: "judge-searches",
+      on: "PreToolUse",
+      matcher: "WebSearch",
+      prompt: { text: "Is this search safe? $ARGUMENTS", model: "brief", onError: "ask", timeoutMs: 1000 },
+    },
   ],
   models: {
     judge: {
@@ -51,6 +58,13 @@ export const FANOUT_POLICY = {
       apiKey: "env:JUDGE_KEY",
       url: `${MODEL_ORIGIN}/v1/messages`,
       // One call at a time: a request that stopped holding its slot would hold up every later call.
+      maxConcurrent: 1,
+    },
+    brief: {
+      provider: "anthropic",
+      model: "claude-haiku-4-5",
+      apiKey: "env:JUDGE_KEY",
+      url: `${MODEL_ORIGIN}/v1/messages`,
       maxConcurrent: 1,
     },
   },

@@ -8,13 +8,15 @@
  * Sinks by path: /ok answers 200; /flaky 500 on the first attempt of each webhook-id, then 200;
  * /gone 410 (permanent); /down 500 always; /redirect 307 to a loopback address; /limited 429
  * with Retry-After: 60; /v1/messages answers as an Anthropic model, with a verdict that denies
- * (ok false, "judged in workerd"), after 1 s when the prompt holds "slow-model". Names under
+ * (ok false, "judged in workerd"), after 1 s when the prompt holds "slow-model", after 5 s when it
+ * holds "late-model". Names under
  * `private.` resolve to 10.0.0.1. Every request is recorded, whatever its host, so one the guard
  * should have refused (a literal 169.254.169.254, a followed redirect) would show here.
  */
 const PUBLIC_ADDRESS = "93.184.215.14";
 const PRIVATE_ADDRESS = "10.0.0.1";
 const SLOW_MODEL_MS = 1000;
+const LATE_MODEL_MS = 5000;
 const requests = [];
 const deadLetters = [];
 const attemptsById = new Map();
@@ -59,6 +61,7 @@ async function model(request) {
     attempt: 1,
   });
   if (body.includes("slow-model")) await new Promise((resolve) => setTimeout(resolve, SLOW_MODEL_MS));
+  if (body.includes("late-model")) await new Promise((resolve) => setTimeout(resolve, LATE_MODEL_MS));
   const input = { ok: false, reason: "judged in workerd" };
   return Response.json({
     content: [{ type: "tool_use", id: "t", name: "verdict", input }],

@@ -163,3 +163,46 @@ describe("identical events judged at once, each its own request", () => {
     expect(await modelCalls(other)).toHaveLength(1);
   });
 });
+
+/**
+ * The policy's judge-searches rule (test/workers/fanout-policy.ts): its model takes one call at a
+ * time, and a call may take 1 s; the stand-in model holds a "late-model" prompt 5 s.
+ */
+describe("a call abandoned at its rule's timeout, each event its own request", () => {
+  const searchEvent = (marker: string) =>
+    SELF.fetch("https://hookgate.test/v1/hooks", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        session_id: "s",
+        transcript_path: "/t",
+        cwd: "/p",
+        hook_event_name: "PreToolUse",
+        tool_name: "WebSearch",
+        tool_input: { query: marker },
+      }),
+    });
+  const answerOf = async (res: Response) => {
+    expect(res.status).toBe(200);
+    return ((await res.json()) as { hookSpecificOutput: unknown }).hookSpecificOutput;
+  };
+
+  it("gives its slot back when it is answered, not when the model answers: the next call is made at once", async () => {
+    // The Worker's lazily loaded modules in first, so that the calls below spend their second on the model.
+    await answerOf(await searchEvent(`warm-${crypto.randomUUID()}`));
+    const late = `late-model-${crypto.randomUUID()}`;
+    expect(await answerOf(await searchEvent(late))).toMatchObject({
+      permissionDecision: "ask",
+      // The deadline's timer or the call's own time limit, whichever fires first.
+      permissionDecisionReason: expect.stringMatching(/\((?:JUDGE|EGRESS)_TIMEOUT: /),
+    });
+    // Answered, its request over; the model still holds the call. Had the call kept its slot, this
+    // one would wait its whole second for it and answer with onError.
+    const next = `next-${crypto.randomUUID()}`;
+    expect(await answerOf(await searchEvent(next))).toMatchObject({
+      permissionDecision: "deny",
+      permissionDecisionReason: "[Is this search safe? $ARGUMENTS]: judged in workerd",
+    });
+    expect(await modelCalls(next)).toHaveLength(1);
+  });
+});
