@@ -577,16 +577,27 @@ interface Slot {
   readonly until: number;
 }
 
+/** How often a call waiting for a concurrency slot looks whether it was handed one (Semaphore). */
+const SLOT_POLL_MS = 20;
+
 /**
  * Counting semaphore whose waiters give up at a timeout or an abort. A slot is held until given
  * back or, at the latest, STALE_SLOT_GRACE_MS past its holder's deadline: one a stopped request
  * never gave back would otherwise stay taken for the process's (the isolate's) life, and after
  * `maxConcurrent` of them every call would wait out its deadline. A call still running that long
  * after its deadline is over it, and gives back nothing twice.
+ *
+ * Free slots are handed to the waiters first come, first served, and each waiter finds its own on
+ * its own timer (SLOT_POLL_MS), never resumed by the call that gave a slot back or by another
+ * waiter: on Workers those run in other requests, and code they resume runs in that request's
+ * context, where this request's I/O (its fetch, its abort signal) cannot be used ("Cannot perform
+ * I/O on behalf of a different request"); and a timer set while another request was handled never
+ * fires once that request has ended.
  */
 class Semaphore {
   private readonly taken = new Set<Slot>();
-  private readonly waiters: (() => void)[] = [];
+  /** The calls waiting, first come first, each with the slot it was handed once it is. */
+  private readonly waiters: { readonly until: number; slot?: Slot }[] = [];
   constructor(
     private slots: number,
     private readonly monotonic: () => number,
@@ -599,7 +610,7 @@ class Semaphore {
   /** A new size; waiters get the slots it frees, calls in flight keep theirs. */
   resize(size: number): void {
     this.slots = size;
-    this.grant();
+    this.handOut();
   }
 
   /** Takes a slot if one is free; never waits. */
@@ -607,45 +618,27 @@ class Semaphore {
     return this.free() ? this.take(until) : undefined;
   }
 
-  acquire(timeoutMs: number, signal: AbortSignal, until: number): Promise<Slot | undefined> {
-    // Answered already (its deadline, or `serve` stopping, before it got here): an abort listener
-    // added now never runs, and the call would wait out its timer, then be made all the same.
-    if (signal.aborted) return Promise.resolve(undefined);
-    // The calls waiting first: a slot that went stale before their wake-up timer ran is theirs.
-    this.grant();
-    if (this.waiters.length === 0 && this.free()) return Promise.resolve(this.take(until));
-    return new Promise((resolve) => {
-      const leave = () => {
-        const i = this.waiters.indexOf(grant);
-        if (i >= 0) this.waiters.splice(i, 1);
-        clearTimeout(timer);
-        clearTimeout(wake);
-        signal.removeEventListener("abort", giveUp);
-      };
-      const grant = () => {
-        leave();
-        resolve(this.take(until));
-      };
-      const giveUp = () => {
-        leave();
-        resolve(undefined);
-      };
-      // Each waiter's own wake-up timer, for when the oldest slot goes stale, set again only by
-      // itself: on Workers a timer set while another request was handled never fires once that
-      // request has ended.
-      const wakeUp = () => {
-        this.grant();
-        if (this.waiters.includes(grant)) wake = setTimeout(wakeUp, this.staleInMs(timeoutMs));
-      };
-      const timer = setTimeout(giveUp, timeoutMs);
-      let wake = setTimeout(wakeUp, this.staleInMs(timeoutMs));
-      signal.addEventListener("abort", giveUp);
-      this.waiters.push(grant);
-    });
+  async acquire(timeoutMs: number, signal: AbortSignal, until: number): Promise<Slot | undefined> {
+    // Answered already (its deadline, or `serve` stopping, before it got here): no call now.
+    if (signal.aborted) return undefined;
+    // The calls waiting first: a slot that went stale before they looked again is theirs.
+    this.handOut();
+    if (this.waiters.length === 0 && this.free()) return this.take(until);
+    const waiter: { readonly until: number; slot?: Slot } = { until };
+    this.waiters.push(waiter);
+    // Counted in polls, not read off the clock: the signal's deadline ends a wait that runs late.
+    for (let left = timeoutMs; !waiter.slot && left > 0; left -= SLOT_POLL_MS) {
+      if (!(await pause(Math.min(SLOT_POLL_MS, left), signal))) break;
+      this.handOut();
+    }
+    const slot = waiter.slot;
+    if (!slot) this.waiters.splice(this.waiters.indexOf(waiter), 1);
+    else if (signal.aborted) this.release(slot);
+    return signal.aborted ? undefined : slot;
   }
 
   release(slot: Slot): void {
-    if (this.taken.delete(slot)) this.grant();
+    if (this.taken.delete(slot)) this.handOut();
   }
 
   /** Drops the stale slots; whether one is free. After a resize down, only once the calls in flight fit. */
@@ -661,16 +654,12 @@ class Semaphore {
     return slot;
   }
 
-  /** The free slots to the waiters, first come first served. */
-  private grant(): void {
-    while (this.waiters.length > 0 && this.free()) this.waiters[0]?.();
-  }
-
-  /** How long until the oldest slot goes stale; `atMost` when that is later (or none is taken). */
-  private staleInMs(atMost: number): number {
-    let oldest = Number.POSITIVE_INFINITY;
-    for (const slot of this.taken) oldest = Math.min(oldest, slot.until);
-    return Math.max(0, Math.min(atMost, oldest + STALE_SLOT_GRACE_MS - this.monotonic()));
+  /** The free slots to the waiters, first come first served; each takes it up at its next look. */
+  private handOut(): void {
+    while (this.waiters.length > 0 && this.free()) {
+      const waiter = this.waiters.shift() as { readonly until: number; slot?: Slot };
+      waiter.slot = this.take(waiter.until);
+    }
   }
 }
 

@@ -70,6 +70,8 @@ function slowJudge(stopping?: AbortSignal) {
 
 /** Runs what is due in `ms` (0: only what is ready now), the promises it settles included. */
 const tick = (ms = 0) => vi.advanceTimersByTimeAsync(ms);
+/** A waiting call finds the slot it was handed at its next look (SLOT_POLL_MS, 20 ms). */
+const LOOK_MS = 20;
 
 describe("a model's concurrency slots", () => {
   beforeEach(() => {
@@ -87,10 +89,10 @@ describe("a model's concurrency slots", () => {
     await tick();
     expect(calls).toEqual(["a"]);
     end("a");
-    await tick();
+    await tick(LOOK_MS);
     expect(calls).toEqual(["a", "b"]);
     end("b");
-    await tick();
+    await tick(LOOK_MS);
     expect(calls).toEqual(["a", "b", "c"]);
     end("c");
     for (const run of runs) expect((await run).audit).toEqual([expect.objectContaining({ outcome: "OK" })]);
@@ -102,10 +104,10 @@ describe("a model's concurrency slots", () => {
     const runs = [remote.run(event(one, "a", 60_000)), remote.run(event(one, "b", 60_000))];
     await tick();
     runs.push(remote.run(event(two, "c", 60_000)));
-    await tick();
+    await tick(LOOK_MS);
     expect(calls).toEqual(["a", "b"]);
     end("a");
-    await tick();
+    await tick(LOOK_MS);
     expect(calls).toEqual(["a", "b", "c"]);
     end("b");
     end("c");
@@ -125,10 +127,10 @@ describe("a model's concurrency slots", () => {
     // event loop runs timers late).
     vi.setSystemTime(Date.now() + 2000);
     const next = remote.run(event(policy, "c", 60_000));
-    await tick();
+    await tick(LOOK_MS);
     expect(calls).toEqual(["a", "b"]);
     end("b");
-    await tick();
+    await tick(LOOK_MS);
     expect(calls).toEqual(["a", "b", "c"]);
     end("c");
     expect((await waiting).audit).toEqual([expect.objectContaining({ outcome: "OK" })]);

@@ -9,7 +9,7 @@
  * /gone 410 (permanent); /down 500 always; /redirect 307 to a loopback address; /limited 429
  * with Retry-After: 60; /v1/messages answers as an Anthropic model, with a verdict that denies
  * (ok false, "judged in workerd"), after 1 s when the prompt holds "slow-model", after 5 s when it
- * holds "late-model". Names under
+ * holds "late-model"; a prompt that holds "refused-model" gets a 400. Names under
  * `private.` resolve to 10.0.0.1. Every request is recorded, whatever its host, so one the guard
  * should have refused (a literal 169.254.169.254, a followed redirect) would show here.
  */
@@ -62,6 +62,11 @@ async function model(request) {
   });
   if (body.includes("slow-model")) await new Promise((resolve) => setTimeout(resolve, SLOW_MODEL_MS));
   if (body.includes("late-model")) await new Promise((resolve) => setTimeout(resolve, LATE_MODEL_MS));
+  if (body.includes("refused-model"))
+    return Response.json(
+      { type: "error", error: { type: "invalid_request_error", message: "refused" } },
+      { status: 400 },
+    );
   const input = { ok: false, reason: "judged in workerd" };
   return Response.json({
     content: [{ type: "tool_use", id: "t", name: "verdict", input }],

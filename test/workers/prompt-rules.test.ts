@@ -129,6 +129,44 @@ describe("identical events judged at once, each its own request", () => {
     expect(await modelCalls(marker)).toHaveLength(1);
   });
 
+  it("a request waiting for the model's one slot makes its call once the request holding it ends", async () => {
+    // Two different events: the second waits for the slot (maxConcurrent 1), not for the first's verdict.
+    const holder = `slow-model-${crypto.randomUUID()}`;
+    const waiter = `slow-model-${crypto.randomUUID()}`;
+    expect((await fetchEvent(`warm-${crypto.randomUUID()}`)).status).toBe(200);
+    const first = fetchEvent(holder);
+    for (let i = 0; i < 100 && (await modelCalls(holder)).length === 0; i++) await pause(10);
+    const res = await fetchEvent(waiter);
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { hookSpecificOutput: unknown }).hookSpecificOutput).toMatchObject(denied);
+    expect(await modelCalls(waiter)).toHaveLength(1);
+    expect((await first).status).toBe(200);
+  });
+
+  it("an identical event waiting on a call that failed makes its own call", async () => {
+    const marker = `slow-model-refused-model-${crypto.randomUUID()}`;
+    expect((await fetchEvent(`warm-${crypto.randomUUID()}`)).status).toBe(200);
+    const first = fetchEvent(marker);
+    for (let i = 0; i < 100 && (await modelCalls(marker)).length === 0; i++) await pause(10);
+    const answers = await Promise.all(
+      [fetchEvent(marker), first].map(async (pending) => {
+        const res = await pending;
+        expect(res.status).toBe(200);
+        return ((await res.json()) as { hookSpecificOutput: unknown }).hookSpecificOutput;
+      }),
+    );
+    // Each answered with the rule's onError for the model's refusal, after a call of its own.
+    expect(answers).toEqual(
+      Array(2).fill(
+        expect.objectContaining({
+          permissionDecision: "ask",
+          permissionDecisionReason: expect.stringMatching(/\(JUDGE_HTTP_ERROR: /),
+        }),
+      ),
+    );
+    expect(await modelCalls(marker)).toHaveLength(2);
+  });
+
   it("a request whose client hung up mid-call still ends: the identical one after it has its verdict, both are notified, the call's slot is given back", async () => {
     const marker = `slow-model-${crypto.randomUUID()}`;
     // The Worker's lazily loaded modules in first (through the test runner's module loader, which
