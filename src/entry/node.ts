@@ -8,7 +8,7 @@
 import { randomUUID } from "node:crypto";
 import { accessSync, constants, fstatSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 import { join } from "node:path";
 import { isatty } from "node:tty";
 import { getRequestListener } from "@hono/node-server";
@@ -244,6 +244,14 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
   let closing: Promise<void> | undefined;
+  // Every connection open, for a stop: one that has sent nothing yet (a client's spare, opened
+  // ahead of its next request) is closed at once, as idle ones are; `closeIdleConnections()`
+  // leaves it, and a stop waited out its whole grace for it.
+  const connections = new Set<Socket>();
+  server.on("connection", (socket: Socket) => {
+    connections.add(socket);
+    socket.once("close", () => connections.delete(socket));
+  });
   // Once closing, every answer ends its connection: a keep-alive client would otherwise hold
   // the server open by sending on.
   server.on("request", (_req, res) => {
@@ -351,6 +359,7 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
     await new Promise<void>((resolve, reject) => {
       server.close((e) => (e ? reject(e) : resolve()));
       server.closeIdleConnections();
+      for (const socket of connections) if (socket.bytesRead === 0) socket.destroy();
       // A request still being sent (or a client that never stops) gets this long, then its
       // connection is cut: a stop must end. A prompt or forward call still running a little
       // before that ends with its rule's onError, so its answer is sent, not cut off (a hook

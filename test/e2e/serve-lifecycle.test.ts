@@ -363,6 +363,22 @@ describe("hookgate serve over its life", { timeout: 60_000 }, () => {
     expect(line).toMatchObject({ level: "warn", graceMs: 10_000 });
   });
 
+  it("closes at once a connection that has sent nothing yet, as an idle one, instead of waiting out the grace for it", async () => {
+    // A client's spare connection, opened ahead of its next request: `closeIdleConnections()`
+    // left it, and every stop took the whole 10 s grace, then logged connections cut.
+    const path = join(dir, "spare.json");
+    writeFileSync(path, EXAMPLE);
+    const server = await startServerProcess(path);
+    const { port } = new URL(server.url);
+    const spare = connect(Number(port), "127.0.0.1");
+    await new Promise((resolve) => spare.once("connect", resolve));
+    const closed = new Promise((resolve) => spare.once("close", resolve));
+    expect(await server.stop()).toBe(0);
+    await closed;
+    expect(server.lines.filter((l) => String(l.msg).startsWith("stopping:"))).toEqual([]);
+    expect(server.lines.at(-1)).toMatchObject({ msg: "hookgate stopped" });
+  });
+
   it("says when it starts to stop and when it has stopped, how long it may take and took", async () => {
     const path = join(dir, "said.json");
     writeFileSync(path, EXAMPLE);
