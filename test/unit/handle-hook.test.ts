@@ -440,17 +440,18 @@ describe("the remote calls' deadline", () => {
     ]);
   });
 
+  /** An Anthropic model's answer that denies (the verdict the judges below give). */
+  const DENY_RM_BODY = JSON.stringify({
+    content: [{ type: "tool_use", id: "t", name: "verdict", input: { ok: false, reason: "rm" } }],
+    stop_reason: "tool_use",
+  });
   // A judge that denies every call, and the URLs it was called at.
   const denyingJudge = () => {
     const urls: string[] = [];
     const remote = createRemoteActions({
       egress: async (r) => {
         urls.push(r.url);
-        const body = JSON.stringify({
-          content: [{ type: "tool_use", id: "t", name: "verdict", input: { ok: false, reason: "rm" } }],
-          stop_reason: "tool_use",
-        });
-        return { ok: true, value: { status: 200, headers: {}, body } };
+        return { ok: true, value: { status: 200, headers: {}, body: DENY_RM_BODY } };
       },
       env: () => "k",
       clock: { now: () => 0, monotonic: () => 0 },
@@ -458,6 +459,35 @@ describe("the remote calls' deadline", () => {
     });
     return { remote, urls };
   };
+  /**
+   * As denyingJudge, on the real clock, but its first call never ends, not even when aborted: as
+   * on Workers when the runtime stops the request (past its CPU limit, or 30 s after its client
+   * hung up, src/entry/workers.ts), none of whose code runs again.
+   */
+  const judgeWhoseFirstCallNeverEnds = () => {
+    const urls: string[] = [];
+    const remote = createRemoteActions({
+      egress: async (r) => {
+        urls.push(r.url);
+        if (urls.length === 1) return new Promise(() => {});
+        return { ok: true, value: { status: 200, headers: {}, body: DENY_RM_BODY } };
+      },
+      env: () => "k",
+      clock: { now: () => Date.now(), monotonic: () => performance.now() },
+      sha256,
+    });
+    return { remote, urls };
+  };
+  /** A policy whose one rule has model `m` (with `model`'s settings) judge every PreToolUse. */
+  const judgeEveryPreToolUse = (model: Record<string, unknown> = {}) =>
+    policyFrom(
+      {
+        version: 1,
+        rules: [{ id: "judge", on: "PreToolUse", prompt: { text: "Deny rm. $ARGUMENTS", model: "m" } }],
+        models: { m: { provider: "anthropic", model: "claude-haiku-4-5", apiKey: "env:K", ...model } },
+      },
+      { K: "k" },
+    );
   const rmRfInput = (policy: Policy, deadlineMs: number) => ({
     rules: policy.rules,
     event: {
@@ -502,33 +532,9 @@ describe("the remote calls' deadline", () => {
   });
 
   it("calls for an identical event itself once the call it waits on is past its deadline and never ended", async () => {
-    // As on Workers when the runtime stops the first request (past its CPU limit, or 30 s after
-    // its client hung up, src/entry/workers.ts): none of its code runs again, so the call in
-    // flight never says it ended.
-    const policy = await policyFrom(
-      {
-        version: 1,
-        rules: [{ id: "judge", on: "PreToolUse", prompt: { text: "Deny rm. $ARGUMENTS", model: "m" } }],
-        models: { m: { provider: "anthropic", model: "claude-haiku-4-5", apiKey: "env:K" } },
-      },
-      { K: "k" },
-    );
-    const urls: string[] = [];
-    const remote = createRemoteActions({
-      egress: async (r) => {
-        urls.push(r.url);
-        // The first call never ends, not even when aborted.
-        if (urls.length === 1) return new Promise(() => {});
-        const body = JSON.stringify({
-          content: [{ type: "tool_use", id: "t", name: "verdict", input: { ok: false, reason: "rm" } }],
-          stop_reason: "tool_use",
-        });
-        return { ok: true, value: { status: 200, headers: {}, body } };
-      },
-      env: () => "k",
-      clock: { now: () => Date.now(), monotonic: () => performance.now() },
-      sha256,
-    });
+    // The call in flight never says it ended.
+    const policy = await judgeEveryPreToolUse();
+    const { remote, urls } = judgeWhoseFirstCallNeverEnds();
     const first = await remote.run(rmRfInput(policy, 100));
     expect(first.audit).toEqual([expect.objectContaining({ outcome: "JUDGE_TIMEOUT" })]);
     const second = await remote.run(rmRfInput(policy, 5000));
@@ -540,36 +546,13 @@ describe("the remote calls' deadline", () => {
   it("takes back the slot of a call that never ended once it is past its deadline, so the next call is made", async () => {
     // As above, with one call at a time: the stopped call's slot was taken for good, and every
     // later call waited out its deadline for it (a Worker's isolate lives for hours).
-    const policy = await policyFrom(
-      {
-        version: 1,
-        rules: [{ id: "judge", on: "PreToolUse", prompt: { text: "Deny rm. $ARGUMENTS", model: "m" } }],
-        models: {
-          m: { provider: "anthropic", model: "claude-haiku-4-5", apiKey: "env:K", maxConcurrent: 1 },
-        },
-      },
-      { K: "k" },
-    );
-    let calls = 0;
-    const remote = createRemoteActions({
-      egress: async () => {
-        // The first call never ends, not even when aborted.
-        if (++calls === 1) return new Promise(() => {});
-        const body = JSON.stringify({
-          content: [{ type: "tool_use", id: "t", name: "verdict", input: { ok: false, reason: "rm" } }],
-          stop_reason: "tool_use",
-        });
-        return { ok: true, value: { status: 200, headers: {}, body } };
-      },
-      env: () => "k",
-      clock: { now: () => Date.now(), monotonic: () => performance.now() },
-      sha256,
-    });
+    const policy = await judgeEveryPreToolUse({ maxConcurrent: 1 });
+    const { remote, urls } = judgeWhoseFirstCallNeverEnds();
     const first = await remote.run(rmRfInput(policy, 100));
     expect(first.audit).toEqual([expect.objectContaining({ outcome: "JUDGE_TIMEOUT" })]);
     const second = await remote.run(rmRfInput(policy, 10_000));
     expect(second.audit).toEqual([expect.objectContaining({ outcome: "OK" })]);
-    expect(calls).toBe(2);
+    expect(urls).toHaveLength(2);
   });
 
   it("leaves no timer behind in an identical event that got the verdict of the call it waited on", async () => {
@@ -577,25 +560,14 @@ describe("the remote calls' deadline", () => {
     // fired (up to the deadline, 600 s on Claude Code's default hook timeout).
     vi.useFakeTimers();
     try {
-      const policy = await policyFrom(
-        {
-          version: 1,
-          rules: [{ id: "judge", on: "PreToolUse", prompt: { text: "Deny rm. $ARGUMENTS", model: "m" } }],
-          models: { m: { provider: "anthropic", model: "claude-haiku-4-5", apiKey: "env:K" } },
-        },
-        { K: "k" },
-      );
+      const policy = await judgeEveryPreToolUse();
       let answer: (() => void) | undefined;
       let calls = 0;
       const remote = createRemoteActions({
         egress: async () => {
           calls++;
           await new Promise<void>((resolve) => (answer = resolve));
-          const body = JSON.stringify({
-            content: [{ type: "tool_use", id: "t", name: "verdict", input: { ok: false, reason: "rm" } }],
-            stop_reason: "tool_use",
-          });
-          return { ok: true, value: { status: 200, headers: {}, body } };
+          return { ok: true, value: { status: 200, headers: {}, body: DENY_RM_BODY } };
         },
         env: () => "k",
         clock: { now: () => 0, monotonic: () => 0 },
@@ -623,13 +595,8 @@ describe("the remote calls' deadline", () => {
   it("answers no cached verdict for a model whose env: url is unset: it calls nowhere", async () => {
     // Keyed as a model with no url, it was answered the public endpoint's verdicts, cached
     // under a policy before a reload.
-    const document = (url: Record<string, string>) => ({
-      version: 1,
-      rules: [{ id: "judge", on: "PreToolUse", prompt: { text: "Deny rm. $ARGUMENTS", model: "m" } }],
-      models: { m: { provider: "anthropic", model: "claude-haiku-4-5", apiKey: "env:K", ...url } },
-    });
-    const before = await policyFrom(document({}), { K: "k" });
-    const after = await policyFrom(document({ url: "env:JUDGE_URL" }), { K: "k" });
+    const before = await judgeEveryPreToolUse();
+    const after = await judgeEveryPreToolUse({ url: "env:JUDGE_URL" });
     const { remote, urls } = denyingJudge();
     expect((await remote.run(rmRfInput(before, 5000))).audit).toEqual([
       expect.objectContaining({ outcome: "OK" }),
