@@ -208,18 +208,7 @@ describe("identical events judged at once, each its own request", () => {
  */
 describe("a call abandoned at its rule's timeout, each event its own request", () => {
   const searchEvent = (marker: string) =>
-    SELF.fetch("https://hookgate.test/v1/hooks", {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({
-        session_id: "s",
-        transcript_path: "/t",
-        cwd: "/p",
-        hook_event_name: "PreToolUse",
-        tool_name: "WebSearch",
-        tool_input: { query: marker },
-      }),
-    });
+    SELF.fetch("https://hookgate.test/v1/hooks", preToolUse("WebSearch", { query: marker }));
   const answerOf = async (res: Response) => {
     expect(res.status).toBe(200);
     return ((await res.json()) as { hookSpecificOutput: unknown }).hookSpecificOutput;
