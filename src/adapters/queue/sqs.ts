@@ -646,10 +646,9 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
             const { left, surely } = leftBy(taken, d);
             const maybe = [...left].filter((id) => !surely.has(id)).length;
             if (!before) {
-              const refused = notDeletedBy(d);
-              if (refused) for (const t of taken) if (!refused.has(t.receipt)) deleted.add(t.id);
               // A job with a copy left, or that may be, is not dropped, whatever became of its others;
               // it may be, unless a copy is surely left (refused in an answer).
+              for (const t of taken) deleted.add(t.id);
               for (const id of left) deleted.delete(id);
               unsure = maybe;
               throw d;
