@@ -577,6 +577,12 @@ interface Slot {
   readonly until: number;
 }
 
+/** A call waiting for a slot until its deadline, and the slot once it is handed one. */
+interface Waiter {
+  readonly until: number;
+  slot?: Slot;
+}
+
 /** How often a call waiting for a concurrency slot looks whether it was handed one (Semaphore). */
 const SLOT_POLL_MS = 20;
 
@@ -596,8 +602,8 @@ const SLOT_POLL_MS = 20;
  */
 class Semaphore {
   private readonly taken = new Set<Slot>();
-  /** The calls waiting, first come first, each with the slot it was handed once it is. */
-  private readonly waiters: { readonly until: number; slot?: Slot }[] = [];
+  /** The calls waiting, first come first. */
+  private readonly waiters: Waiter[] = [];
   constructor(
     private slots: number,
     private readonly monotonic: () => number,
@@ -624,7 +630,7 @@ class Semaphore {
     // The calls waiting first: a slot that went stale before they looked again is theirs.
     this.handOut();
     if (this.waiters.length === 0 && this.free()) return this.take(until);
-    const waiter: { readonly until: number; slot?: Slot } = { until };
+    const waiter: Waiter = { until };
     this.waiters.push(waiter);
     // Counted in polls, not read off the clock: the signal's deadline ends a wait that runs late.
     for (let left = timeoutMs; !waiter.slot && left > 0; left -= SLOT_POLL_MS) {
@@ -657,8 +663,8 @@ class Semaphore {
   /** The free slots to the waiters, first come first served; each takes it up at its next look. */
   private handOut(): void {
     while (this.waiters.length > 0 && this.free()) {
-      const waiter = this.waiters.shift() as { readonly until: number; slot?: Slot };
-      waiter.slot = this.take(waiter.until);
+      const waiter = this.waiters.shift();
+      if (waiter) waiter.slot = this.take(waiter.until);
     }
   }
 }
