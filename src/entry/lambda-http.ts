@@ -17,15 +17,19 @@
  * lets the action through too: a deny must not wait on a slow SQS (with the SDK's retries, many
  * seconds). A send still running then is logged; Lambda resumes it if it thaws the same
  * container, and it is lost if it does not.
+ *
+ * Remote actions and the notifier are imported with the first event that needs them
+ * (lazy-actions.ts): most hooks need neither, and the cold start parses neither.
  */
 import { type APIGatewayProxyResult, handle, type LambdaContext, type LambdaEvent } from "hono/aws-lambda";
 import { nodeSha256 } from "../adapters/hash/node-crypto.js";
-import { createNotifier, type DeferredWork } from "../app/notify.js";
-import { createRemoteActions } from "../app/remote-actions.js";
+import type { DeferredWork } from "../app/notify.js";
 import { createLogRecorder } from "../app/replay.js";
 import { createApp } from "../http/app.js";
 import { createBrokenConfigApp } from "../http/broken-config.js";
 import { createLambdaRuntime, type LambdaOptions, type LambdaRuntime } from "./lambda-config.js";
+import { lazyNotifier, lazyRemoteActions } from "./lazy-actions.js";
+import { once } from "./once.js";
 
 export type HttpHandler = (event: LambdaEvent, context?: LambdaContext) => Promise<APIGatewayProxyResult>;
 
@@ -84,10 +88,23 @@ async function build(
   return handle(
     createApp({
       policy: () => policy,
-      remote: createRemoteActions({ egress: runtime.egress, env, clock, sha256: nodeSha256 }),
+      // Both imported with the first event that needs them, not at cold start (lazy-actions.ts).
+      remote: lazyRemoteActions(
+        once(async () => {
+          const { createRemoteActions } = await import("../app/remote-actions.js");
+          return createRemoteActions({ egress: runtime.egress, env, clock, sha256: nodeSha256 });
+        }),
+      ),
       // No session store on Lambda: a permission_prompt Notification is sent without the tool
       // call that caused it (infra/README.md).
-      notifier: createNotifier({ queue: runtime.queue("producer"), clock, logger, defer }),
+      notifier: lazyNotifier(
+        once(async () => {
+          const { createNotifier } = await import("../app/notify.js");
+          return createNotifier({ queue: runtime.queue("producer"), clock, logger, defer: (task) => task() });
+        }),
+        defer,
+        logger,
+      ),
       // HOOKGATE_RECORD=1: a replayable "hook record" log line per decision (`hookgate replay`).
       recorder: env("HOOKGATE_RECORD") === "1" ? createLogRecorder(logger) : undefined,
       clock,

@@ -20,7 +20,7 @@ import type {
 } from "../adapters/queue/cloudflare.js";
 import type { KvNamespaceLike } from "../adapters/session/kv.js";
 import type { Deliverer } from "../app/deliver.js";
-import type { Notifier, NotifyInput } from "../app/notify.js";
+import type { Notifier } from "../app/notify.js";
 import type { RemoteActions } from "../app/remote-actions.js";
 import { createLogRecorder } from "../app/replay.js";
 import type { DeliveryJob } from "../core/delivery.js";
@@ -31,6 +31,7 @@ import { loadPolicy, type Policy, type PolicyDeps } from "../core/policy.js";
 import type { Egress, Logger, LogLevel, Metrics } from "../core/ports.js";
 import { createApp } from "../http/app.js";
 import { createBrokenConfigApp } from "../http/broken-config.js";
+import { lazyNotifier, lazyRemoteActions } from "./lazy-actions.js";
 import { once } from "./once.js";
 
 /** What the notify path needs, loaded with the first event a notify rule applies to. */
@@ -176,10 +177,12 @@ function buildState(policy: Policy, env: WorkerEnv): IsolateState {
     }).send;
   });
   const send: Egress = async (request) => (await egress())(request);
-  const remote = once(async () => {
-    const { createRemoteActions } = await import("../app/remote-actions.js");
-    return createRemoteActions({ egress: send, env: envReader, clock, sha256: webCryptoSha256, metrics });
-  });
+  const remote = lazyRemoteActions(
+    once(async () => {
+      const { createRemoteActions } = await import("../app/remote-actions.js");
+      return createRemoteActions({ egress: send, env: envReader, clock, sha256: webCryptoSha256, metrics });
+    }),
+  );
   const deliverer = once(async () => {
     const { createDeliverer } = await import("../app/deliver.js");
     return createDeliverer({
@@ -193,7 +196,7 @@ function buildState(policy: Policy, env: WorkerEnv): IsolateState {
   return {
     ok: true,
     policy,
-    remote: { run: async (input) => (await remote()).run(input) },
+    remote,
     deliverer: { deliver: async (...args) => (await deliverer()).deliver(...args) },
   };
 }
@@ -217,7 +220,7 @@ async function handle(request: Request, env: WorkerEnv, ctx: ExecutionContextLik
   if (!state.ok) return state.app.fetch(request);
   const queue = env.HOOKGATE_QUEUE;
   const kv = env.HOOKGATE_SESSIONS;
-  const notifier = lazyNotifier(queue, kv, ctx);
+  const notifier = notifierFor(queue, kv, ctx);
   const app = createApp({
     policy: () => state.policy,
     clock,
@@ -233,21 +236,19 @@ async function handle(request: Request, env: WorkerEnv, ctx: ExecutionContextLik
 }
 
 /**
- * The notifier, loaded with the first event that has notify work (handle-hook.ts `notifyWork`):
- * a policy whose rules notify nothing never loads it (the 64 KiB main module). The enqueue runs
- * after the answer, in this request's waitUntil, which would swallow a rejection: the notifier
- * logs and counts a failed send itself, and a notify path that cannot be loaded is logged and
- * counted here.
+ * The notifier, loaded with the first event that has notify work: a policy whose rules notify
+ * nothing never loads it (the 64 KiB main module). The enqueue runs after the answer, in this
+ * request's waitUntil.
  */
-function lazyNotifier(
+function notifierFor(
   queue: WorkerEnv["HOOKGATE_QUEUE"],
   kv: KvNamespaceLike | undefined,
   ctx: ExecutionContextLike,
 ): Notifier {
-  const enqueue = async (input: NotifyInput) => {
+  const load = async () => {
     const [{ createNotifier }, { createCloudflareProducer, fitDeliveryJob }, { createKvSessionStore }] =
       await notifyModules();
-    await createNotifier({
+    return createNotifier({
       queue: queue
         ? createCloudflareProducer(queue, { fit: fitDeliveryJob })
         : { send: () => Promise.reject(new Error("the HOOKGATE_QUEUE binding is missing")) },
@@ -261,25 +262,9 @@ function lazyNotifier(
           })
         : undefined,
       defer: (task) => task(),
-    }).notify(input);
+    });
   };
-  return {
-    notify: (input) =>
-      ctx.waitUntil(
-        enqueue(input).catch((e) => {
-          const sinks = [...new Set(input.notify.flatMap((n) => n.sinks))];
-          logger.log("error", "enqueue failed; the decision was answered anyway", {
-            decisionId: input.decisionId,
-            event: input.event.name,
-            sinks,
-            error: errorMessage(e),
-          });
-          // Each sink's job, as the notifier counts them; an event with only a call to remember
-          // or a half to keep had nothing to enqueue.
-          for (const sink of sinks) metrics.increment("hookgate_enqueue_failed_total", { sink });
-        }),
-      ),
-  };
+  return lazyNotifier(load, (task) => ctx.waitUntil(task()), logger, metrics);
 }
 
 async function queue(batch: PushedBatch, env: WorkerEnv, _ctx?: ExecutionContextLike): Promise<void> {

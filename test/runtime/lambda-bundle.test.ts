@@ -6,7 +6,7 @@
  * The regex and glob engines are lazy chunks too, loaded for a policy that has such patterns.
  */
 import { execFile } from "node:child_process";
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
@@ -81,12 +81,22 @@ async function invoke(
   env: Record<string, string>,
   dir = outdir,
 ): Promise<unknown> {
+  return (await invokeLogged(handlerFile, event, env, dir)).result;
+}
+
+/** invoke, with the log lines the handler wrote on stdout. */
+async function invokeLogged(
+  handlerFile: string,
+  event: unknown,
+  env: Record<string, string>,
+  dir = outdir,
+): Promise<{ result: unknown; stdout: string }> {
   const script = `
     const { handler } = await import(process.env.BUNDLE);
     const result = await handler(JSON.parse(process.env.EVENT), { getRemainingTimeInMillis: () => Number(process.env.LEFT_MS) });
     process.stderr.write("RESULT " + JSON.stringify(result) + "\\n", () => process.exit(0));
   `;
-  const { stderr } = await run(process.execPath, ["--input-type=module", "-e", script], {
+  const { stdout, stderr } = await run(process.execPath, ["--input-type=module", "-e", script], {
     cwd: dir,
     env: {
       PATH: process.env.PATH ?? "",
@@ -106,7 +116,7 @@ async function invoke(
   });
   const line = stderr.split("\n").find((l) => l.startsWith("RESULT "));
   if (!line) throw new Error(`no result from ${handlerFile}:\n${stderr}`);
-  return JSON.parse(line.slice("RESULT ".length));
+  return { result: JSON.parse(line.slice("RESULT ".length)), stdout };
 }
 
 describe("the Lambda bundle", () => {
@@ -115,9 +125,11 @@ describe("the Lambda bundle", () => {
     expect(buildOutput).toMatch(/lambda-sqs\.mjs: cold start [\d.]+ KiB \([\d.]+ KiB gzip\)/);
   });
 
-  it("loads neither the AWS SDK, undici, the pattern engines nor the Bash splitter at cold start, but ships them in lazy chunks", () => {
+  it("loads neither the AWS SDK, undici, the pattern engines, the Bash splitter, remote actions nor the notifier at cold start, but ships them in lazy chunks", () => {
     // Strings only each package's code holds: undici's error codes, SQS's JSON-protocol target,
-    // re2js's and minimatch's error messages, a wrapper the splitter reads and shell-quote's escapes.
+    // re2js's and minimatch's error messages, a wrapper the splitter reads and shell-quote's escapes;
+    // and lines of hookgate's remote actions and notifier, which the HTTP handler imports with the
+    // first event that needs them (src/entry/lazy-actions.ts).
     const markers = {
       undici: "UND_ERR_",
       "@aws-sdk/client-sqs": "AmazonSQS",
@@ -127,12 +139,19 @@ describe("the Lambda bundle", () => {
       "shell-quote": "abeEfnrtv",
       "better-sqlite3": "better_sqlite3",
     };
+    const httpMarkers = {
+      "app/remote-actions.ts": "no answer before the gateway stopped",
+      "app/notify.ts": "the notification goes out without it",
+    };
     const textOf = (files: Iterable<string>) => [...files].map((f) => readFileSync(f, "utf8")).join("\n");
     for (const handler of ["lambda-http.mjs", "lambda-sqs.mjs"]) {
       const cold = textOf(staticClosure(join(outdir, handler)));
       for (const [name, marker] of Object.entries(markers))
         expect(cold.includes(marker), `${handler} loads ${name} at cold start`).toBe(false);
     }
+    const httpCold = textOf(staticClosure(join(outdir, "lambda-http.mjs")));
+    for (const [name, marker] of Object.entries(httpMarkers))
+      expect(httpCold.includes(marker), `lambda-http.mjs loads ${name} at cold start`).toBe(false);
     const chunks = readdirSync(join(outdir, "chunks")).map((f) => join(outdir, "chunks", f));
     const shipped = textOf(chunks);
     expect(shipped.includes(markers.undici)).toBe(true);
@@ -142,6 +161,7 @@ describe("the Lambda bundle", () => {
     expect(shipped.includes(markers["core/shell-command.ts"])).toBe(true);
     expect(shipped.includes(markers["shell-quote"])).toBe(true);
     expect(shipped.includes(markers["better-sqlite3"])).toBe(false);
+    for (const marker of Object.values(httpMarkers)) expect(shipped.includes(marker)).toBe(true);
   });
 
   it("answers a hook and enqueues its job, then delivers the job from an SQS batch", async () => {
@@ -256,6 +276,44 @@ describe("the Lambda bundle", () => {
     };
     expect(answer.statusCode).toBe(200);
     expect(JSON.parse(answer.body).hookSpecificOutput.permissionDecisionReason).toBe("regex");
+  });
+
+  it("answers a notify event whose notify path is not shipped, and logs the failed enqueue with its sinks", async () => {
+    // The bundle without the chunk that holds the notifier, which the HTTP handler imports with
+    // the first event that has notify work.
+    const dir = tempDir("lambda-no-notifier");
+    cpSync(outdir, dir, { recursive: true });
+    const chunks = join(dir, "chunks");
+    const notifier = readdirSync(chunks).filter((f) =>
+      readFileSync(join(chunks, f), "utf8").includes("the notification goes out without it"),
+    );
+    expect(notifier).toHaveLength(1);
+    rmSync(join(chunks, notifier[0] ?? ""));
+    const policy = JSON.stringify({
+      version: 1,
+      rules: [{ id: "audit", on: "PreToolUse", decide: "deny", reason: "audited", notify: ["audit"] }],
+      sinks: { audit: { type: "webhook", url: "https://hooks.example.com/audit", secret: "env:WHSEC" } },
+    });
+    const { result, stdout } = await invokeLogged(
+      "lambda-http.mjs",
+      JSON.parse(fixture("http-api-v2-pre-tool-use.json")),
+      { HOOKGATE_POLICY: policy, HOOKGATE_QUEUE_URL: `${endpoint}/000000000000/absent`, WHSEC: SECRET },
+      dir,
+    );
+    const answer = result as { statusCode: number; body: string };
+    expect(answer.statusCode).toBe(200);
+    expect(JSON.parse(answer.body).hookSpecificOutput).toMatchObject({
+      permissionDecision: "deny",
+      permissionDecisionReason: "audited",
+    });
+    const line = stdout.split("\n").find((l) => l.includes("enqueue failed"));
+    expect(JSON.parse(line ?? "{}")).toMatchObject({
+      level: "error",
+      msg: "enqueue failed; the decision was answered anyway",
+      event: "PreToolUse",
+      sinks: ["audit"],
+      error: expect.stringContaining(notifier[0] ?? "?"),
+    });
   });
 
   it("answers from a policy baked in at build time when HOOKGATE_POLICY is unset", async () => {
