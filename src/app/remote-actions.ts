@@ -171,7 +171,7 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
           const limit =
             own !== undefined && own <= remaining
               ? `the rule's timeoutMs`
-              : `what was left of the request's deadline (defaults.deadlineMs, kept below the client's hook timeout)`;
+              : `what was left of the request's deadline (defaults.deadlineMs, kept below the client's hook timeout and the runtime's own limit)`;
           timer = setTimeout(() => expire(`no answer within ${Math.round(budgetMs)} ms, ${limit}`), budgetMs);
           stop = () => expire("no answer before the gateway stopped");
           if (deps.stopping?.aborted) stop();

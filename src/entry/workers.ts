@@ -202,20 +202,33 @@ function buildState(policy: Policy, env: WorkerEnv): IsolateState {
 }
 
 /**
+ * How long a request may take, from its arrival, before its deadline (src/core/deadline.ts) ends
+ * its remote calls: 2 s inside the 30 s the runtime gives a request whose client hung up, which
+ * leaves it the time to write its audit line and enqueue its notify work. A longer
+ * `defaults.deadlineMs` is capped to it.
+ */
+const REQUEST_BUDGET_MS = 28_000;
+
+/**
  * A client that hangs up cancels its request, and with it whatever the request has still to do:
  * a prompt rule's model call (which an identical event may be waiting for, src/app/remote-actions.ts),
  * the decision's audit line, its notify work. Held in waitUntil, the handling runs on, as it does
  * on Node, where a hang-up stops nothing, for up to the 30 s the runtime gives waitUntil after a
- * hang-up: the default deadline (5 s) ends it well inside them, but a request whose deadline
- * (`defaults.deadlineMs`, when over 30 s) runs on past them is still cancelled then.
+ * hang-up; REQUEST_BUDGET_MS ends every request inside them, whenever its client hangs up.
  */
 function fetch(request: Request, env: WorkerEnv, ctx: ExecutionContextLike): Promise<Response> {
-  const answer = handle(request, env, ctx);
+  const ends = clock.monotonic() + REQUEST_BUDGET_MS;
+  const answer = handle(request, env, ctx, () => ends - clock.monotonic());
   ctx.waitUntil(answer.catch(() => undefined));
   return answer;
 }
 
-async function handle(request: Request, env: WorkerEnv, ctx: ExecutionContextLike): Promise<Response> {
+async function handle(
+  request: Request,
+  env: WorkerEnv,
+  ctx: ExecutionContextLike,
+  runtimeLeftMs: () => number,
+): Promise<Response> {
   const state = await isolateState(env);
   if (!state.ok) return state.app.fetch(request);
   const queue = env.HOOKGATE_QUEUE;
@@ -231,6 +244,7 @@ async function handle(request: Request, env: WorkerEnv, ctx: ExecutionContextLik
     remote: state.remote,
     notifier,
     recorder: env.HOOKGATE_RECORD === "1" ? createLogRecorder(logger) : undefined,
+    runtimeLeftMs,
   });
   return app.fetch(request);
 }

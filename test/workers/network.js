@@ -9,7 +9,7 @@
  * /gone 410 (permanent); /down 500 always; /redirect 307 to a loopback address; /limited 429
  * with Retry-After: 60; /v1/messages answers as an Anthropic model, with a verdict that denies
  * (ok false, "judged in workerd"), after 1 s when the prompt holds "slow-model", after 5 s when it
- * holds "late-model"; a prompt that holds "refused-model" gets a 400. Names under
+ * holds "late-model", after 60 s when it holds "stuck-model"; a prompt that holds "refused-model" gets a 400. Names under
  * `private.` resolve to 10.0.0.1. Every request is recorded, whatever its host, so one the guard
  * should have refused (a literal 169.254.169.254, a followed redirect) would show here.
  */
@@ -17,6 +17,7 @@ const PUBLIC_ADDRESS = "93.184.215.14";
 const PRIVATE_ADDRESS = "10.0.0.1";
 const SLOW_MODEL_MS = 1000;
 const LATE_MODEL_MS = 5000;
+const STUCK_MODEL_MS = 60_000;
 const requests = [];
 const deadLetters = [];
 const attemptsById = new Map();
@@ -62,6 +63,7 @@ async function model(request) {
   });
   if (body.includes("slow-model")) await new Promise((resolve) => setTimeout(resolve, SLOW_MODEL_MS));
   if (body.includes("late-model")) await new Promise((resolve) => setTimeout(resolve, LATE_MODEL_MS));
+  if (body.includes("stuck-model")) await new Promise((resolve) => setTimeout(resolve, STUCK_MODEL_MS));
   if (body.includes("refused-model"))
     return Response.json(
       { type: "error", error: { type: "invalid_request_error", message: "refused" } },

@@ -56,7 +56,7 @@ const preToolUse = (tool: string, input: Record<string, unknown>) => ({
   }),
 });
 
-async function hook(marker: string, bindings: Record<string, string>) {
+async function hook(marker: string, bindings: Record<string, string>, policy: object = policyOf(marker)) {
   const ctx = createExecutionContext();
   const res = await worker.fetch(
     new Request(
@@ -65,7 +65,7 @@ async function hook(marker: string, bindings: Record<string, string>) {
     ),
     {
       ...env,
-      HOOKGATE_POLICY: JSON.stringify(policyOf(marker)),
+      HOOKGATE_POLICY: JSON.stringify(policy),
       JUDGE_KEY: "sk-workerd",
       ...bindings,
     } as WorkerEnv,
@@ -75,6 +75,26 @@ async function hook(marker: string, bindings: Record<string, string>) {
   expect(res.status).toBe(200);
   return (await res.json()) as { hookSpecificOutput: Record<string, unknown> };
 }
+
+describe("a deadline longer than a Worker's request may run after its client hangs up", () => {
+  it("is cut to 28 s from the request's arrival, so the decision, its audit line and its notify work end inside the runtime's 30 s", async () => {
+    // A model that holds the call for 60 s and a policy that would wait for it: once a client
+    // hangs up, workerd gives the request 30 s more, then cancels it, audit line and all.
+    const marker = `stuck-model-${crypto.randomUUID()}`;
+    const policy = { ...policyOf(marker), defaults: { deadlineMs: 60_000 } };
+    const answer = await hook(marker, { JUDGE_URL: `${MODEL_ORIGIN}/v1/messages` }, policy);
+    expect(answer.hookSpecificOutput).toMatchObject({
+      permissionDecision: "ask",
+      permissionDecisionReason: expect.stringMatching(
+        /no answer within 2\d{4} ms, what was left of the request's deadline/,
+      ),
+    });
+    const ms = Number(
+      /no answer within (\d+) ms/.exec(String(answer.hookSpecificOutput.permissionDecisionReason))?.[1],
+    );
+    expect(ms).toBeLessThanOrEqual(28_000);
+  }, 45_000);
+});
 
 describe("a prompt rule's model url from the Worker's bindings", () => {
   it("calls the model at the URL its binding holds", async () => {
