@@ -44,6 +44,7 @@ export interface DeliverDeps {
   readonly random: () => number;
   /** Waits, for the per-webhook rate limit (a port so tests need not sleep). */
   readonly sleep?: (ms: number) => Promise<void>;
+  /** How long a sink call may take (`SINK_TIMEOUT_MS` by default). */
   readonly timeoutMs?: number;
   /** Signs Standard Webhooks; WebCrypto when absent (Workers), node:crypto on Node. */
   readonly hmac?: HmacSha256;
@@ -55,6 +56,9 @@ export interface DeliverDeps {
  * then not sent, and comes back as an `unsent` retry.
  */
 export type MayStart = (timeoutMs: number) => boolean;
+
+/** How long a sink call may take, unless `DeliverDeps.timeoutMs` says otherwise. */
+export const SINK_TIMEOUT_MS = 15_000;
 
 export interface Deliverer {
   /**
@@ -175,7 +179,7 @@ export function createDeliverer(deps: DeliverDeps): Deliverer {
         unsent: true,
       };
     }
-    const timeoutMs = deps.timeoutMs ?? 15_000;
+    const timeoutMs = deps.timeoutMs ?? SINK_TIMEOUT_MS;
     if (mayStart && !mayStart(timeoutMs)) {
       // Nothing reached the sink: no attempt failed, so neither the schedule nor (before
       // MAX_HOLDS) a dead letter.

@@ -9,11 +9,13 @@
  * redrive policy moves it to the DLQ after maxReceiveCount receives); held (a delivery whose sink
  * call the invocation's time left could not wait for, `SETTLE_MARGIN_MS`, or that its sink's rate
  * limit holds) → not sent, a copy carrying its sends and holds put back on the queue and the
- * message deleted by the queue adapter, not reported: no receive spent.
+ * message deleted by the queue adapter, not reported: no receive spent. A configuration that
+ * cannot deliver (a policy that does not load, a function timeout too short for any sink call to
+ * start) holds every job for 5 minutes, not counted as a hold, and says so once per container.
  */
 import type { Context, SQSBatchItemFailure, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
 import { nodeHmacSha256 } from "../adapters/hash/node-crypto.js";
-import { createDeliverer, type Deliverer, type MayStart } from "../app/deliver.js";
+import { createDeliverer, type Deliverer, type MayStart, SINK_TIMEOUT_MS } from "../app/deliver.js";
 import { type DeliveryJob, deadLetterAttempts, isDeliveryJob, thrownOutcome } from "../core/delivery.js";
 import { errorMessage } from "../core/errors.js";
 import { isCopySent, type ReceivedMessage } from "../core/queue.js";
@@ -49,6 +51,13 @@ export const SETTLE_MARGIN_MS = 2 * (SQS_CONNECT_TIMEOUT_MS + SQS_ANSWER_TIMEOUT
 /** How long a job waits on the queue before the next look at a broken configuration (the Worker's too). */
 const BROKEN_CONFIG_HOLD_SECONDS = 300;
 
+/**
+ * The time left at an invocation's start below which no sink call of it could ever start: the
+ * function's timeout is too short (Lambda's default is 3 s), a configuration problem as a policy
+ * that does not load is, and handled as one.
+ */
+export const LEAST_TIMEOUT_MS = SINK_TIMEOUT_MS + SETTLE_MARGIN_MS;
+
 export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
   const runtime = createLambdaRuntime(options);
   const { logger } = runtime;
@@ -66,6 +75,7 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
   });
   let current: Deliverer | undefined;
   let toldBroken = false;
+  let toldShort = false;
   /**
    * Records this container dead-lettered or held whose delete then failed, by SQS message id (the
    * same on every receive), to what was done. Such a record is not reported, so Lambda deletes it;
@@ -82,16 +92,17 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
   const unsent = new UnsentReceives();
 
   /**
-   * While the configuration is broken, a job waits for a valid one: held on the queue with a
-   * delay (`Queue.hold`, as a copy carrying its sends and holds), its record not reported, so
-   * Lambda deletes it. Reported, it would come back with a higher ApproximateReceiveCount, which
-   * the sink's retry schedule reads as attempts (one real attempt after the fix could dead-letter
-   * it), and the redrive policy would move it to the DLQ. A wait for the policy is no hold either
+   * While the configuration is broken (the policy, or a function timeout too short to start any
+   * delivery), a job waits for a valid one: held on the queue with a delay (`Queue.hold`, as a
+   * copy carrying its sends and holds), its record not reported, so Lambda deletes it.
+   * Reported, it would come back with a higher ApproximateReceiveCount, which the sink's retry
+   * schedule reads as attempts (one real attempt after the fix could dead-letter it), and the
+   * redrive policy would move it to the DLQ. A wait for the policy is no hold either
    * (as the Worker's `holdForPolicy`): the copy carries the holds the record had. Whether it was
    * held; a record that is no job, or whose copy is not sent, is reported as before (a job's
    * receive then noted in `unsent`, as it sent nothing).
    */
-  async function hold(record: SQSRecord): Promise<boolean> {
+  async function hold(record: SQSRecord, problem: BrokenConfig): Promise<boolean> {
     if (settled.get(record.messageId)) return true;
     let job: DeliveryJob | undefined;
     try {
@@ -105,7 +116,7 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
         holds: carried.holds,
         receipt: record.receiptHandle,
       };
-      await queue.hold(message, BROKEN_CONFIG_HOLD_SECONDS * 1000, "the configuration is invalid", {
+      await queue.hold(message, BROKEN_CONFIG_HOLD_SECONDS * 1000, problem.reason, {
         addsHold: false,
       });
       return true;
@@ -115,7 +126,7 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
         settled.remember(record.messageId, "held");
         logger.log(
           "warn",
-          "delivery held for a valid policy; the old message's delete failed, left for Lambda to delete",
+          `delivery held for ${problem.waitingFor}; the old message's delete failed, left for Lambda to delete`,
           { messageId: record.messageId, job: job?.id, deleteFailed: errorMessage(e) },
         );
         return true;
@@ -259,6 +270,8 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
 
   return async (event, context) => {
     invocation = context;
+    // Read before the policy's first load spends any: what the function's timeout gives.
+    const startedWithMs = context?.getRemainingTimeInMillis();
     const config = await runtime.config();
     const failed = (records: readonly SQSRecord[]): SQSBatchResponse => ({
       batchItemFailures: records.map((r): SQSBatchItemFailure => ({ itemIdentifier: r.messageId })),
@@ -271,7 +284,24 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
           retryInSeconds: BROKEN_CONFIG_HOLD_SECONDS,
         });
       toldBroken = true;
-      const held = await Promise.all(event.Records.map(hold));
+      const held = await Promise.all(event.Records.map((r) => hold(r, INVALID_POLICY)));
+      return failed(event.Records.filter((_, i) => !held[i]));
+    }
+    if (startedWithMs !== undefined && startedWithMs < LEAST_TIMEOUT_MS) {
+      // Held one by one for lack of time, each job would come back at once and, after MAX_HOLDS
+      // rounds, be dead-lettered without a send.
+      if (!toldShort)
+        logger.log(
+          "error",
+          `the delivery function's timeout is too short: a sink call starts only while ${LEAST_TIMEOUT_MS / 1000} s of the invocation are left; set it to 60 s, as serverless.yml does (infra/README.md); delivery jobs wait on the queue until then`,
+          {
+            invocationStartedWithMs: startedWithMs,
+            neededMs: LEAST_TIMEOUT_MS,
+            retryInSeconds: BROKEN_CONFIG_HOLD_SECONDS,
+          },
+        );
+      toldShort = true;
+      const held = await Promise.all(event.Records.map((r) => hold(r, SHORT_TIMEOUT)));
       return failed(event.Records.filter((_, i) => !held[i]));
     }
     const { policy } = config;
@@ -292,6 +322,17 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
     return failed(event.Records.filter((_, i) => reported[i]));
   };
 }
+
+/** Why jobs are held while the configuration is broken: the hold's reason, and what they wait for. */
+interface BrokenConfig {
+  readonly reason: string;
+  readonly waitingFor: string;
+}
+const INVALID_POLICY: BrokenConfig = { reason: "the configuration is invalid", waitingFor: "a valid policy" };
+const SHORT_TIMEOUT: BrokenConfig = {
+  reason: "the function's timeout is too short to start a delivery",
+  waitingFor: "a longer function timeout",
+};
 
 /** The job in the queue adapter's `{id, body}` envelope; throws saying why a body is not one. */
 export function decodeJob(text: string): DeliveryJob {

@@ -27,7 +27,12 @@ import {
   SQS_ANSWER_TIMEOUT_MS,
   SQS_CONNECT_TIMEOUT_MS,
 } from "../../src/entry/lambda-config.js";
-import { createSqsHandler, decodeJob, type SqsContext } from "../../src/entry/lambda-sqs.js";
+import {
+  createSqsHandler,
+  decodeJob,
+  SETTLE_MARGIN_MS,
+  type SqsContext,
+} from "../../src/entry/lambda-sqs.js";
 import { type LoopbackServer, loopbackServer } from "../support/loopback.js";
 import { type WebhookReceiver, webhookReceiver } from "../support/receiver.js";
 
@@ -175,6 +180,15 @@ function eventOf(
       },
     })),
   };
+}
+
+/**
+ * Lambda's context for an invocation of the function serverless.yml declares: 60 s left at its
+ * start, the handler's first look; its later looks return `later` in turn, the last repeating.
+ */
+function invocationOf(...later: number[]): SqsContext {
+  const looks = [60_000, ...later];
+  return { getRemainingTimeInMillis: () => (looks.length > 1 ? looks.shift() : looks[0]) ?? 0 };
 }
 
 async function send(jobs: readonly DeliveryJob[], raw: readonly string[] = []): Promise<void> {
@@ -613,14 +627,7 @@ describe("the Lambda SQS handler", () => {
       sqsClient: async () => sqs,
       logger: { log: (_level, message, fields = {}) => lines.push({ message, fields }) },
     });
-    let left = 60_000;
-    const context: SqsContext = {
-      getRemainingTimeInMillis: () => {
-        const now = left;
-        left = 1_500;
-        return now;
-      },
-    };
+    const context = invocationOf(60_000, 1_500);
 
     const response = await handler(event, context);
 
@@ -653,14 +660,7 @@ describe("the Lambda SQS handler", () => {
       logger: { log: (_level, message, fields = {}) => lines.push({ message, fields }) },
     });
     // 60 s when the delivery may start, then 500 ms once the sink has answered.
-    let left = 60_000;
-    const context: SqsContext = {
-      getRemainingTimeInMillis: () => {
-        const now = left;
-        left = 500;
-        return now;
-      },
-    };
+    const context = invocationOf(60_000, 500);
 
     const response = await handler(event, context);
 
@@ -706,14 +706,7 @@ describe("the Lambda SQS handler", () => {
       logger: { log: (_level, message, fields = {}) => lines.push({ message, fields }) },
     });
     // 20 s at the sink call's start, too little for it: held. Then 1.5 s as the copy is sent.
-    let left = 20_000;
-    const context: SqsContext = {
-      getRemainingTimeInMillis: () => {
-        const now = left;
-        left = 1_500;
-        return now;
-      },
-    };
+    const context = invocationOf(20_000, 1_500);
 
     const response = await handler(event, context);
 
@@ -752,14 +745,7 @@ describe("the Lambda SQS handler", () => {
     });
     // The serverless.yml timeout (60 s) at the first look; then time runs out: 20 s cannot cover a
     // 15 s sink call and the settle after it.
-    let left = 60_000;
-    const context: SqsContext = {
-      getRemainingTimeInMillis: () => {
-        const now = left;
-        left = 20_000;
-        return now;
-      },
-    };
+    const context = invocationOf(60_000, 20_000);
 
     const response = await handler(event, context);
 
@@ -809,7 +795,7 @@ describe("the Lambda SQS handler", () => {
     const posts = () => failing.received.filter((r) => r.url === "/held").length;
     // Twice too late, then in time.
     for (const _ of [1, 2]) {
-      await handler(eventOf(await receiveAll(1)), { getRemainingTimeInMillis: () => 20_000 });
+      await handler(eventOf(await receiveAll(1)), invocationOf(20_000));
       expect(posts()).toBe(0);
     }
     const response = await handler(eventOf(await receiveAll(1)), { getRemainingTimeInMillis: () => 60_000 });
@@ -837,9 +823,7 @@ describe("the Lambda SQS handler", () => {
         MessageBody: JSON.stringify({ id: job.id, body: job, sent: 2, holds: MAX_HOLDS }),
       }),
     );
-    const response = await handlerFor()(eventOf(await receiveAll(1)), {
-      getRemainingTimeInMillis: () => 20_000,
-    });
+    const response = await handlerFor()(eventOf(await receiveAll(1)), invocationOf(20_000));
     expect(response.batchItemFailures).toEqual([]);
     const queue = createSqsQueue<DeliveryJob>({ client, queueUrl, deadLetterQueueUrl: dlqUrl });
     const letters = await queue.listDead();
@@ -851,6 +835,69 @@ describe("the Lambda SQS handler", () => {
         `gave up after ${MAX_HOLDS} holds without a send: not sent: too little time was left to wait for the sink's answer`,
       ],
     ]);
+  });
+
+  it("holds every job with a delay when the function's timeout can never start a delivery, and says what to set", async () => {
+    // Deployed without serverless.yml, a function gets Lambda's default timeout of 3 s: no sink
+    // call could ever start, so each job went back with no delay, came back at once, and after
+    // MAX_HOLDS such rounds was dead-lettered without ever being sent; nothing said the timeout
+    // was the cause. Now each waits on the queue, as for a policy that does not load, its holds
+    // unspent, and one error line names the fix.
+    await createPair();
+    const own = await webhookReceiver(SECRET);
+    cleanups.push(() => own.close());
+    const fresh = withSink(jobOf(0), "audit");
+    const heldLong = withSink(jobOf(1), "audit");
+    await send([fresh]);
+    await client.send(
+      new SendMessageCommand({
+        QueueUrl: queueUrl,
+        MessageBody: JSON.stringify({ id: heldLong.id, body: heldLong, sent: 1, holds: MAX_HOLDS }),
+      }),
+    );
+    const received = await receiveAll(2);
+    const lines: { level: string; msg: string; fields: Record<string, unknown> }[] = [];
+    const handler = createSqsHandler({
+      env: {
+        HOOKGATE_POLICY: JSON.stringify({
+          version: 1,
+          egress: { allowCidrs: ["127.0.0.1/32"] },
+          rules: [{ id: "audit-everything", on: "*", notify: ["audit"] }],
+          sinks: { audit: { type: "webhook", url: own.url, secret: "env:WHSEC" } },
+        }),
+        HOOKGATE_QUEUE_URL: queueUrl,
+        HOOKGATE_DLQ_URL: dlqUrl,
+        WHSEC: SECRET,
+      },
+      sqsClient: async () => client,
+      logger: { log: (level, msg, fields = {}) => lines.push({ level, msg, fields }) },
+    });
+    const threeSeconds = { getRemainingTimeInMillis: () => 3_000 };
+    expect((await handler(eventOf(received), threeSeconds)).batchItemFailures).toEqual([]);
+    // What Lambda does with the answer: it deletes both records (the holds already did).
+    for (const m of received)
+      await client.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: m.ReceiptHandle }));
+    expect(own.unique).toEqual([]);
+    const queue = createSqsQueue<DeliveryJob>({ client, queueUrl, deadLetterQueueUrl: dlqUrl });
+    expect(await queue.listDead()).toEqual([]);
+    // Both wait on the queue, delayed, their holds as they were.
+    const attributes = await client.send(
+      new GetQueueAttributesCommand({
+        QueueUrl: queueUrl,
+        AttributeNames: ["ApproximateNumberOfMessagesDelayed", "ApproximateNumberOfMessages"],
+      }),
+    );
+    expect(attributes.Attributes).toMatchObject({
+      ApproximateNumberOfMessagesDelayed: "2",
+      ApproximateNumberOfMessages: "0",
+    });
+    const errors = lines.filter((l) => l.level === "error");
+    expect(errors).toHaveLength(1);
+    expect(errors[0]?.msg).toMatch(/timeout is too short.*set it to 60 s/);
+    expect(errors[0]?.fields).toMatchObject({
+      invocationStartedWithMs: 3_000,
+      neededMs: 15_000 + SETTLE_MARGIN_MS,
+    });
   });
 
   it("never delivers a held record twice when only the old message's delete failed", async () => {
@@ -883,7 +930,7 @@ describe("the Lambda SQS handler", () => {
     });
     // Held; the copy is sent, the old message's delete fails: not reported (Lambda's delete is a
     // second try).
-    expect((await handler(first, { getRemainingTimeInMillis: () => 20_000 })).batchItemFailures).toEqual([]);
+    expect((await handler(first, invocationOf(20_000))).batchItemFailures).toEqual([]);
     // Its attempts after the hold: none sent.
     expect(
       lines.find((l) => l.msg === "delivery held; the old message's delete failed, left for Lambda to delete")
@@ -957,13 +1004,11 @@ describe("the Lambda SQS handler", () => {
     const oneTry = SQS_CONNECT_TIMEOUT_MS + SQS_ANSWER_TIMEOUT_MS;
     const event = eventOf(await receiveAll(1));
     // The 15 s sink call and two tries, but not the second to return in.
-    const short = await handler(event, { getRemainingTimeInMillis: () => 15_000 + 2 * oneTry + 999 });
+    const short = await handler(event, invocationOf(15_000 + 2 * oneTry + 999));
     // Not started: held, its copy on the queue.
     expect(short.batchItemFailures).toEqual([]);
     expect(own.unique).toEqual([]);
-    const enough = await handler(eventOf(await receiveAll(1)), {
-      getRemainingTimeInMillis: () => 15_000 + 2 * oneTry + 1_000,
-    });
+    const enough = await handler(eventOf(await receiveAll(1)), invocationOf(15_000 + 2 * oneTry + 1_000));
     expect(enough.batchItemFailures).toEqual([]);
     expect(own.unique).toEqual([job.notification.id]);
   });
