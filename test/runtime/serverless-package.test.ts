@@ -6,7 +6,7 @@
  * Then the CloudFormation template it compiled is checked for what the deploy relies on.
  */
 import { execFile } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, readFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -42,19 +42,21 @@ function zipNames(zip: Buffer): string[] {
   return names;
 }
 
-beforeAll(async () => {
-  dir = tempDir("sls");
-  const service = join(dir, "service");
+/**
+ * Packages a copy of serverless.yml (as `edit` changes it) into `dir`/`name`, offline, and
+ * returns what serverless printed and the path of its output.
+ */
+async function slsPackage(name: string, edit: (yml: string) => string = (yml) => yml) {
+  const service = join(dir, name);
   mkdirSync(join(service, "infra", "aws"), { recursive: true });
-  cpSync(join(ROOT, "serverless.yml"), join(service, "serverless.yml"));
+  writeFileSync(join(service, "serverless.yml"), edit(readFileSync(join(ROOT, "serverless.yml"), "utf8")));
   cpSync(join(ROOT, "infra/aws/template.yaml"), join(service, "infra/aws/template.yaml"));
   // Build first: the package is whatever scripts/build-lambda.mjs put in dist-lambda/.
   await run(process.execPath, ["scripts/build-lambda.mjs", "--outdir", join(service, "dist-lambda")], {
     cwd: ROOT,
   });
 
-  networkLog = join(dir, "network.log");
-  const out = join(dir, "package");
+  const out = join(dir, `${name}-package`);
   const sls = await run(
     process.execPath,
     [join(ROOT, "node_modules/serverless/bin/serverless.js"), "package", "--stage", "test", "--package", out],
@@ -75,9 +77,19 @@ beforeAll(async () => {
       timeout: 120_000,
     },
   );
-  output = sls.stdout + sls.stderr;
-  template = JSON.parse(readFileSync(join(out, "cloudformation-template-update-stack.json"), "utf8"));
-  zipEntries = zipNames(readFileSync(join(out, "hookgate.zip")));
+  return { output: sls.stdout + sls.stderr, out };
+}
+
+const templateIn = (out: string): Template =>
+  JSON.parse(readFileSync(join(out, "cloudformation-template-update-stack.json"), "utf8"));
+
+beforeAll(async () => {
+  dir = tempDir("sls");
+  networkLog = join(dir, "network.log");
+  const sls = await slsPackage("service");
+  output = sls.output;
+  template = templateIn(sls.out);
+  zipEntries = zipNames(readFileSync(join(sls.out, "hookgate.zip")));
 }, 150_000);
 
 const resources = (type: string) =>
@@ -238,5 +250,58 @@ describe("serverless package", () => {
       .filter((s) => [s.Action].flat().includes("sqs:SendMessage"))
       .map((s) => s.Resource);
     expect(consumerSends).toEqual([getAtt("DeadLetterQueue"), getAtt("DeliveryQueue")]);
+  });
+});
+
+describe("serverless package with the Function URL infra/README.md describes", () => {
+  /**
+   * What infra/README.md says to add for a Function URL: `url: true` on the `http` function and
+   * the `resources` item in its fenced yaml block (none before session 36).
+   */
+  const readme = readFileSync(join(ROOT, "infra/README.md"), "utf8");
+  const block = /\n( *)```yaml\n([\s\S]*?)\n *```/.exec(readme);
+  const item = (block?.[2] ?? "")
+    .split("\n")
+    .map((line) => `  ${line.slice(block?.[1]?.length ?? 0)}`)
+    .join("\n");
+  let withUrl: Template;
+
+  beforeAll(async () => {
+    expect(readme).toMatch(/add\s+`url: true` to the `http` function/);
+    const sls = await slsPackage(
+      "service-url",
+      (yml) => `${yml.replace("handler: dist-lambda/lambda-http.handler\n", "$&    url: true\n")}\n${item}\n`,
+    );
+    withUrl = templateIn(sls.out);
+  }, 150_000);
+
+  it("grants the public invoke that a new Function URL needs: InvokeFunctionUrl and, since October 2025, InvokeFunction", () => {
+    // AWS has required both permissions of a Function URL created since October 2025; serverless 3
+    // writes only the first, so with `url: true` alone every hook got a 403, which Claude Code
+    // reads as "let the action through".
+    const of = (type: string) =>
+      Object.values(withUrl.Resources)
+        .filter((r) => r.Type === type)
+        .map((r) => r.Properties);
+    expect(of("AWS::Lambda::Url")).toEqual([
+      { AuthType: "NONE", TargetFunctionArn: getAtt("HttpLambdaFunction") },
+    ]);
+    const grants = of("AWS::Lambda::Permission").filter((p) => p.Principal === "*");
+    expect(grants).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          FunctionName: getAtt("HttpLambdaFunction"),
+          Action: "lambda:InvokeFunctionUrl",
+          FunctionUrlAuthType: "NONE",
+        }),
+        {
+          FunctionName: getAtt("HttpLambdaFunction"),
+          Action: "lambda:InvokeFunction",
+          Principal: "*",
+          InvokedViaFunctionUrl: true,
+        },
+      ]),
+    );
+    expect(grants).toHaveLength(2);
   });
 });
