@@ -1,7 +1,8 @@
 /**
  * Composition root for the HTTP function on Lambda: API Gateway HTTP API (payload format 2.0)
  * and Lambda Function URLs, which share that event shape; bodies may arrive base64-encoded
- * (`isBase64Encoded`), which hono's adapter decodes. The same Hono app as on Node answers.
+ * (`isBase64Encoded`), which hono's adapter decodes. It reads a REST API's or payload 1.0 event
+ * too (`multiValueHeaders`), answering in that shape. The same Hono app as on Node answers.
  *
  * An invocation that times out reaches the client as a 5xx, which Claude Code treats as "let the
  * action through", so the request's deadline (core/deadline.ts) is also capped below the time the

@@ -214,6 +214,51 @@ describe("the Lambda HTTP handler", () => {
     }
   });
 
+  it("answers an API Gateway REST API (payload 1.0) event, multiValueHeaders and a base64 body included", async () => {
+    // Not what serverless.yml sets up, but the shape a REST API or an HTTP API integration with
+    // payload 1.0 sends: headers as the client cased them, in both maps; under a binary media type
+    // of */* every body base64; the stage left out of `path`. The answer keeps multiValueHeaders.
+    const headers = {
+      "Content-Type": "application/json",
+      Authorization: "Bearer harness-secret-123",
+      Host: "abc123.execute-api.us-east-1.amazonaws.com",
+    };
+    const rest = {
+      resource: "/{proxy+}",
+      path: "/v1/hooks/claude-code",
+      httpMethod: "POST",
+      headers,
+      multiValueHeaders: Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, [v]])),
+      queryStringParameters: null,
+      multiValueQueryStringParameters: null,
+      pathParameters: { proxy: "v1/hooks/claude-code" },
+      stageVariables: null,
+      requestContext: {
+        resourcePath: "/{proxy+}",
+        httpMethod: "POST",
+        path: "/prod/v1/hooks/claude-code",
+        stage: "prod",
+        domainName: "abc123.execute-api.us-east-1.amazonaws.com",
+        requestId: "c6af9ac6-7b61-11e6-9a41-93e8deadbeef",
+        accountId: "123456789012",
+        apiId: "abc123",
+        identity: { sourceIp: "203.0.113.7" },
+      },
+      body: Buffer.from(CLAUDE_BODY).toString("base64"),
+      isBase64Encoded: true,
+    } as unknown as LambdaEvent;
+    const handler = createHttpHandler({ env: { HOOKGATE_POLICY: POLICY }, logger: captureLogs().logger });
+    for (const event of [rest, { ...rest, version: "1.0", body: CLAUDE_BODY, isBase64Encoded: false }]) {
+      const res = await handler(event as LambdaEvent, context());
+      expect(res.statusCode).toBe(200);
+      expect(res.isBase64Encoded).toBe(false);
+      expect(res.multiValueHeaders?.["content-type"]).toEqual(["application/json"]);
+      expect(JSON.parse(res.body).hookSpecificOutput.permissionDecisionReason).toBe(
+        "Writing files from a shell redirect is not allowed here",
+      );
+    }
+  });
+
   it("uses the policy bundled at build time when HOOKGATE_POLICY is unset, and prefers the variable", async () => {
     const bundled = createHttpHandler({ env: {}, bundledPolicy: POLICY, logger: captureLogs().logger });
     expect(JSON.parse((await bundled(HTTP_API, context())).body).hookSpecificOutput.permissionDecision).toBe(
