@@ -607,6 +607,28 @@ describe("notify jobs from the Lambda HTTP handler", () => {
     }
   });
 
+  it("answers a notifying hook without HOOKGATE_QUEUE_URL, and says the variable is what is missing", async () => {
+    const notifying = JSON.stringify({
+      ...JSON.parse(POLICY),
+      rules: [{ id: "audit", on: "*", notify: ["audit"] }, ...JSON.parse(POLICY).rules],
+      sinks: { audit: { type: "webhook", url: "https://hooks.example.com/audit" } },
+    });
+    const { lines, logger } = captureLogs();
+    const handler = createHttpHandler({
+      env: { HOOKGATE_POLICY: notifying },
+      sqsClient: async () => client,
+      logger,
+    });
+    const res = await handler(HTTP_API, context());
+    expect(res.statusCode).toBe(200);
+    expect(JSON.parse(res.body).hookSpecificOutput.permissionDecision).toBe("deny");
+    // Once when the policy loads, and with each event whose jobs it could not enqueue.
+    expect(lines.filter((l) => l.level === "error").map((l) => [l.msg, l.error])).toEqual([
+      ["notify rules will fail: HOOKGATE_QUEUE_URL is not set", undefined],
+      [ENQUEUE_FAILED, "HOOKGATE_QUEUE_URL is not set"],
+    ]);
+  });
+
   it("never builds an SQS client for a decision that notifies nobody", async () => {
     let built = 0;
     const handler = createHttpHandler({
