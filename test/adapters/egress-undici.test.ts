@@ -181,6 +181,30 @@ describe("refusals", () => {
     }
     expect(lookups).toEqual([]);
   });
+
+  it("says what is wrong with a URL that does not parse, never its userinfo or path", async () => {
+    const { module, lookups } = egressWith(undefined, {});
+    for (const [url, why] of [
+      ["http://[fe80::1%25eth0]:8080/hook", /an IPv6 zone id .* is not allowed in a URL/],
+      ["https://hooks.example.com:99999/hook", /its port is not a number from 1 to 65535/],
+      ["hooks.example.com/hook", /it has no scheme; write it in full, starting with https:\/\//],
+      ["http://10.0.0.256/hook", /its host ends in a number, so it is read as an IPv4 address/],
+      ["http://[::1/hook", /the \[ that starts its IPv6 host is never closed/],
+      ["https://hooks example.com/hook", /its host has a character or escape no host name may have/],
+      ["https://user:s3cr3t@[fe80::1%25eth0]/s3cr3tP4th", /an IPv6 zone id/],
+      // A / in a password ends the authority: the parser reads "user" as the host, "s3cr3t" as its port.
+      ["https://user:s3cr3t/x@hooks.example.com/", /its port is not a number/],
+    ] as const) {
+      const res = await post(module, url);
+      expect(res.ok, url).toBe(false);
+      if (res.ok) continue;
+      expect(res.error, url).toMatchObject({ code: "EGRESS_BAD_URL", stage: "url" });
+      expect(res.error.reason, url).toMatch(/^the hook URL is not a valid absolute URL: /);
+      expect(res.error.reason, url).toMatch(why);
+      expect(res.error.reason).not.toMatch(/s3cr3t/);
+    }
+    expect(lookups).toEqual([]);
+  });
 });
 
 describe("the pin", () => {

@@ -82,7 +82,7 @@ function check(raw: string, allowlist: Allowlist): UrlVerdict {
   }
   const url = parseUrl(raw);
   // The raw string is not echoed: it may carry credentials.
-  if (url === undefined) return refuse("EGRESS_BAD_URL", "url", "the hook URL is not a valid absolute URL");
+  if (url === undefined) return refuse("EGRESS_BAD_URL", "url", unparsable(raw));
 
   const scheme = url.protocol.slice(0, -1);
   if (scheme !== "http" && scheme !== "https") {
@@ -149,6 +149,52 @@ function parseUrl(raw: string): URL | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Why the URL parser refused a hook URL, as far as it can be told, and so what to write instead.
+ * No part of the URL is shown: the text before an `@` may be a password, and the path a webhook's
+ * secret.
+ */
+function unparsable(raw: string): string {
+  const base = "the hook URL is not a valid absolute URL";
+  const text = raw.replace(/[\t\n\r]/g, "").trim();
+  const scheme = /^[A-Za-z][A-Za-z0-9+.-]*:/.exec(text)?.[0];
+  if (scheme === undefined) {
+    return `${base}: it has no scheme; write it in full, starting with https:// (or http://)`;
+  }
+  if (!/^https?:$/i.test(scheme)) return base;
+  // The authority as the parser reads it for http(s): after any run of / and \, up to the next.
+  const authority = /^[/\\]*([^/\\?#]*)/.exec(text.slice(scheme.length))?.[1] ?? "";
+  const hostPort = authority.slice(authority.lastIndexOf("@") + 1);
+  let host = hostPort;
+  let port = "";
+  if (hostPort.startsWith("[")) {
+    const close = hostPort.indexOf("]");
+    if (hostPort.slice(1, close < 0 ? undefined : close).includes("%")) {
+      return `${base}: an IPv6 zone id (%25 and an interface name) is not allowed in a URL; the link-local addresses that need one are refused anyway`;
+    }
+    if (close < 0) return `${base}: the [ that starts its IPv6 host is never closed`;
+    const after = hostPort.slice(close + 1);
+    if (after !== "" && !after.startsWith(":"))
+      return `${base}: only :port may follow the ] of its IPv6 host`;
+    host = hostPort.slice(0, close + 1);
+    port = after.slice(1);
+  } else if (hostPort.includes(":")) {
+    host = hostPort.slice(0, hostPort.indexOf(":"));
+    port = hostPort.slice(hostPort.indexOf(":") + 1);
+  }
+  if (host === "") return `${base}: it has no host`;
+  // Neither is shown: with a / in a password, the parser reads a piece of it as the host and port.
+  if (port !== "" && !(/^\d+$/.test(port) && Number(port) <= 65535)) {
+    return `${base}: its port is not a number from 1 to 65535`;
+  }
+  if (host.startsWith("[")) return `${base}: its host in brackets is not an IPv6 address`;
+  // WHATWG reads a host whose last label is a number (decimal, 0x hex) as an IPv4 address.
+  if (/(^|\.)(0x[0-9a-f]*|\d+)\.?$/i.test(host)) {
+    return `${base}: its host ends in a number, so it is read as an IPv4 address, and it is not a valid one (a part over 255, more than four parts, an 8 or 9 in a part with a leading 0, or a last label of digits after a name)`;
+  }
+  return `${base}: its host has a character or escape no host name may have (a space, <, >, |, %00, %2F, %40, or a % not followed by two hex digits), or an xn-- label that is no valid punycode`;
 }
 
 /**
