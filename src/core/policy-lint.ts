@@ -7,6 +7,7 @@
 import { listTeams, teamsOf } from "./auth.js";
 import { DEADLINE_MARGIN_MS, MAX_DEADLINE_MS } from "./deadline.js";
 import { classifyAddress, isIpLiteral, metadataOpened } from "./egress/address.js";
+import { howToOpen } from "./egress/open.js";
 import { DEFAULT_EGRESS_POLICY } from "./egress/policy.js";
 import { checkUrl } from "./egress/url.js";
 import {
@@ -718,7 +719,7 @@ function lintEgressTargets(
     const refusal = !verdict.ok
       ? `${verdict.refusal.code}: ${verdict.refusal.reason}`
       : address !== undefined && !address.allowed
-        ? `EGRESS_BLOCKED_ADDRESS: ${address.reason}`
+        ? `EGRESS_BLOCKED_ADDRESS: ${address.reason}${howToOpen(address.address, address.range, policy.document.egress)}`
         : undefined;
     if (refusal !== undefined) warn(path, `the egress guard will refuse it (${refusal}); ${then}`);
   };

@@ -4,7 +4,6 @@
  * Prints one JSON line and exits 0 for allow, 1 for deny (2 for usage, from the caller).
  */
 import { parseArgs } from "node:util";
-import ipaddr from "ipaddr.js";
 import {
   createUndiciEgress,
   type ResolvedAddress,
@@ -14,8 +13,8 @@ import {
 import { nodeSha256 } from "../adapters/hash/node-crypto.js";
 import { formatIssues, readJsonText } from "../adapters/policy-source/file.js";
 import { classifyAddress, compileAddressRules, isIpLiteral } from "../core/egress/address.js";
+import { howToOpen } from "../core/egress/open.js";
 import { compileEgressPolicy } from "../core/egress/policy.js";
-import type { EgressRefusal } from "../core/egress/refusal.js";
 import { loadPolicy } from "../core/policy.js";
 import type { PolicyDocument } from "../core/policy-schema.js";
 import { envReaderOf } from "../core/secret-ref.js";
@@ -85,7 +84,7 @@ export async function egressCheck(args: readonly string[]): Promise<EgressCheckR
       .join("");
     const hint =
       verdict.error.code === "EGRESS_BLOCKED_ADDRESS"
-        ? howToOpen(verdict.error)
+        ? howToOpen(verdict.error.address, verdict.error.range, egress)
         : verdict.error.code === "EGRESS_NOT_ALLOWLISTED"
           ? patterns
           : "";
@@ -98,42 +97,6 @@ export async function egressCheck(args: readonly string[]): Promise<EgressCheckR
   } finally {
     await egressModule.close();
   }
-}
-
-const NAT64_WELL_KNOWN = ipaddr.IPv6.parseCIDR("64:ff9b::/96");
-
-/**
- * How a policy opens a refused address on purpose (a local sink, a team's hook server on the
- * LAN), or nothing when no setting should: a deny range of the policy's own wins over any allow,
- * and an IPv6 address that carries an IPv4 one is opened through that IPv4 address or not at all.
- */
-function howToOpen(refusal: EgressRefusal): string {
-  const address = refusal.address;
-  if (address === undefined || !ipaddr.isValid(address)) return "";
-  if (refusal.range?.rfc === "operator config") {
-    return `; ${refusal.range.name} is the policy's own deny range, which no allowCidrs entry overrides: narrow or remove it to reach this address`;
-  }
-  const ip = ipaddr.parse(address);
-  if (ip.kind() === "ipv4")
-    return `; to reach it on purpose, open it in the policy's egress.allowCidrs ("${address}/32")`;
-  const v6 = ip as ipaddr.IPv6;
-  if (v6.isIPv4MappedAddress()) {
-    const v4 = v6.toIPv4Address().toString();
-    return `; to reach it on purpose, open its IPv4 address in the policy's egress.allowCidrs ("${v4}/32")`;
-  }
-  if (v6.match(NAT64_WELL_KNOWN)) {
-    // The NAT64 gateway reaches the IPv4 address inside: allowNat64 judges that one instead.
-    const v4 = ipaddr.fromByteArray(v6.toByteArray().slice(12)).toString();
-    return classifyAddress(v4, compileAddressRules({}).rules).allowed
-      ? "; to reach NAT64 addresses of public IPv4 ones, set the policy's egress.allowNat64"
-      : "";
-  }
-  const range = v6.range();
-  const compatible =
-    v6.parts.slice(0, 6).every((p) => p === 0) && range !== "loopback" && range !== "unspecified";
-  // NAT64 local-use, IPv4-translated, 6to4, Teredo, IPv4-compatible: an IPv4 address inside.
-  if (compatible || ["rfc6052", "rfc6145", "6to4", "teredo"].includes(range)) return "";
-  return `; to reach it on purpose, open it in the policy's egress.allowCidrs ("${address}/128")`;
 }
 
 /**

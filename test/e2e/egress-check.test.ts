@@ -178,6 +178,28 @@ describe("hookgate egress-check", () => {
     );
   });
 
+  it("does not send to allowCidrs an address that a deny range of the policy's own covers behind a built-in one", async () => {
+    const dir = tempDir("egress-check");
+    const policy = join(dir, "policy.json");
+    writeFileSync(
+      policy,
+      JSON.stringify({ version: 1, egress: { denyCidrs: ["10.0.0.0/8"], allowNat64: true }, rules: [] }),
+    );
+    // The built-in Private-Use range refuses it first; the policy's deny range would refuse it
+    // again with "10.1.2.3/32" opened.
+    for (const url of ["http://10.1.2.3/", "http://[::ffff:10.1.2.3]/"]) {
+      const { line } = await check("--policy", policy, url);
+      expect(line.reason, url).toMatch(
+        /Private-Use.*; allowCidrs "10\.1\.2\.3\/32" would not open it: the policy's own deny range denyCidrs\[0\] \(10\.0\.0\.0\/8\) covers it too/,
+      );
+      expect(line.reason, url).not.toMatch(/to reach it on purpose/);
+    }
+    // Nor to allowNat64 a NAT64 address whose IPv4 address a deny range covers.
+    writeFileSync(policy, JSON.stringify({ version: 1, egress: { denyCidrs: ["8.8.8.0/24"] }, rules: [] }));
+    const { line } = await check("--policy", policy, "http://[64:ff9b::808:808]/");
+    expect(line.reason).toMatch(/; allowNat64 would not open it: the policy's own deny range denyCidrs\[0\]/);
+  });
+
   it("is a usage error, naming the entry, when a pattern or range is invalid", async () => {
     const { code, line, stderr } = await check(
       "https://hooks.slack.com.evil.net/x",

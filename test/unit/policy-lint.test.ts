@@ -444,6 +444,33 @@ describe("lintPolicy: targets the egress guard will refuse", () => {
       ]),
     );
   });
+
+  it("says how to open an address written in a URL, or which deny range of the policy's own keeps it shut", async () => {
+    const policy = await policyFrom({
+      version: 1,
+      auth: { tokens: [] },
+      egress: { denyCidrs: ["10.0.0.0/8"] },
+      rules: [
+        { id: "local", on: "PreToolUse", forward: { url: "http://127.0.0.1:9000/hook" } },
+        { id: "lan", on: "PreToolUse", forward: { url: "http://10.0.0.5:9000/hook" } },
+        { id: "v6", on: "PreToolUse", forward: { url: "http://[fd00::5]:9000/hook" } },
+      ],
+    });
+    const warnings = lintPolicy(policy).map((w) => `${w.path}: ${w.message}`);
+    expect(warnings).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(
+          /^\$\.rules\[0\]\.forward\.url: .*Loopback, RFC 1122\); to reach it on purpose, open it in the policy's egress\.allowCidrs \("127\.0\.0\.1\/32"\)\); the rule will answer/,
+        ),
+        expect.stringMatching(
+          /^\$\.rules\[1\]\.forward\.url: .*Private-Use, RFC 1918\); allowCidrs "10\.0\.0\.5\/32" would not open it: the policy's own deny range denyCidrs\[0\] \(10\.0\.0\.0\/8\) covers it too/,
+        ),
+        expect.stringMatching(
+          /^\$\.rules\[2\]\.forward\.url: .*; to reach it on purpose, open it in the policy's egress\.allowCidrs \("fd00::5\/128"\)\)/,
+        ),
+      ]),
+    );
+  });
 });
 
 describe("lintPolicy: allowCidrs that open a cloud metadata address", () => {

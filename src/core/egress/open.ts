@@ -1,0 +1,78 @@
+/**
+ * How a policy opens an address the egress guard refused, on purpose (a team's hook server on the
+ * LAN, a local sink), for `egress-check` and `check`: the setting to add, checked against the
+ * policy's own rules, since a `denyCidrs` entry wins over any `allowCidrs` one. Nothing when no
+ * setting should open it: an IPv6 address that carries an IPv4 one is opened through that IPv4
+ * address or not at all.
+ */
+import ipaddr from "ipaddr.js";
+import { type AddressRulesInput, classifyAddress, compileAddressRules } from "./address.js";
+import type { RangeMatch } from "./refusal.js";
+
+const NAT64_WELL_KNOWN = ipaddr.IPv6.parseCIDR("64:ff9b::/96");
+
+/** `; to reach it on purpose, …` to append to a refusal's reason, or "". */
+export function howToOpen(
+  address: string | undefined,
+  range: RangeMatch | undefined,
+  egress: AddressRulesInput | undefined,
+): string {
+  if (address === undefined || !ipaddr.isValid(address)) return "";
+  if (range?.rfc === "operator config") return ownDeny(range);
+  const opening = settingFor(address);
+  if (opening === undefined) return "";
+  // What the policy would judge with the setting added: a deny range of its own may cover the
+  // address too, behind the built-in range that refused it first.
+  const rules = compileAddressRules({
+    allowCidrs: [...(egress?.allowCidrs ?? []), ...(opening.cidr === undefined ? [] : [opening.cidr])],
+    denyCidrs: egress?.denyCidrs,
+    allowNat64: egress?.allowNat64 === true || opening.cidr === undefined,
+  }).rules;
+  const after = classifyAddress(address, rules);
+  if (!after.allowed && after.range?.rfc === "operator config") {
+    return `; ${opening.setting} would not open it: the policy's own deny range ${after.range.name} (${after.range.cidr}) covers it too, and no allowCidrs entry overrides a deny range, so narrow or remove that entry as well`;
+  }
+  return after.allowed ? `; ${opening.hint}` : "";
+}
+
+function ownDeny(range: RangeMatch): string {
+  return `; ${range.name} is the policy's own deny range, which no allowCidrs entry overrides: narrow or remove it to reach this address`;
+}
+
+interface Opening {
+  /** What to do, as the hint says it. */
+  readonly hint: string;
+  /** The setting alone, for when the policy's own deny range would undo it. */
+  readonly setting: string;
+  /** The allowCidrs entry to add; none for allowNat64. */
+  readonly cidr?: string;
+}
+
+/** The setting that opens one address: an allowCidrs entry, or allowNat64. */
+function settingFor(address: string): Opening | undefined {
+  const allow = (cidr: string, what = "it"): Opening => ({
+    hint: `to reach it on purpose, open ${what} in the policy's egress.allowCidrs ("${cidr}")`,
+    setting: `allowCidrs "${cidr}"`,
+    cidr,
+  });
+  const ip = ipaddr.parse(address);
+  if (ip.kind() === "ipv4") return allow(`${address}/32`);
+  const v6 = ip as ipaddr.IPv6;
+  if (v6.isIPv4MappedAddress()) return allow(`${v6.toIPv4Address().toString()}/32`, "its IPv4 address");
+  if (v6.match(NAT64_WELL_KNOWN)) {
+    // The NAT64 gateway reaches the IPv4 address inside: allowNat64 judges that one instead.
+    const v4 = ipaddr.fromByteArray(v6.toByteArray().slice(12)).toString();
+    return classifyAddress(v4, compileAddressRules({}).rules).allowed
+      ? {
+          hint: "to reach NAT64 addresses of public IPv4 ones, set the policy's egress.allowNat64",
+          setting: "allowNat64",
+        }
+      : undefined;
+  }
+  const kind = v6.range();
+  const compatible =
+    v6.parts.slice(0, 6).every((p) => p === 0) && kind !== "loopback" && kind !== "unspecified";
+  // NAT64 local-use, IPv4-translated, 6to4, Teredo, IPv4-compatible: an IPv4 address inside.
+  if (compatible || ["rfc6052", "rfc6145", "6to4", "teredo"].includes(kind)) return undefined;
+  return allow(`${address}/128`);
+}
