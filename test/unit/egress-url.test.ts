@@ -292,8 +292,16 @@ describe("checkUrl: a private-use .internal host opened by name", () => {
       const verdict = checkUrl(raw, UNRESTRICTED);
       return verdict.ok ? "" : verdict.refusal.reason;
     };
+    // With no allowlist yet, a pattern for it would be the only one: the others must be listed too.
     expect(refusal("https://policy.acme.internal/hook")).toMatch(
-      /is under the private-use \.internal domain; a pattern in allowedHttpHookUrls naming policy\.acme\.internal exactly opens it \(its address is still judged\)$/,
+      /is under the private-use \.internal domain; a pattern in allowedHttpHookUrls naming policy\.acme\.internal exactly opens it \(its address is still judged\); allowedHttpHookUrls is unset now, and once set it allows only the URLs its patterns match, so list the policy's other targets \(models, forwards, sinks\) there too$/,
+    );
+    const listed = checkUrl(
+      "https://policy.acme.internal/hook",
+      compileAllowlist(["https://hooks.example.com/*"]).allowlist,
+    );
+    expect(!listed.ok && listed.refusal.reason).toMatch(
+      /naming policy\.acme\.internal exactly opens it \(its address is still judged\)$/,
     );
     expect(refusal("http://localhost:8080/x")).toMatch(/use 127\.0\.0\.1 and open it in allowCidrs$/);
     expect(refusal("http://metadata.google.internal/x")).toMatch(/is a cloud metadata service name$/);

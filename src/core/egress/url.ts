@@ -124,7 +124,7 @@ function check(raw: string, allowlist: Allowlist): UrlVerdict {
   const blocked = blockedName(host);
   if (blocked !== undefined && !(blocked.privateUse && namedExactly(host, patterns))) {
     const how = blocked.privateUse
-      ? `; a pattern in allowedHttpHookUrls naming ${host} exactly opens it (its address is still judged)`
+      ? `; a pattern in allowedHttpHookUrls naming ${host} exactly opens it (its address is still judged)${patterns === undefined ? UNSET_ALLOWLIST : ""}`
       : "";
     return refuse("EGRESS_BLOCKED_NAME", "name", `the host ${host} of ${describe(url)} ${blocked.why}${how}`);
   }
@@ -138,6 +138,10 @@ function check(raw: string, allowlist: Allowlist): UrlVerdict {
   }
   return { ok: true, url, host, port };
 }
+
+/** Opening one host by name turns an unset allowlist into one that allows nothing else. */
+const UNSET_ALLOWLIST =
+  "; allowedHttpHookUrls is unset now, and once set it allows only the URLs its patterns match, so list the policy's other targets (models, forwards, sinks) there too";
 
 function refuse(code: EgressRefusal["code"], stage: EgressRefusal["stage"], reason: string): UrlVerdict {
   return { ok: false, refusal: { code, stage, reason } };
