@@ -182,6 +182,41 @@ describe("refusals", () => {
     expect(lookups).toEqual([]);
   });
 
+  it("says what a URL outside the allowlist misses (host, scheme, port or path), showing neither its path nor a pattern", async () => {
+    const { module, lookups } = egressWith(
+      { allowedHttpHookUrls: ["https://hooks.example.com/services/*", "https://*.ci.example/hook/s3cr3t"] },
+      {},
+    );
+    for (const [url, why] of [
+      ["https://other.example/services/x", /; none names its host$/],
+      [
+        "http://hooks.example.com/services/x",
+        /; the 1 pattern naming its host is for another scheme than http$/,
+      ],
+      [
+        "https://hooks.example.com:8443/services/x",
+        /; the 1 pattern naming its host and scheme names another port than 8443 \(no port in a pattern means 443 only; :\* means any\)$/,
+      ],
+      [
+        "https://hooks.example.com/Services/x",
+        /; a pattern names its host, scheme and port but not its path/,
+      ],
+      ["https://a.ci.example/hook/other", /; a pattern names its host, scheme and port but not its path/],
+      [
+        "https://hooks.example.com/services/..%2Fadmin",
+        /; its path has a dot segment a server may read into it .*, which only a pattern for any path \(\/\*\) matches$/,
+      ],
+    ] as const) {
+      const res = await post(module, url);
+      expect(!res.ok && res.error.code, url).toBe("EGRESS_NOT_ALLOWLISTED");
+      if (res.ok) continue;
+      expect(res.error.reason, url).toMatch(/does not match any of the 2 patterns in allowedHttpHookUrls; /);
+      expect(res.error.reason, url).toMatch(why);
+      expect(res.error.reason, url).not.toMatch(/s3cr3t|services|admin|other"/);
+    }
+    expect(lookups).toEqual([]);
+  });
+
   it("says what is wrong with a URL that does not parse, never its userinfo or path", async () => {
     const { module, lookups } = egressWith(undefined, {});
     for (const [url, why] of [

@@ -133,7 +133,7 @@ function check(raw: string, allowlist: Allowlist): UrlVerdict {
     return refuse(
       "EGRESS_NOT_ALLOWLISTED",
       "allowlist",
-      notAllowlisted(url, patterns.length, allowlist.invalid),
+      notAllowlisted(url, allowlist.invalid, patterns, scheme, host, port),
     );
   }
   return { ok: true, url, host, port };
@@ -277,14 +277,51 @@ function describe(url: URL): string {
   return url.pathname === "/" && url.search !== "" ? `${describeTarget(url)}?…` : describeTarget(url);
 }
 
-function notAllowlisted(url: URL, checked: number, invalid: number): string {
+function notAllowlisted(
+  url: URL,
+  invalid: number,
+  patterns: readonly UrlPattern[],
+  scheme: Scheme,
+  host: string,
+  port: number,
+): string {
+  const checked = patterns.length;
   const ignored =
     invalid === 0 ? "" : ` (${invalid} invalid pattern${invalid === 1 ? " was" : "s were"} ignored)`;
   if (checked === 0) {
     return `${describe(url)} is not allowed: allowedHttpHookUrls has no valid pattern${ignored}, so no hook URL is allowed`;
   }
   const noun = checked === 1 ? "the 1 pattern" : `any of the ${checked} patterns`;
-  return `${describe(url)} does not match ${noun} in allowedHttpHookUrls${ignored}`;
+  return `${describe(url)} does not match ${noun} in allowedHttpHookUrls${ignored}${nearMiss(url, patterns, scheme, host, port)}`;
+}
+
+/**
+ * What a pattern naming the URL's host does not match (its scheme, port or path), since the
+ * reason shows neither the URL's path nor the patterns (either may be a webhook's secret).
+ */
+function nearMiss(
+  url: URL,
+  patterns: readonly UrlPattern[],
+  scheme: Scheme,
+  host: string,
+  port: number,
+): string {
+  const named = patterns.filter((p) => hostMatches(p.host, host));
+  if (named.length === 0) return "; none names its host";
+  const some = named.length === 1 ? "the 1 pattern" : `the ${named.length} patterns`;
+  if (!named.some((p) => p.schemes.includes(scheme)))
+    return `; ${some} naming its host ${named.length === 1 ? "is" : "are"} for another scheme than ${scheme}`;
+  const ports = named.filter((p) => p.schemes.includes(scheme));
+  const portMatches = (p: UrlPattern) =>
+    p.port === "default" ? port === DEFAULT_PORT[scheme] : p.port === "any" || p.port === port;
+  if (!ports.some(portMatches)) {
+    const these = ports.length === 1 ? "the 1 pattern" : `the ${ports.length} patterns`;
+    return `; ${these} naming its host and scheme name${ports.length === 1 ? "s" : ""} another port than ${port} (no port in a pattern means ${DEFAULT_PORT[scheme]} only; :* means any)`;
+  }
+  if (mayReroute(url.pathname)) {
+    return "; its path has a dot segment a server may read into it (..%2F, ..%5C, ..;, ..%3F), which only a pattern for any path (/*) matches";
+  }
+  return "; a pattern names its host, scheme and port but not its path (a pattern's path is matched whole, * standing for any run of characters; one with no path matches / only)";
 }
 
 // ---------------------------------------------------------------------------------------------
