@@ -140,6 +140,19 @@ describe("hookgate egress-check", () => {
       /; to reach NAT64 addresses of public IPv4 ones, set the policy's egress\.allowNat64$/,
     ],
     ["http://[64:ff9b::a9fe:a9fe]/", /denied unless allowNat64 is set\)$/],
+    // A cloud metadata address gets none, in any spelling: check warns about an entry opening one.
+    [
+      "http://169.254.169.254/latest/meta-data/",
+      /; it is the instance metadata service of AWS, GCP, Azure and Oracle Cloud, which no hook should reach$/,
+    ],
+    [
+      "http://[::ffff:a9fe:a9fe]/",
+      /; it is the instance metadata service of AWS.*, which no hook should reach$/,
+    ],
+    [
+      "http://[fd00:ec2::254]/",
+      /; it is the AWS instance metadata service over IPv6, which no hook should reach$/,
+    ],
     ["http://[2002:7f00:1::]/", /so it is always denied\)$/],
     ["http://[::7f00:1]/", /so it is always denied\)$/],
   ])("says how to open %s only where a setting can", async (url, hint) => {

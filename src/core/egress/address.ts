@@ -513,6 +513,17 @@ const METADATA_ADDRESSES: readonly { readonly address: string; readonly service:
   { address: "168.63.129.16", service: "the Azure WireServer host agent" },
 ];
 
+/**
+ * Whose cloud metadata service this address is (169.254.169.254, fd00:ec2::254, …; an
+ * IPv4-mapped spelling too), or undefined: no setting should open one for hooks.
+ */
+export function metadataService(address: string): string | undefined {
+  const p = canonicalize(address);
+  if ("problem" in p) return undefined;
+  const text = p.kind === "ipv6" && p.ip.isIPv4MappedAddress() ? low32(p.ip).toString() : p.text;
+  return METADATA_ADDRESSES.find((m) => m.address === text)?.service;
+}
+
 export interface MetadataOpened {
   /** The allowCidrs entry's index. */
   readonly index: number;

@@ -1,12 +1,12 @@
 /**
  * How a policy opens an address the egress guard refused, on purpose (a team's hook server on the
  * LAN, a local sink), for `egress-check` and `check`: the setting to add, checked against the
- * policy's own rules, since a `denyCidrs` entry wins over any `allowCidrs` one. Nothing when no
- * setting should open it: an IPv6 address that carries an IPv4 one is opened through that IPv4
- * address or not at all.
+ * policy's own rules, since a `denyCidrs` entry wins over any `allowCidrs` one. No setting for a
+ * cloud metadata address (what `check` warns an allowCidrs entry opens), and none for an IPv6
+ * address that carries an IPv4 one: it is opened through that IPv4 address or not at all.
  */
 import ipaddr from "ipaddr.js";
-import { type AddressRulesInput, classifyAddress, compileAddressRules } from "./address.js";
+import { type AddressRulesInput, classifyAddress, compileAddressRules, metadataService } from "./address.js";
 import type { RangeMatch } from "./refusal.js";
 
 const NAT64_WELL_KNOWN = ipaddr.IPv6.parseCIDR("64:ff9b::/96");
@@ -19,6 +19,8 @@ export function howToOpen(
 ): string {
   if (address === undefined || !ipaddr.isValid(address)) return "";
   if (range?.rfc === "operator config") return ownDeny(range);
+  const service = metadataService(address);
+  if (service !== undefined) return `; it is ${service}, which no hook should reach`;
   const opening = settingFor(address);
   if (opening === undefined) return "";
   // What the policy would judge with the setting added: a deny range of its own may cover the
