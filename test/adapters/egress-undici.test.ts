@@ -217,6 +217,16 @@ describe("refusals", () => {
     expect(lookups).toEqual([]);
   });
 
+  it("says where credentials go instead of a URL's userinfo", async () => {
+    const { module } = egressWith(undefined, {});
+    const res = await post(module, "https://bot:s3cr3t@hooks.example.com/in");
+    expect(!res.ok && res.error.code).toBe("EGRESS_USERINFO");
+    expect(!res.ok && res.error.reason).toMatch(
+      /credentials in URLs are refused, so send them in a header instead \(a forward rule's headers, a sink's token or secret\)/,
+    );
+    expect(!res.ok && res.error.reason).not.toMatch(/s3cr3t|bot/);
+  });
+
   it("says what is wrong with a URL that does not parse, never its userinfo or path", async () => {
     const { module, lookups } = egressWith(undefined, {});
     for (const [url, why] of [

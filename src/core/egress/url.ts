@@ -110,7 +110,7 @@ function check(raw: string, allowlist: Allowlist): UrlVerdict {
     return refuse(
       "EGRESS_USERINFO",
       "url",
-      `the hook URL ${describe(url)} has userinfo (user:password@) before the host; credentials in URLs are refused`,
+      `the hook URL ${describe(url)} has userinfo (user:password@) before the host; credentials in URLs are refused, so send them in a header instead (a forward rule's headers, a sink's token or secret)`,
     );
   }
 
