@@ -171,22 +171,45 @@ function inputMissing(event: HookEvent): boolean {
 const INPUT_KEY = /^tool_input(?:\.|$)/;
 
 /**
- * deepcode's PermissionRequest sends no `tool_input`, only `tool_desc` (clients.md §5.3): for Bash
- * the command as deepcode shows it (TV-31's `"tool_desc":"ls"`). `if` rules read it as the
- * command, but an allow rule never matches it (evaluateRule): a description may not be all
- * the command runs, and deepcode's PreToolUse, which carries the command, comes first.
+ * deepcode's PermissionRequest sends no `tool_input`, only `tool_desc` (clients.md §5.3): its
+ * tool's words for the call (its `needsPermission`), read back as the input they name. For Bash
+ * the command as deepcode shows it (TV-31's `"tool_desc":"ls"`); for Write `写入 <file_path>`, for
+ * Edit `编辑 <file_path>`, for NotebookEdit `编辑 <notebook_path>`, for WebFetch `WebFetch <host>`.
+ * `if` rules read it as the call's input, so a PermissionRequest deny for a path or a domain
+ * applies to deepcode as to Claude Code; an allow rule never matches it (evaluateRule): a
+ * description may not be all the call does, and deepcode's PreToolUse, which carries the whole
+ * input, comes first. A description in no such form describes nothing.
  */
-function describedInput(event: HookEvent): { readonly command: string } | undefined {
-  if (
-    event.toolInput !== undefined ||
-    event.toolName !== "Bash" ||
-    event.dialect !== "deepcode" ||
-    event.name !== "PermissionRequest"
-  )
+function describedInput(event: HookEvent): Readonly<Record<string, unknown>> | undefined {
+  if (event.toolInput !== undefined || event.dialect !== "deepcode" || event.name !== "PermissionRequest")
     return undefined;
   const description = event.payload.tool_desc;
-  return typeof description === "string" ? { command: description } : undefined;
+  if (typeof description !== "string") return undefined;
+  const after = (prefix: string): string | undefined =>
+    description.startsWith(prefix) && description.length > prefix.length
+      ? description.slice(prefix.length)
+      : undefined;
+  switch (event.toolName) {
+    case "Bash":
+      return { command: description };
+    case "Write":
+      return named("file_path", after("写入 "));
+    case "Edit":
+      return named("file_path", after("编辑 "));
+    case "NotebookEdit":
+      return named("notebook_path", after("编辑 "));
+    case "WebFetch": {
+      // `new URL(url).host`, or the URL as written when it did not parse (then not a host).
+      const host = after("WebFetch ");
+      return host !== undefined && /^[^\s/?#@\\]+$/.test(host) ? { url: `https://${host}/` } : undefined;
+    }
+    default:
+      return undefined;
+  }
 }
+
+const named = (field: string, value: string | undefined): Readonly<Record<string, unknown>> | undefined =>
+  value === undefined ? undefined : { [field]: value };
 
 /** Which condition of a rule failed: a constant, so that the hot path builds no message. */
 type Miss = "matcher" | "if-not-tool" | "if" | WhereIndex;

@@ -161,6 +161,60 @@ describe("POST /v1/hooks: dialects", () => {
     expect(JSON.stringify(explained)).toContain("known only by the client's description (tool_desc)");
   });
 
+  it("reads the path or host in deepcode's PermissionRequest description for deny rules, never to allow", async () => {
+    // deepcode describes a Write as `写入 <file_path>`, an Edit as `编辑 <file_path>`, a
+    // NotebookEdit as `编辑 <notebook_path>` and a WebFetch as `WebFetch <host>` (its tools'
+    // needsPermission), and sends that alone as tool_desc: no tool_input.
+    const prApp = await testApp(
+      await authPolicy([
+        { id: "no-env", on: "PermissionRequest", if: "Edit(**/.env)", decide: "deny", reason: "no .env" },
+        {
+          id: "no-nb",
+          on: "PermissionRequest",
+          if: "NotebookEdit(//secret/**)",
+          decide: "deny",
+          reason: "no nb",
+        },
+        {
+          id: "no-evil",
+          on: "PermissionRequest",
+          if: "WebFetch(domain:evil.example)",
+          decide: "deny",
+          reason: "no evil",
+        },
+        { id: "ok-src", on: "PermissionRequest", if: "Edit(src/**)", decide: "allow" },
+      ]),
+    );
+    const permission = (tool: string, desc: string) => ({
+      hook_event_name: "PermissionRequest",
+      cwd: "/p",
+      tool_name: tool,
+      tool_desc: desc,
+    });
+    const denied = [
+      ["Write", "写入 .env", "no .env"],
+      ["Edit", "编辑 /p/config/.env", "no .env"],
+      ["NotebookEdit", "编辑 /secret/a.ipynb", "no nb"],
+      ["WebFetch", "WebFetch evil.example", "no evil"],
+    ] as const;
+    for (const [tool, desc, reason] of denied) {
+      const body = await jsonOf(await prApp.post("/v1/hooks/deepcode", permission(tool, desc)));
+      expect(body.hookSpecificOutput, `${tool} ${desc}`).toMatchObject({
+        permissionDecision: "deny",
+        permissionDecisionReason: reason,
+      });
+    }
+    // Other paths and hosts are left to the dialog, and an allow rule never reads a description.
+    for (const [tool, desc] of [
+      ["Write", "写入 notes.txt"],
+      ["WebFetch", "WebFetch docs.example"],
+      ["Edit", "编辑 src/a.ts"],
+    ]) {
+      const res = await prApp.post("/v1/hooks/deepcode", permission(tool as string, desc as string));
+      expect(await res.text(), `${tool} ${desc}`).toBe("");
+    }
+  });
+
   it("gives deepcode's PostToolBatch a context rule's text, which deepcode appends to the batch's last result", async () => {
     const batchApp = await testApp(
       await authPolicy([{ id: "pnpm", on: "PostToolBatch", context: "This repository uses pnpm." }]),
