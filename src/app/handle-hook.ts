@@ -260,7 +260,7 @@ export async function handleHook(
         : scrubbed;
     const plan = notifyPlan(policy);
     if (options.audit !== false && notifyWork(event, evaluation.notify.length > 0, plan)) {
-      const acted = clientDecision(decision.kind, event.name, event.dialect);
+      const acted = clientDecision(decision.kind, event.name, event.dialect, event.payload);
       const queued = deps.notifier?.notify({
         decisionId,
         event,
@@ -444,6 +444,8 @@ interface AuditFields extends Undecided {
   readonly sessionId?: string | undefined;
   readonly toolInput?: unknown;
   readonly prompt?: unknown;
+  /** The event as received, for what the client does with the decision (clientDecision). */
+  readonly payload?: Readonly<Record<string, unknown>> | undefined;
 }
 
 function eventFields(
@@ -455,6 +457,7 @@ function eventFields(
   return {
     client: event.dialect,
     event: event.name,
+    payload: event.payload,
     tool: event.toolName,
     sessionId: event.sessionId,
     toolInput: event.toolInput === undefined ? undefined : maskValue(event.toolInput, secrets),
@@ -482,7 +485,7 @@ function auditRecord(
 ): AuditRecord {
   const evaluation = fields.evaluation;
   const decision = fields.decision ?? outcome.kind ?? "none";
-  const acted = clientDecision(decision, fields.event, fields.client);
+  const acted = clientDecision(decision, fields.event, fields.client, fields.payload);
   return {
     decisionId,
     policy: policy.hash,

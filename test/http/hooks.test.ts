@@ -329,6 +329,44 @@ describe("POST /v1/hooks: dialects", () => {
     expect(ignoring.logs.at(-1)?.clientDecision).toBeUndefined();
   });
 
+  it("audits a Stop or SubagentStop block deepcode has already gone on from once as clientDecision none", async () => {
+    // deepcode keeps going at most once per run: its stop_hook_active says it already has, and
+    // then it stops whatever the answer (its src/loop.ts and src/subagentRunner.ts).
+    const always = await testApp(
+      await authPolicy([{ id: "more", on: ["Stop", "SubagentStop"], decide: "block", reason: "more" }]),
+    );
+    for (const event of ["Stop", "SubagentStop"]) {
+      const stop = {
+        hook_event_name: event,
+        cwd: "/p",
+        agent_id: "a",
+        agent_type: "t",
+        last_assistant_message: "",
+      };
+      await always.post("/v1/hooks/deepcode", { ...stop, stop_hook_active: false });
+      expect(always.logs.at(-1), event).toMatchObject({ client: "deepcode", decision: "block" });
+      expect(always.logs.at(-1)?.clientDecision, event).toBeUndefined();
+      const again = await always.post("/v1/hooks/deepcode", { ...stop, stop_hook_active: true });
+      expect(await jsonOf(again)).toEqual({ decision: "block", reason: "more" });
+      expect(always.logs.at(-1), event).toMatchObject({
+        client: "deepcode",
+        decision: "block",
+        clientDecision: "none",
+      });
+      // Claude Code and deepagents go on again (up to 8 times in a row).
+      for (const client of ["claude-code", "deepagents"]) {
+        await always.post(`/v1/hooks/${client}`, {
+          session_id: "s",
+          transcript_path: "/t",
+          ...stop,
+          stop_hook_active: true,
+        });
+        expect(always.logs.at(-1), `${client} ${event}`).toMatchObject({ client, decision: "block" });
+        expect(always.logs.at(-1)?.clientDecision, `${client} ${event}`).toBeUndefined();
+      }
+    }
+  });
+
   it("accepts an unknown future event as a generic event", async () => {
     const res = await app.post("/v1/hooks", {
       session_id: "s",
