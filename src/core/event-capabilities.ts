@@ -119,8 +119,16 @@ export function carriesContext(event: string, dialect: Dialect): boolean {
   if (dialect === "deepagents") return DEEPAGENTS_CONTEXT_EVENTS.has(event);
   if (event === "PreCompact") return dialect === "claude-code";
   if (dialect === "deepcode" && DEEPCODE_ONLY_CONTEXT_EVENTS.has(event)) return true;
+  if (dialect === "deepcode" && DEEPCODE_NO_CONTEXT_EVENTS.has(event)) return false;
   return CLAUDE_CODE_CONTEXT_EVENTS.has(event);
 }
+
+/**
+ * Events with Claude Code's `additionalContext` variant whose context deepcode never reads: its
+ * loop takes the block, `updatedInput` and the permission from a PreToolUse hook, nothing else
+ * (src/loop.ts execCall). `hookgate check` says so of a rule that adds context there.
+ */
+export const DEEPCODE_NO_CONTEXT_EVENTS: ReadonlySet<string> = new Set(["PreToolUse"]);
 
 /**
  * deepcode reads only `additionalContext` (and `updatedOutput`) back from these events' hooks, not

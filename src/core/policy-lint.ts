@@ -14,6 +14,7 @@ import {
   BLOCKABLE_EVENTS,
   carriesContext,
   DEEPCODE_IGNORES_BLOCK,
+  DEEPCODE_NO_CONTEXT_EVENTS,
   honouredDecision,
   PERMISSION_EVENTS,
 } from "./event-capabilities.js";
@@ -610,6 +611,11 @@ function lintAction(rule: CompiledRule, event: string, warn: (path: string, mess
     warn(
       `${p}.context`,
       `deepagents cannot receive context on ${event}; it is sent to Claude Code and deepcode only`,
+    );
+  } else if (context !== undefined && DEEPCODE_NO_CONTEXT_EVENTS.has(event)) {
+    warn(
+      `${p}.context`,
+      `deepcode cannot receive context on ${event} (it reads the decision and its reason there); it is sent to Claude Code and deepagents only`,
     );
   }
 }

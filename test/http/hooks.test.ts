@@ -215,6 +215,42 @@ describe("POST /v1/hooks: dialects", () => {
     }
   });
 
+  it("sends deepcode no PreToolUse context, which it never reads there; Claude Code and deepagents get it", async () => {
+    const ctxApp = await testApp(
+      await authPolicy([
+        { id: "pnpm", on: "PreToolUse", matcher: "Bash", context: "This repository uses pnpm." },
+        { id: "no-rm", on: "PreToolUse", if: "Bash(rm -rf *)", decide: "deny", reason: "no rm" },
+      ]),
+    );
+    const pre = (command: string) => ({
+      session_id: "s",
+      transcript_path: "/t",
+      hook_event_name: "PreToolUse",
+      cwd: "/p",
+      tool_name: "Bash",
+      tool_input: { command },
+      tool_use_id: "u",
+    });
+    const { session_id, transcript_path, tool_use_id, ...deepcode } = pre("npm i");
+    expect(await (await ctxApp.post("/v1/hooks/deepcode", { ...deepcode, tool_desc: "npm i" })).text()).toBe(
+      "",
+    );
+    const denied = await jsonOf(
+      await ctxApp.post("/v1/hooks/deepcode", { ...deepcode, tool_input: { command: "rm -rf x" } }),
+    );
+    expect(denied).toEqual({
+      hookSpecificOutput: {
+        hookEventName: "PreToolUse",
+        permissionDecision: "deny",
+        permissionDecisionReason: "no rm",
+      },
+    });
+    for (const client of ["claude-code", "deepagents"]) {
+      const body = await jsonOf(await ctxApp.post(`/v1/hooks/${client}`, pre("npm i")));
+      expect(body.hookSpecificOutput?.additionalContext, client).toBe("This repository uses pnpm.");
+    }
+  });
+
   it("gives deepcode's PostToolBatch a context rule's text, which deepcode appends to the batch's last result", async () => {
     const batchApp = await testApp(
       await authPolicy([{ id: "pnpm", on: "PostToolBatch", context: "This repository uses pnpm." }]),

@@ -302,6 +302,20 @@ describe("lintPolicy: a block deepcode does not act on", () => {
   });
 });
 
+describe("lintPolicy: context deepcode does not read", () => {
+  it("says deepcode's PreToolUse reads the decision, not the context", async () => {
+    // deepcode's loop reads block, updatedInput and the permission from its PreToolUse hooks,
+    // never additionalContext (src/loop.ts execCall); its PostToolUse reads it.
+    const warnings = await warningsFor([
+      { id: "pre", on: "PreToolUse", matcher: "Bash", context: "use pnpm" },
+      { id: "post", on: "PostToolUse", matcher: "Bash", context: "use pnpm" },
+    ]);
+    expect(warnings.filter((w) => w.includes("deepcode"))).toEqual([
+      "$.rules[0].context: deepcode cannot receive context on PreToolUse (it reads the decision and its reason there); it is sent to Claude Code and deepagents only",
+    ]);
+  });
+});
+
 describe("lintPolicy: an onError no client can honour", () => {
   it("warns for each event where a prompt or forward rule's ask or deny would be dropped", async () => {
     const policy = await policyFrom({
