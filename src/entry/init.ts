@@ -389,16 +389,18 @@ function adapterTokenNotes(): string[] {
 }
 
 /**
- * Posts stdin to the gateway and prints the answer. `-sS` without `--fail`: the body is printed
- * whatever the status, and a curl failure is a non-zero exit, which deepagents only logs.
- * Fail-closed adds `--fail-with-body` (curl 7.76 or later): the gateway answers every hook with
- * a 2xx, so an HTTP error comes from what stands in front of it (API Gateway's 502 when the
- * function fails, a Worker's error page, a proxy), and it must block as an unreachable gateway
- * does rather than be read as an answer without a decision.
+ * Posts stdin to the gateway and prints the answer. The gateway answers every hook with a 2xx, so
+ * an HTTP error comes from what stands in front of it (API Gateway's 502 when the function fails,
+ * a Worker's HTML error page, a proxy), and its body is no answer: `--fail` prints nothing then
+ * and exits 22, which deepagents only logs, as it does a gateway it cannot reach. Printed, an HTML
+ * page would be read as context on UserPromptSubmit and SessionStart, where deepagents takes
+ * plain output as context (clients.md §6.4), and its text would reach the model. Fail-closed has
+ * `--fail-with-body` (curl 7.76 or later) instead, and the exit becomes 2, a block, as for an
+ * unreachable gateway; deepagents reads no output beside an exit 2.
  */
 function curlAdapter(url: string, maxSeconds: number, failClosed: boolean): string {
   const curl = [
-    failClosed ? "curl -sS --fail-with-body" : "curl -sS",
+    failClosed ? "curl -sS --fail-with-body" : "curl -sS --fail",
     `--max-time ${maxSeconds}`,
     "-H 'Content-Type: application/json'",
     `-H 'x-hookgate-timeout: ${maxSeconds}'`,

@@ -497,7 +497,7 @@ describe("hookgate init --client deepcode", { timeout: 90_000 }, () => {
 describe("hookgate init --client deepagents (v2)", { timeout: 90_000 }, () => {
   const url = () => `${server.url}/v1/hooks/deepagents`;
 
-  it("is an event map of command hooks: no http, no credential-named variable, curl -sS without --fail", async () => {
+  it("is an event map of command hooks: no http, no credential-named variable, curl -sS --fail", async () => {
     const { config, stderr } = await init(["--client", "deepagents", "--url", url()]);
     expect(Object.keys(config)).toEqual(["hooks"]);
     expect(JSON.stringify(config)).not.toMatch(/"type":\s*"http"/);
@@ -515,8 +515,9 @@ describe("hookgate init --client deepagents (v2)", { timeout: 90_000 }, () => {
       const variables = [...command.matchAll(/\$\{?([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1] ?? "");
       expect(variables).toEqual(["HOOKGATE_AUTH"]);
       for (const name of variables) expect(name).not.toMatch(/KEY|TOKEN|SECRET|PASSWORD/i);
-      expect(command).toMatch(/^curl -sS /);
-      expect(command).not.toMatch(/--fail|(^|\s)-[a-zA-Z]*f[a-zA-Z]*\s/);
+      // --fail: an HTTP error from in front of the gateway prints nothing deepagents would read.
+      expect(command).toMatch(/^curl -sS --fail /);
+      expect(command).not.toMatch(/--fail-with-body/);
       const maxTime = Number(/--max-time (\d+)/.exec(command)?.[1]);
       expect(maxTime).toBeGreaterThan(0);
       expect(maxTime).toBeLessThan(hook.timeout as number);
@@ -570,12 +571,20 @@ describe("hookgate init --client deepagents (v2)", { timeout: 90_000 }, () => {
     expect(passed.stdout).toBe("");
   });
 
-  it("with --fail-closed, PreToolUse blocks on an HTTP error from in front of the gateway; otherwise the body is read", async () => {
+  it("with --fail-closed, PreToolUse blocks on an HTTP error from in front of the gateway; otherwise nothing is printed", async () => {
     // API Gateway's answer when the function behind it fails: a 502 with a JSON body that holds no
-    // decision, which deepagents would read as "no decision" and let the tool run.
+    // decision, which deepagents would read as "no decision" and let the tool run. A Worker that
+    // fails gets Cloudflare's HTML error page instead, which deepagents would add to the model's
+    // context on UserPromptSubmit and SessionStart, where it reads plain output as context
+    // (clients.md §6.4): the adapter prints no error body at all.
     const proxy = createServer((req, res) => {
       req.resume();
       req.on("end", () => {
+        if (req.headers["x-page"] === "html") {
+          res.writeHead(500, { "content-type": "text/html" });
+          res.end("<!DOCTYPE html><title>Worker threw exception | Error 1101</title>");
+          return;
+        }
         res.writeHead(502, { "content-type": "application/json" });
         res.end('{"message":"Internal server error"}');
       });
@@ -594,8 +603,16 @@ describe("hookgate init --client deepagents (v2)", { timeout: 90_000 }, () => {
       expect(blocked.code).toBe(2);
       expect(blocked.stderr).toMatch(/HTTP error.*blocking \(fail-closed\)/);
       const read = await runShell(["sh", "-c", commandOf(open.config)], stdin, env);
-      expect(read.code).toBe(0);
-      expect(read.stdout).toBe('{"message":"Internal server error"}');
+      // A non-zero exit other than 2: a diagnostic only, and stdout unread.
+      expect(read.code).not.toBe(0);
+      expect(read.code).not.toBe(2);
+      expect(read.stdout).toBe("");
+      const prompt = String(
+        handlersOf(open.config).find(([e]) => e === "UserPromptSubmit")?.[1].command,
+      ).replace("curl ", "curl -H 'x-page: html' ");
+      const page = await runShell(["sh", "-c", prompt], fixture("deepagents.PreToolUse.json"), env);
+      expect(page.code).not.toBe(2);
+      expect(page.stdout).toBe("");
     } finally {
       await new Promise((resolve) => proxy.close(resolve));
     }
@@ -631,7 +648,8 @@ describe("hookgate init --client deepagents-legacy", { timeout: 90_000 }, () => 
     expect(entry.events).toContain("tool.use");
     const command = argv[2] ?? "";
     expect(Number(/--max-time (\d+)/.exec(command)?.[1])).toBe(4);
-    expect(command).not.toMatch(/TOKEN|--fail/);
+    expect(command).not.toMatch(/TOKEN|--fail-with-body/);
+    expect(command).toMatch(/^curl -sS --fail /);
     expect(command).toContain("$");
     expect(stderr).toMatch(/reads nothing back/);
   });
