@@ -2,7 +2,8 @@
  * `hookgate send --url URL [--client NAME] [--timeout SECONDS]`: a hook adapter. Reads one event
  * on stdin, posts it to the gateway with the token from the environment (HOOKGATE_TOKEN, else
  * HOOKGATE_AUTH; HOOKGATE_AUTH only on a deepagents route) and prints the answer body exactly. It never breaks the agent: on any failure
- * (a bad command line, a bad URL, the gateway down or slow, a non-2xx answer) it prints nothing,
+ * (a bad command line, a bad URL, the gateway down or slow, a non-2xx answer, a 2xx answer that
+ * is neither empty nor a JSON object, so not hookgate's) it prints nothing,
  * says why on standard error and still exits 0.
  *
  * `--url` is the full hook URL, as written in the client's settings. Only when it is a gateway
@@ -13,6 +14,7 @@ import { parseArgs } from "node:util";
 import { gatewayRequest } from "../adapters/gateway-client/node.js";
 import { errorMessage } from "../core/errors.js";
 import { DIALECTS } from "../core/hook-event.js";
+import { isRecord } from "../core/json-object.js";
 
 export interface CommandIo {
   out: (text: string) => void;
@@ -154,12 +156,30 @@ export async function sendCommand(args: readonly string[], io: CommandIo, env: E
       const excerpt = answer.trim().slice(0, 200);
       return fail(`HTTP ${status} from ${url}${excerpt ? `: ${excerpt}` : ""}`);
     }
+    // hookgate answers a hook with an empty body or a JSON object. Anything else comes from
+    // something else at the URL (a site's catch-all page, a login page), and printed it would be
+    // read as context: Claude Code adds a SessionStart hook's plain output to the session, as
+    // deepagents does on SessionStart and UserPromptSubmit (clients.md §6.4).
+    if (answer.trim() !== "" && !isJsonObject(answer)) {
+      const excerpt = answer.trim().slice(0, 100);
+      return fail(
+        `HTTP ${status} from ${url} is not a JSON object, so not hookgate's answer (is the URL the gateway's?): ${excerpt}`,
+      );
+    }
     const error = result.response.headers["x-hookgate-error"];
     if (error) io.err(`hookgate send: the gateway could not judge this event (${error})\n`);
     io.out(answer);
     return 0;
   } catch (e) {
     return fail(errorMessage(e));
+  }
+}
+
+function isJsonObject(text: string): boolean {
+  try {
+    return isRecord(JSON.parse(text));
+  } catch {
+    return false;
   }
 }
 

@@ -46,6 +46,10 @@ beforeAll(async () => {
     } else if (req.url?.startsWith("/401")) {
       res.writeHead(401, { "content-type": "application/json" });
       res.end('{"error":{"code":"AUTH_UNKNOWN_TOKEN","message":"no"}}');
+    } else if (req.url?.startsWith("/page")) {
+      // A web server at the URL that is not hookgate (a site's catch-all, a login page): a 200.
+      res.writeHead(200, { "content-type": "text/html" });
+      res.end("<!DOCTYPE html><title>Sign in</title>");
     } else if (req.url?.startsWith("/slow")) {
       // never answers
     } else {
@@ -176,6 +180,13 @@ describe("hookgate send", { timeout: 90_000 }, () => {
     ["the answer is a 401", () => ["--url", `${stubUrl}/401/v1/hooks/claude-code`], /HTTP 401/],
     ["the answer is a 404", () => ["--url", `${stubUrl}/nope/v1/hooks/claude-code`], /HTTP 404/],
     ["the answer is a redirect", () => ["--url", `${stubUrl}/302/v1/hooks/claude-code`], /HTTP 302/],
+    // Claude Code adds a SessionStart command hook's plain output to the context, as deepagents
+    // does on SessionStart and UserPromptSubmit: a page printed would reach the model.
+    [
+      "a 200 answer is not a hook answer",
+      () => ["--url", `${stubUrl}/page/v1/hooks/claude-code`],
+      /not a JSON object.*not hookgate/,
+    ],
     [
       "no answer within --timeout",
       () => ["--url", `${stubUrl}/slow/v1/hooks`, "--timeout", "1"],
