@@ -155,7 +155,7 @@ export const DEEPCODE_IGNORES_BLOCK: ReadonlySet<string> = new Set([
 
 /**
  * What the client does with the decision it is sent on an event: that decision, or `none` where
- * it acts on none: deepcode acts on no block on DEEPCODE_IGNORES_BLOCK's events, ignores `defer`,
+ * it acts on none: deepagents ignores `defer`; deepcode acts on no block on DEEPCODE_IGNORES_BLOCK's events, ignores `defer`,
  * and on `ask` goes through its own permission checks, as with no decision (clients.md §6.3,
  * §6.5); and it goes on from a Stop or SubagentStop block once per run at most, so a block on one
  * whose `stop_hook_active` says it already has ends the run all the same (its src/loop.ts and
@@ -167,7 +167,10 @@ export function clientDecision(
   dialect: Dialect | undefined,
   payload?: Readonly<Record<string, unknown>>,
 ): string {
-  if (dialect !== "deepcode" || event === undefined) return decision;
+  if (event === undefined) return decision;
+  // deepagents diagnoses a `defer` as unsupported and drops it (its hooks/reducer.py).
+  if (dialect === "deepagents") return decision === "defer" ? "none" : decision;
+  if (dialect !== "deepcode") return decision;
   if (decision === "ask" || decision === "defer") return "none";
   if (decision === "block" && DEEPCODE_IGNORES_BLOCK.has(event)) return "none";
   if (decision === "block" && STOP_EVENTS.has(event) && payload?.stop_hook_active === true) return "none";

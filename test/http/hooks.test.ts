@@ -365,6 +365,32 @@ describe("POST /v1/hooks: dialects", () => {
     expect(ignoring.logs.at(-1)?.clientDecision).toBeUndefined();
   });
 
+  it("audits a defer to deepagents, which ignores it, as clientDecision none", async () => {
+    // deepagents' reducer diagnoses permissionDecision "defer" as unsupported and drops it
+    // (hooks/reducer.py _merge_pre_tool_use): the call goes through its own permission flow.
+    const deferring = await testApp(
+      await authPolicy([{ id: "later", on: "PreToolUse", matcher: "Bash", decide: "defer" }]),
+    );
+    const body = {
+      session_id: "s",
+      transcript_path: "/t",
+      cwd: "/p",
+      hook_event_name: "PreToolUse",
+      tool_name: "Bash",
+      tool_input: { command: "ls" },
+      tool_use_id: "u",
+    };
+    await deferring.post("/v1/hooks/deepagents", body);
+    expect(deferring.logs.at(-1)).toMatchObject({
+      client: "deepagents",
+      decision: "defer",
+      clientDecision: "none",
+    });
+    await deferring.post("/v1/hooks/claude-code", body);
+    expect(deferring.logs.at(-1)).toMatchObject({ client: "claude-code", decision: "defer" });
+    expect(deferring.logs.at(-1)?.clientDecision).toBeUndefined();
+  });
+
   it("audits a Stop or SubagentStop block deepcode has already gone on from once as clientDecision none", async () => {
     // deepcode keeps going at most once per run: its stop_hook_active says it already has, and
     // then it stops whatever the answer (its src/loop.ts and src/subagentRunner.ts).
