@@ -346,10 +346,17 @@ const DECISION_STYLES: ReadonlyMap<string, DecisionStyle> = new Map([
 ]);
 const NO_DECISION = { emoji: ":bell:", glyph: "🔔" } as const;
 
-/** Headlines for events that carry no decision; others show their own name. */
+/**
+ * Headlines for events that carry no decision; others show their own name. deepcode says
+ * `permission` for Claude Code's `permission_prompt` (clients.md §5.3); deepagents v2 sends
+ * `agent_needs_input` and `agent_completed` (§8).
+ */
 const NOTIFICATION_TYPES: ReadonlyMap<string, string> = new Map([
   ["permission_prompt", "Permission needed"],
+  ["permission", "Permission needed"],
   ["idle_prompt", "Waiting for input"],
+  ["agent_needs_input", "Waiting for input"],
+  ["agent_completed", "Task complete"],
   ["elicitation_dialog", "Input requested"],
   ["auth_success", "Signed in"],
 ]);

@@ -691,6 +691,22 @@ describe("renderSlackMessage", () => {
     expect(text).toContain("Claude needs your permission to use Bash");
   });
 
+  it("names deepcode's and deepagents' notification types in the headline as Claude Code's", () => {
+    // deepcode sends notification_type "permission" (clients.md §5.3); deepagents v2 sends
+    // agent_needs_input and agent_completed (its migrated input.required and task.complete, §8).
+    for (const [type, headline] of [
+      ["permission", ":bell: Permission needed"],
+      ["agent_needs_input", ":bell: Waiting for input"],
+      ["agent_completed", ":bell: Task complete"],
+    ]) {
+      const event = { ...permissionPrompt.event, notification_type: type };
+      const { blocks } = renderSlackMessage(
+        notification({ ...permissionPrompt, event, relatedTool: undefined }),
+      );
+      expect(headerOf(blocks as Block[]), type).toBe(headline);
+    }
+  });
+
   it("cuts the session id to 8 characters without splitting a surrogate pair", () => {
     const event = { ...notification().event, session_id: "1234567\u{1f600}-rest" };
     const { blocks } = renderSlackMessage(notification({ event }));
