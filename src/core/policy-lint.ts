@@ -69,6 +69,7 @@ export function lintPolicy(policy: Policy, env?: EnvReader): PolicyIssue[] {
     lintRule(rule, warn);
     lintTeams(rule, teams, warn);
     lintMatcherCase(rule, warn);
+    lintMatcherClientValues(rule, warn);
     lintWhereTypes(rule, warn);
     lintIfTargets(rule, warn);
     lintShadowedByDenyAll(rule, denyAll, warn);
@@ -264,6 +265,28 @@ function lintMatcherCase(rule: CompiledRule, warn: (path: string, message: strin
     const known = KNOWN_BY_LOWER.get(part.toLowerCase());
     if (known !== undefined && known !== part && !rule.matcher(known))
       warn(`${rule.path}.matcher`, `"${part}" matches no tool "${known}": tool names are case-sensitive`);
+  }
+}
+
+/**
+ * Matcher values deepcode spells its own way for what Claude Code names (clients.md §5.3): the
+ * event, its field, Claude Code's value and deepcode's.
+ */
+const DEEPCODE_VALUES: readonly (readonly [string, string, string, string])[] = [
+  ["Notification", "notification_type", "permission_prompt", "permission"],
+  ["SessionEnd", "reason", "prompt_input_exit", "exit"],
+];
+
+/** A matcher that takes Claude Code's value and not deepcode's, which never matches deepcode's event. */
+function lintMatcherClientValues(rule: CompiledRule, warn: (path: string, message: string) => void): void {
+  const matcher = rule.matcher;
+  if (matcher === undefined || rule.events === "*") return;
+  for (const [event, field, claudeCode, deepcode] of DEEPCODE_VALUES) {
+    if (!rule.events.includes(event) || !matcher(claudeCode) || matcher(deepcode)) continue;
+    warn(
+      `${rule.path}.matcher`,
+      `matches Claude Code's "${claudeCode}" but not deepcode's "${deepcode}", its ${field} for the same thing: write "${rule.document.matcher}|${deepcode}"`,
+    );
   }
 }
 

@@ -302,6 +302,22 @@ describe("lintPolicy: a block deepcode does not act on", () => {
   });
 });
 
+describe("lintPolicy: a matcher value deepcode spells its own way", () => {
+  it("says deepcode's permission prompt is notification_type permission, and its exit reason exit", async () => {
+    // clients.md §5.3: Notification `notification_type:"permission"`, SessionEnd `reason:"exit"`.
+    const warnings = await warningsFor([
+      { id: "perm", on: "Notification", matcher: "permission_prompt", context: "x" },
+      { id: "both", on: "Notification", matcher: "permission_prompt|permission", context: "x" },
+      { id: "quit", on: "SessionEnd", matcher: "prompt_input_exit", decide: "deny" },
+      { id: "idle", on: "Notification", matcher: "idle_prompt", context: "x" },
+    ]);
+    expect(warnings.filter((w) => w.includes("deepcode"))).toEqual([
+      '$.rules[0].matcher: matches Claude Code\'s "permission_prompt" but not deepcode\'s "permission", its notification_type for the same thing: write "permission_prompt|permission"',
+      '$.rules[2].matcher: matches Claude Code\'s "prompt_input_exit" but not deepcode\'s "exit", its reason for the same thing: write "prompt_input_exit|exit"',
+    ]);
+  });
+});
+
 describe("lintPolicy: context deepcode does not read", () => {
   it("says deepcode's PreToolUse reads the decision, not the context", async () => {
     // deepcode's loop reads block, updatedInput and the permission from its PreToolUse hooks,
