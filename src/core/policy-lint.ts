@@ -154,6 +154,13 @@ function lintEveryEvent(rule: CompiledRule, warn: (path: string, message: string
       `"on": "*" includes events where no client can honour "${action.decision}" (${some(dropped)}); it is not sent there`,
     );
   }
+  const unjudged = action.kind === "prompt" ? reach.filter((e) => !honouredDecision(e, "deny")) : [];
+  if (unjudged.length > 0) {
+    warn(
+      `${rule.path}.prompt`,
+      `"on": "*" includes events where no client can honour a model's verdict (${some(unjudged)}); the model is called there and its verdict is not sent`,
+    );
+  }
   const uncarried =
     context === undefined
       ? []
@@ -595,6 +602,14 @@ function lintAction(rule: CompiledRule, event: string, warn: (path: string, mess
         `blocks ${event} without checking stop_hook_active; add "where": {"stop_hook_active": false} so the agent is not kept in a loop`,
       );
     }
+  }
+  // A model's "no" is sent as a deny or a block (judge.ts verdictEffect): where neither is, the
+  // model is called and its verdict dropped, as a decide rule's there is.
+  if (action.kind === "prompt" && isKnownEvent(event) && !honouredDecision(event, "deny")) {
+    warn(
+      `${p}.prompt`,
+      `no client can honour a model's verdict on ${event} (a "no" is sent as a deny or a block); the model is called and its verdict is not sent there`,
+    );
   }
   const onError = ownOnError(rule);
   if (

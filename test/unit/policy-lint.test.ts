@@ -364,6 +364,34 @@ describe("lintPolicy: an onError no client can honour", () => {
   });
 });
 
+describe("lintPolicy: a prompt rule whose verdict no client can honour", () => {
+  it('warns on each event where a model\'s no is neither a deny nor a block, and counts them under "on": "*"', async () => {
+    const policy = await policyFrom({
+      version: 1,
+      auth: { tokens: [] },
+      egress: { allowedHttpHookUrls: ["https://policy.example/*"] },
+      rules: [
+        { id: "judge", on: ["PreToolUse", "Notification", "Stop"], prompt: { text: "ok?", model: "m" } },
+        { id: "end", on: "SessionEnd", mode: "shadow", prompt: { text: "ok?", model: "m" } },
+        { id: "everywhere", on: "*", prompt: { text: "ok?", model: "m" } },
+        { id: "tools", on: "*", if: "Bash(git push *)", prompt: { text: "ok?", model: "m" } },
+      ],
+      models: {
+        m: { provider: "anthropic", model: "claude-haiku-4-5", apiKey: "k", url: "https://policy.example/m" },
+      },
+    });
+    const warnings = lintPolicy(policy)
+      .map((w) => `${w.path}: ${w.message}`)
+      .filter((w) => /^\$\.rules\[\d\]\.prompt:/.test(w));
+    expect(warnings).toEqual([
+      '$.rules[0].prompt: no client can honour a model\'s verdict on Notification (a "no" is sent as a deny or a block); the model is called and its verdict is not sent there',
+      '$.rules[1].prompt: no client can honour a model\'s verdict on SessionEnd (a "no" is sent as a deny or a block); the model is called and its verdict is not sent there',
+      '$.rules[2].prompt: "on": "*" includes events where no client can honour a model\'s verdict (18 of Claude Code\'s 34 events, e.g. Notification, SessionStart, SessionEnd); the model is called there and its verdict is not sent',
+      '$.rules[3].prompt: "on": "*" includes events where no client can honour a model\'s verdict (1 of the 5 tool events its "if" limits it to, e.g. PermissionDenied); the model is called there and its verdict is not sent',
+    ]);
+  });
+});
+
 describe("lintPolicy: defaults.deadlineMs", () => {
   it("says a deadline above 600 s, less the margin, is capped", async () => {
     const warned = async (deadlineMs: number) =>
