@@ -14,6 +14,7 @@ import {
   type PolicyIssue,
   parseJsonFile,
   valueAt,
+  wrongType,
 } from "./policy.js";
 import { DECISION_KINDS } from "./policy-schema.js";
 import { err, ok, type Result } from "./result.js";
@@ -84,7 +85,11 @@ export function parseCases(text: string): Result<CasesDocument, PolicyIssue[]> {
       result.error.issues.map((issue) => ({
         severity: "error",
         path: jsonPath(issue.path),
-        message: isMissing(json, issue.path) ? "is required" : issueMessage(issue),
+        message: isMissing(json, issue.path)
+          ? "is required"
+          : issue.code === "invalid_type" && issue.message === "Invalid input"
+            ? wrongType(issue.expected, valueAt(json, issue.path).at)
+            : issueMessage(issue),
       })),
     );
   }

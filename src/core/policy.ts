@@ -355,6 +355,8 @@ function explained(
   const { present, at } = valueAt(document, path);
   if (!present && (issue.code === "invalid_union" || issue.code === "invalid_type"))
     return { path, message: "is required" };
+  if (issue.code === "invalid_type" && issue.message === "Invalid input")
+    return { path, message: wrongType(issue.expected, at) };
   if (issue.code !== "invalid_union") return { path, message: issueMessage(issue) };
   // A discriminator no form has (a sink's `type`): the values it takes.
   const options = "options" in issue ? issue.options : undefined;
@@ -431,6 +433,34 @@ const KIND_NAMES: Readonly<Record<string, string>> = {
   object: "an object",
   record: "an object",
 };
+
+/**
+ * A value of the wrong type: what it must be, and, when it is that value written another way
+ * (`"5000"` for 5000, `"false"` for false, `"eng-slack"` for a list of one), what to write.
+ */
+export function wrongType(expected: string, value: unknown): string {
+  const kind = KIND_NAMES[expected] ?? expected;
+  const number = typeof value === "string" && value.trim() !== "" ? Number(value) : Number.NaN;
+  if ((expected === "number" || expected === "int") && Number.isFinite(number))
+    return expected === "int" && !Number.isInteger(number)
+      ? `must be ${kind}, not ${JSON.stringify(value)}`
+      : `must be ${kind}: write ${number}, without quotes`;
+  if (expected === "boolean" && (value === "true" || value === "false"))
+    return `must be ${kind}: write ${value}, without quotes`;
+  // Of a string, not of a number: a list's items may be numbers (`retryScheduleSeconds`).
+  if (expected === "array" && typeof value === "string" && !Number.isFinite(number))
+    return `must be ${kind}: write [${JSON.stringify(value)}] for a list of one`;
+  return `must be ${kind}, not ${valueKind(value)}`;
+}
+
+/** A value as a message names it: a short one as written, a long one by its kind. */
+function valueKind(value: unknown): string {
+  if (Array.isArray(value)) return "a list";
+  if (value !== null && typeof value === "object") return "an object";
+  const written = JSON.stringify(value) ?? String(value);
+  if (written.length <= 40) return written;
+  return typeof value === "string" ? "a string" : (KIND_NAMES[typeof value] ?? typeof value);
+}
 
 function issueMessage(issue: z.core.$ZodIssue): string {
   switch (issue.code) {

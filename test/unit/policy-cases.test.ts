@@ -57,7 +57,7 @@ describe("parseCases", () => {
       '$.cases[0].expect: unknown key "decison"',
       "$.cases[1].event: must be an event object or the path of a JSON file holding one",
       '$.cases[1].expect.decision: must be one of "allow", "deny", "ask", "defer", "block", "none"',
-      "$.cases[2].expect.rules: expected array",
+      '$.cases[2].expect.rules: must be a list: write ["no-rm-root"] for a list of one',
       '$.cases[2]: unknown key "extra"',
     ]);
   });

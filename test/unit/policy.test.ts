@@ -580,7 +580,33 @@ describe("schema messages that say what to fix (a hunt)", () => {
     ]);
     expect(
       await messagesOf({ rules: [{ id: "a", on: "Stop", where: { x: { regex: 5 } }, decide: "block" }] }),
-    ).toEqual(["$.rules[0].where.x.regex: expected string"]);
+    ).toEqual(["$.rules[0].where.x.regex: must be a string, not 5"]);
+  });
+
+  it("says what a value of the wrong type must be, and what to write when it is the right value quoted or unlisted", async () => {
+    // A hunt of the messages: these read "expected number", "expected int", "expected array",
+    // zod's words, naming neither the value nor what to write.
+    expect(
+      await messagesOf({
+        defaults: { deadlineMs: "5000" },
+        egress: { allowNat64: "false" },
+        rules: [
+          { id: "a", on: "PreToolUse", matcher: ["Bash"], teams: "platform", notify: "s", decide: "deny" },
+          { id: "b", on: "PreToolUse", prompt: { text: "ok?", model: "m", timeoutMs: 1.5 } },
+        ],
+        sinks: { s: { type: "slack", url: "env:SLACK_URL", retryScheduleSeconds: "5" } },
+        models: { m: { provider: "anthropic", model: "claude-haiku-4-5", apiKey: "k", maxConcurrent: "x" } },
+      }),
+    ).toEqual([
+      "$.defaults.deadlineMs: must be a number: write 5000, without quotes",
+      "$.egress.allowNat64: must be true or false: write false, without quotes",
+      "$.rules[0].matcher: must be a string, not a list",
+      '$.rules[0].teams: must be a list: write ["platform"] for a list of one',
+      '$.rules[0].notify: must be a list: write ["s"] for a list of one',
+      "$.rules[1].prompt.timeoutMs: must be a whole number, not 1.5",
+      '$.sinks.s.retryScheduleSeconds: must be a list, not "5"',
+      '$.models.m.maxConcurrent: must be a number, not "x"',
+    ]);
   });
 
   it("says a token with no team needs one, and a token with both sha256 and env to keep one", async () => {
