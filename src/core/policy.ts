@@ -25,6 +25,7 @@ import {
   SinkSchema,
   type TokenDocument,
   TokenSchema,
+  WHERE_OPERATORS,
 } from "./policy-schema.js";
 import type { EnvReader, Sha256 } from "./ports.js";
 import { err, ok, type Result } from "./result.js";
@@ -319,8 +320,25 @@ export function parsePolicyDocument(text: string): Result<PolicyDocument, Policy
 
 function validatePolicyDocument(value: unknown): Result<PolicyDocument, PolicyIssue[]> {
   const result = PolicySchema.safeParse(value);
-  if (!result.success) return err(result.error.issues.map((issue) => schemaIssue(issue, value)));
+  if (!result.success) {
+    // A `where` object with a key no operator has is said once, by its unknown key (which says
+    // what to write); not again as an object without exactly one operator.
+    const unknownAt = new Set(
+      result.error.issues.filter((i) => i.code === "unrecognized_keys").map((i) => jsonPath(i.path)),
+    );
+    const issues = result.error.issues.filter(
+      (i) => !(i.code === "custom" && whereOperatorAt(i.path) && unknownAt.has(jsonPath(i.path))),
+    );
+    return err(issues.map((issue) => schemaIssue(issue, value)));
+  }
   return ok(result.data);
+}
+
+/** Whether `path` is that of a rule's `where` condition (`$.rules[0].where.cwd`, or a `not` in one). */
+function whereOperatorAt(path: readonly PropertyKey[]): boolean {
+  return (
+    path[0] === "rules" && path[2] === "where" && path.length >= 4 && path.slice(4).every((k) => k === "not")
+  );
 }
 
 /** zod/mini ships no message locale (it would grow the Worker bundle); say it in our own words. */
@@ -357,6 +375,22 @@ function explained(
     return { path, message: "is required" };
   if (issue.code === "invalid_type" && issue.message === "Invalid input")
     return { path, message: wrongType(issue.expected, at) };
+  if (issue.code === "unrecognized_keys" && whereOperatorAt(path)) {
+    // `"tool_input": {"command": "ls"}`, written as the event nests it: a where key is a path.
+    const [key] = issue.keys;
+    const operators: readonly string[] = WHERE_OPERATORS;
+    const nested =
+      path.length === 4 &&
+      key !== undefined &&
+      isRecord(at) &&
+      !Object.keys(at).some((k) => operators.includes(k))
+        ? `; to test a field inside ${JSON.stringify(path[3])}, write its dotted path as the where key: ${JSON.stringify(`${String(path[3])}.${key}`)}`
+        : "";
+    return {
+      path,
+      message: `${issueMessage(issue)}: a where condition is a literal or an object with one of ${WHERE_OPERATORS.join(", ")}${nested}`,
+    };
+  }
   if (issue.code !== "invalid_union") return { path, message: issueMessage(issue) };
   // A discriminator no form has (a sink's `type`): the values it takes.
   const options = "options" in issue ? issue.options : undefined;

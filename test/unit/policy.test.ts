@@ -609,6 +609,32 @@ describe("schema messages that say what to fix (a hunt)", () => {
     ]);
   });
 
+  it("says a where condition nested as the event nests it is written with a dotted path, once per condition", async () => {
+    // A hunt of the messages: `"tool_input": {"command": "ls"}` read `unknown key "command"` and
+    // again "an operator object takes exactly one of ...", never what to write.
+    const operators = "equals, regex, glob, contains, startsWith, in, exists, not";
+    expect(
+      await messagesOf({
+        rules: [
+          {
+            id: "a",
+            on: "PreToolUse",
+            decide: "deny",
+            where: {
+              tool_input: { command: "ls" },
+              cwd: { regex: "^/srv", glb: "x" },
+              x: { not: { is: 1 } },
+            },
+          },
+        ],
+      }),
+    ).toEqual([
+      `$.rules[0].where.tool_input: unknown key "command": a where condition is a literal or an object with one of ${operators}; to test a field inside "tool_input", write its dotted path as the where key: "tool_input.command"`,
+      `$.rules[0].where.cwd: unknown key "glb": a where condition is a literal or an object with one of ${operators}`,
+      `$.rules[0].where.x.not: unknown key "is": a where condition is a literal or an object with one of ${operators}`,
+    ]);
+  });
+
   it("says a token with no team needs one, and a token with both sha256 and env to keep one", async () => {
     // A hunt of the messages: both read "does not match any of the accepted forms", naming
     // neither the missing team nor the key too many.
