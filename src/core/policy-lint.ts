@@ -90,6 +90,13 @@ export function lintPolicy(policy: Policy, env?: EnvReader): PolicyIssue[] {
 function lintRule(rule: CompiledRule, warn: (path: string, message: string) => void): void {
   const p = rule.path;
   if (rule.mode === "off") warn(`${p}.mode`, `rule "${rule.id}" is off and never evaluated`);
+  // evaluate.ts queues the notifications of enforcing rules only: a shadow rule changes nothing
+  // outside the audit line, where what it would have decided is recorded.
+  if (rule.mode === "shadow" && rule.notify.length > 0)
+    warn(
+      `${p}.notify`,
+      `is never sent: a shadow rule changes nothing but the audit line's "shadow" field, where what it would have decided is recorded; notify from an enforcing rule`,
+    );
   const events = rule.events === "*" ? [] : rule.events;
   for (const [i, name] of events.entries()) {
     const at = typeof rule.document.on === "string" ? `${p}.on` : `${p}.on[${i}]`;

@@ -1,4 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { evaluatePolicy } from "../../src/core/evaluate.js";
+import { parseHookEvent } from "../../src/core/events.js";
 import { lintPolicy } from "../../src/core/policy-lint.js";
 import { policyFrom } from "../support/policy.js";
 
@@ -388,6 +390,42 @@ describe("lintPolicy: a prompt rule whose verdict no client can honour", () => {
       '$.rules[1].prompt: no client can honour a model\'s verdict on SessionEnd (a "no" is sent as a deny or a block); the model is called and its verdict is not sent there',
       '$.rules[2].prompt: "on": "*" includes events where no client can honour a model\'s verdict (18 of Claude Code\'s 34 events, e.g. Notification, SessionStart, SessionEnd); the model is called there and its verdict is not sent',
       '$.rules[3].prompt: "on": "*" includes events where no client can honour a model\'s verdict (1 of the 5 tool events its "if" limits it to, e.g. PermissionDenied); the model is called there and its verdict is not sent',
+    ]);
+  });
+});
+
+describe("lintPolicy: a shadow rule's notify", () => {
+  it("says it is never sent, as the gateway sends only enforcing rules' notifications", async () => {
+    const policy = await policyFrom({
+      version: 1,
+      auth: { tokens: [] },
+      rules: [
+        { id: "try-deny", on: "PreToolUse", mode: "shadow", decide: "deny", notify: ["security"] },
+        { id: "tell", on: "Stop", mode: "shadow", notify: ["security"] },
+        { id: "enforced", on: "SessionEnd", notify: ["security"] },
+      ],
+      sinks: { security: { type: "webhook", url: "https://siem.example/in" } },
+    });
+    // What the lint says is what evaluation does: the shadow rule applies, its sinks are not queued.
+    const event = parseHookEvent({
+      session_id: "s",
+      transcript_path: "/t",
+      cwd: "/p",
+      hook_event_name: "PreToolUse",
+      tool_name: "Bash",
+      tool_input: { command: "ls" },
+    });
+    if (!event.ok) throw new Error("the event should parse");
+    const evaluation = evaluatePolicy(policy, event.value, { team: "default" });
+    expect(evaluation.shadowed.map((m) => m.rule.id)).toEqual(["try-deny"]);
+    expect(evaluation.notify).toEqual([]);
+    expect(
+      lintPolicy(policy)
+        .map((w) => `${w.path}: ${w.message}`)
+        .filter((w) => w.includes(".notify")),
+    ).toEqual([
+      '$.rules[0].notify: is never sent: a shadow rule changes nothing but the audit line\'s "shadow" field, where what it would have decided is recorded; notify from an enforcing rule',
+      '$.rules[1].notify: is never sent: a shadow rule changes nothing but the audit line\'s "shadow" field, where what it would have decided is recorded; notify from an enforcing rule',
     ]);
   });
 });
