@@ -49,6 +49,17 @@ describe("combineEffects", () => {
       ]).updatedInput,
     ).toBeUndefined();
   });
+
+  it("sends the updatedInput of the first allow in rule order that has one, as the README says", () => {
+    const first = { command: "npm test -- --ci" };
+    const decision = combineEffects([
+      { ruleId: "a", decision: "allow" },
+      { ruleId: "b", decision: "allow", updatedInput: first },
+      { ruleId: "c", decision: "allow", updatedInput: { command: "npm test" } },
+    ]);
+    expect(decision.updatedInput).toBe(first);
+    expect(decision.decidedBy).toEqual(["a", "b", "c"]);
+  });
 });
 
 describe("ending the turn", () => {
