@@ -610,6 +610,17 @@ function lintAction(rule: CompiledRule, event: string, warn: (path: string, mess
       );
     }
   }
+  // judge.ts verdictEffect: ending the turn on Stop would let the agent stop, undoing the block.
+  if (
+    action.kind === "prompt" &&
+    action.prompt.stop === true &&
+    (event === "Stop" || event === "SubagentStop")
+  ) {
+    warn(
+      `${p}.prompt.stop`,
+      `does nothing on ${event}: a "no" there blocks the stop so the agent goes on, and ending the turn would undo that (as in Claude Code's own prompt hooks)`,
+    );
+  }
   // A model's "no" is sent as a deny or a block (judge.ts verdictEffect): where neither is, the
   // model is called and its verdict dropped, as a decide rule's there is.
   if (action.kind === "prompt" && isKnownEvent(event) && !honouredDecision(event, "deny")) {

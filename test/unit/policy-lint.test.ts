@@ -394,6 +394,37 @@ describe("lintPolicy: a prompt rule whose verdict no client can honour", () => {
   });
 });
 
+describe("lintPolicy: a prompt's stop on Stop", () => {
+  it("says it does nothing there, where a no blocks the stop, and nothing on the events where it ends the turn", async () => {
+    const policy = await policyFrom({
+      version: 1,
+      auth: { tokens: [] },
+      egress: { allowedHttpHookUrls: ["https://policy.example/*"] },
+      rules: [
+        {
+          id: "judge",
+          on: ["PreToolUse", "Stop", "SubagentStop"],
+          where: { stop_hook_active: false },
+          prompt: { text: "ok?", model: "m", stop: true },
+        },
+      ],
+      models: {
+        m: { provider: "anthropic", model: "claude-haiku-4-5", apiKey: "k", url: "https://policy.example/m" },
+      },
+    });
+    expect(
+      lintPolicy(policy)
+        .map((w) => `${w.path}: ${w.message}`)
+        .filter((w) => w.includes(".prompt.stop")),
+    ).toEqual(
+      ["Stop", "SubagentStop"].map(
+        (event) =>
+          `$.rules[0].prompt.stop: does nothing on ${event}: a "no" there blocks the stop so the agent goes on, and ending the turn would undo that (as in Claude Code's own prompt hooks)`,
+      ),
+    );
+  });
+});
+
 describe("lintPolicy: a shadow rule's notify", () => {
   it("says it is never sent, as the gateway sends only enforcing rules' notifications", async () => {
     const policy = await policyFrom({
