@@ -9,8 +9,13 @@
  * All three are per process (per isolate on Workers): state is not shared between instances.
  */
 import type { RuleEffect } from "../core/decision.js";
-import { errorMessage, invalidHeaderError } from "../core/errors.js";
-import { interpolateHeaders, invalidHeaderValues, parseForwardResponse } from "../core/forward.js";
+import { errorMessage, invalidHeaderError, invalidHeaderNameError } from "../core/errors.js";
+import {
+  interpolateHeaders,
+  invalidHeaderNames,
+  invalidHeaderValues,
+  parseForwardResponse,
+} from "../core/forward.js";
 import type { HookEvent } from "../core/hook-event.js";
 import {
   buildJudgeRequest,
@@ -446,6 +451,8 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
       deps.env,
     );
     // Refused by name here, not by the HTTP client as a connection failure.
+    const badNames = invalidHeaderNames(headers);
+    if (badNames.length > 0) return onError(rule, input, invalidHeaderNameError(badNames));
     const invalid = invalidHeaderValues(headers);
     if (invalid.length > 0) return onError(rule, input, invalidHeaderError(invalid));
     const sent = await deps.egress({

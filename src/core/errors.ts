@@ -72,6 +72,19 @@ export function invalidHeaderError(names: readonly string[]): RemoteActionError 
 }
 
 /**
+ * Forward headers whose name is no HTTP field name. Names are the policy's own text, never a
+ * secret, so they are quoted.
+ */
+export function invalidHeaderNameError(names: readonly string[]): RemoteActionError {
+  const list = names.map((name) => JSON.stringify(name)).join(", ");
+  const which = names.length === 1 ? `the header name ${list} is` : `the header names ${list} are`;
+  return {
+    code: "FORWARD_INVALID_HEADER",
+    message: `${which} no HTTP header name (letters, digits and !#$%&'*+-.^_\`|~, no spaces or colons), so nothing was sent; fix it in the rule's forward.headers`,
+  };
+}
+
+/**
  * What a caught value says: an Error's message, anything else as a string. An AggregateError
  * with no message of its own (Node's, when every address of a name failed to connect) says its
  * errors', joined.

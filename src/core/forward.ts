@@ -72,6 +72,14 @@ export function headerVariables(template: string): string[] {
  */
 const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 
+/** An HTTP field name (RFC 9110 §5.1: a token). */
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
+/** The header names that are no HTTP field name (`X Trace`, `X-Trace:`), in order. */
+export function invalidHeaderNames(headers: Readonly<Record<string, string>>): string[] {
+  return Object.keys(headers).filter((name) => !HEADER_NAME.test(name));
+}
+
 /** The names of the headers whose value is not a valid HTTP field value, in order. */
 export function invalidHeaderValues(headers: Readonly<Record<string, string>>): string[] {
   return Object.entries(headers)

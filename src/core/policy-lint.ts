@@ -19,7 +19,7 @@ import {
   PERMISSION_EVENTS,
 } from "./event-capabilities.js";
 import { CLAUDE_CODE_EVENTS, closestEvent, isKnownEvent, TOOL_EVENTS } from "./events.js";
-import { headerVariables } from "./forward.js";
+import { headerVariables, invalidHeaderNames, invalidHeaderValues } from "./forward.js";
 import { DEFAULT_MODEL_URLS, promptPlaceholders } from "./judge.js";
 import { eventReadsMatcher } from "./matcher.js";
 import type { PermissionRule } from "./permission-rule.js";
@@ -732,6 +732,17 @@ function lintForwardHeaderVariables(
           warn(at, `header "${header}" reads $${name}, which ${why}, so it is always sent empty there`);
       }
       for (const problem of unreadVariables(value)) warn(at, `header "${header}" has ${problem}`);
+      // Refused when the rule runs (remote-actions.ts), so every call answers with its onError.
+      if (invalidHeaderNames({ [header]: value }).length > 0)
+        warn(
+          at,
+          `"${header}" is no HTTP header name (letters, digits and !#$%&'*+-.^_\`|~, no spaces or colons), so nothing is ever sent and the rule always answers with its onError`,
+        );
+      else if (headerVariables(value).length === 0 && invalidHeaderValues({ [header]: value }).length > 0)
+        warn(
+          at,
+          `header "${header}" has a character no HTTP header can carry (a control character, DEL, or a character past U+00FF), so nothing is ever sent and the rule always answers with its onError`,
+        );
     }
   }
 }

@@ -222,6 +222,40 @@ describe("forward rules", () => {
     },
   );
 
+  it("refuses a header name that is no HTTP header name by name, sends nothing, and answers with onError", async () => {
+    // It loaded, and every call failed as EGRESS_CONNECT_FAILED ("invalid header key"), as if the
+    // team server were down.
+    const app = await testApp(
+      await authPolicy(
+        [
+          {
+            id: "traced",
+            on: "PreToolUse",
+            forward: {
+              url: `${downstream.url}/hook`,
+              headers: { "X Trace": "1", "X-Fine": "ok" },
+              timeoutMs: 500,
+              onError: "deny",
+            },
+          },
+        ],
+        { egress },
+      ),
+    );
+    const before = downstream.received.length;
+    const body = await jsonOf(await app.post("/v1/hooks", bash("ls")));
+    expect(downstream.received.length).toBe(before);
+    expect(body.hookSpecificOutput).toMatchObject({
+      permissionDecision: "deny",
+      permissionDecisionReason: expect.stringContaining(
+        '(FORWARD_INVALID_HEADER: the header name "X Trace" is no HTTP header name',
+      ),
+    });
+    expect(lastAudit(app).pending).toEqual([
+      expect.objectContaining({ rule: "traced", outcome: "FORWARD_INVALID_HEADER", onError: "deny" }),
+    ]);
+  });
+
   it("sends a header value with tabs, spaces and Latin-1 characters as it is", async () => {
     const app = await testApp(
       await authPolicy(

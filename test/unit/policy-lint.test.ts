@@ -425,6 +425,36 @@ describe("lintPolicy: a prompt's stop on Stop", () => {
   });
 });
 
+describe("lintPolicy: a forward header no HTTP request can carry", () => {
+  it("warns about a name that is no header name and a written value with a character no header carries", async () => {
+    const policy = await policyFrom({
+      version: 1,
+      auth: { tokens: [] },
+      egress: { allowedHttpHookUrls: ["https://policy.example/*"], httpHookAllowedEnvVars: ["TRACE"] },
+      rules: [
+        {
+          id: "relay",
+          on: "PreToolUse",
+          forward: {
+            url: "https://policy.example/hook",
+            headers: { "X Trace": "1", "X-Team:": "a", "X-Cafe": "caf\u20ac", "X-Ok": "caf\u00e9 $TRACE" },
+            allowedEnvVars: ["TRACE"],
+          },
+        },
+      ],
+    });
+    expect(
+      lintPolicy(policy)
+        .map((w) => `${w.path}: ${w.message}`)
+        .filter((w) => w.includes("forward.headers")),
+    ).toEqual([
+      '$.rules[0].forward.headers["X Trace"]: "X Trace" is no HTTP header name (letters, digits and !#$%&\'*+-.^_`|~, no spaces or colons), so nothing is ever sent and the rule always answers with its onError',
+      '$.rules[0].forward.headers["X-Team:"]: "X-Team:" is no HTTP header name (letters, digits and !#$%&\'*+-.^_`|~, no spaces or colons), so nothing is ever sent and the rule always answers with its onError',
+      '$.rules[0].forward.headers["X-Cafe"]: header "X-Cafe" has a character no HTTP header can carry (a control character, DEL, or a character past U+00FF), so nothing is ever sent and the rule always answers with its onError',
+    ]);
+  });
+});
+
 describe("lintPolicy: a shadow rule's notify", () => {
   it("says it is never sent, as the gateway sends only enforcing rules' notifications", async () => {
     const policy = await policyFrom({
