@@ -404,6 +404,18 @@ function explained(
     (errors[0].code === "invalid_type" ||
       (errors[0].code === "invalid_union" && errors[0].errors.every(typeOnly)));
   const meant = issue.errors.filter((errors) => !typeOnly(errors));
+  if (meant.length === 0 && Array.isArray(at) && whereOperatorAt(path) && path.length === 4) {
+    // A literal is compared by equality, and a list is no literal: say how a list is compared.
+    const short = (value: unknown) => {
+      const text = JSON.stringify(value) ?? "";
+      return text.length <= 60 ? text : Array.isArray(value) ? "[…]" : '"…"';
+    };
+    const list = short(at);
+    return {
+      path,
+      message: `is a list, which a where condition compares through an operator: {"equals": ${list}} for the whole list, {"contains": ${short(at[0] ?? "…")}} for one item, {"in": ${list}} for a value among them`,
+    };
+  }
   if (meant.length === 0) {
     const kinds = [...new Set(issue.errors.flatMap(expectedKinds))];
     return {

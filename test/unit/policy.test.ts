@@ -635,6 +635,18 @@ describe("schema messages that say what to fix (a hunt)", () => {
     ]);
   });
 
+  it("says a where condition that is a list is compared through an operator, naming the three", async () => {
+    // A hunt of the messages: it read "must be a string, a number, true or false, null or an
+    // object", and an object of what, it did not say.
+    expect(
+      await messagesOf({
+        rules: [{ id: "a", on: "PreToolUse", decide: "deny", where: { "tool_input.paths": ["a", "b"] } }],
+      }),
+    ).toEqual([
+      '$.rules[0].where["tool_input.paths"]: is a list, which a where condition compares through an operator: {"equals": ["a","b"]} for the whole list, {"contains": "a"} for one item, {"in": ["a","b"]} for a value among them',
+    ]);
+  });
+
   it("says a token with no team needs one, and a token with both sha256 and env to keep one", async () => {
     // A hunt of the messages: both read "does not match any of the accepted forms", naming
     // neither the missing team nor the key too many.
