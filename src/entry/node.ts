@@ -103,16 +103,18 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
     return loaded;
   };
 
-  const first = await load();
-  if (!first.ok) throw new PolicyLoadError(options.policyPath, first.error);
-  if (first.value.policy.auth === undefined && !loopbackName(options.host)) {
-    // `check` says this of every policy without auth; bound beyond loopback it is what matters.
+  /** `check` says this of every policy without auth; bound beyond loopback it is what matters. */
+  const warnIfOpen = (policy: Policy) => {
+    if (policy.auth !== undefined || loopbackName(options.host)) return;
     logger.log("warn", "policy has no auth, and serve listens beyond loopback", {
       host: options.host,
       problem:
         'every caller that can reach it is accepted as team "default" and can make it call models, forward hooks and notify sinks; add auth.tokens, or listen on 127.0.0.1',
     });
-  }
+  };
+  const first = await load();
+  if (!first.ok) throw new PolicyLoadError(options.policyPath, first.error);
+  warnIfOpen(first.value.policy);
   let current = first.value.policy;
   let reloading: Promise<unknown> = Promise.resolve();
   /** The reload asked for that has not started yet, if any. */
@@ -347,6 +349,8 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
     deliveries.policy(deliverySettings(current));
     metrics.increment("hookgate_policy_reloads_total", { outcome: "loaded" });
     logger.log("info", "policy reloaded", { policy: current.hash, rules: current.rules.length });
+    // A reload that drops `auth` opens the gateway as a start without it would.
+    warnIfOpen(current);
     return [];
   }
 

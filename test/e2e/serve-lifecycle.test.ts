@@ -664,4 +664,29 @@ describe("serve beyond loopback", () => {
     expect(local.some((l) => l.msg === "hookgate listening")).toBe(true);
     expect(local.some((l) => l.msg.includes("no auth"))).toBe(false);
   });
+
+  it("warns when a reload drops auth, as a start without it does", async () => {
+    // It warned at start only: a SIGHUP that took auth away opened the gateway without a word.
+    const path = join(dir, "auth-then-none.json");
+    const token = { team: "t", sha256: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08" };
+    writeFileSync(path, JSON.stringify({ version: 1, auth: { tokens: [token] }, rules: [] }));
+    const serve = spawnServe(path, join(dir, "auth-then-none"), { host: "0.0.0.0" });
+    try {
+      await waitWhileRunning(serve.child, 1000, () => /hookgate listening/.test(serve.stdout()));
+      expect(serve.stdout()).not.toContain("no auth");
+      writeFileSync(path, JSON.stringify({ version: 1, rules: [] }));
+      serve.child.kill("SIGHUP");
+      await waitWhileRunning(serve.child, 1000, () => /no auth, and serve listens/.test(serve.stdout()));
+      const lines = serve
+        .stdout()
+        .split("\n")
+        .filter((l) => l !== "")
+        .map((l) => JSON.parse(l) as { level: string; msg: string });
+      expect(lines.map((l) => l.msg)).toEqual(
+        expect.arrayContaining(["policy reloaded", "policy has no auth, and serve listens beyond loopback"]),
+      );
+    } finally {
+      await serve.stop();
+    }
+  });
 });
