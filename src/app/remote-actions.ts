@@ -441,9 +441,17 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
     timeoutMs: number,
     signal: AbortSignal,
   ): Promise<Attempt> {
-    const target = rule.document.forward;
+    const action = rule.action;
+    // Its url read from the environment when it is "env:NAME" (policy.ts resolveForwardUrls).
+    const target = action.kind === "forward" ? action.forward : undefined;
     if (!target)
       return onError(rule, input, { code: "FORWARD_NO_TARGET", message: "the rule has no forward target" });
+    if (action.kind === "forward" && action.unsetUrlVariable !== undefined) {
+      return onError(rule, input, {
+        code: "FORWARD_NO_URL",
+        message: `the rule has no URL (its url reads ${action.unsetUrlVariable}, which is not set)`,
+      });
+    }
     const { headers, dropped } = interpolateHeaders(
       target.headers,
       target.allowedEnvVars,

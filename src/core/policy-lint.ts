@@ -797,8 +797,15 @@ function lintEgressTargets(
     if (refusal !== undefined) warn(path, `the egress guard will refuse it (${refusal}); ${then}`);
   };
   for (const rule of policy.rules) {
-    if (rule.document.forward)
-      judge(`${rule.path}.forward.url`, rule.document.forward.url, "the rule will answer with its onError");
+    const action = rule.action;
+    // An unset variable is warned about when the policy loads; a set one is judged as it reads.
+    if (action.kind !== "forward" || action.unsetUrlVariable !== undefined) continue;
+    const written = rule.document.forward?.url;
+    judge(
+      `${rule.path}.forward.url`,
+      action.forward.url,
+      `the rule will answer with its onError${written !== undefined && written !== action.forward.url ? ` (the URL in ${written.slice(4)} here)` : ""}`,
+    );
   }
   for (const [name, sink] of Object.entries(policy.document.sinks ?? {})) {
     // An unset variable is warned about when the policy loads; a set one is judged as written here.

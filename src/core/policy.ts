@@ -58,7 +58,16 @@ export type RuleAction =
     }
   | { readonly kind: "context"; readonly text: string; readonly systemMessage?: string | undefined }
   | { readonly kind: "prompt"; readonly prompt: PromptAction }
-  | { readonly kind: "forward"; readonly forward: ForwardAction }
+  | {
+      readonly kind: "forward";
+      /** As written, but its `url` read from the environment when it is `"env:NAME"`. */
+      readonly forward: ForwardAction;
+      /**
+       * The variable an `env:` url names when it is unset: every call then fails and `onError`
+       * applies (the url is left as written, and never called).
+       */
+      readonly unsetUrlVariable?: string | undefined;
+    }
   | { readonly kind: "notify" };
 
 export interface CompiledRule {
@@ -204,6 +213,7 @@ export async function loadPolicy(
   for (const issue of badEnvNames(document)) (issue.severity === "error" ? issues : warnings).push(issue);
   warnings.push(...badAllowedEnvVars(document));
   const models = compileModels(document, deps.env, warnings);
+  const withUrls = resolveForwardUrls(rules, deps.env, warnings);
   warnAboutSinkValues(document, deps.env, warnings);
   if (issues.length > 0) return err(issues);
   // Of the JSON, not of its spelling: a file reformatted, or minified for a secret (`jq -c`, as
@@ -211,7 +221,7 @@ export async function loadPolicy(
   const hash = (await deps.sha256(JSON.stringify(raw.value))).slice(0, 16);
   const secrets = collectSecrets(document, deps.env);
   return ok({
-    policy: createPolicy(document, hash, rules, tokens, egress?.policy, models, secrets),
+    policy: createPolicy(document, hash, withUrls, tokens, egress?.policy, models, secrets),
     warnings,
   });
 }
@@ -872,6 +882,7 @@ function badEnvNames(document: PolicyDocument): PolicyIssue[] {
     ...Object.entries(document.sinks ?? {}).flatMap(([name, sink]) =>
       SINK_ENV_FIELDS[sink.type].map((field) => ["sinks", name, field]),
     ),
+    ...(Array.isArray(document.rules) ? document.rules : []).map((_, i) => ["rules", i, "forward", "url"]),
   ];
   return fields.flatMap((path) => {
     const value = valueAt(document, path).at;
@@ -882,7 +893,8 @@ function badEnvNames(document: PolicyDocument): PolicyIssue[] {
         : `"env:" should be followed by ${ENV_NAME_RULE}; no shell can export this one`;
     return [
       {
-        severity: value === "env:" ? ("error" as const) : ("warning" as const),
+        // A forward url read so is new: one written "env:" loaded before (and always failed).
+        severity: value === "env:" && path[0] !== "rules" ? ("error" as const) : ("warning" as const),
         path: jsonPath(path),
         message,
       },
@@ -961,6 +973,33 @@ function compileModels(
     });
   }
   return models;
+}
+
+/**
+ * A forward rule's url read from the environment when it is `"env:NAME"` (POLICY.md, Secrets:
+ * every "env:NAME" value), as a model's and a sink's are: a team server's address, or a token in
+ * its query, kept out of the file. Unset, the rule's every call fails into its `onError`.
+ */
+function resolveForwardUrls(
+  rules: readonly CompiledRule[],
+  env: EnvReader,
+  warnings: PolicyIssue[],
+): CompiledRule[] {
+  return rules.map((rule) => {
+    const action = rule.action;
+    // "env:" alone names nothing (badEnvNames warns): sent as written, as it always was.
+    if (action.kind !== "forward" || !action.forward.url.startsWith("env:") || action.forward.url === "env:")
+      return rule;
+    const url = resolveSecret(action.forward.url, env);
+    if (url !== undefined) return { ...rule, action: { ...action, forward: { ...action.forward, url } } };
+    const variable = action.forward.url.slice(4);
+    warnings.push({
+      severity: "warning",
+      path: `${rule.path}.forward.url`,
+      message: `${variable} is not set, so every call of rule "${rule.id}" fails and it answers with its onError`,
+    });
+    return { ...rule, action: { ...action, unsetUrlVariable: variable } };
+  });
 }
 
 /**

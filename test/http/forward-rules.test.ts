@@ -4,9 +4,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPrometheusRegistry } from "../../src/adapters/metrics/prometheus.js";
+import { lintPolicy } from "../../src/core/policy-lint.js";
 import { authPolicy, jsonOf, type TestApp, testApp } from "../support/app.js";
 import { type LoopbackServer, loopbackServer } from "../support/loopback.js";
 import { type ModelServer, startModelServer } from "../support/model-server.js";
+import { loaded, policyFrom } from "../support/policy.js";
 
 type Reply = { status?: number; body?: string; hang?: boolean; location?: string };
 let next: Reply = {};
@@ -105,6 +107,48 @@ describe("forward rules", () => {
     const got = downstream.received.at(-1);
     expect(got?.body).toBe(body);
     expect(got?.headers["content-type"]).toBe("application/json");
+  });
+
+  it("reads an env: url from the environment, as a model's and a sink's, and answers onError naming an unset one", async () => {
+    // POLICY.md, Secrets: every "env:NAME" value is read at load. A forward url was sent as
+    // written, refused as the scheme "env:" (EGRESS_BAD_SCHEME), and check said so.
+    const rules = [
+      {
+        id: "relay",
+        on: "PreToolUse",
+        forward: { url: "env:TEAM_HOOK_URL", timeoutMs: 500, onError: "deny" },
+      },
+    ];
+    const app = await testApp(await authPolicy(rules, { egress }), {
+      TEAM_HOOK_URL: `${downstream.url}/hook?key=a1b2c3d4e5f6a7b8c9d0`,
+    });
+    next = { body: deny("the team server says no") };
+    const before = downstream.received.length;
+    const res = await app.post("/v1/hooks", bash("rm x"));
+    expect((await jsonOf(res)).hookSpecificOutput.permissionDecisionReason).toBe("the team server says no");
+    expect(downstream.received.length).toBe(before + 1);
+    expect(downstream.received.at(-1)?.url).toBe("/hook?key=a1b2c3d4e5f6a7b8c9d0");
+
+    const document = await authPolicy(rules, { egress });
+    expect((await loaded(document)).warnings).toContainEqual({
+      severity: "warning",
+      path: "$.rules[0].forward.url",
+      message:
+        'TEAM_HOOK_URL is not set, so every call of rule "relay" fails and it answers with its onError',
+    });
+    const unset = await testApp(document);
+    const answer = await jsonOf(await unset.post("/v1/hooks", bash("rm x")));
+    expect(answer.hookSpecificOutput.permissionDecisionReason).toContain(
+      "(FORWARD_NO_URL: the rule has no URL (its url reads TEAM_HOOK_URL, which is not set))",
+    );
+    expect(downstream.received.length).toBe(before + 1);
+    expect(lintPolicy(await policyFrom(document, { TEAM_HOOK_URL: "ftp://x.example/" }))).toContainEqual({
+      severity: "warning",
+      path: "$.rules[0].forward.url",
+      message: expect.stringMatching(
+        /^the egress guard will refuse it \(EGRESS_BAD_SCHEME: .*\(the URL in TEAM_HOOK_URL here\)$/,
+      ),
+    });
   });
 
   it("masks the credentials a downstream reason quotes in the audit line, not in the answer", async () => {
