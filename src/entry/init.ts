@@ -358,7 +358,7 @@ function deepagents(options: InitOptions, notes: string[]): InitOutput {
   );
   if (options.failClosed) {
     notes.push(
-      "PreToolUse exits 2 when the gateway cannot be reached or something in front of it answers an HTTP error, which deepagents reads as a block; it needs curl 7.76 or later (--fail-with-body), and an older curl blocks every call",
+      "PreToolUse exits 2 when the gateway cannot be reached, something in front of it answers an HTTP error, or the answer is not the gateway's (a redirect, a page), which deepagents reads as a block; it needs curl 7.76 or later (--fail-with-body), and an older curl blocks every call",
     );
   }
   notes.push(`check the setup with: HOOKGATE_AUTH=… hookgate doctor --url ${url}`);
@@ -368,7 +368,9 @@ function deepagents(options: InitOptions, notes: string[]): InitOutput {
 function deepagentsLegacy(options: InitOptions, notes: string[]): InitOutput {
   const { url, events } = options;
   const config = {
-    hooks: [{ command: ["sh", "-c", curlAdapter(url, LEGACY_CURL_SECONDS, false)], events: [...events] }],
+    hooks: [
+      { command: ["sh", "-c", curlAdapter(url, LEGACY_CURL_SECONDS, false, false)], events: [...events] },
+    ],
   };
   notes.unshift(`deepagents legacy hook for ${events.length} event(s), posting to ${url} through curl`);
   notes.push(
@@ -397,8 +399,13 @@ function adapterTokenNotes(): string[] {
  * plain output as context (clients.md §6.4), and its text would reach the model. Fail-closed has
  * `--fail-with-body` (curl 7.76 or later) instead, and the exit becomes 2, a block, as for an
  * unreachable gateway; deepagents reads no output beside an exit 2.
+ *
+ * Where deepagents reads the answer (v2, `checked`), what is printed must also be the gateway's:
+ * a 2xx that is empty or a JSON object, as `hookgate send` requires. A redirect (a sign-in proxy)
+ * or a 200 page (a site's catch-all at a wrong URL) is no HTTP error to `--fail`, and printed
+ * it would be context too, or let a fail-closed PreToolUse through.
  */
-function curlAdapter(url: string, maxSeconds: number, failClosed: boolean): string {
+function curlAdapter(url: string, maxSeconds: number, failClosed: boolean, checked = true): string {
   const curl = [
     failClosed ? "curl -sS --fail-with-body" : "curl -sS --fail",
     `--max-time ${maxSeconds}`,
@@ -406,10 +413,28 @@ function curlAdapter(url: string, maxSeconds: number, failClosed: boolean): stri
     `-H 'x-hookgate-timeout: ${maxSeconds}'`,
     `-H "Authorization: Bearer \${${ADAPTER_TOKEN_VAR}}"`,
     "--data-binary @-",
+    // The status after the body, with a space: the body is what comes before the last one.
+    ...(checked ? ["-w ' %{http_code}'"] : []),
     shellQuote(url),
   ].join(" ");
-  if (!failClosed) return curl;
-  return `${curl} || { echo 'hookgate: the gateway did not answer with a decision (no connection, or an HTTP error from in front of it); blocking (fail-closed)' >&2; exit 2; }`;
+  if (!checked) return curl;
+  const fail = (why: string) =>
+    failClosed
+      ? `{ echo "hookgate: ${why}; blocking (fail-closed)" >&2; exit 2; }`
+      : `{ echo "hookgate: ${why}; nothing printed" >&2; exit 1; }`;
+  return [
+    `answer=$(${curl}) || ${
+      failClosed
+        ? fail(
+            "the gateway did not answer with a decision (no connection, or an HTTP error from in front of it)",
+          )
+        : "exit"
+    }`,
+    `status=\${answer##* }`,
+    `answer=\${answer% *}`,
+    `case "$status" in 2??) ;; *) ${fail("HTTP $status is not an answer from the gateway")};; esac`,
+    `case "$answer" in ''|'{'*) printf '%s' "$answer";; *) ${fail("the answer is not a JSON object, so not the gateway's (is the URL the gateway's?)")};; esac`,
+  ].join("; ");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -656,6 +681,9 @@ function mentions(hook: unknown, url: string): boolean {
   const command = joined.startsWith("sh -c ") ? joined.slice("sh -c ".length) : joined;
   const quoted = shellQuote(url);
   if (command.startsWith(`hookgate send --url ${quoted} `)) return true;
+  // The checked adapter (deepagents v2) captures curl's output, the URL its last word inside
+  // `$(…)`; the plain one (legacy, and the v2 adapter init wrote before) is curl itself.
+  if (command.startsWith("answer=$(curl -sS ")) return command.includes(` ${quoted}) `);
   return (
     command.startsWith("curl -sS ") && (command.includes(` ${quoted} `) || command.endsWith(` ${quoted}`))
   );
