@@ -384,7 +384,7 @@ function explained(
   if (!present && (issue.code === "invalid_union" || issue.code === "invalid_type"))
     return { path, message: "is required" };
   if (issue.code === "invalid_type" && issue.message === "Invalid input")
-    return { path, message: wrongType(issue.expected, at) };
+    return { path, message: wrongType(issue.expected, at, mayHoldSecret(path)) };
   if (issue.code === "unrecognized_keys" && whereOperatorAt(path)) {
     // `"tool_input": {"command": "ls"}`, written as the event nests it: a where key is a path.
     const [key] = issue.keys;
@@ -491,10 +491,31 @@ const KIND_NAMES: Readonly<Record<string, string>> = {
 };
 
 /**
- * A value of the wrong type: what it must be, and, when it is that value written another way
- * (`"5000"` for 5000, `"false"` for false, `"eng-slack"` for a list of one), what to write.
+ * Whether a value at `path` of a policy may be a secret (a token, a header, a URL whose path or
+ * query is a credential, a key): a message about it names its kind and never quotes it, since a
+ * load error is logged (serve, a SIGHUP reload, Lambda, the Worker).
  */
-export function wrongType(expected: string, value: unknown): string {
+function mayHoldSecret(path: readonly PropertyKey[]): boolean {
+  return path.some((key) => typeof key === "string" && SECRET_KEYS.has(key));
+}
+
+/** The keys whose values, or values inside them, may be secrets. */
+const SECRET_KEYS: ReadonlySet<string> = new Set([
+  "tokens",
+  "allowedHttpHookUrls",
+  "url",
+  "headers",
+  "secret",
+  "token",
+  "apiKey",
+]);
+
+/**
+ * A value of the wrong type: what it must be, and, when it is that value written another way
+ * (`"5000"` for 5000, `"false"` for false, `"eng-slack"` for a list of one), what to write. A value
+ * where a secret may be written (`secret`) is named by its kind, never quoted.
+ */
+export function wrongType(expected: string, value: unknown, secret = false): string {
   const kind = KIND_NAMES[expected] ?? expected;
   const number = typeof value === "string" && value.trim() !== "" ? Number(value) : Number.NaN;
   if ((expected === "number" || expected === "int") && Number.isFinite(number))
@@ -505,8 +526,11 @@ export function wrongType(expected: string, value: unknown): string {
     return `must be ${kind}: write ${value}, without quotes`;
   // Of a string, not of a number: a list's items may be numbers (`retryScheduleSeconds`).
   if (expected === "array" && typeof value === "string" && !Number.isFinite(number))
-    return `must be ${kind}: write [${JSON.stringify(value)}] for a list of one`;
-  return `must be ${kind}, not ${valueKind(value)}`;
+    return secret
+      ? `must be ${kind}: write the string inside [ ] for a list of one`
+      : `must be ${kind}: write [${JSON.stringify(value)}] for a list of one`;
+  const quoted = typeof value === "string" || typeof value === "number";
+  return `must be ${kind}, not ${secret && quoted ? (KIND_NAMES[typeof value] ?? "a number") : valueKind(value)}`;
 }
 
 /** A value as a message names it: a short one as written, a long one by its kind. */

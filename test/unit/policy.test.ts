@@ -609,6 +609,26 @@ describe("schema messages that say what to fix (a hunt)", () => {
     ]);
   });
 
+  it("never quotes a value of the wrong type where a secret is written (a token, a URL, a header, a key)", async () => {
+    // A review: `"headers": "Bearer <token>"` was refused as `must be an object, not "Bearer <token>"`,
+    // and the load error is logged by serve, a SIGHUP reload, Lambda and the Worker.
+    const messages = await messagesOf({
+      auth: { tokens: "tok-SECRET-1" },
+      egress: { allowedHttpHookUrls: "https://hooks.slack.com/services/T0/B0/SECRET-2" },
+      rules: [
+        { id: "f", on: "PreToolUse", forward: { url: "https://x.example/h", headers: "Bearer SECRET-3" } },
+      ],
+      sinks: { s: { type: "webhook", url: "https://x.example/in", secret: 123456789 } },
+    });
+    expect(messages).toEqual([
+      "$.auth.tokens: must be a list: write the string inside [ ] for a list of one",
+      "$.egress.allowedHttpHookUrls: must be a list: write the string inside [ ] for a list of one",
+      "$.rules[0].forward.headers: must be an object, not a string",
+      "$.sinks.s.secret: must be a string, not a number",
+    ]);
+    expect(messages.join("\n")).not.toMatch(/SECRET|123456789/);
+  });
+
   it("says a where condition nested as the event nests it is written with a dotted path, once per condition", async () => {
     // A hunt of the messages: `"tool_input": {"command": "ls"}` read `unknown key "command"` and
     // again "an operator object takes exactly one of ...", never what to write.
