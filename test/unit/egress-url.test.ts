@@ -204,6 +204,36 @@ describe("checkUrl: userinfo and backslash tricks", () => {
       expect(verdict.refusal.reason).not.toMatch(/alice|s3cr3t/);
     }
   });
+
+  it("says of a password with a / that ends the host early, and of a character pasted before the scheme, what they are", () => {
+    // A review: both were told something untrue of the URL as written ("its port is not a
+    // number" of a URL with no port; "its host has a character no host name may have" of a valid
+    // host behind a non-breaking space), and a user fixed what was not broken.
+    const reasonOf = (raw: string) => {
+      const verdict = checkUrl(raw, UNRESTRICTED);
+      expect(verdict.ok, raw).toBe(false);
+      return verdict.ok ? "" : verdict.refusal.reason;
+    };
+    for (const raw of [
+      "https://botuser:Zq/9+w=@hooks.example.com/s3cr3t",
+      "https://botuser:Zq?9#w@hooks.example.com/",
+    ]) {
+      const reason = reasonOf(raw);
+      expect(reason, raw).toMatch(/a \/, \? or # in a password ends the host early/);
+      expect(reason, raw).toMatch(/send them in a header instead/);
+      expect(reason, raw).not.toMatch(/botuser|Zq|s3cr3t|hooks\.example/);
+    }
+    // A real port past 65535 keeps its own reason.
+    expect(reasonOf("https://hooks.example.com:99999/hook")).not.toMatch(/password/);
+    for (const raw of ["\u00a0https://hooks.example.com/hook", "\ufeffhttps://hooks.example.com/hook"]) {
+      expect(reasonOf(raw), JSON.stringify(raw)).toMatch(
+        /a character comes before its scheme \(an invisible one when pasted: a non-breaking space, a byte order mark\); delete it/,
+      );
+    }
+    // The parser drops C0 controls and spaces around a URL; so does the reason.
+    expect(reasonOf("\u0001https://256.0.0.1/")).toMatch(/read as an IPv4 address/);
+    expect(reasonOf("")).toBe("the hook URL is not a valid absolute URL: it is empty");
+  });
 });
 
 describe("checkUrl: percent-encoded and internationalized hosts", () => {

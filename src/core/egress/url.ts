@@ -162,9 +162,14 @@ function parseUrl(raw: string): URL | undefined {
  */
 function unparsable(raw: string): string {
   const base = "the hook URL is not a valid absolute URL";
-  const text = raw.replace(/[\t\n\r]/g, "").trim();
+  // As the parser reads it: tabs and newlines removed, C0 controls and spaces around it dropped
+  // (not the other white space trim() drops, which the parser keeps and fails on).
+  const text = raw.replace(/[\t\n\r]/g, "").replace(/^[\x00-\x20]+|[\x00-\x20]+$/g, "");
+  if (text === "") return `${base}: it is empty`;
   const scheme = /^[A-Za-z][A-Za-z0-9+.-]*:/.exec(text)?.[0];
   if (scheme === undefined) {
+    if (/^[^A-Za-z]{1,8}https?:/i.test(text))
+      return `${base}: a character comes before its scheme (an invisible one when pasted: a non-breaking space, a byte order mark); delete it`;
     return `${base}: it has no scheme; write it in full, starting with https:// (or http://)`;
   }
   if (!/^https?:$/i.test(scheme)) return base;
@@ -191,6 +196,9 @@ function unparsable(raw: string): string {
   if (host === "") return `${base}: it has no host`;
   // Neither is shown: with a / in a password, the parser reads a piece of it as the host and port.
   if (port !== "" && !(/^\d+$/.test(port) && Number(port) <= 65535)) {
+    // `user:pa/ss@host`: the / ends the authority, and `user:pa` reads as a host and a port.
+    if (!authority.includes("@") && text.slice(scheme.length).includes("@"))
+      return `${base}: its port is not a number from 1 to 65535, or it has user:password@ and a /, ? or # in a password ends the host early; credentials in URLs are refused anyway, so send them in a header instead (a forward rule's headers, a sink's token or secret)`;
     return `${base}: its port is not a number from 1 to 65535`;
   }
   if (host.startsWith("[")) return `${base}: its host in brackets is not an IPv6 address`;
