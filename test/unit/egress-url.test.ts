@@ -586,6 +586,22 @@ describe("checkUrl: dot segments are resolved before matching", () => {
   });
 });
 
+describe("checkUrl: what a refused URL misses", () => {
+  it("says of a domain itself that a *. pattern names only its subdomains", () => {
+    // A review: `https://*.acme.example/*` refused https://acme.example/hook with "none names
+    // its host", though a pattern plainly holds the name.
+    const { allowlist } = compileAllowlist(["https://*.acme.example/*"]);
+    const verdict = checkUrl("https://acme.example/hook", allowlist);
+    expect(verdict.ok).toBe(false);
+    if (!verdict.ok)
+      expect(verdict.refusal.reason).toMatch(
+        /; none names its host: \*\.acme\.example names the subdomains of acme\.example, never acme\.example itself, so add a pattern for it$/,
+      );
+    const other = checkUrl("https://other.example/hook", allowlist);
+    if (!other.ok) expect(other.refusal.reason).toMatch(/; none names its host$/);
+  });
+});
+
 describe("checkUrl: presence semantics", () => {
   it("an empty list allows nothing, and says so", () => {
     const { allowlist, errors } = compileAllowlist([]);

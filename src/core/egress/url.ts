@@ -315,7 +315,13 @@ function nearMiss(
   port: number,
 ): string {
   const named = patterns.filter((p) => hostMatches(p.host, host));
-  if (named.length === 0) return "; none names its host";
+  if (named.length === 0) {
+    // `*.acme.example` for `acme.example`: the pattern holds the name, yet never matches it.
+    const apex = patterns.some((p) => p.host.kind === "subdomain" && p.host.domain === host);
+    return apex
+      ? `; none names its host: *.${host} names the subdomains of ${host}, never ${host} itself, so add a pattern for it`
+      : "; none names its host";
+  }
   const some = named.length === 1 ? "the 1 pattern" : `the ${named.length} patterns`;
   if (!named.some((p) => p.schemes.includes(scheme)))
     return `; ${some} naming its host ${named.length === 1 ? "is" : "are"} for another scheme than ${scheme}`;
