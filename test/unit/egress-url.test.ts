@@ -220,7 +220,7 @@ describe("checkUrl: userinfo and backslash tricks", () => {
     ]) {
       const reason = reasonOf(raw);
       expect(reason, raw).toMatch(/a \/, \? or # in a password ends the host early/);
-      expect(reason, raw).toMatch(/send them in a header instead/);
+      expect(reason, raw).toMatch(/a forward rule sends them in its headers, a model in its apiKey/);
       expect(reason, raw).not.toMatch(/botuser|Zq|s3cr3t|hooks\.example/);
     }
     // A real port past 65535 keeps its own reason.

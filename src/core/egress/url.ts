@@ -110,7 +110,7 @@ function check(raw: string, allowlist: Allowlist): UrlVerdict {
     return refuse(
       "EGRESS_USERINFO",
       "url",
-      `the hook URL ${describe(url)} has userinfo (user:password@) before the host; credentials in URLs are refused, so send them in a header instead (a forward rule's headers, a sink's token or secret)`,
+      `the hook URL ${describe(url)} has userinfo (user:password@) before the host; credentials in URLs are refused${CREDENTIALS_GO}`,
     );
   }
 
@@ -138,6 +138,10 @@ function check(raw: string, allowlist: Allowlist): UrlVerdict {
   }
   return { ok: true, url, host, port };
 }
+
+/** Where what a URL's userinfo held goes instead, for each kind of target. */
+const CREDENTIALS_GO =
+  ": a forward rule sends them in its headers, a model in its apiKey, a github-dispatch sink in its token; a webhook sink's receiver checks the signature its secret makes instead";
 
 /** Opening one host by name turns an unset allowlist into one that allows nothing else. */
 const UNSET_ALLOWLIST =
@@ -198,7 +202,7 @@ function unparsable(raw: string): string {
   if (port !== "" && !(/^\d+$/.test(port) && Number(port) <= 65535)) {
     // `user:pa/ss@host`: the / ends the authority, and `user:pa` reads as a host and a port.
     if (!authority.includes("@") && text.slice(scheme.length).includes("@"))
-      return `${base}: its port is not a number from 1 to 65535, or it has user:password@ and a /, ? or # in a password ends the host early; credentials in URLs are refused anyway, so send them in a header instead (a forward rule's headers, a sink's token or secret)`;
+      return `${base}: its port is not a number from 1 to 65535, or it has user:password@ and a /, ? or # in a password ends the host early; credentials in URLs are refused anyway${CREDENTIALS_GO}`;
     return `${base}: its port is not a number from 1 to 65535`;
   }
   if (host.startsWith("[")) return `${base}: its host in brackets is not an IPv6 address`;
