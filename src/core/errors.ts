@@ -72,16 +72,32 @@ export function invalidHeaderError(names: readonly string[]): RemoteActionError 
 }
 
 /**
- * Forward headers whose name is no HTTP field name. Names are the policy's own text, never a
- * secret, so they are quoted.
+ * Forward headers whose name is no HTTP field name, each quoted up to its first character no
+ * name may have: a name is the policy's own text, but a header line written as the name
+ * (`"Authorization: Bearer …"`) holds its secret after that character, and this message goes to
+ * the agent and the log.
  */
 export function invalidHeaderNameError(names: readonly string[]): RemoteActionError {
-  const list = names.map((name) => JSON.stringify(name)).join(", ");
+  const list = names.map(cutHeaderName).join(", ");
   const which = names.length === 1 ? `the header name ${list} is` : `the header names ${list} are`;
   return {
     code: "FORWARD_INVALID_HEADER",
     message: `${which} no HTTP header name (letters, digits and !#$%&'*+-.^_\`|~, no spaces or colons), so nothing was sent; fix it in the rule's forward.headers`,
   };
+}
+
+/** `"Authorization…" (cut at its first colon)`, or the whole name when nothing in it is bad. */
+function cutHeaderName(name: string): string {
+  const good = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]*/.exec(name)?.[0] ?? "";
+  if (good === name) return JSON.stringify(name);
+  const bad = name.charAt(good.length);
+  const what =
+    bad === ":"
+      ? "colon"
+      : bad === " "
+        ? "space"
+        : `${JSON.stringify(bad)} (U+${bad.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")})`;
+  return `${JSON.stringify(`${good}…`)} (cut at its first ${what})`;
 }
 
 /**

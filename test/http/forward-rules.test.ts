@@ -292,12 +292,43 @@ describe("forward rules", () => {
     expect(body.hookSpecificOutput).toMatchObject({
       permissionDecision: "deny",
       permissionDecisionReason: expect.stringContaining(
-        '(FORWARD_INVALID_HEADER: the header name "X Trace" is no HTTP header name',
+        '(FORWARD_INVALID_HEADER: the header name "X…" (cut at its first space) is no HTTP header name',
       ),
     });
     expect(lastAudit(app).pending).toEqual([
       expect.objectContaining({ rule: "traced", outcome: "FORWARD_INVALID_HEADER", onError: "deny" }),
     ]);
+  });
+
+  it("never quotes past the first bad character of a header name: a value written into the name stays out of the answer and the logs", async () => {
+    // A review: `"Authorization: Bearer <token>": ""`, the header line written as its name, was
+    // quoted whole to the agent in the deny reason and to the log on every call.
+    const app = await testApp(
+      await authPolicy(
+        [
+          {
+            id: "traced",
+            on: "PreToolUse",
+            forward: {
+              url: `${downstream.url}/hook`,
+              headers: { "Authorization: Bearer sk-live-Zr8Kq2Wm": "", "X Trace": "1" },
+              timeoutMs: 500,
+              onError: "deny",
+            },
+          },
+        ],
+        { egress },
+      ),
+    );
+    const body = await jsonOf(await app.post("/v1/hooks", bash("ls")));
+    expect(body.hookSpecificOutput).toMatchObject({
+      permissionDecision: "deny",
+      permissionDecisionReason: expect.stringContaining(
+        '(FORWARD_INVALID_HEADER: the header names "Authorization…" (cut at its first colon), "X…" (cut at its first space) are no HTTP header name',
+      ),
+    });
+    expect(JSON.stringify(body)).not.toContain("Zr8Kq2Wm");
+    expect(JSON.stringify(app.logs)).not.toContain("Zr8Kq2Wm");
   });
 
   it("sends a header value with tabs, spaces and Latin-1 characters as it is", async () => {
