@@ -168,6 +168,7 @@ function unparsable(raw: string): string {
   const base = "the hook URL is not a valid absolute URL";
   // As the parser reads it: tabs and newlines removed, C0 controls and spaces around it dropped
   // (not the other white space trim() drops, which the parser keeps and fails on).
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the C0 controls are what the parser drops.
   const text = raw.replace(/[\t\n\r]/g, "").replace(/^[\x00-\x20]+|[\x00-\x20]+$/g, "");
   if (text === "") return `${base}: it is empty`;
   const scheme = /^[A-Za-z][A-Za-z0-9+.-]*:/.exec(text)?.[0];
