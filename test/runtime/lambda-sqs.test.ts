@@ -22,6 +22,7 @@ import { createSqsServer } from "local-aws-sqs";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createSqsClientForLocal, createSqsQueue } from "../../src/adapters/queue/sqs.js";
 import { type DeliveryJob, MAX_HOLDS } from "../../src/core/delivery.js";
+import type { Logger } from "../../src/core/ports.js";
 import {
   createLambdaSqsClient,
   SQS_ANSWER_TIMEOUT_MS,
@@ -122,6 +123,27 @@ const handlerFor = (env: Record<string, string> = {}) =>
     },
     sqsClient: async () => client,
     logger: { log: () => undefined },
+  });
+
+/**
+ * A handler whose policy sends every event's job to one webhook, `url` (a receiver of the test's
+ * own), through `sqsClient` (the loopback server's client by default), its log lines to `log`.
+ */
+const ownSinkHandler = (url: string, deps: { sqsClient?: SQSClient; log?: Logger["log"] } = {}) =>
+  createSqsHandler({
+    env: {
+      HOOKGATE_POLICY: JSON.stringify({
+        version: 1,
+        egress: { allowCidrs: ["127.0.0.1/32"] },
+        rules: [{ id: "audit-everything", on: "*", notify: ["audit"] }],
+        sinks: { audit: { type: "webhook", url, secret: "env:WHSEC" } },
+      }),
+      HOOKGATE_QUEUE_URL: queueUrl,
+      HOOKGATE_DLQ_URL: dlqUrl,
+      WHSEC: SECRET,
+    },
+    sqsClient: async () => deps.sqsClient ?? client,
+    logger: { log: deps.log ?? (() => undefined) },
   });
 
 /**
@@ -728,21 +750,7 @@ describe("the Lambda SQS handler", () => {
     const jobs = [0, 1, 2].map((n) => withSink(jobOf(n), "audit"));
     await send(jobs);
     const event = eventOf(await receiveAll(3));
-    const handler = createSqsHandler({
-      env: {
-        HOOKGATE_POLICY: JSON.stringify({
-          version: 1,
-          egress: { allowCidrs: ["127.0.0.1/32"] },
-          rules: [{ id: "audit-everything", on: "*", notify: ["audit"] }],
-          sinks: { audit: { type: "webhook", url: own.url, secret: "env:WHSEC" } },
-        }),
-        HOOKGATE_QUEUE_URL: queueUrl,
-        HOOKGATE_DLQ_URL: dlqUrl,
-        WHSEC: SECRET,
-      },
-      sqsClient: async () => client,
-      logger: { log: () => undefined },
-    });
+    const handler = ownSinkHandler(own.url);
     // The serverless.yml timeout (60 s) at the first look; then time runs out: 20 s cannot cover a
     // 15 s sink call and the settle after it.
     const context = invocationOf(60_000, 20_000);
@@ -857,20 +865,8 @@ describe("the Lambda SQS handler", () => {
     );
     const received = await receiveAll(2);
     const lines: { level: string; msg: string; fields: Record<string, unknown> }[] = [];
-    const handler = createSqsHandler({
-      env: {
-        HOOKGATE_POLICY: JSON.stringify({
-          version: 1,
-          egress: { allowCidrs: ["127.0.0.1/32"] },
-          rules: [{ id: "audit-everything", on: "*", notify: ["audit"] }],
-          sinks: { audit: { type: "webhook", url: own.url, secret: "env:WHSEC" } },
-        }),
-        HOOKGATE_QUEUE_URL: queueUrl,
-        HOOKGATE_DLQ_URL: dlqUrl,
-        WHSEC: SECRET,
-      },
-      sqsClient: async () => client,
-      logger: { log: (level, msg, fields = {}) => lines.push({ level, msg, fields }) },
+    const handler = ownSinkHandler(own.url, {
+      log: (level, msg, fields = {}) => lines.push({ level, msg, fields }),
     });
     const threeSeconds = { getRemainingTimeInMillis: () => 3_000 };
     expect((await handler(eventOf(received), threeSeconds)).batchItemFailures).toEqual([]);
@@ -913,20 +909,9 @@ describe("the Lambda SQS handler", () => {
       if (failDeletes && command === "DeleteMessageBatchCommand")
         throw Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
     });
-    const handler = createSqsHandler({
-      env: {
-        HOOKGATE_POLICY: JSON.stringify({
-          version: 1,
-          egress: { allowCidrs: ["127.0.0.1/32"] },
-          rules: [{ id: "audit-everything", on: "*", notify: ["audit"] }],
-          sinks: { audit: { type: "webhook", url: own.url, secret: "env:WHSEC" } },
-        }),
-        HOOKGATE_QUEUE_URL: queueUrl,
-        HOOKGATE_DLQ_URL: dlqUrl,
-        WHSEC: SECRET,
-      },
-      sqsClient: async () => flakyDeletes,
-      logger: { log: (_level, msg, fields) => lines.push({ msg, fields }) },
+    const handler = ownSinkHandler(own.url, {
+      sqsClient: flakyDeletes,
+      log: (_level, msg, fields) => lines.push({ msg, fields }),
     });
     // Held; the copy is sent, the old message's delete fails: not reported (Lambda's delete is a
     // second try).
@@ -986,21 +971,7 @@ describe("the Lambda SQS handler", () => {
     cleanups.push(() => own.close());
     const job = withSink(jobOf(0), "audit");
     await send([job]);
-    const handler = createSqsHandler({
-      env: {
-        HOOKGATE_POLICY: JSON.stringify({
-          version: 1,
-          egress: { allowCidrs: ["127.0.0.1/32"] },
-          rules: [{ id: "audit-everything", on: "*", notify: ["audit"] }],
-          sinks: { audit: { type: "webhook", url: own.url, secret: "env:WHSEC" } },
-        }),
-        HOOKGATE_QUEUE_URL: queueUrl,
-        HOOKGATE_DLQ_URL: dlqUrl,
-        WHSEC: SECRET,
-      },
-      sqsClient: async () => client,
-      logger: { log: () => undefined },
-    });
+    const handler = ownSinkHandler(own.url);
     const oneTry = SQS_CONNECT_TIMEOUT_MS + SQS_ANSWER_TIMEOUT_MS;
     const event = eventOf(await receiveAll(1));
     // The 15 s sink call and two tries, but not the second to return in.
