@@ -38,6 +38,31 @@ const egress = {
   httpHookAllowedEnvVars: ["POLICY_TOKEN"],
 };
 
+/**
+ * A policy whose one rule, "traced", forwards every PreToolUse with `headers` and answers deny on
+ * any failure; `readsTraceValue`: its headers may read $TRACE_VALUE.
+ */
+const tracedForward = (
+  headers: Record<string, string>,
+  { readsTraceValue = false, timeoutMs }: { readsTraceValue?: boolean; timeoutMs?: number } = {},
+) =>
+  authPolicy(
+    [
+      {
+        id: "traced",
+        on: "PreToolUse",
+        forward: {
+          url: `${downstream.url}/hook`,
+          headers,
+          ...(readsTraceValue && { allowedEnvVars: ["TRACE_VALUE"] }),
+          ...(timeoutMs !== undefined && { timeoutMs }),
+          onError: "deny",
+        },
+      },
+    ],
+    { egress: readsTraceValue ? { ...egress, httpHookAllowedEnvVars: ["TRACE_VALUE"] } : egress },
+  );
+
 /** Claude Code's PermissionRequest for a Bash call. */
 const permissionRequest = JSON.stringify({
   session_id: "s",
@@ -232,21 +257,9 @@ describe("forward rules", () => {
     "refuses a header value with %s by name, sends nothing, and answers with onError",
     async (_what, value) => {
       const app = await testApp(
-        await authPolicy(
-          [
-            {
-              id: "traced",
-              on: "PreToolUse",
-              forward: {
-                url: `${downstream.url}/hook`,
-                headers: { "X-Trace": "id=$TRACE_VALUE", "X-Fine": "ok" },
-                allowedEnvVars: ["TRACE_VALUE"],
-                timeoutMs: 500,
-                onError: "deny",
-              },
-            },
-          ],
-          { egress: { ...egress, httpHookAllowedEnvVars: ["TRACE_VALUE"] } },
+        await tracedForward(
+          { "X-Trace": "id=$TRACE_VALUE", "X-Fine": "ok" },
+          { readsTraceValue: true, timeoutMs: 500 },
         ),
         { TRACE_VALUE: value },
       );
@@ -269,23 +282,7 @@ describe("forward rules", () => {
   it("refuses a header name that is no HTTP header name by name, sends nothing, and answers with onError", async () => {
     // It loaded, and every call failed as EGRESS_CONNECT_FAILED ("invalid header key"), as if the
     // team server were down.
-    const app = await testApp(
-      await authPolicy(
-        [
-          {
-            id: "traced",
-            on: "PreToolUse",
-            forward: {
-              url: `${downstream.url}/hook`,
-              headers: { "X Trace": "1", "X-Fine": "ok" },
-              timeoutMs: 500,
-              onError: "deny",
-            },
-          },
-        ],
-        { egress },
-      ),
-    );
+    const app = await testApp(await tracedForward({ "X Trace": "1", "X-Fine": "ok" }, { timeoutMs: 500 }));
     const before = downstream.received.length;
     const body = await jsonOf(await app.post("/v1/hooks", bash("ls")));
     expect(downstream.received.length).toBe(before);
@@ -304,20 +301,9 @@ describe("forward rules", () => {
     // A review: `"Authorization: Bearer <token>": ""`, the header line written as its name, was
     // quoted whole to the agent in the deny reason and to the log on every call.
     const app = await testApp(
-      await authPolicy(
-        [
-          {
-            id: "traced",
-            on: "PreToolUse",
-            forward: {
-              url: `${downstream.url}/hook`,
-              headers: { "Authorization: Bearer sk-live-Zr8Kq2Wm": "", "X Trace": "1" },
-              timeoutMs: 500,
-              onError: "deny",
-            },
-          },
-        ],
-        { egress },
+      await tracedForward(
+        { "Authorization: Bearer sk-live-Zr8Kq2Wm": "", "X Trace": "1" },
+        { timeoutMs: 500 },
       ),
     );
     const body = await jsonOf(await app.post("/v1/hooks", bash("ls")));
@@ -332,24 +318,9 @@ describe("forward rules", () => {
   });
 
   it("sends a header value with tabs, spaces and Latin-1 characters as it is", async () => {
-    const app = await testApp(
-      await authPolicy(
-        [
-          {
-            id: "traced",
-            on: "PreToolUse",
-            forward: {
-              url: `${downstream.url}/hook`,
-              headers: { "X-Trace": "$TRACE_VALUE" },
-              allowedEnvVars: ["TRACE_VALUE"],
-              onError: "deny",
-            },
-          },
-        ],
-        { egress: { ...egress, httpHookAllowedEnvVars: ["TRACE_VALUE"] } },
-      ),
-      { TRACE_VALUE: "a\tb ~caf\u00e9" },
-    );
+    const app = await testApp(await tracedForward({ "X-Trace": "$TRACE_VALUE" }, { readsTraceValue: true }), {
+      TRACE_VALUE: "a\tb ~caf\u00e9",
+    });
     next = { body: "" };
     expect(await (await app.post("/v1/hooks", bash("ls"))).text()).toBe("");
     expect(downstream.received.at(-1)?.headers["x-trace"]).toBe("a\tb ~caf\u00e9");
