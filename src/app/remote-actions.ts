@@ -9,8 +9,14 @@
  * All three are per process (per isolate on Workers): state is not shared between instances.
  */
 import type { RuleEffect } from "../core/decision.js";
-import { errorMessage, invalidHeaderError, invalidHeaderNameError } from "../core/errors.js";
 import {
+  clientHeaderError,
+  errorMessage,
+  invalidHeaderError,
+  invalidHeaderNameError,
+} from "../core/errors.js";
+import {
+  clientHeaderNames,
   interpolateHeaders,
   invalidHeaderNames,
   invalidHeaderValues,
@@ -461,6 +467,8 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
     // Refused by name here, not by the HTTP client as a connection failure.
     const badNames = invalidHeaderNames(headers);
     if (badNames.length > 0) return onError(rule, input, invalidHeaderNameError(badNames));
+    const clientNames = clientHeaderNames(headers);
+    if (clientNames.length > 0) return onError(rule, input, clientHeaderError(clientNames));
     const invalid = invalidHeaderValues(headers);
     if (invalid.length > 0) return onError(rule, input, invalidHeaderError(invalid));
     const sent = await deps.egress({

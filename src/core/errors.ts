@@ -86,6 +86,19 @@ export function invalidHeaderNameError(names: readonly string[]): RemoteActionEr
   };
 }
 
+/**
+ * Forward headers the HTTP client sets from the request itself or refuses (forward.ts
+ * `clientHeaderNames`); their names are valid header names, quoted whole.
+ */
+export function clientHeaderError(names: readonly string[]): RemoteActionError {
+  const list = names.map((name) => JSON.stringify(name)).join(", ");
+  const which = names.length === 1 ? `the header ${list} is` : `the headers ${list} are`;
+  return {
+    code: "FORWARD_INVALID_HEADER",
+    message: `${which} set by the HTTP client from the request itself (Host from the url, the body's length and framing, the connection), so nothing was sent; remove it from the rule's forward.headers`,
+  };
+}
+
 /** `"Authorization…" (cut at its first colon)`, or the whole name when nothing in it is bad. */
 function cutHeaderName(name: string): string {
   const good = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]*/.exec(name)?.[0] ?? "";

@@ -80,6 +80,28 @@ export function invalidHeaderNames(headers: Readonly<Record<string, string>>): s
   return Object.keys(headers).filter((name) => !HEADER_NAME.test(name));
 }
 
+/**
+ * Header names the HTTP client sets from the request itself, or refuses: undici throws on
+ * Transfer-Encoding, Keep-Alive, Upgrade and Expect, and on a Content-Length or Connection that
+ * does not fit the request, so one of them in a forward's headers failed every call as a
+ * connection error; a Host would ask a shared server for another site than the URL the egress
+ * allowlist admitted.
+ */
+const CLIENT_HEADERS: ReadonlySet<string> = new Set([
+  "host",
+  "content-length",
+  "transfer-encoding",
+  "connection",
+  "keep-alive",
+  "upgrade",
+  "expect",
+]);
+
+/** The header names the HTTP client sets itself or refuses (CLIENT_HEADERS), as written, in order. */
+export function clientHeaderNames(headers: Readonly<Record<string, string>>): string[] {
+  return Object.keys(headers).filter((name) => CLIENT_HEADERS.has(name.toLowerCase()));
+}
+
 /** The names of the headers whose value is not a valid HTTP field value, in order. */
 export function invalidHeaderValues(headers: Readonly<Record<string, string>>): string[] {
   return Object.entries(headers)

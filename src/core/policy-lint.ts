@@ -19,7 +19,7 @@ import {
   PERMISSION_EVENTS,
 } from "./event-capabilities.js";
 import { CLAUDE_CODE_EVENTS, closestEvent, isKnownEvent, TOOL_EVENTS } from "./events.js";
-import { headerVariables, invalidHeaderNames, invalidHeaderValues } from "./forward.js";
+import { clientHeaderNames, headerVariables, invalidHeaderNames, invalidHeaderValues } from "./forward.js";
 import { DEFAULT_MODEL_URLS, promptPlaceholders } from "./judge.js";
 import { eventReadsMatcher } from "./matcher.js";
 import type { PermissionRule } from "./permission-rule.js";
@@ -737,6 +737,11 @@ function lintForwardHeaderVariables(
         warn(
           at,
           `"${header}" is no HTTP header name (letters, digits and !#$%&'*+-.^_\`|~, no spaces or colons), so nothing is ever sent and the rule always answers with its onError`,
+        );
+      else if (clientHeaderNames({ [header]: value }).length > 0)
+        warn(
+          at,
+          `header "${header}" is set by the HTTP client from the request itself (Host from the url, the body's length and framing, the connection), so nothing is ever sent and the rule always answers with its onError; remove it`,
         );
       else if (headerVariables(value).length === 0 && invalidHeaderValues({ [header]: value }).length > 0)
         warn(

@@ -297,6 +297,27 @@ describe("forward rules", () => {
     ]);
   });
 
+  it.each(["Host", "expect", "Transfer-Encoding", "Content-Length", "Connection"])(
+    "refuses the header %s, which the HTTP client sets itself or refuses, by name, sends nothing, and answers with onError",
+    async (name) => {
+      // Host asked the team server's address for another site than the url; the others failed
+      // every call as a connection error (undici throws on them).
+      const app = await testApp(await tracedForward({ [name]: "x", "X-Fine": "ok" }, { timeoutMs: 500 }));
+      const before = downstream.received.length;
+      const body = await jsonOf(await app.post("/v1/hooks", bash("ls")));
+      expect(downstream.received.length).toBe(before);
+      expect(body.hookSpecificOutput).toMatchObject({
+        permissionDecision: "deny",
+        permissionDecisionReason: expect.stringContaining(
+          `(FORWARD_INVALID_HEADER: the header "${name}" is set by the HTTP client from the request itself`,
+        ),
+      });
+      expect(lastAudit(app).pending).toEqual([
+        expect.objectContaining({ rule: "traced", outcome: "FORWARD_INVALID_HEADER", onError: "deny" }),
+      ]);
+    },
+  );
+
   it("never quotes past the first bad character of a header name: a value written into the name stays out of the answer and the logs", async () => {
     // A review: `"Authorization: Bearer <token>": ""`, the header line written as its name, was
     // quoted whole to the agent in the deny reason and to the log on every call.

@@ -426,7 +426,7 @@ describe("lintPolicy: a prompt's stop on Stop", () => {
 });
 
 describe("lintPolicy: a forward header no HTTP request can carry", () => {
-  it("warns about a name that is no header name and a written value with a character no header carries", async () => {
+  it("warns about a name that is no header name, a header the HTTP client sets itself, and a written value with a character no header carries", async () => {
     const policy = await policyFrom({
       version: 1,
       auth: { tokens: [] },
@@ -437,7 +437,13 @@ describe("lintPolicy: a forward header no HTTP request can carry", () => {
           on: "PreToolUse",
           forward: {
             url: "https://policy.example/hook",
-            headers: { "X Trace": "1", "X-Team:": "a", "X-Cafe": "caf\u20ac", "X-Ok": "caf\u00e9 $TRACE" },
+            headers: {
+              "X Trace": "1",
+              "X-Team:": "a",
+              "X-Cafe": "caf\u20ac",
+              "X-Ok": "caf\u00e9 $TRACE",
+              Host: "internal.example",
+            },
             allowedEnvVars: ["TRACE"],
           },
         },
@@ -451,6 +457,7 @@ describe("lintPolicy: a forward header no HTTP request can carry", () => {
       '$.rules[0].forward.headers["X Trace"]: "X Trace" is no HTTP header name (letters, digits and !#$%&\'*+-.^_`|~, no spaces or colons), so nothing is ever sent and the rule always answers with its onError',
       '$.rules[0].forward.headers["X-Team:"]: "X-Team:" is no HTTP header name (letters, digits and !#$%&\'*+-.^_`|~, no spaces or colons), so nothing is ever sent and the rule always answers with its onError',
       '$.rules[0].forward.headers["X-Cafe"]: header "X-Cafe" has a character no HTTP header can carry (a control character, DEL, or a character past U+00FF), so nothing is ever sent and the rule always answers with its onError',
+      '$.rules[0].forward.headers.Host: header "Host" is set by the HTTP client from the request itself (Host from the url, the body\'s length and framing, the connection), so nothing is ever sent and the rule always answers with its onError; remove it',
     ]);
   });
 });
