@@ -39,6 +39,24 @@ const egress = {
 };
 
 /**
+ * Posts a Bash `ls` to `app`: nothing reaches the team server, the answer is the rule's onError
+ * deny, its reason `(FORWARD_INVALID_HEADER: ` and then `reason`, and the audit line says so.
+ */
+async function refusedUnsent(app: TestApp, reason: string): Promise<Record<string, unknown>> {
+  const before = downstream.received.length;
+  const body = await jsonOf(await app.post("/v1/hooks", bash("ls")));
+  expect(downstream.received.length).toBe(before);
+  expect(body.hookSpecificOutput).toMatchObject({
+    permissionDecision: "deny",
+    permissionDecisionReason: expect.stringContaining(`(FORWARD_INVALID_HEADER: ${reason}`),
+  });
+  expect(lastAudit(app).pending).toEqual([
+    expect.objectContaining({ rule: "traced", outcome: "FORWARD_INVALID_HEADER", onError: "deny" }),
+  ]);
+  return body;
+}
+
+/**
  * A policy whose one rule, "traced", forwards every PreToolUse with `headers` and answers deny on
  * any failure; `readsTraceValue`: its headers may read $TRACE_VALUE.
  */
@@ -263,18 +281,7 @@ describe("forward rules", () => {
         ),
         { TRACE_VALUE: value },
       );
-      const before = downstream.received.length;
-      const body = await jsonOf(await app.post("/v1/hooks", bash("ls")));
-      expect(downstream.received.length).toBe(before);
-      expect(body.hookSpecificOutput).toMatchObject({
-        permissionDecision: "deny",
-        permissionDecisionReason: expect.stringContaining(
-          "(FORWARD_INVALID_HEADER: the header X-Trace has a value that no HTTP header can carry",
-        ),
-      });
-      expect(lastAudit(app).pending).toEqual([
-        expect.objectContaining({ rule: "traced", outcome: "FORWARD_INVALID_HEADER", onError: "deny" }),
-      ]);
+      const body = await refusedUnsent(app, "the header X-Trace has a value that no HTTP header can carry");
       expect(JSON.stringify(body)).not.toContain(value);
     },
   );
@@ -283,18 +290,7 @@ describe("forward rules", () => {
     // It loaded, and every call failed as EGRESS_CONNECT_FAILED ("invalid header key"), as if the
     // team server were down.
     const app = await testApp(await tracedForward({ "X Trace": "1", "X-Fine": "ok" }, { timeoutMs: 500 }));
-    const before = downstream.received.length;
-    const body = await jsonOf(await app.post("/v1/hooks", bash("ls")));
-    expect(downstream.received.length).toBe(before);
-    expect(body.hookSpecificOutput).toMatchObject({
-      permissionDecision: "deny",
-      permissionDecisionReason: expect.stringContaining(
-        '(FORWARD_INVALID_HEADER: the header name "X…" (cut at its first space) is no HTTP header name',
-      ),
-    });
-    expect(lastAudit(app).pending).toEqual([
-      expect.objectContaining({ rule: "traced", outcome: "FORWARD_INVALID_HEADER", onError: "deny" }),
-    ]);
+    await refusedUnsent(app, 'the header name "X…" (cut at its first space) is no HTTP header name');
   });
 
   it.each(["Host", "expect", "Transfer-Encoding", "Content-Length", "Connection"])(
@@ -303,18 +299,7 @@ describe("forward rules", () => {
       // Host asked the team server's address for another site than the url; the others failed
       // every call as a connection error (undici throws on them).
       const app = await testApp(await tracedForward({ [name]: "x", "X-Fine": "ok" }, { timeoutMs: 500 }));
-      const before = downstream.received.length;
-      const body = await jsonOf(await app.post("/v1/hooks", bash("ls")));
-      expect(downstream.received.length).toBe(before);
-      expect(body.hookSpecificOutput).toMatchObject({
-        permissionDecision: "deny",
-        permissionDecisionReason: expect.stringContaining(
-          `(FORWARD_INVALID_HEADER: the header "${name}" is set by the HTTP client from the request itself`,
-        ),
-      });
-      expect(lastAudit(app).pending).toEqual([
-        expect.objectContaining({ rule: "traced", outcome: "FORWARD_INVALID_HEADER", onError: "deny" }),
-      ]);
+      await refusedUnsent(app, `the header "${name}" is set by the HTTP client from the request itself`);
     },
   );
 
