@@ -331,9 +331,7 @@ function nearMiss(
   if (!named.some((p) => p.schemes.includes(scheme)))
     return `; ${some} naming its host ${named.length === 1 ? "is" : "are"} for another scheme than ${scheme}`;
   const ports = named.filter((p) => p.schemes.includes(scheme));
-  const portMatches = (p: UrlPattern) =>
-    p.port === "default" ? port === DEFAULT_PORT[scheme] : p.port === "any" || p.port === port;
-  if (!ports.some(portMatches)) {
+  if (!ports.some((p) => portMatches(p, scheme, port))) {
     const these = ports.length === 1 ? "the 1 pattern" : `the ${ports.length} patterns`;
     return `; ${these} naming its host and scheme name${ports.length === 1 ? "s" : ""} another port than ${port} (no port in a pattern means ${DEFAULT_PORT[scheme]} only; :* means any)`;
   }
@@ -350,17 +348,18 @@ function matchesPattern(url: URL, scheme: Scheme, host: string, port: number, pa
   if (url.username !== "" || url.password !== "") return false;
   if (!pattern.schemes.includes(scheme)) return false;
   if (!hostMatches(pattern.host, host)) return false;
-  if (
-    pattern.port === "default"
-      ? port !== DEFAULT_PORT[scheme]
-      : pattern.port !== "any" && pattern.port !== port
-  ) {
-    return false;
-  }
+  if (!portMatches(pattern, scheme, port)) return false;
   // A path a server may route as another one matches no pattern narrower than any path.
   if (!anyPath(pattern.path) && mayReroute(url.pathname)) return false;
   // The fragment is never sent, so it never decides.
   return globMatches(pattern.path, upperEscapes(url.pathname + url.search));
+}
+
+/** A pattern with no port names the scheme's default one; `:*`, any. */
+function portMatches(pattern: UrlPattern, scheme: Scheme, port: number): boolean {
+  return pattern.port === "default"
+    ? port === DEFAULT_PORT[scheme]
+    : pattern.port === "any" || pattern.port === port;
 }
 
 /**
