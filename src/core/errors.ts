@@ -59,6 +59,15 @@ export interface RemoteActionError {
 }
 
 /**
+ * What each of forward.ts's header checks refuses, said the same way here, at the call, and by
+ * `hookgate check` (policy-lint.ts).
+ */
+export const HEADER_VALUE_RULE = "(a control character, DEL, or a character past U+00FF)";
+export const HEADER_NAME_RULE = "(letters, digits and !#$%&'*+-.^_`|~, no spaces or colons)";
+export const CLIENT_HEADER_RULE =
+  "set by the HTTP client from the request itself (Host from the url, the body's length and framing, the connection)";
+
+/**
  * Forward headers whose interpolated value holds a character no header value may carry. The
  * value itself is never quoted: it may hold a secret.
  */
@@ -67,7 +76,7 @@ export function invalidHeaderError(names: readonly string[]): RemoteActionError 
   const which = names.length === 1 ? `the header ${list} has a value` : `the headers ${list} have values`;
   return {
     code: "FORWARD_INVALID_HEADER",
-    message: `${which} that no HTTP header can carry (a control character, DEL, or a character past U+00FF) once its variables are interpolated, so nothing was sent; fix the variables it reads or its text in the rule's forward.headers`,
+    message: `${which} that no HTTP header can carry ${HEADER_VALUE_RULE} once its variables are interpolated, so nothing was sent; fix the variables it reads or its text in the rule's forward.headers`,
   };
 }
 
@@ -82,7 +91,7 @@ export function invalidHeaderNameError(names: readonly string[]): RemoteActionEr
   const which = names.length === 1 ? `the header name ${list} is` : `the header names ${list} are`;
   return {
     code: "FORWARD_INVALID_HEADER",
-    message: `${which} no HTTP header name (letters, digits and !#$%&'*+-.^_\`|~, no spaces or colons), so nothing was sent; fix it in the rule's forward.headers`,
+    message: `${which} no HTTP header name ${HEADER_NAME_RULE}, so nothing was sent; fix it in the rule's forward.headers`,
   };
 }
 
@@ -95,7 +104,7 @@ export function clientHeaderError(names: readonly string[]): RemoteActionError {
   const which = names.length === 1 ? `the header ${list} is` : `the headers ${list} are`;
   return {
     code: "FORWARD_INVALID_HEADER",
-    message: `${which} set by the HTTP client from the request itself (Host from the url, the body's length and framing, the connection), so nothing was sent; remove it from the rule's forward.headers`,
+    message: `${which} ${CLIENT_HEADER_RULE}, so nothing was sent; remove it from the rule's forward.headers`,
   };
 }
 

@@ -10,6 +10,7 @@ import { classifyAddress, isIpLiteral, metadataOpened } from "./egress/address.j
 import { howToOpen } from "./egress/open.js";
 import { DEFAULT_EGRESS_POLICY } from "./egress/policy.js";
 import { checkUrl } from "./egress/url.js";
+import { CLIENT_HEADER_RULE, HEADER_NAME_RULE, HEADER_VALUE_RULE } from "./errors.js";
 import {
   BLOCKABLE_EVENTS,
   carriesContext,
@@ -736,17 +737,17 @@ function lintForwardHeaderVariables(
       if (invalidHeaderNames({ [header]: value }).length > 0)
         warn(
           at,
-          `"${header}" is no HTTP header name (letters, digits and !#$%&'*+-.^_\`|~, no spaces or colons), so nothing is ever sent and the rule always answers with its onError`,
+          `"${header}" is no HTTP header name ${HEADER_NAME_RULE}, so nothing is ever sent and the rule always answers with its onError`,
         );
       else if (clientHeaderNames({ [header]: value }).length > 0)
         warn(
           at,
-          `header "${header}" is set by the HTTP client from the request itself (Host from the url, the body's length and framing, the connection), so nothing is ever sent and the rule always answers with its onError; remove it`,
+          `header "${header}" is ${CLIENT_HEADER_RULE}, so nothing is ever sent and the rule always answers with its onError; remove it`,
         );
       else if (headerVariables(value).length === 0 && invalidHeaderValues({ [header]: value }).length > 0)
         warn(
           at,
-          `header "${header}" has a character no HTTP header can carry (a control character, DEL, or a character past U+00FF), so nothing is ever sent and the rule always answers with its onError`,
+          `header "${header}" has a character no HTTP header can carry ${HEADER_VALUE_RULE}, so nothing is ever sent and the rule always answers with its onError`,
         );
     }
   }
