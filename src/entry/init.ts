@@ -358,7 +358,7 @@ function deepagents(options: InitOptions, notes: string[]): InitOutput {
   );
   if (options.failClosed) {
     notes.push(
-      "PreToolUse exits 2 when the gateway cannot be reached, something in front of it answers an HTTP error, or the answer is not the gateway's (a redirect, a page), which deepagents reads as a block; it needs curl 7.76 or later (--fail-with-body), and an older curl blocks every call",
+      "PreToolUse exits 2 when the gateway cannot be reached, something in front of it answers an HTTP error, or the answer is not the gateway's (a redirect, a page), which deepagents reads as a block",
     );
   }
   notes.push(`check the setup with: HOOKGATE_AUTH=… hookgate doctor --url ${url}`);
@@ -396,9 +396,9 @@ function adapterTokenNotes(): string[] {
  * a Worker's HTML error page, a proxy), and its body is no answer: `--fail` prints nothing then
  * and exits 22, which deepagents only logs, as it does a gateway it cannot reach. Printed, an HTML
  * page would be read as context on UserPromptSubmit and SessionStart, where deepagents takes
- * plain output as context (clients.md §6.4), and its text would reach the model. Fail-closed has
- * `--fail-with-body` (curl 7.76 or later) instead, and the exit becomes 2, a block, as for an
- * unreachable gateway; deepagents reads no output beside an exit 2.
+ * plain output as context (clients.md §6.4), and its text would reach the model. Fail-closed
+ * makes that exit a 2, a block, as for an unreachable gateway; deepagents reads no output beside
+ * an exit 2.
  *
  * Where deepagents reads the answer (v2, `checked`), what is printed must also be the gateway's:
  * a 2xx that is empty or a JSON object, as `hookgate send` requires. A redirect (a sign-in proxy)
@@ -407,7 +407,7 @@ function adapterTokenNotes(): string[] {
  */
 function curlAdapter(url: string, maxSeconds: number, failClosed: boolean, checked = true): string {
   const curl = [
-    failClosed ? "curl -sS --fail-with-body" : "curl -sS --fail",
+    "curl -sS --fail",
     `--max-time ${maxSeconds}`,
     "-H 'Content-Type: application/json'",
     `-H 'x-hookgate-timeout: ${maxSeconds}'`,
