@@ -537,6 +537,40 @@ export async function waitForQuiet(pids, budgetSeconds) {
   return Math.round((10 * (performance.now() - started)) / 1000) / 10;
 }
 
+/**
+ * The time budget of a benchmark's rounds, so that a slower host gets fewer rounds rather than a
+ * longer `npm run bench` (issue 10: all of them under five minutes; a host 2.7 and 7 times slower
+ * than a quiet one took 311 and 369 s). Made right before the first round, warm-ups included.
+ * `start(round)` says whether a round may start: a warm-up (`round` 0 or less) and the first
+ * `min` measured rounds always do; a later one only if the longest round so far still fits in
+ * what is left of `seconds`. `seconds` 0 is no budget. `cut(asked)` is the note for a run's
+ * summary when the budget ran out before `asked` rounds.
+ */
+export function roundBudget(seconds, min) {
+  const started = performance.now();
+  let last = started;
+  let longest = 0;
+  let measured = 0;
+  return {
+    start(round) {
+      const now = performance.now();
+      longest = Math.max(longest, now - last);
+      last = now;
+      if (round < 1) return true;
+      if (round > min && seconds > 0 && now - started + longest > seconds * 1000) return false;
+      measured = round;
+      return true;
+    },
+    /** Measured rounds started so far. */
+    get measured() {
+      return measured;
+    },
+    cut(asked) {
+      return measured < asked ? ` (of ${asked}: the ${seconds} s budget, \`--seconds\`, ran out)` : "";
+    },
+  };
+}
+
 /** Nearest-rank percentile of a sorted array. */
 export function percentile(sorted, p) {
   if (sorted.length === 0) return Number.NaN;

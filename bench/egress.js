@@ -3,7 +3,7 @@
  * beside a plain undici `request` to the same loopback server, which the policy allows, both
  * measured in this run (medians and ratios, no thresholds).
  *
- *   node bench/egress.js [--rounds 5] [--requests 300] [--connections 10] [--duration 0.3]
+ *   node bench/egress.js [--rounds 5] [--seconds 25] [--requests 300] [--connections 10] [--duration 0.3]
  *                        [--warmup-rounds 1] [--quiet-wait 5] [--cpu-prof]
  *
  * Needs `npm run build` first (it imports dist/). Loopback only; stops by itself.
@@ -25,6 +25,7 @@ import {
   rotate,
   round1,
   round3,
+  roundBudget,
   sequential,
   signed,
   stubCount,
@@ -33,9 +34,13 @@ import {
 
 const { fail, boundedInt, parseFlags, boundedNumber, startStub, stop } = createRun("egress.js");
 
+/** What the summary says when the time budget ended the rounds early. */
+let roundsCut = "";
+
 const { values: flags } = parseFlags({
   options: {
     rounds: { type: "string", default: "5" },
+    seconds: { type: "string", default: "25" },
     requests: { type: "string", default: "300" },
     connections: { type: "string", default: "10" },
     duration: { type: "string", default: "0.3" },
@@ -47,6 +52,8 @@ const { values: flags } = parseFlags({
 
 const options = {
   rounds: boundedInt("rounds", flags.rounds, 1, 50),
+  /** The rounds' time budget, warm-ups included (common.js's roundBudget); 0 is none. */
+  seconds: boundedNumber("seconds", flags.seconds, 0, 3600),
   /** Sequential requests per client, case and round. */
   requests: boundedInt("requests", flags.requests, 10, 100_000),
   /** Concurrent loops (one connection each while keep-alive) for the throughput run. */
@@ -183,7 +190,7 @@ async function main() {
   }
 
   log(
-    `egress: ${options.warmupRounds} warm-up + ${options.rounds} rounds; per client and case ` +
+    `egress: ${options.warmupRounds} warm-up + up to ${options.rounds} rounds within ${options.seconds} s; per client and case ` +
       `${options.requests} sequential requests, then ${options.connections} loops for ${options.durationSeconds}s`,
   );
   try {
@@ -192,7 +199,8 @@ async function main() {
 
     const rounds = [];
     let quietBudget = options.quietWaitSeconds;
-    for (let round = 1 - options.warmupRounds; round <= options.rounds; round++) {
+    const budget = roundBudget(options.seconds, 3);
+    for (let round = 1 - options.warmupRounds; round <= options.rounds && budget.start(round); round++) {
       const warmup = round < 1;
       const waitedForQuietSeconds = warmup ? 0 : await waitForQuiet(pids, quietBudget);
       quietBudget = Math.max(0, quietBudget - waitedForQuietSeconds);
@@ -214,6 +222,10 @@ async function main() {
         }
       }
     }
+    roundsCut = budget.cut(options.rounds);
+    options.roundsAsked = options.rounds;
+    options.rounds = budget.measured;
+
     if (refusals.length > 0)
       fail(`the guard refused ${refusals.length} requests: ${JSON.stringify(refusals[0])}`);
 
@@ -380,7 +392,7 @@ function summarize(cases, rounds) {
 
 function markdown(summary) {
   const lines = [
-    `Medians of ${options.rounds} rounds. Sequential: ${options.requests} requests one after another per client, ` +
+    `Medians of ${options.rounds} rounds${roundsCut}. Sequential: ${options.requests} requests one after another per client, ` +
       `case and round. Concurrent: ${options.connections} loops for ${options.durationSeconds} s. ` +
       "Latency per request in µs; client CPU is this process's (where the guard runs) per request.",
     "",

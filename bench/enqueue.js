@@ -12,7 +12,7 @@
  *     journal the jobs before answering, and whose delivery thread takes them into the SQLite
  *     queue and delivers them, in the same process, to the receivers (bench/webhook-receiver.js).
  *
- *   node bench/enqueue.js [--rounds 5] [--warm-in 200] [--requests 300] [--paced 150]
+ *   node bench/enqueue.js [--rounds 5] [--seconds 50] [--warm-in 200] [--requests 300] [--paced 150]
  *                         [--pace-ms 5] [--duration 0.5] [--connections 10] [--batches 15]
  *                         [--batch-ms 50] [--warmup-rounds 1] [--timeout 60] [--quiet-wait 5]
  *
@@ -39,6 +39,7 @@ import {
   ROOT,
   round1,
   round3,
+  roundBudget,
   TICK_MS,
   waitForQuiet,
 } from "./common.js";
@@ -50,9 +51,13 @@ const START_TIMEOUT_MS = 15_000;
 /** Unmeasured paced requests before each paced measurement. */
 const PACED_WARM_IN = 20;
 
+/** What the summary says when the time budget ended the rounds early. */
+let roundsCut = "";
+
 const { values: flags } = parseFlags({
   options: {
     rounds: { type: "string", default: "5" },
+    seconds: { type: "string", default: "50" },
     requests: { type: "string", default: "300" },
     paced: { type: "string", default: "150" },
     "pace-ms": { type: "string", default: "5" },
@@ -69,6 +74,8 @@ const { values: flags } = parseFlags({
 
 const options = {
   rounds: boundedInt("rounds", flags.rounds, 1, 20),
+  /** The rounds' time budget, warm-ups included (common.js's roundBudget); 0 is none. */
+  seconds: boundedNumber("seconds", flags.seconds, 0, 3600),
   /**
    * Sequential requests per round and gateway (p50, p99 of one decision at a time), after
    * `warmIn` unmeasured ones: a sequential run measured from its first request after the quiet
@@ -175,11 +182,12 @@ async function main() {
     const rounds = [];
     let quietBudget = options.quietWaitSeconds;
     log(
-      `enqueue: ${options.warmupRounds} warm-up + ${options.rounds} rounds; per round and gateway ` +
+      `enqueue: ${options.warmupRounds} warm-up + up to ${options.rounds} rounds within ${options.seconds} s; per round and gateway ` +
         `${PACED_WARM_IN} + ${options.paced} paced ${options.paceMs} ms apart, ` +
         `${options.warmIn} + ${options.requests} back to back, then ${options.connections} connections for ${options.durationSeconds} s`,
     );
-    for (let round = 1 - options.warmupRounds; round <= options.rounds; round++) {
+    const budget = roundBudget(options.seconds, 3);
+    for (let round = 1 - options.warmupRounds; round <= options.rounds && budget.start(round); round++) {
       const warmup = round < 1;
       for (const t of round % 2 === 0 ? targets : [...targets].reverse()) {
         const waitedForQuietSeconds = warmup ? 0 : await waitForQuiet(pids, quietBudget);
@@ -210,6 +218,10 @@ async function main() {
         );
       }
     }
+
+    roundsCut = budget.cut(options.rounds);
+    options.roundsAsked = options.rounds;
+    options.rounds = budget.measured;
 
     // The comparison is honest only if the notify gateway enqueued (and delivered) a job per sink
     // for every decision and the other none: their own counters, and the receivers' distinct ids.
@@ -695,7 +707,7 @@ function markdown(targets, summary, result) {
   const s = summary.withOverWithout;
   const x = (n) => `${n.toFixed(2)}×`;
   const lines = [
-    `Medians of ${options.rounds} rounds (order alternating). Paced: ${options.paced} requests one after another ` +
+    `Medians of ${options.rounds} rounds${roundsCut} (order alternating). Paced: ${options.paced} requests one after another ` +
       `on one keep-alive connection, ${options.paceMs} ms apart, after ${PACED_WARM_IN} unmeasured ones. Sequential: ` +
       `${options.requests} requests the same way back to back, after ${options.warmIn} unmeasured ones. Concurrent: autocannon, ${options.connections} connections, ` +
       `${options.durationSeconds} s. CPU: the gateway's, µs per request (10 ms ticks); with notify it includes the ` +

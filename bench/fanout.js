@@ -4,7 +4,7 @@
  * (a) a loop doing only the webhook POSTs to the same receiver, all in this run (medians and
  * ratios, no thresholds).
  *
- *   node bench/fanout.js [--rounds 3] [--events 2000] [--sqs-events 1000] [--connections 10]
+ *   node bench/fanout.js [--rounds 3] [--seconds 20] [--events 2000] [--sqs-events 1000] [--connections 10]
  *                        [--warmup-rounds 1] [--timeout 120] [--quiet-wait 5]
  *
  * Needs `npm run build` first (it runs dist/entry/bin.js and imports dist/). Loopback only; stops
@@ -29,17 +29,22 @@ import {
   ROOT,
   rotate,
   round3,
+  roundBudget,
   TICK_MS,
   waitForQuiet,
 } from "./common.js";
 
-const { fail, boundedInt, parseFlags, spawnChild, tempDir, removeDir, startGateway, stop } =
+const { fail, boundedInt, boundedNumber, parseFlags, spawnChild, tempDir, removeDir, startGateway, stop } =
   createRun("fanout.js");
 const START_TIMEOUT_MS = 15_000;
+
+/** What the summary says when the time budget ended the rounds early. */
+let roundsCut = "";
 
 const { values: flags } = parseFlags({
   options: {
     rounds: { type: "string", default: "3" },
+    seconds: { type: "string", default: "20" },
     events: { type: "string", default: "2000" },
     "sqs-events": { type: "string", default: "1000" },
     connections: { type: "string", default: "10" },
@@ -51,6 +56,8 @@ const { values: flags } = parseFlags({
 
 const options = {
   rounds: boundedInt("rounds", flags.rounds, 1, 20),
+  /** The rounds' time budget, warm-ups included (common.js's roundBudget); 0 is none. */
+  seconds: boundedNumber("seconds", flags.seconds, 0, 3600),
   /** Events per round for the baseline and the SQLite gateway. */
   events: boundedInt("events", flags.events, 10, 100_000),
   /** Events per round through SQS (local-aws-sqs is slower; fewer keep the run short). */
@@ -365,13 +372,14 @@ async function main() {
   let error;
   try {
     log(
-      `fanout: ${options.warmupRounds} warm-up + ${options.rounds} rounds; per round ` +
+      `fanout: ${options.warmupRounds} warm-up + up to ${options.rounds} rounds within ${options.seconds} s; per round ` +
         `${options.events} events direct and through SQLite, ${options.sqsEvents} through SQS, ` +
         `${options.connections} concurrent loops`,
     );
     const rounds = [];
     let quietBudget = options.quietWaitSeconds;
-    for (let round = 1 - options.warmupRounds; round <= options.rounds; round++) {
+    const budget = roundBudget(options.seconds, 2);
+    for (let round = 1 - options.warmupRounds; round <= options.rounds && budget.start(round); round++) {
       const warmup = round < 1;
       const waitedForQuietSeconds = warmup ? 0 : await waitForQuiet(pids, quietBudget);
       quietBudget = Math.max(0, quietBudget - waitedForQuietSeconds);
@@ -390,6 +398,10 @@ async function main() {
         );
       }
     }
+
+    roundsCut = budget.cut(options.rounds);
+    options.roundsAsked = options.rounds;
+    options.rounds = budget.measured;
 
     // Every event reached the receiver exactly once (webhook-ids distinct; duplicates counted).
     const counts = await getJson(`${receiver.url}/count`);
@@ -500,7 +512,7 @@ function markdown(targets, summary, result) {
       .map((p) => `${p} ${c[p]}`)
       .join(", ") || "?";
   const lines = [
-    `Medians of ${options.rounds} rounds, ${options.connections} concurrent loops. Events per round: ` +
+    `Medians of ${options.rounds} rounds${roundsCut}, ${options.connections} concurrent loops. Events per round: ` +
       `${options.events} for (a) and (b), ${options.sqsEvents} for (c). Hook event ${result.hookRequest.bytes} bytes; ` +
       `webhook ${result.webhookRequest.bytes} bytes. Delivered/s: events over the time from the first send to ` +
       "the receiver's last new webhook-id. CPU: µs per event by process (/proc, 10 ms ticks).",

@@ -4,7 +4,7 @@
  * calling that hook server directly and beside the gateway's own floor (a PreToolUse that
  * matches no rule), all in this run (medians and differences, no thresholds).
  *
- *   node bench/remote.js [--rounds 4] [--requests 400] [--connections 10] [--duration 0.5]
+ *   node bench/remote.js [--rounds 4] [--seconds 20] [--requests 400] [--connections 10] [--duration 0.5]
  *                        [--warmup-rounds 1] [--quiet-wait 5] [--cpu-prof]
  *
  * Needs `npm run build` first (it runs dist/entry/bin.js). Loopback only; stops by itself.
@@ -24,6 +24,7 @@ import {
   ROOT,
   rotate,
   round1,
+  roundBudget,
   sequential,
   signed,
   stubCount,
@@ -33,9 +34,13 @@ import {
 const { fail, boundedInt, parseFlags, boundedNumber, tempDir, removeDir, startStub, startGateway, stop } =
   createRun("remote.js");
 
+/** What the summary says when the time budget ended the rounds early. */
+let roundsCut = "";
+
 const { values: flags } = parseFlags({
   options: {
     rounds: { type: "string", default: "4" },
+    seconds: { type: "string", default: "20" },
     requests: { type: "string", default: "400" },
     connections: { type: "string", default: "10" },
     duration: { type: "string", default: "0.5" },
@@ -47,6 +52,8 @@ const { values: flags } = parseFlags({
 
 const options = {
   rounds: boundedInt("rounds", flags.rounds, 1, 50),
+  /** The rounds' time budget, warm-ups included (common.js's roundBudget); 0 is none. */
+  seconds: boundedNumber("seconds", flags.seconds, 0, 3600),
   /** Sequential requests per case and round, on one keep-alive connection. */
   requests: boundedInt("requests", flags.requests, 10, 100_000),
   /** Concurrent loops (one keep-alive connection each) for the throughput run. */
@@ -235,13 +242,14 @@ async function main() {
     for (const c of cases) await c.send();
 
     log(
-      `remote: ${options.warmupRounds} warm-up + ${options.rounds} rounds; per case ${options.requests} ` +
+      `remote: ${options.warmupRounds} warm-up + up to ${options.rounds} rounds within ${options.seconds} s; per case ${options.requests} ` +
         `sequential requests, then ${options.connections} connections for ${options.durationSeconds}s`,
     );
 
     const rounds = [];
     let quietBudget = options.quietWaitSeconds;
-    for (let round = 1 - options.warmupRounds; round <= options.rounds; round++) {
+    const budget = roundBudget(options.seconds, 2);
+    for (let round = 1 - options.warmupRounds; round <= options.rounds && budget.start(round); round++) {
       const warmup = round < 1;
       const waitedForQuietSeconds = warmup ? 0 : await waitForQuiet(pids, quietBudget);
       quietBudget = Math.max(0, quietBudget - waitedForQuietSeconds);
@@ -275,6 +283,10 @@ async function main() {
         }
       }
     }
+
+    roundsCut = budget.cut(options.rounds);
+    options.roundsAsked = options.rounds;
+    options.rounds = budget.measured;
 
     // Every forward reached the hook server once, and no cached call reached the model.
     const counts = { hook: await stubCount(hook.url), model: await stubCount(model.url) };
@@ -409,7 +421,7 @@ function summarize(cases, rounds) {
 
 function markdown(cases, summary) {
   const lines = [
-    `Medians of ${options.rounds} rounds. Sequential: ${options.requests} requests one after another on one keep-alive ` +
+    `Medians of ${options.rounds} rounds${roundsCut}. Sequential: ${options.requests} requests one after another on one keep-alive ` +
       `connection. Concurrent: ${options.connections} keep-alive connections for ${options.durationSeconds} s. ` +
       "µs per request; servers CPU is every server process's CPU per request (/proc), the gateway's share in brackets.",
     "",

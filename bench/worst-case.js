@@ -7,7 +7,7 @@
  * an `eval`), against two baselines measured in the same rounds: decision.js's request
  * (`rm -rf /`) and a 16 KiB commit message in a heredoc, the longest command agents commonly send.
  *
- *   node bench/worst-case.js [--rounds 4] [--calls 3] [--policy bench/policy-200.json]
+ *   node bench/worst-case.js [--rounds 4] [--calls 3] [--seconds 30] [--policy bench/policy-200.json]
  *
  * In process, against dist/ (needs `npm run build`): `handleHook` with the 200-rule policy on
  * decision.js's request with its command replaced, each hostile command at 8 and 16 KiB
@@ -16,7 +16,9 @@
  * command is read by several rules, so each case alternates two spellings of its command (the
  * second has a leading blank). Per case: the median wall and CPU ms per decision over
  * `rounds` × `calls` decisions, its ratio to the `rm -rf /` decision, and the growth from 8 to
- * 16 KiB (2 where the work is linear in the command's length, 4 where it is quadratic).
+ * 16 KiB (2 where the work is linear in the command's length, 4 where it is quadratic). A round
+ * starts only while it fits in `seconds` (common.js's roundBudget; the first always runs): on a
+ * slow host the hostile commands alone took 69 s of 4 rounds.
  * Checks that every answer is a decision with no error, the same for both spellings, and that
  * `rm -rf /` gets no-rm-root's deny. Stops by itself in a few seconds. Writes
  * bench/results/worst-case-<date>.json and prints a Markdown table.
@@ -24,23 +26,28 @@
 import { readFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { createRun, log, machine, median, RESULTS, ROOT, round1, round3 } from "./common.js";
+import { createRun, log, machine, median, RESULTS, ROOT, round1, round3, roundBudget } from "./common.js";
 import { MEASURED_ANSWER, measuredRequest } from "./make-policy.js";
 
-const { fail, boundedInt, parseFlags } = createRun("worst-case.js");
+const { fail, boundedInt, boundedNumber, parseFlags } = createRun("worst-case.js");
 
 const { values: flags } = parseFlags({
   options: {
     rounds: { type: "string", default: "4" },
     calls: { type: "string", default: "3" },
+    seconds: { type: "string", default: "30" },
     policy: { type: "string", default: join(ROOT, "bench", "policy-200.json") },
   },
 });
 const options = {
   rounds: boundedInt("rounds", flags.rounds, 1, 100),
   calls: boundedInt("calls", flags.calls, 2, 100),
+  seconds: boundedNumber("seconds", flags.seconds, 0, 3600),
   policy: flags.policy,
 };
+
+/** What the summary says when the time budget ended the rounds early. */
+let roundsCut = "";
 
 const dist = (path) => import(join(ROOT, "dist", path));
 const { loadPolicy } = await dist("core/policy.js").catch(() =>
@@ -297,8 +304,12 @@ async function main() {
       answers[0] === "" ? "none" : (JSON.parse(answers[0]).hookSpecificOutput?.permissionDecision ?? "?");
   }
 
-  log(`worst-case: ${cases.length} commands, ${options.rounds} rounds of ${options.calls} decisions each`);
-  for (let round = 0; round < options.rounds; round++) {
+  log(
+    `worst-case: ${cases.length} commands, up to ${options.rounds} rounds of ${options.calls} decisions each ` +
+      `within ${options.seconds} s`,
+  );
+  const budget = roundBudget(options.seconds, 1);
+  for (let round = 1; round <= options.rounds && budget.start(round); round++) {
     for (const c of cases) {
       for (let i = 0; i < options.calls; i++) {
         const cpu0 = process.cpuUsage();
@@ -312,6 +323,9 @@ async function main() {
     }
   }
 
+  roundsCut = budget.cut(options.rounds);
+  options.roundsAsked = options.rounds;
+  options.rounds = budget.measured;
   const baseline = cases[0];
   const baseMs = median(baseline.wallMs);
   const rows = cases.map((c) => {
@@ -353,7 +367,7 @@ async function main() {
 function markdown(result) {
   const lines = [
     `In process (\`handleHook\`, ${options.policy.endsWith("policy-200.json") ? "the 200-rule policy" : options.policy}), ` +
-      `median of ${options.rounds} × ${options.calls} decisions per command; growth: the 16 KiB median over the 8 KiB one.`,
+      `median of ${options.rounds}${roundsCut} × ${options.calls} decisions per command; growth: the 16 KiB median over the 8 KiB one.`,
     "",
     "| command | KiB | answer | ms per decision (range) | CPU ms | × `rm -rf /` | growth 8 → 16 KiB |",
     "|---|---:|---|---:|---:|---:|---:|",

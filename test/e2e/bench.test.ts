@@ -311,7 +311,7 @@ describe("a benchmark given a flag it does not take", () => {
     });
     expect(run.status).toBe(2);
     expect(run.stderr).toBe(
-      "worst-case.js: Unknown option '--help'; its flags: --rounds, --calls, --policy\n",
+      "worst-case.js: Unknown option '--help'; its flags: --rounds, --calls, --seconds, --policy\n",
     );
   });
 });
