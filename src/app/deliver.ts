@@ -208,6 +208,12 @@ export function createDeliverer(deps: DeliverDeps): Deliverer {
       deps.policy().secrets,
     );
     if (verdict.kind === "delivered") return { kind: "ack" };
+    // The status decides, whatever the body did after it (a 2xx is delivered, even one whose body
+    // never ends), but for a Slack 200, which says "ok" in its body: one that broke off before it
+    // did is not known to be posted, nor known to be refused.
+    const { status, cutShort } = sent.value;
+    if (cutShort !== undefined && sink.type === "slack" && status >= 200 && status < 300)
+      return retryLater(`HTTP ${status}, but the answer broke off before Slack said "ok": ${cutShort}`);
     if (verdict.kind === "permanent") return { kind: "dead", reason: verdict.reason };
     // A rate limit (a 429, GitHub's 403, Slack's HTTP 200 `ratelimited`) holds the sink's other
     // jobs too; a 503's Retry-After only this one.

@@ -45,9 +45,12 @@ export interface EgressRequest {
   readonly timeoutMs: number;
   readonly signal?: AbortSignal | undefined;
   /**
-   * An answer over the adapter's size cap is cut there instead of refused (EGRESS_RESPONSE_TOO_LARGE).
-   * For sinks, which read only the status and the start of the answer: a receiver that answers 200
-   * with a large page has still received the message.
+   * An answer over the adapter's size cap is cut there instead of refused (EGRESS_RESPONSE_TOO_LARGE),
+   * and one whose body breaks off after its status came (the time limit ran out while it trickled,
+   * the connection dropped, it does not decode) is kept as far as it came, with `cutShort`, instead
+   * of failing the call. For sinks, which read only the status and the start of the answer: a
+   * receiver that answers 200 with a large page, or with a body that never ends, has still received
+   * the message.
    */
   readonly truncateResponse?: boolean | undefined;
 }
@@ -56,6 +59,8 @@ export interface EgressResponse {
   readonly status: number;
   readonly headers: Readonly<Record<string, string>>;
   readonly body: string;
+  /** With `truncateResponse`: why the body broke off; `body` is what came before. */
+  readonly cutShort?: string | undefined;
 }
 
 /** Sends a request through the SSRF guard; a refusal or a failure is a value with a code. */

@@ -45,7 +45,11 @@ beforeAll(async () => {
     else if (req.url === "/redirect-relative")
       res.writeHead(301, { location: "/login/s3cr3tP4th?token=s3cr3tQu3ry" }).end();
     else if (req.url === "/big") res.end("é".repeat(3000));
-    else res.end(`got ${req.body}`);
+    else if (req.url === "/endless") {
+      // A status, then a body that never ends.
+      res.writeHead(200);
+      res.write("par");
+    } else res.end(`got ${req.body}`);
   });
 });
 afterAll(async () => {
@@ -185,6 +189,18 @@ describe("Workers egress", () => {
     const cut = await module.send({ ...request, truncateResponse: true });
     // 1,001 bytes: 500 two-byte characters and half of one, which decodes as U+FFFD.
     expect(cut.ok && cut.value).toMatchObject({ status: 200, body: `${"é".repeat(500)}\uFFFD` });
+  });
+
+  it("fails a call whose body never ends at its time limit, or keeps its status and what came when asked to cut", async () => {
+    const request = { url: `${target.url}/endless`, method: "POST" as const, headers: {}, timeoutMs: 300 };
+    const failed = await egress().send(request);
+    expect(!failed.ok && failed.error.code).toBe("EGRESS_TIMEOUT");
+    const cut = await egress().send({ ...request, truncateResponse: true });
+    expect(cut.ok && cut.value).toMatchObject({
+      status: 200,
+      body: "par",
+      cutShort: "its body did not end within 300 ms",
+    });
   });
 
   it("refuses a redirect with redirect manual", async () => {

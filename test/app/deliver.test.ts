@@ -25,7 +25,10 @@ type Behaviour =
   | "slack-ratelimited-bare"
   | "slack-channel-not-found"
   | "big-200"
-  | "big-503";
+  | "big-503"
+  | "200-endless"
+  | "slack-endless"
+  | "503-endless";
 let sink: LoopbackServer;
 
 beforeAll(async () => {
@@ -68,6 +71,16 @@ beforeAll(async () => {
         return res.writeHead(200).end("x".repeat(2 * 1024 * 1024));
       case "big-503":
         return res.writeHead(503).end("y".repeat(2 * 1024 * 1024));
+      // A status, then a body that never ends.
+      case "200-endless":
+        res.writeHead(200, { "content-type": "application/json" });
+        return res.write('{"received":');
+      case "slack-endless":
+        res.writeHead(200);
+        return res.write("o");
+      case "503-endless":
+        res.writeHead(503, { "retry-after": "9" });
+        return res.write("busy");
     }
   });
 });
@@ -111,7 +124,7 @@ async function deliverTo(
     sleep: async () => undefined,
     // Short only for the sink that hangs: 300 ms for every sink failed acks and 2 MiB reads
     // on a loaded host (a retry where an ack was expected).
-    timeoutMs: path === "hang" ? 300 : 10_000,
+    timeoutMs: path === "hang" || path.endsWith("-endless") ? 300 : 10_000,
   });
   try {
     return await deliverer.deliver(job((extra.sink as string) ?? "hook"), attempts);
@@ -141,6 +154,26 @@ describe("deliver", () => {
       kind: "retry",
       delayMs: 5000,
       reason: /^HTTP 503/,
+    });
+  });
+
+  it("reads a sink's answer whose body never ends by its status: a 200 delivered, a 503 retried", async () => {
+    const before = sink.received.length;
+    // The receiver has the event: sent again, it would get it once per attempt.
+    expect(await deliverTo("200-endless", 1)).toEqual({ kind: "ack" });
+    expect(sink.received.length).toBe(before + 1);
+    expect(await deliverTo("503-endless", 1)).toMatchObject({
+      kind: "retry",
+      delayMs: 9000,
+      reason: "HTTP 503: busy",
+    });
+  });
+
+  it("retries a Slack 200 whose body broke off before it said ok, saying so, rather than dead-letter it", async () => {
+    expect(await deliverTo("slack-endless", 1, { sink: "chat" })).toEqual({
+      kind: "retry",
+      delayMs: 5000,
+      reason: 'HTTP 200, but the answer broke off before Slack said "ok": its body did not end within 300 ms',
     });
   });
 

@@ -199,8 +199,8 @@ export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
         );
       }
       const coded = decoded(res.body, res.headers["content-encoding"]);
-      const body = await readCapped(coded ?? res.body, maxBytes, req.truncateResponse === true);
-      if (body === undefined) {
+      const read = await readCapped(coded ?? res.body, maxBytes, req.truncateResponse === true);
+      if (read === undefined) {
         return refuse(
           {
             code: "EGRESS_RESPONSE_TOO_LARGE",
@@ -215,7 +215,21 @@ export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
         delete headers["content-encoding"];
         delete headers["content-length"];
       }
-      return ok({ status: res.statusCode, headers, body });
+      // The status came: a body that broke off after it is kept as far as it came (a sink that
+      // answered 200 got the message, whatever its body then did).
+      const cutShort =
+        read.broke === undefined
+          ? undefined
+          : timedOut
+            ? `its body did not end within ${timeoutMs} ms`
+            : `its body broke off: ${errorMessage(read.broke)}`;
+      if (cutShort !== undefined) res.body.destroy();
+      return ok({
+        status: res.statusCode,
+        headers,
+        body: read.text,
+        ...(cutShort !== undefined && { cutShort }),
+      });
     } catch (e) {
       return refuse(describeFailure(e, verdict.url, timedOut, timeoutMs, handedOver.has(signal)), req.url);
     } finally {
@@ -455,24 +469,34 @@ function decoded(body: Readable, header: string | string[] | undefined): Readabl
 
 /**
  * The body as text, or undefined past `maxBytes` (its first `maxBytes` when `truncate`). Decoded
- * as fetch's text() decodes, a leading UTF-8 BOM dropped (JSON.parse refuses one).
+ * as fetch's text() decodes, a leading UTF-8 BOM dropped (JSON.parse refuses one). When `truncate`,
+ * a read that fails (the call's time limit, a dropped connection, a coding that does not decode)
+ * gives what came before it, with the failure as `broke`; otherwise it throws.
  */
 async function readCapped(
   body: AsyncIterable<Uint8Array> & { destroy(): unknown },
   maxBytes: number,
   truncate: boolean,
-): Promise<string | undefined> {
+): Promise<{ readonly text: string; readonly broke?: unknown } | undefined> {
   const chunks: Uint8Array[] = [];
   let size = 0;
-  for await (const chunk of body) {
-    size += chunk.byteLength;
-    if (size > maxBytes) {
-      body.destroy();
-      if (!truncate) return undefined;
-      chunks.push(chunk.subarray(0, chunk.byteLength - (size - maxBytes)));
-      break;
+  let broke: unknown;
+  try {
+    for await (const chunk of body) {
+      size += chunk.byteLength;
+      if (size > maxBytes) {
+        body.destroy();
+        if (!truncate) return undefined;
+        chunks.push(chunk.subarray(0, chunk.byteLength - (size - maxBytes)));
+        break;
+      }
+      chunks.push(chunk);
     }
-    chunks.push(chunk);
+  } catch (e) {
+    if (!truncate) throw e;
+    body.destroy();
+    broke = e ?? new Error("the body broke off");
   }
-  return new TextDecoder().decode(Buffer.concat(chunks));
+  const text = new TextDecoder().decode(Buffer.concat(chunks));
+  return broke === undefined ? { text } : { text, broke };
 }

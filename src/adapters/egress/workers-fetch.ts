@@ -137,8 +137,8 @@ export function createWorkersEgress(options: WorkersEgressOptions): { send: Egre
           req.url,
         );
       }
-      const text = await readCapped(res, maxBytes, req.truncateResponse === true);
-      if (text === undefined) {
+      const read = await readCapped(res, maxBytes, req.truncateResponse === true);
+      if (read === undefined) {
         return refuse(
           {
             code: "EGRESS_RESPONSE_TOO_LARGE",
@@ -148,7 +148,20 @@ export function createWorkersEgress(options: WorkersEgressOptions): { send: Egre
           req.url,
         );
       }
-      return ok({ status: res.status, headers: Object.fromEntries(res.headers), body: text });
+      // The status came: a body that broke off after it is kept as far as it came (a sink that
+      // answered 200 got the message, whatever its body then did).
+      const cutShort =
+        read.broke === undefined
+          ? undefined
+          : timeout.aborted
+            ? `its body did not end within ${timeoutMs} ms`
+            : `its body broke off: ${errorMessage(read.broke)}`;
+      return ok({
+        status: res.status,
+        headers: Object.fromEntries(res.headers),
+        body: read.text,
+        ...(cutShort !== undefined && { cutShort }),
+      });
     } catch (e) {
       const why = errorMessage(e);
       return refuse(
@@ -213,24 +226,39 @@ function describeLocation(location: string | null, base: URL): string {
   return describeRawTarget(URL.canParse(location, base.href) ? new URL(location, base).href : location);
 }
 
-/** The body as text, or undefined past `maxBytes` (its first `maxBytes` when `truncate`). */
-async function readCapped(res: Response, maxBytes: number, truncate: boolean): Promise<string | undefined> {
-  if (!res.body) return "";
+/**
+ * The body as text, or undefined past `maxBytes` (its first `maxBytes` when `truncate`). When
+ * `truncate`, a read that fails (the call's time limit, a dropped connection) gives what came
+ * before it, with the failure as `broke`; otherwise it throws.
+ */
+async function readCapped(
+  res: Response,
+  maxBytes: number,
+  truncate: boolean,
+): Promise<{ readonly text: string; readonly broke?: unknown } | undefined> {
+  if (!res.body) return { text: "" };
   const reader = res.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > maxBytes) {
-      await reader.cancel();
-      if (!truncate) return undefined;
-      chunks.push(value.subarray(0, value.byteLength - (size - maxBytes)));
-      size = maxBytes;
-      break;
+  let broke: unknown;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      if (size > maxBytes) {
+        await reader.cancel();
+        if (!truncate) return undefined;
+        chunks.push(value.subarray(0, value.byteLength - (size - maxBytes)));
+        size = maxBytes;
+        break;
+      }
+      chunks.push(value);
     }
-    chunks.push(value);
+  } catch (e) {
+    if (!truncate) throw e;
+    reader.cancel().catch(() => {});
+    broke = e ?? new Error("the body broke off");
   }
   const bytes = new Uint8Array(size);
   let offset = 0;
@@ -238,5 +266,6 @@ async function readCapped(res: Response, maxBytes: number, truncate: boolean): P
     bytes.set(chunk, offset);
     offset += chunk.byteLength;
   }
-  return new TextDecoder().decode(bytes);
+  const text = new TextDecoder().decode(bytes);
+  return broke === undefined ? { text } : { text, broke };
 }
