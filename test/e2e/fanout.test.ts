@@ -162,6 +162,46 @@ describe("an answered event", () => {
     expect(heldJobIds(dataDir)).toHaveLength(trials);
   });
 
+  it("is sent again after a SIGKILL between its send and its ack, with the same webhook-id, and then acked", async () => {
+    // The first POST is never answered: the process is killed while it waits for the answer.
+    let first = true;
+    const sink = await loopbackServer((_req, res) => {
+      if (first) {
+        first = false;
+        return;
+      }
+      res.writeHead(204).end();
+    });
+    cleanups.push(() => sink.close());
+    const policy = policyFile(sink.url);
+    const dataDir = tempDir("unacked");
+    const before = await startServerProcess(policy, { WHSEC: SECRET }, dataDir);
+    expect((await post(before, rmEvent(1))).status).toBe(200);
+    await until(() => sink.received.length === 1, "the first send");
+    before.child.kill("SIGKILL");
+    await before.stop();
+
+    await gateway(policy, dataDir);
+    // Taken back from the dead process at start, not after its lease (60 s) runs out.
+    await until(() => sink.received.length === 2, "the send after the restart");
+    const [sent, again] = sink.received;
+    expect(again?.headers["webhook-id"]).toBe(sent?.headers["webhook-id"]);
+    expect(again?.body).toBe(sent?.body);
+    const db = new Database(join(dataDir, "queue.sqlite"), { readonly: true });
+    try {
+      const left = () =>
+        db
+          .prepare("SELECT (SELECT count(*) FROM queue_jobs) + (SELECT count(*) FROM queue_dead) AS n")
+          .get() as {
+          n: number;
+        };
+      await until(() => left().n === 0, "the ack");
+    } finally {
+      db.close();
+    }
+    expect(sink.received).toHaveLength(2);
+  });
+
   it("is delivered after a SIGKILL that came before the delivery thread took it into the queue", async () => {
     const receiver = await webhookReceiver(SECRET);
     cleanups.push(() => receiver.close());
