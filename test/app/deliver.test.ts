@@ -28,7 +28,8 @@ type Behaviour =
   | "big-503"
   | "200-endless"
   | "slack-endless"
-  | "503-endless";
+  | "503-endless"
+  | "200-dropped";
 let sink: LoopbackServer;
 
 beforeAll(async () => {
@@ -78,6 +79,11 @@ beforeAll(async () => {
       case "slack-endless":
         res.writeHead(200);
         return res.write("o");
+      // A status, then the connection dropped before the body it announced.
+      case "200-dropped":
+        res.writeHead(200, { "content-length": "100" });
+        res.write("x");
+        return setTimeout(() => res.socket?.destroy(), 20);
       case "503-endless":
         res.writeHead(503, { "retry-after": "9" });
         return res.write("busy");
@@ -161,7 +167,8 @@ describe("deliver", () => {
     const before = sink.received.length;
     // The receiver has the event: sent again, it would get it once per attempt.
     expect(await deliverTo("200-endless", 1)).toEqual({ kind: "ack" });
-    expect(sink.received.length).toBe(before + 1);
+    expect(await deliverTo("200-dropped", 1)).toEqual({ kind: "ack" });
+    expect(sink.received.length).toBe(before + 2);
     expect(await deliverTo("503-endless", 1)).toMatchObject({
       kind: "retry",
       delayMs: 9000,
