@@ -449,6 +449,36 @@ describe("sqs queue, SQS specifics", () => {
     expect(await visibleOnDlq()).toBe("3");
   });
 
+  it("counts no dead letter of a page as maybe sent when the SDK found no credentials to send it with", async () => {
+    // Session 37: the AWS SDK signs each try inside its retry step, which passes a credentials
+    // provider's error on after one try with `$metadata` but no status; read as a request with
+    // no answer, the replay said the page may be on the queue, though nothing had gone out.
+    await open();
+    await deadLetters(3);
+    const unsigned = createSqsClientForLocal(endpoint);
+    unsigned.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName !== "SendMessageBatchCommand") return next(args);
+        throw Object.assign(new Error("Could not load credentials from any providers"), {
+          name: "CredentialsProviderError",
+        });
+      },
+      // Where the SDK's signer runs: after the retry step.
+      { step: "finalizeRequest", priority: "low", name: "noCredentials" },
+    );
+    const replaying = createSqsQueue<string>({
+      client: unsigned,
+      queueUrl: pair.queueUrl,
+      deadLetterQueueUrl: pair.deadLetterQueueUrl,
+    });
+    const replay = replaying.replayDead();
+    await expect(replay).rejects.toThrow(/Could not load credentials/);
+    await expect(replay).rejects.toMatchObject({ name: "SweepStoppedError", done: 0, unsure: 0 });
+    unsigned.destroy();
+    expect(await queue.receive(10, 30_000)).toHaveLength(0);
+    expect(await visibleOnDlq()).toBe("3");
+  });
+
   it("counts the dead letters of a page as maybe sent when SQS refused the send only after the SDK tried it again", async () => {
     // The AWS SDK sends a request again after no answer or a 5xx (three tries by default), and
     // rejects with the last try's answer: a 4xx then says nothing of the tries before it, one of

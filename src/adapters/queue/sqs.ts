@@ -156,14 +156,20 @@ type EntryFailure = Pick<BatchResultErrorEntry, "Code" | "Message" | "SenderFaul
   readonly unanswered?: boolean;
 };
 
+/** The AWS SDK's errors for credentials, a token or a setting it could not find (@smithy's ProviderError). */
+const PROVIDER_ERRORS = new Set(["ProviderError", "CredentialsProviderError", "TokenProviderError"]);
+
 /**
  * Whether SQS answered a request that failed by refusing it (a 4xx status, which the AWS SDK puts
  * in the error's `$metadata`): none of it was done. With no answer (the connection failed, a
  * timeout, an abort) or a 5xx one, SQS may have done it all the same; and so after a 4xx that
  * answered a try the SDK made again (after no answer, a 5xx or a throttle: `attempts` over 1),
- * since an earlier try may have been done.
+ * since an earlier try may have been done. Nor was any of it done when the SDK had nothing to
+ * sign it with: a credentials (or token) provider's error, which the SDK's retry step passes on
+ * after one try, with `$metadata` but no status, since each try is signed inside that step.
  */
 function refusedWhole(e: unknown): boolean {
+  if (e instanceof Error && PROVIDER_ERRORS.has(e.name)) return true;
   const metadata = (e as { $metadata?: { httpStatusCode?: unknown; attempts?: unknown } } | null | undefined)
     ?.$metadata;
   const status = metadata?.httpStatusCode;
