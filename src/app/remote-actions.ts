@@ -115,8 +115,16 @@ interface Failure {
   readonly message: string;
 }
 
-/** A prompt rule's calls so far, for the audit of a timeout answered from outside them. */
-type CallProgress = { budget?: { readonly used: number; readonly limit: number }; attempts?: number };
+/**
+ * A prompt rule's calls so far, for the audit of a timeout answered from outside them; and what
+ * it is waiting for before it can call, if anything (a concurrency slot, an identical call in
+ * flight), so that its reason says what to raise when the deadline comes first.
+ */
+type CallProgress = {
+  budget?: { readonly used: number; readonly limit: number };
+  attempts?: number;
+  waiting?: string | undefined;
+};
 
 type Attempt = { readonly effect: RuleEffect; readonly audit: Omit<RemoteAudit, "rule" | "action" | "ms"> };
 
@@ -176,14 +184,23 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
           const code = action === "prompt" ? "JUDGE_TIMEOUT" : "FORWARD_TIMEOUT";
           const expire = (message: string) => {
             controller.abort();
-            resolve(withAudit(onError(rule, input, { code, message }), { ...progress }));
+            const { waiting: _, ...spent } = progress;
+            resolve(withAudit(onError(rule, input, { code, message }), spent));
           };
-          // Which limit it was, so the reason says what to raise.
+          // Which limit it was, so the reason says what to raise; and, when the call never started,
+          // what it was waiting for (all of the model's concurrent calls in flight, say).
           const limit =
             own !== undefined && own <= remaining
               ? `the rule's timeoutMs`
               : `what was left of the request's deadline (defaults.deadlineMs, kept below the client's hook timeout and the runtime's own limit)`;
-          timer = setTimeout(() => expire(`no answer within ${Math.round(budgetMs)} ms, ${limit}`), budgetMs);
+          timer = setTimeout(() => {
+            const ms = Math.round(budgetMs);
+            expire(
+              progress.waiting === undefined
+                ? `no answer within ${ms} ms, ${limit}`
+                : `not called within ${ms} ms, ${limit}: ${progress.waiting}`,
+            );
+          }, budgetMs);
           stop = () => expire("no answer before the gateway stopped");
           if (deps.stopping?.aborted) stop();
           else deps.stopping?.addEventListener("abort", stop, { once: true });
@@ -313,7 +330,9 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
       // The pause ended with the wait: its timer would otherwise run on to the call's deadline
       // (a stopped `serve` did not exit until it fired).
       const ended = new AbortController();
+      progress.waiting = `it waited for an identical call to model "${model.name}" in flight, which did not answer`;
       await Promise.race([pending.done, pause(left, AbortSignal.any([signal, ended.signal]))]);
+      progress.waiting = undefined;
       ended.abort();
       // Answered already (its deadline, or the gateway stopping): no call of its own now.
       if (signal.aborted)
@@ -339,7 +358,10 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
       // (the model's again, counted apart), never waits for a slot and never fills the verdict
       // cache: trying a rule in shadow must not change what the enforcing rules answer.
       const limiter = limiterFor(model, shadow);
+      const slotWait = `all ${model.maxConcurrent} of model "${model.name}"'s concurrent calls (its maxConcurrent) were in flight`;
+      progress.waiting = slotWait;
       const slot = shadow ? limiter.tryAcquire(deadline) : await limiter.acquire(timeoutMs, signal, deadline);
+      progress.waiting = undefined;
       if (!slot && shadow) {
         return skipped(
           rule,
@@ -349,7 +371,7 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
       if (!slot) {
         return onError(rule, input, {
           code: "JUDGE_TIMEOUT",
-          message: `waited ${Math.round(timeoutMs)} ms for one of ${model.maxConcurrent} concurrent calls`,
+          message: `not called within ${Math.round(timeoutMs)} ms: ${slotWait}`,
         });
       }
       const budget = spendBudget(model, input.team, shadow);

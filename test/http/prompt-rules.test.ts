@@ -511,6 +511,31 @@ describe("prompt rules: cost control", () => {
     expect(model.requests.length - before).toBe(3);
   });
 
+  it("says an event ran out of time waiting for an identical call in flight, not for its own", async () => {
+    const app = await appWith();
+    const from = model.requests.length;
+    model.script({ hang: true });
+    // A 0.75 s deadline for the first event's call, which the model never answers.
+    const first = app.post("/v1/hooks", write("/p/src/in-flight.ts", "s1"), { "x-hookgate-timeout": "1" });
+    for (let waited = 0; model.requests.length === from; waited += 5) {
+      if (waited > 2000) throw new Error("the first call never reached the model");
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    // 0.3 s hook timeout: a 50 ms deadline, spent waiting for the first event's call.
+    const waiting = await jsonOf(
+      await app.post("/v1/hooks", write("/p/src/in-flight.ts", "s2"), { "x-hookgate-timeout": "0.3" }),
+    );
+    expect(model.requests.length - from).toBe(1);
+    expect(waiting.hookSpecificOutput.permissionDecisionReason).toMatch(
+      /JUDGE_TIMEOUT: not called within \d+ ms, .*: it waited for an identical call to model "fast" in flight, which did not answer/,
+    );
+    expect(lastAudit(app).pending).toEqual([
+      expect.objectContaining({ outcome: "JUDGE_TIMEOUT", model: "fast" }),
+    ]);
+    expect((lastAudit(app).pending as unknown[])[0]).not.toHaveProperty("waiting");
+    await first;
+  });
+
   it("calls for a waiting identical event itself when the call in flight failed", async () => {
     const app = await appWith();
     const from = model.requests.length;
@@ -615,7 +640,10 @@ describe("prompt rules: cost control", () => {
     const waiting = await jsonOf(
       await app.post("/v1/hooks", write("/p/src/slot-b.ts"), { "x-hookgate-timeout": "0.3" }),
     );
-    expect(waiting.hookSpecificOutput.permissionDecisionReason).toMatch(/JUDGE_TIMEOUT/);
+    // It says the slots were the limit, not the model's time to answer.
+    expect(waiting.hookSpecificOutput.permissionDecisionReason).toMatch(
+      /JUDGE_TIMEOUT: not called within \d+ ms, .*: all 1 of model "fast"'s concurrent calls \(its maxConcurrent\) were in flight/,
+    );
     await first;
     await app.post("/v1/hooks", write("/p/src/slot-c.ts"));
     expect(lastAudit(app).pending).toEqual([
