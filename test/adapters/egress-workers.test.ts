@@ -3,6 +3,7 @@
  * a loopback DNS-over-HTTPS server speaking the JSON API and a loopback target. In workerd it
  * runs with Cloudflare's fetch and resolver; the decisions are the same code.
  */
+import type { ServerResponse } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDohResolver, createWorkersEgress } from "../../src/adapters/egress/workers-fetch.js";
 import { compileEgressPolicy } from "../../src/core/egress/policy.js";
@@ -18,6 +19,8 @@ const zone: Record<string, { A?: string[]; AAAA?: string[]; status?: number; del
 
 let doh: LoopbackServer;
 let target: LoopbackServer;
+/** The answers of `/hang`, never sent; ended after the tests. */
+const hanging: ServerResponse[] = [];
 
 beforeAll(async () => {
   doh = await loopbackServer((req, res) => {
@@ -49,10 +52,12 @@ beforeAll(async () => {
       // A status, then a body that never ends.
       res.writeHead(200);
       res.write("par");
-    } else res.end(`got ${req.body}`);
+    } else if (req.url === "/hang") hanging.push(res);
+    else res.end(`got ${req.body}`);
   });
 });
 afterAll(async () => {
+  for (const res of hanging) res.destroy();
   await doh.close();
   await target.close();
 });
@@ -200,6 +205,64 @@ describe("Workers egress", () => {
       status: 200,
       body: "par",
       cutShort: "its body did not end within 300 ms",
+    });
+  });
+
+  it("says a call its caller gave up (a judge's deadline, serve stopping) was given up, not that it failed to connect", async () => {
+    // As the Node module says it: a model slower than the request's deadline is no connection
+    // failure, and must not count as one in the warning and hookgate_egress_refused_total.
+    const refusals: unknown[] = [];
+    const caller = new AbortController();
+    const compiled = compileEgressPolicy({ allowCidrs: ["127.0.0.1/32"] });
+    const module = createWorkersEgress({
+      policy: () => compiled.policy,
+      resolve: createDohResolver({ endpoint: `${doh.url}/dns-query` }),
+      onRefusal: (refusal) => refusals.push(refusal),
+    });
+    const before = target.received.length;
+    const res = module.send({
+      url: `${target.url}/hang`,
+      method: "POST",
+      headers: {},
+      body: "{}",
+      timeoutMs: 60_000,
+      signal: caller.signal,
+    });
+    for (let waited = 0; target.received.length === before; waited += 5) {
+      if (waited > 2000) throw new Error("the call never reached the server");
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    caller.abort();
+    const given = {
+      code: "EGRESS_TIMEOUT",
+      stage: "response",
+      reason: `${target.url}/… was given up before it answered`,
+    };
+    const answer = await res;
+    expect(!answer.ok && answer.error).toEqual(given);
+    expect(refusals).toEqual([given]);
+  });
+
+  it("says a call given up during its DoH look-up was not resolved yet", async () => {
+    const caller = new AbortController();
+    const compiled = compileEgressPolicy({ allowCidrs: ["127.0.0.1/32"] });
+    const res = createWorkersEgress({
+      policy: () => compiled.policy,
+      resolve: createDohResolver({ endpoint: `${doh.url}/dns-query` }),
+    }).send({
+      url: `http://slow.test:${target.port}/x`,
+      method: "POST",
+      headers: {},
+      body: "{}",
+      timeoutMs: 60_000,
+      signal: caller.signal,
+    });
+    caller.abort();
+    const answer = await res;
+    expect(!answer.ok && answer.error).toEqual({
+      code: "EGRESS_DNS_FAILED",
+      stage: "dns",
+      reason: "slow.test was not resolved over DoH yet when the call was given up",
     });
   });
 

@@ -104,16 +104,26 @@ export function createWorkersEgress(options: WorkersEgressOptions): { send: Egre
     const timeoutMs = Math.max(1, Math.ceil(req.timeoutMs));
     const timeout = AbortSignal.timeout(timeoutMs);
     const signal = req.signal ? AbortSignal.any([req.signal, timeout]) : timeout;
+    // Given up by its caller (a judge call's deadline, `serve` stopping), not by its own limit: said
+    // so, as the Node module says it, not as a failure of the name or the connection.
+    const givenUp = () => !timeout.aborted && req.signal?.aborted === true;
     const precheck = await judgeHost(verdict.host, policy, options.resolve, signal);
     if (precheck) {
+      const unresolved = precheck.code === "EGRESS_DNS_FAILED";
       return refuse(
-        timeout.aborted && precheck.code === "EGRESS_DNS_FAILED"
+        timeout.aborted && unresolved
           ? {
               code: "EGRESS_TIMEOUT",
               stage: "dns",
               reason: `${verdict.host} was not resolved over DoH within ${timeoutMs} ms`,
             }
-          : precheck,
+          : givenUp() && unresolved
+            ? {
+                code: "EGRESS_DNS_FAILED",
+                stage: "dns",
+                reason: `${verdict.host} was not resolved over DoH yet when the call was given up`,
+              }
+            : precheck,
         req.url,
       );
     }
@@ -171,12 +181,18 @@ export function createWorkersEgress(options: WorkersEgressOptions): { send: Egre
               stage: "response",
               reason: `${describeTarget(verdict.url)} did not answer within ${timeoutMs} ms`,
             }
-          : {
-              // fetch does not say whether anything was sent: "response", never "connect".
-              code: "EGRESS_CONNECT_FAILED",
-              stage: "response",
-              reason: `${describeTarget(verdict.url)} failed: ${why}`,
-            },
+          : givenUp()
+            ? {
+                code: "EGRESS_TIMEOUT",
+                stage: "response",
+                reason: `${describeTarget(verdict.url)} was given up before it answered`,
+              }
+            : {
+                // fetch does not say whether anything was sent: "response", never "connect".
+                code: "EGRESS_CONNECT_FAILED",
+                stage: "response",
+                reason: `${describeTarget(verdict.url)} failed: ${why}`,
+              },
         req.url,
       );
     }
