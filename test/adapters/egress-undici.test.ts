@@ -40,6 +40,8 @@ function egressWith(
 }
 
 const opened: UndiciEgress[] = [];
+/** Called by `/trickle` once its body is arriving. */
+let trickling: () => void = () => {};
 let a: LoopbackServer;
 let b: LoopbackServer;
 
@@ -53,6 +55,17 @@ beforeAll(async () => {
       res.writeHead(301, { location: "/login/s3cr3tP4th?token=s3cr3tQu3ry" }).end();
     } else if (req.url === "/redirect-nowhere") {
       res.writeHead(303).end();
+    } else if (req.url === "/trickle") {
+      // Answers its headers, then a space of its body every 20 ms, never ending it; after the
+      // third, `trickling` is called (the body is arriving).
+      res.writeHead(200, { "content-type": "application/json" });
+      let sent = 0;
+      const timer = setInterval(() => {
+        if (res.destroyed) return clearInterval(timer);
+        res.write(" ");
+        if (++sent === 3) trickling();
+      }, 20);
+      res.on("close", () => clearInterval(timer));
     } else if (req.url.startsWith("/hang")) {
       // never answers
     } else if (req.url === "/big") {
@@ -412,6 +425,32 @@ describe("responses", () => {
     const { module } = egressWith(LOOPBACK_ONLY);
     const res = await post(module, `${a.url}/hang`, { timeoutMs: 200 });
     expect(!res.ok && res.error.code).toBe("EGRESS_TIMEOUT");
+  });
+
+  it("says an answer its caller gave up while its body was arriving was given up, not a failed connection", async () => {
+    // A model that trickles its body past the judge call's deadline: the call is given up, as
+    // one given up before its headers is, and not counted as a connection failure.
+    const refusals: unknown[] = [];
+    const compiled = compileEgressPolicy(LOOPBACK_ONLY);
+    const module = createUndiciEgress({
+      policy: () => compiled.policy,
+      onRefusal: (refusal) => refusals.push(refusal),
+    });
+    opened.push(module);
+    const caller = new AbortController();
+    trickling = () => caller.abort();
+    try {
+      const res = await post(module, `${a.url}/trickle`, { timeoutMs: 60_000, signal: caller.signal });
+      const given = {
+        code: "EGRESS_TIMEOUT",
+        stage: "response",
+        reason: `${a.url}/… was given up before it answered`,
+      };
+      expect(!res.ok && res.error).toEqual(given);
+      expect(refusals).toEqual([given]);
+    } finally {
+      trickling = () => {};
+    }
   });
 
   describe("gives up while the name is still being resolved, as undici does not (nodejs/undici#386)", () => {

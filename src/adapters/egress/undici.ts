@@ -160,12 +160,7 @@ export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
         const refusal: EgressRefusal = handedOver.has(signal)
           ? timedOut
             ? describeFailure(undefined, verdict.url, true, timeoutMs, true)
-            : {
-                // The caller's own signal (a deadline it keeps, a gateway stopping).
-                code: "EGRESS_TIMEOUT",
-                stage: "response",
-                reason: `${describeTarget(verdict.url)} was given up before it answered`,
-              }
+            : givenUpAfterSending(verdict.url)
           : (resolving.get(host) ?? 0) > 0
             ? {
                 // Nothing was sent: the name had no answer yet (a call refused at "dns" is not
@@ -231,6 +226,10 @@ export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
         ...(cutShort !== undefined && { cutShort }),
       });
     } catch (e) {
+      // Given up by its caller while its answer was arriving (a model that trickles its body past
+      // the judge call's deadline): said as before its headers, not as a failed connection.
+      if (!timedOut && req.signal?.aborted === true && handedOver.has(signal))
+        return refuse(givenUpAfterSending(verdict.url), req.url);
       return refuse(describeFailure(e, verdict.url, timedOut, timeoutMs, handedOver.has(signal)), req.url);
     } finally {
       clearTimeout(timer);
@@ -382,6 +381,15 @@ function dnsFailure(host: string, e: unknown): EgressRefusal {
   };
 }
 
+/** A request sent, then given up by its caller's own signal (a deadline it keeps, a gateway stopping). */
+function givenUpAfterSending(url: URL): EgressRefusal {
+  return {
+    code: "EGRESS_TIMEOUT",
+    stage: "response",
+    reason: `${describeTarget(url)} was given up before it answered`,
+  };
+}
+
 function describeFailure(
   e: unknown,
   url: URL,
@@ -392,7 +400,9 @@ function describeFailure(
   for (let cause: unknown = e; cause; cause = (cause as { cause?: unknown }).cause) {
     if (cause instanceof EgressError) return cause.refusal;
   }
-  const name = (e as { name?: string; code?: string })?.code ?? (e as { name?: string })?.name ?? "";
+  // A string code (`ECONNRESET`, `UND_ERR_SOCKET`), never a DOMException's legacy number.
+  const code = (e as { code?: unknown })?.code;
+  const name = typeof code === "string" ? code : ((e as { name?: string })?.name ?? "");
   // "connect": never handed to a connection (none was made, or undici refused the request
   // itself), so nothing was sent; "response": it was, or may have been.
   const stage = handedOver ? "response" : "connect";
