@@ -196,7 +196,8 @@ function providerText(text: string, secrets: readonly string[]): string {
  * has one), and so is a 2xx whose body is an error without the provider's envelope; a body
  * that is not JSON, or JSON without the envelope, is JUDGE_MALFORMED; a verdict that is not exactly {ok, reason, impossible?} is JUDGE_OFF_SCHEMA,
  * code fences and prose included, so a model talked out of the format never decides; a
- * refusal is JUDGE_REFUSED. The model's own text never reaches a message: it may echo the event.
+ * refusal is JUDGE_REFUSED, unless what came before it says no. The model's own text never
+ * reaches a message: it may echo the event.
  * `secrets` (`Policy.secrets`) are scrubbed from what a message quotes of the provider's text,
  * and from the verdict's reason.
  */
@@ -225,7 +226,8 @@ export function parseJudgeResponse(
       `${provider} answered HTTP ${status} with an error: ${providerText(detail, secrets)}`,
     );
   }
-  const verdict = provider === "anthropic" ? readAnthropic(parsed.value) : readOpenAi(parsed.value, secrets);
+  const verdict =
+    provider === "anthropic" ? readAnthropic(parsed.value, secrets) : readOpenAi(parsed.value, secrets);
   // The reason reaches the agent: a server that quotes what it was called with (the API key in
   // its header) must not hand the gateway's key to the agent, as a forward's answer must not.
   if (!verdict.ok) return verdict;
@@ -265,13 +267,31 @@ function errorMessageOf(value: unknown): string | undefined {
   return message === "" ? undefined : message;
 }
 
-function readAnthropic(response: unknown): Result<Verdict, JudgeFailure> {
+function readAnthropic(response: unknown, secrets: readonly string[]): Result<Verdict, JudgeFailure> {
   if (!isRecord(response) || !Array.isArray(response.content)) {
     return fail("JUDGE_MALFORMED", "anthropic answered without a content array");
   }
   const stop = response.stop_reason;
-  if (stop === "refusal") return fail("JUDGE_REFUSED", "anthropic refused to judge");
-  return unlessCut(anthropicVerdict(response.content), "anthropic", "stop_reason", stop, "max_tokens");
+  const verdict = anthropicVerdict(response.content);
+  if (stop === "refusal") {
+    // Its classifier stopped the answer part way (the content is what came before): a no it had
+    // already given stands, as one cut at the token limit does; else `stop_details` says why.
+    if (verdict.ok && !verdict.value.ok) return verdict;
+    return fail(
+      "JUDGE_REFUSED",
+      `anthropic refused to judge${refusalDetails(response.stop_details, secrets)}`,
+    );
+  }
+  return unlessCut(verdict, "anthropic", "stop_reason", stop, "max_tokens");
+}
+
+/** Anthropic's `stop_details` of a refusal, `{"category": "cyber", "explanation": "…"}`, as ` (cyber: …)`. */
+function refusalDetails(details: unknown, secrets: readonly string[]): string {
+  if (!isRecord(details)) return "";
+  const said = [details.category, details.explanation].filter(
+    (part): part is string => typeof part === "string" && part.trim() !== "",
+  );
+  return said.length === 0 ? "" : ` (${providerText(said.join(": "), secrets)})`;
 }
 
 function anthropicVerdict(blocks: unknown[]): Result<Verdict, JudgeFailure> {
@@ -320,9 +340,13 @@ function readOpenAi(response: unknown, secrets: readonly string[]): Result<Verdi
     return fail("JUDGE_REFUSED", `openai refused to judge: ${providerText(message.refusal, secrets)}`);
   }
   const finish = isRecord(first) ? first.finish_reason : undefined;
-  if (finish === "content_filter")
-    return fail("JUDGE_REFUSED", "openai's content filter withheld the answer");
   const content = contentText(message.content);
+  if (finish === "content_filter") {
+    // What the filter let through before it stopped the answer: a no there stands.
+    const partial = readTextVerdict(content ?? "", "the content verdict", "");
+    if (partial.ok && !partial.value.ok) return partial;
+    return fail("JUDGE_REFUSED", "openai's content filter withheld the answer");
+  }
   if (content === undefined || content.trim() === "") {
     if (finish === "length") return fail("JUDGE_OFF_SCHEMA", CUT_OFF("openai"));
     return fail("JUDGE_OFF_SCHEMA", "openai answered without message content");

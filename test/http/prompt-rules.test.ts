@@ -299,6 +299,75 @@ describe("prompt rules: failures answer with onError", () => {
   });
 });
 
+describe("prompt rules: a refusal", () => {
+  /** Anthropic's answer when its classifier stops one part way (Streaming refusals). */
+  const refused = (content: unknown[]) =>
+    JSON.stringify({
+      id: "msg_test",
+      type: "message",
+      role: "assistant",
+      content,
+      stop_reason: "refusal",
+      stop_details: {
+        type: "refusal",
+        category: "cyber",
+        explanation: "This request was declined because it could enable cyber harm.",
+      },
+    });
+
+  it("keeps a no the model gave before Anthropic's classifier stopped its answer", async () => {
+    // The event the classifier stopped is the one most worth denying: under onError allow, the
+    // no was lost and the call let through.
+    const app = await appWith({ onError: "allow" });
+    model.script({
+      status: 200,
+      body: refused([
+        {
+          type: "tool_use",
+          id: "t",
+          name: "verdict",
+          input: { ok: false, reason: "plants a reverse shell" },
+        },
+      ]),
+    });
+    const body = await jsonOf(await app.post("/v1/hooks", write("/p/src/refused-no.ts")));
+    expect(body.hookSpecificOutput).toMatchObject({
+      permissionDecision: "deny",
+      permissionDecisionReason: `[${TEMPLATE}]: plants a reverse shell`,
+    });
+  });
+
+  it("keeps a no in what OpenAI's content filter let through", async () => {
+    const app = await appWith({ onError: "allow" }, { provider: "openai", url: model.openaiUrl });
+    model.script({
+      status: 200,
+      body: JSON.stringify({
+        choices: [
+          {
+            index: 0,
+            message: { role: "assistant", content: '{"ok":false,"reason":"plants a rev' },
+            finish_reason: "content_filter",
+          },
+        ],
+      }),
+    });
+    const body = await jsonOf(await app.post("/v1/hooks", write("/p/src/filtered-no.ts")));
+    expect(body.hookSpecificOutput.permissionDecision).toBe("deny");
+  });
+
+  it("says why Anthropic refused when no verdict came before, through onError", async () => {
+    const app = await appWith();
+    model.script({ status: 200, body: refused([{ type: "text", text: "I" }]) });
+    const body = await jsonOf(await app.post("/v1/hooks", write("/p/src/refused.ts")));
+    expect(body.hookSpecificOutput).toMatchObject({
+      permissionDecision: "deny",
+      permissionDecisionReason: expect.stringContaining(
+        "(JUDGE_REFUSED: anthropic refused to judge (cyber: This request was declined because it could enable cyber harm.))",
+      ),
+    });
+  });
+});
+
 describe("prompt rules: a model's url read from the environment", () => {
   // It was read as the URL "env:JUDGE_URL", refused by the egress guard for its scheme.
   const judged = async (env: Record<string, string>) =>
