@@ -25,6 +25,7 @@ import {
 import type { HookEvent } from "../core/hook-event.js";
 import {
   buildJudgeRequest,
+  endpointHint,
   parseJudgeResponse,
   renderPrompt,
   type Verdict,
@@ -440,7 +441,9 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
                 continue;
               }
             }
-            return withAudit(onError(rule, input, verdict.error), { model: model.name, ...extra });
+            const hint = endpointHint(model.provider, request.url, sent.value.status);
+            const failure = { ...verdict.error, message: `${verdict.error.message}${hint}` };
+            return withAudit(onError(rule, input, failure), { model: model.name, ...extra });
           }
           if (key && !shadow) remember(key, verdict.value, model.cacheTtlSeconds);
           return { effect: effectOf(verdict.value), audit: { outcome: "OK", model: model.name, ...extra } };

@@ -163,6 +163,25 @@ export function buildJudgeRequest(model: JudgeModel, prompt: string): JudgeHttpR
   };
 }
 
+/** How each provider's endpoint path ends (`DEFAULT_MODEL_URLS`; Azure's v1 API and compatible servers alike). */
+const ENDPOINT_ENDINGS: Readonly<Record<JudgeModel["provider"], string>> = {
+  anthropic: "/messages",
+  openai: "/chat/completions",
+};
+
+/**
+ * What to add to a 404 or 405 from a URL that is not an endpoint of the provider's kind: an
+ * SDK's base URL (`https://api.anthropic.com`, `…/v1`) written where the full endpoint belongs.
+ * Empty otherwise: a 404 from the endpoint itself (a model name it does not know) says enough.
+ */
+export function endpointHint(provider: JudgeModel["provider"], url: string, status: number): string {
+  if (status !== 404 && status !== 405) return "";
+  const ending = ENDPOINT_ENDINGS[provider];
+  const path = URL.canParse(url) ? new URL(url).pathname.replace(/\/+$/, "") : "";
+  if (path.endsWith(ending)) return "";
+  return `; the model's url is its full endpoint, ending in /v1${ending}, not a base URL`;
+}
+
 export type JudgeFailureCode = "JUDGE_HTTP_ERROR" | "JUDGE_MALFORMED" | "JUDGE_OFF_SCHEMA" | "JUDGE_REFUSED";
 
 export interface JudgeFailure {

@@ -279,6 +279,34 @@ describe("prompt rules: failures answer with onError", () => {
     expect(body.hookSpecificOutput.permissionDecisionReason).toMatch(/EGRESS_NOT_ALLOWLISTED/);
   });
 
+  it.each([
+    ["anthropic", "", "/v1/messages"],
+    ["openai", "/v1", "/v1/chat/completions"],
+  ])(
+    "says a %s model's url must be its full endpoint when its base URL answers 404",
+    async (provider, path, endpoint) => {
+      // An SDK takes the base URL (ANTHROPIC_BASE_URL, base_url): written so, every call was a
+      // 404 whose reason said only "no such endpoint" or "Not Found".
+      const app = await appWith({}, { provider, url: `${model.url}${path}` });
+      const body = await jsonOf(await app.post("/v1/hooks", write(`/p/src/base-${provider}.ts`)));
+      expect(body.hookSpecificOutput.permissionDecisionReason).toContain(
+        `(JUDGE_HTTP_ERROR: ${provider} answered HTTP 404: no such endpoint: ${path || "/"}; the model's url is its full endpoint, ending in ${endpoint}, not a base URL)`,
+      );
+    },
+  );
+
+  it("adds nothing to a 404 from the endpoint itself, as for a model name it does not know", async () => {
+    const app = await appWith();
+    model.script({
+      status: 404,
+      body: '{"type":"error","error":{"type":"not_found_error","message":"model: claude-haiku-4-5"}}',
+    });
+    const body = await jsonOf(await app.post("/v1/hooks", write("/p/src/unknown-model.ts")));
+    expect(body.hookSpecificOutput.permissionDecisionReason).toContain(
+      "(JUDGE_HTTP_ERROR: anthropic answered HTTP 404: model: claude-haiku-4-5); its onError",
+    );
+  });
+
   it("fails into onError when the model's key variable is unset", async () => {
     const app = await testApp(
       await authPolicy(

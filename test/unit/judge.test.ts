@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   buildJudgeRequest,
   DEFAULT_MODEL_URLS,
+  endpointHint,
   JUDGE_SYSTEM_PROMPT,
   type JudgeModel,
   parseJudgeResponse,
@@ -141,6 +142,20 @@ const openaiAnswer = (content: string | null, refusal: string | null = null) =>
     object: "chat.completion",
     choices: [{ index: 0, message: { role: "assistant", content, refusal }, finish_reason: "stop" }],
   });
+
+describe("endpointHint", () => {
+  it.each([
+    ["anthropic", "https://api.anthropic.com", 404, true],
+    ["anthropic", "https://api.anthropic.com/v1/", 405, true],
+    ["openai", "http://127.0.0.1:11434/v1", 404, true],
+    ["anthropic", "https://api.anthropic.com/v1/messages", 404, false],
+    ["openai", "https://r.openai.azure.com/openai/v1/chat/completions/", 404, false],
+    ["openai", "https://openrouter.ai/api/v1/chat/completions", 405, false],
+    ["openai", "http://127.0.0.1:11434/v1", 400, false],
+  ] as const)("%s at %s answering %d: a hint %s", (provider, url, status, hinted) => {
+    expect(endpointHint(provider, url, status) !== "").toBe(hinted);
+  });
+});
 
 describe("parseJudgeResponse", () => {
   it.each([
