@@ -346,9 +346,12 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
       });
     }
     if (model.apiKey === undefined) {
+      // Named, as an unset url's variable is: the reason says what to set.
+      const written = input.policy.document.models?.[model.name]?.apiKey;
+      const variable = written?.startsWith("env:") ? ` ${written.slice(4)}` : "";
       return onError(rule, input, {
         code: "JUDGE_NO_API_KEY",
-        message: `model "${model.name}" has no API key (its env variable is unset)`,
+        message: `model "${model.name}" has no API key (its apiKey reads${variable || " a variable"}, which is not set)`,
       });
     }
     const apiKey = model.apiKey;

@@ -322,7 +322,9 @@ describe("prompt rules: failures answer with onError", () => {
     const body = await jsonOf(await app.post("/v1/hooks", write("/p/a")));
     expect(body.hookSpecificOutput).toMatchObject({
       permissionDecision: "ask",
-      permissionDecisionReason: expect.stringMatching(/JUDGE_NO_API_KEY/),
+      permissionDecisionReason: expect.stringContaining(
+        '(JUDGE_NO_API_KEY: model "m" has no API key (its apiKey reads UNSET_KEY, which is not set))',
+      ),
     });
   });
 });
