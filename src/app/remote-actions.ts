@@ -17,6 +17,7 @@ import {
 } from "../core/errors.js";
 import {
   clientHeaderNames,
+  fieldsNotPassedOn,
   interpolateHeaders,
   invalidHeaderNames,
   invalidHeaderValues,
@@ -519,7 +520,15 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
       input.policy.secrets,
     );
     if (!parsed.ok) return withAudit(onError(rule, input, parsed.error), detail);
-    return { effect: parsed.value, audit: { outcome: "OK", ...detail } };
+    const unused = fieldsNotPassedOn(sent.value.body);
+    const notes = [
+      ...(dropped.length > 0 ? [`not interpolated: ${dropped.join(", ")}`] : []),
+      ...(unused.length > 0 ? [`not passed on: ${unused.join(", ")}`] : []),
+    ];
+    return {
+      effect: parsed.value,
+      audit: { outcome: "OK", ...(notes.length > 0 && { detail: notes.join("; ") }) },
+    };
   }
 
   async function cacheKey(

@@ -290,6 +290,48 @@ export function parseForwardResponse(
   });
 }
 
+/**
+ * `hookSpecificOutput` fields a client reads (clients.md §6.1, §6.3, §6.4) that hookgate never
+ * passes on: an output rewrite (`updatedMCPToolOutput`, …), a session title, a retry, watched
+ * paths, an elicitation's answer. The rule's other fields apply without them.
+ */
+const NOT_PASSED_ON: readonly string[] = [
+  "updatedMCPToolOutput",
+  "updatedToolOutput",
+  "updatedOutput",
+  "suppressOriginalPrompt",
+  "sessionTitle",
+  "initialUserMessage",
+  "watchPaths",
+  "reloadSkills",
+  "retry",
+  "action",
+  "content",
+  "displayContent",
+  "classifierContext",
+];
+
+/**
+ * The fields of a downstream answer (read as `parseForwardResponse` read it) that hookgate does
+ * not pass on, as `hookSpecificOutput.<name>`, for the audit line: dropped unsaid, a team
+ * server's redaction of a tool's output looked applied.
+ */
+export function fieldsNotPassedOn(body: string): string[] {
+  const text = body.trim();
+  if (!text.startsWith("{")) return [];
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return [];
+  }
+  const specific = isObject(value) ? field(value, "hookSpecificOutput") : undefined;
+  if (!isObject(specific)) return [];
+  return NOT_PASSED_ON.filter((name) => field(specific, name) !== undefined).map(
+    (name) => `hookSpecificOutput.${name}`,
+  );
+}
+
 /** The fields hookgate reads from a `hookSpecificOutput` whose shape is valid. */
 interface SpecificOutput {
   readonly eventName: string;

@@ -141,6 +141,44 @@ const lastAudit = (app: TestApp) =>
   app.logs.filter((l) => l.msg === "decision").at(-1) as Record<string, unknown>;
 
 describe("forward rules", () => {
+  it("names in the audit the fields of an answer it does not pass on, such as a tool output rewrite", async () => {
+    // A team server that redacts an MCP tool's output: the rewrite is not applied, and the audit
+    // line said nothing of it.
+    const app = await testApp(
+      await authPolicy(
+        [{ id: "redact", on: "PostToolUse", forward: { url: `${downstream.url}/hook`, onError: "deny" } }],
+        { egress },
+      ),
+    );
+    next = {
+      body: JSON.stringify({
+        hookSpecificOutput: {
+          hookEventName: "PostToolUse",
+          updatedMCPToolOutput: "[redacted]",
+          additionalContext: "checked",
+        },
+      }),
+    };
+    const event = {
+      session_id: "s",
+      transcript_path: "/t",
+      cwd: "/p",
+      hook_event_name: "PostToolUse",
+      tool_name: "mcp__vault__read",
+      tool_input: { path: "db" },
+      tool_response: { password: "hunter2" },
+    };
+    const body = await jsonOf(await app.post("/v1/hooks", JSON.stringify(event)));
+    expect(body.hookSpecificOutput.additionalContext).toBe("checked");
+    expect(lastAudit(app).pending).toEqual([
+      expect.objectContaining({
+        rule: "redact",
+        outcome: "OK",
+        detail: "not passed on: hookSpecificOutput.updatedMCPToolOutput",
+      }),
+    ]);
+  });
+
   it("posts the body verbatim and applies the downstream decision", async () => {
     const app = await appWith();
     next = { body: deny("the team server says no") };
