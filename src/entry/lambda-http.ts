@@ -21,11 +21,21 @@
  *
  * Remote actions and the notifier are imported with the first event that needs them
  * (lazy-actions.ts): most hooks need neither, and the cold start parses neither.
+ *
+ * An event hono's adapter cannot make a web Request of gets its own plain-text 400 or 500 there,
+ * which Claude Code reads as "let the action through": a body marked base64 that is not, a GET
+ * with a body, a header value a Request refuses. `readable` mends what it can before the adapter
+ * sees the event (as Node and workerd read such a request); a body that cannot be read is
+ * answered on a hook route as BODY_UNREADABLE in the fail mode, and an event the adapter still
+ * refuses is made again without its headers and answered so too (`asRefused`).
  */
 import { type APIGatewayProxyResult, handle, type LambdaContext, type LambdaEvent } from "hono/aws-lambda";
+import type { Hono } from "hono/tiny";
 import { nodeSha256 } from "../adapters/hash/node-crypto.js";
 import type { DeferredWork } from "../app/notify.js";
 import { createLogRecorder } from "../app/replay.js";
+import type { RequestError } from "../core/errors.js";
+import { shorten } from "../core/truncate.js";
 import { createApp } from "../http/app.js";
 import { createBrokenConfigApp } from "../http/broken-config.js";
 import { createLambdaRuntime, type LambdaOptions, type LambdaRuntime } from "./lambda-config.js";
@@ -44,7 +54,7 @@ const DEFERRED_WAIT_MS = 1000;
 
 export function createHttpHandler(options: LambdaOptions = {}): HttpHandler {
   const runtime = createLambdaRuntime(options);
-  let adapter: Promise<ReturnType<typeof handle>> | undefined;
+  let adapter: Promise<Adapter> | undefined;
   /**
    * The tasks this invocation deferred, and its request deadline (monotonic) as the decision
    * handed it over. A task an earlier invocation left running (logged then) is not waited for
@@ -71,22 +81,180 @@ export function createHttpHandler(options: LambdaOptions = {}): HttpHandler {
     adapter ??= build(runtime, defer, () => invocationEnds - runtime.clock.monotonic() - RETURN_MARGIN_MS);
     // A named stage (`/prod/v1/hooks/claude-code`) or a custom domain's mapping key is a prefix,
     // which the app's routes answer under (src/http/app.ts).
-    const result = await (await adapter)(event, context);
+    const handler = await adapter;
+    const mended = readable(event);
+    let result = await handler(mended, context);
+    if (!handler.reached.has(mended)) {
+      // The adapter refused the event and answered it itself (logging why, as "Error processing
+      // request"); made again without what it could refuse, a hook gets its fail mode's decision.
+      result = await handler(asRefused(mended), context);
+    }
     await settle(runtime, pending, context, answerBy - runtime.clock.monotonic());
     return result;
   };
+}
+
+/** Events and the refusal their hook is answered with; the Requests the adapter made of them. */
+const eventRefusals = new WeakMap<object, RequestError>();
+const requestRefusals = new WeakMap<Request, RequestError>();
+const refusalOf = (request: Request) => requestRefusals.get(request);
+
+type Adapter = ReturnType<typeof handle> & { readonly reached: WeakSet<object> };
+
+/**
+ * hono's adapter in front of `app`: it records each event it made a Request of (so an event it
+ * refused is known), and hands the app the refusal `readable` or `asRefused` noted for the event.
+ */
+function adapt(app: { fetch: Hono["fetch"] }): Adapter {
+  const reached = new WeakSet<object>();
+  const front = {
+    fetch: (request: Request, env: { event: object }) => {
+      reached.add(env.event);
+      const refusal = eventRefusals.get(env.event);
+      if (refusal) requestRefusals.set(request, refusal);
+      return app.fetch(request, env);
+    },
+  };
+  // The adapter calls only `fetch`, with the event in the env it passes.
+  return Object.assign(handle(front as unknown as Hono), { reached });
+}
+
+type EventFields = {
+  readonly body?: string | null | undefined;
+  readonly isBase64Encoded?: boolean | undefined;
+  readonly headers?: Readonly<Record<string, string | undefined>> | null;
+  readonly multiValueHeaders?: Readonly<Record<string, readonly string[] | undefined>> | null;
+  readonly httpMethod?: string;
+  readonly rawPath?: string;
+  readonly path?: string;
+  readonly requestContext?: { readonly http?: { readonly method?: string } };
+};
+
+const NON_ASCII = /[\u0080-\uffff]/;
+
+/**
+ * The event as hono's adapter can make a Request of it, read as Node and workerd read the same
+ * request: a GET's or HEAD's body dropped; a header's non-ASCII characters percent-encoded one by
+ * one (the adapter encodes the whole value, spaces included, so `Bearer tök` would no longer be a
+ * bearer token); a body marked base64 that is not kept as the text it is, for its event's name
+ * only, and its hook answered as BODY_UNREADABLE.
+ */
+function readable(event: LambdaEvent): LambdaEvent {
+  const fields = event as EventFields;
+  const mended: { -readonly [K in keyof EventFields]: EventFields[K] } = { ...fields };
+  let changed = false;
+  const method = (fields.requestContext?.http?.method ?? fields.httpMethod ?? "").toUpperCase();
+  if ((method === "GET" || method === "HEAD") && fields.body) {
+    mended.body = undefined;
+    mended.isBase64Encoded = false;
+    changed = true;
+  }
+  if (fields.headers && Object.values(fields.headers).some((v) => v !== undefined && NON_ASCII.test(v))) {
+    mended.headers = Object.fromEntries(
+      Object.entries(fields.headers).map(([k, v]) => [k, v === undefined ? v : asciiValue(v)]),
+    );
+    changed = true;
+  }
+  const multi = fields.multiValueHeaders;
+  if (multi && Object.values(multi).some((vs) => vs?.some((v) => NON_ASCII.test(v)))) {
+    mended.multiValueHeaders = Object.fromEntries(
+      Object.entries(multi).map(([k, vs]) => [k, vs?.map(asciiValue)]),
+    );
+    changed = true;
+  }
+  let refusal: RequestError | undefined;
+  if (mended.isBase64Encoded && mended.body && !isBase64(mended.body)) {
+    mended.isBase64Encoded = false;
+    changed = true;
+    refusal = {
+      code: "BODY_UNREADABLE",
+      message:
+        "the request body could not be read: the Lambda event marks it base64-encoded (isBase64Encoded), but it is not base64",
+    };
+  }
+  if (!changed) return event;
+  const result = mended as LambdaEvent;
+  if (refusal) eventRefusals.set(result, refusal);
+  return result;
+}
+
+/**
+ * An event the adapter refused, made again from its method, path and body alone, its hook
+ * answered as BODY_UNREADABLE. The answer has payload 2.0's shape, which a REST API (payload 1.0)
+ * also takes: `headers` without `multiValueHeaders`.
+ */
+function asRefused(event: LambdaEvent): LambdaEvent {
+  const fields = event as EventFields;
+  const method = fields.requestContext?.http?.method ?? fields.httpMethod ?? "POST";
+  const path = fields.rawPath ?? fields.path;
+  // The body as `readable` left it: none on a GET, base64 only where it is.
+  const again = {
+    version: "2.0",
+    rawPath: typeof path === "string" && path.startsWith("/") ? path : "/",
+    rawQueryString: "",
+    headers: {},
+    requestContext: { domainName: "lambda.invalid", http: { method } },
+    body: fields.body ?? undefined,
+    isBase64Encoded: fields.isBase64Encoded === true,
+  } as unknown as LambdaEvent;
+  eventRefusals.set(again, {
+    code: "BODY_UNREADABLE",
+    message: `the request could not be read: the Lambda event's ${refusedPart(fields)} is not one an HTTP request can carry (hono's adapter refused it, logging "Error processing request")`,
+  });
+  return again;
+}
+
+/** What of an event a web Request refuses: a header, named (its value may be a token), or else the rest. */
+function refusedPart(fields: EventFields): string {
+  const headers = [
+    ...Object.entries(fields.headers ?? {}),
+    ...Object.entries(fields.multiValueHeaders ?? {}).flatMap(([name, values]) =>
+      (values ?? []).map((value) => [name, value] as const),
+    ),
+  ];
+  for (const [name, value] of headers) {
+    if (value === undefined) continue;
+    try {
+      new Headers().set(name, value);
+    } catch {
+      return `header ${JSON.stringify(shorten(name, 100))}`;
+    }
+  }
+  return "domain name or path";
+}
+
+/** A header value with each non-ASCII character percent-encoded (a lone surrogate as U+FFFD). */
+function asciiValue(value: string): string {
+  if (!NON_ASCII.test(value)) return value;
+  return value.replace(/[\u0080-\uffff]+/g, (run) => {
+    try {
+      return encodeURIComponent(run);
+    } catch {
+      return encodeURIComponent(run.replace(/[\ud800-\udfff]/g, "\ufffd"));
+    }
+  });
+}
+
+/** Whether `atob`, which the adapter decodes a body with, reads `text`. */
+function isBase64(text: string): boolean {
+  try {
+    atob(text);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 async function build(
   runtime: LambdaRuntime,
   defer: (task: () => Promise<void>, answerBy?: number, work?: DeferredWork) => void,
   runtimeLeftMs: () => number,
-) {
+): Promise<Adapter> {
   const config = await runtime.config();
-  if (!config.ok) return handle(createBrokenConfigApp(config.problem, runtime.logger, runtime.newId));
+  if (!config.ok) return adapt(createBrokenConfigApp(config.problem, runtime.logger, runtime.newId));
   const { policy } = config;
   const { clock, logger, env } = runtime;
-  return handle(
+  return adapt(
     createApp({
       policy: () => policy,
       // Both imported with the first event that needs them, not at cold start (lazy-actions.ts).
@@ -115,6 +283,7 @@ async function build(
       // A decision ends before the invocation does: a timed-out invocation reaches the client as a
       // 5xx, which Claude Code reads as "let the action through", whatever the rule decided.
       runtimeLeftMs,
+      refusal: refusalOf,
     }),
   );
 }

@@ -6,7 +6,7 @@ import { Hono } from "hono/tiny";
 import { getPath } from "hono/utils/url";
 import type { HookDeps, HookOutcome } from "../app/handle-hook.js";
 import { authenticate } from "../core/auth.js";
-import { errorMessage } from "../core/errors.js";
+import { errorMessage, type RequestError } from "../core/errors.js";
 import { DIALECTS } from "../core/hook-event.js";
 import {
   HOOK_ROUTES,
@@ -24,6 +24,12 @@ export interface AppDeps extends HookDeps {
   readonly bodyDeadline?: (() => BodyDeadline) | undefined;
   /** The bytes of bodies still arriving the gateway may hold at once (Node); unbounded without. */
   readonly bodyBudget?: BodyBudget | undefined;
+  /**
+   * Why the runtime could not hand a request over as it was sent (Lambda: an event hono's adapter
+   * cannot make a web Request of), if so: a hook route answers it as that request error, in its
+   * code's fail mode, its event named from what body there is.
+   */
+  readonly refusal?: ((request: Request) => RequestError | undefined) | undefined;
 }
 
 const ROUTE_DIALECTS: ReadonlySet<string> = new Set(DIALECTS);
@@ -132,9 +138,10 @@ async function answerHook(deps: AppDeps, request: Request, client: string | unde
 
 function routeRequest(
   request: Request,
-  reading: Pick<AppDeps, "bodyDeadline" | "bodyBudget"> = {},
+  reading: Pick<AppDeps, "bodyDeadline" | "bodyBudget" | "refusal"> = {},
 ): HookRouteRequest {
   return {
+    refused: reading.refusal?.(request),
     readBody: (maxBytes) => readBody(request, maxBytes, reading.bodyDeadline, reading.bodyBudget),
     contentType: request.headers.get("content-type") ?? undefined,
     authorization: request.headers.get("authorization") ?? undefined,

@@ -273,6 +273,138 @@ describe("the Lambda HTTP handler", () => {
   });
 });
 
+describe("events hono's adapter cannot make a request of", () => {
+  /** The handler, under a policy that denies what it cannot judge, and the audit lines it wrote. */
+  const handlerWithLog = () => {
+    const { lines, logger } = captureLogs();
+    const policy = JSON.stringify({ ...JSON.parse(POLICY), defaults: { onError: "deny" } });
+    return { lines, handler: createHttpHandler({ env: { HOOKGATE_POLICY: policy }, logger }) };
+  };
+  const REST = {
+    resource: "/{proxy+}",
+    path: "/v1/hooks/claude-code",
+    httpMethod: "POST",
+    headers: { "Content-Type": "application/json", Authorization: "Bearer harness-secret-123" },
+    multiValueHeaders: {
+      "Content-Type": ["application/json"],
+      Authorization: ["Bearer harness-secret-123"],
+    },
+    requestContext: { path: "/prod/v1/hooks/claude-code", stage: "prod", domainName: "abc.example" },
+    body: CLAUDE_BODY,
+    isBase64Encoded: false,
+  } as unknown as LambdaEvent;
+  const decided = (res: { body: string }) => JSON.parse(res.body) as Record<string, unknown>;
+  /** `x-hookgate-error` in either answer shape (payload 2.0's headers, a REST API's multiValueHeaders). */
+  const errorOf = (res: object) => {
+    const { headers, multiValueHeaders } = res as {
+      headers?: Record<string, unknown>;
+      multiValueHeaders?: Record<string, unknown[]>;
+    };
+    return headers?.["x-hookgate-error"] ?? multiValueHeaders?.["x-hookgate-error"]?.[0];
+  };
+
+  it("answers a body marked base64 that is not base64 with the fail mode's decision, not a 500", async () => {
+    const { lines, handler } = handlerWithLog();
+    const events = [
+      { ...HTTP_API, body: "!!! not base64 @@", isBase64Encoded: true },
+      { ...FUNCTION_URL, body: "!!! not base64 @@", isBase64Encoded: true },
+      { ...REST, body: "!!! not base64 @@", isBase64Encoded: true },
+    ] as LambdaEvent[];
+    for (const event of events) {
+      const res = await handler(event, context());
+      expect(res.statusCode).toBe(200);
+      expect(errorOf(res)).toBe("BODY_UNREADABLE");
+      // No event to name: the fail mode's answer any client reads as a block.
+      expect(decided(res)).toEqual({
+        decision: "block",
+        reason:
+          "hookgate: the request body could not be read: the Lambda event marks it base64-encoded (isBase64Encoded), but it is not base64 [BODY_UNREADABLE]",
+      });
+    }
+    expect(lines.filter((l) => l.msg === "decision").map((l) => l.error)).toEqual(
+      Array(3).fill("BODY_UNREADABLE"),
+    );
+    // The hook's own JSON wrongly marked base64: its event named, its deny in PreToolUse's shape.
+    const res = await handler({ ...HTTP_API, isBase64Encoded: true } as V2Event, context());
+    expect(res.statusCode).toBe(200);
+    expect(decided(res).hookSpecificOutput).toMatchObject({
+      hookEventName: "PreToolUse",
+      permissionDecision: "deny",
+    });
+  });
+
+  it("answers a GET with a body as the Node server does: 405 on a hook route, /healthz as usual", async () => {
+    const { handler } = handlerWithLog();
+    const get = (event: V2Event) =>
+      ({
+        ...event,
+        requestContext: { ...event.requestContext, http: { ...event.requestContext.http, method: "GET" } },
+      }) as V2Event;
+    const hook = await handler(get(HTTP_API), context());
+    expect(hook.statusCode).toBe(405);
+    expect(hook.headers?.allow).toBe("POST");
+    const rest = await handler({ ...REST, httpMethod: "GET" } as LambdaEvent, context());
+    expect(rest.statusCode).toBe(405);
+    const health = await handler({ ...HEALTHZ, body: "{}" } as V2Event, context());
+    expect([health.statusCode, JSON.parse(health.body).status]).toEqual([200, "ok"]);
+  });
+
+  it("reads a header with a non-ASCII character as Node does: a Bearer token it does not know, not a malformed header", async () => {
+    const { handler } = handlerWithLog();
+    for (const value of ["Bearer t\u00e9k", "Bearer t\ud800k"]) {
+      const event = { ...HTTP_API, headers: { ...HTTP_API.headers, authorization: value } } as V2Event;
+      const res = await handler(event, context());
+      expect([res.statusCode, errorOf(res)]).toEqual([200, "AUTH_UNKNOWN_TOKEN"]);
+      const rest = await handler(
+        {
+          ...REST,
+          multiValueHeaders: {
+            ...(REST as { multiValueHeaders: object }).multiValueHeaders,
+            Authorization: [value],
+          },
+        } as LambdaEvent,
+        context(),
+      );
+      expect([rest.statusCode, errorOf(rest)]).toEqual([200, "AUTH_UNKNOWN_TOKEN"]);
+    }
+  });
+
+  it("answers a hook whose header a web Request refuses with a decision naming the header, never its value", async () => {
+    const { lines, handler } = handlerWithLog();
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+    try {
+      for (const headers of [
+        { ...HTTP_API.headers, "x-odd": "a\nb" },
+        { ...HTTP_API.headers, "x odd": "a" },
+        { ...HTTP_API.headers, authorization: "Bearer sk-secret\r\nx" },
+      ]) {
+        const res = await handler({ ...HTTP_API, headers } as V2Event, context());
+        expect([res.statusCode, errorOf(res)]).toEqual([200, "BODY_UNREADABLE"]);
+        const body = decided(res);
+        expect(body.hookSpecificOutput).toMatchObject({
+          hookEventName: "PreToolUse",
+          permissionDecision: "deny",
+        });
+        expect(body.systemMessage).toMatch(
+          /the Lambda event's header "(x-odd|x odd|authorization)" is not one an HTTP request can carry/,
+        );
+        expect(res.body).not.toContain("sk-secret");
+      }
+      expect(lines.filter((l) => l.msg === "decision").map((l) => l.error)).toEqual(
+        Array(3).fill("BODY_UNREADABLE"),
+      );
+      // Any other route answers as it would: a GET /healthz with such a header is healthy.
+      const health = await handler(
+        { ...HEALTHZ, headers: { ...HEALTHZ.headers, "x odd": "a" } } as V2Event,
+        context(),
+      );
+      expect(health.statusCode).toBe(200);
+    } finally {
+      errors.mockRestore();
+    }
+  });
+});
+
 describe("a remote rule on the Lambda HTTP handler", () => {
   let hanging: LoopbackServer;
   beforeAll(async () => {
