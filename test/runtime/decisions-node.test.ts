@@ -1,8 +1,9 @@
 /**
  * The shared decision table (test/fixtures/decisions.json) against the Node app: each request,
  * under its policy, gets exactly the recorded status, content type and body. The Worker is held
- * to the same table inside workerd (test/workers/hooks.test.ts), so both runtimes answer a hook
- * byte for byte alike. `UPDATE_DECISIONS=1` rewrites the expected answers from this app.
+ * to the same table inside workerd (test/workers/hooks.test.ts), and the Lambda handler with each
+ * event shape (test/runtime/lambda-http.test.ts), so every runtime answers a hook, bad input
+ * included, byte for byte alike. `UPDATE_DECISIONS=1` rewrites the expected answers from this app.
  */
 import { randomUUID } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
@@ -15,7 +16,14 @@ import { sha256 } from "../support/policy.js";
 interface DecisionCase {
   name: string;
   policy: unknown;
-  request: { method: string; path: string; headers: Record<string, string>; body: string };
+  /** `bodyBase64`, where given, is the body's bytes (not UTF-8 text). */
+  request: {
+    method: string;
+    path: string;
+    headers: Record<string, string>;
+    body: string;
+    bodyBase64?: string;
+  };
   expected: {
     status: number;
     contentType: string | null;
@@ -43,7 +51,7 @@ async function answer(c: DecisionCase) {
   const res = await app.request(`http://gateway.test${c.request.path}`, {
     method: c.request.method,
     headers: c.request.headers,
-    body: c.request.body,
+    body: c.request.bodyBase64 === undefined ? c.request.body : Buffer.from(c.request.bodyBase64, "base64"),
   });
   return {
     status: res.status,

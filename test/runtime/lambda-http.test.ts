@@ -20,6 +20,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createSqsClientForLocal } from "../../src/adapters/queue/sqs.js";
 import { createHttpHandler, type HttpHandler } from "../../src/entry/lambda-http.js";
 import { createApp } from "../../src/http/app.js";
+import decisions from "../fixtures/decisions.json" with { type: "json" };
 import { type LoopbackServer, loopbackServer } from "../support/loopback.js";
 import { policyFrom, sha256 } from "../support/policy.js";
 
@@ -271,6 +272,123 @@ describe("the Lambda HTTP handler", () => {
     expect((await both(HTTP_API, context())).body).toBe("");
     expect(lines.find((l) => l.level === "warn")?.msg).toMatch(/bundled at build time is ignored/);
   });
+});
+
+describe("the shared decision table on Lambda", () => {
+  // test/fixtures/decisions.json, which the Node app and the Worker are held to byte for byte:
+  // each request as API Gateway's HTTP API, a Function URL and a REST API would hand it over.
+  interface DecisionCase {
+    name: string;
+    policy: unknown;
+    request: {
+      method: string;
+      path: string;
+      headers: Record<string, string>;
+      body: string;
+      bodyBase64?: string;
+    };
+    expected: {
+      status: number;
+      contentType: string | null;
+      body: string;
+      policy: string;
+      error: string | null;
+    };
+  }
+  const cases = (decisions as { cases: DecisionCase[] }).cases;
+
+  /** The body as the event carries it: text, or base64 where it is bytes; none when empty. */
+  const bodyOf = (c: DecisionCase) =>
+    c.request.bodyBase64 !== undefined
+      ? { body: c.request.bodyBase64, isBase64Encoded: true }
+      : c.request.body === ""
+        ? { isBase64Encoded: false }
+        : { body: c.request.body, isBase64Encoded: false };
+  const split = (path: string) => {
+    const at = path.indexOf("?");
+    return at < 0 ? [path, ""] : [path.slice(0, at), path.slice(at + 1)];
+  };
+  const shapes: Record<string, (c: DecisionCase) => LambdaEvent> = {
+    "HTTP API": (c) => {
+      const [path = "", query = ""] = split(c.request.path);
+      return {
+        ...HTTP_API,
+        rawPath: path,
+        rawQueryString: query,
+        headers: { ...c.request.headers, host: HTTP_API.requestContext.domainName },
+        requestContext: {
+          ...HTTP_API.requestContext,
+          http: { ...HTTP_API.requestContext.http, method: c.request.method },
+        },
+        body: undefined,
+        ...bodyOf(c),
+      } as V2Event;
+    },
+    "Function URL": (c) => {
+      const [path = "", query = ""] = split(c.request.path);
+      return {
+        ...FUNCTION_URL,
+        rawPath: path,
+        rawQueryString: query,
+        headers: { ...c.request.headers, host: FUNCTION_URL.requestContext.domainName },
+        requestContext: {
+          ...FUNCTION_URL.requestContext,
+          http: { ...FUNCTION_URL.requestContext.http, method: c.request.method },
+        },
+        body: undefined,
+        ...bodyOf(c),
+      } as V2Event;
+    },
+    // Headers as the client cased them, in both maps; the stage in requestContext.path only.
+    "REST API": (c) => {
+      const [path = "", query = ""] = split(c.request.path);
+      const headers = Object.fromEntries(
+        Object.entries(c.request.headers).map(([k, v]) => [
+          k.replace(/(^|-)[a-z]/g, (m) => m.toUpperCase()),
+          v,
+        ]),
+      );
+      return {
+        resource: "/{proxy+}",
+        path,
+        httpMethod: c.request.method,
+        headers,
+        multiValueHeaders: Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, [v]])),
+        queryStringParameters: query === "" ? null : Object.fromEntries(new URLSearchParams(query)),
+        requestContext: {
+          path: `/prod${path}`,
+          stage: "prod",
+          domainName: "abc123.execute-api.us-east-1.amazonaws.com",
+        },
+        body: null,
+        ...bodyOf(c),
+      } as unknown as LambdaEvent;
+    },
+  };
+
+  it.each(cases.flatMap((c) => Object.keys(shapes).map((shape) => ({ shape, c, name: c.name }))))(
+    "$shape: $name",
+    async ({ shape, c }) => {
+      const handler = createHttpHandler({
+        env: { HOOKGATE_POLICY: JSON.stringify(c.policy) },
+        logger: captureLogs().logger,
+      });
+      const res = await handler((shapes[shape] as (c: DecisionCase) => LambdaEvent)(c), context());
+      const { headers = {}, multiValueHeaders = {} } = res as {
+        headers?: Record<string, string> | undefined;
+        multiValueHeaders?: Record<string, string[]> | undefined;
+      };
+      const header = (name: string) => headers[name] ?? multiValueHeaders[name]?.[0] ?? null;
+      expect(res.isBase64Encoded).toBe(false);
+      expect({
+        status: res.statusCode,
+        contentType: header("content-type"),
+        body: res.body,
+        policy: header("x-hookgate-policy"),
+        error: header("x-hookgate-error"),
+      }).toEqual(c.expected);
+    },
+  );
 });
 
 describe("events hono's adapter cannot make a request of", () => {

@@ -12,7 +12,13 @@ import table from "../fixtures/decisions.json" with { type: "json" };
 interface DecisionCase {
   name: string;
   policy: unknown;
-  request: { method: string; path: string; headers: Record<string, string>; body: string };
+  request: {
+    method: string;
+    path: string;
+    headers: Record<string, string>;
+    body: string;
+    bodyBase64?: string;
+  };
   expected: {
     status: number;
     contentType: string | null;
@@ -52,7 +58,10 @@ describe("the decision table inside workerd", () => {
     const request = new Request(`https://hookgate.test${c.request.path}`, {
       method: c.request.method,
       headers: c.request.headers,
-      body: c.request.body,
+      body:
+        c.request.bodyBase64 === undefined
+          ? c.request.body
+          : Uint8Array.from(atob(c.request.bodyBase64), (ch) => ch.charCodeAt(0)),
     });
     const res = await callWorker(request, { HOOKGATE_POLICY: JSON.stringify(c.policy) });
     const body = await res.text();
