@@ -10,8 +10,10 @@
  * on a loopback bind it is simply not a loopback name (`loopbackHost`).
  */
 import type { IncomingMessage, OutgoingHttpHeaders, RequestListener, ServerResponse } from "node:http";
+import type { Duplex } from "node:stream";
 import type { HookDeps } from "../app/handle-hook.js";
 import { errorMessage, type RequestError } from "../core/errors.js";
+import { shorten } from "../core/truncate.js";
 import type { AppDeps } from "../http/app.js";
 import { hookResponse, runHookRoute } from "../http/hook-route.js";
 import { type BodyDeadline, type ChunkSource, readBodyChunks } from "../http/read-body.js";
@@ -70,6 +72,42 @@ export function hookListener(
       });
       internalError(response);
     });
+  };
+}
+
+/** Node's own answers to what its parser refuses, by error code; any other is a 400. */
+const PARSER_ANSWERS: Readonly<Record<string, readonly [number, string]>> = {
+  HPE_HEADER_OVERFLOW: [431, "Request Header Fields Too Large"],
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: [413, "Payload Too Large"],
+  ERR_HTTP_REQUEST_TIMEOUT: [408, "Request Timeout"],
+};
+
+/**
+ * The server's `clientError` handler: what Node's HTTP parser refuses before any hookgate code
+ * runs (headers over 16 KiB: 431; a malformed request line, header or framing: 400; headers not
+ * in by `headersTimeout`: 408) is answered as Node's own handler answers it, and logged. Without
+ * the line a hook refused so is in no log of the gateway's, though its client lets the action
+ * through (Claude Code on any 4xx). A socket's own error (a client resetting its connection) is
+ * no request, and is not logged.
+ */
+export function parserRefusals(logger: HookDeps["logger"]): (error: Error, socket: Duplex) => void {
+  return (error, socket) => {
+    const code = (error as NodeJS.ErrnoException).code ?? "";
+    const [status, text] = PARSER_ANSWERS[code] ?? [400, "Bad Request"];
+    if (code.startsWith("HPE_") || code === "ERR_HTTP_REQUEST_TIMEOUT") {
+      logger.log("warn", "request refused by Node's HTTP parser", {
+        error: code,
+        status,
+        reason: shorten(errorMessage(error), 200),
+      });
+    }
+    // As Node's own: an answer only where none has begun on this connection (a pipelined request
+    // after one being answered would corrupt it), then the connection closed.
+    const answering = (socket as { _httpMessage?: ServerResponse | null })._httpMessage;
+    if (socket.writable && !answering?.headersSent) {
+      socket.write(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\n\r\n`);
+    }
+    socket.destroy(error);
   };
 }
 

@@ -51,7 +51,7 @@ import {
   startDeliveryThread,
 } from "./delivery-thread-host.js";
 import { makeDirectory } from "./make-directory.js";
-import { bodyDeadline, hookListener, loopbackHost, loopbackName } from "./node-listener.js";
+import { bodyDeadline, hookListener, loopbackHost, loopbackName, parserRefusals } from "./node-listener.js";
 
 export interface ServeOptions {
   readonly policyPath: string;
@@ -245,6 +245,8 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
   // above common clients' and load balancers' idle timeouts; `close()` ends idle ones at once).
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
+  // What Node's parser refuses (431, 400, 408) is answered as Node answers it, and logged.
+  server.on("clientError", parserRefusals(logger));
   let closing: Promise<void> | undefined;
   // Every connection open, for a stop: one that has sent nothing yet (a client's spare, opened
   // ahead of its next request) is closed at once, as idle ones are; `closeIdleConnections()`

@@ -153,6 +153,8 @@ interface Expected {
   readonly headers?: Readonly<Record<string, string | undefined>>;
   /** The team the audit line names. */
   readonly team?: string;
+  /** Refused by Node's parser before any code of ours runs: the code of the warning logged. */
+  readonly refusedByNode?: string;
 }
 
 interface Row {
@@ -542,12 +544,12 @@ const ROWS: readonly Row[] = [
   {
     name: "a 20 KiB header: Node answers 431 before any code of ours runs (no body, no event to name)",
     request: post(PRE_RM, { headers: [...headers(), ["X-Padding", "p".repeat(20 * 1024)]] }),
-    expected: { status: 431, headers: { connection: "close" } },
+    expected: { status: 431, headers: { connection: "close" }, refusedByNode: "HPE_HEADER_OVERFLOW" },
   },
   {
     name: "a 20 KiB Authorization header: 431 from Node as well",
     request: post(PRE_RM, { headers: headers(`${TOKEN_A}${"x".repeat(20 * 1024)}`) }),
-    expected: { status: 431, headers: { connection: "close" } },
+    expected: { status: 431, headers: { connection: "close" }, refusedByNode: "HPE_HEADER_OVERFLOW" },
   },
   {
     name: "a 12 KiB header, under Node's limit, is judged",
@@ -583,7 +585,7 @@ const ROWS: readonly Row[] = [
         `POST /v1/hooks HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${TOKEN_A}\0\r\nContent-Length: 0\r\n\r\n`,
       ),
     },
-    expected: { status: 400, headers: { connection: "close" } },
+    expected: { status: 400, headers: { connection: "close" }, refusedByNode: "HPE_" },
   },
   {
     name: "Content-Length and Transfer-Encoding together (request smuggling): 400 from Node",
@@ -592,12 +594,12 @@ const ROWS: readonly Row[] = [
         `POST /v1/hooks HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n0\r\n\r\n`,
       ),
     },
-    expected: { status: 400, headers: { connection: "close" } },
+    expected: { status: 400, headers: { connection: "close" }, refusedByNode: "HPE_" },
   },
   {
     name: "not HTTP at all: 400 from Node",
     request: { bytes: Buffer.from("hello\r\n\r\n") },
-    expected: { status: 400 },
+    expected: { status: 400, refusedByNode: "HPE_" },
   },
 
   // Content types.
@@ -786,7 +788,7 @@ const ROWS: readonly Row[] = [
   {
     name: "a method Node does not know (FOO): 400 from Node's parser",
     request: { bytes: Buffer.from("FOO /v1/hooks HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n") },
-    expected: { status: 400 },
+    expected: { status: 400, refusedByNode: "HPE_" },
   },
 ];
 
@@ -841,8 +843,18 @@ function parseSocketAnswer(text: string): RawResponse {
   };
 }
 
-async function assertAnswer(row: Row, res: RawResponse): Promise<void> {
+/** The warnings the server logged for requests Node's parser refused. */
+const parserRefusals = () => server.lines.filter((l) => l.msg === "request refused by Node's HTTP parser");
+
+async function assertAnswer(row: Row, res: RawResponse, refusedBefore: number): Promise<void> {
   const want = row.expected;
+  if (want.refusedByNode !== undefined) {
+    // Nowhere else would the gateway's log say a hook was refused (and so let through).
+    await server.waitForLine(() => parserRefusals().length > refusedBefore);
+    const line = parserRefusals().at(-1);
+    expect(line).toMatchObject({ level: "warn", status: want.status });
+    expect(String(line?.error)).toMatch(new RegExp(`^${want.refusedByNode}`));
+  }
   expect(res.status, row.name).toBe(want.status);
   for (const [name, value] of Object.entries(want.headers ?? {})) expect(res.headers[name], name).toBe(value);
   if (want.error !== undefined) {
@@ -893,11 +905,12 @@ describe("the bad-input catalogue against a running hookgate serve", () => {
     const agent = row.keepAlive ? new Agent({ keepAlive: true, maxSockets: 1 }) : undefined;
     try {
       const started = performance.now();
+      const refusedBefore = parserRefusals().length;
       const res = await send(row, agent);
       if (row.request !== undefined && "body" in row.request && row.request.body === TEN_MB) {
         figures.push(`${row.name}: answered in ${Math.round(performance.now() - started)} ms`);
       }
-      await assertAnswer(row, res);
+      await assertAnswer(row, res, refusedBefore);
       await assertHealthy(agent);
     } finally {
       agent?.destroy();
