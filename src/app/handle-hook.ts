@@ -316,7 +316,7 @@ function parseRequest(request: HookRequest): ParsedRequest {
     error,
     dialect: routedDialect(dialect, undefined, error.eventName),
   });
-  if (!request.body.ok) return unread(request.body.error);
+  if (!request.body.ok) return unread(withCharset(request.body.error, request.contentType));
   const text = request.body.text;
   if (!isJson(request.contentType)) {
     return unread({
@@ -352,6 +352,21 @@ function parseRequest(request: HookRequest): ParsedRequest {
     };
   }
   return { ok: true, event: event.value };
+}
+
+/**
+ * A body that is not UTF-8 sent under a Content-Type naming another charset (`charset=iso-8859-1`):
+ * the message says so, since the fix is the client's encoding, not its bytes. JSON is UTF-8
+ * (RFC 8259 §8.1); `application/json` has no charset parameter, so none is honoured.
+ */
+function withCharset(error: RequestError, contentType: string | undefined): RequestError {
+  if (error.code !== "BODY_NOT_UTF8" || contentType === undefined) return error;
+  const charset = /;\s*charset\s*=\s*"?([^";,\s]+)/i.exec(contentType)?.[1];
+  if (charset === undefined || /^utf-?8$/i.test(charset)) return error;
+  return {
+    ...error,
+    message: `${error.message}; its Content-Type says charset=${capString(charset, 40)}, but JSON is UTF-8: send it in UTF-8`,
+  };
 }
 
 /** Contexts, messages and reasons combine in rule order (POLICY.md), remote rules' among the rest. */

@@ -482,6 +482,19 @@ const ROWS: readonly Row[] = [
     expected: decision("BODY_NOT_UTF8", deniedPre("BODY_NOT_UTF8")),
   },
   {
+    name: "a Latin-1 body declared charset=iso-8859-1: not UTF-8, the message naming the charset",
+    request: post(Buffer.from(PRE_RM.replace("rm -rf build", "rm -rf caf\u00e9"), "latin1"), {
+      headers: headers(TOKEN_A, "application/json; charset=iso-8859-1"),
+    }),
+    expected: decision(
+      "BODY_NOT_UTF8",
+      deniedPre(
+        "BODY_NOT_UTF8",
+        "its Content-Type says charset=iso-8859-1, but JSON is UTF-8: send it in UTF-8",
+      ),
+    ),
+  },
+  {
     name: "UTF-16LE with a BOM: no event can be read",
     request: post(Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(PRE_RM, "utf16le")])),
     expected: decision("BODY_NOT_UTF8", topBlock("BODY_NOT_UTF8")),
