@@ -26,8 +26,9 @@
  * which Claude Code reads as "let the action through": a body marked base64 that is not, a GET
  * with a body, a header value a Request refuses. `readable` mends what it can before the adapter
  * sees the event (as Node and workerd read such a request); a body that cannot be read is
- * answered on a hook route as BODY_UNREADABLE in the fail mode, and an event the adapter still
- * refuses is made again without its headers and answered so too (`asRefused`).
+ * answered on a hook route as BODY_UNREADABLE in the fail mode, and so is an event with a header
+ * a Request cannot carry, or one the adapter still refuses, made again without its headers
+ * (`asRefused`).
  */
 import { type APIGatewayProxyResult, handle, type LambdaContext, type LambdaEvent } from "hono/aws-lambda";
 import type { Hono } from "hono/tiny";
@@ -83,12 +84,16 @@ export function createHttpHandler(options: LambdaOptions = {}): HttpHandler {
     // which the app's routes answer under (src/http/app.ts).
     const handler = await adapter;
     const mended = readable(event);
-    let result = await handler(mended, context);
-    if (!handler.reached.has(mended)) {
-      // The adapter refused the event and answered it itself (logging why, as "Error processing
-      // request"); made again without what it could refuse, a hook gets its fail mode's decision.
-      result = await handler(asRefused(mended), context);
-    }
+    // A header a Request cannot carry is never handed to the adapter: its log line would quote
+    // the value, a token perhaps, unmasked.
+    const header = unfitHeader(mended);
+    const first = header === undefined ? await handler(mended, context) : undefined;
+    // Or the adapter refused the event and answered it itself (logging why, as "Error processing
+    // request"); made again without what it could refuse, a hook gets its fail mode's decision.
+    const result =
+      first !== undefined && handler.reached.has(mended)
+        ? first
+        : await handler(asRefused(mended, header), context);
     await settle(runtime, pending, context, answerBy - runtime.clock.monotonic());
     return result;
   };
@@ -179,11 +184,11 @@ function readable(event: LambdaEvent): LambdaEvent {
 }
 
 /**
- * An event the adapter refused, made again from its method, path and body alone, its hook
- * answered as BODY_UNREADABLE. The answer has payload 2.0's shape, which a REST API (payload 1.0)
+ * An event with a header a Request cannot carry (`header`), or one the adapter refused, made
+ * again from its method, path and body alone, its hook answered as BODY_UNREADABLE. The answer has payload 2.0's shape, which a REST API (payload 1.0)
  * also takes: `headers` without `multiValueHeaders`.
  */
-function asRefused(event: LambdaEvent): LambdaEvent {
+function asRefused(event: LambdaEvent, header: string | undefined): LambdaEvent {
   const fields = event as EventFields;
   const method = fields.requestContext?.http?.method ?? fields.httpMethod ?? "POST";
   const path = fields.rawPath ?? fields.path;
@@ -199,13 +204,17 @@ function asRefused(event: LambdaEvent): LambdaEvent {
   } as unknown as LambdaEvent;
   eventRefusals.set(again, {
     code: "BODY_UNREADABLE",
-    message: `the request could not be read: the Lambda event's ${refusedPart(fields)} is not one an HTTP request can carry (hono's adapter refused it, logging "Error processing request")`,
+    message:
+      header === undefined
+        ? `the request could not be read: hono's Lambda adapter refused the event (its "Error processing request" log line says why)`
+        : `the request could not be read: the Lambda event's header ${JSON.stringify(shorten(header, 100))} is not one an HTTP request can carry`,
   });
   return again;
 }
 
-/** What of an event a web Request refuses: a header, named (its value may be a token), or else the rest. */
-function refusedPart(fields: EventFields): string {
+/** The name of a header of the event a web Request refuses (its value is never quoted: a token, perhaps). */
+function unfitHeader(event: LambdaEvent): string | undefined {
+  const fields = event as EventFields;
   const headers = [
     ...Object.entries(fields.headers ?? {}),
     ...Object.entries(fields.multiValueHeaders ?? {}).flatMap(([name, values]) =>
@@ -217,10 +226,10 @@ function refusedPart(fields: EventFields): string {
     try {
       new Headers().set(name, value);
     } catch {
-      return `header ${JSON.stringify(shorten(name, 100))}`;
+      return name;
     }
   }
-  return "domain name or path";
+  return undefined;
 }
 
 /** A header value with each non-ASCII character percent-encoded (a lone surrogate as U+FFFD). */

@@ -511,6 +511,9 @@ describe("events hono's adapter cannot make a request of", () => {
       expect(lines.filter((l) => l.msg === "decision").map((l) => l.error)).toEqual(
         Array(3).fill("BODY_UNREADABLE"),
       );
+      // Nothing logs the refused value: hono's adapter, handed such an event, would quote it.
+      const logged = [...errors.mock.calls.flat().map(String), JSON.stringify(lines)].join("\n");
+      expect(logged).not.toContain("sk-secret");
       // Any other route answers as it would: a GET /healthz with such a header is healthy.
       const health = await handler(
         { ...HEALTHZ, headers: { ...HEALTHZ.headers, "x odd": "a" } } as V2Event,
