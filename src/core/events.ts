@@ -5,6 +5,7 @@
  * and never throws: a bad body is an EventError value.
  */
 import * as z from "zod/mini";
+import { closestName } from "./closest-name.js";
 import type { Dialect, HookEvent } from "./hook-event.js";
 import { isRecord } from "./json-object.js";
 import { err, ok, type Result } from "./result.js";
@@ -108,27 +109,7 @@ export function isKnownEvent(name: string): boolean {
  * any: among every client's events, or among `among` (one client's).
  */
 export function closestEvent(name: string, among: Iterable<string> = ALL_EVENTS): string | undefined {
-  let best: string | undefined;
-  let bestDistance = 3;
-  for (const known of among) {
-    const distance = editDistance(name.toLowerCase(), known.toLowerCase());
-    if (distance < bestDistance) [best, bestDistance] = [known, distance];
-  }
-  return best;
-}
-
-/** Levenshtein distance, one row at a time. */
-function editDistance(a: string, b: string): number {
-  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i += 1) {
-    const next = [i];
-    for (let j = 1; j <= b.length; j += 1) {
-      const substitute = (row[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1);
-      next.push(Math.min(substitute, (row[j] as number) + 1, (next[j - 1] as number) + 1));
-    }
-    row = next;
-  }
-  return row[b.length] as number;
+  return closestName(name, among);
 }
 
 export interface EventError {

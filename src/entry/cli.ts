@@ -7,6 +7,7 @@
 import { readFile } from "node:fs/promises";
 import { nodeSha256 } from "../adapters/hash/node-crypto.js";
 import { errorMessage } from "../core/errors.js";
+import { argumentProblem, isArgumentError } from "./arg-errors.js";
 import { type CommandName, commandHelp, commandUsage, USAGE } from "./help.js";
 import { UsageError } from "./usage-error.js";
 
@@ -83,13 +84,11 @@ export async function main(argv: readonly string[]): Promise<number> {
     }
     throw new UsageError(`unknown command "${command}"`);
   } catch (e) {
-    if (
-      e instanceof UsageError ||
-      (e instanceof TypeError && "code" in e && String(e.code).startsWith("ERR_PARSE_ARGS"))
-    ) {
+    if (e instanceof UsageError || isArgumentError(e)) {
       // A usage error in a command shows that command's usage; an unknown command, every one.
       const usage = named === undefined ? USAGE : commandUsage(named);
-      io.err(`hookgate: ${e.message}\n\n${usage}`);
+      const problem = named !== undefined && isArgumentError(e) ? argumentProblem(named, e) : e.message;
+      io.err(`hookgate: ${problem}\n\n${usage}`);
       return 2;
     }
     io.err(`hookgate: ${errorMessage(e)}\n`);

@@ -15,6 +15,7 @@ import { gatewayRequest } from "../adapters/gateway-client/node.js";
 import { errorMessage } from "../core/errors.js";
 import { DIALECTS } from "../core/hook-event.js";
 import { isRecord } from "../core/json-object.js";
+import { argumentProblem, isArgumentError } from "./arg-errors.js";
 
 export interface CommandIo {
   out: (text: string) => void;
@@ -171,7 +172,7 @@ export async function sendCommand(args: readonly string[], io: CommandIo, env: E
     io.out(answer);
     return 0;
   } catch (e) {
-    return fail(errorMessage(e));
+    return fail(isArgumentError(e) ? argumentProblem("send", e) : errorMessage(e));
   }
 }
 

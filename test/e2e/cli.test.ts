@@ -552,8 +552,49 @@ describe("hookgate schema and token hash", () => {
     const parse = await runCli(["check", "--frob"]);
     expect(parse.code).toBe(2);
     expect(parse.stderr).toMatch(
-      /^hookgate: Unknown option '--frob'.*\n\nUsage:\n {2}hookgate check FILE\n\nhookgate check --help/s,
+      /^hookgate: unknown option --frob\n\nUsage:\n {2}hookgate check FILE\n\nhookgate check --help/s,
     );
+  });
+
+  it('says which option a mistyped or misplaced word meant, never node\'s `-- "--policy"`', async () => {
+    // The first line of stderr for each command line: what a user who mixed the commands' habits reads.
+    const said = async (args: string[]) => {
+      const result = await runMain(args);
+      expect(result.code, args.join(" ")).toBe(2);
+      return result.stderr.split("\n")[0];
+    };
+    expect(await said(["check", "--policy", "examples/policy.json"])).toBe(
+      "hookgate: check takes the policy file as its first argument, not --policy: hookgate check FILE",
+    );
+    expect(await said(["test", "--policy", "p.json", "cases.json"])).toBe(
+      "hookgate: test takes the policy file as its first argument, not --policy: hookgate test POLICY CASES.json...",
+    );
+    expect(await said(["serve", "examples/policy.json"])).toBe(
+      'hookgate: "examples/policy.json" needs its option: did you mean --policy examples/policy.json?',
+    );
+    expect(await said(["doctor", "http://127.0.0.1:8787/v1/hooks/claude-code"])).toBe(
+      'hookgate: "http://127.0.0.1:8787/v1/hooks/claude-code" needs its option: did you mean --url http://127.0.0.1:8787/v1/hooks/claude-code?',
+    );
+    expect(await said(["init", "deepcode", "--url", "http://127.0.0.1:8787/v1/hooks/deepcode"])).toBe(
+      'hookgate: "deepcode" needs its option: did you mean --client deepcode?',
+    );
+    expect(await said(["doctor", "--url", "http://127.0.0.1:1", "--expct", "allow"])).toBe(
+      "hookgate: unknown option --expct (did you mean --expect?)",
+    );
+    expect(await said(["egress-check", "https://example.com/", "--alow", "https://example.com/*"])).toBe(
+      "hookgate: unknown option --alow (did you mean --allow?)",
+    );
+    expect(await said(["dlq", "list", "--limt", "3"])).toBe(
+      "hookgate: unknown option --limt (did you mean --limit?)",
+    );
+    expect(await said(["serve", "--policy", "p.json", "-x"])).toBe("hookgate: unknown option -x");
+    // send never fails, and says the same on stderr.
+    const send = await runMain(["send", "--ur", "http://127.0.0.1:1/v1/hooks/claude-code"]);
+    expect(send).toEqual({
+      code: 0,
+      stdout: "",
+      stderr: "hookgate send: unknown option --ur (did you mean --url?); the agent gets no answer\n",
+    });
   });
 
   it("prints its version from package.json", async () => {

@@ -1,0 +1,26 @@
+/** Near misses of a known name: a mistyped event, option or key. Pure, and imports nothing. */
+
+/** The name of `among` that `name` most likely means (at most two edits away, case aside), if any. */
+export function closestName(name: string, among: Iterable<string>): string | undefined {
+  let best: string | undefined;
+  let bestDistance = 3;
+  for (const known of among) {
+    const distance = editDistance(name.toLowerCase(), known.toLowerCase());
+    if (distance < bestDistance) [best, bestDistance] = [known, distance];
+  }
+  return best;
+}
+
+/** Levenshtein distance, one row at a time. */
+function editDistance(a: string, b: string): number {
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i += 1) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j += 1) {
+      const substitute = (row[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1);
+      next.push(Math.min(substitute, (row[j] as number) + 1, (next[j - 1] as number) + 1));
+    }
+    row = next;
+  }
+  return row[b.length] as number;
+}

@@ -1,0 +1,63 @@
+/**
+ * What a command says when node:util's parseArgs refuses its command line. Node's own words name
+ * the word it refused and, for a command that takes arguments, suggest `-- "--policy"` (passing
+ * the option as a file name), which is never what was meant. Said instead: the option meant when
+ * the word is a near miss of one (`--expct`), and where the policy or URL goes when the command
+ * takes it the other way (`check --policy FILE`, `serve FILE`).
+ */
+import { closestName } from "../core/closest-name.js";
+import { DIALECTS } from "../core/hook-event.js";
+import { COMMAND_HELP, type CommandName } from "./help.js";
+
+/** Commands whose policy file is their first argument: `--policy` there is the other commands' habit. */
+const POLICY_ARGUMENT: Partial<Record<CommandName, string>> = {
+  check: "hookgate check FILE",
+  test: "hookgate test POLICY CASES.json...",
+};
+
+/**
+ * The option a word given by itself belongs to, if one plainly does: `serve FILE` is `serve
+ * --policy FILE`; for the client commands a URL is `--url`'s and a client's name `--client`'s.
+ */
+function optionFor(command: CommandName, word: string): string | undefined {
+  if (command === "serve") return "--policy";
+  if (command !== "init" && command !== "send" && command !== "doctor") return undefined;
+  if (word.includes("://")) return "--url";
+  return (DIALECTS as readonly string[]).includes(word) ? "--client" : undefined;
+}
+
+/** Each option a command's help names (`--policy`, `--sqs-queue-url`, …). */
+function optionsOf(command: CommandName): string[] {
+  const { usage, details } = COMMAND_HELP[command];
+  const named = `${usage}\n${details}`.match(/--[a-z][a-z-]*[a-z]/g) ?? [];
+  return [...new Set(named)];
+}
+
+/** An error of node:util's parseArgs: a command line the command's options do not take. */
+export function isArgumentError(e: unknown): e is TypeError & { code: string } {
+  return e instanceof TypeError && "code" in e && String(e.code).startsWith("ERR_PARSE_ARGS");
+}
+
+/** The message for a parseArgs error (`ERR_PARSE_ARGS_*`) of `command`; others keep theirs. */
+export function argumentProblem(command: CommandName, e: Error & { code?: unknown }): string {
+  if (e.code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") {
+    const option = /^Unknown option '([^']*)'/.exec(e.message)?.[1];
+    if (option === undefined) return e.message;
+    const usage = POLICY_ARGUMENT[command];
+    if (option === "--policy" && usage !== undefined)
+      return `${command} takes the policy file as its first argument, not --policy: ${usage}`;
+    const meant = option.startsWith("--") ? closestName(option, optionsOf(command)) : undefined;
+    return `unknown option ${option}${meant === undefined ? "" : ` (did you mean ${meant}?)`}`;
+  }
+  if (e.code === "ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL") {
+    const word = /^Unexpected argument '(.*)'\. This command does not take positional arguments$/s.exec(
+      e.message,
+    )?.[1];
+    if (word === undefined) return e.message;
+    const option = optionFor(command, word);
+    return option === undefined
+      ? `${command} takes no argument "${word}"`
+      : `"${word}" needs its option: did you mean ${option} ${word}?`;
+  }
+  return e.message;
+}
