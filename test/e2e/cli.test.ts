@@ -308,6 +308,23 @@ describe("hookgate check", () => {
     );
   });
 
+  it("says a policy written in YAML looks like YAML, and reads a JSON one as JSON whatever its name", async () => {
+    const yaml = file(
+      "policy.yaml",
+      "# team policy\nversion: 1\nrules:\n  - id: no-rm\n    on: PreToolUse\n",
+    );
+    const result = await runMain(["check", yaml]);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe(
+      `error: $: is not valid JSON: Unexpected token '#' at line 1, column 1; ${yaml} looks like YAML: hookgate reads a policy as JSON only, so convert it to JSON\n${yaml}: invalid (1 problem)\n`,
+    );
+    // JSON is YAML too: a JSON policy named .yaml is read, and broken JSON is not called YAML.
+    const json = file("json.yaml", { version: 1, rules: [] });
+    expect((await runMain(["check", json])).code).toBe(0);
+    const broken = await runMain(["check", file("broken.yaml", '{"version": 1, "rules": [')]);
+    expect(broken.stdout).not.toMatch(/YAML/);
+  });
+
   it("is a usage error without a file", async () => {
     expect((await runCli(["check"])).code).toBe(2);
   });

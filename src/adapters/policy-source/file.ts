@@ -13,7 +13,30 @@ export async function loadPolicyFile(
 ): Promise<Result<LoadedPolicy, PolicyIssue[]>> {
   const text = await readJsonText(path, options);
   if (!text.ok) return err([{ severity: "error", path: "$", message: text.error }]);
-  return loadPolicy(text.value, deps);
+  const loaded = await loadPolicy(text.value, deps);
+  if (loaded.ok || !looksLikeYaml(text.value)) return loaded;
+  return err(
+    loaded.error.map((issue) =>
+      issue.path === "$" && issue.message.startsWith("is not valid JSON")
+        ? {
+            ...issue,
+            message: `${issue.message}; ${path} looks like YAML: ${YAML_FIX}`,
+          }
+        : issue,
+    ),
+  );
+}
+
+const YAML_FIX = "hookgate reads a policy as JSON only, so convert it to JSON";
+
+/**
+ * A text that is no JSON but reads as YAML (a policy written in the habit of other tools' config
+ * files): it starts with a document marker, a comment or a `key:` line rather than `{`.
+ */
+function looksLikeYaml(text: string): boolean {
+  const start = text.replace(/^\uFEFF/, "").trimStart();
+  if (start.startsWith("{") || start.startsWith("[")) return false;
+  return /^(?:---|#|["']?[A-Za-z_$][\w$-]*["']?[ \t]*:(?:[ \t]|$))/.test(start);
 }
 
 /**
