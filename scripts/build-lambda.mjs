@@ -35,9 +35,15 @@ function bakedPolicy() {
   if (!path) return undefined;
   // As `check` reads a policy (readJsonText): UTF-8 only, a byte-order mark dropped. Read
   // leniently, a Latin-1 `ü` would be baked in as U+FFFD and its pattern match nothing.
+  let bytes;
+  try {
+    bytes = readFileSync(resolve(path));
+  } catch (e) {
+    throw new Error(`HOOKGATE_POLICY_FILE ${path} cannot be read (${e.message})`);
+  }
   let text;
   try {
-    text = new TextDecoder("utf-8", { fatal: true }).decode(readFileSync(resolve(path)));
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
   } catch (e) {
     throw new Error(
       `HOOKGATE_POLICY_FILE ${path} is not UTF-8 (${e.message}): save it as UTF-8; hookgate check says where`,

@@ -339,6 +339,20 @@ describe("the Lambda bundle", () => {
     ).rejects.toThrow(/is not JSON/);
   });
 
+  it("says a policy file it cannot find cannot be read, not that it is not UTF-8", async () => {
+    const missing = join(inputs, "no-such-policy.json");
+    const build = run(
+      process.execPath,
+      ["scripts/build-lambda.mjs", "--outdir", join(bakedOutdir, "never")],
+      {
+        cwd: ROOT,
+        env: { ...process.env, HOOKGATE_POLICY_FILE: missing },
+      },
+    );
+    await expect(build).rejects.toThrow(`HOOKGATE_POLICY_FILE ${missing} cannot be read (ENOENT`);
+    await expect(build).rejects.not.toThrow(/UTF-8/);
+  });
+
   it("refuses a policy file that is not UTF-8, and reads one with a byte-order mark, as check does", async () => {
     const latin1 = join(inputs, "latin1.json");
     writeFileSync(
