@@ -308,6 +308,39 @@ describe("hookgate check", () => {
     );
   });
 
+  it("names the key an unknown one most likely means, in every section", async () => {
+    const policy = file("near-misses.json", {
+      version: 1,
+      defualts: { onError: "allow" },
+      egress: { denyCidr: [] },
+      rules: [
+        { id: "a", on: "PreToolUse", decision: "deny", reasn: "x" },
+        { id: "b", on: "PreToolUse", forward: { url: "https://x.example/h", timeoutMS: 2000 } },
+        { id: "c", on: "Stop", decide: "block", notfy: ["s"] },
+        { id: "d", on: "Stop", decide: "block", frobnicate: true },
+      ],
+      sinks: {
+        "eng-slack": { type: "slack", url: "https://hooks.slack.com/services/x", retryScheduleSecond: [1] },
+      },
+      models: { m: { provider: "anthropic", model: "x", apiKey: "env:K", maxConcurent: 2 } },
+    });
+    const { code, stdout } = await runMain(["check", policy]);
+    expect(code).toBe(1);
+    const unknown = stdout.split("\n").filter((line) => line.includes("unknown key"));
+    expect(unknown.sort()).toEqual(
+      [
+        'error: $: unknown key "defualts" (did you mean "defaults"?)',
+        'error: $.egress: unknown key "denyCidr" (did you mean "denyCidrs"?)',
+        'error: $.rules[0]: unknown keys "decision", "reasn" (did you mean "decide" for "decision", "reason" for "reasn"?)',
+        'error: $.rules[1].forward: unknown key "timeoutMS" (did you mean "timeoutMs"?)',
+        'error: $.rules[2]: unknown key "notfy" (did you mean "notify"?)',
+        'error: $.rules[3]: unknown key "frobnicate"',
+        'error: $.sinks["eng-slack"]: unknown key "retryScheduleSecond" (did you mean "retryScheduleSeconds"?)',
+        'error: $.models.m: unknown key "maxConcurent" (did you mean "maxConcurrent"?)',
+      ].sort(),
+    );
+  });
+
   it("says a policy written in YAML looks like YAML, and reads a JSON one as JSON whatever its name", async () => {
     const yaml = file(
       "policy.yaml",

@@ -5,6 +5,7 @@ import { errorMessage } from "../../core/errors.js";
 import { type LoadedPolicy, loadPolicy, type PolicyDeps, type PolicyIssue } from "../../core/policy.js";
 import { err, ok, type Result } from "../../core/result.js";
 import { largestFitting } from "../../core/truncate.js";
+import { withNearMisses } from "./near-miss.js";
 
 export async function loadPolicyFile(
   path: string,
@@ -14,9 +15,11 @@ export async function loadPolicyFile(
   const text = await readJsonText(path, options);
   if (!text.ok) return err([{ severity: "error", path: "$", message: text.error }]);
   const loaded = await loadPolicy(text.value, deps);
-  if (loaded.ok || !looksLikeYaml(text.value)) return loaded;
+  if (loaded.ok) return loaded;
+  const issues = await withNearMisses(loaded.error);
+  if (!looksLikeYaml(text.value)) return err(issues);
   return err(
-    loaded.error.map((issue) =>
+    issues.map((issue) =>
       issue.path === "$" && issue.message.startsWith("is not valid JSON")
         ? {
             ...issue,

@@ -1,0 +1,106 @@
+/**
+ * The key an unknown one most likely means (`"decison"`: `"decide"`), for the policies the CLI
+ * and `serve` read from a file. The keys an object takes are read from the policy's JSON Schema
+ * (`hookgate schema`), walked along the issue's path; the Worker and Lambda keep their messages as
+ * they are, without the schema generator in their bundles.
+ */
+import { closestName } from "../../core/closest-name.js";
+import type { PolicyIssue } from "../../core/policy.js";
+
+type Schema = Record<string, unknown>;
+
+/** The issues, each `unknown key "x"` with the key meant after it where one is near. */
+export async function withNearMisses(issues: PolicyIssue[]): Promise<PolicyIssue[]> {
+  if (!issues.some((issue) => unknownKeys(issue.message) !== undefined)) return issues;
+  const { policyJsonSchema } = await import("../../core/policy-schema.js");
+  const root = policyJsonSchema();
+  return issues.map((issue) => {
+    const keys = unknownKeys(issue.message);
+    const path = keys === undefined ? undefined : pathOf(issue.path);
+    if (keys === undefined || path === undefined) return issue;
+    const known = keysAt(root, root, path);
+    const meant = keys.flatMap((key) => {
+      const near = closestName(key, known) ?? sharedStart(key, known);
+      if (near === undefined) return [];
+      return [keys.length === 1 ? `"${near}"` : `"${near}" for "${key}"`];
+    });
+    if (meant.length === 0) return issue;
+    return { ...issue, message: `${issue.message} (did you mean ${meant.join(", ")}?)` };
+  });
+}
+
+/**
+ * The one key that starts as `key` does, four letters or more, where none is two edits away: a
+ * word written as the noun or verb it was thought to be (`"decision"`, `"decison"` for `"decide"`).
+ */
+function sharedStart(key: string, known: readonly string[]): string | undefined {
+  const common = (a: string, b: string) => {
+    let n = 0;
+    while (n < a.length && n < b.length && a[n]?.toLowerCase() === b[n]?.toLowerCase()) n += 1;
+    return n;
+  };
+  const longest = Math.max(0, ...known.map((name) => common(key, name)));
+  const sharing = known.filter((name) => common(key, name) === longest);
+  return longest >= 4 && sharing.length === 1 ? sharing[0] : undefined;
+}
+
+/** The keys of a message that is only `unknown key "a"` or `unknown keys "a", "b"`. */
+function unknownKeys(message: string): string[] | undefined {
+  const match = /^unknown keys? ((?:"[^"]*"(?:, )?)+)$/.exec(message);
+  if (!match?.[1]) return undefined;
+  return [...match[1].matchAll(/"([^"]*)"/g)].map((m) => m[1] ?? "");
+}
+
+/** `$.rules[0].forward` as `["rules", 0, "forward"]`, `$.sinks["eng-slack"]` too; undefined otherwise. */
+function pathOf(text: string): (string | number)[] | undefined {
+  if (!text.startsWith("$")) return undefined;
+  const path: (string | number)[] = [];
+  const step = /\.([A-Za-z_$][\w$]*)|\[(\d+)\]|\[("(?:[^"\\]|\\.)*")\]/y;
+  step.lastIndex = 1;
+  while (step.lastIndex < text.length) {
+    const at = step.lastIndex;
+    const match = step.exec(text);
+    if (!match || step.lastIndex === at) return undefined;
+    if (match[1] !== undefined) path.push(match[1]);
+    else if (match[2] !== undefined) path.push(Number(match[2]));
+    else path.push(JSON.parse(match[3] ?? '""') as string);
+  }
+  return path;
+}
+
+/** The property names the object at `path` may have, in any of the forms the schema allows there. */
+function keysAt(root: Schema, node: unknown, path: readonly (string | number)[]): string[] {
+  const forms = formsOf(root, node);
+  if (path.length === 0) return [...new Set(forms.flatMap((form) => Object.keys(asSchema(form.properties))))];
+  const [step = "", ...rest] = path;
+  return [
+    ...new Set(
+      forms.flatMap((form) => {
+        if (typeof step === "number") return form.items === undefined ? [] : keysAt(root, form.items, rest);
+        const property = asSchema(form.properties)[step];
+        if (property !== undefined) return keysAt(root, property, rest);
+        return typeof form.additionalProperties === "object"
+          ? keysAt(root, form.additionalProperties, rest)
+          : [];
+      }),
+    ),
+  ];
+}
+
+/** A schema's forms: itself, or each branch of its anyOf / oneOf / allOf, its $ref followed. */
+function formsOf(root: Schema, node: unknown, depth = 0): Schema[] {
+  const schema = asSchema(node);
+  if (depth > 16) return [];
+  if (typeof schema.$ref === "string") {
+    const name = /^#\/\$defs\/(.+)$/.exec(schema.$ref)?.[1];
+    return name === undefined ? [] : formsOf(root, asSchema(root.$defs)[name], depth + 1);
+  }
+  const branches = [schema.anyOf, schema.oneOf, schema.allOf].flatMap((list) =>
+    Array.isArray(list) ? list : [],
+  );
+  return branches.length === 0 ? [schema] : branches.flatMap((branch) => formsOf(root, branch, depth + 1));
+}
+
+function asSchema(value: unknown): Schema {
+  return value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Schema) : {};
+}
