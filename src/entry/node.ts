@@ -273,9 +273,16 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
     // The port is taken, say: give back all that started, the thread and the data dir's claim
     // included, or the process would stay up holding them.
     await closeAfterServer();
-    if ((e as { code?: string }).code === "EADDRINUSE") {
+    const code = (e as { code?: string }).code;
+    if (code === "EADDRINUSE") {
       throw new Error(
         `${options.host}:${options.port} is in use (EADDRINUSE): another gateway may hold it (npm start and npx leave it running when only they are stopped); stop it, or pass another --port`,
+      );
+    }
+    // A mistyped --host: an address no interface of this machine has, or a name with no address.
+    if (code === "EADDRNOTAVAIL" || code === "ENOTFOUND" || code === "EAI_AGAIN") {
+      throw new Error(
+        `cannot listen on --host ${options.host} (${code}): it is no address of this machine${code === "EADDRNOTAVAIL" ? "" : ", nor a name that resolves to one"}; pass one of its own addresses (127.0.0.1, the default, for this machine alone; 0.0.0.0 for every interface)`,
       );
     }
     throw e;

@@ -364,6 +364,32 @@ describe("hookgate check", () => {
 });
 
 describe("hookgate serve's options", () => {
+  it("says a --host that is no address of this machine is one, and what to pass", async () => {
+    for (const [host, code] of [
+      ["192.0.2.1", "EADDRNOTAVAIL"],
+      ["gateway.invalid", "ENOTFOUND"],
+    ]) {
+      const result = await runCli([
+        "serve",
+        "--policy",
+        "examples/policy.json",
+        "--host",
+        String(host),
+        "--port",
+        "0",
+        "--data-dir",
+        join(dir, `host-${code}`),
+      ]);
+      expect(result.code, String(host)).toBe(1);
+      expect(result.stderr).toContain(
+        `hookgate: cannot listen on --host ${host} (${code}): it is no address of this machine`,
+      );
+      expect(result.stderr).toContain(
+        "pass one of its own addresses (127.0.0.1, the default, for this machine alone; 0.0.0.0 for every interface)\n",
+      );
+    }
+  });
+
   // A review, session 24: `--host "$HOST"` with HOST unset listened on every address with no Host
   // check, and `--port "$PORT"` with PORT unset on a random port.
   it.each([
