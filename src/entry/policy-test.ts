@@ -54,7 +54,14 @@ export async function policyTestCommand(args: readonly string[], io: CommandIo):
     sha256: nodeSha256,
   });
   if (!loaded.ok) {
-    io.out(`${formatIssues(loaded.error)}\n${policyPath}: invalid policy\n`);
+    // The files given the other way round: a cases file where the policy goes.
+    const casesFirst = loaded.error.some(
+      (issue) => issue.path === "$" && /^unknown keys? (?:"[^"]*", )*"cases"/.test(issue.message),
+    );
+    const hint = casesFirst
+      ? `; it holds "cases", so it is a cases file: the policy comes first (hookgate test POLICY CASES.json...)`
+      : "";
+    io.out(`${formatIssues(loaded.error)}\n${policyPath}: invalid policy${hint}\n`);
     return 1;
   }
   const policy = loaded.value.policy;

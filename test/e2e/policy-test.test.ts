@@ -254,6 +254,15 @@ describe("hookgate test", () => {
     });
     const result = await runCli(["test", bad, "examples/policy.test.json"]);
     expect(result.stdout).toMatch(/\$\.rules\[0\]\.decide: must be one of/);
+    expect(result.stdout).not.toMatch(/cases file/);
     expect(result.code).toBe(1);
+  });
+
+  it("says so when the cases file is given where the policy goes", async () => {
+    const result = await runCli(["test", "examples/policy.test.json", "examples/policy.json"]);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(
+      /\nexamples\/policy\.test\.json: invalid policy; it holds "cases", so it is a cases file: the policy comes first \(hookgate test POLICY CASES\.json\.\.\.\)\n$/,
+    );
   });
 });
