@@ -148,7 +148,8 @@ const START_HINT =
   "start the gateway (npm start in a hookgate clone, or hookgate serve --policy FILE), or fix the host and port in --url";
 
 function checkHealth(result: GatewayResult, base: string): Check {
-  if (!result.ok) return { ok: false, line: `gateway answers: ${result.error}`, fix: START_HINT };
+  if (!result.ok)
+    return { ok: false, line: `gateway answers: ${result.error}`, fix: result.fix ?? START_HINT };
   const { status, body } = result.response;
   const json = parseObject(body);
   if (status === 200 && json?.status === "ok") {
@@ -178,7 +179,7 @@ function checkHealth(result: GatewayResult, base: string): Check {
 }
 
 function checkToken(result: GatewayResult, variable: string | undefined, dialect: string): Check {
-  if (!result.ok) return { ok: false, line: `token: ${result.error}`, fix: START_HINT };
+  if (!result.ok) return { ok: false, line: `token: ${result.error}`, fix: result.fix ?? START_HINT };
   const { status, body } = result.response;
   const json = parseObject(body);
   if (status === 200 && json) {
@@ -227,7 +228,7 @@ function checkSample(
   sample: { command: string; expect: Expectation; dialect: string; hookUrl: string },
 ): Check {
   const what = `sample PreToolUse Bash ${JSON.stringify(sample.command)}`;
-  if (!result.ok) return { ok: false, line: `${what}: ${result.error}`, fix: START_HINT };
+  if (!result.ok) return { ok: false, line: `${what}: ${result.error}`, fix: result.fix ?? START_HINT };
   const { status, body, headers } = result.response;
   if (status < 200 || status > 299) {
     return {

@@ -192,6 +192,25 @@ describe("hookgate doctor", { timeout: 90_000 }, () => {
     expect(result.stdout).toMatch(/fix: start the gateway \(npm start/);
   });
 
+  it("says to use http:// for an https URL to the plain-http gateway, and to fix a host that does not resolve", async () => {
+    const hook = `${server.url.replace(/^http:/, "https:")}/v1/hooks/claude-code`;
+    const tls = await runCli(["doctor", "--url", hook], "", { HOOKGATE_TOKEN: TOKEN });
+    expect(tls.code).toBe(1);
+    expect(lines(tls.stdout)[0]).toMatch(
+      /^✗ gateway answers: TLS to 127\.0\.0\.1:\d+ failed \(wrong version number\)/,
+    );
+    expect(tls.stdout).toContain(
+      "    fix: use http:// in --url and in the hook URL: hookgate serve speaks plain http, and https is a TLS proxy's in front of it\n",
+    );
+    const name = await runCli(["doctor", "--url", "http://gateway.invalid:8787/v1/hooks/claude-code"], "", {
+      HOOKGATE_TOKEN: TOKEN,
+    });
+    expect(name.code).toBe(1);
+    expect(name.stdout).toContain(
+      "    fix: fix the host name in --url (gateway.invalid), or use 127.0.0.1 for a gateway on this machine\n",
+    );
+  });
+
   it("is a usage error without --url or with an unknown --expect", async () => {
     const [noUrl, badExpect] = await Promise.all([
       runCli(["doctor"]),

@@ -29,7 +29,12 @@ export interface GatewayResponse {
 
 export type GatewayResult =
   | { readonly ok: true; readonly response: GatewayResponse }
-  | { readonly ok: false; readonly error: string };
+  | {
+      readonly ok: false;
+      readonly error: string;
+      /** What to change, where the failure says more than "nothing answered" (an https URL to plain http). */
+      readonly fix?: string;
+    };
 
 const DEFAULT_MAX_BYTES = 4 * 1024 * 1024;
 
@@ -62,7 +67,7 @@ export function gatewayRequest(request: GatewayRequest): Promise<GatewayResult> 
       // A failure ends what is left of the exchange (the rest of a body over the limit, a wait).
       if (!result.ok) req?.destroy();
     }
-    const fail = (e: unknown) => settle({ ok: false, error: describeFailure(e, url) });
+    const fail = (e: unknown) => settle({ ok: false, ...describeFailure(e, url) });
     try {
       // No redirect is followed: node:http never does.
       req = (url.protocol === "https:" ? httpsRequest : httpRequest)(
@@ -104,7 +109,23 @@ export function gatewayRequest(request: GatewayRequest): Promise<GatewayResult> 
   });
 }
 
-function describeFailure(e: unknown, url: URL): string {
+function describeFailure(e: unknown, url: URL): { error: string; fix?: string } {
+  const error = failureText(e, url);
+  const code = e instanceof Error ? (e as NodeJS.ErrnoException).code : undefined;
+  if (error.endsWith("(try http://)"))
+    return {
+      error,
+      fix: "use http:// in --url and in the hook URL: hookgate serve speaks plain http, and https is a TLS proxy's in front of it",
+    };
+  if (code === "ENOTFOUND" || code === "EAI_AGAIN")
+    return {
+      error,
+      fix: `fix the host name in --url (${url.hostname}), or use 127.0.0.1 for a gateway on this machine`,
+    };
+  return { error };
+}
+
+function failureText(e: unknown, url: URL): string {
   const found = e instanceof Error ? (e as NodeJS.ErrnoException).code : undefined;
   const code = typeof found === "string" ? found : undefined;
   switch (code) {
