@@ -485,6 +485,18 @@ function checkUrl(options: InitOptions): string[] {
       client === "deepagents-legacy"
         ? ["/v1/hooks", "/v1/hooks/deepagents", "/v1/hooks/deepagents-legacy"]
         : ["/v1/hooks", `/v1/hooks/${client}`];
+    const under = path.lastIndexOf("/v1/hooks/");
+    if (under >= 0 && !accepted.some((route) => path.endsWith(route))) {
+      // A hookgate route, but not this client's: the gateway would read every event in another
+      // client's dialect there, or answer each with its unknown-route decision.
+      const other = path.slice(under + "/v1/hooks/".length);
+      const read = !Object.hasOwn(ROUTES, other)
+        ? "is no hook route: the gateway answers every hook there with its unknown-route decision"
+        : `is ${other}'s route, where the gateway reads every event as ${other}'s`;
+      throw new UsageError(
+        `--url's path ${path} ${read}; ${client}'s hooks go to ${parsed.origin}${path.slice(0, under)}${ROUTES[client]}`,
+      );
+    }
     if (!accepted.some((route) => path.endsWith(route))) {
       notes.push(
         `the URL's path is not hookgate's route for ${client} (${ROUTES[client]}); it is used as given`,

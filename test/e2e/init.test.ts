@@ -455,6 +455,24 @@ describe("hookgate init --client claude-code", { timeout: 90_000 }, () => {
     expect(miscased.stderr).toContain(
       "claude-code has no event pretooluse (did you mean PreToolUse?), Stpo (did you mean Stop?);",
     );
+    // Another client's route, or a path under /v1/hooks/ that no route is: the hooks would be
+    // read in another dialect, or each answered with the unknown-route decision.
+    const [otherRoute, noRoute] = await Promise.all([
+      runCli(["init", "--client", "deepcode", "--url", `${server.url}/v1/hooks/claude-code`]),
+      runCli(["init", "--client", "claude-code", "--url", `${server.url}/gw/v1/hooks/claude`]),
+    ]);
+    expect(otherRoute).toMatchObject({ code: 2, stdout: "" });
+    expect(otherRoute.stderr.split("\n")[0]).toBe(
+      `hookgate: --url's path /v1/hooks/claude-code is claude-code's route, where the gateway reads every event as claude-code's; deepcode's hooks go to ${server.url}/v1/hooks/deepcode`,
+    );
+    expect(noRoute).toMatchObject({ code: 2, stdout: "" });
+    expect(noRoute.stderr.split("\n")[0]).toBe(
+      `hookgate: --url's path /gw/v1/hooks/claude is no hook route: the gateway answers every hook there with its unknown-route decision; claude-code's hooks go to ${server.url}/gw/v1/hooks/claude-code`,
+    );
+    // A path of a proxy's own is used as given, with a note.
+    const proxied = await runCli(["init", "--client", "claude-code", "--url", `${server.url}/hook`]);
+    expect(proxied.code).toBe(0);
+    expect(proxied.stderr).toContain("the URL's path is not hookgate's route for claude-code");
   }, 90_000);
 });
 
