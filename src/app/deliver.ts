@@ -21,7 +21,7 @@ import { scrubSecrets } from "../core/mask.js";
 import type { PolicyDocument } from "../core/policy-schema.js";
 import type { Clock, Egress, EnvReader, HmacSha256 } from "../core/ports.js";
 import { resolveSecret, SINK_ENV_FIELDS } from "../core/secret-ref.js";
-import { buildSinkRequest, classifySinkResponse, type ResolvedSink } from "../core/sinks.js";
+import { awaitedInBody, buildSinkRequest, classifySinkResponse, type ResolvedSink } from "../core/sinks.js";
 
 export type { DeliveryOutcome };
 
@@ -209,16 +209,19 @@ export function createDeliverer(deps: DeliverDeps): Deliverer {
     );
     if (verdict.kind === "delivered") return { kind: "ack" };
     // The status decides, whatever the body did after it (a 2xx is delivered, even one whose body
-    // never ends), but for a Slack 200, which says "ok" in its body: one that broke off before it
-    // did is not known to be posted, nor known to be refused.
+    // never ends), but where a permanent verdict rests on the body's words (a Slack 200's "ok", a
+    // GitHub 403's secondary rate limit): one that broke off before them is not known to be
+    // refused, nor (Slack) known to be posted. The reason says when what it quotes was cut.
     const { status, cutShort } = sent.value;
-    if (cutShort !== undefined && sink.type === "slack" && status >= 200 && status < 300)
-      return retryLater(`HTTP ${status}, but the answer broke off before Slack said "ok": ${cutShort}`);
-    if (verdict.kind === "permanent") return { kind: "dead", reason: verdict.reason };
+    const awaited = cutShort === undefined ? undefined : awaitedInBody(sink.type, status);
+    if (verdict.kind === "permanent" && awaited !== undefined)
+      return retryLater(`HTTP ${status}, but the answer broke off before ${awaited}: ${cutShort}`);
+    const reason = cutShort === undefined ? verdict.reason : `${verdict.reason}; ${cutShort}`;
+    if (verdict.kind === "permanent") return { kind: "dead", reason };
     // A rate limit (a 429, GitHub's 403, Slack's HTTP 200 `ratelimited`) holds the sink's other
     // jobs too; a 503's Retry-After only this one.
     if (verdict.rateLimited && verdict.retryAfterMs !== undefined) hold(request.url, verdict.retryAfterMs);
-    return retryLater(verdict.reason, verdict.retryAfterMs);
+    return retryLater(reason, verdict.retryAfterMs);
   }
 
   return { deliver };

@@ -706,6 +706,18 @@ export function classifySinkResponse(
   return retry(`unexpected HTTP status ${status}`, undefined);
 }
 
+/**
+ * What the words of an answer with this status must say before a permanent verdict on it holds:
+ * Slack's 2xx its "ok", GitHub's 403 whether it is a secondary rate limit (said only in its
+ * message). Undefined where the status alone decides. An answer whose body broke off before it
+ * said so is retried: neither refused nor known to be delivered.
+ */
+export function awaitedInBody(sink: ResolvedSink["type"], status: number): string | undefined {
+  if (sink === "slack" && status >= 200 && status < 300) return `Slack said "ok"`;
+  if (sink === "github-dispatch" && status === 403) return "GitHub said whether it is a secondary rate limit";
+  return undefined;
+}
+
 function classifySlackSuccess(
   status: number,
   body: string,

@@ -29,7 +29,8 @@ type Behaviour =
   | "200-endless"
   | "slack-endless"
   | "503-endless"
-  | "200-dropped";
+  | "200-dropped"
+  | "github-403-dropped";
 let sink: LoopbackServer;
 
 beforeAll(async () => {
@@ -87,6 +88,11 @@ beforeAll(async () => {
       case "503-endless":
         res.writeHead(503, { "retry-after": "9" });
         return res.write("busy");
+      // GitHub's secondary rate limit says so only in its message, here dropped before it did.
+      case "github-403-dropped":
+        res.writeHead(403, { "content-type": "application/json", "content-length": "100" });
+        res.write('{"message":"You have exc');
+        return setTimeout(() => res.socket?.destroy(), 20);
     }
   });
 });
@@ -118,13 +124,21 @@ async function deliverTo(
     sinks: {
       hook: { type: "webhook", url: `${sink.url}/${path}`, retryScheduleSeconds: [5, 60] },
       chat: { type: "slack", url: `${sink.url}/${path}` },
+      ci: {
+        type: "github-dispatch",
+        repo: "org/app",
+        eventType: "hook",
+        token: "env:GH_TOKEN",
+        url: `${sink.url}/${path}`,
+        retryScheduleSeconds: [5, 60],
+      },
     },
   });
   const egress = createUndiciEgress({ policy: () => policy.egress });
   const deliverer = createDeliverer({
     policy: () => policy,
     egress: egress.send,
-    env: () => undefined,
+    env: (name) => (name === "GH_TOKEN" ? "ghp_token_value" : undefined),
     clock: { now: Date.now, monotonic: () => performance.now() },
     random: () => 0.5,
     sleep: async () => undefined,
@@ -172,8 +186,16 @@ describe("deliver", () => {
     expect(await deliverTo("503-endless", 1)).toMatchObject({
       kind: "retry",
       delayMs: 9000,
-      reason: "HTTP 503: busy",
+      reason: "HTTP 503: busy; its body did not end within 300 ms",
     });
+  });
+
+  it("retries a GitHub 403 whose body broke off before it said whether it is a secondary rate limit, rather than dead-letter it", async () => {
+    const outcome = await deliverTo("github-403-dropped", 1, { sink: "ci" });
+    expect(outcome).toMatchObject({ kind: "retry", delayMs: 5000 });
+    expect(outcome.kind === "retry" && outcome.reason).toMatch(
+      /^HTTP 403, but the answer broke off before GitHub said whether it is a secondary rate limit: its body broke off: /,
+    );
   });
 
   it("retries a Slack 200 whose body broke off before it said ok, saying so, rather than dead-letter it", async () => {
