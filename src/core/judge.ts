@@ -295,7 +295,7 @@ function readAnthropic(response: unknown, secrets: readonly string[]): Result<Ve
   if (stop === "refusal") {
     // Its classifier stopped the answer part way (the content is what came before): a no it had
     // already given stands, as one cut at the token limit does; else `stop_details` says why.
-    if (verdict.ok && !verdict.value.ok) return verdict;
+    if (verdict.ok && !verdict.value.ok) return plainNo(verdict.value);
     return fail(
       "JUDGE_REFUSED",
       `anthropic refused to judge${refusalDetails(response.stop_details, secrets)}`,
@@ -348,7 +348,7 @@ function readOpenAi(response: unknown, secrets: readonly string[]): Result<Verdi
   if (choiceError !== undefined) {
     const partial = (isRecord(message) ? contentText(message.content) : undefined) ?? "";
     const verdict = readTextVerdict(partial, "the content verdict", "");
-    if (verdict.ok && !verdict.value.ok) return verdict;
+    if (verdict.ok && !verdict.value.ok) return plainNo(verdict.value);
     return fail(
       "JUDGE_HTTP_ERROR",
       `openai's answer ended in an error: ${providerText(choiceError, secrets)}`,
@@ -363,7 +363,7 @@ function readOpenAi(response: unknown, secrets: readonly string[]): Result<Verdi
   if (finish === "content_filter") {
     // What the filter let through before it stopped the answer: a no there stands.
     const partial = readTextVerdict(content ?? "", "the content verdict", "");
-    if (partial.ok && !partial.value.ok) return partial;
+    if (partial.ok && !partial.value.ok) return plainNo(partial.value);
     return fail("JUDGE_REFUSED", "openai's content filter withheld the answer");
   }
   if (content === undefined || content.trim() === "") {
@@ -403,12 +403,21 @@ function unlessCut(
   stop: unknown,
   tokenLimit: string,
 ): Result<Verdict, JudgeFailure> {
-  if (verdict.ok && !verdict.value.ok) return verdict;
-  if (stop === tokenLimit) return fail("JUDGE_OFF_SCHEMA", CUT_OFF(provider));
   const cut = provider === "anthropic" ? ANTHROPIC_CUT : OPENAI_CUT;
-  if (typeof stop === "string" && cut.has(stop))
-    return fail("JUDGE_OFF_SCHEMA", NOT_WHOLE(provider, field, stop));
+  const whole = stop !== tokenLimit && !(typeof stop === "string" && cut.has(stop));
+  if (verdict.ok && !verdict.value.ok) return whole ? verdict : plainNo(verdict.value);
+  if (stop === tokenLimit) return fail("JUDGE_OFF_SCHEMA", CUT_OFF(provider));
+  if (!whole) return fail("JUDGE_OFF_SCHEMA", NOT_WHOLE(provider, field, stop as string));
   return verdict;
+}
+
+/**
+ * A no from an answer that did not end whole (a refusal, a content filter, an error, a cut): it
+ * stands, but without `impossible`, which on Stop lets the stop happen, an allow the model never
+ * finished giving.
+ */
+function plainNo(verdict: Verdict): Result<Verdict, JudgeFailure> {
+  return ok({ ok: false, reason: verdict.reason });
 }
 
 /**

@@ -446,7 +446,7 @@ describe("parseJudgeResponse", () => {
       parseJudgeResponse("openai", 200, failed('{"ok":false,"reason":"no","impossible":false}')),
     ).toEqual({
       ok: true,
-      value: { ok: false, reason: "no", impossible: false },
+      value: { ok: false, reason: "no" },
     });
     const noError = JSON.stringify({
       choices: [
@@ -626,9 +626,11 @@ describe("parseJudgeResponse", () => {
           },
         ],
       });
+      // A cut one stands as a plain no (without its impossible).
+      const cut = finish === "length" || finish === "max_tokens";
       expect(parseJudgeResponse("openai", 200, body), String(finish)).toEqual({
         ok: true,
-        value: { ok: false, reason: "deletes everything", impossible: false },
+        value: { ok: false, reason: "deletes everything", ...(!cut && { impossible: false }) },
       });
     }
     for (const stop of ["max_tokens", "model_context_window_exceeded", "pause_turn", undefined]) {
@@ -690,6 +692,42 @@ describe("parseJudgeResponse", () => {
       ok: false,
       error: { code: "JUDGE_REFUSED" },
     });
+  });
+
+  it("keeps a no from an answer that did not end whole as a plain no: its impossible never lets a Stop through", () => {
+    // A no stands whatever stopped the answer; `impossible` turns a no on Stop into an allow, so
+    // from an answer a refusal, a content filter, an error or the token limit cut, it is dropped.
+    const no = { ok: false, reason: "tests fail", impossible: true };
+    const anthropic = (stop: string) =>
+      JSON.stringify({
+        content: [{ type: "tool_use", id: "t", name: "verdict", input: no }],
+        stop_reason: stop,
+      });
+    const openai = (finish: string, extra: Record<string, unknown> = {}) =>
+      JSON.stringify({
+        choices: [
+          {
+            index: 0,
+            message: { role: "assistant", content: JSON.stringify(no) },
+            finish_reason: finish,
+            ...extra,
+          },
+        ],
+      });
+    const answers = [
+      parseJudgeResponse("anthropic", 200, anthropic("refusal")),
+      parseJudgeResponse("anthropic", 200, anthropic("max_tokens")),
+      parseJudgeResponse("openai", 200, openai("content_filter")),
+      parseJudgeResponse("openai", 200, openai("length")),
+      parseJudgeResponse("openai", 200, openai("error", { error: { message: "upstream failed" } })),
+    ];
+    for (const answer of answers) {
+      expect(answer).toEqual({ ok: true, value: { ok: false, reason: "tests fail" } });
+      if (answer.ok)
+        expect(verdictEffect("r", answer.value, "Stop", "p", false)).toMatchObject({ decision: "block" });
+    }
+    // A whole answer keeps it.
+    expect(parseJudgeResponse("anthropic", 200, anthropic("tool_use"))).toEqual({ ok: true, value: no });
   });
 
   it("treats a reason that reads like instructions as nothing but a reason", () => {
