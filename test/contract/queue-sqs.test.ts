@@ -479,6 +479,40 @@ describe("sqs queue, SQS specifics", () => {
     expect(await visibleOnDlq()).toBe("3");
   });
 
+  it("counts the dead letters of a page as maybe sent when the SDK found no credentials only for a try after one that went out", async () => {
+    // The SDK signs each try, and refreshes credentials about to expire there: a refresh that
+    // fails on the try after a connection reset says nothing of the try before, which SQS took.
+    await open();
+    await deadLetters(3);
+    const refreshing = createSqsClientForLocal(endpoint);
+    let tries = 0;
+    refreshing.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName !== "SendMessageBatchCommand") return next(args);
+        if (++tries === 1) {
+          await next(args);
+          throw Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
+        }
+        throw Object.assign(new Error("Could not load credentials from any providers"), {
+          name: "CredentialsProviderError",
+        });
+      },
+      // Where the SDK's signer runs: after the retry step.
+      { step: "finalizeRequest", priority: "low", name: "takeThenNoCredentials" },
+    );
+    const replaying = createSqsQueue<string>({
+      client: refreshing,
+      queueUrl: pair.queueUrl,
+      deadLetterQueueUrl: pair.deadLetterQueueUrl,
+    });
+    const replay = replaying.replayDead();
+    await expect(replay).rejects.toThrow(/Could not load credentials/);
+    expect(tries).toBe(2);
+    expect(await queue.receive(10, 30_000)).toHaveLength(3);
+    await expect(replay).rejects.toMatchObject({ name: "SweepStoppedError", done: 0, unsure: 3 });
+    refreshing.destroy();
+  });
+
   it("counts the dead letters of a page as maybe sent when SQS refused the send only after the SDK tried it again", async () => {
     // The AWS SDK sends a request again after no answer or a 5xx (three tries by default), and
     // rejects with the last try's answer: a 4xx then says nothing of the tries before it, one of

@@ -165,13 +165,17 @@ const PROVIDER_ERRORS = new Set(["ProviderError", "CredentialsProviderError", "T
  * timeout, an abort) or a 5xx one, SQS may have done it all the same; and so after a 4xx that
  * answered a try the SDK made again (after no answer, a 5xx or a throttle: `attempts` over 1),
  * since an earlier try may have been done. Nor was any of it done when the SDK had nothing to
- * sign it with: a credentials (or token) provider's error, which the SDK's retry step passes on
- * after one try, with `$metadata` but no status, since each try is signed inside that step.
+ * sign it with: a credentials (or token) provider's error before any try (the SDK resolves the
+ * credentials before its retry step, and signs each try inside it: the error then has `$metadata`
+ * but no status), unless it came on a try after the first, one of which may have been done.
  */
 function refusedWhole(e: unknown): boolean {
-  if (e instanceof Error && PROVIDER_ERRORS.has(e.name)) return true;
   const metadata = (e as { $metadata?: { httpStatusCode?: unknown; attempts?: unknown } } | null | undefined)
     ?.$metadata;
+  // Credentials are read again for each try (a refresh of ones about to expire): one that failed
+  // for a try after the first says nothing of the tries before it.
+  if (e instanceof Error && PROVIDER_ERRORS.has(e.name))
+    return metadata?.attempts === undefined || metadata.attempts === 1;
   const status = metadata?.httpStatusCode;
   return typeof status === "number" && status >= 400 && status < 500 && metadata?.attempts === 1;
 }
