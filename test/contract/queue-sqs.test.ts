@@ -16,7 +16,7 @@ import {
   type ReceiveMessageCommandInput,
   type SendMessageBatchRequest,
   SendMessageCommand,
-  type SQSClient,
+  SQSClient,
 } from "@aws-sdk/client-sqs";
 import { createSqsServer } from "local-aws-sqs";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -450,21 +450,30 @@ describe("sqs queue, SQS specifics", () => {
   });
 
   it("counts no dead letter of a page as maybe sent when the SDK found no credentials to send it with", async () => {
-    // Session 37: the AWS SDK signs each try inside its retry step, which passes a credentials
-    // provider's error on after one try with `$metadata` but no status; read as a request with
-    // no answer, the replay said the page may be on the queue, though nothing had gone out.
+    // Session 37: the AWS SDK reads a request's credentials before its retry step, and a
+    // provider's error has no status; read as a request with no answer, the replay said the page
+    // may be on the queue, though nothing had gone out.
     await open();
     await deadLetters(3);
-    const unsigned = createSqsClientForLocal(endpoint);
+    // Credentials that expire at once, read again for each request: none for the page's send.
+    let command = "";
+    const unsigned = new SQSClient({
+      region: "us-east-1",
+      endpoint,
+      credentials: async () => {
+        if (command === "SendMessageBatchCommand")
+          throw Object.assign(new Error("Could not load credentials from any providers"), {
+            name: "CredentialsProviderError",
+          });
+        return { accessKeyId: "local", secretAccessKey: "local", expiration: new Date(0) };
+      },
+    });
     unsigned.middlewareStack.add(
       (next, context) => async (args) => {
-        if (context.commandName !== "SendMessageBatchCommand") return next(args);
-        throw Object.assign(new Error("Could not load credentials from any providers"), {
-          name: "CredentialsProviderError",
-        });
+        command = context.commandName ?? "";
+        return next(args);
       },
-      // Where the SDK's signer runs: after the retry step.
-      { step: "finalizeRequest", priority: "low", name: "noCredentials" },
+      { step: "initialize", name: "whichCommand" },
     );
     const replaying = createSqsQueue<string>({
       client: unsigned,
