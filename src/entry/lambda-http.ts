@@ -129,6 +129,8 @@ type EventFields = {
   readonly isBase64Encoded?: boolean | undefined;
   readonly headers?: Readonly<Record<string, string | undefined>> | null;
   readonly multiValueHeaders?: Readonly<Record<string, readonly string[] | undefined>> | null;
+  /** Payload 2.0's Cookie header, split (the adapter joins them into one again). */
+  readonly cookies?: readonly string[] | null;
   readonly httpMethod?: string;
   readonly rawPath?: string;
   readonly path?: string;
@@ -139,9 +141,9 @@ const NON_ASCII = /[\u0080-\uffff]/;
 
 /**
  * The event as hono's adapter can make a Request of it, read as Node and workerd read the same
- * request: a GET's or HEAD's body dropped; a header's non-ASCII characters percent-encoded one by
- * one (the adapter encodes the whole value, spaces included, so `Bearer tök` would no longer be a
- * bearer token); a body marked base64 that is not kept as the text it is, for its event's name
+ * request: a GET's or HEAD's body dropped; a header's (and a payload 2.0 cookie's) non-ASCII
+ * characters percent-encoded one by one (the adapter encodes the whole value, spaces included, so
+ * `Bearer tök` would no longer be a bearer token, and leaves a cookie's as they are); a body marked base64 that is not kept as the text it is, for its event's name
  * only, and its hook answered as BODY_UNREADABLE.
  */
 function readable(event: LambdaEvent): LambdaEvent {
@@ -165,6 +167,10 @@ function readable(event: LambdaEvent): LambdaEvent {
     mended.multiValueHeaders = Object.fromEntries(
       Object.entries(multi).map(([k, vs]) => [k, vs?.map(asciiValue)]),
     );
+    changed = true;
+  }
+  if (fields.cookies?.some((v) => NON_ASCII.test(v))) {
+    mended.cookies = fields.cookies.map(asciiValue);
     changed = true;
   }
   let refusal: RequestError | undefined;
@@ -220,6 +226,8 @@ function unfitHeader(event: LambdaEvent): string | undefined {
     ...Object.entries(fields.multiValueHeaders ?? {}).flatMap(([name, values]) =>
       (values ?? []).map((value) => [name, value] as const),
     ),
+    // Payload 2.0 carries the Cookie header apart; the adapter sets it from these.
+    ...(fields.cookies ?? []).map((value) => ["cookie", value] as const),
   ];
   for (const [name, value] of headers) {
     if (value === undefined) continue;

@@ -524,6 +524,25 @@ describe("events hono's adapter cannot make a request of", () => {
       errors.mockRestore();
     }
   });
+  it("reads a payload 2.0 event's cookies as headers: a non-ASCII one mended, one a Request refuses never quoted", async () => {
+    const { lines, handler } = handlerWithLog();
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+    try {
+      // The app reads no cookie: a non-ASCII one leaves the hook judged as without it.
+      for (const event of [HTTP_API, FUNCTION_URL]) {
+        const res = await handler({ ...event, cookies: ["session=t\u20acx"] } as V2Event, context());
+        expect([res.statusCode, errorOf(res)]).toEqual([200, undefined]);
+        expect(decided(res).hookSpecificOutput).toMatchObject({ permissionDecision: "deny" });
+      }
+      const res = await handler({ ...HTTP_API, cookies: ["session=sk-secret\r\nx"] } as V2Event, context());
+      expect([res.statusCode, errorOf(res)]).toEqual([200, "BODY_UNREADABLE"]);
+      expect(decided(res).systemMessage).toMatch(/the Lambda event's header "cookie" is not one/);
+      expect(errors).not.toHaveBeenCalled();
+      expect(JSON.stringify(lines)).not.toContain("sk-secret");
+    } finally {
+      errors.mockRestore();
+    }
+  });
 });
 
 describe("a remote rule on the Lambda HTTP handler", () => {
