@@ -26,10 +26,15 @@ function optionFor(command: CommandName, word: string): string | undefined {
   return (DIALECTS as readonly string[]).includes(word) ? "--client" : undefined;
 }
 
-/** Each option a command's help names (`--policy`, `--sqs-queue-url`, …). */
+/**
+ * Each option a command takes, as its help lists them: in its usage and on the lines of its
+ * option table (`--policy`, `--sqs-queue-url`, …); not one its prose names in passing (replay's
+ * "serve --record") nor the stem of an abbreviation (`--sqs-...`).
+ */
 function optionsOf(command: CommandName): string[] {
   const { usage, details } = COMMAND_HELP[command];
-  const named = `${usage}\n${details}`.match(/--[a-z][a-z-]*[a-z]/g) ?? [];
+  const table = details.split("\n").filter((line) => /^\s+--/.test(line));
+  const named = [usage, ...table].join("\n").match(/--[a-z][a-z-]*[a-z](?![a-z-])/g) ?? [];
   return [...new Set(named)];
 }
 
@@ -46,7 +51,8 @@ export function argumentProblem(command: CommandName, e: Error & { code?: unknow
     const usage = POLICY_ARGUMENT[command];
     if (option === "--policy" && usage !== undefined)
       return `${command} takes the policy file as its first argument, not --policy: ${usage}`;
-    const meant = option.startsWith("--") ? closestName(option, optionsOf(command)) : undefined;
+    const near = option.startsWith("--") ? closestName(option, optionsOf(command)) : undefined;
+    const meant = near === option ? undefined : near;
     return `unknown option ${option}${meant === undefined ? "" : ` (did you mean ${meant}?)`}`;
   }
   if (e.code === "ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL") {

@@ -664,6 +664,12 @@ describe("hookgate schema and token hash", () => {
       "hookgate: unknown option --limt (did you mean --limit?)",
     );
     expect(await said(["serve", "--policy", "p.json", "-x"])).toBe("hookgate: unknown option -x");
+    // An option the help names only in passing (replay's "serve --record"; dlq's "--sqs-...") is
+    // not one the command takes, and is never offered for itself.
+    expect(await said(["replay", "--policy", "p.json", "--record", "r.jsonl"])).toBe(
+      "hookgate: unknown option --record",
+    );
+    expect(await said(["dlq", "list", "--sqs"])).toBe("hookgate: unknown option --sqs");
     // send never fails, and says the same on stderr.
     const send = await runMain(["send", "--ur", "http://127.0.0.1:1/v1/hooks/claude-code"]);
     expect(send).toEqual({
