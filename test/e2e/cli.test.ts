@@ -341,6 +341,27 @@ describe("hookgate check", () => {
     );
   });
 
+  it("offers a sink's unknown key only a key of its own type's", async () => {
+    const policy = file("sink-near-misses.json", {
+      version: 1,
+      rules: [],
+      sinks: {
+        slack: { type: "slack", url: "https://hooks.slack.com/services/x", secrt: "s", tokn: "t" },
+        hook: { type: "webhook", url: "https://x.example/h", secrt: "s", lnk: "l" },
+      },
+    });
+    const { code, stdout } = await runMain(["check", policy]);
+    expect(code).toBe(1);
+    const unknown = stdout.split("\n").filter((line) => line.includes("unknown key"));
+    // A Slack sink takes no secret (a webhook's) and no token (github-dispatch's); a webhook no link.
+    expect(unknown.sort()).toEqual(
+      [
+        'error: $.sinks.slack: unknown keys "secrt", "tokn"',
+        'error: $.sinks.hook: unknown keys "secrt", "lnk" (did you mean "secret" for "secrt"?)',
+      ].sort(),
+    );
+  });
+
   it("says a policy written in YAML looks like YAML, and reads a JSON one as JSON whatever its name", async () => {
     const yaml = file(
       "policy.yaml",

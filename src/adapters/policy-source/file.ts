@@ -16,7 +16,7 @@ export async function loadPolicyFile(
   if (!text.ok) return err([{ severity: "error", path: "$", message: text.error }]);
   const loaded = await loadPolicy(text.value, deps);
   if (loaded.ok) return loaded;
-  const issues = await withNearMisses(loaded.error);
+  const issues = await withNearMisses(loaded.error, parsedOrUndefined(text.value));
   if (!looksLikeYaml(text.value)) return err(issues);
   return err(
     issues.map((issue) =>
@@ -28,6 +28,15 @@ export async function loadPolicyFile(
         : issue,
     ),
   );
+}
+
+/** The policy's JSON, for the near misses of its unknown keys; undefined where it is no JSON. */
+function parsedOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }
 
 const YAML_FIX = "hookgate reads a policy as JSON only, so convert it to JSON";

@@ -9,8 +9,12 @@ import type { PolicyIssue } from "../../core/policy.js";
 
 type Schema = Record<string, unknown>;
 
-/** The issues, each `unknown key "x"` with the key meant after it where one is near. */
-export async function withNearMisses(issues: PolicyIssue[]): Promise<PolicyIssue[]> {
+/**
+ * The issues, each `unknown key "x"` with the key meant after it where one is near. `document` is
+ * the policy as parsed: where the schema allows an object in several forms told apart by a
+ * constant (a sink's `type`), only the keys of the forms its object's constants fit are offered.
+ */
+export async function withNearMisses(issues: PolicyIssue[], document?: unknown): Promise<PolicyIssue[]> {
   if (!issues.some((issue) => unknownKeys(issue.message) !== undefined)) return issues;
   const { policyJsonSchema } = await import("../../core/policy-schema.js");
   const root = policyJsonSchema();
@@ -18,7 +22,7 @@ export async function withNearMisses(issues: PolicyIssue[]): Promise<PolicyIssue
     const keys = unknownKeys(issue.message);
     const path = keys === undefined ? undefined : pathOf(issue.path);
     if (keys === undefined || path === undefined) return issue;
-    const known = keysAt(root, root, path);
+    const known = keysAt(root, root, path, document);
     const meant = keys.flatMap((key) => {
       const near = closestName(key, known) ?? sharedStart(key, known);
       if (near === undefined) return [];
@@ -68,23 +72,48 @@ function pathOf(text: string): (string | number)[] | undefined {
   return path;
 }
 
-/** The property names the object at `path` may have, in any of the forms the schema allows there. */
-function keysAt(root: Schema, node: unknown, path: readonly (string | number)[]): string[] {
-  const forms = formsOf(root, node);
+/**
+ * The property names the object at `path` may have, in any of the forms the schema allows there
+ * that `value` (the document's own object there, if known) fits.
+ */
+function keysAt(root: Schema, node: unknown, path: readonly (string | number)[], value: unknown): string[] {
+  const forms = fitting(formsOf(root, node), value);
   if (path.length === 0) return [...new Set(forms.flatMap((form) => Object.keys(asSchema(form.properties))))];
   const [step = "", ...rest] = path;
+  const inner =
+    Array.isArray(value) || isObject(value) ? (value as Record<string, unknown>)[step] : undefined;
   return [
     ...new Set(
       forms.flatMap((form) => {
-        if (typeof step === "number") return form.items === undefined ? [] : keysAt(root, form.items, rest);
+        if (typeof step === "number")
+          return form.items === undefined ? [] : keysAt(root, form.items, rest, inner);
         const property = asSchema(form.properties)[step];
-        if (property !== undefined) return keysAt(root, property, rest);
+        if (property !== undefined) return keysAt(root, property, rest, inner);
         return typeof form.additionalProperties === "object"
-          ? keysAt(root, form.additionalProperties, rest)
+          ? keysAt(root, form.additionalProperties, rest, inner)
           : [];
       }),
     ),
   ];
+}
+
+/**
+ * The forms whose constants (`"type": {"const": "slack"}`) `value` does not contradict; all of
+ * them when it contradicts every one, or is no object: the keys are a guess then anyway.
+ */
+function fitting(forms: Schema[], value: unknown): Schema[] {
+  if (!isObject(value)) return forms;
+  const fit = forms.filter((form) =>
+    Object.entries(asSchema(form.properties)).every(([name, property]) => {
+      const schema = asSchema(property);
+      return !("const" in schema) || !Object.hasOwn(value, name) || value[name] === schema.const;
+    }),
+  );
+  return fit.length === 0 ? forms : fit;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 
 /** A schema's forms: itself, or each branch of its anyOf / oneOf / allOf, its $ref followed. */
