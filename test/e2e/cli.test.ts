@@ -377,6 +377,17 @@ describe("hookgate check", () => {
     expect((await runMain(["check", json])).code).toBe(0);
     const broken = await runMain(["check", file("broken.yaml", '{"version": 1, "rules": [')]);
     expect(broken.stdout).not.toMatch(/YAML/);
+    // Nor are a JSON object's members without its braces (pasted from inside a policy): quoted
+    // keys, and commas at the ends of lines, or members that are whole JSON once braced.
+    for (const [name, text] of [
+      ["members.json", '"version": 1,\n"rules": []\n'],
+      ["member.json", '"version": 1\n'],
+      ["members-broken.json", '"version": 1,\n"rules": [\n'],
+    ] as const) {
+      const members = await runMain(["check", file(name, text)]);
+      expect(members.code, name).toBe(1);
+      expect(members.stdout, name).not.toMatch(/YAML/);
+    }
   });
 
   it("is a usage error without a file", async () => {

@@ -43,12 +43,19 @@ const YAML_FIX = "hookgate reads a policy as JSON only, so convert it to JSON";
 
 /**
  * A text that is no JSON but reads as YAML (a policy written in the habit of other tools' config
- * files): it starts with a document marker, a comment or a `key:` line rather than `{`.
+ * files): it starts with a document marker, a comment or a `key:` line rather than `{`. A JSON
+ * object's members without its braces (`"version": 1,` pasted from inside a policy) are JSON
+ * cut short, not YAML: a double-quoted first key with a comma ending a line, or members that are
+ * JSON once braced.
  */
 function looksLikeYaml(text: string): boolean {
   const start = text.replace(/^\uFEFF/, "").trimStart();
   if (start.startsWith("{") || start.startsWith("[")) return false;
-  return /^(?:---|#|["']?[A-Za-z_$][\w$-]*["']?[ \t]*:(?:[ \t]|$))/.test(start);
+  if (!/^(?:---|#|["']?[A-Za-z_$][\w$-]*["']?[ \t]*:(?:[ \t]|$))/.test(start)) return false;
+  return !(
+    start.startsWith('"') &&
+    (/,[ \t]*\r?$/m.test(start) || parsedOrUndefined(`{${start}}`) !== undefined)
+  );
 }
 
 /**
