@@ -138,6 +138,7 @@ describe("gatewayRequest", () => {
     expect(result).toEqual({
       ok: false,
       error: `TLS to 127.0.0.1:${port} failed (wrong version number): the server may speak plain http (try http://)`,
+      fix: "use http:// in --url and in the hook URL: hookgate serve speaks plain http, and https is a TLS proxy's in front of it",
     });
   });
 
