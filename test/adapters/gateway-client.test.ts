@@ -4,9 +4,11 @@
  * test/e2e/send.test.ts covers the failures a user meets through the command (refused, no such
  * host, a redirect, --timeout); these are the ones the command's tests do not reach.
  */
+
+import dns from "node:dns";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { gatewayRequest } from "../../src/adapters/gateway-client/node.js";
 import { whenDone } from "../support/temp.js";
 
@@ -147,5 +149,36 @@ describe("gatewayRequest", () => {
     ["not http", "ftp://127.0.0.1/", "ftp://127.0.0.1/: only http and https URLs are supported"],
   ])("refuses a URL that is %s", async (_, url, error) => {
     expect(await gatewayRequest({ method: "GET", url, timeoutMs: 5000 })).toEqual({ ok: false, error });
+  });
+
+  it("tells a name that does not exist from a lookup that failed for now (EAI_AGAIN: DNS down, a VPN off)", async () => {
+    const failing = (code: string) =>
+      vi.spyOn(dns, "lookup").mockImplementation(((_host: string, _options: unknown, callback: unknown) => {
+        const error = Object.assign(new Error(`getaddrinfo ${code} gateway.corp.example`), { code });
+        process.nextTick(() => (callback as (e: Error) => void)(error));
+      }) as unknown as typeof dns.lookup);
+    const url = "http://gateway.corp.example:8787/v1/hooks/claude-code";
+    const spy = failing("EAI_AGAIN");
+    try {
+      const again = await gatewayRequest({ method: "GET", url, timeoutMs: 5000 });
+      expect(again).toEqual({
+        ok: false,
+        error: "the host gateway.corp.example could not be looked up just now (EAI_AGAIN, a DNS failure)",
+        fix: "check this machine's DNS or network (a VPN?) and run it again, or put the gateway's address in --url",
+      });
+    } finally {
+      spy.mockRestore();
+    }
+    const missing = failing("ENOTFOUND");
+    try {
+      const result = await gatewayRequest({ method: "GET", url, timeoutMs: 5000 });
+      expect(result).toMatchObject({
+        ok: false,
+        error: "the host gateway.corp.example does not resolve (ENOTFOUND)",
+        fix: "fix the host name in --url (gateway.corp.example), or use 127.0.0.1 for a gateway on this machine",
+      });
+    } finally {
+      missing.mockRestore();
+    }
   });
 });

@@ -174,7 +174,8 @@ describe("hookgate send", { timeout: 90_000 }, () => {
     [
       "the host does not resolve",
       () => ["--url", "http://no-such-host.invalid/v1/hooks"],
-      /does not resolve/,
+      // ENOTFOUND where DNS answers; EAI_AGAIN on a host without DNS.
+      /does not resolve|could not be looked up just now/,
     ],
     ["the answer is a 500", () => ["--url", `${stubUrl}/500/v1/hooks/claude-code`], /HTTP 500/],
     ["the answer is a 401", () => ["--url", `${stubUrl}/401/v1/hooks/claude-code`], /HTTP 401/],

@@ -117,7 +117,14 @@ function describeFailure(e: unknown, url: URL): { error: string; fix?: string } 
       error,
       fix: "use http:// in --url and in the hook URL: hookgate serve speaks plain http, and https is a TLS proxy's in front of it",
     };
-  if (code === "ENOTFOUND" || code === "EAI_AGAIN")
+  // EAI_AGAIN is a lookup that failed for now (no DNS server answered: offline, a VPN down), not
+  // a name that does not exist: the name may be right.
+  if (code === "EAI_AGAIN")
+    return {
+      error,
+      fix: "check this machine's DNS or network (a VPN?) and run it again, or put the gateway's address in --url",
+    };
+  if (code === "ENOTFOUND")
     return {
       error,
       fix: `fix the host name in --url (${url.hostname}), or use 127.0.0.1 for a gateway on this machine`,
@@ -132,8 +139,9 @@ function failureText(e: unknown, url: URL): string {
     case "ECONNREFUSED":
       return `nothing is listening at ${url.host} (connection refused)`;
     case "ENOTFOUND":
-    case "EAI_AGAIN":
       return `the host ${url.hostname} does not resolve (${code})`;
+    case "EAI_AGAIN":
+      return `the host ${url.hostname} could not be looked up just now (${code}, a DNS failure)`;
     case "ECONNRESET":
       return `${url.host} closed the connection (ECONNRESET)`;
     case "ETIMEDOUT":
