@@ -279,8 +279,14 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
         `${options.host}:${options.port} is in use (EADDRINUSE): another gateway may hold it (npm start and npx leave it running when only they are stopped); stop it, or pass another --port`,
       );
     }
+    // A --host name whose lookup failed for now (no DNS answered): the name may well be right.
+    if (code === "EAI_AGAIN") {
+      throw new Error(
+        `cannot listen on --host ${options.host} (${code}): its name could not be looked up just now (a DNS failure); check this machine's DNS and start again, or pass one of its addresses (127.0.0.1, the default, for this machine alone; 0.0.0.0 for every interface)`,
+      );
+    }
     // A mistyped --host: an address no interface of this machine has, or a name with no address.
-    if (code === "EADDRNOTAVAIL" || code === "ENOTFOUND" || code === "EAI_AGAIN") {
+    if (code === "EADDRNOTAVAIL" || code === "ENOTFOUND") {
       throw new Error(
         `cannot listen on --host ${options.host} (${code}): it is no address of this machine${code === "EADDRNOTAVAIL" ? "" : ", nor a name that resolves to one"}; pass one of its own addresses (127.0.0.1, the default, for this machine alone; 0.0.0.0 for every interface)`,
       );

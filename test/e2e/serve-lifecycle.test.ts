@@ -3,6 +3,7 @@
  * policy first loads, and stops that must end.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import dns from "node:dns";
 import {
   closeSync,
   existsSync,
@@ -17,7 +18,7 @@ import { createServer } from "node:http";
 import { type AddressInfo, connect, type Socket } from "node:net";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { BIN, childEnv, endProcess, ROOT, startServerProcess } from "../support/process.js";
 import { tempDir, whenDone } from "../support/temp.js";
 
@@ -465,6 +466,39 @@ export async function resolve(specifier, context, next) {
       await expectReloadedAndRunning(serve);
     } finally {
       await serve.stop();
+    }
+  });
+});
+
+describe("a --host whose name could not be looked up for now (EAI_AGAIN: no DNS answered)", () => {
+  it("is not said to be no name of this machine", async () => {
+    const { startGateway } = (await import(
+      new URL("../../dist/entry/node.js", import.meta.url).href
+    )) as typeof import("../../src/entry/node.js");
+    const path = join(dir, "eai-again.json");
+    writeFileSync(path, EXAMPLE);
+    const lookup = vi.spyOn(dns, "lookup").mockImplementation(((_host: string, ...rest: unknown[]) => {
+      const callback = rest.at(-1) as (e: Error) => void;
+      const error = Object.assign(new Error("getaddrinfo EAI_AGAIN gateway.corp.example"), {
+        code: "EAI_AGAIN",
+      });
+      process.nextTick(() => callback(error));
+    }) as unknown as typeof dns.lookup);
+    try {
+      await expect(
+        startGateway({
+          policyPath: path,
+          dataDir: join(dir, "eai-again-data"),
+          host: "gateway.corp.example",
+          port: 0,
+          env: {},
+          logger: { log: () => undefined },
+        }),
+      ).rejects.toThrow(
+        "cannot listen on --host gateway.corp.example (EAI_AGAIN): its name could not be looked up just now (a DNS failure)",
+      );
+    } finally {
+      lookup.mockRestore();
     }
   });
 });
