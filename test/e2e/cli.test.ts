@@ -341,6 +341,28 @@ describe("hookgate check", () => {
     );
   });
 
+  it("offers a rule with an action no key of another action", async () => {
+    const policy = file("action-near-misses.json", {
+      version: 1,
+      models: { m: { provider: "anthropic", model: "x", apiKey: "env:K" } },
+      rules: [
+        { id: "a", on: "PreToolUse", prompt: { model: "m", text: "x" }, decison: "deny" },
+        { id: "b", on: "PreToolUse", decide: "deny", reason: "x", promt: "y", contxt: "z" },
+        { id: "c", on: "PreToolUse", decison: "deny" },
+      ],
+    });
+    const { stdout } = await runMain(["check", policy]);
+    const unknown = stdout.split("\n").filter((line) => line.includes("unknown key"));
+    // A rule takes one action (a decide may carry a context): none is offered beside another.
+    expect(unknown.sort()).toEqual(
+      [
+        'error: $.rules[0]: unknown key "decison"',
+        'error: $.rules[1]: unknown keys "promt", "contxt" (did you mean "context" for "contxt"?)',
+        'error: $.rules[2]: unknown key "decison" (did you mean "decide"?)',
+      ].sort(),
+    );
+  });
+
   it("offers a sink's unknown key only a key of its own type's", async () => {
     const policy = file("sink-near-misses.json", {
       version: 1,

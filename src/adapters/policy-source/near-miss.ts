@@ -22,7 +22,7 @@ export async function withNearMisses(issues: PolicyIssue[], document?: unknown):
     const keys = unknownKeys(issue.message);
     const path = keys === undefined ? undefined : pathOf(issue.path);
     if (keys === undefined || path === undefined) return issue;
-    const known = keysAt(root, root, path, document);
+    const known = compatible(path, valueAt(document, path), keysAt(root, root, path, document));
     const meant = keys.flatMap((key) => {
       const near = closestName(key, known) ?? sharedStart(key, known);
       if (near === undefined) return [];
@@ -31,6 +31,32 @@ export async function withNearMisses(issues: PolicyIssue[], document?: unknown):
     if (meant.length === 0) return issue;
     return { ...issue, message: `${issue.message} (did you mean ${meant.join(", ")}?)` };
   });
+}
+
+/** A rule's actions: it takes at most one of these groups (a decide may carry a context). */
+const RULE_ACTIONS: readonly (readonly string[])[] = [["decide", "context"], ["prompt"], ["forward"]];
+
+/**
+ * The keys the object at `path` may add to those it has: a rule that has one action is offered
+ * no key of another (a prompt rule's `"decison"` is not `"decide"`, which it cannot also take).
+ */
+function compatible(path: readonly (string | number)[], value: unknown, known: string[]): string[] {
+  if (path.length !== 2 || path[0] !== "rules" || typeof path[1] !== "number" || !isObject(value))
+    return known;
+  const held = RULE_ACTIONS.find((group) => group.some((key) => Object.hasOwn(value, key)));
+  if (held === undefined) return known;
+  const others = new Set(RULE_ACTIONS.filter((group) => group !== held).flat());
+  return known.filter((key) => !others.has(key));
+}
+
+/** The document's value at `path`, if it has one. */
+function valueAt(document: unknown, path: readonly (string | number)[]): unknown {
+  let value = document;
+  for (const step of path) {
+    if (!(Array.isArray(value) || isObject(value))) return undefined;
+    value = (value as Record<string | number, unknown>)[step];
+  }
+  return value;
 }
 
 /**
