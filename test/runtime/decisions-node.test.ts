@@ -11,27 +11,8 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { loadPolicy } from "../../src/core/policy.js";
 import { createApp } from "../../src/http/app.js";
+import type { DecisionCase } from "../support/decision-case.js";
 import { sha256 } from "../support/policy.js";
-
-interface DecisionCase {
-  name: string;
-  policy: unknown;
-  /** `bodyBase64`, where given, is the body's bytes (not UTF-8 text). */
-  request: {
-    method: string;
-    path: string;
-    headers: Record<string, string>;
-    body: string;
-    bodyBase64?: string;
-  };
-  expected: {
-    status: number;
-    contentType: string | null;
-    body: string;
-    policy: string;
-    error: string | null;
-  } | null;
-}
 
 const TABLE = fileURLToPath(new URL("../fixtures/decisions.json", import.meta.url));
 const table = JSON.parse(readFileSync(TABLE, "utf8")) as { about: string; cases: DecisionCase[] };

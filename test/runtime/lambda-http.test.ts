@@ -21,6 +21,7 @@ import { createSqsClientForLocal } from "../../src/adapters/queue/sqs.js";
 import { createHttpHandler, type HttpHandler } from "../../src/entry/lambda-http.js";
 import { createApp } from "../../src/http/app.js";
 import decisions from "../fixtures/decisions.json" with { type: "json" };
+import type { DecisionCase } from "../support/decision-case.js";
 import { type LoopbackServer, loopbackServer } from "../support/loopback.js";
 import { policyFrom, sha256 } from "../support/policy.js";
 
@@ -277,24 +278,6 @@ describe("the Lambda HTTP handler", () => {
 describe("the shared decision table on Lambda", () => {
   // test/fixtures/decisions.json, which the Node app and the Worker are held to byte for byte:
   // each request as API Gateway's HTTP API, a Function URL and a REST API would hand it over.
-  interface DecisionCase {
-    name: string;
-    policy: unknown;
-    request: {
-      method: string;
-      path: string;
-      headers: Record<string, string>;
-      body: string;
-      bodyBase64?: string;
-    };
-    expected: {
-      status: number;
-      contentType: string | null;
-      body: string;
-      policy: string;
-      error: string | null;
-    };
-  }
   const cases = (decisions as { cases: DecisionCase[] }).cases;
 
   /** The body as the event carries it: text, or base64 where it is bytes; none when empty. */

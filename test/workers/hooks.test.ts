@@ -8,25 +8,7 @@ import { createExecutionContext, env, SELF, waitOnExecutionContext } from "cloud
 import { afterEach, describe, expect, it, vi } from "vitest";
 import worker, { type WorkerEnv } from "../../src/entry/workers.js";
 import table from "../fixtures/decisions.json" with { type: "json" };
-
-interface DecisionCase {
-  name: string;
-  policy: unknown;
-  request: {
-    method: string;
-    path: string;
-    headers: Record<string, string>;
-    body: string;
-    bodyBase64?: string;
-  };
-  expected: {
-    status: number;
-    contentType: string | null;
-    body: string;
-    policy: string;
-    error: string | null;
-  };
-}
+import type { DecisionCase } from "../support/decision-case.js";
 
 const cases = (table as { cases: DecisionCase[] }).cases;
 const PRE_TOOL_USE = cases[0]?.request.body ?? "";
