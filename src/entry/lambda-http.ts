@@ -143,8 +143,9 @@ const NON_ASCII = /[\u0080-\uffff]/;
  * The event as hono's adapter can make a Request of it, read as Node and workerd read the same
  * request: a GET's or HEAD's body dropped; a header's (and a payload 2.0 cookie's) non-ASCII
  * characters percent-encoded one by one (the adapter encodes the whole value, spaces included, so
- * `Bearer tök` would no longer be a bearer token, and leaves a cookie's as they are); a body marked base64 that is not kept as the text it is, for its event's name
- * only, and its hook answered as BODY_UNREADABLE.
+ * `Bearer tök` would no longer be a bearer token, and leaves a cookie's as they are); a body
+ * marked base64 that is not kept as the text it is, for its event's name only, and its hook
+ * answered as BODY_UNREADABLE.
  */
 function readable(event: LambdaEvent): LambdaEvent {
   const fields = event as EventFields;
@@ -191,8 +192,9 @@ function readable(event: LambdaEvent): LambdaEvent {
 
 /**
  * An event with a header a Request cannot carry (`header`), or one the adapter refused, made
- * again from its method, path and body alone, its hook answered as BODY_UNREADABLE. The answer has payload 2.0's shape, which a REST API (payload 1.0)
- * also takes: `headers` without `multiValueHeaders`.
+ * again from its method, path and body alone, its hook answered as BODY_UNREADABLE. The answer
+ * has payload 2.0's shape, which a REST API (payload 1.0) also takes: `headers` without
+ * `multiValueHeaders`.
  */
 function asRefused(event: LambdaEvent, header: string | undefined): LambdaEvent {
   const fields = event as EventFields;
