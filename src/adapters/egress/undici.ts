@@ -22,7 +22,7 @@ import {
   judgeAnswers,
   outboundHeaders,
 } from "../../core/egress/policy.js";
-import { EgressError, type EgressRefusal } from "../../core/egress/refusal.js";
+import { cutShortReason, EgressError, type EgressRefusal } from "../../core/egress/refusal.js";
 import { describeRawTarget, describeTarget } from "../../core/egress/target.js";
 import { checkUrl } from "../../core/egress/url.js";
 import { errorMessage } from "../../core/errors.js";
@@ -212,12 +212,7 @@ export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
       }
       // The status came: a body that broke off after it is kept as far as it came (a sink that
       // answered 200 got the message, whatever its body then did).
-      const cutShort =
-        read.broke === undefined
-          ? undefined
-          : timedOut
-            ? `its body did not end within ${timeoutMs} ms`
-            : `its body broke off: ${errorMessage(read.broke)}`;
+      const cutShort = cutShortReason(read.broke, timedOut, timeoutMs);
       if (cutShort !== undefined) res.body.destroy();
       return ok({
         status: res.statusCode,

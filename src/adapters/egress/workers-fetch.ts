@@ -12,7 +12,7 @@ import {
   judgeAnswers,
   outboundHeaders,
 } from "../../core/egress/policy.js";
-import type { EgressRefusal } from "../../core/egress/refusal.js";
+import { cutShortReason, type EgressRefusal } from "../../core/egress/refusal.js";
 import { describeRawTarget, describeTarget } from "../../core/egress/target.js";
 import { checkUrl } from "../../core/egress/url.js";
 import { errorMessage } from "../../core/errors.js";
@@ -160,12 +160,7 @@ export function createWorkersEgress(options: WorkersEgressOptions): { send: Egre
       }
       // The status came: a body that broke off after it is kept as far as it came (a sink that
       // answered 200 got the message, whatever its body then did).
-      const cutShort =
-        read.broke === undefined
-          ? undefined
-          : timeout.aborted
-            ? `its body did not end within ${timeoutMs} ms`
-            : `its body broke off: ${errorMessage(read.broke)}`;
+      const cutShort = cutShortReason(read.broke, timeout.aborted, timeoutMs);
       return ok({
         status: res.status,
         headers: Object.fromEntries(res.headers),

@@ -2,6 +2,7 @@
  * Every egress refusal is a value with a stable code, the stage that refused it, and a reason a
  * person can act on (which rule, which range and its RFC). The egress adapters log and count them.
  */
+import { errorMessage } from "../errors.js";
 
 export type EgressStage = "url" | "allowlist" | "name" | "address" | "dns" | "connect" | "response";
 
@@ -42,4 +43,16 @@ export class EgressError extends Error {
     super(refusal.reason);
     this.name = "EgressError";
   }
+}
+
+/**
+ * Why an answer's body broke off after its status came (`EgressResponse.cutShort`), the same words
+ * on both runtimes: the call's time limit ran out while it arrived, or its read failed (`broke`);
+ * undefined when it ended whole.
+ */
+export function cutShortReason(broke: unknown, timedOut: boolean, timeoutMs: number): string | undefined {
+  if (broke === undefined) return undefined;
+  return timedOut
+    ? `its body did not end within ${timeoutMs} ms`
+    : `its body broke off: ${errorMessage(broke)}`;
 }
