@@ -544,7 +544,7 @@ export async function waitForQuiet(pids, budgetSeconds) {
  * `start(round)` says whether a round may start: a warm-up (`round` 0 or less) and the first
  * `min` measured rounds always do; a later one only if the longest round so far still fits in
  * what is left of `seconds`. `seconds` 0 is no budget. `cut(asked)` is the note for a run's
- * summary when the budget ran out before `asked` rounds.
+ * summary when the budget ran out before `asked` rounds; `settle(options)` ends the rounds.
  */
 export function roundBudget(seconds, min) {
   const started = performance.now();
@@ -567,6 +567,16 @@ export function roundBudget(seconds, min) {
     },
     cut(asked) {
       return measured < asked ? ` (of ${asked}: the ${seconds} s budget, \`--seconds\`, ran out)` : "";
+    },
+    /**
+     * Once the rounds are over: `options.rounds` becomes the rounds measured, `roundsAsked` what
+     * was asked (both go into the results file); returns `cut`'s note for the summary.
+     */
+    settle(options) {
+      const note = this.cut(options.rounds);
+      options.roundsAsked = options.rounds;
+      options.rounds = measured;
+      return note;
     },
   };
 }

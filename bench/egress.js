@@ -222,9 +222,7 @@ async function main() {
         }
       }
     }
-    roundsCut = budget.cut(options.rounds);
-    options.roundsAsked = options.rounds;
-    options.rounds = budget.measured;
+    roundsCut = budget.settle(options);
 
     if (refusals.length > 0)
       fail(`the guard refused ${refusals.length} requests: ${JSON.stringify(refusals[0])}`);

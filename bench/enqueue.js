@@ -219,9 +219,7 @@ async function main() {
       }
     }
 
-    roundsCut = budget.cut(options.rounds);
-    options.roundsAsked = options.rounds;
-    options.rounds = budget.measured;
+    roundsCut = budget.settle(options);
 
     // The comparison is honest only if the notify gateway enqueued (and delivered) a job per sink
     // for every decision and the other none: their own counters, and the receivers' distinct ids.

@@ -399,9 +399,7 @@ async function main() {
       }
     }
 
-    roundsCut = budget.cut(options.rounds);
-    options.roundsAsked = options.rounds;
-    options.rounds = budget.measured;
+    roundsCut = budget.settle(options);
 
     // Every event reached the receiver exactly once (webhook-ids distinct; duplicates counted).
     const counts = await getJson(`${receiver.url}/count`);

@@ -284,9 +284,7 @@ async function main() {
       }
     }
 
-    roundsCut = budget.cut(options.rounds);
-    options.roundsAsked = options.rounds;
-    options.rounds = budget.measured;
+    roundsCut = budget.settle(options);
 
     // Every forward reached the hook server once, and no cached call reached the model.
     const counts = { hook: await stubCount(hook.url), model: await stubCount(model.url) };

@@ -324,9 +324,7 @@ async function main() {
     }
   }
 
-  roundsCut = budget.cut(options.rounds);
-  options.roundsAsked = options.rounds;
-  options.rounds = budget.measured;
+  roundsCut = budget.settle(options);
   const baseline = cases[0];
   const baseMs = median(baseline.wallMs);
   const rows = cases.map((c) => {

@@ -10,6 +10,7 @@ interface Budget {
   start(round: number): boolean;
   readonly measured: number;
   cut(asked: number): string;
+  settle(options: { rounds: number; roundsAsked?: number }): string;
 }
 
 beforeEach(() => {
@@ -36,6 +37,9 @@ describe("roundBudget", () => {
     expect(run(budget, 0, 5, 3000)).toEqual([0, 1, 2]);
     expect(budget.measured).toBe(2);
     expect(budget.cut(5)).toBe(" (of 5: the 10 s budget, `--seconds`, ran out)");
+    const options = { rounds: 5 };
+    expect(budget.settle(options)).toBe(" (of 5: the 10 s budget, `--seconds`, ran out)");
+    expect(options).toEqual({ rounds: 2, roundsAsked: 5 });
   });
 
   it("always runs the warm-ups and the first `min` measured rounds", () => {
