@@ -231,10 +231,12 @@ function unfitHeader(event: LambdaEvent): string | undefined {
     // Payload 2.0 carries the Cookie header apart; the adapter sets it from these.
     ...(fields.cookies ?? []).map((value) => ["cookie", value] as const),
   ];
+  // One Headers for every check: `set` validates each name and value as a new object's would.
+  const probe = new Headers();
   for (const [name, value] of headers) {
     if (value === undefined) continue;
     try {
-      new Headers().set(name, value);
+      probe.set(name, value);
     } catch {
       return name;
     }
