@@ -120,6 +120,11 @@ const SHOWN_FIELD = 200;
 const SHOWN_CONTEXT = 200;
 const SHOWN_LINK = 1000;
 const FALLBACK_TEXT_MAX = 3000;
+/**
+ * Discord's message `content`, which its Slack-compatible endpoint fills from `text`, holds 2,000
+ * characters; a longer one is refused with a 400 (reference/fanout.md B4).
+ */
+const DISCORD_TEXT_MAX = 2000;
 
 // ---------------------------------------------------------------------------------------------
 // Requests
@@ -145,7 +150,7 @@ export async function buildSinkRequest(
       return {
         url: deliveryUrl(sink),
         headers: jsonHeaders(),
-        body: JSON.stringify(renderSlackMessage(notification, sink.link)),
+        body: JSON.stringify(renderSlackMessage(notification, sink.link, DISCORD_TEXT_MAX)),
       };
     case "webhook":
       return webhookRequest(sink.url, sink.secret, notification, attemptAt, hmac);
@@ -389,7 +394,11 @@ const DETAIL_KEYS = [
  * stays far below Slack's ~13 k `msg_blocks_too_long` threshold. `link` is the sink's template;
  * `{session_id}` in it is replaced (and the link left out when the event has no session id).
  */
-export function renderSlackMessage(n: Notification, link?: string): { text: string; blocks: unknown[] } {
+export function renderSlackMessage(
+  n: Notification,
+  link?: string,
+  textMax: number = FALLBACK_TEXT_MAX,
+): { text: string; blocks: unknown[] } {
   const style = DECISION_STYLES.get(n.decision);
   const tool = toolLine(n);
   // An empty session id or cwd is a missing one: no empty code span, no link to `…/sessions/`.
@@ -458,7 +467,7 @@ export function renderSlackMessage(n: Notification, link?: string): { text: stri
   blocks.push({ type: "section", fields: fields.slice(0, SLACK_LIMITS.fields).map(mrkdwn) });
   blocks.push({ type: "context", elements: context.slice(0, SLACK_LIMITS.contextElements).map(mrkdwn) });
 
-  const text = fallbackText(n, glyph, headline, tool, message, url);
+  const text = fallbackText(n, glyph, headline, tool, message, url, textMax);
   return { text, blocks };
 }
 
@@ -479,6 +488,7 @@ function fallbackText(
   tool: ToolLine | undefined,
   message: string | undefined,
   url: string | undefined,
+  max: number,
 ): string {
   const lines = [
     `${glyph} ${escapeCut(headline, SLACK_LIMITS.headerText)} (${escapeCut(n.eventName, 100)}, team ${escapeCut(n.team, 100)})`,
@@ -489,8 +499,11 @@ function fallbackText(
   const ignored = notEnforced(n);
   if (ignored !== undefined) lines.push(`Not enforced: ${ignored}`);
   lines.push(`Rule: ${escapeCut(n.ruleId, 100)}`);
-  if (url !== undefined) lines.push(`<${url}|Open>`);
-  return cutSection(lines.join("\n"), FALLBACK_TEXT_MAX);
+  // The link goes last and whole, since a cut one is broken; it is left out if it would take over
+  // half the text.
+  const open = url === undefined ? "" : `\n<${url}|Open>`;
+  if (open.length > max / 2) return cutSection(lines.join("\n"), max);
+  return cutSection(lines.join("\n"), max - open.length) + open;
 }
 
 interface ToolLine {

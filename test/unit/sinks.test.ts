@@ -390,6 +390,35 @@ describe("buildSinkRequest: discord", () => {
       JSON.parse(JSON.stringify(renderSlackMessage(permissionPrompt))),
     );
   });
+  it("keeps the text within Discord's 2,000-character message, which its Slack endpoint refuses past", async () => {
+    // Every field as long as it can be, and a 1,000-character link: the Slack text runs to 3,000.
+    const huge = "x".repeat(5000);
+    const n = notification({
+      event: { session_id: SESSION, tool_name: "Bash", tool_input: { command: huge }, message: huge },
+      reason: huge,
+      team: huge,
+      ruleId: huge,
+      clientDecision: "none",
+    });
+    const link = `https://dash.example/${"l".repeat(900)}/{session_id}`;
+    const discord = await buildSinkRequest(
+      { type: "discord", url: "https://discord.com/api/webhooks/1/tok", link },
+      n,
+      CREATED_AT,
+    );
+    const slack = await buildSinkRequest(
+      { type: "slack", url: "https://hooks.slack.com/services/T/B/x", link },
+      n,
+      CREATED_AT,
+    );
+    const slackText = JSON.parse(slack.body).text as string;
+    const discordText = JSON.parse(discord.body).text as string;
+    expect(slackText.length).toBeGreaterThan(2000);
+    expect(discordText.length).toBeLessThanOrEqual(2000);
+    // Cut before the link, which stays whole.
+    expect(discordText).toMatch(/…\n<https:\/\/dash\.example\/l{900}\/[0-9a-f-]{36}\|Open>$/);
+    expect(slackText).toMatch(/\|Open>$/);
+  });
 });
 
 describe("buildSinkRequest: webhook", () => {
