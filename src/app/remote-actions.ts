@@ -403,6 +403,18 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
           renderPrompt(prompt.text, seen),
         );
         let spent = budget;
+        /**
+         * Whether one more call follows, after `wait`: it is made when the wait and a call as long
+         * as the first fit before the deadline; it is a call like any other, so it needs the budget.
+         */
+        const callAgain = async (wait: number | undefined, sentAt: number): Promise<boolean> => {
+          if (wait === undefined) return false;
+          const now = deps.clock.monotonic();
+          if (now + wait + (now - sentAt) >= deadline || !(await pause(wait, signal))) return false;
+          const next = spendBudget(model, input.team, shadow);
+          if (next.ok) spent = next;
+          return next.ok;
+        };
         for (let attempts = 1; ; attempts++) {
           const extra = {
             ...(spent.limit ? { budget: { used: spent.used, limit: spent.limit } } : {}),
@@ -422,6 +434,14 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
             // Refused or failed before a connection (the guard, DNS, a closed port): no call reached
             // the provider, so none is counted, or a wrong model URL would spend the team's day.
             if (NOT_SENT.has(sent.error.stage)) refundBudget(spent, shadow);
+            // A connection that broke once it had the request (a kept-alive one the provider had
+            // just closed, a reset) is worth one more call at once, on a new one, as the SDKs make.
+            else if (
+              attempts === 1 &&
+              sent.error.code === "EGRESS_CONNECT_FAILED" &&
+              (await callAgain(0, sentAt))
+            )
+              continue;
             return withAudit(onError(rule, input, { code: sent.error.code, message: sent.error.reason }), {
               model: model.name,
               ...extra,
@@ -434,17 +454,9 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
             input.policy.secrets,
           );
           if (!verdict.ok) {
-            // One more call after a transient error, when its wait and a call as long as the first
-            // fit before the deadline; it is a call like any other, so it needs the budget too.
-            const wait = attempts === 1 ? retryWaitMs(sent.value, deps.clock.now()) : undefined;
-            const now = deps.clock.monotonic();
-            if (wait !== undefined && now + wait + (now - sentAt) < deadline && (await pause(wait, signal))) {
-              const next = spendBudget(model, input.team, shadow);
-              if (next.ok) {
-                spent = next;
-                continue;
-              }
-            }
+            // One more call after a transient error.
+            if (attempts === 1 && (await callAgain(retryWaitMs(sent.value, deps.clock.now()), sentAt)))
+              continue;
             const hint = endpointHint(model.provider, request.url, sent.value.status);
             const failure = { ...verdict.error, message: `${verdict.error.message}${hint}` };
             return withAudit(onError(rule, input, failure), { model: model.name, ...extra });

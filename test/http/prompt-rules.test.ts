@@ -471,6 +471,39 @@ describe("prompt rules: a transient error from the model", () => {
     ]);
   });
 
+  it("is called once more at once when the connection breaks with the request, counted as a call", async () => {
+    // A kept-alive connection the provider closed as the request went out fails the same way.
+    const app = await appWith({}, { cacheTtlSeconds: 0, dailyCallsPerTeam: 5 });
+    const calls = thenNo({ reset: true });
+    const body = await jsonOf(await app.post("/v1/hooks", write("/p/src/reset-once.ts")));
+    expect(body.hookSpecificOutput.permissionDecisionReason).toBe(`[${TEMPLATE}]: second call`);
+    expect(calls()).toBe(2);
+    expect(lastAudit(app).pending).toEqual([
+      expect.objectContaining({ outcome: "OK", attempts: 2, budget: { used: 2, limit: 5 } }),
+    ]);
+  });
+
+  it("is not called a third time when the second connection breaks too, nor again with the budget spent", async () => {
+    const app = await appWith({}, { cacheTtlSeconds: 0, dailyCallsPerTeam: 5 });
+    const from = model.requests.length;
+    model.script({ reset: true });
+    const body = await jsonOf(await app.post("/v1/hooks", write("/p/src/reset-twice.ts")));
+    expect(body.hookSpecificOutput.permissionDecisionReason).toMatch(/EGRESS_CONNECT_FAILED/);
+    expect(model.requests.length - from).toBe(2);
+    expect(lastAudit(app).pending).toEqual([
+      expect.objectContaining({
+        outcome: "EGRESS_CONNECT_FAILED",
+        attempts: 2,
+        budget: { used: 2, limit: 5 },
+      }),
+    ]);
+    const spent = await appWith({}, { cacheTtlSeconds: 0, dailyCallsPerTeam: 1 });
+    const calls = thenNo({ reset: true });
+    const refused = await jsonOf(await spent.post("/v1/hooks", write("/p/src/reset-spent.ts")));
+    expect(refused.hookSpecificOutput.permissionDecisionReason).toMatch(/EGRESS_CONNECT_FAILED/);
+    expect(calls()).toBe(1);
+  });
+
   it("says it was called twice when the second call is the one that timed out", async () => {
     const app = await appWith(
       {},
