@@ -676,16 +676,17 @@ function ifWordsOf(ifRules: readonly PermissionRule[] | undefined): readonly str
   return words.length > 0 && words.every((w) => w !== undefined) ? (words as string[]) : undefined;
 }
 
+/**
+ * A rule's actions, in groups: it takes at most one group, named by its first key it has (a
+ * decide may carry a context). `hookgate check`'s "did you mean" offers no key of another group.
+ */
+export const RULE_ACTIONS = [["decide", "context"], ["prompt"], ["forward"]] as const;
+
 function ruleAction(
   rule: RuleDocument,
   error: (at: string, message: string) => void,
 ): RuleAction | undefined {
-  const named = [
-    rule.decide !== undefined && "decide",
-    rule.decide === undefined && rule.context !== undefined && "context",
-    rule.prompt !== undefined && "prompt",
-    rule.forward !== undefined && "forward",
-  ].filter((a): a is string => typeof a === "string");
+  const named = RULE_ACTIONS.flatMap((group) => group.find((key) => rule[key] !== undefined) ?? []);
   if (named.length > 1) {
     error(
       "",

@@ -5,7 +5,7 @@
  * they are, without the schema generator in their bundles.
  */
 import { closestName } from "../../core/closest-name.js";
-import type { PolicyIssue } from "../../core/policy.js";
+import { type PolicyIssue, RULE_ACTIONS } from "../../core/policy.js";
 
 type Schema = Record<string, unknown>;
 
@@ -33,9 +33,6 @@ export async function withNearMisses(issues: PolicyIssue[], document?: unknown):
   });
 }
 
-/** A rule's actions: it takes at most one of these groups (a decide may carry a context). */
-const RULE_ACTIONS: readonly (readonly string[])[] = [["decide", "context"], ["prompt"], ["forward"]];
-
 /**
  * The keys the object at `path` may add to those it has: a rule that has one action is offered
  * no key of another (a prompt rule's `"decison"` is not `"decide"`, which it cannot also take).
@@ -45,7 +42,7 @@ function compatible(path: readonly (string | number)[], value: unknown, known: s
     return known;
   const held = RULE_ACTIONS.find((group) => group.some((key) => Object.hasOwn(value, key)));
   if (held === undefined) return known;
-  const others = new Set(RULE_ACTIONS.filter((group) => group !== held).flat());
+  const others = new Set<string>(RULE_ACTIONS.filter((group) => group !== held).flat());
   return known.filter((key) => !others.has(key));
 }
 
