@@ -17,11 +17,29 @@ const NOT_A_VALUE =
   "NAME|ID|ARN|TYPE|FILE|PATH|URL|URI|ENDPOINT|HEADER|FIELD|TTL|SECONDS|DAYS|LENGTH|LIMIT|EXPIRY";
 
 /**
+ * An environment-style name in capitals ending in `_KEY` (`ENCRYPTION_KEY`, `RAILS_MASTER_KEY`,
+ * and `ENCRYPTION_KEY_B64`), as mask.ts reads a key so named, but not one naming data
+ * (`SORT_KEY`, `PUBLIC_KEY`: the words of mask.ts `DATA_KEY`, which this lazily loaded module
+ * cannot import). Case-sensitive: in code, `json_key = "name"` is no credential.
+ */
+const DATA_KEY_WORDS =
+  "PUBLIC|PUBLISHABLE|SORT|PARTITION|RANGE|HASH|PRIMARY|FOREIGN|ROUTING|CACHE|S3|OBJECT|IDEMPOTENCY|DEDUPE?|LOOKUP|GROUP|ROW|INDEX|UNIQUE|SEARCH";
+const ENV_KEY = `[A-Z][A-Z0-9_]{0,64}_KEY(?![A-Z0-9])(?<!(?:\\b|_)(?:${DATA_KEY_WORDS})_KEY)(?:_[A-Z0-9]{1,32}){0,2}`;
+
+/**
+ * What follows `NAME=` when it is a value: quoted (escaped quotes too), or a word; not `$(...)`,
+ * `$VAR`, a call or subscript (`x=f(y)`), or the name itself (`TOKEN=TOKEN`). Group 1 is the name.
+ */
+const ASSIGNED_VALUE = `(?:\\\\"(?!\\$[({A-Za-z_])(?:[^"\\\\]|\\\\\\\\){0,4096}\\\\"|"(?!\\$[({A-Za-z_])(?:[^"\\\\]|\\\\[\\s\\S]){0,4096}"|\\$?'[^']{0,4096}'|(?!\\$|[A-Za-z_][\\w.]{0,256}[()\\[\\]]|\\1\\b)(?:[^\\s"'\\\\]|\\\\[^\\s"]){1,4096})`;
+
+/**
  * A name of NAMED anywhere in the text: the shapes that read names run only then. At every word
  * they try up to 64 characters against each name, most of masking's cost on text without one
  * (a 16 KiB file: 250 of 370 µs).
  */
 const NAMED_GATE = new RegExp(NAMED, "i");
+/** The same for ENV_KEY. */
+const ENV_KEY_GATE = /_KEY(?![A-Z0-9])/;
 
 /** A shape, what replaces its match, and a test the text must pass for the shape to run at all. */
 export type SecretShape = readonly [RegExp, string, RegExp?];
@@ -42,14 +60,17 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   // (`xoxe.xoxp-1-…`, `xoxe.xoxb-1-…`).
   [/\bxoxe(?:\.xox[abposr])?-[A-Za-z0-9-]{10,255}/g, MASK],
   [/\bsk-[A-Za-z0-9_-]{20,255}/g, MASK],
-  // Stripe, Slack app-level, npm, Google API and GitLab tokens.
+  // Stripe, Slack app-level, npm, Google API and GitLab tokens (a personal, deploy, runner, trigger,
+  // CI job, OAuth application, SCIM, feed, incoming mail, agent or feature flag client token).
   [
-    /\b(?:[sr]k_(?:live|test)_[A-Za-z0-9]{10,255}|xapp-[A-Za-z0-9-]{10,255}|npm_[A-Za-z0-9]{36}|AIza[0-9A-Za-z_-]{35}|glpat-[A-Za-z0-9_-]{20,255})/g,
+    /\b(?:[sr]k_(?:live|test)_[A-Za-z0-9]{10,255}|xapp-[A-Za-z0-9-]{10,255}|npm_[A-Za-z0-9]{36}|AIza[0-9A-Za-z_-]{35}|gl(?:pat|dt|rt|ptt|cbt|oas|soat|ft|imt|agent|ffct)-[A-Za-z0-9_-]{20,255})/g,
     MASK,
   ],
-  // A Hugging Face token (`hf_` and 34 letters; digits allowed, not relied on) as a whole word,
-  // and a SendGrid key (`SG.`, a 22-character id, `.`, a 43-character secret).
+  // A Hugging Face token (`hf_` and 34 letters; digits allowed, not relied on) as a whole word, a
+  // PyPI token, and a SendGrid key (`SG.`, a 22-character id, `.`, a 43-character secret).
   [/\bhf_[A-Za-z0-9]{34}\b/g, MASK],
+  // A PyPI API token: `pypi-` and a macaroon, whose base64 starts `AgE`.
+  [/\bpypi-AgE[A-Za-z0-9_-]{50,4096}/g, MASK],
   [/\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])/g, MASK],
   [/\bwhsec_[A-Za-z0-9+/=]{8,255}/g, MASK],
   [/(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,4096}\.[A-Za-z0-9_-]{8,4096}\.[A-Za-z0-9_-]{8,4096}/g, MASK],
@@ -119,11 +140,17 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   // NAME=value, quoted (escaped quotes too); not a comparison, a count of tokens or a $(...) or $VAR.
   [
     new RegExp(
-      `\\b(?![A-Za-z0-9_]{0,64}TOKENS\\b)([A-Za-z0-9_]{0,64}(?:${NAMED})[A-Za-z0-9_]{0,64})(?<!_(?:${NOT_A_VALUE}))=(?!=)(?:\\\\"(?!\\$[({A-Za-z_])(?:[^"\\\\]|\\\\\\\\){0,4096}\\\\"|"(?!\\$[({A-Za-z_])(?:[^"\\\\]|\\\\[\\s\\S]){0,4096}"|\\$?'[^']{0,4096}'|(?!\\$|[A-Za-z_][\\w.]{0,256}[()\\[\\]]|\\1\\b)(?:[^\\s"'\\\\]|\\\\[^\\s"]){1,4096})`,
+      `\\b(?![A-Za-z0-9_]{0,64}TOKENS\\b)([A-Za-z0-9_]{0,64}(?:${NAMED})[A-Za-z0-9_]{0,64})(?<!_(?:${NOT_A_VALUE}))=(?!=)${ASSIGNED_VALUE}`,
       "gi",
     ),
     `$1=${MASK}`,
     NAMED_GATE,
+  ],
+  // The same for an environment-style `*_KEY` name in capitals (`ENCRYPTION_KEY=…` in a .env).
+  [
+    new RegExp(`\\b(${ENV_KEY})(?<!_(?:${NOT_A_VALUE}))=(?!=)${ASSIGNED_VALUE}`, "g"),
+    `$1=${MASK}`,
+    ENV_KEY_GATE,
   ],
   // A spaced = before a quoted literal (terraform.tfvars, settings.py, `const password = "x"`), not a
   // name of one (`SECRET_NAME = "prod/db"`).
@@ -137,6 +164,18 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   ],
   // ~/.aws/credentials, whose lines are spaced around the =.
   [/^([ \t]{0,16}aws_(?:secret_access_key|session_token)[ \t]{0,8}=[ \t]{0,8})\S{1,4096}/gim, `$1${MASK}`],
+  // An INI or properties line spaced around its = with an unquoted value (~/.pypirc's
+  // `password = pypi-…`, my.cnf, odbc.ini), the value one word with a digit or a symbol in it: in
+  // code, `password = hashed` or `token = None` is a name, `token = next_token()` a call, and a
+  // line ending in `;` a statement.
+  [
+    new RegExp(
+      `^([ \\t]{0,32}(?![A-Za-z0-9_.-]{0,64}TOKENS\\b)[A-Za-z0-9_.-]{0,64}(?:${NAMED})[A-Za-z0-9_.-]{0,64}(?<![_.-](?:${NOT_A_VALUE}))[ \\t]{0,8}=(?!=)[ \\t]{0,8})(?![$%"'])(?=[^\\s]{0,4096}[0-9!@#%^&*+=~/-])[^\\s"'()[\\]{};,<>|\`]{1,4096}(?=[ \\t]*$)`,
+      "gim",
+    ),
+    `$1${MASK}`,
+    NAMED_GATE,
+  ],
   // YAML and .env-style keys in capitals (`POSTGRES_PASSWORD: x`, not `${{ secrets.X }}`), and
   // JSON keys ending in a secret's name (`"password": "x"`, not `"password_policy"`).
   [
@@ -146,6 +185,16 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
     ),
     `$1: ${MASK}`,
     NAMED_GATE,
+  ],
+  // An environment-style `*_KEY` name in capitals as a YAML line of its own (a compose file's
+  // `RAILS_MASTER_KEY: …`), not in code (`const SESSION_KEY: string`, `{ QUERY_KEY: "todos", }`).
+  [
+    new RegExp(
+      `^([ \\t]{0,32}(?:- )?${ENV_KEY}(?<!_(?:${NOT_A_VALUE})):[ \\t]{1,8})(?!["']?\\$|#)(?:"(?:[^"\\\\\\n]|\\\\.){1,4096}"|'[^'\\n]{1,4096}'|[^\\s"'#]{1,4096})(?=[ \\t]*$)`,
+      "gm",
+    ),
+    `$1${MASK}`,
+    ENV_KEY_GATE,
   ],
   [
     new RegExp(

@@ -111,6 +111,21 @@ describe("POST /v1/hooks: happy paths", () => {
     expect(JSON.stringify(audit)).not.toContain("abcdefghijklmnopqrstuvwxyz");
     expect(JSON.stringify(audit)).not.toContain(TOKEN);
   });
+
+  it("masks a .env's *_KEY values and an INI file's password in a Write's audit line", async () => {
+    const write = (file_path: string, content: string) =>
+      preToolUse("", { tool_name: "Write", tool_input: { file_path, content } });
+    await app.post("/v1/hooks", write("/p/.env", "PORT=3000\nENCRYPTION_KEY=9f8e7d6c5b4a39281706\n"));
+    const env = app.logs.at(-1) as { msg: string; toolInput: { content: string } };
+    expect(env.msg).toBe("decision");
+    expect(env.toolInput.content).toBe("PORT=3000\nENCRYPTION_KEY=[masked]\n");
+    await app.post(
+      "/v1/hooks",
+      write("/home/dev/.pypirc", "[pypi]\nusername = __token__\npassword = s3cr3t-Tr0ub4dor\n"),
+    );
+    const pypirc = app.logs.at(-1) as { toolInput: { content: string } };
+    expect(pypirc.toolInput.content).toBe("[pypi]\nusername = __token__\npassword = [masked]\n");
+  });
 });
 
 describe("POST /v1/hooks: dialects", () => {

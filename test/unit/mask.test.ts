@@ -131,6 +131,23 @@ describe("maskString", () => {
       "echo SG.abcdefghijklmnopqrstuv.abcdefghijklmnopqrstuvwxyz0123456789ABCDEFG",
       "abcdefghijklmnopqrstuvwxyz0123456789",
     ],
+    // Session 38: a .env's `*_KEY` names in capitals (as maskValue reads such a key), INI lines,
+    // GitLab's other token prefixes and PyPI tokens.
+    ["ENCRYPTION_KEY=9f8e7d6c5b4a39281706\nRAILS_MASTER_KEY=0a1b2c3d4e5f", "9f8e7d6c5b4a"],
+    ["ENCRYPTION_KEY=9f8e7d6c5b4a39281706\nRAILS_MASTER_KEY=0a1b2c3d4e5f", "0a1b2c3d4e5f"],
+    ['export SIGNING_KEY="Tr0ub4dor and 3"', "Tr0ub4dor"],
+    ["ENCRYPTION_KEY_B64=c2VjcmV0IHZhbHVl", "c2VjcmV0IHZhbHVl"],
+    ["environment:\n  RAILS_MASTER_KEY: 0a1b2c3d4e5f\n", "0a1b2c3d4e5f"],
+    ["[pypi]\nusername = __token__\npassword = pypi-AgEIcHlwaS5vcmcCJDFkMmQ0YTk2\n", "AgEIcHlwaS5vcmc"],
+    ["[client]\nuser = root\npassword = Tr0ub4dor3xyz\n", "Tr0ub4dor3xyz"],
+    ["spring.datasource.password = Tr0ub4dor3xyz", "Tr0ub4dor3xyz"],
+    ["RUNNER_AUTH=glrt-t1_abcdefghij0123456789 gitlab-runner run", "abcdefghij0123456789"],
+    ["git clone https://u:x@gitlab.example/g.git && echo gldt-abcdefghij0123456789", "abcdefghij0123456789"],
+    ["echo glptt-0123456789abcdef0123456789abcdef01234567 | gh variable set T", "0123456789abcdef0123"],
+    [
+      "twine upload -u __token__ -p pypi-AgEIcHlwaS5vcmcCJDFkMmQ0YTk2LTExMjMtNGEzNC1hYmNkLWVmMDEy dist/*",
+      "AgEIcHlwaS5vcmcCJDFkMmQ0YTk2",
+    ],
   ])("masks %j", (text, secret) => {
     const masked = maskString(text);
     expect(masked).toContain(MASK);
@@ -181,6 +198,16 @@ describe("maskString", () => {
       "hf_hub_download(repo_id=repo) && hf_transfer && model.hf_config_name",
       "import hf_modeling_utils_for_sequence_classification",
       "SG.config && echo SG.abc.def && xoxe.notes",
+      // Session 38: *_KEY names of data, of where a key is, of a value computed; code spaced
+      // around its = (a name, a call, a statement, a comparison, an interpolation).
+      "SORT_KEY=created_at PUBLIC_KEY=ssh-ed25519 MY_PRIMARY_KEY=id STRIPE_PUBLISHABLE_KEY=pk_live_x",
+      "SIGNING_KEY_ID=abc123 ENCRYPTION_KEY_FILE=/run/k",
+      'ENCRYPTION_KEY=$(openssl rand -hex 32) && SIGNING_KEY="$SIGNING_KEY"',
+      "const SESSION_KEY: string = load();\nfor k in SOME_KEY: pass\n  QUERY_KEY: [1, 2],",
+      "cache_key=f(x) && sort_key=lambda x: x[0]",
+      "password = hashed\ntoken = None\npassword = user.password\nlet password = pw1;",
+      "if password == abc1:\nmax_tokens = 4096\npassword = %(db_pass)s\npassword = $DB_PASS",
+      "gl-runner glob-pattern gldt- and glpat-short",
     ])
       expect(maskString(text)).toBe(text);
   });
@@ -333,6 +360,14 @@ describe("the quick test before the shapes", () => {
     "npm_",
     "AIza",
     "glpat-",
+    "glrt-",
+    "pypi-AgE",
+    "ENCRYPTION_KEY",
+    "SORT_KEY",
+    "_KEY_B64",
+    "=",
+    " = ",
+    "\n",
     "xapp-",
     "password",
     "DB_PASS",
@@ -425,6 +460,11 @@ describe("the quick test before the shapes", () => {
       "curl -H 'Authorization: Bearer abcdefgh12345'",
       "https://user:hunter22@example.com/",
       "export API_KEY=abcdef",
+      "ENCRYPTION_KEY=abcdef",
+      "  RAILS_MASTER_KEY: abcdef",
+      "password = abcdef1",
+      "glrt-abcdefghij0123456789",
+      "pypi-AgEIcHlwaS5vcmcCJDFkMmQ0YTk2LTExMjMtNGEzNC1hYmNkLWVmMDEy",
     ];
     for (const sample of samples) expect(maskString(sample), sample).toContain(MASK);
   });
