@@ -132,9 +132,11 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
     /^([ \t]{0,32}(?:- )?[A-Za-z0-9_.-]{0,32}(?:password|passwd|secret|token|api[-_]?key|client-key-data)[ \t]{0,4}:[ \t]{1,8})(?!["']?\$|(?:string|str|number|int|bool|boolean|None|null|true|false|read|write|none|~)[ \t]*$)(?:"[^"\n]{1,4096}"|'[^'\n]{1,4096}'|[^\s"'#;,()[\]{}<>|]{1,4096})[ \t]*$/gim,
     `$1${MASK}`,
   ],
-  // A header holding a credential, when its value looks like one (12 or more, a digit among them).
+  // A header holding a credential, when its value looks like one (12 or more, a digit among them):
+  // also any name ending in -Key, -Token or -Secret (Datadog's `DD-API-KEY`, Azure's
+  // `Ocp-Apim-Subscription-Key`, `Circle-Token`).
   [
-    /(?<![^\s'"])((?:PRIVATE-TOKEN|(?:Proxy-)?Authorization|Cookie|Api-?Key|X-(?:[A-Za-z0-9-]{0,64}-)?(?:Api-?|Auth-?|Access-?)?(?:Key|Token|Auth|Secret))[ \t]{0,4}:[ \t]{0,8})(?=[^\s'"]{0,4096}\d)[^\s'"]{12,4096}/gi,
+    /(?<![^\s'"])((?:PRIVATE-TOKEN|(?:Proxy-)?Authorization|Cookie|Api-?Key|X-(?:[A-Za-z0-9-]{0,64}-)?(?:Api-?|Auth-?|Access-?)?(?:Key|Token|Auth|Secret)|[A-Za-z0-9]{1,32}(?:-[A-Za-z0-9]{1,32}){0,4}-(?:Key|Token|Secret))[ \t]{0,4}:[ \t]{0,8})(?=[^\s'"]{0,4096}\d)[^\s'"]{12,4096}/gi,
     `$1${MASK}`,
   ],
   // NAME=value, quoted (escaped quotes too); not a comparison, a count of tokens or a $(...) or $VAR.

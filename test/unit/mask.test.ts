@@ -142,6 +142,9 @@ describe("maskString", () => {
     ["[client]\nuser = root\npassword = Tr0ub4dor3xyz\n", "Tr0ub4dor3xyz"],
     ["spring.datasource.password = Tr0ub4dor3xyz", "Tr0ub4dor3xyz"],
     ["RUNNER_AUTH=glrt-t1_abcdefghij0123456789 gitlab-runner run", "abcdefghij0123456789"],
+    ['curl -H "DD-API-KEY: 0123456789abcdef0123456789abcdef" https://api.datadoghq.com', "0123456789abcdef"],
+    ["curl -H 'Ocp-Apim-Subscription-Key: 9f8e7d6c5b4a39281706' https://x", "9f8e7d6c5b4a39281706"],
+    ["curl -H 'Circle-Token: CCIPAT_abc123def456ghi789' https://x", "abc123def456ghi789"],
     ["git clone https://u:x@gitlab.example/g.git && echo gldt-abcdefghij0123456789", "abcdefghij0123456789"],
     ["echo glptt-0123456789abcdef0123456789abcdef01234567 | gh variable set T", "0123456789abcdef0123"],
     [
@@ -208,6 +211,7 @@ describe("maskString", () => {
       "password = hashed\ntoken = None\npassword = user.password\nlet password = pw1;",
       "if password == abc1:\nmax_tokens = 4096\npassword = %(db_pass)s\npassword = $DB_PASS",
       "gl-runner glob-pattern gldt- and glpat-short",
+      "curl -H 'Sort-Key: created' -H 'Accept-Token: none' -H 'DD-API-KEY: $DD_API_KEY' https://x",
     ])
       expect(maskString(text)).toBe(text);
   });
