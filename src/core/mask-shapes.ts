@@ -206,4 +206,19 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
     `$1"${MASK}"`,
     NAMED_GATE,
   ],
+  // XML: an element named ending in a secret's name (Maven's settings.xml `<password>…</password>`),
+  // and a .NET config's `<add key="ApiKey" value="…"/>`; not `<password>${env.PW}</password>`.
+  [
+    new RegExp(`(<([A-Za-z0-9_.:-]{0,64}(?:${NAMED}))>)(?![$])[^<]{1,4096}(?=</\\2>)`, "gi"),
+    `$1${MASK}`,
+    NAMED_GATE,
+  ],
+  [
+    new RegExp(
+      `(\\bkey="[A-Za-z0-9_.:-]{0,64}(?:${NAMED})"[ \\t]{1,8}value=")(?![$])[^"]{1,4096}(?=")`,
+      "gi",
+    ),
+    `$1${MASK}`,
+    NAMED_GATE,
+  ],
 ];

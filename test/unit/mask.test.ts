@@ -145,6 +145,9 @@ describe("maskString", () => {
     ['curl -H "DD-API-KEY: 0123456789abcdef0123456789abcdef" https://api.datadoghq.com', "0123456789abcdef"],
     ["curl -H 'Ocp-Apim-Subscription-Key: 9f8e7d6c5b4a39281706' https://x", "9f8e7d6c5b4a39281706"],
     ["curl -H 'Circle-Token: CCIPAT_abc123def456ghi789' https://x", "abc123def456ghi789"],
+    ["<server>\n  <username>deploy</username>\n  <password>S3cr3t-Pass</password>\n</server>", "S3cr3t-Pass"],
+    ['<add key="ClearTextPassword" value="S3cr3t Pass" />', "S3cr3t Pass"],
+    ['<appSettings><add key="ApiKey" value="0123456789abcdef"/></appSettings>', "0123456789abcdef"],
     ["git clone https://u:x@gitlab.example/g.git && echo gldt-abcdefghij0123456789", "abcdefghij0123456789"],
     ["echo glptt-0123456789abcdef0123456789abcdef01234567 | gh variable set T", "0123456789abcdef0123"],
     [
@@ -212,6 +215,7 @@ describe("maskString", () => {
       "if password == abc1:\nmax_tokens = 4096\npassword = %(db_pass)s\npassword = $DB_PASS",
       "gl-runner glob-pattern gldt- and glpat-short",
       "curl -H 'Sort-Key: created' -H 'Accept-Token: none' -H 'DD-API-KEY: $DD_API_KEY' https://x",
+      '<password>$PW</password><tokenizer>gpt2</tokenizer><secretName>db</secretName><add key="TokenTtl" value="30"/>',
     ])
       expect(maskString(text)).toBe(text);
   });
@@ -369,6 +373,9 @@ describe("the quick test before the shapes", () => {
     "ENCRYPTION_KEY",
     "SORT_KEY",
     "_KEY_B64",
+    "<password>",
+    "</password>",
+    'key="ApiKey" value="',
     "=",
     " = ",
     "\n",
@@ -469,6 +476,8 @@ describe("the quick test before the shapes", () => {
       "password = abcdef1",
       "glrt-abcdefghij0123456789",
       "pypi-AgEIcHlwaS5vcmcCJDFkMmQ0YTk2LTExMjMtNGEzNC1hYmNkLWVmMDEy",
+      "<password>abc</password>",
+      '<add key="Password" value="abc"/>',
     ];
     for (const sample of samples) expect(maskString(sample), sample).toContain(MASK);
   });
