@@ -126,10 +126,11 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   // a signed URL's signature (Azure SAS, S3, GCS).
   [/((?:^|;)[ \t]{0,4}(?:pwd|AccountKey)=)(?![/~$;'"\s])[^;'"\s]{1,4096}(?=$|[;'"\s])/gim, `$1${MASK}`],
   [/([?&](?:sig|signature|X-Amz-Signature|X-Goog-Signature)=)[A-Za-z0-9%+/=_-]{16,4096}/gi, `$1${MASK}`],
-  // Lowercase YAML keys on their own line (`password: x`, a kubeconfig's `token:`), not a type
-  // or a permission (`password: string`, `id-token: write`).
+  // Lowercase YAML keys on their own line (`password: x`, a kubeconfig's `token:`, an S3 config's
+  // `secret_key:`, Rails' `secret_key_base:`), not a type or a permission (`password: string`,
+  // `id-token: write`), nor a key of data (`sort_key: created`).
   [
-    /^([ \t]{0,32}(?:- )?[A-Za-z0-9_.-]{0,32}(?:password|passwd|secret|token|api[-_]?key|client-key-data)[ \t]{0,4}:[ \t]{1,8})(?!["']?\$|(?:string|str|number|int|bool|boolean|None|null|true|false|read|write|none|~)[ \t]*$)(?:"[^"\n]{1,4096}"|'[^'\n]{1,4096}'|[^\s"'#;,()[\]{}<>|]{1,4096})[ \t]*$/gim,
+    /^([ \t]{0,32}(?:- )?[A-Za-z0-9_.-]{0,32}(?:password|passwd|secret|token|(?:api|secret|access|private|signing|encryption|master)[-_]?key(?:[-_]base)?|client-key-data)[ \t]{0,4}:[ \t]{1,8})(?!["']?\$|(?:string|str|number|int|bool|boolean|None|null|true|false|read|write|none|~)[ \t]*$)(?:"[^"\n]{1,4096}"|'[^'\n]{1,4096}'|[^\s"'#;,()[\]{}<>|]{1,4096})[ \t]*$/gim,
     `$1${MASK}`,
   ],
   // A header holding a credential, when its value looks like one (12 or more, a digit among them):

@@ -148,6 +148,9 @@ describe("maskString", () => {
     ["<server>\n  <username>deploy</username>\n  <password>S3cr3t-Pass</password>\n</server>", "S3cr3t-Pass"],
     ['<add key="ClearTextPassword" value="S3cr3t Pass" />', "S3cr3t Pass"],
     ['<appSettings><add key="ApiKey" value="0123456789abcdef"/></appSettings>', "0123456789abcdef"],
+    ["s3:\n  access_key: AKIAIOSFODNN7EXAMPLE\n  secret_key: wJalrXUtnFEMI/K7MDENG\n", "wJalrXUtnFEMI"],
+    ["production:\n  secret_key_base: 9f8e7d6c5b4a39281706\n", "9f8e7d6c5b4a39281706"],
+    ["jwt:\n  signing_key: 9f8e7d6c5b4a39281706\n", "9f8e7d6c5b4a39281706"],
     ["git clone https://u:x@gitlab.example/g.git && echo gldt-abcdefghij0123456789", "abcdefghij0123456789"],
     ["echo glptt-0123456789abcdef0123456789abcdef01234567 | gh variable set T", "0123456789abcdef0123"],
     [
@@ -216,6 +219,7 @@ describe("maskString", () => {
       "gl-runner glob-pattern gldt- and glpat-short",
       "curl -H 'Sort-Key: created' -H 'Accept-Token: none' -H 'DD-API-KEY: $DD_API_KEY' https://x",
       '<password>$PW</password><tokenizer>gpt2</tokenizer><secretName>db</secretName><add key="TokenTtl" value="30"/>',
+      "table:\n  primary_key: id\n  sort_key: created_at\n  cache_key: v1\n",
     ])
       expect(maskString(text)).toBe(text);
   });
