@@ -342,6 +342,57 @@ describe("the queue handler with cloudflare:test batches", () => {
   });
 });
 
+describe("a message from another producer", () => {
+  /** The jobs queue's producer binding, as another Worker bound to the queue would use it. */
+  const producer = env.HOOKGATE_QUEUE as {
+    send(body: unknown, options: { contentType: "bytes" | "v8" }): Promise<void>;
+  };
+  // What the DLQ consumer of test/workers/network.js received, by a text the body holds.
+  const deadLetterHolding = (marker: string) =>
+    until("the dead letter", async () =>
+      (await control<DeadLetter[]>("/dead-letters")).find((d) =>
+        JSON.stringify(d.body.body).includes(marker),
+      ),
+    );
+
+  it("dead-letters a bytes body with its bytes, in base64, not as {}", async () => {
+    vi.spyOn(console, "error").mockImplementation(() => {});
+    const marker = `bytes-${crypto.randomUUID()}`;
+    const bytes = new TextEncoder().encode(`not json: ${marker}`);
+    const inBase64 = btoa(String.fromCharCode(...bytes));
+    await producer.send(bytes, { contentType: "bytes" });
+    const letter = await deadLetterHolding(inBase64);
+    expect(letter.body.error).toBe("not a hookgate delivery job envelope (its bytes in base64)");
+    expect(atob(letter.body.body as unknown as string)).toBe(`not json: ${marker}`);
+    expect(letter.body.attempts).toBe(0);
+  });
+
+  it("dead-letters a structured clone JSON cannot hold at once, its values as text, not retried every minute", async () => {
+    const errors: string[] = [];
+    vi.spyOn(console, "error").mockImplementation((line: string) => {
+      errors.push(line);
+    });
+    const marker = `v8-${crypto.randomUUID()}`;
+    const cyclic: Record<string, unknown> = { marker };
+    cyclic.self = cyclic;
+    await producer.send(
+      { marker, count: 10n ** 20n, tags: new Map([["k", "v"]]), cyclic },
+      { contentType: "v8" },
+    );
+    const letter = await deadLetterHolding(marker);
+    expect(letter.body.error).toBe(
+      "not a hookgate delivery job envelope (values JSON cannot hold written as text, bytes as base64)",
+    );
+    expect(letter.body.body).toEqual({
+      marker,
+      count: "100000000000000000000",
+      tags: [["k", "v"]],
+      cyclic: { marker, self: "[seen above]" },
+    });
+    expect(errors.filter((line) => line.includes("dead-letter send failed"))).toEqual([]);
+  });
+});
+
 describe("outcome translation", () => {
   /** A pushed message that records what the handler did with it. */
   function recorded(body: unknown, attempts: number) {

@@ -72,12 +72,11 @@ export function createCloudflareConsumer(deps: ConsumerDeps): {
   async function settle(message: PushedMessage): Promise<void> {
     const envelope = readEnvelope(message.body);
     if (!envelope) {
-      const raw = { id: message.id, body: message.body };
+      const { body, note } = storable(message.body);
+      const raw = { id: message.id, body };
+      const reason = `not a hookgate delivery job envelope${note ? ` (${note})` : ""}`;
       // Never sent, on this delivery or an earlier one (the DLQ refused it): no attempt.
-      await moveToDeadLetters(message, raw, "not a hookgate delivery job envelope", {
-        message: message.id,
-        attempts: 0,
-      });
+      await moveToDeadLetters(message, raw, reason, { message: message.id, attempts: 0 });
       return;
     }
     const job = envelope.body;
@@ -269,6 +268,69 @@ export function readEnvelope(value: unknown): HeldEnvelope | undefined {
   const { id, body, sent, holds } = value as Record<string, unknown>;
   if (typeof id !== "string" || !isDeliveryJob(body)) return undefined;
   return { id, body, sent: count(sent), holds: count(holds) };
+}
+
+/**
+ * A body that is no job as JSON text can carry in its dead letter (the DLQ is sent JSON), and
+ * what had to change for that. Another producer's message may be bytes (`contentType: "bytes"`,
+ * an ArrayBuffer) or a structured clone (`"v8"`: a BigInt, a Map, a cycle): as they came, the
+ * bytes and a Map became `{}` in the dead letter, their content lost, and a BigInt or a cycle
+ * made the send throw, so the message was retried every minute as if the DLQ had refused it,
+ * until Cloudflare moved it after `max_retries` without a reason.
+ */
+function storable(body: unknown): { body: unknown; note?: string } {
+  if (isBinary(body)) return { body: base64(body), note: "its bytes in base64" };
+  let changed = false;
+  const seen = new WeakSet<object>();
+  const text = (cycles: boolean) =>
+    JSON.stringify(body, (_key, value: unknown) => {
+      if (typeof value === "bigint") {
+        changed = true;
+        return value.toString();
+      }
+      if (isBinary(value)) {
+        changed = true;
+        return base64(value);
+      }
+      if (value instanceof Map || value instanceof Set) {
+        changed = true;
+        return [...value];
+      }
+      if (cycles && typeof value === "object" && value !== null) {
+        if (seen.has(value)) {
+          changed = true;
+          return "[seen above]";
+        }
+        seen.add(value);
+      }
+      return value;
+    }) as string | undefined;
+  let json: string | undefined;
+  try {
+    json = text(false);
+  } catch {
+    // A cycle: every object met a second time is written as "[seen above]".
+    json = text(true);
+  }
+  if (json === undefined) return { body: String(body), note: "written as text" };
+  return changed
+    ? { body: JSON.parse(json), note: "values JSON cannot hold written as text, bytes as base64" }
+    : { body };
+}
+
+function isBinary(value: unknown): value is ArrayBuffer | ArrayBufferView {
+  return value instanceof ArrayBuffer || ArrayBuffer.isView(value);
+}
+
+function base64(value: ArrayBuffer | ArrayBufferView): string {
+  const bytes =
+    value instanceof ArrayBuffer
+      ? new Uint8Array(value)
+      : new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
+  let text = "";
+  for (let i = 0; i < bytes.length; i += 0x8000)
+    text += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(text);
 }
 
 /** A count a held job's copy carries, 0 when absent or not one. */
