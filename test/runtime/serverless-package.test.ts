@@ -10,6 +10,7 @@ import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { beforeAll, describe, expect, it } from "vitest";
+import { SQS_MAX_MESSAGE_BYTES } from "../../src/adapters/queue/sqs.js";
 import { SETTLE_MARGIN_MS } from "../../src/entry/lambda-sqs.js";
 import { ROOT } from "../support/process.js";
 import { tempDir } from "../support/temp.js";
@@ -176,6 +177,18 @@ describe("serverless package", () => {
     expect(consumerTimeout).toBeGreaterThan(0);
     expect(Number(resolved(queue.VisibilityTimeout))).toBeGreaterThanOrEqual(6 * consumerTimeout);
     expect(template.Resources.DeadLetterQueue?.Type).toBe("AWS::SQS::Queue");
+  });
+
+  it("sizes both queues for the 1 MiB message the SQS adapter fits a job to", () => {
+    // The adapter cuts a job to 1 MiB and sends it whole below that. Left unset, the limit was
+    // whatever SQS's default was when the stack made the queue (256 KiB before 2025, and still so
+    // in some tools' docs), and CloudFormation does not change an unset attribute on update: such
+    // a queue refused every job between the two, and the notification was lost ("enqueue
+    // failed"). The DLQ takes dead letters of the same size, and what the redrive policy moves.
+    for (const name of ["DeliveryQueue", "DeadLetterQueue"]) {
+      const queue = template.Resources[name]?.Properties as Record<string, unknown>;
+      expect(Number(queue.MaximumMessageSize), name).toBe(SQS_MAX_MESSAGE_BYTES);
+    }
   });
 
   it("gives the delivery function the time a whole batch needs, so that no sink call of it is left unstarted", () => {

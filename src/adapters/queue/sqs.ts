@@ -67,7 +67,12 @@ export interface SqsQueueOptions<T> {
 }
 
 const MAX_BATCH_ENTRIES = 10;
-const MAX_BATCH_BYTES = 1_048_576;
+/**
+ * The most a message (and a batch's bodies together) may hold: SQS's 1 MiB, which a queue takes
+ * only when its MaximumMessageSize says so (infra/aws/template.yaml sets it on both queues).
+ */
+export const SQS_MAX_MESSAGE_BYTES = 1_048_576;
+const MAX_BATCH_BYTES = SQS_MAX_MESSAGE_BYTES;
 const MAX_DELAY_SECONDS = 900;
 const MAX_VISIBILITY_SECONDS = 43_200;
 /**
