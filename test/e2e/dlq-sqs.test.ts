@@ -175,6 +175,32 @@ describe("hookgate dlq replay on SQS", () => {
 });
 
 describe("hookgate dlq drop on SQS", () => {
+  it("lists a DLQ message that is no dead letter (a record the redrive policy moved as it was), and drops it by its id", async () => {
+    // The redrive policy moves a record the consumer could not dead-letter itself (no
+    // HOOKGATE_DLQ_URL, the DLQ refusing sends) as it came. `list` skipped it: "the dead-letter
+    // queue is empty" while the DLQ depth alarm, which says to run `hookgate dlq list`, fired.
+    const t = await queuesWith(["not json", letter("evt_1.audit", { id: "evt_1.audit", sink: "audit" })]);
+    const listed = await runCli(["dlq", "list", ...t.args]);
+    expect(listed.code).toBe(0);
+    const id = /^(unreadable-\S+) {2}\(a job that does not parse\) {2}attempts=0 {2}at=\S+\n {2}(.+)$/m.exec(
+      listed.stdout,
+    );
+    expect(id?.[2]).toBe(
+      "not a dead letter (body is not JSON): moved by the SQS redrive policy as it came, or sent by something else; it cannot be replayed (hookgate dlq drop --id ID deletes it)",
+    );
+    expect(listed.stdout).toContain("evt_1.audit  sink=audit");
+    const json = JSON.parse((await runCli(["dlq", "list", "--json", ...t.args])).stdout) as {
+      id: string;
+      body: unknown;
+    }[];
+    expect(json.find((d) => d.id === id?.[1])?.body).toBe("not json");
+    // Not replayed by --all: it is no job.
+    expect((await runCli(["dlq", "replay", "--all", ...t.args])).stdout).toBe("replayed 1 job\n");
+    const dropped = await runCli(["dlq", "drop", "--id", id?.[1] ?? "", ...t.args]);
+    expect([dropped.code, dropped.stdout]).toEqual([0, "dropped 1 job\n"]);
+    expect((await runCli(["dlq", "list", ...t.args])).stdout).toBe("the dead-letter queue is empty\n");
+  });
+
   it("says how many jobs it dropped when it stops, here before its first page", async () => {
     // Session 33: a drop that stopped said only why, as replay did before session 32; a DLQ URL
     // that names no queue stops it at its first receive.

@@ -92,6 +92,10 @@ const DLQ_WAIT_SECONDS = 1;
 /** Keeps a dead letter well inside 1 MiB whatever the error text. */
 const MAX_ERROR_CHARS = 4000;
 const REDRIVEN_ERROR = "moved by the SQS redrive policy after maxReceiveCount receives";
+const NOT_A_DEAD_LETTER =
+  "moved by the SQS redrive policy as it came, or sent by something else; it cannot be replayed (hookgate dlq drop --id ID deletes it)";
+/** The id a DLQ message that is no envelope is listed and dropped by. */
+const unreadableId = (messageId: string) => `unreadable-${messageId}`;
 /** Short beside any visibility timeout, long enough to gather the deliveries of one batch. */
 const DEFAULT_BATCH_WINDOW_MS = 20;
 /** Tries per batch entry that SQS failed on its side (InternalError, throttling). */
@@ -520,16 +524,31 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
     };
   }
 
-  /** A dead letter, also one the redrive policy moved (a bare `{id, body}` envelope). */
+  /**
+   * A dead letter, also one the redrive policy moved (a bare `{id, body}` envelope). A message
+   * that is no envelope at all (a record the redrive policy moved as it came, which the consumer
+   * could not dead-letter itself) is one too, under `unreadableId`, its body its text: skipped,
+   * a listing said "empty" while the DLQ depth alarm fired. It is never replayed (no job to
+   * send), and dropped by that id.
+   */
   function toDead(message: Message): DeadLetter<T> | undefined {
     const envelope = readEnvelope(message.Body);
+    const sent = Number(message.Attributes?.SentTimestamp);
     if (typeof envelope === "string") {
-      unreadable(message, envelope);
-      return undefined;
+      if (message.MessageId === undefined) {
+        unreadable(message, envelope);
+        return undefined;
+      }
+      return {
+        id: unreadableId(message.MessageId),
+        body: (message.Body ?? "") as unknown as T,
+        attempts: 0,
+        error: `not a dead letter (${envelope}): ${NOT_A_DEAD_LETTER}`,
+        failedAt: Number.isFinite(sent) ? sent : now(),
+      };
     }
     const decoded = decodeBody(message, envelope);
     if (!decoded) return undefined;
-    const sent = Number(message.Attributes?.SentTimestamp);
     return {
       id: envelope.id,
       body: decoded.body,
@@ -568,7 +587,7 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
 
   /**
    * Pages through the whole DLQ and deletes each dead letter in `ids` (all when undefined; with
-   * `unreadable`, each message that is not a dead letter too), after handing the first copy of
+   * `unreadable`, each message that is not a dead letter too, by its `unreadableId`), after handing the first copy of
    * each to `before` (a replay sends it); further copies of a taken id (a job dead-lettered twice)
    * are only deleted, and the rest are made visible again at the end. Returns how many distinct dead letters were taken.
    * A `before` that fails stops the sweep: the dead letters it sent are deleted and the others
@@ -611,7 +630,7 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
             typeof read !== "string"
               ? read
               : unreadable
-                ? { id: `unreadable ${message.MessageId ?? message.ReceiptHandle}`, body: undefined }
+                ? { id: unreadableId(message.MessageId ?? message.ReceiptHandle), body: undefined }
                 : undefined;
           if (envelope === undefined || (wanted !== undefined && !wanted.has(envelope.id))) {
             others.push(message.ReceiptHandle);
@@ -830,9 +849,10 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
       );
     },
 
-    // Without ids, also the DLQ messages that are not dead letters at all (listDead skips them).
+    // Also the DLQ messages that are not dead letters at all: all of them without ids, else those
+    // named by the id listDead gives them.
     dropDead(ids) {
-      return sweepDead(ids, ids === undefined);
+      return sweepDead(ids, true);
     },
 
     // Sends what waits for a batch. The client belongs to the caller, who may share it.
