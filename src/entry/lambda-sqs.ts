@@ -99,14 +99,20 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
    * schedule reads as attempts (one real attempt after the fix could dead-letter it), and the
    * redrive policy would move it to the DLQ. A wait for the policy is no hold either
    * (as the Worker's `holdForPolicy`): the copy carries the holds the record had. Whether it was
-   * held; a record that is no job, or whose copy is not sent, is reported as before (a job's
-   * receive then noted in `unsent`, as it sent nothing).
+   * settled: a record that is no job needs no policy and is dead-lettered at once
+   * (`deadLetterNoJob`); one whose copy is not sent is reported (its receive then noted in
+   * `unsent`, as it sent nothing).
    */
   async function hold(record: SQSRecord, problem: BrokenConfig): Promise<boolean> {
     if (settled.get(record.messageId)) return true;
-    let job: DeliveryJob | undefined;
+    let job: DeliveryJob;
     try {
       job = decodeJob(record.body);
+    } catch (e) {
+      // No policy can make it deliverable: dead-lettered now, as with a valid one.
+      return !(await deadLetterNoJob(record, e));
+    }
+    try {
       const carried = carriedCounts(record.body);
       const message: ReceivedMessage<DeliveryJob> = {
         id: job.id,
@@ -127,17 +133,52 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
         logger.log(
           "warn",
           `delivery held for ${problem.waitingFor}; the old message's delete failed, left for Lambda to delete`,
-          { messageId: record.messageId, job: job?.id, deleteFailed: errorMessage(e) },
+          { messageId: record.messageId, job: job.id, deleteFailed: errorMessage(e) },
         );
         return true;
       }
       // Nothing was sent on this receive, which its receive count holds when it comes back.
-      if (job) unsent.add(record.messageId);
+      unsent.add(record.messageId);
       logger.log("error", "could not hold a record on the queue; reported for redelivery", {
         messageId: record.messageId,
         error: errorMessage(e),
       });
       return false;
+    }
+  }
+
+  /**
+   * A record that is no job: no attempt can deliver it, so into the DLQ at once, as stored and
+   * with why (as the Worker does), rather than back 25 times until the redrive policy moves it
+   * without a reason. Whether it must be reported: its dead letter was not sent. One whose
+   * delete alone failed is not (Lambda's own delete is the second try), and is remembered.
+   */
+  async function deadLetterNoJob(record: SQSRecord, problem: unknown): Promise<boolean> {
+    const fields = { messageId: record.messageId };
+    const reason = `not a delivery job: ${errorMessage(problem)}`;
+    const unreadable = {
+      id: record.messageId,
+      body: record.body,
+      // Never sent, on this receive or an earlier one (its dead letter's send failed): no attempt.
+      attempts: 0,
+      receipt: record.receiptHandle,
+    };
+    try {
+      await queue.deadLetter(unreadable as unknown as ReceivedMessage<DeliveryJob>, reason);
+      logger.log("error", "record dead-lettered", { ...fields, reason });
+      return false;
+    } catch (e) {
+      if (isCopySent(e, "dead letter")) {
+        settled.remember(record.messageId, "dead-lettered");
+        logger.log("error", "record dead-lettered", {
+          ...fields,
+          reason,
+          deleteFailed: `${errorMessage(e)}; left for Lambda to delete`,
+        });
+        return false;
+      }
+      logger.log("error", "record failed; reported for redelivery", { ...fields, error: errorMessage(e) });
+      return true;
     }
   }
 
@@ -167,20 +208,7 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
       try {
         job = decodeJob(record.body);
       } catch (e) {
-        // No attempt can deliver it: into the DLQ at once, as stored and with why (as the Worker
-        // does), rather than back 25 times until the redrive policy moves it without a reason.
-        const reason = `not a delivery job: ${errorMessage(e)}`;
-        dead = { line: "record dead-lettered", reason };
-        const unreadable = {
-          id: record.messageId,
-          body: record.body,
-          // Never sent, on this receive or an earlier one (its dead letter's send failed): no attempt.
-          attempts: 0,
-          receipt: record.receiptHandle,
-        };
-        await queue.deadLetter(unreadable as unknown as ReceivedMessage<DeliveryJob>, reason);
-        logger.log("error", "record dead-lettered", { ...fields, reason });
-        return false;
+        return await deadLetterNoJob(record, e);
       }
       Object.assign(fields, { job: job.id, sink: job.sink, event: job.notification.eventName, attempts });
       const message: ReceivedMessage<DeliveryJob> = {

@@ -460,7 +460,7 @@ describe("the Lambda SQS handler", () => {
     expect(errors).toHaveLength(2);
   });
 
-  it("holds each job on the queue with a delay while the policy does not load, reporting only what is no job", async () => {
+  it("holds each job on the queue with a delay while the policy does not load, and dead-letters what is no job at once", async () => {
     // A review, session 24: every record was reported, so each receive raised the
     // ApproximateReceiveCount the retry schedule reads as attempts, and after the fix one failed
     // attempt dead-lettered the job ("gave up after 4 attempts") with only one real send.
@@ -478,8 +478,22 @@ describe("the Lambda SQS handler", () => {
       logger: { log: (_level, msg) => lines.push(msg) },
     });
     const unreadable = event.Records.find((r) => r.body === "not a job") as SQSRecord;
-    expect((await broken(event)).batchItemFailures).toEqual([{ itemIdentifier: unreadable.messageId }]);
+    // What is no job needs no policy to be dead-lettered: reported, it came back every 6 minutes
+    // ("could not hold a record") until the redrive policy moved it, 25 receives later, with no
+    // reason (a review, session 38).
+    expect((await broken(event)).batchItemFailures).toEqual([]);
     expect(lines.filter((l) => l.startsWith("configuration invalid"))).toHaveLength(1);
+    expect(lines).toContain("record dead-lettered");
+    expect(
+      await createSqsQueue<DeliveryJob>({ client, queueUrl, deadLetterQueueUrl: dlqUrl }).listDead(),
+    ).toEqual([
+      expect.objectContaining({
+        id: unreadable.messageId,
+        body: "not a job",
+        attempts: 0,
+        error: "not a delivery job: body is not JSON",
+      }),
+    ]);
     // Both jobs are on the queue again as new messages (a receive count of 0), delayed.
     const attributes = await client.send(
       new GetQueueAttributesCommand({
