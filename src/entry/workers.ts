@@ -283,15 +283,16 @@ function notifierFor(
 
 async function queue(batch: PushedBatch, env: WorkerEnv, _ctx?: ExecutionContextLike): Promise<void> {
   const state = await isolateState(env);
-  if (!state.ok) {
-    const { holdForPolicy } = await import("../adapters/queue/cloudflare-consumer.js");
-    await holdForPolicy(batch, env.HOOKGATE_QUEUE, logger, BROKEN_CONFIG_RETRY_SECONDS);
-    return;
-  }
   const deadLetters = env.HOOKGATE_DLQ ?? {
     send: () => Promise.reject(new Error("the HOOKGATE_DLQ binding is missing")),
     sendBatch: () => Promise.reject(new Error("the HOOKGATE_DLQ binding is missing")),
   };
+  if (!state.ok) {
+    const { holdForPolicy } = await import("../adapters/queue/cloudflare-consumer.js");
+    const deps = { jobs: env.HOOKGATE_QUEUE, deadLetters, logger, metrics, now: clock.now };
+    await holdForPolicy(batch, deps, BROKEN_CONFIG_RETRY_SECONDS);
+    return;
+  }
   // Only this handler settles pushed messages: a fetch never loads the consumer.
   const { createCloudflareConsumer } = await import("../adapters/queue/cloudflare-consumer.js");
   await createCloudflareConsumer({

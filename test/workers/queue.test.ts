@@ -644,8 +644,18 @@ describe("outcome translation", () => {
       expect.objectContaining({ body: { ...held, sent: 3, holds: 0 }, delaySeconds: 300 }),
       expect.objectContaining({ body: { ...bare, sent: 4, holds: 5 }, delaySeconds: 300 }),
     ]);
-    // What is not a job's envelope waits as before, for the consumer to dead-letter it.
-    expect(other.calls).toEqual({ ack: 0, retry: [{ delaySeconds: 300 }] });
+    // What is not a job's envelope needs no policy: dead-lettered at once, with why. Retried, it
+    // came back every 5 minutes until Cloudflare moved it after max_retries without a reason
+    // (a review, session 38).
+    expect(other.calls).toEqual({ ack: 1, retry: [] });
+    const letter = await until("the dead letter", async () =>
+      (await control<DeadLetter[]>("/dead-letters")).find((d) => d.body.id === other.message.id),
+    );
+    expect(letter.body).toMatchObject({
+      body: { not: "a job" },
+      attempts: 0,
+      error: "not a hookgate delivery job envelope",
+    });
   });
 
   it("acks exactly the jobs it sent again while the policy is broken, and retries the rest", async () => {

@@ -55,30 +55,9 @@ const unsent = new UnsentReceives();
 export function createCloudflareConsumer(deps: ConsumerDeps): {
   consume(batch: PushedBatch): Promise<void>;
 } {
-  /** `attempts` counts the sends, a held job's earlier copies' too. */
-  async function deadLetter(envelope: Envelope<unknown>, attempts: number, error: string) {
-    const letter = {
-      id: envelope.id,
-      attempts,
-      error: error.slice(0, MAX_ERROR_CHARS),
-      failedAt: deps.now(),
-    };
-    const fits = (body: unknown) => jsonBytes({ ...letter, body }) <= CLOUDFLARE_LIMITS.messageBytes;
-    // A job has its longest strings cut; a body that is no job, its text (core/delivery.ts).
-    const body = fits(envelope.body) ? envelope.body : fitDeliveryJob(envelope.body as DeliveryJob, fits);
-    await deps.deadLetters.send({ ...letter, body }, { contentType: "json" });
-  }
-
   async function settle(message: PushedMessage): Promise<void> {
     const envelope = readEnvelope(message.body);
-    if (!envelope) {
-      const { body, note } = storable(message.body);
-      const raw = { id: message.id, body };
-      const reason = `not a hookgate delivery job envelope${note ? ` (${note})` : ""}`;
-      // Never sent, on this delivery or an earlier one (the DLQ refused it): no attempt.
-      await moveToDeadLetters(message, raw, reason, { message: message.id, attempts: 0 });
-      return;
-    }
+    if (!envelope) return deadLetterNoJob(message, deps);
     const job = envelope.body;
     // Cloudflare counts this message's deliveries; a held job's copy carries its earlier sends.
     const attempts = unsent.sends(message.id, count(envelope.sent) + message.attempts);
@@ -129,7 +108,15 @@ export function createCloudflareConsumer(deps: ConsumerDeps): {
     } else {
       // The sends: a job dead-lettered past MAX_HOLDS was not sent this time either.
       const dead = { ...fields, attempts: deadLetterAttempts(outcome, attempts) };
-      await moveToDeadLetters(message, envelope, outcome.reason, dead, job.sink, outcome.unsent === true);
+      await moveToDeadLetters(
+        deps,
+        message,
+        envelope,
+        outcome.reason,
+        dead,
+        job.sink,
+        outcome.unsent === true,
+      );
     }
   }
 
@@ -162,37 +149,6 @@ export function createCloudflareConsumer(deps: ConsumerDeps): {
     }
   }
 
-  async function moveToDeadLetters(
-    message: PushedMessage,
-    envelope: Envelope<unknown>,
-    reason: string,
-    fields: Record<string, unknown>,
-    sink = "unknown",
-    sentNothing = false,
-  ): Promise<void> {
-    try {
-      await deadLetter(
-        envelope,
-        typeof fields.attempts === "number" ? fields.attempts : message.attempts,
-        reason,
-      );
-    } catch (e) {
-      message.retry({ delaySeconds: DLQ_FAILED_RETRY_SECONDS });
-      if (sentNothing) unsent.add(message.id);
-      deps.metrics?.increment("hookgate_dead_letter_failed_total", { sink });
-      deps.logger.log("error", "dead-letter send failed; the job will be tried again", {
-        ...fields,
-        reason,
-        error: describe(e),
-      });
-      return;
-    }
-    message.ack();
-    unsent.forget(message.id);
-    deps.metrics?.increment("hookgate_dead_lettered_total", { sink });
-    deps.logger.log("error", "delivery dead-lettered", { ...fields, reason });
-  }
-
   return {
     async consume(batch) {
       await Promise.all(batch.messages.map(settle));
@@ -200,24 +156,99 @@ export function createCloudflareConsumer(deps: ConsumerDeps): {
   };
 }
 
+/** What dead-lettering needs of the consumer's deps. */
+type DeadLetterDeps = Pick<ConsumerDeps, "deadLetters" | "logger" | "metrics" | "now">;
+
+/** `attempts` counts the sends, a held job's earlier copies' too. */
+async function deadLetter(
+  deps: DeadLetterDeps,
+  envelope: Envelope<unknown>,
+  attempts: number,
+  error: string,
+) {
+  const letter = {
+    id: envelope.id,
+    attempts,
+    error: error.slice(0, MAX_ERROR_CHARS),
+    failedAt: deps.now(),
+  };
+  const fits = (body: unknown) => jsonBytes({ ...letter, body }) <= CLOUDFLARE_LIMITS.messageBytes;
+  // A job has its longest strings cut; a body that is no job, its text (core/delivery.ts).
+  const body = fits(envelope.body) ? envelope.body : fitDeliveryJob(envelope.body as DeliveryJob, fits);
+  await deps.deadLetters.send({ ...letter, body }, { contentType: "json" });
+}
+
+/**
+ * A message that is not a job's envelope: no delivery, and no policy, can make it one, so it is
+ * dead-lettered at once, as it came (`storable`), with why.
+ */
+function deadLetterNoJob(message: PushedMessage, deps: DeadLetterDeps): Promise<void> {
+  const { body, note } = storable(message.body);
+  const reason = `not a hookgate delivery job envelope${note ? ` (${note})` : ""}`;
+  // Never sent, on this delivery or an earlier one (the DLQ refused it): no attempt.
+  return moveToDeadLetters(deps, message, { id: message.id, body }, reason, {
+    message: message.id,
+    attempts: 0,
+  });
+}
+
+async function moveToDeadLetters(
+  deps: DeadLetterDeps,
+  message: PushedMessage,
+  envelope: Envelope<unknown>,
+  reason: string,
+  fields: Record<string, unknown>,
+  sink = "unknown",
+  sentNothing = false,
+): Promise<void> {
+  try {
+    await deadLetter(
+      deps,
+      envelope,
+      typeof fields.attempts === "number" ? fields.attempts : message.attempts,
+      reason,
+    );
+  } catch (e) {
+    message.retry({ delaySeconds: DLQ_FAILED_RETRY_SECONDS });
+    if (sentNothing) unsent.add(message.id);
+    deps.metrics?.increment("hookgate_dead_letter_failed_total", { sink });
+    deps.logger.log("error", "dead-letter send failed; the job will be tried again", {
+      ...fields,
+      reason,
+      error: describe(e),
+    });
+    return;
+  }
+  message.ack();
+  unsent.forget(message.id);
+  deps.metrics?.increment("hookgate_dead_lettered_total", { sink });
+  deps.logger.log("error", "delivery dead-lettered", { ...fields, reason });
+}
+
 /**
  * While the policy is broken, jobs wait for a valid one: sent to the queue again with a delay, as a
  * copy carrying the sends and holds, and acked, rather than retried. Cloudflare counts every
  * redelivery in `attempts`, which the sink's retry schedule reads, and moves a message to the
  * DLQ after `max_retries` (25: about two hours of 300 s retries), so retries would spend a job's
- * schedule without one delivery attempt. A message that is not a job's envelope, or a send that
- * fails, is retried as before (a job's delivery then noted in `unsent`, as it sent nothing).
+ * schedule without one delivery attempt. A job whose send fails is retried as before (its
+ * delivery then noted in `unsent`, as it sent nothing). A message that is not a job's envelope
+ * needs no policy: dead-lettered at once with why, as with a valid one (retried, it came back
+ * every 5 minutes until Cloudflare moved it after `max_retries`, without a reason).
  */
 export async function holdForPolicy(
   batch: PushedBatch,
-  jobsQueue: QueueProducerBinding<Envelope<DeliveryJob>> | undefined,
-  logger: Logger,
+  deps: DeadLetterDeps & { readonly jobs: QueueProducerBinding<Envelope<DeliveryJob>> | undefined },
   delaySeconds: number,
 ): Promise<void> {
-  const jobs = batch.messages.flatMap((message) => {
+  const { jobs: jobsQueue, logger } = deps;
+  const jobs: { readonly message: PushedMessage; readonly envelope: HeldEnvelope }[] = [];
+  const others: PushedMessage[] = [];
+  for (const message of batch.messages) {
     const envelope = readEnvelope(message.body);
-    return envelope ? [{ message, envelope }] : [];
-  });
+    if (envelope) jobs.push({ message, envelope });
+    else others.push(message);
+  }
+  await Promise.all(others.map((message) => deadLetterNoJob(message, deps)));
   // One send per job: a send split into several batches could fail part way, and a job sent
   // again and also retried would be delivered twice. The copy carries the job's sends (none
   // this time) and its holds, as a held job's does: a wait for the policy is neither.
@@ -238,20 +269,19 @@ export async function holdForPolicy(
       });
     }
   }
-  const isJob = new Set(jobs.map((j) => j.message));
-  for (const message of batch.messages) {
+  for (const { message } of jobs) {
     if (resent.has(message)) {
       message.ack();
       unsent.forget(message.id);
     } else {
       message.retry({ delaySeconds });
       // This delivery sent nothing, though Cloudflare counts it when the job comes back.
-      if (isJob.has(message)) unsent.add(message.id);
+      unsent.add(message.id);
     }
   }
   logger.log("error", "configuration invalid; delivery jobs wait for a valid policy", {
     queue: batch.queue,
-    jobs: batch.messages.length,
+    jobs: jobs.length,
     retryInSeconds: delaySeconds,
   });
 }
