@@ -200,6 +200,20 @@ describe("serverless package", () => {
     expect(consumerTimeout * 1000).toBeGreaterThan(9_000 + 15_000 + SETTLE_MARGIN_MS);
   });
 
+  it("alarms before the jobs waiting for a retry reach SQS's in-flight limit, past which nothing is delivered", () => {
+    // A retry is a visibility change, so a job waiting for it (up to 12 h) is in flight; a
+    // standard queue holds about 120,000 in flight, and then receives come back empty for every
+    // sink. Nothing watched it (a review, session 38).
+    const alarm = resources("AWS::CloudWatch::Alarm")
+      .map(([, a]) => a.Properties)
+      .find((a) => a.MetricName === "ApproximateNumberOfMessagesNotVisible");
+    expect(alarm?.Dimensions).toEqual([
+      { Name: "QueueName", Value: { "Fn::GetAtt": ["DeliveryQueue", "QueueName"] } },
+    ]);
+    expect(alarm?.ComparisonOperator).toBe("GreaterThanThreshold");
+    expect(Number(alarm?.Threshold)).toBeLessThan(120_000);
+  });
+
   it("alarms on DLQ depth and on the age of the oldest job", () => {
     const alarms = resources("AWS::CloudWatch::Alarm").map(([, a]) => a.Properties);
     expect(alarms).toEqual(
