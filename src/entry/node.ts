@@ -585,8 +585,12 @@ function openNamed<T>(path: string, open: (path: string) => T): T {
 function dataDirError(dataDir: string, e: unknown): DataDirError {
   const why = errorMessage(e);
   // A damaged file, or another in its place, is no matter of permissions.
-  const fix = /not a database|malformed/.test(why)
-    ? "that file is not a SQLite database (damaged, or another file in its place): move it aside and hookgate makes a new one (the jobs a damaged queue.sqlite held are lost), or pass another --data-dir"
-    : "pass --data-dir with a writable directory";
+  const aside =
+    "move it aside and hookgate makes a new one (the jobs a damaged queue.sqlite held are lost), or pass another --data-dir";
+  const fix = /not a database/.test(why)
+    ? `that file is not a SQLite database (damaged, or another file in its place): ${aside}`
+    : /malformed/.test(why)
+      ? `that SQLite file is damaged: ${aside}`
+      : "pass --data-dir with a writable directory";
   return new DataDirError(`cannot use the data dir ${dataDir} (${why}); ${fix}`);
 }

@@ -5,11 +5,12 @@
  * waits for a sink or the queue, so its answers stay 2xx and right; every failing job is retried
  * on its schedule and dead-lettered after its last attempt, with the reason.
  */
-import { existsSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, openSync, writeFileSync, writeSync } from "node:fs";
 import { request } from "node:http";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
+import { createSqliteQueue } from "../../src/adapters/queue/sqlite.js";
 import { type LoopbackServer, loopbackServer } from "../support/loopback.js";
 import { startModelServer } from "../support/model-server.js";
 import { runCli, type ServerProcess, startServerProcess } from "../support/process.js";
@@ -528,6 +529,45 @@ describe("a data dir that cannot be used", () => {
       );
     },
   );
+
+  it("stops `serve` at start naming a queue.sqlite damaged past its first pages, and what to do about it", async () => {
+    const dataDir = tempDir("damaged");
+    const path = join(dataDir, "queue.sqlite");
+    const queue = createSqliteQueue<{ n: number }>({ path });
+    await queue.send(
+      Array.from({ length: 200 }, (_, n) => ({ id: `j${n}`, body: { n, pad: "x".repeat(400) } })),
+    );
+    await queue.close();
+    // The header and the schema are whole, so the file opens; the jobs' pages are garbage (a disk
+    // that lost writes), which SQLite finds only when a statement reads them.
+    const db = new Database(path, { readonly: true });
+    const leaves = db
+      .prepare("SELECT pageno FROM dbstat WHERE name = 'queue_jobs' AND pagetype = 'leaf'")
+      .pluck()
+      .all() as number[];
+    const pageSize = db.pragma("page_size", { simple: true }) as number;
+    db.close();
+    expect(leaves.length).toBeGreaterThan(1);
+    const fd = openSync(path, "r+");
+    for (const page of leaves)
+      writeSync(fd, Buffer.alloc(pageSize, 0xab), 0, pageSize, (page - 1) * pageSize);
+    closeSync(fd);
+    const policy = join(tempDir("damaged-policy"), "policy.json");
+    writeFileSync(policy, JSON.stringify({ version: 1, rules: [] }));
+    const { code, stderr } = await runCli([
+      "serve",
+      "--policy",
+      policy,
+      "--port",
+      "0",
+      "--data-dir",
+      dataDir,
+    ]);
+    expect(code).toBe(1);
+    // It named no file: "(database disk image is malformed); that file is not a SQLite database".
+    expect(stderr).toContain(`cannot open the SQLite queue at ${path}: database disk image is malformed`);
+    expect(stderr).toContain("that SQLite file is damaged: move it aside");
+  });
 
   it("stops `serve` at start with a clear error when the data dir is a file", async () => {
     const file = join(tempDir("filedata"), "data");
