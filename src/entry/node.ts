@@ -587,10 +587,15 @@ function dataDirError(dataDir: string, e: unknown): DataDirError {
   // A damaged file, or another in its place, is no matter of permissions.
   const aside =
     "move it aside and hookgate makes a new one (the jobs a damaged queue.sqlite held are lost), or pass another --data-dir";
+  // A directory that is writable but whose writes fail needs room, not another directory.
   const fix = /not a database/.test(why)
     ? `that file is not a SQLite database (damaged, or another file in its place): ${aside}`
     : /malformed/.test(why)
       ? `that SQLite file is damaged: ${aside}`
-      : "pass --data-dir with a writable directory";
+      : /database or disk is full|ENOSPC|EDQUOT/.test(why)
+        ? "the disk under it is full (or its user's quota): free some space and start again, or pass a --data-dir on another disk"
+        : /disk I\/O error|EFBIG/.test(why)
+          ? "a write in it failed: this process's file size limit (ulimit -f, systemd's LimitFSIZE=) may be reached, or its disk is full or failing; raise the limit or free some space and start again"
+          : "pass --data-dir with a writable directory";
   return new DataDirError(`cannot use the data dir ${dataDir} (${why}); ${fix}`);
 }

@@ -5,6 +5,8 @@
  * waits for a sink or the queue, so its answers stay 2xx and right; every failing job is retried
  * on its schedule and dead-lettered after its last attempt, with the reason.
  */
+
+import { spawnSync } from "node:child_process";
 import { closeSync, existsSync, openSync, writeFileSync, writeSync } from "node:fs";
 import { request } from "node:http";
 import { join } from "node:path";
@@ -13,7 +15,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createSqliteQueue } from "../../src/adapters/queue/sqlite.js";
 import { type LoopbackServer, loopbackServer } from "../support/loopback.js";
 import { startModelServer } from "../support/model-server.js";
-import { runCli, type ServerProcess, startServerProcess } from "../support/process.js";
+import { BIN, childEnv, ROOT, runCli, type ServerProcess, startServerProcess } from "../support/process.js";
 import { type WebhookReceiver, webhookReceiver } from "../support/receiver.js";
 import { tempDir } from "../support/temp.js";
 
@@ -567,6 +569,26 @@ describe("a data dir that cannot be used", () => {
     // It named no file: "(database disk image is malformed); that file is not a SQLite database".
     expect(stderr).toContain(`cannot open the SQLite queue at ${path}: database disk image is malformed`);
     expect(stderr).toContain("that SQLite file is damaged: move it aside");
+  });
+
+  it("stops `serve` at start saying a write failed for want of room, not that the data dir is not writable", () => {
+    const dataDir = tempDir("nofsize");
+    const policy = join(tempDir("nofsize-policy"), "policy.json");
+    writeFileSync(policy, JSON.stringify({ version: 1, rules: [] }));
+    // No file may grow (RLIMIT_FSIZE 0): every write in the data dir fails with EFBIG, as a full
+    // disk's fail with ENOSPC; the directory itself is writable.
+    const run = spawnSync(
+      "prlimit",
+      ["--fsize=0", process.execPath, BIN, "serve", "--policy", policy, "--port", "0", "--data-dir", dataDir],
+      { cwd: ROOT, env: childEnv(), timeout: 30_000 },
+    );
+    expect(run.status).toBe(1);
+    const stderr = run.stderr.toString();
+    expect(stderr).toContain(`cannot use the data dir ${dataDir} (disk I/O error)`);
+    expect(stderr).toContain(
+      "a write in it failed: this process's file size limit (ulimit -f, systemd's LimitFSIZE=) may be reached, or its disk is full or failing",
+    );
+    expect(stderr).not.toContain("pass --data-dir with a writable directory");
   });
 
   it("stops `serve` at start with a clear error when the data dir is a file", async () => {
