@@ -75,6 +75,11 @@ export interface RunningGateway {
    */
   reload(): Promise<readonly PolicyIssue[]>;
   close(): Promise<void>;
+  /**
+   * Says that the process ends now, without the rest of its stop (a second signal while it
+   * stops), and writes out what is logged; the caller exits.
+   */
+  halt(signal: NodeJS.Signals): void;
 }
 
 export async function startGateway(options: ServeOptions): Promise<RunningGateway> {
@@ -248,6 +253,8 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
   // What Node's parser refuses (431, 400, 408) is answered as Node answers it, and logged.
   server.on("clientError", parserRefusals(logger));
   let closing: Promise<void> | undefined;
+  /** When the stop began (performance.now()), once it has. */
+  let stopBegan: number | undefined;
   // Every connection open, for a stop: one that has sent nothing yet (a client's spare, opened
   // ahead of its next request) is closed at once, as idle ones are; `closeIdleConnections()`
   // leaves it, and a stop waited out its whole grace for it.
@@ -329,6 +336,21 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
       closing ??= closeOnce();
       return closing;
     },
+    halt(signal) {
+      // Without this the log ended at "hookgate stopping", as if the process had been killed.
+      logger.log(
+        "warn",
+        "hookgate stopped at once on a second signal, without waiting for the rest of its stop",
+        {
+          signal,
+          ms: stopBegan === undefined ? 0 : Math.round(performance.now() - stopBegan),
+          openConnections: connections.size,
+          problem:
+            "requests still open got no answer; notify events already answered are kept in the intake journal and the queue, and deliveries in flight are sent again at the next start",
+        },
+      );
+      stdout.flush();
+    },
   };
 
   function reopenRecording(): void {
@@ -373,6 +395,7 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
     // Said at once: a stop can take a while (connections up to the grace, then the delivery
     // thread's drain), and a log silent meanwhile cannot be told from a gateway that hangs.
     const began = performance.now();
+    stopBegan = began;
     logger.log("info", "hookgate stopping", { graceMs: CLOSE_GRACE_MS, drainMs: STOP_MS });
     let cut: NodeJS.Timeout | undefined;
     await new Promise<void>((resolve, reject) => {

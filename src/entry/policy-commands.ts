@@ -69,7 +69,10 @@ export async function serveCommand(args: readonly string[]): Promise<number> {
     // does elsewhere. What was answered is journaled already; the next start delivers it.
     let stopping = false;
     const stop = (signal: NodeJS.Signals) => {
-      if (stopping) process.exit(signal === "SIGINT" ? 130 : 143);
+      if (stopping) {
+        gateway.halt(signal);
+        process.exit(signal === "SIGINT" ? 130 : 143);
+      }
       stopping = true;
       void gateway.close().finally(resolve);
     };

@@ -409,6 +409,15 @@ describe("hookgate serve over its life", { timeout: 60_000 }, () => {
     socket.destroy();
     expect(code).toBe(130);
     expect(server.output().stderr).toBe("");
+    // The log says so, as its last line: it ended at "hookgate stopping", as a kill leaves it.
+    const stdout = server.child.stdout;
+    if (stdout && !stdout.closed) await new Promise((resolve) => stdout.once("close", resolve));
+    expect(server.lines.at(-1)).toMatchObject({
+      level: "warn",
+      msg: "hookgate stopped at once on a second signal, without waiting for the rest of its stop",
+      signal: "SIGINT",
+      openConnections: 1,
+    });
   });
 
   it("takes a SIGHUP that comes while the policy first loads as a reload once it runs", async () => {
