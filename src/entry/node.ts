@@ -7,6 +7,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { accessSync, constants, fstatSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import type { ServerResponse } from "node:http";
 import { createServer } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { join } from "node:path";
@@ -259,14 +260,25 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
   // ahead of its next request) is closed at once, as idle ones are; `closeIdleConnections()`
   // leaves it, and a stop waited out its whole grace for it.
   const connections = new Set<Socket>();
+  /**
+   * Each connection's latest request's answer: one still being made when a stop begins ends its
+   * connection too. Left open, the connection idled once answered and held the stop for the
+   * whole grace, then was logged as cut. A map set per request, never a listener per request.
+   */
+  const answers = new Map<Socket, ServerResponse>();
   server.on("connection", (socket: Socket) => {
     connections.add(socket);
-    socket.once("close", () => connections.delete(socket));
+    socket.once("close", () => {
+      connections.delete(socket);
+      answers.delete(socket);
+    });
   });
   // Once closing, every answer ends its connection: a keep-alive client would otherwise hold
   // the server open by sending on.
-  server.on("request", (_req, res) => {
-    if (closing && !res.headersSent) res.setHeader("connection", "close");
+  server.on("request", (req, res) => {
+    if (closing) {
+      if (!res.headersSent) res.setHeader("connection", "close");
+    } else answers.set(req.socket, res);
   });
   try {
     await new Promise<void>((resolve, reject) => {
@@ -402,6 +414,9 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
       server.close((e) => (e ? reject(e) : resolve()));
       server.closeIdleConnections();
       for (const socket of connections) if (socket.bytesRead === 0) socket.destroy();
+      // Requests being answered now (a body still arriving, a judgment under way): their answers
+      // say `connection: close`, and Node ends the connection once each is sent.
+      for (const res of answers.values()) if (!res.headersSent) res.setHeader("connection", "close");
       // A request still being sent (or a client that never stops) gets this long, then its
       // connection is cut: a stop must end. A prompt or forward call still running a little
       // before that ends with its rule's onError, so its answer is sent, not cut off (a hook

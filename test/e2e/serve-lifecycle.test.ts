@@ -380,6 +380,43 @@ describe("hookgate serve over its life", { timeout: 60_000 }, () => {
     expect(server.lines.at(-1)).toMatchObject({ msg: "hookgate stopped" });
   });
 
+  it("ends the connection of a request it answers while it stops, instead of holding the stop for the grace", async () => {
+    const path = join(dir, "answered.json");
+    writeFileSync(path, EXAMPLE);
+    const server = await startServerProcess(path);
+    const body = JSON.stringify({
+      session_id: "s",
+      transcript_path: "/t",
+      cwd: "/p",
+      hook_event_name: "Stop",
+    });
+    const socket = connect(Number(new URL(server.url).port), "127.0.0.1");
+    await new Promise((resolve) => socket.once("connect", resolve));
+    socket.on("error", () => undefined);
+    let answer = "";
+    socket.on("data", (chunk) => {
+      answer += chunk;
+    });
+    const closed = new Promise((resolve) => socket.once("close", resolve));
+    // Its headers and the body's first byte before the stop, the rest after it: a request in
+    // progress on a keep-alive connection.
+    socket.write(
+      `POST /v1/hooks/claude-code HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body[0]}`,
+    );
+    const stopped = server.stop();
+    await server.waitForLine((l) => l.msg === "hookgate stopping");
+    socket.write(body.slice(1));
+    // Answered, and told that the connection ends, which the gateway then closes.
+    await closed;
+    expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+    expect(answer.toLowerCase()).toContain("\r\nconnection: close\r\n");
+    expect(await stopped).toBe(0);
+    // It was not left open, idle, until the grace cut it.
+    expect(server.lines.filter((l) => String(l.msg).startsWith("stopping:"))).toEqual([]);
+    expect(server.lines.at(-1)).toMatchObject({ msg: "hookgate stopped" });
+    socket.destroy();
+  });
+
   it("says when it starts to stop and when it has stopped, how long it may take and took", async () => {
     const path = join(dir, "said.json");
     writeFileSync(path, EXAMPLE);
