@@ -85,36 +85,44 @@ describe("guardStream", () => {
     expect(guard.dropped()).toBe(3);
   });
 
-  it("drops lines while a write finds no room (a full disk), says so, and writes again once one succeeds", () => {
-    let room = false;
-    const written: string[] = [];
-    const noRoom = Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" });
-    const file = {
-      write(text: string) {
-        if (!room) throw noRoom;
-        written.push(text);
-      },
-      writableLength: 0,
-      on: () => undefined,
-    };
-    const said: string[] = [];
-    const guard = guardStream(file, (m) => said.push(m));
-    guard.write(line(1));
-    guard.write(`${line(2)}${line(3)}`);
-    expect(guard.dropped()).toBe(3);
-    expect(said).toEqual([
-      "writing to stdout failed (ENOSPC: no space left on device, write); log lines are dropped until it has room, and counted in hookgate_log_lines_dropped_total",
-    ]);
-    // The disk has room again: the next line is written, and the guard says what was lost.
-    room = true;
-    guard.write(line(4));
-    expect(written).toEqual([line(4)]);
-    expect(said[1]).toBe("stdout has room again; 3 log lines were dropped meanwhile");
-    guard.write(line(5));
-    expect(written).toEqual([line(4), line(5)]);
-    expect(said).toHaveLength(2);
-    expect(guard.dropped()).toBe(3);
-  });
+  it.each([
+    ["a full disk", "ENOSPC", "ENOSPC: no space left on device, write"],
+    // A file size limit (ulimit -f, systemd's LimitFSIZE=): the file has room again once a
+    // logrotate copytruncate empties it. Taken for a failed stream, the log stayed silent.
+    ["a file at the size limit", "EFBIG", "EFBIG: file too large, write"],
+  ])(
+    "drops lines while a write finds no room (%s), says so, and writes again once one succeeds",
+    (_, code, message) => {
+      let room = false;
+      const written: string[] = [];
+      const noRoom = Object.assign(new Error(message), { code });
+      const file = {
+        write(text: string) {
+          if (!room) throw noRoom;
+          written.push(text);
+        },
+        writableLength: 0,
+        on: () => undefined,
+      };
+      const said: string[] = [];
+      const guard = guardStream(file, (m) => said.push(m));
+      guard.write(line(1));
+      guard.write(`${line(2)}${line(3)}`);
+      expect(guard.dropped()).toBe(3);
+      expect(said).toEqual([
+        `writing to stdout failed (${message}); log lines are dropped until it has room, and counted in hookgate_log_lines_dropped_total`,
+      ]);
+      // The disk has room again: the next line is written, and the guard says what was lost.
+      room = true;
+      guard.write(line(4));
+      expect(written).toEqual([line(4)]);
+      expect(said[1]).toBe("stdout has room again; 3 log lines were dropped meanwhile");
+      guard.write(line(5));
+      expect(written).toEqual([line(4), line(5)]);
+      expect(said).toHaveLength(2);
+      expect(guard.dropped()).toBe(3);
+    },
+  );
 });
 
 describe("fileLines", () => {

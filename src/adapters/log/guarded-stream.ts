@@ -34,8 +34,11 @@ export const LOG_BACKLOG_LIMIT_BYTES = 16 * 1024 * 1024;
 
 const NEWLINE = 0x0a;
 
-/** Errors of a write that may succeed later: the file system had no room. */
-const NO_ROOM = new Set(["ENOSPC", "EDQUOT"]);
+/**
+ * Errors of a write that may succeed later: the file system had no room, or the file none under
+ * the process's size limit (EFBIG: `ulimit -f`, systemd's LimitFSIZE=; a copytruncate empties it).
+ */
+const NO_ROOM = new Set(["ENOSPC", "EDQUOT", "EFBIG"]);
 
 /**
  * A file descriptor as a LineStream, each write one synchronous `write(2)` (as Node's own stdout
