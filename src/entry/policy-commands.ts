@@ -44,6 +44,7 @@ export async function serveCommand(args: readonly string[]): Promise<number> {
   // An empty --host (an unset $HOST) would listen on every address, with no Host check.
   if (values.host !== undefined && values.host.trim() === "")
     throw new UsageError("--host is empty: give an address to listen on (127.0.0.1 by default)");
+  if (values.host !== undefined) checkHostForm(values.host);
   // SIGHUP's default is to end the process: it is caught from the start, and one that comes
   // while the policy first loads is a reload once the gateway runs (a deploy may send it early).
   let reload: (() => void) | undefined;
@@ -80,6 +81,35 @@ export async function serveCommand(args: readonly string[]): Promise<number> {
     process.on("SIGINT", stop);
   });
   return 0;
+}
+
+/**
+ * A --host copied from a URL (`http://…`, `host:port`, `[::1]`) is a usage error saying what to
+ * pass: listening on it failed with "no address of this machine", of 127.0.0.1 too.
+ */
+function checkHostForm(host: string): void {
+  const shown = JSON.stringify(host);
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(host)) {
+    let url: URL | undefined;
+    try {
+      url = new URL(host);
+    } catch {
+      // Said without the parts it could not find.
+    }
+    const name = url?.hostname.replace(/^\[(.*)\]$/, "$1");
+    const port = url?.port ? ` --port ${url.port}` : "";
+    throw new UsageError(
+      `--host ${shown} is a URL: pass ${name ? `--host ${name}${port}` : "the address or name alone, and the port with --port"}`,
+    );
+  }
+  const withPort = /^(?:\[([^\]]*)\]|([^:[\]]+)):(\d+)$/.exec(host);
+  if (withPort)
+    throw new UsageError(
+      `--host ${shown} has a port: pass --host ${withPort[1] ?? withPort[2]} --port ${withPort[3]}`,
+    );
+  const bracketed = /^\[([^\]]*)\]$/.exec(host);
+  if (bracketed)
+    throw new UsageError(`--host ${shown} is in brackets, as in a URL: pass --host ${bracketed[1]}`);
 }
 
 export async function checkCommand(args: readonly string[], io: Io): Promise<number> {

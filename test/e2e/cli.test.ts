@@ -453,6 +453,14 @@ describe("hookgate serve's options", () => {
     [["--port", "0x50"], /--port "0x50" is not a port/],
     [["--port", "1e3"], /--port "1e3" is not a port/],
     [["--port", "70000"], /--port "70000" is not a port/],
+    // Copied from a URL: each was said to be "no address of this machine", 127.0.0.1 included.
+    [["--host", "127.0.0.1:8787"], /--host "127.0.0.1:8787" has a port: pass --host 127.0.0.1 --port 8787/],
+    [["--host", "[::1]:9000"], /--host "\[::1\]:9000" has a port: pass --host ::1 --port 9000/],
+    [["--host", "[::1]"], /--host "\[::1\]" is in brackets, as in a URL: pass --host ::1/],
+    [
+      ["--host", "http://0.0.0.0:8787/"],
+      /--host "http:\/\/0.0.0.0:8787\/" is a URL: pass --host 0.0.0.0 --port 8787/,
+    ],
   ])("refuses %j as a usage error, listening nowhere", async (flags, message) => {
     const { code, stderr } = await runCli(["serve", "--policy", "examples/policy.json", ...flags]);
     expect(code).toBe(2);
