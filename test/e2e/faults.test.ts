@@ -591,6 +591,36 @@ describe("a data dir that cannot be used", () => {
     expect(stderr).not.toContain("pass --data-dir with a writable directory");
   });
 
+  it("stops `serve` at start saying another process holds queue.sqlite locked, not that the data dir is not writable", async () => {
+    const dataDir = tempDir("locked");
+    const path = join(dataDir, "queue.sqlite");
+    // A sqlite3 shell left in a transaction on the queue file, past the thread's busy timeout.
+    const holder = new Database(path);
+    holder.pragma("journal_mode = WAL");
+    holder.exec("CREATE TABLE held (x)");
+    holder.exec("BEGIN EXCLUSIVE");
+    holder.exec("INSERT INTO held VALUES (1)");
+    try {
+      const policy = join(tempDir("locked-policy"), "policy.json");
+      writeFileSync(policy, JSON.stringify({ version: 1, rules: [] }));
+      const { code, stderr } = await runCli([
+        "serve",
+        "--policy",
+        policy,
+        "--port",
+        "0",
+        "--data-dir",
+        dataDir,
+      ]);
+      expect(code).toBe(1);
+      expect(stderr).toContain(`cannot open the SQLite queue at ${path}: database is locked`);
+      expect(stderr).toContain("another process holds that file locked");
+      expect(stderr).not.toContain("pass --data-dir with a writable directory");
+    } finally {
+      holder.close();
+    }
+  });
+
   it("stops `serve` at start with a clear error when the data dir is a file", async () => {
     const file = join(tempDir("filedata"), "data");
     writeFileSync(file, "");
