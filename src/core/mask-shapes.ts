@@ -20,17 +20,34 @@ const NOT_A_VALUE =
  * An environment-style name in capitals ending in `_KEY` (`ENCRYPTION_KEY`, `RAILS_MASTER_KEY`,
  * and `ENCRYPTION_KEY_B64`), as mask.ts reads a key so named, but not one naming data
  * (`SORT_KEY`, `PUBLIC_KEY`: the words of mask.ts `DATA_KEY`, which this lazily loaded module
- * cannot import). Case-sensitive: in code, `json_key = "name"` is no credential.
+ * cannot import), nor git's `GIT_CONFIG_KEY_0`, which names a setting (`core.fsmonitor`) that
+ * an auditor needs to read. Case-sensitive: in code, `json_key = "name"` is no credential.
  */
 const DATA_KEY_WORDS =
   "PUBLIC|PUBLISHABLE|SORT|PARTITION|RANGE|HASH|PRIMARY|FOREIGN|ROUTING|CACHE|S3|OBJECT|IDEMPOTENCY|DEDUPE?|LOOKUP|GROUP|ROW|INDEX|UNIQUE|SEARCH";
-const ENV_KEY = `[A-Z][A-Z0-9_]{0,64}_KEY(?![A-Z0-9])(?<!(?:\\b|_)(?:${DATA_KEY_WORDS})_KEY)(?:_[A-Z0-9]{1,32}){0,2}`;
+const ENV_KEY = `[A-Z][A-Z0-9_]{0,64}_KEY(?![A-Z0-9])(?<!(?:\\b|_)(?:${DATA_KEY_WORDS})_KEY|\\bGIT_CONFIG_KEY)(?:_[A-Z0-9]{1,32}){0,2}`;
 
 /**
  * What follows `NAME=` when it is a value: quoted (escaped quotes too), or a word; not `$(...)`,
  * `$VAR`, a call or subscript (`x=f(y)`), or the name itself (`TOKEN=TOKEN`). Group 1 is the name.
  */
 const ASSIGNED_VALUE = `(?:\\\\"(?!\\$[({A-Za-z_])(?:[^"\\\\]|\\\\\\\\){0,4096}\\\\"|"(?!\\$[({A-Za-z_])(?:[^"\\\\]|\\\\[\\s\\S]){0,4096}"|\\$?'[^']{0,4096}'|(?!\\$|[A-Za-z_][\\w.]{0,256}[()\\[\\]]|\\1\\b)(?:[^\\s"'\\\\]|\\\\[^\\s"]){1,4096})`;
+
+/**
+ * A value that says where a key is, not the key: a path from home or here (`~/.ssh/id_rsa`,
+ * `./k.pem`), or an absolute one whose last part has a `.` (`/etc/keys/signing.pem`), which no
+ * base64 or hex secret has.
+ */
+const KEY_PATH =
+  "(?:(?:~|\\.{1,2})/[\\w.~/-]{0,4096}|/(?:[\\w.-]{1,255}/){0,64}[\\w-]{0,255}\\.[\\w.-]{1,255})";
+/**
+ * A value spaced after its `=` that is Python's or Ruby's, not an INI file's: a number, unless the
+ * name is a password's (`token_count = 0`, `ERRORTOKEN = 60`; my.cnf's `password = 123456` is
+ * one), or an attribute read (`api_key = settings.API_KEY_V2`, `x.password = user.password_2`).
+ */
+const CODE_VALUE = `(?:(?<!(?:PASS|PASSWD|PASSWORD|PASSPHRASE|PWD)[ \\t]{0,8}=[ \\t]{0,8})[-+]?[0-9][0-9_.]{0,64}|[A-Za-z_][A-Za-z0-9_]{0,64}(?:\\.[A-Za-z_][A-Za-z0-9_]{0,64}){1,16})[ \\t]*$`;
+/** A header's or YAML key's words naming a key that is data, as DATA_KEY_WORDS, spelt with `-`. */
+const DATA_HEADER_KEY = `(?:${DATA_KEY_WORDS}|SEC-WEBSOCKET)-KEY`;
 
 /**
  * A name of NAMED anywhere in the text: the shapes that read names run only then. At every word
@@ -128,16 +145,24 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   [/([?&](?:sig|signature|X-Amz-Signature|X-Goog-Signature)=)[A-Za-z0-9%+/=_-]{16,4096}/gi, `$1${MASK}`],
   // Lowercase YAML keys on their own line (`password: x`, a kubeconfig's `token:`, an S3 config's
   // `secret_key:`, Rails' `secret_key_base:`), not a type or a permission (`password: string`,
-  // `id-token: write`), nor a key of data (`sort_key: created`).
+  // `id-token: write`), nor a key of data (`sort_key: created`), nor where a key is
+  // (`private_key: ~/.ssh/id_rsa`).
   [
-    /^([ \t]{0,32}(?:- )?[A-Za-z0-9_.-]{0,32}(?:password|passwd|secret|token|(?:api|secret|access|private|signing|encryption|master)[-_]?key(?:[-_]base)?|client-key-data)[ \t]{0,4}:[ \t]{1,8})(?!["']?\$|(?:string|str|number|int|bool|boolean|None|null|true|false|read|write|none|~)[ \t]*$)(?:"[^"\n]{1,4096}"|'[^'\n]{1,4096}'|[^\s"'#;,()[\]{}<>|]{1,4096})[ \t]*$/gim,
+    new RegExp(
+      `^([ \\t]{0,32}(?:- )?[A-Za-z0-9_.-]{0,32}(?:password|passwd|secret|token|(?:api|secret|access|private|signing|encryption|master)[-_]?key(?:[-_]base)?|client-key-data)[ \\t]{0,4}:[ \\t]{1,8})(?!(?<=key[ \\t]{0,4}:[ \\t]{1,8})${KEY_PATH}[ \\t]*$)(?!["']?\\$|(?:string|str|number|int|bool|boolean|None|null|true|false|read|write|none|~)[ \\t]*$)(?:"[^"\\n]{1,4096}"|'[^'\\n]{1,4096}'|[^\\s"'#;,()[\\]{}<>|]{1,4096})[ \\t]*$`,
+      "gim",
+    ),
     `$1${MASK}`,
   ],
   // A header holding a credential, when its value looks like one (12 or more, a digit among them):
   // also any name ending in -Key, -Token or -Secret (Datadog's `DD-API-KEY`, Azure's
-  // `Ocp-Apim-Subscription-Key`, `Circle-Token`).
+  // `Ocp-Apim-Subscription-Key`, `Circle-Token`), but not one naming data (`Idempotency-Key`,
+  // `Cache-Key`, `Sec-WebSocket-Key`) nor a value that is a path (`ssh-key: ~/.ssh/id_ed25519`).
   [
-    /(?<![^\s'"])((?:PRIVATE-TOKEN|(?:Proxy-)?Authorization|Cookie|Api-?Key|X-(?:[A-Za-z0-9-]{0,64}-)?(?:Api-?|Auth-?|Access-?)?(?:Key|Token|Auth|Secret)|[A-Za-z0-9]{1,32}(?:-[A-Za-z0-9]{1,32}){0,4}-(?:Key|Token|Secret))[ \t]{0,4}:[ \t]{0,8})(?=[^\s'"]{0,4096}\d)[^\s'"]{12,4096}/gi,
+    new RegExp(
+      `(?<![^\\s'"])((?:PRIVATE-TOKEN|(?:Proxy-)?Authorization|Cookie|Api-?Key|X-(?:[A-Za-z0-9-]{0,64}-)?(?:Api-?|Auth-?|Access-?)?(?:Key|Token|Auth|Secret)|[A-Za-z0-9]{1,32}(?:-[A-Za-z0-9]{1,32}){0,4}-(?:Key|Token|Secret)(?<!(?:^|[\\s'"-])${DATA_HEADER_KEY}))[ \\t]{0,4}:[ \\t]{0,8})(?!${KEY_PATH}(?![^\\s'"]))(?=[^\\s'"]{0,4096}\\d)[^\\s'"]{12,4096}`,
+      "gi",
+    ),
     `$1${MASK}`,
   ],
   // NAME=value, quoted (escaped quotes too); not a comparison, a count of tokens or a $(...) or $VAR.
@@ -170,10 +195,11 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   // An INI or properties line spaced around its = with an unquoted value (~/.pypirc's
   // `password = pypi-…`, my.cnf, odbc.ini), the value one word with a digit or a symbol in it: in
   // code, `password = hashed` or `token = None` is a name, `token = next_token()` a call, and a
-  // line ending in `;` a statement.
+  // line ending in `;` a statement; a number (`token_count = 0`) or an attribute (`api_key =
+  // settings.API_KEY_V2`) is code too, a number only a password's.
   [
     new RegExp(
-      `^([ \\t]{0,32}(?![A-Za-z0-9_.-]{0,64}TOKENS\\b)[A-Za-z0-9_.-]{0,64}(?:${NAMED})[A-Za-z0-9_.-]{0,64}(?<![_.-](?:${NOT_A_VALUE}))[ \\t]{0,8}=(?!=)[ \\t]{0,8})(?![$%"'])(?=[^\\s]{0,4096}[0-9!@#%^&*+=~/-])[^\\s"'()[\\]{};,<>|\`]{1,4096}(?=[ \\t]*$)`,
+      `^([ \\t]{0,32}(?![A-Za-z0-9_.-]{0,64}TOKENS\\b)[A-Za-z0-9_.-]{0,64}(?:${NAMED})[A-Za-z0-9_.-]{0,64}(?<![_.-](?:${NOT_A_VALUE}))[ \\t]{0,8}=(?!=)[ \\t]{0,8})(?![$%"'])(?!${CODE_VALUE})(?=[^\\s]{0,4096}[0-9!@#%^&*+=~/-])[^\\s"'()[\\]{};,<>|\`]{1,4096}(?=[ \\t]*$)`,
       "gim",
     ),
     `$1${MASK}`,
@@ -190,10 +216,11 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
     NAMED_GATE,
   ],
   // An environment-style `*_KEY` name in capitals as a YAML line of its own (a compose file's
-  // `RAILS_MASTER_KEY: …`), not in code (`const SESSION_KEY: string`, `{ QUERY_KEY: "todos", }`).
+  // `RAILS_MASTER_KEY: …`), not in code (`const SESSION_KEY: string`, `{ QUERY_KEY: "todos", }`,
+  // an object literal's `STRIPE_KEY: process.env.STRIPE_KEY,` on a line of its own).
   [
     new RegExp(
-      `^([ \\t]{0,32}(?:- )?${ENV_KEY}(?<!_(?:${NOT_A_VALUE})):[ \\t]{1,8})(?!["']?\\$|#)(?:"(?:[^"\\\\\\n]|\\\\.){1,4096}"|'[^'\\n]{1,4096}'|[^\\s"'#]{1,4096})(?=[ \\t]*$)`,
+      `^([ \\t]{0,32}(?:- )?${ENV_KEY}(?<!_(?:${NOT_A_VALUE})):[ \\t]{1,8})(?!["']?\\$|#)(?:"(?:[^"\\\\\\n]|\\\\.){1,4096}"|'[^'\\n]{1,4096}'|[^\\s"'#]{1,4096}(?<![,;]))(?=[ \\t]*$)`,
       "gm",
     ),
     `$1${MASK}`,

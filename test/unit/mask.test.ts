@@ -223,6 +223,41 @@ describe("maskString", () => {
     ])
       expect(maskString(text)).toBe(text);
   });
+
+  it("leaves the lines of source files, CI workflows and Dockerfiles that only look like the new shapes alone", () => {
+    // The review of session 38: each was masked whole, the value an auditor reads to know what ran.
+    for (const text of [
+      // Python: a count, a constant, an attribute read, spaced as an INI line is.
+      "MAX_TOKEN_LEN = 512\ntoken_count = 0\n    self.token_index = -1\nERRORTOKEN = 60\npassword_min = 8",
+      "api_key = settings.API_KEY_V2\nx.password = user.password_2",
+      // TypeScript: an object literal's members on lines of their own.
+      "const KEYS = {\n  SESSION_KEY: SESSION_PREFIX,\n  STRIPE_KEY: process.env.STRIPE_KEY,\n};",
+      // A command setting git's configuration by environment: the setting's name, not a key.
+      "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0='!rm -rf /' git status",
+      // Headers and YAML keys of data, as mask.ts keeps `idempotency_key` readable.
+      'curl -H "Idempotency-Key: 8e03978e-40d5-43e8-bc93-6894a57f9324" https://api.stripe.com/v1/charges',
+      "curl -H 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ1=' http://x",
+      "with:\n  cache-key: node-modules-20-abc123\n  partition-key: tenant-000123\n  public-key: AAAAC3NzaC1lZDI1NTE5",
+      // Where a key is: a path.
+      "deploy:\n  private_key: ~/.ssh/id_rsa\n  signing_key: /etc/keys/signing.pem\n  ssh-key: ~/.ssh/id_ed25519_2\n",
+    ])
+      expect(maskString(text)).toBe(text);
+  });
+
+  it("still masks the secrets next to those look-alikes", () => {
+    for (const [text, secret] of [
+      ["[client]\npassword = 123456\n", "123456"],
+      ["[server]\ntoken = 9f8e7d6c.5b4a3928\n", "9f8e7d6c"],
+      ["GIT_CONFIG_KEY_0=http.extraHeader GIT_CONFIG_VALUE_0=x API_KEY_0=9f8e7d6c5b4a", "9f8e7d6c5b4a"],
+      ["environment:\n  RAILS_MASTER_KEY: 0a1b2c3d4e5f\n", "0a1b2c3d4e5f"],
+      ["curl -H 'Ocp-Apim-Subscription-Key: 9f8e7d6c5b4a39281706' https://x", "9f8e7d6c5b4a39281706"],
+      ["s3:\n  secret_key: /AbCd+9f8e7d6c5b4a3928\n", "9f8e7d6c5b4a3928"],
+    ] as const) {
+      const masked = maskString(text);
+      expect(masked, text).toContain(MASK);
+      expect(masked, text).not.toContain(secret);
+    }
+  });
 });
 
 describe("maskValue", () => {
