@@ -449,6 +449,56 @@ describe("outcome translation", () => {
     ]);
   });
 
+  it("dead-letters a structured clone that holds itself through a Map, or nests past the stack, without failing the batch", async () => {
+    // A review of session 38: a Map holding itself became a new array at each turn, the stack
+    // overflowed, and the batch failed: its delivered job was sent again with the rest.
+    const sent: { error: string; body: unknown }[] = [];
+    const delivered: string[] = [];
+    const consumer = createCloudflareConsumer({
+      deliverer: {
+        deliver: async (job) => {
+          delivered.push(job.id);
+          return { kind: "ack" };
+        },
+      },
+      deadLetters: {
+        send: async (body: unknown) => {
+          sent.push((body as { error: string; body: unknown }) ?? { error: "", body: undefined });
+        },
+      } as unknown as Parameters<typeof createCloudflareConsumer>[0]["deadLetters"],
+      logger: { log: () => undefined },
+      now: Date.now,
+    });
+    const envelope = job("audit", crypto.randomUUID());
+    const selfish = new Map<string, unknown>([["marker", "selfish"]]);
+    selfish.set("self", selfish);
+    let deep: unknown[] = [];
+    for (let i = 0; i < 100_000; i++) deep = [deep];
+    const ok = recorded(envelope, 1);
+    const cyclic = recorded(selfish, 1);
+    const nested = recorded(deep, 1);
+    await consumer.consume({
+      queue: "hookgate-jobs",
+      messages: [ok.message, cyclic.message, nested.message],
+    });
+    expect(delivered).toEqual([envelope.id]);
+    expect([ok.calls, cyclic.calls, nested.calls]).toEqual([
+      { ack: 1, retry: [] },
+      { ack: 1, retry: [] },
+      { ack: 1, retry: [] },
+    ]);
+    expect(sent.map((letter) => letter.body)).toEqual([
+      [
+        ["marker", "selfish"],
+        ["self", "[seen above]"],
+      ],
+      "[object Array]",
+    ]);
+    expect(sent[1]?.error).toBe(
+      "not a hookgate delivery job envelope (nested too deep to write; only its type kept)",
+    );
+  });
+
   it("retries with the schedule's delay in whole seconds, and passes msg.attempts to the schedule", async () => {
     const sessionId = crypto.randomUUID();
     const first = recorded(job("down", sessionId), 1);

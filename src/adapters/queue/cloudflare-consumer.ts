@@ -322,16 +322,18 @@ function storable(body: unknown): { body: unknown; note?: string } {
         changed = true;
         return base64(value);
       }
-      if (value instanceof Map || value instanceof Set) {
-        changed = true;
-        return [...value];
-      }
+      // Before a Map or a Set becomes a new array: one holding itself made a new array at each
+      // turn, a cycle no check met, and the stack overflowed.
       if (cycles && typeof value === "object" && value !== null) {
         if (seen.has(value)) {
           changed = true;
           return "[seen above]";
         }
         seen.add(value);
+      }
+      if (value instanceof Map || value instanceof Set) {
+        changed = true;
+        return [...value];
       }
       return value;
     }) as string | undefined;
@@ -340,7 +342,16 @@ function storable(body: unknown): { body: unknown; note?: string } {
     json = text(false);
   } catch {
     // A cycle: every object met a second time is written as "[seen above]".
-    json = text(true);
+    try {
+      json = text(true);
+    } catch {
+      // Nested too deep for the stack: this throwing failed the whole batch, its delivered
+      // jobs sent again, so only what the body is stays.
+      return {
+        body: Object.prototype.toString.call(body),
+        note: "nested too deep to write; only its type kept",
+      };
+    }
   }
   if (json === undefined) return { body: String(body), note: "written as text" };
   return changed
