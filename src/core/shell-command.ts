@@ -323,10 +323,11 @@ const ESCAPED_CLOSE = /\\(?:x5[dD]|0?[15]?35|[uU]0*5[dD])/g;
  * A variable whose value bash runs or expands as code, set other than by `NAME=value` (which
  * noteAssignment reads) or by a builtin (`setsCodeVariable`): by `${PS4:=…}` (also `${PS4[0]=…}`,
  * and `${!name=…}`, which sets the variable `name` names), or by element (`BASH_ALIASES[ls]=…` is
- * an alias, `BASH_CMDS[ls]=…` what `ls` runs), read on the whole text.
+ * an alias, `BASH_CMDS[ls]=…` what `ls` runs), read on the whole text; and zsh's arrays of the
+ * same (`functions[ls]='rm -rf /'`, `aliases`, `commands`, whole or by element).
  */
 const CODE_VARIABLE =
-  /\$\{(?:(?:PS[0-4]|PROMPT_COMMAND|BASH_ENV|BASH_COMPAT|SHELL|ENV)(?:\[[^\]]*\])?|![A-Za-z_][A-Za-z0-9_]*):?=|(?:BASH_ALIASES|BASH_CMDS)\[/;
+  /\$\{(?:(?:PS[0-4]|PROMPT_COMMAND|BASH_ENV|BASH_COMPAT|SHELL|ENV)(?:\[[^\]]*\])?|![A-Za-z_][A-Za-z0-9_]*):?=|(?:BASH_ALIASES|BASH_CMDS)\[|(?:^|[\s;&|(])(?:dis_)?(?:functions|aliases|galiases|saliases|commands)(?:\[[^\]\n]*\])?\+?=/;
 
 /**
  * The variables bash runs or expands as code (prompts, PROMPT_COMMAND, BASH_ENV) or as aliases and
@@ -850,9 +851,25 @@ function stepUnquoted(s: ScanState, c: string, patternMode: boolean): void {
     // bash as double-quoted text: a `'` there quotes nothing (`(( x = '$(rm -rf /)' + $'1' ))`
     // runs `rm`; inside `$((…))` bash even decodes a `$'\x24(…)'` first). Never valid arithmetic.
     if (c === "'" && s.arith.length > 0) s.unsure = true;
+    if (c === "(" && !patternMode && s.arith.length === 0 && zshGlobQualifier(s.text, s.i)) s.unsure = true;
     if (c === "'" || c === '"') s.quote = c;
     emit(s, c);
   }
+}
+
+/**
+ * Whether the `(` at `i` may be zsh's glob qualifiers that run code: glued to a word and ending
+ * it, with an `e` (`*(e:'rm -rf /':)` runs its string as code for each file) or a `+`
+ * (`*(+cmd)` runs cmd), and no unquoted `|` or `~`, which make it a group of a pattern instead.
+ * Claude Code runs its Bash tool in zsh on macOS; bash reads such a word as a syntax error, or
+ * with extglob as a pattern (`!(node_modules)`, read so here too: a false denial).
+ */
+function zshGlobQualifier(text: string, i: number): boolean {
+  if (i === 0 || /[\s;&|<>()$=`]/.test(text.charAt(i - 1))) return false;
+  const close = text.indexOf(")", i + 1);
+  if (close < 0 || !/^(?:[\s;&|<>)]|$)/.test(text.slice(close + 1, close + 2))) return false;
+  const content = text.slice(i + 1, close);
+  return /[e+]/.test(content) && !/[|~]/.test(content.replace(/'[^']*'|"[^"]*"/g, ""));
 }
 
 /** `NAME=`, `NAME+=` or `NAME[…]=` where a word starts, at the end. */
@@ -2215,6 +2232,10 @@ const GUESS_ONLY: WrapperSpec = { valued: [], flags: [], operands: 0, guessOnly:
 const DENY_ONLY_WRAPPERS: Readonly<Record<string, WrapperSpec>> = {
   builtin: { valued: [], flags: [], operands: 0 },
   coproc: { valued: [], flags: [], operands: 0 },
+  // zsh's precommand modifiers and `repeat N CMD` (Claude Code runs its Bash tool in zsh on macOS).
+  noglob: { valued: [], flags: [], operands: 0 },
+  nocorrect: { valued: [], flags: [], operands: 0 },
+  repeat: { valued: [], flags: [], operands: 1, operand: /^\s*\d+$/ },
   busybox: { valued: [], flags: [], operands: 0 },
   // Android's and some containers' multi-call binary, as busybox is (`toybox rm -rf /`).
   toybox: { valued: [], flags: [], operands: 0 },
@@ -2611,7 +2632,9 @@ function expand(
   // run bash for `BASH`) or by its Windows file's (`bash.exe`): what it runs is checked by
   // deny-style rules as well, read as the bare, lower-case name's would be. Allow rules read the
   // name as written.
-  const bare = windowsName(first.text.slice(first.text.lastIndexOf("/") + 1));
+  const bare = windowsName(
+    first.text.slice(first.text.lastIndexOf("/") + 1).replace(EQUALS_PROGRAM_START, ""),
+  );
   const other = bare !== name && (runsOtherCommands(bare) || readsWhatItRuns(bare));
   if (other && depth >= MAX_DEPTH) markUnreadable(out);
   else if (other) {
@@ -4944,8 +4967,16 @@ function writesFile(redirect: string): boolean {
  * `/usr/bin/rm -rf /` (or `../bin/rm`, `~/bin/rm`) with its command reduced to `rm`, or
  * undefined when it names no directory.
  */
+/** A zsh `=NAME` word (`=rm`), which zsh expands to the program's path. */
+const EQUALS_PROGRAM = /^=[^=/\s]+$/;
+/** The `=` of such a word: zsh's `=bash -c …` and `=sudo rm …` run what bash's and sudo's do. */
+const EQUALS_PROGRAM_START = /^=(?=[^=/\s]+$)/;
+
 function commandName(args: readonly Word[]): Word[] | undefined {
   const first = args[0];
+  // zsh's `=rm` is the path of the rm found in PATH (its `=` expansion): the program is rm.
+  if (first !== undefined && EQUALS_PROGRAM.test(first.text))
+    return [{ kind: "word", text: first.text.slice(1) }, ...args.slice(1)];
   if (first === undefined || !first.text.includes("/") || first.text.endsWith("/")) return undefined;
   return [{ kind: "word", text: first.text.slice(first.text.lastIndexOf("/") + 1) }, ...args.slice(1)];
 }
@@ -4979,6 +5010,16 @@ function peel(args: readonly Word[], at: number, out: Output, prefix: boolean): 
   // `mapfile -C 'rm -rf /' -c 1` runs its callback; `alias ls='rm -rf /'` defines one that
   // runs where `ls` is written later (with `shopt -s expand_aliases`): both read as scripts.
   if (first.text === "mapfile" || first.text === "readarray") return callbackScript(args, at);
+  // zsh's `emulate sh -c 'rm -rf /'` runs its `-c` string as code, as eval does: read by
+  // deny-style rules, approved by no allow rule.
+  if (first.text === "emulate") {
+    const c = args.findIndex((a, k) => k > at && /^-[A-Za-z]*c$/.test(a.text));
+    if (c < 0) return undefined;
+    out.opaque = true;
+    const script = args[c + 1];
+    if (script === undefined) markUnreadable(out);
+    return script === undefined ? undefined : scriptOf([script]);
+  }
   // `compgen -C CMD`, `-F FUNC` and `-W '$(…)'` run code; `hash -p FILE NAME` makes NAME run FILE.
   // Only for those names: read for every word peeled, the rest made thousands of `env`s quadratic.
   const restHas = (option: RegExp) => args.slice(at + 1).some((a) => option.test(a.text));

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
   allowListMatches,
+  isUnreadableCommand,
   matchesPermissionRule,
   type PermissionRule,
   parsePermissionRule,
@@ -1255,4 +1256,52 @@ describe("a rule's tool named like a member of Object.prototype (session 29)", (
       expect(both(text, { toolName: "Read", toolInput: { file_path: "x" }, cwd: "/p" }).any).toBe(false);
     },
   );
+});
+
+// Claude Code runs its Bash tool in the user's zsh on macOS (unless CLAUDE_CODE_SHELL names
+// another shell), and zsh runs these as shown, checked against zsh 5.9 with `echo` in place of rm.
+// Each got past a deny rule on rm (a security hunt, session 38).
+describe("zsh's own ways to run a command", () => {
+  it.each([
+    "=rm -rf /", // `=` expansion: the path of the rm in PATH
+    "=sudo rm -rf /",
+    "=bash -c 'rm -rf /'",
+    "noglob rm -rf /", // precommand modifiers
+    "nocorrect rm -rf /",
+    "repeat 1 rm -rf /",
+    "repeat 3 sudo rm -rf /",
+    "emulate sh -c 'rm -rf /'", // runs its -c string as code
+    "emulate -L zsh -c 'rm -rf /'",
+  ])("lets a deny rule see the rm in %j, and no allow rule for rm approve it", (command) => {
+    expect(both("Bash(rm -rf *)", bash(command))).toEqual({ any: true, all: false });
+  });
+
+  it.each([
+    "echo /(e:'rm -rf /':)", // a glob qualifier's `e` runs its string for each file
+    "ls *(e:'rm -rf /':)",
+    'ls *.ts(.e"rm -rf /")',
+    "ls *(+cleanup)", // `+cmd` runs cmd for each file
+    "functions[x]='rm -rf /'; x", // zsh's arrays of functions, aliases and command paths
+    "aliases[x]='rm -rf /'\nx",
+    "commands[ls]=/tmp/evil; ls",
+    "functions+=(x 'rm -rf /'); x",
+  ])("reads %j as unreadable, so every deny-style rule matches it", (command) => {
+    expect(isUnreadableCommand(command)).toBe(true);
+    expect(both("Bash(rm -rf *)", bash(command))).toEqual({ any: true, all: false });
+  });
+
+  it("still reads what bash users write", () => {
+    for (const command of [
+      "ls *.@(js|ts)",
+      "ls *(test|spec).ts",
+      "f() { make; }; f",
+      "echo $(( a*(b+1) ))",
+      "python3 -c 'print(e+1)'",
+      "x=(e +f)",
+      "echo repeat noglob =rm",
+    ])
+      expect(isUnreadableCommand(command), command).toBe(false);
+    expect(both("Bash(rm -rf *)", bash("echo =rm -rf /")).any).toBe(false);
+    expect(both("Bash(noglob git status)", bash("noglob git status")).all).toBe(true);
+  });
 });
