@@ -2233,6 +2233,7 @@ const DENY_ONLY_WRAPPERS: Readonly<Record<string, WrapperSpec>> = {
   builtin: { valued: [], flags: [], operands: 0 },
   coproc: { valued: [], flags: [], operands: 0 },
   // zsh's precommand modifiers and `repeat N CMD` (Claude Code runs its Bash tool in zsh on macOS).
+  "-": { valued: [], flags: [], operands: 0 },
   noglob: { valued: [], flags: [], operands: 0 },
   nocorrect: { valued: [], flags: [], operands: 0 },
   repeat: { valued: [], flags: [], operands: 1, operand: /^\s*\d+$/ },
@@ -2545,6 +2546,15 @@ function expand(
     // Redirections with no command (`{ echo x; } > f`, `(…) > f`, `true; > f`) still write.
     if (redirects.length > 0) record({ args: [], redirects }, out);
     return;
+  }
+  // zsh's short forms run the words after a test's `]]` or an arithmetic `))` (`if [[ -d / ]]
+  // rm -rf /`, `while (( 1 )) { …; }`), and those after `} always` (`{ …; } always { rm …; }`):
+  // deny-style rules read them as a command (to bash they are a syntax error, or data).
+  const rest = zshRest(args, at);
+  if (rest !== undefined && depth < MAX_DEPTH) {
+    out.denyOnly += 1;
+    expand({ args: args.slice(rest), redirects: [] }, depth + 1, redirects, out);
+    out.denyOnly -= 1;
   }
   // A glob, a bracket or brace pattern or a variable in command position runs a program we
   // cannot name; `[` and `[[` are the test command itself. A guess at where a wrapper's command
@@ -4967,6 +4977,23 @@ function writesFile(redirect: string): boolean {
  * `/usr/bin/rm -rf /` (or `../bin/rm`, `~/bin/rm`) with its command reduced to `rm`, or
  * undefined when it names no directory.
  */
+/**
+ * Where zsh starts a command in these words: after the `]]` or `))` that closes a test or
+ * arithmetic starting them, and after a `}` word followed by `always`; undefined where it does not.
+ */
+function zshRest(args: readonly Word[], at: number): number | undefined {
+  const first = args[at] as Word;
+  const close = first.text === "[[" ? "]]" : first.text === "((" ? "))" : undefined;
+  for (let k = at + 1; k < args.length - 1; k += 1) {
+    const word = args[k] as Word;
+    if (word.kind !== "word") continue;
+    // A quoted `"]]"` reads the same here: the closer is one not followed by another.
+    if (close !== undefined && word.text === close && (args[k + 1] as Word).text !== close) return k + 1;
+    if (word.text === "}" && (args[k + 1] as Word).text === "always" && k + 2 < args.length) return k + 2;
+  }
+  return undefined;
+}
+
 /** A zsh `=NAME` word (`=rm`), which zsh expands to the program's path. */
 const EQUALS_PROGRAM = /^=[^=/\s]+$/;
 /** The `=` of such a word: zsh's `=bash -c …` and `=sudo rm …` run what bash's and sudo's do. */
@@ -5949,6 +5976,8 @@ function scriptFile(word: Word, out: Output): Peeled {
   const text = word.text;
   if (
     text.startsWith("<(") ||
+    // zsh's `=(…)`, a file holding what `…` prints (`source =(curl …)`), reaches here as `=`.
+    (text === "=" && word.kind === "word") ||
     readsStdin(text) ||
     LONE_EXPANSION.test(text) ||
     ((word.kind === "glob" || /[$`{[*?]/.test(text)) && /^\/+(?:dev|proc)\//.test(text))
