@@ -2549,8 +2549,10 @@ function expand(
   }
   // zsh's short forms run the words after a test's `]]` or an arithmetic `))` (`if [[ -d / ]]
   // rm -rf /`, `while (( 1 )) { …; }`), and those after `} always` (`{ …; } always { rm …; }`):
-  // deny-style rules read them as a command (to bash they are a syntax error, or data).
+  // deny-style rules read them as a command (to bash they are a syntax error, or data), and no
+  // allow rule approves them (`Bash([[ *)` names a test, not what zsh runs after it).
   const rest = zshRest(args, at);
+  if (rest !== undefined) out.opaque = true;
   if (rest !== undefined && depth < MAX_DEPTH) {
     out.denyOnly += 1;
     expand({ args: args.slice(rest), redirects: [] }, depth + 1, redirects, out);

@@ -1311,5 +1311,8 @@ describe("zsh's own ways to run a command", () => {
       expect(isUnreadableCommand(command), command).toBe(false);
     expect(both("Bash(rm -rf *)", bash("echo =rm -rf /")).any).toBe(false);
     expect(both("Bash(noglob git status)", bash("noglob git status")).all).toBe(true);
+    // An allow for a test names no command zsh runs after it.
+    expect(allowListMatches([rule("Bash([[ *)")], bash("[[ 1 ]] rm -rf /"))).toBe(false);
+    expect(allowListMatches([rule("Bash([[ *)")], bash("[[ -f x ]] && [[ -d y ]]"))).toBe(true);
   });
 });
