@@ -2553,7 +2553,8 @@ function expand(
   // allow rule approves them (`Bash([[ *)` names a test, not what zsh runs after it).
   const rest = zshRest(args, at);
   if (rest !== undefined) out.opaque = true;
-  if (rest !== undefined && depth < MAX_DEPTH) {
+  if (rest !== undefined && depth >= MAX_DEPTH) markUnreadable(out);
+  else if (rest !== undefined) {
     out.denyOnly += 1;
     expand({ args: args.slice(rest), redirects: [] }, depth + 1, redirects, out);
     out.denyOnly -= 1;

@@ -1278,6 +1278,8 @@ describe("zsh's own ways to run a command", () => {
     "if (( 1 )) rm -rf /",
     'if [[ x == "]]" ]] rm -rf /',
     "{ true } always { rm -rf / }",
+    `${"[[ 1 ]] ".repeat(9)}rm -rf /`, // past what is followed: unreadable
+    `${"{ true } always ".repeat(9)}{ rm -rf / }`,
   ])("lets a deny rule see the rm in %j, and no allow rule for rm approve it", (command) => {
     expect(both("Bash(rm -rf *)", bash(command))).toEqual({ any: true, all: false });
   });
