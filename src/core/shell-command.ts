@@ -730,6 +730,14 @@ function parameter(s: ScanState): void {
   const inner = unit.slice(2, -1);
   s.opaque = true;
   emit(s, s.quote === '"' ? "\\${...}" : '"\\${...}"', unit.length);
+  // bash 5.3's command substitution run in this shell, `${ cmd; }` (a blank or newline after the
+  // `{`) or `${| cmd; }`, in double quotes too: its body is a script, read as `$(…)`'s is. To bash
+  // 5.2 and earlier it is a bad substitution, and runs nothing.
+  if (/^[\s|]/.test(inner)) {
+    if (/(?:^|[\s;&|()<>])#/.test(inner) || inner.includes("<<")) s.unsure = true;
+    s.substitutions.add(inner.startsWith("|") ? inner.slice(1) : inner);
+    return;
+  }
   // Inside double quotes its quotes are plain characters to bash (`"${x:-'$(rm -rf /)'}"` runs
   // it): only its `$(…)` and backquotes run, found as in an expanding heredoc body. Where it ends
   // depends on the shell's mode if a `}` follows a `'` in it: bash's own mode reads the `'` as a

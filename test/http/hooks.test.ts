@@ -58,14 +58,17 @@ describe("POST /v1/hooks: happy paths", () => {
   });
 
   // Claude Code runs its Bash tool in zsh on macOS: zsh's `=rm` is /bin/rm, and a glob
-  // qualifier's `e` runs its string (a security hunt, session 38).
-  it.each(["=rm -rf /", "noglob rm -rf /", "repeat 1 rm -rf /", "ls /(e:'rm -rf /':)"])(
-    "denies zsh's %j as rm -rf /",
-    async (command) => {
-      const body = await jsonOf(await app.post("/v1/hooks", preToolUse(command)));
-      expect(body.hookSpecificOutput?.permissionDecision).toBe("deny");
-    },
-  );
+  // qualifier's `e` runs its string; bash 5.3 runs `${ cmd; }` (a security hunt, session 38).
+  it.each([
+    "=rm -rf /",
+    "noglob rm -rf /",
+    "repeat 1 rm -rf /",
+    "ls /(e:'rm -rf /':)",
+    `echo ${"$"}{ rm -rf /; }`,
+  ])("denies %j as rm -rf /", async (command) => {
+    const body = await jsonOf(await app.post("/v1/hooks", preToolUse(command)));
+    expect(body.hookSpecificOutput?.permissionDecision).toBe("deny");
+  });
 
   it("answers no opinion with an empty 200 and no content type, as Node's listener does", async () => {
     const res = await app.post("/v1/hooks", preToolUse("npm test"));

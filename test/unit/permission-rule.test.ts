@@ -1318,3 +1318,31 @@ describe("zsh's own ways to run a command", () => {
     expect(allowListMatches([rule("Bash([[ *)")], bash("[[ -f x ]] && [[ -d y ]]"))).toBe(true);
   });
 });
+
+// bash 5.3 (July 2025) runs `${ cmd; }` and `${| cmd; }` as command substitutions in the current
+// shell; each got past a deny rule on rm, read as a parameter expansion's operand (a security hunt,
+// session 38).
+describe("bash 5.3's command substitution in the current shell", () => {
+  // `$«` stands for a dollar sign and an opening brace, which would read as a template here.
+  const bash53 = (text: string) => bash(text.replaceAll("$«", "$" + "{"));
+  it.each([
+    "echo $« rm -rf /; }",
+    "echo $«\trm -rf /; }",
+    'echo "$« rm -rf /; }"',
+    "x=$« rm -rf /; }",
+    "echo $« rm -rf /;}",
+    'echo "$«| rm -rf /; }"',
+    "cat <<< $« rm -rf /; }",
+    "echo $«\nrm -rf /\n}",
+  ])("lets a deny rule see the rm in %j, and no allow rule approve it", (command) => {
+    expect(both("Bash(rm -rf *)", bash53(command)).any).toBe(true);
+    expect(both("Bash(echo *)", bash53(command)).all).toBe(false);
+  });
+
+  it("still reads a parameter expansion as one", () => {
+    expect(both("Bash(rm -rf *)", bash53('echo "$«x:- rm -rf /}"')).any).toBe(false);
+    expect(isUnreadableCommand('echo $«HOME} "$«x:-a b}" $«#arr[@]}'.replaceAll("$«", "$" + "{"))).toBe(
+      false,
+    );
+  });
+});
