@@ -5078,6 +5078,16 @@ function peel(args: readonly Word[], at: number, out: Output, prefix: boolean): 
   }
   // `source <(curl …)` and `. /dev/stdin` run a script from a pipe, as `bash <(curl …)` does.
   if (first.text === "source" || first.text === ".") {
+    // bash 5.3's `source -p PATH FILE` looks FILE up in PATH's directories (`-p /dev stdin` is
+    // /dev/stdin); a PATH that expands may be any.
+    const p = args[at + 1]?.text === "-p" ? args[at + 2] : undefined;
+    if (p !== undefined) {
+      const file = args[at + 3]?.text === "--" ? args[at + 4] : args[at + 3];
+      if (p.kind !== "word" || mayExpand(p.text, p)) markUnreadable(out);
+      else if (file !== undefined)
+        for (const dir of p.text.split(":")) scriptFile({ ...file, text: `${dir || "."}/${file.text}` }, out);
+      return undefined;
+    }
     const file = args[at + 1]?.text === "--" ? args[at + 2] : args[at + 1];
     return file === undefined ? undefined : scriptFile(file, out);
   }
