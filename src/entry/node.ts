@@ -274,11 +274,16 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
     });
   });
   // Once closing, every answer ends its connection: a keep-alive client would otherwise hold
-  // the server open by sending on.
+  // the server open by sending on. Only the connection's last answer says so: a request
+  // pipelined behind one not yet answered takes the mark from it, or the earlier answer ended
+  // the connection and this one, judged, went unanswered.
   server.on("request", (req, res) => {
     if (closing) {
+      const earlier = answers.get(req.socket);
+      if (earlier !== undefined && !earlier.headersSent) earlier.removeHeader("connection");
       if (!res.headersSent) res.setHeader("connection", "close");
-    } else answers.set(req.socket, res);
+    }
+    answers.set(req.socket, res);
   });
   try {
     await new Promise<void>((resolve, reject) => {

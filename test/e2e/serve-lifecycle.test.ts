@@ -417,6 +417,44 @@ describe("hookgate serve over its life", { timeout: 60_000 }, () => {
     socket.destroy();
   });
 
+  it("answers a request pipelined behind one in progress when it stops, ending the connection after the last", async () => {
+    const path = join(dir, "pipelined.json");
+    writeFileSync(path, EXAMPLE);
+    const server = await startServerProcess(path);
+    const body = JSON.stringify({
+      session_id: "s",
+      transcript_path: "/t",
+      cwd: "/p",
+      hook_event_name: "Stop",
+    });
+    const request = (sent: string) =>
+      `POST /v1/hooks/claude-code HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${sent}`;
+    const socket = connect(Number(new URL(server.url).port), "127.0.0.1");
+    await new Promise((resolve) => socket.once("connect", resolve));
+    socket.on("error", () => undefined);
+    let answer = "";
+    socket.on("data", (chunk) => {
+      answer += chunk;
+    });
+    const closed = new Promise((resolve) => socket.once("close", resolve));
+    // The first request in progress when the stop begins; the second sent, pipelined, with the
+    // rest of the first's body, before the first is answered.
+    socket.write(request(body[0] ?? ""));
+    const stopped = server.stop();
+    await server.waitForLine((l) => l.msg === "hookgate stopping");
+    socket.write(`${body.slice(1)}${request(body)}`);
+    await closed;
+    // Both answered, in order; only the last says the connection ends. The first's answer
+    // ended it, and the second, judged, went unanswered.
+    const heads = answer.split(/(?=HTTP\/1\.1 \d{3} )/).map((part) => part.split("\r\n\r\n")[0]);
+    expect(heads.map((head) => head?.split("\r\n")[0])).toEqual(["HTTP/1.1 200 OK", "HTTP/1.1 200 OK"]);
+    expect(heads[0]?.toLowerCase()).not.toContain("\r\nconnection: close");
+    expect(heads[1]?.toLowerCase()).toContain("\r\nconnection: close");
+    expect(await stopped).toBe(0);
+    expect(server.lines.filter((l) => String(l.msg).startsWith("stopping:"))).toEqual([]);
+    socket.destroy();
+  });
+
   it("says when it starts to stop and when it has stopped, how long it may take and took", async () => {
     const path = join(dir, "said.json");
     writeFileSync(path, EXAMPLE);
