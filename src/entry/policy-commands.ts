@@ -97,7 +97,9 @@ function checkHostForm(host: string): void {
       // Said without the parts it could not find.
     }
     const name = url?.hostname.replace(/^\[(.*)\]$/, "$1");
-    const port = url?.port ? ` --port ${url.port}` : "";
+    // As written: the URL parser drops a scheme's default port (`http://127.0.0.1:80`).
+    const written = /^[^:]*:\/\/(?:[^@/?#]*@)?(?:\[[^\]]*\]|[^:/?#]*):(\d+)(?:[/?#]|$)/.exec(host)?.[1];
+    const port = written === undefined ? "" : ` --port ${Number(written)}`;
     throw new UsageError(
       `--host ${shown} is a URL: pass ${name ? `--host ${name}${port}` : "the address or name alone, and the port with --port"}`,
     );

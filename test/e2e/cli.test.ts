@@ -461,6 +461,11 @@ describe("hookgate serve's options", () => {
       ["--host", "http://0.0.0.0:8787/"],
       /--host "http:\/\/0.0.0.0:8787\/" is a URL: pass --host 0.0.0.0 --port 8787/,
     ],
+    // A scheme's default port, written out, is still the port meant (the URL parser drops it).
+    [
+      ["--host", "http://127.0.0.1:80"],
+      /--host "http:\/\/127.0.0.1:80" is a URL: pass --host 127.0.0.1 --port 80/,
+    ],
   ])("refuses %j as a usage error, listening nowhere", async (flags, message) => {
     const { code, stderr } = await runCli(["serve", "--policy", "examples/policy.json", ...flags]);
     expect(code).toBe(2);
