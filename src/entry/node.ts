@@ -362,8 +362,9 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
           signal,
           ms: stopBegan === undefined ? 0 : Math.round(performance.now() - stopBegan),
           openConnections: connections.size,
-          problem:
-            "requests still open got no answer; notify events already answered are kept in the intake journal and the queue, and deliveries in flight are sent again at the next start",
+          // Requests cut only if a connection was open: a second signal in the delivery
+          // thread's drain cuts none.
+          problem: `${connections.size > 0 ? "requests still open got no answer; " : ""}notify events already answered are kept in the intake journal and the queue, and deliveries in flight are sent again at the next start`,
         },
       );
       stdout.flush();

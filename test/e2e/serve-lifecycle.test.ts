@@ -495,6 +495,51 @@ describe("hookgate serve over its life", { timeout: 60_000 }, () => {
     });
   });
 
+  it("says no request went unanswered when a second signal ends the drain of deliveries with no connection open", async () => {
+    // A sink that accepts and never answers: the stop's drain waits on the delivery.
+    const { server, nextRequest, stop } = await serveBesideHanging("twice-draining", (target) => ({
+      version: 1,
+      egress: { allowCidrs: ["127.0.0.1/32"] },
+      rules: [{ id: "ends", on: "SessionEnd", notify: ["audit"] }],
+      sinks: { audit: { type: "webhook", url: `${target}/hook` } },
+    }));
+    try {
+      const reached = nextRequest();
+      const res = await fetch(`${server.url}/v1/hooks/claude-code`, {
+        method: "POST",
+        headers: { "content-type": "application/json", connection: "close" },
+        body: JSON.stringify({
+          session_id: "s",
+          transcript_path: "/t",
+          cwd: "/p",
+          hook_event_name: "SessionEnd",
+          reason: "exit",
+        }),
+      });
+      expect(res.status).toBe(200);
+      await res.text();
+      await reached;
+      const exited = new Promise<number | null>((resolve) => server.child.once("exit", resolve));
+      server.child.kill("SIGTERM");
+      await server.waitForLine((l) => l.msg === "hookgate stopping");
+      server.child.kill("SIGINT");
+      expect(await exited).toBe(130);
+      const stdout = server.child.stdout;
+      if (stdout && !stdout.closed) await new Promise((resolve) => stdout.once("close", resolve));
+      const last = server.lines.at(-1);
+      expect(last).toMatchObject({
+        level: "warn",
+        msg: "hookgate stopped at once on a second signal, without waiting for the rest of its stop",
+        openConnections: 0,
+      });
+      // Every request had its answer: the log said some had none.
+      expect(String(last?.problem)).not.toMatch(/no answer/);
+      expect(String(last?.problem)).toMatch(/deliveries in flight are sent again at the next start/);
+    } finally {
+      await stop();
+    }
+  });
+
   it("takes a SIGHUP that comes while the policy first loads as a reload once it runs", async () => {
     const path = join(dir, "early.json");
     const slow = policyWith(20_000, "early");
