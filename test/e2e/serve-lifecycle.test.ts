@@ -50,6 +50,26 @@ async function freePort(): Promise<number> {
   return port;
 }
 
+/**
+ * Resolves once the gateway has read a request's headers, which it says with a 100 Continue (the
+ * request asks for one): a stop that came before that read closed the connection as one that had
+ * sent nothing yet.
+ */
+function continued(socket: Socket): Promise<void> {
+  return new Promise((resolve) => {
+    let seen = "";
+    const onData = (chunk: Buffer) => {
+      seen += chunk;
+      if (!seen.includes("\r\n\r\n")) return;
+      socket.off("data", onData);
+      resolve();
+    };
+    socket.on("data", onData);
+  });
+}
+
+const CONTINUE = "HTTP/1.1 100 Continue\r\n\r\n";
+
 /** A request whose body never finishes, on its own connection. */
 async function stalledRequest(url: string): Promise<Socket> {
   const socket = connect(Number(new URL(url).port), "127.0.0.1");
@@ -398,16 +418,20 @@ describe("hookgate serve over its life", { timeout: 60_000 }, () => {
       answer += chunk;
     });
     const closed = new Promise((resolve) => socket.once("close", resolve));
+    const read = continued(socket);
     // Its headers and the body's first byte before the stop, the rest after it: a request in
     // progress on a keep-alive connection.
     socket.write(
-      `POST /v1/hooks/claude-code HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body[0]}`,
+      `POST /v1/hooks/claude-code HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: ${body.length}\r\n\r\n${body[0]}`,
     );
+    await read;
     const stopped = server.stop();
     await server.waitForLine((l) => l.msg === "hookgate stopping");
     socket.write(body.slice(1));
     // Answered, and told that the connection ends, which the gateway then closes.
     await closed;
+    expect(answer.startsWith(CONTINUE)).toBe(true);
+    answer = answer.slice(CONTINUE.length);
     expect(answer).toMatch(/^HTTP\/1\.1 200 /);
     expect(answer.toLowerCase()).toContain("\r\nconnection: close\r\n");
     expect(await stopped).toBe(0);
@@ -427,8 +451,8 @@ describe("hookgate serve over its life", { timeout: 60_000 }, () => {
       cwd: "/p",
       hook_event_name: "Stop",
     });
-    const request = (sent: string) =>
-      `POST /v1/hooks/claude-code HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${sent}`;
+    const request = (sent: string, expect = "") =>
+      `POST /v1/hooks/claude-code HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n${expect}Content-Length: ${body.length}\r\n\r\n${sent}`;
     const socket = connect(Number(new URL(server.url).port), "127.0.0.1");
     await new Promise((resolve) => socket.once("connect", resolve));
     socket.on("error", () => undefined);
@@ -439,14 +463,20 @@ describe("hookgate serve over its life", { timeout: 60_000 }, () => {
     const closed = new Promise((resolve) => socket.once("close", resolve));
     // The first request in progress when the stop begins; the second sent, pipelined, with the
     // rest of the first's body, before the first is answered.
-    socket.write(request(body[0] ?? ""));
+    const read = continued(socket);
+    socket.write(request(body[0] ?? "", "Expect: 100-continue\r\n"));
+    await read;
     const stopped = server.stop();
     await server.waitForLine((l) => l.msg === "hookgate stopping");
     socket.write(`${body.slice(1)}${request(body)}`);
     await closed;
     // Both answered, in order; only the last says the connection ends. The first's answer
     // ended it, and the second, judged, went unanswered.
-    const heads = answer.split(/(?=HTTP\/1\.1 \d{3} )/).map((part) => part.split("\r\n\r\n")[0]);
+    expect(answer.startsWith(CONTINUE)).toBe(true);
+    const heads = answer
+      .slice(CONTINUE.length)
+      .split(/(?=HTTP\/1\.1 \d{3} )/)
+      .map((part) => part.split("\r\n\r\n")[0]);
     expect(heads.map((head) => head?.split("\r\n")[0])).toEqual(["HTTP/1.1 200 OK", "HTTP/1.1 200 OK"]);
     expect(heads[0]?.toLowerCase()).not.toContain("\r\nconnection: close");
     expect(heads[1]?.toLowerCase()).toContain("\r\nconnection: close");
