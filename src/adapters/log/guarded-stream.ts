@@ -36,7 +36,9 @@ const NEWLINE = 0x0a;
 
 /**
  * Errors of a write that may succeed later: the file system had no room, or the file none under
- * the process's size limit (EFBIG: `ulimit -f`, systemd's LimitFSIZE=; a copytruncate empties it).
+ * the process's size limit (EFBIG: `ulimit -f`, systemd's LimitFSIZE=). A copytruncate makes room
+ * under that limit only for a file opened to append (`>>`, systemd's `append:`); with `>` the
+ * writes go on at the old offset, past the limit.
  */
 const NO_ROOM = new Set(["ENOSPC", "EDQUOT", "EFBIG"]);
 
