@@ -639,9 +639,9 @@ function dataDirError(dataDir: string, e: unknown): DataDirError {
       : /database or disk is full|ENOSPC|EDQUOT/.test(why)
         ? "the disk under it is full (or its user's quota): free some space and start again, or pass a --data-dir on another disk"
         : /database is locked/.test(why)
-          ? "another process holds that file locked (a sqlite3 shell or a backup left in a transaction, a hookgate dlq command still running): let it finish or end it, and start again"
+          ? "another process holds that file locked (a sqlite3 shell or a backup left in a transaction, a hookgate dlq command still running): let it finish or end it, and start again; on a network or VM-shared file system (NFS, WSL's /mnt/c, a Docker Desktop bind mount) SQLite's locks may not work: use a --data-dir on a local disk"
           : /disk I\/O error|EFBIG/.test(why)
-            ? "a write in it failed: this process's file size limit (ulimit -f, systemd's LimitFSIZE=) may be reached, or its disk is full or failing; raise the limit or free some space and start again"
+            ? "a write in it failed: this process's file size limit (ulimit -f, systemd's LimitFSIZE=) may be reached, or its disk is full or failing, or it is a network or VM-shared file system SQLite cannot write to safely; raise the limit, free some space or use a --data-dir on a local disk, and start again"
             : "pass --data-dir with a writable directory";
   return new DataDirError(`cannot use the data dir ${dataDir} (${why}); ${fix}`);
 }
