@@ -2,7 +2,8 @@
  * Which rules can apply to an event, found without looking at the others. Rules are indexed by
  * event name, and, on events that read a matcher, by the exact names of a `Write|Edit`-style
  * matcher: a Bash call never visits the rules for Edit, however many there are. Regex matchers
- * are tested once per event name and matcher value, and the answer kept (MEMO_* below bound it):
+ * are tested once per event name and matcher value, and the answer kept (MEMO_* below bound it,
+ * in count and in length):
  * a matcher value is a tool name, a notification type or a session source, of which an agent
  * sends few, so the hot path neither merges lists nor runs a regex. On a Bash call, rules whose
  * `if` patterns all start with a literal word (`Bash(git push *)`) are looked up by the words the
@@ -34,6 +35,15 @@ interface Kept<R> {
  */
 const MEMO_VALUES_PER_EVENT = 512;
 const MEMO_MAX_REFERENCES = 1 << 20;
+/**
+ * The longest matcher value kept, in UTF-16 units: a value is as long as the body lets it be (a
+ * tool name of 1 MiB), and 512 such values per event, for each of the events that read a matcher,
+ * held gigabytes until the process ran out of memory. Tool names, sources and notification types
+ * are far shorter; a longer value is worked out each time. A kept value is a copy of its own
+ * characters: a value cut from a longer string (a FileChanged event's file name, from its path)
+ * would otherwise hold the whole string it was cut from.
+ */
+const MEMO_MAX_VALUE_LENGTH = 256;
 
 interface EventRules<R> {
   /** Whether the event reads a matcher; when not, a rule's matcher is ignored. */
@@ -105,14 +115,16 @@ export function indexRules<R extends IndexedRule>(active: readonly R[]): RuleInd
         const named = value === undefined ? undefined : rules.byName.get(value);
         const merged = named ? mergeByIndex(rules.anyValue, named) : rules.anyValue;
         kept = { found: merged.filter((r) => r.matcher === undefined || r.matcher(value)) };
-        // The split by word holds each rule once per word, about as many references again.
-        const references = 2 * kept.found.length;
-        if (rules.memo.size >= MEMO_VALUES_PER_EVENT || memoReferences + references > MEMO_MAX_REFERENCES) {
-          for (const list of byEvent.values()) list.memo.clear();
-          memoReferences = 0;
+        if (value === undefined || value.length <= MEMO_MAX_VALUE_LENGTH) {
+          // The split by word holds each rule once per word, about as many references again.
+          const references = 2 * kept.found.length;
+          if (rules.memo.size >= MEMO_VALUES_PER_EVENT || memoReferences + references > MEMO_MAX_REFERENCES) {
+            for (const list of byEvent.values()) list.memo.clear();
+            memoReferences = 0;
+          }
+          rules.memo.set(key === null ? null : ownCopy(key), kept);
+          memoReferences += references;
         }
-        rules.memo.set(key, kept);
-        memoReferences += references;
       }
       if (commandWords === undefined) return kept.found;
       kept.byWord ??= splitByWord(kept.found);
@@ -121,6 +133,11 @@ export function indexRules<R extends IndexedRule>(active: readonly R[]): RuleInd
       return words === undefined ? kept.found : withWords(kept.byWord, words);
     },
   };
+}
+
+/** The same characters in a string of their own, which holds no longer string it was cut from. */
+function ownCopy(text: string): string {
+  return text.split("").join("");
 }
 
 /** Rules without `if` words (always candidates), and the others under each of their words. */

@@ -1,3 +1,5 @@
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { evaluatePolicy } from "../../src/core/evaluate.js";
@@ -103,6 +105,53 @@ describe("the rule index", () => {
       }
       expect(policy.candidates("PreToolUse", "Bash").map((r) => r.id)).toEqual(["bash", "any"]);
     }
+  });
+
+  it("keeps no long matcher value, nor the longer string a value was cut from, so a client cannot fill memory with them", async () => {
+    const policy = await policyFrom({
+      version: 1,
+      rules: [
+        { id: "mcp", on: "PreToolUse", matcher: "^mcp__", context: "m" },
+        { id: "ts", on: "FileChanged", matcher: "\\.ts$", context: "t" },
+      ],
+    });
+    const parse = (body: object) => {
+      const parsed = parseHookEvent({
+        session_id: "s",
+        transcript_path: "/t",
+        cwd: "/p",
+        ...body,
+      });
+      if (!parsed.ok) throw new Error(parsed.error.message);
+      return parsed.value;
+    };
+    const filler = "x".repeat(1 << 20);
+    setFlagsFromString("--expose-gc");
+    const gc = runInNewContext("gc") as () => void;
+    gc();
+    const before = process.memoryUsage().heapUsed;
+    // 64 tool names of 1 MiB and 64 file names cut from paths of 1 MiB, each a value of its own,
+    // fewer than the values kept per event: before, the memo held all 128 MiB of them.
+    for (let i = 0; i < 64; i++) {
+      const tool = parse({
+        hook_event_name: "PreToolUse",
+        tool_name: `mcp__${i}_${filler}`,
+        tool_input: {},
+      });
+      expect(evaluatePolicy(policy, tool, { team: "default" }).enforced.map((m) => m.rule.id)).toEqual([
+        "mcp",
+      ]);
+      const file = parse({
+        hook_event_name: "FileChanged",
+        file_path: `/${filler}/${i}/component_number_${i}.ts`,
+        event: "change",
+      });
+      expect(evaluatePolicy(policy, file, { team: "default" }).enforced.map((m) => m.rule.id)).toEqual([
+        "ts",
+      ]);
+    }
+    gc();
+    expect(process.memoryUsage().heapUsed - before).toBeLessThan(32 * 1024 * 1024);
   });
 
   it("decides exactly what a scan of every rule decides, on any policy and event", async () => {
