@@ -743,13 +743,17 @@ class Semaphore {
 
 /**
  * Calls counted per name (a model and a team) and UTC day (`YYYY-MM-DD`), for the daily budgets.
- * Only the latest day counted and the day before it are kept: a serve running for months would
- * otherwise hold one count per model, team and day for ever. The day before stays so that a
- * call spent just before midnight and never sent is still given back to it.
+ * Only the counts of the day counted last and of the days either side of it are kept: a serve
+ * running for months would otherwise hold one count per model, team and day for ever. The day
+ * before stays so that a call spent just before midnight and never sent is still given back to
+ * it, and the day after so that a clock stepped back over midnight by a few seconds finds that
+ * day's count again when it goes on. Any other day is dropped when the day counted changes, in
+ * either direction: had a clock once read a later day (a host that resumed ahead, then NTP
+ * stepped it back), keeping the latest day seen stopped the pruning until that day came round.
  */
 export class DailyCounts {
   private readonly counts = new Map<string, { readonly day: string; used: number }>();
-  private latest = "";
+  private current = "";
 
   /** One more call on `day` when fewer than `limit` were counted; `key` gives it back. */
   spend(
@@ -757,7 +761,7 @@ export class DailyCounts {
     day: string,
     limit: number,
   ): { ok: boolean; used: number; limit: number; key?: string } {
-    if (day > this.latest) this.moveTo(day);
+    if (day !== this.current) this.moveTo(day);
     const key = JSON.stringify([...name, day]);
     const count = this.counts.get(key);
     const used = count?.used ?? 0;
@@ -779,8 +783,11 @@ export class DailyCounts {
   }
 
   private moveTo(day: string): void {
-    this.latest = day;
-    const dayBefore = new Date(Date.parse(day) - 86_400_000).toISOString().slice(0, 10);
-    for (const [key, count] of this.counts) if (count.day < dayBefore) this.counts.delete(key);
+    this.current = day;
+    const at = Date.parse(day);
+    const dayBefore = new Date(at - 86_400_000).toISOString().slice(0, 10);
+    const dayAfter = new Date(at + 86_400_000).toISOString().slice(0, 10);
+    for (const [key, count] of this.counts)
+      if (count.day < dayBefore || count.day > dayAfter) this.counts.delete(key);
   }
 }

@@ -33,4 +33,23 @@ describe("DailyCounts: the prompt rules' daily budgets", () => {
     counts.refund(late.key as string);
     expect(counts.size).toBe(2);
   });
+
+  it("keeps pruning after a clock that read a later day is stepped back, and keeps the day's count over a small step back at midnight", () => {
+    const counts = new DailyCounts();
+    // A host that resumed a year ahead, then NTP stepped it back: 60 days of calls after that.
+    counts.spend(["m", "a"], "2027-12-05", 10);
+    for (let day = 0; day < 60; day++) {
+      const date = new Date(Date.UTC(2026, 11, 5) + day * 86_400_000).toISOString().slice(0, 10);
+      for (const team of ["a", "b"]) counts.spend(["m", team], date, 10);
+    }
+    // Before, the year-ahead day stayed the latest and nothing was dropped: 121 counts.
+    expect(counts.size).toBe(4);
+    // Stepped back over midnight by a few seconds and on again: the new day's count is kept.
+    const spent = counts.spend(["m", "a"], "2027-02-03", 10);
+    expect(spent).toMatchObject({ ok: true, used: 1 });
+    expect(counts.spend(["m", "a"], "2027-02-02", 10)).toMatchObject({ ok: true });
+    expect(counts.spend(["m", "a"], "2027-02-03", 10)).toMatchObject({ ok: true, used: 2 });
+    counts.refund(spent.key as string);
+    expect(counts.spend(["m", "a"], "2027-02-03", 10)).toMatchObject({ ok: true, used: 2 });
+  });
 });
