@@ -96,6 +96,13 @@ export interface RemoteActions {
 const VOLATILE_KEYS = new Set(["session_id", "transcript_path", "prompt_id", "tool_use_id", "agent_id"]);
 const MAX_CACHE_ENTRIES = 10_000;
 /**
+ * The most characters of verdict reasons the cache holds (16 MiB), the oldest verdicts dropped
+ * first past it, as past MAX_CACHE_ENTRIES. A reason is as long as the model makes it (a server
+ * that ignores the output limit, an event that asks for a long one): 10,000 of up to the 1 MiB an
+ * answer may be held gigabytes. Usual reasons, a sentence each, never come near it.
+ */
+const MAX_CACHE_CHARS = 8 * 1024 * 1024;
+/**
  * Egress stages that end a request before any byte of it is sent: refused by the guard, or no
  * connection made (`connect`; the Worker's fetch cannot tell, so it never says it).
  */
@@ -138,7 +145,15 @@ function seenOf(input: RemoteInput): string {
 }
 
 export function createRemoteActions(deps: RemoteDeps): RemoteActions {
-  const cache = new Map<string, { verdict: Verdict; until: number }>();
+  /**
+   * Verdicts by key, oldest first, each kept until its TTL has passed on both clocks: the wall
+   * clock (`until`, which goes on while a Lambda container is frozen) and the monotonic one
+   * (`fresh`, which a wall clock stepped back does not move: a verdict was served for as long
+   * past its TTL as the step).
+   */
+  const cache = new Map<string, { verdict: Verdict; until: number; fresh: number }>();
+  /** The characters of the cached verdicts' reasons (MAX_CACHE_CHARS). */
+  let cacheChars = 0;
   /**
    * The enforcing calls in flight, by verdict-cache key, each settled when its call ends: an
    * identical event judged meanwhile waits for it (within its own deadline) and is answered from
@@ -282,8 +297,8 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
     const model = prompt ? input.policy.models.get(prompt.model) : undefined;
     if (!prompt || !model) return undefined;
     const key = await verdictKey(model, prompt.text, input, seenOf(input));
-    const cached = key ? cache.get(key) : undefined;
-    if (!cached || cached.until <= deps.clock.now()) return undefined;
+    const cached = key ? cachedEntry(key) : undefined;
+    if (!cached) return undefined;
     const effect = verdictEffect(
       rule.id,
       cached.verdict,
@@ -317,8 +332,8 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
     // The cached verdict; else, an identical call in flight, its end waited for and the cache
     // looked at again; after a call that failed, the next in line calls.
     for (let waited = false; ; waited = true) {
-      const cached = key ? cache.get(key) : undefined;
-      if (cached && cached.until > deps.clock.now()) {
+      const cached = key ? cachedEntry(key) : undefined;
+      if (cached) {
         const detail = waited ? { detail: "the verdict of an identical call that was in flight" } : {};
         return {
           effect: effectOf(cached.verdict),
@@ -554,12 +569,32 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
     );
   }
 
+  /** The verdict cached under `key`, unless its TTL has passed on either clock. */
+  function cachedEntry(key: string): { verdict: Verdict } | undefined {
+    const entry = cache.get(key);
+    if (!entry || entry.until <= deps.clock.now() || entry.fresh <= deps.clock.monotonic()) return undefined;
+    return entry;
+  }
+
   function remember(key: string, verdict: Verdict, ttlSeconds: number): void {
-    if (cache.size >= MAX_CACHE_ENTRIES) {
-      const oldest = cache.keys().next().value;
-      if (oldest !== undefined) cache.delete(oldest);
+    forget(key);
+    cache.set(key, {
+      verdict,
+      until: deps.clock.now() + ttlSeconds * 1000,
+      fresh: deps.clock.monotonic() + ttlSeconds * 1000,
+    });
+    cacheChars += verdict.reason.length;
+    for (const oldest of cache.keys()) {
+      if (cache.size <= MAX_CACHE_ENTRIES && cacheChars <= MAX_CACHE_CHARS) break;
+      forget(oldest);
     }
-    cache.set(key, { verdict, until: deps.clock.now() + ttlSeconds * 1000 });
+  }
+
+  function forget(key: string): void {
+    const entry = cache.get(key);
+    if (entry === undefined) return;
+    cache.delete(key);
+    cacheChars -= entry.verdict.reason.length;
   }
 
   /**

@@ -1,0 +1,95 @@
+/**
+ * The prompt rules' verdict cache over a serve's life: a verdict is served for its TTL and no
+ * longer, whatever the wall clock does, and what the cache holds is bounded in characters as well
+ * as in verdicts.
+ */
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
+import { describe, expect, it } from "vitest";
+import { createRemoteActions, type RemoteInput } from "../../src/app/remote-actions.js";
+import type { Policy } from "../../src/core/policy.js";
+import { policyFrom, sha256 } from "../support/policy.js";
+
+const answer = (reason: string) =>
+  JSON.stringify({
+    content: [{ type: "tool_use", id: "t", name: "verdict", input: { ok: false, reason } }],
+    stop_reason: "tool_use",
+  });
+
+const policyWith = (cacheTtlSeconds: number) =>
+  policyFrom(
+    {
+      version: 1,
+      rules: [{ id: "judge", on: "PreToolUse", prompt: { text: "Deny rm. $ARGUMENTS", model: "m" } }],
+      models: {
+        m: { provider: "anthropic", model: "claude-haiku-4-5", apiKey: "env:K", cacheTtlSeconds },
+      },
+    },
+    { K: "k" },
+  );
+
+const event = (policy: Policy, command: string): RemoteInput => ({
+  rules: policy.rules,
+  event: {
+    name: "PreToolUse",
+    dialect: "claude-code",
+    known: true,
+    payload: { hook_event_name: "PreToolUse", tool_name: "Bash", tool_input: { command } },
+  },
+  body: "{}",
+  team: "default",
+  policy,
+  deadlineMs: 5000,
+});
+
+/** Remote actions over a model that answers at once with `reason`, on clocks the test sets. */
+function judge(reason: (call: number) => string) {
+  const clock = { wall: Date.UTC(2026, 11, 5), mono: 1000 };
+  let calls = 0;
+  const remote = createRemoteActions({
+    egress: async () => {
+      calls += 1;
+      return { ok: true, value: { status: 200, headers: {}, body: answer(reason(calls)) } };
+    },
+    env: () => "k",
+    clock: { now: () => clock.wall, monotonic: () => clock.mono },
+    sha256,
+  });
+  return { remote, clock, calls: () => calls };
+}
+
+describe("the verdict cache of a long-running gateway", () => {
+  it("serves a verdict for its TTL and no longer when the wall clock is stepped back", async () => {
+    const policy = await policyWith(600);
+    const { remote, clock, calls } = judge(() => "rm");
+    const outcome = async () => (await remote.run(event(policy, "rm -rf /"))).audit[0]?.outcome;
+    expect(await outcome()).toBe("OK");
+    clock.mono += 60_000;
+    clock.wall += 60_000;
+    expect(await outcome()).toBe("CACHE_HIT");
+    // NTP steps the wall clock back an hour; ten minutes pass.
+    clock.wall -= 3_600_000;
+    clock.mono += 600_000;
+    clock.wall += 600_000;
+    expect(await outcome()).toBe("OK");
+    expect(calls()).toBe(2);
+  });
+
+  it("drops the oldest verdicts once their reasons pass the cache's bound in characters", async () => {
+    const policy = await policyWith(600);
+    // A reason of 64 KiB per event (a model that ignores the output limit): 800 events, 50 MiB of
+    // reasons in 800 verdicts, far fewer than the 10,000 verdicts the cache may hold.
+    const { remote } = judge((call) => `${call} ${"x".repeat(64 * 1024)}`);
+    setFlagsFromString("--expose-gc");
+    const gc = runInNewContext("gc") as () => void;
+    gc();
+    const before = process.memoryUsage().heapUsed;
+    for (let i = 0; i < 800; i++) await remote.run(event(policy, `rm -rf /${i}`));
+    gc();
+    // UTF-16 in the heap, or one byte per character: under the bound's 8 Mi characters either way.
+    expect(process.memoryUsage().heapUsed - before).toBeLessThan(24 * 1024 * 1024);
+    // The newest verdicts are still served from the cache, the oldest were dropped.
+    expect((await remote.run(event(policy, "rm -rf /799"))).audit[0]?.outcome).toBe("CACHE_HIT");
+    expect((await remote.run(event(policy, "rm -rf /0"))).audit[0]?.outcome).toBe("OK");
+  });
+});
