@@ -169,6 +169,38 @@ async function serveBesideHanging(name: string, document: (target: string) => un
   };
 }
 
+/**
+ * serve beside a sink that accepts and never answers, sent each SessionEnd by a notify rule;
+ * `deliverOne` sends a SessionEnd on a connection closed once answered and waits until its
+ * delivery reaches the sink.
+ */
+async function serveWithHangingSink(name: string) {
+  const hanging = await serveBesideHanging(name, (target) => ({
+    version: 1,
+    egress: { allowCidrs: ["127.0.0.1/32"] },
+    rules: [{ id: "ends", on: "SessionEnd", notify: ["audit"] }],
+    sinks: { audit: { type: "webhook", url: `${target}/hook` } },
+  }));
+  const deliverOne = async () => {
+    const reached = hanging.nextRequest();
+    const res = await fetch(`${hanging.server.url}/v1/hooks/claude-code`, {
+      method: "POST",
+      headers: { "content-type": "application/json", connection: "close" },
+      body: JSON.stringify({
+        session_id: "s",
+        transcript_path: "/t",
+        cwd: "/p",
+        hook_event_name: "SessionEnd",
+        reason: "exit",
+      }),
+    });
+    expect(res.status).toBe(200);
+    await res.text();
+    await reached;
+  };
+  return { ...hanging, deliverOne };
+}
+
 describe("hookgate serve over its life", { timeout: 60_000 }, () => {
   it("keeps answering when its stdout is closed, and says so once on stderr", async () => {
     const path = join(dir, "epipe.json");
@@ -527,28 +559,9 @@ describe("hookgate serve over its life", { timeout: 60_000 }, () => {
 
   it("says no request went unanswered when a second signal ends the drain of deliveries with no connection open", async () => {
     // A sink that accepts and never answers: the stop's drain waits on the delivery.
-    const { server, nextRequest, stop } = await serveBesideHanging("twice-draining", (target) => ({
-      version: 1,
-      egress: { allowCidrs: ["127.0.0.1/32"] },
-      rules: [{ id: "ends", on: "SessionEnd", notify: ["audit"] }],
-      sinks: { audit: { type: "webhook", url: `${target}/hook` } },
-    }));
+    const { server, deliverOne, stop } = await serveWithHangingSink("twice-draining");
     try {
-      const reached = nextRequest();
-      const res = await fetch(`${server.url}/v1/hooks/claude-code`, {
-        method: "POST",
-        headers: { "content-type": "application/json", connection: "close" },
-        body: JSON.stringify({
-          session_id: "s",
-          transcript_path: "/t",
-          cwd: "/p",
-          hook_event_name: "SessionEnd",
-          reason: "exit",
-        }),
-      });
-      expect(res.status).toBe(200);
-      await res.text();
-      await reached;
+      await deliverOne();
       const exited = new Promise<number | null>((resolve) => server.child.once("exit", resolve));
       server.child.kill("SIGTERM");
       await server.waitForLine((l) => l.msg === "hookgate stopping");
@@ -793,29 +806,10 @@ describe("serve stopping with a delivery in flight", { timeout: 60_000 }, () => 
   it("drains it and exits 0, and does not log connections cut when none was open", async () => {
     // A sink that accepts and never answers: the drain waits out the delivery's egress timeout
     // (15 s), past the 10 s grace the open connections get.
-    const { server, nextRequest, stop } = await serveBesideHanging("hanging-sink", (target) => ({
-      version: 1,
-      egress: { allowCidrs: ["127.0.0.1/32"] },
-      rules: [{ id: "ends", on: "SessionEnd", notify: ["audit"] }],
-      sinks: { audit: { type: "webhook", url: `${target}/hook` } },
-    }));
+    const { server, deliverOne, stop } = await serveWithHangingSink("hanging-sink");
     try {
-      const reached = nextRequest();
-      const res = await fetch(`${server.url}/v1/hooks/claude-code`, {
-        method: "POST",
-        headers: { "content-type": "application/json", connection: "close" },
-        body: JSON.stringify({
-          session_id: "s",
-          transcript_path: "/t",
-          cwd: "/p",
-          hook_event_name: "SessionEnd",
-          reason: "exit",
-        }),
-      });
-      expect(res.status).toBe(200);
-      await res.text();
       // The delivery has reached the sink; no connection to the gateway is open.
-      await reached;
+      await deliverOne();
       expect(await server.stop()).toBe(0);
       const stdout = server.child.stdout;
       if (stdout && !stdout.closed) await new Promise((resolve) => stdout.once("close", resolve));
