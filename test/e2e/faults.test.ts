@@ -506,22 +506,19 @@ describe("a client that hangs up while its event is judged", () => {
 });
 
 describe("a data dir that cannot be used", () => {
+  /** `serve` on `dataDir` with a policy of no rules, run until it exits. */
+  const serveOn = (dataDir: string, timeoutMs?: number) => {
+    const policy = join(tempDir("data-dir-policy"), "policy.json");
+    writeFileSync(policy, JSON.stringify({ version: 1, rules: [] }));
+    return runCli(["serve", "--policy", policy, "--port", "0", "--data-dir", dataDir], "", {}, timeoutMs);
+  };
+
   it.each(["queue.sqlite", "sessions.sqlite"])(
     "stops `serve` at start naming a %s that is not a database, and what to do about it",
     async (name) => {
       const dataDir = tempDir("baddata");
       writeFileSync(join(dataDir, name), "this is not an SQLite file, ".repeat(200));
-      const policy = join(dataDir, "policy.json");
-      writeFileSync(policy, JSON.stringify({ version: 1, rules: [] }));
-      const { code, stderr } = await runCli([
-        "serve",
-        "--policy",
-        policy,
-        "--port",
-        "0",
-        "--data-dir",
-        dataDir,
-      ]);
+      const { code, stderr } = await serveOn(dataDir);
       expect(code).toBe(1);
       expect(stderr).toContain(`cannot use the data dir ${dataDir}`);
       // A review, session 24: it named no file and said to pass a writable directory.
@@ -554,17 +551,7 @@ describe("a data dir that cannot be used", () => {
     for (const page of leaves)
       writeSync(fd, Buffer.alloc(pageSize, 0xab), 0, pageSize, (page - 1) * pageSize);
     closeSync(fd);
-    const policy = join(tempDir("damaged-policy"), "policy.json");
-    writeFileSync(policy, JSON.stringify({ version: 1, rules: [] }));
-    const { code, stderr } = await runCli([
-      "serve",
-      "--policy",
-      policy,
-      "--port",
-      "0",
-      "--data-dir",
-      dataDir,
-    ]);
+    const { code, stderr } = await serveOn(dataDir);
     expect(code).toBe(1);
     // It named no file: "(database disk image is malformed); that file is not a SQLite database".
     expect(stderr).toContain(`cannot open the SQLite queue at ${path}: database disk image is malformed`);
@@ -601,17 +588,7 @@ describe("a data dir that cannot be used", () => {
     holder.exec("BEGIN EXCLUSIVE");
     holder.exec("INSERT INTO held VALUES (1)");
     try {
-      const policy = join(tempDir("locked-policy"), "policy.json");
-      writeFileSync(policy, JSON.stringify({ version: 1, rules: [] }));
-      const { code, stderr } = await runCli([
-        "serve",
-        "--policy",
-        policy,
-        "--port",
-        "0",
-        "--data-dir",
-        dataDir,
-      ]);
+      const { code, stderr } = await serveOn(dataDir);
       expect(code).toBe(1);
       expect(stderr).toContain(`cannot open the SQLite queue at ${path}: database is locked`);
       expect(stderr).toContain("another process holds that file locked");
@@ -624,9 +601,7 @@ describe("a data dir that cannot be used", () => {
   it("stops `serve` at start with a clear error when the data dir is a file", async () => {
     const file = join(tempDir("filedata"), "data");
     writeFileSync(file, "");
-    const policy = `${file}.policy.json`;
-    writeFileSync(policy, JSON.stringify({ version: 1, rules: [] }));
-    const { code, stderr } = await runCli(["serve", "--policy", policy, "--port", "0", "--data-dir", file]);
+    const { code, stderr } = await serveOn(file);
     expect(code).toBe(1);
     expect(stderr).toContain(`cannot use the data dir ${file}`);
     expect(stderr).toMatch(/EEXIST.*pass --data-dir with a writable directory/);
@@ -637,14 +612,7 @@ describe("a data dir that cannot be used", () => {
   it.skipIf(!existsSync("/proc/self"))(
     "stops `serve` and `init --write` at once when the directory cannot be made (/proc)",
     async () => {
-      const policy = join(tempDir("procdata"), "policy.json");
-      writeFileSync(policy, JSON.stringify({ version: 1, rules: [] }));
-      const served = await runCli(
-        ["serve", "--policy", policy, "--port", "0", "--data-dir", "/proc/hookgate-test"],
-        "",
-        {},
-        20_000,
-      );
+      const served = await serveOn("/proc/hookgate-test", 20_000);
       expect(served.code).toBe(1);
       expect(served.stderr).toContain(
         "cannot use the data dir /proc/hookgate-test (ENOENT: no such file or directory, mkdir '/proc/hookgate-test'); pass --data-dir with a writable directory",
