@@ -323,11 +323,12 @@ const ESCAPED_CLOSE = /\\(?:x5[dD]|0?[15]?35|[uU]0*5[dD])/g;
  * A variable whose value bash runs or expands as code, set other than by `NAME=value` (which
  * noteAssignment reads) or by a builtin (`setsCodeVariable`): by `${PS4:=…}` (also `${PS4[0]=…}`,
  * and `${!name=…}`, which sets the variable `name` names), or by element (`BASH_ALIASES[ls]=…` is
- * an alias, `BASH_CMDS[ls]=…` what `ls` runs), read on the whole text; and zsh's arrays of the
- * same (`functions[ls]='rm -rf /'`, `aliases`, `commands`, whole or by element).
+ * an alias, `BASH_CMDS[ls]=…` what `ls` runs), read on the whole text. (zsh's arrays of the same,
+ * `functions[ls]='rm -rf /'`, are CODE_VARIABLE_NAMES: read where they are assigned, as a mention in
+ * data is common, `curl "…?a=1&commands=2"`.)
  */
 const CODE_VARIABLE =
-  /\$\{(?:(?:PS[0-4]|PROMPT_COMMAND|BASH_ENV|BASH_COMPAT|SHELL|ENV)(?:\[[^\]]*\])?|![A-Za-z_][A-Za-z0-9_]*):?=|(?:BASH_ALIASES|BASH_CMDS)\[|(?:^|[\s;&|(])(?:dis_)?(?:functions|aliases|galiases|saliases|commands)(?:\[[^\]\n]*\])?\+?=/;
+  /\$\{(?:(?:PS[0-4]|PROMPT_COMMAND|BASH_ENV|BASH_COMPAT|SHELL|ENV)(?:\[[^\]]*\])?|![A-Za-z_][A-Za-z0-9_]*):?=|(?:BASH_ALIASES|BASH_CMDS)\[/;
 
 /**
  * The variables bash runs or expands as code (prompts, PROMPT_COMMAND, BASH_ENV) or as aliases and
@@ -335,10 +336,11 @@ const CODE_VARIABLE =
  * again (`(( a[$x] ))` runs a `$(…)` in `$x`). And GNU parallel's: PARALLEL_SHELL runs its jobs,
  * PARALLEL and PARALLEL_CSH add options (`--rpl` runs Perl) and words before the command,
  * PARALLEL_HOME's config may add a command, PARALLEL_ENV code before each job, PARALLEL_TMUX is the
- * program `--tmux` runs.
+ * program `--tmux` runs. And zsh's tables of functions, aliases and command paths (Claude Code runs its
+ * Bash tool in zsh on macOS): `functions[ls]='rm -rf /'` makes `ls` run rm, whole or by element.
  */
 const CODE_VARIABLE_NAMES =
-  "PS[0-4]|PROMPT_COMMAND|BASH_ALIASES|BASH_CMDS|BASH_ENV|BASH_COMPAT|PARALLEL|PARALLEL_SHELL|PARALLEL_HOME|PARALLEL_CSH|PARALLEL_ENV|PARALLEL_TMUX";
+  "PS[0-4]|PROMPT_COMMAND|BASH_ALIASES|BASH_CMDS|BASH_ENV|BASH_COMPAT|PARALLEL|PARALLEL_SHELL|PARALLEL_HOME|PARALLEL_CSH|PARALLEL_ENV|PARALLEL_TMUX|(?:dis_)?(?:functions|aliases|galiases|saliases|commands)";
 const CODE_VARIABLES = new RegExp(`^(?:${CODE_VARIABLE_NAMES})$`);
 /**
  * Variables that name the program or start-up code a later command runs (SHELL, ENV): their value
@@ -362,7 +364,8 @@ const NAME_AND_SUBSCRIPT = String.raw`([A-Za-z_][A-Za-z0-9_]*)(?:\[(?:[^\][]|\[[
  * operands are names too, except printf's.
  */
 const NAMING_OPTIONS: Readonly<Record<string, { readonly names: string; readonly values: string }>> = {
-  read: { names: "a", values: "dinNptu" },
+  // zsh's `read -A NAME` (and `set -A NAME`, setsCodeVariable) fills an array, as bash's `-a` does.
+  read: { names: "aA", values: "dinNptu" },
   printf: { names: "v", values: "" },
   mapfile: { names: "", values: "dnOsuCc" },
   readarray: { names: "", values: "dnOsuCc" },
@@ -382,6 +385,10 @@ function setsCodeVariable(command: string, args: readonly Word[], at: number): b
   if (command === "for" || command === "select") {
     const next = args[at + 1];
     if (next !== undefined && !next.text.startsWith("(")) names.push(next); // not `for ((…))`
+  } else if (command === "set") {
+    const option = args.findIndex((a, k) => k > at && /^[-+][A-Za-z]*A$/.test(a.text));
+    const name = option < 0 ? undefined : args[option + 1];
+    if (name !== undefined) names.push(name);
   } else {
     const spec = own(NAMING_OPTIONS, command) ?? (DECLARATIONS.has(command) ? NO_NAMING_OPTIONS : undefined);
     if (spec === undefined) return false;
@@ -5058,12 +5065,13 @@ function peel(args: readonly Word[], at: number, out: Output, prefix: boolean): 
     if (script === undefined) markUnreadable(out);
     return script === undefined ? undefined : scriptOf([script]);
   }
-  // `compgen -C CMD`, `-F FUNC` and `-W '$(…)'` run code; `hash -p FILE NAME` makes NAME run FILE.
-  // Only for those names: read for every word peeled, the rest made thousands of `env`s quadratic.
+  // `compgen -C CMD`, `-F FUNC` and `-W '$(…)'` run code; `hash -p FILE NAME` makes NAME run FILE,
+  // as zsh's `hash NAME=FILE` does. Only for those names: read for every word peeled, the rest
+  // made thousands of `env`s quadratic.
   const restHas = (option: RegExp) => args.slice(at + 1).some((a) => option.test(a.text));
   if (
     ((first.text === "compgen" || first.text === "complete") && restHas(/^-[A-Za-z]*[CFW]/)) ||
-    (first.text === "hash" && restHas(/^-[A-Za-z]*p/))
+    (first.text === "hash" && restHas(/^-[A-Za-z]*p|^[^-=][^=]*=/))
   ) {
     markUnreadable(out);
   }

@@ -1300,6 +1300,28 @@ describe("zsh's own ways to run a command", () => {
     expect(both("Bash(rm -rf *)", bash(command))).toEqual({ any: true, all: false });
   });
 
+  // zsh's tables set by a builtin or by zsh's hash (a review, session 38), checked against zsh
+  // 5.9 with `echo`; a mention of their names in data sets nothing.
+  it.each([
+    "set -A functions x 'rm -rf /'; x",
+    "read -A functions <<< 'x rm'; x -rf /",
+    'typeset "functions[x]=rm -rf /"; x',
+    "hash x=/bin/rm; x -rf /", // as commands[x]=/bin/rm
+  ])("reads %j, which sets a command zsh runs, as unreadable", (command) => {
+    expect(isUnreadableCommand(command)).toBe(true);
+  });
+
+  it("reads zsh's tables where they are assigned, not where data mentions them", () => {
+    for (const command of [
+      'curl -s "https://api.example.com/search?q=x&functions=true"',
+      'git commit -m "ci: pass commands=lint to the runner"',
+      'python3 -c "print(dict(commands=1))"',
+      "docker run -e commands=build app",
+      'node -e "const aliases={}; console.log(aliases)"',
+    ])
+      expect(isUnreadableCommand(command), command).toBe(false);
+  });
+
   it("still reads what bash users write", () => {
     for (const command of [
       "ls *.@(js|ts)",
