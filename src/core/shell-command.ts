@@ -4992,16 +4992,16 @@ function writesFile(redirect: string): boolean {
 }
 
 /**
- * `/usr/bin/rm -rf /` (or `../bin/rm`, `~/bin/rm`) with its command reduced to `rm`, or
- * undefined when it names no directory.
- */
-/**
  * Where zsh starts a command in these words: after the `]]` or `))` that closes a test or
- * arithmetic starting them, and after a `}` word followed by `always`; undefined where it does not.
+ * arithmetic starting them (also `for ((…))`'s), and after a `}` word followed by `always`;
+ * undefined where it does not. The `}` of `{ make; } always { … }` ends the command before it
+ * here, so `always {` also starts these words.
  */
 function zshRest(args: readonly Word[], at: number): number | undefined {
   const first = args[at] as Word;
-  const close = first.text === "[[" ? "]]" : first.text === "((" ? "))" : undefined;
+  if (first.text === "always" && args[at + 1]?.text === "{" && at + 2 < args.length) return at + 2;
+  const arithmeticFor = first.text === "for" && args[at + 1]?.text === "((";
+  const close = first.text === "[[" ? "]]" : first.text === "((" || arithmeticFor ? "))" : undefined;
   for (let k = at + 1; k < args.length - 1; k += 1) {
     const word = args[k] as Word;
     if (word.kind !== "word") continue;
@@ -5017,6 +5017,10 @@ const EQUALS_PROGRAM = /^=[^=/\s]+$/;
 /** The `=` of such a word: zsh's `=bash -c …` and `=sudo rm …` run what bash's and sudo's do. */
 const EQUALS_PROGRAM_START = /^=(?=[^=/\s]+$)/;
 
+/**
+ * `/usr/bin/rm -rf /` (or `../bin/rm`, `~/bin/rm`) with its command reduced to `rm`, or
+ * undefined when it names no directory.
+ */
 function commandName(args: readonly Word[]): Word[] | undefined {
   const first = args[0];
   // zsh's `=rm` is the path of the rm found in PATH (its `=` expansion): the program is rm.

@@ -1322,6 +1322,14 @@ describe("zsh's own ways to run a command", () => {
       expect(isUnreadableCommand(command), command).toBe(false);
   });
 
+  // Short forms the first reading let past (a review, session 38), checked against zsh 5.9.
+  it.each([
+    "{ true; } always { rm -rf /; }", // the `}` after a `;` ended the command before `always`
+    "for ((i = 0; i < 1; i++)) rm -rf /", // the short form of an arithmetic for
+  ])("lets a deny rule see the rm in %j too, and no allow rule for rm approve it", (command) => {
+    expect(both("Bash(rm -rf *)", bash(command))).toEqual({ any: true, all: false });
+  });
+
   it("still reads what bash users write", () => {
     for (const command of [
       "ls *.@(js|ts)",
