@@ -670,6 +670,10 @@ interface ScanState {
   array: boolean;
   /** Where the `[` that starts the array element being read is, until its `]`; else -1. */
   element: number;
+  /** The parenthesised groups zshGlobQualifier has read, by where each opens. */
+  groups?: Map<number, ParenGroup>;
+  /** The characters parenGroups has read for this scan. */
+  groupsRead?: number;
 }
 
 function step(s: ScanState, patternMode: boolean): void {
@@ -866,25 +870,90 @@ function stepUnquoted(s: ScanState, c: string, patternMode: boolean): void {
     // bash as double-quoted text: a `'` there quotes nothing (`(( x = '$(rm -rf /)' + $'1' ))`
     // runs `rm`; inside `$((…))` bash even decodes a `$'\x24(…)'` first). Never valid arithmetic.
     if (c === "'" && s.arith.length > 0) s.unsure = true;
-    if (c === "(" && !patternMode && s.arith.length === 0 && zshGlobQualifier(s.text, s.i)) s.unsure = true;
+    if (c === "(" && !patternMode && s.arith.length === 0 && zshGlobQualifier(s)) s.unsure = true;
     if (c === "'" || c === '"') s.quote = c;
     emit(s, c);
   }
 }
 
 /**
- * Whether the `(` at `i` may be zsh's glob qualifiers that run code: glued to a word and ending
- * it, with an `e` (`*(e:'rm -rf /':)` runs its string as code for each file) or a `+`
- * (`*(+cmd)` runs cmd), and no unquoted `|` or `~`, which make it a group of a pattern instead.
- * Claude Code runs its Bash tool in zsh on macOS; bash reads such a word as a syntax error, or
- * with extglob as a pattern (`!(node_modules)`, read so here too: a false denial).
+ * Whether the `(` at `s.i` may be zsh's glob qualifiers that run code: glued to a word (also to a
+ * `$(…)`'s or a backquote's end, `$(echo /)(e:'…':)`) and ending it (empty quotes may follow), with
+ * an `e` (`*(e:'rm -rf /':)` runs its string as code for each file) or a `+` (`*(+cmd)` runs cmd)
+ * anywhere in it, and no `|` outside quotes, which makes it a group of a pattern instead, unless
+ * it starts `#q` (extendedglob's explicit qualifiers). Its `)` is found as zsh finds it, past
+ * quotes, escapes and nested parentheses (`*(e:'rm -rf /;(x)':)`). Claude Code runs its Bash tool
+ * in zsh on macOS; bash reads such a word as a syntax error, or with extglob as a pattern
+ * (`!(node_modules)`, read so here too: a false denial).
  */
-function zshGlobQualifier(text: string, i: number): boolean {
-  if (i === 0 || /[\s;&|<>()$=`]/.test(text.charAt(i - 1))) return false;
-  const close = text.indexOf(")", i + 1);
-  if (close < 0 || !/^(?:[\s;&|<>)]|$)/.test(text.slice(close + 1, close + 2))) return false;
-  const content = text.slice(i + 1, close);
-  return /[e+]/.test(content) && !/[|~]/.test(content.replace(/'[^']*'|"[^"]*"/g, ""));
+function zshGlobQualifier(s: ScanState): boolean {
+  const { text, i } = s;
+  const before = text.charAt(i - 1);
+  // Not `$(`, `<(`, `((`, zsh's `=(…)` (scriptFile), nor a function's `f()(…)` body; an array's
+  // `x=(…)` is read before (arrayStep), and `ls a=(e:'…':)` runs.
+  if (i === 0 || /[\s;&|<>($]/.test(before) || text.startsWith("()", i - 2)) return false;
+  if (before === "=" && (i === 1 || /[\s;&|<>()]/.test(text.charAt(i - 2)))) return false;
+  s.groups ??= new Map();
+  if (!s.groups.has(i)) s.groupsRead = (s.groupsRead ?? 0) + parenGroups(text, i, s.groups);
+  // Read on from many a `(` the pass before saw quoted (a `'` in a comment): fail safe.
+  if ((s.groupsRead ?? 0) > 4 * text.length + 64) return true;
+  const group = s.groups.get(i);
+  if (group === undefined || group.close < 0) return group === undefined;
+  QUALIFIER_END.lastIndex = group.close + 1;
+  return group.runs && (!group.bar || group.explicit) && QUALIFIER_END.test(text);
+}
+
+/** What may follow glob qualifiers: empty quotes (any number), then the word's end. */
+const QUALIFIER_END = /(?:\$?(?:''|""))*(?:\\\n)*(?:[\s;&|<>)]|$)/y;
+
+/** A `(…)` zshGlobQualifier read: where its `)` is (-1: none), and what it holds. */
+interface ParenGroup {
+  readonly close: number;
+  /** An `e` or a `+` in it, quoted or not. */
+  readonly runs: boolean;
+  /** A `|` in it outside quotes and nested parentheses. */
+  readonly bar: boolean;
+  /** It starts `#q`. */
+  readonly explicit: boolean;
+}
+
+/**
+ * Reads the group opening at `open` and every group nested in it into `groups`, in one pass, and
+ * says how many characters it read: each `(` it sees is read once, so a text of many is read in
+ * linear time. One it saw quoted where the scan does not (a `'` in a comment) is read again when
+ * the scan reaches it; zshGlobQualifier bounds what that may cost.
+ */
+function parenGroups(text: string, open: number, groups: Map<number, ParenGroup>): number {
+  const stack: { open: number; runs: boolean; bar: boolean }[] = [];
+  let quote = "";
+  let j = open;
+  for (; j < text.length; j += 1) {
+    const c = text.charAt(j);
+    const top = stack[stack.length - 1];
+    if (top !== undefined && (c === "e" || c === "+")) top.runs = true;
+    if (quote === "'") {
+      if (c === "'") quote = "";
+    } else if (c === "\\") {
+      j += 1;
+    } else if (quote === '"' || quote === "$'") {
+      if (c === (quote === '"' ? '"' : "'")) quote = "";
+    } else if (c === "'" || c === '"') {
+      quote = text.charAt(j - 1) === "$" && c === "'" ? "$'" : c;
+    } else if (c === "(") {
+      stack.push({ open: j, runs: false, bar: false });
+    } else if (c === "|" && top !== undefined) {
+      top.bar = true;
+    } else if (c === ")" && top !== undefined) {
+      stack.pop();
+      const explicit = text.startsWith("#q", top.open + 1);
+      groups.set(top.open, { close: j, runs: top.runs, bar: top.bar, explicit });
+      const outer = stack[stack.length - 1];
+      if (outer !== undefined && top.runs) outer.runs = true;
+      if (outer === undefined) return j - open;
+    }
+  }
+  for (const group of stack) groups.set(group.open, { close: -1, runs: false, bar: false, explicit: false });
+  return j - open;
 }
 
 /** `NAME=`, `NAME+=` or `NAME[…]=` where a word starts, at the end. */

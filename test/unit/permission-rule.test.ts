@@ -1330,6 +1330,20 @@ describe("zsh's own ways to run a command", () => {
     expect(both("Bash(rm -rf *)", bash(command))).toEqual({ any: true, all: false });
   });
 
+  // Glob qualifiers the first reading let past (a review, session 38), checked against zsh 5.9.
+  it.each([
+    "ls /(e:'rm -rf /;(true)':)", // a `)` in the qualifier's quoted string
+    "ls $(echo /)(e:'rm -rf /':)", // glued to a substitution's end
+    "ls `echo /`(e:'rm -rf /':)",
+    "ls /(e:'rm -rf /':)\"\"", // empty quotes after it
+    `ls /(e:'rm -rf /':)${"''".repeat(8)}`,
+    "ls /(e:rm\\ -rf\\ ~:)", // a `~`, plain without extendedglob
+    "setopt extendedglob; ls /(#qe:rm\\ -rf\\ /\\|cat:)", // `#q` qualifiers may hold a `|`
+  ])("reads %j, a glob qualifier that runs code, as unreadable", (command) => {
+    expect(isUnreadableCommand(command)).toBe(true);
+    expect(isUnreadableCommand("f()(echo e); f")).toBe(false); // a function's body, glued
+  });
+
   it("still reads what bash users write", () => {
     for (const command of [
       "ls *.@(js|ts)",
