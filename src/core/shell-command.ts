@@ -1441,11 +1441,21 @@ function heredocBodies(s: ScanState): void {
   s.heredocs = [];
 }
 
-/** The `$(...)` and backtick commands in an expanding heredoc body, where quotes are plain text. */
+/**
+ * The `$(...)` and backtick commands in an expanding heredoc body, where quotes are plain text,
+ * and bash 5.3's `${ cmd; }` and `${| cmd; }`, which run there too (and in a quoted `${…}`'s word:
+ * `"${x:-${ rm -rf /; }}"`).
+ */
 function bodySubstitutions(body: string, into: Set<string>, doubt: Doubt & { opaque: boolean }): void {
   for (let i = 0; i < body.length; i += 1) {
     const c = body.charAt(i);
-    if (c === "\\") {
+    if (c === "$" && body.charAt(i + 1) === "{" && /[\s|]/.test(body.charAt(i + 2))) {
+      const end = closingBrace(body, i + 2, 0, doubt);
+      const inner = body.slice(i + 2, end);
+      if (end >= body.length || /(?:^|[\s;&|()<>])#/.test(inner) || inner.includes("<<")) doubt.unsure = true;
+      into.add(inner.startsWith("|") ? inner.slice(1) : inner);
+      i = end;
+    } else if (c === "\\") {
       if (body.charAt(i + 1) === "\n" && splitsToken(body, i, true)) doubt.unsure = doubt.opaque = true;
       i += 1;
     } else if (c === "`") {

@@ -1383,6 +1383,14 @@ describe("bash 5.3's command substitution in the current shell", () => {
     expect(both("Bash(echo *)", bash53(command)).all).toBe(false);
   });
 
+  // An expanding heredoc's body and a quoted `${…}`'s word run it too (a review, session 38).
+  it.each(["cat <<EOF\n$« rm -rf /; }\nEOF", 'echo "$«x:-$« rm -rf /; }}"', 'echo "$«x:-$«| rm -rf /; }}"'])(
+    "lets a deny rule see the rm in %j",
+    (command) => {
+      expect(both("Bash(rm -rf *)", bash53(command)).any).toBe(true);
+    },
+  );
+
   it("still reads a parameter expansion as one", () => {
     expect(both("Bash(rm -rf *)", bash53('echo "$«x:- rm -rf /}"')).any).toBe(false);
     expect(isUnreadableCommand('echo $«HOME} "$«x:-a b}" $«#arr[@]}'.replaceAll("$«", "$" + "{"))).toBe(
