@@ -5544,6 +5544,8 @@ function peelEnv(args: readonly Word[], at: number, out: Output): Peeled {
     const arg = word.text;
     // env takes any word with a `=` that is no option for NAME=value (`=x` too; after `--`, `-x=1`).
     const named = arg.includes("=") && (operands || !arg.startsWith("-"));
+    // zsh expands `=rm` to rm's path first, which env then runs (`env =rm -rf /`): unreadable.
+    if (named && EQUALS_PROGRAM.test(arg)) markUnreadable(out);
     if (named) {
       operands = true;
       assigned = true;

@@ -1326,6 +1326,8 @@ describe("zsh's own ways to run a command", () => {
   it.each([
     "{ true; } always { rm -rf /; }", // the `}` after a `;` ended the command before `always`
     "for ((i = 0; i < 1; i++)) rm -rf /", // the short form of an arithmetic for
+    "env =rm -rf /", // zsh expands `=rm` before env reads it as NAME=value
+    "env CI=1 =rm -rf /",
   ])("lets a deny rule see the rm in %j too, and no allow rule for rm approve it", (command) => {
     expect(both("Bash(rm -rf *)", bash(command))).toEqual({ any: true, all: false });
   });
