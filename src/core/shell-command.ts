@@ -5170,10 +5170,15 @@ function peel(args: readonly Word[], at: number, out: Output, prefix: boolean): 
   // `source <(curl …)` and `. /dev/stdin` run a script from a pipe, as `bash <(curl …)` does.
   if (first.text === "source" || first.text === ".") {
     // bash 5.3's `source -p PATH FILE` looks FILE up in PATH's directories (`-p /dev stdin` is
-    // /dev/stdin); a PATH that expands may be any.
-    const p = args[at + 1]?.text === "-p" ? args[at + 2] : undefined;
+    // /dev/stdin, and so is `-p/dev stdin`, as bash's builtins take an option's value glued); a
+    // PATH that expands may be any.
+    const option = args[at + 1];
+    const glued = option !== undefined && /^-p./.test(option.text);
+    const p =
+      option?.text === "-p" ? args[at + 2] : glued ? { ...option, text: option.text.slice(2) } : undefined;
     if (p !== undefined) {
-      const file = args[at + 3]?.text === "--" ? args[at + 4] : args[at + 3];
+      const fileAt = glued ? at + 2 : at + 3;
+      const file = args[fileAt]?.text === "--" ? args[fileAt + 1] : args[fileAt];
       if (p.kind !== "word" || mayExpand(p.text, p)) markUnreadable(out);
       else if (file !== undefined)
         for (const dir of p.text.split(":")) scriptFile({ ...file, text: `${dir || "."}/${file.text}` }, out);
