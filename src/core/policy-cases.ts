@@ -146,6 +146,11 @@ export interface Observed {
   readonly shadowed: readonly string[];
   /** A request error (an invalid event, ...): shown with a failed decision to explain it. */
   readonly error?: { readonly code: string; readonly message: string } | undefined;
+  /**
+   * Why the case's event cannot be the one meant: a name no client sends that no rule names
+   * either (a typo such as "PreToolUsee"), which no rule can apply to, so `none` would pass.
+   */
+  readonly unknownEvent?: string | undefined;
 }
 
 /** Every way the observed answer differs from the expectation; empty when the case passes. */
@@ -154,6 +159,7 @@ export function checkExpectation(expect: Expectation, observed: Observed): strin
   // An event the gateway cannot judge answers with a fail mode, which may look like the
   // expected decision; a test of an invalid event is never a pass.
   if (observed.error) failures.push(`event: not judged (${observed.error.code}: ${observed.error.message})`);
+  if (observed.unknownEvent !== undefined) failures.push(`event: ${observed.unknownEvent}`);
   if (observed.decision !== expect.decision) {
     failures.push(`decision: expected ${expect.decision}, got ${observed.decision}`);
   }
@@ -177,6 +183,11 @@ export function checkExpectation(expect: Expectation, observed: Observed): strin
   }
   if (expect.shadowed !== undefined && !sameSet(expect.shadowed, observed.shadowed)) {
     failures.push(`shadowed: expected ${list(expect.shadowed)}, got ${list(observed.shadowed)}`);
+  }
+  // Which rules answered, so a failure says where its decision, reason or context came from
+  // even when the case does not list them.
+  if (failures.length > 0 && expect.rules === undefined && observed.error === undefined) {
+    failures.push(`rules: applied ${list(observed.rules)}`);
   }
   return failures;
 }

@@ -171,6 +171,26 @@ describe("hookgate test", () => {
     expect((await runCli(["test", noAuth, noTeam])).code).toBe(0);
   });
 
+  it("fails a case whose event no client sends and no rule names, naming the event meant", async () => {
+    // A typo'd hook_event_name was taken for a client's newer event, no rule applied, and
+    // `expect: none` passed a case that tested nothing.
+    const cases = file("typo-event.json", {
+      team: "web",
+      cases: [
+        {
+          name: "typo",
+          event: { ...bash("rm -rf x"), hook_event_name: "PreToolUsee" },
+          expect: { decision: "none", rules: [] },
+        },
+      ],
+    });
+    const { code, stdout } = await runCli(["test", policy, cases]);
+    expect(stdout).toContain(
+      'FAIL  typo\n      event: "PreToolUsee" is not an event any supported client sends, and no rule names it: did you mean PreToolUse?',
+    );
+    expect(code).toBe(1);
+  });
+
   it("prints every failure of a case and exits 1", async () => {
     const cases = file("failing.json", {
       client: "claude-code",
@@ -191,6 +211,7 @@ describe("hookgate test", () => {
         "      decision: expected ask, got deny",
         '      reason: expected it to contain "nope", got "no rm"',
         "      context: expected added context, got none",
+        "      rules: applied [deny-rm]",
         `      at ${cases} $.cases[0]`,
         "FAIL  invalid event",
         "      event: not judged (EVENT_INVALID: tool_name is required)",

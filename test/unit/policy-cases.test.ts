@@ -171,7 +171,36 @@ describe("checkExpectation", () => {
       "shadowed: expected [run-tests-first], got none",
     ],
   ] satisfies [Expectation, Observed, string][])("fails on %j given %j", (expect_, seen, failure) => {
-    expect(checkExpectation(expect_, seen)).toEqual([failure]);
+    expect(checkExpectation(expect_, seen)[0]).toEqual(failure);
+  });
+
+  it("names the rules that applied when a case fails without listing them", () => {
+    expect(checkExpectation({ decision: "ask" }, observed())).toEqual([
+      "decision: expected ask, got deny",
+      "rules: applied [no-rm-root]",
+    ]);
+    expect(checkExpectation({ decision: "deny" }, observed({ decision: "none", rules: [] }))).toEqual([
+      "decision: expected deny, got none",
+      "rules: applied none",
+    ]);
+    // A case that lists its rules already says which differ; a passing case says nothing.
+    expect(checkExpectation({ decision: "ask", rules: ["no-rm-root"] }, observed())).toEqual([
+      "decision: expected ask, got deny",
+    ]);
+    expect(checkExpectation({ decision: "deny" }, observed())).toEqual([]);
+  });
+
+  it("fails an event no client sends and no rule names, which no rule could apply to", () => {
+    const failures = checkExpectation(
+      { decision: "none", rules: [] },
+      observed({
+        decision: "none",
+        reason: undefined,
+        rules: [],
+        unknownEvent: '"PreToolUsee" is not an event any supported client sends',
+      }),
+    );
+    expect(failures).toEqual(['event: "PreToolUsee" is not an event any supported client sends']);
   });
 
   it("fails an event the gateway could not judge, even when the fail mode looks like the expectation", () => {
