@@ -367,9 +367,11 @@ function toolsOf(rule: PermissionRule): readonly string[] | undefined {
 }
 
 /**
- * A rule after an enforcing `decide: deny` (or block) that has no condition but its `on`: that
- * rule denies every event this one matches, and a deny outranks every other decision, so this
- * rule's decision never reaches the client (and its prompt or forward is never run).
+ * A rule after an enforcing `decide: deny` (or block) that has no condition but its `on` and
+ * perhaps a matcher: that rule denies every event this one matches (with a matcher, every call
+ * of the tools this one names, by its `if` or its matcher), and a deny outranks every other
+ * decision, so this rule's decision never reaches the client (and its prompt or forward is never
+ * run).
  */
 function lintShadowedByDenyAll(
   rule: CompiledRule,
@@ -380,30 +382,60 @@ function lintShadowedByDenyAll(
   if (rule.mode !== "enforce" || rule.events === "*") return;
   if (kind !== "decide" && kind !== "prompt" && kind !== "forward") return;
   const events = rule.events;
+  const tools = toolsReached(rule);
   const shadow = denyAll.find(
     (d) =>
       d.index < rule.index &&
       events.every((e) => {
         const denies = d.action.kind === "decide" ? honouredDecision(e, d.action.decision) : undefined;
         return (d.events === "*" || d.events.includes(e)) && (denies === "deny" || denies === "block");
-      }),
+      }) &&
+      (d.matcher === undefined ||
+        (events.every((e) => TOOL_EVENTS.has(e) && eventReadsMatcher(e)) &&
+          tools !== undefined &&
+          tools.length > 0 &&
+          tools.every((tool) => d.matcher?.(tool) === true))),
   );
   if (!shadow) return;
   const what = kind === "decide" ? "decision can never apply" : `${kind} is never run`;
+  const scope =
+    shadow.matcher === undefined
+      ? `every ${events.join(" and ")} event`
+      : `every ${events.join(" and ")} call of ${tools?.join(", ")} (its matcher "${shadow.document.matcher}")`;
   warn(
     rule.path,
-    `is shadowed by rule "${shadow.id}" (${shadow.path}), which denies every ${events.join(" and ")} event with no other condition; this rule's ${what}`,
+    `is shadowed by rule "${shadow.id}" (${shadow.path}), which denies ${scope} with no other condition; this rule's ${what}`,
   );
 }
 
-/** Enforcing `decide: deny` (or block) rules with no condition but their `on`. */
+/**
+ * The tools a rule can apply to, when they can be listed: those its `if` names that its matcher
+ * lets through, or its matcher's exact names (`Bash`, `Write|Edit`); undefined for a rule that
+ * applies to any tool or to ones no list names (a regular expression, an MCP glob).
+ */
+function toolsReached(rule: CompiledRule): readonly string[] | undefined {
+  if (rule.ifRules) {
+    const named = new Set<string>();
+    for (const ifRule of rule.ifRules) {
+      const tools = toolsOf(ifRule);
+      if (tools === undefined) return undefined;
+      for (const tool of tools) named.add(tool);
+    }
+    return [...named].filter((tool) => rule.matcher === undefined || rule.matcher(tool));
+  }
+  const source = rule.document.matcher;
+  if (source === undefined || rule.matcher === undefined) return undefined;
+  const parts = source.split("|");
+  return parts.every((part) => /^[A-Za-z0-9_]+$/.test(part)) ? parts : undefined;
+}
+
+/** Enforcing `decide: deny` (or block) rules with no condition but their `on` and matcher. */
 function unconditionalDenies(policy: Policy): CompiledRule[] {
   return policy.rules.filter(
     (r) =>
       r.mode === "enforce" &&
       r.action.kind === "decide" &&
       (r.action.decision === "deny" || r.action.decision === "block") &&
-      r.matcher === undefined &&
       r.ifRules === undefined &&
       r.where.length === 0 &&
       r.teams === undefined,

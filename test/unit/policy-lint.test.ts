@@ -115,6 +115,43 @@ describe("lintPolicy: rules shadowed by an unconditional deny", () => {
     expect(warnings.filter((w) => w.includes("is shadowed by"))).toEqual([]);
   });
 
+  it("warns about a rule for calls a deny with only a matcher already denies", async () => {
+    // A team policy: "no Bash at all" first, then an ask on git push that can never be asked.
+    const warnings = await warningsFor([
+      { id: "no-bash", on: "PreToolUse", matcher: "Bash", decide: "deny", reason: "no shell" },
+      { id: "ask-push", on: "PreToolUse", if: "Bash(git push *)", decide: "ask" },
+      {
+        id: "ask-push-where",
+        on: "PreToolUse",
+        matcher: "Bash",
+        where: { "tool_input.command": { startsWith: "git push" } },
+        decide: "ask",
+      },
+    ]);
+    const shadowed = warnings.filter((w) => w.includes("is shadowed by"));
+    expect(shadowed).toEqual([
+      '$.rules[1]: is shadowed by rule "no-bash" ($.rules[0]), which denies every PreToolUse call of Bash (its matcher "Bash") with no other condition; this rule\'s decision can never apply',
+      '$.rules[2]: is shadowed by rule "no-bash" ($.rules[0]), which denies every PreToolUse call of Bash (its matcher "Bash") with no other condition; this rule\'s decision can never apply',
+    ]);
+  });
+
+  it.each([
+    ["a rule for any tool", { on: "PreToolUse", decide: "ask" }],
+    [
+      "a tool the matcher lets through and one it does not",
+      { on: "PreToolUse", matcher: "Bash|Read", decide: "ask" },
+    ],
+    ["an if naming another tool too", { on: "PreToolUse", if: ["Bash(ls)", "Read(./x)"], decide: "ask" }],
+    ["a regular-expression matcher", { on: "PreToolUse", matcher: "Ba.*", decide: "ask" }],
+    ["an event the deny does not cover", { on: "PermissionRequest", matcher: "Bash", decide: "deny" }],
+  ])("does not call %s shadowed by a deny with a matcher", async (_what, rule) => {
+    const warnings = await warningsFor([
+      { id: "no-bash", on: "PreToolUse", matcher: "Bash", decide: "deny" },
+      { id: "later", ...rule },
+    ]);
+    expect(warnings.filter((w) => w.includes("is shadowed by"))).toEqual([]);
+  });
+
   it("needs the deny to cover every event of the later rule, and to come first", async () => {
     const warnings = await warningsFor([
       { id: "ask", on: "PreToolUse", decide: "ask" },
