@@ -72,6 +72,7 @@ export function lintPolicy(policy: Policy, env?: EnvReader): PolicyIssue[] {
     lintMatcherCase(rule, warn);
     lintMatcherClientValues(rule, warn);
     lintWhereTypes(rule, warn);
+    lintWhereFields(rule, warn);
     lintIfTargets(rule, warn);
     lintShadowedByDenyAll(rule, denyAll, warn);
     lintWhereContradictions(rule, warn);
@@ -326,6 +327,47 @@ function lintWhereTypes(rule: CompiledRule, warn: (path: string, message: string
       `${JSON.stringify(condition)} is a ${typeof condition}; clients send ${field} as a ${type}, so this never holds: write ${JSON.stringify(String(condition) === "true")}`,
     );
   }
+}
+
+/**
+ * Fields only some events carry (events.ts), each with those events: a `where` that needs one
+ * never holds on another event, so the rule never applies there. Only Claude Code's names (which
+ * deepcode and deepagents v2 share) are judged; a legacy or unknown event's fields are not known.
+ */
+const EVENT_ONLY_FIELDS: Readonly<Record<string, ReadonlySet<string>>> = {
+  tool_name: TOOL_EVENTS,
+  tool_input: TOOL_EVENTS,
+  tool_use_id: TOOL_EVENTS,
+  stop_hook_active: new Set(["Stop", "SubagentStop"]),
+};
+
+function lintWhereFields(rule: CompiledRule, warn: (path: string, message: string) => void): void {
+  if (rule.events === "*") return;
+  const claudeCode = new Set<string>(CLAUDE_CODE_EVENTS);
+  for (const [key, condition] of Object.entries(rule.document.where ?? {})) {
+    const field = key.split(".")[0] ?? key;
+    const carriers = Object.hasOwn(EVENT_ONLY_FIELDS, field) ? EVENT_ONLY_FIELDS[field] : undefined;
+    if (carriers === undefined || !needsPresentValue(condition)) continue;
+    const without = rule.events.filter((e) => claudeCode.has(e) && !carriers.has(e));
+    if (without.length === 0) continue;
+    const all = without.length === rule.events.length;
+    warn(
+      `${rule.path}.where${jsonPath([key]).slice(1)}`,
+      `${without.join(" and ")} ${without.length > 1 ? "events carry" : "carries"} no "${field}" (${[...carriers].join(", ")} do), so this condition never holds there${all ? "; this rule can never apply" : ` and the rule never applies to ${without.length > 1 ? "them" : "it"}`}`,
+    );
+  }
+}
+
+/** Whether a `where` condition can hold only on a field that is present (not null). */
+function needsPresentValue(condition: unknown): boolean {
+  if (condition === null) return false;
+  if (typeof condition !== "object" || Array.isArray(condition)) return true;
+  const op = condition as WhereOperator;
+  if ("equals" in op) return op.equals !== null && op.equals !== undefined;
+  if (op.exists !== undefined) return op.exists;
+  if (op.in !== undefined) return !op.in.includes(null);
+  if (op.not !== undefined) return false;
+  return true;
 }
 
 /** A matcher that lets through no tool the rule's `if` names (`matcher: "Bash"`, `if: "Read(./.env)"`). */

@@ -171,6 +171,43 @@ describe("lintPolicy: rules shadowed by an unconditional deny", () => {
   });
 });
 
+describe("lintPolicy: where conditions on a field the event never carries", () => {
+  it("warns about a tool field on Stop, and stop_hook_active on a tool event", async () => {
+    const warnings = await warningsFor([
+      {
+        id: "stop-on-command",
+        on: "Stop",
+        where: { "tool_input.command": { regex: "test" }, stop_hook_active: false },
+        decide: "block",
+      },
+      {
+        id: "prompt-tool",
+        on: ["PreToolUse", "UserPromptSubmit"],
+        where: { tool_name: "Bash" },
+        context: "x",
+      },
+      { id: "loop", on: "PreToolUse", where: { stop_hook_active: false }, decide: "ask" },
+    ]);
+    expect(warnings.filter((w) => w.includes("carries no") || w.includes("carry no"))).toEqual([
+      '$.rules[0].where["tool_input.command"]: Stop carries no "tool_input" (PreToolUse, PostToolUse, PostToolUseFailure, PermissionRequest, PermissionDenied do), so this condition never holds there; this rule can never apply',
+      '$.rules[1].where.tool_name: UserPromptSubmit carries no "tool_name" (PreToolUse, PostToolUse, PostToolUseFailure, PermissionRequest, PermissionDenied do), so this condition never holds there and the rule never applies to it',
+      '$.rules[2].where.stop_hook_active: PreToolUse carries no "stop_hook_active" (Stop, SubagentStop do), so this condition never holds there; this rule can never apply',
+    ]);
+  });
+
+  it.each([
+    ["a tool field on a tool event", "PostToolUse", { "tool_input.file_path": { glob: "**/*.ts" } }],
+    ["a condition that holds when the field is absent", "Stop", { tool_name: { not: { equals: "Bash" } } }],
+    ["exists: false", "Stop", { tool_input: { exists: false } }],
+    ["an event hookgate does not know", "BeforeToolRun", { tool_name: "Bash" }],
+    ["a legacy deepagents event", "tool.use", { tool_name: "execute" }],
+    ["a field every event may carry", "Stop", { cwd: { startsWith: "/srv" } }],
+  ])("does not warn about %s", async (_what, on, where) => {
+    const warnings = await warningsFor([{ id: "r", on, where, context: "x" }]);
+    expect(warnings.filter((w) => w.includes("carries no") || w.includes("carry no"))).toEqual([]);
+  });
+});
+
 describe("lintPolicy: where conditions that contradict each other", () => {
   it.each([
     [
@@ -222,7 +259,7 @@ describe("lintPolicy: where conditions that contradict each other", () => {
       "equals null and exists: false",
       { tool_input: { equals: { x: null } }, "tool_input.x": { exists: false } },
     ],
-    ["independent paths", { cwd: "/srv", "tool_input.command": "ls", stop_hook_active: false }],
+    ["independent paths", { cwd: "/srv", "tool_input.command": "ls", permission_mode: "default" }],
     ["a not", { tool_input: { not: { exists: false } }, "tool_input.command": "ls" }],
     // The glob read as the rule reads it at run time: # and ! literal, a path normalised.
     [
