@@ -242,7 +242,10 @@ function lintIfTargets(rule: CompiledRule, warn: (path: string, message: string)
     const tool = target.kind === "tool" ? target.name : target.kind === "text" ? target.tool : undefined;
     if (tool === undefined) continue;
     const known = KNOWN_BY_LOWER.get(tool.toLowerCase());
-    if (known !== undefined && known !== tool) {
+    const sent = DEEPAGENTS_NATIVE_TOOLS.get(tool);
+    if (sent !== undefined) {
+      warn(at, nativeToolMessage(tool, sent));
+    } else if (known !== undefined && known !== tool) {
       warn(
         at,
         `"${ifRule.source}" names the tool "${tool}"; tool names are case-sensitive: did you mean ${known}?`,
@@ -271,6 +274,21 @@ function lintTeams(
   }
 }
 
+/**
+ * deepagents' own names for the tools its v2 hooks send under Claude Code's (clients.md §5.4:
+ * `hooks/tools.py`); `glob`, `grep` and `ls` differ from theirs in case only, which
+ * lintMatcherCase names. No client sends these on a tool event, only on the legacy route.
+ */
+const DEEPAGENTS_NATIVE_TOOLS: ReadonlyMap<string, string> = new Map([
+  ["execute", "Bash"],
+  ["write_file", "Write"],
+  ["edit_file", "Edit"],
+  ["read_file", "Read"],
+]);
+
+const nativeToolMessage = (name: string, sent: string) =>
+  `"${name}" is deepagents' own name for ${sent}, which its hooks send as "${sent}" on tool events (only its legacy tool.use carries "${name}"), so no client sends it here: write ${sent}`;
+
 /** A matcher's exact name in the wrong case (`bash`), as lintIfTargets says of an `if`'s tool. */
 function lintMatcherCase(rule: CompiledRule, warn: (path: string, message: string) => void): void {
   const source = rule.document.matcher;
@@ -279,8 +297,11 @@ function lintMatcherCase(rule: CompiledRule, warn: (path: string, message: strin
   if (!rule.events.every((event) => TOOL_EVENTS.has(event))) return;
   for (const part of source.split("|")) {
     const known = KNOWN_BY_LOWER.get(part.toLowerCase());
+    const sent = DEEPAGENTS_NATIVE_TOOLS.get(part);
     if (known !== undefined && known !== part && !rule.matcher(known))
       warn(`${rule.path}.matcher`, `"${part}" matches no tool "${known}": tool names are case-sensitive`);
+    else if (sent !== undefined && !rule.matcher(sent))
+      warn(`${rule.path}.matcher`, nativeToolMessage(part, sent));
   }
 }
 

@@ -1028,6 +1028,22 @@ describe("lintPolicy: rules a typo keeps from ever applying (a review, session 2
     ]);
   });
 
+  it("names deepagents' own tool names, which its hooks send under Claude Code's", async () => {
+    const native = (name: string, sent: string) =>
+      `"${name}" is deepagents' own name for ${sent}, which its hooks send as "${sent}" on tool events (only its legacy tool.use carries "${name}"), so no client sends it here: write ${sent}`;
+    const warnings = await warningsFor([
+      { id: "exec", on: "PreToolUse", matcher: "execute", decide: "deny" },
+      { id: "write", on: "PreToolUse", if: "write_file", decide: "deny" },
+      { id: "either", on: "PreToolUse", matcher: "execute|Bash", decide: "deny" },
+      // deepagents' web tools keep their own names, and a legacy event's matcher is no tool's.
+      { id: "web", on: "PreToolUse", matcher: "web_search|fetch_url", decide: "deny" },
+    ]);
+    expect(warnings.filter((w) => w.includes("deepagents' own name"))).toEqual([
+      `$.rules[0].matcher: ${native("execute", "Bash")}`,
+      `$.rules[1].if: ${native("write_file", "Write")}`,
+    ]);
+  });
+
   it("names a where literal of the wrong type for a field clients send as a boolean", async () => {
     const warnings = await warningsFor([
       { id: "s", on: "Stop", where: { stop_hook_active: "false" }, decide: "block", reason: "r" },
