@@ -444,6 +444,9 @@ function lintShadowedByDenyAll(
   const kind = rule.action.kind;
   if (rule.mode !== "enforce" || rule.events === "*") return;
   if (kind !== "decide" && kind !== "prompt" && kind !== "forward") return;
+  // A deny (or block) of its own is not outranked: its reason is joined to the other's and sent.
+  if (rule.action.kind === "decide" && (rule.action.decision === "deny" || rule.action.decision === "block"))
+    return;
   const events = rule.events;
   const tools = toolsReached(rule);
   const shadow = denyAll.find(

@@ -143,7 +143,9 @@ describe("lintPolicy: rules shadowed by an unconditional deny", () => {
     ],
     ["an if naming another tool too", { on: "PreToolUse", if: ["Bash(ls)", "Read(./x)"], decide: "ask" }],
     ["a regular-expression matcher", { on: "PreToolUse", matcher: "Ba.*", decide: "ask" }],
-    ["an event the deny does not cover", { on: "PermissionRequest", matcher: "Bash", decide: "deny" }],
+    ["an event the deny does not cover", { on: "PermissionRequest", matcher: "Bash", decide: "ask" }],
+    // Its reason is joined to the first deny's and sent (a team's "no rm -rf" under "no Bash").
+    ["a deny of its own", { on: "PreToolUse", if: "Bash(rm -rf *)", decide: "deny", reason: "no rm" }],
   ])("does not call %s shadowed by a deny with a matcher", async (_what, rule) => {
     const warnings = await warningsFor([
       { id: "no-bash", on: "PreToolUse", matcher: "Bash", decide: "deny" },
@@ -165,7 +167,16 @@ describe("lintPolicy: rules shadowed by an unconditional deny", () => {
   it("does not count a deny the event cannot honour (Notification)", async () => {
     const warnings = await warningsFor([
       { id: "deny-note", on: "Notification", decide: "deny" },
-      { id: "block-note", on: "Notification", decide: "block" },
+      { id: "allow-note", on: "Notification", decide: "allow" },
+    ]);
+    expect(warnings.filter((w) => w.includes("is shadowed by"))).toEqual([]);
+  });
+
+  it("does not call a later deny or block shadowed: its reason is joined and sent", async () => {
+    const warnings = await warningsFor([
+      { id: "freeze", on: ["PreToolUse", "Stop"], decide: "block", reason: "frozen" },
+      { id: "no-rm", on: "PreToolUse", if: "Bash(rm -rf *)", decide: "deny", reason: "no rm" },
+      { id: "tests", on: "Stop", where: { stop_hook_active: false }, decide: "block", reason: "run tests" },
     ]);
     expect(warnings.filter((w) => w.includes("is shadowed by"))).toEqual([]);
   });
