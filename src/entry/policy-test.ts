@@ -11,10 +11,11 @@ import { nodeSha256 } from "../adapters/hash/node-crypto.js";
 import { formatIssues, loadPolicyFile, readJsonText } from "../adapters/policy-source/file.js";
 import { createJudge } from "../app/replay.js";
 import { DEFAULT_TEAM, listTeams, teamsOf } from "../core/auth.js";
+import { closestName } from "../core/closest-name.js";
 import { errorMessage } from "../core/errors.js";
 import { closestEvent, isKnownEvent } from "../core/events.js";
 import { jsonProblem } from "../core/json-text.js";
-import type { PolicyIssue } from "../core/policy.js";
+import { jsonPath, type PolicyIssue } from "../core/policy.js";
 import {
   answerContext,
   type CasesDocument,
@@ -166,7 +167,9 @@ async function loadCases(file: string): Promise<{ cases: LoadedCase[]; problems:
   const problems: string[] = [];
   for (const [index, spec] of document.cases.entries()) {
     if (typeof spec.event !== "string") {
-      cases.push({ file, index, spec, document, body: encoded(caseBody(spec.event, spec.with)) });
+      const typo = misspeltOverlay(spec.event, spec.with, index);
+      if (typo !== undefined) problems.push(typo);
+      else cases.push({ file, index, spec, document, body: encoded(caseBody(spec.event, spec.with)) });
       continue;
     }
     const eventPath = resolve(dirname(file), spec.event);
@@ -195,6 +198,11 @@ async function loadCases(file: string): Promise<{ cases: LoadedCase[]; problems:
       problems.push(`${at}: ${eventPath} does not hold a JSON object, so "with" cannot be laid over it`);
       continue;
     }
+    const typo = misspeltOverlay(event as Record<string, unknown>, spec.with, index);
+    if (typo !== undefined) {
+      problems.push(typo);
+      continue;
+    }
     cases.push({
       file,
       index,
@@ -218,6 +226,25 @@ function unknownEvent(
   if (rules.some((rule) => rule.events !== "*" && rule.events.includes(name))) return undefined;
   const meant = closestEvent(name);
   return `"${name}" is not an event any supported client sends, and no rule names it${meant ? `: did you mean ${meant}?` : ""}`;
+}
+
+/**
+ * A `with` key the event lacks that is a near miss of one it has (`tool_inptu`): laid over the
+ * event it would add a field and leave the one meant as recorded, so the case would test the
+ * event unchanged. A key of four characters or fewer is taken as meant (few edits make any).
+ */
+function misspeltOverlay(
+  event: Readonly<Record<string, unknown>>,
+  overlay: Readonly<Record<string, unknown>> | undefined,
+  index: number,
+): string | undefined {
+  for (const key of Object.keys(overlay ?? {})) {
+    if (Object.hasOwn(event, key) || key.length <= 4) continue;
+    const meant = closestName(key, Object.keys(event));
+    if (meant !== undefined)
+      return `$.cases[${index}].with${jsonPath([key]).slice(1)}: the event has no "${key}" (it would be added, and ${meant} sent as recorded): did you mean ${meant}?`;
+  }
+  return undefined;
 }
 
 const encoded = (text: string) => new TextEncoder().encode(text);

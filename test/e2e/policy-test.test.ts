@@ -191,6 +191,34 @@ describe("hookgate test", () => {
     expect(code).toBe(1);
   });
 
+  it("refuses a with key that is a near miss of the event's own field, before running anything", async () => {
+    // "tool_inptu" was added beside tool_input, and the case tested the recorded "ls" unchanged.
+    const cases = file("typo-with.json", {
+      team: "web",
+      cases: [
+        {
+          name: "rm as web",
+          event: "events/ls.json",
+          with: { tool_inptu: { command: "rm -rf x" } },
+          expect: { decision: "none" },
+        },
+        {
+          name: "new field",
+          event: "events/ls.json",
+          with: { permission_mode: "plan" },
+          expect: { decision: "none" },
+        },
+      ],
+    });
+    const { code, stdout } = await runCli(["test", policy, cases]);
+    expect(stdout).toContain(
+      `${cases}: $.cases[0].with.tool_inptu: the event has no "tool_inptu" (it would be added, and tool_input sent as recorded): did you mean tool_input?`,
+    );
+    expect(stdout).toMatch(/^cases invalid \(1 problem\)$/m);
+    expect(stdout).not.toContain("PASS");
+    expect(code).toBe(1);
+  });
+
   it("prints every failure of a case and exits 1", async () => {
     const cases = file("failing.json", {
       client: "claude-code",
