@@ -70,6 +70,40 @@ function continued(socket: Socket): Promise<void> {
 
 const CONTINUE = "HTTP/1.1 100 Continue\r\n\r\n";
 
+/**
+ * Sends `head` (a request's headers, with `Expect: 100-continue`, and the start of its body) on a
+ * connection of its own, stops the gateway once it has read them (its 100 Continue), then sends
+ * `rest`. Gives what came back after the 100 Continue, once the gateway closed the connection,
+ * and the stop's exit code.
+ */
+async function sendAcrossStop(
+  server: Awaited<ReturnType<typeof startServerProcess>>,
+  head: string,
+  rest: string,
+): Promise<{ answer: string; code: number | null }> {
+  const socket = connect(Number(new URL(server.url).port), "127.0.0.1");
+  await new Promise((resolve) => socket.once("connect", resolve));
+  socket.on("error", () => undefined);
+  let answer = "";
+  socket.on("data", (chunk) => {
+    answer += chunk;
+  });
+  const closed = new Promise((resolve) => socket.once("close", resolve));
+  try {
+    const read = continued(socket);
+    socket.write(head);
+    await read;
+    const stopped = server.stop();
+    await server.waitForLine((l) => l.msg === "hookgate stopping");
+    socket.write(rest);
+    await closed;
+    expect(answer.startsWith(CONTINUE)).toBe(true);
+    return { answer: answer.slice(CONTINUE.length), code: await stopped };
+  } finally {
+    socket.destroy();
+  }
+}
+
 /** A request whose body never finishes, on its own connection. */
 async function stalledRequest(url: string): Promise<Socket> {
   const socket = connect(Number(new URL(url).port), "127.0.0.1");
@@ -442,35 +476,20 @@ describe("hookgate serve over its life", { timeout: 60_000 }, () => {
       cwd: "/p",
       hook_event_name: "Stop",
     });
-    const socket = connect(Number(new URL(server.url).port), "127.0.0.1");
-    await new Promise((resolve) => socket.once("connect", resolve));
-    socket.on("error", () => undefined);
-    let answer = "";
-    socket.on("data", (chunk) => {
-      answer += chunk;
-    });
-    const closed = new Promise((resolve) => socket.once("close", resolve));
-    const read = continued(socket);
     // Its headers and the body's first byte before the stop, the rest after it: a request in
     // progress on a keep-alive connection.
-    socket.write(
+    const { answer, code } = await sendAcrossStop(
+      server,
       `POST /v1/hooks/claude-code HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: ${body.length}\r\n\r\n${body[0]}`,
+      body.slice(1),
     );
-    await read;
-    const stopped = server.stop();
-    await server.waitForLine((l) => l.msg === "hookgate stopping");
-    socket.write(body.slice(1));
-    // Answered, and told that the connection ends, which the gateway then closes.
-    await closed;
-    expect(answer.startsWith(CONTINUE)).toBe(true);
-    answer = answer.slice(CONTINUE.length);
+    // Answered, and told that the connection ends, which the gateway then closed.
     expect(answer).toMatch(/^HTTP\/1\.1 200 /);
     expect(answer.toLowerCase()).toContain("\r\nconnection: close\r\n");
-    expect(await stopped).toBe(0);
+    expect(code).toBe(0);
     // It was not left open, idle, until the grace cut it.
     expect(server.lines.filter((l) => String(l.msg).startsWith("stopping:"))).toEqual([]);
     expect(server.lines.at(-1)).toMatchObject({ msg: "hookgate stopped" });
-    socket.destroy();
   });
 
   it("answers a request pipelined behind one in progress when it stops, ending the connection after the last", async () => {
@@ -485,36 +504,21 @@ describe("hookgate serve over its life", { timeout: 60_000 }, () => {
     });
     const request = (sent: string, expect = "") =>
       `POST /v1/hooks/claude-code HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n${expect}Content-Length: ${body.length}\r\n\r\n${sent}`;
-    const socket = connect(Number(new URL(server.url).port), "127.0.0.1");
-    await new Promise((resolve) => socket.once("connect", resolve));
-    socket.on("error", () => undefined);
-    let answer = "";
-    socket.on("data", (chunk) => {
-      answer += chunk;
-    });
-    const closed = new Promise((resolve) => socket.once("close", resolve));
     // The first request in progress when the stop begins; the second sent, pipelined, with the
     // rest of the first's body, before the first is answered.
-    const read = continued(socket);
-    socket.write(request(body[0] ?? "", "Expect: 100-continue\r\n"));
-    await read;
-    const stopped = server.stop();
-    await server.waitForLine((l) => l.msg === "hookgate stopping");
-    socket.write(`${body.slice(1)}${request(body)}`);
-    await closed;
+    const { answer, code } = await sendAcrossStop(
+      server,
+      request(body[0] ?? "", "Expect: 100-continue\r\n"),
+      `${body.slice(1)}${request(body)}`,
+    );
     // Both answered, in order; only the last says the connection ends. The first's answer
     // ended it, and the second, judged, went unanswered.
-    expect(answer.startsWith(CONTINUE)).toBe(true);
-    const heads = answer
-      .slice(CONTINUE.length)
-      .split(/(?=HTTP\/1\.1 \d{3} )/)
-      .map((part) => part.split("\r\n\r\n")[0]);
+    const heads = answer.split(/(?=HTTP\/1\.1 \d{3} )/).map((part) => part.split("\r\n\r\n")[0]);
     expect(heads.map((head) => head?.split("\r\n")[0])).toEqual(["HTTP/1.1 200 OK", "HTTP/1.1 200 OK"]);
     expect(heads[0]?.toLowerCase()).not.toContain("\r\nconnection: close");
     expect(heads[1]?.toLowerCase()).toContain("\r\nconnection: close");
-    expect(await stopped).toBe(0);
+    expect(code).toBe(0);
     expect(server.lines.filter((l) => String(l.msg).startsWith("stopping:"))).toEqual([]);
-    socket.destroy();
   });
 
   it("says when it starts to stop and when it has stopped, how long it may take and took", async () => {
