@@ -27,6 +27,7 @@ import {
   JOURNAL_DIR,
   type ToDeliveryThread,
 } from "./delivery-thread-host.js";
+import { openNamed } from "./open-named.js";
 
 /** How often the journal is read when no wake comes (a safety net: each turn that appends sends one). */
 const POLL_MS = 1000;
@@ -95,30 +96,34 @@ async function start(): Promise<void> {
   // rest of this thread loads (undici, the egress guard and the deliverer, a few hundred ms of
   // imports in a new isolate). Messages wait in the port until the handler below is attached.
   const queuePath = join(data.dataDir, "queue.sqlite");
-  const { queue, recovered, resumeAt } = namingQueue(queuePath, () => {
-    const opened = createSqliteQueue<DeliveryJob>({
-      path: queuePath,
-      // A job the queue dead-letters itself (a body that is not JSON) is told as the consumer's are.
-      onDeadLettered: (letter) =>
-        reportDeadLetter(
-          { logger, metrics },
-          { job: letter.id, sink: letter.group ?? "unknown", attempts: letter.attempts },
-          letter.reason,
-        ),
-      // Delays and leases are wall-clock times: a step back would have held them by the step.
-      onClockStep: (step) =>
-        logger.log(
-          "warn",
-          "the wall clock went back; the queue's delays and leases were moved back with it",
-          {
-            seconds: Math.round(step.byMs / 1000),
-            jobs: step.jobs,
-          },
-        ),
-    });
-    // Read before `ready`: a queue file damaged past its first pages fails here, not in its open.
-    return { queue: opened, recovered: opened.recoverLeases(), resumeAt: opened.intakePosition() };
-  });
+  const { queue, recovered, resumeAt } = openNamed(
+    queuePath,
+    (path) => {
+      const opened = createSqliteQueue<DeliveryJob>({
+        path,
+        // A job the queue dead-letters itself (a body that is not JSON) is told as the consumer's are.
+        onDeadLettered: (letter) =>
+          reportDeadLetter(
+            { logger, metrics },
+            { job: letter.id, sink: letter.group ?? "unknown", attempts: letter.attempts },
+            letter.reason,
+          ),
+        // Delays and leases are wall-clock times: a step back would have held them by the step.
+        onClockStep: (step) =>
+          logger.log(
+            "warn",
+            "the wall clock went back; the queue's delays and leases were moved back with it",
+            {
+              seconds: Math.round(step.byMs / 1000),
+              jobs: step.jobs,
+            },
+          ),
+      });
+      // Read before `ready`: a queue file damaged past its first pages fails here, not in its open.
+      return { queue: opened, recovered: opened.recoverLeases(), resumeAt: opened.intakePosition() };
+    },
+    "the SQLite queue",
+  );
   if (recovered > 0) logger.log("info", "took back jobs leased by the previous process", { jobs: recovered });
   // The consumer is poked as the rows are handed over, before their commit: its receive joins the
   // same commit, which leases them (sqlite.ts commits a turn's sends before its leases).
@@ -254,20 +259,6 @@ async function start(): Promise<void> {
   // What the previous process journaled, taken in after `serve` is ready: a long backlog never
   // holds up the start.
   void drain();
-}
-
-/**
- * The queue file's failures at start, naming it: SQLite's own message does not ("database disk
- * image is malformed"), and `serve` said to move "that file" aside without saying which one.
- */
-function namingQueue<T>(path: string, open: () => T): T {
-  try {
-    return open();
-  } catch (e) {
-    const reason = errorMessage(e);
-    if (reason.includes(path)) throw e;
-    throw new Error(`cannot open the SQLite queue at ${path}: ${reason}`, { cause: e });
-  }
 }
 
 start().catch((e) => {

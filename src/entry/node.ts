@@ -53,6 +53,7 @@ import {
 } from "./delivery-thread-host.js";
 import { makeDirectory } from "./make-directory.js";
 import { bodyDeadline, hookListener, loopbackHost, loopbackName, parserRefusals } from "./node-listener.js";
+import { openNamed } from "./open-named.js";
 
 export interface ServeOptions {
   readonly policyPath: string;
@@ -617,31 +618,36 @@ function runningPid(path: string): number | undefined {
   }
 }
 
-/** `open(path)`, its failure naming the file (SQLite's own message does not). */
-function openNamed<T>(path: string, open: (path: string) => T): T {
-  try {
-    return open(path);
-  } catch (e) {
-    throw new Error(`cannot open ${path}: ${errorMessage(e)}`, { cause: e });
-  }
-}
+const MOVE_ASIDE =
+  "move it aside and hookgate makes a new one (the jobs a damaged queue.sqlite held are lost), or pass another --data-dir";
+/**
+ * What to do about a data dir by what its failure says, the first that matches: a damaged file, or
+ * another in its place, is no matter of permissions, and a directory that is writable but whose
+ * writes fail needs room, not another directory.
+ */
+const DATA_DIR_FIXES: readonly (readonly [RegExp, string])[] = [
+  [
+    /not a database/,
+    `that file is not a SQLite database (damaged, or another file in its place): ${MOVE_ASIDE}`,
+  ],
+  [/malformed/, `that SQLite file is damaged: ${MOVE_ASIDE}`],
+  [
+    /database or disk is full|ENOSPC|EDQUOT/,
+    "the disk under it is full (or its user's quota): free some space and start again, or pass a --data-dir on another disk",
+  ],
+  [
+    /database is locked/,
+    "another process holds that file locked (a sqlite3 shell or a backup left in a transaction, a hookgate dlq command still running): let it finish or end it, and start again; on a network or VM-shared file system (NFS, WSL's /mnt/c, a Docker Desktop bind mount) SQLite's locks may not work: use a --data-dir on a local disk",
+  ],
+  [
+    /disk I\/O error|EFBIG/,
+    "a write in it failed: this process's file size limit (ulimit -f, systemd's LimitFSIZE=) may be reached, or its disk is full or failing, or it is a network or VM-shared file system SQLite cannot write to safely; raise the limit, free some space or use a --data-dir on a local disk, and start again",
+  ],
+];
 
 function dataDirError(dataDir: string, e: unknown): DataDirError {
   const why = errorMessage(e);
-  // A damaged file, or another in its place, is no matter of permissions.
-  const aside =
-    "move it aside and hookgate makes a new one (the jobs a damaged queue.sqlite held are lost), or pass another --data-dir";
-  // A directory that is writable but whose writes fail needs room, not another directory.
-  const fix = /not a database/.test(why)
-    ? `that file is not a SQLite database (damaged, or another file in its place): ${aside}`
-    : /malformed/.test(why)
-      ? `that SQLite file is damaged: ${aside}`
-      : /database or disk is full|ENOSPC|EDQUOT/.test(why)
-        ? "the disk under it is full (or its user's quota): free some space and start again, or pass a --data-dir on another disk"
-        : /database is locked/.test(why)
-          ? "another process holds that file locked (a sqlite3 shell or a backup left in a transaction, a hookgate dlq command still running): let it finish or end it, and start again; on a network or VM-shared file system (NFS, WSL's /mnt/c, a Docker Desktop bind mount) SQLite's locks may not work: use a --data-dir on a local disk"
-          : /disk I\/O error|EFBIG/.test(why)
-            ? "a write in it failed: this process's file size limit (ulimit -f, systemd's LimitFSIZE=) may be reached, or its disk is full or failing, or it is a network or VM-shared file system SQLite cannot write to safely; raise the limit, free some space or use a --data-dir on a local disk, and start again"
-            : "pass --data-dir with a writable directory";
+  const fix =
+    DATA_DIR_FIXES.find(([pattern]) => pattern.test(why))?.[1] ?? "pass --data-dir with a writable directory";
   return new DataDirError(`cannot use the data dir ${dataDir} (${why}); ${fix}`);
 }
