@@ -445,6 +445,8 @@ describe("the quick test before the shapes", () => {
     "?sig=",
     "&X-Amz-Signature=",
     "\n  token: ",
+    "\n  signingkey: ",
+    "glrt-",
     "hooks.slack.com/workflows/",
     "discord.com/api/v10/webhooks/1/",
     "AKIA",
@@ -517,6 +519,8 @@ describe("the quick test before the shapes", () => {
       "pypi-AgEIcHlwaS5vcmcCJDFkMmQ0YTk2LTExMjMtNGEzNC1hYmNkLWVmMDEy",
       "<password>abc</password>",
       '<add key="Password" value="abc"/>',
+      "signingkey: abcdef1",
+      "  masterkey: abcdef1",
     ];
     for (const sample of samples) expect(maskString(sample), sample).toContain(MASK);
   });
