@@ -177,7 +177,8 @@ export function clientDecision(
   return decision;
 }
 
-const STOP_EVENTS: ReadonlySet<string> = new Set(["Stop", "SubagentStop"]);
+/** The events that end a turn, whose body carries `stop_hook_active`. */
+export const STOP_EVENTS: ReadonlySet<string> = new Set(["Stop", "SubagentStop"]);
 
 /**
  * The decision an event can honour for a rule's `decide`, or undefined when the client has no

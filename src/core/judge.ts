@@ -4,7 +4,7 @@
  * its answer, and what that answer means for the event. Sending the request is the caller's.
  */
 import type { RuleEffect } from "./decision.js";
-import { honouredDecision } from "./event-capabilities.js";
+import { honouredDecision, STOP_EVENTS } from "./event-capabilities.js";
 import { isRecord } from "./json-object.js";
 import { maskString, scrubSecrets } from "./mask.js";
 import { err, ok, type Result } from "./result.js";
@@ -522,8 +522,6 @@ function verdictProblem(value: Readonly<Record<string, unknown>>): string | unde
     return 'has a non-boolean "impossible"';
   return undefined;
 }
-
-const STOP_EVENTS: ReadonlySet<string> = new Set(["Stop", "SubagentStop"]);
 
 /**
  * clients.md §7.4. `ok: true` is no opinion. `ok: false` is the rule's deny as the event can

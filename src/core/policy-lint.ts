@@ -18,11 +18,12 @@ import {
   DEEPCODE_NO_CONTEXT_EVENTS,
   honouredDecision,
   PERMISSION_EVENTS,
+  STOP_EVENTS,
 } from "./event-capabilities.js";
 import { CLAUDE_CODE_EVENTS, closestEvent, isKnownEvent, TOOL_EVENTS } from "./events.js";
 import { clientHeaderNames, headerVariables, invalidHeaderNames, invalidHeaderValues } from "./forward.js";
 import { DEFAULT_MODEL_URLS, promptPlaceholders } from "./judge.js";
-import { eventReadsMatcher } from "./matcher.js";
+import { eventReadsMatcher, exactMatcherNames } from "./matcher.js";
 import type { PermissionRule } from "./permission-rule.js";
 import { type CompiledRule, inlineHeaderSecret, jsonPath, type Policy, type PolicyIssue } from "./policy.js";
 import type { WhereOperator } from "./policy-schema.js";
@@ -350,6 +351,9 @@ function lintWhereTypes(rule: CompiledRule, warn: (path: string, message: string
   }
 }
 
+/** Claude Code's event names, whose fields EVENT_ONLY_FIELDS knows. */
+const CLAUDE_CODE_EVENT_SET: ReadonlySet<string> = new Set(CLAUDE_CODE_EVENTS);
+
 /**
  * Fields only some events carry (events.ts), each with those events: a `where` that needs one
  * never holds on another event, so the rule never applies there. Only Claude Code's names (which
@@ -359,17 +363,16 @@ const EVENT_ONLY_FIELDS: Readonly<Record<string, ReadonlySet<string>>> = {
   tool_name: TOOL_EVENTS,
   tool_input: TOOL_EVENTS,
   tool_use_id: TOOL_EVENTS,
-  stop_hook_active: new Set(["Stop", "SubagentStop"]),
+  stop_hook_active: STOP_EVENTS,
 };
 
 function lintWhereFields(rule: CompiledRule, warn: (path: string, message: string) => void): void {
   if (rule.events === "*") return;
-  const claudeCode = new Set<string>(CLAUDE_CODE_EVENTS);
   for (const [key, condition] of Object.entries(rule.document.where ?? {})) {
     const field = key.split(".")[0] ?? key;
     const carriers = Object.hasOwn(EVENT_ONLY_FIELDS, field) ? EVENT_ONLY_FIELDS[field] : undefined;
     if (carriers === undefined || !needsPresentValue(condition)) continue;
-    const without = rule.events.filter((e) => claudeCode.has(e) && !carriers.has(e));
+    const without = rule.events.filter((e) => CLAUDE_CODE_EVENT_SET.has(e) && !carriers.has(e));
     if (without.length === 0) continue;
     const all = without.length === rule.events.length;
     warn(
@@ -397,13 +400,8 @@ function lintMatcherAgainstIf(rule: CompiledRule, warn: (path: string, message: 
   if (!matcher || !rule.ifRules) return;
   const events = rule.events === "*" ? [...TOOL_EVENTS] : rule.events.filter((e) => TOOL_EVENTS.has(e));
   if (events.length === 0 || !events.every(eventReadsMatcher)) return;
-  const tools = new Set<string>();
-  for (const ifRule of rule.ifRules) {
-    const named = toolsOf(ifRule);
-    if (named === undefined) return;
-    for (const tool of named) tools.add(tool);
-  }
-  if ([...tools].some((tool) => matcher(tool))) return;
+  const tools = ifTools(rule.ifRules);
+  if (tools === undefined || [...tools].some((tool) => matcher(tool))) return;
   warn(
     `${rule.path}.if`,
     `names only ${[...tools].join(", ")}, and the matcher "${rule.document.matcher}" lets none of them through; this rule can never apply`,
@@ -481,18 +479,22 @@ function lintShadowedByDenyAll(
  */
 function toolsReached(rule: CompiledRule): readonly string[] | undefined {
   if (rule.ifRules) {
-    const named = new Set<string>();
-    for (const ifRule of rule.ifRules) {
-      const tools = toolsOf(ifRule);
-      if (tools === undefined) return undefined;
-      for (const tool of tools) named.add(tool);
-    }
-    return [...named].filter((tool) => rule.matcher === undefined || rule.matcher(tool));
+    const named = ifTools(rule.ifRules);
+    return named && [...named].filter((tool) => rule.matcher === undefined || rule.matcher(tool));
   }
-  const source = rule.document.matcher;
-  if (source === undefined || rule.matcher === undefined) return undefined;
-  const parts = source.split("|");
-  return parts.every((part) => /^[A-Za-z0-9_]+$/.test(part)) ? parts : undefined;
+  const names = rule.matcher === undefined ? undefined : exactMatcherNames(rule.document.matcher);
+  return names && [...names];
+}
+
+/** Every tool a rule's `if` patterns name, or undefined when one names none in particular. */
+function ifTools(ifRules: readonly PermissionRule[]): ReadonlySet<string> | undefined {
+  const tools = new Set<string>();
+  for (const ifRule of ifRules) {
+    const named = toolsOf(ifRule);
+    if (named === undefined) return undefined;
+    for (const tool of named) tools.add(tool);
+  }
+  return tools;
 }
 
 /** Enforcing `decide: deny` (or block) rules with no condition but their `on` and matcher. */

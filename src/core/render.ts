@@ -4,7 +4,12 @@
  * lets the action through while deepcode blocks on it.
  */
 import type { Decision } from "./decision.js";
-import { carriesContext, DEEPCODE_BLOCK_AS_CONTEXT, honouredDecision } from "./event-capabilities.js";
+import {
+  carriesContext,
+  DEEPCODE_BLOCK_AS_CONTEXT,
+  honouredDecision,
+  STOP_EVENTS,
+} from "./event-capabilities.js";
 import type { Dialect } from "./hook-event.js";
 import type { DecisionKind, FailMode } from "./policy-schema.js";
 import { capString, largestFitting, longestString, utf8Length } from "./truncate.js";
@@ -17,7 +22,6 @@ export interface Answer {
 }
 
 const EMPTY: Answer = { status: 200, contentType: undefined, body: "" };
-const STOP_EVENTS: ReadonlySet<string> = new Set(["Stop", "SubagentStop"]);
 
 const json = (value: Record<string, unknown>): Answer => ({
   status: 200,
