@@ -745,8 +745,7 @@ function parameter(s: ScanState): void {
   // `{`) or `${| cmd; }`, in double quotes too: its body is a script, read as `$(…)`'s is. To bash
   // 5.2 and earlier it is a bad substitution, and runs nothing.
   if (/^[\s|]/.test(inner)) {
-    if (/(?:^|[\s;&|()<>])#/.test(inner) || inner.includes("<<")) s.unsure = true;
-    s.substitutions.add(inner.startsWith("|") ? inner.slice(1) : inner);
+    addBraceCommand(inner, s.substitutions, s);
     return;
   }
   // Inside double quotes its quotes are plain characters to bash (`"${x:-'$(rm -rf /)'}"` runs
@@ -761,7 +760,7 @@ function parameter(s: ScanState): void {
   }
   // Unquoted, a `#` after a blank or a `<<` in it is a comment or a heredoc only to the script
   // reading below.
-  if (/(?:^|[\s;&|()<>])#/.test(inner) || inner.includes("<<")) s.unsure = true;
+  if (SCRIPT_DOUBT.test(inner)) s.unsure = true;
   // Its text, read as a script of its own, yields the `$(…)`, backquotes and `<(…)` it runs,
   // with its quotes read as quotes (`${x:-'$(' $(rm -rf /) ')'}`).
   // After `:`, so that its first word is no command (`${arr[$((i+1))]}`).
@@ -1441,6 +1440,18 @@ function heredocBodies(s: ScanState): void {
   s.heredocs = [];
 }
 
+/** A `#` after a blank (a comment) or a `<<` (a heredoc) in a script read out of its context. */
+const SCRIPT_DOUBT = /(?:^|[\s;&|()<>])#|<</;
+
+/**
+ * bash 5.3's `${ cmd; }` or `${| cmd; }`, `inner` its text after the `{`: its body is a script,
+ * added to `into` to be read as `$(…)`'s is, where a comment or heredoc in it is unsure.
+ */
+function addBraceCommand(inner: string, into: Set<string>, doubt: Doubt): void {
+  if (SCRIPT_DOUBT.test(inner)) doubt.unsure = true;
+  into.add(inner.startsWith("|") ? inner.slice(1) : inner);
+}
+
 /**
  * The `$(...)` and backtick commands in an expanding heredoc body, where quotes are plain text,
  * and bash 5.3's `${ cmd; }` and `${| cmd; }`, which run there too (and in a quoted `${…}`'s word:
@@ -1452,8 +1463,8 @@ function bodySubstitutions(body: string, into: Set<string>, doubt: Doubt & { opa
     if (c === "$" && body.charAt(i + 1) === "{" && /[\s|]/.test(body.charAt(i + 2))) {
       const end = closingBrace(body, i + 2, 0, doubt);
       const inner = body.slice(i + 2, end);
-      if (end >= body.length || /(?:^|[\s;&|()<>])#/.test(inner) || inner.includes("<<")) doubt.unsure = true;
-      into.add(inner.startsWith("|") ? inner.slice(1) : inner);
+      if (end >= body.length) doubt.unsure = true;
+      addBraceCommand(inner, into, doubt);
       i = end;
     } else if (c === "\\") {
       if (body.charAt(i + 1) === "\n" && splitsToken(body, i, true)) doubt.unsure = doubt.opaque = true;
@@ -2739,9 +2750,7 @@ function expand(
   // run bash for `BASH`) or by its Windows file's (`bash.exe`): what it runs is checked by
   // deny-style rules as well, read as the bare, lower-case name's would be. Allow rules read the
   // name as written.
-  const bare = windowsName(
-    first.text.slice(first.text.lastIndexOf("/") + 1).replace(EQUALS_PROGRAM_START, ""),
-  );
+  const bare = windowsName(withoutEquals(first.text.slice(first.text.lastIndexOf("/") + 1)));
   const other = bare !== name && (runsOtherCommands(bare) || readsWhatItRuns(bare));
   if (other && depth >= MAX_DEPTH) markUnreadable(out);
   else if (other) {
@@ -5093,8 +5102,8 @@ function zshRest(args: readonly Word[], at: number): number | undefined {
 
 /** A zsh `=NAME` word (`=rm`), which zsh expands to the program's path. */
 const EQUALS_PROGRAM = /^=[^=/\s]+$/;
-/** The `=` of such a word: zsh's `=bash -c …` and `=sudo rm …` run what bash's and sudo's do. */
-const EQUALS_PROGRAM_START = /^=(?=[^=/\s]+$)/;
+/** Such a word without its `=`: zsh's `=bash -c …` and `=sudo rm …` run what bash's and sudo's do. */
+const withoutEquals = (word: string): string => (EQUALS_PROGRAM.test(word) ? word.slice(1) : word);
 
 /**
  * `/usr/bin/rm -rf /` (or `../bin/rm`, `~/bin/rm`) with its command reduced to `rm`, or
