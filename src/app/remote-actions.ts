@@ -96,8 +96,8 @@ export interface RemoteActions {
 const VOLATILE_KEYS = new Set(["session_id", "transcript_path", "prompt_id", "tool_use_id", "agent_id"]);
 const MAX_CACHE_ENTRIES = 10_000;
 /**
- * The most characters of verdict reasons the cache holds (16 MiB), the oldest verdicts dropped
- * first past it, as past MAX_CACHE_ENTRIES. A reason is as long as the model makes it (a server
+ * The most characters of verdict reasons the cache holds (8 Mi, 16 MiB as UTF-16), the oldest
+ * verdicts dropped first past it, as past MAX_CACHE_ENTRIES. A reason is as long as the model makes it (a server
  * that ignores the output limit, an event that asks for a long one): 10,000 of up to the 1 MiB an
  * answer may be held gigabytes. Usual reasons, a sentence each, never come near it.
  */
