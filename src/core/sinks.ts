@@ -14,6 +14,7 @@ import { maskString, scrubSecrets } from "./mask.js";
 import type { HmacSha256 } from "./ports.js";
 import { readWebhookKey } from "./secret-ref.js";
 import {
+  capString,
   capStrings,
   largestFitting,
   longestString,
@@ -101,6 +102,8 @@ export const WEBHOOK_MAX_BYTES = 64 * 1024;
 /** GitHub wants the whole dispatch JSON under 64 KB; kept a margin below it. */
 export const GITHUB_MAX_BYTES = 60_000;
 const GITHUB_EVENT_TYPE_MAX = 100;
+/** A session id is kept whole in a dispatch up to this length (a real one is a 36-character UUID). */
+const GITHUB_SESSION_ID_MAX = 1000;
 
 /** Slack Block Kit limits (api.slack.com/reference/block-kit/blocks) and our own budget per piece. */
 export const SLACK_LIMITS = {
@@ -245,6 +248,10 @@ async function webhookRequest(
       return JSON.stringify({ type, timestamp, data });
     },
     WEBHOOK_MAX_BYTES,
+    (value) => {
+      const { event, args, ...rest } = value as typeof free;
+      return { ...rest, event: asJsonText(event), args: args === undefined ? undefined : asJsonText(args) };
+    },
   );
   const seconds = Math.floor(attemptAt / 1000);
   const headers: Record<string, string> = {
@@ -264,24 +271,37 @@ function githubDispatchRequest(
   const sessionId = sessionIdOf(n.event);
   const cwd = stringAt(n.event, "cwd");
   const tool = toolPayload(n);
-  // At most 10 top-level keys (GitHub's limit): these are exactly the 10 we may send.
-  const payload: Record<string, unknown> = {
-    id: n.id,
-    team: n.team,
-    client: n.client,
-    event: n.eventName,
-    decision: n.decision,
-    ...(n.reason !== undefined ? { reason: n.reason } : {}),
-    rule: n.ruleId,
-    ...(sessionId !== undefined ? { session_id: sessionId } : {}),
-    ...(cwd !== undefined ? { cwd } : {}),
-    ...(tool !== undefined ? { tool } : {}),
-  };
+  // Only the free text is cut to fit (the reason, the cwd, the tool's name and input): the ids a
+  // workflow keys on (the event id, the session id, team, rule) stay whole, as the webhook's do. A
+  // session id is the agent's text, so it is capped on its own at a length no real one reaches.
+  const free = { reason: n.reason, cwd, tool };
+  const session = sessionId === undefined ? undefined : capString(sessionId, GITHUB_SESSION_ID_MAX);
   const eventType = cutPlain(sink.eventType, GITHUB_EVENT_TYPE_MAX);
   const body = fitJson(
-    payload,
-    (clientPayload) => JSON.stringify({ event_type: eventType, client_payload: clientPayload }),
+    free,
+    (fitted) => {
+      const { reason, cwd: shownCwd, tool: shownTool } = fitted as typeof free;
+      // At most 10 top-level keys (GitHub's limit): these are exactly the 10 we may send.
+      const clientPayload: Record<string, unknown> = {
+        id: n.id,
+        team: n.team,
+        client: n.client,
+        event: n.eventName,
+        decision: n.decision,
+        ...(reason !== undefined ? { reason } : {}),
+        rule: n.ruleId,
+        ...(session !== undefined ? { session_id: session } : {}),
+        ...(shownCwd !== undefined ? { cwd: shownCwd } : {}),
+        ...(shownTool !== undefined ? { tool: shownTool } : {}),
+      };
+      return JSON.stringify({ event_type: eventType, client_payload: clientPayload });
+    },
     GITHUB_MAX_BYTES,
+    (value) => {
+      const fitted = value as typeof free;
+      const input = fitted.tool?.input;
+      return input === undefined ? fitted : { ...fitted, tool: { ...fitted.tool, input: asJsonText(input) } };
+    },
   );
   return {
     url: deliveryUrl(sink),
@@ -314,17 +334,34 @@ function toolPayload(n: Notification): Record<string, unknown> | undefined {
  * Serialises `value` with `serialize`; when the result is over `maxBytes` (UTF-8), every string
  * inside `value` longer than some length L is cut to L characters plus TRUNCATION_MARKER, with L
  * the largest length that fits (binary search), so the longest strings are cut first and nothing
- * is dropped. When even L = 0 does not fit (huge structures of short values), that smallest
- * version is returned and the receiver decides.
+ * is dropped. When even L = 0 does not fit (a tool input of thousands of keys or numbers), the
+ * structures `asText` names become their JSON text under the key `truncated`, cut the same way
+ * (as core/delivery.ts `fitDeliveryJob` does for a queue's limit): a body over the limit would be
+ * refused by GitHub (422) and lose the whole notification.
  */
-function fitJson(value: unknown, serialize: (value: unknown) => string, maxBytes: number): string {
+function fitJson(
+  value: unknown,
+  serialize: (value: unknown) => string,
+  maxBytes: number,
+  asText?: (value: unknown) => unknown,
+): string {
   const fits = (text: string) => utf8Length(text) <= maxBytes;
-  const capped = (length: number) => serialize(capStrings(value, length));
   const whole = serialize(value);
   if (fits(whole)) return whole;
-  const smallest = capped(0);
-  if (!fits(smallest)) return smallest;
-  return capped(largestFitting(longestString(value), (length) => fits(capped(length))));
+  const cutToFit = (candidate: unknown): string | undefined => {
+    const capped = (length: number) => serialize(capStrings(candidate, length));
+    if (!fits(capped(0))) return undefined;
+    return capped(largestFitting(longestString(candidate), (length) => fits(capped(length))));
+  };
+  const fitted = cutToFit(value);
+  if (fitted !== undefined || asText === undefined) return fitted ?? serialize(capStrings(value, 0));
+  const flat = asText(value);
+  return cutToFit(flat) ?? serialize(capStrings(flat, 0));
+}
+
+/** A structure as its JSON text, for fitJson's last resort. */
+function asJsonText(value: unknown): { truncated: string } {
+  return { truncated: JSON.stringify(value) ?? "" };
 }
 
 function cutPlain(text: string, max: number): string {

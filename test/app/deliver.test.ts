@@ -8,6 +8,7 @@ import { createUndiciEgress } from "../../src/adapters/egress/undici.js";
 import { createDeliverer, type DeliveryOutcome } from "../../src/app/deliver.js";
 import { createNotification, type DeliveryJob, MAX_HOLDS, retryDelayMs } from "../../src/core/delivery.js";
 import { parseHookEvent } from "../../src/core/events.js";
+import { TRUNCATION_MARKER } from "../../src/core/sinks.js";
 import { type LoopbackServer, loopbackServer } from "../support/loopback.js";
 import { policyFrom } from "../support/policy.js";
 
@@ -658,5 +659,128 @@ describe("retryDelayMs", () => {
     expect(retryDelayMs(1, schedule, 0.999_999)).toBe(6_000);
     expect(retryDelayMs(2, schedule, 0)).toBe(240_000);
     expect(retryDelayMs(3, schedule, 0.5)).toBeUndefined();
+  });
+});
+
+/**
+ * A loopback server that reads a dispatch as GitHub's `POST /repos/{owner}/{repo}/dispatches`
+ * does: a User-Agent is required (403 without one), `event_type` is 1 to 100 characters and
+ * `client_payload` an object of at most 10 top-level keys whose JSON is under 64 KB (422
+ * otherwise); 204 with no body when it is taken.
+ */
+describe("deliver to a GitHub repository_dispatch endpoint", () => {
+  let github: LoopbackServer;
+  beforeAll(async () => {
+    github = await loopbackServer((req, res) => {
+      const refuse = (status: number, message: string) =>
+        res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify({ message }));
+      if (req.method !== "POST" || !/^\/repos\/[\w.-]+\/[\w.-]+\/dispatches$/.test(req.url))
+        return refuse(404, "Not Found");
+      if (!req.headers["user-agent"]) return refuse(403, "Request forbidden by administrative rules.");
+      let body: { event_type?: unknown; client_payload?: unknown };
+      try {
+        body = JSON.parse(req.body);
+      } catch {
+        return refuse(400, "Problems parsing JSON");
+      }
+      const { event_type: eventType, client_payload: payload } = body;
+      if (typeof eventType !== "string" || eventType.length < 1 || [...eventType].length > 100)
+        return refuse(422, "Invalid request.\n\nevent_type is too long (maximum is 100 characters).");
+      if (payload === null || typeof payload !== "object" || Array.isArray(payload))
+        return refuse(422, "Invalid request.\n\nclient_payload is not an object.");
+      if (Object.keys(payload).length > 10)
+        return refuse(
+          422,
+          "Invalid request.\n\nNo more than 10 properties are allowed; client_payload has more.",
+        );
+      if (Buffer.byteLength(JSON.stringify(payload)) >= 64 * 1024)
+        return refuse(422, "Invalid request.\n\nclient_payload is too large.");
+      return res.writeHead(204).end();
+    });
+  });
+  afterAll(() => github.close());
+
+  const sessionId = "1911b193-68cb-487c-97dc-b165bef0f45d";
+  async function dispatch(toolInput: Record<string, unknown>): Promise<{
+    outcome: DeliveryOutcome;
+    payload: Record<string, unknown> | undefined;
+  }> {
+    const parsed = parseHookEvent({
+      session_id: sessionId,
+      transcript_path: "/t",
+      cwd: "/home/dev/proj",
+      hook_event_name: "PreToolUse",
+      tool_name: "mcp__db__insert_rows",
+      tool_input: toolInput,
+    });
+    if (!parsed.ok) throw new Error(parsed.error.message);
+    const eventId = "evt_021b1224-2a12-415e-8bab-df46f3926345";
+    const policy = await policyFrom({
+      version: 1,
+      rules: [],
+      egress: { allowCidrs: ["127.0.0.1/32"] },
+      sinks: {
+        ci: {
+          type: "github-dispatch",
+          repo: "org/app",
+          eventType: "agent-tool",
+          token: "t0ken-value",
+          url: github.url,
+        },
+      },
+    });
+    const egress = createUndiciEgress({ policy: () => policy.egress });
+    const deliverer = createDeliverer({
+      policy: () => policy,
+      egress: egress.send,
+      env: () => undefined,
+      clock: { now: Date.now, monotonic: () => performance.now() },
+      random: () => 0.5,
+    });
+    const before = github.received.length;
+    try {
+      const outcome = await deliverer.deliver(
+        {
+          id: `${eventId}.ci`,
+          sink: "ci",
+          notification: createNotification(eventId, 0, parsed.value, {
+            team: "platform",
+            decision: "deny",
+            reason: "Writing to the production database is never allowed",
+            ruleId: "no-prod-writes",
+          }),
+        },
+        1,
+      );
+      const sent = github.received.slice(before).at(-1);
+      return { outcome, payload: sent && JSON.parse(sent.body).client_payload };
+    } finally {
+      await egress.close();
+    }
+  }
+
+  it("delivers a tool input of thousands of numbers within GitHub's 64 KB, as cut JSON text, rather than a 422 and a dead letter", async () => {
+    // Cutting strings alone could not bring it under the limit: the body went out at 100 KB and
+    // GitHub refused it, so the whole notification was dead-lettered.
+    const rows = Array.from({ length: 20_000 }, (_, i) => i);
+    const { outcome, payload } = await dispatch({ table: "orders", rows });
+    expect(outcome).toEqual({ kind: "ack" });
+    const tool = payload?.tool as { name: string; input: { truncated: string } };
+    expect(tool.name).toBe("mcp__db__insert_rows");
+    expect(tool.input.truncated.startsWith('{"table":"orders","rows":[0,1,2,')).toBe(true);
+    expect(tool.input.truncated.endsWith(TRUNCATION_MARKER)).toBe(true);
+    expect(payload?.session_id).toBe(sessionId);
+  });
+
+  it("keeps the event id and the session id whole when it cuts the payload's strings to fit", async () => {
+    // Every string was cut to the same length, ids included: a workflow got `evt…[truncated by
+    // hookgate]` and could neither drop a repeated dispatch nor find the session.
+    const input = Object.fromEntries(Array.from({ length: 1500 }, (_, i) => [`column_${i}`, "v".repeat(60)]));
+    const { outcome, payload } = await dispatch(input);
+    expect(outcome).toEqual({ kind: "ack" });
+    expect(payload?.id).toBe("evt_021b1224-2a12-415e-8bab-df46f3926345");
+    expect(payload?.session_id).toBe(sessionId);
+    expect(payload?.rule).toBe("no-prod-writes");
+    expect(JSON.stringify(payload)).toContain(TRUNCATION_MARKER);
   });
 });

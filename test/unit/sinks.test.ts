@@ -530,6 +530,19 @@ describe("buildSinkRequest: webhook", () => {
     expect(data.correlation.toolId).toBe(toolId);
   });
 
+  it("sends an event too big even with every string cut as its cut JSON text, within 64 KB", async () => {
+    // Thousands of numbers have no string to cut: the body went out at 100 KB, past the bound.
+    const rows = Array.from({ length: 20_000 }, (_, i) => i);
+    const n = notification({ event: { ...notification().event, tool_input: { rows } } });
+    const request = await buildSinkRequest(sink, n, attemptAt);
+    expect(utf8(request.body)).toBeLessThanOrEqual(WEBHOOK_MAX_BYTES);
+    const data = JSON.parse(request.body).data;
+    expect(Object.keys(data.event)).toEqual(["truncated"]);
+    expect(data.event.truncated.startsWith(JSON.stringify(n.event).slice(0, 40))).toBe(true);
+    expect(data.event.truncated.endsWith(TRUNCATION_MARKER)).toBe(true);
+    expect(data.rule).toBe(n.ruleId);
+  });
+
   it("leaves a body under 64 KB alone", async () => {
     const big = notification({ event: { ...notification().event, transcript: "x".repeat(30_000) } });
     const request = await buildSinkRequest(sink, big, attemptAt);
