@@ -172,7 +172,10 @@ export const SinkSchema = z.discriminatedUnion("type", [
   z.strictObject({
     type: z.literal("github-dispatch"),
     repo: z.string().check(z.regex(/^[\w.-]+\/[\w.-]+$/, "must be owner/name")),
-    eventType: nonEmpty(),
+    // GitHub refuses a longer event_type (422); one cut to fit would match no workflow's `types`.
+    eventType: nonEmpty().check(
+      z.maxLength(100, "must be at most 100 characters, GitHub's limit for a repository_dispatch event_type"),
+    ),
     token: nonEmpty(),
     url: z.optional(nonEmpty()),
     retryScheduleSeconds: retrySchedule(),

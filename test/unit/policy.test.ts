@@ -583,6 +583,18 @@ describe("schema messages that say what to fix (a hunt)", () => {
     ).toEqual(["$.rules[0].where.x.regex: must be a string, not 5"]);
   });
 
+  it("refuses a GitHub event type longer than GitHub takes, rather than cut it to one no workflow listens for", async () => {
+    // It was cut to 100 characters when sent: GitHub answered 204, and the workflow whose
+    // `types` named the whole event type never ran, with nothing in any log.
+    const sink = { type: "github-dispatch", repo: "acme/app", token: "env:GITHUB_TOKEN" };
+    expect(await messagesOf({ sinks: { ci: { ...sink, eventType: "e".repeat(101) } } })).toEqual([
+      "$.sinks.ci.eventType: must be at most 100 characters, GitHub's limit for a repository_dispatch event_type",
+    ]);
+    await expect(
+      policyFrom({ version: 1, rules: [], sinks: { ci: { ...sink, eventType: "e".repeat(100) } } }),
+    ).resolves.toBeDefined();
+  });
+
   it("says what a value of the wrong type must be, and what to write when it is the right value quoted or unlisted", async () => {
     // A hunt of the messages: these read "expected number", "expected int", "expected array",
     // zod's words, naming neither the value nor what to write.
