@@ -130,9 +130,11 @@ const metrics: Metrics = {
 /** The compiled policy and what hangs on it, built once per isolate and policy text. */
 async function isolateState(env: WorkerEnv): Promise<IsolateState> {
   bindings = env;
-  const text = typeof env.HOOKGATE_POLICY === "string" ? env.HOOKGATE_POLICY : undefined;
+  const value: unknown = env.HOOKGATE_POLICY;
+  // A [vars] table (or a JSON variable) arrives as an object, not text: keyed apart from "not set".
+  const text = typeof value === "string" || value === undefined ? value : `\0${typeof value}`;
   if (cached && cached.text === text) return cached.state;
-  const loaded = await loadPolicyText(text);
+  const loaded = await loadPolicyText(value);
   // Another invocation may have loaded the same text meanwhile: keep its state (logged once).
   if (cached && cached.text === text) return cached.state;
   let state: IsolateState;
@@ -146,11 +148,16 @@ async function isolateState(env: WorkerEnv): Promise<IsolateState> {
   return state;
 }
 
-async function loadPolicyText(text: string | undefined): Promise<{ policy: Policy } | { problem: string }> {
+const PUT_POLICY = "jq -c . policy.json | wrangler secret put HOOKGATE_POLICY";
+
+async function loadPolicyText(text: unknown): Promise<{ policy: Policy } | { problem: string }> {
+  if (text !== undefined && typeof text !== "string")
+    return {
+      problem: `HOOKGATE_POLICY is bound as a JSON value (a [vars] table?), not as the policy's text: remove it from [vars] and put it as a secret (${PUT_POLICY})`,
+    };
   if (text === undefined || text.trim() === "")
     return {
-      problem:
-        "HOOKGATE_POLICY is not set (jq -c . policy.json | wrangler secret put HOOKGATE_POLICY; for wrangler dev, a HOOKGATE_POLICY line in .dev.vars)",
+      problem: `HOOKGATE_POLICY is not set (${PUT_POLICY}; for wrangler dev, a HOOKGATE_POLICY line in .dev.vars)`,
     };
   try {
     const deps: PolicyDeps = { env: envReader, sha256: webCryptoSha256 };

@@ -122,28 +122,40 @@ describe("a policy that does not load", () => {
     });
 
   it.each([
-    ["invalid JSON", "{ not json"],
-    ["a schema error", JSON.stringify({ version: 2, rules: [] })],
-    ["no policy at all", undefined],
-  ])("with %s: hooks get a 2xx fail-closed deny, /healthz a 500, and one log line", async (_, text) => {
-    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
-    const changes = { HOOKGATE_POLICY: text };
-    const first = await callWorker(hook(), changes);
-    const second = await callWorker(hook(), changes);
-    for (const res of [first, second]) {
-      expect(res.status).toBe(200);
-      expect(res.headers.get("x-hookgate-error")).toBe("CONFIG_INVALID");
-      const body = await answerOf(res);
-      expect(body.hookSpecificOutput).toMatchObject({
-        hookEventName: "PreToolUse",
-        permissionDecision: "deny",
+    ["invalid JSON", "{ not json", "HOOKGATE_POLICY is invalid"],
+    ["a schema error", JSON.stringify({ version: 2, rules: [] }), "HOOKGATE_POLICY is invalid"],
+    ["no policy at all", undefined, "HOOKGATE_POLICY is not set"],
+    // A [vars] table reaches the Worker as an object: said so, not "not set" as it was.
+    [
+      "a [vars] table",
+      { version: 1, rules: [] },
+      "HOOKGATE_POLICY is bound as a JSON value (a [vars] table?)",
+    ],
+  ])(
+    "with %s: hooks get a 2xx fail-closed deny, /healthz a 500, and one log line",
+    async (_, text, problem) => {
+      const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+      const changes = { HOOKGATE_POLICY: text };
+      const first = await callWorker(hook(), changes);
+      const second = await callWorker(hook(), changes);
+      for (const res of [first, second]) {
+        expect(res.status).toBe(200);
+        expect(res.headers.get("x-hookgate-error")).toBe("CONFIG_INVALID");
+        const body = await answerOf(res);
+        expect(body.hookSpecificOutput).toMatchObject({
+          hookEventName: "PreToolUse",
+          permissionDecision: "deny",
+        });
+        expect(body.systemMessage).toContain(problem);
+      }
+      const health = await callWorker(new Request("https://hookgate.test/healthz"), changes);
+      expect(health.status).toBe(500);
+      expect(((await health.json()) as { error: { code: string; message: string } }).error).toMatchObject({
+        code: "CONFIG_INVALID",
+        message: expect.stringContaining(problem),
       });
-      expect(body.systemMessage).toContain("HOOKGATE_POLICY");
-    }
-    const health = await callWorker(new Request("https://hookgate.test/healthz"), changes);
-    expect(health.status).toBe(500);
-    expect(((await health.json()) as { error: { code: string } }).error.code).toBe("CONFIG_INVALID");
-    const logged = errors.mock.calls.filter(([line]) => String(line).includes("configuration invalid"));
-    expect(logged).toHaveLength(1);
-  });
+      const logged = errors.mock.calls.filter(([line]) => String(line).includes("configuration invalid"));
+      expect(logged).toHaveLength(1);
+    },
+  );
 });
