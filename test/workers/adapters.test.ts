@@ -13,6 +13,7 @@ import {
   delaySecondsFor,
   type Envelope,
   fitDeliveryJob,
+  SEND_RETRY_DELAYS_MS,
 } from "../../src/adapters/queue/cloudflare.js";
 import { createKvSessionStore } from "../../src/adapters/session/kv.js";
 import type { DeliveryJob } from "../../src/core/delivery.js";
@@ -154,12 +155,34 @@ describe("the Cloudflare Queues producer", () => {
     expect(batches.flat().map((m) => m.delaySeconds)).toEqual([undefined, 2]);
   });
 
-  it("rejects when Cloudflare refuses, so the notifier can log and count it", async () => {
+  it("rejects when Cloudflare refuses three times, so the notifier can log and count it", async () => {
+    let calls = 0;
+    const producer = createCloudflareProducer(
+      {
+        send: () => Promise.reject(new Error("unused")),
+        sendBatch: () => Promise.reject(new Error(`Too Many Requests (${++calls})`)),
+      },
+      { retryDelaysMs: [0, 0] },
+    );
+    await expect(producer.send([{ id: "x", body: job("x", {}) }])).rejects.toThrow("Too Many Requests (3)");
+    expect(calls).toBe(3);
+  });
+
+  it("sends a batch again after Cloudflare refused it, by default after 250 ms and 1 s", async () => {
+    // The binding has no retry of its own: a batch refused once was the event's only copy, lost.
+    const { batches, binding } = recordingBinding();
+    let calls = 0;
     const producer = createCloudflareProducer({
-      send: () => Promise.reject(new Error("unused")),
-      sendBatch: () => Promise.reject(new Error("Too Many Requests")),
+      ...binding,
+      sendBatch: (messages: Iterable<Sent>) =>
+        ++calls < 3
+          ? Promise.reject(new Error("Queue sendBatch failed: Queue is overloaded. Please back off."))
+          : binding.sendBatch(messages),
     });
-    await expect(producer.send([{ id: "x", body: job("x", {}) }])).rejects.toThrow("Too Many Requests");
+    await producer.send([{ id: "x", body: job("x", {}) }]);
+    expect(calls).toBe(3);
+    expect(batches.flat().map((m) => m.body.id)).toEqual(["x"]);
+    expect(SEND_RETRY_DELAYS_MS).toEqual([250, 1000]);
   });
 
   it("sends the batches after one Cloudflare refuses, and names only that one's messages as not sent", async () => {
@@ -167,11 +190,19 @@ describe("the Cloudflare Queues producer", () => {
     // refused: the batches after it were never tried, and the error did not say which went out.
     const { batches, binding } = recordingBinding();
     let calls = 0;
-    const producer = createCloudflareProducer({
-      ...binding,
-      sendBatch: (messages: Iterable<Sent>) =>
-        ++calls === 2 ? Promise.reject(new Error("Too Many Requests")) : binding.sendBatch(messages),
-    });
+    const producer = createCloudflareProducer(
+      {
+        ...binding,
+        sendBatch: (messages: Iterable<Sent>) => {
+          const sending = [...messages];
+          calls++;
+          return sending[0]?.body.id === "j100"
+            ? Promise.reject(new Error("Too Many Requests"))
+            : binding.sendBatch(sending);
+        },
+      },
+      { retryDelaysMs: [0, 0] },
+    );
     const ids = Array.from({ length: 250 }, (_, i) => `j${i}`);
     const sending = producer.send(ids.map((id) => ({ id, body: job(id, {}) })));
     await expect(sending).rejects.toThrow(
@@ -179,6 +210,7 @@ describe("the Cloudflare Queues producer", () => {
     );
     await expect(sending).rejects.toMatchObject({ name: "SendFailedError", notSent: ids.slice(100, 200) });
     expect(batches.flat().map((m) => m.body.id)).toEqual([...ids.slice(0, 100), ...ids.slice(200)]);
+    expect(calls).toBe(5); // the refused batch three times
   });
 });
 

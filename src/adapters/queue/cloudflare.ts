@@ -73,10 +73,23 @@ export interface ProducerOptions<T> {
    * does). Without it an oversized message goes to `sendBatch` as is, which rejects it.
    */
   readonly fit?: (body: T, fits: (candidate: T) => boolean) => T;
+  /** The waits before each `sendBatch` tried again after it failed (default SEND_RETRY_DELAYS_MS). */
+  readonly retryDelaysMs?: readonly number[];
 }
 
 /**
- * `send` on Cloudflare Queues: `sendBatch` in chunks within the count and size limits. A
+ * A refused `sendBatch` is tried twice more, after 250 ms and 1 s: the binding has no retry of
+ * its own (the AWS SDK's SQS client tries 3 times), and Cloudflare refuses sends now and then
+ * ("Queue is overloaded. Please back off.", "Too Many Requests") that go through when sent again.
+ * A job is an event's only copy: refused once, it was lost (workerd issue 6053). A batch refused
+ * after Cloudflare took it after all goes twice, with the same job ids (one `webhook-id` for a
+ * receiver that drops repeats): a duplicate rather than a loss.
+ */
+export const SEND_RETRY_DELAYS_MS: readonly number[] = [250, 1000];
+
+/**
+ * `send` on Cloudflare Queues: `sendBatch` in chunks within the count and size limits, each
+ * tried up to three times (SEND_RETRY_DELAYS_MS). A
  * `sendBatch` takes all its messages or none; when one of several fails, the others are still
  * sent, and the error (a SendFailedError) names the messages not sent. When none went out, it
  * is the first `sendBatch`'s error as it came.
@@ -96,10 +109,19 @@ export function createCloudflareProducer<T>(
         const sending = chunk;
         chunk = [];
         chunkBytes = 0;
-        try {
-          await binding.sendBatch(sending);
-        } catch (error) {
-          failed.push({ ids: sending.map((m) => m.body.id), error });
+        const delays = options.retryDelaysMs ?? SEND_RETRY_DELAYS_MS;
+        for (let tries = 0; ; tries++) {
+          try {
+            await binding.sendBatch(sending);
+            return;
+          } catch (error) {
+            const delay = delays[tries];
+            if (delay === undefined) {
+              failed.push({ ids: sending.map((m) => m.body.id), error });
+              return;
+            }
+            await new Promise((resolve) => setTimeout(resolve, delay));
+          }
         }
       };
       for (const message of messages) {
