@@ -94,16 +94,26 @@ export function parserRefusals(logger: HookDeps["logger"]): (error: Error, socke
   return (error, socket) => {
     const code = (error as NodeJS.ErrnoException).code ?? "";
     const [status, text] = PARSER_ANSWERS[code] ?? [400, "Bad Request"];
+    const answering = (socket as { _httpMessage?: ServerResponse | null })._httpMessage;
+    // A request read whole is still being answered on this connection: what was refused came
+    // after it (a Content-Length shorter than the body sent, bytes that are no request). Its
+    // answer goes out, then the connection closes. A 400 in its place was all its client saw,
+    // which Claude Code lets through, while the audit line said what was decided.
+    const before =
+      answering !== null && answering !== undefined && !answering.headersSent && answering.req.complete;
     if (code.startsWith("HPE_") || code === "ERR_HTTP_REQUEST_TIMEOUT") {
       logger.log("warn", "request refused by Node's HTTP parser", {
         error: code,
-        status,
+        ...(before ? { answered: "the request before it, then the connection closes" } : { status }),
         reason: shorten(errorMessage(error), 200),
       });
     }
+    if (before) {
+      answering.shouldKeepAlive = false;
+      return;
+    }
     // As Node's own: an answer only where none has begun on this connection (a pipelined request
     // after one being answered would corrupt it), then the connection closed.
-    const answering = (socket as { _httpMessage?: ServerResponse | null })._httpMessage;
     if (socket.writable && !answering?.headersSent) {
       socket.write(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\n\r\n`);
     }

@@ -610,6 +610,17 @@ const ROWS: readonly Row[] = [
     expected: { status: 400, headers: { connection: "close" }, refusedByNode: "HPE_" },
   },
   {
+    // The bytes past the declared length are no request, and Node's parser refuses them while
+    // the request before them is being answered: a 400 went out in place of its answer.
+    name: "a Content-Length shorter than the body: the declared body is answered, then the connection closes",
+    request: {
+      bytes: Buffer.from(
+        `POST /v1/hooks HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAuthorization: Bearer ${TOKEN_A}\r\nContent-Length: 10\r\n\r\n${PRE_RM}`,
+      ),
+    },
+    expected: decision("MALFORMED_JSON", topBlock("MALFORMED_JSON"), { headers: { connection: "close" } }),
+  },
+  {
     name: "not HTTP at all: 400 from Node",
     request: { bytes: Buffer.from("hello\r\n\r\n") },
     expected: { status: 400, refusedByNode: "HPE_" },
