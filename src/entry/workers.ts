@@ -131,7 +131,7 @@ const metrics: Metrics = {
 async function isolateState(env: WorkerEnv): Promise<IsolateState> {
   bindings = env;
   const value: unknown = env.HOOKGATE_POLICY;
-  // A [vars] table (or a JSON variable) arrives as an object, not text: keyed apart from "not set".
+  // A [vars] table, a JSON variable or another binding is no text: keyed apart from "not set".
   const text = typeof value === "string" || value === undefined ? value : `\0${typeof value}`;
   if (cached && cached.text === text) return cached.state;
   const loaded = await loadPolicyText(value);
@@ -153,7 +153,7 @@ const PUT_POLICY = "jq -c . policy.json | wrangler secret put HOOKGATE_POLICY";
 async function loadPolicyText(text: unknown): Promise<{ policy: Policy } | { problem: string }> {
   if (text !== undefined && typeof text !== "string")
     return {
-      problem: `HOOKGATE_POLICY is bound as a JSON value (a [vars] table?), not as the policy's text: remove it from [vars] and put it as a secret (${PUT_POLICY})`,
+      problem: `HOOKGATE_POLICY is bound as something other than text (a [vars] table, a KV namespace?): remove that binding and put the policy as a secret (${PUT_POLICY})`,
     };
   if (text === undefined || text.trim() === "")
     return {

@@ -129,7 +129,7 @@ describe("a policy that does not load", () => {
     [
       "a [vars] table",
       { version: 1, rules: [] },
-      "HOOKGATE_POLICY is bound as a JSON value (a [vars] table?)",
+      "HOOKGATE_POLICY is bound as something other than text (a [vars] table, a KV namespace?)",
     ],
   ])(
     "with %s: hooks get a 2xx fail-closed deny, /healthz a 500, and one log line",
