@@ -95,21 +95,28 @@ export function parserRefusals(logger: HookDeps["logger"]): (error: Error, socke
     const code = (error as NodeJS.ErrnoException).code ?? "";
     const [status, text] = PARSER_ANSWERS[code] ?? [400, "Bad Request"];
     const answering = (socket as { _httpMessage?: ServerResponse | null })._httpMessage;
-    // A request read whole is still being answered on this connection: what was refused came
-    // after it (a Content-Length shorter than the body sent, bytes that are no request). Its
-    // answer goes out, then the connection closes. A 400 in its place was all its client saw,
-    // which Claude Code lets through, while the audit line said what was decided.
-    const before =
-      answering !== null && answering !== undefined && !answering.headersSent && answering.req.complete;
+    // A request is still being answered on this connection: what was refused came after it (a
+    // Content-Length shorter than the body sent, bytes that are no request), or is its own body
+    // (a malformed chunk), whose reader then fails with this error: a hook gets its fail mode's
+    // decision. That answer goes out, then the connection closes. A 400 in its place was all its
+    // client saw, which Claude Code lets through, while the audit line said what was decided.
+    const request = answering && !answering.headersSent ? answering.req : undefined;
+    const read = request?.complete === true;
+    const answered = request !== undefined && (read || request.listenerCount("error") > 0);
     if (code.startsWith("HPE_") || code === "ERR_HTTP_REQUEST_TIMEOUT") {
       logger.log("warn", "request refused by Node's HTTP parser", {
         error: code,
-        ...(before ? { answered: "the request before it, then the connection closes" } : { status }),
+        ...(answered
+          ? {
+              answered: `${read ? "the request before it" : "the request it cut short"}, then the connection closes`,
+            }
+          : { status }),
         reason: shorten(errorMessage(error), 200),
       });
     }
-    if (before) {
+    if (answering && answered) {
       answering.shouldKeepAlive = false;
+      if (!read) request.emit("error", error);
       return;
     }
     // As Node's own: an answer only where none has begun on this connection (a pipelined request

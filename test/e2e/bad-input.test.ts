@@ -621,6 +621,19 @@ const ROWS: readonly Row[] = [
     expected: decision("MALFORMED_JSON", topBlock("MALFORMED_JSON"), { headers: { connection: "close" } }),
   },
   {
+    // Node's parser refuses the chunk while the hook reads its body: a 400 went out in place of
+    // the fail mode's decision, which the audit line gave.
+    name: "a malformed chunk in a hook's body: its fail mode's decision, then the connection closes",
+    request: {
+      bytes: Buffer.from(
+        `POST /v1/hooks HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAuthorization: Bearer ${TOKEN_A}\r\nTransfer-Encoding: chunked\r\n\r\n${(PRE_RM.length - 5).toString(16)}\r\n${PRE_RM.slice(0, -5)}\r\nZZ\r\n`,
+      ),
+    },
+    expected: decision("BODY_UNREADABLE", deniedPre("BODY_UNREADABLE", "Invalid character in chunk size"), {
+      headers: { connection: "close" },
+    }),
+  },
+  {
     name: "not HTTP at all: 400 from Node",
     request: { bytes: Buffer.from("hello\r\n\r\n") },
     expected: { status: 400, refusedByNode: "HPE_" },
