@@ -2,6 +2,7 @@
  * The Node egress module against real loopback servers: the allowed path, every refusal
  * path, the pin against DNS rebinding, redirects, timeouts, size caps and proxies.
  */
+import { type AddressInfo, createServer as createNetServer, type Socket } from "node:net";
 import { brotliCompressSync, deflateSync, gzipSync } from "node:zlib";
 import { EnvHttpProxyAgent, getGlobalDispatcher, setGlobalDispatcher } from "undici";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -563,6 +564,28 @@ describe("responses", () => {
       expect(!reset.ok && reset.error).toMatchObject({ code: "EGRESS_CONNECT_FAILED", stage: "response" });
     } finally {
       await cut.close();
+    }
+  });
+
+  it("says a connection not made within the connect time limit was that, not the call's own limit", async () => {
+    // Takes the TCP connection and never answers the TLS handshake: as a host that drops packets.
+    const sockets: Socket[] = [];
+    const silent = createNetServer((socket) => sockets.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    const { port } = silent.address() as AddressInfo;
+    const compiled = compileEgressPolicy(LOOPBACK_ONLY);
+    const module = createUndiciEgress({ policy: () => compiled.policy, connectTimeoutMs: 100 });
+    opened.push(module);
+    try {
+      const res = await post(module, `https://127.0.0.1:${port}/hook`, { timeoutMs: 20_000 });
+      expect(!res.ok && res.error).toEqual({
+        code: "EGRESS_TIMEOUT",
+        stage: "connect",
+        reason: `https://127.0.0.1:${port}/… could not be connected to within 100 ms (the connect time limit)`,
+      });
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => silent.close(resolve));
     }
   });
 

@@ -159,7 +159,7 @@ export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
         // What it waited for is not: a look-up of its name under way says DNS, else the connect.
         const refusal: EgressRefusal = handedOver.has(signal)
           ? timedOut
-            ? describeFailure(undefined, verdict.url, true, timeoutMs, true)
+            ? describeFailure(undefined, verdict.url, true, timeoutMs, true, connectTimeoutMs)
             : givenUpAfterSending(verdict.url)
           : (resolving.get(host) ?? 0) > 0
             ? {
@@ -225,7 +225,10 @@ export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
       // the judge call's deadline): said as before its headers, not as a failed connection.
       if (!timedOut && req.signal?.aborted === true && handedOver.has(signal))
         return refuse(givenUpAfterSending(verdict.url), req.url);
-      return refuse(describeFailure(e, verdict.url, timedOut, timeoutMs, handedOver.has(signal)), req.url);
+      return refuse(
+        describeFailure(e, verdict.url, timedOut, timeoutMs, handedOver.has(signal), connectTimeoutMs),
+        req.url,
+      );
     } finally {
       clearTimeout(timer);
       req.signal?.removeEventListener("abort", onAbort);
@@ -391,6 +394,7 @@ function describeFailure(
   timedOut: boolean,
   timeoutMs: number,
   handedOver: boolean,
+  connectTimeoutMs: number,
 ): EgressRefusal {
   for (let cause: unknown = e; cause; cause = (cause as { cause?: unknown }).cause) {
     if (cause instanceof EgressError) return cause.refusal;
@@ -401,6 +405,15 @@ function describeFailure(
   // "connect": never handed to a connection (none was made, or undici refused the request
   // itself), so nothing was sent; "response": it was, or may have been.
   const stage = handedOver ? "response" : "connect";
+  // undici's own connect time limit ran out before the call's (a host that drops packets, a TLS
+  // handshake never answered): said as what it was, not as the call's limit, which had time left.
+  if (!timedOut && name === "UND_ERR_CONNECT_TIMEOUT") {
+    return {
+      code: "EGRESS_TIMEOUT",
+      stage: "connect",
+      reason: `${describeTarget(url)} could not be connected to within ${connectTimeoutMs} ms (the connect time limit)`,
+    };
+  }
   if (timedOut || /Timeout/i.test(name)) {
     return {
       code: "EGRESS_TIMEOUT",
