@@ -118,8 +118,9 @@ function describeAddresses(addresses: readonly string[], allowCidrs: readonly st
 
 /**
  * Answers DNS for the names given with --resolve (curl style: split at the first colon, the
- * address with or without brackets, repeatable, names compared case-insensitively and without
- * trailing dots); other names go to the system resolver.
+ * address with or without brackets, repeatable, names read as the URL's host is read, so case,
+ * trailing dots and an IDN's spelling (`bücher.example`, `xn--bcher-kva.example`) do not
+ * matter); other names go to the system resolver.
  */
 export function resolverWith(entries: readonly string[]): Resolver {
   const table = new Map<string, ResolvedAddress[]>();
@@ -127,11 +128,24 @@ export function resolverWith(entries: readonly string[]): Resolver {
     const colon = entry.indexOf(":");
     if (colon <= 0) throw new UsageError(`--resolve ${entry}: expected HOST:ADDR`);
     const host = normalizeHost(entry.slice(0, colon));
+    if (host === undefined)
+      throw new UsageError(`--resolve ${entry}: "${entry.slice(0, colon)}" is not a host name`);
     const address = entry.slice(colon + 1).replace(/^\[(.*)\]$/, "$1");
     if (!isIpLiteral(address)) throw new UsageError(`--resolve ${entry}: "${address}" is not an IP address`);
     table.set(host, [...(table.get(host) ?? []), { address, family: address.includes(":") ? 6 : 4 }]);
   }
-  return async (hostname) => table.get(normalizeHost(hostname)) ?? systemResolver(hostname);
+  return async (hostname) => table.get(normalizeHost(hostname) ?? hostname) ?? systemResolver(hostname);
 }
 
-const normalizeHost = (host: string) => host.toLowerCase().replace(/\.+$/, "");
+/**
+ * A host name as the URL parser reads it (lower case, an IDN as punycode), without trailing
+ * dots: the look-up asks for the URL's hostname, never for the name as it was typed.
+ */
+function normalizeHost(host: string): string | undefined {
+  if (host === "" || /[/\\?#@\s]/.test(host)) return undefined;
+  try {
+    return new URL(`http://${host}/`).hostname.replace(/\.+$/, "");
+  } catch {
+    return undefined;
+  }
+}

@@ -51,6 +51,23 @@ describe("hookgate egress-check", () => {
     expect(mixed.line.reason).toMatch(/fd00:ec2::254/);
   });
 
+  it("answers from --resolve for an IDN host however either side spells it, never asking the system resolver", async () => {
+    const unicode = await check("https://bücher.example/x", "--resolve", "bücher.example:127.0.0.1");
+    expect(unicode.code).toBe(1);
+    expect(unicode.line).toMatchObject({ decision: "deny", stage: "address" });
+    expect(unicode.line.reason).toMatch(/xn--bcher-kva\.example resolves to 127\.0\.0\.1/);
+    const punycode = await check(
+      "https://xn--bcher-kva.example/x",
+      "--resolve",
+      "BÜCHER.example.:93.184.215.14",
+    );
+    expect(punycode.code).toBe(0);
+    expect(punycode.line.reason).toMatch(/93\.184\.215\.14 is a public address/);
+    const bad = await check("https://x.example/", "--resolve", "x.example/a:127.0.0.1");
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/"x\.example\/a" is not a host name/);
+  });
+
   it("applies --allow globs and a policy's egress section", async () => {
     const allowed = await check(
       "https://hooks.slack.com/services/T/B/x",
