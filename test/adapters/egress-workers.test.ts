@@ -9,8 +9,12 @@ import { createDohResolver, createWorkersEgress } from "../../src/adapters/egres
 import { compileEgressPolicy } from "../../src/core/egress/policy.js";
 import { type LoopbackServer, loopbackServer } from "../support/loopback.js";
 
-const zone: Record<string, { A?: string[]; AAAA?: string[]; status?: number; delayMs?: number }> = {
+const zone: Record<
+  string,
+  { A?: string[]; AAAA?: string[]; status?: number; aaaaStatus?: number; delayMs?: number }
+> = {
   "hooks.test": { A: ["127.0.0.1"] },
+  "servfail.test": { A: ["127.0.0.1"], aaaaStatus: 2 },
   "metadata.test": { A: ["169.254.169.254"] },
   "mixed.test": { A: ["127.0.0.1"], AAAA: ["fd00:ec2::254"] },
   "gone.test": { status: 3 },
@@ -25,6 +29,9 @@ const hanging: ServerResponse[] = [];
 beforeAll(async () => {
   doh = await loopbackServer((req, res) => {
     const url = new URL(req.url, "http://doh");
+    if (url.pathname === "/wire") return void res.writeHead(400).end("a DNS wire-format endpoint");
+    if (url.pathname === "/html")
+      return void res.writeHead(200, { "content-type": "text/html" }).end("<html>");
     const name = url.searchParams.get("name") ?? "";
     const type = url.searchParams.get("type") as "A" | "AAAA";
     const entry = zone[name] ?? { status: 3 };
@@ -33,7 +40,7 @@ beforeAll(async () => {
       res.writeHead(200, { "content-type": "application/dns-json" });
       res.end(
         JSON.stringify({
-          Status: entry.status ?? 0,
+          Status: (type === "AAAA" ? entry.aaaaStatus : undefined) ?? entry.status ?? 0,
           Answer: data.map((d) => ({ name, type: type === "A" ? 1 : 28, TTL: 30, data: d })),
         }),
       );
@@ -149,6 +156,41 @@ describe("Workers egress", () => {
     const blocked = { ok: false, error: { code: "EGRESS_BLOCKED_ADDRESS", stage: "address" } };
     expect(await send(`${target.url}/x`)).toMatchObject(blocked);
     expect(await send("http://metadata.test/latest/meta-data/")).toMatchObject(blocked);
+  });
+
+  it("adds its question to a DoH endpoint that has a query of its own", async () => {
+    const resolve = createDohResolver({ endpoint: `${doh.url}/dns-query?ct=application/dns-json` });
+    expect(await resolve("hooks.test")).toEqual(["127.0.0.1"]);
+    const asked = doh.received.slice(-2).map((r) => new URL(r.url, "http://doh").searchParams);
+    expect(asked.map((q) => [q.get("ct"), q.get("name"), q.get("type")]).sort()).toEqual([
+      ["application/dns-json", "hooks.test", "A"],
+      ["application/dns-json", "hooks.test", "AAAA"],
+    ]);
+  });
+
+  it("says why DoH gave no answer: the DNS status by name, or what is wrong with the endpoint", async () => {
+    const compiled = compileEgressPolicy({ allowCidrs: ["127.0.0.1/32"] });
+    const reason = async (endpoint: string, host: string) => {
+      const res = await createWorkersEgress({
+        policy: () => compiled.policy,
+        resolve: createDohResolver({ endpoint }),
+      }).send({ url: `http://${host}/`, method: "GET", headers: {}, timeoutMs: 2000 });
+      return !res.ok && res.error.code === "EGRESS_DNS_FAILED" && res.error.reason;
+    };
+    expect(await reason(`${doh.url}/dns-query`, "servfail.test")).toBe(
+      "servfail.test could not be resolved over DoH (its AAAA query was answered SERVFAIL, DNS status 2: the name's DNS servers failed to answer)",
+    );
+    expect(await reason(`${doh.url}/wire`, "hooks.test")).toMatch(
+      new RegExp(
+        `^hooks\\.test could not be resolved over DoH \\(the DoH endpoint ${doh.url}/… answered HTTP 400 to its (A|AAAA) query; it must serve the JSON API \\(application/dns-json\\)\\)$`,
+      ),
+    );
+    expect(await reason(`${doh.url}/html`, "hooks.test")).toMatch(
+      /the DoH endpoint http:\/\/127\.0\.0\.1:\d+\/… answered its (A|AAAA) query with no DNS JSON/,
+    );
+    expect(await reason("cloudflare-dns.com/dns-query", "hooks.test")).toBe(
+      'hooks.test could not be resolved over DoH (the DoH endpoint "cloudflare-dns.com/dns-query" is not a URL)',
+    );
   });
 
   it("refuses a blocked literal without asking DoH", async () => {

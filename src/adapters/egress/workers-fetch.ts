@@ -43,6 +43,14 @@ interface DohAnswer {
 const A = 1;
 const AAAA = 28;
 
+/** DNS response codes a DoH JSON answer's `Status` may carry besides NOERROR and NXDOMAIN (RFC 1035). */
+const RCODES: Readonly<Record<number, string>> = {
+  1: "FORMERR, DNS status 1: the resolver could not read the query",
+  2: "SERVFAIL, DNS status 2: the name's DNS servers failed to answer",
+  4: "NOTIMP, DNS status 4",
+  5: "REFUSED, DNS status 5: the resolver refused the query",
+};
+
 /** DNS-over-HTTPS with the JSON API (`application/dns-json`), answers cached for min(TTL, 60 s). */
 export function createDohResolver(options: DohOptions = {}): DohResolver {
   const endpoint = options.endpoint ?? "https://cloudflare-dns.com/dns-query";
@@ -52,15 +60,35 @@ export function createDohResolver(options: DohOptions = {}): DohResolver {
   const cache = new Map<string, { addresses: string[]; until: number }>();
 
   const query = async (name: string, type: "A" | "AAAA", signal?: AbortSignal): Promise<DohAnswer[]> => {
-    const url = `${endpoint}?name=${encodeURIComponent(name)}&type=${type}`;
-    const res = await doFetch(url, {
+    // The question is added to the endpoint's own query, if it has one (`?ct=application/dns-json`).
+    const url = URL.canParse(endpoint) ? new URL(endpoint) : undefined;
+    if (url === undefined) throw new Error(`the DoH endpoint ${JSON.stringify(endpoint)} is not a URL`);
+    url.searchParams.set("name", name);
+    url.searchParams.set("type", type);
+    const res = await doFetch(url.href, {
       headers: { accept: "application/dns-json" },
       redirect: "manual",
       ...(signal ? { signal } : {}),
     });
-    if (res.status !== 200) throw new Error(`DoH answered HTTP ${res.status}`);
-    const body = (await res.json()) as { Status?: number; Answer?: DohAnswer[] };
-    if (body.Status !== 0 && body.Status !== 3) throw new Error(`DoH status ${body.Status}`);
+    const where = `the DoH endpoint ${describeRawTarget(endpoint)}`;
+    if (res.status !== 200) {
+      const jsonApi =
+        res.status >= 400 && res.status < 500 ? "; it must serve the JSON API (application/dns-json)" : "";
+      throw new Error(`${where} answered HTTP ${res.status} to its ${type} query${jsonApi}`);
+    }
+    let body: { Status?: number; Answer?: DohAnswer[] } | null;
+    try {
+      body = (await res.json()) as typeof body;
+    } catch (e) {
+      if (signal?.aborted) throw e;
+      body = null;
+    }
+    if (typeof body !== "object" || body === null)
+      throw new Error(`${where} answered its ${type} query with no DNS JSON (application/dns-json)`);
+    if (body.Status !== 0 && body.Status !== 3) {
+      const rcode = RCODES[body.Status as number] ?? `DNS status ${body.Status}`;
+      throw new Error(`its ${type} query was answered ${rcode}`);
+    }
     return body.Answer ?? [];
   };
 
