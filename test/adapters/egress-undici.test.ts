@@ -141,6 +141,76 @@ describe("refusals", () => {
     expect(a.received.length).toBe(before);
   });
 
+  it("refuses every spelling of a special-purpose address before connecting, and reaches 127.0.0.1 by any of its spellings once it is opened", async () => {
+    // Dual stack on every local address: whatever got through would arrive here.
+    const any = await loopbackServer((_req, res) => res.end("reached"), "::");
+    try {
+      const reached = async (egress: PolicyDocument["egress"], host: string) => {
+        const before = any.received.length;
+        const res = await post(egressWith(egress).module, `http://${host}:${any.port}/hook`);
+        return { arrived: any.received.length - before, res };
+      };
+      const loopback = [
+        "127.1",
+        "0177.0.0.1",
+        "0x7f000001",
+        "2130706433",
+        "127.0.0.1.",
+        "[::ffff:127.0.0.1]",
+        "[::ffff:7f00:1]",
+      ];
+      const never = [
+        "0.0.0.0",
+        "0",
+        "[::]",
+        "[::1]",
+        "[::127.0.0.1]",
+        "[64:ff9b::7f00:1]",
+        "[64:ff9b:1::7f00:1]",
+        "[2002:7f00:1::]",
+        "[2001:0:7f00:1::]",
+        "[::ffff:0:7f00:1]",
+        "100.64.0.1",
+        "169.254.169.254",
+        "[::ffff:169.254.169.254]",
+        "[fd00:ec2::254]",
+        "198.18.0.1",
+        "224.0.0.1",
+        "[ff02::1]",
+        "255.255.255.255",
+      ];
+      for (const host of [...loopback, ...never]) {
+        const { arrived, res } = await reached(undefined, host);
+        expect({ host, arrived, code: !res.ok && res.error.code }).toEqual({
+          host,
+          arrived: 0,
+          code: "EGRESS_BLOCKED_ADDRESS",
+        });
+      }
+      for (const host of loopback) {
+        const { arrived, res } = await reached(LOOPBACK_ONLY, host);
+        expect({ host, arrived, body: res.ok && res.value.body }).toEqual({
+          host,
+          arrived: 1,
+          body: "reached",
+        });
+      }
+      for (const host of never) {
+        const { arrived, res } = await reached(LOOPBACK_ONLY, host);
+        expect({ host, arrived, code: !res.ok && res.error.code }).toEqual({
+          host,
+          arrived: 0,
+          code: "EGRESS_BLOCKED_ADDRESS",
+        });
+      }
+      // A zone id is no part of a URL: refused by the parser, saying so.
+      const zoned = await reached(undefined, "[fe80::1%25lo]");
+      expect(!zoned.res.ok && zoned.res.error.reason).toMatch(/zone id/);
+    } finally {
+      await any.close();
+    }
+  });
+
   it("refuses a name that resolves to a blocked address", async () => {
     const { module } = egressWith(undefined, { "internal.test": ["169.254.169.254"] });
     const res = await post(module, "http://internal.test/");
