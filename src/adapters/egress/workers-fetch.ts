@@ -80,7 +80,8 @@ export function createDohResolver(options: DohOptions = {}): DohResolver {
     try {
       body = (await res.json()) as typeof body;
     } catch (e) {
-      if (signal?.aborted) throw e;
+      // Only a body that is not JSON is the endpoint's fault; a read cut short is said as it was.
+      if (!(e instanceof SyntaxError)) throw e;
       body = null;
     }
     if (typeof body !== "object" || body === null)
