@@ -29,6 +29,7 @@ import {
   endpointHint,
   parseJudgeResponse,
   renderPrompt,
+  spentAccountHint,
   type Verdict,
   verdictEffect,
 } from "../core/judge.js";
@@ -112,7 +113,8 @@ const RENDER_MARGIN_MS = 20;
 /**
  * A model's answers worth one more call: a timeout, a lock timeout, a rate limit, and any server
  * error (Anthropic's 529 overloaded, a proxy's 520 to 524 among them), the statuses its and
- * OpenAI's SDKs retry, unless `x-should-retry: false`.
+ * OpenAI's SDKs retry, unless `x-should-retry: false` or the error says the account is spent
+ * (`spentAccountHint`).
  */
 const isTransientStatus = (status: number): boolean =>
   status === 408 || status === 409 || status === 429 || (status >= 500 && status <= 599);
@@ -469,10 +471,16 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
             input.policy.secrets,
           );
           if (!verdict.ok) {
+            // A spent account's 429 fails every call alike: it gets no second one.
+            const spentHint = spentAccountHint(sent.value.body);
             // One more call after a transient error.
-            if (attempts === 1 && (await callAgain(retryWaitMs(sent.value, deps.clock.now()), sentAt)))
+            if (
+              attempts === 1 &&
+              spentHint === "" &&
+              (await callAgain(retryWaitMs(sent.value, deps.clock.now()), sentAt))
+            )
               continue;
-            const hint = endpointHint(model.provider, request.url, sent.value.status);
+            const hint = endpointHint(model.provider, request.url, sent.value.status) + spentHint;
             const failure = { ...verdict.error, message: `${verdict.error.message}${hint}` };
             return withAudit(onError(rule, input, failure), { model: model.name, ...extra });
           }

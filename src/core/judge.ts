@@ -182,6 +182,39 @@ export function endpointHint(provider: JudgeModel["provider"], url: string, stat
   return `; the model's url is its full endpoint, ending in /v1${ending}, not a base URL`;
 }
 
+/**
+ * The error codes of an account out of credit or past a spend limit, which come as a 429 like a
+ * rate limit but do not pass with a wait: OpenAI's in `error.code` (its `error.type` is then
+ * `insufficient_quota`), Anthropic's in `error.details.error_code` (its `error.type` is then
+ * `rate_limit_error`, with no `retry-after`). Both providers say not to retry them.
+ */
+const SPENT_CODES: ReadonlySet<string> = new Set([
+  "insufficient_quota",
+  "credit_balance_exhausted",
+  "organization_spend_limit_exceeded",
+  "project_spend_limit_exceeded",
+  "organization_usage_limit_exceeded",
+  "enforced_spend_limit_reached",
+  "contract_spend_limit_reached",
+]);
+
+/**
+ * What to add to an error that says the provider's account is out of credit or past a spend
+ * limit, naming its code; empty otherwise. Such an answer is not worth a second call.
+ */
+export function spentAccountHint(body: string): string {
+  const parsed = parseJson(body);
+  const error = parsed.ok && isRecord(parsed.value) ? parsed.value.error : undefined;
+  if (!isRecord(error)) return "";
+  const details = isRecord(error.details) ? error.details.error_code : undefined;
+  const code = [details, error.code, error.type].find(
+    (c): c is string => typeof c === "string" && SPENT_CODES.has(c),
+  );
+  return code === undefined
+    ? ""
+    : `; not called again: the provider's account is out of credit or past a spend limit (${code}), and every call fails until it is raised`;
+}
+
 export type JudgeFailureCode = "JUDGE_HTTP_ERROR" | "JUDGE_MALFORMED" | "JUDGE_OFF_SCHEMA" | "JUDGE_REFUSED";
 
 export interface JudgeFailure {

@@ -541,6 +541,41 @@ describe("prompt rules: a transient error from the model", () => {
     expect(body.hookSpecificOutput.permissionDecisionReason).toMatch(/JUDGE_HTTP_ERROR/);
     expect(calls()).toBe(1);
   });
+
+  // A 429 that is an account out of credit or past its spend limit, not a rate limit: every call
+  // fails the same way until someone raises it, so a second one only spends the wait and a call.
+  it.each([
+    [
+      "openai",
+      "OpenAI's insufficient_quota",
+      '{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}',
+      "insufficient_quota",
+    ],
+    [
+      "openai",
+      "OpenAI's project spend limit",
+      '{"error":{"message":"Project spend limit reached.","type":"insufficient_quota","param":null,"code":"project_spend_limit_exceeded"}}',
+      "project_spend_limit_exceeded",
+    ],
+    [
+      "anthropic",
+      "Anthropic's enforced spend limit",
+      '{"type":"error","error":{"type":"rate_limit_error","message":"Your organization has reached its monthly usage limit.","details":{"error_code":"enforced_spend_limit_reached"}},"request_id":"req_1"}',
+      "enforced_spend_limit_reached",
+    ],
+  ])("is not called again when %s says %s", async (provider, _name, body, code) => {
+    const url = provider === "openai" ? model.openaiUrl : model.anthropicUrl;
+    const app = await appWith({}, { provider, url, cacheTtlSeconds: 0, dailyCallsPerTeam: 5 });
+    const calls = thenNo({ status: 429, body });
+    const answer = await jsonOf(await app.post("/v1/hooks", write(`/p/src/spent-${code}.ts`)));
+    expect(calls()).toBe(1);
+    expect(answer.hookSpecificOutput.permissionDecisionReason).toContain(
+      `; not called again: the provider's account is out of credit or past a spend limit (${code}), and every call fails until it is raised`,
+    );
+    expect(lastAudit(app).pending).toEqual([
+      expect.objectContaining({ outcome: "JUDGE_HTTP_ERROR", budget: { used: 1, limit: 5 } }),
+    ]);
+  });
 });
 
 describe("prompt rules: cost control", () => {
