@@ -27,6 +27,8 @@ import type { HookEvent } from "../core/hook-event.js";
 import {
   buildJudgeRequest,
   endpointHint,
+  eventForModel,
+  MAX_EVENT_CHARS,
   parseJudgeResponse,
   renderPrompt,
   spentAccountHint,
@@ -298,17 +300,35 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
     const prompt = rule.document.prompt;
     const model = prompt ? input.policy.models.get(prompt.model) : undefined;
     if (!prompt || !model) return undefined;
-    const key = await verdictKey(model, prompt.text, input, seenOf(input));
+    const seen = seenOf(input);
+    const key = await verdictKey(model, prompt.text, input, seen);
     const cached = key ? cachedEntry(key) : undefined;
     if (!cached) return undefined;
-    const effect = verdictEffect(
-      rule.id,
-      cached.verdict,
-      input.event.name,
-      prompt.text,
-      prompt.stop ?? false,
-    );
-    return { effect, audit: { outcome: "CACHE_HIT", model: model.name } };
+    return judged(rule, input, cached.verdict, seen, { outcome: "CACHE_HIT", model: model.name });
+  }
+
+  /**
+   * What a verdict means for the event `seen`. One on an event the model read cut
+   * (`eventForModel`) covers only the part it read: a no stands, without its `impossible`; an
+   * allow is the rule's onError, as an allow cut off at the token limit is.
+   */
+  function judged(
+    rule: CompiledRule,
+    input: RemoteInput,
+    verdict: Verdict,
+    seen: string,
+    audit: Attempt["audit"],
+  ): Attempt {
+    const prompt = rule.document.prompt;
+    const cut = seen.length > MAX_EVENT_CHARS;
+    if (cut && verdict.ok) {
+      const message = `the event (${seen.length} characters) was cut to ${MAX_EVENT_CHARS} characters for the model, so its allow covers only what it read`;
+      const { outcome: _, detail: __, ...rest } = audit;
+      return withAudit(onError(rule, input, { code: "JUDGE_EVENT_CUT", message }), rest);
+    }
+    const read = cut ? { ok: false, reason: verdict.reason } : verdict;
+    const effect = verdictEffect(rule.id, read, input.event.name, prompt?.text ?? "", prompt?.stop ?? false);
+    return { effect, audit };
   }
 
   async function judge(
@@ -322,8 +342,6 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
     const model = prompt ? input.policy.models.get(prompt.model) : undefined;
     if (!prompt || !model)
       return onError(rule, input, { code: "JUDGE_NO_MODEL", message: "the rule's model is not defined" });
-    const effectOf = (verdict: Verdict) =>
-      verdictEffect(rule.id, verdict, input.event.name, prompt.text, prompt.stop ?? false);
     const deadline = deps.clock.monotonic() + timeoutMs;
 
     const seen = seenOf(input);
@@ -337,10 +355,11 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
       const cached = key ? cachedEntry(key) : undefined;
       if (cached) {
         const detail = waited ? { detail: "the verdict of an identical call that was in flight" } : {};
-        return {
-          effect: effectOf(cached.verdict),
-          audit: { outcome: "CACHE_HIT", model: model.name, ...detail },
-        };
+        return judged(rule, input, cached.verdict, seen, {
+          outcome: "CACHE_HIT",
+          model: model.name,
+          ...detail,
+        });
       }
       const pending = lead && inFlight.get(lead);
       if (!pending) break;
@@ -417,7 +436,7 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
       try {
         const request = buildJudgeRequest(
           { provider: model.provider, model: model.model, apiKey, url: model.url },
-          renderPrompt(prompt.text, seen),
+          renderPrompt(prompt.text, eventForModel(seen).text),
         );
         let spent = budget;
         /**
@@ -485,7 +504,7 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
             return withAudit(onError(rule, input, failure), { model: model.name, ...extra });
           }
           if (key && !shadow) remember(key, verdict.value, model.cacheTtlSeconds);
-          return { effect: effectOf(verdict.value), audit: { outcome: "OK", model: model.name, ...extra } };
+          return judged(rule, input, verdict.value, seen, { outcome: "OK", model: model.name, ...extra });
         }
       } finally {
         limiter.release(slot);

@@ -8,7 +8,7 @@ import { honouredDecision, STOP_EVENTS } from "./event-capabilities.js";
 import { isRecord } from "./json-object.js";
 import { maskString, scrubSecrets } from "./mask.js";
 import { err, ok, type Result } from "./result.js";
-import { shorten } from "./truncate.js";
+import { capStrings, cut, largestFitting, longestString, shorten, TRUNCATION_MARKER } from "./truncate.js";
 
 export interface Verdict {
   readonly ok: boolean;
@@ -79,6 +79,39 @@ export function promptPlaceholders(template: string): { positional?: string; who
     else if (index !== undefined) positional ??= match;
   }
   return positional === undefined ? { wholeBody } : { positional, wholeBody };
+}
+
+/**
+ * The most characters of the event a model reads: about 25,000 to 50,000 tokens, inside every
+ * current model's context window (Claude's 200,000, gpt-4o-mini's 128,000) with room to spare,
+ * and a bound on what each call costs. Claude Code caps its prompt hooks' `$ARGUMENTS` too. Sent
+ * whole, a Write of a 1 MB file (the default maxBodyBytes) was some 300,000 tokens: a 400
+ * ("prompt is too long") on every such event, and the full price of each one under it.
+ */
+export const MAX_EVENT_CHARS = 100_000;
+
+/**
+ * The event as the model reads it: `seen` itself when it fits MAX_EVENT_CHARS; else with its
+ * longest strings cut, each ending in TRUNCATION_MARKER, so that every field is still there (a
+ * Write's `file_path` beside the start of its `content`, an Edit's `old_string` and
+ * `new_string` both); else, when even that cannot fit (thousands of short fields), its text cut
+ * at the limit. `cut` says whether anything was left out: an allow then covers only part of it.
+ */
+export function eventForModel(
+  seen: string,
+  maxChars: number = MAX_EVENT_CHARS,
+): { text: string; cut: boolean } {
+  if (seen.length <= maxChars) return { text: seen, cut: false };
+  const parsed = parseJson(seen);
+  if (parsed.ok) {
+    const shown = (length: number) => JSON.stringify(capStrings(parsed.value, length));
+    if (shown(0).length <= maxChars) {
+      const longest = Math.min(longestString(parsed.value), maxChars);
+      const length = largestFitting(longest, (n) => shown(n).length <= maxChars);
+      return { text: shown(length), cut: true };
+    }
+  }
+  return { text: cut(seen, maxChars - TRUNCATION_MARKER.length), cut: true };
 }
 
 export interface JudgeHttpRequest {

@@ -4,6 +4,7 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createPrometheusRegistry, type PrometheusRegistry } from "../../src/adapters/metrics/prometheus.js";
+import { MAX_EVENT_CHARS } from "../../src/core/judge.js";
 import { authPolicy, jsonOf, type TestApp, testApp } from "../support/app.js";
 import { type LoopbackServer, loopbackServer } from "../support/loopback.js";
 import { type ModelScript, type ModelServer, startModelServer } from "../support/model-server.js";
@@ -194,6 +195,82 @@ describe("prompt rules: the mapping of a verdict", () => {
     expect(JSON.parse(text)).toMatchObject({
       stopReason: expect.stringContaining("called with"),
       hookSpecificOutput: { permissionDecisionReason: expect.stringContaining("[masked]") },
+    });
+  });
+});
+
+describe("prompt rules: an event too long to send whole", () => {
+  // An Edit that swaps a 420 KB block for another: sent whole, some 250,000 tokens, over Claude
+  // Haiku's 200,000-token context window (a 400 for every such event), and billed by the token
+  // on every call under it.
+  const BLOCK = "const a = 1;\n".repeat(30_000);
+  const edit = (session = "s1") => ({
+    session_id: session,
+    transcript_path: "/t",
+    cwd: "/p",
+    hook_event_name: "PreToolUse",
+    tool_name: "Edit",
+    tool_input: {
+      file_path: "/p/src/big.ts",
+      old_string: BLOCK,
+      new_string: `${BLOCK}const key = "AKIA";\n`,
+    },
+  });
+  const sentEvent = () => {
+    const text = String(model.requests.at(-1)?.body.messages[0].content);
+    const prefix = TEMPLATE.replace("$ARGUMENTS", "");
+    expect(text.startsWith(prefix)).toBe(true);
+    return text.slice(prefix.length);
+  };
+
+  it("sends the model every field, its long strings cut with a marker, within MAX_EVENT_CHARS", async () => {
+    const app = await appWith({}, { cacheTtlSeconds: 0 });
+    model.script({ verdict: { ok: false, reason: "adds a key" } });
+    const body = await jsonOf(await app.post("/v1/hooks", edit()));
+    expect(body.hookSpecificOutput).toMatchObject({
+      permissionDecision: "deny",
+      permissionDecisionReason: `[${TEMPLATE}]: adds a key`,
+    });
+    const sent = sentEvent();
+    expect(sent.length).toBeLessThanOrEqual(MAX_EVENT_CHARS);
+    const event = JSON.parse(sent);
+    expect(event).toMatchObject({ tool_name: "Edit", tool_input: { file_path: "/p/src/big.ts" } });
+    expect(event.tool_input.old_string).toMatch(/^const a = 1;\n[\s\S]*…\[truncated by hookgate\]$/);
+    expect(event.tool_input.new_string).toMatch(/^const a = 1;\n[\s\S]*…\[truncated by hookgate\]$/);
+  });
+
+  it("takes no allow for an event the model did not read whole: its onError, saying so, cached or not", async () => {
+    const app = await appWith();
+    model.script({ verdict: { ok: true, reason: "nothing wrong in what I read" } });
+    const calls = model.requests.length;
+    for (const session of ["s1", "s2"]) {
+      const body = await jsonOf(await app.post("/v1/hooks", edit(session)));
+      expect(body.hookSpecificOutput).toMatchObject({ permissionDecision: "deny" });
+      expect(body.hookSpecificOutput.permissionDecisionReason).toMatch(
+        /\(JUDGE_EVENT_CUT: the event \(\d+ characters\) was cut to 100000 characters for the model, so its allow covers only what it read\)/,
+      );
+      expect(lastAudit(app).pending).toEqual([
+        expect.objectContaining({ outcome: "JUDGE_EVENT_CUT", onError: "deny", model: "fast" }),
+      ]);
+    }
+    // The second event's verdict came from the cache: one call.
+    expect(model.requests.length - calls).toBe(1);
+  });
+
+  it("keeps a no on a Stop it read cut, but not its impossible, which would let the stop happen", async () => {
+    const app = await appWith();
+    model.script({ verdict: { ok: false, impossible: true, reason: "cannot be met" } });
+    const stop = {
+      session_id: "s",
+      transcript_path: "/t",
+      cwd: "/p",
+      hook_event_name: "Stop",
+      stop_hook_active: false,
+      last_assistant_message: BLOCK,
+    };
+    expect(await jsonOf(await app.post("/v1/hooks", stop))).toEqual({
+      decision: "block",
+      reason: `[${TEMPLATE}]: cannot be met`,
     });
   });
 });

@@ -3,6 +3,7 @@ import {
   buildJudgeRequest,
   DEFAULT_MODEL_URLS,
   endpointHint,
+  eventForModel,
   JUDGE_SYSTEM_PROMPT,
   type JudgeModel,
   parseJudgeResponse,
@@ -50,6 +51,38 @@ describe("renderPrompt", () => {
     ["other dollars are kept", "$HOME costs $", "b", "$HOME costs $\n\nARGUMENTS: b"],
   ])("%s", (_name, template, body, expected) => {
     expect(renderPrompt(template, body)).toBe(expected);
+  });
+});
+
+describe("eventForModel", () => {
+  it("leaves an event that fits as it is", () => {
+    expect(eventForModel(BODY, BODY.length)).toEqual({ text: BODY, cut: false });
+  });
+
+  it("cuts the longest strings first, keeping every field and the JSON whole", () => {
+    const event = JSON.stringify({
+      tool_name: "Write",
+      tool_input: { file_path: "/p/a", content: "x".repeat(5000) },
+    });
+    const shown = eventForModel(event, 1000);
+    expect(shown.cut).toBe(true);
+    expect(shown.text.length).toBeLessThanOrEqual(1000);
+    expect(shown.text.length).toBeGreaterThan(900);
+    const value = JSON.parse(shown.text);
+    expect(value).toMatchObject({ tool_name: "Write", tool_input: { file_path: "/p/a" } });
+    expect(value.tool_input.content).toMatch(/^x+…\[truncated by hookgate\]$/);
+  });
+
+  it("never splits a character in two where it cuts", () => {
+    const event = JSON.stringify({ prompt: "😀".repeat(3000) });
+    const shown = eventForModel(event, 1001);
+    expect(JSON.parse(shown.text).prompt).toMatch(/^(😀)+…\[truncated by hookgate\]$/u);
+  });
+
+  it("cuts the text itself when even the shortest strings do not fit, as thousands of fields", () => {
+    const event = JSON.stringify(Object.fromEntries(Array.from({ length: 500 }, (_, i) => [`k${i}`, i])));
+    const shown = eventForModel(event, 1000);
+    expect(shown).toEqual({ text: `${event.slice(0, 1000 - 24)}…[truncated by hookgate]`, cut: true });
   });
 });
 
