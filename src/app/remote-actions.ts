@@ -29,7 +29,9 @@ import {
   endpointHint,
   eventForModel,
   MAX_EVENT_CHARS,
+  type OutputLimitField,
   parseJudgeResponse,
+  refusesOutputLimitField,
   renderPrompt,
   spentAccountHint,
   type Verdict,
@@ -171,6 +173,12 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
   /** Per [model, team, UTC day]; the shadow calls' budgets and slots in their own. */
   const budgets = { enforcing: new DailyCounts(), shadow: new DailyCounts() };
   const limiters = { enforcing: new Map<string, Semaphore>(), shadow: new Map<string, Semaphore>() };
+  /**
+   * The OpenAI-compatible endpoints and models that refused `max_completion_tokens` and answered
+   * with `max_tokens` (judge.ts `refusesOutputLimitField`), by [url, model]: called with
+   * `max_tokens` from the start. A handful per policy; kept across reloads, as the servers are.
+   */
+  const olderLimitField = new Set<string>();
 
   async function run(input: RemoteInput): Promise<RemoteRun> {
     const started = deps.clock.monotonic();
@@ -434,10 +442,13 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
         );
       }
       try {
-        const request = buildJudgeRequest(
-          { provider: model.provider, model: model.model, apiKey, url: model.url },
-          renderPrompt(prompt.text, eventForModel(seen).text),
-        );
+        const judgeModel = { provider: model.provider, model: model.model, apiKey, url: model.url };
+        const promptText = renderPrompt(prompt.text, eventForModel(seen).text);
+        const limitKey = JSON.stringify([model.url ?? "", model.model]);
+        let outputLimit: OutputLimitField = olderLimitField.has(limitKey)
+          ? "max_tokens"
+          : "max_completion_tokens";
+        let request = buildJudgeRequest(judgeModel, promptText, outputLimit);
         let spent = budget;
         /**
          * Whether one more call follows, after `wait`: it is made when the wait and a call as long
@@ -490,6 +501,19 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
             input.policy.secrets,
           );
           if (!verdict.ok) {
+            // A server that takes only the older max_tokens is called again at once with it, and
+            // with it from then on, once that call is not refused as well.
+            if (
+              model.provider === "openai" &&
+              outputLimit === "max_completion_tokens" &&
+              attempts === 1 &&
+              refusesOutputLimitField(sent.value.status, sent.value.body) &&
+              (await callAgain(0, sentAt))
+            ) {
+              outputLimit = "max_tokens";
+              request = buildJudgeRequest(judgeModel, promptText, outputLimit);
+              continue;
+            }
             // A spent account's 429 fails every call alike: it gets no second one.
             const spentHint = spentAccountHint(sent.value.body);
             // One more call after a transient error.
@@ -503,6 +527,7 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
             const failure = { ...verdict.error, message: `${verdict.error.message}${hint}` };
             return withAudit(onError(rule, input, failure), { model: model.name, ...extra });
           }
+          if (outputLimit === "max_tokens") olderLimitField.add(limitKey);
           if (key && !shadow) remember(key, verdict.value, model.cacheTtlSeconds);
           return judged(rule, input, verdict.value, seen, { outcome: "OK", model: model.name, ...extra });
         }

@@ -131,13 +131,21 @@ const verdictProperties = {
   impossible: { type: "boolean", description: IMPOSSIBLE_DESCRIPTION },
 } as const;
 
+/** The field an OpenAI-compatible request caps the answer's tokens with. */
+export type OutputLimitField = "max_completion_tokens" | "max_tokens";
+
 /**
  * Anthropic: a forced call of the one tool `verdict`. OpenAI: structured output in strict mode,
  * which requires every property, so `impossible` is a required boolean there; the cap on output
  * is `max_completion_tokens`, since OpenAI's reasoning models refuse the older `max_tokens` (and
- * count their reasoning against the cap: an answer cut there is off-schema, not a verdict).
+ * count their reasoning against the cap: an answer cut there is off-schema, not a verdict), or
+ * `max_tokens` for a server that refuses the newer field (`refusesOutputLimitField`).
  */
-export function buildJudgeRequest(model: JudgeModel, prompt: string): JudgeHttpRequest {
+export function buildJudgeRequest(
+  model: JudgeModel,
+  prompt: string,
+  outputLimit: OutputLimitField = "max_completion_tokens",
+): JudgeHttpRequest {
   const url = model.url ?? DEFAULT_MODEL_URLS[model.provider];
   if (model.provider === "anthropic") {
     return {
@@ -174,7 +182,7 @@ export function buildJudgeRequest(model: JudgeModel, prompt: string): JudgeHttpR
     headers: { "content-type": "application/json", authorization: `Bearer ${model.apiKey}` },
     body: JSON.stringify({
       model: model.model,
-      max_completion_tokens: MAX_TOKENS,
+      [outputLimit]: MAX_TOKENS,
       messages: [
         { role: "system", content: JUDGE_SYSTEM_PROMPT },
         { role: "user", content: prompt },
@@ -194,6 +202,16 @@ export function buildJudgeRequest(model: JudgeModel, prompt: string): JudgeHttpR
       },
     }),
   };
+}
+
+/**
+ * Whether an OpenAI-compatible server refused the request for its `max_completion_tokens`: a 400
+ * or 422 that names the field. Mistral's API answers so (`extra_forbidden`, "Extra inputs are not
+ * permitted"), as do other servers that take only the older `max_tokens`, which every
+ * OpenAI-compatible server reads.
+ */
+export function refusesOutputLimitField(status: number, body: string): boolean {
+  return (status === 400 || status === 422) && body.includes("max_completion_tokens");
 }
 
 /** How each provider's endpoint path ends (`DEFAULT_MODEL_URLS`; Azure's v1 API and compatible servers alike). */
@@ -295,9 +313,10 @@ export function parseJudgeResponse(
   const parsed = parseJson(body);
   const detail = parsed.ok ? errorMessageOf(parsed.value) : undefined;
   if (status < 200 || status > 299) {
+    const said = detail ?? (parsed.ok ? validationDetailOf(parsed.value) : undefined);
     return fail(
       "JUDGE_HTTP_ERROR",
-      `${provider} answered HTTP ${status}${detail ? `: ${providerText(detail, secrets)}` : ""}`,
+      `${provider} answered HTTP ${status}${said ? `: ${providerText(said, secrets)}` : ""}`,
     );
   }
   if (!parsed.ok)
@@ -335,8 +354,9 @@ function withoutControls(text: string): string {
 
 /**
  * The provider's error message in a body: Anthropic's `{"type":"error","error":{"message"}}`,
- * OpenAI's `{"error":{"message"}}`, a bare `{"error":"..."}` (Ollama), or vLLM's older
- * `{"object":"error","message"}`.
+ * OpenAI's `{"error":{"message"}}`, a bare `{"error":"..."}` (Ollama), or vLLM's and Mistral's
+ * `{"object":"error","message"}`, whose message Mistral gives as an object (the request's
+ * validation errors), written out as JSON.
  */
 function errorMessageOf(value: unknown): string | undefined {
   if (!isRecord(value)) return undefined;
@@ -346,10 +366,26 @@ function errorMessageOf(value: unknown): string | undefined {
       ? error.message
       : typeof error === "string"
         ? error
-        : value.object === "error" && typeof value.message === "string"
-          ? value.message
+        : value.object === "error"
+          ? textOf(value.message)
           : undefined;
   return message === "" ? undefined : message;
+}
+
+/** A string as it is, an object or array as JSON; nothing else. */
+function textOf(value: unknown): string | undefined {
+  if (typeof value === "string") return value;
+  return value !== null && typeof value === "object" ? JSON.stringify(value) : undefined;
+}
+
+/**
+ * The validation errors of an error status's body that has no error message: FastAPI's
+ * `{"detail": …}`, which Python servers in front of a model answer a 422 with.
+ */
+function validationDetailOf(value: unknown): string | undefined {
+  if (!isRecord(value)) return undefined;
+  const detail = textOf(value.detail);
+  return detail === "" ? undefined : detail;
 }
 
 function readAnthropic(response: unknown, secrets: readonly string[]): Result<Verdict, JudgeFailure> {

@@ -521,6 +521,48 @@ describe("prompt rules: a model's url read from the environment", () => {
   });
 });
 
+describe("prompt rules: an OpenAI-compatible server that refuses max_completion_tokens", () => {
+  // Mistral's API (and other servers strict about fields) answers the newer field so: every call
+  // failed, and the reason said only "HTTP 422", its message being an object.
+  const MISTRAL_422 =
+    '{"object":"error","message":{"detail":[{"type":"extra_forbidden","loc":["body","max_completion_tokens"],"msg":"Extra inputs are not permitted","input":512}]},"type":"invalid_request_error","param":null,"code":null}';
+
+  it("is called again at once with max_tokens, and with max_tokens from then on", async () => {
+    const app = await appWith(
+      {},
+      { provider: "openai", model: "mistral-small-latest", url: model.openaiUrl, cacheTtlSeconds: 0 },
+    );
+    const from = model.requests.length;
+    model.script((req) =>
+      "max_completion_tokens" in req.body
+        ? { status: 422, body: MISTRAL_422 }
+        : { verdict: { ok: false, reason: "writes outside /p/src" } },
+    );
+    for (const path of ["/etc/a", "/etc/b"]) {
+      const body = await jsonOf(await app.post("/v1/hooks", write(path)));
+      expect(body.hookSpecificOutput.permissionDecisionReason).toBe(`[${TEMPLATE}]: writes outside /p/src`);
+    }
+    const sent = model.requests.slice(from).map((r) => [r.body.max_completion_tokens, r.body.max_tokens]);
+    expect(sent).toEqual([
+      [512, undefined],
+      [undefined, 512],
+      [undefined, 512],
+    ]);
+  });
+
+  it("says what the server refused when the error's message is an object", async () => {
+    const app = await appWith({}, { provider: "openai", url: model.openaiUrl });
+    model.script({
+      status: 422,
+      body: '{"object":"error","message":{"detail":[{"type":"missing","loc":["body","model"],"msg":"Field required"}]},"type":"invalid_request_error"}',
+    });
+    const body = await jsonOf(await app.post("/v1/hooks", write("/etc/c")));
+    expect(body.hookSpecificOutput.permissionDecisionReason).toContain(
+      'JUDGE_HTTP_ERROR: openai answered HTTP 422: {"detail":[{"type":"missing","loc":["body","model"],"msg":"Field required"}]}',
+    );
+  });
+});
+
 describe("prompt rules: a transient error from the model", () => {
   const OVERLOADED = '{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}';
   /** The first call answers `first`, every later one a no. */

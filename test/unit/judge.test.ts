@@ -7,6 +7,7 @@ import {
   JUDGE_SYSTEM_PROMPT,
   type JudgeModel,
   parseJudgeResponse,
+  refusesOutputLimitField,
   renderPrompt,
   verdictEffect,
 } from "../../src/core/judge.js";
@@ -146,6 +147,17 @@ describe("buildJudgeRequest", () => {
     expect(schema.required).toEqual(["ok", "reason", "impossible"]);
     expect(schema.properties.impossible).toMatchObject({ type: "boolean" });
     expect(schema.properties.impossible.description).toMatch(/only when the condition can never be met/);
+  });
+
+  it("caps an OpenAI-compatible answer with max_tokens instead, for a server that refuses the newer field", () => {
+    const body = JSON.parse(buildJudgeRequest(openai, "p", "max_tokens").body);
+    expect(body.max_tokens).toBe(512);
+    expect(body).not.toHaveProperty("max_completion_tokens");
+    const mistral =
+      '{"object":"error","message":{"detail":[{"type":"extra_forbidden","loc":["body","max_completion_tokens"]}]},"type":"invalid_request_error"}';
+    expect(refusesOutputLimitField(422, mistral)).toBe(true);
+    expect(refusesOutputLimitField(500, mistral)).toBe(false);
+    expect(refusesOutputLimitField(400, '{"error":{"message":"bad model"}}')).toBe(false);
   });
 
   it("keeps the key out of the body", () => {
@@ -361,6 +373,22 @@ describe("parseJudgeResponse", () => {
     expect(parseJudgeResponse(provider, status, body)).toEqual({
       ok: false,
       error: { code: "JUDGE_HTTP_ERROR", message },
+    });
+  });
+
+  it("quotes the validation errors of an error status whose body has no message (FastAPI's detail)", () => {
+    const result = parseJudgeResponse(
+      "openai",
+      422,
+      '{"detail":[{"type":"missing","loc":["body","messages"],"msg":"Field required"}]}',
+    );
+    expect(result).toEqual({
+      ok: false,
+      error: {
+        code: "JUDGE_HTTP_ERROR",
+        message:
+          'openai answered HTTP 422: [{"type":"missing","loc":["body","messages"],"msg":"Field required"}]',
+      },
     });
   });
 
