@@ -809,8 +809,13 @@ export function inlineHeaderSecret(header: string, value: string): string | unde
 /** The values for `Policy.secrets`: distinct, long enough, longest first. */
 function collectSecrets(document: PolicyDocument, env: EnvReader): readonly string[] {
   const found = new Set<string>();
+  // Also as a header sends it: without CR, LF and NUL (egress `outboundHeaders`) and the
+  // whitespace around it, which HTTP drops. A key file's last newline is never sent, and a
+  // server that quotes the key it got quotes it without one.
   const add = (value: string | undefined) => {
-    if (value !== undefined && value.length >= MIN_SECRET_CHARS) found.add(value);
+    if (value === undefined) return;
+    for (const form of [value, value.replace(/[\r\n\0]/g, "").trim()])
+      if (form.length >= MIN_SECRET_CHARS) found.add(form);
   };
   // A webhook URL's secret is in its path, and a receiver that echoes what it was called on
   // quotes the path alone. The path's long segments and a long query are secret values of their

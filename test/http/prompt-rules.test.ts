@@ -275,6 +275,42 @@ describe("prompt rules: an event too long to send whole", () => {
   });
 });
 
+describe("prompt rules: a key read with whitespace around it", () => {
+  // A key file mounted as a secret, or pasted, often ends in a newline: the header sends the key
+  // without it, and a server that quotes the key it was sent (a proxy's 401) quoted one the
+  // scrubbing, which looked for the value with its newline, never found.
+  it.each([
+    ["a trailing newline", "sk-test-key-4821\n"],
+    ["a CRLF and spaces", " sk-test-key-4821\r\n"],
+  ])("keeps the key sent out of the reason and the logs when it had %s", async (_name, key) => {
+    const app = await testApp(
+      await authPolicy(
+        [{ id: "judge", on: "PreToolUse", prompt: { text: "t", model: "m", onError: "deny" } }],
+        {
+          egress: egress(),
+          models: { m: { provider: "anthropic", model: "x", apiKey: "env:K", url: model.anthropicUrl } },
+        },
+      ),
+      { K: key },
+    );
+    model.script((req) => ({
+      status: 401,
+      body: JSON.stringify({
+        type: "error",
+        error: {
+          type: "authentication_error",
+          message: `Incorrect API key provided: ${String(req.headers["x-api-key"])}.`,
+        },
+      }),
+    }));
+    const text = await (await app.post("/v1/hooks", write("/p/a"))).text();
+    expect(model.requests.at(-1)?.headers["x-api-key"]).toBe("sk-test-key-4821");
+    expect(text).toContain("HTTP 401: Incorrect API key provided: [masked].");
+    expect(text).not.toContain("sk-test-key-4821");
+    expect(JSON.stringify(app.logs)).not.toContain("sk-test-key-4821");
+  });
+});
+
 describe("prompt rules: failures answer with onError", () => {
   it.each([
     [
