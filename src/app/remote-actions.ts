@@ -390,10 +390,10 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
         message: `model "${model.name}" has no URL (its url reads ${model.unsetUrlVariable}, which is not set)`,
       });
     }
+    // Named, as an unset url's variable is: the reason says what to set.
+    const written = input.policy.document.models?.[model.name]?.apiKey;
+    const variable = written?.startsWith("env:") ? ` ${written.slice(4)}` : "";
     if (model.apiKey === undefined) {
-      // Named, as an unset url's variable is: the reason says what to set.
-      const written = input.policy.document.models?.[model.name]?.apiKey;
-      const variable = written?.startsWith("env:") ? ` ${written.slice(4)}` : "";
       return onError(rule, input, {
         code: "JUDGE_NO_API_KEY",
         message: `model "${model.name}" has no API key (its apiKey reads${variable || " a variable"}, which is not set)`,
@@ -523,7 +523,12 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
               (await callAgain(retryWaitMs(sent.value, deps.clock.now()), sentAt))
             )
               continue;
-            const hint = endpointHint(model.provider, request.url, sent.value.status) + spentHint;
+            // A 401 is the key: which one, when a policy has several models.
+            const keyHint =
+              sent.value.status === 401
+                ? `; the API key in${variable || " the policy"} (model "${model.name}"'s apiKey) was refused`
+                : "";
+            const hint = endpointHint(model.provider, request.url, sent.value.status) + spentHint + keyHint;
             const failure = { ...verdict.error, message: `${verdict.error.message}${hint}` };
             return withAudit(onError(rule, input, failure), { model: model.name, ...extra });
           }

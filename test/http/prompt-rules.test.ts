@@ -420,6 +420,22 @@ describe("prompt rules: failures answer with onError", () => {
     );
   });
 
+  it.each([
+    ["anthropic", '{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}'],
+    [
+      "openai",
+      '{"error":{"message":"Incorrect API key provided: sk-proj-****abcd.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}',
+    ],
+  ])("names the variable of the key %s refused with a 401", async (provider, body) => {
+    const url = provider === "openai" ? model.openaiUrl : model.anthropicUrl;
+    const app = await appWith({}, { provider, url });
+    model.script({ status: 401, body });
+    const answer = await jsonOf(await app.post("/v1/hooks", write(`/p/src/key-${provider}.ts`)));
+    expect(answer.hookSpecificOutput.permissionDecisionReason).toMatch(
+      /answered HTTP 401: .*; the API key in MODEL_KEY \(model "fast"'s apiKey\) was refused\); its onError/,
+    );
+  });
+
   it("fails into onError when the model's key variable is unset", async () => {
     const app = await testApp(
       await authPolicy(
