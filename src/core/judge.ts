@@ -470,6 +470,15 @@ function readOpenAi(response: unknown, secrets: readonly string[]): Result<Verdi
   }
   if (content === undefined || content.trim() === "") {
     if (finish === "length") return fail("JUDGE_OFF_SCHEMA", CUT_OFF("openai"));
+    // No tools were offered: a server that made calls anyway did not apply the JSON schema.
+    if (
+      (Array.isArray(message.tool_calls) && message.tool_calls.length > 0) ||
+      isRecord(message.function_call)
+    )
+      return fail(
+        "JUDGE_OFF_SCHEMA",
+        "openai answered with tool calls, not the verdict as its content (the server ignored response_format)",
+      );
     return fail("JUDGE_OFF_SCHEMA", "openai answered without message content");
   }
   const verdict = readTextVerdict(

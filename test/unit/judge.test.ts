@@ -568,6 +568,33 @@ describe("parseJudgeResponse", () => {
     },
   );
 
+  it("says an OpenAI answer made tool calls instead of giving the verdict as its content", () => {
+    const answer = {
+      choices: [
+        {
+          index: 0,
+          message: {
+            role: "assistant",
+            content: null,
+            refusal: null,
+            tool_calls: [
+              { id: "call_1", type: "function", function: { name: "verdict", arguments: '{"ok":true}' } },
+            ],
+          },
+          finish_reason: "tool_calls",
+        },
+      ],
+    };
+    expect(parseJudgeResponse("openai", 200, JSON.stringify(answer))).toEqual({
+      ok: false,
+      error: {
+        code: "JUDGE_OFF_SCHEMA",
+        message:
+          "openai answered with tool calls, not the verdict as its content (the server ignored response_format)",
+      },
+    });
+  });
+
   it("reports an OpenAI refusal as JUDGE_REFUSED", () => {
     const result = parseJudgeResponse("openai", 200, openaiAnswer(null, "I can't help with that."));
     expect(result).toEqual({
