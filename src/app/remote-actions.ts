@@ -328,15 +328,29 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
     audit: Attempt["audit"],
   ): Attempt {
     const prompt = rule.document.prompt;
-    const cut = seen.length > MAX_EVENT_CHARS;
-    if (cut && verdict.ok) {
-      const message = `the event (${seen.length} characters) was cut to ${MAX_EVENT_CHARS} characters for the model, so its allow covers only what it read`;
+    if (seen.length <= MAX_EVENT_CHARS) {
+      const effect = verdictEffect(
+        rule.id,
+        verdict,
+        input.event.name,
+        prompt?.text ?? "",
+        prompt?.stop ?? false,
+      );
+      return { effect, audit };
+    }
+    const cut = `the event (${seen.length} characters) was cut to ${MAX_EVENT_CHARS} characters for the model`;
+    if (verdict.ok) {
+      const message = `${cut}, so its allow covers only what it read`;
       const { outcome: _, detail: __, ...rest } = audit;
       return withAudit(onError(rule, input, { code: "JUDGE_EVENT_CUT", message }), rest);
     }
-    const read = cut ? { ok: false, reason: verdict.reason } : verdict;
+    const read = { ok: false, reason: verdict.reason };
     const effect = verdictEffect(rule.id, read, input.event.name, prompt?.text ?? "", prompt?.stop ?? false);
-    return { effect, audit };
+    // The audit says the no was given on part of the event.
+    return {
+      effect,
+      audit: { ...audit, detail: audit.detail === undefined ? cut : `${audit.detail}; ${cut}` },
+    };
   }
 
   async function judge(

@@ -231,6 +231,14 @@ describe("prompt rules: an event too long to send whole", () => {
       permissionDecision: "deny",
       permissionDecisionReason: `[${TEMPLATE}]: adds a key`,
     });
+    expect(lastAudit(app).pending).toEqual([
+      expect.objectContaining({
+        outcome: "OK",
+        detail: expect.stringMatching(
+          /^the event \(\d+ characters\) was cut to 100000 characters for the model$/,
+        ),
+      }),
+    ]);
     const sent = sentEvent();
     expect(sent.length).toBeLessThanOrEqual(MAX_EVENT_CHARS);
     const event = JSON.parse(sent);
