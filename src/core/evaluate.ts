@@ -125,6 +125,11 @@ interface EventFacts {
    * worked out when asked; undefined on other events.
    */
   readonly bashWords: (() => ReadonlySet<string> | undefined) | undefined;
+  /**
+   * The body with the input its description names as `tool_input` (describedInput), which the
+   * `where` conditions of rules that cannot allow read, as their `if` does; undefined otherwise.
+   */
+  readonly describedPayload: Readonly<Record<string, unknown>> | undefined;
 }
 
 function factsOf(event: HookEvent): EventFacts {
@@ -150,6 +155,7 @@ function factsOf(event: HookEvent): EventFacts {
       typeof command === "string" && command.length > MAX_COMMAND_LENGTH ? command.length : undefined,
     bashWords:
       TOOL_EVENTS.has(event.name) && event.toolName === "Bash" ? () => commandWords(command) : undefined,
+    describedPayload: described && { ...event.payload, tool_input: described },
   };
 }
 
@@ -243,9 +249,12 @@ function firstMiss(
       return "if";
   }
   let i = 0;
+  // A described call (deepcode's PermissionRequest) is read by its description, as `if` reads it,
+  // by every rule but an allow.
+  const payload = (!isAllow(rule) && facts.describedPayload) || event.payload;
   for (const predicate of rule.where) {
     // On a call without its input, a condition on it holds for a rule that cannot allow: fail safe.
-    if (!predicate(event.payload) && !(facts.call?.inputMissing && !mayAllow(rule) && readsInput(rule, i)))
+    if (!predicate(payload) && !(facts.call?.inputMissing && !mayAllow(rule) && readsInput(rule, i)))
       return i;
     i++;
   }
@@ -287,7 +296,9 @@ function describeMiss(miss: Miss, rule: CompiledRule, facts: EventFacts): string
         ? `the ${facts.call.toolName} call is known only by the client's description (tool_desc), which no allow rule reads`
         : `no "if" permission rule matches the ${facts.call?.toolName} call`;
     default:
-      return `where "${Object.keys(rule.document.where ?? {})[miss]}" does not hold`;
+      return facts.call?.described && isAllow(rule) && readsInput(rule, miss)
+        ? `the ${facts.call.toolName} call is known only by the client's description (tool_desc), which no allow rule reads`
+        : `where "${Object.keys(rule.document.where ?? {})[miss]}" does not hold`;
   }
 }
 
