@@ -332,31 +332,43 @@ const CLAUDE_CODE_SCHEMAS: Readonly<Record<ClaudeCodeEventName, EventSchema>> = 
   PreSkillShellCommand: ccEvent(),
 };
 
+const LEGACY_COMMON_FIELDS = { thread_id: str };
+
 function legacyEvent(fields: Fields = {}): EventSchema {
-  return looseObject({ thread_id: str, ...fields });
+  return looseObject({ ...LEGACY_COMMON_FIELDS, ...fields });
 }
 
 const LEGACY_TOOL_FIELDS = { tool_name: requiredToolName, tool_id: str, tool_args: toolInput };
 
 /** Payloads of §5.5; `json.dumps` spacing and `\uXXXX` escapes are JSON.parse's concern, not ours. */
-const LEGACY_SCHEMAS: Readonly<Record<LegacyEventName, EventSchema>> = {
-  "tool.use": legacyEvent(LEGACY_TOOL_FIELDS),
-  "tool.result": legacyEvent({
-    ...LEGACY_TOOL_FIELDS,
-    tool_status: str,
-    tool_output: str,
-  }),
-  "tool.error": legacyEvent({ tool_names: strList }),
-  "permission.request": legacyEvent({ tool_names: strList }),
-  "session.start": legacyEvent(),
-  "user.prompt": legacyEvent(),
-  "task.complete": legacyEvent(),
-  "session.end": legacyEvent(),
-  "input.required": legacyEvent(),
-  "context.offload": legacyEvent(),
-  "context.compact": legacyEvent(),
-  "user.name.set": legacyEvent({ name: str, assistant_id: str }),
+const LEGACY_FIELDS: Readonly<Record<LegacyEventName, Fields>> = {
+  "tool.use": LEGACY_TOOL_FIELDS,
+  "tool.result": { ...LEGACY_TOOL_FIELDS, tool_status: str, tool_output: str },
+  "tool.error": { tool_names: strList },
+  "permission.request": { tool_names: strList },
+  "session.start": {},
+  "user.prompt": {},
+  "task.complete": {},
+  "session.end": {},
+  "input.required": {},
+  "context.offload": {},
+  "context.compact": {},
+  "user.name.set": { name: str, assistant_id: str },
 };
+
+/**
+ * The top-level keys a deepagents legacy event's body carries at most (`event`, `thread_id` and
+ * its payload's, clients.md §5.5), or undefined for a name that is no legacy event: a `where`
+ * on any other key never holds there (`check` says so).
+ */
+export function legacyEventKeys(name: string): readonly string[] | undefined {
+  if (!Object.hasOwn(LEGACY_FIELDS, name)) return undefined;
+  return [
+    "event",
+    ...Object.keys(LEGACY_COMMON_FIELDS),
+    ...Object.keys(LEGACY_FIELDS[name as LegacyEventName]),
+  ];
+}
 
 // Maps, not object lookups, so that names like `constructor` or `__proto__` are simply unknown.
 const claudeCodeSchemas: ReadonlyMap<string, EventSchema> = new Map(
@@ -366,7 +378,7 @@ const deepagentsSchemas: ReadonlyMap<string, EventSchema> = new Map(
   DEEPAGENTS_V2_EVENT_NAMES.map((name) => [name, CLAUDE_CODE_SCHEMAS[name]]),
 );
 const legacySchemas: ReadonlyMap<string, EventSchema> = new Map(
-  DEEPAGENTS_LEGACY_EVENT_NAMES.map((name) => [name, LEGACY_SCHEMAS[name]]),
+  DEEPAGENTS_LEGACY_EVENT_NAMES.map((name) => [name, legacyEvent(LEGACY_FIELDS[name])]),
 );
 
 interface DialectSchemas {

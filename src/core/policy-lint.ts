@@ -20,7 +20,7 @@ import {
   PERMISSION_EVENTS,
   STOP_EVENTS,
 } from "./event-capabilities.js";
-import { CLAUDE_CODE_EVENTS, closestEvent, isKnownEvent, TOOL_EVENTS } from "./events.js";
+import { CLAUDE_CODE_EVENTS, closestEvent, isKnownEvent, legacyEventKeys, TOOL_EVENTS } from "./events.js";
 import { clientHeaderNames, headerVariables, invalidHeaderNames, invalidHeaderValues } from "./forward.js";
 import { DEFAULT_MODEL_URLS, promptPlaceholders } from "./judge.js";
 import { eventReadsMatcher, exactMatcherNames } from "./matcher.js";
@@ -356,8 +356,9 @@ const CLAUDE_CODE_EVENT_SET: ReadonlySet<string> = new Set(CLAUDE_CODE_EVENTS);
 
 /**
  * Fields only some events carry (events.ts), each with those events: a `where` that needs one
- * never holds on another event, so the rule never applies there. Only Claude Code's names (which
- * deepcode and deepagents v2 share) are judged; a legacy or unknown event's fields are not known.
+ * never holds on another event, so the rule never applies there. Claude Code's names (which
+ * deepcode and deepagents v2 share) are judged by this table, deepagents' legacy events by the
+ * few keys their bodies carry (events.ts `legacyEventKeys`); an unknown event's fields are not known.
  */
 const EVENT_ONLY_FIELDS: Readonly<Record<string, ReadonlySet<string>>> = {
   tool_name: TOOL_EVENTS,
@@ -368,19 +369,53 @@ const EVENT_ONLY_FIELDS: Readonly<Record<string, ReadonlySet<string>>> = {
 
 function lintWhereFields(rule: CompiledRule, warn: (path: string, message: string) => void): void {
   if (rule.events === "*") return;
+  const events = rule.events;
   for (const [key, condition] of Object.entries(rule.document.where ?? {})) {
+    if (!needsPresentValue(condition)) continue;
     const field = key.split(".")[0] ?? key;
     const carriers = Object.hasOwn(EVENT_ONLY_FIELDS, field) ? EVENT_ONLY_FIELDS[field] : undefined;
-    if (carriers === undefined || !needsPresentValue(condition)) continue;
-    const without = rule.events.filter((e) => CLAUDE_CODE_EVENT_SET.has(e) && !carriers.has(e));
-    if (without.length === 0) continue;
-    const all = without.length === rule.events.length;
-    warn(
-      `${rule.path}.where${jsonPath([key]).slice(1)}`,
-      `${without.join(" and ")} ${without.length > 1 ? "events carry" : "carries"} no "${field}" (${[...carriers].join(", ")} do), so this condition never holds there${all ? "; this rule can never apply" : ` and the rule never applies to ${without.length > 1 ? "them" : "it"}`}`,
-    );
+    const lacks = (e: string) =>
+      CLAUDE_CODE_EVENT_SET.has(e)
+        ? carriers !== undefined && !carriers.has(e)
+        : legacyEventKeys(e)?.includes(field) === false;
+    const all = events.every(lacks);
+    const at = `${rule.path}.where${jsonPath([key]).slice(1)}`;
+    const outcome = (lacking: readonly string[]) =>
+      all
+        ? "; this rule can never apply"
+        : ` and the rule never applies to ${lacking.length > 1 ? "them" : "it"}`;
+    const without = events.filter((e) => CLAUDE_CODE_EVENT_SET.has(e) && lacks(e));
+    if (carriers !== undefined && without.length > 0) {
+      warn(
+        at,
+        `${without.join(" and ")} ${without.length > 1 ? "events carry" : "carries"} no "${field}" (${[...carriers].join(", ")} do), so this condition never holds there${outcome(without)}`,
+      );
+    }
+    // deepagents' legacy events carry their own few keys (clients.md §5.5), none of Claude Code's
+    // but the tool's name: its input is `tool_args`, its session `thread_id`.
+    const legacy = new Map<string, string[]>();
+    for (const e of events) {
+      const keys = legacyEventKeys(e);
+      if (keys === undefined || keys.includes(field)) continue;
+      const same = keys.join(", ");
+      legacy.set(same, [...(legacy.get(same) ?? []), e]);
+    }
+    for (const [keys, lacking] of legacy) {
+      const meant = LEGACY_KEY_FOR[field];
+      const write =
+        meant !== undefined && keys.split(", ").includes(meant)
+          ? `: write ${JSON.stringify(meant + key.slice(field.length))}`
+          : "";
+      warn(
+        at,
+        `${lacking.join(" and ")} ${lacking.length > 1 ? "carry" : "carries"} no "${field}" (a deepagents legacy body carries ${keys} at most${write}), so this condition never holds there${outcome(lacking)}`,
+      );
+    }
   }
 }
+
+/** The key a deepagents legacy body carries for a Claude Code field. */
+const LEGACY_KEY_FOR: Readonly<Record<string, string>> = { tool_input: "tool_args", session_id: "thread_id" };
 
 /** Whether a `where` condition can hold only on a field that is present (not null). */
 function needsPresentValue(condition: unknown): boolean {

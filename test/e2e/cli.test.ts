@@ -229,6 +229,7 @@ describe("hookgate check", () => {
         { id: "loop", on: "Stop", decide: "block" },
         { id: "future", on: "BrandNewEvent", context: "x" },
         { id: "start", on: "SessionStart", context: "hi" },
+        { id: "legacy", on: "tool.use", where: { "tool_input.command": { regex: "^rm" } }, context: "x" },
       ],
       models: { m: { provider: "anthropic", model: "claude-haiku-4-5", apiKey: "sk-ant-inline" } },
     });
@@ -242,6 +243,7 @@ describe("hookgate check", () => {
       /\$\.rules\[3\]\.where: blocks Stop without checking stop_hook_active/,
       /\$\.rules\[4\]\.on: "BrandNewEvent" is not an event any supported client sends/,
       /\$\.rules\[5\]\.on: Claude Code never sends http hooks on SessionStart/,
+      /\$\.rules\[6\]\.where\["tool_input\.command"\]: tool\.use carries no "tool_input" .*write "tool_args\.command"/,
       /\$\.models\.m\.apiKey: is an inline secret/,
     ]) {
       expect(stdout).toMatch(pattern);

@@ -206,8 +206,32 @@ describe("lintPolicy: where conditions on a field the event never carries", () =
     ]);
   });
 
+  it("warns about a field a deepagents legacy event never carries, naming the key it carries instead", async () => {
+    // Legacy bodies are `{"event": …, "thread_id"?, …payload}` (clients.md §5.5): a tool's input
+    // is `tool_args`, and `user.prompt` carries no prompt at all.
+    const warnings = await warningsFor([
+      { id: "rm", on: "tool.use", where: { "tool_input.command": { regex: "^rm" } }, context: "x" },
+      { id: "both", on: ["PreToolUse", "tool.result"], where: { "tool_input.command": "ls" }, context: "x" },
+      {
+        id: "prompt",
+        on: ["user.prompt", "session.start"],
+        where: { prompt: { contains: "x" } },
+        context: "x",
+      },
+      { id: "cwd", on: "tool.error", where: { cwd: { startsWith: "/srv" } }, context: "x" },
+    ]);
+    expect(warnings.filter((w) => w.includes("carries no") || w.includes("carry no"))).toEqual([
+      '$.rules[0].where["tool_input.command"]: tool.use carries no "tool_input" (a deepagents legacy body carries event, thread_id, tool_name, tool_id, tool_args at most: write "tool_args.command"), so this condition never holds there; this rule can never apply',
+      '$.rules[1].where["tool_input.command"]: tool.result carries no "tool_input" (a deepagents legacy body carries event, thread_id, tool_name, tool_id, tool_args, tool_status, tool_output at most: write "tool_args.command"), so this condition never holds there and the rule never applies to it',
+      '$.rules[2].where.prompt: user.prompt and session.start carry no "prompt" (a deepagents legacy body carries event, thread_id at most), so this condition never holds there; this rule can never apply',
+      '$.rules[3].where.cwd: tool.error carries no "cwd" (a deepagents legacy body carries event, thread_id, tool_names at most), so this condition never holds there; this rule can never apply',
+    ]);
+  });
+
   it.each([
     ["a tool field on a tool event", "PostToolUse", { "tool_input.file_path": { glob: "**/*.ts" } }],
+    ["a legacy event's own input", "tool.use", { "tool_args.command": { regex: "^rm" } }],
+    ["a legacy field that may be absent", "session.end", { prompt: { exists: false } }],
     ["a condition that holds when the field is absent", "Stop", { tool_name: { not: { equals: "Bash" } } }],
     ["exists: false", "Stop", { tool_input: { exists: false } }],
     ["an event hookgate does not know", "BeforeToolRun", { tool_name: "Bash" }],
