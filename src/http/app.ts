@@ -92,10 +92,14 @@ export function createApp(deps: AppDeps): Hono {
   app.notFound((c) => {
     const message = `no route ${c.req.method} ${routePath(c.req.path)}`;
     if (c.req.method !== "POST") return c.json({ error: { code: "NOT_FOUND", message } }, 404);
-    // A POST may be an agent's hook with a mistyped URL. deepcode blocks on any non-2xx and shows
-    // the body's `reason` (clients.md §9), so the fix goes there too; Claude Code lets it through.
+    // A POST may be an agent's hook with a mistyped URL. deepcode blocks on any non-2xx, and says
+    // the body's `reason` only beside `decision: "block"` (else `HTTP 404`; its src/hooks.ts), so
+    // the fix goes there, with the block it makes anyway; Claude Code ignores the body of a 404.
     const fix = `${message}; hook URLs are ${HOOK_ROUTES}`;
-    return c.json({ error: { code: "NOT_FOUND", message: fix }, reason: `hookgate: ${fix}` }, 404);
+    return c.json(
+      { error: { code: "NOT_FOUND", message: fix }, decision: "block", reason: `hookgate: ${fix}` },
+      404,
+    );
   });
   app.onError((e, c) => {
     deps.logger.log("error", "unhandled error", {

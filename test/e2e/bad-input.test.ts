@@ -789,9 +789,11 @@ const ROWS: readonly Row[] = [
     request: post(PRE_RM, { path: "/v1/hook" }),
     expected: {
       status: 404,
-      // deepcode blocks on the 404 and shows the body's reason: it says where the hook routes are.
+      // deepcode blocks on the 404 and, beside decision "block", shows the body's reason: it says
+      // where the hook routes are.
       body: {
         error: { code: "NOT_FOUND", message: UNKNOWN_PATH },
+        decision: "block",
         reason: `hookgate: ${UNKNOWN_PATH}`,
       },
     },

@@ -158,9 +158,13 @@ describe.each([
     expect(res.status).toBe(404);
     const body = await jsonOf(res);
     expect(body.error.code).toBe("NOT_FOUND");
-    expect(body.reason).toBe(
-      "hookgate: no route POST /v1/hook/deepcode; hook URLs are /v1/hooks/claude-code, /v1/hooks/deepcode, /v1/hooks/deepagents or /v1/hooks/deepagents-legacy",
-    );
+    const where =
+      "hookgate: no route POST /v1/hook/deepcode; hook URLs are /v1/hooks/claude-code, /v1/hooks/deepcode, /v1/hooks/deepagents or /v1/hooks/deepagents-legacy";
+    expect(body.reason).toBe(where);
+    // deepcode blocks on any non-2xx, and its block says the body's `reason` only beside
+    // `decision: "block"`, else `HTTP <status>` (its src/hooks.ts execHttpHook, applyHookJson).
+    const deepcodeShows = body.decision === "block" ? body.reason : `HTTP ${res.status}`;
+    expect(deepcodeShows).toBe(where);
   });
 });
 
