@@ -124,11 +124,17 @@ export function carriesContext(event: string, dialect: Dialect): boolean {
 }
 
 /**
- * Events with Claude Code's `additionalContext` variant whose context deepcode never reads: its
- * loop takes the block, `updatedInput` and the permission from a PreToolUse hook, nothing else
- * (src/loop.ts execCall). `hookgate check` says so of a rule that adds context there.
+ * Events with Claude Code's `additionalContext` variant whose context deepcode never reads, each
+ * with why: its loop takes the block, `updatedInput` and the permission from a PreToolUse hook,
+ * nothing else (src/loop.ts execCall), and it runs its Notification and Setup hooks without
+ * waiting for them (`void runHooks(...)`: src/tui/useChat.ts, src/config.ts). `hookgate check`
+ * says so of a rule that adds context there.
  */
-export const DEEPCODE_NO_CONTEXT_EVENTS: ReadonlySet<string> = new Set(["PreToolUse"]);
+export const DEEPCODE_NO_CONTEXT_EVENTS: ReadonlyMap<string, string> = new Map([
+  ["PreToolUse", "it reads the decision and its reason there"],
+  ["Notification", "it reads nothing back from its Notification hooks"],
+  ["Setup", "it reads nothing back from its Setup hooks"],
+]);
 
 /**
  * deepcode reads only `additionalContext` (and `updatedOutput`) back from these events' hooks, not

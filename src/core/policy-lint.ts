@@ -805,9 +805,10 @@ function lintAction(rule: CompiledRule, event: string, warn: (path: string, mess
       `deepagents cannot receive context on ${event}; it is sent to Claude Code and deepcode only`,
     );
   } else if (context !== undefined && DEEPCODE_NO_CONTEXT_EVENTS.has(event)) {
+    const receivers = AGENT_DIALECTS.filter((d) => carriesContext(event, d)).map((d) => CLIENT_NAME[d]);
     warn(
       `${p}.context`,
-      `deepcode cannot receive context on ${event} (it reads the decision and its reason there); it is sent to Claude Code and deepagents only`,
+      `deepcode cannot receive context on ${event} (${DEEPCODE_NO_CONTEXT_EVENTS.get(event)}); it is sent to ${receivers.join(" and ")} only`,
     );
   }
 }

@@ -300,6 +300,34 @@ describe("POST /v1/hooks: dialects", () => {
     );
   });
 
+  it("sends deepcode no Notification or Setup context: it fires those hooks and reads nothing back", async () => {
+    // deepcode's permission prompt runs its Notification hooks with `void runHooks(...)` (its
+    // src/tui/useChat.ts), and saveApiKey its Setup hooks likewise (src/config.ts).
+    const ctxApp = await testApp(
+      await authPolicy([{ id: "tell", on: ["Notification", "Setup"], context: "Say which gateway asked." }]),
+    );
+    const notification = {
+      hook_event_name: "Notification",
+      cwd: "/p",
+      session_id: "abc",
+      notification_type: "permission",
+      title: "deepcode 需要确认",
+      message: "Bash: ls",
+    };
+    const setup = { hook_event_name: "Setup", cwd: "/p", trigger: "init" };
+    for (const body of [notification, setup]) {
+      const res = await ctxApp.post("/v1/hooks/deepcode", body);
+      expect(await res.text(), body.hook_event_name).toBe("");
+    }
+    const claudeCode = await jsonOf(
+      await ctxApp.post("/v1/hooks/claude-code", { ...notification, transcript_path: "/t" }),
+    );
+    expect(claudeCode.hookSpecificOutput).toEqual({
+      hookEventName: "Notification",
+      additionalContext: "Say which gateway asked.",
+    });
+  });
+
   it("sends deepcode no PreToolUse context, which it never reads there; Claude Code and deepagents get it", async () => {
     const ctxApp = await testApp(
       await authPolicy([

@@ -422,7 +422,7 @@ describe("lintPolicy: a matcher value deepcode spells its own way", () => {
       { id: "quit", on: "SessionEnd", matcher: "prompt_input_exit", decide: "deny" },
       { id: "idle", on: "Notification", matcher: "idle_prompt", context: "x" },
     ]);
-    expect(warnings.filter((w) => w.includes("deepcode"))).toEqual([
+    expect(warnings.filter((w) => w.includes("deepcode") && w.includes(".matcher:"))).toEqual([
       '$.rules[0].matcher: matches Claude Code\'s "permission_prompt" but not deepcode\'s "permission", its notification_type for the same thing: write "permission_prompt|permission"',
       '$.rules[2].matcher: matches Claude Code\'s "prompt_input_exit" but not deepcode\'s "exit", its reason for the same thing: write "prompt_input_exit|exit"',
     ]);
@@ -439,6 +439,16 @@ describe("lintPolicy: context deepcode does not read", () => {
     ]);
     expect(warnings.filter((w) => w.includes("deepcode"))).toEqual([
       "$.rules[0].context: deepcode cannot receive context on PreToolUse (it reads the decision and its reason there); it is sent to Claude Code and deepagents only",
+    ]);
+  });
+
+  it("says deepcode reads nothing back from Notification and Setup hooks", async () => {
+    // deepcode runs both without waiting for them (`void runHooks(...)`: src/tui/useChat.ts,
+    // src/config.ts); deepagents has no Notification or Setup output.
+    const warnings = await warningsFor([{ id: "note", on: ["Notification", "Setup"], context: "x" }]);
+    expect(warnings.filter((w) => w.includes("context:"))).toEqual([
+      "$.rules[0].context: deepcode cannot receive context on Notification (it reads nothing back from its Notification hooks); it is sent to Claude Code only",
+      "$.rules[0].context: deepcode cannot receive context on Setup (it reads nothing back from its Setup hooks); it is sent to Claude Code only",
     ]);
   });
 });
