@@ -135,6 +135,14 @@ export async function policyTestCommand(args: readonly string[], io: CommandIo):
     const lines = [`${failures.length === 0 ? "PASS" : "FAIL"}  ${name}`];
     for (const failure of failures) lines.push(`      ${failure}`);
     if (failures.length > 0) lines.push(`      at ${c.file} $.cases[${c.index}]`);
+    // What the client does with the decision, where that differs (event-capabilities.ts
+    // `clientDecision`): a deepcode case passing with "ask" is a prompt deepcode never shows.
+    if (audit.clientDecision !== undefined) {
+      const acted = audit.clientDecision === "none" ? "no decision" : `"${audit.clientDecision}"`;
+      lines.push(
+        `      note: ${audit.client} does not act on "${audit.decision}" on ${audit.event}: it goes on as with ${acted}`,
+      );
+    }
     for (const p of audit.pending.filter((p) => p.outcome === "NOT_RUN")) {
       lines.push(
         `      note: ${p.rule} (${p.action}) was not run: hookgate test calls no model or downstream hook`,

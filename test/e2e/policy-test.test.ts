@@ -128,6 +128,55 @@ describe("hookgate test", () => {
     expect(code).toBe(0);
   });
 
+  it("notes a decision the case's client does not act on, as the audit line's clientDecision does", async () => {
+    // deepcode goes on from an ask as from no decision, and acts on no block on
+    // UserPromptExpansion (its src/loop.ts, src/tui/useChat.ts): a passing case said nothing.
+    const client = file("client-acts.json", {
+      version: 1,
+      rules: [
+        { id: "ask-push", on: "PreToolUse", if: "Bash(git push *)", decide: "ask", reason: "push" },
+        { id: "no-deploy", on: "UserPromptExpansion", matcher: "deploy", decide: "block", reason: "no" },
+      ],
+    });
+    const cases = file("client-acts.cases.json", {
+      client: "deepcode",
+      cases: [
+        {
+          name: "push asks",
+          event: {
+            hook_event_name: "PreToolUse",
+            cwd: "/p",
+            tool_name: "Bash",
+            tool_input: { command: "git push" },
+            tool_desc: "git push",
+          },
+          expect: { decision: "ask" },
+        },
+        {
+          name: "deploy is blocked",
+          event: { hook_event_name: "UserPromptExpansion", cwd: "/p", command_name: "deploy" },
+          expect: { decision: "block" },
+        },
+        {
+          name: "push asks Claude Code",
+          client: "claude-code",
+          event: bash("git push"),
+          expect: { decision: "ask" },
+        },
+      ],
+    });
+    const { code, stdout } = await runCli(["test", client, cases]);
+    expect(stdout).toContain(
+      'PASS  push asks\n      note: deepcode does not act on "ask" on PreToolUse: it goes on as with no decision',
+    );
+    expect(stdout).toContain(
+      'PASS  deploy is blocked\n      note: deepcode does not act on "block" on UserPromptExpansion: it goes on as with no decision',
+    );
+    expect(stdout).toMatch(/^PASS {2}push asks Claude Code$/m);
+    expect(stdout).not.toMatch(/push asks Claude Code\n {6}note/);
+    expect(code).toBe(0);
+  });
+
   it("refuses a case whose team no token of the policy authenticates as", async () => {
     // A review, session 24: "team": "mobil" ran as a team no rule names and passed `expect: none`.
     const cases = file("typo-team.json", {
