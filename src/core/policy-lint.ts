@@ -727,12 +727,7 @@ function lintAction(rule: CompiledRule, event: string, warn: (path: string, mess
     if (isKnownEvent(event) && !honouredDecision(event, action.decision)) {
       warn(`${p}.decide`, `no client can honour "${action.decision}" on ${event}; it is not sent there`);
     } else if (DEEPCODE_IGNORES_BLOCK.has(event) && honouredDecision(event, action.decision) === "block") {
-      warn(
-        `${p}.decide`,
-        event === "UserPromptExpansion"
-          ? `deepcode does not act on a block on ${event}; its expanded prompt runs anyway. Block it on UserPromptSubmit too, which deepcode sends next with the expanded text`
-          : `deepcode does not act on a block on ${event}; there the ${event === "PreCompact" ? "compaction" : "change"} goes ahead`,
-      );
+      warn(`${p}.decide`, deepcodeIgnoresBlock(event, ""));
     }
     if (action.updatedInput && (!PERMISSION_EVENTS.has(event) || action.decision !== "allow")) {
       warn(`${p}.updatedInput`, `is used only with decide "allow" on PreToolUse or PermissionRequest`);
@@ -764,6 +759,8 @@ function lintAction(rule: CompiledRule, event: string, warn: (path: string, mess
       `${p}.prompt`,
       `no client can honour a model's verdict on ${event} (a "no" is sent as a deny or a block); the model is called and its verdict is not sent there`,
     );
+  } else if (action.kind === "prompt" && DEEPCODE_IGNORES_BLOCK.has(event)) {
+    warn(`${p}.prompt`, deepcodeIgnoresBlock(event, `, which is how a model's "no" is sent there`));
   }
   const onError = ownOnError(rule);
   if (
@@ -811,6 +808,13 @@ function lintAction(rule: CompiledRule, event: string, warn: (path: string, mess
       `deepcode cannot receive context on ${event} (${DEEPCODE_NO_CONTEXT_EVENTS.get(event)}); it is sent to ${receivers.join(" and ")} only`,
     );
   }
+}
+
+/** What `check` says of a block deepcode does not act on (DEEPCODE_IGNORES_BLOCK). */
+function deepcodeIgnoresBlock(event: string, how: string): string {
+  return event === "UserPromptExpansion"
+    ? `deepcode does not act on a block on ${event}${how}; its expanded prompt runs anyway. Block it on UserPromptSubmit too, which deepcode sends next with the expanded text`
+    : `deepcode does not act on a block on ${event}${how}; there the ${event === "PreCompact" ? "compaction" : "change"} goes ahead`;
 }
 
 /** A value that should come from the environment, written into the file instead. */

@@ -5,8 +5,8 @@ import { lintPolicy } from "../../src/core/policy-lint.js";
 import { policyFrom } from "../support/policy.js";
 
 /** The warnings `check` prints for these rules, as `path: message`, minus the auth ones. */
-async function warningsFor(rules: unknown[]): Promise<string[]> {
-  const policy = await policyFrom({ version: 1, auth: { tokens: [] }, rules });
+async function warningsFor(rules: unknown[], models?: Record<string, unknown>): Promise<string[]> {
+  const policy = await policyFrom({ version: 1, auth: { tokens: [] }, rules, ...(models && { models }) });
   return lintPolicy(policy)
     .filter((w) => w.path !== "$.auth.tokens")
     .map((w) => `${w.path}: ${w.message}`);
@@ -409,6 +409,21 @@ describe("lintPolicy: a block deepcode does not act on", () => {
       "$.rules[0].decide: deepcode does not act on a block on PreCompact; there the compaction goes ahead",
       "$.rules[1].decide: deepcode does not act on a block on UserPromptExpansion; its expanded prompt runs anyway. Block it on UserPromptSubmit too, which deepcode sends next with the expanded text",
       "$.rules[2].decide: deepcode does not act on a block on ConfigChange; there the change goes ahead",
+    ]);
+  });
+
+  it("says so of a prompt rule there, whose model's no is sent as a block", async () => {
+    const warnings = await warningsFor(
+      [
+        { id: "judge-expansion", on: "UserPromptExpansion", prompt: { text: "ok?", model: "m" } },
+        { id: "judge-compact", on: "PreCompact", prompt: { text: "ok?", model: "m" } },
+        { id: "judge-prompt", on: "UserPromptSubmit", prompt: { text: "ok?", model: "m" } },
+      ],
+      { m: { provider: "anthropic", model: "claude-haiku-4-5", apiKey: "env:K" } },
+    );
+    expect(warnings.filter((w) => w.includes("deepcode"))).toEqual([
+      '$.rules[0].prompt: deepcode does not act on a block on UserPromptExpansion, which is how a model\'s "no" is sent there; its expanded prompt runs anyway. Block it on UserPromptSubmit too, which deepcode sends next with the expanded text',
+      '$.rules[1].prompt: deepcode does not act on a block on PreCompact, which is how a model\'s "no" is sent there; there the compaction goes ahead',
     ]);
   });
 });
