@@ -296,7 +296,8 @@ function lintMatcherCase(rule: CompiledRule, warn: (path: string, message: strin
   // Only where the matcher reads a tool name: on UserPromptExpansion "task" is a command's name.
   if (source === undefined || !rule.matcher || rule.events === "*") return;
   if (!rule.events.every((event) => TOOL_EVENTS.has(event))) return;
-  for (const part of source.split("|")) {
+  for (const spaced of source.split("|")) {
+    const part = spaced.trim();
     const known = KNOWN_BY_LOWER.get(part.toLowerCase());
     const sent = DEEPAGENTS_NATIVE_TOOLS.get(part);
     if (known !== undefined && known !== part && !rule.matcher(known))

@@ -300,6 +300,31 @@ describe("POST /v1/hooks: dialects", () => {
     );
   });
 
+  it("matches a matcher's names spaced around its pipes, as deepcode's own matcher does", async () => {
+    // deepcode splits a matcher on `|` and trims each candidate (its src/hooks.ts matchesMatcher,
+    // deepcode-hooks.txt "Pipe-or"): "Bash | Write" copied from its settings named no tool here.
+    const spaced = await testApp(
+      await authPolicy([
+        { id: "no-shell", on: "PreToolUse", matcher: "Bash | Write", decide: "deny", reason: "no" },
+      ]),
+    );
+    const pre = (tool: string, input: Record<string, unknown>) => ({
+      hook_event_name: "PreToolUse",
+      cwd: "/p",
+      tool_name: tool,
+      tool_input: input,
+      tool_desc: "",
+    });
+    for (const [tool, input] of [
+      ["Bash", { command: "ls" }],
+      ["Write", { file_path: "a", content: "" }],
+    ] as const) {
+      const body = await jsonOf(await spaced.post("/v1/hooks/deepcode", pre(tool, input)));
+      expect(body.hookSpecificOutput?.permissionDecision, tool).toBe("deny");
+    }
+    expect(await (await spaced.post("/v1/hooks/deepcode", pre("Read", { file_path: "a" }))).text()).toBe("");
+  });
+
   it("sends deepcode no Notification or Setup context: it fires those hooks and reads nothing back", async () => {
     // deepcode's permission prompt runs its Notification hooks with `void runHooks(...)` (its
     // src/tui/useChat.ts), and saveApiKey its Setup hooks likewise (src/config.ts).
