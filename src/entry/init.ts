@@ -423,12 +423,14 @@ function curlAdapter(url: string, maxSeconds: number, failClosed: boolean, check
       ? `{ echo "hookgate: ${why}; blocking (fail-closed)" >&2; exit 2; }`
       : `{ echo "hookgate: ${why}; nothing printed" >&2; exit 1; }`;
   return [
+    // Not `|| exit`: curl's own status would be handed on, and its 2 (a failed init, an option
+    // an old curl does not know) is a block to deepagents on every event, a Stop continued.
     `answer=$(${curl}) || ${
       failClosed
         ? fail(
             "the gateway did not answer with a decision (no connection, or an HTTP error from in front of it)",
           )
-        : "exit"
+        : `{ echo "hookgate: curl exited $?; nothing printed" >&2; exit 1; }`
     }`,
     `status=\${answer##* }`,
     `answer=\${answer% *}`,

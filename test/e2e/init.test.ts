@@ -593,6 +593,24 @@ describe("hookgate init --client deepagents (v2)", { timeout: 90_000 }, () => {
     expect(passed.stdout).toBe("");
   });
 
+  it("never passes on a curl exit of 2, which deepagents reads as a block (a Stop continued, a prompt dropped)", async () => {
+    // curl exits 2 for a failed init or an option it does not know (an old or odd curl); `|| exit`
+    // handed that on, and deepagents reads an exit 2 as decision "block" on every event (§6.4).
+    const bin = join(tmp, "curl-exits-2");
+    mkdirSync(bin, { recursive: true });
+    writeFileSync(join(bin, "curl"), "#!/bin/sh\necho 'curl: (2) Failed to initialize' >&2\nexit 2\n");
+    chmodSync(join(bin, "curl"), 0o755);
+    const open = await init(["--client", "deepagents", "--url", "http://127.0.0.1:9/v1/hooks/deepagents"]);
+    const env = { PATH: `${bin}:${PATH}`, HOOKGATE_AUTH: TOKEN };
+    for (const event of ["Stop", "UserPromptSubmit", "PreToolUse"]) {
+      const command = String(handlersOf(open.config).find(([e]) => e === event)?.[1].command);
+      const run = await runShell(["sh", "-c", command], fixture("deepagents.PreToolUse.json"), env);
+      expect(run.code, event).not.toBe(0);
+      expect(run.code, event).not.toBe(2);
+      expect(run.stdout, event).toBe("");
+    }
+  });
+
   it("with --fail-closed, PreToolUse blocks on an HTTP error from in front of the gateway; otherwise nothing is printed", async () => {
     // API Gateway's answer when the function behind it fails: a 502 with a JSON body that holds no
     // decision, which deepagents would read as "no decision" and let the tool run. A Worker that
