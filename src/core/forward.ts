@@ -126,6 +126,16 @@ type Json = Readonly<Record<string, unknown>>;
 /** deny and block outrank defer, which outranks ask, which outranks allow (decision.ts). */
 const RANK: Readonly<Record<DecisionKind, number>> = { allow: 1, ask: 2, defer: 3, deny: 4, block: 4 };
 const PERMISSION_DECISIONS = ["allow", "deny", "ask", "defer"] as const;
+/**
+ * Events besides PreToolUse and PermissionRequest where deepcode acts on the block a
+ * `permissionDecision: "deny"` is to it (`outcome.block`: src/tui/useChat.ts, src/headless.ts,
+ * src/tools/taskListTools.ts). On Stop and SubagentStop it reads only a `decision: "block"`.
+ */
+const DEEPCODE_PERMISSION_BLOCKS: ReadonlySet<string> = new Set([
+  "UserPromptSubmit",
+  "TaskCreated",
+  "TaskCompleted",
+]);
 const TOP_LEVEL_DECISIONS = ["approve", "block"] as const;
 /** deepagents' `decision` is `Literal["block"]`: an "approve" invalidates its whole answer (§6.4). */
 const DEEPAGENTS_TOP_LEVEL_DECISIONS = ["block"] as const;
@@ -391,7 +401,20 @@ function readSpecific(value: unknown, eventName: string, reading: Reading): Spec
   // them too (§6.3), so there they are what it reads; from the other clients, whose
   // PermissionRequest answer is the `decision` object, a deny or ask in them is kept when the
   // object is absent.
-  if (!PERMISSION_EVENTS.has(eventName)) return { eventName: name, context };
+  if (!PERMISSION_EVENTS.has(eventName)) {
+    // deepcode counts a `permissionDecision: "deny"` as a block on any event, with
+    // `permissionReason ?? permissionDecisionReason` as its reason (its src/hooks.ts
+    // mergeResults), and acts on that block on these events: the prompt is dropped, the task
+    // undone or left open.
+    if (
+      reading.dialect !== "deepcode" ||
+      !DEEPCODE_PERMISSION_BLOCKS.has(eventName) ||
+      field(value, "permissionDecision") !== "deny"
+    )
+      return { eventName: name, context };
+    const said = [field(value, "permissionReason"), field(value, "permissionDecisionReason")].find(isString);
+    return { eventName: name, context, decision: "deny", reason: said };
+  }
   const permission = check("permissionDecision", oneOf(PERMISSION_DECISIONS), isIn(PERMISSION_DECISIONS));
   // deepcode reads `permissionReason ?? permissionDecisionReason` (§6.3).
   const deepcodeReason =

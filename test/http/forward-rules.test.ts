@@ -791,6 +791,29 @@ describe("a forwarded answer, read as the client that sent the event reads it", 
   };
   const answer = (value: unknown) => ({ body: JSON.stringify(value) });
 
+  it("blocks a deepcode prompt that the server denies with permissionDecision, as deepcode reads it", async () => {
+    // deepcode counts a permissionDecision "deny" as a block on any event (its src/hooks.ts
+    // mergeResults), and drops a prompt on one (src/tui/useChat.ts: `ups.block`). Claude Code
+    // strips the field from a UserPromptSubmit answer.
+    const app = await clientApp();
+    next = answer({
+      hookSpecificOutput: {
+        hookEventName: "UserPromptSubmit",
+        permissionDecision: "deny",
+        permissionDecisionReason: "no secrets in prompts",
+      },
+    });
+    const prompt = { hook_event_name: "UserPromptSubmit", cwd: "/p", prompt: "key AKIA…" };
+    const blocked = await jsonOf(await app.post("/v1/hooks/deepcode", prompt));
+    expect(blocked).toEqual({ decision: "block", reason: "no secrets in prompts" });
+    const claudeCode = await app.post("/v1/hooks/claude-code", {
+      ...prompt,
+      session_id: "s",
+      transcript_path: "/t",
+    });
+    expect(await claudeCode.text()).toBe("");
+  });
+
   it("keeps a deepcode deny whose hookSpecificOutput names no event, as deepcode reads it", async () => {
     const app = await clientApp();
     next = answer({
