@@ -1,8 +1,8 @@
 /**
  * A rule's `matcher` (POLICY.md): unset, "" or "*" match everything; a value containing `|` is
- * split and matches if any part does; a bare `[A-Za-z0-9_]+` (a part or the whole, a part with
- * the spaces around it trimmed, as deepcode trims them) matches by equality; anything else is
- * an unanchored regular expression, as Claude Code runs it. So
+ * split and matches if any part does, each part without the spaces around it (as deepcode
+ * trims them); a bare `[A-Za-z0-9_]+` (a part or the whole) matches by equality; anything else
+ * is an unanchored regular expression, as Claude Code runs it. So
  * `Bash|mcp__.*` is the name Bash or an MCP tool, never `BashOutput`. When a part does not
  * compile by itself, the `|` was inside a group or a class (`mcp__(github|gitlab)__.*`,
  * `[a|b]`), and the whole value is one regular expression, where POLICY.md's reading would
@@ -52,14 +52,16 @@ function splitParts(text: string): ((value: string) => boolean)[] | undefined {
   for (const part of text.split("|")) {
     // An empty part (`mcp__.*|`, a stray `|`) names nothing, as in a list of names.
     if (part === "") continue;
-    // A name spaced around its pipes (`Bash | Write`) is that name, as deepcode trims each
-    // candidate (its src/hooks.ts): no tool or matcher value starts or ends with a space.
+    // A part spaced around its pipes (`Bash | Write`, `mcp__.* | Bash`) is the part without the
+    // spaces, as deepcode trims each candidate (its src/hooks.ts): no tool name starts or ends
+    // with a space.
     const name = part.trim();
+    if (name === "") continue;
     if (EXACT_NAME.test(name)) {
       parts.push((value) => value === name);
       continue;
     }
-    const compiled = compileRegex(part);
+    const compiled = compileRegex(name);
     if (!compiled.ok) return undefined;
     parts.push(compiled.value);
   }

@@ -306,6 +306,7 @@ describe("POST /v1/hooks: dialects", () => {
     const spaced = await testApp(
       await authPolicy([
         { id: "no-shell", on: "PreToolUse", matcher: "Bash | Write", decide: "deny", reason: "no" },
+        { id: "no-mcp", on: "PreToolUse", matcher: "mcp__.* | NotebookEdit", decide: "deny", reason: "no" },
       ]),
     );
     const pre = (tool: string, input: Record<string, unknown>) => ({
@@ -318,6 +319,7 @@ describe("POST /v1/hooks: dialects", () => {
     for (const [tool, input] of [
       ["Bash", { command: "ls" }],
       ["Write", { file_path: "a", content: "" }],
+      ["mcp__github__create_issue", { title: "x" }],
     ] as const) {
       const body = await jsonOf(await spaced.post("/v1/hooks/deepcode", pre(tool, input)));
       expect(body.hookSpecificOutput?.permissionDecision, tool).toBe("deny");
