@@ -4,7 +4,8 @@
  * `ack()` / `retry({delaySeconds})`). Every sink call goes through the egress guard; nothing is
  * dropped silently: a job is delivered, retried on schedule, or dead-lettered with its reason.
  * A reason may quote what the sink answered, so it is scrubbed of the policy's secret values
- * (a sink may echo the token or URL it was sent) before it is logged or stored with the job.
+ * (a sink may echo the token or URL it was sent) before it is logged or stored with the job; so
+ * is the error of an attempt that threw, which is retried and dead-lettered as `thrownOutcome`.
  */
 import {
   DEFAULT_RETRY_SCHEDULE_SECONDS,
@@ -13,6 +14,7 @@ import {
   holdOrDead,
   MAX_DELAY_MS,
   retryOrDead,
+  thrownOutcome,
 } from "../core/delivery.js";
 import type { EgressCode, EgressStage } from "../core/egress/refusal.js";
 import { errorMessage } from "../core/errors.js";
@@ -136,7 +138,14 @@ export function createDeliverer(deps: DeliverDeps): Deliverer {
     mayStart?: MayStart,
     holds = 0,
   ): Promise<DeliveryOutcome> {
-    const outcome = holdOrDead(await attempt(job, attempts, mayStart), holds);
+    let tried: DeliveryOutcome;
+    try {
+      tried = await attempt(job, attempts, mayStart);
+    } catch (e) {
+      // A defect; its message may quote a secret of the sink's, scrubbed below with the others.
+      tried = thrownOutcome(attempts, e);
+    }
+    const outcome = holdOrDead(tried, holds);
     if (outcome.kind === "ack") return outcome;
     return { ...outcome, reason: scrubSecrets(outcome.reason, deps.policy().secrets) };
   }

@@ -5,7 +5,7 @@
  */
 import { errorMessage } from "./errors.js";
 import type { HookEvent } from "./hook-event.js";
-import { maskValue } from "./mask.js";
+import { maskString, maskValue } from "./mask.js";
 import type { Notification } from "./sinks.js";
 import { capString, capStrings, cut, largestFitting, longestString } from "./truncate.js";
 
@@ -120,10 +120,14 @@ export function deadLetterAttempts(outcome: DeliveryOutcome, attempts: number): 
 /**
  * The outcome of a `deliver` that threw: a defect, not the sink's answer. Retried on the default
  * schedule (no jitter), then dead-lettered with the error: never retried every few seconds for
- * ever, nor left for the queue's own redrive, which keeps no reason. Every consumer uses it.
+ * ever, nor left for the queue's own redrive, which keeps no reason. Every consumer uses it. The
+ * error's text may quote anything (a URL with its token, a header), so it is masked as a log line
+ * is before it is logged or stored with the dead letter; the deliverer scrubs the policy's secret
+ * values from it too (deliver.ts).
  */
 export function thrownOutcome(attempts: number, error: unknown): DeliveryOutcome {
-  return retryOrDead(attempts, DEFAULT_RETRY_SCHEDULE_SECONDS, 0.5, `internal error: ${errorMessage(error)}`);
+  const reason = `internal error: ${maskString(errorMessage(error))}`;
+  return retryOrDead(attempts, DEFAULT_RETRY_SCHEDULE_SECONDS, 0.5, reason);
 }
 
 /** Another attempt on the schedule, or, once it is spent, the dead letter with the last reason. */

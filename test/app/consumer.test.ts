@@ -317,6 +317,65 @@ describe("startConsumer", () => {
     ]);
   });
 
+  it("masks a thrown error's secrets in the dead letter it stores and in the log: the policy's own and a URL's token", async () => {
+    // A sink call that throws (a defect: the egress port never should) with a message quoting the
+    // sink's token, which the policy reads from the environment, and a URL with a token in it.
+    const token = "Zq8vT3mK9pLx2RwN7cYd";
+    const policy = await policyFrom(
+      {
+        version: 1,
+        rules: [],
+        sinks: { ci: { type: "github-dispatch", repo: "org/app", eventType: "hook", token: "env:GH_TOKEN" } },
+      },
+      { GH_TOKEN: token },
+    );
+    let clock = 1_000_000;
+    const queue = createSqliteQueue<DeliveryJob>({
+      path: join(tempDir("consumer-thrown"), "queue.sqlite"),
+      now: () => clock,
+    });
+    await queue.send([{ id: "evt_1.ci", body: endedJob("evt_1.ci", "evt_1", "ci"), group: "ci" }]);
+    const deliverer = createDeliverer({
+      policy: () => policy,
+      egress: async () => {
+        throw new Error(
+          `POST https://hooks.example.com/in?token=a1b2c3d4e5f6g7h8 with Bearer-less ${token} failed`,
+        );
+      },
+      env: (name) => (name === "GH_TOKEN" ? token : undefined),
+      clock: { now: () => clock, monotonic: () => performance.now() },
+      random: () => 0.5,
+    });
+    const logged: string[] = [];
+    const consumer = startConsumer(
+      {
+        queue,
+        deliverer,
+        logger: { log: (_level, msg, fields) => logged.push(JSON.stringify({ msg, ...fields })) },
+      },
+      { batchSize: 1, idleMs: 1, visibilityMs: 60_000 },
+    );
+    try {
+      // Each pass makes every retry due: 12 h later.
+      for (let i = 0; i < 200 && (await queue.listDead()).length === 0; i++) {
+        await new Promise((r) => setTimeout(r, 5));
+        clock += 12 * 3_600_000;
+      }
+    } finally {
+      await consumer.stop();
+    }
+    const [dead] = await queue.listDead();
+    await queue.close();
+    expect(dead?.error).toBe(
+      `gave up after ${DEFAULT_RETRY_SCHEDULE_SECONDS.length + 1} attempts: internal error: POST https://hooks.example.com/in?token=[masked] with Bearer-less [masked] failed`,
+    );
+    expect(logged.some((line) => line.includes("delivery dead-lettered"))).toBe(true);
+    for (const line of logged) {
+      expect(line).not.toContain(token);
+      expect(line).not.toContain("a1b2c3d4e5f6g7h8");
+    }
+  });
+
   it("keeps at most batchSize jobs in flight, and fills a freed slot without waiting for the rest", async () => {
     const queue = createMemoryQueue<DeliveryJob>({ now: () => 0 });
     await queue.send(
