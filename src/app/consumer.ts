@@ -9,6 +9,7 @@ import { type DeliveryJob, deadLetterAttempts, isDeliveryJob, thrownOutcome } fr
 import { errorMessage } from "../core/errors.js";
 import type { Logger, Metrics } from "../core/ports.js";
 import { isCopySent, type Queue, type ReceivedMessage } from "../core/queue.js";
+import { RECURRING_FAILURE_LOG_MS, RecurringFailure } from "../core/recurring-failure.js";
 import { RememberedIds, UnsentReceives } from "../core/remembered-ids.js";
 import { reportDeadLetter } from "./dead-letter.js";
 import type { Deliverer } from "./deliver.js";
@@ -38,7 +39,14 @@ export interface Consumer {
 }
 
 export function startConsumer(
-  deps: { queue: Queue<DeliveryJob>; deliverer: Deliverer; logger: Logger; metrics?: Metrics | undefined },
+  deps: {
+    queue: Queue<DeliveryJob>;
+    deliverer: Deliverer;
+    logger: Logger;
+    metrics?: Metrics | undefined;
+    /** A monotonic clock in ms, for how often a failing receive is logged; performance.now() by default. */
+    monotonic?: () => number;
+  },
   options: ConsumerOptions = {},
 ): Consumer {
   const batchSize = options.batchSize ?? 10;
@@ -210,6 +218,10 @@ export function startConsumer(
   // Up to batchSize jobs in flight, each settled on its own: a sink that hangs holds one slot
   // for its timeout, not the whole batch, and a freed slot is filled at once.
   const inFlight = new Set<Promise<void>>();
+  const receiveFailures = new RecurringFailure(
+    RECURRING_FAILURE_LOG_MS,
+    deps.monotonic ?? (() => performance.now()),
+  );
   const perSink = Math.max(1, options.perSink ?? Math.ceil(batchSize / 2));
   const bySink = new Map<string, number>();
   const saturated = () => [...bySink].filter(([, n]) => n >= perSink).map(([sink]) => sink);
@@ -230,10 +242,15 @@ export function startConsumer(
       if (room > 0) {
         try {
           batch = await deps.queue.receive(room, visibilityMs, skip);
+          const failures = receiveFailures.worked();
+          if (failures !== undefined) deps.logger.log("info", "queue receive works again", { failures });
         } catch (e) {
-          deps.logger.log("error", "queue receive failed", {
-            error: errorMessage(e),
-          });
+          // A queue that fails every receive (a damaged file, a network down) is told when it
+          // starts and then once a minute, not at every poll.
+          const error = errorMessage(e);
+          const { log, repeated } = receiveFailures.failed(error);
+          if (log)
+            deps.logger.log("error", "queue receive failed", { error, ...(repeated > 0 && { repeated }) });
         }
       }
       // On a queue that can skip groups (SQLite, memory) a receive is exact: a short one found

@@ -19,6 +19,7 @@ import { reportDeadLetter } from "../app/dead-letter.js";
 import type { DeliveryJob } from "../core/delivery.js";
 import { errorMessage } from "../core/errors.js";
 import type { Metrics } from "../core/ports.js";
+import { RECURRING_FAILURE_LOG_MS, RecurringFailure } from "../core/recurring-failure.js";
 import { envReaderOf } from "../core/secret-ref.js";
 import {
   type DeliverySettings,
@@ -28,6 +29,22 @@ import {
   type ToDeliveryThread,
 } from "./delivery-thread-host.js";
 import { openNamed } from "./open-named.js";
+
+const monotonic = () => performance.now();
+
+/**
+ * What to do about a queue file that fails while `serve` runs, by what its failure says, or
+ * undefined when nothing is known to help. The jobs answered meanwhile wait in the intake journal.
+ */
+function queueFix(error: string, path: string): string | undefined {
+  if (/not a database|malformed/.test(error))
+    return `${path} is damaged: stop serve, move it aside (with its -wal and -shm files, if any) and start serve again, which makes a new one and takes in the intake journal from its start: the notify events answered meanwhile wait there and are delivered then (some delivered already may be sent again, with the same webhook-id); the retries and dead letters the damaged file held are lost`;
+  if (/database or disk is full|ENOSPC|EDQUOT/.test(error))
+    return "the disk under the data dir is full (or its user's quota): free some space; the jobs wait in the intake journal meanwhile";
+  if (/database is locked/.test(error))
+    return "another process holds the file locked (a sqlite3 shell or a backup left in a transaction, a hookgate dlq command still running): let it finish or end it; the jobs wait in the intake journal meanwhile";
+  return undefined;
+}
 
 /** How often the journal is read when no wake comes (a safety net: each turn that appends sends one). */
 const POLL_MS = 1000;
@@ -196,26 +213,57 @@ async function start(): Promise<void> {
     random: Math.random,
     hmac: nodeHmacSha256,
   });
-  const consumer = startConsumer({ queue, deliverer, logger, metrics });
+  const consumer = startConsumer({ queue, deliverer, logger, metrics, monotonic });
   poke = consumer.poke;
 
+  // A queue file that fails every read (damaged, locked, on a full disk) fails every drain, each
+  // second: told when it starts, with what to do, then once a minute (every failure is counted).
+  const intakeFailures = new RecurringFailure(RECURRING_FAILURE_LOG_MS, monotonic);
   const drain = () =>
-    journal.drain().catch((e) => {
-      metrics.increment("hookgate_intake_failed_total");
-      logger.log("error", "could not take journaled jobs into the queue; will try again", {
-        error: errorMessage(e),
-      });
-    });
+    journal.drain().then(
+      () => {
+        const failures = intakeFailures.worked();
+        if (failures !== undefined)
+          logger.log("info", "journaled jobs are taken into the queue again", { failures });
+      },
+      (e) => {
+        metrics.increment("hookgate_intake_failed_total");
+        const error = errorMessage(e);
+        const { log, repeated } = intakeFailures.failed(error);
+        if (!log) return;
+        const fix = queueFix(error, queuePath);
+        logger.log("error", "could not take journaled jobs into the queue; will try again", {
+          error,
+          ...(fix !== undefined && { fix }),
+          ...(repeated > 0 && { repeated }),
+        });
+      },
+    );
   const poll = setInterval(drain, POLL_MS);
   // Posted even when a read fails, its gauges NaN rather than their last values: the message
   // itself tells the answering thread that this thread is up (`hookgate_delivery_thread_up`).
+  const gaugeFailures = new Map<string, RecurringFailure>();
   const safely = (what: string, read: () => Record<string, number>, names: readonly string[]) => {
+    let failures = gaugeFailures.get(what);
+    if (!failures) {
+      failures = new RecurringFailure(RECURRING_FAILURE_LOG_MS, monotonic);
+      gaugeFailures.set(what, failures);
+    }
     try {
-      return read();
+      const values = read();
+      failures.worked();
+      return values;
     } catch (e) {
-      logger.log("warn", `could not read the ${what} for /metrics`, {
-        error: errorMessage(e),
-      });
+      const error = errorMessage(e);
+      const { log, repeated } = failures.failed(error);
+      // Read every 5 s, with traffic or without: where a damaged queue file is told first.
+      const fix = log ? queueFix(error, queuePath) : undefined;
+      if (log)
+        logger.log("warn", `could not read the ${what} for /metrics`, {
+          error,
+          ...(fix !== undefined && { fix }),
+          ...(repeated > 0 && { repeated }),
+        });
       return Object.fromEntries(names.map((name) => [name, Number.NaN]));
     }
   };

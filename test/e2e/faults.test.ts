@@ -7,7 +7,7 @@
  */
 
 import { spawnSync } from "node:child_process";
-import { closeSync, existsSync, openSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, existsSync, openSync, renameSync, writeFileSync, writeSync } from "node:fs";
 import { request } from "node:http";
 import { join } from "node:path";
 import Database from "better-sqlite3";
@@ -632,6 +632,56 @@ describe("a data dir that cannot be used", () => {
       expect(written.stderr).toContain("ENOENT: no such file or directory, mkdir '/proc/hookgate-test'");
     },
   );
+
+  it("says once which queue file is damaged mid-run and what to do, and delivers the events answered meanwhile once it is moved aside", async () => {
+    const sinks = await failingSinks();
+    const receiver = await webhookReceiver(SECRET);
+    cleanups.push(() => receiver.close());
+    const policy = policyFile(sinks, receiver);
+    const server = await gateway(policy);
+    expect((await post(server, bash("ls", "PostToolUse"))).status).toBe(200);
+    await until(() => receiver.unique.length === 1, "the first delivery");
+
+    // The queue file overwritten under the running gateway (a disk that lost it, a careless copy).
+    const path = join(server.dataDir, "queue.sqlite");
+    for (const [file, size] of [
+      [path, 8192],
+      [`${path}-wal`, 65536],
+      [`${path}-shm`, 32768],
+    ] as const)
+      writeFileSync(file, Buffer.alloc(size, 0xab));
+    // Answered all the same: its job waits in the intake journal.
+    expect((await post(server, bash("pwd", "PostToolUse"))).status).toBe(200);
+    const fixed = await server.waitForLine(
+      (l) => l.msg === "could not take journaled jobs into the queue; will try again",
+      30_000,
+    );
+    expect(fixed.error).toBe(`the SQLite queue at ${path}: file is not a database`);
+    expect(fixed.fix).toContain(
+      `${path} is damaged: stop serve, move it aside (with its -wal and -shm files, if any)`,
+    );
+    // A few more tries of each, every one failing: told once, not at each (the receive was
+    // logged every 200 ms, the journal's intake every second, for as long as serve ran).
+    const metrics = async () => await (await fetch(`${server.url}/metrics`)).text();
+    const end = Date.now() + 30_000;
+    while (counter(await metrics(), "hookgate_intake_failed_total") < 3 && Date.now() < end)
+      await new Promise((r) => setTimeout(r, 250));
+    expect(counter(await metrics(), "hookgate_intake_failed_total")).toBeGreaterThanOrEqual(3);
+    const told = (msg: string) => server.lines.filter((l) => l.msg === msg).length;
+    expect(told("could not take journaled jobs into the queue; will try again")).toBe(1);
+    expect(told("queue receive failed")).toBe(1);
+    expect(server.lines.find((l) => l.msg === "queue receive failed")?.error).toBe(
+      `the SQLite queue at ${path}: file is not a database`,
+    );
+
+    // As the fix says: stop, move it aside, start again. The event answered meanwhile is delivered.
+    const dataDir = server.dataDir;
+    await server.stop();
+    for (const file of [path, `${path}-wal`, `${path}-shm`])
+      if (existsSync(file)) renameSync(file, `${file}.damaged`);
+    await gateway(policy, dataDir);
+    await until(() => receiver.unique.length === 2, "the event answered while the queue file was damaged");
+  }, 90_000);
 
   it("keeps answering decisions when the queue cannot be written mid-run, and delivers every held job after", async () => {
     const sinks = await failingSinks();

@@ -223,6 +223,21 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
   const now = (): number => Math.floor((options.now ?? Date.now)());
   const owner = options.owner ?? PROCESS_OWNER;
   const db = openDatabase(options.path, options.busyTimeoutMs ?? 5000);
+  /**
+   * A failure once the file is open, naming it: SQLite's own message names none ("file is not a
+   * database", "database is locked"), and `serve` logged it without saying which file to look at.
+   */
+  const named = (e: unknown): Error =>
+    Object.assign(new Error(`the SQLite queue at ${options.path}: ${errorMessage(e)}`, { cause: e }), {
+      code: (e as { code?: unknown } | null)?.code,
+    });
+  const naming = <R>(run: () => R): R => {
+    try {
+      return run();
+    } catch (e) {
+      throw named(e);
+    }
+  };
 
   const insert = db.prepare<{ id: string; body: string; visibleAt: number; now: number; grp: string | null }>(
     `INSERT OR IGNORE INTO queue_jobs (id, body, state, visible_at, attempts, enqueued_at, grp)
@@ -484,7 +499,7 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
     } catch (e) {
       for (const b of batch) {
         if (b.tries === 0 && db.open) enqueueWork({ ...b, tries: 1 });
-        else b.settle(e);
+        else b.settle(named(e));
       }
       return;
     }
@@ -528,12 +543,12 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
     },
 
     stats() {
-      return {
+      return naming(() => ({
         jobs: countJobs.get() ?? 0,
         deadLetters: countDead.get() ?? 0,
         // The first due job of all: one seek per group.
         oldestDueAt: dueRows(now(), 1, [])[0]?.visibleAt,
-      };
+      }));
     },
 
     receive(max, visibilityMs, skipGroups = []) {
@@ -564,35 +579,39 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
 
     async retry(message, delayMs, error) {
       const visibleAt = now() + ms(delayMs);
-      return release.run({ id: message.id, receipt: message.receipt, visibleAt, error }).changes > 0;
+      return naming(
+        () => release.run({ id: message.id, receipt: message.receipt, visibleAt, error }).changes > 0,
+      );
     },
 
     async hold(message, delayMs, reason, options) {
       const visibleAt = now() + ms(delayMs);
       const added = options?.addsHold === false ? 0 : 1;
-      return (
-        holdLeased.run({ id: message.id, receipt: message.receipt, visibleAt, error: reason, added })
-          .changes > 0
+      return naming(
+        () =>
+          holdLeased.run({ id: message.id, receipt: message.receipt, visibleAt, error: reason, added })
+            .changes > 0,
       );
     },
 
     async deadLetter(message, error) {
-      return moveToDead.immediate(message, error);
+      return naming(() => moveToDead.immediate(message, error));
     },
 
     async listDead(limit = 100): Promise<DeadLetter<T>[]> {
       // A job dead-lettered because it did not parse is listed as its stored text.
-      return listDeadRows
-        .all(Math.max(0, limit))
-        .map((row) => ({ ...row, body: parsedOrText(row.body) as T }));
+      return naming(() => listDeadRows.all(Math.max(0, limit))).map((row) => ({
+        ...row,
+        body: parsedOrText(row.body) as T,
+      }));
     },
 
     async replayDead(ids) {
-      return replay.immediate(ids);
+      return naming(() => replay.immediate(ids));
     },
 
     async dropDead(ids) {
-      return drop.immediate(ids);
+      return naming(() => drop.immediate(ids));
     },
 
     recoverLeases() {
