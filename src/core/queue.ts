@@ -46,6 +46,12 @@ export interface HoldOptions {
   readonly addsHold?: boolean;
 }
 
+/**
+ * How `listDead` names a message on an SQS DLQ that is no dead letter (a record the redrive policy
+ * moved as it came): `unreadable-<MessageId>`. It has no job to replay; `dropDead` deletes it.
+ */
+export const UNREADABLE_PREFIX = "unreadable-";
+
 export interface DeadLetter<T> {
   readonly id: string;
   readonly body: T;

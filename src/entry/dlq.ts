@@ -17,7 +17,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import type { DeliveryJob } from "../core/delivery.js";
 import { errorMessage } from "../core/errors.js";
-import { type Queue, sweptBefore } from "../core/queue.js";
+import { type Queue, sweptBefore, UNREADABLE_PREFIX } from "../core/queue.js";
 import { UsageError } from "./usage-error.js";
 
 export async function dlqCommand(
@@ -94,13 +94,22 @@ export async function dlqCommand(
       return 1;
     }
     out(`${sub === "replay" ? "replayed" : "dropped"} ${count} job${count === 1 ? "" : "s"}\n`);
+    // An id that `list` shows for a DLQ message that is no job (SQS) is never replayed: said as
+    // such, with what to do, rather than as an id that is no dead letter, which sent the user
+    // back to the list that showed it.
+    const jobless =
+      sub === "replay" && ids ? [...new Set(ids)].filter((id) => id.startsWith(UNREADABLE_PREFIX)) : [];
+    for (const id of jobless)
+      io.err(
+        `${id} is a message on the DLQ that is no job (hookgate dlq list shows its text): it cannot be replayed; hookgate dlq drop --id ${id} deletes it\n`,
+      );
     // An id that is not a dead letter is a mistake worth an exit code (a typo, or already done).
-    const missed = ids ? new Set(ids).size - count : 0;
+    const missed = ids ? new Set(ids).size - count - jobless.length : 0;
     if (missed > 0)
       io.err(
         `${missed} of the ids given ${missed === 1 ? "is" : "are"} not a dead letter: see hookgate dlq list\n`,
       );
-    return missed > 0 ? 1 : 0;
+    return missed > 0 || jobless.length > 0 ? 1 : 0;
   } finally {
     await queue.close();
   }

@@ -201,6 +201,26 @@ describe("hookgate dlq drop on SQS", () => {
     expect((await runCli(["dlq", "list", ...t.args])).stdout).toBe("the dead-letter queue is empty\n");
   });
 
+  it("says what to do with a DLQ message that is no dead letter when its id from `list` is given to replay", async () => {
+    const t = await queuesWith(["not json", letter("evt_1.audit", { id: "evt_1.audit", sink: "audit" })]);
+    const listed = JSON.parse((await runCli(["dlq", "list", "--json", ...t.args])).stdout) as {
+      id: string;
+    }[];
+    const id = listed.find((d) => d.id.startsWith("unreadable-"))?.id ?? "";
+    expect(id).not.toBe("");
+    // It said "1 of the ids given is not a dead letter: see hookgate dlq list", where it is listed.
+    const replayed = await runCli(["dlq", "replay", "--id", id, "--id", "evt_1.audit", ...t.args]);
+    expect([replayed.code, replayed.stdout]).toEqual([1, "replayed 1 job\n"]);
+    expect(replayed.stderr).toContain(
+      `${id} is a message on the DLQ that is no job (hookgate dlq list shows its text): it cannot be replayed; hookgate dlq drop --id ${id} deletes it\n`,
+    );
+    expect(replayed.stderr).not.toContain("not a dead letter");
+    expect(await t.replayed()).toEqual(["evt_1.audit"]);
+    // Still there, to be dropped.
+    const left = JSON.parse((await runCli(["dlq", "list", "--json", ...t.args])).stdout) as { id: string }[];
+    expect(left.map((d) => d.id)).toEqual([id]);
+  });
+
   it("says how many jobs it dropped when it stops, here before its first page", async () => {
     // Session 33: a drop that stopped said only why, as replay did before session 32; a DLQ URL
     // that names no queue stops it at its first receive.

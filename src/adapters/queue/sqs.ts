@@ -38,6 +38,7 @@ import {
   type ReceivedMessage,
   SendFailedError,
   SweepStoppedError,
+  UNREADABLE_PREFIX,
 } from "../../core/queue.js";
 
 export interface SqsQueueOptions<T> {
@@ -95,7 +96,7 @@ const REDRIVEN_ERROR = "moved by the SQS redrive policy after maxReceiveCount re
 const NOT_A_DEAD_LETTER =
   "moved by the SQS redrive policy as it came, or sent by something else; it cannot be replayed (hookgate dlq drop --id ID deletes it)";
 /** The id a DLQ message that is no envelope is listed and dropped by. */
-const unreadableId = (messageId: string) => `unreadable-${messageId}`;
+const unreadableId = (messageId: string) => `${UNREADABLE_PREFIX}${messageId}`;
 /** Short beside any visibility timeout, long enough to gather the deliveries of one batch. */
 const DEFAULT_BATCH_WINDOW_MS = 20;
 /** Tries per batch entry that SQS failed on its side (InternalError, throttling). */
