@@ -108,7 +108,10 @@ export function startDeliveryThread(options: DeliveryThreadOptions): Promise<Del
       env: options.env,
     });
     alive = true;
-    spawnedAt = Date.now();
+    // On the monotonic clock: a wall clock stepped forward while a thread ran made its death look
+    // like the first after a long run (the back-off started again at 1 s), and one stepped back
+    // made a thread that ran for a day wait as if it had died at once.
+    spawnedAt = performance.now();
     // Up only once it delivers: a thread stuck loading shows 0, not nothing.
     options.metrics.set("hookgate_delivery_thread_up", 0);
     worker.on("message", (message: FromDeliveryThread) => {
@@ -139,7 +142,7 @@ export function startDeliveryThread(options: DeliveryThreadOptions): Promise<Del
         start.reject(new Error(`the delivery thread exited (code ${code}) before it was ready`));
         return;
       }
-      if (Date.now() - spawnedAt >= MAX_RESTART_MS) deaths = 0;
+      if (performance.now() - spawnedAt >= MAX_RESTART_MS) deaths = 0;
       const delay = Math.min(RESTART_MS * 2 ** deaths, MAX_RESTART_MS);
       deaths += 1;
       options.logger.log("error", "the delivery thread stopped; starting it again", { code, inMs: delay });

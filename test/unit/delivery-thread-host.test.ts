@@ -7,7 +7,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { createPrometheusRegistry } from "../../src/adapters/metrics/prometheus.js";
 import { createSqliteQueue } from "../../src/adapters/queue/sqlite.js";
 import {
@@ -82,6 +82,39 @@ describe("startDeliveryThread", () => {
     expect(logs.filter((l) => l.fields?.inMs !== undefined).map((l) => l.fields?.inMs)).toEqual([1000, 2000]);
     expect(metrics.render()).toContain('hookgate_delivered_total{sink="s"} 3');
     await thread.stop();
+  });
+
+  it("doubles the wait before each start of a thread that keeps dying, whatever the wall clock does", async () => {
+    const script = standIn(`
+      parentPort.postMessage({ kind: "report", lines: "started\\n", counts: [] });
+      parentPort.postMessage({ kind: "ready" });
+      parentPort.on("message", (m) => {
+        if (m.kind === "wake") throw new Error("boom");
+        if (m.kind === "stop") parentPort.close();
+      });
+    `);
+    const { lines, logs, start } = harness(script);
+    // The wall clock of this process (the thread's host), stepped forward 2 minutes while the
+    // second thread runs (NTP correcting a host that resumed behind): that thread ran for a second,
+    // and its death is the second in a row, not the first after a long run.
+    const wall = Date.now;
+    let step = 0;
+    const clock = vi.spyOn(Date, "now").mockImplementation(() => wall() + step);
+    try {
+      const thread = await start();
+      await until(() => lines.length === 1);
+      thread.wake();
+      await until(() => lines.length === 2);
+      step = 120_000;
+      thread.wake();
+      await until(() => logs.filter((l) => l.fields?.inMs !== undefined).length === 2);
+      expect(logs.filter((l) => l.fields?.inMs !== undefined).map((l) => l.fields?.inMs)).toEqual([
+        1000, 2000,
+      ]);
+      await thread.stop();
+    } finally {
+      clock.mockRestore();
+    }
   });
 
   it("stops at once, and starts nothing, when the thread died and waits to be started again", async () => {
