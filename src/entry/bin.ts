@@ -1,10 +1,14 @@
 #!/usr/bin/env node
 /** The `hookgate` executable: runs the CLI and exits with its code. */
-import { catchEarlyHangup } from "./early-hangup.js";
+import { catchEarlyHangup, catchEarlyStop } from "./early-hangup.js";
 
 // `serve` reloads on SIGHUP, whose default is to end the process: caught before the CLI's modules
-// load (early-hangup.ts), so a SIGHUP sent to a gateway still starting is a reload once it runs.
-if (process.argv[2] === "serve") catchEarlyHangup();
+// load (early-hangup.ts), so a SIGHUP sent to a gateway still starting is a reload once it runs;
+// a SIGTERM or SIGINT then still ends it, saying so.
+if (process.argv[2] === "serve") {
+  catchEarlyHangup();
+  catchEarlyStop();
+}
 const { main } = await import("./cli.js");
 
 // A reader that stopped early (`hookgate test … | head -1`) is no failure of the command: what it

@@ -18,7 +18,7 @@ import { envReaderOf } from "../core/secret-ref.js";
 import { simulation } from "../http/app.js";
 import { bodyFromBytes } from "../http/read-body.js";
 import type { Io } from "./cli.js";
-import { takeEarlyHangup } from "./early-hangup.js";
+import { catchEarlyStop, releaseEarlyStop, takeEarlyHangup } from "./early-hangup.js";
 import { startGateway } from "./node.js";
 import { tokenFromEnv } from "./send.js";
 import { UsageError } from "./usage-error.js";
@@ -55,6 +55,9 @@ export async function serveCommand(args: readonly string[]): Promise<number> {
   });
   // One that came before this command ran, while the CLI's modules loaded (bin.ts).
   if (takeEarlyHangup()) reloadAsked = true;
+  // A SIGTERM or SIGINT from here until it listens ends it saying so (bin.ts, early-hangup.ts);
+  // caught here too when serve runs without bin.ts.
+  catchEarlyStop();
   const gateway = await startGateway({
     policyPath: values.policy,
     host: values.host ?? "127.0.0.1",
@@ -77,6 +80,7 @@ export async function serveCommand(args: readonly string[]): Promise<number> {
       stopping = true;
       void gateway.close().finally(resolve);
     };
+    releaseEarlyStop();
     process.on("SIGTERM", stop);
     process.on("SIGINT", stop);
   });

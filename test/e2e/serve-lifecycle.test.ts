@@ -18,6 +18,7 @@ import { createServer } from "node:http";
 import { type AddressInfo, connect, type Socket } from "node:net";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
+import Database from "better-sqlite3";
 import { describe, expect, it, vi } from "vitest";
 import { BIN, childEnv, endProcess, ROOT, startServerProcess } from "../support/process.js";
 import { tempDir, whenDone } from "../support/temp.js";
@@ -603,6 +604,58 @@ describe("hookgate serve over its life", { timeout: 60_000 }, () => {
       await serve.stop();
     }
   });
+
+  it.each(["SIGTERM", "SIGINT"] as const)(
+    "says so on stderr when a %s stops it before it listens, ends by that signal, and starts again on the same data dir",
+    async (signal) => {
+      // The delivery thread waits out its busy timeout (5 s) for a queue file another process
+      // holds: serve has claimed its data dir (serve.pid) and does not listen yet.
+      const dataDir = join(dir, `early-${signal}`);
+      mkdirSync(dataDir);
+      const holder = new Database(join(dataDir, "queue.sqlite"));
+      holder.pragma("journal_mode = WAL");
+      holder.exec("CREATE TABLE held (x)");
+      holder.exec("BEGIN EXCLUSIVE");
+      holder.exec("INSERT INTO held VALUES (1)");
+      const path = join(dir, `early-${signal}.json`);
+      writeFileSync(path, EXAMPLE);
+      const child = spawn(
+        process.execPath,
+        [BIN, "serve", "--policy", path, "--port", "0", "--data-dir", dataDir],
+        {
+          cwd: ROOT,
+          env: childEnv(),
+          stdio: ["ignore", "pipe", "pipe"],
+        },
+      );
+      whenDone(() => endProcess(child));
+      let stdout = "";
+      let stderr = "";
+      child.stdout.on("data", (chunk) => {
+        stdout += chunk;
+      });
+      child.stderr.on("data", (chunk) => {
+        stderr += chunk;
+      });
+      const exited = new Promise<NodeJS.Signals | null>((resolve) =>
+        child.once("exit", (_code, s) => resolve(s)),
+      );
+      try {
+        await waitWhileRunning(child, 3000, () => existsSync(join(dataDir, "serve.pid")));
+        expect(existsSync(join(dataDir, "serve.pid"))).toBe(true);
+        child.kill(signal);
+        // Ended by the signal, as before: a service manager sees a stop, not a failure.
+        expect(await exited).toBe(signal);
+      } finally {
+        holder.close();
+      }
+      // Nothing was logged: the log ended as if it had hung.
+      expect(stderr).toContain(`hookgate: ${signal} while serve was starting, before it listened: stopped\n`);
+      expect(stdout).not.toContain("hookgate listening");
+      const again = await startServerProcess(path, {}, dataDir);
+      await again.stop();
+    },
+  );
 
   it("takes a SIGHUP that comes while its modules still load as a reload once it runs", async () => {
     // A review, session 32: the handler was installed once the CLI's modules had loaded (3 s of
