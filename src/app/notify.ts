@@ -12,6 +12,7 @@ import type { HookEvent } from "../core/hook-event.js";
 import { maskString, maskValue, scrubSecrets } from "../core/mask.js";
 import type { Clock, Logger, Metrics } from "../core/ports.js";
 import { notSentBy, type Queue } from "../core/queue.js";
+import { RECURRING_FAILURE_LOG_MS, RecurringFailure } from "../core/recurring-failure.js";
 import type { Correlation, Notification } from "../core/sinks.js";
 import { capString, shorten, sliceCodePoints } from "../core/truncate.js";
 
@@ -81,15 +82,25 @@ const PERMISSION_PROMPTS = new Set(["permission_prompt", "permission"]);
  */
 const NAME_MAX = 256;
 export function createNotifier(deps: NotifyDeps): Notifier {
+  /**
+   * A store that fails every call (a damaged file) fails every tool call's: told when it starts,
+   * when its error changes and then once a minute, not once or twice per event.
+   */
+  const storeFailures = new RecurringFailure(RECURRING_FAILURE_LOG_MS, deps.clock.monotonic);
   /** Enrichment only adds context: when the session store fails, log it and send anyway. */
   async function enrich<T>(what: string, task: () => Promise<T>): Promise<T | undefined> {
     try {
+      // Not told when it works again: an enrichment that reads no store (most events) also ends here.
       return await task();
     } catch (e) {
-      deps.logger.log("warn", "session store failed; the notification goes out without it", {
-        what,
-        error: errorMessage(e),
-      });
+      const error = errorMessage(e);
+      const { log, repeated } = storeFailures.failed(error);
+      if (log)
+        deps.logger.log("warn", "session store failed; the notification goes out without it", {
+          what,
+          error,
+          ...(repeated > 0 && { repeated }),
+        });
       return undefined;
     }
   }

@@ -683,6 +683,52 @@ describe("a data dir that cannot be used", () => {
     await until(() => receiver.unique.length === 2, "the event answered while the queue file was damaged");
   }, 90_000);
 
+  it("says once which session store is damaged mid-run and what to do, and notifies without it meanwhile", async () => {
+    const receiver = await webhookReceiver(SECRET);
+    cleanups.push(() => receiver.close());
+    const policy = join(tempDir("sessions-policy"), "policy.json");
+    writeFileSync(
+      policy,
+      JSON.stringify({
+        version: 1,
+        egress: { allowCidrs: ["127.0.0.1/32"] },
+        rules: [
+          { id: "prompts", on: "Notification", notify: ["audit"] },
+          { id: "ls", on: "PreToolUse", matcher: "Bash", if: "Bash(ls *)", decide: "allow", reason: "ok" },
+        ],
+        sinks: { audit: { type: "webhook", url: receiver.url, secret: "env:WHSEC" } },
+      }),
+    );
+    const server = await gateway(policy);
+    const prompt = {
+      ...base,
+      hook_event_name: "Notification",
+      message: "Bash?",
+      notification_type: "permission_prompt",
+    };
+    const path = join(server.dataDir, "sessions.sqlite");
+    for (const [file, size] of [
+      [path, 8192],
+      [`${path}-wal`, 65536],
+      [`${path}-shm`, 32768],
+    ] as const)
+      writeFileSync(file, Buffer.alloc(size, 0xab));
+    // Each tool call is remembered, each permission prompt reads it back: both fail now.
+    for (const n of [1, 2, 3]) {
+      expect((await post(server, bash(`ls ${n}`))).status).toBe(200);
+      expect((await post(server, prompt)).status).toBe(200);
+    }
+    await until(() => receiver.unique.length === 3, "the three prompts, notified without their tool");
+    const told = server.lines.filter(
+      (l) => l.msg === "session store failed; the notification goes out without it",
+    );
+    // It was logged at each of the six, naming no file: "file is not a database".
+    expect(told).toHaveLength(1);
+    expect(told[0]?.error).toContain(
+      `the session store at ${path}: file is not a database; that file is damaged: stop serve, move it aside`,
+    );
+  }, 60_000);
+
   it("keeps answering decisions when the queue cannot be written mid-run, and delivers every held job after", async () => {
     const sinks = await failingSinks();
     const receiver = await webhookReceiver(SECRET);

@@ -1,6 +1,7 @@
 /** The session store on Node: the last tool call per session, in the gateway's SQLite file. */
 import Database from "better-sqlite3";
 import type { SessionStore, ToolHalf } from "../../app/notify.js";
+import { errorMessage } from "../../core/errors.js";
 
 /** Sessions idle longer than this are forgotten (checked on write). */
 const RETENTION_MS = 24 * 3600 * 1000;
@@ -57,21 +58,41 @@ export function createSqliteSessionStore(
   const sweepHalves = createSweeper(db, "tool_halves");
   let toolWrites = 0;
   let halfWrites = 0;
+  /**
+   * A failure naming the file, and what to do when it is damaged: SQLite's message names none
+   * ("file is not a database"), and `serve` logged that for every tool call with no word of which
+   * file or what to do.
+   */
+  const naming = <R>(run: () => R): R => {
+    try {
+      return run();
+    } catch (e) {
+      const why = errorMessage(e);
+      const fix = /not a database|malformed/.test(why)
+        ? "; that file is damaged: stop serve, move it aside (with its -wal and -shm files, if any) and start serve again, which makes a new one (the tool calls it remembered are forgotten: a permission prompt goes out without its tool until the session's next one)"
+        : "";
+      throw new Error(`the session store at ${path}: ${why}${fix}`, { cause: e });
+    }
+  };
   return {
     async rememberTool(sessionId, tool, at) {
-      upsert.run(sessionId, tool.toolName, tool.summary, at);
-      if (++toolWrites % SWEEP_EVERY === 0) sweepTools(at - RETENTION_MS);
+      naming(() => {
+        upsert.run(sessionId, tool.toolName, tool.summary, at);
+        if (++toolWrites % SWEEP_EVERY === 0) sweepTools(at - RETENTION_MS);
+      });
     },
     async lastTool(sessionId) {
-      return select.get(sessionId) as { toolName: string; summary: string } | undefined;
+      return naming(() => select.get(sessionId) as { toolName: string; summary: string } | undefined);
     },
     async rememberToolHalf(toolId, half, at) {
-      upsertHalf.run(toolId, half.kind, JSON.stringify(half), at);
-      if (++halfWrites % SWEEP_EVERY === 0) sweepHalves(at - RETENTION_MS);
+      naming(() => {
+        upsertHalf.run(toolId, half.kind, JSON.stringify(half), at);
+        if (++halfWrites % SWEEP_EVERY === 0) sweepHalves(at - RETENTION_MS);
+      });
     },
     async toolHalves(toolId) {
       const out: { use?: ToolHalf; result?: ToolHalf } = {};
-      for (const row of selectHalves.all(toolId) as { half: string }[]) {
+      for (const row of naming(() => selectHalves.all(toolId) as { half: string }[])) {
         const half = JSON.parse(row.half) as ToolHalf;
         if (half.kind === "use") out.use = half;
         else out.result = half;
