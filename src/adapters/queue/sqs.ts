@@ -95,6 +95,16 @@ const MAX_ERROR_CHARS = 4000;
 const REDRIVEN_ERROR = "moved by the SQS redrive policy after maxReceiveCount receives";
 const NOT_A_DEAD_LETTER =
   "moved by the SQS redrive policy as it came, or sent by something else; it cannot be replayed (hookgate dlq drop --id ID deletes it)";
+/**
+ * Whether a dead letter was made at or after `since` (epoch ms), by the time its consumer wrote in
+ * it (`failedAt`): a replay leaves the new dead letter of a job it sent, which failed again at once.
+ * A consumer's clock behind this host's may take one for an older copy, deleted as before; one
+ * ahead may leave an older copy, listed again (replayed, it is sent twice, with one webhook-id).
+ */
+function deadLetteredSince(envelope: Envelope, since: number): boolean {
+  return typeof envelope.failedAt === "number" && envelope.failedAt >= since;
+}
+
 /** The id a DLQ message that is no envelope is listed and dropped by. */
 const unreadableId = (messageId: string) => `${UNREADABLE_PREFIX}${messageId}`;
 /** Short beside any visibility timeout, long enough to gather the deliveries of one batch. */
@@ -590,7 +600,9 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
    * Pages through the whole DLQ and deletes each dead letter in `ids` (all when undefined; with
    * `unreadable`, each message that is not a dead letter too, by its `unreadableId`), after handing the first copy of
    * each to `before` (a replay sends it); further copies of a taken id (a job dead-lettered twice)
-   * are only deleted, and the rest are made visible again at the end. Returns how many distinct dead letters were taken.
+   * are only deleted, but for a replay's those dead-lettered since it began (`deadLetteredSince`):
+   * a job sent back that failed again at once, whose new dead letter is left, or the job was gone
+   * from both queues; and the rest are made visible again at the end. Returns how many distinct dead letters were taken.
    * A `before` that fails stops the sweep: the dead letters it sent are deleted and the others
    * made visible again, those it may have sent too (a request that got no answer; all of its page
    * when its error is no SendFailedError, which names what it did not send). A sweep that stops
@@ -606,6 +618,7 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
   ): Promise<number> {
     const wanted = ids === undefined ? undefined : new Set(ids);
     if (wanted?.size === 0) return 0;
+    const began = now();
     const found = new Set<string>();
     const others: string[] = [];
     /** Dead letters `before` sent (a replay), by id: on a page that fails, those it did send. */
@@ -634,6 +647,9 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
                 ? { id: unreadableId(message.MessageId ?? message.ReceiptHandle), body: undefined }
                 : undefined;
           if (envelope === undefined || (wanted !== undefined && !wanted.has(envelope.id))) {
+            others.push(message.ReceiptHandle);
+          } else if (before && found.has(envelope.id) && deadLetteredSince(envelope, began)) {
+            // Dead-lettered again after this replay sent it: a new failure, not a copy.
             others.push(message.ReceiptHandle);
           } else {
             if (!found.has(envelope.id)) chosen.push(envelope);
