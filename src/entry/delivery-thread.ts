@@ -40,7 +40,7 @@ function queueFix(error: string, path: string): string | undefined {
   if (/not a database|malformed/.test(error))
     return `${path} is damaged: stop serve, move it aside (with its -wal and -shm files, if any) and start serve again, which makes a new one and takes in the intake journal from its start: the notify events answered meanwhile wait there and are delivered then (some delivered already may be sent again, with the same webhook-id); the retries and dead letters the damaged file held are lost`;
   if (/database or disk is full|ENOSPC|EDQUOT/.test(error))
-    return "the disk under the data dir is full (or its user's quota): free some space; the jobs wait in the intake journal meanwhile";
+    return "the disk under the data dir is full (or its user's quota): free some space; what the intake journal holds is taken in then";
   if (/database is locked/.test(error))
     return "another process holds the file locked (a sqlite3 shell or a backup left in a transaction, a hookgate dlq command still running): let it finish or end it; the jobs wait in the intake journal meanwhile";
   return undefined;
