@@ -69,6 +69,17 @@ function splitParts(text: string): ((value: string) => boolean)[] | undefined {
 }
 
 /**
+ * Whether a matcher is read as one regular expression with a space at a part's edge (around a
+ * `|`, or at its ends): no `|`, a leading flag group, or a `|` inside a group keeps it whole, and
+ * only a value split at its `|` has its parts trimmed. Its spaces are then matched as written.
+ */
+export function matcherKeepsEdgeSpaces(text: string | undefined): boolean {
+  if (text === undefined || !/^\s|\s$|\s\||\|\s/.test(text)) return false;
+  if (text.trim() === "" || text === "*") return false;
+  return !(text.includes("|") && !LEADING_FLAGS.test(text) && splitParts(text) !== undefined);
+}
+
+/**
  * The names a matcher made only of `[A-Za-z0-9_|]` stands for (`Write|Edit`), or undefined when
  * it matches everything or is a regular expression. The rule index keys rules by these names.
  */

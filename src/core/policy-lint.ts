@@ -23,7 +23,7 @@ import {
 import { CLAUDE_CODE_EVENTS, closestEvent, isKnownEvent, legacyEventKeys, TOOL_EVENTS } from "./events.js";
 import { clientHeaderNames, headerVariables, invalidHeaderNames, invalidHeaderValues } from "./forward.js";
 import { DEFAULT_MODEL_URLS, promptPlaceholders } from "./judge.js";
-import { eventReadsMatcher, exactMatcherNames } from "./matcher.js";
+import { eventReadsMatcher, exactMatcherNames, matcherKeepsEdgeSpaces } from "./matcher.js";
 import type { PermissionRule } from "./permission-rule.js";
 import { type CompiledRule, inlineHeaderSecret, jsonPath, type Policy, type PolicyIssue } from "./policy.js";
 import type { WhereOperator } from "./policy-schema.js";
@@ -290,12 +290,22 @@ const DEEPAGENTS_NATIVE_TOOLS: ReadonlyMap<string, string> = new Map([
 const nativeToolMessage = (name: string, sent: string) =>
   `"${name}" is deepagents' own name for ${sent}, which its hooks send as "${sent}" on tool events (only its legacy tool.use carries "${name}"), so no client sends it here: write ${sent}`;
 
-/** A matcher's exact name in the wrong case (`bash`), as lintIfTargets says of an `if`'s tool. */
+/**
+ * A matcher's exact name in the wrong case (`bash`), as lintIfTargets says of an `if`'s tool; or
+ * a matcher read whole with spaces at a part's edge (`mcp__(a|b)__.* | Bash`), which no tool has.
+ */
 function lintMatcherCase(rule: CompiledRule, warn: (path: string, message: string) => void): void {
   const source = rule.document.matcher;
   // Only where the matcher reads a tool name: on UserPromptExpansion "task" is a command's name.
   if (source === undefined || !rule.matcher || rule.events === "*") return;
   if (!rule.events.every((event) => TOOL_EVENTS.has(event))) return;
+  if (matcherKeepsEdgeSpaces(source)) {
+    warn(
+      `${rule.path}.matcher`,
+      `"${source}" is read as one regular expression, spaces included (only a matcher split at its "|" has its parts trimmed), and no tool name has a space: remove the spaces around "|" and at its ends, or it matches no tool there`,
+    );
+    return;
+  }
   for (const spaced of source.split("|")) {
     const part = spaced.trim();
     const known = KNOWN_BY_LOWER.get(part.toLowerCase());

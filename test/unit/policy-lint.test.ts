@@ -1088,6 +1088,27 @@ describe("lintPolicy: rules a typo keeps from ever applying (a review, session 2
     ]);
   });
 
+  it("names a matcher read as one regular expression with spaces at a part's edge, which no tool name has", async () => {
+    // A matcher split at its `|` has its parts trimmed (`Bash | Write`); one read whole (a `|`
+    // inside a group, a leading flag group, no `|` at all) keeps its spaces, and matched no tool.
+    const spaced = (matcher: string) =>
+      `$.rules[0].matcher: "${matcher}" is read as one regular expression, spaces included (only a matcher split at its "|" has its parts trimmed), and no tool name has a space: remove the spaces around "|" and at its ends, or it matches no tool there`;
+    for (const matcher of ["mcp__(github|gitlab)__.* | Bash", " Bash", "(?i)bash | read"]) {
+      const warnings = await warningsFor([{ id: "r", on: "PreToolUse", matcher, decide: "deny" }]);
+      expect(
+        warnings.filter((w) => w.includes(".matcher:")),
+        matcher,
+      ).toEqual([spaced(matcher)]);
+    }
+    const fine = await warningsFor([
+      { id: "split", on: "PreToolUse", matcher: "Bash | Write", decide: "deny" },
+      { id: "regex", on: "PreToolUse", matcher: "mcp__.* | Bash", decide: "deny" },
+      // Not a tool's name there: a file's may have spaces.
+      { id: "file", on: "FileChanged", matcher: "my notes.md", context: "c" },
+    ]);
+    expect(fine.filter((w) => w.includes(".matcher:"))).toEqual([]);
+  });
+
   it("names deepagents' own tool names, which its hooks send under Claude Code's", async () => {
     const native = (name: string, sent: string) =>
       `"${name}" is deepagents' own name for ${sent}, which its hooks send as "${sent}" on tool events (only its legacy tool.use carries "${name}"), so no client sends it here: write ${sent}`;
