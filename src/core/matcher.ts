@@ -75,7 +75,6 @@ function splitParts(text: string): ((value: string) => boolean)[] | undefined {
  */
 export function matcherKeepsEdgeSpaces(text: string | undefined): boolean {
   if (text === undefined || !/^\s|\s$|\s\||\|\s/.test(text)) return false;
-  if (text.trim() === "" || text === "*") return false;
   return !(text.includes("|") && !LEADING_FLAGS.test(text) && splitParts(text) !== undefined);
 }
 

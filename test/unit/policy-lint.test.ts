@@ -1093,7 +1093,7 @@ describe("lintPolicy: rules a typo keeps from ever applying (a review, session 2
     // inside a group, a leading flag group, no `|` at all) keeps its spaces, and matched no tool.
     const spaced = (matcher: string) =>
       `$.rules[0].matcher: "${matcher}" is read as one regular expression, spaces included (only a matcher split at its "|" has its parts trimmed), and no tool name has a space: remove the spaces around "|" and at its ends, or it matches no tool there`;
-    for (const matcher of ["mcp__(github|gitlab)__.* | Bash", " Bash", "(?i)bash | read"]) {
+    for (const matcher of ["mcp__(github|gitlab)__.* | Bash", " Bash", "(?i)bash | read", " "]) {
       const warnings = await warningsFor([{ id: "r", on: "PreToolUse", matcher, decide: "deny" }]);
       expect(
         warnings.filter((w) => w.includes(".matcher:")),
