@@ -113,7 +113,7 @@ function lintRule(rule: CompiledRule, warn: (path: string, message: string) => v
           : `"${name}" is not an event any supported client sends (accepted in case a client adds it)${meant ? `: did you mean ${meant}?` : ""}`,
       );
     }
-    if (name === "SessionStart" || name === "Setup") {
+    if (CLAUDE_CODE_NO_HTTP.has(name)) {
       warn(
         at,
         `Claude Code never sends http hooks on ${name}; only deepcode or a command hook running \`hookgate send\` reach this rule`,
@@ -206,6 +206,15 @@ const CLIENT_NAME: Readonly<Record<(typeof AGENT_DIALECTS)[number], string>> = {
   deepcode: "deepcode",
   deepagents: "deepagents",
 };
+/** The events Claude Code sends no http hooks on: only a command hook running `hookgate send` brings them. */
+const CLAUDE_CODE_NO_HTTP: ReadonlySet<string> = new Set(["SessionStart", "Setup"]);
+
+/** A client as a message names it for `event`: Claude Code on SessionStart and Setup only through `hookgate send`. */
+function clientOn(dialect: (typeof AGENT_DIALECTS)[number], event: string): string {
+  return dialect === "claude-code" && CLAUDE_CODE_NO_HTTP.has(event)
+    ? "Claude Code (through a command hook running `hookgate send`)"
+    : CLIENT_NAME[dialect];
+}
 
 /** Claude Code's own tool names, which are case-sensitive. */
 const KNOWN_TOOLS = [
@@ -810,10 +819,10 @@ function lintAction(rule: CompiledRule, event: string, warn: (path: string, mess
   ) {
     warn(
       `${p}.context`,
-      `deepagents cannot receive context on ${event}; it is sent to Claude Code and deepcode only`,
+      `deepagents cannot receive context on ${event}; it is sent to ${clientOn("claude-code", event)} and deepcode only`,
     );
   } else if (context !== undefined && DEEPCODE_NO_CONTEXT_EVENTS.has(event)) {
-    const receivers = AGENT_DIALECTS.filter((d) => carriesContext(event, d)).map((d) => CLIENT_NAME[d]);
+    const receivers = AGENT_DIALECTS.filter((d) => carriesContext(event, d)).map((d) => clientOn(d, event));
     warn(
       `${p}.context`,
       `deepcode cannot receive context on ${event} (${DEEPCODE_NO_CONTEXT_EVENTS.get(event)}); it is sent to ${receivers.join(" and ")} only`,

@@ -463,7 +463,7 @@ describe("lintPolicy: context deepcode does not read", () => {
     const warnings = await warningsFor([{ id: "note", on: ["Notification", "Setup"], context: "x" }]);
     expect(warnings.filter((w) => w.includes("context:"))).toEqual([
       "$.rules[0].context: deepcode cannot receive context on Notification (it reads nothing back from its Notification hooks); it is sent to Claude Code only",
-      "$.rules[0].context: deepcode cannot receive context on Setup (it reads nothing back from its Setup hooks); it is sent to Claude Code only",
+      "$.rules[0].context: deepcode cannot receive context on Setup (it reads nothing back from its Setup hooks); it is sent to Claude Code (through a command hook running `hookgate send`) only",
     ]);
   });
 });
