@@ -176,7 +176,8 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
   /**
    * The OpenAI-compatible endpoints and models that refused `max_completion_tokens` and answered
    * with `max_tokens` (judge.ts `refusesOutputLimitField`), by [url, model]: called with
-   * `max_tokens` from the start. A handful per policy; kept across reloads, as the servers are.
+   * `max_tokens` from the start, until a call with `max_completion_tokens` answers again (the
+   * server behind them changed). A handful per policy; kept across reloads, as the servers are.
    */
   const olderLimitField = new Set<string>();
 
@@ -516,15 +517,16 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
           );
           if (!verdict.ok) {
             // A server that takes only the older max_tokens is called again at once with it, and
-            // with it from then on, once that call is not refused as well.
+            // with it from then on, once that call is not refused as well; and the other way back
+            // when the server behind that url and model changed (a proxy's alias pointed at a
+            // model that refuses max_tokens), or every call would fail until a restart.
             if (
               model.provider === "openai" &&
-              outputLimit === "max_completion_tokens" &&
               attempts === 1 &&
-              refusesOutputLimitField(sent.value.status, sent.value.body) &&
+              refusesOutputLimitField(sent.value.status, sent.value.body, outputLimit) &&
               (await callAgain(0, sentAt))
             ) {
-              outputLimit = "max_tokens";
+              outputLimit = outputLimit === "max_tokens" ? "max_completion_tokens" : "max_tokens";
               request = buildJudgeRequest(judgeModel, promptText, outputLimit);
               continue;
             }
@@ -547,6 +549,7 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
             return withAudit(onError(rule, input, failure), { model: model.name, ...extra });
           }
           if (outputLimit === "max_tokens") olderLimitField.add(limitKey);
+          else olderLimitField.delete(limitKey);
           if (key && !shadow) remember(key, verdict.value, model.cacheTtlSeconds);
           return judged(rule, input, verdict.value, seen, { outcome: "OK", model: model.name, ...extra });
         }

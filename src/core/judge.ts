@@ -205,13 +205,18 @@ export function buildJudgeRequest(
 }
 
 /**
- * Whether an OpenAI-compatible server refused the request for its `max_completion_tokens`: a 400
- * or 422 that names the field. Mistral's API answers so (`extra_forbidden`, "Extra inputs are not
- * permitted"), as do other servers that take only the older `max_tokens`, which every
- * OpenAI-compatible server reads.
+ * Whether an OpenAI-compatible server refused the request for its output limit `field`: a 400 or
+ * 422 that names it. Mistral's API answers `max_completion_tokens` so (`extra_forbidden`, "Extra
+ * inputs are not permitted"), as do other servers that take only the older `max_tokens`; OpenAI's
+ * reasoning models refuse `max_tokens` so ("Unsupported parameter: 'max_tokens'"). Neither name
+ * contains the other.
  */
-export function refusesOutputLimitField(status: number, body: string): boolean {
-  return (status === 400 || status === 422) && body.includes("max_completion_tokens");
+export function refusesOutputLimitField(
+  status: number,
+  body: string,
+  field: OutputLimitField = "max_completion_tokens",
+): boolean {
+  return (status === 400 || status === 422) && body.includes(field);
 }
 
 /** How each provider's endpoint path ends (`DEFAULT_MODEL_URLS`; Azure's v1 API and compatible servers alike). */

@@ -586,6 +586,8 @@ describe("prompt rules: an OpenAI-compatible server that refuses max_completion_
   // failed, and the reason said only "HTTP 422", its message being an object.
   const MISTRAL_422 =
     '{"object":"error","message":{"detail":[{"type":"extra_forbidden","loc":["body","max_completion_tokens"],"msg":"Extra inputs are not permitted","input":512}]},"type":"invalid_request_error","param":null,"code":null}';
+  const OPENAI_MAX_TOKENS_400 =
+    '{"error":{"message":"Unsupported parameter: \'max_tokens\' is not supported with this model. Use \'max_completion_tokens\' instead.","type":"invalid_request_error","param":"max_tokens","code":"unsupported_parameter"}}';
 
   it("is called again at once with max_tokens, and with max_tokens from then on", async () => {
     const app = await appWith(
@@ -607,6 +609,37 @@ describe("prompt rules: an OpenAI-compatible server that refuses max_completion_
       [512, undefined],
       [undefined, 512],
       [undefined, 512],
+    ]);
+  });
+
+  it("goes back to max_completion_tokens when the server behind that url and model later refuses max_tokens", async () => {
+    // A proxy whose model alias is pointed elsewhere (Mistral, then an OpenAI reasoning model):
+    // the field learnt first was sent on every call after, each refused, until a restart.
+    const app = await appWith(
+      {},
+      { provider: "openai", model: "judge", url: model.openaiUrl, cacheTtlSeconds: 0 },
+    );
+    model.script((req) =>
+      "max_completion_tokens" in req.body
+        ? { status: 422, body: MISTRAL_422 }
+        : { verdict: { ok: false, reason: "writes outside /p/src" } },
+    );
+    await app.post("/v1/hooks", write("/etc/a"));
+    const from = model.requests.length;
+    model.script((req) =>
+      "max_tokens" in req.body
+        ? { status: 400, body: OPENAI_MAX_TOKENS_400 }
+        : { verdict: { ok: false, reason: "writes outside /p/src" } },
+    );
+    for (const path of ["/etc/b", "/etc/c"]) {
+      const body = await jsonOf(await app.post("/v1/hooks", write(path)));
+      expect(body.hookSpecificOutput.permissionDecisionReason).toBe(`[${TEMPLATE}]: writes outside /p/src`);
+    }
+    const sent = model.requests.slice(from).map((r) => [r.body.max_completion_tokens, r.body.max_tokens]);
+    expect(sent).toEqual([
+      [undefined, 512],
+      [512, undefined],
+      [512, undefined],
     ]);
   });
 

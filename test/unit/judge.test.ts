@@ -158,6 +158,10 @@ describe("buildJudgeRequest", () => {
     expect(refusesOutputLimitField(422, mistral)).toBe(true);
     expect(refusesOutputLimitField(500, mistral)).toBe(false);
     expect(refusesOutputLimitField(400, '{"error":{"message":"bad model"}}')).toBe(false);
+    const reasoning =
+      '{"error":{"message":"Unsupported parameter: \'max_tokens\' is not supported with this model. Use \'max_completion_tokens\' instead.","param":"max_tokens"}}';
+    expect(refusesOutputLimitField(400, reasoning, "max_tokens")).toBe(true);
+    expect(refusesOutputLimitField(422, mistral, "max_tokens")).toBe(false);
   });
 
   it("keeps the key out of the body", () => {
