@@ -788,6 +788,25 @@ describe("prompt rules: a transient error from the model", () => {
       expect.objectContaining({ outcome: "JUDGE_HTTP_ERROR", budget: { used: 1, limit: 5 } }),
     ]);
   });
+
+  // A rate limit comes as a 429 too, with an error type and code of its own: it passes with a wait.
+  it.each([
+    [
+      "openai",
+      '{"error":{"message":"Rate limit reached for gpt-4o-mini on tokens per min (TPM).","type":"tokens","param":null,"code":"rate_limit_exceeded"}}',
+    ],
+    [
+      "anthropic",
+      '{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit."}}',
+    ],
+  ])("is still called again after %s's ordinary rate-limit 429", async (provider, body) => {
+    const url = provider === "openai" ? model.openaiUrl : model.anthropicUrl;
+    const app = await appWith({}, { provider, url, cacheTtlSeconds: 0, dailyCallsPerTeam: 5 });
+    const calls = thenNo({ status: 429, body, headers: { "retry-after-ms": "10" } });
+    const answer = await jsonOf(await app.post("/v1/hooks", write(`/p/src/rate-${provider}.ts`)));
+    expect(answer.hookSpecificOutput.permissionDecisionReason).toBe(`[${TEMPLATE}]: second call`);
+    expect(calls()).toBe(2);
+  });
 });
 
 describe("prompt rules: cost control", () => {
