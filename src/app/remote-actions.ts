@@ -141,7 +141,12 @@ type CallProgress = {
   waiting?: string | undefined;
 };
 
-type Attempt = { readonly effect: RuleEffect; readonly audit: Omit<RemoteAudit, "rule" | "action" | "ms"> };
+type Attempt = {
+  readonly effect: RuleEffect;
+  readonly audit: Omit<RemoteAudit, "rule" | "action" | "ms">;
+  /** Answered from the verdict cache, whatever its outcome says (a cached allow of a cut event). */
+  readonly cached?: true;
+};
 
 /** The event as parsed (a duplicate key read once, as the static rules read it), ids left out. */
 function seenOf(input: RemoteInput): string {
@@ -203,6 +208,7 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
           return {
             effect: result.effect,
             audit: { rule: rule.id, action, ms: 0, ...(model && { model }), ...result.audit } as RemoteAudit,
+            cached: result.cached,
           };
         }
         let timer: ReturnType<typeof setTimeout> | undefined;
@@ -255,21 +261,23 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
         return {
           effect: result.effect,
           audit: { rule: rule.id, action, ms, ...(model && { model }), ...result.audit } as RemoteAudit,
+          cached: result.cached,
         };
       }),
     );
-    outcomes.forEach(({ audit }, i) => {
-      count(audit, input.rules[i]?.mode === "shadow");
+    outcomes.forEach(({ audit, cached }, i) => {
+      count(audit, input.rules[i]?.mode === "shadow", cached === true);
     });
     return { effects: outcomes.map((o) => o.effect), audit: outcomes.map((o) => o.audit) };
   }
 
   /**
-   * Judge calls (by model and outcome: OK or the failure code), cache hits, and forwards; a
+   * Judge calls (by model and outcome: OK or the failure code), cache hits (a cached allow of a
+   * cut event among them, whose outcome is JUDGE_EVENT_CUT), and forwards; a
    * shadow rule's calls apart, so that an alert on the enforcing ones never fires for a rule
    * that is only being tried.
    */
-  function count(audit: RemoteAudit, shadow: boolean): void {
+  function count(audit: RemoteAudit, shadow: boolean, cached: boolean): void {
     const model = audit.model ?? "unknown";
     if (shadow)
       deps.metrics?.increment("hookgate_shadow_calls_total", {
@@ -278,7 +286,7 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
       });
     else if (audit.action === "forward")
       deps.metrics?.increment("hookgate_forward_calls_total", { outcome: audit.outcome });
-    else if (audit.outcome === "CACHE_HIT")
+    else if (audit.outcome === "CACHE_HIT" || cached)
       deps.metrics?.increment("hookgate_judge_cache_hits_total", { model });
     else deps.metrics?.increment("hookgate_judge_calls_total", { model, outcome: audit.outcome });
   }
@@ -342,8 +350,10 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
     const cut = `the event (${seen.length} characters) was cut to ${MAX_EVENT_CHARS} characters for the model`;
     if (verdict.ok) {
       const message = `${cut}, so its allow covers only what it read`;
-      const { outcome: _, detail: __, ...rest } = audit;
-      return withAudit(onError(rule, input, { code: "JUDGE_EVENT_CUT", message }), rest);
+      const { outcome, detail: __, ...rest } = audit;
+      const failed = withAudit(onError(rule, input, { code: "JUDGE_EVENT_CUT", message }), rest);
+      // No call made: counted as the cache hit it is (its audit says JUDGE_EVENT_CUT all the same).
+      return outcome === "CACHE_HIT" ? { ...failed, cached: true } : failed;
     }
     const read = { ok: false, reason: verdict.reason };
     const effect = verdictEffect(rule.id, read, input.event.name, prompt?.text ?? "", prompt?.stop ?? false);

@@ -248,7 +248,8 @@ describe("prompt rules: an event too long to send whole", () => {
   });
 
   it("takes no allow for an event the model did not read whole: its onError, saying so, cached or not", async () => {
-    const app = await appWith();
+    const metrics = createPrometheusRegistry();
+    const app = await appWith({}, {}, {}, [], metrics);
     model.script({ verdict: { ok: true, reason: "nothing wrong in what I read" } });
     const calls = model.requests.length;
     for (const session of ["s1", "s2"]) {
@@ -261,8 +262,11 @@ describe("prompt rules: an event too long to send whole", () => {
         expect.objectContaining({ outcome: "JUDGE_EVENT_CUT", onError: "deny", model: "fast" }),
       ]);
     }
-    // The second event's verdict came from the cache: one call.
+    // The second event's verdict came from the cache: one call, and counted as one.
     expect(model.requests.length - calls).toBe(1);
+    const counted = metrics.render();
+    expect(counted).toContain('hookgate_judge_calls_total{model="fast",outcome="JUDGE_EVENT_CUT"} 1');
+    expect(counted).toContain('hookgate_judge_cache_hits_total{model="fast"} 1');
   });
 
   it("keeps a no on a Stop it read cut, but not its impossible, which would let the stop happen", async () => {
