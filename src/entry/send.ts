@@ -48,6 +48,9 @@ function tokenVariables(dialect: string | undefined): readonly string[] {
 
 const HOOKS_PATH = /\/v1\/hooks(?:\/|$)/;
 
+/** What node:http sends as a header's value (its checkInvalidHeaderChar): tab, printable ASCII, Latin-1. */
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+
 /** Whether the URL's path names a hook route (`…/v1/hooks`, `…/v1/hooks/<client>`). */
 export function isHookUrl(url: string): boolean {
   return HOOKS_PATH.test(parseGatewayUrl(url).pathname);
@@ -139,6 +142,13 @@ export async function sendCommand(args: readonly string[], io: CommandIo, env: E
       const unset =
         others.length === 0 ? `${first} is not` : `neither ${[first, ...others].join(" nor ")} is`;
       io.err(`hookgate send: ${unset} set; sending no token\n`);
+    }
+    // node:http refuses such a header before sending anything, with a message that names the
+    // header, not the variable to fix.
+    if (token && !HEADER_VALUE.test(token.value)) {
+      return fail(
+        `${token.name} holds a character no HTTP header can carry (a line break, or one pasted with the token such as a typographic quote): set it to the token alone`,
+      );
     }
     const result = await gatewayRequest({
       method: "POST",

@@ -135,6 +135,26 @@ describe("hookgate send", { timeout: 90_000 }, () => {
     expect(agents.stderr).toContain("HOOKGATE_AUTH is not set; sending no token");
   });
 
+  it("names the variable to fix when the token holds a character no header can carry", async () => {
+    // node:http's own refusal named the "authorization" header, not the variable the user set.
+    for (const [name, value] of [
+      ["HOOKGATE_TOKEN", "hookgate-dev\ntoken"],
+      ["HOOKGATE_AUTH", "hookgate-dev-token\u201d"],
+    ] as const) {
+      const result = await runCli(
+        ["send", "--url", `${server.url}/v1/hooks/claude-code`],
+        event(`s-badchar-${name}`),
+        { [name]: value },
+      );
+      expect(result).toMatchObject({ code: 0, stdout: "" });
+      expect(result.stderr).toMatch(
+        new RegExp(
+          `^hookgate send: ${name} holds a character no HTTP header can carry.*set it to the token alone`,
+        ),
+      );
+    }
+  });
+
   it("--client picks the route only when --url is the gateway's base URL", async () => {
     const base = await runCli(
       ["send", "--url", server.url, "--client", "deepcode"],
