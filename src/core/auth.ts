@@ -56,11 +56,37 @@ const FIXES = {
       "export HOOKGATE_AUTH in the shell that starts the agent (deepagents removes variables named *TOKEN*, *KEY*, *SECRET* or *PASSWORD* from a hook's environment, so HOOKGATE_TOKEN never arrives)",
     unknown: "check HOOKGATE_AUTH",
   },
+  // `hookgate send`, a command hook: it sends HOOKGATE_TOKEN, else HOOKGATE_AUTH, from the
+  // agent's environment, and no header of the hook's own (it never sends an empty token).
+  send: {
+    missing:
+      "export HOOKGATE_TOKEN=<your team's token> in the shell that starts the agent: hookgate send, the command hook, sends it (or HOOKGATE_AUTH when HOOKGATE_TOKEN is unset)",
+    empty: "export HOOKGATE_TOKEN=<your team's token> in the shell that starts the agent",
+    unknown:
+      "check HOOKGATE_TOKEN (or HOOKGATE_AUTH, which hookgate send sends when HOOKGATE_TOKEN is unset)",
+  },
+  sendDeepagents: {
+    missing:
+      "export HOOKGATE_AUTH=<your team's token> in the shell that starts the agent: hookgate send, the command hook, sends it (deepagents removes variables named *TOKEN*, *KEY*, *SECRET* or *PASSWORD* from a hook's environment, so HOOKGATE_TOKEN never arrives)",
+    empty: "export HOOKGATE_AUTH=<your team's token> in the shell that starts the agent",
+    unknown: "check HOOKGATE_AUTH",
+  },
 } as const;
 
 /**
+ * Who sent the hook, for the fix a failure's message names: the client's own hook (an http hook,
+ * deepagents' curl command) or `hookgate send` (its `user-agent`, `hookgate-send`).
+ */
+export type HookSender = "hook" | "send";
+
+/** The sender a request's `user-agent` names. */
+export function senderOf(userAgent: string | undefined): HookSender {
+  return /^hookgate-send(?:\/|\s|$)/i.test(userAgent?.trim() ?? "") ? "send" : "hook";
+}
+
+/**
  * `client`: the route's client, whose kind of hook the fix in a failure's message is worded for
- * (Claude Code's when not known).
+ * (Claude Code's when not known), unless `sender` says `hookgate send` sent it.
  */
 export async function authenticate(
   authorization: string | undefined,
@@ -68,9 +94,18 @@ export async function authenticate(
   sha256: Sha256,
   client?: Dialect,
   equal: DigestEqual = constantTimeEqual,
+  sender: HookSender = "hook",
 ): Promise<AuthOutcome> {
   if (!policy.auth) return { ok: true, team: DEFAULT_TEAM };
-  const fix = client?.startsWith("deepagents") ? FIXES.command : FIXES.http;
+  const deepagents = client?.startsWith("deepagents") === true;
+  const fix =
+    sender === "send"
+      ? deepagents
+        ? FIXES.sendDeepagents
+        : FIXES.send
+      : deepagents
+        ? FIXES.command
+        : FIXES.http;
   const header = authorization?.trim() ?? "";
   if (header === "")
     return fail(

@@ -193,6 +193,7 @@ async function answer(
     contentType: header("content-type"),
     authorization: header("authorization"),
     timeoutHeader: header("x-hookgate-timeout"),
+    userAgent: header("user-agent"),
     refused,
   });
   const { status, headers, body } = hookResponse(outcome);

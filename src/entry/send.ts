@@ -156,6 +156,8 @@ export async function sendCommand(args: readonly string[], io: CommandIo, env: E
       headers: {
         "content-type": "application/json",
         "x-hookgate-timeout": String(seconds),
+        // The gateway words an auth failure's fix for this command, not for an http hook's header.
+        "user-agent": "hookgate-send",
         ...(token ? { authorization: `Bearer ${token.value}` } : {}),
       },
       body,

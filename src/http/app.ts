@@ -150,6 +150,7 @@ function routeRequest(
     contentType: request.headers.get("content-type") ?? undefined,
     authorization: request.headers.get("authorization") ?? undefined,
     timeoutHeader: request.headers.get("x-hookgate-timeout") ?? undefined,
+    userAgent: request.headers.get("user-agent") ?? undefined,
   };
 }
 

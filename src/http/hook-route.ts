@@ -6,6 +6,7 @@
  * and body (header case and order are each server's own).
  */
 import { type HookDeps, type HookOutcome, handleHook } from "../app/handle-hook.js";
+import { senderOf } from "../core/auth.js";
 import type { RequestError } from "../core/errors.js";
 import { sniffEventName } from "../core/events.js";
 import { DIALECTS, type Dialect } from "../core/hook-event.js";
@@ -26,6 +27,8 @@ export interface HookRouteRequest {
   readonly contentType: string | undefined;
   readonly authorization: string | undefined;
   readonly timeoutHeader: string | undefined;
+  /** The `user-agent` header: `hookgate send` names itself, and an auth failure's fix is worded for it. */
+  readonly userAgent?: string | undefined;
   /**
    * Refused before its body is looked at (a Host the gateway does not serve): answered as this
    * request error, in its code's fail mode (handle-hook.ts), the body read only for its event's
@@ -78,6 +81,7 @@ export async function runHookRoute(
       authorization: request.authorization,
       dialect,
       timeoutHeader: request.timeoutHeader,
+      sender: senderOf(request.userAgent),
       receivedAt,
     },
     { explain, audit: !explain, runRemote: !explain },

@@ -135,6 +135,31 @@ describe("hookgate send", { timeout: 90_000 }, () => {
     expect(agents.stderr).toContain("HOOKGATE_AUTH is not set; sending no token");
   });
 
+  it("gets the gateway's auth failure worded for itself, not for an http hook's header", async () => {
+    // Told to add "headers" and "allowedEnvVars" to the hook (an http hook's fix, or the curl
+    // command's on the deepagents route), a user of this command hook had nothing to add there.
+    const claude = await runCli(
+      ["send", "--url", `${server.url}/v1/hooks/claude-code`],
+      event("s-fix-1"),
+      {},
+    );
+    expect(claude.stdout).toContain(
+      "export HOOKGATE_TOKEN=<your team's token> in the shell that starts the agent: hookgate send, the command hook, sends it",
+    );
+    expect(claude.stdout).not.toMatch(/allowedEnvVars|"headers"/);
+    const agents = await runCli(["send", "--url", `${server.url}/v1/hooks/deepagents`], event("s-fix-2"), {});
+    expect(agents.stdout).toContain(
+      "export HOOKGATE_AUTH=<your team's token> in the shell that starts the agent",
+    );
+    expect(agents.stdout).not.toContain("curl");
+    const wrong = await runCli(["send", "--url", `${server.url}/v1/hooks/claude-code`], event("s-fix-3"), {
+      HOOKGATE_AUTH: "not-a-team-token",
+    });
+    expect(wrong.stdout).toContain(
+      "check HOOKGATE_TOKEN (or HOOKGATE_AUTH, which hookgate send sends when HOOKGATE_TOKEN is unset)",
+    );
+  });
+
   it("names the variable to fix when the token holds a character no header can carry", async () => {
     // node:http's own refusal named the "authorization" header, not the variable the user set.
     for (const [name, value] of [
