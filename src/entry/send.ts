@@ -7,8 +7,9 @@
  * says why on standard error and still exits 0.
  *
  * `--url` is the full hook URL, as written in the client's settings. Only when it is a gateway
- * base URL (its path has no `/v1/hooks`) does `--client` pick the route: `/v1/hooks/<client>`,
- * or `/v1/hooks` (dialect read from the body) without `--client`.
+ * base URL (its path has no `/v1/hooks`, nor any `/v1/`) does `--client` pick the route:
+ * `/v1/hooks/<client>`, or `/v1/hooks` (dialect read from the body) without `--client`. A path
+ * with `/v1/` but no `/v1/hooks` is a mistyped hook URL, and a failure.
  */
 import { parseArgs } from "node:util";
 import { gatewayRequest } from "../adapters/gateway-client/node.js";
@@ -54,6 +55,11 @@ const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 /** Whether the URL's path names a hook route (`…/v1/hooks`, `…/v1/hooks/<client>`). */
 export function isHookUrl(url: string): boolean {
   return HOOKS_PATH.test(parseGatewayUrl(url).pathname);
+}
+
+/** A URL with `/v1/` in its path but no hook route: a hook URL mistyped, not a gateway's base URL. */
+export function isMistypedHookUrl(url: string): boolean {
+  return !isHookUrl(url) && /(?:^|\/)v1(?:\/|$)/.test(parseGatewayUrl(url).pathname);
 }
 
 /**
@@ -124,6 +130,15 @@ export async function sendCommand(args: readonly string[], io: CommandIo, env: E
     const seconds = Number(values.timeout ?? DEFAULT_SEND_TIMEOUT_SECONDS);
     if (!Number.isFinite(seconds) || seconds <= 0 || seconds > 600) {
       return fail(`--timeout ${values.timeout} is not a number of seconds more than 0 and at most 600`);
+    }
+    // Every route also answers under a prefix, so a mistyped hook URL (`/v1/hook/deepagents`)
+    // taken for a base URL was posted to `/v1/hook/deepagents/v1/hooks`: judged in the dialect
+    // read from the body (a deepagents v2 event as Claude Code's) instead of failing as the same
+    // URL fails in an http hook. hookgate's routes start at `/v1/`, as doctor reads it.
+    if (isMistypedHookUrl(values.url)) {
+      return fail(
+        `"${withoutUserinfo(values.url)}" is no hook route and no gateway base URL (its path has /v1/ but no /v1/hooks): use the hook URL hookgate init printed (e.g. http://127.0.0.1:8787/v1/hooks/claude-code)`,
+      );
     }
     const url = resolveHookUrl(values.url, client);
     const named = routeClient(url);

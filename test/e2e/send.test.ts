@@ -238,6 +238,13 @@ describe("hookgate send", { timeout: 90_000 }, () => {
       () => ["--url", `${stubUrl}/slow/v1/hooks`, "--timeout", "1"],
       /within 1 s/,
     ],
+    // Taken for a base URL, it was posted to /v1/hook/deepagents/v1/hooks and judged, a
+    // deepagents v2 event as Claude Code's, while an http hook at that URL gets a 404.
+    [
+      "--url is a mistyped hook URL",
+      () => ["--url", `${server.url}/v1/hook/claude-code`],
+      /no hook route and no gateway base URL \(its path has \/v1\/ but no \/v1\/hooks\)/,
+    ],
     ["--url is missing", () => [], /needs --url/],
     ["an option is unknown", () => ["--url", closedUrl, "--bogus"], /bogus/],
     ["--client is unknown", () => ["--url", closedUrl, "--client", "cursor"], /--client must be one of/],
