@@ -216,6 +216,23 @@ describe("authentication failures answer with auth.onFailure as a 2xx decision (
     },
   );
 
+  // `hookgate send` (a command hook) names itself: it has no header or curl option to add, only
+  // a variable to export. The Hono app is every runtime's (Workers, Lambda).
+  it.each([
+    ["/v1/hooks/claude-code", {}, /export HOOKGATE_TOKEN=<your team's token> in the shell that starts/],
+    ["/v1/hooks/claude-code", { authorization: "Bearer guess" }, /check HOOKGATE_TOKEN \(or HOOKGATE_AUTH/],
+    ["/v1/hooks/deepagents", {}, /export HOOKGATE_AUTH=<your team's token> in the shell that starts/],
+  ])("%s %o from hookgate send says what its user fixes", async (route, headers, message) => {
+    const res = await app.request(route, {
+      method: "POST",
+      body: pre.replace('"ls"', '"rm x"'),
+      headers: { "content-type": "application/json", "user-agent": "hookgate-send", ...headers },
+    });
+    const body = await jsonOf(res);
+    expect(body.systemMessage).toMatch(message);
+    expect(body.systemMessage).not.toMatch(/allowedEnvVars|"headers"|curl/);
+  });
+
   it("answers a Notification with no decision and the systemMessage only", async () => {
     const res = await app.request("/v1/hooks", {
       method: "POST",
