@@ -33,6 +33,8 @@ interface Check {
   readonly ok: boolean;
   readonly line: string;
   readonly fix?: string;
+  /** Failed, but the checks after it still tell something (a gateway that answers). */
+  readonly goOn?: true;
 }
 
 export async function doctorCommand(args: readonly string[], io: CommandIo, env: Env): Promise<number> {
@@ -111,7 +113,7 @@ export async function doctorCommand(args: readonly string[], io: CommandIo, env:
   const health = await gatewayRequest({ method: "GET", url: `${base}/healthz`, timeoutMs });
   const healthCheck = checkHealth(health, base);
   print(healthCheck);
-  if (!healthCheck.ok) {
+  if (!healthCheck.ok && healthCheck.goOn !== true) {
     // Whatever answered is not a working hookgate at that URL: its token and sample checks would
     // only add misleading fixes.
     const why = health.ok ? "the health check failed" : "the gateway did not answer";
@@ -153,7 +155,16 @@ function checkHealth(result: GatewayResult, base: string): Check {
   const { status, body } = result.response;
   const json = parseObject(body);
   if (status === 200 && json?.status === "ok") {
-    return { ok: true, line: `gateway answers: GET /healthz 200, policy ${String(json.policy ?? "?")}` };
+    const line = `gateway answers: GET /healthz 200, policy ${String(json.policy ?? "?")}`;
+    // It answers, by the policy it ran before: the token and sample checks still tell.
+    if (json.reload === "failed")
+      return {
+        ok: false,
+        goOn: true,
+        line: `${line}, but it refused its last policy reload and still runs this policy`,
+        fix: 'its log\'s "policy reload failed" line lists the problems (hookgate check on its policy file shows them too); fix the file and send the gateway SIGHUP again',
+      };
+    return { ok: true, line };
   }
   if (status === 500 && json) {
     return {

@@ -123,6 +123,8 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
   if (!first.ok) throw new PolicyLoadError(options.policyPath, first.error);
   warnIfOpen(first.value.policy);
   let current = first.value.policy;
+  /** The latest reload was refused: /healthz says so until one loads. */
+  let reloadFailed = false;
   let reloading: Promise<unknown> = Promise.resolve();
   /** The reload asked for that has not started yet, if any. */
   let waiting: Promise<readonly PolicyIssue[]> | undefined;
@@ -218,6 +220,7 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
       return metrics.render();
     },
     policy: () => current,
+    reloadFailed: () => reloadFailed,
     clock,
     newId: randomUUID,
     sha256: nodeSha256,
@@ -398,9 +401,11 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
       });
       // Counted too: a deploy whose new policy never took is otherwise seen only in the log.
       metrics.increment("hookgate_policy_reloads_total", { outcome: "failed" });
+      reloadFailed = true;
       return next.error;
     }
     current = next.value.policy;
+    reloadFailed = false;
     declareSinks(current);
     deliveries.policy(deliverySettings(current));
     metrics.increment("hookgate_policy_reloads_total", { outcome: "loaded" });

@@ -30,6 +30,11 @@ export interface AppDeps extends HookDeps {
    * code's fail mode, its event named from what body there is.
    */
   readonly refusal?: ((request: Request) => RequestError | undefined) | undefined;
+  /**
+   * Whether the latest policy reload was refused (Node's SIGHUP): /healthz says so, still 200, as
+   * the running policy answers; `hookgate doctor` fails its first check on it.
+   */
+  readonly reloadFailed?: (() => boolean) | undefined;
 }
 
 const ROUTE_DIALECTS: ReadonlySet<string> = new Set(DIALECTS);
@@ -66,7 +71,13 @@ export function createApp(deps: AppDeps): Hono {
     return c.json(simulation(outcome), 200, outcomeHeaders(outcome));
   });
 
-  routes.get("/healthz", (c) => c.json({ status: "ok", policy: deps.policy().hash }));
+  routes.get("/healthz", (c) =>
+    c.json({
+      status: "ok",
+      policy: deps.policy().hash,
+      ...(deps.reloadFailed?.() === true && { reload: "failed" }),
+    }),
+  );
 
   // Which team a token maps to, for `hookgate doctor`; never a hook route, so a plain 401 is right.
   routes.get("/v1/whoami", async (c) => {

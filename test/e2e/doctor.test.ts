@@ -1,9 +1,11 @@
 /** `hookgate doctor` against a running gateway: each check with ✓ or ✗ and a fix. */
+import { copyFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROOT, runCli, type ServerProcess, startServerProcess } from "../support/process.js";
+import { tempDir } from "../support/temp.js";
 
 const TOKEN = "hookgate-dev-token";
 
@@ -211,6 +213,45 @@ describe("hookgate doctor", { timeout: 90_000 }, () => {
     expect(name.stdout).toMatch(
       /\n {4}fix: (?:fix the host name in --url \(gateway\.invalid\), or use 127\.0\.0\.1 for a gateway on this machine|check this machine's DNS or network \(a VPN\?\) and run it again, or put the gateway's address in --url)\n/,
     );
+  });
+
+  it("fails the first check while the gateway's last policy reload was refused, and checks the rest", async () => {
+    // /healthz said "ok" with the running policy's hash after a SIGHUP whose file did not load, so
+    // doctor passed every check on a gateway still enforcing the policy the deploy meant to replace.
+    const path = join(tempDir("doctor-reload"), "policy.json");
+    copyFileSync(join(ROOT, "examples/policy.json"), path);
+    const reloading = await startServerProcess(path);
+    try {
+      const before = (await (await fetch(`${reloading.url}/healthz`)).json()) as Record<string, unknown>;
+      writeFileSync(path, '{"version":1,"rules":[');
+      reloading.child.kill("SIGHUP");
+      await reloading.waitForLine((l) => l.msg === "policy reload failed; keeping the running policy");
+      const health = await fetch(`${reloading.url}/healthz`);
+      expect(health.status).toBe(200);
+      expect(await health.json()).toEqual({ status: "ok", policy: before.policy, reload: "failed" });
+      const failed = await runCli(["doctor", "--url", reloading.url], "", { HOOKGATE_TOKEN: TOKEN });
+      expect(failed.code, failed.stdout).toBe(1);
+      const checks = lines(failed.stdout);
+      expect(checks[0]).toBe(
+        `✗ gateway answers: GET /healthz 200, policy ${String(before.policy)}, but it refused its last policy reload and still runs this policy`,
+      );
+      expect(failed.stdout).toMatch(/fix: .*"policy reload failed".*hookgate check .*SIGHUP/);
+      expect(checks.slice(1).every((l) => l.startsWith("✓ "))).toBe(true);
+      expect(checks).toHaveLength(3);
+
+      // A reload that loads clears it.
+      copyFileSync(join(ROOT, "examples/policy.json"), path);
+      reloading.child.kill("SIGHUP");
+      await reloading.waitForLine((l) => l.msg === "policy reloaded");
+      expect(await (await fetch(`${reloading.url}/healthz`)).json()).toEqual({
+        status: "ok",
+        policy: before.policy,
+      });
+      const passed = await runCli(["doctor", "--url", reloading.url], "", { HOOKGATE_TOKEN: TOKEN });
+      expect(passed.code, passed.stdout).toBe(0);
+    } finally {
+      await reloading.stop();
+    }
   });
 
   it("is a usage error without --url or with an unknown --expect", async () => {
