@@ -395,9 +395,12 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
       ]),
     );
     if (!next.ok) {
+      // The file named: the problems' JSON paths ("$.rules[0]") do not say which file was read.
       logger.log("error", "policy reload failed; keeping the running policy", {
         policy: current.hash,
+        path: options.policyPath,
         problems: next.error.map((i) => `${i.path}: ${i.message}`),
+        fix: `fix ${options.policyPath} (hookgate check ${options.policyPath} lists the same problems) and send SIGHUP again; until then the running policy answers`,
       });
       // Counted too: a deploy whose new policy never took is otherwise seen only in the log.
       metrics.increment("hookgate_policy_reloads_total", { outcome: "failed" });

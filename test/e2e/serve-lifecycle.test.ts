@@ -771,7 +771,9 @@ describe("a reload of a path that is no longer a file", () => {
       expect(gateway.policy().hash).toBe(running);
       expect(logs.find((l) => l.msg === "policy reload failed; keeping the running policy")?.fields).toEqual({
         policy: running,
+        path,
         problems: [`$: cannot read ${path}: it is a FIFO, not a regular file`],
+        fix: `fix ${path} (hookgate check ${path} lists the same problems) and send SIGHUP again; until then the running policy answers`,
       });
       expect((await hook(gateway.url)).status).toBe(200);
       unlinkSync(path);

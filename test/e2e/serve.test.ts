@@ -169,6 +169,13 @@ describe("policy reload on SIGHUP", () => {
       (l) => l.msg === "policy reload failed; keeping the running policy",
     );
     expect(failed.problems).toEqual([expect.stringMatching(/^\$\.rules\[0\]\.decide: must be one of/)]);
+    // The line names the file the problems are in, and what to do: its JSON paths alone ("$.rules[0]")
+    // left the operator to work out which file the gateway read.
+    const policyPath = join(dir, "policy.json");
+    expect(failed.path).toBe(policyPath);
+    expect(failed.fix).toBe(
+      `fix ${policyPath} (hookgate check ${policyPath} lists the same problems) and send SIGHUP again; until then the running policy answers`,
+    );
     const still = await send("make deploy");
     expect(still.policy).toBe(after.policy);
     expect(JSON.parse(still.text).hookSpecificOutput.permissionDecision).toBe("deny");
