@@ -23,6 +23,7 @@ import {
   resolveHookUrl,
   routeClient,
   tokenFromEnv,
+  unsendableToken,
 } from "./send.js";
 import { UsageError } from "./usage-error.js";
 
@@ -122,6 +123,12 @@ export async function doctorCommand(args: readonly string[], io: CommandIo, env:
     return 1;
   }
 
+  const unsendable = token && unsendableToken(token);
+  if (unsendable) {
+    print({ ok: false, line: `token: ${unsendable}`, fix: `set ${token?.name} to the token alone` });
+    print({ ok: false, line: "sample decision: not checked (the token cannot be sent)" });
+    return 1;
+  }
   const authorization: Record<string, string> = token ? { authorization: `Bearer ${token.value}` } : {};
   const whoami = await gatewayRequest({
     method: "GET",

@@ -52,6 +52,16 @@ const HOOKS_PATH = /\/v1\/hooks(?:\/|$)/;
 /** What node:http sends as a header's value (its checkInvalidHeaderChar): tab, printable ASCII, Latin-1. */
 const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 
+/**
+ * Why a token cannot be sent, naming its variable, or undefined when it can: node:http refuses
+ * such a header before sending anything, with a message that names the header, not the variable.
+ */
+export function unsendableToken(token: { name: string; value: string }): string | undefined {
+  return HEADER_VALUE.test(token.value)
+    ? undefined
+    : `${token.name} holds a character no HTTP header can carry (a line break, or one pasted with the token such as a typographic quote)`;
+}
+
 /** Whether the URL's path names a hook route (`…/v1/hooks`, `…/v1/hooks/<client>`). */
 export function isHookUrl(url: string): boolean {
   return HOOKS_PATH.test(parseGatewayUrl(url).pathname);
@@ -158,13 +168,8 @@ export async function sendCommand(args: readonly string[], io: CommandIo, env: E
         others.length === 0 ? `${first} is not` : `neither ${[first, ...others].join(" nor ")} is`;
       io.err(`hookgate send: ${unset} set; sending no token\n`);
     }
-    // node:http refuses such a header before sending anything, with a message that names the
-    // header, not the variable to fix.
-    if (token && !HEADER_VALUE.test(token.value)) {
-      return fail(
-        `${token.name} holds a character no HTTP header can carry (a line break, or one pasted with the token such as a typographic quote): set it to the token alone`,
-      );
-    }
+    const unsendable = token && unsendableToken(token);
+    if (unsendable) return fail(`${unsendable}: set it to the token alone`);
     const result = await gatewayRequest({
       method: "POST",
       url,

@@ -79,6 +79,21 @@ describe("hookgate doctor", { timeout: 90_000 }, () => {
     expect(result.stdout).toMatch(/fix: export HOOKGATE_TOKEN=/);
   });
 
+  it("names the variable to fix when the token holds a character no header can carry", async () => {
+    // node:http refuses such a header, and its message named the header and not the variable.
+    const result = await runCli(["doctor", "--url", server.url], "", {
+      HOOKGATE_TOKEN: "hookgate-dev\ntoken",
+    });
+    expect(result.code).toBe(1);
+    expect(lines(result.stdout)).toEqual([
+      expect.stringMatching(/^✓ gateway answers/),
+      "✗ token: HOOKGATE_TOKEN holds a character no HTTP header can carry (a line break, or one pasted with the token such as a typographic quote)",
+      "✗ sample decision: not checked (the token cannot be sent)",
+    ]);
+    expect(result.stdout).toMatch(/fix: set HOOKGATE_TOKEN to the token alone/);
+    expect(result.stdout).not.toMatch(/ERR_INVALID_CHAR|start the gateway/);
+  });
+
   it("checks HOOKGATE_TOKEN alone for Claude Code and deepcode, the only variable their http hooks send", async () => {
     // HOOKGATE_AUTH set and HOOKGATE_TOKEN not: the hook init writes sends an empty Bearer, which
     // the gateway refuses; doctor passed this setup before.
