@@ -775,70 +775,59 @@ describe("outcome translation", () => {
 });
 
 describe("a failed enqueue", () => {
+  /**
+   * A SessionEnd that notifies, answered by the Worker with `queue` as its queue binding; the
+   * metric names it wrote, once its waitUntil work is done.
+   */
+  async function notifyThrough(queue: unknown): Promise<(string | undefined)[]> {
+    const points: { indexes?: string[] }[] = [];
+    const ctx = createExecutionContext();
+    const res = await worker.fetch(
+      new Request("https://hookgate.test/v1/hooks", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(
+          claudeEvent(crypto.randomUUID(), { hook_event_name: "SessionEnd", reason: "flaky" }),
+        ),
+      }),
+      {
+        ...env,
+        HOOKGATE_QUEUE: queue,
+        HOOKGATE_METRICS: { writeDataPoint: (p: { indexes?: string[] }) => points.push(p) },
+      } as unknown as WorkerEnv,
+      ctx,
+    );
+    expect(res.status).toBe(200);
+    await waitOnExecutionContext(ctx);
+    return points.map((p) => p.indexes?.[0]);
+  }
+
   it("is sent again when Cloudflare refuses a send once, and not lost", async () => {
     // Cloudflare refuses a send now and then ("Queue is overloaded. Please back off."); sent
     // once, the event's only copy was lost with an "enqueue failed" line.
     const errors = vi.spyOn(console, "error").mockImplementation(() => {});
-    const points: { indexes?: string[] }[] = [];
     const sent: { body: { id: string; body: DeliveryJob } }[][] = [];
     let calls = 0;
-    const flakyQueue = {
+    const metrics = await notifyThrough({
       send: () => Promise.reject(new Error("the producer sends in batches")),
       sendBatch: async (messages: Iterable<{ body: { id: string; body: DeliveryJob } }>) => {
         if (calls++ === 0) throw new Error("Queue sendBatch failed: Queue is overloaded. Please back off.");
         sent.push([...messages]);
       },
-    };
-    const ctx = createExecutionContext();
-    const res = await worker.fetch(
-      new Request("https://hookgate.test/v1/hooks", {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify(
-          claudeEvent(crypto.randomUUID(), { hook_event_name: "SessionEnd", reason: "flaky" }),
-        ),
-      }),
-      {
-        ...env,
-        HOOKGATE_QUEUE: flakyQueue,
-        HOOKGATE_METRICS: { writeDataPoint: (p: { indexes?: string[] }) => points.push(p) },
-      } as unknown as WorkerEnv,
-      ctx,
-    );
-    expect(res.status).toBe(200);
-    await waitOnExecutionContext(ctx);
+    });
     expect(calls).toBe(2);
     expect(sent.flat().map((m) => m.body.body.notification.eventName)).toEqual(["SessionEnd"]);
     expect(errors.mock.calls.filter(([line]) => String(line).includes("enqueue failed"))).toEqual([]);
-    expect(points.map((p) => p.indexes?.[0])).toContain("hookgate_enqueued_total");
-    expect(points.map((p) => p.indexes?.[0])).not.toContain("hookgate_enqueue_failed_total");
+    expect(metrics).toContain("hookgate_enqueued_total");
+    expect(metrics).not.toContain("hookgate_enqueue_failed_total");
   });
 
   it("is logged and counted, and the decision is answered anyway", async () => {
     const errors = vi.spyOn(console, "error").mockImplementation(() => {});
-    const points: { indexes?: string[] }[] = [];
-    const failingQueue = {
+    const metrics = await notifyThrough({
       send: () => Promise.reject(new Error("Too Many Requests")),
       sendBatch: () => Promise.reject(new Error("Too Many Requests")),
-    };
-    const ctx = createExecutionContext();
-    const res = await worker.fetch(
-      new Request("https://hookgate.test/v1/hooks", {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify(
-          claudeEvent(crypto.randomUUID(), { hook_event_name: "SessionEnd", reason: "flaky" }),
-        ),
-      }),
-      {
-        ...env,
-        HOOKGATE_QUEUE: failingQueue,
-        HOOKGATE_METRICS: { writeDataPoint: (p: { indexes?: string[] }) => points.push(p) },
-      } as unknown as WorkerEnv,
-      ctx,
-    );
-    expect(res.status).toBe(200);
-    await waitOnExecutionContext(ctx);
+    });
     const logged = errors.mock.calls.map(([line]) => JSON.parse(String(line)));
     expect(logged).toContainEqual(
       expect.objectContaining({
@@ -846,6 +835,6 @@ describe("a failed enqueue", () => {
         error: "Too Many Requests",
       }),
     );
-    expect(points.map((p) => p.indexes?.[0])).toContain("hookgate_enqueue_failed_total");
+    expect(metrics).toContain("hookgate_enqueue_failed_total");
   });
 });
