@@ -16,7 +16,7 @@ import type { CompiledRule, Policy } from "../core/policy.js";
 import type { FailMode } from "../core/policy-schema.js";
 import type { Clock, IdGenerator, Logger, Metrics, Sha256 } from "../core/ports.js";
 import { type Answer, deliverable, renderDecision, renderRequestFailure } from "../core/render.js";
-import { capString } from "../core/truncate.js";
+import { capString, capStrings, cut, largestFitting, longestString, utf8Length } from "../core/truncate.js";
 import type { Notifier } from "./notify.js";
 import type { RemoteActions, RemoteAudit } from "./remote-actions.js";
 
@@ -212,7 +212,7 @@ export async function handleHook(
       const error = { code: auth.code, message: auth.message, eventName: event.name };
       return finish(
         requestFailure(policy, error, event.dialect),
-        eventFields(event, policy.secrets, undefined),
+        eventFields(event, policy.secrets, undefined, request.body),
       );
     }
     const evaluation = evaluatePolicy(policy, event, { team: auth.team }, options.explain === true);
@@ -289,14 +289,19 @@ export async function handleHook(
     }
     const outcome = finish(
       { answer, explanations: evaluation.explanations },
-      eventFields(event, policy.secrets, {
-        team: auth.team,
-        evaluation,
-        pending: remote.audit,
-        shadowVerdicts: shadowRun && shadowVerdicts(shadowRun),
-        decision: decision.kind,
-        reason: shownReason,
-      }),
+      eventFields(
+        event,
+        policy.secrets,
+        {
+          team: auth.team,
+          evaluation,
+          pending: remote.audit,
+          shadowVerdicts: shadowRun && shadowVerdicts(shadowRun),
+          decision: decision.kind,
+          reason: shownReason,
+        },
+        request.body,
+      ),
     );
     if (options.audit !== false && deps.recorder)
       recordDecision(deps, deps.recorder, outcome.audit, event, policy.secrets);
@@ -476,6 +481,7 @@ function eventFields(
   event: HookEvent,
   secrets: readonly string[],
   decided: Decided | undefined,
+  body: HookRequest["body"],
 ): AuditFields {
   const prompt = event.payload.prompt;
   return {
@@ -484,7 +490,10 @@ function eventFields(
     payload: event.payload,
     tool: event.toolName,
     sessionId: event.sessionId,
-    toolInput: event.toolInput === undefined ? undefined : maskValue(event.toolInput, secrets),
+    toolInput:
+      event.toolInput === undefined
+        ? undefined
+        : auditToolInput(maskValue(event.toolInput, secrets), body.ok ? body.text.length : Infinity),
     prompt: typeof prompt === "string" ? maskValue(prompt, secrets) : undefined,
     team: decided?.team,
     evaluation: decided?.evaluation,
@@ -499,6 +508,44 @@ function eventFields(
 
 /** The longest reason an audit line keeps whole (the agent gets it whole). */
 const AUDIT_REASON_CHARS = 4000;
+
+/**
+ * The longest event name, tool name and session id an audit line keeps whole: each is the
+ * agent's to send, of any length within the body's limit (an unknown event is judged).
+ */
+const AUDIT_NAME_CHARS = 256;
+
+/**
+ * The most UTF-8 bytes of JSON an audit line gives its `toolInput`. Masking cuts each string at
+ * 2,000 characters, but not an input's count of strings, keys or numbers: a 1 MiB body made a
+ * 1 MiB line, past what CloudWatch keeps of one (256 KB, the rest split off as a line that is no
+ * JSON) and what a Worker's logs keep of a whole invocation (256 KB).
+ */
+const AUDIT_TOOL_INPUT_BYTES = 32 * 1024;
+
+/**
+ * A masked tool input within AUDIT_TOOL_INPUT_BYTES: as it is when it fits; else with its longest
+ * strings cut further, each ending in TRUNCATION_MARKER (the fitJson of sinks.ts); else, when
+ * even strings cut to nothing do not fit (thousands of numbers or keys, or a key of any length),
+ * its JSON text, cut and marked, under the key `truncated`. Masked JSON is at most about 6 times
+ * the body's length (a one-digit PIN becomes "[masked]"), so a body of up to 1/8 of the budget
+ * is not measured: every decision writes this line.
+ */
+function auditToolInput(masked: unknown, bodyChars: number): unknown {
+  if (bodyChars * 8 <= AUDIT_TOOL_INPUT_BYTES) return masked;
+  const fits = (value: unknown) => utf8Length(JSON.stringify(value)) <= AUDIT_TOOL_INPUT_BYTES;
+  if (fits(masked)) return masked;
+  const capped = (length: number) => capStrings(masked, length);
+  if (fits(capped(0))) return capped(largestFitting(longestString(masked), (length) => fits(capped(length))));
+  // No more characters than bytes fit, so the search runs over the budget's length, not the text's.
+  const head = JSON.stringify(masked).slice(0, AUDIT_TOOL_INPUT_BYTES);
+  const asText = (length: number) => ({ truncated: cut(head, length) });
+  return asText(largestFitting(head.length, (length) => fits(asText(length))));
+}
+
+/** A name the agent sent, cut to AUDIT_NAME_CHARS with the marker. */
+const auditName = (name: string | undefined) =>
+  name === undefined ? undefined : capString(name, AUDIT_NAME_CHARS);
 
 function auditRecord(
   decisionId: string,
@@ -515,9 +562,9 @@ function auditRecord(
     policy: policy.hash,
     team: fields.team,
     client: fields.client,
-    event: fields.event,
-    tool: fields.tool,
-    sessionId: fields.sessionId,
+    event: auditName(fields.event),
+    tool: auditName(fields.tool),
+    sessionId: auditName(fields.sessionId),
     rules: [
       ...(evaluation?.enforced ?? []).map((m) => m.rule.id),
       ...(evaluation?.pending ?? []).map((r) => r.id),

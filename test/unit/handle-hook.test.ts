@@ -168,6 +168,77 @@ describe("the audit line and the replay record", () => {
     expect(out.split("x".repeat(1988)).length).toBe(3);
     expect(out).not.toContain("hgk_9f");
   });
+
+  /** The one audit line an event of this body writes, as the logger would write it. */
+  const auditLineOf = async (body: Record<string, unknown>): Promise<string> => {
+    const lines: string[] = [];
+    await handleHook(
+      { ...deps, logger: { log: (_l, msg, fields) => lines.push(JSON.stringify({ msg, ...fields })) } },
+      {
+        body: { ok: true, text: JSON.stringify(body) },
+        contentType: "application/json",
+        authorization: undefined,
+        dialect: undefined,
+      },
+    );
+    expect(lines).toHaveLength(1);
+    return lines[0] ?? "";
+  };
+  const preToolUse = { session_id: "s", transcript_path: "/t", cwd: "/p", hook_event_name: "PreToolUse" };
+
+  it("keeps a huge tool input's line near 32 KiB, and says where it was cut", async () => {
+    // Within the default 1 MiB body: an MCP call with an array of numbers, no string to cut.
+    const numbers = await auditLineOf({
+      ...preToolUse,
+      tool_name: "mcp__metrics__push",
+      tool_input: { points: Array.from({ length: 150_000 }, (_, i) => i) },
+    });
+    expect(numbers.length).toBeLessThan(40_000);
+    const cut = JSON.parse(numbers);
+    expect(cut).toMatchObject({ msg: "decision", tool: "mcp__metrics__push", decision: "none" });
+    expect(cut.toolInput.truncated).toMatch(/^\{"points":\[0,1,2,3,.*…\[truncated by hookgate\]$/);
+    // Many long strings: each is cut shorter, and the input keeps its shape.
+    const strings = await auditLineOf({
+      ...preToolUse,
+      tool_name: "MultiEdit",
+      tool_input: {
+        file_path: "/p/a.ts",
+        edits: Array.from({ length: 200 }, () => ({
+          old_string: "o".repeat(2500),
+          new_string: "n".repeat(2500),
+        })),
+      },
+    });
+    expect(strings.length).toBeLessThan(40_000);
+    const shaped = JSON.parse(strings).toolInput;
+    expect(shaped.file_path).toBe("/p/a.ts");
+    expect(shaped.edits).toHaveLength(200);
+    expect(shaped.edits[0].old_string).toMatch(/^o+…\[truncated by hookgate\]$/);
+    // A key of any length is no string masking cuts.
+    const key = await auditLineOf({
+      ...preToolUse,
+      tool_name: "mcp__x__y",
+      tool_input: { ["k".repeat(500_000)]: 1 },
+    });
+    expect(key.length).toBeLessThan(40_000);
+    expect(JSON.parse(key).toolInput.truncated).toMatch(/…\[truncated by hookgate\]$/);
+  });
+
+  it("cuts an event name, tool name or session id of any length an agent sends", async () => {
+    const line = await auditLineOf({
+      ...preToolUse,
+      hook_event_name: "E".repeat(300_000),
+      session_id: "S".repeat(300_000),
+      tool_name: "T".repeat(300_000),
+      tool_input: { command: "ls" },
+    });
+    expect(line.length).toBeLessThan(2_000);
+    const audit = JSON.parse(line);
+    expect(audit.event).toMatch(/^E{256}…\[truncated by hookgate\]$/);
+    expect(audit.tool).toMatch(/^T{256}…\[truncated by hookgate\]$/);
+    expect(audit.sessionId).toMatch(/^S{256}…\[truncated by hookgate\]$/);
+    expect(audit.toolInput).toEqual({ command: "ls" });
+  });
 });
 
 describe("handleHook calls the notifier only for an event with notify work", () => {
