@@ -33,6 +33,104 @@ describe("prometheus registry", () => {
   });
 });
 
+/**
+ * Reads Prometheus text format 0.0.4 strictly (prometheus.io, Exposition formats: lines end in
+ * `\n`, the last one too; one HELP and one TYPE per family, before its samples, whose lines are
+ * together; a label value quoted with only `\\`, `\"` and `\n` escaped; a Go float value; a
+ * counter named `_total`), giving each sample's labels as read back. Throws on anything else.
+ */
+function parseExposition(text: string): { name: string; labels: Record<string, string>; value: number }[] {
+  if (!text.endsWith("\n")) throw new Error("the last line does not end in a line feed");
+  const samples: { name: string; labels: Record<string, string>; value: number }[] = [];
+  const seen = new Map<string, { help: boolean; type?: string; sampled: boolean }>();
+  const finished = new Set<string>();
+  let current: string | undefined;
+  const family = (name: string) => {
+    const known = seen.get(name) ?? { help: false, sampled: false };
+    seen.set(name, known);
+    return known;
+  };
+  for (const line of text.slice(0, -1).split("\n")) {
+    const meta = /^# (HELP|TYPE) ([a-zA-Z_:][a-zA-Z0-9_:]*) (.*)$/.exec(line);
+    if (meta) {
+      const [, kind, name = "", rest = ""] = meta;
+      const f = family(name);
+      if (f.sampled) throw new Error(`${kind} of ${name} after its samples`);
+      if (kind === "HELP") {
+        if (f.help) throw new Error(`a second HELP for ${name}`);
+        if (/\\(?![\\n])/.test(rest)) throw new Error(`HELP of ${name} has a bad escape`);
+        f.help = true;
+      } else {
+        if (f.type !== undefined) throw new Error(`a second TYPE for ${name}`);
+        if (!/^(counter|gauge|histogram|summary|untyped)$/.test(rest)) throw new Error(`TYPE ${rest}`);
+        if (rest === "counter" && !name.endsWith("_total")) throw new Error(`counter ${name} is not *_total`);
+        f.type = rest;
+      }
+      continue;
+    }
+    const sample = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (!sample) throw new Error(`not a line of the format: ${JSON.stringify(line)}`);
+    const [, name = "", labelText = "", valueText = ""] = sample;
+    if (current !== name) {
+      if (current !== undefined) finished.add(current);
+      if (finished.has(name)) throw new Error(`the samples of ${name} are not together`);
+      current = name;
+    }
+    const f = family(name);
+    if (f.type === undefined) throw new Error(`a sample of ${name} before its TYPE`);
+    f.sampled = true;
+    if (!/^(?:[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?|NaN|[+-]Inf)$/.test(valueText))
+      throw new Error(`value ${valueText} of ${name}`);
+    const labels: Record<string, string> = {};
+    const label = /([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\\n]|\\[\\"n])*)"(,|$)/y;
+    while (label.lastIndex < labelText.length) {
+      const start = label.lastIndex;
+      const m = label.exec(labelText);
+      if (!m) throw new Error(`labels of ${name} unreadable at ${labelText.slice(start)}`);
+      const [, key = "", raw = ""] = m;
+      if (key in labels) throw new Error(`label ${key} twice`);
+      labels[key] = raw.replace(/\\([\\"n])/g, (_, c: string) => (c === "n" ? "\n" : c));
+    }
+    samples.push({ name, labels, value: Number(valueText) });
+  }
+  return samples;
+}
+
+describe("the exposition", () => {
+  it("is valid text format 0.0.4 and reads back the label values a policy names", () => {
+    const registry = createPrometheusRegistry();
+    // Sink and model names are the policy's: any non-empty text.
+    const sinks = ["audit", 'C:\\hooks\\"ci"', "line\nbreak", "back\\nslash", "\\", "ünï €"];
+    registry.declare("hookgate_policy_reloads_total", { outcome: "loaded" });
+    registry.declare("hookgate_intake_failed_total", {});
+    for (const sink of sinks) {
+      registry.declare("hookgate_enqueue_failed_total", { sink });
+      registry.increment("hookgate_delivered_total", { sink });
+    }
+    registry.increment("hookgate_judge_calls_total", { outcome: "OK", model: 'm\\"1' });
+    registry.increment("hookgate_judge_calls_total", { model: 'm\\"1', outcome: "OK" });
+    registry.increment("hookgate_intake_failed_total");
+    registry.setCounter("hookgate_log_lines_dropped_total", 0);
+    registry.set("hookgate_queue_jobs", Number.NaN);
+    registry.set("hookgate_delivery_thread_up", 1);
+    const samples = parseExposition(registry.render());
+    const of = (name: string) => samples.filter((s) => s.name === name);
+    expect(of("hookgate_delivered_total").map((s) => s.labels.sink)).toEqual(sinks);
+    expect(of("hookgate_enqueue_failed_total").map((s) => [s.labels.sink, s.value])).toEqual(
+      sinks.map((sink) => [sink, 0]),
+    );
+    // One series, whichever order its labels were given in.
+    expect(of("hookgate_judge_calls_total")).toEqual([
+      { name: "hookgate_judge_calls_total", labels: { model: 'm\\"1', outcome: "OK" }, value: 2 },
+    ]);
+    expect(of("hookgate_intake_failed_total")).toEqual([
+      { name: "hookgate_intake_failed_total", labels: {}, value: 1 },
+    ]);
+    expect(of("hookgate_queue_jobs")[0]?.value).toBeNaN();
+    expect(of("hookgate_log_lines_dropped_total")).toHaveLength(1);
+  });
+});
+
 describe("metric names", () => {
   const ROOT = fileURLToPath(new URL("../../", import.meta.url));
   const namesIn = (text: string) =>
