@@ -8,6 +8,7 @@ import type { HookDeps, HookOutcome } from "../app/handle-hook.js";
 import { authenticate } from "../core/auth.js";
 import { errorMessage, type RequestError } from "../core/errors.js";
 import { DIALECTS } from "../core/hook-event.js";
+import { shorten } from "../core/truncate.js";
 import {
   HOOK_ROUTES,
   type HookRouteRequest,
@@ -107,6 +108,11 @@ export function createApp(deps: AppDeps): Hono {
     // the body's `reason` only beside `decision: "block"` (else `HTTP 404`; its src/hooks.ts), so
     // the fix goes there, with the block it makes anyway; Claude Code ignores the body of a 404.
     const fix = `${message}; hook URLs are ${HOOK_ROUTES}`;
+    // No decision, so no audit line: said here, or a team whose hooks all miss the routes (each
+    // action let through by Claude Code, blocked by deepcode) shows in the log as no traffic.
+    deps.logger.log("warn", "a POST to no route answered 404: a hook with a mistyped URL is not judged", {
+      path: shorten(routePath(c.req.path), 200),
+    });
     return c.json(
       { error: { code: "NOT_FOUND", message: fix }, decision: "block", reason: `hookgate: ${fix}` },
       404,

@@ -166,6 +166,22 @@ describe.each([
     const deepcodeShows = body.decision === "block" ? body.reason : `HTTP ${res.status}`;
     expect(deepcodeShows).toBe(where);
   });
+
+  it("logs a POST no route takes, which is no decision's audit line: the agent was not judged", async () => {
+    // Claude Code lets the action through on a 404, deepcode blocks it: either way the log was
+    // silent, and a whole team's mistyped hook URL showed as no traffic at all.
+    const before = app.logs.length;
+    expect((await app.post(`/v1/hook/${"x".repeat(5000)}`, pre)).status).toBe(404);
+    expect((await app.request("/nowhere", { method: "GET" })).status).toBe(404);
+    const lines = app.logs.slice(before);
+    expect(lines).toEqual([
+      {
+        level: "warn",
+        msg: "a POST to no route answered 404: a hook with a mistyped URL is not judged",
+        path: `/v1/hook/${"x".repeat(191)}…`,
+      },
+    ]);
+  });
 });
 
 describe("authentication failures answer with auth.onFailure as a 2xx decision (TV-21)", () => {
