@@ -85,6 +85,31 @@ describe("guardStream", () => {
     expect(guard.dropped()).toBe(3);
   });
 
+  it("counts the lines still waiting in the stream when it fails, which are lost with it", async () => {
+    // A pipe whose reader went away (`serve | head`, a log shipper killed) fails the writes it
+    // holds: up to the 16 MiB limit of lines, lost without a count while the counter said 0.
+    const { writer, reader } = await socketPair();
+    const said: string[] = [];
+    const guard = guardStream(writer, (m) => said.push(m));
+    let n = 0;
+    while (writer.writableLength < 200_000) guard.write(line(n++));
+    const waiting = writer.writableLength;
+    expect(guard.dropped()).toBe(0);
+    const closed = new Promise((resolve) => writer.once("close", resolve));
+    reader.destroy();
+    writer.destroy(Object.assign(new Error("write EPIPE"), { code: "EPIPE" }));
+    await closed;
+    await turn();
+    expect(said).toEqual(["writing to stdout failed (write EPIPE); log lines are dropped from now on"]);
+    // The lines the waiting bytes make, but for the one the system was writing when it failed
+    // (its callback is not told).
+    const lost = Math.floor(waiting / line(n).length) - 1;
+    expect(guard.dropped()).toBeGreaterThanOrEqual(lost);
+    expect(guard.dropped()).toBeLessThanOrEqual(n);
+    guard.write(line(n));
+    expect(guard.dropped()).toBeGreaterThanOrEqual(lost + 1);
+  });
+
   it.each([
     ["a full disk", "ENOSPC", "ENOSPC: no space left on device, write"],
     // A file size limit (ulimit -f, systemd's LimitFSIZE=): the file has room again once a

@@ -3,6 +3,7 @@
  * gateway answering:
  * - a write that fails (a closed pipe: `serve | head`) drops log lines from then on, said once:
  *   an unhandled EPIPE would end the process, and the request being logged would get no answer;
+ *   the lines waiting in the stream when it failed are lost with it, and counted with the rest;
  * - a stream not read (a stalled log shipper, a full pipe) would otherwise hold every line
  *   written since in memory until the process runs out of it (measured: 10 MB per 2,000 audit
  *   lines of 2.5 KB). Past `limitBytes` waiting, lines are dropped and counted until the stream
@@ -15,7 +16,8 @@ import { writeSync } from "node:fs";
 
 /** The part of a Node writable stream (process.stdout) used here. */
 export interface LineStream {
-  write(text: string): unknown;
+  /** `done`, where the stream calls it, says whether the write failed after it was taken. */
+  write(text: string, done?: (error?: Error | null) => void): unknown;
   readonly writableLength: number;
   on(event: "error", listener: (error: Error) => void): unknown;
   on(event: "drain", listener: () => void): unknown;
@@ -95,9 +97,13 @@ export function guardStream(
     say(`stdout is read again; ${stalled} log line${stalled === 1 ? " was" : "s were"} dropped meanwhile`);
     stalled = undefined;
   });
-  const drop = (text: string) => {
+  const countLines = (text: string) => {
     let lines = 0;
     for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) lines += 1;
+    return lines;
+  };
+  const drop = (text: string) => {
+    const lines = countLines(text);
     dropped += lines;
     return lines;
   };
@@ -117,8 +123,13 @@ export function guardStream(
         stalled += drop(text);
         return;
       }
+      // A write the stream took may still fail: a pipe's, waiting in it (up to limitBytes of
+      // lines) when its reader goes away, fails with it. Those lines are lost too, and counted.
+      const lines = countLines(text);
       try {
-        stream.write(text);
+        stream.write(text, (e) => {
+          if (e) dropped += lines;
+        });
       } catch (e) {
         if (NO_ROOM.has(String((e as NodeJS.ErrnoException).code))) {
           if (full === undefined) {
