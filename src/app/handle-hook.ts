@@ -534,11 +534,12 @@ const AUDIT_TOOL_INPUT_BYTES = 32 * 1024;
 function auditToolInput(masked: unknown, bodyChars: number): unknown {
   if (bodyChars * 8 <= AUDIT_TOOL_INPUT_BYTES) return masked;
   const fits = (value: unknown) => utf8Length(JSON.stringify(value)) <= AUDIT_TOOL_INPUT_BYTES;
-  if (fits(masked)) return masked;
+  const whole = JSON.stringify(masked);
+  if (utf8Length(whole) <= AUDIT_TOOL_INPUT_BYTES) return masked;
   const capped = (length: number) => capStrings(masked, length);
   if (fits(capped(0))) return capped(largestFitting(longestString(masked), (length) => fits(capped(length))));
   // No more characters than bytes fit, so the search runs over the budget's length, not the text's.
-  const head = JSON.stringify(masked).slice(0, AUDIT_TOOL_INPUT_BYTES);
+  const head = whole.slice(0, AUDIT_TOOL_INPUT_BYTES);
   const asText = (length: number) => ({ truncated: cut(head, length) });
   return asText(largestFitting(head.length, (length) => fits(asText(length))));
 }
