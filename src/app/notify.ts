@@ -87,11 +87,17 @@ export function createNotifier(deps: NotifyDeps): Notifier {
    * when its error changes and then once a minute, not once or twice per event.
    */
   const storeFailures = new RecurringFailure(RECURRING_FAILURE_LOG_MS, deps.clock.monotonic);
-  /** Enrichment only adds context: when the session store fails, log it and send anyway. */
-  async function enrich<T>(what: string, task: () => Promise<T>): Promise<T | undefined> {
+  /**
+   * Enrichment only adds context: when the session store fails, log it and send anyway.
+   * `readsStore`: the task always calls the store, so that it worked says the store works again
+   * (told once, and its next failure is told as new); a correlation calls it only for some events.
+   */
+  async function enrich<T>(what: string, task: () => Promise<T>, readsStore = true): Promise<T | undefined> {
     try {
-      // Not told when it works again: an enrichment that reads no store (most events) also ends here.
-      return await task();
+      const value = await task();
+      const failures = readsStore ? storeFailures.worked() : undefined;
+      if (failures !== undefined) deps.logger.log("info", "session store works again", { what, failures });
+      return value;
     } catch (e) {
       const error = errorMessage(e);
       const { log, repeated } = storeFailures.failed(error);
@@ -119,7 +125,11 @@ export function createNotifier(deps: NotifyDeps): Notifier {
         ),
       );
     }
-    const correlation = await enrich("correlate", () => correlate(event, sessions, now, input.secrets));
+    const correlation = await enrich(
+      "correlate",
+      () => correlate(event, sessions, now, input.secrets),
+      false,
+    );
     if (input.notify.length === 0) return;
     let related: Notification["relatedTool"];
     const type = event.payload.notification_type;

@@ -306,6 +306,62 @@ describe("createNotifier", () => {
     );
   });
 
+  it("says when the session store works again, and tells its next failure as new", async () => {
+    const tasks: Promise<void>[] = [];
+    const logs: { level: string; msg: string; fields?: Record<string, unknown> | undefined }[] = [];
+    const store = createMemorySessionStore();
+    const lastTool = store.lastTool.bind(store);
+    let locked = true;
+    store.lastTool = async (id) => {
+      if (locked) throw new Error("database is locked");
+      return lastTool(id);
+    };
+    const notifier = createNotifier({
+      queue: createMemoryQueue<DeliveryJob>(),
+      clock: { now: () => 0, monotonic: () => 0 },
+      logger: { log: (level, msg, fields) => logs.push({ level, msg, fields }) },
+      sessions: store,
+      defer: (t) => {
+        tasks.push(t());
+      },
+    });
+    const event = parseHookEvent({
+      session_id: "s",
+      transcript_path: "/t",
+      cwd: "/p",
+      hook_event_name: "Notification",
+      message: "m",
+      notification_type: "permission_prompt",
+    });
+    if (!event.ok) throw new Error(event.error.message);
+    const prompt = async () => {
+      notifier.notify({
+        decisionId: `d${tasks.length}`,
+        event: event.value,
+        team: "t",
+        decision: "none",
+        reason: undefined,
+        notify: [{ ruleId: "r", sinks: ["audit"] }],
+        remember: true,
+      });
+      await Promise.all(tasks);
+    };
+    const told = () => logs.map((l) => `${l.msg}${l.fields?.failures ? ` ${l.fields.failures}` : ""}`);
+    await prompt();
+    await prompt();
+    locked = false;
+    await prompt();
+    await prompt();
+    // A lock taken again (a backup, a sqlite3 shell) within the minute is a new failure, told.
+    locked = true;
+    await prompt();
+    expect(told()).toEqual([
+      "session store failed; the notification goes out without it",
+      "session store works again 2",
+      "session store failed; the notification goes out without it",
+    ]);
+  });
+
   it("logs and counts a failed enqueue without throwing", async () => {
     const { send, logs, queue } = setup();
     queue.send = async () => {
