@@ -222,6 +222,19 @@ function counter(metrics: string, name: string, sink?: string): number {
   return total;
 }
 
+/**
+ * Garbage over the start of a file SQLite holds open, in place: a truncation first (writeFileSync)
+ * would leave the -shm file, which SQLite maps into memory, shorter than its map for a moment, and
+ * a read of it then ends the gateway with SIGBUS instead of the damage the test means.
+ */
+function overwrite(file: string, size: number): void {
+  const fd = openSync(file, existsSync(file) ? "r+" : "w");
+  try {
+    writeSync(fd, Buffer.alloc(size, 0xab), 0, size, 0);
+  } finally {
+    closeSync(fd);
+  }
+}
 describe("notify sinks that fail", () => {
   it("leave the decisions on the agent-facing route 2xx and right meanwhile", async () => {
     const sinks = await failingSinks();
@@ -649,7 +662,7 @@ describe("a data dir that cannot be used", () => {
       [`${path}-wal`, 65536],
       [`${path}-shm`, 32768],
     ] as const)
-      writeFileSync(file, Buffer.alloc(size, 0xab));
+      overwrite(file, size);
     // Answered all the same: its job waits in the intake journal.
     expect((await post(server, bash("pwd", "PostToolUse"))).status).toBe(200);
     const fixed = await server.waitForLine(
@@ -712,7 +725,7 @@ describe("a data dir that cannot be used", () => {
       [`${path}-wal`, 65536],
       [`${path}-shm`, 32768],
     ] as const)
-      writeFileSync(file, Buffer.alloc(size, 0xab));
+      overwrite(file, size);
     // Each tool call is remembered, each permission prompt reads it back: both fail now.
     for (const n of [1, 2, 3]) {
       expect((await post(server, bash(`ls ${n}`))).status).toBe(200);
