@@ -245,6 +245,44 @@ describe("hookgate dlq drop on SQS", () => {
     expect(listed.map((d) => [d.id, d.error])).toEqual([["evt_1.audit", "HTTP 400: again"]]);
   });
 
+  it("leaves a replayed job the redrive policy moved back to the DLQ while the replay still reads it, rather than deleting it as a copy", async () => {
+    // A replayed job whose consumer never settles it (a Lambda that times out at each try) is moved
+    // by SQS's redrive policy as it was sent: no failedAt, only SQS's SentTimestamp. The replay
+    // took it for a second copy of the one it had sent, deleted it, and the job was gone.
+    const t = await queuesWith([letter("evt_1.audit", { id: "evt_1.audit", sink: "audit" })]);
+    const dlq = t.args[3] ?? "";
+    const proxy = await loopbackServer((req, res) => {
+      const target = req.headers["x-amz-target"];
+      request(`${endpoint}${req.url}`, { method: req.method, headers: req.headers }, (answer) => {
+        let text = "";
+        answer.on("data", (c) => {
+          text += c;
+        });
+        answer.on("end", async () => {
+          if (target === "AmazonSQS.SendMessageBatch") {
+            const sent = JSON.parse(req.body) as { Entries: { MessageBody: string }[] };
+            for (const entry of sent.Entries) {
+              await client.send(new SendMessageCommand({ QueueUrl: dlq, MessageBody: entry.MessageBody }));
+            }
+          }
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          res.end(text);
+        });
+      }).end(req.body);
+    });
+    whenDone(() => proxy.close());
+    const args = [...t.args.slice(0, 4), "--sqs-endpoint", proxy.url];
+    const replayed = await runCli(["dlq", "replay", "--all", ...args]);
+    expect([replayed.code, replayed.stdout]).toEqual([0, "replayed 1 job\n"]);
+    const listed = JSON.parse((await runCli(["dlq", "list", "--json", ...t.args])).stdout) as {
+      id: string;
+      error: string;
+    }[];
+    expect(listed.map((d) => [d.id, d.error])).toEqual([
+      ["evt_1.audit", "moved by the SQS redrive policy after maxReceiveCount receives"],
+    ]);
+  });
+
   it("says what to do with a DLQ message that is no dead letter when its id from `list` is given to replay", async () => {
     const t = await queuesWith(["not json", letter("evt_1.audit", { id: "evt_1.audit", sink: "audit" })]);
     const listed = JSON.parse((await runCli(["dlq", "list", "--json", ...t.args])).stdout) as {

@@ -98,11 +98,15 @@ const NOT_A_DEAD_LETTER =
 /**
  * Whether a dead letter was made at or after `since` (epoch ms), by the time its consumer wrote in
  * it (`failedAt`): a replay leaves the new dead letter of a job it sent, which failed again at once.
- * A consumer's clock behind this host's may take one for an older copy, deleted as before; one
+ * One the redrive policy moved has no `failedAt`, and is read by SQS's `SentTimestamp`, which a
+ * redrive keeps: for a job the replay sent, when it sent it (as `list` dates it).
+ * A clock behind this host's may take one for an older copy, deleted as before; one
  * ahead may leave an older copy, listed again (replayed, it is sent twice, with one webhook-id).
  */
-function deadLetteredSince(envelope: Envelope, since: number): boolean {
-  return typeof envelope.failedAt === "number" && envelope.failedAt >= since;
+function deadLetteredSince(envelope: Envelope, message: Message, since: number): boolean {
+  const at =
+    typeof envelope.failedAt === "number" ? envelope.failedAt : Number(message.Attributes?.SentTimestamp);
+  return Number.isFinite(at) && at >= since;
 }
 
 /** The id a DLQ message that is no envelope is listed and dropped by. */
@@ -648,7 +652,7 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
                 : undefined;
           if (envelope === undefined || (wanted !== undefined && !wanted.has(envelope.id))) {
             others.push(message.ReceiptHandle);
-          } else if (before && found.has(envelope.id) && deadLetteredSince(envelope, began)) {
+          } else if (before && found.has(envelope.id) && deadLetteredSince(envelope, message, began)) {
             // Dead-lettered again after this replay sent it: a new failure, not a copy.
             others.push(message.ReceiptHandle);
           } else {
