@@ -16,7 +16,7 @@ import type { CompiledRule, Policy } from "../core/policy.js";
 import type { FailMode } from "../core/policy-schema.js";
 import type { Clock, IdGenerator, Logger, Metrics, Sha256 } from "../core/ports.js";
 import { type Answer, deliverable, renderDecision, renderRequestFailure } from "../core/render.js";
-import { capString, capStrings, cut, largestFitting, longestString, utf8Length } from "../core/truncate.js";
+import { capString, capStringsToFit, cut, largestFitting, utf8Length } from "../core/truncate.js";
 import type { Notifier } from "./notify.js";
 import type { RemoteActions, RemoteAudit } from "./remote-actions.js";
 
@@ -536,8 +536,8 @@ function auditToolInput(masked: unknown, bodyChars: number): unknown {
   const fits = (value: unknown) => utf8Length(JSON.stringify(value)) <= AUDIT_TOOL_INPUT_BYTES;
   const whole = JSON.stringify(masked);
   if (utf8Length(whole) <= AUDIT_TOOL_INPUT_BYTES) return masked;
-  const capped = (length: number) => capStrings(masked, length);
-  if (fits(capped(0))) return capped(largestFitting(longestString(masked), (length) => fits(capped(length))));
+  const fitted = capStringsToFit(masked, fits);
+  if (fitted !== undefined) return fitted;
   // No more characters than bytes fit, so the search runs over the budget's length, not the text's.
   const head = whole.slice(0, AUDIT_TOOL_INPUT_BYTES);
   const asText = (length: number) => ({ truncated: cut(head, length) });

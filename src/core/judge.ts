@@ -8,7 +8,7 @@ import { honouredDecision, STOP_EVENTS } from "./event-capabilities.js";
 import { isRecord } from "./json-object.js";
 import { maskString, scrubSecrets } from "./mask.js";
 import { err, ok, type Result } from "./result.js";
-import { capStrings, cut, largestFitting, longestString, shorten, TRUNCATION_MARKER } from "./truncate.js";
+import { capStringsToFit, cut, shorten, TRUNCATION_MARKER } from "./truncate.js";
 
 export interface Verdict {
   readonly ok: boolean;
@@ -104,12 +104,12 @@ export function eventForModel(
   if (seen.length <= maxChars) return { text: seen, cut: false };
   const parsed = parseJson(seen);
   if (parsed.ok) {
-    const shown = (length: number) => JSON.stringify(capStrings(parsed.value, length));
-    if (shown(0).length <= maxChars) {
-      const longest = Math.min(longestString(parsed.value), maxChars);
-      const length = largestFitting(longest, (n) => shown(n).length <= maxChars);
-      return { text: shown(length), cut: true };
-    }
+    const fitted = capStringsToFit(
+      parsed.value,
+      (capped) => JSON.stringify(capped).length <= maxChars,
+      maxChars,
+    );
+    if (fitted !== undefined) return { text: JSON.stringify(fitted), cut: true };
   }
   return { text: cut(seen, maxChars - TRUNCATION_MARKER.length), cut: true };
 }

@@ -16,6 +16,7 @@ import { readWebhookKey } from "./secret-ref.js";
 import {
   capString,
   capStrings,
+  capStringsToFit,
   largestFitting,
   longestString,
   shorten,
@@ -349,9 +350,8 @@ function fitJson(
   const whole = serialize(value);
   if (fits(whole)) return whole;
   const cutToFit = (candidate: unknown): string | undefined => {
-    const capped = (length: number) => serialize(capStrings(candidate, length));
-    if (!fits(capped(0))) return undefined;
-    return capped(largestFitting(longestString(candidate), (length) => fits(capped(length))));
+    const fitted = capStringsToFit(candidate, (capped) => fits(serialize(capped)));
+    return fitted === undefined ? undefined : serialize(fitted);
   };
   const fitted = cutToFit(value);
   if (fitted !== undefined || asText === undefined) return fitted ?? serialize(capStrings(value, 0));

@@ -2,7 +2,8 @@
  * Cutting JSON-shaped values down to a byte budget without dropping anything: the longest strings
  * are cut first, each ending in a visible marker, and a surrogate pair is never split. Shared by
  * the sinks (webhook and GitHub payload limits), the queues (a delivery job within Cloudflare's
- * 128 KB and SQS's 1 MiB), deepagents' answers (100,000 bytes) and the audit line's reason.
+ * 128 KB and SQS's 1 MiB), deepagents' answers (100,000 bytes), the event a `prompt` rule's
+ * model reads (100,000 characters) and the audit line's reason and tool input.
  */
 
 export const TRUNCATION_MARKER = "…[truncated by hookgate]";
@@ -48,6 +49,21 @@ export function sliceCodePoints(text: string, length: number): string {
   if (text.length <= length) return text;
   const last = text.charCodeAt(length - 1);
   return text.slice(0, last >= 0xd800 && last <= 0xdbff ? length - 1 : length);
+}
+
+/**
+ * `value` with every string longer than some length L cut to L plus the marker, L the largest
+ * (below `high`, if given) for which `fits` holds: the longest strings are cut first and no field
+ * is dropped. Undefined when even strings cut to nothing do not fit (thousands of short fields).
+ */
+export function capStringsToFit(
+  value: unknown,
+  fits: (candidate: unknown) => boolean,
+  high = Number.POSITIVE_INFINITY,
+): unknown {
+  const capped = (length: number) => capStrings(value, length);
+  if (!fits(capped(0))) return undefined;
+  return capped(largestFitting(Math.min(longestString(value), high), (length) => fits(capped(length))));
 }
 
 /** The largest length in [0, high) for which `fits` holds, given that it holds for 0. */
