@@ -9,7 +9,7 @@ import { type DeliveryJob, deadLetterAttempts, isDeliveryJob, thrownOutcome } fr
 import { errorMessage } from "../core/errors.js";
 import type { Logger, Metrics } from "../core/ports.js";
 import { isCopySent, type Queue, type ReceivedMessage } from "../core/queue.js";
-import { RECURRING_FAILURE_LOG_MS, RecurringFailure } from "../core/recurring-failure.js";
+import { toldFailure } from "../core/recurring-failure.js";
 import { RememberedIds, UnsentReceives } from "../core/remembered-ids.js";
 import { reportDeadLetter } from "./dead-letter.js";
 import type { Deliverer } from "./deliver.js";
@@ -218,8 +218,11 @@ export function startConsumer(
   // Up to batchSize jobs in flight, each settled on its own: a sink that hangs holds one slot
   // for its timeout, not the whole batch, and a freed slot is filled at once.
   const inFlight = new Set<Promise<void>>();
-  const receiveFailures = new RecurringFailure(
-    RECURRING_FAILURE_LOG_MS,
+  const receiveFailures = toldFailure(
+    deps.logger,
+    "error",
+    "queue receive failed",
+    "queue receive works again",
     deps.monotonic ?? (() => performance.now()),
   );
   const perSink = Math.max(1, options.perSink ?? Math.ceil(batchSize / 2));
@@ -242,15 +245,11 @@ export function startConsumer(
       if (room > 0) {
         try {
           batch = await deps.queue.receive(room, visibilityMs, skip);
-          const failures = receiveFailures.worked();
-          if (failures !== undefined) deps.logger.log("info", "queue receive works again", { failures });
+          receiveFailures.worked();
         } catch (e) {
           // A queue that fails every receive (a damaged file, a network down) is told when it
           // starts and then once a minute, not at every poll.
-          const error = errorMessage(e);
-          const { log, repeated } = receiveFailures.failed(error);
-          if (log)
-            deps.logger.log("error", "queue receive failed", { error, ...(repeated > 0 && { repeated }) });
+          receiveFailures.failed(errorMessage(e));
         }
       }
       // On a queue that can skip groups (SQLite, memory) a receive is exact: a short one found

@@ -12,7 +12,7 @@ import type { HookEvent } from "../core/hook-event.js";
 import { maskString, maskValue, scrubSecrets } from "../core/mask.js";
 import type { Clock, Logger, Metrics } from "../core/ports.js";
 import { notSentBy, type Queue } from "../core/queue.js";
-import { RECURRING_FAILURE_LOG_MS, RecurringFailure } from "../core/recurring-failure.js";
+import { toldFailure } from "../core/recurring-failure.js";
 import type { Correlation, Notification } from "../core/sinks.js";
 import { capString, shorten, sliceCodePoints } from "../core/truncate.js";
 
@@ -86,7 +86,13 @@ export function createNotifier(deps: NotifyDeps): Notifier {
    * A store that fails every call (a damaged file) fails every tool call's: told when it starts,
    * when its error changes and then once a minute, not once or twice per event.
    */
-  const storeFailures = new RecurringFailure(RECURRING_FAILURE_LOG_MS, deps.clock.monotonic);
+  const storeFailures = toldFailure(
+    deps.logger,
+    "warn",
+    "session store failed; the notification goes out without it",
+    "session store works again",
+    deps.clock.monotonic,
+  );
   /**
    * Enrichment only adds context: when the session store fails, log it and send anyway.
    * `readsStore`: the task always calls the store, so that it worked says the store works again
@@ -95,18 +101,10 @@ export function createNotifier(deps: NotifyDeps): Notifier {
   async function enrich<T>(what: string, task: () => Promise<T>, readsStore = true): Promise<T | undefined> {
     try {
       const value = await task();
-      const failures = readsStore ? storeFailures.worked() : undefined;
-      if (failures !== undefined) deps.logger.log("info", "session store works again", { what, failures });
+      if (readsStore) storeFailures.worked({ what });
       return value;
     } catch (e) {
-      const error = errorMessage(e);
-      const { log, repeated } = storeFailures.failed(error);
-      if (log)
-        deps.logger.log("warn", "session store failed; the notification goes out without it", {
-          what,
-          error,
-          ...(repeated > 0 && { repeated }),
-        });
+      storeFailures.failed(errorMessage(e), { what });
       return undefined;
     }
   }

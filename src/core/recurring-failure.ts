@@ -1,3 +1,5 @@
+import type { Logger, LogLevel } from "./ports.js";
+
 /**
  * A failure that recurs on a timer (a queue receive every poll, a journal read every second, a
  * gauge every 5 s) told when it starts, when its text changes, and then once every `everyMs`
@@ -44,3 +46,32 @@ export class RecurringFailure {
 
 /** How often a failure that goes on is logged again (`RecurringFailure`). */
 export const RECURRING_FAILURE_LOG_MS = 60_000;
+
+/** A RecurringFailure told to a logger: how the failure and its end are said. */
+export interface ToldFailure {
+  /** It failed with `error`: `message` logged with the error and `fields` when it is time to. */
+  failed(error: string, fields?: Record<string, unknown>): void;
+  /** It worked: `recovered` logged once after failures, with how many there were. */
+  worked(fields?: Record<string, unknown>): void;
+}
+
+/** A RecurringFailure logged at `level` as `message`, and its end at info as `recovered`. */
+export function toldFailure(
+  logger: Logger,
+  level: LogLevel,
+  message: string,
+  recovered: string,
+  now: () => number,
+): ToldFailure {
+  const failures = new RecurringFailure(RECURRING_FAILURE_LOG_MS, now);
+  return {
+    failed(error, fields) {
+      const { log, repeated } = failures.failed(error);
+      if (log) logger.log(level, message, { ...fields, error, ...(repeated > 0 && { repeated }) });
+    },
+    worked(fields) {
+      const count = failures.worked();
+      if (count !== undefined) logger.log("info", recovered, { ...fields, failures: count });
+    },
+  };
+}

@@ -19,7 +19,7 @@ import { reportDeadLetter } from "../app/dead-letter.js";
 import type { DeliveryJob } from "../core/delivery.js";
 import { errorMessage } from "../core/errors.js";
 import type { Metrics } from "../core/ports.js";
-import { RECURRING_FAILURE_LOG_MS, RecurringFailure } from "../core/recurring-failure.js";
+import { type ToldFailure, toldFailure } from "../core/recurring-failure.js";
 import { envReaderOf } from "../core/secret-ref.js";
 import {
   type DeliverySettings,
@@ -218,35 +218,41 @@ async function start(): Promise<void> {
 
   // A queue file that fails every read (damaged, locked, on a full disk) fails every drain, each
   // second: told when it starts, with what to do, then once a minute (every failure is counted).
-  const intakeFailures = new RecurringFailure(RECURRING_FAILURE_LOG_MS, monotonic);
+  const intakeFailures = toldFailure(
+    logger,
+    "error",
+    "could not take journaled jobs into the queue; will try again",
+    "journaled jobs are taken into the queue again",
+    monotonic,
+  );
+  /** A queue file's failure told with what to do about it, where that is known. */
+  const failedWithFix = (failures: ToldFailure, e: unknown) => {
+    const error = errorMessage(e);
+    const fix = queueFix(error, queuePath);
+    failures.failed(error, fix === undefined ? undefined : { fix });
+  };
   const drain = () =>
     journal.drain().then(
-      () => {
-        const failures = intakeFailures.worked();
-        if (failures !== undefined)
-          logger.log("info", "journaled jobs are taken into the queue again", { failures });
-      },
+      () => intakeFailures.worked(),
       (e) => {
         metrics.increment("hookgate_intake_failed_total");
-        const error = errorMessage(e);
-        const { log, repeated } = intakeFailures.failed(error);
-        if (!log) return;
-        const fix = queueFix(error, queuePath);
-        logger.log("error", "could not take journaled jobs into the queue; will try again", {
-          error,
-          ...(fix !== undefined && { fix }),
-          ...(repeated > 0 && { repeated }),
-        });
+        failedWithFix(intakeFailures, e);
       },
     );
   const poll = setInterval(drain, POLL_MS);
   // Posted even when a read fails, its gauges NaN rather than their last values: the message
   // itself tells the answering thread that this thread is up (`hookgate_delivery_thread_up`).
-  const gaugeFailures = new Map<string, RecurringFailure>();
+  const gaugeFailures = new Map<string, ToldFailure>();
   const safely = (what: string, read: () => Record<string, number>, names: readonly string[]) => {
     let failures = gaugeFailures.get(what);
     if (!failures) {
-      failures = new RecurringFailure(RECURRING_FAILURE_LOG_MS, monotonic);
+      failures = toldFailure(
+        logger,
+        "warn",
+        `could not read the ${what} for /metrics`,
+        `the ${what} for /metrics can be read again`,
+        monotonic,
+      );
       gaugeFailures.set(what, failures);
     }
     try {
@@ -254,16 +260,8 @@ async function start(): Promise<void> {
       failures.worked();
       return values;
     } catch (e) {
-      const error = errorMessage(e);
-      const { log, repeated } = failures.failed(error);
       // Read every 5 s, with traffic or without: where a damaged queue file is told first.
-      const fix = log ? queueFix(error, queuePath) : undefined;
-      if (log)
-        logger.log("warn", `could not read the ${what} for /metrics`, {
-          error,
-          ...(fix !== undefined && { fix }),
-          ...(repeated > 0 && { repeated }),
-        });
+      failedWithFix(failures, e);
       return Object.fromEntries(names.map((name) => [name, Number.NaN]));
     }
   };
