@@ -201,10 +201,12 @@ describe("hookgate dlq drop on SQS", () => {
     expect((await runCli(["dlq", "list", ...t.args])).stdout).toBe("the dead-letter queue is empty\n");
   });
 
-  it("leaves the new dead letter of a replayed job that failed again at once, rather than deleting it as a copy", async () => {
-    // A consumer that takes each replayed job at once and dead-letters it again (a sink that
-    // still refuses it), while the replay still reads the DLQ: the replay took that new dead
-    // letter for a second copy of one it had sent, and deleted it, and the job was gone.
+  /**
+   * `dlq replay --all` of one dead letter through a proxy in front of the SQS server that, as
+   * each replayed job is sent, puts `again(body)` on the DLQ (a consumer dead-lettering it at
+   * once) while the replay still reads the DLQ; then the DLQ's [id, error] pairs.
+   */
+  async function replayWhileDeadLettered(again: (messageBody: string) => string): Promise<string[][]> {
     const t = await queuesWith([letter("evt_1.audit", { id: "evt_1.audit", sink: "audit" })]);
     const dlq = t.args[3] ?? "";
     const proxy = await loopbackServer((req, res) => {
@@ -218,15 +220,9 @@ describe("hookgate dlq drop on SQS", () => {
           if (target === "AmazonSQS.SendMessageBatch") {
             const sent = JSON.parse(req.body) as { Entries: { MessageBody: string }[] };
             for (const entry of sent.Entries) {
-              const { id, body } = JSON.parse(entry.MessageBody) as { id: string; body: unknown };
-              const again = JSON.stringify({
-                id,
-                body,
-                attempts: 1,
-                error: "HTTP 400: again",
-                failedAt: Date.now(),
-              });
-              await client.send(new SendMessageCommand({ QueueUrl: dlq, MessageBody: again }));
+              await client.send(
+                new SendMessageCommand({ QueueUrl: dlq, MessageBody: again(entry.MessageBody) }),
+              );
             }
           }
           res.writeHead(answer.statusCode ?? 502, answer.headers);
@@ -242,43 +238,26 @@ describe("hookgate dlq drop on SQS", () => {
       id: string;
       error: string;
     }[];
-    expect(listed.map((d) => [d.id, d.error])).toEqual([["evt_1.audit", "HTTP 400: again"]]);
+    return listed.map((d) => [d.id, d.error]);
+  }
+
+  it("leaves the new dead letter of a replayed job that failed again at once, rather than deleting it as a copy", async () => {
+    // A consumer that takes each replayed job at once and dead-letters it again (a sink that
+    // still refuses it), while the replay still reads the DLQ: the replay took that new dead
+    // letter for a second copy of one it had sent, and deleted it, and the job was gone.
+    const listed = await replayWhileDeadLettered((messageBody) => {
+      const { id, body } = JSON.parse(messageBody) as { id: string; body: unknown };
+      return JSON.stringify({ id, body, attempts: 1, error: "HTTP 400: again", failedAt: Date.now() });
+    });
+    expect(listed).toEqual([["evt_1.audit", "HTTP 400: again"]]);
   });
 
   it("leaves a replayed job the redrive policy moved back to the DLQ while the replay still reads it, rather than deleting it as a copy", async () => {
     // A replayed job whose consumer never settles it (a Lambda that times out at each try) is moved
     // by SQS's redrive policy as it was sent: no failedAt, only SQS's SentTimestamp. The replay
     // took it for a second copy of the one it had sent, deleted it, and the job was gone.
-    const t = await queuesWith([letter("evt_1.audit", { id: "evt_1.audit", sink: "audit" })]);
-    const dlq = t.args[3] ?? "";
-    const proxy = await loopbackServer((req, res) => {
-      const target = req.headers["x-amz-target"];
-      request(`${endpoint}${req.url}`, { method: req.method, headers: req.headers }, (answer) => {
-        let text = "";
-        answer.on("data", (c) => {
-          text += c;
-        });
-        answer.on("end", async () => {
-          if (target === "AmazonSQS.SendMessageBatch") {
-            const sent = JSON.parse(req.body) as { Entries: { MessageBody: string }[] };
-            for (const entry of sent.Entries) {
-              await client.send(new SendMessageCommand({ QueueUrl: dlq, MessageBody: entry.MessageBody }));
-            }
-          }
-          res.writeHead(answer.statusCode ?? 502, answer.headers);
-          res.end(text);
-        });
-      }).end(req.body);
-    });
-    whenDone(() => proxy.close());
-    const args = [...t.args.slice(0, 4), "--sqs-endpoint", proxy.url];
-    const replayed = await runCli(["dlq", "replay", "--all", ...args]);
-    expect([replayed.code, replayed.stdout]).toEqual([0, "replayed 1 job\n"]);
-    const listed = JSON.parse((await runCli(["dlq", "list", "--json", ...t.args])).stdout) as {
-      id: string;
-      error: string;
-    }[];
-    expect(listed.map((d) => [d.id, d.error])).toEqual([
+    const listed = await replayWhileDeadLettered((messageBody) => messageBody);
+    expect(listed).toEqual([
       ["evt_1.audit", "moved by the SQS redrive policy after maxReceiveCount receives"],
     ]);
   });
