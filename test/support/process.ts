@@ -157,6 +157,9 @@ export function runCli(
       stderr += c;
     });
     child.on("exit", (code) => resolve({ code, stdout, stderr }));
+    // A command that ends before it reads its input (a usage error, `send` refusing its --url)
+    // closes the pipe: the write's EPIPE says nothing about the command's result.
+    child.stdin.on("error", () => {});
     child.stdin.end(stdin);
   });
 }
