@@ -116,8 +116,8 @@ replay again, or drop the one SQS will not take.`,
   --fail-closed     a gateway that cannot be reached blocks PreToolUse instead of letting it run
                     (Claude Code, deepagents v2; deepcode and legacy hooks cannot)
   --managed         Claude Code's managed-settings variant (allowManagedHooksOnly)
-  --write FILE      merges the configuration into FILE, replacing hookgate's earlier hooks for
-                    the same URL`,
+  --write FILE      merges the configuration into FILE, replacing the hooks an earlier init
+                    wrote there (for this URL or another)`,
   },
   send: {
     usage: "hookgate send --url URL [--client NAME] [--timeout S]   (event on stdin; never fails)",

@@ -102,6 +102,8 @@ const LEGACY_CURL_SECONDS = 4;
 /** The variable the token is read from. deepagents removes *KEY*, *TOKEN*, *SECRET*, *PASSWORD*. */
 const TOKEN_VAR = "HOOKGATE_TOKEN";
 const ADAPTER_TOKEN_VAR = "HOOKGATE_AUTH";
+/** The hook's timeout, sent to the gateway; also how --write knows the hooks init wrote. */
+const TIMEOUT_HEADER = "x-hookgate-timeout";
 
 const ALLOWLIST_NOTE =
   "allowedHttpHookUrls merges across settings files, and once it is set anywhere every http hook's URL must match one of its patterns: add patterns for any other http hooks you use";
@@ -170,6 +172,9 @@ export async function initCommand(args: readonly string[], io: CommandIo): Promi
   if (values.write) {
     const written = await writeMerged(values.write, output.config, values.url);
     io.err(`hookgate init: ${written.merged ? "merged into" : "wrote"} ${values.write}\n`);
+    for (const earlier of written.replaced) {
+      io.err(`hookgate init: replaced the hooks an earlier init wrote for ${withoutUserinfo(earlier)}\n`);
+    }
     for (const warning of written.warnings) io.err(`hookgate init: warning: ${warning}\n`);
   } else {
     io.out(`${JSON.stringify(output.config, null, 2)}\n`);
@@ -310,7 +315,7 @@ function httpHook(url: string, seconds: number): Record<string, unknown> {
     url,
     timeout: seconds,
     // The gateway reads the hook's timeout here and answers before the client gives up.
-    headers: { Authorization: `Bearer $${TOKEN_VAR}`, "x-hookgate-timeout": String(seconds) },
+    headers: { Authorization: `Bearer $${TOKEN_VAR}`, [TIMEOUT_HEADER]: String(seconds) },
     allowedEnvVars: [TOKEN_VAR],
   };
 }
@@ -321,9 +326,14 @@ function httpHook(url: string, seconds: number): Record<string, unknown> {
  * versions (clients.md §3.2), and nothing on another host or port.
  */
 export function allowlistPattern(url: string): string {
+  const pattern = originPattern(url);
+  if (pattern === undefined) throw new UsageError(`--url ${url} is not an absolute URL`);
+  return pattern;
+}
+
+function originPattern(url: string): string | undefined {
   const origin = /^[a-zA-Z][a-zA-Z0-9+.-]*:\/\/[^/?#]*/.exec(url)?.[0];
-  if (!origin) throw new UsageError(`--url ${url} is not an absolute URL`);
-  return `${origin}/*`;
+  return origin === undefined ? undefined : `${origin}/*`;
 }
 
 /** The command a Claude Code command hook runs: `hookgate send`, a second under the hook's timeout. */
@@ -410,7 +420,7 @@ function curlAdapter(url: string, maxSeconds: number, failClosed: boolean, check
     "curl -sS --fail",
     `--max-time ${maxSeconds}`,
     "-H 'Content-Type: application/json'",
-    `-H 'x-hookgate-timeout: ${maxSeconds}'`,
+    `-H '${TIMEOUT_HEADER}: ${maxSeconds}'`,
     `-H "Authorization: Bearer \${${ADAPTER_TOKEN_VAR}}"`,
     "--data-binary @-",
     // The status after the body, with a space: the body is what comes before the last one.
@@ -538,13 +548,13 @@ export function shellQuote(text: string): string {
 }
 
 // ---------------------------------------------------------------------------------------------
-// --write: merge into an existing file, replacing hookgate's earlier hooks for the same URL
+// --write: merge into an existing file, replacing the hooks an earlier init wrote
 
 async function writeMerged(
   path: string,
   config: Record<string, unknown>,
   url: string,
-): Promise<{ merged: boolean; warnings: string[] }> {
+): Promise<{ merged: boolean; replaced: string[]; warnings: string[] }> {
   let existing: Record<string, unknown> | undefined;
   let text: string | undefined;
   try {
@@ -574,7 +584,14 @@ async function writeMerged(
   await writeFile(temporary, `${JSON.stringify(merged, null, 2)}\n`);
   if (mode !== undefined) await chmod(temporary, mode & 0o7777);
   await rename(temporary, target);
-  return { merged: existing !== undefined, warnings: existing ? newlyRestricted(existing, config, url) : [] };
+  const replaced = existing ? earlierUrls(existing.hooks).filter((earlier) => earlier !== url) : [];
+  return {
+    merged: existing !== undefined,
+    replaced,
+    warnings: existing
+      ? [...newlyRestricted(existing, config, url), ...staleAllowlist(merged, replaced, url)]
+      : [],
+  };
 }
 
 /**
@@ -603,6 +620,36 @@ function newlyRestricted(
   return [
     `allowedHttpHookUrls was unset, which allows every URL; it now lists only ${allowlistPattern(url)}, so add patterns for your other http hooks (${[...others].join(", ")}) or they stop being called`,
   ];
+}
+
+/**
+ * The other gateways' URLs of the hooks an earlier init wrote, which this run replaces: a
+ * gateway that moved (another port, its deployed URL) would otherwise get every event too, and a
+ * fail-closed PreToolUse on one that is gone blocks every tool.
+ */
+function earlierUrls(hooks: unknown): string[] {
+  const all = Array.isArray(hooks)
+    ? hooks
+    : Object.values(isRecord(hooks) ? hooks : {})
+        .flatMap((groups) => (Array.isArray(groups) ? groups : []))
+        .flatMap((group) => (isRecord(group) && Array.isArray(group.hooks) ? group.hooks : []));
+  return [...new Set(all.map(writtenFor).filter((url) => url !== undefined))];
+}
+
+/** A replaced gateway's allowlist pattern is left, as other settings files may rely on it. */
+function staleAllowlist(merged: Record<string, unknown>, replaced: string[], url: string): string[] {
+  const list = Array.isArray(merged.allowedHttpHookUrls) ? merged.allowedHttpHookUrls : [];
+  const stale = new Set(
+    replaced
+      .map(originPattern)
+      .filter(
+        (pattern) => pattern !== undefined && pattern !== allowlistPattern(url) && list.includes(pattern),
+      ),
+  );
+  return [...stale].map(
+    (pattern) =>
+      `allowedHttpHookUrls still lists ${pattern}, the replaced gateway's; take it out unless another http hook posts there`,
+  );
 }
 
 function mergeConfig(
@@ -637,7 +684,7 @@ function mergeHooks(current: unknown, generated: unknown, url: string, path: str
         `${path} holds a v2 event map of hooks; the legacy list form cannot be merged into it: use --client deepagents for v2 hooks, or write the legacy ones to another file`,
       );
     }
-    return [...current.filter((entry) => !mentions(entry, url)), ...generated];
+    return [...current.filter((entry) => !ours(entry, url)), ...generated];
   }
   if (!isRecord(current) || !isRecord(generated)) {
     throw new Error(
@@ -660,7 +707,7 @@ function mergeHooks(current: unknown, generated: unknown, url: string, path: str
         kept.push(group);
         continue;
       }
-      const others = group.hooks.filter((hook) => !mentions(hook, url));
+      const others = group.hooks.filter((hook) => !ours(hook, url));
       if (others.length > 0) kept.push({ ...group, hooks: others });
     }
     if (groups === undefined && kept.length === 0) delete result[event];
@@ -683,22 +730,36 @@ async function writeTarget(path: string): Promise<string> {
 }
 
 /**
- * A hook hookgate wrote for this URL: an http hook on it, or one of the two commands init writes
- * (`hookgate send --url URL …`, the curl adapter, `sh -c`-wrapped for deepagents legacy) with
- * the URL as a word of its own. A user's command that only mentions the URL is theirs and stays.
+ * A hook init wrote, for this gateway or another: an http hook on this URL, or one init wrote
+ * (its `x-hookgate-timeout` header), or one of the two commands init writes.
  */
-function mentions(hook: unknown, url: string): boolean {
-  if (!isRecord(hook)) return false;
-  if (hook.url === url) return true;
+function ours(hook: unknown, url: string): boolean {
+  return (isRecord(hook) && hook.url === url) || writtenFor(hook) !== undefined;
+}
+
+/**
+ * The URL of a hook init wrote: an http hook with the `x-hookgate-timeout` header, or one of
+ * the two commands init writes (`hookgate send --url URL …`, the curl adapter, `sh -c`-wrapped
+ * for deepagents legacy), the URL a word of its own. A user's command that only mentions a URL
+ * is theirs and stays.
+ */
+function writtenFor(hook: unknown): string | undefined {
+  if (!isRecord(hook)) return undefined;
+  if (typeof hook.url === "string" && isRecord(hook.headers) && Object.hasOwn(hook.headers, TIMEOUT_HEADER)) {
+    return hook.url;
+  }
   const joined = Array.isArray(hook.command) ? hook.command.join(" ") : hook.command;
-  if (typeof joined !== "string") return false;
+  if (typeof joined !== "string") return undefined;
   const command = joined.startsWith("sh -c ") ? joined.slice("sh -c ".length) : joined;
-  const quoted = shellQuote(url);
-  if (command.startsWith(`hookgate send --url ${quoted} `)) return true;
+  const word = String.raw`('(?:[^']|'\\'')*'|[^\s')]+)`;
   // The checked adapter (deepagents v2) captures curl's output, the URL its last word inside
   // `$(…)`; the plain one (legacy, and the v2 adapter init wrote before) is curl itself.
-  if (command.startsWith("answer=$(curl -sS ")) return command.includes(` ${quoted}) `);
-  return (
-    command.startsWith("curl -sS ") && (command.includes(` ${quoted} `) || command.endsWith(` ${quoted}`))
-  );
+  const written =
+    new RegExp(`^hookgate send --url ${word}(?: |$)`).exec(command) ??
+    new RegExp(
+      String.raw`^(?:answer=\$\()?curl -sS .* -H '${TIMEOUT_HEADER}: \d+' .*--data-binary @-(?: -w ' %\{http_code\}')? ${word}(?:\)| |$)`,
+    ).exec(command);
+  const quoted = written?.[1];
+  if (quoted === undefined) return undefined;
+  return quoted.startsWith("'") ? quoted.slice(1, -1).replaceAll(`'\\''`, "'") : quoted;
 }

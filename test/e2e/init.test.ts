@@ -948,6 +948,57 @@ describe("hookgate init --write", { timeout: 90_000 }, () => {
     },
   );
 
+  it.each([
+    ["claude-code", "claude-code", "PreToolUse,SessionStart,SessionEnd"],
+    ["deepcode", "deepcode", "PreToolUse,SessionEnd"],
+    ["deepagents", "deepagents", "PreToolUse,SessionEnd"],
+    ["deepagents-legacy", "deepagents", "tool.use"],
+  ])(
+    "%s: a run with another URL replaces the hooks an earlier run wrote for the old one, and says so",
+    async (client, route, events) => {
+      // A gateway that moved (another port, a deployed one) got every event as well as the new
+      // one, and a fail-closed PreToolUse on a gateway that is gone blocked every tool.
+      const path = join(tmp, `moved-${client}`, "settings.json");
+      const theirs = {
+        type: "command",
+        command: `my-audit --mirror http://127.0.0.1:8787/v1/hooks/${route}`,
+      };
+      const before =
+        client === "deepagents-legacy"
+          ? { hooks: [{ command: ["sh", "-c", theirs.command], events: ["tool.use"] }] }
+          : { hooks: { PreToolUse: [{ hooks: [theirs] }] } };
+      mkdirSync(join(tmp, `moved-${client}`));
+      writeFileSync(path, JSON.stringify(before));
+      const write = (url: string) =>
+        runCli([
+          "init",
+          "--client",
+          client,
+          "--url",
+          url,
+          "--events",
+          events,
+          "--fail-closed",
+          "--write",
+          path,
+        ]);
+      const old = `http://127.0.0.1:8787/v1/hooks/${route}?team=a b`;
+      expect((await write(old)).code).toBe(0);
+      const moved = await write(`https://hookgate.acme.example/v1/hooks/${route}`);
+      expect(moved.code, moved.stderr).toBe(0);
+      expect(moved.stderr).toContain(`hookgate init: replaced the hooks an earlier init wrote for ${old}\n`);
+      const text = readFileSync(path, "utf8");
+      expect(text.match(/hookgate\.acme\.example\/v1\/hooks/g)?.length).toBe(events.split(",").length);
+      expect(text).toContain(theirs.command);
+      expect(text.replace(theirs.command, "")).not.toContain("8787/v1/hooks");
+      if (client === "claude-code" || client === "deepcode") {
+        expect(moved.stderr).toContain(
+          "warning: allowedHttpHookUrls still lists http://127.0.0.1:8787/*, the replaced gateway's",
+        );
+      }
+    },
+  );
+
   it("writes the same file again for every client when run twice (its own hooks recognised)", async () => {
     // A query with a space too: shell-quoted, the URL is still one word of the command.
     for (const [client, url] of [
