@@ -579,6 +579,11 @@ async function writeMerged(
   // may hold secrets, and a 0600 file must not come back 0644.
   const target = await writeTarget(path);
   const mode = (await stat(target).catch(() => undefined))?.mode;
+  // The new file is renamed over the old, which the folder allows whatever the file's mode: a
+  // file its owner made read-only (kept from the agent, or from edits) would be replaced.
+  if (mode !== undefined && (mode & 0o200) === 0) {
+    throw new Error(`${path} is read-only; left unchanged (chmod u+w ${path} to let init merge into it)`);
+  }
   makeDirectory(dirname(target));
   const temporary = `${target}.hookgate-${process.pid}.tmp`;
   await writeFile(temporary, `${JSON.stringify(merged, null, 2)}\n`);

@@ -889,6 +889,29 @@ describe("hookgate init --write", { timeout: 90_000 }, () => {
     expect(stop?.slice(1).flatMap((g) => g.hooks.map((h) => h.url))).toEqual([url]);
   });
 
+  it("leaves a settings file its owner made read-only unchanged, saying how to let it write", async () => {
+    // Renamed over from a temporary file, a 0444 file was replaced (and kept 0444): the folder
+    // allows that whatever the file's mode.
+    const path = join(tmp, "read-only-settings.json");
+    const text = '{"model": "opus"}\n';
+    writeFileSync(path, text);
+    chmodSync(path, 0o444);
+    const result = await runCli([
+      "init",
+      "--client",
+      "claude-code",
+      "--url",
+      `${server.url}/v1/hooks/claude-code`,
+      "--write",
+      path,
+    ]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(
+      `${path} is read-only; left unchanged (chmod u+w ${path} to let init merge into it)`,
+    );
+    expect(readFileSync(path, "utf8")).toBe(text);
+  });
+
   it("takes back its hooks from events a later run leaves out", async () => {
     const path = join(tmp, "fewer-events.json");
     const url = `${server.url}/v1/hooks/claude-code`;
