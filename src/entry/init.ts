@@ -586,7 +586,7 @@ async function writeMerged(
   }
   makeDirectory(dirname(target));
   const temporary = `${target}.hookgate-${process.pid}.tmp`;
-  await writeFile(temporary, `${JSON.stringify(merged, null, 2)}\n`);
+  await writeFile(temporary, `${JSON.stringify(merged, null, indentOf(text))}\n`);
   if (mode !== undefined) await chmod(temporary, mode & 0o7777);
   await rename(temporary, target);
   const replaced = existing ? earlierUrls(existing.hooks).filter((earlier) => earlier !== url) : [];
@@ -719,6 +719,14 @@ function mergeHooks(current: unknown, generated: unknown, url: string, path: str
     else result[event] = [...kept, ...((groups as unknown[] | undefined) ?? [])];
   }
   return result;
+}
+
+/**
+ * The file's own indent, its first indented line's, so that a file kept in a dotfiles repo shows
+ * only what init changed in a diff; 2 spaces, as Claude Code writes, for a new or one-line file.
+ */
+function indentOf(text: string | undefined): string {
+  return /^[ \t]+(?=\S)/m.exec(text ?? "")?.[0].slice(0, 10) ?? "  ";
 }
 
 /** The file a write to `path` should replace: a symlink's target, dangling or not. */

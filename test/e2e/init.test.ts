@@ -889,6 +889,21 @@ describe("hookgate init --write", { timeout: 90_000 }, () => {
     expect(stop?.slice(1).flatMap((g) => g.hooks.map((h) => h.url))).toEqual([url]);
   });
 
+  it.each([
+    ["4 spaces", "    "],
+    ["a tab", "\t"],
+  ])("keeps a file's indent of %s, so a diff of it shows only what init changed", async (_, indent) => {
+    const path = join(tmp, `indent-${indent.length}-${indent.charCodeAt(0)}.json`);
+    const settings = { model: "opus", permissions: { allow: ["Bash(npm test)"] } };
+    writeFileSync(path, `${JSON.stringify(settings, null, indent)}\n`);
+    const url = `${server.url}/v1/hooks/claude-code`;
+    const result = await runCli(["init", "--client", "claude-code", "--url", url, "--write", path]);
+    expect(result.code, result.stderr).toBe(0);
+    const text = readFileSync(path, "utf8");
+    expect(text).toBe(`${JSON.stringify(JSON.parse(text), null, indent)}\n`);
+    expect(text.startsWith(`${JSON.stringify(settings, null, indent).slice(0, -2)},\n`)).toBe(true);
+  });
+
   it("leaves a settings file its owner made read-only unchanged, saying how to let it write", async () => {
     // Renamed over from a temporary file, a 0444 file was replaced (and kept 0444): the folder
     // allows that whatever the file's mode.
