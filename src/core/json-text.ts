@@ -13,6 +13,10 @@ import { errorMessage } from "./errors.js";
 export function jsonProblem(e: unknown, text: string): string {
   const message = errorMessage(e);
   if (text.trim() === "") return "it is empty";
+  // Windows editors may save UTF-8 with a byte-order mark, which V8 names as an invisible token.
+  if (text.startsWith("\uFEFF")) {
+    return "it starts with a byte-order mark (U+FEFF), which JSON does not allow; save it as UTF-8 without BOM";
+  }
   const positioned = /^(.*?)(?: in JSON)? at position (\d+)/s.exec(message);
   if (positioned) return placed(positioned[1] ?? message, text, Number(positioned[2]));
   const quoted = /^(.*?), (\.\.\.)?"(.*)"(\.\.\.)? is not valid JSON$/s.exec(message);

@@ -51,7 +51,7 @@ describe("loadPolicy", () => {
     }
   });
 
-  it("says what JSON refuses that an editor or JSONC allows: a comment, a trailing comma, an empty file", async () => {
+  it("says what JSON refuses that an editor or JSONC allows: a comment, a trailing comma, an empty file, a BOM", async () => {
     // A hunt over policy files, session 30: a comment or a comma before } was "Expected
     // double-quoted property name", and an empty file "Unexpected end of JSON input".
     const cases: [string, string][] = [
@@ -72,6 +72,10 @@ describe("loadPolicy", () => {
         "Unexpected token ']' at line 2, column 1: JSON takes no comma before } or ]; delete it",
       ],
       [" \n", "it is empty"],
+      [
+        '\uFEFF{"version": 1, "rules": []}',
+        "it starts with a byte-order mark (U+FEFF), which JSON does not allow; save it as UTF-8 without BOM",
+      ],
     ];
     for (const [text, expected] of cases) {
       expect((await problemsOf(text))[0]?.message).toBe(`is not valid JSON: ${expected}`);
