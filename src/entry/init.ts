@@ -558,7 +558,9 @@ async function writeMerged(
   let existing: Record<string, unknown> | undefined;
   let text: string | undefined;
   try {
-    text = await readFile(path, "utf8");
+    // A byte-order mark (a Windows editor's UTF-8) is read past, as for a policy file, and not
+    // written back: JSON has none.
+    text = (await readFile(path, "utf8")).replace(/^\uFEFF/, "");
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === "EISDIR") throw new Error(`--write ${path} is a directory: name the settings file in it`);

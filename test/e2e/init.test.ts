@@ -904,6 +904,16 @@ describe("hookgate init --write", { timeout: 90_000 }, () => {
     expect(text.startsWith(`${JSON.stringify(settings, null, indent).slice(0, -2)},\n`)).toBe(true);
   });
 
+  it("merges into a file that starts with a byte-order mark, and writes it without one", async () => {
+    const path = join(tmp, "bom-settings.json");
+    writeFileSync(path, '\uFEFF{"model": "opus"}\n');
+    const url = `${server.url}/v1/hooks/claude-code`;
+    const result = await runCli(["init", "--client", "claude-code", "--url", url, "--write", path]);
+    expect(result.code, result.stderr).toBe(0);
+    const text = readFileSync(path, "utf8");
+    expect(text.startsWith('{\n  "model": "opus",\n')).toBe(true);
+  });
+
   it("leaves a settings file its owner made read-only unchanged, saying how to let it write", async () => {
     // Renamed over from a temporary file, a 0444 file was replaced (and kept 0444): the folder
     // allows that whatever the file's mode.
