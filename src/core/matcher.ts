@@ -79,12 +79,20 @@ export function matcherKeepsEdgeSpaces(text: string | undefined): boolean {
 }
 
 /**
- * The names a matcher made only of `[A-Za-z0-9_|]` stands for (`Write|Edit`), or undefined when
- * it matches everything or is a regular expression. The rule index keys rules by these names.
+ * The names a matcher made only of `[A-Za-z0-9_|]` stands for (`Write|Edit`), or of names spaced
+ * around its `|` (`Write | Edit`, its parts trimmed as splitParts trims them), or undefined when it
+ * matches everything or is a regular expression. The rule index keys rules by these names, and
+ * `check` reads them as the tools a rule applies to.
  */
 export function exactMatcherNames(text: string | undefined): ReadonlySet<string> | undefined {
-  if (text === undefined || text === "" || text === "*" || !EXACT_NAMES.test(text)) return undefined;
-  return new Set(text.split("|").filter((n) => n !== ""));
+  if (text === undefined || text === "" || text === "*") return undefined;
+  if (EXACT_NAMES.test(text)) return new Set(text.split("|").filter((n) => n !== ""));
+  // Without a `|` the value is one regular expression, its spaces matched as written.
+  if (!text.includes("|")) return undefined;
+  const names = text.split("|").map((part) => part.trim());
+  return names.every((n) => n === "" || EXACT_NAME.test(n))
+    ? new Set(names.filter((n) => n !== ""))
+    : undefined;
 }
 
 /** The value of the event that `matcher` is checked against, or undefined when it has none. */

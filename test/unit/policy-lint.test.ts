@@ -135,6 +135,19 @@ describe("lintPolicy: rules shadowed by an unconditional deny", () => {
     ]);
   });
 
+  it("reads a matcher spaced around its | as matching reads it, on either rule", async () => {
+    const warnings = await warningsFor([
+      { id: "no-shell", on: "PreToolUse", matcher: "Bash | Write", decide: "deny", reason: "frozen" },
+      { id: "ask-writes", on: "PreToolUse", matcher: "Write | Bash", decide: "ask" },
+      { id: "ask-bash", on: "PreToolUse", matcher: "Bash", decide: "ask" },
+      { id: "ask-edits", on: "PreToolUse", matcher: "Bash | Edit", decide: "ask" },
+    ]);
+    const shadowed = warnings.filter((w) => w.includes("is shadowed by"));
+    const by = `is shadowed by rule "no-shell" ($.rules[0]), which denies every PreToolUse call of`;
+    const after = `(its matcher "Bash | Write") with no other condition; this rule's decision can never apply`;
+    expect(shadowed).toEqual([`$.rules[1]: ${by} Write, Bash ${after}`, `$.rules[2]: ${by} Bash ${after}`]);
+  });
+
   it.each([
     ["a rule for any tool", { on: "PreToolUse", decide: "ask" }],
     [
