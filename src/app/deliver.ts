@@ -72,8 +72,8 @@ export interface Deliverer {
 
 /**
  * Egress failures worth another try; every other refusal is a configuration problem. A name that
- * resolves to nothing is one: Node's resolver fails it (ENOTFOUND, EGRESS_DNS_FAILED) where
- * DNS-over-HTTPS on Workers answers NXDOMAIN or no records (EGRESS_NO_ADDRESS), and a DNS
+ * resolves to nothing is one: Node's resolver fails it (ENOTFOUND, EGRESS_DNS_FAILED), as
+ * DNS-over-HTTPS on Workers fails NXDOMAIN, where a name with no records is EGRESS_NO_ADDRESS; a DNS
  * outage or a record being re-created must not dead-letter on one runtime what the other retries.
  */
 const TRANSIENT: ReadonlySet<EgressCode> = new Set([

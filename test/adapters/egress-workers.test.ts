@@ -18,6 +18,7 @@ const zone: Record<
   "metadata.test": { A: ["169.254.169.254"] },
   "mixed.test": { A: ["127.0.0.1"], AAAA: ["fd00:ec2::254"] },
   "gone.test": { status: 3 },
+  "empty.test": {},
   "slow.test": { A: ["127.0.0.1"], delayMs: 1500 },
 };
 
@@ -118,8 +119,21 @@ describe("Workers egress", () => {
     });
     const mixed = await post("http://mixed.test/");
     expect(!mixed.ok && mixed.error.address).toBe("fd00:ec2::254");
+    const empty = await post("http://empty.test/");
+    expect(!empty.ok && empty.error).toEqual({
+      code: "EGRESS_NO_ADDRESS",
+      stage: "dns",
+      reason: "empty.test resolved to no address",
+    });
+  });
+
+  it("says a name that does not exist (NXDOMAIN) could not be resolved, as Node says ENOTFOUND", async () => {
     const gone = await post("http://gone.test/");
-    expect(!gone.ok && gone.error.code).toBe("EGRESS_NO_ADDRESS");
+    expect(!gone.ok && gone.error).toEqual({
+      code: "EGRESS_DNS_FAILED",
+      stage: "dns",
+      reason: "gone.test could not be resolved over DoH (NXDOMAIN, DNS status 3: the name does not exist)",
+    });
   });
 
   it("counts the DoH look-up in the send's time limit, and sends nothing after it", async () => {
@@ -212,11 +226,13 @@ describe("Workers egress", () => {
     expect(doh.received.length - before).toBe(4);
   });
 
-  it("does not keep an empty answer: a record added a moment later is used at once", async () => {
+  it("does not keep an empty answer or NXDOMAIN: a record added a moment later is used at once", async () => {
     const resolve = createDohResolver({ endpoint: `${doh.url}/dns-query`, now: () => 0 });
-    expect(await resolve("later.test")).toEqual([]);
-    zone["later.test"] = { A: ["93.184.215.14"] };
+    await expect(resolve("later.test")).rejects.toThrow(/NXDOMAIN/);
+    zone["later.test"] = {};
     try {
+      expect(await resolve("later.test")).toEqual([]);
+      zone["later.test"] = { A: ["93.184.215.14"] };
       expect(await resolve("later.test")).toEqual(["93.184.215.14"]);
     } finally {
       delete zone["later.test"];

@@ -502,7 +502,7 @@ describe("deliver", () => {
     });
   });
 
-  it("retries a name that resolves to nothing (NXDOMAIN over DoH on Workers), as Node retries ENOTFOUND", async () => {
+  it("retries a name that resolves to nothing (no address record over DoH on Workers), as Node retries ENOTFOUND", async () => {
     const policy = await policyFrom({
       version: 1,
       rules: [],

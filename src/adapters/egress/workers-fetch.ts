@@ -51,6 +51,12 @@ const RCODES: Readonly<Record<number, string>> = {
   5: "REFUSED, DNS status 5: the resolver refused the query",
 };
 
+/**
+ * NXDOMAIN is about the name, whatever the query's type (RFC 8020), so it is said without one:
+ * a failed look-up, as Node's resolver fails it (ENOTFOUND), not a name with no address records.
+ */
+const NXDOMAIN = "NXDOMAIN, DNS status 3: the name does not exist";
+
 /** DNS-over-HTTPS with the JSON API (`application/dns-json`), answers cached for min(TTL, 60 s). */
 export function createDohResolver(options: DohOptions = {}): DohResolver {
   const endpoint = options.endpoint ?? "https://cloudflare-dns.com/dns-query";
@@ -86,7 +92,8 @@ export function createDohResolver(options: DohOptions = {}): DohResolver {
     }
     if (typeof body !== "object" || body === null)
       throw new Error(`${where} answered its ${type} query with no DNS JSON (application/dns-json)`);
-    if (body.Status !== 0 && body.Status !== 3) {
+    if (body.Status === 3) throw new Error(NXDOMAIN);
+    if (body.Status !== 0) {
       const rcode = RCODES[body.Status as number] ?? `DNS status ${body.Status}`;
       throw new Error(`its ${type} query was answered ${rcode}`);
     }
