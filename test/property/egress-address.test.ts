@@ -2,8 +2,9 @@
  * The egress guard's URL and address stages together, over every address: each spelling the
  * WHATWG URL parser accepts for an IPv4 address (decimal, octal or hex parts, one to four of
  * them, a trailing dot, IPv4-mapped IPv6 dotted or in hex) is judged as its dotted quad; the
- * IPv6 forms that carry an IPv4 address for a relay (IPv4-compatible, NAT64, 6to4) are refused
- * whatever they carry; and no address ipaddr.js places outside unicast is ever allowed.
+ * IPv6 forms that carry an IPv4 address for a relay (IPv4-compatible, NAT64, 6to4, Teredo) are
+ * refused whatever they carry, Teredo's naming what it carries however it is spelt; so is all of
+ * 2001::/23; and no address ipaddr.js places outside unicast is ever allowed.
  */
 import fc from "fast-check";
 import ipaddr from "ipaddr.js";
@@ -96,6 +97,65 @@ describe("the egress guard over every address", () => {
       }),
       { numRuns: 3000 },
     );
+  });
+
+  it("refuses every Teredo address as Teredo, naming the server and the client IPv4 it carries, however it is spelt", () => {
+    // RFC 4380 §4: 2001:0:server:flags:port:client, the client's port and address inverted.
+    const invert = (hi: number, lo: number) => (~((hi << 8) + lo) & 0xffff).toString(16);
+    fc.assert(
+      fc.property(
+        fc.tuple(octet, octet, octet, octet),
+        fc.tuple(octet, octet, octet, octet),
+        fc.integer({ min: 0, max: 0xffff }),
+        fc.integer({ min: 0, max: 0xffff }),
+        ([s0, s1, s2, s3], [c0, c1, c2, c3], flags, port) => {
+          const client = `${invert(c0, c1)}:${invert(c2, c3)}`;
+          const groups = `${hex(s0, s1)}:${hex(s2, s3)}:${flags.toString(16)}:${port.toString(16)}`;
+          const tail = `${(~((c0 << 24) | (c1 << 16) | (c2 << 8) | c3) >>> 0).toString(16).padStart(8, "0")}`;
+          const dotted = [0, 2, 4, 6].map((i) => Number.parseInt(tail.slice(i, i + 2), 16)).join(".");
+          const embeds = `server ${s0}.${s1}.${s2}.${s3} and client ${c0}.${c1}.${c2}.${c3}`;
+          for (const spelt of [
+            `2001:0:${groups}:${client}`,
+            `2001:0000:${groups}:${client}`.toUpperCase(),
+            `2001:0:${groups}:${dotted}`,
+          ]) {
+            const url = `http://[${spelt}]/`;
+            const verdict = checkUrl(url, unrestricted);
+            expect(verdict.ok).toBe(true);
+            const judged = classifyAddress(verdict.ok ? verdict.host : "", rules);
+            expect([url, judged.allowed]).toEqual([url, false]);
+            if (judged.allowed) continue;
+            expect([url, judged.range?.cidr]).toEqual([url, "2001::/32"]);
+            expect(judged.reason).toContain(`it embeds ${embeds}`);
+          }
+        },
+      ),
+      { numRuns: 3000 },
+    );
+  });
+
+  it("refuses every address in 2001::/23, the IETF protocol assignments, globally reachable ones too", () => {
+    // Teredo aside: PCP, TURN and DNS-SD anycast, benchmarking, AMT, AS112-v6, ORCHIDv2, DETs.
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 0x1ff }), fc.ipV6(), (second, rest) => {
+        const low = ipaddr.IPv6.parse(rest).parts.slice(2);
+        const address = new ipaddr.IPv6([0x2001, second, ...low]).toString();
+        expect([address, classifyAddress(address, rules).allowed]).toEqual([address, false]);
+      }),
+      { numRuns: 3000 },
+    );
+    for (const edge of [
+      "2001:1::1",
+      "2001:3::1",
+      "2001:4:112::1",
+      "2001:20::1",
+      "2001:30::1",
+      "2001:1ff::",
+    ]) {
+      const verdict = classifyAddress(edge, rules);
+      expect([edge, !verdict.allowed && verdict.range?.cidr]).toEqual([edge, "2001::/23"]);
+    }
+    expect(classifyAddress("2001:200::", rules).allowed).toBe(true);
   });
 
   it("allows no address that ipaddr.js places outside unicast", () => {

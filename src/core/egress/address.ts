@@ -175,6 +175,8 @@ const IPV6_ROWS: readonly Ipv6Row[] = [
         ~(ip.parts[7] ?? 0) & 0xffff,
       )}`,
   }),
+  // All of it, the blocks the IANA registry marks globally reachable too (PCP, TURN and DNS-SD
+  // anycast, AMT, AS112-v6, ORCHIDv2, DETs): protocol endpoints, none of them a hook server.
   ipv6Row("2001::/23", "IETF Protocol Assignments", "RFC 2928"),
   ipv6Row("2001:db8::/32", "Documentation", "RFC 3849"),
   ipv6Row("2002::/16", "6to4", "RFC 3056", undefined, {
