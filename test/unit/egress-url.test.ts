@@ -538,6 +538,10 @@ describe("checkUrl: paths", () => {
     ["https://x.example/hook", "https://x.example/hook/", "EGRESS_NOT_ALLOWLISTED"],
     ["https://x.example/hook", "https://x.example/hook?x", "EGRESS_NOT_ALLOWLISTED"],
     ["https://x.example/hook", "https://x.example/hook#frag", "ok"],
+    // README: * spans the query too, as Claude Code reads it; the host and path prefix still hold.
+    ["https://hooks.example.com/ci/*", "https://hooks.example.com/ci/x?redirect=https://evil.example/", "ok"],
+    ["https://hooks.example.com/ci/*", "https://hooks.example.com/cd?u=/ci/x", "EGRESS_NOT_ALLOWLISTED"],
+    ["https://x.example/ci/*.json", "https://x.example/ci/x?f=.json", "ok"],
     ["https://x.example/h?token=*", "https://x.example/h?token=abc", "ok"],
     ["https://x.example/h?token=*", "https://x.example/h?other=1", "EGRESS_NOT_ALLOWLISTED"],
     ["https://x.example/a%2fb", "https://x.example/a%2Fb", "ok"],
