@@ -12,6 +12,10 @@
  * egress guard they share when first used. Most hooks need none of them.
  */
 import { webCryptoSha256 } from "../adapters/hash/web-crypto.js";
+import {
+  type AnalyticsEngineLike,
+  createAnalyticsEngineMetrics,
+} from "../adapters/metrics/analytics-engine.js";
 import type {
   DeadLetterEnvelope,
   Envelope,
@@ -64,10 +68,6 @@ export interface ExecutionContextLike {
   waitUntil(promise: Promise<unknown>): void;
 }
 
-interface AnalyticsEngineLike {
-  writeDataPoint(point: { indexes?: string[]; blobs?: string[]; doubles?: number[] }): void;
-}
-
 type IsolateState =
   | {
       readonly ok: true;
@@ -113,19 +113,7 @@ const logger: Logger = {
 };
 
 /** Counters as Analytics Engine data points (index = counter name); nothing when unbound. */
-const metrics: Metrics = {
-  increment(name, labels = {}) {
-    const labelText = Object.entries(labels)
-      .sort(([a], [b]) => a.localeCompare(b))
-      .map(([k, v]) => `${k}=${v}`)
-      .join(",");
-    try {
-      bindings.HOOKGATE_METRICS?.writeDataPoint({ indexes: [name], blobs: [name, labelText], doubles: [1] });
-    } catch (e) {
-      logger.log("warn", "metrics write failed", { metric: name, error: String(e) });
-    }
-  },
-};
+const metrics: Metrics = createAnalyticsEngineMetrics(() => bindings.HOOKGATE_METRICS, logger);
 
 /** The compiled policy and what hangs on it, built once per isolate and policy text. */
 async function isolateState(env: WorkerEnv): Promise<IsolateState> {
