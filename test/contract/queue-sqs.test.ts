@@ -114,6 +114,30 @@ describe("sqs queue, SQS specifics", () => {
     await pair.delete();
   });
 
+  it("refuses a FIFO queue or DLQ, naming it, where SQS refused each send for want of a MessageGroupId", async () => {
+    await open();
+    const n = ++queues;
+    const fifo = async (name: string) =>
+      (await client.send(new CreateQueueCommand({ QueueName: name, Attributes: { FifoQueue: "true" } })))
+        .QueueUrl ?? "";
+    const fifoQueue = await fifo(`hookgate-jobs-${n}.fifo`);
+    const fifoDlq = await fifo(`hookgate-dlq-${n}.fifo`);
+    try {
+      const sendWith = async (queueUrl: string, deadLetterQueueUrl: string) =>
+        createSqsQueue<string>({ client, queueUrl, deadLetterQueueUrl }).send([{ id: "job-1", body: "x" }]);
+      await expect(sendWith(fifoQueue, fifoDlq)).rejects.toThrow(
+        `the SQS queue ${fifoQueue} is a FIFO queue: hookgate needs standard queues`,
+      );
+      // A dead letter would be refused: said before the first send, not at the first dead letter.
+      await expect(sendWith(pair.queueUrl, fifoDlq)).rejects.toThrow(
+        `the SQS dead-letter queue ${fifoDlq} is a FIFO queue: hookgate needs standard queues`,
+      );
+      expect(await queue.receive(10, 30_000)).toEqual([]);
+    } finally {
+      for (const url of [fifoQueue, fifoDlq]) await client.send(new DeleteQueueCommand({ QueueUrl: url }));
+    }
+  });
+
   it("splits a send whose bodies pass 1 MiB into batches under it", async () => {
     await open();
     // Three 400 KiB bodies: one batch would be 1.2 MiB, which SQS refuses (BatchRequestTooLong).

@@ -101,6 +101,40 @@ async function createPair(): Promise<void> {
   });
 }
 
+/**
+ * A FIFO queue and its FIFO DLQ (SQS requires a FIFO queue's DLQ to be FIFO too), wired as
+ * `createPair` wires the standard ones; their URLs, deleted after the test.
+ */
+async function createFifoPair(): Promise<{ queueUrl: string; dlqUrl: string }> {
+  const n = ++queues;
+  const fifo = { FifoQueue: "true" };
+  const dlq =
+    (await client.send(new CreateQueueCommand({ QueueName: `lambda-dlq-${n}.fifo`, Attributes: fifo })))
+      .QueueUrl ?? "";
+  const arn = await client.send(
+    new GetQueueAttributesCommand({ QueueUrl: dlq, AttributeNames: ["QueueArn"] }),
+  );
+  const source =
+    (
+      await client.send(
+        new CreateQueueCommand({
+          QueueName: `lambda-jobs-${n}.fifo`,
+          Attributes: {
+            ...fifo,
+            RedrivePolicy: JSON.stringify({
+              deadLetterTargetArn: arn.Attributes?.QueueArn,
+              maxReceiveCount: 25,
+            }),
+          },
+        }),
+      )
+    ).QueueUrl ?? "";
+  cleanups.push(async () => {
+    for (const url of [source, dlq]) await client.send(new DeleteQueueCommand({ QueueUrl: url }));
+  });
+  return { queueUrl: source, dlqUrl: dlq };
+}
+
 const policy = () =>
   JSON.stringify({
     version: 1,
@@ -996,6 +1030,73 @@ describe("the Lambda SQS handler", () => {
     const enough = await handler(eventOf(await receiveAll(1)), invocationOf(15_000 + 2 * oneTry + 1_000));
     expect(enough.batchItemFailures).toEqual([]);
     expect(own.unique).toEqual([job.notification.id]);
+  });
+
+  it("says a FIFO queue is no queue it can use, where each failed record was reported with SQS's missing MessageGroupId", async () => {
+    // SQS refuses a FIFO queue's message without a MessageGroupId and with a DelaySeconds of its
+    // own: no notification reached it, and no dead letter its DLQ, each refusal naming only the
+    // missing parameter. Here a job some other producer put on one, in a message group.
+    const fifo = await createFifoPair();
+    const dead = withSink(jobOf(2), "flaky");
+    await client.send(
+      new SendMessageCommand({
+        QueueUrl: fifo.queueUrl,
+        MessageBody: JSON.stringify({ id: dead.id, body: dead }),
+        MessageGroupId: "hookgate",
+        MessageDeduplicationId: dead.id,
+      }),
+    );
+    const received = await client.send(
+      new ReceiveMessageCommand({
+        QueueUrl: fifo.queueUrl,
+        MaxNumberOfMessages: 10,
+        WaitTimeSeconds: 0,
+        AttributeNames: ["All"],
+        MessageSystemAttributeNames: ["All"],
+      }),
+    );
+    const [message] = received.Messages ?? [];
+    if (!message) throw new Error("the job did not come back from the FIFO queue");
+    // A FIFO record as Lambda hands it over: its group, deduplication id and sequence number, and
+    // the queue's name ending in .fifo; on its second receive, its one scheduled retry spent.
+    const template = eventOf([message]).Records[0] as SQSRecord;
+    const record: SQSRecord = {
+      ...template,
+      attributes: {
+        ...template.attributes,
+        ApproximateReceiveCount: "2",
+        SequenceNumber: message.Attributes?.SequenceNumber ?? "18849496460467696128",
+        MessageGroupId: "hookgate",
+        MessageDeduplicationId: dead.id,
+      },
+      eventSourceARN: `${template.eventSourceARN}.fifo`,
+    };
+    const lines: { level: string; message: string; fields: Record<string, unknown> }[] = [];
+    const handler = createSqsHandler({
+      env: {
+        HOOKGATE_POLICY: policy(),
+        HOOKGATE_QUEUE_URL: fifo.queueUrl,
+        HOOKGATE_DLQ_URL: fifo.dlqUrl,
+        WHSEC: SECRET,
+      },
+      sqsClient: async () => client,
+      logger: { log: (level, message, fields = {}) => lines.push({ level, message, fields }) },
+    });
+
+    const response = await handler({ Records: [record] }, invocationOf());
+
+    expect(response.batchItemFailures).toEqual([{ itemIdentifier: record.messageId }]);
+    expect(lines.filter((l) => l.level === "error")).toEqual([
+      expect.objectContaining({
+        message: "record failed; reported for redelivery",
+        fields: expect.objectContaining({
+          job: dead.id,
+          error: expect.stringContaining(
+            `the SQS queue ${fifo.queueUrl} is a FIFO queue: hookgate needs standard queues`,
+          ),
+        }),
+      }),
+    ]);
   });
 
   it("reports every record when it has no DLQ to dead-letter into", async () => {

@@ -307,6 +307,8 @@ function createBatcher<E>(
 
 export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
   const { client, queueUrl, deadLetterQueueUrl } = options;
+  refuseFifo(queueUrl, "queue");
+  refuseFifo(deadLetterQueueUrl, "dead-letter queue");
   const encode = options.encode ?? ((body: T): unknown => body);
   const decode = options.decode ?? ((value: unknown): T => value as T);
   const now = options.now ?? Date.now;
@@ -881,6 +883,19 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
       await Promise.all([deletes.drain(), visibilityChanges.drain()]);
     },
   };
+}
+
+/**
+ * Refuses a FIFO queue (SQS requires its name to end in `.fifo`), saying so: it takes no message
+ * without a MessageGroupId, nor a DelaySeconds of a message's own, and this adapter sends every
+ * job, held copy and dead letter with neither. SQS's own refusal on each send named only the
+ * missing parameter, and on Lambda no notification reached the queue, and no dead letter the DLQ.
+ */
+function refuseFifo(url: string, which: string): void {
+  if (/\.fifo\/?$/.test(url))
+    throw new Error(
+      `the SQS ${which} ${url} is a FIFO queue: hookgate needs standard queues (it sends jobs with no message group, and delays a held job on its own, which a FIFO queue refuses); use a standard queue and DLQ, as infra/aws/template.yaml makes them`,
+    );
 }
 
 /** A client for a local SQS server (local-aws-sqs in tests, or one a developer runs). */
