@@ -241,6 +241,12 @@ function tallyValue(value: JsonValue, tally: RecordTally, record: (r: ReplayReco
   const at = `line ${value.line}`;
   let any = false;
   collectRecords(value.value, value.depth ?? 0, (checked) => {
+    // Counted as a line cut short is (its value skipped, unless it holds records too).
+    if (checked === CUT_SHORT) {
+      tally.unparsed.count += 1;
+      tally.unparsed.firstLine ??= value.line;
+      return;
+    }
     any = true;
     if (typeof checked !== "string") {
       tally.records += 1;
@@ -618,11 +624,23 @@ function tryParse(text: string): { value: unknown } | undefined {
   }
 }
 
-/** Each record in a value, checked: the record, or what is wrong with it. */
+/** A log line held as a string (an export's `@message`) that starts a record and does not parse. */
+const CUT_SHORT = Symbol("cut short");
+
+/**
+ * A record's log line or record, as a string holds it: its `msg`, or its first key (a record as
+ * `serve --record` writes it), not only a mention of either in another line's text.
+ */
+const RECORD_START = /^\{"(?:time|level)":[^{]*?"msg":"hook record"|^\{"time":"[^"]*","decisionId":/;
+
+/**
+ * Each record in a value, checked: the record, or what is wrong with it; CUT_SHORT for a log
+ * line, held as a string, that starts as one and does not parse (CloudWatch keeps 256 KB of one).
+ */
 function collectRecords(
   value: unknown,
   depth: number,
-  found: (checked: ReplayRecord | string) => void,
+  found: (checked: ReplayRecord | string | typeof CUT_SHORT) => void,
 ): void {
   if (depth > 8) return;
   if (typeof value === "string") {
@@ -630,6 +648,7 @@ function collectRecords(
     const start = value.indexOf("{");
     const parsed = start === -1 ? undefined : tryParse(value.slice(start));
     if (parsed) collectRecords(parsed.value, depth + 1, found);
+    else if (start !== -1 && RECORD_START.test(value.slice(start))) found(CUT_SHORT);
     return;
   }
   if (value === null || typeof value !== "object") return;

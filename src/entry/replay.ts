@@ -135,15 +135,21 @@ export async function replayCommand(
         );
         return 1;
       }
+      const { count, firstLine } = tally.unparsed;
       if (tally.records === 0) {
+        const cut =
+          count > 0
+            ? `; ${count} look${count > 1 ? "" : "s"} like a record cut short, first at line ${firstLine}`
+            : "";
         const held =
-          tally.skipped > 0 ? `${tally.skipped} other line${tally.skipped > 1 ? "s" : ""}` : "it is empty";
+          tally.skipped > 0
+            ? `${tally.skipped} other line${tally.skipped > 1 ? "s" : ""}${cut}`
+            : "it is empty";
         io.err(
           `hookgate: ${file} holds no hook records (${held}): record with \`hookgate serve --record FILE\`, or export the "hook record" log lines (see README)\n`,
         );
         return 1;
       }
-      const { count, firstLine } = tally.unparsed;
       if (count > 0) {
         io.err(
           `hookgate: ${file}: ${count} line${count > 1 ? "s" : ""} that look${count > 1 ? "" : "s"} like a record but ${count > 1 ? "do" : "does"} not parse, first at line ${firstLine} (cut short?); not replayed\n`,

@@ -194,6 +194,33 @@ describe("streamRecords", () => {
     expect(pretty.unparsed).toEqual({ count: 1, firstLine: 1 });
   });
 
+  it.each([
+    ["a Logs Insights export", INSIGHTS],
+    ["wrangler tail --format json", WRANGLER],
+  ])("counts a log line cut short inside %s as cut short, not as another line", async (_what, text) => {
+    // CloudWatch keeps 256 KB of a log event: an export holds the rest of a longer record's line
+    // as a string that does not parse. It was skipped as text that holds no record.
+    let at = text.indexOf('msg\\":\\"hook record') + 200;
+    while (text.charAt(at - 1) === "\\") at -= 1;
+    const cut = `${text.slice(0, at)}${text.slice(text.indexOf(']}}"', at) + 3)}`;
+    const read = await streamed(chunked(cut, 100));
+    expect(read.records).toHaveLength(12);
+    expect(read.unparsed).toEqual({ count: 1, firstLine: 1 });
+    expect(read).toMatchObject(readRecords(cut));
+    expect(await asRead(chunked(cut, 100), 64)).toEqual(readRecords(cut));
+  });
+
+  it("counts no line cut short for text that only mentions a hook record or its fields", async () => {
+    const mentions = [
+      { message: ["{ the hook record, below }"] },
+      { message: 'see {"decisionId" in the audit line' },
+      { "@message": 'INFO {"level":"info","msg":"decision","note":"no hook record"' },
+    ];
+    const read = await streamed(chunked(mentions.map((m) => JSON.stringify(m)).join("\n"), 100));
+    expect(read.unparsed.count).toBe(0);
+    expect(read.skipped).toBe(3);
+  });
+
   it("gives up a record cut short at the next line that starts a value in its first column, holding no more", async () => {
     // Pretty-printed values indent all but their closing line, and JSONL starts each line with
     // `{`: a line starting with `{` or `[` begins a value of its own. A record cut short was held

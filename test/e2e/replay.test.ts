@@ -710,6 +710,35 @@ describe("hookgate replay", () => {
     expect(result.stdout).toMatch(new RegExp(`^replayed ${lines.length - 1} records`, "m"));
   });
 
+  it("says so when an export holds a record's log line cut short (CloudWatch's 256 KB), and replays the rest", async () => {
+    type Row = { field: string; value: string }[];
+    const insights = JSON.parse(
+      readFileSync(join(ROOT, "test/fixtures/replay/cloudwatch-insights.json"), "utf8"),
+    );
+    const rows = insights.results as Row[];
+    const cutRow = (row: Row): Row =>
+      row.map((f) => (f.field === "@message" ? { ...f, value: f.value.slice(0, f.value.length >> 1) } : f));
+    const some = join(dir, "insights-cut.json");
+    writeFileSync(
+      some,
+      JSON.stringify({ ...insights, results: [cutRow(rows[0] as Row), ...rows.slice(1)] }, null, 4),
+    );
+    const result = await runCli(["replay", "--policy", CANDIDATE, some]);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain(
+      "insights-cut.json: 1 line that looks like a record but does not parse, first at line 1 (cut short?); not replayed",
+    );
+    expect(result.stdout).toMatch(new RegExp(`^replayed ${rows.length - 1} records`, "m"));
+
+    const only = join(dir, "insights-only-cut.json");
+    writeFileSync(only, JSON.stringify({ ...insights, results: [cutRow(rows[0] as Row)] }, null, 4));
+    const none = await runCli(["replay", "--policy", CANDIDATE, only]);
+    expect(none.code).toBe(1);
+    expect(none.stderr).toContain(
+      "insights-only-cut.json holds no hook records (1 other line; 1 looks like a record cut short, first at line 1)",
+    );
+  });
+
   it("says so when a record cut short has the next one appended on its line, and replays that one", async () => {
     // What `serve --record` leaves when a write is cut (a crash, a full disk) and the next start
     // appends to the file: the cut record was dropped without a word.
