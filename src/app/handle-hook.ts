@@ -109,6 +109,11 @@ export interface ReplayRecord {
   readonly reason?: string | undefined;
   readonly rules: readonly string[];
   readonly shadow: readonly { readonly rule: string; readonly decision: string }[];
+  /**
+   * Set by the log recorder of Workers and Lambda when the record was too large for a log line
+   * (`RECORD_LOG_BYTES`): written without its event (`event` undefined), whose JSON had `bytes`.
+   */
+  readonly eventOmitted?: { readonly bytes: number };
 }
 
 /** Writes a replayable record; must not throw or block (a failure is the recorder's to report). */

@@ -13,6 +13,7 @@ import { honouredDecision } from "../core/event-capabilities.js";
 import { DIALECTS, type Dialect } from "../core/hook-event.js";
 import type { Policy } from "../core/policy.js";
 import type { Clock, IdGenerator, Logger, Sha256 } from "../core/ports.js";
+import { utf8Length } from "../core/truncate.js";
 import {
   type HookOutcome,
   type HookRequest,
@@ -106,9 +107,29 @@ export function createJudge(deps: JudgeDeps, policy: Policy) {
 
 export const RECORD_LOG_MESSAGE = "hook record";
 
-/** The recorder for runtimes whose only durable output is the log stream (Workers, Lambda). */
+/**
+ * The most UTF-8 bytes of JSON a `hook record` log line gives its record. Masking cuts each of
+ * the event's strings at 2,000 characters, but not their count: a Glob's `tool_response` of a few
+ * thousand paths, in a body of up to 64 MiB (`defaults.maxBodyBytes`), made a line that
+ * CloudWatch cuts at 256 KB (the rest a log event of its own, and neither part JSON) and that a
+ * Worker's logs, 256 KB an invocation with the audit line (up to about 50 KB) in it, drop.
+ */
+export const RECORD_LOG_BYTES = 128 * 1024;
+
+/**
+ * The recorder for runtimes whose only durable output is the log stream (Workers, Lambda). A
+ * record past RECORD_LOG_BYTES is written without its event, marked `eventOmitted`: replay
+ * counts it as not compared instead of judging an event cut down to fit, which is another event.
+ */
 export function createLogRecorder(logger: Logger): Recorder {
-  return (record) => logger.log("info", RECORD_LOG_MESSAGE, { record });
+  return (record) => {
+    const bytes = utf8Length(JSON.stringify(record));
+    const logged: ReplayRecord =
+      bytes <= RECORD_LOG_BYTES
+        ? record
+        : { ...record, event: undefined, eventOmitted: { bytes: utf8Length(JSON.stringify(record.event)) } };
+    logger.log("info", RECORD_LOG_MESSAGE, { record: logged });
+  };
 }
 
 export interface ReadRecords {
@@ -673,7 +694,7 @@ function isBareRecord(object: Record<string, unknown>): boolean {
     object.msg === undefined &&
     "decisionId" in object &&
     "decision" in object &&
-    typeof object.event === "object"
+    (typeof object.event === "object" || "eventOmitted" in object)
   );
 }
 
@@ -685,7 +706,13 @@ function checkRecord(value: unknown): ReplayRecord | string {
     return "the record is not an object";
   const r = value as Record<string, unknown>;
   const problems: string[] = [];
-  if (r.event === null || typeof r.event !== "object" || Array.isArray(r.event))
+  const omitted = eventOmitted(r);
+  if (omitted === "malformed")
+    problems.push("eventOmitted must be an object with bytes, and no event beside it");
+  else if (
+    omitted === undefined &&
+    (r.event === null || typeof r.event !== "object" || Array.isArray(r.event))
+  )
     problems.push("event must be an object");
   if (typeof r.decision !== "string" || !DECISIONS.has(r.decision))
     problems.push("decision must be one of allow, deny, ask, defer, block, none");
@@ -710,7 +737,17 @@ function checkRecord(value: unknown): ReplayRecord | string {
     ...(typeof r.reason === "string" ? { reason: r.reason } : {}),
     rules: rules as string[],
     shadow,
+    ...(typeof omitted === "object" ? { eventOmitted: omitted } : {}),
   };
+}
+
+/** A record's `eventOmitted` (createLogRecorder), undefined when it has none. */
+function eventOmitted(r: Record<string, unknown>): { bytes: number } | "malformed" | undefined {
+  const o = r.eventOmitted;
+  if (o === undefined) return undefined;
+  if (o === null || typeof o !== "object" || r.event !== undefined) return "malformed";
+  const bytes = (o as Record<string, unknown>).bytes;
+  return typeof bytes === "number" ? { bytes } : "malformed";
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -755,6 +792,11 @@ export interface ImpactReport {
    * failure code (`judge-writes (JUDGE_NO_API_KEY)`).
    */
   readonly judgeFailed: { readonly records: number; readonly byRule: Counts };
+  /**
+   * Records written without their event, too large for a log line (createLogRecorder): not
+   * judged, not compared. Per decision recorded.
+   */
+  readonly eventOmitted: { readonly records: number; readonly byDecision: Counts };
   /** What the candidate's shadow rules would have decided, per rule. */
   readonly shadow: Record<string, Counts>;
   readonly examples: Record<Change, readonly ImpactExample[]>;
@@ -787,6 +829,8 @@ export async function replayImpact(
   const notRunByRule: Counts = tally();
   const judgeFailedByRule: Counts = tally();
   let judgeFailed = 0;
+  const omittedByDecision: Counts = tally();
+  let omitted = 0;
   const shadow: Record<string, Counts> = tally();
   const examples: Record<Change, ImpactExample[]> = tally();
   let unchanged = 0;
@@ -797,6 +841,11 @@ export async function replayImpact(
   for await (const record of records) {
     count += 1;
     bump(recordedPolicies, record.policy || "unknown");
+    if (record.eventOmitted) {
+      omitted += 1;
+      bump(omittedByDecision, record.decision);
+      continue;
+    }
     const outcome = await judge({
       body: { ok: true, text: JSON.stringify(record.event) },
       client: record.client,
@@ -836,7 +885,7 @@ export async function replayImpact(
     policy: candidate.hash,
     records: count,
     unchanged,
-    changed: count - unchanged - notRun - judgeFailed,
+    changed: count - unchanged - notRun - judgeFailed - omitted,
     recordedPolicies: sorted(recordedPolicies),
     byChange: sorted(byChange),
     byRule: sortedNested(byRule),
@@ -844,6 +893,7 @@ export async function replayImpact(
     byTool: sortedNested(byTool),
     notRun: { records: notRun, byRule: sorted(notRunByRule) },
     judgeFailed: { records: judgeFailed, byRule: sorted(judgeFailedByRule) },
+    eventOmitted: { records: omitted, byDecision: sorted(omittedByDecision) },
     shadow: sortedNested(shadow),
     examples: Object.fromEntries(Object.keys(sorted(byChange)).map((c) => [c, examples[c] ?? []])),
   };

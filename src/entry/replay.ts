@@ -21,6 +21,7 @@ import {
   type ImpactExample,
   type ImpactReport,
   promptsOnly,
+  RECORD_LOG_BYTES,
   RecordTooLarge,
   replayImpact,
   streamRecords,
@@ -314,7 +315,7 @@ const MIB = Math.round(constants.MAX_STRING_LENGTH / 2 ** 20);
 const arrow = (change: string) => change.replace("->", " -> ");
 
 function describeImpact(file: string, report: ImpactReport, examples: number): string {
-  const notCompared = report.notRun.records + report.judgeFailed.records;
+  const notCompared = report.notRun.records + report.judgeFailed.records + report.eventOmitted.records;
   const lines = [
     `replayed ${report.records} record${report.records === 1 ? "" : "s"} against ${file} (policy ${report.policy})`,
     `recorded under ${
@@ -346,6 +347,14 @@ function describeImpact(file: string, report: ImpactReport, examples: number): s
       `not compared (${report.judgeFailed.records}): their prompt rules' model calls failed, so they answered their onError:`,
     );
     for (const [rule, n] of Object.entries(report.judgeFailed.byRule)) lines.push(`  ${rule}  ${n}`);
+  }
+  if (report.eventOmitted.records > 0) {
+    lines.push(
+      "",
+      `not compared (${report.eventOmitted.records}): their event was too large for a log line (over ${RECORD_LOG_BYTES / 1024} KiB of record), so it was recorded without it; answered live:`,
+    );
+    for (const [decision, n] of Object.entries(report.eventOmitted.byDecision))
+      lines.push(`  ${decision}  ${n}`);
   }
   if (Object.keys(report.shadow).length > 0) {
     lines.push("", "shadow rules of the candidate (would have decided, never sent):");

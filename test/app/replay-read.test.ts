@@ -249,6 +249,21 @@ describe("streamRecords", () => {
     expect(unindented.unparsed).toEqual({ count: 0, firstLine: undefined });
   });
 
+  it("reads a record written without its event (too large for a log line), and refuses one with both", async () => {
+    const { event: _, ...rest } = record;
+    const read = await streamed(
+      chunked(
+        `${JSON.stringify({ ...rest, eventOmitted: { bytes: 300_000 } })}\n${line({ eventOmitted: { bytes: 1 } })}\n`,
+        10,
+      ),
+    );
+    expect(read.records).toHaveLength(1);
+    expect(read.records[0]).toMatchObject({ event: undefined, eventOmitted: { bytes: 300_000 } });
+    expect(read.invalid).toEqual([
+      { at: "line 2", problem: "eventOmitted must be an object with bytes, and no event beside it" },
+    ]);
+  });
+
   it("names the line of a malformed record, and keeps only the first few of many", async () => {
     const bad = line({ decision: "maybe" });
     const text = `${line()}\n${Array.from({ length: 12 }, () => bad).join("\n")}\n`;

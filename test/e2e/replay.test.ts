@@ -23,7 +23,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { describe, expect, it } from "vitest";
 import { handleHook, type ReplayRecord } from "../../src/app/handle-hook.js";
-import { createJudge, createLogRecorder, readRecords } from "../../src/app/replay.js";
+import { createJudge, createLogRecorder, RECORD_LOG_BYTES, readRecords } from "../../src/app/replay.js";
 import { loopbackServer } from "../support/loopback.js";
 import { startModelServer } from "../support/model-server.js";
 import { policyFrom, sha256 } from "../support/policy.js";
@@ -946,6 +946,49 @@ describe("the recorder port and the judge behind test and replay", () => {
     const read = readRecords(lines.join("\n"));
     expect(read.records).toHaveLength(1);
     expect(read.records[0]).toMatchObject({ team: "a", rules: ["deny-rm"], decision: "deny" });
+  });
+
+  it("writes a record too large for a log line without its event, which replay counts as not compared", async () => {
+    // A Glob's paths: each string short, so masking's cut at 2,000 characters does not bound it.
+    const glob = JSON.stringify({
+      session_id: "s2",
+      transcript_path: "/home/dev/.claude/projects/p/s2.jsonl",
+      cwd: "/home/dev/proj",
+      hook_event_name: "PostToolUse",
+      tool_name: "Glob",
+      tool_input: { pattern: "**/*.ts" },
+      tool_response: {
+        filenames: Array.from({ length: 4000 }, (_, i) => `/home/dev/proj/src/module-${i}/index.ts`),
+        numFiles: 4000,
+      },
+    });
+    expect(glob.length).toBeGreaterThan(RECORD_LOG_BYTES);
+    const lines: string[] = [];
+    const record = createLogRecorder({
+      log: (level, msg, fields) => lines.push(JSON.stringify({ time: "t", level, msg, ...fields })),
+    });
+    await handleHook(deps(record), request(glob));
+    await handleHook(deps(record), request(bash("rm -rf x")));
+    const [large = "", small = ""] = lines;
+    expect(large.length).toBeLessThan(RECORD_LOG_BYTES);
+    const written = (JSON.parse(large) as { record: Record<string, unknown> }).record;
+    expect(written).not.toHaveProperty("event");
+    expect(written).toMatchObject({ decision: "none", team: "a", client: "claude-code", decisionId: "id-1" });
+    expect(written.eventOmitted).toEqual({ bytes: glob.length });
+    expect(JSON.parse(small)).toMatchObject({ record: { event: { tool_input: { command: "rm -rf x" } } } });
+
+    const file = join(dir, "omitted.log");
+    writeFileSync(file, `${lines.join("\n")}\n`);
+    const text = await runCli(["replay", "--policy", CANDIDATE, file]);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toContain("replayed 2 records");
+    expect(text.stdout).toContain("0 changed, 1 unchanged, 1 not compared");
+    expect(text.stdout).toContain(
+      "not compared (1): their event was too large for a log line (over 128 KiB of record), so it was recorded without it; answered live:\n  none  1",
+    );
+    const json = JSON.parse((await runCli(["replay", "--policy", CANDIDATE, file, "--json"])).stdout);
+    expect(json).toMatchObject({ records: 2, changed: 0, unchanged: 1 });
+    expect(json.eventOmitted).toEqual({ records: 1, byDecision: { none: 1 } });
   });
 
   it("judges as the given team without its token", async () => {
