@@ -156,7 +156,11 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
     stopping: stopping.signal,
   });
   const recorder =
-    options.recordPath === undefined ? undefined : createJsonlRecorder(options.recordPath, logger);
+    options.recordPath === undefined
+      ? undefined
+      : createJsonlRecorder(options.recordPath, logger, {
+          scrub: scrubbingWith(() => running?.().secrets ?? NO_SECRETS),
+        });
   const store = openDataDir(options.dataDir);
   let deliveries: DeliveryThread;
   try {

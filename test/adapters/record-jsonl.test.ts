@@ -24,7 +24,7 @@ describe("the record file", () => {
       log: (level: string, message: string, fields = {}) => logs.push({ level, message, fields }),
     };
     const limit = 256 * 1024;
-    const recorder = createJsonlRecorder(fifo, logger, limit);
+    const recorder = createJsonlRecorder(fifo, logger, { limitBytes: limit });
     const record = { body: "x".repeat(1000) } as unknown as ReplayRecord;
     const line = Buffer.byteLength(`${JSON.stringify(record)}\n`);
     let sent = 0;
@@ -82,7 +82,7 @@ describe("the record file", () => {
     const logger = {
       log: (level: string, message: string, fields = {}) => logs.push({ level, message, fields }),
     };
-    const recorder = createJsonlRecorder(fifo, logger, 256 * 1024);
+    const recorder = createJsonlRecorder(fifo, logger, { limitBytes: 256 * 1024 });
     const record = { body: "x".repeat(1000) } as unknown as ReplayRecord;
     const line = Buffer.byteLength(`${JSON.stringify(record)}\n`);
     const sent = 2000;

@@ -35,7 +35,7 @@ const CANDIDATE = "test/fixtures/replay/policy.candidate.json";
 const TRAFFIC = "test/fixtures/replay/traffic.jsonl";
 
 /** `hookgate serve --record FILE` on a free port; resolves once it listens. */
-async function serveRecording(recordPath: string) {
+async function serveRecording(recordPath: string, env: Record<string, string> = {}) {
   const child = spawn(
     process.execPath,
     [
@@ -50,14 +50,16 @@ async function serveRecording(recordPath: string) {
       "--record",
       recordPath,
     ],
-    { cwd: ROOT, env: childEnv(), stdio: ["ignore", "pipe", "pipe"] },
+    { cwd: ROOT, env: childEnv(env), stdio: ["ignore", "pipe", "pipe"] },
   );
   const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
   whenDone(() => endProcess(child));
   const messages: string[] = [];
+  const lines: string[] = [];
   const url = await new Promise<string>((resolve, reject) => {
     createInterface({ input: child.stdout }).on("line", (line) => {
       const parsed = JSON.parse(line) as { msg?: string; url?: string };
+      lines.push(line);
       messages.push(String(parsed.msg));
       if (parsed.msg === "hookgate listening") resolve(String(parsed.url));
     });
@@ -85,6 +87,8 @@ async function serveRecording(recordPath: string) {
       return exited;
     },
     messages,
+    /** Its stdout, a line at a time. */
+    lines,
   };
 }
 
@@ -151,6 +155,34 @@ describe("hookgate serve --record", () => {
     expect(replay.code).toBe(0);
     const report = JSON.parse(replay.stdout);
     expect(report).toMatchObject({ records: 4, changed: 1, unchanged: 3, byChange: { "none->deny": 1 } });
+  });
+
+  it("scrubs the policy's secret values from a record as from the audit line, in the event's keys too", async () => {
+    // A team token read from the environment: a tool input keyed by it (an MCP tool's map of
+    // credentials) was masked by value only, and the record file quoted the key.
+    const token = "mobile-Zq8vR3xT0pLk5WnY2cJh";
+    const recordPath = join(dir, "scrubbed.jsonl");
+    const server = await serveRecording(recordPath, { HOOKGATE_TOKEN_MOBILE: token });
+    try {
+      const body = JSON.stringify({
+        session_id: "s2",
+        transcript_path: "/home/dev/.claude/projects/p/s2.jsonl",
+        cwd: "/home/dev/proj",
+        hook_event_name: "PreToolUse",
+        tool_name: "mcp__vault__store",
+        tool_input: { entries: { [token]: "gateway", note: token } },
+      });
+      expect((await post(`${server.url}/v1/hooks/claude-code`, body, token)).status).toBe(200);
+    } finally {
+      await server.stop();
+    }
+    const audit = server.lines.find((l) => l.includes('"msg":"decision"')) ?? "";
+    expect(audit).toContain("mcp__vault__store");
+    expect(audit).not.toContain(token);
+    const written = readFileSync(recordPath, "utf8");
+    expect(written).toContain("mcp__vault__store");
+    expect(written).not.toContain(token);
+    expect((JSON.parse(written) as ReplayRecord).team).toBe("mobile");
   });
 
   it("writes to a new file at its path after SIGHUP, so a log rotation that renamed the file loses nothing", async () => {

@@ -35,11 +35,25 @@ export interface JsonlRecorder {
   close(): Promise<void>;
 }
 
+export interface JsonlRecorderOptions {
+  /**
+   * Each line scrubbed as the log's are (core/mask.ts `scrubbingWith`): the event's values are
+   * scrubbed of the policy's secrets as it is masked, but not its keys, which the audit line's
+   * tool input has scrubbed with the rest of its line.
+   */
+  readonly scrub?: (line: string) => string;
+  readonly limitBytes?: number;
+  readonly closeMs?: number;
+}
+
 export function createJsonlRecorder(
   path: string,
   logger: Logger,
-  limitBytes = RECORD_BACKLOG_LIMIT_BYTES,
-  closeMs = RECORD_CLOSE_MS,
+  {
+    scrub = (line) => line,
+    limitBytes = RECORD_BACKLOG_LIMIT_BYTES,
+    closeMs = RECORD_CLOSE_MS,
+  }: JsonlRecorderOptions = {},
 ): JsonlRecorder {
   /**
    * The file at `path`, opened for appending; made readable by its owner alone when it is made
@@ -112,7 +126,7 @@ export function createJsonlRecorder(
         logger.log("info", "the record file takes records again", { path, dropped });
         dropped = undefined;
       }
-      stream.write(`${JSON.stringify(record)}\n`);
+      stream.write(`${scrub(JSON.stringify(record))}\n`);
     },
     reopen() {
       const next = open(true);
