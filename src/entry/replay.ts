@@ -320,7 +320,7 @@ function describeImpact(file: string, report: ImpactReport, examples: number): s
     `replayed ${report.records} record${report.records === 1 ? "" : "s"} against ${file} (policy ${report.policy})`,
     `recorded under ${
       Object.entries(report.recordedPolicies)
-        .map(([hash, n]) => `policy ${hash} (${n})`)
+        .map(([hash, n]) => `policy ${shown(hash)} (${n})`)
         .join(", ") || "no policy"
     }`,
     `${report.changed} changed, ${report.unchanged} unchanged${notCompared > 0 ? `, ${notCompared} not compared` : ""}`,
@@ -379,9 +379,10 @@ function describeImpact(file: string, report: ImpactReport, examples: number): s
 function section(lines: string[], title: string, nested: Record<string, Counts>): void {
   lines.push("", `${title}:`);
   const total = (counts: Counts) => Object.values(counts).reduce((s, n) => s + n, 0);
-  const width = longest(Object.keys(nested).map((k) => k.length));
+  const width = longest(Object.keys(nested).map((k) => shown(k).length));
   const digits = longest(Object.values(nested).map((c) => String(total(c)).length));
-  for (const [key, counts] of Object.entries(nested)) {
+  for (const [name, counts] of Object.entries(nested)) {
+    const key = shown(name);
     const detail = Object.entries(counts)
       .map(([change, n]) => `${arrow(change)} ${n}`)
       .join(", ");
@@ -394,12 +395,25 @@ function longest(lengths: readonly number[]): number {
   return lengths.reduce((a, b) => Math.max(a, b), 0);
 }
 
+/**
+ * Text from a record (a team, a tool name, a reason: an agent's, a model's or a downstream
+ * server's to choose) with its control characters escaped as JSON escapes them: printed raw, an
+ * ESC sequence from a recorded event drove the terminal replay runs in, and a line break forged
+ * report lines.
+ */
+function shown(text: string): string {
+  return text.replace(CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching them is its purpose.
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
+
 function describeExample(example: ImpactExample): string[] {
-  const input = example.input === undefined ? "" : ` ${shorten(JSON.stringify(example.input), 100)}`;
+  const input = example.input === undefined ? "" : ` ${shown(shorten(JSON.stringify(example.input), 100))}`;
   const said = (side: ImpactExample["before"]) =>
-    `${side.decision}${side.reason ? ` "${shorten(side.reason, 80)}"` : ""}${side.rules.length > 0 ? ` [${side.rules.join(", ")}]` : ""}`;
+    `${side.decision}${side.reason ? ` "${shown(shorten(side.reason, 80))}"` : ""}${side.rules.length > 0 ? ` [${shown(side.rules.join(", "))}]` : ""}`;
   return [
-    `    ${example.time} ${example.team} ${example.client} ${example.event}${example.tool ? ` ${example.tool}` : ""}${input}`,
+    `    ${shown(`${example.time} ${example.team} ${example.client} ${example.event}${example.tool ? ` ${example.tool}` : ""}`)}${input}`,
     `      was ${said(example.before)}`,
     `      now ${said(example.after)}`,
   ];

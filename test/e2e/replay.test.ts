@@ -331,6 +331,33 @@ describe("hookgate replay", () => {
     expect(stdout.match(/^ {6}was /gm)).toHaveLength(2);
   });
 
+  it("prints a record's control characters escaped, never to the terminal as they are", async () => {
+    // A team, a time or a reason is the record's to hold: an ESC sequence in one retitled or
+    // cleared the terminal replay printed to, and a line break forged a line of the report.
+    const records = readFileSync(join(ROOT, TRAFFIC), "utf8").trimEnd().split("\n");
+    const changed = records.map((line) => {
+      const r = JSON.parse(line) as Record<string, unknown>;
+      if (!JSON.stringify(r.event).includes("rm -rf node_modules")) return line;
+      return JSON.stringify({
+        ...r,
+        team: "ops\u001b]0;owned\u0007",
+        time: "t\u009b2J",
+        reason: "a\nnow allow",
+      });
+    });
+    const file = join(dir, "controls.jsonl");
+    writeFileSync(file, `${changed.join("\n")}\n`);
+    const result = await runCli(["replay", "--policy", CANDIDATE, file]);
+    expect(result.code).toBe(0);
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: none may reach the terminal.
+    expect(result.stdout).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
+    expect(result.stdout).toContain("ops\\u001b]0;owned\\u0007");
+    expect(result.stdout).toContain(
+      't\\u009b2J ops\\u001b]0;owned\\u0007 claude-code PreToolUse Bash {"command":"rm -rf node_modules"}',
+    );
+    expect(result.stdout).not.toMatch(/^now allow/m);
+  });
+
   it("counts a single record as one record", async () => {
     const one = join(dir, "one.jsonl");
     writeFileSync(one, `${readFileSync(join(ROOT, TRAFFIC), "utf8").split("\n")[0]}\n`);
