@@ -4,7 +4,7 @@
  * `--sqs-dlq-url`, optional `--sqs-endpoint` for a local SQS-compatible server). `drop` deletes
  * for good: the SQLite file keeps dead letters until they are replayed or dropped (SQS also
  * expires them after the DLQ's retention period). `list` shows up to `--limit` dead letters
- * (default 1,000), oldest first, and says when more remain (on SQS, which has no browse call, the
+ * (default 1,000), oldest first, each error masked as a log line is, and says when more remain (on SQS, which has no browse call, the
  * oldest of those it read); `--json` prints them as an array, with no such note. A replay on SQS
  * that stops part way (a page whose send fails) exits 1 saying how many it replayed first, and
  * how many of the page it stopped on may be on the queue too when that page's send got no
@@ -17,6 +17,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import type { DeliveryJob } from "../core/delivery.js";
 import { errorMessage } from "../core/errors.js";
+import { maskString } from "../core/mask.js";
 import { type Queue, sweptBefore, UNREADABLE_PREFIX } from "../core/queue.js";
 import { UsageError } from "./usage-error.js";
 
@@ -51,7 +52,9 @@ export async function dlqCommand(
   try {
     if (sub === "list") {
       // One more than shown, to tell whether more remain.
-      const dead = await queue.listDead(limit + 1);
+      // The error masked as it is shown, as a log line is: a dead letter stored before the error
+      // of a delivery that threw was masked holds it as it was (a URL with its token, a header).
+      const dead = (await queue.listDead(limit + 1)).map((d) => ({ ...d, error: maskString(d.error) }));
       const more = dead.length > limit;
       if (more) dead.length = limit;
       if (values.json) out(`${JSON.stringify(dead)}\n`);

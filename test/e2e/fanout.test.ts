@@ -9,6 +9,8 @@ import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writ
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
+import { createSqliteQueue } from "../../src/adapters/queue/sqlite.js";
+import type { DeliveryJob } from "../../src/core/delivery.js";
 import { type LoopbackServer, loopbackServer } from "../support/loopback.js";
 import { runCli, type ServerProcess, startServerProcess } from "../support/process.js";
 import { webhookReceiver } from "../support/receiver.js";
@@ -312,6 +314,37 @@ describe("the dead-letter queue", () => {
     expect((await runCli(["dlq", "list", "--data-dir", server.dataDir])).stdout).toBe(
       "the dead-letter queue is empty\n",
     );
+  });
+
+  it("lists a dead letter stored with its error unmasked (before errors were masked) masked", async () => {
+    // A dead letter as a gateway wrote it before the error of a delivery that threw was masked.
+    const dataDir = tempDir("old-dead-letter");
+    const queue = createSqliteQueue<DeliveryJob>({ path: join(dataDir, "queue.sqlite") });
+    const job: DeliveryJob = {
+      id: "evt_old.audit",
+      sink: "audit",
+      notification: { eventName: "SessionEnd", event: {} } as DeliveryJob["notification"],
+    };
+    await queue.send([{ id: job.id, body: job, group: "audit" }]);
+    const [leased] = await queue.receive(1, 60_000);
+    const token = "abcdefghijklmnopqrstuvwx";
+    const raw = `gave up after 8 attempts: internal error: fetch failed for https://hooks.slack.com/services/T0123ABCD/B0123ABCD/${token} (authorization: Bearer sk-live-abcdefghijklmnop1234)`;
+    expect(leased && (await queue.deadLetter(leased, raw))).toBe(true);
+    await queue.close();
+
+    const [text, json] = await Promise.all([
+      runCli(["dlq", "list", "--data-dir", dataDir]),
+      runCli(["dlq", "list", "--json", "--data-dir", dataDir]),
+    ]);
+    const masked =
+      "gave up after 8 attempts: internal error: fetch failed for https://hooks.slack.com/services/[masked] (authorization: Bearer [masked])";
+    expect(text.code).toBe(0);
+    expect(text.stdout).toContain(`\n  ${masked}\n`);
+    expect((JSON.parse(json.stdout) as { error: string }[]).map((d) => d.error)).toEqual([masked]);
+    for (const out of [text.stdout, json.stdout]) {
+      expect(out).not.toContain(token);
+      expect(out).not.toContain("sk-live");
+    }
   });
 
   it("drops dead letters for good, beside a running serve, and says when an id is not one", async () => {
