@@ -73,7 +73,7 @@ export interface RunningGateway {
   policy(): Policy;
   /**
    * Reopens the `--record` file, then re-reads the policy file; on failure keeps the running
-   * policy and returns the problems.
+   * policy and returns the problems. Once `close` was called it does neither, and says so.
    */
   reload(): Promise<readonly PolicyIssue[]>;
   close(): Promise<void>;
@@ -338,6 +338,17 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
     port,
     policy: () => current,
     reload() {
+      // A SIGHUP once SIGTERM or SIGINT began the stop: the gateway is going away, and the next
+      // start reads the policy and opens the record file. A reload then compiled the policy on
+      // the thread still answering the last requests, and logged "policy reloaded" (or its
+      // refusal) between "hookgate stopping" and "hookgate stopped".
+      if (closing) {
+        logger.log("warn", "SIGHUP ignored: hookgate is stopping", {
+          policy: current.hash,
+          next: "the next start reads the policy file and opens the --record file",
+        });
+        return Promise.resolve([]);
+      }
       // The record file first, whatever the policy does: a log rotation that renamed it sends
       // SIGHUP so that records go to a new file at the path (README, "Recording traffic").
       reopenRecording();
@@ -380,7 +391,7 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
   };
 
   function reopenRecording(): void {
-    if (!recorder || closing) return;
+    if (!recorder) return;
     try {
       recorder.reopen();
     } catch (e) {

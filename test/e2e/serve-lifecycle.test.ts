@@ -123,9 +123,24 @@ const hook = (url: string) =>
   });
 
 /** `hookgate serve` on port 0, its stdout gathered as it comes; ended with the test at the latest. */
-function spawnServe(policy: string, dataDir: string, more: { host?: string; nodeFlags?: string[] } = {}) {
+function spawnServe(
+  policy: string,
+  dataDir: string,
+  more: { host?: string; nodeFlags?: string[]; record?: string } = {},
+) {
   const host = more.host === undefined ? [] : ["--host", more.host];
-  const args = [...(more.nodeFlags ?? []), BIN, "serve", "--policy", policy, ...host, "--port", "0"];
+  const record = more.record === undefined ? [] : ["--record", more.record];
+  const args = [
+    ...(more.nodeFlags ?? []),
+    BIN,
+    "serve",
+    "--policy",
+    policy,
+    ...host,
+    ...record,
+    "--port",
+    "0",
+  ];
   const child = spawn(process.execPath, [...args, "--data-dir", dataDir], {
     cwd: ROOT,
     env: childEnv(),
@@ -560,6 +575,52 @@ describe("hookgate serve over its life", { timeout: 60_000 }, () => {
       signal: "SIGINT",
       openConnections: 1,
     });
+  });
+
+  it("ignores a SIGHUP that comes while it stops, saying so: neither the policy nor the record file is read again", async () => {
+    const path = join(dir, "hangup-stopping.json");
+    writeFileSync(path, EXAMPLE);
+    const record = join(dir, "hangup-stopping.jsonl");
+    const serve = spawnServe(path, join(dir, "hangup-stopping-data"), { record });
+    const { child, stdout } = serve;
+    try {
+      await waitWhileRunning(child, 3000, () => /"hookgate listening"/.test(stdout()));
+      const url = String(
+        (
+          JSON.parse(
+            stdout()
+              .split("\n")
+              .find((l) => l.includes('"hookgate listening"')) ?? "{}",
+          ) as {
+            url?: string;
+          }
+        ).url,
+      );
+      // A request still arriving holds the stop in its grace period while the SIGHUP comes.
+      const socket = await stalledRequest(url);
+      const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+      child.kill("SIGTERM");
+      await waitWhileRunning(child, 3000, () => /"hookgate stopping"/.test(stdout()));
+      // A log rotation and a policy deploy, each of which a SIGHUP would otherwise act on.
+      renameSync(record, `${record}.1`);
+      writeFileSync(path, JSON.stringify({ ...JSON.parse(EXAMPLE), rules: [] }));
+      child.kill("SIGHUP");
+      await waitWhileRunning(child, 3000, () => /"SIGHUP ignored: hookgate is stopping"/.test(stdout()));
+      socket.destroy();
+      expect(await exited).toBe(0);
+      const msgs = stdout()
+        .split("\n")
+        .filter((l) => l !== "")
+        .map((l) => (JSON.parse(l) as { msg: string }).msg);
+      // Said once; no reload (nor its refusal) after it, and the stop ends as it began.
+      expect(
+        msgs.slice(msgs.indexOf("hookgate stopping")).filter((m) => /reload|SIGHUP|record/.test(m)),
+      ).toEqual(["SIGHUP ignored: hookgate is stopping"]);
+      expect(msgs.at(-1)).toBe("hookgate stopped");
+      expect(existsSync(record)).toBe(false);
+    } finally {
+      await serve.stop();
+    }
   });
 
   it("says no request went unanswered when a second signal ends the drain of deliveries with no connection open", async () => {
