@@ -114,7 +114,13 @@ export function startConsumer(
     }
     let outcome: Awaited<ReturnType<Deliverer["deliver"]>>;
     try {
-      outcome = await deps.deliverer.deliver(job, message.attempts, undefined, message.holds ?? 0);
+      outcome = await deps.deliverer.deliver(
+        job,
+        message.attempts,
+        undefined,
+        message.holds ?? 0,
+        message.interrupted,
+      );
     } catch (e) {
       outcome = thrownOutcome(message.attempts, e);
     }

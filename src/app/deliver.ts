@@ -66,8 +66,16 @@ export interface Deliverer {
   /**
    * `attempts` counts the sends (the queue's `attempts`), `holds` the receives held unsent before
    * this one: past MAX_HOLDS a job that would be held again is dead-lettered instead.
+   * `interrupted` says why the previous receive recorded no outcome (`ReceivedMessage`): past the
+   * sink's last attempt the job is then dead-lettered with it, unsent.
    */
-  deliver(job: DeliveryJob, attempts: number, mayStart?: MayStart, holds?: number): Promise<DeliveryOutcome>;
+  deliver(
+    job: DeliveryJob,
+    attempts: number,
+    mayStart?: MayStart,
+    holds?: number,
+    interrupted?: string,
+  ): Promise<DeliveryOutcome>;
 }
 
 /**
@@ -137,10 +145,11 @@ export function createDeliverer(deps: DeliverDeps): Deliverer {
     attempts: number,
     mayStart?: MayStart,
     holds = 0,
+    interrupted?: string,
   ): Promise<DeliveryOutcome> {
     let tried: DeliveryOutcome;
     try {
-      tried = await attempt(job, attempts, mayStart);
+      tried = await attempt(job, attempts, mayStart, interrupted);
     } catch (e) {
       // A defect; its message may quote a secret of the sink's, scrubbed below with the others.
       tried = thrownOutcome(attempts, e);
@@ -150,14 +159,24 @@ export function createDeliverer(deps: DeliverDeps): Deliverer {
     return { ...outcome, reason: scrubSecrets(outcome.reason, deps.policy().secrets) };
   }
 
-  async function attempt(job: DeliveryJob, attempts: number, mayStart?: MayStart): Promise<DeliveryOutcome> {
+  async function attempt(
+    job: DeliveryJob,
+    attempts: number,
+    mayStart?: MayStart,
+    interrupted?: string,
+  ): Promise<DeliveryOutcome> {
     // Own members only, as the policy checks a rule's sinks: "constructor" is no sink.
     const sinks = deps.policy().document.sinks;
     const config = sinks && Object.hasOwn(sinks, job.sink) ? sinks[job.sink] : undefined;
     if (!config) return unsentDead(`sink "${job.sink}" is no longer in the policy`);
+    const schedule = config.retryScheduleSeconds ?? DEFAULT_RETRY_SCHEDULE_SECONDS;
+    // Its last attempt (the first and one per retry) ended with no outcome, the delivery thread
+    // gone with it: sent again, a job that ends the thread (out of memory, a native fault) would
+    // end it again, at every restart, and hold up the other jobs for ever.
+    if (interrupted !== undefined && attempts > schedule.length + 1)
+      return unsentDead(`gave up after ${attempts - 1} attempts: ${interrupted}`);
     const sink = resolveSink(config, deps.env);
     if (typeof sink === "string") return unsentDead(`sink "${job.sink}": ${sink}`);
-    const schedule = config.retryScheduleSeconds ?? DEFAULT_RETRY_SCHEDULE_SECONDS;
     const retryLater = (reason: string, retryAfterMs?: number): DeliveryOutcome =>
       retryOrDead(attempts, schedule, deps.random(), reason, retryAfterMs);
 

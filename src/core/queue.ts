@@ -36,6 +36,14 @@ export interface ReceivedMessage<T> {
    * MessageId, the same on every receive): a job sent again, a replayed dead letter, is another.
    */
   readonly messageId?: string;
+  /**
+   * Why this job's previous receive recorded no outcome, where the backend knows it (SQLite: the
+   * delivery thread or the process stopped while delivering it, and the next start took its lease
+   * back). That receive counted as an attempt, and a job received again past its sink's last
+   * attempt is dead-lettered with this reason, not sent: one that ends the delivery thread every
+   * time it is sent would otherwise take it down for ever.
+   */
+  readonly interrupted?: string | undefined;
 }
 
 export interface HoldOptions {

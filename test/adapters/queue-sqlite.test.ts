@@ -12,6 +12,7 @@ import {
   type QueueClockStep,
   type QueueDeadLettered,
   type SqliteQueue,
+  STOPPED_DELIVERING,
 } from "../../src/adapters/queue/sqlite.js";
 import { tempDir } from "../support/temp.js";
 
@@ -446,12 +447,13 @@ describe("sqlite queue on disk", () => {
     ]);
 
     const serve = open("process-2");
-    expect((await serve.receive(10, HOUR)).map((m) => m.id)).toEqual(["c"]);
+    expect((await serve.receive(10, HOUR)).map((m) => [m.id, m.interrupted])).toEqual([["c", undefined]]);
     expect(serve.recoverLeases()).toBe(2);
     const back = await serve.receive(10, HOUR);
-    expect(back.map((m) => [m.id, m.attempts])).toEqual([
-      ["a", 2],
-      ["b", 2],
+    // Each keeps the attempt its lease counted, and says why that attempt recorded no outcome.
+    expect(back.map((m) => [m.id, m.attempts, m.interrupted])).toEqual([
+      ["a", 2, STOPPED_DELIVERING],
+      ["b", 2, STOPPED_DELIVERING],
     ]);
     // Its own leases stay where they are.
     expect(serve.recoverLeases()).toBe(0);
@@ -470,7 +472,10 @@ describe("sqlite queue on disk", () => {
     await dead.ack(stale);
     if (!fresh) throw new Error("nothing redelivered");
     await serve.retry(fresh, 0, "HTTP 503");
-    expect((await serve.receive(1, HOUR)).map((m) => [m.id, m.attempts])).toEqual([["a", 3]]);
+    // The retry recorded an outcome: the next receive is no longer told of the stopped one.
+    expect((await serve.receive(1, HOUR)).map((m) => [m.id, m.attempts, m.interrupted])).toEqual([
+      ["a", 3, undefined],
+    ]);
   });
 
   it("writes through a WAL journal", async () => {

@@ -502,6 +502,45 @@ describe("deliver", () => {
     });
   });
 
+  it("dead-letters unsent a job whose last attempt stopped the delivery thread, and only past the sink's last attempt", async () => {
+    const policy = await policyFrom({
+      version: 1,
+      rules: [],
+      sinks: { hook: { type: "webhook", url: "https://sink.hookgate.test/in", retryScheduleSeconds: [5] } },
+    });
+    let sends = 0;
+    const deliverer = createDeliverer({
+      policy: () => policy,
+      egress: async () => {
+        sends++;
+        return { ok: true, value: { status: 503, headers: {}, body: "" } };
+      },
+      env: () => undefined,
+      clock: { now: () => 1_000_000_000, monotonic: () => 0 },
+      random: () => 0.5,
+    });
+    const stopped = "the delivery thread stopped while delivering it";
+    // The second attempt is the sink's last: sent, as any other.
+    expect(await deliverer.deliver(job("hook"), 2, undefined, 0, stopped)).toEqual({
+      kind: "dead",
+      reason: "gave up after 2 attempts: HTTP 503",
+    });
+    expect(sends).toBe(1);
+    // Received a third time, the second having ended the thread: not sent again.
+    expect(await deliverer.deliver(job("hook"), 3, undefined, 0, stopped)).toEqual({
+      kind: "dead",
+      reason: `gave up after 2 attempts: ${stopped}`,
+      unsent: true,
+    });
+    expect(sends).toBe(1);
+    // A queue that tells no such stop (SQS counts receives a throttled Lambda never handled) sends.
+    expect(await deliverer.deliver(job("hook"), 3)).toEqual({
+      kind: "dead",
+      reason: "gave up after 3 attempts: HTTP 503",
+    });
+    expect(sends).toBe(2);
+  });
+
   it("retries a name that resolves to nothing (no address record over DoH on Workers), as Node retries ENOTFOUND", async () => {
     const policy = await policyFrom({
       version: 1,

@@ -7,9 +7,10 @@
  */
 import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
-import { createSqliteQueue } from "../../src/adapters/queue/sqlite.js";
+import { createSqliteQueue, STOPPED_DELIVERING } from "../../src/adapters/queue/sqlite.js";
 import type { DeliveryJob } from "../../src/core/delivery.js";
 import { type LoopbackServer, loopbackServer } from "../support/loopback.js";
 import { runCli, type ServerProcess, startServerProcess } from "../support/process.js";
@@ -249,6 +250,75 @@ describe("the delivery thread", () => {
       expect(threads.filter((tid) => nice(tid) === 10)).toHaveLength(1);
     },
   );
+});
+
+describe("a job that ends the delivery thread each time it is sent", () => {
+  it("is dead-lettered after its sink's attempts, saying why, and the thread then delivers the others", async () => {
+    // Stands for a delivery that kills the thread (out of memory, a native fault): a module
+    // preloaded into every thread of serve ends the delivery thread as it starts a request to a
+    // path ending in /poison. Nothing reaches the receiver from there.
+    const preload = join(tempDir("poison"), "poison.mjs");
+    writeFileSync(
+      preload,
+      [
+        'import { subscribe } from "node:diagnostics_channel";',
+        'import { isMainThread } from "node:worker_threads";',
+        "if (!isMainThread)",
+        '  subscribe("undici:request:create", ({ request }) => request.path.endsWith("/poison") && process.exit(70));',
+        "",
+      ].join("\n"),
+    );
+    const receiver = await webhookReceiver(SECRET);
+    cleanups.push(() => receiver.close());
+    const policy = join(tempDir("poison-policy"), "policy.json");
+    writeFileSync(
+      policy,
+      JSON.stringify({
+        version: 1,
+        egress: { allowCidrs: ["127.0.0.1/32"] },
+        rules: [
+          { id: "ends", on: "SessionEnd", notify: ["audit", "poison"] },
+          { id: "notes", on: "Notification", notify: ["audit"] },
+        ],
+        sinks: {
+          audit: { type: "webhook", url: receiver.url, secret: "env:WHSEC" },
+          // Two attempts: the first and one retry.
+          poison: {
+            type: "webhook",
+            url: `${receiver.url}/poison`,
+            secret: "env:WHSEC",
+            retryScheduleSeconds: [0],
+          },
+        },
+      }),
+    );
+    const server = await startServerProcess(policy, {
+      WHSEC: SECRET,
+      NODE_OPTIONS: `--import ${pathToFileURL(preload).href}`,
+    });
+    cleanups.push(() => server.stop());
+    expect((await post(server, { hook_event_name: "SessionEnd", reason: "other" })).status).toBe(200);
+
+    // Restarted after 1 s, then 2 s: a few seconds, or for ever if each death cost no attempt.
+    const dead = await server.waitForLine((l) => l.msg === "delivery dead-lettered", 30_000);
+    expect(dead).toMatchObject({
+      sink: "poison",
+      attempts: 2,
+      reason: `gave up after 2 attempts: ${STOPPED_DELIVERING}`,
+    });
+    const deaths = () =>
+      server.lines.filter((l) => l.msg === "the delivery thread stopped; starting it again");
+    expect(deaths().map((l) => l.code)).toEqual([70, 70]);
+    await until(() => receiver.unique.length === 1, "the other sink's delivery of the event");
+
+    // The thread runs on: the next event is delivered, and the thread stopped no more.
+    const note = { hook_event_name: "Notification", message: "waiting for input" };
+    expect((await post(server, note)).status).toBe(200);
+    await until(() => receiver.unique.length === 2, "the next event's delivery");
+    expect(deaths()).toHaveLength(2);
+    const listed = await runCli(["dlq", "list", "--data-dir", server.dataDir]);
+    expect(listed.stdout).toContain(`gave up after 2 attempts: ${STOPPED_DELIVERING}`);
+  }, 60_000);
 });
 
 describe("a policy reloaded on SIGHUP", () => {

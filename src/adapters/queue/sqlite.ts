@@ -50,6 +50,13 @@ export interface QueueDeadLettered {
   readonly reason: string;
 }
 
+/**
+ * What `recoverLeases` records of a job whose lease it takes back, and each receive of it tells
+ * (`interrupted`) until an outcome is recorded.
+ */
+export const STOPPED_DELIVERING =
+  "the delivery thread stopped while delivering it (it crashed or exited, or serve was killed)";
+
 /** Why the queue dead-letters a stored job that does not parse, as it is told: no text of it. */
 const NOT_JSON = "the stored job is not valid JSON; dead-lettered as stored";
 
@@ -57,6 +64,7 @@ export interface SqliteQueue<T> extends Queue<T> {
   /**
    * Makes every job leased by another owner visible at once and returns how many. The queue has a
    * single consumer process, so on start (`serve`) those leases belong to a process that died.
+   * Each keeps the attempt its lease counted, and is received as `interrupted`.
    */
   recoverLeases(): number;
   /**
@@ -145,6 +153,7 @@ interface DueRow {
   holds: number;
   visibleAt: number;
   grp: string | null;
+  lastError: string | null;
 }
 
 interface DeadRow {
@@ -217,6 +226,7 @@ interface LeasedRow {
   readonly attempts: number;
   readonly holds: number;
   readonly receipt: string;
+  readonly interrupted?: string;
 }
 
 export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T> {
@@ -244,11 +254,11 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
      VALUES (@id, @body, 'ready', @visibleAt, 0, @now, @grp)`,
   );
   const dueUngrouped = db.prepare<[number, number], DueRow>(
-    `SELECT seq, id, body, attempts, holds, visible_at AS visibleAt, grp FROM queue_jobs
+    `SELECT seq, id, body, attempts, holds, visible_at AS visibleAt, grp, last_error AS lastError FROM queue_jobs
      WHERE grp IS NULL AND visible_at <= ? ORDER BY visible_at, seq LIMIT ?`,
   );
   const dueInGroup = db.prepare<[string, number, number], DueRow>(
-    `SELECT seq, id, body, attempts, holds, visible_at AS visibleAt, grp FROM queue_jobs
+    `SELECT seq, id, body, attempts, holds, visible_at AS visibleAt, grp, last_error AS lastError FROM queue_jobs
      WHERE grp = ? AND visible_at <= ? ORDER BY visible_at, seq LIMIT ?`,
   );
   // The groups that have jobs, one index seek each (few: one per sink).
@@ -312,9 +322,11 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
   // queue is near empty when deliveries keep up).
   const countJobs = db.prepare<[], number>("SELECT COUNT(*) FROM queue_jobs").pluck();
   const countDead = db.prepare<[], number>("SELECT COUNT(*) FROM queue_dead").pluck();
-  const recover = db.prepare<{ owner: string; now: number }>(
+  // The attempt the lease counted stays counted: a job that ends the delivery thread every time
+  // is sent no more often than its sink's schedule allows (`interrupted`, app/deliver.ts).
+  const recover = db.prepare<{ owner: string; now: number; error: string }>(
     `UPDATE queue_jobs SET state = 'ready', visible_at = @now, leased_until = NULL,
-       lease_owner = NULL, receipt = NULL
+       lease_owner = NULL, receipt = NULL, last_error = @error
      WHERE state = 'leased' AND lease_owner IS NOT @owner`,
   );
 
@@ -437,7 +449,15 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
       }
       const receipt = randomUUID();
       lease.run({ seq: row.seq, until, owner, receipt });
-      leased.push({ id: row.id, body, attempts: row.attempts + 1, holds: row.holds, receipt });
+      leased.push({
+        id: row.id,
+        body,
+        attempts: row.attempts + 1,
+        holds: row.holds,
+        receipt,
+        // Until a retry or a hold records another error: taken back again, it is told again.
+        ...(row.lastError === STOPPED_DELIVERING && { interrupted: STOPPED_DELIVERING }),
+      });
     }
     return leased;
   };
@@ -615,7 +635,7 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
     },
 
     recoverLeases() {
-      return recover.run({ owner, now: now() }).changes;
+      return recover.run({ owner, now: now(), error: STOPPED_DELIVERING }).changes;
     },
 
     async close() {
