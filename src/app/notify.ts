@@ -14,9 +14,12 @@ import type { Clock, Logger, Metrics } from "../core/ports.js";
 import { notSentBy, type Queue } from "../core/queue.js";
 import { toldFailure } from "../core/recurring-failure.js";
 import type { Correlation, Notification } from "../core/sinks.js";
-import { capString, shorten, sliceCodePoints } from "../core/truncate.js";
+import { capString, shorten, sliceCodePoints, utf8Length } from "../core/truncate.js";
 
-/** What the gateway remembers of a session, to enrich later events (SQLite on Node, KV on Workers). */
+/**
+ * What the gateway remembers of a session, to enrich later events (SQLite on Node, KV on Workers).
+ * Its session and tool ids are never empty and at most `MAX_ID_BYTES` long (the notifier's check).
+ */
 export interface SessionStore {
   rememberTool(sessionId: string, tool: { toolName: string; summary: string }, at: number): Promise<void>;
   lastTool(sessionId: string): Promise<{ toolName: string; summary: string } | undefined>;
@@ -81,6 +84,15 @@ const PERMISSION_PROMPTS = new Set(["permission_prompt", "permission"]);
  * is cut to fit (delivery.ts `fitDeliveryJob`).
  */
 const NAME_MAX = 256;
+/**
+ * The longest session or tool id remembered, in UTF-8 bytes: a client's are UUIDs and `toolu_…`,
+ * and a Workers KV key (the id behind a prefix) holds at most 512. Checked here, for every
+ * store, so an id is remembered on every runtime or on none; a longer one gets no enrichment.
+ */
+export const MAX_ID_BYTES = 400;
+const rememberable = (id: unknown): id is string =>
+  typeof id === "string" && id !== "" && id.length <= MAX_ID_BYTES && utf8Length(id) <= MAX_ID_BYTES;
+
 export function createNotifier(deps: NotifyDeps): Notifier {
   /**
    * A store that fails every call (a damaged file) fails every tool call's: told when it starts,
@@ -113,7 +125,13 @@ export function createNotifier(deps: NotifyDeps): Notifier {
     const { event } = input;
     const sessions = deps.sessions;
     const now = deps.clock.now();
-    if (sessions && input.remember && event.name === "PreToolUse" && event.sessionId && event.toolName) {
+    if (
+      sessions &&
+      input.remember &&
+      event.name === "PreToolUse" &&
+      rememberable(event.sessionId) &&
+      event.toolName
+    ) {
       const { sessionId, toolName } = event;
       await enrich("rememberTool", () =>
         sessions.rememberTool(
@@ -137,7 +155,7 @@ export function createNotifier(deps: NotifyDeps): Notifier {
       event.name === "Notification" &&
       typeof type === "string" &&
       PERMISSION_PROMPTS.has(type) &&
-      sessionId
+      rememberable(sessionId)
     ) {
       related = await enrich("lastTool", () => sessions.lastTool(sessionId));
     }
@@ -233,8 +251,7 @@ async function correlate(
 ): Promise<Correlation | undefined> {
   if (!sessions || event.dialect !== "deepagents-legacy") return undefined;
   const toolId = event.payload.tool_id;
-  // deepagents' ids are short ("toolu_…"); a longer one is no id to correlate by, nor a store key.
-  if (typeof toolId !== "string" || toolId === "" || toolId.length > NAME_MAX) return undefined;
+  if (!rememberable(toolId)) return undefined;
   let half: ToolHalf | undefined;
   if (event.name === "tool.use" && event.toolName) {
     half = {

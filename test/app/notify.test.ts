@@ -231,7 +231,7 @@ describe("createNotifier", () => {
       tool_output: "out",
     });
     await send({ event: "tool.use", tool_name: longName, tool_id: "c7", tool_args: {} });
-    await send({ event: "tool.use", tool_name: "ls", tool_id: "i".repeat(300), tool_args: {} });
+    await send({ event: "tool.use", tool_name: "ls", tool_id: "i".repeat(401), tool_args: {} });
     await send({ session_id: "s", transcript_path: "/t", cwd: "/p", hook_event_name: "E".repeat(200_000) });
     const all = await jobs();
     for (const job of all) expect(JSON.stringify(job).length).toBeLessThan(5_000);
@@ -241,9 +241,45 @@ describe("createNotifier", () => {
     const status = use?.notification.correlation?.toolResult?.status ?? "";
     expect(status).toMatch(/^failed \[masked\] s+…/);
     expect(status).not.toContain("ghp_");
-    const longId = all.find((j) => j.notification.event.tool_id === "i".repeat(300));
+    const longId = all.find((j) => j.notification.event.tool_id === "i".repeat(401));
     expect(longId?.notification.correlation).toBeUndefined();
     expect(all.some((j) => j.notification.eventName.startsWith("EEEE"))).toBe(true);
+  });
+
+  it("remembers no session or tool call by an id over 400 UTF-8 bytes, on any store, as KV could not", async () => {
+    // A Workers KV key holds 512 bytes: the KV store skipped such ids while SQLite kept them, so a
+    // permission prompt was enriched on Node and not on Workers. 134 × "ツ" is 402 bytes.
+    const { send, jobs } = setup();
+    for (const [sessionId, toolId] of [
+      ["s".repeat(400), "t".repeat(400)],
+      ["s".repeat(401), "t".repeat(401)],
+      ["ツ".repeat(134), "ツ".repeat(134)],
+    ] as const) {
+      const pre = { session_id: sessionId, transcript_path: "/t", cwd: "/p" };
+      await send({ ...pre, hook_event_name: "PreToolUse", tool_name: "Bash", tool_input: { command: "ls" } });
+      await send({
+        ...pre,
+        hook_event_name: "Notification",
+        message: "m",
+        notification_type: "permission_prompt",
+      });
+      await send({ event: "tool.use", tool_name: "execute", tool_id: toolId, tool_args: {} });
+      await send({ event: "tool.result", tool_name: "execute", tool_id: toolId, tool_status: "success" });
+    }
+    const enriched = (await jobs()).map((j) => {
+      const n = j.notification;
+      if (n.eventName === "Notification") return `${n.eventName} ${n.relatedTool?.toolName ?? "-"}`;
+      if (n.eventName === "tool.result") return `${n.eventName} ${n.correlation?.toolUse?.toolName ?? "-"}`;
+      return undefined;
+    });
+    expect(enriched.filter((e) => e !== undefined)).toEqual([
+      "Notification Bash",
+      "tool.result execute",
+      "Notification -",
+      "tool.result -",
+      "Notification -",
+      "tool.result -",
+    ]);
   });
 
   it("remembers a tool name cut to a bound for a permission prompt", async () => {

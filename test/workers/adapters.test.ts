@@ -270,11 +270,20 @@ describe("the KV session store", () => {
     expect(failures).toEqual(["put"]);
   });
 
-  it("does not use an id too long to be a KV key", async () => {
-    const s = store();
+  it("reports a key KV refuses (over 512 bytes) instead of throwing", async () => {
+    // The notifier passes no id over 400 bytes (notify.ts MAX_ID_BYTES); a longer one is refused
+    // by KV itself and reported.
+    const failures: string[] = [];
+    const s = createKvSessionStore(env.HOOKGATE_SESSIONS, {
+      onError: (operation, e) => failures.push(`${operation} ${String(e)}`),
+    });
     const id = "x".repeat(600);
     await s.rememberTool(id, { toolName: "Bash", summary: "ls" }, 0);
     expect(await s.lastTool(id)).toBeUndefined();
+    expect(failures).toEqual([
+      expect.stringMatching(/^put .*605 exceeds key length limit of 512/),
+      expect.stringMatching(/^get .*605 exceeds key length limit of 512/),
+    ]);
   });
 });
 

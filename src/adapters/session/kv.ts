@@ -1,10 +1,12 @@
 /**
  * The session store on Workers: the last tool call per session, and each half of a deepagents
  * legacy tool call by tool id, in a KV namespace, forgotten a day after they were written (KV's
- * own expiry). KV is eventually consistent across locations and takes about one write per second
- * per key; the events of one session normally reach the same location seconds apart. Remembering
- * is best effort: a failed read or write is reported through `onError` and never stops the
- * notification behind it.
+ * own expiry). KV is eventually consistent: a write can take up to 60 s to be seen in another
+ * location, and a key takes one write a second, so of a session's tool calls started within one
+ * second (an agent's parallel calls) the first may be the one remembered. The events of one
+ * session normally reach one location seconds apart. Nothing here counts or decides: remembering
+ * is best effort, after the answer; a failed read or write is reported through `onError` and never
+ * stops the notification behind it.
  */
 import type { SessionStore, ToolHalf } from "../../app/notify.js";
 
@@ -21,25 +23,20 @@ export interface KvSessionOptions {
 }
 
 export const SESSION_TTL_SECONDS = 24 * 3600;
-/** KV keys are at most 512 bytes; a longer id is not a client's and is not remembered. */
-const MAX_ID_BYTES = 400;
 
-/** The key for an id the client sent, or undefined when it is too long to be a client's. */
-const keyOf = (prefix: string, id: string) =>
-  new TextEncoder().encode(id).byteLength > MAX_ID_BYTES ? undefined : `${prefix}:${id}`;
+/** A key is a prefix of at most 12 bytes and an id of at most 400 (notify.ts `MAX_ID_BYTES`): under KV's 512. */
+const keyOf = (prefix: string, id: string) => `${prefix}:${id}`;
 
 export function createKvSessionStore(kv: KvNamespaceLike, options: KvSessionOptions = {}): SessionStore {
   const ttl = Math.max(60, options.ttlSeconds ?? SESSION_TTL_SECONDS);
-  async function put(key: string | undefined, value: unknown): Promise<void> {
-    if (key === undefined) return;
+  async function put(key: string, value: unknown): Promise<void> {
     try {
       await kv.put(key, JSON.stringify(value), { expirationTtl: ttl });
     } catch (e) {
       options.onError?.("put", e);
     }
   }
-  async function get(key: string | undefined): Promise<Record<string, unknown> | undefined> {
-    if (key === undefined) return undefined;
+  async function get(key: string): Promise<Record<string, unknown> | undefined> {
     try {
       const value = await kv.get(key, "json");
       return value !== null && typeof value === "object" ? (value as Record<string, unknown>) : undefined;
