@@ -1,4 +1,4 @@
-/** The session store in memory: for tests, and for runtimes without a configured store. */
+/** The session store in memory, for tests: no runtime uses it (Lambda has no session store), so nothing here expires. */
 import type { SessionStore, ToolHalf } from "../../app/notify.js";
 
 export function createMemorySessionStore(): SessionStore {
