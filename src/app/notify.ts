@@ -18,7 +18,8 @@ import { capString, shorten, sliceCodePoints, utf8Length } from "../core/truncat
 
 /**
  * What the gateway remembers of a session, to enrich later events (SQLite on Node, KV on Workers).
- * Its session and tool ids are never empty and at most `MAX_ID_BYTES` long (the notifier's check).
+ * Its session and tool ids are keys the notifier makes (`teamKey`): never empty, at most
+ * `MAX_ID_BYTES` long, and each names the team whose event it came from.
  */
 export interface SessionStore {
   rememberTool(sessionId: string, tool: { toolName: string; summary: string }, at: number): Promise<void>;
@@ -85,13 +86,24 @@ const PERMISSION_PROMPTS = new Set(["permission_prompt", "permission"]);
  */
 const NAME_MAX = 256;
 /**
- * The longest session or tool id remembered, in UTF-8 bytes: a client's are UUIDs and `toolu_…`,
- * and a Workers KV key (the id behind a prefix) holds at most 512. Checked here, for every
- * store, so an id is remembered on every runtime or on none; a longer one gets no enrichment.
+ * The longest key a session or tool id is remembered under (`teamKey`), in UTF-8 bytes: a client's
+ * ids are UUIDs and `toolu_…`, and a Workers KV key (the id behind a prefix) holds at most 512.
+ * Checked here, for every store, so an id is remembered on every runtime or on none; a longer one
+ * gets no enrichment.
  */
 export const MAX_ID_BYTES = 400;
-const rememberable = (id: unknown): id is string =>
-  typeof id === "string" && id !== "" && id.length <= MAX_ID_BYTES && utf8Length(id) <= MAX_ID_BYTES;
+
+/**
+ * The key a session or tool id is remembered under: the team's name with it, so that one team's
+ * events never read nor write what another team's remembered, even with the other's session id
+ * in hand (ids come from the agent, and two teams may share one gateway). Undefined when there is
+ * no id or the key would pass `MAX_ID_BYTES`.
+ */
+function teamKey(team: string, id: unknown): string | undefined {
+  if (typeof id !== "string" || id === "") return undefined;
+  const key = JSON.stringify([team, id]);
+  return key.length <= MAX_ID_BYTES && utf8Length(key) <= MAX_ID_BYTES ? key : undefined;
+}
 
 export function createNotifier(deps: NotifyDeps): Notifier {
   /**
@@ -125,17 +137,12 @@ export function createNotifier(deps: NotifyDeps): Notifier {
     const { event } = input;
     const sessions = deps.sessions;
     const now = deps.clock.now();
-    if (
-      sessions &&
-      input.remember &&
-      event.name === "PreToolUse" &&
-      rememberable(event.sessionId) &&
-      event.toolName
-    ) {
-      const { sessionId, toolName } = event;
+    const sessionKey = teamKey(input.team, event.sessionId);
+    if (sessions && input.remember && event.name === "PreToolUse" && sessionKey && event.toolName) {
+      const { toolName } = event;
       await enrich("rememberTool", () =>
         sessions.rememberTool(
-          sessionId,
+          sessionKey,
           { toolName: capString(toolName, NAME_MAX), summary: summarize(event, input.secrets) },
           now,
         ),
@@ -143,21 +150,20 @@ export function createNotifier(deps: NotifyDeps): Notifier {
     }
     const correlation = await enrich(
       "correlate",
-      () => correlate(event, sessions, now, input.secrets),
+      () => correlate(event, input.team, sessions, now, input.secrets),
       false,
     );
     if (input.notify.length === 0) return;
     let related: Notification["relatedTool"];
     const type = event.payload.notification_type;
-    const sessionId = event.sessionId;
     if (
       sessions &&
       event.name === "Notification" &&
       typeof type === "string" &&
       PERMISSION_PROMPTS.has(type) &&
-      rememberable(sessionId)
+      sessionKey
     ) {
-      related = await enrich("lastTool", () => sessions.lastTool(sessionId));
+      related = await enrich("lastTool", () => sessions.lastTool(sessionKey));
     }
     const jobs = new Map<string, DeliveryJob>();
     const id = `evt_${input.decisionId}`;
@@ -245,13 +251,15 @@ function partition<T>(items: readonly T[], test: (item: T) => boolean): [T[], T[
  */
 async function correlate(
   event: HookEvent,
+  team: string,
   sessions: SessionStore | undefined,
   now: number,
   secrets: readonly string[] = [],
 ): Promise<Correlation | undefined> {
   if (!sessions || event.dialect !== "deepagents-legacy") return undefined;
   const toolId = event.payload.tool_id;
-  if (!rememberable(toolId)) return undefined;
+  const toolKey = teamKey(team, toolId);
+  if (toolKey === undefined || typeof toolId !== "string") return undefined;
   let half: ToolHalf | undefined;
   if (event.name === "tool.use" && event.toolName) {
     half = {
@@ -271,8 +279,8 @@ async function correlate(
     };
   }
   if (!half) return undefined;
-  const known = await sessions.toolHalves(toolId);
-  await sessions.rememberToolHalf(toolId, half, now);
+  const known = await sessions.toolHalves(toolKey);
+  await sessions.rememberToolHalf(toolKey, half, now);
   const other = half.kind === "use" ? known.result : known.use;
   if (!other) return { toolId };
   return other.kind === "use"

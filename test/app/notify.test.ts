@@ -246,14 +246,15 @@ describe("createNotifier", () => {
     expect(all.some((j) => j.notification.eventName.startsWith("EEEE"))).toBe(true);
   });
 
-  it("remembers no session or tool call by an id over 400 UTF-8 bytes, on any store, as KV could not", async () => {
+  it("remembers no session or tool call whose key (the team's name and the id) is over 400 UTF-8 bytes, on any store, as KV could not", async () => {
     // A Workers KV key holds 512 bytes: the KV store skipped such ids while SQLite kept them, so a
-    // permission prompt was enriched on Node and not on Workers. 134 × "ツ" is 402 bytes.
+    // permission prompt was enriched on Node and not on Workers. Team "t"'s key is `["t","…"]`,
+    // 8 bytes and the id's: 392 bytes of id fit; 131 × "ツ" is 393 bytes in 131 characters.
     const { send, jobs } = setup();
     for (const [sessionId, toolId] of [
-      ["s".repeat(400), "t".repeat(400)],
-      ["s".repeat(401), "t".repeat(401)],
-      ["ツ".repeat(134), "ツ".repeat(134)],
+      ["s".repeat(392), "t".repeat(392)],
+      ["s".repeat(393), "t".repeat(393)],
+      ["ツ".repeat(131), "ツ".repeat(131)],
     ] as const) {
       const pre = { session_id: sessionId, transcript_path: "/t", cwd: "/p" };
       await send({ ...pre, hook_event_name: "PreToolUse", tool_name: "Bash", tool_input: { command: "ls" } });
@@ -279,6 +280,43 @@ describe("createNotifier", () => {
       "tool.result -",
       "Notification -",
       "tool.result -",
+    ]);
+  });
+
+  it("keeps each team's sessions and tool calls to itself, even when another team sends the same ids", async () => {
+    // Ids come from the agent: a team holding another's session id read that session's last tool
+    // into its own sinks, and could plant one for the other's prompt.
+    const { send, jobs } = setup();
+    const pre = { session_id: "shared", transcript_path: "/t", cwd: "/p" };
+    const prompt = {
+      ...pre,
+      hook_event_name: "Notification",
+      message: "m",
+      notification_type: "permission_prompt",
+    };
+    await send(
+      { ...pre, hook_event_name: "PreToolUse", tool_name: "Bash", tool_input: { command: "deploy prod" } },
+      { team: "platform", notify: [] },
+    );
+    await send(prompt, { team: "mobile" });
+    await send(
+      { event: "tool.use", tool_name: "execute", tool_id: "c1", tool_args: {} },
+      { team: "platform" },
+    );
+    await send(
+      { event: "tool.result", tool_name: "execute", tool_id: "c1", tool_status: "success" },
+      { team: "mobile" },
+    );
+    await send(prompt, { team: "platform" });
+    const seen = (await jobs()).map((j) => {
+      const n = j.notification;
+      return `${n.team} ${n.eventName} ${n.relatedTool?.summary ?? n.correlation?.toolUse?.toolName ?? "-"}`;
+    });
+    expect(seen).toEqual([
+      "mobile Notification -",
+      "platform tool.use -",
+      "mobile tool.result -",
+      "platform Notification deploy prod",
     ]);
   });
 

@@ -71,6 +71,9 @@ async function postHook(body: unknown) {
   return { status: res.status, text: await res.text() };
 }
 
+/** Where KV holds a session's last tool: the notifier's key, team and id (FANOUT_POLICY has no auth: team "default"). */
+const rememberedKey = (sessionId: string) => `tool:${JSON.stringify(["default", sessionId])}`;
+
 const sessionEnd = (sessionId: string, reason: string) =>
   postHook(claudeEvent(sessionId, { hook_event_name: "SessionEnd", reason }));
 
@@ -232,8 +235,9 @@ describe("a notify event through the real queue", () => {
     const stored = await until(
       "the KV entry",
       async () =>
-        ((await env.HOOKGATE_SESSIONS.get(`tool:${sessionId}`, "json")) as { toolName: string } | null) ??
-        undefined,
+        ((await env.HOOKGATE_SESSIONS.get(rememberedKey(sessionId), "json")) as {
+          toolName: string;
+        } | null) ?? undefined,
     );
     expect(stored.toolName).toMatch(/^mcp__srv__t+…\[truncated by hookgate\]$/);
     await postHook(
@@ -263,7 +267,7 @@ describe("a notify event through the real queue", () => {
       }),
     );
     const stored = await until("the KV entry", async () => {
-      const value = await env.HOOKGATE_SESSIONS.get(`tool:${sessionId}`, "json");
+      const value = await env.HOOKGATE_SESSIONS.get(rememberedKey(sessionId), "json");
       return value ?? undefined;
     });
     expect(stored).toEqual({ toolName: "Bash", summary: "echo remembered" });

@@ -24,7 +24,7 @@ export interface KvSessionOptions {
 
 export const SESSION_TTL_SECONDS = 24 * 3600;
 
-/** A key is a prefix of at most 12 bytes and an id of at most 400 (notify.ts `MAX_ID_BYTES`): under KV's 512. */
+/** A key is a prefix of at most 12 bytes and the notifier's key of at most 400 (the team and the id, notify.ts `MAX_ID_BYTES`): under KV's 512. */
 const keyOf = (prefix: string, id: string) => `${prefix}:${id}`;
 
 export function createKvSessionStore(kv: KvNamespaceLike, options: KvSessionOptions = {}): SessionStore {
