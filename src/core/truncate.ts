@@ -55,6 +55,7 @@ export function sliceCodePoints(text: string, length: number): string {
  * `value` with every string longer than some length L cut to L plus the marker, L the largest
  * (below `high`, if given) for which `fits` holds: the longest strings are cut first and no field
  * is dropped. Undefined when even strings cut to nothing do not fit (thousands of short fields).
+ * Strings nested past MAX_DEPTH are left as they are, by this and by `capStrings`.
  */
 export function capStringsToFit(
   value: unknown,
