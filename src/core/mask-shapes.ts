@@ -55,6 +55,9 @@ const DATA_HEADER_KEY = `(?:${DATA_KEY_WORDS}|SEC-WEBSOCKET)-KEY`;
  * (a 16 KiB file: 250 of 370 µs).
  */
 const NAMED_GATE = new RegExp(NAMED, "i");
+/** NAMED with its `…_KEY` names spelt with a dash too (`api-key`), for JSON keys, which may be headers' names. */
+const NAMED_DASHED = NAMED.replaceAll("_?KEY", "[_-]?KEY");
+const NAMED_DASHED_GATE = new RegExp(NAMED_DASHED, "i");
 /** The same for ENV_KEY. */
 const ENV_KEY_GATE = /_KEY(?![A-Z0-9])/;
 
@@ -226,13 +229,14 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
     `$1${MASK}`,
     ENV_KEY_GATE,
   ],
+  // A JSON key spells a header's name with a dash (`{"X-Api-Key": "…"}` in a requests call).
   [
     new RegExp(
-      `("[A-Za-z0-9_-]{0,64}(?:${NAMED})(?:[_-]?(?:KEY|VALUE))?"[ \\t]{0,8}:[ \\t]{0,8})"(?!\\$\\{)(?:[^"\\\\]|\\\\.){1,4096}"`,
+      `("[A-Za-z0-9_-]{0,64}(?:${NAMED_DASHED})(?:[_-]?(?:KEY|VALUE))?"[ \\t]{0,8}:[ \\t]{0,8})"(?!\\$\\{)(?:[^"\\\\]|\\\\.){1,4096}"`,
       "gi",
     ),
     `$1"${MASK}"`,
-    NAMED_GATE,
+    NAMED_DASHED_GATE,
   ],
   // XML: an element named ending in a secret's name (Maven's settings.xml `<password>…</password>`),
   // and a .NET config's `<add key="ApiKey" value="…"/>`; not `<password>${env.PW}</password>`.

@@ -59,6 +59,10 @@ describe("maskString", () => {
     ["psql postgres://admin:p@ssw0rd@db/prod", "ssw0rd"],
     ["environment:\n  POSTGRES_PASSWORD: Tr0ub4dor-and-3\n", "Tr0ub4dor"],
     ['{"user": "svc", "password": "Corr3ct-H0rse"}', "Corr3ct-H0rse"],
+    // Found by test/property/mask.test.ts: a header's name spelt with a dash as a JSON key.
+    ['requests.get(url, headers={"X-Api-Key": "a1b2c3d4e5f6g7h8"})', "a1b2c3d4e5f6g7h8"],
+    ['{"api-key":"a1b2c3d4e5f6g7h8"}', "a1b2c3d4e5f6g7h8"],
+    ['{"private-key": "a1b2c3d4e5f6g7h8"}', "a1b2c3d4e5f6g7h8"],
     ["curl -u admin:hunter2hunter2 https://x", "hunter2hunter2"],
     ["curl -H 'PRIVATE-TOKEN: glpat-abcdefghij0123456789' https://gitlab", "abcdefghij0123456789"],
     ["curl -H 'X-Api-Key: 9f8e7d6c5b4a' https://x", "9f8e7d6c5b4a"],
