@@ -640,7 +640,7 @@ function earlierUrls(hooks: unknown): string[] {
     : Object.values(isRecord(hooks) ? hooks : {})
         .flatMap((groups) => (Array.isArray(groups) ? groups : []))
         .flatMap((group) => (isRecord(group) && Array.isArray(group.hooks) ? group.hooks : []));
-  return [...new Set(all.map(writtenFor).filter((url) => url !== undefined))];
+  return [...new Set(all.map((hook) => writtenFor(hook)).filter((url) => url !== undefined))];
 }
 
 /** A replaced gateway's allowlist pattern is left, as other settings files may rely on it. */
@@ -749,16 +749,17 @@ async function writeTarget(path: string): Promise<string> {
  * (its `x-hookgate-timeout` header), or one of the two commands init writes.
  */
 function ours(hook: unknown, url: string): boolean {
-  return (isRecord(hook) && hook.url === url) || writtenFor(hook) !== undefined;
+  return (isRecord(hook) && hook.url === url) || writtenFor(hook, url) !== undefined;
 }
 
 /**
  * The URL of a hook init wrote: an http hook with the `x-hookgate-timeout` header, or one of
- * the two commands init writes (`hookgate send --url URL …`, the curl adapter, `sh -c`-wrapped
- * for deepagents legacy), the URL a word of its own. A user's command that only mentions a URL
- * is theirs and stays.
+ * the two commands init writes (`hookgate send --url URL --timeout N`, the curl adapter,
+ * `sh -c`-wrapped for deepagents legacy), the URL a word of its own. A user's command that only
+ * mentions a URL is theirs and stays, and so is a `hookgate send` of their own (README offers it
+ * for anything that runs a command) to another gateway than `url`.
  */
-function writtenFor(hook: unknown): string | undefined {
+function writtenFor(hook: unknown, url?: string): string | undefined {
   if (!isRecord(hook)) return undefined;
   if (typeof hook.url === "string" && isRecord(hook.headers) && Object.hasOwn(hook.headers, TIMEOUT_HEADER)) {
     return hook.url;
@@ -767,14 +768,17 @@ function writtenFor(hook: unknown): string | undefined {
   if (typeof joined !== "string") return undefined;
   const command = joined.startsWith("sh -c ") ? joined.slice("sh -c ".length) : joined;
   const word = String.raw`('(?:[^']|'\\'')*'|[^\s')]+)`;
+  const unquoted = (quoted: string) =>
+    quoted.startsWith("'") ? quoted.slice(1, -1).replaceAll(`'\\''`, "'") : quoted;
+  const send = new RegExp(String.raw`^hookgate send --url ${word}(?=\s|$)( --timeout \d+$)?`).exec(command);
+  if (send?.[1] !== undefined) {
+    const sent = unquoted(send[1]);
+    return send[2] !== undefined || sent === url ? sent : undefined;
+  }
   // The checked adapter (deepagents v2) captures curl's output, the URL its last word inside
   // `$(…)`; the plain one (legacy, and the v2 adapter init wrote before) is curl itself.
-  const written =
-    new RegExp(`^hookgate send --url ${word}(?: |$)`).exec(command) ??
-    new RegExp(
-      String.raw`^(?:answer=\$\()?curl -sS .* -H '${TIMEOUT_HEADER}: \d+' .*--data-binary @-(?: -w ' %\{http_code\}')? ${word}(?:\)| |$)`,
-    ).exec(command);
-  const quoted = written?.[1];
-  if (quoted === undefined) return undefined;
-  return quoted.startsWith("'") ? quoted.slice(1, -1).replaceAll(`'\\''`, "'") : quoted;
+  const quoted = new RegExp(
+    String.raw`^(?:answer=\$\()?curl -sS .* -H '${TIMEOUT_HEADER}: \d+' .*--data-binary @-(?: -w ' %\{http_code\}')? ${word}(?:\)| |$)`,
+  ).exec(command)?.[1];
+  return quoted === undefined ? undefined : unquoted(quoted);
 }

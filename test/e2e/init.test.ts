@@ -1047,6 +1047,42 @@ describe("hookgate init --write", { timeout: 90_000 }, () => {
     },
   );
 
+  it("keeps a hookgate send command the user wrote for another gateway, which init never writes in that form", async () => {
+    // README offers `hookgate send` as the adapter for anything that runs a command: one written
+    // by hand to a second gateway is not a hook an earlier init wrote, and stays.
+    const path = join(tmp, "own-send", "settings.json");
+    mkdirSync(join(tmp, "own-send"));
+    const theirs = "hookgate send --url https://audit.acme.example/v1/hooks/claude-code";
+    const withClient =
+      "hookgate send --url https://audit.acme.example/v1/hooks --client claude-code --timeout 9";
+    writeFileSync(
+      path,
+      JSON.stringify({
+        hooks: {
+          SessionStart: [{ hooks: [{ type: "command", command: theirs }] }],
+          Setup: [{ hooks: [{ type: "command", command: withClient }] }],
+        },
+      }),
+    );
+    const result = await runCli([
+      "init",
+      "--client",
+      "claude-code",
+      "--url",
+      `${server.url}/v1/hooks/claude-code`,
+      "--events",
+      "SessionStart,Setup",
+      "--write",
+      path,
+    ]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).not.toContain("replaced");
+    const hooks = JSON.parse(readFileSync(path, "utf8")).hooks;
+    expect(hooks.SessionStart[0].hooks).toEqual([{ type: "command", command: theirs }]);
+    expect(hooks.Setup[0].hooks).toEqual([{ type: "command", command: withClient }]);
+    expect(hooks.SessionStart).toHaveLength(2);
+  });
+
   it("writes the same file again for every client when run twice (its own hooks recognised)", async () => {
     // A query with a space too: shell-quoted, the URL is still one word of the command.
     for (const [client, url] of [
