@@ -381,6 +381,15 @@ describe("hookgate replay", () => {
       byTool: { Bash: { "none->deny": 4 } },
       notRun: { records: 0 },
     });
+    // README's "For CI, `--json` prints the same report (…)" names every key of it.
+    const named = /For CI, `--json` prints the same report \(([^)]*)\)/.exec(
+      readFileSync(join(ROOT, "README.md"), "utf8"),
+    )?.[1];
+    const keys = named
+      ?.split(";")[0]
+      ?.match(/`\w+`/g)
+      ?.map((key) => key.slice(1, -1));
+    expect(keys?.sort()).toEqual(Object.keys(json).sort());
     expect(json.examples["none->deny"]).toHaveLength(3);
     expect(json.examples["none->deny"][0]).toMatchObject({
       event: "PreToolUse",
