@@ -365,6 +365,34 @@ describe("deliver", () => {
     expect(sent).toHaveLength(4);
   });
 
+  it("retries a 429 that names no wait on the schedule, and holds no other job to its URL", async () => {
+    const policy = await policyFrom({
+      version: 1,
+      rules: [],
+      sinks: { hook: { type: "webhook", url: "https://sink.hookgate.test/in" } },
+    });
+    let limited = true;
+    const sent: string[] = [];
+    const deliverer = createDeliverer({
+      policy: () => policy,
+      egress: async (request) => {
+        sent.push(request.url);
+        if (limited) {
+          limited = false;
+          return { ok: true, value: { status: 429, headers: {}, body: "slow down" } };
+        }
+        return { ok: true, value: { status: 200, headers: {}, body: "ok" } };
+      },
+      env: () => undefined,
+      clock: { now: () => 1_000_000_000, monotonic: () => 5_000 },
+      random: () => 0.5,
+      sleep: async () => {},
+    });
+    expect(await deliverer.deliver(job("hook"), 1)).toMatchObject({ kind: "retry", delayMs: 5_000 });
+    expect(await deliverer.deliver(job("hook"), 1)).toEqual({ kind: "ack" });
+    expect(sent).toHaveLength(2);
+  });
+
   it.each([
     ["slack-ratelimited", 20_000],
     ["slack-ratelimited-bare", 30_000],
