@@ -674,6 +674,9 @@ describe("prompt rules: a transient error from the model", () => {
   it.each([
     ["a 529 with retry-after 0", { status: 529, body: OVERLOADED, headers: { "retry-after": "0" } }],
     ["a 429 with retry-after-ms", { status: 429, body: OVERLOADED, headers: { "retry-after-ms": "10" } }],
+    // A request timeout and a lock timeout, which the SDKs retry too.
+    ["a 408", { status: 408, body: "", headers: { "retry-after": "0" } }],
+    ["a 409", { status: 409, body: "", headers: { "retry-after": "0" } }],
     // Any 5xx, as the SDKs retry: a proxy in front of a self-hosted model answers 520 to 524.
     ["a 522 from a proxy in front", { status: 522, body: "", headers: { "retry-after": "0" } }],
   ])("is called once more after %s, counted as a call", async (_name, first) => {
