@@ -1,7 +1,8 @@
 /**
  * The README's worked example for prompt and forward rules, run for real: `hookgate serve` with
  * examples/policy.remote.json, examples/team-hook-server.mjs as the team's hook server, and the
- * loopback model server standing in for api.anthropic.com (the only change to the policy).
+ * loopback model server standing in for api.anthropic.com and the team's server on a free port (the
+ * only changes to the policy).
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
