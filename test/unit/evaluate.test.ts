@@ -109,6 +109,8 @@ describe("evaluatePolicy", () => {
       event({ hook_event_name: "Notification", notification_type: "x", message: "m" }),
       { team: "a" },
     );
+    // The shadow rule matches a Notification too; a Notification takes no decision.
+    expect(ids(onNote.shadowed)).toEqual(["shadow-all"]);
     expect(onNote.shadowed[0]?.effect.decision).toBeUndefined();
   });
 
