@@ -234,6 +234,8 @@ describe("createNotifier", () => {
     await send({ event: "tool.use", tool_name: "ls", tool_id: "i".repeat(401), tool_args: {} });
     await send({ session_id: "s", transcript_path: "/t", cwd: "/p", hook_event_name: "E".repeat(200_000) });
     const all = await jobs();
+    // One job for each event sent, every one of them bounded.
+    expect(all).toHaveLength(4);
     for (const job of all) expect(JSON.stringify(job).length).toBeLessThan(5_000);
     const use = all.find(
       (j) => j.notification.correlation?.toolId === "c7" && j.notification.eventName === "tool.use",
@@ -242,6 +244,7 @@ describe("createNotifier", () => {
     expect(status).toMatch(/^failed \[masked\] s+…/);
     expect(status).not.toContain("ghp_");
     const longId = all.find((j) => j.notification.event.tool_id === "i".repeat(401));
+    expect(longId?.notification.eventName).toBe("tool.use");
     expect(longId?.notification.correlation).toBeUndefined();
     expect(all.some((j) => j.notification.eventName.startsWith("EEEE"))).toBe(true);
   });
