@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import { connect } from "node:net";
 import { PassThrough } from "node:stream";
 import { getRequestListener } from "@hono/node-server";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import {
   type Answer,
   answerWriter,
@@ -97,9 +97,39 @@ describe("streamChunks", () => {
   });
 });
 
+describe("bodyDeadline", () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("passes when its time is up and not a millisecond before, and never once cleared", async () => {
+    vi.useFakeTimers();
+    let passed: unknown;
+    bodyDeadline(300).late.catch((e: unknown) => {
+      passed = e;
+    });
+    await vi.advanceTimersByTimeAsync(299);
+    expect(passed).toBeUndefined();
+    await vi.advanceTimersByTimeAsync(1);
+    expect(passed).toEqual(
+      new Error("it did not all arrive within 0.3 s; the client sent it too slowly or stalled"),
+    );
+    const cleared = bodyDeadline(300);
+    let clearedPassed = false;
+    cleared.late.catch(() => {
+      clearedPassed = true;
+    });
+    cleared.clear();
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(clearedPassed).toBe(false);
+  });
+});
+
 describe("hookListener's body deadline", () => {
   const logs: Record<string, unknown>[] = [];
   let port = 0;
+  /** Body deadlines that passed: an answer that waited for its deadline comes after one more. */
+  let deadlinesPassed = 0;
   let server: ReturnType<typeof createServer>;
   beforeAll(async () => {
     const policy = await policyFrom({
@@ -115,7 +145,16 @@ describe("hookListener's body deadline", () => {
     };
     // As serve wires them (node.ts), with a deadline short enough for a test (serve's is 60 s):
     // the hook routes the listener answers, and those it leaves to the Hono app.
-    const withDeadline = { ...deps, bodyDeadline: () => bodyDeadline(300) };
+    const withDeadline = {
+      ...deps,
+      bodyDeadline: () => {
+        const deadline = bodyDeadline(300);
+        deadline.late.catch(() => {
+          deadlinesPassed += 1;
+        });
+        return deadline;
+      },
+    };
     const app = createApp(withDeadline);
     server = createServer(hookListener(withDeadline, getRequestListener(app.fetch)));
     server.listen(0, "127.0.0.1");
@@ -124,8 +163,9 @@ describe("hookListener's body deadline", () => {
   });
   afterAll(() => server.close());
 
-  /** Sends `head` of a 500-byte body and no more; the raw answer, and how long it took. */
-  async function stall(path: string, head: string): Promise<{ answer: string; waited: number }> {
+  /** Sends `head` of a 500-byte body and no more; the raw answer, and whether its deadline had passed. */
+  async function stall(path: string, head: string): Promise<{ answer: string; waited: boolean }> {
+    const passedBefore = deadlinesPassed;
     const socket = connect(port, "127.0.0.1");
     await once(socket, "connect");
     socket.write(
@@ -133,9 +173,8 @@ describe("hookListener's body deadline", () => {
     );
     const received: Buffer[] = [];
     socket.on("data", (chunk: Buffer) => received.push(chunk));
-    const started = performance.now();
     await once(socket, "close"); // the server closes it: the rest of the body was never read
-    return { answer: Buffer.concat(received).toString(), waited: performance.now() - started };
+    return { answer: Buffer.concat(received).toString(), waited: deadlinesPassed === passedBefore + 1 };
   }
 
   it.each([
@@ -159,7 +198,7 @@ describe("hookListener's body deadline", () => {
         systemMessage:
           "hookgate: the request body could not be read (it did not all arrive within 0.3 s; the client sent it too slowly or stalled) [BODY_UNREADABLE]",
       });
-      expect(waited).toBeGreaterThanOrEqual(250);
+      expect(waited, "answered only once the body's deadline had passed").toBe(true);
       expect(logs.find((l) => l.msg === "decision")).toMatchObject({
         event: "PreToolUse",
         error: "BODY_UNREADABLE",
