@@ -12,7 +12,7 @@ const refused = new Map([
   ["mcp__github__update_branch_protection", "Branch protection is managed in the platform repo."],
 ]);
 
-createServer((req, res) => {
+const server = createServer((req, res) => {
   let body = "";
   req.on("data", (chunk) => {
     body += chunk;
@@ -45,4 +45,8 @@ createServer((req, res) => {
       }),
     );
   });
-}).listen(port, "127.0.0.1", () => console.log(`team hook server on http://127.0.0.1:${port}/hook`));
+});
+// PORT=0 takes a free port; the line says which.
+server.listen(port, "127.0.0.1", () =>
+  console.log(`team hook server on http://127.0.0.1:${server.address().port}/hook`),
+);

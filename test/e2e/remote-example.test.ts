@@ -5,6 +5,7 @@
  * only changes to the policy).
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -15,20 +16,23 @@ import { tempDir } from "../support/temp.js";
 let model: ModelServer;
 let team: ChildProcess;
 let gateway: ServerProcess;
-const TEAM_PORT = 9797 + Math.floor(Math.random() * 1000) + 1;
+let teamPort = 0;
 
 beforeAll(async () => {
   model = await startModelServer();
   team = spawn(process.execPath, [join(ROOT, "examples/team-hook-server.mjs")], {
-    env: { PATH: process.env.PATH ?? "", TEAM_HOOK_TOKEN: "team-secret", PORT: String(TEAM_PORT) },
+    // A free port, which the server's first line names.
+    env: { PATH: process.env.PATH ?? "", TEAM_HOOK_TOKEN: "team-secret", PORT: "0" },
     stdio: ["ignore", "pipe", "inherit"],
   });
-  await new Promise<void>((resolve) => team.stdout?.once("data", () => resolve()));
+  const [line] = await once(team.stdout as NodeJS.ReadableStream, "data");
+  teamPort = Number(/127\.0\.0\.1:(\d+)\/hook/.exec(String(line))?.[1]);
+  expect(teamPort).toBeGreaterThan(0);
 
   const policy = JSON.parse(readFileSync(join(ROOT, "examples/policy.remote.json"), "utf8"));
   policy.models.fast.url = model.anthropicUrl;
-  policy.egress.allowedHttpHookUrls = [`http://127.0.0.1:${TEAM_PORT}/*`, model.anthropicUrl];
-  policy.rules[1].forward.url = `http://127.0.0.1:${TEAM_PORT}/hook`;
+  policy.egress.allowedHttpHookUrls = [`http://127.0.0.1:${teamPort}/*`, model.anthropicUrl];
+  policy.rules[1].forward.url = `http://127.0.0.1:${teamPort}/hook`;
   const dir = tempDir("remote");
   writeFileSync(join(dir, "policy.json"), JSON.stringify(policy));
   gateway = await startServerProcess(join(dir, "policy.json"), {
