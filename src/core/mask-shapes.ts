@@ -72,6 +72,9 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
     /-----BEGIN [A-Z ]{0,32}PRIVATE KEY(?: BLOCK)?-----(?:(?:(?!-----BEGIN [A-Z ]{0,32}PRIVATE KEY)[\s\S]){0,8192}?(?:-----END [A-Z ]{0,32}PRIVATE KEY(?: BLOCK)?-----|(?=-----BEGIN [A-Z ]{0,32}PRIVATE KEY))|(?:(?!-----BEGIN [A-Z ]{0,32}PRIVATE KEY)[A-Za-z0-9+/=:,\s\\-]){0,8192})/g,
     MASK,
   ],
+  // A JWT before the tokens' prefixes: its base64url may spell one (`-sk-…` in a payload with
+  // non-ASCII claims), which masked alone left the JWT broken and its signature showing.
+  [/(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,4096}\.[A-Za-z0-9_-]{8,4096}\.[A-Za-z0-9_-]{8,4096}/g, MASK],
   [/\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g, MASK],
   [/\bgh[pousr]_[A-Za-z0-9]{20,255}/g, MASK],
   [/\bgithub_pat_[A-Za-z0-9_]{20,255}/g, MASK],
@@ -93,7 +96,6 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   [/\bpypi-AgE[A-Za-z0-9_-]{50,4096}/g, MASK],
   [/\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])/g, MASK],
   [/\bwhsec_[A-Za-z0-9+/=]{8,255}/g, MASK],
-  [/(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,4096}\.[A-Za-z0-9_-]{8,4096}\.[A-Za-z0-9_-]{8,4096}/g, MASK],
   [/(hooks\.slack\.com\/(?:services|workflows|triggers)\/)[A-Za-z0-9/]{8,255}/g, `$1${MASK}`],
   [/(discord(?:app)?\.com\/api\/(?:v\d{1,2}\/)?webhooks\/\d{1,32}\/)[A-Za-z0-9_-]{8,255}/g, `$1${MASK}`],
   // A credential after its scheme has a digit or a symbol ("Basic validation" is prose), the

@@ -18,6 +18,12 @@ describe("maskString", () => {
     ["sk-ant-api03-abcdefghijklmnopqrstuvwxyz", "sk-ant"],
     ["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "whsec_"],
     ["eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U", "eyJ"],
+    // A JWT whose claims' UTF-8 ({"sub":"123","name":"🬓一",…}) spells `-sk-` in base64url: the
+    // sk- shape took that run of the payload, and the JWT, no longer whole, showed its signature.
+    [
+      "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjMiLCJuYW1lIjoi8J-sk-S4gCIsImlhdCI6MTcwMDAwMDAwMH0.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
+      "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
+    ],
     ["https://hooks.slack.com/services/T000/B000/XXXXXXXXXXXXXXXX", "XXXXXXXX"],
     ["curl -H 'Authorization: Bearer abcdef123456789'", "abcdef123456789"],
     ["psql postgres://admin:hunter22@db/prod", "hunter22"],
