@@ -116,6 +116,8 @@ const chars = (alphabet: string, min: number, max: number) =>
 const withDigit = (alphabet: string, min: number, max: number) =>
   fc.tuple(chars(alphabet, min - 1, max - 1), fc.integer({ min: 0, max: 9 })).map(([s, d]) => `${d}${s}`);
 
+const base64url = (value: object) => Buffer.from(JSON.stringify(value)).toString("base64url");
+
 /** A credential in one of the README's shapes: the whole text and the part that must not show. */
 interface Credential {
   readonly text: string;
@@ -161,10 +163,28 @@ const credential: fc.Arbitrary<Credential> = fc.oneof(
     .tuple(chars(`${ALNUM}_-`, 22, 22), chars(`${ALNUM}_-`, 43, 43))
     .map(([id, secret]) => ({ text: `SG.${id}.${secret}`, secret })),
   shaped("whsec_", chars(`${ALNUM}+/=`, 8, 60)),
+  // A JWT as issued: its header and payload JSON objects in base64url (the header starts `eyJ`), non-ASCII
+  // claims too, whose UTF-8 can spell another token's prefix (`-sk-…`); its signature base64url.
   fc
-    .tuple(chars(`${ALNUM}_-`, 8, 40), chars(`${ALNUM}_-`, 8, 40), chars(`${ALNUM}_-`, 12, 60))
-    .map(([header, payload, signature]) => ({
-      text: `eyJ${header}.${payload}.${signature}`,
+    .tuple(
+      fc.record(
+        {
+          alg: fc.constantFrom("HS256", "RS256", "ES256", "none"),
+          typ: fc.constant("JWT"),
+          kid: fc.string(),
+        },
+        { requiredKeys: ["alg"] },
+      ),
+      fc.tuple(
+        fc.string({ minLength: 1, maxLength: 20 }),
+        fc.dictionary(fc.string({ maxLength: 8 }), fc.oneof(fc.string({ unit: "grapheme" }), fc.integer()), {
+          maxKeys: 4,
+        }),
+      ),
+      chars(`${ALNUM}_-`, 12, 60),
+    )
+    .map(([header, [sub, claims], signature]) => ({
+      text: `${base64url({ ...header })}.${base64url({ sub, ...claims })}.${signature}`,
       secret: signature,
     })),
   fc
