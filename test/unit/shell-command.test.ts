@@ -1862,8 +1862,8 @@ describe("a redirection to a named descriptor", () => {
     ]);
     expect(splitCommand("{x}>f rm -rf /").subcommands.map((s) => s.text)).toEqual(["rm -rf / {x}>f"]);
     // Closing or reading one writes nothing.
-    expect(splitCommand("exec {fd}>&-").subcommands[0]?.writes).toBeUndefined();
-    expect(splitCommand("exec {fd}<in.txt").subcommands[0]?.writes).toBeUndefined();
+    expect(splitCommand("exec {fd}>&-").subcommands.map((s) => s.writes)).toEqual([undefined]);
+    expect(splitCommand("exec {fd}<in.txt").subcommands.map((s) => s.writes)).toEqual([undefined]);
     // A rule's pattern reads it the same, so `Bash(exec {lock_fd}>/tmp/build.lock)` names it.
     expect(canonicalCommandPattern("exec {lock_fd}>/tmp/build.lock")).toBe("exec {lock_fd}>/tmp/build.lock");
   });
