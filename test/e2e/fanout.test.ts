@@ -94,11 +94,14 @@ describe("notify through the embedded queue", () => {
       data: { team: "default", client: "claude-code", decision: "deny", rule: "no-rm" },
     });
     expect(body.data.event.tool_input.command).toBe("rm -rf /tmp/1");
-    // The delivery thread's counters reach /metrics within its report interval (50 ms).
-    let metrics = "";
-    for (let i = 0; i < 40 && !/hookgate_delivered_total\{sink="audit"\} 1/.test(metrics); i++) {
-      if (i > 0) await new Promise((r) => setTimeout(r, 50));
-      metrics = await (await fetch(`${server.url}/metrics`)).text();
+    // The delivery thread's counters reach /metrics at its next report (every 50 ms); on a busy
+    // machine that may be seconds, so the wait is as long as the deliveries'.
+    const metricsNow = async () => (await fetch(`${server.url}/metrics`)).text();
+    const end = Date.now() + 20_000;
+    let metrics = await metricsNow();
+    while (!/hookgate_delivered_total\{sink="audit"\} 1/.test(metrics) && Date.now() < end) {
+      await new Promise((r) => setTimeout(r, 50));
+      metrics = await metricsNow();
     }
     expect(metrics).toMatch(/hookgate_enqueued_total\{sink="audit"\} 1/);
     expect(metrics).toMatch(/hookgate_delivered_total\{sink="audit"\} 1/);

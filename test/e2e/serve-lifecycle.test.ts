@@ -369,7 +369,9 @@ describe("hookgate serve over its life", { timeout: 60_000 }, () => {
       expect(answered).toBeGreaterThan(1000);
 
       stdout.resume();
-      for (let i = 0; i < 100 && !server.output().stderr.includes("stdout is read again"); i++)
+      // Once the 16 MiB waiting are written: seconds on a busy machine.
+      const end = Date.now() + 20_000;
+      while (!server.output().stderr.includes("stdout is read again") && Date.now() < end)
         await new Promise((resolve) => setTimeout(resolve, 50));
       expect(server.output().stderr).toMatch(
         /hookgate: stdout is read again; \d+ log lines were dropped meanwhile\n/,
