@@ -7,6 +7,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { MASK, maskString, maskValue } from "../../src/core/mask.js";
+import { objectOf } from "./own-object.js";
 
 const text = fc.oneof(
   fc.string({ maxLength: 40 }),
@@ -28,14 +29,6 @@ const key = fc.oneof(
     "token",
   ),
 );
-
-/** Objects built as JSON.parse builds them: a `__proto__` key is the object's own. */
-function objectOf(entries: [string, unknown][]): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of entries)
-    Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
-  return out;
-}
 
 const json: fc.Arbitrary<unknown> = fc.letrec<{ value: unknown }>((tie) => ({
   value: fc.oneof(

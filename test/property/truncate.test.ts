@@ -15,6 +15,7 @@ import {
   TRUNCATION_MARKER,
   utf8Length,
 } from "../../src/core/truncate.js";
+import { objectOf } from "./own-object.js";
 
 /** Strings as an agent may send them: any code units (lone surrogates), astral characters, long runs. */
 const text = fc.oneof(
@@ -29,14 +30,6 @@ const key = fc.oneof(
   fc.string({ maxLength: 8 }),
   fc.constantFrom("__proto__", "constructor", "toString", ""),
 );
-
-/** Objects built as JSON.parse builds them: a `__proto__` key is the object's own. */
-function objectOf(entries: [string, unknown][]): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of entries)
-    Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
-  return out;
-}
 
 const json: fc.Arbitrary<unknown> = fc.letrec<{ value: unknown }>((tie) => ({
   value: fc.oneof(
