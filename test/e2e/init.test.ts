@@ -756,6 +756,10 @@ describe("hookgate init --client deepagents-legacy", { timeout: 90_000 }, () => 
 });
 
 describe("hookgate init --write", { timeout: 90_000 }, () => {
+  /** `init --write PATH` for Claude Code, at this gateway's URL unless given another. */
+  const writeClaudeCode = (path: string, url = `${server.url}/v1/hooks/claude-code`) =>
+    runCli(["init", "--client", "claude-code", "--url", url, "--write", path]);
+
   it("merges into an existing settings file, keeps other settings, and is idempotent", async () => {
     const path = join(tmp, "settings.json");
     const url = `${server.url}/v1/hooks/claude-code`;
@@ -789,15 +793,7 @@ describe("hookgate init --write", { timeout: 90_000 }, () => {
     const path = join(tmp, "broken-settings.json");
     const text = '{\n  "model": "opus",\n  "hooks": {},\n}\n';
     writeFileSync(path, text);
-    const result = await runCli([
-      "init",
-      "--client",
-      "claude-code",
-      "--url",
-      `${server.url}/v1/hooks/claude-code`,
-      "--write",
-      path,
-    ]);
+    const result = await writeClaudeCode(path);
     expect(result.code).not.toBe(0);
     expect(result.stderr).toContain(
       `${path} is not valid JSON (Expected double-quoted property name at line 4, column 1: JSON takes no comma before } or ]; delete it); left unchanged`,
@@ -814,15 +810,7 @@ describe("hookgate init --write", { timeout: 90_000 }, () => {
       // A review, session 24: the value was replaced by hookgate's, the user's settings lost.
       const path = join(tmp, "unmergeable-settings.json");
       writeFileSync(path, text);
-      const result = await runCli([
-        "init",
-        "--client",
-        "claude-code",
-        "--url",
-        `${server.url}/v1/hooks/claude-code`,
-        "--write",
-        path,
-      ]);
+      const result = await writeClaudeCode(path);
       expect(result.code).toBe(1);
       expect(result.stderr).toContain(`${path}: ${why}; left unchanged`);
       expect(readFileSync(path, "utf8")).toBe(text);
@@ -833,26 +821,18 @@ describe("hookgate init --write", { timeout: 90_000 }, () => {
     const path = join(tmp, "null-settings.json");
     writeFileSync(path, '{"hooks": {"PreToolUse": null}, "allowedHttpHookUrls": null, "model": "opus"}');
     const url = `${server.url}/v1/hooks/claude-code`;
-    const result = await runCli(["init", "--client", "claude-code", "--url", url, "--write", path]);
+    const result = await writeClaudeCode(path, url);
     expect(result.code, result.stderr).toBe(0);
     const merged = JSON.parse(readFileSync(path, "utf8"));
     expect(merged.model).toBe("opus");
     expect(merged.allowedHttpHookUrls).toEqual([`${server.url}/*`]);
     expect(merged.hooks.PreToolUse[0].hooks[0].url).toBe(url);
     writeFileSync(path, '{"hooks": null}');
-    expect((await runCli(["init", "--client", "claude-code", "--url", url, "--write", path])).code).toBe(0);
+    expect((await writeClaudeCode(path, url)).code).toBe(0);
   });
 
   it("names a directory given to --write", async () => {
-    const result = await runCli([
-      "init",
-      "--client",
-      "claude-code",
-      "--url",
-      `${server.url}/v1/hooks/claude-code`,
-      "--write",
-      tmp,
-    ]);
+    const result = await writeClaudeCode(tmp);
     expect(result.code).toBe(1);
     expect(result.stderr).toContain(`--write ${tmp} is a directory: name the settings file in it`);
   });
@@ -870,7 +850,7 @@ describe("hookgate init --write", { timeout: 90_000 }, () => {
     const link = join(tmp, "linked-settings.json");
     symlinkSync(real, link);
     for (let time = 0; time < 2; time++) {
-      const run = await runCli(["init", "--client", "claude-code", "--url", url, "--write", link]);
+      const run = await writeClaudeCode(link, url);
       expect(run.code, run.stderr).toBe(0);
     }
     expect(lstatSync(link).isSymbolicLink()).toBe(true);
@@ -878,9 +858,7 @@ describe("hookgate init --write", { timeout: 90_000 }, () => {
     // A link to a file not made yet: the file is made where the link points.
     const dangling = join(tmp, "dangling-settings.json");
     symlinkSync(join(tmp, "dotfiles", "later.json"), dangling);
-    expect((await runCli(["init", "--client", "claude-code", "--url", url, "--write", dangling])).code).toBe(
-      0,
-    );
+    expect((await writeClaudeCode(dangling, url)).code).toBe(0);
     expect(lstatSync(dangling).isSymbolicLink()).toBe(true);
     expect(JSON.parse(readFileSync(join(tmp, "dotfiles", "later.json"), "utf8")).hooks).toBeDefined();
     const stop = (JSON.parse(readFileSync(real, "utf8")) as { hooks: Record<string, { hooks: Hook[] }[]> })
@@ -897,7 +875,7 @@ describe("hookgate init --write", { timeout: 90_000 }, () => {
     const settings = { model: "opus", permissions: { allow: ["Bash(npm test)"] } };
     writeFileSync(path, `${JSON.stringify(settings, null, indent)}\n`);
     const url = `${server.url}/v1/hooks/claude-code`;
-    const result = await runCli(["init", "--client", "claude-code", "--url", url, "--write", path]);
+    const result = await writeClaudeCode(path, url);
     expect(result.code, result.stderr).toBe(0);
     const text = readFileSync(path, "utf8");
     expect(text).toBe(`${JSON.stringify(JSON.parse(text), null, indent)}\n`);
@@ -908,7 +886,7 @@ describe("hookgate init --write", { timeout: 90_000 }, () => {
     const path = join(tmp, "bom-settings.json");
     writeFileSync(path, '\uFEFF{"model": "opus"}\n');
     const url = `${server.url}/v1/hooks/claude-code`;
-    const result = await runCli(["init", "--client", "claude-code", "--url", url, "--write", path]);
+    const result = await writeClaudeCode(path, url);
     expect(result.code, result.stderr).toBe(0);
     const text = readFileSync(path, "utf8");
     expect(text.startsWith('{\n  "model": "opus",\n')).toBe(true);
@@ -921,15 +899,7 @@ describe("hookgate init --write", { timeout: 90_000 }, () => {
     const text = '{"model": "opus"}\n';
     writeFileSync(path, text);
     chmodSync(path, 0o444);
-    const result = await runCli([
-      "init",
-      "--client",
-      "claude-code",
-      "--url",
-      `${server.url}/v1/hooks/claude-code`,
-      "--write",
-      path,
-    ]);
+    const result = await writeClaudeCode(path);
     expect(result.code).toBe(1);
     expect(result.stderr).toContain(
       `${path} is read-only; left unchanged (chmod u+w ${path} to let init merge into it)`,
@@ -944,7 +914,7 @@ describe("hookgate init --write", { timeout: 90_000 }, () => {
       path,
       JSON.stringify({ hooks: { Stop: [{ hooks: [{ type: "command", command: "echo mine" }] }] } }),
     );
-    expect((await runCli(["init", "--client", "claude-code", "--url", url, "--write", path])).code).toBe(0);
+    expect((await writeClaudeCode(path, url)).code).toBe(0);
     const fewer = [
       "init",
       "--client",
@@ -1162,15 +1132,7 @@ describe("hookgate init --write", { timeout: 90_000 }, () => {
     const path = join(tmp, "other-http.json");
     const other = { type: "http", url: "https://audit.acme.example/hook" };
     writeFileSync(path, JSON.stringify({ hooks: { Stop: [{ hooks: [other] }] } }));
-    const result = await runCli([
-      "init",
-      "--client",
-      "claude-code",
-      "--url",
-      `${server.url}/v1/hooks/claude-code`,
-      "--write",
-      path,
-    ]);
+    const result = await writeClaudeCode(path);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).toMatch(
       /warning: allowedHttpHookUrls was unset.*https:\/\/audit\.acme\.example\/hook/,
