@@ -7,6 +7,7 @@ import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { once } from "node:events";
 import {
   appendFileSync,
+  copyFileSync,
   existsSync,
   mkdirSync,
   readdirSync,
@@ -198,6 +199,30 @@ describe("intake journal", () => {
       'unreadable intake journal line: [{"id":"job-9","body":{"n":9}},{"no":"id"}]',
     ]);
     expect(dead[0]?.error).toMatch(/not valid JSON/);
+  });
+
+  it("takes in the lines the journal's first release left unread, one job to a line, as jobs", async () => {
+    // Made by that release's serve, killed before it took the line in (test/fixtures/upgrade).
+    const segment = "intake-000000000001.jsonl";
+    mkdirSync(journalDir);
+    copyFileSync(join(ROOT, "test/fixtures/upgrade", segment), join(journalDir, segment));
+    const unreadable: unknown[] = [];
+    const queue = createSqliteQueue<{ sink: string }>({ path: join(dir, "queue.sqlite") });
+    const reader = openJournalReader(journalDir, {
+      intake: queue.intake,
+      position: queue.intakePosition(),
+      onUnreadable: (line) => unreadable.push(line),
+    });
+    expect(await reader.drain()).toBe(1);
+    expect(unreadable).toEqual([]);
+    const [job] = await queue.receive(10, 60_000);
+    expect(job).toMatchObject({
+      id: "evt_cb6ab118-1edc-4a97-aa72-dd0a58d0eb2b.audit",
+      body: { sink: "audit" },
+    });
+    expect(await queue.listDead()).toEqual([]);
+    reader.close();
+    await queue.close();
   });
 
   it("tells onUnreadable of each line that is not jobs, where and how long, never its text, once taken in", async () => {

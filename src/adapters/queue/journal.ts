@@ -756,11 +756,16 @@ function parseLines(
   return rows;
 }
 
-/** The line's jobs, or undefined when it is not a send's jobs. */
+/**
+ * The line's jobs, or undefined when it is not a send's jobs. The journal's first release wrote
+ * each job on a line of its own, not in an array: a serve upgraded from it takes in the lines that
+ * one left unread as the jobs they are, rather than dead-lettering them as text no replay can send.
+ */
 function parseLine(line: string): IntakeRow[] | undefined {
   try {
-    const jobs = JSON.parse(line) as unknown;
-    if (Array.isArray(jobs) && jobs.every(isJob)) {
+    const parsed = JSON.parse(line) as unknown;
+    const jobs = Array.isArray(parsed) ? parsed : [parsed];
+    if (jobs.every(isJob)) {
       return jobs.map((job) => ({
         id: job.id,
         body: JSON.stringify(job.body),
