@@ -201,11 +201,15 @@ describe("intake journal", () => {
     expect(dead[0]?.error).toMatch(/not valid JSON/);
   });
 
-  it("takes in the lines the journal's first release left unread, one job to a line, as jobs", async () => {
-    // Made by that release's serve, killed before it took the line in (test/fixtures/upgrade).
+  it("takes in the lines of the journal's first release, one job to a line, as jobs", async () => {
+    // A segment that release's serve wrote (test/fixtures/upgrade), read from its start as a
+    // journal whose position is gone is.
     const segment = "intake-000000000001.jsonl";
     mkdirSync(journalDir);
-    copyFileSync(join(ROOT, "test/fixtures/upgrade", segment), join(journalDir, segment));
+    copyFileSync(
+      join(ROOT, "test/fixtures/upgrade/first-journal/intake", segment),
+      join(journalDir, segment),
+    );
     const unreadable: unknown[] = [];
     const queue = createSqliteQueue<{ sink: string }>({ path: join(dir, "queue.sqlite") });
     const reader = openJournalReader(journalDir, {
@@ -213,13 +217,14 @@ describe("intake journal", () => {
       position: queue.intakePosition(),
       onUnreadable: (line) => unreadable.push(line),
     });
-    expect(await reader.drain()).toBe(1);
+    expect(await reader.drain()).toBe(3);
     expect(unreadable).toEqual([]);
-    const [job] = await queue.receive(10, 60_000);
-    expect(job).toMatchObject({
-      id: "evt_cb6ab118-1edc-4a97-aa72-dd0a58d0eb2b.audit",
-      body: { sink: "audit" },
-    });
+    const got = await queue.receive(10, 60_000);
+    expect(got.map((m) => [m.id, m.body.sink])).toEqual([
+      ["evt_11a340cd-a299-44aa-a6cc-fd9843d7a266.audit", "audit"],
+      ["evt_250c81cf-ae22-458a-a66a-04a0f1032f07.audit", "audit"],
+      ["evt_3f706c84-bbb5-4ad6-a036-eae796ee3770.audit", "audit"],
+    ]);
     expect(await queue.listDead()).toEqual([]);
     reader.close();
     await queue.close();

@@ -5,7 +5,16 @@
  * duplicates nothing a receiver keeps, a SIGHUP reload reaches the deliveries, and the
  * dead-letter queue can be listed and replayed.
  */
-import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  cpSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import Database from "better-sqlite3";
@@ -13,7 +22,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createSqliteQueue, STOPPED_DELIVERING } from "../../src/adapters/queue/sqlite.js";
 import type { DeliveryJob } from "../../src/core/delivery.js";
 import { type LoopbackServer, loopbackServer } from "../support/loopback.js";
-import { runCli, type ServerProcess, startServerProcess } from "../support/process.js";
+import { ROOT, runCli, type ServerProcess, startServerProcess } from "../support/process.js";
 import { webhookReceiver } from "../support/receiver.js";
 import { tempDir } from "../support/temp.js";
 
@@ -387,6 +396,28 @@ describe("the dead-letter queue", () => {
     expect((await runCli(["dlq", "list", "--data-dir", server.dataDir])).stdout).toBe(
       "the dead-letter queue is empty\n",
     );
+  });
+
+  it("takes over a data dir the journal's first release left: its queued job, its unread journal line and its dead letter", async () => {
+    // Made by that release's serve, killed with a line still in its journal (test/fixtures/upgrade).
+    const dataDir = tempDir("upgrade");
+    cpSync(join(ROOT, "test/fixtures/upgrade/first-journal"), dataDir, { recursive: true });
+    const receiver = await webhookReceiver(SECRET);
+    cleanups.push(() => receiver.close());
+    await gateway(policyFile(receiver.url), dataDir);
+    await until(() => receiver.unique.length === 2, "the queued job and the journaled one");
+    expect([...receiver.unique].sort()).toEqual([
+      "evt_250c81cf-ae22-458a-a66a-04a0f1032f07",
+      "evt_3f706c84-bbb5-4ad6-a036-eae796ee3770",
+    ]);
+
+    const listed = await runCli(["dlq", "list", "--data-dir", dataDir]);
+    expect(listed.stdout).toMatch(
+      /^evt_11a340cd-a299-44aa-a6cc-fd9843d7a266\.audit {2}sink=audit {2}event=PreToolUse {2}attempts=2 .*\n {2}gave up after 2 attempts: EGRESS_CONNECT_FAILED: .*\n$/,
+    );
+    expect((await runCli(["dlq", "replay", "--all", "--data-dir", dataDir])).stdout).toBe("replayed 1 job\n");
+    await until(() => receiver.unique.length === 3, "the replayed dead letter");
+    expect(receiver.badSignatures).toBe(0);
   });
 
   it("lists a dead letter stored with its error unmasked (before errors were masked) masked", async () => {
