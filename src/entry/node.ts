@@ -586,15 +586,18 @@ function claim(dataDir: string): () => void {
       `cannot use the data dir ${dataDir}: another hookgate serve${pid === undefined ? "" : ` (pid ${pid})`} is running on it; ${holds}. Stop that process, or give each process its own --data-dir`,
     );
   };
-  const lock = new Database(path, { timeout: 0 });
+  let lock: Database.Database | undefined;
   try {
+    lock = new Database(path, { timeout: 0 });
     lock.exec("BEGIN EXCLUSIVE");
   } catch (e) {
-    lock.close();
-    if ((e as { code?: string }).code !== "SQLITE_BUSY") throw e;
-    throw refuse(
-      `it holds ${path}, a lock the operating system drops when that process ends, so it is never stale: do not delete it`,
-    );
+    lock?.close();
+    if ((e as { code?: string }).code === "SQLITE_BUSY")
+      throw refuse(
+        `it holds ${path}, a lock the operating system drops when that process ends, so it is never stale: do not delete it`,
+      );
+    // SQLite names no file ("file is not a database"), and the fix says to move "that file" aside.
+    throw new Error(`cannot lock ${path}: ${errorMessage(e)}`, { cause: e });
   }
   try {
     if (journalHeld(journalDir))
@@ -642,7 +645,7 @@ function runningPid(path: string): number | undefined {
 }
 
 const MOVE_ASIDE =
-  "move it aside and hookgate makes a new one (the jobs a damaged queue.sqlite held are lost), or pass another --data-dir";
+  "move it aside (with its -wal and -shm files, if any) and hookgate makes a new one, or pass another --data-dir; a queue.sqlite moved aside takes its jobs and dead letters with it, a sessions.sqlite the tool calls it remembered, a serve.lock nothing";
 /**
  * What to do about a data dir by what its failure says, the first that matches: a damaged file, or
  * another in its place, is no matter of permissions, and a directory that is writable but whose

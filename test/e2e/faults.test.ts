@@ -526,7 +526,7 @@ describe("a data dir that cannot be used", () => {
     return runCli(["serve", "--policy", policy, "--port", "0", "--data-dir", dataDir], "", {}, timeoutMs);
   };
 
-  it.each(["queue.sqlite", "sessions.sqlite"])(
+  it.each(["queue.sqlite", "sessions.sqlite", "serve.lock"])(
     "stops `serve` at start naming a %s that is not a database, and what to do about it",
     async (name) => {
       const dataDir = tempDir("baddata");
@@ -539,6 +539,9 @@ describe("a data dir that cannot be used", () => {
       expect(stderr).toMatch(
         /not a SQLite database \(damaged, or another file in its place\): move it aside/,
       );
+      // serve.lock's said "file is not a database" with no file named, and that the jobs of a
+      // damaged queue.sqlite were lost when one is moved aside, whichever file it was.
+      expect(stderr).toContain(`a ${name} `);
     },
   );
 
@@ -584,7 +587,10 @@ describe("a data dir that cannot be used", () => {
     );
     expect(run.status).toBe(1);
     const stderr = run.stderr.toString();
-    expect(stderr).toContain(`cannot use the data dir ${dataDir} (disk I/O error)`);
+    // The first write is the data dir's lock, named since it names no file of its own.
+    expect(stderr).toContain(
+      `cannot use the data dir ${dataDir} (cannot lock ${join(dataDir, "serve.lock")}: disk I/O error)`,
+    );
     expect(stderr).toContain(
       "a write in it failed: this process's file size limit (ulimit -f, systemd's LimitFSIZE=) may be reached, or its disk is full or failing",
     );
