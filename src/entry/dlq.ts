@@ -54,7 +54,13 @@ export async function dlqCommand(
       // One more than shown, to tell whether more remain.
       // The error masked as it is shown, as a log line is: a dead letter stored before the error
       // of a delivery that threw was masked holds it as it was (a URL with its token, a header).
-      const dead = (await queue.listDead(limit + 1)).map((d) => ({ ...d, error: maskString(d.error) }));
+      // So is the text of a message that is no job (SQS: not a dead letter; SQLite: a job that
+      // does not parse), which --json shows as it came, where a job was masked before it was queued.
+      const dead = (await queue.listDead(limit + 1)).map((d) => ({
+        ...d,
+        body: typeof d.body === "string" ? (maskString(d.body) as unknown as DeliveryJob) : d.body,
+        error: maskString(d.error),
+      }));
       const more = dead.length > limit;
       if (more) dead.length = limit;
       if (values.json) out(`${JSON.stringify(dead)}\n`);

@@ -262,6 +262,18 @@ describe("hookgate dlq drop on SQS", () => {
     ]);
   });
 
+  it("masks the text of a DLQ message that is no dead letter in list --json, as it masks a job's error", async () => {
+    // A record sent to the DLQ by something else, as it came: --json printed its text unmasked.
+    const token = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
+    const t = await queuesWith([`curl -H "Authorization: token ${token}" https://example.com`]);
+    const listed = await runCli(["dlq", "list", "--json", ...t.args]);
+    expect(listed.code).toBe(0);
+    const [message] = JSON.parse(listed.stdout) as { id: string; body: unknown }[];
+    expect(message?.id).toMatch(/^unreadable-/);
+    expect(message?.body).toEqual(expect.stringContaining("https://example.com"));
+    expect(listed.stdout).not.toContain(token);
+  });
+
   it("says what to do with a DLQ message that is no dead letter when its id from `list` is given to replay", async () => {
     const t = await queuesWith(["not json", letter("evt_1.audit", { id: "evt_1.audit", sink: "audit" })]);
     const listed = JSON.parse((await runCli(["dlq", "list", "--json", ...t.args])).stdout) as {
