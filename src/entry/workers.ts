@@ -92,6 +92,28 @@ const envReader = (name: string) => {
 const newId = () => crypto.randomUUID();
 
 const LEVELS: Readonly<Record<LogLevel, number>> = { debug: 10, info: 20, warn: 30, error: 40 };
+/** The HOOKGATE_LOG_LEVEL that is no level last said so: said once per isolate and value. */
+let toldLevel: string | undefined;
+
+/**
+ * The lowest level written: HOOKGATE_LOG_LEVEL's, looked up among LEVELS' own names (`toString`
+ * or `constructor` read Object.prototype and let every level through); any other value counts
+ * as `info` and is said once in a warning.
+ */
+function minLevel(): number {
+  const name: unknown = bindings.HOOKGATE_LOG_LEVEL;
+  if (name === undefined || name === "") return LEVELS.info;
+  if (typeof name === "string" && Object.hasOwn(LEVELS, name)) return LEVELS[name as LogLevel];
+  const value = typeof name === "string" ? name : `(a ${typeof name})`;
+  if (toldLevel !== value) {
+    toldLevel = value;
+    logger.log("warn", "HOOKGATE_LOG_LEVEL is no level: writing from info up", {
+      value,
+      levels: Object.keys(LEVELS).join(", "),
+    });
+  }
+  return LEVELS.info;
+}
 
 const NO_SECRETS: readonly string[] = [];
 /** The secret values of the isolate's policy (none while it is broken or not loaded yet). */
@@ -103,8 +125,7 @@ const scrub = scrubbingWith(() => (cached?.state.ok ? cached.state.policy.secret
  */
 const logger: Logger = {
   log(level, message, fields) {
-    const min = LEVELS[bindings.HOOKGATE_LOG_LEVEL as LogLevel] ?? LEVELS.info;
-    if (LEVELS[level] < min) return;
+    if (LEVELS[level] < minLevel()) return;
     const line = scrub(JSON.stringify({ level, msg: message, ...fields }));
     if (level === "error") console.error(line);
     else if (level === "warn") console.warn(line);
