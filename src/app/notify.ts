@@ -12,7 +12,7 @@ import type { HookEvent } from "../core/hook-event.js";
 import { maskString, maskValue, scrubSecrets } from "../core/mask.js";
 import type { Clock, Logger, Metrics } from "../core/ports.js";
 import { notSentBy, type Queue } from "../core/queue.js";
-import { toldFailure } from "../core/recurring-failure.js";
+import { type ToldFailure, toldFailure } from "../core/recurring-failure.js";
 import type { Correlation, Notification } from "../core/sinks.js";
 import { capString, shorten, sliceCodePoints, utf8Length } from "../core/truncate.js";
 
@@ -40,6 +40,13 @@ export interface NotifyDeps {
   readonly logger: Logger;
   readonly metrics?: Metrics | undefined;
   readonly sessions?: SessionStore | undefined;
+  /**
+   * How the session store's failures have been told (`sessionStoreFailures`): one per process or
+   * isolate, shared by the notifiers made there (Workers makes one per request), so a store that
+   * fails every call is told when it starts, once a minute and when it ends, not once per
+   * notifier. A notifier of its own when absent.
+   */
+  readonly storeFailures?: ToldFailure | undefined;
   /**
    * Runs the enqueue: returning its promise makes the answer wait for it (Node); returning
    * nothing runs it after the answer (waitUntil on Workers, the invocation's settle on Lambda).
@@ -105,18 +112,22 @@ function teamKey(team: string, id: unknown): string | undefined {
   return key.length <= MAX_ID_BYTES && utf8Length(key) <= MAX_ID_BYTES ? key : undefined;
 }
 
-export function createNotifier(deps: NotifyDeps): Notifier {
-  /**
-   * A store that fails every call (a damaged file) fails every tool call's: told when it starts,
-   * when its error changes and then once a minute, not once or twice per event.
-   */
-  const storeFailures = toldFailure(
-    deps.logger,
+/**
+ * A store that fails every call (a damaged file, a KV outage) fails every tool call's: told when
+ * it starts, when its error changes and then once a minute, not once or twice per event.
+ */
+export function sessionStoreFailures(logger: Logger, clock: Clock): ToldFailure {
+  return toldFailure(
+    logger,
     "warn",
     "session store failed; the notification goes out without it",
     "session store works again",
-    deps.clock.monotonic,
+    clock.monotonic,
   );
+}
+
+export function createNotifier(deps: NotifyDeps): Notifier {
+  const storeFailures = deps.storeFailures ?? sessionStoreFailures(deps.logger, deps.clock);
   /**
    * Enrichment only adds context: when the session store fails, log it and send anyway.
    * `readsStore`: the task always calls the store, so that it worked says the store works again

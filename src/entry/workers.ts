@@ -33,6 +33,7 @@ import { scrubbingWith } from "../core/mask.js";
 import { withPatternEngines } from "../core/pattern-engines.js";
 import { loadPolicy, type Policy, type PolicyDeps } from "../core/policy.js";
 import type { Egress, Logger, LogLevel, Metrics } from "../core/ports.js";
+import type { ToldFailure } from "../core/recurring-failure.js";
 import { createApp } from "../http/app.js";
 import { createBrokenConfigApp } from "../http/broken-config.js";
 import { lazyNotifier, lazyRemoteActions } from "./lazy-actions.js";
@@ -266,6 +267,12 @@ async function handle(
 }
 
 /**
+ * How the session store's failures have been told, for the isolate: the notifier is made per
+ * request, and each of its own told a KV outage again.
+ */
+let storeFailures: ToldFailure | undefined;
+
+/**
  * The notifier, loaded with the first event that has notify work: a policy whose rules notify
  * nothing never loads it (the 64 KiB main module). The enqueue runs after the answer, in this
  * request's waitUntil.
@@ -276,8 +283,12 @@ function notifierFor(
   ctx: ExecutionContextLike,
 ): Notifier {
   const load = async () => {
-    const [{ createNotifier }, { createCloudflareProducer, fitDeliveryJob }, { createKvSessionStore }] =
-      await notifyModules();
+    const [
+      { createNotifier, sessionStoreFailures },
+      { createCloudflareProducer, fitDeliveryJob },
+      { createKvSessionStore },
+    ] = await notifyModules();
+    storeFailures ??= sessionStoreFailures(logger, clock);
     return createNotifier({
       queue: queue
         ? createCloudflareProducer(queue, { fit: fitDeliveryJob })
@@ -285,12 +296,8 @@ function notifierFor(
       clock,
       logger,
       metrics,
-      sessions: kv
-        ? createKvSessionStore(kv, {
-            onError: (operation, e) =>
-              logger.log("warn", "session store failed", { operation, error: String(e) }),
-          })
-        : undefined,
+      sessions: kv ? createKvSessionStore(kv) : undefined,
+      storeFailures,
       defer: (task) => task(),
     });
   };

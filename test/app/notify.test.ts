@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { createMemoryQueue } from "../../src/adapters/queue/memory.js";
 import { createSqsClientForLocal, createSqsQueue } from "../../src/adapters/queue/sqs.js";
 import { createMemorySessionStore } from "../../src/adapters/session/memory.js";
-import { createNotifier, type NotifyInput } from "../../src/app/notify.js";
+import { createNotifier, type NotifyInput, sessionStoreFailures } from "../../src/app/notify.js";
 import type { DeliveryJob } from "../../src/core/delivery.js";
 import { parseHookEvent } from "../../src/core/events.js";
 
@@ -436,6 +436,70 @@ describe("createNotifier", () => {
       "session store failed; the notification goes out without it",
       "session store works again 2",
       "session store failed; the notification goes out without it",
+    ]);
+  });
+
+  it("tells a store outage once a minute and its end across notifiers made per event, sharing how it was told", async () => {
+    // Workers makes a notifier per request: each told the outage of its own, once per event.
+    const logs: { msg: string; fields?: Record<string, unknown> | undefined }[] = [];
+    const logger = {
+      log: (_level: string, msg: string, fields?: Record<string, unknown>) => logs.push({ msg, fields }),
+    };
+    let monotonic = 0;
+    const clock = { now: () => 0, monotonic: () => monotonic };
+    const storeFailures = sessionStoreFailures(logger, clock);
+    const store = createMemorySessionStore();
+    const lastTool = store.lastTool.bind(store);
+    let down = true;
+    store.lastTool = async (id) => {
+      if (down) throw new Error("KV GET failed: 503 Service Unavailable");
+      return lastTool(id);
+    };
+    const event = parseHookEvent({
+      session_id: "s",
+      transcript_path: "/t",
+      cwd: "/p",
+      hook_event_name: "Notification",
+      message: "m",
+      notification_type: "permission_prompt",
+    });
+    if (!event.ok) throw new Error(event.error.message);
+    let n = 0;
+    const prompt = async () => {
+      const tasks: Promise<void>[] = [];
+      const notifier = createNotifier({
+        queue: createMemoryQueue<DeliveryJob>(),
+        clock,
+        logger,
+        sessions: store,
+        storeFailures,
+        defer: (t) => {
+          tasks.push(t());
+        },
+      });
+      notifier.notify({
+        decisionId: `d${n++}`,
+        event: event.value,
+        team: "t",
+        decision: "none",
+        reason: undefined,
+        notify: [{ ruleId: "r", sinks: ["audit"] }],
+        remember: true,
+      });
+      await Promise.all(tasks);
+    };
+    await prompt();
+    await prompt();
+    await prompt();
+    monotonic = 60_000;
+    await prompt();
+    down = false;
+    await prompt();
+    await prompt();
+    expect(logs.map((l) => [l.msg, l.fields?.repeated ?? l.fields?.failures])).toEqual([
+      ["session store failed; the notification goes out without it", undefined],
+      ["session store failed; the notification goes out without it", 2],
+      ["session store works again", 4],
     ]);
   });
 

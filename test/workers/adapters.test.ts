@@ -252,38 +252,30 @@ describe("the KV session store", () => {
     });
   });
 
-  it("writes with a one-day TTL and reports a failed write instead of throwing", async () => {
+  it("writes with a one-day TTL and rejects when the write fails, for the notifier to tell", async () => {
     const puts: { key: string; ttl: number | undefined }[] = [];
-    const failures: string[] = [];
-    const s = createKvSessionStore(
-      {
-        get: async () => null,
-        put: async (key, _value, options) => {
-          puts.push({ key, ttl: options?.expirationTtl });
-          throw new Error("KV PUT failed: 429 Too Many Requests");
-        },
+    const s = createKvSessionStore({
+      get: async () => null,
+      put: async (key, _value, options) => {
+        puts.push({ key, ttl: options?.expirationTtl });
+        throw new Error("KV PUT failed: 429 Too Many Requests");
       },
-      { onError: (operation) => failures.push(operation) },
+    });
+    await expect(s.rememberTool("s", { toolName: "Bash", summary: "ls" }, 0)).rejects.toThrow(
+      "KV PUT failed: 429 Too Many Requests",
     );
-    await s.rememberTool("s", { toolName: "Bash", summary: "ls" }, 0);
     expect(puts).toEqual([{ key: "tool:s", ttl: 86_400 }]);
-    expect(failures).toEqual(["put"]);
   });
 
-  it("reports a key KV refuses (over 512 bytes) instead of throwing", async () => {
+  it("rejects a key KV refuses (over 512 bytes)", async () => {
     // The notifier passes no id over 400 bytes (notify.ts MAX_ID_BYTES); a longer one is refused
-    // by KV itself and reported.
-    const failures: string[] = [];
-    const s = createKvSessionStore(env.HOOKGATE_SESSIONS, {
-      onError: (operation, e) => failures.push(`${operation} ${String(e)}`),
-    });
+    // by KV itself.
+    const s = store();
     const id = "x".repeat(600);
-    await s.rememberTool(id, { toolName: "Bash", summary: "ls" }, 0);
-    expect(await s.lastTool(id)).toBeUndefined();
-    expect(failures).toEqual([
-      expect.stringMatching(/^put .*605 exceeds key length limit of 512/),
-      expect.stringMatching(/^get .*605 exceeds key length limit of 512/),
-    ]);
+    await expect(s.rememberTool(id, { toolName: "Bash", summary: "ls" }, 0)).rejects.toThrow(
+      /605 exceeds key length limit of 512/,
+    );
+    await expect(s.lastTool(id)).rejects.toThrow(/605 exceeds key length limit of 512/);
   });
 });
 

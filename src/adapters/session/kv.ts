@@ -5,8 +5,8 @@
  * location, and a key takes one write a second, so of a session's tool calls started within one
  * second (an agent's parallel calls) the first may be the one remembered. The events of one
  * session normally reach one location seconds apart. Nothing here counts or decides: remembering
- * is best effort, after the answer; a failed read or write is reported through `onError` and never
- * stops the notification behind it.
+ * is best effort, after the answer; a failed read or write rejects, as the other stores' do, and
+ * the notifier logs it (once a minute while it goes on) and sends the notification without it.
  */
 import type { SessionStore, ToolHalf } from "../../app/notify.js";
 
@@ -19,7 +19,6 @@ export interface KvNamespaceLike {
 export interface KvSessionOptions {
   /** One day by default, like the SQLite store's retention on Node; KV refuses under 60 s. */
   readonly ttlSeconds?: number;
-  readonly onError?: (operation: "put" | "get", error: unknown) => void;
 }
 
 export const SESSION_TTL_SECONDS = 24 * 3600;
@@ -30,20 +29,11 @@ const keyOf = (prefix: string, id: string) => `${prefix}:${id}`;
 export function createKvSessionStore(kv: KvNamespaceLike, options: KvSessionOptions = {}): SessionStore {
   const ttl = Math.max(60, options.ttlSeconds ?? SESSION_TTL_SECONDS);
   async function put(key: string, value: unknown): Promise<void> {
-    try {
-      await kv.put(key, JSON.stringify(value), { expirationTtl: ttl });
-    } catch (e) {
-      options.onError?.("put", e);
-    }
+    await kv.put(key, JSON.stringify(value), { expirationTtl: ttl });
   }
   async function get(key: string): Promise<Record<string, unknown> | undefined> {
-    try {
-      const value = await kv.get(key, "json");
-      return value !== null && typeof value === "object" ? (value as Record<string, unknown>) : undefined;
-    } catch (e) {
-      options.onError?.("get", e);
-      return undefined;
-    }
+    const value = await kv.get(key, "json");
+    return value !== null && typeof value === "object" ? (value as Record<string, unknown>) : undefined;
   }
   // The two halves of a tool call live under two keys, so neither write can undo the other.
   const halfKey = (toolId: string, kind: ToolHalf["kind"]) => keyOf(`half-${kind}`, toolId);
