@@ -112,7 +112,8 @@ export interface InitOptions {
   readonly client: InitClient;
   readonly url: string;
   readonly events: readonly string[];
-  readonly timeoutSeconds: number;
+  /** The --timeout given; DEFAULT_HOOK_TIMEOUT_SECONDS when absent. */
+  readonly timeoutSeconds?: number | undefined;
   readonly failClosed: boolean;
   readonly managed: boolean;
 }
@@ -142,8 +143,11 @@ export async function initCommand(args: readonly string[], io: CommandIo): Promi
     );
   }
   if (!values.url) throw new UsageError("init needs --url, the hook URL the client will post to");
-  const timeoutSeconds = Number(values.timeout ?? DEFAULT_HOOK_TIMEOUT_SECONDS);
-  if (!Number.isInteger(timeoutSeconds) || timeoutSeconds < 2 || timeoutSeconds > 600) {
+  const timeoutSeconds = values.timeout === undefined ? undefined : Number(values.timeout);
+  if (
+    timeoutSeconds !== undefined &&
+    (!Number.isInteger(timeoutSeconds) || timeoutSeconds < 2 || timeoutSeconds > 600)
+  ) {
     throw new UsageError(`--timeout ${values.timeout} must be a whole number of seconds from 2 to 600`);
   }
   const known = KNOWN_EVENTS[client as InitClient];
@@ -219,7 +223,7 @@ export function buildInitConfig(options: InitOptions): InitOutput {
 // Claude Code and deepcode
 
 function claudeCode(options: InitOptions, notes: string[]): InitOutput {
-  const { url, events, timeoutSeconds } = options;
+  const { url, events, timeoutSeconds = DEFAULT_HOOK_TIMEOUT_SECONDS } = options;
   if (events.includes("WorktreeCreate")) {
     throw new UsageError(
       "a WorktreeCreate hook replaces git worktree creation and must answer a worktreePath; hookgate does not, so it cannot take that event",
@@ -286,7 +290,7 @@ function claudeCode(options: InitOptions, notes: string[]): InitOutput {
 }
 
 function deepcode(options: InitOptions, notes: string[]): InitOutput {
-  const { url, events, timeoutSeconds } = options;
+  const { url, events, timeoutSeconds = DEFAULT_HOOK_TIMEOUT_SECONDS } = options;
   const hooks: Record<string, unknown[]> = {};
   for (const event of events) hooks[event] = [{ hooks: [httpHook(url, timeoutSeconds)] }];
   const config = {
@@ -345,7 +349,7 @@ function sendCommandLine(url: string, hookSeconds: number): string {
 // deepagents
 
 function deepagents(options: InitOptions, notes: string[]): InitOutput {
-  const { url, events, timeoutSeconds } = options;
+  const { url, events, timeoutSeconds = DEFAULT_HOOK_TIMEOUT_SECONDS } = options;
   const hooks: Record<string, unknown[]> = {};
   for (const event of events) {
     const failClosed = options.failClosed && event === "PreToolUse";
@@ -389,6 +393,8 @@ function deepagentsLegacy(options: InitOptions, notes: string[]): InitOutput {
     "deepagents legacy reads nothing back: these events are audited and notified, never decided. Use --client deepagents (v2) for decisions",
     `deepagents kills a legacy hook after 5 s, so curl gives up after ${LEGACY_CURL_SECONDS} s`,
   );
+  if (options.timeoutSeconds !== undefined)
+    notes.push("--timeout changes nothing here: deepagents gives every legacy hook 5 s");
   if (options.failClosed) notes.push("--fail-closed changes nothing here: legacy hooks cannot block");
   return { config, notes };
 }

@@ -738,6 +738,17 @@ describe("hookgate init --client deepagents-legacy", { timeout: 90_000 }, () => 
     expect(command).toMatch(/^curl -sS --fail /);
     expect(command).toContain("$");
     expect(stderr).toMatch(/reads nothing back/);
+    expect(stderr).not.toMatch(/changes nothing here/);
+  });
+
+  it("says that --timeout changes nothing here, as it says of --fail-closed, and writes the same hook", async () => {
+    // The legacy hook's time is deepagents' fixed 5 s: a --timeout was dropped without a word.
+    const plain = await init(["--client", "deepagents-legacy", "--url", url()]);
+    const timed = await init(["--client", "deepagents-legacy", "--url", url(), "--timeout", "20"]);
+    expect(timed.config).toEqual(plain.config);
+    expect(timed.stderr).toContain(
+      "hookgate init: --timeout changes nothing here: deepagents gives every legacy hook 5 s\n",
+    );
   });
 
   it("runs its argv with a legacy payload on stdin; the gateway sees and audits the event", async () => {
