@@ -6,11 +6,11 @@
  * (delivery-thread.ts) takes them into the SQLite queue and delivers them.
  */
 import { randomUUID } from "node:crypto";
-import { accessSync, constants, fstatSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { accessSync, constants, fstatSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import type { ServerResponse } from "node:http";
 import { createServer } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
-import { join } from "node:path";
+import { basename, join, resolve, sep } from "node:path";
 import { isatty } from "node:tty";
 import { getRequestListener } from "@hono/node-server";
 import Database from "better-sqlite3";
@@ -674,6 +674,27 @@ const DATA_DIR_FIXES: readonly (readonly [RegExp, string])[] = [
 function dataDirError(dataDir: string, e: unknown): DataDirError {
   const why = errorMessage(e);
   const fix =
-    DATA_DIR_FIXES.find(([pattern]) => pattern.test(why))?.[1] ?? "pass --data-dir with a writable directory";
+    fileInPlace(dataDir, why) ??
+    DATA_DIR_FIXES.find(([pattern]) => pattern.test(why))?.[1] ??
+    "pass --data-dir with a writable directory";
   return new DataDirError(`cannot use the data dir ${dataDir} (${why}); ${fix}`);
 }
+
+/**
+ * What to do about a file where the data dir keeps a directory (its `intake` journal), which the
+ * failure names (`ENOTDIR: not a directory, scandir '…/intake'`): that file is in the way, and
+ * another --data-dir would leave it there. Undefined for any other failure.
+ */
+function fileInPlace(dataDir: string, why: string): string | undefined {
+  const path = /\b(?:ENOTDIR|EEXIST)\b[^']*'([^']+)'/.exec(why)?.[1];
+  if (path === undefined || !isInside(resolve(dataDir), resolve(path))) return undefined;
+  try {
+    if (!statSync(path).isFile()) return undefined;
+  } catch {
+    return undefined;
+  }
+  const what = basename(path) === "intake" ? "its intake journal" : "a directory";
+  return `${path} is a file, where hookgate keeps ${what}: move that file aside (to see what it is) or remove it, and start again`;
+}
+
+const isInside = (dir: string, path: string) => path.startsWith(`${dir}${sep}`);

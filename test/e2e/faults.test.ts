@@ -626,6 +626,19 @@ describe("a data dir that cannot be used", () => {
     expect(stderr).toMatch(/EEXIST.*pass --data-dir with a writable directory/);
   });
 
+  it("stops `serve` at start saying to move aside or remove a file where the data dir keeps its intake journal", async () => {
+    // It said to pass another --data-dir, which leaves the file where it is.
+    const dataDir = tempDir("intakefile");
+    const intake = join(dataDir, "intake");
+    writeFileSync(intake, "");
+    const { code, stderr } = await serveOn(dataDir);
+    expect(code).toBe(1);
+    expect(stderr).toContain(
+      `; ${intake} is a file, where hookgate keeps its intake journal: move that file aside (to see what it is) or remove it, and start again`,
+    );
+    expect(stderr).not.toContain("pass --data-dir");
+  });
+
   // Node's recursive mkdir loops for ever where a file system answers ENOENT inside a parent that
   // exists: `serve` hung at start, `init --write` too (killed here after 20 s, failing the test).
   it.skipIf(!existsSync("/proc/self"))(
