@@ -231,13 +231,16 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
     `$1${MASK}`,
     ENV_KEY_GATE,
   ],
-  // A JSON key spells a header's name with a dash (`{"X-Api-Key": "…"}` in a requests call).
+  // A key ending in a secret's name before a quoted literal: JSON's, a header's name with a dash
+  // too (`{"X-Api-Key": "…"}` in a requests call), a Python dict's in single quotes (`{'password':
+  // '…'}`), and a JS object literal's bare name (`{ apiKey: "…" }`), whose value must be one word
+  // with a digit or a symbol (`password: "Password"` is a label, `token: "Token"` a type).
   [
     new RegExp(
-      `("[A-Za-z0-9_-]{0,64}(?:${NAMED_DASHED})(?:[_-]?(?:KEY|VALUE))?"[ \\t]{0,8}:[ \\t]{0,8})"(?!\\$\\{)(?:[^"\\\\]|\\\\.){1,4096}"`,
+      `((?:(["'])[A-Za-z0-9_-]{0,64}(?:${NAMED_DASHED})(?:[_-]?(?:KEY|VALUE))?\\2|(?<![\\w$.-])[A-Za-z0-9_$]{0,64}(?:${NAMED})(?=:[ \\t]{0,8}(["'])(?=[^\\s"'\\\\]{0,4096}[0-9!@#%^&*+=~/-])[^\\s"'\\\\]{1,4096}\\3))[ \\t]{0,8}:[ \\t]{0,8})(["'])(?!\\$\\{)(?:(?!\\4)[^\\\\\\n]|\\\\.){1,4096}\\4`,
       "gi",
     ),
-    `$1"${MASK}"`,
+    `$1$4${MASK}$4`,
     NAMED_DASHED_GATE,
   ],
   // XML: an element named ending in a secret's name (Maven's settings.xml `<password>…</password>`),

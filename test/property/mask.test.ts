@@ -213,6 +213,17 @@ const credential: fc.Arbitrary<Credential> = fc.oneof(
       "client_secret",
     )
     .chain((name) => shaped(`"${name}": "`, withDigit(ALNUM, 12, 40), '"')),
+  // A Python dict's key in single quotes, and a JS object literal's bare name, before a literal.
+  fc
+    .constantFrom("password", "api_key", "X-Api-Key", "secret", "auth_token")
+    .chain((name) =>
+      fc.constantFrom("'", '"').chain((q) => shaped(`'${name}': ${q}`, withDigit(ALNUM, 12, 40), q)),
+    ),
+  fc
+    .constantFrom("password", "apiKey", "api_key", "accessToken", "clientSecret", "DB_PASS")
+    .chain((name) =>
+      fc.constantFrom("'", '"').chain((q) => shaped(`${name}: ${q}`, withDigit(ALNUM, 12, 40), q)),
+    ),
   shaped("<password>", withDigit(ALNUM, 12, 40), "</password>"),
   ...["X-Api-Key: ", "Authorization: Bearer ", "DD-API-KEY: ", "Circle-Token: ", "X-Vault-Secret: "].map(
     (name) => shaped(name, withDigit(ALNUM, 12, 40)).map((c): Credential => ({ ...c, header: true })),

@@ -167,6 +167,19 @@ describe("maskString", () => {
       "twine upload -u __token__ -p pypi-AgEIcHlwaS5vcmcCJDFkMmQ0YTk2LTExMjMtNGEzNC1hYmNkLWVmMDEy dist/*",
       "AgEIcHlwaS5vcmcCJDFkMmQ0YTk2",
     ],
+    // Credentials as literals in the code an agent writes: a Python dict's keys in single quotes
+    // and a JS object literal's bare names (a spaced `=` and a keyword argument were masked).
+    ["headers = {'X-Api-Key': 'a1b2c3d4e5f6g7h8'}", "a1b2c3d4e5f6g7h8"],
+    [
+      "requests.post(url, json=body, headers={'Authorization': 'a1b2c3d4e5f6g7h8'}, auth={'password': 'hunter2x9'})",
+      "hunter2x9",
+    ],
+    ["{'password': 'hunter2x9'}", "hunter2x9"],
+    ["creds = {'api_key': \"a1b2c3d4e5f6g7h8\", 'user': 'bob'}", "a1b2c3d4e5f6g7h8"],
+    ["const db = { user: 'app', password: 'a1b2c3d4' };", "a1b2c3d4"],
+    ['const client = new Client({\n  apiKey: "a1b2c3d4e5f6g7h8",\n  timeout: 30,\n});', "a1b2c3d4e5f6g7h8"],
+    ["auth: { accessToken: 'gho-9f8e7d6c5b4a', clientSecret: \"p@ss-word\" }", "9f8e7d6c5b4a"],
+    ["auth: { accessToken: 'gho-9f8e7d6c5b4a', clientSecret: \"p@ss-word\" }", "p@ss-word"],
   ])("masks %j", (text, secret) => {
     const masked = maskString(text);
     expect(masked).toContain(MASK);
@@ -250,6 +263,14 @@ describe("maskString", () => {
       "with:\n  cache-key: node-modules-20-abc123\n  partition-key: tenant-000123\n  public-key: AAAAC3NzaC1lZDI1NTE5",
       // Where a key is: a path.
       "deploy:\n  private_key: ~/.ssh/id_rsa\n  signing_key: /etc/keys/signing.pem\n  ssh-key: ~/.ssh/id_ed25519_2\n",
+      // Python dicts and JS object literals: a reference or an expression, a key of data, a label
+      // or a type (a bare name's value needs a digit or a symbol), a call, a GitHub secret.
+      "client = OpenAI(api_key=os.environ[\"OPENAI_API_KEY\"])\nopts = {'api_key': settings.API_KEY}",
+      "const opts = { apiKey: process.env.OPENAI_API_KEY, password: getPassword('db-1') };",
+      "headers = {'Idempotency-Key': 'a1b2c3d4e5f6g7h8', 'cache-key': 'v1-0a1b2c', 'sort_key': 'created_at_2'}",
+      "const labels = { password: 'Password', token: \"Token\", apiKey: 'YOUR_API_KEY' };",
+      "def login(password: \"Secret\", token: 'str | None' = None): ...",
+      `env:\n  password: '\${{ secrets.DB_PASSWORD }}'\n`,
     ])
       expect(maskString(text)).toBe(text);
   });
@@ -425,6 +446,9 @@ describe("the quick test before the shapes", () => {
     "<password>",
     "</password>",
     'key="ApiKey" value="',
+    "{'password': '",
+    'apiKey: "',
+    "'",
     "=",
     " = ",
     "\n",
@@ -531,6 +555,8 @@ describe("the quick test before the shapes", () => {
       '<add key="Password" value="abc"/>',
       "signingkey: abcdef1",
       "  masterkey: abcdef1",
+      "{'password': 'abc'}",
+      "{ apiKey: 'abc1' }",
     ];
     for (const sample of samples) expect(maskString(sample), sample).toContain(MASK);
   });
