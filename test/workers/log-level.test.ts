@@ -2,9 +2,10 @@
  * The Worker's HOOKGATE_LOG_LEVEL inside workerd: a level name sets the lowest level written; a
  * value that is no level (an Object.prototype name among them) counts as `info` and says so.
  */
-import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import worker, { type WorkerEnv } from "../../src/entry/workers.js";
+import type { WorkerEnv } from "../../src/entry/workers.js";
+import { answerHook } from "./answer-hook.js";
 
 const policy = {
   version: 1,
@@ -21,24 +22,17 @@ async function linesWith(level: string): Promise<{ info: string[]; warn: string[
   const warn: string[] = [];
   vi.spyOn(console, "log").mockImplementation((line: string) => info.push(line));
   vi.spyOn(console, "warn").mockImplementation((line: string) => warn.push(line));
-  const ctx = createExecutionContext();
-  const res = await worker.fetch(
-    new Request("https://hookgate.test/v1/hooks", {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({
-        session_id: "s",
-        transcript_path: "/t",
-        cwd: "/p",
-        hook_event_name: "PreToolUse",
-        tool_name: "Bash",
-        tool_input: { command: "rm -rf build" },
-      }),
-    }),
+  const res = await answerHook(
+    {
+      session_id: "s",
+      transcript_path: "/t",
+      cwd: "/p",
+      hook_event_name: "PreToolUse",
+      tool_name: "Bash",
+      tool_input: { command: "rm -rf build" },
+    },
     { ...env, HOOKGATE_POLICY: JSON.stringify(policy), HOOKGATE_LOG_LEVEL: level } as WorkerEnv,
-    ctx,
   );
-  await waitOnExecutionContext(ctx);
   expect(res.status).toBe(200);
   return { info, warn };
 }

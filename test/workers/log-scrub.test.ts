@@ -2,9 +2,10 @@
  * The Worker's log lines scrubbed of the policy's secret values, inside workerd: a hook record
  * (HOOKGATE_RECORD) quotes the event, which may hold a secret in no shape the masker knows.
  */
-import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import worker, { type WorkerEnv } from "../../src/entry/workers.js";
+import type { WorkerEnv } from "../../src/entry/workers.js";
+import { answerHook } from "./answer-hook.js";
 
 const KEY = "plain7key7without7any7shape";
 
@@ -22,30 +23,23 @@ describe("the Worker's log lines", () => {
   it("carry [masked] where the event quoted a secret value of the policy", async () => {
     const lines: string[] = [];
     vi.spyOn(console, "log").mockImplementation((line: string) => lines.push(line));
-    const ctx = createExecutionContext();
-    const res = await worker.fetch(
-      new Request("https://hookgate.test/v1/hooks", {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({
-          session_id: "s",
-          transcript_path: "/t",
-          cwd: "/p",
-          hook_event_name: "PreToolUse",
-          tool_name: "Bash",
-          tool_input: { command: `curl -H "x-api-key: ${KEY}" https://api.example` },
-          tool_use_id: "t1",
-        }),
-      }),
+    const res = await answerHook(
+      {
+        session_id: "s",
+        transcript_path: "/t",
+        cwd: "/p",
+        hook_event_name: "PreToolUse",
+        tool_name: "Bash",
+        tool_input: { command: `curl -H "x-api-key: ${KEY}" https://api.example` },
+        tool_use_id: "t1",
+      },
       {
         ...env,
         HOOKGATE_POLICY: JSON.stringify(policy),
         SCRUB_TEST_KEY: KEY,
         HOOKGATE_RECORD: "1",
       } as WorkerEnv,
-      ctx,
     );
-    await waitOnExecutionContext(ctx);
     expect(res.status).toBe(200);
     const record = lines.find((l) => l.includes('"msg":"hook record"'));
     expect(record).toContain("[masked]");
@@ -55,25 +49,18 @@ describe("the Worker's log lines", () => {
   it("mask credentials by their shapes, loaded with the policy out of the main module", async () => {
     const lines: string[] = [];
     vi.spyOn(console, "log").mockImplementation((line: string) => lines.push(line));
-    const ctx = createExecutionContext();
     const token = `ghp_${"A1b2".repeat(9)}`;
-    const res = await worker.fetch(
-      new Request("https://hookgate.test/v1/hooks", {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({
-          session_id: "s",
-          transcript_path: "/t",
-          cwd: "/p",
-          hook_event_name: "PreToolUse",
-          tool_name: "Bash",
-          tool_input: { command: `GH_TOKEN=${token} git push origin main` },
-        }),
-      }),
+    const res = await answerHook(
+      {
+        session_id: "s",
+        transcript_path: "/t",
+        cwd: "/p",
+        hook_event_name: "PreToolUse",
+        tool_name: "Bash",
+        tool_input: { command: `GH_TOKEN=${token} git push origin main` },
+      },
       { ...env, HOOKGATE_POLICY: JSON.stringify(policy), SCRUB_TEST_KEY: KEY } as WorkerEnv,
-      ctx,
     );
-    await waitOnExecutionContext(ctx);
     expect(res.status).toBe(200);
     const decision = lines.find((l) => l.includes('"msg":"decision"'));
     // Masked by shape, the rest of the command kept (unloaded, the whole string would be masked).

@@ -3,10 +3,11 @@
  * the isolate, not once per failed call of each request. The failing namespace is a stand-in
  * passed as the binding (Miniflare's KV cannot be made to fail); the working one is the real KV.
  */
-import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { KvNamespaceLike } from "../../src/adapters/session/kv.js";
-import worker, { type WorkerEnv } from "../../src/entry/workers.js";
+import type { WorkerEnv } from "../../src/entry/workers.js";
+import { answerHook } from "./answer-hook.js";
 
 afterEach(() => {
   vi.restoreAllMocks();
@@ -19,24 +20,17 @@ const failingKv: KvNamespaceLike = {
 
 /** A permission prompt (the policy's `prompts` rule notifies it, enriched from KV) with this KV. */
 async function prompt(sessions: KvNamespaceLike): Promise<void> {
-  const ctx = createExecutionContext();
-  const res = await worker.fetch(
-    new Request("https://hookgate.test/v1/hooks", {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({
-        session_id: crypto.randomUUID(),
-        transcript_path: "/t",
-        cwd: "/p",
-        hook_event_name: "Notification",
-        message: "Claude needs your permission to use Bash",
-        notification_type: "permission_prompt",
-      }),
-    }),
+  const res = await answerHook(
+    {
+      session_id: crypto.randomUUID(),
+      transcript_path: "/t",
+      cwd: "/p",
+      hook_event_name: "Notification",
+      message: "Claude needs your permission to use Bash",
+      notification_type: "permission_prompt",
+    },
     { ...env, HOOKGATE_SESSIONS: sessions } as WorkerEnv,
-    ctx,
   );
-  await waitOnExecutionContext(ctx);
   expect(res.status).toBe(200);
 }
 
