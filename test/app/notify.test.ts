@@ -42,6 +42,28 @@ function setup() {
   return { send, jobs, logs, queue };
 }
 
+/** What the gateway hands the notifier for a Claude Code permission prompt a rule notifies to `audit`. */
+function promptInput(decisionId: string): NotifyInput {
+  const event = parseHookEvent({
+    session_id: "s",
+    transcript_path: "/t",
+    cwd: "/p",
+    hook_event_name: "Notification",
+    message: "m",
+    notification_type: "permission_prompt",
+  });
+  if (!event.ok) throw new Error(event.error.message);
+  return {
+    decisionId,
+    event: event.value,
+    team: "t",
+    decision: "none",
+    reason: undefined,
+    notify: [{ ruleId: "r", sinks: ["audit"] }],
+    remember: true,
+  };
+}
+
 describe("createNotifier", () => {
   it("puts one job per sink per event, even when several rules name the same sink", async () => {
     const { send, jobs } = setup();
@@ -358,24 +380,7 @@ describe("createNotifier", () => {
         tasks.push(t());
       },
     });
-    const event = parseHookEvent({
-      session_id: "s",
-      transcript_path: "/t",
-      cwd: "/p",
-      hook_event_name: "Notification",
-      message: "m",
-      notification_type: "permission_prompt",
-    });
-    if (!event.ok) throw new Error(event.error.message);
-    notifier.notify({
-      decisionId: "d",
-      event: event.value,
-      team: "t",
-      decision: "none",
-      reason: undefined,
-      notify: [{ ruleId: "r", sinks: ["audit"] }],
-      remember: true,
-    });
+    notifier.notify(promptInput("d"));
     await Promise.all(tasks);
     expect((await queue.receive(10, 1000)).map((m) => m.body.id)).toEqual(["evt_d.audit"]);
     expect(JSON.stringify(logs)).toMatch(
@@ -402,25 +407,8 @@ describe("createNotifier", () => {
         tasks.push(t());
       },
     });
-    const event = parseHookEvent({
-      session_id: "s",
-      transcript_path: "/t",
-      cwd: "/p",
-      hook_event_name: "Notification",
-      message: "m",
-      notification_type: "permission_prompt",
-    });
-    if (!event.ok) throw new Error(event.error.message);
     const prompt = async () => {
-      notifier.notify({
-        decisionId: `d${tasks.length}`,
-        event: event.value,
-        team: "t",
-        decision: "none",
-        reason: undefined,
-        notify: [{ ruleId: "r", sinks: ["audit"] }],
-        remember: true,
-      });
+      notifier.notify(promptInput(`d${tasks.length}`));
       await Promise.all(tasks);
     };
     const told = () => logs.map((l) => `${l.msg}${l.fields?.failures ? ` ${l.fields.failures}` : ""}`);
@@ -455,15 +443,6 @@ describe("createNotifier", () => {
       if (down) throw new Error("KV GET failed: 503 Service Unavailable");
       return lastTool(id);
     };
-    const event = parseHookEvent({
-      session_id: "s",
-      transcript_path: "/t",
-      cwd: "/p",
-      hook_event_name: "Notification",
-      message: "m",
-      notification_type: "permission_prompt",
-    });
-    if (!event.ok) throw new Error(event.error.message);
     let n = 0;
     const prompt = async () => {
       const tasks: Promise<void>[] = [];
@@ -477,15 +456,7 @@ describe("createNotifier", () => {
           tasks.push(t());
         },
       });
-      notifier.notify({
-        decisionId: `d${n++}`,
-        event: event.value,
-        team: "t",
-        decision: "none",
-        reason: undefined,
-        notify: [{ ruleId: "r", sinks: ["audit"] }],
-        remember: true,
-      });
+      notifier.notify(promptInput(`d${n++}`));
       await Promise.all(tasks);
     };
     await prompt();
