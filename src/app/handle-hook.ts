@@ -3,7 +3,7 @@
  * read → parse → authenticate → evaluate → (remote actions) → combine → render.
  * Nothing here throws to the caller: every failure becomes a fail-mode answer.
  */
-import { authenticate, DEFAULT_TEAM, type HookSender } from "../core/auth.js";
+import { authenticate, DEFAULT_TEAM } from "../core/auth.js";
 import { clientWaitsMs, requestDeadlineMs } from "../core/deadline.js";
 import { combineEffects, type RuleEffect } from "../core/decision.js";
 import { FAIL_MODE_SOURCE, type RequestError } from "../core/errors.js";
@@ -31,8 +31,8 @@ export interface HookRequest {
   readonly dialect: Dialect | undefined;
   /** `x-hookgate-timeout`: the hook's own timeout in seconds, written by `hookgate init`. */
   readonly timeoutHeader?: string | undefined;
-  /** Who sent it (`user-agent`): an auth failure's fix is worded for `hookgate send` or the hook. */
-  readonly sender?: HookSender | undefined;
+  /** Its `user-agent`: an auth failure's fix is worded for `hookgate send` or the hook (auth.ts `senderOf`). */
+  readonly userAgent?: string | undefined;
   /**
    * When the request arrived, on the clock's monotonic time (before its body was read): its
    * deadline runs from then. Without it, from when handleHook starts.
@@ -211,7 +211,7 @@ export async function handleHook(
       deps.sha256,
       event.dialect,
       undefined,
-      request.sender,
+      request.userAgent,
     );
     if (!auth.ok) {
       const error = { code: auth.code, message: auth.message, eventName: event.name };

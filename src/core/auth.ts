@@ -84,9 +84,17 @@ export function senderOf(userAgent: string | undefined): HookSender {
   return /^hookgate-send(?:\/|\s|$)/i.test(userAgent?.trim() ?? "") ? "send" : "hook";
 }
 
+/** The fixes a failure's message names, worded for the client's kind of hook or for `hookgate send`. */
+function fixesFor(client: Dialect | undefined, userAgent: string | undefined) {
+  const deepagents = client?.startsWith("deepagents") === true;
+  if (senderOf(userAgent) === "send") return deepagents ? FIXES.sendDeepagents : FIXES.send;
+  return deepagents ? FIXES.command : FIXES.http;
+}
+
 /**
  * `client`: the route's client, whose kind of hook the fix in a failure's message is worded for
- * (Claude Code's when not known), unless `sender` says `hookgate send` sent it.
+ * (Claude Code's when not known), unless the `userAgent` says `hookgate send` sent it; both are
+ * read only when the request fails.
  */
 export async function authenticate(
   authorization: string | undefined,
@@ -94,30 +102,22 @@ export async function authenticate(
   sha256: Sha256,
   client?: Dialect,
   equal: DigestEqual = constantTimeEqual,
-  sender: HookSender = "hook",
+  userAgent?: string,
 ): Promise<AuthOutcome> {
   if (!policy.auth) return { ok: true, team: DEFAULT_TEAM };
-  const deepagents = client?.startsWith("deepagents") === true;
-  const fix =
-    sender === "send"
-      ? deepagents
-        ? FIXES.sendDeepagents
-        : FIXES.send
-      : deepagents
-        ? FIXES.command
-        : FIXES.http;
+  const fix = () => fixesFor(client, userAgent);
   const header = authorization?.trim() ?? "";
   if (header === "")
     return fail(
       "AUTH_MISSING",
-      `the hook sent no Authorization header. ${fix.missing.replace("CLIENT", client ?? "")}`,
+      `the hook sent no Authorization header. ${fix().missing.replace("CLIENT", client ?? "")}`,
     );
   const bearer = BEARER.exec(header);
   if (!bearer) return fail("AUTH_MALFORMED", 'the Authorization header is not "Bearer <token>"');
   const token = bearer[1]?.trim() ?? "";
   if (token === "") {
     // Clients send "Bearer " when the variable is not in allowedEnvVars or is unset (clients.md §3.3).
-    return fail("AUTH_EMPTY_TOKEN", `the hook sent an empty Bearer token: ${fix.empty}`);
+    return fail("AUTH_EMPTY_TOKEN", `the hook sent an empty Bearer token: ${fix().empty}`);
   }
   const digest = await sha256(token);
   let team: string | undefined;
@@ -140,7 +140,7 @@ export async function authenticate(
       "AUTH_UNKNOWN_TOKEN",
       `the hook sent ${JSON.stringify(token)} as its token, a variable's name its client did not expand: list the variable, spelt exactly so, in the hook's allowedEnvVars and set it in the agent's environment`,
     );
-  return fail("AUTH_UNKNOWN_TOKEN", `the hook's token is not one this gateway knows: ${fix.unknown}`);
+  return fail("AUTH_UNKNOWN_TOKEN", `the hook's token is not one this gateway knows: ${fix().unknown}`);
 }
 
 function fail(code: AuthFailureCode, message: string): AuthOutcome {

@@ -6,7 +6,6 @@
  * and body (header case and order are each server's own).
  */
 import { type HookDeps, type HookOutcome, handleHook } from "../app/handle-hook.js";
-import { senderOf } from "../core/auth.js";
 import type { RequestError } from "../core/errors.js";
 import { sniffEventName } from "../core/events.js";
 import { DIALECTS, type Dialect } from "../core/hook-event.js";
@@ -81,7 +80,7 @@ export async function runHookRoute(
       authorization: request.authorization,
       dialect,
       timeoutHeader: request.timeoutHeader,
-      sender: senderOf(request.userAgent),
+      userAgent: request.userAgent,
       receivedAt,
     },
     { explain, audit: !explain, runRemote: !explain },
