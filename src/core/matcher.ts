@@ -50,11 +50,9 @@ function someMatches(parts: readonly ((value: string) => boolean)[], value: stri
 function splitParts(text: string): ((value: string) => boolean)[] | undefined {
   const parts: ((value: string) => boolean)[] = [];
   for (const part of text.split("|")) {
-    // An empty part (`mcp__.*|`, a stray `|`) names nothing, as in a list of names.
-    if (part === "") continue;
     // A part spaced around its pipes (`Bash | Write`, `mcp__.* | Bash`) is the part without the
     // spaces, as deepcode trims each candidate (its src/hooks.ts): no tool name starts or ends
-    // with a space.
+    // with a space. An empty part (`mcp__.*|`, a stray `|`) names nothing, as in a list of names.
     const name = part.trim();
     if (name === "") continue;
     if (EXACT_NAME.test(name)) {
