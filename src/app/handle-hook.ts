@@ -16,7 +16,7 @@ import type { CompiledRule, Policy } from "../core/policy.js";
 import type { FailMode } from "../core/policy-schema.js";
 import type { Clock, IdGenerator, Logger, Metrics, Sha256 } from "../core/ports.js";
 import { type Answer, deliverable, renderDecision, renderRequestFailure } from "../core/render.js";
-import { capString, capStringsToFit, cut, largestFitting, utf8Length } from "../core/truncate.js";
+import { capString, capStringsToFit, utf8Length } from "../core/truncate.js";
 import type { Notifier } from "./notify.js";
 import type { RemoteActions, RemoteAudit } from "./remote-actions.js";
 
@@ -544,9 +544,8 @@ function auditToolInput(masked: unknown, bodyChars: number): unknown {
   const fitted = capStringsToFit(masked, fits);
   if (fitted !== undefined) return fitted;
   // No more characters than bytes fit, so the search runs over the budget's length, not the text's.
-  const head = whole.slice(0, AUDIT_TOOL_INPUT_BYTES);
-  const asText = (length: number) => ({ truncated: cut(head, length) });
-  return asText(largestFitting(head.length, (length) => fits(asText(length))));
+  const head = { truncated: whole.slice(0, AUDIT_TOOL_INPUT_BYTES) };
+  return capStringsToFit(head, fits) ?? head;
 }
 
 /** A name the agent sent, cut to AUDIT_NAME_CHARS with the marker. */
