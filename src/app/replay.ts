@@ -11,6 +11,7 @@
 import { DEFAULT_TEAM } from "../core/auth.js";
 import { honouredDecision } from "../core/event-capabilities.js";
 import { DIALECTS, type Dialect } from "../core/hook-event.js";
+import { isRecord } from "../core/json-object.js";
 import type { Policy } from "../core/policy.js";
 import type { Clock, IdGenerator, Logger, Sha256 } from "../core/ports.js";
 import { utf8Length } from "../core/truncate.js";
@@ -702,18 +703,13 @@ const DECISIONS: ReadonlySet<string> = new Set(["allow", "deny", "ask", "defer",
 
 /** The record, or what is wrong with it. */
 function checkRecord(value: unknown): ReplayRecord | string {
-  if (value === null || typeof value !== "object" || Array.isArray(value))
-    return "the record is not an object";
-  const r = value as Record<string, unknown>;
+  if (!isRecord(value)) return "the record is not an object";
+  const r = value;
   const problems: string[] = [];
   const omitted = eventOmitted(r);
   if (omitted === "malformed")
     problems.push("eventOmitted must be an object with bytes, and no event beside it");
-  else if (
-    omitted === undefined &&
-    (r.event === null || typeof r.event !== "object" || Array.isArray(r.event))
-  )
-    problems.push("event must be an object");
+  else if (omitted === undefined && !isRecord(r.event)) problems.push("event must be an object");
   if (typeof r.decision !== "string" || !DECISIONS.has(r.decision))
     problems.push("decision must be one of allow, deny, ask, defer, block, none");
   if (typeof r.client !== "string" || !(DIALECTS as readonly string[]).includes(r.client))
@@ -745,9 +741,8 @@ function checkRecord(value: unknown): ReplayRecord | string {
 function eventOmitted(r: Record<string, unknown>): { bytes: number } | "malformed" | undefined {
   const o = r.eventOmitted;
   if (o === undefined) return undefined;
-  if (o === null || typeof o !== "object" || r.event !== undefined) return "malformed";
-  const bytes = (o as Record<string, unknown>).bytes;
-  return typeof bytes === "number" ? { bytes } : "malformed";
+  if (!isRecord(o) || r.event !== undefined) return "malformed";
+  return typeof o.bytes === "number" ? { bytes: o.bytes } : "malformed";
 }
 
 // ---------------------------------------------------------------------------------------------
