@@ -337,16 +337,9 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
     audit: Attempt["audit"],
   ): Attempt {
     const prompt = rule.document.prompt;
-    if (seen.length <= MAX_EVENT_CHARS) {
-      const effect = verdictEffect(
-        rule.id,
-        verdict,
-        input.event.name,
-        prompt?.text ?? "",
-        prompt?.stop ?? false,
-      );
-      return { effect, audit };
-    }
+    const effectOf = (read: Verdict) =>
+      verdictEffect(rule.id, read, input.event.name, prompt?.text ?? "", prompt?.stop ?? false);
+    if (seen.length <= MAX_EVENT_CHARS) return { effect: effectOf(verdict), audit };
     const cut = `the event (${seen.length} characters) was cut to ${MAX_EVENT_CHARS} characters for the model`;
     if (verdict.ok) {
       const message = `${cut}, so its allow covers only what it read`;
@@ -355,11 +348,9 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
       // No call made: counted as the cache hit it is (its audit says JUDGE_EVENT_CUT all the same).
       return outcome === "CACHE_HIT" ? { ...failed, cached: true } : failed;
     }
-    const read = { ok: false, reason: verdict.reason };
-    const effect = verdictEffect(rule.id, read, input.event.name, prompt?.text ?? "", prompt?.stop ?? false);
     // The audit says the no was given on part of the event.
     return {
-      effect,
+      effect: effectOf({ ok: false, reason: verdict.reason }),
       audit: { ...audit, detail: audit.detail === undefined ? cut : `${audit.detail}; ${cut}` },
     };
   }
