@@ -185,6 +185,20 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
    * server behind them changed). A handful per policy; kept across reloads, as the servers are.
    */
   const olderLimitField = new Set<string>();
+  /**
+   * The event as the model reads it, by the run it is judged in: cut once for all the prompt rules
+   * that judge it (cutting an event past MAX_EVENT_CHARS parses it and serialises it at each step
+   * of a search), and let go with the run.
+   */
+  const modelEvents = new WeakMap<RemoteInput, string>();
+  const modelEvent = (input: RemoteInput, seen: string): string => {
+    let text = modelEvents.get(input);
+    if (text === undefined) {
+      text = eventForModel(seen).text;
+      modelEvents.set(input, text);
+    }
+    return text;
+  };
 
   async function run(input: RemoteInput): Promise<RemoteRun> {
     const started = deps.clock.monotonic();
@@ -459,7 +473,7 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
       }
       try {
         const judgeModel = { provider: model.provider, model: model.model, apiKey, url: model.url };
-        const promptText = renderPrompt(prompt.text, eventForModel(seen).text);
+        const promptText = renderPrompt(prompt.text, modelEvent(input, seen));
         const limitKey = JSON.stringify([model.url ?? "", model.model]);
         let outputLimit: OutputLimitField = olderLimitField.has(limitKey)
           ? "max_tokens"
