@@ -97,13 +97,9 @@ export function guardStream(
     say(`stdout is read again; ${stalled} log line${stalled === 1 ? " was" : "s were"} dropped meanwhile`);
     stalled = undefined;
   });
-  const countLines = (text: string) => {
+  const drop = (text: string) => {
     let lines = 0;
     for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) lines += 1;
-    return lines;
-  };
-  const drop = (text: string) => {
-    const lines = countLines(text);
     dropped += lines;
     return lines;
   };
@@ -125,10 +121,9 @@ export function guardStream(
       }
       // A write the stream took may still fail: a pipe's, waiting in it (up to limitBytes of
       // lines) when its reader goes away, fails with it. Those lines are lost too, and counted.
-      const lines = countLines(text);
       try {
         stream.write(text, (e) => {
-          if (e) dropped += lines;
+          if (e) drop(text);
         });
       } catch (e) {
         if (NO_ROOM.has(String((e as NodeJS.ErrnoException).code))) {
