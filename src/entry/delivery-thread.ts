@@ -242,19 +242,17 @@ async function start(): Promise<void> {
   const poll = setInterval(drain, POLL_MS);
   // Posted even when a read fails, its gauges NaN rather than their last values: the message
   // itself tells the answering thread that this thread is up (`hookgate_delivery_thread_up`).
-  const gaugeFailures = new Map<string, ToldFailure>();
-  const safely = (what: string, read: () => Record<string, number>, names: readonly string[]) => {
-    let failures = gaugeFailures.get(what);
-    if (!failures) {
-      failures = toldFailure(
-        logger,
-        "warn",
-        `could not read the ${what} for /metrics`,
-        `the ${what} for /metrics can be read again`,
-        monotonic,
-      );
-      gaugeFailures.set(what, failures);
-    }
+  const gaugeFailures = (what: string) =>
+    toldFailure(
+      logger,
+      "warn",
+      `could not read the ${what} for /metrics`,
+      `the ${what} for /metrics can be read again`,
+      monotonic,
+    );
+  const queueGaugeFailures = gaugeFailures("queue's gauges");
+  const journalGaugeFailures = gaugeFailures("intake journal's backlog");
+  const safely = (failures: ToldFailure, read: () => Record<string, number>, names: readonly string[]) => {
     try {
       const values = read();
       failures.worked();
@@ -266,7 +264,7 @@ async function start(): Promise<void> {
     }
   };
   const gauges = () => {
-    const queueGauges = safely("queue's gauges", () => {
+    const queueGauges = safely(queueGaugeFailures, () => {
       const stats = queue.stats();
       return {
         hookgate_queue_jobs: stats.jobs,
@@ -276,7 +274,7 @@ async function start(): Promise<void> {
       };
     }, ["hookgate_queue_jobs", "hookgate_queue_dead_letters", "hookgate_queue_oldest_due_seconds"]);
     const journalGauges = safely(
-      "intake journal's backlog",
+      journalGaugeFailures,
       () => ({ hookgate_intake_backlog_bytes: journal.backlogBytes() }),
       ["hookgate_intake_backlog_bytes"],
     );
