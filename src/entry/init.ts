@@ -618,15 +618,9 @@ function newlyRestricted(
 ): string[] {
   if (!("allowedHttpHookUrls" in config) || existing.allowedHttpHookUrls !== undefined) return [];
   const others = new Set<string>();
-  const hooks = isRecord(existing.hooks) ? existing.hooks : {};
-  for (const groups of Object.values(hooks)) {
-    for (const group of Array.isArray(groups) ? groups : []) {
-      const handlers = isRecord(group) && Array.isArray(group.hooks) ? group.hooks : [];
-      for (const hook of handlers) {
-        if (isRecord(hook) && hook.type === "http" && typeof hook.url === "string" && hook.url !== url) {
-          others.add(hook.url);
-        }
-      }
+  for (const hook of handlersIn(existing.hooks)) {
+    if (isRecord(hook) && hook.type === "http" && typeof hook.url === "string" && hook.url !== url) {
+      others.add(hook.url);
     }
   }
   if (others.size === 0) return [];
@@ -641,12 +635,22 @@ function newlyRestricted(
  * fail-closed PreToolUse on one that is gone blocks every tool.
  */
 function earlierUrls(hooks: unknown): string[] {
-  const all = Array.isArray(hooks)
+  return [
+    ...new Set(
+      handlersIn(hooks)
+        .map((hook) => writtenFor(hook))
+        .filter((url) => url !== undefined),
+    ),
+  ];
+}
+
+/** Every hook in a file's `hooks`: the legacy list's entries, or those of an event map's groups. */
+function handlersIn(hooks: unknown): unknown[] {
+  return Array.isArray(hooks)
     ? hooks
     : Object.values(isRecord(hooks) ? hooks : {})
         .flatMap((groups) => (Array.isArray(groups) ? groups : []))
         .flatMap((group) => (isRecord(group) && Array.isArray(group.hooks) ? group.hooks : []));
-  return [...new Set(all.map((hook) => writtenFor(hook)).filter((url) => url !== undefined))];
 }
 
 /** A replaced gateway's allowlist pattern is left, as other settings files may rely on it. */
