@@ -18,7 +18,7 @@ import {
   DEFAULT_SEND_TIMEOUT_SECONDS,
   type Env,
   gatewayBaseUrl,
-  isHookUrl,
+  isMistypedHookUrl,
   parseGatewayUrl,
   resolveHookUrl,
   routeClient,
@@ -89,7 +89,7 @@ export async function doctorCommand(args: readonly string[], io: CommandIo, env:
   // the URL as written, gets a 404. hookgate's routes start at `/v1/`: a URL without a hook
   // route that holds it is no base. (A hook URL's prefix may: an API stage named `v1`.)
   // Then there is no hook URL to derive, and the header names only what was given.
-  const mistyped = !isHookUrl(values.url) && /(?:^|\/)v1(?:\/|$)/.test(new URL(base).pathname);
+  const mistyped = isMistypedHookUrl(values.url);
   io.out(
     mistyped
       ? `hookgate doctor: ${base} (${dialect})\n`
