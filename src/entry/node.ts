@@ -89,13 +89,9 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
   // close and on process exit. Each batch is scrubbed of the running policy's secret values,
   // read at write time: a SIGHUP reload can change them.
   let running: (() => Policy) | undefined;
+  const scrub = scrubbingWith(() => running?.().secrets ?? NO_SECRETS);
   const guarded = guardedStdout();
-  const stdout = batchLines(
-    scrubLines(
-      guarded,
-      scrubbingWith(() => running?.().secrets ?? NO_SECRETS),
-    ),
-  );
+  const stdout = batchLines(scrubLines(guarded, scrub));
   process.once("exit", stdout.flush);
   const logger = options.logger ?? createJsonLogger(stdout);
   const env = options.env ?? process.env;
@@ -159,7 +155,8 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
     options.recordPath === undefined
       ? undefined
       : createJsonlRecorder(options.recordPath, logger, {
-          scrub: scrubbingWith(() => running?.().secrets ?? NO_SECRETS),
+          // Scrubbed as the log is, by the same running policy's secrets.
+          scrub,
         });
   const store = openDataDir(options.dataDir);
   let deliveries: DeliveryThread;
