@@ -43,17 +43,12 @@ export interface JsonlRecorderOptions {
    */
   readonly scrub?: (line: string) => string;
   readonly limitBytes?: number;
-  readonly closeMs?: number;
 }
 
 export function createJsonlRecorder(
   path: string,
   logger: Logger,
-  {
-    scrub = (line) => line,
-    limitBytes = RECORD_BACKLOG_LIMIT_BYTES,
-    closeMs = RECORD_CLOSE_MS,
-  }: JsonlRecorderOptions = {},
+  { scrub = (line) => line, limitBytes = RECORD_BACKLOG_LIMIT_BYTES }: JsonlRecorderOptions = {},
 ): JsonlRecorder {
   /**
    * The file at `path`, opened for appending; made readable by its owner alone when it is made
@@ -158,7 +153,7 @@ export function createJsonlRecorder(
             },
           );
           resolve();
-        }, closeMs);
+        }, RECORD_CLOSE_MS);
         timer.unref();
       });
       const ended = Promise.all([end(last), ...retiring.values()]).then(() => {
