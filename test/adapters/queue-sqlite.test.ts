@@ -478,6 +478,46 @@ describe("sqlite queue on disk", () => {
     ]);
   });
 
+  it("tells a job as interrupted by its mark, never by its last error's text", async () => {
+    const queue = open("process-1");
+    await queue.send([{ id: "a", body: { n: 1 } }]);
+    const [first] = await queue.receive(1, HOUR);
+    if (!first) throw new Error("nothing received");
+    // A sink's error worded as the interruption is: the attempt recorded an outcome all the same.
+    await queue.retry(first, 0, STOPPED_DELIVERING);
+    expect((await queue.receive(1, HOUR)).map((m) => [m.id, m.attempts, m.interrupted])).toEqual([
+      ["a", 2, undefined],
+    ]);
+  });
+
+  it("keeps the interruption a queue file made before the interrupted column recorded in last_error", async () => {
+    const old = new Database(path);
+    old.exec(`CREATE TABLE queue_jobs (seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, body TEXT NOT NULL,
+      state TEXT NOT NULL CHECK (state IN ('ready', 'leased')), visible_at INTEGER NOT NULL,
+      attempts INTEGER NOT NULL DEFAULT 0, lease_owner TEXT, leased_until INTEGER, receipt TEXT,
+      last_error TEXT, enqueued_at INTEGER NOT NULL, grp TEXT, holds INTEGER NOT NULL DEFAULT 0)`);
+    const insert = old.prepare(
+      "INSERT INTO queue_jobs (id, body, state, visible_at, attempts, last_error, enqueued_at) VALUES (?, ?, 'ready', 0, 1, ?, 0)",
+    );
+    // Taken back by that version's recoverLeases, and retried after a sink's error.
+    insert.run("stopped", JSON.stringify({ n: 1 }), STOPPED_DELIVERING);
+    insert.run("failed", JSON.stringify({ n: 2 }), "HTTP 503");
+    old.close();
+    const queue = open("after");
+    const received = await queue.receive(10, HOUR);
+    expect(received.map((m) => [m.id, m.attempts, m.interrupted])).toEqual([
+      ["stopped", 2, STOPPED_DELIVERING],
+      ["failed", 2, undefined],
+    ]);
+    // Recorded an outcome, it is told no more.
+    const [stopped] = received;
+    if (!stopped) throw new Error("nothing received");
+    await queue.retry(stopped, 0, "HTTP 503");
+    expect((await queue.receive(1, HOUR)).map((m) => [m.id, m.interrupted])).toEqual([
+      ["stopped", undefined],
+    ]);
+  });
+
   it("writes through a WAL journal", async () => {
     open("process-1");
     const raw = new Database(path, { readonly: true });

@@ -51,8 +51,9 @@ export interface QueueDeadLettered {
 }
 
 /**
- * What `recoverLeases` records of a job whose lease it takes back, and each receive of it tells
- * (`interrupted`) until an outcome is recorded.
+ * What each receive of a job whose lease `recoverLeases` took back tells (`interrupted`) until an
+ * outcome is recorded. The job is marked so by its `interrupted` column, never by this text: its
+ * `last_error` holds it too, as a sink's own error text could.
  */
 export const STOPPED_DELIVERING =
   "the delivery thread stopped while delivering it (it crashed or exited, or serve was killed)";
@@ -153,7 +154,7 @@ interface DueRow {
   holds: number;
   visibleAt: number;
   grp: string | null;
-  lastError: string | null;
+  interrupted: 0 | 1;
 }
 
 interface DeadRow {
@@ -182,6 +183,17 @@ function openDatabase(path: string, busyTimeoutMs: number): Database.Database {
     // Later still: the receives that ended in a hold, which `attempts` no longer counts.
     if (!columns.some((c) => c.name === "holds"))
       db.exec("ALTER TABLE queue_jobs ADD COLUMN holds INTEGER NOT NULL DEFAULT 0");
+    // Later still: a job taken back from a stopped delivery is marked by a column of its own. A
+    // file from before it marked one by `last_error` alone, which is read once, here.
+    if (!columns.some((c) => c.name === "interrupted")) {
+      const file = db;
+      file
+        .transaction(() => {
+          file.exec("ALTER TABLE queue_jobs ADD COLUMN interrupted INTEGER NOT NULL DEFAULT 0");
+          file.prepare("UPDATE queue_jobs SET interrupted = 1 WHERE last_error = ?").run(STOPPED_DELIVERING);
+        })
+        .immediate();
+    }
     // Later still: a dead letter keeps its job's group, so a replay keeps the per-sink cap.
     const deadColumns = db.prepare("SELECT name FROM pragma_table_info('queue_dead')").all() as {
       name: string;
@@ -254,11 +266,11 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
      VALUES (@id, @body, 'ready', @visibleAt, 0, @now, @grp)`,
   );
   const dueUngrouped = db.prepare<[number, number], DueRow>(
-    `SELECT seq, id, body, attempts, holds, visible_at AS visibleAt, grp, last_error AS lastError FROM queue_jobs
+    `SELECT seq, id, body, attempts, holds, visible_at AS visibleAt, grp, interrupted FROM queue_jobs
      WHERE grp IS NULL AND visible_at <= ? ORDER BY visible_at, seq LIMIT ?`,
   );
   const dueInGroup = db.prepare<[string, number, number], DueRow>(
-    `SELECT seq, id, body, attempts, holds, visible_at AS visibleAt, grp, last_error AS lastError FROM queue_jobs
+    `SELECT seq, id, body, attempts, holds, visible_at AS visibleAt, grp, interrupted FROM queue_jobs
      WHERE grp = ? AND visible_at <= ? ORDER BY visible_at, seq LIMIT ?`,
   );
   // The groups that have jobs, one index seek each (few: one per sink).
@@ -280,7 +292,7 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
   const dropReady = db.prepare<[number]>("DELETE FROM queue_jobs WHERE seq = ?");
   const release = db.prepare<{ id: string; receipt: string; visibleAt: number; error: string }>(
     `UPDATE queue_jobs SET state = 'ready', visible_at = @visibleAt, leased_until = NULL,
-       lease_owner = NULL, receipt = NULL, last_error = @error
+       lease_owner = NULL, receipt = NULL, last_error = @error, interrupted = 0
      WHERE id = @id AND receipt = @receipt`,
   );
   // A lease counts an attempt when it is taken; a hold gives it back and counts a hold instead.
@@ -292,7 +304,7 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
     added: number;
   }>(
     `UPDATE queue_jobs SET state = 'ready', visible_at = @visibleAt, leased_until = NULL,
-       lease_owner = NULL, receipt = NULL, last_error = @error,
+       lease_owner = NULL, receipt = NULL, last_error = @error, interrupted = 0,
        attempts = MAX(0, attempts - 1), holds = holds + @added
      WHERE id = @id AND receipt = @receipt`,
   );
@@ -326,7 +338,7 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
   // is sent no more often than its sink's schedule allows (`interrupted`, app/deliver.ts).
   const recover = db.prepare<{ owner: string; now: number; error: string }>(
     `UPDATE queue_jobs SET state = 'ready', visible_at = @now, leased_until = NULL,
-       lease_owner = NULL, receipt = NULL, last_error = @error
+       lease_owner = NULL, receipt = NULL, last_error = @error, interrupted = 1
      WHERE state = 'leased' AND lease_owner IS NOT @owner`,
   );
 
@@ -456,7 +468,7 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
         holds: row.holds,
         receipt,
         // Until a retry or a hold records another error: taken back again, it is told again.
-        ...(row.lastError === STOPPED_DELIVERING && { interrupted: STOPPED_DELIVERING }),
+        ...(row.interrupted === 1 && { interrupted: STOPPED_DELIVERING }),
       });
     }
     return leased;
