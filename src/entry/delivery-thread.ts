@@ -15,6 +15,7 @@ import { parentPort, workerData } from "node:worker_threads";
 import { createJsonLogger } from "../adapters/log/json-lines.js";
 import { openJournalReader } from "../adapters/queue/journal.js";
 import { createSqliteQueue } from "../adapters/queue/sqlite.js";
+import { sqliteFix } from "../adapters/sqlite-fix.js";
 import { reportDeadLetter } from "../app/dead-letter.js";
 import type { DeliveryJob } from "../core/delivery.js";
 import { errorMessage } from "../core/errors.js";
@@ -33,18 +34,17 @@ import { openNamed } from "./open-named.js";
 const monotonic = () => performance.now();
 
 /**
- * What to do about a queue file that fails while `serve` runs, by what its failure says, or
- * undefined when nothing is known to help. The jobs answered meanwhile wait in the intake journal.
+ * What to do about the queue file when it fails while `serve` runs, or undefined when nothing is
+ * known to help. The jobs answered meanwhile wait in the intake journal.
  */
-function queueFix(error: string, path: string): string | undefined {
-  if (/not a database|malformed/.test(error))
-    return `${path} is damaged: stop serve, move it aside (with its -wal and -shm files, if any) and start serve again, which makes a new one and takes in the intake journal from its start: the notify events answered meanwhile wait there and are delivered then (some delivered already may be sent again, with the same webhook-id); the retries and dead letters the damaged file held are lost`;
-  if (/database or disk is full|ENOSPC|EDQUOT/.test(error))
-    return "the disk under the data dir is full (or its user's quota): free some space; what the intake journal holds is taken in then";
-  if (/database is locked/.test(error))
-    return "another process holds the file locked (a sqlite3 shell or a backup left in a transaction, a hookgate dlq command still running): let it finish or end it; the jobs wait in the intake journal meanwhile";
-  return undefined;
-}
+const queueFix = (error: string, path: string): string | undefined =>
+  sqliteFix(error, {
+    running: true,
+    file: path,
+    movedAside:
+      " and takes in the intake journal from its start: the notify events answered meanwhile wait there and are delivered then (some delivered already may be sent again, with the same webhook-id); the retries and dead letters the damaged file held are lost",
+    meanwhile: "what the intake journal holds meanwhile is taken in then",
+  });
 
 /** How often the journal is read when no wake comes (a safety net: each turn that appends sends one). */
 const POLL_MS = 1000;

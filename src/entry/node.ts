@@ -33,6 +33,7 @@ import {
 } from "../adapters/queue/journal.js";
 import { createJsonlRecorder } from "../adapters/record/jsonl.js";
 import { createSqliteSessionStore } from "../adapters/session/sqlite.js";
+import { sqliteFix } from "../adapters/sqlite-fix.js";
 import { createNotifier } from "../app/notify.js";
 import { createRemoteActions } from "../app/remote-actions.js";
 import { reportRefusals } from "../core/egress/report.js";
@@ -641,38 +642,15 @@ function runningPid(path: string): number | undefined {
   }
 }
 
-const MOVE_ASIDE =
-  "move it aside (with its -wal and -shm files, if any) and hookgate makes a new one, or pass another --data-dir; a queue.sqlite moved aside takes its jobs and dead letters with it, a sessions.sqlite the tool calls it remembered, a serve.lock nothing";
-/**
- * What to do about a data dir by what its failure says, the first that matches: a damaged file, or
- * another in its place, is no matter of permissions, and a directory that is writable but whose
- * writes fail needs room, not another directory.
- */
-const DATA_DIR_FIXES: readonly (readonly [RegExp, string])[] = [
-  [
-    /not a database/,
-    `that file is not a SQLite database (damaged, or another file in its place): ${MOVE_ASIDE}`,
-  ],
-  [/malformed/, `that SQLite file is damaged: ${MOVE_ASIDE}`],
-  [
-    /database or disk is full|ENOSPC|EDQUOT/,
-    "the disk under it is full (or its user's quota): free some space and start again, or pass a --data-dir on another disk",
-  ],
-  [
-    /database is locked/,
-    "another process holds that file locked (a sqlite3 shell or a backup left in a transaction, a hookgate dlq command still running): let it finish or end it, and start again; on a network or VM-shared file system (NFS, WSL's /mnt/c, a Docker Desktop bind mount) SQLite's locks may not work: use a --data-dir on a local disk",
-  ],
-  [
-    /disk I\/O error|EFBIG/,
-    "a write in it failed: this process's file size limit (ulimit -f, systemd's LimitFSIZE=) may be reached, or its disk is full or failing, or it is a network or VM-shared file system SQLite cannot write to safely; raise the limit, free some space or use a --data-dir on a local disk, and start again",
-  ],
-];
+/** What a data dir's SQLite file moved aside at the start takes with it, whichever file failed. */
+const MOVED_ASIDE =
+  "; a queue.sqlite moved aside takes its jobs and dead letters with it, a sessions.sqlite the tool calls it remembered, a serve.lock nothing";
 
 function dataDirError(dataDir: string, e: unknown): DataDirError {
   const why = errorMessage(e);
   const fix =
     fileInPlace(dataDir, why) ??
-    DATA_DIR_FIXES.find(([pattern]) => pattern.test(why))?.[1] ??
+    sqliteFix(why, { movedAside: MOVED_ASIDE }) ??
     "pass --data-dir with a writable directory";
   return new DataDirError(`cannot use the data dir ${dataDir} (${why}); ${fix}`);
 }

@@ -77,6 +77,21 @@ describe("createSqliteSessionStore", () => {
     }
   });
 
+  it("names the file and what to do when another process holds it locked", async () => {
+    const store = createSqliteSessionStore(path, 0);
+    // A sqlite3 shell left in a write transaction on the file.
+    const holder = new Database(path);
+    try {
+      holder.exec("BEGIN IMMEDIATE");
+      await expect(store.rememberTool("s1", { toolName: "Bash", summary: "ls" }, T0)).rejects.toThrow(
+        `the session store at ${path}: database is locked; another process holds that file locked (a sqlite3 shell or a backup left in a transaction`,
+      );
+    } finally {
+      holder.close();
+      store.close();
+    }
+  });
+
   it("forgets a deepagents tool call's halves a day after they were written", async () => {
     const store = createSqliteSessionStore(path);
     try {

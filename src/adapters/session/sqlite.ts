@@ -2,6 +2,7 @@
 import Database from "better-sqlite3";
 import type { SessionStore, ToolHalf } from "../../app/notify.js";
 import { errorMessage } from "../../core/errors.js";
+import { sqliteFix } from "../sqlite-fix.js";
 
 /** Sessions idle longer than this are forgotten (checked on write). */
 const RETENTION_MS = 24 * 3600 * 1000;
@@ -59,7 +60,7 @@ export function createSqliteSessionStore(
   let toolWrites = 0;
   let halfWrites = 0;
   /**
-   * A failure naming the file, and what to do when it is damaged: SQLite's message names none
+   * A failure naming the file, and what to do about it: SQLite's message names none
    * ("file is not a database"), and `serve` logged that for every tool call with no word of which
    * file or what to do.
    */
@@ -68,10 +69,14 @@ export function createSqliteSessionStore(
       return run();
     } catch (e) {
       const why = errorMessage(e);
-      const fix = /not a database|malformed/.test(why)
-        ? "; that file is damaged: stop serve, move it aside (with its -wal and -shm files, if any) and start serve again, which makes a new one (the tool calls it remembered are forgotten: a permission prompt goes out without its tool until the session's next one)"
-        : "";
-      throw new Error(`the session store at ${path}: ${why}${fix}`, { cause: e });
+      const fix = sqliteFix(why, {
+        running: true,
+        movedAside:
+          " (the tool calls it remembered are forgotten: a permission prompt goes out without its tool until the session's next one)",
+      });
+      throw new Error(`the session store at ${path}: ${why}${fix === undefined ? "" : `; ${fix}`}`, {
+        cause: e,
+      });
     }
   };
   return {

@@ -1,0 +1,49 @@
+/**
+ * The fix told for a failing SQLite file of `serve`'s data dir, by SQLite's (or the file
+ * system's) message: the same trouble said the same way at the start and while `serve` runs, each
+ * with what fits there (start again, or stop and start it again; what waits meanwhile).
+ */
+import { describe, expect, it } from "vitest";
+import { sqliteFix } from "../../src/adapters/sqlite-fix.js";
+
+const atStart = (message: string) => sqliteFix(message, { movedAside: "; LOST" });
+const running = (message: string) =>
+  sqliteFix(message, { running: true, file: "/d/queue.sqlite", movedAside: " LOST", meanwhile: "WAITS" });
+
+describe("sqliteFix", () => {
+  it.each([
+    [
+      "file is not a database",
+      "that file is not a SQLite database (damaged, or another file in its place): move it aside (with its -wal and -shm files, if any) and hookgate makes a new one, or pass another --data-dir; LOST",
+      "/d/queue.sqlite is damaged: stop serve, move it aside (with its -wal and -shm files, if any) and start serve again, which makes a new one LOST",
+    ],
+    [
+      "database disk image is malformed",
+      "that SQLite file is damaged: move it aside (with its -wal and -shm files, if any) and hookgate makes a new one, or pass another --data-dir; LOST",
+      "/d/queue.sqlite is damaged: stop serve, move it aside (with its -wal and -shm files, if any) and start serve again, which makes a new one LOST",
+    ],
+    [
+      "ENOSPC: no space left on device, write",
+      "the disk under the data dir is full (or its user's quota): free some space and start again, or pass a --data-dir on another disk",
+      "the disk under the data dir is full (or its user's quota): free some space; WAITS",
+    ],
+    [
+      "database is locked",
+      "let it finish or end it, and start again; on a network or VM-shared file system",
+      "let it finish or end it; WAITS",
+    ],
+    [
+      "disk I/O error",
+      "raise the limit, free some space or use a --data-dir on a local disk, and start again",
+      "raise the limit, free some space or use a --data-dir on a local disk, and start serve again; WAITS",
+    ],
+  ])("tells %j at the start and while serve runs", (message, start, run) => {
+    expect(atStart(message)).toContain(start);
+    expect(running(message)).toContain(run);
+  });
+
+  it("knows no fix for a failure it does not name", () => {
+    expect(atStart("EACCES: permission denied, open")).toBeUndefined();
+    expect(running("SQLITE_CONSTRAINT")).toBeUndefined();
+  });
+});
