@@ -64,6 +64,20 @@ export function retryDelayMs(
   return Math.min(Math.round(wanted), MAX_DELAY_MS);
 }
 
+/**
+ * The most attempts a job of these sinks can take, one more than the longest retry schedule: a
+ * sink's own, or the default, which a delivery that threw follows whatever its sink's
+ * (`thrownOutcome`). A queue that counts receives as attempts (SQS) must allow a job this many
+ * receives before its own limit moves it elsewhere (a redrive policy's `maxReceiveCount`).
+ */
+export function mostAttempts(
+  sinks: Iterable<{ readonly retryScheduleSeconds?: readonly number[] | undefined }>,
+): number {
+  let longest = DEFAULT_RETRY_SCHEDULE_SECONDS.length;
+  for (const sink of sinks) longest = Math.max(longest, sink.retryScheduleSeconds?.length ?? 0);
+  return longest + 1;
+}
+
 /** What one delivery attempt came to; each queue backend translates it (app/deliver.ts). */
 export type DeliveryOutcome =
   | { readonly kind: "ack" }

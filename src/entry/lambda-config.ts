@@ -57,6 +57,11 @@ export interface LambdaRuntime {
    * `signal`, read as each request is sent, ends it (the first call's is kept for the role).
    */
   queue(role: "producer" | "consumer", signal?: () => AbortSignal | undefined): Queue<DeliveryJob>;
+  /**
+   * The `maxReceiveCount` of `HOOKGATE_QUEUE_URL`'s redrive policy, undefined when it has none;
+   * throws when it cannot be read.
+   */
+  maxReceiveCount(signal?: AbortSignal): Promise<number | undefined>;
 }
 
 export function createLambdaRuntime(options: LambdaOptions = {}): LambdaRuntime {
@@ -165,6 +170,15 @@ export function createLambdaRuntime(options: LambdaOptions = {}): LambdaRuntime 
     },
     egress: async (request) => (await undici()).send(request),
     queue,
+    async maxReceiveCount(signal) {
+      const queueUrl = env(QUEUE_URL_ENV);
+      if (!queueUrl) throw new Error(`${QUEUE_URL_ENV} is not set`);
+      const [{ readMaxReceiveCount }, sqs] = await Promise.all([
+        import("../adapters/queue/sqs.js"),
+        client(),
+      ]);
+      return readMaxReceiveCount(sqs, queueUrl, signal);
+    },
   };
 }
 

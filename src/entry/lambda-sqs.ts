@@ -16,8 +16,15 @@
 import type { Context, SQSBatchItemFailure, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
 import { nodeHmacSha256 } from "../adapters/hash/node-crypto.js";
 import { createDeliverer, type Deliverer, type MayStart, SINK_TIMEOUT_MS } from "../app/deliver.js";
-import { type DeliveryJob, deadLetterAttempts, isDeliveryJob, thrownOutcome } from "../core/delivery.js";
+import {
+  type DeliveryJob,
+  deadLetterAttempts,
+  isDeliveryJob,
+  mostAttempts,
+  thrownOutcome,
+} from "../core/delivery.js";
 import { errorMessage } from "../core/errors.js";
+import type { Policy } from "../core/policy.js";
 import { isCopySent, type ReceivedMessage } from "../core/queue.js";
 import { RememberedIds, UnsentReceives } from "../core/remembered-ids.js";
 import {
@@ -90,6 +97,44 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
    * another container counts it.
    */
   const unsent = new UnsentReceives();
+  /** The look at the queue's redrive policy, once per container, with the first valid policy. */
+  let redriveChecked: Promise<void> | undefined;
+
+  /**
+   * Says, once, when the queue's redrive policy would take jobs from hookgate: a `maxReceiveCount`
+   * below the attempts of the policy's longest retry schedule moves a job that keeps failing to
+   * the DLQ before its last retries, and its dead letter then carries no error; a queue with no
+   * redrive policy keeps a job that ends the function at every receive (its poison job) until the
+   * queue's retention runs out, failing its batch each time. Never holds up a delivery: a read
+   * that fails says what to check by hand.
+   */
+  async function checkRedrive(policy: Policy, signal: AbortSignal | undefined): Promise<void> {
+    const needed = mostAttempts(Object.values(policy.document.sinks ?? {}));
+    const set = `set its maxReceiveCount to at least ${needed}, the attempts of the policy's longest retry schedule (infra/aws/template.yaml sets 25)`;
+    let maxReceiveCount: number | undefined;
+    try {
+      maxReceiveCount = await runtime.maxReceiveCount(signal);
+    } catch (e) {
+      logger.log(
+        "warn",
+        `could not read the queue's redrive policy (the delivery function's role needs sqs:GetQueueAttributes on the queue, as infra/aws/template.yaml's ConsumerPolicy allows); check it by hand: ${set}`,
+        { neededReceives: needed, error: errorMessage(e) },
+      );
+      return;
+    }
+    if (maxReceiveCount === undefined)
+      logger.log(
+        "warn",
+        `the queue has no redrive policy: a job that ends the delivery function at every receive (out of memory, a crash, its timeout) comes back until the queue's retention period ends, failing its batch each time; give the queue a redrive policy to the DLQ and ${set}`,
+        { neededReceives: needed },
+      );
+    else if (maxReceiveCount < needed)
+      logger.log(
+        "warn",
+        `the queue's redrive policy moves a job to the DLQ after ${maxReceiveCount} receives, fewer than the attempts it may need: a job that keeps failing loses its last retries, and its dead letter the error (hookgate dlq list shows "moved by the SQS redrive policy"); ${set}`,
+        { maxReceiveCount, neededReceives: needed },
+      );
+  }
 
   /**
    * While the configuration is broken (the policy, or a function timeout too short to start any
@@ -344,9 +389,16 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
     const deliverer = current;
     const mayStart: MayStart | undefined =
       context && ((timeoutMs) => context.getRemainingTimeInMillis() >= timeoutMs + SETTLE_MARGIN_MS);
-    const reported = await Promise.all(
-      event.Records.map((record) => handleRecord(deliverer, record, mayStart)),
+    // Beside the deliveries, and within the invocation's time as every SQS call is (read from
+    // the time it started with, the one look already taken).
+    redriveChecked ??= checkRedrive(
+      policy,
+      startedWithMs === undefined ? undefined : AbortSignal.timeout(Math.max(0, startedWithMs - RETURN_MS)),
     );
+    const [reported] = await Promise.all([
+      Promise.all(event.Records.map((record) => handleRecord(deliverer, record, mayStart))),
+      redriveChecked,
+    ]);
     return failed(event.Records.filter((_, i) => reported[i]));
   };
 }

@@ -74,8 +74,11 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0)) await cleanup();
 });
 
-/** A source queue and its DLQ wired by a redrive policy, as infra/aws/template.yaml declares them. */
-async function createPair(): Promise<void> {
+/**
+ * A source queue and its DLQ wired by a redrive policy, as infra/aws/template.yaml declares them
+ * (`maxReceiveCount` 25; with null, a queue with no redrive policy).
+ */
+async function createPair(maxReceiveCount: number | null = 25): Promise<void> {
   const n = ++queues;
   dlqUrl = (await client.send(new CreateQueueCommand({ QueueName: `lambda-dlq-${n}` }))).QueueUrl ?? "";
   const arn = await client.send(
@@ -86,12 +89,14 @@ async function createPair(): Promise<void> {
       await client.send(
         new CreateQueueCommand({
           QueueName: `lambda-jobs-${n}`,
-          Attributes: {
-            RedrivePolicy: JSON.stringify({
-              deadLetterTargetArn: arn.Attributes?.QueueArn,
-              maxReceiveCount: 25,
-            }),
-          },
+          ...(maxReceiveCount !== null && {
+            Attributes: {
+              RedrivePolicy: JSON.stringify({
+                deadLetterTargetArn: arn.Attributes?.QueueArn,
+                maxReceiveCount,
+              }),
+            },
+          }),
         }),
       )
     ).QueueUrl ?? "";
@@ -197,6 +202,13 @@ function clientWith(before: (command: string, input: Record<string, unknown>) =>
   );
   return changed;
 }
+
+/**
+ * The requests of one SQS action (`ChangeMessageVisibilityBatch`) a server got, by the AWS JSON
+ * protocol's target header: not the handler's look at the queue's redrive policy.
+ */
+const callsTo = (server: LoopbackServer, action: string) =>
+  server.received.filter((r) => r.headers["x-amz-target"] === `AmazonSQS.${action}`);
 
 /** Receives what is on the queue as the event source mapping would, keeping the messages visible. */
 async function receiveAll(expected: number): Promise<Message[]> {
@@ -706,7 +718,7 @@ describe("the Lambda SQS handler", () => {
       message: "record failed; reported for redelivery",
       fields: expect.objectContaining({ job: retried.id, error: expect.stringMatching(/abort/i) }),
     });
-    expect(hanging.received).toHaveLength(1);
+    expect(callsTo(hanging, "ChangeMessageVisibilityBatch")).toHaveLength(1);
   });
 
   it("sends no SQS call at all once less than the second kept to answer in is left, so a reported dead letter was not made", async () => {
@@ -785,7 +797,7 @@ describe("the Lambda SQS handler", () => {
       message: "record failed; reported for redelivery",
       fields: expect.objectContaining({ job: job.id, error: expect.stringMatching(/abort/i) }),
     });
-    expect(hanging.received).toHaveLength(1);
+    expect(callsTo(hanging, "SendMessage")).toHaveLength(1);
   });
 
   it("starts no delivery the invocation's time left cannot cover, and holds those records on the queue", async () => {
@@ -1030,6 +1042,122 @@ describe("the Lambda SQS handler", () => {
     const enough = await handler(eventOf(await receiveAll(1)), invocationOf(15_000 + 2 * oneTry + 1_000));
     expect(enough.batchItemFailures).toEqual([]);
     expect(own.unique).toEqual([job.notification.id]);
+  });
+
+  describe("the queue's redrive policy", () => {
+    /** 20 retries, the most the policy schema allows: 21 attempts. */
+    const LONGEST = Array.from({ length: 20 }, () => 60);
+
+    /**
+     * The warning lines of two invocations of one container, each delivering a job to the test's
+     * receiver through a sink retried on `schedule`.
+     */
+    async function warningsOfTwoInvocations(schedule: readonly number[] = LONGEST) {
+      const warnings: { message: string; fields: Record<string, unknown> }[] = [];
+      const handler = createSqsHandler({
+        env: {
+          HOOKGATE_POLICY: JSON.stringify({
+            version: 1,
+            egress: { allowCidrs: ["127.0.0.1/32"] },
+            rules: [{ id: "audit-everything", on: "*", notify: ["audit"] }],
+            sinks: {
+              audit: {
+                type: "webhook",
+                url: receiver.url,
+                secret: "env:WHSEC",
+                retryScheduleSeconds: schedule,
+              },
+            },
+          }),
+          HOOKGATE_QUEUE_URL: queueUrl,
+          HOOKGATE_DLQ_URL: dlqUrl,
+          WHSEC: SECRET,
+        },
+        sqsClient: async () => client,
+        logger: {
+          log: (level, message, fields = {}) => {
+            if (level === "warn") warnings.push({ message, fields });
+          },
+        },
+      });
+      for (const n of [0, 1]) {
+        const job = withSink(jobOf(n), "audit");
+        await send([job]);
+        const response = await handler(eventOf(await receiveAll(1)), invocationOf());
+        expect(response.batchItemFailures).toEqual([]);
+        expect(receiver.unique).toContain(job.notification.id);
+      }
+      return warnings;
+    }
+
+    it("says once when its maxReceiveCount would move a job to the DLQ before its last attempt, and what to set", async () => {
+      // SQS moves a message once its receives exceed maxReceiveCount, and the consumer counts
+      // receives as attempts: at 20, a job on a 20-retry schedule that kept failing left for the
+      // DLQ before its 21st attempt, with no error, and nothing said so beforehand.
+      await createPair(20);
+      expect(await warningsOfTwoInvocations()).toEqual([
+        {
+          message: expect.stringMatching(
+            /^the queue's redrive policy moves a job to the DLQ after 20 receives, .*set its maxReceiveCount to at least 21/,
+          ),
+          fields: { maxReceiveCount: 20, neededReceives: 21 },
+        },
+      ]);
+    });
+
+    it("counts the default schedule, which a delivery that throws follows, against a shorter one of a sink's", async () => {
+      // A sink with no retries still gets the default schedule's 8 attempts when its delivery throws.
+      await createPair(7);
+      expect(await warningsOfTwoInvocations([])).toEqual([
+        expect.objectContaining({ fields: { maxReceiveCount: 7, neededReceives: 8 } }),
+      ]);
+    });
+
+    it("says nothing of a maxReceiveCount that lets the longest schedule make every attempt", async () => {
+      await createPair(21);
+      expect(await warningsOfTwoInvocations()).toEqual([]);
+    });
+
+    it("says once that a queue with no redrive policy keeps a job that ends the function every time", async () => {
+      await createPair(null);
+      expect(await warningsOfTwoInvocations()).toEqual([
+        {
+          message: expect.stringMatching(
+            /^the queue has no redrive policy: a job that ends the delivery function at every receive .*set its maxReceiveCount to at least 21/,
+          ),
+          fields: { neededReceives: 21 },
+        },
+      ]);
+    });
+
+    it("says what to check by hand when it cannot read the redrive policy, and delivers all the same", async () => {
+      await createPair();
+      const denied = clientWith((command) => {
+        if (command === "GetQueueAttributesCommand") throw new Error("AccessDenied: not authorized");
+      });
+      const warnings: { message: string; fields: Record<string, unknown> }[] = [];
+      const handler = ownSinkHandler(receiver.url, {
+        sqsClient: denied,
+        log: (level, message, fields = {}) => {
+          if (level === "warn") warnings.push({ message, fields });
+        },
+      });
+      const job = withSink(jobOf(2), "audit");
+      await send([job]);
+
+      const response = await handler(eventOf(await receiveAll(1)), invocationOf());
+
+      expect(response.batchItemFailures).toEqual([]);
+      expect(receiver.unique).toContain(job.notification.id);
+      expect(warnings).toEqual([
+        {
+          message: expect.stringMatching(
+            /^could not read the queue's redrive policy \(.*sqs:GetQueueAttributes.*\); check it by hand: set its maxReceiveCount to at least 8/,
+          ),
+          fields: { neededReceives: 8, error: "AccessDenied: not authorized" },
+        },
+      ]);
+    });
   });
 
   it("says a FIFO queue is no queue it can use, where each failed record was reported with SQS's missing MessageGroupId", async () => {

@@ -19,6 +19,7 @@ import {
   type BatchResultErrorEntry,
   ChangeMessageVisibilityBatchCommand,
   DeleteMessageBatchCommand,
+  GetQueueAttributesCommand,
   type Message,
   ReceiveMessageCommand,
   SendMessageBatchCommand,
@@ -896,6 +897,35 @@ function refuseFifo(url: string, which: string): void {
     throw new Error(
       `the SQS ${which} ${url} is a FIFO queue: hookgate needs standard queues (it sends jobs with no message group, and delays a held job on its own, which a FIFO queue refuses); use a standard queue and DLQ, as infra/aws/template.yaml makes them`,
     );
+}
+
+/**
+ * The `maxReceiveCount` of the queue's redrive policy (the receives after which SQS itself moves a
+ * message to its DLQ), or undefined when the queue has none. Throws when SQS refuses the call (a
+ * role without `sqs:GetQueueAttributes`) or the policy names no count.
+ */
+export async function readMaxReceiveCount(
+  client: SQSClient,
+  queueUrl: string,
+  signal?: AbortSignal,
+): Promise<number | undefined> {
+  const result = await client.send(
+    new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ["RedrivePolicy"] }),
+    signal ? { abortSignal: signal } : {},
+  );
+  const text = result.Attributes?.RedrivePolicy;
+  if (!text) return undefined;
+  let policy: unknown;
+  try {
+    policy = JSON.parse(text);
+  } catch {
+    throw new Error(`the queue's RedrivePolicy is not JSON: ${text}`);
+  }
+  // SQS writes the count as a number; one set by hand may be a string of one.
+  const count = Number((policy as { maxReceiveCount?: unknown } | null)?.maxReceiveCount);
+  if (!Number.isInteger(count) || count < 1)
+    throw new Error(`the queue's RedrivePolicy has no maxReceiveCount: ${text}`);
+  return count;
 }
 
 /** A client for a local SQS server (local-aws-sqs in tests, or one a developer runs). */
