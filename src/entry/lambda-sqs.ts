@@ -6,7 +6,8 @@
  * sent to the DLQ and deleted by the queue adapter, not reported (also when only the delete
  * failed: Lambda's own delete is the second try); an error (an SQS call that
  * failed) → only that record reported, to come back after the queue's visibility timeout (the
- * redrive policy moves it to the DLQ after maxReceiveCount receives); held (a delivery whose sink
+ * redrive policy moves it to the DLQ after maxReceiveCount receives; back past its sink's last
+ * attempt, which recorded no outcome, it is dead-lettered unsent); held (a delivery whose sink
  * call the invocation's time left could not wait for, `SETTLE_MARGIN_MS`, or that its sink's rate
  * limit holds) → not sent, a copy carrying its sends and holds put back on the queue and the
  * message deleted by the queue adapter, not reported: no receive spent. A configuration that
@@ -54,6 +55,16 @@ const RETURN_MS = 1_000;
  * spent).
  */
 export const SETTLE_MARGIN_MS = 2 * (SQS_CONNECT_TIMEOUT_MS + SQS_ANSWER_TIMEOUT_MS) + RETURN_MS;
+
+/**
+ * Why a record is back past its sink's last attempt (`Deliverer.deliver`'s `interrupted`, which
+ * dead-letters it unsent, as `serve` does a job its delivery thread died with): the receive of
+ * that attempt recorded no outcome. Sent again, a job that ends the function every time failed
+ * its batch at each receive (the batch's other records back too, each a receive spent) until the
+ * redrive policy moved it, without a reason.
+ */
+const LAST_ATTEMPT_UNSETTLED =
+  "its last attempt recorded no outcome (the delivery function ended while delivering it: out of memory, a crash, its timeout; or the SQS call that settles it failed)";
 
 /** How long a job waits on the queue before the next look at a broken configuration (the Worker's too). */
 const BROKEN_CONFIG_HOLD_SECONDS = 300;
@@ -104,8 +115,8 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
    * Says, once, when the queue's redrive policy would take jobs from hookgate: a `maxReceiveCount`
    * below the attempts of the policy's longest retry schedule moves a job that keeps failing to
    * the DLQ before its last retries, and its dead letter then carries no error; a queue with no
-   * redrive policy keeps a job that ends the function at every receive (its poison job) until the
-   * queue's retention runs out, failing its batch each time. Never holds up a delivery: a read
+   * redrive policy keeps a record the function never settles until the queue's retention runs
+   * out, failing its batch each time. Never holds up a delivery: a read
    * that fails says what to check by hand.
    */
   async function checkRedrive(policy: Policy, signal: AbortSignal | undefined): Promise<void> {
@@ -125,7 +136,7 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
     if (maxReceiveCount === undefined)
       logger.log(
         "warn",
-        `the queue has no redrive policy: a job that ends the delivery function at every receive (out of memory, a crash, its timeout) comes back until the queue's retention period ends, failing its batch each time; give the queue a redrive policy to the DLQ and ${set}`,
+        `the queue has no redrive policy: a record the delivery function never settles (one that ends it before its delivery starts, or whose dead letter cannot be sent) comes back until the queue's retention period ends, failing its batch each time; give the queue a redrive policy to the DLQ and ${set}`,
         { neededReceives: needed },
       );
     else if (maxReceiveCount < needed)
@@ -264,7 +275,7 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
         receipt: record.receiptHandle,
       };
       const outcome = await deliverer
-        .deliver(job, attempts, mayStart, holds)
+        .deliver(job, attempts, mayStart, holds, LAST_ATTEMPT_UNSETTLED)
         .catch((e: unknown) => thrownOutcome(attempts, e));
       sentNothing = outcome.kind !== "ack" && outcome.unsent === true;
       switch (outcome.kind) {

@@ -1044,6 +1044,34 @@ describe("the Lambda SQS handler", () => {
     expect(own.unique).toEqual([job.notification.id]);
   });
 
+  it("dead-letters unsent, with why, a job back past its last attempt, which ended the function instead of settling", async () => {
+    // A job whose delivery ends the function (out of memory, a crash) fails its batch at every
+    // receive, its batch's other records back too. It was sent again at each receive past its
+    // schedule's 8 attempts, until the redrive policy moved it 25 receives in, without a reason.
+    await createPair();
+    // An event id of its own: the receiver keeps the ids of every test's deliveries.
+    const base = jobOf(0);
+    const poison = withSink({ ...base, notification: { ...base.notification, id: "evt_poison" } }, "audit");
+    await send([poison]);
+    const [message] = await receiveAll(1);
+    const event = eventOf(message ? [message] : [], { [message?.Body ?? ""]: "9" });
+
+    const response = await handlerFor()(event, invocationOf());
+
+    expect(response.batchItemFailures).toEqual([]);
+    expect(receiver.unique).not.toContain(poison.notification.id);
+    const queue = createSqsQueue<DeliveryJob>({ client, queueUrl, deadLetterQueueUrl: dlqUrl });
+    expect(await queue.listDead()).toEqual([
+      expect.objectContaining({
+        id: poison.id,
+        attempts: 8,
+        error: expect.stringMatching(
+          /^gave up after 8 attempts: its last attempt recorded no outcome \(the delivery function ended while delivering it/,
+        ),
+      }),
+    ]);
+  });
+
   describe("the queue's redrive policy", () => {
     /** 20 retries, the most the policy schema allows: 21 attempts. */
     const LONGEST = Array.from({ length: 20 }, () => 60);
@@ -1118,12 +1146,12 @@ describe("the Lambda SQS handler", () => {
       expect(await warningsOfTwoInvocations()).toEqual([]);
     });
 
-    it("says once that a queue with no redrive policy keeps a job that ends the function every time", async () => {
+    it("says once that a queue with no redrive policy keeps a record the function never settles", async () => {
       await createPair(null);
       expect(await warningsOfTwoInvocations()).toEqual([
         {
           message: expect.stringMatching(
-            /^the queue has no redrive policy: a job that ends the delivery function at every receive .*set its maxReceiveCount to at least 21/,
+            /^the queue has no redrive policy: a record the delivery function never settles .*set its maxReceiveCount to at least 21/,
           ),
           fields: { neededReceives: 21 },
         },
