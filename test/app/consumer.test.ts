@@ -52,6 +52,21 @@ const noting = (
 /** A deliverer that accepts every job and notes its id. */
 const accepting = (delivered: string[]) => noting(delivered, () => ({ kind: "ack" }));
 
+/**
+ * Waits for `check` to hold, looking every 5 ms, and fails the test if it never does: a wait that
+ * ran out is a failure, not a pass on what happened to be there.
+ */
+async function until(check: () => boolean | Promise<boolean>): Promise<void> {
+  for (let i = 0; i < 1000 && !(await check()); i++) await new Promise((r) => setTimeout(r, 5));
+  expect(await check()).toBe(true);
+}
+
+/**
+ * One turn of the event loop: every continuation of a promise already settled has run. The memory
+ * queue answers through promises alone, so a consumer that was to receive again has done so.
+ */
+const settled = () => new Promise<void>((r) => setImmediate(r));
+
 /** Jobs "a" and "b" of sink "s", and a deliverer that holds "a" until `release` is called. */
 async function twoJobsFirstHeld() {
   const queue = createMemoryQueue<DeliveryJob>({ now: () => 0 });
@@ -64,14 +79,16 @@ async function twoJobsFirstHeld() {
     release = r;
   });
   const delivered: string[] = [];
+  const started: string[] = [];
   const deliverer = {
     deliver: async (j: DeliveryJob) => {
+      started.push(j.id);
       if (j.id === "a") await held;
       delivered.push(j.id);
       return { kind: "ack" as const };
     },
   };
-  return { queue, delivered, deliverer, release: () => release() };
+  return { queue, started, delivered, deliverer, release: () => release() };
 }
 
 describe("startConsumer", () => {
@@ -97,15 +114,14 @@ describe("startConsumer", () => {
       { queue, deliverer: accepting(delivered), logger: { log: (_l, msg) => logs.push({ msg }) } },
       { batchSize: 1, idleMs: 5, visibilityMs: 1000 },
     );
-    const until = async (check: () => boolean) => {
-      for (let i = 0; i < 200 && !check(); i++) await new Promise((r) => setTimeout(r, 5));
-    };
-    await until(() => delivered.length >= 2);
-    now = 2000; // the lease of the job whose ack failed expires: it comes back
-    await until(() => delivered.length >= 3);
+    // "a" is delivered and its ack fails; "b" goes on. The lease of "a" expires: it comes back.
+    await until(() => delivered.length === 2);
+    expect(delivered).toEqual(["a", "b"]);
+    now = 2000;
+    await until(() => delivered.length === 3);
     await consumer.stop();
     expect(logs.some((l) => l.msg === "could not settle a delivery job; it will be redelivered")).toBe(true);
-    expect(delivered.length).toBe(3);
+    expect(delivered).toEqual(["a", "b", "a"]);
     expect(await queue.receive(10, 1000)).toEqual([]);
   });
 
@@ -127,9 +143,6 @@ describe("startConsumer", () => {
       // An idle poll far longer than the test: only a poke can make it look again.
       { batchSize: 4, idleMs: 60_000, visibilityMs: 1000 },
     );
-    const until = async (check: () => boolean) => {
-      for (let i = 0; i < 200 && !check(); i++) await new Promise((r) => setTimeout(r, 5));
-    };
     await until(() => receives >= 1);
     await queue.send([{ id: "a", body: sessionEnd("a") }]);
     consumer.poke();
@@ -137,7 +150,9 @@ describe("startConsumer", () => {
     expect(delivered).toEqual(["a"]);
 
     // A job queued (and poked) while a receive runs is not left for the next idle poll either.
-    await until(() => receives >= 3);
+    // The consumer is idle now: the receive that brought "a" came back short.
+    await settled();
+    expect(receives).toBe(2);
     duringReceive = () => {
       void queue.send([{ id: "b", body: sessionEnd("b") }]).then(() => consumer.poke());
     };
@@ -159,35 +174,48 @@ describe("startConsumer", () => {
       receives += 1;
       return realReceive(...args);
     };
+    const acked: string[] = [];
+    const realAck = queue.ack.bind(queue);
+    queue.ack = async (message) => {
+      const done = await realAck(message);
+      acked.push(message.id);
+      return done;
+    };
     const delivered: string[] = [];
     const consumer = startConsumer(
       { queue, deliverer: accepting(delivered), logger: { log: () => undefined } },
       { batchSize: 10, perSink: 10, idleMs: 60_000, visibilityMs: 1000 },
     );
-    for (let i = 0; i < 200 && delivered.length < 2; i++) await new Promise((r) => setTimeout(r, 5));
-    await new Promise((r) => setTimeout(r, 50));
+    // Both settled, and a turn for a receive each freed slot would have started.
+    await until(() => acked.length === 2);
+    await settled();
     // One receive took both jobs (2 of 10 asked): nothing else was due, so the two freed slots
     // waited for a poke or the idle poll instead of asking the queue twice more for nothing.
     expect(delivered).toEqual(["a", "b"]);
+    expect(acked).toEqual(["a", "b"]);
     expect(receives).toBe(1);
     consumer.poke();
-    for (let i = 0; i < 200 && receives < 2; i++) await new Promise((r) => setTimeout(r, 5));
+    await until(() => receives === 2);
+    await settled();
     expect(receives).toBe(2);
     await consumer.stop();
   });
 
   it("receives again when a slot of a sink at its cap is freed, even after a short receive", async () => {
-    const { queue, delivered, deliverer, release } = await twoJobsFirstHeld();
+    const { queue, started, delivered, deliverer, release } = await twoJobsFirstHeld();
     const consumer = startConsumer(
       { queue, deliverer, logger: { log: () => undefined } },
       // Sink "s" may hold one slot: "b" is skipped while "a" is in flight, so that receive is
       // short. Only the freed slot of the sink at its cap can bring "b" before the idle poll.
       { batchSize: 4, perSink: 1, idleMs: 60_000, visibilityMs: 1000 },
     );
-    await new Promise((r) => setTimeout(r, 50));
+    await until(() => started.length === 1);
+    await settled();
+    expect(started).toEqual(["a"]);
     expect(delivered).toEqual([]);
     release();
-    for (let i = 0; i < 200 && delivered.length < 2; i++) await new Promise((r) => setTimeout(r, 5));
+    await until(() => delivered.length === 2);
+    expect(started).toEqual(["a", "b"]);
     expect(delivered).toEqual(["a", "b"]);
     await consumer.stop();
   });
@@ -201,7 +229,8 @@ describe("startConsumer", () => {
       // The second receive skips "s" (at its cap with "a"); "a" settles while it runs.
       if (receives === 2) {
         release();
-        await new Promise((r) => setTimeout(r, 20));
+        await until(() => delivered.includes("a"));
+        await settled();
       }
       return realReceive(...args);
     };
@@ -209,7 +238,7 @@ describe("startConsumer", () => {
       { queue, deliverer, logger: { log: () => undefined } },
       { batchSize: 2, perSink: 1, idleMs: 60_000, visibilityMs: 1000 },
     );
-    for (let i = 0; i < 200 && delivered.length < 2; i++) await new Promise((r) => setTimeout(r, 5));
+    await until(() => delivered.length === 2);
     expect(delivered).toEqual(["a", "b"]);
     await consumer.stop();
   });
@@ -227,9 +256,10 @@ describe("startConsumer", () => {
       { queue, deliverer: accepting(delivered), logger: { log: (_l, msg) => logs.push({ msg }) } },
       { batchSize: 2, idleMs: 5, visibilityMs: 60_000 },
     );
-    for (let i = 0; i < 200 && !delivered.includes("ok"); i++) await new Promise((r) => setTimeout(r, 5));
+    await until(() => delivered.includes("ok"));
     await consumer.stop();
-    expect(delivered).toContain("ok");
+    // The message that is no job never reached the deliverer.
+    expect(delivered).toEqual(["ok"]);
     // Redelivered, it would come back with every lease, its attempts growing without end.
     expect(logs.map((l) => l.msg)).toContain("delivery dead-lettered");
     const dead = await queue.listDead(10);
@@ -264,8 +294,7 @@ describe("startConsumer", () => {
         },
         { batchSize: 1, idleMs: 5, visibilityMs: 60_000 },
       );
-      for (let i = 0; i < 200 && (await queue.listDead(10)).length === 0; i++)
-        await new Promise((r) => setTimeout(r, 5));
+      await until(async () => (await queue.listDead(10)).length === 1);
       await consumer.stop();
       expect(await queue.listDead(10)).toEqual([
         expect.objectContaining({
@@ -288,13 +317,18 @@ describe("startConsumer", () => {
     const realRetry = queue.retry.bind(queue);
     queue.retry = async (message, delayMs, error) => {
       delays.push(delayMs);
-      return realRetry(message, delayMs, error);
+      const done = await realRetry(message, delayMs, error);
+      // The clock moves to when the retry falls due, and no further.
+      now += delayMs;
+      return done;
     };
+    const tries: [string, number][] = [];
     const consumer = startConsumer(
       {
         queue,
         deliverer: {
-          deliver: async () => {
+          deliver: async (j, attempts) => {
+            tries.push([j.id, attempts]);
             throw new Error("a defect");
           },
         },
@@ -302,12 +336,15 @@ describe("startConsumer", () => {
       },
       { batchSize: 1, idleMs: 1, visibilityMs: 60_000 },
     );
-    // Each pass makes every retry due: 12 h later.
-    for (let i = 0; i < 200 && (await queue.listDead()).length === 0; i++) {
-      await new Promise((r) => setTimeout(r, 5));
-      now += 12 * 3_600_000;
-    }
+    await until(async () => (await queue.listDead()).length === 1);
     await consumer.stop();
+    // Tried once, then once more at each retry of the schedule: attempts 1 to 8.
+    expect(tries).toEqual(
+      Array.from({ length: DEFAULT_RETRY_SCHEDULE_SECONDS.length + 1 }, (_, i): [string, number] => [
+        "a",
+        i + 1,
+      ]),
+    );
     expect(delays).toEqual(DEFAULT_RETRY_SCHEDULE_SECONDS.map((s) => s * 1000));
     expect(await queue.listDead()).toEqual([
       expect.objectContaining({
@@ -335,9 +372,18 @@ describe("startConsumer", () => {
       now: () => clock,
     });
     await queue.send([{ id: "evt_1.ci", body: endedJob("evt_1.ci", "evt_1", "ci"), group: "ci" }]);
+    const realRetry = queue.retry.bind(queue);
+    queue.retry = async (message, delayMs, error) => {
+      const done = await realRetry(message, delayMs, error);
+      // The clock moves to when the retry falls due, and no further.
+      clock += delayMs;
+      return done;
+    };
+    const calls: string[] = [];
     const deliverer = createDeliverer({
       policy: () => policy,
-      egress: async () => {
+      egress: async (request) => {
+        calls.push(request.url);
         throw new Error(
           `POST https://hooks.example.com/in?token=a1b2c3d4e5f6g7h8 with Bearer-less ${token} failed`,
         );
@@ -356,16 +402,18 @@ describe("startConsumer", () => {
       { batchSize: 1, idleMs: 1, visibilityMs: 60_000 },
     );
     try {
-      // Each pass makes every retry due: 12 h later.
-      for (let i = 0; i < 200 && (await queue.listDead()).length === 0; i++) {
-        await new Promise((r) => setTimeout(r, 5));
-        clock += 12 * 3_600_000;
-      }
+      await until(async () => (await queue.listDead()).length === 1);
     } finally {
       await consumer.stop();
     }
     const [dead] = await queue.listDead();
     await queue.close();
+    // The sink was called at the first try and at each retry of the schedule.
+    expect(calls).toEqual(
+      Array(DEFAULT_RETRY_SCHEDULE_SECONDS.length + 1).fill(
+        "https://api.github.com/repos/org/app/dispatches",
+      ),
+    );
     expect(dead?.error).toBe(
       `gave up after ${DEFAULT_RETRY_SCHEDULE_SECONDS.length + 1} attempts: internal error: POST https://hooks.example.com/in?token=[masked] with Bearer-less [masked] failed`,
     );
@@ -402,13 +450,13 @@ describe("startConsumer", () => {
       },
       { batchSize: 3, idleMs: 5, visibilityMs: 60_000 },
     );
-    for (let i = 0; i < 200 && delivered.length < 3; i++) await new Promise((r) => setTimeout(r, 5));
+    await until(() => delivered.length === 3);
     // Two hanging jobs hold two slots; the three quick ones went through the third.
-    expect(delivered.sort()).toEqual(["quick-1", "quick-2", "quick-3"]);
+    expect([...delivered].sort()).toEqual(["quick-1", "quick-2", "quick-3"]);
     expect(most).toBeLessThanOrEqual(3);
     for (const r of release) r();
     await consumer.stop();
-    expect(delivered).toHaveLength(5);
+    expect([...delivered].sort()).toEqual(["hang-1", "hang-2", "quick-1", "quick-2", "quick-3"]);
   });
 
   it("lets one sink hold at most perSink slots, so a hanging sink never stops the others", async () => {
@@ -443,17 +491,17 @@ describe("startConsumer", () => {
       },
       { batchSize: 4, perSink: 2, idleMs: 5, visibilityMs: 60_000 },
     );
-    for (let i = 0; i < 200 && delivered.length < fast.length; i++)
-      await new Promise((r) => setTimeout(r, 5));
-    expect(delivered.sort()).toEqual(fast);
+    await until(() => delivered.length === fast.length);
+    expect([...delivered].sort()).toEqual(fast);
     expect(mostSlow).toBe(2);
-    // Released one by one, the hanging sink's jobs all go through, never more than 2 at once.
-    for (let i = 0; i < 200 && delivered.length < fast.length + slow.length; i++) {
+    // Released one at a time, the hanging sink's jobs all go through, never more than 2 at once.
+    for (const id of slow) {
+      await until(() => release.length > 0);
       release.shift()?.();
-      await new Promise((r) => setTimeout(r, 5));
+      await until(() => delivered.includes(id));
     }
     await consumer.stop();
-    expect(delivered).toHaveLength(fast.length + slow.length);
+    expect(delivered).toEqual([...fast.sort(), ...slow]);
     expect(mostSlow).toBe(2);
   });
 
@@ -474,14 +522,14 @@ describe("startConsumer", () => {
         },
       };
       const release: (() => void)[] = [];
-      let delivered = 0;
+      const delivered: string[] = [];
       const consumer = startConsumer(
         {
           queue,
           deliverer: {
-            deliver: async () => {
+            deliver: async (j) => {
               await new Promise<void>((r) => release.push(r));
-              delivered++;
+              delivered.push(j.id);
               return { kind: "ack" };
             },
           },
@@ -489,14 +537,13 @@ describe("startConsumer", () => {
         },
         { batchSize: 4, perSink: 2, idleMs: 5, visibilityMs: 60_000 },
       );
-      for (let i = 0; i < 400 && delivered < 12; i++) {
-        release.splice(0).forEach((r) => {
-          r();
-        });
-        await new Promise((r) => setTimeout(r, 2));
-      }
+      // Whatever is in flight is let go, until all twelve went through.
+      await until(() => {
+        for (const r of release.splice(0)) r();
+        return delivered.length === 12;
+      });
       await consumer.stop();
-      expect(delivered).toBe(12);
+      expect(delivered).toEqual(Array.from({ length: 12 }, (_, n) => `j-${n}`));
       return asked;
     };
     // A queue that can skip a sink at its cap is asked for that sink's room; one that cannot, for all 4 slots.
