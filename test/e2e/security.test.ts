@@ -4,10 +4,10 @@
  * isolation, secrets in output, header injection, the egress guard for what the policy
  * configures), in process where it is about a code path (constant-time token comparison).
  */
-import { randomBytes } from "node:crypto";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import fc from "fast-check";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { authenticate, constantTimeEqual } from "../../src/core/auth.js";
 import { verifyStandardWebhook } from "../../src/core/sinks.js";
 import { type LoopbackServer, loopbackServer } from "../support/loopback.js";
@@ -17,23 +17,45 @@ import { type ServerProcess, startServerProcess } from "../support/process.js";
 import { type RawRequest, type RawResponse, sendRaw } from "../support/raw-http.js";
 import { tempDir } from "../support/temp.js";
 
+/**
+ * The secrets are random, from a seed: HOOKGATE_TEST_SEED replays a run, and a failing test prints
+ * the seed it ran with.
+ */
+const SEED = Number(process.env.HOOKGATE_TEST_SEED ?? Math.floor(Math.random() * 2 ** 31));
+let drawn = 0;
+/** `length` random bytes, the next of the seed's draws. */
+const bytes = (length: number) => {
+  drawn++;
+  const [value] = fc.sample(fc.uint8Array({ minLength: length, maxLength: length }), {
+    seed: SEED + drawn,
+    numRuns: 1,
+    unbiased: true,
+  });
+  return Buffer.from(value ?? []);
+};
 /** Random letters and digits: no shape the masker knows, so only never writing them hides them. */
-const plain = (prefix: string) => `${prefix}${randomBytes(18).toString("hex")}`;
+const plain = (prefix: string) => `${prefix}${bytes(18).toString("hex")}`;
 
 const SECRETS = {
   SEC_TOKEN_A: plain("teamA"),
   SEC_TOKEN_B: plain("teamB"),
   ANTHROPIC_KEY: plain("ak"),
   OPENAI_KEY: plain("ok"),
-  WHSEC: `whsec_${randomBytes(24).toString("base64")}`,
+  WHSEC: `whsec_${bytes(24).toString("base64")}`,
   GH_TOKEN: plain("gh"),
   POLICY_TOKEN: plain("pt"),
   SIGNED_PATH: plain("hookpath"),
   SLACK_PATH: plain("slackpath"),
   INTERNAL_PATH: plain("internalpath"),
   // Shaped like a real Anthropic key, for the model that echoes the key it was sent.
-  ANTHROPIC_KEY_SHAPED: `sk-ant-api03-${randomBytes(30).toString("base64url")}`,
+  ANTHROPIC_KEY_SHAPED: `sk-ant-api03-${bytes(30).toString("base64url")}`,
 };
+
+beforeEach(({ onTestFailed }) => {
+  onTestFailed(() => {
+    console.error(`the secrets came from seed ${SEED}: HOOKGATE_TEST_SEED=${SEED} replays them`);
+  });
+});
 
 type Json = Record<string, unknown>;
 const common = { session_id: "s1", transcript_path: "/t.jsonl", cwd: "/p", permission_mode: "default" };
