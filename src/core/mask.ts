@@ -22,8 +22,13 @@ const DATA_KEY =
   /(?:^|_)(?:public|publishable|sort|partition|range|hash|primary|foreign|routing|cache|s3|object|idempotency|dedupe?|lookup|group|row|index|unique|search)_key$/i;
 /** Keys that name a secret rather than hold one (`secret_name`, `token_type`). */
 const NOT_SECRET_KEY = /(?:name|id|arn|type)$/i;
-/** Keys under which a number is a secret (a PIN); under the others it counts (`max_tokens: 4096`). */
-const NUMERIC_SECRET_KEY = /(?:passw(?:or)?d|passphrase|(?:^|_)(?:pass|pwd|pin))$/i;
+/**
+ * Keys under which a number is a secret: those ending in a secret's name (a PIN, `api_key:
+ * 123456789012`, `secret: 42`). Under the others that only mention one it counts or measures
+ * (`max_tokens: 4096`, `token_usage`, `password_min_length`).
+ */
+const NUMERIC_SECRET_KEY =
+  /(?:passw(?:or)?d|passphrase|(?:^|_)(?:pass|pwd|pin)|secret|token|key|credentials?|authorization|cookie|^auth)$/i;
 
 /** The shapes, or undefined in a bundle that loads them with the first policy (`loadMaskShapes`). */
 let shapes: readonly SecretShape[] | undefined = BUNDLED_SHAPES;
@@ -120,14 +125,19 @@ function ownKey(out: Record<string, unknown>, key: string, item: unknown): void 
   else out[key] = item;
 }
 
-/** Under a secret-looking key: every string, at any depth, is MASK, and every number under a PIN's. */
+/**
+ * Under a secret-looking key: every string, at any depth, is MASK, and every number under a key
+ * of NUMERIC_SECRET_KEY (that one or one inside it: `credential_store: {pin: 1234}`). A boolean or
+ * null, one bit, stays.
+ */
 function maskedWhole(value: unknown, numbers: boolean, depth: number): unknown {
   if (typeof value === "string" || (numbers && typeof value === "number")) return MASK;
   if (value === null || typeof value !== "object") return value;
   if (depth > 16) return "[too deep]";
   if (Array.isArray(value)) return value.map((item) => maskedWhole(item, numbers, depth + 1));
   const out: Record<string, unknown> = {};
-  for (const [key, item] of Object.entries(value)) ownKey(out, key, maskedWhole(item, numbers, depth + 1));
+  for (const [key, item] of Object.entries(value))
+    ownKey(out, key, maskedWhole(item, numbers || NUMERIC_SECRET_KEY.test(key), depth + 1));
   return out;
 }
 

@@ -344,6 +344,40 @@ describe("maskValue", () => {
     });
   });
 
+  it("masks a number under a key ending in a secret's name, at any depth, and keeps counts, flags and key names", () => {
+    expect(
+      maskValue({
+        api_key: 123456789012,
+        apiKey: 987654321,
+        client_secret: 42,
+        token: 314159,
+        OPENAI_KEY: 271828,
+        credentials: { user: "u", pass: "hunter2", pin: 4321 },
+        credential_store: { pin: 1234, port: 5432, api_key: 5678 },
+        token_usage: { input_tokens: 5, output_tokens: 7 },
+        max_tokens: 4096,
+        token_count: 12,
+        secret_version: 3,
+        token_required: true,
+        password: null,
+      }),
+    ).toEqual({
+      api_key: MASK,
+      apiKey: MASK,
+      client_secret: MASK,
+      token: MASK,
+      OPENAI_KEY: MASK,
+      credentials: { user: MASK, pass: MASK, pin: MASK },
+      credential_store: { pin: MASK, port: 5432, api_key: MASK },
+      token_usage: { input_tokens: 5, output_tokens: 7 },
+      max_tokens: 4096,
+      token_count: 12,
+      secret_version: 3,
+      token_required: true,
+      password: null,
+    });
+  });
+
   it("masks values under the other key names a credential goes by, and not a plain key's", () => {
     // A hunt, session 27: the text shapes read these names, the keys of an object did not.
     expect(
