@@ -163,9 +163,10 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   // also any name ending in -Key, -Token or -Secret (Datadog's `DD-API-KEY`, Azure's
   // `Ocp-Apim-Subscription-Key`, `Circle-Token`), but not one naming data (`Idempotency-Key`,
   // `Cache-Key`, `Sec-WebSocket-Key`) nor a value that is a path (`ssh-key: ~/.ssh/id_ed25519`).
+  // A header in brackets (`[X-Api-Key: …]`, a log's) ends before its closing ones.
   [
     new RegExp(
-      `(?<![^\\s'"])((?:PRIVATE-TOKEN|(?:Proxy-)?Authorization|Cookie|Api-?Key|X-(?:[A-Za-z0-9-]{0,64}-)?(?:Api-?|Auth-?|Access-?)?(?:Key|Token|Auth|Secret)|[A-Za-z0-9]{1,32}(?:-[A-Za-z0-9]{1,32}){0,4}-(?:Key|Token|Secret)(?<!(?:^|[\\s'"-])${DATA_HEADER_KEY}))[ \\t]{0,4}:[ \\t]{0,8})(?!${KEY_PATH}(?![^\\s'"]))(?=[^\\s'"]{0,4096}\\d)[^\\s'"]{12,4096}`,
+      `(?<![^\\s'"([{])((?:PRIVATE-TOKEN|(?:Proxy-)?Authorization|Cookie|Api-?Key|X-(?:[A-Za-z0-9-]{0,64}-)?(?:Api-?|Auth-?|Access-?)?(?:Key|Token|Auth|Secret)|[A-Za-z0-9]{1,32}(?:-[A-Za-z0-9]{1,32}){0,4}-(?:Key|Token|Secret)(?<!(?:^|[\\s'"([{-])${DATA_HEADER_KEY}))[ \\t]{0,4}:[ \\t]{0,8})(?!${KEY_PATH}(?![^\\s'"]))(?=[^\\s'"]{0,4096}\\d)[^\\s'"]{12,4096}?(?=(?:[)\\]}]{1,4}[.,;:]?)?(?![^\\s'"]))`,
       "gi",
     ),
     `$1${MASK}`,

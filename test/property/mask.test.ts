@@ -115,7 +115,7 @@ const base64url = (value: object) => Buffer.from(JSON.stringify(value)).toString
 interface Credential {
   readonly text: string;
   readonly secret: string;
-  /** A header is read where one starts: at the start, after a space or a quote (`-H 'X-Api-Key: …'`). */
+  /** A header is read where one starts: at the start, after a space, a quote (`-H 'X-Api-Key: …'`) or an opening bracket. */
   readonly header?: true;
 }
 const shaped = (prefix: string, body: fc.Arbitrary<string>, suffix = ""): fc.Arbitrary<Credential> =>
@@ -259,7 +259,7 @@ const context = fc
     },
   )
   .map((words) => words.join(" "));
-const HEADER_STARTS = [" ", "\n", "\t", "'", '"'];
+const HEADER_STARTS = [" ", "\n", "\t", "'", '"', "(", "[", "{"];
 const inText = fc
   .tuple(context, fc.constantFrom(...SEPARATORS), credential, fc.constantFrom(...SEPARATORS), context)
   .map(([before, left, c, right, after]) => {

@@ -289,6 +289,21 @@ describe("maskString", () => {
       expect(masked, text).not.toContain(secret);
     }
   });
+
+  it("masks a header in brackets up to its closing ones, which stay", () => {
+    for (const [text, masked] of [
+      ["[X-Api-Key: abc123def456ghi789]", `[X-Api-Key: ${MASK}]`],
+      ["request (Authorization: a1b2c3d4e5f6g7h8) refused", `request (Authorization: ${MASK}) refused`],
+      ["{Circle-Token: 9f8e7d6c5b4a3928}", `{Circle-Token: ${MASK}}`],
+      ["headers: [Authorization: 9f8e7d6c5b4a3928]), then", `headers: [Authorization: ${MASK}]), then`],
+      ["(Authorization: Bearer abc123def456ghi789)", `(Authorization: Bearer ${MASK})`],
+      // A bracket inside the value is the value's: only the closing ones at its end are left.
+      ["X-Api-Key: pa55)w0rd(9f8e7d", `X-Api-Key: ${MASK}`],
+      // Still not a header of data.
+      ["[Idempotency-Key: 8e03978e-40d5-43e8]", "[Idempotency-Key: 8e03978e-40d5-43e8]"],
+    ] as const)
+      expect(maskString(text), text).toBe(masked);
+  });
 });
 
 describe("maskValue", () => {
