@@ -50,6 +50,14 @@ const CODE_VALUE = `(?:(?<!(?:PASS|PASSWD|PASSWORD|PASSPHRASE|PWD)[ \\t]{0,8}=[ 
 const DATA_HEADER_KEY = `(?:${DATA_KEY_WORDS}|SEC-WEBSOCKET)-KEY`;
 
 /**
+ * An Authorization header's scheme word other than Bearer, Basic or Token, which their own shape
+ * reads (`Authorization: ApiKey …`, Okta's `SSWS …`, `AWS4-HMAC-SHA256 …`): optional, so that a
+ * value with no scheme is read too.
+ */
+const AUTH_SCHEME =
+  "(?:(?<=Authorization[\"']?[ \\t]{0,4}:[ \\t]{0,8}[\"']?)[A-Za-z][A-Za-z0-9-]{1,32}[ \\t]{1,4})?";
+
+/**
  * A name of NAMED anywhere in the text: the shapes that read names run only then. At every word
  * they try up to 64 characters against each name, most of masking's cost on text without one
  * (a 16 KiB file: 250 of 370 µs).
@@ -163,10 +171,11 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   // also any name ending in -Key, -Token or -Secret (Datadog's `DD-API-KEY`, Azure's
   // `Ocp-Apim-Subscription-Key`, `Circle-Token`), but not one naming data (`Idempotency-Key`,
   // `Cache-Key`, `Sec-WebSocket-Key`) nor a value that is a path (`ssh-key: ~/.ssh/id_ed25519`).
-  // A header in brackets (`[X-Api-Key: …]`, a log's) ends before its closing ones.
+  // A header in brackets (`[X-Api-Key: …]`, a log's) ends before its closing ones. An
+  // Authorization's scheme, when it is not Bearer, Basic or Token (`ApiKey`, Okta's `SSWS`), stays.
   [
     new RegExp(
-      `(?<![^\\s'"([{])((?:PRIVATE-TOKEN|(?:Proxy-)?Authorization|Cookie|Api-?Key|X-(?:[A-Za-z0-9-]{0,64}-)?(?:Api-?|Auth-?|Access-?)?(?:Key|Token|Auth|Secret)|[A-Za-z0-9]{1,32}(?:-[A-Za-z0-9]{1,32}){0,4}-(?:Key|Token|Secret)(?<!(?:^|[\\s'"([{-])${DATA_HEADER_KEY}))[ \\t]{0,4}:[ \\t]{0,8})(?!${KEY_PATH}(?![^\\s'"]))(?=[^\\s'"]{0,4096}\\d)[^\\s'"]{12,4096}?(?=(?:[)\\]}]{1,4}[.,;:]?)?(?![^\\s'"]))`,
+      `(?<![^\\s'"([{])((?:PRIVATE-TOKEN|(?:Proxy-)?Authorization|Cookie|Api-?Key|X-(?:[A-Za-z0-9-]{0,64}-)?(?:Api-?|Auth-?|Access-?)?(?:Key|Token|Auth|Secret)|[A-Za-z0-9]{1,32}(?:-[A-Za-z0-9]{1,32}){0,4}-(?:Key|Token|Secret)(?<!(?:^|[\\s'"([{-])${DATA_HEADER_KEY}))[ \\t]{0,4}:[ \\t]{0,8}${AUTH_SCHEME})(?!${KEY_PATH}(?![^\\s'"]))(?=[^\\s'"]{0,4096}\\d)[^\\s'"]{12,4096}?(?=(?:[)\\]}]{1,4}[.,;:]?)?(?![^\\s'"]))`,
       "gi",
     ),
     `$1${MASK}`,
@@ -243,6 +252,17 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
     ),
     `$1$4${MASK}$4`,
     NAMED_DASHED_GATE,
+  ],
+  // An Authorization header's value as a quoted literal (`{"Authorization": "…"}` in JSON or a
+  // Python dict), one word with a digit or a symbol, after a scheme word or none (not `"Bearer " +
+  // token`, whose token is code, nor `"required"`).
+  [
+    new RegExp(
+      `((["'])(?:Proxy-)?Authorization\\2[ \\t]{0,8}:[ \\t]{0,8}(["'])(?!\\$\\{)${AUTH_SCHEME})(?=[^\\s"'\\\\]{0,4096}[0-9!@#%^&*+=~/-])[^\\s"'\\\\]{8,4096}(?=\\3)`,
+      "gi",
+    ),
+    `$1${MASK}`,
+    /authorization/i,
   ],
   // XML: an element named ending in a secret's name (Maven's settings.xml `<password>…</password>`),
   // and a .NET config's `<add key="ApiKey" value="…"/>`; not `<password>${env.PW}</password>`.

@@ -225,9 +225,19 @@ const credential: fc.Arbitrary<Credential> = fc.oneof(
       fc.constantFrom("'", '"').chain((q) => shaped(`${name}: ${q}`, withDigit(ALNUM, 12, 40), q)),
     ),
   shaped("<password>", withDigit(ALNUM, 12, 40), "</password>"),
-  ...["X-Api-Key: ", "Authorization: Bearer ", "DD-API-KEY: ", "Circle-Token: ", "X-Vault-Secret: "].map(
-    (name) => shaped(name, withDigit(ALNUM, 12, 40)).map((c): Credential => ({ ...c, header: true })),
-  ),
+  // An Authorization header's value quoted as a literal, with no scheme or one not Bearer's.
+  fc
+    .tuple(fc.constantFrom("'", '"'), fc.constantFrom("", "ApiKey "))
+    .chain(([q, scheme]) => shaped(`${q}Authorization${q}: ${q}${scheme}`, withDigit(ALNUM, 12, 40), q)),
+  ...[
+    "X-Api-Key: ",
+    "Authorization: Bearer ",
+    "Authorization: ",
+    "Authorization: SSWS ",
+    "DD-API-KEY: ",
+    "Circle-Token: ",
+    "X-Vault-Secret: ",
+  ].map((name) => shaped(name, withDigit(ALNUM, 12, 40)).map((c): Credential => ({ ...c, header: true }))),
 );
 
 /** What may stand either side of a credential in longer text: words, punctuation, line breaks. */

@@ -304,6 +304,26 @@ describe("maskString", () => {
     ] as const)
       expect(maskString(text), text).toBe(masked);
   });
+
+  it("masks an Authorization value with no scheme or another scheme than Bearer, Basic or Token, quoted too", () => {
+    for (const [text, masked] of [
+      ["curl -H 'Authorization: a1b2c3d4e5f6g7h8' https://x", `curl -H 'Authorization: ${MASK}' https://x`],
+      ["Authorization: ApiKey a1b2c3d4e5f6g7h8", `Authorization: ApiKey ${MASK}`],
+      ["Authorization: SSWS 00QCjAl4MlV-WPXM-0123456789", `Authorization: SSWS ${MASK}`],
+      ['headers = {"Authorization": "abc123def456ghi789"}', `headers = {"Authorization": "${MASK}"}`],
+      ["headers={'Authorization': 'a1b2c3d4e5f6g7h8'}", `headers={'Authorization': '${MASK}'}`],
+      ['{"Proxy-Authorization":"ApiKey a1b2c3d4e5f6"}', `{"Proxy-Authorization":"ApiKey ${MASK}"}`],
+      // Code and prose: the token is a variable's, or there is none.
+      ['{"Authorization": "Bearer " + token}', '{"Authorization": "Bearer " + token}'],
+      [
+        `{"Authorization": "required", "Authorization": "\${token}"}`,
+        `{"Authorization": "required", "Authorization": "\${token}"}`,
+      ],
+      ["Authorization: required for every endpoint", "Authorization: required for every endpoint"],
+      ["Authorization: Bearer <token>", "Authorization: Bearer <token>"],
+    ] as const)
+      expect(maskString(text), text).toBe(masked);
+  });
 });
 
 describe("maskValue", () => {
