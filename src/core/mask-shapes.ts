@@ -27,11 +27,23 @@ const DATA_KEY_WORDS =
   "PUBLIC|PUBLISHABLE|SORT|PARTITION|RANGE|HASH|PRIMARY|FOREIGN|ROUTING|CACHE|S3|OBJECT|IDEMPOTENCY|DEDUPE?|LOOKUP|GROUP|ROW|INDEX|UNIQUE|SEARCH";
 const ENV_KEY = `[A-Z][A-Z0-9_]{0,64}_KEY(?![A-Z0-9])(?<!(?:\\b|_)(?:${DATA_KEY_WORDS})_KEY|\\bGIT_CONFIG_KEY)(?:_[A-Z0-9]{1,32}){0,2}`;
 
+/** A word in either case, for the patterns that are case-sensitive. */
+const anyCase = (word: string): string => word.replace(/[a-z]/g, (c) => `[${c}${c.toUpperCase()}]`);
+/**
+ * A dotted path of names whose last part names a secret at its start or after a `_`
+ * (`settings.API_KEY`, `user.password`, `config.openai_api_key_2`): in code, where a secret is read
+ * from, not one, up to what ends an expression. A token with a dot (`sk.…`, Doppler's `dp.st.…`)
+ * ends in its random part, which starts so about once in 10,000, so stays a value (a JWT is masked
+ * before).
+ */
+const SECRET_REFERENCE = `[A-Za-z_][A-Za-z0-9_]{0,64}(?:\\.[A-Za-z_][A-Za-z0-9_]{0,64}){0,15}\\.(?:[A-Za-z0-9_]{0,64}_)?(?:${["pass", "pwd", "secret", "token", "key", "credential", "auth"].map(anyCase).join("|")})[A-Za-z0-9_]{0,64}(?=$|[\\s"',;)\\]}])`;
+
 /**
  * What follows `NAME=` when it is a value: quoted (escaped quotes too), or a word; not `$(...)`,
- * `$VAR`, a call or subscript (`x=f(y)`), or the name itself (`TOKEN=TOKEN`). Group 1 is the name.
+ * `$VAR`, a call or subscript (`x=f(y)`), a SECRET_REFERENCE (`api_key=settings.API_KEY`, a keyword
+ * argument), or the name itself (`TOKEN=TOKEN`). Group 1 is the name.
  */
-const ASSIGNED_VALUE = `(?:\\\\"(?!\\$[({A-Za-z_])(?:[^"\\\\]|\\\\\\\\){0,4096}\\\\"|"(?!\\$[({A-Za-z_])(?:[^"\\\\]|\\\\[\\s\\S]){0,4096}"|\\$?'[^']{0,4096}'|(?!\\$|[A-Za-z_][\\w.]{0,256}[()\\[\\]]|\\1\\b)(?:[^\\s"'\\\\]|\\\\[^\\s"]){1,4096})`;
+const ASSIGNED_VALUE = `(?:\\\\"(?!\\$[({A-Za-z_])(?:[^"\\\\]|\\\\\\\\){0,4096}\\\\"|"(?!\\$[({A-Za-z_])(?:[^"\\\\]|\\\\[\\s\\S]){0,4096}"|\\$?'[^']{0,4096}'|(?!\\$|[A-Za-z_][\\w.]{0,256}[()\\[\\]]|${SECRET_REFERENCE}|\\1\\b)(?:[^\\s"'\\\\]|\\\\[^\\s"]){1,4096})`;
 
 /**
  * A value that says where a key is, not the key: a path from home or here (`~/.ssh/id_rsa`,

@@ -324,6 +324,24 @@ describe("maskString", () => {
     ] as const)
       expect(maskString(text), text).toBe(masked);
   });
+
+  it("leaves NAME=a dotted path ending in a secret's name as code, and masks a dotted token", () => {
+    for (const text of [
+      "api_key=settings.API_KEY",
+      "client = OpenAI(api_key=settings.API_KEY, timeout=3)",
+      "db.connect(password=user.password, token=self.token_2)",
+      "OPENAI_KEY=config.openai_api_key ENCRYPTION_KEY=app.config.SECRET_KEY;",
+    ])
+      expect(maskString(text), text).toBe(text);
+    for (const [text, masked] of [
+      ["api_key=sk.a1b2c3d4e5f6g7h8", `api_key=${MASK}`],
+      ["DOPPLER_TOKEN=dp.st.dev.AbCdEf0123456789 make", `DOPPLER_TOKEN=${MASK} make`],
+      ["MAPBOX_TOKEN=sk.eyJ1IjoiYWJjIiwiYSI6ImNrMTIzIn0.abc123DEF456ghi", `MAPBOX_TOKEN=${MASK}`],
+      ["export PGPASSWORD=Summer2024.Secure", `export PGPASSWORD=${MASK}`],
+      ["token=self.token.a1b2c3d4", `token=${MASK}`],
+    ] as const)
+      expect(maskString(text), text).toBe(masked);
+  });
 });
 
 describe("maskValue", () => {
