@@ -13,7 +13,7 @@
  */
 import { chmod, readFile, readlink, realpath, rename, stat, writeFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
-import { parseArgs } from "node:util";
+import { isDeepStrictEqual, parseArgs } from "node:util";
 import { errorMessage } from "../core/errors.js";
 import {
   CLAUDE_CODE_EVENTS,
@@ -179,12 +179,23 @@ export async function initCommand(args: readonly string[], io: CommandIo): Promi
     for (const earlier of written.replaced) {
       io.err(`hookgate init: replaced the hooks an earlier init wrote for ${withoutUserinfo(earlier)}\n`);
     }
+    for (const kept of written.kept) io.err(`hookgate init: ${keptNote(kept, values.url)}\n`);
     for (const warning of written.warnings) io.err(`hookgate init: warning: ${warning}\n`);
   } else {
     io.out(`${JSON.stringify(output.config, null, 2)}\n`);
   }
   io.err(output.notes.map((n) => `hookgate init: ${n}\n`).join(""));
   return 0;
+}
+
+/** Why a hook that looks like init's stayed, and what to do about it. */
+function keptNote({ event, url, differing }: KeptHook, ownUrl: string): string {
+  const where = event === undefined ? "in the hooks list" : `on ${event}`;
+  const todo =
+    url === ownUrl
+      ? "the gateway gets its events twice, from it and from the hook init wrote: delete one"
+      : "delete it if an earlier init wrote it for a gateway you no longer use";
+  return `kept a hook ${where} for ${withoutUserinfo(url)}: it differs from what init writes (${differing.join(", ")}), so it was edited by hand; ${todo}`;
 }
 
 function defaultEvents(client: InitClient): readonly string[] {
@@ -560,7 +571,7 @@ async function writeMerged(
   path: string,
   config: Record<string, unknown>,
   url: string,
-): Promise<{ merged: boolean; replaced: string[]; warnings: string[] }> {
+): Promise<{ merged: boolean; replaced: string[]; kept: KeptHook[]; warnings: string[] }> {
   let existing: Record<string, unknown> | undefined;
   let text: string | undefined;
   try {
@@ -582,7 +593,7 @@ async function writeMerged(
     if (!isRecord(parsed)) throw new Error(`${path} does not hold a JSON object; left unchanged`);
     existing = parsed;
   }
-  const merged = existing ? mergeConfig(existing, config, url, path) : config;
+  const merged = existing ? mergeConfig(existing, config, path) : config;
   // Written beside the file a symlink points at (a dotfiles checkout), with its mode: settings
   // may hold secrets, and a 0600 file must not come back 0644.
   const target = await writeTarget(path);
@@ -601,6 +612,7 @@ async function writeMerged(
   return {
     merged: existing !== undefined,
     replaced,
+    kept: existing ? keptLookalikes(existing.hooks, url) : [],
     warnings: existing
       ? [...newlyRestricted(existing, config, url), ...staleAllowlist(merged, replaced, url)]
       : [],
@@ -672,14 +684,13 @@ function staleAllowlist(merged: Record<string, unknown>, replaced: string[], url
 function mergeConfig(
   existing: Record<string, unknown>,
   config: Record<string, unknown>,
-  url: string,
   path: string,
 ): Record<string, unknown> {
   const result: Record<string, unknown> = { ...existing };
   for (const [key, value] of Object.entries(config)) {
     const current = existing[key];
     if (key === "hooks") {
-      result.hooks = mergeHooks(current, value, url, path);
+      result.hooks = mergeHooks(current, value, path);
     } else if (Array.isArray(value)) {
       // Anything but a list there is the user's to fix: replaced, it would be lost.
       if (current != null && !Array.isArray(current))
@@ -693,7 +704,7 @@ function mergeConfig(
   return result;
 }
 
-function mergeHooks(current: unknown, generated: unknown, url: string, path: string): unknown {
+function mergeHooks(current: unknown, generated: unknown, path: string): unknown {
   if (current == null) return generated;
   if (Array.isArray(generated)) {
     if (!Array.isArray(current)) {
@@ -701,7 +712,7 @@ function mergeHooks(current: unknown, generated: unknown, url: string, path: str
         `${path} holds a v2 event map of hooks; the legacy list form cannot be merged into it: use --client deepagents for v2 hooks, or write the legacy ones to another file`,
       );
     }
-    return [...current.filter((entry) => !ours(entry, url)), ...generated];
+    return [...current.filter((entry) => writtenFor(entry) === undefined), ...generated];
   }
   if (!isRecord(current) || !isRecord(generated)) {
     throw new Error(
@@ -724,7 +735,7 @@ function mergeHooks(current: unknown, generated: unknown, url: string, path: str
         kept.push(group);
         continue;
       }
-      const others = group.hooks.filter((hook) => !ours(hook, url));
+      const others = group.hooks.filter((hook) => writtenFor(hook) === undefined);
       if (others.length > 0) kept.push({ ...group, hooks: others });
     }
     if (groups === undefined && kept.length === 0) delete result[event];
@@ -754,25 +765,59 @@ async function writeTarget(path: string): Promise<string> {
   }
 }
 
-/**
- * A hook init wrote, for this gateway or another: an http hook on this URL, or one init wrote
- * (its `x-hookgate-timeout` header), or one of the two commands init writes.
- */
-function ours(hook: unknown, url: string): boolean {
-  return (isRecord(hook) && hook.url === url) || writtenFor(hook, url) !== undefined;
+/** A hook of the file that looks like one init wrote but is not as init writes it. */
+interface KeptHook {
+  /** Its event, or undefined in the legacy list. */
+  readonly event: string | undefined;
+  readonly url: string;
+  /** The hook's fields that differ from the nearest form init writes. */
+  readonly differing: readonly string[];
 }
 
 /**
- * The URL of a hook init wrote: an http hook with the `x-hookgate-timeout` header, or one of
- * the two commands init writes (`hookgate send --url URL --timeout N`, the curl adapter,
- * `sh -c`-wrapped for deepagents legacy), the URL a word of its own. A user's command that only
- * mentions a URL is theirs and stays, and so is a `hookgate send` of their own (README offers it
- * for anything that runs a command) to another gateway than `url`.
+ * The URL of a hook exactly as init writes it, for any URL, timeout and --fail-closed: such a hook
+ * is replaced. One that differs (a header added, its timeout changed apart from its
+ * `x-hookgate-timeout`, a field of its own) was edited by hand, and stays.
  */
-function writtenFor(hook: unknown, url?: string): string | undefined {
+function writtenFor(hook: unknown): string | undefined {
   if (!isRecord(hook)) return undefined;
-  if (typeof hook.url === "string" && isRecord(hook.headers) && Object.hasOwn(hook.headers, TIMEOUT_HEADER)) {
-    return hook.url;
+  const url = hookUrl(hook)?.url;
+  return url !== undefined && initForms(url, hook).some((form) => isDeepStrictEqual(form, hook))
+    ? url
+    : undefined;
+}
+
+/**
+ * The forms init writes for `url` with the hook's timeout: http hooks (fail-closed or not), the
+ * command running `hookgate send`, the deepagents adapters, and the legacy entry, whose events
+ * are whatever --events gave.
+ */
+function initForms(url: string, hook: Record<string, unknown>): Record<string, unknown>[] {
+  const seconds = typeof hook.timeout === "number" ? hook.timeout : DEFAULT_HOOK_TIMEOUT_SECONDS;
+  const http = httpHook(url, seconds);
+  const command = (line: string) => ({ type: "command", command: line, timeout: seconds });
+  const events =
+    Array.isArray(hook.events) && hook.events.every((e) => typeof e === "string") ? hook.events : [];
+  return [
+    http,
+    { ...http, onFailure: "block" },
+    command(sendCommandLine(url, seconds)),
+    command(curlAdapter(url, seconds - 1, false)),
+    command(curlAdapter(url, seconds - 1, true)),
+    // The v2 adapter an earlier init wrote: curl alone.
+    command(curlAdapter(url, seconds - 1, false, false)),
+    { command: ["sh", "-c", curlAdapter(url, LEGACY_CURL_SECONDS, false, false)], events },
+  ];
+}
+
+/**
+ * The URL a hook posts to, where init would have written it: an http hook's `url`, or the URL word
+ * of a `hookgate send --url URL` command or of init's curl adapter (`sh -c`-wrapped for
+ * deepagents legacy); `marked` when it carries init's `x-hookgate-timeout` (send's --timeout).
+ */
+function hookUrl(hook: Record<string, unknown>): { url: string; marked: boolean } | undefined {
+  if (typeof hook.url === "string") {
+    return { url: hook.url, marked: isRecord(hook.headers) && Object.hasOwn(hook.headers, TIMEOUT_HEADER) };
   }
   const joined = Array.isArray(hook.command) ? hook.command.join(" ") : hook.command;
   if (typeof joined !== "string") return undefined;
@@ -781,14 +826,44 @@ function writtenFor(hook: unknown, url?: string): string | undefined {
   const unquoted = (quoted: string) =>
     quoted.startsWith("'") ? quoted.slice(1, -1).replaceAll(`'\\''`, "'") : quoted;
   const send = new RegExp(String.raw`^hookgate send --url ${word}(?=\s|$)( --timeout \d+$)?`).exec(command);
-  if (send?.[1] !== undefined) {
-    const sent = unquoted(send[1]);
-    return send[2] !== undefined || sent === url ? sent : undefined;
-  }
+  if (send?.[1] !== undefined) return { url: unquoted(send[1]), marked: send[2] !== undefined };
   // The checked adapter (deepagents v2) captures curl's output, the URL its last word inside
   // `$(…)`; the plain one (legacy, and the v2 adapter init wrote before) is curl itself.
   const quoted = new RegExp(
     String.raw`^(?:answer=\$\()?curl -sS .* -H '${TIMEOUT_HEADER}: \d+' .*--data-binary @-(?: -w ' %\{http_code\}')? ${word}(?:\)| |$)`,
   ).exec(command)?.[1];
-  return quoted === undefined ? undefined : unquoted(quoted);
+  return quoted === undefined ? undefined : { url: unquoted(quoted), marked: true };
+}
+
+/**
+ * The hooks an earlier init may have written and someone edited since: init's marker, or this
+ * gateway's URL, on a hook not as init writes it. They stay, and init says so: such a hook on
+ * this URL sends the gateway each of its events twice. A user's own hook to another URL, without
+ * the marker (a `hookgate send` to another gateway, a command that mentions a URL), is theirs and
+ * goes unmentioned.
+ */
+function keptLookalikes(hooks: unknown, url: string): KeptHook[] {
+  const lists: [string | undefined, unknown[]][] = Array.isArray(hooks)
+    ? [[undefined, hooks]]
+    : Object.entries(isRecord(hooks) ? hooks : {}).map(([event, groups]) => [
+        event,
+        handlersIn({ [event]: groups }),
+      ]);
+  const kept: KeptHook[] = [];
+  for (const [event, list] of lists) {
+    for (const hook of list) {
+      if (!isRecord(hook) || writtenFor(hook) !== undefined) continue;
+      const posts = hookUrl(hook);
+      if (posts === undefined || (!posts.marked && posts.url !== url)) continue;
+      const differing = initForms(posts.url, hook)
+        .map((form) =>
+          [...new Set([...Object.keys(form), ...Object.keys(hook)])].filter(
+            (key) => !isDeepStrictEqual(form[key], hook[key]),
+          ),
+        )
+        .reduce((fewest, keys) => (keys.length < fewest.length ? keys : fewest));
+      kept.push({ event, url: posts.url, differing });
+    }
+  }
+  return kept;
 }

@@ -771,6 +771,15 @@ describe("hookgate init --write", { timeout: 90_000 }, () => {
   const writeClaudeCode = (path: string, url = `${server.url}/v1/hooks/claude-code`) =>
     runCli(["init", "--client", "claude-code", "--url", url, "--write", path]);
 
+  /** An http hook as init writes it. */
+  const initHttpHook = (url: string, seconds = 10) => ({
+    type: "http",
+    url,
+    timeout: seconds,
+    headers: { Authorization: "Bearer $HOOKGATE_TOKEN", "x-hookgate-timeout": String(seconds) },
+    allowedEnvVars: ["HOOKGATE_TOKEN"],
+  });
+
   it("merges into an existing settings file, keeps other settings, and is idempotent", async () => {
     const path = join(tmp, "settings.json");
     const url = `${server.url}/v1/hooks/claude-code`;
@@ -952,7 +961,7 @@ describe("hookgate init --write", { timeout: 90_000 }, () => {
       const path = join(tmp, `own-key-${name}.json`);
       const url = `${server.url}/v1/hooks/claude-code`;
       const mine = { hooks: [{ type: "command", command: "echo mine" }] };
-      const ours = { hooks: [{ type: "http", url }] };
+      const ours = { hooks: [initHttpHook(url)] };
       writeFileSync(path, `{"hooks": {"${name}": [${JSON.stringify(mine)}, ${JSON.stringify(ours)}]}}`);
       const args = [
         "init",
@@ -1027,6 +1036,65 @@ describe("hookgate init --write", { timeout: 90_000 }, () => {
       }
     },
   );
+
+  it("keeps a hook init wrote once and someone edited since, saying why, and replaces those exactly as it writes them", async () => {
+    // Anything with init's x-hookgate-timeout header, or on its URL, was taken for init's and
+    // replaced: a header added by hand, a longer timeout, a field of the user's own were lost.
+    const path = join(tmp, "edited", "settings.json");
+    mkdirSync(join(tmp, "edited"));
+    const url = `${server.url}/v1/hooks/claude-code`;
+    const old = "https://old.acme.example/v1/hooks/claude-code";
+    const ours = initHttpHook(url);
+    const edited = [
+      { ...ours, headers: { ...ours.headers, "x-team": "platform" } },
+      { ...ours, timeout: 30 },
+      { ...initHttpHook(old), statusMessage: "Asking the gateway" },
+      { type: "http", url },
+    ];
+    const send = {
+      type: "command",
+      command: `hookgate send --url ${url} --timeout 9`,
+      timeout: 10,
+      async: true,
+    };
+    writeFileSync(
+      path,
+      JSON.stringify({
+        hooks: {
+          PreToolUse: [{ hooks: [...edited, { ...initHttpHook(old, 20), onFailure: "block" }] }],
+          SessionStart: [{ hooks: [send] }],
+          Stop: [{ hooks: [initHttpHook(old)] }],
+        },
+      }),
+    );
+    const result = await runCli([
+      "init",
+      "--client",
+      "claude-code",
+      "--url",
+      url,
+      "--events",
+      "PreToolUse,SessionStart",
+      "--write",
+      path,
+    ]);
+    expect(result.code, result.stderr).toBe(0);
+    const hooks = JSON.parse(readFileSync(path, "utf8")).hooks;
+    expect(Object.keys(hooks).sort()).toEqual(["PreToolUse", "SessionStart"]);
+    expect(hooks.PreToolUse).toEqual([{ hooks: edited }, { hooks: [ours] }]);
+    expect(hooks.SessionStart[0]).toEqual({ hooks: [send] });
+    expect(hooks.SessionStart).toHaveLength(2);
+    const twice = "the gateway gets its events twice, from it and from the hook init wrote: delete one";
+    const notes = result.stderr.split("\n").filter((line) => line.includes("kept a hook"));
+    expect(notes).toEqual([
+      `hookgate init: kept a hook on PreToolUse for ${url}: it differs from what init writes (headers), so it was edited by hand; ${twice}`,
+      `hookgate init: kept a hook on PreToolUse for ${url}: it differs from what init writes (headers), so it was edited by hand; ${twice}`,
+      `hookgate init: kept a hook on PreToolUse for ${old}: it differs from what init writes (statusMessage), so it was edited by hand; delete it if an earlier init wrote it for a gateway you no longer use`,
+      `hookgate init: kept a hook on PreToolUse for ${url}: it differs from what init writes (timeout, headers, allowedEnvVars), so it was edited by hand; ${twice}`,
+      `hookgate init: kept a hook on SessionStart for ${url}: it differs from what init writes (async), so it was edited by hand; ${twice}`,
+    ]);
+    expect(result.stderr).toContain(`replaced the hooks an earlier init wrote for ${old}\n`);
+  });
 
   it("keeps a hookgate send command the user wrote for another gateway, which init never writes in that form", async () => {
     // README offers `hookgate send` as the adapter for anything that runs a command: one written
