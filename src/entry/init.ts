@@ -573,16 +573,17 @@ async function writeMerged(
   url: string,
 ): Promise<{ merged: boolean; replaced: string[]; kept: KeptHook[]; warnings: string[] }> {
   let existing: Record<string, unknown> | undefined;
-  let text: string | undefined;
+  let read: string | undefined;
   try {
-    // A byte-order mark (a Windows editor's UTF-8) is read past, as for a policy file, and not
-    // written back: JSON has none.
-    text = (await readFile(path, "utf8")).replace(/^\uFEFF/, "");
+    read = await readFile(path, "utf8");
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === "EISDIR") throw new Error(`--write ${path} is a directory: name the settings file in it`);
     if (code !== "ENOENT") throw new Error(`cannot read --write ${path}: ${errorMessage(e)}`);
   }
+  // A byte-order mark (a Windows editor's UTF-8) is read past, as for a policy file, and not
+  // written back: JSON has none.
+  const text = read?.replace(/^\uFEFF/, "");
   if (text !== undefined && text.trim() !== "") {
     let parsed: unknown;
     try {
@@ -604,8 +605,12 @@ async function writeMerged(
     throw new Error(`${path} is read-only; left unchanged (chmod u+w ${path} to let init merge into it)`);
   }
   makeDirectory(dirname(target));
+  // The file's own line ends (CRLF from a Windows editor), as its indent: a diff shows only what
+  // init changed. JSON.stringify puts a line break only between tokens, never inside a string.
+  const eol = /\r?\n/.exec(text ?? "")?.[0] ?? "\n";
+  const json = JSON.stringify(merged, null, indentOf(text)).replaceAll("\n", eol);
   const temporary = `${target}.hookgate-${process.pid}.tmp`;
-  await writeFile(temporary, `${JSON.stringify(merged, null, indentOf(text))}\n`);
+  await writeFile(temporary, `${json}${eol}`);
   if (mode !== undefined) await chmod(temporary, mode & 0o7777);
   await rename(temporary, target);
   const replaced = existing ? earlierUrls(existing.hooks).filter((earlier) => earlier !== url) : [];

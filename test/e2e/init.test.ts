@@ -927,6 +927,16 @@ describe("hookgate init --write", { timeout: 90_000 }, () => {
     expect(readFileSync(path, "utf8")).toBe(text);
   });
 
+  it("keeps a file's CRLF line ends, as it keeps its indent", async () => {
+    const path = join(tmp, "crlf-settings.json");
+    writeFileSync(path, '{\r\n    "model": "opus"\r\n}\r\n');
+    const result = await writeClaudeCode(path);
+    expect(result.code, result.stderr).toBe(0);
+    const text = readFileSync(path, "utf8");
+    expect(text).toBe(`${JSON.stringify(JSON.parse(text), null, "    ").replaceAll("\n", "\r\n")}\r\n`);
+    expect(text.startsWith('{\r\n    "model": "opus",\r\n')).toBe(true);
+  });
+
   it("takes back its hooks from events a later run leaves out", async () => {
     const path = join(tmp, "fewer-events.json");
     const url = `${server.url}/v1/hooks/claude-code`;
