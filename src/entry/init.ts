@@ -11,7 +11,7 @@
  * - deepagents: a v2 event map of `command` hooks running a curl adapter (v2 drops `http`).
  * - deepagents-legacy: the list form, the same adapter under the 5 s subprocess limit.
  */
-import { chmod, readFile, readlink, realpath, rename, stat, writeFile } from "node:fs/promises";
+import { chmod, readFile, readlink, realpath, rename, rm, stat, writeFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { isDeepStrictEqual, parseArgs } from "node:util";
 import { errorMessage } from "../core/errors.js";
@@ -609,10 +609,7 @@ async function writeMerged(
   // init changed. JSON.stringify puts a line break only between tokens, never inside a string.
   const eol = /\r?\n/.exec(text ?? "")?.[0] ?? "\n";
   const json = JSON.stringify(merged, null, indentOf(text)).replaceAll("\n", eol);
-  const temporary = `${target}.hookgate-${process.pid}.tmp`;
-  await writeFile(temporary, `${json}${eol}`);
-  if (mode !== undefined) await chmod(temporary, mode & 0o7777);
-  await rename(temporary, target);
+  await replaceFile(path, target, `${json}${eol}`, mode);
   const replaced = existing ? earlierUrls(existing.hooks).filter((earlier) => earlier !== url) : [];
   return {
     merged: existing !== undefined,
@@ -622,6 +619,40 @@ async function writeMerged(
       ? [...newlyRestricted(existing, config, url), ...staleAllowlist(merged, replaced, url)]
       : [],
   };
+}
+
+/**
+ * Puts `content` in place of `target` through a temporary file beside it and a rename, so that an
+ * agent starting meanwhile never reads half a file. Whatever fails, the temporary file goes.
+ */
+async function replaceFile(
+  path: string,
+  target: string,
+  content: string,
+  mode: number | undefined,
+): Promise<void> {
+  const folder = dirname(target);
+  const temporary = `${target}.hookgate-${process.pid}.tmp`;
+  try {
+    await writeFile(temporary, content);
+    if (mode !== undefined) await chmod(temporary, mode & 0o7777);
+    await rename(temporary, target);
+  } catch (e) {
+    await rm(temporary, { force: true }).catch(() => undefined);
+    const code = (e as NodeJS.ErrnoException).code;
+    const why =
+      code === "EACCES" || code === "EPERM"
+        ? `${folder} does not let you create or replace files in it (${code})`
+        : code === "EROFS"
+          ? `${folder} is on a read-only file system`
+          : // Node's message ends with the call and the temporary file's name, which is no help.
+            errorMessage(e).replace(/, \w+ '.*$/s, "");
+    const fix =
+      code === "EACCES" || code === "EPERM" ? `give yourself write permission on ${folder}, or ` : "";
+    throw new Error(
+      `cannot write ${path}: ${why}; left unchanged (${fix}run init without --write and merge what it prints into ${path} by hand)`,
+    );
+  }
 }
 
 /**

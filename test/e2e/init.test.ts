@@ -6,14 +6,31 @@
  * shell with the event on stdin and their output read as the client reads it.
  */
 import { spawn } from "node:child_process";
-import { chmodSync, lstatSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { dirname, join } from "node:path";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { CLAUDE_CODE_EVENTS, DEEPAGENTS_LEGACY_EVENTS, DEEPAGENTS_V2_EVENTS } from "../../src/core/events.js";
-import { BIN, ROOT, runCli, type ServerProcess, startServerProcess } from "../support/process.js";
-import { tempDir } from "../support/temp.js";
+import {
+  BIN,
+  type CliResult,
+  childEnv,
+  ROOT,
+  runCli,
+  type ServerProcess,
+  startServerProcess,
+} from "../support/process.js";
+import { tempDir, whenDone } from "../support/temp.js";
 
 const TOKEN = "hookgate-dev-token";
 const FIXTURES = join(ROOT, "test/fixtures/onboarding");
@@ -26,6 +43,8 @@ const DENY = {
   },
 };
 const tmp = tempDir("init");
+/** The user nobody, who runs a command root's test hands to an unprivileged user. */
+const NOBODY = 65534;
 
 type Json = Record<string, unknown>;
 type Hook = Record<string, unknown>;
@@ -780,6 +799,32 @@ describe("hookgate init --write", { timeout: 90_000 }, () => {
     allowedEnvVars: ["HOOKGATE_TOKEN"],
   });
 
+  /**
+   * Root, whom no folder's mode stops (a test run in a container), runs the command as nobody,
+   * with the folders down to `dir` opened to it for search; anyone else runs it as themselves.
+   */
+  const runCliUnprivileged = (dir: string, args: string[]): Promise<CliResult> => {
+    if (process.getuid?.() !== 0) return runCli(args);
+    const run = inject("runTmpdir");
+    for (let folder = dir; folder.startsWith(run); folder = dirname(folder)) {
+      chmodSync(folder, (statSync(folder).mode & 0o7777) | 0o001);
+    }
+    return new Promise((done) => {
+      const child = spawn(process.execPath, [BIN, ...args], {
+        cwd: ROOT,
+        env: childEnv(),
+        uid: NOBODY,
+        gid: NOBODY,
+      });
+      let stderr = "";
+      child.stderr.on("data", (c) => {
+        stderr += c;
+      });
+      child.stdin.end();
+      child.on("exit", (code) => done({ code, stdout: "", stderr }));
+    });
+  };
+
   it("merges into an existing settings file, keeps other settings, and is idempotent", async () => {
     const path = join(tmp, "settings.json");
     const url = `${server.url}/v1/hooks/claude-code`;
@@ -936,6 +981,63 @@ describe("hookgate init --write", { timeout: 90_000 }, () => {
     expect(text).toBe(`${JSON.stringify(JSON.parse(text), null, "    ").replaceAll("\n", "\r\n")}\r\n`);
     expect(text.startsWith('{\r\n    "model": "opus",\r\n')).toBe(true);
   });
+
+  it("names the settings file and what to do when its folder cannot be written, and leaves it unchanged", async () => {
+    // Node's error named the temporary file init made beside it, and nothing to do.
+    const dir = tempDir("init-locked");
+    const path = join(dir, "settings.json");
+    const text = '{"model": "opus"}\n';
+    writeFileSync(path, text);
+    chmodSync(path, 0o666);
+    chmodSync(dir, 0o555);
+    // Run before the folder's removal (last in, first out), which a user other than root needs.
+    whenDone(() => chmodSync(dir, 0o755));
+    const result = await runCliUnprivileged(dir, [
+      "init",
+      "--client",
+      "claude-code",
+      "--url",
+      `${server.url}/v1/hooks/claude-code`,
+      "--write",
+      path,
+    ]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(
+      `hookgate: cannot write ${path}: ${dir} does not let you create or replace files in it (EACCES); left unchanged (give yourself write permission on ${dir}, or run init without --write and merge what it prints into ${path} by hand)\n`,
+    );
+    expect(readFileSync(path, "utf8")).toBe(text);
+    expect(readdirSync(dir)).toEqual(["settings.json"]);
+  });
+
+  // Only root can put another user's file in a sticky folder.
+  it.skipIf(process.getuid?.() !== 0)(
+    "removes its temporary file when the rename over the settings file fails",
+    async () => {
+      // A sticky folder (as /tmp) lets anyone make files, but not replace another user's: the
+      // rename failed, and the temporary file with the merged settings was left beside the file.
+      const dir = tempDir("init-sticky");
+      const path = join(dir, "settings.json");
+      const text = '{"model": "opus"}\n';
+      writeFileSync(path, text);
+      chmodSync(path, 0o666);
+      chmodSync(dir, 0o1777);
+      const result = await runCliUnprivileged(dir, [
+        "init",
+        "--client",
+        "claude-code",
+        "--url",
+        `${server.url}/v1/hooks/claude-code`,
+        "--write",
+        path,
+      ]);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain(
+        `hookgate: cannot write ${path}: ${dir} does not let you create or replace files in it (EPERM); left unchanged`,
+      );
+      expect(readFileSync(path, "utf8")).toBe(text);
+      expect(readdirSync(dir)).toEqual(["settings.json"]);
+    },
+  );
 
   it("takes back its hooks from events a later run leaves out", async () => {
     const path = join(tmp, "fewer-events.json");
