@@ -609,7 +609,7 @@ async function writeMerged(
   // init changed. JSON.stringify puts a line break only between tokens, never inside a string.
   const eol = /\r?\n/.exec(text ?? "")?.[0] ?? "\n";
   const json = JSON.stringify(merged, null, indentOf(text)).replaceAll("\n", eol);
-  await replaceFile(path, target, `${json}${eol}`, mode);
+  await replaceFile(path, target, `${json}${eol}`, mode, read);
   const replaced = existing ? earlierUrls(existing.hooks).filter((earlier) => earlier !== url) : [];
   return {
     merged: existing !== undefined,
@@ -623,23 +623,37 @@ async function writeMerged(
 
 /**
  * Puts `content` in place of `target` through a temporary file beside it and a rename, so that an
- * agent starting meanwhile never reads half a file. Whatever fails, the temporary file goes.
+ * agent starting meanwhile never reads half a file. `read` is what the file held when init read
+ * it (undefined: no file): another program that wrote it since (the agent saving a permission, a
+ * second init) would lose its change to the rename, so the file is left as that program wrote it.
+ * Whatever fails, the temporary file goes.
  */
 async function replaceFile(
   path: string,
   target: string,
   content: string,
   mode: number | undefined,
+  read: string | undefined,
 ): Promise<void> {
   const folder = dirname(target);
   const temporary = `${target}.hookgate-${process.pid}.tmp`;
   try {
     await writeFile(temporary, content);
     if (mode !== undefined) await chmod(temporary, mode & 0o7777);
+    const now = await readFile(path, "utf8").catch((e: NodeJS.ErrnoException) => {
+      if (e.code === "ENOENT") return undefined;
+      throw e;
+    });
+    if (now !== read) {
+      throw new Error(
+        `${path} changed while init was merging into it (another program wrote it); left as that program wrote it: run init again`,
+      );
+    }
     await rename(temporary, target);
   } catch (e) {
     await rm(temporary, { force: true }).catch(() => undefined);
     const code = (e as NodeJS.ErrnoException).code;
+    if (code === undefined) throw e;
     const why =
       code === "EACCES" || code === "EPERM"
         ? `${folder} does not let you create or replace files in it (${code})`

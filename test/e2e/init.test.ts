@@ -5,17 +5,23 @@
  * deepcode post them (allowlist, header interpolation, timeout), command adapters are run by a
  * shell with the event on stdin and their output read as the client reads it.
  */
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import {
   chmodSync,
+  closeSync,
+  constants,
+  linkSync,
   lstatSync,
   mkdirSync,
+  openSync,
   readdirSync,
   readFileSync,
   statSync,
   symlinkSync,
+  watch,
   writeFileSync,
 } from "node:fs";
+import { writeFile } from "node:fs/promises";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { dirname, join } from "node:path";
@@ -1038,6 +1044,44 @@ describe("hookgate init --write", { timeout: 90_000 }, () => {
       expect(readdirSync(dir)).toEqual(["settings.json"]);
     },
   );
+
+  it("leaves a settings file another program wrote while it merged as that program wrote it", async () => {
+    // A FIFO stands for the file, so that the test writes it between init's read and its write,
+    // in order: the agent saving a permission, or a second init, at the same moment. Renamed
+    // over, their change was lost.
+    const dir = tempDir("init-changed");
+    const path = join(dir, "settings.json");
+    execFileSync("mkfifo", [path]);
+    // The FIFO by another name: were init to rename over it, a writer still waiting on it is let go.
+    linkSync(path, join(dir, "fifo"));
+    const run = writeClaudeCode(path);
+    await writeFile(path, '{"model": "opus"}\n');
+    // The temporary file says init has read the file and is about to put the merged one in place.
+    await new Promise<void>((ready) => {
+      const watcher = watch(dir);
+      const done = () => {
+        watcher.close();
+        ready();
+      };
+      const check = () => {
+        if (readdirSync(dir).some((name) => name.includes(".hookgate-"))) done();
+      };
+      watcher.on("change", check);
+      void run.finally(done);
+      check();
+    });
+    const second = writeFile(path, '{"model": "sonnet"}\n').catch(() => undefined);
+    const result = await run;
+    const letGo = openSync(join(dir, "fifo"), constants.O_RDONLY | constants.O_NONBLOCK);
+    await second;
+    closeSync(letGo);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(
+      `hookgate: ${path} changed while init was merging into it (another program wrote it); left as that program wrote it: run init again\n`,
+    );
+    expect(lstatSync(path).isFIFO()).toBe(true);
+    expect(readdirSync(dir).sort()).toEqual(["fifo", "settings.json"]);
+  });
 
   it("takes back its hooks from events a later run leaves out", async () => {
     const path = join(tmp, "fewer-events.json");
