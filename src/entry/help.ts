@@ -117,7 +117,7 @@ replay again, or drop the one SQS will not take.`,
                     (Claude Code, deepagents v2; deepcode and legacy hooks cannot)
   --managed         Claude Code's managed-settings variant (allowManagedHooksOnly)
   --write FILE      merges the configuration into FILE, replacing the hooks an earlier init
-                    wrote there (for this URL or another)`,
+                    wrote there (for this URL or another); one edited since stays, named`,
   },
   send: {
     usage: "hookgate send --url URL [--client NAME] [--timeout S]   (event on stdin; never fails)",
