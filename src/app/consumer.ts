@@ -76,7 +76,12 @@ export function startConsumer(
   /** Receives that sent nothing and that the queue could not record as such (`UnsentReceives`). */
   const unsent = new UnsentReceives();
 
-  /** Never rejects: a job that cannot even be read is logged, and its lease brings it back. */
+  /**
+   * Never rejects (a rejected job would be an unhandled rejection, which ends Node): a queue call
+   * outside a delivery's settle that fails is logged, and the lease brings the message back. Two
+   * reach it: the dead letter of a message that is no job, and the delete of a message already
+   * dead-lettered or held, back (SQS failing past a visibility timeout).
+   */
   async function handle(message: ReceivedMessage<DeliveryJob>): Promise<void> {
     try {
       await handleJob(message);

@@ -15,6 +15,7 @@ import {
   MAX_HOLDS,
 } from "../../src/core/delivery.js";
 import { parseHookEvent } from "../../src/core/events.js";
+import { CopySentError } from "../../src/core/queue.js";
 import { policyFrom } from "../support/policy.js";
 import { tempDir } from "../support/temp.js";
 
@@ -272,6 +273,96 @@ describe("startConsumer", () => {
       }),
     ]);
     expect(await queue.receive(10, 60_000)).toEqual([]);
+  });
+
+  it("keeps consuming when the dead letter of a message that is no job fails, and dead-letters it when it is back", async () => {
+    // Outside a delivery's settle, so only handle's catch keeps this rejection from going unhandled.
+    let now = 0;
+    const queue = createMemoryQueue<DeliveryJob>({ now: () => now });
+    await queue.send([
+      { id: "broken", body: { id: "broken", sink: "s" } as unknown as DeliveryJob },
+      { id: "ok", body: stopJob("ok") },
+    ]);
+    const realDeadLetter = queue.deadLetter.bind(queue);
+    let failed = false;
+    queue.deadLetter = async (message, error) => {
+      if (!failed) {
+        failed = true;
+        throw new Error("SQLITE_BUSY");
+      }
+      return realDeadLetter(message, error);
+    };
+    const logs: { msg: string; fields: Record<string, unknown> | undefined }[] = [];
+    const delivered: string[] = [];
+    const consumer = startConsumer(
+      {
+        queue,
+        deliverer: accepting(delivered),
+        logger: { log: (_l, msg, fields) => logs.push({ msg, fields }) },
+      },
+      { batchSize: 1, idleMs: 5, visibilityMs: 1000 },
+    );
+    await until(() => delivered.includes("ok"));
+    expect(logs).toContainEqual({
+      msg: "could not handle a delivery job; it will be redelivered",
+      fields: { job: "broken", attempts: 1, error: "SQLITE_BUSY" },
+    });
+    // Its lease runs out: back, it is dead-lettered as stored.
+    now = 2000;
+    await until(async () => (await queue.listDead(10)).length === 1);
+    await consumer.stop();
+    expect(delivered).toEqual(["ok"]);
+    expect(await queue.listDead(10)).toEqual([
+      expect.objectContaining({
+        id: "broken",
+        attempts: 0,
+        error: expect.stringMatching(/not a delivery job/),
+      }),
+    ]);
+    expect(await queue.receive(10, 1000)).toEqual([]);
+  });
+
+  it("keeps consuming when a message already dead-lettered cannot be removed when it is back, and removes it the next time", async () => {
+    // SQS down past a visibility timeout: the dead letter went in, its delete failed, and the
+    // delete fails again when the message is back; outside a settle, only handle's catch holds it.
+    let now = 0;
+    const queue = createMemoryQueue<DeliveryJob>({ now: () => now });
+    await queue.send([
+      { id: "a", body: stopJob("a") },
+      { id: "b", body: stopJob("b") },
+    ]);
+    queue.deadLetter = async () => {
+      throw new CopySentError("dead letter", new Error("socket hang up"));
+    };
+    const realAck = queue.ack.bind(queue);
+    let deletes = 0;
+    queue.ack = async (message) => {
+      if (message.id === "a" && deletes++ === 0) throw new Error("socket hang up");
+      return realAck(message);
+    };
+    const logs: { msg: string; fields: Record<string, unknown> | undefined }[] = [];
+    const sent: string[] = [];
+    const deliverer = noting(sent, () =>
+      sent.length === 1 ? { kind: "dead", reason: "HTTP 410" } : { kind: "ack" },
+    );
+    const consumer = startConsumer(
+      { queue, deliverer, logger: { log: (_l, msg, fields) => logs.push({ msg, fields }) } },
+      { batchSize: 1, idleMs: 5, visibilityMs: 1000 },
+    );
+    await until(() => sent.includes("b"));
+    now = 2000;
+    await until(() => logs.some((l) => l.msg === "could not handle a delivery job; it will be redelivered"));
+    expect(logs).toContainEqual({
+      msg: "could not handle a delivery job; it will be redelivered",
+      fields: { job: "a", attempts: 2, error: "socket hang up" },
+    });
+    now = 4000;
+    await until(() => logs.some((l) => l.msg.startsWith("job already dead-lettered")));
+    await consumer.stop();
+    // Sent once; the dead letter is not made or counted again.
+    expect(sent).toEqual(["a", "b"]);
+    expect(logs.filter((l) => l.msg === "delivery dead-lettered")).toHaveLength(1);
+    expect(await queue.receive(10, 1000)).toEqual([]);
   });
 
   it("dead-letters a message that is no job with no attempt on SQLite, also on a later lease", async () => {
