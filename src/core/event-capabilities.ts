@@ -160,6 +160,18 @@ export const DEEPCODE_IGNORES_BLOCK: ReadonlySet<string> = new Set([
 ]);
 
 /**
+ * Events besides PreToolUse and PermissionRequest where deepcode acts on the block a
+ * `permissionDecision: "deny"` is to it (`outcome.block`: src/tui/useChat.ts, src/headless.ts,
+ * src/tools/taskListTools.ts). On Stop and SubagentStop it reads only a `decision: "block"`.
+ * forward.ts reads a forward target's answer to a deepcode event as deepcode would.
+ */
+export const DEEPCODE_PERMISSION_BLOCKS: ReadonlySet<string> = new Set([
+  "UserPromptSubmit",
+  "TaskCreated",
+  "TaskCompleted",
+]);
+
+/**
  * What the client does with the decision it is sent on an event: that decision, or `none` where
  * it acts on none: deepagents ignores `defer`; deepcode acts on no block on DEEPCODE_IGNORES_BLOCK's events, ignores `defer`,
  * and on `ask` goes through its own permission checks, as with no decision (clients.md §6.3,

@@ -6,7 +6,12 @@
  * through the egress port (app/remote-actions.ts).
  */
 import type { RuleEffect } from "./decision.js";
-import { DEEPAGENTS_OUTPUT_EVENTS, honouredDecision, PERMISSION_EVENTS } from "./event-capabilities.js";
+import {
+  DEEPAGENTS_OUTPUT_EVENTS,
+  DEEPCODE_PERMISSION_BLOCKS,
+  honouredDecision,
+  PERMISSION_EVENTS,
+} from "./event-capabilities.js";
 import type { Dialect } from "./hook-event.js";
 import { maskString, scrubSecrets } from "./mask.js";
 import type { DecisionKind } from "./policy-schema.js";
@@ -126,16 +131,6 @@ type Json = Readonly<Record<string, unknown>>;
 /** deny and block outrank defer, which outranks ask, which outranks allow (decision.ts). */
 const RANK: Readonly<Record<DecisionKind, number>> = { allow: 1, ask: 2, defer: 3, deny: 4, block: 4 };
 const PERMISSION_DECISIONS = ["allow", "deny", "ask", "defer"] as const;
-/**
- * Events besides PreToolUse and PermissionRequest where deepcode acts on the block a
- * `permissionDecision: "deny"` is to it (`outcome.block`: src/tui/useChat.ts, src/headless.ts,
- * src/tools/taskListTools.ts). On Stop and SubagentStop it reads only a `decision: "block"`.
- */
-const DEEPCODE_PERMISSION_BLOCKS: ReadonlySet<string> = new Set([
-  "UserPromptSubmit",
-  "TaskCreated",
-  "TaskCompleted",
-]);
 const TOP_LEVEL_DECISIONS = ["approve", "block"] as const;
 /** deepagents' `decision` is `Literal["block"]`: an "approve" invalidates its whole answer (§6.4). */
 const DEEPAGENTS_TOP_LEVEL_DECISIONS = ["block"] as const;
