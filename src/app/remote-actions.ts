@@ -191,10 +191,10 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
    * of a search), and let go with the run.
    */
   const modelEvents = new WeakMap<RemoteInput, string>();
-  const modelEvent = (input: RemoteInput, seen: string): string => {
+  const modelEvent = (input: RemoteInput): string => {
     let text = modelEvents.get(input);
     if (text === undefined) {
-      text = eventForModel(seen).text;
+      text = eventForModel(seenOf(input));
       modelEvents.set(input, text);
     }
     return text;
@@ -473,7 +473,7 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
       }
       try {
         const judgeModel = { provider: model.provider, model: model.model, apiKey, url: model.url };
-        const promptText = renderPrompt(prompt.text, modelEvent(input, seen));
+        const promptText = renderPrompt(prompt.text, modelEvent(input));
         const limitKey = JSON.stringify([model.url ?? "", model.model]);
         let outputLimit: OutputLimitField = olderLimitField.has(limitKey)
           ? "max_tokens"

@@ -95,13 +95,11 @@ export const MAX_EVENT_CHARS = 100_000;
  * longest strings cut, each ending in TRUNCATION_MARKER, so that every field is still there (a
  * Write's `file_path` beside the start of its `content`, an Edit's `old_string` and
  * `new_string` both); else, when even that cannot fit (thousands of short fields), its text cut
- * at the limit. `cut` says whether anything was left out: an allow then covers only part of it.
+ * at the limit. It is cut exactly when `seen` is longer than `maxChars`: an allow then covers only
+ * part of it.
  */
-export function eventForModel(
-  seen: string,
-  maxChars: number = MAX_EVENT_CHARS,
-): { text: string; cut: boolean } {
-  if (seen.length <= maxChars) return { text: seen, cut: false };
+export function eventForModel(seen: string, maxChars: number = MAX_EVENT_CHARS): string {
+  if (seen.length <= maxChars) return seen;
   const parsed = parseJson(seen);
   if (parsed.ok) {
     const fitted = capStringsToFit(
@@ -109,9 +107,9 @@ export function eventForModel(
       (capped) => JSON.stringify(capped).length <= maxChars,
       maxChars,
     );
-    if (fitted !== undefined) return { text: JSON.stringify(fitted), cut: true };
+    if (fitted !== undefined) return JSON.stringify(fitted);
   }
-  return { text: cut(seen, maxChars - TRUNCATION_MARKER.length), cut: true };
+  return cut(seen, maxChars - TRUNCATION_MARKER.length);
 }
 
 export interface JudgeHttpRequest {

@@ -57,7 +57,7 @@ describe("renderPrompt", () => {
 
 describe("eventForModel", () => {
   it("leaves an event that fits as it is", () => {
-    expect(eventForModel(BODY, BODY.length)).toEqual({ text: BODY, cut: false });
+    expect(eventForModel(BODY, BODY.length)).toBe(BODY);
   });
 
   it("cuts the longest strings first, keeping every field and the JSON whole", () => {
@@ -66,10 +66,9 @@ describe("eventForModel", () => {
       tool_input: { file_path: "/p/a", content: "x".repeat(5000) },
     });
     const shown = eventForModel(event, 1000);
-    expect(shown.cut).toBe(true);
-    expect(shown.text.length).toBeLessThanOrEqual(1000);
-    expect(shown.text.length).toBeGreaterThan(900);
-    const value = JSON.parse(shown.text);
+    expect(shown.length).toBeLessThanOrEqual(1000);
+    expect(shown.length).toBeGreaterThan(900);
+    const value = JSON.parse(shown);
     expect(value).toMatchObject({ tool_name: "Write", tool_input: { file_path: "/p/a" } });
     expect(value.tool_input.content).toMatch(/^x+…\[truncated by hookgate\]$/);
   });
@@ -77,13 +76,13 @@ describe("eventForModel", () => {
   it("never splits a character in two where it cuts", () => {
     const event = JSON.stringify({ prompt: "😀".repeat(3000) });
     const shown = eventForModel(event, 1001);
-    expect(JSON.parse(shown.text).prompt).toMatch(/^(😀)+…\[truncated by hookgate\]$/u);
+    expect(JSON.parse(shown).prompt).toMatch(/^(😀)+…\[truncated by hookgate\]$/u);
   });
 
   it("cuts the text itself when even the shortest strings do not fit, as thousands of fields", () => {
     const event = JSON.stringify(Object.fromEntries(Array.from({ length: 500 }, (_, i) => [`k${i}`, i])));
     const shown = eventForModel(event, 1000);
-    expect(shown).toEqual({ text: `${event.slice(0, 1000 - 24)}…[truncated by hookgate]`, cut: true });
+    expect(shown).toBe(`${event.slice(0, 1000 - 24)}…[truncated by hookgate]`);
   });
 });
 
