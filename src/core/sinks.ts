@@ -70,6 +70,7 @@ export type ResolvedSink =
   | {
       readonly type: "github-dispatch";
       readonly repo: string;
+      /** Sent as it is: the policy schema refuses one longer than GitHub's 100 characters. */
       readonly eventType: string;
       readonly token: string;
       readonly url?: string | undefined;
@@ -102,7 +103,6 @@ export { TRUNCATION_MARKER };
 export const WEBHOOK_MAX_BYTES = 64 * 1024;
 /** GitHub wants the whole dispatch JSON under 64 KB; kept a margin below it. */
 export const GITHUB_MAX_BYTES = 60_000;
-const GITHUB_EVENT_TYPE_MAX = 100;
 /** A session id is kept whole in a dispatch up to this length (a real one is a 36-character UUID). */
 const GITHUB_SESSION_ID_MAX = 1000;
 
@@ -277,7 +277,6 @@ function githubDispatchRequest(
   // session id is the agent's text, so it is capped on its own at a length no real one reaches.
   const free = { reason: n.reason, cwd, tool };
   const session = sessionId === undefined ? undefined : capString(sessionId, GITHUB_SESSION_ID_MAX);
-  const eventType = cutPlain(sink.eventType, GITHUB_EVENT_TYPE_MAX);
   const body = fitJson(
     free,
     (fitted) => {
@@ -295,7 +294,7 @@ function githubDispatchRequest(
         ...(shownCwd !== undefined ? { cwd: shownCwd } : {}),
         ...(shownTool !== undefined ? { tool: shownTool } : {}),
       };
-      return JSON.stringify({ event_type: eventType, client_payload: clientPayload });
+      return JSON.stringify({ event_type: sink.eventType, client_payload: clientPayload });
     },
     GITHUB_MAX_BYTES,
     (value) => {
@@ -362,10 +361,6 @@ function fitJson(
 /** A structure as its JSON text, for fitJson's last resort. */
 function asJsonText(value: unknown): { truncated: string } {
   return { truncated: JSON.stringify(value) ?? "" };
-}
-
-function cutPlain(text: string, max: number): string {
-  return sliceCodePoints(text, max);
 }
 
 // ---------------------------------------------------------------------------------------------

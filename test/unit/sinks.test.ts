@@ -639,13 +639,6 @@ describe("buildSinkRequest: github-dispatch", () => {
     expect(legacy.tool).toEqual({ name: "execute", input: { command: "pytest -q" } });
   });
 
-  it("cuts event_type to 100 characters", async () => {
-    const body = JSON.parse(
-      (await buildSinkRequest({ ...sink, eventType: "e".repeat(150) }, notification(), 0)).body,
-    );
-    expect(body.event_type).toBe("e".repeat(100));
-  });
-
   it("keeps the whole JSON under 64 KB by cutting long strings with the marker", async () => {
     const event = { ...notification().event, tool_input: { command: "x".repeat(200_000) } };
     const request = await buildSinkRequest(sink, notification({ event }), CREATED_AT);
