@@ -16,7 +16,7 @@ import type { CompiledRule, Policy } from "../core/policy.js";
 import type { FailMode } from "../core/policy-schema.js";
 import type { Clock, IdGenerator, Logger, Metrics, Sha256 } from "../core/ports.js";
 import { type Answer, deliverable, renderDecision, renderRequestFailure } from "../core/render.js";
-import { capString, capStringsToFit, utf8Length } from "../core/truncate.js";
+import { capString, capToFit, utf8Length } from "../core/truncate.js";
 import type { Notifier } from "./notify.js";
 import type { RemoteActions, RemoteAudit } from "./remote-actions.js";
 
@@ -529,23 +529,20 @@ const AUDIT_NAME_CHARS = 256;
 const AUDIT_TOOL_INPUT_BYTES = 32 * 1024;
 
 /**
- * A masked tool input within AUDIT_TOOL_INPUT_BYTES: as it is when it fits; else with its longest
- * strings cut further, each ending in TRUNCATION_MARKER (the fitJson of sinks.ts); else, when
- * even strings cut to nothing do not fit (thousands of numbers or keys, or a key of any length),
- * its JSON text, cut and marked, under the key `truncated`. Masked JSON is at most about 6 times
- * the body's length (a one-digit PIN becomes "[masked]"), so a body of up to 1/8 of the budget
- * is not measured: every decision writes this line.
+ * A masked tool input within AUDIT_TOOL_INPUT_BYTES: as it is when it fits; else cut by
+ * truncate.ts `capToFit`, as a sink's payload is: its longest strings first, each ending in
+ * TRUNCATION_MARKER; else, when even strings cut to nothing do not fit (thousands of numbers or
+ * keys, or a key of any length), its JSON text, cut and marked, under the key `truncated`. Masked
+ * JSON is at most about 6 times the body's length (a one-digit PIN becomes "[masked]"), so a body
+ * of up to 1/8 of the budget is not measured: every decision writes this line.
  */
 function auditToolInput(masked: unknown, bodyChars: number): unknown {
   if (bodyChars * 8 <= AUDIT_TOOL_INPUT_BYTES) return masked;
   const fits = (value: unknown) => utf8Length(JSON.stringify(value)) <= AUDIT_TOOL_INPUT_BYTES;
-  const whole = JSON.stringify(masked);
-  if (utf8Length(whole) <= AUDIT_TOOL_INPUT_BYTES) return masked;
-  const fitted = capStringsToFit(masked, fits);
-  if (fitted !== undefined) return fitted;
+  if (fits(masked)) return masked;
   // No more characters than bytes fit, so the search runs over the budget's length, not the text's.
-  const head = { truncated: whole.slice(0, AUDIT_TOOL_INPUT_BYTES) };
-  return capStringsToFit(head, fits) ?? head;
+  const flatten = (value: unknown) => ({ truncated: JSON.stringify(value).slice(0, AUDIT_TOOL_INPUT_BYTES) });
+  return capToFit(masked, fits, flatten);
 }
 
 /** A name the agent sent, cut to AUDIT_NAME_CHARS with the marker. */

@@ -7,7 +7,7 @@ import { errorMessage } from "./errors.js";
 import type { HookEvent } from "./hook-event.js";
 import { maskString, maskValue } from "./mask.js";
 import type { Notification } from "./sinks.js";
-import { capString, capStrings, cut, largestFitting, longestString } from "./truncate.js";
+import { capString, capStringsToFit, capToFit, cut } from "./truncate.js";
 
 export interface DeliveryJob {
   readonly id: string;
@@ -190,60 +190,55 @@ export function createNotification(
 }
 
 /**
- * The job with every string of its free text (the already masked event, the reason, a related
- * tool's summary, a legacy tool call's other half) longer than some length L cut to L characters
- * plus TRUNCATION_MARKER, L the largest that fits; the longest strings go first, no key is
- * dropped and the ids stay whole. When even L = 0 does not fit (a huge structure of short values),
- * the event and the other half's arguments become their JSON text, cut the same way, under the
- * key `truncated`. A body that is no job (an unreadable message on its way to the dead-letter
- * queue) becomes its text, cut the same way.
+ * The job with its free text (the already masked event, the reason, a related tool's summary, a
+ * legacy tool call's other half) cut to fit by truncate.ts `capToFit`: the longest strings first,
+ * no key dropped and the ids whole; when even strings cut to nothing do not fit (a huge structure
+ * of short values), the event and the other half's arguments become their JSON text, cut the same
+ * way, under the key `truncated`. A body that is no job (an unreadable message on its way to the
+ * dead-letter queue) becomes its text, cut the same way.
  */
 export function fitDeliveryJob(job: DeliveryJob, fits: (candidate: DeliveryJob) => boolean): DeliveryJob {
   if (fits(job)) return job;
   if (!isDeliveryJob(job)) return fitUnreadable(job, fits);
   const n = job.notification;
-  const toolUse = n.correlation?.toolUse;
-  const toolResult = n.correlation?.toolResult;
-  type Structured = Readonly<Record<string, unknown>>;
-  const cutTo = (length: number, shrink: (value: Structured, length: number) => Structured): DeliveryJob => {
-    const text = (value: string | undefined) => (value === undefined ? undefined : capString(value, length));
+  const { relatedTool, correlation } = n;
+  const toolUse = correlation?.toolUse;
+  const toolResult = correlation?.toolResult;
+  const free = {
+    event: n.event,
+    reason: n.reason,
+    summary: relatedTool?.summary,
+    args: toolUse?.toolArgs,
+    output: toolResult?.output,
+  };
+  const withFree = (fitted: unknown): DeliveryJob => {
+    const { event, reason, summary, args, output } = fitted as typeof free;
     return {
       ...job,
       notification: {
         ...n,
-        event: shrink(n.event, length),
-        ...(n.reason !== undefined && { reason: text(n.reason) }),
-        ...(n.relatedTool && {
-          relatedTool: { ...n.relatedTool, summary: text(n.relatedTool.summary) ?? "" },
-        }),
-        ...(n.correlation && {
+        event,
+        ...(reason !== undefined && { reason }),
+        ...(relatedTool && { relatedTool: { ...relatedTool, summary: summary ?? "" } }),
+        ...(correlation && {
           correlation: {
-            ...n.correlation,
-            ...(toolUse && { toolUse: { ...toolUse, toolArgs: shrink(toolUse.toolArgs, length) } }),
-            ...(toolResult && { toolResult: { ...toolResult, output: text(toolResult.output) ?? "" } }),
+            ...correlation,
+            ...(toolUse && { toolUse: { ...toolUse, toolArgs: args ?? {} } }),
+            ...(toolResult && { toolResult: { ...toolResult, output: output ?? "" } }),
           },
         }),
       },
     };
   };
-  const capped = (length: number) => cutTo(length, (value, l) => capStrings(value, l) as Structured);
-  if (fits(capped(0))) {
-    const longest = longestString([
-      n.event,
-      n.reason,
-      n.relatedTool?.summary,
-      toolUse?.toolArgs,
-      toolResult?.output,
-    ]);
-    return capped(largestFitting(longest, (l) => fits(capped(l))));
-  }
-  const asText = (length: number) =>
-    cutTo(length, (value, l) => ({ truncated: cut(JSON.stringify(value), l) }));
-  const longest = Math.max(
-    JSON.stringify(n.event).length,
-    toolUse ? JSON.stringify(toolUse.toolArgs).length : 0,
-  );
-  return asText(largestFitting(longest, (l) => fits(asText(l))));
+  const flatten = (value: unknown) => {
+    const { event, args, ...rest } = value as typeof free;
+    return {
+      ...rest,
+      event: { truncated: JSON.stringify(event) },
+      args: args && { truncated: JSON.stringify(args) },
+    };
+  };
+  return withFree(capToFit(free, (candidate) => fits(withFree(candidate)), flatten));
 }
 
 /**
@@ -254,6 +249,6 @@ export function fitDeliveryJob(job: DeliveryJob, fits: (candidate: DeliveryJob) 
  */
 function fitUnreadable(body: unknown, fits: (candidate: DeliveryJob) => boolean): DeliveryJob {
   const text = typeof body === "string" ? body : (JSON.stringify(body) ?? String(body));
-  const candidate = (length: number) => cut(text, length) as unknown as DeliveryJob;
-  return candidate(largestFitting(text.length, (length) => fits(candidate(length))));
+  const fitted = capStringsToFit(text, (candidate) => fits(candidate as DeliveryJob)) ?? cut(text, 0);
+  return fitted as DeliveryJob;
 }

@@ -15,8 +15,7 @@ import type { HmacSha256 } from "./ports.js";
 import { readWebhookKey } from "./secret-ref.js";
 import {
   capString,
-  capStrings,
-  capStringsToFit,
+  capToFit,
   largestFitting,
   longestString,
   shorten,
@@ -331,31 +330,19 @@ function toolPayload(n: Notification): Record<string, unknown> | undefined {
 // Size limits
 
 /**
- * Serialises `value` with `serialize`; when the result is over `maxBytes` (UTF-8), every string
- * inside `value` longer than some length L is cut to L characters plus TRUNCATION_MARKER, with L
- * the largest length that fits (binary search), so the longest strings are cut first and nothing
- * is dropped. When even L = 0 does not fit (a tool input of thousands of keys or numbers), the
- * structures `asText` names become their JSON text under the key `truncated`, cut the same way
- * (as core/delivery.ts `fitDeliveryJob` does for a queue's limit): a body over the limit would be
- * refused by GitHub (422) and lose the whole notification.
+ * `value` serialised, within `maxBytes` (UTF-8) by truncate.ts `capToFit` when it is over (as
+ * core/delivery.ts `fitDeliveryJob` fits a queue's limit): a body over the limit would be refused
+ * by GitHub (422) and lose the whole notification.
  */
 function fitJson(
   value: unknown,
   serialize: (value: unknown) => string,
   maxBytes: number,
-  asText?: (value: unknown) => unknown,
+  flatten: (value: unknown) => unknown,
 ): string {
-  const fits = (text: string) => utf8Length(text) <= maxBytes;
+  const fits = (candidate: unknown) => utf8Length(serialize(candidate)) <= maxBytes;
   const whole = serialize(value);
-  if (fits(whole)) return whole;
-  const cutToFit = (candidate: unknown): string | undefined => {
-    const fitted = capStringsToFit(candidate, (capped) => fits(serialize(capped)));
-    return fitted === undefined ? undefined : serialize(fitted);
-  };
-  const fitted = cutToFit(value);
-  if (fitted !== undefined || asText === undefined) return fitted ?? serialize(capStrings(value, 0));
-  const flat = asText(value);
-  return cutToFit(flat) ?? serialize(capStrings(flat, 0));
+  return utf8Length(whole) <= maxBytes ? whole : serialize(capToFit(value, fits, flatten));
 }
 
 /** A structure as its JSON text, for fitJson's last resort. */

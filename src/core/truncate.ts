@@ -60,11 +60,29 @@ export function sliceCodePoints(text: string, length: number): string {
 export function capStringsToFit(
   value: unknown,
   fits: (candidate: unknown) => boolean,
-  high = Number.POSITIVE_INFINITY,
+  high = Infinity,
 ): unknown {
   const capped = (length: number) => capStrings(value, length);
   if (!fits(capped(0))) return undefined;
   return capped(largestFitting(Math.min(longestString(value), high), (length) => fits(capped(length))));
+}
+
+/**
+ * A value that does not fit, cut until `fits` holds: its longest strings first (`capStringsToFit`);
+ * else, when even strings cut to nothing do not fit (thousands of numbers or keys),
+ * `flatten(value)` (its big structures as their JSON text under the key `truncated`) cut the same
+ * way; else that with every string cut to the marker alone. Nothing is dropped: a payload over its
+ * limit would be refused whole.
+ */
+export function capToFit(
+  value: unknown,
+  fits: (candidate: unknown) => boolean,
+  flatten: (value: unknown) => unknown,
+): unknown {
+  const fitted = capStringsToFit(value, fits);
+  if (fitted !== undefined) return fitted;
+  const flat = flatten(value);
+  return capStringsToFit(flat, fits) ?? capStrings(flat, 0);
 }
 
 /** The largest length in [0, high) for which `fits` holds, given that it holds for 0. */

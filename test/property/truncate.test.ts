@@ -10,6 +10,7 @@ import {
   capString,
   capStrings,
   capStringsToFit,
+  capToFit,
   longestString,
   sliceCodePoints,
   TRUNCATION_MARKER,
@@ -62,6 +63,9 @@ const anyValue = fc.oneof(
 );
 
 const sizeOf = (value: unknown) => utf8Length(JSON.stringify(value));
+
+/** A value as its JSON text, the last resort a caller of `capToFit` flattens it to. */
+const asJsonText = (value: unknown) => ({ truncated: JSON.stringify(value) });
 
 /** Containers the cutters walk into: a string inside more is left as it is (the walk's stack stays bounded). */
 const WALKED_DEPTH = 65;
@@ -154,5 +158,29 @@ describe("capStringsToFit", () => {
     const huge = Array.from({ length: 200_000 }, (_, i) => `v${i % 10}`);
     expect(capStringsToFit(huge, (candidate) => sizeOf(candidate) <= 1000)).toBeUndefined();
     expect(capStringsToFit(huge, (candidate) => sizeOf(candidate) <= 2_000_000)).toEqual(huge);
+  });
+});
+
+describe("capToFit", () => {
+  it("cuts the value's own strings where that can fit, else its JSON text as little as fits, else to the marker", () => {
+    fc.assert(
+      fc.property(anyValue, fc.integer({ min: 0, max: 6000 }), (value, bound) => {
+        const fits = (candidate: unknown) => sizeOf(candidate) <= bound;
+        const fitted = capToFit(value, fits, asJsonText);
+        if (fits(capStrings(value, 0))) {
+          expect(fits(fitted)).toBe(true);
+          cutLength(stringPairs(value, fitted));
+          return;
+        }
+        const flat = asJsonText(value);
+        const length = cutLength(stringPairs(flat, fitted));
+        if (!fits(capStrings(flat, 0))) expect(fitted).toEqual(capStrings(flat, 0));
+        else {
+          expect(fits(fitted)).toBe(true);
+          if (length !== undefined) expect(fits(capStrings(flat, length + 1))).toBe(false);
+        }
+      }),
+      { numRuns: 300 },
+    );
   });
 });
