@@ -146,9 +146,17 @@ export const EgressSchema = z.strictObject({
   allowNat64: z.optional(z.boolean()),
 });
 
+/**
+ * The most retries a sink's `retryScheduleSeconds` may hold: a queue that counts every delivery
+ * (SQS's `maxReceiveCount`, Cloudflare's `max_retries`) must allow this many retries.
+ */
+export const MAX_RETRY_SCHEDULE_LENGTH = 20;
+
 /** Seconds to wait before each retry; its length is the number of retries (default: Svix's schedule). */
 const retrySchedule = () =>
-  z.optional(z.array(z.number().check(z.nonnegative(), z.lte(43_200))).check(z.maxLength(20)));
+  z.optional(
+    z.array(z.number().check(z.nonnegative(), z.lte(43_200))).check(z.maxLength(MAX_RETRY_SCHEDULE_LENGTH)),
+  );
 
 export const SinkSchema = z.discriminatedUnion("type", [
   z.strictObject({

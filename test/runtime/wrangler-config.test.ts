@@ -1,0 +1,51 @@
+/**
+ * wrangler.toml as wrangler reads it (its own config reader, the one `wrangler deploy` uses),
+ * checked for what the Worker's deliveries rely on and cannot check themselves: the Worker has
+ * no binding that tells it its queue consumer's settings.
+ */
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { unstable_readConfig } from "wrangler";
+import { MAX_RETRY_SCHEDULE_LENGTH } from "../../src/core/policy-schema.js";
+import { ROOT } from "../support/process.js";
+
+/** What this file reads of the config (wrangler's own types leave these entries untyped). */
+interface Queues {
+  readonly producers?: readonly { readonly binding: string; readonly queue: string }[];
+  readonly consumers?: readonly {
+    readonly queue: string;
+    readonly max_retries?: number;
+    readonly dead_letter_queue?: string;
+  }[];
+}
+
+const config: { queues: Queues } = unstable_readConfig(
+  { config: join(ROOT, "wrangler.toml") },
+  { hideWarnings: true },
+);
+
+describe("wrangler.toml's queue consumer", () => {
+  const producers = config.queues.producers ?? [];
+  const jobsQueue = producers.find((p) => p.binding === "HOOKGATE_QUEUE")?.queue;
+  const consumer = (config.queues.consumers ?? []).find((c) => c.queue === jobsQueue);
+
+  it("consumes the queue the notifier produces on", () => {
+    expect(jobsQueue).toBe("hookgate-jobs");
+    expect(consumer).toBeDefined();
+  });
+
+  it("lets a job make every retry of the longest schedule a policy may hold before Cloudflare moves it", () => {
+    // Cloudflare counts every delivery in `attempts`, which the consumer reads as the job's, and
+    // moves a message after `max_retries` retries (3 when unset) whatever the Worker made of it:
+    // below the schedule's retries, a failing job left before its last ones, without its error.
+    expect(consumer?.max_retries).toBeGreaterThanOrEqual(MAX_RETRY_SCHEDULE_LENGTH);
+    expect(consumer?.max_retries).toBeLessThanOrEqual(100);
+  });
+
+  it("has Cloudflare move what it retires to the DLQ the Worker dead-letters to, not delete it", () => {
+    // Without a dead_letter_queue, a message past max_retries is deleted.
+    const dlq = producers.find((p) => p.binding === "HOOKGATE_DLQ")?.queue;
+    expect(dlq).toBe("hookgate-jobs-dlq");
+    expect(consumer?.dead_letter_queue).toBe(dlq);
+  });
+});
