@@ -31,7 +31,9 @@ import {
   MAX_EVENT_CHARS,
   type OutputLimitField,
   parseJudgeResponse,
+  type ResponseFormatType,
   refusesOutputLimitField,
+  refusesResponseFormat,
   renderPrompt,
   spentAccountHint,
   type Verdict,
@@ -185,6 +187,12 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
    * server behind them changed). A handful per policy; kept across reloads, as the servers are.
    */
   const olderLimitField = new Set<string>();
+  /**
+   * The same for the verdict's format: the endpoints and models that refused structured output
+   * (`json_schema`) and answered in JSON mode (judge.ts `refusesResponseFormat`), as DeepSeek's
+   * API does, called in JSON mode from the start until a call in JSON mode is refused.
+   */
+  const jsonModeOnly = new Set<string>();
   /**
    * The event as the model reads it, by the run it is judged in: cut once for all the prompt rules
    * that judge it (cutting an event past MAX_EVENT_CHARS parses it and serialises it at each step
@@ -474,11 +482,15 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
       try {
         const judgeModel = { provider: model.provider, model: model.model, apiKey, url: model.url };
         const promptText = renderPrompt(prompt.text, modelEvent(input));
-        const limitKey = JSON.stringify([model.url ?? "", model.model]);
-        let outputLimit: OutputLimitField = olderLimitField.has(limitKey)
+        const serverKey = JSON.stringify([model.url ?? "", model.model]);
+        let outputLimit: OutputLimitField = olderLimitField.has(serverKey)
           ? "max_tokens"
           : "max_completion_tokens";
-        let request = buildJudgeRequest(judgeModel, promptText, outputLimit);
+        let format: ResponseFormatType = jsonModeOnly.has(serverKey) ? "json_object" : "json_schema";
+        let request = buildJudgeRequest(judgeModel, promptText, outputLimit, format);
+        /** Each of the request's fields a server refused is changed once, in one more call at once. */
+        let limitChanged = false;
+        let formatChanged = false;
         let spent = budget;
         /**
          * Whether one more call follows, after `wait`: it is made when the wait and a call as long
@@ -534,15 +546,22 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
             // A server that takes only the older max_tokens is called again at once with it, and
             // with it from then on, once that call is not refused as well; and the other way back
             // when the server behind that url and model changed (a proxy's alias pointed at a
-            // model that refuses max_tokens), or every call would fail until a restart.
-            if (
-              model.provider === "openai" &&
-              attempts === 1 &&
-              refusesOutputLimitField(sent.value.status, sent.value.body, outputLimit) &&
-              (await callAgain(0, sentAt))
-            ) {
-              outputLimit = outputLimit === "max_tokens" ? "max_completion_tokens" : "max_tokens";
-              request = buildJudgeRequest(judgeModel, promptText, outputLimit);
+            // model that refuses max_tokens), or every call would fail until a restart. The same
+            // for a server that takes only JSON mode, not structured output (DeepSeek's API).
+            const { status, body } = sent.value;
+            const openai = model.provider === "openai";
+            const changeLimit = openai && !limitChanged && refusesOutputLimitField(status, body, outputLimit);
+            const changeFormat = openai && !formatChanged && refusesResponseFormat(status, body, format);
+            if ((changeLimit || changeFormat) && (await callAgain(0, sentAt))) {
+              if (changeLimit) {
+                outputLimit = outputLimit === "max_tokens" ? "max_completion_tokens" : "max_tokens";
+                limitChanged = true;
+              }
+              if (changeFormat) {
+                format = format === "json_object" ? "json_schema" : "json_object";
+                formatChanged = true;
+              }
+              request = buildJudgeRequest(judgeModel, promptText, outputLimit, format);
               continue;
             }
             // A spent account's 429 fails every call alike: it gets no second one.
@@ -563,8 +582,10 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
             const failure = { ...verdict.error, message: `${verdict.error.message}${hint}` };
             return withAudit(onError(rule, input, failure), { model: model.name, ...extra });
           }
-          if (outputLimit === "max_tokens") olderLimitField.add(limitKey);
-          else olderLimitField.delete(limitKey);
+          if (outputLimit === "max_tokens") olderLimitField.add(serverKey);
+          else olderLimitField.delete(serverKey);
+          if (format === "json_object") jsonModeOnly.add(serverKey);
+          else jsonModeOnly.delete(serverKey);
           if (key && !shadow) remember(key, verdict.value, model.cacheTtlSeconds);
           return judged(rule, input, verdict.value, seen, { outcome: "OK", model: model.name, ...extra });
         }

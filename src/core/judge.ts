@@ -133,16 +133,33 @@ const verdictProperties = {
 export type OutputLimitField = "max_completion_tokens" | "max_tokens";
 
 /**
+ * How an OpenAI-compatible request asks for the verdict: structured output (`json_schema`), or
+ * JSON mode (`json_object`) for a server that refuses it (`refusesResponseFormat`).
+ */
+export type ResponseFormatType = "json_schema" | "json_object";
+
+/**
+ * JSON mode holds the model to a JSON object, not to its keys: the shape the schema requires is
+ * stated instead. The word JSON must be in the messages: OpenAI and DeepSeek refuse JSON mode
+ * without it, as a model told nothing of it may write whitespace up to the token limit.
+ */
+const JSON_MODE_SHAPE =
+  'Answer with one JSON object and nothing else, with exactly the keys "ok" (a boolean), "reason" (a string) and "impossible" (a boolean), as in {"ok": false, "reason": "One short sentence.", "impossible": false}.';
+
+/**
  * Anthropic: a forced call of the one tool `verdict`. OpenAI: structured output in strict mode,
- * which requires every property, so `impossible` is a required boolean there; the cap on output
- * is `max_completion_tokens`, since OpenAI's reasoning models refuse the older `max_tokens` (and
- * count their reasoning against the cap: an answer cut there is off-schema, not a verdict), or
- * `max_tokens` for a server that refuses the newer field (`refusesOutputLimitField`).
+ * which requires every property, so `impossible` is a required boolean there, or JSON mode with
+ * that shape stated in the system prompt for a server that refuses structured output
+ * (`refusesResponseFormat`); the cap on output is `max_completion_tokens`, since OpenAI's
+ * reasoning models refuse the older `max_tokens` (and count their reasoning against the cap: an
+ * answer cut there is off-schema, not a verdict), or `max_tokens` for a server that refuses the
+ * newer field (`refusesOutputLimitField`).
  */
 export function buildJudgeRequest(
   model: JudgeModel,
   prompt: string,
   outputLimit: OutputLimitField = "max_completion_tokens",
+  format: ResponseFormatType = "json_schema",
 ): JudgeHttpRequest {
   const url = model.url ?? DEFAULT_MODEL_URLS[model.provider];
   if (model.provider === "anthropic") {
@@ -182,22 +199,29 @@ export function buildJudgeRequest(
       model: model.model,
       [outputLimit]: MAX_TOKENS,
       messages: [
-        { role: "system", content: JUDGE_SYSTEM_PROMPT },
+        {
+          role: "system",
+          content:
+            format === "json_object" ? `${JUDGE_SYSTEM_PROMPT}\n\n${JSON_MODE_SHAPE}` : JUDGE_SYSTEM_PROMPT,
+        },
         { role: "user", content: prompt },
       ],
-      response_format: {
-        type: "json_schema",
-        json_schema: {
-          name: VERDICT_TOOL,
-          strict: true,
-          schema: {
-            type: "object",
-            properties: verdictProperties,
-            required: ["ok", "reason", "impossible"],
-            additionalProperties: false,
-          },
-        },
-      },
+      response_format:
+        format === "json_object"
+          ? { type: "json_object" }
+          : {
+              type: "json_schema",
+              json_schema: {
+                name: VERDICT_TOOL,
+                strict: true,
+                schema: {
+                  type: "object",
+                  properties: verdictProperties,
+                  required: ["ok", "reason", "impossible"],
+                  additionalProperties: false,
+                },
+              },
+            },
     }),
   };
 }
@@ -215,6 +239,22 @@ export function refusesOutputLimitField(
   field: OutputLimitField = "max_completion_tokens",
 ): boolean {
   return (status === 400 || status === 422) && body.includes(field);
+}
+
+/**
+ * Whether an OpenAI-compatible server refused the request for its `response_format` of type
+ * `format`: a 400 or 422 that names `response_format` or that type. DeepSeek's API takes only
+ * JSON mode and answers structured output with a 400, `This response_format type is unavailable
+ * now` (earlier a 422, "response_format.type `json_schema` is unavailable now"); LM Studio
+ * refuses JSON mode the other way ("'response_format.type' must be 'json_schema' or 'text'").
+ * Any other 400 (a message too long, a model it does not know) is not this.
+ */
+export function refusesResponseFormat(
+  status: number,
+  body: string,
+  format: ResponseFormatType = "json_schema",
+): boolean {
+  return (status === 400 || status === 422) && (body.includes("response_format") || body.includes(format));
 }
 
 /** How each provider's endpoint path ends (`DEFAULT_MODEL_URLS`; Azure's v1 API and compatible servers alike). */

@@ -660,6 +660,160 @@ describe("prompt rules: an OpenAI-compatible server that refuses max_completion_
   });
 });
 
+describe("prompt rules: an OpenAI-compatible server that refuses structured output", () => {
+  // DeepSeek's API takes JSON mode only: every call with a json_schema response_format failed,
+  // so every prompt rule on it was its onError. Its answer now, and its earlier one (axum's
+  // rejection of the body, a 422 in plain text).
+  const DEEPSEEK_400 =
+    '{"error":{"message":"This response_format type is unavailable now","type":"invalid_request_error","param":null,"code":"invalid_request_error"}}';
+  const DEEPSEEK_422 =
+    "Failed to deserialize the JSON body into the target type: response_format: response_format.type `json_schema` is unavailable now at line 1 column 1193";
+  const LM_STUDIO_400 = `{"error":"'response_format.type' must be 'json_schema' or 'text'"}`;
+  const MISTRAL_422 =
+    '{"object":"error","message":{"detail":[{"type":"extra_forbidden","loc":["body","max_completion_tokens"],"msg":"Extra inputs are not permitted","input":512}]},"type":"invalid_request_error","param":null,"code":null}';
+  const formatOf = (r: { body: { response_format?: { type?: string } } }) => r.body.response_format?.type;
+  const deepseek = (refusal: ModelScript) => (req: { body: { response_format?: { type?: string } } }) =>
+    formatOf(req) === "json_schema" ? refusal : { verdict: { ok: false, reason: "writes outside /p/src" } };
+
+  it.each([
+    ["its 400", { status: 400, body: DEEPSEEK_400 }],
+    [
+      "its earlier 422",
+      { status: 422, body: DEEPSEEK_422, headers: { "content-type": "text/plain; charset=utf-8" } },
+    ],
+  ])(
+    "is called again at once in JSON mode after %s, and in JSON mode from then on",
+    async (_name, refusal) => {
+      const app = await appWith(
+        {},
+        {
+          provider: "openai",
+          model: "deepseek-chat",
+          url: model.openaiUrl,
+          cacheTtlSeconds: 0,
+          dailyCallsPerTeam: 10,
+        },
+      );
+      const from = model.requests.length;
+      model.script(deepseek(refusal));
+      for (const path of ["/etc/a", "/etc/b"]) {
+        const body = await jsonOf(await app.post("/v1/hooks", write(path)));
+        expect(body.hookSpecificOutput.permissionDecisionReason).toBe(`[${TEMPLATE}]: writes outside /p/src`);
+      }
+      const sent = model.requests.slice(from);
+      expect(sent.map(formatOf)).toEqual(["json_schema", "json_object", "json_object"]);
+      // JSON mode is the whole response_format, and the system prompt names JSON and the keys.
+      for (const req of sent.slice(1)) {
+        expect(req.body.response_format).toEqual({ type: "json_object" });
+        expect(req.body.messages[0].role).toBe("system");
+        expect(req.body.messages[0].content).toContain(
+          'Answer with one JSON object and nothing else, with exactly the keys "ok" (a boolean), "reason" (a string) and "impossible" (a boolean)',
+        );
+      }
+      // The prompt itself is the same.
+      expect(sent[1]?.body.messages[1]).toEqual(sent[0]?.body.messages[1]);
+      // The call in JSON mode counts as one, as a second call after a transient error does.
+      expect(lastAudit(app).pending).toEqual([
+        expect.objectContaining({ outcome: "OK", budget: { used: 3, limit: 10 } }),
+      ]);
+    },
+  );
+
+  it("reads a JSON-mode answer that is not the verdict as it reads any other: onError", async () => {
+    const app = await appWith({}, { provider: "openai", model: "deepseek-chat", url: model.openaiUrl });
+    model.script((req) =>
+      formatOf(req) === "json_schema" ? { status: 400, body: DEEPSEEK_400 } : { text: '{"verdict": "no"}' },
+    );
+    const body = await jsonOf(await app.post("/v1/hooks", write("/etc/off-schema")));
+    expect(body.hookSpecificOutput).toMatchObject({
+      permissionDecision: "deny",
+      permissionDecisionReason: expect.stringContaining(
+        "JUDGE_OFF_SCHEMA: the content verdict has unexpected keys: verdict",
+      ),
+    });
+  });
+
+  it("goes back to structured output when the server behind that url and model later refuses JSON mode", async () => {
+    // A proxy whose alias now points at LM Studio, which takes json_schema and refuses json_object.
+    const app = await appWith(
+      {},
+      { provider: "openai", model: "judge", url: model.openaiUrl, cacheTtlSeconds: 0 },
+    );
+    model.script(deepseek({ status: 400, body: DEEPSEEK_400 }));
+    await app.post("/v1/hooks", write("/etc/a"));
+    const from = model.requests.length;
+    model.script((req) =>
+      formatOf(req) === "json_object"
+        ? { status: 400, body: LM_STUDIO_400 }
+        : { verdict: { ok: false, reason: "writes outside /p/src" } },
+    );
+    for (const path of ["/etc/b", "/etc/c"]) {
+      const body = await jsonOf(await app.post("/v1/hooks", write(path)));
+      expect(body.hookSpecificOutput.permissionDecisionReason).toBe(`[${TEMPLATE}]: writes outside /p/src`);
+    }
+    expect(model.requests.slice(from).map(formatOf)).toEqual(["json_object", "json_schema", "json_schema"]);
+  });
+
+  it("changes both fields, each once, for a server that refuses max_completion_tokens and structured output", async () => {
+    const app = await appWith(
+      {},
+      { provider: "openai", model: "judge", url: model.openaiUrl, cacheTtlSeconds: 0 },
+    );
+    const from = model.requests.length;
+    model.script((req) =>
+      "max_completion_tokens" in req.body
+        ? { status: 422, body: MISTRAL_422 }
+        : formatOf(req) === "json_schema"
+          ? { status: 400, body: DEEPSEEK_400 }
+          : { verdict: { ok: false, reason: "writes outside /p/src" } },
+    );
+    for (const path of ["/etc/a", "/etc/b"]) {
+      const body = await jsonOf(await app.post("/v1/hooks", write(path)));
+      expect(body.hookSpecificOutput.permissionDecisionReason).toBe(`[${TEMPLATE}]: writes outside /p/src`);
+    }
+    const sent = model.requests.slice(from).map((r) => ["max_tokens" in r.body, formatOf(r)]);
+    expect(sent).toEqual([
+      [false, "json_schema"],
+      [true, "json_schema"],
+      [true, "json_object"],
+      [true, "json_object"],
+    ]);
+  });
+
+  it("is not called again after a 400 that is not about response_format", async () => {
+    // DeepSeek's own 400 for another field of the body: a second call in JSON mode fails alike.
+    const OTHER_400 =
+      '{"error":{"message":"Failed to deserialize the JSON body into the target type: messages[1]: invalid type: sequence, expected a string at line 1 column 9340","type":"invalid_request_error","param":null,"code":"invalid_request_error"}}';
+    const app = await appWith({}, { provider: "openai", model: "deepseek-chat", url: model.openaiUrl });
+    const from = model.requests.length;
+    model.script({ status: 400, body: OTHER_400 });
+    const body = await jsonOf(await app.post("/v1/hooks", write("/etc/other-400")));
+    expect(body.hookSpecificOutput).toMatchObject({
+      permissionDecision: "deny",
+      permissionDecisionReason: expect.stringContaining(
+        "JUDGE_HTTP_ERROR: openai answered HTTP 400: Failed to deserialize the JSON body into the target type: messages[1]",
+      ),
+    });
+    expect(model.requests.slice(from).map(formatOf)).toEqual(["json_schema"]);
+  });
+
+  it("is not called again in JSON mode when a second call would not fit before the deadline", async () => {
+    // The refusal took 1,100 of the 2,000 ms: another 1,100 would end past the deadline.
+    const app = await appWith(
+      {},
+      { provider: "openai", model: "deepseek-chat", url: model.openaiUrl },
+      { defaults: { deadlineMs: 2000 } },
+    );
+    const from = model.requests.length;
+    model.script(deepseek({ delayMs: 1100, next: { status: 400, body: DEEPSEEK_400 } }));
+    const body = await jsonOf(await app.post("/v1/hooks", write("/etc/late-refusal")));
+    expect(body.hookSpecificOutput.permissionDecisionReason).toContain(
+      "JUDGE_HTTP_ERROR: openai answered HTTP 400: This response_format type is unavailable now",
+    );
+    expect(model.requests.slice(from).map(formatOf)).toEqual(["json_schema"]);
+  });
+});
+
 describe("prompt rules: a transient error from the model", () => {
   const OVERLOADED = '{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}';
   /** The first call answers `first`, every later one a no. */

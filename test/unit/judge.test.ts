@@ -8,6 +8,7 @@ import {
   type JudgeModel,
   parseJudgeResponse,
   refusesOutputLimitField,
+  refusesResponseFormat,
   renderPrompt,
   verdictEffect,
 } from "../../src/core/judge.js";
@@ -161,6 +162,35 @@ describe("buildJudgeRequest", () => {
       '{"error":{"message":"Unsupported parameter: \'max_tokens\' is not supported with this model. Use \'max_completion_tokens\' instead.","param":"max_tokens"}}';
     expect(refusesOutputLimitField(400, reasoning, "max_tokens")).toBe(true);
     expect(refusesOutputLimitField(422, mistral, "max_tokens")).toBe(false);
+  });
+
+  it("asks in JSON mode instead, with the shape in the system prompt, for a server that refuses structured output", () => {
+    const body = JSON.parse(buildJudgeRequest(openai, "p", "max_tokens", "json_object").body);
+    expect(body.response_format).toEqual({ type: "json_object" });
+    expect(body.max_tokens).toBe(512);
+    expect(body.messages[1]).toEqual({ role: "user", content: "p" });
+    const system: string = body.messages[0].content;
+    expect(system.startsWith(JUDGE_SYSTEM_PROMPT)).toBe(true);
+    // OpenAI and DeepSeek refuse JSON mode when no message says JSON.
+    expect(system).toContain("JSON object");
+    for (const key of ['"ok" (a boolean)', '"reason" (a string)', '"impossible" (a boolean)'])
+      expect(system).toContain(key);
+  });
+
+  it("tells a refusal of structured output from any other 400", () => {
+    const deepseek =
+      '{"error":{"message":"This response_format type is unavailable now","type":"invalid_request_error","param":null,"code":"invalid_request_error"}}';
+    const deepseekEarlier =
+      "Failed to deserialize the JSON body into the target type: response_format: response_format.type `json_schema` is unavailable now at line 1 column 1193";
+    expect(refusesResponseFormat(400, deepseek)).toBe(true);
+    expect(refusesResponseFormat(422, deepseekEarlier)).toBe(true);
+    expect(refusesResponseFormat(500, deepseek)).toBe(false);
+    const other =
+      '{"error":{"message":"Failed to deserialize the JSON body into the target type: messages[1]: invalid type: sequence, expected a string at line 1 column 9340","type":"invalid_request_error"}}';
+    expect(refusesResponseFormat(400, other)).toBe(false);
+    // LM Studio refuses JSON mode: a server in front of it answers so once the other way round.
+    const lmStudio = `{"error":"'response_format.type' must be 'json_schema' or 'text'"}`;
+    expect(refusesResponseFormat(400, lmStudio, "json_object")).toBe(true);
   });
 
   it("keeps the key out of the body", () => {
