@@ -16,7 +16,7 @@ import { errorMessage, type RequestError } from "../core/errors.js";
 import { shorten } from "../core/truncate.js";
 import type { AppDeps } from "../http/app.js";
 import { hookResponse, runHookRoute } from "../http/hook-route.js";
-import { type BodyDeadline, type ChunkSource, readBodyChunks } from "../http/read-body.js";
+import { type ChunkSource, readBodyChunks } from "../http/read-body.js";
 
 /**
  * The paths taken here: `/v1/hooks` and `/v1/hooks/<name>`, a trailing slash and a query allowed
@@ -254,34 +254,6 @@ export interface ChunkStream {
   on(event: "error", listener: (error: Error) => void): unknown;
   pause(): unknown;
   resume(): unknown;
-}
-
-/**
- * How long a hook body may take to arrive, from the request's headers (read-body.ts
- * `readBodyChunks`), on every hook route: those answered here and the ones Hono answers (a prefix,
- * doubled slashes), which node.ts gives the app. A client that sends its body slower (a stalled
- * connection, a trickle) gets the fail mode's decision with BODY_UNREADABLE and its connection
- * closed, well before Node's own `requestTimeout` (300 s) would answer it with a bare 408. No hook
- * client takes anywhere near this: Claude Code and deepcode send the whole body at once.
- */
-export const BODY_DEADLINE_MS = 60_000;
-
-/** A body deadline (read-body.ts `BodyDeadline`) of `ms` from now. */
-export function bodyDeadline(ms = BODY_DEADLINE_MS): BodyDeadline {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () =>
-        reject(
-          new Error(`it did not all arrive within ${ms / 1000} s; the client sent it too slowly or stalled`),
-        ),
-      ms,
-    ).unref();
-  });
-  // Seen by the reading's race; should a reading end without clearing it, its rejection is no
-  // process-ending unhandled one.
-  late.catch(() => {});
-  return { late, clear: () => clearTimeout(timer) };
 }
 
 /**

@@ -44,7 +44,7 @@ import type { Logger } from "../core/ports.js";
 import { err } from "../core/result.js";
 import { envReaderOf } from "../core/secret-ref.js";
 import { createApp } from "../http/app.js";
-import { createBodyBudget } from "../http/read-body.js";
+import { bodyDeadline, createBodyBudget } from "../http/read-body.js";
 import {
   type DeliveryThread,
   deliverySettings,
@@ -53,7 +53,7 @@ import {
   startDeliveryThread,
 } from "./delivery-thread-host.js";
 import { makeDirectory } from "./make-directory.js";
-import { bodyDeadline, hookListener, loopbackHost, loopbackName, parserRefusals } from "./node-listener.js";
+import { hookListener, loopbackHost, loopbackName, parserRefusals } from "./node-listener.js";
 import { openNamed } from "./open-named.js";
 
 export interface ServeOptions {

@@ -36,6 +36,7 @@ import type { Egress, Logger, LogLevel, Metrics } from "../core/ports.js";
 import type { ToldFailure } from "../core/recurring-failure.js";
 import { createApp } from "../http/app.js";
 import { createBrokenConfigApp } from "../http/broken-config.js";
+import { bodyDeadline } from "../http/read-body.js";
 import { lazyNotifier, lazyRemoteActions } from "./lazy-actions.js";
 import { once } from "./once.js";
 
@@ -262,6 +263,8 @@ async function handle(
     notifier,
     recorder: env.HOOKGATE_RECORD === "1" ? createLogRecorder(logger) : undefined,
     runtimeLeftMs,
+    // The runtime waits for a body for as long as its client stays connected.
+    bodyDeadline: () => bodyDeadline(),
   });
   return app.fetch(request);
 }

@@ -21,7 +21,7 @@ import { type BodyBudget, type BodyDeadline, readBody } from "./read-body.js";
 export interface AppDeps extends HookDeps {
   /** Prometheus text for `GET /metrics`; the route exists only where a registry is given. */
   readonly metricsText?: (() => string) | undefined;
-  /** A deadline for each hook body to arrive by (Node: node-listener.ts `bodyDeadline`); none without. */
+  /** A deadline for each hook body to arrive by (read-body.ts `bodyDeadline`); none without. */
   readonly bodyDeadline?: (() => BodyDeadline) | undefined;
   /** The bytes of bodies still arriving the gateway may hold at once (Node); unbounded without. */
   readonly bodyBudget?: BodyBudget | undefined;

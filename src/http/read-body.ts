@@ -77,12 +77,43 @@ export function bodyFromBytes(bytes: Uint8Array, maxBytes: number): Promise<Body
 }
 
 /**
- * A limit on how long a body may take to arrive (Node's `serve`: node-listener.ts `bodyDeadline`):
+ * A limit on how long a body may take to arrive (`bodyDeadline`, on Node and Workers):
  * `late` rejects, with the reason, once it has passed; `clear` ends it when the reading does.
  */
 export interface BodyDeadline {
   readonly late: Promise<never>;
   clear(): void;
+}
+
+/**
+ * How long a hook body may take to arrive, from the request's headers, on every hook route of
+ * Node's `serve` (node.ts gives it to its listener and to the app) and of the Worker. A client
+ * that sends its body slower (a stalled connection, a trickle) gets the fail mode's decision with
+ * BODY_UNREADABLE: on Node, its connection then closed, well before Node's own `requestTimeout`
+ * (300 s) would answer a bare 408; on Workers at all, where the runtime would wait for as long as
+ * the client stays connected. No hook client takes anywhere near this: Claude Code and deepcode
+ * send the whole body at once.
+ */
+export const BODY_DEADLINE_MS = 60_000;
+
+/** A body deadline of `ms` from now, on a timer that keeps no Node process alive. */
+export function bodyDeadline(ms = BODY_DEADLINE_MS): BodyDeadline {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          new Error(`it did not all arrive within ${ms / 1000} s; the client sent it too slowly or stalled`),
+        ),
+      ms,
+    );
+  });
+  // workerd's timers are numbers, with nothing to unref.
+  (timer as { unref?: () => void } | undefined)?.unref?.();
+  // Seen by the reading's race; should a reading end without clearing it, its rejection is no
+  // process-ending unhandled one.
+  late.catch(() => {});
+  return { late, clear: () => clearTimeout(timer) };
 }
 
 /**

@@ -5,15 +5,9 @@ import { connect } from "node:net";
 import { PassThrough } from "node:stream";
 import { getRequestListener } from "@hono/node-server";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import {
-  type Answer,
-  answerWriter,
-  bodyDeadline,
-  hookListener,
-  streamChunks,
-} from "../../src/entry/node-listener.js";
+import { type Answer, answerWriter, hookListener, streamChunks } from "../../src/entry/node-listener.js";
 import { createApp } from "../../src/http/app.js";
-import { createBodyBudget, readBodyChunks } from "../../src/http/read-body.js";
+import { bodyDeadline, createBodyBudget, readBodyChunks } from "../../src/http/read-body.js";
 import { policyFrom, sha256 } from "../support/policy.js";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
