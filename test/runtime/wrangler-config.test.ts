@@ -42,6 +42,12 @@ describe("wrangler.toml's queue consumer", () => {
     expect(consumer?.max_retries).toBeLessThanOrEqual(100);
   });
 
+  it("brings a job back once past the longest schedule, for the Worker to dead-letter with why", () => {
+    // A job whose last attempt ended the Worker is dead-lettered by it, unsent, at its next
+    // delivery; with no retry left for that, Cloudflare moved it without a reason.
+    expect(consumer?.max_retries).toBeGreaterThanOrEqual(MAX_RETRY_SCHEDULE_LENGTH + 1);
+  });
+
   it("has Cloudflare move what it retires to the DLQ the Worker dead-letters to, not delete it", () => {
     // Without a dead_letter_queue, a message past max_retries is deleted.
     const dlq = producers.find((p) => p.binding === "HOOKGATE_DLQ")?.queue;

@@ -182,6 +182,45 @@ describe("a notify event through the real queue", () => {
     expect((await sinkRequestsFor(sessionId)).map((r) => r.status)).toEqual([500, 500]);
   });
 
+  it("dead-letters unsent, with why, a job back past its last attempt, which ended the Worker instead of settling", async () => {
+    // A job whose delivery ends the Worker (out of memory, its CPU time limit) failed its batch at
+    // every delivery, and was sent again each time past its schedule until Cloudflare moved it
+    // after max_retries, without a reason. Here the queue handler throws for the job's batch at
+    // its two attempts ("down" retries once), as an invocation that ended does: Cloudflare
+    // delivers it again, each delivery counted in its attempts.
+    const sessionId = crypto.randomUUID();
+    const ours = (message: PushedMessage) =>
+      (message.body as { body?: DeliveryJob }).body?.notification.event.session_id === sessionId;
+    let ended = 0;
+    const original = worker.queue;
+    worker.queue = async (batch, workerEnv, ctx) => {
+      if (batch.queue !== "hookgate-jobs" || ended === 2 || !batch.messages.some(ours))
+        return original(batch, workerEnv, ctx);
+      ended++;
+      const others = batch.messages.filter((m) => !ours(m));
+      if (others.length === 0) throw new Error("the invocation ended");
+      // Another test's message in the batch: settled as usual, and the job retried as a throw
+      // would (Miniflare retries acked messages too when a handler throws; Cloudflare does not).
+      await original({ ...batch, messages: others }, workerEnv, ctx);
+      for (const message of batch.messages.filter(ours)) message.retry();
+    };
+    try {
+      await sessionEnd(sessionId, "down");
+      const [letter] = await until("the dead letter", async () => {
+        const dead = await deadLettersFor(sessionId);
+        return dead.length > 0 ? dead : undefined;
+      });
+      expect(ended).toBe(2);
+      expect(letter?.body.attempts).toBe(2);
+      expect(letter?.body.error).toMatch(
+        /^gave up after 2 attempts: its last attempt recorded no outcome \(the Worker ended while delivering it/,
+      );
+      expect(await sinkRequestsFor(sessionId)).toEqual([]);
+    } finally {
+      worker.queue = original;
+    }
+  });
+
   it.each([
     ["metadata", "EGRESS_BLOCKED_ADDRESS", []],
     ["private", "EGRESS_BLOCKED_ADDRESS", []],

@@ -40,6 +40,18 @@ const MAX_ERROR_CHARS = 2000;
 const DLQ_FAILED_RETRY_SECONDS = 60;
 
 /**
+ * Why a message is back past its sink's last attempt (`Deliverer.deliver`'s `interrupted`, which
+ * dead-letters it unsent, as `serve` does a job its delivery thread died with, and the Lambda
+ * consumer a record back past it): the delivery of that attempt recorded no outcome. Sent again,
+ * a job that ends the Worker every time failed its batch at each delivery (the batch's unsettled
+ * messages back too, each an attempt spent) until Cloudflare moved it after `max_retries`,
+ * without a reason. A dead letter the DLQ refused at the last attempt comes back so too: its
+ * sink's error is in the `dead-letter send failed` line.
+ */
+const LAST_ATTEMPT_UNSETTLED =
+  "its last attempt recorded no outcome (the Worker ended while delivering it: out of memory, a crash, its CPU time limit; or the queue call that settles it failed)";
+
+/**
  * Messages this isolate retried after a delivery that sent nothing (a dead letter made before any
  * send that the DLQ refused, a held job whose copy was not sent): Cloudflare counts that delivery
  * in `attempts`, which is taken off again when the message comes back here (`UnsentReceives`).
@@ -70,7 +82,7 @@ export function createCloudflareConsumer(deps: ConsumerDeps): {
     };
     let outcome: DeliveryOutcome;
     try {
-      outcome = await deps.deliverer.deliver(job, attempts, undefined, holds);
+      outcome = await deps.deliverer.deliver(job, attempts, undefined, holds, LAST_ATTEMPT_UNSETTLED);
     } catch (e) {
       outcome = thrownOutcome(attempts, e);
     }
