@@ -25,13 +25,15 @@ export default defineProject({
           WHSEC: WEBHOOK_SECRET,
           JUDGE_KEY: "sk-workerd",
         },
-        // Flush batches at once (wrangler.toml waits up to 2 s); the rest as wrangler.toml.
+        // Flush batches at once (wrangler.toml waits up to 2 s), and send a batch whose handler
+        // threw back at once (wrangler.toml's retry_delay waits 300 s); the rest as wrangler.toml.
         queueConsumers: {
           "hookgate-jobs": {
             maxBatchSize: 10,
             maxBatchTimeout: 0,
             maxRetries: 25,
             deadLetterQueue: "hookgate-jobs-dlq",
+            retryDelay: 0,
           },
           // The queue contract (test/workers/queue-contract.test.ts): its own queue and DLQ,
           // both consumed by the Worker's queue handler, which the test routes to its consumer.

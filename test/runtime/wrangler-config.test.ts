@@ -16,6 +16,7 @@ interface Queues {
     readonly queue: string;
     readonly max_retries?: number;
     readonly dead_letter_queue?: string;
+    readonly retry_delay?: number;
   }[];
 }
 
@@ -46,6 +47,14 @@ describe("wrangler.toml's queue consumer", () => {
     // A job whose last attempt ended the Worker is dead-lettered by it, unsent, at its next
     // delivery; with no retry left for that, Cloudflare moved it without a reason.
     expect(consumer?.max_retries).toBeGreaterThanOrEqual(MAX_RETRY_SCHEDULE_LENGTH + 1);
+  });
+
+  it("spaces out the redeliveries of a batch the Worker never settled", () => {
+    // A batch whose invocation ended (a crash, the CPU time limit) comes back after retry_delay,
+    // 0 when unset: a crash loop then spent each job's attempts and max_retries within minutes.
+    // The Worker's own retries give their delay, so it changes no retry schedule. At most 12 h.
+    expect(consumer?.retry_delay).toBeGreaterThanOrEqual(60);
+    expect(consumer?.retry_delay).toBeLessThanOrEqual(43_200);
   });
 
   it("has Cloudflare move what it retires to the DLQ the Worker dead-letters to, not delete it", () => {
