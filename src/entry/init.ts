@@ -12,7 +12,7 @@
  * - deepagents-legacy: the list form, the same adapter under the 5 s subprocess limit.
  */
 import { chmod, readFile, readlink, realpath, rename, rm, stat, writeFile } from "node:fs/promises";
-import { dirname, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { isDeepStrictEqual, parseArgs } from "node:util";
 import { errorMessage } from "../core/errors.js";
 import {
@@ -595,7 +595,7 @@ async function writeMerged(
     existing = parsed;
   }
   const merged = existing ? mergeConfig(existing, config, path) : config;
-  // Written beside the file a symlink points at (a dotfiles checkout), with its mode: settings
+  // Written where the file's chain of symlinks ends (a dotfiles checkout), with its mode: settings
   // may hold secrets, and a 0600 file must not come back 0644.
   const target = await writeTarget(path);
   const mode = (await stat(target).catch(() => undefined))?.mode;
@@ -802,16 +802,23 @@ function indentOf(text: string | undefined): string {
   return /^[ \t]+(?=\S)/m.exec(text ?? "")?.[0].slice(0, 10) ?? "  ";
 }
 
-/** The file a write to `path` should replace: a symlink's target, dangling or not. */
-async function writeTarget(path: string): Promise<string> {
+/**
+ * The file a write to `path` should replace: the end of its chain of symlinks (GNU stow, chezmoi
+ * and home-manager link to links), written in place so that every link stays. Where the chain
+ * ends at a file or a folder not made yet, that is where init makes it.
+ */
+async function writeTarget(path: string, hops = 0): Promise<string> {
+  const full = resolve(path);
   try {
-    return await realpath(path);
+    return await realpath(full);
   } catch {
-    try {
-      return resolve(dirname(path), await readlink(path));
-    } catch {
-      return path;
-    }
+    // Something on the way is missing: its folder reached as the system reaches it, then its own
+    // link, if it is one, followed from there. A loop stops here, and reading the file says so.
+    const parent = dirname(full);
+    const folder = parent === full ? full : await writeTarget(parent, hops);
+    const here = join(folder, basename(full));
+    const link = await readlink(here).catch(() => undefined);
+    return link === undefined || hops >= 40 ? here : writeTarget(resolve(folder, link), hops + 1);
   }
 }
 

@@ -938,6 +938,38 @@ describe("hookgate init --write", { timeout: 90_000 }, () => {
     expect(stop?.slice(1).flatMap((g) => g.hooks.map((h) => h.url))).toEqual([url]);
   });
 
+  it("writes through a chain of symlinks in place, keeping every link, also one that ends at no file yet", async () => {
+    // Dotfiles managers (GNU stow, chezmoi, home-manager) link to links. A chain whose end was not
+    // made yet was followed one link: init put a file in place of the second, and the dotfiles
+    // checkout never got the settings.
+    const dir = tempDir("init-chain");
+    const url = `${server.url}/v1/hooks/claude-code`;
+    mkdirSync(join(dir, "dotfiles", "claude"), { recursive: true });
+    mkdirSync(join(dir, "store"));
+    const real = join(dir, "dotfiles", "claude", "settings.json");
+    writeFileSync(real, '{"model": "opus"}\n');
+    // Relative links, each from its own folder: ~/.claude/settings.json -> store/… -> dotfiles/….
+    symlinkSync("../dotfiles/claude/settings.json", join(dir, "store", "settings.json"));
+    const link = join(dir, "settings.json");
+    symlinkSync("store/settings.json", link);
+    expect((await writeClaudeCode(link, url)).code).toBe(0);
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(lstatSync(join(dir, "store", "settings.json")).isSymbolicLink()).toBe(true);
+    expect(JSON.parse(readFileSync(real, "utf8")).model).toBe("opus");
+    // The same chain ending at a file (and a folder) not made yet: both are made at its end.
+    symlinkSync("../dotfiles/deepcode/settings.json", join(dir, "store", "later.json"));
+    const later = join(dir, "later.json");
+    symlinkSync("store/later.json", later);
+    const made = await writeClaudeCode(later, url);
+    expect(made.code, made.stderr).toBe(0);
+    expect(lstatSync(later).isSymbolicLink()).toBe(true);
+    expect(lstatSync(join(dir, "store", "later.json")).isSymbolicLink()).toBe(true);
+    expect(
+      JSON.parse(readFileSync(join(dir, "dotfiles", "deepcode", "settings.json"), "utf8")).hooks,
+    ).toBeDefined();
+    expect(readdirSync(join(dir, "store")).sort()).toEqual(["later.json", "settings.json"]);
+  });
+
   it.each([
     ["4 spaces", "    "],
     ["a tab", "\t"],
