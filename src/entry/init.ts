@@ -11,6 +11,7 @@
  * - deepagents: a v2 event map of `command` hooks running a curl adapter (v2 drops `http`).
  * - deepagents-legacy: the list form, the same adapter under the 5 s subprocess limit.
  */
+import type { Stats } from "node:fs";
 import { chmod, readFile, readlink, realpath, rename, rm, stat, writeFile } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { isDeepStrictEqual, parseArgs } from "node:util";
@@ -573,13 +574,15 @@ async function writeMerged(
   url: string,
 ): Promise<{ merged: boolean; replaced: string[]; kept: KeptHook[]; warnings: string[] }> {
   let existing: Record<string, unknown> | undefined;
+  // Written where the file's chain of symlinks ends (a dotfiles checkout).
+  const target = await writeTarget(path);
+  const found = await stat(path).catch(() => undefined);
+  if (found?.isDirectory()) throw new Error(`--write ${path} is a directory: name the settings file in it`);
   let read: string | undefined;
   try {
     read = await readFile(path, "utf8");
   } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code === "EISDIR") throw new Error(`--write ${path} is a directory: name the settings file in it`);
-    if (code !== "ENOENT") throw new Error(`cannot read --write ${path}: ${errorMessage(e)}`);
+    if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw await readError(path, target, found, e);
   }
   // A byte-order mark (a Windows editor's UTF-8) is read past, as for a policy file, and not
   // written back: JSON has none.
@@ -595,16 +598,14 @@ async function writeMerged(
     existing = parsed;
   }
   const merged = existing ? mergeConfig(existing, config, path) : config;
-  // Written where the file's chain of symlinks ends (a dotfiles checkout), with its mode: settings
-  // may hold secrets, and a 0600 file must not come back 0644.
-  const target = await writeTarget(path);
+  // With its mode: settings may hold secrets, and a 0600 file must not come back 0644.
   const mode = (await stat(target).catch(() => undefined))?.mode;
   // The new file is renamed over the old, which the folder allows whatever the file's mode: a
   // file its owner made read-only (kept from the agent, or from edits) would be replaced.
   if (mode !== undefined && (mode & 0o200) === 0) {
     throw new Error(`${path} is read-only; left unchanged (chmod u+w ${path} to let init merge into it)`);
   }
-  makeDirectory(dirname(target));
+  await makeFolder(path, target);
   // The file's own line ends (CRLF from a Windows editor), as its indent: a diff shows only what
   // init changed. JSON.stringify puts a line break only between tokens, never inside a string.
   const eol = /\r?\n/.exec(text ?? "")?.[0] ?? "\n";
@@ -660,13 +661,105 @@ async function replaceFile(
         : code === "EROFS"
           ? `${folder} is on a read-only file system`
           : // Node's message ends with the call and the temporary file's name, which is no help.
-            errorMessage(e).replace(/, \w+ '.*$/s, "");
+            systemReason(e);
     const fix =
       code === "EACCES" || code === "EPERM" ? `give yourself write permission on ${folder}, or ` : "";
-    throw new Error(
-      `cannot write ${path}: ${why}; left unchanged (${fix}run init without --write and merge what it prints into ${path} by hand)`,
+    throw refusal("write", path, why, fix, read !== undefined);
+  }
+}
+
+/**
+ * Why init leaves the settings file as it is, and what to do: merging what init prints by hand
+ * is always left. `exists`: the file is there, and unchanged; otherwise none was made.
+ */
+function refusal(verb: "read" | "write", path: string, why: string, fix: string, exists: boolean): Error {
+  return new Error(
+    `cannot ${verb} ${path}: ${why}; ${exists ? "left unchanged" : "nothing written"} (${fix}run init without --write and merge what it prints into ${path} by hand)`,
+  );
+}
+
+/** Node's message without the call and the path it ends with, which the caller names better. */
+function systemReason(e: unknown): string {
+  return errorMessage(e).replace(/, \w+ '.*$/s, "");
+}
+
+/** The settings file cannot be read (the file itself, or a folder on its way): why, and what to do. */
+async function readError(path: string, target: string, found: Stats | undefined, e: unknown): Promise<Error> {
+  const code = (e as NodeJS.ErrnoException).code;
+  const inTheWay = code === "ENOTDIR" ? await fileInTheWay(target) : undefined;
+  if (inTheWay !== undefined) {
+    return refusal(
+      "write",
+      path,
+      `${inTheWay} is a file, where a folder should be`,
+      `move ${inTheWay} out of the way, or name another settings file, or `,
+      false,
     );
   }
+  if (code === "ELOOP") {
+    return refusal(
+      "read",
+      path,
+      "its symbolic links go round in a loop (ELOOP)",
+      `point ${path} at the settings file, or `,
+      false,
+    );
+  }
+  if (code === "EACCES" || code === "EPERM") {
+    // stat needs only the folders' search permission: it found the file, so the file is unreadable.
+    return found === undefined
+      ? refusal(
+          "read",
+          path,
+          `a folder on its way does not let you in (${code})`,
+          "give yourself search permission (x) on its folders, or ",
+          false,
+        )
+      : refusal(
+          "read",
+          path,
+          `you may not read it (${code})`,
+          "give yourself read permission on it, or ",
+          true,
+        );
+  }
+  return refusal("read", path, systemReason(e), "", found !== undefined);
+}
+
+/** The settings file's folder, made where missing; what stops it is named with what to do. */
+async function makeFolder(path: string, target: string): Promise<void> {
+  const folder = dirname(target);
+  try {
+    makeDirectory(folder);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    const made = (e as NodeJS.ErrnoException).path ?? folder;
+    const inTheWay = await fileInTheWay(target);
+    const why =
+      inTheWay !== undefined
+        ? `${inTheWay} is a file, where a folder should be`
+        : code === "EACCES" || code === "EPERM"
+          ? `${dirname(made)} does not let you create ${made} in it (${code})`
+          : code === "EROFS"
+            ? `${dirname(made)} is on a read-only file system`
+            : systemReason(e);
+    const fix =
+      inTheWay !== undefined
+        ? `move ${inTheWay} out of the way, or `
+        : code === "EACCES" || code === "EPERM"
+          ? `create ${folder} yourself, or `
+          : "";
+    throw refusal("write", path, `its folder ${folder} cannot be made: ${why}`, fix, false);
+  }
+}
+
+/** The file (not a folder) nearest `target` on its way, if the nearest that exists is one. */
+async function fileInTheWay(target: string): Promise<string | undefined> {
+  for (let dir = dirname(target); dirname(dir) !== dir; dir = dirname(dir)) {
+    const found = await stat(dir).catch(() => undefined);
+    if (found !== undefined) return found.isDirectory() ? undefined : dir;
+  }
+  return undefined;
 }
 
 /**

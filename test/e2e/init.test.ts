@@ -970,6 +970,74 @@ describe("hookgate init --write", { timeout: 90_000 }, () => {
     expect(readdirSync(join(dir, "store")).sort()).toEqual(["later.json", "settings.json"]);
   });
 
+  it("names the settings file, its folder and what to do when the folder cannot be made", async () => {
+    // Node's mkdir error came through as it was, naming neither the settings file nor a way out.
+    const dir = tempDir("init-no-folder");
+    const url = `${server.url}/v1/hooks/claude-code`;
+    chmodSync(dir, 0o555);
+    whenDone(() => chmodSync(dir, 0o755));
+    const path = join(dir, "claude", "settings.json");
+    const locked = await runCliUnprivileged(dir, [
+      "init",
+      "--client",
+      "claude-code",
+      "--url",
+      url,
+      "--write",
+      path,
+    ]);
+    expect(locked.code).toBe(1);
+    expect(locked.stderr).toBe(
+      `hookgate: cannot write ${path}: its folder ${dir}/claude cannot be made: ${dir} does not let you create ${dir}/claude in it (EACCES); nothing written (create ${dir}/claude yourself, or run init without --write and merge what it prints into ${path} by hand)\n`,
+    );
+    expect(readdirSync(dir)).toEqual([]);
+    // A file where the folder should be, also at the end of a link.
+    const other = tempDir("init-file-in-the-way");
+    writeFileSync(join(other, "claude"), "not a folder\n");
+    const inside = join(other, "claude", "settings.json");
+    symlinkSync(inside, join(other, "link.json"));
+    for (const given of [inside, join(other, "link.json")]) {
+      const blocked = await writeClaudeCode(given, url);
+      expect(blocked.code).toBe(1);
+      expect(blocked.stderr).toBe(
+        `hookgate: cannot write ${given}: ${other}/claude is a file, where a folder should be; nothing written (move ${other}/claude out of the way, or name another settings file, or run init without --write and merge what it prints into ${given} by hand)\n`,
+      );
+    }
+    expect(readFileSync(join(other, "claude"), "utf8")).toBe("not a folder\n");
+  });
+
+  it("names a settings file it may not read, or whose links go round in a loop, and what to do", async () => {
+    const dir = tempDir("init-unreadable");
+    const url = `${server.url}/v1/hooks/claude-code`;
+    const path = join(dir, "settings.json");
+    writeFileSync(path, '{"model": "opus"}\n');
+    chmodSync(path, 0o200);
+    const unreadable = await runCliUnprivileged(dir, [
+      "init",
+      "--client",
+      "claude-code",
+      "--url",
+      url,
+      "--write",
+      path,
+    ]);
+    expect(unreadable.code).toBe(1);
+    expect(unreadable.stderr).toBe(
+      `hookgate: cannot read ${path}: you may not read it (EACCES); left unchanged (give yourself read permission on it, or run init without --write and merge what it prints into ${path} by hand)\n`,
+    );
+    chmodSync(path, 0o600);
+    expect(readFileSync(path, "utf8")).toBe('{"model": "opus"}\n');
+    const loop = join(dir, "loop.json");
+    symlinkSync("back.json", loop);
+    symlinkSync("loop.json", join(dir, "back.json"));
+    const looped = await writeClaudeCode(loop, url);
+    expect(looped.code).toBe(1);
+    expect(looped.stderr).toBe(
+      `hookgate: cannot read ${loop}: its symbolic links go round in a loop (ELOOP); nothing written (point ${loop} at the settings file, or run init without --write and merge what it prints into ${loop} by hand)\n`,
+    );
+    expect(readdirSync(dir).sort()).toEqual(["back.json", "loop.json", "settings.json"]);
+  });
+
   it.each([
     ["4 spaces", "    "],
     ["a tab", "\t"],
