@@ -578,6 +578,10 @@ async function writeMerged(
   const target = await writeTarget(path);
   const found = await stat(path).catch(() => undefined);
   if (found?.isDirectory()) throw new Error(`--write ${path} is a directory: name the settings file in it`);
+  // A device would be read (a terminal waits for input) and then renamed over: /dev/null, as root.
+  if (found?.isCharacterDevice() || found?.isBlockDevice() || found?.isSocket()) {
+    throw new Error(`--write ${path} is a device or a socket, not a settings file: name the settings file`);
+  }
   let read: string | undefined;
   try {
     read = await readFile(path, "utf8");

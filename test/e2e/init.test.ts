@@ -1038,6 +1038,24 @@ describe("hookgate init --write", { timeout: 90_000 }, () => {
     expect(readdirSync(dir).sort()).toEqual(["back.json", "loop.json", "settings.json"]);
   });
 
+  // Only root can make a device node.
+  it.skipIf(process.getuid?.() !== 0)(
+    "refuses a device given to --write, which it read and renamed over",
+    async () => {
+      // /dev/null read as an empty file: root's init put a regular file in its place.
+      const dir = tempDir("init-device");
+      const device = join(dir, "null");
+      execFileSync("mknod", [device, "c", "1", "3"]);
+      const result = await writeClaudeCode(device);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain(
+        `--write ${device} is a device or a socket, not a settings file: name the settings file`,
+      );
+      expect(statSync(device).isCharacterDevice()).toBe(true);
+      expect(readdirSync(dir)).toEqual(["null"]);
+    },
+  );
+
   it.each([
     ["4 spaces", "    "],
     ["a tab", "\t"],
