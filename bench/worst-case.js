@@ -204,6 +204,14 @@ const HOSTILE_PATHS = [
     path: (n) => repeated("-----BEGIN PRIVATE KEY-----!", n),
   },
   {
+    // A scheme word before blanks: each blank given back looked behind them all for `Token` (a
+    // first draft of the shape for Basic's credential with no digit: 0.36 s for 20 KB).
+    name: "MCP input of `Basic`, blanks, `!`",
+    tool: "mcp__files__write",
+    field: "content",
+    path: (n) => `Basic${repeated(" ", n - 6)}!`,
+  },
+  {
     // Each WebFetch rule parsed the URL again (session 26: 0.7 s for 1 MB of host).
     name: "WebFetch of `https://`, `é.` repeated, `com/`",
     tool: "WebFetch",

@@ -118,10 +118,14 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   [/\bwhsec_[A-Za-z0-9+/=]{8,255}/g, MASK],
   [/(hooks\.slack\.com\/(?:services|workflows|triggers)\/)[A-Za-z0-9/]{8,255}/g, `$1${MASK}`],
   [/(discord(?:app)?\.com\/api\/(?:v\d{1,2}\/)?webhooks\/\d{1,32}\/)[A-Za-z0-9_-]{8,255}/g, `$1${MASK}`],
-  // A credential after its scheme has a digit or a symbol ("Basic validation" is prose), the
-  // scheme spelt as headers spell it (not a path's `…/token` before the next word).
+  // A credential after its scheme has a digit or a symbol, or after Basic or Bearer letters in
+  // no word's case (base64 of `user:pass`, `dXNlcjpwYXNz`: a capital after a small letter, or two
+  // before the first): "Basic validation", "Bearer Tokens", "BASIC AUTH" or "Basic usage/examples"
+  // is prose, and Java's `Token accessToken` a declaration. The scheme is spelt as headers spell
+  // it (not a path's `…/token`; a small `basic` only as an Authorization header's, "a basic
+  // JavaScript setup" is prose).
   [
-    /\b(Bearer|bearer|BEARER|Basic|BASIC|Token|TOKEN)[ \t]+(?=[A-Za-z./-]{0,4096}[0-9_~+=])[A-Za-z0-9._~+/=-]{8,4096}/g,
+    /\b(Bearer|bearer|BEARER|Basic|BASIC|(?<=(?:[Aa]uthorization|AUTHORIZATION)["']?[ \t]{0,4}:[ \t]{0,8}["']?)basic|Token|TOKEN)[ \t]+(?![ \t])(?=[A-Za-z./-]{0,4096}[0-9_~+=]|(?<!(?:Token|TOKEN)[ \t]{1,4096})(?:[A-Z./-]{0,4096}[a-z][a-z./-]{0,4096}[A-Z]|[./-]{0,4096}[A-Z][./-]{0,4096}[A-Z][A-Z./-]{0,4096}[a-z]))[A-Za-z0-9._~+/=-]{8,4096}/g,
     `$1 ${MASK}`,
   ],
   // A URL's password, up to the last @ before the host (`//admin:p@ss@db`), also with no user.

@@ -193,6 +193,13 @@ const credential: fc.Arbitrary<Credential> = fc.oneof(
   fc
     .constantFrom("Bearer ", "bearer ", "Basic ", "Token ")
     .chain((p) => shaped(p, withDigit(`${ALNUM}._~+/=-`, 12, 60))),
+  // Basic's or Bearer's credential with no digit: letters in no word's case (a capital after a small one).
+  fc
+    .tuple(
+      fc.constantFrom("Basic ", "Authorization: basic ", "Bearer ", "bearer "),
+      chars("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ/", 10, 40),
+    )
+    .map(([scheme, body]) => ({ text: `${scheme}x${body}Q`, secret: `x${body}Q` })),
   shaped("https://admin:", withDigit(ALNUM, 12, 40), "@db.example.com/prod"),
   shaped("curl -u admin:", withDigit(ALNUM, 12, 40), " https://example.com"),
   shaped("--password=", withDigit(ALNUM, 12, 40)),

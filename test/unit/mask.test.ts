@@ -325,6 +325,37 @@ describe("maskString", () => {
       expect(maskString(text), text).toBe(masked);
   });
 
+  it("masks a Basic or Bearer credential with no digit in it, and leaves prose after the scheme word", () => {
+    for (const [text, masked] of [
+      // base64 of `user:pass`, and of `erOeqDd:o` (capitals before its first small letter).
+      ["Authorization: Basic dXNlcjpwYXNz", `Authorization: Basic ${MASK}`],
+      [
+        "curl -H 'authorization: basic ZXJPZXFEZDpv' https://x",
+        `curl -H 'authorization: basic ${MASK}' https://x`,
+      ],
+      ['{"Authorization": "Basic dXNlcjpwYXNz"}', `{"Authorization": "Basic ${MASK}"}`],
+      [
+        'req.setRequestHeader("Authorization", "Basic dXNlcjpwYXNz")',
+        `req.setRequestHeader("Authorization", "Basic ${MASK}")`,
+      ],
+      ["Authorization: Bearer AbCdEfGhIjKlMnOpQr", `Authorization: Bearer ${MASK}`],
+      // Prose and code: words in a word's case, a path, a placeholder, Java's declaration.
+      ["Authorization: Basic auth is used", "Authorization: Basic auth is used"],
+      ["Authorization: Basic authentication is required", "Authorization: Basic authentication is required"],
+      [
+        "Use Basic Authentication or BASIC AUTHENTICATION",
+        "Use Basic Authentication or BASIC AUTHENTICATION",
+      ],
+      [
+        "Bearer Tokens expire; see the Basic usage/examples section",
+        "Bearer Tokens expire; see the Basic usage/examples section",
+      ],
+      ["Authorization: Bearer <token>", "Authorization: Bearer <token>"],
+      ["Token accessToken = auth.getToken();", "Token accessToken = auth.getToken();"],
+    ] as const)
+      expect(maskString(text), text).toBe(masked);
+  });
+
   it("leaves NAME=a dotted path ending in a secret's name as code, and masks a dotted token", () => {
     for (const text of [
       "api_key=settings.API_KEY",
