@@ -172,6 +172,9 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   // a signed URL's signature (Azure SAS, S3, GCS).
   [/((?:^|;)[ \t]{0,4}(?:pwd|AccountKey)=)(?![/~$;'"\s])[^;'"\s]{1,4096}(?=$|[;'"\s])/gim, `$1${MASK}`],
   [/([?&](?:sig|signature|X-Amz-Signature|X-Goog-Signature)=)[A-Za-z0-9%+/=_-]{16,4096}/gi, `$1${MASK}`],
+  // AWS Signature Version 4's in an Authorization header (`AWS4-HMAC-SHA256 Credential=…,
+  // SignedHeaders=…, Signature=` and 64 hex digits).
+  [/(\bSignature=)[0-9a-f]{64}(?![0-9A-Za-z])/g, `$1${MASK}`],
   // Lowercase YAML keys on their own line (`password: x`, a kubeconfig's `token:`, an S3 config's
   // `secret_key:`, Rails' `secret_key_base:`), not a type or a permission (`password: string`,
   // `id-token: write`), nor a key of data (`sort_key: created`), nor where a key is

@@ -200,6 +200,10 @@ const credential: fc.Arbitrary<Credential> = fc.oneof(
       chars("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ/", 10, 40),
     )
     .map(([scheme, body]) => ({ text: `${scheme}x${body}Q`, secret: `x${body}Q` })),
+  shaped(
+    "Authorization: AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_request, SignedHeaders=host;x-amz-date, Signature=",
+    chars("0123456789abcdef", 64, 64),
+  ).map((c): Credential => ({ ...c, header: true })),
   shaped("https://admin:", withDigit(ALNUM, 12, 40), "@db.example.com/prod"),
   shaped("curl -u admin:", withDigit(ALNUM, 12, 40), " https://example.com"),
   shaped("--password=", withDigit(ALNUM, 12, 40)),

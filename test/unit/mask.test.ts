@@ -356,6 +356,22 @@ describe("maskString", () => {
       expect(maskString(text), text).toBe(masked);
   });
 
+  it("masks AWS Signature Version 4's signature, access key id and session token, in a header and a presigned URL", () => {
+    const signature = "fe5f80f77d5fa3beca038a248ff027d0445342fe2855ddc963176630326f1024";
+    const scope = "20130524/us-east-1/s3/aws4_request";
+    for (const text of [
+      `Authorization: AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/${scope}, SignedHeaders=host;range;x-amz-date, Signature=${signature}`,
+      `{"Authorization": "AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/${scope}, SignedHeaders=host, Signature=${signature}"}`,
+      `curl -H 'Authorization: AWS4-HMAC-SHA256 Credential=minioadmin/${scope},SignedHeaders=host,Signature=${signature}' http://127.0.0.1:9000/b`,
+      `https://b.s3.amazonaws.com/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIAIOSFODNN7EXAMPLE%2F20130524%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Date=20130524T000000Z&X-Amz-SignedHeaders=host&X-Amz-Security-Token=IQoJb3JpZ2luX2VjEXAMPLE%2Fabc&X-Amz-Signature=${signature}`,
+      `https://b.s3.amazonaws.com/k?X-Amz-Signature=${signature}&X-Amz-Security-Token=IQoJb3JpZ2luX2VjEXAMPLE%2Fabc&X-Amz-Credential=ASIAIOSFODNN7EXAMPLE%2F20130524`,
+    ]) {
+      const masked = maskString(text);
+      for (const secret of [signature.slice(0, 16), "IOSFODNN7EXAMPLE", "minioadmin", "IQoJb3JpZ2luX2Vj"])
+        expect(masked, text).not.toContain(secret);
+    }
+  });
+
   it("leaves NAME=a dotted path ending in a secret's name as code, and masks a dotted token", () => {
     for (const text of [
       "api_key=settings.API_KEY",
