@@ -82,7 +82,36 @@ const NAMED_DASHED_GATE = new RegExp(NAMED_DASHED, "i");
 const ENV_KEY_GATE = /_KEY(?![A-Z0-9])/;
 
 /** A shape, what replaces its match, and a test the text must pass for the shape to run at all. */
-export type SecretShape = readonly [RegExp, string, RegExp?];
+export type SecretShape = readonly [
+  RegExp,
+  string | ((match: string, ...groups: string[]) => string),
+  RegExp?,
+];
+
+/**
+ * A Cookie or Set-Cookie header's value, bare, quoted as a literal (`{"Cookie": "…"}`) or in
+ * brackets; which shows each cookie's name and masks its value (RFC 6265: pairs split by `;`, a
+ * value never holds `;`, `,` or a blank; Set-Cookie's joined by `,`). A value that is code
+ * (`${sid}`) stays, and so does a Set-Cookie attribute's, which says how a cookie is kept.
+ */
+const COOKIE_HEADER = /((?<![\w-])(?:Set-)?Cookie["']?[ \t]{0,4}:[ \t]{0,8}["']?)([^\n\r"'\\]{1,8192})/gi;
+const COOKIE_PAIR =
+  /(^|[;,][ \t]{0,8})(?:([^=;,\s"'\\]{1,256})=)?(?!\$)(\[masked\]|[^;,\s"'\\]{1,4096}?)(?=(?:[)\]}]{1,4}[.:]?)?(?:[;,\s"'\\]|$))/g;
+const COOKIE_ATTRIBUTE = /^(?:Expires|Max-Age|Domain|Path|SameSite|Priority)$/i;
+
+function maskCookies(_: string, header: string, value: string): string {
+  const attributes = /^set-/i.test(header);
+  return (
+    header +
+    value.replace(COOKIE_PAIR, (pair, before: string, name: string | undefined, cookie: string) => {
+      if (cookie === MASK) return pair;
+      if (name === undefined)
+        // A value with no name is masked as the other headers' are: 12 or more, a digit among them.
+        return cookie.length >= 12 && /\d/.test(cookie) ? `${before}${MASK}` : pair;
+      return attributes && COOKIE_ATTRIBUTE.test(name) ? pair : `${before}${name}=${MASK}`;
+    })
+  );
+}
 
 export const SECRET_SHAPES: readonly SecretShape[] = [
   // A key block, PGP's too, to its END line, or without one (a file read in part) its base64 run.
@@ -186,6 +215,7 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
     ),
     `$1${MASK}`,
   ],
+  [COOKIE_HEADER, maskCookies, /cookie/i],
   // A header holding a credential, when its value looks like one (12 or more, a digit among them):
   // also any name ending in -Key, -Token or -Secret (Datadog's `DD-API-KEY`, Azure's
   // `Ocp-Apim-Subscription-Key`, `Circle-Token`), but not one naming data (`Idempotency-Key`,
@@ -194,7 +224,7 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   // Authorization's scheme, when it is not Bearer, Basic or Token (`ApiKey`, Okta's `SSWS`), stays.
   [
     new RegExp(
-      `(?<![^\\s'"([{])((?:PRIVATE-TOKEN|(?:Proxy-)?Authorization|Cookie|Api-?Key|X-(?:[A-Za-z0-9-]{0,64}-)?(?:Api-?|Auth-?|Access-?)?(?:Key|Token|Auth|Secret)|[A-Za-z0-9]{1,32}(?:-[A-Za-z0-9]{1,32}){0,4}-(?:Key|Token|Secret)(?<!(?:^|[\\s'"([{-])${DATA_HEADER_KEY}))[ \\t]{0,4}:[ \\t]{0,8}${AUTH_SCHEME})(?!${KEY_PATH}(?![^\\s'"]))(?=[^\\s'"]{0,4096}\\d)[^\\s'"]{12,4096}?(?=(?:[)\\]}]{1,4}[.,;:]?)?(?![^\\s'"]))`,
+      `(?<![^\\s'"([{])((?:PRIVATE-TOKEN|(?:Proxy-)?Authorization|Api-?Key|X-(?:[A-Za-z0-9-]{0,64}-)?(?:Api-?|Auth-?|Access-?)?(?:Key|Token|Auth|Secret)|[A-Za-z0-9]{1,32}(?:-[A-Za-z0-9]{1,32}){0,4}-(?:Key|Token|Secret)(?<!(?:^|[\\s'"([{-])${DATA_HEADER_KEY}))[ \\t]{0,4}:[ \\t]{0,8}${AUTH_SCHEME})(?!${KEY_PATH}(?![^\\s'"]))(?=[^\\s'"]{0,4096}\\d)[^\\s'"]{12,4096}?(?=(?:[)\\]}]{1,4}[.,;:]?)?(?![^\\s'"]))`,
       "gi",
     ),
     `$1${MASK}`,

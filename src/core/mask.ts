@@ -56,7 +56,11 @@ function maskShapes(text: string): string {
   if (shapes === undefined) return MASK;
   let out = text;
   for (const [pattern, replacement, gate] of shapes)
-    if (gate === undefined || gate.test(out)) out = out.replace(pattern, replacement);
+    if (gate === undefined || gate.test(out))
+      out =
+        typeof replacement === "string"
+          ? out.replace(pattern, replacement)
+          : out.replace(pattern, replacement);
   return out;
 }
 

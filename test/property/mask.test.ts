@@ -12,7 +12,16 @@ import { objectOf } from "./own-object.js";
 const text = fc.oneof(
   fc.string({ maxLength: 40 }),
   fc.string({ unit: "binary", maxLength: 40 }),
-  fc.constantFrom("", "\uD800", "\uD83D\uDE00", "password=hunter22", "Bearer abc123def456", "[masked]"),
+  fc.constantFrom(
+    "",
+    "\uD800",
+    "\uD83D\uDE00",
+    "password=hunter22",
+    "Bearer abc123def456",
+    "[masked]",
+    "[Cookie: sid=abc; x=y]",
+    "Set-Cookie: a=b; Path=/",
+  ),
   fc.nat({ max: 2600 }).map((n) => "\uD83D\uDE00x".repeat(n)),
 );
 
@@ -204,6 +213,18 @@ const credential: fc.Arbitrary<Credential> = fc.oneof(
     "Authorization: AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_request, SignedHeaders=host;x-amz-date, Signature=",
     chars("0123456789abcdef", 64, 64),
   ).map((c): Credential => ({ ...c, header: true })),
+  // A cookie's value, whatever its characters, in a header bare or quoted.
+  fc
+    .tuple(
+      fc.constantFrom(
+        "Cookie: theme=dark; sid=",
+        "Set-Cookie: sid=",
+        '"Cookie": "a=b; sid=',
+        "{'set-cookie': 'sid=",
+      ),
+      chars(`${ALNUM}!#$%&*+-./:<=>?@^_|~`, 12, 40),
+    )
+    .map(([prefix, value]) => ({ text: `${prefix}x${value}`, secret: `x${value}` })),
   shaped("https://admin:", withDigit(ALNUM, 12, 40), "@db.example.com/prod"),
   shaped("curl -u admin:", withDigit(ALNUM, 12, 40), " https://example.com"),
   shaped("--password=", withDigit(ALNUM, 12, 40)),

@@ -372,6 +372,40 @@ describe("maskString", () => {
     }
   });
 
+  it("masks each cookie's value in a Cookie or Set-Cookie header, bare, quoted or in brackets, and keeps its name", () => {
+    for (const [text, masked] of [
+      ["Cookie: session=abc123def456; theme=dark", `Cookie: session=${MASK}; theme=${MASK}`],
+      [
+        'headers = {"Cookie": "session=abcdefghij; csrftoken=Xy"}',
+        `headers = {"Cookie": "session=${MASK}; csrftoken=${MASK}"}`,
+      ],
+      ["{'cookie': 'sid=abcdefghij'}", `{'cookie': 'sid=${MASK}'}`],
+      [
+        "curl -H 'cookie: _ga_AB12=GS1.1; sid=abcdef' https://x",
+        `curl -H 'cookie: _ga_AB12=${MASK}; sid=${MASK}' https://x`,
+      ],
+      // Set-Cookie's attributes stay, joined cookies too (Expires holds a comma).
+      [
+        "Set-Cookie: id=a3fWa; Expires=Wed, 21 Oct 2015 07:28:00 GMT; Secure; HttpOnly",
+        `Set-Cookie: id=${MASK}; Expires=Wed, 21 Oct 2015 07:28:00 GMT; Secure; HttpOnly`,
+      ],
+      [
+        '{"set-cookie": "a=xyz; Path=/, b=uvw; Max-Age=3600; SameSite=Lax"}',
+        `{"set-cookie": "a=${MASK}; Path=/, b=${MASK}; Max-Age=3600; SameSite=Lax"}`,
+      ],
+      ["(Cookie: sid=abcdef).", `(Cookie: sid=${MASK}).`],
+      ["Cookie: abcdef0123456789", `Cookie: ${MASK}`],
+      // Prose, a cookie's name, code.
+      ["// Cookie: handled by express", "// Cookie: handled by express"],
+      ['{"cookie": "sessionid", "Cookie": true}', '{"cookie": "sessionid", "Cookie": true}'],
+      [`headers: { Cookie: \`sid=\${sid}\` }`, `headers: { Cookie: \`sid=\${sid}\` }`],
+      ["res.setCookie: sid=abc", "res.setCookie: sid=abc"],
+    ] as const) {
+      expect(maskString(text), text).toBe(masked);
+      expect(maskString(masked), masked).toBe(masked);
+    }
+  });
+
   it("leaves NAME=a dotted path ending in a secret's name as code, and masks a dotted token", () => {
     for (const text of [
       "api_key=settings.API_KEY",
