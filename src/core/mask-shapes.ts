@@ -152,9 +152,10 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   // before the first): "Basic validation", "Bearer Tokens", "BASIC AUTH" or "Basic usage/examples"
   // is prose, and Java's `Token accessToken` a declaration. The scheme is spelt as headers spell
   // it (not a path's `…/token`; a small `basic` only as an Authorization header's, "a basic
-  // JavaScript setup" is prose).
+  // JavaScript setup" is prose). Its lookbehind comes after `basic`, not before it: first, it ran
+  // at every word of the text instead of at a scheme's first letter, 5 times the shape's cost.
   [
-    /\b(Bearer|bearer|BEARER|Basic|BASIC|(?<=(?:[Aa]uthorization|AUTHORIZATION)["']?[ \t]{0,4}:[ \t]{0,8}["']?)basic|Token|TOKEN)[ \t]+(?![ \t])(?=[A-Za-z./-]{0,4096}[0-9_~+=]|(?<!(?:Token|TOKEN)[ \t]{1,4096})(?:[A-Z./-]{0,4096}[a-z][a-z./-]{0,4096}[A-Z]|[./-]{0,4096}[A-Z][./-]{0,4096}[A-Z][A-Z./-]{0,4096}[a-z]))[A-Za-z0-9._~+/=-]{8,4096}/g,
+    /\b(Bearer|bearer|BEARER|Basic|BASIC|basic(?<=(?:[Aa]uthorization|AUTHORIZATION)["']?[ \t]{0,4}:[ \t]{0,8}["']?basic)|Token|TOKEN)[ \t]+(?![ \t])(?=[A-Za-z./-]{0,4096}[0-9_~+=]|(?<!(?:Token|TOKEN)[ \t]{1,4096})(?:[A-Z./-]{0,4096}[a-z][a-z./-]{0,4096}[A-Z]|[./-]{0,4096}[A-Z][./-]{0,4096}[A-Z][A-Z./-]{0,4096}[a-z]))[A-Za-z0-9._~+/=-]{8,4096}/g,
     `$1 ${MASK}`,
   ],
   // A URL's password, up to the last @ before the host (`//admin:p@ss@db`), also with no user.
