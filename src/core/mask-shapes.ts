@@ -64,10 +64,11 @@ const DATA_HEADER_KEY = `(?:${DATA_KEY_WORDS}|SEC-WEBSOCKET)-KEY`;
 /**
  * An Authorization header's scheme word other than Bearer, Basic or Token, which their own shape
  * reads (`Authorization: ApiKey …`, Okta's `SSWS …`, `AWS4-HMAC-SHA256 …`): optional, so that a
- * value with no scheme is read too.
+ * value with no scheme is read too. Not before a variable (`Bearer $OPENAI_API_KEY_2`, `ApiKey
+ * ${API_KEY_V2}`), which is code, as the Bearer shape leaves it.
  */
 const AUTH_SCHEME =
-  "(?:(?<=Authorization[\"']?[ \\t]{0,4}:[ \\t]{0,8}[\"']?)[A-Za-z][A-Za-z0-9-]{1,32}[ \\t]{1,4})?";
+  "(?:(?<=Authorization[\"']?[ \\t]{0,4}:[ \\t]{0,8}[\"']?)[A-Za-z][A-Za-z0-9-]{1,32}[ \\t]{1,4}(?!\\$[({A-Za-z_]))?";
 
 /**
  * A name of NAMED anywhere in the text: the shapes that read names run only then. At every word

@@ -321,6 +321,17 @@ describe("maskString", () => {
       ],
       ["Authorization: required for every endpoint", "Authorization: required for every endpoint"],
       ["Authorization: Bearer <token>", "Authorization: Bearer <token>"],
+      // A variable after the scheme is code, as after Bearer's own shape: not masked, nor cut at its brace.
+      ["Authorization: Bearer $OPENAI_API_KEY_2", "Authorization: Bearer $OPENAI_API_KEY_2"],
+      [`Authorization: ApiKey \${API_KEY_V2}`, `Authorization: ApiKey \${API_KEY_V2}`],
+      [
+        `{"Authorization": "Bearer \${process.env.TOKEN_2}"}`,
+        `{"Authorization": "Bearer \${process.env.TOKEN_2}"}`,
+      ],
+      [
+        "headers={'Authorization': 'Bearer $OPENAI_API_KEY_2'}",
+        "headers={'Authorization': 'Bearer $OPENAI_API_KEY_2'}",
+      ],
     ] as const)
       expect(maskString(text), text).toBe(masked);
   });
