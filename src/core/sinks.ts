@@ -13,16 +13,7 @@ import { isRecord } from "./json-object.js";
 import { maskString, scrubSecrets } from "./mask.js";
 import type { HmacSha256 } from "./ports.js";
 import { readWebhookKey } from "./secret-ref.js";
-import {
-  capString,
-  capToFit,
-  largestFitting,
-  longestString,
-  shorten,
-  sliceCodePoints,
-  TRUNCATION_MARKER,
-  utf8Length,
-} from "./truncate.js";
+import { capString, capToFit, shorten, sliceCodePoints, TRUNCATION_MARKER, utf8Length } from "./truncate.js";
 
 /** What one delivery is about: built from a hook event when a rule's notify applies. */
 export interface Notification {
