@@ -92,12 +92,14 @@ export type SecretShape = readonly [
 /**
  * A Cookie or Set-Cookie header's value, bare, quoted as a literal (`{"Cookie": "…"}`) or in
  * brackets; which shows each cookie's name and masks its value (RFC 6265: pairs split by `;`, a
- * value never holds `;`, `,` or a blank; Set-Cookie's joined by `,`). A value that is code
+ * value never holds `;`, `,` or a blank, and may be in double quotes, `sid="…"`; Set-Cookie's
+ * joined by `,`). A value that is code
  * (`${sid}`) stays, and so does a Set-Cookie attribute's, which says how a cookie is kept.
  */
-const COOKIE_HEADER = /((?<![\w-])(?:Set-)?Cookie["']?[ \t]{0,4}:[ \t]{0,8}["']?)([^\n\r"'\\]{1,8192})/gi;
+const COOKIE_HEADER =
+  /((?<![\w-])(?:Set-)?Cookie["']?[ \t]{0,4}:[ \t]{0,8}["']?)((?:[^\n\r"'\\]|(?<==)"[^\n\r";,\\]{0,4096}"){1,8192})/gi;
 const COOKIE_PAIR =
-  /(^|[;,][ \t]{0,8})(?:([^=;,\s"'\\]{1,256})=)?(?!\$)(\[masked\]|[^;,\s"'\\]{1,4096}?)(?=(?:[)\]}]{1,4}[.:]?)?(?:[;,\s"'\\]|$))/g;
+  /(^|[;,][ \t]{0,8})(?:([^=;,\s"'\\]{1,256})=)?(?!\$)(\[masked\]|"[^;,\s"'\\]{0,4096}"|[^;,\s"'\\]{1,4096}?)(?=(?:[)\]}]{1,4}[.:]?)?(?:[;,\s"'\\]|$))/g;
 const COOKIE_ATTRIBUTE = /^(?:Expires|Max-Age|Domain|Path|SameSite|Priority)$/i;
 
 function maskCookies(_: string, header: string, value: string): string {

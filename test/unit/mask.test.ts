@@ -406,6 +406,11 @@ describe("maskString", () => {
       ],
       ["(Cookie: sid=abcdef).", `(Cookie: sid=${MASK}).`],
       ["Cookie: abcdef0123456789", `Cookie: ${MASK}`],
+      // A value in double quotes (RFC 6265's cookie-value), and the cookies after it.
+      ['Cookie: sid="abc123def456"; theme=dark', `Cookie: sid=${MASK}; theme=${MASK}`],
+      ['Set-Cookie: sid="abc123def456"; Path=/; HttpOnly', `Set-Cookie: sid=${MASK}; Path=/; HttpOnly`],
+      // A quote after `=` that closes a quoted header is the header's.
+      ['{"Cookie": "sid=YWJj=", "Accept": "*/*"}', `{"Cookie": "sid=${MASK}", "Accept": "*/*"}`],
       // Prose, a cookie's name, code.
       ["// Cookie: handled by express", "// Cookie: handled by express"],
       ['{"cookie": "sessionid", "Cookie": true}', '{"cookie": "sessionid", "Cookie": true}'],
