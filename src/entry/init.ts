@@ -578,9 +578,12 @@ async function writeMerged(
   const target = await writeTarget(path);
   const found = await stat(path).catch(() => undefined);
   if (found?.isDirectory()) throw new Error(`--write ${path} is a directory: name the settings file in it`);
-  // A device would be read (a terminal waits for input) and then renamed over: /dev/null, as root.
-  if (found?.isCharacterDevice() || found?.isBlockDevice() || found?.isSocket()) {
-    throw new Error(`--write ${path} is a device or a socket, not a settings file: name the settings file`);
+  // Anything but a file would be read (a terminal or a named pipe waits for input for ever) and
+  // then renamed over: /dev/null, as root.
+  if (found !== undefined && !found.isFile()) {
+    throw new Error(
+      `--write ${path} is a device, a socket or a named pipe, not a settings file: name the settings file`,
+    );
   }
   let read: string | undefined;
   try {

@@ -8,20 +8,14 @@
 import { execFileSync, spawn } from "node:child_process";
 import {
   chmodSync,
-  closeSync,
-  constants,
-  linkSync,
   lstatSync,
   mkdirSync,
-  openSync,
   readdirSync,
   readFileSync,
   statSync,
   symlinkSync,
-  watch,
   writeFileSync,
 } from "node:fs";
-import { writeFile } from "node:fs/promises";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { dirname, join } from "node:path";
@@ -1049,12 +1043,25 @@ describe("hookgate init --write", { timeout: 90_000 }, () => {
       const result = await writeClaudeCode(device);
       expect(result.code).toBe(1);
       expect(result.stderr).toContain(
-        `--write ${device} is a device or a socket, not a settings file: name the settings file`,
+        `--write ${device} is a device, a socket or a named pipe, not a settings file: name the settings file`,
       );
       expect(statSync(device).isCharacterDevice()).toBe(true);
       expect(readdirSync(dir)).toEqual(["null"]);
     },
   );
+
+  it("refuses a named pipe given to --write, where it waited for ever for something to write to it", async () => {
+    const dir = tempDir("init-fifo");
+    const pipe = join(dir, "settings.json");
+    execFileSync("mkfifo", [pipe]);
+    const result = await writeClaudeCode(pipe);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(
+      `--write ${pipe} is a device, a socket or a named pipe, not a settings file: name the settings file`,
+    );
+    expect(statSync(pipe).isFIFO()).toBe(true);
+    expect(readdirSync(dir)).toEqual(["settings.json"]);
+  });
 
   it.each([
     ["4 spaces", "    "],
@@ -1164,41 +1171,37 @@ describe("hookgate init --write", { timeout: 90_000 }, () => {
   );
 
   it("leaves a settings file another program wrote while it merged as that program wrote it", async () => {
-    // A FIFO stands for the file, so that the test writes it between init's read and its write,
-    // in order: the agent saving a permission, or a second init, at the same moment. Renamed
-    // over, their change was lost.
+    // Another program (the agent saving a permission, or a second init) writes the file between
+    // init's read and its rename, in order: a script loaded before init writes it as init starts
+    // the temporary file. Renamed over, its change was lost.
     const dir = tempDir("init-changed");
     const path = join(dir, "settings.json");
-    execFileSync("mkfifo", [path]);
-    // The FIFO by another name: were init to rename over it, a writer still waiting on it is let go.
-    linkSync(path, join(dir, "fifo"));
-    const run = writeClaudeCode(path);
-    await writeFile(path, '{"model": "opus"}\n');
-    // The temporary file says init has read the file and is about to put the merged one in place.
-    await new Promise<void>((ready) => {
-      const watcher = watch(dir);
-      const done = () => {
-        watcher.close();
-        ready();
-      };
-      const check = () => {
-        if (readdirSync(dir).some((name) => name.includes(".hookgate-"))) done();
-      };
-      watcher.on("change", check);
-      void run.finally(done);
-      check();
-    });
-    const second = writeFile(path, '{"model": "sonnet"}\n').catch(() => undefined);
-    const result = await run;
-    const letGo = openSync(join(dir, "fifo"), constants.O_RDONLY | constants.O_NONBLOCK);
-    await second;
-    closeSync(letGo);
-    expect(result.code).toBe(1);
+    writeFileSync(path, '{"model": "opus"}\n');
+    const rival = join(tempDir("init-rival"), "rival.cjs");
+    writeFileSync(
+      rival,
+      [
+        'const fs = require("node:fs/promises");',
+        "const write = fs.writeFile;",
+        "fs.writeFile = async (file, ...rest) => {",
+        '  if (String(file).includes(".hookgate-")) await write(process.env.RIVAL_PATH, \'{"model": "sonnet"}\\n\');',
+        "  return write(file, ...rest);",
+        "};",
+        'require("node:module").syncBuiltinESMExports();',
+        "",
+      ].join("\n"),
+    );
+    const result = await runCli(
+      ["init", "--client", "claude-code", "--url", `${server.url}/v1/hooks/claude-code`, "--write", path],
+      "",
+      { NODE_OPTIONS: `--require ${rival}`, RIVAL_PATH: path },
+    );
     expect(result.stderr).toBe(
       `hookgate: ${path} changed while init was merging into it (another program wrote it); left as that program wrote it: run init again\n`,
     );
-    expect(lstatSync(path).isFIFO()).toBe(true);
-    expect(readdirSync(dir).sort()).toEqual(["fifo", "settings.json"]);
+    expect(result.code).toBe(1);
+    expect(readFileSync(path, "utf8")).toBe('{"model": "sonnet"}\n');
+    expect(readdirSync(dir)).toEqual(["settings.json"]);
   });
 
   it("takes back its hooks from events a later run leaves out", async () => {
