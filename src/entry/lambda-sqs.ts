@@ -114,14 +114,19 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
   /**
    * Says, once, when the queue's redrive policy would take jobs from hookgate: a `maxReceiveCount`
    * below the attempts of the policy's longest retry schedule moves a job that keeps failing to
-   * the DLQ before its last retries, and its dead letter then carries no error; a queue with no
+   * the DLQ before its last retries, and its dead letter then carries no error; one equal to
+   * them moves a job whose last attempt ended the function before the function can dead-letter it
+   * with why, at the next receive; a queue with no
    * redrive policy keeps a record the function never settles until the queue's retention runs
    * out, failing its batch each time. Never holds up a delivery: a read
    * that fails says what to check by hand.
    */
   async function checkRedrive(policy: Policy, signal: AbortSignal | undefined): Promise<void> {
-    const needed = mostAttempts(Object.values(policy.document.sinks ?? {}));
-    const set = `set its maxReceiveCount to at least ${needed}, the attempts of the policy's longest retry schedule (infra/aws/template.yaml sets 25)`;
+    const attempts = mostAttempts(Object.values(policy.document.sinks ?? {}));
+    // One receive more than the attempts: the one at which a job whose last attempt ended the
+    // function is dead-lettered, with why (LAST_ATTEMPT_UNSETTLED), before SQS moves it without.
+    const needed = attempts + 1;
+    const set = `set its maxReceiveCount to at least ${needed}, the attempts of the policy's longest retry schedule and one receive more, at which a job whose last attempt ended the function is dead-lettered with why (infra/aws/template.yaml sets 25)`;
     let maxReceiveCount: number | undefined;
     try {
       maxReceiveCount = await runtime.maxReceiveCount(signal);
@@ -142,7 +147,11 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
     else if (maxReceiveCount < needed)
       logger.log(
         "warn",
-        `the queue's redrive policy moves a job to the DLQ after ${maxReceiveCount} receives, fewer than the attempts it may need: a job that keeps failing loses its last retries, and its dead letter the error (hookgate dlq list shows "moved by the SQS redrive policy"); ${set}`,
+        `the queue's redrive policy moves a job to the DLQ after ${maxReceiveCount} receives, fewer than it may need: ${
+          maxReceiveCount < attempts
+            ? "a job that keeps failing loses its last retries, and its dead letter the error"
+            : "a job whose last attempt ended the function leaves before the function can dead-letter it, and its dead letter has no reason"
+        } (hookgate dlq list shows "moved by the SQS redrive policy"); ${set}`,
         { maxReceiveCount, neededReceives: needed },
       );
   }

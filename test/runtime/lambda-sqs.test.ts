@@ -1126,23 +1126,38 @@ describe("the Lambda SQS handler", () => {
       expect(await warningsOfTwoInvocations()).toEqual([
         {
           message: expect.stringMatching(
-            /^the queue's redrive policy moves a job to the DLQ after 20 receives, .*set its maxReceiveCount to at least 21/,
+            /^the queue's redrive policy moves a job to the DLQ after 20 receives, fewer than it may need: a job that keeps failing loses its last retries, .*set its maxReceiveCount to at least 22/,
           ),
-          fields: { maxReceiveCount: 20, neededReceives: 21 },
+          fields: { maxReceiveCount: 20, neededReceives: 22 },
+        },
+      ]);
+    });
+
+    it("says so too of a maxReceiveCount equal to the attempts, which leaves no receive to dead-letter a job whose last attempt ended the function", async () => {
+      // At 21, a 20-retry job whose 21st attempt ended the function was moved by SQS at its 22nd
+      // receive, the one at which the function dead-letters it with why, so without a reason.
+      await createPair(21);
+      expect(await warningsOfTwoInvocations()).toEqual([
+        {
+          message: expect.stringMatching(
+            /^the queue's redrive policy moves a job to the DLQ after 21 receives, fewer than it may need: a job whose last attempt ended the function leaves before the function can dead-letter it, .*set its maxReceiveCount to at least 22/,
+          ),
+          fields: { maxReceiveCount: 21, neededReceives: 22 },
         },
       ]);
     });
 
     it("counts the default schedule, which a delivery that throws follows, against a shorter one of a sink's", async () => {
-      // A sink with no retries still gets the default schedule's 8 attempts when its delivery throws.
-      await createPair(7);
+      // A sink with no retries still gets the default schedule's 8 attempts when its delivery
+      // throws, and a ninth receive to be dead-lettered at should the last end the function.
+      await createPair(8);
       expect(await warningsOfTwoInvocations([])).toEqual([
-        expect.objectContaining({ fields: { maxReceiveCount: 7, neededReceives: 8 } }),
+        expect.objectContaining({ fields: { maxReceiveCount: 8, neededReceives: 9 } }),
       ]);
     });
 
-    it("says nothing of a maxReceiveCount that lets the longest schedule make every attempt", async () => {
-      await createPair(21);
+    it("says nothing of a maxReceiveCount that lets the longest schedule make every attempt, and one receive more", async () => {
+      await createPair(22);
       expect(await warningsOfTwoInvocations()).toEqual([]);
     });
 
@@ -1151,9 +1166,9 @@ describe("the Lambda SQS handler", () => {
       expect(await warningsOfTwoInvocations()).toEqual([
         {
           message: expect.stringMatching(
-            /^the queue has no redrive policy: a record the delivery function never settles .*set its maxReceiveCount to at least 21/,
+            /^the queue has no redrive policy: a record the delivery function never settles .*set its maxReceiveCount to at least 22/,
           ),
-          fields: { neededReceives: 21 },
+          fields: { neededReceives: 22 },
         },
       ]);
     });
@@ -1180,9 +1195,9 @@ describe("the Lambda SQS handler", () => {
       expect(warnings).toEqual([
         {
           message: expect.stringMatching(
-            /^could not read the queue's redrive policy \(.*sqs:GetQueueAttributes.*\); check it by hand: set its maxReceiveCount to at least 8/,
+            /^could not read the queue's redrive policy \(.*sqs:GetQueueAttributes.*\); check it by hand: set its maxReceiveCount to at least 9/,
           ),
-          fields: { neededReceives: 8, error: "AccessDenied: not authorized" },
+          fields: { neededReceives: 9, error: "AccessDenied: not authorized" },
         },
       ]);
     });
