@@ -5,7 +5,7 @@
  * deepcode post them (allowlist, header interpolation, timeout), command adapters are run by a
  * shell with the event on stdin and their output read as the client reads it.
  */
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import {
   chmodSync,
   lstatSync,
@@ -45,6 +45,18 @@ const DENY = {
 const tmp = tempDir("init");
 /** The user nobody, who runs a command root's test hands to an unprivileged user. */
 const NOBODY = 65534;
+/**
+ * Whether a test that needs a permission refused can run here: anyone but root is refused by a
+ * folder's mode; root hands the command to nobody, who must be able to run the CLI where this
+ * checkout is (a checkout under a folder only its owner may enter, as `mktemp -d` makes, is out
+ * of nobody's reach, and those tests are skipped, saying why).
+ */
+const PERMISSIONS_TESTABLE =
+  process.getuid?.() !== 0 ||
+  spawnSync(process.execPath, [BIN, "--version"], { cwd: ROOT, uid: NOBODY, gid: NOBODY }).status === 0;
+/** The name such a test gets when it cannot run here. */
+const needsPermissions = (name: string) =>
+  PERMISSIONS_TESTABLE ? name : `${name} (skipped: the user nobody cannot run this checkout's CLI)`;
 
 type Json = Record<string, unknown>;
 type Hook = Record<string, unknown>;
@@ -964,63 +976,74 @@ describe("hookgate init --write", { timeout: 90_000 }, () => {
     expect(readdirSync(join(dir, "store")).sort()).toEqual(["later.json", "settings.json"]);
   });
 
-  it("names the settings file, its folder and what to do when the folder cannot be made", async () => {
-    // Node's mkdir error came through as it was, naming neither the settings file nor a way out.
-    const dir = tempDir("init-no-folder");
-    const url = `${server.url}/v1/hooks/claude-code`;
-    chmodSync(dir, 0o555);
-    whenDone(() => chmodSync(dir, 0o755));
-    const path = join(dir, "claude", "settings.json");
-    const locked = await runCliUnprivileged(dir, [
-      "init",
-      "--client",
-      "claude-code",
-      "--url",
-      url,
-      "--write",
-      path,
-    ]);
-    expect(locked.code).toBe(1);
-    expect(locked.stderr).toBe(
-      `hookgate: cannot write ${path}: its folder ${dir}/claude cannot be made: ${dir} does not let you create ${dir}/claude in it (EACCES); nothing written (create ${dir}/claude yourself, or run init without --write and merge what it prints into ${path} by hand)\n`,
-    );
-    expect(readdirSync(dir)).toEqual([]);
-    // A file where the folder should be, also at the end of a link.
-    const other = tempDir("init-file-in-the-way");
-    writeFileSync(join(other, "claude"), "not a folder\n");
-    const inside = join(other, "claude", "settings.json");
-    symlinkSync(inside, join(other, "link.json"));
-    for (const given of [inside, join(other, "link.json")]) {
-      const blocked = await writeClaudeCode(given, url);
-      expect(blocked.code).toBe(1);
-      expect(blocked.stderr).toBe(
-        `hookgate: cannot write ${given}: ${other}/claude is a file, where a folder should be; nothing written (move ${other}/claude out of the way, or name another settings file, or run init without --write and merge what it prints into ${given} by hand)\n`,
+  it.skipIf(!PERMISSIONS_TESTABLE)(
+    needsPermissions("names the settings file, its folder and what to do when the folder cannot be made"),
+    async () => {
+      // Node's mkdir error came through as it was, naming neither the settings file nor a way out.
+      const dir = tempDir("init-no-folder");
+      const url = `${server.url}/v1/hooks/claude-code`;
+      chmodSync(dir, 0o555);
+      whenDone(() => chmodSync(dir, 0o755));
+      const path = join(dir, "claude", "settings.json");
+      const locked = await runCliUnprivileged(dir, [
+        "init",
+        "--client",
+        "claude-code",
+        "--url",
+        url,
+        "--write",
+        path,
+      ]);
+      expect(locked.code).toBe(1);
+      expect(locked.stderr).toBe(
+        `hookgate: cannot write ${path}: its folder ${dir}/claude cannot be made: ${dir} does not let you create ${dir}/claude in it (EACCES); nothing written (create ${dir}/claude yourself, or run init without --write and merge what it prints into ${path} by hand)\n`,
       );
-    }
-    expect(readFileSync(join(other, "claude"), "utf8")).toBe("not a folder\n");
-  });
+      expect(readdirSync(dir)).toEqual([]);
+      // A file where the folder should be, also at the end of a link.
+      const other = tempDir("init-file-in-the-way");
+      writeFileSync(join(other, "claude"), "not a folder\n");
+      const inside = join(other, "claude", "settings.json");
+      symlinkSync(inside, join(other, "link.json"));
+      for (const given of [inside, join(other, "link.json")]) {
+        const blocked = await writeClaudeCode(given, url);
+        expect(blocked.code).toBe(1);
+        expect(blocked.stderr).toBe(
+          `hookgate: cannot write ${given}: ${other}/claude is a file, where a folder should be; nothing written (move ${other}/claude out of the way, or name another settings file, or run init without --write and merge what it prints into ${given} by hand)\n`,
+        );
+      }
+      expect(readFileSync(join(other, "claude"), "utf8")).toBe("not a folder\n");
+    },
+  );
 
-  it("names a settings file it may not read, or whose links go round in a loop, and what to do", async () => {
-    const dir = tempDir("init-unreadable");
+  it.skipIf(!PERMISSIONS_TESTABLE)(
+    needsPermissions("names a settings file it may not read, and what to do"),
+    async () => {
+      const dir = tempDir("init-unreadable");
+      const url = `${server.url}/v1/hooks/claude-code`;
+      const path = join(dir, "settings.json");
+      writeFileSync(path, '{"model": "opus"}\n');
+      chmodSync(path, 0o200);
+      const unreadable = await runCliUnprivileged(dir, [
+        "init",
+        "--client",
+        "claude-code",
+        "--url",
+        url,
+        "--write",
+        path,
+      ]);
+      expect(unreadable.code).toBe(1);
+      expect(unreadable.stderr).toBe(
+        `hookgate: cannot read ${path}: you may not read it (EACCES); left unchanged (give yourself read permission on it, or run init without --write and merge what it prints into ${path} by hand)\n`,
+      );
+      chmodSync(path, 0o600);
+      expect(readFileSync(path, "utf8")).toBe('{"model": "opus"}\n');
+    },
+  );
+
+  it("names a settings file whose links go round in a loop, and what to do", async () => {
+    const dir = tempDir("init-loop");
     const url = `${server.url}/v1/hooks/claude-code`;
-    const path = join(dir, "settings.json");
-    writeFileSync(path, '{"model": "opus"}\n');
-    chmodSync(path, 0o200);
-    const unreadable = await runCliUnprivileged(dir, [
-      "init",
-      "--client",
-      "claude-code",
-      "--url",
-      url,
-      "--write",
-      path,
-    ]);
-    expect(unreadable.code).toBe(1);
-    expect(unreadable.stderr).toBe(
-      `hookgate: cannot read ${path}: you may not read it (EACCES); left unchanged (give yourself read permission on it, or run init without --write and merge what it prints into ${path} by hand)\n`,
-    );
-    chmodSync(path, 0o600);
-    expect(readFileSync(path, "utf8")).toBe('{"model": "opus"}\n');
     const loop = join(dir, "loop.json");
     symlinkSync("back.json", loop);
     symlinkSync("loop.json", join(dir, "back.json"));
@@ -1029,7 +1052,7 @@ describe("hookgate init --write", { timeout: 90_000 }, () => {
     expect(looped.stderr).toBe(
       `hookgate: cannot read ${loop}: its symbolic links go round in a loop (ELOOP); nothing written (point ${loop} at the settings file, or run init without --write and merge what it prints into ${loop} by hand)\n`,
     );
-    expect(readdirSync(dir).sort()).toEqual(["back.json", "loop.json", "settings.json"]);
+    expect(readdirSync(dir).sort()).toEqual(["back.json", "loop.json"]);
   });
 
   // Only root can make a device node.
@@ -1113,36 +1136,41 @@ describe("hookgate init --write", { timeout: 90_000 }, () => {
     expect(text.startsWith('{\r\n    "model": "opus",\r\n')).toBe(true);
   });
 
-  it("names the settings file and what to do when its folder cannot be written, and leaves it unchanged", async () => {
-    // Node's error named the temporary file init made beside it, and nothing to do.
-    const dir = tempDir("init-locked");
-    const path = join(dir, "settings.json");
-    const text = '{"model": "opus"}\n';
-    writeFileSync(path, text);
-    chmodSync(path, 0o666);
-    chmodSync(dir, 0o555);
-    // Run before the folder's removal (last in, first out), which a user other than root needs.
-    whenDone(() => chmodSync(dir, 0o755));
-    const result = await runCliUnprivileged(dir, [
-      "init",
-      "--client",
-      "claude-code",
-      "--url",
-      `${server.url}/v1/hooks/claude-code`,
-      "--write",
-      path,
-    ]);
-    expect(result.code).toBe(1);
-    expect(result.stderr).toBe(
-      `hookgate: cannot write ${path}: ${dir} does not let you create or replace files in it (EACCES); left unchanged (give yourself write permission on ${dir}, or run init without --write and merge what it prints into ${path} by hand)\n`,
-    );
-    expect(readFileSync(path, "utf8")).toBe(text);
-    expect(readdirSync(dir)).toEqual(["settings.json"]);
-  });
+  it.skipIf(!PERMISSIONS_TESTABLE)(
+    needsPermissions(
+      "names the settings file and what to do when its folder cannot be written, and leaves it unchanged",
+    ),
+    async () => {
+      // Node's error named the temporary file init made beside it, and nothing to do.
+      const dir = tempDir("init-locked");
+      const path = join(dir, "settings.json");
+      const text = '{"model": "opus"}\n';
+      writeFileSync(path, text);
+      chmodSync(path, 0o666);
+      chmodSync(dir, 0o555);
+      // Run before the folder's removal (last in, first out), which a user other than root needs.
+      whenDone(() => chmodSync(dir, 0o755));
+      const result = await runCliUnprivileged(dir, [
+        "init",
+        "--client",
+        "claude-code",
+        "--url",
+        `${server.url}/v1/hooks/claude-code`,
+        "--write",
+        path,
+      ]);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toBe(
+        `hookgate: cannot write ${path}: ${dir} does not let you create or replace files in it (EACCES); left unchanged (give yourself write permission on ${dir}, or run init without --write and merge what it prints into ${path} by hand)\n`,
+      );
+      expect(readFileSync(path, "utf8")).toBe(text);
+      expect(readdirSync(dir)).toEqual(["settings.json"]);
+    },
+  );
 
   // Only root can put another user's file in a sticky folder.
-  it.skipIf(process.getuid?.() !== 0)(
-    "removes its temporary file when the rename over the settings file fails",
+  it.skipIf(process.getuid?.() !== 0 || !PERMISSIONS_TESTABLE)(
+    needsPermissions("removes its temporary file when the rename over the settings file fails"),
     async () => {
       // A sticky folder (as /tmp) lets anyone make files, but not replace another user's: the
       // rename failed, and the temporary file with the merged settings was left beside the file.
