@@ -68,7 +68,9 @@ export function createApp(deps: AppDeps): Hono {
         400,
       );
     }
-    const outcome = await runHookRoute(deps, client, routeRequest(c.req.raw), true);
+    // Its body is read as a hook's: the same limit, deadline and budget, and a request the
+    // runtime could not hand over whole (Lambda) is simulated as the refusal its hook gets.
+    const outcome = await runHookRoute(deps, client, routeRequest(c.req.raw, deps), true);
     return c.json(simulation(outcome), 200, outcomeHeaders(outcome));
   });
 
@@ -159,7 +161,7 @@ async function answerHook(deps: AppDeps, request: Request, client: string | unde
 
 function routeRequest(
   request: Request,
-  reading: Pick<AppDeps, "bodyDeadline" | "bodyBudget" | "refusal"> = {},
+  reading: Pick<AppDeps, "bodyDeadline" | "bodyBudget" | "refusal">,
 ): HookRouteRequest {
   return {
     refused: reading.refusal?.(request),

@@ -88,14 +88,17 @@ export async function runHookRoute(
   return { ...outcome, bodyUnread: !body.ok && body.unread === true };
 }
 
-/** The identifying headers every hook answer (and simulate's) carries. */
-export function outcomeHeaders(outcome: HookOutcome): Record<string, string> {
+/** The headers every hook answer (and simulate's) carries. */
+export function outcomeHeaders(outcome: HookRouteOutcome): Record<string, string> {
   const headers: Record<string, string> = {
     "x-hookgate-decision-id": outcome.decisionId,
     "x-hookgate-policy": outcome.policyHash,
     "cache-control": "no-store",
   };
   if (outcome.error) headers["x-hookgate-error"] = outcome.error.code;
+  // The rest of the body was never read, so this connection cannot carry another request; say
+  // so, or a keep-alive client (Claude Code shares one per session) would reuse it.
+  if (outcome.bodyUnread) headers.connection = "close";
   return headers;
 }
 
@@ -107,9 +110,6 @@ export function hookResponse(outcome: HookRouteOutcome): {
 } {
   const headers = outcomeHeaders(outcome);
   if (outcome.answer.contentType) headers["content-type"] = outcome.answer.contentType;
-  // The rest of the body was never read, so this connection cannot carry another request; say
-  // so, or a keep-alive client (Claude Code shares one per session) would reuse it.
-  if (outcome.bodyUnread) headers.connection = "close";
   return { status: outcome.answer.status, headers, body: outcome.answer.body };
 }
 

@@ -1,5 +1,8 @@
 import { describe, expect, it } from "vitest";
+import { createApp } from "../../src/http/app.js";
+import { createBodyBudget } from "../../src/http/read-body.js";
 import { authPolicy, jsonOf, TOKEN, testApp } from "../support/app.js";
+import { policyFrom, sha256 } from "../support/policy.js";
 
 const preToolUse = (command: string, extra: Record<string, unknown> = {}) => ({
   session_id: "s",
@@ -641,6 +644,47 @@ describe("POST /v1/simulate", () => {
   it("refuses an unknown client with a 400", async () => {
     const res = await app.post("/v1/simulate?client=cursor", preToolUse("ls"));
     expect(res.status).toBe(400);
+  });
+
+  it("holds its body within the bytes of bodies still arriving the gateway may hold, as a hook's", async () => {
+    // serve's budget (node.ts), small: a simulate body that stalls holds its bytes as a hook's
+    // does, or clients stalling simulate bodies ran the gateway out of memory uncounted.
+    const policy = await policyFrom({ version: 1, rules: [] });
+    const budgeted = createApp({
+      policy: () => policy,
+      clock: { now: Date.now, monotonic: () => performance.now() },
+      newId: () => "id-1",
+      sha256,
+      logger: { log: () => {} },
+      bodyBudget: createBodyBudget(100),
+    });
+    const head = new TextEncoder().encode(`{"hook_event_name":"Stop","x":"${"a".repeat(60)}`);
+    let finish: () => void = () => {};
+    const held = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(head);
+        finish = () => {
+          controller.enqueue(new TextEncoder().encode('"}'));
+          controller.close();
+        };
+      },
+    });
+    const post = (path: string, body: string | ReadableStream<Uint8Array>) =>
+      budgeted.request(`http://gateway.test${path}`, {
+        method: "POST",
+        body,
+        headers: { "content-type": "application/json" },
+        duplex: "half",
+      } as RequestInit);
+    const simulating = post("/v1/simulate", held);
+    await new Promise((resolve) => setImmediate(resolve));
+    const hook = await post("/v1/hooks/claude-code", JSON.stringify(preToolUse(`ls ${"b".repeat(60)}`)));
+    expect(hook.headers.get("x-hookgate-error")).toBe("BODY_UNREADABLE");
+    expect(hook.headers.get("connection")).toBe("close");
+    finish();
+    expect(await jsonOf(await simulating)).toMatchObject({ event: "Stop", error: null });
+    const again = await post("/v1/hooks/claude-code", JSON.stringify(preToolUse(`ls ${"c".repeat(60)}`)));
+    expect(again.headers.get("x-hookgate-error")).toBeNull();
   });
 });
 

@@ -547,6 +547,39 @@ describe("events hono's adapter cannot make a request of", () => {
       errors.mockRestore();
     }
   });
+  it("simulates such an event as the refusal its hook gets, not as the request hono's adapter was left with", async () => {
+    const { lines, handler } = handlerWithLog();
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+    const simulate = { ...HTTP_API, rawPath: "/v1/simulate", rawQueryString: "client=claude-code" };
+    try {
+      const cases = [
+        // Judged as its text, this was the captured PreToolUse, denied by the policy's rule.
+        [
+          { ...simulate, isBase64Encoded: true },
+          /marks it base64-encoded \(isBase64Encoded\), but it is not base64$/,
+        ],
+        // Made again without its headers, this was judged as sent with no Content-Type or token.
+        [
+          { ...simulate, headers: { ...simulate.headers, "x odd": "a" } },
+          /the Lambda event's header "x odd" is not one an HTTP request can carry$/,
+        ],
+      ] as const;
+      for (const [event, message] of cases) {
+        const res = await handler(event as V2Event, context());
+        expect([res.statusCode, errorOf(res)]).toEqual([200, "BODY_UNREADABLE"]);
+        const result = decided(res) as { event: string; error: { code: string; message: string } };
+        expect([result.event, result.error.code]).toEqual(["PreToolUse", "BODY_UNREADABLE"]);
+        expect(result.error.message).toMatch(message);
+      }
+      expect(
+        lines.filter((l) => l.msg === "decision"),
+        "a simulation writes no audit line",
+      ).toEqual([]);
+    } finally {
+      errors.mockRestore();
+    }
+  });
+
   it("reads a payload 2.0 event's cookies as headers: a non-ASCII one mended, one a Request refuses never quoted", async () => {
     const { lines, handler } = handlerWithLog();
     const errors = vi.spyOn(console, "error").mockImplementation(() => {});

@@ -200,6 +200,32 @@ describe("hookListener's body deadline", () => {
     },
   );
 
+  it("answers a /v1/simulate body that does not all arrive in time with the simulation of that error, and closes the connection", async () => {
+    logs.length = 0;
+    const { answer, waited } = await stall(
+      "/v1/simulate",
+      '{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"rm -rf /',
+    );
+    const [statusLine, ...lines] = answer.slice(0, answer.indexOf("\r\n\r\n")).split("\r\n");
+    expect(statusLine).toBe("HTTP/1.1 200 OK");
+    expect(lines.map((l) => l.toLowerCase())).toEqual(
+      expect.arrayContaining(["x-hookgate-error: body_unreadable", "connection: close"]),
+    );
+    expect(JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4))).toMatchObject({
+      event: "PreToolUse",
+      error: {
+        code: "BODY_UNREADABLE",
+        message:
+          "the request body could not be read (it did not all arrive within 0.3 s; the client sent it too slowly or stalled)",
+      },
+    });
+    expect(waited, "answered only once the body's deadline had passed").toBe(true);
+    expect(
+      logs.filter((l) => l.msg === "decision"),
+      "a simulation writes no audit line",
+    ).toEqual([]);
+  });
+
   it("leaves a body that arrived alone: past the deadline, the same connection carries the next request", async () => {
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
     const post = (command: string) =>

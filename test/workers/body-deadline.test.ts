@@ -2,7 +2,8 @@
  * A hook body that stalls, inside workerd: the runtime waits for a request's body for as long as
  * its client stays connected, so the Worker gives it the deadline Node's `serve` gives it
  * (read-body.ts BODY_DEADLINE_MS) and answers it in the fail mode, the event named from what
- * came. The deadline's timer is a fake one, moved on by the test: the Worker's own 60 s.
+ * came; a `/v1/simulate` body, the same deadline, is simulated as that error. The deadline's
+ * timer is a fake one, moved on by the test: the Worker's own 60 s.
  */
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
@@ -20,47 +21,56 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
+/**
+ * Posts part of a PreToolUse to `path`, then nothing, and moves the fake timers on by the body
+ * deadline once the Worker has read that part and asks for more (the stream's pull), by when its
+ * deadline has started: the answer, and the lines the Worker logged.
+ */
+async function stalled(path: string): Promise<{ res: Response; lines: string[] }> {
+  const lines: string[] = [];
+  vi.spyOn(console, "log").mockImplementation((line: string) => lines.push(line));
+  vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+  let asked: () => void = () => {};
+  const waiting = new Promise<void>((resolve) => {
+    asked = resolve;
+  });
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(
+        new TextEncoder().encode(
+          '{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"rm',
+        ),
+      );
+    },
+    pull() {
+      asked();
+      return new Promise<void>(() => {});
+    },
+  });
+  const ctx = createExecutionContext();
+  const answer = worker.fetch(
+    new Request(`https://hookgate.test${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body,
+    }),
+    { ...env, HOOKGATE_POLICY: JSON.stringify(policy) } as WorkerEnv,
+    ctx,
+  );
+  await waiting;
+  await vi.advanceTimersByTimeAsync(BODY_DEADLINE_MS);
+  const res = await answer;
+  await waitOnExecutionContext(ctx);
+  return { res, lines };
+}
+
+const STALLED =
+  "the request body could not be read (it did not all arrive within 60 s; the client sent it too slowly or stalled)";
+
 describe("a hook body that stalls", () => {
   it("is answered in the fail mode once the body deadline passes, its event named from what came", async () => {
-    const lines: string[] = [];
-    vi.spyOn(console, "log").mockImplementation((line: string) => lines.push(line));
-    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
-    // Part of a PreToolUse, then nothing: `waiting` settles once the Worker has read that part
-    // and asks for more (the stream's pull), by when its deadline has started.
-    let asked: () => void = () => {};
-    const waiting = new Promise<void>((resolve) => {
-      asked = resolve;
-    });
-    const body = new ReadableStream<Uint8Array>({
-      start(controller) {
-        controller.enqueue(
-          new TextEncoder().encode(
-            '{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"rm',
-          ),
-        );
-      },
-      pull() {
-        asked();
-        return new Promise<void>(() => {});
-      },
-    });
-    const ctx = createExecutionContext();
-    const answer = worker.fetch(
-      new Request("https://hookgate.test/v1/hooks/claude-code", {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body,
-      }),
-      { ...env, HOOKGATE_POLICY: JSON.stringify(policy) } as WorkerEnv,
-      ctx,
-    );
-    await waiting;
-    await vi.advanceTimersByTimeAsync(BODY_DEADLINE_MS);
-    const res = await answer;
-    await waitOnExecutionContext(ctx);
-
-    const reason =
-      "hookgate: the request body could not be read (it did not all arrive within 60 s; the client sent it too slowly or stalled) [BODY_UNREADABLE]";
+    const { res, lines } = await stalled("/v1/hooks/claude-code");
+    const reason = `hookgate: ${STALLED} [BODY_UNREADABLE]`;
     expect(res.status).toBe(200);
     expect(res.headers.get("x-hookgate-error")).toBe("BODY_UNREADABLE");
     expect(await res.json()).toEqual({
@@ -73,5 +83,16 @@ describe("a hook body that stalls", () => {
     });
     const decision = lines.map((l) => JSON.parse(l)).find((l) => l.msg === "decision");
     expect(decision).toMatchObject({ event: "PreToolUse", decision: "deny", error: "BODY_UNREADABLE" });
+  });
+
+  it("to /v1/simulate is simulated as that error once the body deadline passes", async () => {
+    const { res } = await stalled("/v1/simulate?client=claude-code");
+    expect(res.status).toBe(200);
+    expect(res.headers.get("x-hookgate-error")).toBe("BODY_UNREADABLE");
+    expect(await res.json()).toMatchObject({
+      decision: "deny",
+      event: "PreToolUse",
+      error: { code: "BODY_UNREADABLE", message: STALLED },
+    });
   });
 });
