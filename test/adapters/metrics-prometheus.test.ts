@@ -148,6 +148,13 @@ describe("metric names", () => {
     expect([...used].filter((name) => !(name in METRIC_HELP))).toEqual([]);
   });
 
+  it("are each named in README.md, which names no other", () => {
+    // A query needs the name: "request errors (by code)" alone left the user to guess it.
+    const named = namesIn(readFileSync(join(ROOT, "README.md"), "utf8"));
+    expect(Object.keys(METRIC_HELP).filter((name) => !named.has(name))).toEqual([]);
+    expect([...named].filter((name) => !(name in METRIC_HELP))).toEqual([]);
+  });
+
   it("alerts, in infra/node/prometheus-alerts.yml, only on metrics hookgate exposes", () => {
     const used = namesIn(readFileSync(join(ROOT, "infra/node/prometheus-alerts.yml"), "utf8"));
     expect(used.size).toBeGreaterThanOrEqual(5);
