@@ -576,11 +576,18 @@ function codeSpan(raw: string, max: number): string {
 /**
  * Slack's three control characters escaped (api.slack.com "Escaping text"), `@channel`,
  * `@everyone` and `@here` in any case and followed by anything but a letter defused (a
- * zero-width space after the @: Discord pings on them; `x@hereford.gov` is left whole), cut to `max` characters of escaped text with a trailing "…",
- * never inside an entity or a surrogate pair.
+ * zero-width space after the @: Discord pings on them; `x@hereford.gov` is left whole), so are
+ * Discord's user and role mentions (`<@id>`, `<@!id>`, `<@&id>`, as discord.py's
+ * `escape_mentions` does) and its masked links (`[text](url)`, a zero-width space before the
+ * `(`): Discord's Slack-compatible endpoint takes no `allowed_mentions`, and whether it turns
+ * `&lt;` back into `<` is not documented. Cut to `max` characters of escaped text with a
+ * trailing "…", never inside an entity or a surrogate pair.
  */
 function escapeCut(raw: string, max: number): string {
-  const defused = raw.replace(/@(everyone|here|channel)(?![a-z])/gi, "@\u200b$1");
+  const defused = raw
+    .replace(/@(everyone|here|channel)(?![a-z])/gi, "@\u200b$1")
+    .replace(/@(?=[!&]?\d{17,20})/g, "@\u200b")
+    .replaceAll("](", "]\u200b(");
   const full = escapeSlack(defused);
   if (full.length <= max) return full;
   let out = "";

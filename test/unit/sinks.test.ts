@@ -837,6 +837,37 @@ describe("renderSlackMessage", () => {
     for (const object of objects) expect(object).toMatchObject({ type: "mrkdwn", verbatim: true });
   });
 
+  it("defuses Discord's user and role mentions and masked links, whatever Discord does with &lt;", async () => {
+    const markup =
+      "<@123456789012345678> <@!123456789012345678> <@&123456789012345678> [click](https://evil.example)";
+    const event = {
+      ...notification().event,
+      hook_event_name: "Notification",
+      notification_type: markup,
+      message: markup,
+      tool_input: { command: markup },
+    };
+    const n = notification({ eventName: markup, team: markup, event, reason: markup });
+    const request = await buildSinkRequest(
+      { type: "discord", url: "https://discord.com/api/webhooks/1/tok" },
+      n,
+      CREATED_AT,
+    );
+    const { text, blocks } = JSON.parse(request.body) as { text: string; blocks: Block[] };
+    const pieces = [...allTexts(blocks).slice(1), text];
+    expect(pieces.join("\n")).toContain("evil.example");
+    for (const piece of pieces) {
+      // As Discord would read it if its Slack endpoint unescaped the entities.
+      const unescaped = piece.replaceAll("&lt;", "<").replaceAll("&gt;", ">").replaceAll("&amp;", "&");
+      expect(unescaped).not.toMatch(/<@[!&]?\d/);
+      expect(unescaped).not.toContain("](");
+    }
+    // A short number after an @ (a scoped package, a version) is left whole.
+    expect(
+      JSON.stringify(renderSlackMessage(notification({ reason: "npm i @types/node@20" })).blocks),
+    ).toContain("@types/node@20");
+  });
+
   it("renders a multi-line command as a code block", () => {
     const event = { ...notification().event, tool_input: { command: "set -e\nmake test" } };
     expect(sectionTexts(blocksOf(notification({ event })))[0]).toContain("```set -e\nmake test```");
