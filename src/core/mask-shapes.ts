@@ -30,13 +30,18 @@ const ENV_KEY = `[A-Z][A-Z0-9_]{0,64}_KEY(?![A-Z0-9])(?<!(?:\\b|_)(?:${DATA_KEY_
 /** A word in either case, for the patterns that are case-sensitive. */
 const anyCase = (word: string): string => word.replace(/[a-z]/g, (c) => `[${c}${c.toUpperCase()}]`);
 /**
- * A dotted path of names whose last part names a secret at its start or after a `_`
- * (`settings.API_KEY`, `user.password`, `config.openai_api_key_2`): in code, where a secret is read
- * from, not one, up to what ends an expression. A token with a dot (`sk.…`, Doppler's `dp.st.…`)
- * ends in its random part, which starts so about once in 10,000, so stays a value (a JWT is masked
- * before).
+ * A secret's name as code spells it, in any case (`password`, `API_KEY`, C#'s `Password`), after
+ * `_`-separated words (`db_password`, `GITHUB_TOKEN`) and before a version (`token_2`,
+ * `API_KEY_V2`), and nothing else: `password1` or `pass123` is a password.
  */
-const SECRET_REFERENCE = `[A-Za-z_][A-Za-z0-9_]{0,64}(?:\\.[A-Za-z_][A-Za-z0-9_]{0,64}){0,15}\\.(?:[A-Za-z0-9_]{0,64}_)?(?:${["pass", "pwd", "secret", "token", "key", "credential", "auth"].map(anyCase).join("|")})[A-Za-z0-9_]{0,64}(?=$|[\\s"',;)\\]}])`;
+const SECRET_NAME = `(?:[A-Za-z0-9]{1,64}_){0,8}(?:${["pass", "passwd", "password", "passphrase", "pwd", "secret", "token", "key", "apikey", "credentials?", "auth"].map(anyCase).join("|")})(?:_[Vv]?[0-9]{1,3})?`;
+/**
+ * A dotted path of names whose last part is a secret's name (`settings.API_KEY`, `user.password`,
+ * `config.openai_api_key_2`): in code, where a secret is read from, not one, up to what ends an
+ * expression. A password or token with a dot ends in other text (`my.password1`, `admin.pass123`,
+ * `Summer2024.Secure`, `sk.…`, Doppler's `dp.st.…`), so stays a value (a JWT is masked before).
+ */
+const SECRET_REFERENCE = `[A-Za-z_][A-Za-z0-9_]{0,64}(?:\\.[A-Za-z_][A-Za-z0-9_]{0,64}){0,15}\\.${SECRET_NAME}(?=$|[\\s"',;)\\]}])`;
 
 /**
  * What follows `NAME=` when it is a value: quoted (escaped quotes too), or a word; not `$(...)`,

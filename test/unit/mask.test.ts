@@ -439,6 +439,22 @@ describe("maskString", () => {
     ] as const)
       expect(maskString(text), text).toBe(masked);
   });
+
+  it("reads NAME=a dotted path as code only when its last part is a secret's name, not a password with one in it", () => {
+    for (const text of [
+      "x(password=cfg.Password, key=os.environ.GITHUB_TOKEN, pwd=db.db_password)",
+      "token=cfg.API_KEY_V2)",
+    ])
+      expect(maskString(text), text).toBe(text);
+    for (const [text, masked] of [
+      ["PASSWORD=my.password1", `PASSWORD=${MASK}`],
+      ["DB_PASS=admin.pass123 psql", `DB_PASS=${MASK} psql`],
+      ["api_key=cfg.api_keys", `api_key=${MASK}`],
+      ["SECRET=ab.secretive,", `SECRET=${MASK}`],
+      ["ENCRYPTION_KEY=app.Key1", `ENCRYPTION_KEY=${MASK}`],
+    ] as const)
+      expect(maskString(text), text).toBe(masked);
+  });
 });
 
 describe("maskValue", () => {
