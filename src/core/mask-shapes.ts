@@ -44,11 +44,20 @@ const SECRET_NAME = `(?:[A-Za-z0-9]{1,64}_){0,8}(?:${["pass", "passwd", "passwor
 const SECRET_REFERENCE = `[A-Za-z_][A-Za-z0-9_]{0,64}(?:\\.[A-Za-z_][A-Za-z0-9_]{0,64}){0,15}\\.${SECRET_NAME}(?=$|[\\s"',;)\\]}])`;
 
 /**
+ * Where `NAME=` is a parameter of a URL's query or fragment (`…/o?X-Amz-Credential=…&X-Amz-Date=…`,
+ * `/cb#access_token=…&expires_in=3600`): right after `?`, `#` or `&`, in a word with a `/` before
+ * its `?` or `#`. Not shell's `TOKEN=x&&make` nor an env file's `PASSWORD=p&ss`, whose `&` may be
+ * the value's. Each lookbehind reads back at most one stretch between `?`s, so its cost is linear.
+ */
+const IN_URL_QUERY = "(?<=[?#&][\\w.-]{0,160}=)(?<=/[^\\s?#]{0,4096}[?#][^\\s]{0,4096})";
+
+/**
  * What follows `NAME=` when it is a value: quoted (escaped quotes too), or a word; not `$(...)`,
  * `$VAR`, a call or subscript (`x=f(y)`), a SECRET_REFERENCE (`api_key=settings.API_KEY`, a keyword
- * argument), or the name itself (`TOKEN=TOKEN`). Group 1 is the name.
+ * argument), or the name itself (`TOKEN=TOKEN`). Group 1 is the name. In a URL's query or
+ * fragment (IN_URL_QUERY) a word ends at `&` or `#`, which a URL-encoded value never holds raw.
  */
-const ASSIGNED_VALUE = `(?:\\\\"(?!\\$[({A-Za-z_])(?:[^"\\\\]|\\\\\\\\){0,4096}\\\\"|"(?!\\$[({A-Za-z_])(?:[^"\\\\]|\\\\[\\s\\S]){0,4096}"|\\$?'[^']{0,4096}'|(?!\\$|[A-Za-z_][\\w.]{0,256}[()\\[\\]]|${SECRET_REFERENCE}|\\1\\b)(?:[^\\s"'\\\\]|\\\\[^\\s"]){1,4096})`;
+const ASSIGNED_VALUE = `(?:\\\\"(?!\\$[({A-Za-z_])(?:[^"\\\\]|\\\\\\\\){0,4096}\\\\"|"(?!\\$[({A-Za-z_])(?:[^"\\\\]|\\\\[\\s\\S]){0,4096}"|\\$?'[^']{0,4096}'|(?!\\$|[A-Za-z_][\\w.]{0,256}[()\\[\\]]|${SECRET_REFERENCE}|\\1\\b)(?:${IN_URL_QUERY}[^\\s"'\\\\&#]{1,4096}|(?!${IN_URL_QUERY})(?:[^\\s"'\\\\]|\\\\[^\\s"]){1,4096}))`;
 
 /**
  * A value that says where a key is, not the key: a path from home or here (`~/.ssh/id_rsa`,

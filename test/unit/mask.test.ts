@@ -383,6 +383,36 @@ describe("maskString", () => {
     }
   });
 
+  it("ends a secret's value in a URL's query or fragment at its & or #, and keeps the other parameters", () => {
+    const signature = "fe5f80f77d5fa3beca038a248ff027d0445342fe2855ddc963176630326f1024";
+    for (const [text, masked] of [
+      [
+        `curl "https://b.s3.amazonaws.com/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=ASIAIOSFODNN7EXAMPLE%2F20130524%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Date=20130524T000000Z&X-Amz-Expires=86400&X-Amz-SignedHeaders=host&X-Amz-Security-Token=IQoJb3JpZ2luX2VjEXAMPLE%2Fabc%3D&X-Amz-Signature=${signature}" -o x`,
+        `curl "https://b.s3.amazonaws.com/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=${MASK}&X-Amz-Date=20130524T000000Z&X-Amz-Expires=86400&X-Amz-SignedHeaders=host&X-Amz-Security-Token=${MASK}&X-Amz-Signature=${MASK}" -o x`,
+      ],
+      [
+        "https://api.example.com/v1/items?token=abc123def&page=2#top",
+        `https://api.example.com/v1/items?token=${MASK}&page=2#top`,
+      ],
+      [
+        "/cb#access_token=ya29.a0AfH6SM&token_type=Bearer&expires_in=3600",
+        `/cb#access_token=${MASK}&token_type=Bearer&expires_in=3600`,
+      ],
+      // Shell's \& in an unquoted URL stays with what follows.
+      ["curl http://x/a?token=abc123\\&page=2", `curl http://x/a?token=${MASK}\\&page=2`],
+      // An empty value masks nothing, nor the parameter after it.
+      ["https://x/?token=&page=2", "https://x/?token=&page=2"],
+      // Not in a URL, an & may be the value's: to the blank, as before.
+      ["export TOKEN=s3cr3t&&make", `export TOKEN=${MASK}`],
+      ["cd /srv/app&&API_TOKEN=s3cr3t&&make", `cd /srv/app&&API_TOKEN=${MASK}`],
+      ["DB_PASSWORD=p&ssw0rd#1", `DB_PASSWORD=${MASK}`],
+      ["Set PASSWORD=abc&def in the .env file?", `Set PASSWORD=${MASK} in the .env file?`],
+    ] as const) {
+      expect(maskString(text), text).toBe(masked);
+      expect(maskString(masked), masked).toBe(masked);
+    }
+  });
+
   it("masks each cookie's value in a Cookie or Set-Cookie header, bare, quoted or in brackets, and keeps its name", () => {
     for (const [text, masked] of [
       ["Cookie: session=abc123def456; theme=dark", `Cookie: session=${MASK}; theme=${MASK}`],
