@@ -5,7 +5,8 @@
  * dropped silently: a job is delivered, retried on schedule, or dead-lettered with its reason.
  * A reason may quote what the sink answered, so it is scrubbed of the policy's secret values
  * (a sink may echo the token or URL it was sent) before it is logged or stored with the job; so
- * is the error of an attempt that threw, which is retried and dead-lettered as `thrownOutcome`.
+ * is the error of an attempt that threw, which is retried on its sink's schedule and dead-lettered
+ * as `thrownOutcome`.
  */
 import {
   DEFAULT_RETRY_SCHEDULE_SECONDS,
@@ -152,11 +153,20 @@ export function createDeliverer(deps: DeliverDeps): Deliverer {
       tried = await attempt(job, attempts, mayStart, interrupted);
     } catch (e) {
       // A defect; its message may quote a secret of the sink's, scrubbed below with the others.
-      tried = thrownOutcome(attempts, e);
+      // On the sink's schedule: past its last attempt a Lambda or Workers receive, which always
+      // says `interrupted`, would dead-letter it as one that ended the function, and every
+      // consumer would send it more often than the sink's schedule allows.
+      tried = thrownOutcome(attempts, e, sinkConfig(job)?.retryScheduleSeconds);
     }
     const outcome = holdOrDead(tried, holds);
     if (outcome.kind === "ack") return outcome;
     return { ...outcome, reason: scrubSecrets(outcome.reason, deps.policy().secrets) };
+  }
+
+  /** The job's sink in the policy in force; own members only, as the policy checks a rule's sinks: "constructor" is no sink. */
+  function sinkConfig(job: DeliveryJob): SinkConfig | undefined {
+    const sinks = deps.policy().document.sinks;
+    return sinks && Object.hasOwn(sinks, job.sink) ? sinks[job.sink] : undefined;
   }
 
   async function attempt(
@@ -165,9 +175,7 @@ export function createDeliverer(deps: DeliverDeps): Deliverer {
     mayStart?: MayStart,
     interrupted?: string,
   ): Promise<DeliveryOutcome> {
-    // Own members only, as the policy checks a rule's sinks: "constructor" is no sink.
-    const sinks = deps.policy().document.sinks;
-    const config = sinks && Object.hasOwn(sinks, job.sink) ? sinks[job.sink] : undefined;
+    const config = sinkConfig(job);
     if (!config) return unsentDead(`sink "${job.sink}" is no longer in the policy`);
     const schedule = config.retryScheduleSeconds ?? DEFAULT_RETRY_SCHEDULE_SECONDS;
     // Its last attempt (the first and one per retry) ended with no outcome, the delivery thread

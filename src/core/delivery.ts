@@ -66,8 +66,8 @@ export function retryDelayMs(
 
 /**
  * The most attempts a job of these sinks can take, one more than the longest retry schedule: a
- * sink's own, or the default, which a delivery that threw follows whatever its sink's
- * (`thrownOutcome`). A queue that counts receives as attempts (SQS) must allow a job this many
+ * sink's own, or the default, which a `deliver` that threw outside its sink's attempt follows
+ * whatever its sink's (`thrownOutcome`, a consumer's own catch). A queue that counts receives as attempts (SQS) must allow a job this many
  * receives before its own limit moves it elsewhere (a redrive policy's `maxReceiveCount`).
  */
 export function mostAttempts(
@@ -132,16 +132,22 @@ export function deadLetterAttempts(outcome: DeliveryOutcome, attempts: number): 
 }
 
 /**
- * The outcome of a `deliver` that threw: a defect, not the sink's answer. Retried on the default
- * schedule (no jitter), then dead-lettered with the error: never retried every few seconds for
- * ever, nor left for the queue's own redrive, which keeps no reason. Every consumer uses it. The
+ * The outcome of a `deliver` that threw: a defect, not the sink's answer. Retried on the sink's
+ * schedule when the deliverer knows it, else the default (no jitter), then dead-lettered with the
+ * error: never retried every few seconds for ever, nor left for the queue's own redrive, which
+ * keeps no reason, nor past the sink's last attempt, where a Lambda or Workers receive read it as
+ * one that ended the function (`interrupted`). Every consumer uses it. The
  * error's text may quote anything (a URL with its token, a header), so it is masked as a log line
  * is before it is logged or stored with the dead letter; the deliverer scrubs the policy's secret
  * values from it too (deliver.ts).
  */
-export function thrownOutcome(attempts: number, error: unknown): DeliveryOutcome {
+export function thrownOutcome(
+  attempts: number,
+  error: unknown,
+  schedule: readonly number[] = DEFAULT_RETRY_SCHEDULE_SECONDS,
+): DeliveryOutcome {
   const reason = `internal error: ${maskString(errorMessage(error))}`;
-  return retryOrDead(attempts, DEFAULT_RETRY_SCHEDULE_SECONDS, 0.5, reason);
+  return retryOrDead(attempts, schedule, 0.5, reason);
 }
 
 /** Another attempt on the schedule, or, once it is spent, the dead letter with the last reason. */

@@ -718,6 +718,45 @@ describe("deliver", () => {
   });
 });
 
+describe("a delivery that throws", () => {
+  /** A deliverer whose sink call throws (a defect: the egress port never should). */
+  async function throwingDeliverer(retryScheduleSeconds: readonly number[]) {
+    const policy = await policyFrom({
+      version: 1,
+      rules: [],
+      sinks: { hook: { type: "webhook", url: "https://hooks.example.com/in", retryScheduleSeconds } },
+    });
+    return createDeliverer({
+      policy: () => policy,
+      egress: async () => {
+        throw new Error("a defect");
+      },
+      env: () => undefined,
+      clock: { now: Date.now, monotonic: () => performance.now() },
+      random: () => 0.5,
+    });
+  }
+
+  it("is retried on its sink's schedule and dead-lettered with its error at the sink's last attempt", async () => {
+    // It followed the default schedule (8 attempts) whatever its sink's. On Lambda and Workers,
+    // whose every receive says `interrupted`, the receive after the sink's last attempt then
+    // dead-lettered it unsent as one whose delivery ended the function.
+    const deliverer = await throwingDeliverer([60]);
+    const interrupted = "its last attempt recorded no outcome";
+    expect(await deliverer.deliver(job("hook"), 1, undefined, 0, interrupted)).toEqual({
+      kind: "retry",
+      delayMs: 60_000,
+      reason: "internal error: a defect",
+    });
+    expect(await deliverer.deliver(job("hook"), 2, undefined, 0, interrupted)).toEqual({
+      kind: "dead",
+      reason: "gave up after 2 attempts: internal error: a defect",
+    });
+    const longer = await throwingDeliverer(Array.from({ length: 10 }, () => 5));
+    expect(await longer.deliver(job("hook"), 10)).toEqual(expect.objectContaining({ kind: "retry" }));
+  });
+});
+
 describe("retryDelayMs", () => {
   it("spreads each delay 20% either side of the schedule's, so failed jobs do not retry together", () => {
     const schedule = [5, 300];
