@@ -123,12 +123,13 @@ const scrub = scrubbingWith(() => (cached?.state.ok ? cached.state.policy.secret
 
 /**
  * One JSON object per line on the console, which Workers Logs indexes field by field, scrubbed
- * of the policy's secret values.
+ * of the policy's secret values: the lines Node and Lambda write (json-lines.ts), `time` first.
  */
 const logger: Logger = {
   log(level, message, fields) {
     if (LEVELS[level] < minLevel()) return;
-    const line = scrub(JSON.stringify({ level, msg: message, ...fields }));
+    const time = new Date().toISOString();
+    const line = scrub(JSON.stringify({ time, level, msg: message, ...fields }));
     if (level === "error") console.error(line);
     else if (level === "warn") console.warn(line);
     else console.log(line);
