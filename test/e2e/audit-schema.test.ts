@@ -361,6 +361,19 @@ const CASES: Case[] = [
     keys: [...ALWAYS, "team", "client", "event", "tool", "toolInput"],
     expected: { client: "deepagents-legacy", decision: "none" },
   },
+  {
+    // deepagents' legacy hooks read nothing back: the rule is listed, and nothing was sent.
+    name: "deepagents legacy, a deny rule applies",
+    path: "/v1/hooks/deepagents-legacy",
+    body: JSON.stringify({
+      event: "tool.use",
+      tool_name: "execute",
+      tool_id: "c2",
+      tool_args: { command: "ls" },
+    }),
+    keys: [...ALWAYS, "team", "client", "event", "tool", "toolInput"],
+    expected: { client: "deepagents-legacy", decision: "none", rules: ["legacy-execute"] },
+  },
 ];
 
 /** Claude Code's captured requests, each as it came, to `/v1/hooks`. */
