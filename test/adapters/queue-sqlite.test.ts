@@ -1,8 +1,10 @@
 /**
  * What only the embedded SQLite queue promises, beyond the queue contract: the file outlives the
  * process (a new process is a new instance with another lease owner), `recoverLeases` takes back
- * what a dead process held, and a path it cannot open fails with an error that names it.
+ * what a dead process held, a file made before its columns opened by two processes at once opens
+ * in both, and a path it cannot open fails with an error that names it.
  */
+import { copyFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import Database from "better-sqlite3";
@@ -14,6 +16,7 @@ import {
   type SqliteQueue,
   STOPPED_DELIVERING,
 } from "../../src/adapters/queue/sqlite.js";
+import { ROOT } from "../support/process.js";
 import { tempDir } from "../support/temp.js";
 
 interface Job {
@@ -523,6 +526,108 @@ describe("sqlite queue on disk", () => {
     const raw = new Database(path, { readonly: true });
     expect(raw.pragma("journal_mode", { simple: true })).toBe("wal");
     raw.close();
+  });
+});
+
+/**
+ * Runs `open`, and `between` once after the `step`-th statement run on any connection meanwhile
+ * (`between`'s own not counted); whether `open` ran that many. better-sqlite3 waits for a lock
+ * synchronously, so one thread cannot have one connection wait while another writes: this puts
+ * the other's work between two statements of the first instead.
+ */
+function interleaved(open: () => void, step: number, between: () => void): boolean {
+  const scratch = new Database(":memory:");
+  const statement = Object.getPrototypeOf(scratch.prepare("SELECT 1")) as Record<string, unknown>;
+  scratch.close();
+  const methods: [Record<string, unknown>, string][] = [
+    [Database.prototype as unknown as Record<string, unknown>, "exec"],
+    [statement, "run"],
+    [statement, "get"],
+    [statement, "all"],
+  ];
+  const originals = methods.map(([target, name]) => target[name] as (...args: unknown[]) => unknown);
+  let count = 0;
+  let inside = false;
+  let reached = false;
+  for (const [i, [target, name]] of methods.entries()) {
+    const original = originals[i] as (...args: unknown[]) => unknown;
+    target[name] = function (this: unknown, ...args: unknown[]) {
+      const result = original.apply(this, args);
+      if (!inside && ++count === step) {
+        inside = reached = true;
+        try {
+          between();
+        } finally {
+          inside = false;
+        }
+      }
+      return result;
+    };
+  }
+  try {
+    open();
+  } finally {
+    for (const [i, [target, name]] of methods.entries()) target[name] = originals[i];
+  }
+  return reached;
+}
+
+describe("sqlite queue, two processes opening a queue file made before its columns at once", () => {
+  it("opens, and adds the columns once, wherever in its open the other process opens the file", async () => {
+    const outcomes: { step: number; self: string; other: string }[] = [];
+    for (let step = 1; ; step++) {
+      const file = join(dir, `queue-${step}.sqlite`);
+      copyFileSync(join(ROOT, "test/fixtures/upgrade/first-journal/queue.sqlite"), file);
+      let self = "opened";
+      let other = "not reached";
+      let queue: SqliteQueue<Job> | undefined;
+      // The other process: a lock it finds held ends its open here (it cannot wait in this
+      // thread), and it opens the file again once this one is open.
+      const otherOpens = (busyTimeoutMs: number) => {
+        try {
+          void createSqliteQueue<Job>({ path: file, owner: "other", busyTimeoutMs }).close();
+          other = "opened";
+        } catch (e) {
+          other = e instanceof Error ? e.message : String(e);
+        }
+      };
+      const reached = interleaved(
+        () => {
+          try {
+            queue = createSqliteQueue<Job>({ path: file, owner: "self", now: () => clock });
+          } catch (e) {
+            self = e instanceof Error ? e.message : String(e);
+          }
+        },
+        step,
+        () => otherOpens(0),
+      );
+      const lockedOut = /database is locked/.test(other);
+      if (lockedOut) otherOpens(5000);
+      if (!reached) {
+        await queue?.close();
+        break;
+      }
+      outcomes.push({ step, self, other: lockedOut ? `locked out, then ${other}` : other });
+      if (queue) {
+        expect(queue.stats()).toMatchObject({ jobs: 1, deadLetters: 1 });
+        await queue.close();
+      }
+      const raw = new Database(file, { readonly: true });
+      const columns = raw
+        .prepare("SELECT t.name || '.' || c.name FROM sqlite_schema t, pragma_table_info(t.name) c")
+        .pluck()
+        .all();
+      raw.close();
+      expect(columns).toEqual(
+        expect.arrayContaining(["queue_jobs.holds", "queue_jobs.interrupted", "queue_dead.grp"]),
+      );
+    }
+    // Every step: this open and the other's succeeded, the other's before this one's upgrade or,
+    // locked out by it, after.
+    expect(outcomes.filter((o) => o.self !== "opened" || !/opened$/.test(o.other))).toEqual([]);
+    expect(outcomes.some((o) => o.other === "opened")).toBe(true);
+    expect(outcomes.some((o) => o.other === "locked out, then opened")).toBe(true);
   });
 });
 

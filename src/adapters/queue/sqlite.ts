@@ -165,6 +165,36 @@ interface DeadRow {
   failedAt: number;
 }
 
+/** The columns of the queue's tables, as `table.column`. */
+function columnsOf(db: Database.Database): Set<string> {
+  const names = db
+    .prepare<[], string>(
+      `SELECT t.name || '.' || c.name FROM sqlite_schema AS t, pragma_table_info(t.name) AS c
+       WHERE t.type = 'table' AND t.name IN ('queue_jobs', 'queue_dead')`,
+    )
+    .pluck()
+    .all();
+  return new Set(names);
+}
+
+/** The columns added since the first release: a queue file made before one gets it in `addColumns`. */
+const ADDED_COLUMNS = ["queue_jobs.grp", "queue_jobs.holds", "queue_jobs.interrupted", "queue_dead.grp"];
+
+function addColumns(db: Database.Database, present: Set<string>): void {
+  if (!present.has("queue_jobs.grp")) db.exec("ALTER TABLE queue_jobs ADD COLUMN grp TEXT");
+  // The receives that ended in a hold, which `attempts` no longer counts.
+  if (!present.has("queue_jobs.holds"))
+    db.exec("ALTER TABLE queue_jobs ADD COLUMN holds INTEGER NOT NULL DEFAULT 0");
+  // A job taken back from a stopped delivery is marked by a column of its own. A file from before
+  // it marked one by `last_error` alone, which is read once, here.
+  if (!present.has("queue_jobs.interrupted")) {
+    db.exec("ALTER TABLE queue_jobs ADD COLUMN interrupted INTEGER NOT NULL DEFAULT 0");
+    db.prepare("UPDATE queue_jobs SET interrupted = 1 WHERE last_error = ?").run(STOPPED_DELIVERING);
+  }
+  // A dead letter keeps its job's group, so a replay keeps the per-sink cap.
+  if (!present.has("queue_dead.grp")) db.exec("ALTER TABLE queue_dead ADD COLUMN grp TEXT");
+}
+
 function openDatabase(path: string, busyTimeoutMs: number): Database.Database {
   let db: Database.Database | undefined;
   try {
@@ -175,30 +205,14 @@ function openDatabase(path: string, busyTimeoutMs: number): Database.Database {
     db.pragma("journal_mode = WAL");
     db.pragma("synchronous = NORMAL");
     db.exec(SCHEMA);
-    // Added after the first release: a queue file made before it gets the column here.
-    const columns = db.prepare("SELECT name FROM pragma_table_info('queue_jobs')").all() as {
-      name: string;
-    }[];
-    if (!columns.some((c) => c.name === "grp")) db.exec("ALTER TABLE queue_jobs ADD COLUMN grp TEXT");
-    // Later still: the receives that ended in a hold, which `attempts` no longer counts.
-    if (!columns.some((c) => c.name === "holds"))
-      db.exec("ALTER TABLE queue_jobs ADD COLUMN holds INTEGER NOT NULL DEFAULT 0");
-    // Later still: a job taken back from a stopped delivery is marked by a column of its own. A
-    // file from before it marked one by `last_error` alone, which is read once, here.
-    if (!columns.some((c) => c.name === "interrupted")) {
-      const file = db;
-      file
-        .transaction(() => {
-          file.exec("ALTER TABLE queue_jobs ADD COLUMN interrupted INTEGER NOT NULL DEFAULT 0");
-          file.prepare("UPDATE queue_jobs SET interrupted = 1 WHERE last_error = ?").run(STOPPED_DELIVERING);
-        })
-        .immediate();
+    // A queue file made before a column gets it here, under the write lock and read again there:
+    // two processes opening an old file at once (`serve` starting while `dlq list` runs) both
+    // find the column missing, and the second, waiting for the first's lock, then finds it added.
+    const file = db;
+    const present = columnsOf(file);
+    if (!ADDED_COLUMNS.every((column) => present.has(column))) {
+      file.transaction(() => addColumns(file, columnsOf(file))).immediate();
     }
-    // Later still: a dead letter keeps its job's group, so a replay keeps the per-sink cap.
-    const deadColumns = db.prepare("SELECT name FROM pragma_table_info('queue_dead')").all() as {
-      name: string;
-    }[];
-    if (!deadColumns.some((c) => c.name === "grp")) db.exec("ALTER TABLE queue_dead ADD COLUMN grp TEXT");
     // A receive reads each group's due jobs from here, one seek per group, and merges them; a
     // group it skips costs nothing (a backlog for a sink at its cap made each receive a scan).
     // The (visible_at, seq) index of the first release is dropped: every insert, lease and ack
