@@ -67,11 +67,46 @@ const ASSIGNED_VALUE = `(?:\\\\"(?!\\$[({A-Za-z_])(?:[^"\\\\]|\\\\\\\\){0,4096}\
 const KEY_PATH =
   "(?:(?:~|\\.{1,2})/[\\w.~/-]{0,4096}|/(?:[\\w.-]{1,255}/){0,64}[\\w-]{0,255}\\.[\\w.-]{1,255})";
 /**
- * A value spaced after its `=` that is Python's or Ruby's, not an INI file's: a number, unless the
- * name is a password's (`token_count = 0`, `ERRORTOKEN = 60`; my.cnf's `password = 123456` is
- * one), or an attribute read (`api_key = settings.API_KEY_V2`, `x.password = user.password_2`).
+ * A number spaced after its `=`, Python's or Ruby's, not an INI file's, unless the name is a
+ * password's (`token_count = 0`, `ERRORTOKEN = 60`; my.cnf's `password = 123456` is one).
  */
-const CODE_VALUE = `(?:(?<!(?:PASS|PASSWD|PASSWORD|PASSPHRASE|PWD)[ \\t]{0,8}=[ \\t]{0,8})[-+]?[0-9][0-9_.]{0,64}|[A-Za-z_][A-Za-z0-9_]{0,64}(?:\\.[A-Za-z_][A-Za-z0-9_]{0,64}){1,16})[ \\t]*$`;
+const CODE_NUMBER = `(?<!(?:PASS|PASSWD|PASSWORD|PASSPHRASE|PWD)[ \\t]{0,8}=[ \\t]{0,8})[-+]?[0-9][0-9_.]{0,64}[ \\t]*$`;
+/**
+ * A name as code spells one and a password or a token does not: words joined by `_` (`eos_id2`,
+ * `_private_key_pkcs12`), in capitals (`HS256`, `MAX_LEN_2`), or in camelCase or PascalCase of
+ * whole words (`eosTokenId2`, `RollingFileAppender`). Not one word with a digit in or after it
+ * (`password1`, `abc123def456`), one capitalised word (`Secure`), nor a random run (Doppler's,
+ * Vault's), whose capitals and digits fall anywhere.
+ */
+const CODE_NAME =
+  "_{0,2}(?:[a-z][a-z0-9]{0,64}(?:_[a-z0-9]{1,64}){1,16}|[A-Z][A-Z0-9]{0,64}(?:_[A-Z0-9]{1,64}){0,16}|[a-z]{1,64}[0-9]{0,8}(?:[A-Z][a-z]{1,64}[0-9]{0,8}){1,16}|(?:[A-Z][a-z]{1,64}[0-9]{0,8}){2,16})";
+/**
+ * A value spaced after its `=` that is an attribute read in Python or Ruby, not an INI file's
+ * dotted password or token (`hunter2.Secure`, `my.password1`, `sk.abc123def456`): a dotted path
+ * whose last part is a secret's name (`api_key = settings.API_KEY_V2`, `x.password =
+ * user.password_2`) or a CODE_NAME (`token = tokenizer.eos_id2`). Case-sensitive, so a test of its
+ * own: the shape that reads the line is not.
+ */
+const ATTRIBUTE_READ = new RegExp(
+  `^[A-Za-z_][A-Za-z0-9_]{0,64}(?:\\.[A-Za-z_][A-Za-z0-9_]{0,64}){0,15}\\.(?:${SECRET_NAME}|${CODE_NAME})$`,
+);
+/** The last part of a spaced line's name, before its `=` (`_private_key` of `result._private_key = `). */
+const ASSIGNED_NAME = /([A-Za-z0-9_-]{1,64})[ \t]{0,8}=[ \t]{0,8}$/;
+const DOTTED_PATH = /^[A-Za-z_]\w{0,64}(?:\.[A-Za-z_]\w{0,64}){1,16}$/;
+
+/**
+ * A spaced line's value masked, unless it is an ATTRIBUTE_READ or reads the name it is assigned
+ * to (`MLKEM768X25519PrivateKey = hpke.MLKEM768X25519PrivateKey`, `password1 = form.password1`).
+ */
+function maskSpacedValue(line: string, name: string, value: string): string {
+  if (DOTTED_PATH.test(value)) {
+    if (ATTRIBUTE_READ.test(value)) return line;
+    const assigned = ASSIGNED_NAME.exec(name)?.[1];
+    if (assigned !== undefined && value.endsWith(`.${assigned}`)) return line;
+  }
+  return `${name}${MASK}`;
+}
+
 /** A header's or YAML key's words naming a key that is data, as DATA_KEY_WORDS, spelt with `-`. */
 const DATA_HEADER_KEY = `(?:${DATA_KEY_WORDS}|SEC-WEBSOCKET)-KEY`;
 
@@ -277,14 +312,15 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   // An INI or properties line spaced around its = with an unquoted value (~/.pypirc's
   // `password = pypi-…`, my.cnf, odbc.ini), the value one word with a digit or a symbol in it: in
   // code, `password = hashed` or `token = None` is a name, `token = next_token()` a call, and a
-  // line ending in `;` a statement; a number (`token_count = 0`) or an attribute (`api_key =
-  // settings.API_KEY_V2`) is code too, a number only a password's.
+  // line ending in `;` a statement; a number (`token_count = 0`) or an ATTRIBUTE_READ (`api_key =
+  // settings.API_KEY_V2`) is code too, a number only a password's, and `password = hunter2.Secure`
+  // a password.
   [
     new RegExp(
-      `^([ \\t]{0,32}(?![A-Za-z0-9_.-]{0,64}TOKENS\\b)[A-Za-z0-9_.-]{0,64}(?:${NAMED})[A-Za-z0-9_.-]{0,64}(?<![_.-](?:${NOT_A_VALUE}))[ \\t]{0,8}=(?!=)[ \\t]{0,8})(?![$%"'])(?!${CODE_VALUE})(?=[^\\s]{0,4096}[0-9!@#%^&*+=~/-])[^\\s"'()[\\]{};,<>|\`]{1,4096}(?=[ \\t]*$)`,
+      `^([ \\t]{0,32}(?![A-Za-z0-9_.-]{0,64}TOKENS\\b)[A-Za-z0-9_.-]{0,64}(?:${NAMED})[A-Za-z0-9_.-]{0,64}(?<![_.-](?:${NOT_A_VALUE}))[ \\t]{0,8}=(?!=)[ \\t]{0,8})(?![$%"'])(?!${CODE_NUMBER})(?=[^\\s]{0,4096}[0-9!@#%^&*+=~/-])([^\\s"'()[\\]{};,<>|\`]{1,4096})(?=[ \\t]*$)`,
       "gim",
     ),
-    `$1${MASK}`,
+    maskSpacedValue,
     NAMED_GATE,
   ],
   // YAML and .env-style keys in capitals (`POSTGRES_PASSWORD: x`, not `${{ secrets.X }}`), and

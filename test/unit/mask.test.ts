@@ -485,6 +485,26 @@ describe("maskString", () => {
     ] as const)
       expect(maskString(text), text).toBe(masked);
   });
+
+  it("reads a spaced name = a dotted path as code only when it is spelt as code, not an INI file's dotted password", () => {
+    for (const text of [
+      // Its last part a secret's name, a name in snake_case, capitals or camelCase, or the name itself.
+      "password = settings.PASSWORD\ntoken = self.token_2\nsecret = config.secret_key\napi_key = os.environ.get(KEY)",
+      "token = tokenizer.eos_token_id\n    token = tokenizer.eos_id2\nprivate_key_alg = Algorithm.RS256",
+      "token = tokenizer.eosTokenId2\nlog4j.appender.secretLog = org.apache.log4j.RollingFileAppender",
+      "MLKEM768X25519PrivateKey = rust_openssl.hpke.MLKEM768X25519PrivateKey\npassword1 = form.password1",
+    ])
+      expect(maskString(text), text).toBe(text);
+    for (const [text, masked] of [
+      ["[client]\npassword = hunter2.Secure\n", `[client]\npassword = ${MASK}\n`],
+      ["api_key = sk.abc123def456", `api_key = ${MASK}`],
+      ["password = my.password1\nDB_PASS = admin.pass123", `password = ${MASK}\nDB_PASS = ${MASK}`],
+      ["  password = Summer2024.Secure  ", `  password = ${MASK}  `],
+      ["token = dp.st.prd.Kq3vX9mTz7LpW2rN8sYb4HcJ6dFg1QeV5uAo0iZx", `token = ${MASK}`],
+      ["[vault]\ntoken = s.Ga5jyNq6kNfRMVQk2LY1j9iu", `[vault]\ntoken = ${MASK}`],
+    ] as const)
+      expect(maskString(text), text).toBe(masked);
+  });
 });
 
 describe("maskValue", () => {
