@@ -71,15 +71,16 @@ const KEY_PATH =
  * password's (`token_count = 0`, `ERRORTOKEN = 60`; my.cnf's `password = 123456` is one).
  */
 const CODE_NUMBER = `(?<!(?:PASS|PASSWD|PASSWORD|PASSPHRASE|PWD)[ \\t]{0,8}=[ \\t]{0,8})[-+]?[0-9][0-9_.]{0,64}[ \\t]*$`;
+/** A word in capitals with at most one run of digits (`HS256`, `ES256K`, `SHA3`), for CODE_NAME. */
+const CAPITALS_WORD = "[A-Z]{1,64}(?:[0-9]{1,8}[A-Z]{0,64})?";
 /**
  * A name as code spells one and a password or a token does not: words joined by `_` (`eos_id2`,
  * `_private_key_pkcs12`), in capitals (`HS256`, `MAX_LEN_2`), or in camelCase or PascalCase of
  * whole words (`eosTokenId2`, `RollingFileAppender`). Not one word with a digit in or after it
  * (`password1`, `abc123def456`), one capitalised word (`Secure`), nor a random run (Doppler's,
- * Vault's), whose capitals and digits fall anywhere.
+ * Vault's, `ABC123DEF456`, `P4SSW0RD`), whose capitals and digits fall anywhere.
  */
-const CODE_NAME =
-  "_{0,2}(?:[a-z][a-z0-9]{0,64}(?:_[a-z0-9]{1,64}){1,16}|[A-Z][A-Z0-9]{0,64}(?:_[A-Z0-9]{1,64}){0,16}|[a-z]{1,64}[0-9]{0,8}(?:[A-Z][a-z]{1,64}[0-9]{0,8}){1,16}|(?:[A-Z][a-z]{1,64}[0-9]{0,8}){2,16})";
+const CODE_NAME = `_{0,2}(?:[a-z][a-z0-9]{0,64}(?:_[a-z0-9]{1,64}){1,16}|${CAPITALS_WORD}(?:_(?:${CAPITALS_WORD}|[0-9]{1,8})){0,16}|[a-z]{1,64}[0-9]{0,8}(?:[A-Z][a-z]{1,64}[0-9]{0,8}){1,16}|(?:[A-Z][a-z]{1,64}[0-9]{0,8}){2,16})`;
 /**
  * A value spaced after its `=` that is an attribute read in Python or Ruby, not an INI file's
  * dotted password or token (`hunter2.Secure`, `my.password1`, `sk.abc123def456`): a dotted path

@@ -492,6 +492,7 @@ describe("maskString", () => {
       "password = settings.PASSWORD\ntoken = self.token_2\nsecret = config.secret_key\napi_key = os.environ.get(KEY)",
       "token = tokenizer.eos_token_id\n    token = tokenizer.eos_id2\nprivate_key_alg = Algorithm.RS256",
       "token = tokenizer.eosTokenId2\nlog4j.appender.secretLog = org.apache.log4j.RollingFileAppender",
+      "token_alg = jwt.algorithms.ES256K\nsecret_digest = hashes.SHA3_256",
       "MLKEM768X25519PrivateKey = rust_openssl.hpke.MLKEM768X25519PrivateKey\npassword1 = form.password1",
     ])
       expect(maskString(text), text).toBe(text);
@@ -502,6 +503,9 @@ describe("maskString", () => {
       ["  password = Summer2024.Secure  ", `  password = ${MASK}  `],
       ["token = dp.st.prd.Kq3vX9mTz7LpW2rN8sYb4HcJ6dFg1QeV5uAo0iZx", `token = ${MASK}`],
       ["[vault]\ntoken = s.Ga5jyNq6kNfRMVQk2LY1j9iu", `[vault]\ntoken = ${MASK}`],
+      // In capitals too: a name's digits come in one run (`HS256`, `ES256K`), a random run's anywhere.
+      ["api_key = sk.ABC123DEF456GHI", `api_key = ${MASK}`],
+      ["password = admin.P4SSW0RD", `password = ${MASK}`],
     ] as const)
       expect(maskString(text), text).toBe(masked);
   });
