@@ -999,21 +999,25 @@ describe("hookgate init --write", { timeout: 90_000 }, () => {
         `hookgate: cannot write ${path}: its folder ${dir}/claude cannot be made: ${dir} does not let you create ${dir}/claude in it (EACCES); nothing written (create ${dir}/claude yourself, or run init without --write and merge what it prints into ${path} by hand)\n`,
       );
       expect(readdirSync(dir)).toEqual([]);
-      // A file where the folder should be, also at the end of a link.
-      const other = tempDir("init-file-in-the-way");
-      writeFileSync(join(other, "claude"), "not a folder\n");
-      const inside = join(other, "claude", "settings.json");
-      symlinkSync(inside, join(other, "link.json"));
-      for (const given of [inside, join(other, "link.json")]) {
-        const blocked = await writeClaudeCode(given, url);
-        expect(blocked.code).toBe(1);
-        expect(blocked.stderr).toBe(
-          `hookgate: cannot write ${given}: ${other}/claude is a file, where a folder should be; nothing written (move ${other}/claude out of the way, or name another settings file, or run init without --write and merge what it prints into ${given} by hand)\n`,
-        );
-      }
-      expect(readFileSync(join(other, "claude"), "utf8")).toBe("not a folder\n");
     },
   );
+
+  it("names the settings file and what to do when a file is where its folder should be", async () => {
+    // No permission refused: it runs where the test above is skipped. Also at the end of a link.
+    const url = `${server.url}/v1/hooks/claude-code`;
+    const other = tempDir("init-file-in-the-way");
+    writeFileSync(join(other, "claude"), "not a folder\n");
+    const inside = join(other, "claude", "settings.json");
+    symlinkSync(inside, join(other, "link.json"));
+    for (const given of [inside, join(other, "link.json")]) {
+      const blocked = await writeClaudeCode(given, url);
+      expect(blocked.code).toBe(1);
+      expect(blocked.stderr).toBe(
+        `hookgate: cannot write ${given}: ${other}/claude is a file, where a folder should be; nothing written (move ${other}/claude out of the way, or name another settings file, or run init without --write and merge what it prints into ${given} by hand)\n`,
+      );
+    }
+    expect(readFileSync(join(other, "claude"), "utf8")).toBe("not a folder\n");
+  });
 
   it.skipIf(!PERMISSIONS_TESTABLE)(
     needsPermissions("names a settings file it may not read, and what to do"),
