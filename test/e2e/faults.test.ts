@@ -661,7 +661,9 @@ describe("a data dir that cannot be used", () => {
       ];
       const written = await runCli(args, "", {}, 20_000);
       expect(written.code).toBe(1);
-      expect(written.stderr).toContain("ENOENT: no such file or directory, mkdir '/proc/hookgate-test'");
+      expect(written.stderr).toBe(
+        "hookgate: cannot write /proc/hookgate-test/settings.json: its folder /proc/hookgate-test cannot be made: ENOENT: no such file or directory; nothing written (run init without --write and merge what it prints into /proc/hookgate-test/settings.json by hand)\n",
+      );
     },
   );
 
