@@ -650,13 +650,27 @@ describe("POST /v1/simulate", () => {
     // serve's budget (node.ts), small: a simulate body that stalls holds its bytes as a hook's
     // does, or clients stalling simulate bodies ran the gateway out of memory uncounted.
     const policy = await policyFrom({ version: 1, rules: [] });
+    const budget = createBodyBudget(100);
+    // Settled when the simulate body's first bytes are taken from the budget: the hook after it
+    // is sent then, whatever the turns of the event loop reading them took.
+    let tookBytes: () => void = () => {};
+    const simulateHolds = new Promise<void>((resolve) => {
+      tookBytes = resolve;
+    });
     const budgeted = createApp({
       policy: () => policy,
       clock: { now: Date.now, monotonic: () => performance.now() },
       newId: () => "id-1",
       sha256,
       logger: { log: () => {} },
-      bodyBudget: createBodyBudget(100),
+      bodyBudget: {
+        take: (bytes, own) => {
+          const taken = budget.take(bytes, own);
+          tookBytes();
+          return taken;
+        },
+        give: (bytes) => budget.give(bytes),
+      },
     });
     const head = new TextEncoder().encode(`{"hook_event_name":"Stop","x":"${"a".repeat(60)}`);
     let finish: () => void = () => {};
@@ -677,7 +691,7 @@ describe("POST /v1/simulate", () => {
         duplex: "half",
       } as RequestInit);
     const simulating = post("/v1/simulate", held);
-    await new Promise((resolve) => setImmediate(resolve));
+    await simulateHolds;
     const hook = await post("/v1/hooks/claude-code", JSON.stringify(preToolUse(`ls ${"b".repeat(60)}`)));
     expect(hook.headers.get("x-hookgate-error")).toBe("BODY_UNREADABLE");
     expect(hook.headers.get("connection")).toBe("close");
