@@ -182,6 +182,16 @@ export const ROUTE_CASES: readonly RouteCase[] = [
   hook("hook: a percent-encoded letter", "/v1/hooks/%63laude-code"),
   hook("hook: a semicolon", "/v1/hooks/claude-code;v=1"),
   hook("hook: a query with a slash", "/v1/hooks/claude-code?next=/v1/hooks/x"),
+  hook("token: a non-ASCII character", "/v1/hooks/claude-code", {
+    headers: [JSON_HEADERS[0], ["authorization", "Bearer t\u00f6ken"]],
+  }),
+  hook("hook: x-hookgate-timeout not a number", "/v1/hooks/claude-code", {
+    headers: [...JSON_HEADERS, ["x-hookgate-timeout", "soon"]],
+  }),
+  hook("POST /v1/simulate/ under a prefix", "/prod/v1/simulate/"),
+  hook("POST /v1/whoami", "/v1/whoami"),
+  get("OPTIONS /healthz", "/healthz", "OPTIONS"),
+  get("GET /prod/healthz", "/prod/healthz"),
   hook("POST /v1/simulate with the token twice", "/v1/simulate", {
     headers: [...JSON_HEADERS, JSON_HEADERS[1]],
   }),
