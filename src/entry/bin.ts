@@ -21,6 +21,12 @@ process.stdout.on("error", (e: NodeJS.ErrnoException) => {
   if (e.code !== "EPIPE" && e.code !== "ERR_STREAM_DESTROYED") throw e;
 });
 
+// Nor is a stderr no one reads (`hookgate init … 2>&1 >settings.json | head -1`, a closed
+// descriptor): a diagnostic that cannot be written is lost, and the command still exits with its
+// own code. Thrown, it ended the command with exit 1: a usage error's 2, and send's 0 that a
+// hook relies on, became 1. There is nowhere left to say why.
+process.stderr.on("error", () => undefined);
+
 main(process.argv.slice(2)).then((code) => {
   process.exitCode = code;
 });

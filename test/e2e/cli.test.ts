@@ -792,4 +792,25 @@ describe("a reader that stops early (`hookgate test … | head -1`)", () => {
     expect(stderr).not.toMatch(/EPIPE/);
     expect(code).toBe(0);
   });
+
+  it("nor is a stderr no one reads: each command still exits with its own code", async () => {
+    const { spawn } = await import("node:child_process");
+    const { BIN } = await import("../support/process.js");
+    // stderr's reader gone before the command writes its first diagnostic, as `2>&1 | true` does.
+    const exitCode = (args: string[]) => {
+      const child = spawn(process.execPath, [BIN, ...args], {
+        cwd: ROOT,
+        stdio: ["ignore", "ignore", "pipe"],
+      });
+      child.stderr.destroy();
+      return new Promise((resolve) => child.on("close", resolve));
+    };
+    const [usage, init, send] = await Promise.all([
+      exitCode(["check"]),
+      exitCode(["init", "--client", "claude-code", "--url", "http://127.0.0.1:8787/v1/hooks/claude-code"]),
+      // A failure send says on stderr only: still 0, never a client's block or error.
+      exitCode(["send", "--url", "http://127.0.0.1:1/v1/hooks/claude-code"]),
+    ]);
+    expect({ usage, init, send }).toEqual({ usage: 2, init: 0, send: 0 });
+  });
 });
