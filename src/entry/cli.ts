@@ -5,6 +5,7 @@
  * policy compiler, Hono or SQLite (bench/README.md, "The CLI's start").
  */
 import { readFile } from "node:fs/promises";
+import { parseArgs } from "node:util";
 import { nodeSha256 } from "../adapters/hash/node-crypto.js";
 import { errorMessage } from "../core/errors.js";
 import { argumentProblem, isArgumentError } from "./arg-errors.js";
@@ -38,7 +39,9 @@ const COMMANDS: Readonly<Record<CommandName, (args: readonly string[]) => Promis
     return result.decision === "allow" ? 0 : 1;
   },
   dlq: async (args) => (await import("./dlq.js")).dlqCommand(args, io),
-  schema: async () => {
+  schema: async (args) => {
+    // Nothing to take: `schema --out FILE` or `schema policy.json` is a usage error, not ignored.
+    parseArgs({ args: [...args], options: {} });
     const { policyJsonSchema } = await import("../core/policy-schema.js");
     io.out(`${JSON.stringify(policyJsonSchema(), null, 2)}\n`);
     return 0;

@@ -617,6 +617,18 @@ describe("hookgate schema and token hash", () => {
     for (const operator of operators) expect(operator).toMatchObject({ minProperties: 1, maxProperties: 1 });
   });
 
+  it("refuses an argument or option schema does not take, as every command does", async () => {
+    for (const [args, problem] of [
+      [["schema", "policy.json"], 'schema takes no argument "policy.json"'],
+      [["schema", "--out", "schema.json"], "unknown option --out"],
+    ] as const) {
+      const result = await runMain([...args]);
+      expect(result.code, args.join(" ")).toBe(2);
+      expect(result.stdout).toBe("");
+      expect(result.stderr).toMatch(new RegExp(`^hookgate: ${problem}\n\nUsage:\n {2}hookgate schema\n`));
+    }
+  });
+
   it("hashes the token on stdin trimmed, as the gateway trims the token it is sent", async () => {
     const expected = createHash("sha256").update("hookgate-dev-token").digest("hex");
     expect((await runCli(["token", "hash"], "hookgate-dev-token\n")).stdout).toBe(`${expected}\n`);
