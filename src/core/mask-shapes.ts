@@ -112,6 +112,28 @@ function maskSpacedValue(line: string, name: string, value: string): string {
 const DATA_HEADER_KEY = `(?:${DATA_KEY_WORDS}|SEC-WEBSOCKET)-KEY`;
 
 /**
+ * A URL's query or fragment (after a `?` or `#` in a word with a `/` before it), and in it a
+ * parameter holding a secret under a name the NAME= shape does not read: a password's short names
+ * (`?pwd=`, `?pass=`), a signature at any length (`sig=`, `signature=`), Google APIs' `?key=`,
+ * Firebase's `?auth=`, and a dashed `…-key=` as headers name one (`api-key=`, Azure API
+ * Management's `subscription-key=`; not one naming data, `cache-key=`). The whole name only:
+ * `?sort=key`, `?keyword=` and `?monkey=` stay, and so does a variable (`?key=$KEY`). A value ends
+ * at `&` or `#`, as ASSIGNED_VALUE's in a URL. The query is read once, and its lookbehind reads
+ * back one stretch between `?`s, so the cost is linear.
+ */
+const URL_QUERY = /[?#](?<=\/[^\s?#]{0,4096}[?#])[^\s]{1,8192}/g;
+const URL_QUERY_SECRET_NAME = `pwd|pass|key|sig|signature|auth|[A-Za-z0-9]{1,32}(?:-[A-Za-z0-9]{1,32}){0,4}-key(?<![?#&-]${DATA_HEADER_KEY})`;
+const URL_QUERY_SECRET = new RegExp(
+  `([?#&](?:${URL_QUERY_SECRET_NAME})=)(?!\\$)[^\\s"'\\\\&#]{1,4096}`,
+  "gi",
+);
+const URL_QUERY_SECRET_GATE = /[?#&](?:pwd|pass|key|sig|signature|auth)=|-key=/i;
+
+function maskUrlQuery(query: string): string {
+  return query.replace(URL_QUERY_SECRET, `$1${MASK}`);
+}
+
+/**
  * An Authorization header's scheme word other than Bearer, Basic or Token, which their own shape
  * reads (`Authorization: ApiKey …`, Okta's `SSWS …`, `AWS4-HMAC-SHA256 …`): optional, so that a
  * value with no scheme is read too. Not before a variable (`Bearer $OPENAI_API_KEY_2`, `ApiKey
@@ -255,6 +277,7 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   // a signed URL's signature (Azure SAS, S3, GCS).
   [/((?:^|;)[ \t]{0,4}(?:pwd|AccountKey)=)(?![/~$;'"\s])[^;'"\s]{1,4096}(?=$|[;'"\s])/gim, `$1${MASK}`],
   [/([?&](?:sig|signature|X-Amz-Signature|X-Goog-Signature)=)[A-Za-z0-9%+/=_-]{16,4096}/gi, `$1${MASK}`],
+  [URL_QUERY, maskUrlQuery, URL_QUERY_SECRET_GATE],
   // AWS Signature Version 4's in an Authorization header (`AWS4-HMAC-SHA256 Credential=…,
   // SignedHeaders=…, Signature=` and 64 hex digits).
   [/(\bSignature=)[0-9a-f]{64}(?![0-9A-Za-z])/g, `$1${MASK}`],

@@ -413,6 +413,58 @@ describe("maskString", () => {
     }
   });
 
+  it("masks a URL's query or fragment parameter named as a password, a key or a signature, and keeps the others", () => {
+    for (const [text, masked] of [
+      ["https://h/login?user=a&pwd=hunter2xyz", `https://h/login?user=a&pwd=${MASK}`],
+      ["https://h/login?user=a&PWD=hunter2xyz&next=/", `https://h/login?user=a&PWD=${MASK}&next=/`],
+      ["https://h/login?pass=hunter2xyz&user=a", `https://h/login?pass=${MASK}&user=a`],
+      ["https://h/cb#pass=hunter2xyz&user=a", `https://h/cb#pass=${MASK}&user=a`],
+      // Google APIs' key, also one the AIza shape does not read whole.
+      [
+        "curl 'https://maps.googleapis.com/maps/api/geocode/json?address=Paris&key=AIzaSyD-k3y'",
+        `curl 'https://maps.googleapis.com/maps/api/geocode/json?address=Paris&key=${MASK}'`,
+      ],
+      // A signature shorter than the sig= shape's 16 characters.
+      [
+        "https://acct.blob.core.windows.net/c/b.txt?sv=2022-11-02&sig=a1b2c3d4&se=2030-01-01",
+        `https://acct.blob.core.windows.net/c/b.txt?sv=2022-11-02&sig=${MASK}&se=2030-01-01`,
+      ],
+      ["https://h/dl?signature=a1b2c3&id=7", `https://h/dl?signature=${MASK}&id=7`],
+      ["https://h/v1/x?api-key=hunter2xyz", `https://h/v1/x?api-key=${MASK}`],
+      ["https://h/v1/x?X-Api-Key=hunter2xyz&q=1", `https://h/v1/x?X-Api-Key=${MASK}&q=1`],
+      [
+        "https://apim.example.net/echo?subscription-key=0a1b2c",
+        `https://apim.example.net/echo?subscription-key=${MASK}`,
+      ],
+      [
+        "https://p.firebaseio.com/users.json?auth=hunter2xyz&print=pretty",
+        `https://p.firebaseio.com/users.json?auth=${MASK}&print=pretty`,
+      ],
+      // The names the NAME= shape reads were masked before; they stay so.
+      [
+        "https://h/login?passwd=hunter2xyz&apikey=k3y&u=a",
+        `https://h/login?passwd=${MASK}&apikey=${MASK}&u=a`,
+      ],
+      [
+        "https://h/cb?access_token=a1&id_token=b2&refresh_token=c3&client_secret=d4&state=s",
+        `https://h/cb?access_token=${MASK}&id_token=${MASK}&refresh_token=${MASK}&client_secret=${MASK}&state=s`,
+      ],
+      // Benign parameters, a key that names data, a variable and an empty value stay.
+      [
+        "https://h/list?page=2&sort=key&keyword=x&monkey=1",
+        "https://h/list?page=2&sort=key&keyword=x&monkey=1",
+      ],
+      ["https://h/o?cache-key=abc1&x-idempotency-key=k1", "https://h/o?cache-key=abc1&x-idempotency-key=k1"],
+      ['curl "https://h/v1?key=$GOOGLE_API_KEY"', 'curl "https://h/v1?key=$GOOGLE_API_KEY"'],
+      ["https://h/login?pass=&user=a", "https://h/login?pass=&user=a"],
+      // Not in a URL's query: no `?` or `#` after a `/`.
+      ["cd /srv&&key=abc1 make", "cd /srv&&key=abc1 make"],
+    ] as const) {
+      expect(maskString(text), text).toBe(masked);
+      expect(maskString(masked), masked).toBe(masked);
+    }
+  });
+
   it("masks each cookie's value in a Cookie or Set-Cookie header, bare, quoted or in brackets, and keeps its name", () => {
     for (const [text, masked] of [
       ["Cookie: session=abc123def456; theme=dark", `Cookie: session=${MASK}; theme=${MASK}`],
@@ -737,6 +789,9 @@ describe("the quick test before the shapes", () => {
     "glrt-",
     "hooks.slack.com/workflows/",
     "discord.com/api/v10/webhooks/1/",
+    "/u?",
+    "&key=",
+    "#pass=",
     "AKIA",
     "ASIA",
     "ghp_",
@@ -773,7 +828,9 @@ describe("the quick test before the shapes", () => {
     fc.assert(
       fc.property(text, (s) => {
         if (MAY_HOLD_SECRET.test(s)) return;
-        for (const [shape] of SECRET_SHAPES) {
+        // A shape runs only where its gate matches (the URL query's reads every query).
+        for (const [shape, , gate] of SECRET_SHAPES) {
+          if (gate !== undefined && !gate.test(s)) continue;
           shape.lastIndex = 0;
           expect(shape.test(s), `${shape} on ${JSON.stringify(s)}`).toBe(false);
         }
@@ -811,6 +868,9 @@ describe("the quick test before the shapes", () => {
       "  masterkey: abcdef1",
       "{'password': 'abc'}",
       "{ apiKey: 'abc1' }",
+      "https://h/login?user=a&pwd=x",
+      "https://h/login?pass=x",
+      "https://h/v1?key=x",
     ];
     for (const sample of samples) expect(maskString(sample), sample).toContain(MASK);
   });
