@@ -133,8 +133,8 @@ describe("the exposition", () => {
 
 describe("metric names", () => {
   const ROOT = fileURLToPath(new URL("../../", import.meta.url));
-  const namesIn = (text: string) =>
-    new Set(text.match(/\bhookgate_[a-z_]+_(?:total|seconds|bytes|jobs|letters|up)\b/g));
+  // Every `hookgate_…` name, whatever its ending; not a variable's (`$hookgate_token`).
+  const namesIn = (text: string) => new Set(text.match(/(?<![\w$])hookgate_[A-Za-z0-9_]*[A-Za-z0-9]/g));
   const sources = (dir: string): string[] =>
     readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
       e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith(".ts") ? [join(dir, e.name)] : [],
@@ -150,6 +150,10 @@ describe("metric names", () => {
 
   it("are each named in README.md, which names no other", () => {
     // A query needs the name: "request errors (by code)" alone left the user to guess it.
+    // A name with an ending no metric has is read too, so the check below can fail.
+    expect(namesIn("`hookgate_nonexistent_gauge` and hookgate_queue_jobs.")).toEqual(
+      new Set(["hookgate_nonexistent_gauge", "hookgate_queue_jobs"]),
+    );
     const named = namesIn(readFileSync(join(ROOT, "README.md"), "utf8"));
     expect(Object.keys(METRIC_HELP).filter((name) => !named.has(name))).toEqual([]);
     expect([...named].filter((name) => !(name in METRIC_HELP))).toEqual([]);
