@@ -117,17 +117,19 @@ const DATA_HEADER_KEY = `(?:${DATA_KEY_WORDS}|SEC-WEBSOCKET)-KEY`;
  * (`?pwd=`, `?pass=`), a signature at any length (`sig=`, `signature=`), Google APIs' `?key=`,
  * Firebase's `?auth=`, and a dashed `…-key=` as headers name one (`api-key=`, Azure API
  * Management's `subscription-key=`; not one naming data, `cache-key=`). The whole name only:
- * `?sort=key`, `?keyword=` and `?monkey=` stay, and so does a variable (`?key=$KEY`). A value ends
+ * `?sort=key`, `?keyword=` and `?monkey=` stay, and so does a variable (`?key=$KEY`). A name
+ * follows `?`, `#`, `&` or `;`: HTML writes the `&` between parameters as `&amp;` (an href's
+ * `?q=x&amp;key=…`), and `;` is the older separator. A value ends
  * at `&` or `#`, as ASSIGNED_VALUE's in a URL. The query is read once, and its lookbehind reads
  * back one stretch between `?`s, so the cost is linear.
  */
 const URL_QUERY = /[?#](?<=\/[^\s?#]{0,4096}[?#])[^\s]{1,8192}/g;
-const URL_QUERY_SECRET_NAME = `pwd|pass|key|sig|signature|auth|[A-Za-z0-9]{1,32}(?:-[A-Za-z0-9]{1,32}){0,4}-key(?<![?#&-]${DATA_HEADER_KEY})`;
+const URL_QUERY_SECRET_NAME = `pwd|pass|key|sig|signature|auth|[A-Za-z0-9]{1,32}(?:-[A-Za-z0-9]{1,32}){0,4}-key(?<![?#&;-]${DATA_HEADER_KEY})`;
 const URL_QUERY_SECRET = new RegExp(
-  `([?#&](?:${URL_QUERY_SECRET_NAME})=)(?!\\$)[^\\s"'\\\\&#]{1,4096}`,
+  `([?#&;](?:${URL_QUERY_SECRET_NAME})=)(?!\\$)[^\\s"'\\\\&#]{1,4096}`,
   "gi",
 );
-const URL_QUERY_SECRET_GATE = /[?#&](?:pwd|pass|key|sig|signature|auth)=|-key=/i;
+const URL_QUERY_SECRET_GATE = /[?#&;](?:pwd|pass|key|sig|signature|auth)=|-key=/i;
 
 function maskUrlQuery(query: string): string {
   return query.replace(URL_QUERY_SECRET, `$1${MASK}`);

@@ -440,6 +440,16 @@ describe("maskString", () => {
         "https://p.firebaseio.com/users.json?auth=hunter2xyz&print=pretty",
         `https://p.firebaseio.com/users.json?auth=${MASK}&print=pretty`,
       ],
+      // In HTML, the `&` between parameters is written `&amp;`; `;` also separates them.
+      [
+        '<a href="/maps?q=paris&amp;key=s3cr3tKEY&amp;z=3">map</a>',
+        `<a href="/maps?q=paris&amp;key=${MASK}&amp;z=3">map</a>`,
+      ],
+      [
+        '<img src="https://h/i.png?w=1&amp;auth=hunter2xyz&amp;pass=p4ss&amp;sig=a1b2">',
+        `<img src="https://h/i.png?w=1&amp;auth=${MASK}&amp;pass=${MASK}&amp;sig=${MASK}">`,
+      ],
+      ["https://h/x?a=1;api-key=hunter2xyz", `https://h/x?a=1;api-key=${MASK}`],
       // The names the NAME= shape reads were masked before; they stay so.
       [
         "https://h/login?passwd=hunter2xyz&apikey=k3y&u=a",
@@ -455,6 +465,7 @@ describe("maskString", () => {
         "https://h/list?page=2&sort=key&keyword=x&monkey=1",
       ],
       ["https://h/o?cache-key=abc1&x-idempotency-key=k1", "https://h/o?cache-key=abc1&x-idempotency-key=k1"],
+      ['<a href="/o?a=1&amp;cache-key=abc1">', '<a href="/o?a=1&amp;cache-key=abc1">'],
       ['curl "https://h/v1?key=$GOOGLE_API_KEY"', 'curl "https://h/v1?key=$GOOGLE_API_KEY"'],
       ["https://h/login?pass=&user=a", "https://h/login?pass=&user=a"],
       // Not in a URL's query: no `?` or `#` after a `/`.
@@ -791,6 +802,7 @@ describe("the quick test before the shapes", () => {
     "discord.com/api/v10/webhooks/1/",
     "/u?",
     "&key=",
+    ";key=",
     "#pass=",
     "AKIA",
     "ASIA",
@@ -871,6 +883,7 @@ describe("the quick test before the shapes", () => {
       "https://h/login?user=a&pwd=x",
       "https://h/login?pass=x",
       "https://h/v1?key=x",
+      "https://h/v1?q=1&amp;key=x",
     ];
     for (const sample of samples) expect(maskString(sample), sample).toContain(MASK);
   });
