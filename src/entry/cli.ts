@@ -33,11 +33,7 @@ const COMMANDS: Readonly<Record<CommandName, (args: readonly string[]) => Promis
   test: async (args) => (await import("./policy-test.js")).policyTestCommand(args, io),
   replay: async (args) =>
     (await import("./replay.js")).replayCommand(args, { ...io, stdin: () => process.stdin }),
-  "egress-check": async (args) => {
-    const result = await (await import("./egress-check.js")).egressCheck(args);
-    io.out(`${JSON.stringify(result)}\n`);
-    return result.decision === "allow" ? 0 : 1;
-  },
+  "egress-check": async (args) => (await import("./egress-check.js")).egressCheckCommand(args, io),
   dlq: async (args) => (await import("./dlq.js")).dlqCommand(args, io),
   schema: async (args) => {
     // Nothing to take: `schema --out FILE` or `schema policy.json` is a usage error, not ignored.

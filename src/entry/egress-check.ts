@@ -1,7 +1,8 @@
 /**
  * `hookgate egress-check URL [--policy FILE] [--allow GLOB]... [--resolve HOST:ADDR]...`:
  * judges one URL exactly as the egress module would, resolving but never connecting.
- * Prints one JSON line and exits 0 for allow, 1 for deny (2 for usage, from the caller).
+ * Prints one JSON line and exits 0 for allow, 1 for deny, 2 for a policy file that does not load
+ * (what is wrong with it, as `check` says it) and for usage (from the caller).
  */
 import { parseArgs } from "node:util";
 import {
@@ -11,13 +12,13 @@ import {
   systemResolver,
 } from "../adapters/egress/undici.js";
 import { nodeSha256 } from "../adapters/hash/node-crypto.js";
-import { formatIssues, readJsonText } from "../adapters/policy-source/file.js";
+import { invalidPolicyReport, loadPolicyFile, PolicyLoadError } from "../adapters/policy-source/file.js";
 import { classifyAddress, compileAddressRules, isIpLiteral } from "../core/egress/address.js";
 import { howToOpen } from "../core/egress/open.js";
 import { compileEgressPolicy } from "../core/egress/policy.js";
-import { loadPolicy } from "../core/policy.js";
 import type { PolicyDocument } from "../core/policy-schema.js";
 import { envReaderOf } from "../core/secret-ref.js";
+import type { Io } from "./cli.js";
 import { withoutUserinfo } from "./send.js";
 import { UsageError } from "./usage-error.js";
 
@@ -26,6 +27,21 @@ export interface EgressCheckResult {
   readonly decision: "allow" | "deny";
   readonly reason: string;
   readonly stage: string;
+}
+
+/** The command: the result's JSON line on stdout; a policy file that does not load on stderr. */
+export async function egressCheckCommand(args: readonly string[], io: Io): Promise<number> {
+  try {
+    const result = await egressCheck(args);
+    io.out(`${JSON.stringify(result)}\n`);
+    return result.decision === "allow" ? 0 : 1;
+  } catch (e) {
+    if (!(e instanceof PolicyLoadError)) throw e;
+    // Exit 2, not 1, which means "denied" and a CI gate must not confuse with it; and no usage,
+    // which says nothing of a missing or invalid file.
+    io.err(invalidPolicyReport(e.path, e.issues));
+    return 2;
+  }
 }
 
 export async function egressCheck(args: readonly string[]): Promise<EgressCheckResult> {
@@ -43,14 +59,10 @@ export async function egressCheck(args: readonly string[]): Promise<EgressCheckR
 
   let egress: PolicyDocument["egress"] = values.allow ? { allowedHttpHookUrls: [] } : undefined;
   if (values.policy) {
-    const text = await readJsonText(values.policy);
-    // Exit 2 like an invalid policy: exit 1 means "denied", which a CI gate must not confuse.
-    if (!text.ok) throw new UsageError(`the policy: ${text.error}`);
     // Loaded as `serve` and `check` load it: a policy the gateway refuses (a repeated rule id,
     // a repeated key) must not pass here, its egress judged as if it would run.
-    const loaded = await loadPolicy(text.value, { env: envReaderOf(process.env), sha256: nodeSha256 });
-    if (!loaded.ok)
-      throw new UsageError(`policy ${values.policy} is invalid:\n${formatIssues(loaded.error)}`);
+    const loaded = await loadPolicyFile(values.policy, { env: envReaderOf(process.env), sha256: nodeSha256 });
+    if (!loaded.ok) throw new PolicyLoadError(values.policy, loaded.error);
     egress = loaded.value.policy.document.egress;
   }
   if (values.allow) {

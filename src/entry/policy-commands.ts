@@ -8,7 +8,12 @@ import { randomUUID } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import { nodeSha256 } from "../adapters/hash/node-crypto.js";
-import { formatIssues, loadPolicyFile, PolicyLoadError } from "../adapters/policy-source/file.js";
+import {
+  formatIssues,
+  invalidPolicyReport,
+  loadPolicyFile,
+  PolicyLoadError,
+} from "../adapters/policy-source/file.js";
 import { handleHook } from "../app/handle-hook.js";
 import { errorMessage } from "../core/errors.js";
 import { DIALECTS, type Dialect } from "../core/hook-event.js";
@@ -124,9 +129,7 @@ export async function checkCommand(args: readonly string[], io: Io): Promise<num
   if (!file || positionals.length > 1) throw new UsageError("check takes one policy file");
   const loaded = await loadPolicyFile(file, policyDeps);
   if (!loaded.ok) {
-    io.out(
-      `${formatIssues(loaded.error)}\n${file}: invalid (${loaded.error.length} problem${loaded.error.length > 1 ? "s" : ""})\n`,
-    );
+    io.out(invalidPolicyReport(file, loaded.error));
     return 1;
   }
   const warnings = [...loaded.value.warnings, ...lintPolicy(loaded.value.policy, policyDeps.env)];

@@ -117,7 +117,37 @@ describe("hookgate egress-check", () => {
     // A policy it cannot read is not a deny (exit 1), which a CI gate would take for one.
     const missing = await check("http://127.0.0.1:9000/hook", "--policy", join(dir, "missing.json"));
     expect(missing.code).toBe(2);
-    expect(missing.stderr).toMatch(/the policy: cannot read .*missing\.json: ENOENT/);
+    expect(missing.stderr).toMatch(/cannot read .*missing\.json: ENOENT/);
+  });
+
+  it("names a policy file it cannot load and what is wrong with it, as check does, without the usage", async () => {
+    const dir = tempDir("egress-check");
+    const missing = join(dir, "missing.json");
+    const invalid = join(dir, "invalid.json");
+    writeFileSync(
+      invalid,
+      JSON.stringify({ version: 1, egress: { denyCidrs: ["93.184.215.14"] }, rules: [] }),
+    );
+    const cases: [string, RegExp][] = [
+      [
+        missing,
+        /^error: \$: cannot read .*missing\.json: ENOENT[^\n]*\n.*missing\.json: invalid \(1 problem\)\n$/,
+      ],
+      [
+        invalid,
+        /^error: \$\.egress\.denyCidrs\[0\]: "93\.184\.215\.14" is not a CIDR[^\n]*\n.*invalid\.json: invalid \(1 problem\)\n$/,
+      ],
+    ];
+    for (const [policy, said] of cases) {
+      const result = await check("https://93.184.215.14/hook", "--policy", policy);
+      expect(result.code).toBe(2);
+      expect(result.line).toBeUndefined();
+      expect(result.stderr).toMatch(said);
+      // The same words as check's, which exits 1 for it: a policy it cannot load is no usage error.
+      const checked = await runCli(["check", policy]);
+      expect(checked.code).toBe(1);
+      expect(result.stderr).toBe(checked.stdout);
+    }
   });
 
   it("leaves a URL's user name and password out of its report", async () => {
@@ -287,7 +317,8 @@ describe("hookgate egress-check", () => {
       );
       expect(result.code).toBe(2);
       expect(result.line).toBeUndefined();
-      expect(result.stderr).toMatch(/is invalid:\nerror: \$\.rules/);
+      expect(result.stderr).toMatch(/^error: \$\.rules/);
+      expect(result.stderr).toContain(`${policy}: invalid`);
     }
   });
 

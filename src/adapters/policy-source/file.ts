@@ -165,3 +165,11 @@ export class PolicyLoadError extends Error {
 export function formatIssues(issues: readonly PolicyIssue[]): string {
   return issues.map((i) => `${i.severity}: ${i.path}: ${i.message}`).join("\n");
 }
+
+/**
+ * What `check` says of a policy file that does not load, and `egress-check` too: each problem,
+ * then the file's name and how many there are. A file it cannot read is one problem, at `$`.
+ */
+export function invalidPolicyReport(path: string, issues: readonly PolicyIssue[]): string {
+  return `${formatIssues(issues)}\n${path}: invalid (${issues.length} problem${issues.length > 1 ? "s" : ""})\n`;
+}
