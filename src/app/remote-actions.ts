@@ -199,10 +199,10 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
    * of a search), and let go with the run.
    */
   const modelEvents = new WeakMap<RemoteInput, string>();
-  const modelEvent = (input: RemoteInput): string => {
+  const modelEvent = (input: RemoteInput, seen: string): string => {
     let text = modelEvents.get(input);
     if (text === undefined) {
-      text = eventForModel(seenOf(input));
+      text = eventForModel(seen);
       modelEvents.set(input, text);
     }
     return text;
@@ -481,7 +481,7 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
       }
       try {
         const judgeModel = { provider: model.provider, model: model.model, apiKey, url: model.url };
-        const promptText = renderPrompt(prompt.text, modelEvent(input));
+        const promptText = renderPrompt(prompt.text, modelEvent(input, seen));
         const serverKey = JSON.stringify([model.url ?? "", model.model]);
         let outputLimit: OutputLimitField = olderLimitField.has(serverKey)
           ? "max_tokens"
