@@ -77,10 +77,10 @@ const FIXES = {
  * Who sent the hook, for the fix a failure's message names: the client's own hook (an http hook,
  * deepagents' curl command) or `hookgate send` (its `user-agent`, `hookgate-send`).
  */
-export type HookSender = "hook" | "send";
+type HookSender = "hook" | "send";
 
 /** The sender a request's `user-agent` names. */
-export function senderOf(userAgent: string | undefined): HookSender {
+function senderOf(userAgent: string | undefined): HookSender {
   return /^hookgate-send(?:\/|\s|$)/i.test(userAgent?.trim() ?? "") ? "send" : "hook";
 }
 
