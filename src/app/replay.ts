@@ -702,9 +702,8 @@ function isBareRecord(object: Record<string, unknown>): boolean {
 const DECISIONS: ReadonlySet<string> = new Set(["allow", "deny", "ask", "defer", "block", "none"]);
 
 /** The record, or what is wrong with it. */
-function checkRecord(value: unknown): ReplayRecord | string {
-  if (!isRecord(value)) return "the record is not an object";
-  const r = value;
+function checkRecord(r: unknown): ReplayRecord | string {
+  if (!isRecord(r)) return "the record is not an object";
   const problems: string[] = [];
   const omitted = eventOmitted(r);
   if (omitted === "malformed")
