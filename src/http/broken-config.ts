@@ -9,21 +9,27 @@ import { sniffEventName } from "../core/events.js";
 import { DIALECTS, type Dialect, routedDialect } from "../core/hook-event.js";
 import type { Logger } from "../core/ports.js";
 import { renderRequestFailure } from "../core/render.js";
-import { underAnyPrefix } from "./app.js";
+import { type AppDeps, underAnyPrefix } from "./app.js";
 import { readBody } from "./read-body.js";
 
 const ROUTE_DIALECTS: ReadonlySet<string> = new Set(DIALECTS);
 /** Only the event name is needed: what is past this is drained, never kept. */
 const SNIFF_BYTES = 64 * 1024;
 
-export function createBrokenConfigApp(problem: string, logger: Logger, newId: () => string): Hono {
+/** `reading`: the deadline (and budget) a body is read with, as the working app reads one. */
+export function createBrokenConfigApp(
+  problem: string,
+  logger: Logger,
+  newId: () => string,
+  reading: Pick<AppDeps, "bodyDeadline" | "bodyBudget"> = {},
+): Hono {
   logger.log("error", "configuration invalid; answering every hook fail-closed", { problem });
   // Strict, as src/http/app.ts explains: the tiny preset already accepts one trailing slash.
   const routes = new Hono({ strict: true });
   const message = `hookgate: the gateway's configuration is invalid, so it denies what it guards until an operator fixes it: ${problem} [CONFIG_INVALID]`;
 
   const answer = async (request: Request, dialect: Dialect | undefined) => {
-    const body = await readBody(request, SNIFF_BYTES);
+    const body = await readBody(request, SNIFF_BYTES, reading.bodyDeadline, reading.bodyBudget);
     const eventName = body.ok ? sniffEventName(body.text) : body.error.eventName;
     // A v2 hook on the legacy route is answered as v2, as the working gateway answers it: in the
     // legacy dialect (an empty body) its PreToolUse would be let through.
@@ -40,6 +46,7 @@ export function createBrokenConfigApp(problem: string, logger: Logger, newId: ()
       "cache-control": "no-store",
     };
     if (rendered.contentType) headers["content-type"] = rendered.contentType;
+    if (!body.ok && body.unread === true) headers.connection = "close";
     return new Response(rendered.body === "" ? null : rendered.body, { status: 200, headers });
   };
 
@@ -53,7 +60,7 @@ export function createBrokenConfigApp(problem: string, logger: Logger, newId: ()
   routes.get("/healthz", (c) =>
     c.json({ status: "error", error: { code: "CONFIG_INVALID", message: problem } }, 500),
   );
-  const app = underAnyPrefix(routes);
+  const app = underAnyPrefix(routes, reading);
   app.notFound((c) => c.json({ error: { code: "CONFIG_INVALID", message: problem } }, 500));
   return app;
 }

@@ -26,7 +26,10 @@ afterEach(() => {
  * deadline once the Worker has read that part and asks for more (the stream's pull), by when its
  * deadline has started: the answer, and the lines the Worker logged.
  */
-async function stalled(path: string): Promise<{ res: Response; lines: string[] }> {
+async function stalled(
+  path: string,
+  policyText = JSON.stringify(policy),
+): Promise<{ res: Response; lines: string[] }> {
   const lines: string[] = [];
   vi.spyOn(console, "log").mockImplementation((line: string) => lines.push(line));
   vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
@@ -54,7 +57,7 @@ async function stalled(path: string): Promise<{ res: Response; lines: string[] }
       headers: { "content-type": "application/json" },
       body,
     }),
-    { ...env, HOOKGATE_POLICY: JSON.stringify(policy) } as WorkerEnv,
+    { ...env, HOOKGATE_POLICY: policyText } as WorkerEnv,
     ctx,
   );
   await waiting;
@@ -93,6 +96,16 @@ describe("a hook body that stalls", () => {
       decision: "deny",
       event: "PreToolUse",
       error: { code: "BODY_UNREADABLE", message: STALLED },
+    });
+  });
+
+  it("to a Worker whose policy does not load is answered fail-closed once the body deadline passes", async () => {
+    const { res } = await stalled("/v1/hooks/claude-code", "{ not json");
+    expect(res.status).toBe(200);
+    expect(res.headers.get("x-hookgate-error")).toBe("CONFIG_INVALID");
+    expect(res.headers.get("connection")).toBe("close");
+    expect(await res.json()).toMatchObject({
+      hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny" },
     });
   });
 });
