@@ -177,22 +177,28 @@ function columnsOf(db: Database.Database): Set<string> {
   return new Set(names);
 }
 
-/** The columns added since the first release: a queue file made before one gets it in `addColumns`. */
-const ADDED_COLUMNS = ["queue_jobs.grp", "queue_jobs.holds", "queue_jobs.interrupted", "queue_dead.grp"];
-
-function addColumns(db: Database.Database, present: Set<string>): void {
-  if (!present.has("queue_jobs.grp")) db.exec("ALTER TABLE queue_jobs ADD COLUMN grp TEXT");
+/**
+ * The columns added since the first release, each with how a queue file made before it gets it
+ * (`openDatabase`), in the order they were added.
+ */
+const ADDED_COLUMNS: Readonly<Record<string, (db: Database.Database) => void>> = {
+  "queue_jobs.grp": (db) => db.exec("ALTER TABLE queue_jobs ADD COLUMN grp TEXT"),
   // The receives that ended in a hold, which `attempts` no longer counts.
-  if (!present.has("queue_jobs.holds"))
-    db.exec("ALTER TABLE queue_jobs ADD COLUMN holds INTEGER NOT NULL DEFAULT 0");
+  "queue_jobs.holds": (db) => db.exec("ALTER TABLE queue_jobs ADD COLUMN holds INTEGER NOT NULL DEFAULT 0"),
   // A job taken back from a stopped delivery is marked by a column of its own. A file from before
   // it marked one by `last_error` alone, which is read once, here.
-  if (!present.has("queue_jobs.interrupted")) {
+  "queue_jobs.interrupted": (db) => {
     db.exec("ALTER TABLE queue_jobs ADD COLUMN interrupted INTEGER NOT NULL DEFAULT 0");
     db.prepare("UPDATE queue_jobs SET interrupted = 1 WHERE last_error = ?").run(STOPPED_DELIVERING);
-  }
+  },
   // A dead letter keeps its job's group, so a replay keeps the per-sink cap.
-  if (!present.has("queue_dead.grp")) db.exec("ALTER TABLE queue_dead ADD COLUMN grp TEXT");
+  "queue_dead.grp": (db) => db.exec("ALTER TABLE queue_dead ADD COLUMN grp TEXT"),
+};
+
+/** The added columns `db` lacks, each with how it gets it. */
+function missingColumns(db: Database.Database): [string, (db: Database.Database) => void][] {
+  const present = columnsOf(db);
+  return Object.entries(ADDED_COLUMNS).filter(([column]) => !present.has(column));
 }
 
 function openDatabase(path: string, busyTimeoutMs: number): Database.Database {
@@ -209,9 +215,12 @@ function openDatabase(path: string, busyTimeoutMs: number): Database.Database {
     // two processes opening an old file at once (`serve` starting while `dlq list` runs) both
     // find the column missing, and the second, waiting for the first's lock, then finds it added.
     const file = db;
-    const present = columnsOf(file);
-    if (!ADDED_COLUMNS.every((column) => present.has(column))) {
-      file.transaction(() => addColumns(file, columnsOf(file))).immediate();
+    if (missingColumns(file).length > 0) {
+      file
+        .transaction(() => {
+          for (const [, add] of missingColumns(file)) add(file);
+        })
+        .immediate();
     }
     // A receive reads each group's due jobs from here, one seek per group, and merges them; a
     // group it skips costs nothing (a backlog for a sink at its cap made each receive a scan).
