@@ -16,20 +16,15 @@ export interface KvNamespaceLike {
   put(key: string, value: string, options?: { expirationTtl?: number }): Promise<void>;
 }
 
-export interface KvSessionOptions {
-  /** One day by default, like the SQLite store's retention on Node; KV refuses under 60 s. */
-  readonly ttlSeconds?: number;
-}
-
-export const SESSION_TTL_SECONDS = 24 * 3600;
+/** How long KV keeps what is written: one day, like the SQLite store's retention on Node. */
+const TTL_SECONDS = 24 * 3600;
 
 /** A key is a prefix of at most 12 bytes and the notifier's key of at most 400 (the team and the id, notify.ts `MAX_ID_BYTES`): under KV's 512. */
 const keyOf = (prefix: string, id: string) => `${prefix}:${id}`;
 
-export function createKvSessionStore(kv: KvNamespaceLike, options: KvSessionOptions = {}): SessionStore {
-  const ttl = Math.max(60, options.ttlSeconds ?? SESSION_TTL_SECONDS);
+export function createKvSessionStore(kv: KvNamespaceLike): SessionStore {
   async function put(key: string, value: unknown): Promise<void> {
-    await kv.put(key, JSON.stringify(value), { expirationTtl: ttl });
+    await kv.put(key, JSON.stringify(value), { expirationTtl: TTL_SECONDS });
   }
   async function get(key: string): Promise<Record<string, unknown> | undefined> {
     const value = await kv.get(key, "json");
