@@ -16,10 +16,10 @@ import { errorMessage } from "../../core/errors.js";
 import type { Logger } from "../../core/ports.js";
 
 /** Past this many bytes of records waiting to be written, records are dropped until they are. */
-export const RECORD_BACKLOG_LIMIT_BYTES = 16 * 1024 * 1024;
+const RECORD_BACKLOG_LIMIT_BYTES = 16 * 1024 * 1024;
 
 /** On close, records the file has not taken after this long are given up. */
-export const RECORD_CLOSE_MS = 2000;
+const RECORD_CLOSE_MS = 2000;
 
 export interface JsonlRecorder {
   readonly record: Recorder;
