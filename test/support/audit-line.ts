@@ -5,10 +5,13 @@
  */
 import { z } from "zod";
 
+/** An outcome or error code, as `EGRESS_TIMEOUT`. */
+const CODE = z.string().regex(/^[A-Z][A-Z0-9_]*$/);
+
 const pendingEntry = {
   rule: z.string(),
   action: z.enum(["prompt", "forward"]),
-  outcome: z.string().regex(/^[A-Z][A-Z0-9_]*$/),
+  outcome: CODE,
   ms: z.number().nonnegative(),
   model: z.string().optional(),
   onError: z.enum(["allow", "deny", "ask", "defer", "block"]).optional(),
@@ -20,10 +23,7 @@ const pendingEntry = {
 const shadowEntry = {
   rule: z.string(),
   decision: z.enum(["allow", "deny", "ask", "defer", "block", "none"]),
-  outcome: z
-    .string()
-    .regex(/^[A-Z][A-Z0-9_]*$/)
-    .optional(),
+  outcome: CODE.optional(),
   ms: z.number().nonnegative().optional(),
   model: z.string().optional(),
   detail: z.string().optional(),
@@ -47,10 +47,7 @@ const line = {
   decision: z.enum(["allow", "deny", "ask", "defer", "block", "none"]),
   clientDecision: z.literal("none").optional(),
   reason: z.string().optional(),
-  error: z
-    .string()
-    .regex(/^[A-Z][A-Z0-9_]*$/)
-    .optional(),
+  error: CODE.optional(),
   latencyMs: z.number().nonnegative(),
   toolInput: z.unknown().optional(),
   prompt: z.string().optional(),
