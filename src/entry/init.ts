@@ -605,8 +605,9 @@ async function writeMerged(
     existing = parsed;
   }
   const merged = existing ? mergeConfig(existing, config, path) : config;
-  // With its mode: settings may hold secrets, and a 0600 file must not come back 0644.
-  const mode = (await stat(target).catch(() => undefined))?.mode;
+  // With its mode (stat followed the links to `target`): settings may hold secrets, and a 0600
+  // file must not come back 0644.
+  const mode = found?.mode;
   // The new file is renamed over the old, which the folder allows whatever the file's mode: a
   // file its owner made read-only (kept from the agent, or from edits) would be replaced.
   if (mode !== undefined && (mode & 0o200) === 0) {
