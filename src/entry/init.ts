@@ -809,11 +809,14 @@ function earlierUrls(hooks: unknown): string[] {
 
 /** Every hook in a file's `hooks`: the legacy list's entries, or those of an event map's groups. */
 function handlersIn(hooks: unknown): unknown[] {
-  return Array.isArray(hooks)
-    ? hooks
-    : Object.values(isRecord(hooks) ? hooks : {})
-        .flatMap((groups) => (Array.isArray(groups) ? groups : []))
-        .flatMap((group) => (isRecord(group) && Array.isArray(group.hooks) ? group.hooks : []));
+  return Array.isArray(hooks) ? hooks : Object.values(isRecord(hooks) ? hooks : {}).flatMap(groupHandlers);
+}
+
+/** The hooks of one event's groups in an event map. */
+function groupHandlers(groups: unknown): unknown[] {
+  return (Array.isArray(groups) ? groups : []).flatMap((group) =>
+    isRecord(group) && Array.isArray(group.hooks) ? group.hooks : [],
+  );
 }
 
 /** A replaced gateway's allowlist pattern is left, as other settings files may rely on it. */
@@ -1003,10 +1006,7 @@ function hookUrl(hook: Record<string, unknown>): { url: string; marked: boolean 
 function keptLookalikes(hooks: unknown, url: string): KeptHook[] {
   const lists: [string | undefined, unknown[]][] = Array.isArray(hooks)
     ? [[undefined, hooks]]
-    : Object.entries(isRecord(hooks) ? hooks : {}).map(([event, groups]) => [
-        event,
-        handlersIn({ [event]: groups }),
-      ]);
+    : Object.entries(isRecord(hooks) ? hooks : {}).map(([event, groups]) => [event, groupHandlers(groups)]);
   const kept: KeptHook[] = [];
   for (const [event, list] of lists) {
     for (const hook of list) {
