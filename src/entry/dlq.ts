@@ -58,7 +58,7 @@ export async function dlqCommand(
       // does not parse), which --json shows as it came, where a job was masked before it was queued.
       const dead = (await queue.listDead(limit + 1)).map((d) => ({
         ...d,
-        body: typeof d.body === "string" ? (maskString(d.body) as unknown as DeliveryJob) : d.body,
+        body: typeof d.body === "string" ? maskString(d.body) : d.body,
         error: maskString(d.error),
       }));
       const more = dead.length > limit;
