@@ -358,6 +358,22 @@ describe("hookgate replay", () => {
     expect(result.stdout).not.toMatch(/^now allow/m);
   });
 
+  it("prints a record's bidirectional overrides escaped, as a judge's reason is cleared of them", async () => {
+    // An override or isolate (U+202A–202E, U+2066–2069) in a team reordered the line it was printed on.
+    const records = readFileSync(join(ROOT, TRAFFIC), "utf8").trimEnd().split("\n");
+    const changed = records.map((line) => {
+      const r = JSON.parse(line) as Record<string, unknown>;
+      if (!JSON.stringify(r.event).includes("rm -rf node_modules")) return line;
+      return JSON.stringify({ ...r, team: "ops\u202eled\u2066x\u2069" });
+    });
+    const file = join(dir, "bidi.jsonl");
+    writeFileSync(file, `${changed.join("\n")}\n`);
+    const result = await runCli(["replay", "--policy", CANDIDATE, file]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).not.toMatch(/[\u202a-\u202e\u2066-\u2069]/);
+    expect(result.stdout).toContain("ops\\u202eled\\u2066x\\u2069");
+  });
+
   it("counts a single record as one record", async () => {
     const one = join(dir, "one.jsonl");
     writeFileSync(one, `${readFileSync(join(ROOT, TRAFFIC), "utf8").split("\n")[0]}\n`);
