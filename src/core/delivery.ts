@@ -7,7 +7,7 @@ import { errorMessage } from "./errors.js";
 import type { HookEvent } from "./hook-event.js";
 import { maskString, maskValue } from "./mask.js";
 import type { Notification } from "./sinks.js";
-import { capString, capStringsToFit, capToFit, cut } from "./truncate.js";
+import { asJsonText, capString, capStringsToFit, capToFit, cut } from "./truncate.js";
 
 export interface DeliveryJob {
   readonly id: string;
@@ -240,8 +240,8 @@ export function fitDeliveryJob(job: DeliveryJob, fits: (candidate: DeliveryJob) 
     const { event, args, ...rest } = value as typeof free;
     return {
       ...rest,
-      event: { truncated: JSON.stringify(event) },
-      args: args && { truncated: JSON.stringify(args) },
+      event: asJsonText(event),
+      args: args && asJsonText(args),
     };
   };
   return withFree(capToFit(free, (candidate) => fits(withFree(candidate)), flatten));

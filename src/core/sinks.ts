@@ -13,7 +13,15 @@ import { isRecord } from "./json-object.js";
 import { maskString, scrubSecrets } from "./mask.js";
 import type { HmacSha256 } from "./ports.js";
 import { readWebhookKey } from "./secret-ref.js";
-import { capString, capToFit, shorten, sliceCodePoints, TRUNCATION_MARKER, utf8Length } from "./truncate.js";
+import {
+  asJsonText,
+  capString,
+  capToFit,
+  shorten,
+  sliceCodePoints,
+  TRUNCATION_MARKER,
+  utf8Length,
+} from "./truncate.js";
 
 /** What one delivery is about: built from a hook event when a rule's notify applies. */
 export interface Notification {
@@ -334,11 +342,6 @@ function fitJson(
   const fits = (candidate: unknown) => utf8Length(serialize(candidate)) <= maxBytes;
   const whole = serialize(value);
   return utf8Length(whole) <= maxBytes ? whole : serialize(capToFit(value, fits, flatten));
-}
-
-/** A structure as its JSON text, for fitJson's last resort. */
-function asJsonText(value: unknown): { truncated: string } {
-  return { truncated: JSON.stringify(value) ?? "" };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -85,6 +85,11 @@ export function capToFit(
   return capStringsToFit(flat, fits) ?? capStrings(flat, 0);
 }
 
+/** A structure as its JSON text under the key `truncated`, what `capToFit`'s callers flatten to. */
+export function asJsonText(value: unknown): { truncated: string } {
+  return { truncated: JSON.stringify(value) ?? "" };
+}
+
 /** The largest length in [0, high) for which `fits` holds, given that it holds for 0. */
 export function largestFitting(high: number, fits: (length: number) => boolean): number {
   let low = 0;

@@ -7,6 +7,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
+  asJsonText,
   capString,
   capStrings,
   capStringsToFit,
@@ -63,9 +64,6 @@ const anyValue = fc.oneof(
 );
 
 const sizeOf = (value: unknown) => utf8Length(JSON.stringify(value));
-
-/** A value as its JSON text, the last resort a caller of `capToFit` flattens it to. */
-const asJsonText = (value: unknown) => ({ truncated: JSON.stringify(value) });
 
 /** Containers the cutters walk into: a string inside more is left as it is (the walk's stack stays bounded). */
 const WALKED_DEPTH = 65;
