@@ -18,7 +18,6 @@ export const MATCHER_MAX_LENGTH = 200;
 /** `undefined` means the matcher matches every value (and events without the field). */
 export type Matcher = ((value: string | undefined) => boolean) | undefined;
 
-const EXACT_NAMES = /^[A-Za-z0-9_|]+$/;
 /** A flag group alone (`(?i)`, `(?is)`, `(?-s)`), not a group with content (`(?:…)`, `(?i:…)`). */
 const LEADING_FLAGS = /^\(\?[A-Za-z-]+\)/;
 
@@ -84,10 +83,8 @@ export function matcherKeepsEdgeSpaces(text: string | undefined): boolean {
  */
 export function exactMatcherNames(text: string | undefined): ReadonlySet<string> | undefined {
   if (text === undefined || text === "" || text === "*") return undefined;
-  if (EXACT_NAMES.test(text)) return new Set(text.split("|").filter((n) => n !== ""));
   // Without a `|` the value is one regular expression, its spaces matched as written.
-  if (!text.includes("|")) return undefined;
-  const names = text.split("|").map((part) => part.trim());
+  const names = text.includes("|") ? text.split("|").map((part) => part.trim()) : [text];
   return names.every((n) => n === "" || EXACT_NAME.test(n))
     ? new Set(names.filter((n) => n !== ""))
     : undefined;
