@@ -67,8 +67,9 @@ export function retryDelayMs(
 /**
  * The most attempts a job of these sinks can take, one more than the longest retry schedule: a
  * sink's own, or the default, which a `deliver` that threw outside its sink's attempt follows
- * whatever its sink's (`thrownOutcome`, a consumer's own catch). A queue that counts receives as attempts (SQS) must allow a job this many
- * receives before its own limit moves it elsewhere (a redrive policy's `maxReceiveCount`).
+ * whatever its sink's (`thrownOutcome`, a consumer's own catch). A queue that counts receives as
+ * attempts (SQS) must allow a job this many receives before its own limit moves it elsewhere (a
+ * redrive policy's `maxReceiveCount`).
  */
 export function mostAttempts(
   sinks: Iterable<{ readonly retryScheduleSeconds?: readonly number[] | undefined }>,
