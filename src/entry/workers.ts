@@ -36,7 +36,7 @@ import type { Egress, Logger, LogLevel, Metrics } from "../core/ports.js";
 import type { ToldFailure } from "../core/recurring-failure.js";
 import { createApp } from "../http/app.js";
 import { createBrokenConfigApp } from "../http/broken-config.js";
-import { bodyDeadline } from "../http/read-body.js";
+import { bodyDeadline, readBody } from "../http/read-body.js";
 import { lazyNotifier, lazyRemoteActions } from "./lazy-actions.js";
 import { once } from "./once.js";
 
@@ -237,9 +237,28 @@ const REQUEST_BUDGET_MS = 28_000;
  */
 function fetch(request: Request, env: WorkerEnv, ctx: ExecutionContextLike): Promise<Response> {
   const ends = clock.monotonic() + REQUEST_BUDGET_MS;
-  const answer = handle(request, env, ctx, () => ends - clock.monotonic());
+  const answer = handle(request, env, ctx, () => ends - clock.monotonic()).then((response) =>
+    setAside(request, response),
+  );
   ctx.waitUntil(answer.catch(() => undefined));
   return answer;
+}
+
+/** How long a body no route read may take to arrive before its answer goes out anyway. */
+const SET_ASIDE_MS = 500;
+
+/**
+ * A body no route read (a POST to no route, a 405, simulate's 400) is read and set aside before
+ * the answer: workerd cannot read a body once the answer is sent, and closes a keep-alive
+ * connection whose body was left unread without saying so, so the client's next request on it
+ * (an agent's next hook) fails with a reset. It waits SET_ASIDE_MS at most, as @hono/node-server
+ * drains such a body after Node's answer: a stalled sender gets its 404 or 405 then, not at the
+ * body deadline, and its connection, which it could send nothing more on anyway, closes.
+ */
+async function setAside(request: Request, response: Response): Promise<Response> {
+  if (request.body !== null && !request.bodyUsed)
+    await readBody(request, 0, () => bodyDeadline(SET_ASIDE_MS));
+  return response;
 }
 
 async function handle(

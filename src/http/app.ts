@@ -102,7 +102,7 @@ export function createApp(deps: AppDeps): Hono {
     routes.all(path, (c) => wrongMethod(c.req.method, routePath(c.req.path), allow));
   }
 
-  const app = underAnyPrefix(routes, deps);
+  const app = underAnyPrefix(routes);
   app.notFound((c) => {
     const message = `no route ${c.req.method} ${routePath(c.req.path)}`;
     if (c.req.method !== "POST") return c.json({ error: { code: "NOT_FOUND", message } }, 404);
@@ -135,25 +135,13 @@ export function createApp(deps: AppDeps): Hono {
  * a Worker on a path route (`example.com/hookgate/*`), an HTTP API stage or an API mapping key
  * puts one before the route, and a 404 there is an answer Claude Code lets through. The routes at
  * the root are tried first. `route` copies the routes registered so far: register them first.
+ * A body no route reads (a POST to no route, a 405, simulate's 400) is not waited for here: each
+ * runtime's entry sets it aside as it can (@hono/node-server after the answer, workers.ts before).
  */
-export function underAnyPrefix(
-  routes: Hono,
-  reading: Pick<AppDeps, "bodyDeadline" | "bodyBudget"> = {},
-): Hono {
+export function underAnyPrefix(routes: Hono): Hono {
   // Slashes doubled in a hook URL (`http://127.0.0.1:8787//v1/hooks/claude-code`) name the same
   // route: a 404 there would let every tool call through.
   const app = new Hono({ strict: true, getPath: (request) => getPath(request).replace(/\/{2,}/g, "/") });
-  // A body no route read (a POST to no route, a 405, simulate's 400) is read and set aside before
-  // the answer, as a hook's refused body is: workerd closes a keep-alive connection whose request
-  // body was left unread, without saying so, and the client's next request on it (an agent's next
-  // hook) fails with a reset. Node reads such a body itself.
-  app.use(async (c, next) => {
-    await next();
-    const request = c.req.raw;
-    if (request.body === null || request.bodyUsed) return;
-    const read = await readBody(request, 0, reading.bodyDeadline, reading.bodyBudget);
-    if (!read.ok && read.unread === true) c.res.headers.set("connection", "close");
-  });
   app.route("/", routes);
   app.route("/:prefix{.+}", routes);
   return app;

@@ -60,7 +60,7 @@ export function createBrokenConfigApp(
   routes.get("/healthz", (c) =>
     c.json({ status: "error", error: { code: "CONFIG_INVALID", message: problem } }, 500),
   );
-  const app = underAnyPrefix(routes, reading);
+  const app = underAnyPrefix(routes);
   app.notFound((c) => c.json({ error: { code: "CONFIG_INVALID", message: problem } }, 500));
   return app;
 }

@@ -10,6 +10,7 @@
 import { execFile } from "node:child_process";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { Agent } from "node:http";
+import { connect } from "node:net";
 import { join, relative } from "node:path";
 import type { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
@@ -190,4 +191,49 @@ describe("the route parity table on serve and the Worker, side by side", () => {
     expect(worker.log.map((l) => Object.keys(l))).toEqual(node.log.map((l) => Object.keys(l)));
     expect(node.log.map((l) => Object.keys(l))).toEqual(expected[c.name]?.log.map((l) => Object.keys(l)));
   });
+});
+
+/**
+ * Sends a request's headers and the first bytes of a body its Content-Length says is longer, then
+ * stalls, and resolves with the answer's status line once one arrives; the rest of the body is
+ * never sent, so an answer at all is one not held back for it.
+ */
+function stalledBody(origin: string, method: string, path: string): Promise<string> {
+  const url = new URL(origin);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(url.port), url.hostname);
+    let text = "";
+    socket.on("data", (c: Buffer) => {
+      text += c.toString("latin1");
+      if (!text.includes("\r\n")) return;
+      socket.destroy();
+      resolve(text.split("\r\n", 1)[0] ?? "");
+    });
+    socket.on("error", reject);
+    socket.on("close", () =>
+      reject(new Error(`the connection closed with no answer: ${JSON.stringify(text)}`)),
+    );
+    socket.write(
+      `${method} ${path} HTTP/1.1\r\nHost: ${url.host}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"hook_event_name":`,
+    );
+  });
+}
+
+describe("a body no route reads is not waited for", () => {
+  it.each([
+    ["a POST to no route", "POST", "/nope", "404"],
+    ["a wrong method", "PUT", "/v1/hooks/claude-code", "405"],
+    ["simulate's unknown client", "POST", "/v1/simulate?client=nope", "400"],
+  ])(
+    "%s from a sender that stalls mid-body is answered before the body's end",
+    async (_, method, path, status) => {
+      const [node, worker] = await Promise.all([
+        stalledBody(serve.url, method, path),
+        stalledBody(workerUrl, method, path),
+      ]);
+      expect(node).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
+      expect(worker).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
+    },
+    20_000,
+  );
 });
