@@ -140,8 +140,17 @@ export function createApp(deps: AppDeps): Hono {
  */
 export function underAnyPrefix(routes: Hono): Hono {
   // Slashes doubled in a hook URL (`http://127.0.0.1:8787//v1/hooks/claude-code`) name the same
-  // route: a 404 there would let every tool call through.
-  const app = new Hono({ strict: true, getPath: (request) => getPath(request).replace(/\/{2,}/g, "/") });
+  // route: a 404 there would let every tool call through. So does a slash percent-encoded
+  // (`/v1/hooks%2Fclaude-code`): API Gateway's HTTP API decodes the path before the function
+  // sees it, so on Lambda it is a slash whatever is done here. hono's getPath leaves `%2F` (and
+  // `%252F` as it is), so this decodes it once.
+  const app = new Hono({
+    strict: true,
+    getPath: (request) =>
+      getPath(request)
+        .replace(/%2F/gi, "/")
+        .replace(/\/{2,}/g, "/"),
+  });
   app.route("/", routes);
   app.route("/:prefix{.+}", routes);
   return app;

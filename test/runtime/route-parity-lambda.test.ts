@@ -40,11 +40,31 @@ const context: LambdaContext = {
 };
 
 /**
- * The case as a payload 2.0 event shaped like `base`: header names lower-cased, a repeated header's
- * values joined with commas (as both services join them), the body base64 where it is bytes.
+ * The path as API Gateway's HTTP API hands it over: percent-decoded (`/v1/hooks%2Fclaude-code`
+ * arrives as `/v1/hooks/claude-code` in `rawPath` and `requestContext.http.path`), cut at a
+ * decoded `?`. A Function URL, as a REST API, hands the path over as it was sent.
  */
-function eventOf(c: RouteCase, base: ReturnType<typeof fixture>): LambdaEvent {
+function decodedPath(path: string): string {
+  const decoded = path.replace(/(?:%[0-9A-Fa-f]{2})+/g, (run) => {
+    try {
+      return decodeURIComponent(run);
+    } catch {
+      return run;
+    }
+  });
+  const cut = decoded.indexOf("?");
+  return cut < 0 ? decoded : decoded.slice(0, cut);
+}
+
+/**
+ * The case as a payload 2.0 event shaped like `base`: header names lower-cased, a repeated header's
+ * values joined with commas (as both services join them), the body base64 where it is bytes, the
+ * path decoded where the service decodes it.
+ */
+function eventOf(c: RouteCase, base: ReturnType<typeof fixture>, decodes = false): LambdaEvent {
   const at = c.path.indexOf("?");
+  const path = at < 0 ? c.path : c.path.slice(0, at);
+  const rawPath = decodes ? decodedPath(path) : path;
   const headers: Record<string, string> = { host: base.requestContext.domainName };
   for (const [name, value] of c.headers) {
     const key = name.toLowerCase();
@@ -58,12 +78,12 @@ function eventOf(c: RouteCase, base: ReturnType<typeof fixture>): LambdaEvent {
         : { isBase64Encoded: false };
   return {
     ...base,
-    rawPath: at < 0 ? c.path : c.path.slice(0, at),
+    rawPath,
     rawQueryString: at < 0 ? "" : c.path.slice(at + 1),
     headers,
     requestContext: {
       ...base.requestContext,
-      http: { ...base.requestContext.http, method: c.method, path: at < 0 ? c.path : c.path.slice(0, at) },
+      http: { ...base.requestContext.http, method: c.method, path: rawPath },
     },
     body: undefined,
     ...body,
@@ -71,8 +91,8 @@ function eventOf(c: RouteCase, base: ReturnType<typeof fixture>): LambdaEvent {
 }
 
 const SHAPES = {
-  "HTTP API": fixture("http-api-v2-pre-tool-use.json"),
-  "Function URL": fixture("function-url-pre-tool-use.json"),
+  "HTTP API": { base: fixture("http-api-v2-pre-tool-use.json"), decodes: true },
+  "Function URL": { base: fixture("function-url-pre-tool-use.json"), decodes: false },
 };
 
 describe("the route parity table on Lambda", () => {
@@ -84,13 +104,13 @@ describe("the route parity table on Lambda", () => {
   });
 
   it.each(
-    Object.entries(SHAPES).flatMap(([shape, base]) =>
-      ROUTE_CASES.map((c) => ({ shape, base, c, name: c.name })),
+    Object.entries(SHAPES).flatMap(([shape, { base, decodes }]) =>
+      ROUTE_CASES.map((c) => ({ shape, base, decodes, c, name: c.name })),
     ),
-  )("$shape: $name", async ({ base, c }) => {
+  )("$shape: $name", async ({ base, decodes, c }) => {
     await handler(eventOf(ROUTE_CASES[0] as RouteCase, base), context); // the policy's own lines
     lines.length = 0;
-    const res = await handler(eventOf(c, base), context);
+    const res = await handler(eventOf(c, base, decodes), context);
     const headers = (res.headers ?? {}) as Record<string, string | undefined>;
     const actual = observe(c, res.statusCode, (name) => headers[name], res.body, lines);
     const onNode = expected[c.name] as Observed;
