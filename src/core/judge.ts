@@ -367,7 +367,7 @@ export function parseJudgeResponse(
   // An error in a 2xx, without the answer's envelope: gateways and proxies in front of a model
   // (OpenRouter, LiteLLM) report an upstream's failure so. Its message says what to fix.
   const envelope = provider === "anthropic" ? "content" : "choices";
-  if (detail !== undefined && isRecord(parsed.value) && !(envelope in parsed.value)) {
+  if (detail !== undefined && !(isRecord(parsed.value) && envelope in parsed.value)) {
     return fail(
       "JUDGE_HTTP_ERROR",
       `${provider} answered HTTP ${status} with an error: ${providerText(detail, secrets)}`,
@@ -399,9 +399,11 @@ function withoutControls(text: string): string {
  * The provider's error message in a body: Anthropic's `{"type":"error","error":{"message"}}`,
  * OpenAI's `{"error":{"message"}}`, a bare `{"error":"..."}` (Ollama), or vLLM's and Mistral's
  * `{"object":"error","message"}`, whose message Mistral gives as an object (the request's
- * validation errors), written out as JSON.
+ * validation errors), written out as JSON; any of them as the first item of a list, as Gemini's
+ * OpenAI-compatible endpoint answers (`[{"error":{"code":400,"message":…}}]`).
  */
-function errorMessageOf(value: unknown): string | undefined {
+function errorMessageOf(body: unknown): string | undefined {
+  const value: unknown = Array.isArray(body) ? body[0] : body;
   if (!isRecord(value)) return undefined;
   const error = value.error;
   const message =

@@ -432,6 +432,18 @@ describe("prompt rules: failures answer with onError", () => {
     );
   });
 
+  it("quotes the error of Gemini's OpenAI-compatible endpoint, which answers with a list of errors", async () => {
+    const app = await appWith({}, { provider: "openai", model: "gemini-2.5-flash", url: model.openaiUrl });
+    model.script({
+      status: 400,
+      body: '[{"error":{"code":400,"message":"API key not valid. Please pass a valid API key.","status":"INVALID_ARGUMENT","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"API_KEY_INVALID","domain":"googleapis.com"}]}}]',
+    });
+    const body = await jsonOf(await app.post("/v1/hooks", write("/p/src/gemini-key.ts")));
+    expect(body.hookSpecificOutput.permissionDecisionReason).toContain(
+      "(JUDGE_HTTP_ERROR: openai answered HTTP 400: API key not valid. Please pass a valid API key.); its onError",
+    );
+  });
+
   it.each([
     ["anthropic", '{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}'],
     [

@@ -400,6 +400,12 @@ describe("parseJudgeResponse", () => {
       '{"error":{"message":"Rate limit reached for gpt-4o-mini","type":"requests","code":"rate_limit_exceeded"}}',
       "openai answered HTTP 429: Rate limit reached for gpt-4o-mini",
     ],
+    [
+      "openai",
+      429,
+      '[{"error":{"code":429,"message":"Resource has been exhausted (e.g. check quota).","status":"RESOURCE_EXHAUSTED"}}]',
+      "openai answered HTTP 429: Resource has been exhausted (e.g. check quota).",
+    ],
     ["openai", 500, "<html>Bad gateway</html>", "openai answered HTTP 500"],
     ["anthropic", 302, "", "anthropic answered HTTP 302"],
   ] as const)("reports %s HTTP %i as JUDGE_HTTP_ERROR", (provider, status, body, message) => {
