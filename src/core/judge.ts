@@ -621,22 +621,52 @@ function readTextVerdict(text: string, what: string, unreadable: string): Result
     : fail("JUDGE_OFF_SCHEMA", unreadable);
 }
 
-/** The string reason of the first JSON object in `text` whose `ok` says no, if there is one. */
+/**
+ * The most characters of an object in a text answer read for the reason of its no: a verdict's
+ * one sentence, under the 512-token output limit, is a fraction of it. Past it the no stands
+ * without its reason.
+ */
+const MAX_NO_OBJECT_CHARS = 8192;
+/** The most `{` in a text answer read as the start of an object for the reason of its no. */
+const MAX_NO_OBJECTS = 200;
+
+/**
+ * The string reason of the first JSON object in `text` whose `ok` says no, if there is one. Each
+ * `{` is read as the object it opens, up to its matching `}`, and only that: trying it against
+ * every later `}` parsed the rest of the answer once per pair, seconds of CPU for a long answer
+ * (a server that ignores the output limit) with the process answering nothing meanwhile.
+ */
 function noReasonIn(text: string): string | undefined {
-  const opens: number[] = [];
-  const closes: number[] = [];
-  for (let i = 0; i < text.length && opens.length + closes.length < 200; i++) {
-    if (text[i] === "{") opens.push(i);
-    else if (text[i] === "}") closes.push(i);
-  }
-  for (const start of opens) {
-    for (const end of closes) {
-      if (end < start) continue;
-      const candidate = parseJson(text.slice(start, end + 1));
-      if (candidate.ok && isRecord(candidate.value) && saysNo(candidate.value.ok)) {
-        return typeof candidate.value.reason === "string" ? candidate.value.reason : undefined;
-      }
+  let start = -1;
+  for (let tried = 0; tried < MAX_NO_OBJECTS; tried++) {
+    start = text.indexOf("{", start + 1);
+    if (start === -1) return undefined;
+    const end = objectEnd(text, start, MAX_NO_OBJECT_CHARS);
+    if (end === undefined) continue;
+    const candidate = parseJson(text.slice(start, end + 1));
+    if (candidate.ok && isRecord(candidate.value) && saysNo(candidate.value.ok)) {
+      return typeof candidate.value.reason === "string" ? candidate.value.reason : undefined;
     }
+  }
+  return undefined;
+}
+
+/**
+ * Where the JSON object that opens at `start` closes, braces inside its strings skipped; undefined
+ * when it does not close within `maxChars`.
+ */
+function objectEnd(text: string, start: number, maxChars: number): number | undefined {
+  let depth = 0;
+  let inString = false;
+  const stop = Math.min(text.length, start + maxChars);
+  for (let i = start; i < stop; i++) {
+    const c = text[i];
+    if (inString) {
+      if (c === "\\") i++;
+      else if (c === '"') inString = false;
+    } else if (c === '"') inString = true;
+    else if (c === "{") depth++;
+    else if (c === "}" && --depth === 0) return i;
   }
   return undefined;
 }

@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import {
   buildJudgeRequest,
   DEFAULT_MODEL_URLS,
@@ -354,6 +354,19 @@ describe("parseJudgeResponse", () => {
     ["a no in an array", "openai", openaiAnswer('[{"ok": false, "reason": "no"}]')],
   ] as const)("reads %s from %s as a no, fail-safe", (_name, provider, body) => {
     expect(parseJudgeResponse(provider, 200, body)).toEqual({ ok: true, value: { ok: false, reason: "no" } });
+  });
+
+  it("takes the reason of a no from the object it is in, braces in its strings and objects around it", () => {
+    const text = 'Verdict {"ok": false, "reason": "writes } and { to /etc", "by": {"rule": 1}} {"ok": false}';
+    expect(parseJudgeResponse("openai", 200, openaiAnswer(text))).toEqual({
+      ok: true,
+      value: { ok: false, reason: "writes } and { to /etc" },
+    });
+    const nested = `{"verdict": ${JSON.stringify({ ok: false, reason: "inner" })}} (final)`;
+    expect(parseJudgeResponse("openai", 200, openaiAnswer(nested))).toEqual({
+      ok: true,
+      value: { ok: false, reason: "inner" },
+    });
   });
 
   it("reads unreadable text that says ok false, with no object to take a reason from, as a no", () => {
@@ -1032,6 +1045,37 @@ describe("the loopback model server", () => {
       expect(first?.body.messages[0]).toEqual({ role: "system", content: JUDGE_SYSTEM_PROMPT });
     }
     expect(JSON.stringify(first?.body)).toContain('"p1"');
+  });
+
+  it("reads a long text answer that says no once through, not once per pair of its braces", async () => {
+    // A server that ignores the output limit: objects nested 30 deep around a long string, and
+    // text after them. Each `{` tried against every later `}` parsed the answer 900 times over,
+    // seconds of CPU in which the gateway answered nothing, its deadlines included.
+    const depth = 30;
+    const text = `${'{"a":'.repeat(depth - 1)}{"ok": false, "reason": "${"x".repeat(900_000)}"${"}".repeat(depth)} .`;
+    server.script({ text });
+    const request = buildJudgeRequest({ ...openai, url: server.openaiUrl }, "p");
+    const response = await fetch(request.url, {
+      method: "POST",
+      headers: request.headers,
+      body: request.body,
+    });
+    const body = await response.text();
+    let parsed = 0;
+    const parse = JSON.parse;
+    const spy = vi.spyOn(JSON, "parse").mockImplementation((json: string, reviver) => {
+      parsed += json.length;
+      return parse(json, reviver);
+    });
+    try {
+      expect(parseJudgeResponse("openai", response.status, body)).toMatchObject({
+        ok: true,
+        value: { ok: false },
+      });
+    } finally {
+      spy.mockRestore();
+    }
+    expect(parsed).toBeLessThan(3 * body.length);
   });
 
   it("answers after a delay, chooses per request, and drops a reset connection", async () => {
