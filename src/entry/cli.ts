@@ -27,7 +27,7 @@ const io: Io = {
 
 /** Each command and what runs it, given the arguments after its name; the exit code comes back. */
 const COMMANDS: Readonly<Record<CommandName, (args: readonly string[]) => Promise<number>>> = {
-  serve: async (args) => (await import("./policy-commands.js")).serveCommand(args),
+  serve: async (args) => (await import("./policy-commands.js")).serveCommand(args, io),
   check: async (args) => (await import("./policy-commands.js")).checkCommand(args, io),
   simulate: async (args) => (await import("./policy-commands.js")).simulateCommand(args, io),
   test: async (args) => (await import("./policy-test.js")).policyTestCommand(args, io),

@@ -30,7 +30,7 @@ import { UsageError } from "./usage-error.js";
 
 const policyDeps = { env: envReaderOf(process.env), sha256: nodeSha256 };
 
-export async function serveCommand(args: readonly string[]): Promise<number> {
+export async function serveCommand(args: readonly string[], io: Io): Promise<number> {
   const { values } = parseArgs({
     args: [...args],
     options: {
@@ -63,13 +63,20 @@ export async function serveCommand(args: readonly string[]): Promise<number> {
   // A SIGTERM or SIGINT from here until it listens ends it saying so (bin.ts, early-hangup.ts);
   // caught here too when serve runs without bin.ts.
   catchEarlyStop();
-  const gateway = await startGateway({
-    policyPath: values.policy,
-    host: values.host ?? "127.0.0.1",
-    port,
-    dataDir: values["data-dir"] ?? ".hookgate",
-    recordPath: values.record,
-  });
+  let gateway: Awaited<ReturnType<typeof startGateway>>;
+  try {
+    gateway = await startGateway({
+      policyPath: values.policy,
+      host: values.host ?? "127.0.0.1",
+      port,
+      dataDir: values["data-dir"] ?? ".hookgate",
+      recordPath: values.record,
+    });
+  } catch (e) {
+    if (!(e instanceof PolicyLoadError)) throw e;
+    io.err(invalidPolicyReport(e.path, e.issues));
+    return 1;
+  }
   reload = () => void gateway.reload();
   if (reloadAsked) reload();
   await new Promise<void>((resolve) => {
@@ -160,7 +167,10 @@ export async function simulateCommand(args: readonly string[], io: Io): Promise<
     throw new UsageError(`--client must be one of ${DIALECTS.join(", ")}`);
   }
   const loaded = await loadPolicyFile(values.policy, policyDeps);
-  if (!loaded.ok) throw new PolicyLoadError(values.policy, loaded.error);
+  if (!loaded.ok) {
+    io.err(invalidPolicyReport(values.policy, loaded.error));
+    return 1;
+  }
   const bytes = file === "-" ? await io.stdin() : await readEventFile(file);
   // Without --token, the token the client's hook would send (HOOKGATE_TOKEN, else HOOKGATE_AUTH).
   const token = values.token ?? tokenFromEnv(process.env, client)?.value;

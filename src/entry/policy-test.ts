@@ -8,7 +8,7 @@ import { readFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { nodeSha256 } from "../adapters/hash/node-crypto.js";
-import { formatIssues, loadPolicyFile, readJsonText } from "../adapters/policy-source/file.js";
+import { invalidPolicyReport, loadPolicyFile, readJsonText } from "../adapters/policy-source/file.js";
 import { createJudge } from "../app/replay.js";
 import { DEFAULT_TEAM, listTeams, teamsOf } from "../core/auth.js";
 import { closestName } from "../core/closest-name.js";
@@ -61,9 +61,10 @@ export async function policyTestCommand(args: readonly string[], io: CommandIo):
       (issue) => issue.path === "$" && /^unknown keys? (?:"[^"]*", )*"cases"/.test(issue.message),
     );
     const hint = casesFirst
-      ? `; it holds "cases", so it is a cases file: the policy comes first (hookgate test POLICY CASES.json...)`
+      ? `${policyPath} holds "cases", so it is a cases file: the policy comes first (hookgate test POLICY CASES.json...)\n`
       : "";
-    io.out(`${formatIssues(loaded.error)}\n${policyPath}: invalid policy${hint}\n`);
+    // On stderr, as every command but check says it: no case ran, so there is no report.
+    io.err(`${invalidPolicyReport(policyPath, loaded.error)}${hint}`);
     return 1;
   }
   const policy = loaded.value.policy;
@@ -99,7 +100,7 @@ export async function policyTestCommand(args: readonly string[], io: CommandIo):
     }
   }
   if (problems.length > 0) {
-    io.out(
+    io.err(
       `${problems.join("\n")}\ncases invalid (${problems.length} problem${problems.length > 1 ? "s" : ""})\n`,
     );
     return 1;

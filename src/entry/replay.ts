@@ -12,7 +12,7 @@ import { StringDecoder } from "node:string_decoder";
 import { parseArgs } from "node:util";
 import { createUndiciEgress } from "../adapters/egress/undici.js";
 import { nodeSha256 } from "../adapters/hash/node-crypto.js";
-import { formatIssues, loadPolicyFile } from "../adapters/policy-source/file.js";
+import { formatIssues, invalidPolicyReport, loadPolicyFile } from "../adapters/policy-source/file.js";
 import type { ReplayRecord } from "../app/handle-hook.js";
 import { createRemoteActions } from "../app/remote-actions.js";
 import {
@@ -59,7 +59,7 @@ export async function replayCommand(
     sha256: nodeSha256,
   });
   if (!loaded.ok) {
-    io.err(`${formatIssues(loaded.error)}\nhookgate: ${values.policy}: invalid policy\n`);
+    io.err(invalidPolicyReport(values.policy, loaded.error));
     return 1;
   }
   // Each file is read twice, as a stream: once to check it (a malformed record or a file with

@@ -592,6 +592,19 @@ describe("hookgate simulate", () => {
     const folder = await runCli(["simulate", "--policy", "examples/policy.json", dir]);
     expect(folder.stderr).toContain(`cannot read the event file ${dir}: it is a directory`);
   });
+
+  it("says what is wrong with an invalid policy on stderr, as check words it", async () => {
+    const bad = file("simulate-bad.json", {
+      version: 1,
+      rules: [{ id: "x", on: "PreToolUse", decide: "maybe" }],
+    });
+    const result = await runCli(["simulate", "--policy", bad, rmEvent]);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe("");
+    expect(result.stderr).toMatch(
+      /^error: \$\.rules\[0\]\.decide: must be one of[^\n]*\n.*simulate-bad\.json: invalid \(1 problem\)\n$/,
+    );
+  });
 });
 
 describe("hookgate schema and token hash", () => {
@@ -776,9 +789,13 @@ describe("hookgate schema and token hash", () => {
       version: 1,
       rules: [{ id: "x", on: "PreToolUse", decide: "maybe" }],
     });
-    const { code, stderr } = await runCli(["serve", "--policy", bad, "--port", "0"]);
+    const { code, stdout, stderr } = await runCli(["serve", "--policy", bad, "--port", "0"]);
     expect(code).toBe(1);
-    expect(stderr).toMatch(/\$\.rules\[0\]\.decide: must be one of/);
+    expect(stdout).toBe("");
+    // As check words it, on stderr: serve could not start.
+    expect(stderr).toMatch(
+      /^error: \$\.rules\[0\]\.decide: must be one of[^\n]*\n.*serve-bad\.json: invalid \(1 problem\)\n$/,
+    );
   });
 });
 

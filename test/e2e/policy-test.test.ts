@@ -182,10 +182,10 @@ describe("hookgate test", () => {
     const cases = file("typo-team.json", {
       cases: [{ name: "ls as mobil", team: "mobil", event: "events/ls.json", expect: { decision: "none" } }],
     });
-    const { code, stdout } = await runCli(["test", policy, cases]);
+    const { code, stdout, stderr } = await runCli(["test", policy, cases]);
     expect(code).toBe(1);
-    expect(stdout).toContain(`${cases}: $.cases[0]: team "mobil" is no team of ${policy} ("mobile", "web")`);
-    expect(stdout).not.toContain("PASS");
+    expect(stderr).toContain(`${cases}: $.cases[0]: team "mobil" is no team of ${policy} ("mobile", "web")`);
+    expect(stdout).toBe("");
   });
 
   it("judges a case without a team as the policy's only team, and refuses it when there are several", async () => {
@@ -204,14 +204,15 @@ describe("hookgate test", () => {
     expect(judged.stdout).toMatch(/^PASS {2}rm$/m);
     expect(judged.code).toBe(0);
     const several = await runCli(["test", policy, noTeam]);
-    expect(several.stdout).toContain(
+    expect(several.stderr).toContain(
       `${noTeam}: $.cases[0]: names no team, and ${policy} has several ("mobile", "web"): add "team" to the case or the file`,
     );
-    expect(several.stdout).not.toContain("PASS");
+    // Invalid cases are why test could not run: on stderr, and no case ran.
+    expect(several.stdout).toBe("");
     expect(several.code).toBe(1);
     const noTokens = file("no-tokens.json", { version: 1, auth: { tokens: [] }, rules: [] });
     const none = await runCli(["test", noTokens, noTeam]);
-    expect(none.stdout).toContain("names no team, and");
+    expect(none.stderr).toContain("names no team, and");
     expect(none.code).toBe(1);
     const noAuth = file("no-auth.json", {
       version: 1,
@@ -259,12 +260,12 @@ describe("hookgate test", () => {
         },
       ],
     });
-    const { code, stdout } = await runCli(["test", policy, cases]);
-    expect(stdout).toContain(
+    const { code, stdout, stderr } = await runCli(["test", policy, cases]);
+    expect(stderr).toContain(
       `${cases}: $.cases[0].with.tool_inptu: the event has no "tool_inptu" (it would be added, and tool_input sent as recorded): did you mean tool_input?`,
     );
-    expect(stdout).toMatch(/^cases invalid \(1 problem\)$/m);
-    expect(stdout).not.toContain("PASS");
+    expect(stderr).toMatch(/^cases invalid \(1 problem\)$/m);
+    expect(stdout).toBe("");
     expect(code).toBe(1);
   });
 
@@ -306,14 +307,14 @@ describe("hookgate test", () => {
       ],
     });
     const schema = await runCli(["test", policy, cases]);
-    expect(schema.stdout).toContain(`${cases}: $.cases[1].expect: unknown key "decison"`);
-    expect(schema.stdout).not.toMatch(/passed/);
+    expect(schema.stderr).toContain(`${cases}: $.cases[1].expect: unknown key "decison"`);
+    expect(schema.stdout).toBe("");
     expect(schema.code).toBe(1);
     const missing = file("missing.json", {
       cases: [{ event: "events/missing.json", expect: { decision: "deny" } }],
     });
     const read = await runCli(["test", policy, missing]);
-    expect(read.stdout).toMatch(/missing\.json: \$\.cases\[0\]\.event: cannot read .*events\/missing\.json/);
+    expect(read.stderr).toMatch(/missing\.json: \$\.cases\[0\]\.event: cannot read .*events\/missing\.json/);
     expect(read.code).toBe(1);
     mkdirSync(join(dir, "events"), { recursive: true });
     file("events/trailing-comma.json", '{\n  "hook_event_name": "PreToolUse",\n}');
@@ -338,7 +339,7 @@ describe("hookgate test", () => {
     );
     expect(refused.code).toBe(1);
     const parse = await runCli(["test", policy, broken]);
-    expect(parse.stdout).toContain(
+    expect(parse.stderr).toContain(
       `${broken}: $.cases[0].event: ${join(dir, "events/trailing-comma.json")} is not valid JSON: Expected double-quoted property name at line 3, column 1: JSON takes no comma before } or ]; delete it`,
     );
     expect(parse.code).toBe(1);
@@ -351,16 +352,20 @@ describe("hookgate test", () => {
       rules: [{ id: "x", on: "PreToolUse", decide: "maybe" }],
     });
     const result = await runCli(["test", bad, "examples/policy.test.json"]);
-    expect(result.stdout).toMatch(/\$\.rules\[0\]\.decide: must be one of/);
-    expect(result.stdout).not.toMatch(/cases file/);
+    // As check words it, on stderr: no case ran, so there is no report on stdout.
+    expect(result.stdout).toBe("");
+    expect(result.stderr).toMatch(
+      /^error: \$\.rules\[0\]\.decide: must be one of[^\n]*\n.*bad-policy\.json: invalid \(1 problem\)\n$/,
+    );
     expect(result.code).toBe(1);
   });
 
   it("says so when the cases file is given where the policy goes", async () => {
     const result = await runCli(["test", "examples/policy.test.json", "examples/policy.json"]);
     expect(result.code).toBe(1);
-    expect(result.stdout).toMatch(
-      /\nexamples\/policy\.test\.json: invalid policy; it holds "cases", so it is a cases file: the policy comes first \(hookgate test POLICY CASES\.json\.\.\.\)\n$/,
+    expect(result.stdout).toBe("");
+    expect(result.stderr).toMatch(
+      /\nexamples\/policy\.test\.json: invalid \(3 problems\)\nexamples\/policy\.test\.json holds "cases", so it is a cases file: the policy comes first \(hookgate test POLICY CASES\.json\.\.\.\)\n$/,
     );
   });
 });

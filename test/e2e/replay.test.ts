@@ -771,7 +771,12 @@ describe("hookgate replay", () => {
 
     const invalidPolicy = join(dir, "policy.json");
     writeFileSync(invalidPolicy, '{"version": 1, "rules": [{"id": "x", "on": "Stop", "decide": "stop"}]}');
-    expect((await runCli(["replay", "--policy", invalidPolicy, TRAFFIC])).code).toBe(1);
+    const invalid = await runCli(["replay", "--policy", invalidPolicy, TRAFFIC]);
+    expect(invalid).toMatchObject({ code: 1, stdout: "" });
+    // As check words it: each problem, then the file and how many.
+    expect(invalid.stderr).toBe(
+      `error: $.rules[0].decide: must be one of "allow", "deny", "ask", "defer", "block"\n${invalidPolicy}: invalid (1 problem)\n`,
+    );
 
     // An empty file (or stdin from a pipe whose command failed) is a mistake, not "no impact".
     const empty = join(dir, "empty.jsonl");

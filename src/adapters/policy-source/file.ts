@@ -167,8 +167,9 @@ export function formatIssues(issues: readonly PolicyIssue[]): string {
 }
 
 /**
- * What `check` says of a policy file that does not load, and `egress-check` too: each problem,
- * then the file's name and how many there are. A file it cannot read is one problem, at `$`.
+ * What every command says of a policy file that does not load (`check` on stdout, as its report;
+ * the others on stderr): each problem, then the file's name and how many there are. A file it
+ * cannot read is one problem, at `$`.
  */
 export function invalidPolicyReport(path: string, issues: readonly PolicyIssue[]): string {
   return `${formatIssues(issues)}\n${path}: invalid (${issues.length} problem${issues.length > 1 ? "s" : ""})\n`;
