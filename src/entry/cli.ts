@@ -70,13 +70,15 @@ export async function main(argv: readonly string[]): Promise<number> {
     }
     if (command === "help" || command === "--help" || command === "-h") {
       // `hookgate help CMD` is `hookgate CMD --help`.
-      const [topic] = rest;
+      const [topic, ...extra] = rest;
       const about = commandNamed(topic);
       if (topic !== undefined && about === undefined) throw new UsageError(`unknown command "${topic}"`);
+      if (extra.length > 0) throw new UsageError(`help takes one command, not "${extra.join(" ")}" after it`);
       io.out(about === undefined ? USAGE : commandHelp(about));
       return 0;
     }
     if (command === "--version" || command === "-v") {
+      if (rest.length > 0) throw new UsageError(`${command} takes no arguments`);
       const manifest = JSON.parse(await readFile(new URL("../../package.json", import.meta.url), "utf8"));
       io.out(`hookgate ${manifest.version}\n`);
       return 0;

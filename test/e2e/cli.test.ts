@@ -702,6 +702,17 @@ describe("hookgate schema and token hash", () => {
     expect(unknown.code).toBe(2);
     expect(unknown.stdout).toBe("");
     expect(unknown.stderr).toBe(`hookgate: unknown command "frobnicate"\n\n${all.stdout}`);
+    // Words after the topic are refused, as every command refuses a stray argument.
+    expect(await runMain(["help", "check", "policy.json"])).toEqual({
+      code: 2,
+      stdout: "",
+      stderr: `hookgate: help takes one command, not "policy.json" after it\n\n${all.stdout}`,
+    });
+    expect(await runMain(["--version", "check"])).toEqual({
+      code: 2,
+      stdout: "",
+      stderr: `hookgate: --version takes no arguments\n\n${all.stdout}`,
+    });
     const inProcess = await runMain([]);
     expect(inProcess).toEqual({ code: 2, stdout: "", stderr: all.stdout });
 
