@@ -663,15 +663,12 @@ async function replaceFile(
     await rm(temporary, { force: true }).catch(() => undefined);
     const code = (e as NodeJS.ErrnoException).code;
     if (code === undefined) throw e;
-    const why =
-      code === "EACCES" || code === "EPERM"
-        ? `${folder} does not let you create or replace files in it (${code})`
-        : code === "EROFS"
-          ? `${folder} is on a read-only file system`
-          : // Node's message ends with the call and the temporary file's name, which is no help.
-            systemReason(e);
-    const fix =
-      code === "EACCES" || code === "EPERM" ? `give yourself write permission on ${folder}, or ` : "";
+    const { why, fix } = folderRefusal(
+      e,
+      folder,
+      "create or replace files",
+      `give yourself write permission on ${folder}, or `,
+    );
     throw refusal("write", path, why, fix, read !== undefined);
   }
 }
@@ -740,25 +737,36 @@ async function makeFolder(path: string, target: string): Promise<void> {
   try {
     makeDirectory(folder);
   } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
     const made = (e as NodeJS.ErrnoException).path ?? folder;
     const inTheWay = await fileInTheWay(target);
-    const why =
+    const { why, fix } =
       inTheWay !== undefined
-        ? `${inTheWay} is a file, where a folder should be`
-        : code === "EACCES" || code === "EPERM"
-          ? `${dirname(made)} does not let you create ${made} in it (${code})`
-          : code === "EROFS"
-            ? `${dirname(made)} is on a read-only file system`
-            : systemReason(e);
-    const fix =
-      inTheWay !== undefined
-        ? `move ${inTheWay} out of the way, or `
-        : code === "EACCES" || code === "EPERM"
-          ? `create ${folder} yourself, or `
-          : "";
+        ? {
+            why: `${inTheWay} is a file, where a folder should be`,
+            fix: `move ${inTheWay} out of the way, or `,
+          }
+        : folderRefusal(e, dirname(made), `create ${made}`, `create ${folder} yourself, or `);
     throw refusal("write", path, `its folder ${folder} cannot be made: ${why}`, fix, false);
   }
+}
+
+/**
+ * Why `folder` took no new entry (`doing`: what init asked of it), for the settings file and the
+ * folders made for it alike; `denied` is what to do when a permission refused it, which only the
+ * caller knows. Any other code keeps Node's words, without the call and the path they end with
+ * (the temporary file's, which is no help).
+ */
+function folderRefusal(
+  e: unknown,
+  folder: string,
+  doing: string,
+  denied: string,
+): { readonly why: string; readonly fix: string } {
+  const code = (e as NodeJS.ErrnoException).code;
+  if (code === "EACCES" || code === "EPERM")
+    return { why: `${folder} does not let you ${doing} in it (${code})`, fix: denied };
+  if (code === "EROFS") return { why: `${folder} is on a read-only file system`, fix: "" };
+  return { why: systemReason(e), fix: "" };
 }
 
 /** The file (not a folder) nearest `target` on its way, if the nearest that exists is one. */
