@@ -49,10 +49,12 @@ token's team could meet did or did not apply (+ applied, ~ shadow, - not applied
   --json            prints the answer and the rules as JSON`,
   },
   test: {
-    usage: "hookgate test POLICY CASES.json... [--coverage]",
-    details: `Runs a policy's test cases (events and the answer each must get): exit 1 on any failing case.
+    usage: "hookgate test POLICY CASES.json... [--coverage] [--json]",
+    details: `Runs a policy's test cases (events and the answer each must get): exit 1 on any failing case,
+or when the policy or a cases file is invalid (said on stderr; no case runs).
 
-  --coverage        also lists the rules no case applied`,
+  --coverage        also lists the rules no case applied
+  --json            prints the cases' results (and the coverage) as JSON`,
   },
   replay: {
     usage: "hookgate replay --policy CANDIDATE [--with-judge] [--json] [--examples N] RECORDS.jsonl...|-",

@@ -47,7 +47,7 @@ export async function policyTestCommand(args: readonly string[], io: CommandIo):
   const { values, positionals } = parseArgs({
     args: [...args],
     allowPositionals: true,
-    options: { coverage: { type: "boolean" } },
+    options: { coverage: { type: "boolean" }, json: { type: "boolean" } },
   });
   const [policyPath, ...caseFiles] = positionals;
   if (!policyPath || caseFiles.length === 0) throw new UsageError("test takes a policy file and cases files");
@@ -111,8 +111,7 @@ export async function policyTestCommand(args: readonly string[], io: CommandIo):
     policy,
   );
   const exercised = new Set<string>();
-  let passed = 0;
-  let failed = 0;
+  const results: CaseResult[] = [];
   for (const c of cases) {
     const outcome = await judge({
       // Read as `serve` reads a request's body: its size limit, UTF-8 and nesting checked.
@@ -132,37 +131,70 @@ export async function policyTestCommand(args: readonly string[], io: CommandIo):
       error: outcome.error,
       unknownEvent: unknownEvent(audit.event, policy.rules),
     });
-    const name = c.spec.name ?? `${audit.event ?? "event"}${audit.tool ? ` ${audit.tool}` : ""}`;
-    const lines = [`${failures.length === 0 ? "PASS" : "FAIL"}  ${name}`];
-    for (const failure of failures) lines.push(`      ${failure}`);
-    if (failures.length > 0) lines.push(`      at ${c.file} $.cases[${c.index}]`);
+    const notes: string[] = [];
     // What the client does with the decision, where that differs (event-capabilities.ts
     // `clientDecision`): a deepcode case passing with "ask" is a prompt deepcode never shows.
     if (audit.clientDecision !== undefined) {
       const acted = audit.clientDecision === "none" ? "no decision" : `"${audit.clientDecision}"`;
-      lines.push(
-        `      note: ${audit.client} does not act on "${audit.decision}" on ${audit.event}: it goes on as with ${acted}`,
+      notes.push(
+        `${audit.client} does not act on "${audit.decision}" on ${audit.event}: it goes on as with ${acted}`,
       );
     }
     for (const p of audit.pending.filter((p) => p.outcome === "NOT_RUN")) {
-      lines.push(
-        `      note: ${p.rule} (${p.action}) was not run: hookgate test calls no model or downstream hook`,
-      );
+      notes.push(`${p.rule} (${p.action}) was not run: hookgate test calls no model or downstream hook`);
     }
-    io.out(`${lines.join("\n")}\n`);
-    if (failures.length === 0) passed += 1;
-    else failed += 1;
+    const result: CaseResult = {
+      name: c.spec.name ?? `${audit.event ?? "event"}${audit.tool ? ` ${audit.tool}` : ""}`,
+      file: c.file,
+      index: c.index,
+      passed: failures.length === 0,
+      failures,
+      notes,
+    };
+    results.push(result);
+    // Each case's lines as it runs; with --json, the one document at the end.
+    if (!values.json) io.out(describeCase(result));
+  }
+  const passed = results.filter((r) => r.passed).length;
+  const failed = results.length - passed;
+  const coverage = values.coverage ? ruleCoverage(policy.rules, exercised) : undefined;
+  const active = policy.rules.length - (coverage?.off.length ?? 0);
+  if (values.json) {
+    const report = {
+      policy: policyPath,
+      passed,
+      failed,
+      cases: results,
+      ...(coverage && { coverage: { active, exercised: active - coverage.uncovered.length, ...coverage } }),
+    };
+    io.out(`${JSON.stringify(report, null, 2)}\n`);
+    return failed === 0 ? 0 : 1;
   }
   io.out(`${passed} passed, ${failed} failed\n`);
-
-  if (values.coverage) {
-    const coverage = ruleCoverage(policy.rules, exercised);
-    const active = policy.rules.length - coverage.off.length;
+  if (coverage) {
     io.out(`coverage: ${active - coverage.uncovered.length} of ${active} rules exercised\n`);
     for (const id of coverage.uncovered) io.out(`  not exercised: ${id}\n`);
     for (const id of coverage.off) io.out(`  off (never evaluated): ${id}\n`);
   }
   return failed === 0 ? 0 : 1;
+}
+
+/** One case's outcome: what its lines say, and `--json`'s entry for it. */
+interface CaseResult {
+  readonly name: string;
+  readonly file: string;
+  readonly index: number;
+  readonly passed: boolean;
+  readonly failures: readonly string[];
+  readonly notes: readonly string[];
+}
+
+function describeCase(result: CaseResult): string {
+  const lines = [`${result.passed ? "PASS" : "FAIL"}  ${result.name}`];
+  for (const failure of result.failures) lines.push(`      ${failure}`);
+  if (!result.passed) lines.push(`      at ${result.file} $.cases[${result.index}]`);
+  for (const note of result.notes) lines.push(`      note: ${note}`);
+  return `${lines.join("\n")}\n`;
 }
 
 /** A cases file with every event read; problems carry their JSON path. */

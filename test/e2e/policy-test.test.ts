@@ -53,6 +53,36 @@ describe("hookgate test examples/policy.json examples/policy.test.json", () => {
     expect(stdout).toMatch(/^13 passed, 2 failed$/m);
     expect(code).toBe(1);
   });
+
+  it("prints the same results as one JSON document with --json, and the same exit code", async () => {
+    const { code, stdout, stderr } = await runCli([
+      "test",
+      "test/fixtures/replay/policy.candidate.json",
+      "examples/policy.test.json",
+      "--coverage",
+      "--json",
+    ]);
+    expect(code).toBe(1);
+    expect(stderr).toBe("");
+    // The JSON alone: JSON.parse refuses a PASS line or a summary before or after it.
+    const report = JSON.parse(stdout);
+    expect(report).toMatchObject({
+      policy: "test/fixtures/replay/policy.candidate.json",
+      passed: 13,
+      failed: 2,
+      coverage: { active: 7, exercised: 7, uncovered: [], off: [] },
+    });
+    expect(report.cases).toHaveLength(15);
+    expect(report.cases[2]).toEqual({
+      name: "rm -rf inside the project is left to the client",
+      file: "examples/policy.test.json",
+      index: 2,
+      passed: false,
+      failures: ["decision: expected none, got deny", "rules: expected none, applied [no-rm-root]"],
+      notes: [],
+    });
+    expect(report.cases[1]).toMatchObject({ passed: true, failures: [] });
+  });
 });
 
 describe("hookgate test", () => {
@@ -175,6 +205,13 @@ describe("hookgate test", () => {
     expect(stdout).toMatch(/^PASS {2}push asks Claude Code$/m);
     expect(stdout).not.toMatch(/push asks Claude Code\n {6}note/);
     expect(code).toBe(0);
+    // --json's notes are the same lines, without their indent and "note: ".
+    const json = JSON.parse((await runCli(["test", client, cases, "--json"])).stdout);
+    expect(json.cases.map((c: { notes: string[] }) => c.notes)).toEqual([
+      ['deepcode does not act on "ask" on PreToolUse: it goes on as with no decision'],
+      ['deepcode does not act on "block" on UserPromptExpansion: it goes on as with no decision'],
+      [],
+    ]);
   });
 
   it("refuses a case whose team no token of the policy authenticates as", async () => {
