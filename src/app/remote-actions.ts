@@ -464,17 +464,14 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
       const budget = spendBudget(model, input.team, shadow);
       if (!budget.ok && shadow) {
         limiter.release(slot);
-        return skipped(
-          rule,
-          `the shadow calls' own daily budget of ${budget.limit} to model "${model.name}" is spent`,
-        );
+        return skipped(rule, budgetSpent(model, input.team, budget.limit, shadow));
       }
       if (!budget.ok) {
         limiter.release(slot);
         return withAudit(
           onError(rule, input, {
             code: "JUDGE_BUDGET_SPENT",
-            message: `team "${input.team}" used its ${budget.limit} daily calls to model "${model.name}"`,
+            message: budgetSpent(model, input.team, budget.limit, shadow),
           }),
           { model: model.name, budget: { used: budget.used, limit: budget.limit } },
         );
@@ -492,17 +489,31 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
         let limitChanged = false;
         let formatChanged = false;
         let spent = budget;
+        /** What the failure adds when the day's budget could not pay for one more call. */
+        let unpaid = "";
         /**
          * Whether one more call follows, after `wait`: it is made when the wait and a call as long
          * as the first fit before the deadline; it is a call like any other, so it needs the budget.
+         * Spent before the wait, so that a call the budget cannot pay for is not waited for (a
+         * `retry-after` held the decision and a slot, only to give onError after it), and two
+         * calls racing for the day's last one do not both wait; given back when the wait is cut
+         * short, as the call is then never made.
          */
         const callAgain = async (wait: number | undefined, sentAt: number): Promise<boolean> => {
           if (wait === undefined) return false;
           const now = deps.clock.monotonic();
-          if (now + wait + (now - sentAt) >= deadline || !(await pause(wait, signal))) return false;
+          if (now + wait + (now - sentAt) >= deadline) return false;
           const next = spendBudget(model, input.team, shadow);
-          if (next.ok) spent = next;
-          return next.ok;
+          if (!next.ok) {
+            unpaid = `; not called again: ${budgetSpent(model, input.team, next.limit, shadow)}`;
+            return false;
+          }
+          if (!(await pause(wait, signal))) {
+            refundBudget(next, shadow);
+            return false;
+          }
+          spent = next;
+          return true;
         };
         for (let attempts = 1; ; attempts++) {
           const extra = {
@@ -531,10 +542,8 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
               (await callAgain(0, sentAt))
             )
               continue;
-            return withAudit(onError(rule, input, { code: sent.error.code, message: sent.error.reason }), {
-              model: model.name,
-              ...extra,
-            });
+            const failure = { code: sent.error.code, message: `${sent.error.reason}${unpaid}` };
+            return withAudit(onError(rule, input, failure), { model: model.name, ...extra });
           }
           const verdict = parseJudgeResponse(
             model.provider,
@@ -578,7 +587,8 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
               sent.value.status === 401
                 ? `; the API key in${variable || " the policy"} (model "${model.name}"'s apiKey) was refused`
                 : "";
-            const hint = endpointHint(model.provider, request.url, sent.value.status) + spentHint + keyHint;
+            const hint =
+              endpointHint(model.provider, request.url, sent.value.status) + spentHint + keyHint + unpaid;
             const failure = { ...verdict.error, message: `${verdict.error.message}${hint}` };
             return withAudit(onError(rule, input, failure), { model: model.name, ...extra });
           }
@@ -780,6 +790,13 @@ function withAudit(attempt: Attempt, extra: Partial<RemoteAudit>): Attempt {
 /** A shadow rule's call that did not run: no verdict, only why (`run` adds the rule's model to its audit). */
 function skipped(rule: CompiledRule, detail: string): Attempt {
   return { effect: { ruleId: rule.id }, audit: { outcome: "SKIPPED", detail } };
+}
+
+/** Whose daily budget of `limit` calls is spent: the team's, or the model's shadow calls'. */
+function budgetSpent(model: CompiledModel, team: string, limit: number, shadow: boolean): string {
+  return shadow
+    ? `the shadow calls' own daily budget of ${limit} to model "${model.name}" is spent`
+    : `team "${team}" used its ${limit} daily calls to model "${model.name}"`;
 }
 
 /**

@@ -927,6 +927,24 @@ describe("prompt rules: a transient error from the model", () => {
     expect(calls()).toBe(1);
   });
 
+  it("says the team's budget is spent when it cannot pay for the call a rate limit asks to wait for", async () => {
+    // The 2 s wait fits the deadline; the call after it would be the team's second of one a day.
+    // test/unit/judge-retry-budget.test.ts shows on fake timers that it is not waited for.
+    const app = await appWith({}, { cacheTtlSeconds: 0, dailyCallsPerTeam: 1 });
+    const calls = thenNo({ status: 429, body: OVERLOADED, headers: { "retry-after": "2" } });
+    const body = await jsonOf(await app.post("/v1/hooks", write("/p/src/no-budget-to-retry.ts")));
+    expect(body.hookSpecificOutput).toMatchObject({
+      permissionDecision: "deny",
+      permissionDecisionReason: expect.stringContaining(
+        'JUDGE_HTTP_ERROR: anthropic answered HTTP 429: Overloaded; not called again: team "a" used its 1 daily calls to model "fast"',
+      ),
+    });
+    expect(calls()).toBe(1);
+    expect(lastAudit(app).pending).toEqual([
+      expect.objectContaining({ outcome: "JUDGE_HTTP_ERROR", budget: { used: 1, limit: 1 } }),
+    ]);
+  });
+
   // A 429 that is an account out of credit or past its spend limit, not a rate limit: every call
   // fails the same way until someone raises it, so a second one only spends the wait and a call.
   it.each([
