@@ -41,7 +41,8 @@ const SECRET_NAME = `(?:[A-Za-z0-9]{1,64}_){0,8}(?:${["pass", "passwd", "passwor
  * expression. A password or token with a dot ends in other text (`my.password1`, `admin.pass123`,
  * `Summer2024.Secure`, `sk.…`, Doppler's `dp.st.…`), so stays a value (a JWT is masked before).
  */
-const SECRET_REFERENCE = `[A-Za-z_][A-Za-z0-9_]{0,64}(?:\\.[A-Za-z_][A-Za-z0-9_]{0,64}){0,15}\\.${SECRET_NAME}(?=$|[\\s"',;)\\]}])`;
+const SECRET_PATH = `[A-Za-z_][A-Za-z0-9_]{0,64}(?:\\.[A-Za-z_][A-Za-z0-9_]{0,64}){0,15}\\.${SECRET_NAME}`;
+const SECRET_REFERENCE = `${SECRET_PATH}(?=$|[\\s"',;)\\]}])`;
 
 /**
  * Where `NAME=` is a parameter of a URL's query or fragment (`…/o?X-Amz-Credential=…&X-Amz-Date=…`,
@@ -91,19 +92,30 @@ const CODE_NAME = `_{0,2}(?:[a-z][a-z0-9]{0,64}(?:_[a-z0-9]{1,64}){1,16}|${CAPIT
 const ATTRIBUTE_READ = new RegExp(
   `^[A-Za-z_][A-Za-z0-9_]{0,64}(?:\\.[A-Za-z_][A-Za-z0-9_]{0,64}){0,15}\\.(?:${SECRET_NAME}|${CODE_NAME})$`,
 );
+/**
+ * A dotted path whose last part is a secret's name (`settings.PASSWORD`, `self.password_2`): what
+ * NAME= reads as code (SECRET_REFERENCE), and all a password's spaced line does.
+ */
+const SECRET_READ = new RegExp(`^${SECRET_PATH}$`);
 /** The last part of a spaced line's name, before its `=` (`_private_key` of `result._private_key = `). */
 const ASSIGNED_NAME = /([A-Za-z0-9_-]{1,64})[ \t]{0,8}=[ \t]{0,8}$/;
+/** A password's name, as CODE_NUMBER reads one (`DB_PASS`, `PGPASSWORD`, `passwd`). */
+const PASSWORD_NAME = /(?:pass|passwd|password|passphrase|pwd)$/i;
 const DOTTED_PATH = /^[A-Za-z_]\w{0,64}(?:\.[A-Za-z_]\w{0,64}){1,16}$/;
 
 /**
  * A spaced line's value masked, unless it is an ATTRIBUTE_READ or reads the name it is assigned
  * to (`MLKEM768X25519PrivateKey = hpke.MLKEM768X25519PrivateKey`, `password1 = form.password1`).
+ * Under a password's name only a SECRET_READ is code, as in `PASSWORD=…`: a dotted password is
+ * often words joined by `_` or in capitals (`hello.world_2024`, `admin.ADMIN123`), which a token's
+ * or a key's line reads as code (`token = tokenizer.eos_id2`, `private_key_alg = Algorithm.RS256`).
  */
 function maskSpacedValue(line: string, name: string, value: string): string {
   if (DOTTED_PATH.test(value)) {
-    if (ATTRIBUTE_READ.test(value)) return line;
     const assigned = ASSIGNED_NAME.exec(name)?.[1];
     if (assigned !== undefined && value.endsWith(`.${assigned}`)) return line;
+    if ((assigned !== undefined && PASSWORD_NAME.test(assigned) ? SECRET_READ : ATTRIBUTE_READ).test(value))
+      return line;
   }
   return `${name}${MASK}`;
 }

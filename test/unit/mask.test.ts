@@ -572,6 +572,27 @@ describe("maskString", () => {
     ] as const)
       expect(maskString(text), text).toBe(masked);
   });
+
+  it("reads a password's dotted value spaced after its = as NAME= does: code only when it reads a secret's name", () => {
+    for (const value of ["hello.world_2024", "admin.ADMIN123", "corp.Spring_2024", "prod.db_pass_2024"])
+      for (const name of ["password", "DB_PASSWORD", "PGPASSWORD", "db_pass", "db_pwd", "passphrase"]) {
+        expect(maskString(`${name}=${value}`)).toBe(`${name}=${MASK}`);
+        expect(maskString(`${name} = ${value}`)).toBe(`${name} = ${MASK}`);
+      }
+    for (const text of [
+      "password = self.password",
+      "password = settings.DB_PASSWORD_2",
+      "passphrase = cfg.key_passphrase_v2",
+      "db_pwd = os.environ.get('DB_PWD')",
+      "token = os.environ.get('TOKEN_2')",
+    ]) {
+      expect(maskString(text), text).toBe(text);
+      expect(maskString(text.replaceAll(" = ", "=")), text).toBe(text.replaceAll(" = ", "="));
+    }
+    // A token's or a key's line keeps reading a name spelt as code as code.
+    const code = "token = tokenizer.eos_id2\nprivate_key_alg = Algorithm.RS256";
+    expect(maskString(code)).toBe(code);
+  });
 });
 
 describe("maskValue", () => {
