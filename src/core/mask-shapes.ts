@@ -55,10 +55,11 @@ const IN_URL_QUERY = "(?<=[?#&][\\w.-]{0,160}=)(?<=/[^\\s?#]{0,4096}[?#][^\\s]{0
 /**
  * What follows `NAME=` when it is a value: quoted (escaped quotes too), or a word; not `$(...)`,
  * `$VAR`, a call or subscript (`x=f(y)`), a SECRET_REFERENCE (`api_key=settings.API_KEY`, a keyword
- * argument), or the name itself (`TOKEN=TOKEN`). Group 1 is the name. In a URL's query or
+ * argument), the name itself (`TOKEN=TOKEN`), or a value a shape before masked (URL_QUERY's
+ * `?token=[masked])`, whose `)` closes a link). Group 1 is the name. In a URL's query or
  * fragment (IN_URL_QUERY) a word ends at `&` or `#`, which a URL-encoded value never holds raw.
  */
-const ASSIGNED_VALUE = `(?:\\\\"(?!\\$[({A-Za-z_])(?:[^"\\\\]|\\\\\\\\){0,4096}\\\\"|"(?!\\$[({A-Za-z_])(?:[^"\\\\]|\\\\[\\s\\S]){0,4096}"|\\$?'[^']{0,4096}'|(?!\\$|[A-Za-z_][\\w.]{0,256}[()\\[\\]]|${SECRET_REFERENCE}|\\1\\b)(?:${IN_URL_QUERY}[^\\s"'\\\\&#]{1,4096}|(?!${IN_URL_QUERY})(?:[^\\s"'\\\\]|\\\\[^\\s"]){1,4096}))`;
+const ASSIGNED_VALUE = `(?:\\\\"(?!\\$[({A-Za-z_])(?:[^"\\\\]|\\\\\\\\){0,4096}\\\\"|"(?!\\$[({A-Za-z_])(?:[^"\\\\]|\\\\[\\s\\S]){0,4096}"|\\$?'[^']{0,4096}'|(?!\\$|[A-Za-z_][\\w.]{0,256}[()\\[\\]]|${SECRET_REFERENCE}|\\1\\b|\\[masked\\](?![\\w.~+/=-]))(?:${IN_URL_QUERY}[^\\s"'\\\\&#]{1,4096}|(?!${IN_URL_QUERY})(?:[^\\s"'\\\\]|\\\\[^\\s"]){1,4096}))`;
 
 /**
  * A value that says where a key is, not the key: a path from home or here (`~/.ssh/id_rsa`,
@@ -124,27 +125,55 @@ function maskSpacedValue(line: string, name: string, value: string): string {
 const DATA_HEADER_KEY = `(?:${DATA_KEY_WORDS}|SEC-WEBSOCKET)-KEY`;
 
 /**
+ * A parameter's value in a URL's query or fragment: up to a blank, a quote, a `\` (Go's JSON
+ * writes `&` as `\u0026`), `&` or `#`, and up to a `)` or `>` that closes a bracket opened before
+ * it (a Markdown link's `[x](…?token=…)`, `<…?token=…>`), which a URL-encoded value never holds
+ * raw; a bracket the value opens it keeps (`?token=a(1)b`). Each lookbehind reads back to the
+ * nearest blank or unpaired bracket (past pairs such as the `(1)` of `(…?x=(1)&token=…)`), and the
+ * `)` it starts at ends the next one's reading, so the cost stays linear.
+ */
+const URL_VALUE = `(?:[^\\s"'\\\\&#()<>]|\\((?:[^\\s"'\\\\&#()<>]{0,4096}\\))?|\\)(?<!\\((?:[^\\s()]|\\([^\\s()]{0,256}\\)){0,4096}\\))|>(?<!<[^\\s<>]{0,4096}>)|<){1,4096}`;
+/**
  * A URL's query or fragment (after a `?` or `#` in a word with a `/` before it), and in it a
- * parameter holding a secret under a name the NAME= shape does not read: a password's short names
- * (`?pwd=`, `?pass=`), a signature at any length (`sig=`, `signature=`), Google APIs' `?key=`,
- * Firebase's `?auth=`, and a dashed `…-key=` as headers name one (`api-key=`, Azure API
- * Management's `subscription-key=`; not one naming data, `cache-key=`). The whole name only:
- * `?sort=key`, `?keyword=` and `?monkey=` stay, and so does a variable (`?key=$KEY`). A name
- * follows `?`, `#`, `&` or `;`: HTML writes the `&` between parameters as `&amp;` (an href's
- * `?q=x&amp;key=…`), and `;` is the older separator. A value ends
- * at `&` or `#`, as ASSIGNED_VALUE's in a URL. The query is read once, and its lookbehind reads
- * back one stretch between `?`s, so the cost is linear.
+ * parameter holding a secret, up to its URL_VALUE's end: under a name NAME= reads (`?token=`,
+ * `&client_secret=`, `X-Amz-Credential=`; not `token_type=` or `max_tokens=`), which NAME= masked
+ * up to the link's closing bracket, and under others: a password's short names (`?pwd=`,
+ * `?pass=`), a signature at any length (`sig=`, `signature=`), Google APIs' `?key=`, Firebase's
+ * `?auth=`, an OAuth authorization `code=`, a session id (`session=`, `sessionid=`, `PHPSESSID=`,
+ * `jsessionid=`), and a `…_key=` or a dashed `…-key=` as headers name one (`license_key=`,
+ * `api-key=`, Azure API Management's `subscription-key=`; not one naming data, `sort_key=`,
+ * `cache-key=`). The whole name only: `?sort=key`, `?keyword=`, `?zip_code=` and `?monkey=` stay,
+ * and so does a variable (`?key=$KEY`). A name follows `?`, `#`, `&` or `;`: HTML writes the `&`
+ * between parameters as `&amp;` (an href's `?q=x&amp;key=…`), `;` is the older separator, and
+ * Go's JSON writes `&` as `\u0026`. The query is read once, and its lookbehind reads back one
+ * stretch between `?`s, so the cost is linear.
  */
 const URL_QUERY = /[?#](?<=\/[^\s?#]{0,4096}[?#])[^\s]{1,8192}/g;
-const URL_QUERY_SECRET_NAME = `pwd|pass|key|sig|signature|auth|[A-Za-z0-9]{1,32}(?:-[A-Za-z0-9]{1,32}){0,4}-key(?<![?#&;-]${DATA_HEADER_KEY})`;
+const URL_QUERY_SECRET_NAME = `(?![\\w.-]{0,64}TOKENS\\b)[\\w.-]{0,64}(?:${NAMED})[\\w.-]{0,64}(?<![_.-](?:${NOT_A_VALUE}))|pwd|pass|key|sig|signature|auth|code|session(?:[_-]?id)?|(?:php)?sessid|jsessionid|[A-Za-z0-9]{1,32}(?:[_-][A-Za-z0-9]{1,32}){0,4}[_-]key(?<!(?:[?#&;_-]|\\\\u0026)(?:${DATA_KEY_WORDS}|SEC-WEBSOCKET)[_-]KEY)`;
 const URL_QUERY_SECRET = new RegExp(
-  `([?#&;](?:${URL_QUERY_SECRET_NAME})=)(?!\\$)[^\\s"'\\\\&#]{1,4096}`,
+  `((?:[?#&;]|\\\\u0026)(?:${URL_QUERY_SECRET_NAME})=)(?!\\$)${URL_VALUE}`,
   "gi",
 );
-const URL_QUERY_SECRET_GATE = /[?#&;](?:pwd|pass|key|sig|signature|auth)=|-key=/i;
+const URL_QUERY_SECRET_GATE = new RegExp(
+  `(?:[?#&;]|\\\\u0026)(?:pwd|pass|key|sig|signature|auth|code|session(?:[_-]?id)?|(?:php)?sessid|jsessionid)=|[_-]key=|${NAMED}`,
+  "i",
+);
 
-function maskUrlQuery(query: string): string {
-  return query.replace(URL_QUERY_SECRET, `$1${MASK}`);
+/**
+ * The query at `offset` of `text` with its secrets' values masked. Its parameters are read in the
+ * text up to the query's end, so that a value's lookbehinds see the bracket a link opened before
+ * the URL and no search reads past the query.
+ */
+function maskUrlQuery(query: string, offset: number, text: string): string {
+  const upToEnd = text.slice(0, offset + query.length);
+  let out = "";
+  let last = offset;
+  URL_QUERY_SECRET.lastIndex = offset;
+  for (let m = URL_QUERY_SECRET.exec(upToEnd); m !== null; m = URL_QUERY_SECRET.exec(upToEnd)) {
+    out += `${upToEnd.slice(last, m.index)}${m[1]}${MASK}`;
+    last = m.index + m[0].length;
+  }
+  return out + upToEnd.slice(last);
 }
 
 /**
@@ -169,11 +198,9 @@ const NAMED_DASHED_GATE = new RegExp(NAMED_DASHED, "i");
 const ENV_KEY_GATE = /_KEY(?![A-Z0-9])/;
 
 /** A shape, what replaces its match, and a test the text must pass for the shape to run at all. */
-export type SecretShape = readonly [
-  RegExp,
-  string | ((match: string, ...groups: string[]) => string),
-  RegExp?,
-];
+export type SecretShape = readonly [RegExp, string | Replacer, RegExp?];
+/** What `String.replace` calls with a match, its groups, its offset and the whole text. */
+type Replacer = Extract<Parameters<typeof String.prototype.replace>[1], (...args: never[]) => string>;
 
 /**
  * A Cookie or Set-Cookie header's value, bare, quoted as a literal (`{"Cookie": "…"}`) or in

@@ -407,6 +407,24 @@ describe("maskString", () => {
       ["cd /srv/app&&API_TOKEN=s3cr3t&&make", `cd /srv/app&&API_TOKEN=${MASK}`],
       ["DB_PASSWORD=p&ssw0rd#1", `DB_PASSWORD=${MASK}`],
       ["Set PASSWORD=abc&def in the .env file?", `Set PASSWORD=${MASK} in the .env file?`],
+      // A `)` or `>` that closes a bracket opened before the URL is the link's, not the value's.
+      ["[login](https://h/cb?token=abc123)", `[login](https://h/cb?token=${MASK})`],
+      ["see <https://h/cb?token=abc123&page=2>.", `see <https://h/cb?token=${MASK}&page=2>.`],
+      ["(https://h/cb?x=(1)&pass=abc123) and", `(https://h/cb?x=(1)&pass=${MASK}) and`],
+      ["[docs](https://h/x?api-key=k3y(1)z)", `[docs](https://h/x?api-key=${MASK})`],
+      // A value a policy secret's scrubbing masked in part is masked whole.
+      ["TOKEN=[masked]xyz make", `TOKEN=${MASK} make`],
+      // With none opened before it, a `)` is the value's.
+      ["https://h/cb?token=abc)123 x", `https://h/cb?token=${MASK} x`],
+      // Go's JSON writes `&` as `\u0026`.
+      [
+        '{"url":"https://h/cb?x=1\\u0026token=abc123\\u0026page=2"}',
+        `{"url":"https://h/cb?x=1\\u0026token=${MASK}\\u0026page=2"}`,
+      ],
+      [
+        '{"url":"https://h/login?user=a\\u0026pass=hunter2xyz\\u0026next=/"}',
+        `{"url":"https://h/login?user=a\\u0026pass=${MASK}\\u0026next=/"}`,
+      ],
     ] as const) {
       expect(maskString(text), text).toBe(masked);
       expect(maskString(masked), masked).toBe(masked);
@@ -450,6 +468,19 @@ describe("maskString", () => {
         `<img src="https://h/i.png?w=1&amp;auth=${MASK}&amp;pass=${MASK}&amp;sig=${MASK}">`,
       ],
       ["https://h/x?a=1;api-key=hunter2xyz", `https://h/x?a=1;api-key=${MASK}`],
+      // A key named `…_key` (not one naming data), an OAuth code and a session id.
+      [
+        "https://h/v?license_key=ABCD-1234&stripe_key=xyz&q=1",
+        `https://h/v?license_key=${MASK}&stripe_key=${MASK}&q=1`,
+      ],
+      [
+        "https://app.example/cb?code=4/0AX4XfWh&state=af0ifjsldkj",
+        `https://app.example/cb?code=${MASK}&state=af0ifjsldkj`,
+      ],
+      [
+        "https://h/a?session=abc123&sessionid=def&session_id=g1&PHPSESSID=h2&jsessionid=i3",
+        `https://h/a?session=${MASK}&sessionid=${MASK}&session_id=${MASK}&PHPSESSID=${MASK}&jsessionid=${MASK}`,
+      ],
       // The names the NAME= shape reads were masked before; they stay so.
       [
         "https://h/login?passwd=hunter2xyz&apikey=k3y&u=a",
@@ -468,6 +499,14 @@ describe("maskString", () => {
       ['<a href="/o?a=1&amp;cache-key=abc1">', '<a href="/o?a=1&amp;cache-key=abc1">'],
       ['curl "https://h/v1?key=$GOOGLE_API_KEY"', 'curl "https://h/v1?key=$GOOGLE_API_KEY"'],
       ["https://h/login?pass=&user=a", "https://h/login?pass=&user=a"],
+      [
+        "https://h/x?zip_code=75001&codec=h264&session_count=2",
+        "https://h/x?zip_code=75001&codec=h264&session_count=2",
+      ],
+      [
+        "https://h/o?sort_key=abc1&object_key=a/b&public_key=x",
+        "https://h/o?sort_key=abc1&object_key=a/b&public_key=x",
+      ],
       // Not in a URL's query: no `?` or `#` after a `/`.
       ["cd /srv&&key=abc1 make", "cd /srv&&key=abc1 make"],
     ] as const) {
@@ -825,6 +864,18 @@ describe("the quick test before the shapes", () => {
     "&key=",
     ";key=",
     "#pass=",
+    "?code=",
+    "\\u0026",
+    "session=",
+    "jsessionid=",
+    "license_key=",
+    "sort_key=",
+    "(",
+    ")",
+    "<",
+    ">",
+    "[",
+    "]",
     "AKIA",
     "ASIA",
     "ghp_",
