@@ -203,30 +203,59 @@ export type SecretShape = readonly [RegExp, string | Replacer, RegExp?];
 type Replacer = Extract<Parameters<typeof String.prototype.replace>[1], (...args: never[]) => string>;
 
 /**
- * A Cookie or Set-Cookie header's value, bare, quoted as a literal (`{"Cookie": "…"}`) or in
- * brackets; which shows each cookie's name and masks its value (RFC 6265: pairs split by `;`, a
+ * A Cookie or Set-Cookie header's value, bare, quoted as a literal (`{"Cookie": "…"}`,
+ * `setHeader("Set-Cookie", "…")`) or in brackets; which shows each cookie's name and masks its value (RFC 6265: pairs split by `;`, a
  * value never holds `;`, `,` or a blank, and may be in double quotes, `sid="…"`; Set-Cookie's
  * joined by `,`). A value that is code
  * (`${sid}`) stays, and so does a Set-Cookie attribute's, which says how a cookie is kept.
  */
 const COOKIE_HEADER =
-  /((?<![\w-])(?:Set-)?Cookie["']?[ \t]{0,4}:[ \t]{0,8}["']?)((?:[^\n\r"'\\]|(?<==)"[^\n\r";,\\]{0,4096}"){1,8192})/gi;
+  /((?<![\w-])(?:Set-)?Cookie(?:["']?[ \t]{0,4}:|["'][ \t]{0,4},)[ \t]{0,8}["']?)((?:[^\n\r"'\\]|(?<==)"[^\n\r";,\\]{0,4096}"){1,8192})/gi;
 const COOKIE_PAIR =
   /(^|[;,][ \t]{0,8})(?:([^=;,\s"'\\]{1,256})=)?(?!\$)(\[masked\]|"[^;,\s"'\\]{0,4096}"|[^;,\s"'\\]{1,4096}?)(?=(?:[)\]}]{1,4}[.:]?)?(?:[;,\s"'\\]|$))/g;
 const COOKIE_ATTRIBUTE = /^(?:Expires|Max-Age|Domain|Path|SameSite|Priority)$/i;
+/**
+ * A list of Cookie or Set-Cookie headers as a literal, a Python dict's (`{'set-cookie': ['a=…;
+ * Path=/', 'b=…']}`) or a Node `setHeader('Set-Cookie', [...])`'s: each quoted string in it is
+ * read as COOKIE_HEADER reads one header.
+ */
+const COOKIE_LIST =
+  /((?<![\w-])(?:Set-)?Cookie(?:["']?[ \t]{0,4}:|["'][ \t]{0,4},)[ \t]{0,8}\[)([^\]\n\r]{1,8192})/gi;
+const QUOTED = /(["'`])((?:(?!\1)[^\n\r\\]){1,4096})\1/g;
+/**
+ * A cookie a browser script sets, `document.cookie = "sid=…; path=/"` (in quotes or a template
+ * literal, whose `${…}` stays), read as a Set-Cookie header.
+ */
+const DOCUMENT_COOKIE = /(\bdocument\.cookie[ \t]{0,4}=[ \t]{0,4}(["'`]))((?:(?!\2)[^\n\r\\]){1,4096})/g;
+
+/** A cookie header's value with each cookie's value masked; `attributes`: Set-Cookie's stay. */
+function maskCookiePairs(value: string, attributes: boolean): string {
+  return value.replace(COOKIE_PAIR, (pair, before: string, name: string | undefined, cookie: string) => {
+    if (cookie === MASK) return pair;
+    if (name === undefined)
+      // A value with no name is masked as the other headers' are: 12 or more, a digit among them.
+      return cookie.length >= 12 && /\d/.test(cookie) ? `${before}${MASK}` : pair;
+    return attributes && COOKIE_ATTRIBUTE.test(name) ? pair : `${before}${name}=${MASK}`;
+  });
+}
 
 function maskCookies(_: string, header: string, value: string): string {
+  return header + maskCookiePairs(value, /^set-/i.test(header));
+}
+
+function maskCookieList(_: string, header: string, list: string): string {
   const attributes = /^set-/i.test(header);
   return (
     header +
-    value.replace(COOKIE_PAIR, (pair, before: string, name: string | undefined, cookie: string) => {
-      if (cookie === MASK) return pair;
-      if (name === undefined)
-        // A value with no name is masked as the other headers' are: 12 or more, a digit among them.
-        return cookie.length >= 12 && /\d/.test(cookie) ? `${before}${MASK}` : pair;
-      return attributes && COOKIE_ATTRIBUTE.test(name) ? pair : `${before}${name}=${MASK}`;
-    })
+    list.replace(
+      QUOTED,
+      (_q, quote: string, value: string) => quote + maskCookiePairs(value, attributes) + quote,
+    )
   );
+}
+
+function maskDocumentCookie(_: string, assignment: string, _quote: string, value: string): string {
+  return assignment + maskCookiePairs(value, true);
 }
 
 export const SECRET_SHAPES: readonly SecretShape[] = [
@@ -334,6 +363,8 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
     `$1${MASK}`,
   ],
   [COOKIE_HEADER, maskCookies, /cookie/i],
+  [COOKIE_LIST, maskCookieList, /cookie/i],
+  [DOCUMENT_COOKIE, maskDocumentCookie, /document\.cookie/],
   // A header holding a credential, when its value looks like one (12 or more, a digit among them):
   // also any name ending in -Key, -Token or -Secret (Datadog's `DD-API-KEY`, Azure's
   // `Ocp-Apim-Subscription-Key`, `Circle-Token`), but not one naming data (`Idempotency-Key`,

@@ -554,6 +554,44 @@ describe("maskString", () => {
     }
   });
 
+  it("masks each cookie's value in a list of headers, a header set by a call and document.cookie", () => {
+    for (const [text, masked] of [
+      // A Python dict of a response's headers, and Node's setHeader with a list or one value.
+      [
+        "{'set-cookie': ['sid=abc123; Path=/; HttpOnly', 'csrf=xyz; SameSite=Lax']}",
+        `{'set-cookie': ['sid=${MASK}; Path=/; HttpOnly', 'csrf=${MASK}; SameSite=Lax']}`,
+      ],
+      ['{"Cookie": ["sid=abc123"]}', `{"Cookie": ["sid=${MASK}"]}`],
+      [
+        `res.setHeader('Set-Cookie', ['sid=abc123; Path=/', \`theme=\${theme}\`])`,
+        `res.setHeader('Set-Cookie', ['sid=${MASK}; Path=/', \`theme=\${theme}\`])`,
+      ],
+      [
+        'res.setHeader("Set-Cookie", "sid=abc123; Max-Age=60")',
+        `res.setHeader("Set-Cookie", "sid=${MASK}; Max-Age=60")`,
+      ],
+      ['headers.append("Cookie", "sid=abc123")', `headers.append("Cookie", "sid=${MASK}")`],
+      // A browser script's cookie, its attributes kept.
+      [
+        'document.cookie = "sid=abc123; path=/; max-age=3600";',
+        `document.cookie = "sid=${MASK}; path=/; max-age=3600";`,
+      ],
+      ["document.cookie='token=s3cr3t'", `document.cookie='token=${MASK}'`],
+      // Code: a variable, a template's placeholder, a name, a list of names.
+      [`document.cookie = \`sid=\${sid}; path=/\``, `document.cookie = \`sid=\${sid}; path=/\``],
+      ['document.cookie = "sid=" + sid;', 'document.cookie = "sid=" + sid;'],
+      ["const c = document.cookie;", "const c = document.cookie;"],
+      ['headers.set("Cookie", cookie)', 'headers.set("Cookie", cookie)'],
+      [
+        'SENSITIVE = ["cookie", "session", "authorization"]',
+        'SENSITIVE = ["cookie", "session", "authorization"]',
+      ],
+    ] as const) {
+      expect(maskString(text), text).toBe(masked);
+      expect(maskString(masked), masked).toBe(masked);
+    }
+  });
+
   it("leaves NAME=a dotted path ending in a secret's name as code, and masks a dotted token", () => {
     for (const text of [
       "api_key=settings.API_KEY",
@@ -840,6 +878,9 @@ describe("the quick test before the shapes", () => {
     " -u ",
     "--password ",
     "Cookie",
+    "'set-cookie': ['",
+    "', '",
+    'document.cookie = "',
     "mysql -p",
     "docker login -p ",
     "sshpass -p ",
