@@ -350,6 +350,16 @@ describe("maskString", () => {
         `req.setRequestHeader("Authorization", "Basic ${MASK}")`,
       ],
       ["Authorization: Bearer AbCdEfGhIjKlMnOpQr", `Authorization: Bearer ${MASK}`],
+      // Base64 in a word's case, all small or capitalised, of `j8hv:c`, `fWpw:p` and `S:ovKr`.
+      ["Authorization: Basic ajhodjpj", `Authorization: Basic ${MASK}`],
+      [
+        'curl -H "authorization: basic Zldwdzpw" https://x',
+        `curl -H "authorization: basic ${MASK}" https://x`,
+      ],
+      ['{"Authorization": "Basic Uzpvdkty"}', `{"Authorization": "Basic ${MASK}"}`],
+      // Words that decode to no `user:password`.
+      ["Authorization: Basic Operations", "Authorization: Basic Operations"],
+      ["Basic configuration and Basic permissions", "Basic configuration and Basic permissions"],
       // Prose and code: words in a word's case, a path, a placeholder, Java's declaration.
       ["Authorization: Basic auth is used", "Authorization: Basic auth is used"],
       ["Authorization: Basic authentication is required", "Authorization: Basic authentication is required"],
@@ -935,6 +945,8 @@ describe("the quick test before the shapes", () => {
     "discord.com/api/webhooks/123/",
     "Bearer ",
     "basic\t",
+    "Basic ",
+    "ajhodjpj",
     "TOKEN",
     "API_KEY",
     "=",
