@@ -181,6 +181,26 @@ describe("intake journal", () => {
     expect(await receivedNumbers(queue)).toEqual([5]);
   });
 
+  it("joins a line longer than many reads once, not once per read", async () => {
+    const writer = openJournalWriter(journalDir);
+    // 8 MiB of one line: 32 reads of 256 KiB. Joined at every read, it was copied 32 times over
+    // (about 130 MiB), as a 64 MiB event was 256 times over.
+    const pad = "x".repeat(8 * 1024 * 1024);
+    writer.append([{ id: "job-1", body: { n: 1, pad }, group: "audit" }]);
+    writer.close();
+    const { queue, reader } = deliveryThread();
+    const concat = vi.spyOn(Buffer, "concat");
+    try {
+      expect(await reader.drain()).toBe(1);
+      const joined = concat.mock.results.reduce((sum, r) => sum + (r.value as Buffer).length, 0);
+      expect(joined).toBeLessThan(2 * pad.length);
+    } finally {
+      concat.mockRestore();
+    }
+    const [got] = await queue.receive(1, 60_000);
+    expect(got?.body).toEqual({ n: 1, pad });
+  });
+
   it("dead-letters a line that is not a job, as its text, instead of dropping it", async () => {
     const writer = openJournalWriter(journalDir);
     writer.append(jobs(1));
