@@ -416,6 +416,37 @@ describe("sqlite queue on disk", () => {
     expect((await after.receive(10, HOUR)).map((m) => m.id)).toEqual(["waiting"]);
   });
 
+  it("keeps the leases of its deliveries in flight when the wall clock steps forward, and lets them run out after", async () => {
+    let monotonic = 0;
+    const queue = createSqliteQueue<Job>({ path, owner: "p1", now: () => clock, monotonic: () => monotonic });
+    opened.push(queue);
+    await queue.send([{ id: "sent", body: { n: 1 } }]);
+    const [first] = await queue.receive(1, 60_000);
+    if (!first) throw new Error("job missing");
+    // NTP steps the clock an hour forward (or the host resumes from a suspend) a second into the
+    // delivery: the lease has 59 s left, not none, and the job is not sent a second time.
+    clock += HOUR + 1000;
+    monotonic += 1000;
+    expect(await queue.receive(10, 60_000)).toEqual([]);
+    clock += 58_000;
+    monotonic += 58_000;
+    expect(await queue.receive(10, 60_000)).toEqual([]);
+    expect(await queue.ack(first)).toBe(true);
+
+    // A lease runs out as it did: on the time that passed, the step left out.
+    await queue.send([{ id: "hung", body: { n: 2 } }]);
+    await queue.receive(1, 60_000);
+    clock += 30_000;
+    monotonic += 30_000;
+    await queue.receive(10, 60_000);
+    clock += 3 * HOUR;
+    monotonic += 29_000;
+    expect(await queue.receive(10, 60_000)).toEqual([]);
+    clock += 1000;
+    monotonic += 1000;
+    expect((await queue.receive(10, 60_000)).map((m) => m.id)).toEqual(["hung"]);
+  });
+
   it("moves the times back once when two processes on the file see the same step", async () => {
     const a = open("a");
     const b = open("b");

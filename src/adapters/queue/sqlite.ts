@@ -13,6 +13,13 @@ export interface SqliteQueueOptions {
   /** The database file. Its directory must exist: the caller creates the data dir. */
   readonly path: string;
   readonly now?: () => number;
+  /**
+   * A clock that never steps, in ms (performance.now() by default; `now` itself when only `now` is
+   * given, so that a queue on a test's wall clock sees no step forward): what it says passed
+   * between two commits, against the wall clock, tells a step forward, which would end the leases
+   * of the deliveries in flight early.
+   */
+  readonly monotonic?: () => number;
   /** The lease owner written on each receive; one random id per process by default. */
   readonly owner?: string;
   /**
@@ -266,6 +273,7 @@ interface LeasedRow {
 
 export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T> {
   const now = (): number => Math.floor((options.now ?? Date.now)());
+  const monotonic = options.monotonic ?? options.now ?? (() => performance.now());
   const owner = options.owner ?? PROCESS_OWNER;
   const db = openDatabase(options.path, options.busyTimeoutMs ?? 5000);
   /**
@@ -385,6 +393,24 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
        leased_until = CASE WHEN leased_until IS NULL THEN NULL ELSE MAX(@at, leased_until - @by) END
      WHERE visible_at > @at`,
   );
+  // A step forward (NTP correcting a clock that was behind, a host resumed from a suspend) would
+  // end the leases of the jobs this queue's consumer is delivering: received again while their
+  // first delivery runs, each was sent twice. So each commit compares the time the wall clock says
+  // passed since this queue's last commit with the time that did, and moves this owner's leases
+  // still running then forward by the difference. Other jobs' delays are left: due early, they cost
+  // a retry sooner, never a second send of one in flight.
+  const keepLeases = db.prepare<{ by: number; owner: string; last: number }>(
+    `UPDATE queue_jobs SET visible_at = visible_at + @by, leased_until = leased_until + @by
+     WHERE state = 'leased' AND lease_owner = @owner AND leased_until > @last`,
+  );
+  /** The wall and monotonic times of this queue's last commit that went in. */
+  let lastCommit: { readonly wall: number; readonly mono: number } | undefined;
+  /** Within a commit: moves this owner's running leases forward on a clock step forward. */
+  const keepLeasesRunning = (at: number, mono: number): void => {
+    if (!lastCommit) return;
+    const ahead = at - lastCommit.wall - (mono - lastCommit.mono);
+    if (ahead > CLOCK_STEP_MS) keepLeases.run({ by: Math.round(ahead), owner, last: lastCommit.wall });
+  };
   /** Within a commit: moves the times back on a clock step; returns the step, if any. */
   const keepClock = (at: number): QueueClockStep | undefined => {
     const recorded = getSeen.get();
@@ -413,9 +439,12 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
       acked: boolean[];
       buried: QueueDeadLettered[];
       step: QueueClockStep | undefined;
+      times: { wall: number; mono: number };
     } => {
       const at = now();
+      const mono = monotonic();
       const step = keepClock(at);
+      keepLeasesRunning(at, mono);
       // An ack whose receipt is no longer the job's (its lease ran out and it was leased again)
       // deletes nothing, and says so.
       const acked = batch.map((b) => (b.ack ? ackLeased.run(b.ack.id, b.ack.receipt).changes > 0 : false));
@@ -433,7 +462,7 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
       const leased = batch.map((b) =>
         b.lease ? leaseDue(at, b.lease.max, b.lease.visibilityMs, b.lease.skipGroups, buried) : undefined,
       );
-      return { leased, acked, buried, step };
+      return { leased, acked, buried, step, times: { wall: at, mono } };
     },
   );
 
@@ -558,6 +587,7 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
       }
       return;
     }
+    lastCommit = committed.times;
     for (const [i, b] of batch.entries()) b.settle(undefined, committed.leased[i], committed.acked[i]);
     if (committed.step) options.onClockStep?.(committed.step);
     for (const letter of committed.buried) options.onDeadLettered?.(letter);
