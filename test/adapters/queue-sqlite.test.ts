@@ -461,6 +461,37 @@ describe("sqlite queue on disk", () => {
     expect((await b.receive(10, HOUR)).map((m) => m.id)).toEqual(["waiting"]);
   });
 
+  it("replays every dead letter in slices that a running serve commits between, and none made meanwhile", async () => {
+    const cli = open("cli");
+    // The serve beside it waits for no lock: it commits only when the replay holds none.
+    const serve = createSqliteQueue<Job>({ path, owner: "serve", now: () => clock, busyTimeoutMs: 0 });
+    opened.push(serve);
+    const count = 6000;
+    const file = new Database(path);
+    const bury = file.prepare(
+      "INSERT INTO queue_dead (id, body, attempts, error, failed_at, grp) VALUES (?, ?, 8, 'HTTP 500', ?, 'audit')",
+    );
+    file.transaction(() => {
+      for (let n = 0; n < count; n++) bury.run(`dead-${n}`, JSON.stringify({ n }), clock - count + n);
+    })();
+    file.close();
+
+    const replaying = cli.replayDead();
+    await serve.send([{ id: "answered", body: { n: -1 } }]);
+    const midway = serve.stats().deadLetters;
+    expect(midway).toBeGreaterThan(0);
+    expect(midway).toBeLessThan(count);
+    // Delivered and dead-lettered again at once (its sink gone): a dead letter the replay leaves.
+    const [first] = await serve.receive(1, 60_000);
+    if (!first) throw new Error("no job");
+    expect(first.id).toBe("dead-0");
+    expect(await serve.deadLetter(first, 'sink "audit" is no longer in the policy')).toBe(true);
+
+    expect(await replaying).toBe(count);
+    expect(serve.stats()).toMatchObject({ jobs: count, deadLetters: 1 });
+    expect((await serve.listDead()).map((d) => d.id)).toEqual(["dead-0"]);
+  });
+
   it("recoverLeases makes every job an earlier process leased visible at once, and only those", async () => {
     const dead = open("process-1");
     await dead.send([

@@ -116,6 +116,18 @@ export interface IntakePosition {
 
 const PROCESS_OWNER = `${process.pid}-${randomUUID()}`;
 
+/** A replay of every dead letter moves this many at most in one transaction, */
+const REPLAY_SLICE_ROWS = 5000;
+/** for about this long at most (bodies of a MiB take longer than small ones), */
+const REPLAY_SLICE_MS = 200;
+/**
+ * then leaves the write lock free this long: longer than the longest sleep of SQLite's busy
+ * handler (100 ms), so a serve waiting for the lock takes it in every pause.
+ */
+const REPLAY_PAUSE_MS = 150;
+/** Dead letters read at a time within a slice (a body may be a MiB). */
+const REPLAY_READ_ROWS = 50;
+
 // `visible_at` is when a job may next be received: its ready time, or while leased the end of
 // the lease (= leased_until). One index, (grp, visible_at, seq) made in openDatabase, then finds
 // both due and expired-lease jobs, group by group.
@@ -352,9 +364,13 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
   const deadById = db.prepare<[string], { id: string; body: string; grp: string | null }>(
     "SELECT id, body, grp FROM queue_dead WHERE id = ?",
   );
-  const allDead = db.prepare<[], { id: string; body: string; grp: string | null }>(
-    "SELECT id, body, grp FROM queue_dead ORDER BY failed_at, id",
+  // Up to `limit` of the dead letters there were when a replay began (one made since has a rowid
+  // above the last one then), in the order they were made. By rowid: the last one then is taken
+  // last, so until the replay ends no rowid below it can be given again to a new one.
+  const deadBefore = db.prepare<[number, number], { id: string; body: string; grp: string | null }>(
+    "SELECT id, body, grp FROM queue_dead WHERE rowid <= ? ORDER BY rowid LIMIT ?",
   );
+  const lastDead = db.prepare<[], number | null>("SELECT MAX(rowid) FROM queue_dead").pluck();
   const unbury = db.prepare<[string]>("DELETE FROM queue_dead WHERE id = ?");
   const setPosition = db.prepare<IntakePosition>(
     `INSERT INTO queue_intake (only, segment, offset) VALUES (1, @segment, @offset)
@@ -541,14 +557,7 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
     return true;
   });
 
-  const replay = db.transaction((ids: readonly string[] | undefined): number => {
-    const rows =
-      ids === undefined
-        ? allDead.all()
-        : [...new Set(ids)].flatMap((id) => {
-            const row = deadById.get(id);
-            return row ? [row] : [];
-          });
+  const requeue = (rows: readonly { id: string; body: string; grp: string | null }[]): number => {
     const at = now();
     for (const row of rows) {
       // Attempts start again from 0. If the same id is queued meanwhile, that job stands for it.
@@ -556,6 +565,29 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
       unbury.run(row.id);
     }
     return rows.length;
+  };
+  const replayIds = db.transaction((ids: readonly string[]): number =>
+    requeue(
+      [...new Set(ids)].flatMap((id) => {
+        const row = deadById.get(id);
+        return row ? [row] : [];
+      }),
+    ),
+  );
+  /**
+   * One slice of a replay of every dead letter up to rowid `last`: REPLAY_SLICE_ROWS at most, for
+   * about REPLAY_SLICE_MS at most. Whether any is left.
+   */
+  const replaySlice = db.transaction((last: number): { moved: number; more: boolean } => {
+    const began = performance.now();
+    let moved = 0;
+    while (moved < REPLAY_SLICE_ROWS) {
+      const rows = deadBefore.all(last, Math.min(REPLAY_READ_ROWS, REPLAY_SLICE_ROWS - moved));
+      moved += requeue(rows);
+      if (rows.length === 0) return { moved, more: false };
+      if (performance.now() - began >= REPLAY_SLICE_MS) break;
+    }
+    return { moved, more: true };
   });
 
   // Without ids, one DELETE: dropping every dead letter never reads their bodies.
@@ -692,7 +724,21 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
     },
 
     async replayDead(ids) {
-      return naming(() => replay.immediate(ids));
+      if (ids !== undefined) return naming(() => replayIds.immediate(ids));
+      // Every dead letter, in slices with a pause between them: in one transaction, 100,000 of them
+      // held the write lock for 4 to 7 s, a running serve's delivery thread standing still waiting
+      // for it, and 400,000 for 40 s, past its busy timeout twice (its acks failed, and the jobs it
+      // had delivered were sent again); all their bodies were read into memory at once. Only
+      // the dead letters there were when it began: one that serve makes meanwhile (a replayed job
+      // whose sink is gone is dead-lettered again at once) is left, or the replay never ended.
+      const last = naming(() => lastDead.get()) ?? 0;
+      let replayed = 0;
+      for (;;) {
+        const slice = naming(() => replaySlice.immediate(last));
+        replayed += slice.moved;
+        if (!slice.more) return replayed;
+        await new Promise((resolve) => setTimeout(resolve, REPLAY_PAUSE_MS));
+      }
     },
 
     async dropDead(ids) {
