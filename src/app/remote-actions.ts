@@ -32,8 +32,7 @@ import {
   type OutputLimitField,
   parseJudgeResponse,
   type ResponseFormatType,
-  refusesOutputLimitField,
-  refusesResponseFormat,
+  refusesField,
   renderPrompt,
   spentAccountHint,
   type Verdict,
@@ -182,14 +181,14 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
   const limiters = { enforcing: new Map<string, Semaphore>(), shadow: new Map<string, Semaphore>() };
   /**
    * The OpenAI-compatible endpoints and models that refused `max_completion_tokens` and answered
-   * with `max_tokens` (judge.ts `refusesOutputLimitField`), by [url, model]: called with
+   * with `max_tokens` (judge.ts `refusesField`), by [url, model]: called with
    * `max_tokens` from the start, until a call with `max_completion_tokens` answers again (the
    * server behind them changed). A handful per policy; kept across reloads, as the servers are.
    */
   const olderLimitField = new Set<string>();
   /**
    * The same for the verdict's format: the endpoints and models that refused structured output
-   * (`json_schema`) and answered in JSON mode (judge.ts `refusesResponseFormat`), as DeepSeek's
+   * (`json_schema`) and answered in JSON mode (judge.ts `refusesField`), as DeepSeek's
    * API does, called in JSON mode from the start until a call in JSON mode is refused.
    */
   const jsonModeOnly = new Set<string>();
@@ -559,8 +558,9 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
             // for a server that takes only JSON mode, not structured output (DeepSeek's API).
             const { status, body } = sent.value;
             const openai = model.provider === "openai";
-            const changeLimit = openai && !limitChanged && refusesOutputLimitField(status, body, outputLimit);
-            const changeFormat = openai && !formatChanged && refusesResponseFormat(status, body, format);
+            const changeLimit = openai && !limitChanged && refusesField(status, body, outputLimit);
+            const changeFormat =
+              openai && !formatChanged && refusesField(status, body, "response_format", format);
             if ((changeLimit || changeFormat) && (await callAgain(0, sentAt))) {
               if (changeLimit) {
                 outputLimit = outputLimit === "max_tokens" ? "max_completion_tokens" : "max_tokens";

@@ -134,7 +134,7 @@ export type OutputLimitField = "max_completion_tokens" | "max_tokens";
 
 /**
  * How an OpenAI-compatible request asks for the verdict: structured output (`json_schema`), or
- * JSON mode (`json_object`) for a server that refuses it (`refusesResponseFormat`).
+ * JSON mode (`json_object`) for a server that refuses it (`refusesField`).
  */
 export type ResponseFormatType = "json_schema" | "json_object";
 
@@ -150,10 +150,10 @@ const JSON_MODE_SHAPE =
  * Anthropic: a forced call of the one tool `verdict`. OpenAI: structured output in strict mode,
  * which requires every property, so `impossible` is a required boolean there, or JSON mode with
  * that shape stated in the system prompt for a server that refuses structured output
- * (`refusesResponseFormat`); the cap on output is `max_completion_tokens`, since OpenAI's
+ * (`refusesField`); the cap on output is `max_completion_tokens`, since OpenAI's
  * reasoning models refuse the older `max_tokens` (and count their reasoning against the cap: an
  * answer cut there is off-schema, not a verdict), or `max_tokens` for a server that refuses the
- * newer field (`refusesOutputLimitField`).
+ * newer field (`refusesField` again).
  */
 export function buildJudgeRequest(
   model: JudgeModel,
@@ -227,34 +227,21 @@ export function buildJudgeRequest(
 }
 
 /**
- * Whether an OpenAI-compatible server refused the request for its output limit `field`: a 400 or
- * 422 that names it. Mistral's API answers `max_completion_tokens` so (`extra_forbidden`, "Extra
- * inputs are not permitted"), as do other servers that take only the older `max_tokens`; OpenAI's
- * reasoning models refuse `max_tokens` so ("Unsupported parameter: 'max_tokens'"). Neither name
- * contains the other.
+ * Whether an OpenAI-compatible server refused the request for one of `names`: a 400 or 422 whose
+ * body names it. Any other 400 (a message too long, a model it does not know) is not this.
+ *
+ * The output limit field: Mistral's API answers `max_completion_tokens` so (`extra_forbidden`,
+ * "Extra inputs are not permitted"), as do other servers that take only the older `max_tokens`;
+ * OpenAI's reasoning models refuse `max_tokens` so ("Unsupported parameter: 'max_tokens'").
+ * Neither name contains the other.
+ *
+ * The response format, named as `response_format` or by its type: DeepSeek's API takes only JSON
+ * mode and answers structured output with a 400, `This response_format type is unavailable now`
+ * (earlier a 422, "response_format.type `json_schema` is unavailable now"); LM Studio refuses JSON
+ * mode the other way ("'response_format.type' must be 'json_schema' or 'text'").
  */
-export function refusesOutputLimitField(
-  status: number,
-  body: string,
-  field: OutputLimitField = "max_completion_tokens",
-): boolean {
-  return (status === 400 || status === 422) && body.includes(field);
-}
-
-/**
- * Whether an OpenAI-compatible server refused the request for its `response_format` of type
- * `format`: a 400 or 422 that names `response_format` or that type. DeepSeek's API takes only
- * JSON mode and answers structured output with a 400, `This response_format type is unavailable
- * now` (earlier a 422, "response_format.type `json_schema` is unavailable now"); LM Studio
- * refuses JSON mode the other way ("'response_format.type' must be 'json_schema' or 'text'").
- * Any other 400 (a message too long, a model it does not know) is not this.
- */
-export function refusesResponseFormat(
-  status: number,
-  body: string,
-  format: ResponseFormatType = "json_schema",
-): boolean {
-  return (status === 400 || status === 422) && (body.includes("response_format") || body.includes(format));
+export function refusesField(status: number, body: string, ...names: readonly string[]): boolean {
+  return (status === 400 || status === 422) && names.some((name) => body.includes(name));
 }
 
 /** How each provider's endpoint path ends (`DEFAULT_MODEL_URLS`; Azure's v1 API and compatible servers alike). */

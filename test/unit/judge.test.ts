@@ -7,8 +7,7 @@ import {
   JUDGE_SYSTEM_PROMPT,
   type JudgeModel,
   parseJudgeResponse,
-  refusesOutputLimitField,
-  refusesResponseFormat,
+  refusesField,
   renderPrompt,
   verdictEffect,
 } from "../../src/core/judge.js";
@@ -155,13 +154,13 @@ describe("buildJudgeRequest", () => {
     expect(body).not.toHaveProperty("max_completion_tokens");
     const mistral =
       '{"object":"error","message":{"detail":[{"type":"extra_forbidden","loc":["body","max_completion_tokens"]}]},"type":"invalid_request_error"}';
-    expect(refusesOutputLimitField(422, mistral)).toBe(true);
-    expect(refusesOutputLimitField(500, mistral)).toBe(false);
-    expect(refusesOutputLimitField(400, '{"error":{"message":"bad model"}}')).toBe(false);
+    expect(refusesField(422, mistral, "max_completion_tokens")).toBe(true);
+    expect(refusesField(500, mistral, "max_completion_tokens")).toBe(false);
+    expect(refusesField(400, '{"error":{"message":"bad model"}}', "max_completion_tokens")).toBe(false);
     const reasoning =
       '{"error":{"message":"Unsupported parameter: \'max_tokens\' is not supported with this model. Use \'max_completion_tokens\' instead.","param":"max_tokens"}}';
-    expect(refusesOutputLimitField(400, reasoning, "max_tokens")).toBe(true);
-    expect(refusesOutputLimitField(422, mistral, "max_tokens")).toBe(false);
+    expect(refusesField(400, reasoning, "max_tokens")).toBe(true);
+    expect(refusesField(422, mistral, "max_tokens")).toBe(false);
   });
 
   it("asks in JSON mode instead, with the shape in the system prompt, for a server that refuses structured output", () => {
@@ -182,15 +181,15 @@ describe("buildJudgeRequest", () => {
       '{"error":{"message":"This response_format type is unavailable now","type":"invalid_request_error","param":null,"code":"invalid_request_error"}}';
     const deepseekEarlier =
       "Failed to deserialize the JSON body into the target type: response_format: response_format.type `json_schema` is unavailable now at line 1 column 1193";
-    expect(refusesResponseFormat(400, deepseek)).toBe(true);
-    expect(refusesResponseFormat(422, deepseekEarlier)).toBe(true);
-    expect(refusesResponseFormat(500, deepseek)).toBe(false);
+    expect(refusesField(400, deepseek, "response_format", "json_schema")).toBe(true);
+    expect(refusesField(422, deepseekEarlier, "response_format", "json_schema")).toBe(true);
+    expect(refusesField(500, deepseek, "response_format", "json_schema")).toBe(false);
     const other =
       '{"error":{"message":"Failed to deserialize the JSON body into the target type: messages[1]: invalid type: sequence, expected a string at line 1 column 9340","type":"invalid_request_error"}}';
-    expect(refusesResponseFormat(400, other)).toBe(false);
+    expect(refusesField(400, other, "response_format", "json_schema")).toBe(false);
     // LM Studio refuses JSON mode: a server in front of it answers so once the other way round.
     const lmStudio = `{"error":"'response_format.type' must be 'json_schema' or 'text'"}`;
-    expect(refusesResponseFormat(400, lmStudio, "json_object")).toBe(true);
+    expect(refusesField(400, lmStudio, "response_format", "json_object")).toBe(true);
   });
 
   it("keeps the key out of the body", () => {
