@@ -119,13 +119,10 @@ export function startConsumer(
     }
     let outcome: Awaited<ReturnType<Deliverer["deliver"]>>;
     try {
-      outcome = await deps.deliverer.deliver(
-        job,
-        message.attempts,
-        undefined,
-        message.holds ?? 0,
-        message.interrupted,
-      );
+      outcome = await deps.deliverer.deliver(job, message.attempts, {
+        holds: message.holds,
+        interrupted: message.interrupted,
+      });
     } catch (e) {
       outcome = thrownOutcome(message.attempts, e);
     }

@@ -63,20 +63,25 @@ export type MayStart = (timeoutMs: number) => boolean;
 /** How long a sink call may take, unless `DeliverDeps.timeoutMs` says otherwise. */
 export const SINK_TIMEOUT_MS = 15_000;
 
-export interface Deliverer {
+/** What a receive knows of a job beyond its sends: all absent for a first receive with time to spare. */
+export interface DeliverOptions {
+  /** For a caller short of time (the Lambda consumer). */
+  readonly mayStart?: MayStart | undefined;
   /**
-   * `attempts` counts the sends (the queue's `attempts`), `holds` the receives held unsent before
-   * this one: past MAX_HOLDS a job that would be held again is dead-lettered instead.
-   * `interrupted` says why the previous receive recorded no outcome (`ReceivedMessage`): past the
-   * sink's last attempt the job is then dead-lettered with it, unsent.
+   * The receives held unsent before this one (0): past MAX_HOLDS a job that would be held again
+   * is dead-lettered instead.
    */
-  deliver(
-    job: DeliveryJob,
-    attempts: number,
-    mayStart?: MayStart,
-    holds?: number,
-    interrupted?: string,
-  ): Promise<DeliveryOutcome>;
+  readonly holds?: number | undefined;
+  /**
+   * Why the previous receive recorded no outcome (`ReceivedMessage`): past the sink's last attempt
+   * the job is then dead-lettered with it, unsent.
+   */
+  readonly interrupted?: string | undefined;
+}
+
+export interface Deliverer {
+  /** `attempts` counts the sends (the queue's `attempts`). */
+  deliver(job: DeliveryJob, attempts: number, options?: DeliverOptions): Promise<DeliveryOutcome>;
 }
 
 /**
@@ -144,9 +149,7 @@ export function createDeliverer(deps: DeliverDeps): Deliverer {
   async function deliver(
     job: DeliveryJob,
     attempts: number,
-    mayStart?: MayStart,
-    holds = 0,
-    interrupted?: string,
+    { mayStart, holds = 0, interrupted }: DeliverOptions = {},
   ): Promise<DeliveryOutcome> {
     let tried: DeliveryOutcome;
     try {

@@ -284,7 +284,7 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
         receipt: record.receiptHandle,
       };
       const outcome = await deliverer
-        .deliver(job, attempts, mayStart, holds, LAST_ATTEMPT_UNSETTLED)
+        .deliver(job, attempts, { mayStart, holds, interrupted: LAST_ATTEMPT_UNSETTLED })
         .catch((e: unknown) => thrownOutcome(attempts, e));
       sentNothing = outcome.kind !== "ack" && outcome.unsent === true;
       switch (outcome.kind) {

@@ -1088,7 +1088,7 @@ describe("startConsumer on SQS, a held job", () => {
     const sent: string[] = [];
     const deliverer: Deliverer = {
       // Held unsent the first time (its copy due at once), sent on every later try.
-      deliver: async (j, _attempts, _mayStart, holds = 0) => {
+      deliver: async (j, _attempts, { holds = 0 } = {}) => {
         tries.push(holds);
         if (tries.length === 1)
           return {

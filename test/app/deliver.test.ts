@@ -300,8 +300,8 @@ describe("deliver", () => {
       asked.push(timeoutMs);
       return ends - monotonic >= timeoutMs;
     };
-    expect(await deliverer.deliver(job("chat"), 1, mayStart)).toEqual({ kind: "ack" });
-    expect(await deliverer.deliver(job("chat"), 1, mayStart)).toEqual({
+    expect(await deliverer.deliver(job("chat"), 1, { mayStart })).toEqual({ kind: "ack" });
+    expect(await deliverer.deliver(job("chat"), 1, { mayStart })).toEqual({
       kind: "retry",
       delayMs: 0,
       reason: expect.stringMatching(/^not sent: too little time/),
@@ -522,8 +522,8 @@ describe("deliver", () => {
       unsent: true,
     });
     // Held MAX_HOLDS times already: dead-lettered with why, not held for ever.
-    expect(await deliverer.deliver(job("hook"), 1, undefined, MAX_HOLDS - 1)).toMatchObject({ unsent: true });
-    expect(await deliverer.deliver(job("hook"), 1, undefined, MAX_HOLDS)).toEqual({
+    expect(await deliverer.deliver(job("hook"), 1, { holds: MAX_HOLDS - 1 })).toMatchObject({ unsent: true });
+    expect(await deliverer.deliver(job("hook"), 1, { holds: MAX_HOLDS })).toEqual({
       kind: "dead",
       reason: `gave up after ${MAX_HOLDS} holds without a send: not sent: the sink asked to wait 1 s more after a rate limit`,
       unsent: true,
@@ -549,13 +549,13 @@ describe("deliver", () => {
     });
     const stopped = "the delivery thread stopped while delivering it";
     // The second attempt is the sink's last: sent, as any other.
-    expect(await deliverer.deliver(job("hook"), 2, undefined, 0, stopped)).toEqual({
+    expect(await deliverer.deliver(job("hook"), 2, { interrupted: stopped })).toEqual({
       kind: "dead",
       reason: "gave up after 2 attempts: HTTP 503",
     });
     expect(sends).toBe(1);
     // Received a third time, the second having ended the thread: not sent again.
-    expect(await deliverer.deliver(job("hook"), 3, undefined, 0, stopped)).toEqual({
+    expect(await deliverer.deliver(job("hook"), 3, { interrupted: stopped })).toEqual({
       kind: "dead",
       reason: `gave up after 2 attempts: ${stopped}`,
       unsent: true,
@@ -743,12 +743,12 @@ describe("a delivery that throws", () => {
     // dead-lettered it unsent as one whose delivery ended the function.
     const deliverer = await throwingDeliverer([60]);
     const interrupted = "its last attempt recorded no outcome";
-    expect(await deliverer.deliver(job("hook"), 1, undefined, 0, interrupted)).toEqual({
+    expect(await deliverer.deliver(job("hook"), 1, { interrupted: interrupted })).toEqual({
       kind: "retry",
       delayMs: 60_000,
       reason: "internal error: a defect",
     });
-    expect(await deliverer.deliver(job("hook"), 2, undefined, 0, interrupted)).toEqual({
+    expect(await deliverer.deliver(job("hook"), 2, { interrupted: interrupted })).toEqual({
       kind: "dead",
       reason: "gave up after 2 attempts: internal error: a defect",
     });

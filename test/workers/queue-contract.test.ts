@@ -52,7 +52,7 @@ let pushes = 0;
 const quiet = { log: () => {} };
 const consumer = createCloudflareConsumer({
   deliverer: {
-    async deliver(job, attempts, _mayStart, holds = 0) {
+    async deliver(job, attempts, { holds = 0 } = {}) {
       const push = pushes;
       deliveries.push({ id: job.id, body: job, attempts, holds, push, at: Date.now() });
       return plans.get(job.id)?.shift() ?? { kind: "ack" };

@@ -82,7 +82,7 @@ export function createCloudflareConsumer(deps: ConsumerDeps): {
     };
     let outcome: DeliveryOutcome;
     try {
-      outcome = await deps.deliverer.deliver(job, attempts, undefined, holds, LAST_ATTEMPT_UNSETTLED);
+      outcome = await deps.deliverer.deliver(job, attempts, { holds, interrupted: LAST_ATTEMPT_UNSETTLED });
     } catch (e) {
       outcome = thrownOutcome(attempts, e);
     }
