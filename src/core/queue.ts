@@ -62,7 +62,11 @@ export const UNREADABLE_PREFIX = "unreadable-";
 
 export interface DeadLetter<T> {
   readonly id: string;
-  readonly body: T;
+  /**
+   * The job, or the text of a message that is none: on SQLite a stored job that does not parse,
+   * on SQS a DLQ message that is no dead letter (`UNREADABLE_PREFIX`).
+   */
+  readonly body: T | string;
   readonly attempts: number;
   readonly error: string;
   /** Epoch ms when it was dead-lettered. */

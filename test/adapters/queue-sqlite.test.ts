@@ -8,7 +8,7 @@ import { copyFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, expectTypeOf, it } from "vitest";
 import {
   createSqliteQueue,
   type QueueClockStep,
@@ -60,6 +60,8 @@ describe("sqlite queue on disk", () => {
     const dead = await queue.listDead();
     expect(dead).toHaveLength(1);
     expect(dead[0]).toMatchObject({ id: "job-1", body: '{"n": 1', attempts: 0 });
+    // Typed as what is there: a caller reads a dead letter's body as a job or as this text.
+    expectTypeOf(dead[0]?.body).toEqualTypeOf<Job | string | undefined>();
     expect(dead[0]?.error).toMatch(/^the stored job is not valid JSON \(.+\); dead-lettered as stored$/);
     // Gone from the live queue: later receives see only what the first left.
     for (const m of received) await queue.ack(m);

@@ -24,8 +24,8 @@ export interface MemoryQueueOptions {
 export function createMemoryQueue<T>(options: MemoryQueueOptions = {}): Queue<T> {
   const now = options.now ?? Date.now;
   const rows = new Map<string, Row<T>>();
-  /** Each dead letter with the group its job had, which a replay gives back. */
-  const dead = new Map<string, DeadLetter<T> & { readonly group: string | undefined }>();
+  /** Each dead letter, always a job here, with the group it had, which a replay gives back. */
+  const dead = new Map<string, DeadLetter<T> & { readonly body: T; readonly group: string | undefined }>();
   /** The ids of the dead letters asked for (each once), or of all of them. */
   const chooseDead = (ids: readonly string[] | undefined) =>
     ids === undefined ? [...dead.keys()] : [...new Set(ids)].filter((id) => dead.has(id));

@@ -719,7 +719,7 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
       // A job dead-lettered because it did not parse is listed as its stored text.
       return naming(() => listDeadRows.all(Math.max(0, limit))).map((row) => ({
         ...row,
-        body: parsedOrText(row.body) as T,
+        body: parsedOrText(row.body) as T | string,
       }));
     },
 

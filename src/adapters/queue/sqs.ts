@@ -559,7 +559,7 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
       }
       return {
         id: unreadableId(message.MessageId),
-        body: (message.Body ?? "") as unknown as T,
+        body: message.Body ?? "",
         attempts: 0,
         error: `not a dead letter (${envelope}): ${NOT_A_DEAD_LETTER}`,
         failedAt: Number.isFinite(sent) ? sent : now(),
