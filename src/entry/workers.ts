@@ -12,6 +12,7 @@
  * egress guard they share when first used. Most hooks need none of them.
  */
 import { webCryptoSha256 } from "../adapters/hash/web-crypto.js";
+import { createLineFormat, LOG_LEVELS } from "../adapters/log/json-lines.js";
 import {
   type AnalyticsEngineLike,
   createAnalyticsEngineMetrics,
@@ -93,46 +94,47 @@ const envReader = (name: string) => {
 };
 const newId = () => crypto.randomUUID();
 
-const LEVELS: Readonly<Record<LogLevel, number>> = { debug: 10, info: 20, warn: 30, error: 40 };
 /** The HOOKGATE_LOG_LEVEL that is no level last said so: said once per isolate and value. */
 let toldLevel: string | undefined;
 
 /**
- * The lowest level written: HOOKGATE_LOG_LEVEL's, looked up among LEVELS' own names (`toString`
- * or `constructor` read Object.prototype and let every level through); any other value counts
- * as `info` and is said once in a warning.
+ * The lowest level written: HOOKGATE_LOG_LEVEL's, looked up among LOG_LEVELS' own names
+ * (`toString` or `constructor` read Object.prototype and let every level through); any other
+ * value counts as `info` and is said once in a warning.
  */
 function minLevel(): number {
   const name: unknown = bindings.HOOKGATE_LOG_LEVEL;
-  if (name === undefined || name === "") return LEVELS.info;
-  if (typeof name === "string" && Object.hasOwn(LEVELS, name)) return LEVELS[name as LogLevel];
+  if (name === undefined || name === "") return LOG_LEVELS.info;
+  if (typeof name === "string" && Object.hasOwn(LOG_LEVELS, name)) return LOG_LEVELS[name as LogLevel];
   const value = typeof name === "string" ? name : `(a ${typeof name})`;
   if (toldLevel !== value) {
     toldLevel = value;
     logger.log("warn", "HOOKGATE_LOG_LEVEL is no level: writing from info up", {
       value,
-      levels: Object.keys(LEVELS).join(", "),
+      levels: Object.keys(LOG_LEVELS).join(", "),
     });
   }
-  return LEVELS.info;
+  return LOG_LEVELS.info;
 }
 
 const NO_SECRETS: readonly string[] = [];
 /** The secret values of the isolate's policy (none while it is broken or not loaded yet). */
 const scrub = scrubbingWith(() => (cached?.state.ok ? cached.state.policy.secrets : NO_SECRETS));
 
-/**
- * One JSON object per line on the console, which Workers Logs indexes field by field, scrubbed
- * of the policy's secret values: the lines Node and Lambda write (json-lines.ts), `time` first.
- */
+/** The lines Node and Lambda write (json-lines.ts), with no line break: the console adds its own. */
+const format = createLineFormat(Date.now, "");
+
+/** A line on the console, scrubbed of the policy's secret values, by the method of its level. */
+function write(level: LogLevel, line: string): void {
+  const text = scrub(line);
+  if (level === "error") console.error(text);
+  else if (level === "warn") console.warn(text);
+  else console.log(text);
+}
+
 const logger: Logger = {
   log(level, message, fields) {
-    if (LEVELS[level] < minLevel()) return;
-    const time = new Date().toISOString();
-    const line = scrub(JSON.stringify({ time, level, msg: message, ...fields }));
-    if (level === "error") console.error(line);
-    else if (level === "warn") console.warn(line);
-    else console.log(line);
+    if (LOG_LEVELS[level] >= minLevel()) write(level, format.line(level, message, fields));
   },
 };
 

@@ -1,10 +1,52 @@
 /** The Logger port as one JSON object per line, the shape every log pipeline ingests. */
 import type { Logger, LogLevel } from "../../core/ports.js";
 
-const ORDER: Readonly<Record<LogLevel, number>> = { debug: 10, info: 20, warn: 30, error: 40 };
+/** Each level's rank: a logger writes the levels from its lowest up. */
+export const LOG_LEVELS: Readonly<Record<LogLevel, number>> = { debug: 10, info: 20, warn: 30, error: 40 };
 
 export interface LineSink {
   write(line: string): unknown;
+}
+
+/** The log line of a call, `time`, `level` and `msg` first, ended by the format's `end`. */
+export interface LineFormat {
+  line(level: LogLevel, message: string, fields?: Record<string, unknown>): string;
+  /** The same from the fields' JSON, an object's text made already, that holds none of the leading keys. */
+  lineOfJson(level: LogLevel, message: string, fieldsJson: string): string;
+}
+
+/**
+ * The lines Node, Lambda and Workers write: one JSON object a line, which every log pipeline
+ * ingests and Workers Logs indexes field by field. `end` is "\n" on a stream, "" for a console
+ * that ends the line itself.
+ */
+export function createLineFormat(now: () => number = Date.now, end = "\n"): LineFormat {
+  let lastMs = Number.NaN;
+  let lastTime = "";
+  const time = () => {
+    const ms = now();
+    if (ms !== lastMs) {
+      lastMs = ms;
+      lastTime = new Date(ms).toISOString();
+    }
+    return lastTime;
+  };
+  const lineOfJson = (level: LogLevel, message: string, fieldsJson: string) => {
+    const head = `{"time":"${time()}","level":"${level}","msg":${JSON.stringify(message)}`;
+    return fieldsJson === "{}" ? `${head}}${end}` : `${head},${fieldsJson.slice(1)}${end}`;
+  };
+  return {
+    lineOfJson,
+    line(level, message, fields) {
+      // The fields' own JSON after the three leading keys, rather than a spread copy of them. A
+      // field named like a leading key replaces it, and an array or an object with a toJSON is
+      // spread, as before. (Integer-like keys, which no caller uses, come after the leading keys
+      // here where a spread put them first.)
+      if (fields === undefined) return lineOfJson(level, message, "{}");
+      if (isPlainFields(fields)) return lineOfJson(level, message, JSON.stringify(fields));
+      return `${JSON.stringify({ time: time(), level, msg: message, ...fields })}${end}`;
+    },
+  };
 }
 
 export function createJsonLogger(
@@ -12,27 +54,11 @@ export function createJsonLogger(
   minLevel: LogLevel = "info",
   now: () => number = Date.now,
 ): Logger {
-  let lastMs = Number.NaN;
-  let lastTime = "";
+  const lowest = LOG_LEVELS[minLevel];
+  const format = createLineFormat(now);
   return {
     log(level, message, fields) {
-      if (ORDER[level] < ORDER[minLevel]) return;
-      const ms = now();
-      if (ms !== lastMs) {
-        lastMs = ms;
-        lastTime = new Date(ms).toISOString();
-      }
-      // The fields' own JSON after the three leading keys, rather than a spread copy of them. A
-      // field named like a leading key replaces it, and an array or an object with a toJSON is
-      // spread, as before. (Integer-like keys, which no caller uses, come after the leading keys
-      // here where a spread put them first.)
-      if (fields === undefined || isPlainFields(fields)) {
-        const head = `{"time":"${lastTime}","level":"${level}","msg":${JSON.stringify(message)}`;
-        const rest = fields === undefined ? "{}" : JSON.stringify(fields);
-        sink.write(rest === "{}" ? `${head}}\n` : `${head},${rest.slice(1)}\n`);
-        return;
-      }
-      sink.write(`${JSON.stringify({ time: lastTime, level, msg: message, ...fields })}\n`);
+      if (LOG_LEVELS[level] >= lowest) sink.write(format.line(level, message, fields));
     },
   };
 }
