@@ -121,15 +121,16 @@ export const RECORD_LOG_BYTES = 128 * 1024;
  * The recorder for runtimes whose only durable output is the log stream (Workers, Lambda). A
  * record past RECORD_LOG_BYTES is written without its event, marked `eventOmitted`: replay
  * counts it as not compared instead of judging an event cut down to fit, which is another event.
+ * The JSON measured is the JSON logged, where the logger takes it (`logJson`).
  */
 export function createLogRecorder(logger: Logger): Recorder {
   return (record) => {
-    const bytes = utf8Length(JSON.stringify(record));
-    const logged: ReplayRecord =
-      bytes <= RECORD_LOG_BYTES
-        ? record
-        : { ...record, event: undefined, eventOmitted: { bytes: utf8Length(JSON.stringify(record.event)) } };
-    logger.log("info", RECORD_LOG_MESSAGE, { record: logged });
+    const json = JSON.stringify(record);
+    if (utf8Length(json) > RECORD_LOG_BYTES) {
+      const eventOmitted = { bytes: utf8Length(JSON.stringify(record.event)) };
+      logger.log("info", RECORD_LOG_MESSAGE, { record: { ...record, event: undefined, eventOmitted } });
+    } else if (logger.logJson) logger.logJson("info", RECORD_LOG_MESSAGE, `{"record":${json}}`);
+    else logger.log("info", RECORD_LOG_MESSAGE, { record });
   };
 }
 

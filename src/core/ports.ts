@@ -33,6 +33,11 @@ export type LogLevel = "debug" | "info" | "warn" | "error";
 /** Structured log sink: one JSON object per line on Node. Never given a secret in clear. */
 export interface Logger {
   log(level: LogLevel, message: string, fields?: Record<string, unknown>): void;
+  /**
+   * `log` with the fields' JSON made already (an object's text, none of whose keys is `time`,
+   * `level` or `msg`), for a caller that measured it: the JSON lines' loggers write it as it is.
+   */
+  logJson?(level: LogLevel, message: string, fieldsJson: string): void;
 }
 
 /** One outbound HTTP request; only the egress module (src/adapters/egress) performs it. */

@@ -136,6 +136,9 @@ const logger: Logger = {
   log(level, message, fields) {
     if (LOG_LEVELS[level] >= minLevel()) write(level, format.line(level, message, fields));
   },
+  logJson(level, message, fieldsJson) {
+    if (LOG_LEVELS[level] >= minLevel()) write(level, format.lineOfJson(level, message, fieldsJson));
+  },
 };
 
 /** Counters as Analytics Engine data points (index = counter name); nothing when unbound. */

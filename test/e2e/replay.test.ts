@@ -22,6 +22,7 @@ import { open } from "node:fs/promises";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { describe, expect, it } from "vitest";
+import { createJsonLogger } from "../../src/adapters/log/json-lines.js";
 import { handleHook, type ReplayRecord } from "../../src/app/handle-hook.js";
 import { createJudge, createLogRecorder, RECORD_LOG_BYTES, readRecords } from "../../src/app/replay.js";
 import { loopbackServer } from "../support/loopback.js";
@@ -1035,6 +1036,42 @@ describe("the recorder port and the judge behind test and replay", () => {
     const read = readRecords(lines.join("\n"));
     expect(read.records).toHaveLength(1);
     expect(read.records[0]).toMatchObject({ team: "a", rules: ["deny-rm"], decision: "deny" });
+  });
+
+  it("serialises a record once on Workers and Lambda, where the JSON lines' logger takes the JSON it was measured by", () => {
+    const lines: string[] = [];
+    const record = createLogRecorder(
+      createJsonLogger({ write: (line) => lines.push(line) }, "info", () => 0),
+    );
+    let serialised = 0;
+    const event = {
+      toJSON() {
+        serialised++;
+        return JSON.parse(bash("rm -rf x"));
+      },
+    };
+    record({
+      time: "2026-01-01T00:00:00.000Z",
+      decisionId: "id-1",
+      policy: "p",
+      client: "claude-code",
+      team: "a",
+      event,
+      decision: "deny",
+      reason: "no rm",
+      rules: ["deny-rm"],
+      shadow: [],
+    });
+    expect(serialised).toBe(1);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]?.endsWith("}\n")).toBe(true);
+    expect(JSON.parse(lines[0] ?? "")).toEqual({
+      time: "1970-01-01T00:00:00.000Z",
+      level: "info",
+      msg: "hook record",
+      record: expect.objectContaining({ event: JSON.parse(bash("rm -rf x")), rules: ["deny-rm"] }),
+    });
+    expect(readRecords(lines.join("")).records).toMatchObject([{ decisionId: "id-1", decision: "deny" }]);
   });
 
   it("writes a record too large for a log line without its event, which replay counts as not compared", async () => {

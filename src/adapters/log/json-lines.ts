@@ -60,6 +60,9 @@ export function createJsonLogger(
     log(level, message, fields) {
       if (LOG_LEVELS[level] >= lowest) sink.write(format.line(level, message, fields));
     },
+    logJson(level, message, fieldsJson) {
+      if (LOG_LEVELS[level] >= lowest) sink.write(format.lineOfJson(level, message, fieldsJson));
+    },
   };
 }
 
