@@ -22,8 +22,14 @@ import {
   judgeAnswers,
   outboundHeaders,
 } from "../../core/egress/policy.js";
-import { cutShortReason, EgressError, type EgressRefusal } from "../../core/egress/refusal.js";
-import { describeRawTarget, describeTarget } from "../../core/egress/target.js";
+import {
+  cutShortReason,
+  EgressError,
+  type EgressRefusal,
+  redirectRefusal,
+  tooLargeRefusal,
+} from "../../core/egress/refusal.js";
+import { describeTarget } from "../../core/egress/target.js";
 import { checkUrl } from "../../core/egress/url.js";
 import { errorMessage } from "../../core/errors.js";
 import type { Egress, EgressRequest, EgressResponse } from "../../core/ports.js";
@@ -183,27 +189,14 @@ export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
       }
       if (res.statusCode >= 300 && res.statusCode < 400) {
         await res.body.dump();
-        const location = describeLocation(res.headers.location, verdict.url);
-        return refuse(
-          {
-            code: "EGRESS_REDIRECT",
-            stage: "response",
-            reason: `${describeTarget(verdict.url)} answered ${res.statusCode} to ${location}; redirects are never followed`,
-          },
-          req.url,
-        );
+        const { location } = res.headers;
+        const first = Array.isArray(location) ? location[0] : location;
+        return refuse(redirectRefusal(verdict.url, res.statusCode, first), req.url);
       }
       const coded = decoded(res.body, res.headers["content-encoding"]);
       const read = await readCapped(coded ?? res.body, maxBytes, req.truncateResponse === true);
       if (read === undefined) {
-        return refuse(
-          {
-            code: "EGRESS_RESPONSE_TOO_LARGE",
-            stage: "response",
-            reason: `${describeTarget(verdict.url)} answered with more than ${maxBytes} bytes`,
-          },
-          req.url,
-        );
+        return refuse(tooLargeRefusal(verdict.url, maxBytes), req.url);
       }
       const headers = flattenHeaders(res.headers);
       if (coded) {
@@ -428,16 +421,6 @@ function describeFailure(
     stage,
     reason: `${describeTarget(url)} failed: ${name ? `${name}: ` : ""}${why}`,
   };
-}
-
-/**
- * Where a refused redirect pointed, shown as refused targets are (origin and `/…`): its path or
- * query may hold a secret. A relative Location (RFC 9110 §10.2.2) is read against the request URL.
- */
-function describeLocation(location: string | string[] | undefined, base: URL): string {
-  const raw = Array.isArray(location) ? location[0] : location;
-  if (raw === undefined) return "(none)";
-  return describeRawTarget(URL.canParse(raw, base.href) ? new URL(raw, base).href : raw);
 }
 
 function flattenHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {

@@ -12,7 +12,12 @@ import {
   judgeAnswers,
   outboundHeaders,
 } from "../../core/egress/policy.js";
-import { cutShortReason, type EgressRefusal } from "../../core/egress/refusal.js";
+import {
+  cutShortReason,
+  type EgressRefusal,
+  redirectRefusal,
+  tooLargeRefusal,
+} from "../../core/egress/refusal.js";
 import { describeRawTarget, describeTarget } from "../../core/egress/target.js";
 import { checkUrl } from "../../core/egress/url.js";
 import { errorMessage } from "../../core/errors.js";
@@ -173,26 +178,12 @@ export function createWorkersEgress(options: WorkersEgressOptions): { send: Egre
       });
       if (res.status >= 300 && res.status < 400) {
         await res.body?.cancel();
-        const location = describeLocation(res.headers.get("location"), verdict.url);
-        return refuse(
-          {
-            code: "EGRESS_REDIRECT",
-            stage: "response",
-            reason: `${describeTarget(verdict.url)} answered ${res.status} to ${location}; redirects are never followed`,
-          },
-          req.url,
-        );
+        const location = res.headers.get("location") ?? undefined;
+        return refuse(redirectRefusal(verdict.url, res.status, location), req.url);
       }
       const read = await readCapped(res, maxBytes, req.truncateResponse === true);
       if (read === undefined) {
-        return refuse(
-          {
-            code: "EGRESS_RESPONSE_TOO_LARGE",
-            stage: "response",
-            reason: `${describeTarget(verdict.url)} answered with more than ${maxBytes} bytes`,
-          },
-          req.url,
-        );
+        return refuse(tooLargeRefusal(verdict.url, maxBytes), req.url);
       }
       // The status came: a body that broke off after it is kept as far as it came (a sink that
       // answered 200 got the message, whatever its body then did).
@@ -262,15 +253,6 @@ async function judgeHost(
     };
   }
   return judgeAnswers(host, answers, policy.addresses);
-}
-
-/**
- * Where a refused redirect pointed, shown as refused targets are (origin and `/…`): its path or
- * query may hold a secret. A relative Location (RFC 9110 §10.2.2) is read against the request URL.
- */
-function describeLocation(location: string | null, base: URL): string {
-  if (location === null) return "(none)";
-  return describeRawTarget(URL.canParse(location, base.href) ? new URL(location, base).href : location);
 }
 
 /**

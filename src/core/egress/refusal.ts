@@ -3,6 +3,7 @@
  * person can act on (which rule, which range and its RFC). The egress adapters log and count them.
  */
 import { errorMessage } from "../errors.js";
+import { describeRawTarget, describeTarget } from "./target.js";
 
 export type EgressStage = "url" | "allowlist" | "name" | "address" | "dns" | "connect" | "response";
 
@@ -55,4 +56,30 @@ export function cutShortReason(broke: unknown, timedOut: boolean, timeoutMs: num
   return timedOut
     ? `its body did not end within ${timeoutMs} ms`
     : `its body broke off: ${errorMessage(broke)}`;
+}
+
+/**
+ * A redirect answered to `url`, refused in the same words on both runtimes: redirects are never
+ * followed. Where it pointed is shown as refused targets are (origin and `/…`): its path or query
+ * may hold a secret. A relative Location (RFC 9110 §10.2.2) is read against the request URL.
+ */
+export function redirectRefusal(url: URL, status: number, location: string | undefined): EgressRefusal {
+  const to =
+    location === undefined
+      ? "(none)"
+      : describeRawTarget(URL.canParse(location, url.href) ? new URL(location, url).href : location);
+  return {
+    code: "EGRESS_REDIRECT",
+    stage: "response",
+    reason: `${describeTarget(url)} answered ${status} to ${to}; redirects are never followed`,
+  };
+}
+
+/** An answer from `url` past the adapter's size cap, refused in the same words on both runtimes. */
+export function tooLargeRefusal(url: URL, maxBytes: number): EgressRefusal {
+  return {
+    code: "EGRESS_RESPONSE_TOO_LARGE",
+    stage: "response",
+    reason: `${describeTarget(url)} answered with more than ${maxBytes} bytes`,
+  };
 }
