@@ -3195,7 +3195,7 @@ function gitWords(text: string): Word[] {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Remote and container runners, and CLIs past their global options (session 29).
+// Remote and container runners, and CLIs past their global options.
 // ---------------------------------------------------------------------------------------------
 
 /**

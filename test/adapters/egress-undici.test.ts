@@ -681,7 +681,7 @@ describe("responses", () => {
   });
 
   it("decodes the content codings Workers' fetch decodes, capping the decoded size, and drops a UTF-8 BOM", async () => {
-    // Session 30: a compressed or BOM-prefixed answer reached prompt rules, forwards and sinks as
+    // Before, a compressed or BOM-prefixed answer reached prompt rules, forwards and sinks as
     // it came (JUDGE_MALFORMED where Workers' fetch decodes it). hookgate sends no
     // Accept-Encoding, which RFC 9110 §12.5.3 reads as any coding acceptable.
     const json = Buffer.from('{"ok":true}');
@@ -734,7 +734,7 @@ describe("responses", () => {
   });
 
   it("reads an empty answer that names a content coding as empty, a 204 as a sink sends it too", async () => {
-    // A review, session 30: an empty body under `content-encoding: gzip` (a 204 from a webhook
+    // Before, an empty body under `content-encoding: gzip` (a 204 from a webhook
     // behind a compressing proxy) failed as Z_BUF_ERROR "unexpected end of file", where fetch
     // reads it as empty: a delivery that went through was retried, and sent again.
     const empty = await loopbackServer((req, res) => {

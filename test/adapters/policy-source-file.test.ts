@@ -14,7 +14,7 @@ const deps = { env: () => undefined, sha256 };
 
 describe("readJsonText", () => {
   it("refuses a FIFO at once, for serve, rather than waiting for a writer that never comes", async () => {
-    // A hunt over policy files, session 30: a SIGHUP while the policy's path was a FIFO waited
+    // Before, a SIGHUP while the policy's path was a FIFO waited
     // forever, and every reload asked after it waited behind it.
     const fifo = join(dir, "policy.fifo");
     execFileSync("mkfifo", [fifo]);
@@ -25,7 +25,7 @@ describe("readJsonText", () => {
   });
 
   it("reads a pipe to its end for a command (check <(…), /dev/stdin), at most 16 MiB of it", async () => {
-    // A review, session 30: `hookgate check <(jq . policy.json)`, `replay --policy <(git show
+    // Before, `hookgate check <(jq . policy.json)`, `replay --policy <(git show
     // main:policy.json)` and a policy piped to /dev/stdin were refused as FIFOs, read before.
     const fifo = join(dir, "piped.fifo");
     execFileSync("mkfifo", [fifo]);
@@ -57,7 +57,7 @@ describe("readJsonText", () => {
   });
 
   it("refuses a file over 16 MiB by its size, before reading it", async () => {
-    // A hunt over policy files, session 30: `check` on a 600 MB file ran past two minutes and
+    // Before, `check` on a 600 MB file ran past two minutes and
     // 4.5 GB, decoding ever shorter prefixes of a text too long for a string.
     const big = join(dir, "big.json");
     writeFileSync(big, "");

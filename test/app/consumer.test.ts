@@ -264,7 +264,7 @@ describe("startConsumer", () => {
     // Redelivered, it would come back with every lease, its attempts growing without end.
     expect(logs.map((l) => l.msg)).toContain("delivery dead-lettered");
     const dead = await queue.listDead(10);
-    // Never sent: no attempt (a review, session 31: it said 1).
+    // Never sent: no attempt (it once said 1).
     expect(dead).toEqual([
       expect.objectContaining({
         id: "broken",
@@ -368,7 +368,7 @@ describe("startConsumer", () => {
   it("dead-letters a message that is no job with no attempt on SQLite, also on a later lease", async () => {
     // Its first lease ended unsettled (the process killed, or the dead letter's write failed):
     // leased again, the stored attempts say 2. It was never sent, so its dead letter says 0; it
-    // said 1 (its attempts less this lease) after session 31.
+    // once said 1 (its attempts less this lease).
     const dir = tempDir("consumer-not-a-job");
     let clock = 1_700_000_000_000;
     const queue = createSqliteQueue<DeliveryJob>({ path: join(dir, "queue.sqlite"), now: () => clock });
@@ -876,7 +876,7 @@ describe("startConsumer on a lease that ran out", () => {
     });
 
     it("logs each hold with the attempts the job has after it: its sends, not this receive", async () => {
-      // A review, session 32: the line gave the attempts from before the hold, this receive
+      // Before, the line gave the attempts from before the hold, this receive
       // counted (1 for a job never sent), where the queue had given that attempt back.
       // Its one retry 1 s after a failure (no jitter: random is 0.5).
       const t = await setUp([1, 1]);
@@ -922,7 +922,7 @@ describe("startConsumer on a lease that ran out", () => {
         t.start();
         await t.until(() => t.about().length === 1);
         expect(t.sends).toEqual([]);
-        // Session 31: the dead letter said 1 attempt, its last receive, with no send at all.
+        // Before, the dead letter said 1 attempt, its last receive, with no send at all.
         expect((await t.queue.listDead()).map((d) => [d.id, d.attempts, d.error])).toEqual([
           [
             "evt.hook",
@@ -936,7 +936,7 @@ describe("startConsumer on a lease that ran out", () => {
     });
 
     it("dead-letters a job whose sink left the policy with its sends as attempts: none", async () => {
-      // A review, session 31: a job dead-lettered before anything was sent (its sink gone, a token
+      // Before, a job dead-lettered before anything was sent (its sink gone, a token
       // no header can carry) counted that receive as an attempt: 1 for a job never sent.
       const t = await setUp([0]);
       try {
@@ -1044,7 +1044,7 @@ describe("startConsumer on SQS", () => {
   it("removes a job whose dead letter went in but whose delete failed when it comes back, unsent and not dead-lettered twice", {
     timeout: 20_000,
   }, async () => {
-    // Session 30: the consumer logged the delete's error as a failed settle, so the message came
+    // Before, the consumer logged the delete's error as a failed settle, so the message came
     // back after its visibility timeout, was sent to its sink again and got a second dead letter.
     // Real SQS on loopback; only the delete fails, through the SDK's middleware.
     const sent: string[] = [];
@@ -1081,7 +1081,7 @@ describe("startConsumer on SQS, a held job", () => {
   it("removes a held job whose copy went in but whose delete failed when it comes back, and sends it once", {
     timeout: 20_000,
   }, async () => {
-    // Session 31 (RELIABILITY.md problem 9): the consumer logged the delete's error as a failed
+    // Before (RELIABILITY.md problem 9), the consumer logged the delete's error as a failed
     // settle, so the message came back after its visibility timeout beside its held copy, and the
     // job was sent twice. Real SQS on loopback; only the delete fails, through the SDK's middleware.
     const tries: number[] = [];
@@ -1128,7 +1128,7 @@ describe("startConsumer on SQS, a replay", () => {
   it("delivers a replayed dead letter whose first delete SQS carried out though its answer was lost", {
     timeout: 20_000,
   }, async () => {
-    // A review, session 30: the consumer remembered a dead letter whose delete failed by job id,
+    // Before, the consumer remembered a dead letter whose delete failed by job id,
     // so when SQS had in fact deleted the message (the answer lost on the way back) it never came
     // back, and a `dlq replay` of the job, a new message with the same id, was removed unsent.
     const sent: string[] = [];
@@ -1245,7 +1245,7 @@ describe.each(["sqlite", "sqs"] as const)(
     it("dead-letters a job whose sink left the policy with no attempt when its first dead letter failed", {
       timeout: 20_000,
     }, async () => {
-      // A review, session 32: the dead letter's failed send left the message on the queue, and
+      // Before, the dead letter's failed send left the message on the queue, and
       // when it came back that receive was counted: the dead letter said 1 attempt, nothing sent.
       const t = await settleFailsOnce(kind, "dead letter");
       try {

@@ -271,7 +271,7 @@ describe("deliver", () => {
   });
 
   it("asks mayStart after the pacing wait, with its timeout, and sends nothing when it answers no", async () => {
-    // Session 29: a Lambda invocation near its timeout must not start a sink call it cannot wait
+    // A Lambda invocation near its timeout must not start a sink call it cannot wait
     // for; the second chat job to a webhook waits its send slot first, so the time is read then.
     const policy = await policyFrom({
       version: 1,
@@ -473,7 +473,7 @@ describe("deliver", () => {
   });
 
   it("holds the jobs that were waiting for their send slot when the 429 came, and retries a held job when the hold ends, whatever its attempts", async () => {
-    // A review, session 27: the hold was checked before a Slack job's slot wait only, so the jobs
+    // Before, the hold was checked before a Slack job's slot wait only, so the jobs
     // already in flight went out a second apart into the limit; and a held job came back through
     // the retry schedule (5 min for 1 ms early; dead-lettered unsent with no retries left).
     const policy = await policyFrom({
@@ -620,7 +620,7 @@ describe("deliver", () => {
   });
 
   it("dead-letters at once a token no header can carry, sending nothing, instead of retrying it as a failed connection", async () => {
-    // A review, session 24: undici refused the header (UND_ERR_INVALID_ARG) before connecting,
+    // Before, undici refused the header (UND_ERR_INVALID_ARG) before connecting,
     // which read as EGRESS_CONNECT_FAILED and was retried on the whole schedule (about 28 hours).
     const policy = await policyFrom({
       version: 1,

@@ -240,7 +240,7 @@ describe("createNotifier", () => {
   });
 
   it("bounds and masks what the agent names: tool names, ids, a result's status and an event's name", async () => {
-    // A review, session 24: these went into jobs whole, so a 150 KB tool name made a job no
+    // Before, these went into jobs whole, so a 150 KB tool name made a job no
     // Cloudflare queue takes (the notification lost), and a status carried secrets to the sinks.
     const { send, jobs } = setup();
     const longName = `mcp__srv__${"t".repeat(150_000)}`;
@@ -490,8 +490,8 @@ describe("createNotifier", () => {
   });
 
   it("logs and counts only the jobs an SQS send did not put on the queue, and counts the others as enqueued", async () => {
-    // Session 31: twelve sinks are two SendMessageBatch requests; when the first failed as a
-    // whole, the line listed all twelve sinks and no job was counted as enqueued, though two were
+    // Twelve sinks are two SendMessageBatch requests; when the first failed as a
+    // whole, the line once listed all twelve sinks and no job was counted as enqueued, though two were
     // on the queue. Real SQS on loopback; the first request fails through the SDK's middleware.
     const server = await createSqsServer({ port: 0, hostname: "127.0.0.1" });
     const client = createSqsClientForLocal(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);

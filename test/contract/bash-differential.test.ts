@@ -164,7 +164,7 @@ describe.skipIf(!existsSync(BASH))("splitCommand against bash 5", () => {
     expect(split.subcommands.map((s) => s.text)).toEqual(expected);
   });
 
-  // What a review of session 13's readings found hidden: each was unreadable before them.
+  // What a review of the first such readings found hidden: each was unreadable before them.
   it.each([
     `a[[]= ]= ${MARK} -rf /`,
     `declare -A x=([a[b] #]=)\n${MARK} -rf /\n)`,
@@ -189,7 +189,7 @@ describe.skipIf(!existsSync(BASH))("splitCommand against bash 5", () => {
     `x=-C; mapfile $x ${MARK} -c1 a <<< l`,
   ])("fails safe where bash reads more than the split did: %j", failsSafe);
 
-  // What a sixth review found hidden (session 14), each also hidden before session 13 but the arrays.
+  // What a sixth review found hidden, each also hidden before those readings but the arrays.
   it.each([
     `jobs -x ${MARK} -rf /`,
     `builtin jobs -x ${MARK} -rf /`,
@@ -419,7 +419,7 @@ describe.skipIf(!existsSync(BASH))("splitCommand against bash 5", () => {
     `case a in a) "case" y in\n(${MARK});; esac`,
   ])("names what runs after a case's arms in %j", namesOrFailsSafe);
 
-  // Tests are read once every `case` before them has met its `esac` (session 16): until then a
+  // Tests are read once every `case` before them has met its `esac`: until then a
   // `[[` after `;;`, `(` or `in` may be a pattern, and reading it as a test would swallow what runs.
   it.each([
     `case b in a) :;; [[ | b) ${MARK} -rf / ]];; esac`,
@@ -490,7 +490,7 @@ describe.skipIf(!existsSync(BASH))("splitCommand against bash 5", () => {
 
   // In double quotes bash keeps a backslash before `[ { * ? ~` (only `$`, a backquote, `"`, `\`
   // and a newline lose it), and none of them expands there: a script written so reads as itself.
-  // Each was unreadable before session 16 (a false denial found by session 15's fifth review).
+  // Each was once unreadable (a false denial a fifth review found).
   it.each([
     `/bin/bash -c "grep -c '\\[ERROR\\]' app.log; ${MARK} -rf /"`,
     `/bin/bash -c "find . -name \\*.ts -newer \\{x\\}; ${MARK} -rf /"`,
@@ -517,7 +517,7 @@ describe.skipIf(!existsSync(BASH))("splitCommand against bash 5", () => {
     `x='; ${MARK} -rf /'; /bin/bash -c "grep '\\[E\\]' f $x"`,
     `x='; ${MARK} -rf /'; eval "echo \\* $x"`,
   ])("fails safe on %j, a double-quoted script with an expansion besides its escapes", failsSafe);
-  // A review of session 16's brace reading: a word shell-quote cuts at an extended glob's `(` is
+  // A review of the brace reading: a word shell-quote cuts at an extended glob's `(` is
   // one word to bash, and a script made of it expands (also a brace list whose `,` is after it);
   // `\"` in backquotes inside double quotes is `"`; `"$*"` expands; `$"…"` is a double-quoted string.
   it.each([
@@ -530,7 +530,7 @@ describe.skipIf(!existsSync(BASH))("splitCommand against bash 5", () => {
     `shopt -s extglob\n/bin/bash -O extglob -c @(x)\\;${MARK}`,
     `set -- ";${MARK} -rf /"; eval "echo $*"`,
     `set -- ";${MARK} -rf /"; /bin/bash -c "echo $*"`,
-  ])("fails safe on %j (session 16's review)", failsSafe);
+  ])("fails safe on %j", failsSafe);
   // `~` alone as a program runs what HOME (`~+` PWD, `~-` OLDPWD) holds.
   it.each([`HOME=/nonexistent/${MARK}; ~ -rf /`, `OLDPWD=/nonexistent/${MARK}; ~- -rf /`])(
     "fails safe on %j, a ~ with no / as the program",
@@ -540,7 +540,7 @@ describe.skipIf(!existsSync(BASH))("splitCommand against bash 5", () => {
     `echo "\`echo \\"'\\"; ${MARK} -rf /; \\"'\\"\`"`,
     `x="\`echo \\"'\\"; ${MARK} -rf /; \\"'\\"\`"`,
     `eval $"'\\\\' ; ${MARK} -rf / ; '\\\\'"`,
-  ])("names what bash runs in %j or fails safe (session 16's review)", namesOrFailsSafe);
+  ])("names what bash runs in %j or fails safe", namesOrFailsSafe);
   it.each([`eval echo {x,\\;} ${MARK} -rf /`, `eval echo {x,'|'} ${MARK} -rf /`])(
     "fails safe on %j, a brace list in eval's words",
     failsSafe,

@@ -294,8 +294,8 @@ describe("sqs queue, SQS specifics", () => {
   });
 
   it("deletes the dead letters a replay sent when SQS refuses another of their page, and leaves that one listed", async () => {
-    // The source queue refuses messages over 1 KiB; the DLQ does not. Before session 31's review
-    // the whole page stayed on the DLQ, hidden for 30 s: the two sent were sent again by the next
+    // The source queue refuses messages over 1 KiB; the DLQ does not. Before, the
+    // whole page stayed on the DLQ, hidden for 30 s: the two sent were sent again by the next
     // replay.
     await open({ maximumMessageSize: 1024 });
     const letter = (id: string, body: string) =>
@@ -382,7 +382,7 @@ describe("sqs queue, SQS specifics", () => {
   };
 
   it("makes a replay's page visible again at once when its send fails before any request, and says which", async () => {
-    // A review, session 32: the page size check refused the page before sending it, and the
+    // Before, the page size check refused the page before sending it, and the
     // page stayed hidden for the 30 s each page is hidden for: a listing right after the
     // failure showed no dead letter. This dead letter's numbers, written short, are each 21
     // digits as JSON.stringify writes them: 700 KB on the DLQ, 3.7 MB as a job again.
@@ -426,7 +426,7 @@ describe("sqs queue, SQS specifics", () => {
   });
 
   it("says how many dead letters a replay sent before a later page's send failed", async () => {
-    // A review, session 32: a replay stopped on its second page said only why, and the operator
+    // Before, a replay stopped on its second page said only why, and the operator
     // could not tell that the first page's ten were already back on the queue.
     await open();
     await deadLetters(13);
@@ -445,7 +445,7 @@ describe("sqs queue, SQS specifics", () => {
   ])(
     "says which dead letters a replay may have sent when a page's send got no answer: %s",
     async (_how, after) => {
-      // A review, session 34: a send with no answer was taken as not sent, and the replay said only
+      // Before, a send with no answer was taken as not sent, and the replay said only
       // how many it had sent before: a second replay could send that page twice, unwarned.
       await open();
       await deadLetters(13);
@@ -477,7 +477,7 @@ describe("sqs queue, SQS specifics", () => {
   });
 
   it("counts no dead letter of a page as maybe sent when the SDK found no credentials to send it with", async () => {
-    // Session 37: the AWS SDK reads a request's credentials before its retry step, and a
+    // The AWS SDK reads a request's credentials before its retry step, and a
     // provider's error has no status; read as a request with no answer, the replay said the page
     // may be on the queue, though nothing had gone out.
     await open();
@@ -589,7 +589,7 @@ describe("sqs queue, SQS specifics", () => {
   });
 
   it("says a replay's dead letters that went out may stay on the DLQ too when their page's delete gets no answer", async () => {
-    // A review, session 32: the replay stopped with the delete's error alone, and the command
+    // Before, the replay stopped with the delete's error alone, and the command
     // then said the dead letters left were still to be replayed: those of the page, back on the
     // queue already, were among them, and a second replay would send them again.
     await open();
@@ -624,7 +624,7 @@ describe("sqs queue, SQS specifics", () => {
   });
 
   it("names only the dead letters SQS refused to delete as staying on the DLQ after a replay", async () => {
-    // A review, session 33: a page's delete that SQS refused for one entry was said to leave the
+    // Before, a page's delete that SQS refused for one entry was said to leave the
     // whole page on the DLQ, to be sent again by the next replay.
     await open();
     for (const id of ["a", "b", "c"])
@@ -678,7 +678,7 @@ describe("sqs queue, SQS specifics", () => {
   });
 
   it("says how many dead letters a drop deleted before a later page's delete failed", async () => {
-    // Session 33: a drop stopped on its second page said only why; the first page's ten were
+    // Before, a drop stopped on its second page said only why; the first page's ten were
     // gone already, and the operator could not tell.
     await open();
     await deadLetters(13);
@@ -731,7 +731,7 @@ describe("sqs queue, SQS specifics", () => {
   });
 
   it("counts the dead letters SQS deleted of the page whose delete it refused in part", async () => {
-    // A review, session 33: SQS names the entries of a batch it refused, so the others are known
+    // SQS names the entries of a batch it refused, so the others are known
     // to be gone; the drop's count left the whole page out and said "some may be gone too".
     await open();
     await deadLetters(13);
@@ -756,7 +756,7 @@ describe("sqs queue, SQS specifics", () => {
   ])(
     "counts no job as dropped whose second copy stays when a drop stops: %s",
     async (_how, hangsUp, counts) => {
-      // A review, session 34: the drop counted by job id, so a job whose first copy it deleted on
+      // Before, the drop counted by job id, so a job whose first copy it deleted on
       // one page counted as dropped though it stopped on the page holding its second copy.
       await open();
       const letter = (id: string) =>
@@ -1049,7 +1049,7 @@ describe("sqs queue, SQS specifics", () => {
     });
 
     it("settles the acks SQS took when the request that tries another again fails, and rejects only that one", async () => {
-      // Session 29: the whole call rejected, so every ack of the batch was logged as not settled
+      // Before, the whole call rejected, so every ack of the batch was logged as not settled
       // (and on Lambda a dead letter taken as deleted read as one to report).
       await open();
       openRecorded();
@@ -1080,7 +1080,7 @@ describe("sqs queue, SQS specifics", () => {
     });
 
     it("names a job whose last request got no answer as maybe sent, also when that request tried it again", async () => {
-      // A review, session 34: such a job was named as not sent alone, though SQS may have taken
+      // Before, such a job was named as not sent alone, though SQS may have taken
       // it; a replay then made its dead letter visible again as if it had not gone out.
       await open();
       openRecorded();
@@ -1095,7 +1095,7 @@ describe("sqs queue, SQS specifics", () => {
     });
 
     it("sends the batches after one whose request fails as a whole, and names only that one's jobs as not sent", async () => {
-      // Session 29: the first failing request ended the send, the later batches were never tried,
+      // Before, the first failing request ended the send, the later batches were never tried,
       // and the error named none of the jobs, sent or not.
       await open();
       openRecorded();

@@ -198,7 +198,7 @@ export function queueContract(name: string, make: () => Promise<QueueUnderTest>)
     });
 
     it("holds a message for a wait that adds no hold with neither an attempt nor a hold spent", async () => {
-      // A review, session 31: Lambda's wait for a policy that does not load passed `holds - 1` so
+      // Before, Lambda's wait for a policy that does not load passed `holds - 1` so
       // that the hold's one more came out even; the wait is now said as such.
       await queue.send([{ id: "waits", body: job(1) }]);
       const [first] = await queue.receive(10, LONG);

@@ -127,7 +127,7 @@ const CASES: Case[] = [
   },
   {
     // Its servers, in sessions of their own, get no SIGHUP when the terminal closes: the run's
-    // default death by it left them running (session 33).
+    // default death by it left them running.
     run: "bench/remote.js",
     by: "SIGHUP to it alone (its terminal closed)",
     argv: REMOTE,
@@ -259,7 +259,7 @@ describe("a benchmark killed by SIGKILL once its servers are up", () => {
     },
   );
 
-  // Before, the benchmark it was running ran on to its end (session 34).
+  // Before, the benchmark it was running ran on to its end.
   it.skipIf(!PARENT_DEATH_SIGNAL)(
     "bench/run.js's benchmark stops as on SIGTERM, its servers and directories removed (skipped without setpriv --pdeathsig)",
     async () => {
@@ -304,7 +304,7 @@ describe("the directories of a benchmark that died with no exit handler", () => 
 });
 
 describe("a benchmark given a flag it does not take", () => {
-  it("names the flag and its own flags, exit 2, instead of Node's stack trace (session 33)", () => {
+  it("names the flag and its own flags, exit 2, instead of Node's stack trace", () => {
     const run = spawnSync(process.execPath, ["bench/worst-case.js", "--help"], {
       cwd: ROOT,
       encoding: "utf8",

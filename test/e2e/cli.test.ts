@@ -251,7 +251,7 @@ describe("hookgate check", () => {
   });
 
   it("refuses a policy that is not UTF-8, saying where, and reads one with a byte-order mark", async () => {
-    // A review, session 24: read as UTF-8, a Latin-1 ü became U+FFFD, and the rule's pattern
+    // Before, read as UTF-8, a Latin-1 ü became U+FFFD, and the rule's pattern
     // silently matched nothing while check called the policy valid.
     const rule = { id: "keys", on: "PreToolUse", if: "Read(**/schlüssel.txt)", decide: "deny" };
     const latin1 = join(dir, "latin1.json");
@@ -274,7 +274,7 @@ describe("hookgate check", () => {
   });
 
   it("reads a policy piped to it, as /dev/stdin or a shell's <(…)", async () => {
-    // A review, session 30: once FIFOs were refused (for a SIGHUP's reload, which must not wait
+    // Before, when FIFOs were first refused (for a SIGHUP's reload, which must not wait
     // on one), `cat policy.json | hookgate check /dev/stdin` and `check <(…)` were refused too.
     const piped = spawnSync(
       "sh",
@@ -290,7 +290,7 @@ describe("hookgate check", () => {
   });
 
   it("reads only the environment's own variables: env:toString and env:constructor are unset, not Object's", async () => {
-    // A hunt over policy files, session 30: process.env["toString"] is Object's function, so a
+    // Before, process.env["toString"] is Object's function, so a
     // token on env "toString" crashed check with "raw?.trim is not a function", and a model's
     // apiKey "env:constructor" was taken as set.
     const policy = file("env-names.json", {
@@ -446,7 +446,7 @@ describe("hookgate serve's options", () => {
     }
   });
 
-  // A review, session 24: `--host "$HOST"` with HOST unset listened on every address with no Host
+  // Before, `--host "$HOST"` with HOST unset listened on every address with no Host
   // check, and `--port "$PORT"` with PORT unset on a random port.
   it.each([
     [["--host", ""], /--host is empty/],
@@ -645,7 +645,7 @@ describe("hookgate schema and token hash", () => {
   it("hashes the token on stdin trimmed, as the gateway trims the token it is sent", async () => {
     const expected = createHash("sha256").update("hookgate-dev-token").digest("hex");
     expect((await runCli(["token", "hash"], "hookgate-dev-token\n")).stdout).toBe(`${expected}\n`);
-    // A review, session 24: "tok\n\n" or " tok" hashed to what no client's token could match.
+    // Before, "tok\n\n" or " tok" hashed to what no client's token could match.
     expect((await runCli(["token", "hash"], " hookgate-dev-token\r\n\n")).stdout).toBe(`${expected}\n`);
     expect(expected).toBe("0af148632bfc2bdf9076bdc41fa58336a206cd23532da915cc5d2f9e9c3f6a50");
     for (const blank of ["", "  \n"]) {
@@ -811,7 +811,7 @@ describe("hookgate schema and token hash", () => {
 });
 
 describe("a reader that stops early (`hookgate test … | head -1`)", () => {
-  it("is no failure: the command exits with its own code, no stack trace (a review, session 20)", async () => {
+  it("is no failure: the command exits with its own code, no stack trace", async () => {
     const { spawn } = await import("node:child_process");
     const { BIN } = await import("../support/process.js");
     const child = spawn(

@@ -93,7 +93,7 @@ async function hangingUpOnSends(from: number, forward: boolean): Promise<string>
 
 describe("hookgate dlq replay on SQS", () => {
   it("says how many jobs it replayed before a page it could not send stopped it", async () => {
-    // A review, session 32: the error said why the replay stopped, not that earlier pages had
+    // Before, the error said why the replay stopped, not that earlier pages had
     // gone out, which a second replay would send again. The jobs queue takes 1 KiB at most: SQS
     // refuses the long dead letter, on whichever page it comes.
     const ids = Array.from({ length: 14 }, (_, i) => `job-${String(i).padStart(2, "0")}`);
@@ -125,7 +125,7 @@ describe("hookgate dlq replay on SQS", () => {
   });
 
   it("makes a page it refused before sending it visible again at once, and names the dead letter", async () => {
-    // A review, session 32: the size check refused the page before any request and the page
+    // Before, the size check refused the page before any request and the page
     // stayed hidden for the 30 s it is hidden for: a listing right after showed none of it. This
     // dead letter's numbers, written short, are 21 digits each as a job again: over 1 MiB.
     const wide = `{"id":"wide","body":[${Array.from({ length: 175_000 }, () => "1e20").join(",")}]}`;
@@ -145,7 +145,7 @@ describe("hookgate dlq replay on SQS", () => {
   ])(
     "says the dead letters of a page whose send got no answer may be on the queue too: %s",
     async (_how, forward) => {
-      // A review, session 34: the replay said how many it had replayed before, and that the others
+      // Before, the replay said how many it had replayed before, and that the others
       // were still dead letters, to replay again: the page it stopped on may have gone out too.
       const ids = Array.from({ length: 13 }, (_, i) => `job-${String(i).padStart(2, "0")}`);
       const t = await queuesWith(ids.map((id) => letter(id, id)));
@@ -295,14 +295,14 @@ describe("hookgate dlq drop on SQS", () => {
   });
 
   it("says how many jobs it dropped when it stops, here before its first page", async () => {
-    // Session 33: a drop that stopped said only why, as replay did before session 32; a DLQ URL
+    // Before, a drop that stopped said only why, as replay once did; a DLQ URL
     // that names no queue stops it at its first receive.
     const t = await queuesWith([]);
     const args = t.args.map((a) => (a.includes("/dlq-") ? `${a}-missing` : a));
     const result = await runCli(["dlq", "drop", "--all", ...args]);
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/^hookgate: dlq drop stopped: .+\ndropped 0 jobs before it stopped;/m);
-    // Stopped at a receive, no page was being deleted: none of it may be gone (a review, session 33).
+    // Stopped at a receive, no page was being deleted: none of it may be gone.
     expect(result.stderr).not.toContain("may be gone");
     expect(result.stderr).toContain("Fix what the error names and drop again.");
   });

@@ -534,7 +534,7 @@ describe("a data dir that cannot be used", () => {
       const { code, stderr } = await serveOn(dataDir);
       expect(code).toBe(1);
       expect(stderr).toContain(`cannot use the data dir ${dataDir}`);
-      // A review, session 24: it named no file and said to pass a writable directory.
+      // Before, it named no file and said to pass a writable directory.
       expect(stderr).toContain(`${join(dataDir, name)}: file is not a database`);
       expect(stderr).toMatch(
         /not a SQLite database \(damaged, or another file in its place\): move it aside/,

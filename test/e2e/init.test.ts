@@ -884,7 +884,7 @@ describe("hookgate init --write", { timeout: 90_000 }, () => {
   ])(
     "leaves a settings file whose %s it cannot merge unchanged, instead of replacing it",
     async (text, why) => {
-      // A review, session 24: the value was replaced by hookgate's, the user's settings lost.
+      // Before, the value was replaced by hookgate's, the user's settings lost.
       const path = join(tmp, "unmergeable-settings.json");
       writeFileSync(path, text);
       const result = await writeClaudeCode(path);

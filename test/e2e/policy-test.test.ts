@@ -215,7 +215,7 @@ describe("hookgate test", () => {
   });
 
   it("refuses a case whose team no token of the policy authenticates as", async () => {
-    // A review, session 24: "team": "mobil" ran as a team no rule names and passed `expect: none`.
+    // Before, "team": "mobil" ran as a team no rule names and passed `expect: none`.
     const cases = file("typo-team.json", {
       cases: [{ name: "ls as mobil", team: "mobil", event: "events/ls.json", expect: { decision: "none" } }],
     });

@@ -911,7 +911,7 @@ describe("hookgate replay", () => {
       expect(judged.code).toBe(0);
       const report = JSON.parse(judged.stdout);
       expect(report.byChange).toEqual({ "none->deny": 1 });
-      // Put down to the prompt rule whose model denied (a review, session 20: "(no rule)").
+      // Put down to the prompt rule whose model denied (it once said "(no rule)").
       expect(report.byRule).toEqual({ judge: { "none->deny": 1 } });
       expect(report.notRun).toEqual({ records: 1, byRule: { relay: 1 } });
       expect(report.shadow).toEqual({ "judge-shadow": { deny: 1 } });

@@ -721,7 +721,7 @@ describe("hookgate serve over its life", { timeout: 60_000 }, () => {
   );
 
   it("takes a SIGHUP that comes while its modules still load as a reload once it runs", async () => {
-    // A review, session 32: the handler was installed once the CLI's modules had loaded (3 s of
+    // Before, the handler was installed once the CLI's modules had loaded (3 s of
     // wall time on a loaded host), and a SIGHUP before that ended the gateway without a line. A
     // module hook holds the CLI's loading until the test has sent its SIGHUP.
     const hold = join(dir, "hold");
@@ -821,7 +821,7 @@ describe("reloads asked in a burst (SIGHUPs from a deploy tool or a file watcher
 
 describe("a reload of a path that is no longer a file", () => {
   it("fails at once and keeps the running policy; the next reload of a file loads it", async () => {
-    // A hunt over policy files, session 30: a FIFO at the policy's path made the SIGHUP's reload
+    // Before, a FIFO at the policy's path made the SIGHUP's reload
     // wait for a writer forever, and every reload asked after it queued behind it.
     const { gateway, path, logs } = await gatewayIn("fifo-reload");
     try {
@@ -851,7 +851,7 @@ describe("a reload of a path that is no longer a file", () => {
 
 describe("a reload whose load throws", () => {
   it("is a failed reload the log names, not one that vanishes without a word", async () => {
-    // A hunt over policy files, session 30: a load that threw (a token on env "toString" did,
+    // Before, a load that threw (a token on env "toString" did,
     // through process.env's inherited methods) rejected the reload's promise, which nothing
     // logged: no "policy reload failed" line, no failed count. Here the environment holds a
     // value that is no string, the one way left to make the load throw.

@@ -278,7 +278,7 @@ describe("a gateway on loopback and the names it answers", () => {
     expect(rebound.status).toBe(200);
     expect(rebound.headers["x-hookgate-error"]).toBe("HOST_NOT_SERVED");
     expect(rebound.body).toMatch(/addressed to \\"rebind\.attacker\.example:\d+\\"/);
-    // Under a prefix too, in the route's client's shape (a review, session 20: it got a 421,
+    // Under a prefix too, in the route's client's shape (it once got a 421,
     // which Claude Code lets through, and nothing was logged).
     const prefixed = await hook(`rebind.attacker.example:${port}`, "/hookgate/v1/hooks/claude-code");
     expect(prefixed.status).toBe(200);
@@ -323,7 +323,7 @@ describe("GET /metrics", () => {
 });
 
 describe("doubled slashes in a hook URL", () => {
-  it("name the same route (a review, session 20: `//v1/hooks/claude-code` was a 404)", async () => {
+  it("name the same route (`//v1/hooks/claude-code` was once a 404)", async () => {
     const { port } = new URL(server.url);
     for (const path of [
       "//v1/hooks/claude-code",

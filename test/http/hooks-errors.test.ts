@@ -276,7 +276,7 @@ describe("authentication failures answer with auth.onFailure as a 2xx decision (
   });
 });
 
-// A review (session 20): a v2 body on the legacy route was judged as v2 once it parsed, but a
+// Before, a v2 body on the legacy route was judged as v2 once it parsed, but a
 // request error was answered in the legacy dialect, an empty body that lets the tool call run,
 // while the audit line said "deny".
 describe("a deepagents v2 hook given the legacy URL, on a request error", () => {
@@ -308,7 +308,7 @@ describe("a deepagents v2 hook given the legacy URL, on a request error", () => 
   });
 });
 
-describe("headers a hook's own settings double or leave unexpanded (a review, session 20)", () => {
+describe("headers a hook's own settings double or leave unexpanded", () => {
   it("reads a Content-Type sent twice, joined, as the JSON it is", async () => {
     const res = await denyApp.post(
       "/v1/hooks/deepcode",

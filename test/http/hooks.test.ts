@@ -61,7 +61,7 @@ describe("POST /v1/hooks: happy paths", () => {
   });
 
   // Claude Code runs its Bash tool in zsh on macOS: zsh's `=rm` is /bin/rm, and a glob
-  // qualifier's `e` runs its string; bash 5.3 runs `${ cmd; }` (a security hunt, session 38).
+  // qualifier's `e` runs its string; bash 5.3 runs `${ cmd; }`.
   it.each([
     "=rm -rf /",
     "noglob rm -rf /",

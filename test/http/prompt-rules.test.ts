@@ -109,7 +109,7 @@ describe("prompt rules: the mapping of a verdict", () => {
   it.each(["gzip", "br", "deflate", "bom"] as const)(
     "reads a verdict the model answers in %s, as Workers' fetch does",
     async (encoding) => {
-      // Session 30: on Node the body was read as it came, so a model server (or a proxy before it)
+      // Before, on Node the body was read as it came, so a model server (or a proxy before it)
       // that compressed its answer, which RFC 9110 §12.5.3 allows to a request without
       // Accept-Encoding, or began its JSON with a UTF-8 BOM, was JUDGE_MALFORMED.
       for (const app of [await appWith(), await appWith({}, { provider: "openai", url: model.openaiUrl })]) {

@@ -255,7 +255,7 @@ describe("permission rules", () => {
     );
   });
 
-  it("splits any command of the runners' words without throwing (session 29's readers)", () => {
+  it("splits any command of the runners' words without throwing", () => {
     const words = fc.constantFrom(
       ...["ssh", "scp", "sftp", "rsync", "docker", "podman", "docker-compose", "compose", "container"],
       ...["kubectl", "helm", "terraform", "git", "npx", "npm", "uv", "pnpm", "bun", "fakeroot", "sudo"],
@@ -378,12 +378,12 @@ const respellings: readonly ((command: string, other: string) => string)[] = [
   (c) => c.replace(/^(\S)(\S*)/, '$1""$2'),
   (c) => c.replace(/^(\S)/, "\\$1"),
   (c) => `/usr/bin/${c}`,
-  // A command git runs from its settings or the environment (session 29).
+  // A command git runs from its settings or the environment.
   (c) => `git -c core.sshCommand='${c}' fetch`,
   (c) => `git -C app -c core.fsmonitor="${c}" status`,
   (c) => `GIT_SSH_COMMAND='${c}' git push`,
   (c) => `env EDITOR='${c}' git commit`,
-  // A command a remote host or a container runs (session 29).
+  // A command a remote host or a container runs.
   (c) => `ssh -p 2222 -i key deploy@host '${c}'`,
   (c) => `ssh host -l deploy ${c}`,
   (c) => `docker exec -it web ${c}`,
@@ -391,7 +391,7 @@ const respellings: readonly ((command: string, other: string) => string)[] = [
   (c) => `podman --log-level=debug run -e A=1 img ${c}`,
   (c) => `docker compose -f x.yml exec -T web ${c}`,
   (c) => `kubectl -n prod exec -it api-0 -c app -- ${c}`,
-  // A package manager's or a tool's runner (session 29).
+  // A package manager's or a tool's runner.
   (c) => `fakeroot -- ${c}`,
   (c) => `unbuffer ${c}`,
   (c) => `npx -c '${c}'`,

@@ -287,7 +287,7 @@ describe("the Lambda SQS handler", () => {
     // The dead job is on its second receive: its one scheduled retry is spent.
     const deadBody = messages.find((m) => m.Body?.includes(dead.id))?.Body ?? "";
     // The one that is no job on its third receive (its dead letter's send failed twice): never
-    // sent, it records no attempt all the same (it said 2 after session 31).
+    // sent, it records no attempt all the same (it once said 2).
     const event = eventOf(messages, { [deadBody]: "2", "not a job": "3" });
 
     const response = await handlerFor()(event);
@@ -310,7 +310,7 @@ describe("the Lambda SQS handler", () => {
         expect.objectContaining({
           id: byBody((b) => b === "not a job"),
           body: "not a job",
-          // Never sent: no attempt (a review, session 31: it said 1).
+          // Never sent: no attempt (it once said 1).
           attempts: 0,
           error: "not a delivery job: body is not JSON",
         }),
@@ -371,7 +371,7 @@ describe("the Lambda SQS handler", () => {
   });
 
   it("dead-letters a job whose sink left the policy with no attempt when its first dead letter's send failed", async () => {
-    // A review, session 32: the record reported after the failed send came back with its receive
+    // Before, the record reported after the failed send came back with its receive
     // count one higher, and the dead letter then made counted that receive, which sent nothing,
     // as an attempt. The send fails in the handler's SQS client only (the SDK's middleware).
     await createPair();
@@ -410,7 +410,7 @@ describe("the Lambda SQS handler", () => {
   });
 
   it("leaves a record whose dead letter was sent but whose delete failed to Lambda's delete, and never dead-letters it twice", async () => {
-    // Session 29: the record was reported, so it came back, was delivered again and got a second
+    // Before, the record was reported, so it came back, was delivered again and got a second
     // dead letter. The delete fails in the handler's SQS client only (the SDK's middleware, as
     // the contract suite injects SQS's answers); the send to the DLQ and everything else is the
     // real server's.
@@ -457,7 +457,7 @@ describe("the Lambda SQS handler", () => {
   });
 
   it("logs a dead letter whose delete failed as every dead letter: an error line with why", async () => {
-    // A review, session 29: the handler logged only a warning naming the delete's error, so the
+    // Before, the handler logged only a warning naming the delete's error, so the
     // reason the job was dead-lettered was in no log line, and no error line counted it.
     await createPair();
     const dead = withSink(jobOf(1), "flaky");
@@ -507,7 +507,7 @@ describe("the Lambda SQS handler", () => {
   });
 
   it("holds each job on the queue with a delay while the policy does not load, and dead-letters what is no job at once", async () => {
-    // A review, session 24: every record was reported, so each receive raised the
+    // Before, every record was reported, so each receive raised the
     // ApproximateReceiveCount the retry schedule reads as attempts, and after the fix one failed
     // attempt dead-lettered the job ("gave up after 4 attempts") with only one real send.
     await createPair();
@@ -526,7 +526,7 @@ describe("the Lambda SQS handler", () => {
     const unreadable = event.Records.find((r) => r.body === "not a job") as SQSRecord;
     // What is no job needs no policy to be dead-lettered: reported, it came back every 6 minutes
     // ("could not hold a record") until the redrive policy moved it, 25 receives later, with no
-    // reason (a review, session 38).
+    // reason.
     expect((await broken(event)).batchItemFailures).toEqual([]);
     expect(lines.filter((l) => l.startsWith("configuration invalid"))).toHaveLength(1);
     expect(lines).toContain("record dead-lettered");
@@ -554,7 +554,7 @@ describe("the Lambda SQS handler", () => {
   });
 
   it("holds a job while the policy does not load as a copy carrying its sends and holds, so its schedule does not start again", async () => {
-    // Session 31 (RELIABILITY.md problem 9): the hold sent a bare {id, body}, so a job held
+    // Before (RELIABILITY.md problem 9), the hold sent a bare {id, body}, so a job held
     // while the policy was broken came back with no sends and no holds.
     await createPair();
     const job = withSink(jobOf(0), "audit");
@@ -595,7 +595,7 @@ describe("the Lambda SQS handler", () => {
   });
 
   it("holds a job while the policy does not load with no attempt for an earlier hold whose copy was not sent", async () => {
-    // A review, session 32: the record reported after its copy's send failed came back with its
+    // Before, the record reported after its copy's send failed came back with its
     // receive count one higher, and the copy then sent carried that receive, which sent nothing,
     // as a send. The copy's send fails once in the handler's SQS client only; copies go with no
     // delay, to be received at once.
@@ -681,7 +681,7 @@ describe("the Lambda SQS handler", () => {
   it("cuts an SQS call short, the SDK's retries too, a second before the invocation's time runs out", {
     timeout: 45_000,
   }, async () => {
-    // Session 30: a settle's SQS call that needed the SDK's retries (3 tries of up to 8 s each)
+    // Before, a settle's SQS call that needed the SDK's retries (3 tries of up to 8 s each)
     // could outlast SETTLE_MARGIN_MS and run into the function's timeout, which fails the whole
     // batch. The context says 60 s at the sink call's start, then 1.5 s: the hung
     // ChangeMessageVisibility gets one try, not three, and its record is reported.
@@ -722,7 +722,7 @@ describe("the Lambda SQS handler", () => {
   });
 
   it("sends no SQS call at all once less than the second kept to answer in is left, so a reported dead letter was not made", async () => {
-    // A review, session 30: with under 1 s left the signal was AbortSignal.timeout(0), which fires
+    // Before, with under 1 s left the signal was AbortSignal.timeout(0), which fires
     // only after the request went out: the send to the DLQ reached SQS, yet failed as aborted, so
     // the record was reported, came back, was sent to its sink again and got a second dead letter.
     await createPair();
@@ -760,7 +760,7 @@ describe("the Lambda SQS handler", () => {
   it("cuts a hold's send short too, a second before the invocation's time runs out", {
     timeout: 45_000,
   }, async () => {
-    // A review, session 30: the held copy's SendMessage carried no abort signal, so a job held
+    // Before, the held copy's SendMessage carried no abort signal, so a job held
     // for lack of time, the latest a settle starts, could outlast the invocation on a hung SQS
     // (three tries of up to 8 s each), which fails the whole batch.
     const hanging = await loopbackServer(() => undefined);
@@ -801,9 +801,9 @@ describe("the Lambda SQS handler", () => {
   });
 
   it("starts no delivery the invocation's time left cannot cover, and holds those records on the queue", async () => {
-    // Session 29: the handler never read the time left, so a batch whose deliveries ran into the
+    // At first the handler never read the time left, so a batch whose deliveries ran into the
     // function's timeout was killed mid-way and every record came back, delivered ones too.
-    // Session 30: the records not started were reported, and came back with a receive spent.
+    // Then the records not started were reported, and came back with a receive spent.
     await createPair();
     const own = await webhookReceiver(SECRET);
     cleanups.push(() => own.close());
@@ -839,7 +839,7 @@ describe("the Lambda SQS handler", () => {
   });
 
   it("counts a job held for lack of time as no attempt: held, then failing, it is dead-lettered after the schedule's sends", async () => {
-    // Session 30 (RELIABILITY.md problem 9): the held record came back with its receive count one
+    // Before (RELIABILITY.md problem 9), the held record came back with its receive count one
     // higher, which the schedule read as an attempt: a sink with no retries was dead-lettered
     // "gave up after 2 attempts" after one send.
     await createPair();
@@ -869,7 +869,7 @@ describe("the Lambda SQS handler", () => {
     const response = await handler(eventOf(await receiveAll(1)), { getRemainingTimeInMillis: () => 60_000 });
     expect(response.batchItemFailures).toEqual([]);
     expect(posts()).toBe(1);
-    // Each hold's line gives the attempts after it, the sends (a review, session 32: it said 1,
+    // Each hold's line gives the attempts after it, the sends (it once said 1,
     // the receive the hold gave back).
     expect(lines.filter((l) => l.msg === "delivery held; not sent").map((l) => l.fields)).toEqual([
       expect.objectContaining({ attempts: 0, holds: 1 }),
@@ -895,7 +895,7 @@ describe("the Lambda SQS handler", () => {
     expect(response.batchItemFailures).toEqual([]);
     const queue = createSqsQueue<DeliveryJob>({ client, queueUrl, deadLetterQueueUrl: dlqUrl });
     const letters = await queue.listDead();
-    // The 2 sends before; session 31: it said 3, its last receive, which sent nothing, counted.
+    // The 2 sends before; it once said 3, its last receive, which sent nothing, counted.
     expect(letters.map((l) => [l.id, l.attempts, l.error])).toEqual([
       [
         job.id,
@@ -992,7 +992,7 @@ describe("the Lambda SQS handler", () => {
   });
 
   it("logs a record held while the policy does not load whose old message's delete failed", async () => {
-    // A review, session 31: since that hold is `Queue.hold`, a copy and then a delete, a delete
+    // Since that hold is `Queue.hold`, a copy and then a delete, a delete
     // that failed was remembered and left to Lambda's delete without a line, where every other
     // delete that fails is logged.
     await createPair();
@@ -1023,7 +1023,7 @@ describe("the Lambda SQS handler", () => {
   });
 
   it("starts a delivery only while the time left covers its sink call and a dead letter's two SQS calls", async () => {
-    // A review, session 29: the margin held one try of one SQS call, but a delivery that ends in
+    // Before, the margin held one try of one SQS call, but a delivery that ends in
     // a dead letter settles with two (the send to the DLQ, then the delete), so one started with
     // only the egress timeout and one try left could still run into the function's timeout.
     await createPair();

@@ -195,7 +195,7 @@ describe("serverless package", () => {
     // A sink call starts only while its 15 s and SETTLE_MARGIN_MS are left; the last of ten jobs
     // for one Slack or Discord webhook waits 9 s for its send slot first. Strictly more: the
     // invocation has spent some time before its first call, and at exactly this sum the last
-    // job of a full batch was left unsent every time (a review, session 29).
+    // job of a full batch was left unsent every time.
     const consumerTimeout = Number(template.Resources.DeliverLambdaFunction?.Properties.Timeout);
     expect(consumerTimeout * 1000).toBeGreaterThan(9_000 + 15_000 + SETTLE_MARGIN_MS);
   });
@@ -203,7 +203,7 @@ describe("serverless package", () => {
   it("alarms before the jobs waiting for a retry reach SQS's in-flight limit, past which nothing is delivered", () => {
     // A retry is a visibility change, so a job waiting for it (up to 12 h) is in flight; a
     // standard queue holds about 120,000 in flight, and then receives come back empty for every
-    // sink. Nothing watched it (a review, session 38).
+    // sink. Nothing watched it.
     const alarm = resources("AWS::CloudWatch::Alarm")
       .map(([, a]) => a.Properties)
       .find((a) => a.MetricName === "ApproximateNumberOfMessagesNotVisible");
@@ -264,7 +264,7 @@ describe("serverless package", () => {
 
     // The HTTP function may only send. The consumer sends to its DLQ, and to its own queue: while
     // the policy does not load it holds each job by sending it again (lambda-sqs.ts `hold`),
-    // which AWS refuses without this grant (a review, session 24: every hold failed there).
+    // which AWS refuses without this grant (every hold once failed there).
     const sends = sqs.filter((s) => [s.Action].flat().includes("sqs:SendMessage")).map((s) => s.Resource);
     expect(sends).toEqual(expect.arrayContaining([getAtt("DeliveryQueue"), getAtt("DeadLetterQueue")]));
     const statementsOf = (name: string) =>
@@ -283,7 +283,7 @@ describe("serverless package", () => {
 describe("serverless package with the Function URL infra/README.md describes", () => {
   /**
    * What infra/README.md says to add for a Function URL: `url: true` on the `http` function and
-   * the `resources` item in its fenced yaml block (none before session 36).
+   * the `resources` item in its fenced yaml block.
    */
   const readme = readFileSync(join(ROOT, "infra/README.md"), "utf8");
   const block = /\n( *)```yaml\n([\s\S]*?)\n *```/.exec(readme);

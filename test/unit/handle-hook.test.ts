@@ -574,7 +574,7 @@ describe("the remote calls' deadline", () => {
   });
 
   it("still answers from the verdict cache when no time is left", async () => {
-    // A review, session 27: with no time left a cached deny became JUDGE_TIMEOUT, then onError.
+    // Before, with no time left a cached deny became JUDGE_TIMEOUT, then onError.
     const policy = await policyFrom(
       {
         version: 1,

@@ -750,7 +750,7 @@ describe("parseJudgeResponse", () => {
   });
 
   it("takes a no whatever stopped the answer, a cut one or one a server names its own way", () => {
-    // A review, session 27: with the stop checked first, a no that stopped with eos (Together),
+    // Before, with the stop checked first, a no that stopped with eos (Together),
     // or at the token limit, went to onError, an allow by default.
     for (const finish of ["eos", "length", "max_tokens", null]) {
       const body = JSON.stringify({

@@ -14,7 +14,7 @@ describe("makeDirectory", () => {
   });
 
   it("makes a path with `..` through a directory it makes, as Node's recursive mkdir did", () => {
-    // A review, session 25: the retry after making `new` took `new/..` for a new directory: EEXIST.
+    // Before, the retry after making `new` took `new/..` for a new directory: EEXIST.
     const root = tempDir("mkdir");
     makeDirectory(`${root}/new/../d`);
     expect(statSync(join(root, "d")).isDirectory()).toBe(true);

@@ -30,13 +30,13 @@ describe("maskString", () => {
     ["export API_KEY=supersecretvalue && run", "supersecretvalue"],
     ['DB_PASSWORD="two words"', "two words"],
     ["-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----", "MIIE"],
-    // A review, session 23: spellings the shapes missed.
+    // Spellings the shapes once missed.
     [
       "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQVYBGXyz0123\n-----END PGP PRIVATE KEY BLOCK-----",
       "lQVYBGXyz0123",
     ],
     ["-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIIVngSLri+JkDAbL92\nAwEHoUQDQgAE", "MHcCAQEEIIVngSLri"],
-    // A key cut short, then a whole one (session 26: the look for an END stops at the next BEGIN).
+    // A key cut short, then a whole one (the look for an END stops at the next BEGIN).
     [
       "-----BEGIN RSA PRIVATE KEY-----\nMIIEcut\n\n-----BEGIN EC PRIVATE KEY-----\nMHcwhole\n-----END EC PRIVATE KEY-----",
       "MHcwhole",
@@ -101,7 +101,7 @@ describe("maskString", () => {
     // What the first version of those shapes let through: a value past a backslash.
     ["export DB_PASSWORD=hunter\\!2024xyz", "2024xyz"],
     ["PASSWORD=pa\\$\\$w0rd-long", "w0rd-long"],
-    // Session 24: other clients' files and flags, connection strings and signed URLs.
+    // Other clients' files and flags, connection strings and signed URLs.
     ["_auth=dXNlcjpTM2NyZXRQYXNzd29yZA==\nemail=me@example.com", "dXNlcjpTM2NyZXRQYXNzd29yZA"],
     ["//registry.example/:_auth=dXNlcjpTM2NyZXRQYXNzd29yZA==", "dXNlcjpTM2NyZXRQYXNzd29yZA"],
     [
@@ -141,7 +141,7 @@ describe("maskString", () => {
       "echo SG.abcdefghijklmnopqrstuv.abcdefghijklmnopqrstuvwxyz0123456789ABCDEFG",
       "abcdefghijklmnopqrstuvwxyz0123456789",
     ],
-    // Session 38: a .env's `*_KEY` names in capitals (as maskValue reads such a key), INI lines,
+    // A .env's `*_KEY` names in capitals (as maskValue reads such a key), INI lines,
     // GitLab's other token prefixes and PyPI tokens.
     ["ENCRYPTION_KEY=9f8e7d6c5b4a39281706\nRAILS_MASTER_KEY=0a1b2c3d4e5f", "9f8e7d6c5b4a"],
     ["ENCRYPTION_KEY=9f8e7d6c5b4a39281706\nRAILS_MASTER_KEY=0a1b2c3d4e5f", "0a1b2c3d4e5f"],
@@ -189,14 +189,14 @@ describe("maskString", () => {
   it("leaves ordinary commands alone", () => {
     expect(maskString("git push --force origin main")).toBe("git push --force origin main");
     expect(maskString("npm test -- --token-count 3")).toBe("npm test -- --token-count 3");
-    // Prose and counts that only look like credentials (a review, session 23).
+    // Prose and counts that only look like credentials.
     for (const text of [
       "git commit -m 'Add basic validation and Token handling middleware'",
       "llm --max-tokens=4096 --temperature 0",
       "MAX_TOKENS=4096 npm run eval",
       "git push -u origin main",
       "echo 'the secret: keep it simple'",
-      // The review of session 23's own shapes: code, uids, headers, JSON and YAML that are no secret.
+      // Code, uids, headers, JSON and YAML that are no secret.
       "if (token == null) return",
       "token = self.next_token()",
       "api_key = os.environ['API_KEY']",
@@ -217,7 +217,7 @@ describe("maskString", () => {
       "interface User {\n  password: string;\n}\nschema:\n  password: string\npermissions:\n  id-token: write\n",
       "- token: the value the server sent",
       "see the Basic usage/examples section",
-      // Session 24: a cookie jar, Python keyword arguments, the working directory, a word under "auth".
+      // A cookie jar, Python keyword arguments, the working directory, a word under "auth".
       "curl -b cookies.txt -c cookies.txt https://x",
       "db.connect(user=user, password=password, host=host)",
       "cd $PWD && pwd=$(pwd) && PWD=/home/me ls",
@@ -230,7 +230,7 @@ describe("maskString", () => {
       "hf_hub_download(repo_id=repo) && hf_transfer && model.hf_config_name",
       "import hf_modeling_utils_for_sequence_classification",
       "SG.config && echo SG.abc.def && xoxe.notes",
-      // Session 38: *_KEY names of data, of where a key is, of a value computed; code spaced
+      // *_KEY names of data, of where a key is, of a value computed; code spaced
       // around its = (a name, a call, a statement, a comparison, an interpolation).
       "SORT_KEY=created_at PUBLIC_KEY=ssh-ed25519 MY_PRIMARY_KEY=id STRIPE_PUBLISHABLE_KEY=pk_live_x",
       "SIGNING_KEY_ID=abc123 ENCRYPTION_KEY_FILE=/run/k",
@@ -248,7 +248,7 @@ describe("maskString", () => {
   });
 
   it("leaves the lines of source files, CI workflows and Dockerfiles that only look like the new shapes alone", () => {
-    // The review of session 38: each was masked whole, the value an auditor reads to know what ran.
+    // Each was once masked whole, the value an auditor reads to know what ran.
     for (const text of [
       // Python: a count, a constant, an attribute read, spaced as an INI line is.
       "MAX_TOKEN_LEN = 512\ntoken_count = 0\n    self.token_index = -1\nERRORTOKEN = 60\npassword_min = 8",
@@ -770,7 +770,7 @@ describe("maskValue", () => {
   });
 
   it("masks values under the other key names a credential goes by, and not a plain key's", () => {
-    // A hunt, session 27: the text shapes read these names, the keys of an object did not.
+    // Before, the text shapes read these names, the keys of an object did not.
     expect(
       maskValue({
         access_key: "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
@@ -1026,7 +1026,7 @@ describe("maskValue with the policy's secrets", () => {
 });
 
 describe("the private key shape", () => {
-  /** The shape before session 26, whose look for an END crossed other keys' BEGIN lines (slow). */
+  /** The shape before, whose look for an END crossed other keys' BEGIN lines (slow). */
   const BEFORE =
     /-----BEGIN [A-Z ]{0,32}PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]{0,8192}?-----END [A-Z ]{0,32}PRIVATE KEY(?: BLOCK)?-----|[A-Za-z0-9+/=:,\s\\-]{0,8192})/g;
   const PIECES = [
@@ -1052,7 +1052,7 @@ describe("the private key shape", () => {
     "Comment: v2.0 (GNU)",
   ];
 
-  it("masks whatever the shape before session 26 masked, stopping at the next key's BEGIN line", () => {
+  it("masks whatever the shape before masked, stopping at the next key's BEGIN line", () => {
     const found = SECRET_SHAPES.find(([pattern]) => pattern.source.startsWith("-----BEGIN"));
     if (found === undefined) throw new Error("no private key shape");
     const [shape] = found;
@@ -1073,7 +1073,7 @@ describe("the private key shape", () => {
 
 describe("a value of very many strings", () => {
   it("runs the shapes on MAX_SHAPED_STRINGS of them that may hold a secret, and masks the rest whole", () => {
-    // Session 26: 262,144 strings of one `@` took 1.4 s, each running every shape.
+    // Before, 262,144 strings of one `@` took 1.4 s, each running every shape.
     const strings = Array.from({ length: MAX_SHAPED_STRINGS + 2 }, (_, i) => `dev${i}@host`);
     const masked = maskValue({ list: [...strings, "plain text"] }) as { list: string[] };
     expect(masked.list[0]).toBe("dev0@host");

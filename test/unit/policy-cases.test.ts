@@ -77,7 +77,7 @@ describe("parseCases", () => {
   });
 
   it('takes a "__proto__" key inside an event\'s fields, which an agent may send and the body keeps', () => {
-    // A review, session 30: the policy's "__proto__" refusal reached cases files whole, so a
+    // Before, the policy's "__proto__" refusal reached cases files whole, so a
     // case whose tool_input held such a key (an MCP tool's argument) was refused, though the
     // body sent keeps it as the agent's would.
     const text =

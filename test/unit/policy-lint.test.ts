@@ -714,7 +714,7 @@ describe("lintPolicy: targets the egress guard will refuse", () => {
     );
   });
 
-  it("judges the URL a delivery is sent to, and an address written in a URL (a review, session 20)", async () => {
+  it("judges the URL a delivery is sent to, and an address written in a URL", async () => {
     const policy = await policyFrom({
       version: 1,
       auth: { tokens: [] },
@@ -941,14 +941,14 @@ describe("lintPolicy: forward headers whose variables are always sent empty", ()
       .map((w) => `${w.path}: ${w.message}`);
   }
 
-  it("names a $VAR spelt in lower case, which is sent as written (session 33)", async () => {
+  it("names a $VAR spelt in lower case, which is sent as written", async () => {
     const messages = await headerWarnings({
       Authorization: "Bearer $token",
       // biome-ignore lint/suspicious/noTemplateCurlyInString: a header's ${VAR}, not a template
       "X-A": "${token}",
       "X-B": "$Token",
       "X-C": "$TOKEN $$ $5",
-      // Not "sent as written": Claude Code reads the $TOKEN inside (a review, session 33).
+      // Not "sent as written": Claude Code reads the $TOKEN inside.
       // biome-ignore lint/suspicious/noTemplateCurlyInString: a header's ${VAR}, not a template
       "X-D": "${x $TOKEN}",
       // biome-ignore lint/suspicious/noTemplateCurlyInString: a header's ${VAR}, not a template
@@ -962,7 +962,7 @@ describe("lintPolicy: forward headers whose variables are always sent empty", ()
     ]);
   });
 
-  it("names a ${ with no closing brace, which is sent as written (session 34)", async () => {
+  it("names a ${ with no closing brace, which is sent as written", async () => {
     const messages = await headerWarnings({
       Authorization: "Bearer ${TOKEN",
       "X-A": "${token",
@@ -982,7 +982,7 @@ describe("lintPolicy: forward headers whose variables are always sent empty", ()
 });
 
 describe("lintPolicy: sinks", () => {
-  it("says which sink no rule notifies (a review, session 20)", async () => {
+  it("says which sink no rule notifies", async () => {
     const policy = await policyFrom({
       version: 1,
       auth: { tokens: [] },
@@ -1058,7 +1058,7 @@ describe("lintPolicy: if entries that can never match", () => {
   });
 });
 
-describe("lintPolicy: rules a typo keeps from ever applying (a review, session 24)", () => {
+describe("lintPolicy: rules a typo keeps from ever applying", () => {
   it("names a team no token authenticates as, and one when the policy has no auth", async () => {
     const withAuth = await policyFrom({
       version: 1,

@@ -151,7 +151,7 @@ describe("Policy.secrets", () => {
   });
 
   it("holds the random-looking path segments of other inline URLs, and credentials in forward headers", async () => {
-    // A review, session 23: a webhook receiver's 404 page quoted its path; a downstream server
+    // Before, a webhook receiver's 404 page quoted its path; a downstream server
     // echoed the X-Hook-Auth value it was called with.
     const policy = await policyFrom({
       version: 1,

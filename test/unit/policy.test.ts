@@ -52,7 +52,7 @@ describe("loadPolicy", () => {
   });
 
   it("says what JSON refuses that an editor or JSONC allows: a comment, a trailing comma, an empty file, a BOM", async () => {
-    // A hunt over policy files, session 30: a comment or a comma before } was "Expected
+    // Before, a comment or a comma before } was "Expected
     // double-quoted property name", and an empty file "Unexpected end of JSON input".
     const cases: [string, string][] = [
       [
@@ -83,7 +83,7 @@ describe("loadPolicy", () => {
   });
 
   it("refuses a key an object repeats, naming its path and line: JSON.parse would keep the last", async () => {
-    // A review, session 24: a merge that left two "rules" arrays loaded only the second, and
+    // Before, a merge that left two "rules" arrays loaded only the second, and
     // `check` called it valid.
     const twoLists =
       '{"version": 1,\n "rules": [{"id": "no-rm", "on": "PreToolUse", "decide": "deny"}],\n "rules": []}';
@@ -107,7 +107,7 @@ describe("loadPolicy", () => {
   });
 
   it('says that an empty name in sinks, models, where or headers must not be empty, not "Invalid input"', async () => {
-    // A hunt over policy files, session 30: zod's own words for a refused key were all it said.
+    // Before, zod's own words for a refused key were all it said.
     const problems = await problemsOf({
       version: 1,
       sinks: { "": { type: "slack", url: "https://hooks.slack.com/x" } },
@@ -126,7 +126,7 @@ describe("loadPolicy", () => {
   });
 
   it('refuses a key "__proto__" anywhere, naming its path and line: the schema would drop it without a word', async () => {
-    // A hunt over policy files, session 30: a `where` keyed "__proto__" loaded as a rule with no
+    // Before, a `where` keyed "__proto__" loaded as a rule with no
     // condition (an allow on every call), and a sink named "__proto__" was no sink at all.
     const where =
       '{"version": 1, "rules": [{"id": "a", "on": "PreToolUse", "decide": "allow",\n"where": {"__proto__": "x"}}]}';
@@ -150,7 +150,7 @@ describe("loadPolicy", () => {
   });
 
   it("refuses a policy nested past 64 levels at its first such value, instead of running out of stack", async () => {
-    // A review, session 24: 2,000 nested "not"s ended `check` with "Maximum call stack size exceeded".
+    // Before, 2,000 nested "not"s ended `check` with "Maximum call stack size exceeded".
     const where = (levels: number) => `${'{"not":'.repeat(levels)}{"equals":1}${"}".repeat(levels)}`;
     const policy = (levels: number) =>
       `{"version": 1, "rules": [{"id": "a", "on": "Stop", "decide": "block",\n"where": {"x": ${where(levels)}}}]}`;
@@ -554,7 +554,7 @@ describe("loadPolicy", () => {
 });
 
 describe("a field missing altogether", () => {
-  it("is said to be required, not to match no accepted form (a review, session 20)", async () => {
+  it("is said to be required, not to match no accepted form", async () => {
     const { loadPolicy } = await import("../../src/core/policy.js");
     const { nodeSha256 } = await import("../../src/adapters/hash/node-crypto.js");
     const load = (rule: Record<string, unknown>) =>

@@ -228,7 +228,7 @@ describe("a bundle built without the engines", () => {
     ).toBe(false);
   });
 
-  it("never keeps a split made without the splitter: simulate, then a policy with Bash(…) rules (a review, session 26)", async () => {
+  it("never keeps a split made without the splitter: simulate, then a policy with Bash(…) rules", async () => {
     const { rules, engines, policy } = await withoutEngines();
     const { evaluatePolicy } = await import("../../src/core/evaluate.js");
     const { parseHookEvent } = await import("../../src/core/events.js");

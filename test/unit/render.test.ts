@@ -160,7 +160,7 @@ describe("renderDecision", () => {
   });
 
   it("gives deepagents an allow with its rewritten input only when the answer fits, texts cut to their markers", () => {
-    // A review, session 24: sized without its texts, an allow just under the limit went out just
+    // Before, sized without its texts, an allow just under the limit went out just
     // over it once the reason's marker was added; deepagents dropped it and ran the call unrewritten.
     for (const size of [99_700, 99_850, 99_870, 99_890, 99_950, 100_010]) {
       for (const texts of [

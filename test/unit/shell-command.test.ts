@@ -266,7 +266,7 @@ describe("splitSubcommands", () => {
     // biome-ignore lint/suspicious/noTemplateCurlyInString: bash's ${…}, not a template
     ["x='$(rm -rf /)'; echo \"${x@P}\""],
     ["PS4='$(rm -rf /)'; set -x; true"],
-    // Session 18's review: a quote in arithmetic the scan follows as written quotes nothing.
+    // A quote in arithmetic the scan follows as written quotes nothing.
     ["(( x = '$(rm -rf /)' + $'1' ))"],
     ["echo $(( 1 + $'\\x24(rm -rf /)' ))"],
   ])("fails safe on %j, where bash runs what cannot be read", (command) => {
@@ -922,7 +922,7 @@ describe("what a wrapper runs", () => {
     ["fd -e log -x rm -rf /", "fd --exec runs its command for each file found"],
     ["fd . --exec-batch rm -rf / \\; -H", "fd's -X ends its command at `;`"],
     ["fdfind --exec=rm -rf /", "fd's --exec=CMD"],
-    // A review's families (session 17): what may become find's words at run time.
+    // A review's families: what may become find's words at run time.
     ["find . -exec$N rm -rf / \\;", "an expansion may make -exec"],
     ["E=-exec; find . $E rm -rf / \\;", "an expansion may make -exec"],
     ["find . -exe[c] rm -rf / \\;", "a pattern matches a file named -exec"],
@@ -935,7 +935,7 @@ describe("what a wrapper runs", () => {
     ["fd -x=rm -rf /", "fd's -x=CMD"],
     ["fd --exec-batch=rm -rf /", "fd's --exec-batch=CMD"],
     ["sudo -Eu root rm -rf /", "bundled short options, the last taking the next word"],
-    // A second review's (session 17): patterns read as bash reads them, and more of find's tests.
+    // A second review's: patterns read as bash reads them, and more of find's tests.
     ["find . -exe[[:alpha:]] rm -rf / \\;", "a POSIX class may match the c"],
     ["find . -exe[!]] rm -rf / \\;", "a ] first in a class is in it"],
     ["find . -EXE[C] rm -rf / \\;", "nocaseglob matches a file named -exec"],
@@ -945,7 +945,7 @@ describe("what a wrapper runs", () => {
     ["sg grp 'echo; rm -rf /'", "sg runs its command through sh, -c or not"],
     ["script -qc 'echo; rm -rf /' /dev/null", "script's -c in a bundle"],
     ["su -lc 'echo; rm -rf /'", "su's -c in a bundle"],
-    // A third review's (session 17): words that vanish, classes, long and repeated -c.
+    // A third review's: words that vanish, classes, long and repeated -c.
     ["find . -exec true {} {,} + -exec rm -rf / \\;", "a word that vanishes before +"],
     ["shopt -s nullglob; find . -exec true {} zz* + -exec rm -rf / \\;", "a glob that vanishes before +"],
     ["find . {'}',-exec} rm -rf / \\;", "a quoted } in a brace list"],
@@ -965,7 +965,7 @@ describe("what a wrapper runs", () => {
     // A fourth review's: more than one word that vanishes.
     ["find . -fprintf {,} {,} /dev/null -exec -exec rm -rf / \\;", "two values that vanish"],
     ["find . -fprint {,} -exec -fprint {,} -exec -exec rm -rf / \\;", "values that vanish, twice"],
-    // Session 18: a wrapper's value outside double quotes may be several words, and the second
+    // A wrapper's value outside double quotes may be several words, and the second
     // the program (`v='1 rm'`), in the option's own word too; so may env's and sudo's NAME=value.
     ["v='1 rm'; xargs -n $v -rf /", "an option's value that splits"],
     ["v='1 rm'; xargs -n$v -rf /", "a value in the option's own word that splits"],
@@ -978,17 +978,17 @@ describe("what a wrapper runs", () => {
     ["v='/tmp/l rm'; flock $v -rf /", "an operand that splits, before the command"],
     ['c=rm; xargs -n $N "$c" -rf /', "the command after a value that splits"],
     ['c=rm; flock -x "$L" "$c" -rf /', "two expansions, one of them the command"],
-    // A second review's (session 18).
+    // A second review's.
     ["v='1 rm'; env -- X=$v -rf /", "env takes NAME=value after --"],
     ["v='1 rm'; sudo -- X=$v -rf /", "sudo takes VAR=value after --"],
-    // Session 19: each tool's own grammar (util-linux 2.38, coreutils 9.1) names where its command
+    // Each tool's own grammar (util-linux 2.38, coreutils 9.1) names where its command
     // starts, so an expansion there is the program, after an operand or an option's value too.
     ['c=rm; flock /tmp/l "$c" -rf /', "flock FILE COMMAND"],
     ['c=rm; flock -w 10 /tmp/l "$c" -rf /', "flock -w takes a value"],
     ['c=rm; taskset -c 0 "$c" -rf /', "taskset's -c is a flag, then the mask"],
     ['c=rm; chrt -f 10 "$c" -rf /', "chrt PRIORITY COMMAND"],
     ["chrt -o rm -rf /", "util-linux 2.42 lets SCHED_OTHER leave the priority out"],
-    // A review's (session 19): strtoimax skips blanks before a number; nsenter's --wdns.
+    // A review's: strtoimax skips blanks before a number; nsenter's --wdns.
     ["chrt -o ' 0' rm -rf /", "a priority after blanks"],
     ["chrt -f $'\\t1' rm -rf /", "a priority after a tab"],
     ["echo rm | xargs chrt -o ' 0'", "xargs' input is chrt's command"],
@@ -1007,7 +1007,7 @@ describe("what a wrapper runs", () => {
     ['c=rm; strace -o /dev/null "$c" -rf /', "strace's -o takes a value"],
     ['c=rm; systemd-run --user --scope -p MemoryMax=1G "$c" -rf /', "systemd-run's options"],
     ['O=rm; strace "$O" -rf /', "an option made at run time may be no option"],
-    // A second review's (session 19): -c read with each tool's options; sg by position.
+    // A second review's: -c read with each tool's options; sg by position.
     ["su -c 'rm -rf /' -w -ctrue", "a -c that is -w's value"],
     ["su -c 'rm -rf /' root -- -ctrue", "a -c after -- is the shell's argument"],
     ["runuser -c 'rm -rf /' -w -ctrue root", "a -c that is -w's value"],
@@ -1015,7 +1015,7 @@ describe("what a wrapper runs", () => {
     ["script -c 'rm -rf /' -- -ctrue", "a -c after -- is the log file"],
     ["sg root 'rm -rf /' -c true", "sg runs the word after its group"],
     ["sg - root -c 'rm -rf /' -c true", "sg runs the word after -c, and drops the rest"],
-    // A third review's (session 19): words that may be several inside -exec; ENV.
+    // A third review's: words that may be several inside -exec; ENV.
     ["b='; -exec rm -rf /'; find . -exec echo $b \\;", "an expansion may end -exec and start another"],
     ["env ENV='$(rm -rf /)' sh -i -c :", "an interactive sh expands ENV"],
     ["export ENV='`rm -rf /`'; sh -i", "an interactive sh expands ENV"],
@@ -1028,7 +1028,7 @@ describe("what a wrapper runs", () => {
     ["echo 'rm -rf /' | script -q /dev/null", "script with no -c runs a shell"],
     ["echo 'rm -rf /' | sg grp", "sg with no command runs a shell"],
     ["echo 'rm -rf /' | runuser root", "runuser without -u is su"],
-    // A security hunt's (session 32): cron runs the commands of a table crontab installs, as at does.
+    // A security hunt's: cron runs the commands of a table crontab installs, as at does.
     ["crontab <<< '* * * * * rm -rf /'", "crontab installs a table from stdin"],
     ["echo '* * * * * rm -rf /' | crontab -", "crontab installs a table from stdin"],
     ["echo '* * * * * rm -rf /' > t; crontab t", "crontab installs a table from a file"],
@@ -1046,11 +1046,11 @@ describe("what a wrapper runs", () => {
   });
 });
 
-// tmux 3.3a's, each run with the real tmux on a private socket (session 32): a command given as one
+// tmux 3.3a's, each run with the real tmux on a private socket: a command given as one
 // word runs through the shell, one of several words is run directly, and what send-keys,
 // paste-buffer, pipe-pane -I or a sourced file types into a pane is a script its shell reads.
 // screen runs its command words directly; `-X` sends a command of screen's own, `stuff` types.
-describe("tmux and screen (a security hunt, session 32)", () => {
+describe("tmux and screen", () => {
   it.each([
     ["tmux new-session -d 'rm -rf /'", "a command in one word runs through the shell"],
     ["tmux new -d -s dev 'npm run dev; rm -rf /'", "new is new-session"],
@@ -1071,10 +1071,10 @@ describe("tmux and screen (a security hunt, session 32)", () => {
     ["screen -dm bash -c 'rm -rf /'", "screen runs its command words"],
     ["screen -S dev -X stuff 'rm -rf /\\n'", "stuff types into the window"],
     ["screen -S dev -X exec rm -rf /", "-X sends a command of screen's own"],
-    ["screen -c /tmp/evil.rc -dmS dev", "-c reads screen's commands from a file (session 33)"],
+    ["screen -c /tmp/evil.rc -dmS dev", "-c reads screen's commands from a file"],
     ["screen -dmS dev -c /tmp/evil.rc", "-c after other options"],
     ["screen -dmc /tmp/evil.rc", "-c bundled"],
-    // screen 4.9's own reading of its options (a review, session 33): -R, -r and -x take the
+    // screen 4.9's own reading of its options: -R, -r and -x take the
     // session's name from the next word, and -S, -t, -h, -T and -s take theirs wherever they
     // stand in a bundle, so the options go on after those words.
     ["screen -R dev -c /tmp/evil.rc", "-R takes a session name, then -c"],
@@ -1082,7 +1082,7 @@ describe("tmux and screen (a security hunt, session 32)", () => {
     ["screen -Sdm dev -c /tmp/evil.rc", "-S first in its bundle takes the next word"],
     ["screen -St dev web -dm -c /tmp/evil.rc", "two values in one bundle, one word each"],
     // Other tmux commands whose words are tmux commands, and if-shell's and confirm-before's by a
-    // unique prefix (a review, session 32): set-hook -R runs a hook at once.
+    // unique prefix: set-hook -R runs a hook at once.
     ["tmux set-hook -g session-renamed 'run-shell \"rm -rf /\"' \\; set-hook -R session-renamed", "a hook"],
     ["tmux set-h -g session-renamed 'run-shell \"rm -rf /\"'", "set-hook by a unique prefix"],
     ["tmux set -g session-closed 'run-shell \"rm -rf /\"'", "a hook set as an option"],
@@ -1100,11 +1100,11 @@ describe("tmux and screen (a security hunt, session 32)", () => {
     ["tmux -2uC attach -t dev", "-C among other flags"],
     ["tmux -f /tmp/t.conf new -d", "-f reads tmux commands from a file, as source-file does"],
     ["tmux -2f/tmp/t.conf new -d", "-f bundled, its value in its word"],
-    // Checked with tmux 3.3a and an attached client: the status line runs it (session 34).
+    // Checked with tmux 3.3a and an attached client: the status line runs it.
     ["tmux set -g status-right '#(rm -rf /)'", "a format's #() runs a shell command"],
     ["tmux display -p -t dev 'x #(rm -rf /)'", "a format's #() anywhere"],
     // run-shell and if-shell expand formats before their shell reads the command: checked with
-    // tmux 3.3a (session 34). A pane's title is any program's to set.
+    // tmux 3.3a. A pane's title is any program's to set.
     ["printf '\\e]2;rm -rf /\\a'; tmux run '#T'", "run-shell runs the pane's title"],
     ["tmux ru -t dev '#W'", "run-shell by a prefix runs the window's name"],
     ["tmux run-shell -b '#{@cmd}'", "run-shell runs an option's value"],
@@ -1137,7 +1137,7 @@ describe("tmux and screen (a security hunt, session 32)", () => {
     "screen -dmS dev grep -c x file",
     "screen -S c -dm npm start",
     "screen -t compile -dm make",
-    // -p and -e take the rest of their word as their value (a review, session 33).
+    // -p and -e take the rest of their word as their value.
     "screen -pconsole -x dev",
     "screen -e^Cc -dmS dev npm start",
     "screen -ecx -dmS dev npm start",
@@ -1156,8 +1156,8 @@ describe("tmux and screen (a security hunt, session 32)", () => {
   });
 });
 
-// Each runs its command words after options or operands of its own (session 32).
-describe("wrappers read by guesses (a security hunt, session 32)", () => {
+// Each runs its command words after options or operands of its own.
+describe("wrappers read by guesses", () => {
   it.each([
     "caffeinate -i rm -rf /",
     "arch -x86_64 rm -rf /",
@@ -1186,7 +1186,7 @@ describe("wrappers read by guesses (a security hunt, session 32)", () => {
   });
 });
 
-describe("crontab (a security hunt, session 32)", () => {
+describe("crontab", () => {
   it.each(["crontab -l", "crontab -u app -l", "crontab -r", "crontab -ir", "crontab -l | grep backup"])(
     "reads %j, which installs no table",
     (command) => {
@@ -1197,7 +1197,7 @@ describe("crontab (a security hunt, session 32)", () => {
 
 // GNU parallel 20221122, its options as its GetOptions call declares them (Getopt::Long with
 // "bundling" and "require_order"); each case below was run with the real parallel and bash.
-describe("GNU parallel read by its grammar (session 20)", () => {
+describe("GNU parallel read by its grammar", () => {
   it.each([
     ["echo x | parallel 'echo a; rm -rf /'", "parallel's shell reads its command as a script"],
     ["echo x | parallel 'echo a && rm -rf /'", "parallel's shell reads its command as a script"],
@@ -1229,7 +1229,7 @@ describe("GNU parallel read by its grammar (session 20)", () => {
     ["PARALLEL_SHELL=./x parallel echo ::: a", "PARALLEL_SHELL runs the jobs"],
     ["export PARALLEL='--rpl \"{x} system(1)\"'", "PARALLEL adds options"],
     ["PARALLEL_HOME=. parallel echo", "PARALLEL_HOME's config may add a command"],
-    // A review's (session 20), each run with the real parallel.
+    // A review's, each run with the real parallel.
     ["echo 'rm -rf /' | parallel -I XX 'echo {};'", "-I renames {}: the input is added after the ;"],
     ["echo 'rm -rf /' | parallel --er XX 'echo {.};'", "--er renames {.}"],
     ["echo 'rm -rf /' | parallel 'echo {-};'", "{-} is no replacement string"],
@@ -1290,7 +1290,7 @@ describe("GNU parallel read by its grammar (session 20)", () => {
   });
 });
 
-describe("options of guess-only wrappers that run a program (a third review, session 18)", () => {
+describe("options of guess-only wrappers that run a program", () => {
   it.each([
     ["strace -o '|rm -rf /' true", true],
     ["strace -qqo'!rm -rf /' true", true],
@@ -1306,25 +1306,25 @@ describe("options of guess-only wrappers that run a program (a third review, ses
     ["runuser -s bash -c make root", true],
     ["runuser -u root -- ls -s", false],
     ['strace -f gcc -o "$OUT" main.c', false],
-    // Session 19: a long flag before -o; systemd-run's -S starts $SHELL, which reads stdin.
+    // A long flag before -o; systemd-run's -S starts $SHELL, which reads stdin.
     ["strace --follow-forks -o '|rm -rf /' true", true],
     ["systemd-run --user -S", true],
     ["systemd-run --user --shell", true],
     ["systemd-run --user --scope ls -S", false],
     ["su root -c make -s /tmp/x", true],
     ["su -l --shell=/bin/bash -c make root", false],
-    // A review's (session 19): SHELL is what flock's and script's -c and su's -m run.
+    // A review's: SHELL is what flock's and script's -c and su's -m run.
     ["SHELL=/tmp/x/rm flock /tmp/l -c true", true],
     ["export SHELL=./zz; script -qc true /dev/null", true],
     ['env SHELL="$S" su -m -c true', true],
     ["SHELL=/bin/bash script -qc 'npm test' /dev/null", false],
-    // A second review's (session 19): a SHELL with no / runs ./bash for su and script; read.
+    // A second review's: a SHELL with no / runs ./bash for su and script; read.
     ["SHELL=bash su -p -c true", true],
     ["read -r SHELL < f; flock /tmp/l -c true", true],
     ["printf -v SHELL %s ./x; script -qc true /dev/null", true],
     ["SHELL=/opt/homebrew/bin/zsh script -qc make /dev/null", false],
     ["su -s /run/current-system/sw/bin/bash -c make root", false],
-    // A third review's (session 19): a link named bash elsewhere; strace's -E; -o made at run
+    // A third review's: a link named bash elsewhere; strace's -E; -o made at run
     // time; a word that may become an option among su's, or move sg's command.
     ["SHELL=/tmp/x/bash flock /tmp/l -c true", true],
     ["su -s /tmp/x/bash -c true", true],
@@ -1340,7 +1340,7 @@ describe("options of guess-only wrappers that run a program (a third review, ses
     ['sg docker -c "docker ps"', false],
     ['ENV="$STAGE" ./deploy.sh', false],
     ["ENV=${ENV:-dev} make deploy", false],
-    // A fourth review's (session 19): a subscript in ENV is arithmetic; `..` after a link; `~/x`
+    // A fourth review's: a subscript in ENV is arithmetic; `..` after a link; `~/x`
     // and xargs' lines among su's words; strace -E's name made at run time.
     ["read -r X < p; export X; ENV='${a[X]}' bash --posix -ic true", true],
     ["set -a; ENV='$(x)'; sh -ic true", true],
@@ -1350,7 +1350,7 @@ describe("options of guess-only wrappers that run a program (a third review, ses
     ['N=BASH_ENV; strace -o /dev/null -E "$N=/tmp/b.sh" bash -c true', true],
     ["xargs -I@ strace -o /dev/null -E @ bash -c true", true],
     ["export ENV=$(cat .env-name)", false],
-    // A fifth review's (session 19): a pattern beside the kept text; ENV set by ${ENV:=…};
+    // A fifth review's: a pattern beside the kept text; ENV set by ${ENV:=…};
     // systemd-run's Environment property.
     ["ENV=*'$(x)' sh -ic true", true],
     ["set -a; : ${ENV:='$(x)'}; sh -ic true", true],
@@ -1375,7 +1375,7 @@ describe("options of guess-only wrappers that run a program (a third review, ses
   });
 });
 
-describe("wrappers read by their own grammar (session 19)", () => {
+describe("wrappers read by their own grammar", () => {
   const denyOnly = (command: string) =>
     splitCommand(command)
       .subcommands.filter((s) => s.denyOnly)
@@ -1464,16 +1464,16 @@ describe("ordinary commands stay readable", () => {
     ['runuser -u "$DEPLOY_USER" -- make release'],
     ['flock -n "$lock_fd" || exit 1'],
     ['flock "$LOCK" make build'],
-    // Session 19: a `$` in single quotes expands nothing, so it splits nothing.
+    // A `$` in single quotes expands nothing, so it splits nothing.
     ["env PS4='+ $0:$LINENO: ' bash -x deploy.sh"],
     ["env PROMPT_TEMPLATE='$USER@$HOST' ./app"],
     ["timeout -s 'TERM$' 10 make"],
-    // Session 19: a -c after runuser's -- is its command's; ENV set as a shell variable; quoted.
+    // A -c after runuser's -- is its command's; ENV set as a shell variable; quoted.
     ['runuser -u postgres -- psql -d "$DB" -c "select count(*) from users"'],
     ['while [ $# -gt 0 ]; do case "$1" in --env) ENV="$2"; shift 2 ;; *) shift ;; esac; done'],
     ['local ENV="$1"'],
     ['find . -name "*.ts" -exec grep -l "$PATTERN" {} +'],
-    // Session 19: options after which no command runs; each tool's operands.
+    // Options after which no command runs; each tool's operands.
     ['taskset -cp 0-3 "$PID"'],
     ["chrt -p 1234"],
     ["prlimit --pid $$ --nofile"],
@@ -1907,7 +1907,7 @@ describe("a shell's script word that may expand into options", () => {
   });
 });
 
-describe("a reserved word right after a compound command's end (a security hunt, session 28)", () => {
+describe("a reserved word right after a compound command's end", () => {
   // bash ends a `((…))`, a `[[ … ]]`, an `esac`, a `for ((…))` or `for NAME` header where a
   // reserved word follows with no separator, and runs what comes after that word.
   it.each([
@@ -1960,7 +1960,7 @@ describe("a reserved word right after a compound command's end (a security hunt,
   });
 });
 
-describe("git past its own options and the aliases its -c defines (a security hunt, session 28)", () => {
+describe("git past its own options and the aliases its -c defines", () => {
   it.each([
     ["git -C app push", ["git -C app push", "git push"]],
     [
@@ -2042,7 +2042,7 @@ describe("git past its own options and the aliases its -c defines (a security hu
   });
 });
 
-describe("a brace list among a command's arguments (a security hunt, session 28)", () => {
+describe("a brace list among a command's arguments", () => {
   it.each([
     ["rm -{rf,} /", "rm -rf - /"],
     ["rm -r{f,} /", "rm -rf -r /"],
@@ -2096,7 +2096,7 @@ describe("a brace list among a command's arguments (a security hunt, session 28)
   });
 });
 
-describe("an unquoted $IFS among a command's arguments (a security hunt, session 28)", () => {
+describe("an unquoted $IFS among a command's arguments", () => {
   it.each([
     ["rm -rf$IFS/", "rm -rf /"],
     // biome-ignore lint/suspicious/noTemplateCurlyInString: bash's ${…}, not a template
@@ -2139,7 +2139,7 @@ describe("an unquoted $IFS among a command's arguments (a security hunt, session
   );
 });
 
-describe("commands git's settings and the environment make a program run (session 29)", () => {
+describe("commands git's settings and the environment make a program run", () => {
   it.each([
     ["git -c core.sshCommand='rm -rf /' fetch", "rm -rf /"],
     ["git -c core.fsmonitor='rm -rf /' status", "rm -rf /"],
@@ -2224,7 +2224,7 @@ describe("commands git's settings and the environment make a program run (sessio
   });
 });
 
-describe("what a remote host or a container runs (session 29)", () => {
+describe("what a remote host or a container runs", () => {
   it.each([
     "docker run",
     "docker run --rm",
@@ -2324,7 +2324,7 @@ describe("what a remote host or a container runs (session 29)", () => {
   });
 });
 
-describe("a CLI past its global options (session 29)", () => {
+describe("a CLI past its global options", () => {
   it.each([
     ["kubectl -n prod delete ns x", ["kubectl delete ns x", "kubectl delete -n prod ns x"]],
     [
@@ -2387,7 +2387,7 @@ describe("a CLI past its global options (session 29)", () => {
   });
 });
 
-describe("environment runners: nix, direnv, devbox, corepack (session 29)", () => {
+describe("environment runners: nix, direnv, devbox, corepack", () => {
   it.each([
     ["nix-shell --run 'rm -rf /'", "rm -rf /"],
     ["nix-shell --command 'rm -rf /; exit'", "rm -rf /"],
@@ -2449,7 +2449,7 @@ describe("environment runners: nix, direnv, devbox, corepack (session 29)", () =
   });
 });
 
-describe("a program named like a member of Object.prototype (session 29)", () => {
+describe("a program named like a member of Object.prototype", () => {
   it.each([
     "hasOwnProperty -n x y; rm -rf /",
     "constructor -u x; rm -rf /",
@@ -2462,7 +2462,7 @@ describe("a program named like a member of Object.prototype (session 29)", () =>
   });
 });
 
-describe("runners a package manager or a tool puts before a command (session 29)", () => {
+describe("runners a package manager or a tool puts before a command", () => {
   it.each([
     ["fakeroot rm -rf /", "rm -rf /"],
     ["fakeroot -u -- rm -rf /", "rm -rf /"],
@@ -2528,7 +2528,7 @@ describe("runners a package manager or a tool puts before a command (session 29)
   });
 });
 
-describe("the programs scp, sftp and rsync run to reach a host (session 29)", () => {
+describe("the programs scp, sftp and rsync run to reach a host", () => {
   it.each([
     ["rsync -e 'rm -rf /' a host:", "rm -rf /"],
     ["rsync -avze 'rm -rf /' a host:", "rm -rf /"],
@@ -2560,7 +2560,7 @@ describe("the programs scp, sftp and rsync run to reach a host (session 29)", ()
   });
 });
 
-describe("commands a git subcommand runs by its own options (session 29)", () => {
+describe("commands a git subcommand runs by its own options", () => {
   it.each([
     ["git rebase -x 'rm -rf /' HEAD~3", "rm -rf /"],
     ["git rebase -i --exec='rm -rf /' main", "rm -rf /"],

@@ -513,7 +513,7 @@ describe("buildSinkRequest: webhook", () => {
   });
 
   it("keeps the ids whole however short the free text must be cut", async () => {
-    // A review, session 24: fitting the whole data cut the rule id and the tool id too.
+    // Before, fitting the whole data cut the rule id and the tool id too.
     const rule = "notify-on-every-multi-file-edit-in-the-monorepo";
     const toolId = "toolu_01AbCdEfGhIjKlMnOpQrStUv";
     const paths = Array.from({ length: 1800 }, (_, i) => `/home/dev/proj/packages/app/src/file-${i}.ts`);

@@ -1,7 +1,7 @@
 /**
  * `withoutUserinfo` keeps a URL's user name and password out of messages (`send`, `egress-check`),
- * also for text the URL parser refuses (a review, session 20: `http:\\user:secret@host:99999/`
- * was echoed whole).
+ * also for text the URL parser refuses (`http:\\user:secret@host:99999/`
+ * was once echoed whole).
  */
 import { describe, expect, it } from "vitest";
 import { withoutUserinfo } from "../../src/entry/send.js";

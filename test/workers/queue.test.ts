@@ -264,7 +264,7 @@ describe("a notify event through the real queue", () => {
   });
 
   it("delivers a permission prompt after a tool call with a 150 KB name, the name cut", async () => {
-    // A review, session 24: the remembered name went into the job whole, past the 128 KB a
+    // Before, the remembered name went into the job whole, past the 128 KB a
     // Cloudflare queue message holds, so the send failed and the notification was lost.
     const sessionId = crypto.randomUUID();
     const toolName = `mcp__srv__${"t".repeat(150_000)}`;
@@ -342,13 +342,13 @@ describe("the queue handler with cloudflare:test batches", () => {
       (await control<DeadLetter[]>("/dead-letters")).find((d) => d.body.id === "m-junk"),
     );
     expect(letter.body.error).toMatch(/not a hookgate delivery job/);
-    // Never sent: no attempt (a review, session 31: it said 1).
+    // Never sent: no attempt (it once said 1).
     expect(letter.body.attempts).toBe(0);
   });
 
   it("dead-letters a message that is no job with no attempt also when Cloudflare delivers it again", async () => {
-    // Its third delivery (the DLQ refused its dead letter twice): never sent, no attempt; it said
-    // 2 (Cloudflare's attempts less this one) after session 31.
+    // Its third delivery (the DLQ refused its dead letter twice): never sent, no attempt; it once
+    // said 2 (Cloudflare's attempts less this one).
     const batch = createMessageBatch("hookgate-jobs", [
       { id: "m-junk-again", timestamp: new Date(), attempts: 3, body: { hello: "again" } },
     ]);
@@ -493,7 +493,7 @@ describe("outcome translation", () => {
   });
 
   it("dead-letters a structured clone that holds itself through a Map, or nests past the stack, without failing the batch", async () => {
-    // A review of session 38: a Map holding itself became a new array at each turn, the stack
+    // Before, a Map holding itself became a new array at each turn, the stack
     // overflowed, and the batch failed: its delivered job was sent again with the rest.
     const sent: { error: string; body: unknown }[] = [];
     const delivered: string[] = [];
@@ -614,13 +614,13 @@ describe("outcome translation", () => {
         options: { contentType: "json", delaySeconds: 2 },
       },
     ]);
-    // The line gives its attempts after the hold, its one send (a review, session 32: it said 2,
+    // The line gives its attempts after the hold, its one send (it once said 2,
     // counting the delivery the copy does not).
     expect(lines.filter((l) => l.msg === "delivery held; not sent").map((l) => l.fields)).toEqual([
       expect.objectContaining({ job: held.id, attempts: 1, holds: 4 }),
     ]);
     expect(spent.calls).toEqual({ ack: 1, retry: [] });
-    // Its 2 sends; session 31: it said 3, its last receive, which sent nothing, counted.
+    // Its 2 sends; it once said 3, its last receive, which sent nothing, counted.
     expect(letters).toEqual([
       expect.objectContaining({
         attempts: 2,
@@ -687,7 +687,7 @@ describe("outcome translation", () => {
   });
 
   it("dead-letters a job whose sink left the policy with no attempt when the DLQ refused it before", async () => {
-    // A review, session 32: the DLQ's refusal retried the message, Cloudflare counted that
+    // Before, the DLQ's refusal retried the message, Cloudflare counted that
     // delivery in msg.attempts, and the dead letter made when it came back said 1 attempt for a
     // job never sent.
     vi.spyOn(console, "error").mockImplementation(() => {});
@@ -739,7 +739,7 @@ describe("outcome translation", () => {
     ]);
     // What is not a job's envelope needs no policy: dead-lettered at once, with why. Retried, it
     // came back every 5 minutes until Cloudflare moved it after max_retries without a reason
-    // (a review, session 38).
+    //.
     expect(other.calls).toEqual({ ack: 1, retry: [] });
     const letter = await until("the dead letter", async () =>
       (await control<DeadLetter[]>("/dead-letters")).find((d) => d.body.id === other.message.id),
@@ -777,7 +777,7 @@ describe("outcome translation", () => {
   });
 
   it("holds a job while the policy is broken with no attempt for an earlier hold whose copy was not sent", async () => {
-    // A review, session 32: the copy's refused send retried the message, Cloudflare counted that
+    // Before, the copy's refused send retried the message, Cloudflare counted that
     // delivery in msg.attempts, and the copy sent when it came back carried it as a send.
     vi.spyOn(console, "error").mockImplementation(() => {});
     const envelope = job("audit", crypto.randomUUID());
