@@ -8,7 +8,7 @@
  * - `hookgate --version`: the CLI's dispatch alone (bin.ts, cli.ts, help.ts).
  * - `hookgate send`: one Claude Code SessionEnd event (test/fixtures/claude-code) posted to a
  *   loopback server in this process that answers `{}`, and the answer printed.
- * - every command's modules imported: what each command's start loaded until session 32, when
+ * - every command's modules imported: what each command's start loaded until run 32, when
  *   cli.ts imported every command's module up front (policy compiler, Hono, SQLite, undici).
  *
  *   node bench/cli-start.js [--samples 5] [--quiet-wait 0]
@@ -83,7 +83,7 @@ const TARGETS = [
     out: "{}",
   },
   {
-    name: "every command's modules imported (each start until session 32)",
+    name: "every command's modules imported (each start until run 32)",
     args: ["--input-type=module", "-e", EVERY_COMMAND.map((m) => `await import(${m});`).join("")],
   },
 ];

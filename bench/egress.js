@@ -105,7 +105,7 @@ async function main() {
   const port = new URL(server.url).port;
   const pids = [process.pid, server.child.pid];
 
-  // The brief's policy, plus the name the second case resolves: the allowlist matches hosts
+  // The benchmark's policy, plus the name the second case resolves: the allowlist matches hosts
   // exactly, so without it hooks.bench would be refused (EGRESS_NOT_ALLOWLISTED) before DNS.
   const egressSection = {
     allowedHttpHookUrls: ["http://127.0.0.1:*/*", `http://${NAME}:*/*`],

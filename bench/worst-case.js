@@ -106,14 +106,14 @@ const HOSTILE = [
   { name: "`git push -f origin main;` repeated", command: (n) => repeated("git push -f origin main;", n) },
   // git read past its options and through the alias its `-c` defines, a shell command here.
   { name: "`git -c alias.x='!x' x;` repeated", command: (n) => repeated("git -c alias.x='!x' x;", n) },
-  // A setting's or a variable's command, read as a script (session 29).
+  // A setting's or a variable's command, read as a script (run 29).
   {
     name: "`git -c core.pager='x;y' log;` repeated",
     command: (n) => repeated("git -c core.pager='x;y' log;", n),
   },
   { name: "`GIT_PAGER='x;y' ` repeated", command: (n) => repeated("GIT_PAGER='x;y' ", n) },
   { name: "`env EDITOR=x ` repeated", command: (n) => repeated("env EDITOR=x ", n) },
-  // What a remote host or a container runs, and a CLI past its global options (session 29).
+  // What a remote host or a container runs, and a CLI past its global options (run 29).
   { name: "`ssh h ` repeated", command: (n) => repeated("ssh h ", n) },
   { name: "`docker run -v $P:/s i ` repeated", command: (n) => repeated("docker run -v $P:/s i ", n) },
   { name: "`kubectl exec p -- ` repeated", command: (n) => repeated("kubectl exec p -- ", n) },
@@ -126,7 +126,7 @@ const HOSTILE = [
   // kubectl exec without `--`, each later word a guess (quadratic before it stopped at 16).
   { name: "`kubectl exec p x ` repeated", command: (n) => repeated("kubectl exec p x ", n) },
   { name: "`pnpm -r ` repeated", command: (n) => repeated("pnpm -r ", n) },
-  // nix's and corepack's runners, nix-shell's script (session 29).
+  // nix's and corepack's runners, nix-shell's script (run 29).
   { name: "`nix develop -c ` repeated", command: (n) => repeated("nix develop -c ", n) },
   { name: "`nix-shell --run x ` repeated", command: (n) => repeated("nix-shell --run x ", n) },
   { name: "`corepack pnpm exec ` repeated", command: (n) => repeated("corepack pnpm exec ", n) },
@@ -138,20 +138,20 @@ const HOSTILE = [
   // By another case each level is read twice, as written and by its lower-case name.
   { name: "`SSH h ` repeated", command: (n) => repeated("SSH h ", n) },
   { name: "`a>b;` repeated", command: (n) => repeated("a>b;", n) },
-  // What find, fd and xargs run is read as a command of its own (2026-12-02, session 17).
+  // What find, fd and xargs run is read as a command of its own (2026-12-02, run 17).
   { name: "`find -exec ` repeated", command: (n) => repeated("find -exec ", n) },
   { name: "`xargs -I{} ` repeated", command: (n) => repeated("xargs -I{} ", n) },
   { name: "`xargs -i ` repeated", command: (n) => repeated("xargs -i ", n) },
   // A wrapper's value that may split, and a guess-only wrapper's quoted operand: each wrapper's
-  // command nests the next (2026-12-02, session 18: 16 KiB of `sudo -u $U ` or `xargs -n $N `
-  // took about 50 ms at session 17's last commit, guessed; 6 ms once such a value is unreadable).
+  // command nests the next (2026-12-02, run 18: 16 KiB of `sudo -u $U ` or `xargs -n $N `
+  // took about 50 ms at run 17's last commit, guessed; 6 ms once such a value is unreadable).
   { name: "`sudo -u $U ` repeated", command: (n) => repeated("sudo -u $U ", n) },
   { name: '`flock "$L" ` repeated', command: (n) => repeated('flock "$L" ', n) },
-  // Session 24: a wrapper chain (a review measured 50 ms for 16 KiB of `env `), and the same named
+  // Run 24: a wrapper chain (a review measured 50 ms for 16 KiB of `env `), and the same named
   // in capitals, which deny-style rules read through as the lower-case name.
   { name: "`env ` repeated", command: (n) => repeated("env ", n) },
   { name: "`ENV ` repeated", command: (n) => repeated("ENV ", n) },
-  // Session 32: tmux and screen, whose later words are each guessed as a command and, for tmux,
+  // Run 32: tmux and screen, whose later words are each guessed as a command and, for tmux,
   // read as scripts (a word with a blank), each nesting the next.
   { name: "`tmux ` repeated", command: (n) => repeated("tmux ", n) },
   { name: "`tmux 'a b' ` repeated", command: (n) => repeated("tmux 'a b' ", n) },
@@ -162,8 +162,8 @@ const SIZES = [MAX_COMMAND_LENGTH / 2, MAX_COMMAND_LENGTH];
 /**
  * A Read's `file_path` (or another tool's path or URL) built to be slow to read as a path
  * (src/core/permission-rule.ts `pathsOf`): a path's length is bounded only by the body's, and a
- * review of session 25 measured 5 minutes for 500 KB of `root/` once /proc's links were followed
- * (each `root` rebuilt the path read so far; session 26 found the same with one long segment
+ * review of run 25 measured 5 minutes for 500 KB of `root/` once /proc's links were followed
+ * (each `root` rebuilt the path read so far; run 26 found the same with one long segment
  * before the `root`s), and 8 s for 100 KB of spaces in a Windows path (a regex stripping a
  * segment's trailing blanks). `windows` gives the event a Windows cwd; `tool` and `field` put the
  * text in another tool's input (a Glob's `pattern`, a WebFetch's `url`).
@@ -175,13 +175,13 @@ const HOSTILE_PATHS = [
     path: (n) => `/proc/self/root/${repeated("root/../", n - 16)}`,
   },
   {
-    // Each `root` pushed read the path so far again (session 26): the first segment's length times
+    // Each `root` pushed read the path so far again (run 26): the first segment's length times
     // the count of `root`s.
     name: "Read of `/proc/`, a long segment, `/root/../` repeated",
     path: (n) => `/proc/${repeated("a", n / 2)}/${repeated("root/../", n / 2 - 7)}`,
   },
   {
-    // Each `/` of the run began a match of `/\/+$/` that read to the run's end (session 26: 6.5 s
+    // Each `/` of the run began a match of `/\/+$/` that read to the run's end (run 26: 6.5 s
     // for 100 KB).
     name: "Glob of `a`, `/` repeated, `x`",
     tool: "Glob",
@@ -190,13 +190,13 @@ const HOSTILE_PATHS = [
   },
   {
     // Each `where.glob` rule normalized the path again and walked its `**` over every segment
-    // (session 26: 1.9 s for 1 MB with the 200-rule policy's Edit rules).
+    // (run 26: 1.9 s for 1 MB with the 200-rule policy's Edit rules).
     name: "Edit of `/` + `a/` repeated",
     tool: "Edit",
     path: (n) => `/${repeated("a/", n - 1)}`,
   },
   {
-    // The audit line's masking: each BEGIN looked 8 KiB ahead for its END (session 26: 0.4 s for
+    // The audit line's masking: each BEGIN looked 8 KiB ahead for its END (run 26: 0.4 s for
     // 1 MB).
     name: "MCP input of `-----BEGIN PRIVATE KEY-----!` repeated",
     tool: "mcp__files__write",
@@ -212,7 +212,7 @@ const HOSTILE_PATHS = [
     path: (n) => `Basic${repeated(" ", n - 6)}!`,
   },
   {
-    // Each WebFetch rule parsed the URL again (session 26: 0.7 s for 1 MB of host).
+    // Each WebFetch rule parsed the URL again (run 26: 0.7 s for 1 MB of host).
     name: "WebFetch of `https://`, `é.` repeated, `com/`",
     tool: "WebFetch",
     field: "url",
@@ -224,9 +224,9 @@ const HOSTILE_PATHS = [
     path: (n) => `C:\\p\\${repeated(" ", n - 6)}x`,
   },
   {
-    // Windows opens paths up to 32,767 characters (session 27: it matched no rule past 4,096 before;
+    // Windows opens paths up to 32,767 characters (run 27: it matched no rule past 4,096 before;
     // a review measured 0.3 s an allow rule at 32 KB when each directory above it was tried in turn;
-    // session 28: one test of the rule's glob and one of `glob/**` a rule).
+    // run 28: one test of the rule's glob and one of `glob/**` a rule).
     name: "Read on Windows of `C:\\p\\` + `a\\` repeated + `.env`",
     windows: true,
     path: (n) => `C:\\p\\${repeated("a\\", n / 2 - 5)}.env`,
