@@ -158,12 +158,13 @@ function seenOf(input: RemoteInput): string {
 
 export function createRemoteActions(deps: RemoteDeps): RemoteActions {
   /**
-   * Verdicts by key, oldest first, each kept until its TTL has passed on both clocks: the wall
-   * clock (`until`, which goes on while a Lambda container is frozen) and the monotonic one
-   * (`fresh`, which a wall clock stepped back does not move: a verdict was served for as long
-   * past its TTL as the step).
+   * Verdicts by key, oldest first, each with when it was cached on both clocks: served while the
+   * TTL has not passed on either, the wall clock (`wall`, which goes on while a Lambda container
+   * is frozen) and the monotonic one (`mono`, which a wall clock stepped back does not move: a
+   * verdict was served for as long past its TTL as the step). The TTL is the model's in the
+   * policy judging now: one a reload shortened applies to verdicts cached before it too.
    */
-  const cache = new Map<string, { verdict: Verdict; until: number; fresh: number }>();
+  const cache = new Map<string, { verdict: Verdict; wall: number; mono: number }>();
   /** The characters of the cached verdicts' reasons (MAX_CACHE_CHARS). */
   let cacheChars = 0;
   /**
@@ -340,7 +341,7 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
     if (!prompt || !model) return undefined;
     const seen = seenOf(input);
     const key = await verdictKey(model, prompt.text, input, seen);
-    const cached = key ? cachedEntry(key) : undefined;
+    const cached = key ? cachedEntry(key, model.cacheTtlSeconds) : undefined;
     if (!cached) return undefined;
     return judged(rule, input, cached.verdict, seen, { outcome: "CACHE_HIT", model: model.name });
   }
@@ -397,7 +398,7 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
     // The cached verdict; else, an identical call in flight, its end waited for and the cache
     // looked at again; after a call that failed, the next in line calls.
     for (let waited = false; ; waited = true) {
-      const cached = key ? cachedEntry(key) : undefined;
+      const cached = key ? cachedEntry(key, model.cacheTtlSeconds) : undefined;
       if (cached) {
         const detail = waited ? { detail: "the verdict of an identical call that was in flight" } : {};
         return judged(rule, input, cached.verdict, seen, {
@@ -596,7 +597,7 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
           else olderLimitField.delete(serverKey);
           if (format === "json_object") jsonModeOnly.add(serverKey);
           else jsonModeOnly.delete(serverKey);
-          if (key && !shadow) remember(key, verdict.value, model.cacheTtlSeconds);
+          if (key && !shadow) remember(key, verdict.value);
           return judged(rule, input, verdict.value, seen, { outcome: "OK", model: model.name, ...extra });
         }
       } finally {
@@ -689,20 +690,18 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
     );
   }
 
-  /** The verdict cached under `key`, unless its TTL has passed on either clock. */
-  function cachedEntry(key: string): { verdict: Verdict } | undefined {
+  /** The verdict cached under `key`, unless `ttlSeconds` have passed since on either clock. */
+  function cachedEntry(key: string, ttlSeconds: number): { verdict: Verdict } | undefined {
     const entry = cache.get(key);
-    if (!entry || entry.until <= deps.clock.now() || entry.fresh <= deps.clock.monotonic()) return undefined;
+    const ttl = ttlSeconds * 1000;
+    if (!entry || entry.wall + ttl <= deps.clock.now() || entry.mono + ttl <= deps.clock.monotonic())
+      return undefined;
     return entry;
   }
 
-  function remember(key: string, verdict: Verdict, ttlSeconds: number): void {
+  function remember(key: string, verdict: Verdict): void {
     forget(key);
-    cache.set(key, {
-      verdict,
-      until: deps.clock.now() + ttlSeconds * 1000,
-      fresh: deps.clock.monotonic() + ttlSeconds * 1000,
-    });
+    cache.set(key, { verdict, wall: deps.clock.now(), mono: deps.clock.monotonic() });
     cacheChars += verdict.reason.length;
     for (const oldest of cache.keys()) {
       if (cache.size <= MAX_CACHE_ENTRIES && cacheChars <= MAX_CACHE_CHARS) break;

@@ -75,6 +75,23 @@ describe("the verdict cache of a long-running gateway", () => {
     expect(calls()).toBe(2);
   });
 
+  it("serves a verdict no longer than the TTL of the policy a reload put in force", async () => {
+    const { remote, clock, calls } = judge(() => "rm");
+    const outcome = async (policy: Policy) => (await remote.run(event(policy, "rm -rf /"))).audit[0]?.outcome;
+    expect(await outcome(await policyWith(3600))).toBe("OK");
+    clock.mono += 120_000;
+    clock.wall += 120_000;
+    // The operator shortens the TTL to a minute (the model's verdicts were wrong): a verdict
+    // cached two minutes ago is not served, though the TTL it was cached under has not passed.
+    const reloaded = await policyWith(60);
+    expect(await outcome(reloaded)).toBe("OK");
+    expect(await outcome(reloaded)).toBe("CACHE_HIT");
+    clock.mono += 60_000;
+    clock.wall += 60_000;
+    expect(await outcome(reloaded)).toBe("OK");
+    expect(calls()).toBe(3);
+  });
+
   it("drops the oldest verdicts once their reasons pass the cache's bound in characters", async () => {
     const policy = await policyWith(600);
     // A reason of 64 KiB per event (a model that ignores the output limit): 800 events, 50 MiB of
