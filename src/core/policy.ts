@@ -45,6 +45,11 @@ export interface PolicyIssue {
   /** JSON path into the policy file, e.g. `$.rules[2].matcher`. */
   readonly path: string;
   readonly message: string;
+  /**
+   * The environment variable the policy reads that is unset (a warning): `serve` says, on a
+   * reload, that its environment is read at start only.
+   */
+  readonly unsetVariable?: string;
 }
 
 export type RuleAction =
@@ -751,6 +756,7 @@ async function resolveTokens(
         severity: "warning",
         path: `$.auth.tokens[${i}].env`,
         message: `the variable ${token.env} is not set, so team "${token.team}" cannot authenticate with it`,
+        unsetVariable: token.env,
       });
     }
     tokens.push({
@@ -978,6 +984,7 @@ function compileModels(
         severity: "warning",
         path: jsonPath(["models", name, "apiKey"]),
         message: `${m.apiKey.slice(4)} is not set, so every call to model "${name}" fails and its rules answer with onError`,
+        unsetVariable: m.apiKey.slice(4),
       });
     }
     // Read as a sink's `env:` URL is (POLICY.md, Secrets: every "env:NAME" value).
@@ -988,6 +995,7 @@ function compileModels(
         severity: "warning",
         path: jsonPath(["models", name, "url"]),
         message: `${unsetUrlVariable} is not set, so every call to model "${name}" fails and its rules answer with onError`,
+        unsetVariable: unsetUrlVariable,
       });
     }
     models.set(name, {
@@ -1027,6 +1035,7 @@ function resolveForwardUrls(
       severity: "warning",
       path: `${rule.path}.forward.url`,
       message: `${variable} is not set, so every call of rule "${rule.id}" fails and it answers with its onError`,
+      unsetVariable: variable,
     });
     return { ...rule, action: { ...action, unsetUrlVariable: variable } };
   });
@@ -1048,7 +1057,7 @@ function warnAboutSinkValues(document: PolicyDocument, env: EnvReader, warnings:
       const resolved = resolveSecret(value, env);
       if (resolved === undefined) {
         const message = `${value.slice(4)} is not set, so ${fails} until it is`;
-        warnings.push({ severity: "warning", path, message });
+        warnings.push({ severity: "warning", path, message, unsetVariable: value.slice(4) });
         continue;
       }
       const problem = field === "secret" ? readWebhookKey(resolved) : undefined;

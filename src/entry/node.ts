@@ -97,12 +97,22 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
   const logger = options.logger ?? createJsonLogger(stdout);
   const env = options.env ?? process.env;
   const policyDeps = { env: envReaderOf(env), sha256: nodeSha256 };
-  const load = async () => {
+  const load = async (reload: boolean) => {
     // A regular file only: a FIFO at the path would hold this reload, and every one after it.
     const loaded = await loadPolicyFile(options.policyPath, policyDeps, { filesOnly: true });
     if (loaded.ok) {
       for (const w of loaded.value.warnings)
-        logger.log("warn", "policy warning", { path: w.path, problem: w.message });
+        logger.log("warn", "policy warning", {
+          path: w.path,
+          problem: w.message,
+          // A variable newly named by the file (a token, a sink's URL) and set since the start, in
+          // a systemd EnvironmentFile say: a reload does not see it, whatever the operator sees.
+          ...(reload && w.unsetVariable !== undefined
+            ? {
+                fix: `serve reads its environment only when it starts, so a reload cannot see ${w.unsetVariable}: set it in serve's environment and restart serve`,
+              }
+            : {}),
+        });
     }
     return loaded;
   };
@@ -116,7 +126,7 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
         'every caller that can reach it is accepted as team "default" and can make it call models, forward hooks and notify sinks; add auth.tokens, or listen on 127.0.0.1',
     });
   };
-  const first = await load();
+  const first = await load(false);
   if (!first.ok) throw new PolicyLoadError(options.policyPath, first.error);
   warnIfOpen(first.value.policy);
   let current = first.value.policy;
@@ -402,7 +412,7 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
   async function reloadOnce(): Promise<readonly PolicyIssue[]> {
     // A load that throws is a failed reload like any other: a rejection here reached no one (the
     // SIGHUP handler drops the promise), so it went without a log line or a count.
-    const next = await load().catch((e: unknown) =>
+    const next = await load(true).catch((e: unknown) =>
       err<PolicyIssue[]>([
         { severity: "error", path: "$", message: `could not be loaded: ${errorMessage(e)}` },
       ]),

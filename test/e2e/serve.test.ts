@@ -184,6 +184,27 @@ describe("policy reload on SIGHUP", () => {
     expect(metrics).toContain('hookgate_policy_reloads_total{outcome="loaded"} 1');
     expect(metrics).toContain('hookgate_policy_reloads_total{outcome="failed"} 1');
   });
+
+  it("says that a variable a reloaded policy newly reads takes a restart, as serve reads its environment at start", async () => {
+    const policy = JSON.parse(readFileSync(join(ROOT, "examples/policy.json"), "utf8"));
+    policy.auth.tokens.push({ team: "web", env: "HOOKGATE_TOKEN_WEB" });
+    policy.sinks = { chat: { type: "slack", url: "env:CHAT_WEBHOOK_URL" } };
+    writeFileSync(join(dir, "policy.json"), JSON.stringify(policy));
+    const from = server.lines.length;
+    server.child.kill("SIGHUP");
+    await server.waitForLine((l) => l.msg === "policy reloaded" && server.lines.indexOf(l) >= from);
+    const warnings = server.lines.slice(from).filter((l) => l.msg === "policy warning");
+    expect(warnings.map((w) => [w.path, w.fix])).toEqual([
+      [
+        "$.auth.tokens[2].env",
+        "serve reads its environment only when it starts, so a reload cannot see HOOKGATE_TOKEN_WEB: set it in serve's environment and restart serve",
+      ],
+      [
+        "$.sinks.chat.url",
+        "serve reads its environment only when it starts, so a reload cannot see CHAT_WEBHOOK_URL: set it in serve's environment and restart serve",
+      ],
+    ]);
+  });
 });
 
 describe("staying up", () => {

@@ -216,6 +216,7 @@ describe("forward rules", () => {
       path: "$.rules[0].forward.url",
       message:
         'TEAM_HOOK_URL is not set, so every call of rule "relay" fails and it answers with its onError',
+      unsetVariable: "TEAM_HOOK_URL",
     });
     const unset = await testApp(document);
     const answer = await jsonOf(await unset.post("/v1/hooks", bash("rm x")));
