@@ -301,6 +301,26 @@ async function problemsOfSoundSections(value: unknown, deps: PolicyDeps): Promis
   return problems;
 }
 
+/**
+ * The most problems of a policy that does not load that a log line or an agent's answer lists
+ * (`hookgate check` lists them all). A policy whose every rule has the same mistake (a key
+ * renamed) has thousands: listed whole, a SIGHUP's refusal was one log line of hundreds of KB,
+ * split by journald and Docker's log driver into pieces that are no JSON, and on Lambda and
+ * Workers every hook's answer quoted them all to the agent.
+ */
+const LISTED_PROBLEMS = 20;
+
+/** The first problems of a policy that does not load, each `path: message`, then how many more. */
+export function listedProblems(issues: readonly PolicyIssue[]): {
+  readonly listed: string[];
+  readonly more: number;
+} {
+  return {
+    listed: issues.slice(0, LISTED_PROBLEMS).map((i) => `${i.path}: ${i.message}`),
+    more: Math.max(0, issues.length - LISTED_PROBLEMS),
+  };
+}
+
 /** A JSON file's text (a policy, a cases file), or the one problem at its root. */
 export function parseJsonFile(text: string): Result<unknown, PolicyIssue[]> {
   try {

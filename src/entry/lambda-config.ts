@@ -14,7 +14,13 @@ import { type DeliveryJob, fitDeliveryJob } from "../core/delivery.js";
 import { errorMessage } from "../core/errors.js";
 import { scrubbingWith } from "../core/mask.js";
 import { withPatternEngines } from "../core/pattern-engines.js";
-import { loadPolicy, type Policy, type PolicyDeps, type PolicyIssue } from "../core/policy.js";
+import {
+  listedProblems,
+  loadPolicy,
+  type Policy,
+  type PolicyDeps,
+  type PolicyIssue,
+} from "../core/policy.js";
 import type { Clock, Egress, EnvReader, Logger } from "../core/ports.js";
 import type { Queue } from "../core/queue.js";
 import { envReaderOf } from "../core/secret-ref.js";
@@ -210,10 +216,8 @@ export async function createLambdaSqsClient(config: SQSClientConfig = {}): Promi
 
 /** Every problem on one line: it becomes the systemMessage of each fail-closed answer. */
 function describeIssues(issues: readonly PolicyIssue[]): string {
-  return issues
-    .filter((i) => i.severity === "error")
-    .map((i) => `${i.path}: ${i.message}`)
-    .join("; ");
+  const { listed, more } = listedProblems(issues.filter((i) => i.severity === "error"));
+  return `${listed.join("; ")}${more > 0 ? `; and ${more} more (hookgate check on the policy lists them all)` : ""}`;
 }
 
 /** The SQS queue, opened (and its client loaded) on first use. */

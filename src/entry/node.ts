@@ -39,7 +39,7 @@ import { createRemoteActions } from "../app/remote-actions.js";
 import { reportRefusals } from "../core/egress/report.js";
 import { errorMessage } from "../core/errors.js";
 import { scrubbingWith } from "../core/mask.js";
-import type { Policy, PolicyIssue } from "../core/policy.js";
+import { listedProblems, type Policy, type PolicyIssue } from "../core/policy.js";
 import type { Logger } from "../core/ports.js";
 import { err } from "../core/result.js";
 import { envReaderOf } from "../core/secret-ref.js";
@@ -419,10 +419,12 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
     );
     if (!next.ok) {
       // The file named: the problems' JSON paths ("$.rules[0]") do not say which file was read.
+      const { listed, more } = listedProblems(next.error);
       logger.log("error", "policy reload failed; keeping the running policy", {
         policy: current.hash,
         path: options.policyPath,
-        problems: next.error.map((i) => `${i.path}: ${i.message}`),
+        problems: listed,
+        ...(more > 0 ? { moreProblems: more } : {}),
         fix: `fix ${options.policyPath} (hookgate check ${options.policyPath} lists the same problems) and send SIGHUP again; until then the running policy answers`,
       });
       // Counted too: a deploy whose new policy never took is otherwise seen only in the log.

@@ -32,7 +32,13 @@ import type { DeliveryJob } from "../core/delivery.js";
 import { errorMessage } from "../core/errors.js";
 import { scrubbingWith } from "../core/mask.js";
 import { withPatternEngines } from "../core/pattern-engines.js";
-import { loadPolicy, type Policy, type PolicyDeps } from "../core/policy.js";
+import {
+  listedProblems,
+  loadPolicy,
+  type Policy,
+  type PolicyDeps,
+  type PolicyIssue,
+} from "../core/policy.js";
 import type { Egress, Logger, LogLevel, Metrics } from "../core/ports.js";
 import type { ToldFailure } from "../core/recurring-failure.js";
 import { createApp } from "../http/app.js";
@@ -181,7 +187,7 @@ async function loadPolicyText(text: unknown): Promise<{ policy: Policy } | { pro
     const loaded = await withPatternEngines(() => loadPolicy(text, deps));
     if (!loaded.ok)
       return {
-        problem: `HOOKGATE_POLICY is invalid: ${loaded.error.map((i) => `${i.path}: ${i.message}`).join("; ")}`,
+        problem: `HOOKGATE_POLICY is invalid: ${describeProblems(loaded.error)}`,
       };
     for (const w of loaded.value.warnings)
       logger.log("warn", "policy warning", { path: w.path, problem: w.message });
@@ -189,6 +195,12 @@ async function loadPolicyText(text: unknown): Promise<{ policy: Policy } | { pro
   } catch (e) {
     return { problem: `HOOKGATE_POLICY could not be loaded: ${errorMessage(e)}` };
   }
+}
+
+/** A policy's problems as a hook's answer quotes them: the first ones, then how many more. */
+function describeProblems(issues: readonly PolicyIssue[]): string {
+  const { listed, more } = listedProblems(issues);
+  return `${listed.join("; ")}${more > 0 ? `; and ${more} more (hookgate check on the policy lists them all)` : ""}`;
 }
 
 function buildState(policy: Policy, env: WorkerEnv): IsolateState {

@@ -205,6 +205,23 @@ describe("policy reload on SIGHUP", () => {
       ],
     ]);
   });
+
+  it("lists the first 20 problems of a refused reload and counts the rest, in one line a log driver keeps whole", async () => {
+    // Every rule with the same mistake, as after a key renamed across a generated policy.
+    const rules = Array.from({ length: 500 }, (_, i) => ({ id: `r${i}`, on: "PreToolUse", decide: "nope" }));
+    writeFileSync(join(dir, "policy.json"), JSON.stringify({ version: 1, rules }));
+    const from = server.lines.length;
+    server.child.kill("SIGHUP");
+    const failed = await server.waitForLine(
+      (l) => l.msg === "policy reload failed; keeping the running policy" && server.lines.indexOf(l) >= from,
+    );
+    const problems = failed.problems as string[];
+    expect(problems).toHaveLength(20);
+    expect(problems[19]).toMatch(/^\$\.rules\[19\]\.decide: must be one of/);
+    expect(failed.moreProblems).toBe(480);
+    // Docker's json-file driver splits a line past 16 KiB into pieces that are no JSON.
+    expect(JSON.stringify(failed).length).toBeLessThan(16 * 1024);
+  });
 });
 
 describe("staying up", () => {

@@ -670,6 +670,18 @@ describe("the Lambda HTTP handler with a configuration that does not load", () =
     expect(lines.filter((l) => l.level === "error")).toHaveLength(1);
   });
 
+  it("quotes the first 20 problems to the agent and counts the rest", async () => {
+    const rules = Array.from({ length: 500 }, (_, i) => ({ id: `r${i}`, on: "PreToolUse", decide: "maybe" }));
+    const handler = createHttpHandler({
+      env: { HOOKGATE_POLICY: JSON.stringify({ version: 1, rules }) },
+      logger: captureLogs().logger,
+    });
+    const message: string = JSON.parse((await handler(HTTP_API, context())).body).systemMessage;
+    expect(message).toContain("$.rules[19].decide");
+    expect(message).not.toContain("$.rules[20].decide");
+    expect(message).toContain("; and 480 more (hookgate check on the policy lists them all)");
+  });
+
   it("fails closed when no policy is given at all", async () => {
     const handler = createHttpHandler({ env: {}, bundledPolicy: undefined, logger: captureLogs().logger });
     const body = JSON.parse((await handler(HTTP_API, context())).body);

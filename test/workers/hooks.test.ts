@@ -125,6 +125,15 @@ describe("a policy that does not load", () => {
     ["invalid JSON", "{ not json", "HOOKGATE_POLICY is invalid"],
     ["a schema error", JSON.stringify({ version: 2, rules: [] }), "HOOKGATE_POLICY is invalid"],
     ["no policy at all", undefined, "HOOKGATE_POLICY is not set"],
+    // The first 20 of 500 problems quoted, the rest counted: each answer quoted them all.
+    [
+      "500 problems",
+      JSON.stringify({
+        version: 1,
+        rules: Array.from({ length: 500 }, (_, i) => ({ id: `r${i}`, on: "PreToolUse", decide: "maybe" })),
+      }),
+      '$.rules[19].decide: must be one of "allow", "deny", "ask", "defer", "block"; and 480 more (hookgate check on the policy lists them all)',
+    ],
     // A [vars] table reaches the Worker as an object: said so, not "not set" as it was.
     [
       "a [vars] table",
