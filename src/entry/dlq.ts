@@ -17,6 +17,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import type { DeliveryJob } from "../core/delivery.js";
 import { errorMessage } from "../core/errors.js";
+import { escapeControls } from "../core/escape-controls.js";
 import { maskString } from "../core/mask.js";
 import { type Queue, sweptBefore, UNREADABLE_PREFIX } from "../core/queue.js";
 import { UsageError } from "./usage-error.js";
@@ -68,7 +69,10 @@ export async function dlqCommand(
       else {
         for (const d of dead) {
           const when = new Date(d.failedAt).toISOString();
-          out(`${d.id}  ${jobSummary(d.body)}  attempts=${d.attempts}  at=${when}\n  ${d.error}\n`);
+          // The event's name is the agent's, the error may quote a sink's answer: escaped, no
+          // control sequence of theirs reaches the terminal, nor a line break forges a line.
+          const line = `${d.id}  ${jobSummary(d.body)}  attempts=${d.attempts}  at=${when}`;
+          out(`${escapeControls(line)}\n  ${escapeControls(d.error)}\n`);
         }
         if (more) out(`(${limit} shown; more remain: pass a higher --limit)\n`);
       }

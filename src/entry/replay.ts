@@ -27,6 +27,7 @@ import {
   streamRecords,
 } from "../app/replay.js";
 import { errorMessage } from "../core/errors.js";
+import { escapeControls } from "../core/escape-controls.js";
 import type { LoadedPolicy } from "../core/policy.js";
 import { envReaderOf } from "../core/secret-ref.js";
 import { shorten } from "../core/truncate.js";
@@ -397,17 +398,11 @@ function longest(lengths: readonly number[]): number {
 
 /**
  * Text from a record (a team, a tool name, a reason: an agent's, a model's or a downstream
- * server's to choose) with its control characters escaped as JSON escapes them: printed raw, an
- * ESC sequence from a recorded event drove the terminal replay runs in, a line break forged
- * report lines, and a bidirectional override or isolate reordered one (judge.ts clears a model's
- * reason of the same).
+ * server's to choose) with its control characters escaped: printed raw, an ESC sequence from a
+ * recorded event drove the terminal replay runs in, a line break forged report lines, and a
+ * bidirectional override or isolate reordered one (judge.ts clears a model's reason of the same).
  */
-function shown(text: string): string {
-  return text.replace(CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
-}
-
-// biome-ignore lint/suspicious/noControlCharactersInRegex: matching them is its purpose.
-const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+const shown = escapeControls;
 
 function describeExample(example: ImpactExample): string[] {
   const input = example.input === undefined ? "" : ` ${shown(shorten(JSON.stringify(example.input), 100))}`;

@@ -398,6 +398,38 @@ describe("the dead-letter queue", () => {
     );
   });
 
+  it("lists an event name the agent chose and an error the sink worded with their control characters escaped", async () => {
+    // OSC 52 writes the terminal's clipboard; a CSI moves the cursor; an override reorders the line.
+    const sink: LoopbackServer = await loopbackServer((_req, res) =>
+      res.writeHead(400).end("bad \u001b]52;c;ZWNobyBoaQ==\u0007 \u009b2A request"),
+    );
+    cleanups.push(() => sink.close());
+    const dir = tempDir("controls");
+    const policy = join(dir, "policy.json");
+    writeFileSync(
+      policy,
+      JSON.stringify({
+        version: 1,
+        egress: { allowCidrs: ["127.0.0.1/32"] },
+        rules: [{ id: "every", on: "*", notify: ["audit"] }],
+        sinks: { audit: { type: "webhook", url: `${sink.url}/hooks`, secret: "env:WHSEC" } },
+      }),
+    );
+    const server = await gateway(policy);
+    await post(server, { hook_event_name: "Evt\u001b]0;title\u0007\u2028x\u202egnp.exe" });
+    await server.waitForLine((l) => l.msg === "delivery dead-lettered");
+
+    const listed = await runCli(["dlq", "list", "--data-dir", server.dataDir]);
+    expect(listed.code).toBe(0);
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: none of them may be printed.
+    expect(listed.stdout).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u2028\u202e]/);
+    expect(listed.stdout).toContain("event=Evt\\u001b]0;title\\u0007\\u2028x\\u202egnp.exe  attempts=1");
+    expect(listed.stdout).toContain("bad \\u001b]52;c;ZWNobyBoaQ==\\u0007 \\u009b2A request");
+    // --json is JSON, its strings as they were: a reader of it gets the event's own name.
+    const [dead] = JSON.parse((await runCli(["dlq", "list", "--json", "--data-dir", server.dataDir])).stdout);
+    expect(dead.body.notification.eventName).toBe("Evt\u001b]0;title\u0007\u2028x\u202egnp.exe");
+  });
+
   it("takes over a data dir the journal's first release left: its queued job, its unread journal line and its dead letter", async () => {
     // Made by that release's serve, killed with a line still in its journal (test/fixtures/upgrade).
     const dataDir = tempDir("upgrade");

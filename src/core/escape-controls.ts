@@ -1,0 +1,21 @@
+/**
+ * Text an agent, a model or a downstream server chose (a session id, a tool or event name, a
+ * reason), written where a person reads it (a terminal, a log viewer), with the characters that
+ * would act there written as JSON escapes: the C0 and C1 controls and DEL (an ESC or CSI sequence
+ * retitles the terminal, writes its clipboard or moves the cursor over earlier lines; a line
+ * break forges a line), the line and paragraph separators (a line break to many viewers and
+ * editors) and the bidirectional overrides and isolates (they reorder the rest of the line).
+ * In a JSON string each escape reads back as the character it stands for.
+ */
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching them is its purpose.
+const CONTROLS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching them is its purpose.
+const ANY_CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
+
+const escaped = (c: string) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`;
+
+/** `text` with each of those characters written `\uXXXX`; the same string when it has none. */
+export function escapeControls(text: string): string {
+  return ANY_CONTROL.test(text) ? text.replace(CONTROLS, escaped) : text;
+}
