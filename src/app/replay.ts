@@ -9,6 +9,7 @@
  * what is judged here is what the gateway would answer that team.
  */
 import { DEFAULT_TEAM } from "../core/auth.js";
+import { escapeControls } from "../core/escape-controls.js";
 import { honouredDecision } from "../core/event-capabilities.js";
 import { DIALECTS, type Dialect } from "../core/hook-event.js";
 import { isRecord } from "../core/json-object.js";
@@ -125,7 +126,8 @@ export const RECORD_LOG_BYTES = 128 * 1024;
  */
 export function createLogRecorder(logger: Logger): Recorder {
   return (record) => {
-    const json = JSON.stringify(record);
+    // Escaped as the log line escapes it (json-lines.ts), so that what is measured is what is written.
+    const json = escapeControls(JSON.stringify(record));
     if (utf8Length(json) > RECORD_LOG_BYTES) {
       const eventOmitted = { bytes: utf8Length(JSON.stringify(record.event)) };
       logger.log("info", RECORD_LOG_MESSAGE, { record: { ...record, event: undefined, eventOmitted } });

@@ -173,4 +173,32 @@ describe("createJsonLogger", () => {
     ]);
     expect(writes[0]?.match(/"msg"/g)).toHaveLength(1);
   });
+
+  it("escapes what JSON leaves raw and a terminal or viewer acts on, in the message and every field, by each way a line is made", () => {
+    const writes: string[] = [];
+    const logger = createJsonLogger({ write: (line) => writes.push(line) }, "info", () => 0);
+    // DEL, C1's CSI, the line and paragraph separators, an override, an isolate and its end.
+    const sent = "a\u007f\u009b2A\u2028\u2029\u202ecba\u2067x\u2069 é";
+    logger.log("info", `msg ${sent}`, { sessionId: sent, input: { command: sent } });
+    logger.log("info", "spread", { msg: sent }); // the spread's way
+    logger.logJson?.("info", "json", JSON.stringify({ record: sent }));
+    const escaped = "a\\u007f\\u009b2A\\u2028\\u2029\\u202ecba\\u2067x\\u2069 é";
+    expect(writes).toHaveLength(3);
+    for (const line of writes) {
+      expect(line).not.toMatch(/[\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/);
+      expect(line).toContain(escaped);
+      expect(line.endsWith("}\n")).toBe(true);
+    }
+    expect(writes.map((l) => JSON.parse(l))).toEqual([
+      {
+        time: "1970-01-01T00:00:00.000Z",
+        level: "info",
+        msg: `msg ${sent}`,
+        sessionId: sent,
+        input: { command: sent },
+      },
+      { time: "1970-01-01T00:00:00.000Z", level: "info", msg: sent },
+      { time: "1970-01-01T00:00:00.000Z", level: "info", msg: "json", record: sent },
+    ]);
+  });
 });

@@ -5,7 +5,7 @@
  * once it is read again.
  */
 import { execFileSync } from "node:child_process";
-import { closeSync, constants, openSync, readSync } from "node:fs";
+import { closeSync, constants, openSync, readFileSync, readSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { createJsonlRecorder } from "../../src/adapters/record/jsonl.js";
@@ -13,6 +13,17 @@ import type { ReplayRecord } from "../../src/app/handle-hook.js";
 import { tempDir } from "../support/temp.js";
 
 describe("the record file", () => {
+  it("escapes what JSON leaves raw and a terminal acts on, as a log line does, and reads back as recorded", async () => {
+    const path = join(tempDir("record"), "records.jsonl");
+    const recorder = createJsonlRecorder(path, { log: () => undefined });
+    const record = { event: { session_id: "s\u009b2A\u2028\u202ex\u007f" } } as unknown as ReplayRecord;
+    recorder.record(record);
+    await recorder.close();
+    const text = readFileSync(path, "utf8");
+    expect(text).toBe('{"event":{"session_id":"s\\u009b2A\\u2028\\u202ex\\u007f"}}\n');
+    expect(JSON.parse(text)).toEqual(record);
+  });
+
   it("drops records past its limit while the file takes none, says how many, and loses no other", async () => {
     const dir = tempDir("record");
     const fifo = join(dir, "records.jsonl");

@@ -796,3 +796,44 @@ describe("secrets in egress refusals of a sink whose env: URL carries its secret
     for (const text of dataFiles) expect(text).not.toContain(SECRETS.INTERNAL_PATH);
   });
 });
+
+describe("text the agent chose in the log", () => {
+  // C1's CSI moves the cursor, an override reorders the line, U+2028 ends a line in many viewers;
+  // JSON leaves each raw, where it escapes C0's ESC and line feed.
+  const FORGED = '\u009b2A\u202e\u2066x\u2069\u2028{"msg":"forged"}\u007f';
+
+  it("writes the session id, tool input, event name and cwd with their controls escaped, read back as sent", async () => {
+    const known = await hook(
+      JSON.stringify({
+        ...common,
+        session_id: `s${FORGED}`,
+        cwd: `/p${FORGED}`,
+        hook_event_name: "PreToolUse",
+        tool_name: "Bash",
+        tool_input: { command: `deploy ${FORGED}` },
+      }),
+      SECRETS.SEC_TOKEN_B,
+    );
+    const unknown = await hook(
+      JSON.stringify({ ...common, hook_event_name: `Evt${FORGED}` }),
+      SECRETS.SEC_TOKEN_B,
+    );
+    const lines = [await auditOf(known), await auditOf(unknown)];
+    expect(lines[0]).toMatchObject({
+      team: "b",
+      rules: ["b-deploys"],
+      sessionId: `s${FORGED}`,
+      toolInput: { command: `deploy ${FORGED}` },
+    });
+    expect(lines[1]).toMatchObject({ event: `Evt${FORGED}` });
+    const raw = server
+      .output()
+      .stdout.split("\n")
+      .filter((l) => lines.some((line) => l.includes(String(line.decisionId))));
+    expect(raw).toHaveLength(2);
+    for (const line of raw) {
+      expect(line).not.toMatch(/[\u007f-\u009f\u2028\u202e\u2066\u2069]/);
+      expect(line).toContain('\\u009b2A\\u202e\\u2066x\\u2069\\u2028{\\"msg\\":\\"forged\\"}\\u007f');
+    }
+  });
+});

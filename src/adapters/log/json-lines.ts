@@ -1,4 +1,5 @@
 /** The Logger port as one JSON object per line, the shape every log pipeline ingests. */
+import { escapeControls } from "../../core/escape-controls.js";
 import type { Logger, LogLevel } from "../../core/ports.js";
 
 /** Each level's rank: a logger writes the levels from its lowest up. */
@@ -18,7 +19,11 @@ export interface LineFormat {
 /**
  * The lines Node, Lambda and Workers write: one JSON object a line, which every log pipeline
  * ingests and Workers Logs indexes field by field. `end` is "\n" on a stream, "" for a console
- * that ends the line itself.
+ * that ends the line itself. What JSON leaves raw and acts where a person reads the line (DEL and
+ * the C1 controls, the line separators, the bidirectional overrides: escape-controls.ts) is
+ * written as a JSON escape: a session id, tool name or command is the agent's to choose, and
+ * raw, one reordered the line in a terminal, or broke it in two in a viewer that ends a line at
+ * U+2028. A parser reads each escape back as the character.
  */
 export function createLineFormat(now: () => number = Date.now, end = "\n"): LineFormat {
   let lastMs = Number.NaN;
@@ -33,7 +38,7 @@ export function createLineFormat(now: () => number = Date.now, end = "\n"): Line
   };
   const lineOfJson = (level: LogLevel, message: string, fieldsJson: string) => {
     const head = `{"time":"${time()}","level":"${level}","msg":${JSON.stringify(message)}`;
-    return fieldsJson === "{}" ? `${head}}${end}` : `${head},${fieldsJson.slice(1)}${end}`;
+    return `${escapeControls(fieldsJson === "{}" ? `${head}}` : `${head},${fieldsJson.slice(1)}`)}${end}`;
   };
   return {
     lineOfJson,
@@ -44,7 +49,7 @@ export function createLineFormat(now: () => number = Date.now, end = "\n"): Line
       // here where a spread put them first.)
       if (fields === undefined) return lineOfJson(level, message, "{}");
       if (isPlainFields(fields)) return lineOfJson(level, message, JSON.stringify(fields));
-      return `${JSON.stringify({ time: time(), level, msg: message, ...fields })}${end}`;
+      return `${escapeControls(JSON.stringify({ time: time(), level, msg: message, ...fields }))}${end}`;
     },
   };
 }

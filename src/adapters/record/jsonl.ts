@@ -13,6 +13,7 @@ import { Socket } from "node:net";
 import type { Writable } from "node:stream";
 import type { Recorder } from "../../app/handle-hook.js";
 import { errorMessage } from "../../core/errors.js";
+import { escapeControls } from "../../core/escape-controls.js";
 import type { Logger } from "../../core/ports.js";
 
 /** Past this many bytes of records waiting to be written, records are dropped until they are. */
@@ -121,7 +122,8 @@ export function createJsonlRecorder(
         logger.log("info", "the record file takes records again", { path, dropped });
         dropped = undefined;
       }
-      stream.write(`${scrub(JSON.stringify(record))}\n`);
+      // Escaped as a log line is (json-lines.ts): a person may tail the file.
+      stream.write(`${scrub(escapeControls(JSON.stringify(record)))}\n`);
     },
     reopen() {
       const next = open(true);
