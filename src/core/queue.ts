@@ -147,7 +147,8 @@ export function isCopySent(e: unknown, copy: CopySentError["copy"]): e is CopySe
 
 /**
  * A send that put some of its messages on the queue and failed the others (SQS: a batch whose
- * request failed as a whole, entries SQS refused; Cloudflare: one `sendBatch` of several).
+ * request failed as a whole, entries SQS refused; Cloudflare: one `sendBatch` of several; Node's
+ * intake journal: a send too long for one line, written as several, one of which failed).
  * `notSent` holds the ids of the messages not sent; the send's other messages are on the queue.
  * Of `notSent`, `unsure` holds those whose request may have been carried out all the same: no
  * answer said it was refused (SQS: a connection that failed, a timeout, a 5xx, or a 4xx to a

@@ -12,6 +12,9 @@ import { join } from "node:path";
 import { beforeEach, expect, it, vi } from "vitest";
 import { journalHeld, openJournalReader, openJournalWriter } from "../../src/adapters/queue/journal.js";
 import { createSqliteQueue } from "../../src/adapters/queue/sqlite.js";
+import { createNotifier } from "../../src/app/notify.js";
+import { parseHookEvent } from "../../src/core/events.js";
+import { notSentBy } from "../../src/core/queue.js";
 import { tempDir } from "../support/temp.js";
 
 const disk = vi.hoisted(() => ({
@@ -19,6 +22,8 @@ const disk = vi.hoisted(() => ({
   noSegment: false,
   refused: false,
   cut: false,
+  /** Writes that go through before the next one is cut short (`cut`). */
+  writesLeft: Number.POSITIVE_INFINITY,
   removals: Number.POSITIVE_INFINITY,
   /** Runs once, right after the next listing of a directory returns. */
   afterList: undefined as (() => void) | undefined,
@@ -64,6 +69,10 @@ vi.mock("node:fs", async (importOriginal) => {
       return names;
     },
     writeSync: (...args: Parameters<typeof fs.writeSync>) => {
+      if (disk.writesLeft-- <= 0) {
+        disk.writesLeft = Number.POSITIVE_INFINITY;
+        disk.cut = true;
+      }
       // A write cut short: half of what is left is written, then the disk is full.
       if (disk.cut) {
         // The journal's form: (fd, buffer, offset).
@@ -85,6 +94,7 @@ beforeEach(() => {
   disk.noSegment = false;
   disk.refused = false;
   disk.cut = false;
+  disk.writesLeft = Number.POSITIVE_INFINITY;
   disk.removals = Number.POSITIVE_INFINITY;
   disk.afterList = undefined;
   disk.onRefusal = undefined;
@@ -184,6 +194,93 @@ it("skips a line a write cut short, and never glues the next one to it", async (
   // 2's append threw: not delivered. Glued to it, 3 was read as a line that is not jobs.
   expect(got.map((m) => m.body.n).sort()).toEqual([1, 3, 4]);
   expect(torn).toHaveLength(1);
+  reader.close();
+  await queue.close();
+});
+
+it("names the jobs not written when a send split into several lines fails after its first", async () => {
+  const journalDir = join(dir, "intake");
+  // A bound every job passes by itself: one line per job.
+  const writer = openJournalWriter(journalDir, undefined, undefined, 10);
+  const send = [1, 2, 3, 4].map((n) => ({ id: `evt_1.sink-${n}`, body: { n }, group: `sink-${n}` }));
+  // The third line is cut short, then the disk is full.
+  disk.writesLeft = 2;
+  const error = thrown(() => writer.append(send));
+  expect(error.message).toMatch(/^ENOSPC: .*its first 2 of 4 jobs were written/);
+  expect(notSentBy(error)).toEqual(new Set(["evt_1.sink-3", "evt_1.sink-4"]));
+  disk.full = false;
+  writer.append(jobs(5));
+  writer.close();
+  const torn: number[] = [];
+  const queue = createSqliteQueue<{ n: number }>({ path: join(dir, "queue.sqlite") });
+  const reader = openJournalReader(journalDir, {
+    intake: queue.intake,
+    position: queue.intakePosition(),
+    onTorn: (_segment, bytes) => torn.push(bytes),
+  });
+  await reader.drain();
+  const got = await queue.receive(100, 60_000);
+  // The lines before the cut one, whole, and the next send's.
+  expect(got.map((m) => m.body.n).sort()).toEqual([1, 2, 5]);
+  expect(torn).toHaveLength(1);
+  expect(await queue.listDead()).toEqual([]);
+  reader.close();
+  await queue.close();
+});
+
+it("on serve's path, a split send that fails part way counts its written jobs as enqueued and logs the others' sinks", async () => {
+  const journalDir = join(dir, "intake");
+  const writer = openJournalWriter(journalDir, undefined, undefined, 10);
+  const logs: [string, string, unknown][] = [];
+  const counted: [string, unknown][] = [];
+  const notifier = createNotifier({
+    // As node.ts's queue: one append to the journal.
+    queue: {
+      async send(messages) {
+        writer.append(messages);
+      },
+    },
+    clock: { now: () => 1_700_000_000_000, monotonic: () => 0 },
+    logger: { log: (level, msg, fields) => logs.push([level, msg, fields]) },
+    metrics: { increment: (name, labels) => counted.push([name, labels]) },
+    defer: (task) => task(),
+  });
+  const event = parseHookEvent({
+    session_id: "s",
+    transcript_path: "/t",
+    cwd: "/p",
+    hook_event_name: "SessionEnd",
+    reason: "other",
+  });
+  if (!event.ok) throw new Error(event.error.message);
+  disk.writesLeft = 1;
+  await notifier.notify({
+    decisionId: "d1",
+    event: event.value,
+    team: "t",
+    decision: "none",
+    reason: undefined,
+    notify: [{ ruleId: "r", sinks: ["a", "b", "c"] }],
+    remember: false,
+  });
+  disk.full = false;
+  writer.close();
+  expect(logs).toEqual([
+    [
+      "error",
+      "enqueue failed; the decision was answered anyway",
+      expect.objectContaining({ decisionId: "d1", sinks: ["b", "c"], sent: ["a"] }),
+    ],
+  ]);
+  expect(counted).toEqual([
+    ["hookgate_enqueued_total", { sink: "a" }],
+    ["hookgate_enqueue_failed_total", { sink: "b" }],
+    ["hookgate_enqueue_failed_total", { sink: "c" }],
+  ]);
+  const queue = createSqliteQueue<{ sink: string }>({ path: join(dir, "queue.sqlite") });
+  const reader = openJournalReader(journalDir, { intake: queue.intake, position: queue.intakePosition() });
+  await reader.drain();
+  expect((await queue.receive(100, 60_000)).map((m) => m.body.sink)).toEqual(["a"]);
   reader.close();
   await queue.close();
 });

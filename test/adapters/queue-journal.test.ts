@@ -11,6 +11,7 @@ import {
   existsSync,
   mkdirSync,
   readdirSync,
+  readFileSync,
   rmSync,
   statSync,
   symlinkSync,
@@ -391,6 +392,87 @@ describe("intake journal", () => {
     expect((await a) + (await b)).toBe(2);
     expect(await receivedNumbers(queue)).toEqual([1, 2]);
     writer.close();
+  });
+
+  it("writes a send too long for one line as several lines under the bound, and takes every job in", async () => {
+    // The bound made small, as a 60 MiB event sent to nine sinks passes the real one (LINE_CHARS):
+    // joined into one line it was longer than V8's longest string, and every job was lost.
+    const bound = 1000;
+    const writer = openJournalWriter(journalDir, SEGMENT_BYTES, Date.now, bound);
+    const pad = "x".repeat(400);
+    const send = [1, 2, 3, 4, 5, 6, 7, 8, 9].map((n) => ({
+      id: `evt_1.sink-${n}`,
+      // One job past the bound by itself: a line of its own.
+      body: { n, pad: n === 5 ? pad.repeat(3) : pad },
+      group: `sink-${n}`,
+    }));
+    writer.append(send);
+    // The common case is still one line: a few small jobs.
+    writer.append(jobs(10, 11));
+    writer.close();
+    const [segment] = segmentFiles();
+    const lines = readFileSync(join(journalDir, segment as string), "utf8").split("\n");
+    expect(lines.pop()).toBe("");
+    // Lines of 2, 2, the long one alone, 2, 2, then the small send's one line.
+    expect(lines.map((line) => (JSON.parse(line) as { id: string }[]).map((job) => job.id))).toEqual([
+      ["evt_1.sink-1", "evt_1.sink-2"],
+      ["evt_1.sink-3", "evt_1.sink-4"],
+      ["evt_1.sink-5"],
+      ["evt_1.sink-6", "evt_1.sink-7"],
+      ["evt_1.sink-8", "evt_1.sink-9"],
+      ["job-10", "job-11"],
+    ]);
+    for (const line of lines) if (!line.includes("sink-5")) expect(line.length).toBeLessThanOrEqual(bound);
+
+    const { queue, reader } = deliveryThread();
+    expect(await reader.drain()).toBe(11);
+    const got = await queue.receive(100, 60_000);
+    expect(got.map((m) => [m.id, m.body])).toEqual([
+      ...send.map((job) => [job.id, job.body]),
+      ["job-10", { n: 10 }],
+      ["job-11", { n: 11 }],
+    ]);
+    expect(await queue.listDead()).toEqual([]);
+  });
+
+  it("reads a segment an older build wrote, a long send as one line, and the split lines after it", async () => {
+    const pad = "y".repeat(400);
+    const send = (event: number) =>
+      [1, 2, 3].map((n) => ({
+        id: `evt_${event}.sink-${n}`,
+        group: `sink-${n}`,
+        delayMs: 0,
+        body: { n, pad },
+      }));
+    // The older build's form: the send's jobs in one array on one line, however long.
+    mkdirSync(journalDir);
+    writeFileSync(join(journalDir, "intake-000000000001.jsonl"), `${JSON.stringify(send(1))}\n`);
+    // This build, taking over that journal, splits the same send under a small bound.
+    const writer = openJournalWriter(journalDir, SEGMENT_BYTES, Date.now, 1000);
+    writer.append(send(2));
+    writer.close();
+    expect(segmentFiles()).toHaveLength(2);
+    const { queue, reader } = deliveryThread();
+    expect(await reader.drain()).toBe(6);
+    const got = await queue.receive(100, 60_000);
+    expect(got.map((m) => m.id)).toEqual([...send(1), ...send(2)].map((job) => job.id));
+    expect(await queue.listDead()).toEqual([]);
+  });
+
+  it("fails a job too long for a string with its size and the setting to lower, writing nothing", async () => {
+    const writer = openJournalWriter(journalDir);
+    writer.append(jobs(1));
+    // 2 x 2^28 characters: longer, as JSON, than V8's longest string (2^29 - 24), as a job of a
+    // huge event can be. Thrown as V8's "Invalid string length" alone, it named nothing to change.
+    const half = "z".repeat(2 ** 28);
+    expect(() => writer.append([{ id: "evt_big.audit", body: { a: half, b: half } }])).toThrow(
+      /^job evt_big\.audit is too large to journal: .*longer than 536870888 characters.*lower defaults\.maxBodyBytes/,
+    );
+    writer.append(jobs(2));
+    writer.close();
+    const { queue, reader } = deliveryThread();
+    expect(await reader.drain()).toBe(2);
+    expect(await receivedNumbers(queue)).toEqual([1, 2]);
   });
 
   it("fails an append whose jobs cannot be serialised, writing nothing, and takes the next one", async () => {

@@ -2,8 +2,9 @@
  * The intake journal of `serve`: how a notify job gets from the thread that answers hooks to the
  * SQLite queue that the delivery thread owns, without a commit on the answer's path.
  *
- * The writer (the answering thread) appends each send's jobs as one JSON line (an array) with one
- * synchronous `write` before the answer goes out: once it returns, the jobs are in the OS page cache and
+ * The writer (the answering thread) appends each send's jobs as one JSON line (an array; several
+ * for a send too long for one, see "A send's lines" below) with one synchronous `write` before the
+ * answer goes out: once it returns, the jobs are in the OS page cache and
  * survive a SIGKILL, the same guarantee as a SQLite commit in WAL mode with `synchronous =
  * NORMAL`. The reader (the delivery thread) takes complete lines into the queue and records how
  * far it read in the same commit (sqlite.ts `intake`), so a restart resumes exactly there.
@@ -68,11 +69,27 @@
  * not SQLite's), read as no lock by everyone, is skipped: the writer takes the next number
  * (taking it threw, and every append, or serve's start, failed with it).
  *
+ * A send's lines: a send's jobs are one line while that line is at most LINE_CHARS (64 Mi)
+ * characters, as every ordinary event's are: one `write`, taken in entirely or not at all. A
+ * longer one (an event of tens of MiB, once per sink: nine sinks of a 60 MiB event passed V8's
+ * longest string, and `JSON.stringify` of the line threw, every sink's job lost) is written as
+ * several lines, each an array of the jobs that fit under the bound, in order (one job alone when
+ * it passes the bound by itself), each job serialised once as before. The reader reads them as it
+ * reads any line, and a segment of one long line (an older build's) as before. The trade: such a
+ * send is no longer taken in entirely or not at all. The lines before a write that fails are
+ * whole and delivered; that line (torn, skipped by the reader) and the ones after it are not, and
+ * the append throws a `SendFailedError` (core/queue.ts) naming those jobs, as a send that failed
+ * in part on SQS does, so notify.ts counts the others as enqueued and logs the sinks whose jobs
+ * are lost. A first line that fails fails the send whole, as ever; so does a job too long for a
+ * string by itself, before anything is written (`serialise`).
+ *
  * A writer that finds no segment (a new journal, or one removed while queue.sqlite kept its
  * position) numbers its first from the clock, not from 1, so that a position the queue kept from
  * an earlier journal names no segment of the new one; and the reader applies a recorded position
  * only where it can be this journal's (`misplaced`), else it reads from the first segment's start.
  */
+
+import { constants } from "node:buffer";
 import {
   type BigIntStats,
   closeSync,
@@ -88,11 +105,23 @@ import {
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { errorMessage } from "../../core/errors.js";
-import type { OutgoingMessage } from "../../core/queue.js";
+import { type OutgoingMessage, SendFailedError } from "../../core/queue.js";
 import type { IntakePosition, IntakeRow } from "./sqlite.js";
 
 /** A writer moves to a new segment once its segment is this big. */
 export const SEGMENT_BYTES = 4 * 1024 * 1024;
+
+/**
+ * The longest line a send's jobs are joined into, in characters of its JSON; a send past it is
+ * written as several lines (see "A send's lines" above). 64 Mi, one eighth of the longest string
+ * V8 holds (MAX_STRING_LENGTH, 2^29 - 24 on 64-bit): a line is built as one string, then its
+ * bytes (up to 3 per character, 192 MiB, within a Buffer's limit), and read back as one string
+ * that is parsed (`parseLines`), so each stays far from the limit whatever the line holds. And it
+ * is the largest `defaults.maxBodyBytes`: the jobs of an ordinary event are one line, and each
+ * job of the largest events about a line by itself, so the reader holds about one job's line at
+ * a time rather than every sink's at once.
+ */
+export const LINE_CHARS = 64 * 1024 * 1024;
 
 /**
  * How often `serve` calls a writer's `check`; `journalHeld` waits twice as long for a writer to
@@ -294,10 +323,28 @@ function firstSegment(now: number): number {
   return Number.isSafeInteger(n) && n >= 1 && n < 9 * 10 ** 11 ? n : 1;
 }
 
+/**
+ * A job as the journal holds it, as JSON. One too long for a string (V8's `Invalid string
+ * length`: an event of tens of MiB, masked characters escaped as JSON, with a tool's earlier half
+ * beside it) fails with what to change rather than V8's words alone.
+ */
+function serialise<T>(m: OutgoingMessage<T>): string {
+  try {
+    return JSON.stringify({ id: m.id, group: m.group, delayMs: m.delayMs ?? 0, body: m.body });
+  } catch (e) {
+    if (!(e instanceof RangeError) || !/string length/i.test(e.message)) throw e;
+    throw new Error(
+      `job ${m.id} is too large to journal: its event, as JSON, is longer than ${constants.MAX_STRING_LENGTH} characters, the longest string Node holds (${e.message}); lower defaults.maxBodyBytes so that the events it lets in fit`,
+      { cause: e },
+    );
+  }
+}
+
 export interface JournalWriter {
   /**
    * Appends the jobs; they are in the journal when it returns. Throws when the write fails, and
-   * after `close()`.
+   * after `close()`: a `SendFailedError` naming the jobs not written when a send written as
+   * several lines (past LINE_CHARS) fails after its first line, whose jobs are in.
    */
   append<T>(messages: readonly OutgoingMessage<T>[]): void;
   /**
@@ -321,6 +368,7 @@ export function openJournalWriter(
   dir: string,
   segmentBytes = SEGMENT_BYTES,
   now: () => number = Date.now,
+  lineChars = LINE_CHARS,
 ): JournalWriter {
   mkdirSync(dir, { recursive: true });
   // `create` adds 1.
@@ -465,6 +513,20 @@ export function openJournalWriter(
     rescue();
     relock();
   };
+  /** Writes one line to the segment, whole or throwing. */
+  const writeLine = (line: string) => {
+    const bytes = Buffer.from(line);
+    let written = 0;
+    try {
+      while (written < bytes.length) written += writeSync(fd, bytes, written);
+    } catch (e) {
+      // Part of the line is in the file. The segment stays open until the next append moves
+      // on: deleted under the writer, it is copied out first (closed here, its lines were lost).
+      if (written > 0) torn = true;
+      throw e;
+    }
+    size += bytes.length;
+  };
   next();
   return {
     append(messages) {
@@ -475,20 +537,33 @@ export function openJournalWriter(
       const done = torn || size >= segmentBytes;
       if (done) rescue();
       if (fd < 0 || done) next();
-      // One line for all of a send's jobs: a write cut short tears that line alone, and the
-      // reader skips it whole, so a send is taken in entirely or not at all.
-      const jobs = messages.map((m) => ({ id: m.id, group: m.group, delayMs: m.delayMs ?? 0, body: m.body }));
-      const bytes = Buffer.from(`${JSON.stringify(jobs)}\n`);
-      let written = 0;
-      try {
-        while (written < bytes.length) written += writeSync(fd, bytes, written);
-      } catch (e) {
-        // Part of the line is in the file. The segment stays open until the next append moves
-        // on: deleted under the writer, it is copied out first (closed here, its lines were lost).
-        if (written > 0) torn = true;
-        throw e;
+      // Every job is serialised before anything is written: one that cannot be fails the send
+      // whole, nothing of it in the journal.
+      const parts = messages.map(serialise);
+      // One line for all of a send's jobs while it stays under the bound: a write cut short tears
+      // that line alone, and the reader skips it whole, so a send is taken in entirely or not at
+      // all. Past it, a line per run of jobs that fits, in order, a job alone on a line when it
+      // passes the bound by itself (see "A send's lines" above). Joined as it goes: a send's
+      // jobs joined whole first could be longer than a string can be.
+      for (let first = 0; first < parts.length; ) {
+        let line = `[${parts[first]}`;
+        let end = first + 1;
+        // The comma and the closing bracket count too.
+        while (end < parts.length && line.length + (parts[end] as string).length + 2 <= lineChars)
+          line += `,${parts[end++]}`;
+        try {
+          writeLine(`${line}]\n`);
+        } catch (e) {
+          // Nothing of the send is in: the error as it is, every job failed.
+          if (first === 0) throw e;
+          // The lines before this one are whole, and their jobs are delivered.
+          throw new SendFailedError(
+            `${errorMessage(e)} (a send too long for one journal line, written as several: its first ${first} of ${parts.length} jobs were written and will be delivered, the other ${parts.length - first} were not)`,
+            messages.slice(first).map((m) => m.id),
+          );
+        }
+        first = end;
       }
-      size += bytes.length;
     },
     check() {
       if (!closed) look();
