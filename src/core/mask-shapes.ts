@@ -217,10 +217,12 @@ const COOKIE_ATTRIBUTE = /^(?:Expires|Max-Age|Domain|Path|SameSite|Priority)$/i;
 /**
  * A list of Cookie or Set-Cookie headers as a literal, a Python dict's (`{'set-cookie': ['a=…;
  * Path=/', 'b=…']}`) or a Node `setHeader('Set-Cookie', [...])`'s: each quoted string in it is
- * read as COOKIE_HEADER reads one header.
+ * read as COOKIE_HEADER reads one header. The list ends at a `]` outside its strings and outside
+ * a value a shape before masked: the `]` of a first cookie's `jwt=[masked]` ended it, and the
+ * cookies after it showed.
  */
 const COOKIE_LIST =
-  /((?<![\w-])(?:Set-)?Cookie(?:["']?[ \t]{0,4}:|["'][ \t]{0,4},)[ \t]{0,8}\[)([^\]\n\r]{1,8192})/gi;
+  /((?<![\w-])(?:Set-)?Cookie(?:["']?[ \t]{0,4}:|["'][ \t]{0,4},)[ \t]{0,8}\[)((?:\[masked\]|"[^"\n\r]{0,4096}"|'[^'\n\r]{0,4096}'|`[^`\n\r]{0,4096}`|[^\]\n\r"'`]){1,8192})/gi;
 const QUOTED = /(["'`])((?:(?!\1)[^\n\r\\]){1,4096})\1/g;
 /**
  * A cookie a browser script sets, `document.cookie = "sid=…; path=/"` (in quotes or a template

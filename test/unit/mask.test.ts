@@ -572,6 +572,12 @@ describe("maskString", () => {
         `{'set-cookie': ['sid=${MASK}; Path=/; HttpOnly', 'csrf=${MASK}; SameSite=Lax']}`,
       ],
       ['{"Cookie": ["sid=abc123"]}', `{"Cookie": ["sid=${MASK}"]}`],
+      // A cookie after one a shape before masked (a JWT), or after a value that holds a `]`.
+      [
+        "{'set-cookie': ['jwt=eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl; Path=/', 'sid=abc123']}",
+        `{'set-cookie': ['jwt=${MASK}; Path=/', 'sid=${MASK}']}`,
+      ],
+      ["{'Cookie': ['a=x]y', 'sid=abc123']}", `{'Cookie': ['a=${MASK}', 'sid=${MASK}']}`],
       [
         `res.setHeader('Set-Cookie', ['sid=abc123; Path=/', \`theme=\${theme}\`])`,
         `res.setHeader('Set-Cookie', ['sid=${MASK}; Path=/', \`theme=\${theme}\`])`,
