@@ -473,6 +473,12 @@ describe("parseJudgeResponse", () => {
     ],
     [
       "openai",
+      200,
+      '[{"error":{"code":429,"message":"Resource has been exhausted (e.g. check quota).","status":"RESOURCE_EXHAUSTED"}}]',
+      "openai answered HTTP 200 with an error: Resource has been exhausted (e.g. check quota).",
+    ],
+    [
+      "openai",
       400,
       '{"object":"error","message":"This model\'s maximum context length is 8192 tokens","type":"BadRequestError","code":400}',
       "openai answered HTTP 400: This model's maximum context length is 8192 tokens",
