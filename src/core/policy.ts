@@ -321,6 +321,12 @@ export function listedProblems(issues: readonly PolicyIssue[]): {
   };
 }
 
+/** The same on one line, as a hook's fail-closed answer on Lambda and Workers quotes them. */
+export function describeProblems(issues: readonly PolicyIssue[]): string {
+  const { listed, more } = listedProblems(issues);
+  return `${listed.join("; ")}${more > 0 ? `; and ${more} more (hookgate check on the policy lists them all)` : ""}`;
+}
+
 /** A JSON file's text (a policy, a cases file), or the one problem at its root. */
 export function parseJsonFile(text: string): Result<unknown, PolicyIssue[]> {
   try {

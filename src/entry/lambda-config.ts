@@ -14,13 +14,7 @@ import { type DeliveryJob, fitDeliveryJob } from "../core/delivery.js";
 import { errorMessage } from "../core/errors.js";
 import { scrubbingWith } from "../core/mask.js";
 import { withPatternEngines } from "../core/pattern-engines.js";
-import {
-  listedProblems,
-  loadPolicy,
-  type Policy,
-  type PolicyDeps,
-  type PolicyIssue,
-} from "../core/policy.js";
+import { describeProblems, loadPolicy, type Policy, type PolicyDeps } from "../core/policy.js";
 import type { Clock, Egress, EnvReader, Logger } from "../core/ports.js";
 import type { Queue } from "../core/queue.js";
 import { envReaderOf } from "../core/secret-ref.js";
@@ -107,7 +101,7 @@ export function createLambdaRuntime(options: LambdaOptions = {}): LambdaRuntime 
     try {
       const deps: PolicyDeps = { env, sha256: nodeSha256 };
       const result = await withPatternEngines(() => loadPolicy(text, deps));
-      if (!result.ok) return { ok: false, problem: `${source}: ${describeIssues(result.error)}` };
+      if (!result.ok) return { ok: false, problem: `${source}: ${describeProblems(result.error)}` };
       for (const w of result.value.warnings)
         logger.log("warn", "policy warning", { path: w.path, problem: w.message });
       current = result.value.policy;
@@ -212,12 +206,6 @@ export async function createLambdaSqsClient(config: SQSClientConfig = {}): Promi
       throwOnRequestTimeout: true,
     },
   });
-}
-
-/** Every problem on one line: it becomes the systemMessage of each fail-closed answer. */
-function describeIssues(issues: readonly PolicyIssue[]): string {
-  const { listed, more } = listedProblems(issues.filter((i) => i.severity === "error"));
-  return `${listed.join("; ")}${more > 0 ? `; and ${more} more (hookgate check on the policy lists them all)` : ""}`;
 }
 
 /** The SQS queue, opened (and its client loaded) on first use. */

@@ -32,13 +32,7 @@ import type { DeliveryJob } from "../core/delivery.js";
 import { errorMessage } from "../core/errors.js";
 import { scrubbingWith } from "../core/mask.js";
 import { withPatternEngines } from "../core/pattern-engines.js";
-import {
-  listedProblems,
-  loadPolicy,
-  type Policy,
-  type PolicyDeps,
-  type PolicyIssue,
-} from "../core/policy.js";
+import { describeProblems, loadPolicy, type Policy, type PolicyDeps } from "../core/policy.js";
 import type { Egress, Logger, LogLevel, Metrics } from "../core/ports.js";
 import type { ToldFailure } from "../core/recurring-failure.js";
 import { createApp } from "../http/app.js";
@@ -195,12 +189,6 @@ async function loadPolicyText(text: unknown): Promise<{ policy: Policy } | { pro
   } catch (e) {
     return { problem: `HOOKGATE_POLICY could not be loaded: ${errorMessage(e)}` };
   }
-}
-
-/** A policy's problems as a hook's answer quotes them: the first ones, then how many more. */
-function describeProblems(issues: readonly PolicyIssue[]): string {
-  const { listed, more } = listedProblems(issues);
-  return `${listed.join("; ")}${more > 0 ? `; and ${more} more (hookgate check on the policy lists them all)` : ""}`;
 }
 
 function buildState(policy: Policy, env: WorkerEnv): IsolateState {
