@@ -1074,6 +1074,34 @@ describe("the recorder port and the judge behind test and replay", () => {
     expect(readRecords(lines.join("")).records).toMatchObject([{ decisionId: "id-1", decision: "deny" }]);
   });
 
+  it("measures a record as the log line writes it, its control characters escaped six bytes each", () => {
+    // 30,000 C1 controls in a session id: 60 KB of JSON as JSON.stringify writes it, 180 KB once
+    // the log line escapes each (\u0085), past the limit a log line is held to.
+    const sessionId = "\u0085".repeat(30_000);
+    expect(Buffer.byteLength(JSON.stringify({ session_id: sessionId }))).toBeLessThan(RECORD_LOG_BYTES);
+    const lines: string[] = [];
+    const record = createLogRecorder(
+      createJsonLogger({ write: (line) => lines.push(line) }, "info", () => 0),
+    );
+    record({
+      time: "2026-01-01T00:00:00.000Z",
+      decisionId: "id-1",
+      policy: "p",
+      client: "claude-code",
+      team: "a",
+      event: { session_id: sessionId },
+      decision: "none",
+      reason: "",
+      rules: [],
+      shadow: [],
+    });
+    expect(lines).toHaveLength(1);
+    expect(Buffer.byteLength(lines[0] ?? "")).toBeLessThan(RECORD_LOG_BYTES);
+    const written = (JSON.parse(lines[0] ?? "") as { record: Record<string, unknown> }).record;
+    expect(written).not.toHaveProperty("event");
+    expect(written.eventOmitted).toEqual({ bytes: 60_017 });
+  });
+
   it("writes a record too large for a log line without its event, which replay counts as not compared", async () => {
     // A Glob's paths: each string short, so masking's cut at 2,000 characters does not bound it.
     const glob = JSON.stringify({
