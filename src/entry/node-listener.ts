@@ -26,11 +26,13 @@ import { type ChunkSource, readBodyChunks } from "../http/read-body.js";
 const HOOK_PATH = /^\/v1\/hooks(?:\/(?!\.\.?(?:\/|\?|$))([A-Za-z0-9_.-]+))?\/?(?:\?.*)?$/;
 
 /**
- * Any hook path, deeper ones included, under any prefix and with slashes doubled
- * (`/hookgate/v1/hooks/…`, `//v1//hooks/…`, as the Hono routes answer them): a request to one is
- * answered as a hook, even refused. Its client is the name after `/v1/hooks/`, if any.
+ * Any hook path, deeper ones included, under any prefix and with slashes doubled or
+ * percent-encoded (`/hookgate/v1/hooks/…`, `//v1//hooks/…`, `/v1/hooks%2F…`, as the Hono routes
+ * answer them: src/http/app.ts `underAnyPrefix`): a request to one is answered as a hook, even
+ * refused. Its client is the name after `/v1/hooks/`, if any.
  */
 const HOOK_PREFIX = /^(?:\/[^?]*)?\/v1\/+hooks(?:\/+([A-Za-z0-9_.-]+))?(?:[/?]|$)/;
+const hookPrefix = (url: string) => HOOK_PREFIX.exec(url.replace(/%2F/gi, "/"));
 
 /** The gateway's dependencies, with the deadline each hook body must arrive by (as the app's). */
 /** What the app reads a hook body with, the listener reads it with too. */
@@ -54,7 +56,7 @@ export function hookListener(
     const host = request.headers.host;
     let refused: RequestError | undefined;
     if (!servesHost(host)) {
-      route ??= request.method === "POST" ? HOOK_PREFIX.exec(url) : null;
+      route ??= request.method === "POST" ? hookPrefix(url) : null;
       if (!route) {
         misdirected(response, host);
         return;

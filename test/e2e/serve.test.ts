@@ -322,6 +322,11 @@ describe("a gateway on loopback and the names it answers", () => {
     expect(prefixed.status).toBe(200);
     expect(prefixed.headers["x-hookgate-error"]).toBe("HOST_NOT_SERVED");
     expect(JSON.parse(prefixed.body).hookSpecificOutput.permissionDecision).toBe("deny");
+    // A percent-encoded slash is a slash to the hook routes, so here too (it got a 421).
+    const encoded = await hook(`rebind.attacker.example:${port}`, "/v1/hooks%2Fclaude-code");
+    expect(encoded.status).toBe(200);
+    expect(encoded.headers["x-hookgate-error"]).toBe("HOST_NOT_SERVED");
+    expect(JSON.parse(encoded.body).hookSpecificOutput.permissionDecision).toBe("deny");
     // Every other route: 421, nothing read or told.
     for (const path of ["/healthz", "/metrics", "/v1/whoami"]) {
       const res = await sendRaw(server.url, {
