@@ -731,8 +731,8 @@ describe("sqs queue, SQS specifics", () => {
   });
 
   it("counts the dead letters SQS deleted of the page whose delete it refused in part", async () => {
-    // SQS names the entries of a batch it refused, so the others are known
-    // to be gone; the drop's count left the whole page out and said "some may be gone too".
+    // SQS names the entries of a batch it refused, so the others are known to be gone. Before,
+    // the drop's count left the whole page out and said "some may be gone too".
     await open();
     await deadLetters(13);
     // The second page's first receipt spoilt: SQS refuses that entry alone.

@@ -290,9 +290,9 @@ describe("hookgate check", () => {
   });
 
   it("reads only the environment's own variables: env:toString and env:constructor are unset, not Object's", async () => {
-    // Before, process.env["toString"] is Object's function, so a
-    // token on env "toString" crashed check with "raw?.trim is not a function", and a model's
-    // apiKey "env:constructor" was taken as set.
+    // process.env["toString"] is Object's function: before, a token on env "toString" crashed
+    // check with "raw?.trim is not a function", and a model's apiKey "env:constructor" was taken
+    // as set.
     const policy = file("env-names.json", {
       version: 1,
       auth: { tokens: [{ team: "t", env: "toString" }] },

@@ -737,9 +737,9 @@ describe("outcome translation", () => {
       expect.objectContaining({ body: { ...held, sent: 3, holds: 0 }, delaySeconds: 300 }),
       expect.objectContaining({ body: { ...bare, sent: 4, holds: 5 }, delaySeconds: 300 }),
     ]);
-    // What is not a job's envelope needs no policy: dead-lettered at once, with why. Retried, it
-    // came back every 5 minutes until Cloudflare moved it after max_retries without a reason
-    //.
+    // What is not a job's envelope needs no policy: dead-lettered at once, with why. Before, it was
+    // retried: it came back every 5 minutes until Cloudflare moved it after max_retries without a
+    // reason.
     expect(other.calls).toEqual({ ack: 1, retry: [] });
     const letter = await until("the dead letter", async () =>
       (await control<DeadLetter[]>("/dead-letters")).find((d) => d.body.id === other.message.id),
