@@ -79,9 +79,14 @@ const DEFAULT_EVENTS: readonly string[] = [
   "SessionEnd",
 ];
 
-/** Every legacy event a current deepagents sends (context.* were the older CLI's). */
+/**
+ * Every legacy event deepagents sends, each compaction once: a current deepagents sends both
+ * context.offload and context.compact for one manual compaction (its migration maps each to
+ * PreCompact "manual"), and the older CLI sent context.compact on /compact, and on /offload
+ * beside context.offload. So context.compact alone reaches every version, once.
+ */
 const DEFAULT_LEGACY_EVENTS: readonly string[] = DEEPAGENTS_LEGACY_EVENTS.filter(
-  (e) => !e.startsWith("context."),
+  (e) => e !== "context.offload",
 );
 
 const KNOWN_EVENTS: Record<InitClient, readonly string[]> = {

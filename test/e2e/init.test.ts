@@ -763,6 +763,12 @@ describe("hookgate init --client deepagents-legacy", { timeout: 90_000 }, () => 
     expect((entry.events as string[]).length).toBeGreaterThan(0);
     for (const event of entry.events as string[]) expect(DEEPAGENTS_LEGACY_EVENTS).toContain(event);
     expect(entry.events).toContain("tool.use");
+    // A current deepagents still sends context.compact and context.offload, both for one manual
+    // compaction (its hooks/migration.py maps each to PreCompact "manual"); the older CLI sent
+    // context.compact on /compact, and later on /offload beside context.offload. One of them
+    // reaches every version once; without it no compaction was ever audited.
+    expect(entry.events).toContain("context.compact");
+    expect(entry.events).not.toContain("context.offload");
     const command = argv[2] ?? "";
     expect(Number(/--max-time (\d+)/.exec(command)?.[1])).toBe(4);
     expect(command).not.toMatch(/TOKEN|--fail-with-body/);
