@@ -65,6 +65,17 @@ export function retryDelayMs(
 }
 
 /**
+ * What a Lambda or Workers receive past its sink's last attempt adds to why it is dead-lettered
+ * unsent (app/deliver.ts `interrupted`): SQS and Cloudflare count receives, not what the last one
+ * came to, so a job whose sink's `retryScheduleSeconds` was shortened while it waited for a
+ * retry comes back past its last attempt too, never having ended anything. It is not sent either
+ * (the count cannot tell which, and a job that ends the function must not be sent again), and
+ * the dead letter says both, so that the operator replays it rather than look for a crash.
+ */
+export const SCHEDULE_SHORTENED =
+  "unless its sink's retryScheduleSeconds was shortened while it waited for a retry, which a receive cannot tell apart: then replay it";
+
+/**
  * The most attempts a job of these sinks can take, one more than the longest retry schedule: a
  * sink's own, or the default, which a `deliver` that threw outside its sink's attempt follows
  * whatever its sink's (`thrownOutcome`, a consumer's own catch). A queue that counts receives as

@@ -22,6 +22,7 @@ import {
   deadLetterAttempts,
   isDeliveryJob,
   mostAttempts,
+  SCHEDULE_SHORTENED,
   thrownOutcome,
 } from "../core/delivery.js";
 import { errorMessage } from "../core/errors.js";
@@ -61,10 +62,11 @@ export const SETTLE_MARGIN_MS = 2 * (SQS_CONNECT_TIMEOUT_MS + SQS_ANSWER_TIMEOUT
  * dead-letters it unsent, as `serve` does a job its delivery thread died with): the receive of
  * that attempt recorded no outcome. Sent again, a job that ends the function every time failed
  * its batch at each receive (the batch's other records back too, each a receive spent) until the
- * redrive policy moved it, without a reason.
+ * redrive policy moved it, without a reason. A record is back past it so too when its sink's
+ * schedule was shortened while it waited for a retry, which nothing on the record tells apart
+ * (SCHEDULE_SHORTENED).
  */
-const LAST_ATTEMPT_UNSETTLED =
-  "its last attempt recorded no outcome (the delivery function ended while delivering it: out of memory, a crash, its timeout; or the SQS call that settles it failed)";
+const LAST_ATTEMPT_UNSETTLED = `its last attempt recorded no outcome (the delivery function ended while delivering it: out of memory, a crash, its timeout; or the SQS call that settles it failed), ${SCHEDULE_SHORTENED}`;
 
 /** How long a job waits on the queue before the next look at a broken configuration (the Worker's too). */
 const BROKEN_CONFIG_HOLD_SECONDS = 300;

@@ -1072,6 +1072,52 @@ describe("the Lambda SQS handler", () => {
     ]);
   });
 
+  it("says, of a job back past its sink's last attempt, that a schedule shortened while it waited brings it back so too", async () => {
+    // Sent twice under the default schedule, then its sink's retryScheduleSeconds set to one
+    // retry: its third receive is past the new last attempt, as a receive after a last attempt
+    // that ended the function is, and nothing on the record tells the two apart. The sink is up,
+    // yet the job is not sent; its dead letter blamed a crash that never happened, and the
+    // operator looked for one rather than replay it.
+    await createPair();
+    const base = jobOf(0);
+    const waited = withSink(
+      { ...base, notification: { ...base.notification, id: "evt_shortened" } },
+      "audit",
+    );
+    await send([waited]);
+    const [message] = await receiveAll(1);
+    const handler = createSqsHandler({
+      env: {
+        HOOKGATE_POLICY: JSON.stringify({
+          version: 1,
+          egress: { allowCidrs: ["127.0.0.1/32"] },
+          rules: [{ id: "audit-everything", on: "*", notify: ["audit"] }],
+          sinks: {
+            audit: { type: "webhook", url: receiver.url, secret: "env:WHSEC", retryScheduleSeconds: [60] },
+          },
+        }),
+        HOOKGATE_QUEUE_URL: queueUrl,
+        HOOKGATE_DLQ_URL: dlqUrl,
+        WHSEC: SECRET,
+      },
+      sqsClient: async () => client,
+      logger: { log: () => undefined },
+    });
+
+    const response = await handler(
+      eventOf(message ? [message] : [], { [message?.Body ?? ""]: "3" }),
+      invocationOf(),
+    );
+
+    expect(response.batchItemFailures).toEqual([]);
+    expect(receiver.unique).not.toContain(waited.notification.id);
+    const queue = createSqsQueue<DeliveryJob>({ client, queueUrl, deadLetterQueueUrl: dlqUrl });
+    const [letter] = await queue.listDead();
+    expect(letter).toMatchObject({ id: waited.id, attempts: 2 });
+    expect(letter?.error).toMatch(/^gave up after 2 attempts: its last attempt recorded no outcome \(/);
+    expect(letter?.error).toContain("retryScheduleSeconds was shortened while it waited for a retry");
+  });
+
   describe("the queue's redrive policy", () => {
     /** 20 retries, the most the policy schema allows: 21 attempts. */
     const LONGEST = Array.from({ length: 20 }, () => 60);

@@ -215,6 +215,8 @@ describe("a notify event through the real queue", () => {
       expect(letter?.body.error).toMatch(
         /^gave up after 2 attempts: its last attempt recorded no outcome \(the Worker ended while delivering it/,
       );
+      // Nor can the count tell it from a job whose sink's schedule was shortened while it waited.
+      expect(letter?.body.error).toContain("retryScheduleSeconds was shortened while it waited for a retry");
       expect(await sinkRequestsFor(sessionId)).toEqual([]);
     } finally {
       worker.queue = original;

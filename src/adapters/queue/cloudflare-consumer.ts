@@ -4,7 +4,13 @@
  * of its own, loaded by that handler only: a `fetch` never needs it (the 64 KiB main module).
  */
 import type { Deliverer, DeliveryOutcome } from "../../app/deliver.js";
-import { type DeliveryJob, deadLetterAttempts, isDeliveryJob, thrownOutcome } from "../../core/delivery.js";
+import {
+  type DeliveryJob,
+  deadLetterAttempts,
+  isDeliveryJob,
+  SCHEDULE_SHORTENED,
+  thrownOutcome,
+} from "../../core/delivery.js";
 import type { Logger, Metrics } from "../../core/ports.js";
 import { UnsentReceives } from "../../core/remembered-ids.js";
 import {
@@ -46,10 +52,11 @@ const DLQ_FAILED_RETRY_SECONDS = 60;
  * a job that ends the Worker every time failed its batch at each delivery (the batch's unsettled
  * messages back too, each an attempt spent) until Cloudflare moved it after `max_retries`,
  * without a reason. A dead letter the DLQ refused at the last attempt comes back so too: its
- * sink's error is in the `dead-letter send failed` line.
+ * sink's error is in the `dead-letter send failed` line. So does a job whose sink's schedule was
+ * shortened while it waited for a retry, which nothing on the message tells apart
+ * (SCHEDULE_SHORTENED).
  */
-const LAST_ATTEMPT_UNSETTLED =
-  "its last attempt recorded no outcome (the Worker ended while delivering it: out of memory, a crash, its CPU time limit; or the queue call that settles it failed)";
+const LAST_ATTEMPT_UNSETTLED = `its last attempt recorded no outcome (the Worker ended while delivering it: out of memory, a crash, its CPU time limit; or the queue call that settles it failed), ${SCHEDULE_SHORTENED}`;
 
 /**
  * Messages this isolate retried after a delivery that sent nothing (a dead letter made before any
