@@ -1,5 +1,6 @@
 /**
- * The Node request listener: `POST /v1/hooks` and `POST /v1/hooks/<client>` are answered straight
+ * The Node request listener: a POST to a hook route (`/v1/hooks`, `/v1/hooks/<client>`, under any
+ * prefix, read by src/http/route-path.ts `hookRoute` as the Hono app reads it) is answered straight
  * from node:http, every other request goes to the Hono app. The hook routes are the gateway's hot
  * path, and building a web `Request` (URL, Headers, AbortSignal, a ReadableStream for the body)
  * per decision cost more CPU than the decision itself (bench/HISTORY.md). Both paths run the same
@@ -17,22 +18,7 @@ import { shorten } from "../core/truncate.js";
 import type { AppDeps } from "../http/app.js";
 import { hookResponse, runHookRoute } from "../http/hook-route.js";
 import { type ChunkSource, readBodyChunks } from "../http/read-body.js";
-
-/**
- * The paths taken here: `/v1/hooks` and `/v1/hooks/<name>`, a trailing slash and a query allowed
- * (as the Hono routes allow them). Anything else goes to Hono, which normalises it: an empty
- * name (`/v1/hooks//`), `.` and `..`, percent-encoded names, deeper paths.
- */
-const HOOK_PATH = /^\/v1\/hooks(?:\/(?!\.\.?(?:\/|\?|$))([A-Za-z0-9_.-]+))?\/?(?:\?.*)?$/;
-
-/**
- * Any hook path, deeper ones included, under any prefix and with slashes doubled or
- * percent-encoded (`/hookgate/v1/hooks/…`, `//v1//hooks/…`, `/v1/hooks%2F…`, as the Hono routes
- * answer them: src/http/app.ts `underAnyPrefix`): a request to one is answered as a hook, even
- * refused. Its client is the name after `/v1/hooks/`, if any.
- */
-const HOOK_PREFIX = /^(?:\/[^?]*)?\/v1\/+hooks(?:\/+([A-Za-z0-9_.-]+))?(?:[/?]|$)/;
-const hookPrefix = (url: string) => HOOK_PREFIX.exec(url.replace(/%2F/gi, "/"));
+import { hookRoute } from "../http/route-path.js";
 
 /** The gateway's dependencies, with the deadline each hook body must arrive by (as the app's). */
 /** What the app reads a hook body with, the listener reads it with too. */
@@ -50,23 +36,22 @@ export function hookListener(
 ): RequestListener {
   const send = answerWriter(deps.logger);
   return (request, response) => {
-    // A path with slashes doubled (`//v1/hooks/claude-code`) goes to Hono, which reads it as one.
-    const url = request.url ?? "";
-    let route = request.method === "POST" ? HOOK_PATH.exec(url) : null;
+    // Every hook route, read as the app reads it (route-path.ts): a prefix, doubled or encoded
+    // slashes, escapes and dot segments included.
+    const route = request.method === "POST" ? hookRoute(request.url ?? "") : undefined;
     const host = request.headers.host;
     let refused: RequestError | undefined;
     if (!servesHost(host)) {
-      route ??= request.method === "POST" ? hookPrefix(url) : null;
       if (!route) {
         misdirected(response, host);
         return;
       }
       refused = hostNotServed(host);
     } else if (!route) {
-      fallback(request, response); // every other route, and deeper hook paths Hono normalises
+      fallback(request, response); // every other route
       return;
     }
-    answer(deps, request, response, route?.[1] || undefined, send, refused).catch((e: unknown) => {
+    answer(deps, request, response, route.client, send, refused).catch((e: unknown) => {
       // runHookRoute answers every failure itself; this is the last resort, as Hono's onError.
       deps.logger.log("error", "unhandled error", {
         error: errorMessage(e),

@@ -3,7 +3,6 @@
  * answer 2xx with a decision body; nothing here redirects or cares about a trailing slash.
  */
 import { Hono } from "hono/tiny";
-import { getPath } from "hono/utils/url";
 import type { HookDeps, HookOutcome } from "../app/handle-hook.js";
 import { authenticate } from "../core/auth.js";
 import { errorMessage, type RequestError } from "../core/errors.js";
@@ -17,6 +16,7 @@ import {
   runHookRoute,
 } from "./hook-route.js";
 import { type BodyBudget, type BodyDeadline, readBody } from "./read-body.js";
+import { hookRoute, routePath as normalPath } from "./route-path.js";
 
 export interface AppDeps extends HookDeps {
   /** Prometheus text for `GET /metrics`; the route exists only where a registry is given. */
@@ -51,14 +51,6 @@ const ROUTE_DIALECTS: ReadonlySet<string> = new Set(DIALECTS);
  */
 export function createApp(deps: AppDeps): Hono {
   const routes = new Hono({ strict: true });
-
-  routes.post("/v1/hooks", (c) => answerHook(deps, c.req.raw, undefined));
-  routes.post("/v1/hooks/:client", (c) => answerHook(deps, c.req.raw, c.req.param("client")));
-  // A deeper path under the hook prefix is a mistyped hook URL, still an agent asking: it gets
-  // the unknown-client-route decision, not a 404 that Claude Code would let through.
-  routes.post("/v1/hooks/*", (c) =>
-    answerHook(deps, c.req.raw, routePath(c.req.path).replace(/^.*?\/v1\/hooks\//, "")),
-  );
 
   routes.post("/v1/simulate", async (c) => {
     const client = c.req.query("client");
@@ -102,7 +94,7 @@ export function createApp(deps: AppDeps): Hono {
     routes.all(path, (c) => wrongMethod(c.req.method, routePath(c.req.path), allow));
   }
 
-  const app = underAnyPrefix(routes);
+  const app = underAnyPrefix(routes, (request, client) => answerHook(deps, request, client));
   app.notFound((c) => {
     const message = `no route ${c.req.method} ${routePath(c.req.path)}`;
     if (c.req.method !== "POST") return c.json({ error: { code: "NOT_FOUND", message } }, 404);
@@ -135,21 +127,22 @@ export function createApp(deps: AppDeps): Hono {
  * a Worker on a path route (`example.com/hookgate/*`), an HTTP API stage or an API mapping key
  * puts one before the route, and a 404 there is an answer Claude Code lets through. The routes at
  * the root are tried first. `route` copies the routes registered so far: register them first.
+ * A POST to a hook route goes to `hook`, with the client its path names: which paths are hook
+ * routes, and the path every route is matched against, are route-path.ts's one reading, the one
+ * Node's listener reads the request line with (doubled slashes, `%2F` as a slash, escapes of
+ * unreserved characters decoded once). A deeper path under `/v1/hooks/` is a mistyped hook URL,
+ * still an agent asking: it gets the unknown-client-route decision, not a 404.
  * A body no route reads (a POST to no route, a 405, simulate's 400) is not waited for here: each
  * runtime's entry sets it aside as it can (@hono/node-server after the answer, workers.ts before).
  */
-export function underAnyPrefix(routes: Hono): Hono {
-  // Slashes doubled in a hook URL (`http://127.0.0.1:8787//v1/hooks/claude-code`) name the same
-  // route: a 404 there would let every tool call through. So does a slash percent-encoded
-  // (`/v1/hooks%2Fclaude-code`): API Gateway's HTTP API decodes the path before the function
-  // sees it, so on Lambda it is a slash whatever is done here. hono's getPath leaves `%2F` (and
-  // `%252F` as it is), so this decodes it once.
-  const app = new Hono({
-    strict: true,
-    getPath: (request) =>
-      getPath(request)
-        .replace(/%2F/gi, "/")
-        .replace(/\/{2,}/g, "/"),
+export function underAnyPrefix(
+  routes: Hono,
+  hook: (request: Request, client: string | undefined) => Response | Promise<Response>,
+): Hono {
+  const app = new Hono({ strict: true, getPath: (request) => normalPath(request.url) });
+  app.post("*", (c, next) => {
+    const route = hookRoute(c.req.path);
+    return route ? hook(c.req.raw, route.client) : next();
   });
   app.route("/", routes);
   app.route("/:prefix{.+}", routes);

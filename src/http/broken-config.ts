@@ -50,17 +50,14 @@ export function createBrokenConfigApp(
     return new Response(rendered.body === "" ? null : rendered.body, { status: 200, headers });
   };
 
-  routes.post("/v1/hooks", (c) => answer(c.req.raw, undefined));
-  routes.post("/v1/hooks/:client", (c) => {
-    const client = c.req.param("client");
-    return answer(c.req.raw, ROUTE_DIALECTS.has(client) ? (client as Dialect) : undefined);
-  });
-  // A mistyped deeper path is still an agent's hook: a 2xx decision, as the working app answers it.
-  routes.post("/v1/hooks/*", (c) => answer(c.req.raw, undefined));
   routes.get("/healthz", (c) =>
     c.json({ status: "error", error: { code: "CONFIG_INVALID", message: problem } }, 500),
   );
-  const app = underAnyPrefix(routes);
+  // Every hook route, a mistyped deeper path included, is an agent's hook: a 2xx decision, as the
+  // working app answers it.
+  const app = underAnyPrefix(routes, (request, client) =>
+    answer(request, client !== undefined && ROUTE_DIALECTS.has(client) ? (client as Dialect) : undefined),
+  );
   app.notFound((c) => c.json({ error: { code: "CONFIG_INVALID", message: problem } }, 500));
   return app;
 }

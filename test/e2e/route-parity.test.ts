@@ -237,3 +237,24 @@ describe("a body no route reads is not waited for", () => {
     20_000,
   );
 });
+
+describe("serve's Host check reads a path as the routes do", () => {
+  // serve listens on loopback, so a request addressed to another name (a web page's own, pointed
+  // at 127.0.0.1) is refused: a hook in its fail mode's answer (HOST_NOT_SERVED, 2xx), any other
+  // route with a 421. Which is which must be the table's reading of the path, not one of its own.
+  const hooks = ROUTE_CASES.filter((c) => !c.only && c.method === "POST");
+  it.each(hooks)("$name", async (c) => {
+    const table = expected[c.name] as Observed;
+    const isHook = table.log.some((l) => l.msg === "decision");
+    const { agent: _, ...request } = requestOf(c, agents.node);
+    const res = await sendRaw(serve.url, {
+      ...request,
+      headers: [["host", "rebind.attacker.example"], ...c.headers],
+    });
+    if (isHook) {
+      expect([res.status, res.headers["x-hookgate-error"]]).toEqual([200, "HOST_NOT_SERVED"]);
+    } else {
+      expect(res.status).toBe(421);
+    }
+  });
+});

@@ -105,7 +105,13 @@ describe("the route parity table on Lambda", () => {
 
   it.each(
     Object.entries(SHAPES).flatMap(([shape, { base, decodes }]) =>
-      ROUTE_CASES.map((c) => ({ shape, base, decodes, c, name: c.name })),
+      ROUTE_CASES.filter((c) => !(decodes && c.httpApiDecodes)).map((c) => ({
+        shape,
+        base,
+        decodes,
+        c,
+        name: c.name,
+      })),
     ),
   )("$shape: $name", async ({ base, decodes, c }) => {
     await handler(eventOf(ROUTE_CASES[0] as RouteCase, base), context); // the policy's own lines
