@@ -158,8 +158,8 @@ export const ROUTE_CASES: readonly RouteCase[] = [
     headers: [JSON_HEADERS[0], ["authorization", "Basic dXNlcjpwYXNz"]],
   }),
   hook("token: twice", "/v1/hooks/claude-code", { headers: [...JSON_HEADERS, JSON_HEADERS[1]] }),
-  // Under a prefix, as an HTTP API stage or a Worker's path route puts one: `serve` answers these
-  // through Hono, not its own listener.
+  // Under a prefix, as an HTTP API stage or a Worker's path route puts one: `serve`'s listener
+  // answers these too, as src/http/route-path.ts reads the path.
   hook("prefixed: token twice", "/prod/v1/hooks/claude-code", {
     headers: [...JSON_HEADERS, JSON_HEADERS[1]],
   }),
