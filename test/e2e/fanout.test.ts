@@ -452,6 +452,38 @@ describe("the dead-letter queue", () => {
     expect(receiver.badSignatures).toBe(0);
   });
 
+  it("takes over a data dir the SQLite queue's first release left, killed while delivering: its waiting job, the one in delivery and its dead letter, each sent once", async () => {
+    // Made by that release's serve, which had no journal nor the queue's later columns, killed
+    // with a job leased to it (test/fixtures/upgrade).
+    const dataDir = tempDir("upgrade-first-queue");
+    cpSync(join(ROOT, "test/fixtures/upgrade/first-queue"), dataDir, { recursive: true });
+    const receiver = await webhookReceiver(SECRET);
+    cleanups.push(() => receiver.close());
+    const server = await gateway(policyFile(receiver.url), dataDir);
+    await until(() => receiver.unique.length === 2, "the waiting job and the one in delivery");
+    expect([...receiver.unique].sort()).toEqual([
+      "evt_a1fc4f23-d5e7-40f9-8df0-14ebfe4baf5a",
+      "evt_e7ba2208-b07a-40a3-ad11-0846077bc8cc",
+    ]);
+
+    const listed = await runCli(["dlq", "list", "--data-dir", dataDir]);
+    expect(listed.stdout).toMatch(
+      /^evt_1b4514e5-dda6-4275-9fbe-bbcc683d12c0\.audit {2}sink=audit {2}event=PreToolUse {2}attempts=2 .*\n {2}gave up after 2 attempts: HTTP 500: nope\n$/,
+    );
+    expect((await runCli(["dlq", "replay", "--all", "--data-dir", dataDir])).stdout).toBe("replayed 1 job\n");
+    // And an event of its own, through the journal it adds and the session store that release made.
+    expect((await post(server, rmEvent(9))).status).toBe(200);
+    await until(() => receiver.unique.length === 4, "the replayed dead letter and the new event");
+    expect(await server.stop()).toBe(0);
+    expect(receiver.duplicates).toBe(0);
+    expect(receiver.badSignatures).toBe(0);
+    // The job in delivery at the kill is sent as that release stored it.
+    const inDelivery = receiver.bodies.get("evt_a1fc4f23-d5e7-40f9-8df0-14ebfe4baf5a") as {
+      data: { event: unknown };
+    };
+    expect(inDelivery.data.event).toMatchObject({ tool_input: { command: "rm -rf /tmp/c" } });
+  });
+
   it("lists a dead letter stored with its error unmasked (before errors were masked) masked", async () => {
     // A dead letter as a gateway wrote it before the error of a delivery that threw was masked.
     const dataDir = tempDir("old-dead-letter");
