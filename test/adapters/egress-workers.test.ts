@@ -226,6 +226,24 @@ describe("Workers egress", () => {
     expect(doh.received.length - before).toBe(4);
   });
 
+  it("shares a look-up under way, and one whose first caller gave up is made again for those still waiting", async () => {
+    const resolve = createDohResolver({ endpoint: `${doh.url}/dns-query` });
+    const before = doh.received.length;
+    const first = new AbortController();
+    const gaveUp = resolve("slow.test", first.signal);
+    const waiting = resolve("slow.test");
+    const alsoWaiting = new AbortController();
+    const waitingToo = resolve("slow.test", alsoWaiting.signal);
+    alsoWaiting.abort(new Error("its own deadline"));
+    await expect(waitingToo).rejects.toThrow("its own deadline");
+    first.abort(new Error("the first caller's deadline"));
+    await expect(gaveUp).rejects.toThrow("the first caller's deadline");
+    expect(await waiting).toEqual(["127.0.0.1"]);
+    expect(await resolve("slow.test")).toEqual(["127.0.0.1"]);
+    // The first caller's A and AAAA questions, then the waiting one's own: none for the others.
+    expect(doh.received.length - before).toBe(4);
+  });
+
   it("does not keep an empty answer or NXDOMAIN: a record added a moment later is used at once", async () => {
     const resolve = createDohResolver({ endpoint: `${doh.url}/dns-query`, now: () => 0 });
     await expect(resolve("later.test")).rejects.toThrow(/NXDOMAIN/);

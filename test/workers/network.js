@@ -11,7 +11,8 @@
  * (ok false, "judged in workerd"), after 1 s when the prompt holds "slow-model", after 5 s when it
  * holds "late-model", after 60 s when it holds "stuck-model"; a prompt that holds "refused-model" gets a 400. Names under
  * `private.` resolve to 10.0.0.1. Every request is recorded, whatever its host, so one the guard
- * should have refused (a literal 169.254.169.254, a followed redirect) would show here.
+ * should have refused (a literal 169.254.169.254, a followed redirect) would show here; the DoH
+ * questions are recorded apart (/lookups), each a subrequest of the Worker's.
  */
 const PUBLIC_ADDRESS = "93.184.215.14";
 const PRIVATE_ADDRESS = "10.0.0.1";
@@ -19,12 +20,15 @@ const SLOW_MODEL_MS = 1000;
 const LATE_MODEL_MS = 5000;
 const STUCK_MODEL_MS = 60_000;
 const requests = [];
+/** The DoH questions asked, `name type`, in order. */
+const lookups = [];
 const deadLetters = [];
 const attemptsById = new Map();
 
 function doh(url) {
   const name = url.searchParams.get("name") ?? "";
   const type = url.searchParams.get("type");
+  lookups.push(`${name} ${type}`);
   // A name under private. stands for one whose DNS points inside a network (rebinding's first step).
   const address = name.startsWith("private.") ? PRIVATE_ADDRESS : PUBLIC_ADDRESS;
   const answer = type === "A" ? [{ name, type: 1, TTL: 60, data: address }] : [];
@@ -81,6 +85,7 @@ export default {
     const url = new URL(request.url);
     if (url.hostname === "control.test") {
       if (url.pathname === "/requests") return Response.json(requests);
+      if (url.pathname === "/lookups") return Response.json(lookups);
       if (url.pathname === "/dead-letters") return Response.json(deadLetters);
       return new Response("no such control route", { status: 404 });
     }

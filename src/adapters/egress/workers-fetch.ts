@@ -105,9 +105,7 @@ export function createDohResolver(options: DohOptions = {}): DohResolver {
     return body.Answer ?? [];
   };
 
-  return async (hostname, signal) => {
-    const cached = cache.get(hostname);
-    if (cached && cached.until > now()) return cached.addresses;
+  const lookUp = async (hostname: string, signal?: AbortSignal): Promise<string[]> => {
     const answers = (
       await Promise.all([query(hostname, "A", signal), query(hostname, "AAAA", signal)])
     ).flat();
@@ -118,6 +116,47 @@ export function createDohResolver(options: DohOptions = {}): DohResolver {
     if (ttl > 0 && addresses.length > 0) cache.set(hostname, { addresses, until: now() + ttl });
     return addresses;
   };
+
+  /**
+   * The look-ups under way, by name: the prompt and forward rules of one event run in parallel,
+   * and each of them looking its host up again cost two subrequests of the Worker's 50 (Free).
+   */
+  const pending = new Map<string, { readonly addresses: Promise<string[]>; readonly signal?: AbortSignal }>();
+
+  return async function resolve(hostname, signal) {
+    const cached = cache.get(hostname);
+    if (cached && cached.until > now()) return cached.addresses;
+    const shared = pending.get(hostname);
+    if (shared) {
+      try {
+        return await untilAborted(shared.addresses, signal);
+      } catch (e) {
+        // Its first caller gave up (its own time limit): look it up for this one.
+        if (signal?.aborted || !shared.signal?.aborted) throw e;
+        if (pending.get(hostname) === shared) pending.delete(hostname);
+        return resolve(hostname, signal);
+      }
+    }
+    const addresses = lookUp(hostname, signal);
+    const entry = { addresses, ...(signal ? { signal } : {}) };
+    pending.set(hostname, entry);
+    try {
+      return await addresses;
+    } finally {
+      if (pending.get(hostname) === entry) pending.delete(hostname);
+    }
+  };
+}
+
+/** `promise`, or a rejection with the signal's reason as soon as `signal` aborts. */
+function untilAborted<T>(promise: Promise<T>, signal?: AbortSignal): Promise<T> {
+  if (!signal) return promise;
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
 }
 
 export interface WorkersEgressOptions {
