@@ -35,6 +35,38 @@ export function isDeliveryJob(value: unknown): value is DeliveryJob {
 }
 
 /**
+ * A job as SQS and Cloudflare Queues carry it: `{id, body}`, the id the job's own; a held job's
+ * copy adds the attempts (sends) before it and its holds, 0 when absent or not a count.
+ */
+export interface JobEnvelope {
+  readonly id: string;
+  readonly body: DeliveryJob;
+  readonly sent: number;
+  readonly holds: number;
+}
+
+/**
+ * A queue message's parsed body as a job's envelope, or why it is not one: the one reader of the
+ * Lambda and Worker consumers, so a message one dead-letters the other does not deliver.
+ */
+export function readJobEnvelope(value: unknown): JobEnvelope | string {
+  if (value === null || typeof value !== "object") return "body is not an {id, body} envelope";
+  const { id, body, sent, holds } = value as Record<string, unknown>;
+  if (typeof id !== "string" || typeof body !== "object" || body === null)
+    return "body is not an {id, body} envelope";
+  if (!isDeliveryJob(body)) return "envelope body is not a delivery job";
+  // Every producer writes the job's own id: a message with another was not put there by hookgate,
+  // and its held copy and dead letter would go under an id that is not its job's.
+  if (body.id !== id) return "envelope id is not its job's id";
+  return { id, body, sent: carriedCount(sent), holds: carriedCount(holds) };
+}
+
+/** A count a held job's copy carries, 0 when absent or not one. */
+function carriedCount(value: unknown): number {
+  return typeof value === "number" && Number.isInteger(value) && value > 0 ? value : 0;
+}
+
+/**
  * Svix's schedule (fanout.md): after the first attempt, retry in 5 s, 5 min, 30 min, 2 h, 5 h,
  * 10 h, 10 h; then dead-letter. Each delay gets ±20 % jitter so a burst that failed together
  * does not retry together. No delay exceeds 12 h, the longest any backend can hold a message.

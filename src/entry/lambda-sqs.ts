@@ -20,8 +20,9 @@ import { createDeliverer, type Deliverer, type MayStart, SINK_TIMEOUT_MS } from 
 import {
   type DeliveryJob,
   deadLetterAttempts,
-  isDeliveryJob,
+  type JobEnvelope,
   mostAttempts,
+  readJobEnvelope,
   SCHEDULE_SHORTENED,
   thrownOutcome,
 } from "../core/delivery.js";
@@ -172,15 +173,15 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
    */
   async function hold(record: SQSRecord, problem: BrokenConfig): Promise<boolean> {
     if (settled.get(record.messageId)) return true;
-    let job: DeliveryJob;
+    let carried: JobEnvelope;
     try {
-      job = decodeJob(record.body);
+      carried = decodeEnvelope(record.body);
     } catch (e) {
       // No policy can make it deliverable: dead-lettered now, as with a valid one.
       return !(await deadLetterNoJob(record, e));
     }
+    const job = carried.body;
     try {
-      const carried = carriedCounts(record.body);
       const message: ReceivedMessage<DeliveryJob> = {
         id: job.id,
         body: job,
@@ -268,15 +269,15 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
     /** Nothing was sent on this receive: should its settle fail, it is no attempt when it comes back. */
     let sentNothing = false;
     try {
-      const carried = carriedCounts(record.body);
-      const attempts = unsent.sends(record.messageId, carried.sent + receiveCount(record));
-      const holds = carried.holds;
-      let job: DeliveryJob;
+      let carried: JobEnvelope;
       try {
-        job = decodeJob(record.body);
+        carried = decodeEnvelope(record.body);
       } catch (e) {
         return await deadLetterNoJob(record, e);
       }
+      const job = carried.body;
+      const attempts = unsent.sends(record.messageId, carried.sent + receiveCount(record));
+      const holds = carried.holds;
       Object.assign(fields, { job: job.id, sink: job.sink, event: job.notification.eventName, attempts });
       const message: ReceivedMessage<DeliveryJob> = {
         id: job.id,
@@ -436,37 +437,18 @@ const SHORT_TIMEOUT: BrokenConfig = {
   waitingFor: "a longer function timeout",
 };
 
-/** The job in the queue adapter's `{id, body}` envelope; throws saying why a body is not one. */
-export function decodeJob(text: string): DeliveryJob {
+/** The queue adapter's `{id, body}` envelope of a job; throws saying why a body is not one. */
+export function decodeEnvelope(text: string): JobEnvelope {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
     throw new Error("body is not JSON");
   }
-  if (typeof value !== "object" || value === null) throw new Error("body is not an {id, body} envelope");
-  const { id, body } = value as { id?: unknown; body?: unknown };
-  if (typeof id !== "string" || typeof body !== "object" || body === null)
-    throw new Error("body is not an {id, body} envelope");
-  // The same test the SQLite and Cloudflare consumers make (core/delivery.ts).
-  if (!isDeliveryJob(body) || body.id !== id) throw new Error("envelope body is not a delivery job");
-  return body;
-}
-
-/**
- * The attempts (sends) and holds a held job's copy carries (sqs.ts `hold`); 0 for a message sent
- * by the notifier, whose receive count is its attempts.
- */
-function carriedCounts(text: string): { sent: number; holds: number } {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return { sent: 0, holds: 0 };
-  }
-  const { sent, holds } = (value ?? {}) as { sent?: unknown; holds?: unknown };
-  const count = (n: unknown) => (typeof n === "number" && Number.isInteger(n) && n > 0 ? n : 0);
-  return { sent: count(sent), holds: count(holds) };
+  // The Worker's consumer reads its messages with the same reader.
+  const envelope = readJobEnvelope(value);
+  if (typeof envelope === "string") throw new Error(envelope);
+  return envelope;
 }
 
 /** 1 on the first delivery; SQS counts every receive, including those that timed out. */

@@ -30,7 +30,7 @@ import {
 } from "../../src/entry/lambda-config.js";
 import {
   createSqsHandler,
-  decodeJob,
+  decodeEnvelope,
   SETTLE_MARGIN_MS,
   type SqsContext,
 } from "../../src/entry/lambda-sqs.js";
@@ -41,7 +41,7 @@ const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 const FIXTURE: SQSEvent = JSON.parse(
   readFileSync(new URL("../fixtures/lambda/sqs-event.json", import.meta.url), "utf8"),
 );
-const jobOf = (n: number): DeliveryJob => decodeJob(FIXTURE.Records[n]?.body ?? "");
+const jobOf = (n: number): DeliveryJob => decodeEnvelope(FIXTURE.Records[n]?.body ?? "").body;
 const withSink = (job: DeliveryJob, sink: string): DeliveryJob => ({
   ...job,
   id: `${job.notification.id}.${sink}`,
@@ -352,6 +352,38 @@ describe("the Lambda SQS handler", () => {
     expect(kept.endsWith("…[truncated by hookgate]")).toBe(true);
     expect(body.startsWith(kept.slice(0, -"…[truncated by hookgate]".length))).toBe(true);
     expect(kept.length).toBeGreaterThan(400_000);
+  });
+
+  it("dead-letters, undelivered, a record whose envelope id is not its job's, as the Worker does", async () => {
+    await createPair();
+    const base = withSink(jobOf(0), "audit");
+    const notificationId = `evt_${crypto.randomUUID()}`;
+    const job: DeliveryJob = {
+      ...base,
+      id: `${notificationId}.audit`,
+      notification: { ...base.notification, id: notificationId },
+    };
+    const body = JSON.stringify({ id: "evt_other.audit", body: job });
+    await send([], [body]);
+    const event = eventOf(await receiveAll(1));
+
+    const response = await handlerFor()(event);
+
+    expect(response.batchItemFailures).toEqual([]);
+    expect(receiver.unique).not.toContain(notificationId);
+    const letters = await createSqsQueue<DeliveryJob>({
+      client,
+      queueUrl,
+      deadLetterQueueUrl: dlqUrl,
+    }).listDead();
+    expect(letters).toEqual([
+      expect.objectContaining({
+        id: event.Records[0]?.messageId,
+        body,
+        attempts: 0,
+        error: "not a delivery job: envelope id is not its job's id",
+      }),
+    ]);
   });
 
   it("reports a record whose dead letter could not be sent, and only that one", async () => {
@@ -822,7 +854,9 @@ describe("the Lambda SQS handler", () => {
     expect(own.unique).toHaveLength(1);
     expect(response.batchItemFailures).toEqual([]);
     // What Lambda does with the answer: every record is deleted (the held ones were already).
-    const sentRecord = event.Records.find((r) => own.unique.includes(decodeJob(r.body).notification.id));
+    const sentRecord = event.Records.find((r) =>
+      own.unique.includes(decodeEnvelope(r.body).body.notification.id),
+    );
     await client.send(
       new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: sentRecord?.receiptHandle ?? "" }),
     );

@@ -348,6 +348,25 @@ describe("the queue handler with cloudflare:test batches", () => {
     expect(letter.body.attempts).toBe(0);
   });
 
+  it("dead-letters, undelivered, a message whose envelope id is not its job's, as Lambda does", async () => {
+    const sessionId = crypto.randomUUID();
+    const envelope = { ...job("audit", sessionId), id: "evt_other.audit" };
+    const batch = createMessageBatch("hookgate-jobs", [
+      { id: "m-other-id", timestamp: new Date(), attempts: 1, body: envelope },
+    ]);
+    const ctx = createExecutionContext();
+    await worker.queue(batch as unknown as PushedBatch, env as unknown as WorkerEnv, ctx);
+    expect((await getQueueResult(batch, ctx)).explicitAcks).toEqual(["m-other-id"]);
+    const letter = await until("the dead letter", async () =>
+      (await control<DeadLetter[]>("/dead-letters")).find((d) => d.body.id === "m-other-id"),
+    );
+    expect(letter.body.error).toBe("not a hookgate delivery job envelope");
+    expect(letter.body.body).toEqual(envelope);
+    expect(letter.body.attempts).toBe(0);
+    // The queue handler settled it: a delivery would have been made by now.
+    expect(await sinkRequestsFor(sessionId)).toEqual([]);
+  });
+
   it("dead-letters a message that is no job with no attempt also when Cloudflare delivers it again", async () => {
     // Its third delivery (the DLQ refused its dead letter twice): never sent, no attempt; it once
     // said 2 (Cloudflare's attempts less this one).

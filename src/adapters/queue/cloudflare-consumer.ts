@@ -7,7 +7,8 @@ import type { Deliverer, DeliveryOutcome } from "../../app/deliver.js";
 import {
   type DeliveryJob,
   deadLetterAttempts,
-  isDeliveryJob,
+  type JobEnvelope,
+  readJobEnvelope,
   SCHEDULE_SHORTENED,
   thrownOutcome,
 } from "../../core/delivery.js";
@@ -79,8 +80,8 @@ export function createCloudflareConsumer(deps: ConsumerDeps): {
     if (!envelope) return deadLetterNoJob(message, deps);
     const job = envelope.body;
     // Cloudflare counts this message's deliveries; a held job's copy carries its earlier sends.
-    const attempts = unsent.sends(message.id, count(envelope.sent) + message.attempts);
-    const holds = count(envelope.holds);
+    const attempts = unsent.sends(message.id, envelope.sent + message.attempts);
+    const holds = envelope.holds;
     const fields = {
       job: job.id,
       sink: job.sink,
@@ -148,13 +149,13 @@ export function createCloudflareConsumer(deps: ConsumerDeps): {
    * stable job id absorbs it), never neither.
    */
   async function holdCopy(
-    envelope: HeldEnvelope,
+    envelope: JobEnvelope,
     attempts: number,
     holds: number,
     delayMs: number,
   ): Promise<boolean> {
     if (!deps.jobs) return false;
-    const copy: HeldEnvelope = { id: envelope.id, body: envelope.body, sent: attempts - 1, holds: holds + 1 };
+    const copy: JobEnvelope = { id: envelope.id, body: envelope.body, sent: attempts - 1, holds: holds + 1 };
     const delaySeconds = delaySecondsFor(delayMs);
     try {
       await deps.jobs.send(copy, { contentType: "json", ...(delaySeconds > 0 ? { delaySeconds } : {}) });
@@ -260,7 +261,7 @@ export async function holdForPolicy(
   delaySeconds: number,
 ): Promise<void> {
   const { jobs: jobsQueue, logger } = deps;
-  const jobs: { readonly message: PushedMessage; readonly envelope: HeldEnvelope }[] = [];
+  const jobs: { readonly message: PushedMessage; readonly envelope: JobEnvelope }[] = [];
   const others: PushedMessage[] = [];
   for (const message of batch.messages) {
     const envelope = readEnvelope(message.body);
@@ -275,8 +276,8 @@ export async function holdForPolicy(
   for (const { message, envelope } of jobs) {
     if (!jobsQueue) break;
     // Less the deliveries of earlier holds whose copy was not sent (`unsent`).
-    const sent = unsent.sends(message.id, count(envelope.sent) + message.attempts) - 1;
-    const copy: HeldEnvelope = { ...envelope, sent };
+    const sent = unsent.sends(message.id, envelope.sent + message.attempts) - 1;
+    const copy: JobEnvelope = { ...envelope, sent };
     try {
       await jobsQueue.send(copy, { contentType: "json", delaySeconds });
       resent.add(message);
@@ -305,18 +306,13 @@ export async function holdForPolicy(
   });
 }
 
-/** A job's envelope; a held job's copy adds the attempts (sends) before it and its holds. */
-interface HeldEnvelope extends Envelope<DeliveryJob> {
-  readonly sent?: number;
-  readonly holds?: number;
-}
-
-/** A pushed message's body as a job's `{id, body}` envelope, or undefined when it is not one. */
-export function readEnvelope(value: unknown): HeldEnvelope | undefined {
-  if (value === null || typeof value !== "object") return undefined;
-  const { id, body, sent, holds } = value as Record<string, unknown>;
-  if (typeof id !== "string" || !isDeliveryJob(body)) return undefined;
-  return { id, body, sent: count(sent), holds: count(holds) };
+/**
+ * A pushed message's body as a job's `{id, body}` envelope, or undefined when it is not one: read
+ * as the Lambda consumer reads a record's (core/delivery.ts `readJobEnvelope`).
+ */
+export function readEnvelope(value: unknown): JobEnvelope | undefined {
+  const envelope = readJobEnvelope(value);
+  return typeof envelope === "string" ? undefined : envelope;
 }
 
 /**
@@ -391,11 +387,6 @@ function base64(value: ArrayBuffer | ArrayBufferView): string {
   for (let i = 0; i < bytes.length; i += 0x8000)
     text += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
   return btoa(text);
-}
-
-/** A count a held job's copy carries, 0 when absent or not one. */
-function count(value: unknown): number {
-  return typeof value === "number" && Number.isInteger(value) && value > 0 ? value : 0;
 }
 
 function describe(e: unknown): string {
