@@ -53,6 +53,11 @@ function commandNamed(word: string | undefined): CommandName | undefined {
   return word !== undefined && Object.hasOwn(COMMANDS, word) ? (word as CommandName) : undefined;
 }
 
+/** `hookgate help`, `--help` or `-h`. */
+function isHelp(word: string | undefined): boolean {
+  return word === "help" || word === "--help" || word === "-h";
+}
+
 export async function main(argv: readonly string[]): Promise<number> {
   const [command, ...rest] = argv;
   const named = commandNamed(command);
@@ -68,7 +73,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       io.err(USAGE); // no command is a usage error: its text goes where errors go
       return 2;
     }
-    if (command === "help" || command === "--help" || command === "-h") {
+    if (isHelp(command)) {
       // `hookgate help CMD` is `hookgate CMD --help`.
       const [topic, ...extra] = rest;
       const about = commandNamed(topic);
@@ -86,8 +91,10 @@ export async function main(argv: readonly string[]): Promise<number> {
     throw new UsageError(`unknown command "${command}"`);
   } catch (e) {
     if (e instanceof UsageError || isArgumentError(e)) {
-      // A usage error in a command shows that command's usage; an unknown command, every one.
-      const usage = named === undefined ? USAGE : commandUsage(named);
+      // A usage error in a command, or in `help CMD`, shows that command's usage; an unknown
+      // command, every one.
+      const about = named ?? (isHelp(command) ? commandNamed(rest[0]) : undefined);
+      const usage = about === undefined ? USAGE : commandUsage(about);
       const problem = named !== undefined && isArgumentError(e) ? argumentProblem(named, e) : e.message;
       io.err(`hookgate: ${problem}\n\n${usage}`);
       return 2;

@@ -702,11 +702,14 @@ describe("hookgate schema and token hash", () => {
     expect(unknown.code).toBe(2);
     expect(unknown.stdout).toBe("");
     expect(unknown.stderr).toBe(`hookgate: unknown command "frobnicate"\n\n${all.stdout}`);
-    // Words after the topic are refused, as every command refuses a stray argument.
+    // Words after the topic are refused, as every command refuses a stray argument, with the
+    // topic's usage, as a usage error in that command gives it.
+    const checkUsage = (await runMain(["check", "--bad-option"])).stderr.replace(/^hookgate: .*\n\n/, "");
+    expect(checkUsage).toMatch(/^Usage:\n {2}hookgate check FILE\n/);
     expect(await runMain(["help", "check", "policy.json"])).toEqual({
       code: 2,
       stdout: "",
-      stderr: `hookgate: help takes one command, not "policy.json" after it\n\n${all.stdout}`,
+      stderr: `hookgate: help takes one command, not "policy.json" after it\n\n${checkUsage}`,
     });
     expect(await runMain(["--version", "check"])).toEqual({
       code: 2,
