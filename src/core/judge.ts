@@ -601,7 +601,7 @@ function readTextVerdict(text: string, what: string, unreadable: string): Result
   const parsed = parseJson(text);
   if (parsed.ok && isRecord(parsed.value)) return readVerdict(parsed.value, what, text);
   if (OK_FALSE.test(text)) {
-    return ok({ ok: false, reason: noReasonIn(text) ?? "(the model gave no reason it could be read for)" });
+    return ok({ ok: false, reason: noReasonIn(text) });
   }
   return parsed.ok
     ? fail("JUDGE_OFF_SCHEMA", `${what} is not an object`)
@@ -617,25 +617,38 @@ const MAX_NO_OBJECT_CHARS = 8192;
 /** The most `{` in a text answer read as the start of an object for the reason of its no. */
 const MAX_NO_OBJECTS = 200;
 
+/** The reason of a text answer's no when no object in it gives one. */
+const NO_READABLE_REASON = "(the model gave no reason it could be read for)";
 /**
- * The string reason of the first JSON object in `text` whose `ok` says no, if there is one. Each
- * `{` is read as the object it opens, up to its matching `}`, and only that: trying it against
- * every later `}` parsed the rest of the answer once per pair, seconds of CPU for a long answer
- * (a server that ignores the output limit) with the process answering nothing meanwhile.
+ * The reason of a text answer's no when an object in it ran past MAX_NO_OBJECT_CHARS and no other
+ * gave one: the operator is told why the model's reason is missing.
  */
-function noReasonIn(text: string): string | undefined {
+const REASON_TOO_LONG = `(the model's reason was too long to read: its answer has an object past ${MAX_NO_OBJECT_CHARS} characters)`;
+
+/**
+ * The string reason of the first JSON object in `text` whose `ok` says no, else why there is
+ * none. Each `{` is read as the object it opens, up to its matching `}`, and only that: trying it
+ * against every later `}` parsed the rest of the answer once per pair, seconds of CPU for a long
+ * answer (a server that ignores the output limit) with the process answering nothing meanwhile.
+ */
+function noReasonIn(text: string): string {
+  let tooLong = false;
   let start = -1;
   for (let tried = 0; tried < MAX_NO_OBJECTS; tried++) {
     start = text.indexOf("{", start + 1);
-    if (start === -1) return undefined;
+    if (start === -1) break;
     const end = objectEnd(text, start, MAX_NO_OBJECT_CHARS);
-    if (end === undefined) continue;
+    if (end === undefined) {
+      // Cut by the bound, not by the end of the answer (an object left open).
+      tooLong ||= text.length - start > MAX_NO_OBJECT_CHARS;
+      continue;
+    }
     const candidate = parseJson(text.slice(start, end + 1));
     if (candidate.ok && isRecord(candidate.value) && saysNo(candidate.value.ok)) {
-      return typeof candidate.value.reason === "string" ? candidate.value.reason : undefined;
+      return typeof candidate.value.reason === "string" ? candidate.value.reason : NO_READABLE_REASON;
     }
   }
-  return undefined;
+  return tooLong ? REASON_TOO_LONG : NO_READABLE_REASON;
 }
 
 /**

@@ -369,11 +369,27 @@ describe("parseJudgeResponse", () => {
   });
 
   it("reads unreadable text that says ok false, with no object to take a reason from, as a no", () => {
-    expect(
-      parseJudgeResponse("openai", 200, openaiAnswer('"ok": false, because it writes /etc')),
-    ).toMatchObject({
+    expect(parseJudgeResponse("openai", 200, openaiAnswer('"ok": false, because it writes /etc'))).toEqual({
       ok: true,
-      value: { ok: false },
+      value: { ok: false, reason: "(the model gave no reason it could be read for)" },
+    });
+  });
+
+  it("says a no's reason was too long to read when its object runs past 8192 characters", () => {
+    const long = `Verdict: {"ok": false, "reason": "${"x".repeat(8192)}"}`;
+    expect(parseJudgeResponse("openai", 200, openaiAnswer(long))).toEqual({
+      ok: true,
+      value: {
+        ok: false,
+        reason: "(the model's reason was too long to read: its answer has an object past 8192 characters)",
+      },
+    });
+    // An object the answer leaves open is no long one: its reason is missing, not too long.
+    expect(
+      parseJudgeResponse("openai", 200, openaiAnswer('Verdict: {"ok": false, "reason": "writes /etc')),
+    ).toEqual({
+      ok: true,
+      value: { ok: false, reason: "(the model gave no reason it could be read for)" },
     });
   });
 
