@@ -39,7 +39,7 @@ export function hookListener(
     // Every hook route, read as the app reads it (route-path.ts): a prefix, doubled or encoded
     // slashes, escapes and dot segments included.
     const route = request.method === "POST" ? hookRoute(request.url ?? "") : undefined;
-    const host = request.headers.host;
+    const host = addressedTo(request);
     let refused: RequestError | undefined;
     if (!servesHost(host)) {
       if (!route) {
@@ -113,6 +113,22 @@ export function parserRefusals(logger: HookDeps["logger"]): (error: Error, socke
     }
     socket.destroy(error);
   };
+}
+
+/**
+ * The authority a request is addressed to: an absolute-form target's (`POST http://name/v1/hooks`),
+ * which RFC 9112 §3.2.2 has a server use in place of Host, as the routes read that target's path
+ * (route-path.ts) and Hono its URL; else the Host header. Node's parser takes such a target as
+ * it came, in `url`, and leaves Host as sent: a target naming another host with a loopback Host
+ * passed the check. The userinfo before an `@` is no part of the name.
+ */
+function addressedTo(request: IncomingMessage): string | undefined {
+  const target = request.url ?? "";
+  if (target.charCodeAt(0) === 47) return request.headers.host;
+  const scheme = target.indexOf("://");
+  if (scheme < 0) return request.headers.host;
+  const authority = /^[^/?#]*/.exec(target.slice(scheme + 3))?.[0] ?? "";
+  return authority.slice(authority.lastIndexOf("@") + 1);
 }
 
 /** A bind address or URL host (no brackets, no port) that is loopback: 127.x, ::1 or localhost. */

@@ -327,6 +327,21 @@ describe("a gateway on loopback and the names it answers", () => {
     expect(encoded.status).toBe(200);
     expect(encoded.headers["x-hookgate-error"]).toBe("HOST_NOT_SERVED");
     expect(JSON.parse(encoded.body).hookSpecificOutput.permissionDecision).toBe("deny");
+    // A target in absolute form names the host, not the Host header (RFC 9112 §3.2.2): Node
+    // leaves both as sent, and one naming another host with a loopback Host was answered.
+    const absolute = await hook(`127.0.0.1:${port}`, "http://rebind.attacker.example/v1/hooks/claude-code");
+    expect(absolute.status).toBe(200);
+    expect(absolute.headers["x-hookgate-error"]).toBe("HOST_NOT_SERVED");
+    expect(absolute.body).toMatch(/addressed to \\"rebind\.attacker\.example\\"/);
+    const named = await hook("rebind.attacker.example", `http://127.0.0.1:${port}/v1/hooks/claude-code`);
+    expect(named.headers["x-hookgate-error"]).toBeUndefined();
+    expect(JSON.parse(named.body).hookSpecificOutput.permissionDecision).toBe("deny");
+    const other = await sendRaw(server.url, {
+      method: "GET",
+      path: "http://rebind.attacker.example/healthz",
+      headers: [["Host", `127.0.0.1:${port}`]],
+    });
+    expect(other.status).toBe(421);
     // Every other route: 421, nothing read or told.
     for (const path of ["/healthz", "/metrics", "/v1/whoami"]) {
       const res = await sendRaw(server.url, {
