@@ -37,7 +37,7 @@ import type { Egress, Logger, LogLevel, Metrics } from "../core/ports.js";
 import type { ToldFailure } from "../core/recurring-failure.js";
 import { createApp } from "../http/app.js";
 import { createBrokenConfigApp } from "../http/broken-config.js";
-import { bodyDeadline, readBody } from "../http/read-body.js";
+import { bodyDeadline, readBody, WORKERS_MAX_BODY_BYTES } from "../http/read-body.js";
 import { lazyNotifier, lazyRemoteActions } from "./lazy-actions.js";
 import { once } from "./once.js";
 
@@ -165,6 +165,12 @@ async function isolateState(env: WorkerEnv): Promise<IsolateState> {
   return state;
 }
 
+/** A body a Worker holds in its 128 MB of memory, whatever defaults.maxBodyBytes allows. */
+const BODY_CEILING = {
+  bytes: WORKERS_MAX_BODY_BYTES,
+  setBy: "the Workers ceiling, within an isolate's 128 MB of memory, whatever defaults.maxBodyBytes says",
+};
+
 const PUT_POLICY = "jq -c . policy.json | wrangler secret put HOOKGATE_POLICY";
 
 async function loadPolicyText(text: unknown): Promise<{ policy: Policy } | { problem: string }> {
@@ -185,6 +191,12 @@ async function loadPolicyText(text: unknown): Promise<{ policy: Policy } | { pro
       };
     for (const w of loaded.value.warnings)
       logger.log("warn", "policy warning", { path: w.path, problem: w.message });
+    const maxBodyBytes = loaded.value.policy.defaults.maxBodyBytes;
+    if (maxBodyBytes > WORKERS_MAX_BODY_BYTES)
+      logger.log("warn", "policy warning", {
+        path: "defaults.maxBodyBytes",
+        problem: `is ${maxBodyBytes}, above the ${WORKERS_MAX_BODY_BYTES} bytes (16 MiB) a Worker reads within an isolate's 128 MB of memory: a larger body gets defaults.onError with BODY_TOO_LARGE; set it to ${WORKERS_MAX_BODY_BYTES} or less`,
+      });
     return { policy: loaded.value.policy };
   } catch (e) {
     return { problem: `HOOKGATE_POLICY could not be loaded: ${errorMessage(e)}` };
@@ -290,6 +302,7 @@ async function handle(
     runtimeLeftMs,
     // The runtime waits for a body for as long as its client stays connected.
     bodyDeadline: () => bodyDeadline(),
+    bodyCeiling: BODY_CEILING,
   });
   return app.fetch(request);
 }

@@ -23,6 +23,11 @@ export interface AppDeps extends HookDeps {
   readonly metricsText?: (() => string) | undefined;
   /** A deadline for each hook body to arrive by (read-body.ts `bodyDeadline`); none without. */
   readonly bodyDeadline?: (() => BodyDeadline) | undefined;
+  /**
+   * The largest hook body read whatever `defaults.maxBodyBytes` says, and what sets it (Workers:
+   * read-body.ts WORKERS_MAX_BODY_BYTES); the policy's limit alone without.
+   */
+  readonly bodyCeiling?: { readonly bytes: number; readonly setBy: string } | undefined;
   /** The bytes of bodies still arriving the gateway may hold at once (Node); unbounded without. */
   readonly bodyBudget?: BodyBudget | undefined;
   /**
@@ -165,11 +170,18 @@ async function answerHook(deps: AppDeps, request: Request, client: string | unde
 
 function routeRequest(
   request: Request,
-  reading: Pick<AppDeps, "bodyDeadline" | "bodyBudget" | "refusal">,
+  reading: Pick<AppDeps, "bodyDeadline" | "bodyBudget" | "bodyCeiling" | "refusal">,
 ): HookRouteRequest {
+  const ceiling = reading.bodyCeiling;
   return {
     refused: reading.refusal?.(request),
-    readBody: (maxBytes) => readBody(request, maxBytes, reading.bodyDeadline, reading.bodyBudget),
+    readBody: (maxBytes) =>
+      readBody(
+        request,
+        ceiling && ceiling.bytes < maxBytes ? ceiling : maxBytes,
+        reading.bodyDeadline,
+        reading.bodyBudget,
+      ),
     contentType: request.headers.get("content-type") ?? undefined,
     authorization: request.headers.get("authorization") ?? undefined,
     timeoutHeader: request.headers.get("x-hookgate-timeout") ?? undefined,

@@ -24,6 +24,20 @@ export const DRAIN_LIMIT_BYTES = 64 * 1024 * 1024;
  */
 export const MAX_JSON_DEPTH = 1000;
 
+/**
+ * A body's limit and what sets it, as a refusal names it: the policy's `defaults.maxBodyBytes`
+ * (a plain number), or a runtime's own ceiling under it (WORKERS_MAX_BODY_BYTES).
+ */
+export type BodyLimit = number | { readonly bytes: number; readonly setBy: string };
+
+/**
+ * The largest body a Worker reads, whatever `defaults.maxBodyBytes` allows: an isolate has 128 MB
+ * of memory, and a body is held as bytes, text and parsed JSON at once. In workerd a 48 MiB body
+ * grew the process by 130 to 160 MB (two-byte or ASCII text), about three times its size; past
+ * the limit the isolate is ended, and the client gets a 5xx, which Claude Code lets through.
+ */
+export const WORKERS_MAX_BODY_BYTES = 16 * 1024 * 1024;
+
 export type BodyResult =
   | { readonly ok: true; readonly text: string }
   | {
@@ -44,7 +58,7 @@ export interface ChunkSource {
 
 export async function readBody(
   request: Request,
-  maxBytes: number,
+  maxBytes: BodyLimit,
   startDeadline?: () => BodyDeadline,
   budget?: BodyBudget,
 ): Promise<BodyResult> {
@@ -125,10 +139,12 @@ export function bodyDeadline(ms = BODY_DEADLINE_MS): BodyDeadline {
 export async function readBodyChunks(
   source: ChunkSource,
   contentLength: string | null | undefined,
-  maxBytes: number,
+  limit: BodyLimit,
   startDeadline?: () => BodyDeadline,
   budget?: BodyBudget,
 ): Promise<BodyResult> {
+  const { bytes: maxBytes, setBy } =
+    typeof limit === "number" ? { bytes: limit, setBy: "defaults.maxBodyBytes" } : limit;
   const declared = declaredLength(contentLength);
   const chunks: Uint8Array[] = [];
   let kept = 0;
@@ -156,7 +172,7 @@ export async function readBodyChunks(
       // Past the drain limit (or declared past it) the rest is not worth reading: the first
       // chunk has the event name, and the connection is closed after the answer.
       if (over && Math.max(size, declared) > DRAIN_LIMIT_BYTES) {
-        return tooLarge(chunks, kept, Math.max(size, declared), maxBytes, true);
+        return tooLarge(chunks, kept, Math.max(size, declared), maxBytes, setBy, true);
       }
     }
   } catch (e) {
@@ -175,7 +191,7 @@ export async function readBodyChunks(
     deadline?.clear();
     budget?.give(taken);
   }
-  if (over) return tooLarge(chunks, kept, Math.max(size, declared), maxBytes, false);
+  if (over) return tooLarge(chunks, kept, Math.max(size, declared), maxBytes, setBy, false);
   return decodeBody(concat(chunks, size));
 }
 
@@ -299,6 +315,7 @@ function tooLarge(
   kept: number,
   size: number,
   maxBytes: number,
+  setBy: string,
   unread: boolean,
 ): BodyResult {
   return {
@@ -306,7 +323,7 @@ function tooLarge(
     unread,
     error: {
       code: "BODY_TOO_LARGE",
-      message: `the request body is ${unread ? "at least " : ""}${size} bytes; this gateway reads at most ${maxBytes} (defaults.maxBodyBytes)`,
+      message: `the request body is ${unread ? "at least " : ""}${size} bytes; this gateway reads at most ${maxBytes} (${setBy})`,
       eventName: sniffHead(chunks, kept),
     },
   };
