@@ -113,7 +113,11 @@ export function hookResponse(outcome: HookRouteOutcome): {
   return { status: outcome.answer.status, headers, body: outcome.answer.body };
 }
 
-/** A route name as quoted back: any request can send one, so at most 100 characters of it. */
+/**
+ * A route name as quoted back: any request can send one, so at most 100 characters of it, in the
+ * form every runtime reads it (route-path.ts: escapes of other than unreserved characters kept,
+ * no control character raw), never cut inside an escape.
+ */
 function shown(client: string): string {
-  return shorten(client, 100);
+  return shorten(client, 100).replace(/%[0-9A-F]?…$/, "…");
 }

@@ -106,6 +106,19 @@ describe.each([
     expect(body.systemMessage).toContain(`"/v1/hooks/${"x".repeat(99)}…"`);
   });
 
+  it("quotes an unknown route's escapes as every runtime reads them, never cut inside one", async () => {
+    const body = await expectDenied(
+      await app.post("/v1/hooks/caf%C3%A9%1b%5B2J", pre),
+      "UNKNOWN_CLIENT_ROUTE",
+    );
+    expect(body.systemMessage).toContain('"/v1/hooks/caf%C3%A9%1B%5B2J"');
+    const long = await expectDenied(
+      await app.post(`/v1/hooks/${"x".repeat(98)}%1Btail`, pre),
+      "UNKNOWN_CLIENT_ROUTE",
+    );
+    expect(long.systemMessage).toContain(`"/v1/hooks/${"x".repeat(98)}…"`);
+  });
+
   it("one trailing slash is the route itself, as are doubled slashes; a deeper path is a mistyped hook path", async () => {
     for (const path of [
       "/v1/hooks/",
