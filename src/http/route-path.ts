@@ -13,10 +13,11 @@
  * 2. Each escape is read once (§6.2.2.2): one of an unreserved character (`A-Z a-z 0-9 - . _ ~`)
  *    is that character (`/%761/hooks` is `/v1/hooks`), and `%2F` is a slash, as API Gateway's
  *    HTTP API hands it to Lambda. Any other escape stays one, its hex digits upper-case
- *    (§6.2.2.1), so `%252F` is not a slash. A `%` not followed by two hex digits is malformed and
- *    left as sent: a name holding it is no client's, answered as any unknown client route.
+ *    (§6.2.2.1), so `%252F` is not a slash.
  * 3. A character no URI holds raw (`{`, `"`, `|`, …) is percent-encoded, as an escape of its
- *    UTF-8 bytes.
+ *    UTF-8 bytes, and so is a `%` not followed by two hex digits (`%zz` is `%25zz`, §2.4): left
+ *    as sent, it and an escape decoded after it would make a new one (`%%32%46` would read
+ *    `%2F`, a slash once read again), and a name holding it is no client's anyway.
  * 4. Doubled slashes are one, and dot segments a decoded `%2F` made are removed.
  */
 
@@ -68,8 +69,8 @@ export function routePath(target: string): string {
 
 /** A `%`, a character no URI path holds raw (RFC 3986 §3.3: pchar and `/`), `//` or `/.`. */
 const NOT_NORMAL = /[^A-Za-z0-9\-._~!$&'()*+,;=:@/]|\/[/.]/;
-/** An escape, or a character no URI path holds raw (a `%` not starting an escape is left). */
-const ESCAPE_OR_RAW = /%([0-9A-Fa-f]{2})|[^A-Za-z0-9\-._~!$&'()*+,;=:@/%]/gu;
+/** An escape, or a character no URI path holds raw (a `%` not starting an escape among them). */
+const ESCAPE_OR_RAW = /%([0-9A-Fa-f]{2})|[^A-Za-z0-9\-._~!$&'()*+,;=:@/]/gu;
 /** Unreserved characters and the slash: what an escape is read as (§6.2.2.2, and `%2F`). */
 const DECODED = /[A-Za-z0-9\-._~/]/;
 
