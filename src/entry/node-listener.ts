@@ -18,7 +18,7 @@ import { shorten } from "../core/truncate.js";
 import type { AppDeps } from "../http/app.js";
 import { hookResponse, runHookRoute } from "../http/hook-route.js";
 import { type ChunkSource, readBodyChunks } from "../http/read-body.js";
-import { hookRoute } from "../http/route-path.js";
+import { hookRoute, targetHost } from "../http/route-path.js";
 
 /** The gateway's dependencies, with the deadline each hook body must arrive by (as the app's). */
 /** What the app reads a hook body with, the listener reads it with too. */
@@ -117,18 +117,13 @@ export function parserRefusals(logger: HookDeps["logger"]): (error: Error, socke
 
 /**
  * The authority a request is addressed to: an absolute-form target's (`POST http://name/v1/hooks`),
- * which RFC 9112 §3.2.2 has a server use in place of Host, as the routes read that target's path
- * (route-path.ts) and Hono its URL; else the Host header. Node's parser takes such a target as
- * it came, in `url`, and leaves Host as sent: a target naming another host with a loopback Host
- * passed the check. The userinfo before an `@` is no part of the name.
+ * which RFC 9112 §3.2.2 has a server use in place of Host, read where the routes read that
+ * target's path (route-path.ts `targetHost`) and Hono its URL; else the Host header. Node's parser
+ * takes such a target as it came, in `url`, and leaves Host as sent: a target naming another host
+ * with a loopback Host passed the check.
  */
 function addressedTo(request: IncomingMessage): string | undefined {
-  const target = request.url ?? "";
-  if (target.charCodeAt(0) === 47) return request.headers.host;
-  const scheme = target.indexOf("://");
-  if (scheme < 0) return request.headers.host;
-  const authority = /^[^/?#]*/.exec(target.slice(scheme + 3))?.[0] ?? "";
-  return authority.slice(authority.lastIndexOf("@") + 1);
+  return targetHost(request.url ?? "") ?? request.headers.host;
 }
 
 /** A bind address or URL host (no brackets, no port) that is loopback: 127.x, ::1 or localhost. */

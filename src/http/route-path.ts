@@ -51,8 +51,14 @@ export function hookRoute(target: string): HookRoute | undefined {
 
 /** The normal form of a request target's path (no query), as every route is matched against. */
 export function routePath(target: string): string {
-  const start = target.charCodeAt(0) === 47 ? 0 : target.indexOf("/", target.indexOf("://") + 3);
-  if (start < 0) return "/";
+  let start = 0;
+  if (target.charCodeAt(0) !== 47) {
+    // An absolute-form target's path starts where its authority ends, at a `/` or `\`; one
+    // ended by `?` or `#` (`http://name?/v1/hooks`) has none, the root.
+    start = authorityEnd(target);
+    const c = target.charCodeAt(start);
+    if (c !== 47 && c !== 92) return "/";
+  }
   let end = target.length;
   for (let i = start; i < end; i++) {
     const c = target.charCodeAt(i);
@@ -65,6 +71,31 @@ export function routePath(target: string): string {
     .replace(ESCAPE_OR_RAW, readChar)
     .replace(/\/{2,}/g, "/");
   return read.includes("/.") ? withoutDotSegments(read, PLAIN_DOT) : read;
+}
+
+/**
+ * The host (and port) an absolute-form target names (`http://name:8787/v1/hooks`), its userinfo
+ * left out, or undefined for a target in origin form (`/v1/hooks`). Its authority ends where the
+ * WHATWG URL parser ends an http or https one, at the first `/`, `\`, `?` or `#`, so
+ * `http://a.example\@127.0.0.1/` names a.example, as its path (route-path.ts) is read.
+ */
+export function targetHost(target: string): string | undefined {
+  const end = authorityEnd(target);
+  if (end < 0) return undefined;
+  const authority = target.slice(target.indexOf("://") + 3, end);
+  return authority.slice(authority.lastIndexOf("@") + 1);
+}
+
+/** Where an absolute-form target's authority ends (its length if nothing follows), or -1. */
+function authorityEnd(target: string): number {
+  if (target.charCodeAt(0) === 47) return -1;
+  const scheme = target.indexOf("://");
+  if (scheme < 0) return -1;
+  for (let i = scheme + 3; i < target.length; i++) {
+    const c = target.charCodeAt(i);
+    if (c === 47 || c === 92 || c === 63 || c === 35) return i; // / \ ? #
+  }
+  return target.length;
 }
 
 /** A `%`, a character no URI path holds raw (RFC 3986 §3.3: pchar and `/`), `//` or `/.`. */

@@ -333,6 +333,11 @@ describe("a gateway on loopback and the names it answers", () => {
     expect(absolute.status).toBe(200);
     expect(absolute.headers["x-hookgate-error"]).toBe("HOST_NOT_SERVED");
     expect(absolute.body).toMatch(/addressed to \\"rebind\.attacker\.example\\"/);
+    // Its authority ends at a `?`, as a URL parser reads it: the path is the root, no hook route.
+    const query = await hook(`127.0.0.1:${port}`, `http://127.0.0.1:${port}?/v1/hooks/claude-code`);
+    const root = await hook(`127.0.0.1:${port}`, "/?/v1/hooks/claude-code");
+    expect(root.status).toBe(404);
+    expect([query.status, query.body]).toEqual([root.status, root.body]);
     const named = await hook("rebind.attacker.example", `http://127.0.0.1:${port}/v1/hooks/claude-code`);
     expect(named.headers["x-hookgate-error"]).toBeUndefined();
     expect(JSON.parse(named.body).hookSpecificOutput.permissionDecision).toBe("deny");

@@ -5,7 +5,7 @@
  * other.
  */
 import { describe, expect, it } from "vitest";
-import { hookRoute, routePath } from "../../src/http/route-path.js";
+import { hookRoute, routePath, targetHost } from "../../src/http/route-path.js";
 
 const TARGETS: readonly (readonly [string, string | undefined | null])[] = [
   // [target, the client it names (undefined: the body decides; null: no hook route)]
@@ -39,6 +39,10 @@ const TARGETS: readonly (readonly [string, string | undefined | null])[] = [
   ["/v1/hooksx/claude-code", null],
   ["/healthz", null],
   ["http://127.0.0.1:8787/hookgate/v1/hooks/deepagents?x", "deepagents"],
+  // An absolute-form target's authority ends at its first `/`, `\\`, `?` or `#`.
+  ["http://127.0.0.1:8787?/v1/hooks/claude-code", null],
+  ["http://a.example\\@127.0.0.1/v1/hooks/claude-code", "claude-code"],
+  ["http://a.example\\v1\\hooks\\claude-code", "claude-code"],
 ];
 
 describe("a path read once for every runtime", () => {
@@ -50,5 +54,23 @@ describe("a path read once for every runtime", () => {
     expect(routePath(url.href)).toBe(routePath(target));
     // Read once: the normal form reads as itself.
     expect(routePath(routePath(target))).toBe(routePath(target));
+  });
+});
+
+describe("the host an absolute-form target names", () => {
+  it.each([
+    "http://127.0.0.1:8787/v1/hooks",
+    "http://rebind.attacker.example/v1/hooks",
+    "http://user:pw@127.0.0.1/v1/hooks",
+    "http://a.example\\@127.0.0.1/v1/hooks",
+    "http://a.example?@127.0.0.1/v1/hooks",
+    "http://a.example#@127.0.0.1/v1/hooks",
+    "http://[::1]:8787",
+  ])("%s, as a URL parser reads it", (target) => {
+    expect(targetHost(target)).toBe(new URL(target).host);
+  });
+
+  it("is none for a target in origin form", () => {
+    expect(targetHost("/v1/hooks/claude-code?u=http://a.example/")).toBeUndefined();
   });
 });
