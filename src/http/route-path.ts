@@ -35,8 +35,11 @@ export interface HookRoute {
  */
 const PLAIN_HOOK = /^\/v1\/hooks(?:\/([A-Za-z0-9_~-][A-Za-z0-9_.~-]*))?\/?(?:\?|$)/;
 
-/** A normal path under `/v1/hooks`, at the root or under any prefix; the first one names the route. */
-const HOOK_PATH = /^(?:\/.*?)?\/v1\/hooks(?:\/(.*?))?\/?$/s;
+/**
+ * A normal path under `/v1/hooks`, at the root or under any prefix; the first one names the route
+ * (the prefix is the shortest there is, none at the root), as the app tries its root routes first.
+ */
+const HOOK_PATH = /^(?:\/.*?)??\/v1\/hooks(?:\/(.*?))?\/?$/s;
 
 /**
  * The hook route a request's target (origin form, `/v1/hooks/claude-code?x=1`, or a whole URL)

@@ -38,6 +38,10 @@ const TARGETS: readonly (readonly [string, string | undefined | null])[] = [
   ["/V1/HOOKS/claude-code", null],
   ["/v1/hooksx/claude-code", null],
   ["/healthz", null],
+  // The first `/v1/hooks` names the route: a deeper path under the root one is an unknown name.
+  ["/v1/hooks/x/v1/hooks/claude-code", "x/v1/hooks/claude-code"],
+  ["/v1/hooks/claude-code/v1/hooks", "claude-code/v1/hooks"],
+  ["/prod/v1/hooks/x/v1/hooks/claude-code", "x/v1/hooks/claude-code"],
   ["http://127.0.0.1:8787/hookgate/v1/hooks/deepagents?x", "deepagents"],
   // An absolute-form target's authority ends at its first `/`, `\\`, `?` or `#`.
   ["http://127.0.0.1:8787?/v1/hooks/claude-code", null],
