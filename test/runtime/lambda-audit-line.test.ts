@@ -4,26 +4,17 @@
  * (test/workers/audit-line.test.ts) write them for the same deny.
  */
 import { readFileSync } from "node:fs";
-import type { LambdaContext, LambdaEvent } from "hono/aws-lambda";
+import type { LambdaEvent } from "hono/aws-lambda";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createHttpHandler } from "../../src/entry/lambda-http.js";
 import { AUDIT_LINE } from "../support/audit-line.js";
+import { lambdaContext } from "../support/lambda-context.js";
 
 const EVENT = JSON.parse(
   readFileSync(new URL("../fixtures/lambda/http-api-v2-pre-tool-use.json", import.meta.url), "utf8"),
 ) as LambdaEvent;
 
-const context: LambdaContext = {
-  callbackWaitsForEmptyEventLoop: true,
-  functionName: "hookgate-test-http",
-  functionVersion: "$LATEST",
-  invokedFunctionArn: "arn:aws:lambda:us-east-1:123456789012:function:hookgate-test-http",
-  memoryLimitInMB: "1024",
-  awsRequestId: "5f0f2d6a-8a57-4c35-9b7e-0c2d5b1c7e11",
-  logGroupName: "/aws/lambda/hookgate-test-http",
-  logStreamName: "2026/11/29/[$LATEST]0123456789abcdef",
-  getRemainingTimeInMillis: () => 29_000,
-};
+const context = lambdaContext();
 
 const POLICY = JSON.stringify({
   version: 1,

@@ -14,7 +14,7 @@ import {
   ReceiveMessageCommand,
   type SQSClient,
 } from "@aws-sdk/client-sqs";
-import type { LambdaContext, LambdaEvent } from "hono/aws-lambda";
+import type { LambdaEvent } from "hono/aws-lambda";
 import { createSqsServer } from "local-aws-sqs";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createSqsClientForLocal } from "../../src/adapters/queue/sqs.js";
@@ -22,6 +22,7 @@ import { createHttpHandler, type HttpHandler } from "../../src/entry/lambda-http
 import { createApp } from "../../src/http/app.js";
 import decisions from "../fixtures/decisions.json" with { type: "json" };
 import type { DecisionCase } from "../support/decision-case.js";
+import { lambdaContext } from "../support/lambda-context.js";
 import { type LoopbackServer, loopbackServer } from "../support/loopback.js";
 import { policyFrom, sha256 } from "../support/policy.js";
 
@@ -60,17 +61,7 @@ const POLICY = JSON.stringify({
   ],
 });
 
-const context = (remainingMs = 29_000): LambdaContext => ({
-  callbackWaitsForEmptyEventLoop: true,
-  functionName: "hookgate-test-http",
-  functionVersion: "$LATEST",
-  invokedFunctionArn: "arn:aws:lambda:us-east-1:123456789012:function:hookgate-test-http",
-  memoryLimitInMB: "1024",
-  awsRequestId: "5f0f2d6a-8a57-4c35-9b7e-0c2d5b1c7e11",
-  logGroupName: "/aws/lambda/hookgate-test-http",
-  logStreamName: "2026/11/29/[$LATEST]0123456789abcdef",
-  getRemainingTimeInMillis: () => remainingMs,
-});
+const context = lambdaContext;
 
 /**
  * A clock on the test's fake time: with `onFakeTime` Date is faked, so both readings move only when

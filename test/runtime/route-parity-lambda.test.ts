@@ -6,10 +6,11 @@
  * at once, so the connection the client keeps is API Gateway's, not the handler's.
  */
 import { readFileSync } from "node:fs";
-import type { LambdaContext, LambdaEvent } from "hono/aws-lambda";
+import type { LambdaEvent } from "hono/aws-lambda";
 import { describe, expect, it } from "vitest";
 import { createJsonLogger } from "../../src/adapters/log/json-lines.js";
 import { createHttpHandler } from "../../src/entry/lambda-http.js";
+import { lambdaContext } from "../support/lambda-context.js";
 import {
   expectedOn,
   type Observed,
@@ -27,17 +28,7 @@ const fixture = (name: string) =>
     requestContext: { domainName: string; http: Record<string, unknown> };
   };
 
-const context: LambdaContext = {
-  callbackWaitsForEmptyEventLoop: true,
-  functionName: "hookgate-test-http",
-  functionVersion: "$LATEST",
-  invokedFunctionArn: "arn:aws:lambda:us-east-1:123456789012:function:hookgate-test-http",
-  memoryLimitInMB: "1024",
-  awsRequestId: "5f0f2d6a-8a57-4c35-9b7e-0c2d5b1c7e11",
-  logGroupName: "/aws/lambda/hookgate-test-http",
-  logStreamName: "2026/11/29/[$LATEST]0123456789abcdef",
-  getRemainingTimeInMillis: () => 29_000,
-};
+const context = lambdaContext();
 
 /**
  * The path as API Gateway's HTTP API hands it over: percent-decoded (`/v1/hooks%2Fclaude-code`
