@@ -156,7 +156,7 @@ async function isolateState(env: WorkerEnv): Promise<IsolateState> {
   if (cached && cached.text === text) return cached.state;
   let state: IsolateState;
   if ("problem" in loaded) {
-    state = { ok: false, app: createBrokenConfigApp(loaded.problem, logger, newId, { bodyDeadline }) };
+    state = { ok: false, app: createBrokenConfigApp(loaded.problem, logger, newId, bodyDeadline) };
   } else {
     state = buildState(loaded.policy, env);
     logger.log("info", "policy loaded", { policy: loaded.policy.hash, rules: loaded.policy.rules.length });

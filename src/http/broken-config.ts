@@ -9,19 +9,19 @@ import { sniffEventName } from "../core/events.js";
 import { DIALECTS, type Dialect, routedDialect } from "../core/hook-event.js";
 import type { Logger } from "../core/ports.js";
 import { renderRequestFailure } from "../core/render.js";
-import { type AppDeps, underAnyPrefix } from "./app.js";
-import { readBody } from "./read-body.js";
+import { underAnyPrefix } from "./app.js";
+import { type BodyDeadline, readBody } from "./read-body.js";
 
 const ROUTE_DIALECTS: ReadonlySet<string> = new Set(DIALECTS);
 /** Only the event name is needed: what is past this is drained, never kept. */
 const SNIFF_BYTES = 64 * 1024;
 
-/** `reading`: the deadline (and budget) a body is read with, as the working app reads one. */
+/** `bodyDeadline`: the deadline a body is read with, as the working app reads one (app.ts). */
 export function createBrokenConfigApp(
   problem: string,
   logger: Logger,
   newId: () => string,
-  reading: Pick<AppDeps, "bodyDeadline" | "bodyBudget"> = {},
+  bodyDeadline?: () => BodyDeadline,
 ): Hono {
   logger.log("error", "configuration invalid; answering every hook fail-closed", { problem });
   // Strict, as src/http/app.ts explains: the tiny preset already accepts one trailing slash.
@@ -29,7 +29,7 @@ export function createBrokenConfigApp(
   const message = `hookgate: the gateway's configuration is invalid, so it denies what it guards until an operator fixes it: ${problem} [CONFIG_INVALID]`;
 
   const answer = async (request: Request, dialect: Dialect | undefined) => {
-    const body = await readBody(request, SNIFF_BYTES, reading.bodyDeadline, reading.bodyBudget);
+    const body = await readBody(request, SNIFF_BYTES, bodyDeadline);
     const eventName = body.ok ? sniffEventName(body.text) : body.error.eventName;
     // A v2 hook on the legacy route is answered as v2, as the working gateway answers it: in the
     // legacy dialect (an empty body) its PreToolUse would be let through.
