@@ -16,7 +16,7 @@ import {
   runHookRoute,
 } from "./hook-route.js";
 import { type BodyBudget, type BodyDeadline, readBody } from "./read-body.js";
-import { hookRoute, routePath as normalPath } from "./route-path.js";
+import { hookRoute, routePath } from "./route-path.js";
 
 export interface AppDeps extends HookDeps {
   /** Prometheus text for `GET /metrics`; the route exists only where a registry is given. */
@@ -51,8 +51,8 @@ const ROUTE_DIALECTS: ReadonlySet<string> = new Set(DIALECTS);
  * routes cost nothing to try in turn, and Node answers the hook routes without Hono
  * (src/entry/node-listener.ts). PatternRouter already accepts one trailing slash on every route,
  * so the app is `strict`: Hono's non-strict mode would strip a second one (`/v1/hooks//` would
- * be `/v1/hooks`, not a mistyped hook path). `routePath` is the path a route names in its answer,
- * without that trailing slash.
+ * be `/v1/hooks`, not a mistyped hook path). `withoutTrailingSlash` is the path a route names in
+ * its answer.
  */
 export function createApp(deps: AppDeps): Hono {
   const routes = new Hono({ strict: true });
@@ -96,12 +96,12 @@ export function createApp(deps: AppDeps): Hono {
   // Agents only ever POST (clients.md §2.1, §9), so another method on a known path is a person
   // or a probe: 405 with Allow (RFC 9110 §15.5.6), or 204 with Allow for OPTIONS (§9.3.7).
   for (const [path, allow] of allowedMethods(metricsText !== undefined)) {
-    routes.all(path, (c) => wrongMethod(c.req.method, routePath(c.req.path), allow));
+    routes.all(path, (c) => wrongMethod(c.req.method, withoutTrailingSlash(c.req.path), allow));
   }
 
   const app = underAnyPrefix(routes, (request, client) => answerHook(deps, request, client));
   app.notFound((c) => {
-    const message = `no route ${c.req.method} ${routePath(c.req.path)}`;
+    const message = `no route ${c.req.method} ${withoutTrailingSlash(c.req.path)}`;
     if (c.req.method !== "POST") return c.json({ error: { code: "NOT_FOUND", message } }, 404);
     // A POST may be an agent's hook with a mistyped URL. deepcode blocks on any non-2xx, and says
     // the body's `reason` only beside `decision: "block"` (else `HTTP 404`; its src/hooks.ts), so
@@ -110,7 +110,7 @@ export function createApp(deps: AppDeps): Hono {
     // No decision, so no audit line: said here, or a team whose hooks all miss the routes (each
     // action let through by Claude Code, blocked by deepcode) shows in the log as no traffic.
     deps.logger.log("warn", "a POST to no route answered 404: a hook with a mistyped URL is not judged", {
-      path: shorten(routePath(c.req.path), 200),
+      path: shorten(withoutTrailingSlash(c.req.path), 200),
     });
     return c.json(
       { error: { code: "NOT_FOUND", message: fix }, decision: "block", reason: `hookgate: ${fix}` },
@@ -120,7 +120,7 @@ export function createApp(deps: AppDeps): Hono {
   app.onError((e, c) => {
     deps.logger.log("error", "unhandled error", {
       error: errorMessage(e),
-      path: routePath(c.req.path),
+      path: withoutTrailingSlash(c.req.path),
     });
     return c.json({ error: { code: "INTERNAL_ERROR", message: "internal error; see the gateway log" } }, 500);
   });
@@ -144,7 +144,7 @@ export function underAnyPrefix(
   routes: Hono,
   hook: (request: Request, client: string | undefined) => Response | Promise<Response>,
 ): Hono {
-  const app = new Hono({ strict: true, getPath: (request) => normalPath(request.url) });
+  const app = new Hono({ strict: true, getPath: (request) => routePath(request.url) });
   app.post("*", (c, next) => {
     const route = hookRoute(c.req.path);
     return route ? hook(c.req.raw, route.client) : next();
@@ -155,7 +155,7 @@ export function underAnyPrefix(
 }
 
 /** A request's path without one trailing slash, which every route accepts. */
-function routePath(path: string): string {
+function withoutTrailingSlash(path: string): string {
   return path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path;
 }
 
