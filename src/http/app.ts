@@ -15,7 +15,7 @@ import {
   outcomeHeaders,
   runHookRoute,
 } from "./hook-route.js";
-import { type BodyBudget, type BodyDeadline, readBody } from "./read-body.js";
+import { type BodyBudget, type BodyCeiling, type BodyDeadline, readBody } from "./read-body.js";
 import { hookRoute, routePath } from "./route-path.js";
 
 export interface AppDeps extends HookDeps {
@@ -27,7 +27,7 @@ export interface AppDeps extends HookDeps {
    * The largest hook body read whatever `defaults.maxBodyBytes` says, and what sets it (Workers:
    * read-body.ts WORKERS_MAX_BODY_BYTES); the policy's limit alone without.
    */
-  readonly bodyCeiling?: { readonly bytes: number; readonly setBy: string } | undefined;
+  readonly bodyCeiling?: BodyCeiling | undefined;
   /** The bytes of bodies still arriving the gateway may hold at once (Node); unbounded without. */
   readonly bodyBudget?: BodyBudget | undefined;
   /**

@@ -24,11 +24,17 @@ export const DRAIN_LIMIT_BYTES = 64 * 1024 * 1024;
  */
 export const MAX_JSON_DEPTH = 1000;
 
+/** A runtime's own limit on a body under the policy's (WORKERS_MAX_BODY_BYTES), and what sets it. */
+export interface BodyCeiling {
+  readonly bytes: number;
+  readonly setBy: string;
+}
+
 /**
  * A body's limit and what sets it, as a refusal names it: the policy's `defaults.maxBodyBytes`
- * (a plain number), or a runtime's own ceiling under it (WORKERS_MAX_BODY_BYTES).
+ * (a plain number), or a runtime's own ceiling under it.
  */
-export type BodyLimit = number | { readonly bytes: number; readonly setBy: string };
+export type BodyLimit = number | BodyCeiling;
 
 /**
  * The largest body a Worker reads, whatever `defaults.maxBodyBytes` allows: an isolate has 128 MB
