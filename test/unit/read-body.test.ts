@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { decodeBody } from "../../src/http/read-body.js";
+import { bodyDeadline, decodeBody } from "../../src/http/read-body.js";
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -24,5 +24,33 @@ describe("decodeBody", () => {
   it("still calls bytes that are not UTF-8 so", () => {
     const result = decodeBody(new Uint8Array([0x7b, 0xff, 0x7d]));
     expect(result.ok === false && result.error.code).toBe("BODY_NOT_UTF8");
+  });
+});
+
+describe("bodyDeadline", () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("passes when its time is up and not a millisecond before, and never once cleared", async () => {
+    vi.useFakeTimers();
+    let passed: unknown;
+    bodyDeadline(300).late.catch((e: unknown) => {
+      passed = e;
+    });
+    await vi.advanceTimersByTimeAsync(299);
+    expect(passed).toBeUndefined();
+    await vi.advanceTimersByTimeAsync(1);
+    expect(passed).toEqual(
+      new Error("it did not all arrive within 0.3 s; the client sent it too slowly or stalled"),
+    );
+    const cleared = bodyDeadline(300);
+    let clearedPassed = false;
+    cleared.late.catch(() => {
+      clearedPassed = true;
+    });
+    cleared.clear();
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(clearedPassed).toBe(false);
   });
 });
