@@ -14,6 +14,11 @@
 export type Dialect = "claude-code" | "deepcode" | "deepagents" | "deepagents-legacy";
 
 export const DIALECTS: readonly Dialect[] = ["claude-code", "deepcode", "deepagents", "deepagents-legacy"];
+const DIALECT_NAMES: ReadonlySet<string> = new Set(DIALECTS);
+/** Whether `name` (a route's or a query's, as the agent sent it) is one of the dialects. */
+export function isDialect(name: string): name is Dialect {
+  return DIALECT_NAMES.has(name);
+}
 
 /**
  * Either deepagents route takes either deepagents shape; the body tells (its keys; for a body not

@@ -6,7 +6,7 @@ import { Hono } from "hono/tiny";
 import type { HookDeps, HookOutcome } from "../app/handle-hook.js";
 import { authenticate } from "../core/auth.js";
 import { errorMessage, type RequestError } from "../core/errors.js";
-import { DIALECTS } from "../core/hook-event.js";
+import { DIALECTS, isDialect } from "../core/hook-event.js";
 import { shorten } from "../core/truncate.js";
 import {
   HOOK_ROUTES,
@@ -43,15 +43,13 @@ export interface AppDeps extends HookDeps {
   readonly reloadFailed?: (() => boolean) | undefined;
 }
 
-const ROUTE_DIALECTS: ReadonlySet<string> = new Set(DIALECTS);
-
 /**
  * `hono/tiny` (PatternRouter: one regex per route, tried in order) keeps the Worker's main module
  * 2.4 KiB gzip smaller than Hono's default pair of routers (issue 10's 64 KiB budget); a dozen
  * routes cost nothing to try in turn, and Node answers the hook routes without Hono
  * (src/entry/node-listener.ts). PatternRouter already accepts one trailing slash on every route,
- * so the app is `strict`: Hono's non-strict mode would strip a second one (`/v1/hooks//` would
- * be `/v1/hooks`, not a mistyped hook path). `withoutTrailingSlash` is the path a route names in
+ * so the app is `strict`: every path it matches is route-path.ts's reading (`getPath`), which has
+ * already made doubled slashes one. `withoutTrailingSlash` is the path a route names in
  * its answer.
  */
 export function createApp(deps: AppDeps): Hono {
@@ -59,7 +57,7 @@ export function createApp(deps: AppDeps): Hono {
 
   routes.post("/v1/simulate", async (c) => {
     const client = c.req.query("client");
-    if (client !== undefined && !ROUTE_DIALECTS.has(client)) {
+    if (client !== undefined && !isDialect(client)) {
       return c.json(
         { error: { code: "UNKNOWN_CLIENT", message: `client must be one of ${DIALECTS.join(", ")}` } },
         400,

@@ -6,13 +6,12 @@
  */
 import { Hono } from "hono/tiny";
 import { sniffEventName } from "../core/events.js";
-import { DIALECTS, type Dialect, routedDialect } from "../core/hook-event.js";
+import { type Dialect, isDialect, routedDialect } from "../core/hook-event.js";
 import type { Logger } from "../core/ports.js";
 import { renderRequestFailure } from "../core/render.js";
 import { underAnyPrefix } from "./app.js";
 import { type BodyDeadline, readBody } from "./read-body.js";
 
-const ROUTE_DIALECTS: ReadonlySet<string> = new Set(DIALECTS);
 /** Only the event name is needed: what is past this is drained, never kept. */
 const SNIFF_BYTES = 64 * 1024;
 
@@ -56,7 +55,7 @@ export function createBrokenConfigApp(
   // Every hook route, a mistyped deeper path included, is an agent's hook: a 2xx decision, as the
   // working app answers it.
   const app = underAnyPrefix(routes, (request, client) =>
-    answer(request, client !== undefined && ROUTE_DIALECTS.has(client) ? (client as Dialect) : undefined),
+    answer(request, client !== undefined && isDialect(client) ? client : undefined),
   );
   app.notFound((c) => c.json({ error: { code: "CONFIG_INVALID", message: problem } }, 500));
   return app;

@@ -8,11 +8,9 @@
 import { type HookDeps, type HookOutcome, handleHook } from "../app/handle-hook.js";
 import type { RequestError } from "../core/errors.js";
 import { sniffEventName } from "../core/events.js";
-import { DIALECTS, type Dialect } from "../core/hook-event.js";
+import { DIALECTS, isDialect } from "../core/hook-event.js";
 import { shorten } from "../core/truncate.js";
 import type { BodyResult } from "./read-body.js";
-
-const ROUTE_DIALECTS: ReadonlySet<string> = new Set(DIALECTS);
 
 /** The hook routes, as messages list them: `/v1/hooks/claude-code, … or /v1/hooks/deepagents-legacy`. */
 export const HOOK_ROUTES = `${DIALECTS.slice(0, -1)
@@ -54,8 +52,8 @@ export async function runHookRoute(
 ): Promise<HookRouteOutcome> {
   // The deadline runs from here, the request's arrival: its body's reading counts against it.
   const receivedAt = deps.clock.monotonic();
-  const known = client === undefined || ROUTE_DIALECTS.has(client);
-  const dialect = known ? (client as Dialect | undefined) : undefined;
+  const dialect = client !== undefined && isDialect(client) ? client : undefined;
+  const known = client === undefined || dialect !== undefined;
   const refusal: RequestError | undefined =
     request.refused ??
     (known
