@@ -10,8 +10,8 @@
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: matching them is its purpose.
 const CONTROLS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
-// biome-ignore lint/suspicious/noControlCharactersInRegex: matching them is its purpose.
-const ANY_CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
+/** The same class, for the test that leaves text with none as it is (faster than a replace). */
+const ANY_CONTROL = new RegExp(CONTROLS.source);
 
 const escaped = (c: string) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`;
 
