@@ -149,13 +149,18 @@ const URL_VALUE = `(?:[^\\s"'\\\\&#()<>]|\\((?:[^\\s"'\\\\&#()<>]{0,4096}\\))?|\
  * stretch between `?`s, so the cost is linear.
  */
 const URL_QUERY = /[?#](?<=\/[^\s?#]{0,4096}[?#])[^\s]{1,8192}/g;
-const URL_QUERY_SECRET_NAME = `(?![\\w.-]{0,64}TOKENS\\b)[\\w.-]{0,64}(?:${NAMED})[\\w.-]{0,64}(?<![_.-](?:${NOT_A_VALUE}))|pwd|pass|key|sig|signature|auth|code|session(?:[_-]?id)?|(?:php)?sessid|jsessionid|[A-Za-z0-9]{1,32}(?:[_-][A-Za-z0-9]{1,32}){0,4}[_-]key(?<!(?:[?#&;_-]|\\\\u0026)(?:${DATA_KEY_WORDS}|SEC-WEBSOCKET)[_-]KEY)`;
+/** What starts a URL's parameter, as URL_QUERY_SECRET reads one. */
+const URL_PARAM_START = "(?:[?#&;]|\\\\u0026)";
+/** The names besides NAMED's that a URL's parameter is masked under whole (`?pwd=`, `?key=`, `?code=`). */
+const URL_PARAM_SHORT_NAMES =
+  "pwd|pass|key|sig|signature|auth|code|session(?:[_-]?id)?|(?:php)?sessid|jsessionid";
+const URL_QUERY_SECRET_NAME = `(?![\\w.-]{0,64}TOKENS\\b)[\\w.-]{0,64}(?:${NAMED})[\\w.-]{0,64}(?<![_.-](?:${NOT_A_VALUE}))|${URL_PARAM_SHORT_NAMES}|[A-Za-z0-9]{1,32}(?:[_-][A-Za-z0-9]{1,32}){0,4}[_-]key(?<!(?:[?#&;_-]|\\\\u0026)(?:${DATA_KEY_WORDS}|SEC-WEBSOCKET)[_-]KEY)`;
 const URL_QUERY_SECRET = new RegExp(
-  `((?:[?#&;]|\\\\u0026)(?:${URL_QUERY_SECRET_NAME})=)(?!\\$)${URL_VALUE}`,
+  `(${URL_PARAM_START}(?:${URL_QUERY_SECRET_NAME})=)(?!\\$)${URL_VALUE}`,
   "gi",
 );
 const URL_QUERY_SECRET_GATE = new RegExp(
-  `(?:[?#&;]|\\\\u0026)(?:pwd|pass|key|sig|signature|auth|code|session(?:[_-]?id)?|(?:php)?sessid|jsessionid)=|[_-]key=|${NAMED}`,
+  `${URL_PARAM_START}(?:${URL_PARAM_SHORT_NAMES})=|[_-]key=|${NAMED}`,
   "i",
 );
 
