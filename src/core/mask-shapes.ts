@@ -35,13 +35,15 @@ const anyCase = (word: string): string => word.replace(/[a-z]/g, (c) => `[${c}${
  * `API_KEY_V2`), and nothing else: `password1` or `pass123` is a password.
  */
 const SECRET_NAME = `(?:[A-Za-z0-9]{1,64}_){0,8}(?:${["pass", "passwd", "password", "passphrase", "pwd", "secret", "token", "key", "apikey", "credentials?", "auth"].map(anyCase).join("|")})(?:_[Vv]?[0-9]{1,3})?`;
+/** A dotted path's parts before its last, and the dot before it (`settings.`, `self.config.`). */
+const PATH_HEAD = "[A-Za-z_][A-Za-z0-9_]{0,64}(?:\\.[A-Za-z_][A-Za-z0-9_]{0,64}){0,15}\\.";
 /**
  * A dotted path of names whose last part is a secret's name (`settings.API_KEY`, `user.password`,
  * `config.openai_api_key_2`): in code, where a secret is read from, not one, up to what ends an
  * expression. A password or token with a dot ends in other text (`my.password1`, `admin.pass123`,
  * `Summer2024.Secure`, `sk.…`, Doppler's `dp.st.…`), so stays a value (a JWT is masked before).
  */
-const SECRET_PATH = `[A-Za-z_][A-Za-z0-9_]{0,64}(?:\\.[A-Za-z_][A-Za-z0-9_]{0,64}){0,15}\\.${SECRET_NAME}`;
+const SECRET_PATH = `${PATH_HEAD}${SECRET_NAME}`;
 const SECRET_REFERENCE = `${SECRET_PATH}(?=$|[\\s"',;)\\]}])`;
 
 /**
@@ -90,9 +92,7 @@ const CODE_NAME = `_{0,2}(?:[a-z][a-z0-9]{0,64}(?:_[a-z0-9]{1,64}){1,16}|${CAPIT
  * user.password_2`) or a CODE_NAME (`token = tokenizer.eos_id2`). Case-sensitive, so a test of its
  * own: the shape that reads the line is not.
  */
-const ATTRIBUTE_READ = new RegExp(
-  `^[A-Za-z_][A-Za-z0-9_]{0,64}(?:\\.[A-Za-z_][A-Za-z0-9_]{0,64}){0,15}\\.(?:${SECRET_NAME}|${CODE_NAME})$`,
-);
+const ATTRIBUTE_READ = new RegExp(`^${PATH_HEAD}(?:${SECRET_NAME}|${CODE_NAME})$`);
 /**
  * A dotted path whose last part is a secret's name (`settings.PASSWORD`, `self.password_2`): what
  * NAME= reads as code (SECRET_REFERENCE), and all a password's spaced line does.
