@@ -265,6 +265,13 @@ function maskDocumentCookie(_: string, assignment: string, _quote: string, value
   return assignment + maskCookiePairs(value, true);
 }
 
+/**
+ * The Basic scheme as headers spell it; a small `basic` only as an Authorization header's ("a basic
+ * JavaScript setup" is prose). Its lookbehind comes after `basic`, not before it: first, it ran at
+ * every word of the text instead of at a scheme's first letter, 5 times the shape's cost.
+ */
+const BASIC_SCHEME = `Basic|BASIC|basic(?<=(?:[Aa]uthorization|AUTHORIZATION)["']?[ \\t]{0,4}:[ \\t]{0,8}["']?basic)`;
+
 /** Whether `base64` decodes to `user:password` in printable ASCII (RFC 7617's Basic credentials). */
 function isBasicCredential(base64: string): boolean {
   let decoded: string;
@@ -314,11 +321,12 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   // no word's case (base64 of `user:pass`, `dXNlcjpwYXNz`: a capital after a small letter, or two
   // before the first): "Basic validation", "Bearer Tokens", "BASIC AUTH" or "Basic usage/examples"
   // is prose, and Java's `Token accessToken` a declaration. The scheme is spelt as headers spell
-  // it (not a path's `…/token`; a small `basic` only as an Authorization header's, "a basic
-  // JavaScript setup" is prose). Its lookbehind comes after `basic`, not before it: first, it ran
-  // at every word of the text instead of at a scheme's first letter, 5 times the shape's cost.
+  // it (not a path's `…/token`; Basic as BASIC_SCHEME reads it).
   [
-    /\b(Bearer|bearer|BEARER|Basic|BASIC|basic(?<=(?:[Aa]uthorization|AUTHORIZATION)["']?[ \t]{0,4}:[ \t]{0,8}["']?basic)|Token|TOKEN)[ \t]+(?![ \t])(?=[A-Za-z./-]{0,4096}[0-9_~+=]|(?<!(?:Token|TOKEN)[ \t]{1,4096})(?:[A-Z./-]{0,4096}[a-z][a-z./-]{0,4096}[A-Z]|[./-]{0,4096}[A-Z][./-]{0,4096}[A-Z][A-Z./-]{0,4096}[a-z]))[A-Za-z0-9._~+/=-]{8,4096}/g,
+    new RegExp(
+      `\\b(Bearer|bearer|BEARER|${BASIC_SCHEME}|Token|TOKEN)[ \\t]+(?![ \\t])(?=[A-Za-z./-]{0,4096}[0-9_~+=]|(?<!(?:Token|TOKEN)[ \\t]{1,4096})(?:[A-Z./-]{0,4096}[a-z][a-z./-]{0,4096}[A-Z]|[./-]{0,4096}[A-Z][./-]{0,4096}[A-Z][A-Z./-]{0,4096}[a-z]))[A-Za-z0-9._~+/=-]{8,4096}`,
+      "g",
+    ),
     `$1 ${MASK}`,
   ],
   // A Basic credential of letters in a word's case, all small or capitalised (`ajhodjpj`, base64
@@ -326,7 +334,7 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   // word: masked when it decodes, as RFC 7617 has it, to `user:password` in printable ASCII, which
   // no word of prose does (none of 10,000 words in Python's library).
   [
-    /\b(Basic|BASIC|basic(?<=(?:[Aa]uthorization|AUTHORIZATION)["']?[ \t]{0,4}:[ \t]{0,8}["']?basic))[ \t]{1,4}([A-Za-z]{8,4096})(?![\w.~+/=-])/g,
+    new RegExp(`\\b(${BASIC_SCHEME})[ \\t]{1,4}([A-Za-z]{8,4096})(?![\\w.~+/=-])`, "g"),
     (match: string, scheme: string, credential: string) =>
       isBasicCredential(credential) ? `${scheme} ${MASK}` : match,
     /basic/i,
