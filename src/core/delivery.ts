@@ -61,8 +61,8 @@ export function readJobEnvelope(value: unknown): JobEnvelope | string {
   return { id, body, sent: carriedCount(sent), holds: carriedCount(holds) };
 }
 
-/** A count a held job's copy carries, 0 when absent or not one. */
-function carriedCount(value: unknown): number {
+/** A count a held job's copy carries (`sent`, `holds`), 0 when absent or not one. */
+export function carriedCount(value: unknown): number {
   return typeof value === "number" && Number.isInteger(value) && value > 0 ? value : 0;
 }
 

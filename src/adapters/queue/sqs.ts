@@ -26,6 +26,7 @@ import {
   SendMessageCommand,
   SQSClient,
 } from "@aws-sdk/client-sqs";
+import { carriedCount } from "../../core/delivery.js";
 import { errorMessage } from "../../core/errors.js";
 import {
   CopySentError,
@@ -116,10 +117,6 @@ const unreadableId = (messageId: string) => `${UNREADABLE_PREFIX}${messageId}`;
 const DEFAULT_BATCH_WINDOW_MS = 20;
 /** Tries per batch entry that SQS failed on its side (InternalError, throttling). */
 const ENTRY_TRIES = 2;
-
-/** A count carried in an envelope (`sent`, `holds`), 0 when absent or not one. */
-const count = (value: unknown): number =>
-  typeof value === "number" && Number.isInteger(value) && value > 0 ? value : 0;
 
 const seconds = (ms: number, max: number): number => Math.min(max, Math.max(0, Math.ceil(ms / 1000)));
 
@@ -535,8 +532,8 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
     return {
       id: envelope.id,
       body: decoded.body,
-      attempts: count(envelope.sent) + (Number.isInteger(received) && received > 0 ? received : 1),
-      holds: count(envelope.holds),
+      attempts: carriedCount(envelope.sent) + (Number.isInteger(received) && received > 0 ? received : 1),
+      holds: carriedCount(envelope.holds),
       receipt: message.ReceiptHandle,
       ...(message.MessageId !== undefined && { messageId: message.MessageId }),
     };
