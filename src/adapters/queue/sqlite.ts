@@ -5,6 +5,7 @@
  * out cannot undo the newer delivery. A lease that runs out makes the job visible again.
  */
 import { randomUUID } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
 import Database from "better-sqlite3";
 import { errorMessage } from "../../core/errors.js";
 import type { DeadLetter, Queue, ReceivedMessage } from "../../core/queue.js";
@@ -737,7 +738,7 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
         const slice = naming(() => replaySlice.immediate(last));
         replayed += slice.moved;
         if (!slice.more) return replayed;
-        await new Promise((resolve) => setTimeout(resolve, REPLAY_PAUSE_MS));
+        await sleep(REPLAY_PAUSE_MS);
       }
     },
 
