@@ -185,18 +185,6 @@ interface DeadRow {
   failedAt: number;
 }
 
-/** The columns of the queue's tables, as `table.column`. */
-function columnsOf(db: Database.Database): Set<string> {
-  const names = db
-    .prepare<[], string>(
-      `SELECT t.name || '.' || c.name FROM sqlite_schema AS t, pragma_table_info(t.name) AS c
-       WHERE t.type = 'table' AND t.name IN ('queue_jobs', 'queue_dead')`,
-    )
-    .pluck()
-    .all();
-  return new Set(names);
-}
-
 /**
  * The columns added since the first release, each with how a queue file made before it gets it
  * (`openDatabase`), in the order they were added.
@@ -215,10 +203,18 @@ const ADDED_COLUMNS: Readonly<Record<string, (db: Database.Database) => void>> =
   "queue_dead.grp": (db) => db.exec("ALTER TABLE queue_dead ADD COLUMN grp TEXT"),
 };
 
-/** The added columns `db` lacks, each with how it gets it. */
-function missingColumns(db: Database.Database): [string, (db: Database.Database) => void][] {
-  const present = columnsOf(db);
-  return Object.entries(ADDED_COLUMNS).filter(([column]) => !present.has(column));
+/** How `db` gets each added column it lacks, in the order they were added. */
+function missingColumns(db: Database.Database): ((db: Database.Database) => void)[] {
+  const present = new Set(
+    db
+      .prepare<[], string>(
+        `SELECT t.name || '.' || c.name FROM sqlite_schema AS t, pragma_table_info(t.name) AS c
+         WHERE t.type = 'table' AND t.name IN ('queue_jobs', 'queue_dead')`,
+      )
+      .pluck()
+      .all(),
+  );
+  return Object.entries(ADDED_COLUMNS).flatMap(([column, add]) => (present.has(column) ? [] : [add]));
 }
 
 function openDatabase(path: string, busyTimeoutMs: number): Database.Database {
@@ -238,7 +234,7 @@ function openDatabase(path: string, busyTimeoutMs: number): Database.Database {
     if (missingColumns(file).length > 0) {
       file
         .transaction(() => {
-          for (const [, add] of missingColumns(file)) add(file);
+          for (const add of missingColumns(file)) add(file);
         })
         .immediate();
     }
