@@ -310,7 +310,7 @@ export async function holdForPolicy(
  * A pushed message's body as a job's `{id, body}` envelope, or undefined when it is not one: read
  * as the Lambda consumer reads a record's (core/delivery.ts `readJobEnvelope`).
  */
-export function readEnvelope(value: unknown): JobEnvelope | undefined {
+function readEnvelope(value: unknown): JobEnvelope | undefined {
   const envelope = readJobEnvelope(value);
   return typeof envelope === "string" ? undefined : envelope;
 }
