@@ -12,7 +12,7 @@ import {
   systemResolver,
 } from "../adapters/egress/undici.js";
 import { nodeSha256 } from "../adapters/hash/node-crypto.js";
-import { invalidPolicyReport, loadPolicyFile, PolicyLoadError } from "../adapters/policy-source/file.js";
+import { invalidPolicyReport, loadPolicyFile } from "../adapters/policy-source/file.js";
 import { classifyAddress, compileAddressRules, isIpLiteral } from "../core/egress/address.js";
 import { howToOpen } from "../core/egress/open.js";
 import { compileEgressPolicy } from "../core/egress/policy.js";
@@ -22,7 +22,7 @@ import type { Io } from "./cli.js";
 import { withoutUserinfo } from "./send.js";
 import { UsageError } from "./usage-error.js";
 
-export interface EgressCheckResult {
+interface EgressCheckResult {
   readonly url: string;
   readonly decision: "allow" | "deny";
   readonly reason: string;
@@ -31,20 +31,6 @@ export interface EgressCheckResult {
 
 /** The command: the result's JSON line on stdout; a policy file that does not load on stderr. */
 export async function egressCheckCommand(args: readonly string[], io: Io): Promise<number> {
-  try {
-    const result = await egressCheck(args);
-    io.out(`${JSON.stringify(result)}\n`);
-    return result.decision === "allow" ? 0 : 1;
-  } catch (e) {
-    if (!(e instanceof PolicyLoadError)) throw e;
-    // Exit 2, not 1, which means "denied" and a CI gate must not confuse with it; and no usage,
-    // which says nothing of a missing or invalid file.
-    io.err(invalidPolicyReport(e.path, e.issues));
-    return 2;
-  }
-}
-
-export async function egressCheck(args: readonly string[]): Promise<EgressCheckResult> {
   const { values, positionals } = parseArgs({
     args: [...args],
     allowPositionals: true,
@@ -62,12 +48,28 @@ export async function egressCheck(args: readonly string[]): Promise<EgressCheckR
     // Loaded as `serve` and `check` load it: a policy the gateway refuses (a repeated rule id,
     // a repeated key) must not pass here, its egress judged as if it would run.
     const loaded = await loadPolicyFile(values.policy, { env: envReaderOf(process.env), sha256: nodeSha256 });
-    if (!loaded.ok) throw new PolicyLoadError(values.policy, loaded.error);
+    if (!loaded.ok) {
+      // Exit 2, not 1, which means "denied" and a CI gate must not confuse with it; and no usage,
+      // which says nothing of a missing or invalid file.
+      io.err(invalidPolicyReport(values.policy, loaded.error));
+      return 2;
+    }
     egress = loaded.value.policy.document.egress;
   }
   if (values.allow) {
     egress = { ...egress, allowedHttpHookUrls: [...(egress?.allowedHttpHookUrls ?? []), ...values.allow] };
   }
+  const result = await judgeUrl(url, egress, values.resolve ?? []);
+  io.out(`${JSON.stringify(result)}\n`);
+  return result.decision === "allow" ? 0 : 1;
+}
+
+/** The egress module's verdict on `url` under `egress`, with why; names in `resolve` answered so. */
+async function judgeUrl(
+  url: string,
+  egress: PolicyDocument["egress"],
+  resolve: readonly string[],
+): Promise<EgressCheckResult> {
   const compiled = compileEgressPolicy(egress);
   // A pattern or range the gateway would refuse at load must not be dropped here: a deny range
   // left out would turn a CI gate's "deny" into "allow". Exit 2, like an invalid policy.
@@ -78,7 +80,7 @@ export async function egressCheck(args: readonly string[]): Promise<EgressCheckR
     );
   const egressModule = createUndiciEgress({
     policy: () => compiled.policy,
-    resolve: resolverWith(values.resolve ?? []),
+    resolve: resolverWith(resolve),
   });
   try {
     const verdict = await egressModule.judge(url);
@@ -134,7 +136,7 @@ function describeAddresses(addresses: readonly string[], allowCidrs: readonly st
  * trailing dots and an IDN's spelling (`bücher.example`, `xn--bcher-kva.example`) do not
  * matter); other names go to the system resolver.
  */
-export function resolverWith(entries: readonly string[]): Resolver {
+function resolverWith(entries: readonly string[]): Resolver {
   const table = new Map<string, ResolvedAddress[]>();
   for (const entry of entries) {
     const colon = entry.indexOf(":");

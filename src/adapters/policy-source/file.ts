@@ -152,7 +152,7 @@ function notAFile(stat: Stats): string | undefined {
   return "a device";
 }
 
-/** A policy file that does not load (serve's start, simulate): its issues in its message. */
+/** A policy file that does not load at serve's start: its issues in its message. */
 export class PolicyLoadError extends Error {
   constructor(
     readonly path: string,
