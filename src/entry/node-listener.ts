@@ -20,8 +20,7 @@ import { hookResponse, runHookRoute } from "../http/hook-route.js";
 import { type ChunkSource, readBodyChunks } from "../http/read-body.js";
 import { hookRoute, targetHost } from "../http/route-path.js";
 
-/** The gateway's dependencies, with the deadline each hook body must arrive by (as the app's). */
-/** What the app reads a hook body with, the listener reads it with too. */
+/** The gateway's dependencies, with what the app reads a hook body with: the listener reads it so too. */
 export type ListenerDeps = HookDeps & Pick<AppDeps, "bodyDeadline" | "bodyBudget">;
 
 /**
