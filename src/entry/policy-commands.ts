@@ -63,20 +63,18 @@ export async function serveCommand(args: readonly string[], io: Io): Promise<num
   // A SIGTERM or SIGINT from here until it listens ends it saying so (bin.ts, early-hangup.ts);
   // caught here too when serve runs without bin.ts.
   catchEarlyStop();
-  let gateway: Awaited<ReturnType<typeof startGateway>>;
-  try {
-    gateway = await startGateway({
-      policyPath: values.policy,
-      host: values.host ?? "127.0.0.1",
-      port,
-      dataDir: values["data-dir"] ?? ".hookgate",
-      recordPath: values.record,
-    });
-  } catch (e) {
+  const gateway = await startGateway({
+    policyPath: values.policy,
+    host: values.host ?? "127.0.0.1",
+    port,
+    dataDir: values["data-dir"] ?? ".hookgate",
+    recordPath: values.record,
+  }).catch((e: unknown) => {
     if (!(e instanceof PolicyLoadError)) throw e;
     io.err(invalidPolicyReport(e.path, e.issues));
-    return 1;
-  }
+    return undefined;
+  });
+  if (gateway === undefined) return 1;
   reload = () => void gateway.reload();
   if (reloadAsked) reload();
   await new Promise<void>((resolve) => {
