@@ -15,7 +15,7 @@ import { closestName } from "../core/closest-name.js";
 import { errorMessage } from "../core/errors.js";
 import { closestEvent, isKnownEvent } from "../core/events.js";
 import { jsonProblem } from "../core/json-text.js";
-import { jsonPath, type PolicyIssue } from "../core/policy.js";
+import { jsonPath, type Policy, type PolicyIssue } from "../core/policy.js";
 import {
   answerContext,
   type CasesDocument,
@@ -157,26 +157,33 @@ export async function policyTestCommand(args: readonly string[], io: CommandIo):
   }
   const passed = results.filter((r) => r.passed).length;
   const failed = results.length - passed;
-  const coverage = values.coverage ? ruleCoverage(policy.rules, exercised) : undefined;
-  const active = policy.rules.length - (coverage?.off.length ?? 0);
+  // The rules no case applied, and the counts both outputs give.
+  const coverage = values.coverage ? coverageOf(policy.rules, exercised) : undefined;
   if (values.json) {
     const report = {
       policy: policyPath,
       passed,
       failed,
       cases: results,
-      ...(coverage && { coverage: { active, exercised: active - coverage.uncovered.length, ...coverage } }),
+      ...(coverage && { coverage }),
     };
     io.out(`${JSON.stringify(report, null, 2)}\n`);
     return failed === 0 ? 0 : 1;
   }
   io.out(`${passed} passed, ${failed} failed\n`);
   if (coverage) {
-    io.out(`coverage: ${active - coverage.uncovered.length} of ${active} rules exercised\n`);
+    io.out(`coverage: ${coverage.exercised} of ${coverage.active} rules exercised\n`);
     for (const id of coverage.uncovered) io.out(`  not exercised: ${id}\n`);
     for (const id of coverage.off) io.out(`  off (never evaluated): ${id}\n`);
   }
   return failed === 0 ? 0 : 1;
+}
+
+/** `--coverage`: the rules not `off`, how many of them a case applied, and the rule ids of each kind. */
+function coverageOf(rules: Policy["rules"], exercised: ReadonlySet<string>) {
+  const { uncovered, off } = ruleCoverage(rules, exercised);
+  const active = rules.length - off.length;
+  return { active, exercised: active - uncovered.length, uncovered, off };
 }
 
 /** One case's outcome: what its lines say, and `--json`'s entry for it. */
