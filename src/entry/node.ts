@@ -224,7 +224,7 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
     metrics,
     // The hook routes Hono answers (a prefix, doubled slashes) read their bodies within the same
     // deadline and the same budget of bytes still arriving as those the listener answers.
-    bodyDeadline: () => bodyDeadline(),
+    bodyDeadline,
     bodyBudget: createBodyBudget(),
     metricsText: () => {
       metrics.setCounter("hookgate_log_lines_dropped_total", guarded.dropped());

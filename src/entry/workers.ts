@@ -301,7 +301,7 @@ async function handle(
     recorder: env.HOOKGATE_RECORD === "1" ? createLogRecorder(logger) : undefined,
     runtimeLeftMs,
     // The runtime waits for a body for as long as its client stays connected.
-    bodyDeadline: () => bodyDeadline(),
+    bodyDeadline,
     bodyCeiling: BODY_CEILING,
   });
   return app.fetch(request);
