@@ -111,6 +111,17 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
    * another container counts it.
    */
   const unsent = new UnsentReceives();
+  /**
+   * A record as the queue adapter takes it back: its job, and its attempts (sends) less the
+   * receives of earlier holds whose copy was not sent (`unsent`).
+   */
+  const received = (record: SQSRecord, carried: JobEnvelope): ReceivedMessage<DeliveryJob> => ({
+    id: carried.body.id,
+    body: carried.body,
+    attempts: unsent.sends(record.messageId, carried.sent + receiveCount(record)),
+    holds: carried.holds,
+    receipt: record.receiptHandle,
+  });
   /** The look at the queue's redrive policy, once per container, with the first valid policy. */
   let redriveChecked: Promise<void> | undefined;
 
@@ -180,17 +191,8 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
       // No policy can make it deliverable: dead-lettered now, as with a valid one.
       return !(await deadLetterNoJob(record, e));
     }
-    const job = carried.body;
     try {
-      const message: ReceivedMessage<DeliveryJob> = {
-        id: job.id,
-        body: job,
-        // Less the receives of earlier holds whose copy was not sent (`unsent`).
-        attempts: unsent.sends(record.messageId, carried.sent + receiveCount(record)),
-        holds: carried.holds,
-        receipt: record.receiptHandle,
-      };
-      await queue.hold(message, BROKEN_CONFIG_HOLD_SECONDS * 1000, problem.reason, {
+      await queue.hold(received(record, carried), BROKEN_CONFIG_HOLD_SECONDS * 1000, problem.reason, {
         addsHold: false,
       });
       return true;
@@ -201,7 +203,7 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
         logger.log(
           "warn",
           `delivery held for ${problem.waitingFor}; the old message's delete failed, left for Lambda to delete`,
-          { messageId: record.messageId, job: job.id, deleteFailed: errorMessage(e) },
+          { messageId: record.messageId, job: carried.body.id, deleteFailed: errorMessage(e) },
         );
         return true;
       }
@@ -275,17 +277,10 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
       } catch (e) {
         return await deadLetterNoJob(record, e);
       }
-      const job = carried.body;
-      const attempts = unsent.sends(record.messageId, carried.sent + receiveCount(record));
-      const holds = carried.holds;
+      const message = received(record, carried);
+      const { body: job, attempts } = message;
+      const { holds } = carried;
       Object.assign(fields, { job: job.id, sink: job.sink, event: job.notification.eventName, attempts });
-      const message: ReceivedMessage<DeliveryJob> = {
-        id: job.id,
-        body: job,
-        attempts,
-        holds,
-        receipt: record.receiptHandle,
-      };
       const outcome = await deliverer
         .deliver(job, attempts, { mayStart, holds, interrupted: LAST_ATTEMPT_UNSETTLED })
         .catch((e: unknown) => thrownOutcome(attempts, e));
