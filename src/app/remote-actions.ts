@@ -493,23 +493,33 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
         let unpaid = "";
         /**
          * Whether one more call follows, after `wait`: it is made when the wait and a call as long
-         * as the first fit before the deadline; it is a call like any other, so it needs the budget.
-         * Spent before the wait, so that a call the budget cannot pay for is not waited for (a
-         * `retry-after` held the decision and a slot, only to give onError after it), and two
-         * calls racing for the day's last one do not both wait; given back when the wait is cut
-         * short, as the call is then never made.
+         * as the first fit before the deadline; it is a call like any other, so it needs the budget,
+         * spent when the call is made, after the wait. The wait holds a claim on one of the day's
+         * calls (`DailyCounts.hold`), not the call itself: a claim the day cannot pay for is not
+         * waited for (a `retry-after` held the decision and a slot, only to give onError after
+         * it), and two retries racing for the day's last call do not both wait; but another
+         * decision's first call may take that call meanwhile (spent, it would have been refused
+         * for the whole wait), and the retry then finds the budget spent and is not made.
          */
         const callAgain = async (wait: number | undefined, sentAt: number): Promise<boolean> => {
           if (wait === undefined) return false;
           const now = deps.clock.monotonic();
           if (now + wait + (now - sentAt) >= deadline) return false;
+          if (wait > 0) {
+            const held = holdBudget(model, input.team, shadow, deadline);
+            if (!held.ok) {
+              const promised = held.used < held.limit ? ", counting the calls others wait to make again" : "";
+              unpaid = `; not called again: ${budgetSpent(model, input.team, held.limit, shadow)}${promised}`;
+              return false;
+            }
+            const waited = await pause(wait, signal);
+            if (held.hold) (shadow ? budgets.shadow : budgets.enforcing).release(held.hold);
+            if (!waited) return false;
+          }
           const next = spendBudget(model, input.team, shadow);
           if (!next.ok) {
-            unpaid = `; not called again: ${budgetSpent(model, input.team, next.limit, shadow)}`;
-            return false;
-          }
-          if (!(await pause(wait, signal))) {
-            refundBudget(next, shadow);
+            const meanwhile = wait > 0 ? ` while it waited ${Math.round(wait)} ms to call again` : "";
+            unpaid = `; not called again: ${budgetSpent(model, input.team, next.limit, shadow)}${meanwhile}`;
             return false;
           }
           spent = next;
@@ -738,6 +748,19 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
     );
   }
 
+  /** A claim on one of the day's calls until `until` (monotonic) for a call waiting to be made again. */
+  function holdBudget(model: CompiledModel, team: string, shadow: boolean, until: number) {
+    const limit = model.dailyCallsPerTeam;
+    if (limit === undefined) return { ok: true, used: 0, limit: 0 };
+    return (shadow ? budgets.shadow : budgets.enforcing).hold(
+      [model.name, team],
+      new Date(deps.clock.now()).toISOString().slice(0, 10),
+      limit,
+      until,
+      deps.clock.monotonic(),
+    );
+  }
+
   /** A reload that changes maxConcurrent resizes the model's semaphore, calls in flight counted. */
   function limiterFor(model: CompiledModel, shadow: boolean): Semaphore {
     const pool = shadow ? limiters.shadow : limiters.enforcing;
@@ -902,6 +925,12 @@ class Semaphore {
   }
 }
 
+/** A call's claim on one of a day's calls while it waits to be made (DailyCounts.hold). */
+export interface BudgetHold {
+  readonly key: string;
+  readonly until: number;
+}
+
 /**
  * Calls counted per name (a model and a team) and UTC day (`YYYY-MM-DD`), for the daily budgets.
  * Only the counts of the day counted last and of the days either side of it are kept: a serve
@@ -914,6 +943,8 @@ class Semaphore {
  */
 export class DailyCounts {
   private readonly counts = new Map<string, { readonly day: string; used: number }>();
+  /** The claims of calls waiting to be made again (`hold`), each until its call's deadline. */
+  private readonly holds = new Set<BudgetHold>();
   private current = "";
 
   /** One more call on `day` when fewer than `limit` were counted; `key` gives it back. */
@@ -930,6 +961,39 @@ export class DailyCounts {
     if (count) count.used = used + 1;
     else this.counts.set(key, { day, used: 1 });
     return { ok: true, used: used + 1, limit, key };
+  }
+
+  /**
+   * A claim on one of `day`'s calls for a call that waits before it is made (a retry after a
+   * `retry-after`), when fewer than `limit` were counted or claimed; nothing is counted. Other
+   * claims keep out of it, so two waits never count on the day's last call; `spend` does not, so a
+   * call made now is never refused for one that may be made later. A claim lapses at `until`
+   * (monotonic, compared with `now`) if it is never released: its call is over by then.
+   */
+  hold(
+    name: readonly string[],
+    day: string,
+    limit: number,
+    until: number,
+    now: number,
+  ): { ok: boolean; used: number; limit: number; hold?: BudgetHold } {
+    if (day !== this.current) this.moveTo(day);
+    const key = JSON.stringify([...name, day]);
+    const used = this.counts.get(key)?.used ?? 0;
+    let held = 0;
+    for (const claim of this.holds) {
+      if (claim.until <= now) this.holds.delete(claim);
+      else if (claim.key === key) held++;
+    }
+    if (used + held >= limit) return { ok: false, used, limit };
+    const hold = { key, until };
+    this.holds.add(hold);
+    return { ok: true, used, limit, hold };
+  }
+
+  /** Ends a claim from `hold`. */
+  release(hold: BudgetHold): void {
+    this.holds.delete(hold);
   }
 
   /** Takes back one call counted under `key` (from `spend`); none when its day was dropped. */

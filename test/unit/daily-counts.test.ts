@@ -52,4 +52,21 @@ describe("DailyCounts: the prompt rules' daily budgets", () => {
     counts.refund(spent.key as string);
     expect(counts.spend(["m", "a"], "2027-02-03", 10)).toMatchObject({ ok: true, used: 2 });
   });
+
+  it("lets claims keep out of each other but not out of a call made now, and drops a claim past its deadline", () => {
+    const counts = new DailyCounts();
+    counts.spend(["m", "a"], "2026-12-01", 2);
+    const claim = counts.hold(["m", "a"], "2026-12-01", 2, 100, 0);
+    expect(claim).toMatchObject({ ok: true, used: 1, limit: 2 });
+    // A second wait cannot count on the same last call; a call made now takes it.
+    expect(counts.hold(["m", "a"], "2026-12-01", 2, 100, 0)).toEqual({ ok: false, used: 1, limit: 2 });
+    expect(counts.spend(["m", "a"], "2026-12-01", 2)).toMatchObject({ ok: true, used: 2 });
+    counts.release(claim.hold as NonNullable<typeof claim.hold>);
+    expect(counts.spend(["m", "a"], "2026-12-01", 2)).toMatchObject({ ok: false, used: 2 });
+    // A claim never released (its request stopped) lapses at its deadline.
+    counts.spend(["m", "b"], "2026-12-01", 2);
+    counts.hold(["m", "b"], "2026-12-01", 2, 100, 0);
+    expect(counts.hold(["m", "b"], "2026-12-01", 2, 200, 99)).toMatchObject({ ok: false });
+    expect(counts.hold(["m", "b"], "2026-12-01", 2, 200, 100)).toMatchObject({ ok: true, used: 1 });
+  });
 });

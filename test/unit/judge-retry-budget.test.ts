@@ -146,6 +146,37 @@ describe("a prompt rule's second call and the team's daily budget", () => {
     ]);
   });
 
+  it("does not hold the day's last call while it waits: another decision's first call makes it", async () => {
+    // Two a day: the rate-limited decision spent one; waiting out its retry-after, it must not keep
+    // the other decision's first call from being made for those five seconds.
+    const policy = await policyWith(2);
+    const { remote, calls } = rateLimitedJudge();
+    const waiting = started(remote.run(event(policy, "limited")));
+    await tick();
+    expect(waiting.answer).toBeUndefined();
+    const other = started(remote.run(event(policy, "other")));
+    await tick();
+    expect(other.answer?.audit).toEqual([
+      expect.objectContaining({ outcome: "OK", budget: { used: 2, limit: 2 } }),
+    ]);
+    // A third decision finds the day spent; the retry, once its wait ends, finds it spent too and
+    // is not made: no call of the day's two is made twice.
+    const third = await remote.run(event(policy, "third"));
+    expect(third.audit).toEqual([expect.objectContaining({ outcome: "JUDGE_BUDGET_SPENT" })]);
+    await tick(RETRY_MS);
+    expect(waiting.answer?.audit).toEqual([
+      expect.objectContaining({
+        outcome: "JUDGE_HTTP_ERROR",
+        onError: "deny",
+        budget: { used: 1, limit: 2 },
+      }),
+    ]);
+    expect(reasonOf(waiting.answer)).toContain(
+      'not called again: team \\"default\\" used its 2 daily calls to model \\"m\\" while it waited 5000 ms to call again',
+    );
+    expect(calls).toEqual(["limited", "other"]);
+  });
+
   it("gives the call back when the deadline comes before the wait ends", async () => {
     // The wait fits before the deadline, but a busy event loop runs its timer late: the deadline
     // answers first, the second call is never made, and the budget it took is the next event's.
