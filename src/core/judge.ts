@@ -350,7 +350,10 @@ export function parseJudgeResponse(
     );
   }
   if (!parsed.ok)
-    return fail("JUDGE_MALFORMED", `${provider} answered HTTP ${status} with a body that is not JSON`);
+    return fail(
+      "JUDGE_MALFORMED",
+      `${provider} answered HTTP ${status} with a body that is not JSON${notJsonHint(body)}`,
+    );
   // An error in a 2xx, without the answer's envelope: gateways and proxies in front of a model
   // (OpenRouter, LiteLLM) report an upstream's failure so. Its message says what to fix.
   const envelope = provider === "anthropic" ? "content" : "choices";
@@ -366,6 +369,24 @@ export function parseJudgeResponse(
   // its header) must not hand the gateway's key to the agent, as a forward's answer must not.
   if (!verdict.ok) return verdict;
   return ok({ ...verdict.value, reason: withoutControls(scrubSecrets(verdict.value.reason, secrets)) });
+}
+
+/**
+ * A body that starts as server-sent events do (`event:`, `data:`, `id:`, `retry:` or a `:`
+ * comment line): a streamed answer, which the request never asks for.
+ */
+const EVENT_STREAM = /^\s*(?:(?:event|data|id|retry)\s*:|:)/;
+
+/**
+ * What to add to a 2xx body that is not JSON when its shape says why: a stream of server-sent
+ * events (a proxy in front of the model that streams every answer, LiteLLM or a gateway set so),
+ * or nothing at all. Empty otherwise; the body's text is never quoted, as it may echo the event.
+ */
+function notJsonHint(body: string): string {
+  if (body.trim() === "") return " (an empty body)";
+  if (EVENT_STREAM.test(body))
+    return ' (a stream of server-sent events, which hookgate never asks for: the request has no "stream"; a proxy in front of the model that streams every answer must be set not to)';
+  return "";
 }
 
 /**

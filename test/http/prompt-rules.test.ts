@@ -340,6 +340,15 @@ describe("prompt rules: failures answer with onError", () => {
       { status: 200, body: '{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}' },
       "JUDGE_HTTP_ERROR: anthropic answered HTTP 200 with an error: Overloaded",
     ],
+    [
+      "a streamed answer, which was not asked for",
+      {
+        status: 200,
+        headers: { "content-type": "text/event-stream" },
+        body: 'event: message_start\ndata: {"type":"message_start"}\n\n',
+      },
+      "JUDGE_MALFORMED: anthropic answered HTTP 200 with a body that is not JSON (a stream of server-sent events",
+    ],
     ["code-fenced JSON", { text: '```json\n{"ok": true, "reason": "x"}\n```' }, "JUDGE_OFF_SCHEMA"],
     ["an off-schema answer", { verdict: { ok: "no", reason: 5 } as never }, "JUDGE_OFF_SCHEMA"],
     ["a reset connection", { reset: true }, "EGRESS_CONNECT_FAILED"],

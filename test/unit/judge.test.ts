@@ -629,6 +629,28 @@ describe("parseJudgeResponse", () => {
   });
 
   it.each([
+    ["anthropic", 'event: message_start\ndata: {"type":"message_start"}\n\n'],
+    ["openai", 'data: {"choices":[{"delta":{"content":"{\\"ok\\":true"}}]}\n\ndata: [DONE]\n\n'],
+    ["openai", ": keep-alive\n\ndata: {}\n\n"],
+  ] as const)(
+    "says an answer from %s streamed as server-sent events (%j) was not asked for",
+    (provider, body) => {
+      const result = parseJudgeResponse(provider, 200, body);
+      expect(result.ok ? undefined : result.error).toEqual({
+        code: "JUDGE_MALFORMED",
+        message: `${provider} answered HTTP 200 with a body that is not JSON (a stream of server-sent events, which hookgate never asks for: the request has no "stream"; a proxy in front of the model that streams every answer must be set not to)`,
+      });
+    },
+  );
+
+  it("says a 2xx body that is not JSON was empty", () => {
+    const result = parseJudgeResponse("anthropic", 200, " \n");
+    expect(result.ok ? "" : result.error.message).toBe(
+      "anthropic answered HTTP 200 with a body that is not JSON (an empty body)",
+    );
+  });
+
+  it.each([
     ["anthropic", '{"id":"msg"}'],
     ["openai", '{"choices":[]}'],
     ["openai", '"just a string"'],
