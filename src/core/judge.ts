@@ -626,7 +626,25 @@ function readTextVerdict(text: string, what: string, unreadable: string): Result
   }
   return parsed.ok
     ? fail("JUDGE_OFF_SCHEMA", `${what} is not an object`)
-    : fail("JUDGE_OFF_SCHEMA", unreadable);
+    : fail("JUDGE_OFF_SCHEMA", `${unreadable}${textShape(text)}`);
+}
+
+/** A reasoning model's thinking as the content's opening (DeepSeek R1, Qwen): `<think>…</think>`. */
+const THINK_BLOCK = /^\s*<(think|thinking|reasoning)>/i;
+/** A Markdown code fence as the content's opening. */
+const CODE_FENCE = /^\s*(?:```|~~~)/;
+
+/**
+ * What to add to a text answer that is not a JSON verdict when its opening says why, never
+ * quoting it (it may echo the event): the thinking of a reasoning model served so that its content
+ * carries it, or a code fence. Empty otherwise (prose, or no JSON at all).
+ */
+function textShape(text: string): string {
+  const think = THINK_BLOCK.exec(text);
+  if (think)
+    return ` (it opens with a <${think[1]?.toLowerCase()}> block, a reasoning model's thinking: serve the model so that its thinking comes apart from the answer, or pick one that answers without it)`;
+  if (CODE_FENCE.test(text)) return " (it is in a Markdown code fence)";
+  return "";
 }
 
 /**

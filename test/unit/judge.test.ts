@@ -946,6 +946,31 @@ describe("parseJudgeResponse", () => {
     }
   });
 
+  it.each([
+    [
+      "a reasoning model's <think> block before the verdict",
+      '<think>\nThe command lists files.\n</think>\n{"ok": true, "reason": "fine"}',
+      " (it opens with a <think> block, a reasoning model's thinking: serve the model so that its thinking comes apart from the answer, or pick one that answers without it)",
+    ],
+    ["a code fence", '```json\n{"ok": true, "reason": "fine"}\n```', " (it is in a Markdown code fence)"],
+    ["prose", 'Sure: {"ok": true, "reason": "fine"}', ""],
+  ])("says what kept %s from being read as the verdict", (_, text, said) => {
+    expect(parseJudgeResponse("anthropic", 200, anthropicTextAnswer(text))).toEqual({
+      ok: false,
+      error: {
+        code: "JUDGE_OFF_SCHEMA",
+        message: `anthropic answered with text that is not a JSON verdict${said}`,
+      },
+    });
+    expect(parseJudgeResponse("openai", 200, openaiAnswer(text))).toEqual({
+      ok: false,
+      error: {
+        code: "JUDGE_OFF_SCHEMA",
+        message: `openai answered with content that is not a JSON verdict${said}`,
+      },
+    });
+  });
+
   it("never puts the model's own text in an off-schema message", () => {
     const result = parseJudgeResponse(
       "anthropic",
