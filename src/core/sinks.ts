@@ -735,7 +735,7 @@ export function classifySinkResponse(
     return { kind: "permanent", reason: `HTTP ${status} redirect${where} (redirects are not followed)` };
   }
   if (status >= 400 && status < 600)
-    return { kind: "permanent", reason: `HTTP ${status}${hint(sink, status)}${detail}` };
+    return { kind: "permanent", reason: `HTTP ${status}${hint(sink, status, body)}${detail}` };
   return retry(`unexpected HTTP status ${status}`, undefined);
 }
 
@@ -788,7 +788,7 @@ function rateLimited(reason: string, retryAfter: number | undefined): SinkVerdic
     : { kind: "retry", retryAfterMs: retryAfter, reason, rateLimited: true };
 }
 
-function hint(sink: ResolvedSink["type"], status: number): string {
+function hint(sink: ResolvedSink["type"], status: number, body: string): string {
   if (status === 410) return " gone (the endpoint asks to be disabled)";
   if (status === 401) return " unauthorized (token or webhook invalid)";
   if (sink === "github-dispatch" && status === 404)
@@ -796,6 +796,18 @@ function hint(sink: ResolvedSink["type"], status: number): string {
   if (sink === "github-dispatch" && status === 422) return " GitHub rejected event_type or client_payload";
   if (sink === "github-dispatch" && status === 403) return " forbidden (the token needs Contents: write)";
   if (sink === "discord" && status === 404) return " unknown webhook (deleted in Discord)";
+  // What the operator can change: the sink's URL, or the receiver's own limits and access rules.
+  // Slack's error codes say it themselves (`channel_not_found`, `action_prohibited`).
+  if (sink === "slack" && SLACK_ERRORS.has(body.trim())) return "";
+  if (status === 403)
+    return " forbidden (the receiver refuses hookgate: check its access rules and the sink's url)";
+  if (status === 404) return " not found (nothing answers at the sink's url: check it)";
+  if (status === 405) return " method not allowed (the sink's url takes no POST: check it)";
+  if (status === 413) {
+    return sink === "webhook"
+      ? ` payload too large (the receiver takes less than the ${WEBHOOK_MAX_BYTES / 1024} KB a body may reach: raise its limit)`
+      : " payload too large (a proxy in front of the sink may limit bodies)";
+  }
   return "";
 }
 

@@ -1072,6 +1072,40 @@ describe("classifySinkResponse: webhook", () => {
     expect(verdict.kind === "permanent" && verdict.reason).toMatch(/301.*elsewhere\.example.*not followed/);
   });
 
+  it.each([
+    [
+      "webhook",
+      403,
+      "",
+      "HTTP 403 forbidden (the receiver refuses hookgate: check its access rules and the sink's url)",
+    ],
+    [
+      "webhook",
+      404,
+      "Not Found",
+      "HTTP 404 not found (nothing answers at the sink's url: check it): Not Found",
+    ],
+    ["webhook", 405, "", "HTTP 405 method not allowed (the sink's url takes no POST: check it)"],
+    [
+      "webhook",
+      413,
+      "",
+      "HTTP 413 payload too large (the receiver takes less than the 64 KB a body may reach: raise its limit)",
+    ],
+    [
+      "discord",
+      403,
+      '{"message":"Missing Access"}',
+      "HTTP 403 forbidden (the receiver refuses hookgate: check its access rules and the sink's url): Missing Access",
+    ],
+    ["slack", 404, "", "HTTP 404 not found (nothing answers at the sink's url: check it)"],
+    ["slack", 413, "", "HTTP 413 payload too large (a proxy in front of the sink may limit bodies)"],
+    // Slack's own code says what is wrong: no second explanation.
+    ["slack", 404, "channel_not_found", "HTTP 404: channel_not_found (the Slack channel no longer exists)"],
+  ] as const)("a %s's HTTP %i %j dead-letters saying what to fix", (sink, status, body, reason) => {
+    expect(classifySinkResponse(sink, status, {}, body, NOW)).toEqual({ kind: "permanent", reason });
+  });
+
   it("names a redirect's target by its origin, never its path or query", () => {
     const location = "https://hooks.example/T0/B0/s3cr3tP4th?token=s3cr3tQu3ry";
     const verdict = check("webhook", [302, { location }, "", "permanent"]);
