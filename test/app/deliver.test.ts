@@ -3,12 +3,16 @@
  * connection, a permanent 410, and a sink the egress guard refuses. Each outcome is ack, a retry
  * on schedule, or a dead letter with its reason; never a silent drop.
  */
+import { createHmac, timingSafeEqual } from "node:crypto";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createUndiciEgress } from "../../src/adapters/egress/undici.js";
+import { nodeHmacSha256 } from "../../src/adapters/hash/node-crypto.js";
 import { createDeliverer, type DeliveryOutcome } from "../../src/app/deliver.js";
 import { createNotification, type DeliveryJob, MAX_HOLDS, retryDelayMs } from "../../src/core/delivery.js";
 import { parseHookEvent } from "../../src/core/events.js";
-import { TRUNCATION_MARKER } from "../../src/core/sinks.js";
+import { TRUNCATION_MARKER, webCryptoHmacSha256 } from "../../src/core/sinks.js";
 import { type LoopbackServer, loopbackServer } from "../support/loopback.js";
 import { policyFrom } from "../support/policy.js";
 
@@ -888,5 +892,108 @@ describe("deliver to a GitHub repository_dispatch endpoint", () => {
     expect(payload?.session_id).toBe(sessionId);
     expect(payload?.rule).toBe("no-prod-writes");
     expect(JSON.stringify(payload)).toContain(TRUNCATION_MARKER);
+  });
+});
+
+describe("a signed webhook, as its receiver verifies it from the docs' words", () => {
+  const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+  const raw: { headers: Record<string, string | string[] | undefined>; body: Buffer }[] = [];
+  let receiver: Server;
+  let url = "";
+  beforeAll(async () => {
+    // The raw bytes as they arrived, never decoded and re-encoded.
+    receiver = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on("data", (chunk: Buffer) => chunks.push(chunk));
+      req.on("end", () => {
+        raw.push({ headers: req.headers, body: Buffer.concat(chunks) });
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
+    url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/in`;
+  });
+  afterAll(() => new Promise<void>((resolve) => receiver.close(() => resolve())));
+
+  /**
+   * docs/slack-message.md, "To verify a request": the three headers present; the timestamp within
+   * 5 minutes of now; the secret without `whsec_`, base64-decoded, as the HMAC-SHA256 key over
+   * "<id>.<timestamp>.<raw body>"; any space-separated `v1,<signature>` entry matching.
+   */
+  function verifiedByTheDocs(
+    headers: Record<string, string | string[] | undefined>,
+    body: Buffer,
+    now: number,
+  ) {
+    const [id, timestamp, signatures] = ["webhook-id", "webhook-timestamp", "webhook-signature"].map((name) =>
+      String(headers[name] ?? ""),
+    );
+    if (!id || !timestamp || !signatures || Math.abs(now / 1000 - Number(timestamp)) > 300) return false;
+    const key = Buffer.from(SECRET.slice("whsec_".length), "base64");
+    const expected = createHmac("sha256", key)
+      .update(Buffer.concat([Buffer.from(`${id}.${timestamp}.`), body]))
+      .digest();
+    return signatures.split(" ").some((entry) => {
+      const [version, signature] = entry.split(",");
+      const given = Buffer.from(signature ?? "", "base64");
+      return version === "v1" && given.length === expected.length && timingSafeEqual(given, expected);
+    });
+  }
+
+  it("verifies, and is the same bytes signed through node:crypto (Node, Lambda) and WebCrypto (Workers)", async () => {
+    // The agent's text at its worst: mentions, markup, zero-width characters, lone surrogates and
+    // non-ASCII, which the receiver must hash as the bytes it got.
+    const text = `<!channel> @everyone <@U123> [x](https://e.example) \u200b\u200d \uD800 \uDFFF 🚀 ${"é".repeat(3000)}`;
+    const parsed = parseHookEvent({
+      session_id: "s",
+      transcript_path: "/t",
+      cwd: "/p",
+      hook_event_name: "Notification",
+      message: text,
+      notification_type: "idle_prompt",
+    });
+    if (!parsed.ok) throw new Error(parsed.error.message);
+    const notification = createNotification("evt_sig", 0, parsed.value, {
+      team: "t",
+      decision: "none",
+      ruleId: "r",
+    });
+    const policy = await policyFrom({
+      version: 1,
+      rules: [],
+      egress: { allowCidrs: ["127.0.0.1/32"] },
+      sinks: { hook: { type: "webhook", url, secret: SECRET } },
+    });
+    const now = Date.now();
+    for (const hmac of [nodeHmacSha256, webCryptoHmacSha256]) {
+      const egress = createUndiciEgress({ policy: () => policy.egress });
+      const deliverer = createDeliverer({
+        policy: () => policy,
+        egress: egress.send,
+        env: () => undefined,
+        clock: { now: () => now, monotonic: () => performance.now() },
+        random: () => 0.5,
+        hmac,
+      });
+      try {
+        expect(await deliverer.deliver({ id: "evt_sig.hook", sink: "hook", notification }, 1)).toEqual({
+          kind: "ack",
+        });
+      } finally {
+        await egress.close();
+      }
+    }
+    expect(raw).toHaveLength(2);
+    const [node, workers] = raw as [(typeof raw)[0], (typeof raw)[0]];
+    expect(workers.body.equals(node.body)).toBe(true);
+    expect(workers.headers["webhook-signature"]).toBe(node.headers["webhook-signature"]);
+    expect(node.body.length).toBeLessThanOrEqual(64 * 1024);
+    expect(node.body.toString("utf8")).toContain("\\ud800");
+    expect(verifiedByTheDocs(node.headers, node.body, now)).toBe(true);
+    // A byte changed, or a timestamp 301 s off, does not verify.
+    const tampered = Buffer.from(node.body);
+    tampered[10] = (tampered[10] ?? 0) ^ 1;
+    expect(verifiedByTheDocs(node.headers, tampered, now)).toBe(false);
+    expect(verifiedByTheDocs(node.headers, node.body, now + 301_000)).toBe(false);
   });
 });
