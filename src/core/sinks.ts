@@ -146,19 +146,40 @@ export async function buildSinkRequest(
       return {
         url: sink.url,
         headers: jsonHeaders(),
-        body: JSON.stringify(renderSlackMessage(notification, sink.link)),
+        body: sinkJson(renderSlackMessage(notification, sink.link)),
       };
     case "discord":
       return {
         url: deliveryUrl(sink),
         headers: jsonHeaders(),
-        body: JSON.stringify(renderSlackMessage(notification, sink.link, DISCORD_TEXT_MAX)),
+        body: sinkJson(renderSlackMessage(notification, sink.link, DISCORD_TEXT_MAX)),
       };
     case "webhook":
       return webhookRequest(sink.url, sink.secret, notification, attemptAt, hmac);
     case "github-dispatch":
       return githubDispatchRequest(sink, notification);
   }
+}
+
+/** A lone surrogate: half of a UTF-16 pair without its other half. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/**
+ * A sink's JSON body with every lone surrogate of its strings and keys as U+FFFD, as I-JSON
+ * (RFC 7493 §2.1) asks: JSON.stringify writes one as a `\udXXX` escape, which parsers that
+ * decode to UTF-8 refuse (PHP's json_decode, Rust's serde_json), so an agent's broken text
+ * would have the whole message refused with a 400 and dead-lettered.
+ */
+function sinkJson(value: unknown): string {
+  return JSON.stringify(value, (_key, item: unknown) => {
+    if (typeof item === "string") return item.replace(LONE_SURROGATE, "\uFFFD");
+    if (item === null || typeof item !== "object" || Array.isArray(item)) return item;
+    const keys = Object.keys(item);
+    if (!keys.some((key) => key.search(LONE_SURROGATE) >= 0)) return item;
+    return Object.fromEntries(
+      Object.entries(item).map(([key, inner]) => [key.replace(LONE_SURROGATE, "\uFFFD"), inner]),
+    );
+  });
 }
 
 function jsonHeaders(): Record<string, string> {
@@ -244,7 +265,7 @@ async function webhookRequest(
           : {}),
         event,
       };
-      return JSON.stringify({ type, timestamp, data });
+      return sinkJson({ type, timestamp, data });
     },
     WEBHOOK_MAX_BYTES,
     (value) => {
@@ -292,7 +313,7 @@ function githubDispatchRequest(
         ...(shownCwd !== undefined ? { cwd: shownCwd } : {}),
         ...(shownTool !== undefined ? { tool: shownTool } : {}),
       };
-      return JSON.stringify({ event_type: sink.eventType, client_payload: clientPayload });
+      return sinkJson({ event_type: sink.eventType, client_payload: clientPayload });
     },
     GITHUB_MAX_BYTES,
     (value) => {

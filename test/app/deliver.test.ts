@@ -988,7 +988,7 @@ describe("a signed webhook, as its receiver verifies it from the docs' words", (
     expect(workers.body.equals(node.body)).toBe(true);
     expect(workers.headers["webhook-signature"]).toBe(node.headers["webhook-signature"]);
     expect(node.body.length).toBeLessThanOrEqual(64 * 1024);
-    expect(node.body.toString("utf8")).toContain("\\ud800");
+    expect(node.body.toString("utf8")).toContain("\uFFFD \uFFFD 🚀");
     expect(verifiedByTheDocs(node.headers, node.body, now)).toBe(true);
     // A byte changed, or a timestamp 301 s off, does not verify.
     const tampered = Buffer.from(node.body);

@@ -332,6 +332,34 @@ describe("ResolvedSink", () => {
   });
 });
 
+describe("buildSinkRequest: text that is not valid UTF-16", () => {
+  // An agent's JSON may carry `\ud800`: JSON.parse keeps it as a lone surrogate.
+  const broken = notification({
+    reason: "half \uD83D pair, and \uDE80 the other",
+    event: {
+      ...notification().event,
+      tool_input: { command: "echo \uD800 🚀", "key\uDFFF": "v" },
+      message: "\uDBFF",
+      notification_type: "idle_prompt",
+    },
+  });
+  it.each<ResolvedSink>([
+    { type: "slack", url: "https://hooks.slack.com/services/T/B/x" },
+    { type: "discord", url: "https://discord.com/api/webhooks/1/x" },
+    { type: "webhook", url: "https://siem.example/in", secret: V1.secret },
+    { type: "github-dispatch", repo: "acme/app", eventType: "e", token: "t" },
+  ])(
+    "%o sends U+FFFD for each lone surrogate, which strict JSON parsers refuse as an escape",
+    async (sink) => {
+      const { body } = await buildSinkRequest(sink, broken, CREATED_AT);
+      expect(body).not.toMatch(/\\ud[89a-f][0-9a-f]{2}/i);
+      expect(body).not.toMatch(/[\uD800-\uDFFF]/u);
+      expect(body).toContain("\uFFFD");
+      if (sink.type !== "slack" && sink.type !== "discord") expect(body).toContain("echo \uFFFD 🚀");
+    },
+  );
+});
+
 describe("buildSinkRequest: slack", () => {
   it("posts {text, blocks} as JSON to the incoming-webhook url", async () => {
     const url = "https://hooks.slack.com/services/T000/B000/XXXX";
