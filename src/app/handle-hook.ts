@@ -363,6 +363,17 @@ function parseRequest(request: HookRequest): ParsedRequest {
   }
   const routed = routedDialect(dialect, body);
   const event = parseHookEvent(body, routed);
+  if (!event.ok && event.error.code === "EVENT_NOT_OBJECT") {
+    // JSON that is no object may still name its event, as text that is no JSON does: an array
+    // of events, or one encoded twice (a JSON string holding it). Its fail mode then answers in
+    // that event's shape, not with the block for an event that cannot be named, which keeps a
+    // Stop going and is ignored on PermissionRequest.
+    return unread({
+      code: event.error.code,
+      message: event.error.message,
+      eventName: sniffEventName(typeof body === "string" ? body : text),
+    });
+  }
   if (!event.ok) {
     return {
       ok: false,

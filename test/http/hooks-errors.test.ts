@@ -87,6 +87,27 @@ describe.each([
     }
   });
 
+  it("an array of events, or an event encoded twice, is answered in the shape of the event it names", async () => {
+    // A JSON string holding the event: an adapter that encodes the body twice.
+    for (const body of [`[${pre}]`, JSON.stringify(pre)]) {
+      await expectDenied(await app.post("/v1/hooks", body), "EVENT_NOT_OBJECT");
+    }
+    // A Stop is not blocked (the agent would keep working), nor a PermissionRequest answered with
+    // the top-level block Claude Code ignores there.
+    const stop = JSON.stringify({
+      session_id: "s",
+      transcript_path: "/t",
+      cwd: "/p",
+      hook_event_name: "Stop",
+    });
+    const stopped = await app.post("/v1/hooks", `[${stop}]`);
+    expect(await jsonOf(stopped)).toEqual({ systemMessage: expect.stringContaining("EVENT_NOT_OBJECT") });
+    const request = pre.replace('"PreToolUse"', '"PermissionRequest"');
+    const asked = await jsonOf(await app.post("/v1/hooks/claude-code", JSON.stringify(request)));
+    expect(asked.decision).toBeUndefined();
+    expect(asked.hookSpecificOutput?.decision?.behavior).toBe(mode === "deny" ? "deny" : undefined);
+  });
+
   it("an unknown client route answers with the fail mode, in the event's own shape, and the routes to use", async () => {
     const body = await expectDenied(await app.post("/v1/hooks/claude", pre), "UNKNOWN_CLIENT_ROUTE");
     expect(body.systemMessage).toMatch(/use \/v1\/hooks\/claude-code, .*\/v1\/hooks\/deepagents-legacy/);
