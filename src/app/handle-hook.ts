@@ -371,7 +371,7 @@ function parseRequest(request: HookRequest): ParsedRequest {
     return unread({
       code: event.error.code,
       message: event.error.message,
-      eventName: sniffEventName(typeof body === "string" ? body : text),
+      eventName: sniffEventName(text),
     });
   }
   if (!event.ok) {

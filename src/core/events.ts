@@ -507,10 +507,17 @@ const SNIFF_LIMIT = 64 * 1024;
 // legacy body, and Claude Code's FileChanged `event` field comes after `hook_event_name`.
 const SNIFF_PATTERN = /"(?:hook_event_name"\s*:\s*"([A-Za-z]+)|event"\s*:\s*"([a-z.]+))"/;
 
-/** The event name of a body too large to parse, read from its first 64 KiB; only known names. */
+/**
+ * The event name of a body that cannot be judged (too large, not JSON, no object), read from its
+ * first 64 KiB; only known names. A JSON string holding the event (encoded twice) is read with
+ * its quotes unescaped, as every path reads it: the working gateway and a broken one alike.
+ */
 export function sniffEventName(text: string): string | undefined {
   if (typeof text !== "string") return undefined;
-  const match = SNIFF_PATTERN.exec(text.length > SNIFF_LIMIT ? text.slice(0, SNIFF_LIMIT) : text);
+  const start = text.length > SNIFF_LIMIT ? text.slice(0, SNIFF_LIMIT) : text;
+  // A body that is a JSON string (an event encoded twice) has its quotes escaped once.
+  const twice = start.trimStart().startsWith('"');
+  const match = SNIFF_PATTERN.exec(twice ? start.replaceAll('\\"', '"') : start);
   const name = match?.[1] ?? match?.[2];
   return name !== undefined && ALL_EVENTS.has(name) ? name : undefined;
 }

@@ -36,6 +36,17 @@ describe("a gateway whose configuration is invalid", () => {
     expect((await jsonOf(await post("/v1/hooks", { nothing: 1 }))).decision).toBe("block");
   });
 
+  it("answers an event encoded twice (a JSON string holding it) in that event's shape, as the working gateway does", async () => {
+    const stop = JSON.stringify({ session_id: "s", hook_event_name: "Stop" });
+    // Blocked, a Stop would keep the agent working.
+    expect(await jsonOf(await post("/v1/hooks/claude-code", stop))).toEqual({
+      systemMessage: expect.stringMatching(/CONFIG_INVALID/),
+    });
+    const pre = JSON.stringify({ hook_event_name: "PermissionRequest", tool_name: "Bash" });
+    const body = await jsonOf(await post("/v1/hooks/claude-code", pre));
+    expect(body.hookSpecificOutput.decision.behavior).toBe("deny");
+  });
+
   it("denies on a mistyped deeper hook path and under a prefix too, never a non-2xx an agent would let through", async () => {
     const event = { hook_event_name: "PreToolUse", tool_name: "Bash", tool_input: { command: "ls" } };
     for (const path of [

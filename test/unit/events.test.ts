@@ -788,6 +788,14 @@ describe("sniffEventName", () => {
     );
   });
 
+  it("reads a body encoded twice (a JSON string holding the event), cut short too", () => {
+    const stop = { session_id: "s", hook_event_name: "Stop", last_assistant_message: "done" };
+    const twice = JSON.stringify(JSON.stringify(stop));
+    expect(sniffEventName(twice)).toBe("Stop");
+    expect(sniffEventName(` ${twice.slice(0, -20)}`)).toBe("Stop");
+    expect(sniffEventName(JSON.stringify(JSON.stringify({ event: "tool.use" })))).toBe("tool.use");
+  });
+
   it("looks at the first 64 KiB only", () => {
     const head = '{"x":"';
     const tail = '","hook_event_name":"Stop"';
