@@ -183,9 +183,13 @@ export interface PolicyDeps {
 
 /** Parse and compile a policy file's text. Errors list every problem; nothing is half-loaded. */
 export async function loadPolicy(
-  text: string,
+  source: string,
   deps: PolicyDeps,
 ): Promise<Result<LoadedPolicy, PolicyIssue[]>> {
+  // A byte-order mark, which some editors write, is dropped here as the file reader drops it, so
+  // that a policy put in HOOKGATE_POLICY from such a file loads on Lambda and the Worker as the
+  // file itself does for serve and check.
+  const text = source.startsWith("\uFEFF") ? source.slice(1) : source;
   // The masking shapes, for bundles that load them with the first policy; until they are here,
   // text that may hold a secret is masked whole (mask.ts).
   await loadMaskShapes();
