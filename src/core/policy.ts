@@ -557,6 +557,8 @@ export function wrongType(expected: string, value: unknown, secret = false): str
     return expected === "int" && !Number.isInteger(number)
       ? `must be ${kind}, not ${JSON.stringify(value)}`
       : `must be ${kind}: write ${number}, without quotes`;
+  if ((expected === "number" || expected === "int") && typeof value === "number" && !Number.isFinite(value))
+    return "is too large a number: past about 1.8e308 it reads as infinity; write a smaller one";
   if (expected === "boolean" && (value === "true" || value === "false"))
     return `must be ${kind}: write ${value}, without quotes`;
   // Of a string, not of a number: a list's items may be numbers (`retryScheduleSeconds`).
@@ -572,6 +574,9 @@ export function wrongType(expected: string, value: unknown, secret = false): str
 function valueKind(value: unknown): string {
   if (Array.isArray(value)) return "a list";
   if (value !== null && typeof value === "object") return "an object";
+  // A number past a double's range (`1e400`) parses as infinity, which JSON.stringify writes `null`.
+  if (typeof value === "number" && !Number.isFinite(value))
+    return "a number too large to read (it reads as infinity)";
   const written = JSON.stringify(value) ?? String(value);
   if (written.length <= 40) return written;
   return typeof value === "string" ? "a string" : (KIND_NAMES[typeof value] ?? typeof value);

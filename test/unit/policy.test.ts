@@ -632,6 +632,17 @@ describe("schema messages that say what to fix (a hunt)", () => {
     ]);
   });
 
+  it("says a number past a double's range is too large, not null (JSON.parse reads it as infinity)", async () => {
+    // Before, `"deadlineMs": 1e400` was refused as `must be a whole number, not null`.
+    const text =
+      '{"version": 1, "defaults": {"deadlineMs": 1e400}, "rules": [{"id": "a", "on": "Stop", "decide": "block", "reason": 1e999}], "models": {"m": {"provider": "openai", "model": "x", "apiKey": "env:K", "cacheTtlSeconds": -1e999}}}';
+    expect((await problemsOf(text)).map((p) => `${p.path}: ${p.message}`)).toEqual([
+      "$.defaults.deadlineMs: is too large a number: past about 1.8e308 it reads as infinity; write a smaller one",
+      "$.rules[0].reason: must be a string, not a number too large to read (it reads as infinity)",
+      "$.models.m.cacheTtlSeconds: is too large a number: past about 1.8e308 it reads as infinity; write a smaller one",
+    ]);
+  });
+
   it("never quotes a value of the wrong type where a secret is written (a token, a URL, a header, a key)", async () => {
     // A review: `"headers": "Bearer <token>"` was refused as `must be an object, not "Bearer <token>"`,
     // and the load error is logged by serve, a SIGHUP reload, Lambda and the Worker.
