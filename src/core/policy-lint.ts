@@ -71,6 +71,7 @@ export function lintPolicy(policy: Policy, env?: EnvReader): PolicyIssue[] {
     lintRule(rule, warn);
     lintTeams(rule, teams, warn);
     lintMatcherCase(rule, warn);
+    lintMatcherNamesNothing(rule, warn);
     lintMatcherClientValues(rule, warn);
     lintWhereTypes(rule, warn);
     lintWhereFields(rule, warn);
@@ -298,6 +299,19 @@ const DEEPAGENTS_NATIVE_TOOLS: ReadonlyMap<string, string> = new Map([
 
 const nativeToolMessage = (name: string, sent: string) =>
   `"${name}" is deepagents' own name for ${sent}, which its hooks send as "${sent}" on tool events (only its legacy tool.use carries "${name}"), so no client sends it here: write ${sent}`;
+
+/**
+ * A matcher of only `|` and spaces (`"|"`, a list whose names were all deleted): split at its
+ * `|`, it has no part, so it matches no value, where `""` and `"*"` match every one.
+ */
+function lintMatcherNamesNothing(rule: CompiledRule, warn: (path: string, message: string) => void): void {
+  const source = rule.document.matcher;
+  if (source === undefined || exactMatcherNames(source)?.size !== 0) return;
+  warn(
+    `${rule.path}.matcher`,
+    `${JSON.stringify(source)} names nothing between its "|", so it matches no value and this rule never applies where a matcher is read; leave the matcher out to match every value, or name what it is for`,
+  );
+}
 
 /**
  * A matcher's exact name in the wrong case (`bash`), as lintIfTargets says of an `if`'s tool; or

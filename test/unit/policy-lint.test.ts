@@ -352,6 +352,20 @@ describe("lintPolicy: matchers that cannot hold", () => {
     expect(warnings.filter((w) => w.includes("lets none of them through"))).toEqual([]);
   });
 
+  it("warns about a matcher of only | and spaces, which matches nothing, unlike an empty one", async () => {
+    // Before, `"matcher": "|"` loaded with no word, and its deny rule never applied.
+    const warnings = await warningsFor([
+      { id: "a", on: "PreToolUse", matcher: "|", decide: "deny" },
+      { id: "b", on: "SessionEnd", matcher: " | | ", context: "x" },
+      { id: "c", on: "PreToolUse", matcher: "", decide: "deny" },
+      { id: "d", on: "PreToolUse", matcher: "Bash|", decide: "deny" },
+    ]);
+    expect(warnings.filter((w) => w.includes("names nothing"))).toEqual([
+      '$.rules[0].matcher: "|" names nothing between its "|", so it matches no value and this rule never applies where a matcher is read; leave the matcher out to match every value, or name what it is for',
+      '$.rules[1].matcher: " | | " names nothing between its "|", so it matches no value and this rule never applies where a matcher is read; leave the matcher out to match every value, or name what it is for',
+    ]);
+  });
+
   it('warns that "on": "*" ignores the matcher on events without a matcher field', async () => {
     const warnings = await warningsFor([{ id: "r", on: "*", matcher: "Bash", context: "x" }]);
     expect(warnings).toContain(
