@@ -24,7 +24,7 @@ import {
 } from "../adapters/log/guarded-stream.js";
 import { batchLines, createJsonLogger, scrubLines } from "../adapters/log/json-lines.js";
 import { createPrometheusRegistry } from "../adapters/metrics/prometheus.js";
-import { loadPolicyFile, PolicyLoadError } from "../adapters/policy-source/file.js";
+import { loadPolicyFileText, PolicyLoadError, readJsonText } from "../adapters/policy-source/file.js";
 import {
   CHECK_MS as JOURNAL_CHECK_MS,
   type JournalWriter,
@@ -39,9 +39,9 @@ import { createRemoteActions } from "../app/remote-actions.js";
 import { reportRefusals } from "../core/egress/report.js";
 import { errorMessage } from "../core/errors.js";
 import { scrubbingWith } from "../core/mask.js";
-import { listedProblems, type Policy, type PolicyIssue } from "../core/policy.js";
+import { type LoadedPolicy, listedProblems, type Policy, type PolicyIssue } from "../core/policy.js";
 import type { Logger } from "../core/ports.js";
-import { err } from "../core/result.js";
+import { err, type Result } from "../core/result.js";
 import { envReaderOf } from "../core/secret-ref.js";
 import { createApp } from "../http/app.js";
 import { bodyDeadline, createBodyBudget } from "../http/read-body.js";
@@ -97,10 +97,21 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
   const logger = options.logger ?? createJsonLogger(stdout);
   const env = options.env ?? process.env;
   const policyDeps = { env: envReaderOf(env), sha256: nodeSha256 };
-  const load = async (reload: boolean) => {
+  /** The text of the file the running policy was loaded from. */
+  let runningText: string | undefined;
+  /** The file's policy, loaded; undefined for a reload that finds the running policy's text. */
+  const load = async (reload: boolean): Promise<Result<LoadedPolicy, PolicyIssue[]> | undefined> => {
     // A regular file only: a FIFO at the path would hold this reload, and every one after it.
-    const loaded = await loadPolicyFile(options.policyPath, policyDeps, { filesOnly: true });
+    const text = await readJsonText(options.policyPath, { filesOnly: true });
+    if (!text.ok) return err([{ severity: "error", path: "$", message: text.error }]);
+    // The same text compiles to the running policy: serve's environment is fixed when it starts,
+    // so its "env:NAME" values are the same too. Compiled again, it logged its warnings again and
+    // gave each thread's egress a new connection pool (one per policy), on every SIGHUP a deploy
+    // tool sends whether the file changed or not.
+    if (text.value === runningText) return undefined;
+    const loaded = await loadPolicyFileText(options.policyPath, text.value, policyDeps);
     if (loaded.ok) {
+      runningText = text.value;
       for (const w of loaded.value.warnings)
         logger.log("warn", "policy warning", {
           path: w.path,
@@ -127,7 +138,8 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
     });
   };
   const first = await load(false);
-  if (!first.ok) throw new PolicyLoadError(options.policyPath, first.error);
+  // Never undefined: nothing runs yet for the file to match.
+  if (!first?.ok) throw new PolicyLoadError(options.policyPath, first?.error ?? []);
   warnIfOpen(first.value.policy);
   let current = first.value.policy;
   /** The latest reload was refused: /healthz says so until one loads. */
@@ -417,6 +429,13 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
         { severity: "error", path: "$", message: `could not be loaded: ${errorMessage(e)}` },
       ]),
     );
+    if (next === undefined) {
+      // The file's policy runs: a reload refused before (a broken file put back) is over.
+      reloadFailed = false;
+      metrics.increment("hookgate_policy_reloads_total", { outcome: "loaded" });
+      logger.log("info", "policy unchanged; nothing reloaded", { policy: current.hash });
+      return [];
+    }
     if (!next.ok) {
       // The file named: the problems' JSON paths ("$.rules[0]") do not say which file was read.
       const { listed, more } = listedProblems(next.error);

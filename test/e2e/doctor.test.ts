@@ -254,10 +254,10 @@ describe("hookgate doctor", { timeout: 90_000 }, () => {
       expect(checks.slice(1).every((l) => l.startsWith("✓ "))).toBe(true);
       expect(checks).toHaveLength(3);
 
-      // A reload that loads clears it.
+      // A reload that loads clears it, the running policy's own file put back too.
       copyFileSync(join(ROOT, "examples/policy.json"), path);
       reloading.child.kill("SIGHUP");
-      await reloading.waitForLine((l) => l.msg === "policy reloaded");
+      await reloading.waitForLine((l) => l.msg === "policy unchanged; nothing reloaded");
       expect(await (await fetch(`${reloading.url}/healthz`)).json()).toEqual({
         status: "ok",
         policy: before.policy,

@@ -71,6 +71,9 @@ function continued(socket: Socket): Promise<void> {
 
 const CONTINUE = "HTTP/1.1 100 Continue\r\n\r\n";
 
+/** What serve logs for a reload whose file is the running policy's, byte for byte. */
+const UNCHANGED = "policy unchanged; nothing reloaded";
+
 /**
  * Sends `head` (a request's headers, with `Expect: 100-continue`, and the start of its body) on a
  * connection of its own, stops the gateway once it has read them (its 100 Continue), then sends
@@ -166,11 +169,14 @@ async function waitWhileRunning(child: ChildProcess, tries: number, done: () => 
   }
 }
 
-/** A serve child sent a SIGHUP: it reloads the policy once it runs, and keeps running. */
+/**
+ * A serve child sent a SIGHUP: it reloads the policy once it runs (finding the file unchanged),
+ * and keeps running.
+ */
 async function expectReloadedAndRunning({ child, stdout }: ReturnType<typeof spawnServe>): Promise<void> {
-  await waitWhileRunning(child, 3000, () => /"policy reloaded"/.test(stdout()));
+  await waitWhileRunning(child, 3000, () => stdout().includes(`"${UNCHANGED}"`));
   expect(child.exitCode).toBe(null);
-  expect(stdout()).toMatch(/"hookgate listening"[\s\S]*"policy reloaded"/);
+  expect(stdout()).toMatch(new RegExp(`"hookgate listening"[\\s\\S]*"${UNCHANGED}"`));
 }
 
 /**
@@ -798,7 +804,7 @@ describe("a --host whose name could not be looked up for now (EAI_AGAIN: no DNS 
 describe("reloads asked in a burst (SIGHUPs from a deploy tool or a file watcher)", () => {
   it("run once for all those asked before it starts, and again for one asked while it runs", async () => {
     const { gateway, path, logs } = await gatewayIn("burst");
-    const reloads = () => logs.filter((l) => l.msg === "policy reloaded").length;
+    const reloads = () => logs.filter((l) => l.msg === "policy reloaded" || l.msg === UNCHANGED).length;
     try {
       // Each reload compiles the whole policy, holding the decisions meanwhile: three asked
       // together read the same file, so one compile serves them.
@@ -815,6 +821,41 @@ describe("reloads asked in a burst (SIGHUPs from a deploy tool or a file watcher
       expect(gateway.policy().rules).toHaveLength(8);
     } finally {
       await gateway.close();
+    }
+  });
+});
+
+describe("a reload of a policy file that did not change", () => {
+  it("changes nothing and says so in one line, its warnings not logged again; a changed file still loads", async () => {
+    // Before, each SIGHUP compiled the same file again: its warnings were logged again and each
+    // thread's egress got a new connection pool, for every SIGHUP a deploy tool sent.
+    const path = join(dir, "unchanged.json");
+    const sinks = { chat: { type: "slack", url: "env:CHAT_URL_NOT_SET" } };
+    const rule = { id: "chat", on: "Stop", notify: ["chat"] };
+    writeFileSync(path, JSON.stringify({ version: 1, sinks, rules: [rule] }));
+    const server = await startServerProcess(path);
+    try {
+      const msgs = () => server.lines.map((l) => l.msg);
+      const warned = () => msgs().filter((m) => m === "policy warning").length;
+      const reloadLines = () => msgs().filter((m) => m === "policy reloaded" || m === UNCHANGED);
+      const atStart = warned();
+      expect(atStart).toBeGreaterThan(0);
+      for (const n of [1, 2]) {
+        server.child.kill("SIGHUP");
+        await server.waitForLine(() => reloadLines().length === n);
+      }
+      expect(reloadLines()).toEqual([UNCHANGED, UNCHANGED]);
+      expect(warned()).toBe(atStart);
+      const metrics = await (await fetch(`${server.url}/metrics`)).text();
+      expect(metrics).toContain('hookgate_policy_reloads_total{outcome="loaded"} 2');
+
+      writeFileSync(path, JSON.stringify({ version: 1, sinks, rules: [rule, { ...rule, id: "chat-2" }] }));
+      server.child.kill("SIGHUP");
+      const reloaded = await server.waitForLine((l) => l.msg === "policy reloaded");
+      expect(reloaded.rules).toBe(2);
+      expect(warned()).toBe(2 * atStart);
+    } finally {
+      await server.stop();
     }
   });
 });

@@ -14,10 +14,19 @@ export async function loadPolicyFile(
 ): Promise<Result<LoadedPolicy, PolicyIssue[]>> {
   const text = await readJsonText(path, options);
   if (!text.ok) return err([{ severity: "error", path: "$", message: text.error }]);
-  const loaded = await loadPolicy(text.value, deps);
+  return loadPolicyFileText(path, text.value, deps);
+}
+
+/** A policy file's text, read with readJsonText, loaded: its problems said as loadPolicyFile says them. */
+export async function loadPolicyFileText(
+  path: string,
+  text: string,
+  deps: PolicyDeps,
+): Promise<Result<LoadedPolicy, PolicyIssue[]>> {
+  const loaded = await loadPolicy(text, deps);
   if (loaded.ok) return loaded;
-  const issues = await withNearMisses(loaded.error, parsedOrUndefined(text.value));
-  if (!looksLikeYaml(text.value)) return err(issues);
+  const issues = await withNearMisses(loaded.error, parsedOrUndefined(text));
+  if (!looksLikeYaml(text)) return err(issues);
   return err(
     issues.map((issue) =>
       issue.path === "$" && issue.message.startsWith("is not valid JSON")
