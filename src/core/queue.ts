@@ -115,8 +115,10 @@ export interface Queue<T> {
    * Sends dead letters back to the queue (all when `ids` is undefined), attempts reset; returns how
    * many. One that can stop part way (SQS, a page at a time) rejects with a SweepStoppedError
    * saying how many it sent first, and how many more it may have sent (a send with no answer).
+   * With `keep`, only the dead letters whose stored body it keeps (a body that does not parse is
+   * kept); the others stay dead letters, uncounted.
    */
-  replayDead(ids?: readonly string[]): Promise<number>;
+  replayDead(ids?: readonly string[], keep?: (body: unknown) => boolean): Promise<number>;
   /**
    * Deletes dead letters for good (all when `ids` is undefined); returns how many. One that can
    * stop part way (SQS) rejects with a SweepStoppedError saying how many it deleted first.

@@ -10,7 +10,8 @@
  * how many of the page it stopped on may be on the queue too when that page's send got no
  * answer; the dead letters of that page it did not send, or may have, are visible again at once.
  * A drop that stops says how many it deleted, and how many of the page it stopped on may be gone
- * too when that page's delete got no answer.
+ * too when that page's delete got no answer. `replay --policy FILE` leaves the dead letters of
+ * sinks that policy has not, and names them by sink on stderr.
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
@@ -41,6 +42,7 @@ export async function dlqCommand(
       "sqs-queue-url": { type: "string" },
       "sqs-dlq-url": { type: "string" },
       "sqs-endpoint": { type: "string" },
+      policy: { type: "string" },
     },
   });
   const limit = listLimit(values.limit);
@@ -49,6 +51,9 @@ export async function dlqCommand(
     if (!values.all && !values.id) throw new UsageError(`dlq ${sub} needs --id ID (repeatable) or --all`);
     if (values.all && values.id) throw new UsageError(`dlq ${sub} takes --id or --all, not both`);
   }
+  if (values.policy !== undefined && sub !== "replay") throw new UsageError(`dlq ${sub} takes no --policy`);
+  const sinks = values.policy === undefined ? undefined : await policySinks(values.policy, io);
+  if (sinks === null) return 1;
   const queue = await openQueue(values);
   try {
     if (sub === "list") {
@@ -79,10 +84,23 @@ export async function dlqCommand(
       return 0;
     }
     const ids = values.all ? undefined : values.id;
+    /** The dead letters left because the policy has not their sink: job id to sink. */
+    const left = new Map<string, string>();
+    const keep =
+      sinks === undefined
+        ? undefined
+        : (body: unknown) => {
+            const job = body as Partial<DeliveryJob> | null;
+            if (typeof job?.sink !== "string" || typeof job.id !== "string" || sinks.has(job.sink))
+              return true;
+            left.set(job.id, job.sink);
+            return false;
+          };
     let count: number;
     try {
-      count = sub === "replay" ? await queue.replayDead(ids) : await queue.dropDead(ids);
+      count = sub === "replay" ? await queue.replayDead(ids, keep) : await queue.dropDead(ids);
     } catch (e) {
+      if (left.size > 0) io.err(leftNote(left, values.policy ?? ""));
       const swept = sweptBefore(e);
       if (swept === undefined) throw e;
       const { done, unsure } = swept;
@@ -107,6 +125,7 @@ export async function dlqCommand(
       return 1;
     }
     out(`${sub === "replay" ? "replayed" : "dropped"} ${count} job${count === 1 ? "" : "s"}\n`);
+    if (left.size > 0) io.err(leftNote(left, values.policy ?? ""));
     // An id that `list` shows for a DLQ message that is no job (SQS) is never replayed: said as
     // such, with what to do, rather than as an id that is no dead letter, which sent the user
     // back to the list that showed it.
@@ -117,15 +136,49 @@ export async function dlqCommand(
         `${id} is a message on the DLQ that is no job (hookgate dlq list shows its text): it cannot be replayed; hookgate dlq drop --id ${id} deletes it\n`,
       );
     // An id that is not a dead letter is a mistake worth an exit code (a typo, or already done).
-    const missed = ids ? new Set(ids).size - count - jobless.length : 0;
+    const missed = ids ? new Set(ids).size - count - jobless.length - left.size : 0;
     if (missed > 0)
       io.err(
         `${missed} of the ids given ${missed === 1 ? "is" : "are"} not a dead letter: see hookgate dlq list\n`,
       );
-    return missed > 0 || jobless.length > 0 ? 1 : 0;
+    // An id given and left was asked for and not done; with --all, leaving them is what --policy asks.
+    return missed > 0 || jobless.length > 0 || (ids !== undefined && left.size > 0) ? 1 : 0;
   } finally {
     await queue.close();
   }
+}
+
+/**
+ * The sinks of the policy `dlq replay --policy` names, or null once it said on stderr that the
+ * file does not load.
+ */
+async function policySinks(
+  path: string,
+  io: { readonly err: (text: string) => void },
+): Promise<ReadonlySet<string> | null> {
+  const [{ loadPolicyFile, invalidPolicyReport }, { nodeSha256 }, { envReaderOf }] = await Promise.all([
+    import("../adapters/policy-source/file.js"),
+    import("../adapters/hash/node-crypto.js"),
+    import("../core/secret-ref.js"),
+  ]);
+  const loaded = await loadPolicyFile(path, { env: envReaderOf(process.env), sha256: nodeSha256 });
+  if (!loaded.ok) {
+    io.err(invalidPolicyReport(path, loaded.error));
+    return null;
+  }
+  return new Set(Object.keys(loaded.value.policy.document.sinks ?? {}));
+}
+
+/**
+ * What a replay under `--policy` left, by sink: replayed, each would be dead-lettered again at
+ * once, its error then saying only that the sink is gone where it said why it failed.
+ */
+function leftNote(left: ReadonlyMap<string, string>, policyPath: string): string {
+  const bySink = new Map<string, number>();
+  for (const sink of left.values()) bySink.set(sink, (bySink.get(sink) ?? 0) + 1);
+  const named = [...bySink].map(([sink, n]) => `"${escapeControls(sink)}" (${n})`).join(", ");
+  const n = left.size;
+  return `hookgate: left ${n} dead letter${n === 1 ? "" : "s"} whose sink ${policyPath} no longer has: ${named}; replayed, ${n === 1 ? "it" : "they"} would be dead-lettered again at once. Add the sink back (and reload serve) and replay again, or drop ${n === 1 ? "it" : "them"} (hookgate dlq drop --id ID)\n`;
 }
 
 /** Dead letters `list` shows when no --limit is given. */

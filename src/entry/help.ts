@@ -79,7 +79,7 @@ cannot be read or is one serve and check refuse (an invalid egress section, a re
   },
   dlq: {
     usage: `hookgate dlq list [--data-dir DIR | --sqs-queue-url U --sqs-dlq-url D [--sqs-endpoint E]] [--limit N] [--json]
-hookgate dlq replay (--id ID... | --all) [--data-dir DIR | --sqs-... ]
+hookgate dlq replay (--id ID... | --all) [--policy FILE] [--data-dir DIR | --sqs-... ]
 hookgate dlq drop (--id ID... | --all) [--data-dir DIR | --sqs-... ]`,
     details: `Lists, replays or drops notifications that ran out of retries; safe beside a running serve.
 
@@ -89,6 +89,8 @@ hookgate dlq drop (--id ID... | --all) [--data-dir DIR | --sqs-... ]`,
   --limit N         list at most N (default 1000)
   --json            lists them as a JSON array
   --id ID           the dead letter to replay or drop (repeatable); --all for every one
+  --policy FILE     replay only the dead letters of sinks this policy (serve's) has; the
+                    others stay dead letters, named by sink on stderr
 
 On SQS a replay goes a page of 10 at a time; one that stops (a dead letter SQS will not take, a
 failed request) exits 1 with why and how many it replayed before it stopped, which are on the

@@ -280,6 +280,21 @@ export function queueContract(name: string, make: () => Promise<QueueUnderTest>)
       ]);
     });
 
+    it("replays only the dead letters `keep` keeps, by id or all, and leaves the others as they were", async () => {
+      await queue.send([
+        { id: "a", body: job(1, "audit") },
+        { id: "c", body: job(2, "chat") },
+        { id: "b", body: job(3, "audit") },
+      ]);
+      for (const m of await drain()) await queue.deadLetter(m, `failed ${m.id}`);
+      const keep = (body: unknown) => (body as Job).sink === "audit";
+      expect(await queue.replayDead(["c"], keep)).toBe(0);
+      expect(await queue.replayDead(undefined, keep)).toBe(2);
+      expect(ids(await drain()).sort()).toEqual(["a", "b"]);
+      const left = await queue.listDead();
+      expect(left.map((d) => [d.id, d.body, d.error])).toEqual([["c", job(2, "chat"), "failed c"]]);
+    });
+
     it("gives a replayed dead letter back its group, so a sink's cap holds for it too where the backend skips groups", async () => {
       await queue.send([{ id: "g1", body: job(1), group: "siem" }]);
       const [leased] = await queue.receive(10, SECOND);

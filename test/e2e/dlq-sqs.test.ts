@@ -3,8 +3,10 @@
  * loopback (local-aws-sqs): a replay or drop that stops part way says how many dead letters it
  * sent or deleted first, and a page a replay could not send is visible again at once.
  */
+import { writeFileSync } from "node:fs";
 import { request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { join } from "node:path";
 import {
   CreateQueueCommand,
   GetQueueAttributesCommand,
@@ -17,7 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSqsClientForLocal } from "../../src/adapters/queue/sqs.js";
 import { loopbackServer } from "../support/loopback.js";
 import { runCli } from "../support/process.js";
-import { whenDone } from "../support/temp.js";
+import { tempDir, whenDone } from "../support/temp.js";
 
 let server: Server;
 let endpoint: string;
@@ -92,6 +94,35 @@ async function hangingUpOnSends(from: number, forward: boolean): Promise<string>
 }
 
 describe("hookgate dlq replay on SQS", () => {
+  it("replays under --policy only the dead letters whose sink the policy has, leaving the others visible", async () => {
+    const dir = tempDir("dlq-sqs-policy");
+    const policy = join(dir, "policy.json");
+    writeFileSync(
+      policy,
+      JSON.stringify({
+        version: 1,
+        rules: [],
+        sinks: { audit: { type: "webhook", url: "https://hooks.example/h" } },
+      }),
+    );
+    const job = (id: string, sink: string) =>
+      letter(id, { id, sink, notification: { eventName: "Stop", event: {} } });
+    const t = await queuesWith([
+      job("a1", "audit"),
+      job("c1", "chat"),
+      job("a2", "audit"),
+      job("c2", "chat"),
+    ]);
+    const result = await runCli(["dlq", "replay", "--all", "--policy", policy, ...t.args]);
+    expect([result.code, result.stdout]).toEqual([0, "replayed 2 jobs\n"]);
+    expect(result.stderr).toContain(
+      `hookgate: left 2 dead letters whose sink ${policy} no longer has: "chat" (2);`,
+    );
+    expect(await t.replayed()).toEqual(["a1", "a2"]);
+    const listed = await runCli(["dlq", "list", "--json", ...t.args]);
+    expect((JSON.parse(listed.stdout) as { id: string }[]).map((d) => d.id).sort()).toEqual(["c1", "c2"]);
+  });
+
   it("says how many jobs it replayed before a page it could not send stopped it", async () => {
     // Before, the error said why the replay stopped, not that earlier pages had
     // gone out, which a second replay would send again. The jobs queue takes 1 KiB at most: SQS

@@ -484,6 +484,72 @@ describe("the dead-letter queue", () => {
     expect(inDelivery.data.event).toMatchObject({ tool_input: { command: "rm -rf /tmp/c" } });
   });
 
+  it("replays under --policy only the dead letters whose sink the policy has, naming the others by sink", async () => {
+    // Before, a dead letter of a sink the policy had dropped was replayed, dead-lettered again at
+    // once with "no longer in the policy" in place of the error it failed with, and the CLI said
+    // nothing of it.
+    const dataDir = tempDir("gone-sink");
+    const queue = createSqliteQueue<DeliveryJob>({ path: join(dataDir, "queue.sqlite") });
+    const jobs = [
+      ["evt_1.audit", "audit"],
+      ["evt_1.chat", "chat"],
+      ["evt_2.chat", "chat"],
+      ["evt_2.pager", "pager"],
+      ["evt_3.audit", "audit"],
+    ].map(
+      ([id = "", sink = ""]): DeliveryJob => ({
+        id,
+        sink,
+        notification: { eventName: "SessionEnd", event: {} } as DeliveryJob["notification"],
+      }),
+    );
+    await queue.send(jobs.map((job) => ({ id: job.id, body: job, group: job.sink })));
+    for (const leased of await queue.receive(jobs.length, 60_000))
+      expect(await queue.deadLetter(leased, "gave up after 4 attempts: HTTP 500")).toBe(true);
+    await queue.close();
+    const policy = policyFile("http://127.0.0.1:9/hook");
+
+    const one = await runCli([
+      "dlq",
+      "replay",
+      "--id",
+      "evt_2.pager",
+      "--policy",
+      policy,
+      "--data-dir",
+      dataDir,
+    ]);
+    expect([one.code, one.stdout]).toEqual([1, "replayed 0 jobs\n"]);
+    expect(one.stderr).toBe(
+      `hookgate: left 1 dead letter whose sink ${policy} no longer has: "pager" (1); replayed, it would be dead-lettered again at once. Add the sink back (and reload serve) and replay again, or drop it (hookgate dlq drop --id ID)\n`,
+    );
+
+    const all = await runCli(["dlq", "replay", "--all", "--policy", policy, "--data-dir", dataDir]);
+    expect([all.code, all.stdout]).toEqual([0, "replayed 2 jobs\n"]);
+    expect(all.stderr).toContain(
+      `left 3 dead letters whose sink ${policy} no longer has: "chat" (2), "pager" (1);`,
+    );
+    // Left as they were, with the error they failed with.
+    const left = JSON.parse((await runCli(["dlq", "list", "--json", "--data-dir", dataDir])).stdout) as {
+      id: string;
+      error: string;
+    }[];
+    expect(left.map((d) => [d.id, d.error]).sort()).toEqual(
+      ["evt_1.chat", "evt_2.chat", "evt_2.pager"].map((id) => [id, "gave up after 4 attempts: HTTP 500"]),
+    );
+    const broken = await runCli([
+      "dlq",
+      "replay",
+      "--all",
+      "--policy",
+      join(dataDir, "none.json"),
+      "--data-dir",
+      dataDir,
+    ]);
+    expect(broken.code).toBe(1);
+    expect(broken.stderr).toContain("none.json: invalid (1 problem)");
+  });
+
   it("lists a dead letter stored with its error unmasked (before errors were masked) masked", async () => {
     // A dead letter as a gateway wrote it before the error of a delivery that threw was masked.
     const dataDir = tempDir("old-dead-letter");

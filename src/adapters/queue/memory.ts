@@ -136,9 +136,12 @@ export function createMemoryQueue<T>(options: MemoryQueueOptions = {}): Queue<T>
         }));
     },
 
-    async replayDead(ids) {
+    async replayDead(ids, keep) {
       open();
-      const chosen = chooseDead(ids);
+      const chosen = chooseDead(ids).filter((id) => {
+        const letter = dead.get(id);
+        return letter === undefined || keep === undefined || keep(letter.body);
+      });
       for (const id of chosen) {
         const letter = dead.get(id);
         if (!letter) continue;

@@ -364,9 +364,10 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
   // Up to `limit` of the dead letters there were when a replay began (one made since has a rowid
   // above the last one then), in the order they were made. By rowid: the last one then is taken
   // last, so until the replay ends no rowid below it can be given again to a new one.
-  const deadBefore = db.prepare<[number, number], { id: string; body: string; grp: string | null }>(
-    "SELECT id, body, grp FROM queue_dead WHERE rowid <= ? ORDER BY rowid LIMIT ?",
-  );
+  const deadBetween = db.prepare<
+    [number, number, number],
+    { rowid: number; id: string; body: string; grp: string | null }
+  >("SELECT rowid, id, body, grp FROM queue_dead WHERE rowid > ? AND rowid <= ? ORDER BY rowid LIMIT ?");
   const lastDead = db.prepare<[], number | null>("SELECT MAX(rowid) FROM queue_dead").pluck();
   const unbury = db.prepare<[string]>("DELETE FROM queue_dead WHERE id = ?");
   const setPosition = db.prepare<IntakePosition>(
@@ -563,29 +564,54 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
     }
     return rows.length;
   };
-  const replayIds = db.transaction((ids: readonly string[]): number =>
+  /** The rows whose job `keep` keeps (all without it); one whose text does not parse is kept. */
+  const kept = <R extends { body: string }>(
+    rows: readonly R[],
+    keep: ((body: unknown) => boolean) | undefined,
+  ) =>
+    keep === undefined
+      ? rows
+      : rows.filter((row) => {
+          const body = parsedOrText(row.body);
+          return typeof body === "string" || keep(body);
+        });
+  const replayIds = db.transaction((ids: readonly string[], keep?: (body: unknown) => boolean): number =>
     requeue(
-      [...new Set(ids)].flatMap((id) => {
-        const row = deadById.get(id);
-        return row ? [row] : [];
-      }),
+      kept(
+        [...new Set(ids)].flatMap((id) => {
+          const row = deadById.get(id);
+          return row ? [row] : [];
+        }),
+        keep,
+      ),
     ),
   );
   /**
-   * One slice of a replay of every dead letter up to rowid `last`: REPLAY_SLICE_ROWS at most, for
-   * about REPLAY_SLICE_MS at most. Whether any is left.
+   * One slice of a replay of every dead letter after rowid `after` up to rowid `last`:
+   * REPLAY_SLICE_ROWS read at most, for about REPLAY_SLICE_MS at most. How many it moved, the
+   * last rowid it read (those `keep` leaves stay) and whether any is left.
    */
-  const replaySlice = db.transaction((last: number): { moved: number; more: boolean } => {
-    const began = performance.now();
-    let moved = 0;
-    while (moved < REPLAY_SLICE_ROWS) {
-      const rows = deadBefore.all(last, Math.min(REPLAY_READ_ROWS, REPLAY_SLICE_ROWS - moved));
-      moved += requeue(rows);
-      if (rows.length === 0) return { moved, more: false };
-      if (performance.now() - began >= REPLAY_SLICE_MS) break;
-    }
-    return { moved, more: true };
-  });
+  const replaySlice = db.transaction(
+    (
+      after: number,
+      last: number,
+      keep: ((body: unknown) => boolean) | undefined,
+    ): { moved: number; next: number; more: boolean } => {
+      const began = performance.now();
+      let moved = 0;
+      let read = 0;
+      let next = after;
+      while (read < REPLAY_SLICE_ROWS) {
+        const rows = deadBetween.all(next, last, Math.min(REPLAY_READ_ROWS, REPLAY_SLICE_ROWS - read));
+        if (rows.length === 0) return { moved, next, more: false };
+        moved += requeue(kept(rows, keep));
+        read += rows.length;
+        next = rows.at(-1)?.rowid ?? next;
+        if (performance.now() - began >= REPLAY_SLICE_MS) break;
+      }
+      return { moved, next, more: true };
+    },
+  );
 
   // Without ids, one DELETE: dropping every dead letter never reads their bodies.
   const dropAllDead = db.prepare("DELETE FROM queue_dead");
@@ -720,8 +746,8 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
       }));
     },
 
-    async replayDead(ids) {
-      if (ids !== undefined) return naming(() => replayIds.immediate(ids));
+    async replayDead(ids, keep) {
+      if (ids !== undefined) return naming(() => replayIds.immediate(ids, keep));
       // Every dead letter, in slices with a pause between them: in one transaction, 100,000 of them
       // held the write lock for 4 to 7 s, a running serve's delivery thread standing still waiting
       // for it, and 400,000 for 40 s, past its busy timeout twice (its acks failed, and the jobs it
@@ -730,9 +756,11 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
       // whose sink is gone is dead-lettered again at once) is left, or the replay never ended.
       const last = naming(() => lastDead.get()) ?? 0;
       let replayed = 0;
+      let after = 0;
       for (;;) {
-        const slice = naming(() => replaySlice.immediate(last));
+        const slice = naming(() => replaySlice.immediate(after, last, keep));
         replayed += slice.moved;
+        after = slice.next;
         if (!slice.more) return replayed;
         await sleep(REPLAY_PAUSE_MS);
       }

@@ -619,6 +619,7 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
     ids: readonly string[] | undefined,
     unreadable: boolean,
     before?: (chosen: readonly Envelope[]) => Promise<void>,
+    keep?: (body: unknown) => boolean,
   ): Promise<number> {
     const wanted = ids === undefined ? undefined : new Set(ids);
     if (wanted?.size === 0) return 0;
@@ -650,7 +651,11 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
               : unreadable
                 ? { id: unreadableId(message.MessageId ?? message.ReceiptHandle), body: undefined }
                 : undefined;
-          if (envelope === undefined || (wanted !== undefined && !wanted.has(envelope.id))) {
+          if (
+            envelope === undefined ||
+            (wanted !== undefined && !wanted.has(envelope.id)) ||
+            (keep !== undefined && !found.has(envelope.id) && !keep(envelope.body))
+          ) {
             others.push(message.ReceiptHandle);
           } else if (before && found.has(envelope.id) && deadLetteredSince(envelope, message, began)) {
             // Dead-lettered again after this replay sent it: a new failure, not a copy.
@@ -857,16 +862,20 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
 
     // Sends `{id, body}` back as a new message (so SQS counts receives from 1 again), then deletes
     // the dead letter: a crash in between duplicates a job, never loses one.
-    replayDead(ids) {
-      return sweepDead(ids, false, (chosen) =>
-        sendAll(
-          queueUrl,
-          chosen.map((envelope) => ({
-            id: envelope.id,
-            text: toSqsJson({ id: envelope.id, body: envelope.body }),
-            delaySeconds: 0,
-          })),
-        ),
+    replayDead(ids, keep) {
+      return sweepDead(
+        ids,
+        false,
+        (chosen) =>
+          sendAll(
+            queueUrl,
+            chosen.map((envelope) => ({
+              id: envelope.id,
+              text: toSqsJson({ id: envelope.id, body: envelope.body }),
+              delaySeconds: 0,
+            })),
+          ),
+        keep,
       );
     },
 
