@@ -4,6 +4,7 @@
  * JSON path, all at once, so a user fixes a file in one pass.
  */
 import type * as z from "zod/mini";
+import { endsInSlackEndpoint } from "./discord-url.js";
 import type { EgressPolicy } from "./egress/policy.js";
 import { isRecord } from "./json-object.js";
 import type { JsonScanFinding } from "./json-scan.js";
@@ -1094,6 +1095,11 @@ function warnAboutSinkValues(document: PolicyDocument, env: EnvReader, warnings:
         const message = `${value.slice(4)} is not set, so ${fails} until it is`;
         warnings.push({ severity: "warning", path, message, unsetVariable: value.slice(4) });
         continue;
+      }
+      if (sink.type === "discord" && field === "url" && endsInSlackEndpoint(resolved)) {
+        const what = value.startsWith("env:") ? `the URL in ${value.slice(4)}` : "the URL";
+        const message = `${what} ends in /slack, Discord's Slack-compatible endpoint, which cannot keep a message from pinging; hookgate leaves /slack out and posts to the webhook itself: remove it`;
+        warnings.push({ severity: "warning", path, message });
       }
       const problem = field === "secret" ? readWebhookKey(resolved) : undefined;
       if (typeof problem !== "string") continue;

@@ -5,9 +5,10 @@
  * `atob` / `btoa`, which Node 20 and Workers both provide. Sending, pacing and the retry
  * schedule live in app/deliver.ts.
  *
- * Limits and wire shapes: reference/fanout.md B3 (Slack), B4 (Discord), B5 (GitHub) and (c)
- * (Standard Webhooks).
+ * Limits and wire shapes: reference/fanout.md B3 (Slack), B4 (Discord: its Execute Webhook
+ * endpoint), B5 (GitHub) and (c) (Standard Webhooks).
  */
+import { discordWebhookUrl } from "./discord-url.js";
 import { describeRawTarget } from "./egress/target.js";
 import { isRecord } from "./json-object.js";
 import { maskString, scrubSecrets } from "./mask.js";
@@ -122,11 +123,6 @@ const SHOWN_FIELD = 200;
 const SHOWN_CONTEXT = 200;
 const SHOWN_LINK = 1000;
 const FALLBACK_TEXT_MAX = 3000;
-/**
- * Discord's message `content`, which its Slack-compatible endpoint fills from `text`, holds 2,000
- * characters; a longer one is refused with a 400 (reference/fanout.md B4).
- */
-const DISCORD_TEXT_MAX = 2000;
 
 // ---------------------------------------------------------------------------------------------
 // Requests
@@ -152,7 +148,7 @@ export async function buildSinkRequest(
       return {
         url: deliveryUrl(sink),
         headers: jsonHeaders(),
-        body: sinkJson(renderSlackMessage(notification, sink.link, DISCORD_TEXT_MAX)),
+        body: sinkJson(renderDiscordMessage(notification, sink.link)),
       };
     case "webhook":
       return webhookRequest(sink.url, sink.secret, notification, attemptAt, hmac);
@@ -187,36 +183,19 @@ function jsonHeaders(): Record<string, string> {
 }
 
 /**
- * Where a delivery to the sink goes: its URL, Discord's Slack-compatible endpoint for a Discord
- * sink, the repository's dispatches endpoint for a GitHub one. `hookgate check` judges this URL.
+ * Where a delivery to the sink goes: its URL, Discord's Execute Webhook endpoint for a Discord
+ * sink (discord-url.ts), the repository's dispatches endpoint for a GitHub one. `hookgate check`
+ * judges this URL.
  */
 export function deliveryUrl(sink: {
   readonly type: string;
   readonly url?: string | undefined;
   readonly repo?: string | undefined;
 }): string {
-  if (sink.type === "discord") return discordSlackUrl(sink.url ?? "");
+  if (sink.type === "discord") return discordWebhookUrl(sink.url ?? "");
   if (sink.type !== "github-dispatch") return sink.url ?? "";
   const base = (sink.url ?? "https://api.github.com").replace(/\/+$/, "");
   return `${base}/repos/${sink.repo}/dispatches`;
-}
-
-/**
- * Discord's Slack-compatible endpoint (`.../slack`), with `wait=true` so that errors come back as
- * HTTP errors instead of a 204 for everything (discord-api-docs, Execute Slack-Compatible Webhook).
- * String-based so a malformed URL is passed on for the egress guard to refuse, never thrown here.
- */
-export function discordSlackUrl(url: string): string {
-  const hash = url.indexOf("#");
-  const withoutHash = hash < 0 ? url : url.slice(0, hash);
-  const question = withoutHash.indexOf("?");
-  let path = question < 0 ? withoutHash : withoutHash.slice(0, question);
-  const query = question < 0 ? "" : withoutHash.slice(question + 1);
-  path = path.replace(/\/+$/, "");
-  if (!path.endsWith("/slack")) path = `${path}/slack`;
-  const params = query.split("&").filter((p) => p !== "" && !/^wait(?:=|$)/.test(p));
-  params.push("wait=true");
-  return `${path}?${params.join("&")}`;
 }
 
 /** Standard Webhooks event types are `[a-zA-Z0-9_]` segments joined by dots. */
@@ -366,12 +345,12 @@ function fitJson(
 }
 
 // ---------------------------------------------------------------------------------------------
-// Slack (and Discord through its Slack-compatible endpoint)
+// Slack
 
 interface DecisionStyle {
   /** Slack shortcode, for the blocks. */
   readonly emoji: string;
-  /** The same as a Unicode character, for the `text` fallback (notifications, Discord). */
+  /** The same as a Unicode character, for the `text` fallback and Discord's embed title. */
   readonly glyph: string;
   readonly label: string;
 }
@@ -428,29 +407,10 @@ const DETAIL_KEYS = [
  * stays far below Slack's ~13 k `msg_blocks_too_long` threshold. `link` is the sink's template;
  * `{session_id}` in it is replaced (and the link left out when the event has no session id).
  */
-export function renderSlackMessage(
-  n: Notification,
-  link?: string,
-  textMax: number = FALLBACK_TEXT_MAX,
-): { text: string; blocks: unknown[] } {
-  const style = DECISION_STYLES.get(n.decision);
-  const tool = toolLine(n);
-  // An empty session id or cwd is a missing one: no empty code span, no link to `…/sessions/`.
-  const sessionId = sessionIdOf(n.event) || undefined;
-  const cwd = stringAt(n.event, "cwd") || undefined;
-  const message = stringAt(n.event, "message");
-  const notificationType = stringAt(n.event, "notification_type");
-  const ended = n.eventName === "SessionEnd" ? stringAt(n.event, "reason") : undefined;
-  const url = link === undefined ? undefined : linkUrl(link, sessionId);
-
-  const subject = style
-    ? style.label
-    : ((n.eventName === "Notification" && notificationType !== undefined
-        ? NOTIFICATION_TYPES.get(notificationType)
-        : undefined) ??
-      EVENT_HEADLINES.get(n.eventName) ??
-      n.eventName);
-  const headline = tool ? `${subject}: ${tool.name}` : subject;
+export function renderSlackMessage(n: Notification, link?: string): { text: string; blocks: unknown[] } {
+  const { style, headline, tool, sessionId, cwd, message, notificationType, ended } = messageParts(n);
+  const target = link === undefined ? undefined : linkTarget(link, sessionId);
+  const url = target === undefined ? undefined : slackLinkUrl(target);
   const emoji = style?.emoji ?? NO_DECISION.emoji;
   const glyph = style?.glyph ?? NO_DECISION.glyph;
 
@@ -458,7 +418,7 @@ export function renderSlackMessage(
   if (tool?.detail !== undefined) lines.push(codeSpan(tool.detail, SHOWN_DETAIL));
   if (message !== undefined) lines.push(quote(escapeCut(message, SHOWN_MESSAGE)));
   if (n.reason !== undefined && n.reason !== "") lines.push(`*Reason:* ${escapeCut(n.reason, SHOWN_REASON)}`);
-  const ignored = notEnforced(n);
+  const ignored = notEnforced(n, escapeCut);
   if (ignored !== undefined) lines.push(`*Not enforced:* ${ignored}`);
   if (ended !== undefined) lines.push(`*Ended because:* ${escapeCut(ended, SHOWN_REASON)}`);
 
@@ -468,9 +428,7 @@ export function renderSlackMessage(
     field("Rule", codeSpan(n.ruleId, SHOWN_FIELD)),
     field("Client", escapeCut(n.client, SHOWN_FIELD)),
   ];
-  if (n.eventName === "Notification" && notificationType !== undefined) {
-    fields.push(field("Type", escapeCut(notificationType, SHOWN_FIELD)));
-  }
+  if (notificationType !== undefined) fields.push(field("Type", escapeCut(notificationType, SHOWN_FIELD)));
   if (url !== undefined) fields.push(field("Link", `<${url}|Open>`));
 
   const context: string[] = [];
@@ -501,20 +459,58 @@ export function renderSlackMessage(
   blocks.push({ type: "section", fields: fields.slice(0, SLACK_LIMITS.fields).map(mrkdwn) });
   blocks.push({ type: "context", elements: context.slice(0, SLACK_LIMITS.contextElements).map(mrkdwn) });
 
-  const text = fallbackText(n, glyph, headline, tool, message, url, textMax);
+  const text = fallbackText(n, glyph, headline, tool, message, url, FALLBACK_TEXT_MAX);
   return { text, blocks };
+}
+
+/** What every chat message shows of a notification, as the agent wrote it: each renderer escapes it. */
+interface MessageParts {
+  readonly style: DecisionStyle | undefined;
+  /** The decision's word or the event's short name, then the tool's name when there is one. */
+  readonly headline: string;
+  readonly tool: ToolLine | undefined;
+  readonly sessionId: string | undefined;
+  readonly cwd: string | undefined;
+  readonly message: string | undefined;
+  /** A Notification's type, shown as its own field. */
+  readonly notificationType: string | undefined;
+  /** The reason a SessionEnd carries. */
+  readonly ended: string | undefined;
+}
+
+function messageParts(n: Notification): MessageParts {
+  const style = DECISION_STYLES.get(n.decision);
+  const tool = toolLine(n);
+  const type = stringAt(n.event, "notification_type");
+  const notificationType = n.eventName === "Notification" ? type : undefined;
+  const subject = style
+    ? style.label
+    : ((notificationType !== undefined ? NOTIFICATION_TYPES.get(notificationType) : undefined) ??
+      EVENT_HEADLINES.get(n.eventName) ??
+      n.eventName);
+  return {
+    style,
+    headline: tool ? `${subject}: ${tool.name}` : subject,
+    tool,
+    // An empty session id or cwd is a missing one: no empty code span, no link to `…/sessions/`.
+    sessionId: sessionIdOf(n.event) || undefined,
+    cwd: stringAt(n.event, "cwd") || undefined,
+    message: stringAt(n.event, "message"),
+    notificationType,
+    ended: n.eventName === "SessionEnd" ? stringAt(n.event, "reason") : undefined,
+  };
 }
 
 /**
  * Why a decision the header shows did not hold, when the client acts on none of its kind there (a
  * deepcode block on ConfigChange goes ahead): a channel reading "Blocked" would think it did.
  */
-function notEnforced(n: Notification): string | undefined {
+function notEnforced(n: Notification, escapeText: (raw: string, max: number) => string): string | undefined {
   if (n.clientDecision !== "none" || !DECISION_STYLES.has(n.decision)) return undefined;
-  return `${escapeCut(n.client, 100)} acts on no ${escapeCut(n.decision, 100)} on this event`;
+  return `${escapeText(n.client, 100)} acts on no ${escapeText(n.decision, 100)} on this event`;
 }
 
-/** The plain `text`: what notifications, screen readers and Discord's Slack endpoint show. */
+/** The plain `text`: what notifications and screen readers show. */
 function fallbackText(
   n: Notification,
   glyph: string,
@@ -530,7 +526,7 @@ function fallbackText(
   if (tool?.detail !== undefined) lines.push(codeSpan(tool.detail, 300));
   if (message !== undefined) lines.push(escapeCut(message, 300));
   if (n.reason !== undefined && n.reason !== "") lines.push(`Reason: ${escapeCut(n.reason, 300)}`);
-  const ignored = notEnforced(n);
+  const ignored = notEnforced(n, escapeCut);
   if (ignored !== undefined) lines.push(`Not enforced: ${ignored}`);
   lines.push(`Rule: ${escapeCut(n.ruleId, 100)}`);
   // The link goes last and whole, since a cut one is broken; it is left out if it would take over
@@ -600,12 +596,11 @@ function codeSpan(raw: string, max: number): string {
 /**
  * Slack's three control characters escaped (api.slack.com "Escaping text"), `@channel`,
  * `@everyone` and `@here` in any case and followed by anything but a letter defused (a
- * zero-width space after the @: Discord pings on them; `x@hereford.gov` is left whole), so are
- * Discord's user and role mentions (`<@id>`, `<@!id>`, `<@&id>`, as discord.py's
- * `escape_mentions` does) and its masked links (`[text](url)`, a zero-width space before the
- * `(`): Discord's Slack-compatible endpoint takes no `allowed_mentions`, and whether it turns
- * `&lt;` back into `<` is not documented. Cut to `max` characters of escaped text with a
- * trailing "…", never inside an entity or a surrogate pair.
+ * zero-width space after the @; `x@hereford.gov` is left whole), so are Discord-style user and
+ * role mentions (`<@id>`, `<@!id>`, `<@&id>`) and masked links (`[text](url)`, a zero-width space
+ * before the `(`), so that a Slack message relayed onward to Discord cannot ping or hide a link
+ * either. Cut to `max` characters of escaped text with a trailing "…", never inside an entity or
+ * a surrogate pair.
  */
 function escapeCut(raw: string, max: number): string {
   const defused = raw
@@ -640,13 +635,182 @@ function cutPlainWithEllipsis(text: string, max: number): string {
   return text.length <= max ? text : `${sliceCodePoints(text, max - 1)}…`;
 }
 
-/** The sink's link with `{session_id}` filled in, as a Slack link target; only http(s), at most 1 000 characters. */
-function linkUrl(template: string, sessionId: string | undefined): string | undefined {
+/** The sink's link with `{session_id}` filled in; only http(s), at most 1 000 characters. */
+function linkTarget(template: string, sessionId: string | undefined): string | undefined {
   if (template.includes("{session_id}") && sessionId === undefined) return undefined;
   const url = template.replaceAll("{session_id}", encodeURIComponent(sessionId ?? ""));
   // A cut URL is a broken one: a link that does not fit is left out.
   if (!/^https?:\/\/\S+$/i.test(url) || url.length > SHOWN_LINK) return undefined;
+  return url;
+}
+
+/** A link target as Slack's `<url|text>` syntax takes it. */
+function slackLinkUrl(url: string): string {
   return url.replaceAll("&", "&amp;").replaceAll("<", "%3C").replaceAll(">", "%3E").replaceAll("|", "%7C");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Discord (its own Execute Webhook endpoint)
+
+/**
+ * Discord's limits on a message and its embeds (discord-api-docs, Message Resource, Embed Limits):
+ * counted in characters, which a JS string's length never undercounts. Past one, the message is
+ * refused with a 400.
+ */
+export const DISCORD_LIMITS = {
+  content: 2000,
+  embeds: 10,
+  title: 256,
+  description: 4096,
+  fields: 25,
+  fieldName: 256,
+  fieldValue: 1024,
+  footerText: 2048,
+  /** Title, description, field names and values, footer text and author name of all embeds. */
+  total: 6000,
+} as const;
+
+/** An embed's side colour for each decision; Discord's own red, yellow, green, grey and blurple. */
+const DISCORD_COLORS: ReadonlyMap<string, number> = new Map([
+  ["deny", 0xed4245],
+  ["block", 0xed4245],
+  ["ask", 0xfee75c],
+  ["defer", 0x99aab5],
+  ["allow", 0x57f287],
+]);
+const DISCORD_NO_DECISION_COLOR = 0x5865f2;
+
+interface DiscordEmbed {
+  title: string;
+  url?: string;
+  color: number;
+  description?: string;
+  fields: { name: string; value: string; inline: true }[];
+  footer: { text: string };
+  timestamp?: string;
+}
+
+/**
+ * The Execute Webhook body for a notification: one embed with what the Slack message shows (the
+ * decision and tool as its title, linked to the sink's `link`; the tool call, message and reasons
+ * as its description; event, team, rule, client and type as fields; session, cwd and event id in
+ * its footer, its time as the embed's timestamp, which Discord shows in the reader's time zone).
+ * The agent's text is Discord-markdown escaped or in a code span it cannot leave, so it cannot
+ * format, link or mention; and `allowed_mentions` with no `parse` keeps any mention that an
+ * escape missed from pinging (mentions in an embed never ping either). Within Discord's limits.
+ */
+export function renderDiscordMessage(
+  n: Notification,
+  link?: string,
+): { embeds: DiscordEmbed[]; allowed_mentions: { parse: [] } } {
+  const { style, headline, tool, sessionId, cwd, message, notificationType, ended } = messageParts(n);
+  const url = link === undefined ? undefined : linkTarget(link, sessionId);
+  const glyph = style?.glyph ?? NO_DECISION.glyph;
+
+  const lines: string[] = [];
+  if (tool?.detail !== undefined) lines.push(discordCode(tool.detail, SHOWN_DETAIL));
+  if (message !== undefined) lines.push(discordQuote(escapeMarkdown(message, SHOWN_MESSAGE)));
+  if (n.reason !== undefined && n.reason !== "")
+    lines.push(`**Reason:** ${escapeMarkdown(n.reason, SHOWN_REASON)}`);
+  const ignored = notEnforced(n, escapeMarkdown);
+  if (ignored !== undefined) lines.push(`**Not enforced:** ${ignored}`);
+  if (ended !== undefined) lines.push(`**Ended because:** ${escapeMarkdown(ended, SHOWN_REASON)}`);
+
+  const fields = [
+    discordField("Event", escapeMarkdown(n.eventName, SHOWN_FIELD)),
+    discordField("Team", escapeMarkdown(n.team, SHOWN_FIELD)),
+    discordField("Rule", discordCode(n.ruleId, SHOWN_FIELD)),
+    discordField("Client", escapeMarkdown(n.client, SHOWN_FIELD)),
+  ];
+  if (notificationType !== undefined)
+    fields.push(discordField("Type", escapeMarkdown(notificationType, SHOWN_FIELD)));
+
+  // Footer text is plain: no markdown to escape.
+  const footer: string[] = [];
+  if (sessionId !== undefined) footer.push(`Session ${sliceCodePoints(sessionId, 8)}`);
+  if (cwd !== undefined) footer.push(cutPlainWithEllipsis(cwd, SHOWN_CONTEXT));
+  footer.push(cutPlainWithEllipsis(n.id, SHOWN_CONTEXT));
+
+  const title = cutMarkdown(
+    `${glyph} ${escapeMarkdown(headline, DISCORD_LIMITS.title)}`,
+    DISCORD_LIMITS.title,
+  );
+  const footerText = cutPlainWithEllipsis(footer.join(" · "), DISCORD_LIMITS.footerText);
+  const fieldChars = fields.reduce((sum, f) => sum + f.name.length + f.value.length, 0);
+  // The budgets above keep the total near 5,300; the description gives way if it ever is not.
+  const room = Math.min(
+    DISCORD_LIMITS.description,
+    DISCORD_LIMITS.total - title.length - fieldChars - footerText.length,
+  );
+  const embed: DiscordEmbed = {
+    title,
+    ...(url !== undefined ? { url } : {}),
+    color: DISCORD_COLORS.get(n.decision) ?? DISCORD_NO_DECISION_COLOR,
+    ...(lines.length > 0 ? { description: cutMarkdown(lines.join("\n"), room) } : {}),
+    fields: fields.slice(0, DISCORD_LIMITS.fields),
+    footer: { text: footerText },
+  };
+  const at = new Date(n.createdAt);
+  // Discord takes an ISO 8601 timestamp; a year past 9999 has no such form.
+  if (at.getUTCFullYear() >= 1970 && at.getUTCFullYear() <= 9999) embed.timestamp = at.toISOString();
+  return { embeds: [embed], allowed_mentions: { parse: [] } };
+}
+
+/** A field's value may not be empty (Discord refuses the message): an empty one shows as a dash. */
+function discordField(name: string, value: string): { name: string; value: string; inline: true } {
+  return { name, value: value === "" ? "-" : value, inline: true };
+}
+
+/**
+ * Discord's markdown characters, each escaped with a backslash (discord-api-docs, Message
+ * Formatting; a `\` before punctuation shows it as typed): emphasis, underline, strikethrough,
+ * spoilers, code, masked links (`[text](url)`), mentions, channels, emoji and timestamps (`<…>`),
+ * quotes, headings, lists and subtext at a line's start (`>`, `#`, `-`).
+ */
+const DISCORD_MARKDOWN = /[\\*_~`|[\]()<>#-]/g;
+
+/** Agent text escaped for Discord markdown and cut to `max` characters, never inside an escape. */
+function escapeMarkdown(raw: string, max: number): string {
+  const full = raw.replace(DISCORD_MARKDOWN, "\\$&");
+  if (full.length <= max) return full;
+  let out = "";
+  for (const char of raw) {
+    const piece = char.replace(DISCORD_MARKDOWN, "\\$&");
+    if (out.length + piece.length + 1 > max) break;
+    out += piece;
+  }
+  return `${out}…`;
+}
+
+/**
+ * Agent text as code, where Discord reads no markdown, mention or link: a code span, or a code
+ * block for several lines, its fence on a line of its own so that the text's first word is not
+ * taken for a language. Backticks become U+02CB (ˋ), as for Slack, so the text cannot end it.
+ */
+function discordCode(raw: string, max: number): string {
+  const clean = raw.replaceAll("`", "ˋ");
+  if (clean.includes("\n")) return `\`\`\`\n${cutPlainWithEllipsis(clean, max - 8)}\n\`\`\``;
+  return `\`${cutPlainWithEllipsis(clean, max - 2)}\``;
+}
+
+function discordQuote(text: string): string {
+  return text
+    .split("\n")
+    .map((line) => `> ${line}`)
+    .join("\n");
+}
+
+/**
+ * A last guard on text assembled from escaped pieces: cut, never between a backslash and what it
+ * escapes, and a code block left open by the cut is closed.
+ */
+function cutMarkdown(text: string, max: number): string {
+  if (text.length <= max) return text;
+  let head = sliceCodePoints(text, Math.max(0, max - 5));
+  const slashes = /\\+$/.exec(head)?.[0].length ?? 0;
+  if (slashes % 2 === 1) head = head.slice(0, -1);
+  const fences = head.split("```").length - 1;
+  return fences % 2 === 1 ? `${head}…\n\`\`\`` : `${head}…`;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -737,8 +901,10 @@ export function classifySinkResponse(
       retryAfterMs(sink, header, body, now) ?? GITHUB_SECONDARY_WAIT_MS,
     );
   }
-  if (status === 429)
-    return rateLimited(`HTTP 429 rate limited${detail}`, retryAfterMs(sink, header, body, now));
+  if (status === 429) {
+    const what = sink === "discord" ? discordRateLimit(header, body) : "rate limited";
+    return rateLimited(`HTTP 429 ${what}${detail}`, retryAfterMs(sink, header, body, now));
+  }
   if (
     sink === "github-dispatch" &&
     status === 403 &&
@@ -811,12 +977,15 @@ function rateLimited(reason: string, retryAfter: number | undefined): SinkVerdic
 
 function hint(sink: ResolvedSink["type"], status: number, body: string): string {
   if (status === 410) return " gone (the endpoint asks to be disabled)";
+  if (sink === "discord") {
+    const hinted = discordHint(status, parseJsonObject(body)?.code);
+    if (hinted !== undefined) return hinted;
+  }
   if (status === 401) return " unauthorized (token or webhook invalid)";
   if (sink === "github-dispatch" && status === 404)
     return " repository not found, or the token cannot see it";
   if (sink === "github-dispatch" && status === 422) return " GitHub rejected event_type or client_payload";
   if (sink === "github-dispatch" && status === 403) return " forbidden (the token needs Contents: write)";
-  if (sink === "discord" && status === 404) return " unknown webhook (deleted in Discord)";
   // What the operator can change: the sink's URL, or the receiver's own limits and access rules.
   // Slack's error codes say it themselves (`channel_not_found`, `action_prohibited`).
   if (sink === "slack" && SLACK_ERRORS.has(body.trim())) return "";
@@ -845,9 +1014,68 @@ function describeBody(sink: ResolvedSink["type"], body: string, secrets: readonl
   }
   const json = parseJsonObject(trimmed);
   const message = json?.message ?? json?.error;
-  const text = typeof message === "string" ? message : trimmed;
+  let text = typeof message === "string" ? message : trimmed;
+  if (sink === "discord" && json !== undefined) text = describeDiscordError(text, json);
   const line = maskString(scrubSecrets(text, secrets).replace(/\s+/g, " "));
-  return `: ${shorten(line, 200)}`;
+  return `: ${shorten(line, sink === "discord" ? 400 : 200)}`;
+}
+
+/**
+ * Discord's rate limit as a reason: a global one (`"global": true`, `X-RateLimit-Global`) holds
+ * every request from this address, not only this webhook's (discord-api-docs, Rate Limits).
+ */
+function discordRateLimit(header: (name: string) => string | undefined, body: string): string {
+  const global = parseJsonObject(body)?.global === true || header("x-ratelimit-global")?.trim() === "true";
+  const scope = header("x-ratelimit-scope")?.trim();
+  if (global) return "rate limited by Discord (global: every webhook posting from this address waits)";
+  return scope === undefined || scope === ""
+    ? "rate limited by Discord"
+    : `rate limited by Discord (scope ${scope})`;
+}
+
+/** What to fix for a Discord error, by status and its JSON error code (discord-api-docs, JSON Error Codes). */
+function discordHint(status: number, code: unknown): string | undefined {
+  if (status === 400) return " Discord refused the message";
+  if (status === 401)
+    return " unauthorized (the webhook token in the sink's url is wrong: copy the webhook's URL again)";
+  if (status === 403)
+    return " forbidden (Discord does not let the webhook post there: check the channel or thread it posts in)";
+  // 10003 Unknown Channel: the `thread_id` of the url names no thread of the webhook's channel.
+  if (status === 404 && code === 10003)
+    return " unknown channel (the thread_id in the sink's url names no thread the webhook posts in)";
+  if (status === 404)
+    return " unknown webhook (it was deleted in Discord: make a new one and put its URL in the sink's url)";
+  return undefined;
+}
+
+/**
+ * Discord's error body (`{"code": 50035, "message": "Invalid Form Body", "errors": {…}}`) as one
+ * line: its message and code, then each field it refused, by its path in the body we sent
+ * (`embeds.0.description: Must be 4096 or fewer in length. (BASE_TYPE_MAX_LENGTH)`).
+ */
+function describeDiscordError(message: string, json: Readonly<Record<string, unknown>>): string {
+  const code = typeof json.code === "number" ? ` (code ${json.code})` : "";
+  const fields = discordFieldErrors(json.errors, [], []);
+  return fields.length === 0 ? `${message}${code}` : `${message}${code}: ${fields.join("; ")}`;
+}
+
+/** The first few `_errors` of Discord's nested `errors` object, each with its field's path. */
+function discordFieldErrors(errors: unknown, path: readonly string[], out: string[]): string[] {
+  if (!isRecord(errors) || path.length > 12) return out;
+  for (const [key, value] of Object.entries(errors)) {
+    if (out.length >= 3) break;
+    if (key !== "_errors") {
+      discordFieldErrors(value, [...path, key], out);
+      continue;
+    }
+    for (const error of Array.isArray(value) ? value : []) {
+      if (!isRecord(error) || out.length >= 3) continue;
+      const said = typeof error.message === "string" ? error.message : "refused";
+      const named = typeof error.code === "string" ? ` (${error.code})` : "";
+      out.push(`${path.length === 0 ? "the body" : path.join(".")}: ${said}${named}`);
+    }
+  }
+  return out;
 }
 
 function headerReader(headers: Readonly<Record<string, string>>): (name: string) => string | undefined {
@@ -873,6 +1101,12 @@ function retryAfterMs(
     const seconds = parseJsonObject(body)?.retry_after;
     if (typeof seconds === "number" && Number.isFinite(seconds) && seconds >= 0)
       return Math.ceil(seconds * 1000);
+  }
+  // Discord's own header for when the route's limit resets, in seconds (a float).
+  if (sink === "discord") {
+    const resetAfter = header("x-ratelimit-reset-after")?.trim();
+    if (resetAfter !== undefined && /^\d+(?:\.\d+)?$/.test(resetAfter))
+      return Math.ceil(Number(resetAfter) * 1000);
   }
   if (sink === "github-dispatch" && header("x-ratelimit-remaining")?.trim() === "0") {
     const reset = header("x-ratelimit-reset")?.trim();

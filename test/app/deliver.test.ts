@@ -895,6 +895,154 @@ describe("deliver to a GitHub repository_dispatch endpoint", () => {
   });
 });
 
+describe("deliver to a Discord webhook's own Execute Webhook endpoint", () => {
+  let discord: LoopbackServer;
+  /**
+   * Discord as it answers a webhook (discord-api-docs: Execute Webhook, Embed Limits, Rate Limits,
+   * JSON Error Codes): the webhook's token in the path, a 200 and the message object with
+   * `wait=true`, a 400 `Invalid Form Body` naming each field past its limit, 404 Unknown Webhook,
+   * 401 Invalid Webhook Token, and a 429 with Retry-After, X-RateLimit-* and `retry_after`
+   * seconds as a float.
+   */
+  beforeAll(async () => {
+    discord = await loopbackServer((req, res) => {
+      const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
+        res.writeHead(status, { "content-type": "application/json", ...headers }).end(JSON.stringify(body));
+      const match = /^\/api\/webhooks\/(\d+)\/([\w-]+)\?(.*)$/.exec(req.url);
+      if (req.method !== "POST" || !match) return json(404, { message: "404: Not Found", code: 0 });
+      const [, , token, query] = match;
+      if (token === "deleted") return json(404, { message: "Unknown Webhook", code: 10015 });
+      if (token === "wrong") return json(401, { message: "Invalid Webhook Token", code: 50027 });
+      if (token === "busy") {
+        return json(
+          429,
+          { message: "You are being rate limited.", retry_after: 64.57, global: false },
+          {
+            "retry-after": "65",
+            "x-ratelimit-limit": "5",
+            "x-ratelimit-remaining": "0",
+            "x-ratelimit-reset-after": "64.57",
+            "x-ratelimit-bucket": "abcd1234",
+            "x-ratelimit-scope": "shared",
+          },
+        );
+      }
+      const body = JSON.parse(req.body) as { embeds?: { footer?: { text?: string } }[] };
+      const errors: Record<string, unknown> = {};
+      // A Discord whose footer takes fewer characters than the documented 2,048: a limit we missed.
+      const footerMax = token === "tight" ? 10 : 2048;
+      if ((body.embeds?.[0]?.footer?.text?.length ?? 0) > footerMax) {
+        errors.embeds = {
+          "0": {
+            footer: {
+              text: {
+                _errors: [
+                  { code: "BASE_TYPE_MAX_LENGTH", message: `Must be ${footerMax} or fewer in length.` },
+                ],
+              },
+            },
+          },
+        };
+      }
+      if (Object.keys(errors).length > 0)
+        return json(400, { code: 50035, errors, message: "Invalid Form Body" });
+      if (!new URLSearchParams(query).has("wait")) return res.writeHead(204).end();
+      return json(
+        200,
+        {
+          id: "1300000000000000000",
+          type: 0,
+          content: "",
+          embeds: body.embeds,
+          mentions: [],
+          mention_everyone: false,
+        },
+        { "x-ratelimit-limit": "5", "x-ratelimit-remaining": "4", "x-ratelimit-reset-after": "2.0" },
+      );
+    });
+  });
+  afterAll(() => discord.close());
+
+  async function post(token: string, suffix = ""): Promise<{ outcome: DeliveryOutcome; sent: unknown }> {
+    const parsed = parseHookEvent({
+      session_id: "s",
+      transcript_path: "/t",
+      cwd: "/p",
+      hook_event_name: "PreToolUse",
+      tool_name: "Bash",
+      tool_input: { command: "echo @everyone <@123> <@&456>" },
+    });
+    if (!parsed.ok) throw new Error(parsed.error.message);
+    const policy = await policyFrom(
+      {
+        version: 1,
+        rules: [],
+        egress: { allowCidrs: ["127.0.0.1/32"] },
+        sinks: { talk: { type: "discord", url: "env:DISCORD_WEBHOOK_URL" } },
+      },
+      { DISCORD_WEBHOOK_URL: `${discord.url}/api/webhooks/123/${token}${suffix}` },
+    );
+    const egress = createUndiciEgress({ policy: () => policy.egress });
+    const deliverer = createDeliverer({
+      policy: () => policy,
+      egress: egress.send,
+      env: (name) =>
+        name === "DISCORD_WEBHOOK_URL" ? `${discord.url}/api/webhooks/123/${token}${suffix}` : undefined,
+      clock: { now: Date.now, monotonic: () => performance.now() },
+      random: () => 0.5,
+    });
+    const before = discord.received.length;
+    try {
+      const notification = createNotification("evt_d", 0, parsed.value, {
+        team: "platform",
+        decision: "deny",
+        reason: "ping @everyone and <@123>",
+        ruleId: "r",
+      });
+      const outcome = await deliverer.deliver({ id: "evt_d.talk", sink: "talk", notification }, 1);
+      const request = discord.received.slice(before).at(-1);
+      return { outcome, sent: request && { url: request.url, body: JSON.parse(request.body) } };
+    } finally {
+      await egress.close();
+    }
+  }
+
+  it("delivers an embed whose allowed_mentions parse nothing, to the webhook itself, a URL given with /slack too", async () => {
+    for (const suffix of ["", "/slack"]) {
+      const { outcome, sent } = await post("good", suffix);
+      expect(outcome).toEqual({ kind: "ack" });
+      expect(sent).toMatchObject({
+        url: "/api/webhooks/123/good?wait=true",
+        body: { allowed_mentions: { parse: [] }, embeds: [{ title: "⛔ Denied: Bash" }] },
+      });
+    }
+  });
+
+  it("retries a 429 after Discord's Retry-After, naming the limit's scope", async () => {
+    const { outcome } = await post("busy");
+    expect(outcome).toMatchObject({
+      kind: "retry",
+      delayMs: 65_000,
+      reason: "HTTP 429 rate limited by Discord (scope shared): You are being rate limited.",
+    });
+  });
+
+  it.each([
+    [
+      "tight",
+      "HTTP 400 Discord refused the message: Invalid Form Body (code 50035): embeds.0.footer.text: Must be 10 or fewer in length. (BASE_TYPE_MAX_LENGTH)",
+    ],
+    ["deleted", /^HTTP 404 unknown webhook \(it was deleted in Discord.*Unknown Webhook \(code 10015\)$/],
+    ["wrong", /^HTTP 401 unauthorized \(the webhook token .*Invalid Webhook Token \(code 50027\)$/],
+  ])("dead-letters the %s webhook's answer at once, saying what Discord refused", async (token, reason) => {
+    const { outcome } = await post(token);
+    expect(outcome).toEqual({
+      kind: "dead",
+      reason: typeof reason === "string" ? reason : expect.stringMatching(reason),
+    });
+  });
+});
+
 describe("a signed webhook, as its receiver verifies it from the docs' words", () => {
   const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
   const raw: { headers: Record<string, string | string[] | undefined>; body: Buffer }[] = [];

@@ -378,6 +378,27 @@ describe("loadPolicy", () => {
     expect(all.warnings).toEqual([]);
   });
 
+  it("warns that a Discord URL given with /slack, inline or from a variable, is posted to without it", async () => {
+    const document = {
+      version: 1,
+      rules: [],
+      sinks: {
+        env: { type: "discord", url: "env:DISCORD_URL" },
+        inline: { type: "discord", url: "https://discord.com/api/webhooks/1/tok/slack?thread_id=2" },
+        plain: { type: "discord", url: "https://discord.com/api/webhooks/1/slacker" },
+      },
+    };
+    const { warnings } = await loaded(document, {
+      DISCORD_URL: "https://discord.com/api/webhooks/1/tok/slack",
+    });
+    const said =
+      "ends in /slack, Discord's Slack-compatible endpoint, which cannot keep a message from pinging; hookgate leaves /slack out and posts to the webhook itself: remove it";
+    expect(warnings.map((w) => `${w.path}: ${w.message}`)).toEqual([
+      `$.sinks.env.url: the URL in DISCORD_URL ${said}`,
+      `$.sinks.inline.url: the URL ${said}`,
+    ]);
+  });
+
   it("reads a model's env: url as a sink's, and warns, without failing, when its variable is unset", async () => {
     // It was read as a URL "env:JUDGE_URL", which the egress guard refused for its scheme.
     const document = {

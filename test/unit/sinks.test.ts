@@ -1,12 +1,13 @@
 import { createHmac } from "node:crypto";
 import { describe, expect, expectTypeOf, it } from "vitest";
 import { nodeHmacSha256 } from "../../src/adapters/hash/node-crypto.js";
+import { discordWebhookUrl, endsInSlackEndpoint } from "../../src/core/discord-url.js";
 import type { SinkDocument } from "../../src/core/policy-schema.js";
 import type { HmacSha256 } from "../../src/core/ports.js";
 import {
   buildSinkRequest,
   classifySinkResponse,
-  discordSlackUrl,
+  DISCORD_LIMITS,
   GITHUB_MAX_BYTES,
   type Notification,
   type ResolvedSink,
@@ -386,66 +387,187 @@ describe("buildSinkRequest: slack", () => {
 });
 
 describe("buildSinkRequest: discord", () => {
+  const url = "https://discord.com/api/webhooks/1/tok";
+  type Embed = {
+    title: string;
+    url?: string;
+    color: number;
+    description?: string;
+    fields: { name: string; value: string; inline: boolean }[];
+    footer: { text: string };
+    timestamp?: string;
+  };
+  type DiscordBody = { embeds: Embed[]; allowed_mentions: { parse: unknown[] }; content?: string };
+  const discordBody = async (n: Notification, link?: string): Promise<DiscordBody> =>
+    JSON.parse(
+      (
+        await buildSinkRequest(
+          { type: "discord", url, ...(link === undefined ? {} : { link }) },
+          n,
+          CREATED_AT,
+        )
+      ).body,
+    ) as DiscordBody;
+  /** Every string Discord reads as markdown: title, description, field names and values. */
+  const markdownOf = (embed: Embed) => [
+    embed.title,
+    embed.description ?? "",
+    ...embed.fields.flatMap((f) => [f.name, f.value]),
+  ];
+  /** Markdown text with each backslash escape removed, then its code spans and blocks. */
+  const outsideCode = (text: string) =>
+    text.replace(/\\[^A-Za-z0-9\s]/g, "").replace(/```[\s\S]*?```|`[^`]*`/g, "");
+
   it.each([
-    ["https://discord.com/api/webhooks/1/tok", "https://discord.com/api/webhooks/1/tok/slack?wait=true"],
-    ["https://discord.com/api/webhooks/1/tok/", "https://discord.com/api/webhooks/1/tok/slack?wait=true"],
-    [
-      "https://discord.com/api/webhooks/1/tok/slack",
-      "https://discord.com/api/webhooks/1/tok/slack?wait=true",
-    ],
-    [
-      "https://discord.com/api/webhooks/1/tok?thread_id=42",
-      "https://discord.com/api/webhooks/1/tok/slack?thread_id=42&wait=true",
-    ],
-    [
-      "https://discord.com/api/webhooks/1/tok/slack?wait=false&thread_id=42",
-      "https://discord.com/api/webhooks/1/tok/slack?thread_id=42&wait=true",
-    ],
-  ])("posts %s to %s", async (configured, expected) => {
-    expect(discordSlackUrl(configured)).toBe(expected);
+    [url, `${url}?wait=true`],
+    [`${url}/`, `${url}?wait=true`],
+    [`${url}/slack`, `${url}?wait=true`],
+    [`${url}/slack/`, `${url}?wait=true`],
+    [`${url}?thread_id=42`, `${url}?thread_id=42&wait=true`],
+    [`${url}/slack?wait=false&thread_id=42`, `${url}?thread_id=42&wait=true`],
+    [`${url}#frag`, `${url}?wait=true`],
+  ])("posts %s to Discord's Execute Webhook endpoint %s", async (configured, expected) => {
+    expect(discordWebhookUrl(configured)).toBe(expected);
     const request = await buildSinkRequest({ type: "discord", url: configured }, notification(), CREATED_AT);
     expect(request.url).toBe(expected);
+    expect(endsInSlackEndpoint(configured)).toBe(configured.includes("/slack"));
   });
 
-  it("sends the Slack rendering", async () => {
+  it("sends one embed with what the Slack message shows, and allowed_mentions that parse nothing", async () => {
     const request = await buildSinkRequest(
-      { type: "discord", url: "https://discord.com/api/webhooks/1/tok" },
-      permissionPrompt,
+      { type: "discord", url, link: "https://dash.example/s/{session_id}" },
+      notification(),
       CREATED_AT,
     );
     expect(request.headers["content-type"]).toBe("application/json");
-    expect(JSON.parse(request.body)).toEqual(
-      JSON.parse(JSON.stringify(renderSlackMessage(permissionPrompt))),
+    expect(JSON.parse(request.body)).toEqual({
+      embeds: [
+        {
+          title: "⛔ Denied: Bash",
+          url: `https://dash.example/s/${SESSION}`,
+          color: 0xed4245,
+          description: "`rm -rf /`\n**Reason:** Deleting from / is never allowed",
+          fields: [
+            { name: "Event", value: "PreToolUse", inline: true },
+            { name: "Team", value: "platform", inline: true },
+            { name: "Rule", value: "`no-rm-root`", inline: true },
+            { name: "Client", value: "claude\\-code", inline: true },
+          ],
+          footer: { text: "Session 1911b193 · /home/dev/proj · evt_01J9ZK" },
+          timestamp: "2026-08-21T09:30:00.000Z",
+        },
+      ],
+      allowed_mentions: { parse: [] },
+    });
+  });
+
+  it("shows a permission prompt's message as a quote and its type as a field, a multi-line command as a code block", async () => {
+    const prompt = (await discordBody(permissionPrompt)).embeds[0];
+    expect(prompt?.title).toBe("🔔 Permission needed: Bash");
+    expect(prompt?.description).toBe(
+      "`git push --force origin main`\n> Claude needs your permission to use Bash",
+    );
+    expect(prompt?.fields.at(-1)).toEqual({ name: "Type", value: "permission\\_prompt", inline: true });
+    const event = { ...notification().event, tool_input: { command: "python\nprint(1)" } };
+    // The fence on a line of its own: `python` is not taken for the block's language.
+    expect((await discordBody(notification({ event }))).embeds[0]?.description).toMatch(
+      /^```\npython\nprint\(1\)\n```\n/,
     );
   });
-  it("keeps the text within Discord's 2,000-character message, which its Slack endpoint refuses past", async () => {
-    // Every field as long as it can be, and a 1,000-character link: the Slack text runs to 3,000.
-    const huge = "x".repeat(5000);
+
+  it("never pings: @everyone, @here, user and role mentions give a body whose allowed_mentions parse nothing", async () => {
+    const pings = "@everyone @here <@123> <@!123456789012345678> <@&456> <#789> <t:1:R>";
+    const event = {
+      ...notification().event,
+      hook_event_name: "Notification",
+      notification_type: pings,
+      message: pings,
+      tool_input: { command: `echo ${pings}` },
+    };
+    const n = notification({ eventName: "Notification", team: pings, client: pings, event, reason: pings });
+    const body = await discordBody(n);
+    expect(body.allowed_mentions).toEqual({ parse: [] });
+    expect(body.content).toBeUndefined();
+    const embed = body.embeds[0] as Embed;
+    expect(JSON.stringify(embed)).toContain("@everyone");
+    // Outside code, every `<` is escaped, so no mention, channel or timestamp is rendered.
+    for (const text of markdownOf(embed)) expect(outsideCode(text)).not.toMatch(/<[@#t]/);
+  });
+
+  it("escapes Discord markdown in the agent's text: no masked link, formatting, heading or way out of a code span", async () => {
+    const markup = "[click](https://evil.example) **bold** __u__ ~~s~~ ||spoiler|| `code` \\";
+    const event = {
+      ...notification().event,
+      tool_input: { command: "echo ` ``` [x](https://evil.example)" },
+      message: `# Heading\n-# small\n> quoted ${markup}`,
+    };
+    const embed = (await discordBody(notification({ event, reason: markup, team: markup })))
+      .embeds[0] as Embed;
+    const description = embed.description ?? "";
+    // The command stays in its code span: its backticks cannot end it.
+    expect(description.split("\n")[0]).toBe("`echo ˋ ˋˋˋ [x](https://evil.example)`");
+    for (const text of markdownOf(embed)) {
+      // hookgate's own labels (`**Reason:**`) left out.
+      const plain = outsideCode(text).replace(/\*\*[A-Z][a-z ]+:\*\*/g, "");
+      expect(plain).not.toMatch(/[[\]()*_~|`]/);
+      expect(plain).not.toMatch(/^(?:> )?(?:#|-#)/m);
+    }
+    expect(description).toContain("\\[click\\]\\(https://evil.example\\)");
+    expect(description).toContain("> \\# Heading\n> \\-\\# small\n> \\> quoted");
+  });
+
+  it("keeps every part within Discord's embed limits and 6,000 characters in all, whatever the input size", async () => {
+    const huge = "<@1>*_`[](x)".repeat(2000);
     const n = notification({
-      event: { session_id: SESSION, tool_name: "Bash", tool_input: { command: huge }, message: huge },
+      eventName: "Notification",
+      event: {
+        session_id: huge,
+        cwd: huge,
+        hook_event_name: "Notification",
+        tool_name: huge,
+        tool_input: { command: `${huge}\n${huge}` },
+        message: huge,
+        notification_type: huge,
+      },
       reason: huge,
       team: huge,
+      client: huge,
       ruleId: huge,
+      id: huge,
+      decision: "deny",
       clientDecision: "none",
     });
-    const link = `https://dash.example/${"l".repeat(900)}/{session_id}`;
-    const discord = await buildSinkRequest(
-      { type: "discord", url: "https://discord.com/api/webhooks/1/tok", link },
-      n,
-      CREATED_AT,
-    );
-    const slack = await buildSinkRequest(
-      { type: "slack", url: "https://hooks.slack.com/services/T/B/x", link },
-      n,
-      CREATED_AT,
-    );
-    const slackText = JSON.parse(slack.body).text as string;
-    const discordText = JSON.parse(discord.body).text as string;
-    expect(slackText.length).toBeGreaterThan(2000);
-    expect(discordText.length).toBeLessThanOrEqual(2000);
-    // Cut before the link, which stays whole.
-    expect(discordText).toMatch(/…\n<https:\/\/dash\.example\/l{900}\/[0-9a-f-]{36}\|Open>$/);
-    expect(slackText).toMatch(/\|Open>$/);
+    const ended = notification({
+      eventName: "SessionEnd",
+      decision: "none",
+      event: { session_id: SESSION, hook_event_name: "SessionEnd", reason: huge },
+      reason: huge,
+    });
+    for (const item of [n, ended]) {
+      const body = await discordBody(item, `https://dash.example/${"l".repeat(900)}/{session_id}`);
+      expect(body.embeds.length).toBeLessThanOrEqual(DISCORD_LIMITS.embeds);
+      const embed = body.embeds[0] as Embed;
+      expect(embed.title.length).toBeLessThanOrEqual(DISCORD_LIMITS.title);
+      expect(embed.description?.length).toBeLessThanOrEqual(DISCORD_LIMITS.description);
+      expect(embed.fields.length).toBeLessThanOrEqual(DISCORD_LIMITS.fields);
+      for (const f of embed.fields) {
+        expect(f.name.length).toBeLessThanOrEqual(DISCORD_LIMITS.fieldName);
+        expect(f.value.length).toBeLessThanOrEqual(DISCORD_LIMITS.fieldValue);
+        expect(f.value).not.toBe("");
+      }
+      expect(embed.footer.text.length).toBeLessThanOrEqual(DISCORD_LIMITS.footerText);
+      const total = markdownOf(embed).reduce((sum, text) => sum + text.length, embed.footer.text.length);
+      expect(total).toBeLessThanOrEqual(DISCORD_LIMITS.total);
+      // Every cut is visible, and none leaves a backslash escaping the marker.
+      expect(embed.description).toContain("…");
+      expect(embed.description).not.toMatch(/(?<!\\)(?:\\\\)*\\…/);
+      for (const text of markdownOf(embed)) expect(outsideCode(text)).not.toMatch(/<@/);
+    }
+  });
+
+  it("shows an empty team or event name as a dash, as Discord refuses an empty field", async () => {
+    const embed = (await discordBody(notification({ team: "" }))).embeds[0] as Embed;
+    expect(embed.fields.find((f) => f.name === "Team")?.value).toBe("-");
   });
 });
 
@@ -865,7 +987,7 @@ describe("renderSlackMessage", () => {
     for (const object of objects) expect(object).toMatchObject({ type: "mrkdwn", verbatim: true });
   });
 
-  it("defuses Discord's user and role mentions and masked links, whatever Discord does with &lt;", async () => {
+  it("defuses Discord-style user and role mentions and masked links, for a message relayed onward", async () => {
     const markup =
       "<@123456789012345678> <@!123456789012345678> <@&123456789012345678> [click](https://evil.example)";
     const event = {
@@ -877,7 +999,7 @@ describe("renderSlackMessage", () => {
     };
     const n = notification({ eventName: markup, team: markup, event, reason: markup });
     const request = await buildSinkRequest(
-      { type: "discord", url: "https://discord.com/api/webhooks/1/tok" },
+      { type: "slack", url: "https://hooks.slack.com/services/T/B/x" },
       n,
       CREATED_AT,
     );
@@ -885,7 +1007,7 @@ describe("renderSlackMessage", () => {
     const pieces = [...allTexts(blocks).slice(1), text];
     expect(pieces.join("\n")).toContain("evil.example");
     for (const piece of pieces) {
-      // As Discord would read it if its Slack endpoint unescaped the entities.
+      // As Discord would read it, the entities unescaped.
       const unescaped = piece.replaceAll("&lt;", "<").replaceAll("&gt;", ">").replaceAll("&amp;", "&");
       expect(unescaped).not.toMatch(/<@[!&]?\d/);
       expect(unescaped).not.toContain("](");
@@ -1048,6 +1170,8 @@ describe("classifySinkResponse: discord", () => {
     [429, {}, '{"message":"You are being rate limited.","retry_after":0.347,"global":false}', "retry", 347],
     [429, { "retry-after": "2" }, '{"retry_after":1.5}', "retry", 2000],
     [429, { "retry-after": "0.5" }, "", "retry", 500],
+    // Discord's own header when neither Retry-After nor retry_after is there.
+    [429, { "x-ratelimit-reset-after": "1.25" }, "", "retry", 1250],
     [404, {}, '{"message":"Unknown Webhook","code":10015}', "permanent"],
     [401, {}, '{"message":"Invalid Webhook Token","code":50027}', "permanent"],
     [400, {}, '{"message":"Cannot send an empty message","code":50006}', "permanent"],
@@ -1055,6 +1179,80 @@ describe("classifySinkResponse: discord", () => {
     [301, {}, "", "permanent"],
   ])("HTTP %i %j %j is %s", (...row) => {
     check("discord", row);
+  });
+});
+
+describe("classifySinkResponse: discord reasons", () => {
+  it.each([
+    [
+      400,
+      {},
+      JSON.stringify({
+        code: 50035,
+        errors: {
+          embeds: {
+            "0": {
+              description: {
+                _errors: [{ code: "BASE_TYPE_MAX_LENGTH", message: "Must be 4096 or fewer in length." }],
+              },
+            },
+          },
+        },
+        message: "Invalid Form Body",
+      }),
+      "HTTP 400 Discord refused the message: Invalid Form Body (code 50035): embeds.0.description: Must be 4096 or fewer in length. (BASE_TYPE_MAX_LENGTH)",
+    ],
+    [
+      404,
+      {},
+      '{"message":"Unknown Webhook","code":10015}',
+      "HTTP 404 unknown webhook (it was deleted in Discord: make a new one and put its URL in the sink's url): Unknown Webhook (code 10015)",
+    ],
+    [
+      404,
+      {},
+      '{"message":"Unknown Channel","code":10003}',
+      "HTTP 404 unknown channel (the thread_id in the sink's url names no thread the webhook posts in): Unknown Channel (code 10003)",
+    ],
+    [
+      401,
+      {},
+      '{"message":"Invalid Webhook Token","code":50027}',
+      "HTTP 401 unauthorized (the webhook token in the sink's url is wrong: copy the webhook's URL again): Invalid Webhook Token (code 50027)",
+    ],
+  ] as const)("dead-letters HTTP %i %j %s as %j", (status, headers, body, reason) => {
+    expect(classifySinkResponse("discord", status, headers, body, NOW)).toEqual({
+      kind: "permanent",
+      reason,
+    });
+  });
+
+  it("says when a 429 is Discord's global limit, and which scope a route limit has", () => {
+    const global = classifySinkResponse(
+      "discord",
+      429,
+      { "retry-after": "2", "x-ratelimit-global": "true", "x-ratelimit-scope": "global" },
+      '{"message":"You are being rate limited.","retry_after":1.5,"global":true}',
+      NOW,
+    );
+    expect(global).toEqual({
+      kind: "retry",
+      retryAfterMs: 2000,
+      rateLimited: true,
+      reason:
+        "HTTP 429 rate limited by Discord (global: every webhook posting from this address waits): You are being rate limited.",
+    });
+    const shared = classifySinkResponse(
+      "discord",
+      429,
+      { "x-ratelimit-scope": "shared" },
+      '{"message":"You are being rate limited.","retry_after":0.25,"global":false}',
+      NOW,
+    );
+    expect(shared).toMatchObject({
+      retryAfterMs: 250,
+      reason: /^HTTP 429 rate limited by Discord \(scope shared\)/,
+    });
   });
 });
 
@@ -1123,8 +1321,8 @@ describe("classifySinkResponse: webhook", () => {
     [
       "discord",
       403,
-      '{"message":"Missing Access"}',
-      "HTTP 403 forbidden (the receiver refuses hookgate: check its access rules and the sink's url): Missing Access",
+      '{"message":"Missing Access","code":50001}',
+      "HTTP 403 forbidden (Discord does not let the webhook post there: check the channel or thread it posts in): Missing Access (code 50001)",
     ],
     ["slack", 404, "", "HTTP 404 not found (nothing answers at the sink's url: check it)"],
     ["slack", 413, "", "HTTP 413 payload too large (a proxy in front of the sink may limit bodies)"],

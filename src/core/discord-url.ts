@@ -1,0 +1,37 @@
+/**
+ * Where a Discord sink posts: Discord's own Execute Webhook endpoint, the webhook URL itself
+ * (discord-api-docs, Execute Webhook). String-based so that a malformed URL is passed on for the
+ * egress guard to refuse, never thrown here. A module of its own so that the policy's load, which
+ * warns about a URL given with `/slack`, does not load the sink renderers.
+ */
+
+/** The URL without its fragment, split at its query: `[path, query]`. */
+function splitUrl(url: string): [string, string] {
+  const hash = url.indexOf("#");
+  const withoutHash = hash < 0 ? url : url.slice(0, hash);
+  const question = withoutHash.indexOf("?");
+  return question < 0 ? [withoutHash, ""] : [withoutHash.slice(0, question), withoutHash.slice(question + 1)];
+}
+
+const SLACK_SUFFIX = /\/slack\/*$/;
+
+/**
+ * Whether the URL names Discord's Slack-compatible endpoint (`…/slack`), which hookgate posted to
+ * before and which takes no `allowed_mentions`: the policy's load warns that it is left out.
+ */
+export function endsInSlackEndpoint(url: string): boolean {
+  return SLACK_SUFFIX.test(splitUrl(url)[0]);
+}
+
+/**
+ * The Execute Webhook URL for a Discord sink's URL: a trailing `/slack` and slashes dropped, the
+ * query kept (`thread_id=…` posts into a thread) with `wait=true`, so that Discord answers with
+ * the message or an error instead of a 204 for everything.
+ */
+export function discordWebhookUrl(url: string): string {
+  const [rawPath, query] = splitUrl(url);
+  const path = rawPath.replace(SLACK_SUFFIX, "").replace(/\/+$/, "");
+  const params = query.split("&").filter((p) => p !== "" && !/^wait(?:=|$)/.test(p));
+  params.push("wait=true");
+  return `${path}?${params.join("&")}`;
+}
