@@ -155,6 +155,52 @@ describe("checkUrl: a host with an empty label", () => {
   });
 });
 
+describe("checkUrl: a host longer than DNS carries (RFC 1035 §2.3.4)", () => {
+  const label63 = "a".repeat(63);
+  const name253 = [label63, label63, label63, "a".repeat(61)].join(".");
+
+  it.each([
+    [
+      "a name of 254 characters",
+      `https://${name253}a/`,
+      "is 254 characters long, and a DNS name is at most 253",
+    ],
+    ["a name of 5008 characters", `https://${"a".repeat(5000)}.example/`, "is 5008 characters long"],
+    ["a label of 64 characters", `https://${"a".repeat(64)}.example/`, "has a label of 64 characters"],
+    // Counted as DNS carries it: these 60 characters are 67 in punycode.
+    [
+      "an IDN label of 67 characters in punycode",
+      `https://x.${"bücher".repeat(10)}.example/`,
+      "has a label of 67",
+    ],
+  ])("%s is EGRESS_BAD_URL, showing only the host's start", (_, raw, why) => {
+    const verdict = checkUrl(raw, UNRESTRICTED);
+    expect(verdict.ok).toBe(false);
+    if (!verdict.ok) {
+      expect(verdict.refusal).toMatchObject({ code: "EGRESS_BAD_URL", stage: "url" });
+      expect(verdict.refusal.reason).toContain(why);
+      expect(verdict.refusal.reason).toContain("so no resolver looks it up");
+      expect(verdict.refusal.reason.length).toBeLessThan(300);
+    }
+  });
+
+  it("leaves a name of 253 characters, one with a root dot, and labels of 63 alone", () => {
+    expect(hostOf(`https://${name253}/`)).toBe(name253);
+    expect(hostOf(`https://${name253}./`)).toBe(name253);
+    expect(hostOf("http://[1111:2222:3333:4444:5555:6666:7777:8888]/")).toBe(
+      "1111:2222:3333:4444:5555:6666:7777:8888",
+    );
+  });
+
+  it("makes a pattern with such a host invalid, saying why", () => {
+    const { allowlist, errors } = compileAllowlist([`https://*.${"b".repeat(64)}.example/*`]);
+    expect(allowlist.patterns).toEqual([]);
+    expect(errors).toEqual([
+      expect.objectContaining({ message: expect.stringContaining("a DNS label is at most 63") }),
+    ]);
+  });
+});
+
 describe("checkUrl: userinfo and backslash tricks", () => {
   it.each([
     "http://a.com:80@b.com/",

@@ -104,6 +104,15 @@ function check(raw: string, allowlist: Allowlist): UrlVerdict {
     );
   }
 
+  const overlong = overlongName(host);
+  if (overlong !== undefined) {
+    return refuse(
+      "EGRESS_BAD_URL",
+      "url",
+      `the host ${shortened(host)} of the hook URL ${overlong}, so no resolver looks it up; write the name the server is reached by`,
+    );
+  }
+
   // `http://@host/` leaves username and password empty, yet the parser consumed an `@`: a URL
   // that another parser may read differently is refused too (ssrf.md §3.4).
   if (url.username !== "" || url.password !== "" || authorityHasAt(raw)) {
@@ -226,6 +235,31 @@ function bareHost(hostname: string): string {
 /** A name with a `..` or a leading or (after bareHost) trailing dot; never an IPv6 address. */
 function hasEmptyLabel(host: string): boolean {
   return !host.includes(":") && (host.startsWith(".") || host.endsWith(".") || host.includes(".."));
+}
+
+/** RFC 1035 §2.3.4, the name as text without its root dot. */
+const MAX_NAME = 253;
+const MAX_LABEL = 63;
+
+/**
+ * Why a host name is longer than DNS carries, or undefined (an IP literal never is): Node's
+ * getaddrinfo fails such a name with a bare EINVAL and a DoH endpoint each its own way, so it is
+ * refused here, in the same words on every runtime.
+ */
+function overlongName(host: string): string | undefined {
+  if (host.includes(":")) return undefined;
+  if (host.length > MAX_NAME) {
+    return `is ${host.length} characters long, and a DNS name is at most ${MAX_NAME} (RFC 1035 §2.3.4)`;
+  }
+  const label = host.split(".").find((l) => l.length > MAX_LABEL);
+  return label === undefined
+    ? undefined
+    : `has a label of ${label.length} characters, and a DNS label is at most ${MAX_LABEL} (RFC 1035 §2.3.4)`;
+}
+
+/** A host for a reason, its first 64 characters when it is longer. */
+function shortened(host: string): string {
+  return host.length > 64 ? `${host.slice(0, 64)}…` : host;
 }
 
 /**
@@ -615,6 +649,10 @@ function compileHost(text: string): Step<{ rule: HostRule; display: string }> {
       ok: false,
       message: `has a host "${text}" with an empty label (".." or a leading "."), which no resolver reads and no hook URL has; write it with single dots between labels`,
     };
+  }
+  const overlong = overlongName(host);
+  if (overlong !== undefined) {
+    return { ok: false, message: `has a host "${shortened(host)}" that ${overlong}, so no URL can name it` };
   }
   const isIp = isIpv4(host) || host.includes(":");
   const display = host.includes(":") ? `[${host}]` : host;
