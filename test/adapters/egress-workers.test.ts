@@ -22,6 +22,16 @@ const zone: Record<
   "slow.test": { A: ["127.0.0.1"], delayMs: 1500 },
 };
 
+/** JSON that is no DoH JSON answer, served at `/<key>`, to both queries. */
+const ODD_ANSWERS: Record<string, unknown> = {
+  "null-record": { Status: 0, Answer: [null] },
+  "no-status": { Answer: [{ name: "hooks.test", type: 1, TTL: 30, data: "127.0.0.1" }] },
+  "status-text": { Status: "0", Answer: [{ name: "hooks.test", type: 1, TTL: 30, data: "127.0.0.1" }] },
+  "a-list": [],
+  "answer-not-a-list": { Status: 0, Answer: { name: "hooks.test", type: 1, TTL: 30, data: "127.0.0.1" } },
+  "numeric-data": { Status: 0, Answer: [{ name: "hooks.test", type: 1, TTL: 30, data: 2130706433 }] },
+};
+
 let doh: LoopbackServer;
 let target: LoopbackServer;
 /** The answers of `/hang`, never sent; ended after the tests. */
@@ -33,6 +43,9 @@ beforeAll(async () => {
     if (url.pathname === "/wire") return void res.writeHead(400).end("a DNS wire-format endpoint");
     if (url.pathname === "/html")
       return void res.writeHead(200, { "content-type": "text/html" }).end("<html>");
+    const odd = ODD_ANSWERS[url.pathname.slice(1)];
+    if (odd !== undefined)
+      return void res.writeHead(200, { "content-type": "application/dns-json" }).end(JSON.stringify(odd));
     const name = url.searchParams.get("name") ?? "";
     const type = url.searchParams.get("type") as "A" | "AAAA";
     const entry = zone[name] ?? { status: 3 };
@@ -206,6 +219,27 @@ describe("Workers egress", () => {
       'hooks.test could not be resolved over DoH (the DoH endpoint "cloudflare-dns.com/dns-query" is not a URL)',
     );
   });
+
+  it.each(Object.keys(ODD_ANSWERS))(
+    "says a DoH answer that is JSON but no DNS JSON (%s) is the endpoint's fault, and sends nothing",
+    async (path) => {
+      const compiled = compileEgressPolicy({ allowCidrs: ["127.0.0.1/32"] });
+      let sent = 0;
+      const res = await createWorkersEgress({
+        policy: () => compiled.policy,
+        resolve: createDohResolver({ endpoint: `${doh.url}/${path}` }),
+        fetch: async () => {
+          sent++;
+          return new Response("sent");
+        },
+      }).send({ url: "http://hooks.test/", method: "GET", headers: {}, timeoutMs: 2000 });
+      expect(!res.ok && res.error).toMatchObject({ code: "EGRESS_DNS_FAILED", stage: "dns" });
+      expect(!res.ok && res.error.reason).toMatch(
+        /^hooks\.test could not be resolved over DoH \(the DoH endpoint http:\/\/127\.0\.0\.1:\d+\/… answered its (A|AAAA) query with no DNS JSON \(application\/dns-json\)\)$/,
+      );
+      expect(sent).toBe(0);
+    },
+  );
 
   it("refuses a blocked literal without asking DoH", async () => {
     const before = doh.received.length;

@@ -62,6 +62,27 @@ const RCODES: Readonly<Record<number, string>> = {
  */
 const NXDOMAIN = "NXDOMAIN, DNS status 3: the name does not exist";
 
+/**
+ * A DoH JSON answer as the JSON API gives one: a numeric `Status`, and `Answer`, when there is
+ * one, a list of records each with a numeric `type`, an address record's `data` a string. Any
+ * other JSON (`[]`, `{}`, a record that is `null`) is no answer at all, said as the endpoint's
+ * fault, never read as a name with no address or thrown as a TypeError.
+ */
+function isDnsJson(body: unknown): body is { Status: number; Answer?: DohAnswer[] } {
+  if (typeof body !== "object" || body === null) return false;
+  const { Status, Answer } = body as { Status?: unknown; Answer?: unknown };
+  if (typeof Status !== "number") return false;
+  if (Answer === undefined) return true;
+  return (
+    Array.isArray(Answer) &&
+    Answer.every((record: unknown) => {
+      if (typeof record !== "object" || record === null) return false;
+      const { type, data } = record as { type?: unknown; data?: unknown };
+      return typeof type === "number" && ((type !== A && type !== AAAA) || typeof data === "string");
+    })
+  );
+}
+
 /** DNS-over-HTTPS with the JSON API (`application/dns-json`), answers cached for min(TTL, 60 s). */
 export function createDohResolver(options: DohOptions = {}): DohResolver {
   const endpoint = options.endpoint ?? "https://cloudflare-dns.com/dns-query";
@@ -87,19 +108,19 @@ export function createDohResolver(options: DohOptions = {}): DohResolver {
         res.status >= 400 && res.status < 500 ? "; it must serve the JSON API (application/dns-json)" : "";
       throw new Error(`${where} answered HTTP ${res.status} to its ${type} query${jsonApi}`);
     }
-    let body: { Status?: number; Answer?: DohAnswer[] } | null;
+    let body: unknown;
     try {
-      body = (await res.json()) as typeof body;
+      body = await res.json();
     } catch (e) {
       // Only a body that is not JSON is the endpoint's fault; a read cut short is said as it was.
       if (!(e instanceof SyntaxError)) throw e;
       body = null;
     }
-    if (typeof body !== "object" || body === null)
+    if (!isDnsJson(body))
       throw new Error(`${where} answered its ${type} query with no DNS JSON (application/dns-json)`);
     if (body.Status === 3) throw new Error(NXDOMAIN);
     if (body.Status !== 0) {
-      const rcode = RCODES[body.Status as number] ?? `DNS status ${body.Status}`;
+      const rcode = RCODES[body.Status] ?? `DNS status ${body.Status}`;
       throw new Error(`its ${type} query was answered ${rcode}`);
     }
     return body.Answer ?? [];
