@@ -14,7 +14,6 @@ import {
 import { nodeSha256 } from "../adapters/hash/node-crypto.js";
 import { invalidPolicyReport, loadPolicyFile } from "../adapters/policy-source/file.js";
 import { classifyAddress, compileAddressRules, isIpLiteral } from "../core/egress/address.js";
-import { howToOpen } from "../core/egress/open.js";
 import { compileEgressPolicy } from "../core/egress/policy.js";
 import type { PolicyDocument } from "../core/policy-schema.js";
 import { envReaderOf } from "../core/secret-ref.js";
@@ -93,15 +92,11 @@ async function judgeUrl(
       };
     }
     // A URL no pattern matched: what check says of the patterns (a host-only one matches / only).
-    const patterns = compiled.warnings
-      .map((w) => `; ${w.path.replace(/^\$\.egress\./, "")} ${w.message}`)
-      .join("");
+    // (A refused address's reason names the setting that opens it already.)
     const hint =
-      verdict.error.code === "EGRESS_BLOCKED_ADDRESS"
-        ? howToOpen(verdict.error.address, verdict.error.range, egress)
-        : verdict.error.code === "EGRESS_NOT_ALLOWLISTED"
-          ? patterns
-          : "";
+      verdict.error.code === "EGRESS_NOT_ALLOWLISTED"
+        ? compiled.warnings.map((w) => `; ${w.path.replace(/^\$\.egress\./, "")} ${w.message}`).join("")
+        : "";
     return {
       url: withoutUserinfo(url),
       decision: "deny",

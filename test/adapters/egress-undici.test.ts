@@ -218,6 +218,29 @@ describe("refusals", () => {
     expect(!res.ok && res.error.reason).toMatch(/^internal\.test resolves to 169\.254\.169\.254/);
   });
 
+  it("names the setting that opens a refused address, checked against the policy's own deny ranges, literal or answer", async () => {
+    const { module } = egressWith(
+      { denyCidrs: ["10.9.0.0/16"] },
+      { "lan.test": ["10.0.0.5"], "denied.test": ["10.9.0.1"], "metadata.test": ["169.254.169.254"] },
+    );
+    const reasonOf = async (url: string) => {
+      const res = await post(module, url);
+      return !res.ok && res.error.reason;
+    };
+    expect(await reasonOf(`http://127.0.0.1:${a.port}/`)).toBe(
+      `127.0.0.1 is in 127.0.0.0/8 (Loopback, RFC 1122); to reach it on purpose, open it in the policy's egress.allowCidrs ("127.0.0.1/32")`,
+    );
+    expect(await reasonOf("http://lan.test/")).toBe(
+      `lan.test resolves to 10.0.0.5: 10.0.0.5 is in 10.0.0.0/8 (Private-Use, RFC 1918); to reach it on purpose, open it in the policy's egress.allowCidrs ("10.0.0.5/32")`,
+    );
+    expect(await reasonOf("http://denied.test/")).toMatch(
+      /^denied\.test resolves to 10\.9\.0\.1: .*; allowCidrs "10\.9\.0\.1\/32" would not open it: the policy's own deny range denyCidrs\[0\] \(10\.9\.0\.0\/16\) covers it too/,
+    );
+    expect(await reasonOf("http://metadata.test/")).toMatch(
+      /; it is the instance metadata service of AWS, GCP, Azure and Oracle Cloud, which no hook should reach$/,
+    );
+  });
+
   it("refuses a name whole when any one of its answers is blocked", async () => {
     const { module } = egressWith(LOOPBACK_ONLY, { "mixed.test": ["127.0.0.1", "10.0.0.7"] });
     const res = await post(module, `http://mixed.test:${a.port}/`);

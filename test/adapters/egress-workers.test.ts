@@ -241,6 +241,17 @@ describe("Workers egress", () => {
     },
   );
 
+  it("names the setting that opens a refused address, literal or DoH answer, as the Node module does", async () => {
+    const literal = await post("http://10.0.0.5/", []);
+    expect(!literal.ok && literal.error.reason).toBe(
+      `10.0.0.5 is in 10.0.0.0/8 (Private-Use, RFC 1918); to reach it on purpose, open it in the policy's egress.allowCidrs ("10.0.0.5/32")`,
+    );
+    const answer = await post("http://hooks.test/", []);
+    expect(!answer.ok && answer.error.reason).toBe(
+      `hooks.test resolves to 127.0.0.1: 127.0.0.1 is in 127.0.0.0/8 (Loopback, RFC 1122); to reach it on purpose, open it in the policy's egress.allowCidrs ("127.0.0.1/32")`,
+    );
+  });
+
   it("refuses a blocked literal without asking DoH", async () => {
     const before = doh.received.length;
     const res = await post("http://[::ffff:169.254.169.254]/", []);

@@ -17,6 +17,7 @@ import { createBrotliDecompress, createGunzip, createInflate, constants as zlibC
 import { Agent, buildConnector, type Dispatcher, request } from "undici";
 import { classifyAddress } from "../../core/egress/address.js";
 import {
+  addressRefusal,
   DEFAULT_EGRESS_POLICY,
   type EgressPolicy,
   judgeAnswers,
@@ -314,14 +315,7 @@ function guardedConnector(
       for (const policy of policies()) {
         const verdict = classifyAddress(host, policy.addresses);
         if (verdict.allowed) continue;
-        const refusal: EgressRefusal = {
-          code: "EGRESS_BLOCKED_ADDRESS",
-          stage: "address",
-          reason: verdict.reason,
-          address: verdict.address,
-          range: verdict.range,
-        };
-        return callback(new EgressError(refusal), null);
+        return callback(new EgressError(addressRefusal(verdict, policy.addresses)), null);
       }
     }
     return connect(opts, callback);

@@ -7,6 +7,7 @@
  */
 import { classifyAddress, isIpLiteral } from "../../core/egress/address.js";
 import {
+  addressRefusal,
   DEFAULT_EGRESS_POLICY,
   type EgressPolicy,
   judgeAnswers,
@@ -291,15 +292,7 @@ async function judgeHost(
 ): Promise<EgressRefusal | undefined> {
   if (isIpLiteral(host)) {
     const verdict = classifyAddress(host, policy.addresses);
-    return verdict.allowed
-      ? undefined
-      : {
-          code: "EGRESS_BLOCKED_ADDRESS",
-          stage: "address",
-          reason: verdict.reason,
-          address: verdict.address,
-          range: verdict.range,
-        };
+    return verdict.allowed ? undefined : addressRefusal(verdict, policy.addresses);
   }
   let answers: readonly string[];
   try {

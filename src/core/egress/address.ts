@@ -564,6 +564,18 @@ export function metadataOpened(rules: AddressRules): MetadataOpened[] {
 }
 
 /**
+ * The operator config `rules` was compiled from, canonical and in its order, so that what adding
+ * a setting would do can be judged from the compiled rules alone (open.ts `howToOpen`).
+ */
+export function addressRulesInput(rules: AddressRules): AddressRulesInput {
+  return {
+    allowCidrs: rules.allow.map((c) => c.range.cidr),
+    denyCidrs: rules.deny.map((c) => c.range.cidr),
+    allowNat64: rules.allowNat64,
+  };
+}
+
+/**
  * Compile the trusted operator config. Entries must be canonical CIDRs (dotted-quad IPv4 or
  * IPv6, no brackets or zone ids, no host bits). Bad entries are left out and reported; callers
  * must treat any error as fatal, since a dropped deny entry would widen what hooks can reach.

@@ -1,7 +1,8 @@
 /**
  * How a policy opens an address the egress guard refused, on purpose (a team's hook server on the
- * LAN, a local sink), for `egress-check` and `check`: the setting to add, checked against the
- * policy's own rules, since a `denyCidrs` entry wins over any `allowCidrs` one. No setting for a
+ * LAN, a local sink), for every address refusal (policy.ts `addressRefusal`) and `check`'s
+ * warnings: the setting to add, checked against the policy's own rules, since a `denyCidrs`
+ * entry wins over any `allowCidrs` one. No setting for a
  * cloud metadata address (what `check` warns an allowCidrs entry opens), and none for an IPv6
  * address that carries an IPv4 one: it is opened through that IPv4 address or not at all.
  */

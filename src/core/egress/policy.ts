@@ -3,7 +3,14 @@
  * the one judgement both the Node connector and the Workers pre-check make on DNS answers.
  */
 import type { PolicyDocument } from "../policy-schema.js";
-import { type AddressRules, classifyAddress, compileAddressRules } from "./address.js";
+import {
+  type AddressRules,
+  type AddressVerdict,
+  addressRulesInput,
+  classifyAddress,
+  compileAddressRules,
+} from "./address.js";
+import { howToOpen } from "./open.js";
 import type { EgressRefusal } from "./refusal.js";
 import { type Allowlist, compileAllowlist } from "./url.js";
 
@@ -61,18 +68,31 @@ export function judgeAnswers(
   }
   for (const answer of answers) {
     const verdict = classifyAddress(answer, rules);
-    if (!verdict.allowed) {
-      const via = verdict.address === host ? "" : `${host} resolves to ${verdict.address}: `;
-      return {
-        code: "EGRESS_BLOCKED_ADDRESS",
-        stage: "address",
-        reason: `${via}${verdict.reason}`,
-        address: verdict.address,
-        range: verdict.range,
-      };
-    }
+    if (!verdict.allowed) return addressRefusal(verdict, rules, host);
   }
   return undefined;
+}
+
+/**
+ * An address the rules refused, as every runtime refuses it: the name it is an answer of (when it
+ * is not an IP literal's own), why, and the setting that opens it (`allowCidrs`, `allowNat64`),
+ * checked against the policy's own deny ranges, or why none should, as `egress-check` says it.
+ */
+export function addressRefusal(
+  verdict: Extract<AddressVerdict, { allowed: false }>,
+  rules: AddressRules,
+  host?: string,
+): EgressRefusal {
+  const via =
+    host === undefined || verdict.address === host ? "" : `${host} resolves to ${verdict.address}: `;
+  const hint = howToOpen(verdict.address, verdict.range, addressRulesInput(rules));
+  return {
+    code: "EGRESS_BLOCKED_ADDRESS",
+    stage: "address",
+    reason: `${via}${verdict.reason}${hint}`,
+    address: verdict.address,
+    range: verdict.range,
+  };
 }
 
 /**
