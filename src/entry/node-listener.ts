@@ -21,7 +21,8 @@ import { type ChunkSource, readBodyChunks } from "../http/read-body.js";
 import { hookRoute, targetHost } from "../http/route-path.js";
 
 /** The gateway's dependencies, with what the app reads a hook body with: the listener reads it so too. */
-export type ListenerDeps = HookDeps & Pick<AppDeps, "bodyDeadline" | "bodyBudget">;
+export type ListenerDeps = HookDeps &
+  Pick<AppDeps, "bodyDeadline" | "bodyBudget" | "unauthenticatedBodyBudget">;
 
 /**
  * `servesHost` says whether a request's Host is one the gateway answers (`serve` on loopback
@@ -179,13 +180,13 @@ async function answer(
 ): Promise<void> {
   const header = (name: string) => rawHeader(request.rawHeaders, name);
   const outcome = await runHookRoute(deps, client, {
-    readBody: (maxBytes) =>
+    readBody: (maxBytes, authenticated) =>
       readBodyChunks(
         streamChunks(request),
         rawHeader(request.rawHeaders, "content-length"),
         maxBytes,
         deps.bodyDeadline,
-        deps.bodyBudget,
+        authenticated ? deps.bodyBudget : (deps.unauthenticatedBodyBudget ?? deps.bodyBudget),
       ),
     contentType: header("content-type"),
     authorization: header("authorization"),

@@ -44,7 +44,7 @@ import type { Logger } from "../core/ports.js";
 import { err, type Result } from "../core/result.js";
 import { envReaderOf } from "../core/secret-ref.js";
 import { createApp } from "../http/app.js";
-import { bodyDeadline, createBodyBudget } from "../http/read-body.js";
+import { bodyDeadline, createBodyBudget, UNAUTHENTICATED_BODY_BUDGET_BYTES } from "../http/read-body.js";
 import {
   type DeliveryThread,
   deliverySettings,
@@ -238,6 +238,8 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
     // deadline and the same budget of bytes still arriving as those the listener answers.
     bodyDeadline,
     bodyBudget: createBodyBudget(),
+    // Bodies no token vouches for are held apart, so that they cannot crowd out a team's.
+    unauthenticatedBodyBudget: createBodyBudget(UNAUTHENTICATED_BODY_BUDGET_BYTES),
     metricsText: () => {
       metrics.setCounter("hookgate_log_lines_dropped_total", guarded.dropped());
       metrics.set("hookgate_log_backlog_bytes", guarded.backlogBytes());

@@ -31,6 +31,12 @@ export interface AppDeps extends HookDeps {
   /** The bytes of bodies still arriving the gateway may hold at once (Node); unbounded without. */
   readonly bodyBudget?: BodyBudget | undefined;
   /**
+   * The budget of the bodies of requests whose Authorization header names no team (Node), apart
+   * from `bodyBudget`, so that callers without a token cannot fill the one a team's hooks are read
+   * in; `bodyBudget` without.
+   */
+  readonly unauthenticatedBodyBudget?: BodyBudget | undefined;
+  /**
    * Why the runtime could not hand a request over as it was sent (Lambda: an event hono's adapter
    * cannot make a web Request of), if so: a hook route answers it as that request error, in its
    * code's fail mode, its event named from what body there is.
@@ -168,17 +174,20 @@ async function answerHook(deps: AppDeps, request: Request, client: string | unde
 
 function routeRequest(
   request: Request,
-  reading: Pick<AppDeps, "bodyDeadline" | "bodyBudget" | "bodyCeiling" | "refusal">,
+  reading: Pick<
+    AppDeps,
+    "bodyDeadline" | "bodyBudget" | "unauthenticatedBodyBudget" | "bodyCeiling" | "refusal"
+  >,
 ): HookRouteRequest {
   const ceiling = reading.bodyCeiling;
   return {
     refused: reading.refusal?.(request),
-    readBody: (maxBytes) =>
+    readBody: (maxBytes, authenticated) =>
       readBody(
         request,
         ceiling && ceiling.bytes < maxBytes ? ceiling : maxBytes,
         reading.bodyDeadline,
-        reading.bodyBudget,
+        authenticated ? reading.bodyBudget : (reading.unauthenticatedBodyBudget ?? reading.bodyBudget),
       ),
     contentType: request.headers.get("content-type") ?? undefined,
     authorization: request.headers.get("authorization") ?? undefined,

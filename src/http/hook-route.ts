@@ -6,6 +6,7 @@
  * and body (header case and order are each server's own).
  */
 import { type HookDeps, type HookOutcome, handleHook } from "../app/handle-hook.js";
+import { authenticate } from "../core/auth.js";
 import type { RequestError } from "../core/errors.js";
 import { sniffEventName } from "../core/events.js";
 import { DIALECTS, isDialect } from "../core/hook-event.js";
@@ -19,8 +20,12 @@ export const HOOK_ROUTES = `${DIALECTS.slice(0, -1)
 
 /** One hook request as any runtime hands it over. */
 export interface HookRouteRequest {
-  /** Reads the body under this many bytes (the policy's `defaults.maxBodyBytes`). */
-  readonly readBody: (maxBytes: number) => Promise<BodyResult>;
+  /**
+   * Reads the body under this many bytes (the policy's `defaults.maxBodyBytes`), in the budget of
+   * bodies still arriving for requests whose Authorization header `authenticated`, or in the
+   * other one (app.ts `unauthenticatedBodyBudget`).
+   */
+  readonly readBody: (maxBytes: number, authenticated: boolean) => Promise<BodyResult>;
   readonly contentType: string | undefined;
   readonly authorization: string | undefined;
   readonly timeoutHeader: string | undefined;
@@ -62,7 +67,13 @@ export async function runHookRoute(
           code: "UNKNOWN_CLIENT_ROUTE",
           message: `no client route "/v1/hooks/${shown(client)}"; use ${HOOK_ROUTES}`,
         });
-  let body = await request.readBody(deps.policy().defaults.maxBodyBytes);
+  // The token is checked before the body is read, so that bodies no token vouches for are held in
+  // a budget of their own: callers without one cannot fill the bytes a team's hooks are read in
+  // and have every hook answered by the fail mode (handleHook checks it again, with the event).
+  const policy = deps.policy();
+  const authenticated =
+    policy.auth === undefined || (await authenticate(request.authorization, policy, deps.sha256)).ok;
+  let body = await request.readBody(policy.defaults.maxBodyBytes, authenticated);
   // A refused request's body is read too (within the limit) and set aside: a body left unread
   // makes a client that is still sending it see a reset, not this answer. Its event is named
   // as for any request error, so that the fail mode answers in that event's shape.

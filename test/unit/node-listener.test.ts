@@ -351,6 +351,85 @@ describe("readBodyChunks with a budget of bytes still arriving", () => {
   });
 });
 
+describe("hookListener's budgets of bodies still arriving", () => {
+  it("holds the bodies of callers without a valid token in a budget of their own, so they cannot crowd out a team's hooks", async () => {
+    // Without it, 64 stalled 1 MiB bodies sent with no token at all filled serve's one budget, and
+    // every team's hook was answered BODY_UNREADABLE in its fail mode until they ended.
+    const policy = await policyFrom({
+      version: 1,
+      auth: { tokens: [{ team: "a", sha256: await sha256("team-a-token") }] },
+      rules: [{ id: "no-rm", on: "PreToolUse", matcher: "Bash", if: ["Bash(rm *)"], decide: "deny" }],
+    });
+    // Settled once the stalled body's first bytes are taken from a budget.
+    let tookBytes: () => void = () => {};
+    const strangerHolds = new Promise<void>((resolve) => {
+      tookBytes = resolve;
+    });
+    const watched = (budget: ReturnType<typeof createBodyBudget>) => ({
+      take: (bytes: number, own: number) => {
+        const taken = budget.take(bytes, own);
+        tookBytes();
+        return taken;
+      },
+      give: (bytes: number) => budget.give(bytes),
+    });
+    const deps = {
+      policy: () => policy,
+      clock: { now: Date.now, monotonic: () => performance.now() },
+      newId: () => "id-1",
+      sha256,
+      logger: { log: () => {} },
+      bodyBudget: watched(createBodyBudget(100)),
+      unauthenticatedBodyBudget: watched(createBodyBudget(100)),
+    };
+    const app = createApp(deps);
+    const server = createServer(hookListener(deps, getRequestListener(app.fetch)));
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    const { port } = server.address() as AddressInfo;
+    const stalled = connect(port, "127.0.0.1");
+    stalled.on("error", () => {});
+    const post = (authorization: string) =>
+      new Promise<{ error: string | undefined; body: string }>((resolve, reject) => {
+        const req = request(
+          { port, host: "127.0.0.1", method: "POST", path: "/v1/hooks/claude-code" },
+          (res) => {
+            let body = "";
+            res.on("data", (c) => {
+              body += c;
+            });
+            res.on("end", () => resolve({ error: res.headers["x-hookgate-error"] as string, body }));
+          },
+        );
+        req.on("error", reject);
+        req.setHeader("content-type", "application/json");
+        req.setHeader("authorization", authorization);
+        req.end(
+          JSON.stringify({
+            hook_event_name: "PreToolUse",
+            tool_name: "Bash",
+            tool_input: { command: `rm -rf /${"b".repeat(60)}` },
+          }),
+        );
+      });
+    try {
+      // No Authorization header, 80 of the 500 bytes it declares, then nothing.
+      stalled.write(
+        `POST /v1/hooks/claude-code HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n{"hook_event_name":"PreToolUse","x":"${"a".repeat(60)}`,
+      );
+      await strangerHolds;
+      const team = await post("Bearer team-a-token");
+      expect(team.error).toBeUndefined();
+      expect(team.body).toMatch(/"permissionDecision":"deny"/);
+      // Another caller without a valid token shares the stalled one's budget, and is refused by it.
+      expect((await post("Bearer not-a-token")).error).toBe("BODY_UNREADABLE");
+    } finally {
+      stalled.destroy();
+      server.close();
+    }
+  });
+});
+
 describe("answerWriter", () => {
   interface Written {
     calls: string[];
