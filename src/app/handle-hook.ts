@@ -38,6 +38,11 @@ export interface HookRequest {
    * deadline runs from then. Without it, from when handleHook starts.
    */
   readonly receivedAt?: number | undefined;
+  /**
+   * The team the Authorization header named under `policy`, when the route checked it before
+   * reading the body (hook-route.ts): not checked again while that policy is the one in force.
+   */
+  readonly authenticated?: { readonly policy: Policy; readonly team: string } | undefined;
 }
 
 export interface HookOutcome {
@@ -205,14 +210,17 @@ export async function handleHook(
     }
     const event = parsed.event;
     identified = event;
-    const auth = await authenticate(
-      request.authorization,
-      policy,
-      deps.sha256,
-      event.dialect,
-      undefined,
-      request.userAgent,
-    );
+    const auth =
+      request.authenticated?.policy === policy
+        ? { ok: true as const, team: request.authenticated.team }
+        : await authenticate(
+            request.authorization,
+            policy,
+            deps.sha256,
+            event.dialect,
+            undefined,
+            request.userAgent,
+          );
     if (!auth.ok) {
       const error = { code: auth.code, message: auth.message, eventName: event.name };
       return finish(

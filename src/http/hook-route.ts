@@ -69,11 +69,11 @@ export async function runHookRoute(
         });
   // The token is checked before the body is read, so that bodies no token vouches for are held in
   // a budget of their own: callers without one cannot fill the bytes a team's hooks are read in
-  // and have every hook answered by the fail mode (handleHook checks it again, with the event).
+  // and have every hook answered by the fail mode. handleHook takes the team found (a failure it
+  // checks again, to word its message for the event's client).
   const policy = deps.policy();
-  const authenticated =
-    policy.auth === undefined || (await authenticate(request.authorization, policy, deps.sha256)).ok;
-  let body = await request.readBody(policy.defaults.maxBodyBytes, authenticated);
+  const auth = await authenticate(request.authorization, policy, deps.sha256);
+  let body = await request.readBody(policy.defaults.maxBodyBytes, auth.ok);
   // A refused request's body is read too (within the limit) and set aside: a body left unread
   // makes a client that is still sending it see a reset, not this answer. Its event is named
   // as for any request error, so that the fail mode answers in that event's shape.
@@ -91,6 +91,7 @@ export async function runHookRoute(
       timeoutHeader: request.timeoutHeader,
       userAgent: request.userAgent,
       receivedAt,
+      authenticated: auth.ok ? { policy, team: auth.team } : undefined,
     },
     { explain, audit: !explain, runRemote: !explain },
   );

@@ -715,3 +715,59 @@ describe("GET /v1/whoami", () => {
     expect((await jsonOf(res)).error.code).toBe("AUTH_EMPTY_TOKEN");
   });
 });
+
+describe("POST /v1/hooks: the token is checked once", () => {
+  // The route checks the token before it reads the body (the budget of bodies no token vouches
+  // for); the decision takes the team so found rather than hashing the token again.
+  const counting = async (document: unknown) => {
+    let policy = await policyFrom(document);
+    const hashed: string[] = [];
+    const app = createApp({
+      policy: () => policy,
+      clock: { now: Date.now, monotonic: () => performance.now() },
+      newId: () => "id-1",
+      sha256: async (text) => {
+        hashed.push(text);
+        return sha256(text);
+      },
+      logger: { log: () => {} },
+    });
+    const post = (token: string) =>
+      app.request("http://gateway.test/v1/hooks/claude-code", {
+        method: "POST",
+        body: JSON.stringify(preToolUse("rm -rf /")),
+        headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+      });
+    return { hashed, post, swap: (next: typeof policy) => (policy = next) };
+  };
+
+  it("hashes a good token once per hook and decides as its team", async () => {
+    const gateway = await counting(await authPolicy(rules));
+    const res = await gateway.post("team-b-token");
+    expect(await jsonOf(res)).toEqual({
+      hookSpecificOutput: {
+        hookEventName: "PreToolUse",
+        permissionDecision: "deny",
+        permissionDecisionReason: "Deleting from / is never allowed",
+      },
+    });
+    expect(gateway.hashed).toEqual(["team-b-token"]);
+  });
+
+  it("checks the token again when the policy was reloaded while the body was read", async () => {
+    const gateway = await counting(await authPolicy(rules));
+    // A reload that drops team b's token lands between the route's check and the decision.
+    const without = await policyFrom({
+      version: 1,
+      auth: { tokens: [{ team: "a", sha256: await sha256(TOKEN) }] },
+      rules,
+    });
+    const before = gateway.hashed.length;
+    const res = gateway.post("team-b-token");
+    // The route's check runs first, in the same turn as the request; swap once it has.
+    while (gateway.hashed.length === before) await new Promise((resolve) => setImmediate(resolve));
+    gateway.swap(without);
+    const answer = await res;
+    expect(answer.headers.get("x-hookgate-error")).toBe("AUTH_UNKNOWN_TOKEN");
+  });
+});
