@@ -112,7 +112,7 @@ const ADAPTER_TOKEN_VAR = "HOOKGATE_AUTH";
 const TIMEOUT_HEADER = "x-hookgate-timeout";
 
 const ALLOWLIST_NOTE =
-  "allowedHttpHookUrls merges across settings files, and once it is set anywhere every http hook's URL must match one of its patterns: add patterns for any other http hooks you use";
+  "allowedHttpHookUrls and httpHookAllowedEnvVars merge across settings files, and once either is set anywhere it binds every http hook: each URL must match one of the patterns, and a header interpolates only the variables listed (any other becomes empty), so add your other http hooks' URLs and variables";
 
 export interface InitOptions {
   readonly client: InitClient;
@@ -786,23 +786,45 @@ async function fileInTheWay(target: string): Promise<string | undefined> {
 /**
  * An unset allowedHttpHookUrls allows every URL; once hookgate's pattern is there, the file's
  * other http hooks must match a pattern too, or the client stops calling them (clients.md §3.1).
+ * An unset httpHookAllowedEnvVars likewise lets each hook use its own allowedEnvVars.
  */
 function newlyRestricted(
   existing: Record<string, unknown>,
   config: Record<string, unknown>,
   url: string,
 ): string[] {
-  if (!("allowedHttpHookUrls" in config) || existing.allowedHttpHookUrls !== undefined) return [];
-  const others = new Set<string>();
-  for (const hook of handlersIn(existing.hooks)) {
-    if (isRecord(hook) && hook.type === "http" && typeof hook.url === "string" && hook.url !== url) {
-      others.add(hook.url);
+  const warnings: string[] = [];
+  const others = handlersIn(existing.hooks).filter(
+    (hook): hook is Record<string, unknown> =>
+      isRecord(hook) && hook.type === "http" && typeof hook.url === "string" && hook.url !== url,
+  );
+  const urls = new Set(others.map((hook) => hook.url as string));
+  if ("allowedHttpHookUrls" in config && existing.allowedHttpHookUrls === undefined && urls.size > 0) {
+    warnings.push(
+      `allowedHttpHookUrls was unset, which allows every URL; it now lists only ${allowlistPattern(url)}, so add patterns for your other http hooks (${[...urls].join(", ")}) or they stop being called`,
+    );
+  }
+  // The same for variables: unset, each hook interpolates its own allowedEnvVars; once set, only
+  // those also listed there (clients.md §3.1). They are named, not added: a name listed there
+  // also lets Claude Code interpolate a variable it takes for a credential (§3.3).
+  const listed = config.httpHookAllowedEnvVars;
+  if (Array.isArray(listed) && existing.httpHookAllowedEnvVars == null) {
+    const dropped = new Map<string, Set<string>>();
+    for (const hook of others) {
+      const names = Array.isArray(hook.allowedEnvVars) ? hook.allowedEnvVars : [];
+      for (const name of names) {
+        if (typeof name !== "string" || listed.includes(name)) continue;
+        dropped.set(name, (dropped.get(name) ?? new Set()).add(hook.url as string));
+      }
+    }
+    if (dropped.size > 0) {
+      const named = [...dropped].map(([name, at]) => `${name} (${[...at].join(", ")})`).join(", ");
+      warnings.push(
+        `httpHookAllowedEnvVars was unset, which lets each http hook use the variables of its own allowedEnvVars; it now lists only ${listed.join(", ")}, so add your other http hooks' variables to it, ${named}, or their headers go out with those variables empty`,
+      );
     }
   }
-  if (others.size === 0) return [];
-  return [
-    `allowedHttpHookUrls was unset, which allows every URL; it now lists only ${allowlistPattern(url)}, so add patterns for your other http hooks (${[...others].join(", ")}) or they stop being called`,
-  ];
+  return warnings;
 }
 
 /**

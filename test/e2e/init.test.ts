@@ -1536,6 +1536,39 @@ describe("hookgate init --write", { timeout: 90_000 }, () => {
     expect(stop[0]).toEqual({ hooks: [other] });
   });
 
+  it("warns when the variable list it adds would empty the headers of the file's other http hooks", async () => {
+    const path = join(tmp, "other-env.json");
+    const other = {
+      type: "http",
+      url: "https://audit.acme.example/hook",
+      headers: { "X-Audit-Key": "$AUDIT_KEY" },
+      allowedEnvVars: ["AUDIT_KEY"],
+    };
+    const settings = {
+      hooks: { Stop: [{ hooks: [other] }] },
+      allowedHttpHookUrls: ["https://audit.acme.example/*"],
+    };
+    writeFileSync(path, JSON.stringify(settings));
+    const env = { AUDIT_KEY: "k1" };
+    // Before: no httpHookAllowedEnvVars, so the hook's own allowedEnvVars apply (§3.1).
+    expect(interpolate("$AUDIT_KEY", effectiveEnvVars(other, settings), env)).toBe("k1");
+    const result = await writeClaudeCode(path);
+    expect(result.code, result.stderr).toBe(0);
+    const written = JSON.parse(readFileSync(path, "utf8")) as Json;
+    // After: the list init adds leaves the variable out, and Claude Code sends the header empty.
+    expect(interpolate("$AUDIT_KEY", effectiveEnvVars(other, written), env)).toBe("");
+    expect(result.stderr).toMatch(
+      /warning: httpHookAllowedEnvVars was unset.*it now lists only HOOKGATE_TOKEN.*AUDIT_KEY \(https:\/\/audit\.acme\.example\/hook\)/,
+    );
+    // Named, not added: a name listed there also passes Claude Code's credential filter (§3.3).
+    expect(written.httpHookAllowedEnvVars).toEqual(["HOOKGATE_TOKEN"]);
+    // A list the user already set is theirs: nothing newly restricted, nothing said.
+    writeFileSync(path, JSON.stringify({ ...settings, httpHookAllowedEnvVars: [] }));
+    const again = await writeClaudeCode(path);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr).not.toMatch(/httpHookAllowedEnvVars was unset/);
+  });
+
   it("leaves a file that is not JSON alone", async () => {
     const path = join(tmp, "broken.json");
     writeFileSync(path, "{ not json");
