@@ -895,6 +895,12 @@ function mergeConfig(
 
 function mergeHooks(current: unknown, generated: unknown, path: string): unknown {
   if (current == null) return generated;
+  if (!Array.isArray(current) && !isRecord(current)) {
+    // Neither form: saying it holds the other one would send the user after hooks it has not.
+    throw new Error(
+      `${path}: "hooks" is ${typeof current === "boolean" ? "true or false" : `a ${typeof current}`}, neither an event map nor a list; left unchanged (make it ${Array.isArray(generated) ? "a list" : "an object of events"}, or delete it)`,
+    );
+  }
   if (Array.isArray(generated)) {
     if (!Array.isArray(current)) {
       throw new Error(

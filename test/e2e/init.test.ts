@@ -1569,6 +1569,28 @@ describe("hookgate init --write", { timeout: 90_000 }, () => {
     expect(again.stderr).not.toMatch(/httpHookAllowedEnvVars was unset/);
   });
 
+  it('says "hooks" is neither form when it is a string, not that it holds the other form', async () => {
+    for (const client of ["claude-code", "deepagents-legacy"]) {
+      const path = join(tmp, `hooks-string-${client}.json`);
+      writeFileSync(path, '{"hooks": "todo"}');
+      const route = client === "claude-code" ? "claude-code" : "deepagents";
+      const result = await runCli([
+        "init",
+        "--client",
+        client,
+        "--url",
+        `${server.url}/v1/hooks/${route}`,
+        "--write",
+        path,
+      ]);
+      expect(result.code).toBe(1);
+      expect(result.stderr.split("\n")[0]).toBe(
+        `hookgate: ${path}: "hooks" is a string, neither an event map nor a list; left unchanged (make it ${client === "claude-code" ? "an object of events" : "a list"}, or delete it)`,
+      );
+      expect(readFileSync(path, "utf8")).toBe('{"hooks": "todo"}');
+    }
+  });
+
   it("leaves a file that is not JSON alone", async () => {
     const path = join(tmp, "broken.json");
     writeFileSync(path, "{ not json");
