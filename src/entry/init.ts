@@ -12,7 +12,7 @@
  * - deepagents-legacy: the list form, the same adapter under the 5 s subprocess limit.
  */
 import type { Stats } from "node:fs";
-import { chmod, readFile, readlink, realpath, rename, rm, stat, writeFile } from "node:fs/promises";
+import { chmod, chown, readFile, readlink, realpath, rename, rm, stat, writeFile } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { isDeepStrictEqual, parseArgs } from "node:util";
 import { errorMessage } from "../core/errors.js";
@@ -623,7 +623,7 @@ async function writeMerged(
   // init changed. JSON.stringify puts a line break only between tokens, never inside a string.
   const eol = /\r?\n/.exec(text ?? "")?.[0] ?? "\n";
   const json = JSON.stringify(merged, null, indentOf(text)).replaceAll("\n", eol);
-  await replaceFile(path, target, `${json}${eol}`, mode, read);
+  await replaceFile(path, target, `${json}${eol}`, found, read);
   const replaced = existing ? earlierUrls(existing.hooks).filter((earlier) => earlier !== url) : [];
   return {
     merged: existing !== undefined,
@@ -640,20 +640,27 @@ async function writeMerged(
  * agent starting meanwhile never reads half a file. `read` is what the file held when init read
  * it (undefined: no file): another program that wrote it since (the agent saving a permission, a
  * second init) would lose its change to the rename, so the file is left as that program wrote it.
- * Whatever fails, the temporary file goes.
+ * `found`: the file's stat, whose mode and owner the new file keeps. Whatever fails, the
+ * temporary file goes.
  */
 async function replaceFile(
   path: string,
   target: string,
   content: string,
-  mode: number | undefined,
+  found: Stats | undefined,
   read: string | undefined,
 ): Promise<void> {
   const folder = dirname(target);
   const temporary = `${target}.hookgate-${process.pid}.tmp`;
   try {
     await writeFile(temporary, content);
-    if (mode !== undefined) await chmod(temporary, mode & 0o7777);
+    if (found !== undefined) {
+      // Its owner too: run as root (sudo), the new file would be root's, and a 0600 settings
+      // file one its own user can no longer read, nor the agent save a permission in.
+      if (process.getuid?.() === 0 && (found.uid !== 0 || found.gid !== 0))
+        await chown(temporary, found.uid, found.gid);
+      await chmod(temporary, found.mode & 0o7777);
+    }
     const now = await readFile(path, "utf8").catch((e: NodeJS.ErrnoException) => {
       if (e.code === "ENOENT") return undefined;
       throw e;

@@ -950,6 +950,22 @@ describe("hookgate init --write", { timeout: 90_000 }, () => {
     expect(stop?.slice(1).flatMap((g) => g.hooks.map((h) => h.url))).toEqual([url]);
   });
 
+  const AS_ROOT = process.getuid?.() === 0;
+  it(`keeps the settings file's owner when run as root (sudo)${AS_ROOT ? "" : " (skipped: only root can give a file to another user)"}`, async () => {
+    if (!AS_ROOT) return;
+    const path = join(tmp, "owned-by-nobody.json");
+    writeFileSync(path, '{"model":"opus"}\n');
+    chmodSync(path, 0o600);
+    execFileSync("chown", [`${NOBODY}:${NOBODY}`, path]);
+    const run = await writeClaudeCode(path);
+    expect(run.code, run.stderr).toBe(0);
+    const after = statSync(path);
+    // Root's, a 0600 file its own user could no longer read, nor the agent save a permission in.
+    expect([after.uid, after.gid]).toEqual([NOBODY, NOBODY]);
+    expect(after.mode & 0o777).toBe(0o600);
+    expect((JSON.parse(readFileSync(path, "utf8")) as Json).model).toBe("opus");
+  });
+
   it("writes through a chain of symlinks in place, keeping every link, also one that ends at no file yet", async () => {
     // Dotfiles managers (GNU stow, chezmoi, home-manager) link to links. A chain whose end was not
     // made yet was followed one link: init put a file in place of the second, and the dotfiles
