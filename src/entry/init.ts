@@ -653,7 +653,9 @@ async function replaceFile(
   const folder = dirname(target);
   const temporary = `${target}.hookgate-${process.pid}.tmp`;
   try {
-    await writeFile(temporary, content);
+    // Made readable by its owner only when it replaces a file, which may be private (0600): the
+    // chmod below gives it that file's mode, and until then nobody else reads the content.
+    await writeFile(temporary, content, found === undefined ? undefined : { mode: 0o600 });
     if (found !== undefined) {
       // Its owner too: run as root (sudo), the new file would be root's, and a 0600 settings
       // file one its own user can no longer read, nor the agent save a permission in.
