@@ -343,7 +343,8 @@ describe("the queue handler with cloudflare:test batches", () => {
     const letter = await until("the dead letter", async () =>
       (await control<DeadLetter[]>("/dead-letters")).find((d) => d.body.id === "m-junk"),
     );
-    expect(letter.body.error).toMatch(/not a hookgate delivery job/);
+    // Why, as the Lambda consumer says it.
+    expect(letter.body.error).toBe("not a delivery job: body is not an {id, body} envelope");
     // Never sent: no attempt (it once said 1).
     expect(letter.body.attempts).toBe(0);
   });
@@ -360,7 +361,7 @@ describe("the queue handler with cloudflare:test batches", () => {
     const letter = await until("the dead letter", async () =>
       (await control<DeadLetter[]>("/dead-letters")).find((d) => d.body.id === "m-other-id"),
     );
-    expect(letter.body.error).toBe("not a hookgate delivery job envelope");
+    expect(letter.body.error).toBe("not a delivery job: envelope id is not its job's id");
     expect(letter.body.body).toEqual(envelope);
     expect(letter.body.attempts).toBe(0);
     // The queue handler settled it: a delivery would have been made by now.
@@ -399,7 +400,7 @@ describe("the queue handler with cloudflare:test batches", () => {
     const letter = await until("the dead letter", async () =>
       (await control<DeadLetter[]>("/dead-letters")).find((d) => d.body.id === "m-quotes"),
     );
-    expect(letter.body.error).toMatch(/not a hookgate delivery job/);
+    expect(letter.body.error).toBe("not a delivery job: body is not an {id, body} envelope");
     const kept = letter.body.body as unknown as string;
     expect(kept.endsWith("…[truncated by hookgate]")).toBe(true);
     expect(text.startsWith(kept.slice(0, -"…[truncated by hookgate]".length))).toBe(true);
@@ -426,7 +427,9 @@ describe("a message from another producer", () => {
     const inBase64 = btoa(String.fromCharCode(...bytes));
     await producer.send(bytes, { contentType: "bytes" });
     const letter = await deadLetterHolding(inBase64);
-    expect(letter.body.error).toBe("not a hookgate delivery job envelope (its bytes in base64)");
+    expect(letter.body.error).toBe(
+      "not a delivery job: body is not an {id, body} envelope (its bytes in base64)",
+    );
     expect(atob(letter.body.body as unknown as string)).toBe(`not json: ${marker}`);
     expect(letter.body.attempts).toBe(0);
   });
@@ -445,7 +448,7 @@ describe("a message from another producer", () => {
     );
     const letter = await deadLetterHolding(marker);
     expect(letter.body.error).toBe(
-      "not a hookgate delivery job envelope (values JSON cannot hold written as text, bytes as base64)",
+      "not a delivery job: body is not an {id, body} envelope (values JSON cannot hold written as text, bytes as base64)",
     );
     expect(letter.body.body).toEqual({
       marker,
@@ -559,7 +562,7 @@ describe("outcome translation", () => {
       "[object Array]",
     ]);
     expect(sent[1]?.error).toBe(
-      "not a hookgate delivery job envelope (nested too deep to write; only its type kept)",
+      "not a delivery job: body is not an {id, body} envelope (nested too deep to write; only its type kept)",
     );
   });
 
@@ -768,7 +771,7 @@ describe("outcome translation", () => {
     expect(letter.body).toMatchObject({
       body: { not: "a job" },
       attempts: 0,
-      error: "not a hookgate delivery job envelope",
+      error: "not a delivery job: body is not an {id, body} envelope",
     });
   });
 

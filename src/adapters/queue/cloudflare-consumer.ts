@@ -76,8 +76,8 @@ export function createCloudflareConsumer(deps: ConsumerDeps): {
   consume(batch: PushedBatch): Promise<void>;
 } {
   async function settle(message: PushedMessage): Promise<void> {
-    const envelope = readEnvelope(message.body);
-    if (!envelope) return deadLetterNoJob(message, deps);
+    const envelope = readJobEnvelope(message.body);
+    if (typeof envelope === "string") return deadLetterNoJob(message, envelope, deps);
     const job = envelope.body;
     // Cloudflare counts this message's deliveries; a held job's copy carries its earlier sends.
     const attempts = unsent.sends(message.id, envelope.sent + message.attempts);
@@ -200,11 +200,12 @@ async function deadLetter(
 
 /**
  * A message that is not a job's envelope: no delivery, and no policy, can make it one, so it is
- * dead-lettered at once, as it came (`storable`), with why.
+ * dead-lettered at once, as it came (`storable`), with why (`readJobEnvelope`'s `problem`, worded
+ * as the Lambda consumer words it).
  */
-function deadLetterNoJob(message: PushedMessage, deps: DeadLetterDeps): Promise<void> {
+function deadLetterNoJob(message: PushedMessage, problem: string, deps: DeadLetterDeps): Promise<void> {
   const { body, note } = storable(message.body);
-  const reason = `not a hookgate delivery job envelope${note ? ` (${note})` : ""}`;
+  const reason = `not a delivery job: ${problem}${note ? ` (${note})` : ""}`;
   // Never sent, on this delivery or an earlier one (the DLQ refused it): no attempt.
   return moveToDeadLetters(deps, message, { id: message.id, body }, reason, {
     message: message.id,
@@ -262,13 +263,13 @@ export async function holdForPolicy(
 ): Promise<void> {
   const { jobs: jobsQueue, logger } = deps;
   const jobs: { readonly message: PushedMessage; readonly envelope: JobEnvelope }[] = [];
-  const others: PushedMessage[] = [];
+  const others: { readonly message: PushedMessage; readonly problem: string }[] = [];
   for (const message of batch.messages) {
-    const envelope = readEnvelope(message.body);
-    if (envelope) jobs.push({ message, envelope });
-    else others.push(message);
+    const envelope = readJobEnvelope(message.body);
+    if (typeof envelope === "string") others.push({ message, problem: envelope });
+    else jobs.push({ message, envelope });
   }
-  await Promise.all(others.map((message) => deadLetterNoJob(message, deps)));
+  await Promise.all(others.map(({ message, problem }) => deadLetterNoJob(message, problem, deps)));
   // One send per job: a send split into several batches could fail part way, and a job sent
   // again and also retried would be delivered twice. The copy carries the job's sends (none
   // this time) and its holds, as a held job's does: a wait for the policy is neither.
@@ -304,15 +305,6 @@ export async function holdForPolicy(
     jobs: jobs.length,
     retryInSeconds: delaySeconds,
   });
-}
-
-/**
- * A pushed message's body as a job's `{id, body}` envelope, or undefined when it is not one: read
- * as the Lambda consumer reads a record's (core/delivery.ts `readJobEnvelope`).
- */
-function readEnvelope(value: unknown): JobEnvelope | undefined {
-  const envelope = readJobEnvelope(value);
-  return typeof envelope === "string" ? undefined : envelope;
 }
 
 /**
