@@ -213,22 +213,18 @@ function deadLetterNoJob(message: PushedMessage, problem: string, deps: DeadLett
   });
 }
 
+/** `fields` are the log line's, its `attempts` the sends the dead letter records. */
 async function moveToDeadLetters(
   deps: DeadLetterDeps,
   message: PushedMessage,
   envelope: Envelope<unknown>,
   reason: string,
-  fields: Record<string, unknown>,
+  fields: { readonly attempts: number; readonly [field: string]: unknown },
   sink = "unknown",
   sentNothing = false,
 ): Promise<void> {
   try {
-    await deadLetter(
-      deps,
-      envelope,
-      typeof fields.attempts === "number" ? fields.attempts : message.attempts,
-      reason,
-    );
+    await deadLetter(deps, envelope, fields.attempts, reason);
   } catch (e) {
     message.retry({ delaySeconds: DLQ_FAILED_RETRY_SECONDS });
     if (sentNothing) unsent.add(message.id);
