@@ -126,7 +126,8 @@ export const RECORD_LOG_BYTES = 128 * 1024;
  */
 export function createLogRecorder(logger: Logger): Recorder {
   return (record) => {
-    // Escaped as the log line escapes it (json-lines.ts), so that what is measured is what is written.
+    // Escaped as the log line escapes it (json-lines.ts), so that what is measured is what is
+    // written: `logJson` writes it as it is.
     const json = escapeControls(JSON.stringify(record));
     if (utf8Length(json) > RECORD_LOG_BYTES) {
       const eventOmitted = { bytes: utf8Length(JSON.stringify(record.event)) };

@@ -35,7 +35,8 @@ export interface Logger {
   log(level: LogLevel, message: string, fields?: Record<string, unknown>): void;
   /**
    * `log` with the fields' JSON made already (an object's text, none of whose keys is `time`,
-   * `level` or `msg`), for a caller that measured it: the JSON lines' loggers write it as it is.
+   * `level` or `msg`, its controls escaped by core/escape-controls.ts as a log line's are), for a
+   * caller that measured it: the JSON lines' loggers write it as it is.
    */
   logJson?(level: LogLevel, message: string, fieldsJson: string): void;
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { batchLines, createJsonLogger, scrubLines } from "../../src/adapters/log/json-lines.js";
+import { escapeControls } from "../../src/core/escape-controls.js";
 import { scrubbingWith } from "../../src/core/mask.js";
 
 /** A stream that keeps each write, and a defer that runs tasks only when told. */
@@ -181,7 +182,8 @@ describe("createJsonLogger", () => {
     const sent = "a\u007f\u009b2A\u2028\u2029\u202ecba\u2067x\u2069 é";
     logger.log("info", `msg ${sent}`, { sessionId: sent, input: { command: sent } });
     logger.log("info", "spread", { msg: sent }); // the spread's way
-    logger.logJson?.("info", "json", JSON.stringify({ record: sent }));
+    // The fields escaped by the caller, which measured them (Logger.logJson); the message here.
+    logger.logJson?.("info", `json ${sent}`, escapeControls(JSON.stringify({ record: sent })));
     const escaped = "a\\u007f\\u009b2A\\u2028\\u2029\\u202ecba\\u2067x\\u2069 é";
     expect(writes).toHaveLength(3);
     for (const line of writes) {
@@ -198,7 +200,7 @@ describe("createJsonLogger", () => {
         input: { command: sent },
       },
       { time: "1970-01-01T00:00:00.000Z", level: "info", msg: sent },
-      { time: "1970-01-01T00:00:00.000Z", level: "info", msg: "json", record: sent },
+      { time: "1970-01-01T00:00:00.000Z", level: "info", msg: `json ${sent}`, record: sent },
     ]);
   });
 });

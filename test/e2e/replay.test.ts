@@ -1102,6 +1102,32 @@ describe("the recorder port and the judge behind test and replay", () => {
     expect(written.eventOmitted).toEqual({ bytes: 60_017 });
   });
 
+  it("writes a record's control characters escaped, as measured, through the logger that takes its JSON", () => {
+    const lines: string[] = [];
+    const record = createLogRecorder(
+      createJsonLogger({ write: (line) => lines.push(line) }, "info", () => 0),
+    );
+    record({
+      time: "2026-01-01T00:00:00.000Z",
+      decisionId: "id-1",
+      policy: "p",
+      client: "claude-code",
+      team: "a\u202eb",
+      event: { session_id: "s\u0085\u2028" },
+      decision: "none",
+      reason: "",
+      rules: [],
+      shadow: [],
+    });
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).not.toMatch(/[\u0085\u2028\u202e]/);
+    expect(lines[0]).toContain('"team":"a\\u202eb"');
+    expect(lines[0]).toContain('"session_id":"s\\u0085\\u2028"');
+    expect(JSON.parse(lines[0] ?? "")).toMatchObject({
+      record: { team: "a\u202eb", event: { session_id: "s\u0085\u2028" } },
+    });
+  });
+
   it("writes a record too large for a log line without its event, which replay counts as not compared", async () => {
     // A Glob's paths: each string short, so masking's cut at 2,000 characters does not bound it.
     const glob = JSON.stringify({

@@ -12,7 +12,10 @@ export interface LineSink {
 /** The log line of a call, `time`, `level` and `msg` first, ended by the format's `end`. */
 export interface LineFormat {
   line(level: LogLevel, message: string, fields?: Record<string, unknown>): string;
-  /** The same from the fields' JSON, an object's text made already, that holds none of the leading keys. */
+  /**
+   * The same from the fields' JSON, an object's text made already and escaped (escape-controls.ts),
+   * that holds none of the leading keys: written as it is.
+   */
   lineOfJson(level: LogLevel, message: string, fieldsJson: string): string;
 }
 
@@ -36,19 +39,24 @@ export function createLineFormat(now: () => number = Date.now, end = "\n"): Line
     }
     return lastTime;
   };
-  const lineOfJson = (level: LogLevel, message: string, fieldsJson: string) => {
-    const head = `{"time":"${time()}","level":"${level}","msg":${JSON.stringify(message)}`;
-    return `${escapeControls(fieldsJson === "{}" ? `${head}}` : `${head},${fieldsJson.slice(1)}`)}${end}`;
+  /** The three leading keys, then the fields' own JSON: neither escaped here. */
+  const joined = (level: LogLevel, messageJson: string, fieldsJson: string) => {
+    const head = `{"time":"${time()}","level":"${level}","msg":${messageJson}`;
+    return fieldsJson === "{}" ? `${head}}` : `${head},${fieldsJson.slice(1)}`;
   };
   return {
-    lineOfJson,
+    // The fields come escaped (Logger.logJson): the recorder escapes them to measure them.
+    lineOfJson: (level, message, fieldsJson) =>
+      `${joined(level, escapeControls(JSON.stringify(message)), fieldsJson)}${end}`,
     line(level, message, fields) {
       // The fields' own JSON after the three leading keys, rather than a spread copy of them. A
       // field named like a leading key replaces it, and an array or an object with a toJSON is
       // spread, as before. (Integer-like keys, which no caller uses, come after the leading keys
       // here where a spread put them first.)
-      if (fields === undefined) return lineOfJson(level, message, "{}");
-      if (isPlainFields(fields)) return lineOfJson(level, message, JSON.stringify(fields));
+      if (fields === undefined || isPlainFields(fields)) {
+        const fieldsJson = fields === undefined ? "{}" : JSON.stringify(fields);
+        return `${escapeControls(joined(level, JSON.stringify(message), fieldsJson))}${end}`;
+      }
       return `${escapeControls(JSON.stringify({ time: time(), level, msg: message, ...fields }))}${end}`;
     },
   };
