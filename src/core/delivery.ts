@@ -7,7 +7,7 @@ import { errorMessage } from "./errors.js";
 import type { HookEvent } from "./hook-event.js";
 import { maskString, maskValue } from "./mask.js";
 import type { Notification } from "./sinks.js";
-import { asJsonText, capString, capStringsToFit, capToFit, cut } from "./truncate.js";
+import { capString, capStringsToFit, capToFit, cut, flattenFreeText } from "./truncate.js";
 
 export interface DeliveryJob {
   readonly id: string;
@@ -280,15 +280,7 @@ export function fitDeliveryJob(job: DeliveryJob, fits: (candidate: DeliveryJob) 
       },
     };
   };
-  const flatten = (value: unknown) => {
-    const { event, args, ...rest } = value as typeof free;
-    return {
-      ...rest,
-      event: asJsonText(event),
-      args: args && asJsonText(args),
-    };
-  };
-  return withFree(capToFit(free, (candidate) => fits(withFree(candidate)), flatten));
+  return withFree(capToFit(free, (candidate) => fits(withFree(candidate)), flattenFreeText));
 }
 
 /**

@@ -18,6 +18,7 @@ import {
   asJsonText,
   capString,
   capToFit,
+  flattenFreeText,
   shorten,
   sliceCodePoints,
   TRUNCATION_MARKER,
@@ -247,10 +248,7 @@ async function webhookRequest(
       return sinkJson({ type, timestamp, data });
     },
     WEBHOOK_MAX_BYTES,
-    (value) => {
-      const { event, args, ...rest } = value as typeof free;
-      return { ...rest, event: asJsonText(event), args: args === undefined ? undefined : asJsonText(args) };
-    },
+    flattenFreeText,
   );
   const seconds = Math.floor(attemptAt / 1000);
   const headers: Record<string, string> = {

@@ -90,6 +90,16 @@ export function asJsonText(value: unknown): { truncated: string } {
   return { truncated: JSON.stringify(value) ?? "" };
 }
 
+/**
+ * A notification's free text as `capToFit` flattens it: its two structures, the event and a
+ * correlated call's arguments, as their JSON text (`asJsonText`), the rest as it is. For the
+ * webhook body (sinks.ts) and a queued job (delivery.ts `fitDeliveryJob`) alike.
+ */
+export function flattenFreeText(value: unknown): unknown {
+  const { event, args, ...rest } = value as { readonly event: unknown; readonly args?: unknown };
+  return { ...rest, event: asJsonText(event), args: args === undefined ? undefined : asJsonText(args) };
+}
+
 /** The largest length in [0, high) for which `fits` holds, given that it holds for 0. */
 export function largestFitting(high: number, fits: (length: number) => boolean): number {
   let low = 0;
