@@ -5,6 +5,7 @@
  */
 import { errorMessage } from "./errors.js";
 import type { HookEvent } from "./hook-event.js";
+import { isRecord } from "./json-object.js";
 import { maskString, maskValue } from "./mask.js";
 import type { Notification } from "./sinks.js";
 import { capString, capStringsToFit, capToFit, cut, flattenFreeText } from "./truncate.js";
@@ -21,16 +22,15 @@ export interface DeliveryJob {
  * is, rather than redelivered with every lease.
  */
 export function isDeliveryJob(value: unknown): value is DeliveryJob {
-  if (value === null || typeof value !== "object") return false;
-  const { id, sink, notification } = value as Record<string, unknown>;
+  if (!isRecord(value)) return false;
+  const { id, sink, notification } = value;
   return (
     typeof id === "string" &&
     typeof sink === "string" &&
-    notification !== null &&
-    typeof notification === "object" &&
-    typeof (notification as Record<string, unknown>).eventName === "string" &&
-    typeof (notification as Record<string, unknown>).event === "object" &&
-    (notification as Record<string, unknown>).event !== null
+    isRecord(notification) &&
+    typeof notification.eventName === "string" &&
+    typeof notification.event === "object" &&
+    notification.event !== null
   );
 }
 
@@ -50,8 +50,8 @@ export interface JobEnvelope {
  * Lambda and Worker consumers, so a message one dead-letters the other does not deliver.
  */
 export function readJobEnvelope(value: unknown): JobEnvelope | string {
-  if (value === null || typeof value !== "object") return "body is not an {id, body} envelope";
-  const { id, body, sent, holds } = value as Record<string, unknown>;
+  if (!isRecord(value)) return "body is not an {id, body} envelope";
+  const { id, body, sent, holds } = value;
   if (typeof id !== "string" || typeof body !== "object" || body === null)
     return "body is not an {id, body} envelope";
   if (!isDeliveryJob(body)) return "envelope body is not a delivery job";
