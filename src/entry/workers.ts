@@ -12,7 +12,7 @@
  * egress guard they share when first used. Most hooks need none of them.
  */
 import { webCryptoSha256 } from "../adapters/hash/web-crypto.js";
-import { createLineFormat, LOG_LEVELS } from "../adapters/log/json-lines.js";
+import { createLineFormat, createLineLogger, LOG_LEVELS } from "../adapters/log/json-lines.js";
 import {
   type AnalyticsEngineLike,
   createAnalyticsEngineMetrics,
@@ -121,9 +121,6 @@ const NO_SECRETS: readonly string[] = [];
 /** The secret values of the isolate's policy (none while it is broken or not loaded yet). */
 const scrub = scrubbingWith(() => (cached?.state.ok ? cached.state.policy.secrets : NO_SECRETS));
 
-/** The lines Node and Lambda write (json-lines.ts), with no line break: the console adds its own. */
-const format = createLineFormat(Date.now, "");
-
 /** A line on the console, scrubbed of the policy's secret values, by the method of its level. */
 function write(level: LogLevel, line: string): void {
   const text = scrub(line);
@@ -132,14 +129,8 @@ function write(level: LogLevel, line: string): void {
   else console.log(text);
 }
 
-const logger: Logger = {
-  log(level, message, fields) {
-    if (LOG_LEVELS[level] >= minLevel()) write(level, format.line(level, message, fields));
-  },
-  logJson(level, message, fieldsJson) {
-    if (LOG_LEVELS[level] >= minLevel()) write(level, format.lineOfJson(level, message, fieldsJson));
-  },
-};
+/** The lines Node and Lambda write (json-lines.ts), with no line break: the console adds its own. */
+const logger: Logger = createLineLogger(createLineFormat(Date.now, ""), minLevel, write);
 
 /** Counters as Analytics Engine data points (index = counter name); nothing when unbound. */
 const metrics: Metrics = createAnalyticsEngineMetrics(() => bindings.HOOKGATE_METRICS, logger);

@@ -68,13 +68,29 @@ export function createJsonLogger(
   now: () => number = Date.now,
 ): Logger {
   const lowest = LOG_LEVELS[minLevel];
-  const format = createLineFormat(now);
+  return createLineLogger(
+    createLineFormat(now),
+    () => lowest,
+    (_level, line) => sink.write(line),
+  );
+}
+
+/**
+ * The Logger of `format`'s lines, each handed to `write` with its level when the level ranks at
+ * least `lowest()`: a stream's (`createJsonLogger`), or the Worker's console, whose lowest level
+ * is read from its binding on each call.
+ */
+export function createLineLogger(
+  format: LineFormat,
+  lowest: () => number,
+  write: (level: LogLevel, line: string) => void,
+): Logger {
   return {
     log(level, message, fields) {
-      if (LOG_LEVELS[level] >= lowest) sink.write(format.line(level, message, fields));
+      if (LOG_LEVELS[level] >= lowest()) write(level, format.line(level, message, fields));
     },
     logJson(level, message, fieldsJson) {
-      if (LOG_LEVELS[level] >= lowest) sink.write(format.lineOfJson(level, message, fieldsJson));
+      if (LOG_LEVELS[level] >= lowest()) write(level, format.lineOfJson(level, message, fieldsJson));
     },
   };
 }
