@@ -10,6 +10,7 @@ import { type Dialect, isDialect, routedDialect } from "../core/hook-event.js";
 import type { Logger } from "../core/ports.js";
 import { renderRequestFailure } from "../core/render.js";
 import { underAnyPrefix } from "./app.js";
+import { outcomeHeaders } from "./hook-route.js";
 import { type BodyDeadline, readBody } from "./read-body.js";
 
 /** Only the event name is needed: what is past this is drained, never kept. */
@@ -38,14 +39,13 @@ export function createBrokenConfigApp(
       routedDialect(dialect, undefined, eventName) ?? "claude-code",
       message,
     );
-    const headers: Record<string, string> = {
-      "x-hookgate-decision-id": newId(),
-      "x-hookgate-policy": "invalid",
-      "x-hookgate-error": "CONFIG_INVALID",
-      "cache-control": "no-store",
-    };
+    const headers = outcomeHeaders({
+      decisionId: newId(),
+      policyHash: "invalid",
+      error: { code: "CONFIG_INVALID" },
+      bodyUnread: !body.ok && body.unread === true,
+    });
     if (rendered.contentType) headers["content-type"] = rendered.contentType;
-    if (!body.ok && body.unread === true) headers.connection = "close";
     return new Response(rendered.body === "" ? null : rendered.body, { status: 200, headers });
   };
 

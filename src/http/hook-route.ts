@@ -98,8 +98,15 @@ export async function runHookRoute(
   return { ...outcome, bodyUnread: !body.ok && body.unread === true };
 }
 
-/** The headers every hook answer (and simulate's) carries. */
-export function outcomeHeaders(outcome: HookRouteOutcome): Record<string, string> {
+/**
+ * The headers every hook answer (and simulate's) carries, the broken configuration's
+ * (broken-config.ts) too.
+ */
+export function outcomeHeaders(
+  outcome: Pick<HookRouteOutcome, "decisionId" | "policyHash" | "bodyUnread"> & {
+    readonly error?: { readonly code: string } | undefined;
+  },
+): Record<string, string> {
   const headers: Record<string, string> = {
     "x-hookgate-decision-id": outcome.decisionId,
     "x-hookgate-policy": outcome.policyHash,
