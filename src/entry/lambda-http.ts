@@ -2,7 +2,9 @@
  * Composition root for the HTTP function on Lambda: API Gateway HTTP API (payload format 2.0)
  * and Lambda Function URLs, which share that event shape; bodies may arrive base64-encoded
  * (`isBase64Encoded`), which hono's adapter decodes. It reads a REST API's or payload 1.0 event
- * too (`multiValueHeaders`), answering in that shape. The same Hono app as on Node answers.
+ * too (`multiValueHeaders`), and an Application Load Balancer target group's, with multi-value
+ * headers on or off, answering each in its own shape (`albAnswer`). The same Hono app as on Node
+ * answers.
  *
  * An invocation that times out reaches the client as a 5xx, which Claude Code treats as "let the
  * action through", so the request's deadline (core/deadline.ts) is also capped below the time the
@@ -95,7 +97,35 @@ export function createHttpHandler(options: LambdaOptions = {}): HttpHandler {
         ? first
         : await handler(asRefused(mended, header), context);
     await settle(runtime, pending, context, answerBy - runtime.clock.monotonic());
-    return result;
+    return isAlbEvent(event) ? albAnswer(event, result) : result;
+  };
+}
+
+/** An event an Application Load Balancer sent its Lambda target (`requestContext.elb`). */
+function isAlbEvent(event: LambdaEvent): boolean {
+  const context = (event as { requestContext?: unknown }).requestContext;
+  return typeof context === "object" && context !== null && "elb" in context;
+}
+
+/**
+ * The answer as an ALB reads it: with `statusDescription`, the code and its reason phrase (the
+ * ALB user guide, "Respond to the load balancer", requires it; hono's adapter leaves it out), and
+ * in `multiValueHeaders` where the target group sends them (it then reads no `headers`), as an
+ * answer `asRefused` made from a payload 2.0 event has not. The reason phrases are node:http's,
+ * imported with the first ALB event: parsing it at every cold start would cost a few ms.
+ */
+async function albAnswer(event: LambdaEvent, result: APIGatewayProxyResult): Promise<APIGatewayProxyResult> {
+  const { STATUS_CODES } = await import("node:http");
+  const statusDescription = `${result.statusCode} ${STATUS_CODES[result.statusCode] ?? "Unknown"}`;
+  const multi = (event as EventFields).multiValueHeaders;
+  if (!multi || result.multiValueHeaders) return { ...result, statusDescription };
+  const { headers = {}, ...rest } = result;
+  return {
+    ...rest,
+    statusDescription,
+    multiValueHeaders: Object.fromEntries(
+      Object.entries(headers).map(([k, v]) => [k, Array.isArray(v) ? v : [v]]),
+    ),
   };
 }
 

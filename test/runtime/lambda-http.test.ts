@@ -592,6 +592,81 @@ describe("events hono's adapter cannot make a request of", () => {
   });
 });
 
+describe("the Lambda HTTP handler behind an Application Load Balancer", () => {
+  type AlbEvent = LambdaEvent & {
+    httpMethod: string;
+    path: string;
+    headers?: Record<string, string>;
+    multiValueHeaders?: Record<string, string[]>;
+  };
+  const ALB = fixture("alb-pre-tool-use.json") as unknown as AlbEvent;
+  const ALB_MULTI = fixture("alb-multi-value-pre-tool-use.json") as unknown as AlbEvent;
+  /** The headers of an answer in either shape, as one map of single values. */
+  const headersOf = (res: object): Record<string, unknown> => {
+    const { headers, multiValueHeaders } = res as {
+      headers?: Record<string, unknown>;
+      multiValueHeaders?: Record<string, unknown[]>;
+    };
+    return headers ?? Object.fromEntries(Object.entries(multiValueHeaders ?? {}).map(([k, v]) => [k, v[0]]));
+  };
+
+  it("answers with the statusDescription an ALB requires, in the header shape its target group sends", async () => {
+    const handler = createHttpHandler({ env: { HOOKGATE_POLICY: POLICY }, logger: captureLogs().logger });
+    const base64 = (event: AlbEvent) =>
+      ({ ...event, body: Buffer.from(CLAUDE_BODY).toString("base64"), isBase64Encoded: true }) as AlbEvent;
+    for (const event of [ALB, ALB_MULTI, base64(ALB), base64(ALB_MULTI)]) {
+      const res = await handler(event, context());
+      expect([res.statusCode, res.statusDescription, res.isBase64Encoded]).toEqual([200, "200 OK", false]);
+      // With multi-value headers on, the ALB reads multiValueHeaders only (and headers otherwise).
+      if (event.multiValueHeaders)
+        expect([res.headers, res.multiValueHeaders?.["content-type"]]).toEqual([
+          undefined,
+          ["application/json"],
+        ]);
+      else
+        expect([res.headers?.["content-type"], res.multiValueHeaders]).toEqual([
+          "application/json",
+          undefined,
+        ]);
+      expect(JSON.parse(res.body).hookSpecificOutput.permissionDecisionReason).toBe(
+        "Writing files from a shell redirect is not allowed here",
+      );
+    }
+    // The target group's health check (ELB-HealthChecker/2.0), pointed at /healthz, and a path that is no route.
+    const check = {
+      ...ALB,
+      httpMethod: "GET",
+      path: "/healthz",
+      headers: { "user-agent": "ELB-HealthChecker/2.0" },
+      body: "",
+    };
+    const health = await handler(check as AlbEvent, context());
+    expect([health.statusCode, health.statusDescription]).toEqual([200, "200 OK"]);
+    const none = await handler({ ...check, path: "/" } as AlbEvent, context());
+    expect([none.statusCode, none.statusDescription]).toEqual([404, "404 Not Found"]);
+  });
+
+  it("answers an event it must make again without its headers in the ALB's shape too", async () => {
+    const handler = createHttpHandler({ env: { HOOKGATE_POLICY: POLICY }, logger: captureLogs().logger });
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+    try {
+      const odd = [
+        { ...ALB, headers: { ...ALB.headers, "x odd": "a" } },
+        { ...ALB_MULTI, multiValueHeaders: { ...ALB_MULTI.multiValueHeaders, "x odd": ["a"] } },
+      ] as AlbEvent[];
+      for (const event of odd) {
+        const res = await handler(event, context());
+        expect([res.statusCode, res.statusDescription]).toEqual([200, "200 OK"]);
+        expect(event.multiValueHeaders ? res.headers : res.multiValueHeaders).toBeUndefined();
+        expect(headersOf(res)["x-hookgate-error"]).toBe("BODY_UNREADABLE");
+        expect(headersOf(res)["content-type"]).toBe("application/json");
+      }
+    } finally {
+      errors.mockRestore();
+    }
+  });
+});
+
 describe("a remote rule on the Lambda HTTP handler", () => {
   let hanging: LoopbackServer;
   beforeAll(async () => {
