@@ -200,6 +200,22 @@ function readable(event: LambdaEvent): LambdaEvent {
     );
     changed = true;
   }
+  // hono's ALB reader joins a repeated header's values with "; ", a cookie's separator: two
+  // Authorization headers would read as one unknown token, not as two. Joined as Node and the
+  // other readers join them (RFC 9110 §5.3), a Cookie's as its own (RFC 6265 §5.4).
+  const repeated = isAlbEvent(event) ? mended.multiValueHeaders : undefined;
+  if (
+    repeated &&
+    Object.entries(repeated).some(([k, vs]) => k.toLowerCase() !== "cookie" && (vs?.length ?? 0) > 1)
+  ) {
+    mended.multiValueHeaders = Object.fromEntries(
+      Object.entries(repeated).map(([k, vs]) => [
+        k,
+        vs === undefined || k.toLowerCase() === "cookie" ? vs : [vs.join(", ")],
+      ]),
+    );
+    changed = true;
+  }
   if (fields.cookies?.some((v) => NON_ASCII.test(v))) {
     mended.cookies = fields.cookies.map(asciiValue);
     changed = true;
