@@ -76,6 +76,14 @@ export function createHttpHandler(options: LambdaOptions = {}): HttpHandler {
   };
 
   return async (event, context) => {
+    if (!isHttpEvent(event)) {
+      // Answered as a request, it came out as "GET /" on a host named "undefined", a 404 that
+      // Lambda counts as a success: an SQS batch wired here by mistake was deleted, undelivered.
+      // Thrown, the invocation fails where it can be seen, and a batch goes back to its queue.
+      const keys = typeof event === "object" && event !== null ? Object.keys(event).slice(0, 10) : [];
+      runtime.logger.log("error", NOT_HTTP, { eventKeys: keys });
+      throw new Error(NOT_HTTP);
+    }
     pending = new Map();
     answerBy = Number.POSITIVE_INFINITY;
     invocationEnds = context
@@ -99,6 +107,17 @@ export function createHttpHandler(options: LambdaOptions = {}): HttpHandler {
     await settle(runtime, pending, context, answerBy - runtime.clock.monotonic());
     return isAlbEvent(event) ? albAnswer(event, result) : result;
   };
+}
+
+const NOT_HTTP =
+  "the HTTP function was invoked with an event that is no HTTP request (no requestContext.http.method, httpMethod or method): invoke lambda-http.handler through an API Gateway HTTP or REST API, a Function URL or an ALB target group; an SQS queue's batches go to lambda-sqs.handler";
+
+/** Whether the event is a request of one of the sources hono's adapter reads: it has a method. */
+function isHttpEvent(event: unknown): boolean {
+  if (typeof event !== "object" || event === null) return false;
+  const fields = event as EventFields & { readonly method?: unknown };
+  const method = fields.requestContext?.http?.method ?? fields.httpMethod ?? fields.method;
+  return typeof method === "string";
 }
 
 /** An event an Application Load Balancer sent its Lambda target (`requestContext.elb`). */

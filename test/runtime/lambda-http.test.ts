@@ -465,6 +465,38 @@ describe("events hono's adapter cannot make a request of", () => {
     });
   });
 
+  it("fails an invocation whose event is no HTTP request, saying which handler takes it, instead of answering a 404 Lambda counts as success", async () => {
+    const { lines, handler } = handlerWithLog();
+    const notHttp = [
+      // An SQS batch wired to the HTTP function by mistake: a success would delete it, undelivered.
+      fixture("sqs-event.json"),
+      // An EventBridge schedule, and the Lambda console's default test event.
+      { version: "0", id: "1", "detail-type": "Scheduled Event", source: "aws.events", detail: {} },
+      { key1: "value1", key2: "value2", key3: "value3" },
+      {},
+      null,
+    ];
+    for (const event of notHttp)
+      await expect(handler(event as unknown as LambdaEvent, context())).rejects.toThrow(
+        /no HTTP request .*lambda-sqs\.handler$/,
+      );
+    expect(lines.filter((l) => l.level === "error").map((l) => l.eventKeys)).toEqual([
+      ["Records"],
+      ["version", "id", "detail-type", "source", "detail"],
+      ["key1", "key2", "key3"],
+      [],
+      [],
+    ]);
+    // An HTTP event without a body is a request all the same: its hook gets a decision.
+    for (const event of [
+      { ...REST, body: null },
+      { ...HTTP_API, body: undefined },
+    ]) {
+      const res = await handler(event as LambdaEvent, context());
+      expect([res.statusCode, errorOf(res)]).toEqual([200, "MALFORMED_JSON"]);
+    }
+  });
+
   it("answers a GET with a body as the Node server does: 405 on a hook route, /healthz as usual", async () => {
     const { handler } = handlerWithLog();
     const get = (event: V2Event) =>
