@@ -217,7 +217,7 @@ function matchSegments(segments: readonly string[], text: string): boolean {
 // Path patterns: gitignore-style anchors resolved against the event's cwd and home.
 // ---------------------------------------------------------------------------------------------
 
-type Anchor = "root" | "home" | "project" | "anywhere";
+type Anchor = "root" | "home" | "project" | "cwd" | "anywhere";
 
 interface PathPattern {
   readonly anchor: Anchor;
@@ -265,18 +265,19 @@ function parsePathPattern(specifier: string): Result<PathPattern, string> {
 
 /**
  * Claude Code's anchors: `//abs` is absolute, `~/x` is in the home directory, `/x` is in the
- * project root and `./x` or `a/b` in the cwd (both the event's cwd here). A pattern without a
- * slash (a trailing one aside) matches at any depth, as in gitignore, and so does `**\/x`.
+ * project root (the event's cwd, and for deny-style rules also the directory the transcript's
+ * folder names: projectRootsOf) and `./x` or `a/b` in the cwd. A pattern without a slash (a
+ * trailing one aside) matches at any depth, as in gitignore, and so does `**\/x`.
  */
 function classifyPath(spec: string): { anchor: Anchor; rest: string } {
   if (spec.startsWith("//")) return { anchor: "root", rest: spec.slice(2) };
   if (spec === "~" || spec.startsWith("~/")) return { anchor: "home", rest: spec.slice(2) };
   if (spec.startsWith("/")) return { anchor: "project", rest: spec.slice(1) };
-  if (spec === "." || spec.startsWith("./")) return { anchor: "project", rest: spec.slice(2) };
+  if (spec === "." || spec.startsWith("./")) return { anchor: "cwd", rest: spec.slice(2) };
   const body = withoutTrailingSlashes(spec);
   if (!body.includes("/")) return { anchor: "anywhere", rest: body };
   if (body.startsWith("**/")) return { anchor: "anywhere", rest: body.slice(3) };
-  return { anchor: "project", rest: body };
+  return { anchor: "cwd", rest: body };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -520,12 +521,12 @@ function matchesPath(
   quantifier: "any" | "all",
 ): boolean {
   const deny = quantifier === "any";
-  const { paths, allowPaths, cwd, home, maxLength } = pathsOf(input, call);
+  const { paths, allowPaths, cwd, home, projectFolder, maxLength } = pathsOf(input, call);
   if (paths.length === 0) return false;
   const matches = (path: string | undefined): boolean => {
     if (path === undefined) return deny; // `~/..` with no home: it could be anywhere
     if (path.length > maxLength) return false; // no file the client can open
-    return anchorBases(pattern.anchor, path, cwd, home, deny).some((base) =>
+    return anchorBases(pattern.anchor, path, cwd, home, deny, projectFolder).some((base) =>
       matchesUnder(pattern, path, base, deny),
     );
   };
@@ -544,6 +545,8 @@ interface CallPaths {
   readonly allowPaths: readonly (string | undefined)[];
   readonly cwd: string | undefined;
   readonly home: string | undefined;
+  /** The transcript's project folder as a POSIX path's would be spelt (projectFolderOf). */
+  readonly projectFolder: string | undefined;
   /** The longest path the client's system opens (maxPathLength). */
   readonly maxLength: number;
 }
@@ -655,7 +658,17 @@ function pathsOf(input: Readonly<Record<string, unknown>>, call: ToolCall): Call
         for (const text of patterns) paths.push(...globPatternPaths(text, windows, base, cwd, home, floor));
     }
   }
-  memoPaths = { input, call, paths, allowPaths, cwd, home, maxLength: maxPathLength(drive !== undefined) };
+  const projectFolder = projectFolderOf(call.transcriptPath, drive !== undefined);
+  memoPaths = {
+    input,
+    call,
+    paths,
+    allowPaths,
+    cwd,
+    home,
+    projectFolder,
+    maxLength: maxPathLength(drive !== undefined),
+  };
   return memoPaths;
 }
 
@@ -867,6 +880,37 @@ function procLink(out: readonly string[]): { readonly name: string; readonly sel
   return n === at + 2 && (name === "fd" || name === "map_files") ? { name: "fd", self } : undefined;
 }
 
+/**
+ * Claude Code keeps a session's transcript in `projects/<folder>/<session>.jsonl` under its config
+ * directory, the folder named after the project directory the session started in, every
+ * character but an ASCII letter or digit written `-` (`/home/dev/app` is `-home-dev-app`,
+ * `C:\app` is `C--app`). The cwd of a later event is where the agent has `cd`ed to since, so a
+ * `/x` rule, which Claude Code anchors at the project, is read there as well. Returned as a POSIX
+ * path's folder would read (`C--app` as `-c-app`, matching `/c/app`), lower-cased: deny-style
+ * rules ignore case. Undefined for a folder longer than 200 characters, which Claude Code cuts
+ * and ends with a hash.
+ */
+function projectFolderOf(transcriptPath: string | undefined, windows: boolean): string | undefined {
+  if (typeof transcriptPath !== "string") return undefined;
+  const folder = /[/\\]projects[/\\]([A-Za-z0-9-]{1,200})[/\\][^/\\]+\.jsonl$/.exec(transcriptPath)?.[1];
+  if (folder === undefined) return undefined;
+  const drive = windows ? /^([A-Za-z])--/.exec(folder) : null;
+  return (drive ? `-${drive[1]}-${folder.slice(3)}` : folder).toLowerCase();
+}
+
+/**
+ * The directory above `path` (or `path` itself) whose name the transcript's project folder is
+ * (projectFolderOf): spelt as Claude Code spells it, the folder is the start of the path's own
+ * spelling up to a `/`, as the spelling keeps every character's place.
+ */
+function projectRootOf(path: string, folder: string): string | undefined {
+  const end = folder.length;
+  if (!path.startsWith("/") || path.length < end || (path.length > end && path[end] !== "/"))
+    return undefined;
+  const root = path.slice(0, end);
+  return root.replace(/[^A-Za-z0-9]/g, "-").toLowerCase() === folder ? root : undefined;
+}
+
 /** Claude Code keeps transcripts under ~/.claude/projects, so the home dir is what precedes /.claude/. */
 function inferHome(transcriptPath: string | undefined): string | undefined {
   if (typeof transcriptPath !== "string") return undefined;
@@ -954,12 +998,18 @@ function anchorBases(
   cwd: string | undefined,
   home: string | undefined,
   deny: boolean,
+  /** The transcript's project folder, which deny-style rules read as a project root too. */
+  projectFolder: string | undefined,
 ): string[] {
   switch (anchor) {
     case "root":
       return ["/"];
-    case "project":
+    case "cwd":
       return cwd === undefined ? [] : [cwd];
+    case "project": {
+      const root = !deny || projectFolder === undefined ? undefined : projectRootOf(path, projectFolder);
+      return [...(cwd === undefined ? [] : [cwd]), ...(root === undefined ? [] : [root])];
+    }
     case "home": {
       // A path under the known home is under no other base: one look.
       if (!deny || (home !== undefined && path.startsWith(`${home}/`))) return [home ?? "~"];

@@ -1419,3 +1419,46 @@ describe("bash 5.3's source -p", () => {
     expect(isUnreadableCommand("source -p ~/.local/lib:/opt/lib venv.sh")).toBe(false);
   });
 });
+
+describe("a `/` rule after the agent has left the project directory", () => {
+  // The transcript's folder names the directory the session started in; `cd src` moves the cwd.
+  const inSrc = (toolName: string, file_path: string, extra: Partial<ToolCall> = {}): ToolCall => ({
+    toolName,
+    toolInput: { file_path },
+    cwd: "/home/dev/app/src",
+    transcriptPath: "/home/dev/.claude/projects/-home-dev-app/s.jsonl",
+    ...extra,
+  });
+  const windows = {
+    cwd: "C:\\work\\app\\src",
+    transcriptPath: "C:\\Users\\dev\\.claude\\projects\\C--work-app\\s.jsonl",
+  };
+
+  it.each([
+    ["Edit(/.github/workflows/**)", inSrc("Write", "/home/dev/app/.github/workflows/ci.yml"), true],
+    ["Edit(/.github/workflows/**)", inSrc("Edit", "../.github/workflows/ci.yml"), true],
+    ["Edit(/.github/workflows/**)", inSrc("MultiEdit", "/home/dev/app/.GitHub/workflows/ci.yml"), true],
+    ["Edit(/.github/workflows/**)", inSrc("Write", "/home/dev/app/src/.github/workflows/ci.yml"), true],
+    ["Read(/.env)", inSrc("Read", "/home/dev/app/.env"), true],
+    [
+      "Edit(/.github/workflows/**)",
+      inSrc("Write", "C:\\work\\app\\.github\\workflows\\ci.yml", windows),
+      true,
+    ],
+    // Another project's folder, or none, names no root; the cwd stays one.
+    ["Read(/.env)", inSrc("Read", "/home/dev/app/.env", { transcriptPath: "/t/projects/-q/s.jsonl" }), false],
+    ["Read(/.env)", inSrc("Read", "/home/dev/app/.env", { transcriptPath: undefined }), false],
+    ["Read(/.env)", inSrc("Read", "/home/dev/ap/.env"), false],
+    ["Read(/.env)", inSrc("Read", "/home/dev/app-x/.env"), false],
+    // `./x` and `a/b` are the cwd's, as Claude Code reads them.
+    ["Read(./.env)", inSrc("Read", "/home/dev/app/.env"), false],
+    ["Edit(.github/workflows/**)", inSrc("Write", "/home/dev/app/.github/workflows/ci.yml"), false],
+  ])("%s against %j: deny-style %s", (text, call, expected) => {
+    expect(both(text, call).any).toBe(expected);
+  });
+
+  it("allow rules read the cwd alone", () => {
+    expect(both("Read(/.env)", inSrc("Read", "/home/dev/app/.env")).all).toBe(false);
+    expect(both("Read(/.env)", inSrc("Read", "/home/dev/app/src/.env")).all).toBe(true);
+  });
+});
