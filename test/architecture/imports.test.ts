@@ -203,4 +203,18 @@ describe("architecture", () => {
       expect(() => readFileSync(join(SRC, layer, "README.md"), "utf8")).not.toThrow();
     }
   });
+
+  it("names every source file of a top-level folder of src in its README", () => {
+    const unnamed: string[] = [];
+    for (const layer of ["core", "app", "http", "adapters", "entry"]) {
+      const readme = readFileSync(join(SRC, layer, "README.md"), "utf8");
+      for (const path of sourceFiles(join(SRC, layer))) {
+        const name = path.slice(path.lastIndexOf("/") + 1);
+        if (!readme.includes(`\`${name}\``) && !readme.includes(relative(join(SRC, layer), path))) {
+          unnamed.push(relative(SRC, path));
+        }
+      }
+    }
+    expect(unnamed).toEqual([]);
+  });
 });
