@@ -3,6 +3,7 @@
  * checked for what the Worker's deliveries rely on and cannot check themselves: the Worker has
  * no binding that tells it its queue consumer's settings.
  */
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { unstable_readConfig } from "wrangler";
@@ -62,5 +63,21 @@ describe("wrangler.toml's queue consumer", () => {
     const dlq = producers.find((p) => p.binding === "HOOKGATE_DLQ")?.queue;
     expect(dlq).toBe("hookgate-jobs-dlq");
     expect(consumer?.dead_letter_queue).toBe(dlq);
+  });
+});
+
+describe("README's wrangler dev steps", () => {
+  const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+  const steps = /```sh\n(printf "HOOKGATE_POLICY=[\s\S]*?)```/.exec(readme)?.[1] ?? "";
+
+  it("write a policy a fresh clone holds into .dev.vars, with a line for each variable it reads", () => {
+    // Run from the clone: a file it lacks made jq fail and left HOOKGATE_POLICY empty there.
+    const file = /jq -c \. (\S+)\)/.exec(steps)?.[1];
+    expect(file).toBeDefined();
+    expect(existsSync(join(ROOT, file ?? ""))).toBe(true);
+    const policy = JSON.parse(readFileSync(join(ROOT, file ?? ""), "utf8"));
+    const read = (policy.auth?.tokens ?? []).flatMap((t: { env?: string }) => (t.env ? [t.env] : []));
+    const written = [...steps.matchAll(/echo "(\w+)=/g)].map((m) => m[1]);
+    expect(written).toEqual(read);
   });
 });
