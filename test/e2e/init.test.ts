@@ -1427,6 +1427,25 @@ describe("hookgate init --write", { timeout: 90_000 }, () => {
     expect(result.stderr).toContain(`replaced the hooks an earlier init wrote for ${old}\n`);
   });
 
+  it("replaces the hook README's Quick start has a user write by hand, rather than keeping it beside its own", async () => {
+    // "Point Claude Code at it" is followed by "Quick start per client", whose init --write then
+    // meets that hook: one that differs from init's would be kept, and each event sent twice.
+    const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+    const section = readme.slice(readme.indexOf("### Point Claude Code at it"));
+    const settings = /```json\n([\s\S]*?)\n```/.exec(section)?.[1];
+    expect(settings).toBeDefined();
+    const path = join(tmp, "readme-quick-start", "settings.json");
+    mkdirSync(join(tmp, "readme-quick-start"));
+    writeFileSync(path, settings ?? "");
+    const url = "http://127.0.0.1:8787/v1/hooks/claude-code";
+    const result = await runCli(["init", "--client", "claude-code", "--url", url, "--write", path]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).not.toContain("kept a hook");
+    const written = JSON.parse(readFileSync(path, "utf8"));
+    expect(written.hooks.PreToolUse).toEqual([{ hooks: [initHttpHook(url)] }]);
+    expect(written.allowedHttpHookUrls).toEqual(["http://127.0.0.1:8787/*"]);
+  });
+
   it("keeps a hookgate send command the user wrote for another gateway, which init never writes in that form", async () => {
     // README offers `hookgate send` as the adapter for anything that runs a command: one written
     // by hand to a second gateway is not a hook an earlier init wrote, and stays.
