@@ -217,4 +217,13 @@ describe("architecture", () => {
     }
     expect(unnamed).toEqual([]);
   });
+
+  it("has README's Development section name every folder of test", () => {
+    const readme = readFileSync(join(SRC, "../README.md"), "utf8");
+    const development = readme.slice(readme.indexOf("## Development"));
+    const folders = readdirSync(join(SRC, "../test"), { withFileTypes: true })
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => entry.name);
+    expect(folders.filter((name) => !development.includes(`\`${name}\``))).toEqual([]);
+  });
 });
