@@ -144,6 +144,11 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
   let current = first.value.policy;
   /** The latest reload was refused: /healthz says so until one loads. */
   let reloadFailed = false;
+  /**
+   * The latest intake journal append failed (a full or read-only disk): its notify events were
+   * answered and are not delivered. /healthz says so until an append works again.
+   */
+  let notifyFailing = false;
   let reloading: Promise<unknown> = Promise.resolve();
   /** The reload asked for that has not started yet, if any. */
   let waiting: Promise<readonly PolicyIssue[]> | undefined;
@@ -219,7 +224,13 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
       // Journaled before the answer goes out, so an answered event survives a SIGKILL (notify.ts);
       // the delivery thread takes it into the queue.
       async send(messages) {
-        store.journal.append(messages);
+        try {
+          store.journal.append(messages);
+        } catch (e) {
+          notifyFailing = true;
+          throw e;
+        }
+        notifyFailing = false;
         deliveries.wake();
       },
     },
@@ -247,6 +258,7 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
     },
     policy: () => current,
     reloadFailed: () => reloadFailed,
+    notifyFailing: () => notifyFailing,
     clock,
     newId: randomUUID,
     sha256: nodeSha256,

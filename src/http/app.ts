@@ -47,6 +47,11 @@ export interface AppDeps extends HookDeps {
    * the running policy answers; `hookgate doctor` fails its first check on it.
    */
   readonly reloadFailed?: (() => boolean) | undefined;
+  /**
+   * Whether the latest notify enqueue failed (Node's intake journal on a full or read-only disk):
+   * /healthz says so, still 200, as decisions are answered; `hookgate doctor` fails on it.
+   */
+  readonly notifyFailing?: (() => boolean) | undefined;
 }
 
 /**
@@ -80,6 +85,7 @@ export function createApp(deps: AppDeps): Hono {
       status: "ok",
       policy: deps.policy().hash,
       ...(deps.reloadFailed?.() === true && { reload: "failed" }),
+      ...(deps.notifyFailing?.() === true && { notify: "failing" }),
     }),
   );
 

@@ -7,7 +7,7 @@
  */
 
 import { spawnSync } from "node:child_process";
-import { closeSync, existsSync, openSync, renameSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, existsSync, openSync, renameSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { request } from "node:http";
 import { join } from "node:path";
 import Database from "better-sqlite3";
@@ -762,6 +762,51 @@ describe("a data dir that cannot be used", () => {
       `the session store at ${path}: file is not a database; that file is damaged: stop serve, move it aside`,
     );
   }, 60_000);
+
+  it("says on /healthz and in doctor while notify events cannot be journaled, and drops it once one is", async () => {
+    const receiver = await webhookReceiver(SECRET);
+    cleanups.push(() => receiver.close());
+    const policy = join(tempDir("journal-fails"), "policy.json");
+    writeFileSync(
+      policy,
+      JSON.stringify({
+        version: 1,
+        egress: { allowCidrs: ["127.0.0.1/32"] },
+        defaults: { maxBodyBytes: 16 * 1024 * 1024 },
+        rules: [{ id: "bash-runs", on: "PostToolUse", matcher: "Bash", notify: ["audit"] }],
+        sinks: { audit: { type: "webhook", url: receiver.url, secret: "env:WHSEC" } },
+      }),
+    );
+    const server = await gateway(policy);
+    const health = async () => (await fetch(`${server.url}/healthz`)).json();
+    // An event past the segment's 4 MiB fills it (many short values: a long one is cut): the next
+    // append starts a new segment, and the journal's directory is then a file, so that append
+    // fails as on a full disk.
+    const big = {
+      ...bash("cat big", "PostToolUse"),
+      tool_input: Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`k${i}`, "y".repeat(900)])),
+    };
+    expect((await post(server, big)).status).toBe(200);
+    await until(() => receiver.unique.length === 1, "the large event delivered");
+    const intake = join(server.dataDir, "intake");
+    renameSync(intake, `${intake}.aside`);
+    writeFileSync(intake, "");
+    const lost = await post(server, bash("ls", "PostToolUse"));
+    expect(lost.status).toBe(200);
+    await server.waitForLine((l) => l.msg === "enqueue failed; the decision was answered anyway");
+    expect(await health()).toMatchObject({ status: "ok", notify: "failing" });
+    const doctor = await runCli(["doctor", "--url", server.url, "--expect", "none"]);
+    expect(doctor.code).toBe(1);
+    expect(doctor.stdout).toContain("but its latest notify event could not be written to its data dir");
+    expect(doctor.stdout).toMatch(/fix: .*"enqueue failed".*free space or make it writable/);
+
+    // The directory back: the next event is journaled and delivered, and /healthz is as before.
+    rmSync(intake);
+    renameSync(`${intake}.aside`, intake);
+    expect((await post(server, bash("pwd", "PostToolUse"))).status).toBe(200);
+    expect(await health()).not.toHaveProperty("notify");
+    await until(() => receiver.unique.length === 2, "the event after delivered");
+  }, 90_000);
 
   it("keeps answering decisions when the queue cannot be written mid-run, and delivers every held job after", async () => {
     const sinks = await failingSinks();
