@@ -164,4 +164,14 @@ describe("metric names", () => {
     expect(used.size).toBeGreaterThanOrEqual(5);
     expect([...used].filter((name) => !(name in METRIC_HELP))).toEqual([]);
   });
+
+  it("alert, in infra/node/prometheus-alerts.yml, on each rise of a counter of what was lost", () => {
+    // Notifications that were never queued (a full disk under the data dir), and log lines,
+    // audit lines among them, that were never written: neither is retried, so any rise is one.
+    const exprs = readFileSync(join(ROOT, "infra/node/prometheus-alerts.yml"), "utf8")
+      .split("\n")
+      .flatMap((line) => /^\s*expr:\s*(.*)$/.exec(line)?.[1] ?? []);
+    for (const lost of ["hookgate_enqueue_failed_total", "hookgate_log_lines_dropped_total"])
+      expect(exprs, lost).toContain(`increase(${lost}[10m]) > 0`);
+  });
 });
