@@ -132,8 +132,54 @@ function write(level: LogLevel, line: string): void {
 /** The lines Node and Lambda write (json-lines.ts), with no line break: the console adds its own. */
 const logger: Logger = createLineLogger(createLineFormat(Date.now, ""), minLevel, write);
 
+/**
+ * The bindings read besides the policy: the method that tells each one's kind, and that kind as
+ * wrangler.toml declares it.
+ */
+const BINDING_KINDS = {
+  HOOKGATE_QUEUE: ["sendBatch", "a queue producer ([[queues.producers]])"],
+  HOOKGATE_DLQ: ["send", "a queue producer ([[queues.producers]])"],
+  HOOKGATE_SESSIONS: ["get", "a KV namespace ([[kv_namespaces]])"],
+  HOOKGATE_METRICS: ["writeDataPoint", "an Analytics Engine dataset ([[analytics_engine_datasets]])"],
+} as const;
+type BindingName = keyof typeof BINDING_KINDS;
+
+/** The value of another kind last told, per binding: said once per isolate and value. */
+const toldBindings = new Map<BindingName, unknown>();
+
+/**
+ * The binding `name` when it is of its kind, else undefined. One of another kind under that name
+ * (a [vars] entry, a KV namespace where a queue belongs) is said once: used, each call failed as
+ * "… is not a function", a notify event's send only after its three tries, and a counter's write
+ * warned at every increment.
+ */
+function binding<T>(name: BindingName): T | undefined {
+  const value: unknown = bindings[name];
+  if (value === undefined) return undefined;
+  const [method, kind] = BINDING_KINDS[name];
+  if (typeof (value as Record<string, unknown> | null)?.[method] === "function") return value as T;
+  if (toldBindings.get(name) !== value) {
+    toldBindings.set(name, value);
+    logger.log("error", `${name} is bound as something other than ${kind}: left unused`, {
+      fix: `bind ${name} in wrangler.toml as ${kind}, and remove the [vars] entry or other binding of that name`,
+    });
+  }
+  return undefined;
+}
+
+/** Why the binding `name` cannot be used: missing, or of another kind. */
+const unusable = (name: BindingName) =>
+  new Error(
+    bindings[name] === undefined
+      ? `the ${name} binding is missing`
+      : `the ${name} binding is not ${BINDING_KINDS[name][1]}`,
+  );
+
 /** Counters as Analytics Engine data points (index = counter name); nothing when unbound. */
-const metrics: Metrics = createAnalyticsEngineMetrics(() => bindings.HOOKGATE_METRICS, logger);
+const metrics: Metrics = createAnalyticsEngineMetrics(
+  () => binding<AnalyticsEngineLike>("HOOKGATE_METRICS"),
+  logger,
+);
 
 /** The compiled policy and what hangs on it, built once per isolate and policy text. */
 async function isolateState(env: WorkerEnv): Promise<IsolateState> {
@@ -277,8 +323,8 @@ async function handle(
 ): Promise<Response> {
   const state = await isolateState(env);
   if (!state.ok) return state.app.fetch(request);
-  const queue = env.HOOKGATE_QUEUE;
-  const kv = env.HOOKGATE_SESSIONS;
+  const queue = binding<QueueProducerBinding<Envelope<DeliveryJob>>>("HOOKGATE_QUEUE");
+  const kv = binding<KvNamespaceLike>("HOOKGATE_SESSIONS");
   const notifier = notifierFor(queue, kv, ctx);
   const app = createApp({
     policy: () => state.policy,
@@ -324,7 +370,7 @@ function notifierFor(
     return createNotifier({
       queue: queue
         ? createCloudflareProducer(queue, { fit: fitDeliveryJob })
-        : { send: () => Promise.reject(new Error("the HOOKGATE_QUEUE binding is missing")) },
+        : { send: () => Promise.reject(unusable("HOOKGATE_QUEUE")) },
       clock,
       logger,
       metrics,
@@ -338,13 +384,14 @@ function notifierFor(
 
 async function queue(batch: PushedBatch, env: WorkerEnv, _ctx?: ExecutionContextLike): Promise<void> {
   const state = await isolateState(env);
-  const deadLetters = env.HOOKGATE_DLQ ?? {
-    send: () => Promise.reject(new Error("the HOOKGATE_DLQ binding is missing")),
-    sendBatch: () => Promise.reject(new Error("the HOOKGATE_DLQ binding is missing")),
+  const jobs = binding<QueueProducerBinding<Envelope<DeliveryJob>>>("HOOKGATE_QUEUE");
+  const deadLetters = binding<QueueProducerBinding<DeadLetterEnvelope<unknown>>>("HOOKGATE_DLQ") ?? {
+    send: () => Promise.reject(unusable("HOOKGATE_DLQ")),
+    sendBatch: () => Promise.reject(unusable("HOOKGATE_DLQ")),
   };
   if (!state.ok) {
     const { holdForPolicy } = await import("../adapters/queue/cloudflare-consumer.js");
-    const deps = { jobs: env.HOOKGATE_QUEUE, deadLetters, logger, metrics, now: clock.now };
+    const deps = { jobs, deadLetters, logger, metrics, now: clock.now };
     await holdForPolicy(batch, deps, BROKEN_CONFIG_RETRY_SECONDS);
     return;
   }
@@ -353,7 +400,7 @@ async function queue(batch: PushedBatch, env: WorkerEnv, _ctx?: ExecutionContext
   await createCloudflareConsumer({
     deliverer: state.deliverer,
     deadLetters,
-    jobs: env.HOOKGATE_QUEUE,
+    jobs,
     logger,
     metrics,
     now: clock.now,
