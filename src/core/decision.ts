@@ -62,9 +62,11 @@ export function combineEffects(effects: readonly RuleEffect[]): Decision {
     context: contexts.length > 0 ? contexts.join("\n\n") : undefined,
     systemMessage: messages.length > 0 ? messages.join("\n") : undefined,
     updatedInput,
-    // `continue: false` outranks every decision in Claude Code, so any rule may end the turn.
+    // `continue: false` outranks every decision in Claude Code, so any rule may end the turn; the
+    // user is told why by the first of them that says, not left without a word when an earlier
+    // one said nothing.
     stop: effects.some((e) => e.stop) || undefined,
-    stopReason: effects.find((e) => e.stop)?.stopReason,
+    stopReason: effects.find((e) => e.stop && e.stopReason)?.stopReason,
     decidedBy: winning.map((e) => e.ruleId),
   };
 }

@@ -74,4 +74,14 @@ describe("ending the turn", () => {
       stopReason: "the team server ended the turn",
     });
   });
+
+  it("tells why from the first rule that says, when an earlier one ends the turn without a word", () => {
+    // Two team servers: one answers `continue: false` alone, the next with its stopReason. The
+    // answer was `{"continue": false}`, the user told nothing of why the turn ended.
+    const decision = combineEffects([
+      { ruleId: "a", stop: true },
+      { ruleId: "b", stop: true, stopReason: "the release freeze is on" },
+    ]);
+    expect(decision).toMatchObject({ stop: true, stopReason: "the release freeze is on" });
+  });
 });
