@@ -18,6 +18,7 @@ import {
 import {
   clientHeaderNames,
   fieldsNotPassedOn,
+  forwardHeaders,
   interpolateHeaders,
   invalidHeaderNames,
   invalidHeaderValues,
@@ -661,7 +662,7 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
     const sent = await deps.egress({
       url: target.url,
       method: "POST",
-      headers: { ...headers, "content-type": "application/json", "user-agent": "hookgate" },
+      headers: forwardHeaders(headers),
       body: input.body,
       timeoutMs,
       signal,

@@ -107,6 +107,22 @@ export function clientHeaderNames(headers: Readonly<Record<string, string>>): st
   return Object.keys(headers).filter((name) => CLIENT_HEADERS.has(name.toLowerCase()));
 }
 
+/**
+ * The headers a forward is sent with: `content-type: application/json` and `user-agent:
+ * hookgate`, then the rule's own, which replace them whatever case they are written in, as the
+ * rule's headers replace Claude Code's own `Content-Type` and axios's `User-Agent` (clients.md
+ * §2.1). Merged as object keys, a rule's `Content-Type` was sent beside hookgate's as a second
+ * value (on Workers one header `application/cloudevents+json, application/json`), and a
+ * lower-case `user-agent` was dropped for hookgate's.
+ */
+export function forwardHeaders(headers: Readonly<Record<string, string>>): Record<string, string> {
+  const own = new Set(Object.keys(headers).map((name) => name.toLowerCase()));
+  const defaults = Object.entries({ "content-type": "application/json", "user-agent": "hookgate" }).filter(
+    ([name]) => !own.has(name),
+  );
+  return Object.fromEntries([...defaults, ...Object.entries(headers)]);
+}
+
 /** The names of the headers whose value is not a valid HTTP field value, in order. */
 export function invalidHeaderValues(headers: Readonly<Record<string, string>>): string[] {
   return Object.entries(headers)

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPrometheusRegistry } from "../../src/adapters/metrics/prometheus.js";
 import { lintPolicy } from "../../src/core/policy-lint.js";
-import { authPolicy, jsonOf, type TestApp, testApp } from "../support/app.js";
+import { authPolicy, jsonOf, type TestApp, TOKEN, testApp } from "../support/app.js";
 import { type LoopbackServer, loopbackServer } from "../support/loopback.js";
 import { type ModelServer, startModelServer } from "../support/model-server.js";
 import { loaded, policyFrom } from "../support/policy.js";
@@ -369,6 +369,28 @@ describe("forward rules", () => {
     next = { body: "" };
     expect(await (await app.post("/v1/hooks", bash("ls"))).text()).toBe("");
     expect(downstream.received.at(-1)?.headers["x-trace"]).toBe("a\tb ~caf\u00e9");
+  });
+
+  it("names itself hookgate and sends JSON, never the agent's token; the rule's own user-agent and content-type replace them in any case", async () => {
+    const plain = await testApp(await tracedForward({}));
+    next = { body: "" };
+    await plain.post("/v1/hooks", bash("ls"));
+    const sent = downstream.received.at(-1)?.headers;
+    expect(sent).toMatchObject({ "user-agent": "hookgate", "content-type": "application/json" });
+    expect(sent?.authorization).toBeUndefined();
+    expect(JSON.stringify(sent)).not.toContain(TOKEN);
+    // As Claude Code's http hook sends them: the hook's headers replace its own and axios's.
+    const own = await testApp(
+      await tracedForward({
+        "user-agent": "acme-gateway",
+        "Content-Type": "application/json; charset=utf-8",
+      }),
+    );
+    await own.post("/v1/hooks", bash("ls"));
+    expect(downstream.received.at(-1)?.headers).toMatchObject({
+      "user-agent": "acme-gateway",
+      "content-type": "application/json; charset=utf-8",
+    });
   });
 
   it("merges with static rules by precedence: a static ask beats a downstream allow", async () => {

@@ -1,7 +1,12 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: Claude Code header templates under test, not JS templates
 import { describe, expect, it, vi } from "vitest";
 import type { RuleEffect } from "../../src/core/decision.js";
-import { type ForwardFailureCode, interpolateHeaders, parseForwardResponse } from "../../src/core/forward.js";
+import {
+  type ForwardFailureCode,
+  forwardHeaders,
+  interpolateHeaders,
+  parseForwardResponse,
+} from "../../src/core/forward.js";
 import type { Dialect } from "../../src/core/hook-event.js";
 import type { EnvReader } from "../../src/core/ports.js";
 
@@ -755,5 +760,18 @@ describe("parseForwardResponse: read as the client that sent the event reads it"
         "deepagents",
       ),
     ).toStrictEqual(effect());
+  });
+});
+
+describe("forwardHeaders", () => {
+  it("sends each header once: a rule's own content-type or user-agent, in any case, replaces hookgate's", () => {
+    // A Headers object built from two names differing in case joins their values: on Workers a
+    // rule's Content-Type went out as `application/cloudevents+json, application/json`.
+    expect(forwardHeaders({ "Content-Type": "application/cloudevents+json", "X-Team": "a" })).toEqual({
+      "user-agent": "hookgate",
+      "Content-Type": "application/cloudevents+json",
+      "X-Team": "a",
+    });
+    expect(forwardHeaders({})).toEqual({ "content-type": "application/json", "user-agent": "hookgate" });
   });
 });
