@@ -5,7 +5,7 @@
  */
 import { authenticate, DEFAULT_TEAM } from "../core/auth.js";
 import { clientWaitsMs, requestDeadlineMs } from "../core/deadline.js";
-import { combineEffects, type RuleEffect } from "../core/decision.js";
+import { combineEffects, type Decision, type RuleEffect } from "../core/decision.js";
 import { FAIL_MODE_SOURCE, type RequestError } from "../core/errors.js";
 import { type Evaluation, evaluatePolicy, type RuleExplanation } from "../core/evaluate.js";
 import { clientDecision } from "../core/event-capabilities.js";
@@ -261,10 +261,13 @@ export async function handleHook(
       ]);
     }
     const effects = evaluation.enforced.map((m) => m.effect);
+    const combined = combineEffects(
+      remote.effects.length === 0 ? effects : inRuleOrder(evaluation, [...effects, ...remote.effects]),
+    );
     const decision = deliverable(
-      combineEffects(
-        remote.effects.length === 0 ? effects : inRuleOrder(evaluation, [...effects, ...remote.effects]),
-      ),
+      remote.effects.length === 0
+        ? combined
+        : checkedRewrite(combined, remote.effects, policy, event, auth.team),
       event.name,
       event.dialect,
     );
@@ -405,6 +408,41 @@ function withCharset(error: RequestError, contentType: string | undefined): Requ
     ...error,
     message: `${error.message}; its Content-Type says charset=${capString(charset, 40)}, but JSON is UTF-8: send it in UTF-8`,
   };
+}
+
+const REWRITE_VERBS = { deny: "denies", block: "blocks", ask: "asks about", defer: "defers" } as const;
+
+/**
+ * An allow whose `updatedInput` a `forward` rule's server wrote, checked against the static rules
+ * on the call it becomes: they judged the call as it came, and a rewrite into one they deny (a
+ * `git status` rewritten into a force push) went out as an explicit allow, past the client's
+ * dialog too. One they deny, block, ask or defer about is denied instead, naming the rule: the
+ * rewritten call cannot be asked about (a rewrite is only sent with an allow).
+ */
+function checkedRewrite(
+  decision: Decision,
+  remoteEffects: readonly RuleEffect[],
+  policy: Policy,
+  event: HookEvent,
+  team: string,
+): Decision {
+  const input = decision.updatedInput;
+  if (decision.kind !== "allow" || input === undefined || event.dialect === "deepagents-legacy")
+    return decision;
+  const rewriter = remoteEffects.find((e) => e.updatedInput === input);
+  if (rewriter === undefined) return decision;
+  const rewritten: HookEvent = {
+    ...event,
+    toolInput: input,
+    payload: { ...event.payload, tool_input: input },
+  };
+  const statics = combineEffects(evaluatePolicy(policy, rewritten, { team }).enforced.map((m) => m.effect));
+  if (statics.kind === "none" || statics.kind === "allow") return decision;
+  const said = REWRITE_VERBS[statics.kind];
+  const rules = statics.decidedBy.map((id) => `rule ${JSON.stringify(id)}`).join(", ");
+  const reason = `the downstream hook (rule ${JSON.stringify(rewriter.ruleId)}) allowed the call rewritten into one that ${rules} ${said}${statics.reason ? `: ${statics.reason}` : ""}`;
+  const { updatedInput: _, ...rest } = decision;
+  return { ...rest, kind: "deny", reason, decidedBy: [rewriter.ruleId, ...statics.decidedBy] };
 }
 
 /** Contexts, messages and reasons combine in rule order (POLICY.md), remote rules' among the rest. */

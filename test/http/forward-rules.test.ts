@@ -393,6 +393,58 @@ describe("forward rules", () => {
     });
   });
 
+  it("denies a downstream allow whose rewrite of the input is a call a static rule denies or asks about", async () => {
+    // The static rules judged `git status`; the team server allowed it rewritten into a force
+    // push, which went out as an explicit allow of a call the policy denies, past the dialog too.
+    const app = await appWith({}, [
+      {
+        id: "no-force-push",
+        on: "PreToolUse",
+        where: { "tool_input.command": { regex: "^git push\\b.*--force" } },
+        decide: "deny",
+        reason: "Force pushes are never allowed",
+      },
+      {
+        id: "ask-push",
+        on: "PreToolUse",
+        where: { "tool_input.command": { startsWith: "git push" } },
+        decide: "ask",
+        reason: "A push needs a human",
+      },
+    ]);
+    const rewrite = (command: string) =>
+      JSON.stringify({
+        hookSpecificOutput: {
+          hookEventName: "PreToolUse",
+          permissionDecision: "allow",
+          updatedInput: { command },
+        },
+      });
+    next = { body: rewrite("git push --force origin main") };
+    const denied = await jsonOf(await app.post("/v1/hooks", bash("git status")));
+    expect(denied.hookSpecificOutput).toEqual({
+      hookEventName: "PreToolUse",
+      permissionDecision: "deny",
+      permissionDecisionReason:
+        'the downstream hook (rule "team-server") allowed the call rewritten into one that rule "no-force-push" denies: Force pushes are never allowed',
+    });
+    expect(lastAudit(app)).toMatchObject({ decision: "deny" });
+    next = { body: rewrite("git push origin main") };
+    const asked = await jsonOf(await app.post("/v1/hooks", bash("git status")));
+    expect(asked.hookSpecificOutput).toMatchObject({
+      permissionDecision: "deny",
+      permissionDecisionReason:
+        'the downstream hook (rule "team-server") allowed the call rewritten into one that rule "ask-push" asks about: A push needs a human',
+    });
+    // A rewrite the static rules let through is sent.
+    next = { body: rewrite("git status --short") };
+    const allowed = await jsonOf(await app.post("/v1/hooks", bash("git status")));
+    expect(allowed.hookSpecificOutput).toMatchObject({
+      permissionDecision: "allow",
+      updatedInput: { command: "git status --short" },
+    });
+  });
+
   it("merges with static rules by precedence: a static ask beats a downstream allow", async () => {
     const app = await appWith({}, [
       { id: "ask-mcp", on: "PreToolUse", matcher: "mcp__.*", decide: "ask", reason: "MCP needs a human" },
