@@ -203,11 +203,17 @@ async function openQueue(values: Record<string, unknown>): Promise<Queue<Deliver
   const dlqUrl = values["sqs-dlq-url"] as string | undefined;
   if (queueUrl || dlqUrl) {
     if (!queueUrl || !dlqUrl) throw new UsageError("SQS needs both --sqs-queue-url and --sqs-dlq-url");
-    const { createSqsQueue, createSqsClientForLocal } = await import("../adapters/queue/sqs.js");
+    const { createSqsQueue, createSqsClientForLocal, createSqsClientForShell, queueUrlRegion } = await import(
+      "../adapters/queue/sqs.js"
+    );
     const endpoint = values["sqs-endpoint"] as string | undefined;
-    const client = endpoint
-      ? createSqsClientForLocal(endpoint)
-      : new (await import("@aws-sdk/client-sqs")).SQSClient({});
+    // SQS moves dead letters only to a DLQ in the queue's own region, and one client signs for one.
+    const [queueRegion, dlqRegion] = [queueUrlRegion(queueUrl), queueUrlRegion(dlqUrl)];
+    if (!endpoint && queueRegion && dlqRegion && queueRegion !== dlqRegion)
+      throw new UsageError(
+        `--sqs-queue-url is in ${queueRegion} and --sqs-dlq-url in ${dlqRegion}: pass the queue and DLQ of one deployment, which share a region`,
+      );
+    const client = endpoint ? createSqsClientForLocal(endpoint) : createSqsClientForShell(queueUrl);
     return createSqsQueue<DeliveryJob>({ client, queueUrl, deadLetterQueueUrl: dlqUrl });
   }
   const dataDir = (values["data-dir"] as string | undefined) ?? ".hookgate";

@@ -338,3 +338,43 @@ describe("hookgate dlq drop on SQS", () => {
     expect(result.stderr).toContain("Fix what the error names and drop again.");
   });
 });
+
+describe("hookgate dlq against an AWS queue URL, with no AWS configuration", () => {
+  // No profile, no keys, no region, and no instance metadata to ask: nothing goes on the network.
+  const bare = () => ({ HOME: tempDir("aws-home"), AWS_EC2_METADATA_DISABLED: "true" });
+  const url = (region: string, name: string) => `https://sqs.${region}.amazonaws.com/123456789012/${name}`;
+
+  it("signs for the region the queue URL names, and says which credentials to set when it finds none", async () => {
+    // Before, it said only "Region is missing", then "Could not load credentials from any providers".
+    const args = ["--sqs-queue-url", url("eu-west-1", "jobs"), "--sqs-dlq-url", url("eu-west-1", "dlq")];
+    const result = await runCli(["dlq", "list", ...args], "", bare());
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(
+      "Could not load credentials from any providers: set AWS_PROFILE to a profile of ~/.aws/config",
+    );
+    expect(result.stderr).toContain("or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY");
+  });
+
+  it("says to set AWS_REGION for a queue URL that names no region", async () => {
+    const args = [
+      "--sqs-queue-url",
+      "https://sqs.example.test/1/jobs",
+      "--sqs-dlq-url",
+      "https://sqs.example.test/1/dlq",
+    ];
+    const result = await runCli(["dlq", "list", ...args], "", bare());
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(
+      "Region is missing: https://sqs.example.test/1/jobs names none; set AWS_REGION to the queue's",
+    );
+  });
+
+  it("refuses a queue and a DLQ in two regions, which no one client can sign for", async () => {
+    const args = ["--sqs-queue-url", url("eu-west-1", "jobs"), "--sqs-dlq-url", url("us-east-1", "dlq")];
+    const result = await runCli(["dlq", "list", ...args], "", bare());
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(
+      "--sqs-queue-url is in eu-west-1 and --sqs-dlq-url in us-east-1: pass the queue and DLQ of one deployment",
+    );
+  });
+});

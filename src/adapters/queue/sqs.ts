@@ -934,6 +934,47 @@ export async function readMaxReceiveCount(
   return count;
 }
 
+/**
+ * The region of an AWS queue URL (`https://sqs.eu-west-1.amazonaws.com/…`, the FIPS and China
+ * hosts, the legacy `eu-west-1.queue.amazonaws.com`), or undefined for another host.
+ */
+export function queueUrlRegion(url: string): string | undefined {
+  const host = /^https?:\/\/([^/]+)/i.exec(url)?.[1]?.toLowerCase();
+  const match =
+    host && /^(?:sqs(?:-fips)?\.([a-z0-9-]+)|([a-z0-9-]+)\.queue)\.amazonaws\.com(?:\.cn)?$/.exec(host);
+  return match ? (match[1] ?? match[2]) : undefined;
+}
+
+/** What to do about the AWS credentials a shell's command could not find. */
+const CREDENTIALS_FIX =
+  "set AWS_PROFILE to a profile of ~/.aws/config (run `aws sso login --profile NAME` first for an SSO one), or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN with temporary ones)";
+
+/**
+ * A client for the AWS queue at `queueUrl`, from a shell (`hookgate dlq`): its calls are signed
+ * for the URL's region, which the SDK otherwise took from AWS_REGION or the profile (missing:
+ * "Region is missing"; another: every call refused), and credentials it could not find (none
+ * set, an SSO session run out) say what to set. The error keeps its name and `$metadata`, which
+ * `refusedWhole` reads.
+ */
+export function createSqsClientForShell(queueUrl: string): SQSClient {
+  const region = queueUrlRegion(queueUrl);
+  const client = new SQSClient(region ? { region } : {});
+  client.middlewareStack.add(
+    (next) => async (args) => {
+      try {
+        return await next(args);
+      } catch (e) {
+        if (e instanceof Error && PROVIDER_ERRORS.has(e.name)) e.message = `${e.message}: ${CREDENTIALS_FIX}`;
+        else if (!region && e instanceof Error && e.message === "Region is missing")
+          e.message = `${e.message}: ${queueUrl} names none; set AWS_REGION to the queue's`;
+        throw e;
+      }
+    },
+    { step: "initialize", name: "hookgateCredentialsFix" },
+  );
+  return client;
+}
+
 /** A client for a local SQS server (local-aws-sqs in tests, or one a developer runs). */
 export function createSqsClientForLocal(endpoint: string): SQSClient {
   return new SQSClient({
