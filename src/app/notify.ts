@@ -11,7 +11,7 @@ import { errorMessage } from "../core/errors.js";
 import type { HookEvent } from "../core/hook-event.js";
 import { maskString, maskValue, scrubSecrets } from "../core/mask.js";
 import type { Clock, Logger, Metrics } from "../core/ports.js";
-import { notSentBy, type Queue } from "../core/queue.js";
+import { maybeSentBy, notSentBy, type Queue } from "../core/queue.js";
 import { type ToldFailure, toldFailure } from "../core/recurring-failure.js";
 import type { Correlation, Notification } from "../core/sinks.js";
 import { capString, shorten, sliceCodePoints, utf8Length } from "../core/truncate.js";
@@ -211,24 +211,38 @@ export function createNotifier(deps: NotifyDeps): Notifier {
       const notSent = notSentBy(e);
       const [failed, sent] = partition(all, (job) => notSent === undefined || notSent.has(job.id));
       for (const job of sent) deps.metrics?.increment("hookgate_enqueued_total", { sink: job.sink });
+      // A request that got no answer (a timeout, a connection cut) may have been taken all the
+      // same: those jobs are named apart, as they may yet be delivered.
+      const maybe = maybeSentBy(e);
       enqueueFailed(
         input,
         failed.map((job) => job.sink),
         sent.map((job) => job.sink),
         e,
+        failed.filter((job) => maybe.has(job.id)).map((job) => job.sink),
       );
       return;
     }
     for (const job of all) deps.metrics?.increment("hookgate_enqueued_total", { sink: job.sink });
   }
 
-  /** Logged with the sinks whose jobs are not on the queue (and those that are), each counted. */
-  function enqueueFailed(input: NotifyInput, sinks: readonly string[], sent: readonly string[], e: unknown) {
+  /**
+   * Logged with the sinks whose jobs are not on the queue (and those that are, and of the first
+   * those that may be), each counted.
+   */
+  function enqueueFailed(
+    input: NotifyInput,
+    sinks: readonly string[],
+    sent: readonly string[],
+    e: unknown,
+    maybeSent: readonly string[] = [],
+  ) {
     deps.logger.log("error", "enqueue failed; the decision was answered anyway", {
       decisionId: input.decisionId,
       event: input.event.name,
       sinks,
       ...(sent.length > 0 ? { sent } : {}),
+      ...(maybeSent.length > 0 ? { maybeSent } : {}),
       error: errorMessage(e),
     });
     for (const sink of sinks) deps.metrics?.increment("hookgate_enqueue_failed_total", { sink });
