@@ -1,7 +1,8 @@
 /**
  * The answering thread's side of the delivery thread (delivery-thread.ts): starts it, wakes it
  * once per turn in which jobs were journaled, passes it each reloaded policy, writes its log
- * lines and counts its counters, starts it again if it dies, and drains it on close.
+ * lines and counts its counters, starts it again if it dies or stops responding, and drains it on
+ * close.
  */
 import { Worker } from "node:worker_threads";
 import type { LineSink } from "../adapters/log/json-lines.js";
@@ -36,6 +37,8 @@ export interface DeliveryThreadData {
   readonly dataDir: string;
   /** The running policy's delivery settings. */
   readonly settings: DeliverySettings;
+  /** How often the thread sends its gauges: the heartbeat the answering thread watches. */
+  readonly heartbeatMs: number;
 }
 
 /** Answering thread → delivery thread. */
@@ -64,7 +67,7 @@ export interface DeliveryThread {
   stop(): Promise<void>;
 }
 
-export interface DeliveryThreadOptions extends DeliveryThreadData {
+export interface DeliveryThreadOptions extends Omit<DeliveryThreadData, "heartbeatMs"> {
   readonly env: NodeJS.ProcessEnv;
   /** Where the thread's log lines are written (serve's batched, scrubbed stdout). */
   readonly lines: LineSink;
@@ -73,6 +76,8 @@ export interface DeliveryThreadOptions extends DeliveryThreadData {
   readonly logger: Logger;
   /** The thread's module: delivery-thread.js beside this file (tests pass a stand-in). */
   readonly script?: URL;
+  /** HEARTBEAT_MS unless a test makes it shorter. */
+  readonly heartbeatMs?: number;
 }
 
 /**
@@ -83,6 +88,17 @@ const RESTART_MS = 1000;
 const MAX_RESTART_MS = 60_000;
 /** On close, a thread still delivering after this long is terminated (its leases come back). */
 export const STOP_MS = 30_000;
+/** The thread sends its gauges this often, whatever it is doing: its heartbeat. */
+export const HEARTBEAT_MS = 5000;
+/**
+ * A thread that sent nothing for this many heartbeats (30 s) has stopped running JavaScript: an
+ * endless loop, or a synchronous call that never returns. It is terminated and started again as a
+ * dead one is. Six beats, because what a working thread can be stuck in for a while is a few
+ * seconds long: one SQLite call waiting out the queue file's 5 s busy timeout, a WAL checkpoint
+ * on a slow disk, a full GC, taking in a journal line of tens of MiB. A false alarm costs the
+ * deliveries in flight a second send (same webhook-id) and an attempt each.
+ */
+export const MISSED_HEARTBEATS = 6;
 
 /**
  * Resolves once the thread has opened the queue (it loads the rest after); rejects with why it
@@ -98,15 +114,27 @@ export function startDeliveryThread(options: DeliveryThreadOptions): Promise<Del
   let alive = false;
   let spawnedAt = 0;
   let deaths = 0;
+  const heartbeatMs = options.heartbeatMs ?? HEARTBEAT_MS;
+  const silenceMs = MISSED_HEARTBEATS * heartbeatMs;
+
+  /** Starts a thread again after the back-off; returns the wait. */
+  const restartLater = (): number => {
+    if (performance.now() - spawnedAt >= MAX_RESTART_MS) deaths = 0;
+    const delay = Math.min(RESTART_MS * 2 ** deaths, MAX_RESTART_MS);
+    deaths += 1;
+    restart = setTimeout(() => spawn(), delay);
+    return delay;
+  };
 
   /** `starting`: the first start's promise, settled by the thread's first word; restarts have none. */
   const spawn = (starting?: { resolve: () => void; reject: (e: Error) => void }) => {
     let start = starting;
-    const data: DeliveryThreadData = { dataDir: options.dataDir, settings };
-    worker = new Worker(options.script ?? new URL("./delivery-thread.js", import.meta.url), {
+    const data: DeliveryThreadData = { dataDir: options.dataDir, settings, heartbeatMs };
+    const thread = new Worker(options.script ?? new URL("./delivery-thread.js", import.meta.url), {
       workerData: data,
       env: options.env,
     });
+    worker = thread;
     alive = true;
     // On the monotonic clock: a wall clock stepped forward while a thread ran made its death look
     // like the first after a long run (the back-off started again at 1 s), and one stepped back
@@ -114,12 +142,51 @@ export function startDeliveryThread(options: DeliveryThreadOptions): Promise<Del
     spawnedAt = performance.now();
     // Up only once it delivers: a thread stuck loading shows 0, not nothing.
     options.metrics.set("hookgate_delivery_thread_up", 0);
-    worker.on("message", (message: FromDeliveryThread) => {
+    let heardAt = spawnedAt;
+    /** Set once this thread is given up for not responding: its exit starts no other. */
+    let abandoned = false;
+    // Any message is a heartbeat, its gauges every heartbeatMs at least. Checked once per silence
+    // bound, not per message; and one turn later, after the messages that wait in the port: an
+    // answering thread itself held up past the bound must not take a live thread for a hung one.
+    let watchdog: NodeJS.Timeout | undefined;
+    const watch = (inMs: number) => {
+      watchdog = setTimeout(() => setImmediate(check), inMs).unref();
+    };
+    const check = () => {
+      if (stopping || abandoned || !alive) return;
+      const silent = performance.now() - heardAt;
+      if (silent < silenceMs) return watch(silenceMs - silent);
+      if (start) {
+        // Not ready yet: `serve` stops with the reason, as for a thread that could not start.
+        start.reject(
+          new Error(
+            `the delivery thread stopped responding (nothing in ${silenceMs} ms) before it was ready`,
+          ),
+        );
+        start = undefined;
+        void thread.terminate();
+        return;
+      }
+      // Not waiting for its exit: a thread stuck in a native call (the SQLite driver) ends only
+      // once that call returns, if ever. The next one takes back the jobs it was delivering.
+      abandoned = true;
+      alive = false;
+      options.metrics.set("hookgate_delivery_thread_up", 0);
+      options.metrics.increment("hookgate_delivery_thread_restarts_total", { reason: "unresponsive" });
+      void thread.terminate();
+      options.logger.log("error", "the delivery thread stopped responding; ended it and starting it again", {
+        silentMs: Math.round(silent),
+        inMs: restartLater(),
+      });
+    };
+    watch(silenceMs);
+    thread.on("message", (message: FromDeliveryThread) => {
+      heardAt = performance.now();
       if (message.kind === "report") {
         if (message.lines !== "") options.lines.write(message.lines);
         for (const [name, labels] of message.counts) options.metrics.increment(name, labels);
       } else if (message.kind === "gauges") {
-        // Sent once the thread delivers (after `ready` and its imports), then every 5 s.
+        // Sent once the thread delivers (after `ready` and its imports), then every heartbeatMs.
         options.metrics.set("hookgate_delivery_thread_up", 1);
         for (const [name, value] of Object.entries(message.values)) options.metrics.set(name, value);
       } else if (message.kind === "ready") {
@@ -131,10 +198,12 @@ export function startDeliveryThread(options: DeliveryThreadOptions): Promise<Del
         start = undefined;
       }
     });
-    worker.on("error", (e) =>
-      options.logger.log("error", "the delivery thread failed", { error: e.message }),
-    );
-    worker.on("exit", (code) => {
+    thread.on("error", (e) => {
+      if (!abandoned) options.logger.log("error", "the delivery thread failed", { error: e.message });
+    });
+    thread.on("exit", (code) => {
+      clearTimeout(watchdog);
+      if (abandoned) return;
       alive = false;
       options.metrics.set("hookgate_delivery_thread_up", 0);
       if (stopping) return;
@@ -142,11 +211,11 @@ export function startDeliveryThread(options: DeliveryThreadOptions): Promise<Del
         start.reject(new Error(`the delivery thread exited (code ${code}) before it was ready`));
         return;
       }
-      if (performance.now() - spawnedAt >= MAX_RESTART_MS) deaths = 0;
-      const delay = Math.min(RESTART_MS * 2 ** deaths, MAX_RESTART_MS);
-      deaths += 1;
-      options.logger.log("error", "the delivery thread stopped; starting it again", { code, inMs: delay });
-      restart = setTimeout(() => spawn(), delay);
+      options.metrics.increment("hookgate_delivery_thread_restarts_total", { reason: "exited" });
+      options.logger.log("error", "the delivery thread stopped; starting it again", {
+        code,
+        inMs: restartLater(),
+      });
     });
   };
 

@@ -5,8 +5,8 @@
  * loop with decisions, and at a lower CPU priority than the thread that answers. Its log lines
  * and counter increments go to the answering thread every 50 ms at most and when it exits, even
  * on an uncaught error; that thread writes and counts them with its own. Its queue and journal
- * gauges go every 5 s. It gets the policy's delivery
- * settings (sinks, egress section, secrets), never its rules.
+ * gauges go every 5 s: the heartbeat by which that thread tells when this one stopped responding.
+ * It gets the policy's delivery settings (sinks, egress section, secrets), never its rules.
  */
 import { readlinkSync } from "node:fs";
 import { setPriority } from "node:os";
@@ -48,8 +48,6 @@ const queueFix = (error: string, path: string): string | undefined =>
 
 /** How often the journal is read when no wake comes (a safety net: each turn that appends sends one). */
 const POLL_MS = 1000;
-/** How often the queue's and the journal's gauges are read for /metrics. */
-const GAUGES_MS = 5000;
 
 if (!parentPort) throw new Error("delivery-thread.ts runs as a worker thread of `hookgate serve`");
 const port = parentPort;
@@ -281,7 +279,8 @@ async function start(): Promise<void> {
     post({ kind: "gauges", values: { ...queueGauges, ...journalGauges } });
   };
   gauges();
-  const gaugeTimer = setInterval(gauges, GAUGES_MS);
+  // Also the heartbeat: a thread that stops sending them is ended and started again.
+  const gaugeTimer = setInterval(gauges, data.heartbeatMs);
 
   port.on("message", (message: ToDeliveryThread) => {
     if (message.kind === "wake") void drain();

@@ -159,6 +159,8 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
   // (infra/node/prometheus-alerts.yml).
   for (const outcome of ["loaded", "failed"]) metrics.declare("hookgate_policy_reloads_total", { outcome });
   metrics.declare("hookgate_intake_failed_total", {});
+  for (const reason of ["exited", "unresponsive"])
+    metrics.declare("hookgate_delivery_thread_restarts_total", { reason });
   /** Each sink's failed enqueues at 0 too, from the start and from the reload that adds it. */
   const declareSinks = (policy: Policy) => {
     for (const sink of Object.keys(policy.document.sinks ?? {}))

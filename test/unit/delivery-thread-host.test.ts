@@ -5,16 +5,20 @@
  * a thread that cannot start fails the start with its reason.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
+import type { ServerResponse } from "node:http";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it, vi } from "vitest";
 import { createPrometheusRegistry } from "../../src/adapters/metrics/prometheus.js";
+import { openJournalWriter } from "../../src/adapters/queue/journal.js";
 import { createSqliteQueue } from "../../src/adapters/queue/sqlite.js";
+import type { DeliveryJob } from "../../src/core/delivery.js";
 import {
   type DeliverySettings,
   JOURNAL_DIR,
   startDeliveryThread,
 } from "../../src/entry/delivery-thread-host.js";
+import { loopbackServer } from "../support/loopback.js";
 import { tempDir, whenDone } from "../support/temp.js";
 
 /** Writes a stand-in thread module and returns its URL. */
@@ -26,19 +30,20 @@ function standIn(source: string): URL {
 
 const FIRST: DeliverySettings = { document: { sinks: undefined, egress: undefined }, secrets: [] };
 
-function harness(script: URL) {
+function harness(script: URL, dataDir = "unused", settings = FIRST, heartbeatMs?: number) {
   const lines: string[] = [];
   const logs: { msg: string; fields?: Record<string, unknown> }[] = [];
   const metrics = createPrometheusRegistry();
   const start = async () => {
     const thread = await startDeliveryThread({
-      dataDir: "unused",
-      settings: FIRST,
+      dataDir,
+      settings,
       env: {},
       lines: { write: (line) => lines.push(line) },
       metrics,
       logger: { log: (_level, msg, fields) => logs.push({ msg, ...(fields ? { fields } : {}) }) },
       script,
+      ...(heartbeatMs === undefined ? {} : { heartbeatMs }),
     });
     // Stopped before the test's directories are removed, however the test ended.
     whenDone(() => thread.stop());
@@ -344,5 +349,87 @@ describe("startDeliveryThread", () => {
     expect(messages).toContain(
       "skipped the torn end of an intake journal segment (a write cut short: that send had failed)",
     );
+  });
+
+  it("ends a thread that stops responding mid-delivery, starts another, and that one delivers its job and the next (built dist/)", async () => {
+    const dataDir = tempDir("thread");
+    // The sink holds its first request unanswered and has the thread stop running JavaScript
+    // meanwhile, as a renderer's endless loop or a driver's call that never returns would: the
+    // real thread, loaded by a module that spins forever, once, when the file `hang` appears.
+    let held: ServerResponse | undefined;
+    const sink = await loopbackServer((_req, res) => {
+      if (held === undefined) {
+        held = res;
+        writeFileSync(join(dataDir, "hang"), "");
+      } else res.writeHead(204).end();
+    });
+    whenDone(() => sink.close());
+    const script = standIn(`
+      import { existsSync, unlinkSync } from "node:fs";
+      import { workerData } from "node:worker_threads";
+      const hang = workerData.dataDir + "/hang";
+      setInterval(() => {
+        if (!existsSync(hang)) return;
+        unlinkSync(hang);
+        for (;;) {}
+      }, 10).unref();
+      await import(${JSON.stringify(new URL("../../dist/entry/delivery-thread.js", import.meta.url).href)});
+    `);
+    const settings: DeliverySettings = {
+      document: {
+        sinks: { audit: { type: "webhook", url: `${sink.url}/hook`, retryScheduleSeconds: [1, 1, 1] } },
+        egress: { allowCidrs: ["127.0.0.1/32"] },
+      },
+      secrets: [],
+    };
+    // Gauges every 250 ms: a thread silent for 1.5 s is taken for hung (30 s in serve).
+    const { logs, metrics, start } = harness(script, dataDir, settings, 250);
+    const thread = await start();
+    const journal = openJournalWriter(join(dataDir, JOURNAL_DIR));
+    whenDone(() => journal.close());
+    const notify = (n: number) => {
+      const job: DeliveryJob = {
+        id: `evt_${n}.audit`,
+        sink: "audit",
+        notification: {
+          id: `evt_${n}`,
+          createdAt: Date.now(),
+          team: "t",
+          client: "claude-code",
+          eventName: "Notification",
+          decision: "none",
+          ruleId: "r",
+          event: { message: `event ${n}` },
+        },
+      };
+      journal.append([{ id: job.id, body: job, group: "audit" }]);
+      thread.wake();
+    };
+    notify(1);
+    await until(() => held !== undefined);
+    // Journaled while the thread is hung: its wake goes unheard.
+    notify(2);
+    const hungLine = "the delivery thread stopped responding; ended it and starting it again";
+    await until(() => logs.some((l) => l.msg === hungLine), 15_000);
+    expect(logs.find((l) => l.msg === hungLine)?.fields).toMatchObject({ inMs: 1000 });
+    expect(metrics.render()).toContain("hookgate_delivery_thread_up 0\n");
+    expect(metrics.render()).toContain('hookgate_delivery_thread_restarts_total{reason="unresponsive"} 1\n');
+    // The job it was delivering is sent again by the next thread (same webhook-id), and the one
+    // journaled meanwhile is delivered too.
+    await until(() => metrics.render().includes('hookgate_delivered_total{sink="audit"} 2\n'), 15_000);
+    expect(sink.received.map((r) => r.headers["webhook-id"]).sort()).toEqual(["evt_1", "evt_1", "evt_2"]);
+    expect(metrics.render()).toContain("hookgate_delivery_thread_up 1\n");
+    await thread.stop();
+    expect(logs.map((l) => l.msg)).toEqual([hungLine]);
+  }, 30_000);
+
+  it("fails the start when the thread stops responding before it is ready", async () => {
+    const script = standIn("for (;;) {}");
+    const { logs, start } = harness(script, "unused", FIRST, 50);
+    await expect(start()).rejects.toThrow(
+      "the delivery thread stopped responding (nothing in 300 ms) before it was ready",
+    );
+    await new Promise((r) => setTimeout(r, 1200));
+    expect(logs).toEqual([]);
   });
 });

@@ -44,6 +44,8 @@ export const METRIC_HELP: Readonly<Record<string, string>> = {
     "Moves to the dead-letter queue that failed (Workers; the job is tried again), by sink.",
   hookgate_delivery_thread_up:
     "1 once serve's delivery thread delivers, 0 while it starts or is down and waiting to be started again.",
+  hookgate_delivery_thread_restarts_total:
+    "Times serve started its delivery thread again, by reason: exited (it died), or unresponsive (it sent nothing for 30 s and was ended).",
   hookgate_queue_jobs: "Delivery jobs in the SQLite queue: waiting, waiting for a retry, or being delivered.",
   hookgate_queue_oldest_due_seconds:
     "How long the job waiting longest for a delivery attempt has been due (0 when none is); a rising value means deliveries fall behind or have stopped.",
