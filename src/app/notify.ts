@@ -304,8 +304,11 @@ async function correlate(
     };
   }
   if (!half) return undefined;
-  const known = await sessions.toolHalves(toolKey);
+  // Written before the other half is read: of two halves handled at once (Workers, where each
+  // waits on KV), each read then follows both writes or one, so at least one of them is paired;
+  // read first, both read nothing and neither was.
   await sessions.rememberToolHalf(toolKey, half, now);
+  const known = await sessions.toolHalves(toolKey);
   const other = half.kind === "use" ? known.result : known.use;
   if (!other) return { toolId };
   return other.kind === "use"
