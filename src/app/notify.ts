@@ -129,7 +129,7 @@ export function sessionStoreFailures(logger: Logger, clock: Clock): ToldFailure 
 export function createNotifier(deps: NotifyDeps): Notifier {
   const storeFailures = deps.storeFailures ?? sessionStoreFailures(deps.logger, deps.clock);
   /**
-   * Enrichment only adds context: when the session store fails, log it and send anyway.
+   * Enrichment only adds context: when the session store fails, log it, count it and send anyway.
    * `readsStore`: the task always calls the store, so that it worked says the store works again
    * (told once, and its next failure is told as new); a correlation calls it only for some events.
    */
@@ -140,6 +140,8 @@ export function createNotifier(deps: NotifyDeps): Notifier {
       return value;
     } catch (e) {
       storeFailures.failed(errorMessage(e), { what });
+      // Counted at every failure, as the log tells only some of them.
+      deps.metrics?.increment("hookgate_session_store_failed_total", { operation: what });
       return undefined;
     }
   }

@@ -161,6 +161,8 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
   metrics.declare("hookgate_intake_failed_total", {});
   for (const reason of ["exited", "unresponsive"])
     metrics.declare("hookgate_delivery_thread_restarts_total", { reason });
+  for (const operation of ["rememberTool", "lastTool", "correlate"])
+    metrics.declare("hookgate_session_store_failed_total", { operation });
   /** Each sink's failed enqueues at 0 too, from the start and from the reload that adds it. */
   const declareSinks = (policy: Policy) => {
     for (const sink of Object.keys(policy.document.sinks ?? {}))

@@ -1,14 +1,19 @@
 /** The notifier: jobs per sink, enrichment of permission prompts, and deepagents tool-call correlation. */
 import type { AddressInfo } from "node:net";
+import { join } from "node:path";
 import { CreateQueueCommand } from "@aws-sdk/client-sqs";
+import Database from "better-sqlite3";
 import { createSqsServer } from "local-aws-sqs";
 import { describe, expect, it } from "vitest";
+import { createPrometheusRegistry } from "../../src/adapters/metrics/prometheus.js";
 import { createMemoryQueue } from "../../src/adapters/queue/memory.js";
 import { createSqsClientForLocal, createSqsQueue } from "../../src/adapters/queue/sqs.js";
 import { createMemorySessionStore } from "../../src/adapters/session/memory.js";
+import { createSqliteSessionStore } from "../../src/adapters/session/sqlite.js";
 import { createNotifier, type NotifyInput, sessionStoreFailures } from "../../src/app/notify.js";
 import type { DeliveryJob } from "../../src/core/delivery.js";
 import { parseHookEvent } from "../../src/core/events.js";
+import { tempDir } from "../support/temp.js";
 
 function setup() {
   const queue = createMemoryQueue<DeliveryJob>();
@@ -386,6 +391,55 @@ describe("createNotifier", () => {
     expect(JSON.stringify(logs)).toMatch(
       /session store failed; the notification goes out without it.*database is locked/,
     );
+  });
+
+  it("counts each failed write of a SQLite session store another process holds locked", async () => {
+    // Only the log told of them, once a minute: nothing counted how many notifications went out
+    // without their tool.
+    const path = join(tempDir("notify-sessions"), "sessions.sqlite");
+    const sessions = createSqliteSessionStore(path, 0);
+    const holder = new Database(path);
+    const metrics = createPrometheusRegistry();
+    const tasks: Promise<void>[] = [];
+    const notifier = createNotifier({
+      queue: createMemoryQueue<DeliveryJob>(),
+      clock: { now: () => 0, monotonic: () => 0 },
+      logger: { log: () => {} },
+      metrics,
+      sessions,
+      defer: (t) => {
+        tasks.push(t());
+      },
+    });
+    const event = (body: unknown) => {
+      const parsed = parseHookEvent(body);
+      if (!parsed.ok) throw new Error(parsed.error.message);
+      return parsed.value;
+    };
+    const pre = event({
+      session_id: "s",
+      transcript_path: "/t",
+      cwd: "/p",
+      hook_event_name: "PreToolUse",
+      tool_name: "Bash",
+      tool_input: { command: "ls" },
+    });
+    const use = event({ event: "tool.use", tool_name: "execute", tool_id: "c1", tool_args: {} });
+    try {
+      // A sqlite3 shell or a backup left in a write transaction on the file.
+      holder.exec("BEGIN IMMEDIATE");
+      notifier.notify({ ...promptInput("d0"), event: pre, notify: [] });
+      notifier.notify({ ...promptInput("d1"), event: pre, notify: [] });
+      notifier.notify({ ...promptInput("d2"), event: use });
+      await Promise.all(tasks);
+    } finally {
+      holder.close();
+      sessions.close();
+    }
+    const text = metrics.render();
+    expect(text).toContain('hookgate_session_store_failed_total{operation="rememberTool"} 2');
+    expect(text).toContain('hookgate_session_store_failed_total{operation="correlate"} 1');
+    expect(text).toContain('hookgate_enqueued_total{sink="audit"} 1');
   });
 
   it("says when the session store works again, and tells its next failure as new", async () => {

@@ -33,6 +33,8 @@ export const METRIC_HELP: Readonly<Record<string, string>> = {
   hookgate_enqueued_total: "Delivery jobs put on the queue, by sink.",
   hookgate_enqueue_failed_total:
     "Delivery jobs that could not be put on the queue, by sink (logged; the decision was answered anyway).",
+  hookgate_session_store_failed_total:
+    "Reads and writes of the session store that failed, by operation (rememberTool, lastTool, correlate; logged; the notification went out without what it would have added).",
   hookgate_intake_failed_total:
     "Reads of the intake journal that the queue could not take in (Node; retried, the jobs wait in the journal).",
   hookgate_delivered_total: "Delivery jobs a sink accepted, by sink.",
