@@ -3,6 +3,7 @@
  * what is older than a day is forgotten a window of rows at a time, never by reading the whole
  * table in one call on the answer's path.
  */
+import { chmodSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { beforeEach, describe, expect, it } from "vitest";
@@ -72,6 +73,34 @@ describe("createSqliteSessionStore", () => {
       expect(count("session_tools", "session_id LIKE 'old-%'")).toBe(0);
       expect(count("session_tools", "session_id LIKE 'new-%'")).toBe(1250);
       expect(await store.lastTool("busy")).toEqual({ toolName: "Read", summary: "2498" });
+    } finally {
+      store.close();
+    }
+  });
+
+  it("makes its file, and the WAL files beside it, readable by its own user alone, in a data dir others may read", async () => {
+    // A data dir that exists keeps its mode (systemd's StateDirectory makes it 0755): the tool
+    // calls remembered there were readable by every user of the host.
+    chmodSync(dir, 0o755);
+    const previous = process.umask(0o022);
+    let store: ReturnType<typeof createSqliteSessionStore> | undefined;
+    try {
+      store = createSqliteSessionStore(path);
+      await store.rememberTool("s1", { toolName: "Bash", summary: "deploy prod" }, T0);
+      const modes = ["", "-wal", "-shm"].map((end) => (statSync(`${path}${end}`).mode & 0o777).toString(8));
+      expect(modes).toEqual(["600", "600", "600"]);
+    } finally {
+      store?.close();
+      process.umask(previous);
+    }
+  });
+
+  it("keeps the mode of a file it finds", async () => {
+    writeFileSync(path, "", { mode: 0o640 });
+    const store = createSqliteSessionStore(path);
+    try {
+      await store.rememberTool("s1", { toolName: "Bash", summary: "ls" }, T0);
+      expect((statSync(path).mode & 0o777).toString(8)).toBe("640");
     } finally {
       store.close();
     }

@@ -1,4 +1,5 @@
 /** The session store on Node: the last tool call per session, in the gateway's SQLite file. */
+import { closeSync, openSync } from "node:fs";
 import Database from "better-sqlite3";
 import type { SessionStore, ToolHalf } from "../../app/notify.js";
 import { errorMessage } from "../../core/errors.js";
@@ -39,6 +40,10 @@ export function createSqliteSessionStore(
   path: string,
   busyTimeoutMs = 5000,
 ): SessionStore & { close(): void } {
+  // Made readable by its own user alone whatever the data dir's mode (one that exists keeps its
+  // own, 0755 for systemd's StateDirectory): it holds what agents ran. SQLite gives its WAL files
+  // the database file's mode. A file that exists keeps its mode.
+  closeSync(openSync(path, "a", 0o600));
   const db = new Database(path, { timeout: busyTimeoutMs });
   db.pragma("journal_mode = WAL");
   db.exec(`CREATE TABLE IF NOT EXISTS session_tools (
