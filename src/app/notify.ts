@@ -23,10 +23,11 @@ import { capString, shorten, sliceCodePoints, utf8Length } from "../core/truncat
  */
 export interface SessionStore {
   rememberTool(sessionId: string, tool: { toolName: string; summary: string }, at: number): Promise<void>;
-  lastTool(sessionId: string): Promise<{ toolName: string; summary: string } | undefined>;
+  /** `at`: when it is read; what was written a day or more before it is not given (KV's expiry). */
+  lastTool(sessionId: string, at?: number): Promise<{ toolName: string; summary: string } | undefined>;
   /** deepagents legacy tool calls: each half stored by tool_id, whichever arrives first. */
   rememberToolHalf(toolId: string, half: ToolHalf, at: number): Promise<void>;
-  toolHalves(toolId: string): Promise<{ use?: ToolHalf; result?: ToolHalf }>;
+  toolHalves(toolId: string, at?: number): Promise<{ use?: ToolHalf; result?: ToolHalf }>;
 }
 
 export type ToolHalf =
@@ -176,7 +177,7 @@ export function createNotifier(deps: NotifyDeps): Notifier {
       PERMISSION_PROMPTS.has(type) &&
       sessionKey
     ) {
-      related = await enrich("lastTool", () => sessions.lastTool(sessionKey));
+      related = await enrich("lastTool", () => sessions.lastTool(sessionKey, now));
     }
     const jobs = new Map<string, DeliveryJob>();
     const id = `evt_${input.decisionId}`;
@@ -310,7 +311,7 @@ async function correlate(
   // waits on KV), each read then follows both writes or one, so at least one of them is paired;
   // read first, both read nothing and neither was.
   await sessions.rememberToolHalf(toolKey, half, now);
-  const known = await sessions.toolHalves(toolKey);
+  const known = await sessions.toolHalves(toolKey, now);
   const other = half.kind === "use" ? known.result : known.use;
   if (!other) return { toolId };
   return other.kind === "use"

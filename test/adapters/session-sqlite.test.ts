@@ -121,6 +121,25 @@ describe("createSqliteSessionStore", () => {
     }
   });
 
+  it("gives nothing written a day or more before it is read, though no sweep has deleted it yet", async () => {
+    // KV forgets at the day; rows a sweep had not reached were read for up to half a day more, so
+    // a prompt after a day idle named a tool on Node and none on Workers.
+    const store = createSqliteSessionStore(path);
+    try {
+      await store.rememberTool("s1", { toolName: "Bash", summary: "ls" }, T0);
+      await store.rememberToolHalf("call_1", { kind: "use", toolName: "execute", toolArgs: {} }, T0);
+      await store.rememberToolHalf("call_1", { kind: "result", status: "success", output: "" }, T0 + 1);
+      expect(await store.lastTool("s1", T0 + DAY - 1)).toEqual({ toolName: "Bash", summary: "ls" });
+      expect(await store.lastTool("s1", T0 + DAY)).toBeUndefined();
+      expect(await store.toolHalves("call_1", T0 + DAY)).toEqual({
+        result: { kind: "result", status: "success", output: "" },
+      });
+      expect(count("session_tools")).toBe(1);
+    } finally {
+      store.close();
+    }
+  });
+
   it("forgets a deepagents tool call's halves a day after they were written", async () => {
     const store = createSqliteSessionStore(path);
     try {

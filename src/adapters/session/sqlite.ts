@@ -52,7 +52,10 @@ export function createSqliteSessionStore(
     `INSERT INTO session_tools (session_id, tool_name, summary, at) VALUES (?, ?, ?, ?)
      ON CONFLICT(session_id) DO UPDATE SET tool_name = excluded.tool_name, summary = excluded.summary, at = excluded.at`,
   );
-  const select = db.prepare("SELECT tool_name AS toolName, summary FROM session_tools WHERE session_id = ?");
+  // What a sweep has not reached yet is past the retention all the same: not read, as KV's is not.
+  const select = db.prepare(
+    "SELECT tool_name AS toolName, summary FROM session_tools WHERE session_id = ? AND at > ?",
+  );
   const sweepTools = createSweeper(db, "session_tools");
   db.exec(`CREATE TABLE IF NOT EXISTS tool_halves (
     tool_id TEXT NOT NULL, kind TEXT NOT NULL, half TEXT NOT NULL, at INTEGER NOT NULL, PRIMARY KEY (tool_id, kind))`);
@@ -60,7 +63,7 @@ export function createSqliteSessionStore(
     `INSERT INTO tool_halves (tool_id, kind, half, at) VALUES (?, ?, ?, ?)
      ON CONFLICT(tool_id, kind) DO UPDATE SET half = excluded.half, at = excluded.at`,
   );
-  const selectHalves = db.prepare("SELECT half FROM tool_halves WHERE tool_id = ?");
+  const selectHalves = db.prepare("SELECT half FROM tool_halves WHERE tool_id = ? AND at > ?");
   const sweepHalves = createSweeper(db, "tool_halves");
   let toolWrites = 0;
   let halfWrites = 0;
@@ -91,8 +94,10 @@ export function createSqliteSessionStore(
         if (++toolWrites % SWEEP_EVERY === 0) sweepTools(at - RETENTION_MS);
       });
     },
-    async lastTool(sessionId) {
-      return naming(() => select.get(sessionId) as { toolName: string; summary: string } | undefined);
+    async lastTool(sessionId, at = Number.NEGATIVE_INFINITY) {
+      return naming(
+        () => select.get(sessionId, at - RETENTION_MS) as { toolName: string; summary: string } | undefined,
+      );
     },
     async rememberToolHalf(toolId, half, at) {
       naming(() => {
@@ -100,9 +105,9 @@ export function createSqliteSessionStore(
         if (++halfWrites % SWEEP_EVERY === 0) sweepHalves(at - RETENTION_MS);
       });
     },
-    async toolHalves(toolId) {
+    async toolHalves(toolId, at = Number.NEGATIVE_INFINITY) {
       const out: { use?: ToolHalf; result?: ToolHalf } = {};
-      for (const row of naming(() => selectHalves.all(toolId) as { half: string }[])) {
+      for (const row of naming(() => selectHalves.all(toolId, at - RETENTION_MS) as { half: string }[])) {
         const half = JSON.parse(row.half) as ToolHalf;
         if (half.kind === "use") out.use = half;
         else out.result = half;
