@@ -68,12 +68,16 @@ async function serveRecording(recordPath: string, env: Record<string, string> = 
   });
   return {
     url,
-    /** Sends SIGHUP and resolves once the reload it asks for is logged (at most 10 s). */
+    /**
+     * Sends SIGHUP and resolves once the reload it asks for is logged (at most 10 s): the policy
+     * file is unchanged, so it is logged as such; the record file is reopened before it.
+     */
     hangUp: async () => {
-      const before = messages.filter((m) => m === "policy reloaded").length;
+      const reloaded = (m: string) => m === "policy reloaded" || m === "policy unchanged; nothing reloaded";
+      const before = messages.filter(reloaded).length;
       child.kill("SIGHUP");
       const end = Date.now() + 10_000;
-      while (messages.filter((m) => m === "policy reloaded").length === before) {
+      while (messages.filter(reloaded).length === before) {
         if (Date.now() > end || child.exitCode !== null) throw new Error("no policy reload logged");
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
