@@ -13,6 +13,7 @@ import { escapeControls } from "../core/escape-controls.js";
 import { honouredDecision } from "../core/event-capabilities.js";
 import { DIALECTS, type Dialect } from "../core/hook-event.js";
 import { isRecord } from "../core/json-object.js";
+import { holdsMasked } from "../core/mask.js";
 import type { Policy } from "../core/policy.js";
 import type { Clock, IdGenerator, Logger, Sha256 } from "../core/ports.js";
 import { utf8Length } from "../core/truncate.js";
@@ -764,6 +765,8 @@ export interface ImpactExample {
   readonly tool: string | undefined;
   /** The masked tool input or prompt, as recorded. */
   readonly input: unknown;
+  /** Set when the recorded event had something masked or cut (`ImpactReport.masked`). */
+  readonly masked?: true;
   readonly before: { readonly decision: string; readonly reason?: string; readonly rules: readonly string[] };
   readonly after: { readonly decision: string; readonly reason?: string; readonly rules: readonly string[] };
 }
@@ -795,6 +798,12 @@ export interface ImpactReport {
    * judged, not compared. Per decision recorded.
    */
   readonly eventOmitted: { readonly records: number; readonly byDecision: Counts };
+  /**
+   * Changed records whose event was recorded masked (a value or key masked, a string cut at
+   * 2,000 characters): the live event held what the record does not, so the change may be the
+   * masking's, not the candidate's. Per change.
+   */
+  readonly masked: { readonly records: number; readonly byChange: Counts };
   /** What the candidate's shadow rules would have decided, per rule. */
   readonly shadow: Record<string, Counts>;
   readonly examples: Record<Change, readonly ImpactExample[]>;
@@ -829,6 +838,8 @@ export async function replayImpact(
   let judgeFailed = 0;
   const omittedByDecision: Counts = tally();
   let omitted = 0;
+  const maskedByChange: Counts = tally();
+  let masked = 0;
   const shadow: Record<string, Counts> = tally();
   const examples: Record<Change, ImpactExample[]> = tally();
   let unchanged = 0;
@@ -871,12 +882,17 @@ export async function replayImpact(
     }
     const change = `${record.decision}->${audit.decision}`;
     bump(byChange, change);
+    const wasMasked = holdsMasked(record.event);
+    if (wasMasked) {
+      masked += 1;
+      bump(maskedByChange, change);
+    }
     for (const rule of explainingRules(candidate, audit.event, audit.decision, audit.rules, record.rules))
       bumpIn(byRule, rule, change);
     bumpIn(byTeam, record.team, change);
     bumpIn(byTool, audit.tool ?? `(${audit.event ?? "unknown"})`, change);
     const kept = examples[change] ?? [];
-    if (kept.length < keep) examples[change] = [...kept, example(record, outcome)];
+    if (kept.length < keep) examples[change] = [...kept, example(record, outcome, wasMasked)];
   }
 
   return {
@@ -892,6 +908,7 @@ export async function replayImpact(
     notRun: { records: notRun, byRule: sorted(notRunByRule) },
     judgeFailed: { records: judgeFailed, byRule: sorted(judgeFailedByRule) },
     eventOmitted: { records: omitted, byDecision: sorted(omittedByDecision) },
+    masked: { records: masked, byChange: sorted(maskedByChange) },
     shadow: sortedNested(shadow),
     examples: Object.fromEntries(Object.keys(sorted(byChange)).map((c) => [c, examples[c] ?? []])),
   };
@@ -929,7 +946,7 @@ function explainingRules(
   return appliedBefore.length > 0 ? [...appliedBefore] : ["(no rule)"];
 }
 
-function example(record: ReplayRecord, outcome: HookOutcome): ImpactExample {
+function example(record: ReplayRecord, outcome: HookOutcome, masked: boolean): ImpactExample {
   const event = record.event as Record<string, unknown>;
   const audit = outcome.audit;
   return {
@@ -939,6 +956,7 @@ function example(record: ReplayRecord, outcome: HookOutcome): ImpactExample {
     event: audit.event ?? String(event.hook_event_name ?? event.event ?? "unknown"),
     tool: audit.tool,
     input: event.tool_input ?? event.tool_args ?? event.prompt,
+    ...(masked ? { masked: true as const } : {}),
     before: {
       decision: record.decision,
       ...(record.reason !== undefined ? { reason: record.reason } : {}),

@@ -145,6 +145,21 @@ function maskedWhole(value: unknown, numbers: boolean, depth: number): unknown {
   return out;
 }
 
+/** What maskValue leaves where it took something out: a masked value, a cut string, a deep part. */
+const MASKED_MARK = /\[masked\]|…\[\d+ more characters\]$|^\[too deep\]$/;
+
+/**
+ * Whether a value maskValue made (a recorded event) had something taken out of it: a value or a
+ * key masked, a string cut, a part too deep. What was there is gone, so a rule reading it may
+ * judge the copy otherwise than the original. Text that only reads like a mark counts too.
+ */
+export function holdsMasked(value: unknown, depth = 0): boolean {
+  if (typeof value === "string") return MASKED_MARK.test(value);
+  if (value === null || typeof value !== "object" || depth > 32) return false;
+  if (Array.isArray(value)) return value.some((item) => holdsMasked(item, depth + 1));
+  return Object.entries(value).some(([key, item]) => key.includes(MASK) || holdsMasked(item, depth + 1));
+}
+
 /** Longer than any shape's match (a JWT's three parts of up to 4,096 characters) and any policy secret worth scrubbing. */
 const MASK_WINDOW = 16_384;
 

@@ -335,6 +335,13 @@ function describeImpact(file: string, report: ImpactReport, examples: number): s
     section(lines, "by team", report.byTeam);
     section(lines, "by tool", report.byTool);
   }
+  if (report.masked.records > 0) {
+    lines.push(
+      "",
+      `recorded masked (${report.masked.records} of the changes): a value in their event was masked or cut at 2,000 characters, so the candidate judged less than was answered live; the change may be the masking's (marked "masked" below):`,
+    );
+    for (const [change, n] of Object.entries(report.masked.byChange)) lines.push(`  ${arrow(change)}  ${n}`);
+  }
   if (report.notRun.records > 0) {
     lines.push(
       "",
@@ -409,7 +416,7 @@ function describeExample(example: ImpactExample): string[] {
   const said = (side: ImpactExample["before"]) =>
     `${side.decision}${side.reason ? ` "${shown(shorten(side.reason, 80))}"` : ""}${side.rules.length > 0 ? ` [${shown(side.rules.join(", "))}]` : ""}`;
   return [
-    `    ${shown(`${example.time} ${example.team} ${example.client} ${example.event}${example.tool ? ` ${example.tool}` : ""}`)}${input}`,
+    `    ${shown(`${example.time} ${example.team} ${example.client} ${example.event}${example.tool ? ` ${example.tool}` : ""}`)}${input}${example.masked ? " (masked)" : ""}`,
     `      was ${said(example.before)}`,
     `      now ${said(example.after)}`,
   ];

@@ -379,6 +379,46 @@ describe("hookgate replay", () => {
     expect(result.stdout).toContain("ops\\u202eled\\u2066x\\u2069");
   });
 
+  it("says which changes are of events recorded masked, whose answer may be the masking's", async () => {
+    // Denied live on the password the agent typed, which the record holds masked; and on the end
+    // of a command the record holds cut at 2,000 characters. Judged again, neither is denied.
+    const records = readFileSync(join(ROOT, TRAFFIC), "utf8").trimEnd().split("\n");
+    const template = JSON.parse(records[8] ?? "") as { event: { tool_input: unknown } };
+    const denied = (command: string, rule: string) =>
+      JSON.stringify({
+        ...template,
+        event: { ...template.event, tool_input: { command } },
+        decision: "deny",
+        reason: "no",
+        rules: [rule],
+      });
+    const file = join(dir, "masked.jsonl");
+    writeFileSync(
+      file,
+      `${[
+        ...records,
+        denied("mysql -u root -p[masked] shop", "no-db-password"),
+        denied(`echo ${"a".repeat(1995)}…[12 more characters]`, "no-long-echo"),
+      ].join("\n")}\n`,
+    );
+    const json = JSON.parse((await runCli(["replay", "--policy", CANDIDATE, file, "--json"])).stdout);
+    expect(json).toMatchObject({
+      changed: 6,
+      byChange: { "none->deny": 4, "deny->none": 2 },
+      masked: { records: 2, byChange: { "deny->none": 2 } },
+    });
+    expect(json.examples["deny->none"].map((e: { masked?: boolean }) => e.masked)).toEqual([true, true]);
+    expect(json.examples["none->deny"].map((e: { masked?: boolean }) => e.masked)).toEqual([
+      undefined,
+      undefined,
+      undefined,
+    ]);
+    const { stdout } = await runCli(["replay", "--policy", CANDIDATE, file]);
+    expect(stdout).toMatch(/^recorded masked \(2 of the changes\): .*\n {2}deny -> none {2}2$/m);
+    expect(stdout).toContain('{"command":"mysql -u root -p[masked] shop"} (masked)\n      was deny');
+    expect(stdout).toContain('{"command":"rm -rf node_modules"}\n      was none');
+  });
+
   it("counts a single record as one record", async () => {
     const one = join(dir, "one.jsonl");
     writeFileSync(one, `${readFileSync(join(ROOT, TRAFFIC), "utf8").split("\n")[0]}\n`);
