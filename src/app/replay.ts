@@ -8,7 +8,7 @@
  * token for that team, and the request carries that token. handleHook itself is unchanged, so
  * what is judged here is what the gateway would answer that team.
  */
-import { DEFAULT_TEAM } from "../core/auth.js";
+import { DEFAULT_TEAM, teamsOf } from "../core/auth.js";
 import { escapeControls } from "../core/escape-controls.js";
 import { honouredDecision } from "../core/event-capabilities.js";
 import { DIALECTS, type Dialect } from "../core/hook-event.js";
@@ -799,6 +799,13 @@ export interface ImpactReport {
    */
   readonly eventOmitted: { readonly records: number; readonly byDecision: Counts };
   /**
+   * Records of a team no token of the candidate authenticates as (a team removed or renamed, or
+   * recorded with no auth against a candidate with some): live, their callers' tokens are refused
+   * unless the candidate gives them to another team, which a record cannot tell. Not judged, not
+   * compared. Per team recorded.
+   */
+  readonly teamUnknown: { readonly records: number; readonly byTeam: Counts };
+  /**
    * Changed records whose event was recorded masked (a value or key masked, a string cut at
    * 2,000 characters): the live event held what the record does not, so the change may be the
    * masking's, not the candidate's. Per change.
@@ -838,6 +845,10 @@ export async function replayImpact(
   let judgeFailed = 0;
   const omittedByDecision: Counts = tally();
   let omitted = 0;
+  const unknownByTeam: Counts = tally();
+  let unknownTeam = 0;
+  // Without auth every caller is the default team, whatever team its record names.
+  const teams = candidate.auth === undefined ? undefined : teamsOf(candidate.document);
   const maskedByChange: Counts = tally();
   let masked = 0;
   const shadow: Record<string, Counts> = tally();
@@ -855,10 +866,15 @@ export async function replayImpact(
       bump(omittedByDecision, record.decision);
       continue;
     }
+    if (teams !== undefined && !teams.has(record.team)) {
+      unknownTeam += 1;
+      bump(unknownByTeam, record.team);
+      continue;
+    }
     const outcome = await judge({
       body: { ok: true, text: JSON.stringify(record.event) },
       client: record.client,
-      team: record.team,
+      team: teams === undefined ? DEFAULT_TEAM : record.team,
     });
     const audit = outcome.audit;
     // A shadow prompt or forward rule that was not called has no verdict: not "none".
@@ -899,7 +915,7 @@ export async function replayImpact(
     policy: candidate.hash,
     records: count,
     unchanged,
-    changed: count - unchanged - notRun - judgeFailed - omitted,
+    changed: count - unchanged - notRun - judgeFailed - omitted - unknownTeam,
     recordedPolicies: sorted(recordedPolicies),
     byChange: sorted(byChange),
     byRule: sortedNested(byRule),
@@ -908,6 +924,7 @@ export async function replayImpact(
     notRun: { records: notRun, byRule: sorted(notRunByRule) },
     judgeFailed: { records: judgeFailed, byRule: sorted(judgeFailedByRule) },
     eventOmitted: { records: omitted, byDecision: sorted(omittedByDecision) },
+    teamUnknown: { records: unknownTeam, byTeam: sorted(unknownByTeam) },
     masked: { records: masked, byChange: sorted(maskedByChange) },
     shadow: sortedNested(shadow),
     examples: Object.fromEntries(Object.keys(sorted(byChange)).map((c) => [c, examples[c] ?? []])),

@@ -316,7 +316,11 @@ const MIB = Math.round(constants.MAX_STRING_LENGTH / 2 ** 20);
 const arrow = (change: string) => change.replace("->", " -> ");
 
 function describeImpact(file: string, report: ImpactReport, examples: number): string {
-  const notCompared = report.notRun.records + report.judgeFailed.records + report.eventOmitted.records;
+  const notCompared =
+    report.notRun.records +
+    report.judgeFailed.records +
+    report.eventOmitted.records +
+    report.teamUnknown.records;
   const lines = [
     `replayed ${report.records} record${report.records === 1 ? "" : "s"} against ${file} (policy ${report.policy})`,
     `recorded under ${
@@ -363,6 +367,13 @@ function describeImpact(file: string, report: ImpactReport, examples: number): s
     );
     for (const [decision, n] of Object.entries(report.eventOmitted.byDecision))
       lines.push(`  ${decision}  ${n}`);
+  }
+  if (report.teamUnknown.records > 0) {
+    lines.push(
+      "",
+      `not compared (${report.teamUnknown.records}): their team is no team of the candidate's tokens, so live their hooks are refused (auth.onFailure) unless the candidate gives their token to another team:`,
+    );
+    for (const [team, n] of Object.entries(report.teamUnknown.byTeam)) lines.push(`  ${shown(team)}  ${n}`);
   }
   if (Object.keys(report.shadow).length > 0) {
     lines.push("", "shadow rules of the candidate (would have decided, never sent):");

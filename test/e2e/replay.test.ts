@@ -35,6 +35,20 @@ const dir = tempDir("replay");
 const CANDIDATE = "test/fixtures/replay/policy.candidate.json";
 const TRAFFIC = "test/fixtures/replay/traffic.jsonl";
 
+let candidates = 0;
+
+/** CANDIDATE with a token for each of `teams` too (replay compares no record of a team it has none for). */
+function candidateWith(...teams: string[]): string {
+  const policy = JSON.parse(readFileSync(join(ROOT, CANDIDATE), "utf8")) as {
+    auth: { tokens: unknown[] };
+  };
+  policy.auth.tokens.push(...teams.map((team, i) => ({ team, sha256: String(i).repeat(64) })));
+  candidates += 1;
+  const file = join(dir, `candidate-${candidates}.json`);
+  writeFileSync(file, JSON.stringify(policy));
+  return file;
+}
+
 /** `hookgate serve --record FILE` on a free port; resolves once it listens. */
 async function serveRecording(recordPath: string, env: Record<string, string> = {}) {
   const child = spawn(
@@ -352,7 +366,7 @@ describe("hookgate replay", () => {
     });
     const file = join(dir, "controls.jsonl");
     writeFileSync(file, `${changed.join("\n")}\n`);
-    const result = await runCli(["replay", "--policy", CANDIDATE, file]);
+    const result = await runCli(["replay", "--policy", candidateWith("ops\u001b]0;owned\u0007"), file]);
     expect(result.code).toBe(0);
     // biome-ignore lint/suspicious/noControlCharactersInRegex: none may reach the terminal.
     expect(result.stdout).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
@@ -417,6 +431,46 @@ describe("hookgate replay", () => {
     expect(stdout).toMatch(/^recorded masked \(2 of the changes\): .*\n {2}deny -> none {2}2$/m);
     expect(stdout).toContain('{"command":"mysql -u root -p[masked] shop"} (masked)\n      was deny');
     expect(stdout).toContain('{"command":"rm -rf node_modules"}\n      was none');
+  });
+
+  it("compares no record of a team the candidate has no token for, and judges every record as the default team without auth", async () => {
+    // A team renamed or removed in the candidate: live its callers' tokens are refused (or are
+    // another team's now), which no record can tell; judged as the team it was, it read unchanged.
+    const records = readFileSync(join(ROOT, TRAFFIC), "utf8").trimEnd().split("\n");
+    const renamed = records.map((line) => {
+      const r = JSON.parse(line) as Record<string, unknown>;
+      return JSON.stringify(JSON.stringify(r.event).includes("rm -rf") ? { ...r, team: "ios" } : r);
+    });
+    const file = join(dir, "teams.jsonl");
+    writeFileSync(file, `${renamed.join("\n")}\n`);
+    const json = JSON.parse((await runCli(["replay", "--policy", CANDIDATE, file, "--json"])).stdout);
+    expect(json).toMatchObject({
+      records: 13,
+      changed: 0,
+      unchanged: 7,
+      teamUnknown: { records: 6, byTeam: { ios: 6 } },
+    });
+    const { stdout } = await runCli(["replay", "--policy", CANDIDATE, file]);
+    expect(stdout).toMatch(/^0 changed, 7 unchanged, 6 not compared$/m);
+    expect(stdout).toMatch(
+      /^not compared \(6\): their team is no team of the candidate's tokens.*\n {2}ios {2}6$/m,
+    );
+    // Without auth every caller is the default team: a rule for the recorded team never applies.
+    const noAuth = JSON.parse(readFileSync(join(ROOT, "examples/policy.json"), "utf8")) as Record<
+      string,
+      unknown
+    >;
+    delete noAuth.auth;
+    noAuth.rules = [
+      ...(noAuth.rules as unknown[]),
+      { id: "platform-only", on: "PreToolUse", teams: ["platform"], decide: "deny", reason: "no" },
+    ];
+    const open = join(dir, "no-auth.json");
+    writeFileSync(open, JSON.stringify(noAuth));
+    const unauthenticated = JSON.parse(
+      (await runCli(["replay", "--policy", open, TRAFFIC, "--json"])).stdout,
+    );
+    expect(unauthenticated).toMatchObject({ changed: 0, teamUnknown: { records: 0 } });
   });
 
   it("counts a single record as one record", async () => {
@@ -1203,14 +1257,15 @@ describe("the recorder port and the judge behind test and replay", () => {
 
     const file = join(dir, "omitted.log");
     writeFileSync(file, `${lines.join("\n")}\n`);
-    const text = await runCli(["replay", "--policy", CANDIDATE, file]);
+    const candidate = candidateWith("a");
+    const text = await runCli(["replay", "--policy", candidate, file]);
     expect(text.code).toBe(0);
     expect(text.stdout).toContain("replayed 2 records");
     expect(text.stdout).toContain("0 changed, 1 unchanged, 1 not compared");
     expect(text.stdout).toContain(
       "not compared (1): their event was too large for a log line (over 128 KiB of record), so it was recorded without it; answered live:\n  none  1",
     );
-    const json = JSON.parse((await runCli(["replay", "--policy", CANDIDATE, file, "--json"])).stdout);
+    const json = JSON.parse((await runCli(["replay", "--policy", candidate, file, "--json"])).stdout);
     expect(json).toMatchObject({ records: 2, changed: 0, unchanged: 1 });
     expect(json.eventOmitted).toEqual({ records: 1, byDecision: { none: 1 } });
   });
