@@ -23,8 +23,22 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { describe, expect, it } from "vitest";
 import { createJsonLogger } from "../../src/adapters/log/json-lines.js";
+import { createJsonlRecorder } from "../../src/adapters/record/jsonl.js";
 import { handleHook, type ReplayRecord } from "../../src/app/handle-hook.js";
-import { createJudge, createLogRecorder, RECORD_LOG_BYTES, readRecords } from "../../src/app/replay.js";
+import {
+  createJudge,
+  createLogRecorder,
+  RECORD_LOG_BYTES,
+  readRecords,
+  replayImpact,
+} from "../../src/app/replay.js";
+import {
+  CLAUDE_CODE_EVENTS,
+  DEEPAGENTS_LEGACY_EVENTS,
+  DEEPAGENTS_V2_EVENTS,
+  TOOL_EVENTS,
+} from "../../src/core/events.js";
+import type { Dialect } from "../../src/core/hook-event.js";
 import { loopbackServer } from "../support/loopback.js";
 import { startModelServer } from "../support/model-server.js";
 import { policyFrom, sha256 } from "../support/policy.js";
@@ -1268,6 +1282,62 @@ describe("the recorder port and the judge behind test and replay", () => {
     const json = JSON.parse((await runCli(["replay", "--policy", candidate, file, "--json"])).stdout);
     expect(json).toMatchObject({ records: 2, changed: 0, unchanged: 1 });
     expect(json.eventOmitted).toEqual({ records: 1, byDecision: { none: 1 } });
+  });
+
+  it("reads back every record the record file takes, for every client and event, and judges each as answered", async () => {
+    const everywhere = await policyFrom({
+      version: 1,
+      auth: { tokens: [{ team: "a", sha256: await sha256("token-a") }] },
+      rules: [
+        { id: "deny-all", on: "*", decide: "deny", reason: "no" },
+        { id: "context-all", on: "*", context: "read the README" },
+        { id: "shadow-block", on: "*", mode: "shadow", decide: "block", reason: "not yet" },
+      ],
+    });
+    const file = join(dir, "every-event.jsonl");
+    const recorder = createJsonlRecorder(file, { log: () => undefined });
+    const body = (client: Dialect, name: string) => {
+      if (client === "deepagents-legacy")
+        return { event: name, thread_id: "t", tool_name: "Bash", tool_args: { command: "ls" } };
+      return {
+        hook_event_name: name,
+        session_id: "s",
+        cwd: "/p",
+        ...(client === "claude-code" && { transcript_path: "/home/dev/.claude/projects/p/s.jsonl" }),
+        ...(TOOL_EVENTS.has(name) && { tool_name: "Bash", tool_input: { command: "ls" } }),
+      };
+    };
+    const events: [Dialect, readonly string[]][] = [
+      ["claude-code", CLAUDE_CODE_EVENTS],
+      ["deepcode", CLAUDE_CODE_EVENTS],
+      ["deepagents", DEEPAGENTS_V2_EVENTS],
+      ["deepagents-legacy", DEEPAGENTS_LEGACY_EVENTS],
+    ];
+    const answered: string[] = [];
+    for (const [client, names] of events)
+      for (const name of names) {
+        const outcome = await handleHook(
+          { ...deps(recorder.record), policy: () => everywhere },
+          { ...request(JSON.stringify(body(client, name))), dialect: client },
+        );
+        expect(outcome.error).toBeUndefined();
+        answered.push(`${client} ${name} ${outcome.audit.decision}`);
+      }
+    await recorder.close();
+    const read = readRecords(readFileSync(file, "utf8"));
+    expect(read).toMatchObject({ invalid: [], skipped: 0, unparsed: { count: 0 } });
+    expect(
+      read.records.map(
+        (r) =>
+          `${r.client} ${(r.event as Record<string, string>).hook_event_name ?? (r.event as Record<string, string>).event} ${r.decision}`,
+      ),
+    ).toEqual(answered);
+    const report = await replayImpact(
+      { clock: { now: () => 0, monotonic: () => 0 }, newId: () => "id", sha256 },
+      everywhere,
+      read.records,
+    );
+    expect(report).toMatchObject({ records: answered.length, unchanged: answered.length, changed: 0 });
   });
 
   it("judges as the given team without its token", async () => {
