@@ -9,6 +9,7 @@ import { randomUUID } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { isDialect } from "../../src/core/hook-event.js";
 import { loadPolicy } from "../../src/core/policy.js";
 import { createApp } from "../../src/http/app.js";
 import type { DecisionCase } from "../support/decision-case.js";
@@ -56,6 +57,35 @@ describe("the shared decision table on Node", () => {
     // Agent routes answer 2xx whatever happened (DESIGN.md).
     expect(actual.status).toBeGreaterThanOrEqual(200);
     expect(actual.status).toBeLessThan(300);
+  });
+
+  // simulate answers as the hook route would: the same answer, and the error code it says.
+  const simulated = table.cases.filter((c) => /^\/v1\/hooks(?:\/[a-z-]+)?$/.test(c.request.path));
+  it.each(simulated)("simulate: $name", async (c) => {
+    const client = c.request.path.split("/")[3];
+    const result = await answer({
+      ...c,
+      request: { ...c.request, path: `/v1/simulate${client === undefined ? "" : `?client=${client}`}` },
+    });
+    if (client !== undefined && !isDialect(client)) {
+      // The hook route answers an unknown client with its fail mode; simulate refuses it.
+      expect(result.status).toBe(400);
+      return;
+    }
+    const explained = JSON.parse(result.body) as {
+      answer: { status: number; contentType: string | null; body: string };
+      error: { code: string } | null;
+      pending: { outcome: string }[];
+    };
+    expect(explained.pending.filter((p) => p.outcome === "NOT_RUN")).toEqual([]);
+    expect(explained.answer).toEqual({
+      status: c.expected.status,
+      contentType: c.expected.contentType,
+      body: c.expected.body,
+    });
+    expect(explained.error?.code ?? null).toBe(c.expected.error);
+    expect(result.error).toBe(c.expected.error);
+    expect(result.policy).toBe(c.expected.policy);
   });
 
   if (update) {
