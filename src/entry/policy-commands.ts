@@ -238,8 +238,20 @@ function describeSimulation(result: ReturnType<typeof simulation>): string {
     const mark = rule.applied ? (rule.mode === "shadow" ? "~" : "+") : "-";
     lines.push(`  ${mark} ${rule.ruleId} [${rule.mode}]: ${rule.why}`);
   }
-  for (const s of result.shadowed) lines.push(`shadow: ${s.rule} would have decided ${s.decision}`);
-  for (const p of result.pending) lines.push(`pending: ${p.rule} (${p.action}): ${p.outcome}`);
+  // A shadow prompt or forward rule that was not called has no verdict: not "none".
+  for (const s of result.shadowed)
+    lines.push(
+      s.outcome === "NOT_RUN" || s.outcome === "SKIPPED"
+        ? `shadow: ${s.rule} was not run${s.detail ? ` (${s.detail})` : ""}`
+        : `shadow: ${s.rule} would have decided ${s.decision}`,
+    );
+  for (const p of result.pending)
+    lines.push(`pending: ${p.rule} (${p.action}): ${p.outcome}${p.detail ? ` (${p.detail})` : ""}`);
+  // The gateway calls them, and their verdicts join the answer above.
+  if (result.pending.some((p) => p.outcome === "NOT_RUN"))
+    lines.push(
+      "note: the answer above leaves out the prompt and forward rules not run; the gateway's also has their verdicts",
+    );
   return `${lines.join("\n")}\n`;
 }
 

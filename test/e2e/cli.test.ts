@@ -496,6 +496,36 @@ describe("hookgate simulate", () => {
     expect(stdout).toMatch(/team: platform/);
   });
 
+  it("says a prompt rule, enforcing or shadow, was not run, and that the gateway's answer has its verdict", async () => {
+    const prompt = { text: "Is this safe? $ARGUMENTS", model: "m", onError: "ask" };
+    const policy = file("shadow-prompt.json", {
+      version: 1,
+      rules: [
+        { id: "judge", on: "PreToolUse", matcher: "Bash", prompt },
+        { id: "judge-next", on: "PreToolUse", matcher: "Bash", mode: "shadow", prompt },
+      ],
+      models: { m: { provider: "anthropic", model: "claude-haiku-4-5", apiKey: "k" } },
+    });
+    const { code, stdout } = await runCli([
+      "simulate",
+      "--policy",
+      policy,
+      "--client",
+      "claude-code",
+      rmEvent,
+    ]);
+    expect(code).toBe(0);
+    // It made no call, so it has no verdict: "would have decided none" said it had one.
+    expect(stdout).not.toContain("judge-next would have decided");
+    expect(stdout).toContain(
+      "shadow: judge-next was not run (simulate does not call models or downstream hooks)",
+    );
+    expect(stdout).toContain(
+      "pending: judge (prompt): NOT_RUN (simulate does not call models or downstream hooks)",
+    );
+    expect(stdout).toMatch(/^note: the answer above leaves out the prompt and forward rules not run/m);
+  });
+
   it("shows an authentication failure as the client would get it, and --json for machines", async () => {
     const { stdout } = await runCli(["simulate", "--policy", "examples/policy.json", "--json", rmEvent]);
     const result = JSON.parse(stdout);
