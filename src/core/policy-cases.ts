@@ -5,6 +5,9 @@
  * (`"decison"`) that was silently ignored would make a test pass that checks nothing.
  */
 import * as z from "zod/mini";
+import { closestName } from "./closest-name.js";
+import { honouredDecision } from "./event-capabilities.js";
+import { isKnownEvent } from "./events.js";
 import type { Dialect } from "./hook-event.js";
 import { type JsonScanFinding, scanJson } from "./json-scan.js";
 import {
@@ -151,17 +154,24 @@ export interface Observed {
    * either (a typo such as "PreToolUsee"), which no rule can apply to, so `none` would pass.
    */
   readonly unknownEvent?: string | undefined;
+  /** The event's name, for a decision it is never answered with. */
+  readonly event?: string | undefined;
 }
 
+/** The policy's rules, for an expectation naming one it does not have or in the wrong list. */
+export type CaseRules = readonly { readonly id: string; readonly mode: "enforce" | "shadow" | "off" }[];
+
 /** Every way the observed answer differs from the expectation; empty when the case passes. */
-export function checkExpectation(expect: Expectation, observed: Observed): string[] {
+export function checkExpectation(expect: Expectation, observed: Observed, rules: CaseRules = []): string[] {
   const failures: string[] = [];
   // An event the gateway cannot judge answers with a fail mode, which may look like the
   // expected decision; a test of an invalid event is never a pass.
   if (observed.error) failures.push(`event: not judged (${observed.error.code}: ${observed.error.message})`);
   if (observed.unknownEvent !== undefined) failures.push(`event: ${observed.unknownEvent}`);
   if (observed.decision !== expect.decision) {
-    failures.push(`decision: expected ${expect.decision}, got ${observed.decision}`);
+    failures.push(
+      `decision: expected ${expect.decision}, got ${observed.decision}${neverAnswered(expect.decision, observed.event)}`,
+    );
   }
   if (expect.reason !== undefined && !(observed.reason ?? "").includes(expect.reason)) {
     failures.push(
@@ -179,10 +189,14 @@ export function checkExpectation(expect: Expectation, observed: Observed): strin
     );
   }
   if (expect.rules !== undefined && !sameSet(expect.rules, observed.rules)) {
-    failures.push(`rules: expected ${list(expect.rules)}, applied ${list(observed.rules)}`);
+    failures.push(
+      `rules: expected ${list(expect.rules)}, applied ${list(observed.rules)}${misplaced(expect.rules, rules, "rules")}`,
+    );
   }
   if (expect.shadowed !== undefined && !sameSet(expect.shadowed, observed.shadowed)) {
-    failures.push(`shadowed: expected ${list(expect.shadowed)}, got ${list(observed.shadowed)}`);
+    failures.push(
+      `shadowed: expected ${list(expect.shadowed)}, got ${list(observed.shadowed)}${misplaced(expect.shadowed, rules, "shadowed")}`,
+    );
   }
   // Which rules answered, so a failure says where its decision, reason or context came from
   // even when the case does not list them.
@@ -190,6 +204,45 @@ export function checkExpectation(expect: Expectation, observed: Observed): strin
     failures.push(`rules: applied ${list(observed.rules)}`);
   }
   return failures;
+}
+
+/**
+ * Why an expected decision can never be an answer to a client's event (a `deny` on Stop, which
+ * is answered `block`; an `ask` on a Notification, which takes no decision): what its rules
+ * decide is honoured as event-capabilities.ts `honouredDecision` says, or not sent.
+ */
+function neverAnswered(decision: string, event: string | undefined): string {
+  if (decision === "none" || event === undefined || !isKnownEvent(event)) return "";
+  const answers = new Set(
+    EXPECTED_DECISIONS.map((kind) => (kind === "none" ? kind : honouredDecision(event, kind))),
+  );
+  if (answers.has(decision as ExpectedDecision)) return "";
+  const others = [...answers].filter((d) => d !== undefined && d !== "none");
+  return ` (${event} is never answered ${decision}: ${others.length > 0 ? `only ${others.join(", ")} or none` : "it takes no decision, so only none"})`;
+}
+
+/**
+ * Why rules an expectation lists can never be among those applied: no rule of the policy has the
+ * id (a typo), or the rule is `off`, or it goes in the other list (a shadow rule in `rules`).
+ */
+function misplaced(ids: readonly string[], rules: CaseRules, where: "rules" | "shadowed"): string {
+  if (rules.length === 0) return "";
+  const why = ids.flatMap((id) => {
+    const rule = rules.find((r) => r.id === id);
+    if (rule === undefined) {
+      const meant = closestName(
+        id,
+        rules.map((r) => r.id),
+      );
+      return [`"${id}" is no rule of the policy${meant ? `: did you mean ${meant}?` : ""}`];
+    }
+    if (rule.mode === "off") return [`"${id}" is off, so it never applies`];
+    if (where === "rules" && rule.mode === "shadow") return [`"${id}" is a shadow rule: list it in shadowed`];
+    if (where === "shadowed" && rule.mode !== "shadow")
+      return [`"${id}" is no shadow rule: list it in rules`];
+    return [];
+  });
+  return why.length > 0 ? ` (${why.join("; ")})` : "";
 }
 
 /**

@@ -122,15 +122,20 @@ export async function policyTestCommand(args: readonly string[], io: CommandIo):
     const audit = outcome.audit;
     for (const id of audit.rules) exercised.add(id);
     for (const s of audit.shadow) exercised.add(s.rule);
-    const failures = checkExpectation(c.spec.expect, {
-      decision: audit.decision,
-      reason: audit.reason,
-      context: answerContext(outcome.answer, audit.event),
-      rules: audit.rules,
-      shadowed: audit.shadow.map((s) => s.rule),
-      error: outcome.error,
-      unknownEvent: unknownEvent(audit.event, policy.rules),
-    });
+    const failures = checkExpectation(
+      c.spec.expect,
+      {
+        decision: audit.decision,
+        reason: audit.reason,
+        context: answerContext(outcome.answer, audit.event),
+        rules: audit.rules,
+        shadowed: audit.shadow.map((s) => s.rule),
+        error: outcome.error,
+        unknownEvent: unknownEvent(audit.event, policy.rules),
+        event: audit.event,
+      },
+      policy.rules,
+    );
     const notes: string[] = [];
     // What the client does with the decision, where that differs (event-capabilities.ts
     // `clientDecision`): a deepcode case passing with "ask" is a prompt deepcode never shows.

@@ -336,6 +336,51 @@ describe("hookgate test", () => {
     expect(code).toBe(1);
   });
 
+  it("says why an expectation can never hold: a decision the event is never answered, a rule the policy lacks or lists elsewhere", async () => {
+    const stop = {
+      session_id: "s",
+      transcript_path: "/home/dev/.claude/projects/p/s.jsonl",
+      cwd: "/home/dev/proj",
+      hook_event_name: "Stop",
+      stop_hook_active: false,
+    };
+    const cases = file("never.json", {
+      client: "claude-code",
+      team: "platform",
+      cases: [
+        { name: "deny on Stop", event: stop, expect: { decision: "deny", shadowed: ["run-tests-frist"] } },
+        {
+          name: "a typo and a shadow rule in rules",
+          event: bash("rm -rf /"),
+          expect: { decision: "deny", rules: ["no-rm-rot", "run-tests-first"] },
+        },
+        {
+          name: "an ask on a Notification",
+          event: { ...stop, hook_event_name: "Notification", message: "m", stop_hook_active: undefined },
+          expect: { decision: "ask", shadowed: ["no-rm-root"] },
+        },
+      ],
+    });
+    const { code, stdout } = await runCli(["test", "examples/policy.json", cases]);
+    expect(code).toBe(1);
+    expect(stdout).toContain(
+      [
+        "FAIL  deny on Stop",
+        "      decision: expected deny, got none (Stop is never answered deny: only block or none)",
+        '      shadowed: expected [run-tests-frist], got [run-tests-first] ("run-tests-frist" is no rule of the policy: did you mean run-tests-first?)',
+      ].join("\n"),
+    );
+    expect(stdout).toContain(
+      '      rules: expected [no-rm-rot, run-tests-first], applied [no-rm-root] ("no-rm-rot" is no rule of the policy: did you mean no-rm-root?; "run-tests-first" is a shadow rule: list it in shadowed)',
+    );
+    expect(stdout).toContain(
+      "      decision: expected ask, got none (Notification is never answered ask: it takes no decision, so only none)",
+    );
+    expect(stdout).toContain(
+      '      shadowed: expected [no-rm-root], got none ("no-rm-root" is no shadow rule: list it in rules)',
+    );
+  });
+
   it("refuses an invalid cases file, listing every problem with its path, before running anything", async () => {
     const cases = file("invalid.json", {
       cases: [
