@@ -806,6 +806,12 @@ export interface ImpactReport {
    */
   readonly teamUnknown: { readonly records: number; readonly byTeam: Counts };
   /**
+   * Records whose event the candidate cannot judge (an event no longer valid: a field masking cut
+   * or replaced, a record edited by hand or from a version that took what this one refuses): the
+   * answer is a fail mode's, which says nothing of the candidate. Not compared; per error code.
+   */
+  readonly unjudged: { readonly records: number; readonly byError: Counts };
+  /**
    * Changed records whose event was recorded masked (a value or key masked, a string cut at
    * 2,000 characters): the live event held what the record does not, so the change may be the
    * masking's, not the candidate's. Per change.
@@ -847,6 +853,8 @@ export async function replayImpact(
   let omitted = 0;
   const unknownByTeam: Counts = tally();
   let unknownTeam = 0;
+  const unjudgedByError: Counts = tally();
+  let unjudged = 0;
   // Without auth every caller is the default team, whatever team its record names.
   const teams = candidate.auth === undefined ? undefined : teamsOf(candidate.document);
   const maskedByChange: Counts = tally();
@@ -876,6 +884,11 @@ export async function replayImpact(
       client: record.client,
       team: teams === undefined ? DEFAULT_TEAM : record.team,
     });
+    if (outcome.error) {
+      unjudged += 1;
+      bump(unjudgedByError, outcome.error.code);
+      continue;
+    }
     const audit = outcome.audit;
     // A shadow prompt or forward rule that was not called has no verdict: not "none".
     for (const s of audit.shadow)
@@ -915,7 +928,7 @@ export async function replayImpact(
     policy: candidate.hash,
     records: count,
     unchanged,
-    changed: count - unchanged - notRun - judgeFailed - omitted - unknownTeam,
+    changed: count - unchanged - notRun - judgeFailed - omitted - unknownTeam - unjudged,
     recordedPolicies: sorted(recordedPolicies),
     byChange: sorted(byChange),
     byRule: sortedNested(byRule),
@@ -925,6 +938,7 @@ export async function replayImpact(
     judgeFailed: { records: judgeFailed, byRule: sorted(judgeFailedByRule) },
     eventOmitted: { records: omitted, byDecision: sorted(omittedByDecision) },
     teamUnknown: { records: unknownTeam, byTeam: sorted(unknownByTeam) },
+    unjudged: { records: unjudged, byError: sorted(unjudgedByError) },
     masked: { records: masked, byChange: sorted(maskedByChange) },
     shadow: sortedNested(shadow),
     examples: Object.fromEntries(Object.keys(sorted(byChange)).map((c) => [c, examples[c] ?? []])),

@@ -320,7 +320,8 @@ function describeImpact(file: string, report: ImpactReport, examples: number): s
     report.notRun.records +
     report.judgeFailed.records +
     report.eventOmitted.records +
-    report.teamUnknown.records;
+    report.teamUnknown.records +
+    report.unjudged.records;
   const lines = [
     `replayed ${report.records} record${report.records === 1 ? "" : "s"} against ${file} (policy ${report.policy})`,
     `recorded under ${
@@ -367,6 +368,13 @@ function describeImpact(file: string, report: ImpactReport, examples: number): s
     );
     for (const [decision, n] of Object.entries(report.eventOmitted.byDecision))
       lines.push(`  ${decision}  ${n}`);
+  }
+  if (report.unjudged.records > 0) {
+    lines.push(
+      "",
+      `not compared (${report.unjudged.records}): the candidate cannot judge their event (masked or cut, edited, or from a version that took what this one refuses), so it answered its fail mode:`,
+    );
+    for (const [code, n] of Object.entries(report.unjudged.byError)) lines.push(`  ${shown(code)}  ${n}`);
   }
   if (report.teamUnknown.records > 0) {
     lines.push(

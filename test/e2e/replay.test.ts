@@ -487,6 +487,31 @@ describe("hookgate replay", () => {
     expect(unauthenticated).toMatchObject({ changed: 0, teamUnknown: { records: 0 } });
   });
 
+  it("compares no record whose event the candidate cannot judge, which answers a fail mode", async () => {
+    // A PreToolUse without its tool_name (edited, or from a version that took one): judged, it
+    // read as "deny -> none" put down to no-rm-root, which the candidate never got to.
+    const records = readFileSync(join(ROOT, TRAFFIC), "utf8").trimEnd().split("\n");
+    const denied = JSON.parse(records.find((l) => l.includes('"rm -rf /"')) ?? "") as {
+      event: Record<string, unknown>;
+    };
+    const { tool_name: _, ...toolless } = denied.event;
+    const file = join(dir, "unjudged.jsonl");
+    writeFileSync(file, `${[...records, JSON.stringify({ ...denied, event: toolless })].join("\n")}\n`);
+    const json = JSON.parse((await runCli(["replay", "--policy", CANDIDATE, file, "--json"])).stdout);
+    expect(json).toMatchObject({
+      records: 14,
+      changed: 4,
+      unchanged: 9,
+      byChange: { "none->deny": 4 },
+      unjudged: { records: 1, byError: { EVENT_INVALID: 1 } },
+    });
+    const { stdout } = await runCli(["replay", "--policy", CANDIDATE, file]);
+    expect(stdout).toMatch(/^4 changed, 9 unchanged, 1 not compared$/m);
+    expect(stdout).toMatch(
+      /^not compared \(1\): the candidate cannot judge their event .*\n {2}EVENT_INVALID {2}1$/m,
+    );
+  });
+
   it("counts a single record as one record", async () => {
     const one = join(dir, "one.jsonl");
     writeFileSync(one, `${readFileSync(join(ROOT, TRAFFIC), "utf8").split("\n")[0]}\n`);
