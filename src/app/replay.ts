@@ -812,11 +812,12 @@ export interface ImpactReport {
    */
   readonly unjudged: { readonly records: number; readonly byError: Counts };
   /**
-   * Changed records whose event was recorded masked (a value or key masked, a string cut at
-   * 2,000 characters): the live event held what the record does not, so the change may be the
-   * masking's, not the candidate's. Per change.
+   * Records whose event was recorded masked (a value or key masked, a string cut at 2,000
+   * characters): the live event held what the record does not, so the candidate may answer it
+   * otherwise than its record, a change the masking's and not the candidate's, or one hidden.
+   * `compared`: those compared; `records`: those changed, per change.
    */
-  readonly masked: { readonly records: number; readonly byChange: Counts };
+  readonly masked: { readonly compared: number; readonly records: number; readonly byChange: Counts };
   /** What the candidate's shadow rules would have decided, per rule. */
   readonly shadow: Record<string, Counts>;
   readonly examples: Record<Change, readonly ImpactExample[]>;
@@ -859,6 +860,7 @@ export async function replayImpact(
   const teams = candidate.auth === undefined ? undefined : teamsOf(candidate.document);
   const maskedByChange: Counts = tally();
   let masked = 0;
+  let maskedCompared = 0;
   const shadow: Record<string, Counts> = tally();
   const examples: Record<Change, ImpactExample[]> = tally();
   let unchanged = 0;
@@ -905,13 +907,14 @@ export async function replayImpact(
       for (const p of failed) bump(judgeFailedByRule, `${p.rule} (${p.outcome})`);
       continue;
     }
+    const wasMasked = holdsMasked(record.event);
+    if (wasMasked) maskedCompared += 1;
     if (audit.decision === record.decision) {
       unchanged += 1;
       continue;
     }
     const change = `${record.decision}->${audit.decision}`;
     bump(byChange, change);
-    const wasMasked = holdsMasked(record.event);
     if (wasMasked) {
       masked += 1;
       bump(maskedByChange, change);
@@ -939,7 +942,7 @@ export async function replayImpact(
     eventOmitted: { records: omitted, byDecision: sorted(omittedByDecision) },
     teamUnknown: { records: unknownTeam, byTeam: sorted(unknownByTeam) },
     unjudged: { records: unjudged, byError: sorted(unjudgedByError) },
-    masked: { records: masked, byChange: sorted(maskedByChange) },
+    masked: { compared: maskedCompared, records: masked, byChange: sorted(maskedByChange) },
     shadow: sortedNested(shadow),
     examples: Object.fromEntries(Object.keys(sorted(byChange)).map((c) => [c, examples[c] ?? []])),
   };

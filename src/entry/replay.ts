@@ -340,10 +340,10 @@ function describeImpact(file: string, report: ImpactReport, examples: number): s
     section(lines, "by team", report.byTeam);
     section(lines, "by tool", report.byTool);
   }
-  if (report.masked.records > 0) {
+  if (report.masked.compared > 0) {
     lines.push(
       "",
-      `recorded masked (${report.masked.records} of the changes): a value in their event was masked or cut at 2,000 characters, so the candidate judged less than was answered live; the change may be the masking's (marked "masked" below):`,
+      `recorded masked (${report.masked.compared} of the records compared, ${report.masked.records} of the changes): a value in their event was masked or cut at 2,000 characters, so the candidate judged less than was answered live and may answer the live event otherwise${report.masked.records > 0 ? ` (changes marked "(masked)" below)` : ""}:`,
     );
     for (const [change, n] of Object.entries(report.masked.byChange)) lines.push(`  ${arrow(change)}  ${n}`);
   }

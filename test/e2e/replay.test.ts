@@ -427,13 +427,19 @@ describe("hookgate replay", () => {
         ...records,
         denied("mysql -u root -p[masked] shop", "no-db-password"),
         denied(`echo ${"a".repeat(1995)}…[12 more characters]`, "no-long-echo"),
+        // Unchanged, yet a rule reading the password may answer the live event otherwise.
+        JSON.stringify({
+          ...template,
+          event: { ...template.event, tool_input: { command: "psql postgres://app:[masked]@db/shop" } },
+        }),
       ].join("\n")}\n`,
     );
     const json = JSON.parse((await runCli(["replay", "--policy", CANDIDATE, file, "--json"])).stdout);
     expect(json).toMatchObject({
       changed: 6,
+      unchanged: 10,
       byChange: { "none->deny": 4, "deny->none": 2 },
-      masked: { records: 2, byChange: { "deny->none": 2 } },
+      masked: { compared: 3, records: 2, byChange: { "deny->none": 2 } },
     });
     expect(json.examples["deny->none"].map((e: { masked?: boolean }) => e.masked)).toEqual([true, true]);
     expect(json.examples["none->deny"].map((e: { masked?: boolean }) => e.masked)).toEqual([
@@ -442,7 +448,9 @@ describe("hookgate replay", () => {
       undefined,
     ]);
     const { stdout } = await runCli(["replay", "--policy", CANDIDATE, file]);
-    expect(stdout).toMatch(/^recorded masked \(2 of the changes\): .*\n {2}deny -> none {2}2$/m);
+    expect(stdout).toMatch(
+      /^recorded masked \(3 of the records compared, 2 of the changes\): .*\n {2}deny -> none {2}2$/m,
+    );
     expect(stdout).toContain('{"command":"mysql -u root -p[masked] shop"} (masked)\n      was deny');
     expect(stdout).toContain('{"command":"rm -rf node_modules"}\n      was none');
   });
