@@ -298,6 +298,7 @@ async function measureInProcess(docs, env, dir) {
   const { createJsonLogger } = await dist("adapters/log/json-lines.js");
   const { createPrometheusRegistry } = await dist("adapters/metrics/prometheus.js");
   const { openJournalWriter } = await dist("adapters/queue/journal.js");
+  const { createJournalHold } = await dist("adapters/queue/journal-hold.js");
   const { createSqliteSessionStore } = await dist("adapters/session/sqlite.js");
   const { createNotifier } = await dist("app/notify.js");
   const request = {
@@ -324,10 +325,12 @@ async function measureInProcess(docs, env, dir) {
     const data = join(dir, `in-process-${name}`);
     await mkdir(data, { recursive: true });
     // As `serve` does: the jobs appended to the intake journal; here no delivery thread takes them.
+    // The hold (journal-hold.ts) as `serve` wraps the journal: it appends at once while it holds nothing.
     const journal = openJournalWriter(join(data, "intake"));
+    const hold = createJournalHold((messages) => journal.append(messages));
     const queue = {
       async send(messages) {
-        journal.append(messages);
+        if (hold.send(messages) !== undefined) throw new Error("the intake journal could not be written");
       },
       close: () => journal.close(),
     };

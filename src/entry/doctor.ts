@@ -171,14 +171,17 @@ function checkHealth(result: GatewayResult, base: string): Check {
         line: `${line}, but it refused its last policy reload and still runs this policy`,
         fix: 'its log\'s "policy reload failed" line lists the problems (hookgate check on its policy file shows them too); fix the file and send the gateway SIGHUP again',
       };
-    // It decides, but the notify events it answers are not kept: none of them is delivered.
-    if (json.notify === "failing")
+    // It decides, but the notify events it answers are held in memory, or dropped: none is
+    // delivered until its data dir takes them, and a stop meanwhile loses them.
+    if (json.notify === "failing") {
+      const held = typeof json.notifyInMemory === "number" ? json.notifyInMemory : 0;
       return {
         ok: false,
         goOn: true,
-        line: `${line}, but its latest notify event could not be written to its data dir and will not be delivered`,
-        fix: 'its log\'s "enqueue failed" lines say why (a full or read-only disk under --data-dir): free space or make it writable; the gateway goes on by itself, and /healthz drops "notify" at its next notify event kept',
+        line: `${line}, but it cannot write notify events to its data dir: ${held === 0 ? "its latest one was dropped" : `${held} ${held === 1 ? "is" : "are"} held in memory, lost if it stops`}`,
+        fix: 'its log\'s "notify event held in memory" and "enqueue failed" lines say why (a full or read-only disk under --data-dir): free space or make it writable; the gateway writes what it holds within a second, and /healthz drops "notify" once nothing is held',
       };
+    }
     return { ok: true, line };
   }
   if (status === 500 && json) {

@@ -31,11 +31,13 @@ import {
   journalHeld,
   openJournalWriter,
 } from "../adapters/queue/journal.js";
+import { createJournalHold, HOLD_BYTES } from "../adapters/queue/journal-hold.js";
 import { createJsonlRecorder } from "../adapters/record/jsonl.js";
 import { createSqliteSessionStore } from "../adapters/session/sqlite.js";
 import { sqliteFix } from "../adapters/sqlite-fix.js";
 import { createNotifier } from "../app/notify.js";
 import { createRemoteActions } from "../app/remote-actions.js";
+import type { DeliveryJob } from "../core/delivery.js";
 import { reportRefusals } from "../core/egress/report.js";
 import { errorMessage } from "../core/errors.js";
 import { scrubbingWith } from "../core/mask.js";
@@ -96,6 +98,8 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
   process.once("exit", stdout.flush);
   const logger = options.logger ?? createJsonLogger(stdout);
   const env = options.env ?? process.env;
+  // Read first: a wrong value stops the start before anything is opened.
+  const holdLimit = holdBytes(env);
   const policyDeps = { env: envReaderOf(env), sha256: nodeSha256 };
   /** The text of the file the running policy was loaded from. */
   let runningText: string | undefined;
@@ -145,8 +149,9 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
   /** The latest reload was refused: /healthz says so until one loads. */
   let reloadFailed = false;
   /**
-   * The latest intake journal append failed (a full or read-only disk): its notify events were
-   * answered and are not delivered. /healthz says so until an append works again.
+   * The latest intake journal append failed (a full or read-only disk): its notify events are held
+   * in memory (journal-hold.ts), or dropped past the hold's bound. /healthz says so until an append
+   * works again and nothing is held.
    */
   let notifyFailing = false;
   let reloading: Promise<unknown> = Promise.resolve();
@@ -210,7 +215,24 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
   // A journal segment deleted under the writer (journal.ts: a second serve on the data dir with
   // every lock file deleted) is copied to a new one here, within a second, and a lock file
   // deleted by hand is taken again, so that a serve starting meanwhile still sees this one.
+  // Notify jobs the journal could not take, held in memory until it does.
+  const hold = createJournalHold<DeliveryJob>((messages) => store.journal.append(messages), holdLimit);
+  /** Appends what is held, oldest first, after an answer or on the second's timer. */
+  const retryHeld = () => {
+    if (hold.size().sends === 0) return;
+    const written = hold.retry();
+    if (written === 0) return;
+    deliveries.wake();
+    const left = hold.size().sends;
+    if (left === 0) notifyFailing = false;
+    logger.log("info", "notify events held in memory written to the intake journal", {
+      events: written,
+      ...(left > 0 ? { stillHeld: left } : {}),
+    });
+  };
+  let retrySoon = false;
   const journalCheck = setInterval(() => {
+    retryHeld();
     try {
       store.journal.check();
     } catch (e) {
@@ -228,14 +250,39 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
       // Journaled before the answer goes out, so an answered event survives a SIGKILL (notify.ts);
       // the delivery thread takes it into the queue.
       async send(messages) {
+        let held: { readonly error: unknown } | undefined;
         try {
-          store.journal.append(messages);
+          held = hold.send(messages);
         } catch (e) {
+          // Past the hold's bound: dropped, logged and counted as a failed enqueue (notify.ts).
           notifyFailing = true;
           throw e;
         }
-        notifyFailing = false;
-        deliveries.wake();
+        if (held === undefined) {
+          notifyFailing = false;
+          deliveries.wake();
+          return;
+        }
+        notifyFailing = true;
+        const size = hold.size();
+        logger.log("warn", "notify event held in memory: the intake journal cannot take it yet", {
+          decisionId: decisionOf(messages),
+          sinks: messages.map((m) => m.body.sink),
+          heldEvents: size.sends,
+          heldBytes: size.bytes,
+          ...(held.error === undefined
+            ? { problem: "events held before it are not written yet" }
+            : { error: errorMessage(held.error) }),
+          fix: "free space on the data dir's disk or make it writable: held events are written to the journal within a second of that, and lost if serve stops first",
+        });
+        // Tried again once this answer is out, never on its path.
+        if (!retrySoon) {
+          retrySoon = true;
+          setImmediate(() => {
+            retrySoon = false;
+            retryHeld();
+          });
+        }
       },
     },
     clock,
@@ -258,11 +305,15 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
     metricsText: () => {
       metrics.setCounter("hookgate_log_lines_dropped_total", guarded.dropped());
       metrics.set("hookgate_log_backlog_bytes", guarded.backlogBytes());
+      const held = hold.size();
+      metrics.set("hookgate_notify_memory_jobs", held.jobs);
+      metrics.set("hookgate_notify_memory_bytes", held.bytes);
       return metrics.render();
     },
     policy: () => current,
     reloadFailed: () => reloadFailed,
     notifyFailing: () => notifyFailing,
+    notifyInMemory: () => hold.size().sends,
     clock,
     newId: randomUUID,
     sha256: nodeSha256,
@@ -271,6 +322,20 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
   /** What the server's end leaves to close, in order: no more appends, then the thread drains. */
   const closeAfterServer = async () => {
     clearInterval(journalCheck);
+    // Held events get one more try; those the journal still cannot take end with the process.
+    retryHeld();
+    hold.close();
+    for (const messages of hold.held()) {
+      logger.log(
+        "error",
+        "notify event held in memory is lost: serve stops and the intake journal still cannot take it",
+        {
+          decisionId: decisionOf(messages),
+          sinks: messages.map((m) => m.body.sink),
+        },
+      );
+      for (const m of messages) metrics.increment("hookgate_enqueue_failed_total", { sink: m.body.sink });
+    }
     try {
       store.journal.close();
     } catch (e) {
@@ -517,6 +582,25 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
     stdout.flush();
     process.removeListener("exit", stdout.flush);
   }
+}
+
+/** The decision a send's jobs are for: their notification's id is `evt_<decision id>` (notify.ts). */
+function decisionOf(messages: readonly { readonly body: DeliveryJob }[]): string | undefined {
+  return messages[0]?.body.notification.id.replace(/^evt_/, "");
+}
+
+/**
+ * The most bytes of notify jobs held in memory while the intake journal cannot take them:
+ * `HOOKGATE_NOTIFY_MEMORY_BYTES`, or 64 MiB (journal-hold.ts `HOLD_BYTES`).
+ */
+function holdBytes(env: NodeJS.ProcessEnv): number {
+  const text = env.HOOKGATE_NOTIFY_MEMORY_BYTES;
+  if (text === undefined || text === "") return HOLD_BYTES;
+  if (!/^\d{1,15}$/.test(text))
+    throw new Error(
+      `HOOKGATE_NOTIFY_MEMORY_BYTES=${JSON.stringify(text)} is not a number of bytes: give a whole number (${HOLD_BYTES}, 64 MiB, by default), or unset it`,
+    );
+  return Number(text);
 }
 
 /** How long a stop waits for requests in flight before cutting their connections. */

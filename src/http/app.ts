@@ -52,6 +52,8 @@ export interface AppDeps extends HookDeps {
    * /healthz says so, still 200, as decisions are answered; `hookgate doctor` fails on it.
    */
   readonly notifyFailing?: (() => boolean) | undefined;
+  /** How many notify events are held in memory until the intake journal takes them (Node). */
+  readonly notifyInMemory?: (() => number) | undefined;
 }
 
 /**
@@ -86,6 +88,7 @@ export function createApp(deps: AppDeps): Hono {
       policy: deps.policy().hash,
       ...(deps.reloadFailed?.() === true && { reload: "failed" }),
       ...(deps.notifyFailing?.() === true && { notify: "failing" }),
+      ...((deps.notifyInMemory?.() ?? 0) > 0 && { notifyInMemory: deps.notifyInMemory?.() }),
     }),
   );
 

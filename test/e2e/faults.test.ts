@@ -103,8 +103,12 @@ function policyFile(sinks: LoopbackServer, receiver: WebhookReceiver): string {
   return path;
 }
 
-async function gateway(policy: string, dataDir?: string): Promise<ServerProcess> {
-  const server = await startServerProcess(policy, { WHSEC: SECRET }, dataDir);
+async function gateway(
+  policy: string,
+  dataDir?: string,
+  env: Record<string, string> = {},
+): Promise<ServerProcess> {
+  const server = await startServerProcess(policy, { WHSEC: SECRET, ...env }, dataDir);
   cleanups.push(() => server.stop());
   return server;
 }
@@ -763,7 +767,7 @@ describe("a data dir that cannot be used", () => {
     );
   }, 60_000);
 
-  it("says on /healthz and in doctor while notify events cannot be journaled, and drops it once one is", async () => {
+  it("holds notify events in memory while the journal cannot be written, within a bound, and writes them in order once it can", async () => {
     const receiver = await webhookReceiver(SECRET);
     cleanups.push(() => receiver.close());
     const policy = join(tempDir("journal-fails"), "policy.json");
@@ -777,8 +781,10 @@ describe("a data dir that cannot be used", () => {
         sinks: { audit: { type: "webhook", url: receiver.url, secret: "env:WHSEC" } },
       }),
     );
-    const server = await gateway(policy);
+    // Each event below is a job of about 10 KB: the hold takes four of them, not a fifth.
+    const server = await gateway(policy, undefined, { HOOKGATE_NOTIFY_MEMORY_BYTES: "45000" });
     const health = async () => (await fetch(`${server.url}/healthz`)).json();
+    const metrics = async () => (await fetch(`${server.url}/metrics`)).text();
     // An event past the segment's 4 MiB fills it (many short values: a long one is cut): the next
     // append starts a new segment, and the journal's directory is then a file, so that append
     // fails as on a full disk.
@@ -791,21 +797,79 @@ describe("a data dir that cannot be used", () => {
     const intake = join(server.dataDir, "intake");
     renameSync(intake, `${intake}.aside`);
     writeFileSync(intake, "");
-    const lost = await post(server, bash("ls", "PostToolUse"));
-    expect(lost.status).toBe(200);
-    await server.waitForLine((l) => l.msg === "enqueue failed; the decision was answered anyway");
-    expect(await health()).toMatchObject({ status: "ok", notify: "failing" });
+
+    const padded = (command: string) => {
+      const event = bash(command, "PostToolUse");
+      return {
+        ...event,
+        tool_input: { ...event.tool_input, a: "p".repeat(3000), b: "q".repeat(3000), c: "r".repeat(3000) },
+      };
+    };
+    const commands = ["echo one", "echo two", "echo three", "echo four", "echo five"];
+    for (const command of commands) expect((await post(server, padded(command))).status).toBe(200);
+    const heldLine = "notify event held in memory: the intake journal cannot take it yet";
+    await until(() => server.lines.filter((l) => l.msg === heldLine).length === 4, "four events held");
+    const held = server.lines.filter((l) => l.msg === heldLine);
+    expect(held.map((l) => l.heldEvents)).toEqual([1, 2, 3, 4]);
+    expect(held[0]?.error).toBeTruthy();
+    // The fifth passes the bound: dropped, told with its decision id and counted, as before.
+    const dropped = await server.waitForLine(
+      (l) => l.msg === "enqueue failed; the decision was answered anyway",
+    );
+    expect(dropped.error).toMatch(/would pass the 45000 serve holds: the event is dropped/);
+    expect(held.map((l) => l.decisionId)).not.toContain(dropped.decisionId);
+    expect(counter(await metrics(), "hookgate_enqueue_failed_total", "audit")).toBe(1);
+    expect(await health()).toMatchObject({ status: "ok", notify: "failing", notifyInMemory: 4 });
+    expect(gauge(await metrics(), "hookgate_notify_memory_jobs")).toBe(4);
+    expect(gauge(await metrics(), "hookgate_notify_memory_bytes")).toBeGreaterThan(4 * 9000);
     const doctor = await runCli(["doctor", "--url", server.url, "--expect", "none"]);
     expect(doctor.code).toBe(1);
-    expect(doctor.stdout).toContain("but its latest notify event could not be written to its data dir");
-    expect(doctor.stdout).toMatch(/fix: .*"enqueue failed".*free space or make it writable/);
+    expect(doctor.stdout).toContain(
+      "but it cannot write notify events to its data dir: 4 are held in memory",
+    );
+    expect(doctor.stdout).toMatch(/fix: .*"notify event held in memory".*free space or make it writable/);
 
-    // The directory back: the next event is journaled and delivered, and /healthz is as before.
+    // The directory back, and no event sent: the second's retry writes the held ones, in order.
     rmSync(intake);
     renameSync(`${intake}.aside`, intake);
-    expect((await post(server, bash("pwd", "PostToolUse"))).status).toBe(200);
+    const written = await server.waitForLine(
+      (l) => l.msg === "notify events held in memory written to the intake journal",
+    );
+    expect(written).toMatchObject({ events: 4 });
+    await until(() => receiver.unique.length === 5, "the four held events delivered");
     expect(await health()).not.toHaveProperty("notify");
-    await until(() => receiver.unique.length === 2, "the event after delivered");
+    expect(await health()).not.toHaveProperty("notifyInMemory");
+    expect(gauge(await metrics(), "hookgate_notify_memory_jobs")).toBe(0);
+    const delivered = receiver.unique.slice(1).map((id) => JSON.stringify(receiver.bodies.get(id)));
+    for (const command of commands.slice(0, 4))
+      expect(delivered.filter((b) => b.includes(command))).toHaveLength(1);
+    expect(delivered.filter((b) => b.includes("echo five"))).toHaveLength(0);
+    for (const line of held)
+      expect(
+        receiver.unique.some((id) => id.includes(String(line.decisionId))),
+        String(line.decisionId),
+      ).toBe(true);
+    expect((await post(server, bash("pwd", "PostToolUse"))).status).toBe(200);
+    await until(() => receiver.unique.length === 6, "the event after delivered");
+    expect(receiver.duplicates).toBe(0);
+
+    // Held at a stop: tried once more, then each one that is still held is told lost.
+    expect((await post(server, { ...big, tool_use_id: "t-big-2" })).status).toBe(200);
+    await until(() => receiver.unique.length === 7, "the second large event delivered");
+    renameSync(intake, `${intake}.aside`);
+    writeFileSync(intake, "");
+    expect((await post(server, padded("echo six"))).status).toBe(200);
+    const last = await server.waitForLine(
+      (l) => l.msg === heldLine && l.heldEvents === 1 && l.decisionId !== held[0]?.decisionId,
+    );
+    await server.stop();
+    const lost = server.lines.filter(
+      (l) =>
+        l.msg ===
+        "notify event held in memory is lost: serve stops and the intake journal still cannot take it",
+    );
+    expect(lost.map((l) => l.decisionId)).toEqual([last.decisionId]);
+    expect(lost[0]?.sinks).toEqual(["audit"]);
   }, 90_000);
 
   it("keeps answering decisions when the queue cannot be written mid-run, and delivers every held job after", async () => {

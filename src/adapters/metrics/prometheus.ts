@@ -53,6 +53,9 @@ export const METRIC_HELP: Readonly<Record<string, string>> = {
     "How long the job waiting longest for a delivery attempt has been due (0 when none is); a rising value means deliveries fall behind or have stopped.",
   hookgate_queue_dead_letters: "Jobs in the dead-letter queue (hookgate dlq list).",
   hookgate_intake_backlog_bytes: "Bytes of the intake journal not yet taken into the SQLite queue.",
+  hookgate_notify_memory_jobs:
+    "Delivery jobs of notify events answered while the intake journal could not be written (a full or read-only disk), held in memory until it takes them (Node; lost if serve stops first).",
+  hookgate_notify_memory_bytes: "Bytes of the notify jobs held in memory (hookgate_notify_memory_jobs).",
   hookgate_log_lines_dropped_total:
     "Log lines (audit lines included) dropped because stdout was not being read (past 16 MiB waiting) or had failed.",
   hookgate_log_backlog_bytes: "Bytes of log lines written to stdout and not yet read from it.",
