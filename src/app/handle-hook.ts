@@ -436,7 +436,19 @@ function checkedRewrite(
     toolInput: input,
     payload: { ...event.payload, tool_input: input },
   };
-  const statics = combineEffects(evaluatePolicy(policy, rewritten, { team }).enforced.map((m) => m.effect));
+  // An ask the event cannot carry (PermissionRequest) is withheld, and alone combines to no
+  // opinion: the rewrite, sent with the allow, would answer the dialog that ask leaves to the user.
+  const statics = combineEffects(
+    evaluatePolicy(policy, rewritten, { team }).enforced.map(({ rule, effect }) =>
+      effect.withheld === undefined
+        ? effect
+        : {
+            ...effect,
+            decision: effect.withheld,
+            reason: rule.action.kind === "decide" ? rule.action.reason : undefined,
+          },
+    ),
+  );
   if (statics.kind === "none" || statics.kind === "allow") return decision;
   const said = REWRITE_VERBS[statics.kind];
   const rules = statics.decidedBy.map((id) => `rule ${JSON.stringify(id)}`).join(", ");

@@ -445,6 +445,37 @@ describe("forward rules", () => {
     });
   });
 
+  it("denies a downstream allow on PermissionRequest whose rewrite a static rule asks about, though the ask cannot be sent there", async () => {
+    // The ask is withheld on PermissionRequest (no decision sent), which combined to no opinion
+    // and let the rewrite out as an allow, past the dialog the ask stood for.
+    const app = await appWith({}, [
+      {
+        id: "ask-push",
+        on: "PermissionRequest",
+        where: { "tool_input.command": { startsWith: "git push" } },
+        decide: "ask",
+        reason: "A push needs a human",
+      },
+    ]);
+    next = {
+      body: JSON.stringify({
+        hookSpecificOutput: {
+          hookEventName: "PermissionRequest",
+          decision: { behavior: "allow", updatedInput: { command: "git push origin main" } },
+        },
+      }),
+    };
+    const body = await jsonOf(await app.post("/v1/hooks", permissionRequest));
+    expect(body.hookSpecificOutput).toMatchObject({
+      hookEventName: "PermissionRequest",
+      decision: {
+        behavior: "deny",
+        message:
+          'the downstream hook (rule "team-server") allowed the call rewritten into one that rule "ask-push" asks about: A push needs a human',
+      },
+    });
+  });
+
   it("merges with static rules by precedence: a static ask beats a downstream allow", async () => {
     const app = await appWith({}, [
       { id: "ask-mcp", on: "PreToolUse", matcher: "mcp__.*", decide: "ask", reason: "MCP needs a human" },
