@@ -700,6 +700,60 @@ describe("POST /v1/simulate", () => {
     const again = await post("/v1/hooks/claude-code", JSON.stringify(preToolUse(`ls ${"c".repeat(60)}`)));
     expect(again.headers.get("x-hookgate-error")).toBeNull();
   });
+
+  it("holds the body of a caller without a valid token in the budget of such bodies, apart from a team's", async () => {
+    // serve gives the app both budgets (node.ts): a simulate body with no token that stalls must
+    // not take the bytes a team's hooks are read in.
+    const policy = await policyFrom(await authPolicy([]));
+    let tookBytes: () => void = () => {};
+    const strangerHolds = new Promise<void>((resolve) => {
+      tookBytes = resolve;
+    });
+    // Either budget: settled once the stalled body's first bytes are taken, whichever holds them.
+    const watched = (budget: ReturnType<typeof createBodyBudget>) => ({
+      take: (bytes: number, own: number) => {
+        const taken = budget.take(bytes, own);
+        tookBytes();
+        return taken;
+      },
+      give: (bytes: number) => budget.give(bytes),
+    });
+    const budgeted = createApp({
+      policy: () => policy,
+      clock: { now: Date.now, monotonic: () => performance.now() },
+      newId: () => "id-1",
+      sha256,
+      logger: { log: () => {} },
+      bodyBudget: watched(createBodyBudget(100)),
+      unauthenticatedBodyBudget: watched(createBodyBudget(100)),
+    });
+    const head = new TextEncoder().encode(`{"hook_event_name":"Stop","x":"${"a".repeat(60)}`);
+    let finish: () => void = () => {};
+    const held = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(head);
+        finish = () => {
+          controller.enqueue(new TextEncoder().encode('"}'));
+          controller.close();
+        };
+      },
+    });
+    const post = (path: string, body: string | ReadableStream<Uint8Array>, headers = {}) =>
+      budgeted.request(`http://gateway.test${path}`, {
+        method: "POST",
+        body,
+        headers: { "content-type": "application/json", ...headers },
+        duplex: "half",
+      } as RequestInit);
+    const simulating = post("/v1/simulate", held);
+    await strangerHolds;
+    const hook = await post("/v1/hooks/claude-code", JSON.stringify(preToolUse(`ls ${"b".repeat(60)}`)), {
+      authorization: `Bearer ${TOKEN}`,
+    });
+    expect(hook.headers.get("x-hookgate-error")).toBeNull();
+    finish();
+    expect((await jsonOf(await simulating)).error.code).toBe("AUTH_MISSING");
+  });
 });
 
 describe("GET /v1/whoami", () => {
