@@ -55,4 +55,23 @@ describe("the journal hold", () => {
     writer.close();
     expect(await journaled(dir)).toEqual(["a", "b1", "b2", "c", "e", "f"]);
   });
+
+  it("once closed, holds nothing more: a send the journal takes is written once, one it refuses throws", async () => {
+    const dir = join(tempDir("journal-hold"), "intake");
+    const writer = openJournalWriter(dir, 1);
+    const hold = createJournalHold<{ text: string }>((m) => writer.append(m));
+    expect(hold.send([job("first")])).toBeUndefined();
+    renameSync(dir, `${dir}.aside`);
+    writeFileSync(dir, "");
+    expect(hold.send([job("a")])).toMatchObject({ error: expect.any(Error) });
+    hold.close();
+    expect(() => hold.send([job("b")])).toThrow();
+    rmSync(dir);
+    renameSync(`${dir}.aside`, dir);
+    // Written, not also held: held, it would be written again by a retry, and told lost besides.
+    expect(hold.send([job("c")])).toBeUndefined();
+    expect(hold.held().map((m) => m.map((j) => j.id))).toEqual([["a"]]);
+    writer.close();
+    expect(await journaled(dir)).toEqual(["first", "c"]);
+  });
 });

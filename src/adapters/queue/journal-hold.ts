@@ -98,8 +98,12 @@ export function createJournalHold<T>(
           return { error: e };
         }
       }
-      // Once closed, held sends are told lost: a later one is refused as the journal refuses it.
-      if (closed) append(messages);
+      // Once closed, held sends are told lost: a later one is refused as the journal refuses it,
+      // or written, never also held.
+      if (closed) {
+        append(messages);
+        return undefined;
+      }
       hold(messages, undefined);
       return { error: undefined };
     },
