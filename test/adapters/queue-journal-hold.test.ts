@@ -40,7 +40,7 @@ describe("the journal hold", () => {
     expect(hold.send([job("c")])).toEqual({ error: undefined });
     expect(hold.size()).toMatchObject({ sends: 2, jobs: 3 });
     expect(() => hold.send([job("d1"), job("d2")])).toThrow(
-      /would pass the 520 serve holds: the event is dropped/,
+      /would pass the 520 bytes serve holds at most: the event is dropped/,
     );
     expect(hold.retry()).toBe(0);
     expect(hold.size()).toMatchObject({ sends: 2, jobs: 3 });

@@ -816,7 +816,7 @@ describe("a data dir that cannot be used", () => {
     const dropped = await server.waitForLine(
       (l) => l.msg === "enqueue failed; the decision was answered anyway",
     );
-    expect(dropped.error).toMatch(/would pass the 45000 serve holds: the event is dropped/);
+    expect(dropped.error).toMatch(/would pass the 45000 bytes serve holds at most: the event is dropped/);
     expect(held.map((l) => l.decisionId)).not.toContain(dropped.decisionId);
     expect(counter(await metrics(), "hookgate_enqueue_failed_total", "audit")).toBe(1);
     expect(await health()).toMatchObject({ status: "ok", notify: "failing", notifyInMemory: 4 });

@@ -66,7 +66,7 @@ export function createJournalHold<T>(
         queue.length > 0
           ? `the ${bytes} bytes of notify jobs held in memory until it can, with this event's ${size}, would pass`
           : `this event's ${size} bytes of notify jobs pass`
-      } the ${limitBytes} serve holds: the event is dropped; free space on the data dir's disk or make it writable`;
+      } the ${limitBytes} bytes serve holds at most: the event is dropped; free space on the data dir's disk or make it writable`;
       // Of a send written in part, only the jobs not written are lost.
       throw error instanceof SendFailedError
         ? new SendFailedError(
