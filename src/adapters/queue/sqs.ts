@@ -935,14 +935,17 @@ export async function readMaxReceiveCount(
 }
 
 /**
- * The region of an AWS queue URL (`https://sqs.eu-west-1.amazonaws.com/…`, the FIPS and China
+ * The region of an AWS queue URL (`https://sqs.eu-west-1.amazonaws.com/…`, the FIPS, China and dual-stack (`sqs.REGION.api.aws`)
  * hosts, the legacy `eu-west-1.queue.amazonaws.com`), or undefined for another host.
  */
 export function queueUrlRegion(url: string): string | undefined {
   const host = /^https?:\/\/([^/]+)/i.exec(url)?.[1]?.toLowerCase();
   const match =
-    host && /^(?:sqs(?:-fips)?\.([a-z0-9-]+)|([a-z0-9-]+)\.queue)\.amazonaws\.com(?:\.cn)?$/.exec(host);
-  return match ? (match[1] ?? match[2]) : undefined;
+    host &&
+    /^(?:(?:sqs(?:-fips)?\.([a-z0-9-]+)|([a-z0-9-]+)\.queue)\.amazonaws\.com(?:\.cn)?|sqs(?:-fips)?\.([a-z0-9-]+)\.api\.aws)$/.exec(
+      host,
+    );
+  return match ? (match[1] ?? match[2] ?? match[3]) : undefined;
 }
 
 /** What to do about the AWS credentials a shell's command could not find. */
