@@ -360,6 +360,13 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
   }
 
   return async (event, context) => {
+    if (!Array.isArray((event as { Records?: unknown } | null)?.Records)) {
+      // An HTTP request or a schedule wired to the consumer: thrown, the invocation fails where it
+      // can be seen (a TypeError on `Records` said nothing of what was wrong).
+      const keys = typeof event === "object" && event !== null ? Object.keys(event).slice(0, 10) : [];
+      logger.log("error", NOT_SQS, { eventKeys: keys });
+      throw new Error(NOT_SQS);
+    }
     invocation = context;
     // Read before the policy's first load spends any: what the function's timeout gives.
     const startedWithMs = context?.getRemainingTimeInMillis();
@@ -453,3 +460,6 @@ function receiveCount(record: SQSRecord): number {
 }
 
 export const handler: SqsHandler = createSqsHandler();
+
+const NOT_SQS =
+  "the SQS consumer was invoked with an event that is no SQS batch (no Records list): invoke lambda-sqs.handler through the queue's event source mapping; hook requests go to lambda-http.handler";

@@ -267,6 +267,42 @@ async function send(jobs: readonly DeliveryJob[], raw: readonly string[] = []): 
 }
 
 describe("the Lambda SQS handler", () => {
+  it("fails an invocation whose event is no SQS batch, saying which handler takes it", async () => {
+    const lines: Record<string, unknown>[] = [];
+    const handler = createSqsHandler({
+      env: {
+        HOOKGATE_POLICY: policy(),
+        HOOKGATE_QUEUE_URL: queueUrl,
+        HOOKGATE_DLQ_URL: dlqUrl,
+        WHSEC: SECRET,
+      },
+      sqsClient: async () => client,
+      logger: { log: (level, msg, fields) => lines.push({ level, msg, ...fields }) },
+    });
+    const httpRequest = JSON.parse(
+      readFileSync(new URL("../fixtures/lambda/http-api-v2-pre-tool-use.json", import.meta.url), "utf8"),
+    );
+    // A hook request wired to the consumer by mistake, a schedule, the console's test event.
+    const notSqs = [
+      httpRequest,
+      { source: "aws.events", detail: {} },
+      { key1: "value1" },
+      { Records: "x" },
+      null,
+    ];
+    for (const event of notSqs)
+      await expect(handler(event as unknown as SQSEvent)).rejects.toThrow(
+        /no SQS batch .*lambda-http\.handler$/,
+      );
+    expect(lines.map((l) => [l.level, l.eventKeys])).toEqual([
+      ["error", Object.keys(httpRequest).slice(0, 10)],
+      ["error", ["source", "detail"]],
+      ["error", ["key1"]],
+      ["error", ["Records"]],
+      ["error", []],
+    ]);
+  });
+
   it("decodes every job of the fixture's batch", () => {
     expect(FIXTURE.Records).toHaveLength(3);
     expect(FIXTURE.Records.map((_, i) => jobOf(i).notification.eventName)).toEqual([
