@@ -23,9 +23,17 @@ import {
 import { CLAUDE_CODE_EVENTS, closestEvent, isKnownEvent, legacyEventKeys, TOOL_EVENTS } from "./events.js";
 import { clientHeaderNames, headerVariables, invalidHeaderNames, invalidHeaderValues } from "./forward.js";
 import { DEFAULT_MODEL_URLS, promptPlaceholders } from "./judge.js";
+import { maskString } from "./mask.js";
 import { eventReadsMatcher, exactMatcherNames, matcherKeepsEdgeSpaces } from "./matcher.js";
 import type { PermissionRule } from "./permission-rule.js";
-import { type CompiledRule, inlineHeaderSecret, jsonPath, type Policy, type PolicyIssue } from "./policy.js";
+import {
+  type CompiledRule,
+  inlineHeaderSecret,
+  jsonPath,
+  type Policy,
+  type PolicyIssue,
+  randomUrlParts,
+} from "./policy.js";
 import type { WhereOperator } from "./policy-schema.js";
 import type { EnvReader } from "./ports.js";
 import { compileRegex } from "./regex.js";
@@ -854,9 +862,20 @@ function deepcodeIgnoresBlock(event: string, how: string): string {
 /** A value that should come from the environment, written into the file instead. */
 function lintInlineSecrets(policy: Policy, warn: (path: string, message: string) => void): void {
   const inline = (value: string | undefined) => value !== undefined && !value.startsWith("env:");
+  // A URL whose query or path carries its credential (`?token=`, `?sig=`, a random segment) is
+  // a secret as a Slack URL is: the same parts the gateway scrubs (policy.ts `randomUrlParts`),
+  // and a query parameter masking reads as a credential.
+  const credentialUrl = (at: string, url: string | undefined) => {
+    if (url !== undefined && inline(url) && (maskString(url) !== url || randomUrlParts(url).length > 0))
+      warn(
+        at,
+        'carries a credential (a token in its query or path), which makes the URL a secret; use "env:NAME"',
+      );
+  };
   for (const [name, model] of Object.entries(policy.document.models ?? {})) {
     if (inline(model.apiKey))
       warn(jsonPath(["models", name, "apiKey"]), 'is an inline secret; use "env:NAME"');
+    credentialUrl(jsonPath(["models", name, "url"]), model.url);
   }
   for (const [name, sink] of Object.entries(policy.document.sinks ?? {})) {
     if (sink.type === "webhook" && inline(sink.secret))
@@ -865,9 +884,10 @@ function lintInlineSecrets(policy: Policy, warn: (path: string, message: string)
       warn(jsonPath(["sinks", name, "token"]), 'is an inline secret; use "env:NAME"');
     if ((sink.type === "slack" || sink.type === "discord") && inline(sink.url)) {
       warn(jsonPath(["sinks", name, "url"]), 'is a webhook URL, which is itself a secret; use "env:NAME"');
-    }
+    } else credentialUrl(jsonPath(["sinks", name, "url"]), sink.url);
   }
   for (const rule of policy.rules) {
+    credentialUrl(`${rule.path}.forward.url`, rule.document.forward?.url);
     for (const [header, value] of Object.entries(rule.document.forward?.headers ?? {})) {
       if (inlineHeaderSecret(header, value) !== undefined) {
         warn(

@@ -873,10 +873,7 @@ function collectSecrets(document: PolicyDocument, env: EnvReader): readonly stri
   // Of another inline URL (a webhook sink's, a forward's, a model's), the path segments and query
   // values that look random; the URL itself is no secret.
   const addRandomParts = (value: string | undefined) => {
-    const url = value === undefined ? undefined : parseHttpUrl(value);
-    if (url === undefined) return;
-    for (const part of [...url.pathname.split("/"), ...url.searchParams.values()])
-      if (looksRandom(part)) add(part);
+    for (const part of randomUrlParts(value)) add(part);
   };
   // Every `env:` reference, wherever the schema lets one stand: new fields are covered as added.
   // A URL's random-looking parts too, as an inline URL's are: a query's token alone (a judge's
@@ -919,6 +916,16 @@ function collectSecrets(document: PolicyDocument, env: EnvReader): readonly stri
   }
   // Longest first, so a secret that contains another is replaced whole.
   return Object.freeze([...found].sort((a, b) => b.length - a.length));
+}
+
+/**
+ * The path segments and query values of a URL that look random (a webhook's token, a signature):
+ * policy secrets, and what makes `check` call an inline URL a secret.
+ */
+export function randomUrlParts(value: string | undefined): string[] {
+  const url = value === undefined ? undefined : parseHttpUrl(value);
+  if (url === undefined) return [];
+  return [...url.pathname.split("/"), ...url.searchParams.values()].filter(looksRandom);
 }
 
 /** A UUID, or 16 characters or more with a digit, a letter and hardly any punctuation (not `gpt-4o-2024-08-06`). */

@@ -1210,3 +1210,46 @@ describe("lintPolicy: a remote rule whose failure blocks every stop", () => {
     ]);
   });
 });
+
+describe("lintPolicy: an inline URL that carries its credential", () => {
+  it("warns about a sink, forward or model URL with a token in its query or a random path segment, and not about a plain one or an env: one", async () => {
+    const policy = await policyFrom({
+      version: 1,
+      auth: { tokens: [] },
+      models: {
+        judge: {
+          provider: "openai",
+          model: "gpt-4o",
+          url: "https://llm.example/v1?code=Zx81",
+          apiKey: "env:K",
+        },
+        plain: {
+          provider: "openai",
+          model: "gpt-4o",
+          url: "https://llm.example/openai/deployments/gpt4/chat/completions?api-version=2024-02-01",
+          apiKey: "env:K",
+        },
+      },
+      sinks: {
+        siem: { type: "webhook", url: "https://siem.example/in?api_key=abc12345", secret: "env:S" },
+        flow: {
+          type: "webhook",
+          url: "https://n8n.example/webhook/3f2a9c1e-5b7d-4e8f-9a0b-1c2d3e4f5a6b",
+          secret: "env:S",
+        },
+        kept: { type: "webhook", url: "env:SIEM_URL", secret: "env:S" },
+        open: { type: "webhook", url: "https://siem.example/in", secret: "env:S" },
+      },
+      rules: [
+        { id: "relay", on: "PreToolUse", forward: { url: "https://policy.example/hook?sig=c2lnbmF0dXJl" } },
+        { id: "plain", on: "PreToolUse", forward: { url: "https://policy.example/hook?team=platform" } },
+        { id: "n", on: "Stop", notify: ["siem", "flow", "kept", "open"] },
+      ],
+    });
+    expect(
+      lintPolicy(policy)
+        .filter((w) => w.message.startsWith("carries a credential"))
+        .map((w) => w.path),
+    ).toEqual(["$.models.judge.url", "$.sinks.siem.url", "$.sinks.flow.url", "$.rules[0].forward.url"]);
+  });
+});
