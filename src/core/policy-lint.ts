@@ -32,7 +32,7 @@ import {
   jsonPath,
   type Policy,
   type PolicyIssue,
-  randomUrlParts,
+  secretUrlParts,
 } from "./policy.js";
 import type { WhereOperator } from "./policy-schema.js";
 import type { EnvReader } from "./ports.js";
@@ -863,10 +863,10 @@ function deepcodeIgnoresBlock(event: string, how: string): string {
 function lintInlineSecrets(policy: Policy, warn: (path: string, message: string) => void): void {
   const inline = (value: string | undefined) => value !== undefined && !value.startsWith("env:");
   // A URL whose query or path carries its credential (`?token=`, `?sig=`, a random segment) is
-  // a secret as a Slack URL is: the same parts the gateway scrubs (policy.ts `randomUrlParts`),
+  // a secret as a Slack URL is: the same parts the gateway scrubs (policy.ts `secretUrlParts`),
   // and a query parameter masking reads as a credential.
   const credentialUrl = (at: string, url: string | undefined) => {
-    if (url !== undefined && inline(url) && (maskString(url) !== url || randomUrlParts(url).length > 0))
+    if (url !== undefined && inline(url) && (maskString(url) !== url || secretUrlParts(url).length > 0))
       warn(
         at,
         'carries a credential (a token in its query or path), which makes the URL a secret; use "env:NAME"',

@@ -871,9 +871,10 @@ function collectSecrets(document: PolicyDocument, env: EnvReader): readonly stri
     if (url.search.length > SECRET_URL_PART_CHARS) add(url.search.slice(1));
   };
   // Of another inline URL (a webhook sink's, a forward's, a model's), the path segments and query
-  // values that look random; the URL itself is no secret.
-  const addRandomParts = (value: string | undefined) => {
-    for (const part of randomUrlParts(value)) add(part);
+  // values that look random and the query values named for a credential; the URL itself is no
+  // secret.
+  const addSecretParts = (value: string | undefined) => {
+    for (const part of secretUrlParts(value)) add(part);
   };
   // Every `env:` reference, wherever the schema lets one stand: new fields are covered as added.
   // A URL's random-looking parts too, as an inline URL's are: a query's token alone (a judge's
@@ -884,7 +885,7 @@ function collectSecrets(document: PolicyDocument, env: EnvReader): readonly stri
       if (value.startsWith("env:")) {
         const resolved = env(value.slice(4));
         addUrl(resolved);
-        addRandomParts(resolved);
+        addSecretParts(resolved);
       }
     } else if (typeof value === "object" && value !== null && depth < 32) {
       for (const item of Object.values(value)) walk(item, depth + 1);
@@ -900,33 +901,42 @@ function collectSecrets(document: PolicyDocument, env: EnvReader): readonly stri
   const inline = (value: string | undefined) => (value?.startsWith("env:") ? undefined : value);
   for (const model of Object.values(document.models ?? {})) {
     add(inline(model.apiKey));
-    addRandomParts(model.url);
+    addSecretParts(model.url);
   }
   for (const rule of document.rules) {
     for (const [header, value] of Object.entries(rule.forward?.headers ?? {}))
       add(inlineHeaderSecret(header, value));
-    addRandomParts(rule.forward?.url);
+    addSecretParts(rule.forward?.url);
   }
   for (const sink of Object.values(document.sinks ?? {})) {
     if (sink.type === "webhook") add(inline(sink.secret));
     if (sink.type === "github-dispatch") add(inline(sink.token));
     // A Slack or Discord webhook URL is itself a secret (`check` warns when it is inline).
     if (sink.type === "slack" || sink.type === "discord") addUrl(inline(sink.url));
-    else addRandomParts(inline(sink.url));
+    else addSecretParts(inline(sink.url));
   }
   // Longest first, so a secret that contains another is replaced whole.
   return Object.freeze([...found].sort((a, b) => b.length - a.length));
 }
 
 /**
- * The path segments and query values of a URL that look random (a webhook's token, a signature):
- * policy secrets, and what makes `check` call an inline URL a secret.
+ * The path segments and query values of a URL that look random (a webhook's token, a signature),
+ * and the query values named for a credential: policy secrets, and what makes `check` call an
+ * inline URL a secret.
  */
-export function randomUrlParts(value: string | undefined): string[] {
+export function secretUrlParts(value: string | undefined): string[] {
   const url = value === undefined ? undefined : parseHttpUrl(value);
   if (url === undefined) return [];
-  return [...url.pathname.split("/"), ...url.searchParams.values()].filter(looksRandom);
+  const parts = [...url.pathname.split("/"), ...url.searchParams.values()].filter(looksRandom);
+  // A query parameter named for a credential holds one however plain it reads (`?api_key=`,
+  // `?sig=`, `?code=`): a receiver that quotes the key it was sent quotes that value alone.
+  for (const [name, part] of url.searchParams) if (CREDENTIAL_PARAM.test(name)) parts.push(part);
+  return parts;
 }
+
+/** A query parameter's name that says its value is a credential (`token`, `api_key`, `X-Amz-Signature`, `sig`, `code`). */
+const CREDENTIAL_PARAM =
+  /(?:^|[-_.])(?:token|key|secret|sig|signature|code|pass|password|passwd|pwd|auth|credentials?)$|^(?:access|api|auth|secret|session)?(?:token|key|secret)$|(?:apikey|accesstoken|authtoken)$/i;
 
 /** A UUID, or 16 characters or more with a digit, a letter and hardly any punctuation (not `gpt-4o-2024-08-06`). */
 function looksRandom(part: string): boolean {

@@ -239,6 +239,43 @@ describe("Policy.secrets", () => {
   });
 });
 
+describe("Policy.secrets of a URL whose query names its credential", () => {
+  it("holds a plain value under a credential's name, from an env: URL and an inline one, and no other parameter", async () => {
+    const policy = await policyFrom(
+      {
+        version: 1,
+        models: {
+          m: {
+            provider: "openai",
+            model: "x",
+            url: "https://llm.example/v1?code=plaincode2024",
+            apiKey: "env:K",
+          },
+        },
+        sinks: { siem: { type: "webhook", url: "env:SIEM_URL", secret: "env:K" } },
+        rules: [
+          {
+            id: "fwd",
+            on: "PreToolUse",
+            forward: { url: "https://policy.example/hook?sig=plain-sig-value" },
+          },
+          { id: "n", on: "Stop", notify: ["siem"] },
+        ],
+      },
+      {
+        SIEM_URL: "https://siem.example/in?api_key=plainkey2024&team=platform-eng",
+        K: "whsec_c2VjcmV0LXZhbHVl",
+      },
+    );
+    // A receiver that quotes the key it was sent quotes the value alone, in no shape masking knows.
+    const echoed =
+      "401: unknown key plainkey2024; bad sig plain-sig-value; code plaincode2024; team platform-eng";
+    expect(scrubSecrets(echoed, policy.secrets)).toBe(
+      `401: unknown key ${MASK}; bad sig ${MASK}; code ${MASK}; team platform-eng`,
+    );
+  });
+});
+
 describe("scrubSecrets", () => {
   it.each([
     ["a raw value", "echo: abcdefgh1234", ["abcdefgh1234"], `echo: ${MASK}`],
