@@ -209,6 +209,20 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
     return text;
   };
 
+  /**
+   * What answers each rule still running when the gateway stops: one listener on `stopping` for
+   * them all. One listener each went past Node's limit of 10 with the 11th remote rule in flight,
+   * and every burst wrote "MaxListenersExceededWarning: Possible EventTarget memory leak" to stderr.
+   */
+  const onStop = new Set<() => void>();
+  deps.stopping?.addEventListener(
+    "abort",
+    () => {
+      for (const stop of onStop) stop();
+    },
+    { once: true },
+  );
+
   async function run(input: RemoteInput): Promise<RemoteRun> {
     const started = deps.clock.monotonic();
     const deadlineAt = started + input.deadlineMs - RENDER_MARGIN_MS;
@@ -262,7 +276,7 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
           }, budgetMs);
           stop = () => expire("no answer before the gateway stopped");
           if (deps.stopping?.aborted) stop();
-          else deps.stopping?.addEventListener("abort", stop, { once: true });
+          else onStop.add(stop);
         });
         const attempt = (
           action === "prompt"
@@ -277,7 +291,7 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
         );
         const result = await Promise.race([attempt, timedOut]);
         clearTimeout(timer);
-        if (stop) deps.stopping?.removeEventListener("abort", stop);
+        if (stop) onStop.delete(stop);
         const ms = Math.round((deps.clock.monotonic() - t0) * 100) / 100;
         // A prompt rule's failures name its model too (a timeout is answered from outside the call).
         const model = action === "prompt" ? rule.document.prompt?.model : undefined;

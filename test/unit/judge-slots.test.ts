@@ -4,6 +4,7 @@
  * the size, calls given up while waiting, and the slot of a call that never ends.
  */
 import { AsyncLocalStorage, AsyncResource } from "node:async_hooks";
+import { getEventListeners } from "node:events";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createRemoteActions, type RemoteInput } from "../../src/app/remote-actions.js";
 import type { Policy } from "../../src/core/policy.js";
@@ -154,6 +155,24 @@ describe("a model's concurrency slots", () => {
     end("a");
     await tick();
     expect(calls).toEqual(["a"]);
+  });
+
+  it("answers every call in flight or waiting when serve stops, with one listener on its signal for them all", async () => {
+    // One listener each: the 11th remote rule in flight made Node warn on stderr of a possible
+    // memory leak ("MaxListenersExceededWarning"), at every burst of agents.
+    const policy = await policyWith(2);
+    const stopping = new AbortController();
+    const { remote, calls } = slowJudge(stopping.signal);
+    const names = Array.from({ length: 30 }, (_, i) => `c${i}`);
+    const runs = names.map((name) => remote.run(event(policy, name, 60_000)));
+    await tick(LOOK_MS);
+    expect(calls).toEqual(["c0", "c1"]);
+    expect(getEventListeners(stopping.signal, "abort")).toHaveLength(1);
+    stopping.abort();
+    for (const run of runs)
+      expect((await run).audit).toEqual([expect.objectContaining({ outcome: "JUDGE_TIMEOUT" })]);
+    expect(calls).toEqual(["c0", "c1"]);
+    expect(vi.getTimerCount()).toBe(0);
   });
 
   it("leaves no timer behind when serve stops while calls wait for a slot", async () => {
