@@ -1156,7 +1156,10 @@ describe("the loopback model server", () => {
       ok: true,
       value: { ok: false, reason: "late" },
     });
-    await expect(judge({ ...anthropic, url: server.anthropicUrl }, "other")).rejects.toThrow();
+    await expect(judge({ ...anthropic, url: server.anthropicUrl }, "other")).rejects.toMatchObject({
+      message: "fetch failed",
+      cause: { code: "UND_ERR_SOCKET" },
+    });
   });
 
   it("ends a hanging request when it closes", async () => {
@@ -1164,6 +1167,9 @@ describe("the loopback model server", () => {
     const pending = judge({ ...openai, url: server.openaiUrl }, "p");
     await expect.poll(() => server.requests.length).toBe(1);
     await server.close();
-    await expect(pending).rejects.toThrow();
+    await expect(pending).rejects.toMatchObject({
+      message: "fetch failed",
+      cause: { code: "UND_ERR_SOCKET" },
+    });
   });
 });
