@@ -431,7 +431,7 @@ describe("the built Worker inside workerd", () => {
       decision: "deny",
       reason: "no rm -rf",
     });
-    for (let i = 0; i < 100 && !console_.includes("enqueue failed"); i++)
+    for (let i = 0; i < 500 && !console_.includes("enqueue failed"); i++)
       await new Promise((resolve) => setTimeout(resolve, 20));
     const line = console_.split("\n").find((l) => l.includes("enqueue failed"));
     expect(JSON.parse(line ?? "{}")).toMatchObject({
