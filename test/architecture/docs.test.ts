@@ -1,0 +1,70 @@
+/**
+ * README.md is the user's reference: what the code can answer, log or read is named there, and
+ * what README names is something the code does. Each check reads the sources as text, so a new
+ * code, log line, setting or option fails here until it is documented.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const README = readFileSync(join(ROOT, "README.md"), "utf8");
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return sourceFiles(path);
+    return entry.name.endsWith(".ts") ? [path] : [];
+  });
+}
+
+const SOURCES = sourceFiles(join(ROOT, "src")).map((path) => readFileSync(path, "utf8"));
+
+/** The section of README under `heading` (a whole heading line), up to the next of its level. */
+function section(heading: string): string {
+  const start = README.indexOf(`\n${heading}\n`);
+  expect(start, heading).toBeGreaterThan(0);
+  const level = heading.slice(0, heading.indexOf(" ") + 1);
+  const end = README.indexOf(`\n${level}`, start + heading.length + 1);
+  return README.slice(start, end === -1 ? undefined : end);
+}
+
+/** The first column of a section's tables: `| \`NAME\` |`. */
+function tableNames(text: string): string[] {
+  return [...text.matchAll(/^\| `([^`]+)` \|/gm)].map((m) => m[1] as string);
+}
+
+describe("README's table of codes", () => {
+  /**
+   * UPPER_SNAKE string literals that are not hookgate's codes: environment variables and bindings,
+   * Node's, SQLite's and undici's error codes, and the variable names masking and the shell
+   * rules read.
+   */
+  const NOT_CODES =
+    /^(HOOKGATE_|ERR_|SQLITE_|UND_ERR_|LC_|GIT_|RUST_)|^(CGO_ENABLED|EAI_AGAIN|FORCE_COLOR|NODE_ENV|NO_COLOR)$/;
+  const literals = (text: string) =>
+    [...text.matchAll(/"([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)"/g)].map((m) => m[1] as string);
+  const codes = new Set(SOURCES.flatMap(literals).filter((name) => !NOT_CODES.test(name)));
+  const documented = tableNames(section("### Codes"));
+
+  it("lists every code a hook's answer, a rule's call or an egress refusal can carry", () => {
+    // The walk finds codes of each kind, so the check below can fail.
+    for (const code of [
+      "AUTH_MISSING",
+      "BODY_TOO_LARGE",
+      "JUDGE_TIMEOUT",
+      "FORWARD_NO_URL",
+      "EGRESS_REDIRECT",
+    ])
+      expect(codes).toContain(code);
+    expect([...codes].filter((code) => !documented.includes(code)).sort()).toEqual([]);
+  });
+
+  it("lists no code the code cannot produce, and each once", () => {
+    // The outcomes of a call that did not fail have no underscore to find them by.
+    const outcomes = ["OK", "SKIPPED"];
+    expect(documented.filter((code) => !codes.has(code) && !outcomes.includes(code))).toEqual([]);
+    expect(documented.length).toBe(new Set(documented).size);
+  });
+});
