@@ -19,7 +19,8 @@ function sourceFiles(dir: string): string[] {
   });
 }
 
-const SOURCES = sourceFiles(join(ROOT, "src")).map((path) => readFileSync(path, "utf8"));
+const FILES = sourceFiles(join(ROOT, "src")).map((path) => ({ path, text: readFileSync(path, "utf8") }));
+const SOURCES = FILES.map((file) => file.text);
 
 /** The section of README under `heading` (a whole heading line), up to the next of its level. */
 function section(heading: string): string {
@@ -66,5 +67,58 @@ describe("README's table of codes", () => {
     const outcomes = ["OK", "SKIPPED"];
     expect(documented.filter((code) => !codes.has(code) && !outcomes.includes(code))).toEqual([]);
     expect(documented.length).toBe(new Set(documented).size);
+  });
+});
+
+describe("README's settings", () => {
+  const namesIn = (text: string) => new Set(text.match(/(?<![\w$])HOOKGATE_[A-Z0-9_]*[A-Z0-9](?!\w)/g));
+  const scripts = readdirSync(join(ROOT, "scripts"))
+    .filter((name) => name.endsWith(".mjs"))
+    .map((name) => readFileSync(join(ROOT, "scripts", name), "utf8"));
+  const read = new Set([...SOURCES, ...scripts].flatMap((text) => [...namesIn(text)]));
+  const rows = [...section("### Settings").matchAll(/^\| ([^|]*) \|/gm)].flatMap((m) => [
+    ...namesIn(m[1] as string),
+  ]);
+
+  it("has a row for every variable and binding hookgate reads, and none for another", () => {
+    // The walk finds the names each runtime reads, so the check below can fail.
+    for (const name of ["HOOKGATE_POLICY", "HOOKGATE_QUEUE_URL", "HOOKGATE_SESSIONS", "HOOKGATE_POLICY_FILE"])
+      expect(read).toContain(name);
+    expect([...read].filter((name) => !rows.includes(name)).sort()).toEqual([]);
+    expect(rows.filter((name) => !read.has(name))).toEqual([]);
+  });
+
+  it("names no other HOOKGATE_ variable than these and the examples' env: references", () => {
+    const examples = ["examples/policy.json", "serverless.yml"].map((file) =>
+      readFileSync(join(ROOT, file), "utf8"),
+    );
+    const known = new Set([...read, ...examples.flatMap((text) => [...namesIn(text)])]);
+    expect([...namesIn(README)].filter((name) => !known.has(name))).toEqual([]);
+  });
+});
+
+describe("README's CLI section", () => {
+  const block = /\n## CLI\n\n```\n([\s\S]*?)```/.exec(README)?.[1] ?? "";
+
+  it("shows the usage `hookgate --help` prints", async () => {
+    const { USAGE } = await import("../../src/entry/help.js");
+    const lines = USAGE.slice(USAGE.indexOf("Usage:\n") + "Usage:\n".length).replace(/^ {2}/gm, "");
+    expect(block).toBe(lines);
+  });
+
+  it("names every option a command reads, and no other", () => {
+    const options = new Set(
+      // parseArgs reads options in src/entry alone; elsewhere `{ type: "string" }` is a JSON schema's.
+      FILES.filter((file) => file.path.includes("/src/entry/"))
+        .flatMap(({ text }) => [...text.matchAll(/"?([a-z][a-z-]*)"?: \{ type: "(?:string|boolean)"/g)])
+        .map((m) => `--${m[1]}`),
+    );
+    // The walk finds options of several commands, so the check below can fail.
+    for (const option of ["--policy", "--coverage", "--sqs-queue-url", "--with-judge"])
+      expect(options).toContain(option);
+    // `--sqs-...` stands for the three `--sqs-` options before it.
+    const named = new Set(block.match(/--[a-z][a-z-]*[a-z](?![a-z-])/g));
+    expect([...options].filter((option) => !named.has(option)).sort()).toEqual([]);
+    expect([...named].filter((option) => !options.has(option) && option !== "--version")).toEqual([]);
   });
 });
