@@ -122,3 +122,31 @@ describe("README's CLI section", () => {
     expect([...named].filter((option) => !options.has(option) && option !== "--version")).toEqual([]);
   });
 });
+
+describe("README's warnings and errors in the log", () => {
+  const table = section("### Warnings and errors in the log");
+  /** Each `log("warn" | "error", "msg"` message, its `${…}` parts left as they are. */
+  const messages = SOURCES.flatMap((text) => [
+    ...text.matchAll(/\.log\(\s*"(?:warn|error)",\s*(["`])((?:\\.|(?!\1)[^\\])*)\1/g),
+  ]).map((m) => m[2] as string);
+  /**
+   * What a reader greps for: the message's text up to its first variable or stop (`;`, `:`, `(`),
+   * or, where that is a word or two, its longest such text.
+   */
+  const greppable = (message: string) => {
+    const parts = message.split(/\$\{[^}]*\}|[;:(]/).map((part) => part.trim());
+    const first = parts[0] ?? "";
+    return first.length >= 12 ? first : parts.reduce((a, b) => (b.length > a.length ? b : a), "");
+  };
+
+  it("names every warning and error line hookgate writes", () => {
+    // The walk finds lines of several modules, so the check below can fail.
+    for (const message of [
+      "egress refused",
+      "delivery dead-lettered",
+      "policy reload failed; keeping the running policy",
+    ])
+      expect(messages).toContain(message);
+    expect(messages.filter((message) => !table.includes(greppable(message)))).toEqual([]);
+  });
+});
