@@ -150,3 +150,27 @@ describe("README's warnings and errors in the log", () => {
     expect(messages.filter((message) => !table.includes(greppable(message)))).toEqual([]);
   });
 });
+
+describe("docs/POLICY.md", () => {
+  it("names every field of the policy's schema", () => {
+    const doc = readFileSync(join(ROOT, "docs/POLICY.md"), "utf8");
+    const schema = JSON.parse(readFileSync(join(ROOT, "examples/policy.schema.json"), "utf8"));
+    const fields = new Set<string>();
+    const walk = (node: unknown): void => {
+      if (Array.isArray(node)) for (const item of node) walk(item);
+      else if (node !== null && typeof node === "object") {
+        const { properties } = node as { properties?: unknown };
+        if (properties !== null && typeof properties === "object")
+          for (const name of Object.keys(properties)) fields.add(name);
+        for (const value of Object.values(node)) walk(value);
+      }
+    };
+    walk(schema);
+    // The walk reaches every level, so the check below can fail.
+    for (const field of ["version", "retryScheduleSeconds", "startsWith", "dailyCallsPerTeam"])
+      expect(fields).toContain(field);
+    expect(
+      [...fields].filter((field) => !doc.includes(`\`${field}\``) && !doc.includes(`"${field}"`)),
+    ).toEqual([]);
+  });
+});
