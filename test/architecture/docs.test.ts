@@ -22,13 +22,15 @@ function sourceFiles(dir: string): string[] {
 const FILES = sourceFiles(join(ROOT, "src")).map((path) => ({ path, text: readFileSync(path, "utf8") }));
 const SOURCES = FILES.map((file) => file.text);
 
-/** The section of README under `heading` (a whole heading line), up to the next of its level. */
+/** The section of README under `heading` (a whole heading line). */
 function section(heading: string): string {
   const start = README.indexOf(`\n${heading}\n`);
   expect(start, heading).toBeGreaterThan(0);
-  const level = heading.slice(0, heading.indexOf(" ") + 1);
-  const end = README.indexOf(`\n${level}`, start + heading.length + 1);
-  return README.slice(start, end === -1 ? undefined : end);
+  // Up to the next heading of its level or above.
+  const level = heading.indexOf(" ");
+  const rest = README.slice(start + heading.length + 1);
+  const end = new RegExp(`\\n#{1,${level}} `).exec(rest)?.index;
+  return README.slice(start, end === undefined ? undefined : start + heading.length + 1 + end);
 }
 
 /** The first column of a section's tables: `| \`NAME\` |`. */
@@ -47,7 +49,7 @@ describe("README's table of codes", () => {
   const literals = (text: string) =>
     [...text.matchAll(/"([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)"/g)].map((m) => m[1] as string);
   const codes = new Set(SOURCES.flatMap(literals).filter((name) => !NOT_CODES.test(name)));
-  const documented = tableNames(section("### Codes"));
+  const documented = tableNames(section("## Codes"));
 
   it("lists every code a hook's answer, a rule's call or an egress refusal can carry", () => {
     // The walk finds codes of each kind, so the check below can fail.
@@ -124,7 +126,7 @@ describe("README's CLI section", () => {
 });
 
 describe("README's warnings and errors in the log", () => {
-  const table = section("### Warnings and errors in the log");
+  const table = section("## Warnings and errors in the log");
   /** Each `log("warn" | "error", "msg"` message, its `${…}` parts left as they are. */
   const messages = SOURCES.flatMap((text) => [
     ...text.matchAll(/\.log\(\s*"(?:warn|error)",\s*(["`])((?:\\.|(?!\1)[^\\])*)\1/g),
