@@ -251,9 +251,26 @@ async function measure(target, durationSeconds, load) {
     }
     latencies[count++] = responseTimeMs;
   });
+  // autocannon counts a non-2xx answer, or one whose body is not the deny, as a request served
+  // (its latency among the others): a round with any is void, not a figure.
+  let firstWrong;
+  instance.on("reqMismatch", (body) => {
+    firstWrong ??= `a body other than the expected deny: ${String(body).slice(0, 300)}`;
+  });
+  instance.on("reqError", (error) => {
+    firstWrong ??= `an error: ${error instanceof Error ? error.message : error}`;
+  });
   const cpuBefore = cpuTicks(load.pids);
   const result = await instance;
   const cpu = cpuDelta(cpuBefore, cpuTicks(load.pids));
+  if (result.non2xx + result.errors + result.mismatches > 0) {
+    fail(
+      `${target.name}: ${result.non2xx} non-2xx, ${result.errors} errors (${result.timeouts} timeouts) and ` +
+        `${result.mismatches} body mismatches among ${result.requests.total} answers under load ` +
+        `(statuses ${JSON.stringify(result.statusCodeStats)})` +
+        `${firstWrong === undefined ? "" : `; the first, ${firstWrong}`}`,
+    );
+  }
   const sorted = latencies.subarray(0, count).sort();
   return {
     requestsPerSecond: result.requests.mean,

@@ -1,10 +1,11 @@
 /**
  * The benchmarks (bench/*.js) stopped by Ctrl-C or SIGTERM leave no `hookgate-bench-*` directory
  * and no process behind, and killed by SIGKILL no process. A run is stopped as soon as its servers
- * are up, long before it measures anything; no benchmark runs here otherwise.
+ * are up, long before it measures anything; no benchmark runs here otherwise, but for one second
+ * of bench/decision.js's load to show that it refuses answers other than the deny it checked.
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { constants } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -371,5 +372,48 @@ describe("a benchmark stopped by Ctrl-C while it builds", () => {
     expect([...seen.values()].filter(running)).toEqual([]);
     expect(exitCode, stderr).toBe(130);
     expect(sharing.map((p) => p.name)).toEqual([]);
+  });
+});
+
+describe("bench/decision.js given answers under load other than the deny it checked", () => {
+  // autocannon counts an answer whose body is not the expected one (or a non-2xx) as a request
+  // served, its latency among the others: the run reported their figures and ended 0.
+  it("aborts, exit 1, naming the body mismatches, rather than count them", async () => {
+    const temp = tempDir("bench-tmp");
+    const policyPath = join(temp, "policy.json");
+    const policy = readFileSync(join(ROOT, "bench", "policy.json"), "utf8");
+    writeFileSync(policyPath, policy);
+    const { exited, started, stderr } = await startUntilUp(
+      process.execPath,
+      [
+        "bench/decision.js",
+        "--policy",
+        policyPath,
+        "--rounds",
+        "1",
+        "--duration",
+        "1",
+        "--warmup",
+        "1",
+        "--ladder",
+        "",
+        "--quiet-wait",
+        "0",
+      ],
+      /^decision: /m,
+      temp,
+      false,
+    );
+    const gateway = started.find((p) => commandLine(p.pid).includes("serve"));
+    expect(gateway).toBeDefined();
+    // Still no-rm-root's deny, with another reason: the checks before and after the load pass.
+    const reason = "Deleting from / is never allowed";
+    expect(policy).toContain(reason);
+    writeFileSync(policyPath, policy.replace(reason, "Deleting from / is not allowed here"));
+    process.kill(gateway?.pid ?? 0, "SIGHUP");
+    const code = await exited;
+    expect(stderr()).toMatch(/ [1-9]\d* body mismatches among \d+ answers under load/);
+    expect(stderr()).toContain("not allowed here");
+    expect(code, stderr()).toBe(1);
   });
 });
