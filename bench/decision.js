@@ -138,7 +138,9 @@ async function main() {
   const rounds = [];
   let quietBudget = options.quietWaitSeconds;
   for (let round = 1; round <= options.rounds; round++) {
-    for (const target of targets) {
+    // Every other round in reverse (ladder, bare, gateway), so that neither side always runs
+    // first, or always right after the other (whose audit lines this process may still be draining).
+    for (const target of round % 2 === 1 ? targets : [...targets].reverse()) {
       const waitedSeconds = await waitForQuiet(load.pids, quietBudget);
       quietBudget = Math.max(0, quietBudget - waitedSeconds);
       const m = await measure(target, target.durationSeconds ?? options.durationSeconds, load);
@@ -327,7 +329,8 @@ function summarize(rounds) {
     ...perTarget(`work ${workUs}`),
     pairedThroughputVsBare: pairedWithBare(`work ${workUs}`),
   }));
-  // Each gateway round is paired with the bare round that follows it, so slow drift cancels.
+  // Each gateway round is paired with the bare round beside it (after it in odd rounds, before it in
+  // even ones), so slow drift cancels.
   const paired = rounds
     .filter((r) => r.target === "gateway")
     .map((g) => [g, rounds.find((b) => b.target === "bare" && b.round === g.round)])

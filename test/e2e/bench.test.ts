@@ -2,7 +2,8 @@
  * The benchmarks (bench/*.js) stopped by Ctrl-C or SIGTERM leave no `hookgate-bench-*` directory
  * and no process behind, and killed by SIGKILL no process. A run is stopped as soon as its servers
  * are up, long before it measures anything; no benchmark runs here otherwise, but for one second
- * of bench/decision.js's load to show that it refuses answers other than the deny it checked.
+ * of bench/decision.js's load at a time to show that it refuses answers other than the deny it
+ * checked and that it turns its order round.
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -415,5 +416,37 @@ describe("bench/decision.js given answers under load other than the deny it chec
     expect(stderr()).toMatch(/ [1-9]\d* body mismatches among \d+ answers under load/);
     expect(stderr()).toContain("not allowed here");
     expect(code, stderr()).toBe(1);
+  });
+});
+
+describe("bench/decision.js's rounds", () => {
+  // The gateway always ran first, and the bare server always right after it. Stopped in its
+  // second round of three, it writes no results file over a real run's.
+  it("run the gateway first in odd rounds and the bare server first in even ones", async () => {
+    const { bench, exited, stderr } = await startUntilUp(
+      process.execPath,
+      [
+        "bench/decision.js",
+        "--policy",
+        "bench/policy.json",
+        "--rounds",
+        "3",
+        "--duration",
+        "1",
+        "--warmup",
+        "0",
+        "--ladder",
+        "",
+        "--quiet-wait",
+        "0",
+      ],
+      /^round 2\/3 /m,
+      tempDir("bench-tmp"),
+      false,
+    );
+    bench.kill("SIGTERM");
+    expect(await exited, stderr()).toBe(143);
+    const order = [...stderr().matchAll(/^round (\d)\/3 (\w+)/gm)].map((m) => `${m[1]} ${m[2]}`);
+    expect(order).toEqual(["1 gateway", "1 bare", "2 bare"]);
   });
 });
