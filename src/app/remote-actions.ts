@@ -197,13 +197,15 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
   /**
    * The event as the model reads it, by the run it is judged in: cut once for all the prompt rules
    * that judge it (cutting an event past MAX_EVENT_CHARS parses it and serialises it at each step
-   * of a search), and let go with the run.
+   * of a search), and let go with the run. Written out again from the parsed event when the first
+   * of them takes a concurrency slot: a call waiting for one holds no text of its event but the
+   * request's own.
    */
   const modelEvents = new WeakMap<RemoteInput, string>();
-  const modelEvent = (input: RemoteInput, seen: string): string => {
+  const modelEvent = (input: RemoteInput): string => {
     let text = modelEvents.get(input);
     if (text === undefined) {
-      text = eventForModel(seen);
+      text = eventForModel(seenOf(input));
       modelEvents.set(input, text);
     }
     return text;
@@ -340,13 +342,24 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
     };
   }
 
-  /** The verdict cache's key for this prompt on the event `seen`; undefined when it caches nothing. */
-  async function verdictKey(model: CompiledModel, promptText: string, input: RemoteInput, seen: string) {
+  /**
+   * The verdict cache's key for this prompt on the event (undefined when it caches nothing), and
+   * the length of the event as the model would read it whole (`judged`). Only these are kept: the
+   * text is let go here, not held by a call while it waits for a slot or an identical call.
+   */
+  async function verdictKey(
+    model: CompiledModel,
+    promptText: string,
+    input: RemoteInput,
+  ): Promise<{ key: string | undefined; seenChars: number }> {
+    const seen = seenOf(input);
     // A model whose env: url is unset calls nowhere: keyed as one without a url, it would be
     // answered the public endpoint's cached verdicts.
-    return model.cacheTtlSeconds > 0 && model.unsetUrlVariable === undefined
-      ? cacheKey(model, promptText, input.event.dialect, seen)
-      : undefined;
+    const key =
+      model.cacheTtlSeconds > 0 && model.unsetUrlVariable === undefined
+        ? await cacheKey(model, promptText, input.event.dialect, seen)
+        : undefined;
+    return { key, seenChars: seen.length };
   }
 
   /** A cached verdict for the rule, when there is one: it needs no time (with none left, too). */
@@ -354,30 +367,29 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
     const prompt = rule.document.prompt;
     const model = prompt ? input.policy.models.get(prompt.model) : undefined;
     if (!prompt || !model) return undefined;
-    const seen = seenOf(input);
-    const key = await verdictKey(model, prompt.text, input, seen);
+    const { key, seenChars } = await verdictKey(model, prompt.text, input);
     const cached = key ? cachedEntry(key, model.cacheTtlSeconds) : undefined;
     if (!cached) return undefined;
-    return judged(rule, input, cached.verdict, seen, { outcome: "CACHE_HIT", model: model.name });
+    return judged(rule, input, cached.verdict, seenChars, { outcome: "CACHE_HIT", model: model.name });
   }
 
   /**
-   * What a verdict means for the event `seen`. One on an event the model read cut
-   * (`eventForModel`) covers only the part it read: a no stands, without its `impossible`; an
-   * allow is the rule's onError, as an allow cut off at the token limit is.
+   * What a verdict means for the event of `seenChars` characters (seenOf). One on an event the
+   * model read cut (`eventForModel`) covers only the part it read: a no stands, without its
+   * `impossible`; an allow is the rule's onError, as an allow cut off at the token limit is.
    */
   function judged(
     rule: CompiledRule,
     input: RemoteInput,
     verdict: Verdict,
-    seen: string,
+    seenChars: number,
     audit: Attempt["audit"],
   ): Attempt {
     const prompt = rule.document.prompt;
     const effectOf = (read: Verdict) =>
       verdictEffect(rule.id, read, input.event.name, prompt?.text ?? "", prompt?.stop ?? false);
-    if (seen.length <= MAX_EVENT_CHARS) return { effect: effectOf(verdict), audit };
-    const cut = `the event (${seen.length} characters) was cut to ${MAX_EVENT_CHARS} characters for the model`;
+    if (seenChars <= MAX_EVENT_CHARS) return { effect: effectOf(verdict), audit };
+    const cut = `the event (${seenChars} characters) was cut to ${MAX_EVENT_CHARS} characters for the model`;
     if (verdict.ok) {
       const message = `${cut}, so its allow covers only what it read`;
       const { outcome, detail: __, ...rest } = audit;
@@ -405,8 +417,7 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
       return onError(rule, input, { code: "JUDGE_NO_MODEL", message: "the rule's model is not defined" });
     const deadline = deps.clock.monotonic() + timeoutMs;
 
-    const seen = seenOf(input);
-    const key = await verdictKey(model, prompt.text, input, seen);
+    const { key, seenChars } = await verdictKey(model, prompt.text, input);
     // A shadow rule's call never shares an enforcing one's (it would fill no cache to share).
     const shadow = rule.mode === "shadow";
     const lead = shadow ? undefined : key;
@@ -416,7 +427,7 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
       const cached = key ? cachedEntry(key, model.cacheTtlSeconds) : undefined;
       if (cached) {
         const detail = waited ? { detail: "the verdict of an identical call that was in flight" } : {};
-        return judged(rule, input, cached.verdict, seen, {
+        return judged(rule, input, cached.verdict, seenChars, {
           outcome: "CACHE_HIT",
           model: model.name,
           ...detail,
@@ -493,7 +504,7 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
       }
       try {
         const judgeModel = { provider: model.provider, model: model.model, apiKey, url: model.url };
-        const promptText = renderPrompt(prompt.text, modelEvent(input, seen));
+        const promptText = renderPrompt(prompt.text, modelEvent(input));
         const serverKey = JSON.stringify([model.url ?? "", model.model]);
         let outputLimit: OutputLimitField = olderLimitField.has(serverKey)
           ? "max_tokens"
@@ -623,7 +634,11 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
           if (format === "json_object") jsonModeOnly.add(serverKey);
           else jsonModeOnly.delete(serverKey);
           if (key && !shadow) remember(key, verdict.value);
-          return judged(rule, input, verdict.value, seen, { outcome: "OK", model: model.name, ...extra });
+          return judged(rule, input, verdict.value, seenChars, {
+            outcome: "OK",
+            model: model.name,
+            ...extra,
+          });
         }
       } finally {
         limiter.release(slot);

@@ -5,6 +5,8 @@
  */
 import { AsyncLocalStorage, AsyncResource } from "node:async_hooks";
 import { getEventListeners } from "node:events";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createRemoteActions, type RemoteInput } from "../../src/app/remote-actions.js";
 import type { Policy } from "../../src/core/policy.js";
@@ -241,6 +243,34 @@ describe("a model's concurrency slots", () => {
     await tick(1000);
     expect(calls).toEqual(["a", "b"]);
     end("b");
+    expect((await waiting).audit).toEqual([expect.objectContaining({ outcome: "OK" })]);
+  });
+
+  it("holds no text of a waiting call's event but the request's own", async () => {
+    const policy = await policyWith(1);
+    const { remote, calls, end } = slowJudge();
+    const first = remote.run(event(policy, "a", 60_000));
+    await tick();
+    // A command of 16 Mi characters, one byte each in the heap, parsed from JSON as a request's
+    // body is: the event as the model reads it, written out whole, would be as large again.
+    const big = event(policy, "b", 60_000);
+    const command = `rm -rf /b ${"x".repeat(16 * 1024 * 1024)}`;
+    const payload = JSON.parse(JSON.stringify({ ...big.event.payload, tool_input: { command } }));
+    const input = { ...big, event: { ...big.event, payload } };
+    setFlagsFromString("--expose-gc");
+    const gc = runInNewContext("gc") as () => void;
+    gc();
+    const before = process.memoryUsage().heapUsed;
+    const waiting = remote.run(input);
+    await tick(LOOK_MS);
+    gc();
+    expect(calls).toEqual(["a"]);
+    expect(process.memoryUsage().heapUsed - before).toBeLessThan(4 * 1024 * 1024);
+    end("a");
+    await tick(LOOK_MS);
+    expect(calls).toEqual(["a", "b"]);
+    end("b");
+    expect((await first).audit).toEqual([expect.objectContaining({ outcome: "OK" })]);
     expect((await waiting).audit).toEqual([expect.objectContaining({ outcome: "OK" })]);
   });
 });
