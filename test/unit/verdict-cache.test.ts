@@ -1,7 +1,7 @@
 /**
  * The prompt rules' verdict cache over a serve's life: a verdict is served for its TTL and no
  * longer, whatever the wall clock does, and what the cache holds is bounded in characters as well
- * as in verdicts.
+ * as in verdicts, and keyed by a digest of each event, not its text.
  */
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
@@ -108,5 +108,23 @@ describe("the verdict cache of a long-running gateway", () => {
     // The newest verdicts are still served from the cache, the oldest were dropped.
     expect((await remote.run(event(policy, "rm -rf /799"))).audit[0]?.outcome).toBe("CACHE_HIT");
     expect((await remote.run(event(policy, "rm -rf /0"))).audit[0]?.outcome).toBe("OK");
+  });
+
+  it("holds a digest of each event it caches, not the event's text", async () => {
+    const policy = await policyWith(600);
+    const { remote } = judge(() => "rm");
+    setFlagsFromString("--expose-gc");
+    const gc = runInNewContext("gc") as () => void;
+    // 32 events of 1 Mi characters each, parsed from JSON as a request's body is.
+    const events = Array.from({ length: 32 }, (_, i) =>
+      event(policy, JSON.parse(JSON.stringify(`rm -rf /${i} ${"x".repeat(1024 * 1024)}`))),
+    );
+    gc();
+    const before = process.memoryUsage().heapUsed;
+    for (const input of events) expect((await remote.run(input)).audit[0]?.outcome).toBe("OK");
+    gc();
+    // Keyed by the text, the cache would hold 32 MiB.
+    expect(process.memoryUsage().heapUsed - before).toBeLessThan(8 * 1024 * 1024);
+    expect((await remote.run(events[0] as RemoteInput)).audit[0]?.outcome).toBe("CACHE_HIT");
   });
 });
