@@ -16,11 +16,10 @@
  * Needs `npm run build` (it runs dist/entry/bin.js). Wall time from spawn to exit, and the
  * child's CPU (this process's waited-for children's time in /proc/self/stat, 10 ms ticks).
  * Checks that `send` printed the server's answer and the server got the event. Writes
- * bench/results/cli-start-<date>.json and prints a Markdown table; medians and ratios to
+ * bench/results/cli-start-<date>T<time>.json and prints a Markdown table; medians and ratios to
  * `node -e 0`, no thresholds.
  */
 import { existsSync, readFileSync } from "node:fs";
-import { mkdir, writeFile } from "node:fs/promises";
 import { createServer } from "node:http";
 import { join } from "node:path";
 import {
@@ -29,10 +28,10 @@ import {
   log,
   machine,
   median,
-  RESULTS,
   ROOT,
   round1,
   waitForQuiet,
+  writeResult,
 } from "./common.js";
 
 const { fail, boundedInt, parseFlags, spawnChild } = createRun("cli-start.js");
@@ -151,10 +150,11 @@ const lines = [
 process.stdout.write(
   `\nMedians of ${options.samples} fresh processes per target (CPU in 10 ms ticks):\n\n${lines.join("\n")}\n\n`,
 );
-await mkdir(RESULTS, { recursive: true });
-const file = join(RESULTS, `cli-start-${new Date().toISOString().slice(0, 10)}.json`);
-await writeFile(
-  file,
-  `${JSON.stringify({ options, quietSeconds, rows, machine: machine("cli-start.js") }, null, 2)}\n`,
-);
+const file = writeResult("cli-start", {
+  date: new Date().toISOString(),
+  options,
+  quietSeconds,
+  rows,
+  machine: machine("cli-start.js"),
+});
 process.stdout.write(`written to ${file}\n`);

@@ -10,14 +10,14 @@
  * scripts/build-lambda.mjs; the repository's dist-worker/ and dist-lambda/ are not touched) and
  * needs no `npm run build`. No network: every sample is a fresh `node` child process that
  * imports a bundle and calls its handler once with an API Gateway HTTP API v2 event. Writes
- * bench/results/coldstart-<date>.json and prints Markdown tables.
+ * bench/results/coldstart-<date>T<time>.json and prints Markdown tables.
  */
 import { readFileSync } from "node:fs";
-import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
+import { readdir, readFile, writeFile } from "node:fs/promises";
 import { dirname, join, relative, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { gzipSync } from "node:zlib";
-import { createRun, HERE, log, machine, median, RESULTS, ROOT, round3, waitForQuiet } from "./common.js";
+import { createRun, HERE, log, machine, median, ROOT, round3, waitForQuiet, writeResult } from "./common.js";
 
 const { fail, boundedInt, parseFlags, spawnChild, tempDir, removeDir } = createRun("coldstart.js");
 
@@ -169,9 +169,7 @@ async function run(tmp) {
     samples,
     summary,
   };
-  await mkdir(RESULTS, { recursive: true });
-  const file = join(RESULTS, `coldstart-${result.date.slice(0, 10)}.json`);
-  await writeFile(file, `${JSON.stringify(result, null, 2)}\n`);
+  const file = writeResult("coldstart", result);
   process.stdout.write(`\n${markdown(result)}\n\nwritten to ${file}\n`);
 }
 

@@ -6,9 +6,9 @@
  *   node bench/command-hook.js [--rounds 3] [--events 40] [--warmup-events 10] [--quiet-wait 5]
  *
  * Needs `npm run build` first (it runs dist/entry/bin.js serve). Loopback only; stops by itself.
- * Writes bench/results/command-hook-<date>.json and prints a Markdown table.
+ * Writes bench/results/command-hook-<date>T<time>.json and prints a Markdown table.
  */
-import { mkdir, writeFile } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
 import http from "node:http";
 import { join } from "node:path";
 import {
@@ -21,12 +21,12 @@ import {
   median,
   percentile,
   postHook,
-  RESULTS,
   ROOT,
   round1,
   round3,
   TICK_MS,
   waitForQuiet,
+  writeResult,
 } from "./common.js";
 import { formatPolicy, MEASURED_ANSWER, makePolicy, measuredRequest } from "./make-policy.js";
 
@@ -168,9 +168,7 @@ async function main() {
       rounds,
       summary,
     };
-    await mkdir(RESULTS, { recursive: true });
-    const file = join(RESULTS, `command-hook-${result.date.slice(0, 10)}.json`);
-    await writeFile(file, `${JSON.stringify(result, null, 2)}\n`);
+    const file = writeResult("command-hook", result);
     process.stdout.write(`\n${markdown(targets, summary)}\n\nwritten to ${file}\n`);
   } catch (e) {
     error = e;

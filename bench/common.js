@@ -4,7 +4,7 @@
  * and the statistics, so that every benchmark reads the machine the same way.
  */
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import os from "node:os";
 import { dirname, join } from "node:path";
@@ -616,6 +616,19 @@ export function machine(note) {
     loadAverageAtEnd: os.loadavg().map((n) => Math.round(n * 100) / 100),
     note,
   };
+}
+
+/**
+ * Writes a benchmark's result, as JSON, to bench/results/<benchmark>-<result.date>.json, the
+ * date's colons made dashes (decision-2026-12-05T19-35-12.345Z.json), and returns the file's path.
+ * Each run has a file of its own: named by day alone, a second run that day replaced the first's.
+ * A file of that name already there is an error, never overwritten.
+ */
+export function writeResult(benchmark, result) {
+  mkdirSync(RESULTS, { recursive: true });
+  const file = join(RESULTS, `${benchmark}-${result.date.replace(/:/g, "-")}.json`);
+  writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`, { flag: "wx" });
+  return file;
 }
 
 export function log(line) {

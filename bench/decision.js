@@ -13,10 +13,10 @@
  * budget) and how much work the gateway's throughput corresponds to (its equivalent).
  *
  * Needs `npm run build` first (it runs dist/entry/bin.js). Loopback only; stops by itself.
- * Writes bench/results/decision-<date>.json and prints a Markdown table.
+ * Writes bench/results/decision-<date>T<time>.json and prints a Markdown table.
  */
 import { existsSync } from "node:fs";
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import autocannon from "autocannon";
 import {
@@ -33,6 +33,7 @@ import {
   round3,
   TICK_MS,
   waitForQuiet,
+  writeResult,
 } from "./common.js";
 
 const GATEWAY_BIN = join(ROOT, "dist", "entry", "bin.js");
@@ -182,9 +183,7 @@ async function main() {
     rounds,
     summary,
   };
-  await mkdir(RESULTS, { recursive: true });
-  const file = join(RESULTS, `decision-${result.date.slice(0, 10)}.json`);
-  await writeFile(file, `${JSON.stringify(result, null, 2)}\n`);
+  const file = writeResult("decision", result);
   process.stdout.write(`\n${markdown(summary)}\n\nwritten to ${file}\n`);
   if (options.cpuProfile) process.stdout.write(`gateway CPU profile in ${profileDir}\n`);
 }

@@ -7,7 +7,7 @@
  *                        [--warmup-rounds 1] [--quiet-wait 5] [--cpu-prof]
  *
  * Needs `npm run build` first (it imports dist/). Loopback only; stops by itself.
- * Writes bench/results/egress-<date>.json and prints a Markdown table.
+ * Writes bench/results/egress-<date>T<time>.json and prints a Markdown table.
  */
 import { mkdir, writeFile } from "node:fs/promises";
 import { Session } from "node:inspector/promises";
@@ -30,6 +30,7 @@ import {
   signed,
   stubCount,
   waitForQuiet,
+  writeResult,
 } from "./common.js";
 
 const { fail, boundedInt, parseFlags, boundedNumber, startStub, stop } = createRun("egress.js");
@@ -252,9 +253,7 @@ async function main() {
       summary,
       profiles,
     };
-    await mkdir(RESULTS, { recursive: true });
-    const file = join(RESULTS, `egress-${result.date.slice(0, 10)}.json`);
-    await writeFile(file, `${JSON.stringify(result, null, 2)}\n`);
+    const file = writeResult("egress", result);
     process.stdout.write(`\n${markdown(summary)}\n\nwritten to ${file}\n`);
     for (const p of profiles) process.stdout.write(`CPU profile: ${p}\n`);
   } catch (e) {

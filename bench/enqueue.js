@@ -17,7 +17,7 @@
  *                         [--batch-ms 50] [--warmup-rounds 1] [--timeout 60] [--quiet-wait 5]
  *
  * Needs `npm run build` first. Loopback only; stops by itself. Writes
- * bench/results/enqueue-<date>.json and prints a Markdown table.
+ * bench/results/enqueue-<date>T<time>.json and prints a Markdown table.
  */
 import { closeSync, openSync, writeSync } from "node:fs";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
@@ -35,13 +35,13 @@ import {
   median,
   percentile,
   postHook,
-  RESULTS,
   ROOT,
   round1,
   round3,
   roundBudget,
   TICK_MS,
   waitForQuiet,
+  writeResult,
 } from "./common.js";
 import { formatPolicy, MEASURED_ANSWER, measuredRequest } from "./make-policy.js";
 
@@ -271,9 +271,7 @@ async function main() {
       rounds,
       summary,
     };
-    await mkdir(RESULTS, { recursive: true });
-    const file = join(RESULTS, `enqueue-${result.date.slice(0, 10)}.json`);
-    await writeFile(file, `${JSON.stringify(result, null, 2)}\n`);
+    const file = writeResult("enqueue", result);
     process.stdout.write(
       `\n${markdownInProcess(inProcess)}\n\n${markdown(targets, summary, result)}\n\nwritten to ${file}\n`,
     );

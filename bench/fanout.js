@@ -8,11 +8,11 @@
  *                        [--warmup-rounds 1] [--timeout 120] [--quiet-wait 5]
  *
  * Needs `npm run build` first (it runs dist/entry/bin.js and imports dist/). Loopback only; stops
- * by itself. Writes bench/results/fanout-<date>.json and prints a Markdown table.
+ * by itself. Writes bench/results/fanout-<date>T<time>.json and prints a Markdown table.
  */
 import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
-import { mkdir, writeFile } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
 import http from "node:http";
 import { join } from "node:path";
 import { CreateQueueCommand, GetQueueAttributesCommand } from "@aws-sdk/client-sqs";
@@ -25,13 +25,13 @@ import {
   log,
   machine,
   median,
-  RESULTS,
   ROOT,
   rotate,
   round3,
   roundBudget,
   TICK_MS,
   waitForQuiet,
+  writeResult,
 } from "./common.js";
 
 const { fail, boundedInt, boundedNumber, parseFlags, spawnChild, tempDir, removeDir, startGateway, stop } =
@@ -440,9 +440,7 @@ async function main() {
       rounds,
       summary,
     };
-    await mkdir(RESULTS, { recursive: true });
-    const file = join(RESULTS, `fanout-${result.date.slice(0, 10)}.json`);
-    await writeFile(file, `${JSON.stringify(result, null, 2)}\n`);
+    const file = writeResult("fanout", result);
     process.stdout.write(`\n${markdown(targets, summary, result)}\n\nwritten to ${file}\n`);
   } catch (e) {
     error = e;

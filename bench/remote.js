@@ -8,7 +8,7 @@
  *                        [--warmup-rounds 1] [--quiet-wait 5] [--cpu-prof]
  *
  * Needs `npm run build` first (it runs dist/entry/bin.js). Loopback only; stops by itself.
- * Writes bench/results/remote-<date>.json and prints a Markdown table.
+ * Writes bench/results/remote-<date>T<time>.json and prints a Markdown table.
  */
 import { existsSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
@@ -29,6 +29,7 @@ import {
   signed,
   stubCount,
   waitForQuiet,
+  writeResult,
 } from "./common.js";
 
 const { fail, boundedInt, parseFlags, boundedNumber, tempDir, removeDir, startStub, startGateway, stop } =
@@ -320,9 +321,7 @@ async function main() {
       rounds,
       summary,
     };
-    await mkdir(RESULTS, { recursive: true });
-    const file = join(RESULTS, `remote-${result.date.slice(0, 10)}.json`);
-    await writeFile(file, `${JSON.stringify(result, null, 2)}\n`);
+    const file = writeResult("remote", result);
     process.stdout.write(`\n${markdown(cases, summary)}\n\nwritten to ${file}\n`);
     if (options.cpuProfile) process.stdout.write(`gateway CPU profile in ${profileDir}\n`);
   } catch (e) {

@@ -14,10 +14,10 @@
  * compile), then `handleHook` on the measured request (CPU and wall µs per decision: the CPU
  * figure, from process.cpuUsage(), is the one other load on a shared machine moves least). With `--http S` it also
  * runs `dist/entry/bin.js serve` with each policy and loads it with autocannon for S seconds, as
- * decision.js does. Loopback only; stops by itself. Writes bench/results/scaling-<date>.json and
+ * decision.js does. Loopback only; stops by itself. Writes bench/results/scaling-<date>T<time>.json and
  * prints a Markdown table.
  */
-import { mkdir, writeFile } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import autocannon from "autocannon";
 import {
@@ -28,12 +28,12 @@ import {
   machine,
   median,
   percentile,
-  RESULTS,
   ROOT,
   round1,
   round3,
   TICK_MS,
   waitForQuiet,
+  writeResult,
 } from "./common.js";
 import {
   formatPolicy,
@@ -247,9 +247,7 @@ async function main() {
   };
   const decisions = cases.reduce((n, c) => n + c.calls, 0);
   result.auditBytesPerDecision = Math.round(auditBytes / Math.max(1, decisions));
-  await mkdir(RESULTS, { recursive: true });
-  const file = join(RESULTS, `scaling-${result.date.slice(0, 10)}.json`);
-  await writeFile(file, `${JSON.stringify(result, null, 2)}\n`);
+  const file = writeResult("scaling", result);
   process.stdout.write(`\n${markdown(result)}\n\nwritten to ${file}\n`);
 }
 

@@ -21,12 +21,11 @@
  * first always runs): on a slow host the hostile commands alone took 69 s of 4 rounds.
  * Checks that every answer is a decision with no error, the same for both spellings, and that
  * `rm -rf /` gets no-rm-root's deny. Stops by itself in a few seconds. Writes
- * bench/results/worst-case-<date>.json and prints a Markdown table.
+ * bench/results/worst-case-<date>T<time>.json and prints a Markdown table.
  */
 import { readFileSync } from "node:fs";
-import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { createRun, log, machine, median, RESULTS, ROOT, round1, round3, roundBudget } from "./common.js";
+import { createRun, log, machine, median, ROOT, round1, round3, roundBudget, writeResult } from "./common.js";
 import { MEASURED_ANSWER, measuredRequest } from "./make-policy.js";
 
 const { fail, boundedInt, boundedNumber, parseFlags } = createRun("worst-case.js");
@@ -365,9 +364,7 @@ async function main() {
     maxGrowth: Math.max(...rows.map((r) => r.growth ?? 0)),
     cases: rows,
   };
-  await mkdir(RESULTS, { recursive: true });
-  const file = join(RESULTS, `worst-case-${result.date.slice(0, 10)}.json`);
-  await writeFile(file, `${JSON.stringify(result, null, 2)}\n`);
+  const file = writeResult("worst-case", result);
   process.stdout.write(`\n${markdown(result)}\n\nwritten to ${file}\n`);
 }
 

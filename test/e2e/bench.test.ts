@@ -3,10 +3,19 @@
  * and no process behind, and killed by SIGKILL no process. A run is stopped as soon as its servers
  * are up, long before it measures anything; no benchmark runs here otherwise, but for one second
  * of bench/decision.js's load at a time to show that it refuses answers other than the deny it
- * checked and that it turns its order round.
+ * checked and that it turns its order round, and bench/cli-start.js at one sample, twice, in a copy
+ * of bench/, to show that each run's results file is its own.
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { constants } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -448,5 +457,53 @@ describe("bench/decision.js's rounds", () => {
     expect(await exited, stderr()).toBe(143);
     const order = [...stderr().matchAll(/^round (\d)\/3 (\w+)/gm)].map((m) => `${m[1]} ${m[2]}`);
     expect(order).toEqual(["1 gateway", "1 bare", "2 bare"]);
+  });
+});
+
+/**
+ * A copy of the repository's bench/ (its results left out) in a directory of its own, beside
+ * links to what the benchmarks read (dist/, test/fixtures, node_modules, package.json): a run
+ * there writes its results into that copy's bench/results/, never over a real run's.
+ */
+function benchCopy(): string {
+  const root = tempDir("bench-copy");
+  cpSync(join(ROOT, "bench"), join(root, "bench"), {
+    recursive: true,
+    filter: (source) => source !== join(ROOT, "bench", "results"),
+  });
+  for (const name of ["dist", "test", "node_modules", "package.json"])
+    symlinkSync(join(ROOT, name), join(root, name));
+  return root;
+}
+
+describe("a benchmark's results", () => {
+  // Named by day alone, a second run's file replaced the first's, and figures quoted from the
+  // first could no longer be checked against its file.
+  it("go to a file of each run's own: two runs on one day leave two files", () => {
+    const root = benchCopy();
+    const written: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const run = spawnSync(process.execPath, ["bench/cli-start.js", "--samples", "1"], {
+        cwd: root,
+        encoding: "utf8",
+        env: childEnv({ TMPDIR: tempDir("bench-tmp") }),
+      });
+      expect(run.status, run.stderr).toBe(0);
+      written.push(/^written to (.+)$/m.exec(run.stdout)?.[1] ?? "");
+    }
+    const files = readdirSync(join(root, "bench", "results")).sort();
+    expect(files).toHaveLength(2);
+    expect(written.map((file) => file.slice(join(root, "bench", "results", "/").length)).sort()).toEqual(
+      files,
+    );
+    for (const file of files) {
+      const date = /^cli-start-(\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d\.\d{3}Z)\.json$/.exec(file)?.[1];
+      expect(date, file).toBeDefined();
+      // The name is the date the file holds, its colons made dashes.
+      const result = JSON.parse(readFileSync(join(root, "bench", "results", file), "utf8")) as {
+        date: string;
+      };
+      expect(result.date.replace(/:/g, "-")).toBe(date);
+    }
   });
 });
