@@ -1,7 +1,8 @@
 /**
  * `npm run bench`: every benchmark in bench/, one after the other (never in parallel: they
  * would share the cores they measure), each at its defaults. Under 5 minutes in total.
- * Exits non-zero if one fails; a benchmark never fails on a timing, only on a wrong answer.
+ * Runs on after one fails, names each that failed in its closing line, and exits 1; a benchmark
+ * never fails on a timing, only on a wrong answer.
  */
 import { spawn } from "node:child_process";
 import os from "node:os";
@@ -45,28 +46,35 @@ for (const signal of STOP_SIGNALS) {
 }
 
 const started = performance.now();
-let failed = 0;
+/** Each benchmark that failed and how ("decision.js (exit 1)"), for the closing line. */
+const failed = [];
 /** Seconds each benchmark took: the 5-minute budget is theirs to share. */
 const seconds = [];
 for (const name of BENCHMARKS) {
   process.stdout.write(`\n## bench/${name}\n\n`);
   const began = performance.now();
-  const code = await new Promise((resolve) => {
+  const ended = await new Promise((resolve) => {
     // SIGTERM should this process die without passing a signal on (a SIGKILL): the benchmark stops
     // as on any other, its servers and directories removed.
     const [file, args] = withParentDeathSignal("SIGTERM", process.execPath, [join(HERE, name)]);
     current = spawn(file, args, { stdio: "inherit", detached: true });
-    current.once("exit", (exitCode, signal) => resolve(exitCode ?? (signal ? 1 : 0)));
+    current.once("exit", (exitCode, signal) =>
+      resolve(signal ? `killed by ${signal}` : exitCode !== 0 ? `exit ${exitCode}` : undefined),
+    );
   });
   current = undefined;
   if (stoppedBy !== undefined) process.exit(128 + os.constants.signals[stoppedBy]);
   seconds.push(`${name} ${((performance.now() - began) / 1000).toFixed(0)} s`);
-  if (code !== 0) {
-    failed++;
-    process.stderr.write(`bench/${name} exited with ${code}\n`);
+  if (ended !== undefined) {
+    failed.push(`${name} (${ended})`);
+    process.stderr.write(`bench/${name} failed (${ended})\n`);
   }
 }
+// The closing line names every benchmark that failed: a failure's own line on stderr is minutes of
+// output above it.
+const failures =
+  failed.length > 0 ? `; ${failed.length} of ${BENCHMARKS.length} failed: ${failed.join(", ")}` : "";
 process.stdout.write(
-  `\nnpm run bench: ${((performance.now() - started) / 1000).toFixed(0)} s in all (${seconds.join(", ")})\n`,
+  `\nnpm run bench: ${((performance.now() - started) / 1000).toFixed(0)} s in all (${seconds.join(", ")})${failures}\n`,
 );
-process.exitCode = failed > 0 ? 1 : 0;
+process.exitCode = failed.length > 0 ? 1 : 0;

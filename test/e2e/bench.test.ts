@@ -507,3 +507,33 @@ describe("a benchmark's results", () => {
     }
   });
 });
+
+describe("npm run bench (bench/run.js) with benchmarks that fail", () => {
+  // It ran on after a failure and ended 1, but its closing line named none: the failure was a
+  // line on stderr minutes of output earlier.
+  it("names each one that failed, and how, in its closing line, and ends 1", () => {
+    const root = tempDir("bench-copy");
+    mkdirSync(join(root, "bench"));
+    symlinkSync(join(ROOT, "package.json"), join(root, "package.json"));
+    for (const name of ["run.js", "common.js"]) cpSync(join(ROOT, "bench", name), join(root, "bench", name));
+    // Every other script in bench/ (the benchmarks run.js runs among them) replaced by a stand-in
+    // that ends at once: two fail, one with an exit code, one killed by a signal.
+    const standIns: Record<string, string> = {
+      "decision.js": "process.exit(3);\n",
+      "fanout.js": 'process.kill(process.pid, "SIGKILL");\n',
+    };
+    for (const name of readdirSync(join(ROOT, "bench")).filter((n) => n.endsWith(".js"))) {
+      if (name === "run.js" || name === "common.js") continue;
+      writeFileSync(join(root, "bench", name), standIns[name] ?? "process.exit(0);\n");
+    }
+    const run = spawnSync(process.execPath, ["bench/run.js"], {
+      cwd: root,
+      encoding: "utf8",
+      env: childEnv({ TMPDIR: tempDir("bench-tmp") }),
+    });
+    expect(run.status, run.stderr).toBe(1);
+    const last = run.stdout.trimEnd().split("\n").at(-1) ?? "";
+    expect(last).toMatch(/^npm run bench: \d+ s in all \(.*decision\.js \d+ s, .*\)/);
+    expect(last).toMatch(/; 2 of \d+ failed: decision\.js \(exit 3\), fanout\.js \(killed by SIGKILL\)$/);
+  });
+});
