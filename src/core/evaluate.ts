@@ -252,7 +252,14 @@ function firstMiss(
   // A described call (deepcode's PermissionRequest) is read by its description, as `if` reads it,
   // by every rule but an allow.
   const payload = (!isAllow(rule) && facts.describedPayload) || event.payload;
+  // What an allow (or a verdict that may be one) does not read: an input that did not come, or
+  // one a description stands for. A condition on it never holds there, a `not` or an
+  // `exists: false` included, so nothing approves a call hookgate cannot see.
+  const unseen =
+    (facts.call?.inputMissing === true && mayAllow(rule)) ||
+    (facts.call?.described === true && isAllow(rule));
   for (const predicate of rule.where) {
+    if (unseen && readsInput(rule, i)) return i;
     // On a call without its input, a condition on it holds for a rule that cannot allow: fail safe.
     if (!predicate(payload) && !(facts.call?.inputMissing && !mayAllow(rule) && readsInput(rule, i)))
       return i;
@@ -298,7 +305,9 @@ function describeMiss(miss: Miss, rule: CompiledRule, facts: EventFacts): string
     default:
       return facts.call?.described && isAllow(rule) && readsInput(rule, miss)
         ? `the ${facts.call.toolName} call is known only by the client's description (tool_desc), which no allow rule reads`
-        : `where "${Object.keys(rule.document.where ?? {})[miss]}" does not hold`;
+        : facts.call?.inputMissing && mayAllow(rule) && readsInput(rule, miss)
+          ? `the ${facts.call.toolName} call came without its tool_input (or its command or URL), and a rule that may allow holds no condition on it`
+          : `where "${Object.keys(rule.document.where ?? {})[miss]}" does not hold`;
   }
 }
 

@@ -429,6 +429,77 @@ describe("evaluatePolicy: a PreToolUse without its tool_input", () => {
   });
 });
 
+describe("evaluatePolicy: a where condition that holds on an input it cannot see", () => {
+  const rules = policyFrom({
+    version: 1,
+    rules: [
+      {
+        id: "bash-ok",
+        on: ["PreToolUse", "PermissionRequest"],
+        matcher: "Bash",
+        where: { "tool_input.command": { not: { regex: "rm|curl" } } },
+        decide: "allow",
+      },
+      {
+        id: "no-bg",
+        on: "PreToolUse",
+        matcher: "Bash",
+        where: { "tool_input.run_in_background": { exists: false } },
+        decide: "allow",
+      },
+      {
+        id: "judge",
+        on: "PreToolUse",
+        matcher: "Bash",
+        where: { "tool_input.command": { not: { startsWith: "git " } } },
+        prompt: { text: "ok? $ARGUMENTS", model: "m" },
+      },
+      {
+        id: "ask-not-git",
+        on: "PreToolUse",
+        matcher: "Bash",
+        where: { "tool_input.command": { not: { startsWith: "git " } } },
+        decide: "ask",
+      },
+    ],
+    models: { m: { provider: "anthropic", model: "claude-haiku-4-5", apiKey: "env:K" } },
+  });
+  const pre = (tool_input?: unknown) =>
+    event({
+      hook_event_name: "PreToolUse",
+      tool_name: "Bash",
+      ...(tool_input !== undefined && { tool_input }),
+    });
+  const outcome = async (e: HookEvent) => {
+    const result = evaluatePolicy(await rules, e, { team: "a" });
+    return { enforced: ids(result.enforced), pending: result.pending.map((rule) => rule.id) };
+  };
+
+  it("approves nothing and asks no model when the call came without its input: a `not` or `exists: false` reads no command", async () => {
+    for (const input of [undefined, null, {}, { command: ["rm", "-rf", "/"] }]) {
+      expect(await outcome(pre(input))).toEqual({ enforced: ["ask-not-git"], pending: [] });
+    }
+    // With its command, each rule reads it.
+    expect(await outcome(pre({ command: "ls" }))).toEqual({
+      enforced: ["bash-ok", "no-bg", "ask-not-git"],
+      pending: ["judge"],
+    });
+    const why = evaluatePolicy(await rules, pre({}), { team: "a" }, true).explanations ?? [];
+    expect(why.find((e) => e.ruleId === "bash-ok")?.why).toBe(
+      "the Bash call came without its tool_input (or its command or URL), and a rule that may allow holds no condition on it",
+    );
+  });
+
+  it("approves no deepcode PermissionRequest by a `not` on the input its description stands for", async () => {
+    const described = parseHookEvent(
+      { hook_event_name: "PermissionRequest", cwd: "/p", tool_name: "Bash", tool_desc: "rm -rf /" },
+      "deepcode",
+    );
+    if (!described.ok) throw new Error(described.error.message);
+    expect(await outcome(described.value)).toEqual({ enforced: [], pending: [] });
+  });
+});
+
 const allows = await policyFrom({
   version: 1,
   rules: [
