@@ -15,6 +15,7 @@ import {
 } from "../../src/core/permission-rule.js";
 import { compileRegex } from "../../src/core/regex.js";
 import { re2Engine } from "../../src/core/regex-re2.js";
+import { indexRules } from "../../src/core/rule-index.js";
 import { MAX_COMMAND_LENGTH, splitCommand } from "../../src/core/shell-command.js";
 import { compileWhere } from "../../src/core/where.js";
 
@@ -58,6 +59,75 @@ describe("matcher", () => {
         },
       ),
       { numRuns: 500 },
+    );
+  });
+
+  it("gives through the rule index's name lookup the answer the matcher gives, for any matcher and name", () => {
+    // Names, spaces, pipes and regex syntax, so that lists of exact names, spaced lists, empty
+    // parts, regexes and names with metacharacters (`mcp__x-y__z`, `Bash.`) all come up.
+    const piece = fc.constantFrom(
+      "Bash",
+      "bash",
+      "Write",
+      "Edit",
+      "mcp__github__x",
+      "mcp__x-y__z",
+      "mcp__.*",
+      "Bash.",
+      ".*",
+      "^",
+      "$",
+      "(?i)",
+      "(",
+      ")",
+      "[a|b]",
+      "|",
+      " ",
+      "*",
+      "_",
+      "0",
+    );
+    const text = fc.array(piece, { maxLength: 6 }).map((pieces) => pieces.join(""));
+    const name = fc.oneof(
+      fc.constantFrom(
+        "Bash",
+        "bash",
+        "BashOutput",
+        "Write",
+        "Edit",
+        "mcp__github__x",
+        "mcp__x-y__z",
+        "a",
+        "",
+      ),
+      fc.constantFrom("Bash ", " Bash", "Bash|Write", "constructor", "__proto__", "toString"),
+      syntaxString(12),
+    );
+    fc.assert(
+      fc.property(fc.array(text, { maxLength: 8 }), fc.array(name, { maxLength: 6 }), (texts, names) => {
+        const rules = texts.flatMap((matcher, index) => {
+          const compiled = compileMatcher(matcher);
+          return compiled.ok
+            ? [
+                {
+                  index,
+                  events: ["PreToolUse"],
+                  matcher: compiled.value,
+                  ifWords: undefined,
+                  document: { matcher },
+                },
+              ]
+            : [];
+        });
+        const index = indexRules(rules);
+        for (const value of [...names, undefined, ...names]) {
+          const expected = rules
+            .filter((r) => r.matcher === undefined || r.matcher(value))
+            .map((r) => r.index);
+          expect(index.candidates("PreToolUse", value).map((r) => r.index)).toEqual(expected);
+        }
+      }),
+      { numRuns: 1000 },
     );
   });
 
