@@ -24,6 +24,28 @@ const event = {
 
 describe("where", () => {
   it.each([
+    ["1 and 1.0", { x: 1 }, JSON.parse('{"x":1.0}'), true],
+    ["0 and -0", { x: 0 }, JSON.parse('{"x":-0}'), true],
+    ['1 and "1"', { x: 1 }, { x: "1" }, false],
+    ['in, 1 and "1"', { x: { in: [1] } }, { x: "1" }, false],
+    ["case", { x: "Bash" }, { x: "bash" }, false],
+    ["a trailing space", { x: "a" }, { x: "a " }, false],
+    ["NFC and NFD", { x: "caf\u00e9" }, { x: "cafe\u0301" }, false],
+    ["a regex searches", { x: { regex: "rm" } }, { x: "sudo rm -rf" }, true],
+    ["$ is the text's end", { x: { regex: "^ls$" } }, { x: "ls\nrm" }, false],
+    ["(?i) ignores case", { x: { regex: "(?i)^RM" } }, { x: "rm" }, true],
+    ["a regex never looks inside a list", { x: { regex: "rm" } }, { x: ["rm"] }, false],
+    ["startsWith never looks inside a list", { x: { startsWith: "rm" } }, { x: ["rm"] }, false],
+    ["glob never looks inside a list", { x: { glob: "/etc/**" } }, { x: ["/etc/passwd"] }, false],
+    ["contains, an element of a list", { x: { contains: "rm" } }, { x: ["rm"] }, true],
+    ["contains, never a substring of an element", { x: { contains: "rm" } }, { x: ["rm -rf"] }, false],
+    ["a path steps into a list by position", { "x.1.y": "b" }, { x: [{ y: "a" }, { y: "b" }] }, true],
+    ["a key holding a dot cannot be named", { "x.y": 1 }, { "x.y": 1 }, false],
+  ])("compares as JSON and reads paths as documented: %s", (_, where, payload, expected) => {
+    expect(holds(where, payload)).toBe(expected);
+  });
+
+  it.each([
     ["literal equality", { stop_hook_active: false }, true],
     ["literal inequality", { stop_hook_active: true }, false],
     ["literal against a missing path", { "tool_input.missing": "x" }, false],
