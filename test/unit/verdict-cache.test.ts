@@ -115,16 +115,18 @@ describe("the verdict cache of a long-running gateway", () => {
     const { remote } = judge(() => "rm");
     setFlagsFromString("--expose-gc");
     const gc = runInNewContext("gc") as () => void;
-    // 32 events of 1 Mi characters each, parsed from JSON as a request's body is.
-    const events = Array.from({ length: 32 }, (_, i) =>
-      event(policy, JSON.parse(JSON.stringify(`rm -rf /${i} ${"x".repeat(1024 * 1024)}`))),
+    // 32 commands of 1 Mi characters each, parsed from JSON as a request's body is. Each event is
+    // let go with its run, and with it what the run keeps by its event (the cut text the model read).
+    const commands: string[] = Array.from({ length: 32 }, (_, i) =>
+      JSON.parse(JSON.stringify(`rm -rf /${i} ${"x".repeat(1024 * 1024)}`)),
     );
     gc();
     const before = process.memoryUsage().heapUsed;
-    for (const input of events) expect((await remote.run(input)).audit[0]?.outcome).toBe("OK");
+    for (const command of commands)
+      expect((await remote.run(event(policy, command))).audit[0]?.outcome).toBe("OK");
     gc();
     // Keyed by the text, the cache would hold 32 MiB.
     expect(process.memoryUsage().heapUsed - before).toBeLessThan(8 * 1024 * 1024);
-    expect((await remote.run(events[0] as RemoteInput)).audit[0]?.outcome).toBe("CACHE_HIT");
+    expect((await remote.run(event(policy, commands[0] as string))).audit[0]?.outcome).toBe("CACHE_HIT");
   });
 });
