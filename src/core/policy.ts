@@ -934,9 +934,13 @@ export function secretUrlParts(value: string | undefined): string[] {
   return parts;
 }
 
-/** A query parameter's name that says its value is a credential (`token`, `api_key`, `X-Amz-Signature`, `sig`, `code`). */
+/**
+ * A query parameter's name that says its value is a credential (`token`, `api_key`,
+ * `X-Amz-Signature`, `sig`, `code`, `auth_code`). A `code` with another word before it is no
+ * credential (`country_code`, `status_code`): its value, masked in every log line, would be too.
+ */
 const CREDENTIAL_PARAM =
-  /(?:^|[-_.])(?:token|key|secret|sig|signature|code|pass|password|passwd|pwd|auth|credentials?)$|^(?:access|api|auth|secret|session)?(?:token|key|secret)$|(?:apikey|accesstoken|authtoken)$/i;
+  /(?:^|[-_.])(?:token|key|secret|sig|signature|pass|password|passwd|pwd|auth|credentials?)$|^(?:(?:access|api|auth|authorization|secret|session)[-_]?)?(?:token|key|secret|code)$|(?:apikey|accesstoken|authtoken)$/i;
 
 /** A UUID, or 16 characters or more with a digit, a letter and hardly any punctuation (not `gpt-4o-2024-08-06`). */
 function looksRandom(part: string): boolean {

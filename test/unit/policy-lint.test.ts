@@ -1242,7 +1242,11 @@ describe("lintPolicy: an inline URL that carries its credential", () => {
       },
       rules: [
         { id: "relay", on: "PreToolUse", forward: { url: "https://policy.example/hook?sig=c2lnbmF0dXJl" } },
-        { id: "plain", on: "PreToolUse", forward: { url: "https://policy.example/hook?team=platform" } },
+        {
+          id: "plain",
+          on: "PreToolUse",
+          forward: { url: "https://policy.example/hook?team=platform&country_code=de&status_code=200" },
+        },
         { id: "n", on: "Stop", notify: ["siem", "flow", "kept", "open"] },
       ],
     });

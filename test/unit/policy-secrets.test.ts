@@ -263,15 +263,16 @@ describe("Policy.secrets of a URL whose query names its credential", () => {
         ],
       },
       {
-        SIEM_URL: "https://siem.example/in?api_key=plainkey2024&team=platform-eng",
+        SIEM_URL: "https://siem.example/in?api_key=plainkey2024&team=platform-eng&region_code=eu-central-1",
         K: "whsec_c2VjcmV0LXZhbHVl",
       },
     );
     // A receiver that quotes the key it was sent quotes the value alone, in no shape masking knows.
     const echoed =
-      "401: unknown key plainkey2024; bad sig plain-sig-value; code plaincode2024; team platform-eng";
+      "401: unknown key plainkey2024; bad sig plain-sig-value; code plaincode2024; team platform-eng in eu-central-1";
+    // A code with another word before it names no credential (`region_code`, `country_code`).
     expect(scrubSecrets(echoed, policy.secrets)).toBe(
-      `401: unknown key ${MASK}; bad sig ${MASK}; code ${MASK}; team platform-eng`,
+      `401: unknown key ${MASK}; bad sig ${MASK}; code ${MASK}; team platform-eng in eu-central-1`,
     );
   });
 });
