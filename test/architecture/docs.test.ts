@@ -127,10 +127,20 @@ describe("README's CLI section", () => {
 
 describe("README's warnings and errors in the log", () => {
   const table = section("## Warnings and errors in the log");
-  /** Each `log("warn" | "error", "msg"` message, its `${…}` parts left as they are. */
+  /**
+   * Each `log("warn" | "error", "msg"` message, its `${…}` parts left as they are; a message kept
+   * in a constant of the same file (`log("error", NOT_SQS, …)`) read from that constant.
+   */
   const messages = SOURCES.flatMap((text) => [
-    ...text.matchAll(/\.log\(\s*"(?:warn|error)",\s*(["`])((?:\\.|(?!\1)[^\\])*)\1/g),
-  ]).map((m) => m[2] as string);
+    ...[...text.matchAll(/\.log\(\s*"(?:warn|error)",\s*(["`])((?:\\.|(?!\1)[^\\])*)\1/g)].map(
+      (m) => m[2] as string,
+    ),
+    ...[...text.matchAll(/\.log\(\s*"(?:warn|error)",\s*([A-Z][A-Z0-9_]*)\s*[,)]/g)].map((m) => {
+      const constant = new RegExp(`const ${m[1]}\\s*=\\s*"((?:\\\\.|[^"\\\\])*)"`).exec(text);
+      if (!constant) throw new Error(`${m[1]}, a logged message, is no string constant of its file`);
+      return constant[1] as string;
+    }),
+  ]);
   /**
    * What a reader greps for: the message's text up to its first variable or stop (`;`, `:`, `(`),
    * or, where that is a word or two, its longest such text.
@@ -149,6 +159,12 @@ describe("README's warnings and errors in the log", () => {
       "policy reload failed; keeping the running policy",
     ])
       expect(messages).toContain(message);
+    // Kept in constants (lambda-http.ts, lambda-sqs.ts).
+    for (const start of [
+      "the HTTP function was invoked with an event that is no HTTP request",
+      "the SQS consumer was invoked with an event that is no SQS batch",
+    ])
+      expect(messages.filter((message) => message.startsWith(start))).toHaveLength(1);
     expect(messages.filter((message) => !table.includes(greppable(message)))).toEqual([]);
   });
 });
