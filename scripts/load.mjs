@@ -33,7 +33,7 @@
  * gateway logged no unexpected warning or error and exited 0 on SIGTERM.
  *
  * Prints a Markdown summary on stdout and writes the figures as JSON to
- * bench/results/load-<date>.json (or --out).
+ * bench/results/load-<date>T<time>.json, the run's end in UTC (or --out), a file per run.
  */
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -44,7 +44,7 @@ import { createInterface } from "node:readline";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import autocannon from "autocannon";
-import { cpuDelta, cpuTicks, machine, percentile } from "../bench/common.js";
+import { cpuDelta, cpuTicks, machine, percentile, writeResult } from "../bench/common.js";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const BIN = join(ROOT, "dist", "entry", "bin.js");
@@ -269,7 +269,7 @@ async function run(options, work, children) {
   }
   const memoryFigures = memory.figures(options.warmupSeconds);
   const result = {
-    date: new Date().toISOString().slice(0, 10),
+    date: new Date().toISOString(),
     command: `node scripts/load.mjs --rate ${options.rate} --duration ${options.durationSeconds} --connections ${options.connections}${options.down === "500" ? "" : ` --down ${options.down}`}`,
     options: { ...options, out: undefined },
     machine: machine(
@@ -850,9 +850,12 @@ async function main() {
   }
   for (const signal of ["SIGINT", "SIGTERM"]) process.once(signal, () => process.exit(130));
   const result = await runLoad(options);
-  const out = options.out ?? join(ROOT, "bench", "results", `load-${result.date}.json`);
-  mkdirSync(dirname(out), { recursive: true });
-  writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);
+  let out = options.out;
+  if (out === undefined) out = writeResult("load", result);
+  else {
+    mkdirSync(dirname(out), { recursive: true });
+    writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);
+  }
   process.stdout.write(markdown(result));
   log(`load: figures written to ${out}`);
   return result.failures.length === 0 ? 0 : 1;

@@ -24,6 +24,7 @@ interface SinkFigures {
   lost: number;
 }
 interface LoadResult {
+  date: string;
   load: {
     planned: number;
     answered: number;
@@ -69,6 +70,9 @@ describe("scripts/load.mjs at 50 requests/s for 5 s", () => {
     expect(result.failures).toEqual([]);
     expect(code).toBe(0);
     expect(stdout).toContain("All checks passed.");
+    // The run's end to the millisecond, which names its file without --out (bench/common.js
+    // writeResult): named by day alone, a second run that day replaced the first's file.
+    expect(result.date).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
 
     expect(result.load).toMatchObject({ planned: 250, answered: 250, non2xx: 0, errors: 0, wrongBodies: 0 });
     expect(result.decisions).toBe(result.load.sent);
