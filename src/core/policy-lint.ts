@@ -86,6 +86,7 @@ export function lintPolicy(policy: Policy, env?: EnvReader): PolicyIssue[] {
     lintIfTargets(rule, warn);
     lintShadowedByDenyAll(rule, denyAll, warn);
     lintWhereContradictions(rule, warn);
+    lintWhereAlwaysOrNever(rule, warn);
     lintStopLoopOnError(rule, policy, warn);
   }
   lintInlineSecrets(policy, warn);
@@ -724,6 +725,69 @@ function lintWhereContradictions(rule: CompiledRule, warn: (path: string, messag
           );
         }
       }
+    }
+  }
+}
+
+/**
+ * What a `where` condition holds on, where that is plain from the condition alone: every value
+ * (present or not), none, every string only (a regex or prefix any string matches), or all but
+ * strings (the `not` of one).
+ */
+type Reach = "always" | "never" | "string" | "not-string";
+
+const NEGATED: Readonly<Record<Reach, Reach>> = {
+  always: "never",
+  never: "always",
+  string: "not-string",
+  "not-string": "string",
+};
+
+function conditionReach(condition: unknown): Reach | undefined {
+  if (condition === null || typeof condition !== "object" || Array.isArray(condition)) return undefined;
+  const op = condition as WhereOperator;
+  if ("equals" in op) return undefined;
+  if (op.startsWith === "") return "string";
+  if (op.regex !== undefined) return matchesEveryString(op.regex) ? "string" : undefined;
+  if (op.not !== undefined) {
+    const inner = conditionReach(op.not);
+    return inner && NEGATED[inner];
+  }
+  return undefined;
+}
+
+/**
+ * Whether a regex's search holds on every string: it matches the empty string, and it has no
+ * assertion but `^` (or `\A`), which holds at the start of any string, so the same empty match is
+ * found there. Any `$`, `\b`, `\B` or `\z` in it, escaped or not, leaves it alone.
+ */
+function matchesEveryString(pattern: string): boolean {
+  if (/\$|\\[bBz]/.test(pattern)) return false;
+  const compiled = compileRegex(pattern);
+  return compiled.ok && compiled.value("");
+}
+
+/** A `where` condition that holds on every string, every value, or none. */
+function lintWhereAlwaysOrNever(rule: CompiledRule, warn: (path: string, message: string) => void): void {
+  for (const [key, condition] of Object.entries(rule.document.where ?? {})) {
+    const reach = conditionReach(condition);
+    if (reach === undefined) continue;
+    const at = `${rule.path}.where${jsonPath([key]).slice(1)}`;
+    const written = JSON.stringify(condition);
+    const field = JSON.stringify(key);
+    switch (reach) {
+      case "string":
+        warn(
+          at,
+          `${written} holds on every string, so it only asks that ${field} be a string: write {"exists": true} to ask that it be there, or a pattern that says what it must hold`,
+        );
+        break;
+      case "not-string":
+        warn(
+          at,
+          `${written} refuses every string, so it only asks that ${field} be no string (absent, null or another type): write {"exists": false} to ask that it be absent`,
+        );
+        break;
     }
   }
 }

@@ -1165,6 +1165,48 @@ describe("lintPolicy: rules a typo keeps from ever applying", () => {
   });
 });
 
+describe("lintPolicy: where conditions that hold on every string", () => {
+  it.each([
+    [{ regex: "" }],
+    [{ regex: ".*" }],
+    [{ regex: "^" }],
+    [{ regex: "(?:)" }],
+    [{ regex: "(?i)^x*" }],
+    [{ startsWith: "" }],
+  ])("says %j only asks for a string, and what to write", async (condition) => {
+    const warnings = await warningsFor([
+      { id: "a", on: "PreToolUse", where: { cwd: condition }, decide: "ask" },
+    ]);
+    expect(warnings).toEqual([
+      `$.rules[0].where.cwd: ${JSON.stringify(condition)} holds on every string, so it only asks that "cwd" be a string: write {"exists": true} to ask that it be there, or a pattern that says what it must hold`,
+    ]);
+  });
+
+  it("says its not refuses every string", async () => {
+    const warnings = await warningsFor([
+      { id: "a", on: "PreToolUse", where: { "tool_input.command": { not: { regex: ".*" } } }, decide: "ask" },
+    ]);
+    expect(warnings).toEqual([
+      '$.rules[0].where["tool_input.command"]: {"not":{"regex":".*"}} refuses every string, so it only asks that "tool_input.command" be no string (absent, null or another type): write {"exists": false} to ask that it be absent',
+    ]);
+  });
+
+  it.each([
+    [{ regex: "^$" }],
+    [{ regex: "x*$" }],
+    [{ regex: "\\b" }],
+    [{ regex: "a*b" }],
+    [{ regex: "\\$?" }],
+    [{ startsWith: " " }],
+    [{ glob: "**" }],
+  ])("leaves %j alone, which some string fails", async (condition) => {
+    const warnings = await warningsFor([
+      { id: "a", on: "PreToolUse", where: { cwd: condition }, decide: "ask" },
+    ]);
+    expect(warnings).toEqual([]);
+  });
+});
+
 describe("lintPolicy: a where key named like an object's built-in member", () => {
   it("is a field of no known type, with no warning of a type", async () => {
     const warnings = await warningsFor([
