@@ -749,6 +749,7 @@ function conditionReach(condition: unknown): Reach | undefined {
   if ("equals" in op) return undefined;
   if (op.startsWith === "") return "string";
   if (op.regex !== undefined) return matchesEveryString(op.regex) ? "string" : undefined;
+  if (op.in !== undefined) return op.in.length === 0 ? "never" : undefined;
   if (op.not !== undefined) {
     const inner = conditionReach(op.not);
     return inner && NEGATED[inner];
@@ -786,6 +787,18 @@ function lintWhereAlwaysOrNever(rule: CompiledRule, warn: (path: string, message
         warn(
           at,
           `${written} refuses every string, so it only asks that ${field} be no string (absent, null or another type): write {"exists": false} to ask that it be absent`,
+        );
+        break;
+      case "never":
+        warn(
+          at,
+          `${written} holds on no value, since "in": [] lists none; this rule can never apply: list in "in" the values ${field} may have`,
+        );
+        break;
+      case "always":
+        warn(
+          at,
+          `${written} holds on every value, since "in": [] lists none, so it tests nothing: remove it, or list in "in" the values ${field} must not have`,
         );
         break;
     }

@@ -1207,6 +1207,22 @@ describe("lintPolicy: where conditions that hold on every string", () => {
   });
 });
 
+describe("lintPolicy: where conditions that hold on no value or every value", () => {
+  it("says an empty in never holds and its not always does", async () => {
+    const warnings = await warningsFor([
+      { id: "a", on: "PreToolUse", where: { tool_name: { in: [] } }, decide: "ask" },
+      { id: "b", on: "PreToolUse", where: { tool_name: { not: { in: [] } } }, decide: "ask" },
+      { id: "c", on: "PreToolUse", where: { tool_name: { not: { not: { in: [] } } } }, decide: "ask" },
+      { id: "d", on: "PreToolUse", where: { tool_name: { in: ["Bash"] } }, decide: "ask" },
+    ]);
+    expect(warnings).toEqual([
+      '$.rules[0].where.tool_name: {"in":[]} holds on no value, since "in": [] lists none; this rule can never apply: list in "in" the values "tool_name" may have',
+      '$.rules[1].where.tool_name: {"not":{"in":[]}} holds on every value, since "in": [] lists none, so it tests nothing: remove it, or list in "in" the values "tool_name" must not have',
+      '$.rules[2].where.tool_name: {"not":{"not":{"in":[]}}} holds on no value, since "in": [] lists none; this rule can never apply: list in "in" the values "tool_name" may have',
+    ]);
+  });
+});
+
 describe("lintPolicy: a where key named like an object's built-in member", () => {
   it("is a field of no known type, with no warning of a type", async () => {
     const warnings = await warningsFor([
