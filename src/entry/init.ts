@@ -66,6 +66,33 @@ const DEEPCODE_EVENTS: readonly string[] = [
   "FileChanged",
 ];
 
+/**
+ * Events deepcode takes in its settings (HOOK_EVENTS) but does not fire yet, each reserved for a
+ * subsystem it has not built (deepcode-hooks.txt). init writes their hooks, which cost nothing and
+ * work once a deepcode fires them (init cannot tell which deepcode runs: it is on no registry),
+ * and says that they stay silent until then.
+ */
+const DEEPCODE_NOT_FIRED: ReadonlySet<string> = new Set([
+  "Elicitation",
+  "ElicitationResult",
+  "TeammateIdle",
+  "FileChanged",
+]);
+
+/**
+ * Events Claude Code 2.1.332 fires that 2.1.112 does not have (clients.md §5.2); the release in
+ * between that added each was not pinned down, so the note names both.
+ */
+const CLAUDE_CODE_AFTER_2_1_112: ReadonlySet<string> = new Set([
+  "PostToolBatch",
+  "UserPromptExpansion",
+  "PreModelSwitch",
+  "PostModelSwitch",
+  "DirectoryAdded",
+  "MessageDisplay",
+  "PreSkillShellCommand",
+]);
+
 /** What a policy can act on, without a request on every file watch or display delta. */
 const DEFAULT_EVENTS: readonly string[] = [
   "PreToolUse",
@@ -288,6 +315,13 @@ function claudeCode(options: InitOptions, notes: string[]): InitOutput {
   notes.push(
     `export ${TOKEN_VAR}=<your team's token> in the shell that starts claude (the example policy's is hookgate-dev-token); without it Claude Code sends an empty "Bearer "`,
   );
+  const later = events.filter((e) => CLAUDE_CODE_AFTER_2_1_112.has(e));
+  if (later.length > 0) {
+    const them = later.length > 1 ? "them" : "it";
+    notes.push(
+      `${later.join(", ")}: Claude Code 2.1.112 and earlier never send ${them} (2.1.332 does; the release in between that added ${them} is not known), so on an older Claude Code ${later.length > 1 ? "these hooks stay" : "this hook stays"} silent`,
+    );
+  }
   if (commandEvents.length > 0) {
     notes.push(
       `${commandEvents.join(" and ")}: Claude Code sends no http hook there, so ${commandEvents.length > 1 ? "they are command hooks" : "it is a command hook"} running \`hookgate send\`; hookgate must be on the PATH (npm link in a clone of hookgate puts it there)`,
@@ -321,6 +355,13 @@ function deepcode(options: InitOptions, notes: string[]): InitOutput {
     `export ${TOKEN_VAR}=<your team's token> in the shell that starts deepcode (the example policy's is hookgate-dev-token)`,
     ALLOWLIST_NOTE,
   );
+  const silent = events.filter((e) => DEEPCODE_NOT_FIRED.has(e));
+  if (silent.length > 0) {
+    const them = silent.length > 1 ? "them" : "it";
+    notes.push(
+      `${silent.join(", ")}: deepcode takes ${them} in its settings but does not fire ${them} yet (reserved for a part of deepcode not built), so ${silent.length > 1 ? "these hooks stay" : "this hook stays"} silent until a deepcode that fires ${them}`,
+    );
+  }
   if (options.failClosed) {
     notes.push(
       "deepcode has no onFailure: --fail-closed changes nothing here. deepcode already blocks on a non-2xx answer, but a gateway it cannot reach lets the action through",

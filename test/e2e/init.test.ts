@@ -433,6 +433,48 @@ describe("hookgate init --client claude-code", { timeout: 90_000 }, () => {
     expect(hook?.timeout).toBeLessThanOrEqual(2);
   });
 
+  it("says which events a Claude Code before 2.1.332 may never send", async () => {
+    // clients.md §5.2: 2.1.112 has 27 events; 2.1.332 adds these seven.
+    const later = await init([
+      "--client",
+      "claude-code",
+      "--url",
+      url(),
+      "--events",
+      "PreToolUse,MessageDisplay,PostToolBatch",
+    ]);
+    expect(Object.keys(later.config.hooks as Json)).toEqual([
+      "PreToolUse",
+      "MessageDisplay",
+      "PostToolBatch",
+    ]);
+    expect(later.stderr).toContain(
+      "hookgate init: MessageDisplay, PostToolBatch: Claude Code 2.1.112 and earlier never send them (2.1.332 does; the release in between that added them is not known), so on an older Claude Code these hooks stay silent\n",
+    );
+    const each = await Promise.all(
+      [
+        "UserPromptExpansion",
+        "PreModelSwitch",
+        "PostModelSwitch",
+        "DirectoryAdded",
+        "PreSkillShellCommand",
+      ].map((event) => init(["--client", "claude-code", "--url", url(), "--events", event])),
+    );
+    for (const { stderr } of each)
+      expect(stderr).toMatch(/: Claude Code 2\.1\.112 and earlier never send it \(/);
+    // The default events, and the rest of 2.1.112's, are sent by every version with http hooks.
+    const older = await init([
+      "--client",
+      "claude-code",
+      "--url",
+      url(),
+      "--events",
+      "PreToolUse,TeammateIdle,Elicitation,FileChanged,CwdChanged",
+    ]);
+    expect(older.stderr).not.toContain("never send");
+    expect((await init(["--client", "claude-code", "--url", url()])).stderr).not.toContain("never send");
+  });
+
   it('adds onFailure "block" to PreToolUse only with --fail-closed', async () => {
     const open = await init(["--client", "claude-code", "--url", url()]);
     expect(handlersOf(open.config).some(([, hook]) => "onFailure" in hook)).toBe(false);
@@ -528,6 +570,35 @@ describe("hookgate init --client deepcode", { timeout: 90_000 }, () => {
     expect(handlersOf(config).every(([, hook]) => hook.type === "http")).toBe(true);
     expect(stderr).toMatch(/~\/\.deepcode\/settings\.json/);
     expect(stderr).toMatch(/strips hooks/);
+  });
+
+  it("writes the events deepcode does not fire yet, saying they stay silent", async () => {
+    // deepcode-hooks.txt: Elicitation, ElicitationResult, TeammateIdle and FileChanged are
+    // reserved, "not dispatched yet". Their hooks were written without a word.
+    const reserved = await init([
+      "--client",
+      "deepcode",
+      "--url",
+      url(),
+      "--events",
+      "PreToolUse,Elicitation,FileChanged",
+    ]);
+    expect(Object.keys(reserved.config.hooks as Json)).toEqual(["PreToolUse", "Elicitation", "FileChanged"]);
+    expect(reserved.stderr).toContain(
+      "hookgate init: Elicitation, FileChanged: deepcode takes them in its settings but does not fire them yet (reserved for a part of deepcode not built), so these hooks stay silent until a deepcode that fires them\n",
+    );
+    const one = await init(["--client", "deepcode", "--url", url(), "--events", "TeammateIdle"]);
+    expect(one.stderr).toContain("hookgate init: TeammateIdle: deepcode takes it in its settings");
+    // Every other deepcode event fires (clients.md §5.3): no such note.
+    const fired = await init([
+      "--client",
+      "deepcode",
+      "--url",
+      url(),
+      "--events",
+      "PreToolUse,SessionStart,Setup,MessageDisplay,PostToolBatch,CwdChanged,InstructionsLoaded",
+    ]);
+    expect(fired.stderr).not.toContain("does not fire");
   });
 
   it("denies rm -rf / when deepcode posts its PreToolUse hook", async () => {
