@@ -114,9 +114,11 @@ replay again, or drop the one SQS will not take.`,
   --client NAME     the agent client
   --url HOOK_URL    the full hook URL, such as http://127.0.0.1:8787/v1/hooks/claude-code
   --events LIST     comma-separated events to hook (default: the client's usual set)
-  --timeout S       each hook's timeout in whole seconds, 2 to 600 (default 10; Claude Code's
-                    SessionEnd at most 2), sent as x-hookgate-timeout (deepagents' curl gives
-                    up a second sooner; legacy hooks run under deepagents' fixed 5 s)
+  --timeout S       each hook's timeout in whole seconds, 2 to 600 (default 10), sent as
+                    x-hookgate-timeout (deepagents' curl gives up a second sooner; legacy hooks
+                    run under deepagents' fixed 5 s); at most the client's default where it
+                    holds the user: UserPromptSubmit 30, Claude Code's MessageDisplay 10 and
+                    SessionEnd 2
   --fail-closed     a gateway that cannot be reached blocks PreToolUse instead of letting it run
                     (Claude Code, deepagents v2; deepcode and legacy hooks cannot)
   --managed         Claude Code's managed-settings variant (allowManagedHooksOnly)

@@ -127,8 +127,59 @@ const KNOWN_EVENTS: Record<InitClient, readonly string[]> = {
 const NO_HTTP_IN_CLAUDE_CODE = new Set(["SessionStart", "Setup"]);
 
 export const DEFAULT_HOOK_TIMEOUT_SECONDS = 10;
-/** Claude Code 2.1.3xx gives every SessionEnd hook a shared 1.5 s unless a hook asks for more. */
-const SESSION_END_TIMEOUT_SECONDS = 2;
+
+/** The longest timeout init gives an event's hook, and why, for the note when --timeout was more. */
+interface EventTimeoutCap {
+  readonly seconds: number;
+  readonly why: string;
+}
+
+/**
+ * Per client, the events on which a hook's timeout holds the user: the client waits for the hook
+ * there, a short time by default, and a hook's own timeout replaces that default (Claude Code
+ * 2.1.332: `e.timeout ? e.timeout*1000 : <the event's default>`, clients.md §2.2; deepagents v2's
+ * runner the same, §6.4). init writes the default as the most, as a longer timeout only makes the
+ * user wait longer for a gateway that is slow or down. Every other event (and every deepcode
+ * event: 30 s unless the hook says, §9) waits on no one and takes --timeout as given.
+ */
+const EVENT_TIMEOUT_CAPS: Readonly<Record<InitClient, ReadonlyMap<string, EventTimeoutCap>>> = {
+  "claude-code": new Map([
+    [
+      "UserPromptSubmit",
+      {
+        seconds: 30,
+        why: "Claude Code sends the prompt only once its UserPromptSubmit hooks answer, and waits 30 s for one that sets no timeout",
+      },
+    ],
+    [
+      "MessageDisplay",
+      {
+        seconds: 10,
+        why: "Claude Code shows a message only once its MessageDisplay hooks answer, and waits 10 s for one that sets no timeout",
+      },
+    ],
+    [
+      // 2, not 1.5: --timeout is whole seconds, and `hookgate send` needs one under the hook's.
+      "SessionEnd",
+      {
+        seconds: 2,
+        why: "Claude Code's SessionEnd hooks share a 1.5 s budget as a session ends, which a hook's longer timeout stretches (up to 60 s) while the user waits",
+      },
+    ],
+  ]),
+  deepcode: new Map(),
+  deepagents: new Map([
+    [
+      "UserPromptSubmit",
+      {
+        seconds: 30,
+        why: "deepagents sends the prompt only once its UserPromptSubmit hooks answer, and waits 30 s for one that sets no timeout",
+      },
+    ],
+  ]),
+  // Every legacy hook runs under deepagents' fixed 5 s.
+  "deepagents-legacy": new Map(),
+};
 /** deepagents legacy kills a hook after 5 s (HOOK_SUBPROCESS_TIMEOUT); curl must give up first. */
 const LEGACY_CURL_SECONDS = 4;
 
@@ -287,8 +338,7 @@ function claudeCode(options: InitOptions, notes: string[]): InitOutput {
       ];
       continue;
     }
-    const seconds =
-      event === "SessionEnd" ? Math.min(timeoutSeconds, SESSION_END_TIMEOUT_SECONDS) : timeoutSeconds;
+    const seconds = hookSeconds(options, event, notes);
     const hook: Record<string, unknown> = httpHook(url, seconds);
     if (options.failClosed && event === "PreToolUse") hook.onFailure = "block";
     hooks[event] = [{ hooks: [hook] }];
@@ -341,9 +391,9 @@ function claudeCode(options: InitOptions, notes: string[]): InitOutput {
 }
 
 function deepcode(options: InitOptions, notes: string[]): InitOutput {
-  const { url, events, timeoutSeconds = DEFAULT_HOOK_TIMEOUT_SECONDS } = options;
+  const { url, events } = options;
   const hooks: Record<string, unknown[]> = {};
-  for (const event of events) hooks[event] = [{ hooks: [httpHook(url, timeoutSeconds)] }];
+  for (const event of events) hooks[event] = [{ hooks: [httpHook(url, hookSeconds(options, event, notes))] }];
   const config = {
     hooks,
     allowedHttpHookUrls: [allowlistPattern(url)],
@@ -369,6 +419,20 @@ function deepcode(options: InitOptions, notes: string[]): InitOutput {
   }
   notes.push(`check the setup with: hookgate doctor --url ${url}`);
   return { config, notes };
+}
+
+/**
+ * The timeout of `event`'s hook: --timeout (or the default), at most the client's cap for the
+ * event (EVENT_TIMEOUT_CAPS), with a note when a --timeout given was lowered.
+ */
+function hookSeconds(options: InitOptions, event: string, notes: string[]): number {
+  const seconds = options.timeoutSeconds ?? DEFAULT_HOOK_TIMEOUT_SECONDS;
+  const cap = EVENT_TIMEOUT_CAPS[options.client].get(event);
+  if (cap === undefined || seconds <= cap.seconds) return seconds;
+  if (options.timeoutSeconds !== undefined) {
+    notes.push(`--timeout ${seconds} lowered to ${cap.seconds} s on ${event}: ${cap.why}`);
+  }
+  return cap.seconds;
 }
 
 function httpHook(url: string, seconds: number): Record<string, unknown> {
@@ -407,17 +471,18 @@ function sendCommandLine(url: string, hookSeconds: number): string {
 // deepagents
 
 function deepagents(options: InitOptions, notes: string[]): InitOutput {
-  const { url, events, timeoutSeconds = DEFAULT_HOOK_TIMEOUT_SECONDS } = options;
+  const { url, events } = options;
   const hooks: Record<string, unknown[]> = {};
   for (const event of events) {
     const failClosed = options.failClosed && event === "PreToolUse";
+    const seconds = hookSeconds(options, event, notes);
     hooks[event] = [
       {
         hooks: [
           {
             type: "command",
-            command: curlAdapter(url, timeoutSeconds - 1, failClosed),
-            timeout: timeoutSeconds,
+            command: curlAdapter(url, seconds - 1, failClosed),
+            timeout: seconds,
           },
         ],
       },

@@ -433,6 +433,60 @@ describe("hookgate init --client claude-code", { timeout: 90_000 }, () => {
     expect(hook?.timeout).toBeLessThanOrEqual(2);
   });
 
+  it("lowers --timeout to each event's default where Claude Code holds the user, and says so", async () => {
+    // clients.md §2.2: a hook's own timeout replaces the event's default, so a --timeout 60 made
+    // the prompt wait 60 s for a gateway that was down, and each message as it was displayed.
+    const events = "PreToolUse,UserPromptSubmit,MessageDisplay,SessionEnd,SessionStart";
+    const { config, stderr } = await init([
+      "--client",
+      "claude-code",
+      "--url",
+      url(),
+      "--events",
+      events,
+      "--timeout",
+      "60",
+    ]);
+    expectSettingsSchema(config, "claude-code", url());
+    const timeouts = Object.fromEntries(handlersOf(config).map(([event, hook]) => [event, hook.timeout]));
+    expect(timeouts).toEqual({
+      PreToolUse: 60,
+      UserPromptSubmit: 30,
+      MessageDisplay: 10,
+      SessionEnd: 2,
+      SessionStart: 60,
+    });
+    const lowered = stderr.split("\n").filter((line) => line.startsWith("hookgate init: --timeout"));
+    expect(lowered).toEqual([
+      "hookgate init: --timeout 60 lowered to 30 s on UserPromptSubmit: Claude Code sends the prompt only once its UserPromptSubmit hooks answer, and waits 30 s for one that sets no timeout",
+      "hookgate init: --timeout 60 lowered to 10 s on MessageDisplay: Claude Code shows a message only once its MessageDisplay hooks answer, and waits 10 s for one that sets no timeout",
+      "hookgate init: --timeout 60 lowered to 2 s on SessionEnd: Claude Code's SessionEnd hooks share a 1.5 s budget as a session ends, which a hook's longer timeout stretches (up to 60 s) while the user waits",
+    ]);
+    // At or under each event's most, --timeout is kept and nothing is said; nor of the default.
+    const within = await init([
+      "--client",
+      "claude-code",
+      "--url",
+      url(),
+      "--events",
+      events,
+      "--timeout",
+      "2",
+    ]);
+    expect(handlersOf(within.config).every(([, hook]) => hook.timeout === 2)).toBe(true);
+    const plain = await init(["--client", "claude-code", "--url", url(), "--events", events]);
+    expect(
+      Object.fromEntries(handlersOf(plain.config).map(([event, hook]) => [event, hook.timeout])),
+    ).toEqual({
+      PreToolUse: 10,
+      UserPromptSubmit: 10,
+      MessageDisplay: 10,
+      SessionEnd: 2,
+      SessionStart: 10,
+    });
+    for (const { stderr: said } of [within, plain]) expect(said).not.toContain("--timeout");
+  });
+
   it("says which events a Claude Code before 2.1.332 may never send", async () => {
     // clients.md §5.2: 2.1.112 has 27 events; 2.1.332 adds these seven.
     const later = await init([
@@ -601,6 +655,21 @@ describe("hookgate init --client deepcode", { timeout: 90_000 }, () => {
     expect(fired.stderr).not.toContain("does not fire");
   });
 
+  it("takes --timeout as given on every event: deepcode waits a hook's own timeout on each alike", async () => {
+    const { config, stderr } = await init([
+      "--client",
+      "deepcode",
+      "--url",
+      url(),
+      "--events",
+      "PreToolUse,UserPromptSubmit,MessageDisplay,SessionEnd",
+      "--timeout",
+      "60",
+    ]);
+    expect(handlersOf(config).every(([, hook]) => hook.timeout === 60)).toBe(true);
+    expect(stderr).not.toContain("--timeout");
+  });
+
   it("denies rm -rf / when deepcode posts its PreToolUse hook", async () => {
     const { config } = await init(["--client", "deepcode", "--url", url()]);
     const [, hook] = handlersOf(config).find(([event]) => event === "PreToolUse") ?? [];
@@ -650,6 +719,34 @@ describe("hookgate init --client deepagents (v2)", { timeout: 90_000 }, () => {
       expect(maxTime).toBeLessThan(hook.timeout as number);
       expect(command).toContain("/v1/hooks/deepagents");
     }
+  });
+
+  it("lowers --timeout to 30 s on UserPromptSubmit, where deepagents holds the prompt, and says so", async () => {
+    // clients.md §6.4: 30 s by default on UserPromptSubmit, which the hook's own timeout replaces.
+    const { config, stderr } = await init([
+      "--client",
+      "deepagents",
+      "--url",
+      url(),
+      "--events",
+      "PreToolUse,UserPromptSubmit,SessionEnd",
+      "--timeout",
+      "60",
+    ]);
+    const timing = handlersOf(config).map(([event, hook]) => [
+      event,
+      hook.timeout,
+      Number(/--max-time (\d+)/.exec(String(hook.command))?.[1]),
+      Number(/x-hookgate-timeout: (\d+)/.exec(String(hook.command))?.[1]),
+    ]);
+    expect(timing).toEqual([
+      ["PreToolUse", 60, 59, 59],
+      ["UserPromptSubmit", 30, 29, 29],
+      ["SessionEnd", 60, 59, 59],
+    ]);
+    expect(stderr.split("\n").filter((line) => line.startsWith("hookgate init: --timeout"))).toEqual([
+      "hookgate init: --timeout 60 lowered to 30 s on UserPromptSubmit: deepagents sends the prompt only once its UserPromptSubmit hooks answer, and waits 30 s for one that sets no timeout",
+    ]);
   });
 
   it("runs its adapter through a shell and deepagents reads a deny on stdout", async () => {
