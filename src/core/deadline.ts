@@ -29,8 +29,10 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 function clientLimitMs(event: string, dialect: Dialect, timed: boolean): number | undefined {
   // The legacy dispatcher (and the migration adapter) kill a hook after 5 s (clients.md §8).
   if (dialect === "deepagents-legacy") return 5000;
-  // Claude Code 2.1.3xx's shared SessionEnd budget; deepcode and deepagents have none.
-  if (event === "SessionEnd" && dialect === "claude-code") return 1500;
+  // Claude Code 2.1.3xx's SessionEnd hooks share a 1.5 s budget, which a longer per-hook timeout
+  // in the settings raises up to 60 s (clients.md §2.2): a hook whose own timeout the header gives
+  // is waited that long, at most 60 s. deepcode and deepagents have no such budget.
+  if (event === "SessionEnd" && dialect === "claude-code") return timed ? 60_000 : 1500;
   if (timed) return undefined;
   // deepagents v2 runs its command hooks for 600 s by default, 30 s on UserPromptSubmit (§6.4),
   // unless the handler sets its own `timeout` (its hooks/runner.py: `handler.timeout if

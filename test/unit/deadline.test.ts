@@ -34,8 +34,25 @@ describe("requestDeadlineMs", () => {
     expect(requestDeadlineMs("SessionEnd", "deepcode", 200_000, "120")).toBe(120_000 - DEADLINE_MARGIN_MS);
     expect(requestDeadlineMs("SessionEnd", "deepcode", 200_000, undefined)).toBe(30_000 - DEADLINE_MARGIN_MS);
     expect(clientWaitsMs("SessionEnd", "deepcode", "10")).toBe(10_000 - DEADLINE_MARGIN_MS);
-    expect(requestDeadlineMs("SessionEnd", "claude-code", 200_000, "120")).toBe(1500 - DEADLINE_MARGIN_MS);
+    expect(requestDeadlineMs("SessionEnd", "claude-code", 200_000, "120")).toBe(60_000 - DEADLINE_MARGIN_MS);
     expect(requestDeadlineMs("SessionEnd", "deepagents", 200_000, undefined)).toBe(200_000);
+  });
+
+  it("gives a Claude Code SessionEnd hook its own timeout when the request says it, up to 60 s", () => {
+    // Claude Code 2.1.332's SessionEnd hooks share a 1.5 s budget, raised up to 60 s when the
+    // settings give a longer per-hook timeout (clients.md §2.2): `hookgate init` writes 2 s there,
+    // and the hook is waited 2 s, not 1.5.
+    expect(requestDeadlineMs("SessionEnd", "claude-code", 200_000, "2")).toBe(2000 - DEADLINE_MARGIN_MS);
+    expect(clientWaitsMs("SessionEnd", "claude-code", "2")).toBe(2000 - DEADLINE_MARGIN_MS);
+    expect(requestDeadlineMs("SessionEnd", "claude-code", 200_000, "45")).toBe(45_000 - DEADLINE_MARGIN_MS);
+    // A shorter timeout than the budget cuts the hook sooner; a longer one than 60 s does not raise it further.
+    expect(requestDeadlineMs("SessionEnd", "claude-code", 200_000, "1")).toBe(1000 - DEADLINE_MARGIN_MS);
+    expect(requestDeadlineMs("SessionEnd", "claude-code", 200_000, "600")).toBe(60_000 - DEADLINE_MARGIN_MS);
+    // Without the header only the 1.5 s budget is known, and the policy's deadline still caps it.
+    expect(requestDeadlineMs("SessionEnd", "claude-code", 200_000, undefined)).toBe(
+      1500 - DEADLINE_MARGIN_MS,
+    );
+    expect(requestDeadlineMs("SessionEnd", "claude-code", 800, "2")).toBe(800);
   });
 
   it("gives a deepagents UserPromptSubmit hook its own timeout when the request says it: 30 s is only the default", () => {
@@ -52,7 +69,7 @@ describe("requestDeadlineMs", () => {
 
   it("gives a Claude Code UserPromptSubmit or MessageDisplay hook its own timeout when the request says it", () => {
     // Claude Code 2.1.332 waits `hook.timeout*1000`, and its event's default (30 s, 10 s) only for a
-    // hook with none (clients.md §2.2); SessionEnd's shared 1.5 s budget stays.
+    // hook with none (clients.md §2.2); SessionEnd's shared budget is raised to at most 60 s.
     expect(requestDeadlineMs("UserPromptSubmit", "claude-code", 200_000, "120")).toBe(
       120_000 - DEADLINE_MARGIN_MS,
     );
@@ -62,7 +79,7 @@ describe("requestDeadlineMs", () => {
     expect(requestDeadlineMs("MessageDisplay", "claude-code", 200_000, undefined)).toBe(
       10_000 - DEADLINE_MARGIN_MS,
     );
-    expect(requestDeadlineMs("SessionEnd", "claude-code", 200_000, "120")).toBe(1500 - DEADLINE_MARGIN_MS);
+    expect(requestDeadlineMs("SessionEnd", "claude-code", 200_000, "120")).toBe(60_000 - DEADLINE_MARGIN_MS);
     expect(requestDeadlineMs("tool.use", "deepagents-legacy", 200_000, "120")).toBe(
       5000 - DEADLINE_MARGIN_MS,
     );
@@ -110,7 +127,8 @@ describe("requestDeadlineMs", () => {
 describe("clientWaitsMs", () => {
   it("is the hook's own timeout less the margin, below the client's limit, and unknown without it", () => {
     expect(clientWaitsMs("PreToolUse", "claude-code", "10")).toBe(10_000 - DEADLINE_MARGIN_MS);
-    expect(clientWaitsMs("SessionEnd", "claude-code", "10")).toBe(1500 - DEADLINE_MARGIN_MS);
+    expect(clientWaitsMs("SessionEnd", "claude-code", "10")).toBe(10_000 - DEADLINE_MARGIN_MS);
+    expect(clientWaitsMs("SessionEnd", "claude-code", "90")).toBe(60_000 - DEADLINE_MARGIN_MS);
     expect(clientWaitsMs("PreToolUse", "claude-code", undefined)).toBeUndefined();
     expect(clientWaitsMs("PreToolUse", "claude-code", "soon")).toBeUndefined();
   });
