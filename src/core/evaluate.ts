@@ -253,11 +253,10 @@ function firstMiss(
   // by every rule but an allow.
   const payload = (!isAllow(rule) && facts.describedPayload) || event.payload;
   // What an allow (or a verdict that may be one) does not read: an input that did not come, or
-  // one a description stands for. A condition on it never holds there, a `not` or an
-  // `exists: false` included, so nothing approves a call hookgate cannot see.
-  const unseen =
-    (facts.call?.inputMissing === true && mayAllow(rule)) ||
-    (facts.call?.described === true && isAllow(rule));
+  // one a description stands for, or none (a description that names no input). A condition on it
+  // never holds there, a `not` or an `exists: false` included, so nothing approves a call
+  // hookgate cannot see.
+  const unseen = facts.call !== undefined && unseenBy(rule, facts.call);
   for (const predicate of rule.where) {
     if (unseen && readsInput(rule, i)) return i;
     // On a call without its input, a condition on it holds for a rule that cannot allow: fail safe.
@@ -267,6 +266,12 @@ function firstMiss(
   }
   return undefined;
 }
+
+/** Whether the rule reads nothing of this call's input (firstMiss). */
+const unseenBy = (rule: CompiledRule, call: ToolCall): boolean =>
+  call.inputMissing === true
+    ? mayAllow(rule)
+    : isAllow(rule) && (call.described === true || call.toolInput === undefined);
 
 const isAllow = (rule: CompiledRule): boolean =>
   rule.action.kind === "decide" && rule.action.decision === "allow";
@@ -302,12 +307,16 @@ function describeMiss(miss: Miss, rule: CompiledRule, facts: EventFacts): string
       return facts.call?.described && rule.action.kind === "decide" && rule.action.decision === "allow"
         ? `the ${facts.call.toolName} call is known only by the client's description (tool_desc), which no allow rule reads`
         : `no "if" permission rule matches the ${facts.call?.toolName} call`;
-    default:
-      return facts.call?.described && isAllow(rule) && readsInput(rule, miss)
-        ? `the ${facts.call.toolName} call is known only by the client's description (tool_desc), which no allow rule reads`
-        : facts.call?.inputMissing && mayAllow(rule) && readsInput(rule, miss)
-          ? `the ${facts.call.toolName} call came without its tool_input (or its command or URL), and a rule that may allow holds no condition on it`
-          : `where "${Object.keys(rule.document.where ?? {})[miss]}" does not hold`;
+    default: {
+      const call = facts.call;
+      if (call === undefined || !unseenBy(rule, call) || !readsInput(rule, miss))
+        return `where "${Object.keys(rule.document.where ?? {})[miss]}" does not hold`;
+      if (call.described)
+        return `the ${call.toolName} call is known only by the client's description (tool_desc), which no allow rule reads`;
+      return call.inputMissing
+        ? `the ${call.toolName} call came without its tool_input (or its command or URL), and a rule that may allow holds no condition on it`
+        : `the ${call.toolName} call came without its tool_input, and no allow rule holds a condition on it`;
+    }
   }
 }
 

@@ -498,6 +498,36 @@ describe("evaluatePolicy: a where condition that holds on an input it cannot see
     if (!described.ok) throw new Error(described.error.message);
     expect(await outcome(described.value)).toEqual({ enforced: [], pending: [] });
   });
+
+  it("approves no deepcode PermissionRequest whose description names no input (a Glob, an MCP tool, a description in another form)", async () => {
+    const allowOutsideEtc = await policyFrom({
+      version: 1,
+      rules: [
+        {
+          id: "outside-etc",
+          on: "PermissionRequest",
+          where: { "tool_input.file_path": { not: { startsWith: "/etc" } } },
+          decide: "allow",
+        },
+      ],
+    });
+    for (const [tool_name, tool_desc] of [
+      ["Write", "write /etc/passwd"],
+      ["Glob", "**/*"],
+      ["mcp__files__write", "write /etc/passwd"],
+    ]) {
+      const request = parseHookEvent(
+        { hook_event_name: "PermissionRequest", cwd: "/p", tool_name, tool_desc },
+        "deepcode",
+      );
+      if (!request.ok) throw new Error(request.error.message);
+      expect(ids(evaluatePolicy(allowOutsideEtc, request.value, { team: "a" }).enforced)).toEqual([]);
+      const why = evaluatePolicy(allowOutsideEtc, request.value, { team: "a" }, true).explanations ?? [];
+      expect(why.find((e) => e.ruleId === "outside-etc")?.why).toBe(
+        `the ${tool_name} call came without its tool_input, and no allow rule holds a condition on it`,
+      );
+    }
+  });
 });
 
 const allows = await policyFrom({
