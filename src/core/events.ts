@@ -129,11 +129,27 @@ export interface EventError {
 interface Field {
   readonly schema: z.ZodMiniType;
   readonly accepts: (value: unknown) => boolean;
+  readonly shape: FieldShape;
+}
+
+/** A JSON type a field may have; null is not listed, since every field may be null (read as absent). */
+export type JsonType = "string" | "number" | "boolean" | "object" | "array";
+
+/**
+ * What a field accepts, as `check` reads it (policy-lint.ts): its JSON types, an object's
+ * declared fields (any other key may be there, of any type) and an array's items (undefined:
+ * any item).
+ */
+export interface FieldShape {
+  readonly types: readonly JsonType[];
+  readonly fields?: Readonly<Record<string, FieldShape>>;
+  readonly item?: FieldShape;
 }
 
 export interface EventSchema {
   readonly schema: z.ZodMiniType<Record<string, unknown>>;
   readonly accepts: (body: Readonly<Record<string, unknown>>) => boolean;
+  readonly shape: FieldShape;
 }
 
 type Fields = Readonly<Record<string, Field>>;
@@ -141,10 +157,15 @@ type Fields = Readonly<Record<string, Field>>;
 /** A loose object (unknown keys kept) with these fields. */
 function looseObject(fields: Fields, error?: string): Field & EventSchema {
   const shape: Record<string, z.ZodMiniType> = {};
-  for (const [key, f] of Object.entries(fields)) shape[key] = f.schema;
+  const shapes: Record<string, FieldShape> = {};
+  for (const [key, f] of Object.entries(fields)) {
+    shape[key] = f.schema;
+    shapes[key] = f.shape;
+  }
   const entries = Object.entries(fields).map(([key, f]) => [key, f.accepts] as const);
   return {
     schema: error === undefined ? z.looseObject(shape) : z.looseObject(shape, { error }),
+    shape: { types: ["object"], fields: shapes },
     accepts: (value) => {
       if (!isRecord(value)) return false;
       for (const [key, accepts] of entries) if (!accepts(value[key])) return false;
@@ -162,6 +183,7 @@ function looseObject(fields: Fields, error?: string): Field & EventSchema {
 const optional = (f: Field): Field => ({
   schema: z.optional(z.nullable(f.schema)),
   accepts: (value) => value === undefined || value === null || f.accepts(value),
+  shape: f.shape,
 });
 
 const isString = (value: unknown): value is string => typeof value === "string";
@@ -169,6 +191,7 @@ const isString = (value: unknown): value is string => typeof value === "string";
 function arrayOf(item: Field, error: string): Field {
   return {
     schema: z.array(item.schema, { error }),
+    shape: { types: ["array"], ...(item.shape.types.length < ANY.types.length && { item: item.shape }) },
     accepts: (value) => {
       if (!Array.isArray(value)) return false;
       // An index loop, as zod reads them: a hole is an undefined item.
@@ -181,20 +204,29 @@ function arrayOf(item: Field, error: string): Field {
 // Field builders. Every field is optional and enum-like fields are plain strings: clients add
 // values (deepcode sends SessionEnd `reason:"exit"`, Notification `notification_type:"permission"`).
 // The error texts complete "<path> ..." and never echo the input, which may hold secrets.
-const string: Field = { schema: z.string({ error: "must be a string" }), accepts: isString };
+/** Any JSON value: an item of a list whose items no source describes. */
+const ANY: FieldShape = { types: ["string", "number", "boolean", "object", "array"] };
+const string: Field = {
+  schema: z.string({ error: "must be a string" }),
+  accepts: isString,
+  shape: { types: ["string"] },
+};
 const str = optional(string);
 const num = optional({
   schema: z.number({ error: "must be a number" }),
   // zod's number refuses NaN and the infinities, which JSON cannot send anyway.
   accepts: (value) => typeof value === "number" && Number.isFinite(value),
+  shape: { types: ["number"] },
 });
 const bool = optional({
   schema: z.boolean({ error: "must be a boolean" }),
   accepts: (value) => typeof value === "boolean",
+  shape: { types: ["boolean"] },
 });
 const object: Field = {
   schema: z.custom<Record<string, unknown>>(isRecord, { error: "must be an object" }),
   accepts: isRecord,
+  shape: { types: ["object"] },
 };
 const obj = optional(object);
 /**
@@ -210,6 +242,7 @@ const toolInput = obj;
 const batchedToolInput = optional({
   schema: z.union([object.schema, string.schema], { error: "must be an object or a string" }),
   accepts: (value) => isRecord(value) || isString(value),
+  shape: { types: ["object", "string"] },
 });
 /**
  * MessageDisplay's `turn_id`: Claude Code sends a string, deepcode its turn counter as a number
@@ -219,14 +252,16 @@ const batchedToolInput = optional({
 const turnId = optional({
   schema: z.union([string.schema, z.number()], { error: "must be a string or a number" }),
   accepts: (value) => isString(value) || (typeof value === "number" && Number.isFinite(value)),
+  shape: { types: ["string", "number"] },
 });
-const list = optional(arrayOf({ schema: z.unknown(), accepts: () => true }, "must be an array"));
+const list = optional(arrayOf({ schema: z.unknown(), accepts: () => true, shape: ANY }, "must be an array"));
 const strList = optional(arrayOf(string, "must be an array"));
 const requiredToolName: Field = {
   schema: z
     .string({ error: (issue) => (issue.input === undefined ? "is required" : "must be a string") })
     .check(z.minLength(1, { error: "must not be empty" })),
   accepts: (value) => isString(value) && value.length >= 1,
+  shape: { types: ["string"] },
 };
 
 /** Claude Code common fields (§5.1); deepcode and deepagents v2 send a subset of them. */
@@ -394,6 +429,15 @@ const SCHEMAS_BY_DIALECT: Readonly<Record<Dialect, DialectSchemas>> = {
   deepagents: { known: deepagentsSchemas, generic: genericClaudeCode },
   "deepagents-legacy": { known: legacySchemas, generic: legacyEvent() },
 };
+
+/**
+ * The fields a body of this event may carry and their types, for an event some client defines
+ * (Claude Code's, which deepcode and deepagents v2 share, or a deepagents legacy one), else
+ * undefined: an unknown event carries any field.
+ */
+export function eventShape(name: string): FieldShape | undefined {
+  return (claudeCodeSchemas.get(name) ?? legacySchemas.get(name))?.shape;
+}
 
 /** The schema a body of this event is checked against in this dialect: its own, else the generic one. */
 export function eventSchemaFor(name: string, dialect: Dialect): EventSchema {

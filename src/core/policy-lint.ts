@@ -20,7 +20,16 @@ import {
   PERMISSION_EVENTS,
   STOP_EVENTS,
 } from "./event-capabilities.js";
-import { CLAUDE_CODE_EVENTS, closestEvent, isKnownEvent, legacyEventKeys, TOOL_EVENTS } from "./events.js";
+import {
+  CLAUDE_CODE_EVENTS,
+  closestEvent,
+  eventShape,
+  type FieldShape,
+  isKnownEvent,
+  type JsonType,
+  legacyEventKeys,
+  TOOL_EVENTS,
+} from "./events.js";
 import { clientHeaderNames, headerVariables, invalidHeaderNames, invalidHeaderValues } from "./forward.js";
 import { DEFAULT_MODEL_URLS, promptPlaceholders } from "./judge.js";
 import { maskString } from "./mask.js";
@@ -371,26 +380,122 @@ function lintMatcherClientValues(rule: CompiledRule, warn: (path: string, messag
   }
 }
 
-/** Fields every client sends as one JSON type: a literal of another type there never matches. */
-const FIELD_TYPES: Readonly<Record<string, "boolean">> = { stop_hook_active: "boolean" };
+/**
+ * What a `where` path reads on an event, from the fields events.ts checks every body against
+ * before any rule runs: a declared field's shape, `unknown` where the event does not declare it
+ * (an unknown event, an undeclared key), or `never` where the path goes into a field that cannot
+ * hold it (`parent`'s shape): a string, a number or a boolean has no fields, and an array has only
+ * its indices and `length`. A tool's input (`tool_input`, legacy `tool_args`) is left `unknown`:
+ * its fields depend on the tool, and on a PreToolUse without it a deny-style rule's condition on
+ * it holds (evaluate.ts `inputMissing`), so even a string written for it is not a condition that
+ * never holds.
+ */
+type PathShape =
+  | { readonly kind: "known"; readonly shape: FieldShape }
+  | { readonly kind: "unknown" }
+  | { readonly kind: "never"; readonly parent: string; readonly shape: FieldShape };
 
+const TOOL_INPUT_KEYS: ReadonlySet<string> = new Set(["tool_input", "tool_args"]);
+const NUMBER_SHAPE: FieldShape = { types: ["number"] };
+const ARRAY_INDEX = /^(?:0|[1-9][0-9]*)$/;
+
+function shapeAt(event: string, segments: readonly string[]): PathShape {
+  let shape = eventShape(event);
+  if (shape === undefined || TOOL_INPUT_KEYS.has(segments[0] ?? "")) return { kind: "unknown" };
+  for (const [i, segment] of segments.entries()) {
+    const next: FieldShape[] = [];
+    let open = false;
+    if (shape.types.includes("object")) {
+      if (shape.fields !== undefined && Object.hasOwn(shape.fields, segment)) {
+        const field = shape.fields[segment];
+        if (field) next.push(field);
+      } else open = true;
+    }
+    if (shape.types.includes("array")) {
+      if (segment === "length") next.push(NUMBER_SHAPE);
+      else if (ARRAY_INDEX.test(segment)) {
+        if (shape.item) next.push(shape.item);
+        else open = true;
+      }
+    }
+    if (open) return { kind: "unknown" };
+    const only = next[0];
+    if (only === undefined) return { kind: "never", parent: segments.slice(0, i).join("."), shape };
+    if (next.length > 1) return { kind: "unknown" };
+    shape = only;
+  }
+  return { kind: "known", shape };
+}
+
+function jsonType(value: unknown): JsonType | undefined {
+  if (value === null) return undefined;
+  if (Array.isArray(value)) return "array";
+  const type = typeof value;
+  return type === "string" || type === "number" || type === "boolean" || type === "object" ? type : undefined;
+}
+
+const aType = (type: string) => (/^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`);
+const typesText = (types: readonly JsonType[]) => types.map(aType).join(" or ");
+
+/**
+ * The types a `where` path has on the rule's events where every one of them declares it, with
+ * the events, or undefined: on `"on": "*"`, or where one event does not say.
+ */
+function declaredTypes(rule: CompiledRule, key: string): readonly JsonType[] | undefined {
+  if (rule.events === "*" || rule.events.length === 0) return undefined;
+  const segments = key.split(".");
+  const types = new Set<JsonType>();
+  for (const event of rule.events) {
+    const at = shapeAt(event, segments);
+    if (at.kind !== "known") return undefined;
+    for (const type of at.shape.types) types.add(type);
+  }
+  return [...types];
+}
+
+/** The value a string literal of another type was likely meant as (`"false"`, `"5"`). */
+function meantValue(value: unknown, types: readonly JsonType[]): string {
+  if (typeof value !== "string") return "";
+  try {
+    const parsed: unknown = JSON.parse(value);
+    const type = jsonType(parsed);
+    return type !== undefined && type !== "object" && type !== "array" && types.includes(type)
+      ? `: write ${JSON.stringify(parsed)}`
+      : "";
+  } catch {
+    return "";
+  }
+}
+
+/**
+ * An equality (a literal, `equals`, or a member of `in`) with a value of a type the field never
+ * has on the rule's events: clients' bodies are checked against these types before rules run.
+ */
 function lintWhereTypes(rule: CompiledRule, warn: (path: string, message: string) => void): void {
-  for (const [field, written] of Object.entries(rule.document.where ?? {})) {
-    const type = Object.hasOwn(FIELD_TYPES, field) ? FIELD_TYPES[field] : undefined;
-    // A literal, or an `equals` operator's value.
-    const condition =
-      written !== null && typeof written === "object" && "equals" in written ? written.equals : written;
-    if (
-      type === undefined ||
-      condition === null ||
-      typeof condition === "object" ||
-      typeof condition === type
-    )
-      continue;
-    warn(
-      `${rule.path}.where${jsonPath([field]).slice(1)}`,
-      `${JSON.stringify(condition)} is a ${typeof condition}; clients send ${field} as a ${type}, so this never holds: write ${JSON.stringify(String(condition) === "true")}`,
-    );
+  for (const [key, written] of Object.entries(rule.document.where ?? {})) {
+    const types = declaredTypes(rule, key);
+    if (types === undefined) continue;
+    const at = `${rule.path}.where${jsonPath([key]).slice(1)}`;
+    const sent = `clients send ${key} as ${typesText(types)}`;
+    const wrong = (value: unknown) => {
+      const type = jsonType(value);
+      return type !== undefined && !types.includes(type);
+    };
+    const op = (written !== null && typeof written === "object" ? written : {}) as WhereOperator;
+    if (written === null || typeof written !== "object" || "equals" in op) {
+      const value = "equals" in op ? op.equals : written;
+      if (wrong(value))
+        warn(
+          at,
+          `${JSON.stringify(value)} is ${aType(jsonType(value) ?? "")}; ${sent}, so this never holds${meantValue(value, types)}`,
+        );
+    } else if (Array.isArray(op.in)) {
+      for (const value of op.in.filter(wrong))
+        warn(
+          `${at}.in`,
+          `${JSON.stringify(value)} is ${aType(jsonType(value) ?? "")}; ${sent}, so it is never the value${meantValue(value, types)}`,
+        );
+    }
   }
 }
 

@@ -1165,6 +1165,40 @@ describe("lintPolicy: rules a typo keeps from ever applying", () => {
   });
 });
 
+describe("lintPolicy: where values of a type the event's field never has", () => {
+  it("reads every declared field's type from the event's schema, in and nested fields too", async () => {
+    const warnings = await warningsFor([
+      { id: "a", on: "PostToolUse", where: { duration_ms: "5" }, decide: "allow" },
+      { id: "b", on: ["SessionEnd"], where: { reason: { in: ["exit", 1, null] } }, decide: "allow" },
+      { id: "c", on: "PreToolUse", where: { "effort.level": { equals: 3 } }, decide: "deny" },
+      { id: "d", on: ["Stop", "SubagentStop"], where: { stop_hook_active: 0 }, decide: "block", reason: "r" },
+    ]);
+    expect(warnings.filter((w) => w.includes("clients send"))).toEqual([
+      '$.rules[0].where.duration_ms: "5" is a string; clients send duration_ms as a number, so this never holds: write 5',
+      "$.rules[1].where.reason.in: 1 is a number; clients send reason as a string, so it is never the value",
+      '$.rules[2].where["effort.level"]: 3 is a number; clients send effort.level as a string, so this never holds',
+      "$.rules[3].where.stop_hook_active: 0 is a number; clients send stop_hook_active as a boolean, so this never holds",
+    ]);
+  });
+
+  // A tool's fields depend on the tool, and a deny rule's condition on tool_input holds on a
+  // PreToolUse that carries none, so no type is said to never hold there.
+  it("leaves alone a field no schema types: a tool's input, an undeclared key, every event, an unknown one", async () => {
+    const warnings = await warningsFor([
+      { id: "h", on: "PreToolUse", where: { tool_input: "ls" }, decide: "deny" },
+      { id: "i", on: "tool.use", where: { tool_args: "x" }, decide: "allow" },
+      { id: "a", on: "PreToolUse", matcher: "Bash", where: { "tool_input.timeout": "5" }, decide: "deny" },
+      { id: "b", on: "Notification", where: { level: 5 }, decide: "allow" },
+      { id: "c", on: "*", where: { stop_hook_active: "false" }, decide: "allow" },
+      { id: "d", on: "BrandNewEvent", where: { reason: 1 }, decide: "allow" },
+      { id: "e", on: "MessageDisplay", where: { turn_id: 3 }, decide: "allow" },
+      { id: "f", on: "PostToolBatch", where: { "tool_calls.0.tool_input": "raw" }, decide: "allow" },
+      { id: "g", on: ["Stop", "SubagentStop"], where: { "background_tasks.length": 0 }, decide: "allow" },
+    ]);
+    expect(warnings.filter((w) => w.includes("clients send"))).toEqual([]);
+  });
+});
+
 describe("lintPolicy: where conditions that hold on every string", () => {
   it.each([
     [{ regex: "" }],
