@@ -91,6 +91,7 @@ export function lintPolicy(policy: Policy, env?: EnvReader): PolicyIssue[] {
     lintMatcherNamesNothing(rule, warn);
     lintMatcherClientValues(rule, warn);
     lintWhereTypes(rule, warn);
+    lintWhereStringOps(rule, warn);
     lintWhereFields(rule, warn);
     lintIfTargets(rule, warn);
     lintShadowedByDenyAll(rule, denyAll, warn);
@@ -496,6 +497,32 @@ function lintWhereTypes(rule: CompiledRule, warn: (path: string, message: string
           `${JSON.stringify(value)} is ${aType(jsonType(value) ?? "")}; ${sent}, so it is never the value${meantValue(value, types)}`,
         );
     }
+  }
+}
+
+/** A string operator (`regex`, `glob`, `startsWith`; `contains`, which reads arrays too) on a field that is never one. */
+function lintWhereStringOps(rule: CompiledRule, warn: (path: string, message: string) => void): void {
+  for (const [key, written] of Object.entries(rule.document.where ?? {})) {
+    if (written === null || typeof written !== "object") continue;
+    const op = written as WhereOperator;
+    const name =
+      op.regex !== undefined
+        ? "regex"
+        : op.glob !== undefined
+          ? "glob"
+          : op.startsWith !== undefined
+            ? "startsWith"
+            : "contains" in op
+              ? "contains"
+              : undefined;
+    if (name === undefined) continue;
+    const types = declaredTypes(rule, key);
+    const reads: readonly JsonType[] = name === "contains" ? ["string", "array"] : ["string"];
+    if (types === undefined || types.some((type) => reads.includes(type))) continue;
+    warn(
+      `${rule.path}.where${jsonPath([key]).slice(1)}.${name}`,
+      `"${name}" holds on ${typesText(reads)} only, and clients send ${key} as ${typesText(types)}, so this never holds: compare it with a value`,
+    );
   }
 }
 

@@ -1181,6 +1181,24 @@ describe("lintPolicy: where values of a type the event's field never has", () =>
     ]);
   });
 
+  it("names a string operator on a field that is never a string", async () => {
+    const warnings = await warningsFor([
+      { id: "a", on: "Stop", where: { stop_hook_active: { regex: "true" } }, decide: "block", reason: "r" },
+      { id: "b", on: "PostToolUse", where: { duration_ms: { startsWith: "1" } }, decide: "allow" },
+      { id: "c", on: "PostCompact", where: { truncated: { glob: "t*" } }, decide: "allow" },
+      { id: "d", on: "PostCompact", where: { messages_after: { contains: "1" } }, decide: "allow" },
+      { id: "e", on: "Stop", where: { background_tasks: { contains: "x" } }, decide: "allow" },
+      { id: "f", on: "MessageDisplay", where: { turn_id: { regex: "^1" } }, decide: "allow" },
+      { id: "g", on: "PreToolUse", where: { "tool_input.timeout": { regex: "5" } }, decide: "deny" },
+    ]);
+    expect(warnings.filter((w) => w.includes("holds on"))).toEqual([
+      '$.rules[0].where.stop_hook_active.regex: "regex" holds on a string only, and clients send stop_hook_active as a boolean, so this never holds: compare it with a value',
+      '$.rules[1].where.duration_ms.startsWith: "startsWith" holds on a string only, and clients send duration_ms as a number, so this never holds: compare it with a value',
+      '$.rules[2].where.truncated.glob: "glob" holds on a string only, and clients send truncated as a boolean, so this never holds: compare it with a value',
+      '$.rules[3].where.messages_after.contains: "contains" holds on a string or an array only, and clients send messages_after as a number, so this never holds: compare it with a value',
+    ]);
+  });
+
   // A tool's fields depend on the tool, and a deny rule's condition on tool_input holds on a
   // PreToolUse that carries none, so no type is said to never hold there.
   it("leaves alone a field no schema types: a tool's input, an undeclared key, every event, an unknown one", async () => {
