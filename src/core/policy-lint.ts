@@ -92,6 +92,7 @@ export function lintPolicy(policy: Policy, env?: EnvReader): PolicyIssue[] {
     lintMatcherClientValues(rule, warn);
     lintWhereTypes(rule, warn);
     lintWhereStringOps(rule, warn);
+    lintWhereDescent(rule, warn);
     lintWhereFields(rule, warn);
     lintIfTargets(rule, warn);
     lintShadowedByDenyAll(rule, denyAll, warn);
@@ -522,6 +523,30 @@ function lintWhereStringOps(rule: CompiledRule, warn: (path: string, message: st
     warn(
       `${rule.path}.where${jsonPath([key]).slice(1)}.${name}`,
       `"${name}" holds on ${typesText(reads)} only, and clients send ${key} as ${typesText(types)}, so this never holds: compare it with a value`,
+    );
+  }
+}
+
+/**
+ * A path into a field that cannot hold it on any of the rule's events: a string, number or
+ * boolean has no fields (where.ts reads no string's length), a list only its indices and `length`.
+ */
+function lintWhereDescent(rule: CompiledRule, warn: (path: string, message: string) => void): void {
+  if (rule.events === "*" || rule.events.length === 0) return;
+  for (const [key, condition] of Object.entries(rule.document.where ?? {})) {
+    if (!key.includes(".") || !needsPresentValue(condition)) continue;
+    const segments = key.split(".");
+    const found = rule.events.map((event) => shapeAt(event, segments));
+    const first = found[0];
+    if (first?.kind !== "never" || !found.every((f) => f.kind === "never" && f.parent === first.parent))
+      continue;
+    const types = [...new Set(found.flatMap((f) => (f.kind === "never" ? f.shape.types : [])))];
+    const has = types.includes("array")
+      ? "which has only its indices and length"
+      : "which has no fields (where reads the length of a list, not of a string)";
+    warn(
+      `${rule.path}.where${jsonPath([key]).slice(1)}`,
+      `clients send ${first.parent} as ${typesText(types)}, ${has}, so "${key}" is never there and this condition never holds`,
     );
   }
 }

@@ -1199,6 +1199,27 @@ describe("lintPolicy: where values of a type the event's field never has", () =>
     ]);
   });
 
+  it("names a path into a field that has no such field", async () => {
+    const warnings = await warningsFor([
+      { id: "a", on: "UserPromptSubmit", where: { "prompt.length": 0 }, decide: "block", reason: "r" },
+      { id: "b", on: "Stop", where: { "background_tasks.name": { exists: true } }, decide: "allow" },
+      { id: "c", on: "PreToolUse", where: { "effort.level.x": "y" }, decide: "deny" },
+      {
+        id: "d",
+        on: "Stop",
+        where: { "background_tasks.length": 0, "background_tasks.0": "x" },
+        decide: "allow",
+      },
+      { id: "e", on: "UserPromptSubmit", where: { "prompt.length": { exists: false } }, decide: "allow" },
+      { id: "f", on: "PostToolBatch", where: { "tool_calls.0.tool_name": "Bash" }, decide: "allow" },
+    ]);
+    expect(warnings.filter((w) => w.includes("is never there"))).toEqual([
+      '$.rules[0].where["prompt.length"]: clients send prompt as a string, which has no fields (where reads the length of a list, not of a string), so "prompt.length" is never there and this condition never holds',
+      '$.rules[1].where["background_tasks.name"]: clients send background_tasks as an array, which has only its indices and length, so "background_tasks.name" is never there and this condition never holds',
+      '$.rules[2].where["effort.level.x"]: clients send effort.level as a string, which has no fields (where reads the length of a list, not of a string), so "effort.level.x" is never there and this condition never holds',
+    ]);
+  });
+
   // A tool's fields depend on the tool, and a deny rule's condition on tool_input holds on a
   // PreToolUse that carries none, so no type is said to never hold there.
   it("leaves alone a field no schema types: a tool's input, an undeclared key, every event, an unknown one", async () => {
