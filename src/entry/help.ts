@@ -44,8 +44,11 @@ token's team could meet did or did not apply (+ applied, ~ shadow, - not applied
 
   --policy FILE     the policy file
   --client NAME     the route the event comes in on (default: told by the body's fields)
-  --token T         the token the hook sends (default: HOOKGATE_TOKEN, else HOOKGATE_AUTH;
-                    for --client deepagents and deepagents-legacy, HOOKGATE_AUTH only)
+  --token T         the token the hook sends (default: the variable the client's hook sends:
+                    HOOKGATE_TOKEN for claude-code and deepcode (else HOOKGATE_AUTH on Claude
+                    Code's SessionStart and Setup, hookgate send hooks), HOOKGATE_AUTH for
+                    deepagents and deepagents-legacy; without --client, HOOKGATE_TOKEN, else
+                    HOOKGATE_AUTH)
   --json            prints the answer and the rules as JSON`,
   },
   test: {

@@ -123,8 +123,8 @@ const KNOWN_EVENTS: Record<InitClient, readonly string[]> = {
   "deepagents-legacy": DEEPAGENTS_LEGACY_EVENTS,
 };
 
-/** Claude Code never sends an http hook on these (clients.md §4.5). */
-const NO_HTTP_IN_CLAUDE_CODE = new Set(["SessionStart", "Setup"]);
+/** Claude Code never sends an http hook on these (clients.md §4.5): init writes `hookgate send` there. */
+export const NO_HTTP_IN_CLAUDE_CODE = new Set(["SessionStart", "Setup"]);
 
 export const DEFAULT_HOOK_TIMEOUT_SECONDS = 10;
 

@@ -16,6 +16,7 @@ import {
 } from "../adapters/policy-source/file.js";
 import { handleHook } from "../app/handle-hook.js";
 import { errorMessage } from "../core/errors.js";
+import { sniffEventName } from "../core/events.js";
 import { DIALECTS, type Dialect } from "../core/hook-event.js";
 import type { Policy } from "../core/policy.js";
 import { lintPolicy } from "../core/policy-lint.js";
@@ -24,8 +25,9 @@ import { simulation } from "../http/app.js";
 import { bodyFromBytes } from "../http/read-body.js";
 import type { Io } from "./cli.js";
 import { catchEarlyStop, releaseEarlyStop, takeEarlyHangup } from "./early-hangup.js";
+import { NO_HTTP_IN_CLAUDE_CODE } from "./init.js";
 import { startGateway } from "./node.js";
-import { tokenFromEnv } from "./send.js";
+import { type Env, tokenFromEnv } from "./send.js";
 import { UsageError } from "./usage-error.js";
 
 const policyDeps = { env: envReaderOf(process.env), sha256: nodeSha256 };
@@ -170,8 +172,8 @@ export async function simulateCommand(args: readonly string[], io: Io): Promise<
     return 1;
   }
   const bytes = file === "-" ? await io.stdin() : await readEventFile(file);
-  // Without --token, the token the client's hook would send (HOOKGATE_TOKEN, else HOOKGATE_AUTH).
-  const token = values.token ?? tokenFromEnv(process.env, client)?.value;
+  const hookSends = hookTokenEnv(process.env, client as Dialect | undefined, bytes);
+  const token = values.token ?? tokenFromEnv(hookSends, client)?.value;
   const outcome = await simulate(loaded.value.policy, bytes, client as Dialect | undefined, token);
   const result = simulation(outcome);
   if (values.json) {
@@ -182,9 +184,29 @@ export async function simulateCommand(args: readonly string[], io: Io): Promise<
   // The error's advice is for a hook's settings; from here the token comes from the command line.
   if (token === undefined && result.error?.code === "AUTH_MISSING") {
     const name = client?.startsWith("deepagents") ? "HOOKGATE_AUTH" : "HOOKGATE_TOKEN";
-    io.out(`hint: simulate sent no token: pass --token T, or export ${name} as the client's hook would\n`);
+    const unsent = hookSends === process.env ? undefined : tokenFromEnv(process.env, client);
+    io.out(
+      unsent
+        ? `hint: simulate sent no token: ${unsent.name} is set, but ${client === "deepcode" ? "deepcode's" : "Claude Code's"} http hooks send HOOKGATE_TOKEN alone, so the hook gets this answer too: export HOOKGATE_TOKEN in the shell that starts the agent (or pass --token T)\n`
+        : `hint: simulate sent no token: pass --token T, or export ${name} as the client's hook would\n`,
+    );
   }
   return 0;
+}
+
+/**
+ * The variables the client's hook, as init writes it, sends its token from: Claude Code's and
+ * deepcode's http hooks HOOKGATE_TOKEN alone (a HOOKGATE_AUTH beside it never leaves, and the
+ * live hook gets AUTH_MISSING, as doctor says); `hookgate send` (Claude Code's SessionStart and
+ * Setup, and an event on no named route) HOOKGATE_TOKEN, else HOOKGATE_AUTH; the deepagents
+ * adapter HOOKGATE_AUTH alone (`tokenFromEnv` reads only that one for its clients).
+ */
+function hookTokenEnv(env: Env, client: Dialect | undefined, bytes: Uint8Array): Env {
+  const httpHook =
+    client === "deepcode" ||
+    (client === "claude-code" &&
+      !NO_HTTP_IN_CLAUDE_CODE.has(sniffEventName(new TextDecoder().decode(bytes.subarray(0, 65536))) ?? ""));
+  return httpHook ? { HOOKGATE_TOKEN: env.HOOKGATE_TOKEN } : env;
 }
 
 /** An event file's bytes, as a request would carry them; a file that cannot be read is named. */

@@ -543,18 +543,45 @@ describe("hookgate simulate", () => {
   });
 
   it("sends the token the client's hook would send when --token is not given", async () => {
-    const simulated = async (env: Record<string, string>, client = "claude-code") =>
+    const simulated = async (env: Record<string, string>, client = "claude-code", event = rmEvent) =>
       JSON.parse(
         (
           await runCli(
-            ["simulate", "--policy", "examples/policy.json", "--client", client, "--json", rmEvent],
+            ["simulate", "--policy", "examples/policy.json", "--client", client, "--json", event],
             "",
             env,
           )
         ).stdout,
       );
+    const start = file("session-start.json", {
+      session_id: "s",
+      transcript_path: "/t",
+      cwd: "/p",
+      hook_event_name: "SessionStart",
+      source: "startup",
+    });
+    const auth = { HOOKGATE_AUTH: "hookgate-dev-token" };
     expect((await simulated({ HOOKGATE_TOKEN: "hookgate-dev-token" })).team).toBe("platform");
-    expect((await simulated({ HOOKGATE_AUTH: "hookgate-dev-token" })).team).toBe("platform");
+    // Claude Code's and deepcode's http hooks send HOOKGATE_TOKEN alone: with HOOKGATE_AUTH only,
+    // the live hook gets AUTH_MISSING, and so does simulate.
+    expect((await simulated(auth)).error.code).toBe("AUTH_MISSING");
+    expect((await simulated(auth, "deepcode")).error.code).toBe("AUTH_MISSING");
+    // Claude Code's SessionStart hook is `hookgate send`, which falls back to HOOKGATE_AUTH, as
+    // does an event on no named route.
+    expect((await simulated(auth, "claude-code", start)).team).toBe("platform");
+    expect(
+      JSON.parse(
+        (await runCli(["simulate", "--policy", "examples/policy.json", "--json", rmEvent], "", auth)).stdout,
+      ).team,
+    ).toBe("platform");
+    const { stdout } = await runCli(
+      ["simulate", "--policy", "examples/policy.json", "--client", "claude-code", rmEvent],
+      "",
+      auth,
+    );
+    expect(stdout).toMatch(
+      /hint: simulate sent no token: HOOKGATE_AUTH is set, but Claude Code's http hooks send HOOKGATE_TOKEN alone, so the hook gets this answer too: export HOOKGATE_TOKEN/,
+    );
     // deepagents strips variables named *TOKEN* from hooks: its adapter sends HOOKGATE_AUTH alone.
     expect((await simulated({ HOOKGATE_TOKEN: "hookgate-dev-token" }, "deepagents")).error.code).toBe(
       "AUTH_MISSING",
