@@ -888,16 +888,18 @@ function lintWhereContradictions(rule: CompiledRule, warn: (path: string, messag
 
 /**
  * What a `where` condition holds on, where that is plain from the condition alone: every value
- * (present or not), none, every string only (a regex or prefix any string matches), or all but
- * strings (the `not` of one).
+ * (present or not), none, every string only (a regex or prefix any string matches), every string
+ * and every list holding "" (`contains: ""`), or the rest (the `not` of one of these).
  */
-type Reach = "always" | "never" | "string" | "not-string";
+type Reach = "always" | "never" | "string" | "not-string" | "string-or-list" | "not-string-or-list";
 
 const NEGATED: Readonly<Record<Reach, Reach>> = {
   always: "never",
   never: "always",
   string: "not-string",
   "not-string": "string",
+  "string-or-list": "not-string-or-list",
+  "not-string-or-list": "string-or-list",
 };
 
 function conditionReach(condition: unknown): Reach | undefined {
@@ -905,6 +907,7 @@ function conditionReach(condition: unknown): Reach | undefined {
   const op = condition as WhereOperator;
   if ("equals" in op) return undefined;
   if (op.startsWith === "") return "string";
+  if ("contains" in op) return op.contains === "" ? "string-or-list" : undefined;
   if (op.regex !== undefined) return matchesEveryString(op.regex) ? "string" : undefined;
   if (op.in !== undefined) return op.in.length === 0 ? "never" : undefined;
   if (op.not !== undefined) {
@@ -925,7 +928,7 @@ function matchesEveryString(pattern: string): boolean {
   return compiled.ok && compiled.value("");
 }
 
-/** A `where` condition that holds on every string, every value, or none. */
+/** A `where` condition that holds on every string (and list holding ""), every value, or none. */
 function lintWhereAlwaysOrNever(rule: CompiledRule, warn: (path: string, message: string) => void): void {
   for (const [key, condition] of Object.entries(rule.document.where ?? {})) {
     const reach = conditionReach(condition);
@@ -944,6 +947,18 @@ function lintWhereAlwaysOrNever(rule: CompiledRule, warn: (path: string, message
         warn(
           at,
           `${written} refuses every string, so it only asks that ${field} be no string (absent, null or another type): write {"exists": false} to ask that it be absent`,
+        );
+        break;
+      case "string-or-list":
+        warn(
+          at,
+          `${written} holds on every string, and on a list holding "", so it only asks that ${field} be a string or such a list: write {"exists": true} to ask that it be there, or a substring it must hold`,
+        );
+        break;
+      case "not-string-or-list":
+        warn(
+          at,
+          `${written} refuses every string, and a list holding "", so it only asks that ${field} be neither (absent, null, another type or a list without ""): write {"exists": false} to ask that it be absent, or a substring it must not hold`,
         );
         break;
       case "never":

@@ -1264,6 +1264,23 @@ describe("lintPolicy: where conditions that hold on every string", () => {
     ]);
   });
 
+  it('says contains "" holds on every string and every list holding "", and its not refuses them', async () => {
+    const warnings = await warningsFor([
+      { id: "a", on: "PreToolUse", where: { "tool_input.command": { contains: "" } }, decide: "ask" },
+      {
+        id: "b",
+        on: "PreToolUse",
+        where: { "tool_input.command": { not: { contains: "" } } },
+        decide: "ask",
+      },
+      { id: "c", on: "PreToolUse", where: { "tool_input.command": { contains: " " } }, decide: "ask" },
+    ]);
+    expect(warnings).toEqual([
+      '$.rules[0].where["tool_input.command"]: {"contains":""} holds on every string, and on a list holding "", so it only asks that "tool_input.command" be a string or such a list: write {"exists": true} to ask that it be there, or a substring it must hold',
+      '$.rules[1].where["tool_input.command"]: {"not":{"contains":""}} refuses every string, and a list holding "", so it only asks that "tool_input.command" be neither (absent, null, another type or a list without ""): write {"exists": false} to ask that it be absent, or a substring it must not hold',
+    ]);
+  });
+
   it.each([
     [{ regex: "^$" }],
     [{ regex: "x*$" }],
