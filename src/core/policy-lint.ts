@@ -49,7 +49,7 @@ import { compileRegex } from "./regex.js";
 import { ownOnError, ruleOnError } from "./rule-failure.js";
 import { HEADER_VAR_NAME, resolveSecret, SINK_ENV_FIELDS } from "./secret-ref.js";
 import { deliveryUrl } from "./sinks.js";
-import { compileWhereGlob, deepEqual } from "./where.js";
+import { compileWhere, compileWhereGlob, deepEqual } from "./where.js";
 
 /**
  * `env`, where given, reads the variables the policy's `env:` values name, so that a sink URL
@@ -443,9 +443,8 @@ const typesText = (types: readonly JsonType[]) => types.map(aType).join(" or ");
  * The types a `where` path has on the rule's events where every one of them declares it, with
  * the events, or undefined: on `"on": "*"`, or where one event does not say.
  */
-function declaredTypes(rule: CompiledRule, key: string): readonly JsonType[] | undefined {
+function declaredTypes(rule: CompiledRule, segments: readonly string[]): readonly JsonType[] | undefined {
   if (rule.events === "*" || rule.events.length === 0) return undefined;
-  const segments = key.split(".");
   const types = new Set<JsonType>();
   for (const event of rule.events) {
     const at = shapeAt(event, segments);
@@ -469,33 +468,71 @@ function meantValue(value: unknown, types: readonly JsonType[]): string {
   }
 }
 
+/** A `where` condition under its `not`s, and how many there are. */
+function underNots(condition: unknown): { readonly inner: unknown; readonly nots: number } {
+  let inner = condition;
+  let nots = 0;
+  while (inner !== null && typeof inner === "object" && (inner as WhereOperator).not !== undefined) {
+    inner = (inner as WhereOperator).not;
+    nots += 1;
+  }
+  return { inner, nots };
+}
+
+/** What a condition that never holds makes of the whole under `nots` negations: an odd number holds always. */
+const neverUnder = (nots: number, subject: string) =>
+  nots % 2 === 0
+    ? "so this never holds"
+    : `so ${subject} never holds and its "not" holds on every event: this condition tests nothing`;
+
+/** The parts of an `equals` value (itself, and the fields and items it holds) of a type their path never has. */
+function mistyped(
+  rule: CompiledRule,
+  segments: readonly string[],
+  value: unknown,
+  within: readonly string[] = [],
+): { readonly within: readonly string[]; readonly value: unknown; readonly types: readonly JsonType[] }[] {
+  const types = declaredTypes(rule, [...segments, ...within]);
+  const type = jsonType(value);
+  if (types !== undefined && type !== undefined && !types.includes(type)) return [{ within, value, types }];
+  // A field named with a dot is no path: its types are not looked up.
+  if (value === null || typeof value !== "object") return [];
+  return Object.entries(value)
+    .filter(([field]) => !field.includes("."))
+    .flatMap(([field, item]) => mistyped(rule, segments, item, [...within, field]));
+}
+
 /**
- * An equality (a literal, `equals`, or a member of `in`) with a value of a type the field never
- * has on the rule's events: clients' bodies are checked against these types before rules run.
+ * An equality (a literal, `equals`, a field of an `equals` object, or a member of `in`), also
+ * under a `not`, with a value of a type the field never has on the rule's events: clients'
+ * bodies are checked against these types before rules run.
  */
 function lintWhereTypes(rule: CompiledRule, warn: (path: string, message: string) => void): void {
-  for (const [key, written] of Object.entries(rule.document.where ?? {})) {
-    const types = declaredTypes(rule, key);
-    if (types === undefined) continue;
-    const at = `${rule.path}.where${jsonPath([key]).slice(1)}`;
-    const sent = `clients send ${key} as ${typesText(types)}`;
-    const wrong = (value: unknown) => {
-      const type = jsonType(value);
-      return type !== undefined && !types.includes(type);
-    };
+  for (const [key, condition] of Object.entries(rule.document.where ?? {})) {
+    const { inner: written, nots } = underNots(condition);
+    const segments = key.split(".");
+    const at = `${rule.path}.where${jsonPath([key]).slice(1)}${".not".repeat(nots)}`;
     const op = (written !== null && typeof written === "object" ? written : {}) as WhereOperator;
     if (written === null || typeof written !== "object" || "equals" in op) {
       const value = "equals" in op ? op.equals : written;
-      if (wrong(value))
+      for (const found of mistyped(rule, segments, value)) {
+        const path = found.within.length === 0 ? at : `${at}.equals${jsonPath(found.within).slice(1)}`;
         warn(
-          at,
-          `${JSON.stringify(value)} is ${aType(jsonType(value) ?? "")}; ${sent}, so this never holds${meantValue(value, types)}`,
+          path,
+          `${JSON.stringify(found.value)} is ${aType(jsonType(found.value) ?? "")}; clients send ${[...segments, ...found.within].join(".")} as ${typesText(found.types)}, ${neverUnder(nots, JSON.stringify(written))}${meantValue(found.value, found.types)}`,
         );
+      }
     } else if (Array.isArray(op.in)) {
+      const types = declaredTypes(rule, segments);
+      if (types === undefined) continue;
+      const wrong = (value: unknown) => {
+        const type = jsonType(value);
+        return type !== undefined && !types.includes(type);
+      };
       for (const value of op.in.filter(wrong))
         warn(
           `${at}.in`,
-          `${JSON.stringify(value)} is ${aType(jsonType(value) ?? "")}; ${sent}, so it is never the value${meantValue(value, types)}`,
+          `${JSON.stringify(value)} is ${aType(jsonType(value) ?? "")}; clients send ${key} as ${typesText(types)}, so it is never the value${meantValue(value, types)}`,
         );
     }
   }
@@ -503,7 +540,8 @@ function lintWhereTypes(rule: CompiledRule, warn: (path: string, message: string
 
 /** A string operator (`regex`, `glob`, `startsWith`; `contains`, which reads arrays too) on a field that is never one. */
 function lintWhereStringOps(rule: CompiledRule, warn: (path: string, message: string) => void): void {
-  for (const [key, written] of Object.entries(rule.document.where ?? {})) {
+  for (const [key, condition] of Object.entries(rule.document.where ?? {})) {
+    const { inner: written, nots } = underNots(condition);
     if (written === null || typeof written !== "object") continue;
     const op = written as WhereOperator;
     const name =
@@ -517,12 +555,12 @@ function lintWhereStringOps(rule: CompiledRule, warn: (path: string, message: st
               ? "contains"
               : undefined;
     if (name === undefined) continue;
-    const types = declaredTypes(rule, key);
+    const types = declaredTypes(rule, key.split("."));
     const reads: readonly JsonType[] = name === "contains" ? ["string", "array"] : ["string"];
     if (types === undefined || types.some((type) => reads.includes(type))) continue;
     warn(
-      `${rule.path}.where${jsonPath([key]).slice(1)}.${name}`,
-      `"${name}" holds on ${typesText(reads)} only, and clients send ${key} as ${typesText(types)}, so this never holds: compare it with a value`,
+      `${rule.path}.where${jsonPath([key]).slice(1)}${".not".repeat(nots)}.${name}`,
+      `"${name}" holds on ${typesText(reads)} only, and clients send ${key} as ${typesText(types)}, ${neverUnder(nots, `"${name}"`)}: compare it with a value`,
     );
   }
 }
@@ -534,7 +572,12 @@ function lintWhereStringOps(rule: CompiledRule, warn: (path: string, message: st
 function lintWhereDescent(rule: CompiledRule, warn: (path: string, message: string) => void): void {
   if (rule.events === "*" || rule.events.length === 0) return;
   for (const [key, condition] of Object.entries(rule.document.where ?? {})) {
-    if (!key.includes(".") || !needsPresentValue(condition)) continue;
+    if (!key.includes(".")) continue;
+    // The field is never there, so the condition reads an absent value: one that holds on it
+    // (exists: false) is left alone, unless a `not` makes it so (`not: {equals: 0}`).
+    const nots = underNots(condition).nots;
+    const holds = holdsOnAbsent(key, condition);
+    if (holds === undefined || (holds && nots === 0)) continue;
     const segments = key.split(".");
     const found = rule.events.map((event) => shapeAt(event, segments));
     const first = found[0];
@@ -546,9 +589,15 @@ function lintWhereDescent(rule: CompiledRule, warn: (path: string, message: stri
       : "which has no fields (where reads the length of a list, not of a string)";
     warn(
       `${rule.path}.where${jsonPath([key]).slice(1)}`,
-      `clients send ${first.parent} as ${typesText(types)}, ${has}, so "${key}" is never there and this condition never holds`,
+      `clients send ${first.parent} as ${typesText(types)}, ${has}, so "${key}" is never there and this condition ${holds ? "holds on every event: it tests nothing" : "never holds"}`,
     );
   }
+}
+
+/** Whether a `where` condition holds where its path is absent, as where.ts reads it. */
+function holdsOnAbsent(key: string, condition: unknown): boolean | undefined {
+  const compiled = compileWhere({ [key]: condition });
+  return compiled.ok ? compiled.value[0]?.({}) : undefined;
 }
 
 /** Claude Code's event names, whose fields EVENT_ONLY_FIELDS knows. */

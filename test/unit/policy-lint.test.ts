@@ -1220,6 +1220,46 @@ describe("lintPolicy: where values of a type the event's field never has", () =>
     ]);
   });
 
+  it("looks inside a not, where a condition that never holds makes one that always does, and into an equals object", async () => {
+    const warnings = await warningsFor([
+      { id: "a", on: "PostToolUse", where: { duration_ms: { not: { equals: "5" } } }, decide: "allow" },
+      {
+        id: "b",
+        on: "PostToolUse",
+        where: { duration_ms: { not: { not: { equals: "5" } } } },
+        decide: "allow",
+      },
+      { id: "c", on: "SessionEnd", where: { reason: { not: { in: ["exit", 1] } } }, decide: "allow" },
+      { id: "d", on: "PreToolUse", where: { effort: { equals: { level: 3 } } }, decide: "deny" },
+      { id: "e", on: "PreToolUse", where: { effort: { not: { equals: { level: 3 } } } }, decide: "deny" },
+      { id: "f", on: "Stop", where: { stop_hook_active: { not: { regex: "true" } } }, decide: "allow" },
+      {
+        id: "g",
+        on: "UserPromptSubmit",
+        where: { "prompt.length": { not: { equals: 0 } } },
+        decide: "allow",
+      },
+      {
+        id: "h",
+        on: "UserPromptSubmit",
+        where: { "prompt.length": { not: { exists: false } } },
+        decide: "allow",
+      },
+      { id: "i", on: "PostToolUse", where: { duration_ms: { not: { equals: 5 } } }, decide: "allow" },
+      { id: "j", on: "PreToolUse", where: { effort: { equals: { level: "high" } } }, decide: "deny" },
+    ]);
+    expect(warnings.filter((w) => w.includes("clients send"))).toEqual([
+      '$.rules[0].where.duration_ms.not: "5" is a string; clients send duration_ms as a number, so {"equals":"5"} never holds and its "not" holds on every event: this condition tests nothing: write 5',
+      '$.rules[1].where.duration_ms.not.not: "5" is a string; clients send duration_ms as a number, so this never holds: write 5',
+      "$.rules[2].where.reason.not.in: 1 is a number; clients send reason as a string, so it is never the value",
+      "$.rules[3].where.effort.equals.level: 3 is a number; clients send effort.level as a string, so this never holds",
+      '$.rules[4].where.effort.not.equals.level: 3 is a number; clients send effort.level as a string, so {"equals":{"level":3}} never holds and its "not" holds on every event: this condition tests nothing',
+      '$.rules[5].where.stop_hook_active.not.regex: "regex" holds on a string only, and clients send stop_hook_active as a boolean, so "regex" never holds and its "not" holds on every event: this condition tests nothing: compare it with a value',
+      '$.rules[6].where["prompt.length"]: clients send prompt as a string, which has no fields (where reads the length of a list, not of a string), so "prompt.length" is never there and this condition holds on every event: it tests nothing',
+      '$.rules[7].where["prompt.length"]: clients send prompt as a string, which has no fields (where reads the length of a list, not of a string), so "prompt.length" is never there and this condition never holds',
+    ]);
+  });
+
   // A tool's fields depend on the tool, and a deny rule's condition on tool_input holds on a
   // PreToolUse that carries none, so no type is said to never hold there.
   it("leaves alone a field no schema types: a tool's input, an undeclared key, every event, an unknown one", async () => {
