@@ -82,15 +82,16 @@ export function createApp(deps: AppDeps): Hono {
     return c.json(simulation(outcome), 200, outcomeHeaders(outcome));
   });
 
-  routes.get("/healthz", (c) =>
-    c.json({
+  routes.get("/healthz", (c) => {
+    const inMemory = deps.notifyInMemory?.() ?? 0;
+    return c.json({
       status: "ok",
       policy: deps.policy().hash,
       ...(deps.reloadFailed?.() === true && { reload: "failed" }),
       ...(deps.notifyFailing?.() === true && { notify: "failing" }),
-      ...((deps.notifyInMemory?.() ?? 0) > 0 && { notifyInMemory: deps.notifyInMemory?.() }),
-    }),
-  );
+      ...(inMemory > 0 && { notifyInMemory: inMemory }),
+    });
+  });
 
   // Which team a token maps to, for `hookgate doctor`; never a hook route, so a plain 401 is right.
   routes.get("/v1/whoami", async (c) => {
