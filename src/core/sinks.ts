@@ -457,7 +457,7 @@ export function renderSlackMessage(n: Notification, link?: string): { text: stri
   blocks.push({ type: "section", fields: fields.slice(0, SLACK_LIMITS.fields).map(mrkdwn) });
   blocks.push({ type: "context", elements: context.slice(0, SLACK_LIMITS.contextElements).map(mrkdwn) });
 
-  const text = fallbackText(n, glyph, headline, tool, message, url, FALLBACK_TEXT_MAX);
+  const text = fallbackText(n, glyph, headline, tool, message, url);
   return { text, blocks };
 }
 
@@ -516,7 +516,6 @@ function fallbackText(
   tool: ToolLine | undefined,
   message: string | undefined,
   url: string | undefined,
-  max: number,
 ): string {
   const lines = [
     `${glyph} ${escapeCut(headline, SLACK_LIMITS.headerText)} (${escapeCut(n.eventName, 100)}, team ${escapeCut(n.team, 100)})`,
@@ -530,8 +529,8 @@ function fallbackText(
   // The link goes last and whole, since a cut one is broken; it is left out if it would take over
   // half the text.
   const open = url === undefined ? "" : `\n<${url}|Open>`;
-  if (open.length > max / 2) return cutSection(lines.join("\n"), max);
-  return cutSection(lines.join("\n"), max - open.length) + open;
+  if (open.length > FALLBACK_TEXT_MAX / 2) return cutSection(lines.join("\n"), FALLBACK_TEXT_MAX);
+  return cutSection(lines.join("\n"), FALLBACK_TEXT_MAX - open.length) + open;
 }
 
 interface ToolLine {
