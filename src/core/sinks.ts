@@ -696,7 +696,7 @@ interface DiscordEmbed {
  * format, link or mention; and `allowed_mentions` with no `parse` keeps any mention that an
  * escape missed from pinging (mentions in an embed never ping either). Within Discord's limits.
  */
-export function renderDiscordMessage(
+function renderDiscordMessage(
   n: Notification,
   link?: string,
 ): { embeds: DiscordEmbed[]; allowed_mentions: { parse: [] } } {
