@@ -296,6 +296,10 @@ const matchesByNameAlone = (entries: readonly PermissionRule[], call: ToolCall):
 const readsInput = (rule: CompiledRule, index: number): boolean =>
   INPUT_KEY.test(Object.keys(rule.document.where ?? {})[index] ?? "");
 
+/** Why an allow rule did not apply to a call the client only described (deepcode's tool_desc). */
+const describedOnly = (toolName: string): string =>
+  `the ${toolName} call is known only by the client's description (tool_desc), which no allow rule reads`;
+
 /** What simulate says of a rule that did not apply (never another team's: it is not listed). */
 function describeMiss(miss: Miss, rule: CompiledRule, facts: EventFacts): string {
   switch (miss) {
@@ -304,15 +308,14 @@ function describeMiss(miss: Miss, rule: CompiledRule, facts: EventFacts): string
     case "if-not-tool":
       return `"if" applies only to tool events`;
     case "if":
-      return facts.call?.described && rule.action.kind === "decide" && rule.action.decision === "allow"
-        ? `the ${facts.call.toolName} call is known only by the client's description (tool_desc), which no allow rule reads`
+      return facts.call?.described && isAllow(rule)
+        ? describedOnly(facts.call.toolName)
         : `no "if" permission rule matches the ${facts.call?.toolName} call`;
     default: {
       const call = facts.call;
       if (call === undefined || !unseenBy(rule, call) || !readsInput(rule, miss))
         return `where "${Object.keys(rule.document.where ?? {})[miss]}" does not hold`;
-      if (call.described)
-        return `the ${call.toolName} call is known only by the client's description (tool_desc), which no allow rule reads`;
+      if (call.described) return describedOnly(call.toolName);
       return call.inputMissing
         ? `the ${call.toolName} call came without its tool_input (or its command or URL), and a rule that may allow holds no condition on it`
         : `the ${call.toolName} call came without its tool_input, and no allow rule holds a condition on it`;
