@@ -138,17 +138,15 @@ export function createMemoryQueue<T>(options: MemoryQueueOptions = {}): Queue<T>
 
     async replayDead(ids, keep) {
       open();
-      const chosen = chooseDead(ids).filter((id) => {
+      let replayed = 0;
+      for (const id of chooseDead(ids)) {
         const letter = dead.get(id);
-        return letter === undefined || keep === undefined || keep(letter.body);
-      });
-      for (const id of chosen) {
-        const letter = dead.get(id);
-        if (!letter) continue;
+        if (!letter || (keep !== undefined && !keep(letter.body))) continue;
         dead.delete(id);
         enqueue(id, letter.body, 0, letter.group);
+        replayed++;
       }
-      return chosen.length;
+      return replayed;
     },
 
     async dropDead(ids) {
