@@ -88,7 +88,9 @@ export function createJournalHold<T>(
 
   return {
     send(messages) {
-      if (queue.length === 0) {
+      // Once closed, held sends are told lost: a later one is refused as the journal refuses it,
+      // or written, never also held.
+      if (queue.length === 0 || closed) {
         try {
           append(messages);
           return undefined;
@@ -97,12 +99,6 @@ export function createJournalHold<T>(
           hold(notWritten(messages, e), e);
           return { error: e };
         }
-      }
-      // Once closed, held sends are told lost: a later one is refused as the journal refuses it,
-      // or written, never also held.
-      if (closed) {
-        append(messages);
-        return undefined;
       }
       hold(messages, undefined);
       return { error: undefined };
