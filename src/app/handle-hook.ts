@@ -261,16 +261,17 @@ export async function handleHook(
       ]);
     }
     const effects = evaluation.enforced.map((m) => m.effect);
-    const combined = combineEffects(
-      remote.effects.length === 0 ? effects : inRuleOrder(evaluation, [...effects, ...remote.effects]),
-    );
-    const decision = deliverable(
+    const combined =
       remote.effects.length === 0
-        ? combined
-        : checkedRewrite(combined, remote.effects, policy, event, auth.team),
-      event.name,
-      event.dialect,
-    );
+        ? combineEffects(effects)
+        : checkedRewrite(
+            combineEffects(inRuleOrder(evaluation, [...effects, ...remote.effects])),
+            remote.effects,
+            policy,
+            event,
+            auth.team,
+          );
+    const decision = deliverable(combined, event.name, event.dialect);
     const answer = renderDecision(decision, event.name, event.dialect);
     // The agent gets the reason as decided (a downstream server's already scrubbed of the policy's
     // secrets, forward.ts); what leaves for logs and sinks is scrubbed of the
