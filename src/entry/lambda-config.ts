@@ -184,6 +184,17 @@ export function createLambdaRuntime(options: LambdaOptions = {}): LambdaRuntime 
 
 const NO_SECRETS: readonly string[] = [];
 
+/**
+ * Refuses an event the function was not wired for (an SQS batch sent to the HTTP function, a
+ * request to the consumer): logged with the event's first keys, then thrown, so the invocation
+ * fails where it can be seen.
+ */
+export function refuseEvent(logger: Logger, event: unknown, message: string): never {
+  const keys = typeof event === "object" && event !== null ? Object.keys(event).slice(0, 10) : [];
+  logger.log("error", message, { eventKeys: keys });
+  throw new Error(message);
+}
+
 /** How long one try of an SQS call may take to connect, and then to be answered. */
 export const SQS_CONNECT_TIMEOUT_MS = 3_000;
 export const SQS_ANSWER_TIMEOUT_MS = 5_000;

@@ -41,7 +41,7 @@ import type { RequestError } from "../core/errors.js";
 import { shorten } from "../core/truncate.js";
 import { createApp } from "../http/app.js";
 import { createBrokenConfigApp } from "../http/broken-config.js";
-import { createLambdaRuntime, type LambdaOptions, type LambdaRuntime } from "./lambda-config.js";
+import { createLambdaRuntime, type LambdaOptions, type LambdaRuntime, refuseEvent } from "./lambda-config.js";
 import { lazyNotifier, lazyRemoteActions } from "./lazy-actions.js";
 import { once } from "./once.js";
 
@@ -80,9 +80,7 @@ export function createHttpHandler(options: LambdaOptions = {}): HttpHandler {
       // Answered as a request, it came out as "GET /" on a host named "undefined", a 404 that
       // Lambda counts as a success: an SQS batch wired here by mistake was deleted, undelivered.
       // Thrown, the invocation fails where it can be seen, and a batch goes back to its queue.
-      const keys = typeof event === "object" && event !== null ? Object.keys(event).slice(0, 10) : [];
-      runtime.logger.log("error", NOT_HTTP, { eventKeys: keys });
-      throw new Error(NOT_HTTP);
+      refuseEvent(runtime.logger, event, NOT_HTTP);
     }
     pending = new Map();
     answerBy = Number.POSITIVE_INFINITY;

@@ -33,6 +33,7 @@ import { RememberedIds, UnsentReceives } from "../core/remembered-ids.js";
 import {
   createLambdaRuntime,
   type LambdaOptions,
+  refuseEvent,
   SQS_ANSWER_TIMEOUT_MS,
   SQS_CONNECT_TIMEOUT_MS,
 } from "./lambda-config.js";
@@ -363,9 +364,7 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
     if (!Array.isArray((event as { Records?: unknown } | null)?.Records)) {
       // An HTTP request or a schedule wired to the consumer: thrown, the invocation fails where it
       // can be seen (a TypeError on `Records` said nothing of what was wrong).
-      const keys = typeof event === "object" && event !== null ? Object.keys(event).slice(0, 10) : [];
-      logger.log("error", NOT_SQS, { eventKeys: keys });
-      throw new Error(NOT_SQS);
+      refuseEvent(logger, event, NOT_SQS);
     }
     invocation = context;
     // Read before the policy's first load spends any: what the function's timeout gives.
