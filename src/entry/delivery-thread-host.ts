@@ -153,7 +153,7 @@ export function startDeliveryThread(options: DeliveryThreadOptions): Promise<Del
       watchdog = setTimeout(() => setImmediate(check), inMs).unref();
     };
     const check = () => {
-      if (stopping || abandoned || !alive) return;
+      if (stopping || !alive) return;
       const silent = performance.now() - heardAt;
       if (silent < silenceMs) return watch(silenceMs - silent);
       if (start) {
