@@ -129,13 +129,19 @@ describe("README's warnings and errors in the log", () => {
   const table = section("## Warnings and errors in the log");
   /**
    * Each `log("warn" | "error", "msg"` message, its `${…}` parts left as they are; a message kept
-   * in a constant of the same file (`log("error", NOT_SQS, …)`) read from that constant.
+   * in a constant of the same file (`log("error", NOT_X, …)`, `refuseEvent(logger, event, NOT_SQS)`)
+   * read from that constant.
    */
   const messages = SOURCES.flatMap((text) => [
     ...[...text.matchAll(/\.log\(\s*"(?:warn|error)",\s*(["`])((?:\\.|(?!\1)[^\\])*)\1/g)].map(
       (m) => m[2] as string,
     ),
-    ...[...text.matchAll(/\.log\(\s*"(?:warn|error)",\s*([A-Z][A-Z0-9_]*)\s*[,)]/g)].map((m) => {
+    // `refuseEvent(logger, event, NOT_SQS)` (lambda-config.ts) logs its message as an error.
+    ...[
+      ...text.matchAll(
+        /(?:\.log\(\s*"(?:warn|error)",|refuseEvent\([^,]+,[^,]+,)\s*([A-Z][A-Z0-9_]*)\s*[,)]/g,
+      ),
+    ].map((m) => {
       const constant = new RegExp(`const ${m[1]}\\s*=\\s*"((?:\\\\.|[^"\\\\])*)"`).exec(text);
       if (!constant) throw new Error(`${m[1]}, a logged message, is no string constant of its file`);
       return constant[1] as string;
