@@ -5,6 +5,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type LoopbackServer, loopbackServer } from "../support/loopback.js";
 import { type ServerProcess, startServerProcess } from "../support/process.js";
 import { tempDir } from "../support/temp.js";
 
@@ -64,6 +65,12 @@ const policy = {
       on: "UserPromptSubmit",
       where: { prompt: { not: { regex: "AKIA" } } },
       context: "Repo policy: use pnpm",
+    },
+    {
+      id: "tv16",
+      on: "Stop",
+      where: { last_assistant_message: "Done, with notes." },
+      context: "Summarise the notes before stopping.",
     },
     { id: "tv19", on: "PermissionRequest", if: "Bash(npm run lint)", decide: "allow" },
     {
@@ -170,6 +177,12 @@ const vectors: Vector[] = [
   {
     id: "TV-15",
     body: cc("Stop", { stop_hook_active: true, last_assistant_message: "Done." }),
+    expected: EMPTY,
+  },
+  {
+    // Claude Code 2.1.112 has no Stop variant of hookSpecificOutput and fails the whole answer.
+    id: "TV-16",
+    body: cc("Stop", { stop_hook_active: true, last_assistant_message: "Done, with notes." }),
     expected: EMPTY,
   },
   {
@@ -337,5 +350,135 @@ describe("clients.md §11 test vectors against a running gateway", () => {
   it("stays healthy after every vector", async () => {
     const res = await fetch(`${server.url}/healthz`);
     expect(res.status).toBe(200);
+  });
+});
+
+/**
+ * The answers of TV-06…TV-13, TV-26 and TV-34 are those of a badly behaved hook server. hookgate
+ * meets them as a forward rule's team server, and must read each as the client that sent the
+ * event would have read it, then answer that client in its own shape, always a 2xx.
+ */
+describe("clients.md §11 server answers, given by a forward rule's team server", () => {
+  const DENY_BODY = JSON.stringify({
+    hookSpecificOutput: {
+      hookEventName: "PreToolUse",
+      permissionDecision: "deny",
+      permissionDecisionReason: "not from this team",
+    },
+  });
+  const replies: Record<string, { status: number; body: string }> = {
+    tv06: { status: 200, body: "OK" },
+    tv07: { status: 403, body: DENY_BODY },
+    tv08: { status: 500, body: "" },
+    tv10: { status: 200, body: JSON.stringify({ hookSpecificOutput: { permissionDecision: "deny" } }) },
+    tv11: {
+      status: 200,
+      body: JSON.stringify({ hookSpecificOutput: { hookEventName: "PostToolUse", additionalContext: "x" } }),
+    },
+    tv12: { status: 200, body: JSON.stringify({ decision: "block", reason: "nope" }) },
+    tv13: {
+      status: 200,
+      body: JSON.stringify({
+        hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "approve" },
+      }),
+    },
+    tv26: {
+      status: 200,
+      body: JSON.stringify({
+        hookSpecificOutput: {
+          hookEventName: "PostToolUse",
+          updatedToolOutput: { stdout: "token=[redacted]", stderr: "", interrupted: false, isImage: false },
+        },
+      }),
+    },
+    tv34: { status: 200, body: JSON.stringify({ decision: "approve" }) },
+  };
+
+  let team: LoopbackServer;
+  let gateway: ServerProcess;
+
+  beforeAll(async () => {
+    team = await loopbackServer((req, res) => {
+      const reply = replies[req.url.slice(1)] ?? { status: 404, body: "" };
+      res.writeHead(reply.status, { "content-type": "application/json" }).end(reply.body);
+    });
+    const dir = tempDir("vectors-forward");
+    writeFileSync(
+      join(dir, "policy.json"),
+      JSON.stringify({
+        version: 1,
+        egress: { allowCidrs: ["127.0.0.0/8"] },
+        rules: Object.keys(replies).map((id) => ({
+          id,
+          on: ["PreToolUse", "PostToolUse"],
+          where: { cwd: `/${id}` },
+          forward: { url: `${team.url}/${id}`, timeoutMs: 5000, onError: "deny" },
+        })),
+      }),
+    );
+    gateway = await startServerProcess(join(dir, "policy.json"));
+  });
+  afterAll(async () => {
+    await gateway?.stop();
+    await team?.close();
+  });
+
+  const preToolUse = (id: string) =>
+    cc("PreToolUse", { cwd: `/${id}`, tool_name: "Bash", tool_input: { command: "ls" }, tool_use_id: "t" });
+  const deny = (reason: unknown) => ({
+    hookSpecificOutput: {
+      hookEventName: "PreToolUse",
+      permissionDecision: "deny",
+      permissionDecisionReason: reason,
+    },
+  });
+  /** onError's deny, naming why the team server's answer was not one the client takes. */
+  const failed = (code: string) => deny(expect.stringContaining(code));
+
+  it.each([
+    // Claude Code: a non-JSON, non-2xx, mis-shaped or mis-echoed answer is a failed hook.
+    { id: "tv06", client: "claude-code", expected: failed("FORWARD_NOT_JSON") },
+    { id: "tv07", client: "claude-code", expected: failed("FORWARD_HTTP_STATUS") },
+    { id: "tv08", client: "claude-code", expected: failed("FORWARD_HTTP_STATUS") },
+    { id: "tv10", client: "claude-code", expected: failed("FORWARD_OFF_SCHEMA") },
+    { id: "tv11", client: "claude-code", expected: failed("FORWARD_WRONG_EVENT") },
+    { id: "tv12", client: "claude-code", expected: deny("nope") },
+    { id: "tv13", client: "claude-code", expected: failed("FORWARD_OFF_SCHEMA") },
+    // deepcode blocks on a 4xx with the body's decision, and checks no schema or event name.
+    { id: "tv07", client: "deepcode", expected: deny("not from this team") },
+    { id: "tv10", client: "deepcode", expected: deny(expect.stringContaining('"tv10"')) },
+    { id: "tv12", client: "deepcode", expected: deny("nope") },
+    // deepagents: block maps to deny; `approve` invalidates the whole answer.
+    { id: "tv12", client: "deepagents", expected: deny("nope") },
+    { id: "tv34", client: "deepagents", expected: failed("FORWARD_OFF_SCHEMA") },
+  ])("$id to $client", async ({ id, client, expected }) => {
+    const res = await fetch(`${gateway.url}/v1/hooks/${client}`, {
+      method: "POST",
+      body: JSON.stringify(preToolUse(id)),
+      headers: { "content-type": "application/json" },
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("application/json");
+    const text = await res.text();
+    expect(JSON.parse(text)).toEqual(expected);
+    expect(text).not.toMatch(/"approve"/);
+  });
+
+  it("TV-26: passes no updatedToolOutput on, which Claude Code 2.1.112 strips", async () => {
+    const res = await fetch(`${gateway.url}/v1/hooks/claude-code`, {
+      method: "POST",
+      body: JSON.stringify(
+        cc("PostToolUse", {
+          cwd: "/tv26",
+          tool_name: "Bash",
+          tool_input: { command: "env" },
+          tool_response: { stdout: "token=abc", stderr: "", interrupted: false, isImage: false },
+          tool_use_id: "t",
+        }),
+      ),
+      headers: { "content-type": "application/json" },
+    });
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe("");
   });
 });
