@@ -720,6 +720,13 @@ describe("responses", () => {
       "/corrupt": { headers: { "content-encoding": "gzip" }, body: json },
     };
     const coded = await loopbackServer((req, res) => {
+      if (req.url === "/reset") {
+        // Half a gzip body, then the connection drops: the wire failed, not the coding.
+        const half = gzipSync(Buffer.alloc(4096, "x"));
+        res.writeHead(200, { "content-encoding": "gzip", "content-length": String(half.length) });
+        res.write(half.subarray(0, half.length >> 1), () => res.socket?.destroy());
+        return;
+      }
       const answer = answers[req.url] ?? { headers: {}, body: Buffer.alloc(0) };
       res.writeHead(200, { "content-type": "application/json", ...answer.headers }).end(answer.body);
     });
@@ -745,11 +752,22 @@ describe("responses", () => {
         expect(res.ok && res.value.body).toBe('{"ok":true}');
       }
       const corrupt = await post(module, `${coded.url}/corrupt`);
-      // A body that does not decode is a broken answer, as one cut off mid-way is.
+      // A body that does not decode is an answer the server will give again, not a failed
+      // connection (EGRESS_CONNECT_FAILED, which a prompt rule calls again at once).
       expect(!corrupt.ok && corrupt.error).toMatchObject({
-        code: "EGRESS_CONNECT_FAILED",
+        code: "EGRESS_BAD_ENCODING",
         stage: "response",
-        reason: expect.stringMatching(/Z_DATA_ERROR/),
+        reason: `${coded.url}/… answered HTTP 200, but its body does not decode as its Content-Encoding gzip says (Z_DATA_ERROR: incorrect header check); check the server, or a proxy in front of it, that compresses its answers`,
+      });
+      const reset = await post(module, `${coded.url}/reset`);
+      expect(!reset.ok && reset.error).toMatchObject({ code: "EGRESS_CONNECT_FAILED", stage: "response" });
+      // A sink's call keeps the status, and says why its body was cut the same way.
+      const kept = await post(module, `${coded.url}/corrupt`, { truncateResponse: true });
+      expect(kept.ok && kept.value).toMatchObject({
+        status: 200,
+        cutShort: expect.stringMatching(
+          /^its body does not decode as its Content-Encoding gzip says \(Z_DATA_ERROR/,
+        ),
       });
     } finally {
       await coded.close();

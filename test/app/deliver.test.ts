@@ -35,7 +35,9 @@ type Behaviour =
   | "slack-endless"
   | "503-endless"
   | "200-dropped"
-  | "github-403-dropped";
+  | "github-403-dropped"
+  | "200-bad-gzip"
+  | "503-bad-gzip";
 let sink: LoopbackServer;
 
 beforeAll(async () => {
@@ -98,6 +100,12 @@ beforeAll(async () => {
         res.writeHead(403, { "content-type": "application/json", "content-length": "100" });
         res.write('{"message":"You have exc');
         return setTimeout(() => res.socket?.destroy(), 20);
+      // A body its content coding does not decode (a proxy that names gzip and sends it plain).
+      case "200-bad-gzip":
+      case "503-bad-gzip":
+        return res
+          .writeHead(behaviour === "200-bad-gzip" ? 200 : 503, { "content-encoding": "gzip" })
+          .end("not gzip");
     }
   });
 });
@@ -193,6 +201,19 @@ describe("deliver", () => {
       delayMs: 9000,
       reason: "HTTP 503: busy; its body did not end within 300 ms",
     });
+  });
+
+  it("reads a sink's answer whose body does not decode by its status, saying which coding failed", async () => {
+    const before = sink.received.length;
+    expect(await deliverTo("200-bad-gzip", 1)).toEqual({ kind: "ack" });
+    expect(sink.received.length).toBe(before + 1);
+    expect(await deliverTo("503-bad-gzip", 1)).toMatchObject({
+      kind: "retry",
+      delayMs: 5000,
+      reason:
+        "HTTP 503; its body does not decode as its Content-Encoding gzip says (Z_DATA_ERROR: incorrect header check); check the server, or a proxy in front of it, that compresses its answers",
+    });
+    expect(sink.received.length).toBe(before + 2);
   });
 
   it("retries a GitHub 403 whose body broke off before it said whether it is a secondary rate limit, rather than dead-letter it", async () => {

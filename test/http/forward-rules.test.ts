@@ -10,7 +10,7 @@ import { type LoopbackServer, loopbackServer } from "../support/loopback.js";
 import { type ModelServer, startModelServer } from "../support/model-server.js";
 import { loaded, policyFrom } from "../support/policy.js";
 
-type Reply = { status?: number; body?: string; hang?: boolean; location?: string };
+type Reply = { status?: number; body?: string; hang?: boolean; location?: string; encoding?: string };
 let next: Reply = {};
 let downstream: LoopbackServer;
 let model: ModelServer;
@@ -21,7 +21,12 @@ beforeAll(async () => {
     if (reply.hang) return;
     res.writeHead(
       reply.status ?? 200,
-      reply.location ? { location: reply.location } : { "content-type": "application/json" },
+      reply.location
+        ? { location: reply.location }
+        : {
+            "content-type": "application/json",
+            ...(reply.encoding !== undefined && { "content-encoding": reply.encoding }),
+          },
     );
     res.end(reply.body ?? "");
   });
@@ -305,6 +310,27 @@ describe("forward rules", () => {
       permissionDecisionReason: expect.stringContaining(code),
     });
   });
+
+  it.each(["gzip", "deflate", "br"])(
+    "answers one whose body does not decode as %s with onError, naming the coding, once",
+    async (encoding) => {
+      // Before, it read as EGRESS_CONNECT_FAILED, "failed: Z_DATA_ERROR", as if the server were down.
+      const app = await appWith();
+      next = { body: deny("compressed wrongly"), encoding };
+      const before = downstream.received.length;
+      const body = await jsonOf(await app.post("/v1/hooks", bash("ls")));
+      expect(body.hookSpecificOutput).toMatchObject({
+        permissionDecision: "deny",
+        permissionDecisionReason: expect.stringContaining(
+          `EGRESS_BAD_ENCODING: ${downstream.url}/… answered HTTP 200, but its body does not decode as its Content-Encoding ${encoding} says`,
+        ),
+      });
+      expect(downstream.received.length - before).toBe(1);
+      expect(lastAudit(app).pending).toEqual([
+        expect.objectContaining({ rule: "team-server", outcome: "EGRESS_BAD_ENCODING", onError: "deny" }),
+      ]);
+    },
+  );
 
   it.each([
     ["a control character", "a\u0001b"],

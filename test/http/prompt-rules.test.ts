@@ -898,6 +898,21 @@ describe("prompt rules: a transient error from the model", () => {
     expect(calls()).toBe(1);
   });
 
+  it("is not called again when its answer does not decode from its content coding, and says which", async () => {
+    // Before, it failed as EGRESS_CONNECT_FAILED and was called again at once: the same server
+    // answered the same broken gzip, and the team paid for two calls.
+    const app = await appWith({}, { cacheTtlSeconds: 0, dailyCallsPerTeam: 5 });
+    const from = model.requests.length;
+    model.script({ status: 200, body: '{"not":"gzip"}', headers: { "content-encoding": "gzip" } });
+    const body = await jsonOf(await app.post("/v1/hooks", write("/p/src/bad-gzip.ts")));
+    expect(body.hookSpecificOutput.permissionDecisionReason).toMatch(
+      /EGRESS_BAD_ENCODING: .* answered HTTP 200, but its body does not decode as its Content-Encoding gzip says \(Z_DATA_ERROR: incorrect header check\); check the server, or a proxy in front of it, that compresses its answers/,
+    );
+    expect(model.requests.length - from).toBe(1);
+    expect(lastAudit(app).pending).toEqual([
+      expect.objectContaining({ outcome: "EGRESS_BAD_ENCODING", budget: { used: 1, limit: 5 } }),
+    ]);
+  });
   it("says it was called twice when the second call is the one that timed out", async () => {
     const app = await appWith(
       {},

@@ -9,7 +9,8 @@
  * /gone 410 (permanent); /down 500 always; /redirect 307 to a loopback address; /limited 429
  * with Retry-After: 60; /v1/messages answers as an Anthropic model, with a verdict that denies
  * (ok false, "judged in workerd"), after 1 s when the prompt holds "slow-model", after 5 s when it
- * holds "late-model", after 60 s when it holds "stuck-model"; a prompt that holds "refused-model" gets a 400. Names under
+ * holds "late-model", after 60 s when it holds "stuck-model"; a prompt that holds "refused-model" gets a 400, one that holds "bad-gzip-model" a body that
+ * names gzip and is not. Names under
  * `private.` resolve to 10.0.0.1. Every request is recorded, whatever its host, so one the guard
  * should have refused (a literal 169.254.169.254, a followed redirect) would show here; the DoH
  * questions are recorded apart (/lookups), each a subrequest of the Worker's.
@@ -73,6 +74,12 @@ async function model(request) {
       { type: "error", error: { type: "invalid_request_error", message: "refused" } },
       { status: 400 },
     );
+  // A body that names gzip and is not: as it came, not compressed again on its way out.
+  if (body.includes("bad-gzip-model"))
+    return new Response('{"not":"gzip"}', {
+      headers: { "content-type": "application/json", "content-encoding": "gzip" },
+      encodeBody: "manual",
+    });
   const input = { ok: false, reason: "judged in workerd" };
   return Response.json({
     content: [{ type: "tool_use", id: "t", name: "verdict", input }],

@@ -110,6 +110,20 @@ describe("a prompt rule's model url from the Worker's bindings", () => {
     ]);
   });
 
+  it("answers with onError, once, when the model's answer does not decode from its content coding", async () => {
+    // fetch decodes it in workerd and fails the read: before, EGRESS_CONNECT_FAILED, and the
+    // model was called again at once for the same broken answer.
+    const marker = `bad-gzip-model-${crypto.randomUUID()}`;
+    const answer = await hook(marker, { JUDGE_URL: `${MODEL_ORIGIN}/v1/messages` });
+    expect(answer.hookSpecificOutput).toMatchObject({
+      permissionDecision: "ask",
+      permissionDecisionReason: expect.stringContaining(
+        `(EGRESS_BAD_ENCODING: ${MODEL_ORIGIN}/… answered HTTP 200, but its body does not decode as its Content-Encoding gzip says (Gzip decompression failed); check the server, or a proxy in front of it, that compresses its answers`,
+      ),
+    });
+    expect(await modelCalls(marker)).toHaveLength(1);
+  });
+
   it("answers with onError when the binding is unset, calling no model (the public endpoint neither)", async () => {
     const marker = `unset-${crypto.randomUUID()}`;
     const answer = await hook(marker, {});

@@ -29,6 +29,8 @@ import {
   type EgressRefusal,
   redirectRefusal,
   tooLargeRefusal,
+  undecodedBody,
+  undecodedRefusal,
 } from "../../core/egress/refusal.js";
 import { describeTarget } from "../../core/egress/target.js";
 import { checkUrl } from "../../core/egress/url.js";
@@ -195,7 +197,17 @@ export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
         return refuse(redirectRefusal(verdict.url, res.statusCode, first), req.url);
       }
       const coded = decoded(res.body, res.headers["content-encoding"]);
-      const read = await readCapped(coded ?? res.body, maxBytes, req.truncateResponse === true);
+      let read: Awaited<ReturnType<typeof readCapped>>;
+      try {
+        read = await readCapped(coded?.body ?? res.body, maxBytes, req.truncateResponse === true);
+      } catch (e) {
+        const failed = coded?.failed();
+        if (failed === undefined) throw e;
+        // The answer came, whole or not, in a coding it does not decode from: asked again, the
+        // same server answers the same way.
+        res.body.destroy();
+        return refuse(undecodedRefusal(verdict.url, res.statusCode, failed.coding, failed.error), req.url);
+      }
       if (read === undefined) {
         return refuse(tooLargeRefusal(verdict.url, maxBytes), req.url);
       }
@@ -206,7 +218,11 @@ export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
       }
       // The status came: a body that broke off after it is kept as far as it came (a sink that
       // answered 200 got the message, whatever its body then did).
-      const cutShort = cutShortReason(read.broke, timedOut, timeoutMs);
+      const failed = read.broke === undefined ? undefined : coded?.failed();
+      const cutShort =
+        failed === undefined
+          ? cutShortReason(read.broke, timedOut, timeoutMs)
+          : undecodedBody(failed.coding, failed.error);
       if (cutShort !== undefined) res.body.destroy();
       return ok({
         status: res.statusCode,
@@ -444,22 +460,48 @@ const DECODERS: ReadonlyMap<string, () => NodeJS.ReadWriteStream> = new Map([
   ["br", () => createBrotliDecompress(BROTLI_FLUSH)],
 ]);
 
+/** A body that came in a content coding, and which of its decoders, if any, found it broken. */
+interface Decoding {
+  readonly body: Readable;
+  /** The coding whose decoder failed first, and why; undefined while none has. */
+  failed(): { readonly coding: string; readonly error: unknown } | undefined;
+}
+
 /**
  * The body decoded from its content codings, last applied first; undefined when it has none, or
  * one no decoder knows (more than 3, or `identity` aside): it is then read as it came. A body
- * that does not decode fails its read. The size cap applies to the decoded bytes.
+ * that does not decode fails its read, and `failed` names the coding; one that broke off on the
+ * wire fails it too, with `failed` still undefined. The size cap applies to the decoded bytes.
  */
-function decoded(body: Readable, header: string | string[] | undefined): Readable | undefined {
+function decoded(body: Readable, header: string | string[] | undefined): Decoding | undefined {
   const codings = [header ?? []]
     .flat()
     .flatMap((h) => h.split(","))
     .map((c) => c.trim().toLowerCase())
-    .filter((c) => c !== "" && c !== "identity");
+    .filter((c) => c !== "" && c !== "identity")
+    .reverse();
   // A Map, not an object: a coding the server names `constructor` is one no decoder knows.
-  const makers = codings.reverse().map((c) => DECODERS.get(c));
+  const makers = codings.map((c) => DECODERS.get(c));
   if (makers.length === 0 || makers.length > 3 || makers.some((m) => m === undefined)) return undefined;
-  const decoders = (makers as (() => NodeJS.ReadWriteStream)[]).map((make) => make());
-  return pipeline([body, ...decoders], () => {}) as unknown as Readable;
+  // The pipeline hands a stream's error on to the others: the first to see it is where it began.
+  // The body's own listener comes before the pipeline's, so its errors are known as the wire's.
+  const seen = new WeakSet<object>();
+  let failure: { readonly coding: string; readonly error: unknown } | undefined;
+  const note = (coding: string | undefined) => (e: unknown) => {
+    const key = typeof e === "object" && e !== null ? e : {};
+    if (!seen.has(key) && coding !== undefined) failure ??= { coding, error: e };
+    seen.add(key);
+  };
+  body.on("error", note(undefined));
+  const decoders = (makers as (() => NodeJS.ReadWriteStream)[]).map((make, i) => {
+    const decoder = make();
+    decoder.on("error", note(codings[i]));
+    return decoder;
+  });
+  return {
+    body: pipeline([body, ...decoders], () => {}) as unknown as Readable,
+    failed: () => failure,
+  };
 }
 
 /**

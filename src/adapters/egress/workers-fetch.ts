@@ -18,6 +18,8 @@ import {
   type EgressRefusal,
   redirectRefusal,
   tooLargeRefusal,
+  undecodedBody,
+  undecodedRefusal,
 } from "../../core/egress/refusal.js";
 import { describeRawTarget, describeTarget } from "../../core/egress/target.js";
 import { checkUrl } from "../../core/egress/url.js";
@@ -242,13 +244,26 @@ export function createWorkersEgress(options: WorkersEgressOptions): { send: Egre
         const location = res.headers.get("location") ?? undefined;
         return refuse(redirectRefusal(verdict.url, res.status, location), req.url);
       }
-      const read = await readCapped(res, maxBytes, req.truncateResponse === true);
+      let read: Awaited<ReturnType<typeof readCapped>>;
+      try {
+        read = await readCapped(res, maxBytes, req.truncateResponse === true);
+      } catch (e) {
+        const coding = undecodedCoding(res, e);
+        if (coding === undefined) throw e;
+        // The answer came in a coding fetch could not decode: asked again, the same server
+        // answers the same way.
+        return refuse(undecodedRefusal(verdict.url, res.status, coding, e), req.url);
+      }
       if (read === undefined) {
         return refuse(tooLargeRefusal(verdict.url, maxBytes), req.url);
       }
       // The status came: a body that broke off after it is kept as far as it came (a sink that
       // answered 200 got the message, whatever its body then did).
-      const cutShort = cutShortReason(read.broke, timeout.aborted, timeoutMs);
+      const coding = read.broke === undefined ? undefined : undecodedCoding(res, read.broke);
+      const cutShort =
+        coding === undefined
+          ? cutShortReason(read.broke, timeout.aborted, timeoutMs)
+          : undecodedBody(coding, read.broke);
       return ok({
         status: res.status,
         headers: Object.fromEntries(res.headers),
@@ -306,6 +321,17 @@ async function judgeHost(
     };
   }
   return judgeAnswers(host, answers, policy.addresses);
+}
+
+/**
+ * The content coding `fetch` failed to decode the body from, when `e` is that failure (workerd's
+ * TypeError "Gzip decompression failed."), as its Content-Encoding names it; else undefined (the
+ * connection dropped, the time limit ran out).
+ */
+function undecodedCoding(res: Response, e: unknown): string | undefined {
+  const coding = res.headers.get("content-encoding")?.trim();
+  if (!coding || !(e instanceof TypeError) || !/decompression failed/i.test(e.message)) return undefined;
+  return coding;
 }
 
 /**

@@ -20,6 +20,7 @@ export type EgressCode =
   | "EGRESS_REDIRECT"
   | "EGRESS_TIMEOUT"
   | "EGRESS_RESPONSE_TOO_LARGE"
+  | "EGRESS_BAD_ENCODING"
   | "EGRESS_CONNECT_FAILED";
 
 /** A special-purpose range that matched, e.g. `{ cidr: "169.254.0.0/16", name: "Link-Local", rfc: "RFC 3927" }`. */
@@ -81,5 +82,25 @@ export function tooLargeRefusal(url: URL, maxBytes: number): EgressRefusal {
     code: "EGRESS_RESPONSE_TOO_LARGE",
     stage: "response",
     reason: `${describeTarget(url)} answered with more than ${maxBytes} bytes`,
+  };
+}
+
+/**
+ * Why a body in a content coding did not decode, with what to check: the answer came that way,
+ * so the server, or a proxy in front of it, compresses it wrongly (or names a coding it did not
+ * use), and the same call gets the same answer.
+ */
+export function undecodedBody(coding: string, error: unknown): string {
+  const code = (error as { code?: unknown })?.code;
+  const why = `${typeof code === "string" ? `${code}: ` : ""}${errorMessage(error).replace(/\.$/, "")}`;
+  return `its body does not decode as its Content-Encoding ${coding} says (${why}); check the server, or a proxy in front of it, that compresses its answers`;
+}
+
+/** An answer from `url` whose body does not decode from its content coding, said the same way on both runtimes. */
+export function undecodedRefusal(url: URL, status: number, coding: string, error: unknown): EgressRefusal {
+  return {
+    code: "EGRESS_BAD_ENCODING",
+    stage: "response",
+    reason: `${describeTarget(url)} answered HTTP ${status}, but ${undecodedBody(coding, error)}`,
   };
 }
