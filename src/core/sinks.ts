@@ -889,28 +889,30 @@ export function classifySinkResponse(
   const header = headerReader(headers);
   if (status >= 200 && status < 300)
     return sink === "slack" ? classifySlackSuccess(status, body, header, now, secrets) : DELIVERED;
-  const detail = describeBody(sink, body, secrets);
+  // Read once, for the reason, the wait and the hint alike.
+  const json = parseJsonObject(body.trim());
+  const detail = describeBody(sink, body, json, secrets);
   // A secondary rate limit may come with neither header; GitHub then asks for at least a minute's
   // wait, and says so only in its message ("You have exceeded a secondary rate limit").
   if (sink === "github-dispatch" && (status === 403 || status === 429) && GITHUB_SECONDARY_LIMIT.test(body)) {
     return rateLimited(
       `HTTP ${status} GitHub secondary rate limit${detail}`,
-      retryAfterMs(sink, header, body, now) ?? GITHUB_SECONDARY_WAIT_MS,
+      retryAfterMs(sink, header, json, now) ?? GITHUB_SECONDARY_WAIT_MS,
     );
   }
   if (status === 429) {
-    const what = sink === "discord" ? discordRateLimit(header, body) : "rate limited";
-    return rateLimited(`HTTP 429 ${what}${detail}`, retryAfterMs(sink, header, body, now));
+    const what = sink === "discord" ? discordRateLimit(header, json) : "rate limited";
+    return rateLimited(`HTTP 429 ${what}${detail}`, retryAfterMs(sink, header, json, now));
   }
   if (
     sink === "github-dispatch" &&
     status === 403 &&
     (header("retry-after") !== undefined || header("x-ratelimit-remaining")?.trim() === "0")
   ) {
-    return rateLimited(`HTTP 403 GitHub rate limit${detail}`, retryAfterMs(sink, header, body, now));
+    return rateLimited(`HTTP 403 GitHub rate limit${detail}`, retryAfterMs(sink, header, json, now));
   }
   if (RETRY_STATUSES.has(status) || (status >= 500 && status < 600 && !PERMANENT_5XX.has(status))) {
-    return retry(`HTTP ${status}${detail}`, retryAfterMs(sink, header, body, now));
+    return retry(`HTTP ${status}${detail}`, retryAfterMs(sink, header, json, now));
   }
   if (status >= 300 && status < 400) {
     const location = header("location");
@@ -919,7 +921,7 @@ export function classifySinkResponse(
     return { kind: "permanent", reason: `HTTP ${status} redirect${where} (redirects are not followed)` };
   }
   if (status >= 400 && status < 600)
-    return { kind: "permanent", reason: `HTTP ${status}${hint(sink, status, body)}${detail}` };
+    return { kind: "permanent", reason: `HTTP ${status}${hint(sink, status, body, json)}${detail}` };
   return retry(`unexpected HTTP status ${status}`, undefined);
 }
 
@@ -943,7 +945,7 @@ function classifySlackSuccess(
   secrets: readonly string[],
 ): SinkVerdict {
   if (body.trim() === "ok") return DELIVERED;
-  const json = parseJsonObject(body);
+  const json = parseJsonObject(body.trim());
   if (json?.ok === true) return DELIVERED;
   const error = typeof json?.error === "string" ? json.error : undefined;
   // The Web API (chat.postMessage) answers a rate limit with HTTP 200 and `ratelimited`: the
@@ -951,12 +953,12 @@ function classifySlackSuccess(
   if (error === "rate_limited" || error === "ratelimited") {
     return rateLimited(
       `Slack rate limited (HTTP ${status})`,
-      retryAfterMs("slack", header, body, now) ?? SLACK_RATE_LIMIT_WAIT_MS,
+      retryAfterMs("slack", header, json, now) ?? SLACK_RATE_LIMIT_WAIT_MS,
     );
   }
   return {
     kind: "permanent",
-    reason: `HTTP ${status} but Slack did not answer "ok"${describeBody("slack", body, secrets)}`,
+    reason: `HTTP ${status} but Slack did not answer "ok"${describeBody("slack", body, json, secrets)}`,
   };
 }
 
@@ -972,10 +974,10 @@ function rateLimited(reason: string, retryAfter: number | undefined): SinkVerdic
     : { kind: "retry", retryAfterMs: retryAfter, reason, rateLimited: true };
 }
 
-function hint(sink: ResolvedSink["type"], status: number, body: string): string {
+function hint(sink: ResolvedSink["type"], status: number, body: string, json: JsonBody): string {
   if (status === 410) return " gone (the endpoint asks to be disabled)";
   if (sink === "discord") {
-    const hinted = discordHint(status, parseJsonObject(body)?.code);
+    const hinted = discordHint(status, json?.code);
     if (hinted !== undefined) return hinted;
   }
   if (status === 401) return " unauthorized (token or webhook invalid)";
@@ -999,17 +1001,21 @@ function hint(sink: ResolvedSink["type"], status: number, body: string): string 
 }
 
 /**
- * A short, masked, one-line description of an error body for the reason: masked whole, then
- * cut, so a cut never leaves the start of a secret.
+ * A short, masked, one-line description of an error body (`json`, when it is a JSON object) for
+ * the reason: masked whole, then cut, so a cut never leaves the start of a secret.
  */
-function describeBody(sink: ResolvedSink["type"], body: string, secrets: readonly string[]): string {
+function describeBody(
+  sink: ResolvedSink["type"],
+  body: string,
+  json: JsonBody,
+  secrets: readonly string[],
+): string {
   const trimmed = body.trim();
   if (trimmed === "") return "";
   if (sink === "slack") {
     const known = SLACK_ERRORS.get(trimmed);
     if (known !== undefined) return `: ${trimmed} (${known})`;
   }
-  const json = parseJsonObject(trimmed);
   const message = json?.message ?? json?.error;
   let text = typeof message === "string" ? message : trimmed;
   if (sink === "discord" && json !== undefined) text = describeDiscordError(text, json);
@@ -1021,8 +1027,8 @@ function describeBody(sink: ResolvedSink["type"], body: string, secrets: readonl
  * Discord's rate limit as a reason: a global one (`"global": true`, `X-RateLimit-Global`) holds
  * every request from this address, not only this webhook's (discord-api-docs, Rate Limits).
  */
-function discordRateLimit(header: (name: string) => string | undefined, body: string): string {
-  const global = parseJsonObject(body)?.global === true || header("x-ratelimit-global")?.trim() === "true";
+function discordRateLimit(header: (name: string) => string | undefined, json: JsonBody): string {
+  const global = json?.global === true || header("x-ratelimit-global")?.trim() === "true";
   const scope = header("x-ratelimit-scope")?.trim();
   if (global) return "rate limited by Discord (global: every webhook posting from this address waits)";
   return scope === undefined || scope === ""
@@ -1089,13 +1095,13 @@ function headerReader(headers: Readonly<Record<string, string>>): (name: string)
 function retryAfterMs(
   sink: ResolvedSink["type"],
   header: (name: string) => string | undefined,
-  body: string,
+  json: JsonBody,
   now: number,
 ): number | undefined {
   const fromHeader = parseRetryAfter(header("retry-after"), now);
   if (fromHeader !== undefined) return fromHeader;
   if (sink === "slack" || sink === "discord") {
-    const seconds = parseJsonObject(body)?.retry_after;
+    const seconds = json?.retry_after;
     if (typeof seconds === "number" && Number.isFinite(seconds) && seconds >= 0)
       return Math.ceil(seconds * 1000);
   }
@@ -1121,6 +1127,9 @@ export function parseRetryAfter(value: string | undefined, now: number): number 
   const at = Date.parse(text);
   return Number.isFinite(at) ? Math.max(0, at - now) : undefined;
 }
+
+/** An answer's body read as a JSON object, once per answer; undefined when it is none. */
+type JsonBody = Readonly<Record<string, unknown>> | undefined;
 
 function parseJsonObject(text: string): Record<string, unknown> | undefined {
   if (!text.trimStart().startsWith("{")) return undefined;
