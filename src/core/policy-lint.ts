@@ -5,6 +5,7 @@
  */
 
 import { listTeams, teamsOf } from "./auth.js";
+import { closestName } from "./closest-name.js";
 import { DEADLINE_MARGIN_MS, MAX_DEADLINE_MS } from "./deadline.js";
 import { classifyAddress, isIpLiteral, metadataOpened } from "./egress/address.js";
 import { howToOpen } from "./egress/open.js";
@@ -94,6 +95,7 @@ export function lintPolicy(policy: Policy, env?: EnvReader): PolicyIssue[] {
     lintWhereStringOps(rule, warn);
     lintWhereDescent(rule, warn);
     lintWhereFields(rule, warn);
+    lintToolInputFields(rule, warn);
     lintIfTargets(rule, warn);
     lintShadowedByDenyAll(rule, denyAll, warn);
     lintWhereContradictions(rule, warn);
@@ -387,10 +389,12 @@ function lintMatcherClientValues(rule: CompiledRule, warn: (path: string, messag
  * before any rule runs: a declared field's shape, `unknown` where the event does not declare it
  * (an unknown event, an undeclared key), or `never` where the path goes into a field that cannot
  * hold it (`parent`'s shape): a string, a number or a boolean has no fields, and an array has only
- * its indices and `length`. A tool's input (`tool_input`, legacy `tool_args`) is left `unknown`:
- * its fields depend on the tool, and on a PreToolUse without it a deny-style rule's condition on
- * it holds (evaluate.ts `inputMissing`), so even a string written for it is not a condition that
- * never holds.
+ * its indices and `length`. A tool's input (`tool_input`, legacy `tool_args`) is left `unknown`,
+ * its fields depending on the tool, unless the rule reaches one tool whose input TOOL_INPUT_FIELDS
+ * knows: then its declared fields have their types (a field it does not declare is left to
+ * lintToolInputFields). On a PreToolUse without its input a deny-style rule's condition on it holds
+ * (evaluate.ts `inputMissing`), so the input itself is never typed: a string written for it is not
+ * a condition that never holds.
  */
 type PathShape =
   | { readonly kind: "known"; readonly shape: FieldShape }
@@ -398,12 +402,108 @@ type PathShape =
   | { readonly kind: "never"; readonly parent: string; readonly shape: FieldShape };
 
 const TOOL_INPUT_KEYS: ReadonlySet<string> = new Set(["tool_input", "tool_args"]);
+
+const STRING_SHAPE: FieldShape = { types: ["string"] };
 const NUMBER_SHAPE: FieldShape = { types: ["number"] };
 const ARRAY_INDEX = /^(?:0|[1-9][0-9]*)$/;
+const BOOLEAN_SHAPE: FieldShape = { types: ["boolean"] };
 
-function shapeAt(event: string, segments: readonly string[]): PathShape {
+/**
+ * The fields of a tool's input where a source lists them all: Claude Code's PreToolUse input for
+ * Bash, Write and Edit (clients.md §5.2, from Claude Code's hooks reference, which types them).
+ * deepcode and deepagents v2 send these tools under the same names (clients.md §5.3, §5.4);
+ * deepcode's PermissionRequest describes a call by a part of this input (evaluate.ts
+ * `describedInput`). deepagents' own names (`execute`, `write_file`) come only on its legacy
+ * events, where a matcher is not read, so no rule names one tool there. Other tools' inputs are
+ * not listed by any source here, so they are not typed.
+ */
+const TOOL_INPUT_FIELDS: ReadonlyMap<string, Readonly<Record<string, FieldShape>>> = new Map([
+  [
+    "Bash",
+    {
+      command: STRING_SHAPE,
+      description: STRING_SHAPE,
+      timeout: NUMBER_SHAPE,
+      run_in_background: BOOLEAN_SHAPE,
+    },
+  ],
+  ["Write", { file_path: STRING_SHAPE, content: STRING_SHAPE }],
+  [
+    "Edit",
+    {
+      file_path: STRING_SHAPE,
+      old_string: STRING_SHAPE,
+      new_string: STRING_SHAPE,
+      replace_all: BOOLEAN_SHAPE,
+    },
+  ],
+]);
+
+/**
+ * The one tool a rule reaches, by its `if` or its matcher's exact names, when TOOL_INPUT_FIELDS
+ * knows its input; undefined for several tools, a regular expression or an MCP tool.
+ */
+function inputTool(rule: CompiledRule): string | undefined {
+  const tools = toolsReached(rule);
+  const tool = tools?.length === 1 ? tools[0] : undefined;
+  return tool !== undefined && TOOL_INPUT_FIELDS.has(tool) ? tool : undefined;
+}
+
+/** A `where` path as messages name it: a tool's input field with its tool (`Bash's tool_input.timeout`). */
+function fieldName(rule: CompiledRule, path: string): string {
+  const tool = path.startsWith("tool_input.") ? inputTool(rule) : undefined;
+  return tool === undefined ? path : `${tool}'s ${path}`;
+}
+
+/** The one name `short` abbreviates: its letters in order, from the first (`cmd`, `desc`). */
+function abbreviated(short: string, names: readonly string[]): string | undefined {
+  const letters = [...short.toLowerCase()];
+  const found = names.filter((name) => {
+    if (name[0] !== letters[0]) return false;
+    let at = 0;
+    for (const letter of letters) {
+      at = name.indexOf(letter, at) + 1;
+      if (at === 0) return false;
+    }
+    return true;
+  });
+  return found.length === 1 ? found[0] : undefined;
+}
+
+/**
+ * A `where` on a field of a tool's input that the one tool the rule reaches never sends
+ * (`tool_input.cmd` on a Bash rule), with the field it likely means.
+ */
+function lintToolInputFields(rule: CompiledRule, warn: (path: string, message: string) => void): void {
+  if (rule.events === "*" || !rule.events.some((event) => TOOL_EVENTS.has(event))) return;
+  const tool = inputTool(rule);
+  const fields = tool === undefined ? undefined : TOOL_INPUT_FIELDS.get(tool);
+  if (fields === undefined) return;
+  for (const [key, condition] of Object.entries(rule.document.where ?? {})) {
+    const [first, field, ...rest] = key.split(".");
+    if (first !== "tool_input" || field === undefined || Object.hasOwn(fields, field)) continue;
+    const holds = holdsOnAbsent(key, condition);
+    if (holds === undefined) continue;
+    const names = Object.keys(fields);
+    const meant = closestName(field, names) ?? abbreviated(field, names);
+    const write =
+      meant === undefined
+        ? ""
+        : `: did you mean ${JSON.stringify(["tool_input", meant, ...rest].join("."))}?`;
+    warn(
+      `${rule.path}.where${jsonPath([key]).slice(1)}`,
+      `${tool}'s tool_input carries no "${field}" (its fields are ${names.join(", ")}), so this condition ${holds ? "holds on every call that carries its input: it tests nothing" : "never holds on a call that carries its input"}${write}`,
+    );
+  }
+}
+
+function shapeAt(event: string, segments: readonly string[], tool?: string): PathShape {
   let shape = eventShape(event);
-  if (shape === undefined || TOOL_INPUT_KEYS.has(segments[0] ?? "")) return { kind: "unknown" };
+  const input = tool === undefined || !TOOL_EVENTS.has(event) ? undefined : TOOL_INPUT_FIELDS.get(tool);
+  const [first, field] = segments;
+  if (input !== undefined && first === "tool_input" && field !== undefined && Object.hasOwn(input, field))
+    shape = { types: ["object"], fields: { tool_input: { types: ["object"], fields: input } } };
+  else if (shape === undefined || TOOL_INPUT_KEYS.has(first ?? "")) return { kind: "unknown" };
   for (const [i, segment] of segments.entries()) {
     const next: FieldShape[] = [];
     let open = false;
@@ -446,8 +546,9 @@ const typesText = (types: readonly JsonType[]) => types.map(aType).join(" or ");
 function declaredTypes(rule: CompiledRule, segments: readonly string[]): readonly JsonType[] | undefined {
   if (rule.events === "*" || rule.events.length === 0) return undefined;
   const types = new Set<JsonType>();
+  const tool = inputTool(rule);
   for (const event of rule.events) {
-    const at = shapeAt(event, segments);
+    const at = shapeAt(event, segments, tool);
     if (at.kind !== "known") return undefined;
     for (const type of at.shape.types) types.add(type);
   }
@@ -479,11 +580,15 @@ function underNots(condition: unknown): { readonly inner: unknown; readonly nots
   return { inner, nots };
 }
 
-/** What a condition that never holds makes of the whole under `nots` negations: an odd number holds always. */
-const neverUnder = (nots: number, subject: string) =>
+/**
+ * What a condition that never holds makes of the whole under `nots` negations: an odd number holds
+ * always. On a tool's input (`onInput`), only on a call that carries it: where a PreToolUse comes
+ * without it, a deny-style rule's condition on it holds and an allow's never does (evaluate.ts).
+ */
+const neverUnder = (nots: number, subject: string, onInput = false) =>
   nots % 2 === 0
-    ? "so this never holds"
-    : `so ${subject} never holds and its "not" holds on every event: this condition tests nothing`;
+    ? `so this never holds${onInput ? " on a call that carries its input" : ""}`
+    : `so ${subject} never holds and its "not" holds on every ${onInput ? "call that carries its input" : "event"}: this condition tests nothing`;
 
 /** The parts of an `equals` value (itself, and the fields and items it holds) of a type their path never has. */
 function mistyped(
@@ -519,7 +624,7 @@ function lintWhereTypes(rule: CompiledRule, warn: (path: string, message: string
         const path = found.within.length === 0 ? at : `${at}.equals${jsonPath(found.within).slice(1)}`;
         warn(
           path,
-          `${JSON.stringify(found.value)} is ${aType(jsonType(found.value) ?? "")}; clients send ${[...segments, ...found.within].join(".")} as ${typesText(found.types)}, ${neverUnder(nots, JSON.stringify(written))}${meantValue(found.value, found.types)}`,
+          `${JSON.stringify(found.value)} is ${aType(jsonType(found.value) ?? "")}; clients send ${fieldName(rule, [...segments, ...found.within].join("."))} as ${typesText(found.types)}, ${neverUnder(nots, JSON.stringify(written), segments[0] === "tool_input")}${meantValue(found.value, found.types)}`,
         );
       }
     } else if (Array.isArray(op.in)) {
@@ -532,7 +637,7 @@ function lintWhereTypes(rule: CompiledRule, warn: (path: string, message: string
       for (const value of op.in.filter(wrong))
         warn(
           `${at}.in`,
-          `${JSON.stringify(value)} is ${aType(jsonType(value) ?? "")}; clients send ${key} as ${typesText(types)}, so it is never the value${meantValue(value, types)}`,
+          `${JSON.stringify(value)} is ${aType(jsonType(value) ?? "")}; clients send ${fieldName(rule, key)} as ${typesText(types)}, so it is never the value${meantValue(value, types)}`,
         );
     }
   }
@@ -560,7 +665,7 @@ function lintWhereStringOps(rule: CompiledRule, warn: (path: string, message: st
     if (types === undefined || types.some((type) => reads.includes(type))) continue;
     warn(
       `${rule.path}.where${jsonPath([key]).slice(1)}${".not".repeat(nots)}.${name}`,
-      `"${name}" holds on ${typesText(reads)} only, and clients send ${key} as ${typesText(types)}, ${neverUnder(nots, `"${name}"`)}: compare it with a value`,
+      `"${name}" holds on ${typesText(reads)} only, and clients send ${fieldName(rule, key)} as ${typesText(types)}, ${neverUnder(nots, `"${name}"`, key.startsWith("tool_input."))}: compare it with a value`,
     );
   }
 }
@@ -579,17 +684,19 @@ function lintWhereDescent(rule: CompiledRule, warn: (path: string, message: stri
     const holds = holdsOnAbsent(key, condition);
     if (holds === undefined || (holds && nots === 0)) continue;
     const segments = key.split(".");
-    const found = rule.events.map((event) => shapeAt(event, segments));
+    const tool = inputTool(rule);
+    const found = rule.events.map((event) => shapeAt(event, segments, tool));
     const first = found[0];
     if (first?.kind !== "never" || !found.every((f) => f.kind === "never" && f.parent === first.parent))
       continue;
     const types = [...new Set(found.flatMap((f) => (f.kind === "never" ? f.shape.types : [])))];
+    const onInput = segments[0] === "tool_input";
     const has = types.includes("array")
       ? "which has only its indices and length"
       : "which has no fields (where reads the length of a list, not of a string)";
     warn(
       `${rule.path}.where${jsonPath([key]).slice(1)}`,
-      `clients send ${first.parent} as ${typesText(types)}, ${has}, so "${key}" is never there and this condition ${holds ? "holds on every event: it tests nothing" : "never holds"}`,
+      `clients send ${fieldName(rule, first.parent)} as ${typesText(types)}, ${has}, so "${key}" is never there and this condition ${holds ? `holds on every ${onInput ? "call that carries its input" : "event"}: it tests nothing` : `never holds${onInput ? " on a call that carries its input" : ""}`}`,
     );
   }
 }
@@ -620,7 +727,11 @@ function lintWhereFields(rule: CompiledRule, warn: (path: string, message: strin
   if (rule.events === "*") return;
   const events = rule.events;
   for (const [key, condition] of Object.entries(rule.document.where ?? {})) {
-    if (!needsPresentValue(condition)) continue;
+    const reach = reachWithout(condition);
+    // One that holds where the field is absent but not where it is null (`null`, an `in` holding
+    // null), or the other way, may hold there; `exists: false` without a `not` is left alone, as
+    // a deliberate test.
+    if (reach === undefined || (reach === "always" && underNots(condition).nots === 0)) continue;
     const field = key.split(".")[0] ?? key;
     const carriers = Object.hasOwn(EVENT_ONLY_FIELDS, field) ? EVENT_ONLY_FIELDS[field] : undefined;
     const lacks = (e: string) =>
@@ -629,6 +740,16 @@ function lintWhereFields(rule: CompiledRule, warn: (path: string, message: strin
         : legacyEventKeys(e)?.includes(field) === false;
     const all = events.every(lacks);
     const at = `${rule.path}.where${jsonPath([key]).slice(1)}`;
+    if (reach === "always") {
+      // A `not` of a condition that needs the field: it holds on every event without it, so only
+      // where the rule has no other event does it test nothing.
+      if (all)
+        warn(
+          at,
+          `${events.join(" and ")} ${events.length > 1 ? "carry" : "carries"} no "${field}", so this condition (a "not" of one that needs it) holds on every event this rule applies to: it tests nothing`,
+        );
+      continue;
+    }
     const outcome = (lacking: readonly string[]) =>
       all
         ? "; this rule can never apply"
@@ -666,16 +787,19 @@ function lintWhereFields(rule: CompiledRule, warn: (path: string, message: strin
 /** The key a deepagents legacy body carries for a Claude Code field. */
 const LEGACY_KEY_FOR: Readonly<Record<string, string>> = { tool_input: "tool_args", session_id: "thread_id" };
 
-/** Whether a `where` condition can hold only on a field that is present (not null). */
-function needsPresentValue(condition: unknown): boolean {
-  if (condition === null) return false;
-  if (typeof condition !== "object" || Array.isArray(condition)) return true;
-  const op = condition as WhereOperator;
-  if ("equals" in op) return op.equals !== null && op.equals !== undefined;
-  if (op.exists !== undefined) return op.exists;
-  if (op.in !== undefined) return !op.in.includes(null);
-  if (op.not !== undefined) return false;
-  return true;
+/**
+ * What a `where` condition makes of a field an event does not send, as where.ts reads it: it holds
+ * there (`exists: false`, the `not` of a condition that needs the field), it never does (a value,
+ * a pattern, the `not` of `exists: false`), or undefined when that depends on whether the field
+ * is left out or sent as null (`null`, an `in` holding null) or the condition does not compile.
+ */
+function reachWithout(condition: unknown): "always" | "never" | undefined {
+  const compiled = compileWhere({ field: condition });
+  const test = compiled.ok ? compiled.value[0] : undefined;
+  if (test === undefined) return undefined;
+  const absent = test({});
+  if (absent !== test({ field: null })) return undefined;
+  return absent ? "always" : "never";
 }
 
 /** A matcher that lets through no tool the rule's `if` names (`matcher: "Bash"`, `if: "Read(./.env)"`). */

@@ -245,7 +245,6 @@ describe("lintPolicy: where conditions on a field the event never carries", () =
     ["a tool field on a tool event", "PostToolUse", { "tool_input.file_path": { glob: "**/*.ts" } }],
     ["a legacy event's own input", "tool.use", { "tool_args.command": { regex: "^rm" } }],
     ["a legacy field that may be absent", "session.end", { prompt: { exists: false } }],
-    ["a condition that holds when the field is absent", "Stop", { tool_name: { not: { equals: "Bash" } } }],
     ["exists: false", "Stop", { tool_input: { exists: false } }],
     ["an event hookgate does not know", "BeforeToolRun", { tool_name: "Bash" }],
     ["a legacy deepagents event", "tool.use", { tool_name: "execute" }],
@@ -253,6 +252,137 @@ describe("lintPolicy: where conditions on a field the event never carries", () =
   ])("does not warn about %s", async (_what, on, where) => {
     const warnings = await warningsFor([{ id: "r", on, where, context: "x" }]);
     expect(warnings.filter((w) => w.includes("carries no") || w.includes("carry no"))).toEqual([]);
+  });
+});
+
+describe("lintPolicy: a not on a field the event never carries", () => {
+  it("warns about a not that needs the field, and a not that tests nothing on every event of its rule", async () => {
+    const warnings = await warningsFor([
+      { id: "a", on: "Stop", where: { "tool_input.command": { not: { exists: false } } }, decide: "block" },
+      { id: "b", on: "Stop", where: { tool_name: { not: { equals: "Bash" } } }, context: "x" },
+      {
+        id: "c",
+        on: ["session.end", "SessionEnd"],
+        where: { tool_use_id: { not: { regex: "x" } } },
+        context: "x",
+      },
+    ]);
+    expect(warnings.filter((w) => w.includes("carries no") || w.includes("carry no"))).toEqual([
+      '$.rules[0].where["tool_input.command"]: Stop carries no "tool_input" (PreToolUse, PostToolUse, PostToolUseFailure, PermissionRequest, PermissionDenied do), so this condition never holds there; this rule can never apply',
+      '$.rules[1].where.tool_name: Stop carries no "tool_name", so this condition (a "not" of one that needs it) holds on every event this rule applies to: it tests nothing',
+      '$.rules[2].where.tool_use_id: session.end and SessionEnd carry no "tool_use_id", so this condition (a "not" of one that needs it) holds on every event this rule applies to: it tests nothing',
+    ]);
+  });
+
+  it.each([
+    [
+      "on an event that carries the field too",
+      ["PreToolUse", "Stop"],
+      { tool_name: { not: { equals: "Bash" } } },
+    ],
+    ["that holds where the field is sent as null", "Stop", { tool_name: { not: { not: { equals: null } } } }],
+    ["of a null", "Stop", { tool_name: { not: { equals: null } } }],
+  ])("does not warn about a not %s", async (_what, on, where) => {
+    const warnings = await warningsFor([{ id: "r", on, where, context: "x" }]);
+    expect(warnings.filter((w) => w.includes("carries no") || w.includes("carry no"))).toEqual([]);
+  });
+});
+
+describe("lintPolicy: where conditions on the input of the one tool a rule names", () => {
+  it("names a field the tool's input never has, and the one it likely means", async () => {
+    const warnings = await warningsFor([
+      {
+        id: "a",
+        on: "PreToolUse",
+        matcher: "Bash",
+        where: { "tool_input.cmd": { regex: "^rm" } },
+        decide: "deny",
+      },
+      {
+        id: "b",
+        on: "PostToolUse",
+        matcher: "Write",
+        where: { "tool_input.filepath": { glob: "**/.env" } },
+        context: "x",
+      },
+      {
+        id: "c",
+        on: "PreToolUse",
+        matcher: "Edit",
+        where: { "tool_input.replaceAll": { exists: false } },
+        decide: "ask",
+      },
+      {
+        id: "d",
+        on: "PreToolUse",
+        matcher: "Bash",
+        where: { "tool_input.url": { not: { exists: true } } },
+        decide: "deny",
+      },
+    ]);
+    expect(warnings.filter((w) => w.includes("carries no"))).toEqual([
+      '$.rules[0].where["tool_input.cmd"]: Bash\'s tool_input carries no "cmd" (its fields are command, description, timeout, run_in_background), so this condition never holds on a call that carries its input: did you mean "tool_input.command"?',
+      '$.rules[1].where["tool_input.filepath"]: Write\'s tool_input carries no "filepath" (its fields are file_path, content), so this condition never holds on a call that carries its input: did you mean "tool_input.file_path"?',
+      '$.rules[2].where["tool_input.replaceAll"]: Edit\'s tool_input carries no "replaceAll" (its fields are file_path, old_string, new_string, replace_all), so this condition holds on every call that carries its input: it tests nothing: did you mean "tool_input.replace_all"?',
+      '$.rules[3].where["tool_input.url"]: Bash\'s tool_input carries no "url" (its fields are command, description, timeout, run_in_background), so this condition holds on every call that carries its input: it tests nothing',
+    ]);
+  });
+
+  it("types the tool's input fields, on a call that carries its input", async () => {
+    const warnings = await warningsFor([
+      { id: "a", on: "PreToolUse", matcher: "Bash", where: { "tool_input.timeout": "5" }, decide: "deny" },
+      {
+        id: "b",
+        on: "PreToolUse",
+        matcher: "Edit",
+        where: { "tool_input.replace_all": { not: { equals: "true" } } },
+        decide: "ask",
+      },
+      {
+        id: "c",
+        on: "PermissionRequest",
+        if: "Bash(git push *)",
+        where: { "tool_input.run_in_background": { regex: "t" } },
+        decide: "deny",
+      },
+      {
+        id: "d",
+        on: "PreToolUse",
+        matcher: "Bash",
+        where: { "tool_input.command.length": { equals: 0 } },
+        decide: "deny",
+      },
+      {
+        id: "e",
+        on: "PreToolUse",
+        matcher: "Write",
+        where: { tool_input: { equals: { file_path: 1 } } },
+        decide: "deny",
+      },
+    ]);
+    expect(warnings.filter((w) => w.includes("clients send"))).toEqual([
+      '$.rules[0].where["tool_input.timeout"]: "5" is a string; clients send Bash\'s tool_input.timeout as a number, so this never holds on a call that carries its input: write 5',
+      '$.rules[1].where["tool_input.replace_all"].not: "true" is a string; clients send Edit\'s tool_input.replace_all as a boolean, so {"equals":"true"} never holds and its "not" holds on every call that carries its input: this condition tests nothing: write true',
+      '$.rules[2].where["tool_input.run_in_background"].regex: "regex" holds on a string only, and clients send Bash\'s tool_input.run_in_background as a boolean, so this never holds on a call that carries its input: compare it with a value',
+      '$.rules[3].where["tool_input.command.length"]: clients send Bash\'s tool_input.command as a string, which has no fields (where reads the length of a list, not of a string), so "tool_input.command.length" is never there and this condition never holds on a call that carries its input',
+      "$.rules[4].where.tool_input.equals.file_path: 1 is a number; clients send Write's tool_input.file_path as a string, so this never holds on a call that carries its input",
+    ]);
+  });
+
+  it.each([
+    ["several tools", "Bash|Write", { "tool_input.cmd": 5 }],
+    ["a regular expression", "Ba.*", { "tool_input.cmd": 5 }],
+    ["MCP tools", "mcp__github__.*", { "tool_input.cmd": 5 }],
+    ["a tool whose input no source lists", "Read", { "tool_input.cmd": 5 }],
+    ["a tool named in another case", "bash", { "tool_input.cmd": 5 }],
+    [
+      "fields the tool's input has",
+      "Bash",
+      { "tool_input.command": { regex: "^rm" }, "tool_input.timeout": 5 },
+    ],
+  ])("does not warn about a rule for %s", async (_what, matcher, where) => {
+    const warnings = await warningsFor([{ id: "r", on: "PreToolUse", matcher, where, decide: "deny" }]);
+    expect(warnings.filter((w) => w.includes("carries no") || w.includes("clients send"))).toEqual([]);
   });
 });
 
@@ -1261,12 +1391,19 @@ describe("lintPolicy: where values of a type the event's field never has", () =>
   });
 
   // A tool's fields depend on the tool, and a deny rule's condition on tool_input holds on a
-  // PreToolUse that carries none, so no type is said to never hold there.
+  // PreToolUse that carries none, so the input itself is never typed, nor a field of it where the
+  // rule may reach several tools.
   it("leaves alone a field no schema types: a tool's input, an undeclared key, every event, an unknown one", async () => {
     const warnings = await warningsFor([
-      { id: "h", on: "PreToolUse", where: { tool_input: "ls" }, decide: "deny" },
+      { id: "h", on: "PreToolUse", matcher: "Bash", where: { tool_input: "ls" }, decide: "deny" },
       { id: "i", on: "tool.use", where: { tool_args: "x" }, decide: "allow" },
-      { id: "a", on: "PreToolUse", matcher: "Bash", where: { "tool_input.timeout": "5" }, decide: "deny" },
+      {
+        id: "a",
+        on: "PreToolUse",
+        matcher: "Bash|Read",
+        where: { "tool_input.timeout": "5" },
+        decide: "deny",
+      },
       { id: "b", on: "Notification", where: { level: 5 }, decide: "allow" },
       { id: "c", on: "*", where: { stop_hook_active: "false" }, decide: "allow" },
       { id: "d", on: "BrandNewEvent", where: { reason: 1 }, decide: "allow" },
