@@ -20,11 +20,23 @@ import { capString, capToFit, utf8Length } from "../core/truncate.js";
 import type { Notifier } from "./notify.js";
 import type { RemoteActions, RemoteAudit } from "./remote-actions.js";
 
+/**
+ * A hook's body as text, or the reason it could not be read. A text one is a holder that handleHook
+ * empties (`text` set to "") once the event is parsed and no forward rule is to send it on, before
+ * it waits on prompt rules: the parsed event is all a model call needs (`$ARGUMENTS` is the event
+ * as the model reads it, written out from it), and a request waiting on a slow model held its raw
+ * text beside its event, twice the body, for the whole wait. V8 keeps every local of an async
+ * function across an `await`, so dropping a local does not let go of the text: only emptying the
+ * one object every frame holds it through does. The caller hands over a holder it keeps no other
+ * reference to the text of.
+ */
+export type HookBody =
+  | { readonly ok: true; text: string }
+  | { readonly ok: false; readonly error: RequestError };
+
 export interface HookRequest {
-  /** The body as text, or the reason it could not be read. */
-  readonly body:
-    | { readonly ok: true; readonly text: string }
-    | { readonly ok: false; readonly error: RequestError };
+  /** The body as text, or the reason it could not be read: emptied as HookBody says. */
+  readonly body: HookBody;
   readonly contentType: string | undefined;
   readonly authorization: string | undefined;
   /** The dialect the route names; undefined on `/v1/hooks`, where the body decides. */
@@ -210,6 +222,8 @@ export async function handleHook(
     }
     const event = parsed.event;
     identified = event;
+    // Read now: the text may be let go of before the audit line, which sizes its tool input by it.
+    const bodyChars = request.body.ok ? request.body.text.length : Number.POSITIVE_INFINITY;
     const auth =
       request.authenticated?.policy === policy
         ? { ok: true as const, team: request.authenticated.team }
@@ -225,7 +239,7 @@ export async function handleHook(
       const error = { code: auth.code, message: auth.message, eventName: event.name };
       return finish(
         requestFailure(policy, error, event.dialect),
-        eventFields(event, policy.secrets, undefined, request.body),
+        eventFields(event, policy.secrets, undefined, bodyChars),
       );
     }
     const evaluation = evaluatePolicy(policy, event, { team: auth.team }, options.explain === true);
@@ -252,6 +266,8 @@ export async function handleHook(
           (deps.clock.monotonic() - arrived),
         deadlineMs,
       );
+      // Only a forward rule sends the body on as received; without one, the wait holds the event.
+      if (request.body.ok && !pending.some(forwards) && !shadowPending.some(forwards)) request.body.text = "";
       const context = { event, team: auth.team, policy, deadlineMs: Math.max(0, left) };
       [remote, shadowRun] = await Promise.all([
         pending.length === 0 ? NO_REMOTE : runPending(deps, options, request, evaluation, pending, context),
@@ -317,7 +333,7 @@ export async function handleHook(
           decision: decision.kind,
           reason: shownReason,
         },
-        request.body,
+        bodyChars,
       ),
     );
     if (options.audit !== false && deps.recorder)
@@ -525,6 +541,8 @@ function shadowVerdicts(run: RemoteResult): Map<string, Omit<ShadowVerdict, "rul
   );
 }
 
+const forwards = (rule: CompiledRule): boolean => rule.action.kind === "forward";
+
 const actionOf = (rule: CompiledRule): "prompt" | "forward" =>
   rule.action.kind === "prompt" ? "prompt" : "forward";
 
@@ -556,7 +574,7 @@ function eventFields(
   event: HookEvent,
   secrets: readonly string[],
   decided: Decided | undefined,
-  body: HookRequest["body"],
+  bodyChars: number,
 ): AuditFields {
   const prompt = event.payload.prompt;
   return {
@@ -568,7 +586,7 @@ function eventFields(
     toolInput:
       event.toolInput === undefined
         ? undefined
-        : auditToolInput(maskValue(event.toolInput, secrets), body.ok ? body.text.length : Infinity),
+        : auditToolInput(maskValue(event.toolInput, secrets), bodyChars),
     prompt: typeof prompt === "string" ? maskValue(prompt, secrets) : undefined,
     team: decided?.team,
     evaluation: decided?.evaluation,

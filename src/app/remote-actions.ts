@@ -68,7 +68,11 @@ export interface RemoteRun {
 export interface RemoteInput {
   readonly rules: readonly CompiledRule[];
   readonly event: HookEvent;
-  /** The request body exactly as received: what `$ARGUMENTS` stands for and what is forwarded. */
+  /**
+   * The request body exactly as received, what a forward rule sends on; "" when no forward rule is
+   * among `rules` (handle-hook.ts lets go of it: a prompt's `$ARGUMENTS` is the parsed event as
+   * the model reads it, never this text).
+   */
   readonly body: string;
   readonly team: string;
   readonly policy: Policy;
