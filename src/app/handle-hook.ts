@@ -268,13 +268,21 @@ export async function handleHook(
       );
       // Only a forward rule sends the body on as received; without one, the wait holds the event.
       if (request.body.ok && !pending.some(forwards) && !shadowPending.some(forwards)) request.body.text = "";
-      const context = { event, team: auth.team, policy, deadlineMs: Math.max(0, left) };
-      [remote, shadowRun] = await Promise.all([
-        pending.length === 0 ? NO_REMOTE : runPending(deps, options, request, evaluation, pending, context),
-        shadowPending.length === 0
-          ? undefined
-          : runPending(deps, options, request, evaluation, shadowPending, context),
-      ]);
+      const context = { event, team: auth.team, policy, deadlineMs: Math.max(0, left), bodyChars };
+      // One run for both, so that the request is counted once in what waiting requests may hold
+      // (remote-actions.ts `waitingBudget`); its effects and audits are in the order of its rules.
+      const ran = await runPending(
+        deps,
+        options,
+        request,
+        evaluation,
+        [...pending, ...shadowPending],
+        context,
+      );
+      const split = pending.length;
+      if (split > 0) remote = { effects: ran.effects.slice(0, split), audit: ran.audit.slice(0, split) };
+      if (shadowPending.length > 0)
+        shadowRun = { effects: ran.effects.slice(split), audit: ran.audit.slice(split) };
     }
     const effects = evaluation.enforced.map((m) => m.effect);
     const combined =
@@ -500,7 +508,7 @@ async function runPending(
   request: HookRequest,
   evaluation: Evaluation,
   rules: readonly CompiledRule[],
-  { event, team, policy, deadlineMs }: { event: HookEvent; team: string; policy: Policy; deadlineMs: number },
+  context: { event: HookEvent; team: string; policy: Policy; deadlineMs: number; bodyChars: number },
 ): Promise<{ effects: RuleEffect[]; audit: RemoteAudit[] }> {
   const skip = (outcome: string, detail: string) => ({
     effects: [],
@@ -512,7 +520,7 @@ async function runPending(
   if (options.runRemote === false || !deps.remote || !request.body.ok) {
     return skip("NOT_RUN", "simulate does not call models or downstream hooks");
   }
-  return deps.remote.run({ rules, event, body: request.body.text, team, policy, deadlineMs });
+  return deps.remote.run({ ...context, rules, body: request.body.text });
 }
 
 /** What a run of remote rules gave: their effects, and how each call went. */

@@ -74,6 +74,11 @@ export interface RemoteInput {
    * the model reads it, never this text).
    */
   readonly body: string;
+  /**
+   * The length of the body the event was parsed from (`body`'s when not given): the request holds
+   * about that much of it parsed while its rules run, and counts it in `waitingBudget`.
+   */
+  readonly bodyChars?: number | undefined;
   readonly team: string;
   readonly policy: Policy;
   /** What is left of the request's deadline (counted from its arrival) when the calls start. */
@@ -91,6 +96,15 @@ export interface RemoteDeps {
    * its rule's onError, as at its deadline, so the answer goes out before connections are cut.
    */
   readonly stopping?: AbortSignal | undefined;
+  /**
+   * What requests running remote rules may hold of their bodies at once (Node's `serve`: read-body.ts
+   * `createBodyBudget(WAITING_BODY_BUDGET_BYTES)`), each counted by its body's length, twice while
+   * a forward rule keeps the text beside the parsed event. Past it a run's rules are not called:
+   * each answers as a call that found no concurrency slot in time does (WAITING_FULL).
+   */
+  readonly waitingBudget?:
+    | { take(bytes: number, own: number): boolean; give(bytes: number): void }
+    | undefined;
 }
 
 export interface RemoteActions {
@@ -130,6 +144,16 @@ const isTransientStatus = (status: number): boolean =>
   status === 408 || status === 409 || status === 429 || (status >= 500 && status <= 599);
 /** The wait before that call when the answer names none (the SDKs' first backoff). */
 const RETRY_WAIT_MS = 500;
+/**
+ * Why a rule was not called when the bytes of requests waiting on remote rules are all taken
+ * (`waitingBudget`): a bound on what hooks waiting on a slow model or hook server hold, where
+ * bodies that had arrived were held without one (200 hooks of 500 KB waiting on a model held
+ * some 200 MiB). The rule answers at once, with its `onError`, as one whose concurrency slot
+ * did not come in time (JUDGE_TIMEOUT, FORWARD_TIMEOUT: "not called"), a shadow rule SKIPPED:
+ * waiting for the budget would hold the body all the same.
+ */
+const WAITING_FULL =
+  "the gateway holds as many bytes of other hooks waiting on prompt and forward rules as it may (they wait on calls slower than hooks arrive: a faster model or server, or a shorter timeoutMs, lets fewer wait)";
 
 interface Failure {
   readonly code: string;
@@ -230,6 +254,18 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
   );
 
   async function run(input: RemoteInput): Promise<RemoteRun> {
+    const budget = deps.waitingBudget;
+    const weight = (input.bodyChars ?? input.body.length) + input.body.length;
+    const held = budget === undefined || budget.take(weight, 0);
+    try {
+      return await runHeld(input, held);
+    } finally {
+      if (held) budget?.give(weight);
+    }
+  }
+
+  /** The rules of a run; `held` false: the waiting budget had no room for it (WAITING_FULL). */
+  async function runHeld(input: RemoteInput, held: boolean): Promise<RemoteRun> {
     const started = deps.clock.monotonic();
     const deadlineAt = started + input.deadlineMs - RENDER_MARGIN_MS;
     const outcomes = await Promise.all(
@@ -240,14 +276,18 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
         const remaining = Math.max(0, deadlineAt - t0);
         const own = action === "prompt" ? rule.document.prompt?.timeoutMs : rule.document.forward?.timeoutMs;
         const budgetMs = Math.min(remaining, own ?? remaining);
-        if (budgetMs <= 0) {
-          // No time left of the request's deadline: a cached verdict, else the rule's onError at
-          // once, no call made.
+        if (budgetMs <= 0 || !held) {
+          // No time left of the request's deadline, or no room to wait in: a cached verdict, else
+          // the rule's onError at once (a shadow rule's skipped, as without a slot), no call made.
           const code = action === "prompt" ? "JUDGE_TIMEOUT" : "FORWARD_TIMEOUT";
           const model = action === "prompt" ? rule.document.prompt?.model : undefined;
           const result =
             (action === "prompt" ? await cachedVerdict(rule, input) : undefined) ??
-            onError(rule, input, { code, message: "no time left of the request's deadline" });
+            (held
+              ? onError(rule, input, { code, message: "no time left of the request's deadline" })
+              : rule.mode === "shadow"
+                ? skipped(rule, `not called: ${WAITING_FULL}`)
+                : onError(rule, input, { code, message: `not called: ${WAITING_FULL}` }));
           return {
             effect: result.effect,
             audit: { rule: rule.id, action, ms: 0, ...(model && { model }), ...result.audit } as RemoteAudit,

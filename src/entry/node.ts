@@ -46,7 +46,12 @@ import type { Logger } from "../core/ports.js";
 import { err, type Result } from "../core/result.js";
 import { envReaderOf } from "../core/secret-ref.js";
 import { createApp } from "../http/app.js";
-import { bodyDeadline, createBodyBudget, UNAUTHENTICATED_BODY_BUDGET_BYTES } from "../http/read-body.js";
+import {
+  bodyDeadline,
+  createBodyBudget,
+  UNAUTHENTICATED_BODY_BUDGET_BYTES,
+  WAITING_BODY_BUDGET_BYTES,
+} from "../http/read-body.js";
 import {
   type DeliveryThread,
   deliverySettings,
@@ -187,6 +192,9 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
     sha256: nodeSha256,
     metrics,
     stopping: stopping.signal,
+    // What hooks waiting on prompt and forward rules hold of their bodies, bounded apart from
+    // those still arriving.
+    waitingBudget: createBodyBudget(WAITING_BODY_BUDGET_BYTES),
   });
   const recorder =
     options.recordPath === undefined

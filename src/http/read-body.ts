@@ -231,6 +231,15 @@ export const BODY_BUDGET_BYTES = MAX_BODY_BYTES_LIMIT;
  */
 export const UNAUTHENTICATED_BODY_BUDGET_BYTES = 8 * 1024 * 1024;
 
+/**
+ * Node's budget for what requests running prompt and forward rules hold of their bodies
+ * (remote-actions.ts `waitingBudget`), apart from BODY_BUDGET_BYTES: arriving, a body is bounded
+ * by that; arrived, it is held (parsed, and as text for a forward rule) until the model or hook
+ * server answers, and hooks waiting on a slow one held without bound. 64 MiB, the largest
+ * `defaults.maxBodyBytes` too, so one request of any allowed size always runs its rules.
+ */
+export const WAITING_BODY_BUDGET_BYTES = MAX_BODY_BYTES_LIMIT;
+
 export function createBodyBudget(limitBytes = BODY_BUDGET_BYTES): BodyBudget {
   let held = 0;
   return {

@@ -10,7 +10,7 @@ import { createUndiciEgress } from "../../src/adapters/egress/undici.js";
 import { createRemoteActions } from "../../src/app/remote-actions.js";
 import type { Policy } from "../../src/core/policy.js";
 import { runHookRoute } from "../../src/http/hook-route.js";
-import type { BodyResult } from "../../src/http/read-body.js";
+import { type BodyResult, createBodyBudget } from "../../src/http/read-body.js";
 import { type LoopbackServer, loopbackServer } from "../support/loopback.js";
 import { policyFrom, sha256 } from "../support/policy.js";
 
@@ -57,7 +57,7 @@ const allow = (res: ServerResponse) => {
   );
 };
 
-async function gateway(rules: unknown[]) {
+async function gateway(rules: unknown[], waitingBudget?: ReturnType<typeof createBodyBudget>) {
   const env: Record<string, string> = { MODEL_KEY: "sk-test" };
   const policy: Policy = await policyFrom(
     {
@@ -77,7 +77,13 @@ async function gateway(rules: unknown[]) {
     logs,
     deps: {
       policy: () => policy,
-      remote: createRemoteActions({ egress: egress.send, env: (name) => env[name], clock, sha256 }),
+      remote: createRemoteActions({
+        egress: egress.send,
+        env: (name) => env[name],
+        clock,
+        sha256,
+        waitingBudget,
+      }),
       clock,
       newId: randomUUID,
       sha256,
@@ -86,14 +92,16 @@ async function gateway(rules: unknown[]) {
   };
 }
 
-const text = JSON.stringify({
-  session_id: "s",
-  transcript_path: "/t",
-  cwd: "/p",
-  hook_event_name: "PreToolUse",
-  tool_name: "Write",
-  tool_input: { file_path: "/p/a", content: "x".repeat(10_000) },
-});
+const write = (path: string) =>
+  JSON.stringify({
+    session_id: "s",
+    transcript_path: "/t",
+    cwd: "/p",
+    hook_event_name: "PreToolUse",
+    tool_name: "Write",
+    tool_input: { file_path: path, content: "x".repeat(10_000) },
+  });
+const text = write("/p/a");
 
 /** The hook route with `body` as what reading the request gave. */
 const route = (deps: Awaited<ReturnType<typeof gateway>>["deps"], body: BodyResult) =>
@@ -104,7 +112,11 @@ const route = (deps: Awaited<ReturnType<typeof gateway>>["deps"], body: BodyResu
     timeoutHeader: undefined,
   });
 
-const judge = { id: "judge", on: ["PreToolUse"], prompt: { text: "Fine? $ARGUMENTS", model: "fast" } };
+const judge = {
+  id: "judge",
+  on: ["PreToolUse"],
+  prompt: { text: "Fine? $ARGUMENTS", model: "fast", onError: "deny" },
+};
 
 describe("a request waiting on remote rules", () => {
   it("lets go of its body's text while its prompt rule's model call is out", async () => {
@@ -140,5 +152,39 @@ describe("a request waiting on remote rules", () => {
     res.writeHead(200, { "content-type": "application/json" });
     res.end("{}");
     expect((await outcome).answer.status).toBe(200);
+  });
+
+  it("is not called past the bytes waiting requests may hold: its onError at once, as without a slot", async () => {
+    // Room for one body waiting on a model, not two.
+    const { deps, logs } = await gateway([judge], createBodyBudget(text.length * 1.5));
+    const called = modelHold.next();
+    const first = route(deps, { ok: true, text: write("/p/1") });
+    await called;
+    const calls = model.received.length;
+    // Before, it was called too, and waited holding its body as long as the first.
+    const second = route(deps, { ok: true, text: write("/p/2") });
+    const next = modelHold.next();
+    expect(await Promise.race([second.then(() => "answered"), next.then(() => "called")])).toBe("answered");
+    expect(model.received.length).toBe(calls);
+    const refused = await second;
+    expect(JSON.parse(refused.answer.body).hookSpecificOutput.permissionDecision).toBe("deny");
+    const audit = logs.filter((l) => l.msg === "decision").at(-1) as Record<string, unknown>;
+    expect(audit.pending).toEqual([
+      expect.objectContaining({
+        rule: "judge",
+        outcome: "JUDGE_TIMEOUT",
+        onError: "deny",
+        model: "fast",
+        detail: expect.stringMatching(/^not called: the gateway holds as many bytes of other hooks waiting/),
+      }),
+    ]);
+    allow(modelHold.held.shift() as ServerResponse);
+    await first;
+    // Its bytes given back with its answer, the next one is called.
+    const third = route(deps, { ok: true, text: write("/p/3") });
+    await next;
+    allow(modelHold.held.shift() as ServerResponse);
+    const audits = (await third).audit.pending;
+    expect(audits).toEqual([expect.objectContaining({ rule: "judge", outcome: "OK" })]);
   });
 });
