@@ -405,6 +405,45 @@ describe("the queue handler with cloudflare:test batches", () => {
     expect(kept.endsWith("…[truncated by hookgate]")).toBe(true);
     expect(text.startsWith(kept.slice(0, -"…[truncated by hookgate]".length))).toBe(true);
   });
+
+  it("leaves dead letters pushed back from its own DLQ on that queue, neither delivered nor dead-lettered again", async () => {
+    // wrangler.toml with the DLQ listed under [[queues.consumers]] too: the Worker is pushed the
+    // letters it wrote. A job's letter was delivered again (and, failing, dead-lettered again, for
+    // ever); one that is no job went back to the DLQ at once, in one more letter each turn.
+    const lines: string[] = [];
+    vi.spyOn(console, "error").mockImplementation((line: string) => lines.push(line));
+    const sessionId = crypto.randomUUID();
+    const { id, body } = job("audit", sessionId);
+    const letter = (body: unknown, letterId: string) => ({
+      id: letterId,
+      body,
+      attempts: 1,
+      error: "webhook answered 410",
+      failedAt: Date.now(),
+    });
+    const batch = createMessageBatch("hookgate-jobs-dlq", [
+      { id: "m-letter-job", timestamp: new Date(), attempts: 1, body: letter(body, id) },
+      { id: "m-letter-junk", timestamp: new Date(), attempts: 1, body: letter({ hello: "dlq" }, "m-junk") },
+    ]);
+    const ctx = createExecutionContext();
+    await worker.queue(batch as unknown as PushedBatch, env as unknown as WorkerEnv, ctx);
+    const result = await getQueueResult(batch, ctx);
+    // Retried, so they stay on the DLQ: acked, they were gone.
+    expect(result.explicitAcks).toEqual([]);
+    expect(result.retryMessages).toEqual([{ msgId: "m-letter-job" }, { msgId: "m-letter-junk" }]);
+    // The queue handler settled them: a delivery would have been made by now.
+    expect(await sinkRequestsFor(sessionId)).toEqual([]);
+    const told = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(told).toEqual([
+      expect.objectContaining({
+        msg: "dead letters came back to the Worker; left on their queue, not delivered again",
+        queue: "hookgate-jobs-dlq",
+        letters: 2,
+        retryInSeconds: 43_200,
+        fix: expect.stringContaining('remove the [[queues.consumers]] entry of "hookgate-jobs-dlq"'),
+      }),
+    ]);
+  });
 });
 
 describe("a message from another producer", () => {

@@ -12,6 +12,7 @@ import {
   SCHEDULE_SHORTENED,
   thrownOutcome,
 } from "../../core/delivery.js";
+import { isRecord } from "../../core/json-object.js";
 import type { Logger, Metrics } from "../../core/ports.js";
 import { UnsentReceives } from "../../core/remembered-ids.js";
 import {
@@ -171,9 +172,40 @@ export function createCloudflareConsumer(deps: ConsumerDeps): {
 
   return {
     async consume(batch) {
-      await Promise.all(batch.messages.map(settle));
+      await Promise.all(leaveDeadLetters(batch, deps.logger).map(settle));
     },
   };
+}
+
+/**
+ * Whether a message is a dead letter this consumer wrote (`deadLetter`: its `error` and
+ * `failedAt` beside the envelope). A job's envelope carries neither.
+ */
+function isDeadLetter(body: unknown): boolean {
+  return isRecord(body) && typeof body.error === "string" && typeof body.failedAt === "number";
+}
+
+/**
+ * Dead letters pushed back to the Worker, from a queue it writes them to and also consumes (the
+ * DLQ listed under `[[queues.consumers]]`, or HOOKGATE_DLQ bound to the jobs queue), are neither
+ * delivered nor dead-lettered again: a job's letter read as the job, went to its sink with a new
+ * schedule and, failing, to the DLQ again, for ever; one that is no job went back at once, wrapped
+ * in one more letter each turn. Acked, a letter would be lost, so each is retried with the longest
+ * delay (12 h), left on its queue for that consumer's `max_retries` turns, and the batch logs the
+ * setting to fix. Returns the batch's other messages.
+ */
+function leaveDeadLetters(batch: PushedBatch, logger: Logger): readonly PushedMessage[] {
+  const letters = batch.messages.filter((m) => isDeadLetter(m.body));
+  if (letters.length === 0) return batch.messages;
+  const delaySeconds = CLOUDFLARE_LIMITS.maxDelaySeconds;
+  for (const message of letters) message.retry({ delaySeconds });
+  logger.log("error", "dead letters came back to the Worker; left on their queue, not delivered again", {
+    queue: batch.queue,
+    letters: letters.length,
+    retryInSeconds: delaySeconds,
+    fix: `remove the [[queues.consumers]] entry of "${batch.queue}" from wrangler.toml (read dead letters with an HTTP pull consumer), or bind HOOKGATE_DLQ to a queue this Worker does not consume`,
+  });
+  return batch.messages.filter((m) => !letters.includes(m));
 }
 
 /** What dead-lettering needs of the consumer's deps. */
@@ -260,7 +292,7 @@ export async function holdForPolicy(
   const { jobs: jobsQueue, logger } = deps;
   const jobs: { readonly message: PushedMessage; readonly envelope: JobEnvelope }[] = [];
   const others: { readonly message: PushedMessage; readonly problem: string }[] = [];
-  for (const message of batch.messages) {
+  for (const message of leaveDeadLetters(batch, logger)) {
     const envelope = readJobEnvelope(message.body);
     if (typeof envelope === "string") others.push({ message, problem: envelope });
     else jobs.push({ message, envelope });
