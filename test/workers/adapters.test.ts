@@ -75,6 +75,27 @@ describe("the Cloudflare Queues producer", () => {
       expect(batch.reduce((n, m) => n + bytes(m.body), 0)).toBeLessThanOrEqual(256_000);
   });
 
+  it("counts each message's ~100 bytes of metadata toward a sendBatch's 256 KB", async () => {
+    // developers.cloudflare.com/queues/platform/limits/: "up to ~100 bytes of internal metadata
+    // that counts towards total message limits". Miniflare's broker allows 288,000 bytes a batch,
+    // so the recording binding checks Cloudflare's own rule.
+    const { batches, binding } = recordingBinding();
+    const producer = createCloudflareProducer(binding, { fit: fitDeliveryJob });
+    const base = bytes({ id: "m00", body: job("m00", { pad: "" }) });
+    const pad = "y".repeat(2_480 - base);
+    const ids = Array.from({ length: 100 }, (_, i) => `m${String(i).padStart(2, "0")}`);
+    const messages = ids.map((id) => ({ id, body: job(id, { pad }) }));
+    const bodies = messages.reduce((n, m) => n + bytes(m), 0);
+    // The bodies fit the 250,000 bytes the producer allows a batch; with their metadata they pass 256,000.
+    expect(bodies).toBe(248_000);
+    expect(bodies + 100 * messages.length).toBeGreaterThan(256_000);
+    await producer.send(messages);
+    expect(batches.length).toBe(2);
+    for (const batch of batches)
+      expect(batch.reduce((n, m) => n + bytes(m.body) + 100, 0)).toBeLessThanOrEqual(256_000);
+    expect(batches.flat().map((m) => m.body.id)).toEqual(ids);
+  });
+
   it("cuts the longest event strings of an oversized job, visibly, and drops nothing", async () => {
     const { batches, binding } = recordingBinding();
     const producer = createCloudflareProducer(binding, { fit: fitDeliveryJob });

@@ -9,7 +9,7 @@
  * stay on the DLQ queue, read with an HTTP pull consumer (infra/README.md (Cloudflare Workers)).
  *
  * Limits: a message ≤ 128 KB (KB = 1000 bytes, ~100 bytes of metadata count toward it),
- * `sendBatch` ≤ 100 messages and ≤ 256 KB, delays ≤ 24 h (12 h in Cloudflare's older limits, and
+ * `sendBatch` ≤ 100 messages and ≤ 256 KB, each message's metadata counted too, delays ≤ 24 h (12 h in Cloudflare's older limits, and
  * the schedule's cap: hookgate sends ≤ 12 h). A job over the message limit has the
  * longest strings of its free text (the event, the reason, a tool call's other half) cut with
  * TRUNCATION_MARKER (core/delivery.ts `fitDeliveryJob`); a job is never dropped.
@@ -53,9 +53,16 @@ export interface DeadLetterEnvelope<T> extends Envelope<T> {
   readonly failedAt: number;
 }
 
-/** Cloudflare's limits with a margin for the per-message metadata. */
+/**
+ * Cloudflare's limits, with a margin. "Messages can include up to ~100 bytes of internal metadata
+ * that counts towards total message limits" (developers.cloudflare.com/queues/platform/limits/,
+ * KB = 1000 bytes; a `sendBatch` takes 100 messages "or 256KB in total"): a batch counts each
+ * message's `messageMetadataBytes` beside its body, or 100 bodies that fit 250,000 bytes could
+ * pass the 256,000 with theirs.
+ */
 export const CLOUDFLARE_LIMITS = {
   messageBytes: 127_000,
+  messageMetadataBytes: 100,
   batchMessages: 100,
   batchBytes: 250_000,
   maxDelaySeconds: 12 * 3600,
@@ -128,7 +135,7 @@ export function createCloudflareProducer<T>(
         const fits = (body: T) => jsonBytes({ id: message.id, body }) <= limits.messageBytes;
         const body = options.fit && !fits(message.body) ? options.fit(message.body, fits) : message.body;
         const envelope: Envelope<T> = { id: message.id, body };
-        const bytes = jsonBytes(envelope);
+        const bytes = jsonBytes(envelope) + limits.messageMetadataBytes;
         if (chunk.length >= limits.batchMessages || chunkBytes + bytes > limits.batchBytes) await flush();
         const delay = delaySecondsFor(message.delayMs ?? 0);
         chunk.push({ body: envelope, contentType: "json", ...(delay > 0 ? { delaySeconds: delay } : {}) });
