@@ -324,6 +324,8 @@ export async function handleHook(
         // The enqueue after the answer is built (Lambda) may take until the client stops waiting,
         // where the hook's timeout is known; else until the deadline the decision kept.
         answerBy: arrived + (clientWaitsMs(event.name, event.dialect, request.timeoutHeader) ?? deadlineMs),
+        // A session store call (KV on Workers) waits no longer than the decision could.
+        deadline: arrived + deadlineMs,
       });
       // Only a runtime that enqueues before answering (Node) hands back a promise.
       if (queued) await queued;

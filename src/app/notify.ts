@@ -75,6 +75,11 @@ export interface NotifyInput {
   readonly secrets?: readonly string[] | undefined;
   /** When the answer must be out, on the clock's monotonic time: the request's deadline. */
   readonly answerBy?: number | undefined;
+  /**
+   * The request's deadline (src/core/deadline.ts), on the clock's monotonic time: a session store
+   * call still running then is given up as failed, and the notification goes out without it.
+   */
+  readonly deadline?: number | undefined;
 }
 
 export interface Notifier {
@@ -134,9 +139,14 @@ export function createNotifier(deps: NotifyDeps): Notifier {
    * `readsStore`: the task always calls the store, so that it worked says the store works again
    * (told once, and its next failure is told as new); a correlation calls it only for some events.
    */
-  async function enrich<T>(what: string, task: () => Promise<T>, readsStore = true): Promise<T | undefined> {
+  async function enrich<T>(
+    what: string,
+    deadline: number | undefined,
+    task: () => Promise<T>,
+    readsStore = true,
+  ): Promise<T | undefined> {
     try {
-      const value = await task();
+      const value = await byDeadline(task(), deadline, deps.clock.monotonic);
       if (readsStore) storeFailures.worked({ what });
       return value;
     } catch (e) {
@@ -154,7 +164,7 @@ export function createNotifier(deps: NotifyDeps): Notifier {
     const sessionKey = teamKey(input.team, event.sessionId);
     if (sessions && input.remember && event.name === "PreToolUse" && sessionKey && event.toolName) {
       const { toolName } = event;
-      await enrich("rememberTool", () =>
+      await enrich("rememberTool", input.deadline, () =>
         sessions.rememberTool(
           sessionKey,
           { toolName: capString(toolName, NAME_MAX), summary: summarize(event, input.secrets) },
@@ -164,6 +174,7 @@ export function createNotifier(deps: NotifyDeps): Notifier {
     }
     const correlation = await enrich(
       "correlate",
+      input.deadline,
       () => correlate(event, input.team, sessions, now, input.secrets),
       false,
     );
@@ -177,7 +188,7 @@ export function createNotifier(deps: NotifyDeps): Notifier {
       PERMISSION_PROMPTS.has(type) &&
       sessionKey
     ) {
-      related = await enrich("lastTool", () => sessions.lastTool(sessionKey, now));
+      related = await enrich("lastTool", input.deadline, () => sessions.lastTool(sessionKey, now));
     }
     const jobs = new Map<string, DeliveryJob>();
     const id = `evt_${input.decisionId}`;
@@ -263,6 +274,24 @@ export function createNotifier(deps: NotifyDeps): Notifier {
       );
     },
   };
+}
+
+/**
+ * The store's answer, or a rejection once the request's deadline has passed. Workers KV has no
+ * timeout of its own: a call that hung held the notification, enqueued after it, until the
+ * runtime ended the request's waitUntil, and the job was lost. The call itself runs on; only the
+ * wait for it ends.
+ */
+function byDeadline<T>(task: Promise<T>, deadline: number | undefined, monotonic: () => number): Promise<T> {
+  if (deadline === undefined) return task;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(
+      () => reject(new Error("no answer within the request's deadline")),
+      Math.max(0, deadline - monotonic()),
+    );
+  });
+  return Promise.race([task, late]).finally(() => clearTimeout(timer));
 }
 
 function partition<T>(items: readonly T[], test: (item: T) => boolean): [T[], T[]] {

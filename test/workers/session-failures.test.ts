@@ -19,10 +19,14 @@ const failingKv: KvNamespaceLike = {
 };
 
 /** A permission prompt (the policy's `prompts` rule notifies it, enriched from KV) with this KV. */
-async function prompt(sessions: KvNamespaceLike): Promise<void> {
+async function prompt(
+  sessions: KvNamespaceLike,
+  sessionId: string = crypto.randomUUID(),
+  headers: Record<string, string> = {},
+): Promise<void> {
   const res = await answerHook(
     {
-      session_id: crypto.randomUUID(),
+      session_id: sessionId,
       transcript_path: "/t",
       cwd: "/p",
       hook_event_name: "Notification",
@@ -30,8 +34,21 @@ async function prompt(sessions: KvNamespaceLike): Promise<void> {
       notification_type: "permission_prompt",
     },
     { ...env, HOOKGATE_SESSIONS: sessions } as WorkerEnv,
+    headers,
   );
   expect(res.status).toBe(200);
+}
+
+/** A KV namespace whose every call never answers. */
+const hungKv: KvNamespaceLike = {
+  get: () => new Promise(() => {}),
+  put: () => new Promise(() => {}),
+};
+
+/** The stand-in sink's requests (test/workers/network.js) that carry `text`. */
+async function sinkRequestsHolding(text: string): Promise<{ body: string }[]> {
+  const res = await env.NETWORK.fetch("https://control.test/requests");
+  return ((await res.json()) as { body: string }[]).filter((r) => r.body.includes(text));
 }
 
 describe("the Worker's session store failures", () => {
@@ -54,5 +71,37 @@ describe("the Worker's session store failures", () => {
       }),
       expect.objectContaining({ msg: "session store works again", failures: 3 }),
     ]);
+  });
+
+  it("give up a KV read that never answers at the request's deadline, and the notification goes out without it", async () => {
+    // KV has no timeout of its own: the notify work waited on the read, after the answer, until
+    // the runtime ended the request's waitUntil, and the job was never enqueued.
+    const lines: string[] = [];
+    vi.spyOn(console, "log").mockImplementation((line: string) => lines.push(line));
+    vi.spyOn(console, "warn").mockImplementation((line: string) => lines.push(line));
+    const sessionId = crypto.randomUUID();
+    // A 1 s hook: the request's deadline is 750 ms after it arrived.
+    await prompt(hungKv, sessionId, { "x-hookgate-timeout": "1" });
+    const told = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(told).toContainEqual(
+      expect.objectContaining({
+        msg: "session store failed; the notification goes out without it",
+        error: "no answer within the request's deadline",
+        what: "lastTool",
+      }),
+    );
+    // Enqueued, then delivered by the Worker's queue handler, without the tool call.
+    for (;;) {
+      const [delivered] = await sinkRequestsHolding(sessionId);
+      if (delivered) {
+        expect(JSON.parse(delivered.body).data).toMatchObject({
+          rule: "prompts",
+          event: { session_id: sessionId },
+        });
+        expect(JSON.parse(delivered.body).data.tool).toBeUndefined();
+        break;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
   });
 });

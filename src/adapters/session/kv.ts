@@ -7,6 +7,7 @@
  * session normally reach one location seconds apart. Nothing here counts or decides: remembering
  * is best effort, after the answer; a failed read or write rejects, as the other stores' do, and
  * the notifier logs it (once a minute while it goes on) and sends the notification without it.
+ * KV calls have no timeout: the notifier gives up one still running at the request's deadline.
  */
 import type { SessionStore, ToolHalf } from "../../app/notify.js";
 
