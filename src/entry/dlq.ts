@@ -53,7 +53,7 @@ export async function dlqCommand(
   }
   if (values.policy !== undefined && sub !== "replay") throw new UsageError(`dlq ${sub} takes no --policy`);
   const sinks = values.policy === undefined ? undefined : await policySinks(values.policy, io);
-  if (sinks === null) return 1;
+  if (typeof sinks === "number") return sinks;
   const queue = await openQueue(values);
   try {
     if (sub === "list") {
@@ -149,24 +149,16 @@ export async function dlqCommand(
 }
 
 /**
- * The sinks of the policy `dlq replay --policy` names, or null once it said on stderr that the
- * file does not load.
+ * The sinks of the policy `dlq replay --policy` names, or exit code 1 once it said on stderr that
+ * the file does not load.
  */
 async function policySinks(
   path: string,
   io: { readonly err: (text: string) => void },
-): Promise<ReadonlySet<string> | null> {
-  const [{ loadPolicyFile, invalidPolicyReport }, { nodeSha256 }, { envReaderOf }] = await Promise.all([
-    import("../adapters/policy-source/file.js"),
-    import("../adapters/hash/node-crypto.js"),
-    import("../core/secret-ref.js"),
-  ]);
-  const loaded = await loadPolicyFile(path, { env: envReaderOf(process.env), sha256: nodeSha256 });
-  if (!loaded.ok) {
-    io.err(invalidPolicyReport(path, loaded.error));
-    return null;
-  }
-  return new Set(Object.keys(loaded.value.policy.document.sinks ?? {}));
+): Promise<ReadonlySet<string> | number> {
+  const { loadCommandPolicy } = await import("./command-policy.js");
+  const loaded = await loadCommandPolicy(path, io.err, 1);
+  return typeof loaded === "number" ? loaded : new Set(Object.keys(loaded.policy.document.sinks ?? {}));
 }
 
 /**

@@ -11,13 +11,11 @@ import {
   type Resolver,
   systemResolver,
 } from "../adapters/egress/undici.js";
-import { nodeSha256 } from "../adapters/hash/node-crypto.js";
-import { invalidPolicyReport, loadPolicyFile } from "../adapters/policy-source/file.js";
 import { classifyAddress, compileAddressRules, isIpLiteral } from "../core/egress/address.js";
 import { compileEgressPolicy } from "../core/egress/policy.js";
 import type { PolicyDocument } from "../core/policy-schema.js";
-import { envReaderOf } from "../core/secret-ref.js";
 import type { Io } from "./cli.js";
+import { loadCommandPolicy } from "./command-policy.js";
 import { withoutUserinfo } from "./send.js";
 import { UsageError } from "./usage-error.js";
 
@@ -46,14 +44,11 @@ export async function egressCheckCommand(args: readonly string[], io: Io): Promi
   if (values.policy) {
     // Loaded as `serve` and `check` load it: a policy the gateway refuses (a repeated rule id,
     // a repeated key) must not pass here, its egress judged as if it would run.
-    const loaded = await loadPolicyFile(values.policy, { env: envReaderOf(process.env), sha256: nodeSha256 });
-    if (!loaded.ok) {
-      // Exit 2, not 1, which means "denied" and a CI gate must not confuse with it; and no usage,
-      // which says nothing of a missing or invalid file.
-      io.err(invalidPolicyReport(values.policy, loaded.error));
-      return 2;
-    }
-    egress = loaded.value.policy.document.egress;
+    // Exit 2, not 1, which means "denied" and a CI gate must not confuse with it; and no usage,
+    // which says nothing of a missing or invalid file.
+    const loaded = await loadCommandPolicy(values.policy, io.err, 2);
+    if (typeof loaded === "number") return loaded;
+    egress = loaded.policy.document.egress;
   }
   if (values.allow) {
     egress = { ...egress, allowedHttpHookUrls: [...(egress?.allowedHttpHookUrls ?? []), ...values.allow] };

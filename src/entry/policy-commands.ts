@@ -8,12 +8,7 @@ import { randomUUID } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import { nodeSha256 } from "../adapters/hash/node-crypto.js";
-import {
-  formatIssues,
-  invalidPolicyReport,
-  loadPolicyFile,
-  PolicyLoadError,
-} from "../adapters/policy-source/file.js";
+import { formatIssues, invalidPolicyReport, PolicyLoadError } from "../adapters/policy-source/file.js";
 import { handleHook } from "../app/handle-hook.js";
 import { errorMessage } from "../core/errors.js";
 import { sniffEventName } from "../core/events.js";
@@ -24,13 +19,12 @@ import { envReaderOf } from "../core/secret-ref.js";
 import { simulation } from "../http/app.js";
 import { bodyFromBytes } from "../http/read-body.js";
 import type { Io } from "./cli.js";
+import { loadCommandPolicy } from "./command-policy.js";
 import { catchEarlyStop, releaseEarlyStop, takeEarlyHangup } from "./early-hangup.js";
 import { NO_HTTP_IN_CLAUDE_CODE } from "./init.js";
 import { startGateway } from "./node.js";
 import { type Env, tokenFromEnv } from "./send.js";
 import { UsageError } from "./usage-error.js";
-
-const policyDeps = { env: envReaderOf(process.env), sha256: nodeSha256 };
 
 export async function serveCommand(args: readonly string[], io: Io): Promise<number> {
   const { values } = parseArgs({
@@ -134,14 +128,11 @@ export async function checkCommand(args: readonly string[], io: Io): Promise<num
   const { positionals } = parseArgs({ args: [...args], allowPositionals: true });
   const [file] = positionals;
   if (!file || positionals.length > 1) throw new UsageError("check takes one policy file");
-  const loaded = await loadPolicyFile(file, policyDeps);
-  if (!loaded.ok) {
-    io.out(invalidPolicyReport(file, loaded.error));
-    return 1;
-  }
-  const warnings = [...loaded.value.warnings, ...lintPolicy(loaded.value.policy, policyDeps.env)];
+  const loaded = await loadCommandPolicy(file, io.out, 1);
+  if (typeof loaded === "number") return loaded;
+  const warnings = [...loaded.warnings, ...lintPolicy(loaded.policy, envReaderOf(process.env))];
   if (warnings.length > 0) io.out(`${formatIssues(warnings)}\n`);
-  const policy = loaded.value.policy;
+  const policy = loaded.policy;
   io.out(
     `${file}: valid, ${count(policy.rules.length, "rule")}, ${count(warnings.length, "warning")}, policy ${policy.hash}\n`,
   );
@@ -166,15 +157,12 @@ export async function simulateCommand(args: readonly string[], io: Io): Promise<
   if (client !== undefined && !(DIALECTS as readonly string[]).includes(client)) {
     throw new UsageError(`--client must be one of ${DIALECTS.join(", ")}`);
   }
-  const loaded = await loadPolicyFile(values.policy, policyDeps);
-  if (!loaded.ok) {
-    io.err(invalidPolicyReport(values.policy, loaded.error));
-    return 1;
-  }
+  const loaded = await loadCommandPolicy(values.policy, io.err, 1);
+  if (typeof loaded === "number") return loaded;
   const bytes = file === "-" ? await io.stdin() : await readEventFile(file);
   const hookSends = hookTokenEnv(process.env, client as Dialect | undefined, bytes);
   const token = values.token ?? tokenFromEnv(hookSends, client)?.value;
-  const outcome = await simulate(loaded.value.policy, bytes, client as Dialect | undefined, token);
+  const outcome = await simulate(loaded.policy, bytes, client as Dialect | undefined, token);
   const result = simulation(outcome);
   if (values.json) {
     io.out(`${JSON.stringify(result, null, 2)}\n`);

@@ -8,7 +8,7 @@ import { readFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { nodeSha256 } from "../adapters/hash/node-crypto.js";
-import { invalidPolicyReport, loadPolicyFile, readJsonText } from "../adapters/policy-source/file.js";
+import { readJsonText } from "../adapters/policy-source/file.js";
 import { createJudge } from "../app/replay.js";
 import { DEFAULT_TEAM, listTeams, teamsOf } from "../core/auth.js";
 import { closestName } from "../core/closest-name.js";
@@ -25,13 +25,23 @@ import {
   parseCases,
   ruleCoverage,
 } from "../core/policy-cases.js";
-import { envReaderOf } from "../core/secret-ref.js";
 import { bodyFromBytes } from "../http/read-body.js";
+import { loadCommandPolicy } from "./command-policy.js";
 import { UsageError } from "./usage-error.js";
 
 export interface CommandIo {
   readonly out: (text: string) => void;
   readonly err: (text: string) => void;
+}
+
+/** The files given the other way round: a cases file where the policy goes, said after its problems. */
+function casesFirstHint(policyPath: string, issues: readonly PolicyIssue[]): string {
+  const casesFirst = issues.some(
+    (issue) => issue.path === "$" && /^unknown keys? (?:"[^"]*", )*"cases"/.test(issue.message),
+  );
+  return casesFirst
+    ? `${policyPath} holds "cases", so it is a cases file: the policy comes first (hookgate test POLICY CASES.json...)\n`
+    : "";
 }
 
 interface LoadedCase {
@@ -51,23 +61,14 @@ export async function policyTestCommand(args: readonly string[], io: CommandIo):
   });
   const [policyPath, ...caseFiles] = positionals;
   if (!policyPath || caseFiles.length === 0) throw new UsageError("test takes a policy file and cases files");
-  const loaded = await loadPolicyFile(policyPath, {
-    env: envReaderOf(process.env),
-    sha256: nodeSha256,
-  });
-  if (!loaded.ok) {
-    // The files given the other way round: a cases file where the policy goes.
-    const casesFirst = loaded.error.some(
-      (issue) => issue.path === "$" && /^unknown keys? (?:"[^"]*", )*"cases"/.test(issue.message),
-    );
-    const hint = casesFirst
-      ? `${policyPath} holds "cases", so it is a cases file: the policy comes first (hookgate test POLICY CASES.json...)\n`
-      : "";
-    // On stderr, as every command but check says it: no case ran, so there is no report.
-    io.err(`${invalidPolicyReport(policyPath, loaded.error)}${hint}`);
-    return 1;
-  }
-  const policy = loaded.value.policy;
+  // On stderr, as every command but check says it: no case ran, so there is no report.
+  const loaded = await loadCommandPolicy(
+    policyPath,
+    (report, issues) => io.err(`${report}${casesFirstHint(policyPath, issues)}`),
+    1,
+  );
+  if (typeof loaded === "number") return loaded;
+  const policy = loaded.policy;
 
   const cases: LoadedCase[] = [];
   const problems: string[] = [];

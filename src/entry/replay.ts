@@ -12,7 +12,7 @@ import { StringDecoder } from "node:string_decoder";
 import { parseArgs } from "node:util";
 import { createUndiciEgress } from "../adapters/egress/undici.js";
 import { nodeSha256 } from "../adapters/hash/node-crypto.js";
-import { formatIssues, invalidPolicyReport, loadPolicyFile } from "../adapters/policy-source/file.js";
+import { formatIssues } from "../adapters/policy-source/file.js";
 import type { ReplayRecord } from "../app/handle-hook.js";
 import { createRemoteActions } from "../app/remote-actions.js";
 import {
@@ -31,6 +31,7 @@ import { escapeControls } from "../core/escape-controls.js";
 import type { LoadedPolicy } from "../core/policy.js";
 import { envReaderOf } from "../core/secret-ref.js";
 import { shorten } from "../core/truncate.js";
+import { loadCommandPolicy } from "./command-policy.js";
 import type { CommandIo } from "./policy-test.js";
 import { UsageError } from "./usage-error.js";
 
@@ -55,14 +56,8 @@ export async function replayCommand(
   if (!/^\d+$/.test(values.examples ?? "3"))
     throw new UsageError(`--examples ${JSON.stringify(values.examples)} is not a count`);
 
-  const loaded = await loadPolicyFile(values.policy, {
-    env: envReaderOf(process.env),
-    sha256: nodeSha256,
-  });
-  if (!loaded.ok) {
-    io.err(invalidPolicyReport(values.policy, loaded.error));
-    return 1;
-  }
+  const loaded = await loadCommandPolicy(values.policy, io.err, 1);
+  if (typeof loaded === "number") return loaded;
   // Each file is read twice, as a stream: once to check it (a malformed record or a file with
   // none exits 1 before anything is judged or a model called), then to replay it; the second read
   // stops where the first did, so a recording still being written replays what was checked, and
@@ -158,7 +153,7 @@ export async function replayCommand(
         );
       }
     }
-    return await replayFiles({ ...values, policy: values.policy }, loaded.value, files, examples, io);
+    return await replayFiles({ ...values, policy: values.policy }, loaded, files, examples, io);
   } finally {
     for (const file of files) await file.handle.close();
     for (const spool of spools) await rm(spool, { recursive: true, force: true });
