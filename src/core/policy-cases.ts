@@ -7,7 +7,7 @@
 import * as z from "zod/mini";
 import { closestName } from "./closest-name.js";
 import { honouredDecision } from "./event-capabilities.js";
-import { isKnownEvent } from "./events.js";
+import { closestEvent, isKnownEvent } from "./events.js";
 import type { Dialect } from "./hook-event.js";
 import { type JsonScanFinding, scanJson } from "./json-scan.js";
 import {
@@ -149,17 +149,19 @@ export interface Observed {
   readonly shadowed: readonly string[];
   /** A request error (an invalid event, ...): shown with a failed decision to explain it. */
   readonly error?: { readonly code: string; readonly message: string } | undefined;
-  /**
-   * Why the case's event cannot be the one meant: a name no client sends that no rule names
-   * either (a typo such as "PreToolUsee"), which no rule can apply to, so `none` would pass.
-   */
-  readonly unknownEvent?: string | undefined;
-  /** The event's name, for a decision it is never answered with. */
+  /** The event's name, for a decision it is never answered with, and for a name no client sends. */
   readonly event?: string | undefined;
 }
 
-/** The policy's rules, for an expectation naming one it does not have or in the wrong list. */
-export type CaseRules = readonly { readonly id: string; readonly mode: "enforce" | "shadow" | "off" }[];
+/**
+ * The policy's rules, for an expectation naming one it does not have or in the wrong list, and
+ * for an event no client sends that no rule names.
+ */
+export type CaseRules = readonly {
+  readonly id: string;
+  readonly mode: "enforce" | "shadow" | "off";
+  readonly events: readonly string[] | "*";
+}[];
 
 /** Every way the observed answer differs from the expectation; empty when the case passes. */
 export function checkExpectation(expect: Expectation, observed: Observed, rules: CaseRules = []): string[] {
@@ -167,7 +169,8 @@ export function checkExpectation(expect: Expectation, observed: Observed, rules:
   // An event the gateway cannot judge answers with a fail mode, which may look like the
   // expected decision; a test of an invalid event is never a pass.
   if (observed.error) failures.push(`event: not judged (${observed.error.code}: ${observed.error.message})`);
-  if (observed.unknownEvent !== undefined) failures.push(`event: ${observed.unknownEvent}`);
+  const unknown = unknownEvent(observed.event, rules);
+  if (unknown !== undefined) failures.push(`event: ${unknown}`);
   if (observed.decision !== expect.decision) {
     failures.push(
       `decision: expected ${expect.decision}, got ${observed.decision}${neverAnswered(expect.decision, observed.event)}`,
@@ -225,6 +228,17 @@ function neverAnswered(decision: string, event: string | undefined): string {
  * Why rules an expectation lists can never be among those applied: no rule of the policy has the
  * id (a typo), or the rule is `off`, or it goes in the other list (a shadow rule in `rules`).
  */
+/**
+ * A case's event named as no client names one and as no rule of the policy does: a typo, which
+ * the gateway takes for a client's newer event and answers with no rule, so `none` would pass.
+ */
+function unknownEvent(name: string | undefined, rules: CaseRules): string | undefined {
+  if (name === undefined || isKnownEvent(name)) return undefined;
+  if (rules.some((rule) => rule.events !== "*" && rule.events.includes(name))) return undefined;
+  const meant = closestEvent(name);
+  return `"${name}" is not an event any supported client sends, and no rule names it${meant ? `: did you mean ${meant}?` : ""}`;
+}
+
 function misplaced(ids: readonly string[], rules: CaseRules, where: "rules" | "shadowed"): string {
   if (rules.length === 0) return "";
   const why = ids.flatMap((id) => {

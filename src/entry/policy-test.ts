@@ -13,7 +13,6 @@ import { createJudge } from "../app/replay.js";
 import { DEFAULT_TEAM, listTeams, teamsOf } from "../core/auth.js";
 import { closestName } from "../core/closest-name.js";
 import { errorMessage } from "../core/errors.js";
-import { closestEvent, isKnownEvent } from "../core/events.js";
 import { jsonProblem } from "../core/json-text.js";
 import { jsonPath, type Policy, type PolicyIssue } from "../core/policy.js";
 import {
@@ -132,7 +131,6 @@ export async function policyTestCommand(args: readonly string[], io: CommandIo):
         rules: audit.rules,
         shadowed: audit.shadow.map((s) => s.rule),
         error: outcome.error,
-        unknownEvent: unknownEvent(audit.event, policy.rules),
         event: audit.event,
       },
       policy.rules,
@@ -266,20 +264,6 @@ async function loadCases(file: string): Promise<{ cases: LoadedCase[]; problems:
     });
   }
   return { cases, problems };
-}
-
-/**
- * A case's event named as no client names one and as no rule of the policy does: a typo, which
- * the gateway takes for a client's newer event and answers with no rule, so `none` would pass.
- */
-function unknownEvent(
-  name: string | undefined,
-  rules: readonly { readonly events: readonly string[] | "*" }[],
-): string | undefined {
-  if (name === undefined || isKnownEvent(name)) return undefined;
-  if (rules.some((rule) => rule.events !== "*" && rule.events.includes(name))) return undefined;
-  const meant = closestEvent(name);
-  return `"${name}" is not an event any supported client sends, and no rule names it${meant ? `: did you mean ${meant}?` : ""}`;
 }
 
 /**

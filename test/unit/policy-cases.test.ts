@@ -191,16 +191,17 @@ describe("checkExpectation", () => {
   });
 
   it("fails an event no client sends and no rule names, which no rule could apply to", () => {
-    const failures = checkExpectation(
-      { decision: "none", rules: [] },
-      observed({
-        decision: "none",
-        reason: undefined,
-        rules: [],
-        unknownEvent: '"PreToolUsee" is not an event any supported client sends',
-      }),
-    );
-    expect(failures).toEqual(['event: "PreToolUsee" is not an event any supported client sends']);
+    const typo = observed({ decision: "none", reason: undefined, rules: [], event: "PreToolUsee" });
+    const rules = [{ id: "no-rm-root", mode: "enforce", events: ["PreToolUse"] }] as const;
+    expect(checkExpectation({ decision: "none", rules: [] }, typo, rules)).toEqual([
+      'event: "PreToolUsee" is not an event any supported client sends, and no rule names it: did you mean PreToolUse?',
+    ]);
+    // A rule that names it makes it an event the policy means (a client's newer one).
+    const named = [...rules, { id: "newer", mode: "enforce", events: ["PreToolUsee"] }] as const;
+    expect(checkExpectation({ decision: "none", rules: [] }, typo, named)).toEqual([]);
+    expect(
+      checkExpectation({ decision: "none", rules: [] }, { ...typo, event: "PreToolUse" }, rules),
+    ).toEqual([]);
   });
 
   it("fails an event the gateway could not judge, even when the fail mode looks like the expectation", () => {
