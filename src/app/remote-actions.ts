@@ -1000,7 +1000,7 @@ class Semaphore {
 }
 
 /** A call's claim on one of a day's calls while it waits to be made (DailyCounts.hold). */
-export interface BudgetHold {
+interface BudgetHold {
   readonly key: string;
   readonly until: number;
 }
