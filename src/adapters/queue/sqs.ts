@@ -601,13 +601,14 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
   }
 
   /**
-   * Pages through the whole DLQ and deletes each dead letter in `ids` (all when undefined; with
-   * `unreadable`, each message that is not a dead letter too, by its `unreadableId`), after handing the first copy of
-   * each to `before` (a replay sends it); further copies of a taken id (a job dead-lettered twice)
-   * are only deleted, but for a replay's those dead-lettered since it began (`deadLetteredSince`):
-   * a job sent back that failed again at once, whose new dead letter is left, or the job was gone
-   * from both queues; and the rest are made visible again at the end. Returns how many distinct dead letters were taken.
-   * A `before` that fails stops the sweep: the dead letters it sent are deleted and the others
+   * Pages through the whole DLQ and deletes each dead letter in `ids` (all when undefined; for a
+   * drop, with no `replay`, each message that is not a dead letter too, by its `unreadableId`); a
+   * replay first hands the first copy of each whose body it keeps to `replay.send`. Further copies
+   * of a taken id (a job dead-lettered twice) are only deleted, but for a replay's those
+   * dead-lettered since it began (`deadLetteredSince`): a job sent back that failed again at once,
+   * whose new dead letter is left, or the job was gone from both queues; and the rest are made
+   * visible again at the end. Returns how many distinct dead letters were taken.
+   * A `replay.send` that fails stops the sweep: the dead letters it sent are deleted and the others
    * made visible again, those it may have sent too (a request that got no answer; all of its page
    * when its error is no SendFailedError, which names what it did not send). A sweep that stops
    * rejects with a SweepStoppedError: how many it had sent (a replay) or deleted (a drop: with
@@ -617,16 +618,19 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
    */
   async function sweepDead(
     ids: readonly string[] | undefined,
-    unreadable: boolean,
-    before?: (chosen: readonly Envelope[]) => Promise<void>,
-    keep?: (body: unknown) => boolean,
+    replay?: {
+      readonly send: (chosen: readonly Envelope[]) => Promise<void>;
+      readonly keep: ((body: unknown) => boolean) | undefined;
+    },
   ): Promise<number> {
+    const before = replay?.send;
+    const keep = replay?.keep;
     const wanted = ids === undefined ? undefined : new Set(ids);
     if (wanted?.size === 0) return 0;
     const began = now();
     const found = new Set<string>();
     const others: string[] = [];
-    /** Dead letters `before` sent (a replay), by id: on a page that fails, those it did send. */
+    /** Dead letters `replay.send` sent, by id: on a page that fails, those it did send. */
     const handed = new Set<string>();
     /**
      * Dead letters deleted (a drop's count when it stops), by id: each copy of it the sweep saw
@@ -648,7 +652,7 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
           const envelope =
             typeof read !== "string"
               ? read
-              : unreadable
+              : replay === undefined
                 ? { id: unreadableId(message.MessageId ?? message.ReceiptHandle), body: undefined }
                 : undefined;
           if (
@@ -863,10 +867,8 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
     // Sends `{id, body}` back as a new message (so SQS counts receives from 1 again), then deletes
     // the dead letter: a crash in between duplicates a job, never loses one.
     replayDead(ids, keep) {
-      return sweepDead(
-        ids,
-        false,
-        (chosen) =>
+      return sweepDead(ids, {
+        send: (chosen) =>
           sendAll(
             queueUrl,
             chosen.map((envelope) => ({
@@ -876,13 +878,13 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
             })),
           ),
         keep,
-      );
+      });
     },
 
     // Also the DLQ messages that are not dead letters at all: all of them without ids, else those
     // named by the id listDead gives them.
     dropDead(ids) {
-      return sweepDead(ids, true);
+      return sweepDead(ids);
     },
 
     // Sends what waits for a batch. The client belongs to the caller, who may share it.
