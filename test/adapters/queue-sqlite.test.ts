@@ -106,6 +106,22 @@ describe("sqlite queue on disk", () => {
     expect((await queue.listDead()).map((d) => d.id).sort()).toEqual(["cut", "intake-7-0"]);
   });
 
+  it("replays a dead letter whose text does not parse whatever `keep` says, without asking it", async () => {
+    const queue = open("reader");
+    await queue.intake([{ id: "cut", body: '{"n":', delayMs: 0, group: undefined }], {
+      segment: 1,
+      offset: 10,
+    });
+    expect(await queue.receive(10, HOUR)).toEqual([]);
+    const asked: unknown[] = [];
+    const keep = (body: unknown) => {
+      asked.push(body);
+      return false;
+    };
+    expect(await queue.replayDead(undefined, keep)).toBe(1);
+    expect(asked).toEqual([]);
+  });
+
   it("tells onDeadLettered nothing of a lease whose commit failed", async () => {
     const told: string[] = [];
     const queue = createSqliteQueue<Job>({

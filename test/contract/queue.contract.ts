@@ -295,6 +295,23 @@ export function queueContract(name: string, make: () => Promise<QueueUnderTest>)
       expect(left.map((d) => [d.id, d.body, d.error])).toEqual([["c", job(2, "chat"), "failed c"]]);
     });
 
+    it("asks `keep` of a dead letter whose job is a JSON string, as of any other job", async () => {
+      await queue.send([
+        { id: "s", body: "audit" as unknown as Job },
+        { id: "a", body: job(1, "audit") },
+      ]);
+      for (const m of await drain()) await queue.deadLetter(m, `failed ${m.id}`);
+      const asked: unknown[] = [];
+      const keep = (body: unknown) => {
+        asked.push(body);
+        return typeof body !== "string";
+      };
+      expect(await queue.replayDead(undefined, keep)).toBe(1);
+      expect(asked).toContainEqual("audit");
+      expect(ids(await drain())).toEqual(["a"]);
+      expect((await queue.listDead()).map((d) => [d.id, d.body])).toEqual([["s", "audit"]]);
+    });
+
     it("gives a replayed dead letter back its group, so a sink's cap holds for it too where the backend skips groups", async () => {
       await queue.send([{ id: "g1", body: job(1), group: "siem" }]);
       const [leased] = await queue.receive(10, SECOND);

@@ -564,7 +564,10 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
     }
     return rows.length;
   };
-  /** The rows whose job `keep` keeps (all without it); one whose text does not parse is kept. */
+  /**
+   * The rows whose job `keep` keeps (all without it); one whose text does not parse is kept, and
+   * `keep` is asked of every job that does, a JSON string too, as the other queues ask it.
+   */
   const kept = <R extends { body: string }>(
     rows: readonly R[],
     keep: ((body: unknown) => boolean) | undefined,
@@ -572,8 +575,8 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
     keep === undefined
       ? rows
       : rows.filter((row) => {
-          const body = parsedOrText(row.body);
-          return typeof body === "string" || keep(body);
+          const parsed = parsedJob(row.body);
+          return parsed === undefined || keep(parsed.job);
         });
   const replayIds = db.transaction((ids: readonly string[], keep?: (body: unknown) => boolean): number =>
     requeue(
@@ -784,9 +787,15 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
 }
 
 function parsedOrText(text: string): unknown {
+  const parsed = parsedJob(text);
+  return parsed === undefined ? text : parsed.job;
+}
+
+/** A stored body's job, or undefined for text that does not parse, told apart from a JSON string. */
+function parsedJob(text: string): { readonly job: unknown } | undefined {
   try {
-    return JSON.parse(text);
+    return { job: JSON.parse(text) };
   } catch {
-    return text;
+    return undefined;
   }
 }
