@@ -129,6 +129,23 @@ describe("intake journal", () => {
     next.close();
   });
 
+  it("makes every segment readable by its own user alone, in a journal folder others may read", () => {
+    // A data dir that exists keeps its mode (systemd's StateDirectory makes it 0755), and its
+    // intake/ folder is made under the umask: the events journaled there were readable by every
+    // user of the host until the delivery thread took them in.
+    const previous = process.umask(0o022);
+    try {
+      const writer = openJournalWriter(journalDir, 100);
+      for (let n = 0; n < 4; n++) writer.append(jobs(n));
+      writer.close();
+      expect(segmentFiles().length).toBeGreaterThan(1);
+      const modes = segmentFiles().map((name) => (statSync(join(journalDir, name)).mode & 0o777).toString(8));
+      expect(new Set(modes)).toEqual(new Set(["600"]));
+    } finally {
+      process.umask(previous);
+    }
+  });
+
   it("counts the bytes not yet taken in, across segments, down to 0 once they are", async () => {
     const writer = openJournalWriter(journalDir, 100);
     const { reader } = deliveryThread();

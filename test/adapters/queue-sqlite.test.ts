@@ -4,7 +4,7 @@
  * what a dead process held, a file made before its columns opened by two processes at once opens
  * in both, and a path it cannot open fails with an error that names it.
  */
-import { copyFileSync } from "node:fs";
+import { chmodSync, copyFileSync, statSync, writeFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import Database from "better-sqlite3";
@@ -344,6 +344,28 @@ describe("sqlite queue on disk", () => {
     // The dead letters gained their group column too: one from before it replays ungrouped.
     expect(await queue.replayDead()).toBe(1);
     expect((await queue.receive(10, HOUR, ["g"])).map((m) => m.id)).toEqual(["dead-before"]);
+  });
+
+  it("makes its file, and the WAL files beside it, readable by its own user alone, in a data dir others may read", async () => {
+    // A data dir that exists keeps its mode (systemd's StateDirectory makes it 0755): the events
+    // its jobs hold were readable by every user of the host.
+    chmodSync(dir, 0o755);
+    const previous = process.umask(0o022);
+    try {
+      const queue = open("writer");
+      await queue.send([{ id: "job", body: { n: 1 } }]);
+      const modes = ["", "-wal", "-shm"].map((end) => (statSync(`${path}${end}`).mode & 0o777).toString(8));
+      expect(modes).toEqual(["600", "600", "600"]);
+    } finally {
+      process.umask(previous);
+    }
+  });
+
+  it("keeps the mode of a queue file it finds", async () => {
+    writeFileSync(path, "", { mode: 0o640 });
+    const queue = open("writer");
+    await queue.send([{ id: "job", body: { n: 1 } }]);
+    expect((statSync(path).mode & 0o777).toString(8)).toBe("640");
   });
 
   it("sends what is waiting when it closes", async () => {

@@ -404,7 +404,8 @@ export function openJournalWriter(
       if (!lock) continue;
       try {
         // Readable too: a segment deleted under the writer is copied out through it (`rescue`).
-        return { fd: openSync(join(dir, segmentName(segment)), "wx+"), lock, n: segment };
+        // Its user's alone, whatever the data dir's mode: its lines are the events that notify.
+        return { fd: openSync(join(dir, segmentName(segment)), "wx+", 0o600), lock, n: segment };
       } catch (e) {
         // Someone else's segment, its lock free: left as it is, and the next number tried.
         if ((e as NodeJS.ErrnoException).code === "EEXIST") {

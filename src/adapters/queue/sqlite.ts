@@ -5,6 +5,7 @@
  * out cannot undo the newer delivery. A lease that runs out makes the job visible again.
  */
 import { randomUUID } from "node:crypto";
+import { closeSync, openSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import Database from "better-sqlite3";
 import { errorMessage } from "../../core/errors.js";
@@ -217,9 +218,25 @@ function missingColumns(db: Database.Database): ((db: Database.Database) => void
   return Object.entries(ADDED_COLUMNS).flatMap(([column, add]) => (present.has(column) ? [] : [add]));
 }
 
+/**
+ * Makes the queue file readable by its own user alone whatever the data dir's mode (one that
+ * exists keeps its own, 0755 for systemd's StateDirectory): its jobs hold the events that notify,
+ * tool inputs and prompts among them. SQLite gives its WAL files the database file's mode. A file
+ * that exists keeps its mode, and a path that cannot be made is left for SQLite to refuse, naming
+ * why.
+ */
+function makePrivate(path: string): void {
+  try {
+    closeSync(openSync(path, "wx", 0o600));
+  } catch {
+    // EEXIST: a queue file already, or something SQLite's open below refuses with its reason.
+  }
+}
+
 function openDatabase(path: string, busyTimeoutMs: number): Database.Database {
   let db: Database.Database | undefined;
   try {
+    makePrivate(path);
     db = new Database(path, { timeout: busyTimeoutMs });
     // WAL with synchronous = NORMAL: a commit is in the WAL file (the OS page cache) before the
     // call returns, so killing the process, even with SIGKILL, loses nothing; only a power loss
