@@ -1,0 +1,197 @@
+/**
+ * What a real `hookgate serve` lets hooks waiting on a prompt rule hold: 64 MiB of their bodies
+ * (read-body.ts WAITING_BODY_BUDGET_BYTES, which node.ts gives the remote actions). A loopback
+ * model holds every answer until the test releases it, so the hooks that fit wait on it, and one
+ * past the budget is answered at once with its rule's onError.
+ */
+import { writeFileSync } from "node:fs";
+import type { ServerResponse } from "node:http";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { WAITING_BODY_BUDGET_BYTES } from "../../src/http/read-body.js";
+import { type LoopbackServer, loopbackServer } from "../support/loopback.js";
+import { startServerProcess } from "../support/process.js";
+import { tempDir } from "../support/temp.js";
+
+const TOKEN = "hgt_waiting_budget_test_token_0123456789";
+/** Each hook's body, in bytes: within the default maxBodyBytes (1 MiB), all ASCII. */
+const BODY_BYTES = 1_000_000;
+/** The hooks whose bodies fit the budget together (the first always does). */
+const FIT = Math.floor(WAITING_BODY_BUDGET_BYTES / BODY_BYTES);
+const COUNT = FIT + 3;
+/** Hooks sent and neither seen by the model nor answered yet, at most: their bodies still arrive. */
+const IN_FLIGHT = 4;
+
+const cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+/** A model speaking Anthropic's Messages API that holds every answer until `release`. */
+async function holdingModel(): Promise<LoopbackServer & { release(): void }> {
+  const held: ServerResponse[] = [];
+  const server = await loopbackServer((_req, res) => held.push(res));
+  cleanups.push(() => server.close());
+  return {
+    ...server,
+    release() {
+      for (const res of held.splice(0)) {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(
+          JSON.stringify({
+            id: "msg_test",
+            type: "message",
+            role: "assistant",
+            model: "claude-haiku-4-5",
+            content: [
+              {
+                type: "tool_use",
+                id: "t",
+                name: "verdict",
+                input: { ok: false, reason: "the model says no" },
+              },
+            ],
+            stop_reason: "tool_use",
+            stop_sequence: null,
+            usage: { input_tokens: 10, output_tokens: 10 },
+          }),
+        );
+      }
+    },
+  };
+}
+
+/** A Write of a file `i`, padded to BODY_BYTES: bodies of one length, events all different. */
+function write(i: number): string {
+  const event = (content: string) =>
+    JSON.stringify({
+      session_id: "s",
+      transcript_path: "/t",
+      cwd: "/p",
+      hook_event_name: "PreToolUse",
+      tool_name: "Write",
+      tool_input: { file_path: `/p/file-${String(i).padStart(4, "0")}`, content },
+    });
+  const body = event("x".repeat(BODY_BYTES - event("").length));
+  expect(body.length).toBe(BODY_BYTES);
+  return body;
+}
+
+async function until(check: () => boolean, what: string, timeoutMs = 30_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe("serve's budget for hooks waiting on prompt rules", () => {
+  it("answers a hook past 64 MiB of waiting bodies at once with its rule's onError, and the rest with the model's verdict", async () => {
+    const model = await holdingModel();
+    const dir = tempDir("waiting-budget");
+    const policyPath = join(dir, "policy.json");
+    writeFileSync(
+      policyPath,
+      JSON.stringify({
+        version: 1,
+        auth: { tokens: [{ team: "a", env: "HOOKGATE_TOKEN_A" }] },
+        // Far longer than the test: no hook is answered by its deadline while the model holds.
+        defaults: { deadlineMs: 300_000 },
+        egress: { allowCidrs: ["127.0.0.1/32"] },
+        models: {
+          judge: {
+            provider: "anthropic",
+            model: "claude-haiku-4-5",
+            url: `${model.url}/v1/messages`,
+            apiKey: "env:ANTHROPIC_KEY",
+            cacheTtlSeconds: 0,
+            // Every waiting hook's call goes out, so the model sees each one the budget let in.
+            maxConcurrent: COUNT,
+          },
+        },
+        rules: [
+          {
+            id: "review-writes",
+            on: "PreToolUse",
+            matcher: "Write",
+            prompt: { text: "Is this write safe? $ARGUMENTS", model: "judge", onError: "ask" },
+          },
+        ],
+      }),
+    );
+    const server = await startServerProcess(policyPath, {
+      HOOKGATE_TOKEN_A: TOKEN,
+      ANTHROPIC_KEY: "sk-ant-test",
+    });
+    cleanups.push(() => server.stop());
+
+    let answered = 0;
+    let released = false;
+    const post = async (i: number) => {
+      const res = await fetch(`${server.url}/v1/hooks/claude-code`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${TOKEN}` },
+        body: write(i),
+      });
+      const answer = {
+        status: res.status,
+        error: res.headers.get("x-hookgate-error"),
+        decisionId: String(res.headers.get("x-hookgate-decision-id")),
+        // biome-ignore lint/suspicious/noExplicitAny: the decision body as Claude Code reads it.
+        body: JSON.parse(await res.text()) as any,
+        beforeRelease: !released,
+      };
+      answered++;
+      return answer;
+    };
+    const answers: ReturnType<typeof post>[] = [];
+    for (let i = 0; i < COUNT; i++) {
+      await until(() => i - model.received.length - answered < IN_FLIGHT, `room to send hook ${i}`);
+      answers.push(post(i));
+    }
+    // Each hook either reached the model (its body taken in the budget) or was answered.
+    await until(
+      () => model.received.length + answered === COUNT,
+      "every hook to reach the model or be answered",
+    );
+    // Before, serve gave the remote actions no budget: all of them waited on the model.
+    expect(model.received.length).toBe(FIT);
+    expect(answered).toBe(COUNT - FIT);
+
+    model.release();
+    released = true;
+    const all = await Promise.all(answers);
+    const refused = all.filter((a) => a.beforeRelease);
+    const judged = all.filter((a) => !a.beforeRelease);
+    expect(refused).toHaveLength(COUNT - FIT);
+    expect(judged).toHaveLength(FIT);
+    for (const a of refused) {
+      // A rule's onError is a decision, never a request error: no x-hookgate-error.
+      expect([a.status, a.error, a.body.hookSpecificOutput.permissionDecision]).toEqual([200, null, "ask"]);
+      expect(a.body.hookSpecificOutput.permissionDecisionReason).toMatch(
+        /^hookgate: rule "review-writes" could not be evaluated \(JUDGE_TIMEOUT: not called: the gateway holds as many bytes of other hooks waiting on prompt and forward rules as it may/,
+      );
+      const audit = await server.waitForLine((l) => l.msg === "decision" && l.decisionId === a.decisionId);
+      expect(audit.pending).toEqual([
+        expect.objectContaining({
+          rule: "review-writes",
+          outcome: "JUDGE_TIMEOUT",
+          onError: "ask",
+          model: "judge",
+          detail: expect.stringMatching(
+            /^not called: the gateway holds as many bytes of other hooks waiting on prompt and forward rules as it may/,
+          ),
+        }),
+      ]);
+    }
+    for (const a of judged) {
+      expect([a.status, a.error, a.body.hookSpecificOutput.permissionDecision]).toEqual([200, null, "deny"]);
+      expect(a.body.hookSpecificOutput.permissionDecisionReason).toContain("the model says no");
+    }
+    // What they held given back with their answers: the next hook is called again.
+    const after = post(COUNT);
+    await until(() => model.received.length === FIT + 1, "the next hook's model call");
+    model.release();
+    expect((await after).body.hookSpecificOutput.permissionDecision).toBe("deny");
+  });
+});
