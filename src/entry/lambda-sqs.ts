@@ -361,9 +361,12 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
   }
 
   return async (event, context) => {
-    if (!Array.isArray((event as { Records?: unknown } | null)?.Records)) {
+    if (!isSqsBatch(event)) {
       // An HTTP request or a schedule wired to the consumer: thrown, the invocation fails where it
-      // can be seen (a TypeError on `Records` said nothing of what was wrong).
+      // can be seen (a TypeError on `Records` said nothing of what was wrong). So is an SNS
+      // subscription's or an S3 notification's Records list: read as SQS records, each was "no
+      // job", reported as a failure with no message id, which an asynchronous invocation does not
+      // read, so it ended as a success and the event was lost.
       refuseEvent(logger, event, NOT_SQS);
     }
     invocation = context;
@@ -460,5 +463,14 @@ function receiveCount(record: SQSRecord): number {
 
 export const handler: SqsHandler = createSqsHandler();
 
+/** Whether the event is an SQS event source batch: a Records list, each record from `aws:sqs`. */
+function isSqsBatch(event: unknown): event is SQSEvent {
+  const records = (event as { Records?: unknown } | null)?.Records;
+  return (
+    Array.isArray(records) &&
+    records.every((r) => (r as { eventSource?: unknown } | null)?.eventSource === "aws:sqs")
+  );
+}
+
 const NOT_SQS =
-  "the SQS consumer was invoked with an event that is no SQS batch (no Records list): invoke lambda-sqs.handler through the queue's event source mapping; hook requests go to lambda-http.handler";
+  "the SQS consumer was invoked with an event that is no SQS batch (no Records list of aws:sqs records): invoke lambda-sqs.handler through the queue's event source mapping; hook requests go to lambda-http.handler";

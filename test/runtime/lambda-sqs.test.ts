@@ -41,6 +41,13 @@ const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 const FIXTURE: SQSEvent = JSON.parse(
   readFileSync(new URL("../fixtures/lambda/sqs-event.json", import.meta.url), "utf8"),
 );
+/** Events of other sources that also carry a Records list (AWS's shapes): an SNS subscription, an S3 notification. */
+const SNS_EVENT = JSON.parse(
+  readFileSync(new URL("../fixtures/lambda/sns-event.json", import.meta.url), "utf8"),
+);
+const S3_EVENT = JSON.parse(
+  readFileSync(new URL("../fixtures/lambda/s3-event.json", import.meta.url), "utf8"),
+);
 const jobOf = (n: number): DeliveryJob => decodeEnvelope(FIXTURE.Records[n]?.body ?? "").body;
 const withSink = (job: DeliveryJob, sink: string): DeliveryJob => ({
   ...job,
@@ -289,6 +296,8 @@ describe("the Lambda SQS handler", () => {
       { key1: "value1" },
       { Records: "x" },
       null,
+      SNS_EVENT,
+      S3_EVENT,
     ];
     for (const event of notSqs)
       await expect(handler(event as unknown as SQSEvent)).rejects.toThrow(
@@ -300,6 +309,8 @@ describe("the Lambda SQS handler", () => {
       ["error", ["key1"]],
       ["error", ["Records"]],
       ["error", []],
+      ["error", ["Records"]],
+      ["error", ["Records"]],
     ]);
   });
 
