@@ -37,7 +37,14 @@ import type { Egress, Logger, LogLevel, Metrics } from "../core/ports.js";
 import type { ToldFailure } from "../core/recurring-failure.js";
 import { createApp } from "../http/app.js";
 import { createBrokenConfigApp } from "../http/broken-config.js";
-import { bodyDeadline, readBody, WORKERS_MAX_BODY_BYTES } from "../http/read-body.js";
+import {
+  bodyDeadline,
+  createBodyBudget,
+  readBody,
+  UNAUTHENTICATED_BODY_BUDGET_BYTES,
+  WORKERS_BODY_BUDGET_BYTES,
+  WORKERS_MAX_BODY_BYTES,
+} from "../http/read-body.js";
 import { lazyNotifier, lazyRemoteActions } from "./lazy-actions.js";
 import { once } from "./once.js";
 
@@ -208,6 +215,17 @@ const BODY_CEILING = {
   setBy: "the Workers ceiling, within an isolate's 128 MB of memory, whatever defaults.maxBodyBytes says",
 };
 
+/**
+ * The bytes of hook bodies the isolate holds at once, whatever request holds them: while they
+ * arrive, and while their hooks wait on prompt and forward rules (remote-actions.ts
+ * `waitingBudget`). Each request's app is made anew, so the budget is the isolate's, not the
+ * app's. A body past it is refused at once, never left to wait for room: code resumed from
+ * another request cannot do I/O for this one (remote-actions.ts `Semaphore`).
+ */
+const bodyBudget = createBodyBudget(WORKERS_BODY_BUDGET_BYTES);
+/** Bodies no token vouches for, held apart as on Node, so that they cannot crowd out a team's. */
+const unauthenticatedBodyBudget = createBodyBudget(UNAUTHENTICATED_BODY_BUDGET_BYTES);
+
 const PUT_POLICY = "jq -c . policy.json | wrangler secret put HOOKGATE_POLICY";
 
 async function loadPolicyText(text: unknown): Promise<{ policy: Policy } | { problem: string }> {
@@ -253,7 +271,14 @@ function buildState(policy: Policy, env: WorkerEnv): IsolateState {
   const remote = lazyRemoteActions(
     once(async () => {
       const { createRemoteActions } = await import("../app/remote-actions.js");
-      return createRemoteActions({ egress: send, env: envReader, clock, sha256: webCryptoSha256, metrics });
+      return createRemoteActions({
+        egress: send,
+        env: envReader,
+        clock,
+        sha256: webCryptoSha256,
+        metrics,
+        waitingBudget: bodyBudget,
+      });
     }),
   );
   const deliverer = once(async () => {
@@ -340,6 +365,8 @@ async function handle(
     // The runtime waits for a body for as long as its client stays connected.
     bodyDeadline,
     bodyCeiling: BODY_CEILING,
+    bodyBudget,
+    unauthenticatedBodyBudget,
   });
   return app.fetch(request);
 }

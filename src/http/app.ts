@@ -28,10 +28,10 @@ export interface AppDeps extends HookDeps {
    * read-body.ts WORKERS_MAX_BODY_BYTES); the policy's limit alone without.
    */
   readonly bodyCeiling?: BodyCeiling | undefined;
-  /** The bytes of bodies still arriving the gateway may hold at once (Node); unbounded without. */
+  /** The bytes of bodies still arriving the gateway may hold at once (Node, Workers); unbounded without. */
   readonly bodyBudget?: BodyBudget | undefined;
   /**
-   * The budget of the bodies of requests whose Authorization header names no team (Node), apart
+   * The budget of the bodies of requests whose Authorization header names no team (Node, Workers), apart
    * from `bodyBudget`, so that callers without a token cannot fill the one a team's hooks are read
    * in; `bodyBudget` without.
    */

@@ -202,11 +202,11 @@ export async function readBodyChunks(
 }
 
 /**
- * The bytes of request bodies one gateway holds while they arrive (Node's `serve`): without a
- * bound, clients that each send most of a maximal body and stall hold it all until the body
- * deadline, and a few hundred of them run the process out of memory. A body that would take the
- * budget past its limit is given up (its connection closed after the answer); one body alone is
- * always read, however large the policy lets it be.
+ * The bytes of request bodies one gateway holds while they arrive (Node's `serve`, a Worker's
+ * isolate): without a bound, clients that each send most of a maximal body and stall hold it all
+ * until the body deadline, and a few hundred of them run the process out of memory. A body that
+ * would take the budget past its limit is given up (its connection closed after the answer); one
+ * body alone is always read, however large the policy lets it be.
  */
 export interface BodyBudget {
   /**
@@ -240,6 +240,18 @@ export const UNAUTHENTICATED_BODY_BUDGET_BYTES = 8 * 1024 * 1024;
  */
 export const WAITING_BODY_BUDGET_BYTES = MAX_BODY_BYTES_LIMIT;
 
+/**
+ * A Worker's budget, for its whole isolate, of the bodies its hooks hold while they arrive and
+ * while they wait on prompt and forward rules (counted as WAITING_BODY_BUDGET_BYTES counts them),
+ * in one: an isolate has 128 MB of memory for every request it serves at once, and one that runs
+ * out answers a 5xx, which Claude Code lets through. In workerd a body still arriving grew the
+ * process by about 1.5 times its size (four of 16 MiB, stalled, by 88 MB; twelve of 4 MiB by
+ * 71 MB), and one read whole by up to 4.6 times at its peak (74 MB for 16 MiB). 32 MiB, two
+ * bodies at WORKERS_MAX_BODY_BYTES, is about 50 MB held, leaving the rest to the body being
+ * decoded, parsed and logged (infra/README.md has the figures); one body alone is always read.
+ */
+export const WORKERS_BODY_BUDGET_BYTES = 2 * WORKERS_MAX_BODY_BYTES;
+
 export function createBodyBudget(limitBytes = BODY_BUDGET_BYTES): BodyBudget {
   let held = 0;
   return {
@@ -261,7 +273,7 @@ function busy(chunks: Uint8Array[], kept: number): BodyResult {
     error: {
       code: "BODY_UNREADABLE",
       message:
-        "the gateway holds as many bytes of other request bodies still arriving as it may, so this one was not read; it may be sent again",
+        "the gateway holds as many bytes of other requests' bodies as it may, so this one was not read; it may be sent again",
       eventName: sniffHead(chunks, kept),
     },
   };

@@ -322,7 +322,7 @@ describe("readBodyChunks with a budget of bytes still arriving", () => {
       error: {
         code: "BODY_UNREADABLE",
         message:
-          "the gateway holds as many bytes of other request bodies still arriving as it may, so this one was not read; it may be sent again",
+          "the gateway holds as many bytes of other requests' bodies as it may, so this one was not read; it may be sent again",
         eventName: "PreToolUse",
       },
     });
