@@ -185,6 +185,16 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
   });
   const clock = { now: Date.now, monotonic: () => performance.now() };
   const stopping = new AbortController();
+  /**
+   * The budgets of hook bodies, by the `budget` label of their gauges: those still arriving (a
+   * team's, and those no token vouches for, held apart so that they cannot crowd out a team's),
+   * and those of hooks waiting on prompt and forward rules, bounded apart from those arriving.
+   */
+  const budgets = {
+    arriving: createBodyBudget(),
+    unauthenticated: createBodyBudget(UNAUTHENTICATED_BODY_BUDGET_BYTES),
+    waiting: createBodyBudget(WAITING_BODY_BUDGET_BYTES),
+  };
   const remote = createRemoteActions({
     egress: egress.send,
     env: policyDeps.env,
@@ -192,9 +202,7 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
     sha256: nodeSha256,
     metrics,
     stopping: stopping.signal,
-    // What hooks waiting on prompt and forward rules hold of their bodies, bounded apart from
-    // those still arriving.
-    waitingBudget: createBodyBudget(WAITING_BODY_BUDGET_BYTES),
+    waitingBudget: budgets.waiting,
   });
   const recorder =
     options.recordPath === undefined
@@ -307,15 +315,20 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
     // The hook routes Hono answers (a prefix, doubled slashes) read their bodies within the same
     // deadline and the same budget of bytes still arriving as those the listener answers.
     bodyDeadline,
-    bodyBudget: createBodyBudget(),
-    // Bodies no token vouches for are held apart, so that they cannot crowd out a team's.
-    unauthenticatedBodyBudget: createBodyBudget(UNAUTHENTICATED_BODY_BUDGET_BYTES),
+    bodyBudget: budgets.arriving,
+    unauthenticatedBodyBudget: budgets.unauthenticated,
     metricsText: () => {
       metrics.setCounter("hookgate_log_lines_dropped_total", guarded.dropped());
       metrics.set("hookgate_log_backlog_bytes", guarded.backlogBytes());
       const held = hold.size();
       metrics.set("hookgate_notify_memory_jobs", held.jobs);
       metrics.set("hookgate_notify_memory_bytes", held.bytes);
+      for (const [name, budget] of Object.entries(budgets)) {
+        const labels = { budget: name };
+        metrics.set("hookgate_body_budget_bytes", budget.heldBytes(), labels);
+        metrics.set("hookgate_body_budget_limit_bytes", budget.limitBytes, labels);
+        metrics.setCounter("hookgate_body_budget_refused_total", budget.refused(), labels);
+      }
       return metrics.render();
     },
     policy: () => current,

@@ -252,17 +252,34 @@ export const WAITING_BODY_BUDGET_BYTES = MAX_BODY_BYTES_LIMIT;
  */
 export const WORKERS_BODY_BUDGET_BYTES = 2 * WORKERS_MAX_BODY_BYTES;
 
-export function createBodyBudget(limitBytes = BODY_BUDGET_BYTES): BodyBudget {
+/**
+ * What a budget holds, its limit, and how many takes it refused (each a body or a hook refused
+ * for it): read by `serve`'s `/metrics` at each scrape, never on a request's path.
+ */
+export interface BodyBudgetReadings {
+  readonly limitBytes: number;
+  heldBytes(): number;
+  refused(): number;
+}
+
+export function createBodyBudget(limitBytes = BODY_BUDGET_BYTES): BodyBudget & BodyBudgetReadings {
   let held = 0;
+  let refused = 0;
   return {
     take(bytes, own) {
-      if (held > own && held + bytes > limitBytes) return false;
+      if (held > own && held + bytes > limitBytes) {
+        refused++;
+        return false;
+      }
       held += bytes;
       return true;
     },
     give(bytes) {
       held -= bytes;
     },
+    limitBytes,
+    heldBytes: () => held,
+    refused: () => refused,
   };
 }
 

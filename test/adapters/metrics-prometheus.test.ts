@@ -31,6 +31,28 @@ describe("prometheus registry", () => {
       "",
     ]);
   });
+
+  it("renders a gauge and a counter set whole by label set, one family each", () => {
+    const registry = createPrometheusRegistry();
+    for (const [budget, bytes] of [
+      ["arriving", 5],
+      ["waiting", 7],
+      ["arriving", 3],
+    ] as const) {
+      registry.set("hookgate_body_budget_bytes", bytes, { budget });
+      registry.setCounter("hookgate_body_budget_refused_total", bytes * 2, { budget });
+    }
+    const lines = registry.render().split("\n");
+    expect(lines.filter((l) => !l.startsWith("# HELP"))).toEqual([
+      "# TYPE hookgate_body_budget_refused_total counter",
+      'hookgate_body_budget_refused_total{budget="arriving"} 6',
+      'hookgate_body_budget_refused_total{budget="waiting"} 14',
+      "# TYPE hookgate_body_budget_bytes gauge",
+      'hookgate_body_budget_bytes{budget="arriving"} 3',
+      'hookgate_body_budget_bytes{budget="waiting"} 7',
+      "",
+    ]);
+  });
 });
 
 /**
@@ -113,6 +135,8 @@ describe("the exposition", () => {
     registry.setCounter("hookgate_log_lines_dropped_total", 0);
     registry.set("hookgate_queue_jobs", Number.NaN);
     registry.set("hookgate_delivery_thread_up", 1);
+    registry.set("hookgate_body_budget_bytes", 0, { budget: "waiting" });
+    registry.set("hookgate_body_budget_bytes", 64, { budget: 'a"b' });
     const samples = parseExposition(registry.render());
     const of = (name: string) => samples.filter((s) => s.name === name);
     expect(of("hookgate_delivered_total").map((s) => s.labels.sink)).toEqual(sinks);
@@ -125,6 +149,10 @@ describe("the exposition", () => {
     ]);
     expect(of("hookgate_intake_failed_total")).toEqual([
       { name: "hookgate_intake_failed_total", labels: {}, value: 1 },
+    ]);
+    expect(of("hookgate_body_budget_bytes").map((s) => [s.labels.budget, s.value])).toEqual([
+      ["waiting", 0],
+      ['a"b', 64],
     ]);
     expect(of("hookgate_queue_jobs")[0]?.value).toBeNaN();
     expect(of("hookgate_log_lines_dropped_total")).toHaveLength(1);

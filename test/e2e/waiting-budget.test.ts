@@ -2,13 +2,19 @@
  * What a real `hookgate serve` lets hooks waiting on a prompt rule hold: 64 MiB of their bodies
  * (read-body.ts WAITING_BODY_BUDGET_BYTES, which node.ts gives the remote actions). A loopback
  * model holds every answer until the test releases it, so the hooks that fit wait on it, and one
- * past the budget is answered at once with its rule's onError.
+ * past the budget is answered at once with its rule's onError; `/metrics` shows the budget full
+ * and the hooks it refused.
  */
 import { writeFileSync } from "node:fs";
 import type { ServerResponse } from "node:http";
 import { join } from "node:path";
+import parsePrometheusTextFormat from "parse-prometheus-text-format";
 import { afterEach, describe, expect, it } from "vitest";
-import { WAITING_BODY_BUDGET_BYTES } from "../../src/http/read-body.js";
+import {
+  BODY_BUDGET_BYTES,
+  UNAUTHENTICATED_BODY_BUDGET_BYTES,
+  WAITING_BODY_BUDGET_BYTES,
+} from "../../src/http/read-body.js";
 import { type LoopbackServer, loopbackServer } from "../support/loopback.js";
 import { startServerProcess } from "../support/process.js";
 import { tempDir } from "../support/temp.js";
@@ -85,6 +91,13 @@ async function until(check: () => boolean, what: string, timeoutMs = 30_000): Pr
   }
 }
 
+/** Each budget's sample of `name` in serve's `/metrics`, by its `budget` label. */
+async function budgets(url: string, name: string): Promise<Record<string, number>> {
+  const families = parsePrometheusTextFormat(await (await fetch(`${url}/metrics`)).text());
+  const samples = families.find((f) => f.name === name)?.metrics ?? [];
+  return Object.fromEntries(samples.map((m) => [m.labels?.budget, Number(m.value)]));
+}
+
 describe("serve's budget for hooks waiting on prompt rules", () => {
   it("answers a hook past 64 MiB of waiting bodies at once with its rule's onError, and the rest with the model's verdict", async () => {
     const model = await holdingModel();
@@ -157,6 +170,23 @@ describe("serve's budget for hooks waiting on prompt rules", () => {
     // Before, serve gave the remote actions no budget: all of them waited on the model.
     expect(model.received.length).toBe(FIT);
     expect(answered).toBe(COUNT - FIT);
+    // An operator sees the budget full and the hooks it refused, apart from real timeouts; the
+    // budgets of bodies still arriving hold nothing and refused none.
+    expect(await budgets(server.url, "hookgate_body_budget_bytes")).toEqual({
+      arriving: 0,
+      unauthenticated: 0,
+      waiting: FIT * BODY_BYTES,
+    });
+    expect(await budgets(server.url, "hookgate_body_budget_limit_bytes")).toEqual({
+      arriving: BODY_BUDGET_BYTES,
+      unauthenticated: UNAUTHENTICATED_BODY_BUDGET_BYTES,
+      waiting: WAITING_BODY_BUDGET_BYTES,
+    });
+    expect(await budgets(server.url, "hookgate_body_budget_refused_total")).toEqual({
+      arriving: 0,
+      unauthenticated: 0,
+      waiting: COUNT - FIT,
+    });
 
     model.release();
     released = true;
@@ -193,5 +223,7 @@ describe("serve's budget for hooks waiting on prompt rules", () => {
     await until(() => model.received.length === FIT + 1, "the next hook's model call");
     model.release();
     expect((await after).body.hookSpecificOutput.permissionDecision).toBe("deny");
+    // Answered, the hooks hold nothing.
+    expect((await budgets(server.url, "hookgate_body_budget_bytes")).waiting).toBe(0);
   });
 });

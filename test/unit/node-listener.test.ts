@@ -326,8 +326,15 @@ describe("readBodyChunks with a budget of bytes still arriving", () => {
         eventName: "PreToolUse",
       },
     });
+    // What /metrics reads of it: the first body's bytes held, the second one refused.
+    expect([budget.heldBytes(), budget.limitBytes, budget.refused()]).toEqual([
+      `{"hook_event_name":"Stop","x":"${"a".repeat(60)}`.length,
+      100,
+      1,
+    ]);
     first.finish();
     await reading;
+    expect(budget.heldBytes()).toBe(0);
     const third = stalled(`{"hook_event_name":"PreToolUse","x":"${"c".repeat(60)}"}`);
     third.finish();
     expect(await readBodyChunks(third.source, null, 1024, undefined, budget)).toMatchObject({ ok: true });

@@ -4,11 +4,16 @@
  */
 import type { Metrics } from "../../core/ports.js";
 
-/** Values that go up and down, set whole: the last value set is the one rendered. */
+/**
+ * Values that go up and down, set whole: the last value set for a label set is the one rendered.
+ */
 export interface Gauges {
-  set(name: string, value: number): void;
-  /** A counter whose total is kept elsewhere (the log guard's dropped lines), set whole. */
-  setCounter(name: string, total: number): void;
+  set(name: string, value: number, labels?: Readonly<Record<string, string>>): void;
+  /**
+   * A counter whose total is kept elsewhere (the log guard's dropped lines, a body budget's
+   * refusals), set whole.
+   */
+  setCounter(name: string, total: number, labels?: Readonly<Record<string, string>>): void;
 }
 
 export interface PrometheusRegistry extends Metrics, Gauges {
@@ -56,6 +61,12 @@ export const METRIC_HELP: Readonly<Record<string, string>> = {
   hookgate_notify_memory_jobs:
     "Delivery jobs of notify events answered while the intake journal could not be written (a full or read-only disk), held in memory until it takes them (Node; lost if serve stops first).",
   hookgate_notify_memory_bytes: "Bytes of the notify jobs held in memory (hookgate_notify_memory_jobs).",
+  hookgate_body_budget_bytes:
+    "Bytes of hook bodies a budget of serve holds, by budget: arriving (bodies still arriving), unauthenticated (those whose token names no team) and waiting (hooks waiting on prompt and forward rules).",
+  hookgate_body_budget_limit_bytes:
+    "The most bytes a budget of serve holds (hookgate_body_budget_bytes), by budget; past it a hook gets its fail mode or its rules' onError.",
+  hookgate_body_budget_refused_total:
+    "Hooks refused for a full body budget, by budget: answered BODY_UNREADABLE in their fail mode (arriving, unauthenticated), or their prompt and forward rules not called and answered with their onError (waiting).",
   hookgate_log_lines_dropped_total:
     "Log lines (audit lines included) dropped because stdout was not being read (past 16 MiB waiting) or had failed.",
   hookgate_log_backlog_bytes: "Bytes of log lines written to stdout and not yet read from it.",
@@ -67,13 +78,18 @@ export function createPrometheusRegistry(): PrometheusRegistry {
   const counters = new Map<string, Map<string, number>>();
   /** Label sets as given, to their rendered key: built once per distinct set, not per increment. */
   const keys = new Map<string, string>();
-  const gauges = new Map<string, number>();
-  const totals = new Map<string, number>();
-  function add(name: string, labels: Readonly<Record<string, string>>, by: number): void {
-    let series = counters.get(name);
-    if (!series) {
-      series = new Map<string, number>();
-      counters.set(name, series);
+  const gauges = new Map<string, Map<string, number>>();
+  const totals = new Map<string, Map<string, number>>();
+  /** The series of `name` in `family` and the key of `labels`, each made on first use. */
+  function series(
+    family: Map<string, Map<string, number>>,
+    name: string,
+    labels: Readonly<Record<string, string>>,
+  ): [Map<string, number>, string] {
+    let named = family.get(name);
+    if (!named) {
+      named = new Map<string, number>();
+      family.set(name, named);
     }
     let raw = "";
     for (const k in labels) raw += `${k}\u0000${labels[k]}\u0001`;
@@ -82,14 +98,20 @@ export function createPrometheusRegistry(): PrometheusRegistry {
       key = renderLabels(labels);
       keys.set(raw, key);
     }
-    series.set(key, (series.get(key) ?? 0) + by);
+    return [named, key];
+  }
+  function add(name: string, labels: Readonly<Record<string, string>>, by: number): void {
+    const [named, key] = series(counters, name, labels);
+    named.set(key, (named.get(key) ?? 0) + by);
   }
   return {
-    set(name, value) {
-      gauges.set(name, value);
+    set(name, value, labels = {}) {
+      const [named, key] = series(gauges, name, labels);
+      named.set(key, value);
     },
-    setCounter(name, total) {
-      totals.set(name, total);
+    setCounter(name, total, labels = {}) {
+      const [named, key] = series(totals, name, labels);
+      named.set(key, total);
     },
     increment(name, labels = {}) {
       add(name, labels, 1);
@@ -99,22 +121,16 @@ export function createPrometheusRegistry(): PrometheusRegistry {
     },
     render() {
       const lines: string[] = [];
-      const head = (name: string, type: string) => {
-        if (METRIC_HELP[name]) lines.push(`# HELP ${name} ${METRIC_HELP[name]}`);
-        lines.push(`# TYPE ${name} ${type}`);
+      const families = (family: Map<string, Map<string, number>>, type: string) => {
+        for (const [name, named] of [...family].sort(([a], [b]) => a.localeCompare(b))) {
+          if (METRIC_HELP[name]) lines.push(`# HELP ${name} ${METRIC_HELP[name]}`);
+          lines.push(`# TYPE ${name} ${type}`);
+          for (const [key, value] of named) lines.push(`${name}${key ? `{${key}}` : ""} ${value}`);
+        }
       };
-      for (const [name, series] of [...counters].sort(([a], [b]) => a.localeCompare(b))) {
-        head(name, "counter");
-        for (const [key, value] of series) lines.push(`${name}${key ? `{${key}}` : ""} ${value}`);
-      }
-      for (const [name, value] of [...totals].sort(([a], [b]) => a.localeCompare(b))) {
-        head(name, "counter");
-        lines.push(`${name} ${value}`);
-      }
-      for (const [name, value] of [...gauges].sort(([a], [b]) => a.localeCompare(b))) {
-        head(name, "gauge");
-        lines.push(`${name} ${value}`);
-      }
+      families(counters, "counter");
+      families(totals, "counter");
+      families(gauges, "gauge");
       return `${lines.join("\n")}\n`;
     },
   };
