@@ -19,7 +19,9 @@
  * without it, the request's deadline), because a client that cancels a hook past its own timeout
  * lets the action through too: a deny must not wait on a slow SQS (with the SDK's retries, many
  * seconds). A send still running then is logged; Lambda resumes it if it thaws the same
- * container, and it is lost if it does not.
+ * container, and it is lost if it does not. Each invocation waits for its own deferred work alone
+ * and reads its own time left, also where Lambda Managed Instances run many at once in one
+ * environment (AsyncLocalStorage, `invocations`).
  *
  * Remote actions and the notifier are imported with the first event that needs them
  * (lazy-actions.ts): most hooks need neither, and the cold start parses neither.
@@ -32,6 +34,7 @@
  * a Request cannot carry, or one the adapter still refuses, made again without its headers
  * (`asRefused`).
  */
+import { AsyncLocalStorage } from "node:async_hooks";
 import { type APIGatewayProxyResult, handle, type LambdaContext, type LambdaEvent } from "hono/aws-lambda";
 import type { Hono } from "hono/tiny";
 import { nodeSha256 } from "../adapters/hash/node-crypto.js";
@@ -59,21 +62,27 @@ export function createHttpHandler(options: LambdaOptions = {}): HttpHandler {
   const runtime = createLambdaRuntime(options);
   let adapter: Promise<Adapter> | undefined;
   /**
-   * The tasks this invocation deferred, and its request deadline (monotonic) as the decision
-   * handed it over. A task an earlier invocation left running (logged then) is not waited for
-   * again: it would hold this answer, whatever this request's deadline.
+   * The invocation each deferred task and each deadline belongs to. Lambda Managed Instances run
+   * many invocations at once in one environment, sharing this handler and the app it built once
+   * (AWS, "Node.js runtime for Lambda Managed Instances"): the notifier defers and the decision
+   * reads its time left from deep inside that app, so each invocation's state travels with its
+   * own async context rather than in variables the next invocation would overwrite.
    */
-  let pending = new Map<Promise<void>, DeferredWork | undefined>();
-  let answerBy = Number.POSITIVE_INFINITY;
-  /** When this invocation times out (monotonic), from the context Lambda hands the handler. */
-  let invocationEnds = Number.POSITIVE_INFINITY;
+  const invocations = new AsyncLocalStorage<Invocation>();
 
   const defer = (task: () => Promise<void>, by?: number, work?: DeferredWork) => {
-    if (by !== undefined) answerBy = Math.min(answerBy, by);
-    const tasks = pending;
+    const invocation = invocations.getStore();
+    if (!invocation) {
+      void task();
+      return;
+    }
+    if (by !== undefined) invocation.answerBy = Math.min(invocation.answerBy, by);
+    const tasks = invocation.pending;
     const running = task().finally(() => tasks.delete(running));
     tasks.set(running, work);
   };
+  const runtimeLeftMs = () =>
+    (invocations.getStore()?.ends ?? Number.POSITIVE_INFINITY) - runtime.clock.monotonic() - RETURN_MARGIN_MS;
 
   return async (event, context) => {
     if (!isHttpEvent(event)) {
@@ -82,29 +91,45 @@ export function createHttpHandler(options: LambdaOptions = {}): HttpHandler {
       // Thrown, the invocation fails where it can be seen, and a batch goes back to its queue.
       refuseEvent(runtime.logger, event, NOT_HTTP);
     }
-    pending = new Map();
-    answerBy = Number.POSITIVE_INFINITY;
-    invocationEnds = context
-      ? runtime.clock.monotonic() + context.getRemainingTimeInMillis()
-      : Number.POSITIVE_INFINITY;
-    adapter ??= build(runtime, defer, () => invocationEnds - runtime.clock.monotonic() - RETURN_MARGIN_MS);
-    // A named stage (`/prod/v1/hooks/claude-code`) or a custom domain's mapping key is a prefix,
-    // which the app's routes answer under (src/http/app.ts).
-    const handler = await adapter;
-    const mended = readable(event);
-    // A header a Request cannot carry is never handed to the adapter: its log line would quote
-    // the value, a token perhaps, unmasked.
-    const header = unfitHeader(mended);
-    const first = header === undefined ? await handler(mended, context) : undefined;
-    // Or the adapter refused the event and answered it itself (logging why, as "Error processing
-    // request"); made again without what it could refuse, a hook gets its fail mode's decision.
-    const result =
-      first !== undefined && handler.reached.has(mended)
-        ? first
-        : await handler(asRefused(mended, header), context);
-    await settle(runtime, pending, context, answerBy - runtime.clock.monotonic());
-    return isAlbEvent(event) ? albAnswer(event, result) : result;
+    const invocation: Invocation = {
+      pending: new Map(),
+      answerBy: Number.POSITIVE_INFINITY,
+      ends: context
+        ? runtime.clock.monotonic() + context.getRemainingTimeInMillis()
+        : Number.POSITIVE_INFINITY,
+    };
+    adapter ??= build(runtime, defer, runtimeLeftMs);
+    return invocations.run(invocation, async () => {
+      // A named stage (`/prod/v1/hooks/claude-code`) or a custom domain's mapping key is a prefix,
+      // which the app's routes answer under (src/http/app.ts).
+      const handler = await (adapter as Promise<Adapter>);
+      const mended = readable(event);
+      // A header a Request cannot carry is never handed to the adapter: its log line would quote
+      // the value, a token perhaps, unmasked.
+      const header = unfitHeader(mended);
+      const first = header === undefined ? await handler(mended, context) : undefined;
+      // Or the adapter refused the event and answered it itself (logging why, as "Error processing
+      // request"); made again without what it could refuse, a hook gets its fail mode's decision.
+      const result =
+        first !== undefined && handler.reached.has(mended)
+          ? first
+          : await handler(asRefused(mended, header), context);
+      await settle(runtime, invocation.pending, context, invocation.answerBy - runtime.clock.monotonic());
+      return isAlbEvent(event) ? albAnswer(event, result) : result;
+    });
   };
+}
+
+/**
+ * One invocation's state: the tasks it deferred, its request deadline (monotonic) as the
+ * decision handed it over, and when it times out (monotonic), from the context Lambda hands the
+ * handler. A task an earlier invocation left running (logged then) is not waited for again: it
+ * would hold this answer, whatever this request's deadline.
+ */
+interface Invocation {
+  readonly pending: Map<Promise<void>, DeferredWork | undefined>;
+  answerBy: number;
+  readonly ends: number;
 }
 
 const NOT_HTTP =

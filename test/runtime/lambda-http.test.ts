@@ -10,6 +10,7 @@ import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import {
   CreateQueueCommand,
+  DeleteMessageCommand,
   DeleteQueueCommand,
   ReceiveMessageCommand,
   type SQSClient,
@@ -745,6 +746,52 @@ describe("a remote rule on the Lambda HTTP handler", () => {
     expect(pending).toMatchObject({ rule: "team-server", outcome: "FORWARD_TIMEOUT", onError: "deny" });
     expect(pending?.detail).toMatch(/^no answer within 980 ms, what was left of the request's deadline/);
   });
+
+  it.each([
+    ["the shorter invocation first", [1500, 29_000]],
+    ["the longer invocation first", [29_000, 1500]],
+  ])(
+    "bounds each of two invocations that overlap in one environment by its own time left (%s)",
+    async (_, remaining) => {
+      // Lambda Managed Instances hand one environment many invocations at once, sharing the
+      // handler. Each decision's deadline is its own invocation's time left: the one with 1.5 s
+      // answers its rule's onError after 1,000 ms less the 20 ms kept for rendering, the one with
+      // 29 s waits for the rule's own 5 s timeout. One invocation's time left read as the other's
+      // ran the short one into its function timeout (a 5xx, "allow") or cut the long one short.
+      const policy = JSON.stringify({
+        version: 1,
+        defaults: { deadlineMs: 6000 },
+        egress: { allowedHttpHookUrls: [`${hanging.url}/*`], allowCidrs: ["127.0.0.1/32"] },
+        rules: [
+          {
+            id: "team-server",
+            on: "PreToolUse",
+            forward: { url: `${hanging.url}/hook`, timeoutMs: 5000, onError: "deny" },
+          },
+        ],
+      });
+      const handler = createHttpHandler({
+        env: { HOOKGATE_POLICY: policy },
+        logger: captureLogs().logger,
+        clock: fakeClock,
+      });
+      const before = hanging.received.length;
+      const timed = async (remainingMs: number) => {
+        const start = Date.now();
+        const res = await handler(HTTP_API, context(remainingMs));
+        return {
+          decision: JSON.parse(res.body).hookSpecificOutput.permissionDecision,
+          ms: Date.now() - start,
+        };
+      };
+      // Time moves once both forward requests are at the server, which answers neither.
+      const { value } = await onFakeTime(
+        () => Promise.all(remaining.map(timed)),
+        () => hanging.received.length - before >= 2,
+      );
+      expect(value).toEqual(remaining.map((ms) => ({ decision: "deny", ms: ms === 1500 ? 980 : 5000 })));
+    },
+  );
 });
 
 describe("the Lambda HTTP handler with a configuration that does not load", () => {
@@ -929,8 +976,9 @@ describe("notify jobs from the Lambda HTTP handler", () => {
     const { value: res, ms } = await onFakeTime(() => handler(event, context(remainingMs)));
     return { decision: JSON.parse(res.body).hookSpecificOutput?.permissionDecision, heldMs: ms };
   }
-  const stillRunning = (lines: Captured[]) =>
-    lines.some((l) => l.msg === "deferred work still running when the invocation had to answer");
+  const stillRunningLine = (l: Captured) =>
+    l.msg === "deferred work still running when the invocation had to answer";
+  const stillRunning = (lines: Captured[]) => lines.some(stillRunningLine);
 
   it("answers anyway when the send outlasts the invocation's time, and says so, naming the event and its sinks", async () => {
     const { handler, lines } = hangingHandler();
@@ -990,6 +1038,66 @@ describe("notify jobs from the Lambda HTTP handler", () => {
     expect((await heldFor(handler, HTTP_API, 600)).heldMs).toBe(100);
     // The same warm container: a request that defers nothing is answered without any wait.
     expect((await heldFor(handler, HEALTHZ, 29_000)).heldMs).toBe(0);
+  });
+
+  it("holds each of two invocations that overlap in one environment for its own sends alone", async () => {
+    // Lambda Managed Instances hand one environment many invocations at once, sharing the
+    // handler. Here the first one's send hangs and the second one's is answered at once: the
+    // second returns as soon as its job is on the queue, not when the first's wait ends, and the
+    // first, 600 ms left, waits its own 100 ms and names only its own decision as still running.
+    const slowSession = "0c0ffee0-0000-4000-8000-000000000001";
+    const withSession = (session: string) =>
+      ({ ...HTTP_API, body: JSON.stringify({ ...JSON.parse(CLAUDE_BODY), session_id: session }) }) as V2Event;
+    const held = createSqsClientForLocal(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    let quickSent = false;
+    held.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName !== "SendMessageBatchCommand") return next(args);
+        if (JSON.stringify(args.input).includes(slowSession)) return new Promise<never>(() => undefined);
+        const out = await next(args);
+        quickSent = true;
+        return out;
+      },
+      { step: "initialize", name: "holdSlowSession" },
+    );
+    const { lines, logger } = captureLogs();
+    const handler = createHttpHandler({
+      env: { HOOKGATE_POLICY: notifying, HOOKGATE_QUEUE_URL: queueUrl },
+      newId: counter(),
+      sqsClient: async () => held,
+      logger,
+      clock: fakeClock,
+    });
+    const timed = async (event: V2Event, remainingMs: number) => {
+      const start = Date.now();
+      const res = await handler(event, context(remainingMs));
+      return { decision: JSON.parse(res.body).hookSpecificOutput.permissionDecision, ms: Date.now() - start };
+    };
+    try {
+      // Time moves only once the quick send is on the queue.
+      const { value } = await onFakeTime(
+        () => Promise.all([timed(withSession(slowSession), 600), timed(HTTP_API, 29_000)]),
+        () => quickSent,
+      );
+      expect(value).toEqual([
+        { decision: "deny", ms: 100 },
+        { decision: "deny", ms: 0 },
+      ]);
+      const decided = lines.filter((l) => l.msg === "decision");
+      const slowDecision = decided.find((l) => JSON.stringify(l).includes(slowSession))?.decisionId;
+      expect(slowDecision).toEqual(expect.any(String));
+      expect(lines.filter(stillRunningLine)).toEqual([
+        expect.objectContaining({ tasks: 1, decisionIds: [slowDecision], sinks: ["audit"] }),
+      ]);
+      const got = await client.send(
+        new ReceiveMessageCommand({ QueueUrl: queueUrl, WaitTimeSeconds: 0, MaxNumberOfMessages: 10 }),
+      );
+      expect(got.Messages).toHaveLength(1);
+      for (const m of got.Messages ?? [])
+        await client.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: m.ReceiptHandle }));
+    } finally {
+      held.destroy();
+    }
   });
 
   it("names in its enqueue failed line only the sinks whose jobs an SQS send in part did not put on the queue", async () => {
