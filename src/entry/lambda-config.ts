@@ -54,7 +54,9 @@ export interface LambdaRuntime {
   readonly egress: Egress;
   /**
    * The SQS queue; the AWS SDK is imported on the first call. The consumer also needs the DLQ.
-   * `signal`, read as each request is sent, ends it (the first call's is kept for the role).
+   * `signal`, read as each request is sent, ends it. One given no signal is kept for its role;
+   * one given a signal is its caller's own: the consumer opens one per invocation, so the batched
+   * calls of two invocations that run at once (Lambda Managed Instances) never share a request.
    */
   queue(role: "producer" | "consumer", signal?: () => AbortSignal | undefined): Queue<DeliveryJob>;
   /**
@@ -135,7 +137,7 @@ export function createLambdaRuntime(options: LambdaOptions = {}): LambdaRuntime 
   const queues = new Map<string, Queue<DeliveryJob>>();
 
   function queue(role: "producer" | "consumer", signal?: () => AbortSignal | undefined): Queue<DeliveryJob> {
-    const existing = queues.get(role);
+    const existing = signal ? undefined : queues.get(role);
     if (existing) return existing;
     const open = once(async () => {
       const queueUrl = env(QUEUE_URL_ENV);
@@ -155,7 +157,7 @@ export function createLambdaRuntime(options: LambdaOptions = {}): LambdaRuntime 
       });
     });
     const lazy = lazyQueue(open);
-    queues.set(role, lazy);
+    if (!signal) queues.set(role, lazy);
     return lazy;
   }
 

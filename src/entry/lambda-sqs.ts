@@ -28,7 +28,7 @@ import {
 } from "../core/delivery.js";
 import { errorMessage } from "../core/errors.js";
 import type { Policy } from "../core/policy.js";
-import { isCopySent, type ReceivedMessage } from "../core/queue.js";
+import { isCopySent, type Queue, type ReceivedMessage } from "../core/queue.js";
 import { RememberedIds, UnsentReceives } from "../core/remembered-ids.js";
 import {
   createLambdaRuntime,
@@ -83,18 +83,22 @@ export const LEAST_TIMEOUT_MS = SINK_TIMEOUT_MS + SETTLE_MARGIN_MS;
 export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
   const runtime = createLambdaRuntime(options);
   const { logger } = runtime;
-  /** The invocation being handled: one at a time per container. */
-  let invocation: SqsContext | undefined;
-  const queue = runtime.queue("consumer", () => {
-    if (!invocation) return undefined;
-    const leftMs = invocation.getRemainingTimeInMillis() - RETURN_MS;
-    // Already past it, the signal is aborted, so the SDK sends nothing: AbortSignal.timeout(0)
-    // fires only after the request went out, and SQS could carry out a call reported as failed
-    // (a dead letter sent, the record back for a second one).
-    return leftMs > 0
-      ? AbortSignal.timeout(leftMs)
-      : AbortSignal.abort(new DOMException("the invocation's time is up", "TimeoutError"));
-  });
+  /**
+   * The queue of one invocation, its every SQS call ended by that invocation's time left. Lambda
+   * Managed Instances run several batches at once in one environment, sharing this handler: each
+   * gets its own queue, whose batched deletes and visibility changes never carry another's entries.
+   */
+  const queueFor = (invocation: SqsContext | undefined): Queue<DeliveryJob> =>
+    runtime.queue("consumer", () => {
+      if (!invocation) return undefined;
+      const leftMs = invocation.getRemainingTimeInMillis() - RETURN_MS;
+      // Already past it, the signal is aborted, so the SDK sends nothing: AbortSignal.timeout(0)
+      // fires only after the request went out, and SQS could carry out a call reported as failed
+      // (a dead letter sent, the record back for a second one).
+      return leftMs > 0
+        ? AbortSignal.timeout(leftMs)
+        : AbortSignal.abort(new DOMException("the invocation's time is up", "TimeoutError"));
+    });
   let current: Deliverer | undefined;
   let toldBroken = false;
   let toldShort = false;
@@ -183,14 +187,14 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
    * (`deadLetterNoJob`); one whose copy is not sent is reported (its receive then noted in
    * `unsent`, as it sent nothing).
    */
-  async function hold(record: SQSRecord, problem: BrokenConfig): Promise<boolean> {
+  async function hold(queue: Queue<DeliveryJob>, record: SQSRecord, problem: BrokenConfig): Promise<boolean> {
     if (settled.get(record.messageId)) return true;
     let carried: JobEnvelope;
     try {
       carried = decodeEnvelope(record.body);
     } catch (e) {
       // No policy can make it deliverable: dead-lettered now, as with a valid one.
-      return !(await deadLetterNoJob(record, e));
+      return !(await deadLetterNoJob(queue, record, e));
     }
     try {
       await queue.hold(received(record, carried), BROKEN_CONFIG_HOLD_SECONDS * 1000, problem.reason, {
@@ -224,7 +228,11 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
    * without a reason. Whether it must be reported: its dead letter was not sent. One whose
    * delete alone failed is not (Lambda's own delete is the second try), and is remembered.
    */
-  async function deadLetterNoJob(record: SQSRecord, problem: unknown): Promise<boolean> {
+  async function deadLetterNoJob(
+    queue: Queue<DeliveryJob>,
+    record: SQSRecord,
+    problem: unknown,
+  ): Promise<boolean> {
     const fields = { messageId: record.messageId };
     const reason = `not a delivery job: ${errorMessage(problem)}`;
     const unreadable = {
@@ -255,6 +263,7 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
 
   /** Whether the record must be reported in `batchItemFailures`. */
   async function handleRecord(
+    queue: Queue<DeliveryJob>,
     deliverer: Deliverer,
     record: SQSRecord,
     mayStart: MayStart | undefined,
@@ -276,7 +285,7 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
       try {
         carried = decodeEnvelope(record.body);
       } catch (e) {
-        return await deadLetterNoJob(record, e);
+        return await deadLetterNoJob(queue, record, e);
       }
       const message = received(record, carried);
       const { body: job, attempts } = message;
@@ -369,7 +378,7 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
       // read, so it ended as a success and the event was lost.
       refuseEvent(logger, event, NOT_SQS);
     }
-    invocation = context;
+    const queue = queueFor(context);
     // Read before the policy's first load spends any: what the function's timeout gives.
     const startedWithMs = context?.getRemainingTimeInMillis();
     const config = await runtime.config();
@@ -384,7 +393,7 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
           retryInSeconds: BROKEN_CONFIG_HOLD_SECONDS,
         });
       toldBroken = true;
-      const held = await Promise.all(event.Records.map((r) => hold(r, INVALID_POLICY)));
+      const held = await Promise.all(event.Records.map((r) => hold(queue, r, INVALID_POLICY)));
       return failed(event.Records.filter((_, i) => !held[i]));
     }
     if (startedWithMs !== undefined && startedWithMs < LEAST_TIMEOUT_MS) {
@@ -401,7 +410,7 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
           },
         );
       toldShort = true;
-      const held = await Promise.all(event.Records.map((r) => hold(r, SHORT_TIMEOUT)));
+      const held = await Promise.all(event.Records.map((r) => hold(queue, r, SHORT_TIMEOUT)));
       return failed(event.Records.filter((_, i) => !held[i]));
     }
     const { policy } = config;
@@ -423,7 +432,7 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
       startedWithMs === undefined ? undefined : AbortSignal.timeout(Math.max(0, startedWithMs - RETURN_MS)),
     );
     const [reported] = await Promise.all([
-      Promise.all(event.Records.map((record) => handleRecord(deliverer, record, mayStart))),
+      Promise.all(event.Records.map((record) => handleRecord(queue, deliverer, record, mayStart))),
       redriveChecked,
     ]);
     return failed(event.Records.filter((_, i) => reported[i]));

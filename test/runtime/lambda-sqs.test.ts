@@ -836,6 +836,75 @@ describe("the Lambda SQS handler", () => {
     expect(letters.Attributes?.ApproximateNumberOfMessages).toBe("0");
   });
 
+  it.each([
+    ["the one out of time first", true],
+    ["the one with time left first", false],
+  ])(
+    "bounds the SQS calls of each of two batches that overlap in one environment by its own time left (%s)",
+    async (_, shortFirst) => {
+      // Lambda Managed Instances hand one environment many invocations at once, sharing the
+      // handler. Both batches hold a job its sink fails, to be retried (a visibility change): the
+      // invocation down to 500 ms once its sink answered sends no SQS call and reports its record;
+      // the one with 60 s left retries its own. Read from the other invocation, or batched with the
+      // other's, one invocation's call ran past its function timeout or was cut short for nothing.
+      await createPair();
+      const [short, long] = [withSink(jobOf(0), "flaky"), withSink(jobOf(1), "flaky")];
+      await send([short, long]);
+      const received = await receiveAll(2);
+      const eventFor = (job: DeliveryJob) =>
+        eventOf(received.filter((m) => decodeEnvelope(m.Body ?? "").body.id === job.id));
+      const lines: { message: string; fields: Record<string, unknown> }[] = [];
+      // The visibility changes SQS carried out, by message id, one list per request.
+      const changes: string[][] = [];
+      const watched = createSqsClientForLocal(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+      cleanups.push(async () => watched.destroy());
+      watched.middlewareStack.add(
+        (next, context) => async (args) => {
+          const out = await next(args);
+          if (context.commandName === "ChangeMessageVisibilityBatchCommand") {
+            const entries = (args.input as { Entries?: { ReceiptHandle?: string }[] }).Entries ?? [];
+            changes.push(
+              entries.map((e) => received.find((m) => m.ReceiptHandle === e.ReceiptHandle)?.MessageId ?? ""),
+            );
+          }
+          return out;
+        },
+        { step: "initialize", name: "noteChanges" },
+      );
+      const handler = createSqsHandler({
+        env: {
+          HOOKGATE_POLICY: policy(),
+          HOOKGATE_QUEUE_URL: queueUrl,
+          HOOKGATE_DLQ_URL: dlqUrl,
+          WHSEC: SECRET,
+        },
+        sqsClient: async () => watched,
+        logger: { log: (_level, message, fields = {}) => lines.push({ message, fields }) },
+      });
+      const calls = [
+        () => handler(eventFor(short), invocationOf(60_000, 500)),
+        () => handler(eventFor(long), invocationOf()),
+      ];
+      const [shortResponse, longResponse] = shortFirst
+        ? await Promise.all(calls.map((call) => call()))
+        : (await Promise.all([...calls].reverse().map((call) => call()))).reverse();
+
+      const idOf = (job: DeliveryJob) => eventFor(job).Records[0]?.messageId ?? "";
+      expect(shortResponse?.batchItemFailures).toEqual([{ itemIdentifier: idOf(short) }]);
+      expect(longResponse?.batchItemFailures).toEqual([{ itemIdentifier: idOf(long) }]);
+      expect(lines).toContainEqual({
+        message: "record failed; reported for redelivery",
+        fields: expect.objectContaining({ job: short.id, error: expect.stringMatching(/abort/i) }),
+      });
+      expect(lines).toContainEqual({
+        message: "delivery failed; will retry",
+        fields: expect.objectContaining({ job: long.id }),
+      });
+      // Only the invocation with time left changed a visibility, in a request of its own.
+      expect(changes).toEqual([[idOf(long)]]);
+    },
+  );
+
   it("cuts a hold's send short too, a second before the invocation's time runs out", {
     timeout: 45_000,
   }, async () => {
