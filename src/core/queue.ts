@@ -73,6 +73,18 @@ export interface DeadLetter<T> {
   readonly failedAt: number;
 }
 
+/** What `replayDead` or `dropDead` did. */
+export interface DeadSwept {
+  /** How many dead letters it replayed or dropped. */
+  readonly count: number;
+  /**
+   * The ids given that name no dead letter (a typo, or one replayed or dropped already), each
+   * once, in the order given; none when it was given no ids. On SQS, also one whose every copy
+   * another reader (a listing, a replay) holds hidden while this one reads the DLQ.
+   */
+  readonly missing: readonly string[];
+}
+
 export interface Queue<T> {
   /**
    * True when `receive` leaves out the groups in `skipGroups` (SQLite, memory); SQS and
@@ -112,18 +124,20 @@ export interface Queue<T> {
   deadLetter(message: ReceivedMessage<T>, error: string): Promise<boolean>;
   listDead(limit?: number): Promise<DeadLetter<T>[]>;
   /**
-   * Sends dead letters back to the queue (all when `ids` is undefined), attempts reset; returns how
-   * many. One that can stop part way (SQS, a page at a time) rejects with a SweepStoppedError
-   * saying how many it sent first, and how many more it may have sent (a send with no answer).
-   * With `keep`, only the dead letters whose stored body it keeps (a body that does not parse is
-   * kept); the others stay dead letters, uncounted.
+   * Sends dead letters back to the queue (all when `ids` is undefined), attempts reset; says how
+   * many, and which ids given name no dead letter. One that can stop part way (SQS, a page at a
+   * time) rejects with a SweepStoppedError saying how many it sent first, and how many more it may
+   * have sent (a send with no answer). With `keep`, only the dead letters whose stored body it
+   * keeps (a body that does not parse is kept); the others stay dead letters, uncounted, and are
+   * not missing.
    */
-  replayDead(ids?: readonly string[], keep?: (body: unknown) => boolean): Promise<number>;
+  replayDead(ids?: readonly string[], keep?: (body: unknown) => boolean): Promise<DeadSwept>;
   /**
-   * Deletes dead letters for good (all when `ids` is undefined); returns how many. One that can
-   * stop part way (SQS) rejects with a SweepStoppedError saying how many it deleted first.
+   * Deletes dead letters for good (all when `ids` is undefined); says how many, and which ids
+   * given name no dead letter. One that can stop part way (SQS) rejects with a SweepStoppedError
+   * saying how many it deleted first.
    */
-  dropDead(ids?: readonly string[]): Promise<number>;
+  dropDead(ids?: readonly string[]): Promise<DeadSwept>;
   close(): Promise<void>;
 }
 

@@ -20,7 +20,7 @@ import type { DeliveryJob } from "../core/delivery.js";
 import { errorMessage } from "../core/errors.js";
 import { escapeControls } from "../core/escape-controls.js";
 import { maskString } from "../core/mask.js";
-import { type Queue, sweptBefore, UNREADABLE_PREFIX } from "../core/queue.js";
+import { type DeadSwept, type Queue, sweptBefore, UNREADABLE_PREFIX } from "../core/queue.js";
 import { UsageError } from "./usage-error.js";
 
 export async function dlqCommand(
@@ -96,9 +96,9 @@ export async function dlqCommand(
             left.set(job.id, job.sink);
             return false;
           };
-    let count: number;
+    let swept: DeadSwept;
     try {
-      count = sub === "replay" ? await queue.replayDead(ids, keep) : await queue.dropDead(ids);
+      swept = sub === "replay" ? await queue.replayDead(ids, keep) : await queue.dropDead(ids);
     } catch (e) {
       if (left.size > 0) io.err(leftNote(left, values.policy ?? ""));
       const swept = sweptBefore(e);
@@ -124,6 +124,7 @@ export async function dlqCommand(
       );
       return 1;
     }
+    const { count } = swept;
     out(`${sub === "replay" ? "replayed" : "dropped"} ${count} job${count === 1 ? "" : "s"}\n`);
     if (left.size > 0) io.err(leftNote(left, values.policy ?? ""));
     // An id that `list` shows for a DLQ message that is no job (SQS) is never replayed: said as
@@ -135,14 +136,18 @@ export async function dlqCommand(
       io.err(
         `${id} is a message on the DLQ that is no job (hookgate dlq list shows its text): it cannot be replayed; hookgate dlq drop --id ${id} deletes it\n`,
       );
-    // An id that is not a dead letter is a mistake worth an exit code (a typo, or already done).
-    const missed = ids ? new Set(ids).size - count - jobless.length - left.size : 0;
-    if (missed > 0)
+    // An id that is not a dead letter is a mistake worth an exit code (a typo, or already done),
+    // named: among several ids, a count alone left the user to find which.
+    const missed = swept.missing.filter((id) => !jobless.includes(id));
+    if (missed.length > 0) {
+      const n = missed.length;
+      const named = missed.map((id) => escapeControls(id)).join(", ");
       io.err(
-        `${missed} of the ids given ${missed === 1 ? "is" : "are"} not a dead letter: see hookgate dlq list\n`,
+        `${n} of the ids given ${n === 1 ? "is not a dead letter" : "are not dead letters"} (mistyped, or replayed or dropped already): ${named}; see hookgate dlq list\n`,
       );
+    }
     // An id given and left was asked for and not done; with --all, leaving them is what --policy asks.
-    return missed > 0 || jobless.length > 0 || (ids !== undefined && left.size > 0) ? 1 : 0;
+    return missed.length > 0 || jobless.length > 0 || (ids !== undefined && left.size > 0) ? 1 : 0;
   } finally {
     await queue.close();
   }

@@ -100,7 +100,7 @@ describe("sqlite queue on disk", () => {
     ]);
     expect(JSON.stringify(told)).not.toMatch(/s3cret|unreadable intake/);
     // `dlq replay`: leased again, dead-lettered again, told again.
-    expect(await queue.replayDead(["cut"])).toBe(1);
+    expect(await queue.replayDead(["cut"])).toEqual({ count: 1, missing: [] });
     expect(await queue.receive(10, HOUR)).toEqual([]);
     expect(told.map((l) => l.id)).toEqual(["intake-7-0", "cut", "cut"]);
     expect((await queue.listDead()).map((d) => d.id).sort()).toEqual(["cut", "intake-7-0"]);
@@ -118,7 +118,7 @@ describe("sqlite queue on disk", () => {
       asked.push(body);
       return false;
     };
-    expect(await queue.replayDead(undefined, keep)).toBe(1);
+    expect(await queue.replayDead(undefined, keep)).toEqual({ count: 1, missing: [] });
     expect(asked).toEqual([]);
   });
 
@@ -342,7 +342,7 @@ describe("sqlite queue on disk", () => {
     reader.close();
     expect(indexes).toEqual(["queue_jobs_group_due"]);
     // The dead letters gained their group column too: one from before it replays ungrouped.
-    expect(await queue.replayDead()).toBe(1);
+    expect(await queue.replayDead()).toEqual({ count: 1, missing: [] });
     expect((await queue.receive(10, HOUR, ["g"])).map((m) => m.id)).toEqual(["dead-before"]);
   });
 
@@ -527,7 +527,7 @@ describe("sqlite queue on disk", () => {
     expect(first.id).toBe("dead-0");
     expect(await serve.deadLetter(first, 'sink "audit" is no longer in the policy')).toBe(true);
 
-    expect(await replaying).toBe(count);
+    expect(await replaying).toEqual({ count, missing: [] });
     expect(serve.stats()).toMatchObject({ jobs: count, deadLetters: 1 });
     expect((await serve.listDead()).map((d) => d.id)).toEqual(["dead-0"]);
   });

@@ -687,7 +687,7 @@ describe("startConsumer", () => {
       };
       await until(() => started.filter((id) => id.startsWith("x-")).length === 2);
       // X is at its cap: the replayed job waits for one of X's slots, and Y gets the rest.
-      expect(await queue.replayDead()).toBe(1);
+      expect(await queue.replayDead()).toEqual({ count: 1, missing: [] });
       await queue.send(
         [0, 1, 2, 3, 4, 5].map((n) => ({ id: `y-${n}`, body: stopJob(`y-${n}`, "Y"), group: "Y" })),
       );
@@ -1137,7 +1137,7 @@ describe("startConsumer on SQS, a replay", () => {
     );
     await consumeOnSqs("answerLost", deliverer, async ({ queue, consumer, lines, until }) => {
       await until(() => lines.some((l) => l.msg === "delivery dead-lettered"));
-      expect(await queue.replayDead(["a"])).toBe(1);
+      expect(await queue.replayDead(["a"])).toEqual({ count: 1, missing: [] });
       await until(() => sent.length > 1 || lines.some((l) => l.msg.startsWith("job already dead-lettered")));
       await consumer.stop();
       expect(sent).toEqual(["a", "a"]);

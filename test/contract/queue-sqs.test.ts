@@ -250,7 +250,7 @@ describe("sqs queue, SQS specifics", () => {
         failedAt: expect.any(Number),
       },
     ]);
-    expect(await queue.replayDead(["crashed"])).toBe(1);
+    expect(await queue.replayDead(["crashed"])).toEqual({ count: 1, missing: [] });
     expect(await queue.receive(10, 30_000)).toMatchObject([{ id: "crashed", body: "job", attempts: 1 }]);
   });
 
@@ -260,12 +260,12 @@ describe("sqs queue, SQS specifics", () => {
     for (const m of await queue.receive(15, 30_000)) await queue.deadLetter(m, "HTTP 500");
     await client.send(new SendMessageCommand({ QueueUrl: pair.deadLetterQueueUrl, MessageBody: "not json" }));
     // By id: the one asked for, and the message that is not a dead letter stays.
-    expect(await queue.dropDead(["d-3", "d-12"])).toBe(2);
+    expect(await queue.dropDead(["d-3", "d-12"])).toEqual({ count: 2, missing: [] });
     // Listed too, under the id it is dropped by: the count matches the list.
     const listed = await queue.listDead();
     expect(listed.length).toBe(14);
     expect(listed.filter((d) => d.id.startsWith("unreadable-")).map((d) => d.body)).toEqual(["not json"]);
-    expect(await queue.dropDead()).toBe(14);
+    expect(await queue.dropDead()).toEqual({ count: 14, missing: [] });
     expect(await queue.listDead()).toEqual([]);
     const left = await client.send(
       new ReceiveMessageCommand({
@@ -285,9 +285,9 @@ describe("sqs queue, SQS specifics", () => {
       await client.send(
         new SendMessageCommand({ QueueUrl: pair.deadLetterQueueUrl, MessageBody: letter(id) }),
       );
-    // "missing" was never a dead letter: the count says so (the CLI exits 1).
-    expect(await queue.dropDead(["gone", "missing"])).toBe(1);
-    expect(await queue.replayDead(["dup"])).toBe(1);
+    // "missing" was never a dead letter: named as such (the CLI exits 1).
+    expect(await queue.dropDead(["gone", "missing"])).toEqual({ count: 1, missing: ["missing"] });
+    expect(await queue.replayDead(["dup"])).toEqual({ count: 1, missing: [] });
     expect((await queue.listDead()).map((d) => d.id)).toEqual(["other"]);
     expect((await queue.receive(10, 30_000)).map((m) => m.id)).toEqual(["dup"]);
     expect(await queue.receive(10, 30_000)).toEqual([]);
@@ -872,8 +872,8 @@ describe("sqs queue, SQS specifics", () => {
       await recorded.send([{ id: "a", body: "x" }]);
       for (const m of await recorded.receive(10, 30_000)) await recorded.deadLetter(m, "HTTP 500");
       expect((await recorded.listDead()).map((d) => d.id)).toEqual(["a"]);
-      expect(await recorded.replayDead(["missing"])).toBe(0);
-      expect(await recorded.dropDead(["a"])).toBe(1);
+      expect(await recorded.replayDead(["missing"])).toEqual({ count: 0, missing: ["missing"] });
+      expect(await recorded.dropDead(["a"])).toEqual({ count: 1, missing: [] });
       const dlq = waits.filter((w) => w.dlq);
       expect(dlq.length).toBeGreaterThanOrEqual(3);
       expect(dlq.every((w) => w.wait === 1)).toBe(true);

@@ -263,15 +263,15 @@ export function queueContract(name: string, make: () => Promise<QueueUnderTest>)
       expect(ids(await queue.listDead())).toEqual(["a", "b", "c"]);
       expect(await queue.listDead(0)).toEqual([]);
 
-      expect(await queue.replayDead(["missing"])).toBe(0);
+      expect(await queue.replayDead(["missing"])).toEqual({ count: 0, missing: ["missing"] });
       expect(ids(await queue.listDead())).toEqual(["a", "b", "c"]);
 
-      expect(await queue.replayDead(["b"])).toBe(1);
+      expect(await queue.replayDead(["b"])).toEqual({ count: 1, missing: [] });
       expect(ids(await queue.listDead())).toEqual(["a", "c"]);
       const b = await drain();
       expect(b.map((m) => [m.id, m.body, m.attempts])).toEqual([["b", job(1), 1]]);
 
-      expect(await queue.replayDead()).toBe(2);
+      expect(await queue.replayDead()).toEqual({ count: 2, missing: [] });
       expect(await queue.listDead()).toEqual([]);
       const rest = await drain();
       expect(rest.map((m) => [m.id, m.attempts]).sort()).toEqual([
@@ -288,8 +288,8 @@ export function queueContract(name: string, make: () => Promise<QueueUnderTest>)
       ]);
       for (const m of await drain()) await queue.deadLetter(m, `failed ${m.id}`);
       const keep = (body: unknown) => (body as Job).sink === "audit";
-      expect(await queue.replayDead(["c"], keep)).toBe(0);
-      expect(await queue.replayDead(undefined, keep)).toBe(2);
+      expect(await queue.replayDead(["c"], keep)).toEqual({ count: 0, missing: [] });
+      expect(await queue.replayDead(undefined, keep)).toEqual({ count: 2, missing: [] });
       expect(ids(await drain()).sort()).toEqual(["a", "b"]);
       const left = await queue.listDead();
       expect(left.map((d) => [d.id, d.body, d.error])).toEqual([["c", job(2, "chat"), "failed c"]]);
@@ -306,7 +306,7 @@ export function queueContract(name: string, make: () => Promise<QueueUnderTest>)
         asked.push(body);
         return typeof body !== "string";
       };
-      expect(await queue.replayDead(undefined, keep)).toBe(1);
+      expect(await queue.replayDead(undefined, keep)).toEqual({ count: 1, missing: [] });
       expect(asked).toContainEqual("audit");
       expect(ids(await drain())).toEqual(["a"]);
       expect((await queue.listDead()).map((d) => [d.id, d.body])).toEqual([["s", "audit"]]);
@@ -317,7 +317,7 @@ export function queueContract(name: string, make: () => Promise<QueueUnderTest>)
       const [leased] = await queue.receive(10, SECOND);
       if (!leased) throw new Error("nothing received");
       await queue.deadLetter(leased, "failed");
-      expect(await queue.replayDead()).toBe(1);
+      expect(await queue.replayDead()).toEqual({ count: 1, missing: [] });
       if (queue.skipsGroups) {
         expect(await queue.receive(10, SECOND, ["siem"])).toEqual([]);
         expect(ids(await queue.receive(10, SECOND))).toEqual(["g1"]);
@@ -330,14 +330,29 @@ export function queueContract(name: string, make: () => Promise<QueueUnderTest>)
     it("drops one dead letter by id, then all, for good", async () => {
       await queue.send(["a", "b", "c"].map((id, n) => ({ id, body: job(n) })));
       for (const m of await drain()) await queue.deadLetter(m, `failed ${m.id}`);
-      expect(await queue.dropDead(["missing"])).toBe(0);
-      expect(await queue.dropDead(["b"])).toBe(1);
+      expect(await queue.dropDead(["missing"])).toEqual({ count: 0, missing: ["missing"] });
+      expect(await queue.dropDead(["b"])).toEqual({ count: 1, missing: [] });
       expect(ids(await queue.listDead())).toEqual(["a", "c"]);
-      expect(await queue.dropDead()).toBe(2);
+      expect(await queue.dropDead()).toEqual({ count: 2, missing: [] });
       expect(await queue.listDead()).toEqual([]);
       // Nothing went back to the queue, and nothing is left to replay.
       expect(await drain()).toEqual([]);
-      expect(await queue.replayDead()).toBe(0);
+      expect(await queue.replayDead()).toEqual({ count: 0, missing: [] });
+    });
+
+    it("names the ids given that are no dead letter, once each in the order given, and not one `keep` left", async () => {
+      await queue.send(["a", "b", "c"].map((id, n) => ({ id, body: job(n, id === "c" ? "chat" : "audit") })));
+      for (const m of await drain()) await queue.deadLetter(m, `failed ${m.id}`);
+      const keep = (body: unknown) => (body as Job).sink === "audit";
+      expect(await queue.replayDead(["zz", "a", "c", "yy", "zz"], keep)).toEqual({
+        count: 1,
+        missing: ["zz", "yy"],
+      });
+      // "a" was replayed: now it is no dead letter either.
+      expect(await queue.dropDead(["a", "b", "xx", "b"])).toEqual({ count: 1, missing: ["a", "xx"] });
+      expect(ids(await queue.listDead())).toEqual(["c"]);
+      // Without ids nothing is missing.
+      expect(await queue.dropDead()).toEqual({ count: 1, missing: [] });
     });
 
     it("never lets a receipt from an earlier delivery undo the newer one", async () => {

@@ -325,6 +325,25 @@ describe("hookgate dlq drop on SQS", () => {
     expect(left.map((d) => d.id)).toEqual([id]);
   });
 
+  it("names each id given that is no dead letter, from what its one pass over the DLQ read", async () => {
+    // It said "2 of the ids given are not a dead letter" and left the user to find which.
+    const t = await queuesWith([letter("evt_1.audit", "a"), letter("evt_2.audit", "b")]);
+    const args = ["--id", "evt_9.audit", "--id", "evt_1.audit", "--id", "evt_7.chat", ...t.args];
+    const dropped = await runCli(["dlq", "drop", ...args]);
+    expect([dropped.code, dropped.stdout]).toEqual([1, "dropped 1 job\n"]);
+    expect(dropped.stderr).toContain(
+      "\n2 of the ids given are not dead letters (mistyped, or replayed or dropped already): evt_9.audit, evt_7.chat; see hookgate dlq list\n",
+    );
+    const replayed = await runCli(["dlq", "replay", ...args]);
+    expect([replayed.code, replayed.stdout]).toEqual([1, "replayed 0 jobs\n"]);
+    expect(replayed.stderr).toContain(
+      "\n3 of the ids given are not dead letters (mistyped, or replayed or dropped already): evt_9.audit, evt_1.audit, evt_7.chat; see hookgate dlq list\n",
+    );
+    // The others stay, visible at once.
+    const left = JSON.parse((await runCli(["dlq", "list", "--json", ...t.args])).stdout) as { id: string }[];
+    expect(left.map((d) => d.id)).toEqual(["evt_2.audit"]);
+  });
+
   it("says how many jobs it dropped when it stops, here before its first page", async () => {
     // Before, a drop that stopped said only why, as replay once did; a DLQ URL
     // that names no queue stops it at its first receive.

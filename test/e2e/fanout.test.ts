@@ -608,7 +608,13 @@ describe("the dead-letter queue", () => {
         runCli(["dlq", "list", "--json", "--limit", "1", "--data-dir", dir]),
         runCli(["dlq", "list", "--limit", "2", "--data-dir", dir]),
         runCli(["dlq", "drop", "--all", "--limit", "1", "--data-dir", dir]),
-        runCli(["dlq", "replay", "--id", "unknown", "--data-dir", dir]),
+        runCli([
+          "dlq",
+          "replay",
+          ...["--id", "unknown", "--id", "other", "--id", "unknown"],
+          "--data-dir",
+          dir,
+        ]),
         runCli(["dlq", "list", "--data-dir", join(dir, "missing")]),
         runCli(["dlq", "drop", "--data-dir", dir]),
         runCli(["dlq", "drop", "--all", "--id", String(second), "--data-dir", dir]),
@@ -632,10 +638,11 @@ describe("the dead-letter queue", () => {
       2,
       expect.stringContaining("dlq drop takes no --limit"),
     ]);
+    // Each id that is no dead letter is named, once: a count alone left the user to find which.
     expect([unknown.code, unknown.stdout, unknown.stderr]).toEqual([
       1,
       "replayed 0 jobs\n",
-      "1 of the ids given is not a dead letter: see hookgate dlq list\n",
+      "2 of the ids given are not dead letters (mistyped, or replayed or dropped already): unknown, other; see hookgate dlq list\n",
     ]);
     // A data dir with no queue in it is an error that names the fix, not a usage error.
     expect([nowhere.code, nowhere.stdout, nowhere.stderr]).toEqual([
@@ -655,7 +662,7 @@ describe("the dead-letter queue", () => {
     expect([missing.code, missing.stdout, missing.stderr]).toEqual([
       1,
       "dropped 0 jobs\n",
-      "1 of the ids given is not a dead letter: see hookgate dlq list\n",
+      `1 of the ids given is not a dead letter (mistyped, or replayed or dropped already): ${first}; see hookgate dlq list\n`,
     ]);
     // The same id twice is one dead letter, dropped once; the first id is gone already.
     const repeated = await runCli([

@@ -29,6 +29,8 @@ export function createMemoryQueue<T>(options: MemoryQueueOptions = {}): Queue<T>
   /** The ids of the dead letters asked for (each once), or of all of them. */
   const chooseDead = (ids: readonly string[] | undefined) =>
     ids === undefined ? [...dead.keys()] : [...new Set(ids)].filter((id) => dead.has(id));
+  const missingDead = (ids: readonly string[] | undefined) =>
+    ids === undefined ? [] : [...new Set(ids)].filter((id) => !dead.has(id));
   let seq = 0;
   let receipts = 0;
   let closed = false;
@@ -138,6 +140,7 @@ export function createMemoryQueue<T>(options: MemoryQueueOptions = {}): Queue<T>
 
     async replayDead(ids, keep) {
       open();
+      const missing = missingDead(ids);
       let replayed = 0;
       for (const id of chooseDead(ids)) {
         const letter = dead.get(id);
@@ -146,14 +149,15 @@ export function createMemoryQueue<T>(options: MemoryQueueOptions = {}): Queue<T>
         enqueue(id, letter.body, 0, letter.group);
         replayed++;
       }
-      return replayed;
+      return { count: replayed, missing };
     },
 
     async dropDead(ids) {
       open();
+      const missing = missingDead(ids);
       const chosen = chooseDead(ids);
       for (const id of chosen) dead.delete(id);
-      return chosen.length;
+      return { count: chosen.length, missing };
     },
 
     async close() {

@@ -9,7 +9,7 @@ import { closeSync, openSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import Database from "better-sqlite3";
 import { errorMessage } from "../../core/errors.js";
-import type { DeadLetter, Queue, ReceivedMessage } from "../../core/queue.js";
+import type { DeadLetter, DeadSwept, Queue, ReceivedMessage } from "../../core/queue.js";
 
 export interface SqliteQueueOptions {
   /** The database file. Its directory must exist: the caller creates the data dir. */
@@ -595,17 +595,16 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
           const parsed = parsedJob(row.body);
           return parsed === undefined || keep(parsed.job);
         });
-  const replayIds = db.transaction((ids: readonly string[], keep?: (body: unknown) => boolean): number =>
-    requeue(
-      kept(
-        [...new Set(ids)].flatMap((id) => {
-          const row = deadById.get(id);
-          return row ? [row] : [];
-        }),
-        keep,
-      ),
-    ),
-  );
+  const replayIds = db.transaction((ids: readonly string[], keep?: (body: unknown) => boolean): DeadSwept => {
+    const rows: { id: string; body: string; grp: string | null }[] = [];
+    const missing: string[] = [];
+    for (const id of new Set(ids)) {
+      const row = deadById.get(id);
+      if (row) rows.push(row);
+      else missing.push(id);
+    }
+    return { count: requeue(kept(rows, keep)), missing };
+  });
   /**
    * One slice of a replay of every dead letter after rowid `after` up to rowid `last`:
    * REPLAY_SLICE_ROWS read at most, for about REPLAY_SLICE_MS at most. How many it moved, the
@@ -635,11 +634,11 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
 
   // Without ids, one DELETE: dropping every dead letter never reads their bodies.
   const dropAllDead = db.prepare("DELETE FROM queue_dead");
-  const drop = db.transaction((ids: readonly string[] | undefined): number =>
-    ids === undefined
-      ? dropAllDead.run().changes
-      : [...new Set(ids)].reduce((sum, id) => sum + unbury.run(id).changes, 0),
-  );
+  const drop = db.transaction((ids: readonly string[] | undefined): DeadSwept => {
+    if (ids === undefined) return { count: dropAllDead.run().changes, missing: [] };
+    const missing = [...new Set(ids)].filter((id) => unbury.run(id).changes === 0);
+    return { count: new Set(ids).size - missing.length, missing };
+  });
 
   // Group commit: the sends, acks and receives of one event-loop turn (every request answered in
   // it, every delivery that ended in it) go into one transaction at the end of the turn. A commit
@@ -781,7 +780,7 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
         const slice = naming(() => replaySlice.immediate(after, last, keep));
         replayed += slice.moved;
         after = slice.next;
-        if (!slice.more) return replayed;
+        if (!slice.more) return { count: replayed, missing: [] };
         await sleep(REPLAY_PAUSE_MS);
       }
     },

@@ -31,6 +31,7 @@ import { errorMessage } from "../../core/errors.js";
 import {
   CopySentError,
   type DeadLetter,
+  type DeadSwept,
   DeleteFailedError,
   maybeDeletedBy,
   maybeSentBy,
@@ -607,7 +608,7 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
    * of a taken id (a job dead-lettered twice) are only deleted, but for a replay's those
    * dead-lettered since it began (`deadLetteredSince`): a job sent back that failed again at once,
    * whose new dead letter is left, or the job was gone from both queues; and the rest are made
-   * visible again at the end. Returns how many distinct dead letters were taken.
+   * visible again at the end. Returns how many distinct dead letters were taken, and the ids missing.
    * A `replay.send` that fails stops the sweep: the dead letters it sent are deleted and the others
    * made visible again, those it may have sent too (a request that got no answer; all of its page
    * when its error is no SendFailedError, which names what it did not send). A sweep that stops
@@ -615,6 +616,8 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
    * those SQS deleted of a page whose delete it refused in part, a job dead-lettered twice only
    * when no copy of it the sweep saw is left), how many more of the page it stopped on may be
    * (`unsure`: a replay's it may have sent, a drop's whose delete got no answer), and why.
+   * The ids in `ids` it read no message of are missing: read from the sweep itself, since a
+   * listing first would hide the very messages the sweep then pages through.
    */
   async function sweepDead(
     ids: readonly string[] | undefined,
@@ -622,13 +625,15 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
       readonly send: (chosen: readonly Envelope[]) => Promise<void>;
       readonly keep: ((body: unknown) => boolean) | undefined;
     },
-  ): Promise<number> {
+  ): Promise<DeadSwept> {
     const before = replay?.send;
     const keep = replay?.keep;
     const wanted = ids === undefined ? undefined : new Set(ids);
-    if (wanted?.size === 0) return 0;
+    if (wanted?.size === 0) return { count: 0, missing: [] };
     const began = now();
     const found = new Set<string>();
+    /** Every id the sweep read a message of: a dead letter `keep` left, or a replay's message that is no job, is not missing. */
+    const read = new Set<string>();
     const others: string[] = [];
     /** Dead letters `replay.send` sent, by id: on a page that fails, those it did send. */
     const handed = new Set<string>();
@@ -648,13 +653,12 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
         const taken: { readonly id: string; readonly receipt: string }[] = [];
         for (const message of messages) {
           if (message.ReceiptHandle === undefined) continue;
-          const read = readEnvelope(message.Body);
+          const text = readEnvelope(message.Body);
+          const id =
+            typeof text !== "string" ? text.id : unreadableId(message.MessageId ?? message.ReceiptHandle);
+          read.add(id);
           const envelope =
-            typeof read !== "string"
-              ? read
-              : replay === undefined
-                ? { id: unreadableId(message.MessageId ?? message.ReceiptHandle), body: undefined }
-                : undefined;
+            typeof text !== "string" ? text : replay === undefined ? { id, body: undefined } : undefined;
           if (
             envelope === undefined ||
             (wanted !== undefined && !wanted.has(envelope.id)) ||
@@ -736,7 +740,10 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
     } finally {
       await releaseAll(deadLetterQueueUrl, others);
     }
-    return found.size;
+    return {
+      count: found.size,
+      missing: wanted === undefined ? [] : [...wanted].filter((id) => !read.has(id)),
+    };
   }
 
   return {
