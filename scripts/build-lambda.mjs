@@ -20,11 +20,25 @@ import { gzipSync } from "node:zlib";
 import { build } from "esbuild";
 import { lazyEngines } from "./lazy-engines.mjs";
 
+/**
+ * What is wrong with what the build was given, said alone and exit 1: a stack trace around it
+ * pointed into this script, where the fix is in the environment or the command line.
+ */
+function fail(message) {
+  console.error(`build-lambda: ${message}`);
+  process.exit(1);
+}
+
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
-const { values } = parseArgs({ options: { outdir: { type: "string" } } });
+let values;
+try {
+  ({ values } = parseArgs({ options: { outdir: { type: "string" } } }));
+} catch (e) {
+  fail(e.message);
+}
 const outdir = resolve(root, values.outdir ?? "dist-lambda");
 // The out dir is emptied first: never let that be the repository or a folder holding it.
-if (`${root}/`.startsWith(`${outdir}/`)) throw new Error(`--outdir ${outdir} would delete ${root}`);
+if (`${root}/`.startsWith(`${outdir}/`)) fail(`--outdir ${outdir} would delete ${root}`);
 
 /** Modules a handler may only reach through `import()`; better-sqlite3 it may not reach at all. */
 const LAZY = /node_modules\/(@aws-sdk|@smithy|@aws-crypto|undici|re2js|minimatch|shell-quote)\//;
@@ -39,20 +53,20 @@ function bakedPolicy() {
   try {
     bytes = readFileSync(resolve(path));
   } catch (e) {
-    throw new Error(`HOOKGATE_POLICY_FILE ${path} cannot be read (${e.message})`);
+    fail(`HOOKGATE_POLICY_FILE ${path} cannot be read (${e.message})`);
   }
   let text;
   try {
     text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
   } catch (e) {
-    throw new Error(
+    fail(
       `HOOKGATE_POLICY_FILE ${path} is not UTF-8 (${e.message}): save it as UTF-8; hookgate check says where`,
     );
   }
   try {
     JSON.parse(text);
   } catch (e) {
-    throw new Error(`HOOKGATE_POLICY_FILE ${path} is not JSON: ${e.message}`);
+    fail(`HOOKGATE_POLICY_FILE ${path} is not JSON: ${e.message}`);
   }
   return text;
 }

@@ -328,29 +328,37 @@ describe("the Lambda bundle", () => {
     expect(JSON.parse(answer.body).hookSpecificOutput.permissionDecisionReason).toBe("from the bundle");
   });
 
-  it("refuses to bake a policy file that is not JSON", async () => {
+  /** The exit code and stderr of a build refusing to bake in `policyFile`. */
+  async function refusedBuild(policyFile: string): Promise<{ code: unknown; stderr: string }> {
+    try {
+      await run(process.execPath, ["scripts/build-lambda.mjs", "--outdir", join(bakedOutdir, "never")], {
+        cwd: ROOT,
+        env: { ...process.env, HOOKGATE_POLICY_FILE: policyFile },
+      });
+    } catch (e) {
+      const failed = e as { code?: unknown; stderr?: string };
+      return { code: failed.code, stderr: failed.stderr ?? "" };
+    }
+    throw new Error(`the build baked in ${policyFile}`);
+  }
+
+  it("refuses to bake a policy file that is not JSON, saying so alone", async () => {
     const bad = join(inputs, "bad.json");
     writeFileSync(bad, "{ not json");
-    await expect(
-      run(process.execPath, ["scripts/build-lambda.mjs", "--outdir", join(bakedOutdir, "never")], {
-        cwd: ROOT,
-        env: { ...process.env, HOOKGATE_POLICY_FILE: bad },
-      }),
-    ).rejects.toThrow(/is not JSON/);
+    const { code, stderr } = await refusedBuild(bad);
+    expect(code).toBe(1);
+    // One line: no stack trace pointing into the script, where the fix is in the file.
+    expect(stderr).toMatch(/^build-lambda: HOOKGATE_POLICY_FILE .+ is not JSON: .+\n$/);
+    expect(stderr).toContain(`HOOKGATE_POLICY_FILE ${bad} is not JSON`);
   });
 
-  it("says a policy file it cannot find cannot be read, not that it is not UTF-8", async () => {
+  it("says a policy file it cannot find cannot be read, alone, not that it is not UTF-8", async () => {
+    // Before, the message came wrapped in a stack trace of the script and the line that threw it.
     const missing = join(inputs, "no-such-policy.json");
-    const build = run(
-      process.execPath,
-      ["scripts/build-lambda.mjs", "--outdir", join(bakedOutdir, "never")],
-      {
-        cwd: ROOT,
-        env: { ...process.env, HOOKGATE_POLICY_FILE: missing },
-      },
-    );
-    await expect(build).rejects.toThrow(`HOOKGATE_POLICY_FILE ${missing} cannot be read (ENOENT`);
-    await expect(build).rejects.not.toThrow(/UTF-8/);
+    expect(await refusedBuild(missing)).toEqual({
+      code: 1,
+      stderr: `build-lambda: HOOKGATE_POLICY_FILE ${missing} cannot be read (ENOENT: no such file or directory, open '${missing}')\n`,
+    });
   });
 
   it("refuses a policy file that is not UTF-8, and reads one with a byte-order mark, as check does", async () => {
@@ -362,12 +370,11 @@ describe("the Lambda bundle", () => {
         "latin1",
       ),
     );
-    await expect(
-      run(process.execPath, ["scripts/build-lambda.mjs", "--outdir", join(bakedOutdir, "never")], {
-        cwd: ROOT,
-        env: { ...process.env, HOOKGATE_POLICY_FILE: latin1 },
-      }),
-    ).rejects.toThrow(/is not UTF-8/);
+    const { code, stderr } = await refusedBuild(latin1);
+    expect(code).toBe(1);
+    expect(stderr).toMatch(
+      /^build-lambda: HOOKGATE_POLICY_FILE .+ is not UTF-8 .+: save it as UTF-8; hookgate check says where\n$/,
+    );
     const bom = join(inputs, "bom.json");
     writeFileSync(
       bom,
