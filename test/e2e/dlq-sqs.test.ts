@@ -4,7 +4,7 @@
  * sent or deleted first, and a page a replay could not send is visible again at once.
  */
 import { writeFileSync } from "node:fs";
-import { request, type Server } from "node:http";
+import { createServer, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import {
@@ -394,6 +394,49 @@ describe("hookgate dlq against an AWS queue URL, with no AWS configuration", () 
     expect(result.code).toBe(2);
     expect(result.stderr).toContain(
       "--sqs-queue-url is in eu-west-1 and --sqs-dlq-url in us-east-1: pass the queue and DLQ of one deployment",
+    );
+  });
+});
+
+describe("hookgate dlq against an SQS endpoint that refuses the connection", () => {
+  /** A loopback port nothing listens on: free a moment ago. */
+  async function closedPort(): Promise<number> {
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+    const { port } = probe.address() as AddressInfo;
+    await new Promise((resolve) => probe.close(resolve));
+    return port;
+  }
+
+  // Before, both said only "connect ECONNREFUSED 127.0.0.1:PORT": not that it was SQS, nor which URL.
+  it("names the --sqs-endpoint, without its user and password, and what to check", async () => {
+    const port = await closedPort();
+    const queue = (name: string) => `http://127.0.0.1:${port}/000000000000/${name}`;
+    const args = ["--sqs-queue-url", queue("jobs"), "--sqs-dlq-url", queue("dlq")];
+    const endpoint = `http://local:hunter2@127.0.0.1:${port}`;
+    const result = await runCli(["dlq", "list", ...args, "--sqs-endpoint", endpoint]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(
+      `\nhookgate: the SQS endpoint http://127.0.0.1:${port} refused the connection (connect ECONNREFUSED 127.0.0.1:${port}): check that this is the SQS server's address, and that it is running\n`,
+    );
+    expect(result.stderr).not.toContain("hunter2");
+  });
+
+  it("names the queue URL's host, where the calls go with no --sqs-endpoint, in a replay that stops", async () => {
+    const port = await closedPort();
+    const queue = (name: string) => `http://127.0.0.1:${port}/000000000000/${name}`;
+    const env = {
+      HOME: tempDir("aws-home"),
+      AWS_EC2_METADATA_DISABLED: "true",
+      AWS_REGION: "eu-west-1",
+      AWS_ACCESS_KEY_ID: "AKIAIOSFODNN7EXAMPLE",
+      AWS_SECRET_ACCESS_KEY: "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    };
+    const args = ["--sqs-queue-url", queue("jobs"), "--sqs-dlq-url", queue("dlq")];
+    const result = await runCli(["dlq", "replay", "--all", ...args], "", env);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(
+      `\nhookgate: dlq replay stopped: the SQS endpoint http://127.0.0.1:${port} refused the connection (connect ECONNREFUSED 127.0.0.1:${port}): check the host of the queue URL, and this machine's network (a proxy, a VPN)\nreplayed 0 jobs before it stopped`,
     );
   });
 });

@@ -971,6 +971,11 @@ const CREDENTIALS_FIX =
 export function createSqsClientForShell(queueUrl: string): SQSClient {
   const region = queueUrlRegion(queueUrl);
   const client = new SQSClient(region ? { region } : {});
+  // Without an endpoint the SDK sends each call to its queue URL's host.
+  namingUnreachedEndpoint(
+    client,
+    "check the host of the queue URL, and this machine's network (a proxy, a VPN)",
+  );
   client.middlewareStack.add(
     (next) => async (args) => {
       try {
@@ -989,11 +994,50 @@ export function createSqsClientForShell(queueUrl: string): SQSClient {
 
 /** A client for a local SQS server (local-aws-sqs in tests, or one a developer runs). */
 export function createSqsClientForLocal(endpoint: string): SQSClient {
-  return new SQSClient({
+  const client = new SQSClient({
     region: "us-east-1",
     endpoint,
     credentials: { accessKeyId: "local", secretAccessKey: "local" },
   });
+  namingUnreachedEndpoint(client, "check that this is the SQS server's address, and that it is running");
+  return client;
+}
+
+/** Node's codes for a connection that was never made, and what each says of the endpoint. */
+const UNREACHED = new Map([
+  ["ECONNREFUSED", "refused the connection"],
+  ["ENOTFOUND", "does not resolve"],
+  ["EAI_AGAIN", "could not be looked up just now"],
+  ["EHOSTUNREACH", "cannot be reached"],
+  ["ENETUNREACH", "cannot be reached"],
+]);
+
+/**
+ * Says which endpoint a connection that was never made was for, and what to `check`: Node's error
+ * alone ("connect ECONNREFUSED 127.0.0.1:9") named neither SQS nor a URL to fix. The endpoint is
+ * the request's own, by protocol, host and port: never the user and password a URL may carry.
+ * Before the retry step, so that the message is added once, to the error of the last try.
+ */
+function namingUnreachedEndpoint(client: SQSClient, check: string): void {
+  client.middlewareStack.add(
+    (next) => async (args) => {
+      try {
+        return await next(args);
+      } catch (e) {
+        const how = UNREACHED.get(String((e as NodeJS.ErrnoException | undefined)?.code));
+        const request = args.request as { protocol?: unknown; hostname?: unknown; port?: unknown };
+        if (how && e instanceof Error && typeof request.hostname === "string") {
+          const host = request.hostname.includes(":")
+            ? `[${request.hostname.replace(/^\[|\]$/g, "")}]`
+            : request.hostname;
+          const port = typeof request.port === "number" ? `:${request.port}` : "";
+          e.message = `the SQS endpoint ${String(request.protocol)}//${host}${port} ${how} (${e.message}): ${check}`;
+        }
+        throw e;
+      }
+    },
+    { step: "build", name: "hookgateUnreachedEndpoint" },
+  );
 }
 
 /**
