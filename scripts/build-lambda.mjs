@@ -12,13 +12,14 @@
  *   node scripts/build-lambda.mjs [--outdir DIR]
  *   HOOKGATE_POLICY_FILE=policy.json node scripts/build-lambda.mjs   # bakes the policy in
  */
-import { readFileSync, rmSync, statSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { gzipSync } from "node:zlib";
 import { build } from "esbuild";
 import { lazyEngines } from "./lazy-engines.mjs";
+import { emptyOutDir } from "./out-dir.mjs";
 
 /**
  * What is wrong with what the build was given, said alone and exit 1: a stack trace around it
@@ -36,9 +37,8 @@ try {
 } catch (e) {
   fail(e.message);
 }
-const outdir = resolve(root, values.outdir ?? "dist-lambda");
-// The out dir is emptied first: never let that be the repository or a folder holding it.
-if (`${root}/`.startsWith(`${outdir}/`)) fail(`--outdir ${outdir} would delete ${root}`);
+const defaultOutdir = resolve(root, "dist-lambda");
+const outdir = resolve(root, values.outdir ?? defaultOutdir);
 
 /** Modules a handler may only reach through `import()`; better-sqlite3 it may not reach at all. */
 const LAZY = /node_modules\/(@aws-sdk|@smithy|@aws-crypto|undici|re2js|minimatch|shell-quote)\//;
@@ -72,7 +72,8 @@ function bakedPolicy() {
 }
 
 const policy = bakedPolicy();
-rmSync(outdir, { recursive: true, force: true });
+const refused = emptyOutDir(outdir, root, defaultOutdir, "lambda-http.mjs");
+if (refused) fail(refused);
 const ENTRIES = { "lambda-http": "src/entry/lambda-http.ts", "lambda-sqs": "src/entry/lambda-sqs.ts" };
 const result = await build({
   absWorkingDir: root,

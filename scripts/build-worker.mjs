@@ -18,7 +18,7 @@
  *
  * `--json` prints one JSON summary line instead of the text report (for tests and bench/).
  */
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { builtinModules } from "node:module";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -26,12 +26,14 @@ import { parseArgs } from "node:util";
 import { gzipSync } from "node:zlib";
 import { build } from "esbuild";
 import { lazyEngines } from "./lazy-engines.mjs";
+import { emptyOutDir } from "./out-dir.mjs";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const { values } = parseArgs({
   options: { outdir: { type: "string" }, entry: { type: "string" }, json: { type: "boolean" } },
 });
-const outdir = resolve(root, values.outdir ?? "dist-worker/esbuild");
+const defaultOutdir = resolve(root, "dist-worker/esbuild");
+const outdir = resolve(root, values.outdir ?? defaultOutdir);
 const entry = resolve(root, values.entry ?? "src/entry/workers.ts");
 const outfile = join(outdir, "worker.js");
 
@@ -47,8 +49,11 @@ const builtins = new Set(builtinModules.flatMap((m) => [m, `node:${m}`]));
 const isBuiltin = (path) =>
   path.startsWith("node:") || builtins.has(path) || builtins.has(path.split("/")[0]);
 
-rmSync(outdir, { recursive: true, force: true });
-mkdirSync(outdir, { recursive: true });
+const refused = emptyOutDir(outdir, root, defaultOutdir, "worker.js");
+if (refused) {
+  console.error(`build-worker: ${refused}`);
+  process.exit(1);
+}
 let result;
 try {
   result = await build({

@@ -342,6 +342,33 @@ describe("the Lambda bundle", () => {
     throw new Error(`the build baked in ${policyFile}`);
   }
 
+  it("refuses an --outdir holding files no build wrote, and touches none of them", async () => {
+    // The build empties its folder first: given a folder of the user's (a home folder, `/`), it
+    // deleted all of it.
+    const theirs = tempDir("lambda-theirs");
+    writeFileSync(join(theirs, "notes.txt"), "mine");
+    const refused = await run(process.execPath, ["scripts/build-lambda.mjs", "--outdir", theirs], {
+      cwd: ROOT,
+    }).then(
+      () => undefined,
+      (e: { code?: unknown; stderr?: string }) => e,
+    );
+    expect(refused?.code).toBe(1);
+    expect(refused?.stderr).toBe(
+      `build-lambda: --outdir ${theirs} holds files no build of it wrote (notes.txt), and the build empties its folder first: give a new or empty folder\n`,
+    );
+    expect(readFileSync(join(theirs, "notes.txt"), "utf8")).toBe("mine");
+  });
+
+  it("empties a folder an earlier build of it wrote, and builds into it", async () => {
+    const earlier = tempDir("lambda-earlier");
+    writeFileSync(join(earlier, "lambda-http.mjs"), "an earlier build");
+    writeFileSync(join(earlier, "chunk-old.mjs"), "an earlier chunk");
+    await run(process.execPath, ["scripts/build-lambda.mjs", "--outdir", earlier], { cwd: ROOT });
+    expect(readdirSync(earlier)).not.toContain("chunk-old.mjs");
+    expect(readFileSync(join(earlier, "lambda-http.mjs"), "utf8")).not.toBe("an earlier build");
+  });
+
   it("refuses to bake a policy file that is not JSON, saying so alone", async () => {
     const bad = join(inputs, "bad.json");
     writeFileSync(bad, "{ not json");

@@ -144,6 +144,17 @@ describe("the Worker bundle", () => {
     );
   });
 
+  it("refuses an --outdir holding files no build wrote, and touches none of them", async () => {
+    const theirs = tempDir("worker-theirs");
+    writeFileSync(join(theirs, "notes.txt"), "mine");
+    const { code, stderr } = await buildWorker(theirs);
+    expect(code).toBe(1);
+    expect(stderr).toBe(
+      `build-worker: --outdir ${theirs} holds files no build of it wrote (notes.txt), and the build empties its folder first: give a new or empty folder\n`,
+    );
+    expect(readFileSync(join(theirs, "notes.txt"), "utf8")).toBe("mine");
+  });
+
   it("is refused when an entry reaches a Node-only module", async () => {
     const dir = tempDir("bad-entry");
     const entry = join(dir, "bad.ts");
