@@ -8,7 +8,7 @@
  * gauges go every 5 s: the heartbeat by which that thread tells when this one stopped responding.
  * It gets the policy's delivery settings (sinks, egress section, secrets), never its rules.
  */
-import { readlinkSync } from "node:fs";
+import { readlinkSync, renameSync, statSync } from "node:fs";
 import { setPriority } from "node:os";
 import { join } from "node:path";
 import { parentPort, workerData } from "node:worker_threads";
@@ -29,6 +29,7 @@ import {
   JOURNAL_DIR,
   type ToDeliveryThread,
 } from "./delivery-thread-host.js";
+import { makeDirectory } from "./make-directory.js";
 import { openNamed } from "./open-named.js";
 
 const monotonic = () => performance.now();
@@ -277,7 +278,75 @@ async function start(): Promise<void> {
       ["hookgate_intake_backlog_bytes"],
     );
     post({ kind: "gauges", values: { ...queueGauges, ...journalGauges } });
+    checkQueueFile();
   };
+
+  // The queue file deleted under the running thread (its data dir removed by hand, a cleanup
+  // job): SQLite goes on in the deleted file, so every job and dead letter in it was lost at the
+  // next stop, and nothing said so. A copy of it is put back at its path and this thread ends:
+  // the next one (delivery-thread-host.ts) opens the copy, and the journal resumes where it was.
+  let restoring: Promise<void> | undefined;
+  let restored = false;
+  const restoreFailures = toldFailure(
+    logger,
+    "error",
+    "could not put back the queue file deleted under serve; will try again",
+    "the queue file deleted under serve can be written again",
+    monotonic,
+  );
+  const queueFileGone = (): boolean => {
+    try {
+      return statSync(queuePath, { throwIfNoEntry: false }) === undefined;
+    } catch {
+      return true; // ENOTDIR: the data dir is a file now
+    }
+  };
+  const copy = `${queuePath}.restoring`;
+  const restore = async () => {
+    makeDirectory(data.dataDir, 0o700);
+    // A first copy while deliveries go on: a data dir that cannot be written stops nothing.
+    await queue.copyTo(copy);
+    const { jobs, deadLetters } = queue.stats();
+    logger.log(
+      "error",
+      "the queue file was deleted under serve; putting back a copy of the one it has open",
+      {
+        path: queuePath,
+        jobs,
+        deadLetters,
+      },
+    );
+    clearInterval(poll);
+    clearInterval(gaugeTimer);
+    await drain();
+    await consumer.stop();
+    await queue.copyTo(copy);
+    journal.close();
+    await queue.close();
+    renameSync(copy, queuePath);
+    await egress.close();
+    logger.log(
+      "info",
+      "the queue file is back, with its jobs and dead letters; the delivery thread starts again on it",
+      {
+        path: queuePath,
+      },
+    );
+    restored = true;
+    report();
+    port.close();
+  };
+  function checkQueueFile(): void {
+    if (restoring || !queueFileGone()) return;
+    restoring = restore().catch((e: unknown) => {
+      restoreFailures.failed(errorMessage(e), {
+        path: queuePath,
+        problem: "the jobs and dead letters in the deleted file are lost when serve stops",
+        fix: `make ${data.dataDir} writable again; serve puts the file back at its next try`,
+      });
+      restoring = undefined;
+    });
+  }
   gauges();
   // Also the heartbeat: a thread that stops sending them is ended and started again.
   const gaugeTimer = setInterval(gauges, data.heartbeatMs);
@@ -287,6 +356,10 @@ async function start(): Promise<void> {
     else if (message.kind === "policy") current = load(message.settings);
     else if (message.kind === "stop") {
       void (async () => {
+        // Putting back a deleted queue file ends the thread once it is done; one that failed
+        // left it running, to stop as usual.
+        await restoring;
+        if (restored) return;
         clearInterval(poll);
         clearInterval(gaugeTimer);
         await drain();

@@ -721,6 +721,43 @@ describe("a data dir that cannot be used", () => {
     await until(() => receiver.unique.length === 2, "the event answered while the queue file was damaged");
   }, 90_000);
 
+  it("puts back a queue file deleted under it, its data dir removed whole, with the jobs and dead letters it held", async () => {
+    const sinks = await failingSinks();
+    const receiver = await webhookReceiver(SECRET);
+    cleanups.push(() => receiver.close());
+    const server = await gateway(policyFile(sinks, receiver));
+    // Jobs for the four failing sinks: e500's spends its schedule and is dead-lettered; the
+    // hanging sink's is still being sent.
+    expect((await post(server, bash("rm -rf /x"))).status).toBe(200);
+    expect((await post(server, sessionEnd)).status).toBe(200);
+    const dead = await server.waitForLine(
+      (l) => l.msg === "delivery dead-lettered" && l.sink === "e500",
+      30_000,
+    );
+
+    // The data dir removed by hand while serve runs. SQLite went on in the deleted file, and its
+    // jobs and dead letters were gone at the next stop, unsaid.
+    rmSync(server.dataDir, { recursive: true, force: true });
+    const told = await server.waitForLine(
+      (l) => l.msg === "the queue file was deleted under serve; putting back a copy of the one it has open",
+      30_000,
+    );
+    expect(told.path).toBe(join(server.dataDir, "queue.sqlite"));
+    await server.waitForLine((l) => String(l.msg).startsWith("the queue file is back"), 60_000);
+    expect(await server.stop()).toBe(0);
+
+    const db = new Database(join(server.dataDir, "queue.sqlite"), { readonly: true });
+    try {
+      const letters = db.prepare<[], string>("SELECT id FROM queue_dead").pluck().all();
+      expect(letters).toContain(dead.job);
+      // The hanging sink's job, waiting or (its last attempt spent in the stop) dead-lettered.
+      const jobs = db.prepare<[], string>("SELECT id FROM queue_jobs").pluck().all();
+      expect([...jobs, ...letters].some((id) => id.endsWith(".hang"))).toBe(true);
+    } finally {
+      db.close();
+    }
+  }, 120_000);
+
   it("says once which session store is damaged mid-run and what to do, and notifies without it meanwhile", async () => {
     const receiver = await webhookReceiver(SECRET);
     cleanups.push(() => receiver.close());

@@ -88,6 +88,11 @@ export interface SqliteQueue<T> extends Queue<T> {
   intakePosition(): IntakePosition | undefined;
   /** What the file holds now, read without a write lock (`serve`'s gauges on /metrics). */
   stats(): QueueStats;
+  /**
+   * Writes a copy of the open queue to `path` (SQLite's online backup), its WAL's commits
+   * included: how `serve` puts back a queue file deleted under it.
+   */
+  copyTo(path: string): Promise<void>;
 }
 
 export interface QueueStats {
@@ -787,6 +792,13 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
 
     async dropDead(ids) {
       return naming(() => drop.immediate(ids));
+    },
+
+    async copyTo(path) {
+      commitWaiting();
+      await db.backup(path).catch((e: unknown) => {
+        throw named(e);
+      });
     },
 
     recoverLeases() {
