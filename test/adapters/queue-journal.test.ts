@@ -887,6 +887,21 @@ describe("intake journal", () => {
     writer.close();
   });
 
+  it("makes the data dir it copies its segment into again readable by its user alone, as serve makes it", () => {
+    const dataDir = join(dir, "data");
+    const inData = join(dataDir, "intake");
+    const writer = openJournalWriter(inData);
+    writer.append(jobs(1));
+    // The whole data dir removed while serve runs: made again with its journal's copy, it was
+    // made with the umask's mode (0755), and the copy of the queue put back in it could be read
+    // by every user.
+    rmSync(dataDir, { recursive: true });
+    writer.check();
+    expect(statSync(dataDir).mode & 0o777).toBe(0o700);
+    expect(statSync(inData).mode & 0o777).toBe(0o700);
+    writer.close();
+  });
+
   it("tells whether a writer holds the journal, and frees it on close", () => {
     expect(journalHeld(journalDir)).toBe(false);
     const writer = openJournalWriter(journalDir, 100);

@@ -112,6 +112,12 @@ import type { IntakePosition, IntakeRow } from "./sqlite.js";
 export const SEGMENT_BYTES = 4 * 1024 * 1024;
 
 /**
+ * The mode of the journal's directory, and of the data dir above it, when the journal makes them:
+ * its user's alone, as `serve` makes its data dir, for they hold the notify events.
+ */
+const JOURNAL_DIR_MODE = 0o700;
+
+/**
  * The longest line a send's jobs are joined into, in characters of its JSON; a send past it is
  * written as several lines (see "A send's lines" above). 64 Mi, one eighth of the longest string
  * V8 holds (MAX_STRING_LENGTH, 2^29 - 24 on 64-bit): a line is built as one string, then its
@@ -370,7 +376,7 @@ export function openJournalWriter(
   now: () => number = Date.now,
   lineChars = LINE_CHARS,
 ): JournalWriter {
-  mkdirSync(dir, { recursive: true });
+  mkdirSync(dir, { recursive: true, mode: JOURNAL_DIR_MODE });
   // `create` adds 1.
   let segment = segments(dir).at(-1) ?? firstSegment(now()) - 1;
   let fd = -1;
@@ -469,8 +475,9 @@ export function openJournalWriter(
     }
     kept = kept.subarray(0, read);
     // The directory may have gone with it (`rm -rf` of the journal): made again, or the copy
-    // could never be made and the lines would be lost at close.
-    mkdirSync(dir, { recursive: true });
+    // could never be made and the lines would be lost at close. With the data dir too, that is
+    // made again as `serve` makes it, its user's alone (JOURNAL_DIR_MODE).
+    mkdirSync(dir, { recursive: true, mode: JOURNAL_DIR_MODE });
     const made = create();
     try {
       let written = 0;
@@ -629,7 +636,7 @@ export interface JournalReader {
 const CHUNK = 256 * 1024;
 
 export function openJournalReader(dir: string, deps: JournalReaderDeps): JournalReader {
-  mkdirSync(dir, { recursive: true });
+  mkdirSync(dir, { recursive: true, mode: JOURNAL_DIR_MODE });
   // Segment 0 is none: with no segment yet, the reader moves to the first one written.
   const firstLeft = () => ({ segment: segments(dir)[0] ?? 0, offset: 0 });
   let position = deps.position ?? firstLeft();
