@@ -347,6 +347,21 @@ async function start(): Promise<void> {
       restoring = undefined;
     });
   }
+  // Said at a stop: the jobs still waiting (a sink down, retries hours away) were not in the log,
+  // and a stop looked like the end of every notification answered.
+  const leftForNextStart = () => {
+    let jobs: number;
+    try {
+      jobs = queue.stats().jobs;
+    } catch {
+      return; // a queue file that cannot be read: told already, with what to do
+    }
+    if (jobs > 0)
+      logger.log("info", "delivery jobs left in the queue; the next serve on this data dir delivers them", {
+        jobs,
+        path: queuePath,
+      });
+  };
   gauges();
   // Also the heartbeat: a thread that stops sending them is ended and started again.
   const gaugeTimer = setInterval(gauges, data.heartbeatMs);
@@ -364,6 +379,7 @@ async function start(): Promise<void> {
         clearInterval(gaugeTimer);
         await drain();
         await consumer.stop();
+        leftForNextStart();
         journal.close();
         await queue.close();
         await egress.close();

@@ -966,7 +966,7 @@ describe("serve stopping with a remote call in flight", { timeout: 60_000 }, () 
 });
 
 describe("serve stopping with a delivery in flight", { timeout: 60_000 }, () => {
-  it("drains it and exits 0, and does not log connections cut when none was open", async () => {
+  it("drains it and exits 0, says its job is left for the next start, and does not log connections cut when none was open", async () => {
     // A sink that accepts and never answers: the drain waits out the delivery's egress timeout
     // (15 s), past the 10 s grace the open connections get.
     const { server, deliverOne, stop } = await serveWithHangingSink("hanging-sink");
@@ -978,6 +978,12 @@ describe("serve stopping with a delivery in flight", { timeout: 60_000 }, () => 
       if (stdout && !stdout.closed) await new Promise((resolve) => stdout.once("close", resolve));
       // The drain ended with the delivery's timeout, logged: the stop did outlast the grace.
       expect(server.lines.some((l) => l.msg === "delivery failed; will retry")).toBe(true);
+      // Its retry waits in the queue file: said, not left for the operator to guess.
+      expect(
+        server.lines.find(
+          (l) => l.msg === "delivery jobs left in the queue; the next serve on this data dir delivers them",
+        ),
+      ).toMatchObject({ level: "info", jobs: 1, path: join(server.dataDir, "queue.sqlite") });
       expect(server.lines.filter((l) => String(l.msg).startsWith("stopping:"))).toEqual([]);
     } finally {
       await stop();
