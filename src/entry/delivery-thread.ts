@@ -339,10 +339,15 @@ async function start(): Promise<void> {
   function checkQueueFile(): void {
     if (restoring || !queueFileGone()) return;
     restoring = restore().catch((e: unknown) => {
-      restoreFailures.failed(errorMessage(e), {
+      const error = errorMessage(e);
+      restoreFailures.failed(error, {
         path: queuePath,
-        problem: "the jobs and dead letters in the deleted file are lost when serve stops",
-        fix: `make ${data.dataDir} writable again; serve puts the file back at its next try`,
+        problem:
+          "the jobs and dead letters in the file serve has open are not at its path when serve starts again",
+        // A damaged file moved aside while serve ran cannot be copied: the fix is a damaged file's.
+        fix:
+          queueFix(error, queuePath) ??
+          `make ${data.dataDir} writable again; serve puts the file back at its next try`,
       });
       restoring = undefined;
     });

@@ -758,6 +758,34 @@ describe("a data dir that cannot be used", () => {
     }
   }, 120_000);
 
+  it("says a damaged queue file moved aside while it runs is damaged, not that the data dir is not writable", async () => {
+    const sinks = await failingSinks();
+    const receiver = await webhookReceiver(SECRET);
+    cleanups.push(() => receiver.close());
+    const server = await gateway(policyFile(sinks, receiver));
+    expect((await post(server, bash("ls", "PostToolUse"))).status).toBe(200);
+    await until(() => receiver.unique.length === 1, "the first delivery");
+    const path = join(server.dataDir, "queue.sqlite");
+    const files = [
+      [path, 8192],
+      [`${path}-wal`, 65536],
+      [`${path}-shm`, 32768],
+    ] as const;
+    for (const [file, size] of files) overwrite(file, size);
+    expect((await post(server, bash("pwd", "PostToolUse"))).status).toBe(200);
+    await server.waitForLine(
+      (l) => l.msg === "could not take journaled jobs into the queue; will try again",
+      30_000,
+    );
+    // Moved aside without the stop the fix says first: the open file cannot be copied back.
+    for (const [file] of files) renameSync(file, `${file}.damaged`);
+    const line = await server.waitForLine(
+      (l) => l.msg === "could not put back the queue file deleted under serve; will try again",
+      30_000,
+    );
+    expect(line.fix).toContain(`${path} is damaged: stop serve`);
+  }, 90_000);
+
   it("says once which session store is damaged mid-run and what to do, and notifies without it meanwhile", async () => {
     const receiver = await webhookReceiver(SECRET);
     cleanups.push(() => receiver.close());
