@@ -179,6 +179,24 @@ function isJson(contentType: string | undefined): boolean {
   );
 }
 
+/** What a session store call is given at least after a decision that spent its deadline. */
+const STORE_WAIT_MS = 2000;
+
+/**
+ * When a session store call (KV on Workers) is given up: at the request's deadline, as the
+ * decision is; on a runtime that ends the request on its own clock (a Worker, whose notify work
+ * runs after the answer), STORE_WAIT_MS from now at least, within what the runtime leaves. A
+ * decision that spent its deadline (a slow prompt rule) had every store call after it given up at
+ * once: a PreToolUse's tool told as a session store failure and perhaps never written, its
+ * permission prompt then sent without it.
+ */
+function storeDeadline(deadline: number, deps: HookDeps): number {
+  const left = deps.runtimeLeftMs?.();
+  if (left === undefined) return deadline;
+  const now = deps.clock.monotonic();
+  return Math.min(now + left, Math.max(deadline, now + STORE_WAIT_MS));
+}
+
 export async function handleHook(
   deps: HookDeps,
   request: HookRequest,
@@ -324,8 +342,7 @@ export async function handleHook(
         // The enqueue after the answer is built (Lambda) may take until the client stops waiting,
         // where the hook's timeout is known; else until the deadline the decision kept.
         answerBy: arrived + (clientWaitsMs(event.name, event.dialect, request.timeoutHeader) ?? deadlineMs),
-        // A session store call (KV on Workers) waits no longer than the decision could.
-        deadline: arrived + deadlineMs,
+        deadline: storeDeadline(arrived + deadlineMs, deps),
       });
       // Only a runtime that enqueues before answering (Node) hands back a promise.
       if (queued) await queued;

@@ -76,8 +76,9 @@ export interface NotifyInput {
   /** When the answer must be out, on the clock's monotonic time: the request's deadline. */
   readonly answerBy?: number | undefined;
   /**
-   * The request's deadline (src/core/deadline.ts), on the clock's monotonic time: a session store
-   * call still running then is given up as failed, and the notification goes out without it.
+   * When a session store call still running is given up as failed, on the clock's monotonic time,
+   * and the notification goes out without it: the request's deadline (src/core/deadline.ts), or
+   * later, what the runtime leaves the request (a Worker's work after the answer).
    */
   readonly deadline?: number | undefined;
 }

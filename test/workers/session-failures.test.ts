@@ -5,7 +5,7 @@
  */
 import { env } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { KvNamespaceLike } from "../../src/adapters/session/kv.js";
+import { createKvSessionStore, type KvNamespaceLike } from "../../src/adapters/session/kv.js";
 import type { WorkerEnv } from "../../src/entry/workers.js";
 import { answerHook } from "./answer-hook.js";
 
@@ -71,6 +71,46 @@ describe("the Worker's session store failures", () => {
       }),
       expect.objectContaining({ msg: "session store works again", failures: 3 }),
     ]);
+  });
+
+  it("let a tool call be remembered after a decision that spent the request's deadline", async () => {
+    // The notify work runs after the answer, in waitUntil: a prompt rule whose model did not
+    // answer in time had spent the decision's deadline, and the KV write of the tool was given up
+    // at once, told as a session store failure, its permission prompt at risk of going without it.
+    const lines: string[] = [];
+    vi.spyOn(console, "log").mockImplementation((line: string) => lines.push(line));
+    vi.spyOn(console, "warn").mockImplementation((line: string) => lines.push(line));
+    const sessionId = crypto.randomUUID();
+    // The real KV, answering in 200 ms, as a write to a distant location may.
+    const kv = env.HOOKGATE_SESSIONS as KvNamespaceLike;
+    const later = () => new Promise((resolve) => setTimeout(resolve, 200));
+    const distantKv: KvNamespaceLike = {
+      get: (key, type) => later().then(() => kv.get(key, type)),
+      put: (key, value, options) => later().then(() => kv.put(key, value, options)),
+    };
+    // judge-searches (fanout-policy.ts): its model holds a "stuck-model" prompt for 60 s.
+    const res = await answerHook(
+      {
+        session_id: sessionId,
+        transcript_path: "/t",
+        cwd: "/p",
+        hook_event_name: "PreToolUse",
+        tool_name: "WebSearch",
+        tool_input: { query: `stuck-model ${crypto.randomUUID()}` },
+      },
+      { ...env, HOOKGATE_SESSIONS: distantKv } as WorkerEnv,
+      // A 1 s hook: the request's deadline is 750 ms after it arrived, spent waiting on the model.
+      { "x-hookgate-timeout": "1" },
+    );
+    expect(res.status).toBe(200);
+    const told = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(told).toContainEqual(expect.objectContaining({ msg: "decision", event: "PreToolUse" }));
+    expect(told.filter((l) => String(l.msg).startsWith("session store failed"))).toEqual([]);
+    // Written for the permission prompt that may follow (notify.ts keys a session by team and id).
+    const store = createKvSessionStore(kv);
+    expect(await store.lastTool(JSON.stringify(["default", sessionId]), Date.now())).toMatchObject({
+      toolName: "WebSearch",
+    });
   });
 
   it("give up a KV read that never answers at the request's deadline, and the notification goes out without it", async () => {
