@@ -288,7 +288,7 @@ export async function handleHook(
       if (request.body.ok && !pending.some(forwards) && !shadowPending.some(forwards)) request.body.text = "";
       const context = { event, team: auth.team, policy, deadlineMs: Math.max(0, left), bodyChars };
       // One run for both, so that the request is counted once in what waiting requests may hold
-      // (remote-actions.ts `waitingBudget`); its effects and audits are in the order of its rules.
+      // (remote-actions.ts `waitingBudget`).
       const ran = await runPending(
         deps,
         options,
@@ -297,10 +297,18 @@ export async function handleHook(
         [...pending, ...shadowPending],
         context,
       );
-      const split = pending.length;
-      if (split > 0) remote = { effects: ran.effects.slice(0, split), audit: ran.audit.slice(0, split) };
-      if (shadowPending.length > 0)
-        shadowRun = { effects: ran.effects.slice(split), audit: ran.audit.slice(split) };
+      if (shadowPending.length === 0) remote = ran;
+      else {
+        // Told apart by rule, not by position: a run may answer for some of its rules alone
+        // (replay.ts `promptsOnly` gives no effect for a forward rule, and lists its audit last).
+        const shadow = new Set(shadowPending.map((r) => r.id));
+        const split = (enforced: boolean): RemoteResult => ({
+          effects: ran.effects.filter((e) => shadow.has(e.ruleId) !== enforced),
+          audit: ran.audit.filter((a) => shadow.has(a.rule) !== enforced),
+        });
+        if (pending.length > 0) remote = split(true);
+        shadowRun = split(false);
+      }
     }
     const effects = evaluation.enforced.map((m) => m.effect);
     const combined =
