@@ -80,17 +80,17 @@ export function createPrometheusRegistry(): PrometheusRegistry {
   const keys = new Map<string, string>();
   const gauges = new Map<string, Map<string, number>>();
   const totals = new Map<string, Map<string, number>>();
-  /** The series of `name` in `family` and the key of `labels`, each made on first use. */
-  function series(
-    family: Map<string, Map<string, number>>,
-    name: string,
-    labels: Readonly<Record<string, string>>,
-  ): [Map<string, number>, string] {
+  /** The series of `name` in `family`, made on first use. */
+  function seriesOf(family: Map<string, Map<string, number>>, name: string): Map<string, number> {
     let named = family.get(name);
     if (!named) {
       named = new Map<string, number>();
       family.set(name, named);
     }
+    return named;
+  }
+  /** The rendered key of `labels`, built once per distinct set (`keys`). */
+  function keyOf(labels: Readonly<Record<string, string>>): string {
     let raw = "";
     for (const k in labels) raw += `${k}\u0000${labels[k]}\u0001`;
     let key = keys.get(raw);
@@ -98,20 +98,19 @@ export function createPrometheusRegistry(): PrometheusRegistry {
       key = renderLabels(labels);
       keys.set(raw, key);
     }
-    return [named, key];
+    return key;
   }
   function add(name: string, labels: Readonly<Record<string, string>>, by: number): void {
-    const [named, key] = series(counters, name, labels);
+    const named = seriesOf(counters, name);
+    const key = keyOf(labels);
     named.set(key, (named.get(key) ?? 0) + by);
   }
   return {
     set(name, value, labels = {}) {
-      const [named, key] = series(gauges, name, labels);
-      named.set(key, value);
+      seriesOf(gauges, name).set(keyOf(labels), value);
     },
     setCounter(name, total, labels = {}) {
-      const [named, key] = series(totals, name, labels);
-      named.set(key, total);
+      seriesOf(totals, name).set(keyOf(labels), total);
     },
     increment(name, labels = {}) {
       add(name, labels, 1);
