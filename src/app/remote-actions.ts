@@ -75,10 +75,10 @@ export interface RemoteInput {
    */
   readonly body: string;
   /**
-   * The length of the body the event was parsed from (`body`'s when not given): the request holds
-   * about that much of it parsed while its rules run, and counts it in `waitingBudget`.
+   * The length of the body the event was parsed from: the request holds about that much of it
+   * parsed while its rules run, and counts it in `waitingBudget`.
    */
-  readonly bodyChars?: number | undefined;
+  readonly bodyChars: number;
   readonly team: string;
   readonly policy: Policy;
   /** What is left of the request's deadline (counted from its arrival) when the calls start. */
@@ -255,7 +255,7 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
 
   async function run(input: RemoteInput): Promise<RemoteRun> {
     const budget = deps.waitingBudget;
-    const weight = (input.bodyChars ?? input.body.length) + input.body.length;
+    const weight = input.bodyChars + input.body.length;
     const held = budget === undefined || budget.take(weight, 0);
     try {
       return await runHeld(input, held);

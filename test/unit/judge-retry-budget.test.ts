@@ -55,6 +55,7 @@ const event = (policy: Policy, name: string, deadlineMs = 60_000): RemoteInput =
     payload: { hook_event_name: "PreToolUse", tool_name: "Bash", tool_input: { command: `rm -rf /${name}` } },
   },
   body: "{}",
+  bodyChars: 2,
   team: "default",
   policy,
   deadlineMs,

@@ -45,6 +45,7 @@ const event = (policy: Policy, name: string, deadlineMs: number): RemoteInput =>
     payload: { hook_event_name: "PreToolUse", tool_name: "Bash", tool_input: { command: `rm -rf /${name}` } },
   },
   body: "{}",
+  bodyChars: 2,
   team: "default",
   policy,
   deadlineMs,

@@ -37,6 +37,7 @@ const event = (policy: Policy, command: string): RemoteInput => ({
     payload: { hook_event_name: "PreToolUse", tool_name: "Bash", tool_input: { command } },
   },
   body: "{}",
+  bodyChars: 2,
   team: "default",
   policy,
   deadlineMs: 5000,
