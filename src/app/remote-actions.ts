@@ -97,10 +97,11 @@ export interface RemoteDeps {
    */
   readonly stopping?: AbortSignal | undefined;
   /**
-   * What requests running remote rules may hold of their bodies at once (Node's `serve`: read-body.ts
-   * `createBodyBudget(WAITING_BODY_BUDGET_BYTES)`; a Worker: its isolate's budget of bodies arriving), each counted by its body's length, twice while
-   * a forward rule keeps the text beside the parsed event. Past it a run's rules are not called:
-   * each answers as a call that found no concurrency slot in time does (WAITING_FULL).
+   * What requests running remote rules may hold of their bodies at once (Node's `serve`:
+   * read-body.ts `createBodyBudget(WAITING_BODY_BUDGET_BYTES)`; a Worker: its isolate's budget of
+   * bodies arriving), each counted by its body's length, twice while a forward rule keeps the text
+   * beside the parsed event. Past it a run's rules are not called: each answers as a call that
+   * found no concurrency slot in time does (WAITING_FULL).
    */
   readonly waitingBudget?:
     | { take(bytes: number, own: number): boolean; give(bytes: number): void }
