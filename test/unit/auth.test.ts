@@ -30,6 +30,9 @@ describe("authenticate", () => {
     ["Bearer ", "AUTH_EMPTY_TOKEN", /allowedEnvVars/],
     ["Bearer", "AUTH_EMPTY_TOKEN", /empty Bearer token/],
     ["Basic dXNlcjpwYXNz", "AUTH_MALFORMED", /Bearer <token>/],
+    // The scheme and the token are two words: a known token run into the scheme is no Bearer.
+    ["Bearerplatform-token", "AUTH_MALFORMED", /Bearer <token>/],
+    ["Bearer-platform-token", "AUTH_MALFORMED", /Bearer <token>/],
     ["Bearer wrong", "AUTH_UNKNOWN_TOKEN", /not one this gateway knows/],
     ["Bearer a, Bearer b", "AUTH_MALFORMED", /sent two Authorization headers/],
     ["Bearer ", "AUTH_EMPTY_TOKEN", /export it/],
@@ -52,6 +55,26 @@ describe("authenticate", () => {
     },
   );
 
+  it.each([
+    [
+      "hookgate-send",
+      /^the hook's token is not one this gateway knows: check HOOKGATE_TOKEN \(or HOOKGATE_AUTH/,
+    ],
+    [
+      "hookgate-send/0.1.0 node/20",
+      /^the hook's token is not one this gateway knows: check HOOKGATE_TOKEN \(or HOOKGATE_AUTH/,
+    ],
+    ["hookgate-sender/2.0", /^the hook's token is not one this gateway knows: check HOOKGATE_TOKEN$/],
+    ["curl/8.5.0", /^the hook's token is not one this gateway knows: check HOOKGATE_TOKEN$/],
+  ])("words the fix for the sender user-agent %j names", async (userAgent, message) => {
+    const outcome = await authenticate("Bearer guess", policy, sha256, "claude-code", undefined, userAgent);
+    expect(outcome).toEqual({
+      ok: false,
+      code: "AUTH_UNKNOWN_TOKEN",
+      message: expect.stringMatching(message),
+    });
+  });
+
   it("never matches a token whose variable was unset at load, even an empty one", async () => {
     expect((await authenticate("Bearer undefined", policy, sha256)).ok).toBe(false);
   });
@@ -66,5 +89,7 @@ describe("authenticate", () => {
     expect(constantTimeEqual("abcd", "abcd")).toBe(true);
     expect(constantTimeEqual("abcd", "abce")).toBe(false);
     expect(constantTimeEqual("abcd", "abc")).toBe(false);
+    // A missing position reads as 0, so only the length tells these apart.
+    expect(constantTimeEqual("abc", "abc\u0000")).toBe(false);
   });
 });
