@@ -13,6 +13,7 @@ import {
   capStringsToFit,
   capToFit,
   longestString,
+  shorten,
   sliceCodePoints,
   TRUNCATION_MARKER,
   utf8Length,
@@ -98,6 +99,38 @@ function stringPairs(
   return pairs;
 }
 
+/** Whether cutting `text` after `length` units leaves the high half of a surrogate pair alone. */
+function splitsPair(text: string, length: number): boolean {
+  const high = text.charCodeAt(length - 1);
+  const low = text.charCodeAt(length);
+  return high >= 0xd800 && high <= 0xdbff && low >= 0xdc00 && low <= 0xdfff;
+}
+
+describe("sliceCodePoints and shorten", () => {
+  // Astral characters from the first and the last plane: U+10FFFF's high surrogate is U+DBFF.
+  const astral = fc.string({
+    unit: fc.constantFrom("a", "\u{1F600}", "\u{10FFFF}", "\u{10000}", "\uD800"),
+    maxLength: 12,
+  });
+
+  it("keep the first `length` units, one fewer where the last of them is a high surrogate", () => {
+    fc.assert(
+      fc.property(astral, fc.nat({ max: 26 }), (text, length) => {
+        const kept = sliceCodePoints(text, length);
+        const last = text.charCodeAt(length - 1);
+        const cutsHigh = text.length > length && last >= 0xd800 && last <= 0xdbff;
+        const expected = Math.min(text.length, cutsHigh ? length - 1 : length);
+        expect(kept).toBe(text.slice(0, expected));
+        const shown = shorten(text, length);
+        expect(shown).toBe(text.length > length ? `${kept}…` : text);
+      }),
+    );
+    expect(sliceCodePoints("a\u{10FFFF}", 2)).toBe("a");
+    expect(sliceCodePoints("a\uD800", 2)).toBe("a\uD800");
+    expect(shorten("ab\u{10FFFF}", 3)).toBe("ab…");
+  });
+});
+
 /** The one length L every cut string was cut to, checking each string is as `capStrings(…, L)` leaves it. */
 function cutLength(pairs: [string, string][]): number | undefined {
   let length: number | undefined;
@@ -108,6 +141,7 @@ function cutLength(pairs: [string, string][]): number | undefined {
     expect(before.startsWith(kept)).toBe(true);
     expect(after.length).toBeLessThan(before.length);
     // Never half a surrogate pair: the kept part is L units, or L - 1 where unit L was a high surrogate.
+    expect(splitsPair(before, kept.length)).toBe(false);
     const l = sliceCodePoints(before, kept.length + 1) === kept ? kept.length + 1 : kept.length;
     expect(sliceCodePoints(before, l)).toBe(kept);
     length ??= l;
