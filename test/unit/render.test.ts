@@ -162,21 +162,40 @@ describe("renderDecision", () => {
   it("gives deepagents an allow with its rewritten input only when the answer fits, texts cut to their markers", () => {
     // Before, sized without its texts, an allow just under the limit went out just
     // over it once the reason's marker was added; deepagents dropped it and ran the call unrewritten.
-    for (const size of [99_700, 99_850, 99_870, 99_890, 99_950, 100_010]) {
-      for (const texts of [
-        { reason: "r".repeat(500) },
-        { systemMessage: "s".repeat(500) },
-        { context: "c".repeat(500) },
-      ]) {
-        const decision = d({ kind: "allow", updatedInput: { content: "x".repeat(size) }, ...texts });
+    // Each text cut to the marker alone, with an empty content: what a size adds to must fit.
+    const marker = "…[truncated by hookgate]";
+    const allow = { hookEventName: "PreToolUse", permissionDecision: "allow" };
+    const emptyAnswers = {
+      reason: {
+        hookSpecificOutput: { ...allow, permissionDecisionReason: marker, updatedInput: { content: "" } },
+      },
+      systemMessage: {
+        systemMessage: marker,
+        hookSpecificOutput: { ...allow, updatedInput: { content: "" } },
+      },
+      context: { hookSpecificOutput: { ...allow, updatedInput: { content: "" }, additionalContext: marker } },
+    };
+    for (const [key, empty] of Object.entries(emptyAnswers)) {
+      const room = DEEPAGENTS_OUTPUT_BYTES - new TextEncoder().encode(JSON.stringify(empty)).length;
+      for (const size of [99_700, room - 1, room, room + 1, 99_950, 100_010]) {
+        const decision = d({
+          kind: "allow",
+          updatedInput: { content: "x".repeat(size) },
+          [key]: key.repeat(500),
+        });
         const given = deliverable(decision, "PreToolUse", "deepagents");
         const body = renderDecision(given, "PreToolUse", "deepagents").body;
-        expect(new TextEncoder().encode(body).length, `${size} ${Object.keys(texts)}`).toBeLessThanOrEqual(
+        expect(new TextEncoder().encode(body).length, `${size} ${key}`).toBeLessThanOrEqual(
           DEEPAGENTS_OUTPUT_BYTES,
         );
         const out = JSON.parse(body).hookSpecificOutput;
-        if (out.permissionDecision === "allow") expect(out.updatedInput.content).toHaveLength(size);
-        else expect(out.permissionDecisionReason).toMatch(/rewritten input/);
+        if (size <= room) {
+          expect(out.permissionDecision, `${size} ${key}`).toBe("allow");
+          expect(out.updatedInput.content).toHaveLength(size);
+        } else {
+          expect(out.permissionDecision, `${size} ${key}`).toBe("deny");
+          expect(out.permissionDecisionReason).toMatch(/rewritten input/);
+        }
       }
     }
     expect(
