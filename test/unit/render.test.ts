@@ -383,11 +383,10 @@ describe("renderRequestFailure", () => {
       JSON.parse(renderRequestFailure("ask", "PreToolUse", "claude-code", message).answer.body)
         .hookSpecificOutput.permissionDecision,
     ).toBe("ask");
-    expect(
-      JSON.parse(renderRequestFailure("ask", "PermissionRequest", "claude-code", message).answer.body),
-    ).toEqual({
-      systemMessage: message,
-    });
+    // No decision is given, and none is recorded: the client's own dialog asks.
+    const { answer, kind } = renderRequestFailure("ask", "PermissionRequest", "claude-code", message);
+    expect(kind).toBe("none");
+    expect(JSON.parse(answer.body)).toEqual({ systemMessage: message });
   });
 
   it("keeps PreCompact empty whatever the failure", () => {
