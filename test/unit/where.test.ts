@@ -41,6 +41,13 @@ describe("where", () => {
     ["contains, never a substring of an element", { x: { contains: "rm" } }, { x: ["rm -rf"] }, false],
     ["a path steps into a list by position", { "x.1.y": "b" }, { x: [{ y: "a" }, { y: "b" }] }, true],
     ["a key holding a dot cannot be named", { "x.y": 1 }, { "x.y": 1 }, false],
+    // A name an object inherits is no field of the event.
+    ["an inherited name is no field", { "x.constructor": { exists: true } }, { x: {} }, false],
+    ["nor is __proto__", { "x.__proto__": { not: { exists: false } } }, { x: {} }, false],
+    ["contains, a number is no substring", { x: { contains: 1 } }, { x: "a1" }, false],
+    ["contains, an object element as JSON", { x: { contains: { a: [1] } } }, { x: [{ a: [1] }] }, true],
+    ["not, of a missing path", { x: { not: { exists: true } } }, {}, true],
+    ["not, of null", { x: { not: { exists: true } } }, { x: null }, true],
   ])("compares as JSON and reads paths as documented: %s", (_, where, payload, expected) => {
     expect(holds(where, payload)).toBe(expected);
   });
@@ -118,5 +125,8 @@ describe("where", () => {
     expect(deepEqual({ a: 1 }, { a: 1, b: undefined })).toBe(false);
     expect(deepEqual([1, 2], [2, 1])).toBe(false);
     expect(deepEqual(null, {})).toBe(false);
+    expect(deepEqual([1], { 0: 1 })).toBe(false);
+    expect(deepEqual([1], [1, 2])).toBe(false);
+    expect(deepEqual({ a: undefined }, { b: undefined })).toBe(false);
   });
 });
