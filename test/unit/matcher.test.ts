@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { HookEvent } from "../../src/core/hook-event.js";
-import { compileMatcher, matcherValue } from "../../src/core/matcher.js";
+import { compileMatcher, eventReadsMatcher, matcherValue } from "../../src/core/matcher.js";
 
 function matches(matcher: string | undefined, value: string | undefined): boolean {
   const compiled = compileMatcher(matcher);
@@ -110,5 +110,16 @@ describe("matcherValue", () => {
     ["PreToolUse", { tool_name: 7 }, undefined],
   ])("%s reads %j as %j", (name, payload, expected) => {
     expect(matcherValue(event(name, payload))).toBe(expected);
+  });
+  // An agent names the event: one named after an object's own properties reads no matcher.
+  it.each([
+    ["PreToolUse", true],
+    ["FileChanged", true],
+    ["Stop", false],
+    ["constructor", false],
+    ["__proto__", false],
+    ["toString", false],
+  ])("%s reads a matcher: %s", (name, reads) => {
+    expect(eventReadsMatcher(name)).toBe(reads);
   });
 });
