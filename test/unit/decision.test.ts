@@ -29,6 +29,44 @@ describe("combineEffects", () => {
     expect(decision.decidedBy).toEqual(["a", "c"]);
   });
 
+  it("ranks deny and block alike: the first of them names the kind, and both give their reasons", () => {
+    const decision = combineEffects([
+      { ruleId: "a", decision: "deny", reason: "denied" },
+      { ruleId: "b", decision: "block", reason: "blocked" },
+    ]);
+    expect(decision).toMatchObject({ kind: "deny", reason: "denied; blocked", decidedBy: ["a", "b"] });
+    expect(
+      combineEffects([
+        { ruleId: "a", decision: "block" },
+        { ruleId: "b", decision: "deny" },
+      ]).kind,
+    ).toBe("block");
+  });
+
+  it("lets a withheld decision silence only the decisions below it", () => {
+    // An ask the event cannot carry (PermissionRequest) leaves the user's dialog, not an allow.
+    expect(
+      combineEffects([
+        { ruleId: "a", withheld: "ask" },
+        { ruleId: "b", decision: "allow" },
+      ]),
+    ).toMatchObject({ kind: "none", decidedBy: [] });
+    expect(
+      combineEffects([
+        { ruleId: "a", withheld: "ask" },
+        { ruleId: "b", decision: "ask", reason: "asked" },
+      ]),
+    ).toMatchObject({ kind: "ask", reason: "asked", decidedBy: ["b"] });
+  });
+
+  it("keeps every systemMessage in rule order, whatever the decision", () => {
+    const decision = combineEffects([
+      { ruleId: "a", decision: "allow", systemMessage: "one" },
+      { ruleId: "b", decision: "deny", systemMessage: "two" },
+    ]);
+    expect(decision.systemMessage).toBe("one\ntwo");
+  });
+
   it("concatenates every context in rule order, whatever the decision", () => {
     const decision = combineEffects([
       { ruleId: "a", context: "one" },
@@ -83,5 +121,13 @@ describe("ending the turn", () => {
       { ruleId: "b", stop: true, stopReason: "the release freeze is on" },
     ]);
     expect(decision).toMatchObject({ stop: true, stopReason: "the release freeze is on" });
+  });
+
+  it("takes the stopReason from a rule that ends the turn, never from one that does not", () => {
+    const decision = combineEffects([
+      { ruleId: "a", stopReason: "a reason with no stop" },
+      { ruleId: "b", stop: true, stopReason: "the turn ends" },
+    ]);
+    expect(decision).toMatchObject({ stop: true, stopReason: "the turn ends" });
   });
 });
