@@ -86,6 +86,10 @@ describe("combineEffects", () => {
         { ruleId: "b", decision: "ask" },
       ]).updatedInput,
     ).toBeUndefined();
+    // Not even from the winning rule itself: only an allow runs the call rewritten.
+    expect(
+      combineEffects([{ ruleId: "a", decision: "ask", updatedInput: input }]).updatedInput,
+    ).toBeUndefined();
   });
 
   it("sends the updatedInput of the first allow in rule order that has one, as the README says", () => {
