@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
+  holdsMasked,
   MASK,
   MAX_SHAPED_STRINGS,
   MAY_HOLD_SECRET,
@@ -1104,5 +1105,20 @@ describe("maskValue keeps a key named __proto__ as a key", () => {
     expect(masked.tool_input?.command).toBeUndefined();
     expect(Object.getPrototypeOf(masked.tool_input)).toBe(Object.prototype);
     expect(masked.token).toBeUndefined();
+  });
+});
+
+describe("holdsMasked", () => {
+  // What replay counts as a recorded event something was taken out of.
+  it.each([
+    ["a plain event", { tool_input: { command: "ls", n: [1, "two"] } }, false],
+    ["a value masked", { tool_input: { token: MASK } }, true],
+    ["a key masked", { tool_input: { [`x${MASK}y`]: "v" } }, true],
+    ["a masked value in a list", { tool_input: { args: ["a", [`-p${MASK}`]] } }, true],
+    ["a string cut", { prompt: "abc…[120 more characters]" }, true],
+    ["a part too deep", { a: ["[too deep]"] }, true],
+    ["text that only mentions a part too deep", { a: "was [too deep] here" }, false],
+  ])("%s: %s", (_what, event, held) => {
+    expect(holdsMasked(event)).toBe(held);
   });
 });
