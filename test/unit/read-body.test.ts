@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { bodyDeadline, decodeBody } from "../../src/http/read-body.js";
+import { bodyDeadline, decodeBody, readBody } from "../../src/http/read-body.js";
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -24,6 +24,33 @@ describe("decodeBody", () => {
   it("still calls bytes that are not UTF-8 so", () => {
     const result = decodeBody(new Uint8Array([0x7b, 0xff, 0x7d]));
     expect(result.ok === false && result.error.code).toBe("BODY_NOT_UTF8");
+  });
+});
+
+describe("readBody", () => {
+  /** A POST whose body comes in two chunks, with no Content-Length to go by. */
+  const posted = (text: string) => {
+    const bytes = new TextEncoder().encode(text);
+    const half = Math.floor(bytes.byteLength / 2);
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(bytes.slice(0, half));
+        controller.enqueue(bytes.slice(half));
+        controller.close();
+      },
+    });
+    return new Request("http://gateway.test/v1/hooks", {
+      method: "POST",
+      body,
+      duplex: "half",
+    } as RequestInit);
+  };
+
+  it("reads a body of exactly the limit, and refuses one byte more as too large", async () => {
+    const event = '{"hook_event_name":"Stop","pad":""}';
+    expect(await readBody(posted(event), event.length)).toEqual({ ok: true, text: event });
+    const over = await readBody(posted(event), event.length - 1);
+    expect(over).toMatchObject({ ok: false, error: { code: "BODY_TOO_LARGE", eventName: "Stop" } });
   });
 });
 
