@@ -14,6 +14,12 @@ describe("DailyCounts: the prompt rules' daily budgets", () => {
     counts.refund(first.key as string);
     expect(counts.spend(["m", "a"], "2026-12-02", 1)).toMatchObject({ ok: false, used: 1 });
     expect(counts.spend(["m", "a"], "2026-12-01", 1)).toMatchObject({ ok: true, used: 1 });
+    // A call given back twice (a retry of the refund) frees one call, never more.
+    const once = counts.spend(["m", "c"], "2026-12-02", 1);
+    counts.refund(once.key as string);
+    counts.refund(once.key as string);
+    expect(counts.spend(["m", "c"], "2026-12-02", 1)).toMatchObject({ ok: true, used: 1 });
+    expect(counts.spend(["m", "c"], "2026-12-02", 1)).toEqual({ ok: false, used: 1, limit: 1 });
   });
 
   it("keeps the counts of today and the day before only, so a serve that runs for months holds two days", () => {
