@@ -74,5 +74,10 @@ describe("DailyCounts: the prompt rules' daily budgets", () => {
     counts.hold(["m", "b"], "2026-12-01", 2, 100, 0);
     expect(counts.hold(["m", "b"], "2026-12-01", 2, 200, 99)).toMatchObject({ ok: false });
     expect(counts.hold(["m", "b"], "2026-12-01", 2, 200, 100)).toMatchObject({ ok: true, used: 1 });
+    // A claim released (its call made or given up) keeps no other out.
+    counts.spend(["m", "c"], "2026-12-01", 2);
+    const released = counts.hold(["m", "c"], "2026-12-01", 2, 100, 0);
+    counts.release(released.hold as NonNullable<typeof released.hold>);
+    expect(counts.hold(["m", "c"], "2026-12-01", 2, 100, 0)).toMatchObject({ ok: true, used: 1 });
   });
 });
