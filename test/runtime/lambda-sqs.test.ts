@@ -836,6 +836,39 @@ describe("the Lambda SQS handler", () => {
     expect(letters.Attributes?.ApproximateNumberOfMessages).toBe("0");
   });
 
+  it("retries the jobs of one batch in one ChangeMessageVisibilityBatch request, a queue opened per batch and not per record", async () => {
+    // Each invocation opens a queue of its own (for Lambda Managed Instances); its records still
+    // share that queue's batches. A queue per record, or per SQS call, would send one request
+    // per job: ten times the calls SQS bills on the ordinary path.
+    await createPair();
+    const jobs = Array.from({ length: 10 }, (_, i) => ({
+      ...withSink(jobOf(1), "flaky"),
+      id: `retried-${i}`,
+    }));
+    await send(jobs);
+    const received = await receiveAll(jobs.length);
+    const requests: number[] = [];
+    const watched = clientWith((command, input) => {
+      if (command === "ChangeMessageVisibilityBatchCommand")
+        requests.push((input as { Entries?: unknown[] }).Entries?.length ?? 0);
+    });
+    const handler = createSqsHandler({
+      env: {
+        HOOKGATE_POLICY: policy(),
+        HOOKGATE_QUEUE_URL: queueUrl,
+        HOOKGATE_DLQ_URL: dlqUrl,
+        WHSEC: SECRET,
+      },
+      sqsClient: async () => watched,
+      logger: { log: () => undefined },
+    });
+
+    const response = await handler(eventOf(received), invocationOf());
+
+    expect(response.batchItemFailures).toHaveLength(jobs.length);
+    expect(requests).toEqual([jobs.length]);
+  });
+
   it.each([
     ["the one out of time first", true],
     ["the one with time left first", false],
