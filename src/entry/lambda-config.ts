@@ -53,9 +53,9 @@ export interface LambdaRuntime {
   /** The egress guard; undici is imported on the first request. */
   readonly egress: Egress;
   /**
-   * The SQS queue; the AWS SDK is imported on the first call. The consumer also needs the DLQ.
-   * `signal`, read as each request is sent, ends it. One given no signal is kept for its role;
-   * one given a signal is its caller's own: the consumer opens one per invocation, so the batched
+   * A new SQS queue on the container's one SQS client; the AWS SDK is imported on its first call.
+   * The consumer also needs the DLQ. `signal`, read as each request is sent, ends it. The HTTP
+   * function opens one producer per container; the consumer one per invocation, so the batched
    * calls of two invocations that run at once (Lambda Managed Instances) never share a request.
    */
   queue(role: "producer" | "consumer", signal?: () => AbortSignal | undefined): Queue<DeliveryJob>;
@@ -134,11 +134,7 @@ export function createLambdaRuntime(options: LambdaOptions = {}): LambdaRuntime 
   });
 
   const client = once(options.sqsClient ?? (() => createLambdaSqsClient()));
-  const queues = new Map<string, Queue<DeliveryJob>>();
-
   function queue(role: "producer" | "consumer", signal?: () => AbortSignal | undefined): Queue<DeliveryJob> {
-    const existing = signal ? undefined : queues.get(role);
-    if (existing) return existing;
     const open = once(async () => {
       const queueUrl = env(QUEUE_URL_ENV);
       const deadLetterQueueUrl = env(DLQ_URL_ENV);
@@ -156,9 +152,7 @@ export function createLambdaRuntime(options: LambdaOptions = {}): LambdaRuntime 
         ...(signal && { signal }),
       });
     });
-    const lazy = lazyQueue(open);
-    if (!signal) queues.set(role, lazy);
-    return lazy;
+    return lazyQueue(open);
   }
 
   return {
