@@ -7,6 +7,7 @@
 import { readFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import { nodeSha256 } from "../adapters/hash/node-crypto.js";
+import { closestName } from "../core/closest-name.js";
 import { errorMessage } from "../core/errors.js";
 import { argumentProblem, isArgumentError } from "./arg-errors.js";
 import { type CommandName, commandHelp, commandUsage, USAGE } from "./help.js";
@@ -53,6 +54,12 @@ function commandNamed(word: string | undefined): CommandName | undefined {
   return word !== undefined && Object.hasOwn(COMMANDS, word) ? (word as CommandName) : undefined;
 }
 
+/** The refusal of a word that names no command, with the command it most likely meant (`chek`). */
+function unknownCommand(word: string): UsageError {
+  const near = closestName(word, Object.keys(COMMANDS));
+  return new UsageError(`unknown command "${word}"${near === undefined ? "" : ` (did you mean ${near}?)`}`);
+}
+
 /** `hookgate help`, `--help` or `-h`. */
 function isHelp(word: string | undefined): boolean {
   return word === "help" || word === "--help" || word === "-h";
@@ -77,7 +84,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       // `hookgate help CMD` is `hookgate CMD --help`.
       const [topic, ...extra] = rest;
       const about = commandNamed(topic);
-      if (topic !== undefined && about === undefined) throw new UsageError(`unknown command "${topic}"`);
+      if (topic !== undefined && about === undefined) throw unknownCommand(topic);
       if (extra.length > 0) throw new UsageError(`help takes one command, not "${extra.join(" ")}" after it`);
       io.out(about === undefined ? USAGE : commandHelp(about));
       return 0;
@@ -88,7 +95,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       io.out(`hookgate ${manifest.version}\n`);
       return 0;
     }
-    throw new UsageError(`unknown command "${command}"`);
+    throw unknownCommand(command);
   } catch (e) {
     if (e instanceof UsageError || isArgumentError(e)) {
       // A usage error in a command, or in `help CMD`, shows that command's usage; an unknown

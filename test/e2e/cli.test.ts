@@ -853,6 +853,14 @@ describe("hookgate schema and token hash", () => {
   it("refuses unknown commands and a serve without a policy", async () => {
     expect((await runCli(["frobnicate"])).code).toBe(2);
     expect((await runCli(["serve"])).stderr).toMatch(/serve needs --policy FILE/);
+    // A misspelt command is named with the one it most likely meant, in help too.
+    const misspelt = await runCli(["chek", "examples/policy.json"]);
+    expect(misspelt.code).toBe(2);
+    expect(misspelt.stdout).toBe("");
+    expect(misspelt.stderr).toMatch(/^hookgate: unknown command "chek" \(did you mean check\?\)\n\n/);
+    expect((await runMain(["help", "egres-check"])).stderr).toMatch(
+      /^hookgate: unknown command "egres-check" \(did you mean egress-check\?\)\n/,
+    );
   });
 
   it("refuses to serve an invalid policy, listing its problems", async () => {
