@@ -38,6 +38,26 @@ function optionsOf(command: CommandName): string[] {
   return [...new Set(named)];
 }
 
+/**
+ * The command line with a negative number after an option joined to it: `--timeout -1` as
+ * `--timeout=-1`. parseArgs reads a word that starts with "-" as an option, and refuses the
+ * option before it as "ambiguous", asking for a value it then gets; no option of hookgate is a
+ * number, so the number is the value given, and the command says what the option takes.
+ */
+export function negativeValuesJoined(args: readonly string[]): string[] {
+  const joined: string[] = [];
+  for (let i = 0; i < args.length; i += 1) {
+    const word = args[i] as string;
+    const next = args[i + 1];
+    if (word === "--") return [...joined, ...args.slice(i)];
+    if (/^--[^=]+$/.test(word) && next !== undefined && /^-\d/.test(next)) {
+      joined.push(`${word}=${next}`);
+      i += 1;
+    } else joined.push(word);
+  }
+  return joined;
+}
+
 /** An error of node:util's parseArgs: a command line the command's options do not take. */
 export function isArgumentError(e: unknown): e is TypeError & { code: string } {
   return e instanceof TypeError && "code" in e && String(e.code).startsWith("ERR_PARSE_ARGS");

@@ -9,7 +9,7 @@ import { parseArgs } from "node:util";
 import { nodeSha256 } from "../adapters/hash/node-crypto.js";
 import { closestName } from "../core/closest-name.js";
 import { errorMessage } from "../core/errors.js";
-import { argumentProblem, isArgumentError } from "./arg-errors.js";
+import { argumentProblem, isArgumentError, negativeValuesJoined } from "./arg-errors.js";
 import { type CommandName, commandHelp, commandUsage, USAGE } from "./help.js";
 import { UsageError } from "./usage-error.js";
 
@@ -75,7 +75,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     return 0;
   }
   try {
-    if (run) return await run(rest);
+    if (run) return await run(negativeValuesJoined(rest));
     if (command === undefined) {
       io.err(USAGE); // no command is a usage error: its text goes where errors go
       return 2;

@@ -844,6 +844,38 @@ describe("hookgate schema and token hash", () => {
     });
   });
 
+  it("takes a negative number after an option as its value, and says what the option takes", async () => {
+    // parseArgs read `-1` as an option and asked for `--timeout=-XYZ`; the value then given was
+    // refused in turn, its range said only then.
+    const init = await runCli([
+      "init",
+      "--client",
+      "claude-code",
+      "--url",
+      "http://127.0.0.1:1",
+      "--timeout",
+      "-1",
+    ]);
+    expect(init.code).toBe(2);
+    expect(init.stdout).toBe("");
+    expect(init.stderr).toMatch(
+      /^hookgate: --timeout -1 must be a whole number of seconds from 2 to 600\n\nUsage:/,
+    );
+    const first = async (args: string[]) => {
+      const result = await runMain(args);
+      expect(result.code, args.join(" ")).toBe(2);
+      return result.stderr.split("\n")[0];
+    };
+    expect(await first(["serve", "--policy", "examples/policy.json", "--port", "-1"])).toBe(
+      'hookgate: --port "-1" is not a port (0 to 65535)',
+    );
+    expect(await first(["dlq", "list", "--limit", "-5"])).toBe(
+      'hookgate: --limit takes a whole number from 1 to 10000, not "-5"',
+    );
+    // Past `--` every word is an argument, as parseArgs reads it.
+    expect(await first(["egress-check", "--", "--x", "-1"])).toBe("hookgate: egress-check takes one URL");
+  });
+
   it("prints its version from package.json", async () => {
     const { version } = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"));
     const result = await runCli(["--version"]);
