@@ -13,6 +13,7 @@ import { handleHook } from "../app/handle-hook.js";
 import { errorMessage } from "../core/errors.js";
 import { sniffEventName } from "../core/events.js";
 import { DIALECTS, type Dialect } from "../core/hook-event.js";
+import { jsonProblem } from "../core/json-text.js";
 import type { Policy } from "../core/policy.js";
 import { lintPolicy } from "../core/policy-lint.js";
 import { envReaderOf } from "../core/secret-ref.js";
@@ -169,6 +170,13 @@ export async function simulateCommand(args: readonly string[], io: Io): Promise<
     return 0;
   }
   io.out(describeSimulation(result));
+  // The gateway tells a hook's sender no more (a body may hold a secret where it breaks); the
+  // event here is the user's own file, to be mended by line and column.
+  if (result.error?.code === "MALFORMED_JSON") {
+    const problem = malformedAt(bytes);
+    if (problem !== undefined)
+      io.out(`hint: ${file === "-" ? "stdin" : file} is not valid JSON: ${problem}\n`);
+  }
   // The error's advice is for a hook's settings; from here the token comes from the command line.
   if (token === undefined && result.error?.code === "AUTH_MISSING") {
     const name = client?.startsWith("deepagents") ? "HOOKGATE_AUTH" : "HOOKGATE_TOKEN";
@@ -231,6 +239,17 @@ export async function simulate(
     },
     { explain: true, audit: false, runRemote: false },
   );
+}
+
+/** Where an event's text stops being JSON, by line and column; none for one that parses (too deep). */
+function malformedAt(bytes: Uint8Array): string | undefined {
+  const text = new TextDecoder().decode(bytes);
+  try {
+    JSON.parse(text);
+    return undefined;
+  } catch (e) {
+    return jsonProblem(e, text);
+  }
 }
 
 function describeSimulation(result: ReturnType<typeof simulation>): string {

@@ -650,6 +650,22 @@ describe("hookgate simulate", () => {
     expect(folder.stderr).toContain(`cannot read the event file ${dir}: it is a directory`);
   });
 
+  it("answers an event file that is not JSON as the gateway would, and says where it breaks", async () => {
+    const broken = file(
+      "broken-event.json",
+      '{\n  "hook_event_name": "PreToolUse",,\n  "tool_name": "Bash"\n}\n',
+    );
+    const result = await runCli(["simulate", "--policy", "examples/policy.json", broken]);
+    // The gateway's answer to such a body, as before; the hook's sender is told no more.
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^error: MALFORMED_JSON: /m);
+    expect(result.stdout).toMatch(
+      /\nhint: \S*broken-event\.json is not valid JSON: Expected double-quoted property name at line 2, column 35\n$/,
+    );
+    const piped = await runCli(["simulate", "--policy", "examples/policy.json", "-"], "");
+    expect(piped.stdout).toMatch(/\nhint: stdin is not valid JSON: it is empty\n$/);
+  });
+
   it("says what is wrong with an invalid policy on stderr, as check words it", async () => {
     const bad = file("simulate-bad.json", {
       version: 1,
