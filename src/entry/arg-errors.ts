@@ -58,6 +58,11 @@ export function negativeValuesJoined(args: readonly string[]): string[] {
   return joined;
 }
 
+/** The first command whose help lists `option` (`--port`: serve), to put before it. */
+export function commandTaking(option: string): CommandName | undefined {
+  return (Object.keys(COMMAND_HELP) as CommandName[]).find((command) => optionsOf(command).includes(option));
+}
+
 /** An error of node:util's parseArgs: a command line the command's options do not take. */
 export function isArgumentError(e: unknown): e is TypeError & { code: string } {
   return e instanceof TypeError && "code" in e && String(e.code).startsWith("ERR_PARSE_ARGS");

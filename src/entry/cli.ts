@@ -9,7 +9,7 @@ import { parseArgs } from "node:util";
 import { nodeSha256 } from "../adapters/hash/node-crypto.js";
 import { closestName } from "../core/closest-name.js";
 import { errorMessage } from "../core/errors.js";
-import { argumentProblem, isArgumentError, negativeValuesJoined } from "./arg-errors.js";
+import { argumentProblem, commandTaking, isArgumentError, negativeValuesJoined } from "./arg-errors.js";
 import { type CommandName, commandHelp, commandUsage, USAGE } from "./help.js";
 import { UsageError } from "./usage-error.js";
 
@@ -56,6 +56,12 @@ function commandNamed(word: string | undefined): CommandName | undefined {
 
 /** The refusal of a word that names no command, with the command it most likely meant (`chek`). */
 function unknownCommand(word: string): UsageError {
+  // An option given first (`hookgate --policy p.json serve`): its command goes before it.
+  const taker = word.startsWith("--") ? commandTaking(word.replace(/=.*/s, "")) : undefined;
+  if (taker !== undefined)
+    return new UsageError(
+      `unknown command "${word}": the command comes first, then its options (hookgate ${taker} ${word} …)`,
+    );
   const near = closestName(word, Object.keys(COMMANDS));
   return new UsageError(`unknown command "${word}"${near === undefined ? "" : ` (did you mean ${near}?)`}`);
 }

@@ -909,6 +909,13 @@ describe("hookgate schema and token hash", () => {
     expect((await runMain(["help", "egres-check"])).stderr).toMatch(
       /^hookgate: unknown command "egres-check" \(did you mean egress-check\?\)\n/,
     );
+    // An option before its command is named with the command that takes it.
+    const first = await runCli(["--policy", "examples/policy.json", "serve"]);
+    expect(first.code).toBe(2);
+    expect(first.stderr).toMatch(
+      /^hookgate: unknown command "--policy": the command comes first, then its options \(hookgate serve --policy …\)\n\n/,
+    );
+    expect((await runMain(["--frob"])).stderr).toMatch(/^hookgate: unknown command "--frob"\n\n/);
   });
 
   it("refuses to serve an invalid policy, listing its problems", async () => {
