@@ -27,7 +27,7 @@ import { isRecord } from "../core/json-object.js";
 import { jsonProblem } from "../core/json-text.js";
 import { makeDirectory } from "./make-directory.js";
 import { loopbackName } from "./node-listener.js";
-import { type CommandIo, withoutUserinfo } from "./send.js";
+import { type CommandIo, schemeHint, withoutUserinfo } from "./send.js";
 import { UsageError } from "./usage-error.js";
 
 type InitClient = "claude-code" | "deepcode" | "deepagents" | "deepagents-legacy";
@@ -596,11 +596,11 @@ function checkUrl(options: InitOptions): string[] {
     parsed = new URL(url);
   } catch {
     throw new UsageError(
-      `--url ${withoutUserinfo(url)} is not a URL (e.g. http://127.0.0.1:8787${ROUTES[client]})`,
+      `--url ${withoutUserinfo(url)} is not a URL${schemeHint(url) || ` (e.g. http://127.0.0.1:8787${ROUTES[client]})`}`,
     );
   }
   if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
-    throw new UsageError(`--url ${withoutUserinfo(url)} must be http or https`);
+    throw new UsageError(`--url ${withoutUserinfo(url)} must be http or https${schemeHint(url)}`);
   }
   if (parsed.username || parsed.password) {
     throw new UsageError(

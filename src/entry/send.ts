@@ -97,17 +97,26 @@ export function gatewayBaseUrl(url: string): string {
   return `${parsed.origin}${path}`.replace(/\/+$/, "");
 }
 
+/**
+ * How to write in full a URL given without its scheme: `localhost:8787` parses, with the scheme
+ * `localhost:`, and `127.0.0.1:8787` does not. Empty for one that has a scheme.
+ */
+export function schemeHint(url: string): string {
+  const full = `http://${url}`;
+  return url.includes("://") || !URL.canParse(full) ? "" : `: write it in full, ${withoutUserinfo(full)}`;
+}
+
 export function parseGatewayUrl(url: string): URL {
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
     throw new Error(
-      `"${withoutUserinfo(url)}" is not a URL (expected e.g. http://127.0.0.1:8787/v1/hooks/claude-code)`,
+      `"${withoutUserinfo(url)}" is not a URL${schemeHint(url) || " (expected e.g. http://127.0.0.1:8787/v1/hooks/claude-code)"}`,
     );
   }
   if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
-    throw new Error(`"${withoutUserinfo(url)}" is not an http or https URL`);
+    throw new Error(`"${withoutUserinfo(url)}" is not an http or https URL${schemeHint(url)}`);
   }
   if (parsed.username || parsed.password) {
     throw new Error(

@@ -892,6 +892,33 @@ describe("hookgate schema and token hash", () => {
     expect(await first(["egress-check", "--", "--x", "-1"])).toBe("hookgate: egress-check takes one URL");
   });
 
+  it("says how to write in full a hook URL given without its scheme", async () => {
+    // `localhost:8787` parses, with the scheme `localhost:`: it was only "not http or https".
+    const [init, doctor, send] = await Promise.all([
+      runCli(["init", "--client", "claude-code", "--url", "localhost:8787"]),
+      runCli(["doctor", "--url", "127.0.0.1:8787/v1/hooks/claude-code"]),
+      runCli(["send", "--url", "localhost:8787/v1/hooks/claude-code"], "{}"),
+    ]);
+    expect(init.code).toBe(2);
+    expect(init.stderr).toMatch(
+      /^hookgate: --url localhost:8787 must be http or https: write it in full, http:\/\/localhost:8787\n\n/,
+    );
+    expect(doctor.code).toBe(2);
+    expect(doctor.stderr).toMatch(
+      /^hookgate: "127\.0\.0\.1:8787\/v1\/hooks\/claude-code" is not a URL: write it in full, http:\/\/127\.0\.0\.1:8787\/v1\/hooks\/claude-code\n\n/,
+    );
+    expect(send).toEqual({
+      code: 0,
+      stdout: "",
+      stderr:
+        'hookgate send: "localhost:8787/v1/hooks/claude-code" is not an http or https URL: write it in full, http://localhost:8787/v1/hooks/claude-code; the agent gets no answer\n',
+    });
+    // A URL with a scheme of its own is told only that it is not http or https.
+    expect((await runMain(["doctor", "--url", "ftp://127.0.0.1/x"])).stderr).toMatch(
+      /^hookgate: "ftp:\/\/127\.0\.0\.1\/x" is not an http or https URL\n\n/,
+    );
+  });
+
   it("prints its version from package.json", async () => {
     const { version } = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"));
     const result = await runCli(["--version"]);
