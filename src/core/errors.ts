@@ -132,3 +132,11 @@ export function errorMessage(e: unknown): string {
   const inner = (e as { errors?: unknown }).errors;
   return e.message === "" && Array.isArray(inner) ? inner.map(errorMessage).join("; ") : e.message;
 }
+
+/**
+ * A system call's error without the call and the path Node ends it with (`ENOENT: no such file
+ * or directory, open '/p/policy.json'`): the caller has named the file already.
+ */
+export function systemReason(e: unknown): string {
+  return errorMessage(e).replace(/, \w+ '.*$/s, "");
+}

@@ -15,7 +15,7 @@ import type { Stats } from "node:fs";
 import { chmod, chown, readFile, readlink, realpath, rename, rm, stat, writeFile } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { isDeepStrictEqual, parseArgs } from "node:util";
-import { errorMessage } from "../core/errors.js";
+import { systemReason } from "../core/errors.js";
 import {
   CLAUDE_CODE_EVENTS,
   closestEvent,
@@ -801,11 +801,6 @@ function refusal(verb: "read" | "write", path: string, why: string, fix: string,
   return new Error(
     `cannot ${verb} ${path}: ${why}; ${exists ? "left unchanged" : "nothing written"} (${fix}run init without --write and merge what it prints into ${path} by hand)`,
   );
-}
-
-/** Node's message without the call and the path it ends with, which the caller names better. */
-function systemReason(e: unknown): string {
-  return errorMessage(e).replace(/, \w+ '.*$/s, "");
 }
 
 /** The settings file cannot be read (the file itself, or a folder on its way): why, and what to do. */

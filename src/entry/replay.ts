@@ -26,7 +26,7 @@ import {
   replayImpact,
   streamRecords,
 } from "../app/replay.js";
-import { errorMessage } from "../core/errors.js";
+import { errorMessage, systemReason } from "../core/errors.js";
 import { escapeControls } from "../core/escape-controls.js";
 import type { LoadedPolicy } from "../core/policy.js";
 import { envReaderOf } from "../core/secret-ref.js";
@@ -91,8 +91,14 @@ export async function replayCommand(
       let handle: FileHandle;
       try {
         handle = file === "-" ? await copied(io.stdin()) : await open(file, "r");
+        const stat = file === "-" ? undefined : await handle.stat();
+        if (stat?.isDirectory()) {
+          await handle.close();
+          io.err(`hookgate: cannot read ${file}: it is a directory; name the records files in it\n`);
+          return 1;
+        }
         // A pipe (`<(zcat records.jsonl.gz)`) can be read only once.
-        if (file !== "-" && !(await handle.stat()).isFile()) {
+        if (stat !== undefined && !stat.isFile()) {
           const piped = handle;
           try {
             handle = await copied(piped.createReadStream({ autoClose: false }));
@@ -101,7 +107,7 @@ export async function replayCommand(
           }
         }
       } catch (e) {
-        io.err(`hookgate: cannot read ${file}: ${errorMessage(e)}\n`);
+        io.err(`hookgate: cannot read ${file}: ${systemReason(e)}\n`);
         return 1;
       }
       const opened: CheckedFile = { name: file, handle, bytes: 0, digests: [] };

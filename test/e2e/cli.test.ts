@@ -414,6 +414,31 @@ describe("hookgate check", () => {
     }
   });
 
+  it("names a file it cannot read once, with why, as replay names one", async () => {
+    const missing = join(dir, "no-such-policy.json");
+    expect(await runCli(["check", missing])).toEqual({
+      code: 1,
+      stdout: `error: $: cannot read ${missing}: ENOENT: no such file or directory\n${missing}: invalid (1 problem)\n`,
+      stderr: "",
+    });
+    const records = join(dir, "no-such-records.jsonl");
+    const [gone, folder] = await Promise.all([
+      runCli(["replay", "--policy", "examples/policy.json", records]),
+      runCli(["replay", "--policy", "examples/policy.json", dir]),
+    ]);
+    expect(gone).toEqual({
+      code: 1,
+      stdout: "",
+      stderr: `hookgate: cannot read ${records}: ENOENT: no such file or directory\n`,
+    });
+    // Node's "EISDIR: illegal operation on a directory, read" came from its first read.
+    expect(folder).toEqual({
+      code: 1,
+      stdout: "",
+      stderr: `hookgate: cannot read ${dir}: it is a directory; name the records files in it\n`,
+    });
+  });
+
   it("is a usage error without a file", async () => {
     expect((await runCli(["check"])).code).toBe(2);
   });

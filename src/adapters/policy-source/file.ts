@@ -1,7 +1,7 @@
 /** Reads a policy file from disk and loads it; the Node and CLI way to get a Policy. */
 import { constants, type Stats } from "node:fs";
 import { type FileHandle, open } from "node:fs/promises";
-import { errorMessage } from "../../core/errors.js";
+import { systemReason } from "../../core/errors.js";
 import { type LoadedPolicy, loadPolicy, type PolicyDeps, type PolicyIssue } from "../../core/policy.js";
 import { err, ok, type Result } from "../../core/result.js";
 import { largestFitting } from "../../core/truncate.js";
@@ -110,7 +110,7 @@ export async function readJsonText(
       await handle.close();
     }
   } catch (e) {
-    return err(`cannot read ${path}: ${errorMessage(e)}`);
+    return err(`cannot read ${path}: ${systemReason(e)}`);
   }
   try {
     return ok(new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes));
