@@ -58,6 +58,13 @@ export function negativeValuesJoined(args: readonly string[]): string[] {
   return joined;
 }
 
+/** What an option's value is called in the command's help (`--policy FILE`, `--port N`). */
+function valueNameOf(command: CommandName, option: string): string | undefined {
+  const { usage, details } = COMMAND_HELP[command];
+  const named = new RegExp(`(?:^|[\\s\\[,])${option} ([A-Z][A-Z_:]*)\\b`, "m");
+  return named.exec(details)?.[1] ?? named.exec(usage)?.[1];
+}
+
 /** The first command whose help lists `option` (`--port`: serve), to put before it. */
 export function commandTaking(option: string): CommandName | undefined {
   return (Object.keys(COMMAND_HELP) as CommandName[]).find((command) => optionsOf(command).includes(option));
@@ -79,6 +86,21 @@ export function argumentProblem(command: CommandName, e: Error & { code?: unknow
     const near = option.startsWith("--") ? closestName(option, optionsOf(command)) : undefined;
     const meant = near === option ? undefined : near;
     return `unknown option ${option}${meant === undefined ? "" : ` (did you mean ${meant}?)`}`;
+  }
+  if (e.code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE") {
+    // Node's words: "Option '--policy <value>' argument missing", "… argument is ambiguous" (the
+    // next word starts with "-") and "Option '--json' does not take an argument".
+    const needs = /^Option '(--[^' ]+)(?: <value>)?' argument (missing|is ambiguous)/.exec(e.message);
+    if (needs?.[1] !== undefined) {
+      const option = needs[1];
+      const value = valueNameOf(command, option) ?? "VALUE";
+      return needs[2] === "missing"
+        ? `${option} needs a value: ${option} ${value}`
+        : `${option} needs a value before the next option: ${option} ${value} (or ${option}=${value} for one that starts with "-")`;
+    }
+    const flag = /^Option '(--[^']+)' does not take an argument/.exec(e.message)?.[1];
+    if (flag !== undefined) return `${flag} takes no value`;
+    return e.message;
   }
   if (e.code === "ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL") {
     const word = /^Unexpected argument '(.*)'\. This command does not take positional arguments$/s.exec(

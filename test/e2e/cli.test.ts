@@ -885,6 +885,31 @@ describe("hookgate schema and token hash", () => {
     });
   });
 
+  it("says an option given without its value needs one, named as its help names it", async () => {
+    // Node's words were "Option '--policy <value>' argument missing", and for one followed by
+    // another option three lines ending "use '--host=-XYZ'".
+    const missing = await runCli(["serve", "--policy"]);
+    expect(missing.code).toBe(2);
+    expect(missing.stdout).toBe("");
+    expect(missing.stderr).toMatch(
+      /^hookgate: --policy needs a value: --policy FILE\n\nUsage:\n {2}hookgate serve /,
+    );
+    const first = async (args: string[]) => {
+      const result = await runMain(args);
+      expect(result.code, args.join(" ")).toBe(2);
+      return result.stderr.split("\n")[0];
+    };
+    expect(await first(["serve", "--host", "--port", "0", "--policy", "p.json"])).toBe(
+      'hookgate: --host needs a value before the next option: --host ADDR (or --host=ADDR for one that starts with "-")',
+    );
+    expect(await first(["egress-check", "https://example.com/", "--resolve"])).toBe(
+      "hookgate: --resolve needs a value: --resolve HOST:ADDR",
+    );
+    expect(await first(["test", "p.json", "c.json", "--coverage=yes"])).toBe(
+      "hookgate: --coverage takes no value",
+    );
+  });
+
   it("takes a negative number after an option as its value, and says what the option takes", async () => {
     // parseArgs read `-1` as an option and asked for `--timeout=-XYZ`; the value then given was
     // refused in turn, its range said only then.
