@@ -816,7 +816,10 @@ function dataDirError(dataDir: string, e: unknown): DataDirError {
  */
 function fileInPlace(dataDir: string, why: string): string | undefined {
   const path = /\b(?:ENOTDIR|EEXIST)\b[^']*'([^']+)'/.exec(why)?.[1];
-  if (path === undefined || !isInside(resolve(dataDir), resolve(path))) return undefined;
+  if (path === undefined) return undefined;
+  if (resolve(path) === resolve(dataDir))
+    return `${dataDir} is a file, not a directory: pass --data-dir a directory, or one that is yet to be made`;
+  if (!isInside(resolve(dataDir), resolve(path))) return undefined;
   try {
     if (!statSync(path).isFile()) return undefined;
   } catch {

@@ -627,7 +627,10 @@ describe("a data dir that cannot be used", () => {
     const { code, stderr } = await serveOn(file);
     expect(code).toBe(1);
     expect(stderr).toContain(`cannot use the data dir ${file}`);
-    expect(stderr).toMatch(/EEXIST.*pass --data-dir with a writable directory/);
+    // It said "pass --data-dir with a writable directory" after Node's EEXIST, as if the file were one.
+    expect(stderr).toContain(
+      `(EEXIST: file already exists, mkdir '${file}'); ${file} is a file, not a directory: pass --data-dir a directory, or one that is yet to be made\n`,
+    );
   });
 
   it("stops `serve` at start saying to move aside or remove a file where the data dir keeps its intake journal", async () => {
