@@ -396,6 +396,11 @@ describe("hookgate check", () => {
     expect(result.stdout).toBe(
       `error: $: is not valid JSON: Unexpected token '#' at line 1, column 1; ${yaml} looks like YAML: hookgate reads a policy as JSON only, so convert it to JSON\n${yaml}: invalid (1 problem)\n`,
     );
+    // And one whose first key holds a block (`rules:` at the end of its line), which was not.
+    const block = file("block.yaml", "rules:\n  - id: no-rm\n    on: PreToolUse\nversion: 1\n");
+    expect((await runMain(["check", block])).stdout).toMatch(
+      /^error: \$: is not valid JSON: [^\n]*; \S*block\.yaml looks like YAML: hookgate reads a policy as JSON only/,
+    );
     // JSON is YAML too: a JSON policy named .yaml is read, and broken JSON is not called YAML.
     const json = file("json.yaml", { version: 1, rules: [] });
     expect((await runMain(["check", json])).code).toBe(0);

@@ -60,7 +60,7 @@ const YAML_FIX = "hookgate reads a policy as JSON only, so convert it to JSON";
 function looksLikeYaml(text: string): boolean {
   const start = text.replace(/^\uFEFF/, "").trimStart();
   if (start.startsWith("{") || start.startsWith("[")) return false;
-  if (!/^(?:---|#|["']?[A-Za-z_$][\w$-]*["']?[ \t]*:(?:[ \t]|$))/.test(start)) return false;
+  if (!/^(?:---|#|["']?[A-Za-z_$][\w$-]*["']?[ \t]*:(?:\s|$))/.test(start)) return false;
   return !(
     start.startsWith('"') &&
     (/,[ \t]*\r?$/m.test(start) || parsedOrUndefined(`{${start}}`) !== undefined)
