@@ -8,7 +8,7 @@ import { readFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { nodeSha256 } from "../adapters/hash/node-crypto.js";
-import { readJsonText } from "../adapters/policy-source/file.js";
+import { readJsonText, withYamlHint } from "../adapters/policy-source/file.js";
 import { createJudge } from "../app/replay.js";
 import { DEFAULT_TEAM, listTeams, teamsOf } from "../core/auth.js";
 import { closestName } from "../core/closest-name.js";
@@ -213,7 +213,8 @@ async function loadCases(file: string): Promise<{ cases: LoadedCase[]; problems:
   const text = await readJsonText(file);
   if (!text.ok) return { cases: [], problems: [`$: ${text.error}`] };
   const parsed = parseCases(text.value);
-  if (!parsed.ok) return { cases: [], problems: parsed.error.map(describe) };
+  if (!parsed.ok)
+    return { cases: [], problems: withYamlHint(file, text.value, parsed.error, "test cases").map(describe) };
   const document = parsed.value;
   const cases: LoadedCase[] = [];
   const problems: string[] = [];

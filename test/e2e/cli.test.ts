@@ -417,6 +417,13 @@ describe("hookgate check", () => {
       expect(members.code, name).toBe(1);
       expect(members.stdout, name).not.toMatch(/YAML/);
     }
+    // So does test of a cases file written in YAML, which said only "Unexpected token 'c'".
+    const cases = file("cases.yaml", "cases:\n  - name: rm is denied\n");
+    expect(await runCli(["test", "examples/policy.json", cases])).toEqual({
+      code: 1,
+      stdout: "",
+      stderr: `${cases}: $: is not valid JSON: Unexpected token 'c' at line 1, column 1; ${cases} looks like YAML: hookgate reads test cases as JSON only, so convert it to JSON\ncases invalid (1 problem)\n`,
+    });
   });
 
   it("names a file it cannot read once, with why, as replay names one", async () => {

@@ -26,16 +26,27 @@ export async function loadPolicyFileText(
   const loaded = await loadPolicy(text, deps);
   if (loaded.ok) return loaded;
   const issues = await withNearMisses(loaded.error, parsedOrUndefined(text));
-  if (!looksLikeYaml(text)) return err(issues);
-  return err(
-    issues.map((issue) =>
-      issue.path === "$" && issue.message.startsWith("is not valid JSON")
-        ? {
-            ...issue,
-            message: `${issue.message}; ${path} looks like YAML: ${YAML_FIX}`,
-          }
-        : issue,
-    ),
+  return err(withYamlHint(path, text, issues, "a policy"));
+}
+
+/**
+ * The problems of a JSON file (a policy, a cases file) that does not parse, its "not valid JSON"
+ * saying so when the file reads as YAML, which hookgate does not read.
+ */
+export function withYamlHint(
+  path: string,
+  text: string,
+  issues: PolicyIssue[],
+  what: "a policy" | "test cases",
+): PolicyIssue[] {
+  if (!looksLikeYaml(text)) return issues;
+  return issues.map((issue) =>
+    issue.path === "$" && issue.message.startsWith("is not valid JSON")
+      ? {
+          ...issue,
+          message: `${issue.message}; ${path} looks like YAML: hookgate reads ${what} as JSON only, so convert it to JSON`,
+        }
+      : issue,
   );
 }
 
@@ -47,8 +58,6 @@ function parsedOrUndefined(text: string): unknown {
     return undefined;
   }
 }
-
-const YAML_FIX = "hookgate reads a policy as JSON only, so convert it to JSON";
 
 /**
  * A text that is no JSON but reads as YAML (a policy written in the habit of other tools' config
