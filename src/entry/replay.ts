@@ -52,6 +52,9 @@ export async function replayCommand(
   if (!values.policy) throw new UsageError("replay needs --policy CANDIDATE");
   if (positionals.length === 0)
     throw new UsageError("replay takes one or more record files (or - for stdin)");
+  // stdin is read to its end once: a second - held nothing, and was refused as a file of no records.
+  if (positionals.filter((file) => file === "-").length > 1)
+    throw new UsageError("replay reads stdin (-) once: give - one time");
   const examples = Number(values.examples ?? "3");
   if (!/^\d+$/.test(values.examples ?? "3"))
     throw new UsageError(`--examples ${JSON.stringify(values.examples)} is not a count`);

@@ -426,7 +426,7 @@ describe("hookgate check", () => {
     });
   });
 
-  it("names a file it cannot read once, with why, as replay names one", async () => {
+  it("names a file it cannot read once, with why, as replay names one; replay takes stdin once", async () => {
     const missing = join(dir, "no-such-policy.json");
     expect(await runCli(["check", missing])).toEqual({
       code: 1,
@@ -443,6 +443,16 @@ describe("hookgate check", () => {
       stdout: "",
       stderr: `hookgate: cannot read ${records}: ENOENT: no such file or directory\n`,
     });
+    // stdin twice: the second - read nothing and was called a file of no records.
+    const twice = await runCli(
+      ["replay", "--policy", "examples/policy.json", "-", "-"],
+      readFileSync(join(ROOT, "test/fixtures/replay/traffic.jsonl")),
+    );
+    expect(twice.code).toBe(2);
+    expect(twice.stdout).toBe("");
+    expect(twice.stderr).toMatch(
+      /^hookgate: replay reads stdin \(-\) once: give - one time\n\nUsage:\n {2}hookgate replay /,
+    );
     // Node's "EISDIR: illegal operation on a directory, read" came from its first read.
     expect(folder).toEqual({
       code: 1,
