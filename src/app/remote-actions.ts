@@ -103,9 +103,7 @@ export interface RemoteDeps {
    * beside the parsed event. Past it a run's rules are not called: each answers as a call that
    * found no concurrency slot in time does (WAITING_FULL).
    */
-  readonly waitingBudget?:
-    | { take(bytes: number, own: number): boolean; give(bytes: number): void }
-    | undefined;
+  readonly waitingBudget?: { hold(): { take(bytes: number): boolean; end(): void } } | undefined;
 }
 
 export interface RemoteActions {
@@ -255,13 +253,12 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
   );
 
   async function run(input: RemoteInput): Promise<RemoteRun> {
-    const budget = deps.waitingBudget;
-    const weight = input.bodyChars + input.body.length;
-    const held = budget === undefined || budget.take(weight, 0);
+    const hold = deps.waitingBudget?.hold();
+    const held = hold === undefined || hold.take(input.bodyChars + input.body.length);
     try {
       return await runHeld(input, held);
     } finally {
-      if (held) budget?.give(weight);
+      hold?.end();
     }
   }
 

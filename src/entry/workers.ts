@@ -38,8 +38,10 @@ import type { ToldFailure } from "../core/recurring-failure.js";
 import { createApp } from "../http/app.js";
 import { createBrokenConfigApp } from "../http/broken-config.js";
 import {
+  BODY_DEADLINE_MS,
   bodyDeadline,
   createBodyBudget,
+  type HoldExpiry,
   readBody,
   UNAUTHENTICATED_BODY_BUDGET_BYTES,
   WORKERS_BODY_BUDGET_BYTES,
@@ -222,9 +224,23 @@ const BODY_CEILING = {
  * app's. A body past it is refused at once, never left to wait for room: code resumed from
  * another request cannot do I/O for this one (remote-actions.ts `Semaphore`).
  */
-const bodyBudget = createBodyBudget(WORKERS_BODY_BUDGET_BYTES);
+const bodyBudget = createBodyBudget(WORKERS_BODY_BUDGET_BYTES, holdExpiry());
 /** Bodies no token vouches for, held apart as on Node, so that they cannot crowd out a team's. */
-const unauthenticatedBodyBudget = createBodyBudget(UNAUTHENTICATED_BODY_BUDGET_BYTES);
+const unauthenticatedBodyBudget = createBodyBudget(UNAUTHENTICATED_BODY_BUDGET_BYTES, holdExpiry());
+
+/**
+ * When a hold on the isolate's budgets is over at the latest, however its request went: a request
+ * the runtime stops (past its CPU limit, or 30 s after its client hung up) never ends its holds,
+ * and they are dropped then (read-body.ts `createBodyBudget`). A body arriving holds from the
+ * start of its reading until the body deadline at most (BODY_DEADLINE_MS, 60 s), and the runtime
+ * sets no time limit of its own on a request whose client stays connected; a hook waiting on
+ * remote rules holds within its request's deadline (REQUEST_BUDGET_MS, 28 s from its arrival). So
+ * 60 s from a hold's start: the shorter 28 s or the 30 s after a hang-up would drop the holds of
+ * bodies still arriving, uncounted while the isolate goes on holding them.
+ */
+function holdExpiry(): HoldExpiry {
+  return { holdMs: BODY_DEADLINE_MS, monotonic: clock.monotonic };
+}
 
 const PUT_POLICY = "jq -c . policy.json | wrangler secret put HOOKGATE_POLICY";
 

@@ -155,11 +155,11 @@ export async function readBodyChunks(
   const chunks: Uint8Array[] = [];
   let kept = 0;
   let size = 0;
-  let taken = 0;
   // A declared length over the limit is refused at once: nothing past the sniffed head is kept.
   let over = declared > maxBytes;
   // Started with the reading, so that a body never read never leaves one running.
   const deadline = startDeadline?.();
+  const hold = budget?.hold();
   try {
     for (;;) {
       const { done, value } = await (deadline ? Promise.race([source.next(), deadline.late]) : source.next());
@@ -169,9 +169,7 @@ export async function readBodyChunks(
       over ||= size > maxBytes;
       if (!over || kept < SNIFF_BYTES) {
         // Refused, the chunk that came still names the event, for the answer's shape.
-        if (budget && !budget.take(chunk.byteLength, taken))
-          return busy([...chunks, chunk], kept + chunk.byteLength);
-        taken += chunk.byteLength;
+        if (hold && !hold.take(chunk.byteLength)) return busy([...chunks, chunk], kept + chunk.byteLength);
         chunks.push(chunk);
         kept += chunk.byteLength;
       }
@@ -195,7 +193,7 @@ export async function readBodyChunks(
     };
   } finally {
     deadline?.clear();
-    budget?.give(taken);
+    hold?.end();
   }
   if (over) return tooLarge(chunks, kept, Math.max(size, declared), maxBytes, setBy, false);
   return decodeBody(concat(chunks, size));
@@ -209,13 +207,37 @@ export async function readBodyChunks(
  * body alone is always read, however large the policy lets it be.
  */
 export interface BodyBudget {
-  /**
-   * Takes `bytes` for a body that holds `own` already, or answers false and takes nothing when
-   * that would pass the limit while other bodies hold some of it.
-   */
-  take(bytes: number, own: number): boolean;
-  give(bytes: number): void;
+  /** A share for one body (or one hook waiting on remote rules), holding nothing yet. */
+  hold(): BodyHold;
 }
+
+/** What one body holds of a budget (`BodyBudget.hold`). */
+export interface BodyHold {
+  /**
+   * Takes `bytes` more, or answers false and takes nothing when that would pass the limit while
+   * other holds have some of it.
+   */
+  take(bytes: number): boolean;
+  /** Gives back all it took; nothing the second time, or once the budget dropped it as stale. */
+  end(): void;
+}
+
+/**
+ * When a budget's holds go stale (`createBodyBudget`): `holdMs` after each is made, by
+ * `monotonic`, its request is over at the latest, and STALE_HOLD_GRACE_MS after that the budget
+ * drops what it still holds.
+ */
+export interface HoldExpiry {
+  readonly holdMs: number;
+  readonly monotonic: () => number;
+}
+
+/**
+ * How long past its expiry a hold stays counted when it is never ended: a Worker's request the
+ * runtime stopped (past its CPU limit, or 30 s after its client hung up) runs none of its code
+ * again, its `finally` included, as remote-actions.ts STALE_SLOT_GRACE_MS says of model slots.
+ */
+export const STALE_HOLD_GRACE_MS = 1000;
 
 /**
  * Node's default: 64 MiB, 64 bodies at the default 1 MiB limit, thousands of usual hook bodies.
@@ -262,23 +284,57 @@ export interface BodyBudgetReadings {
   refused(): number;
 }
 
-export function createBodyBudget(limitBytes = BODY_BUDGET_BYTES): BodyBudget & BodyBudgetReadings {
+/**
+ * A budget of `limitBytes`. With `expiry` (a Worker's), a hold never ended stops counting
+ * STALE_HOLD_GRACE_MS past its expiry, looked at only when a take would be refused and when the
+ * readings are read: a stopped request's bytes would otherwise stay taken for the isolate's life,
+ * and two 16 MiB bodies had every later hook refused. Without it (Node's, where every `finally`
+ * runs) a hold counts until it ends.
+ */
+export function createBodyBudget(
+  limitBytes = BODY_BUDGET_BYTES,
+  expiry?: HoldExpiry,
+): BodyBudget & BodyBudgetReadings {
   let held = 0;
   let refused = 0;
+  /** The holds, oldest first: one `holdMs` for them all, so their expiries come in this order too. */
+  const holds = new Set<{ bytes: number; readonly until: number }>();
+  const dropStale = () => {
+    if (!expiry) return;
+    const now = expiry.monotonic();
+    for (const hold of holds) {
+      if (hold.until + STALE_HOLD_GRACE_MS > now) break;
+      holds.delete(hold);
+      held -= hold.bytes;
+    }
+  };
   return {
-    take(bytes, own) {
-      if (held > own && held + bytes > limitBytes) {
-        refused++;
-        return false;
-      }
-      held += bytes;
-      return true;
-    },
-    give(bytes) {
-      held -= bytes;
+    hold() {
+      const hold = { bytes: 0, until: expiry ? expiry.monotonic() + expiry.holdMs : 0 };
+      holds.add(hold);
+      const fits = (bytes: number) => held <= hold.bytes || held + bytes <= limitBytes;
+      return {
+        take(bytes) {
+          if (!fits(bytes)) dropStale();
+          // A hold dropped as stale takes nothing more: its request is over its time.
+          if (!fits(bytes) || !holds.has(hold)) {
+            refused++;
+            return false;
+          }
+          held += bytes;
+          hold.bytes += bytes;
+          return true;
+        },
+        end() {
+          if (holds.delete(hold)) held -= hold.bytes;
+        },
+      };
     },
     limitBytes,
-    heldBytes: () => held,
+    heldBytes: () => {
+      dropStale();
+      return held;
+    },
     refused: () => refused,
   };
 }

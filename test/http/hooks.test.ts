@@ -664,12 +664,17 @@ describe("POST /v1/simulate", () => {
       sha256,
       logger: { log: () => {} },
       bodyBudget: {
-        take: (bytes, own) => {
-          const taken = budget.take(bytes, own);
-          tookBytes();
-          return taken;
+        hold: () => {
+          const hold = budget.hold();
+          return {
+            take: (bytes) => {
+              const taken = hold.take(bytes);
+              tookBytes();
+              return taken;
+            },
+            end: () => hold.end(),
+          };
         },
-        give: (bytes) => budget.give(bytes),
       },
     });
     const head = new TextEncoder().encode(`{"hook_event_name":"Stop","x":"${"a".repeat(60)}`);
@@ -711,12 +716,17 @@ describe("POST /v1/simulate", () => {
     });
     // Either budget: settled once the stalled body's first bytes are taken, whichever holds them.
     const watched = (budget: ReturnType<typeof createBodyBudget>) => ({
-      take: (bytes: number, own: number) => {
-        const taken = budget.take(bytes, own);
-        tookBytes();
-        return taken;
+      hold: () => {
+        const hold = budget.hold();
+        return {
+          take: (bytes: number) => {
+            const taken = hold.take(bytes);
+            tookBytes();
+            return taken;
+          },
+          end: () => hold.end(),
+        };
       },
-      give: (bytes: number) => budget.give(bytes),
     });
     const budgeted = createApp({
       policy: () => policy,

@@ -373,12 +373,17 @@ describe("hookListener's budgets of bodies still arriving", () => {
       tookBytes = resolve;
     });
     const watched = (budget: ReturnType<typeof createBodyBudget>) => ({
-      take: (bytes: number, own: number) => {
-        const taken = budget.take(bytes, own);
-        tookBytes();
-        return taken;
+      hold: () => {
+        const hold = budget.hold();
+        return {
+          take: (bytes: number) => {
+            const taken = hold.take(bytes);
+            tookBytes();
+            return taken;
+          },
+          end: () => hold.end(),
+        };
       },
-      give: (bytes: number) => budget.give(bytes),
     });
     const deps = {
       policy: () => policy,

@@ -1,5 +1,13 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { bodyDeadline, decodeBody, readBody } from "../../src/http/read-body.js";
+import {
+  bodyDeadline,
+  type ChunkSource,
+  createBodyBudget,
+  decodeBody,
+  readBody,
+  readBodyChunks,
+  STALE_HOLD_GRACE_MS,
+} from "../../src/http/read-body.js";
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -79,5 +87,89 @@ describe("bodyDeadline", () => {
     cleared.clear();
     await vi.advanceTimersByTimeAsync(1000);
     expect(clearedPassed).toBe(false);
+  });
+});
+
+describe("createBodyBudget with an expiry (a Worker's)", () => {
+  /** A monotonic clock the test moves, as the isolate's performance.now(). */
+  const clockAt = () => {
+    let now = 1_000;
+    return {
+      monotonic: () => now,
+      advance: (ms: number) => {
+        now += ms;
+      },
+    };
+  };
+  const bytes = (text: string) => new TextEncoder().encode(text);
+  const body = (text: string): ChunkSource => {
+    let given = false;
+    return {
+      next: async () => {
+        if (given) return { done: true, value: undefined };
+        given = true;
+        return { done: false, value: bytes(text) };
+      },
+    };
+  };
+
+  it("drops a hold its request never ended once the hold's time and the grace are past, and no earlier", async () => {
+    // A Worker's request the runtime stops (its CPU limit, 30 s after a hang-up) runs no `finally`:
+    // its body's bytes stayed taken for the isolate's life, and every later hook was refused.
+    const clock = clockAt();
+    const budget = createBodyBudget(100, { holdMs: 60_000, monotonic: clock.monotonic });
+    const stopped = `{"hook_event_name":"Stop","x":"${"a".repeat(60)}`;
+    let asked: () => void = () => {};
+    const askedMore = new Promise<void>((resolve) => {
+      asked = resolve;
+    });
+    let reads = 0;
+    // Its first chunk, then nothing ever again: the reading never ends, as in a stopped request.
+    const never: ChunkSource = {
+      next: () => {
+        if (reads++ === 0) return Promise.resolve({ done: false, value: bytes(stopped) });
+        asked();
+        return new Promise(() => {});
+      },
+    };
+    void readBodyChunks(never, null, 1024, undefined, budget);
+    await askedMore;
+    const next = `{"hook_event_name":"PreToolUse","x":"${"b".repeat(60)}"}`;
+    clock.advance(60_000 + STALE_HOLD_GRACE_MS - 1);
+    expect(await readBodyChunks(body(next), null, 1024, undefined, budget)).toMatchObject({
+      ok: false,
+      error: { code: "BODY_UNREADABLE" },
+    });
+    expect([budget.heldBytes(), budget.refused()]).toEqual([stopped.length, 1]);
+    clock.advance(1);
+    expect(await readBodyChunks(body(next), null, 1024, undefined, budget)).toEqual({ ok: true, text: next });
+    // What /metrics reads: nothing held, and the one refusal before.
+    expect([budget.heldBytes(), budget.refused()]).toEqual([0, 1]);
+  });
+
+  it("takes nothing more for a hold dropped as stale, and its late end gives nothing back twice", () => {
+    const clock = clockAt();
+    const budget = createBodyBudget(100, { holdMs: 60_000, monotonic: clock.monotonic });
+    const late = budget.hold();
+    expect(late.take(80)).toBe(true);
+    clock.advance(60_000 + STALE_HOLD_GRACE_MS);
+    const fresh = budget.hold();
+    expect(fresh.take(50)).toBe(true);
+    expect(late.take(10)).toBe(false);
+    late.end();
+    expect(budget.heldBytes()).toBe(50);
+    fresh.end();
+    fresh.end();
+    expect(budget.heldBytes()).toBe(0);
+  });
+
+  it("keeps a hold without an expiry (Node's, where every reading ends) until it ends", () => {
+    const budget = createBodyBudget(100);
+    const held = budget.hold();
+    expect(held.take(80)).toBe(true);
+    expect(budget.hold().take(50)).toBe(false);
+    held.end();
+    expect(budget.hold().take(50)).toBe(true);
+    expect([budget.heldBytes(), budget.refused()]).toEqual([50, 1]);
   });
 });

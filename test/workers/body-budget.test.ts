@@ -8,7 +8,11 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import worker, { type WorkerEnv } from "../../src/entry/workers.js";
-import { WORKERS_BODY_BUDGET_BYTES, WORKERS_MAX_BODY_BYTES } from "../../src/http/read-body.js";
+import {
+  BODY_DEADLINE_MS,
+  WORKERS_BODY_BUDGET_BYTES,
+  WORKERS_MAX_BODY_BYTES,
+} from "../../src/http/read-body.js";
 import { MODEL_ORIGIN } from "./fanout-policy.js";
 
 const HEAD =
@@ -133,6 +137,30 @@ describe("the hook bodies an isolate holds at once", () => {
     second.finish();
     await expectJudged(await first.answer);
     await expectJudged(await second.answer);
+    await expectJudged(await post(policy, small()));
+  });
+
+  it("stop counting the bodies of requests that never end once their time is past, as the runtime's stopped ones", async () => {
+    // A request the runtime stops (past its CPU limit, or 30 s after its client hung up) runs no
+    // `finally`: two 16 MiB bodies held their bytes for the isolate's life, and every later hook
+    // was refused. These two never end while the isolate's clock moves past the 60 s a body may
+    // take to arrive, and the grace after it.
+    const policy = policyOf(crypto.randomUUID(), []);
+    const first = stalled(policy, HALF);
+    await first.read;
+    const second = stalled(policy, HALF);
+    await second.read;
+    await expectRefused(await post(policy, small()));
+    const now = performance.now.bind(performance);
+    const later = vi.spyOn(performance, "now").mockImplementation(() => now() + BODY_DEADLINE_MS + 1000);
+    await expectJudged(await post(policy, small()));
+    later.mockRestore();
+    // Read on past their time after all (the runtime would have stopped them, the body deadline
+    // ended them): not read further, and what they held is not given back a second time.
+    first.finish();
+    second.finish();
+    await expectRefused(await first.answer);
+    await expectRefused(await second.answer);
     await expectJudged(await post(policy, small()));
   });
 
