@@ -4,7 +4,7 @@
  * test/e2e/fanout.test.ts): a thread that dies is started again and its reports still arrive;
  * a thread that cannot start fails the start with its reason.
  */
-import { mkdirSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import type { ServerResponse } from "node:http";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -427,6 +427,27 @@ describe("startDeliveryThread", () => {
     await thread.stop();
     expect(new Set(logs.map((l) => l.msg))).toEqual(new Set([hungLine]));
   }, 60_000);
+
+  it("puts back a queue file deleted under the real thread readable by its user alone, in a data dir of a wider mode (built dist/)", async () => {
+    // A data dir that existed with a wider mode (systemd's StateDirectory is 0755), its queue
+    // file deleted by hand: the copy put back held the same notify events as the file it
+    // replaces, and SQLite makes a new file 0644.
+    const dataDir = tempDir("thread");
+    chmodSync(dataDir, 0o755);
+    const { lines, start } = harness(
+      new URL("../../dist/entry/delivery-thread.js", import.meta.url),
+      dataDir,
+      FIRST,
+      1000,
+    );
+    const thread = await start();
+    const path = join(dataDir, "queue.sqlite");
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    for (const file of [path, `${path}-wal`, `${path}-shm`]) rmSync(file, { force: true });
+    await until(() => lines.join("").includes("the queue file is back"), 20_000);
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    await thread.stop();
+  }, 30_000);
 
   it("fails the start when the thread stops responding before it is ready", async () => {
     const script = standIn("for (;;) {}");

@@ -5,7 +5,7 @@
  * out cannot undo the newer delivery. A lease that runs out makes the job visible again.
  */
 import { randomUUID } from "node:crypto";
-import { closeSync, openSync } from "node:fs";
+import { closeSync, fchmodSync, openSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import Database from "better-sqlite3";
 import { errorMessage } from "../../core/errors.js";
@@ -90,7 +90,8 @@ export interface SqliteQueue<T> extends Queue<T> {
   stats(): QueueStats;
   /**
    * Writes a copy of the open queue to `path` (SQLite's online backup), its WAL's commits
-   * included: how `serve` puts back a queue file deleted under it.
+   * included, readable by its own user alone as the queue file is: how `serve` puts back a
+   * queue file deleted under it.
    */
   copyTo(path: string): Promise<void>;
 }
@@ -235,6 +236,25 @@ function makePrivate(path: string): void {
     closeSync(openSync(path, "wx", 0o600));
   } catch {
     // EEXIST: a queue file already, or something SQLite's open below refuses with its reason.
+  }
+}
+
+/**
+ * Makes the file a copy of the queue is written to (`copyTo`) readable by its own user alone, as
+ * `makePrivate` makes the queue file, also where it is left from an earlier copy: the backup
+ * writes into a file that exists, and makes a new one 0644. Emptied, as the backup replaces it.
+ */
+function copyPrivate(path: string): void {
+  let fd: number;
+  try {
+    fd = openSync(path, "w", 0o600);
+  } catch {
+    return; // left for the backup to refuse, naming why
+  }
+  try {
+    fchmodSync(fd, 0o600);
+  } finally {
+    closeSync(fd);
   }
 }
 
@@ -796,6 +816,7 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
 
     async copyTo(path) {
       commitWaiting();
+      copyPrivate(path);
       await db.backup(path).catch((e: unknown) => {
         throw named(e);
       });
