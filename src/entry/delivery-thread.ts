@@ -316,11 +316,14 @@ async function start(): Promise<void> {
         deadLetters,
       },
     );
+    // The heartbeat goes on until the copy is made: the deliveries in flight (up to a sink's
+    // timeout) and the copy of a large file take longer than the host waits for a silent thread,
+    // which it ended as hung mid-way, the file never put back.
     clearInterval(poll);
-    clearInterval(gaugeTimer);
     await drain();
     await consumer.stop();
     await queue.copyTo(copy);
+    clearInterval(gaugeTimer);
     journal.close();
     await queue.close();
     renameSync(copy, queuePath);

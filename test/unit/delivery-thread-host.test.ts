@@ -449,6 +449,63 @@ describe("startDeliveryThread", () => {
     await thread.stop();
   }, 30_000);
 
+  it("keeps the real thread's heartbeat while it puts back a deleted queue file behind a delivery in flight (built dist/)", async () => {
+    // The put-back waits for the deliveries in flight, up to a sink's 15 s timeout, and copies the
+    // whole file: longer than six heartbeats, and a thread silent meanwhile was ended as hung
+    // mid-way, the file never put back, and the next one started on an empty queue.
+    const dataDir = tempDir("thread");
+    let held: ServerResponse | undefined;
+    const sink = await loopbackServer((_req, res) => {
+      if (held === undefined) held = res;
+      else res.writeHead(204).end();
+    });
+    whenDone(() => sink.close());
+    const settings: DeliverySettings = {
+      document: {
+        sinks: { audit: { type: "webhook", url: `${sink.url}/hook`, retryScheduleSeconds: [1, 1, 1] } },
+        egress: { allowCidrs: ["127.0.0.1/32"] },
+      },
+      secrets: [],
+    };
+    const { lines, logs, start } = harness(
+      new URL("../../dist/entry/delivery-thread.js", import.meta.url),
+      dataDir,
+      settings,
+      1000,
+    );
+    const thread = await start();
+    const journal = openJournalWriter(join(dataDir, JOURNAL_DIR));
+    whenDone(() => journal.close());
+    const job: DeliveryJob = {
+      id: "evt_1.audit",
+      sink: "audit",
+      notification: {
+        id: "evt_1",
+        createdAt: Date.now(),
+        team: "t",
+        client: "claude-code",
+        eventName: "Notification",
+        decision: "none",
+        ruleId: "r",
+        event: { message: "event 1" },
+      },
+    };
+    journal.append([{ id: job.id, body: job, group: "audit" }]);
+    thread.wake();
+    await until(() => held !== undefined);
+    const path = join(dataDir, "queue.sqlite");
+    for (const file of [path, `${path}-wal`, `${path}-shm`]) rmSync(file, { force: true });
+    const hungLine = "the delivery thread stopped responding; ended it and starting it again";
+    const back = () => lines.join("").includes("the queue file is back");
+    await until(() => back() || logs.some((l) => l.msg === hungLine), 40_000);
+    expect(logs.map((l) => l.msg)).not.toContain(hungLine);
+    expect(back()).toBe(true);
+    // The job it was delivering is in the file put back, and the next thread delivers it.
+    await until(() => sink.received.length >= 2, 20_000);
+    expect(sink.received.map((r) => r.headers["webhook-id"])).toEqual(["evt_1", "evt_1"]);
+    await thread.stop();
+  }, 90_000);
+
   it("fails the start when the thread stops responding before it is ready", async () => {
     const script = standIn("for (;;) {}");
     const { logs, start } = harness(script, "unused", FIRST, 50);
