@@ -130,15 +130,18 @@ export async function dlqCommand(
     // An id that `list` shows for a DLQ message that is no job (SQS) is never replayed: said as
     // such, with what to do, rather than as an id that is no dead letter, which sent the user
     // back to the list that showed it.
+    // Only one the queue has: a mistyped one, or one dropped already, is no dead letter (below).
     const jobless =
-      sub === "replay" && ids ? [...new Set(ids)].filter((id) => id.startsWith(UNREADABLE_PREFIX)) : [];
+      sub === "replay"
+        ? [...new Set(ids)].filter((id) => id.startsWith(UNREADABLE_PREFIX) && !swept.missing.includes(id))
+        : [];
     for (const id of jobless)
       io.err(
         `${id} is a message on the DLQ that is no job (hookgate dlq list shows its text): it cannot be replayed; hookgate dlq drop --id ${id} deletes it\n`,
       );
     // An id that is not a dead letter is a mistake worth an exit code (a typo, or already done),
     // named: among several ids, a count alone left the user to find which.
-    const missed = swept.missing.filter((id) => !jobless.includes(id));
+    const missed = swept.missing;
     if (missed.length > 0) {
       const n = missed.length;
       const named = missed.map((id) => escapeControls(id)).join(", ");

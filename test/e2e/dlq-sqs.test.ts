@@ -344,6 +344,19 @@ describe("hookgate dlq drop on SQS", () => {
     expect(left.map((d) => d.id)).toEqual(["evt_2.audit"]);
   });
 
+  it("names a replay's id of a message that is no job as no dead letter when the DLQ holds no such message", async () => {
+    // A mistyped or dropped one: it said the message was on the DLQ, to be dropped, where a drop
+    // of it then found nothing.
+    const t = await queuesWith(["not json"]);
+    const id = "unreadable-00000000-0000-0000-0000-000000000000";
+    const replayed = await runCli(["dlq", "replay", "--id", id, ...t.args]);
+    expect([replayed.code, replayed.stdout]).toEqual([1, "replayed 0 jobs\n"]);
+    expect(replayed.stderr).toContain(
+      `1 of the ids given is not a dead letter (mistyped, or replayed or dropped already): ${id}; see hookgate dlq list\n`,
+    );
+    expect(replayed.stderr).not.toContain("is a message on the DLQ that is no job");
+  });
+
   it("says how many jobs it dropped when it stops, here before its first page", async () => {
     // Before, a drop that stopped said only why, as replay once did; a DLQ URL
     // that names no queue stops it at its first receive.
