@@ -302,9 +302,9 @@ async function start(): Promise<void> {
     }
   };
   const copy = `${queuePath}.restoring`;
-  const restore = async () => {
+  /** Copies the open queue beside its path, to be renamed to it once closed, and says so. */
+  const copyBack = async () => {
     makeDirectory(data.dataDir, 0o700);
-    // A first copy while deliveries go on: a data dir that cannot be written stops nothing.
     await queue.copyTo(copy);
     const { jobs, deadLetters } = queue.stats();
     logger.log(
@@ -316,6 +316,14 @@ async function start(): Promise<void> {
         deadLetters,
       },
     );
+  };
+  /** What to do about a copy that failed, `then` said after it. */
+  const copyFix = (error: string, then: string) =>
+    // A damaged file moved aside while serve ran cannot be copied: the fix is a damaged file's.
+    queueFix(error, queuePath) ?? `make ${data.dataDir} writable again${then}`;
+  const restore = async () => {
+    // A first copy while deliveries go on: a data dir that cannot be written stops nothing.
+    await copyBack();
     // The heartbeat goes on until the copy is made: the deliveries in flight (up to a sink's
     // timeout) and the copy of a large file take longer than the host waits for a silent thread,
     // which it ended as hung mid-way, the file never put back.
@@ -347,10 +355,7 @@ async function start(): Promise<void> {
         path: queuePath,
         problem:
           "the jobs and dead letters in the file serve has open are not at its path when serve starts again",
-        // A damaged file moved aside while serve ran cannot be copied: the fix is a damaged file's.
-        fix:
-          queueFix(error, queuePath) ??
-          `make ${data.dataDir} writable again; serve puts the file back at its next try`,
+        fix: copyFix(error, "; serve puts the file back at its next try"),
       });
       restoring = undefined;
     });
@@ -370,6 +375,19 @@ async function start(): Promise<void> {
         path: queuePath,
       });
   };
+  const lostAtStop = (e: unknown): false => {
+    const error = errorMessage(e);
+    logger.log(
+      "error",
+      "could not put back the queue file deleted under serve as it stopped; its jobs and dead letters are lost",
+      {
+        path: queuePath,
+        error,
+        fix: copyFix(error, " before serve stops, or put the file back by hand"),
+      },
+    );
+    return false;
+  };
   gauges();
   // Also the heartbeat: a thread that stops sending them is ended and started again.
   const gaugeTimer = setInterval(gauges, data.heartbeatMs);
@@ -387,9 +405,21 @@ async function start(): Promise<void> {
         clearInterval(gaugeTimer);
         await drain();
         await consumer.stop();
-        leftForNextStart();
+        // Deleted since the last heartbeat's check (the data dir removed, then serve stopped):
+        // put back as at a heartbeat, or its jobs and dead letters went with the process.
+        const gone = queueFileGone();
+        let putBack = false;
+        if (gone) putBack = await copyBack().then(() => true, lostAtStop);
+        else leftForNextStart();
         journal.close();
         await queue.close();
+        if (putBack) {
+          try {
+            renameSync(copy, queuePath);
+          } catch (e) {
+            lostAtStop(e);
+          }
+        }
         await egress.close();
         report();
         port.close();

@@ -506,6 +506,33 @@ describe("startDeliveryThread", () => {
     await thread.stop();
   }, 90_000);
 
+  it("puts back at a stop a queue file deleted since the real thread's last heartbeat (built dist/)", async () => {
+    // The data dir removed, then serve stopped within the 5 s to the next check: the dead letter
+    // went with the deleted file, and the stop said nothing.
+    const dataDir = tempDir("thread");
+    mkdirSync(join(dataDir, JOURNAL_DIR));
+    writeFileSync(join(dataDir, JOURNAL_DIR, "intake-000000000001.jsonl"), "garbage\n");
+    const { lines, logs, metrics, start } = harness(
+      new URL("../../dist/entry/delivery-thread.js", import.meta.url),
+      dataDir,
+    );
+    const thread = await start();
+    await until(() => lines.join("").includes("delivery dead-lettered"));
+    await until(() => metrics.render().includes("hookgate_queue_dead_letters 1\n"));
+    const path = join(dataDir, "queue.sqlite");
+    for (const file of [path, `${path}-wal`, `${path}-shm`]) rmSync(file, { force: true });
+    await thread.stop();
+    expect(logs).toEqual([]);
+    expect(lines.join("")).toContain("the queue file was deleted under serve; putting back a copy");
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    const queue = createSqliteQueue({ path });
+    try {
+      expect((await queue.listDead()).map((d) => d.id)).toEqual(["intake-1-0"]);
+    } finally {
+      await queue.close();
+    }
+  });
+
   it("fails the start when the thread stops responding before it is ready", async () => {
     const script = standIn("for (;;) {}");
     const { logs, start } = harness(script, "unused", FIRST, 50);
