@@ -101,10 +101,21 @@ export interface RemoteDeps {
    * read-body.ts `createBodyBudget(WAITING_BODY_BUDGET_BYTES)`; a Worker: its isolate's budget of
    * bodies arriving), each counted by its body's length, twice while a forward rule keeps the text
    * beside the parsed event. Past it a run's rules are not called: each answers as a call that
-   * found no concurrency slot in time does (WAITING_FULL).
+   * found no concurrency slot in time does (WAITING_FULL). A run of shadow rules alone never
+   * takes from it (`shadowWaitingBudget`); a run with an enforcing rule counts in it whole.
    */
-  readonly waitingBudget?: { hold(): { take(bytes: number): boolean; end(): void } } | undefined;
+  readonly waitingBudget?: WaitingBudget | undefined;
+  /**
+   * What runs of shadow rules alone may hold of their bodies at once, apart from `waitingBudget`
+   * and smaller (read-body.ts SHADOW_WAITING_BODY_BUDGET_BYTES): a shadow rule must never change
+   * what the enforcing rules answer, and hooks waiting on a slow shadow model in the one budget
+   * had other hooks' enforcing rules answered with their onError. Past it their rules are SKIPPED
+   * (SHADOW_WAITING_FULL), which changes no answer.
+   */
+  readonly shadowWaitingBudget?: WaitingBudget | undefined;
 }
+
+type WaitingBudget = { hold(): { take(bytes: number): boolean; end(): void } };
 
 export interface RemoteActions {
   run(input: RemoteInput): Promise<RemoteRun>;
@@ -153,6 +164,9 @@ const RETRY_WAIT_MS = 500;
  */
 const WAITING_FULL =
   "the gateway holds as many bytes of other hooks waiting on prompt and forward rules as it may (they wait on calls slower than hooks arrive: a faster model or server, or a shorter timeoutMs, lets fewer wait)";
+/** Why a shadow rule of a run of shadow rules alone was not called (`shadowWaitingBudget`). */
+const SHADOW_WAITING_FULL =
+  "the gateway holds as many bytes of other hooks waiting on shadow rules alone as it may, apart from those the enforcing rules wait in (they wait on calls slower than hooks arrive: a faster model or server, or a shorter timeoutMs, lets fewer wait)";
 
 interface Failure {
   readonly code: string;
@@ -253,17 +267,18 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
   );
 
   async function run(input: RemoteInput): Promise<RemoteRun> {
-    const hold = deps.waitingBudget?.hold();
+    const shadowOnly = input.rules.every((rule) => rule.mode === "shadow");
+    const hold = (shadowOnly ? deps.shadowWaitingBudget : deps.waitingBudget)?.hold();
     const held = hold === undefined || hold.take(input.bodyChars + input.body.length);
     try {
-      return await runHeld(input, held);
+      return await runHeld(input, held ? undefined : shadowOnly ? SHADOW_WAITING_FULL : WAITING_FULL);
     } finally {
       hold?.end();
     }
   }
 
-  /** The rules of a run; `held` false: the waiting budget had no room for it (WAITING_FULL). */
-  async function runHeld(input: RemoteInput, held: boolean): Promise<RemoteRun> {
+  /** The rules of a run; `full`, why they are not called: its waiting budget had no room for it. */
+  async function runHeld(input: RemoteInput, full: string | undefined): Promise<RemoteRun> {
     const started = deps.clock.monotonic();
     const deadlineAt = started + input.deadlineMs - RENDER_MARGIN_MS;
     const outcomes = await Promise.all(
@@ -274,18 +289,18 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
         const remaining = Math.max(0, deadlineAt - t0);
         const own = action === "prompt" ? rule.document.prompt?.timeoutMs : rule.document.forward?.timeoutMs;
         const budgetMs = Math.min(remaining, own ?? remaining);
-        if (budgetMs <= 0 || !held) {
+        if (budgetMs <= 0 || full !== undefined) {
           // No time left of the request's deadline, or no room to wait in: a cached verdict, else
           // the rule's onError at once (a shadow rule's skipped, as without a slot), no call made.
           const code = action === "prompt" ? "JUDGE_TIMEOUT" : "FORWARD_TIMEOUT";
           const model = action === "prompt" ? rule.document.prompt?.model : undefined;
           const result =
             (action === "prompt" ? await cachedVerdict(rule, input) : undefined) ??
-            (held
+            (full === undefined
               ? onError(rule, input, { code, message: "no time left of the request's deadline" })
               : rule.mode === "shadow"
-                ? skipped(rule, `not called: ${WAITING_FULL}`)
-                : onError(rule, input, { code, message: `not called: ${WAITING_FULL}` }));
+                ? skipped(rule, `not called: ${full}`)
+                : onError(rule, input, { code, message: `not called: ${full}` }));
           return {
             effect: result.effect,
             audit: { rule: rule.id, action, ms: 0, ...(model && { model }), ...result.audit } as RemoteAudit,

@@ -49,6 +49,7 @@ import { createApp } from "../http/app.js";
 import {
   bodyDeadline,
   createBodyBudget,
+  SHADOW_WAITING_BODY_BUDGET_BYTES,
   UNAUTHENTICATED_BODY_BUDGET_BYTES,
   WAITING_BODY_BUDGET_BYTES,
 } from "../http/read-body.js";
@@ -188,12 +189,15 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
   /**
    * The budgets of hook bodies, by the `budget` label of their gauges: those still arriving (a
    * team's, and those no token vouches for, held apart so that they cannot crowd out a team's),
-   * and those of hooks waiting on prompt and forward rules, bounded apart from those arriving.
+   * and those of hooks waiting on prompt and forward rules, bounded apart from those arriving:
+   * on an enforcing rule, and on shadow rules alone (apart, so that they never crowd out hooks
+   * that enforcing rules are to answer).
    */
   const budgets = {
     arriving: createBodyBudget(),
     unauthenticated: createBodyBudget(UNAUTHENTICATED_BODY_BUDGET_BYTES),
     waiting: createBodyBudget(WAITING_BODY_BUDGET_BYTES),
+    shadow: createBodyBudget(SHADOW_WAITING_BODY_BUDGET_BYTES),
   };
   const remote = createRemoteActions({
     egress: egress.send,
@@ -203,6 +207,7 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
     metrics,
     stopping: stopping.signal,
     waitingBudget: budgets.waiting,
+    shadowWaitingBudget: budgets.shadow,
   });
   const recorder =
     options.recordPath === undefined

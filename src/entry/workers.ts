@@ -43,6 +43,7 @@ import {
   createBodyBudget,
   type HoldExpiry,
   readBody,
+  SHADOW_WAITING_BODY_BUDGET_BYTES,
   UNAUTHENTICATED_BODY_BUDGET_BYTES,
   WORKERS_BODY_BUDGET_BYTES,
   WORKERS_MAX_BODY_BYTES,
@@ -241,6 +242,11 @@ const unauthenticatedBodyBudget = createBodyBudget(UNAUTHENTICATED_BODY_BUDGET_B
 function holdExpiry(): HoldExpiry {
   return { holdMs: BODY_DEADLINE_MS, monotonic: clock.monotonic };
 }
+/**
+ * Hooks waiting on shadow rules alone, held apart as on Node, so that a slow shadow model never
+ * fills `bodyBudget` and has other hooks refused or their enforcing rules answered with onError.
+ */
+const shadowWaitingBudget = createBodyBudget(SHADOW_WAITING_BODY_BUDGET_BYTES, holdExpiry());
 
 const PUT_POLICY = "jq -c . policy.json | wrangler secret put HOOKGATE_POLICY";
 
@@ -294,6 +300,7 @@ function buildState(policy: Policy, env: WorkerEnv): IsolateState {
         sha256: webCryptoSha256,
         metrics,
         waitingBudget: bodyBudget,
+        shadowWaitingBudget,
       });
     }),
   );

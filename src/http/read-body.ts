@@ -263,6 +263,16 @@ export const UNAUTHENTICATED_BODY_BUDGET_BYTES = 8 * 1024 * 1024;
 export const WAITING_BODY_BUDGET_BYTES = MAX_BODY_BYTES_LIMIT;
 
 /**
+ * The budget of requests whose prompt and forward rules are all shadow rules (remote-actions.ts
+ * `shadowWaitingBudget`), on Node and for a Worker's isolate, apart from the enforcing rules'
+ * (WAITING_BODY_BUDGET_BYTES, a Worker's WORKERS_BODY_BUDGET_BYTES): a shadow rule must never
+ * change what the enforcing rules answer, and hooks waiting on a slow shadow model in the one
+ * budget had other hooks' enforcing rules answered with their onError. Past it a shadow rule is
+ * only skipped, so it is smaller: eight bodies at the default limit, as UNAUTHENTICATED_BODY_BUDGET_BYTES.
+ */
+export const SHADOW_WAITING_BODY_BUDGET_BYTES = 8 * 1024 * 1024;
+
+/**
  * A Worker's budget, for its whole isolate, of the bodies its hooks hold while they arrive and
  * while they wait on prompt and forward rules (counted as WAITING_BODY_BUDGET_BYTES counts them),
  * in one: an isolate has 128 MB of memory for every request it serves at once, and one that runs

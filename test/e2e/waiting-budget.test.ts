@@ -12,6 +12,7 @@ import parsePrometheusTextFormat from "parse-prometheus-text-format";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   BODY_BUDGET_BYTES,
+  SHADOW_WAITING_BODY_BUDGET_BYTES,
   UNAUTHENTICATED_BODY_BUDGET_BYTES,
   WAITING_BODY_BUDGET_BYTES,
 } from "../../src/http/read-body.js";
@@ -171,21 +172,25 @@ describe("serve's budget for hooks waiting on prompt rules", () => {
     expect(model.received.length).toBe(FIT);
     expect(answered).toBe(COUNT - FIT);
     // An operator sees the budget full and the hooks it refused, apart from real timeouts; the
-    // budgets of bodies still arriving hold nothing and refused none.
+    // budgets of bodies still arriving, and of hooks waiting on shadow rules alone, hold nothing
+    // and refused none.
     expect(await budgets(server.url, "hookgate_body_budget_bytes")).toEqual({
       arriving: 0,
       unauthenticated: 0,
       waiting: FIT * BODY_BYTES,
+      shadow: 0,
     });
     expect(await budgets(server.url, "hookgate_body_budget_limit_bytes")).toEqual({
       arriving: BODY_BUDGET_BYTES,
       unauthenticated: UNAUTHENTICATED_BODY_BUDGET_BYTES,
       waiting: WAITING_BODY_BUDGET_BYTES,
+      shadow: SHADOW_WAITING_BODY_BUDGET_BYTES,
     });
     expect(await budgets(server.url, "hookgate_body_budget_refused_total")).toEqual({
       arriving: 0,
       unauthenticated: 0,
       waiting: COUNT - FIT,
+      shadow: 0,
     });
 
     model.release();

@@ -57,7 +57,9 @@ const allow = (res: ServerResponse) => {
   );
 };
 
-async function gateway(rules: unknown[], waitingBudget?: ReturnType<typeof createBodyBudget>) {
+type Budget = ReturnType<typeof createBodyBudget>;
+
+async function gateway(rules: unknown[], waitingBudget?: Budget, shadowWaitingBudget?: Budget) {
   const env: Record<string, string> = { MODEL_KEY: "sk-test" };
   const policy: Policy = await policyFrom(
     {
@@ -83,6 +85,7 @@ async function gateway(rules: unknown[], waitingBudget?: ReturnType<typeof creat
         clock,
         sha256,
         waitingBudget,
+        shadowWaitingBudget,
       }),
       clock,
       newId: randomUUID,
@@ -92,13 +95,13 @@ async function gateway(rules: unknown[], waitingBudget?: ReturnType<typeof creat
   };
 }
 
-const write = (path: string) =>
+const write = (path: string, tool = "Write") =>
   JSON.stringify({
     session_id: "s",
     transcript_path: "/t",
     cwd: "/p",
     hook_event_name: "PreToolUse",
-    tool_name: "Write",
+    tool_name: tool,
     tool_input: { file_path: path, content: "x".repeat(10_000) },
   });
 const text = write("/p/a");
@@ -116,6 +119,15 @@ const judge = {
   id: "judge",
   on: ["PreToolUse"],
   prompt: { text: "Fine? $ARGUMENTS", model: "fast", onError: "deny" },
+};
+
+/** An enforcing prompt rule on writes, and a shadow one trying a prompt of its own. */
+const guard = { ...judge, id: "guard", matcher: "Write" };
+const trial = {
+  id: "trial",
+  mode: "shadow",
+  on: ["PreToolUse"],
+  prompt: { text: "Would you allow it? $ARGUMENTS", model: "fast", onError: "deny" },
 };
 
 describe("a request waiting on remote rules", () => {
@@ -186,5 +198,58 @@ describe("a request waiting on remote rules", () => {
     allow(modelHold.held.shift() as ServerResponse);
     const audits = (await third).audit.pending;
     expect(audits).toEqual([expect.objectContaining({ rule: "judge", outcome: "OK" })]);
+  });
+
+  it("on shadow rules alone holds a budget of its own, never the enforcing rules'", async () => {
+    // Each budget has room for one body waiting, not two.
+    const waiting = createBodyBudget(text.length * 1.5);
+    const shadow = createBodyBudget(text.length * 1.5);
+    const { deps } = await gateway([guard, { ...trial, matcher: "Edit" }], waiting, shadow);
+    let called = modelHold.next();
+    const edit = write("/p/1", "Edit");
+    const tried = route(deps, { ok: true, text: edit });
+    await called;
+    expect([waiting.heldBytes(), shadow.heldBytes()]).toEqual([0, edit.length]);
+    // Before, the shadow rule's wait held the enforcing rules' budget: this hook's rule was not
+    // called and answered with its onError, a slow shadow model changing an enforcing answer.
+    called = modelHold.next();
+    const guarded = route(deps, { ok: true, text: write("/p/2") });
+    expect(await Promise.race([guarded.then(() => "answered"), called.then(() => "called")])).toBe("called");
+    // Another on the shadow rule alone finds its own budget full: skipped, nothing waited for.
+    const skipped = await route(deps, { ok: true, text: write("/p/3", "Edit") });
+    expect(skipped.audit.shadow).toEqual([
+      expect.objectContaining({
+        rule: "trial",
+        outcome: "SKIPPED",
+        detail: expect.stringMatching(
+          /^not called: the gateway holds as many bytes of other hooks waiting on shadow rules alone/,
+        ),
+      }),
+    ]);
+    expect([waiting.refused(), shadow.refused()]).toEqual([0, 1]);
+    for (const res of modelHold.held.splice(0)) allow(res);
+    expect((await guarded).audit.pending).toEqual([
+      expect.objectContaining({ rule: "guard", outcome: "OK" }),
+    ]);
+    expect((await tried).audit.shadow).toEqual([expect.objectContaining({ rule: "trial", outcome: "OK" })]);
+    expect([waiting.heldBytes(), shadow.heldBytes()]).toEqual([0, 0]);
+  });
+
+  it("on enforcing and shadow rules together counts in the enforcing rules' budget", async () => {
+    const waiting = createBodyBudget(text.length * 1.5);
+    const shadow = createBodyBudget(text.length * 1.5);
+    const { deps } = await gateway([guard, trial], waiting, shadow);
+    const called = modelHold.next();
+    const both = route(deps, { ok: true, text });
+    await called;
+    // The enforcing rule waits on the same hook: its body is held there, once for the two.
+    expect([waiting.heldBytes(), shadow.heldBytes()]).toEqual([text.length, 0]);
+    while (modelHold.held.length < 2) await modelHold.next();
+    for (const res of modelHold.held.splice(0)) allow(res);
+    const { audit } = await both;
+    expect([audit.pending, audit.shadow]).toEqual([
+      [expect.objectContaining({ rule: "guard", outcome: "OK" })],
+      [expect.objectContaining({ rule: "trial", outcome: "OK" })],
+    ]);
   });
 });

@@ -6,7 +6,7 @@
  * (BODY_UNREADABLE), as on Node; the bytes come back when the bodies holding them are answered.
  */
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, type MockInstance, vi } from "vitest";
 import worker, { type WorkerEnv } from "../../src/entry/workers.js";
 import {
   BODY_DEADLINE_MS,
@@ -32,9 +32,12 @@ const policyOf = (marker: string, rules: unknown[]) => ({
   },
 });
 
+/** The lines logged at info, the decision lines among them. */
+let logged: MockInstance<typeof console.log>;
+
 beforeEach(() => {
   // Each decision line holds the event's 16 MiB of input.
-  vi.spyOn(console, "log").mockImplementation(() => {});
+  logged = vi.spyOn(console, "log").mockImplementation(() => {});
   // The model calls given up at their rule's timeoutMs.
   vi.spyOn(console, "warn").mockImplementation(() => {});
 });
@@ -193,5 +196,42 @@ describe("the hook bodies an isolate holds at once", () => {
     const answer = (await (await waiting).json()) as Answer;
     expect(answer.hookSpecificOutput.permissionDecision).toBe("deny");
     expect(answer.hookSpecificOutput.permissionDecisionReason).toMatch(/JUDGE_TIMEOUT/);
+  }, 45_000);
+
+  it("leave out the body of a hook waiting on shadow rules alone: a shadow rule changes no answer", async () => {
+    const marker = crypto.randomUUID();
+    const policy = policyOf(marker, [
+      {
+        id: "trial",
+        mode: "shadow",
+        on: "PreToolUse",
+        prompt: { text: `stuck-model ${marker}: ok? $ARGUMENTS`, model: "m", timeoutMs: 15_000 },
+      },
+    ]);
+    const body = headOf(HALF + TAIL.length);
+    body.set(new TextEncoder().encode(TAIL), HALF);
+    const trying = post(policy, body);
+    for (;;) {
+      const seen = (await (await env.NETWORK.fetch("https://control.test/requests")).json()) as {
+        body: string;
+      }[];
+      if (seen.some((r) => r.body.includes(marker))) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const arriving = stalled(policy, HALF);
+    await arriving.read;
+    // Before, the shadow rule's wait held half the isolate's budget, and this hook was refused.
+    await expectJudged(await post(policy, small()));
+    // Its own shadow rule found the shadow budget held by the first: skipped, not waited for.
+    const skipped = logged.mock.calls
+      .map(([line]) => String(line))
+      .filter((line) => line.includes("waiting on shadow rules alone"))
+      .map((line) => JSON.parse(line));
+    expect(skipped).toEqual([
+      expect.objectContaining({ shadow: [expect.objectContaining({ rule: "trial", outcome: "SKIPPED" })] }),
+    ]);
+    arriving.finish();
+    await expectJudged(await arriving.answer);
+    await expectJudged(await trying);
   }, 45_000);
 });
