@@ -200,6 +200,27 @@ describe("a request waiting on remote rules", () => {
     expect(audits).toEqual([expect.objectContaining({ rule: "judge", outcome: "OK" })]);
   });
 
+  it("past the bytes waiting requests may hold is answered from the verdict cache, and counted as refused", async () => {
+    const waiting = createBodyBudget(text.length * 1.5);
+    const { deps } = await gateway([judge], waiting);
+    let called = modelHold.next();
+    const judged = route(deps, { ok: true, text: write("/p/1") });
+    await called;
+    allow(modelHold.held.shift() as ServerResponse);
+    await judged;
+    called = modelHold.next();
+    const holding = route(deps, { ok: true, text: write("/p/2") });
+    await called;
+    // No room to wait, and no need: the verdict on the same event answers it, as with room. The
+    // budget counts it refused all the same, so what the count alerts on says so (a cached
+    // verdict, else the rule's onError).
+    const again = await route(deps, { ok: true, text: write("/p/1") });
+    expect(again.audit.pending).toEqual([expect.objectContaining({ rule: "judge", outcome: "CACHE_HIT" })]);
+    expect(waiting.refused()).toBe(1);
+    allow(modelHold.held.shift() as ServerResponse);
+    await holding;
+  });
+
   it("on shadow rules alone holds a budget of its own, never the enforcing rules'", async () => {
     // Each budget has room for one body waiting, not two.
     const waiting = createBodyBudget(text.length * 1.5);
