@@ -387,17 +387,20 @@ describe("GET /metrics", () => {
     expect(watched).toContain("hookgate_enqueue_failed_total");
     for (const name of watched) {
       if (perSink.has(name)) continue;
-      // A selector that only excludes (`{budget!="unauthenticated"}`) needs a series of another
-      // label value; one that names its labels, that very series.
-      const [bare, selector] = name.split("{");
-      if (selector?.includes("!="))
-        expect(
-          series.some(
-            (s) => s.startsWith(`${bare}{`) && !s.includes(selector.replace("!=", "=").replace("}", "")),
-          ),
-          name,
-        ).toBe(true);
-      else expect(series, name).toContain(name);
+      // A watched selector (`{budget=~"arriving|waiting"}`) needs a series it selects.
+      const [bare, selector = ""] = name.split("{");
+      const matchers = [...selector.matchAll(/(\w+)(=~|!~|!=|=)"([^"]*)"/g)];
+      const selects = (line: string) => {
+        const [seriesName, labels = ""] = line.split("{");
+        if (seriesName !== bare) return false;
+        const values = new Map([...labels.matchAll(/(\w+)="([^"]*)"/g)].map(([, k, v]) => [k, v]));
+        return matchers.every(([, label = "", op = "", value = ""]) => {
+          const has = values.get(label) ?? "";
+          const hit = op.includes("~") ? new RegExp(`^(?:${value})$`).test(has) : has === value;
+          return op.startsWith("!") ? !hit : hit;
+        });
+      };
+      expect(series.some(selects), name).toBe(true);
     }
   });
 });
