@@ -230,7 +230,7 @@ async function start(): Promise<void> {
     const fix = queueFix(error, queuePath);
     failures.failed(error, fix === undefined ? undefined : { fix });
   };
-  const drain = () =>
+  const drainAll = () =>
     journal.drain().then(
       () => intakeFailures.worked(),
       (e) => {
@@ -238,6 +238,24 @@ async function start(): Promise<void> {
         failedWithFix(intakeFailures, e);
       },
     );
+  /**
+   * Set as a stop or a restore begins its last drain: the queue is copied or closed after it, and
+   * the answering thread goes on waking this one (each event it journals) until its port closes.
+   * A drain started by such a wake ran against a closed journal and queue (a false intake error,
+   * a segment opened again and never closed), or took lines into the queue file being replaced
+   * after its copy was made, and could delete their segment. Set before that drain, not after
+   * it: a wake during it queues one more drain (journal.ts `drain`), which would still be running
+   * as they close. Nothing is lost: only the drain that took a segment in deletes it, so what is
+   * journaled meanwhile waits in the journal for the next thread or serve.
+   */
+  let closing = false;
+  const drain = () => (closing ? Promise.resolve() : drainAll());
+  /** The last drain of a stop or a restore; every drain after it does nothing. */
+  const lastDrain = () => {
+    closing = true;
+    // Shares, and waits for, a drain still running and the one a wake queued behind it.
+    return drainAll();
+  };
   const poll = setInterval(drain, POLL_MS);
   // Posted even when a read fails, its gauges NaN rather than their last values: the message
   // itself tells the answering thread that this thread is up (`hookgate_delivery_thread_up`).
@@ -328,7 +346,7 @@ async function start(): Promise<void> {
     // timeout) and the copy of a large file take longer than the host waits for a silent thread,
     // which it ended as hung mid-way, the file never put back.
     clearInterval(poll);
-    await drain();
+    await lastDrain();
     await consumer.stop();
     await queue.copyTo(copy);
     clearInterval(gaugeTimer);
@@ -357,6 +375,8 @@ async function start(): Promise<void> {
           "the jobs and dead letters in the file serve has open are not at its path when serve starts again",
         fix: copyFix(error, "; serve puts the file back at its next try"),
       });
+      // The thread goes on: the wakes of what is journaled meanwhile drain again.
+      closing = false;
       restoring = undefined;
     });
   }
@@ -403,7 +423,7 @@ async function start(): Promise<void> {
         if (restored) return;
         clearInterval(poll);
         clearInterval(gaugeTimer);
-        await drain();
+        await lastDrain();
         await consumer.stop();
         // Deleted since the last heartbeat's check (the data dir removed, then serve stopped):
         // put back as at a heartbeat, or its jobs and dead letters went with the process.

@@ -533,6 +533,73 @@ describe("startDeliveryThread", () => {
     }
   });
 
+  it.skipIf(process.platform !== "linux").each([
+    { after: "a stop", deleted: false },
+    { after: "putting back a deleted queue file", deleted: true },
+  ])(
+    "ignores a wake that comes after the real thread's last drain of $after (built dist/)",
+    async ({ deleted }) => {
+      // The answering thread wakes the delivery thread for each event it journals until the
+      // thread's port closes, after the journal and the queue closed. The real thread, loaded by
+      // a module that hands it a wake just before its port closes and counts the journal segments
+      // this process has open before and after (/proc/self/fd): a drain opens its segment again.
+      const dataDir = tempDir("thread");
+      mkdirSync(join(dataDir, JOURNAL_DIR));
+      writeFileSync(join(dataDir, JOURNAL_DIR, "intake-000000000001.jsonl"), "");
+      const script = standIn(`
+        import { readdirSync, readlinkSync } from "node:fs";
+        import { workerData } from "node:worker_threads";
+        const segments = () =>
+          readdirSync("/proc/self/fd").filter((fd) => {
+            try {
+              const target = readlinkSync("/proc/self/fd/" + fd);
+              return target.startsWith(workerData.dataDir) && target.includes(".jsonl");
+            } catch {
+              return false;
+            }
+          }).length;
+        let handle;
+        const on = parentPort.on.bind(parentPort);
+        parentPort.on = (event, listener) => {
+          if (event === "message") handle = listener;
+          return on(event, listener);
+        };
+        const close = parentPort.close.bind(parentPort);
+        parentPort.close = () => {
+          const before = segments();
+          handle({ kind: "wake" });
+          const opened = segments() - before;
+          parentPort.postMessage({ kind: "report", lines: JSON.stringify({ msg: "late wake", opened }) + "\\n", counts: [] });
+          close();
+        };
+        await import(${JSON.stringify(new URL("../../dist/entry/delivery-thread.js", import.meta.url).href)});
+      `);
+      const { lines, logs, metrics, start } = harness(script, dataDir, FIRST, 1000);
+      const thread = await start();
+      const late = () =>
+        lines
+          .join("")
+          .split("\n")
+          .filter((l) => l.startsWith('{"msg":"late wake"'))
+          .map((l) => (JSON.parse(l) as { opened: number }).opened);
+      if (deleted) {
+        // Put back at the next heartbeat, after which the thread ends and another starts.
+        const path = join(dataDir, "queue.sqlite");
+        for (const file of [path, `${path}-wal`, `${path}-shm`]) rmSync(file, { force: true });
+        await until(() => late().length === 1, 20_000);
+        expect(lines.join("")).toContain("the queue file is back");
+        await until(() => logs.length === 1);
+        expect(logs.map((l) => l.msg)).toEqual(["the delivery thread stopped; starting it again"]);
+        // The next thread, stopped below, delivers.
+        await until(() => metrics.render().includes("hookgate_delivery_thread_up 1\n"));
+        expect(metrics.render()).toContain("hookgate_delivery_thread_up 1\n");
+      }
+      await thread.stop();
+      expect(late()).toEqual(deleted ? [0, 0] : [0]);
+    },
+    30_000,
+  );
+
   it("fails the start when the thread stops responding before it is ready", async () => {
     const script = standIn("for (;;) {}");
     const { logs, start } = harness(script, "unused", FIRST, 50);
