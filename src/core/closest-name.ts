@@ -11,6 +11,22 @@ export function closestName(name: string, among: Iterable<string>): string | und
   return best;
 }
 
+/**
+ * The one name that starts as `name` does, four letters or more, where none is two edits away: a
+ * word cut short or written as the noun or verb it was thought to be (`claud` for `claude-code`,
+ * `"decison"` for `"decide"`).
+ */
+export function sharedStart(name: string, among: readonly string[]): string | undefined {
+  const common = (a: string, b: string) => {
+    let n = 0;
+    while (n < a.length && n < b.length && a[n]?.toLowerCase() === b[n]?.toLowerCase()) n += 1;
+    return n;
+  };
+  const longest = Math.max(0, ...among.map((known) => common(name, known)));
+  const sharing = among.filter((known) => common(name, known) === longest);
+  return longest >= 4 && sharing.length === 1 ? sharing[0] : undefined;
+}
+
 /** Levenshtein distance, one row at a time. */
 function editDistance(a: string, b: string): number {
   let row = Array.from({ length: b.length + 1 }, (_, j) => j);

@@ -5,7 +5,7 @@
  * the word is a near miss of one (`--expct`), and where the policy or URL goes when the command
  * takes it the other way (`check --policy FILE`, `serve FILE`).
  */
-import { closestName } from "../core/closest-name.js";
+import { closestName, sharedStart } from "../core/closest-name.js";
 import { DIALECTS } from "../core/hook-event.js";
 import { COMMAND_HELP, type CommandName } from "./help.js";
 
@@ -70,6 +70,21 @@ export function commandTaking(option: string): CommandName | undefined {
   return (Object.keys(COMMAND_HELP) as CommandName[]).find((command) => optionsOf(command).includes(option));
 }
 
+/**
+ * ` (did you mean claude-code?)` after a word outside a fixed set (`claud`, `deepagent`, an option,
+ * a command, an event): the word of `among` it most likely means, two edits away or the one it
+ * starts as; nothing when none is near.
+ */
+export function didYouMean(word: string, among: readonly string[]): string {
+  const meant = closestName(word, among) ?? sharedStart(word, among);
+  return meant === undefined || meant === word ? "" : ` (did you mean ${meant}?)`;
+}
+
+/** The refusal of an option's value outside its fixed set (`--client claud`), with the one it most likely meant. */
+export function notOneOf(option: string, value: string, among: readonly string[]): string {
+  return `${option} ${value} is not one of ${among.join(", ")}${didYouMean(value, among)}`;
+}
+
 /** An error of node:util's parseArgs: a command line the command's options do not take. */
 export function isArgumentError(e: unknown): e is TypeError & { code: string } {
   return e instanceof TypeError && "code" in e && String(e.code).startsWith("ERR_PARSE_ARGS");
@@ -83,9 +98,7 @@ export function argumentProblem(command: CommandName, e: Error & { code?: unknow
     const usage = POLICY_ARGUMENT[command];
     if (option === "--policy" && usage !== undefined)
       return `${command} takes the policy file as its first argument, not --policy: ${usage}`;
-    const near = option.startsWith("--") ? closestName(option, optionsOf(command)) : undefined;
-    const meant = near === option ? undefined : near;
-    return `unknown option ${option}${meant === undefined ? "" : ` (did you mean ${meant}?)`}`;
+    return `unknown option ${option}${option.startsWith("--") ? didYouMean(option, optionsOf(command)) : ""}`;
   }
   if (e.code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE") {
     // Node's words: "Option '--policy <value>' argument missing", "… argument is ambiguous" (the

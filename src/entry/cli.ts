@@ -7,9 +7,14 @@
 import { readFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import { nodeSha256 } from "../adapters/hash/node-crypto.js";
-import { closestName } from "../core/closest-name.js";
 import { errorMessage } from "../core/errors.js";
-import { argumentProblem, commandTaking, isArgumentError, negativeValuesJoined } from "./arg-errors.js";
+import {
+  argumentProblem,
+  commandTaking,
+  didYouMean,
+  isArgumentError,
+  negativeValuesJoined,
+} from "./arg-errors.js";
 import { type CommandName, commandHelp, commandUsage, USAGE } from "./help.js";
 import { UsageError } from "./usage-error.js";
 
@@ -62,8 +67,7 @@ function unknownCommand(word: string): UsageError {
     return new UsageError(
       `unknown command "${word}": the command comes first, then its options (hookgate ${taker} ${word} …)`,
     );
-  const near = closestName(word, Object.keys(COMMANDS));
-  return new UsageError(`unknown command "${word}"${near === undefined ? "" : ` (did you mean ${near}?)`}`);
+  return new UsageError(`unknown command "${word}"${didYouMean(word, Object.keys(COMMANDS))}`);
 }
 
 /** `hookgate help`, `--help` or `-h`. */
@@ -118,7 +122,8 @@ export async function main(argv: readonly string[]): Promise<number> {
 }
 
 async function tokenCommand(args: readonly string[]): Promise<number> {
-  if (args[0] !== "hash" || args.length > 1) throw new UsageError('token takes one subcommand: "hash"');
+  if (args[0] !== "hash" || args.length > 1)
+    throw new UsageError(`token takes one subcommand: "hash"${didYouMean(args[0] ?? "", ["hash"])}`);
   // Trimmed as the gateway trims the Bearer token it is sent: a hash of "tok\n\n" matches no client.
   const token = Buffer.from(await io.stdin())
     .toString("utf8")

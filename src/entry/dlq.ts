@@ -21,6 +21,7 @@ import { errorMessage } from "../core/errors.js";
 import { escapeControls } from "../core/escape-controls.js";
 import { maskString } from "../core/mask.js";
 import { type DeadSwept, type Queue, sweptBefore, UNREADABLE_PREFIX } from "../core/queue.js";
+import { didYouMean } from "./arg-errors.js";
 import { UsageError } from "./usage-error.js";
 
 export async function dlqCommand(
@@ -30,7 +31,9 @@ export async function dlqCommand(
   const out = io.out;
   const [sub, ...rest] = args;
   if (sub !== "list" && sub !== "replay" && sub !== "drop")
-    throw new UsageError('dlq takes "list", "replay" or "drop"');
+    throw new UsageError(
+      `dlq takes "list", "replay" or "drop"${didYouMean(sub ?? "", ["list", "replay", "drop"])}`,
+    );
   const { values } = parseArgs({
     args: [...rest],
     options: {

@@ -13,6 +13,7 @@ import { parseArgs } from "node:util";
 import { type GatewayResult, gatewayRequest } from "../adapters/gateway-client/node.js";
 import { DIALECTS } from "../core/hook-event.js";
 import { isRecord } from "../core/json-object.js";
+import { notOneOf } from "./arg-errors.js";
 import {
   type CommandIo,
   DEFAULT_SEND_TIMEOUT_SECONDS,
@@ -52,11 +53,11 @@ export async function doctorCommand(args: readonly string[], io: CommandIo, env:
   if (!values.url) throw new UsageError("doctor needs --url (the hook URL, or the gateway's base URL)");
   const client = values.client;
   if (client !== undefined && !(DIALECTS as readonly string[]).includes(client)) {
-    throw new UsageError(`--client must be one of ${DIALECTS.join(", ")}`);
+    throw new UsageError(notOneOf("--client", client, DIALECTS));
   }
   const expect = (values.expect ?? "deny") as Expectation;
   if (!EXPECTATIONS.includes(expect)) {
-    throw new UsageError(`--expect must be one of ${EXPECTATIONS.join(", ")} (none: no opinion)`);
+    throw new UsageError(`${notOneOf("--expect", expect, EXPECTATIONS)}; none: no opinion`);
   }
   const seconds = Number(values.timeout ?? DEFAULT_SEND_TIMEOUT_SECONDS);
   if (!Number.isFinite(seconds) || seconds <= 0 || seconds > 600) {

@@ -16,15 +16,11 @@ import { chmod, chown, readFile, readlink, realpath, rename, rm, stat, writeFile
 import { basename, dirname, join, resolve } from "node:path";
 import { isDeepStrictEqual, parseArgs } from "node:util";
 import { systemReason } from "../core/errors.js";
-import {
-  CLAUDE_CODE_EVENTS,
-  closestEvent,
-  DEEPAGENTS_LEGACY_EVENTS,
-  DEEPAGENTS_V2_EVENTS,
-} from "../core/events.js";
+import { CLAUDE_CODE_EVENTS, DEEPAGENTS_LEGACY_EVENTS, DEEPAGENTS_V2_EVENTS } from "../core/events.js";
 import { DIALECTS } from "../core/hook-event.js";
 import { isRecord } from "../core/json-object.js";
 import { jsonProblem } from "../core/json-text.js";
+import { didYouMean, notOneOf } from "./arg-errors.js";
 import { makeDirectory } from "./make-directory.js";
 import { loopbackName } from "./node-listener.js";
 import { type CommandIo, schemeHint, withoutUserinfo } from "./send.js";
@@ -221,11 +217,9 @@ export async function initCommand(args: readonly string[], io: CommandIo): Promi
     },
   });
   const client = values.client;
-  if (!client || !(DIALECTS as readonly string[]).includes(client)) {
-    throw new UsageError(
-      `${client ? `--client ${client} is not a client hookgate knows; ` : ""}init needs --client ${DIALECTS.join("|")}`,
-    );
-  }
+  if (!client) throw new UsageError(`init needs --client ${DIALECTS.join("|")}`);
+  if (!(DIALECTS as readonly string[]).includes(client))
+    throw new UsageError(notOneOf("--client", client, DIALECTS));
   if (!values.url) throw new UsageError("init needs --url, the hook URL the client will post to");
   const timeoutSeconds = values.timeout === undefined ? undefined : Number(values.timeout);
   if (
@@ -239,11 +233,8 @@ export async function initCommand(args: readonly string[], io: CommandIo): Promi
     values.events === undefined ? defaultEvents(client as InitClient) : parseEvents(values.events);
   const unknown = events.filter((e) => !known.includes(e));
   if (unknown.length > 0) {
-    const named = unknown.map((e) => {
-      const meant = closestEvent(e, known);
-      // Event names are case-sensitive: `pretooluse` is no event, and no hook would ever fire.
-      return meant === undefined ? e : `${e} (did you mean ${meant}?)`;
-    });
+    // Event names are case-sensitive: `pretooluse` is no event, and no hook would ever fire.
+    const named = unknown.map((e) => `${e}${didYouMean(e, known)}`);
     throw new UsageError(`${client} has no event ${named.join(", ")}; its events are ${known.join(", ")}`);
   }
   if (values.managed && client !== "claude-code") {

@@ -19,6 +19,7 @@ import { lintPolicy } from "../core/policy-lint.js";
 import { envReaderOf } from "../core/secret-ref.js";
 import { simulation } from "../http/app.js";
 import { bodyFromBytes } from "../http/read-body.js";
+import { notOneOf } from "./arg-errors.js";
 import type { Io } from "./cli.js";
 import { loadCommandPolicy } from "./command-policy.js";
 import { catchEarlyStop, releaseEarlyStop, takeEarlyHangup } from "./early-hangup.js";
@@ -156,7 +157,7 @@ export async function simulateCommand(args: readonly string[], io: Io): Promise<
   if (!file || positionals.length > 1) throw new UsageError("simulate takes one event file (or - for stdin)");
   const client = values.client;
   if (client !== undefined && !(DIALECTS as readonly string[]).includes(client)) {
-    throw new UsageError(`--client must be one of ${DIALECTS.join(", ")}`);
+    throw new UsageError(notOneOf("--client", client, DIALECTS));
   }
   const loaded = await loadCommandPolicy(values.policy, io.err, 1);
   if (typeof loaded === "number") return loaded;

@@ -16,7 +16,7 @@ import { gatewayRequest } from "../adapters/gateway-client/node.js";
 import { errorMessage } from "../core/errors.js";
 import { DIALECTS } from "../core/hook-event.js";
 import { isRecord } from "../core/json-object.js";
-import { argumentProblem, isArgumentError } from "./arg-errors.js";
+import { argumentProblem, isArgumentError, notOneOf } from "./arg-errors.js";
 
 export interface CommandIo {
   out: (text: string) => void;
@@ -144,7 +144,7 @@ export async function sendCommand(args: readonly string[], io: CommandIo, env: E
       return fail("needs --url (the hook URL, e.g. http://127.0.0.1:8787/v1/hooks/claude-code)");
     const client = values.client;
     if (client !== undefined && !(DIALECTS as readonly string[]).includes(client)) {
-      return fail(`--client must be one of ${DIALECTS.join(", ")}`);
+      return fail(notOneOf("--client", client, DIALECTS));
     }
     const seconds = Number(values.timeout ?? DEFAULT_SEND_TIMEOUT_SECONDS);
     if (!Number.isFinite(seconds) || seconds <= 0 || seconds > 600) {

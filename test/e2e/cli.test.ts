@@ -849,7 +849,7 @@ describe("hookgate schema and token hash", () => {
     expect(result.code).toBe(2);
     expect(result.stdout).toBe("");
     expect(result.stderr).toBe(
-      "hookgate: --expect must be one of deny, allow, ask, defer, none (none: no opinion)\n\nUsage:\n" +
+      "hookgate: --expect maybe is not one of deny, allow, ask, defer, none; none: no opinion\n\nUsage:\n" +
         "  hookgate doctor --url URL [--client NAME] [--expect deny|allow|ask|defer|none] [--command CMD]\n" +
         "                [--timeout S]\n\nhookgate doctor --help says what each option means.\n",
     );
@@ -904,6 +904,46 @@ describe("hookgate schema and token hash", () => {
       code: 0,
       stdout: "",
       stderr: "hookgate send: unknown option --ur (did you mean --url?); the agent gets no answer\n",
+    });
+  });
+
+  it("names the word a mistyped or cut-short value most likely means, for each that takes one of a fixed set", async () => {
+    const hook = "http://127.0.0.1:1/v1/hooks/claude-code";
+    const clients = "claude-code, deepcode, deepagents, deepagents-legacy";
+    const said = async (args: string[]) => {
+      const result = await runMain(args);
+      expect(result.code, args.join(" ")).toBe(2);
+      return result.stderr.split("\n")[0];
+    };
+    // init listed the clients and named none; send, doctor and simulate said "must be one of".
+    const init = await runCli(["init", "--client", "claud", "--url", hook]);
+    expect(init.code).toBe(2);
+    expect(init.stderr.split("\n")[0]).toBe(
+      `hookgate: --client claud is not one of ${clients} (did you mean claude-code?)`,
+    );
+    expect(await said(["doctor", "--url", hook, "--client", "deepagent"])).toBe(
+      `hookgate: --client deepagent is not one of ${clients} (did you mean deepagents?)`,
+    );
+    expect(
+      await said(["simulate", "--policy", "examples/policy.json", "--client", "Deepcode", rmEvent]),
+    ).toBe(`hookgate: --client Deepcode is not one of ${clients} (did you mean deepcode?)`);
+    expect(await said(["doctor", "--url", hook, "--expect", "dney"])).toBe(
+      "hookgate: --expect dney is not one of deny, allow, ask, defer, none (did you mean deny?); none: no opinion",
+    );
+    expect(await said(["dlq", "lsit"])).toBe(
+      'hookgate: dlq takes "list", "replay" or "drop" (did you mean list?)',
+    );
+    expect(await said(["token", "hsah"])).toBe(
+      'hookgate: token takes one subcommand: "hash" (did you mean hash?)',
+    );
+    // A word as near to several as to one names none of them.
+    expect(await said(["init", "--client", "deep", "--url", hook])).toBe(
+      `hookgate: --client deep is not one of ${clients}`,
+    );
+    expect(await runMain(["send", "--url", hook, "--client", "claude"])).toEqual({
+      code: 0,
+      stdout: "",
+      stderr: `hookgate send: --client claude is not one of ${clients} (did you mean claude-code?); the agent gets no answer\n`,
     });
   });
 

@@ -1816,7 +1816,7 @@ describe("hookgate init with a client it does not know", () => {
     const result = await runCli(["init", "--client", "cursor", "--url", "http://127.0.0.1:8787/v1/hooks"]);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(
-      /--client cursor is not a client hookgate knows; init needs --client claude-code\|/,
+      /--client cursor is not one of claude-code, deepcode, deepagents, deepagents-legacy\n/,
     );
   });
 });

@@ -247,7 +247,11 @@ describe("hookgate send", { timeout: 90_000 }, () => {
     ],
     ["--url is missing", () => [], /needs --url/],
     ["an option is unknown", () => ["--url", closedUrl, "--bogus"], /bogus/],
-    ["--client is unknown", () => ["--url", closedUrl, "--client", "cursor"], /--client must be one of/],
+    [
+      "--client is unknown",
+      () => ["--url", closedUrl, "--client", "cursor"],
+      /--client cursor is not one of claude-code, /,
+    ],
   ])("prints nothing and exits 0 when %s", async (_, args, reason) => {
     const result = await runCli(["send", ...args()], fixture("claude-code.PreToolUse.json"), {
       HOOKGATE_TOKEN: TOKEN,

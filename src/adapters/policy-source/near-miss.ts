@@ -4,7 +4,7 @@
  * (`hookgate schema`), walked along the issue's path; the Worker and Lambda keep their messages as
  * they are, without the schema generator in their bundles.
  */
-import { closestName } from "../../core/closest-name.js";
+import { closestName, sharedStart } from "../../core/closest-name.js";
 import { type PolicyIssue, RULE_ACTIONS } from "../../core/policy.js";
 
 type Schema = Record<string, unknown>;
@@ -54,21 +54,6 @@ function valueAt(document: unknown, path: readonly (string | number)[]): unknown
     value = (value as Record<string | number, unknown>)[step];
   }
   return value;
-}
-
-/**
- * The one key that starts as `key` does, four letters or more, where none is two edits away: a
- * word written as the noun or verb it was thought to be (`"decision"`, `"decison"` for `"decide"`).
- */
-function sharedStart(key: string, known: readonly string[]): string | undefined {
-  const common = (a: string, b: string) => {
-    let n = 0;
-    while (n < a.length && n < b.length && a[n]?.toLowerCase() === b[n]?.toLowerCase()) n += 1;
-    return n;
-  };
-  const longest = Math.max(0, ...known.map((name) => common(key, name)));
-  const sharing = known.filter((name) => common(key, name) === longest);
-  return longest >= 4 && sharing.length === 1 ? sharing[0] : undefined;
 }
 
 /** The keys of a message that is only `unknown key "a"` or `unknown keys "a", "b"`. */
