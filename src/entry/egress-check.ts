@@ -14,9 +14,9 @@ import {
 import { classifyAddress, compileAddressRules, isIpLiteral } from "../core/egress/address.js";
 import { compileEgressPolicy } from "../core/egress/policy.js";
 import type { PolicyDocument } from "../core/policy-schema.js";
+import { withoutUserinfo } from "../core/url-userinfo.js";
 import type { Io } from "./cli.js";
 import { loadCommandPolicy } from "./command-policy.js";
-import { withoutUserinfo } from "./send.js";
 import { UsageError } from "./usage-error.js";
 
 interface EgressCheckResult {

@@ -20,10 +20,11 @@ import { CLAUDE_CODE_EVENTS, DEEPAGENTS_LEGACY_EVENTS, DEEPAGENTS_V2_EVENTS } fr
 import { DIALECTS } from "../core/hook-event.js";
 import { isRecord } from "../core/json-object.js";
 import { jsonProblem } from "../core/json-text.js";
+import { withoutUserinfo } from "../core/url-userinfo.js";
 import { didYouMean, notOneOf } from "./arg-errors.js";
 import { makeDirectory } from "./make-directory.js";
 import { loopbackName } from "./node-listener.js";
-import { type CommandIo, schemeHint, withoutUserinfo } from "./send.js";
+import { type CommandIo, schemeHint } from "./send.js";
 import { UsageError } from "./usage-error.js";
 
 type InitClient = "claude-code" | "deepcode" | "deepagents" | "deepagents-legacy";

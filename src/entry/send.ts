@@ -16,6 +16,7 @@ import { gatewayRequest } from "../adapters/gateway-client/node.js";
 import { errorMessage } from "../core/errors.js";
 import { DIALECTS } from "../core/hook-event.js";
 import { isRecord } from "../core/json-object.js";
+import { withoutUserinfo } from "../core/url-userinfo.js";
 import { argumentProblem, isArgumentError, notOneOf } from "./arg-errors.js";
 
 export interface CommandIo {
@@ -222,24 +223,5 @@ function isJsonObject(text: string): boolean {
     return isRecord(JSON.parse(text));
   } catch {
     return false;
-  }
-}
-
-/** A URL to show in a message or a report: its user name and password, which may be a secret, left out. */
-export function withoutUserinfo(text: string): string {
-  try {
-    const url = new URL(text);
-    if (!url.username && !url.password) return text;
-    url.username = "";
-    url.password = "";
-    return url.href;
-  } catch {
-    // Not a URL at all: what the URL parser would read as a user name and password goes, up to the
-    // last "@" before the path, also with no "//" or with backslashes (`http:u:pw@h`, `http:\\u@h`).
-    const start = /^https?:[\\/]*|^[^:/?#@]*:\/\//i.exec(text)?.[0] ?? "";
-    const rest = text.slice(start.length);
-    const end = rest.search(/[\\/?#]/);
-    const at = (end < 0 ? rest : rest.slice(0, end)).lastIndexOf("@");
-    return at < 0 ? text : start + rest.slice(at + 1);
   }
 }

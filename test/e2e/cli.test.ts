@@ -1031,6 +1031,35 @@ describe("hookgate schema and token hash", () => {
     );
   });
 
+  it("never repeats the password of a URL given without its scheme", async () => {
+    // `u:hunter2@host:8787` parses, with the scheme `u:` and the password in its path: it was
+    // echoed whole before the hint that had left it out.
+    const url = "u:hunter2@127.0.0.1:8787/v1/hooks/claude-code";
+    const [init, doctor, send, egress] = await Promise.all([
+      runCli(["init", "--client", "claude-code", "--url", url]),
+      runCli(["doctor", "--url", url]),
+      runCli(["send", "--url", url], "{}"),
+      runCli(["egress-check", url]),
+    ]);
+    expect(init.code).toBe(2);
+    expect(init.stderr).toMatch(
+      /^hookgate: --url 127\.0\.0\.1:8787\/v1\/hooks\/claude-code must be http or https: write it in full, http:\/\/127\.0\.0\.1:8787\/v1\/hooks\/claude-code\n\n/,
+    );
+    expect(doctor.code).toBe(2);
+    expect(doctor.stderr).toMatch(
+      /^hookgate: "127\.0\.0\.1:8787\/v1\/hooks\/claude-code" is not an http or https URL: write it in full, http:\/\/127\.0\.0\.1:8787\/v1\/hooks\/claude-code\n\n/,
+    );
+    expect(send.code).toBe(0);
+    expect(send.stderr).toMatch(/^hookgate send: "127\.0\.0\.1:8787\/v1\/hooks\/claude-code" is not an http/);
+    expect(egress.code).toBe(1);
+    expect(JSON.parse(egress.stdout)).toMatchObject({
+      url: "127.0.0.1:8787/v1/hooks/claude-code",
+      decision: "deny",
+    });
+    for (const { stdout, stderr } of [init, doctor, send, egress])
+      expect(stdout + stderr).not.toContain("hunter2");
+  });
+
   it("prints its version from package.json", async () => {
     const { version } = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"));
     const result = await runCli(["--version"]);

@@ -43,6 +43,7 @@ import {
   SweepStoppedError,
   UNREADABLE_PREFIX,
 } from "../../core/queue.js";
+import { withoutUserinfo } from "../../core/url-userinfo.js";
 
 export interface SqsQueueOptions<T> {
   readonly client: SQSClient;
@@ -983,7 +984,7 @@ export function createSqsClientForShell(queueUrl: string): SQSClient {
       } catch (e) {
         if (e instanceof Error && PROVIDER_ERRORS.has(e.name)) e.message = `${e.message}: ${CREDENTIALS_FIX}`;
         else if (!region && e instanceof Error && e.message === "Region is missing")
-          e.message = `${e.message}: ${queueUrl} names none; set AWS_REGION to the queue's`;
+          e.message = `${e.message}: ${withoutUserinfo(queueUrl)} names none; set AWS_REGION to the queue's`;
         throw e;
       }
     },
