@@ -100,6 +100,14 @@ export async function replayCommand(
           io.err(`hookgate: cannot read ${file}: it is a directory; name the records files in it\n`);
           return 1;
         }
+        // A file named twice (`records/*.jsonl records/today.jsonl`, or by a link) is one file:
+        // its records are counted once.
+        const same = stat?.isFile() ? files.find((f) => f.dev === stat.dev && f.ino === stat.ino) : undefined;
+        if (same !== undefined) {
+          await handle.close();
+          io.err(`hookgate: ${file} is ${same.name} again (the same file); its records are replayed once\n`);
+          continue;
+        }
         // A pipe (`<(zcat records.jsonl.gz)`) can be read only once.
         if (stat !== undefined && !stat.isFile()) {
           const piped = handle;
@@ -113,7 +121,8 @@ export async function replayCommand(
         io.err(`hookgate: cannot read ${file}: ${systemReason(e)}\n`);
         return 1;
       }
-      const opened: CheckedFile = { name: file, handle, bytes: 0, digests: [] };
+      const { dev, ino } = await handle.stat();
+      const opened: CheckedFile = { name: file, handle, dev, ino, bytes: 0, digests: [] };
       files.push(opened);
       const tally = createTally(10);
       try {
@@ -173,6 +182,9 @@ export async function replayCommand(
 interface CheckedFile {
   readonly name: string;
   readonly handle: FileHandle;
+  /** The file's identity (its copy's for stdin and pipes), to read a file named twice once. */
+  readonly dev: number;
+  readonly ino: number;
   bytes: number;
   readonly digests: Buffer[];
 }

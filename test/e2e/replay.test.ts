@@ -14,6 +14,7 @@ import {
   renameSync,
   rmSync,
   statSync,
+  symlinkSync,
   truncateSync,
   writeFileSync,
   writeSync,
@@ -362,6 +363,30 @@ describe("hookgate replay", () => {
       'PreToolUse Bash {"command":"rm -rf node_modules"}\n      was none\n      now deny "rm -rf is run by a person, never by an agent" [no-rm-root]',
     );
     expect(stdout.match(/^ {6}was /gm)).toHaveLength(2);
+  });
+
+  it("reads a file named twice, by the same path or another, once, and says so", async () => {
+    // `records/*.jsonl records/today.jsonl` replayed today's records twice and counted them twice.
+    const copy = join(dir, "twice.jsonl");
+    writeFileSync(copy, readFileSync(join(ROOT, TRAFFIC)));
+    const link = join(dir, "twice-link.jsonl");
+    rmSync(link, { force: true });
+    symlinkSync(copy, link);
+    const { code, stdout, stderr } = await runCli([
+      "replay",
+      "--policy",
+      CANDIDATE,
+      copy,
+      link,
+      copy,
+      "--json",
+    ]);
+    expect(code).toBe(0);
+    expect(JSON.parse(stdout)).toMatchObject({ records: 13, changed: 4, unchanged: 9 });
+    expect(stderr).toBe(
+      `hookgate: ${link} is ${copy} again (the same file); its records are replayed once\n` +
+        `hookgate: ${copy} is ${copy} again (the same file); its records are replayed once\n`,
+    );
   });
 
   it("prints a record's control characters escaped, never to the terminal as they are", async () => {
