@@ -225,10 +225,6 @@ function neverAnswered(decision: string, event: string | undefined): string {
 }
 
 /**
- * Why rules an expectation lists can never be among those applied: no rule of the policy has the
- * id (a typo), or the rule is `off`, or it goes in the other list (a shadow rule in `rules`).
- */
-/**
  * A case's event named as no client names one and as no rule of the policy does: a typo, which
  * the gateway takes for a client's newer event and answers with no rule, so `none` would pass.
  */
@@ -239,6 +235,10 @@ function unknownEvent(name: string | undefined, rules: CaseRules): string | unde
   return `"${name}" is not an event any supported client sends, and no rule names it${meant ? `: did you mean ${meant}?` : ""}`;
 }
 
+/**
+ * Why rules an expectation lists can never be among those applied: no rule of the policy has the
+ * id (a typo), or the rule is `off`, or it goes in the other list (a shadow rule in `rules`).
+ */
 function misplaced(ids: readonly string[], rules: CaseRules, where: "rules" | "shadowed"): string {
   if (rules.length === 0) return "";
   const why = ids.flatMap((id) => {
