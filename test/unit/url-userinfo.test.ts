@@ -1,8 +1,8 @@
 /**
- * `withoutUserinfo` keeps a URL's user name and password out of messages (`send`, `egress-check`),
- * also for text the URL parser refuses (`http:\\user:secret@host:99999/`
- * was once echoed whole) and for one written without its scheme (`user:secret@host:8787` parses,
- * with the scheme `user:`).
+ * `withoutUserinfo` keeps a URL's user name and password out of messages (`init`, `send`,
+ * `doctor`, `egress-check`, `dlq`), also for text the URL parser refuses
+ * (`http:\\user:secret@host:99999/` was once echoed whole) and for one written without its scheme
+ * (`user:secret@host:8787` parses, with the scheme `user:`).
  */
 import { describe, expect, it } from "vitest";
 import { withoutUserinfo } from "../../src/core/url-userinfo.js";
