@@ -890,7 +890,7 @@ export function classifySinkResponse(
   if (status >= 200 && status < 300)
     return sink === "slack" ? classifySlackSuccess(status, body, header, now, secrets) : DELIVERED;
   // Read once, for the reason, the wait and the hint alike.
-  const json = parseJsonObject(body.trim());
+  const json = parseJsonObject(body);
   const detail = describeBody(sink, body, json, secrets);
   // A secondary rate limit may come with neither header; GitHub then asks for at least a minute's
   // wait, and says so only in its message ("You have exceeded a secondary rate limit").
@@ -945,7 +945,7 @@ function classifySlackSuccess(
   secrets: readonly string[],
 ): SinkVerdict {
   if (body.trim() === "ok") return DELIVERED;
-  const json = parseJsonObject(body.trim());
+  const json = parseJsonObject(body);
   if (json?.ok === true) return DELIVERED;
   const error = typeof json?.error === "string" ? json.error : undefined;
   // The Web API (chat.postMessage) answers a rate limit with HTTP 200 and `ratelimited`: the
@@ -1131,8 +1131,9 @@ export function parseRetryAfter(value: string | undefined, now: number): number 
 /** An answer's body read as a JSON object, once per answer; undefined when it is none. */
 type JsonBody = Readonly<Record<string, unknown>> | undefined;
 
-function parseJsonObject(text: string): Record<string, unknown> | undefined {
-  if (!text.trimStart().startsWith("{")) return undefined;
+function parseJsonObject(body: string): JsonBody {
+  const text = body.trim();
+  if (!text.startsWith("{")) return undefined;
   try {
     const value: unknown = JSON.parse(text);
     return isRecord(value) ? value : undefined;

@@ -1130,6 +1130,8 @@ describe("classifySinkResponse: slack", () => {
     [200, {}, '{"ok":false,"error":"rate_limited","retry_after":3}', "retry", 3000],
     [200, {}, '{"ok":false,"error":"ratelimited"}', "retry", 30_000],
     [200, { "retry-after": "2" }, '{"ok":false,"error":"ratelimited"}', "retry", 2000],
+    // White space around the JSON (a proxy's newline) is no part of the answer.
+    [200, {}, ' \n{"ok":false,"error":"rate_limited","retry_after":3}\n', "retry", 3000],
     [429, { "retry-after": "1" }, '{"retry_after":1,"ok":false,"error":"rate_limited"}', "retry", 1000],
     [429, {}, '{"retry_after":1,"ok":false,"error":"rate_limited"}', "retry", 1000],
     [429, { "Retry-After": "30" }, '{"retry_after":1}', "retry", 30_000],
@@ -1169,6 +1171,7 @@ describe("classifySinkResponse: discord", () => {
     [200, {}, '{"id":"1","content":""}', "delivered"],
     [429, {}, '{"message":"You are being rate limited.","retry_after":0.347,"global":false}', "retry", 347],
     [429, { "retry-after": "2" }, '{"retry_after":1.5}', "retry", 2000],
+    [429, {}, '\n{"retry_after":0.5}\n', "retry", 500],
     [429, { "retry-after": "0.5" }, "", "retry", 500],
     // Discord's own header when neither Retry-After nor retry_after is there.
     [429, { "x-ratelimit-reset-after": "1.25" }, "", "retry", 1250],
