@@ -5,6 +5,7 @@
  */
 import { constants } from "node:buffer";
 import { createHash, randomUUID } from "node:crypto";
+import type { Stats } from "node:fs";
 import { type FileHandle, mkdtemp, open, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -92,9 +93,10 @@ export async function replayCommand(
   try {
     for (const file of positionals) {
       let handle: FileHandle;
+      let stat: Stats | undefined;
       try {
         handle = file === "-" ? await copied(io.stdin()) : await open(file, "r");
-        const stat = file === "-" ? undefined : await handle.stat();
+        stat = file === "-" ? undefined : await handle.stat();
         if (stat?.isDirectory()) {
           await handle.close();
           io.err(`hookgate: cannot read ${file}: it is a directory; name the records files in it\n`);
@@ -102,7 +104,8 @@ export async function replayCommand(
         }
         // A file named twice (`records/*.jsonl records/today.jsonl`, or by a link) is one file:
         // its records are counted once.
-        const same = stat?.isFile() ? files.find((f) => f.dev === stat.dev && f.ino === stat.ino) : undefined;
+        const named = stat?.isFile() ? stat : undefined;
+        const same = named && files.find((f) => f.dev === named.dev && f.ino === named.ino);
         if (same !== undefined) {
           await handle.close();
           io.err(`hookgate: ${file} is ${same.name} again (the same file); its records are replayed once\n`);
@@ -121,7 +124,8 @@ export async function replayCommand(
         io.err(`hookgate: cannot read ${file}: ${systemReason(e)}\n`);
         return 1;
       }
-      const { dev, ino } = await handle.stat();
+      // A copy (stdin, a pipe) is a file of its own, stated once made.
+      const { dev, ino } = stat?.isFile() ? stat : await handle.stat();
       const opened: CheckedFile = { name: file, handle, dev, ino, bytes: 0, digests: [] };
       files.push(opened);
       const tally = createTally(10);
