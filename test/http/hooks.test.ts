@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../src/http/app.js";
 import { createBodyBudget } from "../../src/http/read-body.js";
-import { authPolicy, jsonOf, TOKEN, testApp } from "../support/app.js";
+import { authPolicy, jsonOf, TOKEN, testApp, watchedBudget } from "../support/app.js";
 import { policyFrom, sha256 } from "../support/policy.js";
 
 const preToolUse = (command: string, extra: Record<string, unknown> = {}) => ({
@@ -663,19 +663,7 @@ describe("POST /v1/simulate", () => {
       newId: () => "id-1",
       sha256,
       logger: { log: () => {} },
-      bodyBudget: {
-        hold: () => {
-          const hold = budget.hold();
-          return {
-            take: (bytes) => {
-              const taken = hold.take(bytes);
-              tookBytes();
-              return taken;
-            },
-            end: () => hold.end(),
-          };
-        },
-      },
+      bodyBudget: watchedBudget(budget, () => tookBytes()),
     });
     const head = new TextEncoder().encode(`{"hook_event_name":"Stop","x":"${"a".repeat(60)}`);
     let finish: () => void = () => {};
@@ -714,28 +702,15 @@ describe("POST /v1/simulate", () => {
     const strangerHolds = new Promise<void>((resolve) => {
       tookBytes = resolve;
     });
-    // Either budget: settled once the stalled body's first bytes are taken, whichever holds them.
-    const watched = (budget: ReturnType<typeof createBodyBudget>) => ({
-      hold: () => {
-        const hold = budget.hold();
-        return {
-          take: (bytes: number) => {
-            const taken = hold.take(bytes);
-            tookBytes();
-            return taken;
-          },
-          end: () => hold.end(),
-        };
-      },
-    });
     const budgeted = createApp({
       policy: () => policy,
       clock: { now: Date.now, monotonic: () => performance.now() },
       newId: () => "id-1",
       sha256,
       logger: { log: () => {} },
-      bodyBudget: watched(createBodyBudget(100)),
-      unauthenticatedBodyBudget: watched(createBodyBudget(100)),
+      // Either budget: settled once the stalled body's first bytes are taken, whichever holds them.
+      bodyBudget: watchedBudget(createBodyBudget(100), () => tookBytes()),
+      unauthenticatedBodyBudget: watchedBudget(createBodyBudget(100), () => tookBytes()),
     });
     const head = new TextEncoder().encode(`{"hook_event_name":"Stop","x":"${"a".repeat(60)}`);
     let finish: () => void = () => {};

@@ -4,6 +4,7 @@ import { createRemoteActions } from "../../src/app/remote-actions.js";
 import type { Policy } from "../../src/core/policy.js";
 import type { Metrics } from "../../src/core/ports.js";
 import { createApp } from "../../src/http/app.js";
+import type { BodyBudget } from "../../src/http/read-body.js";
 import { policyFrom, sha256 } from "./policy.js";
 
 export interface TestApp {
@@ -78,3 +79,23 @@ export async function authPolicy(rules: unknown[], extra: Record<string, unknown
 /** A response's JSON body, for field-by-field assertions. */
 // biome-ignore lint/suspicious/noExplicitAny: tests inspect decision bodies field by field
 export const jsonOf = async (res: Response): Promise<any> => res.json();
+
+/**
+ * `budget`, calling `tookBytes` after each take of a hold on it: a test waits on it to know that a
+ * stalled body holds its first bytes, whatever the turns of the event loop reading them took.
+ */
+export function watchedBudget(budget: BodyBudget, tookBytes: () => void): BodyBudget {
+  return {
+    hold: () => {
+      const hold = budget.hold();
+      return {
+        take: (bytes) => {
+          const taken = hold.take(bytes);
+          tookBytes();
+          return taken;
+        },
+        end: () => hold.end(),
+      };
+    },
+  };
+}

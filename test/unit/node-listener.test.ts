@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Answer, answerWriter, hookListener, streamChunks } from "../../src/entry/node-listener.js";
 import { createApp } from "../../src/http/app.js";
 import { bodyDeadline, createBodyBudget, readBodyChunks } from "../../src/http/read-body.js";
+import { watchedBudget } from "../support/app.js";
 import { policyFrom, sha256 } from "../support/policy.js";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
@@ -372,27 +373,14 @@ describe("hookListener's budgets of bodies still arriving", () => {
     const strangerHolds = new Promise<void>((resolve) => {
       tookBytes = resolve;
     });
-    const watched = (budget: ReturnType<typeof createBodyBudget>) => ({
-      hold: () => {
-        const hold = budget.hold();
-        return {
-          take: (bytes: number) => {
-            const taken = hold.take(bytes);
-            tookBytes();
-            return taken;
-          },
-          end: () => hold.end(),
-        };
-      },
-    });
     const deps = {
       policy: () => policy,
       clock: { now: Date.now, monotonic: () => performance.now() },
       newId: () => "id-1",
       sha256,
       logger: { log: () => {} },
-      bodyBudget: watched(createBodyBudget(100)),
-      unauthenticatedBodyBudget: watched(createBodyBudget(100)),
+      bodyBudget: watchedBudget(createBodyBudget(100), () => tookBytes()),
+      unauthenticatedBodyBudget: watchedBudget(createBodyBudget(100), () => tookBytes()),
     };
     const app = createApp(deps);
     const server = createServer(hookListener(deps, getRequestListener(app.fetch)));
