@@ -30,9 +30,7 @@ import type { RemoteActions, RemoteAudit } from "./remote-actions.js";
  * one object every frame holds it through does. The caller hands over a holder it keeps no other
  * reference to the text of.
  */
-export type HookBody =
-  | { readonly ok: true; text: string }
-  | { readonly ok: false; readonly error: RequestError };
+type HookBody = { readonly ok: true; text: string } | { readonly ok: false; readonly error: RequestError };
 
 export interface HookRequest {
   /** The body as text, or the reason it could not be read: emptied as HookBody says. */

@@ -212,7 +212,7 @@ export interface BodyBudget {
 }
 
 /** What one body holds of a budget (`BodyBudget.hold`). */
-export interface BodyHold {
+interface BodyHold {
   /**
    * Takes `bytes` more, or answers false and takes nothing when that would pass the limit while
    * other holds have some of it.
@@ -288,7 +288,7 @@ export const WORKERS_BODY_BUDGET_BYTES = 2 * WORKERS_MAX_BODY_BYTES;
  * What a budget holds, its limit, and how many takes it refused (each a body or a hook refused
  * for it): read by `serve`'s `/metrics` at each scrape, never on a request's path.
  */
-export interface BodyBudgetReadings {
+interface BodyBudgetReadings {
   readonly limitBytes: number;
   heldBytes(): number;
   refused(): number;
