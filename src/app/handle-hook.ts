@@ -149,7 +149,9 @@ export interface HookDeps {
   readonly recorder?: Recorder | undefined;
   /**
    * What the runtime leaves for answering this request, in ms, on a runtime that ends a request
-   * on its own clock (Lambda's invocation timeout): the request deadline is capped below it.
+   * on its own clock (Lambda's invocation timeout, a Worker's 28 s): the request deadline is
+   * capped below it, and a session store call is given up within it, with 2 s at least after a
+   * decision that spent its deadline (`storeDeadline`).
    */
   readonly runtimeLeftMs?: (() => number) | undefined;
 }
