@@ -11,6 +11,7 @@ import type { DeliveryPolicy } from "../app/deliver.js";
 import type { Policy } from "../core/policy.js";
 import type { PolicyDocument } from "../core/policy-schema.js";
 import type { Logger, Metrics } from "../core/ports.js";
+import type { DeliveryTrouble } from "../http/app.js";
 
 /** Where the intake journal's segments live, under the data dir. */
 export const JOURNAL_DIR = "intake";
@@ -52,6 +53,8 @@ export type FromDeliveryThread =
   | { readonly kind: "ready" }
   | { readonly kind: "gauges"; readonly values: Readonly<Record<string, number>> }
   | { readonly kind: "failed"; readonly error: string }
+  /** Sent as it changes: what keeps the queue file from being used, or undefined once it works. */
+  | { readonly kind: "trouble"; readonly trouble: DeliveryTrouble | undefined }
   | {
       readonly kind: "report";
       readonly lines: string;
@@ -65,6 +68,8 @@ export interface DeliveryThread {
   policy(settings: DeliverySettings): void;
   /** Lets in-flight deliveries finish, closes the queue and ends the thread. */
   stop(): Promise<void>;
+  /** What keeps notify events from being delivered now, if anything (/healthz). */
+  trouble(): DeliveryTrouble | undefined;
 }
 
 export interface DeliveryThreadOptions extends Omit<DeliveryThreadData, "heartbeatMs"> {
@@ -114,6 +119,8 @@ export function startDeliveryThread(options: DeliveryThreadOptions): Promise<Del
   let alive = false;
   let spawnedAt = 0;
   let deaths = 0;
+  /** What the current thread said last keeps the queue file from being used. */
+  let trouble: DeliveryTrouble | undefined;
   const heartbeatMs = options.heartbeatMs ?? HEARTBEAT_MS;
   const silenceMs = MISSED_HEARTBEATS * heartbeatMs;
 
@@ -136,6 +143,7 @@ export function startDeliveryThread(options: DeliveryThreadOptions): Promise<Del
     });
     worker = thread;
     alive = true;
+    trouble = undefined;
     // On the monotonic clock: a wall clock stepped forward while a thread ran made its death look
     // like the first after a long run (the back-off started again at 1 s), and one stepped back
     // made a thread that ran for a day wait as if it had died at once.
@@ -189,6 +197,8 @@ export function startDeliveryThread(options: DeliveryThreadOptions): Promise<Del
         // Sent once the thread delivers (after `ready` and its imports), then every heartbeatMs.
         options.metrics.set("hookgate_delivery_thread_up", 1);
         for (const [name, value] of Object.entries(message.values)) options.metrics.set(name, value);
+      } else if (message.kind === "trouble") {
+        if (!abandoned) trouble = message.trouble;
       } else if (message.kind === "ready") {
         start?.resolve();
         start = undefined;
@@ -246,6 +256,7 @@ export function startDeliveryThread(options: DeliveryThreadOptions): Promise<Del
       settings = next;
       worker.postMessage({ kind: "policy", settings: next } satisfies ToDeliveryThread);
     },
+    trouble: () => trouble,
     async stop() {
       stopping = true;
       clearTimeout(restart);

@@ -22,6 +22,7 @@ import { errorMessage } from "../core/errors.js";
 import type { Metrics } from "../core/ports.js";
 import { type ToldFailure, toldFailure } from "../core/recurring-failure.js";
 import { envReaderOf } from "../core/secret-ref.js";
+import type { DeliveryTrouble } from "../http/app.js";
 import {
   type DeliverySettings,
   type DeliveryThreadData,
@@ -224,18 +225,35 @@ async function start(): Promise<void> {
     "journaled jobs are taken into the queue again",
     monotonic,
   );
+  // What keeps the queue file from being used, by what found it (the journal's intake, the
+  // queue's gauges): the answering thread's /healthz says the first, as it changes.
+  const troubles = new Map<string, DeliveryTrouble>();
+  let toldTrouble = "null";
+  const setTrouble = (source: string, trouble: DeliveryTrouble | undefined) => {
+    if (trouble === undefined) troubles.delete(source);
+    else troubles.set(source, trouble);
+    const first = troubles.values().next().value;
+    const text = JSON.stringify(first ?? null);
+    if (text === toldTrouble) return;
+    toldTrouble = text;
+    post({ kind: "trouble", trouble: first });
+  };
   /** A queue file's failure told with what to do about it, where that is known. */
-  const failedWithFix = (failures: ToldFailure, e: unknown) => {
+  const failedWithFix = (failures: ToldFailure, e: unknown, source?: string) => {
     const error = errorMessage(e);
     const fix = queueFix(error, queuePath);
     failures.failed(error, fix === undefined ? undefined : { fix });
+    if (source !== undefined) setTrouble(source, { delivery: "failing", error, fix });
   };
   const drainAll = () =>
     journal.drain().then(
-      () => intakeFailures.worked(),
+      () => {
+        intakeFailures.worked();
+        setTrouble("intake", undefined);
+      },
       (e) => {
         metrics.increment("hookgate_intake_failed_total");
-        failedWithFix(intakeFailures, e);
+        failedWithFix(intakeFailures, e, "intake");
       },
     );
   /**
@@ -269,27 +287,38 @@ async function start(): Promise<void> {
     );
   const queueGaugeFailures = gaugeFailures("queue's gauges");
   const journalGaugeFailures = gaugeFailures("intake journal's backlog");
-  const safely = (failures: ToldFailure, read: () => Record<string, number>, names: readonly string[]) => {
+  const safely = (
+    failures: ToldFailure,
+    read: () => Record<string, number>,
+    names: readonly string[],
+    source?: string,
+  ) => {
     try {
       const values = read();
       failures.worked();
+      if (source !== undefined) setTrouble(source, undefined);
       return values;
     } catch (e) {
       // Read every 5 s, with traffic or without: where a damaged queue file is told first.
-      failedWithFix(failures, e);
+      failedWithFix(failures, e, source);
       return Object.fromEntries(names.map((name) => [name, Number.NaN]));
     }
   };
   const gauges = () => {
-    const queueGauges = safely(queueGaugeFailures, () => {
-      const stats = queue.stats();
-      return {
-        hookgate_queue_jobs: stats.jobs,
-        hookgate_queue_dead_letters: stats.deadLetters,
-        hookgate_queue_oldest_due_seconds:
-          stats.oldestDueAt === undefined ? 0 : Math.max(0, (Date.now() - stats.oldestDueAt) / 1000),
-      };
-    }, ["hookgate_queue_jobs", "hookgate_queue_dead_letters", "hookgate_queue_oldest_due_seconds"]);
+    const queueGauges = safely(
+      queueGaugeFailures,
+      () => {
+        const stats = queue.stats();
+        return {
+          hookgate_queue_jobs: stats.jobs,
+          hookgate_queue_dead_letters: stats.deadLetters,
+          hookgate_queue_oldest_due_seconds:
+            stats.oldestDueAt === undefined ? 0 : Math.max(0, (Date.now() - stats.oldestDueAt) / 1000),
+        };
+      },
+      ["hookgate_queue_jobs", "hookgate_queue_dead_letters", "hookgate_queue_oldest_due_seconds"],
+      "gauges",
+    );
     const journalGauges = safely(
       journalGaugeFailures,
       () => ({ hookgate_intake_backlog_bytes: journal.backlogBytes() }),

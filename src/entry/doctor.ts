@@ -183,6 +183,19 @@ function checkHealth(result: GatewayResult, base: string): Check {
         fix: 'its log\'s "notify event held in memory" and "enqueue failed" lines say why (a full or read-only disk under --data-dir): free space or make it writable; the gateway writes what it holds within a second, and /healthz drops "notify" once nothing is held',
       };
     }
+    // It decides and journals notify events, but delivers none: its queue file fails.
+    if (json.delivery === "failing") {
+      const error = typeof json.deliveryError === "string" ? `: ${json.deliveryError}` : "";
+      return {
+        ok: false,
+        goOn: true,
+        line: `${line}, but it cannot use its delivery queue, so no notify event is delivered${error}`,
+        fix:
+          typeof json.deliveryFix === "string"
+            ? json.deliveryFix
+            : 'its log\'s "could not take journaled jobs into the queue" line says why; the notify events answered meanwhile wait in its intake journal',
+      };
+    }
     return { ok: true, line };
   }
   if (status === 500 && json) {

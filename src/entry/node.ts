@@ -340,6 +340,7 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
     reloadFailed: () => reloadFailed,
     notifyFailing: () => notifyFailing,
     notifyInMemory: () => hold.size().sends,
+    deliveryTrouble: () => deliveries.trouble(),
     clock,
     newId: randomUUID,
     sha256: nodeSha256,

@@ -54,6 +54,22 @@ export interface AppDeps extends HookDeps {
   readonly notifyFailing?: (() => boolean) | undefined;
   /** How many notify events are held in memory until the intake journal takes them (Node). */
   readonly notifyInMemory?: (() => number) | undefined;
+  /**
+   * What keeps notify events from being delivered, if anything (Node's delivery thread and its
+   * queue file): /healthz says so, still 200, as decisions are answered and their notify events
+   * journaled; `hookgate doctor` fails on it.
+   */
+  readonly deliveryTrouble?: (() => DeliveryTrouble | undefined) | undefined;
+}
+
+/**
+ * Why notify events are not being delivered: the queue file fails (damaged, locked, on a full
+ * disk), with the error and what to do about it where that is known.
+ */
+export interface DeliveryTrouble {
+  readonly delivery: "failing";
+  readonly error: string;
+  readonly fix?: string | undefined;
 }
 
 /**
@@ -84,12 +100,18 @@ export function createApp(deps: AppDeps): Hono {
 
   routes.get("/healthz", (c) => {
     const inMemory = deps.notifyInMemory?.() ?? 0;
+    const trouble = deps.deliveryTrouble?.();
     return c.json({
       status: "ok",
       policy: deps.policy().hash,
       ...(deps.reloadFailed?.() === true && { reload: "failed" }),
       ...(deps.notifyFailing?.() === true && { notify: "failing" }),
       ...(inMemory > 0 && { notifyInMemory: inMemory }),
+      ...(trouble && {
+        delivery: trouble.delivery,
+        deliveryError: trouble.error,
+        ...(trouble.fix !== undefined && { deliveryFix: trouble.fix }),
+      }),
     });
   });
 

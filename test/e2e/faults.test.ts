@@ -701,6 +701,23 @@ describe("a data dir that cannot be used", () => {
     expect(fixed.fix).toContain(
       `${path} is damaged: stop serve, move it aside (with its -wal and -shm files, if any)`,
     );
+    // /healthz said only "ok": a load balancer kept it in service, and doctor passed, while no
+    // notification went out. Still 200: hooks are answered and their events journaled.
+    const health = await fetch(`${server.url}/healthz`);
+    expect(health.status).toBe(200);
+    expect(await health.json()).toMatchObject({
+      status: "ok",
+      delivery: "failing",
+      deliveryError: fixed.error,
+      deliveryFix: fixed.fix,
+    });
+    // A sample that notifies no sink: the receiver counts only the events below.
+    const doctor = await runCli(["doctor", "--url", server.url, "--command", "true", "--expect", "none"]);
+    expect(doctor.code).toBe(1);
+    expect(doctor.stdout).toContain(
+      `but it cannot use its delivery queue, so no notify event is delivered: ${fixed.error}`,
+    );
+    expect(doctor.stdout).toContain(`fix: ${fixed.fix}`);
     // A few more tries of each, every one failing: told once, not at each (the receive was
     // logged every 200 ms, the journal's intake every second, for as long as serve ran).
     const metrics = async () => await (await fetch(`${server.url}/metrics`)).text();
@@ -966,6 +983,10 @@ describe("a data dir that cannot be used", () => {
     );
     // /metrics shows the held jobs as journal bytes not yet taken in.
     await untilGauge(server, "hookgate_intake_backlog_bytes", (bytes) => bytes > 0, 30_000);
+    const locked = (await (await fetch(`${server.url}/healthz`)).json()) as Record<string, string>;
+    expect(locked).toMatchObject({ status: "ok", delivery: "failing" });
+    expect(locked.deliveryError).toContain("database is locked");
+    expect(locked.deliveryFix).toContain("another process holds that file locked");
     lock.exec("ROLLBACK");
 
     expect(server.child.exitCode).toBeNull();
@@ -977,6 +998,7 @@ describe("a data dir that cannot be used", () => {
     await until(() => receiver.unique.length === 3, "the held jobs delivered after the lock is released");
     expect((await post(server, bash("pwd", "PostToolUse"))).status).toBe(200);
     await until(() => receiver.unique.length === 4, "a delivery after the lock is released");
+    expect(await (await fetch(`${server.url}/healthz`)).json()).not.toHaveProperty("delivery");
     await untilGauge(server, "hookgate_intake_backlog_bytes", (bytes) => bytes === 0);
   }, 90_000);
 });
