@@ -52,7 +52,7 @@ export type ToDeliveryThread =
 export type FromDeliveryThread =
   | { readonly kind: "ready" }
   | { readonly kind: "gauges"; readonly values: Readonly<Record<string, number>> }
-  | { readonly kind: "failed"; readonly error: string }
+  | { readonly kind: "failed"; readonly error: string; readonly fix?: string | undefined }
   /** Sent as it changes: what keeps the queue file from being used, or undefined once it works. */
   | { readonly kind: "trouble"; readonly trouble: DeliveryTrouble | undefined }
   | {
@@ -121,6 +121,13 @@ export function startDeliveryThread(options: DeliveryThreadOptions): Promise<Del
   let deaths = 0;
   /** What the current thread said last keeps the queue file from being used. */
   let trouble: DeliveryTrouble | undefined;
+  /** Why no thread runs, from a thread's death until one opens the queue again. */
+  let down: DeliveryTrouble | undefined;
+  const restarting = (error: string, fix?: string): DeliveryTrouble => ({
+    delivery: "restarting",
+    error,
+    fix,
+  });
   const heartbeatMs = options.heartbeatMs ?? HEARTBEAT_MS;
   const silenceMs = MISSED_HEARTBEATS * heartbeatMs;
 
@@ -153,6 +160,8 @@ export function startDeliveryThread(options: DeliveryThreadOptions): Promise<Del
     let heardAt = spawnedAt;
     /** Set once this thread is given up for not responding: its exit starts no other. */
     let abandoned = false;
+    /** This thread said it could not start (after the first start): why it is down. */
+    let failedToStart = false;
     // Any message is a heartbeat, its gauges every heartbeatMs at least. Checked once per silence
     // bound, not per message; and one turn later, after the messages that wait in the port: an
     // answering thread itself held up past the bound must not take a live thread for a hung one.
@@ -182,9 +191,13 @@ export function startDeliveryThread(options: DeliveryThreadOptions): Promise<Del
       options.metrics.set("hookgate_delivery_thread_up", 0);
       options.metrics.increment("hookgate_delivery_thread_restarts_total", { reason: "unresponsive" });
       void thread.terminate();
+      const inMs = restartLater();
+      down = restarting(
+        `the delivery thread stopped responding (nothing in ${Math.round(silent)} ms); started again in ${inMs} ms`,
+      );
       options.logger.log("error", "the delivery thread stopped responding; ended it and starting it again", {
         silentMs: Math.round(silent),
-        inMs: restartLater(),
+        inMs,
       });
     };
     watch(silenceMs);
@@ -200,11 +213,19 @@ export function startDeliveryThread(options: DeliveryThreadOptions): Promise<Del
       } else if (message.kind === "trouble") {
         if (!abandoned) trouble = message.trouble;
       } else if (message.kind === "ready") {
+        down = undefined;
         start?.resolve();
         start = undefined;
       } else if (message.kind === "failed") {
         if (start) start.reject(new Error(message.error));
-        else options.logger.log("error", "the delivery thread could not start", { error: message.error });
+        else {
+          options.logger.log("error", "the delivery thread could not start", {
+            error: message.error,
+            ...(message.fix !== undefined && { fix: message.fix }),
+          });
+          down = restarting(`the delivery thread could not start: ${message.error}`, message.fix);
+          failedToStart = true;
+        }
         start = undefined;
       }
     });
@@ -222,10 +243,12 @@ export function startDeliveryThread(options: DeliveryThreadOptions): Promise<Del
         return;
       }
       options.metrics.increment("hookgate_delivery_thread_restarts_total", { reason: "exited" });
-      options.logger.log("error", "the delivery thread stopped; starting it again", {
-        code,
-        inMs: restartLater(),
-      });
+      const inMs = restartLater();
+      // One that could not start is down for the reason it gave, said already.
+      if (!failedToStart)
+        down = restarting(`the delivery thread exited (code ${code}); started again in ${inMs} ms`);
+      else if (down) down = { ...down, error: `${down.error}; started again in ${inMs} ms` };
+      options.logger.log("error", "the delivery thread stopped; starting it again", { code, inMs });
     });
   };
 
@@ -256,7 +279,7 @@ export function startDeliveryThread(options: DeliveryThreadOptions): Promise<Del
       settings = next;
       worker.postMessage({ kind: "policy", settings: next } satisfies ToDeliveryThread);
     },
-    trouble: () => trouble,
+    trouble: () => down ?? trouble,
     async stop() {
       stopping = true;
       clearTimeout(restart);

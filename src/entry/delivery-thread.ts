@@ -482,6 +482,7 @@ async function start(): Promise<void> {
 
 start().catch((e) => {
   report();
-  post({ kind: "failed", error: errorMessage(e) });
+  const error = errorMessage(e);
+  post({ kind: "failed", error, fix: queueFix(error, join(data.dataDir, "queue.sqlite")) });
   port.close();
 });

@@ -196,6 +196,19 @@ function checkHealth(result: GatewayResult, base: string): Check {
             : 'its log\'s "could not take journaled jobs into the queue" line says why; the notify events answered meanwhile wait in its intake journal',
       };
     }
+    // Its delivery thread died and is being started again: nothing is delivered meanwhile.
+    if (json.delivery === "restarting") {
+      const error = typeof json.deliveryError === "string" ? `: ${json.deliveryError}` : "";
+      return {
+        ok: false,
+        goOn: true,
+        line: `${line}, but its delivery thread is down and being started again, so no notify event is delivered${error}`,
+        fix:
+          typeof json.deliveryFix === "string"
+            ? json.deliveryFix
+            : 'its log\'s "the delivery thread" lines say why; the notify events answered meanwhile wait in its intake journal and are delivered once the thread runs again',
+      };
+    }
     return { ok: true, line };
   }
   if (status === 500 && json) {

@@ -64,10 +64,11 @@ export interface AppDeps extends HookDeps {
 
 /**
  * Why notify events are not being delivered: the queue file fails (damaged, locked, on a full
- * disk), with the error and what to do about it where that is known.
+ * disk), or the delivery thread is down and being started again; with the error and what to do
+ * about it where that is known.
  */
 export interface DeliveryTrouble {
-  readonly delivery: "failing";
+  readonly delivery: "failing" | "restarting";
   readonly error: string;
   readonly fix?: string | undefined;
 }

@@ -7,7 +7,16 @@
  */
 
 import { spawnSync } from "node:child_process";
-import { closeSync, existsSync, openSync, renameSync, rmSync, writeFileSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
 import { request } from "node:http";
 import { join } from "node:path";
 import Database from "better-sqlite3";
@@ -777,6 +786,43 @@ describe("a data dir that cannot be used", () => {
       db.close();
     }
   }, 120_000);
+
+  it("says on /healthz that its delivery thread is down while it cannot start again, and drops it once one runs", async () => {
+    const receiver = await webhookReceiver(SECRET);
+    cleanups.push(() => receiver.close());
+    const server = await gateway(policyFile(await failingSinks(), receiver));
+    // The data dir removed while serve runs, and a file made where it keeps its intake journal
+    // (before the next second's journal check makes the directory again): the queue file is put
+    // back and the delivery thread ends, and each one started after it cannot open the journal.
+    const intake = join(server.dataDir, "intake");
+    rmSync(server.dataDir, { recursive: true, force: true });
+    mkdirSync(server.dataDir, { mode: 0o700 });
+    writeFileSync(intake, "");
+    const failed = await server.waitForLine((l) => l.msg === "the delivery thread could not start", 60_000);
+    expect(failed.error).toContain(intake);
+    // It said "ok" while no thread ran, however long the restarts went on.
+    const health = await fetch(`${server.url}/healthz`);
+    expect(health.status).toBe(200);
+    const body = (await health.json()) as Record<string, unknown>;
+    expect(body).toMatchObject({ status: "ok", delivery: "restarting" });
+    expect(body.deliveryError).toContain(`the delivery thread could not start: ${String(failed.error)}`);
+    const doctor = await runCli(["doctor", "--url", server.url, "--command", "true", "--expect", "none"]);
+    expect(doctor.code).toBe(1);
+    expect(doctor.stdout).toContain("but its delivery thread is down and being started again");
+    expect(doctor.stdout).toMatch(/fix: its log's "the delivery thread" lines say why/);
+
+    // The file gone, the next start works: /healthz says nothing of delivery, and it delivers.
+    rmSync(intake);
+    const end = Date.now() + 90_000;
+    let last: Record<string, unknown> = body;
+    while ("delivery" in last && Date.now() < end) {
+      await new Promise((r) => setTimeout(r, 250));
+      last = (await (await fetch(`${server.url}/healthz`)).json()) as Record<string, unknown>;
+    }
+    expect(last).not.toHaveProperty("delivery");
+    expect((await post(server, bash("ls", "PostToolUse"))).status).toBe(200);
+    await until(() => receiver.unique.length === 1, "a delivery once the thread runs again");
+  }, 150_000);
 
   it("says a damaged queue file moved aside while it runs is damaged, not that the data dir is not writable", async () => {
     const sinks = await failingSinks();

@@ -141,6 +141,11 @@ describe("startDeliveryThread", () => {
     await until(() => logs.length === 2);
     expect(logs[1]?.msg).toBe("the delivery thread stopped; starting it again");
     expect(metrics.render()).toContain("hookgate_delivery_thread_up 0\n");
+    // What /healthz says until a thread runs again.
+    expect(thread.trouble()).toMatchObject({
+      delivery: "restarting",
+      error: "the delivery thread exited (code 1); started again in 1000 ms",
+    });
     // SIGTERM in the second before the restart: nothing is running, so nothing to wait for.
     await thread.stop();
     await new Promise((r) => setTimeout(r, 1200));
@@ -416,6 +421,10 @@ describe("startDeliveryThread", () => {
     expect(logs.find((l) => l.msg === hungLine)?.fields).toMatchObject({ inMs: 1000 });
     expect(metrics.render()).toContain("hookgate_delivery_thread_up 0\n");
     expect(metrics.render()).toContain('hookgate_delivery_thread_restarts_total{reason="unresponsive"} 1\n');
+    expect(thread.trouble()).toMatchObject({ delivery: "restarting" });
+    expect(thread.trouble()?.error).toMatch(
+      /^the delivery thread stopped responding \(nothing in \d+ ms\); started again in 1000 ms$/,
+    );
     // The job it was delivering is sent again by the next thread (same webhook-id), and the one
     // journaled meanwhile is delivered too.
     await until(() => /hookgate_delivered_total\{sink="audit"\} [2-9]\n/.test(metrics.render()), 25_000);
