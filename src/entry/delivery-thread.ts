@@ -395,14 +395,25 @@ async function start(): Promise<void> {
     port.close();
   };
   function checkQueueFile(): void {
-    if (restoring || !queueFileGone()) return;
+    if (restoring) return;
+    if (!queueFileGone()) {
+      setTrouble("restore", undefined);
+      return;
+    }
     restoring = restore().catch((e: unknown) => {
       const error = errorMessage(e);
+      const fix = copyFix(error, "; serve puts the file back at its next try");
       restoreFailures.failed(error, {
         path: queuePath,
         problem:
           "the jobs and dead letters in the file serve has open are not at its path when serve starts again",
-        fix: copyFix(error, "; serve puts the file back at its next try"),
+        fix,
+      });
+      // Deliveries go on from the deleted file, but a stop loses what it holds: /healthz says so.
+      setTrouble("restore", {
+        delivery: "failing",
+        error: `the queue file ${queuePath} was deleted under serve and cannot be put back (${error}): the jobs and dead letters it holds are lost when serve stops`,
+        fix,
       });
       // The thread goes on: the wakes of what is journaled meanwhile drain again.
       closing = false;

@@ -787,6 +787,45 @@ describe("a data dir that cannot be used", () => {
     }
   }, 120_000);
 
+  it("says on /healthz that a queue file deleted under it cannot be put back, until it is", async () => {
+    const receiver = await webhookReceiver(SECRET);
+    cleanups.push(() => receiver.close());
+    const server = await gateway(policyFile(await failingSinks(), receiver));
+    expect((await post(server, bash("ls", "PostToolUse"))).status).toBe(200);
+    await until(() => receiver.unique.length === 1, "the first delivery");
+    // The data dir removed while serve runs, and made again with a directory where the copy of
+    // the queue file is written: the copy fails at every try, and the jobs and dead letters the
+    // deleted file holds would be lost at the next stop.
+    const path = join(server.dataDir, "queue.sqlite");
+    rmSync(server.dataDir, { recursive: true, force: true });
+    mkdirSync(join(server.dataDir, "intake"), { recursive: true, mode: 0o700 });
+    mkdirSync(`${path}.restoring`);
+    const line = await server.waitForLine(
+      (l) => l.msg === "could not put back the queue file deleted under serve; will try again",
+      30_000,
+    );
+    // It said "ok" all the while.
+    const health = await fetch(`${server.url}/healthz`);
+    expect(health.status).toBe(200);
+    const body = (await health.json()) as Record<string, unknown>;
+    expect(body).toMatchObject({ status: "ok", delivery: "failing", deliveryFix: line.fix });
+    expect(body.deliveryError).toBe(
+      `the queue file ${path} was deleted under serve and cannot be put back (${String(line.error)}): the jobs and dead letters it holds are lost when serve stops`,
+    );
+
+    // Out of the way: the next try puts it back, and /healthz says nothing of delivery again.
+    rmSync(`${path}.restoring`, { recursive: true });
+    await server.waitForLine((l) => String(l.msg).startsWith("the queue file is back"), 30_000);
+    const end = Date.now() + 60_000;
+    let last = body;
+    while ("delivery" in last && Date.now() < end) {
+      await new Promise((r) => setTimeout(r, 250));
+      last = (await (await fetch(`${server.url}/healthz`)).json()) as Record<string, unknown>;
+    }
+    expect(last).not.toHaveProperty("delivery");
+    expect(existsSync(path)).toBe(true);
+  }, 150_000);
+
   it("says on /healthz that its delivery thread is down while it cannot start again, and drops it once one runs", async () => {
     const receiver = await webhookReceiver(SECRET);
     cleanups.push(() => receiver.close());
