@@ -7,7 +7,9 @@
  * session normally reach one location seconds apart. Nothing here counts or decides: remembering
  * is best effort, after the answer; a failed read or write rejects, as the other stores' do, and
  * the notifier logs it (once a minute while it goes on) and sends the notification without it.
- * KV calls have no timeout: the notifier gives up one still running at the request's deadline.
+ * KV calls have no timeout: the notifier gives up one still running at the request's deadline,
+ * or 2 s after the answer at least when the decision spent it (a slow prompt rule), within what
+ * the Worker leaves the request (`storeDeadline` in src/app/handle-hook.ts).
  */
 import type { SessionStore, ToolHalf } from "../../app/notify.js";
 
