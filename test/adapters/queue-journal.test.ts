@@ -130,12 +130,14 @@ describe("intake journal", () => {
   });
 
   it("makes every segment readable by its own user alone, in a journal folder others may read", () => {
-    // A data dir that exists keeps its mode (systemd's StateDirectory makes it 0755), and its
-    // intake/ folder is made under the umask: the events journaled there were readable by every
-    // user of the host until the delivery thread took them in.
+    // A data dir that exists keeps its mode (systemd's StateDirectory makes it 0755), and so does
+    // an intake/ folder an earlier release made under the umask: the events journaled there were
+    // readable by every user of the host until the delivery thread took them in.
     const previous = process.umask(0o022);
     try {
+      mkdirSync(journalDir, { mode: 0o755 });
       const writer = openJournalWriter(journalDir, 100);
+      expect(statSync(journalDir).mode & 0o777).toBe(0o755);
       for (let n = 0; n < 4; n++) writer.append(jobs(n));
       writer.close();
       expect(segmentFiles().length).toBeGreaterThan(1);
