@@ -122,6 +122,11 @@ describe("GET /metrics read by a Prometheus text parser", () => {
     for (const family of families) {
       expect(family.help, family.name).not.toBe("");
       expect(family.help, family.name).toBe(METRIC_HELP[family.name]);
+      // Each budget serve sets is named in its family's help.
+      for (const m of family.metrics) {
+        const budget = m.labels?.budget;
+        if (budget !== undefined) expect(family.help, family.name).toMatch(new RegExp(`\\b${budget}\\b`));
+      }
       expect(["COUNTER", "GAUGE"], family.name).toContain(family.type);
       if (family.type === "COUNTER") expect(family.name).toMatch(/_total$/);
       expect(family.name).toMatch(/^[a-zA-Z_:][a-zA-Z0-9_:]*$/);

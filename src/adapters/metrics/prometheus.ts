@@ -62,11 +62,11 @@ export const METRIC_HELP: Readonly<Record<string, string>> = {
     "Delivery jobs of notify events answered while the intake journal could not be written (a full or read-only disk), held in memory until it takes them (Node; lost if serve stops first).",
   hookgate_notify_memory_bytes: "Bytes of the notify jobs held in memory (hookgate_notify_memory_jobs).",
   hookgate_body_budget_bytes:
-    "Bytes of hook bodies a budget of serve holds, by budget: arriving (bodies still arriving), unauthenticated (those whose token names no team) and waiting (hooks waiting on prompt and forward rules).",
+    "Bytes of hook bodies a budget of serve holds, by budget: arriving (bodies still arriving), unauthenticated (those whose token names no team), waiting (hooks waiting on prompt and forward rules) and shadow (hooks waiting on shadow rules alone).",
   hookgate_body_budget_limit_bytes:
-    "The most bytes a budget of serve holds (hookgate_body_budget_bytes), by budget; past it a hook gets its fail mode or its rules' onError.",
+    "The most bytes a budget of serve holds (hookgate_body_budget_bytes), by budget; past it a hook gets its fail mode (arriving, unauthenticated), its rules' cached verdicts or onError (waiting), or its shadow rules SKIPPED (shadow).",
   hookgate_body_budget_refused_total:
-    "Hooks refused for a full body budget, by budget: answered BODY_UNREADABLE in their fail mode (arriving, unauthenticated), or their prompt and forward rules not called and answered with their onError (waiting).",
+    "Hooks refused for a full body budget, by budget: answered BODY_UNREADABLE in their fail mode (arriving, unauthenticated), their prompt and forward rules not called, each answered from the verdict cache, else with its onError (waiting), or their shadow rules SKIPPED, their answers unchanged (shadow).",
   hookgate_log_lines_dropped_total:
     "Log lines (audit lines included) dropped because stdout was not being read (past 16 MiB waiting) or had failed.",
   hookgate_log_backlog_bytes: "Bytes of log lines written to stdout and not yet read from it.",
