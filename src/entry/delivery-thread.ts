@@ -213,8 +213,12 @@ async function start(): Promise<void> {
     random: Math.random,
     hmac: nodeHmacSha256,
   });
-  const consumer = startConsumer({ queue, deliverer, logger, metrics, monotonic });
-  poke = consumer.poke;
+  const deliver = () => {
+    const started = startConsumer({ queue, deliverer, logger, metrics, monotonic });
+    poke = started.poke;
+    return started;
+  };
+  let consumer = deliver();
 
   // A queue file that fails every read (damaged, locked, on a full disk) fails every drain, each
   // second: told when it starts, with what to do, then once a minute (every failure is counted).
@@ -274,7 +278,7 @@ async function start(): Promise<void> {
     // Shares, and waits for, a drain still running and the one a wake queued behind it.
     return drainAll();
   };
-  const poll = setInterval(drain, POLL_MS);
+  let poll = setInterval(drain, POLL_MS);
   // Posted even when a read fails, its gauges NaN rather than their last values: the message
   // itself tells the answering thread that this thread is up (`hookgate_delivery_thread_up`).
   const gaugeFailures = (what: string) =>
@@ -377,7 +381,17 @@ async function start(): Promise<void> {
     clearInterval(poll);
     await lastDrain();
     await consumer.stop();
-    await queue.copyTo(copy);
+    try {
+      await queue.copyTo(copy);
+    } catch (e) {
+      // Nothing is closed yet: the thread goes on as it was (a consumer again, the poll, wakes
+      // that drain), and the next heartbeat tries again. Left stopped, it delivered nothing until
+      // serve stopped, and its heartbeat kept the host from noticing.
+      consumer = deliver();
+      poll = setInterval(drain, POLL_MS);
+      closing = false;
+      throw e;
+    }
     clearInterval(gaugeTimer);
     journal.close();
     await queue.close();
@@ -415,8 +429,7 @@ async function start(): Promise<void> {
         error: `the queue file ${queuePath} was deleted under serve and cannot be put back (${error}): the jobs and dead letters it holds are lost when serve stops`,
         fix,
       });
-      // The thread goes on: the wakes of what is journaled meanwhile drain again.
-      closing = false;
+      // The thread goes on (restore resumed whatever it had stopped).
       restoring = undefined;
     });
   }

@@ -863,6 +863,50 @@ describe("a data dir that cannot be used", () => {
     await until(() => receiver.unique.length === 1, "a delivery once the thread runs again");
   }, 150_000);
 
+  it("goes on delivering when a deleted queue file cannot be copied once its deliveries stopped, and puts it back once it can", async () => {
+    // The first request is held until the put-back has made its first copy and waits for it.
+    let held: ((status: number) => void) | undefined;
+    const sink = await loopbackServer((_req, res) => {
+      if (held === undefined) held = (status) => res.writeHead(status).end();
+      else res.writeHead(204).end();
+    });
+    cleanups.push(() => sink.close());
+    const policy = join(tempDir("put-back-fails"), "policy.json");
+    writeFileSync(
+      policy,
+      JSON.stringify({
+        version: 1,
+        egress: { allowCidrs: ["127.0.0.1/32"] },
+        rules: [{ id: "bash-runs", on: "PostToolUse", matcher: "Bash", notify: ["audit"] }],
+        sinks: { audit: { type: "webhook", url: `${sink.url}/hook`, secret: "env:WHSEC" } },
+      }),
+    );
+    const server = await gateway(policy);
+    expect((await post(server, bash("ls", "PostToolUse"))).status).toBe(200);
+    await until(() => held !== undefined, "the first delivery, held");
+    const path = join(server.dataDir, "queue.sqlite");
+    for (const file of [path, `${path}-wal`, `${path}-shm`]) rmSync(file, { force: true });
+    await server.waitForLine(
+      (l) => l.msg === "the queue file was deleted under serve; putting back a copy of the one it has open",
+      30_000,
+    );
+    // A directory where the copy is written: the copy made after the deliveries end fails.
+    const copy = `${path}.restoring`;
+    rmSync(copy);
+    mkdirSync(copy);
+    held?.(204);
+    await server.waitForLine(
+      (l) => l.msg === "could not put back the queue file deleted under serve; will try again",
+      30_000,
+    );
+    // It delivered nothing more until it stopped.
+    expect((await post(server, bash("pwd", "PostToolUse"))).status).toBe(200);
+    await until(() => sink.received.length === 2, "the event answered after the failed put-back");
+    rmSync(copy, { recursive: true });
+    await server.waitForLine((l) => String(l.msg).startsWith("the queue file is back"), 30_000);
+    expect(await server.stop()).toBe(0);
+  }, 120_000);
+
   it("says a damaged queue file moved aside while it runs is damaged, not that the data dir is not writable", async () => {
     const sinks = await failingSinks();
     const receiver = await webhookReceiver(SECRET);

@@ -515,6 +515,77 @@ describe("startDeliveryThread", () => {
     await thread.stop();
   }, 90_000);
 
+  it("goes on delivering when the real thread cannot copy a deleted queue file after its deliveries stopped, and puts it back once it can (built dist/)", async () => {
+    // The second copy, made once the deliveries in flight end, failed (a full disk): the thread
+    // went on with its consumer stopped and its poll cleared, delivering nothing until serve
+    // stopped, while its heartbeat told the host all was well.
+    const dataDir = tempDir("thread");
+    let held: ServerResponse | undefined;
+    const sink = await loopbackServer((_req, res) => {
+      if (held === undefined) held = res;
+      else res.writeHead(204).end();
+    });
+    whenDone(() => sink.close());
+    const settings: DeliverySettings = {
+      document: {
+        sinks: { audit: { type: "webhook", url: `${sink.url}/hook`, retryScheduleSeconds: [1, 1, 1] } },
+        egress: { allowCidrs: ["127.0.0.1/32"] },
+      },
+      secrets: [],
+    };
+    const { lines, start } = harness(
+      new URL("../../dist/entry/delivery-thread.js", import.meta.url),
+      dataDir,
+      settings,
+      1000,
+    );
+    const thread = await start();
+    const journal = openJournalWriter(join(dataDir, JOURNAL_DIR));
+    whenDone(() => journal.close());
+    const notify = (n: number) => {
+      const job: DeliveryJob = {
+        id: `evt_${n}.audit`,
+        sink: "audit",
+        notification: {
+          id: `evt_${n}`,
+          createdAt: Date.now(),
+          team: "t",
+          client: "claude-code",
+          eventName: "Notification",
+          decision: "none",
+          ruleId: "r",
+          event: { message: `event ${n}` },
+        },
+      };
+      journal.append([{ id: job.id, body: job, group: "audit" }]);
+      thread.wake();
+    };
+    const logged = (msg: string) => lines.join("").includes(msg);
+    notify(1);
+    await until(() => held !== undefined);
+    const path = join(dataDir, "queue.sqlite");
+    for (const file of [path, `${path}-wal`, `${path}-shm`]) rmSync(file, { force: true });
+    await until(() => logged("the queue file was deleted under serve; putting back a copy"), 20_000);
+    // The first copy is made; a directory in its place makes the second fail.
+    const copy = `${path}.restoring`;
+    rmSync(copy);
+    mkdirSync(copy);
+    held?.writeHead(204).end();
+    await until(
+      () => logged("could not put back the queue file deleted under serve; will try again"),
+      20_000,
+    );
+    notify(2);
+    await until(() => sink.received.length >= 2, 20_000);
+    expect(sink.received.map((r) => r.headers["webhook-id"])).toEqual(["evt_1", "evt_2"]);
+    expect(logged("the queue file is back")).toBe(false);
+    // Once the copy can be written, the next heartbeat puts the file back.
+    rmSync(copy, { recursive: true });
+    await until(() => logged("the queue file is back"), 20_000);
+    expect(logged("the queue file is back")).toBe(true);
+    await thread.stop();
+  }, 90_000);
+
   it("puts back at a stop a queue file deleted since the real thread's last heartbeat (built dist/)", async () => {
     // The data dir removed, then serve stopped within the 5 s to the next check: the dead letter
     // went with the deleted file, and the stop said nothing.
