@@ -396,6 +396,8 @@ async function start(): Promise<void> {
     journal.close();
     await queue.close();
     renameSync(copy, queuePath);
+    // After tries that failed: said once that the fix worked.
+    restoreFailures.worked({ path: queuePath });
     await egress.close();
     logger.log(
       "info",

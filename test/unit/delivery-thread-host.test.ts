@@ -583,6 +583,7 @@ describe("startDeliveryThread", () => {
     rmSync(copy, { recursive: true });
     await until(() => logged("the queue file is back"), 20_000);
     expect(logged("the queue file is back")).toBe(true);
+    expect(logged("the queue file deleted under serve can be written again")).toBe(true);
     await thread.stop();
   }, 90_000);
 
