@@ -8,7 +8,7 @@
  * gauges go every 5 s: the heartbeat by which that thread tells when this one stopped responding.
  * It gets the policy's delivery settings (sinks, egress section, secrets), never its rules.
  */
-import { readlinkSync, renameSync, statSync } from "node:fs";
+import { readlinkSync, renameSync, rmSync, statSync } from "node:fs";
 import { setPriority } from "node:os";
 import { join } from "node:path";
 import { parentPort, workerData } from "node:worker_threads";
@@ -107,12 +107,35 @@ function lowerPriority(): void {
   }
 }
 
+/**
+ * Puts at `path` the copy a put-back of a deleted queue file left beside it (its rename failed,
+ * or the process ended between the close and the rename): opened as missing, the queue was a new,
+ * empty file, and the jobs and dead letters in the copy were overwritten by the next put-back.
+ */
+function putBackCopy(path: string, copy: string): void {
+  if (statSync(path, { throwIfNoEntry: false }) !== undefined) return;
+  if (statSync(copy, { throwIfNoEntry: false })?.isFile() !== true) return;
+  try {
+    renameSync(copy, path);
+  } catch (e) {
+    throw new Error(
+      `cannot move ${copy} to ${path}, the queue file deleted under serve and copied back with its jobs and dead letters (${errorMessage(e)}): move it there by hand`,
+    );
+  }
+  logger.log("warn", "put back the copy of a queue file deleted under serve, left beside its path", {
+    path,
+    copy,
+  });
+}
+
 async function start(): Promise<void> {
   lowerPriority();
   // First what can stop `serve` from starting, the queue file; then `serve` listens while the
   // rest of this thread loads (undici, the egress guard and the deliverer, a few hundred ms of
   // imports in a new isolate). Messages wait in the port until the handler below is attached.
   const queuePath = join(data.dataDir, "queue.sqlite");
+  const copy = `${queuePath}.restoring`;
+  putBackCopy(queuePath, copy);
   const { queue, recovered, resumeAt } = openNamed(
     queuePath,
     (path) => {
@@ -337,7 +360,16 @@ async function start(): Promise<void> {
   // next stop, and nothing said so. A copy of it is put back at its path and this thread ends:
   // the next one (delivery-thread-host.ts) opens the copy, and the journal resumes where it was.
   let restoring: Promise<void> | undefined;
-  let restored = false;
+  /** A put-back closed the journal and the queue: the thread ends, done or not. */
+  let closed = false;
+  /** The thread ended after a put-back: a stop has nothing left to do. */
+  let ended = false;
+  const end = async () => {
+    await egress.close();
+    ended = true;
+    report();
+    port.close();
+  };
   const restoreFailures = toldFailure(
     logger,
     "error",
@@ -352,11 +384,10 @@ async function start(): Promise<void> {
       return true; // ENOTDIR: the data dir is a file now
     }
   };
-  const copy = `${queuePath}.restoring`;
   /** Copies the open queue beside its path, to be renamed to it once closed, and says so. */
   const copyBack = async () => {
     makeDirectory(data.dataDir, 0o700);
-    await queue.copyTo(copy);
+    await copyQueue();
     const { jobs, deadLetters } = queue.stats();
     logger.log(
       "error",
@@ -368,6 +399,19 @@ async function start(): Promise<void> {
       },
     );
   };
+  /**
+   * A copy that failed part-way is removed: a thread that starts where the queue file is missing
+   * takes the copy for a whole one left by a put-back (`putBackCopy`).
+   */
+  const copyQueue = () =>
+    queue.copyTo(copy).catch((e: unknown) => {
+      try {
+        rmSync(copy, { force: true });
+      } catch {
+        // Not a file (a directory in its way): no copy to mistake for a whole one.
+      }
+      throw e;
+    });
   /** What to do about a copy that failed, `then` said after it. */
   const copyFix = (error: string, then: string) =>
     // A damaged file moved aside while serve ran cannot be copied: the fix is a damaged file's.
@@ -382,7 +426,7 @@ async function start(): Promise<void> {
     await lastDrain();
     await consumer.stop();
     try {
-      await queue.copyTo(copy);
+      await copyQueue();
     } catch (e) {
       // Nothing is closed yet: the thread goes on as it was (a consumer again, the poll, wakes
       // that drain), and the next heartbeat tries again. Left stopped, it delivered nothing until
@@ -393,12 +437,14 @@ async function start(): Promise<void> {
       throw e;
     }
     clearInterval(gaugeTimer);
+    // From here a failure (the rename: the data dir removed again, or read-only) ends the thread:
+    // its journal and queue are closed. The next one puts the copy in place as it starts.
+    closed = true;
     journal.close();
     await queue.close();
     renameSync(copy, queuePath);
     // After tries that failed: said once that the fix worked.
     restoreFailures.worked({ path: queuePath });
-    await egress.close();
     logger.log(
       "info",
       "the queue file is back, with its jobs and dead letters; the delivery thread starts again on it",
@@ -406,9 +452,7 @@ async function start(): Promise<void> {
         path: queuePath,
       },
     );
-    restored = true;
-    report();
-    port.close();
+    await end();
   };
   function checkQueueFile(): void {
     if (restoring) return;
@@ -416,7 +460,7 @@ async function start(): Promise<void> {
       setTrouble("restore", undefined);
       return;
     }
-    restoring = restore().catch((e: unknown) => {
+    restoring = restore().catch(async (e: unknown) => {
       const error = errorMessage(e);
       const fix = copyFix(error, "; serve puts the file back at its next try");
       restoreFailures.failed(error, {
@@ -431,8 +475,10 @@ async function start(): Promise<void> {
         error: `the queue file ${queuePath} was deleted under serve and cannot be put back (${error}): the jobs and dead letters it holds are lost when serve stops`,
         fix,
       });
-      // The thread goes on (restore resumed whatever it had stopped).
-      restoring = undefined;
+      // Its queue closed, the thread ends and the host starts another; before that, the thread
+      // goes on (restore resumed whatever it had stopped).
+      if (closed) await end();
+      else restoring = undefined;
     });
   }
   // Said at a stop: the jobs still waiting (a sink down, retries hours away) were not in the log,
@@ -475,7 +521,7 @@ async function start(): Promise<void> {
         // Putting back a deleted queue file ends the thread once it is done; one that failed
         // left it running, to stop as usual.
         await restoring;
-        if (restored) return;
+        if (ended) return;
         clearInterval(poll);
         clearInterval(gaugeTimer);
         await lastDrain();

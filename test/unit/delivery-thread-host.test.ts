@@ -587,6 +587,69 @@ describe("startDeliveryThread", () => {
     await thread.stop();
   }, 90_000);
 
+  it("ends the real thread when the copy of a deleted queue file cannot be renamed into place, and the next one puts it there (built dist/)", async () => {
+    // The rename failed after the queue was closed: the thread went on with no queue, delivering
+    // nothing until serve stopped, and the copy with its jobs was left beside an empty file.
+    const dataDir = tempDir("thread");
+    let held: ServerResponse | undefined;
+    const sink = await loopbackServer((_req, res) => {
+      if (held === undefined) held = res;
+      else res.writeHead(204).end();
+    });
+    whenDone(() => sink.close());
+    const settings: DeliverySettings = {
+      document: {
+        sinks: { audit: { type: "webhook", url: `${sink.url}/hook`, retryScheduleSeconds: [1, 1, 1] } },
+        egress: { allowCidrs: ["127.0.0.1/32"] },
+      },
+      secrets: [],
+    };
+    const { lines, logs, start } = harness(
+      new URL("../../dist/entry/delivery-thread.js", import.meta.url),
+      dataDir,
+      settings,
+      1000,
+    );
+    const thread = await start();
+    const journal = openJournalWriter(join(dataDir, JOURNAL_DIR));
+    whenDone(() => journal.close());
+    const job: DeliveryJob = {
+      id: "evt_1.audit",
+      sink: "audit",
+      notification: {
+        id: "evt_1",
+        createdAt: Date.now(),
+        team: "t",
+        client: "claude-code",
+        eventName: "Notification",
+        decision: "none",
+        ruleId: "r",
+        event: { message: "event 1" },
+      },
+    };
+    journal.append([{ id: job.id, body: job, group: "audit" }]);
+    thread.wake();
+    await until(() => held !== undefined);
+    const path = join(dataDir, "queue.sqlite");
+    for (const file of [path, `${path}-wal`, `${path}-shm`]) rmSync(file, { force: true });
+    const logged = (msg: string) => lines.join("").includes(msg);
+    await until(() => logged("the queue file was deleted under serve; putting back a copy"), 20_000);
+    // A directory where the queue file goes: the rename fails, and the next thread cannot open it.
+    mkdirSync(path);
+    held?.writeHead(500).end();
+    const hostSaid = (msg: string) => logs.some((l) => l.msg === msg);
+    await until(() => hostSaid("the delivery thread could not start"), 20_000);
+    expect(logged("could not put back the queue file deleted under serve; will try again")).toBe(true);
+    expect(hostSaid("the delivery thread stopped; starting it again")).toBe(true);
+    rmSync(path, { recursive: true });
+    await until(() => logged("put back the copy of a queue file deleted under serve"), 20_000);
+    expect(logged("put back the copy of a queue file deleted under serve")).toBe(true);
+    // The job whose attempt failed is in the copy put back, and the next thread retries it.
+    await until(() => sink.received.length >= 2, 20_000);
+    expect(sink.received.map((r) => r.headers["webhook-id"])).toEqual(["evt_1", "evt_1"]);
+    await thread.stop();
+  }, 90_000);
+
   it("puts back at a stop a queue file deleted since the real thread's last heartbeat (built dist/)", async () => {
     // The data dir removed, then serve stopped within the 5 s to the next check: the dead letter
     // went with the deleted file, and the stop said nothing.
