@@ -461,6 +461,13 @@ async function start(): Promise<void> {
       return;
     }
     restoring = restore().catch(async (e: unknown) => {
+      // Its queue closed, the thread ends and the host starts another, which moves the copy the
+      // rename left into place as it starts: not a failure to try again, nor jobs lost at a stop.
+      if (closed) {
+        notMoved(e);
+        await end();
+        return;
+      }
       const error = errorMessage(e);
       const fix = copyFix(error, "; serve puts the file back at its next try");
       restoreFailures.failed(error, {
@@ -475,10 +482,8 @@ async function start(): Promise<void> {
         error: `the queue file ${queuePath} was deleted under serve and cannot be put back (${error}): the jobs and dead letters it holds are lost when serve stops`,
         fix,
       });
-      // Its queue closed, the thread ends and the host starts another; before that, the thread
-      // goes on (restore resumed whatever it had stopped).
-      if (closed) await end();
-      else restoring = undefined;
+      // The thread goes on (restore resumed whatever it had stopped) and tries again.
+      restoring = undefined;
     });
   }
   // Said at a stop: the jobs still waiting (a sink down, retries hours away) were not in the log,
@@ -495,6 +500,37 @@ async function start(): Promise<void> {
         jobs,
         path: queuePath,
       });
+  };
+  /**
+   * A put-back whose copy was made and its queue closed, but not moved to its path (a directory in
+   * its way, the data dir read-only or removed again): the next thread, or serve, moves the copy
+   * there as it starts (`putBackCopy`), unless it went too.
+   */
+  const notMoved = (e: unknown): void => {
+    const error = errorMessage(e);
+    let left = false;
+    try {
+      left = statSync(copy, { throwIfNoEntry: false })?.isFile() === true;
+    } catch {
+      // ENOTDIR: the data dir is a file now; the copy went with it.
+    }
+    if (left)
+      logger.log(
+        "error",
+        "could not move the copy of the queue file deleted under serve into place; the next delivery thread or serve moves it there, with its jobs and dead letters, as it starts",
+        {
+          path: queuePath,
+          copy,
+          error,
+          fix: `make ${data.dataDir} writable again and remove what is at ${queuePath}, if anything`,
+        },
+      );
+    else
+      logger.log(
+        "error",
+        "could not put back the queue file deleted under serve; its copy is gone too, and its jobs and dead letters are lost",
+        { path: queuePath, copy, error, fix: `find what deletes ${data.dataDir} while serve runs` },
+      );
   };
   const lostAtStop = (e: unknown): false => {
     const error = errorMessage(e);
@@ -538,7 +574,7 @@ async function start(): Promise<void> {
           try {
             renameSync(copy, queuePath);
           } catch (e) {
-            lostAtStop(e);
+            notMoved(e);
           }
         }
         await egress.close();

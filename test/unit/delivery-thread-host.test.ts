@@ -639,7 +639,11 @@ describe("startDeliveryThread", () => {
     held?.writeHead(500).end();
     const hostSaid = (msg: string) => logs.some((l) => l.msg === msg);
     await until(() => hostSaid("the delivery thread could not start"), 20_000);
-    expect(logged("could not put back the queue file deleted under serve; will try again")).toBe(true);
+    // The copy is beside its path, with its jobs: neither a failure tried again at the next
+    // heartbeat (the thread ended) nor jobs lost at a stop, as the line and /healthz said.
+    expect(logged("could not move the copy of the queue file deleted under serve into place")).toBe(true);
+    expect(logged("will try again")).toBe(false);
+    expect(logged("lost")).toBe(false);
     expect(hostSaid("the delivery thread stopped; starting it again")).toBe(true);
     rmSync(path, { recursive: true });
     await until(() => logged("put back the copy of a queue file deleted under serve"), 20_000);
