@@ -111,10 +111,17 @@ function lowerPriority(): void {
  * Puts at `path` the copy a put-back of a deleted queue file left beside it (its rename failed,
  * or the process ended between the close and the rename): opened as missing, the queue was a new,
  * empty file, and the jobs and dead letters in the copy were overwritten by the next put-back.
+ * Something else at `path` (a directory) fails the start, saying to remove it.
  */
 function putBackCopy(path: string, copy: string): void {
-  if (statSync(path, { throwIfNoEntry: false }) !== undefined) return;
+  const there = statSync(path, { throwIfNoEntry: false });
+  if (there?.isFile() === true) return;
   if (statSync(copy, { throwIfNoEntry: false })?.isFile() !== true) return;
+  // What kept the rename from putting the copy there: SQLite said only "unable to open".
+  if (there !== undefined)
+    throw new Error(
+      `${path} is not a file, and the copy of the queue file deleted under serve, with its jobs and dead letters, waits beside it at ${copy}: remove what is at ${path}, and the copy is moved there as the delivery thread starts again`,
+    );
   try {
     renameSync(copy, path);
   } catch (e) {

@@ -639,6 +639,10 @@ describe("startDeliveryThread", () => {
     held?.writeHead(500).end();
     const hostSaid = (msg: string) => logs.some((l) => l.msg === msg);
     await until(() => hostSaid("the delivery thread could not start"), 20_000);
+    // Why, and what to do: the directory in its way, not SQLite's "unable to open database file".
+    const couldNot = logs.find((l) => l.msg === "the delivery thread could not start");
+    expect(couldNot?.fields?.error).toContain(`${path} is not a file`);
+    expect(couldNot?.fields?.error).toContain(`remove what is at ${path}`);
     // The copy is beside its path, with its jobs: neither a failure tried again at the next
     // heartbeat (the thread ended) nor jobs lost at a stop, as the line and /healthz said.
     expect(logged("could not move the copy of the queue file deleted under serve into place")).toBe(true);
