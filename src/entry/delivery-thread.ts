@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { parentPort, workerData } from "node:worker_threads";
 import { createJsonLogger } from "../adapters/log/json-lines.js";
 import { openJournalReader } from "../adapters/queue/journal.js";
-import { createSqliteQueue } from "../adapters/queue/sqlite.js";
+import { createSqliteQueue, partialCopy } from "../adapters/queue/sqlite.js";
 import { sqliteFix } from "../adapters/sqlite-fix.js";
 import { reportDeadLetter } from "../app/dead-letter.js";
 import type { DeliveryJob } from "../core/delivery.js";
@@ -135,6 +135,28 @@ function putBackCopy(path: string, copy: string): void {
   });
 }
 
+/**
+ * Removes what a put-back's copy left when the process was killed while writing it (SIGKILL, the
+ * OOM killer, a power loss): part of a copy, never moved into place (`putBackCopy` moves only a
+ * whole one, which `copyTo` renames to `copy` once written).
+ */
+function dropUnfinishedCopy(path: string, copy: string): void {
+  const partial = partialCopy(copy);
+  if (statSync(partial, { throwIfNoEntry: false })?.isFile() !== true) return;
+  try {
+    rmSync(partial, { force: true });
+    rmSync(`${partial}-journal`, { force: true });
+  } catch {
+    // A data dir read-only: left there, and never used.
+  }
+  const whole = (file: string) => statSync(file, { throwIfNoEntry: false })?.isFile() === true;
+  logger.log(
+    "warn",
+    `removed the unfinished copy of a queue file deleted under serve, left by a serve that ended while writing it; ${whole(path) || whole(copy) ? "the queue goes on from the file at its path or a whole copy" : "the queue starts empty: the jobs and dead letters of the deleted file are lost"}`,
+    { path, partial },
+  );
+}
+
 async function start(): Promise<void> {
   lowerPriority();
   // First what can stop `serve` from starting, the queue file; then `serve` listens while the
@@ -142,6 +164,7 @@ async function start(): Promise<void> {
   // imports in a new isolate). Messages wait in the port until the handler below is attached.
   const queuePath = join(data.dataDir, "queue.sqlite");
   const copy = `${queuePath}.restoring`;
+  dropUnfinishedCopy(queuePath, copy);
   putBackCopy(queuePath, copy);
   const { queue, recovered, resumeAt } = openNamed(
     queuePath,
@@ -407,8 +430,9 @@ async function start(): Promise<void> {
     );
   };
   /**
-   * A copy that failed part-way is removed: a thread that starts where the queue file is missing
-   * takes the copy for a whole one left by a put-back (`putBackCopy`).
+   * A copy that failed (it left no part of itself at `copy`) removes the earlier one it was to
+   * replace: the thread goes on from the file it has open, and a thread that starts where the
+   * queue file is missing would move that older copy into place (`putBackCopy`).
    */
   const copyQueue = () =>
     queue.copyTo(copy).catch((e: unknown) => {

@@ -11,6 +11,7 @@ import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, expectTypeOf, it } from "vitest";
 import {
   createSqliteQueue,
+  partialCopy,
   type QueueClockStep,
   type QueueDeadLettered,
   type SqliteQueue,
@@ -358,6 +359,41 @@ describe("sqlite queue on disk", () => {
       expect(modes).toEqual(["600", "600", "600"]);
     } finally {
       process.umask(previous);
+    }
+  });
+
+  it("puts its copy at the path only once it is whole, readable by its own user alone", async () => {
+    // The copy was written at its path page by page: serve killed mid-way left part of a file
+    // there, which the next start moved into place as the queue put back.
+    const queue = createSqliteQueue<{ readonly text: string }>({ path, owner: "copier" });
+    try {
+      await queue.send(
+        Array.from({ length: 400 }, (_, n) => ({ id: `job-${n}`, body: { text: "x".repeat(4000) } })),
+      );
+      const copy = join(dir, "copy.db");
+      // The backup copies 100 pages a turn: each turn in between, what is at the copy's path.
+      const seen: (number | undefined)[] = [];
+      let copying = true;
+      const watch = () => {
+        if (!copying) return;
+        seen.push(statSync(copy, { throwIfNoEntry: false })?.size);
+        setImmediate(watch);
+      };
+      setImmediate(watch);
+      await queue.copyTo(copy);
+      copying = false;
+      expect(seen.length).toBeGreaterThan(5);
+      expect(seen.filter((size) => size !== undefined)).toEqual([]);
+      expect(statSync(copy).mode & 0o777).toBe(0o600);
+      expect(statSync(partialCopy(copy), { throwIfNoEntry: false })).toBeUndefined();
+      const copied = createSqliteQueue({ path: copy, owner: "reader" });
+      try {
+        expect(copied.stats().jobs).toBe(400);
+      } finally {
+        await copied.close();
+      }
+    } finally {
+      await queue.close();
     }
   });
 

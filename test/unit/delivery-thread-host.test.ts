@@ -11,7 +11,7 @@ import { pathToFileURL } from "node:url";
 import { describe, expect, it, vi } from "vitest";
 import { createPrometheusRegistry } from "../../src/adapters/metrics/prometheus.js";
 import { openJournalWriter } from "../../src/adapters/queue/journal.js";
-import { createSqliteQueue } from "../../src/adapters/queue/sqlite.js";
+import { createSqliteQueue, partialCopy } from "../../src/adapters/queue/sqlite.js";
 import type { DeliveryJob } from "../../src/core/delivery.js";
 import {
   type DeliverySettings,
@@ -657,6 +657,53 @@ describe("startDeliveryThread", () => {
     expect(sink.received.map((r) => r.headers["webhook-id"])).toEqual(["evt_1", "evt_1"]);
     await thread.stop();
   }, 90_000);
+
+  it("removes, as the real thread starts, the part of a copy a killed serve was writing, and moves only a whole copy into place (built dist/)", async () => {
+    // serve killed while it wrote the copy of a deleted queue file: that part of a file was at
+    // queue.sqlite.restoring, and the next start moved it into place as the queue put back.
+    const dataDir = tempDir("thread");
+    const path = join(dataDir, "queue.sqlite");
+    const copy = `${path}.restoring`;
+    const partial = partialCopy(copy);
+    writeFileSync(partial, "SQLite format 3\0 cut short", { mode: 0o600 });
+    const script = new URL("../../dist/entry/delivery-thread.js", import.meta.url);
+    const first = harness(script, dataDir);
+    await (await first.start()).stop();
+    expect(first.logs).toEqual([]);
+    expect(first.lines.join("")).toContain(
+      "removed the unfinished copy of a queue file deleted under serve, left by a serve that ended while writing it; the queue starts empty",
+    );
+    expect(statSync(partial, { throwIfNoEntry: false })).toBeUndefined();
+    expect(statSync(copy, { throwIfNoEntry: false })).toBeUndefined();
+    const fresh = createSqliteQueue({ path });
+    try {
+      expect(fresh.stats()).toMatchObject({ jobs: 0, deadLetters: 0 });
+    } finally {
+      await fresh.close();
+    }
+    // A whole copy, with a job, and the part of a later one that was to replace it.
+    for (const file of [path, `${path}-wal`, `${path}-shm`]) rmSync(file, { force: true });
+    const source = createSqliteQueue({ path: join(tempDir("source"), "queue.sqlite") });
+    try {
+      await source.send([{ id: "kept", body: "not a job" }]);
+      await source.copyTo(copy);
+    } finally {
+      await source.close();
+    }
+    writeFileSync(partial, "SQLite format 3\0 cut short", { mode: 0o600 });
+    const second = harness(script, dataDir);
+    await (await second.start()).stop();
+    const said = second.lines.join("");
+    expect(said).toContain("the queue goes on from the file at its path or a whole copy");
+    expect(said).toContain("put back the copy of a queue file deleted under serve, left beside its path");
+    expect(statSync(partial, { throwIfNoEntry: false })).toBeUndefined();
+    const moved = createSqliteQueue({ path });
+    try {
+      expect(moved.stats().jobs + moved.stats().deadLetters).toBe(1);
+    } finally {
+      await moved.close();
+    }
+  });
 
   it("puts back at a stop a queue file deleted since the real thread's last heartbeat (built dist/)", async () => {
     // The data dir removed, then serve stopped within the 5 s to the next check: the dead letter

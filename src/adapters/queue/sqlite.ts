@@ -5,7 +5,7 @@
  * out cannot undo the newer delivery. A lease that runs out makes the job visible again.
  */
 import { randomUUID } from "node:crypto";
-import { closeSync, fchmodSync, openSync } from "node:fs";
+import { closeSync, fchmodSync, openSync, renameSync, rmSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import Database from "better-sqlite3";
 import { errorMessage } from "../../core/errors.js";
@@ -91,7 +91,9 @@ export interface SqliteQueue<T> extends Queue<T> {
   /**
    * Writes a copy of the open queue to `path` (SQLite's online backup), its WAL's commits
    * included, readable by its own user alone as the queue file is: how `serve` puts back a
-   * queue file deleted under it.
+   * queue file deleted under it. The copy is written beside it, at `partialCopy(path)`, and
+   * renamed to `path` once whole: a process killed mid-way leaves only that file, never a part
+   * of a copy at `path`, and a copy that fails leaves `path` as it was.
    */
   copyTo(path: string): Promise<void>;
 }
@@ -238,6 +240,9 @@ function makePrivate(path: string): void {
     // EEXIST: a queue file already, or something SQLite's open below refuses with its reason.
   }
 }
+
+/** Where `copyTo(path)` writes its copy until it is whole (removed if it fails). */
+export const partialCopy = (path: string): string => `${path}.partial`;
 
 /**
  * Makes the file a copy of the queue is written to (`copyTo`) readable by its own user alone, as
@@ -816,10 +821,19 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
 
     async copyTo(path) {
       commitWaiting();
-      copyPrivate(path);
-      await db.backup(path).catch((e: unknown) => {
+      const partial = partialCopy(path);
+      copyPrivate(partial);
+      try {
+        await db.backup(partial);
+        renameSync(partial, path);
+      } catch (e) {
+        try {
+          rmSync(partial, { force: true });
+        } catch {
+          // Not a file (a directory in its way): nothing to mistake for a copy.
+        }
         throw named(e);
-      });
+      }
     },
 
     recoverLeases() {
