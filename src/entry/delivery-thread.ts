@@ -32,6 +32,7 @@ import {
 } from "./delivery-thread-host.js";
 import { makeDirectory } from "./make-directory.js";
 import { openNamed } from "./open-named.js";
+import { putBack } from "./put-back.js";
 
 const monotonic = () => performance.now();
 
@@ -483,7 +484,6 @@ async function start(): Promise<void> {
         path: queuePath,
       },
     );
-    await end();
   };
   function checkQueueFile(): void {
     if (restoring) return;
@@ -491,31 +491,28 @@ async function start(): Promise<void> {
       setTrouble("restore", undefined);
       return;
     }
-    restoring = restore().catch(async (e: unknown) => {
-      // Its queue closed, the thread ends and the host starts another, which moves the copy the
-      // rename left into place as it starts: not a failure to try again, nor jobs lost at a stop.
-      if (closed) {
-        notMoved(e);
-        await end();
-        return;
-      }
-      const error = errorMessage(e);
-      const fix = copyFix(error, "; serve puts the file back at its next try");
-      restoreFailures.failed(error, {
-        path: queuePath,
-        problem:
-          "the jobs and dead letters in the file serve has open are not at its path when serve starts again",
-        fix,
-      });
-      // Deliveries go on from the deleted file, but a stop loses what it holds: /healthz says so.
-      setTrouble("restore", {
-        delivery: "failing",
-        error: `the queue file ${queuePath} was deleted under serve and cannot be put back (${error}): the jobs and dead letters it holds are lost when serve stops`,
-        fix,
-      });
-      // The thread goes on (restore resumed whatever it had stopped) and tries again.
-      restoring = undefined;
+    // Its queue closed, done or not, the thread ends and the host starts another, which moves a
+    // copy the rename left into place as it starts: not a failure to try again, nor jobs lost at a stop.
+    restoring = putBack({ restore, closed: () => closed, notMoved, failed, end });
+  }
+  /** A put-back that failed before it closed the queue: told, and tried again at the next heartbeat. */
+  function failed(e: unknown): void {
+    const error = errorMessage(e);
+    const fix = copyFix(error, "; serve puts the file back at its next try");
+    restoreFailures.failed(error, {
+      path: queuePath,
+      problem:
+        "the jobs and dead letters in the file serve has open are not at its path when serve starts again",
+      fix,
     });
+    // Deliveries go on from the deleted file, but a stop loses what it holds: /healthz says so.
+    setTrouble("restore", {
+      delivery: "failing",
+      error: `the queue file ${queuePath} was deleted under serve and cannot be put back (${error}): the jobs and dead letters it holds are lost when serve stops`,
+      fix,
+    });
+    // The thread goes on (restore resumed whatever it had stopped) and tries again.
+    restoring = undefined;
   }
   // Said at a stop: the jobs still waiting (a sink down, retries hours away) were not in the log,
   // and a stop looked like the end of every notification answered.
