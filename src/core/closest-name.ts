@@ -12,11 +12,19 @@ export function closestName(name: string, among: Iterable<string>): string | und
 }
 
 /**
+ * The name of `among` that `name` most likely means: two edits away (`closestName`), else the one
+ * it starts as (`sharedStart`). What "did you mean" suggests for a mistyped key, option or value.
+ */
+export function nearestName(name: string, among: readonly string[]): string | undefined {
+  return closestName(name, among) ?? sharedStart(name, among);
+}
+
+/**
  * The one name that starts as `name` does, four letters or more, where none is two edits away: a
  * word cut short or written as the noun or verb it was thought to be (`claud` for `claude-code`,
  * `"decison"` for `"decide"`).
  */
-export function sharedStart(name: string, among: readonly string[]): string | undefined {
+function sharedStart(name: string, among: readonly string[]): string | undefined {
   const common = (a: string, b: string) => {
     let n = 0;
     while (n < a.length && n < b.length && a[n]?.toLowerCase() === b[n]?.toLowerCase()) n += 1;

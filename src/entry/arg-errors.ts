@@ -5,7 +5,7 @@
  * the word is a near miss of one (`--expct`), and where the policy or URL goes when the command
  * takes it the other way (`check --policy FILE`, `serve FILE`).
  */
-import { closestName, sharedStart } from "../core/closest-name.js";
+import { nearestName } from "../core/closest-name.js";
 import { DIALECTS } from "../core/hook-event.js";
 import { COMMAND_HELP, type CommandName } from "./help.js";
 
@@ -76,7 +76,7 @@ export function commandTaking(option: string): CommandName | undefined {
  * starts as; nothing when none is near.
  */
 export function didYouMean(word: string, among: readonly string[]): string {
-  const meant = closestName(word, among) ?? sharedStart(word, among);
+  const meant = nearestName(word, among);
   return meant === undefined || meant === word ? "" : ` (did you mean ${meant}?)`;
 }
 

@@ -4,7 +4,7 @@
  * (`hookgate schema`), walked along the issue's path; the Worker and Lambda keep their messages as
  * they are, without the schema generator in their bundles.
  */
-import { closestName, sharedStart } from "../../core/closest-name.js";
+import { nearestName } from "../../core/closest-name.js";
 import { type PolicyIssue, RULE_ACTIONS } from "../../core/policy.js";
 
 type Schema = Record<string, unknown>;
@@ -24,7 +24,7 @@ export async function withNearMisses(issues: PolicyIssue[], document?: unknown):
     if (keys === undefined || path === undefined) return issue;
     const known = compatible(path, valueAt(document, path), keysAt(root, root, path, document));
     const meant = keys.flatMap((key) => {
-      const near = closestName(key, known) ?? sharedStart(key, known);
+      const near = nearestName(key, known);
       if (near === undefined) return [];
       return [keys.length === 1 ? `"${near}"` : `"${near}" for "${key}"`];
     });
