@@ -53,6 +53,12 @@ export interface HookRequest {
    * reading the body (hook-route.ts): not checked again while that policy is the one in force.
    */
   readonly authenticated?: { readonly policy: Policy; readonly team: string } | undefined;
+  /**
+   * Aborted when the client closes its connection before the answer is written (Node's listener):
+   * the remote rules give up what they wait on (remote-actions.ts CLIENT_LEFT), and the audit
+   * line says so (`clientLeft`).
+   */
+  readonly clientLeft?: AbortSignal | undefined;
 }
 
 export interface HookOutcome {
@@ -101,6 +107,8 @@ export type AuditRecord = {
   readonly clientDecision?: string | undefined;
   readonly reason: string | undefined;
   readonly error: string | undefined;
+  /** True when the client closed its connection before the answer was written; else left out. */
+  readonly clientLeft?: true | undefined;
   readonly latencyMs: number;
   readonly toolInput?: unknown;
   readonly prompt?: unknown;
@@ -207,7 +215,14 @@ export async function handleHook(
   const policy = deps.policy();
   const decisionId = deps.newId();
   const finish = (outcome: Omit<HookOutcome, "decisionId" | "policyHash" | "audit">, audit: AuditFields) => {
-    const record = auditRecord(decisionId, policy, audit, outcome, deps.clock.monotonic() - started);
+    const record = auditRecord(
+      decisionId,
+      policy,
+      audit,
+      outcome,
+      deps.clock.monotonic() - started,
+      request.clientLeft?.aborted === true,
+    );
     if (options.audit !== false) {
       deps.logger.log("info", "decision", record);
       deps.metrics?.increment("hookgate_decisions_total", {
@@ -547,7 +562,7 @@ async function runPending(
   if (options.runRemote === false || !deps.remote || !request.body.ok) {
     return skip("NOT_RUN", "simulate does not call models or downstream hooks");
   }
-  return deps.remote.run({ ...context, rules, body: request.body.text });
+  return deps.remote.run({ ...context, rules, body: request.body.text, clientLeft: request.clientLeft });
 }
 
 /** What a run of remote rules gave: their effects, and how each call went. */
@@ -678,6 +693,7 @@ function auditRecord(
   fields: AuditFields,
   outcome: { answer: Answer; error?: RequestError | undefined; kind?: string },
   latencyMs: number,
+  clientLeft: boolean,
 ): AuditRecord {
   const evaluation = fields.evaluation;
   const decision = fields.decision ?? outcome.kind ?? "none";
@@ -704,6 +720,7 @@ function auditRecord(
     clientDecision: acted === decision ? undefined : acted,
     reason: fields.reason ?? outcome.error?.message,
     error: outcome.error?.code,
+    clientLeft: clientLeft ? true : undefined,
     latencyMs: Math.round(latencyMs * 1000) / 1000,
     // Undefined when the event has none: the JSON line leaves the key out.
     toolInput: fields.toolInput,

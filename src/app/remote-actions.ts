@@ -83,6 +83,12 @@ export interface RemoteInput {
   readonly policy: Policy;
   /** What is left of the request's deadline (counted from its arrival) when the calls start. */
   readonly deadlineMs: number;
+  /**
+   * Aborted when the client closes its connection before the answer is written (Node's listener):
+   * nobody will read the answer. The run gives back its share of `waitingBudget` at once, and
+   * gives up every call but a prompt rule's already at its model (CLIENT_LEFT_UNCALLED says why).
+   */
+  readonly clientLeft?: AbortSignal | undefined;
 }
 
 export interface RemoteDeps {
@@ -168,6 +174,20 @@ const WAITING_FULL =
 const SHADOW_WAITING_FULL =
   "the gateway holds as many bytes of other hooks waiting on shadow rules alone as it may, apart from those the enforcing rules wait in (they wait on calls slower than hooks arrive: a faster model or server, or a shorter timeoutMs, lets fewer wait)";
 
+/**
+ * Why a rule's call was given up, or not made, when the client closed its connection before the
+ * answer (`RemoteInput.clientLeft`: Claude Code's hook timeout, an interrupted or killed agent).
+ * Nobody reads the answer, so the hook's share of its waiting budget is given back at once, and
+ * what it would still wait on is let go: a call waiting for a concurrency slot, for an identical
+ * call in flight or to be made again (it would spend a call for nobody), and a forward, whose
+ * answer serves no other hook. A prompt rule's call already at its model runs on to its answer or
+ * its deadline, but is never made again: its tokens are spent whatever the gateway does, its
+ * verdict fills the cache that the agent's next identical call (a retry after an interrupt) is
+ * answered from, or waits on in flight, as identical hooks waiting on it already do; and the
+ * concurrency slot it holds bounds what such calls keep of their events past the budget.
+ */
+const CLIENT_LEFT = "the client closed its connection before the answer";
+
 interface Failure {
   readonly code: string;
   readonly message: string;
@@ -182,6 +202,10 @@ type CallProgress = {
   budget?: { readonly used: number; readonly limit: number };
   attempts?: number;
   waiting?: string | undefined;
+  /** A call is at the model: sent, its answer not yet in. */
+  atModel?: boolean;
+  /** The client left (CLIENT_LEFT): the call at the model runs on, and none is made after it. */
+  left?: boolean;
 };
 
 type Attempt = {
@@ -267,18 +291,40 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
   );
 
   async function run(input: RemoteInput): Promise<RemoteRun> {
+    const left = input.clientLeft;
+    if (left?.aborted) return runHeld(input, { code: "CLIENT_LEFT", reason: CLIENT_LEFT });
     const shadowOnly = input.rules.every((rule) => rule.mode === "shadow");
     const hold = (shadowOnly ? deps.shadowWaitingBudget : deps.waitingBudget)?.hold();
     const held = hold === undefined || hold.take(input.bodyChars + input.body.length);
+    /** What each rule still running does when the client leaves (runHeld). */
+    const leaving = new Set<() => void>();
+    const leave = () => {
+      hold?.end();
+      for (const stop of leaving) stop();
+    };
+    left?.addEventListener("abort", leave, { once: true });
     try {
-      return await runHeld(input, held ? undefined : shadowOnly ? SHADOW_WAITING_FULL : WAITING_FULL);
+      return await runHeld(
+        input,
+        held ? undefined : { reason: shadowOnly ? SHADOW_WAITING_FULL : WAITING_FULL },
+        leaving,
+      );
     } finally {
+      left?.removeEventListener("abort", leave);
       hold?.end();
     }
   }
 
-  /** The rules of a run; `full`, why they are not called: its waiting budget had no room for it. */
-  async function runHeld(input: RemoteInput, full: string | undefined): Promise<RemoteRun> {
+  /**
+   * The rules of a run; `notCalled`, why they are not called (its waiting budget had no room for
+   * it, or its client left before it began) and the code they fail with (else each's timeout);
+   * `leaving`, where a rule running puts what it does should its client leave (CLIENT_LEFT).
+   */
+  async function runHeld(
+    input: RemoteInput,
+    notCalled: { readonly code?: string; readonly reason: string } | undefined,
+    leaving?: Set<() => void>,
+  ): Promise<RemoteRun> {
     const started = deps.clock.monotonic();
     const deadlineAt = started + input.deadlineMs - RENDER_MARGIN_MS;
     const outcomes = await Promise.all(
@@ -289,18 +335,19 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
         const remaining = Math.max(0, deadlineAt - t0);
         const own = action === "prompt" ? rule.document.prompt?.timeoutMs : rule.document.forward?.timeoutMs;
         const budgetMs = Math.min(remaining, own ?? remaining);
-        if (budgetMs <= 0 || full !== undefined) {
-          // No time left of the request's deadline, or no room to wait in: a cached verdict, else
-          // the rule's onError at once (a shadow rule's skipped, as without a slot), no call made.
-          const code = action === "prompt" ? "JUDGE_TIMEOUT" : "FORWARD_TIMEOUT";
+        if (budgetMs <= 0 || notCalled !== undefined) {
+          // No time left of the request's deadline, no room to wait in, or no client left to
+          // answer: a cached verdict, else the rule's onError at once (a shadow rule's skipped, as
+          // without a slot), no call made.
+          const code = notCalled?.code ?? (action === "prompt" ? "JUDGE_TIMEOUT" : "FORWARD_TIMEOUT");
           const model = action === "prompt" ? rule.document.prompt?.model : undefined;
           const result =
             (action === "prompt" ? await cachedVerdict(rule, input) : undefined) ??
-            (full === undefined
+            (notCalled === undefined
               ? onError(rule, input, { code, message: "no time left of the request's deadline" })
               : rule.mode === "shadow"
-                ? skipped(rule, `not called: ${full}`)
-                : onError(rule, input, { code, message: `not called: ${full}` }));
+                ? skipped(rule, `not called: ${notCalled.reason}`)
+                : onError(rule, input, { code, message: `not called: ${notCalled.reason}` }));
           return {
             effect: result.effect,
             audit: { rule: rule.id, action, ms: 0, ...(model && { model }), ...result.audit } as RemoteAudit,
@@ -309,14 +356,15 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
         }
         let timer: ReturnType<typeof setTimeout> | undefined;
         let stop: (() => void) | undefined;
+        let leave: (() => void) | undefined;
         // What a prompt rule's calls have spent so far: a timeout answered from outside the call
         // says it too (a second call after a transient error, the budget both used).
         const progress: CallProgress = {};
         const timedOut = new Promise<Attempt>((resolve) => {
-          const code = action === "prompt" ? "JUDGE_TIMEOUT" : "FORWARD_TIMEOUT";
-          const expire = (message: string) => {
+          const timeout = action === "prompt" ? "JUDGE_TIMEOUT" : "FORWARD_TIMEOUT";
+          const expire = (message: string, code = timeout) => {
             controller.abort();
-            const { waiting: _, ...spent } = progress;
+            const { waiting: _, atModel: __, left: ___, ...spent } = progress;
             resolve(withAudit(onError(rule, input, { code, message }), spent));
           };
           // Which limit it was, so the reason says what to raise; and, when the call never started,
@@ -336,6 +384,12 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
           stop = () => expire("no answer before the gateway stopped");
           if (deps.stopping?.aborted) stop();
           else onStop.add(stop);
+          // Its client gone, all but a prompt call at its model is given up (CLIENT_LEFT).
+          leave = () => {
+            progress.left = true;
+            if (!progress.atModel) expire(`given up: ${CLIENT_LEFT}`, "CLIENT_LEFT");
+          };
+          leaving?.add(leave);
         });
         const attempt = (
           action === "prompt"
@@ -351,6 +405,7 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
         const result = await Promise.race([attempt, timedOut]);
         clearTimeout(timer);
         if (stop) onStop.delete(stop);
+        if (leave) leaving?.delete(leave);
         const ms = Math.round((deps.clock.monotonic() - t0) * 100) / 100;
         // A prompt rule's failures name its model too (a timeout is answered from outside the call).
         const model = action === "prompt" ? rule.document.prompt?.model : undefined;
@@ -586,6 +641,10 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
          */
         const callAgain = async (wait: number | undefined, sentAt: number): Promise<boolean> => {
           if (wait === undefined) return false;
+          if (progress.left) {
+            unpaid = `; not called again: ${CLIENT_LEFT}`;
+            return false;
+          }
           const now = deps.clock.monotonic();
           if (now + wait + (now - sentAt) >= deadline) return false;
           if (wait > 0) {
@@ -615,6 +674,7 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
           };
           Object.assign(progress, extra);
           const sentAt = deps.clock.monotonic();
+          progress.atModel = true;
           const sent = await deps.egress({
             url: request.url,
             method: "POST",
@@ -623,6 +683,7 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
             timeoutMs: Math.max(1, deadline - sentAt),
             signal,
           });
+          progress.atModel = false;
           if (!sent.ok) {
             // Refused or failed before a connection (the guard, DNS, a closed port): no call reached
             // the provider, so none is counted, or a wrong model URL would spend the team's day.

@@ -179,6 +179,13 @@ async function answer(
   refused?: RequestError,
 ): Promise<void> {
   const header = (name: string) => rawHeader(request.rawHeaders, name);
+  // The response closes once its answer is written, or when its connection closes first (the
+  // agent's hook timeout, an interrupt, a killed agent): nobody reads the answer then, and the
+  // hook lets go of what it waits on (remote-actions.ts CLIENT_LEFT).
+  const left = new AbortController();
+  response.once("close", () => {
+    if (!response.writableEnded) left.abort();
+  });
   const outcome = await runHookRoute(deps, client, {
     readBody: (maxBytes, authenticated) =>
       readBodyChunks(
@@ -193,6 +200,7 @@ async function answer(
     timeoutHeader: header("x-hookgate-timeout"),
     userAgent: header("user-agent"),
     refused,
+    clientLeft: left.signal,
   });
   const { status, headers, body } = hookResponse(outcome);
   headers["content-length"] = String(Buffer.byteLength(body));

@@ -37,6 +37,11 @@ export interface HookRouteRequest {
    * name and otherwise set aside.
    */
   readonly refused?: RequestError | undefined;
+  /**
+   * Aborted when the client closes its connection before the answer is written (Node's listener):
+   * its remote rules give back their share of the waiting budget and give up what they wait on.
+   */
+  readonly clientLeft?: AbortSignal | undefined;
 }
 
 export interface HookRouteOutcome extends HookOutcome {
@@ -92,6 +97,7 @@ export async function runHookRoute(
       userAgent: request.userAgent,
       receivedAt,
       authenticated: auth.ok ? { policy, team: auth.team } : undefined,
+      clientLeft: request.clientLeft,
     },
     { explain, audit: !explain, runRemote: !explain },
   );

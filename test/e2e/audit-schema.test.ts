@@ -23,6 +23,8 @@ let server: ServerProcess;
 beforeAll(async () => {
   model = await startModelServer();
   team = await loopbackServer((req, res) => {
+    // Never answered: the hook that waits on it is hung up by its client.
+    if (req.url === "/hang") return;
     res.writeHead(200, { "content-type": "application/json" });
     res.end(
       req.url === "/hook"
@@ -111,6 +113,12 @@ beforeAll(async () => {
         forward: { url: `${team.url}/hook`, timeoutMs: 2000, onError: "deny" },
       },
       {
+        id: "hung",
+        on: "PreToolUse",
+        matcher: "NotebookEdit",
+        forward: { url: `${team.url}/hang`, timeoutMs: 60_000, onError: "deny" },
+      },
+      {
         id: "refused",
         on: "PreToolUse",
         matcher: "WebFetch",
@@ -146,6 +154,23 @@ async function post(path: string, body: string, headers: Record<string, string> 
   await res.text();
   const id = res.headers.get("x-hookgate-decision-id");
   return server.waitForLine((l) => l.msg === "decision" && l.decisionId === id);
+}
+
+/** A hook whose client hangs up once the team's server has it: no answer to read an id from. */
+async function hangUp(path: string, body: string) {
+  const left = new AbortController();
+  const sent = fetch(`${server.url}${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${TOKEN}` },
+    body,
+    signal: left.signal,
+  }).catch(() => undefined);
+  const before = team.received.length;
+  while (!team.received.slice(before).some((r) => r.url === "/hang"))
+    await new Promise((r) => setTimeout(r, 10));
+  left.abort();
+  await sent;
+  return server.waitForLine((l) => l.msg === "decision" && l.clientLeft === true);
 }
 
 const cc = (event: string, extra: Record<string, unknown>) =>
@@ -185,6 +210,8 @@ interface Case {
   body: string;
   headers?: Record<string, string>;
   before?: () => void;
+  /** Its client hangs up before the answer. */
+  hangUp?: boolean;
   keys: string[];
   expected: Record<string, unknown>;
 }
@@ -329,6 +356,17 @@ const CASES: Case[] = [
     expected: { error: "AUTH_UNKNOWN_TOKEN", decision: "deny" },
   },
   {
+    name: "a forward whose client hung up",
+    body: pre("NotebookEdit", { notebook_path: "/p/a.ipynb", new_source: "x" }),
+    hangUp: true,
+    keys: [...TOOL, "reason", "clientLeft"],
+    expected: {
+      decision: "deny",
+      clientLeft: true,
+      pending: [{ rule: "hung", action: "forward", outcome: "CLIENT_LEFT", onError: "deny" }],
+    },
+  },
+  {
     name: "an unknown client route",
     path: "/v1/hooks/frob",
     body: pre("Bash", { command: "ls" }),
@@ -404,7 +442,7 @@ const seen: Record<string, unknown>[] = [];
 describe("the audit line of each kind of outcome", () => {
   it.each([...CASES, ...FIXTURE_CASES])("$name: documented fields, nothing else", async (c) => {
     c.before?.();
-    const line = await post(c.path ?? "/v1/hooks/claude-code", c.body, c.headers);
+    const line = await (c.hangUp ? hangUp : post)(c.path ?? "/v1/hooks/claude-code", c.body, c.headers);
     seen.push(line);
     const parsed = AUDIT_LINE.safeParse(line);
     expect(parsed.error?.issues ?? [], JSON.stringify(line)).toEqual([]);

@@ -6,7 +6,7 @@
  * and the hooks it refused.
  */
 import { writeFileSync } from "node:fs";
-import type { ServerResponse } from "node:http";
+import { type ClientRequest, request, type ServerResponse } from "node:http";
 import { join } from "node:path";
 import parsePrometheusTextFormat from "parse-prometheus-text-format";
 import { afterEach, describe, expect, it } from "vitest";
@@ -68,8 +68,8 @@ async function holdingModel(): Promise<LoopbackServer & { release(): void }> {
   };
 }
 
-/** A Write of a file `i`, padded to BODY_BYTES: bodies of one length, events all different. */
-function write(i: number): string {
+/** A Write of a file `i`, padded to `bytes`: bodies of one length, events all different. */
+function write(i: number, bytes = BODY_BYTES): string {
   const event = (content: string) =>
     JSON.stringify({
       session_id: "s",
@@ -79,8 +79,8 @@ function write(i: number): string {
       tool_name: "Write",
       tool_input: { file_path: `/p/file-${String(i).padStart(4, "0")}`, content },
     });
-  const body = event("x".repeat(BODY_BYTES - event("").length));
-  expect(body.length).toBe(BODY_BYTES);
+  const body = event("x".repeat(bytes - event("").length));
+  expect(body.length).toBe(bytes);
   return body;
 }
 
@@ -230,5 +230,126 @@ describe("serve's budget for hooks waiting on prompt rules", () => {
     expect((await after).body.hookSpecificOutput.permissionDecision).toBe("deny");
     // Answered, the hooks hold nothing.
     expect((await budgets(server.url, "hookgate_body_budget_bytes")).waiting).toBe(0);
+  });
+});
+
+describe("serve's waiting budget when a hook's client hangs up", () => {
+  it("gives back a hook's share at once, gives up its calls not yet at the model, and lets the one at the model run on", async () => {
+    // Four 16 MB hooks fill the budget (a fifth would not fit); the model takes one call at a time.
+    const big = 16_000_000;
+    const fit = Math.floor(WAITING_BODY_BUDGET_BYTES / big);
+    expect(fit).toBe(4);
+    const model = await holdingModel();
+    const dir = tempDir("waiting-budget-hangup");
+    const policyPath = join(dir, "policy.json");
+    writeFileSync(
+      policyPath,
+      JSON.stringify({
+        version: 1,
+        auth: { tokens: [{ team: "a", env: "HOOKGATE_TOKEN_A" }] },
+        // Far longer than the test: no hook is answered by its deadline while the model holds.
+        defaults: { deadlineMs: 300_000, maxBodyBytes: 16 * 1024 * 1024 },
+        egress: { allowCidrs: ["127.0.0.1/32"] },
+        models: {
+          judge: {
+            provider: "anthropic",
+            model: "claude-haiku-4-5",
+            url: `${model.url}/v1/messages`,
+            apiKey: "env:ANTHROPIC_KEY",
+            cacheTtlSeconds: 0,
+            maxConcurrent: 1,
+          },
+        },
+        rules: [
+          {
+            id: "review-writes",
+            on: "PreToolUse",
+            matcher: "Write",
+            prompt: { text: "Is this write safe? $ARGUMENTS", model: "judge", onError: "ask" },
+          },
+        ],
+      }),
+    );
+    const server = await startServerProcess(policyPath, {
+      HOOKGATE_TOKEN_A: TOKEN,
+      ANTHROPIC_KEY: "sk-ant-test",
+    });
+    cleanups.push(() => server.stop());
+
+    /** A hook sent on a connection of its own, which the test can close before the answer. */
+    const send = (i: number): ClientRequest => {
+      const req = request(`${server.url}/v1/hooks/claude-code`, {
+        method: "POST",
+        agent: false,
+        headers: { "content-type": "application/json", authorization: `Bearer ${TOKEN}` },
+      });
+      // A hook hung up fails with ECONNRESET here, as its agent's would.
+      req.on("error", () => {});
+      req.end(write(i, big));
+      return req;
+    };
+    /** Until the waiting budget holds `bytes`, as `/metrics` says. */
+    const holding = async (bytes: number, what: string) => {
+      const end = Date.now() + 30_000;
+      while ((await budgets(server.url, "hookgate_body_budget_bytes")).waiting !== bytes) {
+        if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    };
+    const decisions = () => server.lines.filter((l) => l.msg === "decision");
+
+    // Hook 0's call is at the model; hooks 1 to 3 wait for its one concurrency slot.
+    const hooks = [send(0)];
+    await until(() => model.received.length === 1, "hook 0's model call");
+    for (let i = 1; i < fit; i++) hooks.push(send(i));
+    await holding(fit * big, "every hook in the waiting budget");
+
+    // The agents hang up: the budget holds nothing of theirs, before the model answers.
+    for (const req of hooks) req.destroy();
+    await holding(0, "the hooks hung up to give back their share");
+    // Hooks 1 to 3 gave up their wait for a slot: each audit line says their client left.
+    await until(() => decisions().length === fit - 1, "the audit lines of the hooks given up");
+    for (const line of decisions()) {
+      expect(line).toMatchObject({ decision: "ask", clientLeft: true });
+      expect(line.pending).toEqual([
+        expect.objectContaining({
+          rule: "review-writes",
+          outcome: "CLIENT_LEFT",
+          onError: "ask",
+          detail: "given up: the client closed its connection before the answer",
+        }),
+      ]);
+    }
+    expect(model.received).toHaveLength(1);
+
+    // A hook that would have found the budget full is judged: its call waits for the slot, which
+    // hook 0's call, run on, gives back with the model's verdict (kept for an identical call).
+    const next = fetch(`${server.url}/v1/hooks/claude-code`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${TOKEN}` },
+      body: write(fit, big),
+    });
+    await holding(big, "the next hook in the waiting budget");
+    model.release();
+    await until(() => model.received.length === 2, "the next hook's model call");
+    model.release();
+    const answer = await next;
+    expect(answer.status).toBe(200);
+    // biome-ignore lint/suspicious/noExplicitAny: the decision body as Claude Code reads it.
+    const body = (await answer.json()) as any;
+    expect(body.hookSpecificOutput.permissionDecision).toBe("deny");
+    expect(body.hookSpecificOutput.permissionDecisionReason).toContain("the model says no");
+    // Hook 0's audit line, written when its call ended, has the model's verdict and says its
+    // client left; the next hook's does not.
+    await until(() => decisions().length === fit + 1, "every audit line");
+    const lines = decisions();
+    const first = lines.find((l) => (l.toolInput as { file_path?: string }).file_path === "/p/file-0000");
+    expect(first).toMatchObject({ decision: "deny", clientLeft: true });
+    expect(first?.pending).toEqual([expect.objectContaining({ rule: "review-writes", outcome: "OK" })]);
+    const last = lines.find((l) => (l.toolInput as { file_path?: string }).file_path === "/p/file-0004");
+    expect(last).toMatchObject({ decision: "deny" });
+    expect(last).not.toHaveProperty("clientLeft");
+    expect((await budgets(server.url, "hookgate_body_budget_bytes")).waiting).toBe(0);
+    expect(server.output().stderr).toBe("");
   });
 });

@@ -273,4 +273,76 @@ describe("a request waiting on remote rules", () => {
       [expect.objectContaining({ rule: "trial", outcome: "OK" })],
     ]);
   });
+
+  it("whose client leaves gives its bytes back at once, gives up its forward, and calls its model no more", async () => {
+    const waiting = createBodyBudget(text.length * 4);
+    const { deps, logs } = await gateway(
+      [judge, { id: "team", on: ["PreToolUse"], forward: { url: `${hook.url}/hook` } }],
+      waiting,
+    );
+    const left = new AbortController();
+    const called = Promise.all([modelHold.next(), hookHold.next()]);
+    const calls = model.received.length;
+    const outcome = runHookRoute(deps, "claude-code", {
+      readBody: async () => ({ ok: true, text }),
+      contentType: "application/json",
+      authorization: undefined,
+      timeoutHeader: undefined,
+      clientLeft: left.signal,
+    });
+    await called;
+    // Counted twice: the forward rule keeps the text beside the parsed event.
+    expect(waiting.heldBytes()).toBe(2 * text.length);
+    left.abort();
+    expect(waiting.heldBytes()).toBe(0);
+    // The model's call runs on; a transient error gets no second call, there being nobody to answer.
+    const res = modelHold.held.shift() as ServerResponse;
+    res.writeHead(529, { "content-type": "application/json" });
+    res.end('{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}');
+    const { audit } = await outcome;
+    expect(model.received.length).toBe(calls + 1);
+    expect(audit.clientLeft).toBe(true);
+    expect(audit.pending).toEqual([
+      expect.objectContaining({
+        rule: "judge",
+        outcome: "JUDGE_HTTP_ERROR",
+        detail: expect.stringMatching(
+          /; not called again: the client closed its connection before the answer$/,
+        ),
+      }),
+      expect.objectContaining({
+        rule: "team",
+        outcome: "CLIENT_LEFT",
+        detail: "given up: the client closed its connection before the answer",
+      }),
+    ]);
+    expect(logs.filter((l) => l.msg === "decision").at(-1)).toMatchObject({ clientLeft: true });
+    // Nothing is given back twice: the budget takes a body of the whole limit again.
+    expect(waiting.hold().take(text.length * 4)).toBe(true);
+  });
+
+  it("whose client left before its rules ran calls none of them", async () => {
+    const waiting = createBodyBudget(text.length * 4);
+    const { deps } = await gateway([judge], waiting);
+    const left = new AbortController();
+    left.abort();
+    const calls = model.received.length;
+    const { audit } = await runHookRoute(deps, "claude-code", {
+      readBody: async () => ({ ok: true, text }),
+      contentType: "application/json",
+      authorization: undefined,
+      timeoutHeader: undefined,
+      clientLeft: left.signal,
+    });
+    expect(model.received.length).toBe(calls);
+    expect(audit).toMatchObject({ decision: "deny", clientLeft: true });
+    expect(audit.pending).toEqual([
+      expect.objectContaining({
+        rule: "judge",
+        outcome: "CLIENT_LEFT",
+        detail: "not called: the client closed its connection before the answer",
+      }),
+    ]);
+    expect([waiting.heldBytes(), waiting.refused()]).toEqual([0, 0]);
+  });
 });

@@ -48,6 +48,7 @@ const line = {
   clientDecision: z.literal("none").optional(),
   reason: z.string().optional(),
   error: CODE.optional(),
+  clientLeft: z.literal(true).optional(),
   latencyMs: z.number().nonnegative(),
   toolInput: z.unknown().optional(),
   prompt: z.string().optional(),
