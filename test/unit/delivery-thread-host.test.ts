@@ -57,6 +57,71 @@ const until = async (check: () => boolean, ms = 5000) => {
   while (!check() && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
 };
 
+/** The built delivery thread, the one serve starts. */
+const REAL_THREAD = new URL("../../dist/entry/delivery-thread.js", import.meta.url);
+
+/** The JSON lines a thread logged, parsed. */
+const jsonLines = (lines: readonly string[]) =>
+  lines
+    .join("")
+    .split("\n")
+    .filter((l) => l !== "")
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+
+/** Deletes the queue file under a running thread, with its -wal and -shm files. */
+function deleteQueueFile(dataDir: string): string {
+  const path = join(dataDir, "queue.sqlite");
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) rmSync(file, { force: true });
+  return path;
+}
+
+/**
+ * A webhook sink that holds its first request unanswered (`held()`, once it came; `onHeld` runs
+ * as it comes) and answers the rest 204, and the settings that send notify jobs to it.
+ */
+async function holdingSink(onHeld: () => void = () => {}) {
+  let held: ServerResponse | undefined;
+  const sink = await loopbackServer((_req, res) => {
+    if (held === undefined) {
+      held = res;
+      onHeld();
+    } else res.writeHead(204).end();
+  });
+  whenDone(() => sink.close());
+  const settings: DeliverySettings = {
+    document: {
+      sinks: { audit: { type: "webhook", url: `${sink.url}/hook`, retryScheduleSeconds: [1, 1, 1] } },
+      egress: { allowCidrs: ["127.0.0.1/32"] },
+    },
+    secrets: [],
+  };
+  return { sink, settings, held: () => held };
+}
+
+/** Journals notify event `n`'s job for the audit sink, as the answering thread does, and wakes the thread. */
+function notifier(dataDir: string, thread: { wake(): void }) {
+  const journal = openJournalWriter(join(dataDir, JOURNAL_DIR));
+  whenDone(() => journal.close());
+  return (n: number) => {
+    const job: DeliveryJob = {
+      id: `evt_${n}.audit`,
+      sink: "audit",
+      notification: {
+        id: `evt_${n}`,
+        createdAt: Date.now(),
+        team: "t",
+        client: "claude-code",
+        eventName: "Notification",
+        decision: "none",
+        ruleId: "r",
+        event: { message: `event ${n}` },
+      },
+    };
+    journal.append([{ id: job.id, body: job, group: "audit" }]);
+    thread.wake();
+  };
+}
+
 describe("startDeliveryThread", () => {
   it("starts a thread that dies again, and keeps writing its lines and counting its counters", async () => {
     const script = standIn(`
@@ -245,24 +310,10 @@ describe("startDeliveryThread", () => {
     const queue = createSqliteQueue({ path: join(dataDir, "queue.sqlite") });
     await queue.intake([], { segment: 7, offset: 100 });
     await queue.close();
-    const lines: string[] = [];
-    const thread = await startDeliveryThread({
-      dataDir,
-      settings: FIRST,
-      env: {},
-      lines: { write: (line) => lines.push(line) },
-      metrics: createPrometheusRegistry(),
-      logger: { log: () => {} },
-      script: new URL("../../dist/entry/delivery-thread.js", import.meta.url),
-    });
-    whenDone(() => thread.stop());
+    const { lines, start } = harness(REAL_THREAD, dataDir);
+    const thread = await start();
     await thread.stop();
-    const logged = lines
-      .join("")
-      .split("\n")
-      .filter((l) => l !== "")
-      .map((l) => JSON.parse(l) as Record<string, unknown>);
-    expect(logged).toContainEqual(
+    expect(jsonLines(lines)).toContainEqual(
       expect.objectContaining({
         level: "warn",
         msg: "the intake journal is not resumed at its recorded position; reading it from the start of its first segment",
@@ -277,25 +328,11 @@ describe("startDeliveryThread", () => {
     const dataDir = tempDir("thread");
     mkdirSync(join(dataDir, JOURNAL_DIR));
     writeFileSync(join(dataDir, JOURNAL_DIR, "intake-000000000001.jsonl"), "token=s3cret garbage\n");
-    const lines: string[] = [];
-    const metrics = createPrometheusRegistry();
-    const thread = await startDeliveryThread({
-      dataDir,
-      settings: FIRST,
-      env: {},
-      lines: { write: (line) => lines.push(line) },
-      metrics,
-      logger: { log: () => {} },
-      script: new URL("../../dist/entry/delivery-thread.js", import.meta.url),
-    });
-    whenDone(() => thread.stop());
+    const { lines, metrics, start } = harness(REAL_THREAD, dataDir);
+    const thread = await start();
     await until(() => lines.join("").includes("delivery dead-lettered"));
     await thread.stop();
-    const logged = lines
-      .join("")
-      .split("\n")
-      .filter((l) => l !== "")
-      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    const logged = jsonLines(lines);
     expect(logged).toContainEqual(
       expect.objectContaining({
         level: "error",
@@ -327,30 +364,16 @@ describe("startDeliveryThread", () => {
     mkdirSync(join(dataDir, JOURNAL_DIR));
     writeFileSync(join(dataDir, JOURNAL_DIR, "intake-000000000001.jsonl"), '[{"id":"torn');
     writeFileSync(join(dataDir, JOURNAL_DIR, "intake-000000000002.jsonl"), "");
-    const lines: string[] = [];
-    const logs: string[] = [];
-    const thread = await startDeliveryThread({
-      dataDir,
-      settings: FIRST,
-      env: {},
-      lines: { write: (line) => lines.push(line) },
-      metrics: createPrometheusRegistry(),
-      logger: { log: (_level, msg, fields) => logs.push(`${msg} ${JSON.stringify(fields)}`) },
-      script: new URL("../../dist/entry/delivery-thread.js", import.meta.url),
-    });
-    whenDone(() => thread.stop());
+    const { lines, logs, start } = harness(REAL_THREAD, dataDir);
+    const thread = await start();
     // Handled right after that drain's first turn: settings it cannot read throw in the thread's
     // message handler, an error nothing there catches, and the thread dies well within 50 ms.
     thread.policy(null as unknown as DeliverySettings);
     await until(() => logs.length >= 2);
     await thread.stop();
-    expect(logs[0]).toContain("the delivery thread failed");
-    expect(logs[0]).toContain("reading 'document'");
-    const messages = lines
-      .join("")
-      .split("\n")
-      .filter((l) => l !== "")
-      .map((l) => (JSON.parse(l) as { msg: string }).msg);
+    expect(logs[0]?.msg).toContain("the delivery thread failed");
+    expect(JSON.stringify(logs[0]?.fields)).toContain("reading 'document'");
+    const messages = jsonLines(lines).map((l) => l.msg);
     expect(messages).toContain(
       "skipped the torn end of an intake journal segment (a write cut short: that send had failed)",
     );
@@ -361,14 +384,7 @@ describe("startDeliveryThread", () => {
     // The sink holds its first request unanswered and has the thread stop running JavaScript
     // meanwhile, as a renderer's endless loop or a driver's call that never returns would: the
     // real thread, loaded by a module that spins forever, once, when the file `hang` appears.
-    let held: ServerResponse | undefined;
-    const sink = await loopbackServer((_req, res) => {
-      if (held === undefined) {
-        held = res;
-        writeFileSync(join(dataDir, "hang"), "");
-      } else res.writeHead(204).end();
-    });
-    whenDone(() => sink.close());
+    const { sink, settings, held } = await holdingSink(() => writeFileSync(join(dataDir, "hang"), ""));
     const script = standIn(`
       import { existsSync, unlinkSync } from "node:fs";
       import { workerData } from "node:worker_threads";
@@ -378,42 +394,16 @@ describe("startDeliveryThread", () => {
         unlinkSync(hang);
         for (;;) {}
       }, 10).unref();
-      await import(${JSON.stringify(new URL("../../dist/entry/delivery-thread.js", import.meta.url).href)});
+      await import(${JSON.stringify(REAL_THREAD.href)});
     `);
-    const settings: DeliverySettings = {
-      document: {
-        sinks: { audit: { type: "webhook", url: `${sink.url}/hook`, retryScheduleSeconds: [1, 1, 1] } },
-        egress: { allowCidrs: ["127.0.0.1/32"] },
-      },
-      secrets: [],
-    };
     // Gauges every second: a thread silent for 6 s is taken for hung (30 s in serve). Long enough
     // that a thread starting on a busy host is not taken for hung; should one be all the same, it
     // is replaced like the hung one and its jobs sent again, which the checks below allow.
     const { logs, metrics, start } = harness(script, dataDir, settings, 1000);
     const thread = await start();
-    const journal = openJournalWriter(join(dataDir, JOURNAL_DIR));
-    whenDone(() => journal.close());
-    const notify = (n: number) => {
-      const job: DeliveryJob = {
-        id: `evt_${n}.audit`,
-        sink: "audit",
-        notification: {
-          id: `evt_${n}`,
-          createdAt: Date.now(),
-          team: "t",
-          client: "claude-code",
-          eventName: "Notification",
-          decision: "none",
-          ruleId: "r",
-          event: { message: `event ${n}` },
-        },
-      };
-      journal.append([{ id: job.id, body: job, group: "audit" }]);
-      thread.wake();
-    };
+    const notify = notifier(dataDir, thread);
     notify(1);
-    await until(() => held !== undefined);
+    await until(() => held() !== undefined);
     // Journaled while the thread is hung: its wake goes unheard.
     notify(2);
     const hungLine = "the delivery thread stopped responding; ended it and starting it again";
@@ -443,16 +433,11 @@ describe("startDeliveryThread", () => {
     // replaces, and SQLite makes a new file 0644.
     const dataDir = tempDir("thread");
     chmodSync(dataDir, 0o755);
-    const { lines, start } = harness(
-      new URL("../../dist/entry/delivery-thread.js", import.meta.url),
-      dataDir,
-      FIRST,
-      1000,
-    );
+    const { lines, start } = harness(REAL_THREAD, dataDir, FIRST, 1000);
     const thread = await start();
     const path = join(dataDir, "queue.sqlite");
     expect(statSync(path).mode & 0o777).toBe(0o600);
-    for (const file of [path, `${path}-wal`, `${path}-shm`]) rmSync(file, { force: true });
+    deleteQueueFile(dataDir);
     await until(() => lines.join("").includes("the queue file is back"), 20_000);
     expect(statSync(path).mode & 0o777).toBe(0o600);
     await thread.stop();
@@ -463,47 +448,12 @@ describe("startDeliveryThread", () => {
     // whole file: longer than six heartbeats, and a thread silent meanwhile was ended as hung
     // mid-way, the file never put back, and the next one started on an empty queue.
     const dataDir = tempDir("thread");
-    let held: ServerResponse | undefined;
-    const sink = await loopbackServer((_req, res) => {
-      if (held === undefined) held = res;
-      else res.writeHead(204).end();
-    });
-    whenDone(() => sink.close());
-    const settings: DeliverySettings = {
-      document: {
-        sinks: { audit: { type: "webhook", url: `${sink.url}/hook`, retryScheduleSeconds: [1, 1, 1] } },
-        egress: { allowCidrs: ["127.0.0.1/32"] },
-      },
-      secrets: [],
-    };
-    const { lines, logs, start } = harness(
-      new URL("../../dist/entry/delivery-thread.js", import.meta.url),
-      dataDir,
-      settings,
-      1000,
-    );
+    const { sink, settings, held } = await holdingSink();
+    const { lines, logs, start } = harness(REAL_THREAD, dataDir, settings, 1000);
     const thread = await start();
-    const journal = openJournalWriter(join(dataDir, JOURNAL_DIR));
-    whenDone(() => journal.close());
-    const job: DeliveryJob = {
-      id: "evt_1.audit",
-      sink: "audit",
-      notification: {
-        id: "evt_1",
-        createdAt: Date.now(),
-        team: "t",
-        client: "claude-code",
-        eventName: "Notification",
-        decision: "none",
-        ruleId: "r",
-        event: { message: "event 1" },
-      },
-    };
-    journal.append([{ id: job.id, body: job, group: "audit" }]);
-    thread.wake();
-    await until(() => held !== undefined);
-    const path = join(dataDir, "queue.sqlite");
-    for (const file of [path, `${path}-wal`, `${path}-shm`]) rmSync(file, { force: true });
+    notifier(dataDir, thread)(1);
+    await until(() => held() !== undefined);
+    deleteQueueFile(dataDir);
     const hungLine = "the delivery thread stopped responding; ended it and starting it again";
     const back = () => lines.join("").includes("the queue file is back");
     await until(() => back() || logs.some((l) => l.msg === hungLine), 40_000);
@@ -520,57 +470,20 @@ describe("startDeliveryThread", () => {
     // went on with its consumer stopped and its poll cleared, delivering nothing until serve
     // stopped, while its heartbeat told the host all was well.
     const dataDir = tempDir("thread");
-    let held: ServerResponse | undefined;
-    const sink = await loopbackServer((_req, res) => {
-      if (held === undefined) held = res;
-      else res.writeHead(204).end();
-    });
-    whenDone(() => sink.close());
-    const settings: DeliverySettings = {
-      document: {
-        sinks: { audit: { type: "webhook", url: `${sink.url}/hook`, retryScheduleSeconds: [1, 1, 1] } },
-        egress: { allowCidrs: ["127.0.0.1/32"] },
-      },
-      secrets: [],
-    };
-    const { lines, start } = harness(
-      new URL("../../dist/entry/delivery-thread.js", import.meta.url),
-      dataDir,
-      settings,
-      1000,
-    );
+    const { sink, settings, held } = await holdingSink();
+    const { lines, start } = harness(REAL_THREAD, dataDir, settings, 1000);
     const thread = await start();
-    const journal = openJournalWriter(join(dataDir, JOURNAL_DIR));
-    whenDone(() => journal.close());
-    const notify = (n: number) => {
-      const job: DeliveryJob = {
-        id: `evt_${n}.audit`,
-        sink: "audit",
-        notification: {
-          id: `evt_${n}`,
-          createdAt: Date.now(),
-          team: "t",
-          client: "claude-code",
-          eventName: "Notification",
-          decision: "none",
-          ruleId: "r",
-          event: { message: `event ${n}` },
-        },
-      };
-      journal.append([{ id: job.id, body: job, group: "audit" }]);
-      thread.wake();
-    };
+    const notify = notifier(dataDir, thread);
     const logged = (msg: string) => lines.join("").includes(msg);
     notify(1);
-    await until(() => held !== undefined);
-    const path = join(dataDir, "queue.sqlite");
-    for (const file of [path, `${path}-wal`, `${path}-shm`]) rmSync(file, { force: true });
+    await until(() => held() !== undefined);
+    const path = deleteQueueFile(dataDir);
     await until(() => logged("the queue file was deleted under serve; putting back a copy"), 20_000);
     // The first copy is made; a directory in its place makes the second fail.
     const copy = `${path}.restoring`;
     rmSync(copy);
     mkdirSync(copy);
-    held?.writeHead(204).end();
+    held()?.writeHead(204).end();
     await until(
       () => logged("could not put back the queue file deleted under serve; will try again"),
       20_000,
@@ -591,52 +504,17 @@ describe("startDeliveryThread", () => {
     // The rename failed after the queue was closed: the thread went on with no queue, delivering
     // nothing until serve stopped, and the copy with its jobs was left beside an empty file.
     const dataDir = tempDir("thread");
-    let held: ServerResponse | undefined;
-    const sink = await loopbackServer((_req, res) => {
-      if (held === undefined) held = res;
-      else res.writeHead(204).end();
-    });
-    whenDone(() => sink.close());
-    const settings: DeliverySettings = {
-      document: {
-        sinks: { audit: { type: "webhook", url: `${sink.url}/hook`, retryScheduleSeconds: [1, 1, 1] } },
-        egress: { allowCidrs: ["127.0.0.1/32"] },
-      },
-      secrets: [],
-    };
-    const { lines, logs, start } = harness(
-      new URL("../../dist/entry/delivery-thread.js", import.meta.url),
-      dataDir,
-      settings,
-      1000,
-    );
+    const { sink, settings, held } = await holdingSink();
+    const { lines, logs, start } = harness(REAL_THREAD, dataDir, settings, 1000);
     const thread = await start();
-    const journal = openJournalWriter(join(dataDir, JOURNAL_DIR));
-    whenDone(() => journal.close());
-    const job: DeliveryJob = {
-      id: "evt_1.audit",
-      sink: "audit",
-      notification: {
-        id: "evt_1",
-        createdAt: Date.now(),
-        team: "t",
-        client: "claude-code",
-        eventName: "Notification",
-        decision: "none",
-        ruleId: "r",
-        event: { message: "event 1" },
-      },
-    };
-    journal.append([{ id: job.id, body: job, group: "audit" }]);
-    thread.wake();
-    await until(() => held !== undefined);
-    const path = join(dataDir, "queue.sqlite");
-    for (const file of [path, `${path}-wal`, `${path}-shm`]) rmSync(file, { force: true });
+    notifier(dataDir, thread)(1);
+    await until(() => held() !== undefined);
+    const path = deleteQueueFile(dataDir);
     const logged = (msg: string) => lines.join("").includes(msg);
     await until(() => logged("the queue file was deleted under serve; putting back a copy"), 20_000);
     // A directory where the queue file goes: the rename fails, and the next thread cannot open it.
     mkdirSync(path);
-    held?.writeHead(500).end();
+    held()?.writeHead(500).end();
     const hostSaid = (msg: string) => logs.some((l) => l.msg === msg);
     await until(() => hostSaid("the delivery thread could not start"), 20_000);
     // Why, and what to do: the directory in its way, not SQLite's "unable to open database file".
@@ -666,8 +544,7 @@ describe("startDeliveryThread", () => {
     const copy = `${path}.restoring`;
     const partial = partialCopy(copy);
     writeFileSync(partial, "SQLite format 3\0 cut short", { mode: 0o600 });
-    const script = new URL("../../dist/entry/delivery-thread.js", import.meta.url);
-    const first = harness(script, dataDir);
+    const first = harness(REAL_THREAD, dataDir);
     await (await first.start()).stop();
     expect(first.logs).toEqual([]);
     expect(first.lines.join("")).toContain(
@@ -682,7 +559,7 @@ describe("startDeliveryThread", () => {
       await fresh.close();
     }
     // A whole copy, with a job, and the part of a later one that was to replace it.
-    for (const file of [path, `${path}-wal`, `${path}-shm`]) rmSync(file, { force: true });
+    deleteQueueFile(dataDir);
     const source = createSqliteQueue({ path: join(tempDir("source"), "queue.sqlite") });
     try {
       await source.send([{ id: "kept", body: "not a job" }]);
@@ -691,7 +568,7 @@ describe("startDeliveryThread", () => {
       await source.close();
     }
     writeFileSync(partial, "SQLite format 3\0 cut short", { mode: 0o600 });
-    const second = harness(script, dataDir);
+    const second = harness(REAL_THREAD, dataDir);
     await (await second.start()).stop();
     const said = second.lines.join("");
     expect(said).toContain("the queue goes on from the file at its path or a whole copy");
@@ -711,15 +588,11 @@ describe("startDeliveryThread", () => {
     const dataDir = tempDir("thread");
     mkdirSync(join(dataDir, JOURNAL_DIR));
     writeFileSync(join(dataDir, JOURNAL_DIR, "intake-000000000001.jsonl"), "garbage\n");
-    const { lines, logs, metrics, start } = harness(
-      new URL("../../dist/entry/delivery-thread.js", import.meta.url),
-      dataDir,
-    );
+    const { lines, logs, metrics, start } = harness(REAL_THREAD, dataDir);
     const thread = await start();
     await until(() => lines.join("").includes("delivery dead-lettered"));
     await until(() => metrics.render().includes("hookgate_queue_dead_letters 1\n"));
-    const path = join(dataDir, "queue.sqlite");
-    for (const file of [path, `${path}-wal`, `${path}-shm`]) rmSync(file, { force: true });
+    const path = deleteQueueFile(dataDir);
     await thread.stop();
     expect(logs).toEqual([]);
     expect(lines.join("")).toContain("the queue file was deleted under serve; putting back a copy");
@@ -771,7 +644,7 @@ describe("startDeliveryThread", () => {
           parentPort.postMessage({ kind: "report", lines: JSON.stringify({ msg: "late wake", opened }) + "\\n", counts: [] });
           close();
         };
-        await import(${JSON.stringify(new URL("../../dist/entry/delivery-thread.js", import.meta.url).href)});
+        await import(${JSON.stringify(REAL_THREAD.href)});
       `);
       const { lines, logs, metrics, start } = harness(script, dataDir, FIRST, 1000);
       const thread = await start();
@@ -783,8 +656,7 @@ describe("startDeliveryThread", () => {
           .map((l) => (JSON.parse(l) as { opened: number }).opened);
       if (deleted) {
         // Put back at the next heartbeat, after which the thread ends and another starts.
-        const path = join(dataDir, "queue.sqlite");
-        for (const file of [path, `${path}-wal`, `${path}-shm`]) rmSync(file, { force: true });
+        deleteQueueFile(dataDir);
         await until(() => late().length === 1, 20_000);
         expect(lines.join("")).toContain("the queue file is back");
         await until(() => logs.length === 1);
