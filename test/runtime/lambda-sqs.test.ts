@@ -158,7 +158,25 @@ const policy = () =>
     },
   });
 
-const handlerFor = (env: Record<string, string> = {}) =>
+/** A policy that sends every event's job to one webhook sink, `audit`, with these settings (its url first). */
+const auditPolicy = (audit: { url: string; retryScheduleSeconds?: readonly number[] }) =>
+  JSON.stringify({
+    version: 1,
+    egress: { allowCidrs: ["127.0.0.1/32"] },
+    rules: [{ id: "audit-everything", on: "*", notify: ["audit"] }],
+    sinks: { audit: { type: "webhook", secret: "env:WHSEC", ...audit } },
+  });
+
+interface HandlerDeps {
+  sqsClient?: SQSClient;
+  log?: Logger["log"];
+}
+
+/**
+ * A handler of `policy()` on the test's queue pair, `env` changing any of that, through
+ * `sqsClient` (the loopback server's client by default), its log lines to `log`.
+ */
+const handlerFor = (env: Record<string, string> = {}, deps: HandlerDeps = {}) =>
   createSqsHandler({
     env: {
       HOOKGATE_POLICY: policy(),
@@ -167,30 +185,57 @@ const handlerFor = (env: Record<string, string> = {}) =>
       WHSEC: SECRET,
       ...env,
     },
-    sqsClient: async () => client,
-    logger: { log: () => undefined },
-  });
-
-/**
- * A handler whose policy sends every event's job to one webhook, `url` (a receiver of the test's
- * own), through `sqsClient` (the loopback server's client by default), its log lines to `log`.
- */
-const ownSinkHandler = (url: string, deps: { sqsClient?: SQSClient; log?: Logger["log"] } = {}) =>
-  createSqsHandler({
-    env: {
-      HOOKGATE_POLICY: JSON.stringify({
-        version: 1,
-        egress: { allowCidrs: ["127.0.0.1/32"] },
-        rules: [{ id: "audit-everything", on: "*", notify: ["audit"] }],
-        sinks: { audit: { type: "webhook", url, secret: "env:WHSEC" } },
-      }),
-      HOOKGATE_QUEUE_URL: queueUrl,
-      HOOKGATE_DLQ_URL: dlqUrl,
-      WHSEC: SECRET,
-    },
     sqsClient: async () => deps.sqsClient ?? client,
     logger: { log: deps.log ?? (() => undefined) },
   });
+
+/** A handler whose policy sends every event's job to one webhook, `url` (a receiver of the test's own). */
+const ownSinkHandler = (url: string, deps: HandlerDeps = {}) =>
+  handlerFor({ HOOKGATE_POLICY: auditPolicy({ url }) }, deps);
+
+/** A handler whose policy does not load. */
+const brokenHandler = (deps: HandlerDeps = {}) => handlerFor({ HOOKGATE_POLICY: "{" }, deps);
+
+/** The message and fields of each line logged, and the `log` that keeps them. */
+function logLines() {
+  const lines: { message: string; fields: Record<string, unknown> }[] = [];
+  const log: Logger["log"] = (_level, message, fields = {}) => lines.push({ message, fields });
+  return { lines, log };
+}
+
+/**
+ * An SQS endpoint that never answers, the function's client of it (one try per call when
+ * `maxAttempts` is 1) and the env naming queues there; closed after the test.
+ */
+async function hangingSqs(maxAttempts?: number) {
+  const hanging = await loopbackServer(() => undefined);
+  cleanups.push(() => hanging.close());
+  const sqs = await createLambdaSqsClient({
+    endpoint: hanging.url,
+    region: "us-east-1",
+    credentials: { accessKeyId: "local", secretAccessKey: "local" },
+    ...(maxAttempts === undefined ? {} : { maxAttempts }),
+  });
+  cleanups.push(async () => sqs.destroy());
+  const env = {
+    HOOKGATE_QUEUE_URL: `${hanging.url}/000000000000/jobs`,
+    HOOKGATE_DLQ_URL: `${hanging.url}/000000000000/dlq`,
+  };
+  return { hanging, sqs, env };
+}
+
+/** An event of one record a job, `m-<i>` and `receipt-<i>`, in the fixture's shape, never on a queue. */
+function recordsOf(jobs: readonly DeliveryJob[]): SQSEvent {
+  const template = FIXTURE.Records[0] as SQSRecord;
+  return {
+    Records: jobs.map((job, i) => ({
+      ...template,
+      messageId: `m-${i}`,
+      receiptHandle: `receipt-${i}`,
+      body: JSON.stringify({ id: job.id, body: job }),
+    })),
+  };
+}
 
 /**
  * A client of the loopback SQS server whose `before` runs ahead of each of its calls (the
@@ -276,16 +321,7 @@ async function send(jobs: readonly DeliveryJob[], raw: readonly string[] = []): 
 describe("the Lambda SQS handler", () => {
   it("fails an invocation whose event is no SQS batch, saying which handler takes it", async () => {
     const lines: Record<string, unknown>[] = [];
-    const handler = createSqsHandler({
-      env: {
-        HOOKGATE_POLICY: policy(),
-        HOOKGATE_QUEUE_URL: queueUrl,
-        HOOKGATE_DLQ_URL: dlqUrl,
-        WHSEC: SECRET,
-      },
-      sqsClient: async () => client,
-      logger: { log: (level, msg, fields) => lines.push({ level, msg, ...fields }) },
-    });
+    const handler = handlerFor({}, { log: (level, msg, fields) => lines.push({ level, msg, ...fields }) });
     const httpRequest = JSON.parse(
       readFileSync(new URL("../fixtures/lambda/http-api-v2-pre-tool-use.json", import.meta.url), "utf8"),
     );
@@ -462,16 +498,7 @@ describe("the Lambda SQS handler", () => {
       if (failSends && command === "SendMessageCommand" && to === dlqUrl)
         throw Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
     });
-    const handler = createSqsHandler({
-      env: {
-        HOOKGATE_POLICY: policy(),
-        HOOKGATE_QUEUE_URL: queueUrl,
-        HOOKGATE_DLQ_URL: dlqUrl,
-        WHSEC: SECRET,
-      },
-      sqsClient: async () => flakyDlq,
-      logger: { log: () => undefined },
-    });
+    const handler = handlerFor({}, { sqsClient: flakyDlq });
     const [message] = await receiveAll(1);
     if (!message) throw new Error("nothing received");
     // Its first receive, then its second, as SQS brings a reported record back (the receives
@@ -503,16 +530,7 @@ describe("the Lambda SQS handler", () => {
       if (failDeletes && command === "DeleteMessageBatchCommand")
         throw Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
     });
-    const handler = createSqsHandler({
-      env: {
-        HOOKGATE_POLICY: policy(),
-        HOOKGATE_QUEUE_URL: queueUrl,
-        HOOKGATE_DLQ_URL: dlqUrl,
-        WHSEC: SECRET,
-      },
-      sqsClient: async () => flakyDeletes,
-      logger: { log: () => undefined },
-    });
+    const handler = handlerFor({}, { sqsClient: flakyDeletes });
     const posts = () => failing.received.length;
     const before = posts();
 
@@ -549,16 +567,10 @@ describe("the Lambda SQS handler", () => {
         throw Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
     });
     const lines: { level: string; message: string; fields: Record<string, unknown> }[] = [];
-    const handler = createSqsHandler({
-      env: {
-        HOOKGATE_POLICY: policy(),
-        HOOKGATE_QUEUE_URL: queueUrl,
-        HOOKGATE_DLQ_URL: dlqUrl,
-        WHSEC: SECRET,
-      },
-      sqsClient: async () => noDeletes,
-      logger: { log: (level, message, fields = {}) => lines.push({ level, message, fields }) },
-    });
+    const handler = handlerFor(
+      {},
+      { sqsClient: noDeletes, log: (level, message, fields = {}) => lines.push({ level, message, fields }) },
+    );
 
     expect((await handler(event)).batchItemFailures).toEqual([]);
 
@@ -597,11 +609,7 @@ describe("the Lambda SQS handler", () => {
     for (const m of received)
       await client.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: m.ReceiptHandle }));
     const lines: string[] = [];
-    const broken = createSqsHandler({
-      env: { HOOKGATE_POLICY: "{", HOOKGATE_QUEUE_URL: queueUrl, HOOKGATE_DLQ_URL: dlqUrl },
-      sqsClient: async () => client,
-      logger: { log: (_level, msg) => lines.push(msg) },
-    });
+    const broken = brokenHandler({ log: (_level, msg) => lines.push(msg) });
     const unreadable = event.Records.find((r) => r.body === "not a job") as SQSRecord;
     // What is no job needs no policy to be dead-lettered: reported, it came back every 6 minutes
     // ("could not hold a record") until the redrive policy moved it, 25 receives later, with no
@@ -655,11 +663,7 @@ describe("the Lambda SQS handler", () => {
         for (const entry of send.Entries ?? []) entry.DelaySeconds &&= 0;
       }
     });
-    const broken = createSqsHandler({
-      env: { HOOKGATE_POLICY: "{", HOOKGATE_QUEUE_URL: queueUrl, HOOKGATE_DLQ_URL: dlqUrl },
-      sqsClient: async () => undelayed,
-      logger: { log: () => undefined },
-    });
+    const broken = brokenHandler({ sqsClient: undelayed });
     expect((await broken(event)).batchItemFailures).toEqual([]);
     // Lambda deletes the record it was not told of (a second delete where the hold made one).
     await client
@@ -690,11 +694,7 @@ describe("the Lambda SQS handler", () => {
         (input as { DelaySeconds?: number }).DelaySeconds = 0;
       }
     });
-    const broken = createSqsHandler({
-      env: { HOOKGATE_POLICY: "{", HOOKGATE_QUEUE_URL: queueUrl, HOOKGATE_DLQ_URL: dlqUrl },
-      sqsClient: async () => flaky,
-      logger: { log: () => undefined },
-    });
+    const broken = brokenHandler({ sqsClient: flaky });
     // Its first receive (the copy not sent: reported), then its second, as SQS brings it back.
     const first = eventOf([original], { [original.Body ?? ""]: "1" });
     const record = first.Records[0] as SQSRecord;
@@ -717,37 +717,12 @@ describe("the Lambda SQS handler", () => {
     // The AWS SDK waits for an answer for ever by default: a hung ChangeMessageVisibility held the
     // function until Lambda's timeout, which failed the whole batch (the delivered job sent again,
     // every job's receive count spent).
-    const hanging = await loopbackServer(() => undefined);
-    cleanups.push(() => hanging.close());
-    const sqs = await createLambdaSqsClient({
-      endpoint: hanging.url,
-      region: "us-east-1",
-      credentials: { accessKeyId: "local", secretAccessKey: "local" },
-      maxAttempts: 1,
-    });
-    cleanups.push(async () => sqs.destroy());
+    const { hanging, sqs, env } = await hangingSqs(1);
     const delivered = withSink(jobOf(0), "audit");
     const retried = withSink(jobOf(1), "flaky");
-    const template = FIXTURE.Records[0] as SQSRecord;
-    const event: SQSEvent = {
-      Records: [delivered, retried].map((job, i) => ({
-        ...template,
-        messageId: `m-${i}`,
-        receiptHandle: `receipt-${i}`,
-        body: JSON.stringify({ id: job.id, body: job }),
-      })),
-    };
+    const event = recordsOf([delivered, retried]);
     const lines: string[] = [];
-    const handler = createSqsHandler({
-      env: {
-        HOOKGATE_POLICY: policy(),
-        HOOKGATE_QUEUE_URL: `${hanging.url}/000000000000/jobs`,
-        HOOKGATE_DLQ_URL: `${hanging.url}/000000000000/dlq`,
-        WHSEC: SECRET,
-      },
-      sqsClient: async () => sqs,
-      logger: { log: (_level, msg) => lines.push(msg) },
-    });
+    const handler = handlerFor(env, { sqsClient: sqs, log: (_level, msg) => lines.push(msg) });
 
     const response = await handler(event);
 
@@ -764,30 +739,11 @@ describe("the Lambda SQS handler", () => {
     // could outlast SETTLE_MARGIN_MS and run into the function's timeout, which fails the whole
     // batch. The context says 60 s at the sink call's start, then 1.5 s: the hung
     // ChangeMessageVisibility gets one try, not three, and its record is reported.
-    const hanging = await loopbackServer(() => undefined);
-    cleanups.push(() => hanging.close());
-    const sqs = await createLambdaSqsClient({
-      endpoint: hanging.url,
-      region: "us-east-1",
-      credentials: { accessKeyId: "local", secretAccessKey: "local" },
-    });
-    cleanups.push(async () => sqs.destroy());
+    const { hanging, sqs, env } = await hangingSqs();
     const retried = withSink(jobOf(1), "flaky");
-    const template = FIXTURE.Records[0] as SQSRecord;
-    const event: SQSEvent = {
-      Records: [{ ...template, messageId: "m-0", body: JSON.stringify({ id: retried.id, body: retried }) }],
-    };
-    const lines: { message: string; fields: Record<string, unknown> }[] = [];
-    const handler = createSqsHandler({
-      env: {
-        HOOKGATE_POLICY: policy(),
-        HOOKGATE_QUEUE_URL: `${hanging.url}/000000000000/jobs`,
-        HOOKGATE_DLQ_URL: `${hanging.url}/000000000000/dlq`,
-        WHSEC: SECRET,
-      },
-      sqsClient: async () => sqs,
-      logger: { log: (_level, message, fields = {}) => lines.push({ message, fields }) },
-    });
+    const event = recordsOf([retried]);
+    const { lines, log } = logLines();
+    const handler = handlerFor(env, { sqsClient: sqs, log });
     const context = invocationOf(60_000, 1_500);
 
     const response = await handler(event, context);
@@ -809,17 +765,8 @@ describe("the Lambda SQS handler", () => {
     await send([dead]);
     const event = eventOf(await receiveAll(1), {});
     (event.Records[0] as SQSRecord).attributes.ApproximateReceiveCount = "2";
-    const lines: { message: string; fields: Record<string, unknown> }[] = [];
-    const handler = createSqsHandler({
-      env: {
-        HOOKGATE_POLICY: policy(),
-        HOOKGATE_QUEUE_URL: queueUrl,
-        HOOKGATE_DLQ_URL: dlqUrl,
-        WHSEC: SECRET,
-      },
-      sqsClient: async () => client,
-      logger: { log: (_level, message, fields = {}) => lines.push({ message, fields }) },
-    });
+    const { lines, log } = logLines();
+    const handler = handlerFor({}, { log });
     // 60 s when the delivery may start, then 500 ms once the sink has answered.
     const context = invocationOf(60_000, 500);
 
@@ -852,16 +799,7 @@ describe("the Lambda SQS handler", () => {
       if (command === "ChangeMessageVisibilityBatchCommand")
         requests.push((input as { Entries?: unknown[] }).Entries?.length ?? 0);
     });
-    const handler = createSqsHandler({
-      env: {
-        HOOKGATE_POLICY: policy(),
-        HOOKGATE_QUEUE_URL: queueUrl,
-        HOOKGATE_DLQ_URL: dlqUrl,
-        WHSEC: SECRET,
-      },
-      sqsClient: async () => watched,
-      logger: { log: () => undefined },
-    });
+    const handler = handlerFor({}, { sqsClient: watched });
 
     const response = await handler(eventOf(received), invocationOf());
 
@@ -886,7 +824,7 @@ describe("the Lambda SQS handler", () => {
       const received = await receiveAll(2);
       const eventFor = (job: DeliveryJob) =>
         eventOf(received.filter((m) => decodeEnvelope(m.Body ?? "").body.id === job.id));
-      const lines: { message: string; fields: Record<string, unknown> }[] = [];
+      const { lines, log } = logLines();
       // The visibility changes SQS carried out, by message id, one list per request.
       const changes: string[][] = [];
       const watched = createSqsClientForLocal(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
@@ -904,16 +842,7 @@ describe("the Lambda SQS handler", () => {
         },
         { step: "initialize", name: "noteChanges" },
       );
-      const handler = createSqsHandler({
-        env: {
-          HOOKGATE_POLICY: policy(),
-          HOOKGATE_QUEUE_URL: queueUrl,
-          HOOKGATE_DLQ_URL: dlqUrl,
-          WHSEC: SECRET,
-        },
-        sqsClient: async () => watched,
-        logger: { log: (_level, message, fields = {}) => lines.push({ message, fields }) },
-      });
+      const handler = handlerFor({}, { sqsClient: watched, log });
       const calls = [
         () => handler(eventFor(short), invocationOf(60_000, 500)),
         () => handler(eventFor(long), invocationOf()),
@@ -944,30 +873,11 @@ describe("the Lambda SQS handler", () => {
     // Before, the held copy's SendMessage carried no abort signal, so a job held
     // for lack of time, the latest a settle starts, could outlast the invocation on a hung SQS
     // (three tries of up to 8 s each), which fails the whole batch.
-    const hanging = await loopbackServer(() => undefined);
-    cleanups.push(() => hanging.close());
-    const sqs = await createLambdaSqsClient({
-      endpoint: hanging.url,
-      region: "us-east-1",
-      credentials: { accessKeyId: "local", secretAccessKey: "local" },
-    });
-    cleanups.push(async () => sqs.destroy());
+    const { hanging, sqs, env } = await hangingSqs();
     const job = withSink(jobOf(0), "audit");
-    const template = FIXTURE.Records[0] as SQSRecord;
-    const event: SQSEvent = {
-      Records: [{ ...template, messageId: "m-0", body: JSON.stringify({ id: job.id, body: job }) }],
-    };
-    const lines: { message: string; fields: Record<string, unknown> }[] = [];
-    const handler = createSqsHandler({
-      env: {
-        HOOKGATE_POLICY: policy(),
-        HOOKGATE_QUEUE_URL: `${hanging.url}/000000000000/jobs`,
-        HOOKGATE_DLQ_URL: `${hanging.url}/000000000000/dlq`,
-        WHSEC: SECRET,
-      },
-      sqsClient: async () => sqs,
-      logger: { log: (_level, message, fields = {}) => lines.push({ message, fields }) },
-    });
+    const event = recordsOf([job]);
+    const { lines, log } = logLines();
+    const handler = handlerFor(env, { sqsClient: sqs, log });
     // 20 s at the sink call's start, too little for it: held. Then 1.5 s as the copy is sent.
     const context = invocationOf(20_000, 1_500);
 
@@ -1029,20 +939,17 @@ describe("the Lambda SQS handler", () => {
     const job = withSink(jobOf(0), "flaky");
     await send([job]);
     const lines: { msg: string; fields: Record<string, unknown> | undefined }[] = [];
-    const handler = createSqsHandler({
-      env: {
+    const handler = handlerFor(
+      {
         HOOKGATE_POLICY: JSON.stringify({
           version: 1,
           egress: { allowCidrs: ["127.0.0.1/32"] },
           rules: [{ id: "audit-everything", on: "*", notify: ["flaky"] }],
           sinks: { flaky: { type: "webhook", url: `${failing.url}/held`, retryScheduleSeconds: [] } },
         }),
-        HOOKGATE_QUEUE_URL: queueUrl,
-        HOOKGATE_DLQ_URL: dlqUrl,
       },
-      sqsClient: async () => client,
-      logger: { log: (_level, msg, fields) => lines.push({ msg, fields }) },
-    });
+      { log: (_level, msg, fields) => lines.push({ msg, fields }) },
+    );
     const posts = () => failing.received.filter((r) => r.url === "/held").length;
     // Twice too late, then in time.
     for (const _ of [1, 2]) {
@@ -1187,10 +1094,9 @@ describe("the Lambda SQS handler", () => {
         throw Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
     });
     const lines: { level: string; msg: string; fields: Record<string, unknown> }[] = [];
-    const broken = createSqsHandler({
-      env: { HOOKGATE_POLICY: "{", HOOKGATE_QUEUE_URL: queueUrl, HOOKGATE_DLQ_URL: dlqUrl },
-      sqsClient: async () => flakyDeletes,
-      logger: { log: (level, msg, fields = {}) => lines.push({ level, msg, fields }) },
+    const broken = brokenHandler({
+      sqsClient: flakyDeletes,
+      log: (level, msg, fields = {}) => lines.push({ level, msg, fields }),
     });
     // The copy is in: not reported, Lambda's delete is the second try.
     expect((await broken(first)).batchItemFailures).toEqual([]);
@@ -1269,22 +1175,8 @@ describe("the Lambda SQS handler", () => {
     );
     await send([waited]);
     const [message] = await receiveAll(1);
-    const handler = createSqsHandler({
-      env: {
-        HOOKGATE_POLICY: JSON.stringify({
-          version: 1,
-          egress: { allowCidrs: ["127.0.0.1/32"] },
-          rules: [{ id: "audit-everything", on: "*", notify: ["audit"] }],
-          sinks: {
-            audit: { type: "webhook", url: receiver.url, secret: "env:WHSEC", retryScheduleSeconds: [60] },
-          },
-        }),
-        HOOKGATE_QUEUE_URL: queueUrl,
-        HOOKGATE_DLQ_URL: dlqUrl,
-        WHSEC: SECRET,
-      },
-      sqsClient: async () => client,
-      logger: { log: () => undefined },
+    const handler = handlerFor({
+      HOOKGATE_POLICY: auditPolicy({ url: receiver.url, retryScheduleSeconds: [60] }),
     });
 
     const response = await handler(
@@ -1311,32 +1203,14 @@ describe("the Lambda SQS handler", () => {
      */
     async function warningsOfTwoInvocations(schedule: readonly number[] = LONGEST) {
       const warnings: { message: string; fields: Record<string, unknown> }[] = [];
-      const handler = createSqsHandler({
-        env: {
-          HOOKGATE_POLICY: JSON.stringify({
-            version: 1,
-            egress: { allowCidrs: ["127.0.0.1/32"] },
-            rules: [{ id: "audit-everything", on: "*", notify: ["audit"] }],
-            sinks: {
-              audit: {
-                type: "webhook",
-                url: receiver.url,
-                secret: "env:WHSEC",
-                retryScheduleSeconds: schedule,
-              },
-            },
-          }),
-          HOOKGATE_QUEUE_URL: queueUrl,
-          HOOKGATE_DLQ_URL: dlqUrl,
-          WHSEC: SECRET,
-        },
-        sqsClient: async () => client,
-        logger: {
+      const handler = handlerFor(
+        { HOOKGATE_POLICY: auditPolicy({ url: receiver.url, retryScheduleSeconds: schedule }) },
+        {
           log: (level, message, fields = {}) => {
             if (level === "warn") warnings.push({ message, fields });
           },
         },
-      });
+      );
       for (const n of [0, 1]) {
         const job = withSink(jobOf(n), "audit");
         await send([job]);
@@ -1472,16 +1346,10 @@ describe("the Lambda SQS handler", () => {
       eventSourceARN: `${template.eventSourceARN}.fifo`,
     };
     const lines: { level: string; message: string; fields: Record<string, unknown> }[] = [];
-    const handler = createSqsHandler({
-      env: {
-        HOOKGATE_POLICY: policy(),
-        HOOKGATE_QUEUE_URL: fifo.queueUrl,
-        HOOKGATE_DLQ_URL: fifo.dlqUrl,
-        WHSEC: SECRET,
-      },
-      sqsClient: async () => client,
-      logger: { log: (level, message, fields = {}) => lines.push({ level, message, fields }) },
-    });
+    const handler = handlerFor(
+      { HOOKGATE_QUEUE_URL: fifo.queueUrl, HOOKGATE_DLQ_URL: fifo.dlqUrl },
+      { log: (level, message, fields = {}) => lines.push({ level, message, fields }) },
+    );
 
     const response = await handler({ Records: [record] }, invocationOf());
 
