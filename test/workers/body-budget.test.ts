@@ -103,7 +103,47 @@ function stalled(policy: object, size: number) {
   return { answer: post(policy, body), read, finish: () => finish() };
 }
 
+/** Two stalled hooks of half the budget each, once the Worker has read what came of both. */
+async function fillBudget(policy: object) {
+  const first = stalled(policy, HALF);
+  await first.read;
+  const second = stalled(policy, HALF);
+  await second.read;
+  return [first, second] as const;
+}
+
 const small = () => new TextEncoder().encode(`${HEAD}hello${TAIL}`);
+
+/** A whole hook of half the budget. */
+function halfBody(): Uint8Array {
+  const body = headOf(HALF + TAIL.length);
+  body.set(new TextEncoder().encode(TAIL), HALF);
+  return body;
+}
+
+/**
+ * A policy whose rule `rule` (its id, and a mode if any) asks the model that holds its calls
+ * for 60 s, giving up after 15 s.
+ */
+const stuckModelPolicy = (marker: string, rule: { id: string; mode?: string }) =>
+  policyOf(marker, [
+    {
+      ...rule,
+      on: "PreToolUse",
+      prompt: { text: `stuck-model ${marker}: ok? $ARGUMENTS`, model: "m", timeoutMs: 15_000 },
+    },
+  ]);
+
+/** Returns once the model has been called for the policy marked `marker`. */
+async function untilModelCalled(marker: string): Promise<void> {
+  for (;;) {
+    const seen = (await (await env.NETWORK.fetch("https://control.test/requests")).json()) as {
+      body: string;
+    }[];
+    if (seen.some((r) => r.body.includes(marker))) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
 
 interface Answer {
   systemMessage?: string;
@@ -130,10 +170,7 @@ async function expectJudged(res: Response) {
 describe("the hook bodies an isolate holds at once", () => {
   it("past the budget, while bodies arrive, answer a hook at once in its fail mode; answered, they give their bytes back", async () => {
     const policy = policyOf(crypto.randomUUID(), []);
-    const first = stalled(policy, HALF);
-    await first.read;
-    const second = stalled(policy, HALF);
-    await second.read;
+    const [first, second] = await fillBudget(policy);
     // Before, it was read too: nothing bounded what the isolate's requests held together.
     await expectRefused(await post(policy, small()));
     first.finish();
@@ -149,10 +186,7 @@ describe("the hook bodies an isolate holds at once", () => {
     // was refused. These two never end while the isolate's clock moves past the 60 s a body may
     // take to arrive, and the grace after it.
     const policy = policyOf(crypto.randomUUID(), []);
-    const first = stalled(policy, HALF);
-    await first.read;
-    const second = stalled(policy, HALF);
-    await second.read;
+    const [first, second] = await fillBudget(policy);
     await expectRefused(await post(policy, small()));
     const now = performance.now.bind(performance);
     const later = vi.spyOn(performance, "now").mockImplementation(() => now() + BODY_DEADLINE_MS + 1000);
@@ -170,24 +204,10 @@ describe("the hook bodies an isolate holds at once", () => {
   it("count the body of a hook waiting on a prompt rule's model", async () => {
     const marker = crypto.randomUUID();
     // Its model holds the call for 60 s; the rule gives up after 15 s, in its onError.
-    const policy = policyOf(marker, [
-      {
-        id: "judge",
-        on: "PreToolUse",
-        prompt: { text: `stuck-model ${marker}: ok? $ARGUMENTS`, model: "m", timeoutMs: 15_000 },
-      },
-    ]);
-    const body = headOf(HALF + TAIL.length);
-    body.set(new TextEncoder().encode(TAIL), HALF);
-    const waiting = post(policy, body);
+    const policy = stuckModelPolicy(marker, { id: "judge" });
+    const waiting = post(policy, halfBody());
     // Its model called: the hook holds its body until the model answers.
-    for (;;) {
-      const seen = (await (await env.NETWORK.fetch("https://control.test/requests")).json()) as {
-        body: string;
-      }[];
-      if (seen.some((r) => r.body.includes(marker))) break;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await untilModelCalled(marker);
     const arriving = stalled(policy, HALF);
     await arriving.read;
     await expectRefused(await post(policy, small()));
@@ -200,24 +220,9 @@ describe("the hook bodies an isolate holds at once", () => {
 
   it("leave out the body of a hook waiting on shadow rules alone: a shadow rule changes no answer", async () => {
     const marker = crypto.randomUUID();
-    const policy = policyOf(marker, [
-      {
-        id: "trial",
-        mode: "shadow",
-        on: "PreToolUse",
-        prompt: { text: `stuck-model ${marker}: ok? $ARGUMENTS`, model: "m", timeoutMs: 15_000 },
-      },
-    ]);
-    const body = headOf(HALF + TAIL.length);
-    body.set(new TextEncoder().encode(TAIL), HALF);
-    const trying = post(policy, body);
-    for (;;) {
-      const seen = (await (await env.NETWORK.fetch("https://control.test/requests")).json()) as {
-        body: string;
-      }[];
-      if (seen.some((r) => r.body.includes(marker))) break;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    const policy = stuckModelPolicy(marker, { id: "trial", mode: "shadow" });
+    const trying = post(policy, halfBody());
+    await untilModelCalled(marker);
     const arriving = stalled(policy, HALF);
     await arriving.read;
     // Before, the shadow rule's wait held half the isolate's budget, and this hook was refused.
