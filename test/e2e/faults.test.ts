@@ -112,6 +112,14 @@ function policyFile(sinks: LoopbackServer, receiver: WebhookReceiver): string {
   return path;
 }
 
+/** failingGateway, once it delivered a first event to its receiver. */
+async function deliveringGateway() {
+  const started = await failingGateway();
+  expect((await post(started.server, bash("ls", "PostToolUse"))).status).toBe(200);
+  await until(() => started.receiver.unique.length === 1, "the first delivery");
+  return started;
+}
+
 async function gateway(
   policy: string,
   dataDir?: string,
@@ -120,6 +128,43 @@ async function gateway(
   const server = await startServerProcess(policy, { WHSEC: SECRET, ...env }, dataDir);
   cleanups.push(() => server.stop());
   return server;
+}
+
+/** A receiver of the test's own, closed after it. */
+async function ownReceiver(): Promise<WebhookReceiver> {
+  const receiver = await webhookReceiver(SECRET);
+  cleanups.push(() => receiver.close());
+  return receiver;
+}
+
+/** A gateway on the policy above, with its four failing sinks and its receiver. */
+async function failingGateway() {
+  const sinks = await failingSinks();
+  const receiver = await ownReceiver();
+  const policy = policyFile(sinks, receiver);
+  const server = await gateway(policy);
+  return { sinks, receiver, policy, server };
+}
+
+/** A policy file whose `rules` notify one webhook sink, `audit` at `url`; `extra` goes before the rules. */
+function auditPolicyFile(
+  kind: string,
+  url: string,
+  rules: readonly unknown[],
+  extra: Record<string, unknown> = {},
+): string {
+  const path = join(tempDir(kind), "policy.json");
+  writeFileSync(
+    path,
+    JSON.stringify({
+      version: 1,
+      egress: { allowCidrs: ["127.0.0.1/32"] },
+      ...extra,
+      rules,
+      sinks: { audit: { type: "webhook", url, secret: "env:WHSEC" } },
+    }),
+  );
+  return path;
 }
 
 const base = { session_id: "s1", transcript_path: "/t", cwd: "/p" };
@@ -248,12 +293,35 @@ function overwrite(file: string, size: number): void {
     closeSync(fd);
   }
 }
+
+/** Garbage over the start of an SQLite file and of its -wal and -shm files; the three paths. */
+function damage(path: string): string[] {
+  const files = [
+    [path, 8192],
+    [`${path}-wal`, 65536],
+    [`${path}-shm`, 32768],
+  ] as const;
+  for (const [file, size] of files) overwrite(file, size);
+  return files.map(([file]) => file);
+}
+
+/** /healthz's body, read again until it says nothing of delivery or `timeoutMs` pass; the last read. */
+async function untilDeliveryDropped(
+  server: ServerProcess,
+  first: Record<string, unknown>,
+  timeoutMs: number,
+): Promise<Record<string, unknown>> {
+  const end = Date.now() + timeoutMs;
+  let last = first;
+  while ("delivery" in last && Date.now() < end) {
+    await new Promise((r) => setTimeout(r, 250));
+    last = (await (await fetch(`${server.url}/healthz`)).json()) as Record<string, unknown>;
+  }
+  return last;
+}
 describe("notify sinks that fail", () => {
   it("leave the decisions on the agent-facing route 2xx and right meanwhile", async () => {
-    const sinks = await failingSinks();
-    const receiver = await webhookReceiver(SECRET);
-    cleanups.push(() => receiver.close());
-    const server = await gateway(policyFile(sinks, receiver));
+    const { sinks, server } = await failingGateway();
 
     // Every failing sink is hit and the hanging one holds the consumer before the burst starts.
     expect((await post(server, bash("rm -rf /first"))).status).toBe(200);
@@ -286,10 +354,7 @@ describe("notify sinks that fail", () => {
   });
 
   it("leave jobs due behind a sink at its cap, and /metrics says for how long", async () => {
-    const sinks = await failingSinks();
-    const receiver = await webhookReceiver(SECRET);
-    cleanups.push(() => receiver.close());
-    const server = await gateway(policyFile(sinks, receiver));
+    const { sinks, server } = await failingGateway();
     // Seven jobs for the hanging sink: five hang (its share of the consumer's slots), two wait.
     const queuedFrom = Date.now();
     for (let n = 0; n < 7; n++) expect((await post(server, sessionEnd)).status).toBe(200);
@@ -303,10 +368,7 @@ describe("notify sinks that fail", () => {
   });
 
   it("are retried on their schedule, then dead-lettered after the last attempt with the reason", async () => {
-    const sinks = await failingSinks();
-    const receiver = await webhookReceiver(SECRET);
-    cleanups.push(() => receiver.close());
-    const server = await gateway(policyFile(sinks, receiver));
+    const { sinks, receiver, server } = await failingGateway();
 
     expect((await post(server, bash("rm -rf /x"))).status).toBe(200);
     expect((await post(server, sessionEnd)).status).toBe(200);
@@ -449,8 +511,7 @@ describe("a client that hangs up while its event is judged", () => {
     const model = await startModelServer();
     cleanups.push(() => model.close());
     model.script({ delayMs: 1000, next: { verdict: { ok: false, reason: "no fetching that" } } });
-    const receiver = await webhookReceiver(SECRET);
-    cleanups.push(() => receiver.close());
+    const receiver = await ownReceiver();
     const path = join(tempDir("hang-up"), "policy.json");
     writeFileSync(
       path,
@@ -684,22 +745,11 @@ describe("a data dir that cannot be used", () => {
   );
 
   it("says once which queue file is damaged mid-run and what to do, and delivers the events answered meanwhile once it is moved aside", async () => {
-    const sinks = await failingSinks();
-    const receiver = await webhookReceiver(SECRET);
-    cleanups.push(() => receiver.close());
-    const policy = policyFile(sinks, receiver);
-    const server = await gateway(policy);
-    expect((await post(server, bash("ls", "PostToolUse"))).status).toBe(200);
-    await until(() => receiver.unique.length === 1, "the first delivery");
+    const { receiver, policy, server } = await deliveringGateway();
 
     // The queue file overwritten under the running gateway (a disk that lost it, a careless copy).
     const path = join(server.dataDir, "queue.sqlite");
-    for (const [file, size] of [
-      [path, 8192],
-      [`${path}-wal`, 65536],
-      [`${path}-shm`, 32768],
-    ] as const)
-      overwrite(file, size);
+    damage(path);
     // Answered all the same: its job waits in the intake journal.
     expect((await post(server, bash("pwd", "PostToolUse"))).status).toBe(200);
     const fixed = await server.waitForLine(
@@ -751,10 +801,7 @@ describe("a data dir that cannot be used", () => {
   }, 90_000);
 
   it("puts back a queue file deleted under it, its data dir removed whole, with the jobs and dead letters it held", async () => {
-    const sinks = await failingSinks();
-    const receiver = await webhookReceiver(SECRET);
-    cleanups.push(() => receiver.close());
-    const server = await gateway(policyFile(sinks, receiver));
+    const { server } = await failingGateway();
     // Jobs for the four failing sinks: e500's spends its schedule and is dead-lettered; the
     // hanging sink's is still being sent.
     expect((await post(server, bash("rm -rf /x"))).status).toBe(200);
@@ -788,11 +835,7 @@ describe("a data dir that cannot be used", () => {
   }, 120_000);
 
   it("says on /healthz that a queue file deleted under it cannot be put back, until it is", async () => {
-    const receiver = await webhookReceiver(SECRET);
-    cleanups.push(() => receiver.close());
-    const server = await gateway(policyFile(await failingSinks(), receiver));
-    expect((await post(server, bash("ls", "PostToolUse"))).status).toBe(200);
-    await until(() => receiver.unique.length === 1, "the first delivery");
+    const { server } = await deliveringGateway();
     // The data dir removed while serve runs, and made again with a directory where the copy of
     // the queue file is written: the copy fails at every try, and the jobs and dead letters the
     // deleted file holds would be lost at the next stop.
@@ -816,20 +859,13 @@ describe("a data dir that cannot be used", () => {
     // Out of the way: the next try puts it back, and /healthz says nothing of delivery again.
     rmSync(`${path}.restoring`, { recursive: true });
     await server.waitForLine((l) => String(l.msg).startsWith("the queue file is back"), 30_000);
-    const end = Date.now() + 60_000;
-    let last = body;
-    while ("delivery" in last && Date.now() < end) {
-      await new Promise((r) => setTimeout(r, 250));
-      last = (await (await fetch(`${server.url}/healthz`)).json()) as Record<string, unknown>;
-    }
+    const last = await untilDeliveryDropped(server, body, 60_000);
     expect(last).not.toHaveProperty("delivery");
     expect(existsSync(path)).toBe(true);
   }, 150_000);
 
   it("says on /healthz that its delivery thread is down while it cannot start again, and drops it once one runs", async () => {
-    const receiver = await webhookReceiver(SECRET);
-    cleanups.push(() => receiver.close());
-    const server = await gateway(policyFile(await failingSinks(), receiver));
+    const { receiver, server } = await failingGateway();
     // The data dir removed while serve runs, and a file made where it keeps its intake journal
     // (before the next second's journal check makes the directory again): the queue file is put
     // back and the delivery thread ends, and each one started after it cannot open the journal.
@@ -852,12 +888,7 @@ describe("a data dir that cannot be used", () => {
 
     // The file gone, the next start works: /healthz says nothing of delivery, and it delivers.
     rmSync(intake);
-    const end = Date.now() + 90_000;
-    let last: Record<string, unknown> = body;
-    while ("delivery" in last && Date.now() < end) {
-      await new Promise((r) => setTimeout(r, 250));
-      last = (await (await fetch(`${server.url}/healthz`)).json()) as Record<string, unknown>;
-    }
+    const last = await untilDeliveryDropped(server, body, 90_000);
     expect(last).not.toHaveProperty("delivery");
     expect((await post(server, bash("ls", "PostToolUse"))).status).toBe(200);
     await until(() => receiver.unique.length === 1, "a delivery once the thread runs again");
@@ -871,16 +902,9 @@ describe("a data dir that cannot be used", () => {
       else res.writeHead(204).end();
     });
     cleanups.push(() => sink.close());
-    const policy = join(tempDir("put-back-fails"), "policy.json");
-    writeFileSync(
-      policy,
-      JSON.stringify({
-        version: 1,
-        egress: { allowCidrs: ["127.0.0.1/32"] },
-        rules: [{ id: "bash-runs", on: "PostToolUse", matcher: "Bash", notify: ["audit"] }],
-        sinks: { audit: { type: "webhook", url: `${sink.url}/hook`, secret: "env:WHSEC" } },
-      }),
-    );
+    const policy = auditPolicyFile("put-back-fails", `${sink.url}/hook`, [
+      { id: "bash-runs", on: "PostToolUse", matcher: "Bash", notify: ["audit"] },
+    ]);
     const server = await gateway(policy);
     expect((await post(server, bash("ls", "PostToolUse"))).status).toBe(200);
     await until(() => held !== undefined, "the first delivery, held");
@@ -908,26 +932,16 @@ describe("a data dir that cannot be used", () => {
   }, 120_000);
 
   it("says a damaged queue file moved aside while it runs is damaged, not that the data dir is not writable", async () => {
-    const sinks = await failingSinks();
-    const receiver = await webhookReceiver(SECRET);
-    cleanups.push(() => receiver.close());
-    const server = await gateway(policyFile(sinks, receiver));
-    expect((await post(server, bash("ls", "PostToolUse"))).status).toBe(200);
-    await until(() => receiver.unique.length === 1, "the first delivery");
+    const { server } = await deliveringGateway();
     const path = join(server.dataDir, "queue.sqlite");
-    const files = [
-      [path, 8192],
-      [`${path}-wal`, 65536],
-      [`${path}-shm`, 32768],
-    ] as const;
-    for (const [file, size] of files) overwrite(file, size);
+    const files = damage(path);
     expect((await post(server, bash("pwd", "PostToolUse"))).status).toBe(200);
     await server.waitForLine(
       (l) => l.msg === "could not take journaled jobs into the queue; will try again",
       30_000,
     );
     // Moved aside without the stop the fix says first: the open file cannot be copied back.
-    for (const [file] of files) renameSync(file, `${file}.damaged`);
+    for (const file of files) renameSync(file, `${file}.damaged`);
     const line = await server.waitForLine(
       (l) => l.msg === "could not put back the queue file deleted under serve; will try again",
       30_000,
@@ -936,21 +950,11 @@ describe("a data dir that cannot be used", () => {
   }, 90_000);
 
   it("says once which session store is damaged mid-run and what to do, and notifies without it meanwhile", async () => {
-    const receiver = await webhookReceiver(SECRET);
-    cleanups.push(() => receiver.close());
-    const policy = join(tempDir("sessions-policy"), "policy.json");
-    writeFileSync(
-      policy,
-      JSON.stringify({
-        version: 1,
-        egress: { allowCidrs: ["127.0.0.1/32"] },
-        rules: [
-          { id: "prompts", on: "Notification", notify: ["audit"] },
-          { id: "ls", on: "PreToolUse", matcher: "Bash", if: "Bash(ls *)", decide: "allow", reason: "ok" },
-        ],
-        sinks: { audit: { type: "webhook", url: receiver.url, secret: "env:WHSEC" } },
-      }),
-    );
+    const receiver = await ownReceiver();
+    const policy = auditPolicyFile("sessions-policy", receiver.url, [
+      { id: "prompts", on: "Notification", notify: ["audit"] },
+      { id: "ls", on: "PreToolUse", matcher: "Bash", if: "Bash(ls *)", decide: "allow", reason: "ok" },
+    ]);
     const server = await gateway(policy);
     const prompt = {
       ...base,
@@ -959,12 +963,7 @@ describe("a data dir that cannot be used", () => {
       notification_type: "permission_prompt",
     };
     const path = join(server.dataDir, "sessions.sqlite");
-    for (const [file, size] of [
-      [path, 8192],
-      [`${path}-wal`, 65536],
-      [`${path}-shm`, 32768],
-    ] as const)
-      overwrite(file, size);
+    damage(path);
     // Each tool call is remembered, each permission prompt reads it back: both fail now.
     for (const n of [1, 2, 3]) {
       expect((await post(server, bash(`ls ${n}`))).status).toBe(200);
@@ -982,18 +981,12 @@ describe("a data dir that cannot be used", () => {
   }, 60_000);
 
   it("holds notify events in memory while the journal cannot be written, within a bound, and writes them in order once it can", async () => {
-    const receiver = await webhookReceiver(SECRET);
-    cleanups.push(() => receiver.close());
-    const policy = join(tempDir("journal-fails"), "policy.json");
-    writeFileSync(
-      policy,
-      JSON.stringify({
-        version: 1,
-        egress: { allowCidrs: ["127.0.0.1/32"] },
-        defaults: { maxBodyBytes: 16 * 1024 * 1024 },
-        rules: [{ id: "bash-runs", on: "PostToolUse", matcher: "Bash", notify: ["audit"] }],
-        sinks: { audit: { type: "webhook", url: receiver.url, secret: "env:WHSEC" } },
-      }),
+    const receiver = await ownReceiver();
+    const policy = auditPolicyFile(
+      "journal-fails",
+      receiver.url,
+      [{ id: "bash-runs", on: "PostToolUse", matcher: "Bash", notify: ["audit"] }],
+      { defaults: { maxBodyBytes: 16 * 1024 * 1024 } },
     );
     // Each event below is a job of about 10 KB: the hold takes four of them, not a fifth.
     const server = await gateway(policy, undefined, { HOOKGATE_NOTIFY_MEMORY_BYTES: "45000" });
@@ -1087,12 +1080,7 @@ describe("a data dir that cannot be used", () => {
   }, 90_000);
 
   it("keeps answering decisions when the queue cannot be written mid-run, and delivers every held job after", async () => {
-    const sinks = await failingSinks();
-    const receiver = await webhookReceiver(SECRET);
-    cleanups.push(() => receiver.close());
-    const server = await gateway(policyFile(sinks, receiver));
-    expect((await post(server, bash("ls", "PostToolUse"))).status).toBe(200);
-    await until(() => receiver.unique.length === 1, "the first delivery");
+    const { receiver, server } = await deliveringGateway();
 
     // Another process holds the queue's write lock: the delivery thread cannot take the
     // journaled jobs into the queue (it waits out better-sqlite3's 5 s busy timeout, then tries
