@@ -5,7 +5,7 @@
  * Lambda should leave on the queue (fanout.md B1).
  */
 import { readFileSync } from "node:fs";
-import type { Server } from "node:http";
+import type { Server, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import {
   CreateQueueCommand,
@@ -147,14 +147,15 @@ async function createFifoPair(): Promise<{ queueUrl: string; dlqUrl: string }> {
   return { queueUrl: source, dlqUrl: dlq };
 }
 
-const policy = () =>
+/** The policy of the `audit` receiver and the `flaky` sink, at `flakyUrl` (the failing server's by default). */
+const policy = (flakyUrl = failing.url) =>
   JSON.stringify({
     version: 1,
     egress: { allowCidrs: ["127.0.0.1/32"] },
     rules: [{ id: "audit-everything", on: "*", notify: ["audit", "flaky"] }],
     sinks: {
       audit: { type: "webhook", url: receiver.url, secret: "env:WHSEC" },
-      flaky: { type: "webhook", url: `${failing.url}/hooks`, retryScheduleSeconds: [60] },
+      flaky: { type: "webhook", url: `${flakyUrl}/hooks`, retryScheduleSeconds: [60] },
     },
   });
 
@@ -799,10 +800,19 @@ describe("the Lambda SQS handler", () => {
       if (command === "ChangeMessageVisibilityBatchCommand")
         requests.push((input as { Entries?: unknown[] }).Entries?.length ?? 0);
     });
-    const handler = handlerFor({}, { sqsClient: watched });
+    // The sink answers the ten at once, when all ten have arrived: their retries then meet within
+    // the queue's batch window however far apart a busy host sends them.
+    const waiting: ServerResponse[] = [];
+    const together = await loopbackServer((_req, res) => {
+      waiting.push(res);
+      if (waiting.length === jobs.length) for (const held of waiting) held.writeHead(503).end("busy");
+    });
+    cleanups.push(() => together.close());
+    const handler = handlerFor({ HOOKGATE_POLICY: policy(together.url) }, { sqsClient: watched });
 
     const response = await handler(eventOf(received), invocationOf());
 
+    expect(together.received).toHaveLength(jobs.length);
     expect(response.batchItemFailures).toHaveLength(jobs.length);
     expect(requests).toEqual([jobs.length]);
   });
