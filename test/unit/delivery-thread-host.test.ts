@@ -52,7 +52,11 @@ function harness(script: URL, dataDir = "unused", settings = FIRST, heartbeatMs?
   return { lines, logs, metrics, start };
 }
 
-const until = async (check: () => boolean, ms = 5000) => {
+/**
+ * Waits for `check` to hold, at most `ms` (what follows asserts it): a thread started or started
+ * again loads its modules and opens SQLite, seconds on a busy host.
+ */
+const until = async (check: () => boolean, ms = 20_000) => {
   const end = Date.now() + ms;
   while (!check() && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
 };
@@ -657,7 +661,7 @@ describe("startDeliveryThread", () => {
       if (deleted) {
         // Put back at the next heartbeat, after which the thread ends and another starts.
         deleteQueueFile(dataDir);
-        await until(() => late().length === 1, 20_000);
+        await until(() => late().length === 1);
         expect(lines.join("")).toContain("the queue file is back");
         await until(() => logs.length === 1);
         expect(logs.map((l) => l.msg)).toEqual(["the delivery thread stopped; starting it again"]);
@@ -668,7 +672,7 @@ describe("startDeliveryThread", () => {
       await thread.stop();
       expect(late()).toEqual(deleted ? [0, 0] : [0]);
     },
-    30_000,
+    60_000,
   );
 
   it("fails the start when the thread stops responding before it is ready", async () => {
