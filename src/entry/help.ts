@@ -176,8 +176,12 @@ export function commandHelp(command: CommandName): string {
   return `Usage:\n${indent(help.usage)}\n\n${help.details}\n`;
 }
 
-/** Said after a usage error in CMD: its synopsis and where the rest is. */
+/**
+ * Said after a usage error in CMD: its synopsis and where the rest is. A command without options
+ * (`check`, `schema`, `token`) has no option table to point at.
+ */
 export function commandUsage(command: CommandName): string {
   const help: CommandHelp = COMMAND_HELP[command];
-  return `Usage:\n${indent(help.usage)}\n\nhookgate ${command} --help says what each option means.\n`;
+  const more = /^ {2}--/m.test(help.details) ? "what each option means" : "what it does";
+  return `Usage:\n${indent(help.usage)}\n\nhookgate ${command} --help says ${more}.\n`;
 }

@@ -860,6 +860,24 @@ describe("hookgate schema and token hash", () => {
     );
   });
 
+  it("points a command without options at what its help says, not at an option table it lacks", async () => {
+    for (const args of [
+      ["check", "--json", "p.json"],
+      ["schema", "--json"],
+      ["token", "hash", "--json"],
+    ]) {
+      const result = await runMain(args);
+      expect(result.code, args.join(" ")).toBe(2);
+      expect(result.stderr, args.join(" ")).toMatch(
+        new RegExp(`\\n\\nhookgate ${args[0]} --help says what it does\\.\\n$`),
+      );
+      expect((await runMain([args[0] as string, "--help"])).stdout, args[0]).not.toMatch(/^ {2}--/m);
+    }
+    expect((await runMain(["dlq", "list", "--frob"])).stderr).toMatch(
+      /\n\nhookgate dlq --help says what each option means\.\n$/,
+    );
+  });
+
   it('says which option a mistyped or misplaced word meant, never node\'s `-- "--policy"`', async () => {
     // The first line of stderr for each command line: what a user who mixed the commands' habits reads.
     const said = async (args: string[]) => {
