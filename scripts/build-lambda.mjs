@@ -66,7 +66,8 @@ function bakedPolicy() {
   try {
     JSON.parse(text);
   } catch (e) {
-    fail(`HOOKGATE_POLICY_FILE ${path} is not JSON: ${e.message}`);
+    // V8 gives a character offset (or none), which a person editing the file cannot count to.
+    fail(`HOOKGATE_POLICY_FILE ${path} is not JSON: ${e.message}; hookgate check says where`);
   }
   return text;
 }
