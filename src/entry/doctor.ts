@@ -74,6 +74,12 @@ export async function doctorCommand(args: readonly string[], io: CommandIo, env:
   const routed = routeClient(hookUrl);
   const dialect =
     routed && (DIALECTS as readonly string[]).includes(routed) ? routed : (client ?? "claude-code");
+  // As `send` says it: the checks below are of the URL's route, not of the client asked for.
+  if (client !== undefined && dialect !== client) {
+    io.err(
+      `hookgate doctor: --url already names the route /v1/hooks/${dialect}; --client ${client} is ignored\n`,
+    );
+  }
   const base = gatewayBaseUrl(values.url);
   const command = values.command ?? "rm -rf /";
   const timeoutMs = seconds * 1000;

@@ -59,6 +59,24 @@ describe("hookgate doctor", { timeout: 90_000 }, () => {
     expect(runs[3]?.stdout).toMatch(/→ ask \("Force push needs a human"\), as expected/);
   });
 
+  it("says that --client is ignored when the hook URL names another client's route, as send does", async () => {
+    const [other, same] = await Promise.all([
+      runCli(["doctor", "--url", `${server.url}/v1/hooks/claude-code`, "--client", "deepcode"], "", {
+        HOOKGATE_TOKEN: TOKEN,
+      }),
+      runCli(["doctor", "--url", `${server.url}/v1/hooks/deepcode`, "--client", "deepcode"], "", {
+        HOOKGATE_TOKEN: TOKEN,
+      }),
+    ]);
+    expect(other.code).toBe(0);
+    expect(other.stdout.split("\n")[0]).toMatch(/\/v1\/hooks\/claude-code \(claude-code\)$/);
+    expect(other.stderr).toBe(
+      "hookgate doctor: --url already names the route /v1/hooks/claude-code; --client deepcode is ignored\n",
+    );
+    expect(same.code).toBe(0);
+    expect(same.stderr).toBe("");
+  });
+
   it("fails the token check with a clear fix when the token is wrong", async () => {
     const result = await runCli(["doctor", "--url", `${server.url}/v1/hooks/claude-code`], "", {
       HOOKGATE_TOKEN: "not-the-token",
