@@ -20,6 +20,17 @@ export function nearestName(name: string, among: readonly string[]): string | un
 }
 
 /**
+ * The names `name` is the start of, case aside (`--pol`: `--policy`), in `among`'s order: a word
+ * cut short means one of these before a near miss of another (`--port`, one edit away). Empty when
+ * it starts none, or is one of them itself.
+ */
+export function namesStartedBy(name: string, among: readonly string[]): string[] {
+  const start = name.toLowerCase();
+  if (among.some((known) => known.toLowerCase() === start)) return [];
+  return among.filter((known) => known.toLowerCase().startsWith(start));
+}
+
+/**
  * The one name that starts as `name` does, four letters or more, where none is two edits away: a
  * word cut short or written as the noun or verb it was thought to be (`claud` for `claude-code`,
  * `"decison"` for `"decide"`).

@@ -5,7 +5,7 @@
  * the word is a near miss of one (`--expct`), and where the policy or URL goes when the command
  * takes it the other way (`check --policy FILE`, `serve FILE`).
  */
-import { nearestName } from "../core/closest-name.js";
+import { namesStartedBy, nearestName } from "../core/closest-name.js";
 import { DIALECTS } from "../core/hook-event.js";
 import { COMMAND_HELP, type CommandName } from "./help.js";
 
@@ -80,6 +80,19 @@ export function didYouMean(word: string, among: readonly string[]): string {
   return meant === undefined || meant === word ? "" : ` (did you mean ${meant}?)`;
 }
 
+/**
+ * ` (did you mean --policy or --port?)` after an unknown option: every option of the command it is
+ * the start of (`--pol`, `--p`), else the one it is a near miss of (`--expct`). An option cut short
+ * is still refused: the next option added to a command would make it mean another.
+ */
+function optionMeant(option: string, options: readonly string[]): string {
+  const started = namesStartedBy(option, options);
+  if (started.length === 0) return didYouMean(option, options);
+  const last = started.at(-1);
+  const named = started.length === 1 ? last : `${started.slice(0, -1).join(", ")} or ${last}`;
+  return ` (did you mean ${named}?)`;
+}
+
 /** The refusal of an option's value outside its fixed set (`--client claud`), with the one it most likely meant. */
 export function notOneOf(option: string, value: string, among: readonly string[]): string {
   return `${option} ${value} is not one of ${among.join(", ")}${didYouMean(value, among)}`;
@@ -98,7 +111,7 @@ export function argumentProblem(command: CommandName, e: Error & { code?: unknow
     const usage = POLICY_ARGUMENT[command];
     if (option === "--policy" && usage !== undefined)
       return `${command} takes the policy file as its first argument, not --policy: ${usage}`;
-    return `unknown option ${option}${option.startsWith("--") ? didYouMean(option, optionsOf(command)) : ""}`;
+    return `unknown option ${option}${option.startsWith("--") ? optionMeant(option, optionsOf(command)) : ""}`;
   }
   if (e.code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE") {
     // Node's words: "Option '--policy <value>' argument missing", "… argument is ambiguous" (the

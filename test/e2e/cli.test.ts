@@ -910,12 +910,25 @@ describe("hookgate schema and token hash", () => {
       "hookgate: unknown option --limt (did you mean --limit?)",
     );
     expect(await said(["serve", "--policy", "p.json", "-x"])).toBe("hookgate: unknown option -x");
+    // An option cut short is refused, and named before an option it is a near miss of (`--port`
+    // is one edit from `--pol`); cut shorter than the options it starts, it names them all.
+    expect(await said(["serve", "--pol", "p.json"])).toBe(
+      "hookgate: unknown option --pol (did you mean --policy?)",
+    );
+    expect(await said(["serve", "--policy", "p.json", "--po", "8080"])).toBe(
+      "hookgate: unknown option --po (did you mean --policy or --port?)",
+    );
+    expect(await said(["egress-check", "https://example.com/", "--pol", "p.json"])).toBe(
+      "hookgate: unknown option --pol (did you mean --policy?)",
+    );
     // An option the help names only in passing (replay's "serve --record"; dlq's "--sqs-...") is
     // not one the command takes, and is never offered for itself.
     expect(await said(["replay", "--policy", "p.json", "--record", "r.jsonl"])).toBe(
       "hookgate: unknown option --record",
     );
-    expect(await said(["dlq", "list", "--sqs"])).toBe("hookgate: unknown option --sqs");
+    expect(await said(["dlq", "list", "--sqs"])).toBe(
+      "hookgate: unknown option --sqs (did you mean --sqs-queue-url, --sqs-dlq-url or --sqs-endpoint?)",
+    );
     // send never fails, and says the same on stderr.
     const send = await runMain(["send", "--ur", "http://127.0.0.1:1/v1/hooks/claude-code"]);
     expect(send).toEqual({
