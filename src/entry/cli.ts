@@ -4,8 +4,9 @@
  * loads only what it uses: `hookgate send`, a command hook's whole run, starts without the
  * policy compiler, Hono or SQLite (bench/README.md, "The CLI's start").
  */
+import { fstat } from "node:fs";
 import { readFile } from "node:fs/promises";
-import { parseArgs } from "node:util";
+import { parseArgs, promisify } from "node:util";
 import { nodeSha256 } from "../adapters/hash/node-crypto.js";
 import { errorMessage } from "../core/errors.js";
 import {
@@ -38,7 +39,11 @@ const COMMANDS: Readonly<Record<CommandName, (args: readonly string[]) => Promis
   simulate: async (args) => (await import("./policy-commands.js")).simulateCommand(args, io),
   test: async (args) => (await import("./policy-test.js")).policyTestCommand(args, io),
   replay: async (args) =>
-    (await import("./replay.js")).replayCommand(args, { ...io, stdin: () => process.stdin }),
+    (await import("./replay.js")).replayCommand(args, {
+      ...io,
+      stdin: () => process.stdin,
+      stdinStat: () => promisify(fstat)(0).catch(() => undefined),
+    }),
   "egress-check": async (args) => (await import("./egress-check.js")).egressCheckCommand(args, io),
   dlq: async (args) => (await import("./dlq.js")).dlqCommand(args, io),
   schema: async (args) => {

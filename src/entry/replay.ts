@@ -38,7 +38,11 @@ import { UsageError } from "./usage-error.js";
 
 export async function replayCommand(
   args: readonly string[],
-  io: CommandIo & { readonly stdin: () => NodeJS.ReadableStream },
+  io: CommandIo & {
+    readonly stdin: () => NodeJS.ReadableStream;
+    /** What stdin is (fstat of fd 0): a file redirected to it (`< FILE`) is known by its identity. */
+    readonly stdinStat: () => Promise<Stats | undefined>;
+  },
 ): Promise<number> {
   const { values, positionals } = parseArgs({
     args: [...args],
@@ -95,24 +99,28 @@ export async function replayCommand(
       let handle: FileHandle;
       let stat: Stats | undefined;
       try {
-        handle = file === "-" ? await copied(io.stdin()) : await open(file, "r");
-        stat = file === "-" ? undefined : await handle.stat();
-        if (stat?.isDirectory()) {
-          await handle.close();
+        const fileHandle = file === "-" ? undefined : await open(file, "r");
+        stat = fileHandle === undefined ? await io.stdinStat() : await fileHandle.stat();
+        if (fileHandle !== undefined && stat?.isDirectory()) {
+          await fileHandle.close();
           io.err(`hookgate: cannot read ${file}: it is a directory; name the records files in it\n`);
           return 1;
         }
-        // A file named twice (`records/*.jsonl records/today.jsonl`, or by a link) is one file:
-        // its records are counted once.
+        // A file named twice (`records/*.jsonl records/today.jsonl`, or by a link, or as stdin:
+        // `- records.jsonl < records.jsonl`) is one file: its records are counted once.
         const named = stat?.isFile() ? stat : undefined;
         const same = named && files.find((f) => f.dev === named.dev && f.ino === named.ino);
         if (same !== undefined) {
-          await handle.close();
-          io.err(`hookgate: ${file} is ${same.name} again (the same file); its records are replayed once\n`);
+          await fileHandle?.close();
+          io.err(
+            `hookgate: ${nameOf(file)} is ${nameOf(same.name)} again (the same file); its records are replayed once\n`,
+          );
           continue;
         }
+        if (fileHandle === undefined) handle = await copied(io.stdin());
+        else handle = fileHandle;
         // A pipe (`<(zcat records.jsonl.gz)`) can be read only once.
-        if (stat !== undefined && !stat.isFile()) {
+        if (fileHandle !== undefined && stat !== undefined && !stat.isFile()) {
           const piped = handle;
           try {
             handle = await copied(piped.createReadStream({ autoClose: false }));
@@ -124,7 +132,8 @@ export async function replayCommand(
         io.err(`hookgate: cannot read ${file}: ${systemReason(e)}\n`);
         return 1;
       }
-      // A copy (stdin, a pipe) is a file of its own, stated once made.
+      // A copy (stdin, a pipe) is a file of its own, stated once made; stdin redirected from a
+      // file keeps that file's identity, for the file named after it.
       const { dev, ino } = stat?.isFile() ? stat : await handle.stat();
       const opened: CheckedFile = { name: file, handle, dev, ino, bytes: 0, digests: [] };
       files.push(opened);
@@ -180,6 +189,11 @@ export async function replayCommand(
     for (const file of files) await file.handle.close();
     for (const spool of spools) await rm(spool, { recursive: true, force: true });
   }
+}
+
+/** A records file as the user named it: `-` is stdin. */
+function nameOf(file: string): string {
+  return file === "-" ? "stdin (-)" : file;
 }
 
 /** A record file opened and checked: the bytes the check read, and the SHA-256 of each block. */

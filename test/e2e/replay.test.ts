@@ -389,6 +389,53 @@ describe("hookgate replay", () => {
     );
   });
 
+  it("reads stdin redirected from a file named too (`- FILE < FILE`) once, and says so", async () => {
+    // stdin was copied and counted as a file of its own: every record of FILE twice.
+    const file = join(dir, "stdin-too.jsonl");
+    writeFileSync(file, readFileSync(join(ROOT, TRAFFIC)));
+    const other = join(dir, "stdin-other.jsonl");
+    writeFileSync(other, readFileSync(join(ROOT, TRAFFIC)));
+    const withStdinFrom = (input: string, args: string[]) => {
+      const fd = openSync(input, "r");
+      try {
+        const child = spawn(process.execPath, [BIN, "replay", "--policy", CANDIDATE, ...args, "--json"], {
+          cwd: ROOT,
+          env: childEnv(),
+          stdio: [fd, "pipe", "pipe"],
+        });
+        whenDone(() => endProcess(child));
+        let stdout = "";
+        let stderr = "";
+        child.stdout?.on("data", (c) => {
+          stdout += c;
+        });
+        child.stderr?.on("data", (c) => {
+          stderr += c;
+        });
+        return new Promise<CliResult>((resolve) =>
+          child.on("close", (code) => resolve({ code, stdout, stderr })),
+        );
+      } finally {
+        closeSync(fd);
+      }
+    };
+    const stdinFirst = await withStdinFrom(file, ["-", file]);
+    expect(stdinFirst.code).toBe(0);
+    expect(JSON.parse(stdinFirst.stdout)).toMatchObject({ records: 13, changed: 4, unchanged: 9 });
+    expect(stdinFirst.stderr).toBe(
+      `hookgate: ${file} is stdin (-) again (the same file); its records are replayed once\n`,
+    );
+    const fileFirst = await withStdinFrom(file, [file, "-"]);
+    expect(JSON.parse(fileFirst.stdout)).toMatchObject({ records: 13, changed: 4, unchanged: 9 });
+    expect(fileFirst.stderr).toBe(
+      `hookgate: stdin (-) is ${file} again (the same file); its records are replayed once\n`,
+    );
+    // Another file with the same records is another file: both are counted.
+    const another = await withStdinFrom(other, ["-", file]);
+    expect(another.stderr).toBe("");
+    expect(JSON.parse(another.stdout)).toMatchObject({ records: 26, changed: 8, unchanged: 18 });
+  });
+
   it("prints a record's control characters escaped, never to the terminal as they are", async () => {
     // A team, a time or a reason is the record's to hold: an ESC sequence in one retitled or
     // cleared the terminal replay printed to, and a line break forged a line of the report.
