@@ -25,3 +25,13 @@ export function withoutUserinfo(text: string): string {
   const at = (end < 0 ? rest : rest.slice(0, end)).lastIndexOf("@");
   return at < 0 ? text : start + rest.slice(at + 1);
 }
+
+/**
+ * Text that may hold URLs (a library's log line, `QueueUrl=http://user:pw@host/…`) with each one's
+ * user name and password left out: from its scheme to the last "@" before its path, as
+ * `withoutUserinfo` reads one URL. A space does not end it (a password may hold one); a line
+ * break does.
+ */
+export function withoutUserinfoIn(text: string): string {
+  return text.replace(/(\bhttps?:[\\/]*|\b[a-z][a-z\d+.-]*:\/\/)[^\n\\/?#]*@/gi, "$1");
+}

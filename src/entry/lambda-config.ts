@@ -204,8 +204,12 @@ export const SQS_ANSWER_TIMEOUT_MS = 5_000;
  * send never ended nor failed. Each try now fails after these, and the SDK's retries still apply.
  */
 export async function createLambdaSqsClient(config: SQSClientConfig = {}): Promise<SQSClient> {
-  const { SQSClient } = await import("@aws-sdk/client-sqs");
+  const [{ SQSClient }, { SQS_SDK_LOGGER }] = await Promise.all([
+    import("@aws-sdk/client-sqs"),
+    import("../adapters/queue/sqs.js"),
+  ]);
   return new SQSClient({
+    logger: SQS_SDK_LOGGER,
     ...config,
     requestHandler: {
       connectionTimeout: SQS_CONNECT_TIMEOUT_MS,

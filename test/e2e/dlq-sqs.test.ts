@@ -411,6 +411,29 @@ describe("hookgate dlq against an AWS queue URL, with no AWS configuration", () 
   });
 });
 
+describe("hookgate dlq on a queue URL whose host is not its region's SQS endpoint", () => {
+  // The AWS SDK warns, by itself, that it sends the calls to the queue URL's host, naming the URL
+  // as given: with the user name and password it carried.
+  it("says the SDK's warning without the queue URL's user and password", async () => {
+    const t = await queuesWith([letter("w1", { id: "w1" })]);
+    const withUserinfo = (url: string) => url.replace("://", "://local:hunter2@");
+    const [jobs, dlq] = [t.args[1] ?? "", t.args[3] ?? ""];
+    const env = {
+      HOME: tempDir("aws-home"),
+      AWS_EC2_METADATA_DISABLED: "true",
+      AWS_REGION: "us-east-1",
+      AWS_ACCESS_KEY_ID: "local",
+      AWS_SECRET_ACCESS_KEY: "local",
+    };
+    const args = ["--sqs-queue-url", withUserinfo(jobs), "--sqs-dlq-url", withUserinfo(dlq), "--json"];
+    const result = await runCli(["dlq", "list", ...args], "", env);
+    expect(result.code, result.stderr).toBe(0);
+    expect((JSON.parse(result.stdout) as { id: string }[]).map((d) => d.id)).toEqual(["w1"]);
+    expect(result.stderr).toContain(`QueueUrl=${dlq} differs from SQSClient resolved endpoint=`);
+    expect(result.stderr).not.toContain("hunter2");
+  });
+});
+
 describe("hookgate dlq against an SQS endpoint that refuses the connection", () => {
   /** A loopback port nothing listens on: free a moment ago. */
   async function closedPort(): Promise<number> {

@@ -19,7 +19,7 @@ import {
 } from "@aws-sdk/client-sqs";
 import type { SQSEvent, SQSRecord } from "aws-lambda";
 import { createSqsServer } from "local-aws-sqs";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { createSqsClientForLocal, createSqsQueue } from "../../src/adapters/queue/sqs.js";
 import { type DeliveryJob, MAX_HOLDS } from "../../src/core/delivery.js";
 import type { Logger } from "../../src/core/ports.js";
@@ -710,6 +710,33 @@ describe("the Lambda SQS handler", () => {
     expect((await queue.receive(10, 30_000)).map((m) => [m.id, m.attempts, m.holds])).toEqual([
       [job.id, 1, 0],
     ]);
+  });
+
+  it("says the AWS SDK's warning of a queue URL on another host than its region's endpoint without the URL's user and password", async () => {
+    // The SDK warns on the console, by itself, that it sends to the queue URL's host, naming the
+    // URL as given: with the password it carried.
+    await createPair();
+    const sqs = await createLambdaSqsClient({
+      region: "us-east-1",
+      credentials: { accessKeyId: "local", secretAccessKey: "local" },
+    });
+    cleanups.push(async () => sqs.destroy());
+    const warned: string[] = [];
+    const warn = vi.spyOn(console, "warn").mockImplementation((...content) => {
+      warned.push(content.join(" "));
+    });
+    try {
+      const queue = createSqsQueue<DeliveryJob>({
+        client: sqs,
+        queueUrl: queueUrl.replace("://", "://local:hunter2@"),
+        deadLetterQueueUrl: dlqUrl,
+      });
+      await queue.send([{ id: jobOf(0).id, body: jobOf(0) }]);
+    } finally {
+      warn.mockRestore();
+    }
+    expect(warned.join("\n")).toContain(`QueueUrl=${queueUrl} differs from SQSClient resolved endpoint=`);
+    expect(warned.join("\n")).not.toContain("hunter2");
   });
 
   it("reports a record whose SQS call hangs, and answers for the others, instead of waiting for ever", {

@@ -5,7 +5,7 @@
  * (`user:secret@host:8787` parses, with the scheme `user:`).
  */
 import { describe, expect, it } from "vitest";
-import { withoutUserinfo } from "../../src/core/url-userinfo.js";
+import { withoutUserinfo, withoutUserinfoIn } from "../../src/core/url-userinfo.js";
 
 describe("withoutUserinfo", () => {
   it.each([
@@ -30,5 +30,34 @@ describe("withoutUserinfo", () => {
     expect(withoutUserinfo("http://host:99999/a@b")).toBe("http://host:99999/a@b");
     expect(withoutUserinfo("localhost:8787/a@b")).toBe("localhost:8787/a@b");
     expect(withoutUserinfo("file:///a@b")).toBe("file:///a@b");
+  });
+});
+
+describe("withoutUserinfoIn", () => {
+  // The AWS SDK's own warning names a queue URL as it was given, user name and password included.
+  it.each([
+    [
+      "QueueUrl=https://user:secret@sqs.example/1/q differs from SQSClient resolved endpoint=https://sqs.us-east-1.amazonaws.com/, using QueueUrl host",
+      "QueueUrl=https://sqs.example/1/q differs from SQSClient resolved endpoint=https://sqs.us-east-1.amazonaws.com/, using QueueUrl host",
+    ],
+    ["a http://u:secret@a/x and b ftp://v:secret@b:21/y", "a http://a/x and b ftp://b:21/y"],
+    ["QueueUrl=http://u:se cret@host:9/q", "QueueUrl=http://host:9/q"],
+    ["QueueUrl=http://a@b:secret@host", "QueueUrl=http://host"],
+    ["QueueUrl=http:\\\\u:secret@host/q", "QueueUrl=http:\\\\host/q"],
+    ["QueueUrl=http:u:secret@host/q", "QueueUrl=http:host/q"],
+    ["QueueUrl=HTTPS://U:secret@HOST/q\nnext line", "QueueUrl=HTTPS://HOST/q\nnext line"],
+  ])("%s shows as %s", (text, shown) => {
+    expect(withoutUserinfoIn(text)).toBe(shown);
+    expect(withoutUserinfoIn(text)).not.toContain("secret");
+  });
+
+  it("leaves text with no user name in its URLs as it is, an @ in a path or elsewhere too", () => {
+    for (const text of [
+      "QueueUrl=http://127.0.0.1:9/000000000000/jobs differs",
+      "http://host/a@b",
+      "mail ops@example.com about http://host:1/",
+      "no URL at all",
+    ])
+      expect(withoutUserinfoIn(text)).toBe(text);
   });
 });

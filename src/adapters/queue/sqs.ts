@@ -15,6 +15,7 @@
  * try, and one that fails for good rejects its call, so the consumer logs it and the message
  * comes back after its visibility timeout; no failure is dropped silently.
  */
+import { format } from "node:util";
 import {
   type BatchResultErrorEntry,
   ChangeMessageVisibilityBatchCommand,
@@ -25,6 +26,7 @@ import {
   SendMessageBatchCommand,
   SendMessageCommand,
   SQSClient,
+  type SQSClientConfig,
 } from "@aws-sdk/client-sqs";
 import { carriedCount } from "../../core/delivery.js";
 import { errorMessage } from "../../core/errors.js";
@@ -43,7 +45,7 @@ import {
   SweepStoppedError,
   UNREADABLE_PREFIX,
 } from "../../core/queue.js";
-import { withoutUserinfo } from "../../core/url-userinfo.js";
+import { withoutUserinfo, withoutUserinfoIn } from "../../core/url-userinfo.js";
 
 export interface SqsQueueOptions<T> {
   readonly client: SQSClient;
@@ -958,6 +960,20 @@ export function queueUrlRegion(url: string): string | undefined {
   return match ? (match[1] ?? match[2] ?? match[3]) : undefined;
 }
 
+/**
+ * The AWS SDK's logger for hookgate's SQS clients. Without one the SDK warns on the console by
+ * itself when a queue URL's host is not its region's endpoint (`QueueUrl=… differs from SQSClient
+ * resolved endpoint`: a legacy or VPC endpoint URL, a local server), naming the URL as given, user
+ * name and password included: they are left out here. What it says of each call (its input, and
+ * its error, which hookgate reports itself) stays unprinted, as it was.
+ */
+export const SQS_SDK_LOGGER: NonNullable<SQSClientConfig["logger"]> = {
+  debug: () => undefined,
+  info: () => undefined,
+  warn: (...content: unknown[]) => console.warn(withoutUserinfoIn(format(...content))),
+  error: () => undefined,
+};
+
 /** What to do about the AWS credentials a shell's command could not find. */
 const CREDENTIALS_FIX =
   "set AWS_PROFILE to a profile of ~/.aws/config (run `aws sso login --profile NAME` first for an SSO one), or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN with temporary ones)";
@@ -971,7 +987,7 @@ const CREDENTIALS_FIX =
  */
 export function createSqsClientForShell(queueUrl: string): SQSClient {
   const region = queueUrlRegion(queueUrl);
-  const client = new SQSClient(region ? { region } : {});
+  const client = new SQSClient({ logger: SQS_SDK_LOGGER, ...(region && { region }) });
   // Without an endpoint the SDK sends each call to its queue URL's host.
   namingUnreachedEndpoint(
     client,
@@ -996,6 +1012,7 @@ export function createSqsClientForShell(queueUrl: string): SQSClient {
 /** A client for a local SQS server (local-aws-sqs in tests, or one a developer runs). */
 export function createSqsClientForLocal(endpoint: string): SQSClient {
   const client = new SQSClient({
+    logger: SQS_SDK_LOGGER,
     region: "us-east-1",
     endpoint,
     credentials: { accessKeyId: "local", secretAccessKey: "local" },
