@@ -179,13 +179,12 @@ async function answer(
   refused?: RequestError,
 ): Promise<void> {
   const header = (name: string) => rawHeader(request.rawHeaders, name);
-  // The response closes once its answer is written, or when its connection closes first (the
-  // agent's hook timeout, an interrupt, a killed agent): nobody reads the answer then, and the
-  // hook lets go of what it waits on (remote-actions.ts CLIENT_LEFT).
+  // A connection that closes before the answer is decided (the agent's hook timeout, an interrupt,
+  // a killed agent): nobody reads the answer, and the hook lets go of what it waits on
+  // (remote-actions.ts CLIENT_LEFT). The connection's close, not the response's: the response of
+  // a request pipelined behind another is not the connection's yet, and never closes.
   const left = new AbortController();
-  response.once("close", () => {
-    if (!response.writableEnded) left.abort();
-  });
+  const forget = onceClosed(request.socket, () => left.abort());
   const outcome = await runHookRoute(deps, client, {
     readBody: (maxBytes, authenticated) =>
       readBodyChunks(
@@ -201,10 +200,36 @@ async function answer(
     userAgent: header("user-agent"),
     refused,
     clientLeft: left.signal,
-  });
+  }).finally(forget);
   const { status, headers, body } = hookResponse(outcome);
   headers["content-length"] = String(Buffer.byteLength(body));
   send({ response, status, headers, body });
+}
+
+/**
+ * What each hook still being decided on a connection does when it closes, by connection: one
+ * `close` listener for them all, as pipelined requests are decided together (one listener each
+ * went past Node's limit of 10 with the 11th). Returns what forgets it once decided.
+ */
+const closing = new WeakMap<Duplex, Set<() => void>>();
+function onceClosed(socket: Duplex, closed: () => void): () => void {
+  if (socket.destroyed) {
+    closed();
+    return () => {};
+  }
+  let waiting = closing.get(socket);
+  if (!waiting) {
+    const hooks = new Set<() => void>();
+    waiting = hooks;
+    closing.set(socket, hooks);
+    socket.once("close", () => {
+      closing.delete(socket);
+      for (const hook of hooks) hook();
+    });
+  }
+  const hooks = waiting;
+  hooks.add(closed);
+  return () => hooks.delete(closed);
 }
 
 export interface Answer {

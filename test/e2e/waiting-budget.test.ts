@@ -7,6 +7,7 @@
  */
 import { writeFileSync } from "node:fs";
 import { type ClientRequest, request, type ServerResponse } from "node:http";
+import { connect } from "node:net";
 import { join } from "node:path";
 import parsePrometheusTextFormat from "parse-prometheus-text-format";
 import { afterEach, describe, expect, it } from "vitest";
@@ -350,6 +351,84 @@ describe("serve's waiting budget when a hook's client hangs up", () => {
     expect(last).toMatchObject({ decision: "deny" });
     expect(last).not.toHaveProperty("clientLeft");
     expect((await budgets(server.url, "hookgate_body_budget_bytes")).waiting).toBe(0);
+    expect(server.output().stderr).toBe("");
+  });
+});
+
+describe("serve's waiting budget when pipelined hooks' client hangs up", () => {
+  it("gives back the share of a hook queued behind another on the connection, and gives up its call", async () => {
+    const model = await holdingModel();
+    const dir = tempDir("waiting-budget-pipelined");
+    const policyPath = join(dir, "policy.json");
+    writeFileSync(
+      policyPath,
+      JSON.stringify({
+        version: 1,
+        auth: { tokens: [{ team: "a", env: "HOOKGATE_TOKEN_A" }] },
+        // Far longer than the test: no hook is answered by its deadline while the model holds.
+        defaults: { deadlineMs: 300_000 },
+        egress: { allowCidrs: ["127.0.0.1/32"] },
+        models: {
+          judge: {
+            provider: "anthropic",
+            model: "claude-haiku-4-5",
+            url: `${model.url}/v1/messages`,
+            apiKey: "env:ANTHROPIC_KEY",
+            cacheTtlSeconds: 0,
+            maxConcurrent: 1,
+          },
+        },
+        rules: [
+          {
+            id: "review-writes",
+            on: "PreToolUse",
+            matcher: "Write",
+            prompt: { text: "Is this write safe? $ARGUMENTS", model: "judge", onError: "ask" },
+          },
+        ],
+      }),
+    );
+    const server = await startServerProcess(policyPath, {
+      HOOKGATE_TOKEN_A: TOKEN,
+      ANTHROPIC_KEY: "sk-ant-test",
+    });
+    cleanups.push(() => server.stop());
+    const bytes = 10_000;
+    const hook = (i: number) => {
+      const body = write(i, bytes);
+      return `POST /v1/hooks/claude-code HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+    };
+    // Two hooks on one connection, the second sent before the first's answer (HTTP/1.1
+    // pipelining): Node answers them in order, so the second's answer is queued behind the first.
+    const { port } = new URL(server.url);
+    const socket = connect(Number(port), "127.0.0.1");
+    socket.on("error", () => {});
+    socket.write(hook(0) + hook(1));
+    await until(() => model.received.length === 1, "hook 0's model call");
+    const decisions = () => server.lines.filter((l) => l.msg === "decision");
+    const holding = async (held: number, what: string) => {
+      const end = Date.now() + 30_000;
+      while ((await budgets(server.url, "hookgate_body_budget_bytes")).waiting !== held) {
+        if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    };
+    await holding(2 * bytes, "both hooks in the waiting budget");
+
+    socket.destroy();
+    // Both give back their share; the second, waiting for the model's one slot, is given up.
+    await holding(0, "the hooks hung up to give back their share");
+    await until(() => decisions().length === 1, "the audit line of the hook given up");
+    expect(decisions()[0]).toMatchObject({
+      decision: "ask",
+      clientLeft: true,
+      toolInput: expect.objectContaining({ file_path: "/p/file-0001" }),
+      pending: [expect.objectContaining({ rule: "review-writes", outcome: "CLIENT_LEFT" })],
+    });
+    model.release();
+    await until(() => decisions().length === 2, "the first hook's audit line");
+    expect(decisions()[1]).toMatchObject({ decision: "deny", clientLeft: true });
+    expect(model.received).toHaveLength(1);
     expect(server.output().stderr).toBe("");
   });
 });
