@@ -12,7 +12,7 @@
  */
 import type { IncomingMessage, OutgoingHttpHeaders, RequestListener, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
-import type { HookDeps } from "../app/handle-hook.js";
+import type { ClientConnection, HookDeps } from "../app/handle-hook.js";
 import { errorMessage, type RequestError } from "../core/errors.js";
 import { shorten } from "../core/truncate.js";
 import type { AppDeps } from "../http/app.js";
@@ -179,12 +179,7 @@ async function answer(
   refused?: RequestError,
 ): Promise<void> {
   const header = (name: string) => rawHeader(request.rawHeaders, name);
-  // A connection that closes before the answer is decided (the agent's hook timeout, an interrupt,
-  // a killed agent): nobody reads the answer, and the hook lets go of what it waits on
-  // (remote-actions.ts CLIENT_LEFT). The connection's close, not the response's: the response of
-  // a request pipelined behind another is not the connection's yet, and never closes.
-  const left = new AbortController();
-  const forget = onceClosed(request.socket, () => left.abort());
+  const connection = clientConnection(request.socket);
   const outcome = await runHookRoute(deps, client, {
     readBody: (maxBytes, authenticated) =>
       readBodyChunks(
@@ -199,11 +194,36 @@ async function answer(
     timeoutHeader: header("x-hookgate-timeout"),
     userAgent: header("user-agent"),
     refused,
-    clientLeft: left.signal,
-  }).finally(forget);
+    connection,
+  }).finally(connection.forget);
   const { status, headers, body } = hookResponse(outcome);
   headers["content-length"] = String(Buffer.byteLength(body));
   send({ response, status, headers, body });
+}
+
+/**
+ * A hook's connection, closed before the answer is decided (the agent's hook timeout, an
+ * interrupt, a killed agent): nobody reads the answer, and the hook lets go of what it waits on
+ * (remote-actions.ts CLIENT_LEFT). The connection's close, not the response's: the response of a
+ * request pipelined behind another is not the connection's yet, and never closes. The signal is
+ * made only for a run of remote rules that asks for it (an AbortSignal costs a few µs), aborted at
+ * once when the connection closed before; `forget` lets go of it once the hook is decided.
+ */
+function clientConnection(socket: Duplex): ClientConnection & { readonly forget: () => void } {
+  let left: AbortController | undefined;
+  let forget = () => {};
+  return {
+    left: () => socket.destroyed,
+    leaving() {
+      if (!left) {
+        const controller = new AbortController();
+        left = controller;
+        forget = onceClosed(socket, () => controller.abort());
+      }
+      return left.signal;
+    },
+    forget: () => forget(),
+  };
 }
 
 /**

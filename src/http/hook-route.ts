@@ -5,7 +5,7 @@
  * both answer `/v1/hooks*` through these two functions, so they give the same status, headers
  * and body (header case and order are each server's own).
  */
-import { type HookDeps, type HookOutcome, handleHook } from "../app/handle-hook.js";
+import { type ClientConnection, type HookDeps, type HookOutcome, handleHook } from "../app/handle-hook.js";
 import { authenticate } from "../core/auth.js";
 import type { RequestError } from "../core/errors.js";
 import { sniffEventName } from "../core/events.js";
@@ -38,10 +38,11 @@ export interface HookRouteRequest {
    */
   readonly refused?: RequestError | undefined;
   /**
-   * Aborted when the client closes its connection before the answer is written (Node's listener):
-   * its remote rules give back their share of the waiting budget and give up what they wait on.
+   * The client's connection (Node's listener): when the client closes it before the answer is
+   * written, its remote rules give back their share of the waiting budget and give up what they
+   * wait on.
    */
-  readonly clientLeft?: AbortSignal | undefined;
+  readonly connection?: ClientConnection | undefined;
 }
 
 export interface HookRouteOutcome extends HookOutcome {
@@ -97,7 +98,7 @@ export async function runHookRoute(
       userAgent: request.userAgent,
       receivedAt,
       authenticated: auth.ok ? { policy, team: auth.team } : undefined,
-      clientLeft: request.clientLeft,
+      connection: request.connection,
     },
     { explain, audit: !explain, runRemote: !explain },
   );

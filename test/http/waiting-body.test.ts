@@ -59,6 +59,12 @@ const allow = (res: ServerResponse) => {
 
 type Budget = ReturnType<typeof createBodyBudget>;
 
+/** A client's connection that `left` closes, as Node's listener gives it. */
+const connectionOf = (left: AbortController) => ({
+  left: () => left.signal.aborted,
+  leaving: () => left.signal,
+});
+
 async function gateway(rules: unknown[], waitingBudget?: Budget, shadowWaitingBudget?: Budget) {
   const env: Record<string, string> = { MODEL_KEY: "sk-test" };
   const policy: Policy = await policyFrom(
@@ -288,7 +294,7 @@ describe("a request waiting on remote rules", () => {
       contentType: "application/json",
       authorization: undefined,
       timeoutHeader: undefined,
-      clientLeft: left.signal,
+      connection: connectionOf(left),
     });
     await called;
     // Counted twice: the forward rule keeps the text beside the parsed event.
@@ -332,7 +338,7 @@ describe("a request waiting on remote rules", () => {
       contentType: "application/json",
       authorization: undefined,
       timeoutHeader: undefined,
-      clientLeft: left.signal,
+      connection: connectionOf(left),
     });
     expect(model.received.length).toBe(calls);
     expect(audit).toMatchObject({ decision: "deny", clientLeft: true });

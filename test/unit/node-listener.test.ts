@@ -228,7 +228,43 @@ describe("hookListener's body deadline", () => {
       agent.destroy();
     }
   });
+
+  it("makes no AbortSignal for a hook without prompt or forward rules: one costs a few µs a decision", async () => {
+    // Only a run of remote rules gives up what it waits on when its client leaves (CLIENT_LEFT).
+    const Real = globalThis.AbortController;
+    let made = 0;
+    globalThis.AbortController = class extends Real {
+      constructor() {
+        super();
+        made += 1;
+      }
+    };
+    try {
+      logs.length = 0;
+      const res = await fetchDecision(port, "rm -rf /");
+      expect(res).toMatch(/"permissionDecision":"deny"/);
+      expect(made).toBe(0);
+    } finally {
+      globalThis.AbortController = Real;
+    }
+  });
 });
+
+/** A PreToolUse Bash hook's answer body, sent with node:http (which makes no AbortController). */
+function fetchDecision(port: number, command: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const req = request({ port, host: "127.0.0.1", method: "POST", path: "/v1/hooks/claude-code" }, (res) => {
+      let body = "";
+      res.on("data", (c) => {
+        body += c;
+      });
+      res.on("end", () => resolve(body));
+    });
+    req.on("error", reject);
+    req.setHeader("content-type", "application/json");
+    req.end(JSON.stringify({ hook_event_name: "PreToolUse", tool_name: "Bash", tool_input: { command } }));
+  });
+}
 
 describe("readBodyChunks with a deadline", () => {
   /** A deadline that never passes, recording whether the reading ended it. */
