@@ -21,7 +21,7 @@
  * seconds). A send still running then is logged; Lambda resumes it if it thaws the same
  * container, and it is lost if it does not. Each invocation waits for its own deferred work alone
  * and reads its own time left, also where Lambda Managed Instances run many at once in one
- * environment (AsyncLocalStorage, `invocations`).
+ * environment (`Invocation`).
  *
  * Remote actions and the notifier are imported with the first event that needs them
  * (lazy-actions.ts): most hooks need neither, and the cold start parses neither.
@@ -34,7 +34,6 @@
  * a Request cannot carry, or one the adapter still refuses, made again without its headers
  * (`asRefused`).
  */
-import { AsyncLocalStorage } from "node:async_hooks";
 import { type APIGatewayProxyResult, handle, type LambdaContext, type LambdaEvent } from "hono/aws-lambda";
 import type { Hono } from "hono/tiny";
 import { nodeSha256 } from "../adapters/hash/node-crypto.js";
@@ -42,7 +41,7 @@ import type { DeferredWork } from "../app/notify.js";
 import { createLogRecorder } from "../app/replay.js";
 import type { RequestError } from "../core/errors.js";
 import { shorten } from "../core/truncate.js";
-import { createApp } from "../http/app.js";
+import { createApp, type RequestDeps } from "../http/app.js";
 import { createBrokenConfigApp } from "../http/broken-config.js";
 import { createLambdaRuntime, type LambdaOptions, type LambdaRuntime, refuseEvent } from "./lambda-config.js";
 import { lazyNotifier, lazyRemoteActions } from "./lazy-actions.js";
@@ -61,28 +60,6 @@ const DEFERRED_WAIT_MS = 1000;
 export function createHttpHandler(options: LambdaOptions = {}): HttpHandler {
   const runtime = createLambdaRuntime(options);
   let adapter: Promise<Adapter> | undefined;
-  /**
-   * The invocation each deferred task and each deadline belongs to. Lambda Managed Instances run
-   * many invocations at once in one environment, sharing this handler and the app it built once
-   * (AWS, "Node.js runtime for Lambda Managed Instances"): the notifier defers and the decision
-   * reads its time left from deep inside that app, so each invocation's state travels with its
-   * own async context rather than in variables the next invocation would overwrite.
-   */
-  const invocations = new AsyncLocalStorage<Invocation>();
-
-  const defer = (task: () => Promise<void>, by?: number, work?: DeferredWork) => {
-    const invocation = invocations.getStore();
-    if (!invocation) {
-      void task();
-      return;
-    }
-    if (by !== undefined) invocation.answerBy = Math.min(invocation.answerBy, by);
-    const tasks = invocation.pending;
-    const running = task().finally(() => tasks.delete(running));
-    tasks.set(running, work);
-  };
-  const runtimeLeftMs = () =>
-    (invocations.getStore()?.ends ?? Number.POSITIVE_INFINITY) - runtime.clock.monotonic() - RETURN_MARGIN_MS;
 
   return async (event, context) => {
     if (!isHttpEvent(event)) {
@@ -98,25 +75,23 @@ export function createHttpHandler(options: LambdaOptions = {}): HttpHandler {
         ? runtime.clock.monotonic() + context.getRemainingTimeInMillis()
         : Number.POSITIVE_INFINITY,
     };
-    adapter ??= build(runtime, defer, runtimeLeftMs);
-    return invocations.run(invocation, async () => {
-      // A named stage (`/prod/v1/hooks/claude-code`) or a custom domain's mapping key is a prefix,
-      // which the app's routes answer under (src/http/app.ts).
-      const handler = await (adapter as Promise<Adapter>);
-      const mended = readable(event);
-      // A header a Request cannot carry is never handed to the adapter: its log line would quote
-      // the value, a token perhaps, unmasked.
-      const header = unfitHeader(mended);
-      const first = header === undefined ? await handler(mended, context) : undefined;
-      // Or the adapter refused the event and answered it itself (logging why, as "Error processing
-      // request"); made again without what it could refuse, a hook gets its fail mode's decision.
-      const result =
-        first !== undefined && handler.reached.has(mended)
-          ? first
-          : await handler(asRefused(mended, header), context);
-      await settle(runtime, invocation.pending, context, invocation.answerBy - runtime.clock.monotonic());
-      return isAlbEvent(event) ? albAnswer(event, result) : result;
-    });
+    adapter ??= build(runtime);
+    // A named stage (`/prod/v1/hooks/claude-code`) or a custom domain's mapping key is a prefix,
+    // which the app's routes answer under (src/http/app.ts).
+    const handler = await adapter;
+    const mended = readable(event);
+    // A header a Request cannot carry is never handed to the adapter: its log line would quote
+    // the value, a token perhaps, unmasked.
+    const header = unfitHeader(mended);
+    const first = header === undefined ? await handler(mended, invocation) : undefined;
+    // Or the adapter refused the event and answered it itself (logging why, as "Error processing
+    // request"); made again without what it could refuse, a hook gets its fail mode's decision.
+    const result =
+      first !== undefined && handler.reached.has(mended)
+        ? first
+        : await handler(asRefused(mended, header), invocation);
+    await settle(runtime, invocation.pending, context, invocation.answerBy - runtime.clock.monotonic());
+    return isAlbEvent(event) ? albAnswer(event, result) : result;
   };
 }
 
@@ -125,6 +100,11 @@ export function createHttpHandler(options: LambdaOptions = {}): HttpHandler {
  * decision handed it over, and when it times out (monotonic), from the context Lambda hands the
  * handler. A task an earlier invocation left running (logged then) is not waited for again: it
  * would hold this answer, whatever this request's deadline.
+ *
+ * Lambda Managed Instances run many invocations at once in one environment, sharing this handler
+ * and the app it built once (AWS, "Node.js runtime for Lambda Managed Instances"), so this state
+ * is not kept in variables the next invocation would overwrite: the adapter hands the app, with
+ * each request, the time left and the notifier of the invocation it belongs to (`adapt`).
  */
 interface Invocation {
   readonly pending: Map<Promise<void>, DeferredWork | undefined>;
@@ -176,13 +156,25 @@ const eventRefusals = new WeakMap<object, RequestError>();
 const requestRefusals = new WeakMap<Request, RequestError>();
 const refusalOf = (request: Request) => requestRefusals.get(request);
 
-type Adapter = ReturnType<typeof handle> & { readonly reached: WeakSet<object> };
+/**
+ * hono's adapter in front of the app, called with the invocation each event belongs to. `reached`
+ * holds each event it made a Request of (so an event it refused is known).
+ */
+type Adapter = ((event: LambdaEvent, invocation: Invocation) => Promise<APIGatewayProxyResult>) & {
+  readonly reached: WeakSet<object>;
+};
 
 /**
- * hono's adapter in front of `app`: it records each event it made a Request of (so an event it
- * refused is known), and hands the app the refusal `readable` or `asRefused` noted for the event.
+ * hono's adapter in front of `app`: it records each event it made a Request of, and hands the app
+ * the refusal `readable` or `asRefused` noted for the event, and the deps `invocationDeps` makes
+ * of the invocation the event came with. hono hands the app, as `env.lambdaContext`, whatever its
+ * adapter is called with second, and reads it for nothing else: there it carries those deps
+ * (`depsOfEnv`), not Lambda's context, which the app never reads.
  */
-function adapt(app: { fetch: Hono["fetch"] }): Adapter {
+function adapt(
+  app: { fetch: Hono["fetch"] },
+  invocationDeps?: (invocation: Invocation) => RequestDeps,
+): Adapter {
   const reached = new WeakSet<object>();
   const front = {
     fetch: (request: Request, env: { event: object }) => {
@@ -193,8 +185,14 @@ function adapt(app: { fetch: Hono["fetch"] }): Adapter {
     },
   };
   // The adapter calls only `fetch`, with the event in the env it passes.
-  return Object.assign(handle(front as unknown as Hono), { reached });
+  const answer = handle(front as unknown as Hono);
+  const adapter = (event: LambdaEvent, invocation: Invocation) =>
+    answer(event, invocationDeps?.(invocation) as LambdaContext | undefined);
+  return Object.assign(adapter, { reached });
 }
+
+/** The deps `adapt` handed hono's adapter for a request's invocation, from the env hono gives the app. */
+const depsOfEnv = (env: unknown) => (env as { readonly lambdaContext?: RequestDeps }).lambdaContext;
 
 type EventFields = {
   readonly body?: string | null | undefined;
@@ -354,47 +352,53 @@ function isBase64(text: string): boolean {
   }
 }
 
-async function build(
-  runtime: LambdaRuntime,
-  defer: (task: () => Promise<void>, answerBy?: number, work?: DeferredWork) => void,
-  runtimeLeftMs: () => number,
-): Promise<Adapter> {
+async function build(runtime: LambdaRuntime): Promise<Adapter> {
   const config = await runtime.config();
-  if (!config.ok) return adapt(createBrokenConfigApp(config.problem, runtime.logger, runtime.newId));
-  const { policy } = config;
   const { clock, logger, env } = runtime;
-  return adapt(
-    createApp({
-      policy: () => policy,
-      // Both imported with the first event that needs them, not at cold start (lazy-actions.ts).
-      remote: lazyRemoteActions(
-        once(async () => {
-          const { createRemoteActions } = await import("../app/remote-actions.js");
-          return createRemoteActions({ egress: runtime.egress, env, clock, sha256: nodeSha256 });
-        }),
-      ),
-      // No session store on Lambda: a permission_prompt Notification is sent without the tool
-      // call that caused it (infra/README.md).
-      notifier: lazyNotifier(
-        once(async () => {
-          const { createNotifier } = await import("../app/notify.js");
-          return createNotifier({ queue: runtime.queue("producer"), clock, logger, defer: (task) => task() });
-        }),
-        defer,
-        logger,
-      ),
-      // HOOKGATE_RECORD=1: a replayable "hook record" log line per decision (`hookgate replay`).
-      recorder: env("HOOKGATE_RECORD") === "1" ? createLogRecorder(logger) : undefined,
-      clock,
-      newId: runtime.newId,
-      sha256: nodeSha256,
-      logger,
-      // A decision ends before the invocation does: a timed-out invocation reaches the client as a
-      // 5xx, which Claude Code reads as "let the action through", whatever the rule decided.
-      runtimeLeftMs,
-      refusal: refusalOf,
-    }),
-  );
+  if (!config.ok) return adapt(createBrokenConfigApp(config.problem, logger, runtime.newId));
+  const { policy } = config;
+  // Imported with the first event that needs it, not at cold start (lazy-actions.ts). No session
+  // store on Lambda: a permission_prompt Notification is sent without the tool call that caused
+  // it (infra/README.md).
+  const notifier = once(async () => {
+    const { createNotifier } = await import("../app/notify.js");
+    return createNotifier({ queue: runtime.queue("producer"), clock, logger, defer: (task) => task() });
+  });
+  const app = createApp({
+    policy: () => policy,
+    // Imported with the first event that needs them too.
+    remote: lazyRemoteActions(
+      once(async () => {
+        const { createRemoteActions } = await import("../app/remote-actions.js");
+        return createRemoteActions({ egress: runtime.egress, env, clock, sha256: nodeSha256 });
+      }),
+    ),
+    // HOOKGATE_RECORD=1: a replayable "hook record" log line per decision (`hookgate replay`).
+    recorder: env("HOOKGATE_RECORD") === "1" ? createLogRecorder(logger) : undefined,
+    clock,
+    newId: runtime.newId,
+    sha256: nodeSha256,
+    logger,
+    refusal: refusalOf,
+    forRequest: depsOfEnv,
+  });
+  return adapt(app, (invocation) => ({
+    // A decision ends before the invocation does: a timed-out invocation reaches the client as a
+    // 5xx, which Claude Code reads as "let the action through", whatever the rule decided.
+    runtimeLeftMs: () => invocation.ends - clock.monotonic() - RETURN_MARGIN_MS,
+    notifier: lazyNotifier(notifier, (task, by, work) => deferTo(invocation, task, by, work), logger),
+  }));
+}
+
+/**
+ * Runs `task`, whose end the invocation's answer waits for (`settle`), no longer than `by`
+ * (monotonic) once the answer is ready.
+ */
+function deferTo(invocation: Invocation, task: () => Promise<void>, by?: number, work?: DeferredWork): void {
+  if (by !== undefined) invocation.answerBy = Math.min(invocation.answerBy, by);
+  const tasks = invocation.pending;
+  const running = task().finally(() => tasks.delete(running));
+  tasks.set(running, work);
 }
 
 /** Waits for deferred work while the invocation can afford it; what is left may finish on a later thaw. */

@@ -43,6 +43,13 @@ export interface AppDeps extends HookDeps {
    */
   readonly refusal?: ((request: Request) => RequestError | undefined) | undefined;
   /**
+   * The deps of one request where they differ between the requests one app answers at once
+   * (Lambda Managed Instances run many invocations together in one environment, each with its own
+   * time left and its own deferred sends to wait for), from the env the runtime called the app's
+   * `fetch` with: over these, for that request.
+   */
+  readonly forRequest?: ((env: unknown) => RequestDeps | undefined) | undefined;
+  /**
    * Whether the latest policy reload was refused (Node's SIGHUP): /healthz says so, still 200, as
    * the running policy answers; `hookgate doctor` fails its first check on it.
    */
@@ -61,6 +68,9 @@ export interface AppDeps extends HookDeps {
    */
   readonly deliveryTrouble?: (() => DeliveryTrouble | undefined) | undefined;
 }
+
+/** What a runtime may give each request of its own (`forRequest`). */
+export type RequestDeps = Pick<HookDeps, "runtimeLeftMs" | "notifier">;
 
 /**
  * Why notify events are not being delivered: the queue file fails (damaged, locked, on a full
@@ -95,7 +105,7 @@ export function createApp(deps: AppDeps): Hono {
     }
     // Its body is read as a hook's: the same limit, deadline and budget, and a request the
     // runtime could not hand over whole (Lambda) is simulated as the refusal its hook gets.
-    const outcome = await runHookRoute(deps, client, routeRequest(c.req.raw, deps), true);
+    const outcome = await runHookRoute(requestDeps(deps, c.env), client, routeRequest(c.req.raw, deps), true);
     return c.json(simulation(outcome), 200, outcomeHeaders(outcome));
   });
 
@@ -136,7 +146,9 @@ export function createApp(deps: AppDeps): Hono {
     routes.all(path, (c) => wrongMethod(c.req.method, withoutTrailingSlash(c.req.path), allow));
   }
 
-  const app = underAnyPrefix(routes, (request, client) => answerHook(deps, request, client));
+  const app = underAnyPrefix(routes, (request, client, env) =>
+    answerHook(requestDeps(deps, env), request, client),
+  );
   app.notFound((c) => {
     const message = `no route ${c.req.method} ${withoutTrailingSlash(c.req.path)}`;
     if (c.req.method !== "POST") return c.json({ error: { code: "NOT_FOUND", message } }, 404);
@@ -176,15 +188,16 @@ export function createApp(deps: AppDeps): Hono {
  * still an agent asking: it gets the unknown-client-route decision, not a 404.
  * A body no route reads (a POST to no route, a 405, simulate's 400) is not waited for here: each
  * runtime's entry sets it aside as it can (@hono/node-server after the answer, workers.ts before).
+ * `hook` gets the env `fetch` was called with too.
  */
 export function underAnyPrefix(
   routes: Hono,
-  hook: (request: Request, client: string | undefined) => Response | Promise<Response>,
+  hook: (request: Request, client: string | undefined, env: unknown) => Response | Promise<Response>,
 ): Hono {
   const app = new Hono({ strict: true, getPath: (request) => routePath(request.url) });
   app.post("*", (c, next) => {
     const route = hookRoute(c.req.path);
-    return route ? hook(c.req.raw, route.client) : next();
+    return route ? hook(c.req.raw, route.client, c.env) : next();
   });
   app.route("/", routes);
   app.route("/:prefix{.+}", routes);
@@ -194,6 +207,12 @@ export function underAnyPrefix(
 /** A request's path without one trailing slash, which every route accepts. */
 function withoutTrailingSlash(path: string): string {
   return path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path;
+}
+
+/** The deps a request is answered with: the app's, with what the runtime gave it of its own. */
+function requestDeps(deps: AppDeps, env: unknown): AppDeps {
+  const own = deps.forRequest?.(env);
+  return own === undefined ? deps : { ...deps, ...own };
 }
 
 async function answerHook(deps: AppDeps, request: Request, client: string | undefined) {
