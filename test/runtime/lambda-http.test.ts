@@ -1040,65 +1040,86 @@ describe("notify jobs from the Lambda HTTP handler", () => {
     expect((await heldFor(handler, HEALTHZ, 29_000)).heldMs).toBe(0);
   });
 
-  it("holds each of two invocations that overlap in one environment for its own sends alone", async () => {
-    // Lambda Managed Instances hand one environment many invocations at once, sharing the
-    // handler. Here the first one's send hangs and the second one's is answered at once: the
-    // second returns as soon as its job is on the queue, not when the first's wait ends, and the
-    // first, 600 ms left, waits its own 100 ms and names only its own decision as still running.
-    const slowSession = "0c0ffee0-0000-4000-8000-000000000001";
-    const withSession = (session: string) =>
-      ({ ...HTTP_API, body: JSON.stringify({ ...JSON.parse(CLAUDE_BODY), session_id: session }) }) as V2Event;
-    const held = createSqsClientForLocal(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
-    let quickSent = false;
-    held.middlewareStack.add(
-      (next, context) => async (args) => {
-        if (context.commandName !== "SendMessageBatchCommand") return next(args);
-        if (JSON.stringify(args.input).includes(slowSession)) return new Promise<never>(() => undefined);
-        const out = await next(args);
-        quickSent = true;
-        return out;
-      },
-      { step: "initialize", name: "holdSlowSession" },
-    );
-    const { lines, logger } = captureLogs();
-    const handler = createHttpHandler({
-      env: { HOOKGATE_POLICY: notifying, HOOKGATE_QUEUE_URL: queueUrl },
-      newId: counter(),
-      sqsClient: async () => held,
-      logger,
-      clock: fakeClock,
-    });
-    const timed = async (event: V2Event, remainingMs: number) => {
-      const start = Date.now();
-      const res = await handler(event, context(remainingMs));
-      return { decision: JSON.parse(res.body).hookSpecificOutput.permissionDecision, ms: Date.now() - start };
-    };
-    try {
-      // Time moves only once the quick send is on the queue.
-      const { value } = await onFakeTime(
-        () => Promise.all([timed(withSession(slowSession), 600), timed(HTTP_API, 29_000)]),
-        () => quickSent,
+  it.each([
+    ["the slow one first", true],
+    ["the quick one first", false],
+  ])(
+    "holds each of two invocations that overlap in one environment for its own sends alone (%s)",
+    async (_, slowFirst) => {
+      // Lambda Managed Instances hand one environment many invocations at once, sharing the
+      // handler. Here one invocation's send hangs and the other's is answered at once: the quick
+      // one returns once its own job is on the queue (the environment may freeze after that), not
+      // when the slow one's wait ends, and the slow one, 600 ms left, waits its own 100 ms and
+      // names only its own decision as still running. Both orders: a send left to the first
+      // invocation's wait, or to the latest's, had one of them return before its job was on the
+      // queue or wait for the other's.
+      const slowSession = "0c0ffee0-0000-4000-8000-000000000001";
+      const withSession = (session: string) =>
+        ({
+          ...HTTP_API,
+          body: JSON.stringify({ ...JSON.parse(CLAUDE_BODY), session_id: session }),
+        }) as V2Event;
+      const held = createSqsClientForLocal(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+      let quickSent = false;
+      held.middlewareStack.add(
+        (next, context) => async (args) => {
+          if (context.commandName !== "SendMessageBatchCommand") return next(args);
+          if (JSON.stringify(args.input).includes(slowSession)) return new Promise<never>(() => undefined);
+          const out = await next(args);
+          quickSent = true;
+          return out;
+        },
+        { step: "initialize", name: "holdSlowSession" },
       );
-      expect(value).toEqual([
-        { decision: "deny", ms: 100 },
-        { decision: "deny", ms: 0 },
-      ]);
-      const decided = lines.filter((l) => l.msg === "decision");
-      const slowDecision = decided.find((l) => JSON.stringify(l).includes(slowSession))?.decisionId;
-      expect(slowDecision).toEqual(expect.any(String));
-      expect(lines.filter(stillRunningLine)).toEqual([
-        expect.objectContaining({ tasks: 1, decisionIds: [slowDecision], sinks: ["audit"] }),
-      ]);
-      const got = await client.send(
-        new ReceiveMessageCommand({ QueueUrl: queueUrl, WaitTimeSeconds: 0, MaxNumberOfMessages: 10 }),
-      );
-      expect(got.Messages).toHaveLength(1);
-      for (const m of got.Messages ?? [])
-        await client.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: m.ReceiptHandle }));
-    } finally {
-      held.destroy();
-    }
-  });
+      const { lines, logger } = captureLogs();
+      const handler = createHttpHandler({
+        env: { HOOKGATE_POLICY: notifying, HOOKGATE_QUEUE_URL: queueUrl },
+        newId: counter(),
+        sqsClient: async () => held,
+        logger,
+        clock: fakeClock,
+      });
+      const timed = async (event: V2Event, remainingMs: number) => {
+        const start = Date.now();
+        const res = await handler(event, context(remainingMs));
+        return {
+          decision: JSON.parse(res.body).hookSpecificOutput.permissionDecision,
+          ms: Date.now() - start,
+        };
+      };
+      const slow = () => timed(withSession(slowSession), 600);
+      // Whether its own job was on the queue when it returned.
+      const quick = async () => ({ ...(await timed(HTTP_API, 29_000)), sent: quickSent });
+      try {
+        // Time moves only once the quick send is on the queue.
+        const { value } = await onFakeTime(
+          () =>
+            slowFirst
+              ? Promise.all([slow(), quick()])
+              : Promise.all([quick(), slow()]).then(([q, s]) => [s, q]),
+          () => quickSent,
+        );
+        expect(value).toEqual([
+          { decision: "deny", ms: 100 },
+          { decision: "deny", ms: 0, sent: true },
+        ]);
+        const decided = lines.filter((l) => l.msg === "decision");
+        const slowDecision = decided.find((l) => JSON.stringify(l).includes(slowSession))?.decisionId;
+        expect(slowDecision).toEqual(expect.any(String));
+        expect(lines.filter(stillRunningLine)).toEqual([
+          expect.objectContaining({ tasks: 1, decisionIds: [slowDecision], sinks: ["audit"] }),
+        ]);
+        const got = await client.send(
+          new ReceiveMessageCommand({ QueueUrl: queueUrl, WaitTimeSeconds: 0, MaxNumberOfMessages: 10 }),
+        );
+        expect(got.Messages).toHaveLength(1);
+        for (const m of got.Messages ?? [])
+          await client.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: m.ReceiptHandle }));
+      } finally {
+        held.destroy();
+      }
+    },
+  );
 
   it("names in its enqueue failed line only the sinks whose jobs an SQS send in part did not put on the queue", async () => {
     // Twelve sinks are two SendMessageBatch requests; the first fails as a whole. The line listed
