@@ -568,7 +568,8 @@ describe("hookgate serve over its life", { timeout: 60_000 }, () => {
     const socket = await stalledRequest(server.url);
     const exited = new Promise<number | null>((resolve) => server.child.once("exit", resolve));
     server.child.kill("SIGTERM");
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // The second signal once the first began the stop: both pending at once, SIGINT came first.
+    await server.waitForLine((l) => l.msg === "hookgate stopping");
     server.child.kill("SIGINT");
     const code = await exited;
     socket.destroy();
