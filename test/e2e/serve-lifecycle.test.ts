@@ -108,13 +108,20 @@ async function sendAcrossStop(
   }
 }
 
-/** A request whose body never finishes, on its own connection. */
+/**
+ * A request whose body never finishes, on its own connection, once the gateway has read its
+ * headers (its 100 Continue): a stop that came before that read closed the connection as one that
+ * had sent nothing yet.
+ */
 async function stalledRequest(url: string): Promise<Socket> {
   const socket = connect(Number(new URL(url).port), "127.0.0.1");
   await new Promise((resolve) => socket.once("connect", resolve));
   socket.on("error", () => undefined);
-  socket.write("POST /v1/hooks/claude-code HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n{");
-  await new Promise((resolve) => setTimeout(resolve, 100));
+  const read = continued(socket);
+  socket.write(
+    "POST /v1/hooks/claude-code HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: 100-continue\r\nContent-Length: 100\r\n\r\n{",
+  );
+  await read;
   return socket;
 }
 
