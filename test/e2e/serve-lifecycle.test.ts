@@ -425,13 +425,23 @@ describe("hookgate serve over its life", { timeout: 60_000 }, () => {
         `POST /v1/hooks/claude-code HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nAuthorization: Bearer hookgate-dev-token\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`,
       );
       await new Promise<void>((resolve) => socket.write(body.subarray(0, body.length - 10), () => resolve()));
-      return { answered, end: () => socket.end(body.subarray(body.length - 10)) };
+      return { answered, sent: body.length - 10, end: () => socket.end(body.subarray(body.length - 10)) };
     };
+    /** The bytes of bodies still arriving that serve holds, from its /metrics. */
+    const arriving = async () =>
+      Number(
+        /^hookgate_body_budget_bytes\{budget="arriving"\} (\d+)$/m.exec(
+          await (await fetch(`${server.url}/metrics`)).text(),
+        )?.[1],
+      );
     try {
-      // Written to the socket, most of it has been read (what the kernel buffers is a few MiB at
-      // most); the wait lets the gateway read the rest: 44 MiB of a body still arriving are held.
+      // Written to the socket, most of it has been read; the rest (what the kernel buffers, a few
+      // MiB) is read before the next body comes: 44 MiB of a body still arriving are held.
       const held = await stop("held", 44);
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      for (let i = 0; i < 400 && (await arriving()) !== held.sent; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(await arriving()).toBe(held.sent);
       const refused = await stop("refused", 30);
       refused.end();
       const first = await refused.answered;
