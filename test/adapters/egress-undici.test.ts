@@ -15,7 +15,7 @@ import { nodeSha256 } from "../../src/adapters/hash/node-crypto.js";
 import { compileEgressPolicy, type EgressPolicy } from "../../src/core/egress/policy.js";
 import { loadPolicy } from "../../src/core/policy.js";
 import type { PolicyDocument } from "../../src/core/policy-schema.js";
-import { type LoopbackServer, loopbackServer } from "../support/loopback.js";
+import { type LoopbackServer, loopbackServer, refusingPort } from "../support/loopback.js";
 
 const LOOPBACK_ONLY = { allowCidrs: ["127.0.0.1/32"] };
 
@@ -249,9 +249,7 @@ describe("refusals", () => {
 
   it("says why each address of a name failed when none can be reached", async () => {
     // undici's error for a name with several addresses is an AggregateError with no message.
-    const closed = await loopbackServer(() => undefined);
-    const port = closed.port;
-    await closed.close();
+    const port = await refusingPort();
     const { module } = egressWith(
       { allowCidrs: ["127.0.0.1/32", "::1/128"] },
       { "dual.test": ["127.0.0.1", "::1"] },

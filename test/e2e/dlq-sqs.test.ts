@@ -4,7 +4,7 @@
  * sent or deleted first, and a page a replay could not send is visible again at once.
  */
 import { writeFileSync } from "node:fs";
-import { createServer, request, type Server } from "node:http";
+import { request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import {
@@ -17,7 +17,7 @@ import {
 import { createSqsServer } from "local-aws-sqs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSqsClientForLocal } from "../../src/adapters/queue/sqs.js";
-import { loopbackServer } from "../support/loopback.js";
+import { loopbackServer, refusingPort } from "../support/loopback.js";
 import { runCli } from "../support/process.js";
 import { tempDir, whenDone } from "../support/temp.js";
 
@@ -435,18 +435,9 @@ describe("hookgate dlq on a queue URL whose host is not its region's SQS endpoin
 });
 
 describe("hookgate dlq against an SQS endpoint that refuses the connection", () => {
-  /** A loopback port nothing listens on: free a moment ago. */
-  async function closedPort(): Promise<number> {
-    const probe = createServer();
-    await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
-    const { port } = probe.address() as AddressInfo;
-    await new Promise((resolve) => probe.close(resolve));
-    return port;
-  }
-
   // Before, both said only "connect ECONNREFUSED 127.0.0.1:PORT": not that it was SQS, nor which URL.
   it("names the --sqs-endpoint, without its user and password, and what to check", async () => {
-    const port = await closedPort();
+    const port = await refusingPort();
     const queue = (name: string) => `http://127.0.0.1:${port}/000000000000/${name}`;
     const args = ["--sqs-queue-url", queue("jobs"), "--sqs-dlq-url", queue("dlq")];
     const endpoint = `http://local:hunter2@127.0.0.1:${port}`;
@@ -459,7 +450,7 @@ describe("hookgate dlq against an SQS endpoint that refuses the connection", () 
   });
 
   it("names the queue URL's host, where the calls go with no --sqs-endpoint, in a replay that stops", async () => {
-    const port = await closedPort();
+    const port = await refusingPort();
     const queue = (name: string) => `http://127.0.0.1:${port}/000000000000/${name}`;
     const env = {
       HOME: tempDir("aws-home"),

@@ -8,6 +8,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { refusingPort } from "../support/loopback.js";
 import { ROOT, runCli, type ServerProcess, startServerProcess } from "../support/process.js";
 
 const TOKEN = "hookgate-dev-token";
@@ -59,11 +60,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => stub.listen(0, "127.0.0.1", resolve));
   stubUrl = `http://127.0.0.1:${(stub.address() as AddressInfo).port}`;
-  // A port nothing listens on: bind one, then free it.
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
-  closedUrl = `http://127.0.0.1:${(probe.address() as AddressInfo).port}/v1/hooks/claude-code`;
-  await new Promise((resolve) => probe.close(resolve));
+  closedUrl = `http://127.0.0.1:${await refusingPort()}/v1/hooks/claude-code`;
 });
 afterAll(async () => {
   stub?.closeAllConnections();

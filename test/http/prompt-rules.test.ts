@@ -6,7 +6,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createPrometheusRegistry, type PrometheusRegistry } from "../../src/adapters/metrics/prometheus.js";
 import { MAX_EVENT_CHARS } from "../../src/core/judge.js";
 import { authPolicy, jsonOf, type TestApp, testApp } from "../support/app.js";
-import { type LoopbackServer, loopbackServer } from "../support/loopback.js";
+import { type LoopbackServer, loopbackServer, refusingPort } from "../support/loopback.js";
 import { type ModelScript, type ModelServer, startModelServer } from "../support/model-server.js";
 
 let model: ModelServer;
@@ -1291,9 +1291,7 @@ describe("prompt rules: cost control", () => {
       ]);
     }
     // A wrong port, where nothing listens: no connection, so nothing sent, and no call counted.
-    const closed = await loopbackServer(() => {});
-    await closed.close();
-    await app.reload(await documentAt(`${closed.url}/v1/messages`));
+    await app.reload(await documentAt(`http://127.0.0.1:${await refusingPort()}/v1/messages`));
     for (const i of [1, 2]) {
       await app.post("/v1/hooks", write(`/p/src/unreachable-${i}.ts`));
       expect(lastAudit(app).pending).toEqual([expect.objectContaining({ outcome: "EGRESS_CONNECT_FAILED" })]);

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import { type AddressInfo, connect, createServer as createTcpServer } from "node:net";
+import { whenDone } from "./temp.js";
 
 export interface Received {
   method: string;
@@ -46,4 +47,22 @@ export async function loopbackServer(
         server.close(() => resolve());
       }),
   };
+}
+
+/**
+ * A port of 127.0.0.1 that refuses connections until the test ends (or the file's tests, called
+ * outside a test): the local port of a connection held open to a server of its own, which no
+ * listener on 127.0.0.1, 0.0.0.0 or :: can take meanwhile (EADDRINUSE). A port freed a moment ago
+ * could be taken by a server another test starts, and the connection answered in place of refused.
+ */
+export async function refusingPort(): Promise<number> {
+  const server = createTcpServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const held = connect((server.address() as AddressInfo).port, "127.0.0.1");
+  await new Promise((resolve) => held.once("connect", resolve));
+  whenDone(async () => {
+    held.destroy();
+    await new Promise((resolve) => server.close(resolve));
+  });
+  return held.localPort as number;
 }

@@ -1,13 +1,11 @@
-import { connect, createServer, type LookupFunction } from "node:net";
+import { connect, type LookupFunction } from "node:net";
 import { describe, expect, it } from "vitest";
 import { errorMessage } from "../../src/core/errors.js";
+import { refusingPort } from "../support/loopback.js";
 
 /** The error Node gives when every address of a name refuses the connection. */
 async function everyAddressRefused(): Promise<unknown> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
+  const port = await refusingPort();
   const lookup = ((_name, _options, callback) =>
     callback(null, [
       { address: "127.0.0.1", family: 4 },
