@@ -9,7 +9,9 @@ import {
   existsSync,
   mkdirSync,
   openSync,
+  readdirSync,
   readFileSync,
+  readlinkSync,
   renameSync,
   unlinkSync,
   writeFileSync,
@@ -42,13 +44,38 @@ function policyWith(extra: number, marker: string): string {
   return JSON.stringify(policy);
 }
 
-/** A loopback port free a moment ago. */
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
+/**
+ * The IPv4 port a child listens on, for a serve started with `--port 0` whose stdout cannot carry
+ * its "hookgate listening" line: its socket among the listening ones of /proc/net/tcp (state 0A),
+ * by inode. A port freed a moment ago and passed as `--port` could be taken first by a server
+ * another test started. Undefined if it exited without listening.
+ */
+async function listeningPort(child: ChildProcess): Promise<number | undefined> {
+  const listening = () => {
+    const sockets = new Set<string>();
+    try {
+      for (const fd of readdirSync(`/proc/${child.pid}/fd`)) {
+        const inode = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${child.pid}/fd/${fd}`))?.[1];
+        if (inode !== undefined) sockets.add(inode);
+      }
+    } catch {
+      return undefined; // it exited meanwhile, or closed the descriptor being read
+    }
+    for (const line of readFileSync("/proc/net/tcp", "utf8").split("\n").slice(1)) {
+      // sl local_address rem_address st tx_queue:rx_queue tr:tm->when retrnsmt uid timeout inode
+      const [, local, , state, , , , , , inode] = line.trim().split(/\s+/);
+      if (state === "0A" && inode !== undefined && sockets.has(inode)) {
+        return Number.parseInt(local?.split(":")[1] ?? "", 16);
+      }
+    }
+    return undefined;
+  };
+  for (let i = 0; i < 2000 && child.exitCode === null; i++) {
+    const port = listening();
+    if (port !== undefined) return port;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  return undefined;
 }
 
 /**
@@ -286,19 +313,9 @@ describe("hookgate serve over its life", { timeout: 60_000 }, () => {
     // /dev/full answers every write with ENOSPC, as a full disk does.
     for (const stderrFull of [false, true]) {
       const full = openSync("/dev/full", "w");
-      const port = await freePort();
       const child = spawn(
         process.execPath,
-        [
-          BIN,
-          "serve",
-          "--policy",
-          path,
-          "--port",
-          String(port),
-          "--data-dir",
-          join(dir, `enospc-${stderrFull}`),
-        ],
+        [BIN, "serve", "--policy", path, "--port", "0", "--data-dir", join(dir, `enospc-${stderrFull}`)],
         {
           cwd: ROOT,
           env: childEnv(),
@@ -313,6 +330,8 @@ describe("hookgate serve over its life", { timeout: 60_000 }, () => {
       const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
       whenDone(() => endProcess(child));
       try {
+        const port = await listeningPort(child);
+        expect(port, "serve never listened").toEqual(expect.any(Number));
         const url = `http://127.0.0.1:${port}`;
         // Up once /healthz answers (at most 10 s): it has written its first log line by then.
         for (let i = 0; i < 200 && child.exitCode === null; i++) {
