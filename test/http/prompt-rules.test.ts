@@ -2,7 +2,7 @@
  * Remote prompt rules end to end in process: the Hono app, the real egress module, and a
  * loopback model server speaking the Anthropic and OpenAI wire formats, scripted per test.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { createPrometheusRegistry, type PrometheusRegistry } from "../../src/adapters/metrics/prometheus.js";
 import { MAX_EVENT_CHARS } from "../../src/core/judge.js";
 import { authPolicy, jsonOf, type TestApp, testApp } from "../support/app.js";
@@ -1200,6 +1200,20 @@ describe("prompt rules: cost control", () => {
     expect(lastAudit(app).pending).toEqual([
       expect.objectContaining({ outcome: "JUDGE_BUDGET_SPENT", budget: { used: 1, limit: 1 } }),
     ]);
+  });
+
+  it("keeps a team's spent daily budget spent when the host's clock passes midnight UTC between its calls", async () => {
+    // The app's wall clock runs on from noon of one day (test/support/app.ts): a test's day is one.
+    vi.useFakeTimers({ toFake: ["Date"], now: Date.UTC(2026, 11, 1, 23, 59, 59, 990) });
+    try {
+      const app = await appWith({}, { dailyCallsPerTeam: 1 });
+      await app.post("/v1/hooks", write("/p/src/before-midnight.ts"));
+      vi.setSystemTime(Date.UTC(2026, 11, 2, 0, 0, 0, 10));
+      const body = await jsonOf(await app.post("/v1/hooks", write("/p/src/after-midnight.ts")));
+      expect(body.hookSpecificOutput.permissionDecisionReason).toMatch(/JUDGE_BUDGET_SPENT/);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("holds at most maxConcurrent calls to one model at once", async () => {

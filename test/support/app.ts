@@ -18,6 +18,9 @@ export interface TestApp {
 
 export const TOKEN = "team-a-token";
 
+/** When each test app's wall clock starts. */
+export const NOON_UTC = Date.UTC(2026, 0, 15, 12);
+
 /**
  * The Hono app over a policy, in process, with the audit log captured. Prompt and forward rules
  * run for real: through the undici egress module to loopback servers the policy allows.
@@ -31,7 +34,10 @@ export async function testApp(
 ): Promise<TestApp> {
   let policy = await policyFrom(document, env);
   const logs: Record<string, unknown>[] = [];
-  const clock = { now: Date.now, monotonic: () => performance.now() };
+  // Real time, moved to run on from noon UTC of one day: a daily budget a test spent stays spent
+  // however close to midnight UTC the test runs (the next day's budget answered its next call).
+  const since = Date.now();
+  const clock = { now: () => NOON_UTC + (Date.now() - since), monotonic: () => performance.now() };
   const egress = createUndiciEgress({
     ...(resolve && { resolve }),
     policy: () => policy.egress,
