@@ -644,9 +644,7 @@ describe("responses", () => {
 
   it("says whether anything was sent: stage connect for a connection never made, response after", async () => {
     const { module } = egressWith(LOOPBACK_ONLY);
-    const closed = await loopbackServer(() => {});
-    await closed.close();
-    const refused = await post(module, `${closed.url}/hook`);
+    const refused = await post(module, `http://127.0.0.1:${await refusingPort()}/hook`);
     expect(!refused.ok && refused.error).toMatchObject({ code: "EGRESS_CONNECT_FAILED", stage: "connect" });
     // Cut after the request arrived: it was sent.
     const cut = await loopbackServer((_req, res) => res.socket?.destroy());

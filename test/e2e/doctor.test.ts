@@ -4,6 +4,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { refusingPort } from "../support/loopback.js";
 import { ROOT, runCli, type ServerProcess, startServerProcess } from "../support/process.js";
 import { tempDir } from "../support/temp.js";
 
@@ -13,10 +14,7 @@ let server: ServerProcess;
 let closedUrl: string;
 beforeAll(async () => {
   server = await startServerProcess(join(ROOT, "examples/policy.json"));
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
-  closedUrl = `http://127.0.0.1:${(probe.address() as AddressInfo).port}/v1/hooks/claude-code`;
-  await new Promise((resolve) => probe.close(resolve));
+  closedUrl = `http://127.0.0.1:${await refusingPort()}/v1/hooks/claude-code`;
 });
 afterAll(async () => {
   await server?.stop();
