@@ -39,6 +39,12 @@ describe("Analytics Engine counters", () => {
     ]);
   });
 
+  it("sorts the labels by code unit, whatever the isolate's locale", () => {
+    const { points, metrics } = recording();
+    metrics.increment("x_total", { b: "1", a_c: "2", ab: "3", B: "4" });
+    expect(points[0]?.blobs).toEqual(["x_total", "B=4,a_c=2,ab=3,b=1"]);
+  });
+
   it("escapes \\, , and = in a label, so that no two label sets share a blob", () => {
     const { points, metrics } = recording();
     const sets = [

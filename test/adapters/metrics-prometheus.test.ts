@@ -32,6 +32,27 @@ describe("prometheus registry", () => {
     ]);
   });
 
+  it("orders families and label names by code unit, whatever the host's locale", () => {
+    // localeCompare put `a` before `B` here, and `ab` before `a_c` under th_TH: the text of one
+    // registry differed from host to host.
+    const registry = createPrometheusRegistry();
+    registry.increment("x_total", { b: "1", a_c: "2", ab: "3", B: "4" });
+    registry.set("X_jobs", 1);
+    registry.set("W_jobs", 2);
+    registry.set("a_jobs", 3);
+    expect(registry.render().split("\n")).toEqual([
+      "# TYPE x_total counter",
+      'x_total{B="4",a_c="2",ab="3",b="1"} 1',
+      "# TYPE W_jobs gauge",
+      "W_jobs 2",
+      "# TYPE X_jobs gauge",
+      "X_jobs 1",
+      "# TYPE a_jobs gauge",
+      "a_jobs 3",
+      "",
+    ]);
+  });
+
   it("renders a gauge and a counter set whole by label set, one family each", () => {
     const registry = createPrometheusRegistry();
     for (const [budget, bytes] of [

@@ -20,7 +20,8 @@ export function createAnalyticsEngineMetrics(
   return {
     increment(name, labels = {}) {
       const labelText = Object.entries(labels)
-        .sort(([a], [b]) => a.localeCompare(b))
+        // In code-unit order, not the locale's: one label set is one blob on every isolate.
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
         .map(([k, v]) => `${escapeLabel(k)}=${escapeLabel(v)}`)
         .join(",");
       try {

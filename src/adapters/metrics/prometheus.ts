@@ -121,7 +121,7 @@ export function createPrometheusRegistry(): PrometheusRegistry {
     render() {
       const lines: string[] = [];
       const families = (family: Map<string, Map<string, number>>, type: string) => {
-        for (const [name, named] of [...family].sort(([a], [b]) => a.localeCompare(b))) {
+        for (const [name, named] of [...family].sort(byName)) {
           if (METRIC_HELP[name]) lines.push(`# HELP ${name} ${METRIC_HELP[name]}`);
           lines.push(`# TYPE ${name} ${type}`);
           for (const [key, value] of named) lines.push(`${name}${key ? `{${key}}` : ""} ${value}`);
@@ -135,9 +135,16 @@ export function createPrometheusRegistry(): PrometheusRegistry {
   };
 }
 
+/**
+ * Names in code-unit order: the same on every host, where `localeCompare` follows the host's
+ * locale (under th_TH `ab` comes before `a_c`, under et_EE `zed` before `team`).
+ */
+const byName = ([a]: readonly [string, unknown], [b]: readonly [string, unknown]) =>
+  a < b ? -1 : a > b ? 1 : 0;
+
 function renderLabels(labels: Readonly<Record<string, string>>): string {
   return Object.entries(labels)
-    .sort(([a], [b]) => a.localeCompare(b))
+    .sort(byName)
     .map(([k, v]) => `${k}="${v.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n")}"`)
     .join(",");
 }
