@@ -357,15 +357,19 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
         let timer: ReturnType<typeof setTimeout> | undefined;
         let stop: (() => void) | undefined;
         let leave: (() => void) | undefined;
+        /** What the rule's time running out answers (JUDGE_TIMEOUT, naming the limit), now. */
+        let ranOut!: () => Attempt;
         // What a prompt rule's calls have spent so far: a timeout answered from outside the call
         // says it too (a second call after a transient error, the budget both used).
         const progress: CallProgress = {};
         const timedOut = new Promise<Attempt>((resolve) => {
           const timeout = action === "prompt" ? "JUDGE_TIMEOUT" : "FORWARD_TIMEOUT";
-          const expire = (message: string, code = timeout) => {
+          const expire = (message: string, code = timeout): Attempt => {
             controller.abort();
             const { waiting: _, atModel: __, left: ___, ...spent } = progress;
-            resolve(withAudit(onError(rule, input, { code, message }), spent));
+            const answer = withAudit(onError(rule, input, { code, message }), spent);
+            resolve(answer);
+            return answer;
           };
           // Which limit it was, so the reason says what to raise; and, when the call never started,
           // what it was waiting for (all of the model's concurrent calls in flight, say).
@@ -373,14 +377,15 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
             own !== undefined && own <= remaining
               ? `the rule's timeoutMs`
               : `what was left of the request's deadline (defaults.deadlineMs, kept below the client's hook timeout and the runtime's own limit)`;
-          timer = setTimeout(() => {
+          ranOut = () => {
             const ms = Math.round(budgetMs);
-            expire(
+            return expire(
               progress.waiting === undefined
                 ? `no answer within ${ms} ms, ${limit}`
                 : `not called within ${ms} ms, ${limit}: ${progress.waiting}`,
             );
-          }, budgetMs);
+          };
+          timer = setTimeout(ranOut, budgetMs);
           stop = () => expire("no answer before the gateway stopped");
           if (deps.stopping?.aborted) stop();
           else onStop.add(stop);
@@ -393,7 +398,7 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
         });
         const attempt = (
           action === "prompt"
-            ? judge(rule, input, budgetMs, controller.signal, progress)
+            ? judge(rule, input, budgetMs, controller.signal, progress, ranOut)
             : forward(rule, input, budgetMs, controller.signal)
         ).catch((e: unknown) =>
           // Never an unhandled rejection, even after the deadline already answered for this rule.
@@ -522,6 +527,11 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
     timeoutMs: number,
     signal: AbortSignal,
     progress: CallProgress,
+    /**
+     * Answers as the rule's time running out does: a call given what was left of it ran out of it
+     * too, its own timer and the rule's set for the same moment and firing in either order.
+     */
+    ranOut: () => Attempt,
   ): Promise<Attempt> {
     const prompt = rule.document.prompt;
     const model = prompt ? input.policy.models.get(prompt.model) : undefined;
@@ -684,6 +694,9 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
             signal,
           });
           progress.atModel = false;
+          // Given what was left of the rule's time, the call ran out of it: a timeout of the rule
+          // (JUDGE_TIMEOUT, its limit named), not of the egress, whichever timer fired first.
+          if (!sent.ok && sent.error.timedOut) return ranOut();
           if (!sent.ok) {
             // Refused or failed before a connection (the guard, DNS, a closed port): no call reached
             // the provider, so none is counted, or a wrong model URL would spend the team's day.

@@ -167,6 +167,7 @@ describe("Workers egress", () => {
       code: "EGRESS_TIMEOUT",
       stage: "dns",
       reason: "slow.test was not resolved over DoH within 100 ms",
+      timedOut: true,
     });
     // The DoH answer comes later and resolves to an allowed address: nothing may go out then.
     await new Promise((r) => setTimeout(r, 1700));
@@ -320,7 +321,7 @@ describe("Workers egress", () => {
   it("fails a call whose body never ends at its time limit, or keeps its status and what came when asked to cut", async () => {
     const request = { url: `${target.url}/endless`, method: "POST" as const, headers: {}, timeoutMs: 300 };
     const failed = await egress().send(request);
-    expect(!failed.ok && failed.error.code).toBe("EGRESS_TIMEOUT");
+    expect(!failed.ok && failed.error).toMatchObject({ code: "EGRESS_TIMEOUT", timedOut: true });
     const cut = await egress().send({ ...request, truncateResponse: true });
     expect(cut.ok && cut.value).toMatchObject({
       status: 200,

@@ -179,6 +179,7 @@ export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
                 reason: timedOut
                   ? `${host} was not resolved within ${timeoutMs} ms`
                   : `${host} was not resolved yet when the call was given up`,
+                ...(timedOut ? { timedOut: true as const } : {}),
               }
             : {
                 // Nor was anything sent on a connection not yet made.
@@ -187,6 +188,7 @@ export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
                 reason: timedOut
                   ? `${describeTarget(verdict.url)} could not be connected to within ${timeoutMs} ms`
                   : `${describeTarget(verdict.url)} was not connected to yet when the call was given up`,
+                ...(timedOut ? { timedOut: true as const } : {}),
               };
         return refuse(refusal, req.url);
       }
@@ -417,11 +419,13 @@ function describeFailure(
       reason: `${describeTarget(url)} could not be connected to within ${connectTimeoutMs} ms (the connect time limit)`,
     };
   }
+  // Its own limit, or undici's headers and body time limits, which are set to it.
   if (timedOut || /Timeout/i.test(name)) {
     return {
       code: "EGRESS_TIMEOUT",
       stage,
       reason: `${describeTarget(url)} did not answer within ${timeoutMs} ms`,
+      timedOut: true,
     };
   }
   // Each address of a name that has several fails on its own: errorMessage joins them.

@@ -220,6 +220,7 @@ export function createWorkersEgress(options: WorkersEgressOptions): { send: Egre
               code: "EGRESS_TIMEOUT",
               stage: "dns",
               reason: `${verdict.host} was not resolved over DoH within ${timeoutMs} ms`,
+              timedOut: true,
             }
           : givenUp() && unresolved
             ? {
@@ -278,6 +279,7 @@ export function createWorkersEgress(options: WorkersEgressOptions): { send: Egre
               code: "EGRESS_TIMEOUT",
               stage: "response",
               reason: `${describeTarget(verdict.url)} did not answer within ${timeoutMs} ms`,
+              timedOut: true,
             }
           : givenUp()
             ? {

@@ -38,6 +38,11 @@ export interface EgressRefusal {
   /** The address judged, for address-stage refusals. */
   readonly address?: string | undefined;
   readonly range?: RangeMatch | undefined;
+  /**
+   * The request's own time limit (`timeoutMs`) ran out: not the adapter's connect time limit, nor
+   * its caller giving it up. A caller that gave it what was left of a longer wait knows it is over.
+   */
+  readonly timedOut?: true;
 }
 
 export class EgressError extends Error {
