@@ -85,8 +85,9 @@ export interface RemoteInput {
   readonly deadlineMs: number;
   /**
    * Aborted when the client closes its connection before the answer is written (Node's listener):
-   * nobody will read the answer. The run gives back its share of `waitingBudget` at once, and
-   * gives up every call but a prompt rule's already at its model (CLIENT_LEFT_UNCALLED says why).
+   * nobody will read the answer. The run gives back its share of its waiting budget
+   * (`waitingBudget`, or `shadowWaitingBudget` for shadow rules alone) at once, and gives up
+   * every call but a prompt rule's already at its model (`CLIENT_LEFT` says why).
    */
   readonly clientLeft?: AbortSignal | undefined;
 }
