@@ -9,6 +9,7 @@
  * what is judged here is what the gateway would answer that team.
  */
 import { DEFAULT_TEAM, teamsOf } from "../core/auth.js";
+import { byCodeUnit } from "../core/code-unit-order.js";
 import { escapeControls } from "../core/escape-controls.js";
 import { honouredDecision } from "../core/event-capabilities.js";
 import { DIALECTS, type Dialect } from "../core/hook-event.js";
@@ -1025,16 +1026,14 @@ function bumpIn(nested: Record<string, Counts>, key: string, count: string): voi
 
 /** Largest count first, then by name, so reports read top-down and diff stably. */
 function sorted(counts: Counts): Counts {
-  return Object.fromEntries(
-    Object.entries(counts).sort(([a, x], [b, y]) => y - x || (a < b ? -1 : a > b ? 1 : 0)),
-  );
+  return Object.fromEntries(Object.entries(counts).sort(([a, x], [b, y]) => y - x || byCodeUnit(a, b)));
 }
 
 function sortedNested(nested: Record<string, Counts>): Record<string, Counts> {
   const total = (c: Counts) => Object.values(c).reduce((s, n) => s + n, 0);
   return Object.fromEntries(
     Object.entries(nested)
-      .sort(([a, x], [b, y]) => total(y) - total(x) || (a < b ? -1 : a > b ? 1 : 0))
+      .sort(([a, x], [b, y]) => total(y) - total(x) || byCodeUnit(a, b))
       .map(([k, v]) => [k, sorted(v)]),
   );
 }

@@ -5,6 +5,7 @@
  * escapes its quotes, so that two label sets never share a `blob2` (a sink or model named
  * `a,outcome=OK` is not `a` with another label): labels without them read as they are written.
  */
+import { byCodeUnit } from "../../core/code-unit-order.js";
 import type { Logger, Metrics } from "../../core/ports.js";
 
 /** The binding's one method hookgate uses (`AnalyticsEngineDataset`). */
@@ -21,7 +22,7 @@ export function createAnalyticsEngineMetrics(
     increment(name, labels = {}) {
       const labelText = Object.entries(labels)
         // In code-unit order, not the locale's: one label set is one blob on every isolate.
-        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+        .sort(([a], [b]) => byCodeUnit(a, b))
         .map(([k, v]) => `${escapeLabel(k)}=${escapeLabel(v)}`)
         .join(",");
       try {

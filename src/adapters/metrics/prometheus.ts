@@ -2,6 +2,7 @@
  * The Metrics port as an in-process registry of counters, rendered in Prometheus text format,
  * with the gauges `serve` sets itself (the delivery thread's queue and journal).
  */
+import { byCodeUnit } from "../../core/code-unit-order.js";
 import type { Metrics } from "../../core/ports.js";
 
 /**
@@ -135,12 +136,8 @@ export function createPrometheusRegistry(): PrometheusRegistry {
   };
 }
 
-/**
- * Names in code-unit order: the same on every host, where `localeCompare` follows the host's
- * locale (under th_TH `ab` comes before `a_c`, under et_EE `zed` before `team`).
- */
-const byName = ([a]: readonly [string, unknown], [b]: readonly [string, unknown]) =>
-  a < b ? -1 : a > b ? 1 : 0;
+/** Names in code-unit order, the same on every host (not the host's locale's). */
+const byName = ([a]: readonly [string, unknown], [b]: readonly [string, unknown]) => byCodeUnit(a, b);
 
 function renderLabels(labels: Readonly<Record<string, string>>): string {
   return Object.entries(labels)
