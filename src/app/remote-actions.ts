@@ -695,16 +695,18 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
             signal,
           });
           progress.atModel = false;
-          // Given what was left of the rule's time, the call ran out of it: a timeout of the rule
-          // (JUDGE_TIMEOUT, its limit named), not of the egress, whichever timer fired first.
-          if (!sent.ok && sent.error.timedOut) return ranOut();
           if (!sent.ok) {
             // Refused or failed before a connection (the guard, DNS, a closed port): no call reached
             // the provider, so none is counted, or a wrong model URL would spend the team's day.
-            if (NOT_SENT.has(sent.error.stage)) refundBudget(spent, shadow);
+            const unsent = NOT_SENT.has(sent.error.stage);
+            if (unsent) refundBudget(spent, shadow);
+            // Given what was left of the rule's time, the call ran out of it: a timeout of the rule
+            // (JUDGE_TIMEOUT, its limit named), not of the egress, whichever timer fired first.
+            if (sent.error.timedOut) return ranOut();
             // A connection that broke once it had the request (a kept-alive one the provider had
             // just closed, a reset) is worth one more call at once, on a new one, as the SDKs make.
-            else if (
+            if (
+              !unsent &&
               attempts === 1 &&
               sent.error.code === "EGRESS_CONNECT_FAILED" &&
               (await callAgain(0, sentAt))
