@@ -30,8 +30,10 @@ export function withoutUserinfo(text: string): string {
  * Text that may hold URLs (a library's log line, `QueueUrl=http://user:pw@host/…`) with each one's
  * user name and password left out: from its scheme to the last "@" before its path, as
  * `withoutUserinfo` reads one URL. A space does not end it (a password may hold one); a line
- * break does.
+ * break does. Nor does a "?" or "#": a password that holds one unencoded makes a URL the parser
+ * refuses, and the AWS SDK then warns its error, which quotes the URL whole; a query's "@" before
+ * any "/" goes with it.
  */
 export function withoutUserinfoIn(text: string): string {
-  return text.replace(/(\bhttps?:[\\/]*|\b[a-z][a-z\d+.-]*:\/\/)[^\n\\/?#]*@/gi, "$1");
+  return text.replace(/(\bhttps?:[\\/]*|\b[a-z][a-z\d+.-]*:\/\/)[^\n\\/]*@/gi, "$1");
 }

@@ -4,6 +4,7 @@
  * (`http:\\user:secret@host:99999/` was once echoed whole) and for one written without its scheme
  * (`user:secret@host:8787` parses, with the scheme `user:`).
  */
+import { format } from "node:util";
 import { describe, expect, it } from "vitest";
 import { withoutUserinfo, withoutUserinfoIn } from "../../src/core/url-userinfo.js";
 
@@ -49,6 +50,23 @@ describe("withoutUserinfoIn", () => {
   ])("%s shows as %s", (text, shown) => {
     expect(withoutUserinfoIn(text)).toBe(shown);
     expect(withoutUserinfoIn(text)).not.toContain("secret");
+  });
+
+  it.each([
+    ["http://u:pa#secret@127.0.0.1:9/000000000000/q", "http://127.0.0.1:9/000000000000/q"],
+    ["http://u:pa?secret@127.0.0.1:9/000000000000/q", "http://127.0.0.1:9/000000000000/q"],
+  ])("leaves the password out of the URL parser's error, which the SDK warns, for %s", (url, shown) => {
+    // A password holding an unencoded "#" or "?" makes a URL the parser refuses: the SDK warns
+    // its error, and the error quotes the URL whole.
+    let warned = "";
+    try {
+      new URL(url);
+    } catch (e) {
+      warned = format(e);
+    }
+    expect(warned).toContain(url);
+    expect(withoutUserinfoIn(warned)).toContain(`input: '${shown}'`);
+    expect(withoutUserinfoIn(warned)).not.toContain("secret");
   });
 
   it("leaves text with no user name in its URLs as it is, an @ in a path or elsewhere too", () => {
