@@ -101,9 +101,10 @@ export async function replayCommand(
       try {
         const fileHandle = file === "-" ? undefined : await open(file, "r");
         stat = fileHandle === undefined ? await io.stdinStat() : await fileHandle.stat();
-        if (fileHandle !== undefined && stat?.isDirectory()) {
-          await fileHandle.close();
-          io.err(`hookgate: cannot read ${file}: it is a directory; name the records files in it\n`);
+        // stdin too (`- < records/`), which Node reads as empty.
+        if (stat?.isDirectory()) {
+          await fileHandle?.close();
+          io.err(`hookgate: cannot read ${nameOf(file)}: it is a directory; name the records files in it\n`);
           return 1;
         }
         // A file named twice (`records/*.jsonl records/today.jsonl`, or by a link, or as stdin:

@@ -1,7 +1,7 @@
 /** The `hookgate` command as a user runs it: output and exit codes. */
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { readFileSync, writeFileSync } from "node:fs";
+import { closeSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { main } from "../../src/entry/cli.js";
@@ -459,6 +459,26 @@ describe("hookgate check", () => {
       stdout: "",
       stderr: `hookgate: cannot read ${dir}: it is a directory; name the records files in it\n`,
     });
+    // stdin redirected from a folder (`- < records/`) was read as empty: "- holds no hook records".
+    const fd = openSync(dir, "r");
+    try {
+      const fromFolder = spawnSync(
+        process.execPath,
+        [BIN, "replay", "--policy", "examples/policy.json", "-"],
+        {
+          cwd: ROOT,
+          encoding: "utf8",
+          stdio: [fd, "pipe", "pipe"],
+        },
+      );
+      expect(fromFolder).toMatchObject({
+        status: 1,
+        stdout: "",
+        stderr: "hookgate: cannot read stdin (-): it is a directory; name the records files in it\n",
+      });
+    } finally {
+      closeSync(fd);
+    }
   });
 
   it("is a usage error without a file", async () => {
