@@ -19,9 +19,10 @@ export function withoutUserinfo(text: string): string {
   }
   // What the URL parser would read as a user name and password goes, up to the last "@" before
   // the path, also with no "//" or with backslashes (`http:u:pw@h`, `http:\\u@h`), or no scheme.
+  // A "?" or "#" does not end it: a password holding one unencoded is why the URL did not parse.
   const start = /^https?:[\\/]*|^[^:/?#@]*:\/\//i.exec(text)?.[0] ?? "";
   const rest = text.slice(start.length);
-  const end = rest.search(/[\\/?#]/);
+  const end = rest.search(/[\\/]/);
   const at = (end < 0 ? rest : rest.slice(0, end)).lastIndexOf("@");
   return at < 0 ? text : start + rest.slice(at + 1);
 }

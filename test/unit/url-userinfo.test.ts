@@ -21,6 +21,9 @@ describe("withoutUserinfo", () => {
     ["user:secret@host:8787/v1/hooks/claude-code", "host:8787/v1/hooks/claude-code"],
     [" user:secret@host", "host"],
     ["user@host:secret@127.0.0.1:8787", "127.0.0.1:8787"],
+    // Unparseable for the # or ? in its password: the URL parser would not read it either way.
+    ["http://u:pa#secret@host:8787/", "http://host:8787/"],
+    ["http://u:pa?secret@host:8787/v1", "http://host:8787/v1"],
   ])("%s shows as %s", (text, shown) => {
     expect(withoutUserinfo(text)).toBe(shown);
     expect(withoutUserinfo(text)).not.toContain("secret");
