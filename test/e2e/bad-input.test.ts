@@ -160,7 +160,7 @@ interface Expected {
 interface Row {
   readonly name: string;
   /** A request, or raw bytes on a socket for what Node's parser refuses. */
-  readonly request: RawRequest | { readonly bytes: Uint8Array; readonly waitMs?: number };
+  readonly request: RawRequest | { readonly bytes: Uint8Array };
   readonly expected: Expected;
   /** Send the follow-up decision on the same keep-alive connection, which must be reused. */
   readonly keepAlive?: boolean;
@@ -858,7 +858,7 @@ afterAll(async () => {
 async function send(row: Row, agent: Agent | undefined): Promise<RawResponse> {
   sent++;
   if ("bytes" in row.request) {
-    const answer = await sendBytes(server.url, row.request.bytes, row.request.waitMs);
+    const answer = await sendBytes(server.url, row.request.bytes);
     return parseSocketAnswer(answer.text);
   }
   return sendRaw(server.url, { ...row.request, ...(agent ? { agent } : {}) });

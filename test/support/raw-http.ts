@@ -89,28 +89,21 @@ export interface SocketAnswer {
 }
 
 /**
- * Writes bytes on a fresh connection and collects what comes back until the server closes it or
- * `waitMs` passes, then closes. For requests Node's own parser refuses, and for bodies a client
- * stops sending half-way.
+ * Writes bytes on a fresh connection and collects what comes back until the server closes it. For
+ * requests Node's own parser refuses, and for bodies it refuses before their end: the server
+ * closes each such connection after its answer, however long a busy host takes to give it.
  */
-export function sendBytes(origin: string, bytes: Uint8Array, waitMs = 3000): Promise<SocketAnswer> {
+export function sendBytes(origin: string, bytes: Uint8Array): Promise<SocketAnswer> {
   const url = new URL(origin);
   return new Promise((resolve) => {
     const socket = connect(Number(url.port), url.hostname);
     const chunks: Buffer[] = [];
-    let finished = false;
-    const done = () => {
-      if (finished) return;
-      finished = true;
-      clearTimeout(timer);
-      socket.destroy();
-      const text = Buffer.concat(chunks).toString("latin1");
-      resolve({ statusLine: text.split("\r\n", 1)[0] ?? "", text });
-    };
-    const timer = setTimeout(done, waitMs);
     socket.on("data", (c: Buffer) => chunks.push(c));
     socket.on("error", () => undefined);
-    socket.on("close", done);
+    socket.on("close", () => {
+      const text = Buffer.concat(chunks).toString("latin1");
+      resolve({ statusLine: text.split("\r\n", 1)[0] ?? "", text });
+    });
     socket.write(bytes);
   });
 }
