@@ -16,7 +16,7 @@ import type { ClientConnection, HookDeps } from "../app/handle-hook.js";
 import { errorMessage, type RequestError } from "../core/errors.js";
 import { shorten } from "../core/truncate.js";
 import type { AppDeps } from "../http/app.js";
-import { hookResponse, runHookRoute } from "../http/hook-route.js";
+import { type HookRouteOutcome, hookResponse, runHookRoute } from "../http/hook-route.js";
 import { type ChunkSource, readBodyChunks } from "../http/read-body.js";
 import { hookRoute, targetHost } from "../http/route-path.js";
 
@@ -179,23 +179,28 @@ async function answer(
   refused?: RequestError,
 ): Promise<void> {
   const header = (name: string) => rawHeader(request.rawHeaders, name);
-  const connection = clientConnection(request.socket);
-  const outcome = await runHookRoute(deps, client, {
-    readBody: (maxBytes, authenticated) =>
-      readBodyChunks(
-        streamChunks(request),
-        rawHeader(request.rawHeaders, "content-length"),
-        maxBytes,
-        deps.bodyDeadline,
-        authenticated ? deps.bodyBudget : (deps.unauthenticatedBodyBudget ?? deps.bodyBudget),
-      ),
-    contentType: header("content-type"),
-    authorization: header("authorization"),
-    timeoutHeader: header("x-hookgate-timeout"),
-    userAgent: header("user-agent"),
-    refused,
-    connection,
-  }).finally(connection.forget);
+  const connection = new SocketConnection(request.socket);
+  let outcome: HookRouteOutcome;
+  try {
+    outcome = await runHookRoute(deps, client, {
+      readBody: (maxBytes, authenticated) =>
+        readBodyChunks(
+          streamChunks(request),
+          rawHeader(request.rawHeaders, "content-length"),
+          maxBytes,
+          deps.bodyDeadline,
+          authenticated ? deps.bodyBudget : (deps.unauthenticatedBodyBudget ?? deps.bodyBudget),
+        ),
+      contentType: header("content-type"),
+      authorization: header("authorization"),
+      timeoutHeader: header("x-hookgate-timeout"),
+      userAgent: header("user-agent"),
+      refused,
+      connection,
+    });
+  } finally {
+    connection.forget();
+  }
   const { status, headers, body } = hookResponse(outcome);
   headers["content-length"] = String(Buffer.byteLength(body));
   send({ response, status, headers, body });
@@ -209,21 +214,27 @@ async function answer(
  * made only for a run of remote rules that asks for it (an AbortSignal costs a few µs), aborted at
  * once when the connection closed before; `forget` lets go of it once the hook is decided.
  */
-function clientConnection(socket: Duplex): ClientConnection & { readonly forget: () => void } {
-  let left: AbortController | undefined;
-  let forget = () => {};
-  return {
-    left: () => socket.destroyed,
-    leaving() {
-      if (!left) {
-        const controller = new AbortController();
-        left = controller;
-        forget = onceClosed(socket, () => controller.abort());
-      }
-      return left.signal;
-    },
-    forget: () => forget(),
-  };
+class SocketConnection implements ClientConnection {
+  private left_: AbortController | undefined;
+  private forget_: (() => void) | undefined;
+  constructor(private readonly socket: Duplex) {}
+
+  left(): boolean {
+    return this.socket.destroyed;
+  }
+
+  leaving(): AbortSignal {
+    if (!this.left_) {
+      const controller = new AbortController();
+      this.left_ = controller;
+      this.forget_ = onceClosed(this.socket, () => controller.abort());
+    }
+    return this.left_.signal;
+  }
+
+  forget(): void {
+    this.forget_?.();
+  }
 }
 
 /**
