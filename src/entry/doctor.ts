@@ -16,6 +16,7 @@ import { isRecord } from "../core/json-object.js";
 import { notOneOf } from "./arg-errors.js";
 import {
   type CommandIo,
+  clientIgnored,
   DEFAULT_SEND_TIMEOUT_SECONDS,
   type Env,
   gatewayBaseUrl,
@@ -75,11 +76,7 @@ export async function doctorCommand(args: readonly string[], io: CommandIo, env:
   const dialect =
     routed && (DIALECTS as readonly string[]).includes(routed) ? routed : (client ?? "claude-code");
   // As `send` says it: the checks below are of the URL's route, not of the client asked for.
-  if (client !== undefined && dialect !== client) {
-    io.err(
-      `hookgate doctor: --url already names the route /v1/hooks/${dialect}; --client ${client} is ignored\n`,
-    );
-  }
+  if (client !== undefined && dialect !== client) io.err(clientIgnored("doctor", dialect, client));
   const base = gatewayBaseUrl(values.url);
   const command = values.command ?? "rm -rf /";
   const timeoutMs = seconds * 1000;

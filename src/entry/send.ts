@@ -90,6 +90,14 @@ export function routeClient(url: string): string | undefined {
   return match?.[1];
 }
 
+/**
+ * What `send` and `doctor` say on stderr when `--client` asks for another client than the hook
+ * URL's route names: the route is the one used.
+ */
+export function clientIgnored(command: string, routed: string, client: string): string {
+  return `hookgate ${command}: --url already names the route /v1/hooks/${routed}; --client ${client} is ignored\n`;
+}
+
 /** The gateway's base URL: everything before `/v1/hooks` in the path (the URL itself otherwise). */
 export function gatewayBaseUrl(url: string): string {
   const parsed = parseGatewayUrl(url);
@@ -163,9 +171,7 @@ export async function sendCommand(args: readonly string[], io: CommandIo, env: E
     const url = resolveHookUrl(values.url, client);
     const named = routeClient(url);
     if (client !== undefined && named !== undefined && named !== client) {
-      io.err(
-        `hookgate send: --url already names the route /v1/hooks/${named}; --client ${client} is ignored\n`,
-      );
+      io.err(clientIgnored("send", named, client));
     }
     const body = await io.stdin();
     // deepagents strips variables named *TOKEN* from a hook's environment: only HOOKGATE_AUTH
