@@ -18,6 +18,7 @@ import { dirname, join, relative, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { gzipSync } from "node:zlib";
 import { createRun, HERE, log, machine, median, ROOT, round3, waitForQuiet, writeResult } from "./common.js";
+import { benchmarkEvent, checkHookgate, checkMinimal, DENY_POLICY, LAMBDA_FIXTURE } from "./lambda-event.js";
 
 const { fail, boundedInt, parseFlags, spawnChild, tempDir, removeDir } = createRun("coldstart.js");
 
@@ -46,22 +47,7 @@ const QUIET_ENV = {
   WRANGLER_SEND_ERROR_REPORTS: "false",
   CLOUDFLARE_CF_FETCH_ENABLED: "false",
 };
-const FIXTURE = join(ROOT, "test", "fixtures", "lambda", "http-api-v2-pre-tool-use.json");
 const MINIMAL_ENTRY = join(HERE, "minimal-hono-lambda.mjs");
-/** A policy whose only rule denies this request; no auth block, no notify, prompt or forward. */
-const POLICY = {
-  version: 1,
-  rules: [
-    {
-      id: "no-rm-root",
-      on: "PreToolUse",
-      matcher: "Bash",
-      if: "Bash(rm -rf /*)",
-      decide: "deny",
-      reason: "Deleting from / is never allowed",
-    },
-  ],
-};
 
 /**
  * The child: everything before `t0` (node start, this script, the event read from disk) is left
@@ -159,11 +145,11 @@ async function run(tmp) {
       excludes:
         "node process start and the child script's own start (timed inside the child), the Lambda runtime's init (runtime interface client, fetching the event), the network",
       event: {
-        fixture: relative(ROOT, FIXTURE),
+        fixture: relative(ROOT, LAMBDA_FIXTURE),
         command: "rm -rf /",
         bodyBytes: Buffer.byteLength(event.body),
       },
-      policy: POLICY,
+      policy: DENY_POLICY,
       expected: { hookgate: "200, permissionDecision deny by no-rm-root", minimal: '200, {"ok":true}' },
     },
     samples,
@@ -332,39 +318,6 @@ async function buildMinimal(outdir) {
   return { file, size: { file: "minimal-hono-lambda.mjs", ...sumSizes([file]), gzipLevel: 6 } };
 }
 
-/** The HTTP API v2 PreToolUse fixture with its Bash command swapped for `rm -rf /`. */
-function benchmarkEvent() {
-  const event = JSON.parse(readFileSync(FIXTURE, "utf8"));
-  const body = JSON.parse(event.body);
-  body.tool_input.command = "rm -rf /";
-  body.tool_input.description = "Delete everything";
-  event.body = JSON.stringify(body);
-  event.headers["content-length"] = String(Buffer.byteLength(event.body));
-  return event;
-}
-
-function checkHookgate(result) {
-  let decision;
-  let reason;
-  try {
-    const body = JSON.parse(result.body);
-    decision = body.hookSpecificOutput?.permissionDecision;
-    reason = body.hookSpecificOutput?.permissionDecisionReason;
-  } catch {
-    decision = undefined;
-  }
-  const error = Object.entries(result.headers ?? {}).find(([k]) => k.toLowerCase() === "x-hookgate-error");
-  if (result.statusCode !== 200 || decision !== "deny" || error || !String(reason).includes("never allowed"))
-    return `expected 200 and no-rm-root's deny, got ${JSON.stringify(result)}`;
-  return undefined;
-}
-
-function checkMinimal(result) {
-  if (result.statusCode !== 200 || result.body !== '{"ok":true}')
-    return `expected 200 {"ok":true}, got ${JSON.stringify(result)}`;
-  return undefined;
-}
-
 /** One cold start: a fresh node child that imports the bundle and calls its handler once. */
 function coldStart(childFile, eventFile, name, target) {
   const env = {
@@ -374,7 +327,7 @@ function coldStart(childFile, eventFile, name, target) {
   };
   for (const k of ["HOOKGATE_QUEUE_URL", "HOOKGATE_DLQ_URL", "HOOKGATE_RECORD", "NODE_OPTIONS"])
     delete env[k];
-  env.HOOKGATE_POLICY = JSON.stringify(POLICY);
+  env.HOOKGATE_POLICY = JSON.stringify(DENY_POLICY);
   return new Promise((resolvePromise) => {
     const child = spawnChild(process.execPath, [childFile], {
       env,

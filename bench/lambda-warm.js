@@ -16,7 +16,7 @@
  * bench/results/lambda-warm-<date>T<time>.json. Not part of `npm run bench`: no target of issue 10
  * reads it.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -32,6 +32,7 @@ import {
   waitForQuiet,
   writeResult,
 } from "./common.js";
+import { benchmarkEvent, checkHookgate, checkMinimal, DENY_POLICY } from "./lambda-event.js";
 
 const { fail, boundedInt, parseFlags, spawnChild, tempDir, removeDir } = createRun("lambda-warm.js");
 
@@ -52,22 +53,7 @@ const options = {
   quietWaitSeconds: boundedInt("quiet-wait", flags["quiet-wait"], 0, 120),
 };
 
-const FIXTURE = join(ROOT, "test", "fixtures", "lambda", "http-api-v2-pre-tool-use.json");
 const SAMPLE_TIMEOUT_MS = 120_000;
-/** coldstart.js's policy: one rule, which denies this request; no auth, notify, prompt or forward. */
-const POLICY = {
-  version: 1,
-  rules: [
-    {
-      id: "no-rm-root",
-      on: "PreToolUse",
-      matcher: "Bash",
-      if: "Bash(rm -rf /*)",
-      decide: "deny",
-      reason: "Deleting from / is never allowed",
-    },
-  ],
-};
 
 /**
  * The child: the first call's answer is checked by the parent; the warm-up calls fill the JIT;
@@ -153,7 +139,7 @@ async function run(tmp, targets) {
     options: { ...options, quietWaitTookSeconds: quietSeconds },
     targets: Object.fromEntries(names.map((n) => [n, targets[n].module])),
     event: { fixture: "test/fixtures/lambda/http-api-v2-pre-tool-use.json", command: "rm -rf /" },
-    policy: POLICY,
+    policy: DENY_POLICY,
     rounds,
     summary,
   };
@@ -169,7 +155,7 @@ function sample(childFile, eventFile, name, target) {
     BENCH_MODULE_URL: pathToFileURL(target.module).href,
     BENCH_INVOCATIONS: String(options.invocations),
     BENCH_WARMUP: String(options.warmup),
-    HOOKGATE_POLICY: JSON.stringify(POLICY),
+    HOOKGATE_POLICY: JSON.stringify(DENY_POLICY),
   };
   for (const k of ["HOOKGATE_QUEUE_URL", "HOOKGATE_DLQ_URL", "HOOKGATE_RECORD", "NODE_OPTIONS"])
     delete env[k];
@@ -196,35 +182,6 @@ function sample(childFile, eventFile, name, target) {
       resolvePromise({ cpuUs: round1(measured.cpuUs), wallUs: round1(measured.wallUs) });
     });
   });
-}
-
-/** The HTTP API v2 PreToolUse fixture with its Bash command swapped for `rm -rf /`. */
-function benchmarkEvent() {
-  const event = JSON.parse(readFileSync(FIXTURE, "utf8"));
-  const body = JSON.parse(event.body);
-  body.tool_input.command = "rm -rf /";
-  body.tool_input.description = "Delete everything";
-  event.body = JSON.stringify(body);
-  event.headers["content-length"] = String(Buffer.byteLength(event.body));
-  return event;
-}
-
-function checkHookgate(result) {
-  let decision;
-  try {
-    decision = JSON.parse(result.body).hookSpecificOutput?.permissionDecision;
-  } catch {
-    decision = undefined;
-  }
-  if (result.statusCode !== 200 || decision !== "deny")
-    return `expected 200 and no-rm-root's deny, got ${JSON.stringify(result)}`;
-  return undefined;
-}
-
-function checkMinimal(result) {
-  if (result.statusCode !== 200 || result.body !== '{"ok":true}')
-    return `expected 200 {"ok":true}, got ${JSON.stringify(result)}`;
-  return undefined;
 }
 
 /** Medians per target and key; each target's ratio to the next one listed, by medians and paired. */
