@@ -100,45 +100,58 @@ async function budgets(url: string, name: string): Promise<Record<string, number
   return Object.fromEntries(samples.map((m) => [m.labels?.budget, Number(m.value)]));
 }
 
+/**
+ * A serve in a new folder `name` whose one rule judges each Write through `model`, letting
+ * `maxConcurrent` calls out at once, with a deadline far longer than the test (no hook is answered
+ * by its deadline while the model holds); stopped after the test.
+ */
+async function judgingServe(
+  model: LoopbackServer,
+  name: string,
+  maxConcurrent: number,
+  defaults: Record<string, unknown> = {},
+) {
+  const policyPath = join(tempDir(name), "policy.json");
+  writeFileSync(
+    policyPath,
+    JSON.stringify({
+      version: 1,
+      auth: { tokens: [{ team: "a", env: "HOOKGATE_TOKEN_A" }] },
+      defaults: { deadlineMs: 300_000, ...defaults },
+      egress: { allowCidrs: ["127.0.0.1/32"] },
+      models: {
+        judge: {
+          provider: "anthropic",
+          model: "claude-haiku-4-5",
+          url: `${model.url}/v1/messages`,
+          apiKey: "env:ANTHROPIC_KEY",
+          cacheTtlSeconds: 0,
+          maxConcurrent,
+        },
+      },
+      rules: [
+        {
+          id: "review-writes",
+          on: "PreToolUse",
+          matcher: "Write",
+          prompt: { text: "Is this write safe? $ARGUMENTS", model: "judge", onError: "ask" },
+        },
+      ],
+    }),
+  );
+  const server = await startServerProcess(policyPath, {
+    HOOKGATE_TOKEN_A: TOKEN,
+    ANTHROPIC_KEY: "sk-ant-test",
+  });
+  cleanups.push(() => server.stop());
+  return server;
+}
+
 describe("serve's budget for hooks waiting on prompt rules", () => {
   it("answers a hook past 64 MiB of waiting bodies at once with its rule's onError, and the rest with the model's verdict", async () => {
     const model = await holdingModel();
-    const dir = tempDir("waiting-budget");
-    const policyPath = join(dir, "policy.json");
-    writeFileSync(
-      policyPath,
-      JSON.stringify({
-        version: 1,
-        auth: { tokens: [{ team: "a", env: "HOOKGATE_TOKEN_A" }] },
-        // Far longer than the test: no hook is answered by its deadline while the model holds.
-        defaults: { deadlineMs: 300_000 },
-        egress: { allowCidrs: ["127.0.0.1/32"] },
-        models: {
-          judge: {
-            provider: "anthropic",
-            model: "claude-haiku-4-5",
-            url: `${model.url}/v1/messages`,
-            apiKey: "env:ANTHROPIC_KEY",
-            cacheTtlSeconds: 0,
-            // Every waiting hook's call goes out, so the model sees each one the budget let in.
-            maxConcurrent: COUNT,
-          },
-        },
-        rules: [
-          {
-            id: "review-writes",
-            on: "PreToolUse",
-            matcher: "Write",
-            prompt: { text: "Is this write safe? $ARGUMENTS", model: "judge", onError: "ask" },
-          },
-        ],
-      }),
-    );
-    const server = await startServerProcess(policyPath, {
-      HOOKGATE_TOKEN_A: TOKEN,
-      ANTHROPIC_KEY: "sk-ant-test",
-    });
-    cleanups.push(() => server.stop());
+    // Every waiting hook's call goes out, so the model sees each one the budget let in.
+    const server = await judgingServe(model, "waiting-budget", COUNT);
 
     let answered = 0;
     let released = false;
@@ -241,41 +254,7 @@ describe("serve's waiting budget when a hook's client hangs up", () => {
     const fit = Math.floor(WAITING_BODY_BUDGET_BYTES / big);
     expect(fit).toBe(4);
     const model = await holdingModel();
-    const dir = tempDir("waiting-budget-hangup");
-    const policyPath = join(dir, "policy.json");
-    writeFileSync(
-      policyPath,
-      JSON.stringify({
-        version: 1,
-        auth: { tokens: [{ team: "a", env: "HOOKGATE_TOKEN_A" }] },
-        // Far longer than the test: no hook is answered by its deadline while the model holds.
-        defaults: { deadlineMs: 300_000, maxBodyBytes: 16 * 1024 * 1024 },
-        egress: { allowCidrs: ["127.0.0.1/32"] },
-        models: {
-          judge: {
-            provider: "anthropic",
-            model: "claude-haiku-4-5",
-            url: `${model.url}/v1/messages`,
-            apiKey: "env:ANTHROPIC_KEY",
-            cacheTtlSeconds: 0,
-            maxConcurrent: 1,
-          },
-        },
-        rules: [
-          {
-            id: "review-writes",
-            on: "PreToolUse",
-            matcher: "Write",
-            prompt: { text: "Is this write safe? $ARGUMENTS", model: "judge", onError: "ask" },
-          },
-        ],
-      }),
-    );
-    const server = await startServerProcess(policyPath, {
-      HOOKGATE_TOKEN_A: TOKEN,
-      ANTHROPIC_KEY: "sk-ant-test",
-    });
-    cleanups.push(() => server.stop());
+    const server = await judgingServe(model, "waiting-budget-hangup", 1, { maxBodyBytes: 16 * 1024 * 1024 });
 
     /** A hook sent on a connection of its own, which the test can close before the answer. */
     const send = (i: number): ClientRequest => {
@@ -358,41 +337,7 @@ describe("serve's waiting budget when a hook's client hangs up", () => {
 describe("serve's waiting budget when pipelined hooks' client hangs up", () => {
   it("gives back the share of a hook queued behind another on the connection, and gives up its call", async () => {
     const model = await holdingModel();
-    const dir = tempDir("waiting-budget-pipelined");
-    const policyPath = join(dir, "policy.json");
-    writeFileSync(
-      policyPath,
-      JSON.stringify({
-        version: 1,
-        auth: { tokens: [{ team: "a", env: "HOOKGATE_TOKEN_A" }] },
-        // Far longer than the test: no hook is answered by its deadline while the model holds.
-        defaults: { deadlineMs: 300_000 },
-        egress: { allowCidrs: ["127.0.0.1/32"] },
-        models: {
-          judge: {
-            provider: "anthropic",
-            model: "claude-haiku-4-5",
-            url: `${model.url}/v1/messages`,
-            apiKey: "env:ANTHROPIC_KEY",
-            cacheTtlSeconds: 0,
-            maxConcurrent: 1,
-          },
-        },
-        rules: [
-          {
-            id: "review-writes",
-            on: "PreToolUse",
-            matcher: "Write",
-            prompt: { text: "Is this write safe? $ARGUMENTS", model: "judge", onError: "ask" },
-          },
-        ],
-      }),
-    );
-    const server = await startServerProcess(policyPath, {
-      HOOKGATE_TOKEN_A: TOKEN,
-      ANTHROPIC_KEY: "sk-ant-test",
-    });
-    cleanups.push(() => server.stop());
+    const server = await judgingServe(model, "waiting-budget-pipelined", 1);
     const bytes = 10_000;
     const hook = (i: number) => {
       const body = write(i, bytes);
