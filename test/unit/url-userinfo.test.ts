@@ -24,6 +24,19 @@ describe("withoutUserinfo", () => {
     // Unparseable for the # or ? in its password: the URL parser would not read it either way.
     ["http://u:pa#secret@host:8787/", "http://host:8787/"],
     ["http://u:pa?secret@host:8787/v1", "http://host:8787/v1"],
+    // A "/" or "\" in the password (a base64 secret) cuts what the parser reads as the port short.
+    ["http://u:pa/secret@host:8787/v1", "http://host:8787/v1"],
+    ["https://AKIA:wJalr/secret+bPx@sqs.example/1/q", "https://sqs.example/1/q"],
+    ["http://u:pa\\secret@host/", "http://host/"],
+    ["http://u:pa/se@cret@[::1]:8787/", "http://[::1]:8787/"],
+    ["u:pa/secret@host:8787", "host:8787"],
+    // Parsed, with the user name as the host and the password as its query, fragment or path.
+    ["http://u:#secret@host:8787/", "http://host:8787/"],
+    ["http://u:?secret@host:8787/", "http://host:8787/"],
+    ["http://u:/secret@host:8787/", "http://host:8787/"],
+    // The URL parser's other schemes that read a backslash as a slash.
+    ["ftp:\\\\user:secret@host:99999/", "ftp:\\\\host:99999/"],
+    ["wss:user:secret@host:99999/", "wss:host:99999/"],
   ])("%s shows as %s", (text, shown) => {
     expect(withoutUserinfo(text)).toBe(shown);
     expect(withoutUserinfo(text)).not.toContain("secret");
@@ -34,6 +47,8 @@ describe("withoutUserinfo", () => {
     expect(withoutUserinfo("http://host:99999/a@b")).toBe("http://host:99999/a@b");
     expect(withoutUserinfo("localhost:8787/a@b")).toBe("localhost:8787/a@b");
     expect(withoutUserinfo("file:///a@b")).toBe("file:///a@b");
+    expect(withoutUserinfo("http://registry:4873/@scope/pkg")).toBe("http://registry:4873/@scope/pkg");
+    expect(withoutUserinfo("http://[::1]:8787/a@b")).toBe("http://[::1]:8787/a@b");
   });
 });
 
@@ -50,6 +65,14 @@ describe("withoutUserinfoIn", () => {
     ["QueueUrl=http:\\\\u:secret@host/q", "QueueUrl=http:\\\\host/q"],
     ["QueueUrl=http:u:secret@host/q", "QueueUrl=http:host/q"],
     ["QueueUrl=HTTPS://U:secret@HOST/q\nnext line", "QueueUrl=HTTPS://HOST/q\nnext line"],
+    [
+      "QueueUrl=https://AKIA:wJalr/secret@sqs.example/1/q differs",
+      "QueueUrl=https://sqs.example/1/q differs",
+    ],
+    ["QueueUrl=http://u:pa\\secret@host/q", "QueueUrl=http://host/q"],
+    ["a http://u:pa/secret@a/q and http://b/x", "a http://a/q and http://b/x"],
+    ["QueueUrl=ftp:\\\\u:secret@host:99999/q", "QueueUrl=ftp:\\\\host:99999/q"],
+    ["QueueUrl=_http://u:secret@host/q", "QueueUrl=_http://host/q"],
   ])("%s shows as %s", (text, shown) => {
     expect(withoutUserinfoIn(text)).toBe(shown);
     expect(withoutUserinfoIn(text)).not.toContain("secret");
@@ -58,8 +81,9 @@ describe("withoutUserinfoIn", () => {
   it.each([
     ["http://u:pa#secret@127.0.0.1:9/000000000000/q", "http://127.0.0.1:9/000000000000/q"],
     ["http://u:pa?secret@127.0.0.1:9/000000000000/q", "http://127.0.0.1:9/000000000000/q"],
+    ["http://u:pa/secret@127.0.0.1:9/000000000000/q", "http://127.0.0.1:9/000000000000/q"],
   ])("leaves the password out of the URL parser's error, which the SDK warns, for %s", (url, shown) => {
-    // A password holding an unencoded "#" or "?" makes a URL the parser refuses: the SDK warns
+    // A password holding an unencoded "#", "?" or "/" makes a URL the parser refuses: the SDK warns
     // its error, and the error quotes the URL whole.
     let warned = "";
     try {
@@ -77,6 +101,8 @@ describe("withoutUserinfoIn", () => {
       "QueueUrl=http://127.0.0.1:9/000000000000/jobs differs",
       "http://host/a@b",
       "mail ops@example.com about http://host:1/",
+      "rows: 3, news: ops@example.com",
+      "http://[::1]:8787/a@b and http://registry:4873/@scope/pkg",
       "no URL at all",
     ])
       expect(withoutUserinfoIn(text)).toBe(text);
