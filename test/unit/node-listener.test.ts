@@ -5,6 +5,7 @@ import { connect } from "node:net";
 import { PassThrough } from "node:stream";
 import { getRequestListener } from "@hono/node-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { RemoteInput, RemoteRun } from "../../src/app/remote-actions.js";
 import { type Answer, answerWriter, hookListener, streamChunks } from "../../src/entry/node-listener.js";
 import { createApp } from "../../src/http/app.js";
 import { bodyDeadline, createBodyBudget, readBodyChunks } from "../../src/http/read-body.js";
@@ -461,6 +462,85 @@ describe("hookListener's budgets of bodies still arriving", () => {
       expect((await post("Bearer not-a-token")).error).toBe("BODY_UNREADABLE");
     } finally {
       stalled.destroy();
+      server.close();
+    }
+  });
+});
+
+describe("hookListener's client-left signal on a kept-alive connection", () => {
+  it("lets go of a hook's signal once it is decided: the connection's close aborts only the hook still being decided", async () => {
+    // Claude Code sends a session's hooks on one connection, open for hours: a decided hook's
+    // signal kept for its close would pile up there, one per hook with remote rules.
+    const policy = await policyFrom(
+      {
+        version: 1,
+        models: { m: { provider: "anthropic", model: "claude-haiku-4-5", apiKey: "env:K" } },
+        rules: [
+          { id: "judge", on: "PreToolUse", matcher: "Write", prompt: { text: "ok? $ARGUMENTS", model: "m" } },
+        ],
+      },
+      { K: "k" },
+    );
+    const signals: AbortSignal[] = [];
+    let started: () => void = () => {};
+    // Each run answers at once but the third, which waits for its client to leave.
+    const remote = {
+      run: (input: RemoteInput): Promise<RemoteRun> => {
+        const signal = input.clientLeft as AbortSignal;
+        signals.push(signal);
+        const none = { effects: [], audit: [] };
+        if (signals.length < 3) return Promise.resolve(none);
+        started();
+        return new Promise((resolve) => signal.addEventListener("abort", () => resolve(none)));
+      },
+    };
+    const deps = {
+      policy: () => policy,
+      clock: { now: Date.now, monotonic: () => performance.now() },
+      newId: () => "id-1",
+      sha256,
+      logger: { log: () => {} },
+      remote,
+    };
+    const server = createServer(hookListener(deps, () => {}));
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    const { port } = server.address() as AddressInfo;
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const post = (i: number) => {
+      const req = request({ port, host: "127.0.0.1", method: "POST", path: "/v1/hooks/claude-code", agent });
+      req.setHeader("content-type", "application/json");
+      req.end(
+        JSON.stringify({
+          hook_event_name: "PreToolUse",
+          tool_name: "Write",
+          tool_input: { file_path: `/p/${i}` },
+        }),
+      );
+      return req;
+    };
+    try {
+      for (const i of [0, 1]) {
+        const [res] = (await once(post(i), "response")) as [IncomingMessage];
+        res.resume();
+        await once(res, "end");
+      }
+      const running = new Promise<void>((resolve) => {
+        started = resolve;
+      });
+      const last = post(2);
+      last.on("error", () => {});
+      await running;
+      expect(last.reusedSocket).toBe(true);
+      const socket = last.socket;
+      expect(socket).not.toBeNull();
+      // The server's side closes after the client's: the third hook's signal says when.
+      const aborted = once(signals[2] as AbortSignal, "abort");
+      socket?.destroy();
+      await aborted;
+      expect(signals.map((s) => s.aborted)).toEqual([false, false, true]);
+    } finally {
+      agent.destroy();
       server.close();
     }
   });
