@@ -112,7 +112,9 @@ async function appWith(
             url: `${downstream.url}/hook`,
             headers: { Authorization: "Bearer $POLICY_TOKEN", "X-Other": "${OTHER_SECRET}" },
             allowedEnvVars: ["POLICY_TOKEN", "OTHER_SECRET"],
-            timeoutMs: 500,
+            // Far above a loopback call's time, so that a busy host's slow answer is no timeout;
+            // the tests of a timeout set their own.
+            timeoutMs: 3000,
             onError: "deny",
             ...forwardFields,
           },
@@ -202,7 +204,7 @@ describe("forward rules", () => {
       {
         id: "relay",
         on: "PreToolUse",
-        forward: { url: "env:TEAM_HOOK_URL", timeoutMs: 500, onError: "deny" },
+        forward: { url: "env:TEAM_HOOK_URL", timeoutMs: 3000, onError: "deny" },
       },
     ];
     const app = await testApp(await authPolicy(rules, { egress }), {
@@ -302,7 +304,7 @@ describe("forward rules", () => {
       "FORWARD_WRONG_EVENT",
     ],
   ] as const)("answers %s with onError", async (_name, reply, code) => {
-    const app = await appWith();
+    const app = await appWith(code === "FORWARD_TIMEOUT" ? { timeoutMs: 300 } : {});
     next = reply;
     const body = await jsonOf(await app.post("/v1/hooks", bash("ls")));
     expect(body.hookSpecificOutput).toMatchObject({
@@ -547,7 +549,11 @@ describe("forward rules", () => {
     const app = await testApp(
       await authPolicy(
         [
-          { id: "relay-first", on: "PreToolUse", forward: { url: `${downstream.url}/hook`, timeoutMs: 500 } },
+          {
+            id: "relay-first",
+            on: "PreToolUse",
+            forward: { url: `${downstream.url}/hook`, timeoutMs: 3000 },
+          },
           { id: "static-second", on: "PreToolUse", context: "SECOND from the static rule" },
         ],
         { egress },
