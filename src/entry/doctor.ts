@@ -21,6 +21,7 @@ import {
   type Env,
   gatewayBaseUrl,
   isMistypedHookUrl,
+  meantHookUrl,
   parseGatewayUrl,
   resolveHookUrl,
   routeClient,
@@ -109,7 +110,7 @@ export async function doctorCommand(args: readonly string[], io: CommandIo, env:
     print({
       ok: false,
       line: `hook URL: ${base} is no hook route and no gateway base URL (its path has /v1/ but no /v1/hooks)`,
-      fix: "use the hook URL hookgate init printed (e.g. http://127.0.0.1:8787/v1/hooks/claude-code)",
+      fix: `use the hook URL hookgate init printed (here likely ${meantHookUrl(values.url, client)})`,
     });
     print({ ok: false, line: "token: not checked (the hook URL is mistyped)" });
     print({ ok: false, line: "sample decision: not checked (the hook URL is mistyped)" });

@@ -74,6 +74,21 @@ export function isMistypedHookUrl(url: string): boolean {
 }
 
 /**
+ * The hook URL a mistyped one (`isMistypedHookUrl`) most likely meant, on its own host and port,
+ * without user name or password: its path up to its last `v1` segment, then `/v1/hooks/` and the
+ * client, `client` when given, else a client's name among the segments after `v1`
+ * (`/v1/hook/deepcode`), else claude-code.
+ */
+export function meantHookUrl(url: string, client: string | undefined): string {
+  const parsed = parseGatewayUrl(url);
+  const segments = parsed.pathname.split("/");
+  const v1 = segments.lastIndexOf("v1");
+  const named = segments.slice(v1 + 1).find((s) => (DIALECTS as readonly string[]).includes(s));
+  const prefix = segments.slice(0, v1).join("/").replace(/\/+$/, "");
+  return `${parsed.origin}${prefix}/v1/hooks/${client ?? named ?? "claude-code"}`;
+}
+
+/**
  * The URL to post to: `url` itself when its path already names a hook route, otherwise the
  * base URL plus `/v1/hooks/<client>` (or `/v1/hooks`). Throws on a URL that is not http(s).
  */
@@ -165,7 +180,7 @@ export async function sendCommand(args: readonly string[], io: CommandIo, env: E
     // URL fails in an http hook. hookgate's routes start at `/v1/`, as doctor reads it.
     if (isMistypedHookUrl(values.url)) {
       return fail(
-        `"${withoutUserinfo(values.url)}" is no hook route and no gateway base URL (its path has /v1/ but no /v1/hooks): use the hook URL hookgate init printed (e.g. http://127.0.0.1:8787/v1/hooks/claude-code)`,
+        `"${withoutUserinfo(values.url)}" is no hook route and no gateway base URL (its path has /v1/ but no /v1/hooks): use the hook URL hookgate init printed (here likely ${meantHookUrl(values.url, client)})`,
       );
     }
     const url = resolveHookUrl(values.url, client);

@@ -191,7 +191,10 @@ describe("hookgate doctor", { timeout: 90_000 }, () => {
       "✗ token: not checked (the hook URL is mistyped)",
       "✗ sample decision: not checked (the hook URL is mistyped)",
     ]);
-    expect(result.stdout).toMatch(/fix: use the hook URL hookgate init printed/);
+    // The one it likely meant, on its own host and port.
+    expect(result.stdout).toContain(
+      `fix: use the hook URL hookgate init printed (here likely ${server.url}/v1/hooks/claude-code)`,
+    );
     // The header derives no hook URL from it (`…/v1/hook/claude-code/v1/hooks/claude-code`).
     expect(result.stdout.split("\n")[0]).toBe(
       `hookgate doctor: ${server.url}/v1/hook/claude-code (claude-code)`,

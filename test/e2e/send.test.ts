@@ -240,7 +240,7 @@ describe("hookgate send", { timeout: 90_000 }, () => {
     [
       "--url is a mistyped hook URL",
       () => ["--url", `${server.url}/v1/hook/claude-code`],
-      /no hook route and no gateway base URL \(its path has \/v1\/ but no \/v1\/hooks\)/,
+      /no hook route and no gateway base URL \(its path has \/v1\/ but no \/v1\/hooks\): use the hook URL hookgate init printed \(here likely http:\/\/127\.0\.0\.1:\d+\/v1\/hooks\/claude-code\)/,
     ],
     ["--url is missing", () => [], /needs --url/],
     ["an option is unknown", () => ["--url", closedUrl, "--bogus"], /bogus/],
