@@ -221,6 +221,15 @@ async function start(): Promise<void> {
         "the intake journal is not resumed at its recorded position; reading it from the start of its first segment",
         { recorded, start, why },
       ),
+    onGone: (segment) =>
+      logger.log(
+        "error",
+        "an intake journal segment was deleted before it was read; the notify events in it are lost",
+        {
+          segment,
+          fix: `find what deletes files under ${join(data.dataDir, JOURNAL_DIR)} while serve runs`,
+        },
+      ),
     onUnreadable: ({ segment, offset, bytes, id }) =>
       logger.log(
         "error",

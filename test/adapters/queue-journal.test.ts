@@ -889,6 +889,43 @@ describe("intake journal", () => {
     writer.close();
   });
 
+  it("names the complete segments removed with the journal directory before the reader opened them, whose lines are lost", async () => {
+    const queue = createSqliteQueue<Job>({ path: join(dir, "queue.sqlite") });
+    opened.push(queue);
+    let locked = false;
+    const gone: number[] = [];
+    const reader = openJournalReader(journalDir, {
+      // The queue file locked by another process: every intake fails.
+      intake: (rows, position) =>
+        locked ? Promise.reject(new Error("database is locked")) : queue.intake(rows, position),
+      position: queue.intakePosition(),
+      onGone: (segment) => gone.push(segment),
+    });
+    // Segments two jobs long: the writer moves on every other append.
+    const writer = openJournalWriter(journalDir, 100);
+    for (let n = 1; n <= 4; n++) writer.append(jobs(n));
+    // Read across segments as they come, and every segment read deleted: none is told as gone.
+    expect(await reader.drain()).toBe(4);
+    reader.backlogBytes();
+    expect(gone).toEqual([]);
+
+    locked = true;
+    for (let n = 5; n <= 10; n++) writer.append(jobs(n));
+    await expect(reader.drain()).rejects.toThrow(/locked/);
+    // The gauges read the backlog every 5 s, drains failing or not.
+    reader.backlogBytes();
+    const waiting = segmentFiles().map(numberOf);
+    expect(waiting).toHaveLength(3);
+    // `rm -rf` of the journal: the writer copies out the segment it writes, not the two before it.
+    rmSync(journalDir, { recursive: true });
+    writer.check();
+    locked = false;
+    await reader.drain();
+    expect(await receivedNumbers(queue)).toEqual([1, 2, 3, 4, 9, 10]);
+    expect(gone).toEqual(waiting.slice(0, 2));
+    writer.close();
+  });
+
   it("makes the data dir it copies its segment into again readable by its user alone, as serve makes it", () => {
     const dataDir = join(dir, "data");
     const inData = join(dataDir, "intake");

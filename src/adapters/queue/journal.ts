@@ -610,6 +610,11 @@ export interface JournalReaderDeps {
    * is in: where it is, its length in bytes and the id of the job it went in as. Never its text.
    */
   readonly onUnreadable?: (line: UnreadableLine) => void;
+  /**
+   * Called for a segment the reader listed and had not opened yet that is gone (deleted by hand,
+   * the journal directory removed while the reader was behind): the lines in it are lost.
+   */
+  readonly onGone?: (segment: number) => void;
 }
 
 /** A journal line that is not a send's jobs, taken in as one job (`id`) that is dead-lettered. */
@@ -657,6 +662,30 @@ export function openJournalReader(dir: string, deps: JournalReaderDeps): Journal
     tailBytes = 0;
   };
 
+  /**
+   * Segments listed after the one being read and not opened yet, each with whether a later one
+   * was listed too (it is complete: its writer moved on). Once open, a segment deleted is still
+   * read to its end through its descriptor; a complete one deleted before that took its lines
+   * with it, and nothing else would say so (the writer copies out only the segment it writes, so
+   * the newest one listed is not told: its writer may have copied it).
+   */
+  const unopened = new Map<number, boolean>();
+  /** Lists the segments, telling the complete ones listed before, not opened, and gone since. */
+  const list = (): number[] => {
+    const now = segments(dir);
+    const left = new Set(now);
+    for (const [n, complete] of unopened) {
+      if (left.has(n)) continue;
+      unopened.delete(n);
+      if (complete) deps.onGone?.(n);
+    }
+    const newest = now.at(-1);
+    for (const n of now)
+      if (n > position.segment || (n === position.segment && fd < 0))
+        unopened.set(n, unopened.get(n) === true || n !== newest);
+    return now;
+  };
+
   const openCurrent = (): boolean => {
     if (fd >= 0) return true;
     try {
@@ -665,6 +694,7 @@ export function openJournalReader(dir: string, deps: JournalReaderDeps): Journal
       if ((e as NodeJS.ErrnoException).code === "ENOENT") return false;
       throw e;
     }
+    unopened.delete(position.segment);
     dropTail();
     return true;
   };
@@ -706,7 +736,7 @@ export function openJournalReader(dir: string, deps: JournalReaderDeps): Journal
     let taken = 0;
     for (;;) {
       taken += await readCurrent();
-      const later = segments(dir).find((n) => n > position.segment);
+      const later = list().find((n) => n > position.segment);
       if (later === undefined) return taken;
       // A later segment exists: this one is complete unless its writer still holds it (another
       // serve on the data dir, or this one's writer when the later segment is another's). Then
@@ -752,7 +782,9 @@ export function openJournalReader(dir: string, deps: JournalReaderDeps): Journal
   return {
     backlogBytes() {
       let bytes = 0;
-      for (const n of segments(dir)) {
+      // Read every 5 s (the gauges), also while the queue file fails every drain: the segments
+      // waiting behind are listed, so those deleted meanwhile are told.
+      for (const n of list()) {
         if (n < position.segment) continue;
         try {
           const size = statSync(join(dir, segmentName(n))).size;
