@@ -137,7 +137,7 @@ export function loopbackName(name: string): boolean {
  * otherwise read the gateway's answers as its own origin, and act as a local agent.
  */
 export function loopbackHost(host: string | undefined): boolean {
-  if (host === undefined) return true; // HTTP/1.0 has none; Node refuses an HTTP/1.1 request without
+  if (host === undefined) return true; // HTTP/1.0 has none, nor may a hand-made client; a browser always sends one
   const name = (
     host.startsWith("[") ? host.slice(1, host.indexOf("]")) : host.replace(/:\d*$/, "")
   ).toLowerCase();

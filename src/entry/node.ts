@@ -380,9 +380,19 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
   const app = createApp(deps);
   // Bound to loopback, only loopback names are served: DNS rebinding (README, "serve").
   const servesHost = loopbackName(options.host) ? loopbackHost : undefined;
+  // An HTTP/1.1 hook without a Host header is judged, as an HTTP/1.0 one is: Node answered it a
+  // bare 400 of its own, logged nowhere, which its client lets through. A browser, the only
+  // sender the loopback Host check is for, always sends one.
   const server = createServer(
+    { requireHostHeader: false },
     hookListener(deps, getRequestListener(app.fetch, { hostname: options.host }), servesHost),
   );
+  // Every header is read: past Node's default of 2,000 the rest were dropped unsaid (a hook's
+  // Content-Type and token among them), and the 16 KiB limit on headers bounds them anyway.
+  server.maxHeadersCount = 0;
+  // An Expect other than 100-continue is ignored (RFC 9110 §10.1.1 allows it) and the request
+  // answered as any other: Node answered a hook a bare 417, logged nowhere.
+  server.on("checkExpectation", (request, response) => server.emit("request", request, response));
   // Claude Code sends a session's hooks on one keep-alive connection, often more than Node's
   // default 5 s apart: a server closing it just as the next hook goes out fails that hook, and
   // the tool runs undecided. So the client closes an idle connection, not the gateway (65 s,

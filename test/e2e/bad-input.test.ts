@@ -592,6 +592,35 @@ const ROWS: readonly Row[] = [
     ),
   },
   {
+    // Node keeps 2,000 headers by default and drops the rest unsaid: the hook was refused for a
+    // Content-Type "(none)" and no token, which it had sent.
+    name: "2,001 headers before the Content-Type and token: all are read, and the hook judged",
+    request: post(PRE_RM, {
+      headers: [...Array.from({ length: 2001 }, () => ["X-Pad", "p"] as const), ...headers()],
+    }),
+    expected: decision(null, ruleDeny("no rm"), { team: "a" }),
+  },
+  {
+    // Node answered a bare 417 of its own, logged nowhere, which Claude Code lets through.
+    name: "an Expect other than 100-continue is ignored, and the hook judged",
+    request: {
+      bytes: Buffer.from(
+        `POST /v1/hooks HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: 200-ok\r\nContent-Type: application/json\r\nAuthorization: Bearer ${TOKEN_A}\r\nContent-Length: ${PRE_RM.length}\r\nConnection: close\r\n\r\n${PRE_RM}`,
+      ),
+    },
+    expected: decision(null, ruleDeny("no rm"), { team: "a" }),
+  },
+  {
+    // Node answered a bare 400 of its own, logged nowhere; HTTP/1.0 without a Host is judged.
+    name: "an HTTP/1.1 hook without a Host header is judged, as an HTTP/1.0 one is",
+    request: {
+      bytes: Buffer.from(
+        `POST /v1/hooks HTTP/1.1\r\nContent-Type: application/json\r\nAuthorization: Bearer ${TOKEN_A}\r\nContent-Length: ${PRE_RM.length}\r\nConnection: close\r\n\r\n${PRE_RM}`,
+      ),
+    },
+    expected: decision(null, ruleDeny("no rm"), { team: "a" }),
+  },
+  {
     name: "a NUL byte in a header: Node refuses the request line by line (400)",
     request: {
       bytes: Buffer.from(
