@@ -138,8 +138,9 @@ export function loopbackName(name: string): boolean {
  */
 export function loopbackHost(host: string | undefined): boolean {
   if (host === undefined) return true; // HTTP/1.0 has none, nor may a hand-made client; a browser always sends one
+  // A name's one trailing dot (`localhost.`) is its absolute form, the same name (RFC 6761 §6.3).
   const name = (
-    host.startsWith("[") ? host.slice(1, host.indexOf("]")) : host.replace(/:\d*$/, "")
+    host.startsWith("[") ? host.slice(1, host.indexOf("]")) : host.replace(/\.?(?::\d*)?$/, "")
   ).toLowerCase();
   if (name === "localhost" || name.endsWith(".localhost")) return true;
   // Digits and dots, or a colon (an IPv6 literal, from brackets): no DNS name looks like either.

@@ -306,7 +306,9 @@ describe("a gateway on loopback and the names it answers", () => {
 
   it("answers loopback names, and refuses a web page's own name pointed at 127.0.0.1 (DNS rebinding)", async () => {
     const { port } = new URL(server.url);
-    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, "localhost"]) {
+    // A name's absolute form (a trailing dot) and its capitals are the same name.
+    const names = ["localhost", `localhost:${port}`, `localhost.:${port}`, "LOCALHOST", "app.localhost."];
+    for (const host of [`127.0.0.1:${port}`, `127.0.0.1.:${port}`, `[::1]:${port}`, ...names]) {
       const res = await hook(host);
       expect(res.headers["x-hookgate-error"], host).toBeUndefined();
       expect(JSON.parse(res.body).hookSpecificOutput.permissionDecision).toBe("deny");
