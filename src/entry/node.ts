@@ -383,9 +383,13 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
   // An HTTP/1.1 hook without a Host header is judged, as an HTTP/1.0 one is: Node answered it a
   // bare 400 of its own, logged nowhere, which its client lets through. A browser, the only
   // sender the loopback Host check is for, always sends one.
+  // The bind address as a URL names it: an IPv6 one in brackets. The app's URL names it for a
+  // request without Host; unbracketed, no URL could be made of it, and @hono/node-server answered
+  // every route a bare 400 on `--host ::1`.
+  const host = options.host.includes(":") ? `[${options.host}]` : options.host;
   const server = createServer(
     { requireHostHeader: false },
-    hookListener(deps, getRequestListener(app.fetch, { hostname: options.host }), servesHost),
+    hookListener(deps, getRequestListener(app.fetch, { hostname: host }), servesHost),
   );
   // Every header is read: past Node's default of 2,000 the rest were dropped unsaid (a hook's
   // Content-Type and token among them), and the 16 KiB limit on headers bounds them anyway.
@@ -466,7 +470,6 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
     throw e;
   }
   const port = (server.address() as AddressInfo).port;
-  const host = options.host.includes(":") ? `[${options.host}]` : options.host;
   logger.log("info", "hookgate listening", {
     url: `http://${host}:${port}`,
     policy: current.hash,

@@ -98,6 +98,38 @@ function continued(socket: Socket): Promise<void> {
 
 const CONTINUE = "HTTP/1.1 100 Continue\r\n\r\n";
 
+describe("serve on ::1 and a request without Host", () => {
+  it("answers every route, as on 127.0.0.1: @hono/node-server made no URL of the bare ::1, and answered a bare 400", async () => {
+    const { gateway } = await gatewayIn("ipv6", {}, "::1");
+    /** The status line and body of `request` sent as it is, on a connection of its own. */
+    const send = (request: string) =>
+      new Promise<string>((resolve, reject) => {
+        const socket = connect(gateway.port, "::1");
+        let answer = "";
+        socket.on("data", (chunk) => {
+          answer += chunk;
+        });
+        socket.on("error", reject);
+        socket.on("close", () => {
+          const [head = "", body = ""] = answer.split("\r\n\r\n");
+          resolve(`${head.split("\r\n")[0]} ${body}`);
+        });
+        socket.write(request);
+      });
+    try {
+      for (const version of ["1.1", "1.0"]) {
+        const ask = (path: string) => send(`GET ${path} HTTP/${version}\r\nConnection: close\r\n\r\n`);
+        expect(await ask("/healthz"), version).toMatch(/^HTTP\/1\.1 200 OK \{"status":"ok"/);
+        expect(await ask("/metrics"), version).toMatch(/^HTTP\/1\.1 200 OK # HELP/);
+        expect(await ask("/v1/whoami"), version).toMatch(/^HTTP\/1\.1 401 .*"AUTH_MISSING"/);
+        expect(await ask("/nope"), version).toMatch(/^HTTP\/1\.1 404 .*"NOT_FOUND"/);
+      }
+    } finally {
+      await gateway.close();
+    }
+  });
+});
+
 /** What serve logs for a reload whose file is the running policy's, byte for byte. */
 const UNCHANGED = "policy unchanged; nothing reloaded";
 
@@ -217,7 +249,7 @@ async function expectReloadedAndRunning({ child, stdout }: ReturnType<typeof spa
  * The built gateway in process (its delivery thread is dist/'s), on examples/policy.json written
  * to `name`.json, and the lines it logs.
  */
-async function gatewayIn(name: string, env: Record<string, string> = {}) {
+async function gatewayIn(name: string, env: Record<string, string> = {}, host = "127.0.0.1") {
   const { startGateway } = (await import(
     new URL("../../dist/entry/node.js", import.meta.url).href
   )) as typeof import("../../src/entry/node.js");
@@ -227,7 +259,7 @@ async function gatewayIn(name: string, env: Record<string, string> = {}) {
   const gateway = await startGateway({
     policyPath: path,
     dataDir: join(dir, `${name}-data`),
-    host: "127.0.0.1",
+    host,
     port: 0,
     env,
     logger: { log: (_level, msg, fields) => logs.push({ msg, fields }) },
