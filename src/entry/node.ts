@@ -380,13 +380,13 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
   const app = createApp(deps);
   // Bound to loopback, only loopback names are served: DNS rebinding (README, "serve").
   const servesHost = loopbackName(options.host) ? loopbackHost : undefined;
-  // An HTTP/1.1 hook without a Host header is judged, as an HTTP/1.0 one is: Node answered it a
-  // bare 400 of its own, logged nowhere, which its client lets through. A browser, the only
-  // sender the loopback Host check is for, always sends one.
   // The bind address as a URL names it: an IPv6 one in brackets. The app's URL names it for a
   // request without Host; unbracketed, no URL could be made of it, and @hono/node-server answered
   // every route a bare 400 on `--host ::1`.
   const host = options.host.includes(":") ? `[${options.host}]` : options.host;
+  // An HTTP/1.1 hook without a Host header is judged, as an HTTP/1.0 one is: Node answered it a
+  // bare 400 of its own, logged nowhere, which its client lets through. A browser, the only
+  // sender the loopback Host check is for, always sends one.
   const server = createServer(
     { requireHostHeader: false },
     hookListener(deps, getRequestListener(app.fetch, { hostname: host }), servesHost),
