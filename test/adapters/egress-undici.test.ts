@@ -398,6 +398,42 @@ describe("the pin", () => {
     expect(b.received.length).toBe(beforeB);
   });
 
+  it("holds for https too: the TLS connection dials only the checked answer, and a literal is judged before it", async () => {
+    // Every model, Slack and GitHub call is https, whose socket undici's connector makes apart
+    // from plain http's. A TCP server on every local address notes where each connection came
+    // in and drops it: the TLS handshake fails, after the socket was dialed.
+    const dialed: string[] = [];
+    const tcp = createNetServer((socket: Socket) => {
+      dialed.push(socket.localAddress ?? "");
+      socket.destroy();
+    });
+    await new Promise<void>((resolve) => tcp.listen(0, "::", resolve));
+    const { port } = tcp.address() as AddressInfo;
+    try {
+      const { module, lookups } = egressWith(LOOPBACK_ONLY, { "tls.test": rebinding() });
+      const first = await post(module, `https://tls.test:${port}/hook`);
+      // Reached the answer it was given for a name no system resolver knows, and failed in TLS.
+      expect(!first.ok && first.error).toMatchObject({ code: "EGRESS_CONNECT_FAILED", stage: "connect" });
+      expect(dialed).toEqual(["::ffff:127.0.0.1"]);
+      const rebound = await post(module, `https://tls.test:${port}/hook`);
+      expect(!rebound.ok && rebound.error).toMatchObject({
+        code: "EGRESS_BLOCKED_ADDRESS",
+        address: "127.0.0.2",
+      });
+      expect(lookups).toEqual(["tls.test", "tls.test"]);
+      for (const host of ["127.0.0.2", "[::ffff:127.0.0.2]", "[::1]"]) {
+        const literal = await post(module, `https://${host}:${port}/hook`);
+        expect({ host, code: !literal.ok && literal.error.code }).toEqual({
+          host,
+          code: "EGRESS_BLOCKED_ADDRESS",
+        });
+      }
+      expect(dialed).toEqual(["::ffff:127.0.0.1"]);
+    } finally {
+      await new Promise((resolve) => tcp.close(resolve));
+    }
+  });
+
   it("reuses no kept-alive socket once a reload refuses its address, by literal or by name", async () => {
     const allowing = compileEgressPolicy(LOOPBACK_ONLY).policy;
     const refusing = compileEgressPolicy({ allowCidrs: ["10.0.0.0/8"] }).policy;
