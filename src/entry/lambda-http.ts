@@ -208,12 +208,16 @@ type EventFields = {
 };
 
 const NON_ASCII = /[\u0080-\uffff]/;
+/** What a URL parser reads in a path as the query's or fragment's start, or drops (tab, CR, LF). */
+const URL_SYNTAX = /[?#\t\n\r]/;
+const URL_SYNTAX_ALL = /[?#\t\n\r]/g;
 
 /**
  * The event as hono's adapter can make a Request of it, read as Node and workerd read the same
  * request: a GET's or HEAD's body dropped; a header's (and a payload 2.0 cookie's) non-ASCII
  * characters percent-encoded one by one (the adapter encodes the whole value, spaces included, so
- * `Bearer tök` would no longer be a bearer token, and leaves a cookie's as they are); a body
+ * `Bearer tök` would no longer be a bearer token, and leaves a cookie's as they are); a `#`,
+ * `?`, tab or line break in the path, which API Gateway's HTTP API decodes, escaped again; a body
  * marked base64 that is not kept as the text it is, for its event's name only, and its hook
  * answered as BODY_UNREADABLE.
  */
@@ -255,6 +259,16 @@ function readable(event: LambdaEvent): LambdaEvent {
       ]),
     );
     changed = true;
+  }
+  // API Gateway's HTTP API hands the function its path decoded (`%23` as `#`). Pasted into the URL
+  // the adapter makes, a `#` ended the path there and dropped the query, and a tab or line break
+  // was dropped: escaped again, the path is read as Node reads the one the client sent.
+  for (const key of ["rawPath", "path"] as const) {
+    const path = fields[key];
+    if (typeof path === "string" && URL_SYNTAX.test(path)) {
+      mended[key] = path.replace(URL_SYNTAX_ALL, encodeURIComponent);
+      changed = true;
+    }
   }
   if (fields.cookies?.some((v) => NON_ASCII.test(v))) {
     mended.cookies = fields.cookies.map(asciiValue);

@@ -248,6 +248,37 @@ describe("the Lambda HTTP handler", () => {
     }
   });
 
+  it("reads a path API Gateway's HTTP API decoded as Node reads the one the client sent: a # or line break in it is no URL syntax", async () => {
+    const policy = await policyFrom(JSON.parse(POLICY));
+    const quiet = { log: () => undefined };
+    const node = createApp({
+      policy: () => policy,
+      clock: fakeClock,
+      newId: counter(),
+      sha256,
+      logger: quiet,
+    });
+    const handler = createHttpHandler({ env: { HOOKGATE_POLICY: POLICY }, newId: counter(), logger: quiet });
+    // The path the client sent, and rawPath as the HTTP API hands it over (every escape decoded).
+    const cases = [
+      ["/v1/hooks/claude%23code", "/v1/hooks/claude#code", ""],
+      ["/v1/hooks/claude%0Acode", "/v1/hooks/claude\ncode", ""],
+      // A # ended the path here: the query naming no client was dropped, and the simulation made.
+      ["/v1/simulate%23", "/v1/simulate#", "client=nope"],
+      // And here it ended the path before the route: a 404, which Claude Code lets through.
+      ["/a%23b/v1/hooks/claude-code", "/a#b/v1/hooks/claude-code", ""],
+    ] as const;
+    for (const [sent, rawPath, rawQueryString] of cases) {
+      const event = { ...HTTP_API, rawPath, rawQueryString } as V2Event;
+      const lambda = await handler(event, context());
+      const query = rawQueryString ? `?${rawQueryString}` : "";
+      const expected = await node.request(
+        nodeRequest({ ...HTTP_API, rawPath: `${sent}${query}` } as V2Event),
+      );
+      expect([sent, lambda.statusCode, lambda.body]).toEqual([sent, expected.status, await expected.text()]);
+    }
+  });
+
   it("answers an API Gateway REST API (payload 1.0) event, multiValueHeaders and a base64 body included", async () => {
     // Not what serverless.yml sets up, but the shape a REST API or an HTTP API integration with
     // payload 1.0 sends: headers as the client cased them, in both maps; under a binary media type
