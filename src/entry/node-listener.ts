@@ -62,6 +62,12 @@ export function hookListener(
   };
 }
 
+/**
+ * Hook requests whose body is yet to be read, and what Node's parser refused of it meanwhile
+ * (`parserRefusals`), which their reader then fails with.
+ */
+const bodyRefusals = new WeakMap<IncomingMessage, Error | undefined>();
+
 /** Node's own answers to what its parser refuses, by error code; any other is a 400. */
 const PARSER_ANSWERS: Readonly<Record<string, readonly [number, string]>> = {
   HPE_HEADER_OVERFLOW: [431, "Request Header Fields Too Large"],
@@ -89,7 +95,11 @@ export function parserRefusals(logger: HookDeps["logger"]): (error: Error, socke
     // client saw, which Claude Code lets through, while the audit line said what was decided.
     const request = answering && !answering.headersSent ? answering.req : undefined;
     const read = request?.complete === true;
-    const answered = request !== undefined && (read || request.listenerCount("error") > 0);
+    // A hook whose body was refused before its reader began (a malformed first chunk sent with
+    // the headers): the reader fails with the error once it begins.
+    const unread =
+      request !== undefined && !read && request.listenerCount("error") === 0 && bodyRefusals.has(request);
+    const answered = request !== undefined && (read || unread || request.listenerCount("error") > 0);
     if (code.startsWith("HPE_") || code === "ERR_HTTP_REQUEST_TIMEOUT") {
       logger.log("warn", "request refused by Node's HTTP parser", {
         error: code,
@@ -103,7 +113,8 @@ export function parserRefusals(logger: HookDeps["logger"]): (error: Error, socke
     }
     if (answering && answered) {
       answering.shouldKeepAlive = false;
-      if (!read) request.emit("error", error);
+      if (unread) bodyRefusals.set(request, error);
+      else if (!read) request.emit("error", error);
       return;
     }
     // As Node's own: an answer only where none has begun on this connection (a pipelined request
@@ -181,17 +192,24 @@ async function answer(
 ): Promise<void> {
   const header = (name: string) => rawHeader(request.rawHeaders, name);
   const connection = new SocketConnection(request.socket);
+  bodyRefusals.set(request, undefined);
   let outcome: HookRouteOutcome;
   try {
     outcome = await runHookRoute(deps, client, {
-      readBody: (maxBytes, authenticated) =>
-        readBodyChunks(
-          streamChunks(request),
+      readBody: (maxBytes, authenticated) => {
+        const chunks = streamChunks(request);
+        const refused = bodyRefusals.get(request);
+        bodyRefusals.delete(request);
+        // After the chunks that came before it, as the parser would have told them.
+        if (refused) setImmediate(() => request.emit("error", refused));
+        return readBodyChunks(
+          chunks,
           rawHeader(request.rawHeaders, "content-length"),
           maxBytes,
           deps.bodyDeadline,
           authenticated ? deps.bodyBudget : (deps.unauthenticatedBodyBudget ?? deps.bodyBudget),
-        ),
+        );
+      },
       contentType: header("content-type"),
       authorization: header("authorization"),
       timeoutHeader: header("x-hookgate-timeout"),

@@ -663,6 +663,17 @@ const ROWS: readonly Row[] = [
     }),
   },
   {
+    // The first chunk is refused in the same read as the headers, before the hook begins to read
+    // its body: a 400 went out in place of its decision, which the audit line gave.
+    name: "a malformed first chunk sent with a hook's headers: its fail mode's decision, then the connection closes",
+    request: {
+      bytes: Buffer.from(
+        `POST /v1/hooks HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAuthorization: Bearer ${TOKEN_A}\r\nTransfer-Encoding: chunked\r\n\r\nZZ\r\n${PRE_RM}\r\n0\r\n\r\n`,
+      ),
+    },
+    expected: decision("BODY_UNREADABLE", topBlock("BODY_UNREADABLE"), { headers: { connection: "close" } }),
+  },
+  {
     name: "not HTTP at all: 400 from Node",
     request: { bytes: Buffer.from("hello\r\n\r\n") },
     expected: { status: 400, refusedByNode: "HPE_" },
