@@ -428,7 +428,7 @@ function parseRequest(request: HookRequest): ParsedRequest {
   if (!isJson(request.contentType)) {
     return unread({
       code: "UNSUPPORTED_CONTENT_TYPE",
-      message: `the hook sent Content-Type ${JSON.stringify(request.contentType ?? "(none)")}; send application/json (curl: -H 'Content-Type: application/json')`,
+      message: `the hook sent Content-Type ${JSON.stringify(request.contentType || "(none)")}; send application/json (curl: -H 'Content-Type: application/json')`,
       eventName: sniffEventName(text),
     });
   }
