@@ -13,6 +13,8 @@ export type ModelScript =
   | { status: number; body: string; headers?: Record<string, string> }
   | { hang: true }
   | { delayMs: number; next: ModelScript }
+  /** `next`, once `until` settles: a call held for exactly as long as the test needs it. */
+  | { until: Promise<unknown>; next: ModelScript }
   | { reset: true }
   /** The JSON answer of `next` in a content coding (with its content-encoding), or after a UTF-8 BOM. */
   | { encode: Encoding; next: ModelScript };
@@ -99,6 +101,11 @@ export async function startModelServer(): Promise<ModelServer> {
     }
     if ("reset" in script) {
       res.socket?.destroy();
+      return;
+    }
+    if ("until" in script) {
+      const go = () => answer(req, res, script.next);
+      script.until.then(go, go);
       return;
     }
     if ("delayMs" in script) {
