@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import { connect } from "node:net";
 import { PassThrough } from "node:stream";
 import { getRequestListener } from "@hono/node-server";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { RemoteInput, RemoteRun } from "../../src/app/remote-actions.js";
 import { type Answer, answerWriter, hookListener, streamChunks } from "../../src/entry/node-listener.js";
 import { createApp } from "../../src/http/app.js";
@@ -14,6 +14,8 @@ import { policyFrom, sha256 } from "../support/policy.js";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 const text = (chunk: Uint8Array | undefined) => new TextDecoder().decode(chunk);
+/** A bounded wait on a condition: far past its time on a busy host. */
+const WAIT = { timeout: 10_000, interval: 5 };
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 
 describe("streamChunks", () => {
@@ -63,7 +65,9 @@ describe("streamChunks", () => {
 
   it("reads a real request's body, and a client that hangs up mid-body gets BODY_UNREADABLE", async () => {
     const results: unknown[] = [];
+    let arrived = 0;
     const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+      arrived += 1;
       readBodyChunks(streamChunks(req), req.headers["content-length"], 1024).then((result) => {
         results.push(result);
         res.end();
@@ -83,9 +87,10 @@ describe("streamChunks", () => {
       const cut = request({ port, host: "127.0.0.1", method: "POST", headers: { "content-length": "100" } });
       cut.on("error", () => {});
       cut.write('{"hook_event_name":');
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      // Hung up once the server is reading the body, then its read's end waited for.
+      await vi.waitFor(() => expect(arrived, "the cut request reached the server").toBe(2), WAIT);
       cut.destroy();
-      for (let i = 0; i < 100 && results.length < 2; i++) await new Promise((r) => setTimeout(r, 10));
+      await vi.waitFor(() => expect(results, "the cut request's read ended").toHaveLength(2), WAIT);
       expect(results[1]).toMatchObject({ ok: false, error: { code: "BODY_UNREADABLE" } });
     } finally {
       server.close();
