@@ -98,13 +98,15 @@ beforeAll(async () => {
         on: "PreToolUse",
         mode: "shadow",
         matcher: "Glob",
-        prompt: { text: "ok? $ARGUMENTS", model: "fast", timeoutMs: 500, onError: "allow" },
+        // Timeouts far above a loopback call's, so that a call slowed by a busy host is no timeout;
+        // the cases of a timeout give the hook a short one of its own (x-hookgate-timeout).
+        prompt: { text: "ok? $ARGUMENTS", model: "fast", timeoutMs: 10_000, onError: "allow" },
       },
       {
         id: "judge-writes",
         on: "PreToolUse",
         matcher: "Write",
-        prompt: { text: "ok? $ARGUMENTS", model: "fast", timeoutMs: 1000, onError: "ask" },
+        prompt: { text: "ok? $ARGUMENTS", model: "fast", timeoutMs: 10_000, onError: "ask" },
       },
       {
         // Called again only when a second call as long as the first fits before its timeout: a
@@ -224,6 +226,9 @@ interface Case {
   expected: Record<string, unknown>;
 }
 
+/** A 1 s hook timeout: a deadline of 0.75 s for the model that does not answer. */
+const SHORT_HOOK_TIMEOUT = { "x-hookgate-timeout": "1" };
+
 const CASES: Case[] = [
   {
     name: "allow",
@@ -310,6 +315,7 @@ const CASES: Case[] = [
     name: "a shadow prompt rule whose model times out",
     before: () => model.script({ hang: true }),
     body: pre("Glob", { pattern: "**" }),
+    headers: SHORT_HOOK_TIMEOUT,
     keys: TOOL,
     expected: { shadow: [expect.objectContaining({ outcome: "JUDGE_TIMEOUT", detail: expect.any(String) })] },
   },
@@ -317,6 +323,7 @@ const CASES: Case[] = [
     name: "a model timeout",
     before: () => model.script({ hang: true }),
     body: pre("Write", { file_path: "/p/c", content: "y" }),
+    headers: SHORT_HOOK_TIMEOUT,
     keys: [...TOOL, "reason"],
     expected: {
       decision: "ask",
