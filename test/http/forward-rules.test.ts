@@ -619,10 +619,13 @@ describe("forward rules", () => {
   });
 
   it("keeps shadow calls out of the enforcing rules' way: a budget and slots of their own", async () => {
-    // The shadow rule's calls hang a while; the enforcing rule's answer at once.
+    // The shadow rule's calls hang until the enforcing call is answered; the enforcing rule's
+    // answer at once.
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
     model.script((req) =>
       JSON.stringify(req.body).includes("shadow ok?")
-        ? { delayMs: 400, next: { verdict: { ok: true, reason: "fine" } } }
+        ? { until: released, next: { verdict: { ok: true, reason: "fine" } } }
         : { verdict: { ok: true, reason: "fine" } },
     );
     const models = {
@@ -649,7 +652,8 @@ describe("forward rules", () => {
             id: "judge",
             on: "PreToolUse",
             matcher: "Bash",
-            prompt: { text: "ok?", model: "m", timeoutMs: 200, onError: "deny" },
+            // Waiting for the shadow call's slot, it would time out and deny.
+            prompt: { text: "ok?", model: "m", timeoutMs: 5000, onError: "deny" },
           },
         ],
         { egress, models },
@@ -673,6 +677,7 @@ describe("forward rules", () => {
     // ...and the enforcing call neither waits for that slot nor finds the team's budget spent.
     expect(await (await app.post("/v1/hooks", bashEvent)).text()).toBe("");
     expect(lastAudit(app).pending).toEqual([expect.objectContaining({ rule: "judge", outcome: "OK" })]);
+    release();
     await shadowed;
     expect(lastAudit(app).shadow).toEqual([expect.objectContaining({ rule: "judge-shadow", outcome: "OK" })]);
     // A second shadow call finds its own budget spent, and says so.
