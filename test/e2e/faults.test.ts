@@ -873,9 +873,17 @@ describe("a data dir that cannot be used", () => {
     // (before the next second's journal check makes the directory again): the queue file is put
     // back and the delivery thread ends, and each one started after it cannot open the journal.
     const intake = join(server.dataDir, "intake");
-    rmSync(server.dataDir, { recursive: true, force: true });
-    mkdirSync(server.dataDir, { mode: 0o700 });
-    writeFileSync(intake, "");
+    // Should that check run between these steps, it made the directory first: taken again.
+    for (let tries = 1; ; tries++) {
+      rmSync(server.dataDir, { recursive: true, force: true });
+      mkdirSync(server.dataDir, { recursive: true, mode: 0o700 });
+      try {
+        writeFileSync(intake, "", { flag: "wx" });
+        break;
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== "EEXIST" || tries === 10) throw e;
+      }
+    }
     const failed = await server.waitForLine((l) => l.msg === "the delivery thread could not start", 60_000);
     expect(failed.error).toContain(intake);
     // It said "ok" while no thread ran, however long the restarts went on.
