@@ -109,14 +109,6 @@ beforeAll(async () => {
         prompt: { text: "ok? $ARGUMENTS", model: "fast", timeoutMs: 10_000, onError: "ask" },
       },
       {
-        // Called again only when a second call as long as the first fits before its timeout: a
-        // timeout far above a loopback call's, so that a first call slowed by a busy host is too.
-        id: "judge-edits",
-        on: "PreToolUse",
-        matcher: "Edit",
-        prompt: { text: "ok? $ARGUMENTS", model: "fast", timeoutMs: 4500, onError: "ask" },
-      },
-      {
         id: "team-server",
         on: "PreToolUse",
         matcher: "mcp__.*",
@@ -292,11 +284,11 @@ const CASES: Case[] = [
           : { verdict: { ok: true, reason: "fine" } },
       );
     },
-    body: pre("Edit", { file_path: "/p/b", old_string: "x", new_string: "y" }),
+    body: pre("Write", { file_path: "/p/b", content: "x" }),
     keys: TOOL,
     expected: {
       decision: "none",
-      pending: [expect.objectContaining({ rule: "judge-edits", outcome: "OK", attempts: 2 })],
+      pending: [expect.objectContaining({ rule: "judge-writes", outcome: "OK", attempts: 2 })],
     },
   },
   {
