@@ -2711,7 +2711,12 @@ function expand(
   // `… | script -q /dev/null`), or from the arguments after the user.
   // git past its own options and the aliases its `-c` defines (`git -C app push`, `git -c
   // alias.p='!rm -rf /' p`): what it runs is checked by deny-style rules, as a wrapper's is.
-  const git = GIT_PROGRAM.test(windowsName(first.text)) ? gitRuns(args, at, appended) : undefined;
+  const dashed = GIT_DASHED.exec(windowsName(first.text));
+  const git = GIT_PROGRAM.test(windowsName(first.text))
+    ? gitRuns(args, at, appended)
+    : dashed !== null
+      ? dashedGitRuns(args, at, dashed[1] as string)
+      : undefined;
   if (git?.unreadable) markUnreadable(out);
   const script = git?.script ?? wrappedScript(name, args, at);
   if (script === undefined && SCRIPT_SHELLS.has(name) && !(name === "runuser" && runuserWithUser(args, at)))
@@ -2947,7 +2952,7 @@ const GIT_COMMAND_SETTING = new RegExp(
   "^(?:" +
     [
       String.raw`core\.(?:sshcommand|fsmonitor|pager|editor|askpass|gitproxy|alternaterefscommand)`,
-      String.raw`sequence\.editor|diff\.external|uploadpack\.packobjectshook|pager\..+`,
+      String.raw`sequence\.editor|diff\.external|uploadpack\.packobjectshook|pager\..+|imap\.tunnel|instaweb\.httpd`,
       String.raw`(?:diff|filter|merge|difftool|mergetool|trailer|browser|man)\..+\.(?:command|textconv|clean|smudge|process|driver|cmd|path)`,
       String.raw`remote\..+\.(?:uploadpack|receivepack)|credential\.(?:.+\.)?helper`,
       String.raw`gpg\.(?:.+\.)?program|gpg\.ssh\.defaultkeycommand|sendemail\.(?:.+\.)?(?:tocmd|cccmd|headercmd|sendmailcmd|smtpserver)`,
@@ -2977,6 +2982,11 @@ function gitConfigCommand(key: string, value: string): string | undefined {
  * `--upload-pack` and `--receive-pack`, which a local or ssh remote runs, git-send-email(1)'s
  * `--*-cmd`), long ones also by a unique prefix as parse-options takes them (`--exe`), short ones
  * alone, attached or last in a bundle of the subcommand's flags (`short`: `-ix CMD`, `-qu CMD`).
+ * `optional`: the value is only ever attached (`-OCMD`, `--open-files-in-pager=CMD`), as for
+ * parse-options' optional arguments; alone, the option takes no word (git grep's `-O` then runs
+ * the configured pager, and its next word is the pattern). git grep runs its pager through the
+ * shell with the matching files' names after it; instaweb runs its `--httpd` command line as
+ * words, and daemon its `--access-hook` on every connection.
  * `config`: clone's `-c`/`--config NAME=VALUE`, set in the new repository before it fetches
  * (git-clone(1)), so a `core.sshCommand` there runs as git's own `-c` does.
  */
@@ -2986,6 +2996,7 @@ const GIT_COMMAND_OPTIONS: Readonly<
     {
       readonly long: readonly string[];
       readonly short?: RegExp;
+      readonly optional?: true;
       readonly config?: { readonly long: string; readonly short: RegExp };
     }
   >
@@ -3016,6 +3027,15 @@ const GIT_COMMAND_OPTIONS: Readonly<
   push: { long: ["--receive-pack", "--exec"] },
   "send-pack": { long: ["--receive-pack", "--exec"] },
   "send-email": { long: ["--to-cmd", "--cc-cmd", "--header-cmd", "--sendmail-cmd", "--smtp-server"] },
+  // grep's flags that take no value (`-NUM` too: a count of context lines) before its `-O`.
+  grep: {
+    long: ["--open-files-in-pager"],
+    short: /^-[0-9acEFGhHiIlLnopPqrsvwWz]*O/,
+    optional: true,
+  },
+  // instaweb's one flag, `-l` (--local).
+  instaweb: { long: ["--httpd"], short: /^-l*d/ },
+  daemon: { long: ["--access-hook"] },
 };
 
 /**
@@ -3049,6 +3069,15 @@ function gitSubcommandScripts(
       if (command.some(mayVanish)) unreadable = true;
       scripts.push(scriptOf(command));
     }
+    return { scripts, unreadable };
+  }
+  if (sub === "remote-ext") {
+    // `git remote-ext REMOTE COMMAND`, the ext:: transport's helper, runs COMMAND's words (as
+    // git-remote-ext(1) splits them) once asked to connect, whatever protocol.allow says. A `%`
+    // escape may join words or drop one (`%G…`), and a word that vanishes moves COMMAND: unread.
+    const command = rest[1];
+    if (command !== undefined) take(command, command.text);
+    if (rest.some(mayVanish) || command?.text.includes("%")) unreadable = true;
     return { scripts, unreadable };
   }
   if (sub === "config") {
@@ -3103,7 +3132,7 @@ function gitSubcommandScripts(
           : undefined;
       if (into === undefined) continue;
       if (eq >= 0) into(word, text.slice(eq + 1));
-      else into(next, next?.text ?? "");
+      else if (spec.optional === undefined) into(next, next?.text ?? "");
       continue;
     }
     for (const [pattern, into] of [
@@ -3114,7 +3143,7 @@ function gitSubcommandScripts(
       if (bundle === null || bundle === undefined) continue;
       const attached = text.slice(bundle[0].length);
       if (attached !== "") into(word, attached);
-      else into(next, next?.text ?? "");
+      else if (spec.optional === undefined) into(next, next?.text ?? "");
     }
   }
   return { scripts, unreadable };
@@ -3126,6 +3155,23 @@ const GIT_CONFIG_READS =
 
 /** git by any path, in any case, folded (`/usr/bin/git`, `GIT` and `gıt` on macOS). */
 const GIT_PROGRAM = /(?:^|\/)git$/i;
+/** A git command by its dashed name, as git's exec path holds it (`/usr/lib/git-core/git-rebase`). */
+const GIT_DASHED = /(?:^|\/)git-([a-z0-9][a-z0-9-]*)$/i;
+
+/**
+ * What a git command run by its dashed name (`args[at]`, `git-rebase -x CMD`) runs: git runs it
+ * as `git rebase -x CMD`, with no options of git's own and no alias, so it is read as that
+ * subcommand is (gitSubcommandScripts), and checked as `git rebase …` by deny-style rules.
+ */
+function dashedGitRuns(args: readonly Word[], at: number, sub: string): GitRuns {
+  const words: Word[] = [
+    { kind: "word", text: "git" },
+    { kind: "word", text: sub.toLowerCase() },
+    ...args.slice(at + 1),
+  ];
+  const own = gitSubcommandScripts(words, 1);
+  return { runs: [words], commands: own.scripts, unreadable: own.unreadable };
+}
 /** gitSubcommand: a word among git's options may become several, or none. */
 const GIT_UNSURE = -2;
 

@@ -2591,6 +2591,23 @@ describe("commands a git subcommand runs by its own options", () => {
     ["git -c sendemail.sendmailCmd='rm -rf /' send-email x.patch", "rm -rf /"],
     ["git config core.pager 'rm -rf /' '^less'", "rm -rf /"],
     ["git config set --value less core.pager 'rm -rf /'", "rm -rf /"],
+    // grep's pager, run through the shell with the matching files' names after it; instaweb's
+    // server; daemon's access hook; imap-send's tunnel; the ext:: helper run by hand.
+    ["git grep -O'rm -rf /' x", "rm -rf /"],
+    ["git grep -inO'rm -rf' x", "rm -rf"],
+    ["git grep --open-files-in-pager='rm -rf' x", "rm -rf"],
+    ["git grep --open='rm -rf' x", "rm -rf"],
+    ["git instaweb --httpd='rm -rf / httpd'", "rm -rf / httpd"],
+    ["git instaweb -ld 'rm -rf / httpd'", "rm -rf / httpd"],
+    ["git -c instaweb.httpd='rm -rf / httpd' instaweb", "rm -rf / httpd"],
+    ["git daemon --access-hook='rm -rf /' --base-path=/srv", "rm -rf /"],
+    ["git -c imap.tunnel='rm -rf /' imap-send", "rm -rf /"],
+    ["git remote-ext x 'rm -rf /'", "rm -rf /"],
+    // A git command by its dashed name, as git's exec path holds it.
+    ["/usr/lib/git-core/git-rebase -x 'rm -rf /' main", "rm -rf /"],
+    ["/usr/lib/git-core/git-grep -O'rm -rf /' x", "rm -rf /"],
+    ["/usr/lib/git-core/git-remote-ext x 'rm -rf /'", "rm -rf /"],
+    ["/usr/lib/git-core/git-push --force origin main", "git push --force origin main"],
   ])("reads what %j runs for deny-style rules", (command, runs) => {
     const split = splitCommand(command);
     expect(split.subcommands.filter((s) => s.denyOnly).map((s) => s.text)).toContain(runs);
@@ -2607,6 +2624,11 @@ describe("commands a git subcommand runs by its own options", () => {
     ["git rebase --exec 'npm test' main", ["npm test"]],
     ["git rebase -sx 'rm -rf /' main", []], // `-s x`: a strategy named x, upstream `rm -rf /`
     ["git clone -c user.name=x git@host:x", []],
+    // `-O` alone runs the configured pager: the next word is the pattern.
+    ["git grep -O TODO", []],
+    ["git grep --open-files-in-pager TODO src", []],
+    ["git grep -eOops src", []], // `-e Oops`: a pattern
+    ["git daemon --reuseaddr --base-path=/srv", []],
   ])("reads %j as the commands it runs, no others", (command, added) => {
     const split = splitCommand(command);
     expect(split.subcommands.filter((s) => s.denyOnly).map((s) => s.text)).toEqual(added);
@@ -2618,6 +2640,9 @@ describe("commands a git subcommand runs by its own options", () => {
     "git bisect run $CMD",
     'git config core.pager "less $X"',
     'git clone -c "$KEY=x" git@host:x',
+    'git grep -O"$PAGER_CMD" x',
+    "git remote-ext x '%Gx rm -rf /'", // `%G…` is dropped from the words: `rm` runs
+    "git remote-ext $R x 'rm -rf /'",
   ])("fails safe on %j", (command) => {
     expect(splitCommand(command).unreadable).toBe(true);
   });
