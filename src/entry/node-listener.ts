@@ -88,22 +88,25 @@ export function parserRefusals(logger: HookDeps["logger"]): (error: Error, socke
     const code = (error as NodeJS.ErrnoException).code ?? "";
     const [status, text] = PARSER_ANSWERS[code] ?? [400, "Bad Request"];
     const answering = (socket as { _httpMessage?: ServerResponse | null })._httpMessage;
-    // A request is still being answered on this connection: what was refused came after it (a
-    // Content-Length shorter than the body sent, bytes that are no request), or is its own body
-    // (a malformed chunk), whose reader then fails with this error: a hook gets its fail mode's
-    // decision. That answer goes out, then the connection closes. A 400 in its place was all its
-    // client saw, which Claude Code lets through, while the audit line said what was decided.
-    const request = answering && !answering.headersSent ? answering.req : undefined;
-    const read = request?.complete === true;
-    // A hook whose body was refused before its reader began (a malformed first chunk sent with
-    // the headers): the reader fails with the error once it begins.
-    const unread =
-      request !== undefined && !read && request.listenerCount("error") === 0 && bodyRefusals.has(request);
-    const answered = request !== undefined && (read || unread || request.listenerCount("error") > 0);
+    // The request the parser was reading when it refused: a hook whose body it cut short (a
+    // malformed chunk) fails its reader with this error, which its reader is given once it begins
+    // when that was yet to happen (a malformed first chunk sent with the headers), and is answered
+    // its fail mode's decision, with `connection: close`. It may be a request pipelined behind the
+    // one being answered, which is answered first, on a connection kept for the hook's answer.
+    const parsing = (socket as { parser?: { incoming?: IncomingMessage | null } | null }).parser?.incoming;
+    const cut =
+      parsing && !parsing.complete && (bodyRefusals.has(parsing) || parsing.listenerCount("error") > 0)
+        ? parsing
+        : undefined;
+    // Else what was refused came after the request being answered (a Content-Length shorter than
+    // the body sent, bytes that are no request): that answer goes out, then the connection closes.
+    // A 400 in its place was all the client saw, which Claude Code lets through, while the audit
+    // line said what was decided.
+    const read = cut === undefined && answering?.headersSent === false && answering.req.complete;
     if (code.startsWith("HPE_") || code === "ERR_HTTP_REQUEST_TIMEOUT") {
       logger.log("warn", "request refused by Node's HTTP parser", {
         error: code,
-        ...(answered
+        ...(cut || read
           ? {
               answered: `${read ? "the request before it" : "the request it cut short"}, then the connection closes`,
             }
@@ -111,10 +114,14 @@ export function parserRefusals(logger: HookDeps["logger"]): (error: Error, socke
         reason: shorten(errorMessage(error), 200),
       });
     }
-    if (answering && answered) {
+    if (cut) {
+      if (answering?.req === cut) answering.shouldKeepAlive = false;
+      if (bodyRefusals.has(cut)) bodyRefusals.set(cut, error);
+      else cut.emit("error", error);
+      return;
+    }
+    if (read) {
       answering.shouldKeepAlive = false;
-      if (unread) bodyRefusals.set(request, error);
-      else if (!read) request.emit("error", error);
       return;
     }
     // As Node's own: an answer only where none has begun on this connection (a pipelined request

@@ -996,6 +996,31 @@ describe("the bad-input catalogue against a running hookgate serve", () => {
     }
   });
 
+  it("a hook with a malformed first chunk pipelined behind a good one: both answered, then the connection closes", async () => {
+    // The parser refuses the second hook's chunk while the first is being answered: that answer
+    // was sent with `Connection: close`, and the second, whose audit line gave its decision, was
+    // never answered.
+    sent += 2;
+    const hook = `POST /v1/hooks HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAuthorization: Bearer ${TOKEN_A}\r\n`;
+    const answer = await sendBytes(
+      server.url,
+      Buffer.from(
+        `${hook}Content-Length: ${Buffer.byteLength(PRE_RM)}\r\n\r\n${PRE_RM}` +
+          `${hook}Transfer-Encoding: chunked\r\n\r\nZZ\r\n${PRE_RM}\r\n0\r\n\r\n`,
+      ),
+    );
+    const [first, second, ...more] = answer.text.split(/(?=HTTP\/1\.1 \d{3} )/).map(parseSocketAnswer);
+    expect(more).toEqual([]);
+    expect(first?.status).toBe(200);
+    expect(first?.headers.connection).toBe("keep-alive");
+    expect(JSON.parse(first?.body ?? "")).toEqual(ruleDeny("no rm"));
+    expect(second?.status).toBe(200);
+    expect(second?.headers["x-hookgate-error"]).toBe("BODY_UNREADABLE");
+    expect(second?.headers.connection).toBe("close");
+    expect(JSON.parse(second?.body ?? "")).toEqual(topBlock("BODY_UNREADABLE"));
+    await assertHealthy(undefined);
+  });
+
   it("is still healthy at the end: alive, no internal error, nothing on stderr", async () => {
     const rss = await residentKiB(server.child.pid);
     expect(server.child.exitCode).toBeNull();
