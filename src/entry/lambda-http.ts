@@ -209,15 +209,31 @@ type EventFields = {
 
 const NON_ASCII = /[\u0080-\uffff]/;
 /** What a URL parser reads in a path as the query's or fragment's start, or drops (tab, CR, LF). */
-const URL_SYNTAX = /[?#\t\n\r]/;
 const URL_SYNTAX_ALL = /[?#\t\n\r]/g;
+/** The same, and `%`, in a path whose escapes were decoded before the function saw it. */
+const DECODED_SYNTAX_ALL = /[?#\t\n\r%]/g;
+/** A Lambda Function URL's host, `<url-id>.lambda-url.<region>.on.aws`: no custom domain stands in for it. */
+const FUNCTION_URL_HOST = /^[^.]+\.lambda-url\./i;
+
+/**
+ * Whether the event is API Gateway's HTTP API's in payload format 2.0, which decodes the path's
+ * escapes before the function sees it: a payload 2.0 event (`requestContext.http`) whose
+ * `requestContext.domainName` is no Function URL's, which shares the shape and keeps the
+ * escapes. AWS sets that name from the host the request was routed by, so no client sets it.
+ */
+function decodedPath(event: LambdaEvent): boolean {
+  const context = (event as { requestContext?: { http?: unknown; domainName?: unknown } }).requestContext;
+  if (typeof context?.http !== "object" || context.http === null) return false;
+  return !(typeof context.domainName === "string" && FUNCTION_URL_HOST.test(context.domainName));
+}
 
 /**
  * The event as hono's adapter can make a Request of it, read as Node and workerd read the same
  * request: a GET's or HEAD's body dropped; a header's (and a payload 2.0 cookie's) non-ASCII
  * characters percent-encoded one by one (the adapter encodes the whole value, spaces included, so
  * `Bearer tök` would no longer be a bearer token, and leaves a cookie's as they are); a `#`,
- * `?`, tab or line break in the path, which API Gateway's HTTP API decodes, escaped again; a body
+ * `?`, tab or line break in the path, which API Gateway's HTTP API decodes, escaped again, and
+ * in an HTTP API's path a `%` too (`decodedPath`); a body
  * marked base64 that is not kept as the text it is, for its event's name only, and its hook
  * answered as BODY_UNREADABLE.
  */
@@ -262,11 +278,15 @@ function readable(event: LambdaEvent): LambdaEvent {
   }
   // API Gateway's HTTP API hands the function its path decoded (`%23` as `#`). Pasted into the URL
   // the adapter makes, a `#` ended the path there and dropped the query, and a tab or line break
-  // was dropped: escaped again, the path is read as Node reads the one the client sent.
+  // was dropped: escaped again, the path is read as Node reads the one the client sent. A `%` in
+  // an HTTP API's path is a percent sign the client escaped, never an escape's start: read as
+  // one, `%2D` from the client's `%25252D` was decoded yet again, to `-`. A Function URL's path
+  // (payload 2.0 too), a REST API's and an ALB's keep the client's escapes, and their `%` is one.
+  const syntax = decodedPath(event) ? DECODED_SYNTAX_ALL : URL_SYNTAX_ALL;
   for (const key of ["rawPath", "path"] as const) {
     const path = fields[key];
-    if (typeof path === "string" && URL_SYNTAX.test(path)) {
-      mended[key] = path.replace(URL_SYNTAX_ALL, encodeURIComponent);
+    if (typeof path === "string" && path.search(syntax) >= 0) {
+      mended[key] = path.replace(syntax, encodeURIComponent);
       changed = true;
     }
   }

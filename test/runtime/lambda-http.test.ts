@@ -279,6 +279,52 @@ describe("the Lambda HTTP handler", () => {
     }
   });
 
+  it("reads a % in an HTTP API's decoded path as a percent sign, and a Function URL's as the escape it is", async () => {
+    const policy = await policyFrom(JSON.parse(POLICY));
+    const quiet = { log: () => undefined };
+    const node = createApp({
+      policy: () => policy,
+      clock: fakeClock,
+      newId: counter(),
+      sha256,
+      logger: quiet,
+    });
+    const handler = createHttpHandler({ env: { HOOKGATE_POLICY: POLICY }, newId: counter(), logger: quiet });
+    const answer = async (event: V2Event) => {
+      const res = await handler(event, context());
+      return [res.statusCode, res.headers?.["x-hookgate-error"] ?? null, res.body];
+    };
+    const onNode = async (path: string) => {
+      const res = await node.request(nodeRequest({ ...HTTP_API, rawPath: path }));
+      return [res.status, res.headers.get("x-hookgate-error"), await res.text()];
+    };
+    // A `%` reaches an HTTP API's rawPath only as a decoded `%25` (the client's `%2525`; AWS
+    // decodes the path twice, and refuses one a `%` in it would leave undecodable): a percent
+    // sign, as Node reads `%25`. Read as an escape's start, `%2D` was decoded again, to `-`,
+    // and the hook judged as Claude Code's, where Node answers UNKNOWN_CLIENT_ROUTE.
+    const httpApi = (rawPath: string) =>
+      answer({
+        ...HTTP_API,
+        rawPath,
+        requestContext: {
+          ...HTTP_API.requestContext,
+          http: { ...HTTP_API.requestContext.http, path: rawPath },
+        },
+      } as V2Event);
+    const unknown = await httpApi("/v1/hooks/claude%2Dcode");
+    expect(unknown[1]).toBe("UNKNOWN_CLIENT_ROUTE");
+    expect(unknown).toEqual(await onNode("/v1/hooks/claude%252Dcode"));
+    expect(await httpApi("/v1/p%2Dre/v1/hooks/claude-code")).toEqual(
+      await onNode("/v1/p%252Dre/v1/hooks/claude-code"),
+    );
+    // A Function URL hands the path over as sent: its `%2D` is the escape of `-`, as on Node.
+    const fnUrl = (rawPath: string) => answer({ ...FUNCTION_URL, rawPath } as V2Event);
+    const judged = await fnUrl("/v1/hooks/claude%2Dcode");
+    expect(JSON.parse(String(judged[2])).hookSpecificOutput.permissionDecision).toBe("deny");
+    expect(judged).toEqual(await onNode("/v1/hooks/claude%2Dcode"));
+    expect(await fnUrl("/v1/hooks/claude%252Dcode")).toEqual(await onNode("/v1/hooks/claude%252Dcode"));
+  });
+
   it("answers an API Gateway REST API (payload 1.0) event, multiValueHeaders and a base64 body included", async () => {
     // Not what serverless.yml sets up, but the shape a REST API or an HTTP API integration with
     // payload 1.0 sends: headers as the client cased them, in both maps; under a binary media type
