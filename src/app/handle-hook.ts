@@ -186,6 +186,18 @@ export interface HandleOptions {
 const JSON_CONTENT_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 
 /**
+ * The Content-Type a hook sent as every runtime reads it: the values of its headers (a repeated
+ * one's joined by commas) that are not empty, joined by ", "; undefined where none is. workerd
+ * drops a header sent with no value where Node keeps it (two empty ones read `, `, an empty one
+ * before a JSON one `, application/json`), and Lambda's services join a repeated header's values
+ * with "," where Node and workerd join them with ", ".
+ */
+function sentContentType(value: string | undefined): string | undefined {
+  const parts = value?.split(",").flatMap((part) => (part.trim() === "" ? [] : [part.trim()])) ?? [];
+  return parts.length === 0 ? undefined : parts.join(", ");
+}
+
+/**
  * JSON, also twice: a hook whose headers repeat deepcode's own Content-Type arrives with both
  * joined by ", " (`application/json, application/json`), and is read as the one it is.
  */
@@ -426,11 +438,15 @@ function parseRequest(request: HookRequest): ParsedRequest {
   if (!request.body.ok) return unread(withCharset(request.body.error, request.contentType));
   const text = request.body.text;
   if (!isJson(request.contentType)) {
-    return unread({
-      code: "UNSUPPORTED_CONTENT_TYPE",
-      message: `the hook sent Content-Type ${JSON.stringify(request.contentType || "(none)")}; send application/json (curl: -H 'Content-Type: application/json')`,
-      eventName: sniffEventName(text),
-    });
+    // Read again without its empty values (sentContentType), as workerd reads it.
+    const contentType = sentContentType(request.contentType);
+    if (!isJson(contentType)) {
+      return unread({
+        code: "UNSUPPORTED_CONTENT_TYPE",
+        message: `the hook sent Content-Type ${JSON.stringify(contentType ?? "(none)")}; send application/json (curl: -H 'Content-Type: application/json')`,
+        eventName: sniffEventName(text),
+      });
+    }
   }
   let body: unknown;
   try {

@@ -128,6 +128,15 @@ export const ROUTE_CASES: readonly RouteCase[] = [
   hook("content type: none", "/v1/hooks/claude-code", { headers: [JSON_HEADERS[1]] }),
   // workerd drops a header sent with no value; Node keeps it: both are no Content-Type.
   hook("content type: empty", "/v1/hooks/claude-code", { headers: withContentType("") }),
+  // Empty values among repeated ones are read as workerd reads them: not there.
+  hook("content type: only spaces", "/v1/hooks/claude-code", { headers: withContentType("   ") }),
+  hook("content type: empty twice", "/v1/hooks/claude-code", {
+    headers: [["content-type", ""], ...withContentType("")],
+  }),
+  hook("content type: application/json and an empty one", "/v1/hooks/claude-code", {
+    headers: [["content-type", ""], ...JSON_HEADERS],
+  }),
+  hook("POST /v1/simulate with an empty content type", "/v1/simulate", { headers: withContentType("") }),
   hook("content type: form-urlencoded", "/v1/hooks/claude-code", {
     headers: withContentType("application/x-www-form-urlencoded"),
   }),
