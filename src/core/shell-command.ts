@@ -2982,9 +2982,9 @@ function gitConfigCommand(key: string, value: string): string | undefined {
  * `--upload-pack` and `--receive-pack`, which a local or ssh remote runs, git-send-email(1)'s
  * `--*-cmd`), long ones also by a unique prefix as parse-options takes them (`--exe`), short ones
  * alone, attached or last in a bundle of the subcommand's flags (`short`: `-ix CMD`, `-qu CMD`).
- * `optional`: the value is only ever attached (`-OCMD`, `--open-files-in-pager=CMD`), as for
- * parse-options' optional arguments; alone, the option takes no word (git grep's `-O` then runs
- * the configured pager, and its next word is the pattern). git grep runs its pager through the
+ * `optional`: the value is only ever attached (`-OCMD`, `--open-files-in-pager=CMD`, daemon's
+ * `--access-hook=CMD`), as for parse-options' optional arguments; alone, the option takes no
+ * word (git grep's `-O` then runs the configured pager, and its next word is the pattern). git grep runs its pager through the
  * shell with the matching files' names after it; instaweb runs its `--httpd` command line as
  * words, and daemon its `--access-hook` on every connection.
  * `config`: clone's `-c`/`--config NAME=VALUE`, set in the new repository before it fetches
@@ -3035,7 +3035,8 @@ const GIT_COMMAND_OPTIONS: Readonly<
   },
   // instaweb's one flag, `-l` (--local).
   instaweb: { long: ["--httpd"], short: /^-l*d/ },
-  daemon: { long: ["--access-hook"] },
+  // daemon reads its options by hand: `--access-hook CMD` is a usage error.
+  daemon: { long: ["--access-hook"], optional: true },
 };
 
 /**

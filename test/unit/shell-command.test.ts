@@ -2629,6 +2629,7 @@ describe("commands a git subcommand runs by its own options", () => {
     ["git grep --open-files-in-pager TODO src", []],
     ["git grep -eOops src", []], // `-e Oops`: a pattern
     ["git daemon --reuseaddr --base-path=/srv", []],
+    ['git daemon --access-hook "$HOOK" --base-path=/srv', []], // refused: only `--access-hook=CMD`
   ])("reads %j as the commands it runs, no others", (command, added) => {
     const split = splitCommand(command);
     expect(split.subcommands.filter((s) => s.denyOnly).map((s) => s.text)).toEqual(added);
