@@ -82,7 +82,13 @@ export async function startServerProcess(
       };
       const timer = setTimeout(() => {
         waiters.delete(check);
-        reject(new Error(`no matching log line in ${timeoutMs} ms; stderr: ${stderr}`));
+        // What it did log, so that a failure says where it stopped: the last lines' messages.
+        const logged = lines.slice(-15).map((l) => String(l.msg ?? l.raw ?? JSON.stringify(l)).slice(0, 160));
+        reject(
+          new Error(
+            `no matching log line in ${timeoutMs} ms; its last lines: ${JSON.stringify(logged)}; stderr: ${stderr}`,
+          ),
+        );
       }, timeoutMs);
       waiters.add(check);
       void exited.then(() => {
