@@ -117,6 +117,14 @@ async function deliveringGateway() {
   const started = await failingGateway();
   expect((await post(started.server, bash("ls", "PostToolUse"))).status).toBe(200);
   await until(() => started.receiver.unique.length === 1, "the first delivery");
+  // And both its jobs' outcomes written to the queue file (the audit sink's, and the failing e500
+  // sink's retry): a file damaged while such a commit is under way can be written over by it (the
+  // WAL index made whole again), and the next intake then succeeds where a test wants it to fail.
+  await started.server.waitForLine((l) => l.msg === "delivered", 30_000);
+  await started.server.waitForLine(
+    (l) => l.msg === "delivery failed; will retry" && l.sink === "e500",
+    30_000,
+  );
   return started;
 }
 
