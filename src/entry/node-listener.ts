@@ -36,9 +36,7 @@ export function hookListener(
 ): RequestListener {
   const send = answerWriter(deps.logger);
   return (request, response) => {
-    // Every hook route, read as the app reads it (route-path.ts): a prefix, doubled or encoded
-    // slashes, escapes and dot segments included.
-    const route = request.method === "POST" ? hookRoute(request.url ?? "") : undefined;
+    const route = hookRouteOf(request);
     const host = addressedTo(request);
     let refused: RequestError | undefined;
     if (!servesHost(host)) {
@@ -63,10 +61,19 @@ export function hookListener(
 }
 
 /**
- * Hook requests whose body is yet to be read, and what Node's parser refused of it meanwhile
- * (`parserRefusals`), which their reader then fails with.
+ * The hook route a request is answered on (every POST to one is, by `answer`): every hook route,
+ * read as the app reads it (route-path.ts), a prefix, doubled or encoded slashes, escapes and dot
+ * segments included.
  */
-const bodyRefusals = new WeakMap<IncomingMessage, Error | undefined>();
+function hookRouteOf(request: IncomingMessage): ReturnType<typeof hookRoute> {
+  return request.method === "POST" ? hookRoute(request.url ?? "") : undefined;
+}
+
+/**
+ * What Node's parser refused of a hook's body before its reader began (`parserRefusals`), which
+ * the reader then fails with. Set only on such a refusal: nothing is kept for a hook read whole.
+ */
+const bodyRefusals = new WeakMap<IncomingMessage, Error>();
 
 /** Node's own answers to what its parser refuses, by error code; any other is a 400. */
 const PARSER_ANSWERS: Readonly<Record<string, readonly [number, string]>> = {
@@ -94,10 +101,9 @@ export function parserRefusals(logger: HookDeps["logger"]): (error: Error, socke
     // its fail mode's decision, with `connection: close`. It may be a request pipelined behind the
     // one being answered, which is answered first, on a connection kept for the hook's answer.
     const parsing = (socket as { parser?: { incoming?: IncomingMessage | null } | null }).parser?.incoming;
+    const reading = parsing ? parsing.listenerCount("error") > 0 : false;
     const cut =
-      parsing && !parsing.complete && (bodyRefusals.has(parsing) || parsing.listenerCount("error") > 0)
-        ? parsing
-        : undefined;
+      parsing && !parsing.complete && (reading || hookRouteOf(parsing) !== undefined) ? parsing : undefined;
     // Else what was refused came after the request being answered (a Content-Length shorter than
     // the body sent, bytes that are no request): that answer goes out, then the connection closes.
     // A 400 in its place was all the client saw, which Claude Code lets through, while the audit
@@ -116,8 +122,8 @@ export function parserRefusals(logger: HookDeps["logger"]): (error: Error, socke
     }
     if (cut) {
       if (answering?.req === cut) answering.shouldKeepAlive = false;
-      if (bodyRefusals.has(cut)) bodyRefusals.set(cut, error);
-      else cut.emit("error", error);
+      if (reading) cut.emit("error", error);
+      else bodyRefusals.set(cut, error);
       return;
     }
     if (read) {
@@ -199,16 +205,14 @@ async function answer(
 ): Promise<void> {
   const header = (name: string) => rawHeader(request.rawHeaders, name);
   const connection = new SocketConnection(request.socket);
-  bodyRefusals.set(request, undefined);
   let outcome: HookRouteOutcome;
   try {
     outcome = await runHookRoute(deps, client, {
       readBody: (maxBytes, authenticated) => {
         const chunks = streamChunks(request);
-        const refused = bodyRefusals.get(request);
-        bodyRefusals.delete(request);
+        const parserError = bodyRefusals.get(request);
         // After the chunks that came before it, as the parser would have told them.
-        if (refused) setImmediate(() => request.emit("error", refused));
+        if (parserError) setImmediate(() => request.emit("error", parserError));
         return readBodyChunks(
           chunks,
           rawHeader(request.rawHeaders, "content-length"),
