@@ -199,14 +199,14 @@ function sentContentType(value: string | undefined): string | undefined {
 
 /**
  * JSON, also twice: a hook whose headers repeat deepcode's own Content-Type arrives with both
- * joined by ", " (`application/json, application/json`), and is read as the one it is.
+ * joined by ", " (`application/json, application/json`), and is read as the one it is; an empty
+ * value beside it is none (sentContentType).
  */
 function isJson(contentType: string | undefined): boolean {
   if (contentType === undefined) return false;
-  return (
-    JSON_CONTENT_TYPE.test(contentType) ||
-    contentType.split(",").every((part) => JSON_CONTENT_TYPE.test(part.trim()))
-  );
+  if (JSON_CONTENT_TYPE.test(contentType)) return true;
+  const sent = sentContentType(contentType);
+  return sent !== undefined && sent.split(", ").every((part) => JSON_CONTENT_TYPE.test(part));
 }
 
 /** What a session store call is given at least after a decision that spent its deadline. */
@@ -438,15 +438,11 @@ function parseRequest(request: HookRequest): ParsedRequest {
   if (!request.body.ok) return unread(withCharset(request.body.error, request.contentType));
   const text = request.body.text;
   if (!isJson(request.contentType)) {
-    // Read again without its empty values (sentContentType), as workerd reads it.
-    const contentType = sentContentType(request.contentType);
-    if (!isJson(contentType)) {
-      return unread({
-        code: "UNSUPPORTED_CONTENT_TYPE",
-        message: `the hook sent Content-Type ${JSON.stringify(contentType ?? "(none)")}; send application/json (curl: -H 'Content-Type: application/json')`,
-        eventName: sniffEventName(text),
-      });
-    }
+    return unread({
+      code: "UNSUPPORTED_CONTENT_TYPE",
+      message: `the hook sent Content-Type ${JSON.stringify(sentContentType(request.contentType) ?? "(none)")}; send application/json (curl: -H 'Content-Type: application/json')`,
+      eventName: sniffEventName(text),
+    });
   }
   let body: unknown;
   try {
