@@ -21,7 +21,7 @@ import {
   type Env,
   gatewayBaseUrl,
   isMistypedHookUrl,
-  meantHookUrl,
+  mistypedHookUrl,
   parseGatewayUrl,
   resolveHookUrl,
   routeClient,
@@ -94,7 +94,7 @@ export async function doctorCommand(args: readonly string[], io: CommandIo, env:
   // the URL as written, gets a 404. hookgate's routes start at `/v1/`: a URL without a hook
   // route that holds it is no base. (A hook URL's prefix may: an API stage named `v1`.)
   // Then there is no hook URL to derive, and the header names only what was given.
-  const mistyped = isMistypedHookUrl(values.url);
+  const mistyped = isMistypedHookUrl(values.url) ? mistypedHookUrl(values.url, client) : undefined;
   io.out(
     mistyped
       ? `hookgate doctor: ${base} (${dialect})\n`
@@ -109,8 +109,8 @@ export async function doctorCommand(args: readonly string[], io: CommandIo, env:
   if (mistyped) {
     print({
       ok: false,
-      line: `hook URL: ${base} is no hook route and no gateway base URL (its path has /v1/ but no /v1/hooks)`,
-      fix: `use the hook URL hookgate init printed (here likely ${meantHookUrl(values.url, client)})`,
+      line: `hook URL: ${base} ${mistyped.problem}`,
+      fix: mistyped.fix,
     });
     print({ ok: false, line: "token: not checked (the hook URL is mistyped)" });
     print({ ok: false, line: "sample decision: not checked (the hook URL is mistyped)" });

@@ -105,6 +105,14 @@ export function routeClient(url: string): string | undefined {
   return match?.[1];
 }
 
+/** What `send` and `doctor` say of a mistyped hook URL (`isMistypedHookUrl`), and its fix. */
+export function mistypedHookUrl(url: string, client: string | undefined): { problem: string; fix: string } {
+  return {
+    problem: "is no hook route and no gateway base URL (its path has /v1/ but no /v1/hooks)",
+    fix: `use the hook URL hookgate init printed (here likely ${meantHookUrl(url, client)})`,
+  };
+}
+
 /**
  * What `send` and `doctor` say on stderr when `--client` asks for another client than the hook
  * URL's route names: the route is the one used.
@@ -179,9 +187,8 @@ export async function sendCommand(args: readonly string[], io: CommandIo, env: E
     // read from the body (a deepagents v2 event as Claude Code's) instead of failing as the same
     // URL fails in an http hook. hookgate's routes start at `/v1/`, as doctor reads it.
     if (isMistypedHookUrl(values.url)) {
-      return fail(
-        `"${withoutUserinfo(values.url)}" is no hook route and no gateway base URL (its path has /v1/ but no /v1/hooks): use the hook URL hookgate init printed (here likely ${meantHookUrl(values.url, client)})`,
-      );
+      const { problem, fix } = mistypedHookUrl(values.url, client);
+      return fail(`"${withoutUserinfo(values.url)}" ${problem}: ${fix}`);
     }
     const url = resolveHookUrl(values.url, client);
     const named = routeClient(url);
