@@ -248,7 +248,8 @@ describe("the Lambda HTTP handler", () => {
     }
   });
 
-  it("reads a path API Gateway's HTTP API decoded as Node reads the one the client sent: a # or line break in it is no URL syntax", async () => {
+  /** The Hono app Node answers with, and the Lambda handler, on the one POLICY, logging nothing. */
+  async function nodeAndLambda() {
     const policy = await policyFrom(JSON.parse(POLICY));
     const quiet = { log: () => undefined };
     const node = createApp({
@@ -259,6 +260,11 @@ describe("the Lambda HTTP handler", () => {
       logger: quiet,
     });
     const handler = createHttpHandler({ env: { HOOKGATE_POLICY: POLICY }, newId: counter(), logger: quiet });
+    return { node, handler };
+  }
+
+  it("reads a path API Gateway's HTTP API decoded as Node reads the one the client sent: a # or line break in it is no URL syntax", async () => {
+    const { node, handler } = await nodeAndLambda();
     // The path the client sent, and rawPath as the HTTP API hands it over (every escape decoded).
     const cases = [
       ["/v1/hooks/claude%23code", "/v1/hooks/claude#code", ""],
@@ -280,16 +286,7 @@ describe("the Lambda HTTP handler", () => {
   });
 
   it("reads a % in an HTTP API's decoded path as a percent sign, and a Function URL's as the escape it is", async () => {
-    const policy = await policyFrom(JSON.parse(POLICY));
-    const quiet = { log: () => undefined };
-    const node = createApp({
-      policy: () => policy,
-      clock: fakeClock,
-      newId: counter(),
-      sha256,
-      logger: quiet,
-    });
-    const handler = createHttpHandler({ env: { HOOKGATE_POLICY: POLICY }, newId: counter(), logger: quiet });
+    const { node, handler } = await nodeAndLambda();
     const answer = async (event: V2Event) => {
       const res = await handler(event, context());
       return [res.statusCode, res.headers?.["x-hookgate-error"] ?? null, res.body];

@@ -6,6 +6,7 @@ import { PassThrough } from "node:stream";
 import { getRequestListener } from "@hono/node-server";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { RemoteInput, RemoteRun } from "../../src/app/remote-actions.js";
+import type { Policy } from "../../src/core/policy.js";
 import { type Answer, answerWriter, hookListener, streamChunks } from "../../src/entry/node-listener.js";
 import { createApp } from "../../src/http/app.js";
 import { bodyDeadline, createBodyBudget, readBodyChunks } from "../../src/http/read-body.js";
@@ -17,6 +18,16 @@ const text = (chunk: Uint8Array | undefined) => new TextDecoder().decode(chunk);
 /** A bounded wait on a condition: far past its time on a busy host. */
 const WAIT = { timeout: 10_000, interval: 5 };
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+
+/** What every listener here is given: the policy, a real clock, one id, the real digest. */
+function listenerDeps(policy: Policy) {
+  return {
+    policy: () => policy,
+    clock: { now: Date.now, monotonic: () => performance.now() },
+    newId: () => "id-1",
+    sha256,
+  };
+}
 
 describe("streamChunks", () => {
   it("gives the chunks in order, whether they come before or after they are asked for, then the end", async () => {
@@ -110,10 +121,7 @@ describe("hookListener's body deadline", () => {
       rules: [{ id: "no-rm", on: "PreToolUse", matcher: "Bash", if: ["Bash(rm *)"], decide: "deny" }],
     });
     const deps = {
-      policy: () => policy,
-      clock: { now: Date.now, monotonic: () => performance.now() },
-      newId: () => "id-1",
-      sha256,
+      ...listenerDeps(policy),
       logger: { log: (level: string, msg: string, fields?: object) => logs.push({ level, msg, ...fields }) },
     };
     // As serve wires them (node.ts), with a deadline short enough for a test (serve's is 60 s):
@@ -416,10 +424,7 @@ describe("hookListener's budgets of bodies still arriving", () => {
       tookBytes = resolve;
     });
     const deps = {
-      policy: () => policy,
-      clock: { now: Date.now, monotonic: () => performance.now() },
-      newId: () => "id-1",
-      sha256,
+      ...listenerDeps(policy),
       logger: { log: () => {} },
       bodyBudget: watchedBudget(createBodyBudget(100), () => tookBytes()),
       unauthenticatedBodyBudget: watchedBudget(createBodyBudget(100), () => tookBytes()),
@@ -500,10 +505,7 @@ describe("hookListener's client-left signal on a kept-alive connection", () => {
       },
     };
     const deps = {
-      policy: () => policy,
-      clock: { now: Date.now, monotonic: () => performance.now() },
-      newId: () => "id-1",
-      sha256,
+      ...listenerDeps(policy),
       logger: { log: () => {} },
       remote,
     };
