@@ -164,6 +164,8 @@ export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
           () => {},
         );
         const host = verdict.url.hostname;
+        /** Marks a refusal that its own time limit made (EgressRefusal.timedOut). */
+        const ranOut = timedOut ? ({ timedOut: true } as const) : {};
         // Whether it was sent is known per request (undici hands it to a connection, or not yet).
         // What it waited for is not: a look-up of its name under way says DNS, else the connect.
         const refusal: EgressRefusal = handedOver.has(signal)
@@ -179,7 +181,7 @@ export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
                 reason: timedOut
                   ? `${host} was not resolved within ${timeoutMs} ms`
                   : `${host} was not resolved yet when the call was given up`,
-                ...(timedOut ? { timedOut: true as const } : {}),
+                ...ranOut,
               }
             : {
                 // Nor was anything sent on a connection not yet made.
@@ -188,7 +190,7 @@ export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
                 reason: timedOut
                   ? `${describeTarget(verdict.url)} could not be connected to within ${timeoutMs} ms`
                   : `${describeTarget(verdict.url)} was not connected to yet when the call was given up`,
-                ...(timedOut ? { timedOut: true as const } : {}),
+                ...ranOut,
               };
         return refuse(refusal, req.url);
       }
