@@ -163,15 +163,18 @@ export function createRun(name) {
 
   /**
    * A server script of bench/ that prints `{"url": ...}` as its first line once it listens
-   * (stub-server.js, bare-server.js), started with `env` added to this process's.
+   * (stub-server.js, bare-server.js), started with `env` added to this process's and `nodeFlags`
+   * given to node. V8's own lines (`--trace-gc-nvp`) are kept in `gcLines`, which the caller may
+   * empty.
    */
-  async function startChild(script, env, label) {
-    const child = spawnChild(process.execPath, [script], {
+  async function startChild(script, env, label, nodeFlags = []) {
+    const child = spawnChild(process.execPath, [...nodeFlags, script], {
       stdio: ["ignore", "pipe", "inherit"],
       env: { ...process.env, ...env },
     });
-    const url = await firstLine(child, label).then((line) => JSON.parse(line).url);
-    return { child, url };
+    const gcLines = [];
+    const url = await firstLine(child, label, gcLines).then((line) => JSON.parse(line).url);
+    return { child, url, gcLines };
   }
 
   /** A stub server (bench/stub-server.js) answering `body` to every POST; resolves once it listens. */
@@ -215,6 +218,7 @@ export function createRun(name) {
     let logBytes = 0;
     let warnings = 0;
     let pending = "";
+    const gcLines = [];
     const url = await new Promise((resolve, reject) => {
       const timer = setTimeout(
         () => reject(new Error("the gateway did not start listening in time")),
@@ -228,8 +232,11 @@ export function createRun(name) {
           const line = pending.slice(0, newline);
           pending = pending.slice(newline + 1);
           newline = pending.indexOf("\n");
-          // Only warn and error lines are parsed; the audit lines are counted and dropped.
-          if (line.includes('"level":"warn"') || line.includes('"level":"error"')) {
+          // Only warn and error lines are parsed; the audit lines are counted and dropped. V8's
+          // own lines (`--trace-gc-nvp` among nodeFlags) are kept for gcSummary.
+          if (line.startsWith("[") && line.includes(" pause=")) {
+            if (gcLines.length < 100_000) gcLines.push(line);
+          } else if (line.includes('"level":"warn"') || line.includes('"level":"error"')) {
             warnings++;
             log(`gateway: ${line}`);
           }
@@ -245,20 +252,41 @@ export function createRun(name) {
         reject(new Error(`the gateway exited with ${code} before listening:\n${stderr}`));
       });
     }).catch((e) => fail(e.message));
-    return { child, url, logBytes: () => logBytes, warnings: () => warnings };
+    return {
+      child,
+      url,
+      logBytes: () => logBytes,
+      warnings: () => warnings,
+      /** V8's `--trace-gc-nvp` lines so far, which the caller may empty (after a warm-up). */
+      gcLines,
+    };
   }
 
-  function firstLine(child, label) {
+  /**
+   * The child's first line of its own (V8's, which start with `[`, are not), then every V8 line
+   * with a GC pause pushed to `gcLines` (at most 100,000); every other line after the first is dropped.
+   */
+  function firstLine(child, label, gcLines) {
     return new Promise((resolve, reject) => {
       let text = "";
+      let first;
       const timer = setTimeout(() => reject(new Error(`${label} did not start in time`)), START_TIMEOUT_MS);
       child.stdout.setEncoding("utf8");
       child.stdout.on("data", (chunk) => {
         text += chunk;
-        const newline = text.indexOf("\n");
-        if (newline === -1) return;
-        clearTimeout(timer);
-        resolve(text.slice(0, newline));
+        let newline = text.indexOf("\n");
+        while (newline !== -1) {
+          const line = text.slice(0, newline);
+          text = text.slice(newline + 1);
+          newline = text.indexOf("\n");
+          if (line.startsWith("[")) {
+            if (line.includes(" pause=") && gcLines.length < 100_000) gcLines.push(line);
+          } else if (first === undefined) {
+            first = line;
+            clearTimeout(timer);
+            resolve(line);
+          }
+        }
       });
       child.once("exit", (code) => reject(new Error(`${label} exited with ${code}`)));
     }).catch((e) => fail(e.message));
@@ -591,6 +619,36 @@ export function median(values) {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length >> 1;
   return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+/**
+ * What V8's `--trace-gc-nvp` lines say of one process's main thread over `requests` requests:
+ * its young-generation collections (scavenges: how many a thousand requests, their pauses, what
+ * each copied and promoted to the old generation) and its full ones. The main thread is the
+ * isolate with the most lines (a gateway's delivery thread prints its own).
+ */
+export function gcSummary(lines, requests) {
+  const isolate = (line) => /^\[\d+:(0x[0-9a-f]+)\]/.exec(line)?.[1];
+  const counts = new Map();
+  for (const line of lines) counts.set(isolate(line), (counts.get(isolate(line)) ?? 0) + 1);
+  const main = [...counts].sort((a, b) => b[1] - a[1])[0]?.[0];
+  const mine = lines.filter((line) => isolate(line) === main);
+  const field = (line, name) => Number(new RegExp(` ${name}=([0-9.]+)`).exec(line)?.[1] ?? Number.NaN);
+  const young = mine.filter((line) => / gc=s /.test(line));
+  const pauses = young.map((line) => field(line, "pause")).sort((a, b) => a - b);
+  return {
+    requests,
+    youngCollections: young.length,
+    youngPerThousandRequests: round1((1000 * young.length) / Math.max(1, requests)),
+    youngPauseMs: {
+      p50: pauses.length ? median(pauses) : null,
+      p90: pauses.length ? percentile(pauses, 0.9) : null,
+      max: pauses.length ? pauses[pauses.length - 1] : null,
+    },
+    survivedBytesMedian: young.length ? median(young.map((line) => field(line, "new_space_survived"))) : null,
+    promotedBytesMedian: young.length ? median(young.map((line) => field(line, "promoted"))) : null,
+    fullCollections: mine.length - young.length,
+  };
 }
 
 export function round1(n) {

@@ -5,7 +5,7 @@
  *
  *   node bench/decision.js [--rounds 3] [--duration 5] [--connections 10] [--warmup 2]
  *                          [--quiet-wait 20] [--cpu-prof] [--policy bench/policy-200.json]
- *                          [--ladder 5,20,80] [--ladder-duration 2]
+ *                          [--ladder 5,20,80] [--ladder-duration 2] [--gc-seconds 3]
  *
  * The work ladder: the same bare server made to spin 5, 20 and 80 µs per request
  * (BENCH_WORK_US), measured in the same rounds. It says what any synchronous work per request
@@ -23,6 +23,7 @@ import {
   cpuDelta,
   cpuTicks,
   createRun,
+  gcSummary,
   HERE,
   log,
   machine,
@@ -30,6 +31,7 @@ import {
   percentile,
   RESULTS,
   ROOT,
+  round1,
   round3,
   TICK_MS,
   waitForQuiet,
@@ -65,6 +67,7 @@ const { values: flags } = parseFlags({
     policy: { type: "string", default: join(HERE, "policy-200.json") },
     ladder: { type: "string", default: "5,20,80" },
     "ladder-duration": { type: "string", default: "2" },
+    "gc-seconds": { type: "string", default: "3" },
   },
 });
 
@@ -79,6 +82,8 @@ const options = {
   cpuProfile: flags["cpu-prof"] === true,
   ladderUs: ladderSteps(flags.ladder),
   ladderDurationSeconds: boundedInt("ladder-duration", flags["ladder-duration"], 1, 60),
+  /** The GC profile's load on each server (0: none); see gcProfile. */
+  gcSeconds: boundedInt("gc-seconds", flags["gc-seconds"], 0, 60),
 };
 
 /** `--ladder 5,20,80`: increasing whole microseconds, or "" for none. */
@@ -161,6 +166,7 @@ async function main() {
   await stop(bare.child);
   for (const l of ladder) await stop(l.child);
   await stop(gateway.child);
+  const gc = options.gcSeconds > 0 ? await gcProfile(requestBody, expected.body) : null;
 
   const summary = summarize(rounds);
   const result = {
@@ -182,10 +188,64 @@ async function main() {
     },
     rounds,
     summary,
+    gc,
   };
   const file = writeResult("decision", result);
-  process.stdout.write(`\n${markdown(summary)}\n\nwritten to ${file}\n`);
+  process.stdout.write(`\n${markdown(summary)}\n${gc ? `\n${gcMarkdown(gc)}\n` : ""}\nwritten to ${file}\n`);
   if (options.cpuProfile) process.stdout.write(`gateway CPU profile in ${profileDir}\n`);
+}
+
+/**
+ * Garbage collection under the same load: a fresh gateway and bare server each, started with
+ * `--trace-gc-nvp` (not the measured ones, so that the tracing costs their figures nothing), warmed
+ * up, then `--gc-seconds` of autocannon each. What a young-generation collection costs and how
+ * much it promotes is where the gateway's p99 goes beyond its CPU (bench/README.md, "Row 1").
+ */
+async function gcProfile(requestBody, expectedBody) {
+  const nodeFlags = ["--trace-gc-nvp"];
+  const gateway = await startGateway(flags.policy, {}, nodeFlags);
+  await checkGatewayAnswer(gateway.url, requestBody);
+  const bare = await startChild(
+    BARE_SERVER,
+    { BENCH_BODY: expectedBody, BENCH_WORK_US: "0" },
+    "the bare server",
+    nodeFlags,
+  );
+  const servers = [
+    { name: "gateway", url: `${gateway.url}/v1/hooks`, pid: gateway.child.pid, lines: gateway.gcLines },
+    { name: "bare", url: `${bare.url}/`, pid: bare.child.pid, lines: bare.gcLines },
+  ];
+  const out = {};
+  try {
+    for (const server of servers) {
+      const load = { requestBody, expectBody: expectedBody, pids: [process.pid, server.pid] };
+      if (options.warmupSeconds > 0) await measure(server, options.warmupSeconds, load);
+      server.lines.length = 0;
+      const m = await measure(server, options.gcSeconds, load);
+      out[server.name] = gcSummary(server.lines, m.requests);
+      log(`gc ${server.name.padEnd(7)} ${JSON.stringify(out[server.name])}`);
+    }
+  } finally {
+    await stop(bare.child);
+    await stop(gateway.child);
+  }
+  return out;
+}
+
+function gcMarkdown(gc) {
+  const kb = (n) => (n === null ? "?" : `${round1(n / 1024)} KB`);
+  const ms = (n) => (n === null ? "?" : n.toFixed(2));
+  const row = (name, g) =>
+    `| ${name} | ${g.youngPerThousandRequests} | ${ms(g.youngPauseMs.p50)} | ${ms(g.youngPauseMs.p90)} | ` +
+    `${ms(g.youngPauseMs.max)} | ${kb(g.survivedBytesMedian)} | ${kb(g.promotedBytesMedian)} | ${g.fullCollections} |`;
+  return [
+    `Garbage collection, a fresh server of each with \`--trace-gc-nvp\` under the same load for ${options.gcSeconds} s (main thread):`,
+    "",
+    "| target | young collections per 1000 req | pause p50 ms | p90 ms | max ms | survived (median) | promoted (median) | full collections |",
+    "|---|---:|---:|---:|---:|---:|---:|---:|",
+    row("hookgate `POST /v1/hooks`", gc.gateway),
+    row("bare node:http", gc.bare),
+  ].join("\n");
 }
 
 /** The real Claude Code PreToolUse body with its command swapped for `rm -rf /`. */
