@@ -212,7 +212,7 @@ function withoutTrailingSlash(path: string): string {
 /**
  * The deps a request is answered with: the app's, with what the runtime gave it of its own.
  * Copied by Object.assign, not spread (`{ ...deps, ...own }`): on Node 20's V8 a spread followed
- * by more properties makes objects that outlive young-generation collections (hook-route.ts).
+ * by more properties can make objects that outlive young-generation collections (hook-route.ts).
  */
 function requestDeps(deps: AppDeps, env: unknown): AppDeps {
   const own = deps.forRequest?.(env);

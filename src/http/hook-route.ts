@@ -105,7 +105,8 @@ export async function runHookRoute(
   // Named field by field: on Node 20's V8 an object spread followed by a property of the literal's
   // own (`{ ...outcome, bodyUnread }`) made objects that outlived young-generation collections
   // though nothing referred to them: under load some 100 KB promoted at each, old-generation
-  // collections every second, and 15% more CPU a request (bench/HISTORY.md, "Spread then a property").
+  // collections every second, and 15% more CPU a request (bench/HISTORY.md, "A spread then a
+  // property").
   return {
     answer: outcome.answer,
     decisionId: outcome.decisionId,
