@@ -2479,7 +2479,7 @@ const DENY_ONLY_WRAPPERS: Readonly<Record<string, WrapperSpec>> = {
   ...Object.fromEntries(
     ["caffeinate", "arch", "sandbox-exec", "gosu", "su-exec", "tini", "dumb-init", "eatmydata"]
       .concat(["nocache", "faketime", "firejail", "proxychains", "proxychains4", "torsocks"])
-      .concat(["valgrind", "ltrace", "catchsegv", "xvfb-run", "dbus-run-session"])
+      .concat(["valgrind", "ltrace", "catchsegv", "xvfb-run", "dbus-run-session", "ssh-agent"])
       .map((name) => [name, GUESS_ONLY]),
   ),
   setsid: { valued: [], flags: ["-c", "--ctty", "-f", "--fork", "-w", "--wait"], operands: 0 },
@@ -3568,6 +3568,10 @@ function screenReadsRc(words: readonly string[]): boolean {
 function cliRuns(name: string, args: readonly Word[], at: number): CliRuns | undefined {
   if (name === "ssh") return sshRuns(args, at);
   if (name === "scp" || name === "sftp" || name === "rsync") return copierRuns(name, args, at);
+  if (name === "tar") return tarRuns(args, at);
+  if (name === "man") return manRuns(args, at);
+  if (name === "zip") return zipRuns(args, at);
+  if (name === "make" || name === "gmake") return makeRuns(args, at);
   if (name === "npx") return npxScript(args, at);
   if (name === "tmux") return tmuxRuns(args, at);
   if (name === "screen") return screenRuns(args, at);
@@ -4107,6 +4111,193 @@ function copierRuns(name: string, args: readonly Word[], at: number): CliRuns {
 }
 
 /**
+ * GNU tar 1.34's options whose value is a command it runs through `/bin/sh -c` (`-I`,
+ * `--use-compress-program`, `--to-command`, `-F`, `--info-script`, `--new-volume-script`, a
+ * `--checkpoint-action` of `exec=`) or as a program (`--rsh-command`; `--rmt-command`, which the
+ * remote shell runs), by their long names; argp takes any unique prefix of one.
+ */
+const TAR_COMMAND_OPTIONS = [
+  "use-compress-program",
+  "to-command",
+  "info-script",
+  "new-volume-script",
+  "rsh-command",
+  "rmt-command",
+  "checkpoint-action",
+];
+/** tar's short options that take a value (its argp table): the next word, or the rest of the word. */
+const TAR_SHORT_VALUED = "bCfFgHIKLNTVX";
+
+/**
+ * What tar runs by its options (TAR_COMMAND_OPTIONS), read as scripts wherever they stand (argp
+ * permutes them) up to `--`: long ones by any unique prefix, `=VALUE` or the next word; short
+ * ones bundled (`-xI CMD`, `-ICMD`) and in the old style's first word, whose letters take the
+ * next words in turn (`tar cIf CMD a.tar`). TAR_OPTIONS (tar reads it first) is noteAssignment's.
+ */
+function tarRuns(args: readonly Word[], at: number): CliRuns {
+  const scripts: Script[] = [];
+  let unreadable = false;
+  const take = (value: Word | undefined, text: string) => {
+    if (value === undefined || text === "") return;
+    if (mayVanish(value)) unreadable = true;
+    scripts.push({ script: text, expands: expandsAny([value]) });
+  };
+  const short = (letter: string, value: Word | undefined, text: string) => {
+    if (letter === "I" || letter === "F") take(value, text);
+  };
+  let i = at + 1;
+  // The old style: `tar cIf CMD a.tar`, letters with no dash, each valued one taking the next word.
+  const first = args[i];
+  if (first !== undefined && !first.text.startsWith("-")) {
+    let next = i + 1;
+    for (const letter of first.text) {
+      if (!TAR_SHORT_VALUED.includes(letter)) continue;
+      short(letter, args[next], args[next]?.text ?? "");
+      next += 1;
+    }
+    i = next;
+  }
+  for (; i < args.length; i += 1) {
+    const word = args[i] as Word;
+    const text = word.text;
+    if (text === "--") break;
+    const long = /^--([a-z-]+)(=?)(.*)$/s.exec(text);
+    if (long !== null) {
+      const given = long[1] as string;
+      // An ambiguous prefix (`--to`: --totals, --to-stdout) makes tar refuse to run: read as the
+      // command option all the same. `--checkpoint` is an option of its own.
+      const named = TAR_COMMAND_OPTIONS.find((n) => n.startsWith(given));
+      if (named === undefined || given === "checkpoint") continue;
+      const valueWord = long[2] === "=" ? word : args[i + 1];
+      let value = long[2] === "=" ? (long[3] as string) : (args[i + 1]?.text ?? "");
+      if (long[2] !== "=") i += 1;
+      if (named === "checkpoint-action") {
+        if (!value.startsWith("exec=")) continue;
+        value = value.slice("exec=".length);
+      }
+      take(valueWord, value);
+      continue;
+    }
+    if (!/^-[^-]/.test(text)) continue;
+    for (let j = 1; j < text.length; j += 1) {
+      const letter = text[j] as string;
+      if (!TAR_SHORT_VALUED.includes(letter)) continue;
+      if (j + 1 < text.length) short(letter, word, text.slice(j + 1));
+      else {
+        short(letter, args[i + 1], args[i + 1]?.text ?? "");
+        i += 1;
+      }
+      break;
+    }
+  }
+  return { subcommands: [], scripts, unreadable };
+}
+
+/**
+ * What man (man-db 2.11) runs by its options: its pager (`-P`/`--pager`, run through the shell
+ * as MANPAGER is) and the browser of `-H`/`--html` (an optional value, attached only), read as
+ * scripts; short options bundled (`-aP CMD`), long ones by any unique prefix (`--pag=`, `--ht=`).
+ */
+function manRuns(args: readonly Word[], at: number): CliRuns {
+  const scripts: Script[] = [];
+  let unreadable = false;
+  const take = (value: Word | undefined, text: string) => {
+    if (value === undefined || text === "") return;
+    if (mayVanish(value)) unreadable = true;
+    scripts.push({ script: text, expands: expandsAny([value]) });
+  };
+  for (let i = at + 1; i < args.length; i += 1) {
+    const word = args[i] as Word;
+    const text = word.text;
+    if (text === "--") break;
+    const long = /^--(pag(?:e|er)?|ht(?:m|ml)?)(?:(=)(.*))?$/s.exec(text);
+    if (long !== null) {
+      if (long[1]?.startsWith("ht")) take(word, long[3] ?? "");
+      else if (long[2] === "=") take(word, long[3] as string);
+      else {
+        take(args[i + 1], args[i + 1]?.text ?? "");
+        i += 1;
+      }
+      continue;
+    }
+    if (!/^-[^-]/.test(text)) continue;
+    for (let j = 1; j < text.length; j += 1) {
+      const letter = text[j] as string;
+      if (letter === "H") take(word, text.slice(j + 1));
+      if ("HTX".includes(letter)) break;
+      if (!MAN_SHORT_VALUED.includes(letter)) continue;
+      if (j + 1 < text.length) {
+        if (letter === "P") take(word, text.slice(j + 1));
+      } else {
+        if (letter === "P") take(args[i + 1], args[i + 1]?.text ?? "");
+        i += 1;
+      }
+      break;
+    }
+  }
+  return { subcommands: [], scripts, unreadable };
+}
+
+/** man-db's short options that take a value (its argp table; `-T`, `-H` and `-X` take one attached only). */
+const MAN_SHORT_VALUED = "CRLmMSseprEP";
+
+/**
+ * zip 3.0's `-TT CMD`/`--unzip-command CMD`, the command it tests an archive with (through
+ * system(), the shell), read as a script.
+ */
+function zipRuns(args: readonly Word[], at: number): CliRuns {
+  const scripts: Script[] = [];
+  let unreadable = false;
+  for (let i = at + 1; i < args.length; i += 1) {
+    const word = args[i] as Word;
+    const option = /^(?:-TT|--unzip-command)(?:(=)(.*))?$/s.exec(word.text);
+    if (option === null) continue;
+    const valueWord = option[1] === "=" ? word : args[i + 1];
+    const value = option[1] === "=" ? (option[2] as string) : (args[i + 1]?.text ?? "");
+    if (option[1] !== "=") i += 1;
+    if (valueWord === undefined || value === "") continue;
+    if (mayVanish(valueWord)) unreadable = true;
+    scripts.push({ script: value, expands: expandsAny([valueWord]) });
+  }
+  return { subcommands: [], scripts, unreadable };
+}
+
+/**
+ * What GNU make runs from its own words rather than a makefile: a `NAME != CMD` definition runs
+ * CMD through the shell (read as a script), and a `SHELL` that is no shell by its absolute path
+ * (it runs every recipe), `.SHELLFLAGS`, a `$(shell …)` (or `eval`, `file`, `guile`) in a
+ * definition, which `:=` expands at once, makefile text given by `-E`/`--eval`, and a makefile
+ * read from stdin (`-f -`) make the command unreadable.
+ */
+function makeRuns(args: readonly Word[], at: number): CliRuns {
+  const scripts: Script[] = [];
+  let unreadable = false;
+  for (let i = at + 1; i < args.length; i += 1) {
+    const word = args[i] as Word;
+    const text = word.text;
+    if (/^--ev(?:a|al)?(?:=|$)/.test(text) || /^-[^-CfIoWjlO]*E/.test(text)) unreadable = true;
+    const file = /^(?:-[^-CIoWjlO]*f|--(?:file|makefile)=?)(.*)$/s.exec(text);
+    if (
+      file !== null &&
+      ((file[1] === "" ? args[i + 1]?.text : file[1]) ?? "").match(/^(?:-|\/dev\/(?:stdin|fd\/\d+))$/)
+    )
+      unreadable = true;
+    const definition = /^\s*([^\s=:!?+]+)\s*([:!?+]*)=(.*)$/s.exec(text);
+    if (definition === null || text.startsWith("-")) continue;
+    const name = definition[1] as string;
+    const value = definition[3] as string;
+    if (/\$[({]\s*(?:shell|eval|file|guile)\b/.test(value)) unreadable = true;
+    if (name === ".SHELLFLAGS" || (name === "SHELL" && (expandsAny([word]) || !shellByPath(value.trim()))))
+      unreadable = true;
+    if (definition[2] === "!") {
+      if (value.includes("$")) unreadable = true;
+      else scripts.push({ script: value, expands: expandsAny([word]) });
+    }
+  }
+  return { subcommands: [], scripts, unreadable };
+}
+
+/**
  * OpenSSH's options (ssh.c's getopt string, 9.8), which it reads again after the host: `ssh host
  * -p 22 cmd` (ssh.c `goto again`). The words after them are joined with blanks and run by the
  * remote user's shell.
@@ -4207,7 +4398,7 @@ function readsWhatItRuns(name: string): boolean {
   return (
     Object.hasOwn(CLI_GLOBALS, name) ||
     Object.hasOwn(PACKAGE_RUNNERS, name) ||
-    /^(?:ssh|scp|sftp|rsync|(?:docker|podman)-compose|nix|nix-shell|corepack)$/.test(name)
+    /^(?:ssh|scp|sftp|rsync|tar|man|zip|g?make|(?:docker|podman)-compose|nix|nix-shell|corepack)$/.test(name)
   );
 }
 
@@ -5353,6 +5544,9 @@ function noteAssignment(assignment: Word, out: Output): void {
   // SHELL is the program flock's and script's `-c` and su's `-m` run: a shell, or none can be named.
   const value = word.slice(word.indexOf("=") + 1);
   if (name === "SHELL" && (expands || (value !== "" && !shellByPath(value)))) markUnreadable(out);
+  // tar reads TAR_OPTIONS' words before its own: one of its command options there (tarRuns, by a
+  // short one in a bundle or a long one's shortest unique prefix) is not read.
+  if (name === "TAR_OPTIONS" && (expands || TAR_COMMAND_OPTION_TEXT.test(value))) markUnreadable(out);
   noteCommandValue(assignment, out);
 }
 
@@ -5372,11 +5566,15 @@ function noteCommandValue(assignment: Word, out: Output): void {
   if (COMMAND_VARIABLE.test(name) && (value !== "" || appends)) {
     // less runs LESSOPEN's command after a `|` or `||` (its input preprocessor); a
     // GIT_CONFIG_VALUE_n may be a `!` alias's shell command.
-    const script = name.startsWith("LESS")
-      ? value.replace(/^\|\|?/, "")
-      : name.startsWith("GIT_CONFIG_VALUE_")
-        ? value.replace(/^!/, "")
-        : value;
+    // man's BROWSER is a list of commands split at colons, each tried in turn.
+    const script =
+      name === "BROWSER"
+        ? value.replaceAll(":", "\n")
+        : name.startsWith("LESS")
+          ? value.replace(/^\|\|?/, "")
+          : name.startsWith("GIT_CONFIG_VALUE_")
+            ? value.replace(/^!/, "")
+            : value;
     out.commandValues.push({ script, expands: made });
   }
   // git's settings in GIT_CONFIG_PARAMETERS, whose format is not read here, and GIT_EXEC_PATH,
@@ -5396,10 +5594,13 @@ function noteCommandValue(assignment: Word, out: Output): void {
  * man, crontab, less…), as a program for the rest (GIT_SSH, the askpass ones), read as a script
  * all the same. A GIT_CONFIG_VALUE_n may be any setting's (git-config(1) GIT_CONFIG_COUNT), a
  * command's too: read as one. kubectl edit runs KUBE_EDITOR, rsync RSYNC_RSH as its `-e` and
- * RSYNC_CONNECT_PROG through the shell for an rsync:// daemon.
+ * RSYNC_CONNECT_PROG through the shell for an rsync:// daemon, man's `--html` BROWSER.
  */
 const COMMAND_VARIABLE =
-  /^(?:GIT_(?:SSH|SSH_COMMAND|EXTERNAL_DIFF|PAGER|EDITOR|SEQUENCE_EDITOR|ASKPASS|PROXY_COMMAND|CONFIG_VALUE_\d+)|SSH_ASKPASS|PAGER|MANPAGER|EDITOR|VISUAL|SUDO_EDITOR|SUDO_ASKPASS|LESSOPEN|LESSCLOSE|KUBE_EDITOR|RSYNC_RSH|RSYNC_CONNECT_PROG)$/;
+  /^(?:GIT_(?:SSH|SSH_COMMAND|EXTERNAL_DIFF|PAGER|EDITOR|SEQUENCE_EDITOR|ASKPASS|PROXY_COMMAND|CONFIG_VALUE_\d+)|SSH_ASKPASS|PAGER|MANPAGER|EDITOR|VISUAL|SUDO_EDITOR|SUDO_ASKPASS|LESSOPEN|LESSCLOSE|KUBE_EDITOR|RSYNC_RSH|RSYNC_CONNECT_PROG|BROWSER)$/;
+
+/** A tar command option's word in TAR_OPTIONS: `-I`/`-F` in a bundle, or a long one's unique prefix. */
+const TAR_COMMAND_OPTION_TEXT = /(?:^|\s)(?:-[^-\s]*[IF]|--(?:use|to-c|inf|new-|rs|rm|checkpoint-))/;
 
 /**
  * `set -k` (`-o keyword`: an assignment-shaped word anywhere in a command is taken out of its

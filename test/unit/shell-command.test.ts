@@ -2560,6 +2560,78 @@ describe("the programs scp, sftp and rsync run to reach a host", () => {
   });
 });
 
+describe("the commands tar, man, zip and make run by their own options", () => {
+  it.each([
+    ["tar -I 'rm -rf /' -xf a.tar", "rm -rf /"],
+    ["tar -xI 'rm -rf /' -f a.tar", "rm -rf /"],
+    ["tar -cf a.tar -I'rm -rf /' x", "rm -rf /"],
+    ["tar xIf 'rm -rf /' a.tar", "rm -rf /"], // the old style: each letter's value in turn
+    ["tar cfI a.tar 'rm -rf /' x", "rm -rf /"],
+    ["tar --use-compress-program='rm -rf /' -xf a.tar", "rm -rf /"],
+    ["tar --use-comp 'rm -rf /' -xf a.tar", "rm -rf /"], // a unique prefix, as argp takes it
+    ["tar -xf a.tar --to-command='rm -rf /'", "rm -rf /"],
+    ["tar --checkpoint=1 --checkpoint-action=exec='rm -rf /' -cf a.tar x", "rm -rf /"],
+    ["tar --checkpoint-action exec='rm -rf /' -cf a.tar x", "rm -rf /"],
+    ["tar -F 'rm -rf /' -M -cf a.tar x", "rm -rf /"],
+    ["tar --info-script='rm -rf /' -cf a.tar x", "rm -rf /"],
+    ["tar --new-volume-script 'rm -rf /' -cf a.tar x", "rm -rf /"],
+    ["tar --rsh-command=/bin/rm -cf host:a.tar x", "/bin/rm"],
+    ["man -P 'rm -rf /' ls", "rm -rf /"],
+    ["man -aP'rm -rf /' ls", "rm -rf /"],
+    ["man -s 1 --pager='rm -rf /' ls", "rm -rf /"],
+    ["man --pag 'rm -rf /' ls", "rm -rf /"],
+    ["man -H'rm -rf /' ls", "rm -rf /"],
+    ["man --html='rm -rf /' ls", "rm -rf /"],
+    ["BROWSER='firefox:rm -rf /' man -H ls", "rm -rf /"],
+    ["zip a.zip x -T -TT 'rm -rf /'", "rm -rf /"],
+    ["zip --unzip-command='rm -rf /' -T a.zip x", "rm -rf /"],
+    ["make 'x!=rm -rf /' all", "rm -rf /"], // a shell assignment runs at its definition
+    ["ssh-agent -t 3600 rm -rf /", "rm -rf /"],
+  ])("reads what %j runs for deny-style rules", (command, runs) => {
+    const split = splitCommand(command);
+    expect(split.subcommands.filter((s) => s.denyOnly).map((s) => s.text)).toContain(runs);
+    expect(split.unreadable).toBe(false);
+  });
+
+  it.each([
+    ["tar -xzf a.tgz -C /tmp/out", []],
+    ["tar xzf a.tgz", []],
+    ["tar -cf a.tar -I 'zstd -19' src", ["zstd -19"]],
+    ["tar --checkpoint=100 --checkpoint-action=dot -cf a.tar src", []],
+    ["tar -xf a.tar -- --to-command=x", []],
+    ['tar -xzf "$ARCHIVE" -C "$DIR"', []],
+    ["man -P cat ls", ["cat"]],
+    ["man -s -P ls", []], // `-P` is the section list's value
+    ["man 3 printf", []],
+    ["zip -r out.zip dist", []],
+    ["make -j4 build CFLAGS=-O2", []],
+    ["make SHELL=/bin/bash test", []],
+    ["make -f Makefile.ci all", []],
+  ])("reads %j as the commands it runs, no others", (command, added) => {
+    const split = splitCommand(command);
+    expect(split.subcommands.filter((s) => s.denyOnly).map((s) => s.text)).toEqual(added);
+    expect(split.unreadable).toBe(false);
+  });
+
+  it.each([
+    'tar -xf a.tar --to-command "sh $X"',
+    "tar -I $PROG -xf a.tar",
+    'man -P "$P" ls',
+    "TAR_OPTIONS='--to-command=sh' tar xf a.tar",
+    "TAR_OPTIONS=-Ix tar xf a.tar",
+    // make: a recipe's shell, makefile text, a function that runs a command, a makefile from stdin.
+    "make SHELL=./x all",
+    "make .SHELLFLAGS='-ec x' all",
+    "make --eval='x: ; y' x",
+    "make -sE 'x: ; y' x",
+    "make 'x:=$(shell y)'",
+    "make -f - all",
+    "make --file=/dev/stdin",
+  ])("fails safe on %j", (command) => {
+    expect(splitCommand(command).unreadable).toBe(true);
+  });
+});
+
 describe("commands a git subcommand runs by its own options", () => {
   it.each([
     ["git rebase -x 'rm -rf /' HEAD~3", "rm -rf /"],
