@@ -13,6 +13,7 @@ import {
 } from "../adapters/egress/undici.js";
 import { classifyAddress, compileAddressRules, isIpLiteral } from "../core/egress/address.js";
 import { compileEgressPolicy } from "../core/egress/policy.js";
+import { compileAllowlist } from "../core/egress/url.js";
 import type { PolicyDocument } from "../core/policy-schema.js";
 import { withoutUserinfo } from "../core/url-userinfo.js";
 import type { Io } from "./cli.js";
@@ -51,11 +52,24 @@ export async function egressCheckCommand(args: readonly string[], io: Io): Promi
     egress = loaded.policy.document.egress;
   }
   if (values.allow) {
+    refuseInvalidAllowGlobs(values.allow);
     egress = { ...egress, allowedHttpHookUrls: [...(egress?.allowedHttpHookUrls ?? []), ...values.allow] };
   }
   const result = await judgeUrl(url, egress, values.resolve ?? []);
   io.out(`${JSON.stringify(result)}\n`);
   return result.decision === "allow" ? 0 : 1;
+}
+
+/**
+ * A usage error naming each `--allow` glob the gateway would refuse as a pattern, as given on the
+ * command line: judged among the policy's patterns, it would be named by a policy path
+ * (`$.egress.allowedHttpHookUrls[2]`) that is in no file.
+ */
+function refuseInvalidAllowGlobs(globs: readonly string[]): void {
+  const errors = compileAllowlist(globs).errors.map(
+    (e) => `--allow ${JSON.stringify(globs[e.index])}: ${e.message}`,
+  );
+  if (errors.length > 0) throw new UsageError(`an --allow glob is invalid:\n${errors.join("\n")}`);
 }
 
 /** The egress module's verdict on `url` under `egress`, with why; names in `resolve` answered so. */

@@ -73,8 +73,9 @@ cannot be read.
   "egress-check": {
     usage: "hookgate egress-check URL [--policy FILE] [--allow GLOB]... [--resolve HOST:ADDR]...",
     details: `Judges one URL as the egress guard would, resolving its host but never connecting; prints
-{"url","decision","reason","stage"}. Exit 0 allow, 1 deny, 2 when --resolve or the policy
-cannot be read or is one serve and check refuse (an invalid egress section, a repeated rule id).
+{"url","decision","reason","stage"}. Exit 0 allow, 1 deny, 2 for a bad --resolve or --allow, and
+when the policy cannot be read or is one serve and check refuse (an invalid egress section, a
+repeated rule id).
 
   --policy FILE     takes the allowlist from the policy's egress section
   --allow GLOB      a URL glob to allow (repeatable)

@@ -270,7 +270,9 @@ describe("hookgate egress-check", () => {
     );
     expect(code).toBe(2);
     expect(line).toBeUndefined();
-    expect(stderr).toMatch(/allowedHttpHookUrls/);
+    // Named as given on the command line, not by a policy path that is in no file.
+    expect(stderr).toMatch(/^--allow "https:\/\/hooks\.slack\.com\*": has a \* in the host/m);
+    expect(stderr).not.toMatch(/allowedHttpHookUrls/);
     // A deny range the gateway would refuse is not dropped (which used to make this an allow).
     const dir = tempDir("egress-check");
     const policy = join(dir, "policy.json");
