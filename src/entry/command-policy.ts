@@ -18,3 +18,13 @@ export async function loadCommandPolicy(
   say(invalidPolicyReport(path, loaded.error), loaded.error);
   return exitCode;
 }
+
+/**
+ * Whether a file that does not load as a policy is a `hookgate test` cases file (its problems
+ * name a top-level "cases"): what a command given one in a policy's place says, after them.
+ */
+export function holdsCases(issues: readonly PolicyIssue[]): boolean {
+  return issues.some(
+    (issue) => issue.path === "$" && /^unknown keys? (?:"[^"]*", )*"cases"/.test(issue.message),
+  );
+}

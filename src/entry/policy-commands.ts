@@ -21,7 +21,7 @@ import { simulation } from "../http/app.js";
 import { bodyFromBytes } from "../http/read-body.js";
 import { notOneOf } from "./arg-errors.js";
 import type { Io } from "./cli.js";
-import { loadCommandPolicy } from "./command-policy.js";
+import { holdsCases, loadCommandPolicy } from "./command-policy.js";
 import { catchEarlyStop, releaseEarlyStop, takeEarlyHangup } from "./early-hangup.js";
 import { NO_HTTP_IN_CLAUDE_CODE } from "./init.js";
 import { startGateway } from "./node.js";
@@ -130,7 +130,16 @@ export async function checkCommand(args: readonly string[], io: Io): Promise<num
   const { positionals } = parseArgs({ args: [...args], allowPositionals: true });
   const [file] = positionals;
   if (!file || positionals.length > 1) throw new UsageError("check takes one policy file");
-  const loaded = await loadCommandPolicy(file, io.out, 1);
+  const loaded = await loadCommandPolicy(
+    file,
+    (report, issues) =>
+      io.out(
+        holdsCases(issues)
+          ? `${report}${file} holds "cases", so it is a cases file, not a policy: run hookgate test POLICY ${file}\n`
+          : report,
+      ),
+    1,
+  );
   if (typeof loaded === "number") return loaded;
   const warnings = [...loaded.warnings, ...lintPolicy(loaded.policy, envReaderOf(process.env))];
   if (warnings.length > 0) io.out(`${formatIssues(warnings)}\n`);

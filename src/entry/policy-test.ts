@@ -25,7 +25,7 @@ import {
   ruleCoverage,
 } from "../core/policy-cases.js";
 import { bodyFromBytes } from "../http/read-body.js";
-import { loadCommandPolicy } from "./command-policy.js";
+import { holdsCases, loadCommandPolicy } from "./command-policy.js";
 import { UsageError } from "./usage-error.js";
 
 export interface CommandIo {
@@ -35,10 +35,7 @@ export interface CommandIo {
 
 /** The files given the other way round: a cases file where the policy goes, said after its problems. */
 function casesFirstHint(policyPath: string, issues: readonly PolicyIssue[]): string {
-  const casesFirst = issues.some(
-    (issue) => issue.path === "$" && /^unknown keys? (?:"[^"]*", )*"cases"/.test(issue.message),
-  );
-  return casesFirst
+  return holdsCases(issues)
     ? `${policyPath} holds "cases", so it is a cases file: the policy comes first (hookgate test POLICY CASES.json...)\n`
     : "";
 }

@@ -58,6 +58,17 @@ describe("hookgate check", () => {
     );
   });
 
+  it("says a cases file given in a policy's place is one, and which command takes it", async () => {
+    expect(await runCli(["check", "examples/policy.test.json"])).toEqual({
+      code: 1,
+      stdout:
+        'error: $.version: must be 1\nerror: $.rules: is required\nerror: $: unknown keys "description", "client", "team", "cases"\n' +
+        "examples/policy.test.json: invalid (3 problems)\n" +
+        'examples/policy.test.json holds "cases", so it is a cases file, not a policy: run hookgate test POLICY examples/policy.test.json\n',
+      stderr: "",
+    });
+  });
+
   it("warns about an env: reference that is no shell's variable name, in a sink and a model", async () => {
     const policy = file("env-names.json", {
       version: 1,
