@@ -93,11 +93,12 @@ export async function doctorCommand(args: readonly string[], io: CommandIo, env:
   // for a base URL (`/v1/hook/claude-code`) would pass every check while the agent, posting to
   // the URL as written, gets a 404. hookgate's routes start at `/v1/`: a URL without a hook
   // route that holds it is no base. (A hook URL's prefix may: an API stage named `v1`.)
-  // Then there is no hook URL to derive, and the header names only what was given.
+  // Then there is no hook URL to derive, and no sample to send, and the header names only what
+  // was given: no dialect, which for `/v1/hook/deepcode` would read claude-code's.
   const mistyped = isMistypedHookUrl(values.url) ? mistypedHookUrl(values.url, client) : undefined;
   io.out(
     mistyped
-      ? `hookgate doctor: ${base} (${dialect})\n`
+      ? `hookgate doctor: ${base}\n`
       : `hookgate doctor: gateway ${base}, hook ${hookUrl} (${dialect})\n`,
   );
   const checks: Check[] = [];

@@ -195,10 +195,14 @@ describe("hookgate doctor", { timeout: 90_000 }, () => {
     expect(result.stdout).toContain(
       `fix: use the hook URL hookgate init printed (here likely ${server.url}/v1/hooks/claude-code)`,
     );
-    // The header derives no hook URL from it (`…/v1/hook/claude-code/v1/hooks/claude-code`).
-    expect(result.stdout.split("\n")[0]).toBe(
-      `hookgate doctor: ${server.url}/v1/hook/claude-code (claude-code)`,
-    );
+    // The header derives no hook URL from it (`…/v1/hook/claude-code/v1/hooks/claude-code`),
+    // nor a sample's dialect, as no sample is sent: claude-code's, the default, for deepcode's.
+    expect(result.stdout.split("\n")[0]).toBe(`hookgate doctor: ${server.url}/v1/hook/claude-code`);
+    const deepcode = await runCli(["doctor", "--url", `${server.url}/v1/hook/deepcode`], "", {
+      HOOKGATE_TOKEN: TOKEN,
+    });
+    expect(deepcode.stdout.split("\n")[0]).toBe(`hookgate doctor: ${server.url}/v1/hook/deepcode`);
+    expect(deepcode.stdout).toContain(`(here likely ${server.url}/v1/hooks/deepcode)`);
     // A base URL under a prefix is a base URL, and a hook URL's prefix may be `/v1` (an API
     // stage named so): every check runs there.
     for (const url of [`${server.url}/hookgate`, `${server.url}/v1/v1/hooks/claude-code`]) {
