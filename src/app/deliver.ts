@@ -9,6 +9,7 @@
  * as `thrownOutcome`.
  */
 import {
+  attemptCount,
   DEFAULT_RETRY_SCHEDULE_SECONDS,
   type DeliveryJob,
   type DeliveryOutcome,
@@ -185,7 +186,7 @@ export function createDeliverer(deps: DeliverDeps): Deliverer {
     // gone with it: sent again, a job that ends the thread (out of memory, a native fault) would
     // end it again, at every restart, and hold up the other jobs for ever.
     if (interrupted !== undefined && attempts > schedule.length + 1)
-      return unsentDead(`gave up after ${attempts - 1} attempts: ${interrupted}`);
+      return unsentDead(`gave up after ${attemptCount(attempts - 1)}: ${interrupted}`);
     const sink = resolveSink(config, deps.env);
     if (typeof sink === "string") return unsentDead(`sink "${job.sink}": ${sink}`);
     const retryLater = (reason: string, retryAfterMs?: number): DeliveryOutcome =>

@@ -204,7 +204,7 @@ export function retryOrDead(
 ): DeliveryOutcome {
   const delayMs = retryDelayMs(attempts, schedule, random, retryAfterMs);
   return delayMs === undefined
-    ? { kind: "dead", reason: `gave up after ${attempts} attempts: ${reason}` }
+    ? { kind: "dead", reason: `gave up after ${attemptCount(attempts)}: ${reason}` }
     : { kind: "retry", delayMs, reason };
 }
 
@@ -293,4 +293,9 @@ function fitUnreadable(body: unknown, fits: (candidate: DeliveryJob) => boolean)
   const text = typeof body === "string" ? body : (JSON.stringify(body) ?? String(body));
   const fitted = capStringsToFit(text, (candidate) => fits(candidate as DeliveryJob)) ?? cut(text, 0);
   return fitted as DeliveryJob;
+}
+
+/** `1 attempt`, `3 attempts`: how a dead letter's reason counts them. */
+export function attemptCount(attempts: number): string {
+  return `${attempts} attempt${attempts === 1 ? "" : "s"}`;
 }

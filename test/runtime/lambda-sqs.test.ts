@@ -1005,7 +1005,7 @@ describe("the Lambda SQS handler", () => {
     const queue = createSqsQueue<DeliveryJob>({ client, queueUrl, deadLetterQueueUrl: dlqUrl });
     const letters = await queue.listDead();
     expect(letters.map((l) => [l.id, l.attempts, l.error])).toEqual([
-      [job.id, 1, "gave up after 1 attempts: HTTP 503: busy"],
+      [job.id, 1, "gave up after 1 attempt: HTTP 503: busy"],
     ]);
   });
 
