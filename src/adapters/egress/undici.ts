@@ -11,10 +11,11 @@
  * ends at its time limit or its caller's abort even before it has a connection.
  */
 import { lookup as dnsLookup } from "node:dns/promises";
+import { EventEmitter } from "node:events";
 import { isIP, type LookupFunction } from "node:net";
 import { pipeline, type Readable } from "node:stream";
 import { createBrotliDecompress, createGunzip, createInflate, constants as zlibConstants } from "node:zlib";
-import { Agent, buildConnector, type Dispatcher, request } from "undici";
+import { Agent, buildConnector, type Dispatcher } from "undici";
 import { classifyAddress } from "../../core/egress/address.js";
 import {
   addressRefusal,
@@ -121,10 +122,9 @@ export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
     const verdict = checkUrl(req.url, policy.allowlist);
     if (!verdict.ok) return refuse(verdict.refusal, req.url);
     const timeoutMs = Math.max(1, Math.ceil(req.timeoutMs));
-    // One controller and one timer: AbortSignal.timeout plus AbortSignal.any cost more than the
-    // rest of the guard together (bench/README.md, egress.js).
-    const controller = new AbortController();
-    const signal = controller.signal;
+    // One abort and one timer: AbortSignal.timeout plus AbortSignal.any cost more than the rest of
+    // the guard together (bench/README.md, egress.js).
+    const signal = new Abort();
     // undici heeds an abort only once the request has a connection (nodejs/undici#386): a slow
     // look-up or connect held the call, and a judge call's concurrency slot, until the connect
     // timeout, long after its deadline. The call is given up at the abort whatever undici does.
@@ -132,26 +132,30 @@ export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
     const givenUp = new Promise<undefined>((settle) => {
       gaveUp = () => settle(undefined);
     });
-    signal.addEventListener("abort", () => gaveUp(), { once: true });
+    signal.once("abort", () => gaveUp());
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
-      controller.abort();
+      signal.abort();
     }, timeoutMs);
-    const onAbort = () => controller.abort();
+    const onAbort = () => signal.abort();
     // A signal aborted before the call (a budget that ran out while the request was built) never
     // fires its event: the request must not go out at all.
-    if (req.signal?.aborted) controller.abort();
+    if (req.signal?.aborted) signal.abort();
     else req.signal?.addEventListener("abort", onAbort, { once: true });
     try {
       // Already aborted, undici would still connect (and only then abort): no request at all.
       const pending = signal.aborted
         ? givenUp
-        : request(verdict.url, {
+        : // The dispatcher's own request(), given origin and path: undici's request(url, options)
+          // spreads the options into a new object with three more properties, which on Node 20
+          // outlives young-generation collections (bench/HISTORY.md).
+          dispatcherFor(policy).request({
+            origin: verdict.url.origin,
+            path: `${verdict.url.pathname}${verdict.url.search}`,
             method: req.method,
             headers: outboundHeaders(req.headers),
             body: req.body ?? null,
-            dispatcher: dispatcherFor(policy),
             signal,
             headersTimeout: timeoutMs,
             bodyTimeout: timeoutMs,
@@ -282,6 +286,23 @@ export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
   };
 }
 
+/**
+ * A request's abort as undici takes it (an EventEmitter with `aborted` and `reason`, as
+ * undici's request() documents), in place of an AbortController: on Node 20 every AbortSignal
+ * outlives young-generation collections, and with it everything its listeners hold (bench/HISTORY.md).
+ * Aborted with the reason AbortController.abort() gives.
+ */
+class Abort extends EventEmitter {
+  aborted = false;
+  reason: unknown;
+  abort(): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.reason = new DOMException("This operation was aborted", "AbortError");
+    this.emit("abort");
+  }
+}
+
 /** The first refusal of `addresses` under any of `policies`, or undefined when all allow them. */
 function judgeUnder(
   policies: readonly EgressPolicy[],
@@ -350,7 +371,7 @@ function guardedConnector(
 function noteHandedOver(handedOver: WeakSet<object>): Dispatcher.DispatcherComposeInterceptor {
   return (dispatch) => (opts, handler) => {
     // request() hands its options on as they were given, our signal among them.
-    const signal = (opts as { readonly signal?: AbortSignal }).signal;
+    const signal = (opts as { readonly signal?: { readonly aborted: boolean } }).signal;
     if (!signal) return dispatch(opts, handler);
     // undici's own request handler, seen through its legacy interface (no header conversions).
     return dispatch(opts, {
