@@ -4057,6 +4057,24 @@ const PACKAGE_RUNNERS: Readonly<Record<string, PackageRunner>> = {
 };
 
 /**
+ * The scripts a program's options run (copierRuns, tarRuns, manRuns, zipRuns): `take` reads an
+ * option's value `text`, given by `word`, as one, and nothing when there is no word or no text;
+ * a word that may vanish (an unquoted expansion) makes the command unreadable.
+ */
+function optionScripts(): { take: (word: Word | undefined, text: string) => void; runs: () => CliRuns } {
+  const scripts: Script[] = [];
+  let unreadable = false;
+  return {
+    take(word, text) {
+      if (word === undefined || text === "") return;
+      if (mayVanish(word)) unreadable = true;
+      scripts.push({ script: text, expands: expandsAny([word]) });
+    },
+    runs: () => ({ subcommands: [], scripts, unreadable }),
+  };
+}
+
+/**
  * The programs scp, sftp and rsync run to reach a host: scp's and sftp's `-S PROGRAM` and `-D
  * SERVER`, sftp's `-s SERVER` and the
  * commands of their `-o` settings (as ssh's), rsync's remote shell (`-e`/`--rsh`, split into
@@ -4065,13 +4083,7 @@ const PACKAGE_RUNNERS: Readonly<Record<string, PackageRunner>> = {
  * follow operands: all its words are read).
  */
 function copierRuns(name: string, args: readonly Word[], at: number): CliRuns {
-  const scripts: Script[] = [];
-  let unreadable = false;
-  const take = (value: Word | undefined, text: string) => {
-    if (value === undefined || text === "") return;
-    if (mayVanish(value)) unreadable = true;
-    scripts.push({ script: text, expands: expandsAny([value]) });
-  };
+  const { take, runs } = optionScripts();
   for (let i = at + 1; i < args.length; i += 1) {
     const word = args[i] as Word;
     const text = word.text;
@@ -4107,7 +4119,7 @@ function copierRuns(name: string, args: readonly Word[], at: number): CliRuns {
       if (valueWord !== undefined && command !== "" && !/^none$/i.test(command)) take(valueWord, command);
     }
   }
-  return { subcommands: [], scripts, unreadable };
+  return runs();
 }
 
 /**
@@ -4135,13 +4147,7 @@ const TAR_SHORT_VALUED = "bCfFgHIKLNTVX";
  * next words in turn (`tar cIf CMD a.tar`). TAR_OPTIONS (tar reads it first) is noteAssignment's.
  */
 function tarRuns(args: readonly Word[], at: number): CliRuns {
-  const scripts: Script[] = [];
-  let unreadable = false;
-  const take = (value: Word | undefined, text: string) => {
-    if (value === undefined || text === "") return;
-    if (mayVanish(value)) unreadable = true;
-    scripts.push({ script: text, expands: expandsAny([value]) });
-  };
+  const { take, runs } = optionScripts();
   const short = (letter: string, value: Word | undefined, text: string) => {
     if (letter === "I" || letter === "F") take(value, text);
   };
@@ -4190,7 +4196,7 @@ function tarRuns(args: readonly Word[], at: number): CliRuns {
       break;
     }
   }
-  return { subcommands: [], scripts, unreadable };
+  return runs();
 }
 
 /**
@@ -4199,13 +4205,7 @@ function tarRuns(args: readonly Word[], at: number): CliRuns {
  * scripts; short options bundled (`-aP CMD`), long ones by any unique prefix (`--pag=`, `--ht=`).
  */
 function manRuns(args: readonly Word[], at: number): CliRuns {
-  const scripts: Script[] = [];
-  let unreadable = false;
-  const take = (value: Word | undefined, text: string) => {
-    if (value === undefined || text === "") return;
-    if (mayVanish(value)) unreadable = true;
-    scripts.push({ script: text, expands: expandsAny([value]) });
-  };
+  const { take, runs } = optionScripts();
   for (let i = at + 1; i < args.length; i += 1) {
     const word = args[i] as Word;
     const text = word.text;
@@ -4235,7 +4235,7 @@ function manRuns(args: readonly Word[], at: number): CliRuns {
       break;
     }
   }
-  return { subcommands: [], scripts, unreadable };
+  return runs();
 }
 
 /** man-db's short options that take a value (its argp table; `-T`, `-H` and `-X` take one attached only). */
@@ -4246,20 +4246,18 @@ const MAN_SHORT_VALUED = "CRLmMSseprEP";
  * system(), the shell), read as a script.
  */
 function zipRuns(args: readonly Word[], at: number): CliRuns {
-  const scripts: Script[] = [];
-  let unreadable = false;
+  const { take, runs } = optionScripts();
   for (let i = at + 1; i < args.length; i += 1) {
     const word = args[i] as Word;
     const option = /^(?:-TT|--unzip-command)(?:(=)(.*))?$/s.exec(word.text);
     if (option === null) continue;
-    const valueWord = option[1] === "=" ? word : args[i + 1];
-    const value = option[1] === "=" ? (option[2] as string) : (args[i + 1]?.text ?? "");
-    if (option[1] !== "=") i += 1;
-    if (valueWord === undefined || value === "") continue;
-    if (mayVanish(valueWord)) unreadable = true;
-    scripts.push({ script: value, expands: expandsAny([valueWord]) });
+    if (option[1] === "=") take(word, option[2] as string);
+    else {
+      take(args[i + 1], args[i + 1]?.text ?? "");
+      i += 1;
+    }
   }
-  return { subcommands: [], scripts, unreadable };
+  return runs();
 }
 
 /**
