@@ -20,7 +20,6 @@ import {
   DEFAULT_SEND_TIMEOUT_SECONDS,
   type Env,
   gatewayBaseUrl,
-  isMistypedHookUrl,
   mistypedHookUrl,
   parseGatewayUrl,
   resolveHookUrl,
@@ -95,7 +94,7 @@ export async function doctorCommand(args: readonly string[], io: CommandIo, env:
   // route that holds it is no base. (A hook URL's prefix may: an API stage named `v1`.)
   // Then there is no hook URL to derive, and no sample to send, and the header names only what
   // was given: no dialect, which for `/v1/hook/deepcode` would read claude-code's.
-  const mistyped = isMistypedHookUrl(values.url) ? mistypedHookUrl(values.url, client) : undefined;
+  const mistyped = mistypedHookUrl(values.url, client);
   io.out(
     mistyped
       ? `hookgate doctor: ${base}\n`

@@ -69,7 +69,7 @@ export function isHookUrl(url: string): boolean {
 }
 
 /** A URL with `/v1/` in its path but no hook route: a hook URL mistyped, not a gateway's base URL. */
-export function isMistypedHookUrl(url: string): boolean {
+function isMistypedHookUrl(url: string): boolean {
   return !isHookUrl(url) && /(?:^|\/)v1(?:\/|$)/.test(parseGatewayUrl(url).pathname);
 }
 
@@ -105,8 +105,15 @@ export function routeClient(url: string): string | undefined {
   return match?.[1];
 }
 
-/** What `send` and `doctor` say of a mistyped hook URL (`isMistypedHookUrl`), and its fix. */
-export function mistypedHookUrl(url: string, client: string | undefined): { problem: string; fix: string } {
+/**
+ * What `send` and `doctor` say of a mistyped hook URL (`isMistypedHookUrl`), and its fix;
+ * undefined for any other URL.
+ */
+export function mistypedHookUrl(
+  url: string,
+  client: string | undefined,
+): { problem: string; fix: string } | undefined {
+  if (!isMistypedHookUrl(url)) return undefined;
   return {
     problem: "is no hook route and no gateway base URL (its path has /v1/ but no /v1/hooks)",
     fix: `use the hook URL hookgate init printed (here likely ${meantHookUrl(url, client)})`,
@@ -186,10 +193,8 @@ export async function sendCommand(args: readonly string[], io: CommandIo, env: E
     // taken for a base URL was posted to `/v1/hook/deepagents/v1/hooks`: judged in the dialect
     // read from the body (a deepagents v2 event as Claude Code's) instead of failing as the same
     // URL fails in an http hook. hookgate's routes start at `/v1/`, as doctor reads it.
-    if (isMistypedHookUrl(values.url)) {
-      const { problem, fix } = mistypedHookUrl(values.url, client);
-      return fail(`"${withoutUserinfo(values.url)}" ${problem}: ${fix}`);
-    }
+    const mistyped = mistypedHookUrl(values.url, client);
+    if (mistyped) return fail(`"${withoutUserinfo(values.url)}" ${mistyped.problem}: ${mistyped.fix}`);
     const url = resolveHookUrl(values.url, client);
     const named = routeClient(url);
     if (client !== undefined && named !== undefined && named !== client) {
