@@ -193,8 +193,13 @@ const JSON_CONTENT_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
  * with "," where Node and workerd join them with ", ".
  */
 function sentContentType(value: string | undefined): string | undefined {
-  const parts = value?.split(",").flatMap((part) => (part.trim() === "" ? [] : [part.trim()])) ?? [];
+  const parts = contentTypeValues(value);
   return parts.length === 0 ? undefined : parts.join(", ");
+}
+
+/** The values of a hook's Content-Type headers that are not empty, trimmed (sentContentType). */
+function contentTypeValues(value: string | undefined): string[] {
+  return value?.split(",").flatMap((part) => (part.trim() === "" ? [] : [part.trim()])) ?? [];
 }
 
 /**
@@ -205,8 +210,8 @@ function sentContentType(value: string | undefined): string | undefined {
 function isJson(contentType: string | undefined): boolean {
   if (contentType === undefined) return false;
   if (JSON_CONTENT_TYPE.test(contentType)) return true;
-  const sent = sentContentType(contentType);
-  return sent !== undefined && sent.split(", ").every((part) => JSON_CONTENT_TYPE.test(part));
+  const parts = contentTypeValues(contentType);
+  return parts.length > 0 && parts.every((part) => JSON_CONTENT_TYPE.test(part));
 }
 
 /** What a session store call is given at least after a decision that spent its deadline. */
