@@ -2711,12 +2711,8 @@ function expand(
   // `… | script -q /dev/null`), or from the arguments after the user.
   // git past its own options and the aliases its `-c` defines (`git -C app push`, `git -c
   // alias.p='!rm -rf /' p`): what it runs is checked by deny-style rules, as a wrapper's is.
-  const dashed = GIT_DASHED.exec(windowsName(first.text));
-  const git = GIT_PROGRAM.test(windowsName(first.text))
-    ? gitRuns(args, at, appended)
-    : dashed !== null
-      ? dashedGitRuns(args, at, dashed[1] as string)
-      : undefined;
+  const program = windowsName(first.text);
+  const git = GIT_PROGRAM.test(program) ? gitRuns(args, at, appended) : dashedGitRuns(program, args, at);
   if (git?.unreadable) markUnreadable(out);
   const script = git?.script ?? wrappedScript(name, args, at);
   if (script === undefined && SCRIPT_SHELLS.has(name) && !(name === "runuser" && runuserWithUser(args, at)))
@@ -3160,11 +3156,14 @@ const GIT_PROGRAM = /(?:^|\/)git$/i;
 const GIT_DASHED = /(?:^|\/)git-([a-z0-9][a-z0-9-]*)$/i;
 
 /**
- * What a git command run by its dashed name (`args[at]`, `git-rebase -x CMD`) runs: git runs it
- * as `git rebase -x CMD`, with no options of git's own and no alias, so it is read as that
- * subcommand is (gitSubcommandScripts), and checked as `git rebase …` by deny-style rules.
+ * What a git command run by its dashed name (`program`, `args[at]`: `git-rebase -x CMD`) runs,
+ * undefined for any other program: git runs it as `git rebase -x CMD`, with no options of git's
+ * own and no alias, so it is read as that subcommand is (gitSubcommandScripts), and checked as
+ * `git rebase …` by deny-style rules.
  */
-function dashedGitRuns(args: readonly Word[], at: number, sub: string): GitRuns {
+function dashedGitRuns(program: string, args: readonly Word[], at: number): GitRuns | undefined {
+  const sub = GIT_DASHED.exec(program)?.[1];
+  if (sub === undefined) return undefined;
   const words: Word[] = [
     { kind: "word", text: "git" },
     { kind: "word", text: sub.toLowerCase() },
