@@ -234,9 +234,8 @@ export function createRun(name) {
           newline = pending.indexOf("\n");
           // Only warn and error lines are parsed; the audit lines are counted and dropped. V8's
           // own lines (`--trace-gc-nvp` among nodeFlags) are kept for gcSummary.
-          if (line.startsWith("[") && line.includes(" pause=")) {
-            if (gcLines.length < 100_000) gcLines.push(line);
-          } else if (line.includes('"level":"warn"') || line.includes('"level":"error"')) {
+          const own = !keptIfV8(line, gcLines);
+          if (own && (line.includes('"level":"warn"') || line.includes('"level":"error"'))) {
             warnings++;
             log(`gateway: ${line}`);
           }
@@ -279,9 +278,7 @@ export function createRun(name) {
           const line = text.slice(0, newline);
           text = text.slice(newline + 1);
           newline = text.indexOf("\n");
-          if (line.startsWith("[")) {
-            if (line.includes(" pause=") && gcLines.length < 100_000) gcLines.push(line);
-          } else if (first === undefined) {
+          if (!keptIfV8(line, gcLines) && first === undefined) {
             first = line;
             clearTimeout(timer);
             resolve(line);
@@ -619,6 +616,16 @@ export function median(values) {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length >> 1;
   return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+/**
+ * Whether `line` is one of V8's own (they start with `[`), and if it is a GC pause's, pushed to
+ * `gcLines` (at most 100,000 of them) for gcSummary.
+ */
+function keptIfV8(line, gcLines) {
+  if (!line.startsWith("[")) return false;
+  if (line.includes(" pause=") && gcLines.length < 100_000) gcLines.push(line);
+  return true;
 }
 
 /**
