@@ -4294,6 +4294,23 @@ function makeRuns(args: readonly Word[], at: number): CliRuns {
   return { subcommands: [], scripts, unreadable };
 }
 
+/** The variables make reads options and definitions from, as from its own words. */
+const MAKE_FLAGS_VARIABLES = /^(?:GNUMAKEFLAGS|MAKEFLAGS|MFLAGS)$/;
+
+/**
+ * Whether make given these MAKEFLAGS runs what makeRuns refuses or reads as a script. make splits
+ * the value at blanks, a backslash keeping the character after it, and puts a dash before a first
+ * word that is neither an option nor a definition (`ks` is `-ks`; GNU make's decode_env_switches).
+ */
+function makeFlagsRun(value: string): boolean {
+  const words = (value.match(/(?:\\[\s\S]|[^ \t])+/g) ?? []).map((word) => word.replace(/\\([\s\S])/g, "$1"));
+  const first = words[0];
+  if (first !== undefined && !first.startsWith("-") && !first.includes("=")) words[0] = `-${first}`;
+  const args = ["make", ...words].map((text): Word => ({ kind: "word", text }));
+  const { scripts, unreadable } = makeRuns(args, 0);
+  return unreadable || scripts.length > 0;
+}
+
 /**
  * OpenSSH's options (ssh.c's getopt string, 9.8), which it reads again after the host: `ssh host
  * -p 22 cmd` (ssh.c `goto again`). The words after them are joined with blanks and run by the
@@ -5544,6 +5561,15 @@ function noteAssignment(assignment: Word, out: Output): void {
   // tar reads TAR_OPTIONS' words before its own: one of its command options there (tarRuns, by a
   // short one in a bundle or a long one's shortest unique prefix) is not read.
   if (name === "TAR_OPTIONS" && (expands || TAR_COMMAND_OPTION_TEXT.test(value))) markUnreadable(out);
+  // GNU make reads GNUMAKEFLAGS' and MAKEFLAGS' words before its own (older makes MFLAGS'): what
+  // makeRuns refuses there, a `NAME != CMD`, or a `$`, which make expands first (`$(shell …)`, or
+  // another variable whose value is not seen here).
+  if (
+    name !== undefined &&
+    MAKE_FLAGS_VARIABLES.test(name) &&
+    (expands || value.includes("$") || makeFlagsRun(value))
+  )
+    markUnreadable(out);
   noteCommandValue(assignment, out);
 }
 

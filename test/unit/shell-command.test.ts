@@ -2607,6 +2607,13 @@ describe("the commands tar, man, zip and make run by their own options", () => {
     ["make -j4 build CFLAGS=-O2", []],
     ["make SHELL=/bin/bash test", []],
     ["make -f Makefile.ci all", []],
+    // make's options and definitions in its environment: a number of jobs, flags without their
+    // dash (`ks` is `-k -s`), a compiler, a shell by its path.
+    ["MAKEFLAGS=-j8 make", []],
+    ["MAKEFLAGS=-s make", []],
+    ["MAKEFLAGS=ks make", []],
+    ["MAKEFLAGS='CC=clang' make", []],
+    ["export MAKEFLAGS='-j8 --no-print-directory SHELL=/bin/bash'; make", []],
   ])("reads %j as the commands it runs, no others", (command, added) => {
     const split = splitCommand(command);
     expect(split.subcommands.filter((s) => s.denyOnly).map((s) => s.text)).toEqual(added);
@@ -2627,6 +2634,21 @@ describe("the commands tar, man, zip and make run by their own options", () => {
     "make 'x:=$(shell y)'",
     "make -f - all",
     "make --file=/dev/stdin",
+    // The same in the variables make reads its options and definitions from, as make splits them
+    // (a backslash keeps the next character; a first word without a dash is flags: `kE` is `-kE`).
+    "MAKEFLAGS='SHELL=./x' make all",
+    "env MAKEFLAGS=.SHELLFLAGS=-ec make all",
+    'export MAKEFLAGS="--eval=x:;y"; make x',
+    "MAKEFLAGS='kE x:;y' make x",
+    "MAKEFLAGS='--ev\\al=x:;y' make x",
+    "GNUMAKEFLAGS='-f -' make all",
+    "MFLAGS=--file=/dev/stdin make",
+    "MAKEFLAGS='x!=y' make",
+    // make expands the value first: `$(shell …)` runs, another variable's value is not seen; and
+    // one that bash expands may hold any of these (`$(nproc)` too, a function's output).
+    "MAKEFLAGS='-j4 $(shell y)' make",
+    "MAKEFLAGS='$(X)' make",
+    'MAKEFLAGS="-j$(nproc)" make',
   ])("fails safe on %j", (command) => {
     expect(splitCommand(command).unreadable).toBe(true);
   });
