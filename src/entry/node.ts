@@ -692,8 +692,9 @@ export class DataDirError extends Error {}
 
 /**
  * better-sqlite3 waits for another process's lock synchronously, holding the event loop: the
- * session store (the answering thread's only SQLite file) waits at most this long, then the
- * enrichment is skipped (logged) and decisions go on.
+ * session store (the answering thread's only SQLite file) waits at most this long as `serve`
+ * opens it, then `serve` stops, naming the file. Open, it holds the file locked until it closes
+ * (adapters/session/sqlite.ts), so no other process's lock can hold a decision.
  */
 const BUSY_TIMEOUT_MS = 100;
 

@@ -3,7 +3,7 @@
  * what is older than a day is forgotten a window of rows at a time, never by reading the whole
  * table in one call on the answer's path.
  */
-import { chmodSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { beforeEach, describe, expect, it } from "vitest";
@@ -70,15 +70,15 @@ describe("createSqliteSessionStore", () => {
           at,
         );
       }
-      expect(count("session_tools", "session_id LIKE 'old-%'")).toBe(0);
-      expect(count("session_tools", "session_id LIKE 'new-%'")).toBe(1250);
       expect(await store.lastTool("busy")).toEqual({ toolName: "Read", summary: "2498" });
     } finally {
       store.close();
     }
+    expect(count("session_tools", "session_id LIKE 'old-%'")).toBe(0);
+    expect(count("session_tools", "session_id LIKE 'new-%'")).toBe(1250);
   });
 
-  it("makes its file, and the WAL files beside it, readable by its own user alone, in a data dir others may read", async () => {
+  it("makes its file, and the WAL file beside it, readable by its own user alone, in a data dir others may read", async () => {
     // A data dir that exists keeps its mode (systemd's StateDirectory makes it 0755): the tool
     // calls remembered there were readable by every user of the host.
     chmodSync(dir, 0o755);
@@ -87,8 +87,10 @@ describe("createSqliteSessionStore", () => {
     try {
       store = createSqliteSessionStore(path);
       await store.rememberTool("s1", { toolName: "Bash", summary: "deploy prod" }, T0);
-      const modes = ["", "-wal", "-shm"].map((end) => (statSync(`${path}${end}`).mode & 0o777).toString(8));
-      expect(modes).toEqual(["600", "600", "600"]);
+      const modes = ["", "-wal"].map((end) => (statSync(`${path}${end}`).mode & 0o777).toString(8));
+      expect(modes).toEqual(["600", "600"]);
+      // Its WAL index is kept in memory (the file is locked exclusively): there is no -shm file.
+      expect(existsSync(`${path}-shm`)).toBe(false);
     } finally {
       store?.close();
       process.umask(previous);
@@ -106,18 +108,37 @@ describe("createSqliteSessionStore", () => {
     }
   });
 
-  it("names the file and what to do when another process holds it locked", async () => {
+  it("holds its file locked while open, so that no other process can hold a decision behind the file's lock", async () => {
     const store = createSqliteSessionStore(path, 0);
-    // A sqlite3 shell left in a write transaction on the file.
+    try {
+      await store.rememberTool("s1", { toolName: "Bash", summary: "ls" }, T0);
+      // A sqlite3 shell or a backup cannot start a transaction on it, not even to read.
+      const other = new Database(path, { timeout: 0 });
+      try {
+        expect(() => other.exec("BEGIN IMMEDIATE")).toThrow(/database is locked/);
+        expect(() => other.prepare("SELECT count(*) FROM session_tools").get()).toThrow(/database is locked/);
+      } finally {
+        other.close();
+      }
+      // While the store writes and reads on, each call taking no lock of the file's.
+      await store.rememberTool("s1", { toolName: "Edit", summary: "a.ts" }, T0 + 1);
+      expect(await store.lastTool("s1")).toEqual({ toolName: "Edit", summary: "a.ts" });
+    } finally {
+      store.close();
+    }
+    // Closed, it gives the file up.
+    expect(count("session_tools")).toBe(1);
+  });
+
+  it("refuses to open a file another process holds locked", () => {
+    // A sqlite3 shell left in a write transaction on the file before serve starts.
     const holder = new Database(path);
     try {
+      holder.exec("CREATE TABLE x (y)");
       holder.exec("BEGIN IMMEDIATE");
-      await expect(store.rememberTool("s1", { toolName: "Bash", summary: "ls" }, T0)).rejects.toThrow(
-        `the session store at ${path}: database is locked; another process holds that file locked (a sqlite3 shell or a backup left in a transaction`,
-      );
+      expect(() => createSqliteSessionStore(path, 0)).toThrow(/database is locked/);
     } finally {
       holder.close();
-      store.close();
     }
   });
 
@@ -134,10 +155,10 @@ describe("createSqliteSessionStore", () => {
       expect(await store.toolHalves("call_1", T0 + DAY)).toEqual({
         result: { kind: "result", status: "success", output: "" },
       });
-      expect(count("session_tools")).toBe(1);
     } finally {
       store.close();
     }
+    expect(count("session_tools")).toBe(1);
   });
 
   it("forgets a deepagents tool call's halves a day after they were written", async () => {
@@ -151,11 +172,11 @@ describe("createSqliteSessionStore", () => {
           { kind: "result", status: "success", output: "" },
           T0 + DAY + 1,
         );
-      expect(count("tool_halves", "tool_id LIKE 'old_%'")).toBe(0);
-      expect(count("tool_halves", "tool_id LIKE 'new_%'")).toBe(2000);
     } finally {
       store.close();
     }
+    expect(count("tool_halves", "tool_id LIKE 'old_%'")).toBe(0);
+    expect(count("tool_halves", "tool_id LIKE 'new_%'")).toBe(2000);
   });
 });
 

@@ -968,34 +968,46 @@ describe("a data dir that cannot be used", () => {
     expect(line.fix).toContain(`${path} is damaged: stop serve`);
   }, 90_000);
 
-  it("says once which session store is damaged mid-run and what to do, and notifies without it meanwhile", async () => {
+  it("goes on from its own copy of a session store damaged mid-run, and names the damaged file at the next start", async () => {
     const receiver = await ownReceiver();
     const policy = auditPolicyFile("sessions-policy", receiver.url, [
       { id: "prompts", on: "Notification", notify: ["audit"] },
       { id: "ls", on: "PreToolUse", matcher: "Bash", if: "Bash(ls *)", decide: "allow", reason: "ok" },
     ]);
-    const server = await gateway(policy);
+    const dataDir = tempDir("sessions-damaged");
+    const server = await gateway(policy, dataDir);
     const prompt = {
       ...base,
       hook_event_name: "Notification",
       message: "Bash?",
       notification_type: "permission_prompt",
     };
-    const path = join(server.dataDir, "sessions.sqlite");
-    damage(path);
-    // Each tool call is remembered, each permission prompt reads it back: both fail now.
+    const path = join(dataDir, "sessions.sqlite");
+    // serve holds the file locked from its start (no other process reads or writes it), with the
+    // pages it uses in its cache: another program's damage to it is not seen until serve opens
+    // it again, and each tool call is remembered and read back meanwhile, no failure told (each call
+    // used to read the file again, fail, and send the prompts without their tool).
+    expect(damage(path)).toContain(path);
     for (const n of [1, 2, 3]) {
       expect((await post(server, bash(`ls ${n}`))).status).toBe(200);
       expect((await post(server, prompt)).status).toBe(200);
     }
-    await until(() => receiver.unique.length === 3, "the three prompts, notified without their tool");
-    const told = server.lines.filter(
-      (l) => l.msg === "session store failed; the notification goes out without it",
+    await until(() => receiver.unique.length === 3, "the three prompts, notified");
+    expect(
+      server.lines.filter((l) => l.msg === "session store failed; the notification goes out without it"),
+    ).toEqual([]);
+    await server.stop();
+
+    const again = await runCli(
+      ["serve", "--policy", policy, "--port", "0", "--data-dir", dataDir],
+      "",
+      { WHSEC: SECRET },
+      20_000,
     );
-    // It was logged at each of the six, naming no file: "file is not a database".
-    expect(told).toHaveLength(1);
-    expect(told[0]?.error).toContain(
-      `the session store at ${path}: file is not a database; that file is damaged: stop serve, move it aside`,
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain(`${path}: file is not a database`);
+    expect(again.stderr).toMatch(
+      /not a SQLite database \(damaged, or another file in its place\): move it aside/,
     );
   }, 60_000);
 
