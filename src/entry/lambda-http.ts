@@ -4,7 +4,20 @@
  * (`isBase64Encoded`), which hono's adapter decodes. It reads a REST API's or payload 1.0 event
  * too (`multiValueHeaders`), and an Application Load Balancer target group's, with multi-value
  * headers on or off, answering each in its own shape (`albAnswer`). The same Hono app as on Node
- * answers.
+ * answers, through hono's adapter, every route but the hook routes.
+ *
+ * A POST to a hook route is answered as Node's listener answers it, with no web Request or
+ * Response: lambda-hook-route.ts reads the hook from the event as the adapter's Request would
+ * carry it (the path as route-path.ts reads it, a stage or mapping key before the route
+ * included; each header as that Request's `Headers` would give it; the body decoded), and
+ * `answerHook` runs `runHookRoute` with the deps the app would hand that request, its answer made
+ * in the shape the adapter gives the event. Through the adapter, the Request and Response it made,
+ * with their streams, were most of a warm invocation's CPU (about 150 µs, against 60 µs for a
+ * minimal Hono handler), and each young collection promoted some 200 KB of them (bench/README.md,
+ * "The Lambda handler's warm invocation"). An event the adapter might read otherwise or refuse (a
+ * host its URL would not parse as it is, a header map not of strings, a VPC Lattice event) still
+ * goes through the adapter; test/runtime/lambda-direct-hook.test.ts holds the two paths to the
+ * same answer, field by field, for every kind of event.
  *
  * An invocation that times out reaches the client as a 5xx, which Claude Code treats as "let the
  * action through", so the request's deadline (core/deadline.ts) is also capped below the time the
@@ -39,11 +52,13 @@ import type { Hono } from "hono/tiny";
 import { nodeSha256 } from "../adapters/hash/node-crypto.js";
 import type { DeferredWork } from "../app/notify.js";
 import { createLogRecorder } from "../app/replay.js";
-import type { RequestError } from "../core/errors.js";
+import { errorMessage, type RequestError } from "../core/errors.js";
 import { shorten } from "../core/truncate.js";
-import { createApp, type RequestDeps } from "../http/app.js";
+import { type AppDeps, createApp, type RequestDeps } from "../http/app.js";
 import { createBrokenConfigApp } from "../http/broken-config.js";
+import { hookResponse, runHookRoute } from "../http/hook-route.js";
 import { createLambdaRuntime, type LambdaOptions, type LambdaRuntime, refuseEvent } from "./lambda-config.js";
+import { type EventHook, eventAnswer, eventHook } from "./lambda-hook-route.js";
 import { lazyNotifier, lazyRemoteActions } from "./lazy-actions.js";
 import { once } from "./once.js";
 
@@ -58,6 +73,21 @@ const RETURN_MARGIN_MS = 500;
 const DEFERRED_WAIT_MS = 1000;
 
 export function createHttpHandler(options: LambdaOptions = {}): HttpHandler {
+  return httpHandler(options, true);
+}
+
+/**
+ * The handler with every event sent through hono's adapter, the hook routes' too: what
+ * createHttpHandler answered before its direct path. For test/runtime/lambda-direct-hook.test.ts
+ * alone, which holds the direct path's answers to it field by field: a function of its own, not
+ * a LambdaOptions field, since those are what a deployment may set, and the function hands Lambda
+ * `handler` alone.
+ */
+export function createAdapterHttpHandler(options: LambdaOptions = {}): HttpHandler {
+  return httpHandler(options, false);
+}
+
+function httpHandler(options: LambdaOptions, direct: boolean): HttpHandler {
   const runtime = createLambdaRuntime(options);
   let adapter: Promise<Adapter> | undefined;
 
@@ -83,13 +113,25 @@ export function createHttpHandler(options: LambdaOptions = {}): HttpHandler {
     // A header a Request cannot carry is never handed to the adapter: its log line would quote
     // the value, a token perhaps, unmasked.
     const header = unfitHeader(mended);
-    const first = header === undefined ? await handler(mended, invocation) : undefined;
-    // Or the adapter refused the event and answered it itself (logging why, as "Error processing
-    // request"); made again without what it could refuse, a hook gets its fail mode's decision.
-    const result =
-      first !== undefined && handler.reached.has(mended)
-        ? first
-        : await handler(asRefused(mended, header), invocation);
+    // A POST to a hook route is answered without the adapter, where it would have made a Request
+    // of the event as it is read here (lambda-hook-route.ts): a web Request and Response per
+    // invocation were most of a warm decision's CPU.
+    const hook =
+      direct && header === undefined && handler.hook
+        ? eventHook(mended, eventRefusals.get(mended))
+        : undefined;
+    let result: APIGatewayProxyResult;
+    if (hook && handler.hook) {
+      result = await handler.hook(hook, mended, invocation);
+    } else {
+      const first = header === undefined ? await handler(mended, invocation) : undefined;
+      // Or the adapter refused the event and answered it itself (logging why, as "Error processing
+      // request"); made again without what it could refuse, a hook gets its fail mode's decision.
+      result =
+        first !== undefined && handler.reached.has(mended)
+          ? first
+          : await handler(asRefused(mended, header), invocation);
+    }
     await settle(runtime, invocation.pending, context, invocation.answerBy - runtime.clock.monotonic());
     return isAlbEvent(event) ? albAnswer(event, result) : result;
   };
@@ -162,6 +204,12 @@ const refusalOf = (request: Request) => requestRefusals.get(request);
  */
 type Adapter = ((event: LambdaEvent, invocation: Invocation) => Promise<APIGatewayProxyResult>) & {
   readonly reached: WeakSet<object>;
+  /** Answers a hook read from its event as the app would (`answerHook`); none for a broken configuration. */
+  readonly hook?: (
+    hook: EventHook,
+    event: LambdaEvent,
+    invocation: Invocation,
+  ) => Promise<APIGatewayProxyResult>;
 };
 
 /**
@@ -398,7 +446,7 @@ async function build(runtime: LambdaRuntime): Promise<Adapter> {
     const { createNotifier } = await import("../app/notify.js");
     return createNotifier({ queue: runtime.queue("producer"), clock, logger, defer: (task) => task() });
   });
-  const app = createApp({
+  const deps: AppDeps = {
     policy: () => policy,
     // Imported with the first event that needs them too.
     remote: lazyRemoteActions(
@@ -415,13 +463,42 @@ async function build(runtime: LambdaRuntime): Promise<Adapter> {
     logger,
     refusal: refusalOf,
     forRequest: depsOfEnv,
-  });
-  return adapt(app, (invocation) => ({
+  };
+  const invocationDeps = (invocation: Invocation): RequestDeps => ({
     // A decision ends before the invocation does: a timed-out invocation reaches the client as a
     // 5xx, which Claude Code reads as "let the action through", whatever the rule decided.
     runtimeLeftMs: () => invocation.ends - clock.monotonic() - RETURN_MARGIN_MS,
     notifier: lazyNotifier(notifier, (task, by, work) => deferTo(invocation, task, by, work), logger),
-  }));
+  });
+  return Object.assign(adapt(createApp(deps), invocationDeps), {
+    // The deps the app answers a request of the invocation with (app.ts `requestDeps`).
+    hook: (hook: EventHook, event: LambdaEvent, invocation: Invocation) =>
+      answerHook(Object.assign({}, deps, invocationDeps(invocation)), hook, event),
+  });
+}
+
+/**
+ * A hook read from its event, answered as app.ts's `answerHook` answers it, in the shape hono's
+ * adapter gives the event (lambda-hook-route.ts `eventAnswer`); a failure as the app's `onError`.
+ */
+async function answerHook(
+  deps: AppDeps,
+  hook: EventHook,
+  event: LambdaEvent,
+): Promise<APIGatewayProxyResult> {
+  try {
+    const { status, headers, body } = hookResponse(await runHookRoute(deps, hook.client, hook.request));
+    return eventAnswer(event, status, headers, body);
+  } catch (e) {
+    // runHookRoute answers every failure itself; this is the last resort, as the app's onError.
+    deps.logger.log("error", "unhandled error", { error: errorMessage(e), path: "/v1/hooks" });
+    return eventAnswer(
+      event,
+      500,
+      { "content-type": "application/json" },
+      '{"error":{"code":"INTERNAL_ERROR","message":"internal error; see the gateway log"}}',
+    );
+  }
 }
 
 /**

@@ -81,8 +81,8 @@ export async function readBody(
 }
 
 /**
- * A body already in hand (an event file `simulate` or `test` reads), checked as a request's body
- * is: the size limit, UTF-8, the nesting depth. So they judge what `serve` would.
+ * A body already in hand (an event file `simulate` or `test` reads, a Lambda event's), checked as
+ * a request's body is: the size limit, UTF-8, the nesting depth. So they judge what `serve` would.
  */
 export function bodyFromBytes(bytes: Uint8Array, maxBytes: number): Promise<BodyResult> {
   let given = false;
