@@ -12,9 +12,9 @@
  * included; each header as that Request's `Headers` would give it; the body decoded), and
  * `answerHook` runs `runHookRoute` with the deps the app would hand that request, its answer made
  * in the shape the adapter gives the event. Through the adapter, the Request and Response it made,
- * with their streams, were most of a warm invocation's CPU (about 150 µs, against 60 µs for a
- * minimal Hono handler), and each young collection promoted some 200 KB of them (bench/README.md,
- * "The Lambda handler's warm invocation"). An event the adapter might read otherwise or refuse (a
+ * with their streams, were most of a warm invocation's CPU (about 160 µs, now 55, against 60 µs
+ * for a minimal Hono handler), and each young collection promoted some 210 KB of them, now none
+ * (bench/README.md, "The Lambda handler's warm invocation"). An event the adapter might read otherwise or refuse (a
  * host its URL would not parse as it is, a header map not of strings, a VPC Lattice event) still
  * goes through the adapter; test/runtime/lambda-direct-hook.test.ts holds the two paths to the
  * same answer, field by field, for every kind of event.
