@@ -224,7 +224,10 @@ function stringMap(map: unknown, lists: boolean): object | null | undefined {
   return map;
 }
 
-/** A header value as `Headers` keeps it: its leading and trailing HTTP whitespace removed (Fetch, "normalize"). */
+/**
+ * A header value as `Headers` keeps it: without its leading and trailing HTTP whitespace (Fetch,
+ * "normalize").
+ */
 function headerValue(value: string): string {
   return EDGE_WHITESPACE.test(value) ? value.replace(EDGE_WHITESPACE_ALL, "") : value;
 }

@@ -14,10 +14,10 @@
  * in the shape the adapter gives the event. Through the adapter, the Request and Response it made,
  * with their streams, were most of a warm invocation's CPU (about 160 µs, now 55, against 60 µs
  * for a minimal Hono handler), and each young collection promoted some 210 KB of them, now none
- * (bench/README.md, "The Lambda handler's warm invocation"). An event the adapter might read otherwise or refuse (a
- * host its URL would not parse as it is, a header map not of strings, a VPC Lattice event) still
- * goes through the adapter; test/runtime/lambda-direct-hook.test.ts holds the two paths to the
- * same answer, field by field, for every kind of event.
+ * (bench/README.md, "The Lambda handler's warm invocation"). An event the adapter might read
+ * otherwise or refuse (a host its URL would not parse as it is, a header map not of strings, a
+ * VPC Lattice event) still goes through the adapter; test/runtime/lambda-direct-hook.test.ts
+ * holds the two paths to the same answer, field by field, for every kind of event.
  *
  * An invocation that times out reaches the client as a 5xx, which Claude Code treats as "let the
  * action through", so the request's deadline (core/deadline.ts) is also capped below the time the
@@ -146,7 +146,8 @@ function httpHandler(options: LambdaOptions, direct: boolean): HttpHandler {
  * Lambda Managed Instances run many invocations at once in one environment, sharing this handler
  * and the app it built once (AWS, "Node.js runtime for Lambda Managed Instances"), so this state
  * is not kept in variables the next invocation would overwrite: the adapter hands the app, with
- * each request, the time left and the notifier of the invocation it belongs to (`adapt`).
+ * each request, the time left and the notifier of the invocation it belongs to (`adapt`), and the
+ * direct path hands them to `runHookRoute` so too (`answerHook`).
  */
 interface Invocation {
   readonly pending: Map<Promise<void>, DeferredWork | undefined>;

@@ -236,7 +236,7 @@ function handlers() {
   return { direct: made(createHttpHandler), adapter: made(createAdapterHttpHandler) };
 }
 
-/** The event answered by both handlers: each answer, whether the direct one made a Request or Response, and the log lines. */
+/** The event answered by both handlers: each answer, the Requests and Responses made, the log lines. */
 async function bothAnswer(event: Event) {
   const { direct, adapter } = handlers();
   const viaDirect = await counting(() => direct.handler(asLambda(event), lambdaContext()));
@@ -302,7 +302,7 @@ describe("the Lambda HTTP handler's direct path for the hook routes", () => {
     },
   );
 
-  it("covers what the adapter answers differently by kind: multiValueHeaders, an ALB's statusDescription", async () => {
+  it("answers each kind in its own shape: multiValueHeaders, an ALB's statusDescription", async () => {
     const answers: string[][] = [];
     for (const event of Object.values(KINDS))
       answers.push(Object.keys((await bothAnswer(event)).direct.value));
