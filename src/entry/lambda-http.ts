@@ -257,10 +257,16 @@ type EventFields = {
 };
 
 const NON_ASCII = /[\u0080-\uffff]/;
-/** What a URL parser reads in a path as the query's or fragment's start, or drops (tab, CR, LF). */
-const URL_SYNTAX_ALL = /[?#\t\n\r]/g;
+/**
+ * What a URL parser reads in a path as the query's or fragment's start, or drops: a tab or line
+ * break anywhere, and a control character or space at the URL's end (WHATWG URL strips them from
+ * the input), which elsewhere in a path it escapes as this does.
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the C0 controls are what the parser drops.
+const URL_SYNTAX_ALL = /[?#\x00-\x20]/g;
 /** The same, and `%`, in a path whose escapes were decoded before the function saw it. */
-const DECODED_SYNTAX_ALL = /[?#\t\n\r%]/g;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the C0 controls are what the parser drops.
+const DECODED_SYNTAX_ALL = /[?#\x00-\x20%]/g;
 /** A Lambda Function URL's host, `<url-id>.lambda-url.<region>.on.aws`: no custom domain stands in for it. */
 const FUNCTION_URL_HOST = /^[^.]+\.lambda-url\./i;
 
@@ -281,8 +287,8 @@ function decodedPath(event: LambdaEvent): boolean {
  * request: a GET's or HEAD's body dropped; a header's (and a payload 2.0 cookie's) non-ASCII
  * characters percent-encoded one by one (the adapter encodes the whole value, spaces included, so
  * `Bearer tök` would no longer be a bearer token, and leaves a cookie's as they are); a `#`,
- * `?`, tab or line break in the path, which API Gateway's HTTP API decodes, escaped again, and
- * in an HTTP API's path a `%` too (`decodedPath`); a body
+ * `?`, control character or space in the path, which API Gateway's HTTP API decodes, escaped
+ * again, and in an HTTP API's path a `%` too (`decodedPath`); a body
  * marked base64 that is not kept as the text it is, for its event's name only, and its hook
  * answered as BODY_UNREADABLE.
  */
@@ -326,8 +332,10 @@ function readable(event: LambdaEvent): LambdaEvent {
     changed = true;
   }
   // API Gateway's HTTP API hands the function its path decoded (`%23` as `#`). Pasted into the URL
-  // the adapter makes, a `#` ended the path there and dropped the query, and a tab or line break
-  // was dropped: escaped again, the path is read as Node reads the one the client sent. A `%` in
+  // the adapter makes, a `#` ended the path there and dropped the query, a tab or line break was
+  // dropped, and so was a space or control character ending a path with no query
+  // (`/v1/hooks/claude-code%20` read as the claude-code route, which Node and the direct path
+  // read as no client's): escaped again, the path is read as Node reads the one the client sent. A `%` in
   // an HTTP API's path is a percent sign the client escaped, never an escape's start: read as
   // one, `%2D` from the client's `%25252D` was decoded yet again, to `-`. A Function URL's path
   // (payload 2.0 too), a REST API's and an ALB's keep the client's escapes, and their `%` is one.

@@ -114,6 +114,9 @@ const VARIANTS: Record<string, (e: Event) => Event> = {
   "dot segments and doubled slashes": (e) => withPath(e, "/x/./../v1//hooks/claude-code"),
   // API Gateway's HTTP API hands the function its path decoded.
   "an escaped slash": (e) => withPath(e, decodes(e) ? "/v1/hooks/claude-code" : "/v1/hooks%2Fclaude-code"),
+  // Sent as `%20`: read as no client's on Node, where a URL made of the decoded path drops it.
+  "an escaped space ending the path": (e) =>
+    withPath(e, decodes(e) ? "/v1/hooks/claude-code " : "/v1/hooks/claude-code%20"),
   "a body marked base64 that is not": (e) => withBody(e, "!!! not base64 @@", true),
   "the hook's JSON marked base64": (e) => withBody(e, CLAUDE_BODY, true),
   "no body": (e) => withBody(e, undefined),
@@ -274,6 +277,7 @@ describe("the Lambda HTTP handler's direct path for the hook routes", () => {
   // What `readable` mends before either path reads the event is left out: eventHook reads it mended.
   const MENDED = new Set([
     "a non-ASCII token",
+    "an escaped space ending the path",
     "a body marked base64 that is not",
     "the hook's JSON marked base64",
   ]);
