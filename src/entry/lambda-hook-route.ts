@@ -18,6 +18,8 @@ import { hookRoute } from "../http/route-path.js";
 export interface EventHook {
   readonly client: string | undefined;
   readonly request: HookRouteRequest;
+  /** The path as the event has it, which the app's last resort logs in its normal form. */
+  readonly path: string;
 }
 
 /** Which of hono's readers (its adapter's `getProcessor`) reads an event. */
@@ -77,6 +79,7 @@ export function eventHook(event: LambdaEvent, refused: RequestError | undefined)
       : undefined;
   return {
     client: route.client,
+    path,
     request: {
       refused,
       // The app's reading of a Request's body, which the adapter makes of these bytes with their

@@ -57,6 +57,7 @@ import { shorten } from "../core/truncate.js";
 import { type AppDeps, createApp, type RequestDeps } from "../http/app.js";
 import { createBrokenConfigApp } from "../http/broken-config.js";
 import { hookResponse, runHookRoute } from "../http/hook-route.js";
+import { routePath } from "../http/route-path.js";
 import { createLambdaRuntime, type LambdaOptions, type LambdaRuntime, refuseEvent } from "./lambda-config.js";
 import { type EventHook, eventAnswer, eventHook } from "./lambda-hook-route.js";
 import { lazyNotifier, lazyRemoteActions } from "./lazy-actions.js";
@@ -499,8 +500,13 @@ async function answerHook(
     const { status, headers, body } = hookResponse(await runHookRoute(deps, hook.client, hook.request));
     return eventAnswer(event, status, headers, body);
   } catch (e) {
-    // runHookRoute answers every failure itself; this is the last resort, as the app's onError.
-    deps.logger.log("error", "unhandled error", { error: errorMessage(e), path: "/v1/hooks" });
+    // runHookRoute answers every failure itself; this is the last resort, as the app's onError,
+    // which logs the path its routes read without a trailing slash.
+    const path = routePath(hook.path);
+    deps.logger.log("error", "unhandled error", {
+      error: errorMessage(e),
+      path: path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path,
+    });
     return eventAnswer(
       event,
       500,

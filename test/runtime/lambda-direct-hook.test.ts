@@ -223,14 +223,14 @@ interface Line {
   [field: string]: unknown;
 }
 
-/** Each handler, its ids counted from 1, its clock still, its log lines kept. */
-function handlers() {
+/** Each handler, its ids counted from 1 (or made by `newId`), its clock still, its log lines kept. */
+function handlers(newId?: () => string) {
   const made = (create: typeof createHttpHandler) => {
     const lines: Line[] = [];
     let n = 0;
     const handler = create({
       env: { HOOKGATE_POLICY: POLICY },
-      newId: () => `decision-${++n}`,
+      newId: newId ?? (() => `decision-${++n}`),
       clock: { now: () => 1_795_993_915_000, monotonic: () => 0 },
       logger: { log: (level, msg, fields) => lines.push({ level, msg, ...fields }) },
     });
@@ -240,8 +240,8 @@ function handlers() {
 }
 
 /** The event answered by both handlers: each answer, the Requests and Responses made, the log lines. */
-async function bothAnswer(event: Event) {
-  const { direct, adapter } = handlers();
+async function bothAnswer(event: Event, newId?: () => string) {
+  const { direct, adapter } = handlers(newId);
   const viaDirect = await counting(() => direct.handler(asLambda(event), lambdaContext()));
   const viaAdapter = await counting(() => adapter.handler(asLambda(event), lambdaContext()));
   return { direct: viaDirect, adapter: viaAdapter, lines: { direct: direct.lines, adapter: adapter.lines } };
@@ -319,6 +319,26 @@ describe("the Lambda HTTP handler's direct path for the hook routes", () => {
       ["body", "statusCode", "isBase64Encoded", "multiValueHeaders", "statusDescription"],
     ]);
   });
+
+  // What runHookRoute does not answer itself (here, no decision id to be had) is the app's onError's.
+  it.each(Object.entries(KINDS))(
+    "%s, a failure no hook answer covers: the same 500 and log line",
+    async (_, event) => {
+      const failing = () => {
+        throw new Error("no id to be had");
+      };
+      const { direct, adapter, lines } = await bothAnswer(
+        withPath(event, "/prod/v1/hooks/claude-code/"),
+        failing,
+      );
+      expect(direct.value).toStrictEqual(adapter.value);
+      expect(JSON.stringify(direct.value)).toBe(JSON.stringify(adapter.value));
+      expect(direct.value.statusCode).toBe(500);
+      expect(lines.direct).toStrictEqual(lines.adapter);
+      expect(lines.direct.filter((l) => l.msg === "unhandled error")).toHaveLength(1);
+      expect(direct.made).toBe(0);
+    },
+  );
 
   const V2 = KINDS["payload 2.0"] as Event;
   const REST = KINDS["REST API, stage prod"] as Event;
