@@ -272,12 +272,15 @@ const DECODED_SYNTAX_ALL = /[?#\x00-\x20%]/g;
 const FUNCTION_URL_HOST = /^[^.]+\.lambda-url\./i;
 
 /**
- * Whether the event is API Gateway's HTTP API's in payload format 2.0, which decodes the path's
- * escapes before the function sees it: a payload 2.0 event (`requestContext.http`) whose
- * `requestContext.domainName` is no Function URL's, which shares the shape and keeps the
- * escapes. AWS sets that name from the host the request was routed by, so no client sets it.
+ * Whether the event is API Gateway's HTTP API's, which decodes the path's escapes before the
+ * function sees it, in `rawPath` and in payload 1.0's `path` alike: a payload 1.0 event
+ * (`version` "1.0", which a REST API's and an ALB's have not), or a payload 2.0 one
+ * (`requestContext.http`) whose `requestContext.domainName` is no Function URL's, which shares
+ * the shape and keeps the escapes. AWS sets that name from the host the request was routed by,
+ * so no client sets it.
  */
 function decodedPath(event: LambdaEvent): boolean {
+  if ((event as { version?: unknown }).version === "1.0" && !isAlbEvent(event)) return true;
   const context = (event as { requestContext?: { http?: unknown; domainName?: unknown } }).requestContext;
   if (typeof context?.http !== "object" || context.http === null) return false;
   return !(typeof context.domainName === "string" && FUNCTION_URL_HOST.test(context.domainName));

@@ -63,8 +63,9 @@ const KINDS: Record<string, Event> = {
 };
 
 const isV2 = (e: Event) => typeof e.rawPath === "string";
-/** An HTTP API's payload 2.0 event, whose path AWS decodes: not a Function URL's. */
-const decodes = (e: Event) => isV2(e) && !String(e.requestContext?.domainName).includes(".lambda-url.");
+/** An HTTP API's event, whose path AWS decodes: payload 1.0, or payload 2.0 not a Function URL's. */
+const decodes = (e: Event) =>
+  e.version === "1.0" || (isV2(e) && !String(e.requestContext?.domainName).includes(".lambda-url."));
 
 /** The event with its header `name` (any case) in each map it has, as that map holds values. */
 function withHeader(event: Event, name: string, value: string | undefined): Event {
@@ -319,6 +320,20 @@ describe("the Lambda HTTP handler's direct path for the hook routes", () => {
       ["body", "statusCode", "isBase64Encoded", "multiValueHeaders", "statusDescription"],
     ]);
   });
+
+  // A `%` in an HTTP API's path is a percent sign the client escaped, no escape's start: there
+  // `%63laude-code` is the route Node reads `%2563laude-code` as, no client's, not `claude-code`.
+  it.each(Object.entries(KINDS))(
+    "%s, a percent sign the client escaped: no client's route, as on Node",
+    async (_, event) => {
+      const path = decodes(event) ? "/v1/hooks/%63laude-code" : "/v1/hooks/%2563laude-code";
+      const { direct, adapter } = await bothAnswer(withPath(event, path));
+      expect(direct.value).toStrictEqual(adapter.value);
+      const headers = direct.value.headers ?? direct.value.multiValueHeaders;
+      expect(String(headers?.["x-hookgate-error"])).toBe("UNKNOWN_CLIENT_ROUTE");
+      expect(direct.value.body).toContain('no client route \\"/v1/hooks/%2563laude-code\\"');
+    },
+  );
 
   // What runHookRoute does not answer itself (here, no decision id to be had) is the app's onError's.
   it.each(Object.entries(KINDS))(
