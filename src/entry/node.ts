@@ -708,18 +708,15 @@ function openDataDir(dataDir: string): {
   /** Closes the journal (again: closing it twice is safe) and the session store, and gives the data dir up. */
   close: () => void;
 } {
-  let release: (() => void) | undefined;
+  let claimed: ReturnType<typeof claim> | undefined;
   try {
     // Its files hold what agents did (notifications, tool summaries, the intake journal): a data
     // dir serve makes is its own user's alone. One that exists keeps its mode.
     makeDirectory(dataDir, 0o700);
     accessSync(dataDir, constants.W_OK);
-    release = claim(dataDir);
+    claimed = claim(dataDir);
+    const { sessions, release: giveUp } = claimed;
     const journal = openJournalWriter(join(dataDir, JOURNAL_DIR));
-    const sessions = openNamed(join(dataDir, "sessions.sqlite"), (path) =>
-      createSqliteSessionStore(path, BUSY_TIMEOUT_MS),
-    );
-    const giveUp = release;
     return {
       journal,
       sessions,
@@ -733,7 +730,8 @@ function openDataDir(dataDir: string): {
       },
     };
   } catch (e) {
-    release?.();
+    claimed?.sessions.close();
+    claimed?.release();
     if (e instanceof DataDirError) throw e;
     throw dataDirError(dataDir, e);
   }
@@ -745,9 +743,15 @@ function openDataDir(dataDir: string): {
  * system drops it when the process dies, however it dies, so no stale claim is ever left, and a
  * second claim in the same process is refused too. A `serve.lock` someone deleted is no claim
  * any more, so the claim also needs the intake journal free: a running serve's writer holds its
- * segment's lock in the journal directory (journal.ts), and that refuses a second one too.
+ * segment's lock in the journal directory (journal.ts), and that refuses a second one too; and
+ * the session store, which a running serve holds locked from its start (adapters/session/
+ * sqlite.ts), so that one whose lock files and journal segments were all deleted is still told
+ * apart. The claim opens the session store: its lock is taken there, before serve.pid is written.
  */
-function claim(dataDir: string): () => void {
+function claim(dataDir: string): {
+  sessions: ReturnType<typeof createSqliteSessionStore>;
+  release: () => void;
+} {
   const path = join(dataDir, "serve.lock");
   const pidPath = join(dataDir, "serve.pid");
   const journalDir = join(dataDir, JOURNAL_DIR);
@@ -780,12 +784,30 @@ function claim(dataDir: string): () => void {
     lock.close();
     throw e;
   }
+  const sessionsPath = join(dataDir, "sessions.sqlite");
+  let sessions: ReturnType<typeof createSqliteSessionStore>;
+  try {
+    sessions = openNamed(sessionsPath, (path) => {
+      try {
+        return createSqliteSessionStore(path, BUSY_TIMEOUT_MS);
+      } catch (e) {
+        // Held by a process serve.pid does not name (a sqlite3 shell), the file's own failure says so.
+        if ((e as { code?: string }).code !== "SQLITE_BUSY" || runningPid(pidPath) === undefined) throw e;
+        throw refuse(
+          `it holds ${path} locked (${join(dataDir, "serve.lock")} and the intake journal's locks were deleted, which freed those); the operating system drops every one of them when that process ends, so they are never stale: do not delete them`,
+        );
+      }
+    });
+  } catch (e) {
+    lock.close();
+    throw e;
+  }
   try {
     writeFileSync(pidPath, `${process.pid}\n`);
   } catch {
     // Only a message's detail: the claim holds without it.
   }
-  return () => {
+  const release = () => {
     if (!lock.open) return;
     try {
       rmSync(pidPath, { force: true });
@@ -796,6 +818,7 @@ function claim(dataDir: string): () => void {
     }
     lock.close();
   };
+  return { sessions, release };
 }
 
 /** The process id in serve.pid, if that process runs. */

@@ -766,22 +766,35 @@ describe("the dead-letter queue", () => {
       .map((name) => join(dataDir, "intake", name)),
   ];
   it.each([
-    ["serve.lock was", (dataDir: string) => [join(dataDir, "serve.lock")], true],
+    ["serve.lock was", (dataDir: string) => [join(dataDir, "serve.lock")], true, /the intake journal/],
     // The first one takes its journal lock again within a second, and the start waits for that.
-    ["every lock file was", lockFiles, true],
-    // Its journal segment gone too, a start that comes before the first one's copy finds no
-    // segment to wait for: it may start, and then must lose nothing.
+    ["every lock file was", lockFiles, true, /the intake journal/],
+    // Its journal segment gone too, the first one still holds the session store locked.
     [
       "every lock file and journal segment were",
       (dataDir: string) => [
         join(dataDir, "serve.lock"),
         ...readdirSync(join(dataDir, "intake")).map((name) => join(dataDir, "intake", name)),
       ],
+      true,
+      // As it starts, the first one may have written a new segment, whose lock it holds.
+      /the intake journal|sessions\.sqlite locked/,
+    ],
+    // The session store deleted too, a start that comes before the first one's copy of its
+    // segment finds no lock of the first one's to wait for: it may start, and then must lose nothing.
+    [
+      "every lock file, journal segment and session store were",
+      (dataDir: string) => [
+        join(dataDir, "serve.lock"),
+        join(dataDir, "sessions.sqlite"),
+        ...readdirSync(join(dataDir, "intake")).map((name) => join(dataDir, "intake", name)),
+      ],
       undefined,
+      /the intake journal/,
     ],
   ])(
     "loses no notify event sent to a serve whose %s deleted when a second serve starts on its data dir",
-    async (_, deleted, refused) => {
+    async (_, deleted, refused, holds) => {
       const receiver = await webhookReceiver(SECRET);
       cleanups.push(() => receiver.close());
       const policy = policyFile(receiver.url);
@@ -802,6 +815,7 @@ describe("the dead-letter queue", () => {
       if (refused !== undefined) expect(second === undefined).toBe(refused);
       if (second === undefined) {
         expect(refusal).toContain(`another hookgate serve (pid ${first.child.pid}) is running on it`);
+        expect(refusal).toMatch(holds);
         expect(refusal).toContain("Stop that process, or give each process its own --data-dir");
       }
       const sent = 10;

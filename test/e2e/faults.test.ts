@@ -630,6 +630,21 @@ describe("a data dir that cannot be used", () => {
     },
   );
 
+  it("stops `serve` at start naming a sessions.sqlite another program holds locked, and no serve for it", async () => {
+    const dataDir = tempDir("sessions-held");
+    const path = join(dataDir, "sessions.sqlite");
+    // A sqlite3 shell holding the file locked: serve.pid names no running serve.
+    const holder = new Database(path);
+    cleanups.push(async () => holder.close());
+    holder.pragma("locking_mode = EXCLUSIVE");
+    holder.exec("CREATE TABLE held (x)");
+    const { code, stderr } = await serveOn(dataDir);
+    expect(code).toBe(1);
+    expect(stderr).toContain(`${path}: database is locked`);
+    expect(stderr).toContain("another process holds that file locked (a sqlite3 shell");
+    expect(stderr).not.toContain("another hookgate serve");
+  });
+
   it("stops `serve` at start naming a queue.sqlite damaged past its first pages, and what to do about it", async () => {
     const dataDir = tempDir("damaged");
     const path = join(dataDir, "queue.sqlite");
