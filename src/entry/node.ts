@@ -784,17 +784,16 @@ function claim(dataDir: string): {
     lock.close();
     throw e;
   }
-  const sessionsPath = join(dataDir, "sessions.sqlite");
   let sessions: ReturnType<typeof createSqliteSessionStore>;
   try {
-    sessions = openNamed(sessionsPath, (path) => {
+    sessions = openNamed(join(dataDir, "sessions.sqlite"), (file) => {
       try {
-        return createSqliteSessionStore(path, BUSY_TIMEOUT_MS);
+        return createSqliteSessionStore(file, BUSY_TIMEOUT_MS);
       } catch (e) {
         // Held by a process serve.pid does not name (a sqlite3 shell), the file's own failure says so.
         if ((e as { code?: string }).code !== "SQLITE_BUSY" || runningPid(pidPath) === undefined) throw e;
         throw refuse(
-          `it holds ${path} locked (${join(dataDir, "serve.lock")} and the intake journal's locks were deleted, which freed those); the operating system drops every one of them when that process ends, so they are never stale: do not delete them`,
+          `it holds ${file} locked (${path} and the intake journal's locks were deleted, which freed those); the operating system drops every one of them when that process ends, so they are never stale: do not delete them`,
         );
       }
     });
