@@ -593,7 +593,7 @@ async function runPending(
     ...context,
     rules,
     body: request.body.text,
-    clientLeft: request.connection?.leaving(),
+    connection: request.connection,
   });
 }
 

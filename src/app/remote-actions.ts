@@ -84,12 +84,14 @@ export interface RemoteInput {
   /** What is left of the request's deadline (counted from its arrival) when the calls start. */
   readonly deadlineMs: number;
   /**
-   * Aborted when the client closes its connection before the answer is written (Node's listener):
-   * nobody will read the answer. The run gives back its share of its waiting budget
-   * (`waitingBudget`, or `shadowWaitingBudget` for shadow rules alone) at once, and gives up
-   * every call but a prompt rule's already at its model (`CLIENT_LEFT` says why).
+   * The client's connection (Node's listener), whose `leaving()` signal is aborted when the client
+   * closes it before the answer is written: nobody will read the answer. The run gives back its
+   * share of its waiting budget (`waitingBudget`, or `shadowWaitingBudget` for shadow rules alone)
+   * at once, and gives up every call but a prompt rule's already at its model (`CLIENT_LEFT` says
+   * why). Asked for the signal only by a run that has something to wait for (not one its verdict
+   * cache answers whole): an AbortSignal costs a few µs.
    */
-  readonly clientLeft?: AbortSignal | undefined;
+  readonly connection?: { leaving(): AbortSignal } | undefined;
 }
 
 export interface RemoteDeps {
@@ -177,7 +179,7 @@ const SHADOW_WAITING_FULL =
 
 /**
  * Why a rule's call was given up, or not made, when the client closed its connection before the
- * answer (`RemoteInput.clientLeft`: Claude Code's hook timeout, an interrupted or killed agent).
+ * answer (`RemoteInput.connection`: Claude Code's hook timeout, an interrupted or killed agent).
  * Nobody reads the answer, so the hook's share of its waiting budget is given back at once, and
  * what it would still wait on is let go: a call waiting for a concurrency slot, for an identical
  * call in flight or to be made again (it would spend a call for nobody), and a forward, whose
@@ -292,7 +294,9 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
   );
 
   async function run(input: RemoteInput): Promise<RemoteRun> {
-    const left = input.clientLeft;
+    const cached = await fromCache(input);
+    if (cached) return cached;
+    const left = input.connection?.leaving();
     if (left?.aborted) return runHeld(input, { code: "CLIENT_LEFT", reason: CLIENT_LEFT });
     const shadowOnly = input.rules.every((rule) => rule.mode === "shadow");
     const hold = (shadowOnly ? deps.shadowWaitingBudget : deps.waitingBudget)?.hold();
@@ -314,6 +318,36 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
       left?.removeEventListener("abort", leave);
       hold?.end();
     }
+  }
+
+  /**
+   * A run whose rules are all prompt rules with a verdict in the cache, answered from it now: it
+   * waits on nothing, so it takes no share of a waiting budget, no timer, no abort signal and no
+   * listener, which were most of a cache hit's cost (a cached verdict answered as `runHeld` answers
+   * it, audit and counts alike). Undefined when any rule needs more.
+   */
+  async function fromCache(input: RemoteInput): Promise<RemoteRun | undefined> {
+    const effects: RuleEffect[] = [];
+    const audit: RemoteAudit[] = [];
+    for (const rule of input.rules) {
+      const t0 = deps.clock.monotonic();
+      const result = rule.action.kind === "prompt" ? await cachedVerdict(rule, input) : undefined;
+      if (result === undefined) return undefined;
+      const ms = Math.round((deps.clock.monotonic() - t0) * 100) / 100;
+      const model = rule.document.prompt?.model;
+      effects.push(result.effect);
+      audit.push({
+        rule: rule.id,
+        action: "prompt",
+        ms,
+        ...(model && { model }),
+        ...result.audit,
+      } as RemoteAudit);
+    }
+    audit.forEach((a, i) => {
+      count(a, input.rules[i]?.mode === "shadow", true);
+    });
+    return { effects, audit };
   }
 
   /**

@@ -206,7 +206,7 @@ describe("a request waiting on remote rules", () => {
     expect(audits).toEqual([expect.objectContaining({ rule: "judge", outcome: "OK" })]);
   });
 
-  it("past the bytes waiting requests may hold is answered from the verdict cache, and counted as refused", async () => {
+  it("past the bytes waiting requests may hold is answered from the verdict cache, which takes no room", async () => {
     const waiting = createBodyBudget(text.length * 1.5);
     const { deps } = await gateway([judge], waiting);
     let called = modelHold.next();
@@ -217,11 +217,20 @@ describe("a request waiting on remote rules", () => {
     called = modelHold.next();
     const holding = route(deps, { ok: true, text: write("/p/2") });
     await called;
-    // No room to wait, and no need: the verdict on the same event answers it, as with room. The
-    // budget counts it refused all the same, so what the count alerts on says so (a cached
-    // verdict, else the rule's onError).
+    // No room to wait, and no need: the verdict on the same event answers it, as with room, and
+    // it waits on nothing, so it is not counted refused (it was, though it held no byte).
     const again = await route(deps, { ok: true, text: write("/p/1") });
     expect(again.audit.pending).toEqual([expect.objectContaining({ rule: "judge", outcome: "CACHE_HIT" })]);
+    expect(waiting.refused()).toBe(0);
+    // Another event, which its model must judge, finds no room: its onError, counted.
+    const refused = await route(deps, { ok: true, text: write("/p/3") });
+    expect(refused.audit.pending).toEqual([
+      expect.objectContaining({
+        rule: "judge",
+        outcome: "JUDGE_TIMEOUT",
+        detail: expect.stringMatching(/^not called: the gateway holds as many bytes of other hooks waiting/),
+      }),
+    ]);
     expect(waiting.refused()).toBe(1);
     allow(modelHold.held.shift() as ServerResponse);
     await holding;

@@ -496,7 +496,7 @@ describe("hookListener's client-left signal on a kept-alive connection", () => {
     // Each run answers at once but the third, which waits for its client to leave.
     const remote = {
       run: (input: RemoteInput): Promise<RemoteRun> => {
-        const signal = input.clientLeft as AbortSignal;
+        const signal = input.connection?.leaving() as AbortSignal;
         signals.push(signal);
         const none = { effects: [], audit: [] };
         if (signals.length < 3) return Promise.resolve(none);

@@ -60,6 +60,37 @@ function judge(reason: (call: number) => string) {
 }
 
 describe("the verdict cache of a long-running gateway", () => {
+  it("answers a run it holds every verdict of without asking for its client's signal, nor setting a timer", async () => {
+    const policy = await policyWith(600);
+    const { remote, calls } = judge(() => "rm");
+    let signals = 0;
+    const connection = {
+      leaving: () => {
+        signals += 1;
+        return new AbortController().signal;
+      },
+    };
+    const first = await remote.run({ ...event(policy, "rm -rf /"), connection });
+    expect([first.audit[0]?.outcome, signals]).toEqual(["OK", 1]);
+    // A cached verdict waits on nothing: no signal (an AbortSignal costs a few µs) and no timer.
+    const timers = globalThis.setTimeout;
+    let set = 0;
+    globalThis.setTimeout = ((...args: Parameters<typeof setTimeout>) => {
+      set += 1;
+      return timers(...args);
+    }) as typeof setTimeout;
+    try {
+      const again = await remote.run({ ...event(policy, "rm -rf /"), connection });
+      expect(again.audit).toEqual([
+        { rule: "judge", action: "prompt", ms: 0, model: "m", outcome: "CACHE_HIT" },
+      ]);
+      expect(again.effects).toEqual(first.effects);
+    } finally {
+      globalThis.setTimeout = timers;
+    }
+    expect([signals, set, calls()]).toEqual([1, 0, 1]);
+  });
+
   it("serves a verdict for its TTL and no longer when the wall clock is stepped back", async () => {
     const policy = await policyWith(600);
     const { remote, clock, calls } = judge(() => "rm");

@@ -67,7 +67,7 @@ export const METRIC_HELP: Readonly<Record<string, string>> = {
   hookgate_body_budget_limit_bytes:
     "The most bytes a budget of serve holds (hookgate_body_budget_bytes), by budget; past it a hook gets its fail mode (arriving, unauthenticated), its rules' cached verdicts or onError (waiting), or its shadow rules SKIPPED (shadow).",
   hookgate_body_budget_refused_total:
-    "Hooks refused for a full body budget, by budget: answered BODY_UNREADABLE in their fail mode (arriving, unauthenticated), their prompt and forward rules not called, each answered from the verdict cache, else with its onError (waiting), or their shadow rules SKIPPED, their answers unchanged (shadow).",
+    "Hooks refused for a full body budget, by budget: answered BODY_UNREADABLE in their fail mode (arriving, unauthenticated), their prompt and forward rules not called, each answered from the verdict cache, else with its onError (waiting; a hook the cache answers whole waits on nothing and is not counted), or their shadow rules SKIPPED, their answers unchanged (shadow).",
   hookgate_log_lines_dropped_total:
     "Log lines (audit lines included) dropped because stdout was not being read (past 16 MiB waiting) or had failed.",
   hookgate_log_backlog_bytes: "Bytes of log lines written to stdout and not yet read from it.",
