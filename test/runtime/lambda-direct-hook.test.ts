@@ -7,7 +7,6 @@
  * body, with the same log lines. Whether an event took the direct path is seen from outside: no
  * web Request or Response is made for it, as the adapter makes one of each.
  */
-import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { handle, type LambdaEvent } from "hono/aws-lambda";
 import type { Hono } from "hono/tiny";
@@ -16,7 +15,7 @@ import { eventHook } from "../../src/entry/lambda-hook-route.js";
 import { createAdapterHttpHandler, createHttpHandler } from "../../src/entry/lambda-http.js";
 import { readBody } from "../../src/http/read-body.js";
 import { hookRoute, routePath } from "../../src/http/route-path.js";
-import { lambdaContext } from "../support/lambda-context.js";
+import { harnessPolicy, lambdaContext } from "../support/lambda-context.js";
 
 type Event = Record<string, unknown> & {
   headers?: Record<string, unknown> | null | undefined;
@@ -27,23 +26,8 @@ const asLambda = (event: Event) => structuredClone(event) as unknown as LambdaEv
 const fixture = (name: string): Event =>
   JSON.parse(readFileSync(new URL(`../fixtures/lambda/${name}`, import.meta.url), "utf8"));
 
-const TOKEN_SHA256 = createHash("sha256").update("harness-secret-123").digest("hex");
 /** Bodies over 1,024 bytes are refused (BODY_TOO_LARGE); the captured request is 475. */
-const POLICY = JSON.stringify({
-  version: 1,
-  auth: { tokens: [{ team: "platform", sha256: TOKEN_SHA256 }], onFailure: "deny" },
-  defaults: { onError: "deny", maxBodyBytes: 1024 },
-  rules: [
-    {
-      id: "no-redirects",
-      on: "PreToolUse",
-      matcher: "Bash",
-      where: { "tool_input.command": { regex: ">" } },
-      decide: "deny",
-      reason: "Writing files from a shell redirect is not allowed here",
-    },
-  ],
-});
+const POLICY = harnessPolicy({ onError: "deny", maxBodyBytes: 1024 });
 
 /** Payload 1.0 from an HTTP API: both header maps, the client's casing, no stage. */
 const PAYLOAD_1 = ((rest: Event): Event => ({

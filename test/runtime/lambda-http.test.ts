@@ -4,7 +4,6 @@
  * answer exactly what the Node server answers, fail closed on a bad policy, and have put its
  * notify jobs on SQS (local-aws-sqs) before it returns.
  */
-import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -23,7 +22,7 @@ import { createHttpHandler, type HttpHandler } from "../../src/entry/lambda-http
 import { createApp } from "../../src/http/app.js";
 import decisions from "../fixtures/decisions.json" with { type: "json" };
 import type { DecisionCase } from "../support/decision-case.js";
-import { lambdaContext } from "../support/lambda-context.js";
+import { harnessPolicy, lambdaContext } from "../support/lambda-context.js";
 import { type LoopbackServer, loopbackServer } from "../support/loopback.js";
 import { policyFrom, sha256 } from "../support/policy.js";
 
@@ -45,22 +44,8 @@ const HTTP_API_BASE64 = fixture("http-api-v2-pre-tool-use-base64.json");
 const FUNCTION_URL = fixture("function-url-pre-tool-use.json");
 const HEALTHZ = fixture("http-api-v2-healthz.json");
 
-/** The token the captured Claude Code requests carry (`Bearer harness-secret-123`). */
-const TOKEN_SHA256 = createHash("sha256").update("harness-secret-123").digest("hex");
-const POLICY = JSON.stringify({
-  version: 1,
-  auth: { tokens: [{ team: "platform", sha256: TOKEN_SHA256 }], onFailure: "deny" },
-  rules: [
-    {
-      id: "no-redirects",
-      on: "PreToolUse",
-      matcher: "Bash",
-      where: { "tool_input.command": { regex: ">" } },
-      decide: "deny",
-      reason: "Writing files from a shell redirect is not allowed here",
-    },
-  ],
-});
+/** The platform team's token is the one the captured Claude Code requests carry. */
+const POLICY = harnessPolicy();
 
 const context = lambdaContext;
 

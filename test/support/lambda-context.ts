@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import type { LambdaContext } from "hono/aws-lambda";
 
 /** The context a Lambda HTTP invocation of the test function gets, with `remainingMs` left. */
@@ -13,4 +14,30 @@ export function lambdaContext(remainingMs = 29_000): LambdaContext {
     logStreamName: "2026/11/29/[$LATEST]0123456789abcdef",
     getRemainingTimeInMillis: () => remainingMs,
   };
+}
+
+/**
+ * The Lambda tests' policy, as HOOKGATE_POLICY holds it: the platform team's token is the one the
+ * captured Claude Code requests carry (`Bearer harness-secret-123`), and one rule denies a Bash
+ * redirect. `defaults` as given.
+ */
+export function harnessPolicy(defaults?: Record<string, unknown>): string {
+  return JSON.stringify({
+    version: 1,
+    auth: {
+      tokens: [{ team: "platform", sha256: createHash("sha256").update("harness-secret-123").digest("hex") }],
+      onFailure: "deny",
+    },
+    ...(defaults && { defaults }),
+    rules: [
+      {
+        id: "no-redirects",
+        on: "PreToolUse",
+        matcher: "Bash",
+        where: { "tool_input.command": { regex: ">" } },
+        decide: "deny",
+        reason: "Writing files from a shell redirect is not allowed here",
+      },
+    ],
+  });
 }
