@@ -56,7 +56,7 @@ import { errorMessage, type RequestError } from "../core/errors.js";
 import { shorten } from "../core/truncate.js";
 import { type AppDeps, createApp, type RequestDeps } from "../http/app.js";
 import { createBrokenConfigApp } from "../http/broken-config.js";
-import { hookResponse, runHookRoute } from "../http/hook-route.js";
+import { hookResponse, INTERNAL_ERROR_BODY, runHookRoute } from "../http/hook-route.js";
 import { routePath } from "../http/route-path.js";
 import { createLambdaRuntime, type LambdaOptions, type LambdaRuntime, refuseEvent } from "./lambda-config.js";
 import { type EventHook, eventAnswer, eventHook } from "./lambda-hook-route.js";
@@ -510,12 +510,7 @@ async function answerHook(
       error: errorMessage(e),
       path: path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path,
     });
-    return eventAnswer(
-      event,
-      500,
-      { "content-type": "application/json" },
-      '{"error":{"code":"INTERNAL_ERROR","message":"internal error; see the gateway log"}}',
-    );
+    return eventAnswer(event, 500, { "content-type": "application/json" }, INTERNAL_ERROR_BODY);
   }
 }
 

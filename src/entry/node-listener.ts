@@ -16,7 +16,12 @@ import type { ClientConnection, HookDeps } from "../app/handle-hook.js";
 import { errorMessage, type RequestError } from "../core/errors.js";
 import { shorten } from "../core/truncate.js";
 import type { AppDeps } from "../http/app.js";
-import { type HookRouteOutcome, hookResponse, runHookRoute } from "../http/hook-route.js";
+import {
+  type HookRouteOutcome,
+  hookResponse,
+  INTERNAL_ERROR_BODY,
+  runHookRoute,
+} from "../http/hook-route.js";
 import { type ChunkSource, readBodyChunks } from "../http/read-body.js";
 import { hookRoute, targetHost } from "../http/route-path.js";
 
@@ -192,7 +197,7 @@ function internalError(response: ServerResponse): void {
     return;
   }
   response.writeHead(500, { "content-type": "application/json" });
-  response.end('{"error":{"code":"INTERNAL_ERROR","message":"internal error; see the gateway log"}}');
+  response.end(INTERNAL_ERROR_BODY);
 }
 
 async function answer(

@@ -12,6 +12,7 @@ import {
   HOOK_ROUTES,
   type HookRouteRequest,
   hookResponse,
+  INTERNAL_ERROR_BODY,
   outcomeHeaders,
   runHookRoute,
 } from "./hook-route.js";
@@ -171,7 +172,7 @@ export function createApp(deps: AppDeps): Hono {
       error: errorMessage(e),
       path: withoutTrailingSlash(c.req.path),
     });
-    return c.json({ error: { code: "INTERNAL_ERROR", message: "internal error; see the gateway log" } }, 500);
+    return c.body(INTERNAL_ERROR_BODY, 500, { "content-type": "application/json" });
   });
   return app;
 }
