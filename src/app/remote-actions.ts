@@ -225,6 +225,16 @@ function seenOf(input: RemoteInput): string {
   );
 }
 
+/**
+ * A rule's entry in the audit: its attempt's, with the rule, its action, how long it took and, for
+ * a prompt rule, its model (its failures too: a timeout is answered from outside the call).
+ */
+function ruleAudit(rule: CompiledRule, ms: number, attempt: Attempt): RemoteAudit {
+  const action = rule.action.kind === "prompt" ? "prompt" : "forward";
+  const model = action === "prompt" ? rule.document.prompt?.model : undefined;
+  return { rule: rule.id, action, ms, ...(model && { model }), ...attempt.audit } as RemoteAudit;
+}
+
 export function createRemoteActions(deps: RemoteDeps): RemoteActions {
   /**
    * Verdicts by key, oldest first, each with when it was cached on both clocks: served while the
@@ -320,6 +330,9 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
     }
   }
 
+  /** Milliseconds since `t0` on the monotonic clock, to the hundredth, as a rule's audit gives them. */
+  const sinceMs = (t0: number) => Math.round((deps.clock.monotonic() - t0) * 100) / 100;
+
   /**
    * A run whose rules are all prompt rules with a verdict in the cache, answered from it now: it
    * waits on nothing, so it takes no share of a waiting budget, no timer, no abort signal and no
@@ -333,16 +346,8 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
       const t0 = deps.clock.monotonic();
       const result = rule.action.kind === "prompt" ? await cachedVerdict(rule, input) : undefined;
       if (result === undefined) return undefined;
-      const ms = Math.round((deps.clock.monotonic() - t0) * 100) / 100;
-      const model = rule.document.prompt?.model;
       effects.push(result.effect);
-      audit.push({
-        rule: rule.id,
-        action: "prompt",
-        ms,
-        ...(model && { model }),
-        ...result.audit,
-      } as RemoteAudit);
+      audit.push(ruleAudit(rule, sinceMs(t0), result));
     }
     audit.forEach((a, i) => {
       count(a, input.rules[i]?.mode === "shadow", true);
@@ -375,7 +380,6 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
           // answer: a cached verdict, else the rule's onError at once (a shadow rule's skipped, as
           // without a slot), no call made.
           const code = notCalled?.code ?? (action === "prompt" ? "JUDGE_TIMEOUT" : "FORWARD_TIMEOUT");
-          const model = action === "prompt" ? rule.document.prompt?.model : undefined;
           const result =
             (action === "prompt" ? await cachedVerdict(rule, input) : undefined) ??
             (notCalled === undefined
@@ -385,7 +389,7 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
                 : onError(rule, input, { code, message: `not called: ${notCalled.reason}` }));
           return {
             effect: result.effect,
-            audit: { rule: rule.id, action, ms: 0, ...(model && { model }), ...result.audit } as RemoteAudit,
+            audit: ruleAudit(rule, 0, result),
             cached: result.cached,
           };
         }
@@ -446,12 +450,9 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
         clearTimeout(timer);
         if (stop) onStop.delete(stop);
         if (leave) leaving?.delete(leave);
-        const ms = Math.round((deps.clock.monotonic() - t0) * 100) / 100;
-        // A prompt rule's failures name its model too (a timeout is answered from outside the call).
-        const model = action === "prompt" ? rule.document.prompt?.model : undefined;
         return {
           effect: result.effect,
-          audit: { rule: rule.id, action, ms, ...(model && { model }), ...result.audit } as RemoteAudit,
+          audit: ruleAudit(rule, sinceMs(t0), result),
           cached: result.cached,
         };
       }),
