@@ -174,38 +174,37 @@ function headerReader(reader: Reader, fields: Fields): ((name: string) => string
   const lists = multi as Readonly<Record<string, readonly string[] | null | undefined>> | null;
   if (reader === "payload 2.0" || (reader === "alb" && !lists)) {
     return (name) => {
-      let value: string | undefined;
-      for (const key in singles) {
-        const v = singles[key];
-        if (v && key.length === name.length && key.toLowerCase() === name) value = v;
-      }
-      return value === undefined ? undefined : headerValue(value);
+      const value = named(singles, name)
+        .filter((v) => v)
+        .at(-1);
+      return value === undefined || value === null ? undefined : headerValue(value);
     };
   }
   if (reader === "alb") {
     return (name) => {
-      let value: string | undefined;
-      for (const key in lists) {
-        const vs = lists[key];
-        if (vs && key.length === name.length && key.toLowerCase() === name) value = vs.join("; ");
-      }
-      return value === undefined ? undefined : headerValue(value);
+      const value = named(lists, name)
+        .filter((vs) => vs)
+        .at(-1);
+      return value === undefined || value === null ? undefined : headerValue(value.join("; "));
     };
   }
   return (name) => {
-    let value: string | undefined;
-    for (const key in lists) {
-      const vs = lists[key];
-      if (!vs || key.length !== name.length || key.toLowerCase() !== name) continue;
-      for (const v of vs) value = value === undefined ? headerValue(v) : `${value}, ${headerValue(v)}`;
-    }
-    if (value !== undefined) return headerValue(value);
-    for (const key in singles) {
-      const v = singles[key];
-      if (v && key.length === name.length && key.toLowerCase() === name) return headerValue(v);
-    }
-    return undefined;
+    const values = named(lists, name)
+      .filter((vs) => vs)
+      .flatMap((vs) => (vs ?? []).map(headerValue));
+    if (values.length > 0) return headerValue(values.join(", "));
+    const single = named(singles, name).find((v) => v);
+    return single === undefined || single === null ? undefined : headerValue(single);
   };
+}
+
+/** The values of `map`'s keys that are `name` (lower-case) in any case, in the map's order. */
+function named<T>(map: Readonly<Record<string, T>> | null, name: string): T[] {
+  const values: T[] = [];
+  for (const key in map) {
+    if (key.length === name.length && key.toLowerCase() === name) values.push(map[key] as T);
+  }
+  return values;
 }
 
 /**
