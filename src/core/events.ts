@@ -235,15 +235,12 @@ const obj = optional(object);
  */
 const toolInput = obj;
 /**
- * A batched call's input (PostToolBatch `tool_calls[].tool_input`): deepcode sends the model's
- * arguments as the string they came as when they are not valid JSON (its `safeParseArgs`), a
- * call its loop then refuses; refusing the batch for it would skip every rule on the event.
+ * A batched call's input (PostToolBatch `tool_calls[].tool_input`), any JSON value: deepcode sends
+ * the model's arguments as `JSON.parse` read them, whatever they are (`[]`, `5`, `true`), or as
+ * the string they came as when they are not JSON (src/loop.ts `safeParseArgs`), a call its loop
+ * then refuses; refusing the batch for it would skip every rule on the event.
  */
-const batchedToolInput = optional({
-  schema: z.union([object.schema, string.schema], { error: "must be an object or a string" }),
-  accepts: (value) => isRecord(value) || isString(value),
-  shape: { types: ["object", "string"] },
-});
+const batchedToolInput = optional({ schema: z.unknown(), accepts: () => true, shape: ANY });
 /**
  * MessageDisplay's `turn_id`: Claude Code sends a string, deepcode its turn counter as a number
  * (src/tui/useChat.ts: `turn_id: currentTurnId`). Refusing the number answered every deepcode
