@@ -18,7 +18,7 @@ import type { Clock, IdGenerator, Logger, Metrics, Sha256 } from "../core/ports.
 import { type Answer, deliverable, renderDecision, renderRequestFailure } from "../core/render.js";
 import { capString, capToFit, utf8Length } from "../core/truncate.js";
 import type { Notifier } from "./notify.js";
-import type { RemoteActions, RemoteAudit } from "./remote-actions.js";
+import type { RemoteActions, RemoteAudit, RemoteInput } from "./remote-actions.js";
 
 /**
  * A hook's body as text, or the reason it could not be read. A text one is a holder that handleHook
@@ -328,17 +328,20 @@ export async function handleHook(
       );
       // Only a forward rule sends the body on as received; without one, the wait holds the event.
       if (request.body.ok && !pending.some(forwards) && !shadowPending.some(forwards)) request.body.text = "";
-      const context = { event, team: auth.team, policy, deadlineMs: Math.max(0, left), bodyChars };
       // One run for both, so that the request is counted once in what waiting requests may hold
-      // (remote-actions.ts `waitingBudget`).
-      const ran = await runPending(
-        deps,
-        options,
-        request,
-        evaluation,
-        [...pending, ...shadowPending],
-        context,
-      );
+      // (remote-actions.ts `waitingBudget`). Written out field by field: a spread of the shared
+      // fields followed by the run's own made each run's input cost a few µs more.
+      const input: RemoteInput = {
+        rules: [...pending, ...shadowPending],
+        event,
+        body: request.body.ok ? request.body.text : "",
+        bodyChars,
+        team: auth.team,
+        policy,
+        deadlineMs: Math.max(0, left),
+        connection: request.connection,
+      };
+      const ran = await runPending(deps, options, request, evaluation, input);
       if (shadowPending.length === 0) remote = ran;
       else {
         // Told apart by rule, not by position: a run may answer for some of its rules alone
@@ -576,12 +579,11 @@ async function runPending(
   options: HandleOptions,
   request: HookRequest,
   evaluation: Evaluation,
-  rules: readonly CompiledRule[],
-  context: { event: HookEvent; team: string; policy: Policy; deadlineMs: number; bodyChars: number },
+  input: RemoteInput,
 ): Promise<{ effects: RuleEffect[]; audit: RemoteAudit[] }> {
   const skip = (outcome: string, detail: string) => ({
     effects: [],
-    audit: rules.map((r) => ({ rule: r.id, action: actionOf(r), outcome, ms: 0, detail })),
+    audit: input.rules.map((r) => ({ rule: r.id, action: actionOf(r), outcome, ms: 0, detail })),
   });
   if (evaluation.enforced.some((m) => m.effect.decision === "deny" || m.effect.decision === "block")) {
     return skip("SKIPPED", "a static rule already denies");
@@ -589,12 +591,7 @@ async function runPending(
   if (options.runRemote === false || !deps.remote || !request.body.ok) {
     return skip("NOT_RUN", "simulate does not call models or downstream hooks");
   }
-  return deps.remote.run({
-    ...context,
-    rules,
-    body: request.body.text,
-    connection: request.connection,
-  });
+  return deps.remote.run(input);
 }
 
 /** What a run of remote rules gave: their effects, and how each call went. */
