@@ -44,7 +44,6 @@ import type { CompiledModel, CompiledRule, Policy } from "../core/policy.js";
 import type { Clock, Egress, EgressResponse, EnvReader, Metrics, Sha256 } from "../core/ports.js";
 import { failureEffect, ruleOnError } from "../core/rule-failure.js";
 import { parseRetryAfter } from "../core/sinks.js";
-import { stableStringify } from "../core/stable-json.js";
 
 export interface RemoteAudit {
   readonly rule: string;
@@ -220,9 +219,12 @@ type Attempt = {
 
 /** The event as parsed (a duplicate key read once, as the static rules read it), ids left out. */
 function seenOf(input: RemoteInput): string {
-  return JSON.stringify(
-    Object.fromEntries(Object.entries(input.event.payload).filter(([k]) => !VOLATILE_KEYS.has(k))),
-  );
+  // Copied key by key into an object without a prototype, so that an own `__proto__` key stays
+  // data (as Object.fromEntries kept it), without the pair arrays entries and filter made.
+  const payload = input.event.payload;
+  const kept: Record<string, unknown> = Object.create(null);
+  for (const key of Object.keys(payload)) if (!VOLATILE_KEYS.has(key)) kept[key] = payload[key];
+  return JSON.stringify(kept);
 }
 
 /**
@@ -894,8 +896,10 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
     dialect: string,
     seen: string,
   ): Promise<string> {
+    // The event's JSON after a line of the rest's: a JSON array holds no raw line break, so no two
+    // keys' texts are the same, and the event (up to the body's size) is not escaped again.
     return deps.sha256(
-      stableStringify([model.provider, model.model, model.url ?? "", template, dialect, seen]),
+      `${JSON.stringify([model.provider, model.model, model.url ?? "", template, dialect])}\n${seen}`,
     );
   }
 

@@ -1,16 +1,14 @@
 /**
- * The small JSON helpers of src/core against their contracts: `stableStringify` (a cache key:
- * equal for values differing only in key order, different for different values), `scanJson`
- * (what JSON.parse takes without a word: every repeated key, `__proto__` key and value nested too
- * deep, at its path and line, on any valid text however spaced and escaped), `keepLast` (a
- * one-entry memo, exact) and `RememberedIds` (a map that forgets the oldest past its bound).
+ * The small JSON helpers of src/core against their contracts: `scanJson` (what JSON.parse takes
+ * without a word: every repeated key, `__proto__` key and value nested too deep, at its path and
+ * line, on any valid text however spaced and escaped), `keepLast` (a one-entry memo, exact) and
+ * `RememberedIds` (a map that forgets the oldest past its bound).
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { type JsonScanFinding, scanJson } from "../../src/core/json-scan.js";
 import { keepLast } from "../../src/core/keep-last.js";
 import { MAX_REMEMBERED_IDS, RememberedIds } from "../../src/core/remembered-ids.js";
-import { stableStringify } from "../../src/core/stable-json.js";
 
 const key = fc.oneof(
   fc.string({ maxLength: 6 }),
@@ -133,54 +131,6 @@ describe("scanJson", () => {
         expect(found.filter((f) => f.kind === "repeated")).toEqual([]);
       }),
       { numRuns: 300 },
-    );
-  });
-});
-
-/** `value` with every object's keys in another order, at every depth. */
-function shuffled(value: unknown, order: () => number): unknown {
-  if (Array.isArray(value)) return value.map((item) => shuffled(item, order));
-  if (value === null || typeof value !== "object") return value;
-  const entries = Object.entries(value).map(([k, v]) => [k, shuffled(v, order)] as [string, unknown]);
-  for (let i = entries.length - 1; i > 0; i--) {
-    const j = order() % (i + 1);
-    [entries[i], entries[j]] = [entries[j] as [string, unknown], entries[i] as [string, unknown]];
-  }
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of entries)
-    Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
-  return out;
-}
-
-/** JSON values as JSON.parse gives them: -0 reads as 0 in any JSON text, so none here. */
-const json = doc.map(parsedOf);
-
-describe("stableStringify", () => {
-  it("is the same text for values differing only in key order, and reads back as the value", () => {
-    fc.assert(
-      fc.property(json, fc.infiniteStream(fc.nat()), (value, stream) => {
-        const picks = stream[Symbol.iterator]();
-        const other = shuffled(value, () => picks.next().value as number);
-        expect(stableStringify(other)).toBe(stableStringify(value));
-        expect(JSON.parse(stableStringify(value))).toEqual(value);
-      }),
-      { numRuns: 300 },
-    );
-  });
-
-  it("is different text for different values", () => {
-    fc.assert(
-      fc.property(json, json, (a, b) => {
-        // Equal JSON values are those whose texts with sorted keys are equal: checked by toEqual's own walk.
-        let equal = true;
-        try {
-          expect(a).toStrictEqual(b);
-        } catch {
-          equal = false;
-        }
-        expect(stableStringify(a) === stableStringify(b)).toBe(equal);
-      }),
-      { numRuns: 500 },
     );
   });
 });
