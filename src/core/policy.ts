@@ -4,6 +4,7 @@
  * JSON path, all at once, so a user fixes a file in one pass.
  */
 import type * as z from "zod/mini";
+import { closestName } from "./closest-name.js";
 import { endsInSlackEndpoint } from "./discord-url.js";
 import type { EgressPolicy } from "./egress/policy.js";
 import { isRecord } from "./json-object.js";
@@ -425,16 +426,22 @@ function explained(
     // `"tool_input": {"command": "ls"}`, written as the event nests it: a where key is a path.
     const [key] = issue.keys;
     const operators: readonly string[] = WHERE_OPERATORS;
+    // `{"regx": "^/srv"}` is an operator mistyped: the dotted path alone would name a field no
+    // event has, a condition that loads and never holds.
+    const meant = issue.keys.flatMap((k) => {
+      const near = meantOperator(k);
+      return near === undefined ? [] : [issue.keys.length === 1 ? `"${near}"` : `"${near}" for "${k}"`];
+    });
     const nested =
       path.length === 4 &&
       key !== undefined &&
       isRecord(at) &&
       !Object.keys(at).some((k) => operators.includes(k))
-        ? `; to test a field inside ${JSON.stringify(path[3])}, write its dotted path as the where key: ${JSON.stringify(`${String(path[3])}.${key}`)}`
+        ? `; ${meant.length > 0 ? "or, " : ""}to test a field inside ${JSON.stringify(path[3])}, write its dotted path as the where key: ${JSON.stringify(`${String(path[3])}.${key}`)}`
         : "";
     return {
       path,
-      message: `${issueMessage(issue)}: a where condition is a literal or an object with one of ${WHERE_OPERATORS.join(", ")}${nested}`,
+      message: `${issueMessage(issue)}${meant.length > 0 ? ` (did you mean ${meant.join(", ")}?)` : ""}: a where condition is a literal or an object with one of ${WHERE_OPERATORS.join(", ")}${nested}`,
     };
   }
   if (issue.code !== "invalid_union") return { path, message: issueMessage(issue) };
@@ -502,6 +509,20 @@ function explained(
   if (needed.every((key) => key !== undefined && !valueAt(at, [key]).present))
     return { path, message: `needs ${needed.map((key) => `"${key}"`).join(" or ")}` };
   return { path, message: "does not match any of the accepted forms" };
+}
+
+/**
+ * The `where` operator a key not among them most likely means: two edits from one of four letters
+ * or more (`regx`, `exist`, `startswith`), or `in` and `not` in another case. Two edits from `in`
+ * would be any key of two letters.
+ */
+function meantOperator(key: string): string | undefined {
+  return (
+    closestName(
+      key,
+      WHERE_OPERATORS.filter((op) => op.length >= 4),
+    ) ?? WHERE_OPERATORS.find((op) => op.toLowerCase() === key.toLowerCase())
+  );
 }
 
 /** What a form that refused a value by its type expected, as a message names it. */

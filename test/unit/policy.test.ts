@@ -708,8 +708,38 @@ describe("schema messages that say what to fix (a hunt)", () => {
       }),
     ).toEqual([
       `$.rules[0].where.tool_input: unknown key "command": a where condition is a literal or an object with one of ${operators}; to test a field inside "tool_input", write its dotted path as the where key: "tool_input.command"`,
-      `$.rules[0].where.cwd: unknown key "glb": a where condition is a literal or an object with one of ${operators}`,
+      `$.rules[0].where.cwd: unknown key "glb" (did you mean "glob"?): a where condition is a literal or an object with one of ${operators}`,
       `$.rules[0].where.x.not: unknown key "is": a where condition is a literal or an object with one of ${operators}`,
+    ]);
+  });
+
+  it("names the operator a mistyped one means, rather than only a dotted path that never holds", async () => {
+    // `{"regx": "^/srv"}` was read as a field nested in the condition: the message said to write
+    // `"cwd.regx"` as the where key, which loads as a condition on a field no event has.
+    const operators = "equals, regex, glob, contains, startsWith, in, exists, not";
+    expect(
+      await messagesOf({
+        rules: [
+          {
+            id: "a",
+            on: "PreToolUse",
+            decide: "deny",
+            where: {
+              cwd: { regx: "^/srv" },
+              "tool_input.command": { startswith: "rm" },
+              x: { not: { exist: true } },
+              y: { IN: [1] },
+              z: { regex: "^a", glb: "x" },
+            },
+          },
+        ],
+      }),
+    ).toEqual([
+      `$.rules[0].where.cwd: unknown key "regx" (did you mean "regex"?): a where condition is a literal or an object with one of ${operators}; or, to test a field inside "cwd", write its dotted path as the where key: "cwd.regx"`,
+      `$.rules[0].where["tool_input.command"]: unknown key "startswith" (did you mean "startsWith"?): a where condition is a literal or an object with one of ${operators}; or, to test a field inside "tool_input.command", write its dotted path as the where key: "tool_input.command.startswith"`,
+      `$.rules[0].where.x.not: unknown key "exist" (did you mean "exists"?): a where condition is a literal or an object with one of ${operators}`,
+      `$.rules[0].where.y: unknown key "IN" (did you mean "in"?): a where condition is a literal or an object with one of ${operators}; or, to test a field inside "y", write its dotted path as the where key: "y.IN"`,
+      `$.rules[0].where.z: unknown key "glb" (did you mean "glob"?): a where condition is a literal or an object with one of ${operators}`,
     ]);
   });
 
