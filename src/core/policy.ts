@@ -508,7 +508,52 @@ function explained(
   );
   if (needed.every((key) => key !== undefined && !valueAt(at, [key]).present))
     return { path, message: `needs ${needed.map((key) => `"${key}"`).join(" or ")}` };
+  // Each form refuses a key the object has ({"team": "a", "token": "…"}): name it, and the key it
+  // was likely written for, else what the forms nearest the object need.
+  const stray = strayKeys(meant, at);
+  if (stray !== undefined) return { path, message: stray };
   return { path, message: "does not match any of the accepted forms" };
+}
+
+/**
+ * What is wrong with an object no form of a union takes, when the forms nearest it (the fewest
+ * keys missing or refused, with nothing else wrong) all refuse a key it has: that key, with the
+ * key meant where one it lacks is near (`"envv"`: `"env"`), else with the one key each of those
+ * forms needs (`unknown key "token", and needs "sha256" or "env"`).
+ */
+function strayKeys(forms: readonly (readonly z.core.$ZodIssue[])[], value: unknown): string | undefined {
+  const shapes = forms.flatMap((errors) => {
+    const missing: string[] = [];
+    const refused: string[] = [];
+    for (const e of errors) {
+      if (e.code === "unrecognized_keys" && e.path.length === 0) refused.push(...e.keys);
+      else if (
+        e.code === "invalid_type" &&
+        e.path.length === 1 &&
+        typeof e.path[0] === "string" &&
+        !valueAt(value, e.path).present
+      )
+        missing.push(e.path[0]);
+      else return [];
+    }
+    return [{ missing, refused }];
+  });
+  const cost = (shape: { missing: string[]; refused: string[] }) =>
+    shape.missing.length + shape.refused.length;
+  const least = Math.min(...shapes.map(cost));
+  const nearest = shapes.filter((shape) => cost(shape) === least);
+  const stray = (nearest[0]?.refused ?? []).filter((key) =>
+    nearest.every((shape) => shape.refused.includes(key)),
+  );
+  if (stray.length === 0) return undefined;
+  const unknown = `unknown key${stray.length > 1 ? "s" : ""} ${stray.map((k) => `"${k}"`).join(", ")}`;
+  const lacking = [...new Set(nearest.flatMap((shape) => shape.missing))];
+  const meant = stray.map((key) => closestName(key, lacking));
+  if (lacking.length > 0 && meant.every((key) => key !== undefined))
+    return `${unknown} (did you mean ${meant.map((key) => `"${key}"`).join(", ")}?)`;
+  if (nearest.every((shape) => shape.missing.length === 1))
+    return `${unknown}, and needs ${lacking.map((key) => `"${key}"`).join(" or ")}`;
+  return lacking.length === 0 ? unknown : undefined;
 }
 
 /**

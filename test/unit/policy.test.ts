@@ -778,7 +778,32 @@ describe("schema messages that say what to fix (a hunt)", () => {
     ]);
     // A key no form takes is not read as a mix of forms.
     expect(await messagesOf({ auth: { tokens: [{ team: "a", envv: "X" }] } })).toEqual([
-      "$.auth.tokens[0]: does not match any of the accepted forms",
+      '$.auth.tokens[0]: unknown key "envv" (did you mean "env"?)',
+    ]);
+  });
+
+  it("names the key no token form takes, and what the token needs, rather than no accepted form", async () => {
+    // A token written with the token itself (`"token": "…"`), or a key misnamed, read "does not
+    // match any of the accepted forms", naming neither the key nor what to write instead.
+    const sha256 = "0af148632bfc2bdf9076bdc41fa58336a206cd23532da915cc5d2f9e9c3f6a50";
+    expect(
+      await messagesOf({
+        auth: {
+          tokens: [
+            { team: "a", token: "tok-SECRET-1" },
+            { team: "b", hash: sha256 },
+            { name: "c", sha256 },
+            { teams: "d", env: "HOOKGATE_TOKEN_D" },
+            { team: "e", sha256, env: "HOOKGATE_TOKEN_E", note: "laptop" },
+          ],
+        },
+      }),
+    ).toEqual([
+      '$.auth.tokens[0]: unknown key "token", and needs "sha256" or "env"',
+      '$.auth.tokens[1]: unknown key "hash", and needs "sha256" or "env"',
+      '$.auth.tokens[2]: unknown key "name", and needs "team"',
+      '$.auth.tokens[3]: unknown key "teams" (did you mean "team"?)',
+      '$.auth.tokens[4]: unknown key "note"',
     ]);
   });
 
