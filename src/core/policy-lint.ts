@@ -1311,7 +1311,9 @@ function lintInlineSecrets(policy: Policy, warn: (path: string, message: string)
   for (const rule of policy.rules) {
     credentialUrl(`${rule.path}.forward.url`, rule.document.forward?.url);
     for (const [header, value] of Object.entries(rule.document.forward?.headers ?? {})) {
-      if (inlineHeaderSecret(header, value) !== undefined) {
+      // An "env:NAME" is no secret written out; lintForwardHeaderVariables says how to read one.
+      const secret = inlineHeaderSecret(header, value);
+      if (secret !== undefined && !secret.startsWith("env:")) {
         warn(
           `${rule.path}${jsonPath(["forward", "headers", header]).slice(1)}`,
           "holds an inline secret; use $VAR with allowedEnvVars",
@@ -1349,6 +1351,7 @@ function lintForwardHeaderVariables(
           warn(at, `header "${header}" reads $${name}, which ${why}, so it is always sent empty there`);
       }
       for (const problem of unreadVariables(value)) warn(at, `header "${header}" has ${problem}`);
+      for (const problem of envReferences(value)) warn(at, `header "${header}" has ${problem}`);
       // Refused when the rule runs (remote-actions.ts), so every call answers with its onError.
       if (invalidHeaderNames({ [header]: value }).length > 0)
         warn(
@@ -1367,6 +1370,18 @@ function lintForwardHeaderVariables(
         );
     }
   }
+}
+
+/**
+ * The `"env:NAME"` a header's value holds (`env:TOKEN`, `Bearer env:TOKEN`), each with what to
+ * write: POLICY.md's Secrets reads such a value at load, as a forward's url and a sink's are read,
+ * but a header reads only its $VAR, which both allowlists must name, and sends this as written.
+ */
+function envReferences(value: string): string[] {
+  return [...value.matchAll(/(?:^|\s)env:([A-Za-z_][A-Za-z0-9_]*)/g)].map(([, name = ""]) => {
+    const variable = HEADER_VAR_NAME.test(name) ? `$${name}` : "$NAME (upper-case letters, digits and _)";
+    return `env:${name}, which is sent as written, not read from the environment: a header reads a variable as ${variable}, named in the rule's forward.allowedEnvVars and egress.httpHookAllowedEnvVars`;
+  });
 }
 
 /**

@@ -1123,6 +1123,26 @@ describe("lintPolicy: forward headers whose variables are always sent empty", ()
       `$.rules[0].forward.headers["X-B"]: header "X-B" has \${TOKEN, ${why}`,
     ]);
   });
+  it('names an "env:NAME" in a header, which is sent as written: a header reads $NAME', async () => {
+    // POLICY.md's Secrets reads an "env:NAME" value at load, and a forward's url and a sink's are
+    // so read; a header's is not (its variables are $VAR, allowed by name), and `Authorization:
+    // env:TOKEN` was called an inline secret, `X-Team: env:T` not named at all.
+    const messages = await headerWarnings({
+      Authorization: "env:TOKEN",
+      "X-Team": "env:T",
+      "X-A": "Bearer env:TOKEN",
+      "X-B": "env:token",
+      "X-C": "Bearer $TOKEN",
+    });
+    const why = "which is sent as written, not read from the environment: a header reads a variable as";
+    const listed = "named in the rule's forward.allowedEnvVars and egress.httpHookAllowedEnvVars";
+    expect(messages).toEqual([
+      `$.rules[0].forward.headers.Authorization: header "Authorization" has env:TOKEN, ${why} $TOKEN, ${listed}`,
+      `$.rules[0].forward.headers["X-Team"]: header "X-Team" has env:T, ${why} $T, ${listed}`,
+      `$.rules[0].forward.headers["X-A"]: header "X-A" has env:TOKEN, ${why} $TOKEN, ${listed}`,
+      `$.rules[0].forward.headers["X-B"]: header "X-B" has env:token, ${why} $NAME (upper-case letters, digits and _), ${listed}`,
+    ]);
+  });
 });
 
 describe("lintPolicy: sinks", () => {
