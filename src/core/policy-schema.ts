@@ -80,6 +80,12 @@ export const ForwardActionSchema = z.strictObject({
   onError: z.optional(failMode()),
 });
 
+/**
+ * A rule's actions, in groups: it takes at most one group, named by its first key it has (a
+ * decide may carry a context). `hookgate check`'s "did you mean" offers no key of another group.
+ */
+export const RULE_ACTIONS = [["decide", "context"], ["prompt"], ["forward"]] as const;
+
 export const RuleSchema = z.strictObject({
   id: nonEmpty(),
   description: z.optional(z.string()),
@@ -228,6 +234,29 @@ export function policyJsonSchema(): Record<string, unknown> {
     override: ({ zodSchema, jsonSchema }) => {
       if ((zodSchema as unknown) === WhereOperatorSchema)
         Object.assign(jsonSchema, { minProperties: 1, maxProperties: 1 });
+      if ((zodSchema as unknown) === RuleSchema) Object.assign(jsonSchema, ruleActionKeywords());
     },
   }) as Record<string, unknown>;
+}
+
+/**
+ * What the loader checks across a rule's keys (policy.ts, ruleAction), stated for an editor that
+ * reads the JSON Schema: keys of at most one action group, and an action or a notify with a sink;
+ * `reason` and `updatedInput` only beside `decide`, `systemMessage` beside `decide` or `context`.
+ * No `anyOf` at the rule's own level: the "did you mean" of a mistyped key reads one as forms.
+ */
+function ruleActionKeywords(): Record<string, unknown> {
+  const has = (...keys: string[]) => ({ required: keys });
+  const twoGroups = RULE_ACTIONS.flatMap((group, i) =>
+    RULE_ACTIONS.slice(i + 1).flatMap((other) => group.flatMap((a) => other.map((b) => has(a, b)))),
+  );
+  const acts = [
+    ...RULE_ACTIONS.flat().map((key) => has(key)),
+    { ...has("notify"), properties: { notify: { minItems: 1 } } },
+  ];
+  return {
+    not: { anyOf: [...twoGroups, { not: { anyOf: acts } }] },
+    dependentRequired: { reason: ["decide"], updatedInput: ["decide"] },
+    dependentSchemas: { systemMessage: { anyOf: [has("decide"), has("context")] } },
+  };
 }

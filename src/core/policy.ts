@@ -22,6 +22,7 @@ import {
   type PolicyDocument,
   PolicySchema,
   type PromptAction,
+  RULE_ACTIONS,
   type RuleDocument,
   RuleSchema,
   SinkSchema,
@@ -782,12 +783,6 @@ function ifWordsOf(ifRules: readonly PermissionRule[] | undefined): readonly str
   const words = (ifRules ?? []).map(commandWordOf);
   return words.length > 0 && words.every((w) => w !== undefined) ? (words as string[]) : undefined;
 }
-
-/**
- * A rule's actions, in groups: it takes at most one group, named by its first key it has (a
- * decide may carry a context). `hookgate check`'s "did you mean" offers no key of another group.
- */
-export const RULE_ACTIONS = [["decide", "context"], ["prompt"], ["forward"]] as const;
 
 function ruleAction(
   rule: RuleDocument,

@@ -5,7 +5,8 @@
  * they are, without the schema generator in their bundles.
  */
 import { nearestName } from "../../core/closest-name.js";
-import { type PolicyIssue, RULE_ACTIONS } from "../../core/policy.js";
+import type { PolicyIssue } from "../../core/policy.js";
+import { RULE_ACTIONS } from "../../core/policy-schema.js";
 
 type Schema = Record<string, unknown>;
 
