@@ -421,6 +421,21 @@ function explained(
   const { present, at } = valueAt(document, path);
   if (!present && (issue.code === "invalid_union" || issue.code === "invalid_type"))
     return { path, message: "is required" };
+  // `on` and `if` take a list, so a matcher is written as one too: POLICY.md's matcher names
+  // several tools joined with `|`.
+  if (
+    issue.code === "invalid_type" &&
+    path.length === 3 &&
+    path[0] === "rules" &&
+    path[2] === "matcher" &&
+    Array.isArray(at) &&
+    at.length > 0 &&
+    at.every((name) => typeof name === "string" && name !== "")
+  )
+    return {
+      path,
+      message: `must be a string, not a list: write ${JSON.stringify(at.join("|"))}${at.length > 1 ? ", which matches any of them" : ""}`,
+    };
   if (issue.code === "invalid_type" && issue.message === "Invalid input")
     return { path, message: wrongType(issue.expected, at, mayHoldSecret(path)) };
   if (issue.code === "unrecognized_keys" && whereOperatorAt(path)) {

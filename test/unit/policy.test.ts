@@ -647,7 +647,7 @@ describe("schema messages that say what to fix (a hunt)", () => {
     ).toEqual([
       "$.defaults.deadlineMs: must be a number: write 5000, without quotes",
       "$.egress.allowNat64: must be true or false: write false, without quotes",
-      "$.rules[0].matcher: must be a string, not a list",
+      '$.rules[0].matcher: must be a string, not a list: write "Bash"',
       '$.rules[0].teams: must be a list: write ["platform"] for a list of one',
       '$.rules[0].notify: must be a list: write ["s"] for a list of one',
       "$.rules[1].prompt.timeoutMs: must be a whole number, not 1.5",
@@ -740,6 +740,22 @@ describe("schema messages that say what to fix (a hunt)", () => {
       `$.rules[0].where.x.not: unknown key "exist" (did you mean "exists"?): a where condition is a literal or an object with one of ${operators}`,
       `$.rules[0].where.y: unknown key "IN" (did you mean "in"?): a where condition is a literal or an object with one of ${operators}; or, to test a field inside "y", write its dotted path as the where key: "y.IN"`,
       `$.rules[0].where.z: unknown key "glb" (did you mean "glob"?): a where condition is a literal or an object with one of ${operators}`,
+    ]);
+  });
+
+  it("says a matcher written as a list is one string, its names joined with |", async () => {
+    // `on` and `if` take a list, so a matcher is written as one too; it read "must be a string,
+    // not a list", and the | that names several tools went unsaid.
+    expect(
+      await messagesOf({
+        rules: [
+          { id: "a", on: "PreToolUse", matcher: ["Write", "Edit"], decide: "deny" },
+          { id: "b", on: "PreToolUse", matcher: [], decide: "deny" },
+        ],
+      }),
+    ).toEqual([
+      '$.rules[0].matcher: must be a string, not a list: write "Write|Edit", which matches any of them',
+      "$.rules[1].matcher: must be a string, not a list",
     ]);
   });
 
