@@ -246,6 +246,7 @@ export function createDeliverer(deps: DeliverDeps): Deliverer {
       sent.value.body,
       deps.clock.now(),
       deps.policy().secrets,
+      request.url,
     );
     if (verdict.kind === "delivered") return { kind: "ack" };
     // The status decides, whatever the body did after it (a 2xx is delivered, even one whose body

@@ -35,3 +35,15 @@ export function discordWebhookUrl(url: string): string {
   params.push("wait=true");
   return `${path}?${params.join("&")}`;
 }
+
+/**
+ * Whether Discord counts a 429's waits at this URL (its `Retry-After` and the body's `retry_after`)
+ * in milliseconds rather than seconds. A path without an API version (`/api/webhooks/…`, what
+ * Discord's Copy Webhook URL gives) is served by Discord's default version, 6, which counts them
+ * in milliseconds, as v7 does; v8 and later count seconds (discord-api-docs, API Versioning and
+ * the v8 changelog; seen on webhooks in discord-api-docs#1454, #2360 and #4722).
+ */
+export function discordWaitsInMilliseconds(url: string): boolean {
+  const version = /\/api\/v(\d+)\//.exec(splitUrl(url)[0])?.[1];
+  return version === undefined || Number(version) < 8;
+}

@@ -8,7 +8,7 @@
  * Limits and wire shapes: reference/fanout.md B3 (Slack), B4 (Discord: its Execute Webhook
  * endpoint), B5 (GitHub) and (c) (Standard Webhooks).
  */
-import { discordWebhookUrl } from "./discord-url.js";
+import { discordWaitsInMilliseconds, discordWebhookUrl } from "./discord-url.js";
 import { describeRawTarget } from "./egress/target.js";
 import { isRecord } from "./json-object.js";
 import { maskString, scrubSecrets } from "./mask.js";
@@ -868,7 +868,9 @@ const DELIVERED: SinkVerdict = { kind: "delivered" };
  * (Retry-After, x-ratelimit-remaining 0, or a message naming a secondary rate limit, waited for a
  * minute at least) is retried: GitHub answers rate limits with 403 too. Slack's HTTP 200
  * `ratelimited` is retried as a 429 is. A rate limit's verdict is `rateLimited`: it holds the URL.
- * `secrets` (`Policy.secrets`) are scrubbed from what a reason quotes of the answer.
+ * `secrets` (`Policy.secrets`) are scrubbed from what a reason quotes of the answer. `url`, where
+ * the request went, says a Discord answer's units (`discordWaitsInMilliseconds`); without it,
+ * Discord's waits are read in seconds, as its docs give them.
  */
 const GITHUB_SECONDARY_LIMIT = /secondary rate limit|abuse detection/i;
 const GITHUB_SECONDARY_WAIT_MS = 60_000;
@@ -885,8 +887,10 @@ export function classifySinkResponse(
   body: string,
   now: number,
   secrets: readonly string[] = [],
+  url?: string,
 ): SinkVerdict {
   const header = headerReader(headers);
+  const waitOf = (json: JsonBody) => retryAfterMs(sink, header, json, now, url);
   if (status >= 200 && status < 300)
     return sink === "slack" ? classifySlackSuccess(status, body, header, now, secrets) : DELIVERED;
   // Read once, for the reason, the wait and the hint alike.
@@ -897,22 +901,22 @@ export function classifySinkResponse(
   if (sink === "github-dispatch" && (status === 403 || status === 429) && GITHUB_SECONDARY_LIMIT.test(body)) {
     return rateLimited(
       `HTTP ${status} GitHub secondary rate limit${detail}`,
-      retryAfterMs(sink, header, json, now) ?? GITHUB_SECONDARY_WAIT_MS,
+      waitOf(json) ?? GITHUB_SECONDARY_WAIT_MS,
     );
   }
   if (status === 429) {
     const what = sink === "discord" ? discordRateLimit(header, json) : "rate limited";
-    return rateLimited(`HTTP 429 ${what}${detail}`, retryAfterMs(sink, header, json, now));
+    return rateLimited(`HTTP 429 ${what}${detail}`, waitOf(json));
   }
   if (
     sink === "github-dispatch" &&
     status === 403 &&
     (header("retry-after") !== undefined || header("x-ratelimit-remaining")?.trim() === "0")
   ) {
-    return rateLimited(`HTTP 403 GitHub rate limit${detail}`, retryAfterMs(sink, header, json, now));
+    return rateLimited(`HTTP 403 GitHub rate limit${detail}`, waitOf(json));
   }
   if (RETRY_STATUSES.has(status) || (status >= 500 && status < 600 && !PERMANENT_5XX.has(status))) {
-    return retry(`HTTP ${status}${detail}`, retryAfterMs(sink, header, json, now));
+    return retry(`HTTP ${status}${detail}`, waitOf(json));
   }
   if (status >= 300 && status < 400) {
     const location = header("location");
@@ -953,7 +957,7 @@ function classifySlackSuccess(
   if (error === "rate_limited" || error === "ratelimited") {
     return rateLimited(
       `Slack rate limited (HTTP ${status})`,
-      retryAfterMs("slack", header, json, now) ?? SLACK_RATE_LIMIT_WAIT_MS,
+      retryAfterMs("slack", header, json, now, undefined) ?? SLACK_RATE_LIMIT_WAIT_MS,
     );
   }
   return {
@@ -1090,20 +1094,22 @@ function headerReader(headers: Readonly<Record<string, string>>): (name: string)
 /**
  * The wait the server asked for, in ms: Retry-After as delay-seconds or an HTTP date
  * (RFC 9110 §10.2.3) measured from `now`; for Slack and Discord the JSON `retry_after` seconds
- * (Discord's may be a float); for GitHub the rate-limit reset when the quota is spent.
+ * (Discord's may be a float); for GitHub the rate-limit reset when the quota is spent. Discord's
+ * two are milliseconds where `url` is one of its API v6 or v7 (`discordWaitsInMilliseconds`).
  */
 function retryAfterMs(
   sink: ResolvedSink["type"],
   header: (name: string) => string | undefined,
   json: JsonBody,
   now: number,
+  url: string | undefined,
 ): number | undefined {
-  const fromHeader = parseRetryAfter(header("retry-after"), now);
+  const unitMs = sink === "discord" && url !== undefined && discordWaitsInMilliseconds(url) ? 1 : 1000;
+  const fromHeader = parseRetryAfter(header("retry-after"), now, unitMs);
   if (fromHeader !== undefined) return fromHeader;
   if (sink === "slack" || sink === "discord") {
-    const seconds = json?.retry_after;
-    if (typeof seconds === "number" && Number.isFinite(seconds) && seconds >= 0)
-      return Math.ceil(seconds * 1000);
+    const wait = json?.retry_after;
+    if (typeof wait === "number" && Number.isFinite(wait) && wait >= 0) return Math.ceil(wait * unitMs);
   }
   // Discord's own header for when the route's limit resets, in seconds (a float).
   if (sink === "discord") {
@@ -1118,10 +1124,11 @@ function retryAfterMs(
   return undefined;
 }
 
-export function parseRetryAfter(value: string | undefined, now: number): number | undefined {
+/** A Retry-After in ms; `unitMs` is what its number counts (a second, but for old Discord APIs). */
+export function parseRetryAfter(value: string | undefined, now: number, unitMs = 1000): number | undefined {
   if (value === undefined) return undefined;
   const text = value.trim();
-  if (/^\d+(?:\.\d+)?$/.test(text)) return Math.ceil(Number(text) * 1000);
+  if (/^\d+(?:\.\d+)?$/.test(text)) return Math.ceil(Number(text) * unitMs);
   // HTTP dates start with a day name: IMF-fixdate, RFC 850 and asctime forms.
   if (!/^[A-Za-z]{3}/.test(text)) return undefined;
   const at = Date.parse(text);

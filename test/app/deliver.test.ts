@@ -922,24 +922,26 @@ describe("deliver to a Discord webhook's own Execute Webhook endpoint", () => {
    * Discord as it answers a webhook (discord-api-docs: Execute Webhook, Embed Limits, Rate Limits,
    * JSON Error Codes): the webhook's token in the path, a 200 and the message object with
    * `wait=true`, a 400 `Invalid Form Body` naming each field past its limit, 404 Unknown Webhook,
-   * 401 Invalid Webhook Token, and a 429 with Retry-After, X-RateLimit-* and `retry_after`
-   * seconds as a float.
+   * 401 Invalid Webhook Token, and a 429 with Retry-After, X-RateLimit-* and `retry_after`: in
+   * seconds (a float) under `/api/v10/`, in milliseconds under `/api/webhooks/` (no version: the
+   * default, API v6, as Discord's Copy Webhook URL gives it; discord-api-docs#1454, #2360, #4722).
    */
   beforeAll(async () => {
     discord = await loopbackServer((req, res) => {
       const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
         res.writeHead(status, { "content-type": "application/json", ...headers }).end(JSON.stringify(body));
-      const match = /^\/api\/webhooks\/(\d+)\/([\w-]+)\?(.*)$/.exec(req.url);
+      const match = /^\/api\/(v\d+\/)?webhooks\/(\d+)\/([\w-]+)\?(.*)$/.exec(req.url);
       if (req.method !== "POST" || !match) return json(404, { message: "404: Not Found", code: 0 });
-      const [, , token, query] = match;
+      const [, version, , token, query] = match;
       if (token === "deleted") return json(404, { message: "Unknown Webhook", code: 10015 });
       if (token === "wrong") return json(401, { message: "Invalid Webhook Token", code: 50027 });
       if (token === "busy") {
+        const seconds = version !== undefined;
         return json(
           429,
-          { message: "You are being rate limited.", retry_after: 64.57, global: false },
+          { message: "You are being rate limited.", retry_after: seconds ? 64.57 : 64570, global: false },
           {
-            "retry-after": "65",
+            "retry-after": seconds ? "65" : "64570",
             "x-ratelimit-limit": "5",
             "x-ratelimit-remaining": "0",
             "x-ratelimit-reset-after": "64.57",
@@ -984,7 +986,11 @@ describe("deliver to a Discord webhook's own Execute Webhook endpoint", () => {
   });
   afterAll(() => discord.close());
 
-  async function post(token: string, suffix = ""): Promise<{ outcome: DeliveryOutcome; sent: unknown }> {
+  async function post(
+    token: string,
+    suffix = "",
+    api = "/api",
+  ): Promise<{ outcome: DeliveryOutcome; sent: unknown }> {
     const parsed = parseHookEvent({
       session_id: "s",
       transcript_path: "/t",
@@ -1001,14 +1007,14 @@ describe("deliver to a Discord webhook's own Execute Webhook endpoint", () => {
         egress: { allowCidrs: ["127.0.0.1/32"] },
         sinks: { talk: { type: "discord", url: "env:DISCORD_WEBHOOK_URL" } },
       },
-      { DISCORD_WEBHOOK_URL: `${discord.url}/api/webhooks/123/${token}${suffix}` },
+      { DISCORD_WEBHOOK_URL: `${discord.url}${api}/webhooks/123/${token}${suffix}` },
     );
     const egress = createUndiciEgress({ policy: () => policy.egress });
     const deliverer = createDeliverer({
       policy: () => policy,
       egress: egress.send,
       env: (name) =>
-        name === "DISCORD_WEBHOOK_URL" ? `${discord.url}/api/webhooks/123/${token}${suffix}` : undefined,
+        name === "DISCORD_WEBHOOK_URL" ? `${discord.url}${api}/webhooks/123/${token}${suffix}` : undefined,
       clock: { now: Date.now, monotonic: () => performance.now() },
       random: () => 0.5,
     });
@@ -1039,11 +1045,15 @@ describe("deliver to a Discord webhook's own Execute Webhook endpoint", () => {
     }
   });
 
-  it("retries a 429 after Discord's Retry-After, naming the limit's scope", async () => {
-    const { outcome } = await post("busy");
+  it.each([
+    ["/api/v10", 65_000],
+    // The URL as Discord gives it, unversioned: its Retry-After of 64570 is 64.57 s, not 18 hours.
+    ["/api", 64_570],
+  ])("retries a 429 under %s after Discord's Retry-After, naming the limit's scope", async (api, delayMs) => {
+    const { outcome } = await post("busy", "", api);
     expect(outcome).toMatchObject({
       kind: "retry",
-      delayMs: 65_000,
+      delayMs,
       reason: "HTTP 429 rate limited by Discord (scope shared): You are being rate limited.",
     });
   });

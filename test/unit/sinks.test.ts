@@ -1183,6 +1183,31 @@ describe("classifySinkResponse: discord", () => {
   ])("HTTP %i %j %j is %s", (...row) => {
     check("discord", row);
   });
+
+  const unversioned = "https://discord.com/api/webhooks/1/tok?wait=true";
+  it.each([
+    // The URL Discord's Copy Webhook URL gives has no API version: Discord answers it as its
+    // default, v6, whose 429 counts its waits in milliseconds (discord-api-docs#1454, #2360, #4722).
+    [unversioned, { "retry-after": "43323" }, '{"retry_after":43323,"global":false}', 43_323],
+    [unversioned, {}, '{"message":"You are being rate limited.","retry_after":1500,"global":false}', 1500],
+    ["https://discord.com/api/v7/webhooks/1/tok?thread_id=2&wait=true", { "retry-after": "800" }, "", 800],
+    // X-RateLimit-Reset-After is in seconds in every version.
+    [unversioned, { "x-ratelimit-reset-after": "1.25" }, "", 1250],
+    // v8 and later count seconds, as documented.
+    [
+      "https://discord.com/api/v10/webhooks/1/tok?wait=true",
+      { "retry-after": "2" },
+      '{"retry_after":1.5}',
+      2000,
+    ],
+    ["https://discord.com/api/v8/webhooks/1/tok?wait=true", {}, '{"retry_after":0.347}', 347],
+  ])("reads a 429's wait at %s %j %s in the units of the URL's API version", (url, headers, body, wait) => {
+    expect(classifySinkResponse("discord", 429, headers, body, NOW, [], url)).toMatchObject({
+      kind: "retry",
+      retryAfterMs: wait,
+      rateLimited: true,
+    });
+  });
 });
 
 describe("classifySinkResponse: discord reasons", () => {
