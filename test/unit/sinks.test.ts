@@ -361,6 +361,41 @@ describe("buildSinkRequest: text that is not valid UTF-16", () => {
   );
 });
 
+describe("buildSinkRequest: chat text that would reorder its line", () => {
+  // Trojan Source (CVE-2021-42574): a right-to-left override shows `cat /File.txt` where the
+  // command is `cat /etc/shadow # ‮txt.eliF/ tac`; the reader must see the override instead.
+  const BIDI = /[\u202a-\u202e\u2066-\u2069]/;
+  const tricky = "cat /etc/shadow # \u202etxt.eliF/ tac \u2066x\u2069";
+  const n = notification({
+    reason: `ok ${tricky}`,
+    event: {
+      ...notification().event,
+      session_id: "\u202e1911b193",
+      cwd: `/home/${tricky}`,
+      tool_name: `Bash\u202e`,
+      tool_input: { command: tricky },
+    },
+  });
+  const prompt = notification({
+    eventName: "Notification",
+    decision: "none",
+    event: { hook_event_name: "Notification", message: tricky, notification_type: `idle\u202d` },
+    relatedTool: { toolName: "Bash", summary: `multi\n${tricky}` },
+  });
+  it.each<ResolvedSink>([
+    { type: "slack", url: "https://hooks.slack.com/services/T/B/x" },
+    { type: "discord", url: "https://discord.com/api/webhooks/1/x" },
+  ])("%o writes each bidirectional override and isolate as its \\u escape", async (sink) => {
+    for (const shown of [n, prompt]) {
+      const body = JSON.parse((await buildSinkRequest(sink, shown, CREATED_AT)).body) as unknown;
+      const strings = JSON.stringify(body);
+      expect(strings).not.toMatch(BIDI);
+      expect(strings).toContain("u202etxt.eliF/ tac");
+      expect(strings).toContain("u2066x");
+    }
+  });
+});
+
 describe("buildSinkRequest: slack", () => {
   it("posts {text, blocks} as JSON to the incoming-webhook url", async () => {
     const url = "https://hooks.slack.com/services/T000/B000/XXXX";
