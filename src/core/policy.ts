@@ -422,7 +422,8 @@ function explained(
   if (!present && (issue.code === "invalid_union" || issue.code === "invalid_type"))
     return { path, message: "is required" };
   // `on` and `if` take a list, so a matcher is written as one too: POLICY.md's matcher names
-  // several tools joined with `|`.
+  // several tools joined with `|`. "*" matches everything only alone: in "*|Write" it is a part
+  // read as a regular expression, which does not compile.
   if (
     issue.code === "invalid_type" &&
     path.length === 3 &&
@@ -431,11 +432,13 @@ function explained(
     Array.isArray(at) &&
     at.length > 0 &&
     at.every((name) => typeof name === "string" && name !== "")
-  )
+  ) {
+    const matcher = at.includes("*") ? "*" : at.join("|");
     return {
       path,
-      message: `must be a string, not a list: write ${JSON.stringify(at.join("|"))}${at.length > 1 ? ", which matches any of them" : ""}`,
+      message: `must be a string, not a list: write ${JSON.stringify(matcher)}${at.length > 1 ? ", which matches any of them" : ""}`,
     };
+  }
   if (issue.code === "invalid_type" && issue.message === "Invalid input")
     return { path, message: wrongType(issue.expected, at, mayHoldSecret(path)) };
   if (issue.code === "unrecognized_keys" && whereOperatorAt(path)) {

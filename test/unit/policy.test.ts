@@ -759,6 +759,19 @@ describe("schema messages that say what to fix (a hunt)", () => {
     ]);
   });
 
+  it('says a matcher written as a list holding "*" is "*", not a joined one that does not load', async () => {
+    // "*" matches everything only alone: "*|Write" is split and its "*" read as a regular
+    // expression, which does not compile, so the matcher the message named was refused in turn.
+    expect(
+      await messagesOf({ rules: [{ id: "a", on: "PreToolUse", matcher: ["*", "Write"], decide: "deny" }] }),
+    ).toEqual(['$.rules[0].matcher: must be a string, not a list: write "*", which matches any of them']);
+    const written = await policyFrom({
+      version: 1,
+      rules: [{ id: "a", on: "PreToolUse", matcher: "*", decide: "deny" }],
+    });
+    expect(written.rules.map((r) => r.id)).toEqual(["a"]);
+  });
+
   it("says a where condition that is a list is compared through an operator, naming the three", async () => {
     // A hunt of the messages: it read "must be a string, a number, true or false, null or an
     // object", and an object of what, it did not say.
