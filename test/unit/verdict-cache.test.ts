@@ -142,6 +142,25 @@ describe("the verdict cache of a long-running gateway", () => {
     expect((await remote.run(event(policy, "rm -rf /0"))).audit[0]?.outcome).toBe("OK");
   });
 
+  it("judges apart events that differ only in an own __proto__ key, which the model reads", async () => {
+    // A body's `"__proto__"` is an own key of the parsed event (JSON.parse), sent to the model as
+    // any other: copied into a plain object it would set the copy's prototype and drop out of the
+    // key, and the second event would be answered with the first one's verdict.
+    const policy = await policyWith(600);
+    const { remote, calls } = judge((call) => `verdict ${call}`);
+    const withProto = (value: string): RemoteInput => {
+      const input = event(policy, "ls");
+      const payload = JSON.parse(
+        `{"hook_event_name":"PreToolUse","tool_name":"Bash","__proto__":"${value}"}`,
+      );
+      return { ...input, event: { ...input.event, payload } };
+    };
+    expect((await remote.run(withProto("a"))).audit[0]?.outcome).toBe("OK");
+    expect((await remote.run(withProto("b"))).audit[0]?.outcome).toBe("OK");
+    expect((await remote.run(withProto("a"))).audit[0]?.outcome).toBe("CACHE_HIT");
+    expect(calls()).toBe(2);
+  });
+
   it("holds a digest of each event it caches, not the event's text", async () => {
     const policy = await policyWith(600);
     const { remote } = judge(() => "rm");
