@@ -884,7 +884,7 @@ const DELIVERED: SinkVerdict = { kind: "delivered" };
  * minute at least) is retried: GitHub answers rate limits with 403 too. Slack's HTTP 200
  * `ratelimited` is retried as a 429 is. A rate limit's verdict is `rateLimited`: it holds the URL.
  * `secrets` (`Policy.secrets`) are scrubbed from what a reason quotes of the answer. `url`, where
- * the request went, says a Discord answer's units (`discordWaitsInMilliseconds`); without it,
+ * the request went, says the units of a Discord rate limit's waits (`retryAfterMs`); without it,
  * Discord's waits are read in seconds, as its docs give them.
  */
 const GITHUB_SECONDARY_LIMIT = /secondary rate limit|abuse detection/i;
@@ -1110,7 +1110,10 @@ function headerReader(headers: Readonly<Record<string, string>>): (name: string)
  * The wait the server asked for, in ms: Retry-After as delay-seconds or an HTTP date
  * (RFC 9110 §10.2.3) measured from `now`; for Slack and Discord the JSON `retry_after` seconds
  * (Discord's may be a float); for GitHub the rate-limit reset when the quota is spent. Discord's
- * two are milliseconds where `url` is one of its API v6 or v7 (`discordWaitsInMilliseconds`).
+ * two are milliseconds where `url` is one of its API v6 or v7 (`discordWaitsInMilliseconds`) and
+ * the answer is its rate limiter's, which always gives `retry_after`: Cloudflare's 429 in front of
+ * it (an IP blocked for a while) gives none, and its Retry-After counts seconds
+ * (discord-api-docs#1463).
  */
 function retryAfterMs(
   sink: ResolvedSink["type"],
@@ -1119,7 +1122,12 @@ function retryAfterMs(
   now: number,
   url: string | undefined,
 ): number | undefined {
-  const unitMs = sink === "discord" && url !== undefined && discordWaitsInMilliseconds(url) ? 1 : 1000;
+  const discordMs =
+    sink === "discord" &&
+    typeof json?.retry_after === "number" &&
+    url !== undefined &&
+    discordWaitsInMilliseconds(url);
+  const unitMs = discordMs ? 1 : 1000;
   const fromHeader = parseRetryAfter(header("retry-after"), now, unitMs);
   if (fromHeader !== undefined) return fromHeader;
   if (sink === "slack" || sink === "discord") {

@@ -1225,7 +1225,20 @@ describe("classifySinkResponse: discord", () => {
     // default, v6, whose 429 counts its waits in milliseconds (discord-api-docs#1454, #2360, #4722).
     [unversioned, { "retry-after": "43323" }, '{"retry_after":43323,"global":false}', 43_323],
     [unversioned, {}, '{"message":"You are being rate limited.","retry_after":1500,"global":false}', 1500],
-    ["https://discord.com/api/v7/webhooks/1/tok?thread_id=2&wait=true", { "retry-after": "800" }, "", 800],
+    [
+      "https://discord.com/api/v7/webhooks/1/tok?thread_id=2&wait=true",
+      { "retry-after": "800" },
+      '{"retry_after":800,"global":false}',
+      800,
+    ],
+    // Cloudflare's 429 in front of Discord (an IP blocked for too many invalid or limited
+    // requests) carries no retry_after, and its Retry-After counts seconds (discord-api-docs#1463).
+    [
+      unversioned,
+      { "retry-after": "1800" },
+      '{"message":"You are being blocked from accessing our API temporarily due to exceeding our rate limits frequently.","code":0}',
+      1_800_000,
+    ],
     // X-RateLimit-Reset-After is in seconds in every version.
     [unversioned, { "x-ratelimit-reset-after": "1.25" }, "", 1250],
     // v8 and later count seconds, as documented.
@@ -1241,6 +1254,16 @@ describe("classifySinkResponse: discord", () => {
       kind: "retry",
       retryAfterMs: wait,
       rateLimited: true,
+    });
+  });
+
+  it("reads another answer's Retry-After in seconds at any URL: only Discord's rate limits count milliseconds", () => {
+    // A 503 is not Discord's rate limiter speaking (its front ends answer one too): its
+    // Retry-After is RFC 9110's seconds, and read as milliseconds it retried 30 s early.
+    expect(classifySinkResponse("discord", 503, { "retry-after": "30" }, "", NOW, [], unversioned)).toEqual({
+      kind: "retry",
+      retryAfterMs: 30_000,
+      reason: "HTTP 503",
     });
   });
 });
