@@ -448,7 +448,7 @@ function explained(
     // `{"regx": "^/srv"}` is an operator mistyped: the dotted path alone would name a field no
     // event has, a condition that loads and never holds.
     const meant = issue.keys.flatMap((k) => {
-      const near = meantOperator(k);
+      const near = meantOperator(k, valueAt(at, [k]).at);
       return near === undefined ? [] : [issue.keys.length === 1 ? `"${near}"` : `"${near}" for "${k}"`];
     });
     const nested =
@@ -578,15 +578,19 @@ function strayKeys(forms: readonly (readonly z.core.$ZodIssue[])[], value: unkno
 /**
  * The `where` operator a key not among them most likely means: two edits from one of four letters
  * or more (`regx`, `exist`, `startswith`), or `in` and `not` in another case. Two edits from `in`
- * would be any key of two letters.
+ * would be any key of two letters. A key whose value is a condition is a field written nested
+ * (MultiEdit's `"edits": {"contains": …}`, two edits from `exists`), unless `not` is meant, the
+ * one operator that takes a condition.
  */
-function meantOperator(key: string): string | undefined {
-  return (
+function meantOperator(key: string, value: unknown): string | undefined {
+  const near =
     closestName(
       key,
       WHERE_OPERATORS.filter((op) => op.length >= 4),
-    ) ?? WHERE_OPERATORS.find((op) => op.toLowerCase() === key.toLowerCase())
-  );
+    ) ?? WHERE_OPERATORS.find((op) => op.toLowerCase() === key.toLowerCase());
+  const operators: readonly string[] = WHERE_OPERATORS;
+  const condition = isRecord(value) && Object.keys(value).some((k) => operators.includes(k));
+  return condition && near !== "not" ? undefined : near;
 }
 
 /** What a form that refused a value by its type expected, as a message names it. */

@@ -743,6 +743,27 @@ describe("schema messages that say what to fix (a hunt)", () => {
     ]);
   });
 
+  it("names no operator for a key whose own value is a condition: it is a field, written nested", async () => {
+    // MultiEdit's `tool_input.edits` is two edits from `exists`: `{"edits": {"contains": "x"}}`
+    // was answered "did you mean "exists"?", which takes true or false, not a condition.
+    const operators = "equals, regex, glob, contains, startsWith, in, exists, not";
+    expect(
+      await messagesOf({
+        rules: [
+          {
+            id: "a",
+            on: "PreToolUse",
+            decide: "deny",
+            where: { tool_input: { edits: { contains: "x" } }, y: { NOT: { exists: true } } },
+          },
+        ],
+      }),
+    ).toEqual([
+      `$.rules[0].where.tool_input: unknown key "edits": a where condition is a literal or an object with one of ${operators}; to test a field inside "tool_input", write its dotted path as the where key: "tool_input.edits"`,
+      `$.rules[0].where.y: unknown key "NOT" (did you mean "not"?): a where condition is a literal or an object with one of ${operators}; or, to test a field inside "y", write its dotted path as the where key: "y.NOT"`,
+    ]);
+  });
+
   it("says a matcher written as a list is one string, its names joined with |", async () => {
     // `on` and `if` take a list, so a matcher is written as one too; it read "must be a string,
     // not a list", and the | that names several tools went unsaid.
