@@ -353,7 +353,7 @@ describe("refusals", () => {
       expect(res.ok, url).toBe(false);
       if (res.ok) continue;
       expect(res.error, url).toMatchObject({ code: "EGRESS_BAD_URL", stage: "url" });
-      expect(res.error.reason, url).toMatch(/^the hook URL is not a valid absolute URL: /);
+      expect(res.error.reason, url).toMatch(/^the URL is not a valid absolute URL: /);
       expect(res.error.reason, url).toMatch(why);
       expect(res.error.reason).not.toMatch(/s3cr3t/);
     }

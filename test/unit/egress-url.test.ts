@@ -278,7 +278,7 @@ describe("checkUrl: userinfo and backslash tricks", () => {
     }
     // The parser drops C0 controls and spaces around a URL; so does the reason.
     expect(reasonOf("\u0001https://256.0.0.1/")).toMatch(/read as an IPv4 address/);
-    expect(reasonOf("")).toBe("the hook URL is not a valid absolute URL: it is empty");
+    expect(reasonOf("")).toBe("the URL is not a valid absolute URL: it is empty");
   });
 });
 

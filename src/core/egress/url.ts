@@ -72,13 +72,13 @@ export function checkUrl(raw: string, allowlist: Allowlist): UrlVerdict {
     return check(raw, allowlist);
   } catch {
     // Nothing below is expected to throw; if something does, fail closed.
-    return refuse("EGRESS_BAD_URL", "url", "the hook URL could not be checked, so it is refused");
+    return refuse("EGRESS_BAD_URL", "url", "the URL could not be checked, so it is refused");
   }
 }
 
 function check(raw: string, allowlist: Allowlist): UrlVerdict {
   if (typeof raw !== "string") {
-    return refuse("EGRESS_BAD_URL", "url", `the hook URL is a ${typeof raw}, not a string`);
+    return refuse("EGRESS_BAD_URL", "url", `the URL is a ${typeof raw}, not a string`);
   }
   const url = parseUrl(raw);
   // The raw string is not echoed: it may carry credentials.
@@ -89,11 +89,11 @@ function check(raw: string, allowlist: Allowlist): UrlVerdict {
     return refuse(
       "EGRESS_BAD_SCHEME",
       "url",
-      `the scheme ${url.protocol} is not allowed; hook URLs must use http: or https:`,
+      `the scheme ${url.protocol} is not allowed; outbound URLs must use http: or https:`,
     );
   }
   const host = bareHost(url.hostname);
-  if (host === "") return refuse("EGRESS_BAD_URL", "url", `the hook URL ${describe(url)} has an empty host`);
+  if (host === "") return refuse("EGRESS_BAD_URL", "url", `the URL ${describe(url)} has an empty host`);
   // `8.8.8.8..` is a name to the URL parser and to fetch, not the address it would read as here;
   // `.example.com` would match `*.example.com`. No resolver reads either.
   if (hasEmptyLabel(host)) {
@@ -109,7 +109,7 @@ function check(raw: string, allowlist: Allowlist): UrlVerdict {
     return refuse(
       "EGRESS_BAD_URL",
       "url",
-      `the host ${shortened(host)} of the hook URL ${overlong}, so no resolver looks it up; write the name the server is reached by`,
+      `the host ${shortened(host)} of the URL ${overlong}, so no resolver looks it up; write the name the server is reached by`,
     );
   }
 
@@ -119,14 +119,14 @@ function check(raw: string, allowlist: Allowlist): UrlVerdict {
     return refuse(
       "EGRESS_USERINFO",
       "url",
-      `the hook URL ${describe(url)} has userinfo (user:password@) before the host; credentials in URLs are refused${CREDENTIALS_GO}`,
+      `the URL ${describe(url)} has userinfo (user:password@) before the host; credentials in URLs are refused${CREDENTIALS_GO}`,
     );
   }
 
   const port = url.port === "" ? DEFAULT_PORT[scheme] : Number(url.port);
   if (port === 0 || BAD_PORTS.has(port)) {
     const why = port === 0 ? "port 0 is not a real port" : "it is on the Fetch standard's bad-port list";
-    return refuse("EGRESS_BAD_PORT", "url", `the hook URL ${describe(url)} uses port ${port}; ${why}`);
+    return refuse("EGRESS_BAD_PORT", "url", `the URL ${describe(url)} uses port ${port}; ${why}`);
   }
 
   const patterns = allowlist.patterns;
@@ -174,7 +174,7 @@ function parseUrl(raw: string): URL | undefined {
  * secret.
  */
 function unparsable(raw: string): string {
-  const base = "the hook URL is not a valid absolute URL";
+  const base = "the URL is not a valid absolute URL";
   // As the parser reads it: tabs and newlines removed, C0 controls and spaces around it dropped
   // (not the other white space trim() drops, which the parser keeps and fails on).
   // biome-ignore lint/suspicious/noControlCharactersInRegex: the C0 controls are what the parser drops.
@@ -647,7 +647,7 @@ function compileHost(text: string): Step<{ rule: HostRule; display: string }> {
   if (hasEmptyLabel(host)) {
     return {
       ok: false,
-      message: `has a host "${text}" with an empty label (".." or a leading "."), which no resolver reads and no hook URL has; write it with single dots between labels`,
+      message: `has a host "${text}" with an empty label (".." or a leading "."), which no resolver reads and no real URL has; write it with single dots between labels`,
     };
   }
   const overlong = overlongName(host);
