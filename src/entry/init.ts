@@ -11,10 +11,12 @@
  * - deepagents: a v2 event map of `command` hooks running a curl adapter (v2 drops `http`).
  * - deepagents-legacy: the list form, the same adapter under the 5 s subprocess limit.
  */
+import { execFile } from "node:child_process";
 import type { Stats } from "node:fs";
 import { chmod, chown, readFile, readlink, realpath, rename, rm, stat, writeFile } from "node:fs/promises";
+import { homedir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
-import { isDeepStrictEqual, parseArgs } from "node:util";
+import { isDeepStrictEqual, parseArgs, promisify } from "node:util";
 import { systemReason } from "../core/errors.js";
 import { CLAUDE_CODE_EVENTS, DEEPAGENTS_LEGACY_EVENTS, DEEPAGENTS_V2_EVENTS } from "../core/events.js";
 import { DIALECTS } from "../core/hook-event.js";
@@ -250,6 +252,7 @@ export async function initCommand(args: readonly string[], io: CommandIo): Promi
     managed: values.managed ?? false,
   });
   if (values.write) {
+    if (client === "deepcode") await refuseStrippedLayer(values.write);
     const written = await writeMerged(values.write, output.config, values.url);
     io.err(`hookgate init: ${written.merged ? "merged into" : "wrote"} ${values.write}\n`);
     for (const earlier of written.replaced) {
@@ -670,6 +673,42 @@ export function shellQuote(text: string): string {
 
 // ---------------------------------------------------------------------------------------------
 // --write: merge into an existing file, replacing the hooks an earlier init wrote
+
+/**
+ * deepcode strips hooks and both allowlists from a project's .deepcode/settings.json and from a
+ * .deepcode/settings.local.json that git tracks (its settingsLayers.ts, clients.md §9): hooks
+ * written there never run, and the agent goes unguarded while init said it wrote them. Its user
+ * layer, ~/.deepcode/settings.json, is read whole even when deepcode runs in the home folder,
+ * where it is also the project's; any other file is one given to deepcode itself, also whole.
+ */
+async function refuseStrippedLayer(path: string): Promise<void> {
+  const file = resolve(path);
+  const folder = dirname(file);
+  if (basename(folder) !== ".deepcode") return;
+  const user = join(homedir(), ".deepcode", "settings.json");
+  const strips = "deepcode strips hooks, allowedHttpHookUrls and httpHookAllowedEnvVars from";
+  if (basename(file) === "settings.json") {
+    if (file === user || (await writeTarget(file)) === (await writeTarget(user))) return;
+    throw new Error(
+      `${strips} a project's .deepcode/settings.json, so hooks written to ${path} would never run; nothing written: write them to ${user} (yours), or to ${join(folder, "settings.local.json")} kept out of git`,
+    );
+  }
+  if (basename(file) === "settings.local.json" && (await gitTracks(file))) {
+    throw new Error(
+      `${path} is tracked by git, and ${strips} a git-tracked settings.local.json, so hooks written there would never run; nothing written: take it out of git (git rm --cached ${path}), or write them to ${user} (yours)`,
+    );
+  }
+}
+
+/** Whether git tracks `file`, as deepcode asks it; no git, or no repository, is untracked. */
+async function gitTracks(file: string): Promise<boolean> {
+  try {
+    await promisify(execFile)("git", ["ls-files", "--error-unmatch", file], { cwd: dirname(file) });
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 async function writeMerged(
   path: string,

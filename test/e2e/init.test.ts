@@ -626,6 +626,54 @@ describe("hookgate init --client deepcode", { timeout: 90_000 }, () => {
     expect(stderr).toMatch(/strips hooks/);
   });
 
+  it("refuses to write hooks into the settings files deepcode strips them from, naming the file to use", async () => {
+    // deepcode's settingsLayers.ts: hooks and both allowlists are stripped from a project's
+    // .deepcode/settings.json and from a git-tracked .deepcode/settings.local.json. Written there,
+    // the hooks never run while init reported success: the agent unguarded, the user none the wiser.
+    const dir = join(tmp, "deepcode-layers");
+    const home = join(dir, "home");
+    const project = join(dir, "project");
+    mkdirSync(join(project, ".deepcode"), { recursive: true });
+    mkdirSync(home);
+    const env = { HOME: home };
+    const write = (path: string) =>
+      runCli(["init", "--client", "deepcode", "--url", url(), "--write", path], "", env);
+
+    const shared = join(project, ".deepcode", "settings.json");
+    const refusedShared = await write(shared);
+    expect(refusedShared.code).toBe(1);
+    expect(refusedShared.stderr).toBe(
+      `hookgate: deepcode strips hooks, allowedHttpHookUrls and httpHookAllowedEnvVars from a project's .deepcode/settings.json, so hooks written to ${shared} would never run; nothing written: write them to ${join(home, ".deepcode", "settings.json")} (yours), or to ${join(project, ".deepcode", "settings.local.json")} kept out of git\n`,
+    );
+    expect(() => statSync(shared)).toThrow();
+
+    // The same file name, tracked by git: stripped too.
+    const local = join(project, ".deepcode", "settings.local.json");
+    writeFileSync(local, "{}\n");
+    const git = (...args: string[]) => execFileSync("git", ["-C", project, ...args], { stdio: "ignore" });
+    git("init", "-q");
+    git("add", ".deepcode/settings.local.json");
+    const refusedLocal = await write(local);
+    expect(refusedLocal.code).toBe(1);
+    expect(refusedLocal.stderr).toBe(
+      `hookgate: ${local} is tracked by git, and deepcode strips hooks, allowedHttpHookUrls and httpHookAllowedEnvVars from a git-tracked settings.local.json, so hooks written there would never run; nothing written: take it out of git (git rm --cached ${local}), or write them to ${join(home, ".deepcode", "settings.json")} (yours)\n`,
+    );
+    expect(readFileSync(local, "utf8")).toBe("{}\n");
+
+    // Untracked, it is the user's own override, and its hooks run.
+    git("rm", "-q", "--cached", ".deepcode/settings.local.json");
+    const untracked = await write(local);
+    expect(untracked.code, untracked.stderr).toBe(0);
+    expect(Object.keys(JSON.parse(readFileSync(local, "utf8")).hooks)).toContain("PreToolUse");
+
+    // The user layer, read whole even where deepcode runs in the home folder and reads it as the
+    // project's too.
+    const user = join(home, ".deepcode", "settings.json");
+    const written = await write(user);
+    expect(written.code, written.stderr).toBe(0);
+    expect(Object.keys(JSON.parse(readFileSync(user, "utf8")).hooks)).toContain("PreToolUse");
+  });
+
   it("writes the events deepcode does not fire yet, saying they stay silent", async () => {
     // deepcode-hooks.txt: Elicitation, ElicitationResult, TeammateIdle and FileChanged are
     // reserved, "not dispatched yet". Their hooks were written without a word.
