@@ -1131,12 +1131,15 @@ function writtenFor(hook: unknown): string | undefined {
 }
 
 /**
- * The forms init writes for `url` with the hook's timeout: http hooks (fail-closed or not), the
- * command running `hookgate send`, the deepagents adapters, and the legacy entry, whose events
- * are whatever --events gave.
+ * The forms init writes for `url` with the hook's timeout (or `seconds`): http hooks (fail-closed
+ * or not), the command running `hookgate send`, the deepagents adapters, and the legacy entry,
+ * whose events are whatever --events gave.
  */
-function initForms(url: string, hook: Record<string, unknown>): Record<string, unknown>[] {
-  const seconds = typeof hook.timeout === "number" ? hook.timeout : DEFAULT_HOOK_TIMEOUT_SECONDS;
+function initForms(
+  url: string,
+  hook: Record<string, unknown>,
+  seconds = typeof hook.timeout === "number" ? hook.timeout : DEFAULT_HOOK_TIMEOUT_SECONDS,
+): Record<string, unknown>[] {
   const http = httpHook(url, seconds);
   const command = (line: string) => ({ type: "command", command: line, timeout: seconds });
   const events =
@@ -1156,11 +1159,19 @@ function initForms(url: string, hook: Record<string, unknown>): Record<string, u
 /**
  * The URL a hook posts to, where init would have written it: an http hook's `url`, or the URL word
  * of a `hookgate send --url URL` command or of init's curl adapter (`sh -c`-wrapped for
- * deepagents legacy); `marked` when it carries init's `x-hookgate-timeout` (send's --timeout).
+ * deepagents legacy); `marked` when it carries init's `x-hookgate-timeout` (send's --timeout),
+ * and `seconds`, the hook's timeout init wrote beside that marker, when it can be read from it.
  */
-function hookUrl(hook: Record<string, unknown>): { url: string; marked: boolean } | undefined {
+function hookUrl(
+  hook: Record<string, unknown>,
+): { url: string; marked: boolean; seconds?: number | undefined } | undefined {
   if (typeof hook.url === "string") {
-    return { url: hook.url, marked: isRecord(hook.headers) && Object.hasOwn(hook.headers, TIMEOUT_HEADER) };
+    const marker = isRecord(hook.headers) ? hook.headers[TIMEOUT_HEADER] : undefined;
+    return {
+      url: hook.url,
+      marked: isRecord(hook.headers) && Object.hasOwn(hook.headers, TIMEOUT_HEADER),
+      seconds: typeof marker === "string" && /^\d+$/.test(marker) ? Number(marker) : undefined,
+    };
   }
   const joined = Array.isArray(hook.command) ? hook.command.join(" ") : hook.command;
   if (typeof joined !== "string") return undefined;
@@ -1168,14 +1179,22 @@ function hookUrl(hook: Record<string, unknown>): { url: string; marked: boolean 
   const word = String.raw`('(?:[^']|'\\'')*'|[^\s')]+)`;
   const unquoted = (quoted: string) =>
     quoted.startsWith("'") ? quoted.slice(1, -1).replaceAll(`'\\''`, "'") : quoted;
-  const send = new RegExp(String.raw`^hookgate send --url ${word}(?=\s|$)( --timeout \d+$)?`).exec(command);
-  if (send?.[1] !== undefined) return { url: unquoted(send[1]), marked: send[2] !== undefined };
+  // The commands wait a second less than the hook's timeout init wrote.
+  const send = new RegExp(String.raw`^hookgate send --url ${word}(?=\s|$)(?: --timeout (\d+)$)?`).exec(
+    command,
+  );
+  if (send?.[1] !== undefined) {
+    const seconds = send[2] === undefined ? undefined : Number(send[2]) + 1;
+    return { url: unquoted(send[1]), marked: seconds !== undefined, seconds };
+  }
   // The checked adapter (deepagents v2) captures curl's output, the URL its last word inside
   // `$(…)`; the plain one (legacy, and the v2 adapter init wrote before) is curl itself.
-  const quoted = new RegExp(
-    String.raw`^(?:answer=\$\()?curl -sS .* -H '${TIMEOUT_HEADER}: \d+' .*--data-binary @-(?: -w ' %\{http_code\}')? ${word}(?:\)| |$)`,
-  ).exec(command)?.[1];
-  return quoted === undefined ? undefined : { url: unquoted(quoted), marked: true };
+  const adapter = new RegExp(
+    String.raw`^(?:answer=\$\()?curl -sS .* -H '${TIMEOUT_HEADER}: (\d+)' .*--data-binary @-(?: -w ' %\{http_code\}')? ${word}(?:\)| |$)`,
+  ).exec(command);
+  return adapter?.[2] === undefined
+    ? undefined
+    : { url: unquoted(adapter[2]), marked: true, seconds: Number(adapter[1]) + 1 };
 }
 
 /**
@@ -1195,7 +1214,13 @@ function keptLookalikes(hooks: unknown, url: string): KeptHook[] {
       if (!isRecord(hook) || writtenFor(hook) !== undefined) continue;
       const posts = hookUrl(hook);
       if (posts === undefined || (!posts.marked && posts.url !== url)) continue;
-      const differing = initForms(posts.url, hook)
+      // The forms with the timeout init's marker gives first: a timeout changed by hand, the
+      // marker left as init wrote it, differs in its timeout, not in the marker.
+      const forms = [
+        ...(posts.seconds === undefined ? [] : initForms(posts.url, hook, posts.seconds)),
+        ...initForms(posts.url, hook),
+      ];
+      const differing = forms
         .map((form) =>
           [...new Set([...Object.keys(form), ...Object.keys(hook)])].filter(
             (key) => !isDeepStrictEqual(form[key], hook[key]),

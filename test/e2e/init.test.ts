@@ -1604,12 +1604,14 @@ describe("hookgate init --write", { timeout: 90_000 }, () => {
       timeout: 10,
       async: true,
     };
+    // Its timeout raised by hand, the command's --timeout left as init wrote it.
+    const longer = { type: "command", command: `hookgate send --url ${url} --timeout 9`, timeout: 20 };
     writeFileSync(
       path,
       JSON.stringify({
         hooks: {
           PreToolUse: [{ hooks: [...edited, { ...initHttpHook(old, 20), onFailure: "block" }] }],
-          SessionStart: [{ hooks: [send] }],
+          SessionStart: [{ hooks: [send, longer] }],
           Stop: [{ hooks: [initHttpHook(old)] }],
         },
       }),
@@ -1629,16 +1631,18 @@ describe("hookgate init --write", { timeout: 90_000 }, () => {
     const hooks = JSON.parse(readFileSync(path, "utf8")).hooks;
     expect(Object.keys(hooks).sort()).toEqual(["PreToolUse", "SessionStart"]);
     expect(hooks.PreToolUse).toEqual([{ hooks: edited }, { hooks: [ours] }]);
-    expect(hooks.SessionStart[0]).toEqual({ hooks: [send] });
+    expect(hooks.SessionStart[0]).toEqual({ hooks: [send, longer] });
     expect(hooks.SessionStart).toHaveLength(2);
     const twice = "the gateway gets its events twice, from it and from the hook init wrote: delete one";
     const notes = result.stderr.split("\n").filter((line) => line.includes("kept a hook"));
     expect(notes).toEqual([
       `hookgate init: kept a hook on PreToolUse for ${url}: it differs from what init writes (headers), so it was edited by hand; ${twice}`,
-      `hookgate init: kept a hook on PreToolUse for ${url}: it differs from what init writes (headers), so it was edited by hand; ${twice}`,
+      // What the user changed is the timeout, not the x-hookgate-timeout header left as it was.
+      `hookgate init: kept a hook on PreToolUse for ${url}: it differs from what init writes (timeout), so it was edited by hand; ${twice}`,
       `hookgate init: kept a hook on PreToolUse for ${old}: it differs from what init writes (statusMessage), so it was edited by hand; delete it if an earlier init wrote it for a gateway you no longer use`,
       `hookgate init: kept a hook on PreToolUse for ${url}: it differs from what init writes (timeout, headers, allowedEnvVars), so it was edited by hand; ${twice}`,
       `hookgate init: kept a hook on SessionStart for ${url}: it differs from what init writes (async), so it was edited by hand; ${twice}`,
+      `hookgate init: kept a hook on SessionStart for ${url}: it differs from what init writes (timeout), so it was edited by hand; ${twice}`,
     ]);
     expect(result.stderr).toContain(`replaced the hooks an earlier init wrote for ${old}\n`);
   });
