@@ -253,7 +253,7 @@ export async function initCommand(args: readonly string[], io: CommandIo): Promi
   });
   if (values.write) {
     if (client === "deepcode") await refuseStrippedLayer(values.write);
-    const written = await writeMerged(values.write, output.config, values.url);
+    const written = await writeMerged(values.write, output.config, values.url, client as InitClient);
     io.err(`hookgate init: ${written.merged ? "merged into" : "wrote"} ${values.write}\n`);
     for (const earlier of written.replaced) {
       io.err(`hookgate init: replaced the hooks an earlier init wrote for ${withoutUserinfo(earlier)}\n`);
@@ -714,6 +714,7 @@ async function writeMerged(
   path: string,
   config: Record<string, unknown>,
   url: string,
+  client: InitClient,
 ): Promise<{ merged: boolean; replaced: string[]; kept: KeptHook[]; warnings: string[] }> {
   let existing: Record<string, unknown> | undefined;
   // Written where the file's chain of symlinks ends (a dotfiles checkout).
@@ -767,7 +768,11 @@ async function writeMerged(
     replaced,
     kept: existing ? keptLookalikes(existing.hooks, url) : [],
     warnings: existing
-      ? [...newlyRestricted(existing, config, url), ...staleAllowlist(merged, replaced, url)]
+      ? [
+          ...hooksSwitchedOff(existing, path, client),
+          ...newlyRestricted(existing, config, url),
+          ...staleAllowlist(merged, replaced, url),
+        ]
       : [],
   };
 }
@@ -922,6 +927,19 @@ async function fileInTheWay(target: string): Promise<string | undefined> {
     if (found !== undefined) return found.isDirectory() ? undefined : dir;
   }
   return undefined;
+}
+
+/**
+ * Claude Code runs no hook from a settings file that sets disableAllHooks (its /hooks menu saves
+ * it in the user's), unless one that outranks it sets it false: the hooks written there would not
+ * run, and the agent go unguarded. The switch is the user's, so it stays, and init says so.
+ * deepcode has no such setting.
+ */
+function hooksSwitchedOff(existing: Record<string, unknown>, path: string, client: InitClient): string[] {
+  if (client !== "claude-code" || existing.disableAllHooks !== true) return [];
+  return [
+    `${path} sets disableAllHooks: true, so Claude Code runs no hook from it, these included (unless a settings file that outranks it sets it false): take it out, or set it false, for the gateway to be asked`,
+  ];
 }
 
 /**

@@ -1777,6 +1777,25 @@ describe("hookgate init --write", { timeout: 90_000 }, () => {
     expect(readFileSync(path, "utf8")).toBe(before);
   });
 
+  it("warns when the file switches every hook off with disableAllHooks, which Claude Code then skips", async () => {
+    // Claude Code's /hooks menu saves disableAllHooks: true in the user's settings; while it is
+    // set, the hooks written beside it are never run, and the agent goes unguarded.
+    const path = join(tmp, "hooks-off.json");
+    writeFileSync(path, JSON.stringify({ disableAllHooks: true }));
+    const result = await writeClaudeCode(path);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toContain(
+      `hookgate init: warning: ${path} sets disableAllHooks: true, so Claude Code runs no hook from it, these included (unless a settings file that outranks it sets it false): take it out, or set it false, for the gateway to be asked\n`,
+    );
+    // The user's switch is theirs to turn: left as it was.
+    expect((JSON.parse(readFileSync(path, "utf8")) as Json).disableAllHooks).toBe(true);
+    // Off, nothing said.
+    writeFileSync(path, JSON.stringify({ disableAllHooks: false }));
+    const on = await writeClaudeCode(path);
+    expect(on.code, on.stderr).toBe(0);
+    expect(on.stderr).not.toContain("disableAllHooks");
+  });
+
   it("warns when the allowlist it adds would stop the file's other http hooks", async () => {
     const path = join(tmp, "other-http.json");
     const other = { type: "http", url: "https://audit.acme.example/hook" };
