@@ -152,6 +152,9 @@ export function createDeliverer(deps: DeliverDeps): Deliverer {
     attempts: number,
     { mayStart, holds = 0, interrupted }: DeliverOptions = {},
   ): Promise<DeliveryOutcome> {
+    // The secrets of the policy the call is made under: one reloaded while it runs (a token
+    // rotated) knows only the new ones, and the old token a sink echoes would stay in the reason.
+    const secretsAtStart = deps.policy().secrets;
     let tried: DeliveryOutcome;
     try {
       tried = await attempt(job, attempts, mayStart, interrupted);
@@ -164,7 +167,9 @@ export function createDeliverer(deps: DeliverDeps): Deliverer {
     }
     const outcome = holdOrDead(tried, holds);
     if (outcome.kind === "ack") return outcome;
-    return { ...outcome, reason: scrubSecrets(outcome.reason, deps.policy().secrets) };
+    const secrets = deps.policy().secrets;
+    const reason = scrubSecrets(outcome.reason, secrets);
+    return { ...outcome, reason: secrets === secretsAtStart ? reason : scrubSecrets(reason, secretsAtStart) };
   }
 
   /** The job's sink in the policy in force; own members only, as the policy checks a rule's sinks: "constructor" is no sink. */

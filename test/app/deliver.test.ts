@@ -247,6 +247,55 @@ describe("deliver", () => {
     });
   });
 
+  it("scrubs the token of the policy a call was made under from its reason, though a reload rotated it meanwhile", async () => {
+    // A GitHub token rotated (a SIGHUP with the new one) while a call made with the old one was at
+    // the sink: scrubbed with the new policy's secrets alone, the old token a sink's error echoes
+    // stayed in the retry's reason, and so in the dead letter `dlq list` shows.
+    const document = (tokenVariable: string) => ({
+      version: 1,
+      rules: [],
+      egress: { allowCidrs: ["127.0.0.1/32"] },
+      sinks: {
+        ci: {
+          type: "github-dispatch",
+          repo: "org/app",
+          eventType: "hook",
+          token: `env:${tokenVariable}`,
+          url: `${echo.url}/`,
+        },
+      },
+    });
+    // Of no shape masking knows, so that only the policy's secrets can scrub it.
+    const env = { OLD_TOKEN: "zq7Kp2Vx9mWr4Tn8Lb3Hc6Yd", NEW_TOKEN: "hR5sJ1gF8uE2oA6iN4wQ9kZc" };
+    let reload = () => {};
+    const echo = await loopbackServer((req, res) => {
+      reload(); // the reload lands while the call is at the sink
+      res.writeHead(500).end(`credentials ${req.headers.authorization?.split(" ").pop()} are not valid`);
+    });
+    let policy = await policyFrom(document("OLD_TOKEN"), env);
+    const reloaded = await policyFrom(document("NEW_TOKEN"), env);
+    reload = () => {
+      policy = reloaded;
+    };
+    const egress = createUndiciEgress({ policy: () => policy.egress });
+    try {
+      const outcome = await createDeliverer({
+        policy: () => policy,
+        egress: egress.send,
+        env: (name) => env[name as keyof typeof env],
+        clock: { now: Date.now, monotonic: () => performance.now() },
+        random: () => 0.5,
+        sleep: async () => undefined,
+      }).deliver(job("ci"), 1);
+      expect(echo.received).toHaveLength(1);
+      expect(outcome).toMatchObject({ kind: "retry", reason: /^HTTP 500/ });
+      expect(outcome.kind === "ack" ? "" : outcome.reason).not.toContain(env.OLD_TOKEN);
+    } finally {
+      await egress.close();
+      await echo.close();
+    }
+  });
+
   it("dead-letters a permanent failure at once", async () => {
     // The sink answered: an attempt.
     expect(await deliverTo("410", 1)).toEqual({ kind: "dead", reason: expect.stringMatching(/410/) });
