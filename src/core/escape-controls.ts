@@ -19,3 +19,15 @@ const escaped = (c: string) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0
 export function escapeControls(text: string): string {
   return ANY_CONTROL.test(text) ? text.replace(CONTROLS, escaped) : text;
 }
+
+/** Of those, the bidirectional overrides and isolates alone. */
+const BIDI_CONTROLS = /[\u202a-\u202e\u2066-\u2069]/g;
+
+/**
+ * `text` with only the bidirectional overrides and isolates written `\uXXXX`: for a chat message
+ * (Slack, Discord), where line breaks are the message's own but one of these would make a
+ * command read as another (Trojan Source, CVE-2021-42574).
+ */
+export function escapeBidiControls(text: string): string {
+  return text.replace(BIDI_CONTROLS, escaped);
+}

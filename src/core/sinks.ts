@@ -10,6 +10,7 @@
  */
 import { discordWaitsInMilliseconds, discordWebhookUrl } from "./discord-url.js";
 import { describeRawTarget } from "./egress/target.js";
+import { escapeBidiControls } from "./escape-controls.js";
 import { isRecord } from "./json-object.js";
 import { maskString, scrubSecrets } from "./mask.js";
 import type { HmacSha256 } from "./ports.js";
@@ -600,7 +601,7 @@ function codeSpan(raw: string, max: number): string {
  * a surrogate pair.
  */
 function escapeCut(raw: string, max: number): string {
-  const defused = showBidiControls(raw)
+  const defused = escapeBidiControls(raw)
     .replace(/@(everyone|here|channel)(?![a-z])/gi, "@\u200b$1")
     .replace(/@(?=[!&]?\d{17,20})/g, "@\u200b")
     .replaceAll("](", "]\u200b(");
@@ -629,21 +630,8 @@ function cutSection(text: string, max: number = SLACK_LIMITS.sectionText): strin
 }
 
 function cutPlainWithEllipsis(raw: string, max: number): string {
-  const text = showBidiControls(raw);
+  const text = escapeBidiControls(raw);
   return text.length <= max ? text : `${sliceCodePoints(text, max - 1)}…`;
-}
-
-/** The bidirectional embeddings, overrides and isolates, as escape-controls.ts names them. */
-const BIDI_CONTROLS = /[\u202a-\u202e\u2066-\u2069]/g;
-
-/**
- * The agent's text with each bidirectional control written as its `\uXXXX` escape: one reorders
- * the rest of its line (Trojan Source, CVE-2021-42574), so that a command in a chat message reads
- * as another. Slack and Discord show the escape as typed; every chat renderer's escape and cut
- * goes through here, before it counts characters.
- */
-function showBidiControls(text: string): string {
-  return text.replace(BIDI_CONTROLS, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
 }
 
 /** The sink's link with `{session_id}` filled in; only http(s), at most 1 000 characters. */
@@ -782,7 +770,7 @@ const DISCORD_MARKDOWN = /[\\*_~`|[\]()<>#-]/g;
 
 /** Agent text escaped for Discord markdown and cut to `max` characters, never inside an escape. */
 function escapeMarkdown(agentText: string, max: number): string {
-  const raw = showBidiControls(agentText);
+  const raw = escapeBidiControls(agentText);
   const full = raw.replace(DISCORD_MARKDOWN, "\\$&");
   if (full.length <= max) return full;
   let out = "";
