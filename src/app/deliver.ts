@@ -152,12 +152,17 @@ export function createDeliverer(deps: DeliverDeps): Deliverer {
     attempts: number,
     { mayStart, holds = 0, interrupted }: DeliverOptions = {},
   ): Promise<DeliveryOutcome> {
-    // The secrets of the policy the call is made under: one reloaded while it runs (a token
-    // rotated) knows only the new ones, and the old token a sink echoes would stay in the reason.
-    const secretsAtStart = deps.policy().secrets;
+    // The secrets of the policy the call is made under and of the one in force when it is read:
+    // one reloaded while the call runs (a token rotated) knows only the new ones, and the old
+    // token a sink echoes would stay in the reason.
+    const atStart = deps.policy().secrets;
+    const secrets = () => {
+      const now = deps.policy().secrets;
+      return now === atStart ? now : [...atStart, ...now];
+    };
     let tried: DeliveryOutcome;
     try {
-      tried = await attempt(job, attempts, mayStart, interrupted);
+      tried = await attempt(job, attempts, secrets, mayStart, interrupted);
     } catch (e) {
       // A defect; its message may quote a secret of the sink's, scrubbed below with the others.
       // On the sink's schedule: past its last attempt a Lambda or Workers receive, which always
@@ -167,9 +172,7 @@ export function createDeliverer(deps: DeliverDeps): Deliverer {
     }
     const outcome = holdOrDead(tried, holds);
     if (outcome.kind === "ack") return outcome;
-    const secrets = deps.policy().secrets;
-    const reason = scrubSecrets(outcome.reason, secrets);
-    return { ...outcome, reason: secrets === secretsAtStart ? reason : scrubSecrets(reason, secretsAtStart) };
+    return { ...outcome, reason: scrubSecrets(outcome.reason, secrets()) };
   }
 
   /** The job's sink in the policy in force; own members only, as the policy checks a rule's sinks: "constructor" is no sink. */
@@ -181,6 +184,7 @@ export function createDeliverer(deps: DeliverDeps): Deliverer {
   async function attempt(
     job: DeliveryJob,
     attempts: number,
+    secrets: () => readonly string[],
     mayStart?: MayStart,
     interrupted?: string,
   ): Promise<DeliveryOutcome> {
@@ -250,7 +254,7 @@ export function createDeliverer(deps: DeliverDeps): Deliverer {
       sent.value.headers,
       sent.value.body,
       deps.clock.now(),
-      deps.policy().secrets,
+      secrets(),
       request.url,
     );
     if (verdict.kind === "delivered") return { kind: "ack" };
