@@ -381,7 +381,13 @@ export async function handleHook(
         : scrubbed;
     const plan = notifyPlan(policy);
     if (options.audit !== false && notifyWork(event, evaluation.notify.length > 0, plan)) {
-      const acted = clientDecision(decision.kind, event.name, event.dialect, event.payload);
+      const acted = clientDecision(
+        decision.kind,
+        event.name,
+        event.dialect,
+        event.payload,
+        decision.updatedInput !== undefined,
+      );
       const queued = deps.notifier?.notify({
         decisionId,
         event,
@@ -411,6 +417,7 @@ export async function handleHook(
           pending: remote.audit,
           shadowVerdicts: shadowRun && shadowVerdicts(shadowRun),
           decision: decision.kind,
+          rewritten: decision.updatedInput !== undefined,
           reason: shownReason,
         },
         bodyChars,
@@ -633,6 +640,8 @@ interface Decided {
   /** What each shadow prompt or forward rule that ran decided (absent when none ran). */
   readonly shadowVerdicts: ReadonlyMap<string, Omit<ShadowVerdict, "rule">> | undefined;
   readonly decision: string;
+  /** The decision was sent with a rewritten input (`updatedInput`). */
+  readonly rewritten?: boolean | undefined;
   readonly reason: string | undefined;
 }
 
@@ -672,6 +681,7 @@ function eventFields(
     pending: decided?.pending,
     shadowVerdicts: decided?.shadowVerdicts,
     decision: decided?.decision,
+    rewritten: decided?.rewritten,
     // Cut as the event's own strings are: a forwarded hook's reason may be any size, and a
     // Worker's logs keep only 256 KB an invocation, so a huge audit line would crowd out the rest.
     reason: decided?.reason === undefined ? undefined : capString(decided.reason, AUDIT_REASON_CHARS),
@@ -726,7 +736,7 @@ function auditRecord(
 ): AuditRecord {
   const evaluation = fields.evaluation;
   const decision = fields.decision ?? outcome.kind ?? "none";
-  const acted = clientDecision(decision, fields.event, fields.client, fields.payload);
+  const acted = clientDecision(decision, fields.event, fields.client, fields.payload, fields.rewritten);
   return {
     decisionId,
     policy: policy.hash,

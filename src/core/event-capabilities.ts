@@ -173,7 +173,8 @@ export const DEEPCODE_PERMISSION_BLOCKS: ReadonlySet<string> = new Set([
 
 /**
  * What the client does with the decision it is sent on an event: that decision, or `none` where
- * it acts on none: deepagents ignores `defer`; deepcode acts on no block on DEEPCODE_IGNORES_BLOCK's events, ignores `defer`,
+ * it acts on none: deepagents ignores `defer`, and an allow sent with a rewritten input
+ * (`rewritten`); deepcode acts on no block on DEEPCODE_IGNORES_BLOCK's events, ignores `defer`,
  * and on `ask` goes through its own permission checks, as with no decision (clients.md §6.3,
  * §6.5); and it goes on from a Stop or SubagentStop block once per run at most, so a block on one
  * whose `stop_hook_active` says it already has ends the run all the same (its src/loop.ts and
@@ -184,10 +185,16 @@ export function clientDecision(
   event: string | undefined,
   dialect: Dialect | undefined,
   payload?: Readonly<Record<string, unknown>>,
+  rewritten = false,
 ): string {
   if (event === undefined) return decision;
-  // deepagents diagnoses a `defer` as unsupported and drops it (its hooks/reducer.py).
-  if (dialect === "deepagents") return decision === "defer" ? "none" : decision;
+  if (dialect === "deepagents") {
+    // deepagents diagnoses a `defer` as unsupported and drops it, and an `updatedInput` too, with
+    // the allow it comes with on PreToolUse and PermissionRequest: its own permission flow then
+    // judges the call as the agent wrote it (its hooks/reducer.py).
+    if (decision === "defer") return "none";
+    return decision === "allow" && rewritten && PERMISSION_EVENTS.has(event) ? "none" : decision;
+  }
   if (dialect !== "deepcode") return decision;
   if (decision === "ask" || decision === "defer") return "none";
   if (decision === "block" && DEEPCODE_IGNORES_BLOCK.has(event)) return "none";

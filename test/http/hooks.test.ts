@@ -534,6 +534,49 @@ describe("POST /v1/hooks: dialects", () => {
     expect(deferring.logs.at(-1)?.clientDecision).toBeUndefined();
   });
 
+  it("audits an allow that rewrites the input, which deepagents drops, as clientDecision none", async () => {
+    // deepagents' reducer diagnoses `updatedInput` as unsupported and drops the allow it comes
+    // with, on PreToolUse and PermissionRequest alike (hooks/reducer.py): its own permission flow
+    // judges the call as the agent wrote it.
+    const rewriting = await testApp(
+      await authPolicy([
+        {
+          id: "redact",
+          on: ["PreToolUse", "PermissionRequest"],
+          matcher: "Write",
+          decide: "allow",
+          updatedInput: { file_path: "/p/.env.example", content: "X" },
+        },
+        { id: "reads", on: ["PreToolUse", "PermissionRequest"], matcher: "Read", decide: "allow" },
+      ]),
+    );
+    const body = (event: string, tool: string) => ({
+      session_id: "s",
+      transcript_path: "/t",
+      cwd: "/p",
+      hook_event_name: event,
+      tool_name: tool,
+      tool_input: { file_path: "/p/.env", content: "X" },
+      ...(event === "PreToolUse" && { tool_use_id: "u" }),
+    });
+    for (const event of ["PreToolUse", "PermissionRequest"]) {
+      await rewriting.post("/v1/hooks/deepagents", body(event, "Write"));
+      expect(rewriting.logs.at(-1), event).toMatchObject({
+        client: "deepagents",
+        decision: "allow",
+        clientDecision: "none",
+      });
+      // An allow without a rewrite is one deepagents acts on.
+      await rewriting.post("/v1/hooks/deepagents", body(event, "Read"));
+      expect(rewriting.logs.at(-1), event).toMatchObject({ client: "deepagents", decision: "allow" });
+      expect(rewriting.logs.at(-1)?.clientDecision, event).toBeUndefined();
+    }
+    // Claude Code applies the rewrite.
+    await rewriting.post("/v1/hooks/claude-code", body("PreToolUse", "Write"));
+    expect(rewriting.logs.at(-1)).toMatchObject({ client: "claude-code", decision: "allow" });
+    expect(rewriting.logs.at(-1)?.clientDecision).toBeUndefined();
+  });
+
   it("audits a Stop or SubagentStop block deepcode has already gone on from once as clientDecision none", async () => {
     // deepcode keeps going at most once per run: its stop_hook_active says it already has, and
     // then it stops whatever the answer (its src/loop.ts and src/subagentRunner.ts).
