@@ -506,7 +506,7 @@ function messageParts(n: Notification): MessageParts {
  */
 function notEnforced(n: Notification, escapeText: (raw: string, max: number) => string): string | undefined {
   if (n.clientDecision !== "none" || !DECISION_STYLES.has(n.decision)) return undefined;
-  return `${escapeText(n.client, 100)} acts on no ${escapeText(n.decision, 100)} on this event`;
+  return `${escapeText(n.client, 100)} does not act on this ${escapeText(n.decision, 100)}`;
 }
 
 /** The plain `text`: what notifications and screen readers show. */

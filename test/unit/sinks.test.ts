@@ -890,9 +890,9 @@ describe("renderSlackMessage", () => {
     const { text, blocks } = renderSlackMessage(ignored);
     expect(headerOf(blocks as Block[])).toBe(":no_entry: Blocked");
     expect(sectionTexts(blocks as Block[])[0]).toBe(
-      "*Reason:* Deleting from / is never allowed\n*Not enforced:* deepcode acts on no block on this event",
+      "*Reason:* Deleting from / is never allowed\n*Not enforced:* deepcode does not act on this block",
     );
-    expect(text).toContain("\nNot enforced: deepcode acts on no block on this event\n");
+    expect(text).toContain("\nNot enforced: deepcode does not act on this block\n");
     // A decision the client acts on, or no decision at all, says nothing of the kind.
     for (const n of [notification(), notification({ decision: "none", clientDecision: "none" })]) {
       expect(JSON.stringify(renderSlackMessage(n))).not.toContain("enforced");
