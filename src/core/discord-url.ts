@@ -23,6 +23,17 @@ export function endsInSlackEndpoint(url: string): boolean {
   return SLACK_SUFFIX.test(splitUrl(url)[0]);
 }
 
+const DISCORD_SLACK_ENDPOINT = /\/api\/(?:v\d+\/)?webhooks\/[^/]+\/[^/]+\/slack\/*$/;
+
+/**
+ * Whether a Slack sink's URL is Discord's Slack-compatible endpoint
+ * (`/api/webhooks/{id}/{token}/slack`, discord-api-docs, Execute Slack-Compatible Webhook): Discord's
+ * rate limiter answers there, its waits in the units of the URL's API version.
+ */
+export function isDiscordSlackEndpoint(url: string): boolean {
+  return DISCORD_SLACK_ENDPOINT.test(splitUrl(url)[0]);
+}
+
 /**
  * The Execute Webhook URL for a Discord sink's URL: a trailing `/slack` and slashes dropped, the
  * query kept (`thread_id=…` posts into a thread) with `wait=true`, so that Discord answers with

@@ -8,7 +8,7 @@
  * Limits and wire shapes: reference/fanout.md B3 (Slack), B4 (Discord: its Execute Webhook
  * endpoint), B5 (GitHub) and (c) (Standard Webhooks).
  */
-import { discordWaitsInMilliseconds, discordWebhookUrl } from "./discord-url.js";
+import { discordWaitsInMilliseconds, discordWebhookUrl, isDiscordSlackEndpoint } from "./discord-url.js";
 import { describeRawTarget } from "./egress/target.js";
 import { escapeBidiControls } from "./escape-controls.js";
 import { isRecord } from "./json-object.js";
@@ -872,8 +872,9 @@ const DELIVERED: SinkVerdict = { kind: "delivered" };
  * minute at least) is retried: GitHub answers rate limits with 403 too. Slack's HTTP 200
  * `ratelimited` is retried as a 429 is. A rate limit's verdict is `rateLimited`: it holds the URL.
  * `secrets` (`Policy.secrets`) are scrubbed from what a reason quotes of the answer. `url`, where
- * the request went, says the units of a Discord rate limit's waits (`retryAfterMs`); without it,
- * Discord's waits are read in seconds, as its docs give them.
+ * the request went, says the units of a Discord rate limit's waits (`retryAfterMs`), a Slack sink's
+ * at Discord's Slack-compatible endpoint too; without it, they are read in seconds, as Discord's
+ * docs give them.
  */
 const GITHUB_SECONDARY_LIMIT = /secondary rate limit|abuse detection/i;
 const GITHUB_SECONDARY_WAIT_MS = 60_000;
@@ -908,7 +909,7 @@ export function classifySinkResponse(
     );
   }
   if (status === 429) {
-    const what = sink === "discord" ? discordRateLimit(header, json) : "rate limited";
+    const what = answersAsDiscord(sink, url) ? discordRateLimit(header, json) : "rate limited";
     return rateLimited(`HTTP 429 ${what}${detail}`, waitOf(json));
   }
   if (
@@ -1098,10 +1099,10 @@ function headerReader(headers: Readonly<Record<string, string>>): (name: string)
  * The wait the server asked for, in ms: Retry-After as delay-seconds or an HTTP date
  * (RFC 9110 §10.2.3) measured from `now`; for Slack and Discord the JSON `retry_after` seconds
  * (Discord's may be a float); for GitHub the rate-limit reset when the quota is spent. Discord's
- * two are milliseconds where `url` is one of its API v6 or v7 (`discordWaitsInMilliseconds`) and
- * the answer is its rate limiter's, which always gives `retry_after`: Cloudflare's 429 in front of
- * it (an IP blocked for a while) gives none, and its Retry-After counts seconds
- * (discord-api-docs#1463).
+ * two are milliseconds where `url` is one of its API v6 or v7 (`discordWaitsInMilliseconds`), a
+ * Slack sink's at Discord's `/slack` as well, and the answer is its rate limiter's, which always
+ * gives `retry_after`: Cloudflare's 429 in front of it (an IP blocked for a while) gives none, and
+ * its Retry-After counts seconds (discord-api-docs#1463).
  */
 function retryAfterMs(
   sink: ResolvedSink["type"],
@@ -1111,7 +1112,7 @@ function retryAfterMs(
   url: string | undefined,
 ): number | undefined {
   const discordMs =
-    sink === "discord" &&
+    answersAsDiscord(sink, url) &&
     typeof json?.retry_after === "number" &&
     url !== undefined &&
     discordWaitsInMilliseconds(url);
@@ -1123,7 +1124,7 @@ function retryAfterMs(
     if (typeof wait === "number" && Number.isFinite(wait) && wait >= 0) return Math.ceil(wait * unitMs);
   }
   // Discord's own header for when the route's limit resets, in seconds (a float).
-  if (sink === "discord") {
+  if (answersAsDiscord(sink, url)) {
     const resetAfter = header("x-ratelimit-reset-after")?.trim();
     if (resetAfter !== undefined && /^\d+(?:\.\d+)?$/.test(resetAfter))
       return Math.ceil(Number(resetAfter) * 1000);
@@ -1133,6 +1134,11 @@ function retryAfterMs(
     if (reset !== undefined && /^\d+$/.test(reset)) return Math.max(0, Number(reset) * 1000 - now);
   }
   return undefined;
+}
+
+/** Whether Discord's rate limiter answers at `url`: a Discord sink, or a Slack one at Discord's `/slack`. */
+function answersAsDiscord(sink: ResolvedSink["type"], url: string | undefined): boolean {
+  return sink === "discord" || (sink === "slack" && url !== undefined && isDiscordSlackEndpoint(url));
 }
 
 /** A Retry-After in ms; `unitMs` is what its number counts (a second, but for old Discord APIs). */

@@ -974,14 +974,15 @@ describe("deliver to a Discord webhook's own Execute Webhook endpoint", () => {
    * 401 Invalid Webhook Token, and a 429 with Retry-After, X-RateLimit-* and `retry_after`: in
    * seconds (a float) under `/api/v10/`, in milliseconds under `/api/webhooks/` (no version: the
    * default, API v6, as Discord's Copy Webhook URL gives it; discord-api-docs#1454, #2360, #4722).
+   * The Slack-compatible endpoint (`…/slack`) answers "ok", and its 429 as the webhook's own does.
    */
   beforeAll(async () => {
     discord = await loopbackServer((req, res) => {
       const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
         res.writeHead(status, { "content-type": "application/json", ...headers }).end(JSON.stringify(body));
-      const match = /^\/api\/(v\d+\/)?webhooks\/(\d+)\/([\w-]+)\?(.*)$/.exec(req.url);
+      const match = /^\/api\/(v\d+\/)?webhooks\/(\d+)\/([\w-]+)(\/slack)?(?:\?(.*))?$/.exec(req.url);
       if (req.method !== "POST" || !match) return json(404, { message: "404: Not Found", code: 0 });
-      const [, version, , token, query] = match;
+      const [, version, , token, slack, query = ""] = match;
       if (token === "deleted") return json(404, { message: "Unknown Webhook", code: 10015 });
       if (token === "wrong") return json(401, { message: "Invalid Webhook Token", code: 50027 });
       if (token === "busy") {
@@ -999,6 +1000,7 @@ describe("deliver to a Discord webhook's own Execute Webhook endpoint", () => {
           },
         );
       }
+      if (slack !== undefined) return res.writeHead(200, { "content-type": "text/html" }).end("ok");
       const body = JSON.parse(req.body) as { embeds?: { footer?: { text?: string } }[] };
       const errors: Record<string, unknown> = {};
       // A Discord whose footer takes fewer characters than the documented 2,048: a limit we missed.
@@ -1039,6 +1041,7 @@ describe("deliver to a Discord webhook's own Execute Webhook endpoint", () => {
     token: string,
     suffix = "",
     api = "/api",
+    type: "discord" | "slack" = "discord",
   ): Promise<{ outcome: DeliveryOutcome; sent: unknown }> {
     const parsed = parseHookEvent({
       session_id: "s",
@@ -1054,7 +1057,7 @@ describe("deliver to a Discord webhook's own Execute Webhook endpoint", () => {
         version: 1,
         rules: [],
         egress: { allowCidrs: ["127.0.0.1/32"] },
-        sinks: { talk: { type: "discord", url: "env:DISCORD_WEBHOOK_URL" } },
+        sinks: { talk: { type, url: "env:DISCORD_WEBHOOK_URL" } },
       },
       { DISCORD_WEBHOOK_URL: `${discord.url}${api}/webhooks/123/${token}${suffix}` },
     );
@@ -1106,6 +1109,24 @@ describe("deliver to a Discord webhook's own Execute Webhook endpoint", () => {
       reason: "HTTP 429 rate limited by Discord (scope shared): You are being rate limited.",
     });
   });
+
+  it.each([
+    // A sink of type slack at Discord's Slack-compatible endpoint: the same rate limiter, whose
+    // waits an unversioned URL counts in milliseconds; read as seconds, 64570 held the URL 12 hours.
+    ["/api/v10", 65_000],
+    ["/api", 64_570],
+  ])(
+    "retries a 429 of Discord's Slack-compatible endpoint under %s after Discord's wait, in its units",
+    async (api, delayMs) => {
+      const { outcome } = await post("busy", "/slack", api, "slack");
+      expect(outcome).toMatchObject({
+        kind: "retry",
+        delayMs,
+        reason: "HTTP 429 rate limited by Discord (scope shared): You are being rate limited.",
+      });
+      expect((await post("good", "/slack", api, "slack")).outcome).toEqual({ kind: "ack" });
+    },
+  );
 
   it.each([
     [

@@ -1257,6 +1257,40 @@ describe("classifySinkResponse: discord", () => {
     });
   });
 
+  it.each([
+    // A sink of type slack may post to Discord's Slack-compatible endpoint: Discord's rate limiter
+    // answers there too, in the units of the URL's API version.
+    [
+      "https://discord.com/api/webhooks/1/tok/slack",
+      { "retry-after": "64570" },
+      '{"retry_after":64570,"global":false}',
+      64_570,
+    ],
+    [
+      "https://discord.com/api/webhooks/1/tok/slack?thread_id=2",
+      {},
+      '{"retry_after":1500,"global":false}',
+      1500,
+    ],
+    ["https://discord.com/api/v7/webhooks/1/tok/slack/", {}, '{"retry_after":800,"global":false}', 800],
+    ["https://discord.com/api/v10/webhooks/1/tok/slack", { "retry-after": "2" }, '{"retry_after":1.5}', 2000],
+    // Cloudflare's 429 in front of it counts seconds, as does Slack itself.
+    ["https://discord.com/api/webhooks/1/tok/slack", { "retry-after": "1800" }, '{"code":0}', 1_800_000],
+    ["https://hooks.slack.com/services/T/B/x", { "retry-after": "30" }, '{"retry_after":30}', 30_000],
+    [
+      "https://hooks.slack.com/services/T/B/x",
+      {},
+      '{"retry_after":1,"ok":false,"error":"rate_limited"}',
+      1000,
+    ],
+  ])("reads a slack sink's 429 at %s %j %s in the units of whoever answers", (url, headers, body, wait) => {
+    expect(classifySinkResponse("slack", 429, headers, body, NOW, [], url)).toMatchObject({
+      kind: "retry",
+      retryAfterMs: wait,
+      rateLimited: true,
+    });
+  });
+
   it("reads another answer's Retry-After in seconds at any URL: only Discord's rate limits count milliseconds", () => {
     // A 503 is not Discord's rate limiter speaking (its front ends answer one too): its
     // Retry-After is RFC 9110's seconds, and read as milliseconds it retried 30 s early.
