@@ -1065,6 +1065,12 @@ function discordHint(status: number, code: unknown): string | undefined {
  * (`embeds.0.description: Must be 4096 or fewer in length. (BASE_TYPE_MAX_LENGTH)`).
  */
 function describeDiscordError(message: string, json: Readonly<Record<string, unknown>>): string {
+  // API v6 (an unversioned URL, Discord's default) states a refused field in its older form,
+  // without `message` or `code`: `{"content": ["Must be 2000 or fewer in length."]}`.
+  if (json.message === undefined && json.code === undefined) {
+    const fields = discordV6FieldErrors(json, [], []);
+    if (fields.length > 0) return fields.join("; ");
+  }
   const code = typeof json.code === "number" ? ` (code ${json.code})` : "";
   const fields = discordFieldErrors(json.errors, [], []);
   return fields.length === 0 ? `${message}${code}` : `${message}${code}: ${fields.join("; ")}`;
@@ -1084,6 +1090,30 @@ function discordFieldErrors(errors: unknown, path: readonly string[], out: strin
       const said = typeof error.message === "string" ? error.message : "refused";
       const named = typeof error.code === "string" ? ` (${error.code})` : "";
       out.push(`${path.length === 0 ? "the body" : path.join(".")}: ${said}${named}`);
+    }
+  }
+  return out;
+}
+
+/**
+ * The first few fields of an API v6 error body, each with its path and messages; a list's refused
+ * items are named by their indexes alone (`{"embeds": ["0"]}`, the first embed).
+ */
+function discordV6FieldErrors(errors: unknown, path: readonly string[], out: string[]): string[] {
+  if (!isRecord(errors) || path.length > 12) return out;
+  for (const [key, value] of Object.entries(errors)) {
+    if (out.length >= 3) break;
+    if (!Array.isArray(value)) {
+      discordV6FieldErrors(value, [...path, key], out);
+      continue;
+    }
+    for (const said of value) {
+      if (typeof said !== "string" || out.length >= 3) continue;
+      out.push(
+        /^\d+$/.test(said)
+          ? `${[...path, key, said].join(".")}: refused`
+          : `${[...path, key].join(".")}: ${said}`,
+      );
     }
   }
   return out;

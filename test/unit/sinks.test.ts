@@ -1340,6 +1340,26 @@ describe("classifySinkResponse: discord reasons", () => {
       '{"message":"Invalid Webhook Token","code":50027}',
       "HTTP 401 unauthorized (the webhook token in the sink's url is wrong: copy the webhook's URL again): Invalid Webhook Token (code 50027)",
     ],
+    // API v6 (an unversioned URL) states a refused field in its older form: the field and its
+    // messages, or the indexes of the items it refused.
+    [
+      400,
+      {},
+      '{"content": ["Must be 2000 or fewer in length."]}',
+      "HTTP 400 Discord refused the message: content: Must be 2000 or fewer in length.",
+    ],
+    [
+      400,
+      {},
+      '{"embeds": ["0", "2"]}',
+      "HTTP 400 Discord refused the message: embeds.0: refused; embeds.2: refused",
+    ],
+    [
+      400,
+      {},
+      '{"embed": ["Expected an object/dictionary."], "allowed_mentions": {"parse": ["Not a well formed value."]}}',
+      "HTTP 400 Discord refused the message: embed: Expected an object/dictionary.; allowed_mentions.parse: Not a well formed value.",
+    ],
   ] as const)("dead-letters HTTP %i %j %s as %j", (status, headers, body, reason) => {
     expect(classifySinkResponse("discord", status, headers, body, NOW)).toEqual({
       kind: "permanent",
